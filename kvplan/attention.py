@@ -1,0 +1,94 @@
+"""KV layouts, one type per attention kind, each answering "how many elements per token per layer".
+
+Follows the shape of vLLM's ``vllm/v1/kv_cache_interface.py``: a frozen spec per layout, with
+derived sizes as methods rather than ``if kind == ...`` chains at every call site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class AttentionKind(str, Enum):
+    mha = "mha"
+    gqa = "gqa"
+    mqa = "mqa"
+    mla = "mla"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeadAttention:
+    """MHA, GQA and MQA: every KV head caches one K vector and one V vector per token.
+
+    Per token per layer: ``num_key_value_heads * (head_dim + v_head_dim)`` elements.
+    MHA has ``num_key_value_heads == num_attention_heads``; MQA has 1; GQA anything between that
+    divides the query heads.
+    """
+
+    kind: AttentionKind
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    v_head_dim: int
+    attention_bias: bool = False
+    o_proj_bias: bool = False
+
+    def kv_heads_per_rank(self, tp: int = 1) -> int:
+        # vLLM (`ModelConfig.get_num_kv_heads`) and SGLang both use max(1, kv // tp): with fewer
+        # KV heads than ranks each rank keeps a replica of one head.
+        return max(1, self.num_key_value_heads // tp)
+
+    def elements_per_token(self, tp: int = 1) -> int:
+        return self.kv_heads_per_rank(tp) * (self.head_dim + self.v_head_dim)
+
+    @property
+    def q_head_dim(self) -> int:
+        return self.head_dim
+
+    def short(self) -> str:
+        return f"{self.num_key_value_heads}x({self.head_dim}+{self.v_head_dim})"
+
+    def describe(self) -> str:
+        return (
+            f"{self.kind.value.upper()}: {self.num_key_value_heads} KV heads x "
+            f"(K {self.head_dim} + V {self.v_head_dim})"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatentAttention:
+    """MLA (DeepSeek-V2, arXiv 2405.04434 sec. 2.1): per token per layer the cache holds one
+    compressed latent c_kv (``kv_lora_rank`` = d_c) and one decoupled RoPE key shared by all heads
+    (``qk_rope_head_dim`` = d_h^R): ``d_c + d_h^R`` elements, no K/V pair, no per-head factor.
+
+    The latent is not split across tensor-parallel ranks: every rank holds all of it (vLLM treats
+    MLA as a single KV head; SGLang likewise), so TP does not shrink MLA's per-GPU cache.
+    """
+
+    num_attention_heads: int
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None = None
+    kind: AttentionKind = AttentionKind.mla
+
+    def kv_heads_per_rank(self, tp: int = 1) -> int:
+        return 1
+
+    def elements_per_token(self, tp: int = 1) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def q_head_dim(self) -> int:
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+    def short(self) -> str:
+        return f"{self.kv_lora_rank}+{self.qk_rope_head_dim} latent"
+
+    def describe(self) -> str:
+        return f"MLA: latent {self.kv_lora_rank} + RoPE key {self.qk_rope_head_dim}"
+
+
+Attention = HeadAttention | LatentAttention

@@ -1,0 +1,33 @@
+"""kvplan's exceptions. Domain code raises these; the CLI turns them into one-line messages."""
+
+from __future__ import annotations
+
+
+class KvplanError(Exception):
+    """Base class. ``exit_code`` 2 means bad user input, 1 a runtime failure."""
+
+    exit_code = 2
+
+
+class SpecError(KvplanError):
+    """A model spec (YAML or config.json) is missing, malformed or inconsistent.
+
+    The message always names the file and the field: ``path: field: problem``.
+    """
+
+    def __init__(self, path: str, field: str | None, message: str) -> None:
+        self.path = path
+        self.field = field
+        self.message = message
+        where = f"{path}: {field}" if field else path
+        super().__init__(f"{where}: {message}")
+
+
+class InputError(KvplanError):
+    """A command-line argument or combination of arguments is invalid."""
+
+
+class DeviceError(KvplanError):
+    """The requested device is unavailable or a measurement failed."""
+
+    exit_code = 1

@@ -1,0 +1,117 @@
+"""Rendering: the only module that imports rich. Computing happens elsewhere; this module turns a
+`View` (a titled table plus machine-readable records) into table, JSON, CSV or Markdown text."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+JSON_SCHEMA_VERSION = 1
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Column:
+    header: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class View:
+    """What a command shows. `records` is the data for JSON/CSV (a dict or a list of dicts);
+    `columns`/`rows` are the human table; `notes` are printed under it (table and Markdown)."""
+
+    title: str
+    columns: Sequence[Column]
+    rows: Sequence[Sequence[str]]
+    records: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+    notes: Sequence[str] = field(default_factory=tuple)
+
+
+def build_table(view: View):
+    """A rich Table, so that tests can render it at a fixed width."""
+    from rich.table import Table
+
+    table = Table(title=view.title, title_justify="left", caption_justify="left")
+    for col in view.columns:
+        table.add_column(col.header, justify="right" if col.numeric else "left",
+                         no_wrap=col.numeric)
+    for row in view.rows:
+        table.add_row(*row)
+    return table
+
+
+def to_json(view: View) -> str:
+    return json.dumps(view.records, indent=2, default=str) + "\n"
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, default=str)
+    return "" if value is None else value
+
+
+def to_csv(view: View) -> str:
+    records = [view.records] if isinstance(view.records, Mapping) else list(view.records)
+    out = io.StringIO()
+    if not records:
+        return ""
+    fieldnames: list[str] = []
+    for rec in records:
+        fieldnames.extend(k for k in rec if k not in fieldnames)
+    writer = csv.DictWriter(out, fieldnames=fieldnames, lineterminator="\n")
+    writer.writeheader()
+    for rec in records:
+        writer.writerow({k: _csv_cell(v) for k, v in rec.items()})
+    return out.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(view: View) -> str:
+    lines = [f"### {view.title}", ""]
+    lines.append("| " + " | ".join(_md_escape(c.header) for c in view.columns) + " |")
+    lines.append("|" + "|".join("---:" if c.numeric else "---" for c in view.columns) + "|")
+    for row in view.rows:
+        lines.append("| " + " | ".join(_md_escape(cell) for cell in row) + " |")
+    if view.notes:
+        lines.append("")
+        lines.extend(f"- {note}" for note in view.notes)
+    return "\n".join(lines) + "\n"
+
+
+def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
+    """Write a view to stdout in the requested format. Data only goes to stdout."""
+    if fmt is OutputFormat.json:
+        sys.stdout.write(to_json(view))
+    elif fmt is OutputFormat.csv:
+        sys.stdout.write(to_csv(view))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(to_markdown(view))
+    else:
+        from rich.console import Console
+
+        console = Console(markup=False, highlight=False, width=width)
+        console.print(build_table(view))
+        for note in view.notes:
+            console.print(note, soft_wrap=True)
+    sys.stdout.flush()
+
+
+def warn(message: str) -> None:
+    """Notes and warnings go to stderr so stdout stays parseable."""
+    sys.stderr.write(message.rstrip("\n") + "\n")

@@ -1,0 +1,346 @@
+"""Model specs: frozen dataclasses, and the YAML loader that validates them at the boundary.
+
+A spec is read with ``yaml.safe_load``; unknown keys are rejected; every error names the file
+and the field (``model_specs/x.yaml: attention.num_key_value_heads: must divide ...``).
+The schema is documented in ``model_specs/README.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .attention import Attention, AttentionKind, HeadAttention, LatentAttention
+from .dtypes import WEIGHT_DTYPE_ALIASES
+from .errors import SpecError
+
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MLPSpec:
+    intermediate_size: int
+    gated: bool = True
+    bias: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoESpec:
+    n_routed_experts: int
+    num_experts_per_tok: int
+    moe_intermediate_size: int
+    n_shared_experts: int = 0
+    shared_expert_intermediate_size: int = 0
+    first_k_dense_replace: int = 0
+    moe_layer_freq: int = 1
+
+    def is_moe_layer(self, index: int) -> bool:
+        return index >= self.first_k_dense_replace and (
+            (index - self.first_k_dense_replace) % self.moe_layer_freq == 0
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    id: str
+    name: str
+    source: str
+    path: str
+    model_type: str
+    weight_dtype: str  # kvplan dtype name (bf16, fp8, ...)
+    num_hidden_layers: int
+    hidden_size: int
+    vocab_size: int
+    attention: Attention
+    mlp: MLPSpec
+    moe: MoESpec | None = None
+    tie_word_embeddings: bool = False
+    position_embedding: str = "rope"
+    max_position_embeddings: int | None = None
+    norm_type: str = "rmsnorm"
+    # One entry per layer: the sliding window in tokens, or None for full attention.
+    layer_windows: tuple[int | None, ...] = ()
+
+    @property
+    def kind(self) -> AttentionKind:
+        return self.attention.kind
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Some layers slide and some attend to the whole context (gemma-2, gemma-3)."""
+        return len(set(w is None for w in self.layer_windows)) > 1
+
+    @property
+    def sliding_window(self) -> int | None:
+        windows = {w for w in self.layer_windows if w is not None}
+        return max(windows) if windows else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
+
+
+class _Reader:
+    """Reads one mapping section, remembering which keys were consumed."""
+
+    def __init__(self, data: Any, path: str, prefix: str) -> None:
+        if not isinstance(data, Mapping):
+            raise SpecError(path, prefix.rstrip(".") or None, "expected a mapping of fields")
+        self.data = data
+        self.path = path
+        self.prefix = prefix
+        self.seen: set[str] = set()
+
+    def field(self, key: str) -> str:
+        return f"{self.prefix}{key}"
+
+    def error(self, key: str, message: str) -> SpecError:
+        return SpecError(self.path, self.field(key), message)
+
+    def _get(self, key: str, required: bool) -> Any:
+        self.seen.add(key)
+        if key not in self.data or self.data[key] is None:
+            if required:
+                raise self.error(key, "missing required field")
+            return None
+        return self.data[key]
+
+    def int(self, key: str, *, required: bool = True, default: int | None = None,
+            minimum: int = 1) -> int | None:
+        value = self._get(key, required)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"expected an integer, got {value!r}")
+        if value < minimum:
+            raise self.error(key, f"must be >= {minimum}, got {value}")
+        return value
+
+    def str(self, key: str, *, required: bool = True, default: str | None = None,
+            choices: tuple[str, ...] | None = None) -> str | None:
+        value = self._get(key, required)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"expected a non-empty string, got {value!r}")
+        if choices is not None and value not in choices:
+            raise self.error(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def bool(self, key: str, *, default: bool = False) -> bool:
+        value = self._get(key, False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {value!r}")
+        return value
+
+    def section(self, key: str, *, required: bool = True) -> _Reader | None:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        return _Reader(value, self.path, self.field(key) + ".")
+
+    def forbid(self, keys: tuple[str, ...], why: str) -> None:
+        for key in keys:
+            if key in self.data:
+                raise self.error(key, why)
+
+    def finish(self) -> None:
+        unknown = sorted(str(k) for k in self.data if k not in self.seen)
+        if unknown:
+            raise self.error(unknown[0], "unknown field (see model_specs/README.md for the schema)")
+
+
+_HEAD_FIELDS = ("num_key_value_heads", "head_dim")
+_MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank")
+
+
+def _parse_attention(r: _Reader) -> Attention:
+    kind_name = r.str("kind", choices=tuple(k.value for k in AttentionKind))
+    kind = AttentionKind(kind_name)
+    heads = r.int("num_attention_heads")
+    # attention_bias is accepted for every kind (DeepSeek configs carry `attention_bias: false`).
+    attention_bias = r.bool("attention_bias")
+    if kind is AttentionKind.mla:
+        r.forbid(_HEAD_FIELDS, "not used by kind mla (MLA caches kv_lora_rank + qk_rope_head_dim)")
+        return LatentAttention(
+            num_attention_heads=heads,
+            kv_lora_rank=r.int("kv_lora_rank"),
+            qk_rope_head_dim=r.int("qk_rope_head_dim"),
+            qk_nope_head_dim=r.int("qk_nope_head_dim"),
+            v_head_dim=r.int("v_head_dim"),
+            q_lora_rank=r.int("q_lora_rank", required=False),
+        )
+    r.forbid(_MLA_FIELDS, f"only valid for kind mla, not {kind.value}")
+    kv_heads = r.int("num_key_value_heads")
+    head_dim = r.int("head_dim")
+    v_head_dim = r.int("v_head_dim", required=False, default=head_dim)
+    if heads % kv_heads:
+        raise r.error("num_key_value_heads", f"must divide num_attention_heads ({heads})")
+    if kind is AttentionKind.mha and kv_heads != heads:
+        raise r.error("num_key_value_heads", f"kind mha needs num_attention_heads ({heads}) KV heads")
+    if kind is AttentionKind.mqa and kv_heads != 1:
+        raise r.error("num_key_value_heads", f"kind mqa needs exactly 1 KV head, got {kv_heads}")
+    if kind is AttentionKind.gqa and not 1 <= kv_heads <= heads:
+        raise r.error("num_key_value_heads", "kind gqa needs between 1 and num_attention_heads")
+    return HeadAttention(
+        kind=kind,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        attention_bias=attention_bias,
+        o_proj_bias=r.bool("o_proj_bias"),
+    )
+
+
+def _parse_windows(r: _Reader, num_layers: int) -> tuple[int | None, ...]:
+    window = r.int("sliding_window", required=False)
+    pattern = r.int("sliding_window_pattern", required=False)
+    types = r._get("layer_types", False)
+    if pattern is not None and types is not None:
+        raise r.error("layer_types", "give either sliding_window_pattern or layer_types, not both")
+    if (pattern is not None or types is not None) and window is None:
+        raise r.error("sliding_window", "missing: required with sliding_window_pattern/layer_types")
+    if window is None:
+        return (None,) * num_layers
+    if types is not None:
+        if not isinstance(types, list) or len(types) != num_layers:
+            raise r.error("layer_types", f"expected a list of {num_layers} entries (one per layer)")
+        bad = [t for t in types if t not in (SLIDING, FULL)]
+        if bad:
+            raise r.error("layer_types", f"entries must be {SLIDING} or {FULL}, got {bad[0]!r}")
+        return tuple(window if t == SLIDING else None for t in types)
+    if pattern is not None:
+        # Every `pattern`-th layer (1-based) is global: gemma-3's 6 gives 5 local : 1 global.
+        return tuple(None if (i + 1) % pattern == 0 else window for i in range(num_layers))
+    return (window,) * num_layers
+
+
+def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
+    moe = MoESpec(
+        n_routed_experts=r.int("n_routed_experts"),
+        num_experts_per_tok=r.int("num_experts_per_tok"),
+        moe_intermediate_size=r.int("moe_intermediate_size"),
+        n_shared_experts=r.int("n_shared_experts", required=False, default=0, minimum=0),
+        shared_expert_intermediate_size=r.int(
+            "shared_expert_intermediate_size", required=False, default=0, minimum=0
+        ),
+        first_k_dense_replace=r.int("first_k_dense_replace", required=False, default=0, minimum=0),
+        moe_layer_freq=r.int("moe_layer_freq", required=False, default=1),
+    )
+    if moe.num_experts_per_tok > moe.n_routed_experts:
+        raise r.error("num_experts_per_tok", f"must be <= n_routed_experts ({moe.n_routed_experts})")
+    if moe.first_k_dense_replace > num_layers:
+        raise r.error("first_k_dense_replace", f"must be <= num_hidden_layers ({num_layers})")
+    r.finish()
+    return moe
+
+
+def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
+    """Validate a mapping (from YAML, or converted from config.json) into a ModelSpec."""
+    r = _Reader(data, path, "")
+    layers = r.int("num_hidden_layers")
+    weight_dtype = r.str("torch_dtype", required=False, default="bfloat16")
+    if weight_dtype not in WEIGHT_DTYPE_ALIASES:
+        raise r.error("torch_dtype", f"expected one of {', '.join(WEIGHT_DTYPE_ALIASES)}")
+    att_r = r.section("attention")
+    attention = _parse_attention(att_r)
+    windows = _parse_windows(att_r, layers)
+    att_r.finish()
+    mlp_r = r.section("mlp")
+    mlp = MLPSpec(
+        intermediate_size=mlp_r.int("intermediate_size"),
+        gated=mlp_r.bool("gated", default=True),
+        bias=mlp_r.bool("bias"),
+    )
+    mlp_r.finish()
+    moe_r = r.section("moe", required=False)
+    moe = _parse_moe(moe_r, layers) if moe_r is not None else None
+    position_embedding = r.str(
+        "position_embedding", required=False, default="rope", choices=("rope", "learned", "alibi")
+    )
+    max_pos = r.int("max_position_embeddings", required=False)
+    if position_embedding == "learned" and max_pos is None:
+        raise r.error("max_position_embeddings", "required with position_embedding: learned")
+    spec = ModelSpec(
+        id=spec_id,
+        name=r.str("name"),
+        source=r.str("source"),
+        path=path,
+        model_type=r.str("model_type", required=False, default="unknown"),
+        weight_dtype=WEIGHT_DTYPE_ALIASES[weight_dtype],
+        num_hidden_layers=layers,
+        hidden_size=r.int("hidden_size"),
+        vocab_size=r.int("vocab_size"),
+        attention=attention,
+        mlp=mlp,
+        moe=moe,
+        tie_word_embeddings=r.bool("tie_word_embeddings"),
+        position_embedding=position_embedding,
+        max_position_embeddings=max_pos,
+        norm_type=r.str("norm_type", required=False, default="rmsnorm",
+                        choices=("rmsnorm", "layernorm")),
+        layer_windows=windows,
+    )
+    r.finish()
+    return spec
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding and reading files.
+
+
+def bundled_specs_dir() -> Path:
+    """Installed wheels carry the specs inside the package; a source checkout has them at the top."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "model_specs", here.parent / "model_specs"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "model_specs"
+
+
+def bundled_spec_ids() -> list[str]:
+    return sorted(p.stem for p in bundled_specs_dir().glob("*.yaml"))
+
+
+def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
+    import yaml  # light, but only needed here
+
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(shown, None, "file not found") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise SpecError(shown, None, f"cannot read: {exc.__class__.__name__}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise SpecError(shown, None, f"malformed YAML{where}: {problem}") from None
+    if data is None:
+        raise SpecError(shown, None, "file is empty")
+    return parse_spec(data, path=shown, spec_id=spec_id or path.stem)
+
+
+def load_spec(model: str) -> ModelSpec:
+    """Resolve a MODEL argument: a bundled id (``deepseek-v3``) or a path to a YAML file."""
+    candidate = Path(model)
+    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        return load_spec_file(candidate)
+    bundled = bundled_specs_dir() / f"{model}.yaml"
+    if bundled.is_file():
+        return load_spec_file(bundled, spec_id=model)
+    known = ", ".join(bundled_spec_ids())
+    raise SpecError(model, None, f"no such file or bundled spec (bundled: {known})")
+
+
+def load_bundled_specs() -> list[ModelSpec]:
+    return [load_spec(spec_id) for spec_id in bundled_spec_ids()]
