@@ -71,7 +71,7 @@ class ModelSpec:
     @property
     def is_hybrid(self) -> bool:
         """Some layers slide and some attend to the whole context (gemma-2, gemma-3)."""
-        return len(set(w is None for w in self.layer_windows)) > 1
+        return len({w is None for w in self.layer_windows}) > 1
 
     @property
     def sliding_window(self) -> int | None:
@@ -182,7 +182,8 @@ def _parse_attention(r: _Reader) -> Attention:
     if heads % kv_heads:
         raise r.error("num_key_value_heads", f"must divide num_attention_heads ({heads})")
     if kind is AttentionKind.mha and kv_heads != heads:
-        raise r.error("num_key_value_heads", f"kind mha needs num_attention_heads ({heads}) KV heads")
+        raise r.error("num_key_value_heads",
+                      f"kind mha needs num_attention_heads ({heads}) KV heads")
     if kind is AttentionKind.mqa and kv_heads != 1:
         raise r.error("num_key_value_heads", f"kind mqa needs exactly 1 KV head, got {kv_heads}")
     if kind is AttentionKind.gqa and not 1 <= kv_heads <= heads:
@@ -234,7 +235,8 @@ def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
         moe_layer_freq=r.int("moe_layer_freq", required=False, default=1),
     )
     if moe.num_experts_per_tok > moe.n_routed_experts:
-        raise r.error("num_experts_per_tok", f"must be <= n_routed_experts ({moe.n_routed_experts})")
+        raise r.error("num_experts_per_tok",
+                      f"must be <= n_routed_experts ({moe.n_routed_experts})")
     if moe.first_k_dense_replace > num_layers:
         raise r.error("first_k_dense_replace", f"must be <= num_hidden_layers ({num_layers})")
     r.finish()
@@ -296,7 +298,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
 
 
 def bundled_specs_dir() -> Path:
-    """Installed wheels carry the specs inside the package; a source checkout has them at the top."""
+    """Installed wheels carry the specs inside the package; a checkout has them at the top."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "model_specs", here.parent / "model_specs"):
         if candidate.is_dir():

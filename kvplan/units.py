@@ -23,7 +23,7 @@ def gib_to_bytes(gib: float) -> int:
 
 
 def format_bytes(n: float, base: str = "GiB") -> str:
-    """``format_bytes(2**30) == '1.00 GiB'``; ``base`` is one of B, KiB, MiB, GiB, TiB, KB, MB, GB, TB."""
+    """``format_bytes(2**30) == '1.00 GiB'``; ``base``: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB."""
     divisor = {
         "B": 1, "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB,
         "KB": KB, "MB": MB, "GB": GB, "TB": TB,

@@ -14,12 +14,12 @@ from typing import Annotated
 
 import typer
 
-from ..cache import DEFAULT_BLOCK_SIZE, estimate
-from ..dtypes import KVDType
-from ..errors import KvplanError
-from ..render import OutputFormat, emit
-from ..spec import load_bundled_specs, load_spec
-from ..views import estimate_view, specs_view
+from kvplan.cache import DEFAULT_BLOCK_SIZE, estimate
+from kvplan.dtypes import KVDType
+from kvplan.errors import KvplanError
+from kvplan.render import OutputFormat, emit
+from kvplan.spec import load_bundled_specs, load_spec
+from kvplan.views import estimate_view, specs_view
 
 app = typer.Typer(
     no_args_is_help=True,

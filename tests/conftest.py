@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+LLAMA_LIKE = {
+    "name": "Tiny GQA",
+    "source": "test",
+    "num_hidden_layers": 4,
+    "hidden_size": 256,
+    "vocab_size": 1000,
+    "attention": {"kind": "gqa", "num_attention_heads": 8, "num_key_value_heads": 2,
+                  "head_dim": 32},
+    "mlp": {"intermediate_size": 512},
+}
+
+
+@pytest.fixture
+def write_spec(tmp_path: Path):
+    """Write a spec mapping (or raw text) to a YAML file and return its path."""
+
+    def _write(data: object, name: str = "spec.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+        return path
+
+    return _write

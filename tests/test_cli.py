@@ -1,0 +1,122 @@
+"""The CLI through typer's CliRunner: every command, every format, stdout and stderr apart."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.render import OutputFormat
+
+runner = CliRunner()
+
+ESTIMATE_KEYS = {
+    "bytes_per_token_per_layer", "bytes_per_token", "bytes_per_block", "bytes_per_sequence",
+    "model", "context", "batch", "kv_dtype", "block_size",
+}
+
+
+def test_estimate_json_contract() -> None:
+    result = runner.invoke(app, ["estimate", "llama-3-70b", "--context", "8192", "--batch", "4",
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert ESTIMATE_KEYS <= data.keys()
+    assert data["bytes_per_token"] == 327_680
+    assert data["bytes_per_block"] == 16 * 327_680
+    assert data["bytes_per_sequence"] == 8192 * 327_680
+    assert data["bytes_per_batch"] == 4 * 8192 * 327_680
+    assert (data["model"], data["context"], data["batch"]) == ("llama-3-70b", 8192, 4)
+    assert all(isinstance(data[k], int) for k in ESTIMATE_KEYS - {"model", "kv_dtype"})
+
+
+def test_estimate_csv_is_one_record() -> None:
+    result = runner.invoke(app, ["estimate", "falcon-7b", "-f", "csv"])
+    assert result.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == 1
+    assert rows[0]["bytes_per_token"] == "8192"
+
+
+def test_estimate_table_names_units() -> None:
+    result = runner.invoke(app, ["estimate", "deepseek-v2", "--context", "4096"],
+                           env={"COLUMNS": "160"})
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "69,120" in out and "67.50 KiB" in out
+    assert "2^30" in out and "10^9" in out
+    assert "MLA: latent 512 + RoPE key 64" in out
+
+
+def test_estimate_markdown() -> None:
+    result = runner.invoke(app, ["estimate", "gemma-2-9b", "-c", "8192", "-f", "markdown"])
+    assert result.exit_code == 0
+    assert "| per token (all layers) | 344,064 |" in result.stdout
+    assert "21 of 42 layers use a sliding window of 4,096 tokens" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+@pytest.mark.parametrize(
+    "args",
+    [["specs"], ["specs", "--kv-dtype", "fp8"],
+     ["estimate", "deepseek-v3", "--kv-dtype", "fp8", "--block-size", "64"]],
+)
+def test_every_command_every_format(args, fmt) -> None:
+    result = runner.invoke(app, [*args, "--format", fmt.value], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip()
+    assert result.stderr == ""
+    if fmt is OutputFormat.json:
+        json.loads(result.stdout)
+
+
+def test_specs_lists_every_bundled_model() -> None:
+    result = runner.invoke(app, ["specs", "--format", "json"])
+    rows = json.loads(result.stdout)
+    by_id = {r["id"]: r for r in rows}
+    assert len(by_id) == 21
+    assert by_id["deepseek-v2"]["bytes_per_token"] == 69_120
+    assert by_id["falcon-7b"]["attention_kind"] == "mqa"
+    assert by_id["gemma-3-27b"]["sliding_layers"] == 52
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["estimate", "gpt2", "--context", "0"], ["estimate", "gpt2", "--kv-dtype", "fp6"],
+     ["estimate", "gpt2", "--block-size", "0"], ["estimate", "gpt2", "--format", "xml"]],
+)
+def test_bad_options_exit_2(args) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+
+
+def test_help_for_every_command() -> None:
+    for cmd in ("specs", "estimate"):
+        result = runner.invoke(app, [cmd, "--help"])
+        assert result.exit_code == 0
+        assert result.stdout.strip()
+
+
+def test_python_dash_m_and_no_heavy_imports() -> None:
+    """`kvplan estimate` must start without importing torch or pandas."""
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['kvplan', 'estimate', 'deepseek-v3', '--format', 'json']\n"
+        "try:\n"
+        "    runpy.run_module('kvplan', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in ('torch', 'pandas') if m in sys.modules)\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert json.loads(proc.stdout)["bytes_per_token"] == 70_272
+    assert "HEAVY []" in proc.stderr
