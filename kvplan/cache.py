@@ -90,7 +90,8 @@ class KVLayout:
 
 
 def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFAULT_BLOCK_SIZE,
-              tp: int = 1) -> KVLayout:
+              tp: int = 1, layer_range: range | None = None) -> KVLayout:
+    """The per-rank KV layout; `layer_range` selects a pipeline stage's layers (default all)."""
     if block_size < 1:
         raise InputError(f"--block-size: must be >= 1, got {block_size}")
     if tp < 1:
@@ -107,6 +108,7 @@ def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFA
         LayerKV(index=i, elements_per_token=elements, bytes_per_token=per_layer_bytes,
                 sliding_window=window)
         for i, window in enumerate(spec.layer_windows)
+        if layer_range is None or i in layer_range
     )
     return KVLayout(spec=spec, kv_dtype=dtype, block_size=block_size, tp=tp, layers=layers)
 

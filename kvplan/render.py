@@ -38,6 +38,8 @@ class View:
     rows: Sequence[Sequence[str]]
     records: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     notes: Sequence[str] = field(default_factory=tuple)
+    # Further tables shown after this one (table and Markdown only; JSON/CSV use `records`).
+    more: Sequence[View] = field(default_factory=tuple)
 
 
 def build_table(view: View):
@@ -83,6 +85,10 @@ def _md_escape(text: str) -> str:
 
 
 def to_markdown(view: View) -> str:
+    return "\n".join(_markdown_one(v) for v in (view, *view.more))
+
+
+def _markdown_one(view: View) -> str:
     lines = [f"### {view.title}", ""]
     lines.append("| " + " | ".join(_md_escape(c.header) for c in view.columns) + " |")
     lines.append("|" + "|".join("---:" if c.numeric else "---" for c in view.columns) + "|")
@@ -106,9 +112,12 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
         from rich.console import Console
 
         console = Console(markup=False, highlight=False, width=width)
-        console.print(build_table(view))
-        for note in view.notes:
-            console.print(note, soft_wrap=True)
+        for i, one in enumerate((view, *view.more)):
+            if i:
+                console.print()
+            console.print(build_table(one))
+            for note in one.notes:
+                console.print(note, soft_wrap=True)
     sys.stdout.flush()
 
 

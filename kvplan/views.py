@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
+from .attention import LatentAttention
 from .cache import Estimate, kv_layout
+from .capacity import CapacityPlan
 from .render import JSON_SCHEMA_VERSION, Column, View
 from .spec import ModelSpec
-from .units import human_bytes, human_bytes_decimal
+from .units import GiB, human_bytes, human_bytes_decimal
 
 BYTES_NOTE = (
     "Bytes are exact integers. KiB/MiB/GiB are binary (2^10/2^20/2^30 B); "
@@ -99,4 +102,115 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
     )
 
 
-__all__ = ["estimate_view", "specs_view"]
+
+
+def _gib(n: int | float) -> str:
+    return f"{n / GiB:,.2f} GiB"
+
+
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+_FRACTION_NAMES = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static",
+                   "trtllm": "free_gpu_memory_fraction"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReverseAnswers:
+    requests: int
+    longest_context: int | None
+    longest_context_capped: bool
+    fraction_needed: float | None
+
+
+def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
+                  reverse: ReverseAnswers | None = None) -> View:
+    engine = _ENGINE_NAMES[plan.engine]
+    frac_name = _FRACTION_NAMES[plan.engine]
+    rows: list[list[str]] = []
+
+    def row(label: str, value: str, n: int | None = None, how: str = "") -> None:
+        rows.append([label, value, "" if n is None else _int(n), how])
+
+    if plan.total_bytes is not None and not plan.kv_budget_given:
+        row("device total", _gib(plan.total_bytes), plan.total_bytes, device)
+        row(frac_name, f"{plan.mem_fraction:.3f}")
+    weights_how = (f"{plan.params / 1e9:,.2f}B params ({plan.params_active / 1e9:,.2f}B active) "
+                   f"at {plan.weight_dtype}"
+                   + (f" / tp {plan.tp}" if plan.tp > 1 else "")
+                   + (f", stage {plan.limiting_stage} of pp {plan.pp}" if plan.pp > 1 else ""))
+    if not plan.kv_budget_given:
+        row("weights per GPU", _gib(plan.weights_bytes), plan.weights_bytes, weights_how)
+        reserve_how = ("in use before weights load (CUDA context; estimate)"
+                       if plan.engine == "sglang" else
+                       f"activation peak for {plan.max_num_batched_tokens:,} batched tokens + "
+                       "runtime overhead (estimate)")
+        row("reserve", _gib(plan.reserve_bytes), plan.reserve_bytes, reserve_how)
+    row("KV budget per GPU", _gib(plan.kv_budget_bytes), plan.kv_budget_bytes,
+        plan.budget_formula)
+    row("KV bytes per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
+        plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention
+                                                        else ""))
+    stage = plan.stages[plan.limiting_stage]
+    row("page (block per layer)", human_bytes(stage.page_bytes), stage.page_bytes,
+        f"{plan.block_size} tokens; {stage.group_size} layers share a block slot"
+        + (f", {stage.num_groups} groups" if stage.num_groups > 1 else ""))
+    row("num_blocks", _int(plan.num_blocks), None, "KV budget // page // layers per slot")
+    row("token_capacity", _int(plan.token_capacity), None, "num_blocks // groups x block size")
+    row("blocks per request", _int(plan.blocks_per_request), None,
+        f"{plan.context:,} tokens" + (f", {stage.shared_prefix_blocks:,} shared prefix blocks"
+                                      if stage.shared_prefix_blocks else ""))
+    row("max_concurrency", f"{plan.max_concurrency:,.2f}x", None,
+        f"requests of {plan.context:,} tokens ({engine} prints this)")
+    row("max_requests", _int(plan.max_requests), None, "whole requests that fit")
+    if plan.dp_attention:
+        row("max_requests, all DP ranks", _int(plan.total_max_requests), None,
+            f"{plan.tp} attention-DP ranks x per-rank requests")
+    records: dict[str, object] = {
+        key: value for key, value in plan.to_dict().items() if key != "stages"
+    }
+    records["stages"] = [asdict(s) for s in plan.stages]
+    if reverse is not None:
+        if reverse.longest_context is None:
+            row(f"longest context for {reverse.requests:,} requests", "none fits")
+        else:
+            row(f"longest context for {reverse.requests:,} requests",
+                _int(reverse.longest_context)
+                + (" (model max; sliding windows bound the cache)"
+                   if reverse.longest_context_capped else ""), None, "tokens")
+        if reverse.fraction_needed is not None:
+            need = reverse.fraction_needed
+            row(f"{frac_name} for {reverse.requests:,} x {plan.context:,}",
+                f"{need:.3f}" + ("  (does not fit: > 1)" if need > 1 else ""))
+        records |= {
+            "requests": reverse.requests,
+            "longest_context_for_requests": reverse.longest_context,
+            "mem_fraction_for_requests": reverse.fraction_needed,
+        }
+    notes = [f"Capacity in {engine}'s accounting: {plan.budget_formula}."]
+    if isinstance(spec.attention, LatentAttention) and plan.tp > 1:
+        notes.append(
+            "MLA's latent is not sharded by tensor parallelism: each of the "
+            f"{plan.tp} ranks holds the whole latent for every token, so TP does not shrink the "
+            "per-GPU cache." + ("" if plan.dp_attention else
+                                " --dp-attention gives each rank only its own requests."))
+    if isinstance(spec.attention, LatentAttention) and plan.engine == "vllm":
+        notes.append("MLA backends force their block size (FlashMLA 64, CUTLASS MLA 128): "
+                     "pass --block-size to match.")
+    if spec.is_hybrid or spec.sliding_window:
+        if plan.engine == "vllm":
+            notes.append(
+                "Sliding-window layers follow vLLM V1's grouped allocator (v0.10+): a sliding "
+                "group needs ceil(min(window - 1 + max_num_batched_tokens, context) / block) + 1 "
+                "blocks per request. vLLM V0 and versions before hybrid support sized every "
+                "layer as full attention.")
+        else:
+            notes.append(f"{engine} sizing here treats sliding-window layers as full attention.")
+    if spec.weight_dtype == "fp8" and not plan.kv_budget_given:
+        notes.append("fp8 weights: block quantisation scales (~0.01%) are not counted.")
+    return View(
+        title=f"Capacity on {device}: {engine}, context {plan.context:,}, {plan.kv_dtype} KV",
+        columns=[Column(header="quantity"), Column(header="value", numeric=True),
+                 Column(header="bytes", numeric=True), Column(header="how")],
+        rows=rows,
+        records=records,
+        notes=notes,
+    )

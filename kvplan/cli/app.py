@@ -10,16 +10,27 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Annotated
 
 import typer
 
-from kvplan.cache import DEFAULT_BLOCK_SIZE, estimate
+from kvplan.cache import estimate
+from kvplan.capacity import (
+    DEFAULT_BLOCK_SIZES,
+    Engine,
+    PlanInputs,
+    fraction_needed,
+    longest_context,
+    plan_capacity,
+)
 from kvplan.dtypes import KVDType
-from kvplan.errors import KvplanError
-from kvplan.render import OutputFormat, emit
+from kvplan.errors import InputError, KvplanError
+from kvplan.gpus import get_gpu
+from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs, load_spec
-from kvplan.views import estimate_view, specs_view
+from kvplan.units import GiB
+from kvplan.views import ReverseAnswers, capacity_view, estimate_view, specs_view
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -34,7 +45,10 @@ ModelArg = Annotated[
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 KVDTypeOpt = Annotated[KVDType, typer.Option("--kv-dtype", help="KV-cache element type.")]
 BlockSizeOpt = Annotated[
-    int, typer.Option("--block-size", min=1, help="Tokens per paged block (vLLM default 16).")
+    int | None,
+    typer.Option("--block-size", min=1,
+                 help="Tokens per paged block. Default: the engine's (vLLM 16, SGLang 1, "
+                      "TRT-LLM 32); MLA backends force their own (FlashMLA 64)."),
 ]
 
 
@@ -63,21 +77,102 @@ def specs_cmd(
 def estimate_cmd(
     model: ModelArg,
     context: Annotated[int, typer.Option("--context", "-c", min=1,
-                                         help="Tokens per sequence (prompt + output).")] = 4096,
+                                         help="Tokens per request (prompt + output).")] = 4096,
     batch: Annotated[int, typer.Option("--batch", "-b", min=1,
                                        help="Concurrent sequences.")] = 1,
     kv_dtype: KVDTypeOpt = KVDType.bf16,
-    block_size: BlockSizeOpt = DEFAULT_BLOCK_SIZE,
+    block_size: BlockSizeOpt = None,
     tp: Annotated[int, typer.Option("--tp", min=1,
                                     help="Tensor-parallel degree (sizes are per GPU).")] = 1,
+    pp: Annotated[int, typer.Option("--pp", min=1, help="Pipeline-parallel stages.")] = 1,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="GPU preset (H100-80GB, H200, A100-80GB, MI300X, ...): plan capacity.",
+    )] = None,
+    gpu_mem_gib: Annotated[float | None, typer.Option(
+        "--gpu-mem-gib", min=0.001, help="Device total in GiB (instead of --gpu).")] = None,
+    engine: Annotated[Engine, typer.Option(
+        "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
+    mem_fraction: Annotated[float | None, typer.Option(
+        "--mem-fraction", min=0.0, max=1.0,
+        help="vLLM gpu_memory_utilization (0.9) / SGLang mem_fraction_static (0.88 at TP1) / "
+             "TRT-LLM free_gpu_memory_fraction (0.9).")] = None,
+    weights_gib: Annotated[float | None, typer.Option(
+        "--weights-gib", min=0.0, help="Weights per GPU in GiB (default: from the spec).")] = None,
+    reserve_gib: Annotated[float | None, typer.Option(
+        "--reserve-gib", min=0.0,
+        help="Activation + runtime reserve per GPU in GiB (SGLang: memory in use before "
+             "weights load). Default: a documented estimate.")] = None,
+    kv_budget_gib: Annotated[float | None, typer.Option(
+        "--kv-budget-gib", min=0.0,
+        help="KV budget per GPU in GiB, as vLLM prints 'Available KV cache memory'; skips the "
+             "derivation.")] = None,
+    max_num_batched_tokens: Annotated[int | None, typer.Option(
+        "--max-num-batched-tokens", min=1,
+        help="vLLM's chunked-prefill budget (default 8192 on >= 70 GiB non-A100 GPUs, else "
+             "2048).")] = None,
+    shared_prefix: Annotated[int, typer.Option(
+        "--shared-prefix", min=0, help="Tokens of a prefix cached once and shared by all "
+                                       "requests (whole blocks only).")] = 0,
+    dp_attention: Annotated[bool, typer.Option(
+        "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
+                               "own requests' KV (SGLang --enable-dp-attention).")] = False,
+    requests: Annotated[int | None, typer.Option(
+        "--requests", min=1, help="Also answer: the longest context that serves this many "
+                                  "concurrent requests, and the memory fraction they need.")] = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
-    """KV-cache size per token, per layer, per paged block, per sequence and for a batch."""
+    """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
+    with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with _handle_errors():
         spec = load_spec(model)
+        if gpu is not None and gpu_mem_gib is not None:
+            raise InputError("--gpu and --gpu-mem-gib: give one, not both")
+        bs = block_size or DEFAULT_BLOCK_SIZES[engine]
         est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype.value,
-                       block_size=block_size, tp=tp)
-        emit(estimate_view(spec, est), fmt)
+                       block_size=bs, tp=tp)
+        view = estimate_view(spec, est)
+        if gpu is None and gpu_mem_gib is None and kv_budget_gib is None:
+            if requests is not None:
+                raise InputError("--requests: needs --gpu, --gpu-mem-gib or --kv-budget-gib")
+            emit(view, fmt)
+            return
+        preset = get_gpu(gpu) if gpu is not None else None
+        if preset is not None:
+            total = preset.total_bytes
+            device = (f"{preset.name}, {total / GiB:.2f} GiB "
+                      + ("driver-reported" if preset.reported_total_bytes else "nominal"))
+        elif gpu_mem_gib is not None:
+            total = int(gpu_mem_gib * GiB)
+            device = f"{gpu_mem_gib:g} GiB device"
+        else:
+            total, device = None, "given KV budget"
+        if max_num_batched_tokens is None:
+            big = total is None or total >= 70 * GiB
+            max_num_batched_tokens = 8192 if big and not (preset and preset.is_a100) else 2048
+        inputs = PlanInputs(
+            context=context, kv_dtype=kv_dtype.value, block_size=bs, tp=tp, pp=pp,
+            engine=engine, mem_fraction=mem_fraction, total_bytes=total,
+            weights_bytes=None if weights_gib is None else int(weights_gib * GiB),
+            reserve_bytes=None if reserve_gib is None else int(reserve_gib * GiB),
+            kv_budget_bytes=None if kv_budget_gib is None else int(kv_budget_gib * GiB),
+            max_num_batched_tokens=max_num_batched_tokens, shared_prefix=shared_prefix,
+            dp_attention=dp_attention,
+        )
+        plan = plan_capacity(spec, inputs)
+        reverse = None
+        if requests is not None:
+            longest = longest_context(spec, inputs, requests)
+            reverse = ReverseAnswers(
+                requests=requests, longest_context=longest,
+                longest_context_capped=longest is not None and longest == (
+                    spec.max_position_embeddings or 1 << 24),
+                fraction_needed=fraction_needed(spec, inputs, requests),
+            )
+        cap = capacity_view(spec, plan, device=device, reverse=reverse)
+        if plan.max_requests == 0:
+            warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
+                 f"({plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
+        emit(replace(view, records={**view.records, **cap.records}, more=(cap,)), fmt)
 
 
 def main() -> None:

@@ -1,0 +1,435 @@
+"""Capacity planning: how many requests of N tokens fit on a GPU, in each engine's own terms.
+
+Pure functions; exact integer bytes; no I/O. Three accountings of "memory fraction":
+
+vLLM V1 (``vllm/v1/worker/gpu_worker.py: determine_available_memory``)
+    kv_budget = total x gpu_memory_utilization - (weights + activation peak + non-torch memory
+    [+ CUDA graphs since v0.21]). ``total`` is the device total the driver reports (H100 80GB:
+    79.19 GiB), not free memory. ``--kv-cache-memory`` replaces the whole derivation.
+SGLang (``python/sglang/srt/model_executor/model_runner.py: profile_max_num_token``)
+    rest = free_after_weights - free_before_weights x (1 - mem_fraction_static)
+         = free_before x mem_fraction_static - weights,
+    where free_before is the memory free before the weights load (device total minus the CUDA
+    context and anything else already resident).
+TensorRT-LLM (``tensorrt_llm/_torch/pyexecutor/_util.py``: KvCacheCreator)
+    kv_budget = (total - weights - activation peak) x free_gpu_memory_fraction.
+
+Block accounting follows vLLM's ``vllm/v1/core/kv_cache_utils.py``: one page per layer of
+``block_size x bytes_per_token_per_layer``; ``num_blocks = budget // page // group_size``; for
+hybrid sliding-window models layers are split into groups of equal size that share one page
+tensor per slot. SGLang counts tokens: ``rest // cell_size`` floored to the page size (default 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+
+from .cache import KVLayout, kv_layout
+from .dtypes import get_dtype
+from .errors import InputError
+from .params import ParamCount, count_params
+from .spec import ModelSpec
+from .units import GiB, cdiv
+
+
+class Engine(str, Enum):
+    vllm = "vllm"
+    sglang = "sglang"
+    trtllm = "trtllm"
+
+
+# Default block (page) size in tokens: vLLM 16 on CUDA; SGLang page_size 1; TRT-LLM
+# tokens_per_block 32. MLA backends force their own (FlashMLA 64, CUTLASS MLA 128): pass it.
+DEFAULT_BLOCK_SIZES = {Engine.vllm: 16, Engine.sglang: 1, Engine.trtllm: 32}
+
+# vLLM gpu_memory_utilization and TRT-LLM free_gpu_memory_fraction default to 0.9. SGLang's
+# mem_fraction_static defaulted (releases up to mid-2025) to 0.88 / 0.87 / 0.85 / 0.81 / 0.79 for
+# TP 1 / 2 / 4 / 8 / 16 (server_args.py); newer releases derive it from the chunked-prefill and
+# CUDA-graph sizes, so pass --mem-fraction to match a specific run.
+_SGLANG_FRACTIONS = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))
+
+# What kvplan assumes is already in use before an SGLang server loads weights (CUDA context,
+# NCCL and torch init). The public H100 log in ENGINES.md has 78.59 GiB free of 79.19: 0.60 GiB.
+SGLANG_PRELOAD_BYTES = int(0.60 * GiB)
+
+# vLLM and TRT-LLM: non-torch memory (cuBLAS workspaces, NCCL buffers) and CUDA graphs on top of
+# the activation peak. A typical vLLM 0.1x log on H100 shows ~0.2-0.6 GiB of non-torch memory and
+# ~0.3-1 GiB of CUDA graphs; kvplan uses 1 GiB for both together.
+RUNTIME_OVERHEAD_BYTES = 1 * GiB
+
+# Sampler logits are fp32 over the vocabulary for up to max_num_seqs (vLLM default 256) rows.
+MAX_NUM_SEQS = 256
+ACTIVATION_BYTES = 2  # bf16/fp16 activations
+
+
+def default_mem_fraction(engine: Engine, tp: int) -> float:
+    if engine is Engine.sglang:
+        return next(f for limit, f in _SGLANG_FRACTIONS if tp >= limit)
+    return 0.9
+
+
+def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
+    """Layers per pipeline stage as vLLM splits them (``vllm/distributed/utils.py:
+    get_pp_indices``): equal shares, the remainder going one each to the stages before the last."""
+    if pp > num_layers:
+        raise InputError(f"--pp: {pp} stages for {num_layers} layers; need at most one per layer")
+    sizes = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        sizes[-i] += 1
+    ranges, start = [], 0
+    for size in sizes:
+        ranges.append(range(start, start + size))
+        start += size
+    return ranges
+
+
+def activation_reserve_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
+    """An estimate of the profile run's activation peak plus runtime overhead (documented, not
+    measured): one forward pass over ``max_num_batched_tokens`` tokens keeps the residual stream
+    and its norm (2 x hidden), the QKV projection output and the widest MLP intermediate
+    (gate and up, 2 x width) alive at once in 16-bit, sharded by TP; plus fp32 sampler logits for
+    256 sequences; plus RUNTIME_OVERHEAD_BYTES. Override with --reserve-gib."""
+    att = spec.attention
+    qkv_width = att.num_attention_heads * att.q_head_dim + spec.attention.elements_per_token(1)
+    mlp_width = spec.mlp.intermediate_size
+    if spec.moe is not None:
+        mlp_width = max(mlp_width if spec.moe.first_k_dense_replace else 0,
+                        spec.moe.num_experts_per_tok * spec.moe.moe_intermediate_size)
+    per_token = 2 * spec.hidden_size + (qkv_width + 2 * mlp_width) // tp
+    activations = max_num_batched_tokens * per_token * ACTIVATION_BYTES
+    logits = MAX_NUM_SEQS * spec.vocab_size * 4 // tp
+    return activations + logits + RUNTIME_OVERHEAD_BYTES
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupNeed:
+    """One vLLM KV-cache group: `layers` real layers of one attention type."""
+
+    kind: str  # "full" or "sliding"
+    layers: int
+    window: int | None
+
+    def blocks_per_request(self, context: int, block_size: int, max_num_batched_tokens: int,
+                           ) -> int:
+        if self.window is None:
+            return cdiv(context, block_size)
+        # vLLM SlidingWindowSpec.max_memory_usage_bytes: a chunked prefill step can hold
+        # window - 1 earlier tokens plus a whole batch of new ones, plus one block for alignment.
+        tokens = min(self.window - 1 + max_num_batched_tokens, context)
+        return cdiv(tokens, block_size) + 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlockPool:
+    """The paged pool of one rank: `num_blocks` slots, each a page for `group_size` layers."""
+
+    page_bytes: int
+    group_size: int
+    groups: tuple[GroupNeed, ...]
+
+    @property
+    def num_groups(self) -> int:
+        return len(self.groups)
+
+    def num_blocks(self, kv_budget_bytes: int) -> int:
+        return max(0, kv_budget_bytes) // self.page_bytes // self.group_size
+
+
+def block_pool(layout: KVLayout, engine: Engine) -> BlockPool:
+    page = layout.bytes_per_block_per_layer
+    n = layout.num_kv_layers
+    windows = {layer.sliding_window for layer in layout.layers}
+    if engine is not Engine.vllm or len(windows) == 1:
+        # One group of all layers. SGLang and TRT-LLM size every layer as full attention here
+        # (SGLang's separate SWA pool, --swa-full-tokens-ratio, is not modelled).
+        window = next(iter(windows)) if engine is Engine.vllm else None
+        return BlockPool(page_bytes=page, group_size=n,
+                         groups=(GroupNeed(kind="full" if window is None else "sliding",
+                                           layers=n, window=window),))
+    full = sum(1 for layer in layout.layers if layer.sliding_window is None)
+    sliding = n - full
+    window = max(w for w in windows if w is not None)
+    smaller, larger = min(full, sliding), max(full, sliding)
+    # vLLM _get_kv_cache_groups_uniform_page_size: groups of the smaller type's layer count, or
+    # of the larger's when it is under 1.5x the smaller (then the smaller type is padded).
+    group_size = larger if larger < 1.5 * smaller else smaller
+    groups = [GroupNeed(kind="full", layers=full, window=None)] * cdiv(full, group_size)
+    groups += [GroupNeed(kind="sliding", layers=sliding, window=window)] * cdiv(sliding, group_size)
+    return BlockPool(page_bytes=page, group_size=group_size, groups=tuple(groups))
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanInputs:
+    context: int
+    kv_dtype: str = "bf16"
+    block_size: int | None = None  # None: the engine's default
+    tp: int = 1
+    pp: int = 1
+    engine: Engine = Engine.vllm
+    mem_fraction: float | None = None  # None: the engine's default
+    total_bytes: int | None = None  # device total; required unless kv_budget_bytes is given
+    weights_bytes: int | None = None  # per GPU override
+    reserve_bytes: int | None = None  # override of the activation/runtime (or preload) estimate
+    kv_budget_bytes: int | None = None  # per GPU; skips the derivation
+    max_num_batched_tokens: int = 8192
+    shared_prefix: int = 0
+    dp_attention: bool = False
+
+    @property
+    def resolved_block_size(self) -> int:
+        return self.block_size or DEFAULT_BLOCK_SIZES[self.engine]
+
+    @property
+    def resolved_mem_fraction(self) -> float:
+        if self.mem_fraction is not None:
+            return self.mem_fraction
+        return default_mem_fraction(self.engine, self.tp)
+
+    @property
+    def kv_tp(self) -> int:
+        """TP degree the KV heads are split over: 1 with data-parallel attention."""
+        return 1 if self.dp_attention else self.tp
+
+
+@dataclass(frozen=True, kw_only=True)
+class StagePlan:
+    """One pipeline stage on one GPU."""
+
+    stage: int
+    first_layer: int
+    num_layers: int
+    weights_bytes: int
+    reserve_bytes: int
+    kv_budget_bytes: int
+    per_gpu_bytes_per_token: int
+    page_bytes: int
+    group_size: int
+    num_groups: int
+    num_blocks: int
+    blocks_per_request: int
+    shared_prefix_blocks: int
+    token_capacity: int
+    max_concurrency: float
+    max_requests: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CapacityPlan:
+    """`kvplan estimate --gpu ...`: the numbers, for the stage that limits the answer."""
+
+    engine: str
+    context: int
+    kv_dtype: str
+    block_size: int
+    tp: int
+    pp: int
+    dp_attention: bool
+    mem_fraction: float
+    total_bytes: int | None
+    budget_formula: str
+    kv_budget_given: bool
+    params: int
+    params_active: int
+    weight_dtype: str
+    weights_bytes: int
+    reserve_bytes: int
+    kv_budget_bytes: int
+    per_gpu_bytes_per_token: int
+    num_blocks: int
+    blocks_per_request: int
+    token_capacity: int
+    max_concurrency: float
+    max_requests: int
+    total_max_requests: int  # across data-parallel attention ranks (= max_requests without)
+    max_num_batched_tokens: int
+    shared_prefix: int
+    limiting_stage: int
+    stages: tuple[StagePlan, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _weights_bytes(spec: ModelSpec, counts: ParamCount, stage: range, *, pp_first: bool,
+                   pp_last: bool, tp: int) -> int:
+    params = counts.stage_params(stage.start, stage.stop, is_first=pp_first, is_last=pp_last)
+    return get_dtype(spec.weight_dtype).bytes_for(params) // tp
+
+
+def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
+    if inputs.kv_budget_bytes is not None:
+        return inputs.kv_budget_bytes, "given (--kv-budget-gib)"
+    total = inputs.total_bytes
+    assert total is not None
+    f = inputs.resolved_mem_fraction
+    if inputs.engine is Engine.vllm:
+        return int(total * f) - weights - reserve, (
+            "total x gpu_memory_utilization - weights - activation/runtime reserve")
+    if inputs.engine is Engine.sglang:
+        free_before = total - reserve
+        return int(free_before * f) - weights, (
+            "(total - preload reserve) x mem_fraction_static - weights")
+    return int((total - weights - reserve) * f), (
+        "(total - weights - activation reserve) x free_gpu_memory_fraction")
+
+
+def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_index: int,
+                layers: range, context: int) -> StagePlan:
+    block_size = inputs.resolved_block_size
+    layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
+                       layer_range=layers)
+    if inputs.weights_bytes is not None:
+        weights = inputs.weights_bytes
+    else:
+        weights = _weights_bytes(spec, counts, layers, pp_first=stage_index == 0,
+                                 pp_last=layers.stop == spec.num_hidden_layers, tp=inputs.tp)
+    if inputs.reserve_bytes is not None:
+        reserve = inputs.reserve_bytes
+    elif inputs.engine is Engine.sglang:
+        reserve = SGLANG_PRELOAD_BYTES
+    else:
+        reserve = activation_reserve_bytes(
+            spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp)
+    budget, _ = _budget(inputs, weights, reserve)
+    pool = block_pool(layout, inputs.engine)
+    num_blocks = pool.num_blocks(budget)
+    per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
+                 for g in pool.groups]
+    # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
+    # and only by full-attention groups: sliding layers keep their own window per request.
+    shared_per_full_group = min(inputs.shared_prefix, context) // block_size
+    shared = shared_per_full_group * sum(1 for g in pool.groups if g.window is None)
+    own = sum(per_group) - shared
+    usable = num_blocks - shared
+    max_concurrency = max(0.0, usable / own)
+    max_requests = max(0, usable // own)
+    return StagePlan(
+        stage=stage_index,
+        first_layer=layers.start,
+        num_layers=len(layers),
+        weights_bytes=weights,
+        reserve_bytes=reserve,
+        kv_budget_bytes=budget,
+        per_gpu_bytes_per_token=layout.bytes_per_token,
+        page_bytes=pool.page_bytes,
+        group_size=pool.group_size,
+        num_groups=pool.num_groups,
+        num_blocks=num_blocks,
+        blocks_per_request=sum(per_group),
+        shared_prefix_blocks=shared,
+        # vLLM logs num_blocks // num_groups x block_size as "GPU KV cache size: N tokens".
+        token_capacity=num_blocks // pool.num_groups * block_size,
+        max_concurrency=max_concurrency,
+        max_requests=max_requests,
+    )
+
+
+def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
+    if inputs.kv_budget_bytes is None and inputs.total_bytes is None:
+        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
+    f = inputs.resolved_mem_fraction
+    if not 0 < f <= 1:
+        raise InputError(f"--mem-fraction: must be in (0, 1], got {f}")
+    heads = spec.attention.num_attention_heads
+    if inputs.tp > 1 and heads % inputs.tp:
+        # vLLM (ModelConfig.verify_with_parallel_config) and SGLang both require this.
+        raise InputError(
+            f"--tp: {inputs.tp} does not divide num_attention_heads ({heads}) of {spec.id}; "
+            "vLLM and SGLang refuse this layout")
+    if inputs.shared_prefix < 0:
+        raise InputError("--shared-prefix: must be >= 0")
+    if inputs.shared_prefix > inputs.context:
+        raise InputError(f"--shared-prefix: {inputs.shared_prefix} exceeds --context "
+                         f"({inputs.context})")
+
+
+def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = None,
+                  ) -> CapacityPlan:
+    _check(spec, inputs)
+    context = inputs.context if context is None else context
+    counts = count_params(spec)
+    stages = tuple(
+        _stage_plan(spec, inputs, counts, i, layers, context)
+        for i, layers in enumerate(pp_layer_ranges(spec.num_hidden_layers, inputs.pp))
+    )
+    # The least-capable stage sets the answer: every request needs blocks on every stage.
+    limiting = min(stages, key=lambda s: (s.max_concurrency, s.num_blocks))
+    _, formula = _budget(inputs, limiting.weights_bytes, limiting.reserve_bytes)
+    dp = inputs.tp if inputs.dp_attention else 1
+    return CapacityPlan(
+        engine=inputs.engine.value,
+        context=context,
+        kv_dtype=inputs.kv_dtype,
+        block_size=inputs.resolved_block_size,
+        tp=inputs.tp,
+        pp=inputs.pp,
+        dp_attention=inputs.dp_attention,
+        mem_fraction=inputs.resolved_mem_fraction,
+        total_bytes=inputs.total_bytes,
+        budget_formula=formula,
+        kv_budget_given=inputs.kv_budget_bytes is not None,
+        params=counts.total,
+        params_active=counts.active,
+        weight_dtype=spec.weight_dtype,
+        weights_bytes=limiting.weights_bytes,
+        reserve_bytes=limiting.reserve_bytes,
+        kv_budget_bytes=limiting.kv_budget_bytes,
+        per_gpu_bytes_per_token=limiting.per_gpu_bytes_per_token,
+        num_blocks=limiting.num_blocks,
+        blocks_per_request=limiting.blocks_per_request,
+        token_capacity=limiting.token_capacity,
+        max_concurrency=limiting.max_concurrency,
+        max_requests=limiting.max_requests,
+        total_max_requests=limiting.max_requests * dp,
+        max_num_batched_tokens=inputs.max_num_batched_tokens,
+        shared_prefix=inputs.shared_prefix,
+        limiting_stage=limiting.stage,
+        stages=stages,
+    )
+
+
+def longest_context(spec: ModelSpec, inputs: PlanInputs, requests: int) -> int | None:
+    """The longest context at which `requests` concurrent requests still fit (per GPU / DP rank);
+    None if not even one token's worth fits. Capped at the model's max_position_embeddings
+    (or 2^24 tokens), since sliding-window-only models never run out."""
+    limit = spec.max_position_embeddings or (1 << 24)
+
+    def fits(ctx: int) -> bool:
+        shared = min(inputs.shared_prefix, ctx)
+        probe = replace(inputs, shared_prefix=shared, context=ctx)
+        return plan_capacity(spec, probe).max_requests >= requests
+
+    if not fits(1):
+        return None
+    lo, hi = 1, limit
+    if fits(hi):
+        return hi
+    while hi - lo > 1:  # invariant: fits(lo) and not fits(hi); requests fall as context grows
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float | None:
+    """The memory fraction at which `requests` requests of `inputs.context` tokens fit (per GPU),
+    in the selected engine's meaning of the fraction. None without a device total."""
+    if inputs.total_bytes is None:
+        return None
+    probe = replace(inputs, mem_fraction=1.0, kv_budget_bytes=None)
+    worst = 0.0
+    for st in plan_capacity(spec, probe).stages:
+        own = st.blocks_per_request - st.shared_prefix_blocks
+        need_bytes = (st.shared_prefix_blocks + requests * own) * st.page_bytes * st.group_size
+        if inputs.engine is Engine.vllm:
+            f = (need_bytes + st.weights_bytes + st.reserve_bytes) / inputs.total_bytes
+        elif inputs.engine is Engine.sglang:
+            f = (need_bytes + st.weights_bytes) / (inputs.total_bytes - st.reserve_bytes)
+        else:
+            room = inputs.total_bytes - st.weights_bytes - st.reserve_bytes
+            f = need_bytes / room if room > 0 else float("inf")
+        worst = max(worst, f)
+    return worst

@@ -1,0 +1,314 @@
+"""Capacity planning against real engine start-up logs and model cards."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kvplan import load_spec
+from kvplan.capacity import (
+    Engine,
+    PlanInputs,
+    fraction_needed,
+    longest_context,
+    plan_capacity,
+    pp_layer_ranges,
+)
+from kvplan.cli import app
+from kvplan.errors import InputError
+from kvplan.params import count_params
+from kvplan.units import GiB
+
+runner = CliRunner()
+
+
+# --- vLLM 0.19, H100 80GB, Llama-3.1-8B bf16 TP1, block 16 ---------------------------------------
+# Log: "Available KV cache memory: 58.11 GiB", "GPU KV cache size: 476,016 tokens" (29,751 blocks),
+# "Maximum concurrency for 8,192 tokens per request: 58.11x". Page = 16 x 2 x 8 x 128 x 2 B =
+# 64 KiB per layer, x 32 layers = 2 MiB per block slot. The GiB figure is rounded to two decimals,
+# so any budget in [58.105, 58.115) GiB was possible; the true block count must fall in that band.
+
+
+@pytest.mark.parametrize("gib", [58.105, 58.11, 58.1149])
+def test_vllm_llama31_8b_h100_band(gib: float) -> None:
+    plan = plan_capacity(load_spec("llama-3.1-8b"),
+                         PlanInputs(context=8192, kv_budget_bytes=int(gib * GiB)))
+    assert 29_749 <= plan.num_blocks <= 29_754  # the band around the logged 29,751
+    assert plan.token_capacity == plan.num_blocks * 16
+    assert plan.max_concurrency == pytest.approx(plan.num_blocks / 512)
+    assert f"{plan.max_concurrency:.2f}" in ("58.10", "58.11")
+    assert plan.max_requests == 58
+
+
+def test_vllm_logged_blocks_reproduce_logged_tokens_and_concurrency() -> None:
+    # Feed the exact budget that 29,751 blocks occupy: kvplan must print vLLM's numbers.
+    budget = 29_751 * 16 * 131_072
+    plan = plan_capacity(load_spec("llama-3.1-8b"), PlanInputs(context=8192,
+                                                               kv_budget_bytes=budget))
+    assert plan.num_blocks == 29_751
+    assert plan.token_capacity == 476_016
+    assert f"{plan.max_concurrency:.2f}x" == "58.11x"
+
+
+def test_vllm_fp8_kv_doubles_blocks() -> None:
+    spec = load_spec("llama-3.1-8b")
+    budget = int(58.11 * GiB)
+    bf16 = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=budget))
+    fp8 = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=budget, kv_dtype="fp8"))
+    assert fp8.num_blocks in (2 * bf16.num_blocks, 2 * bf16.num_blocks + 1)
+
+
+# --- SGLang, Llama-3.1-8B: "avail mem=63.48 GB, mem usage=15.11 GB" after loading weights, ------
+# mem_fraction_static 0.88 -> "KV Cache is allocated. #tokens: 442750, K size: 27.02 GB" (GiB).
+# free_before = 63.48 + 15.11 = 78.59 GiB; rest = 63.48 - 78.59 x 0.12 = 54.0492 GiB;
+# cell = 32 x 8 x (128 + 128) x 2 = 131,072 B -> 442,771 tokens. The log's two-decimal GiB
+# figures allow +-(0.005 + 0.12 x 0.01) GiB = +-51 tokens around 442,750.
+
+
+def test_sglang_llama31_8b() -> None:
+    total = int(79.19 * GiB)
+    plan = plan_capacity(load_spec("llama-3.1-8b"), PlanInputs(
+        context=8192, engine=Engine.sglang, total_bytes=total, mem_fraction=0.88,
+        reserve_bytes=total - int(78.59 * GiB), weights_bytes=int(15.11 * GiB)))
+    assert plan.block_size == 1  # SGLang's default page size
+    assert abs(plan.token_capacity - 442_750) <= 51
+    k_size_gib = plan.token_capacity * 32 * 8 * 128 * 2 / GiB  # K half only
+    assert f"{k_size_gib:.2f}" == "27.02"
+
+
+def test_sglang_page_size_floors_tokens() -> None:
+    inputs = PlanInputs(context=4096, engine=Engine.sglang, kv_budget_bytes=10 * GiB + 12345,
+                        block_size=64)
+    plan = plan_capacity(load_spec("llama-3.1-8b"), inputs)
+    assert plan.token_capacity == (10 * GiB + 12345) // 131_072 // 64 * 64
+
+
+def test_trtllm_fraction_applies_after_weights() -> None:
+    spec = load_spec("llama-3.1-8b")
+    total, weights, reserve = 80 * GiB, 15 * GiB, 5 * GiB
+    plan = plan_capacity(spec, PlanInputs(context=8192, engine=Engine.trtllm, total_bytes=total,
+                                          weights_bytes=weights, reserve_bytes=reserve))
+    assert plan.mem_fraction == 0.9
+    assert plan.kv_budget_bytes == int((total - weights - reserve) * 0.9)
+    assert plan.block_size == 32
+
+
+def test_vllm_budget_derivation() -> None:
+    spec = load_spec("llama-3.1-8b")
+    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=80 * GiB, mem_fraction=0.9,
+                                          weights_bytes=15 * GiB, reserve_bytes=2 * GiB))
+    assert plan.kv_budget_bytes == int(80 * GiB * 0.9) - 17 * GiB
+
+
+# --- Parameter counts against the model cards (within 1%) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "total", "active"),
+    [
+        ("deepseek-v2", 236e9, 21e9),
+        ("deepseek-v3", 671e9, 37e9),
+        ("kimi-k2", 1.04e12, 32.5e9),  # "1T total, 32B activated"
+        ("llama-3-70b", 70.6e9, None),
+        ("llama-3.1-8b", 8.03e9, None),
+        ("llama-3.1-405b", 405.9e9, None),
+        ("mixtral-8x7b", 46.7e9, 12.9e9),
+        ("qwen3-235b-a22b", 235e9, 22e9),
+        ("qwen2.5-72b", 72.7e9, None),
+        ("gemma-2-9b", 9.24e9, None),
+        ("gpt2", 124.4e6, None),
+    ],
+)
+def test_param_counts_match_model_cards(model: str, total: float, active: float | None) -> None:
+    counts = count_params(load_spec(model))
+    assert counts.total == pytest.approx(total, rel=0.02 if model == "kimi-k2" else 0.01)
+    if active is not None:
+        assert counts.active == pytest.approx(active, rel=0.03)
+
+
+def test_llama3_70b_params_by_hand() -> None:
+    # embed 128256 x 8192 twice (untied); per layer: q 8192^2, k and v 8192 x 1024 each,
+    # o 8192^2, MLP 3 x 8192 x 28672, two RMSNorms 2 x 8192; final norm 8192.
+    h, layers = 8192, 80
+    per_layer = h * h * 2 + 2 * h * 1024 + 3 * h * 28672 + 2 * h
+    expected = 2 * 128256 * h + layers * per_layer + h
+    assert count_params(load_spec("llama-3-70b")).total == expected  # 70,553,706,496
+
+
+# --- Parallelism ---------------------------------------------------------------------------------
+
+
+def test_pp_split_follows_vllm() -> None:
+    # 61 layers over 2 stages: 30 each and the remainder to the stage before the last.
+    assert [len(r) for r in pp_layer_ranges(61, 2)] == [31, 30]
+    assert [len(r) for r in pp_layer_ranges(80, 3)] == [27, 27, 26]
+    # 126 over 4: 31 each, remainder 2 to the second- and third-last stages.
+    assert [len(r) for r in pp_layer_ranges(126, 4)] == [31, 32, 32, 31]
+    with pytest.raises(InputError):
+        pp_layer_ranges(4, 5)
+
+
+def test_pp_least_capable_stage_sets_the_answer() -> None:
+    spec = load_spec("llama-3.1-8b")
+    inputs = PlanInputs(context=8192, total_bytes=80 * GiB, pp=2)
+    plan = plan_capacity(spec, inputs)
+    assert len(plan.stages) == 2
+    assert plan.max_concurrency == min(s.max_concurrency for s in plan.stages)
+    # Each stage holds 16 layers, so per-GPU bytes per token halve.
+    assert plan.per_gpu_bytes_per_token == 131_072 // 2
+
+
+def test_mla_tp_does_not_shrink_cache_but_dp_attention_multiplies_requests() -> None:
+    spec = load_spec("deepseek-v3")
+    base = PlanInputs(context=32768, kv_budget_bytes=40 * GiB, tp=8)
+    tp8 = plan_capacity(spec, base)
+    tp1 = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=40 * GiB))
+    assert tp8.per_gpu_bytes_per_token == tp1.per_gpu_bytes_per_token == 70_272
+    assert tp8.max_requests == tp1.max_requests
+    dp = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=40 * GiB, tp=8,
+                                        dp_attention=True))
+    assert dp.total_max_requests == 8 * dp.max_requests
+
+
+def test_gqa_tp_replicates_heads_beyond_kv_heads() -> None:
+    spec = load_spec("llama-3-70b")  # 8 KV heads
+    tp16 = plan_capacity(spec, PlanInputs(context=4096, kv_budget_bytes=GiB, tp=16))
+    assert tp16.per_gpu_bytes_per_token == 80 * 2 * 1 * 128 * 2
+
+
+def test_tp_must_divide_heads() -> None:
+    with pytest.raises(InputError, match="does not divide num_attention_heads"):
+        plan_capacity(load_spec("falcon-7b"), PlanInputs(context=2048, kv_budget_bytes=GiB, tp=2))
+
+
+# --- Hybrid sliding-window models (vLLM V1 grouped allocator) -----------------------------------
+
+
+def test_gemma2_groups() -> None:
+    # 21 sliding + 21 full layers: group size 21, one group each; page 16 x 8 x 512 x 2 = 128 KiB.
+    plan = plan_capacity(load_spec("gemma-2-9b"),
+                         PlanInputs(context=32768, kv_budget_bytes=40 * GiB))
+    stage = plan.stages[0]
+    assert (stage.group_size, stage.num_groups, stage.page_bytes) == (21, 2, 131_072)
+    assert plan.num_blocks == 40 * GiB // 131_072 // 21
+    # full: 32768 / 16 = 2048; sliding: ceil(min(4095 + 8192, 32768) / 16) + 1 = 769
+    assert plan.blocks_per_request == 2048 + 769
+    assert plan.max_concurrency == pytest.approx(plan.num_blocks / 2817)
+
+
+def test_gemma3_groups() -> None:
+    # 52 sliding, 10 full: 52 >= 1.5 x 10, so groups of 10: 6 sliding groups (8 padding layers)
+    # and 1 full group.
+    plan = plan_capacity(load_spec("gemma-3-27b"),
+                         PlanInputs(context=32768, kv_budget_bytes=40 * GiB))
+    stage = plan.stages[0]
+    assert (stage.group_size, stage.num_groups) == (10, 7)
+    # full 2048 + 6 x (ceil(min(1023 + 8192, 32768) / 16) + 1 = 577)
+    assert plan.blocks_per_request == 2048 + 6 * 577
+    assert plan.token_capacity == plan.num_blocks // 7 * 16
+
+
+# --- Reverse questions and shared prefixes ------------------------------------------------------
+
+
+def test_longest_context_for_k_requests() -> None:
+    spec = load_spec("llama-3.1-8b")
+    inputs = PlanInputs(context=8192, kv_budget_bytes=29_751 * 16 * 131_072)
+    longest = longest_context(spec, inputs, 10)
+    # 29,751 // 10 = 2,975 blocks per request -> 47,600 tokens.
+    assert longest == 2975 * 16
+    assert longest_context(spec, inputs, 10**9) is None
+    # Sliding-only models are capped at their max context.
+    mistral = load_spec("mistral-7b-v0.1")
+    assert longest_context(mistral, PlanInputs(context=1, kv_budget_bytes=10 * GiB), 1) == 32768
+
+
+def test_fraction_needed_round_trips() -> None:
+    spec = load_spec("llama-3.1-8b")
+    base = PlanInputs(context=8192, total_bytes=80 * GiB, weights_bytes=15 * GiB,
+                      reserve_bytes=2 * GiB)
+    f = fraction_needed(spec, base, 50)
+    assert f == pytest.approx((50 * 512 * 2 * 2**20 + 17 * GiB) / (80 * GiB))
+    at_f = plan_capacity(spec, replace(base, mem_fraction=math.ceil(f * 1e6) / 1e6))
+    assert at_f.max_requests >= 50
+
+
+def test_shared_prefix_counts_once() -> None:
+    spec = load_spec("llama-3.1-8b")
+    budget = 1000 * 16 * 131_072  # 1,000 blocks
+    plan = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=budget,
+                                          shared_prefix=4000))
+    # 4,000 tokens -> 250 whole shared blocks; each request owns 512 - 250 = 262 blocks.
+    assert plan.max_requests == (1000 - 250) // 262
+
+
+@settings(max_examples=200, deadline=None)
+@given(model=st.sampled_from(["llama-3.1-8b", "deepseek-v2-lite", "gemma-2-9b", "falcon-7b",
+                              "mistral-7b-v0.1", "qwen3-8b"]),
+       context=st.integers(1, 200_000), budget_mib=st.integers(1, 200_000),
+       engine=st.sampled_from(list(Engine)), kv_dtype=st.sampled_from(["bf16", "fp8", "int4"]))
+def test_concurrency_times_request_fits_budget(model, context, budget_mib, engine, kv_dtype):
+    spec = load_spec(model)
+    plan = plan_capacity(spec, PlanInputs(context=context, kv_budget_bytes=budget_mib * 2**20,
+                                          engine=engine, kv_dtype=kv_dtype))
+    stage = plan.stages[0]
+    used = plan.max_requests * plan.blocks_per_request * stage.page_bytes * stage.group_size
+    assert used <= plan.kv_budget_bytes
+    assert plan.max_requests <= plan.max_concurrency < plan.max_requests + 1
+
+
+# --- CLI ------------------------------------------------------------------------------------------
+
+
+def test_cli_capacity_json_contract() -> None:
+    result = runner.invoke(app, ["estimate", "llama-3.1-8b", "--context", "8192",
+                                 "--kv-budget-gib", "58.11", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    for key in ("kv_budget_bytes", "num_blocks", "token_capacity", "max_concurrency",
+                "max_requests", "per_gpu_bytes_per_token", "weights_bytes", "params",
+                "bytes_per_token"):
+        assert key in data
+    assert 29_749 <= data["num_blocks"] <= 29_754
+
+
+def test_cli_gpu_preset_table() -> None:
+    result = runner.invoke(app, ["estimate", "deepseek-v3", "--gpu", "H200", "--tp", "8",
+                                 "--context", "32768", "--requests", "16"],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "139.81 GiB" in result.stdout
+    assert "MLA's latent is not sharded by tensor parallelism" in result.stdout
+    assert "longest context for 16 requests" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gpu", "H1000"], "--gpu: unknown GPU"),
+        (["--gpu", "H100-80GB", "--gpu-mem-gib", "80"], "give one, not both"),
+        (["--requests", "4"], "--requests: needs --gpu"),
+        (["--gpu", "H100-80GB", "--tp", "3"], "does not divide num_attention_heads"),
+        (["--gpu", "H100-80GB", "--pp", "99"], "--pp: 99 stages for 32 layers"),
+        (["--kv-budget-gib", "1", "--shared-prefix", "9000"], "exceeds --context"),
+    ],
+)
+def test_cli_bad_capacity_inputs(args, message) -> None:
+    result = runner.invoke(app, ["estimate", "llama-3.1-8b", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_budget_too_small_warns() -> None:
+    result = runner.invoke(app, ["estimate", "llama-3.1-405b", "--gpu", "RTX-4090",
+                                 "--format", "json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["max_requests"] == 0
+    assert "not one request" in result.stderr
