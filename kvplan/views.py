@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from .attention import LatentAttention
 from .cache import Estimate, kv_layout
 from .capacity import CapacityPlan
+from .gpus import GPU
 from .render import JSON_SCHEMA_VERSION, Column, View
 from .spec import ModelSpec
 from .units import GiB, human_bytes, human_bytes_decimal
@@ -213,4 +214,32 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         rows=rows,
         records=records,
         notes=notes,
+    )
+
+
+def gpus_view(gpus: Sequence[GPU]) -> View:
+    rows, records = [], []
+    for g in gpus:
+        rows.append([
+            g.name, g.full_name, _gib(g.memory_bytes),
+            _gib(g.reported_total_bytes) if g.reported_total_bytes else "(unknown)",
+            f"{g.hbm_bytes_per_s / 1e12:,.2f} TB/s",
+            f"{g.peak_bf16_flops_per_s / 1e12:,.0f}",
+            f"{g.peak_fp8_flops_per_s / 1e12:,.0f}" if g.peak_fp8_flops_per_s else "-",
+        ])
+        records.append(asdict(g) | {"total_bytes": g.total_bytes})
+    return View(
+        title="GPU presets (--gpu)",
+        columns=[Column(header="name"), Column(header="product"),
+                 Column(header="memory", numeric=True),
+                 Column(header="reported total", numeric=True),
+                 Column(header="bandwidth", numeric=True),
+                 Column(header="bf16 TFLOP/s", numeric=True),
+                 Column(header="fp8 TFLOP/s", numeric=True)],
+        rows=rows,
+        records=records,
+        notes=["Capacity planning uses the reported total (what torch.cuda.mem_get_info and "
+               "vLLM's total_gpu_memory show) where a public log gives it, else the nominal "
+               "memory. FLOP/s are dense peaks (no 2:4 sparsity); TB/s is 10^12 B/s.",
+               BYTES_NOTE],
     )

@@ -64,8 +64,12 @@ def test_estimate_markdown() -> None:
 @pytest.mark.parametrize("fmt", list(OutputFormat))
 @pytest.mark.parametrize(
     "args",
-    [["specs"], ["specs", "--kv-dtype", "fp8"],
-     ["estimate", "deepseek-v3", "--kv-dtype", "fp8", "--block-size", "64"]],
+    [["specs"], ["specs", "--kv-dtype", "fp8"], ["gpus"],
+     ["estimate", "deepseek-v3", "--kv-dtype", "fp8", "--block-size", "64"],
+     ["estimate", "gemma-3-27b", "--gpu", "H100-80GB", "--requests", "8"],
+     ["estimate", "deepseek-v2-lite", "--gpu-mem-gib", "80", "--engine", "sglang"],
+     ["estimate", "llama-3-70b", "--gpu", "A100-80GB", "--tp", "4", "--pp", "2",
+      "--engine", "trtllm", "--shared-prefix", "1024"]],
 )
 def test_every_command_every_format(args, fmt) -> None:
     result = runner.invoke(app, [*args, "--format", fmt.value], env={"COLUMNS": "200"})
@@ -98,7 +102,7 @@ def test_bad_options_exit_2(args) -> None:
 
 
 def test_help_for_every_command() -> None:
-    for cmd in ("specs", "estimate"):
+    for cmd in ("specs", "gpus", "estimate"):
         result = runner.invoke(app, [cmd, "--help"])
         assert result.exit_code == 0
         assert result.stdout.strip()

@@ -26,11 +26,11 @@ from kvplan.capacity import (
 )
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError, KvplanError
-from kvplan.gpus import get_gpu
+from kvplan.gpus import GPUS, get_gpu
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs, load_spec
 from kvplan.units import GiB
-from kvplan.views import ReverseAnswers, capacity_view, estimate_view, specs_view
+from kvplan.views import ReverseAnswers, capacity_view, estimate_view, gpus_view, specs_view
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -71,6 +71,13 @@ def specs_cmd(
     """List the bundled model specs with their attention kind and KV bytes per token."""
     with _handle_errors():
         emit(specs_view(load_bundled_specs(), kv_dtype=kv_dtype.value), fmt)
+
+
+@app.command("gpus")
+def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
+    """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
+    with _handle_errors():
+        emit(gpus_view(list(GPUS.values())), fmt)
 
 
 @app.command("estimate")
@@ -117,8 +124,9 @@ def estimate_cmd(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
     requests: Annotated[int | None, typer.Option(
-        "--requests", min=1, help="Also answer: the longest context that serves this many "
-                                  "concurrent requests, and the memory fraction they need.")] = None,
+        "--requests", min=1,
+        help="Also answer: the longest context that serves this many concurrent requests, "
+             "and the memory fraction they need.")] = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
