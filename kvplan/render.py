@@ -26,6 +26,7 @@ class OutputFormat(str, Enum):
 class Column:
     header: str
     numeric: bool = False
+    min_width: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,10 +50,27 @@ def build_table(view: View):
     table = Table(title=view.title, title_justify="left", caption_justify="left")
     for col in view.columns:
         table.add_column(col.header, justify="right" if col.numeric else "left",
-                         no_wrap=col.numeric)
+                         no_wrap=col.numeric, min_width=col.min_width)
     for row in view.rows:
         table.add_row(*row)
     return table
+
+
+def _min_cell_width(col: Column, cells: list[str]) -> int:
+    if col.numeric or col.min_width:
+        widest = max((len(c) for c in cells), default=0)
+    else:
+        widest = max((len(w) for c in cells for w in c.split()), default=0)
+    # rich never wraps a no_wrap (numeric) column's header either.
+    header = len(col.header) if col.numeric else max((len(w) for w in col.header.split()),
+                                                     default=0)
+    return max(widest, header, col.min_width or 0)
+
+
+def _min_table_width(view: View) -> int:
+    widths = [_min_cell_width(col, [row[i] for row in view.rows])
+              for i, col in enumerate(view.columns)]
+    return sum(w + 3 for w in widths) + 1  # " x |" per column, plus the left border
 
 
 def to_json(view: View) -> str:
@@ -110,12 +128,17 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
         sys.stdout.write(to_markdown(view))
     else:
         from rich.console import Console
-
         console = Console(markup=False, highlight=False, width=width)
         for i, one in enumerate((view, *view.more)):
             if i:
                 console.print()
-            console.print(build_table(one))
+            table = build_table(one)
+            # Never squeeze a number into "1.88 G…": widen to what the table needs (numbers and
+            # labels whole, text wrapped at words) even if lines then exceed the terminal.
+            needed = _min_table_width(one)
+            if needed > console.width:
+                console = Console(markup=False, highlight=False, width=needed)
+            console.print(table)
             for note in one.notes:
                 console.print(note, soft_wrap=True)
     sys.stdout.flush()

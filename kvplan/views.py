@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from .attention import LatentAttention
 from .cache import Estimate, kv_layout
 from .capacity import CapacityPlan
+from .compare import Comparison
 from .gpus import GPU
 from .render import JSON_SCHEMA_VERSION, Column, View
 from .spec import ModelSpec
@@ -54,7 +55,7 @@ def specs_view(specs: Sequence[ModelSpec], *, kv_dtype: str = "bf16") -> View:
         })
     return View(
         title=f"Bundled model specs (KV bytes per token at {kv_dtype}, all layers)",
-        columns=[Column(header="id"), Column(header="name"), Column(header="kind"),
+        columns=[Column(header="id", min_width=15), Column(header="name"), Column(header="kind"),
                  Column(header="layers", numeric=True), Column(header="KV elements/token/layer"),
                  Column(header="sliding layers"),
                  Column(header=f"KV bytes/token ({kv_dtype})", numeric=True)],
@@ -242,4 +243,82 @@ def gpus_view(gpus: Sequence[GPU]) -> View:
                "vLLM's total_gpu_memory show) where a public log gives it, else the nominal "
                "memory. FLOP/s are dense peaks (no 2:4 sparsity); TB/s is 10^12 B/s.",
                BYTES_NOTE],
+    )
+
+
+FLOPS_NOTE = ("FLOPs count 2 per multiply-add, matmuls only (softmax, RoPE, norms and "
+              "activations excluded).")
+
+
+def _flops(n: float) -> str:
+    for name, size in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+        if abs(n) >= size:
+            return f"{n / size:,.2f} {name}"
+    return f"{n:,.0f} FLOP"
+
+
+def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch: int,
+                 kv_dtype: str, tp: int, gpu: GPU | None, share_layers: int = 1) -> View:
+    rows = comparison.rows
+    crossover = comparison.mla_absorbed_crossover_context
+    table_rows = []
+    for r in rows:
+        table_rows.append([
+            r.scheme + (" *" if r.native else ""),
+            _int(r.elements_per_token_per_layer),
+            _int(r.bytes_per_token),
+            f"{r.ratio_vs_mha:.4f}",
+            human_bytes(r.bytes_per_request),
+            *([_int(r.max_requests) if r.max_requests is not None else "-"] if gpu else []),
+            _flops(r.decode_flops_per_token),
+            _flops(r.attention_flops_per_token),
+            human_bytes(r.kv_read_bytes_per_token),
+            f"{r.arithmetic_intensity:,.2f}",
+            *([f"{r.roofline_ms_per_token:,.3f}" if r.roofline_ms_per_token is not None else "-",
+               _int(r.compute_bound_batch) if r.compute_bound_batch else "never"]
+              if gpu else []),
+        ])
+    columns = [
+        Column(header="scheme", min_width=18), Column(header="KV elem/token/layer", numeric=True),
+        Column(header=f"bytes/token ({kv_dtype})", numeric=True),
+        Column(header="vs MHA", numeric=True),
+        Column(header=f"KV/request @ {context:,}", numeric=True),
+    ]
+    if gpu:
+        columns.append(Column(header=f"max requests ({gpu.name})", numeric=True))
+    columns += [
+        Column(header="decode FLOPs/token", numeric=True),
+        Column(header="attention FLOPs/token", numeric=True),
+        Column(header="KV read/token", numeric=True),
+        Column(header=f"FLOP/byte @ batch {batch}", numeric=True),
+    ]
+    if gpu:
+        columns += [Column(header=f"roofline ms/step @ batch {batch}", numeric=True),
+                    Column(header="compute-bound batch", numeric=True)]
+    notes = ["* the model's native scheme. " + FLOPS_NOTE,
+             "Decode FLOPs per token at the given context: attention layers + MLP/experts + "
+             "lm_head; attention FLOPs include Q/KV/O projections. KV read: one request's cache "
+             "read per decode step; weights are read once per step for the whole batch."]
+    mla = next(r for r in rows if r.scheme.startswith("MLA"))
+    notes.append(f"MLA caches {mla.elements_per_token_per_layer:,} elements per token per layer "
+                 f"= GQA with {comparison.mla_equivalent_gqa_groups:.2f} groups (DeepSeek-V2 "
+                 "Table 1: d_c + d_h^R = 4.5 d_h, i.e. 2.25 groups).")
+    if crossover is not None:
+        notes.append(f"Absorbed MLA costs fewer decode FLOPs than naive MLA from a context of "
+                     f"{crossover:,} tokens on (computed).")
+    if gpu:
+        notes.append(f"Roofline on {gpu.name}: max(FLOPs / peak, bytes / "
+                     f"{gpu.hbm_bytes_per_s / 1e12:.2f} TB/s) per decode step; max requests in "
+                     "vLLM's accounting at gpu_memory_utilization 0.9 with estimated weights and "
+                     f"reserve, tp {tp}.")
+    if share_layers > 1:
+        notes.append(f"Every scheme with cross-layer KV sharing x{share_layers}.")
+    notes.append(BYTES_NOTE)
+    return View(
+        title=f"Attention schemes for {spec.name}: context {context:,}, {kv_dtype} KV"
+              + (f", tp {tp}" if tp > 1 else ""),
+        columns=columns,
+        rows=table_rows,
+        records=[r.to_dict() for r in rows],
+        notes=notes,
     )

@@ -24,13 +24,21 @@ from kvplan.capacity import (
     longest_context,
     plan_capacity,
 )
+from kvplan.compare import compare_schemes
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError, KvplanError
 from kvplan.gpus import GPUS, get_gpu
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs, load_spec
 from kvplan.units import GiB
-from kvplan.views import ReverseAnswers, capacity_view, estimate_view, gpus_view, specs_view
+from kvplan.views import (
+    ReverseAnswers,
+    capacity_view,
+    compare_view,
+    estimate_view,
+    gpus_view,
+    specs_view,
+)
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -181,6 +189,39 @@ def estimate_cmd(
             warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
                  f"({plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
         emit(replace(view, records={**view.records, **cap.records}, more=(cap,)), fmt)
+
+
+@app.command("compare")
+def compare_cmd(
+    model: ModelArg,
+    context: Annotated[int, typer.Option("--context", "-c", min=1,
+                                         help="Tokens per request (decode context).")] = 4096,
+    batch: Annotated[int, typer.Option("--batch", "-b", min=1,
+                                       help="Decode batch for intensity and roofline.")] = 1,
+    groups: Annotated[int, typer.Option("--groups", min=1, help="GQA KV heads.")] = 8,
+    kv_lora_rank: Annotated[int | None, typer.Option(
+        "--kv-lora-rank", min=1,
+        help="MLA latent width d_c (default: the model's, else 4 x head_dim).")] = None,
+    rope_dim: Annotated[int | None, typer.Option(
+        "--rope-dim", min=1,
+        help="MLA decoupled RoPE key width (default: the model's, else head_dim / 2).")] = None,
+    kv_dtype: KVDTypeOpt = KVDType.bf16,
+    block_size: Annotated[int, typer.Option("--block-size", min=1)] = 16,
+    tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="GPU preset for max requests and roofline time.")] = None,
+    fmt: FormatOpt = OutputFormat.table,
+) -> None:
+    """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, roofline."""
+    with _handle_errors():
+        spec = load_spec(model)
+        preset = get_gpu(gpu) if gpu is not None else None
+        comparison = compare_schemes(
+            spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
+            kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
+            gpu=preset)
+        emit(compare_view(spec, comparison, context=context, batch=batch,
+                          kv_dtype=kv_dtype.value, tp=tp, gpu=preset), fmt)
 
 
 def main() -> None:
