@@ -1,0 +1,15 @@
+"""The committed examples are what their scripts print today (docs that cannot drift)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_mla_claims_md_is_current() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "mla_claims.py")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (ROOT / "examples" / "mla-claims.md").read_text()
