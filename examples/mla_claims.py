@@ -48,6 +48,7 @@ def main() -> None:
     l70_tp4 = plan_capacity(l70, PlanInputs(context=4096, total_bytes=a100.total_bytes, tp=4))
 
     speedup = lat["MHA"].roofline_ms_per_token / lat["MLA (absorbed)"].roofline_ms_per_token
+    cache_ratio = mha.bytes_per_token / mla.bytes_per_token
     # The verdicts below rest on these computed facts; stop rather than print a wrong verdict.
     assert mla_proj < mha_qkv
     assert l70_tp1.max_requests == 0 and l70_4k < article_70b
@@ -119,7 +120,7 @@ def main() -> None:
             f"{lat['MLA (absorbed)'].weight_read_bytes_per_step / GiB:.2f} GiB of weights per "
             f"step against {lat['MLA (absorbed)'].kv_read_bytes_per_token / GiB:.2f} GiB (MLA) "
             f"to {lat['MHA'].kv_read_bytes_per_token / GiB:.2f} GiB (MHA) of KV, so latency "
-            f"differs {speedup:.1f}x while the cache differs {mha.bytes_per_token / mla.bytes_per_token:.0f}x.",
+            f"differs {speedup:.1f}x while the cache differs {cache_ratio:.0f}x.",
         ),
         (
             "A 70B model (d_model 5120, 40 heads × 128, 80 layers) needs 2·40·128·80·4096·2 = "
