@@ -47,15 +47,9 @@ class KVLayout:
     kv_dtype: DType
     block_size: int
     tp: int
-    layers: tuple[LayerKV, ...]
-
-    @property
-    def elements_per_token_per_layer(self) -> int:
-        return self.layers[0].elements_per_token
-
-    @property
-    def bytes_per_token_per_layer(self) -> int:
-        return self.layers[0].bytes_per_token
+    elements_per_token_per_layer: int
+    bytes_per_token_per_layer: int
+    layers: tuple[LayerKV, ...]  # the layers that own a cache on this rank
 
     @property
     def num_kv_layers(self) -> int:
@@ -104,13 +98,17 @@ def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFA
         ) from None
     elements = spec.attention.elements_per_token(tp)
     per_layer_bytes = dtype.bytes_for(elements)
+    # Layers that reuse another layer's cache (cross-layer sharing) allocate nothing.
     layers = tuple(
         LayerKV(index=i, elements_per_token=elements, bytes_per_token=per_layer_bytes,
                 sliding_window=window)
-        for i, window in enumerate(spec.layer_windows)
-        if layer_range is None or i in layer_range
+        for i, (window, owns) in enumerate(zip(spec.layer_windows, spec.kv_owner_flags,
+                                               strict=True))
+        if owns and (layer_range is None or i in layer_range)
     )
-    return KVLayout(spec=spec, kv_dtype=dtype, block_size=block_size, tp=tp, layers=layers)
+    return KVLayout(spec=spec, kv_dtype=dtype, block_size=block_size, tp=tp,
+                    elements_per_token_per_layer=elements,
+                    bytes_per_token_per_layer=per_layer_bytes, layers=layers)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +126,7 @@ class Estimate:
     num_layers: int
     num_kv_layers: int
     num_sliding_layers: int
+    num_kv_shared_layers: int
     sliding_window: int | None
     elements_per_token_per_layer: int
     bytes_per_token_per_layer: int
@@ -163,6 +162,7 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
         num_layers=spec.num_hidden_layers,
         num_kv_layers=layout.num_kv_layers,
         num_sliding_layers=sum(1 for w in spec.layer_windows if w is not None),
+        num_kv_shared_layers=spec.num_kv_shared_layers,
         sliding_window=spec.sliding_window,
         elements_per_token_per_layer=layout.elements_per_token_per_layer,
         bytes_per_token_per_layer=layout.bytes_per_token_per_layer,

@@ -279,6 +279,10 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
     block_size = inputs.resolved_block_size
     layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
                        layer_range=layers)
+    if not layout.layers:
+        raise InputError(f"--pp: stage {stage_index} (layers {layers.start}-{layers.stop - 1}) "
+                         "holds no KV cache of its own (all its layers share an earlier "
+                         "stage's); choose another --pp")
     if inputs.weights_bytes is not None:
         weights = inputs.weights_bytes
     else:

@@ -30,7 +30,7 @@ from .flops import (
     with_attention,
 )
 from .gpus import GPU
-from .spec import ModelSpec
+from .spec import ModelSpec, with_share_every
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +129,10 @@ class Comparison:
 def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", batch: int = 1,
                     groups: int = 8, kv_lora_rank: int | None = None,
                     rope_dim: int | None = None, block_size: int = 16, tp: int = 1,
-                    gpu: GPU | None = None) -> Comparison:
+                    gpu: GPU | None = None, share_layers: int = 1) -> Comparison:
+    """Every scheme for `spec`; `share_layers` k > 1 applies cross-layer sharing (CLA x k) to all
+    of them (the model's own sharing, if any, is replaced)."""
+    spec = with_share_every(spec, share_layers) if share_layers > 1 else spec
     rows = []
     mha_bytes = None
     variants = scheme_variants(spec, groups=groups, kv_lora_rank=kv_lora_rank, rope_dim=rope_dim)
@@ -161,7 +164,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                 context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
                 total_bytes=gpu.total_bytes)).max_requests
         rows.append(SchemeRow(
-            scheme=label,
+            scheme=label + (f" + CLA x{share_layers}" if share_layers > 1 else ""),
             native=_is_native(spec, attention, form),
             kv_heads=None if isinstance(sized.attention, LatentAttention)
             else sized.attention.num_key_value_heads,

@@ -191,15 +191,18 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     prefill_form = MLAForm.naive if mla_form is MLAForm.absorbed else mla_form
     att_prefill = attention_flops(spec, context=context, phase="prefill", mla_form=prefill_form)
     rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec)
-    decode = (layers * att_decode.total + rest) // tp
+    # Layers that reuse an earlier layer's cache (cross-layer sharing) skip their K/V projection.
+    shared = spec.num_kv_shared_layers
+    att_total = layers * att_decode.total - shared * att_decode.kv_proj
+    decode = (att_total + rest) // tp
     layout = kv_layout(spec, kv_dtype=kv_dtype, tp=tp)
     per_layer = layout.bytes_per_token_per_layer
     if isinstance(spec.attention, LatentAttention) and mla_form is MLAForm.decompressed:
         elements = mla_cache_elements(spec.attention, mla_form)
         per_layer = get_dtype(kv_dtype).bytes_for(elements // tp)  # per-head cache shards
-    # Sliding-window layers read at most their window.
-    kv_read = sum(min(context, layer.sliding_window or context) for layer in layout.layers
-                  ) * per_layer
+    # Every layer reads the cache it attends over, its own or (cross-layer sharing) an earlier
+    # layer's: sharing saves capacity, not bandwidth. Sliding-window layers read their window.
+    kv_read = sum(min(context, window or context) for window in spec.layer_windows) * per_layer
     weights = _weights_read_bytes(spec, batch) // tp
     moved = weights + batch * kv_read
     intensity = batch * decode / moved
@@ -211,9 +214,10 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     return DecodeCost(
         context=context, batch=batch,
         mla_form=mla_form.value if isinstance(spec.attention, LatentAttention) else None,
-        attention_flops_per_token=layers * att_decode.total // tp,
+        attention_flops_per_token=att_total // tp,
         decode_flops_per_token=decode,
-        prefill_flops_per_token=(layers * att_prefill.total + rest) // tp,
+        prefill_flops_per_token=(layers * att_prefill.total - shared * att_prefill.kv_proj
+                                 + rest) // tp,
         kv_read_bytes_per_token=kv_read,
         weight_read_bytes_per_step=weights,
         arithmetic_intensity=intensity,

@@ -14,7 +14,7 @@ from typing import Any
 
 from .attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from .dtypes import WEIGHT_DTYPE_ALIASES
-from .errors import SpecError
+from .errors import InputError, SpecError
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -63,6 +63,20 @@ class ModelSpec:
     norm_type: str = "rmsnorm"
     # One entry per layer: the sliding window in tokens, or None for full attention.
     layer_windows: tuple[int | None, ...] = ()
+    # One entry per layer: None when the layer owns its KV cache, else the index of the earlier
+    # layer whose cache it reuses (cross-layer KV sharing: CLA, gemma-3n). Empty: all own.
+    kv_sources: tuple[int | None, ...] = ()
+
+    @property
+    def kv_owner_flags(self) -> tuple[bool, ...]:
+        """Per layer: does it hold a KV cache of its own?"""
+        if not self.kv_sources:
+            return (True,) * self.num_hidden_layers
+        return tuple(src is None for src in self.kv_sources)
+
+    @property
+    def num_kv_shared_layers(self) -> int:
+        return sum(1 for owns in self.kv_owner_flags if not owns)
 
     @property
     def kind(self) -> AttentionKind:
@@ -222,6 +236,99 @@ def _parse_windows(r: _Reader, num_layers: int) -> tuple[int | None, ...]:
     return (window,) * num_layers
 
 
+def share_every_sources(num_layers: int, k: int) -> tuple[int | None, ...]:
+    """CLA with factor k: layer i reuses the cache of layer i - (i mod k), the first of its run
+    of k consecutive layers (Brandon et al. 2024, "Reducing Transformer Key-Value Cache Size with
+    Cross-Layer Attention")."""
+    return tuple(None if i % k == 0 else i - i % k for i in range(num_layers))
+
+
+def last_layers_sources(windows: tuple[int | None, ...], shared: int) -> tuple[int | None, ...]:
+    """gemma-3n's `num_kv_shared_layers`: the last `shared` layers own no cache; each reuses the
+    last cache-owning layer of the same attention type (sliding or full) before them
+    (transformers' Gemma3nTextAttention)."""
+    n = len(windows)
+    first_shared = n - shared
+    sources: list[int | None] = [None] * n
+    for i in range(first_shared, n):
+        same = [j for j in range(first_shared) if windows[j] == windows[i]]
+        sources[i] = same[-1] if same else -1
+    return tuple(sources)
+
+
+def validate_kv_sources(sources: tuple[int | None, ...], windows: tuple[int | None, ...],
+                        *, path: str, field: str) -> None:
+    for i, src in enumerate(sources):
+        if src is None:
+            continue
+        if src == -1:
+            raise SpecError(path, field, f"layer {i} has no earlier cache-owning layer of the "
+                                         "same attention type to share with")
+        if src == i:
+            raise SpecError(path, field, f"layer {i} cannot share its KV cache with itself")
+        if not 0 <= src < i:
+            raise SpecError(path, field, f"layer {i} cannot share with layer {src}: a layer "
+                                         "can only reuse an EARLIER layer's KV cache")
+        if sources[src] is not None:
+            raise SpecError(path, field, f"layer {i} shares with layer {src}, which itself "
+                                         f"reuses layer {sources[src]}: point at the owner")
+        if windows[src] != windows[i]:
+            def kind(w: int | None) -> str:
+                return "full attention" if w is None else f"sliding window {w}"
+
+            raise SpecError(path, field, f"layer {i} ({kind(windows[i])}) cannot share with "
+                                         f"layer {src} ({kind(windows[src])}): different kinds")
+
+
+def _parse_sharing(r: _Reader, windows: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    n = len(windows)
+    every = r.int("share_every", required=False)
+    last = r.int("num_kv_shared_layers", required=False, minimum=0)
+    targets = r._get("kv_shared_layer_targets", False)
+    given = [name for name, v in (("share_every", every), ("num_kv_shared_layers", last),
+                                  ("kv_shared_layer_targets", targets)) if v is not None]
+    if len(given) != 1:
+        raise SpecError(r.path, r.prefix.rstrip("."),
+                        "give exactly one of share_every, num_kv_shared_layers, "
+                        "kv_shared_layer_targets")
+    r.finish()
+    if every is not None:
+        sources = share_every_sources(n, every)
+        field = r.field("share_every")
+    elif last is not None:
+        if last >= n:
+            raise r.error("num_kv_shared_layers", f"must be < num_hidden_layers ({n})")
+        sources = last_layers_sources(windows, last)
+        field = r.field("num_kv_shared_layers")
+    else:
+        field = r.field("kv_shared_layer_targets")
+        if not isinstance(targets, list) or len(targets) != n:
+            raise SpecError(r.path, field, f"expected a list of {n} entries (null or a layer "
+                                           "index, one per layer)")
+        for t in targets:
+            if t is not None and (isinstance(t, bool) or not isinstance(t, int)):
+                raise SpecError(r.path, field, f"entries must be null or a layer index, got {t!r}")
+        sources = tuple(targets)
+    validate_kv_sources(sources, windows, path=r.path, field=field)
+    return sources
+
+
+def with_share_every(spec: ModelSpec, k: int) -> ModelSpec:
+    """The same model with CLA applied: every run of k consecutive layers shares one cache."""
+    from dataclasses import replace
+
+    if k < 1:
+        raise InputError(f"--share-layers: must be >= 1, got {k}")
+    if k == 1:
+        return spec
+    sources = share_every_sources(spec.num_hidden_layers, k)
+    try:
+        validate_kv_sources(sources, spec.layer_windows, path=spec.path, field="kv_sharing")
+    except SpecError as exc:
+        raise InputError(f"--share-layers {k}: {exc.message}") from None
+    return replace(spec, kv_sources=sources)
+
+
 def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
     moe = MoESpec(
         n_routed_experts=r.int("n_routed_experts"),
@@ -261,6 +368,8 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         bias=mlp_r.bool("bias"),
     )
     mlp_r.finish()
+    sharing_r = r.section("kv_sharing", required=False)
+    sources = _parse_sharing(sharing_r, windows) if sharing_r is not None else ()
     moe_r = r.section("moe", required=False)
     moe = _parse_moe(moe_r, layers) if moe_r is not None else None
     position_embedding = r.str(
@@ -288,6 +397,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         norm_type=r.str("norm_type", required=False, default="rmsnorm",
                         choices=("rmsnorm", "layernorm")),
         layer_windows=windows,
+        kv_sources=sources,
     )
     r.finish()
     return spec

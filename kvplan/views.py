@@ -72,7 +72,8 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
     rows = [
         row("per token per layer", est.bytes_per_token_per_layer,
             f"{est.elements_per_token_per_layer:,} elements x {est.kv_dtype}"),
-        row("per token (all layers)", est.bytes_per_token, f"x {est.num_kv_layers} layers"),
+        row("per token (all layers)", est.bytes_per_token,
+            f"x {est.num_kv_layers} cache-owning layers"),
         row("per block per layer (page)", est.bytes_per_block_per_layer,
             f"{est.block_size} tokens"),
         row("per block (all layers)", est.bytes_per_block, f"{est.block_size} tokens"),
@@ -90,6 +91,10 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
             f"{est.num_sliding_layers} of {est.num_layers} layers use a sliding window of "
             f"{est.sliding_window:,} tokens and hold at most the window plus one block."
         )
+    if est.num_kv_shared_layers:
+        notes.append(
+            f"{est.num_kv_shared_layers} of {est.num_layers} layers reuse an earlier layer's KV "
+            "cache (cross-layer sharing) and allocate nothing.")
     notes.append(BYTES_NOTE)
     records = {"schema_version": JSON_SCHEMA_VERSION, **est.to_dict(), "source": spec.source}
     return View(

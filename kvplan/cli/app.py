@@ -210,6 +210,9 @@ def compare_cmd(
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU preset for max requests and roofline time.")] = None,
+    share_layers: Annotated[int, typer.Option(
+        "--share-layers", min=1,
+        help="Cross-layer KV sharing (CLA): every K consecutive layers share one cache.")] = 1,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, roofline."""
@@ -219,9 +222,10 @@ def compare_cmd(
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
-            gpu=preset)
+            gpu=preset, share_layers=share_layers)
         emit(compare_view(spec, comparison, context=context, batch=batch,
-                          kv_dtype=kv_dtype.value, tp=tp, gpu=preset), fmt)
+                          kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
+                          share_layers=share_layers), fmt)
 
 
 def main() -> None:
