@@ -442,16 +442,28 @@ def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
     return parse_spec(data, path=shown, spec_id=spec_id or path.stem)
 
 
-def load_spec(model: str) -> ModelSpec:
-    """Resolve a MODEL argument: a bundled id (``deepseek-v3``) or a path to a YAML file."""
+def load_model(model: str) -> tuple[ModelSpec, list[str]]:
+    """Resolve a MODEL argument, with any import warnings: a bundled id (``deepseek-v3``), a
+    spec YAML file, a HuggingFace ``config.json``, or a folder holding a config.json."""
     candidate = Path(model)
+    is_config = candidate.suffix == ".json" or (
+        candidate.is_dir() and (candidate / "config.json").is_file())
+    if is_config:
+        from .hf_config import load_config  # only when a config.json is given
+
+        return load_config(candidate)
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
-        return load_spec_file(candidate)
+        return load_spec_file(candidate), []
     bundled = bundled_specs_dir() / f"{model}.yaml"
     if bundled.is_file():
-        return load_spec_file(bundled, spec_id=model)
+        return load_spec_file(bundled, spec_id=model), []
     known = ", ".join(bundled_spec_ids())
     raise SpecError(model, None, f"no such file or bundled spec (bundled: {known})")
+
+
+def load_spec(model: str) -> ModelSpec:
+    """Like `load_model`, without the import warnings."""
+    return load_model(model)[0]
 
 
 def load_bundled_specs() -> list[ModelSpec]:

@@ -102,7 +102,9 @@ def test_bad_options_exit_2(args) -> None:
 
 
 def test_help_for_every_command() -> None:
-    for cmd in ("specs", "gpus", "estimate"):
+    names = {c.name for c in app.registered_commands}
+    assert {"specs", "gpus", "estimate", "compare", "import"} <= names
+    for cmd in names:
         result = runner.invoke(app, [cmd, "--help"])
         assert result.exit_code == 0
         assert result.stdout.strip()
@@ -124,3 +126,54 @@ def test_python_dash_m_and_no_heavy_imports() -> None:
                           check=True)
     assert json.loads(proc.stdout)["bytes_per_token"] == 70_272
     assert "HEAVY []" in proc.stderr
+
+
+CONFIGS = __import__("pathlib").Path(__file__).parent / "data" / "configs"
+
+
+def test_import_to_stdout_and_file(tmp_path) -> None:
+    import yaml
+
+    from kvplan.spec import load_spec_file
+
+    result = runner.invoke(app, ["import", str(CONFIGS / "deepseek-v2.json")])
+    assert result.exit_code == 0, result.output
+    assert yaml.safe_load(result.stdout)["attention"]["kv_lora_rank"] == 512
+    out = tmp_path / "ds.yaml"
+    result = runner.invoke(app, ["import", str(CONFIGS / "deepseek-v2.json"), "-o", str(out)])
+    assert result.exit_code == 0
+    spec = load_spec_file(out)
+    assert spec.attention.elements_per_token() == 576
+    # Refuses to overwrite without --force; leaves the file alone.
+    before = out.read_text()
+    result = runner.invoke(app, ["import", str(CONFIGS / "gpt2.json"), "-o", str(out)])
+    assert result.exit_code == 2 and "exists" in result.stderr
+    assert out.read_text() == before
+    result = runner.invoke(app, ["import", str(CONFIGS / "gpt2.json"), "-o", str(out), "--force"])
+    assert result.exit_code == 0
+    assert load_spec_file(out).attention.num_attention_heads == 12
+    assert [p.name for p in tmp_path.iterdir()] == ["ds.yaml"]  # no temporary files left
+
+
+def test_config_json_and_folder_as_model(tmp_path) -> None:
+    folder = tmp_path / "snapshot"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "llama-3-70b.json").read_text())
+    for model in (str(CONFIGS / "llama-3-70b.json"), str(folder)):
+        result = runner.invoke(app, ["estimate", model, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["bytes_per_token"] == 327_680
+
+
+def test_bad_config_json(tmp_path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text('{"model_type": "llama", "hidden_size": 4096,')
+    result = runner.invoke(app, ["import", str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"kvplan: error: {bad}: malformed JSON at line 1")
+    bad.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096,
+                               "num_attention_heads": 32, "vocab_size": 10}))
+    result = runner.invoke(app, ["estimate", str(bad)])
+    assert result.exit_code == 2
+    assert "num_hidden_layers" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

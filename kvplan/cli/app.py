@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -29,7 +30,7 @@ from kvplan.dtypes import KVDType
 from kvplan.errors import InputError, KvplanError
 from kvplan.gpus import GPUS, get_gpu
 from kvplan.render import OutputFormat, emit, warn
-from kvplan.spec import load_bundled_specs, load_spec
+from kvplan.spec import ModelSpec, load_bundled_specs, load_model
 from kvplan.units import GiB
 from kvplan.views import (
     ReverseAnswers,
@@ -48,7 +49,8 @@ app = typer.Typer(
 )
 
 ModelArg = Annotated[
-    str, typer.Argument(help="Bundled spec id (see `kvplan specs`) or path to a spec YAML file.")
+    str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a "
+                             "HuggingFace config.json (or a folder holding one).")
 ]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 KVDTypeOpt = Annotated[KVDType, typer.Option("--kv-dtype", help="KV-cache element type.")]
@@ -69,6 +71,14 @@ def _handle_errors() -> Iterator[None]:
             raise
         sys.stderr.write(f"kvplan: error: {exc}\n")
         raise typer.Exit(exc.exit_code) from None
+
+
+def load_spec(model: str) -> ModelSpec:
+    """Load a MODEL argument; config.json import warnings go to stderr."""
+    spec, warnings = load_model(model)
+    for w in warnings:
+        warn(f"kvplan: warning: {w}")
+    return spec
 
 
 @app.command("specs")
@@ -226,6 +236,54 @@ def compare_cmd(
         emit(compare_view(spec, comparison, context=context, batch=batch,
                           kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
                           share_layers=share_layers), fmt)
+
+
+@app.command("import")
+def import_cmd(
+    config: Annotated[str, typer.Argument(
+        help="A HuggingFace config.json, or a folder holding one (local files only).")],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write the spec YAML here (default: stdout).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")
+                     ] = False,
+) -> None:
+    """Convert a HuggingFace config.json into a kvplan spec YAML to review and edit."""
+    with _handle_errors():
+        from kvplan.hf_config import read_config, spec_mapping_from_config, spec_yaml_text
+        from kvplan.spec import parse_spec
+
+        data, shown = read_config(Path(config))
+        mapping, warnings = spec_mapping_from_config(data, path=shown)
+        parse_spec(mapping, path=shown, spec_id=mapping.get("model_type", "model"))  # validate
+        text = spec_yaml_text(mapping, warnings)
+        for w in warnings:
+            warn(f"kvplan: warning: {w}")
+        if output is None:
+            sys.stdout.write(text)
+            return
+        target = Path(output)
+        if target.exists() and not force:
+            raise InputError(f"--output: {output} exists (pass --force to overwrite)")
+        write_atomic(target, text)
+        warn(f"kvplan: wrote {output}")
+
+
+def write_atomic(target: Path, text: str) -> None:
+    """Write via a temporary file in the same folder, then rename: never half-written."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
+    except OSError as exc:
+        raise InputError(f"--output: cannot write to {target.parent}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def main() -> None:

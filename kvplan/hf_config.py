@@ -1,0 +1,553 @@
+"""Import a HuggingFace ``config.json`` into kvplan's model-spec schema (``kvplan import``).
+
+Pure and offline: the file is read with :mod:`json`, converted to a mapping in the YAML schema of
+``model_specs/README.md`` and validated by :func:`kvplan.spec.parse_spec`. Field names are the
+ones transformers' config classes use; defaults that a config.json leaves out are those classes'
+defaults, and every default or guess that matters is reported as a warning.
+
+Families (``model_type``): llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma,
+gemma2, gemma3 / gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, minicpm3, falcon, gpt2, gpt_neox,
+opt, phi3, granite. MLA is recognised by its fields (``kv_lora_rank``), never by the name. Other
+model types are read best-effort from the standard fields, with a warning naming the assumptions.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .dtypes import WEIGHT_DTYPE_ALIASES
+from .errors import SpecError
+from .spec import FULL, SLIDING, ModelSpec, parse_spec
+
+MISSING = "missing: needed for KV sizing"
+
+_LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3"}
+_QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+_GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
+_MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3"}
+_LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
+KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | _MLA_FAMILY | _LAYERNORM_FAMILY)
+
+# tie_word_embeddings when config.json does not say (each config class's default).
+_TIE_DEFAULT = {
+    "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
+    "falcon": True, "gpt2": True, "opt": True,
+}
+
+# transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131072,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+    "tie_word_embeddings": True,
+}
+
+_TOP_ORDER = (
+    "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
+    "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
+    "norm_type",
+)
+
+
+class _Config:
+    """A config.json mapping plus the path (for errors) and the warnings gathered so far."""
+
+    def __init__(self, data: Mapping[str, Any], path: str, model_type: str) -> None:
+        self.data = data
+        self.path = path
+        self.model_type = model_type
+        self.warnings: list[str] = []
+        self.assumed: list[str] = []  # assumptions for an unknown model_type
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def first(self, *keys: str) -> tuple[str | None, Any]:
+        for key in keys:
+            if self.data.get(key) is not None:
+                return key, self.data[key]
+        return None, None
+
+    def int(self, *keys: str, required: str | None = None, what: str = MISSING) -> int | None:
+        """The first of `keys` present, as a positive integer; `required` names the error field."""
+        key, value = self.first(*keys)
+        if key is None:
+            if required is not None:
+                raise SpecError(self.path, required, what)
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SpecError(self.path, key, f"expected a positive integer, got {value!r}")
+        return value
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise SpecError(self.path, key, f"expected true or false, got {value!r}")
+        return value
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _text_config(config: Mapping[str, Any], model_type: str, cfg_warn: list[str]) -> dict:
+    """Gemma-3 keeps the decoder's settings under text_config; fill gaps with the defaults."""
+    if model_type not in ("gemma3", "gemma3_text"):
+        return dict(config)
+    text = config.get("text_config")
+    merged = dict(config)
+    if isinstance(text, Mapping):
+        merged.update({k: v for k, v in text.items() if v is not None})
+        # torch_dtype is a top-level field of the multimodal config; keep it when present.
+        for key in ("torch_dtype", "dtype"):
+            if config.get(key) is not None:
+                merged[key] = config[key]
+    used = []
+    for key, value in GEMMA3_TEXT_DEFAULTS.items():
+        if key == "sliding_window_pattern" and merged.get("_sliding_window_pattern") is not None:
+            continue
+        if merged.get(key) is None:
+            merged[key] = value
+            used.append(f"{key} {value}")
+    if used:
+        cfg_warn.append("not in config.json, taken from transformers' Gemma3TextConfig defaults: "
+                        + ", ".join(used))
+    return merged
+
+
+def _model_type(config: Mapping[str, Any]) -> str:
+    value = config.get("model_type")
+    return value.strip() if isinstance(value, str) and value.strip() else "unknown"
+
+
+def _name(config: Mapping[str, Any], path: str, model_type: str) -> str:
+    value = config.get("_name_or_path")
+    if isinstance(value, str) and value.strip():
+        value = value.strip().rstrip("/")
+        # A local path says little; keep its last component.
+        return value.rsplit("/", 1)[-1] if value.startswith(("/", ".", "~")) else value
+    return _id_from_path(path) or model_type
+
+
+def _id_from_path(path: str) -> str:
+    p = Path(path)
+    if p.name == "config.json":
+        return p.parent.name
+    return p.stem if p.suffix == ".json" else p.name
+
+
+def _dtype(c: _Config) -> str:
+    quant = c.data.get("quantization_config")
+    if isinstance(quant, Mapping):
+        method = str(quant.get("quant_method", "")).lower()
+        bits = quant.get("bits")
+        if method == "fp8":
+            c.warn("quantization_config quant_method fp8: weights counted as float8 "
+                   "(torch_dtype in config.json is the compute dtype)")
+            return "float8"
+        if bits in (4, 8) and not isinstance(bits, bool):
+            c.warn(f"quantization_config {method or '?'} with {bits} bits: weights counted as "
+                   f"int{bits}, group scales not counted")
+            return f"int{bits}"
+        c.warn(f"quantization_config ({method or 'unknown method'}) ignored: weights counted in "
+               "torch_dtype")
+    key, value = c.first("torch_dtype", "dtype")
+    if key is None:
+        c.warn("torch_dtype absent: assumed float32 (transformers' default load dtype)")
+        return "float32"
+    if not isinstance(value, str) or value not in WEIGHT_DTYPE_ALIASES:
+        c.warn(f"{key} {value!r} is not a weight dtype kvplan knows: assumed bfloat16")
+        return "bfloat16"
+    return value
+
+
+def _head_attention(c: _Config, heads: int, hidden: int, layers: int) -> dict:
+    mt = c.model_type
+    head_dim = c.int("head_dim")
+    if head_dim is None:
+        if hidden % heads:
+            raise SpecError(c.path, "head_dim",
+                            f"missing, and hidden_size {hidden} is not a multiple of "
+                            f"num_attention_heads {heads}")
+        head_dim = hidden // heads
+        if mt not in KNOWN_MODEL_TYPES:
+            c.assumed.append("head_dim = hidden_size / num_attention_heads")
+
+    if mt == "falcon":
+        if c.bool("new_decoder_architecture", False):
+            kv = c.int("num_kv_heads", "n_head_kv") or heads
+        elif c.bool("multi_query", True):
+            kv = 1
+        else:
+            kv = heads
+    elif mt in ("gpt2", "opt", "gpt_neox"):
+        kv = heads
+    else:
+        kv = c.int("num_key_value_heads", "num_kv_heads", "n_head_kv")
+        if kv is None:
+            kv = heads
+            if mt not in KNOWN_MODEL_TYPES:
+                c.assumed.append("num_key_value_heads = num_attention_heads")
+    if heads % kv:
+        raise SpecError(c.path, "num_key_value_heads",
+                        f"{kv} does not divide num_attention_heads ({heads})")
+    kind = "mha" if kv == heads else "mqa" if kv == 1 else "gqa"
+
+    # Biases: qwen2 always biases q/k/v (not o); llama-style `attention_bias` covers q/k/v and o.
+    if mt in ("qwen2", "qwen2_moe"):
+        qkv_bias, o_bias = True, False
+    elif mt == "gpt2":
+        qkv_bias = o_bias = True
+    elif mt == "gpt_neox":
+        qkv_bias = o_bias = c.bool("attention_bias", True)
+    elif mt == "opt":
+        qkv_bias = o_bias = c.bool("enable_bias", True)
+    elif mt == "falcon":
+        qkv_bias = o_bias = c.bool("bias", False)
+    elif mt == "phi3":
+        qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    else:
+        if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
+            c.assumed.append("no attention biases")
+        qkv_bias = o_bias = c.bool("attention_bias", False)
+
+    att: dict[str, Any] = {
+        "kind": kind,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "head_dim": head_dim,
+        "attention_bias": qkv_bias,
+        "o_proj_bias": o_bias,
+    }
+    att.update(_windows(c, layers))
+    return att
+
+
+def _windows(c: _Config, layers: int) -> dict:
+    """Sliding-window fields: sliding_window plus sliding_window_pattern or layer_types."""
+    mt = c.model_type
+    window = c.data.get("sliding_window")
+    if mt == "gemma2" and window is None:
+        window = 4096  # Gemma2Config default
+        c.warn("sliding_window absent: Gemma2Config default 4096")
+    if mt in _QWEN or "use_sliding_window" in c.data:
+        # Qwen: sliding_window is only honoured with use_sliding_window, and then only by the
+        # layers from max_window_layers on (transformers: i >= max_window_layers slides).
+        if not c.bool("use_sliding_window", False):
+            return {}
+        if window is None:
+            return {}
+        if not isinstance(c.data.get("layer_types"), list):
+            first_full = c.data.get("max_window_layers")
+            first_full = layers if first_full is None else int(first_full)
+            types = [SLIDING if i >= first_full else FULL for i in range(layers)]
+            return _from_layer_types(c, window, types, layers)
+    if window is None:
+        return {}
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise SpecError(c.path, "sliding_window", f"expected a positive integer, got {window!r}")
+    types = c.data.get("layer_types")
+    if isinstance(types, list):
+        return _from_layer_types(c, window, types, layers)
+    if mt == "gemma2":
+        return {"sliding_window": window, "sliding_window_pattern": 2}
+    if mt in ("gemma3", "gemma3_text"):
+        pattern = c.int("sliding_window_pattern", "_sliding_window_pattern") or 6
+        return {"sliding_window": window, "sliding_window_pattern": pattern}
+    if mt not in ("mistral", "mixtral"):
+        c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
+    return {"sliding_window": window}
+
+
+def _from_layer_types(c: _Config, window: int, types: list, layers: int) -> dict:
+    if len(types) != layers:
+        raise SpecError(c.path, "layer_types",
+                        f"expected {layers} entries (one per layer), got {len(types)}")
+    norm = []
+    for t in types:
+        if t not in (SLIDING, FULL):
+            c.warn(f"layer_types entry {t!r} counted as {FULL} (upper bound for its KV cache)")
+            t = FULL
+        norm.append(t)
+    if SLIDING not in norm:
+        return {}
+    if FULL not in norm:
+        return {"sliding_window": window}
+    return {"sliding_window": window, "layer_types": norm}
+
+
+def _mla_attention(c: _Config, heads: int, hidden: int) -> dict:
+    v_head_dim = c.int("v_head_dim")
+    if v_head_dim is None:
+        if hidden % heads:
+            raise SpecError(c.path, "v_head_dim", MISSING)
+        v_head_dim = hidden // heads
+        c.warn(f"v_head_dim absent: hidden_size / num_attention_heads = {v_head_dim}"
+               + (" (as MiniCPM3 derives it)" if c.model_type == "minicpm3" else " (assumed)"))
+    att: dict[str, Any] = {
+        "kind": "mla",
+        "num_attention_heads": heads,
+        "kv_lora_rank": c.int("kv_lora_rank", required="kv_lora_rank"),
+        "qk_rope_head_dim": c.int("qk_rope_head_dim", required="qk_rope_head_dim"),
+        "qk_nope_head_dim": c.int("qk_nope_head_dim", required="qk_nope_head_dim"),
+        "v_head_dim": v_head_dim,
+        "q_lora_rank": c.int("q_lora_rank"),
+    }
+    if c.bool("attention_bias", False):
+        att["attention_bias"] = True
+    if c.has("sliding_window"):
+        c.warn("sliding_window ignored for MLA")
+    return att
+
+
+def _mlp(c: _Config, hidden: int) -> dict:
+    mt = c.model_type
+    if mt == "gpt2":
+        width = c.int("n_inner") or 4 * hidden
+        return {"intermediate_size": width, "gated": False, "bias": True}
+    if mt == "falcon":
+        width = c.int("ffn_hidden_size") or 4 * hidden
+        if not c.has("ffn_hidden_size"):
+            c.warn(f"ffn_hidden_size absent: FalconConfig default 4 * hidden_size = {width}")
+        return {"intermediate_size": width, "gated": False, "bias": c.bool("bias", False)}
+    if mt == "opt":
+        width = c.int("ffn_dim", required="ffn_dim", what="missing: needed for the weight count")
+        return {"intermediate_size": width, "gated": False, "bias": c.bool("enable_bias", True)}
+    if mt == "gpt_neox":
+        width = c.int("intermediate_size") or 4 * hidden
+        return {"intermediate_size": width, "gated": False, "bias": True}
+    width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
+    if width is None:
+        width = 4 * hidden
+        c.assumed.append(f"intermediate_size = 4 * hidden_size = {width}")
+    if mt not in KNOWN_MODEL_TYPES:
+        c.assumed.append("gated MLP")
+    return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
+
+
+def _moe(c: _Config, layers: int, dense_width: int) -> dict | None:
+    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts")
+    if key is None or experts == 0:
+        return None
+    experts = c.int(key)
+    per_tok = c.int("num_experts_per_tok", required="num_experts_per_tok",
+                    what="missing: needed for MoE active parameters")
+    width = c.int("moe_intermediate_size")
+    if width is None:
+        width = dense_width  # mixtral: intermediate_size is the width of one expert
+        if c.model_type != "mixtral":
+            c.warn(f"moe_intermediate_size absent: experts assumed intermediate_size "
+                   f"({width}) wide")
+    moe: dict[str, Any] = {
+        "n_routed_experts": experts,
+        "num_experts_per_tok": per_tok,
+        "moe_intermediate_size": width,
+    }
+    shared = c.data.get("n_shared_experts")
+    if shared:
+        moe["n_shared_experts"] = int(shared)
+    shared_width = c.data.get("shared_expert_intermediate_size")
+    if shared_width:
+        moe["shared_expert_intermediate_size"] = int(shared_width)
+    first_k = int(c.data.get("first_k_dense_replace") or 0)
+    freq = int(c.data.get("moe_layer_freq") or 1)
+    step = c.data.get("decoder_sparse_step")
+    if step is not None and int(step) > 1:
+        # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
+        step = int(step)
+        first_k, freq = step - 1, step
+    mlp_only = c.data.get("mlp_only_layers") or []
+    if mlp_only:
+        if sorted(mlp_only) == list(range(len(mlp_only))) and freq == 1 and first_k == 0:
+            first_k = len(mlp_only)
+        else:
+            c.warn(f"mlp_only_layers {mlp_only} use the dense MLP, which kvplan cannot express "
+                   "(it has first_k_dense_replace and moe_layer_freq only): counted as MoE layers")
+    if first_k > layers:
+        raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
+    moe["first_k_dense_replace"] = first_k
+    moe["moe_layer_freq"] = freq
+    return moe
+
+
+def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str]]:
+    """Convert a config.json mapping into kvplan's YAML schema; returns (mapping, warnings)."""
+    if not isinstance(config, Mapping):
+        raise SpecError(path, None, "expected a JSON object")
+    model_type = _model_type(config)
+    pre_warnings: list[str] = []
+    data = _text_config(config, model_type, pre_warnings)
+    c = _Config(data, path, model_type)
+    c.warnings.extend(pre_warnings)
+    mt = model_type
+    known = mt in KNOWN_MODEL_TYPES
+
+    layers = c.int("num_hidden_layers", "n_layer", "num_layers",
+                   required="n_layer" if mt == "gpt2" else "num_hidden_layers")
+    heads = c.int("num_attention_heads", "n_head",
+                  required="n_head" if mt == "gpt2" else "num_attention_heads")
+    hidden = c.int("hidden_size", "n_embd", "d_model",
+                   required="n_embd" if mt == "gpt2" else "hidden_size")
+    vocab = c.int("vocab_size", "padded_vocab_size", required="vocab_size",
+                  what="missing: needed for the weight count")
+
+    is_mla = c.has("kv_lora_rank")
+    if is_mla:
+        attention = _mla_attention(c, heads, hidden)
+    else:
+        attention = _head_attention(c, heads, hidden, layers)
+    mlp = _mlp(c, hidden)
+    moe = _moe(c, layers, mlp["intermediate_size"])
+
+    # Embeddings, positions, norms.
+    if c.has("tie_word_embeddings"):
+        tie = c.bool("tie_word_embeddings", False)
+    else:
+        tie = _TIE_DEFAULT.get(mt, False)
+        if known:
+            c.warn(f"tie_word_embeddings absent: {mt} default ({str(tie).lower()})")
+        else:
+            c.assumed.append("untied embeddings")
+    if mt == "gpt2":
+        position, max_pos = "learned", c.int("n_positions", "max_position_embeddings",
+                                             required="n_positions",
+                                             what="missing: needed for learned positions")
+    elif mt == "opt":
+        # OPT's learned position table has max_position_embeddings + 2 rows (a fixed offset of
+        # 2); the 2 extra rows (2 * hidden_size parameters) are ignored.
+        position = "learned"
+        max_pos = c.int("max_position_embeddings", required="max_position_embeddings",
+                        what="missing: needed for learned positions")
+    else:
+        position = "alibi" if c.bool("alibi", False) else "rope"
+        max_pos = c.int("max_position_embeddings", "n_positions", "seq_length")
+        if mt == "falcon" and max_pos is None:
+            max_pos = 2048
+            c.warn("max_position_embeddings absent: FalconConfig default 2048")
+        if not known and not c.has("alibi"):
+            c.assumed.append("RoPE positions")
+    norm = "layernorm" if mt in _LAYERNORM_FAMILY else "rmsnorm"
+    if not known:
+        c.assumed.append("rmsnorm")
+
+    _family_notes(c)
+    if not known:
+        c.warn(f"model_type {mt!r} is not one kvplan knows; read best-effort from the standard "
+               f"fields, assumed: {', '.join(dict.fromkeys(c.assumed))}")
+
+    mapping: dict[str, Any] = {
+        "name": _name(config, path, mt),
+        "source": path,
+        "model_type": mt,
+        "torch_dtype": _dtype(c),
+        "num_hidden_layers": layers,
+        "hidden_size": hidden,
+        "vocab_size": vocab,
+        "tie_word_embeddings": tie,
+        "position_embedding": position,
+    }
+    if max_pos is not None:
+        mapping["max_position_embeddings"] = max_pos
+    mapping["norm_type"] = norm
+    mapping["attention"] = attention
+    mapping["mlp"] = mlp
+    if moe is not None:
+        mapping["moe"] = moe
+    return mapping, c.warnings
+
+
+def _family_notes(c: _Config) -> None:
+    """Things a config.json says that the schema does not hold, so the user knows."""
+    mt = c.model_type
+    if mt == "opt":
+        proj = c.data.get("word_embed_proj_dim")
+        hidden = c.data.get("hidden_size")
+        if proj is not None and proj != hidden:
+            c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
+                   "matrices are not counted, and the embeddings are counted hidden_size wide")
+    if mt == "gpt_neox" and c.data.get("rotary_pct") not in (None, 1, 1.0):
+        c.warn(f"rotary_pct {c.data['rotary_pct']}: only part of each head rotates; "
+               "KV size unchanged")
+    nextn = c.data.get("num_nextn_predict_layers")
+    if nextn:
+        c.warn(f"num_nextn_predict_layers {nextn}: the multi-token-prediction module is not "
+               "part of num_hidden_layers and is not counted")
+    moe_freq = c.data.get("moe_layer_freq")
+    if moe_freq not in (None, 1) and c.has("first_k_dense_replace"):
+        c.warn("moe_layer_freq > 1: kvplan counts every moe_layer_freq-th layer after "
+               "first_k_dense_replace as MoE")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _config_path(path: Path) -> Path:
+    return path / "config.json" if path.is_dir() else path
+
+
+def read_config(path: Path) -> tuple[dict, str]:
+    """Read a config.json (or a folder holding one); returns (mapping, shown path)."""
+    file = _config_path(Path(path))
+    shown = str(file)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(shown, None, "file not found") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise SpecError(shown, None, f"cannot read: {exc.__class__.__name__}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(shown, None,
+                        f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+                        ) from None
+    if not isinstance(data, dict):
+        raise SpecError(shown, None, "expected a JSON object at the top level")
+    return data, shown
+
+
+def load_config(path: Path) -> tuple[ModelSpec, list[str]]:
+    """Load a config.json (file or folder) as a validated ModelSpec, plus the import warnings."""
+    data, shown = read_config(Path(path))
+    mapping, warnings = spec_mapping_from_config(data, path=shown)
+    spec_id = _id_from_path(shown) or mapping["model_type"]
+    return parse_spec(mapping, path=shown, spec_id=spec_id), warnings
+
+
+def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) -> str:
+    """Render a spec mapping as YAML in the schema's order, with a header and the warnings."""
+    import yaml  # light, but only needed here
+
+    lines = [
+        f"# Imported from {mapping.get('source', '?')} by `kvplan import`.",
+        "# Check the values against the model card; the schema is in model_specs/README.md.",
+    ]
+    if warnings:
+        lines.append("# Warnings:")
+        for w in warnings:
+            lines.extend(textwrap.wrap(" ".join(str(w).split()), width=98,
+                                       initial_indent="#   - ", subsequent_indent="#     "))
+    top = {k: mapping[k] for k in _TOP_ORDER if k in mapping}
+    top.update({k: v for k, v in mapping.items()
+                if k not in top and k not in ("attention", "mlp", "moe")})
+    parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
+    for section in ("attention", "mlp", "moe"):
+        if section in mapping:
+            parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
+                                        default_flow_style=False))
+    return "\n".join(p.rstrip("\n") + "\n" for p in parts)
