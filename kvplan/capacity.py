@@ -29,6 +29,7 @@ from .cache import KVLayout, kv_layout
 from .dtypes import get_dtype
 from .errors import InputError
 from .params import ParamCount, count_params
+from .search import first_true
 from .spec import ModelSpec
 from .units import GiB, cdiv
 
@@ -406,16 +407,12 @@ def longest_context(spec: ModelSpec, inputs: PlanInputs, requests: int) -> int |
 
     if not fits(1):
         return None
-    lo, hi = 1, limit
-    if fits(hi):
-        return hi
-    while hi - lo > 1:  # invariant: fits(lo) and not fits(hi); requests fall as context grows
-        mid = (lo + hi) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    if fits(limit):
+        return limit
+    # Requests fall as context grows: the longest fitting context is one below the first misfit.
+    first_misfit = first_true(lambda ctx: not fits(ctx), limit=limit)
+    assert first_misfit is not None
+    return first_misfit - 1
 
 
 def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float | None:

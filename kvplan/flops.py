@@ -26,6 +26,7 @@ from .attention import HeadAttention, LatentAttention
 from .cache import kv_layout
 from .dtypes import get_dtype
 from .params import count_params
+from .search import first_true
 from .spec import ModelSpec
 
 
@@ -228,8 +229,8 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
 
 def _compute_bound_batch(spec: ModelSpec, flops_per_token: int, kv_read: int, bw: int,
                          peak: int, *, tp: int = 1, limit: int = 1 << 20) -> int | None:
-    """Smallest batch B with B·F/peak >= (W(B) + B·KV)/bw, by doubling then bisection; None when
-    the step stays memory-bound (each request's KV read alone outweighs its FLOPs)."""
+    """Smallest batch B with B·F/peak >= (W(B) + B·KV)/bw; None when the step stays
+    memory-bound (each request's KV read alone outweighs its FLOPs)."""
     if flops_per_token / peak <= kv_read / bw:
         return None
 
@@ -237,21 +238,7 @@ def _compute_bound_batch(spec: ModelSpec, flops_per_token: int, kv_read: int, bw
         weights = _weights_read_bytes(spec, b) // tp
         return b * flops_per_token / peak >= (weights + b * kv_read) / bw
 
-    hi = 1
-    while not bound(hi):
-        hi *= 2
-        if hi > limit:
-            return None
-    lo = hi // 2
-    if lo == 0:
-        return 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if bound(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_true(bound, limit=limit)
 
 
 def absorbed_crossover_context(spec: ModelSpec, limit: int = 1 << 20) -> int | None:
@@ -265,21 +252,8 @@ def absorbed_crossover_context(spec: ModelSpec, limit: int = 1 << 20) -> int | N
         n = attention_flops(spec, context=ctx, mla_form=MLAForm.naive).total
         return a < n
 
-    ctx = 1
-    while not cheaper(ctx):
-        ctx *= 2
-        if ctx > limit:
-            return None
-    lo, hi = ctx // 2, ctx
-    if lo == 0 or cheaper(lo):
-        return ctx if lo == 0 else lo
-    while hi - lo > 1:  # cheaper(hi), not cheaper(lo); the difference grows linearly in ctx
-        mid = (lo + hi) // 2
-        if cheaper(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    # The naive form's extra cost grows linearly in the context, so this is monotone.
+    return first_true(cheaper, limit=limit)
 
 
 def with_attention(spec: ModelSpec, attention: HeadAttention | LatentAttention) -> ModelSpec:

@@ -21,7 +21,7 @@ from typing import Any
 
 from .dtypes import WEIGHT_DTYPE_ALIASES
 from .errors import SpecError
-from .spec import FULL, SLIDING, ModelSpec, parse_spec
+from .spec import FULL, SLIDING, ModelSpec, parse_spec, read_text
 
 MISSING = "missing: needed for KV sizing"
 
@@ -504,12 +504,7 @@ def read_config(path: Path) -> tuple[dict, str]:
     """Read a config.json (or a folder holding one); returns (mapping, shown path)."""
     file = _config_path(Path(path))
     shown = str(file)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(shown, None, "file not found") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(shown, None, f"cannot read: {exc.__class__.__name__}") from None
+    text = read_text(file)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -420,16 +420,21 @@ def bundled_spec_ids() -> list[str]:
     return sorted(p.stem for p in bundled_specs_dir().glob("*.yaml"))
 
 
+def read_text(path: Path) -> str:
+    """A UTF-8 file's text; a missing or unreadable file is a SpecError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(str(path), None, "file not found") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise SpecError(str(path), None, f"cannot read: {exc.__class__.__name__}") from None
+
+
 def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
     import yaml  # light, but only needed here
 
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(shown, None, "file not found") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(shown, None, f"cannot read: {exc.__class__.__name__}") from None
+    text = read_text(path)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -86,3 +86,20 @@ def test_dtype_bytes_round_up_once(elements, name) -> None:
     dtype = DTYPES[name]
     assert dtype.bytes_for(elements) * 8 >= dtype.bits_for(elements)
     assert dtype.bytes_for(elements) * 8 - dtype.bits_for(elements) < 8
+
+
+@given(threshold=st.integers(1, 10_000), start=st.integers(1, 50), limit=st.integers(1, 20_000))
+def test_first_true(threshold, start, limit) -> None:
+    from kvplan.search import first_true
+
+    calls = []
+
+    def pred(n: int) -> bool:
+        calls.append(n)
+        return n >= threshold
+
+    got = first_true(pred, start=start, limit=max(start, limit))
+    hi = max(start, limit)
+    expected = max(threshold, start) if max(threshold, start) <= hi else None
+    assert got == expected
+    assert len(calls) <= 2 * hi.bit_length() + 4
