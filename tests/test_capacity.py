@@ -23,7 +23,7 @@ from kvplan.capacity import (
 from kvplan.cli import app
 from kvplan.errors import InputError
 from kvplan.params import count_params
-from kvplan.units import GiB
+from kvplan.units import GiB, cdiv
 
 runner = CliRunner()
 
@@ -312,3 +312,43 @@ def test_cli_budget_too_small_warns() -> None:
     assert result.exit_code == 0
     assert json.loads(result.stdout)["max_requests"] == 0
     assert "not one request" in result.stderr
+
+
+# --- vLLM, DeepSeek-V2-Lite, TP 2 x PP 2 on L4 (vllm-project/vllm PR #20665 log) ----------------
+# Stage 0 ranks: "Available KV cache memory: 12.13 GiB"; stage 1 ranks: "11.33 GiB";
+# "GPU KV cache size: 807,792 tokens"; "Maximum concurrency for 1,024 tokens per request: 788.86x".
+# 27 layers split [14, 13] (vLLM get_pp_indices); MLA page 16 x 576 x 2 B = 18,432 B, not divided
+# by TP. The answer is the smaller stage's block count: 807,792 / 16 = 50,487 blocks, and
+# 50,487 / 64 = 788.86.
+
+
+def test_vllm_deepseek_v2_lite_pp2_tp2_log() -> None:
+    spec = load_spec("deepseek-v2-lite")
+    stage_blocks = []
+    for stage, gib in ((0, 12.13), (1, 11.33)):
+        low, high = (plan_capacity(spec, PlanInputs(
+            context=1024, tp=2, pp=2, kv_budget_bytes=int(g * GiB))).stages[stage]
+            for g in (gib - 0.005, gib + 0.005))
+        assert (low.num_layers, low.page_bytes) == ((14, 13)[stage], 18_432)
+        stage_blocks.append((low.num_blocks, high.num_blocks))
+    # Stage 0 limits: the logged count lies in its rounding band and below stage 1's.
+    (lo0, hi0), (lo1, _) = stage_blocks
+    assert lo0 <= 50_487 <= hi0 < lo1
+    assert f"{50_487 / cdiv(1024, 16):.2f}x" == "788.86x"
+    exact = plan_capacity(spec, PlanInputs(context=1024, tp=2, pp=2,
+                                           kv_budget_bytes=50_487 * 18_432 * 14))
+    assert exact.stages[0].num_blocks == 50_487
+    assert exact.token_capacity == 807_792
+    assert f"{exact.max_concurrency:.2f}x" == "788.86x"
+
+
+# --- SGLang, Qwen3-235B-A22B-FP8, TP 4 on H100 (vllm-project/vllm issue #21348 log) -------------
+# "KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB". 4 KV heads over 4
+# ranks: one head of 128 dims per rank, 94 layers: K size = 367,404 x 94 x 128 x 2 B = 8.23 GiB.
+
+
+def test_sglang_qwen3_235b_tp4_cell_size() -> None:
+    plan = plan_capacity(load_spec("qwen3-235b-a22b"), PlanInputs(
+        context=4096, engine=Engine.sglang, tp=4, kv_budget_bytes=20 * GiB))
+    assert plan.per_gpu_bytes_per_token == 94 * 2 * 1 * 128 * 2
+    assert f"{367_404 * plan.per_gpu_bytes_per_token / 2 / GiB:.2f}" == "8.23"
