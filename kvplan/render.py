@@ -50,7 +50,7 @@ def build_table(view: View):
     table = Table(title=view.title, title_justify="left", caption_justify="left")
     for col in view.columns:
         table.add_column(col.header, justify="right" if col.numeric else "left",
-                         no_wrap=col.numeric, min_width=col.min_width)
+                         no_wrap=col.numeric, min_width=col.min_width, overflow="fold")
     for row in view.rows:
         table.add_row(*row)
     return table

@@ -1,15 +1,14 @@
 """Typer commands. Each one parses its options, calls the pure core and emits a View.
 
-Errors: domain code raises KvplanError; `_handle_errors` turns it into one line on stderr and
-exit code 2 (bad input) or 1 (runtime failure). KVPLAN_DEBUG=1 shows the traceback instead.
+Errors: domain code raises KvplanError; `handle_errors` (cli/common.py) turns it into one line
+on stderr and exit code 2 (bad input) or 1 (runtime failure).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -25,12 +24,21 @@ from kvplan.capacity import (
     longest_context,
     plan_capacity,
 )
+from kvplan.cli.common import (
+    BlockSizeOpt,
+    FormatOpt,
+    KVDTypeOpt,
+    ModelArg,
+    handle_errors,
+    load_spec,
+)
+from kvplan.cli.verify_cmd import verify_cmd
 from kvplan.compare import compare_schemes
 from kvplan.dtypes import KVDType
-from kvplan.errors import InputError, KvplanError
+from kvplan.errors import InputError
 from kvplan.gpus import GPUS, get_gpu
 from kvplan.render import OutputFormat, emit, warn
-from kvplan.spec import ModelSpec, load_bundled_specs, load_model
+from kvplan.spec import load_bundled_specs
 from kvplan.units import GiB
 from kvplan.views import (
     ReverseAnswers,
@@ -48,53 +56,20 @@ app = typer.Typer(
     help="Plan LLM inference KV-cache memory: per token, per block, per request, per GPU.",
 )
 
-ModelArg = Annotated[
-    str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a "
-                             "HuggingFace config.json (or a folder holding one).")
-]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
-KVDTypeOpt = Annotated[KVDType, typer.Option("--kv-dtype", help="KV-cache element type.")]
-BlockSizeOpt = Annotated[
-    int | None,
-    typer.Option("--block-size", min=1,
-                 help="Tokens per paged block. Default: the engine's (vLLM 16, SGLang 1, "
-                      "TRT-LLM 32); MLA backends force their own (FlashMLA 64)."),
-]
-
-
-@contextmanager
-def _handle_errors() -> Iterator[None]:
-    try:
-        yield
-    except KvplanError as exc:
-        if os.environ.get("KVPLAN_DEBUG") == "1":
-            raise
-        sys.stderr.write(f"kvplan: error: {exc}\n")
-        raise typer.Exit(exc.exit_code) from None
-
-
-def load_spec(model: str) -> ModelSpec:
-    """Load a MODEL argument; config.json import warnings go to stderr."""
-    spec, warnings = load_model(model)
-    for w in warnings:
-        warn(f"kvplan: warning: {w}")
-    return spec
-
-
 @app.command("specs")
 def specs_cmd(
     kv_dtype: KVDTypeOpt = KVDType.bf16,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """List the bundled model specs with their attention kind and KV bytes per token."""
-    with _handle_errors():
+    with handle_errors():
         emit(specs_view(load_bundled_specs(), kv_dtype=kv_dtype.value), fmt)
 
 
 @app.command("gpus")
 def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
-    with _handle_errors():
+    with handle_errors():
         emit(gpus_view(list(GPUS.values())), fmt)
 
 
@@ -149,7 +124,7 @@ def estimate_cmd(
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
-    with _handle_errors():
+    with handle_errors():
         spec = load_spec(model)
         if gpu is not None and gpu_mem_gib is not None:
             raise InputError("--gpu and --gpu-mem-gib: give one, not both")
@@ -226,7 +201,7 @@ def compare_cmd(
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, roofline."""
-    with _handle_errors():
+    with handle_errors():
         spec = load_spec(model)
         preset = get_gpu(gpu) if gpu is not None else None
         comparison = compare_schemes(
@@ -248,7 +223,7 @@ def import_cmd(
                      ] = False,
 ) -> None:
     """Convert a HuggingFace config.json into a kvplan spec YAML to review and edit."""
-    with _handle_errors():
+    with handle_errors():
         from kvplan.hf_config import read_config, spec_mapping_from_config, spec_yaml_text
         from kvplan.spec import parse_spec
 
@@ -284,6 +259,9 @@ def write_atomic(target: Path, text: str) -> None:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+app.command("verify")(verify_cmd)
 
 
 def main() -> None:

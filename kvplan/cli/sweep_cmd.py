@@ -1,0 +1,263 @@
+"""`kvplan sweep`: tables, files and plots over a grid of contexts, batches, KV dtypes, attention
+schemes, GPUs, TP degrees and memory fractions. Registered in app.py with
+``app.command("sweep")(sweep_cmd)``.
+
+This module must not import kvplan.cli.app (a cycle), nor pandas, matplotlib or rich at module
+level (`kvplan estimate` imports app.py, which imports this): they are imported when a sweep runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kvplan.capacity import Engine
+from kvplan.errors import InputError, KvplanError
+from kvplan.render import OutputFormat, emit, warn
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+ModelArg = Annotated[
+    str, typer.Argument(help="Bundled spec id (see `kvplan specs`) or path to a spec YAML file.")
+]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+# A table of more rows than this shows the first and last TABLE_HEAD rows (stderr says so).
+TABLE_MAX_ROWS = 50
+TABLE_HEAD = 10
+FILE_FORMATS = {".csv": "csv", ".json": "json", ".md": "markdown", ".parquet": "parquet"}
+PLOT_FORMATS = {".png": "png", ".svg": "svg"}
+PLOT_HINT = "pip install 'kvplan[plot]'"
+
+
+@contextmanager
+def _handle_errors() -> Iterator[None]:
+    """As app.py's: a KvplanError becomes one line on stderr and its exit code."""
+    try:
+        yield
+    except KvplanError as exc:
+        if os.environ.get("KVPLAN_DEBUG") == "1":
+            raise
+        sys.stderr.write(f"kvplan: error: {exc}\n")
+        raise typer.Exit(exc.exit_code) from None
+
+
+def file_format(option: str, path: str, formats: dict[str, str]) -> str:
+    ext = Path(path).suffix.lower()
+    if ext not in formats:
+        raise InputError(f"{option}: {path!r}: unknown extension {ext or '(none)'!r} "
+                         f"(use {', '.join(formats)})")
+    return formats[ext]
+
+
+def atomic_write(option: str, path: Path, write: Callable[[Path], None]) -> None:
+    """Write via `write(tmp)` to a temporary file in the target's folder, then os.replace it over
+    `path`: the target is either untouched or complete. The temporary file never survives."""
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError(f"{option}: folder {str(folder)!r} does not exist")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise InputError(f"{option}: cannot write {str(path)!r}: {exc.strerror or exc}"
+                         ) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def write_table(df: pd.DataFrame, path: Path, fmt: str) -> None:
+    """-o FILE: csv, json, markdown (the full table) or parquet (needs pyarrow)."""
+    from kvplan.render import to_markdown
+    from kvplan.sweep import sweep_view, to_csv_text, to_json_text
+
+    if fmt == "parquet":
+        if importlib.util.find_spec("pyarrow") is None:
+            raise InputError(f"-o: {str(path)!r}: writing .parquet needs pyarrow "
+                             "(pip install pyarrow); or use .csv, .json or .md")
+        atomic_write("-o", path, lambda tmp: df.to_parquet(tmp, index=False))
+        return
+    text = {"csv": to_csv_text, "json": to_json_text,
+            "markdown": lambda d: to_markdown(sweep_view(d))}[fmt](df)
+    atomic_write("-o", path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _matplotlib_figure() -> type:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise InputError(f"--plot: needs matplotlib: {PLOT_HINT}") from None
+    return Figure
+
+
+def write_plot(df: pd.DataFrame, path: Path, fmt: str) -> None:
+    """--plot FILE: the metric (max concurrency, or bytes per sequence without a GPU) vs context,
+    log2 x, one line per scheme/dtype/GPU/TP/fraction combination."""
+    from kvplan.sweep import _dim, _native, metric, series
+
+    figure = _matplotlib_figure()
+    from matplotlib.ticker import FuncFormatter
+
+    col, label = metric(df)
+    fig = figure(figsize=(9, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    lines = series(df)
+    # Colour by the first varying dimension (the scheme, usually), line style by the rest.
+    firsts = list(dict.fromkeys(name.split(" ")[0] for name, _, _ in lines))
+    rests = list(dict.fromkeys(name.partition(" ")[2] for name, _, _ in lines))
+    styles = ("-", "--", ":", "-.")
+    markers = ("o", "s", "^", "D", "v", "x")
+    for name, ctx, values in lines:
+        first, _, rest = name.partition(" ")
+        i, j = firsts.index(first), rests.index(rest)
+        ax.plot(ctx, values, color=f"C{i % 10}", linestyle=styles[j % len(styles)],
+                marker=markers[j // len(styles) % len(markers)], markersize=3, label=name)
+    ax.set_xscale("log", base=2)
+    if all(v > 0 for _, _, values in lines for v in values):
+        ax.set_yscale("log", base=2 if col == "bytes_per_sequence" else 10)
+
+    def tokens(x: float, _pos: object) -> str:
+        n = int(round(x))
+        for size, suffix in ((1 << 20, "m"), (1 << 10, "k")):
+            if n >= size and n % size == 0:
+                return f"{n // size}{suffix}"
+        return f"{n:,}"
+
+    ax.xaxis.set_major_formatter(FuncFormatter(tokens))
+    if col == "bytes_per_sequence":
+        from kvplan.units import human_bytes
+
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: human_bytes(y)))
+    else:
+        ax.yaxis.set_major_formatter(FuncFormatter(
+            lambda y, _pos: f"{y:,.0f}" if y >= 1 else f"{y:.2g}"))
+    ax.set_xlabel("context (tokens per request)")
+    ax.set_ylabel(label)
+    first = df.iloc[0]
+    const = [f"{d} {_dim(d, _native(first[d]))}" for d in ("scheme", "kv_dtype", "gpu", "tp")
+             if df[d].nunique(dropna=False) == 1 and _native(first[d]) is not None]
+    ax.set_title(f"{first['model']}: {label} vs context ({first['engine']}"
+                 + "".join(f", {c}" for c in const) + ")", fontsize="medium")
+    ax.grid(True, which="both", alpha=0.3)
+    if len(lines) > 1:
+        ax.legend(fontsize="small" if len(lines) <= 12 else "x-small",
+                  ncols=1 if len(lines) <= 12 else 2)
+    atomic_write("--plot", path, lambda tmp: fig.savefig(tmp, format=fmt))
+
+
+def sweep_cmd(
+    model: ModelArg,
+    context: Annotated[str, typer.Option(
+        "--context", "-c",
+        help="Contexts: 1k,4k,32k (k = 1024, m = 1024^2), ranges 1k..128k:x2 or 1k..8k:+1k.")
+    ] = "4096",
+    batch: Annotated[str, typer.Option(
+        "--batch", "-b", help="Batch sizes: 1,8,64 or a range like 1..256:x2.")] = "1",
+    kv_dtype: Annotated[str, typer.Option(
+        "--kv-dtype", help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
+    scheme: Annotated[str, typer.Option(
+        "--scheme", help="Attention schemes: native (the model as is), mha, gqa (--groups KV "
+                         "heads), mqa, mla (absorbed); as `kvplan compare` rewrites them.")
+    ] = "native",
+    groups: Annotated[int, typer.Option("--groups", min=1, help="KV heads of the gqa scheme.")
+                      ] = 8,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="GPU presets: H100-80GB,H200 (see `kvplan gpus`); adds capacity.")] = None,
+    tp: Annotated[str, typer.Option("--tp", help="Tensor-parallel degrees: 1,2,8.")] = "1",
+    mem_fraction: Annotated[str | None, typer.Option(
+        "--mem-fraction", help="Memory fractions: 0.8,0.9 (default: the engine's).")] = None,
+    engine: Annotated[Engine, typer.Option(
+        "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
+    block_size: Annotated[int | None, typer.Option(
+        "--block-size", min=1,
+        help="Tokens per paged block (default: the engine's: vLLM 16, SGLang 1, TRT-LLM 32).")
+    ] = None,
+    fmt: FormatOpt = OutputFormat.table,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write every row to FILE (.csv, .json, .md, or .parquet with "
+                               "pyarrow) instead of stdout; written atomically.")] = None,
+    plot: Annotated[str | None, typer.Option(
+        "--plot", help=f"Also draw FILE.png or FILE.svg: max concurrency (bytes per sequence "
+                       f"without --gpu) vs context. Needs matplotlib: {PLOT_HINT}.")] = None,
+) -> None:
+    """The estimate/capacity numbers over a grid: every combination of the comma lists given,
+    one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
+    from kvplan.sweep import (
+        SweepGrid,
+        evaluate,
+        parse_dtype_list,
+        parse_fraction_list,
+        parse_gpu_list,
+        parse_int_list,
+        parse_scheme_list,
+        sparkline_view,
+        sweep_view,
+        to_csv_text,
+        to_json_text,
+        with_more,
+    )
+
+    with _handle_errors():
+        from kvplan.spec import load_spec
+
+        grid = SweepGrid(
+            contexts=parse_int_list("--context", context),
+            batches=parse_int_list("--batch", batch),
+            kv_dtypes=parse_dtype_list("--kv-dtype", kv_dtype),
+            schemes=parse_scheme_list("--scheme", scheme),
+            gpus=() if gpu is None else parse_gpu_list("--gpu", gpu),
+            tps=parse_int_list("--tp", tp),
+            mem_fractions=() if mem_fraction is None else parse_fraction_list(
+                "--mem-fraction", mem_fraction),
+            engine=engine, block_size=block_size, groups=groups,
+        )
+        out_fmt = None if output is None else file_format("-o", output, FILE_FORMATS)
+        plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)
+        if plot_fmt is not None:
+            _matplotlib_figure()  # fail before the work, not after
+        spec = load_spec(model)
+        df = evaluate(spec, grid)
+        if output is not None and out_fmt is not None:
+            write_table(df, Path(output), out_fmt)
+            warn(f"kvplan: wrote {len(df):,} rows to {output}")
+        if plot is not None and plot_fmt is not None:
+            write_plot(df, Path(plot), plot_fmt)
+            warn(f"kvplan: wrote plot to {plot}")
+        if output is not None:
+            return
+        if fmt is OutputFormat.csv:
+            sys.stdout.write(to_csv_text(df))
+        elif fmt is OutputFormat.json:
+            sys.stdout.write(to_json_text(df))
+        elif fmt is OutputFormat.markdown:
+            emit(sweep_view(df), fmt)
+        else:
+            view = sweep_view(df, max_rows=TABLE_MAX_ROWS, head=TABLE_HEAD)
+            if len(df) > TABLE_MAX_ROWS:
+                warn(f"kvplan: note: {len(df):,} rows; the table shows the first {TABLE_HEAD} "
+                     f"and the last {TABLE_HEAD} (all rows: --format csv|json|markdown or "
+                     "-o FILE)")
+            if plot is None:
+                view = with_more(view, sparkline_view(df))
+            emit(view, fmt)
+        sys.stdout.flush()
