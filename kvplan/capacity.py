@@ -64,6 +64,14 @@ MAX_NUM_SEQS = 256
 ACTIVATION_BYTES = 2  # bf16/fp16 activations
 
 
+def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False) -> int:
+    """vLLM's default chunked-prefill budget for `vllm serve` (EngineArgs.get_batch_defaults):
+    8192 on GPUs of >= 70 GiB that are not A100s (H100, H200, MI300X), else 2048. With only a KV
+    budget (device unknown) kvplan assumes the large-GPU default."""
+    big = total_bytes is None or total_bytes >= 70 * GiB
+    return 8192 if big and not is_a100 else 2048
+
+
 def default_mem_fraction(engine: Engine, tp: int) -> float:
     if engine is Engine.sglang:
         return next(f for limit, f in _SGLANG_FRACTIONS if tp >= limit)

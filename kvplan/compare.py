@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from .attention import AttentionKind, HeadAttention, LatentAttention
 from .cache import kv_layout
-from .capacity import PlanInputs, plan_capacity
+from .capacity import PlanInputs, default_max_num_batched_tokens, plan_capacity
 from .errors import InputError
 from .flops import (
     MLAForm,
@@ -162,7 +162,9 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         if gpu is not None:
             max_requests = plan_capacity(sized, PlanInputs(
                 context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
-                total_bytes=gpu.total_bytes)).max_requests
+                total_bytes=gpu.total_bytes,
+                max_num_batched_tokens=default_max_num_batched_tokens(
+                    gpu.total_bytes, is_a100=gpu.is_a100))).max_requests
         rows.append(SchemeRow(
             scheme=label + (f" + CLA x{share_layers}" if share_layers > 1 else ""),
             native=_is_native(spec, attention, form),

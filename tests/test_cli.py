@@ -103,7 +103,7 @@ def test_bad_options_exit_2(args) -> None:
 
 def test_help_for_every_command() -> None:
     names = {c.name for c in app.registered_commands}
-    assert {"specs", "gpus", "estimate", "compare", "import"} <= names
+    assert {"specs", "gpus", "estimate", "compare", "import", "verify", "sweep"} <= names
     for cmd in names:
         result = runner.invoke(app, [cmd, "--help"])
         assert result.exit_code == 0

@@ -6,9 +6,7 @@ on stderr and exit code 2 (bad input) or 1 (runtime failure).
 
 from __future__ import annotations
 
-import os
 import sys
-from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +18,7 @@ from kvplan.capacity import (
     DEFAULT_BLOCK_SIZES,
     Engine,
     PlanInputs,
+    default_max_num_batched_tokens,
     fraction_needed,
     longest_context,
     plan_capacity,
@@ -29,9 +28,11 @@ from kvplan.cli.common import (
     FormatOpt,
     KVDTypeOpt,
     ModelArg,
+    atomic_write,
     handle_errors,
     load_spec,
 )
+from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.cli.verify_cmd import verify_cmd
 from kvplan.compare import compare_schemes
 from kvplan.dtypes import KVDType
@@ -148,8 +149,8 @@ def estimate_cmd(
         else:
             total, device = None, "given KV budget"
         if max_num_batched_tokens is None:
-            big = total is None or total >= 70 * GiB
-            max_num_batched_tokens = 8192 if big and not (preset and preset.is_a100) else 2048
+            max_num_batched_tokens = default_max_num_batched_tokens(
+                total, is_a100=preset is not None and preset.is_a100)
         inputs = PlanInputs(
             context=context, kv_dtype=kv_dtype.value, block_size=bs, tp=tp, pp=pp,
             engine=engine, mem_fraction=mem_fraction, total_bytes=total,
@@ -239,29 +240,12 @@ def import_cmd(
         target = Path(output)
         if target.exists() and not force:
             raise InputError(f"--output: {output} exists (pass --force to overwrite)")
-        write_atomic(target, text)
+        atomic_write("--output", target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         warn(f"kvplan: wrote {output}")
 
 
-def write_atomic(target: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, then rename: never half-written."""
-    import tempfile
-
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
-    except OSError as exc:
-        raise InputError(f"--output: cannot write to {target.parent}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 app.command("verify")(verify_cmd)
+app.command("sweep")(sweep_cmd)
 
 
 def main() -> None:

@@ -5,16 +5,19 @@ Subcommand modules import from here, never from app.py (app.py imports them to r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kvplan.dtypes import KVDType
-from kvplan.errors import KvplanError
+from kvplan.errors import InputError, KvplanError
 from kvplan.render import OutputFormat, warn
 from kvplan.spec import ModelSpec, load_model
 
@@ -51,3 +54,29 @@ def load_spec(model: str) -> ModelSpec:
     for w in warnings:
         warn(f"kvplan: warning: {w}")
     return spec
+
+
+def atomic_write(option: str, path: Path, write: Callable[[Path], None]) -> None:
+    """Write via `write(tmp)` to a temporary file in the target's folder, then os.replace it over
+    `path`: the target is either untouched or complete. The temporary file never survives."""
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError(f"{option}: folder {str(folder)!r} does not exist")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise InputError(f"{option}: cannot write {str(path)!r}: {exc.strerror or exc}"
+                         ) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

@@ -2,35 +2,27 @@
 schemes, GPUs, TP degrees and memory fractions. Registered in app.py with
 ``app.command("sweep")(sweep_cmd)``.
 
-This module must not import kvplan.cli.app (a cycle), nor pandas, matplotlib or rich at module
-level (`kvplan estimate` imports app.py, which imports this): they are imported when a sweep runs.
+This module must not import kvplan.cli.app (a cycle; shared pieces live in cli/common.py), nor
+pandas, matplotlib or rich at module level (`kvplan estimate` imports app.py, which imports
+this): they are imported when a sweep runs.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kvplan.capacity import Engine
-from kvplan.errors import InputError, KvplanError
+from kvplan.cli.common import FormatOpt, ModelArg, atomic_write, handle_errors, load_spec
+from kvplan.errors import InputError
 from kvplan.render import OutputFormat, emit, warn
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-ModelArg = Annotated[
-    str, typer.Argument(help="Bundled spec id (see `kvplan specs`) or path to a spec YAML file.")
-]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
 # A table of more rows than this shows the first and last TABLE_HEAD rows (stderr says so).
 TABLE_MAX_ROWS = 50
@@ -40,50 +32,12 @@ PLOT_FORMATS = {".png": "png", ".svg": "svg"}
 PLOT_HINT = "pip install 'kvplan[plot]'"
 
 
-@contextmanager
-def _handle_errors() -> Iterator[None]:
-    """As app.py's: a KvplanError becomes one line on stderr and its exit code."""
-    try:
-        yield
-    except KvplanError as exc:
-        if os.environ.get("KVPLAN_DEBUG") == "1":
-            raise
-        sys.stderr.write(f"kvplan: error: {exc}\n")
-        raise typer.Exit(exc.exit_code) from None
-
-
 def file_format(option: str, path: str, formats: dict[str, str]) -> str:
     ext = Path(path).suffix.lower()
     if ext not in formats:
         raise InputError(f"{option}: {path!r}: unknown extension {ext or '(none)'!r} "
                          f"(use {', '.join(formats)})")
     return formats[ext]
-
-
-def atomic_write(option: str, path: Path, write: Callable[[Path], None]) -> None:
-    """Write via `write(tmp)` to a temporary file in the target's folder, then os.replace it over
-    `path`: the target is either untouched or complete. The temporary file never survives."""
-    folder = path.parent
-    if not folder.is_dir():
-        raise InputError(f"{option}: folder {str(folder)!r} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
-        write(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise InputError(f"{option}: cannot write {str(path)!r}: {exc.strerror or exc}"
-                         ) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def write_table(df: pd.DataFrame, path: Path, fmt: str) -> None:
@@ -217,8 +171,7 @@ def sweep_cmd(
         with_more,
     )
 
-    with _handle_errors():
-        from kvplan.spec import load_spec
+    with handle_errors():
 
         grid = SweepGrid(
             contexts=parse_int_list("--context", context),
