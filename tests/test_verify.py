@@ -284,3 +284,18 @@ def test_cuda_gqa_bf16_decode() -> None:
     r = verify(GQA, device="cuda:0", context=1024, budget_bytes=128 * MiB)
     assert r.decode_compute_dtype == "bf16" and r.decode_output_finite
     assert r.tensor_bytes == r.predicted_bytes and r.freed_ok
+
+
+@pytest.mark.parametrize("base", [GQA, MLA], ids=["gqa", "mla"])
+def test_shared_layers_allocate_nothing(base) -> None:
+    """CLA x2: half the layer slots, twice the blocks in the same budget; every layer still
+    attends (shared layers read their source layer's cache)."""
+    from kvplan.spec import with_share_every
+
+    budget = 8 * MiB
+    plain = verify(base, device="cpu", context=256, budget_bytes=budget)
+    shared = verify(with_share_every(base, 2), device="cpu", context=256, budget_bytes=budget)
+    _check_common(shared, budget)
+    assert shared.group_size * 2 == plain.group_size
+    assert shared.predicted_num_blocks in (2 * plain.predicted_num_blocks,
+                                           2 * plain.predicted_num_blocks + 1)

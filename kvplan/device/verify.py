@@ -725,21 +725,30 @@ class VerifyResult:
 
 
 def _layer_map(windows: Sequence[int | None], group_size: int, num_groups: int,
+               sources: Sequence[int | None] = (),
                ) -> tuple[list[tuple[int, int]], list[int | None]]:
     """(group, slot) per layer, and each group's window, as vLLM's uniform-page grouping lays
-    them out: full-attention layers in chunks of group_size, then sliding ones."""
-    if num_groups == 1:
-        return [(0, i) for i in range(len(windows))], [max(windows, key=lambda w: w or 0)]
-    full = [i for i, w in enumerate(windows) if w is None]
-    sliding = [i for i, w in enumerate(windows) if w is not None]
-    window = max(w for w in windows if w is not None)
+    them out: full-attention layers in chunks of group_size, then sliding ones. Layers that
+    reuse an earlier layer's cache (cross-layer sharing) get no slot of their own: they read
+    their source layer's."""
+    owners = [i for i in range(len(windows)) if not sources or sources[i] is None]
     mapping: dict[int, tuple[int, int]] = {}
     group_windows: list[int | None] = []
-    for layers, w in ((full, None), (sliding, window)):
-        for start in range(0, len(layers), group_size):
-            for slot, layer in enumerate(layers[start:start + group_size]):
-                mapping[layer] = (len(group_windows), slot)
-            group_windows.append(w)
+    if num_groups == 1:
+        mapping = {layer: (0, slot) for slot, layer in enumerate(owners)}
+        group_windows = [max((windows[i] for i in owners), key=lambda w: w or 0)]
+    else:
+        full = [i for i in owners if windows[i] is None]
+        sliding = [i for i in owners if windows[i] is not None]
+        window = max(windows[i] for i in sliding)
+        for layers, w in ((full, None), (sliding, window)):
+            for start in range(0, len(layers), group_size):
+                for slot, layer in enumerate(layers[start:start + group_size]):
+                    mapping[layer] = (len(group_windows), slot)
+                group_windows.append(w)
+    for i in range(len(windows)):
+        if i not in mapping:
+            mapping[i] = mapping[sources[i]]  # type: ignore[index]
     return [mapping[i] for i in range(len(windows))], group_windows
 
 
@@ -789,7 +798,8 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
             + (f" per KV-cache group ({pool.num_groups})" if pool.num_groups > 1 else "")
             + f": one block across {stage.group_size} layer slots is {block_set:,} B; raise "
               "--budget-gib or lower --block-size/--context")
-    layer_map, group_windows = _layer_map(spec.layer_windows, stage.group_size, pool.num_groups)
+    layer_map, group_windows = _layer_map(spec.layer_windows, stage.group_size, pool.num_groups,
+                                          spec.kv_sources)
     predicted_bytes = plan.num_blocks * block_set
     cap = max_decode_batch or MAX_DECODE_BATCH["cuda" if mem.is_cuda else "cpu"]
     show = progress and (len(layer_map) > PROGRESS_MIN_LAYERS
