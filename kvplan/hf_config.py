@@ -468,6 +468,11 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     mapping["mlp"] = mlp
     if moe is not None:
         mapping["moe"] = moe
+    shared = c.int("num_kv_shared_layers") if c.data.get("num_kv_shared_layers") else None
+    if shared:
+        # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same
+        # attention type (transformers' Gemma3n attention), whatever the model_type is called.
+        mapping["kv_sharing"] = {"num_kv_shared_layers": shared}
     return mapping, c.warnings
 
 
@@ -539,9 +544,9 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
                                        initial_indent="#   - ", subsequent_indent="#     "))
     top = {k: mapping[k] for k in _TOP_ORDER if k in mapping}
     top.update({k: v for k, v in mapping.items()
-                if k not in top and k not in ("attention", "mlp", "moe")})
+                if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
-    for section in ("attention", "mlp", "moe"):
+    for section in ("attention", "mlp", "moe", "kv_sharing"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))
