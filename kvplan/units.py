@@ -22,17 +22,6 @@ def gib_to_bytes(gib: float) -> int:
     return int(gib * GiB)
 
 
-def format_bytes(n: float, base: str = "GiB") -> str:
-    """``format_bytes(2**30) == '1.00 GiB'``; ``base``: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB."""
-    divisor = {
-        "B": 1, "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB,
-        "KB": KB, "MB": MB, "GB": GB, "TB": TB,
-    }[base]
-    if base == "B":
-        return f"{int(n):,} B"
-    return f"{n / divisor:,.2f} {base}"
-
-
 def human_bytes(n: float) -> str:
     """Pick the largest binary unit that keeps the number >= 1 (``'69.12 KiB'``)."""
     for name, size in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):

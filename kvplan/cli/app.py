@@ -40,7 +40,7 @@ from kvplan.errors import InputError
 from kvplan.gpus import GPUS, get_gpu
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs
-from kvplan.units import GiB
+from kvplan.units import GiB, gib_to_bytes
 from kvplan.views import (
     ReverseAnswers,
     capacity_view,
@@ -144,7 +144,7 @@ def estimate_cmd(
             device = (f"{preset.name}, {total / GiB:.2f} GiB "
                       + ("driver-reported" if preset.reported_total_bytes else "nominal"))
         elif gpu_mem_gib is not None:
-            total = int(gpu_mem_gib * GiB)
+            total = gib_to_bytes(gpu_mem_gib)
             device = f"{gpu_mem_gib:g} GiB device"
         else:
             total, device = None, "given KV budget"
@@ -154,9 +154,9 @@ def estimate_cmd(
         inputs = PlanInputs(
             context=context, kv_dtype=kv_dtype.value, block_size=bs, tp=tp, pp=pp,
             engine=engine, mem_fraction=mem_fraction, total_bytes=total,
-            weights_bytes=None if weights_gib is None else int(weights_gib * GiB),
-            reserve_bytes=None if reserve_gib is None else int(reserve_gib * GiB),
-            kv_budget_bytes=None if kv_budget_gib is None else int(kv_budget_gib * GiB),
+            weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),
+            reserve_bytes=None if reserve_gib is None else gib_to_bytes(reserve_gib),
+            kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
             max_num_batched_tokens=max_num_batched_tokens, shared_prefix=shared_prefix,
             dp_attention=dp_attention,
         )

@@ -22,7 +22,7 @@ from kvplan.cli.common import (
 )
 from kvplan.dtypes import KVDType
 from kvplan.render import OutputFormat, emit, warn
-from kvplan.units import GiB
+from kvplan.units import gib_to_bytes
 
 
 def verify_cmd(
@@ -57,7 +57,7 @@ def verify_cmd(
             spec, device=device, context=context, kv_dtype=kv_dtype.value,
             block_size=block_size or DEFAULT_BLOCK_SIZES[Engine.vllm], tp=tp,
             mem_fraction=mem_fraction,
-            budget_bytes=None if budget_gib is None else int(budget_gib * GiB),
+            budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
             progress=True,
         )
         if not result.freed_ok:
