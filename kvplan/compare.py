@@ -25,6 +25,7 @@ from .errors import InputError
 from .flops import (
     MLAForm,
     absorbed_crossover_context,
+    attention_flops,
     decode_cost,
     mla_cache_elements,
     with_attention,
@@ -47,6 +48,10 @@ class SchemeRow:
     max_requests: int | None
     decode_flops_per_token: int
     attention_flops_per_token: int
+    prefill_flops_per_token: int
+    # One layer, one decoded token at the context, by term (q_proj, kv_proj, kv_up_proj, absorb,
+    # scores, values, o_proj): the breakdown behind attention_flops_per_token.
+    attention_flops_per_layer: dict[str, int]
     kv_read_bytes_per_token: int
     weight_read_bytes_per_step: int
     arithmetic_intensity: float
@@ -177,6 +182,9 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
             max_requests=max_requests,
             decode_flops_per_token=cost.decode_flops_per_token,
             attention_flops_per_token=cost.attention_flops_per_token,
+            prefill_flops_per_token=cost.prefill_flops_per_token,
+            attention_flops_per_layer=asdict(attention_flops(
+                variant, context=context, mla_form=form or MLAForm.absorbed)),
             kv_read_bytes_per_token=cost.kv_read_bytes_per_token,
             weight_read_bytes_per_step=cost.weight_read_bytes_per_step,
             arithmetic_intensity=cost.arithmetic_intensity,

@@ -319,7 +319,25 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
     if share_layers > 1:
         notes.append(f"Every scheme with cross-layer KV sharing x{share_layers}.")
     notes.append(BYTES_NOTE)
+    terms = ("q_proj", "kv_proj", "kv_up_proj", "absorb", "scores", "values", "o_proj")
+    breakdown = View(
+        title=f"Attention FLOPs per layer per decoded token at context {context:,}, by term",
+        columns=[Column(header="scheme", min_width=18),
+                 *(Column(header=t, numeric=True) for t in terms),
+                 Column(header="prefill FLOPs/token", numeric=True)],
+        rows=[[r.scheme, *(_flops(r.attention_flops_per_layer[t]) if
+                           r.attention_flops_per_layer[t] else "-" for t in terms),
+               _flops(r.prefill_flops_per_token)] for r in rows],
+        records=[],
+        notes=["q_proj: query projection (MLA: through q_lora_rank when present); kv_proj: K/V "
+               "projections (MLA: down-projection to the latent + RoPE key; decompressed: plus "
+               "the new token's up-projection); kv_up_proj: naive MLA's up-projection of every "
+               "cached latent; absorb: absorbed MLA's q_nope W_UK and W_UV; scores: q K^T; "
+               "values: softmax(.) V; o_proj: output projection. Prefill: per prompt token of a "
+               f"causal {context:,}-token prompt, whole model (MLA prefill uses the naive form)."],
+    )
     return View(
+        more=(breakdown,),
         title=f"Attention schemes for {spec.name}: context {context:,}, {kv_dtype} KV"
               + (f", tp {tp}" if tp > 1 else ""),
         columns=columns,

@@ -94,3 +94,12 @@ def test_compare_table_says_how_flops_are_counted() -> None:
 def test_compare_bad_input(args) -> None:
     result = runner.invoke(app, ["compare", "gpt2", *args])
     assert result.exit_code == 2
+
+
+def test_breakdown_adds_up_to_attention_flops() -> None:
+    for row in compare_schemes(load_spec("deepseek-v2"), context=2048).rows:
+        assert sum(row.attention_flops_per_layer.values()) * 60 == row.attention_flops_per_token
+        assert row.prefill_flops_per_token > 0
+    result = runner.invoke(app, ["compare", "deepseek-v2", "-f", "markdown"])
+    assert "### Attention FLOPs per layer per decoded token at context 4,096, by term" in (
+        result.stdout)
