@@ -18,7 +18,7 @@ from kvplan.capacity import PlanInputs, plan_capacity
 from kvplan.cli.verify_cmd import verify_cmd
 from kvplan.device.verify import DeviceMemory, resolve_budget, verify
 from kvplan.device.views import verify_view
-from kvplan.errors import InputError
+from kvplan.errors import DeviceError, InputError
 from kvplan.render import to_markdown
 from kvplan.spec import ModelSpec, parse_spec
 from kvplan.units import GiB, MiB
@@ -299,3 +299,23 @@ def test_shared_layers_allocate_nothing(base) -> None:
     assert shared.group_size * 2 == plain.group_size
     assert shared.predicted_num_blocks in (2 * plain.predicted_num_blocks,
                                            2 * plain.predicted_num_blocks + 1)
+
+
+def test_out_of_memory_is_a_one_line_device_error(monkeypatch) -> None:
+    """An OOM outside the block search (here: while allocating the predicted pool) is reported,
+    not a traceback, and everything taken is freed."""
+    import kvplan.device.verify as mod
+
+    real = mod._alloc_slot
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise MemoryError("simulated: out of memory")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mod, "_alloc_slot", flaky)
+    with pytest.raises(DeviceError, match="out of memory outside the block search"):
+        verify(GQA, device="cpu", context=256, budget_bytes=8 * MiB)
+    assert all(ref() is None for ref in mod.last_run_refs)

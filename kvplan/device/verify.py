@@ -817,6 +817,14 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
     except BaseException as exc:
         # The traceback keeps the finished frames' locals (views of the cache) alive: drop them.
         traceback.clear_frames(exc.__traceback__)
+        oom = isinstance(exc, (MemoryError, getattr(torch.cuda, "OutOfMemoryError", MemoryError))
+                         ) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc))
+        if oom:
+            # Outside the block search (which treats it as a measured limit): the predicted pool
+            # itself or the decode step's temporaries did not fit. Everything is freed below.
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DeviceError(f"{dev}: out of memory outside the block search ({first[:160]}); "
+                              "lower --mem-fraction or --budget-gib") from None
         raise
     finally:
         last_run_refs[:] = held.refs
