@@ -83,6 +83,16 @@ class KVLayout:
         )
 
 
+def check_tp(spec: ModelSpec, tp: int) -> None:
+    """vLLM (ModelConfig.verify_with_parallel_config) and SGLang refuse a tensor-parallel degree
+    that does not divide the query heads."""
+    heads = spec.attention.num_attention_heads
+    if tp > 1 and heads % tp:
+        raise InputError(
+            f"--tp: {tp} does not divide num_attention_heads ({heads}) of {spec.id}; "
+            "vLLM and SGLang refuse this layout")
+
+
 def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFAULT_BLOCK_SIZE,
               tp: int = 1, layer_range: range | None = None) -> KVLayout:
     """The per-rank KV layout; `layer_range` selects a pipeline stage's layers (default all)."""
@@ -148,6 +158,7 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
         raise InputError(f"--context: must be >= 1, got {context}")
     if batch < 1:
         raise InputError(f"--batch: must be >= 1, got {batch}")
+    check_tp(spec, tp)
     layout = kv_layout(spec, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
     per_sequence = layout.bytes_per_sequence(context)
     return Estimate(

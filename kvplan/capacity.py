@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 
-from .cache import KVLayout, kv_layout
+from .cache import KVLayout, check_tp, kv_layout
 from .dtypes import get_dtype
 from .errors import InputError
 from .params import ParamCount, count_params
@@ -344,12 +344,7 @@ def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
     f = inputs.resolved_mem_fraction
     if not 0 < f <= 1:
         raise InputError(f"--mem-fraction: must be in (0, 1], got {f}")
-    heads = spec.attention.num_attention_heads
-    if inputs.tp > 1 and heads % inputs.tp:
-        # vLLM (ModelConfig.verify_with_parallel_config) and SGLang both require this.
-        raise InputError(
-            f"--tp: {inputs.tp} does not divide num_attention_heads ({heads}) of {spec.id}; "
-            "vLLM and SGLang refuse this layout")
+    check_tp(spec, inputs.tp)
     if inputs.shared_prefix < 0:
         raise InputError("--shared-prefix: must be >= 0")
     if inputs.shared_prefix > inputs.context:

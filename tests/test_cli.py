@@ -177,3 +177,11 @@ def test_bad_config_json(tmp_path) -> None:
     assert result.exit_code == 2
     assert "num_hidden_layers" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_estimate_refuses_tp_not_dividing_heads() -> None:
+    result = runner.invoke(app, ["estimate", "falcon-7b", "--tp", "2"])  # 71 heads
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "kvplan: error: --tp: 2 does not divide num_attention_heads (71) of falcon-7b; "
+        "vLLM and SGLang refuse this layout")
