@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .attention import HeadAttention, LatentAttention
-from .cache import kv_layout
+from .cache import check_tp, kv_layout
 from .capacity import (
     DEFAULT_BLOCK_SIZES,
     Engine,
@@ -266,6 +266,7 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
         label, sized = scheme_spec(spec, scheme, groups=grid.groups)
         for dtype in grid.kv_dtypes:
             for tp in grid.tps:
+                check_tp(sized, tp)
                 layout = kv_layout(sized, kv_dtype=dtype, block_size=bs, tp=tp)
                 # LayerKV.blocks_for_context, summed over layers, grouped by window and width.
                 per_seq = np.zeros(n_c, dtype=np.int64)
