@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import settings
+
+# No per-example deadline: a slow CI machine must not turn timing into failures. Derandomised so
+# that CI runs the same examples every time (set HYPOTHESIS_PROFILE=explore to search afresh).
+settings.register_profile("ci", deadline=None, derandomize=True)
+settings.register_profile("explore", deadline=None, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 LLAMA_LIKE = {
     "name": "Tiny GQA",
