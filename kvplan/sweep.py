@@ -160,22 +160,21 @@ def parse_fraction_list(option: str, text: str) -> tuple[float, ...]:
     return _unique(values)
 
 
-def parse_dtype_list(option: str, text: str) -> tuple[str, ...]:
+def _parse_choices(option: str, text: str, known: Sequence[str], what: str) -> tuple[str, ...]:
     values = []
     for item in _items(option, text):
-        if item.lower() not in DTYPES:
-            raise InputError(f"{option}: unknown dtype {item!r} (known: {', '.join(DTYPES)})")
+        if item.lower() not in known:
+            raise InputError(f"{option}: unknown {what} {item!r} (known: {', '.join(known)})")
         values.append(item.lower())
     return _unique(values)
+
+
+def parse_dtype_list(option: str, text: str) -> tuple[str, ...]:
+    return _parse_choices(option, text, tuple(DTYPES), "dtype")
 
 
 def parse_scheme_list(option: str, text: str) -> tuple[str, ...]:
-    values = []
-    for item in _items(option, text):
-        if item.lower() not in SCHEMES:
-            raise InputError(f"{option}: unknown scheme {item!r} (known: {', '.join(SCHEMES)})")
-        values.append(item.lower())
-    return _unique(values)
+    return _parse_choices(option, text, tuple(SCHEMES), "scheme")
 
 
 def parse_gpu_list(option: str, text: str) -> tuple[str, ...]:
