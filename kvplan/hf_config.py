@@ -21,16 +21,26 @@ from typing import Any
 
 from .dtypes import WEIGHT_DTYPE_ALIASES
 from .errors import SpecError
+from .hf_hybrid import HYBRID_MODEL_TYPES, STATE_FIELDS, layer_plan
 from .spec import FULL, SLIDING, ModelSpec, parse_spec, read_text
 
 MISSING = "missing: needed for KV sizing"
 
-_LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3"}
+_LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
+               "glm4_moe", "gemma3n"}
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
-_MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3"}
+_MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32"}
 _LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
-KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | _MLA_FAMILY | _LAYERNORM_FAMILY)
+KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | _MLA_FAMILY | _LAYERNORM_FAMILY
+                              | HYBRID_MODEL_TYPES)
+# MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
+_EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
+                                 "minimax_m2"}
+# The text model of a multimodal wrapper goes by the wrapper family's name.
+_TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
+                 "qwen3_5_moe_text": "qwen3_5_moe", "gemma3n_text": "gemma3n",
+                 "qwen3_next_text": "qwen3_next"}
 
 # tie_word_embeddings when config.json does not say (each config class's default).
 _TIE_DEFAULT = {
@@ -135,6 +145,34 @@ def _model_type(config: Mapping[str, Any]) -> str:
     return value.strip() if isinstance(value, str) and value.strip() else "unknown"
 
 
+# Sub-configs that hold a multimodal checkpoint's language model, as vLLM's get_hf_text_config
+# looks for them (text_config, then llm_config / language_config of some wrappers).
+_TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+
+
+def unwrap_text_config(config: Mapping[str, Any], warnings: list[str]) -> dict:
+    """The language model's settings of a multimodal wrapper (Llama-4, Qwen3.5, Gemma-3n,
+    Mistral-3, ...), with the wrapper's dtype and tie flag where the text part leaves them out.
+    Vision and audio towers are not part of the KV cache; they are reported, not counted."""
+    for key in _TEXT_KEYS:
+        text = config.get(key)
+        if isinstance(text, Mapping) and ("num_hidden_layers" in text or "model_type" in text):
+            merged = {k: v for k, v in text.items() if v is not None}
+            for outer in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config",
+                          "_name_or_path"):
+                if outer not in merged and config.get(outer) is not None:
+                    merged[outer] = config[outer]
+            merged.setdefault("model_type", _model_type(config))
+            merged["_wrapper_model_type"] = _model_type(config)
+            towers = [k for k in ("vision_config", "audio_config") if isinstance(
+                config.get(k), Mapping)]
+            if towers:
+                warnings.append(f"{key} of a {_model_type(config)} wrapper read as the language "
+                                f"model; {', '.join(towers)} not counted (no KV cache)")
+            return merged
+    return dict(config)
+
+
 def _name(config: Mapping[str, Any], path: str, model_type: str) -> str:
     value = config.get("_name_or_path")
     if isinstance(value, str) and value.strip():
@@ -176,7 +214,8 @@ def _dtype(c: _Config) -> str:
     return value
 
 
-def _head_attention(c: _Config, heads: int, hidden: int, layers: int) -> dict:
+def _head_attention(c: _Config, heads: int, hidden: int, layers: int, *,
+                    windows: bool = True) -> dict:
     mt = c.model_type
     head_dim = c.int("head_dim")
     if head_dim is None:
@@ -234,7 +273,8 @@ def _head_attention(c: _Config, heads: int, hidden: int, layers: int) -> dict:
         "attention_bias": qkv_bias,
         "o_proj_bias": o_bias,
     }
-    att.update(_windows(c, layers))
+    if windows:
+        att.update(_windows(c, layers))
     return att
 
 
@@ -281,8 +321,8 @@ def _from_layer_types(c: _Config, window: int, types: list, layers: int) -> dict
     norm = []
     for t in types:
         if t not in (SLIDING, FULL):
-            c.warn(f"layer_types entry {t!r} counted as {FULL} (upper bound for its KV cache)")
-            t = FULL
+            raise SpecError(c.path, "layer_types", f"layer type {t!r} declares a cache kvplan "
+                                                   f"does not model for {c.model_type}")
         norm.append(t)
     if SLIDING not in norm:
         return {}
@@ -331,6 +371,23 @@ def _mlp(c: _Config, hidden: int) -> dict:
     if mt == "gpt_neox":
         width = c.int("intermediate_size") or 4 * hidden
         return {"intermediate_size": width, "gated": False, "bias": True}
+    if mt == "llama4" and c.has("intermediate_size_mlp"):
+        # Llama-4: intermediate_size is one expert's width; dense layers use intermediate_size_mlp.
+        return {"intermediate_size": c.int("intermediate_size_mlp"), "gated": True,
+                "bias": False}
+    if mt == "nemotron_h":
+        # Nemotron-H's MLP layers are relu^2, two matrices (mlp_hidden_act relu2).
+        return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
+                "gated": False, "bias": c.bool("mlp_bias", False)}
+    raw = c.data.get("intermediate_size")
+    if isinstance(raw, list) and raw:
+        # gemma-3n lists one width per layer; kvplan keeps one dense width.
+        if any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in raw):
+            raise SpecError(c.path, "intermediate_size", "expected positive integers")
+        if len(set(raw)) > 1:
+            c.warn(f"intermediate_size varies by layer ({min(raw)}-{max(raw)}): the largest "
+                   "is counted for every layer")
+        return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
@@ -345,9 +402,12 @@ def _moe(c: _Config, layers: int, dense_width: int) -> dict | None:
     if key is None or experts == 0:
         return None
     experts = c.int(key)
-    per_tok = c.int("num_experts_per_tok", required="num_experts_per_tok",
+    per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
+                    required="num_experts_per_tok",
                     what="missing: needed for MoE active parameters")
     width = c.int("moe_intermediate_size")
+    if width is None and c.model_type in _EXPERT_WIDTH_IS_INTERMEDIATE:
+        width = c.int("intermediate_size", required="intermediate_size")
     if width is None:
         width = dense_width  # mixtral: intermediate_size is the width of one expert
         if c.model_type != "mixtral":
@@ -358,14 +418,24 @@ def _moe(c: _Config, layers: int, dense_width: int) -> dict | None:
         "num_experts_per_tok": per_tok,
         "moe_intermediate_size": width,
     }
-    shared = c.data.get("n_shared_experts")
+    _, shared = c.first("n_shared_experts", "num_shared_experts")
+    if c.model_type == "llama4":
+        shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
     if shared:
         moe["n_shared_experts"] = int(shared)
-    shared_width = c.data.get("shared_expert_intermediate_size")
+    _, shared_width = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
     if shared_width:
         moe["shared_expert_intermediate_size"] = int(shared_width)
     first_k = int(c.data.get("first_k_dense_replace") or 0)
     freq = int(c.data.get("moe_layer_freq") or 1)
+    if c.model_type == "llama4":
+        # moe_layers = every interleave_moe_layer_step-th layer (1-based).
+        step = int(c.data.get("interleave_moe_layer_step") or 1)
+        first_k, freq = step - 1, step
+    if c.model_type == "jamba":
+        # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
+        freq = int(c.data.get("expert_layer_period") or 1)
+        first_k = int(c.data.get("expert_layer_offset") or 0)
     step = c.data.get("decoder_sparse_step")
     if step is not None and int(step) > 1:
         # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
@@ -391,7 +461,13 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         raise SpecError(path, None, "expected a JSON object")
     model_type = _model_type(config)
     pre_warnings: list[str] = []
-    data = _text_config(config, model_type, pre_warnings)
+    if model_type in ("gemma3", "gemma3_text"):
+        data = _text_config(config, model_type, pre_warnings)
+    else:
+        data = unwrap_text_config(config, pre_warnings)
+        model_type = _model_type(data)
+    model_type = _TEXT_ALIASES.get(model_type, model_type)
+    data["model_type"] = model_type
     c = _Config(data, path, model_type)
     c.warnings.extend(pre_warnings)
     mt = model_type
@@ -406,12 +482,29 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     vocab = c.int("vocab_size", "padded_vocab_size", required="vocab_size",
                   what="missing: needed for the weight count")
 
+    if not known:
+        declared = [k for k in STATE_FIELDS if k in c.data]
+        if declared:
+            raise SpecError(c.path, declared[0], f"declares a cache kvplan does not model for "
+                                                 f"model_type {mt!r}; refused rather than sized "
+                                                 "as attention")
+    plan = layer_plan(c, layers, hidden)
     is_mla = c.has("kv_lora_rank")
     if is_mla:
         attention = _mla_attention(c, heads, hidden)
+    elif plan is not None:
+        attention = _head_attention(c, heads, hidden, layers, windows=False)
     else:
         attention = _head_attention(c, heads, hidden, layers)
+    if plan is not None:
+        attention.update(plan.attention)
+    if c.has("index_head_dim"):
+        attention["indexer"] = {"index_head_dim": c.int("index_head_dim"),
+                                "index_n_heads": c.int("index_n_heads", required="index_n_heads"),
+                                "index_topk": c.int("index_topk", required="index_topk")}
     mlp = _mlp(c, hidden)
+    if plan is not None and not plan.mlp_in_mixer_layers:
+        mlp["in_mixer_layers"] = False
     moe = _moe(c, layers, mlp["intermediate_size"])
 
     # Embeddings, positions, norms.
@@ -468,12 +561,35 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     mapping["mlp"] = mlp
     if moe is not None:
         mapping["moe"] = moe
+    if plan is not None:
+        mapping["layer_types"] = plan.layer_types
+        if plan.recurrent is not None:
+            mapping["recurrent"] = plan.recurrent
+    nextn = _mtp_layers(c)
+    if nextn:
+        mapping["num_nextn_predict_layers"] = nextn
     shared = c.int("num_kv_shared_layers") if c.data.get("num_kv_shared_layers") else None
     if shared:
         # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same
         # attention type (transformers' Gemma3n attention), whatever the model_type is called.
         mapping["kv_sharing"] = {"num_kv_shared_layers": shared}
     return mapping, c.warnings
+
+
+def _mtp_layers(c: _Config) -> int:
+    """Multi-token-prediction layers vLLM loads as the MTP drafter: num_nextn_predict_layers
+    (DeepSeek, GLM-4.5; qwen3_next_mtp defaults it to 1), mtp_num_hidden_layers (Qwen3.5)."""
+    value = c.data.get("num_nextn_predict_layers")
+    if value is None:
+        value = c.data.get("mtp_num_hidden_layers")
+    if value is None and c.model_type == "qwen3_next":
+        value = 1
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecError(c.path, "num_nextn_predict_layers",
+                        f"expected a non-negative integer, got {value!r}")
+    return value
 
 
 def _family_notes(c: _Config) -> None:
@@ -491,7 +607,8 @@ def _family_notes(c: _Config) -> None:
     nextn = c.data.get("num_nextn_predict_layers")
     if nextn:
         c.warn(f"num_nextn_predict_layers {nextn}: the multi-token-prediction module is not "
-               "part of num_hidden_layers and is not counted")
+               "part of num_hidden_layers; its KV counts with --speculative-method mtp, its "
+               "weights are not counted")
     moe_freq = c.data.get("moe_layer_freq")
     if moe_freq not in (None, 1) and c.has("first_k_dense_replace"):
         c.warn("moe_layer_freq > 1: kvplan counts every moe_layer_freq-th layer after "
@@ -544,9 +661,12 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
                                        initial_indent="#   - ", subsequent_indent="#     "))
     top = {k: mapping[k] for k in _TOP_ORDER if k in mapping}
     top.update({k: v for k, v in mapping.items()
-                if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing")})
+                if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
+                                              "recurrent", "layer_types")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
-    for section in ("attention", "mlp", "moe", "kv_sharing"):
+    if "layer_types" in mapping:
+        parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
+    for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))

@@ -1,0 +1,76 @@
+"""kvplan against vLLM itself: what vLLM 0.32's CPU build allocated for shrunken copies of real
+configs (`tests/data/oracle/<model>/config.json`), recorded by `../shared/tools/vllm-oracle`.
+
+Each `results.json` holds the oracle's own output for one run: vLLM's log lines "CPU KV cache
+size: N tokens, Maximum concurrency for L tokens per request: X x", "Setting attention block size
+to N tokens", "Padding mamba page size by x%". The configs keep the real layer pattern and every
+cache dimension (KV heads, head dims, state sizes, conv kernels, windows, chunks) and shrink only
+what the cache does not depend on. The budget is VLLM_CPU_KVCACHE_SPACE (whole GiB).
+
+`examples/vllm_oracle.py` re-runs the comparison live (and regenerates examples/vllm-oracle.md)
+where vLLM's CPU build is installed; these tests replay the recorded runs everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan.capacity import PlanInputs, plan_capacity
+from kvplan.hf_config import load_config
+from kvplan.units import GiB
+
+ORACLE = Path(__file__).parent / "data" / "oracle"
+
+
+def oracle_runs() -> list[tuple[str, dict]]:
+    runs = []
+    for results in sorted(ORACLE.glob("*/results.json")):
+        for run in json.loads(results.read_text()):
+            if run["output"].get("ok"):
+                runs.append((results.parent.name, run["output"]))
+    return runs
+
+
+RUNS = oracle_runs()
+
+
+def plan_inputs(output: dict) -> PlanInputs:
+    """The oracle's vLLM settings in kvplan's terms (platform cpu: block 128, no async)."""
+    settings = output["settings"]
+    kv_dtype = settings.get("kv_cache_dtype") or "bf16"
+    return PlanInputs(
+        context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
+        platform="cpu", engine_version="0.32", kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
+        max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),
+        prefix_caching=settings.get("enable_prefix_caching"),
+        block_size=settings.get("block_size"),
+        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto")
+
+
+def test_every_family_has_oracle_runs() -> None:
+    families = {name for name, _ in RUNS}
+    assert {"qwen3-next-80b-a3b", "qwen3.5-9b", "nemotron-nano-9b-v2", "granite-4.0-h-small",
+            "falcon-h1-34b", "gpt-oss-20b", "gemma-3n-e4b", "glm-4.5-air",
+            "minimax-m2"} <= families
+
+
+@pytest.mark.parametrize(("name", "output"), RUNS,
+                         ids=[f"{n}-{o['settings']['max_model_len']}-{i}"
+                              for i, (n, o) in enumerate(RUNS)])
+def test_kvplan_equals_vllm(name: str, output: dict) -> None:
+    spec, _ = load_config(ORACLE / name / "config.json")
+    plan = plan_capacity(spec, plan_inputs(output))
+    # "CPU KV cache size: N tokens" (vLLM 0.32: int(max_concurrency x max_model_len)).
+    assert plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
+    # "Maximum concurrency for L tokens per request: X.XXx" (two decimals).
+    assert f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}"
+    if "attention_block_size" in output:
+        assert plan.block_size == output["attention_block_size"]
+    if "mamba_padding_percent" in output:
+        assert f"{plan.state_padding_percent:.2f}" == f"{output['mamba_padding_percent']:.2f}"
+    mode = output.get("mamba_cache_mode")
+    if mode is not None:
+        assert plan.mamba_cache_mode == mode
