@@ -368,7 +368,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
 
 
-def _refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
+def refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
     """SGLang and TRT-LLM pools for recurrent state, chunked attention, the sparse indexer and
     draft layers are not modelled: refuse rather than size them as attention."""
     what = None
@@ -415,7 +415,7 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
     if inputs.engine is Engine.vllm:
         return _vllm_stage_plan(spec, inputs, stage_index, layers, context, weights=weights,
                                 reserve=reserve, budget=budget)
-    _refuse_unmodelled(spec, inputs)
+    refuse_unmodelled(spec, inputs)
     block_size = inputs.resolved_block_size
     layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
                        layer_range=layers)

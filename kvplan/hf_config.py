@@ -601,6 +601,10 @@ def _family_notes(c: _Config) -> None:
         if proj is not None and proj != hidden:
             c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
                    "matrices are not counted, and the embeddings are counted hidden_size wide")
+    if mt == "gemma3n":
+        c.warn("gemma-3n's per-layer embeddings (vocab_size_per_layer_input x "
+               "hidden_size_per_layer_input per layer), AltUp and LAuReL weights are not "
+               "counted: parameters and weights come out low")
     if mt == "gpt_neox" and c.data.get("rotary_pct") not in (None, 1, 1.0):
         c.warn(f"rotary_pct {c.data['rotary_pct']}: only part of each head rotates; "
                "KV size unchanged")

@@ -109,14 +109,62 @@ def _ffn(spec: ModelSpec, width: int, *, bias: bool = False) -> int:
     return n
 
 
+def recurrent_params(spec: ModelSpec) -> int:
+    """One recurrent mixer's weights, as the reference implementations lay them out
+    (transformers' modeling_<family>.py; vLLM's MambaMixer2, GatedDeltaNet, KDA, ShortConv)."""
+    rec = spec.recurrent
+    if rec is None:
+        return 0
+    h = spec.hidden_size
+    k = rec.conv_kernel
+    if rec.kind == "mamba2":
+        d = rec.intermediate_size
+        conv_dim = d + 2 * rec.n_groups * rec.state_size
+        # in_proj (z, x, B, C, dt), depthwise conv (+bias), A_log, D, dt_bias, gated norm, out.
+        return (h * (d + conv_dim + rec.num_heads) + conv_dim * (k + int(rec.conv_bias))
+                + 3 * rec.num_heads + d + d * h)
+    if rec.kind == "mamba1":
+        d = rec.intermediate_size
+        dt_rank = rec.dt_rank or -(-h // 16)
+        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out.
+        return (h * 2 * d + d * (k + int(rec.conv_bias)) + d * (dt_rank + 2 * rec.state_size)
+                + dt_rank * d + d + d * rec.state_size + d + d * h)
+    if rec.kind == "gated_delta_net":
+        key = rec.num_key_heads * rec.key_head_dim
+        value = rec.num_value_heads * rec.value_head_dim
+        # in_proj_qkvz, in_proj_ba, conv over q/k/v, dt_bias, A_log, gated norm, out_proj.
+        return (h * (2 * key + 2 * value) + h * 2 * rec.num_value_heads + (2 * key + value) * k
+                + 2 * rec.num_value_heads + rec.value_head_dim + value * h)
+    if rec.kind == "kda":
+        proj = rec.num_heads * rec.head_dim
+        # q/k/v, short convs, f_a/f_b and g_a/g_b low-rank gates, beta, A_log, dt_bias, norm, o.
+        return (3 * h * proj + 3 * proj * k + 2 * (h * rec.head_dim + rec.head_dim * proj)
+                + h * rec.num_heads + rec.num_heads + proj + rec.head_dim + proj * h)
+    if rec.kind == "short_conv":
+        d = rec.intermediate_size
+        return h * 3 * d + d * k + d * h  # in_proj (B, C, x), depthwise conv, out_proj
+    # linear_attention: q, k, v, output gate and out projections.
+    proj = rec.num_heads * rec.head_dim
+    return 4 * h * proj + proj * h
+
+
 def count_params(spec: ModelSpec) -> ParamCount:
     h = spec.hidden_size
-    att = attention_params(spec)
-    norms = 2 * _norm(spec, h)
+    full_att = attention_params(spec)
+    rec_params = recurrent_params(spec)
     layers = []
     for i in range(spec.num_hidden_layers):
+        att = (full_att if spec.has_attention(i) else 0) + (
+            rec_params if spec.has_recurrent(i) else 0)
+        has_mixer = spec.mixer(i) != "mlp"
+        has_mlp = spec.has_mlp(i)
+        # One norm before each block the layer has (mixer, MLP).
+        norms = (int(has_mixer) + int(has_mlp)) * _norm(spec, h)
         moe = spec.moe
-        if moe is not None and moe.is_moe_layer(i):
+        if not has_mlp:
+            layers.append(LayerParams(attention=att, mlp=0, routed_experts=0, routed_active=0,
+                                      router=0, norms=norms))
+        elif moe is not None and moe.is_moe_layer(i):
             expert = _ffn(spec, moe.moe_intermediate_size)
             shared = moe.n_shared_experts * expert + _ffn(spec, moe.shared_expert_intermediate_size)
             router = h * moe.n_routed_experts + (h if moe.shared_expert_intermediate_size else 0)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from .attention import LatentAttention
-from .cache import Estimate, kv_layout
+from .cache import Estimate, kv_layout, layer_caches
 from .capacity import CapacityPlan
 from .compare import Comparison
 from .gpus import GPU
@@ -26,20 +26,40 @@ def _int(n: int) -> str:
 
 
 
+def layer_mix(spec: ModelSpec) -> str:
+    """The layers by cache kind, e.g. '36 gated_delta_net + 12 full' ('' when all full)."""
+    counts: dict[str, int] = {}
+    owners = spec.kv_owner_flags
+    for i in range(spec.num_hidden_layers):
+        kinds = []
+        if spec.has_attention(i):
+            window, chunk = spec.layer_windows[i], spec.chunk(i)
+            kinds.append(f"sliding {window}" if window is not None else
+                         f"chunked {chunk}" if chunk is not None else "full")
+            if not owners[i]:
+                kinds[-1] = "shared"
+        if spec.has_recurrent(i):
+            assert spec.recurrent is not None
+            kinds.append(spec.recurrent.kind)
+        key = "+".join(kinds) or "mlp"
+        counts[key] = counts.get(key, 0) + 1
+    if list(counts) == ["full"]:
+        return ""
+    return " + ".join(f"{n} {k}" for k, n in counts.items())
+
+
 def specs_view(specs: Sequence[ModelSpec], *, kv_dtype: str = "bf16") -> View:
     rows = []
     records = []
     for spec in specs:
+        caches = layer_caches(spec, kv_dtype=kv_dtype)
+        token_bytes = sum(c.bytes_per_token for lc in caches for c in lc.caches)
+        state_bytes = sum(c.state_bytes for lc in caches for c in lc.caches)
         layout = kv_layout(spec, kv_dtype=kv_dtype)
-        windows = sorted({w for w in spec.layer_windows if w is not None})
-        sliding = (
-            f"{sum(w is not None for w in spec.layer_windows)}/{spec.num_hidden_layers} @ "
-            + ",".join(str(w) for w in windows)
-            if windows else ""
-        )
+        mix = layer_mix(spec)
         rows.append([
             spec.id, spec.name, spec.kind.value, str(spec.num_hidden_layers),
-            spec.attention.short(), sliding, _int(layout.bytes_per_token),
+            spec.attention.short(), mix, _int(token_bytes),
         ])
         records.append({
             "id": spec.id,
@@ -50,14 +70,16 @@ def specs_view(specs: Sequence[ModelSpec], *, kv_dtype: str = "bf16") -> View:
             "sliding_layers": sum(w is not None for w in spec.layer_windows),
             "sliding_window": spec.sliding_window,
             "kv_dtype": kv_dtype,
-            "bytes_per_token": layout.bytes_per_token,
+            "bytes_per_token": token_bytes,
+            "state_bytes_per_request": state_bytes,
+            "layer_mix": mix,
             "source": spec.source,
         })
     return View(
         title=f"Bundled model specs (KV bytes per token at {kv_dtype}, all layers)",
         columns=[Column(header="id", min_width=15), Column(header="name"), Column(header="kind"),
                  Column(header="layers", numeric=True), Column(header="KV elements/token/layer"),
-                 Column(header="sliding layers"),
+                 Column(header="layers by cache kind"),
                  Column(header=f"KV bytes/token ({kv_dtype})", numeric=True)],
         rows=rows,
         records=records,
@@ -81,6 +103,9 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
             f"{est.context:,} tokens, block-rounded, {est.blocks_per_sequence:,} layer-blocks"),
         row(f"batch of {est.batch:,}", est.bytes_per_batch, f"{est.batch:,} x per sequence"),
     ]
+    if est.state_bytes_per_request:
+        rows.insert(2, row("recurrent state per request", est.state_bytes_per_request,
+                           f"{est.num_recurrent_layers} layers, whatever the context"))
     notes = [
         f"{spec.name} ({spec.id}): {spec.attention.describe()}, {spec.num_hidden_layers} layers"
         + (f", tp={est.tp} (per-rank KV heads: {spec.attention.kv_heads_per_rank(est.tp)})"
@@ -95,8 +120,20 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         notes.append(
             f"{est.num_kv_shared_layers} of {est.num_layers} layers reuse an earlier layer's KV "
             "cache (cross-layer sharing) and allocate nothing.")
+    mix = layer_mix(spec)
+    if mix:
+        notes.append(f"Layers by cache kind: {mix}.")
+    if est.num_draft_layers:
+        notes.append(f"{est.num_draft_layers} speculative-decoding draft layer(s) included.")
+    if est.requested_block_size and est.block_size != est.requested_block_size:
+        notes.append(
+            f"vLLM raises the attention block from {est.requested_block_size} to "
+            f"{est.block_size} tokens so one page holds a recurrent state, and pads the state "
+            f"page by {est.state_padding_percent:.2f}% (vLLM logs both lines).")
     notes.append(BYTES_NOTE)
     records = {"schema_version": JSON_SCHEMA_VERSION, **est.to_dict(), "source": spec.source}
+    more = (groups_view(est.kv_cache_groups, context=est.context,
+                        version=est.engine_version),) if est.kv_cache_groups else ()
     return View(
         title=f"KV cache: {spec.name}, context {est.context:,}, batch {est.batch:,}, "
               f"{est.kv_dtype}, block {est.block_size}",
@@ -106,7 +143,29 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         rows=rows,
         records=records,
         notes=notes,
+        more=more,
     )
+
+
+def groups_view(groups: Sequence[dict[str, object]], *, context: int,
+                version: str | None) -> View:
+    """vLLM's KV-cache groups: kind, how many groups, layers, page, pages per request."""
+    rows = []
+    for g in groups:
+        rows.append([str(g["kind"]), _int(int(g["groups"])), _int(int(g["layers"]))
+                     + (f" +{g['padding_layers']} pad" if g["padding_layers"] else ""),
+                     _int(int(g["block_size"])), human_bytes(int(g["page_bytes"])),
+                     _int(int(g["pages_per_request"])), str(g.get("describe", ""))])
+    return View(
+        title=f"vLLM {version or ''} KV-cache groups (pages per request at {context:,} tokens)",
+        columns=[Column(header="kind"), Column(header="groups", numeric=True),
+                 Column(header="layers", numeric=True), Column(header="block", numeric=True),
+                 Column(header="page", numeric=True), Column(header="pages/req", numeric=True),
+                 Column(header="cache")],
+        rows=rows, records={"kv_cache_groups": list(groups)},
+        notes=["Each group holds one page per block slot for each of its layers; a request "
+               "takes its pages/req from every group of its kind (vllm/v1/core/"
+               "kv_cache_utils.py)."])
 
 
 
@@ -162,6 +221,15 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         + (f", {stage.num_groups} groups" if stage.num_groups > 1 else ""))
     row("num_blocks", _int(plan.num_blocks), None, "KV budget // page // layers per slot")
     row("token_capacity", _int(plan.token_capacity), None, "num_blocks // groups x block size")
+    if plan.engine == "vllm":
+        rule = ("int(max_concurrency x context)" if plan.reported_kv_cache_tokens !=
+                plan.token_capacity else "num_blocks // groups x block size")
+        row("reported KV cache tokens", _int(plan.reported_kv_cache_tokens), None,
+            f"what vLLM {plan.engine_version} logs as 'KV cache size: N tokens' ({rule})")
+    if plan.state_bytes_per_request:
+        row("recurrent state per request", human_bytes(plan.state_bytes_per_request),
+            plan.state_bytes_per_request,
+            f"mamba cache mode {plan.mamba_cache_mode}" if plan.mamba_cache_mode else "")
     row("blocks per request", _int(plan.blocks_per_request), None,
         f"{plan.context:,} tokens" + (f", {stage.shared_prefix_blocks:,} shared prefix blocks"
                                       if stage.shared_prefix_blocks else ""))
@@ -200,20 +268,31 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
             "per-GPU cache." + ("" if plan.dp_attention else
                                 " --dp-attention gives each rank only its own requests."))
     if isinstance(spec.attention, LatentAttention) and plan.engine == "vllm":
-        notes.append("MLA backends force their block size (FlashMLA 64, CUTLASS MLA 128): "
-                     "pass --block-size to match.")
-    if spec.is_hybrid or spec.sliding_window:
-        if plan.engine == "vllm":
+        notes.append("MLA block: 16 (FLASH_ATTN_MLA on Hopper); FlashMLA uses 64, CUTLASS MLA "
+                     "128: pass --block-size to match.")
+    if plan.engine == "vllm":
+        notes.append(f"vLLM {plan.engine_version} rules, platform {plan.platform} "
+                     "(see `kvplan engines`).")
+        if plan.block_size != plan.requested_block_size and plan.state_padding_percent:
             notes.append(
-                "Sliding-window layers follow vLLM V1's grouped allocator (v0.10+): a sliding "
-                "group needs ceil(min(window - 1 + max_num_batched_tokens, context) / block) + 1 "
-                "blocks per request. vLLM V0 and versions before hybrid support sized every "
-                "layer as full attention.")
-        else:
-            notes.append(f"{engine} sizing here treats sliding-window layers as full attention.")
+                f"Attention block raised from {plan.requested_block_size} to {plan.block_size} "
+                f"tokens so a page holds one recurrent state; state page padded by "
+                f"{plan.state_padding_percent:.2f}% (vLLM: 'Setting attention block size', "
+                "'Padding mamba page size').")
+    if (spec.is_hybrid or spec.sliding_window) and plan.engine == "vllm":
+        notes.append(
+            "Sliding and chunked groups keep the window (chunk) plus the tokens in flight "
+            "(max_num_batched_tokens, x2 with async scheduling from vLLM 0.32 on CUDA); "
+            "recurrent groups keep 1 state page per request, 2 (Mamba2: 3) in mode align.")
+    elif spec.is_hybrid or spec.sliding_window:
+        notes.append(f"{engine} sizing here treats sliding-window layers as full attention.")
     if spec.weight_dtype == "fp8" and not plan.kv_budget_given:
         notes.append("fp8 weights: block quantisation scales (~0.01%) are not counted.")
+    more = (groups_view(plan.kv_cache_groups, context=plan.context,
+                        version=plan.engine_version),) if (
+        plan.engine == "vllm" and len(plan.kv_cache_groups) > 1) else ()
     return View(
+        more=more,
         title=f"Capacity on {device}: {engine}, context {plan.context:,}, {plan.kv_dtype} KV",
         columns=[Column(header="quantity"), Column(header="value", numeric=True),
                  Column(header="bytes", numeric=True), Column(header="how")],

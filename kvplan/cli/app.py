@@ -15,21 +15,35 @@ import typer
 
 from kvplan.cache import estimate
 from kvplan.capacity import (
-    DEFAULT_BLOCK_SIZES,
     Engine,
     PlanInputs,
+    refuse_unmodelled,
     default_max_num_batched_tokens,
+    draft_layers,
     fraction_needed,
     longest_context,
     plan_capacity,
+    resolved_ssm_dtype,
+    vllm_stage_config,
 )
 from kvplan.cli.common import (
     BlockSizeOpt,
+    DisableHybridOpt,
+    EngineVersionOpt,
+    HybridManager,
+    HybridManagerOpt,
+    PlatformOpt,
+    PrefixCachingOpt,
+    SpecMethodOpt,
+    SpecTokensOpt,
+    StateDType,
+    StateDTypeOpt,
     FormatOpt,
     KVDTypeOpt,
     ModelArg,
     atomic_write,
     handle_errors,
+    hybrid_manager_choice,
     load_spec,
 )
 from kvplan.cli.sweep_cmd import sweep_cmd
@@ -121,6 +135,14 @@ def estimate_cmd(
         "--requests", min=1,
         help="Also answer: the longest context that serves this many concurrent requests, "
              "and the memory fraction they need.")] = None,
+    engine_version: EngineVersionOpt = None,
+    platform: PlatformOpt = None,
+    hybrid_manager: HybridManagerOpt = HybridManager.auto,
+    disable_hybrid: DisableHybridOpt = False,
+    prefix_caching: PrefixCachingOpt = None,
+    ssm_dtype: StateDTypeOpt = StateDType.auto,
+    speculative_method: SpecMethodOpt = None,
+    num_speculative_tokens: SpecTokensOpt = 0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
@@ -129,16 +151,47 @@ def estimate_cmd(
         spec = load_spec(model)
         if gpu is not None and gpu_mem_gib is not None:
             raise InputError("--gpu and --gpu-mem-gib: give one, not both")
-        bs = block_size or DEFAULT_BLOCK_SIZES[engine]
+        preset = get_gpu(gpu) if gpu is not None else None
+        if platform is None:
+            platform_name = "rocm" if preset is not None and preset.name.upper().startswith(
+                "MI") else "cuda"
+        else:
+            platform_name = platform.value
+        if speculative_method is not None and num_speculative_tokens == 0:
+            num_speculative_tokens = 1
+        engine_opts = {
+            "engine_version": engine_version, "platform": platform_name,
+            "hybrid_kv_cache_manager": hybrid_manager_choice(hybrid_manager, disable_hybrid),
+            "prefix_caching": prefix_caching, "ssm_dtype": ssm_dtype.value,
+            "speculative_method": None if speculative_method is None
+            else speculative_method.value,
+            "num_speculative_tokens": num_speculative_tokens,
+        }
+        total_for_default = preset.total_bytes if preset is not None else (
+            None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
+        if max_num_batched_tokens is None:
+            max_num_batched_tokens = default_max_num_batched_tokens(
+                total_for_default, is_a100=preset is not None and preset.is_a100)
+        sizing = PlanInputs(context=context, kv_dtype=kv_dtype.value, block_size=block_size,
+                            tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
+                            **engine_opts)
+        bs = sizing.resolved_block_size
+        engine_config = None
+        if engine is Engine.vllm:
+            engine_config = vllm_stage_config(spec, sizing)
+        elif spec.num_recurrent_layers or speculative_method is not None:
+            refuse_unmodelled(spec, sizing)
         est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype.value,
-                       block_size=bs, tp=tp)
+                       block_size=bs, tp=tp, engine_config=engine_config,
+                       num_draft_layers=draft_layers(spec, sizing),
+                       ssm_dtype=resolved_ssm_dtype(spec, sizing),
+                       num_spec_tokens=num_speculative_tokens)
         view = estimate_view(spec, est)
         if gpu is None and gpu_mem_gib is None and kv_budget_gib is None:
             if requests is not None:
                 raise InputError("--requests: needs --gpu, --gpu-mem-gib or --kv-budget-gib")
             emit(view, fmt)
             return
-        preset = get_gpu(gpu) if gpu is not None else None
         if preset is not None:
             total = preset.total_bytes
             device = (f"{preset.name}, {total / GiB:.2f} GiB "
@@ -148,17 +201,14 @@ def estimate_cmd(
             device = f"{gpu_mem_gib:g} GiB device"
         else:
             total, device = None, "given KV budget"
-        if max_num_batched_tokens is None:
-            max_num_batched_tokens = default_max_num_batched_tokens(
-                total, is_a100=preset is not None and preset.is_a100)
         inputs = PlanInputs(
-            context=context, kv_dtype=kv_dtype.value, block_size=bs, tp=tp, pp=pp,
+            context=context, kv_dtype=kv_dtype.value, block_size=block_size, tp=tp, pp=pp,
             engine=engine, mem_fraction=mem_fraction, total_bytes=total,
             weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),
             reserve_bytes=None if reserve_gib is None else gib_to_bytes(reserve_gib),
             kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
             max_num_batched_tokens=max_num_batched_tokens, shared_prefix=shared_prefix,
-            dp_attention=dp_attention,
+            dp_attention=dp_attention, **engine_opts,
         )
         plan = plan_capacity(spec, inputs)
         reverse = None
@@ -174,7 +224,7 @@ def estimate_cmd(
         if plan.max_requests == 0:
             warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
                  f"({plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
-        emit(replace(view, records={**view.records, **cap.records}, more=(cap,)), fmt)
+        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap)), fmt)
 
 
 @app.command("compare")

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,68 @@ BlockSizeOpt = Annotated[
                  help="Tokens per paged block. Default: the engine's (vLLM 16, SGLang 1, "
                       "TRT-LLM 32); MLA backends force their own (FlashMLA 64)."),
 ]
+
+
+class HybridManager(str, Enum):
+    auto = "auto"
+    on = "on"
+    off = "off"
+
+
+class Platform(str, Enum):
+    cuda = "cuda"
+    rocm = "rocm"
+    cpu = "cpu"
+
+
+class StateDType(str, Enum):
+    auto = "auto"
+    float32 = "float32"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+
+
+class SpecMethod(str, Enum):
+    mtp = "mtp"
+    eagle = "eagle"
+    eagle3 = "eagle3"
+
+
+EngineVersionOpt = Annotated[str | None, typer.Option(
+    "--engine-version", help="Engine version whose rules to follow (vLLM: 0.10 to 0.32; "
+                             "default the newest modelled). See `kvplan engines`.")]
+PlatformOpt = Annotated[Platform | None, typer.Option(
+    "--platform", help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
+                       "presets, else cuda).")]
+HybridManagerOpt = Annotated[HybridManager, typer.Option(
+    "--hybrid-kv-cache-manager",
+    help="vLLM's hybrid KV-cache manager (auto: what that version does for the model; off: "
+         "sliding and chunked layers allocate as full attention).")]
+DisableHybridOpt = Annotated[bool, typer.Option(
+    "--disable-hybrid-kv-cache-manager",
+    help="Alias of --hybrid-kv-cache-manager off (vLLM's flag).")]
+PrefixCachingOpt = Annotated[bool | None, typer.Option(
+    "--enable-prefix-caching/--no-enable-prefix-caching",
+    help="vLLM prefix caching (default: that version's; for recurrent-state models it sets the "
+         "mamba cache mode: align with, none without).", show_default=False)]
+StateDTypeOpt = Annotated[StateDType, typer.Option(
+    "--mamba-ssm-cache-dtype",
+    help="dtype of the recurrent (SSM) state; auto: the config's, else the model's.")]
+SpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
+    "--speculative-method", help="Speculative decoding: the drafter's layers get KV "
+                                 "(mtp: the model's MTP layers; eagle/eagle3: one layer).")]
+SpecTokensOpt = Annotated[int, typer.Option(
+    "--num-speculative-tokens", min=0,
+    help="Draft tokens per step (each adds a recurrent-state page and conv rows).")]
+
+
+def hybrid_manager_choice(mode: HybridManager, disable: bool) -> bool | None:
+    if disable:
+        if mode is HybridManager.on:
+            raise InputError("--disable-hybrid-kv-cache-manager contradicts "
+                             "--hybrid-kv-cache-manager on")
+        return False
+    return {HybridManager.auto: None, HybridManager.on: True, HybridManager.off: False}[mode]
 
 
 @contextmanager

@@ -44,24 +44,35 @@ class VllmProfile:
     chunked_local_hybrid: bool
     # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
     hybrid_prefix_caching: bool
+    # Mamba cache mode 'align' exists (prefix caching keeps extra state pages); before it, a
+    # request held one state page whatever prefix caching said.
+    mamba_align_mode: bool = True
+    # MLA + recurrent hybrids align the attention block to this many tokens at least (0.32:
+    # 128 for the TRT-LLM/FlashInfer MLA kernels; 0.11: FlashMLA's 64, as Kimi-Linear's log
+    # "GPU KV cache size: 75,840 tokens" = 79 x 960 shows, vllm issue #28228).
+    mla_hybrid_alignment: int = 128
     notes: str = ""
 
 
 # Ordered oldest to newest; a version resolves to the newest profile at or below it.
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
-    VllmProfile(version="0.10", group_size_ratio=None, reported_tokens="blocks",
+    VllmProfile(version="0.10", mamba_align_mode=False, mla_hybrid_alignment=64,
+                group_size_ratio=None, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size = the smaller type's layer count; tokens = blocks x size"),
-    VllmProfile(version="0.13", group_size_ratio=1.25, reported_tokens="blocks",
+    VllmProfile(version="0.13", mamba_align_mode=False, mla_hybrid_alignment=64,
+                group_size_ratio=1.25, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: the larger count when under 1.25x the smaller"),
-    VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
+    VllmProfile(version="0.19", mamba_align_mode=False, mla_hybrid_alignment=64,
+                group_size_ratio=1.5, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full)"),
-    VllmProfile(version="0.21", group_size_ratio=1.5, reported_tokens="concurrency",
+    VllmProfile(version="0.21", mamba_align_mode=False, mla_hybrid_alignment=64,
+                group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
@@ -189,8 +200,9 @@ class VllmKVConfig:
 
     @property
     def state_bytes_per_request(self) -> int:
-        """Recurrent state one request owns on this rank, unpadded, over all its pages."""
-        return sum(len(g.layers) * g.pages_per_request * g.spec.state_bytes
+        """Recurrent state one request owns on this rank: one copy per layer, unpadded (mode
+        align keeps more pages: see the groups)."""
+        return sum(len(g.layers) * g.spec.state_bytes
                    for g in self.groups if isinstance(g.spec, RecurrentState))
 
     @property
@@ -261,7 +273,7 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     mamba_mode = None
     if states:
         on = profile.hybrid_prefix_caching if prefix_caching is None else prefix_caching
-        mamba_mode = "align" if on else "none"
+        mamba_mode = "align" if on and profile.mamba_align_mode else "none"
 
     # Attention block size raised until one page holds a recurrent state
     # (Platform._align_hybrid_block_size); the state is padded to exactly that page.
@@ -272,7 +284,7 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         per_token = max(c.bytes_per_token for c in attention if not isinstance(c, IndexerCache))
         align = max(platform.kernel_block, requested)
         if has_mla:
-            align = max(align, 128)  # MLA decode kernels want blocks of 128 (interface.py)
+            align = max(align, profile.mla_hybrid_alignment)
         needed = align * cdiv(state_bytes, align * per_token)
         needed = platform.kernel_block * cdiv(needed, platform.kernel_block)
         bs = max(bs, needed)
