@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
+from .dtypes import get_dtype
 from .engines.vllm_alloc import (
     VllmKVConfig,
     describe_groups,
@@ -33,7 +34,6 @@ from .engines.vllm_alloc import (
     vllm_kv_config,
     vllm_profile,
 )
-from .dtypes import get_dtype
 from .errors import InputError
 from .layers import RequestShape, SlidingWindowCache
 from .params import ParamCount, count_params

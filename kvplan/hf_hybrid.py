@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import SpecError
-from .spec import CHUNKED, FULL, HYBRID, MLP_ONLY, RECURRENT, SLIDING
+from .spec import CHUNKED, FULL, HYBRID, MLP_ONLY, RECURRENT
 
 if TYPE_CHECKING:
     from .hf_config import _Config

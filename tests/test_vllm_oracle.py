@@ -30,7 +30,7 @@ def oracle_runs() -> list[tuple[str, dict]]:
     for results in sorted(ORACLE.glob("*/results.json")):
         for run in json.loads(results.read_text()):
             if run["output"].get("ok"):
-                runs.append((results.parent.name, run["output"]))
+                runs.append((results.parent.name, {**run["output"], "argv": run["argv"]}))
     return runs
 
 
@@ -41,13 +41,17 @@ def plan_inputs(output: dict) -> PlanInputs:
     """The oracle's vLLM settings in kvplan's terms (platform cpu: block 128, no async)."""
     settings = output["settings"]
     kv_dtype = settings.get("kv_cache_dtype") or "bf16"
+    # --env VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 switches the hybrid manager off.
+    hybrid = None
+    if "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0" in output.get("argv", []):
+        hybrid = False
     return PlanInputs(
         context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
         platform="cpu", engine_version="0.32", kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
         max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),
         prefix_caching=settings.get("enable_prefix_caching"),
         block_size=settings.get("block_size"),
-        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto")
+        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto", hybrid_kv_cache_manager=hybrid)
 
 
 def test_every_family_has_oracle_runs() -> None:

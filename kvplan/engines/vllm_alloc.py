@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
-from ..layers import (
+from kvplan.errors import InputError
+from kvplan.layers import (
     ChunkedLocalCache,
     FullAttentionCache,
     IndexerCache,
@@ -23,7 +23,7 @@ from ..layers import (
     RequestShape,
     SlidingWindowCache,
 )
-from ..units import cdiv
+from kvplan.units import cdiv
 
 
 @dataclass(frozen=True, kw_only=True)
