@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from .attention import AttentionKind, HeadAttention, LatentAttention
-from .cache import kv_layout
+from .cache import kv_layout, layer_caches
 from .capacity import PlanInputs, default_max_num_batched_tokens, plan_capacity
 from .errors import InputError
 from .flops import (
@@ -140,6 +140,10 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     spec = with_share_every(spec, share_layers) if share_layers > 1 else spec
     rows = []
     mha_bytes = None
+    # Recurrent layers keep their state whatever the attention scheme (only attention layers are
+    # rewritten); it counts in every row's bytes per request.
+    state_bytes = sum(c.state_bytes for lc in layer_caches(spec, kv_dtype=kv_dtype, tp=tp)
+                      for c in lc.caches)
     variants = scheme_variants(spec, groups=groups, kv_lora_rank=kv_lora_rank, rope_dim=rope_dim)
     for label, attention, form in variants:
         variant = with_attention(spec, attention)
@@ -178,7 +182,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
             elements_per_token_per_layer=sized.attention.elements_per_token(),
             bytes_per_token=layout.bytes_per_token,
             ratio_vs_mha=layout.bytes_per_token / mha_bytes,
-            bytes_per_request=layout.bytes_per_sequence(context),
+            bytes_per_request=layout.bytes_per_sequence(context) + state_bytes,
             max_requests=max_requests,
             decode_flops_per_token=cost.decode_flops_per_token,
             attention_flops_per_token=cost.attention_flops_per_token,

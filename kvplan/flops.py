@@ -124,6 +124,37 @@ def attention_flops(spec: ModelSpec, *, context: int, phase: str = "decode",
     return _head_flops(spec.hidden_size, att, keys)
 
 
+def recurrent_flops_per_token(spec: ModelSpec) -> int:
+    """One recurrent mixer, one token: its projections (2 per weight) plus the state update and
+    read-out, counted as the multiply-adds of a matmul (Mamba2: B x outer product and C.h over
+    heads x head_dim x d_state; Mamba1: the same over d_inner x d_state; Gated DeltaNet / KDA:
+    S.k, the rank-1 update and S.q over heads x d_v x d_k; short conv: kernel x width)."""
+    from .params import recurrent_params
+
+    rec = spec.recurrent
+    if rec is None:
+        return 0
+    proj = 2 * recurrent_params(spec)
+    if rec.kind == "mamba2":
+        state = 2 * 2 * rec.num_heads * rec.head_dim * rec.state_size
+    elif rec.kind == "mamba1":
+        state = 2 * 2 * rec.intermediate_size * rec.state_size
+    elif rec.kind == "gated_delta_net":
+        state = 3 * 2 * rec.num_value_heads * rec.value_head_dim * rec.key_head_dim
+    elif rec.kind in ("kda", "linear_attention"):
+        state = 3 * 2 * rec.num_heads * rec.head_dim * rec.head_dim
+    else:  # short_conv
+        state = 2 * rec.intermediate_size * rec.conv_kernel
+    return proj + state
+
+
+def attended_tokens(spec: ModelSpec, index: int, context: int) -> int:
+    """Tokens layer `index` attends to at `context`: its window or chunk, else the context."""
+    window = spec.layer_windows[index] if spec.layer_windows else None
+    span = window or spec.chunk(index) or context
+    return min(context, span)
+
+
 def mlp_flops_per_token(spec: ModelSpec) -> int:
     """Dense MLP / active experts over all layers, one token: 2 FLOPs per active parameter."""
     counts = count_params(spec)
@@ -186,15 +217,24 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
                 peak_flops_per_s: int | None = None) -> DecodeCost:
     """Per GPU of a `tp`-way tensor-parallel group: FLOPs and weights split evenly (ideal), KV
     read per rank as the cache is laid out (MLA's latent is read whole by every rank)."""
-    layers = spec.num_hidden_layers
-    att_decode = attention_flops(spec, context=context, mla_form=mla_form)
-    # Prefill uses the naive form for MLA (compute-bound; up-project each prompt token once).
+    # Attention layers only (hybrids: the recurrent layers are counted below), each over the
+    # tokens it attends: its sliding window or local chunk, else the whole context.
     prefill_form = MLAForm.naive if mla_form is MLAForm.absorbed else mla_form
-    att_prefill = attention_flops(spec, context=context, phase="prefill", mla_form=prefill_form)
-    rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec)
-    # Layers that reuse an earlier layer's cache (cross-layer sharing) skip their K/V projection.
-    shared = spec.num_kv_shared_layers
-    att_total = layers * att_decode.total - shared * att_decode.kv_proj
+    owners = spec.kv_owner_flags
+    att_total = att_prefill_total = 0
+    for i in range(spec.num_hidden_layers):
+        if not spec.has_attention(i):
+            continue
+        span = attended_tokens(spec, i, context)
+        dec = attention_flops(spec, context=span, mla_form=mla_form)
+        # Prefill uses the naive form for MLA (compute-bound; up-project each prompt token once).
+        pre = attention_flops(spec, context=span, phase="prefill", mla_form=prefill_form)
+        # Layers that reuse an earlier layer's cache (cross-layer sharing) skip their K/V
+        # projection.
+        att_total += dec.total - (0 if owners[i] else dec.kv_proj)
+        att_prefill_total += pre.total - (0 if owners[i] else pre.kv_proj)
+    recurrent = spec.num_recurrent_layers * recurrent_flops_per_token(spec)
+    rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec) + recurrent
     decode = (att_total + rest) // tp
     layout = kv_layout(spec, kv_dtype=kv_dtype, tp=tp)
     per_layer = layout.bytes_per_token_per_layer
@@ -202,8 +242,15 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
         elements = mla_cache_elements(spec.attention, mla_form)
         per_layer = get_dtype(kv_dtype).bytes_for(elements // tp)  # per-head cache shards
     # Every layer reads the cache it attends over, its own or (cross-layer sharing) an earlier
-    # layer's: sharing saves capacity, not bandwidth. Sliding-window layers read their window.
-    kv_read = sum(min(context, window or context) for window in spec.layer_windows) * per_layer
+    # layer's: sharing saves capacity, not bandwidth. Sliding and chunked layers read their span;
+    # a recurrent layer reads and writes its whole state once per token.
+    kv_read = sum(attended_tokens(spec, i, context) for i in range(spec.num_hidden_layers)
+                  if spec.has_attention(i)) * per_layer
+    if spec.recurrent is not None:
+        from .cache import activation_dtype, recurrent_state
+
+        state = recurrent_state(spec.recurrent, tp=tp, conv_dtype=activation_dtype(spec))
+        kv_read += 2 * spec.num_recurrent_layers * state.state_bytes
     weights = _weights_read_bytes(spec, batch) // tp
     moved = weights + batch * kv_read
     intensity = batch * decode / moved
@@ -217,8 +264,7 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
         mla_form=mla_form.value if isinstance(spec.attention, LatentAttention) else None,
         attention_flops_per_token=att_total // tp,
         decode_flops_per_token=decode,
-        prefill_flops_per_token=(layers * att_prefill.total - shared * att_prefill.kv_proj
-                                 + rest) // tp,
+        prefill_flops_per_token=(att_prefill_total + rest) // tp,
         kv_read_bytes_per_token=kv_read,
         weight_read_bytes_per_step=weights,
         arithmetic_intensity=intensity,

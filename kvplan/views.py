@@ -397,6 +397,11 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
                      f"reserve, tp {tp}.")
     if share_layers > 1:
         notes.append(f"Every scheme with cross-layer KV sharing x{share_layers}.")
+    mix = layer_mix(spec)
+    if spec.num_recurrent_layers or spec.num_attention_layers < spec.num_hidden_layers:
+        notes.append(f"Layers by cache kind: {mix}. Only the {spec.num_attention_layers} "
+                     "attention layers are rewritten; recurrent layers keep their state (in "
+                     "KV/request, and read and written once per decode step in KV read).")
     notes.append(BYTES_NOTE)
     terms = ("q_proj", "kv_proj", "kv_up_proj", "absorb", "scores", "values", "o_proj")
     breakdown = View(

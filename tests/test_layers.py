@@ -279,3 +279,38 @@ def test_sequence_bytes_on_arrays_equals_ints(model, context) -> None:
     arr = np.asarray([context, context + 1], dtype=np.int64)
     assert list(sequence_bytes(caches, arr, 16)) == [
         sequence_bytes(caches, context, 16), sequence_bytes(caches, context + 1, 16)]
+
+
+# --- FLOPs and bytes of every kind -----------------------------------------------------------
+
+
+def test_sliding_layers_attend_their_window_only() -> None:
+    # Mistral-7B-v0.1: 32 layers, all sliding 4,096, 32 heads x 128. Decoding at 32,768 tokens
+    # each layer scores 4,096 keys: 2 x 32 x 128 x 4,096 = 33,554,432 FLOPs for q.K and as much
+    # for weights.V -- not the 8x that attending to 32,768 tokens would cost.
+    from kvplan.flops import attention_flops, decode_cost
+
+    spec = load_spec("mistral-7b-v0.1")
+    per_layer = attention_flops(spec, context=4096)
+    assert per_layer.scores == per_layer.values == 2 * 32 * 128 * 4096
+    cost = decode_cost(spec, context=32768)
+    assert cost.attention_flops_per_token == 32 * per_layer.total
+    # KV read: the window, 4,096 tokens x 32 layers x 8 KV heads x 256 x 2 B.
+    assert cost.kv_read_bytes_per_token == 4096 * 32 * 8 * 256 * 2
+
+
+def test_hybrid_decode_counts_recurrent_layers() -> None:
+    # Qwen3-Next: 12 attention layers over the context, 36 Gated DeltaNet layers at a fixed
+    # cost (projections + 3 x 2 x 32 x 128 x 128 for S.k, the update and S.q), and each
+    # recurrent layer reads and writes its 1,097,728-byte state once per token.
+    from kvplan.flops import attention_flops, decode_cost, recurrent_flops_per_token
+    from kvplan.params import recurrent_params
+
+    spec = load_spec("qwen3-next-80b-a3b")
+    assert recurrent_flops_per_token(spec) == 2 * recurrent_params(spec) + 6 * 32 * 128 * 128
+    short, long = (decode_cost(spec, context=c) for c in (1024, 2048))
+    # Only the 12 attention layers grow with the context.
+    growth = 12 * (attention_flops(spec, context=2048).total
+                   - attention_flops(spec, context=1024).total)
+    assert long.decode_flops_per_token - short.decode_flops_per_token == growth
+    assert short.kv_read_bytes_per_token == 1024 * 12 * 2048 + 2 * 36 * 1_097_728
