@@ -429,3 +429,39 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
         records=[r.to_dict() for r in rows],
         notes=notes,
     )
+
+
+def engines_view() -> View:
+    """The engine profiles kvplan models and the rules that change between versions."""
+    from .engines.vllm_alloc import PLATFORMS, VLLM_PROFILES
+
+    rows, records = [], []
+    for p in VLLM_PROFILES:
+        ratio = "smaller count" if p.group_size_ratio is None else (
+            f"larger if < {p.group_size_ratio:g}x smaller")
+        rows.append([f"vllm {p.version}", ratio,
+                     "blocks//groups x bs" if p.reported_tokens == "blocks" else
+                     "int(conc. x len)",
+                     f"{p.in_flight_batches_async} batch" + ("es" if
+                                                            p.in_flight_batches_async > 1 else ""),
+                     "on" if p.chunked_local_hybrid else "off",
+                     "align" if p.hybrid_prefix_caching and p.mamba_align_mode else "none"])
+        records.append({"engine": "vllm", **{k: v for k, v in p.__dict__.items()}})
+    notes = [
+        "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, v1/core/kv_cache_utils.py,"
+        " platforms/interface.py, config/vllm.py) and checked on start-up logs of older versions;"
+        " --engine-version X.Y picks the newest profile at or below X.Y.",
+        "Platforms: " + "; ".join(
+            f"{p.name}: block {p.default_block}, MLA {p.mla_block}, kernel alignment "
+            f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
+            for p in PLATFORMS.values()) + ".",
+        "SGLang and TensorRT-LLM: full attention, sliding windows (sized as full) and MLA only; "
+        "recurrent state, chunked attention, the sparse indexer and draft layers are refused.",
+    ]
+    return View(
+        title="Engine profiles (--engine-version)",
+        columns=[Column(header="profile"), Column(header="group size"),
+                 Column(header="KV cache size: N tokens"), Column(header="in flight (async)"),
+                 Column(header="chunked hybrid"), Column(header="mamba mode")],
+        rows=rows, records=records,
+        notes=[f"vllm {p.version}: {p.notes}." for p in VLLM_PROFILES] + notes)

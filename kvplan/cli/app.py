@@ -59,6 +59,7 @@ from kvplan.views import (
     ReverseAnswers,
     capacity_view,
     compare_view,
+    engines_view,
     estimate_view,
     gpus_view,
     specs_view,
@@ -79,6 +80,13 @@ def specs_cmd(
     """List the bundled model specs with their attention kind and KV bytes per token."""
     with handle_errors():
         emit(specs_view(load_bundled_specs(), kv_dtype=kv_dtype.value), fmt)
+
+
+@app.command("engines")
+def engines_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
+    """List the engine profiles (--engine-version) and what changes between versions."""
+    with handle_errors():
+        emit(engines_view(), fmt)
 
 
 @app.command("gpus")

@@ -779,6 +779,13 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
 
     if context < 1:
         raise InputError(f"--context: must be >= 1, got {context}")
+    unsupported = ("recurrent-state layers" if spec.num_recurrent_layers else
+                   "chunked local attention" if spec.layer_chunks else
+                   "a sparse-attention indexer cache" if spec.indexer is not None else None)
+    if unsupported:
+        # Refused rather than allocated as plain attention, which would not be what vLLM takes.
+        raise InputError(f"{spec.id} has {unsupported}, which verify does not allocate yet "
+                         "(it allocates full, sliding-window and MLA caches); use estimate")
     dev = resolve_device(device)
     storage = _storage(kv_dtype)
     layout = kv_layout(spec, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
