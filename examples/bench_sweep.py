@@ -69,7 +69,8 @@ def main() -> None:
         plan_capacity(sized, PlanInputs(
             context=rec["context"], kv_dtype=rec["kv_dtype"], block_size=bs, tp=rec["tp"],
             total_bytes=gpu.total_bytes,
-            max_num_batched_tokens=default_max_num_batched_tokens(gpu)))
+            max_num_batched_tokens=default_max_num_batched_tokens(
+                gpu.total_bytes, is_a100=gpu.is_a100)))
     naive = len(sample) / (time.perf_counter() - start)
     print("# `kvplan sweep` core benchmark")
     print()

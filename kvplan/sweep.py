@@ -268,13 +268,19 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
         for dtype in grid.kv_dtypes:
             for tp in grid.tps:
                 check_tp(sized, tp)
-                layout = kv_layout(sized, kv_dtype=dtype, block_size=bs, tp=tp)
+                # vLLM raises the block for recurrent state: the effective one, as `estimate`.
+                eff_bs = bs
+                if grid.engine is Engine.vllm and sized.num_recurrent_layers:
+                    eff_bs = vllm_stage_config(sized, PlanInputs(
+                        context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
+                        tp=tp)).block_size
+                layout = kv_layout(sized, kv_dtype=dtype, block_size=eff_bs, tp=tp)
                 # The same per-kind rules as `estimate` (kvplan.layers), over every context.
                 caches = layer_caches(sized, kv_dtype=dtype, tp=tp)
-                per_seq = np.asarray(sequence_bytes(caches, contexts, bs), dtype=np.int64)
+                per_seq = np.asarray(sequence_bytes(caches, contexts, eff_bs), dtype=np.int64)
                 per_seq = per_seq + np.zeros(n_c, dtype=np.int64)
                 # Exactness guard: the largest figure, in Python ints, must fit int64.
-                largest = int(sequence_bytes(caches, max(grid.contexts), bs)) * max_batch
+                largest = int(sequence_bytes(caches, max(grid.contexts), eff_bs)) * max_batch
                 if largest > _INT64_MAX:
                     raise InputError(f"--context/--batch: {largest:,} bytes per batch overflows "
                                      "64-bit integers; use smaller values")
@@ -286,7 +292,8 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
                                       batches=batches, per_seq=per_seq, cap=cap, values={
                                           "model": spec.id, "scheme": label, "kv_dtype": dtype,
                                           "gpu": None if gpu is None else gpu.name, "tp": tp,
-                                          "engine": grid.engine.value, "block_size": bs,
+                                          "engine": grid.engine.value,
+                                          "block_size": eff_bs,
                                           "bytes_per_token": sum(
                                               c.bytes_per_token for lc in caches
                                               for c in lc.caches)})
