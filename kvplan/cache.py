@@ -119,7 +119,7 @@ def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFA
             f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {kv_dtype!r}"
         ) from None
     elements = spec.attention.elements_per_token(tp)
-    per_layer_bytes = dtype.bytes_for(elements)
+    per_layer_bytes = attention_token_bytes(spec, dtype, tp)
     # Layers that reuse another layer's cache (cross-layer sharing) allocate nothing.
     layers = tuple(
         LayerKV(index=i, elements_per_token=elements, bytes_per_token=per_layer_bytes,
@@ -195,6 +195,7 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
         from .engines.vllm_alloc import describe_groups
 
         block_size = engine_config.block_size
+        requested = engine_config.requested_block_size
         groups = tuple(describe_groups(engine_config))
         extra = {"state_padding_percent": engine_config.state_padding_percent,
                  "mamba_cache_mode": engine_config.mamba_cache_mode,

@@ -242,6 +242,7 @@ class StagePlan:
     max_concurrency: float
     max_requests: int
     block_size: int = 0  # effective (vLLM raises it for recurrent state)
+    requested_block_size: int = 0  # before raising: --block-size, else the backend's default
     state_bytes_per_request: int = 0
     state_padding_percent: float | None = None
     mamba_cache_mode: str | None = None
@@ -493,6 +494,7 @@ def _vllm_stage_plan(spec: ModelSpec, inputs: PlanInputs, stage_index: int, laye
         max_concurrency=max(0.0, usable / own),
         max_requests=max(0, usable // own),
         block_size=config.block_size,
+        requested_block_size=config.requested_block_size,
         state_bytes_per_request=config.state_bytes_per_request,
         state_padding_percent=config.state_padding_percent,
         mamba_cache_mode=config.mamba_cache_mode,
@@ -560,7 +562,7 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         engine_version=(vllm_profile(inputs.engine_version).version
                         if inputs.engine is Engine.vllm else inputs.engine_version),
         platform=inputs.platform if inputs.engine is Engine.vllm else None,
-        requested_block_size=inputs.resolved_block_size,
+        requested_block_size=limiting.requested_block_size or inputs.resolved_block_size,
         state_bytes_per_request=limiting.state_bytes_per_request,
         state_padding_percent=limiting.state_padding_percent,
         mamba_cache_mode=limiting.mamba_cache_mode,

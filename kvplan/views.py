@@ -125,7 +125,7 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         notes.append(f"Layers by cache kind: {mix}.")
     if est.num_draft_layers:
         notes.append(f"{est.num_draft_layers} speculative-decoding draft layer(s) included.")
-    if est.requested_block_size and est.block_size != est.requested_block_size:
+    if est.state_padding_percent is not None and est.block_size != est.requested_block_size:
         notes.append(
             f"vLLM raises the attention block from {est.requested_block_size} to "
             f"{est.block_size} tokens so one page holds a recurrent state, and pads the state "
