@@ -171,7 +171,8 @@ _PRESETS: tuple[GPU, ...] = (
     # A10G (AWS G5 only): 24 GiB GDDR6 with ECC (nvidia-smi 23,028 MiB), 600 GB/s.
     # NVIDIA publishes no A10G datasheet. Memory and bandwidth match the A10; the tensor rate is
     # lower: Baseten's A10 vs A10G comparison lists 70 TFLOPS bf16 tensor for the A10G (A10: 125
-    # dense). Ampere: no fp8.
+    # dense). This is the least certain figure in the file (no vendor page; the table was not
+    # re-read when it was entered). Ampere: no fp8.
     # Reported: only nvidia-smi, "1MiB /  23028MiB" on a g5.12xlarge (vLLM issue #9373). (The
     # PCIe A10, same memory, shows "GPU 0 has a total capacity of 22.18 GiB" in
     # https://github.com/OpenBMB/MiniCPM-V/issues/640 -- a different card, so not used here.)

@@ -446,7 +446,7 @@ def engines_view() -> View:
                                                             p.in_flight_batches_async > 1 else ""),
                      "on" if p.chunked_local_hybrid else "off",
                      "align" if p.hybrid_prefix_caching and p.mamba_align_mode else "none"])
-        records.append({"engine": "vllm", **{k: v for k, v in p.__dict__.items()}})
+        records.append({"engine": "vllm", **dict(p.__dict__.items())})
     notes = [
         "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, v1/core/kv_cache_utils.py,"
         " platforms/interface.py, config/vllm.py) and checked on start-up logs of older versions;"

@@ -14,6 +14,9 @@ where vLLM's CPU build is installed; these tests replay the recorded runs everyw
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +81,26 @@ def test_kvplan_equals_vllm(name: str, output: dict) -> None:
     mode = output.get("mamba_cache_mode")
     if mode is not None:
         assert plan.mamba_cache_mode == mode
+
+
+LIVE_PYTHON = os.environ.get("VLLM_ORACLE_PYTHON")
+ORACLE_TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "vllm-oracle"
+
+
+@pytest.mark.skipif(not LIVE_PYTHON or not ORACLE_TOOL.is_file(),
+                    reason="opt-in: set VLLM_ORACLE_PYTHON to the python of vLLM's CPU build")
+@pytest.mark.parametrize(("name", "kv_gib", "max_model_len"), [
+    ("nemotron-nano-9b-v2", 3, 16384), ("qwen3-next-80b-a3b", 2, 24576),
+    ("gpt-oss-20b", 2, 65536)])
+def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len: int) -> None:
+    # Settings no recorded run used: vLLM is asked now, kvplan must agree.
+    result = subprocess.run(
+        [sys.executable, str(ORACLE_TOOL), str(ORACLE / name), "--kv-gib", str(kv_gib),
+         "--max-model-len", str(max_model_len)], capture_output=True, text=True, check=False,
+        env=dict(os.environ), timeout=600)
+    output = json.loads(result.stdout)
+    assert output["ok"], output.get("error")
+    spec, _ = load_config(ORACLE / name / "config.json")
+    plan = plan_capacity(spec, plan_inputs(output))
+    assert plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
+    assert f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}"

@@ -161,8 +161,7 @@ def estimate_cmd(
             raise InputError("--gpu and --gpu-mem-gib: give one, not both")
         preset = get_gpu(gpu) if gpu is not None else None
         if platform is None:
-            platform_name = "rocm" if preset is not None and preset.name.upper().startswith(
-                "MI") else "cuda"
+            platform_name = preset.platform if preset is not None else "cuda"
         else:
             platform_name = platform.value
         if speculative_method is not None and num_speculative_tokens == 0:

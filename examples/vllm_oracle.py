@@ -1,0 +1,98 @@
+"""kvplan against vLLM itself, on shrunken copies of real configs (tests/data/oracle/<model>/).
+
+Opt-in, never in CI. Two modes:
+
+    python examples/vllm_oracle.py              # replay the recorded vLLM runs (results.json)
+    VLLM_ORACLE_PYTHON=~/vllm-cpu/bin/python python examples/vllm_oracle.py --live
+                                                # rerun vLLM 0.32's CPU build on every config
+
+--live needs ../shared/tools/vllm-oracle and vLLM's CPU build in its own venv (the oracle's header
+says how to set it up); each run takes 10-40 s. Either way the script prints a Markdown table of
+kvplan's numbers beside vLLM's and writes it to examples/vllm-oracle.md (--no-write to skip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kvplan.capacity import PlanInputs, plan_capacity  # noqa: E402
+from kvplan.hf_config import load_config  # noqa: E402
+from kvplan.units import GiB  # noqa: E402
+
+ORACLE_DATA = ROOT / "tests" / "data" / "oracle"
+ORACLE_TOOL = ROOT.parent / "shared" / "tools" / "vllm-oracle"
+
+
+def plan_for(name: str, output: dict, argv: list[str]):
+    settings = output["settings"]
+    kv_dtype = settings.get("kv_cache_dtype") or "bf16"
+    hybrid = False if "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0" in argv else None
+    spec, _ = load_config(ORACLE_DATA / name / "config.json")
+    return plan_capacity(spec, PlanInputs(
+        context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
+        platform="cpu", engine_version="0.32",
+        kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
+        max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),
+        prefix_caching=settings.get("enable_prefix_caching"), block_size=settings.get("block_size"),
+        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto", hybrid_kv_cache_manager=hybrid))
+
+
+def live(argv: list[str]) -> dict:
+    python = os.environ.get("VLLM_ORACLE_PYTHON")
+    if not python:
+        sys.exit("--live needs VLLM_ORACLE_PYTHON (the python of vLLM's CPU build)")
+    args = [str(ORACLE_DATA / Path(argv[0]).name), *argv[1:]]
+    result = subprocess.run([sys.executable, str(ORACLE_TOOL), *args], capture_output=True,
+                            text=True, env=dict(os.environ), check=False)
+    return json.loads(result.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--live", action="store_true", help="rerun vLLM instead of replaying")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    lines = ["# kvplan vs vLLM 0.32 (CPU build), shrunken real configs", "",
+             f"Mode: {'live' if args.live else 'recorded runs (tests/data/oracle)'}. Budget: "
+             "VLLM_CPU_KVCACHE_SPACE; platform cpu (block 128, no async scheduling).", "",
+             "| model | settings | vLLM tokens | kvplan tokens | vLLM conc. | kvplan conc. | "
+             "vLLM block | kvplan block | match |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    total = matched = 0
+    for results in sorted(ORACLE_DATA.glob("*/results.json")):
+        name = results.parent.name
+        for run in json.loads(results.read_text()):
+            output = live(run["argv"]) if args.live else run["output"]
+            if not output.get("ok"):
+                continue
+            plan = plan_for(name, output, run["argv"])
+            ok = (plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
+                  and f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}")
+            total += 1
+            matched += ok
+            settings = " ".join(a for a in run["argv"][1:] if not a.startswith("--stub")
+                                and a != "--limit-mm")
+            lines.append(
+                f"| {name} | {settings} | {output['kv_cache_tokens']:,} | "
+                f"{plan.reported_kv_cache_tokens:,} | {output['max_concurrency']:.2f} | "
+                f"{plan.max_concurrency:.2f} | {output.get('attention_block_size', '-')} | "
+                f"{plan.block_size} | {'yes' if ok else 'NO'} |")
+    lines += ["", f"{matched} of {total} runs match exactly (tokens and two-decimal "
+                  "concurrency)."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        (ROOT / "examples" / "vllm-oracle.md").write_text(text)
+    return 0 if matched == total else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
