@@ -482,7 +482,13 @@ def _ct_scheme(weights: Mapping[str, Any], path: str, key: str) -> QuantScheme:
             return Fp8PerChannel()
         if strategy == "block":
             block = weights.get("block_structure") or [128, 128]
-            return Fp8Block(block_n=int(block[0]), block_k=int(block[1]), name="fp8 block")
+            if (not isinstance(block, list) or len(block) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                               for x in block)):
+                raise SpecError(path, f"quantization_config.config_groups.{key}.weights."
+                                      "block_structure", f"expected two positive integers, "
+                                                         f"got {block!r}")
+            return Fp8Block(block_n=block[0], block_k=block[1])
         return Fp8PerTensor()
     if kind == "float" and bits == 4:
         return Nvfp4(group=group or 16)
