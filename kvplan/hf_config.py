@@ -30,7 +30,8 @@ _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "min
                "glm4_moe", "gemma3n"}
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
-_MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32"}
+_MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
+               "glm_moe_dsa"}
 _LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | _MLA_FAMILY | _LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES)
@@ -498,8 +499,13 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         attention = _head_attention(c, heads, hidden, layers)
     if plan is not None:
         attention.update(plan.attention)
-    if c.has("index_head_dim"):
-        attention["indexer"] = {"index_head_dim": c.int("index_head_dim"),
+    if isinstance(c.data.get("indexer_types"), list) and any(
+            t != "full" for t in c.data["indexer_types"]):
+        raise SpecError(c.path, "indexer_types", "layers that share another layer's indexer "
+                                                 "are not modelled; refused rather than guessed")
+    if c.has("index_head_dim") or (c.has("index_topk") and mt in _MLA_FAMILY):
+        attention["indexer"] = {"index_head_dim": c.int("index_head_dim",
+                                                        required="index_head_dim"),
                                 "index_n_heads": c.int("index_n_heads", required="index_n_heads"),
                                 "index_topk": c.int("index_topk", required="index_topk")}
     mlp = _mlp(c, hidden)

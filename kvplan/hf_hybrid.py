@@ -104,6 +104,19 @@ def _falcon_h1(c: _Config, layers: int, hidden: int) -> LayerPlan:
     return LayerPlan(layer_types=[HYBRID] * layers, recurrent=rec)
 
 
+def _bamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    # Bamba: Mamba2 everywhere but the attn_layer_indices (vLLM <= 0.22, BambaForCausalLM).
+    indices = c.data.get("attn_layer_indices")
+    if not isinstance(indices, list) or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < layers for i in indices):
+        raise SpecError(c.path, "attn_layer_indices", f"expected a list of layer indices "
+                                                      f"below {layers}")
+    d_inner = _need(c, "mamba_expand") * hidden
+    return LayerPlan(layer_types=[FULL if i in indices else RECURRENT for i in range(layers)],
+                     recurrent=_mamba2_fields(c, hidden, heads_key="mamba_n_heads",
+                                              d_inner=d_inner))
+
+
 def _jamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
     period = _need(c, "attn_layer_period")
     offset = c.data.get("attn_layer_offset", 0)
@@ -216,6 +229,8 @@ def layer_plan(c: _Config, layers: int, hidden: int) -> LayerPlan | None:
         return _falcon_h1(c, layers, hidden)
     if mt == "jamba":
         return _jamba(c, layers, hidden)
+    if mt == "bamba":
+        return _bamba(c, layers, hidden)
     if mt in ("qwen3_next", "qwen3_5", "qwen3_5_moe"):
         return _qwen_linear(c, layers)
     if mt == "kimi_linear":
@@ -227,6 +242,6 @@ def layer_plan(c: _Config, layers: int, hidden: int) -> LayerPlan | None:
     return None
 
 
-HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba",
+HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
                                 "lfm2"})

@@ -364,3 +364,55 @@ def test_num_kv_shared_layers_becomes_kv_sharing(tmp_path) -> None:
     cfg["num_kv_shared_layers"] = 0
     path.write_text(json.dumps(cfg))
     assert load_config(path)[0].kv_sources == ()
+
+
+# --- 2025-26 families --------------------------------------------------------------------------
+
+
+def test_bamba_layers_from_attn_layer_indices() -> None:
+    # Bamba-9B (ibm-ai-platform/Bamba-9B config.json): 32 layers, attention at 9, 18, 27;
+    # Mamba2 with 128 heads x 64 (= 2 x 4096), 1 group, d_state 128, conv 4.
+    config = {"model_type": "bamba", "num_hidden_layers": 32, "hidden_size": 4096,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+              "intermediate_size": 14336, "attn_layer_indices": [9, 18, 27],
+              "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_n_groups": 1,
+              "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2,
+              "torch_dtype": "bfloat16"}
+    spec, _ = spec_of(config)
+    assert spec.num_attention_layers == 3 and spec.num_recurrent_layers == 29
+    assert spec.recurrent.intermediate_size == 8192
+
+
+def test_glm_moe_dsa_reads_as_mla_with_indexer() -> None:
+    config = {"model_type": "glm_moe_dsa", "num_hidden_layers": 4, "hidden_size": 64,
+              "num_attention_heads": 4, "vocab_size": 256, "intermediate_size": 128,
+              "kv_lora_rank": 16, "q_lora_rank": 32, "qk_rope_head_dim": 16,
+              "qk_nope_head_dim": 32, "v_head_dim": 32, "index_head_dim": 16,
+              "index_n_heads": 4, "index_topk": 4, "torch_dtype": "bfloat16"}
+    spec, _ = spec_of(config)
+    assert spec.kind.value == "mla" and spec.indexer.index_head_dim == 16
+    with pytest.raises(SpecError, match="indexer_types"):
+        spec_of({**config, "indexer_types": ["full", "shared", "full", "shared"]})
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("hybrid_override_pattern", "M*M*"), ("linear_num_value_heads", 32),
+    ("index_head_dim", 128), ("attention_chunk_size", 8192), ("mamba_d_state", 128)])
+def test_unknown_model_type_declaring_a_cache_is_refused(field, value) -> None:
+    config = {"model_type": "brand_new_hybrid", "num_hidden_layers": 4, "hidden_size": 64,
+              "num_attention_heads": 4, "vocab_size": 256, field: value}
+    with pytest.raises(SpecError, match=f"{field}: declares a cache kvplan does not model"):
+        spec_of(config)
+
+
+def test_unknown_layer_type_is_refused_not_sized_as_attention() -> None:
+    config = raw("gemma-2-9b")
+    config["layer_types"] = ["sliding_attention", "compressed_attention"] * 21
+    with pytest.raises(SpecError, match="layer_types: layer type 'compressed_attention'"):
+        spec_of(config)
+
+
+def test_multimodal_wrapper_is_unwrapped_to_its_text_model() -> None:
+    spec, warnings = load_config(CONFIGS / "qwen3.5-9b.json")
+    assert spec.model_type == "qwen3_5" and spec.num_hidden_layers == 32
+    assert any("vision_config not counted" in w for w in warnings)
