@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
-from .dtypes import get_dtype
 from .engines.vllm_alloc import (
     VllmKVConfig,
     describe_groups,
@@ -40,6 +39,13 @@ from .params import ParamCount, count_params
 from .search import first_true
 from .spec import ModelSpec
 from .units import GiB, cdiv
+from .weights import (
+    WeightBreakdown,
+    bitsandbytes_config,
+    engine_dtype,
+    parse_quantization_config,
+    weight_breakdown,
+)
 
 
 class Engine(str, Enum):
@@ -199,6 +205,8 @@ class PlanInputs:
     ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype
     speculative_method: str | None = None  # mtp | eagle | eagle3
     num_speculative_tokens: int = 0
+    dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
+    quantization: str | None = None  # load-time quantization (bitsandbytes)
 
     @property
     def resolved_block_size(self) -> int:
@@ -248,6 +256,10 @@ class StagePlan:
     mamba_cache_mode: str | None = None
     kv_cache_groups: tuple[dict[str, object], ...] = ()
     reported_kv_cache_tokens: int = 0
+    weights_source: str = "architecture"  # or "given" (--weights-gib)
+    weights_breakdown: dict[str, int] = field(default_factory=dict)
+    quantization: str = "none"
+    weights_breakdown: WeightBreakdown | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -290,15 +302,49 @@ class CapacityPlan:
     mamba_cache_mode: str | None = None
     kv_cache_groups: tuple[dict[str, object], ...] = ()
     reported_kv_cache_tokens: int = 0
+    weights_source: str = "architecture"  # or "given" (--weights-gib)
+    weights_breakdown: dict[str, int] = field(default_factory=dict)
+    quantization: str = "none"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def _weights_bytes(spec: ModelSpec, counts: ParamCount, stage: range, *, pp_first: bool,
-                   pp_last: bool, tp: int) -> int:
-    params = counts.stage_params(stage.start, stage.stop, is_first=pp_first, is_last=pp_last)
-    return get_dtype(spec.weight_dtype).bytes_for(params) // tp
+def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
+                      quantization: str | None = None, layers: range | None = None,
+                      first: bool = True, last: bool = True, dp_attention: bool = False,
+                      ) -> WeightBreakdown:
+    """Weights one GPU holds, as the engine loads them (kvplan.weights): the checkpoint's
+    quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
+    else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
+    rank holds all attention, dense-MLP, embedding and lm_head weights; only routed experts are
+    split over the ranks (SGLang --enable-dp-attention, vLLM DP + EP)."""
+    if quantization == "bitsandbytes":
+        quant = bitsandbytes_config()
+    elif spec.quantization_json is not None:
+        quant = parse_quantization_config(spec.quantization_config, spec.path)
+    else:
+        quant = None
+    if dtype is None:
+        # Legacy specs that state a quantized dtype (torch_dtype: float8) keep it for every
+        # weight; a floating checkpoint dtype follows the engines' auto rule.
+        dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
+            engine_dtype(spec.weight_dtype))
+    kw = {"dtype": dtype, "layers": layers, "first": first, "last": last}
+    split = weight_breakdown(spec, quant, tp=tp, **kw)
+    if not dp_attention or tp == 1:
+        return split
+    whole = weight_breakdown(spec, quant, tp=1, **kw)
+    return replace(whole, experts=split.experts,
+                   quantization_scales=whole.quantization_scales - whole.expert_scales
+                   + split.expert_scales, expert_scales=split.expert_scales)
+
+
+def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first: bool,
+                   pp_last: bool) -> WeightBreakdown:
+    return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
+                             quantization=inputs.quantization, layers=stage, first=pp_first,
+                             last=pp_last, dp_attention=inputs.dp_attention)
 
 
 def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
@@ -387,12 +433,10 @@ def refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
 
 
 def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,
-                         stage_index: int, layers: range) -> tuple[int, int]:
-    if inputs.weights_bytes is not None:
-        weights = inputs.weights_bytes
-    else:
-        weights = _weights_bytes(spec, counts, layers, pp_first=stage_index == 0,
-                                 pp_last=layers.stop == spec.num_hidden_layers, tp=inputs.tp)
+                         stage_index: int, layers: range) -> tuple[int, int, WeightBreakdown]:
+    breakdown = _weights_bytes(spec, inputs, layers, pp_first=stage_index == 0,
+                               pp_last=layers.stop == spec.num_hidden_layers)
+    weights = breakdown.total if inputs.weights_bytes is None else inputs.weights_bytes
     if inputs.reserve_bytes is not None:
         reserve = inputs.reserve_bytes
     elif inputs.engine is Engine.sglang:
@@ -400,7 +444,7 @@ def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount
     else:
         reserve = activation_reserve_bytes(
             spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp)
-    return weights, reserve
+    return weights, reserve, breakdown
 
 
 def _no_cache(stage_index: int, layers: range) -> InputError:
@@ -411,11 +455,12 @@ def _no_cache(stage_index: int, layers: range) -> InputError:
 
 def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_index: int,
                 layers: range, context: int) -> StagePlan:
-    weights, reserve = _weights_and_reserve(spec, inputs, counts, stage_index, layers)
+    weights, reserve, breakdown = _weights_and_reserve(spec, inputs, counts, stage_index, layers)
     budget, _ = _budget(inputs, weights, reserve)
     if inputs.engine is Engine.vllm:
-        return _vllm_stage_plan(spec, inputs, stage_index, layers, context, weights=weights,
+        plan = _vllm_stage_plan(spec, inputs, stage_index, layers, context, weights=weights,
                                 reserve=reserve, budget=budget)
+        return replace(plan, weights_breakdown=breakdown)
     refuse_unmodelled(spec, inputs)
     block_size = inputs.resolved_block_size
     layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
@@ -456,6 +501,7 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
                                "pages_per_request": b} for g, b in zip(pool.groups, per_group,
                                                                         strict=True)),
         reported_kv_cache_tokens=num_blocks // pool.num_groups * block_size,
+        weights_breakdown=breakdown,
     )
 
 
@@ -544,7 +590,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         kv_budget_given=inputs.kv_budget_bytes is not None,
         params=counts.total,
         params_active=counts.active,
-        weight_dtype=spec.weight_dtype,
+        weight_dtype=(limiting.weights_breakdown.dtype if limiting.weights_breakdown
+                      else spec.weight_dtype),
         weights_bytes=limiting.weights_bytes,
         reserve_bytes=limiting.reserve_bytes,
         kv_budget_bytes=limiting.kv_budget_bytes,
@@ -568,6 +615,11 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         mamba_cache_mode=limiting.mamba_cache_mode,
         kv_cache_groups=limiting.kv_cache_groups,
         reported_kv_cache_tokens=limiting.reported_kv_cache_tokens,
+        weights_source="given" if inputs.weights_bytes is not None else "architecture",
+        weights_breakdown=(limiting.weights_breakdown.as_dict()
+                           if limiting.weights_breakdown else {}),
+        quantization=(limiting.weights_breakdown.method if limiting.weights_breakdown
+                      else "none"),
     )
 
 

@@ -191,28 +191,29 @@ def _id_from_path(path: str) -> str:
 
 
 def _dtype(c: _Config) -> str:
-    quant = c.data.get("quantization_config")
-    if isinstance(quant, Mapping):
-        method = str(quant.get("quant_method", "")).lower()
-        bits = quant.get("bits")
-        if method == "fp8":
-            c.warn("quantization_config quant_method fp8: weights counted as float8 "
-                   "(torch_dtype in config.json is the compute dtype)")
-            return "float8"
-        if bits in (4, 8) and not isinstance(bits, bool):
-            c.warn(f"quantization_config {method or '?'} with {bits} bits: weights counted as "
-                   f"int{bits}, group scales not counted")
-            return f"int{bits}"
-        c.warn(f"quantization_config ({method or 'unknown method'}) ignored: weights counted in "
-               "torch_dtype")
+    """The checkpoint's dtype as config.json states it (the engines' compute dtype follows from
+    it: float32 is served in bfloat16, see kvplan.weights.engine_dtype). Quantized formats are
+    carried apart, in quantization_config."""
     key, value = c.first("torch_dtype", "dtype")
     if key is None:
-        c.warn("torch_dtype absent: assumed float32 (transformers' default load dtype)")
+        c.warn("torch_dtype absent: assumed float32 (transformers' default); the engines load "
+               "bfloat16")
         return "float32"
     if not isinstance(value, str) or value not in WEIGHT_DTYPE_ALIASES:
         c.warn(f"{key} {value!r} is not a weight dtype kvplan knows: assumed bfloat16")
         return "bfloat16"
     return value
+
+
+def _quantization(c: _Config) -> dict | None:
+    quant = c.data.get("quantization_config")
+    if quant is None:
+        return None
+    from .weights import parse_quantization_config
+
+    parsed = parse_quantization_config(quant, c.path)
+    c.warn(f"quantization_config: {parsed.description}")
+    return dict(quant)
 
 
 def _head_attention(c: _Config, heads: int, hidden: int, layers: int, *,
@@ -567,6 +568,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     mapping["mlp"] = mlp
     if moe is not None:
         mapping["moe"] = moe
+    quant = _quantization(c)
+    if quant is not None:
+        mapping["quantization_config"] = quant
     if plan is not None:
         mapping["layer_types"] = plan.layer_types
         if plan.recurrent is not None:
@@ -672,11 +676,13 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
     top = {k: mapping[k] for k in _TOP_ORDER if k in mapping}
     top.update({k: v for k, v in mapping.items()
                 if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
-                                              "recurrent", "layer_types")})
+                                              "recurrent", "layer_types",
+                                              "quantization_config")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
     if "layer_types" in mapping:
         parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
-    for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing"):
+    for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing",
+                    "quantization_config"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))

@@ -130,6 +130,15 @@ class ModelSpec:
     # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):
     # loaded and given KV only with speculative decoding (--speculative-method mtp).
     num_nextn_predict_layers: int = 0
+    # config.json's quantization_config, as canonical JSON text (validated at load time by
+    # kvplan.weights.parse_quantization_config); None: weights in weight_dtype.
+    quantization_json: str | None = None
+
+    @property
+    def quantization_config(self) -> dict[str, Any] | None:
+        import json
+
+        return None if self.quantization_json is None else json.loads(self.quantization_json)
 
     def mixer(self, index: int) -> str:
         return self.layer_mixers[index] if self.layer_mixers else "attention"
@@ -438,6 +447,22 @@ def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
     return moe
 
 
+def _parse_quantization(r: _Reader, path: str) -> str | None:
+    """The quantization_config mapping, checked by the weights model (one line on error)."""
+    import json
+
+    qc = r._get("quantization_config", False)
+    if qc is None:
+        return None
+    from .weights import parse_quantization_config  # pure; imported late (it imports spec)
+
+    parse_quantization_config(qc, path)
+    try:
+        return json.dumps(qc, sort_keys=True)
+    except (TypeError, ValueError):
+        raise r.error("quantization_config", "expected a JSON-like mapping") from None
+
+
 _MIXER_OF = {FULL: "attention", SLIDING: "attention", CHUNKED: "attention",
              RECURRENT: "recurrent", HYBRID: "hybrid", MLP_ONLY: "mlp"}
 
@@ -590,6 +615,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         indexer=indexer,
         num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,
                                        minimum=0),
+        quantization_json=_parse_quantization(r, path),
     )
     r.finish()
     return spec

@@ -199,8 +199,9 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     if plan.total_bytes is not None and not plan.kv_budget_given:
         row("device total", _gib(plan.total_bytes), plan.total_bytes, device)
         row(frac_name, f"{plan.mem_fraction:.3f}")
+    quant = "" if plan.quantization == "none" else f", {plan.quantization}"
     weights_how = (f"{plan.params / 1e9:,.2f}B params ({plan.params_active / 1e9:,.2f}B active) "
-                   f"at {plan.weight_dtype}"
+                   f"at {plan.weight_dtype}{quant}"
                    + (f" / tp {plan.tp}" if plan.tp > 1 else "")
                    + (f", stage {plan.limiting_stage} of pp {plan.pp}" if plan.pp > 1 else ""))
     if not plan.kv_budget_given:
@@ -286,8 +287,11 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
             "recurrent groups keep 1 state page per request, 2 (Mamba2: 3) in mode align.")
     elif spec.is_hybrid or spec.sliding_window:
         notes.append(f"{engine} sizing here treats sliding-window layers as full attention.")
-    if spec.weight_dtype == "fp8" and not plan.kv_budget_given:
-        notes.append("fp8 weights: block quantisation scales (~0.01%) are not counted.")
+    if plan.weights_breakdown and not plan.kv_budget_given and plan.weights_source != "given":
+        b = plan.weights_breakdown
+        parts = ", ".join(f"{k.replace('_', ' ')} {_gib(v)}" for k, v in b.items()
+                          if k != "total" and v)
+        notes.append(f"Weights per GPU as the engine loads them (kvplan.weights): {parts}.")
     more = (groups_view(plan.kv_cache_groups, context=plan.context,
                         version=plan.engine_version),) if (
         plan.engine == "vllm" and len(plan.kv_cache_groups) > 1) else ()

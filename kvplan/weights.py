@@ -657,6 +657,7 @@ class WeightBreakdown:
     dtype: str  # the compute dtype
     method: str  # "none" or the QuantConfig's description
     notes: tuple[str, ...] = field(default=())
+    expert_scales: int = 0  # the part of quantization_scales that belongs to routed experts
 
     @property
     def total(self) -> int:
@@ -677,6 +678,7 @@ class _Tally:
         self.bits = dtype_bits
         self.groups: dict[str, int] = {}
         self.scales = 0
+        self.group_scales: dict[str, int] = {}
 
     def scheme(self, name: str) -> QuantScheme:
         found = self.quant.scheme_for(name) if self.quant is not None else None
@@ -685,6 +687,7 @@ class _Tally:
     def add(self, group: str, b: MatrixBytes) -> None:
         self.groups[group] = self.groups.get(group, 0) + b.weight
         self.scales += b.scales
+        self.group_scales[group] = self.group_scales.get(group, 0) + b.scales
 
     def linear(self, group: str, name: str, out_features: int, in_features: int) -> None:
         self.add(group, self.scheme(name).matrix_bytes(out_features, in_features))
@@ -761,14 +764,18 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
 
 
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
-                     tp: int = 1) -> WeightBreakdown:
+                     tp: int = 1, layers: range | None = None, first: bool = True,
+                     last: bool = True) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
     everything the quantization config leaves unquantized. ``quant`` None: every weight in
     ``dtype``. Embeddings and lm_head are vocab-parallel (padded to a multiple of 64, then split);
     attention heads, MLP and expert widths are split over ``tp``; replicated pieces (MLA's q_a and
-    kv_a, norms, routers, KV heads when fewer than ranks) are counted whole on every rank."""
+    kv_a, norms, routers, KV heads when fewer than ranks) are counted whole on every rank.
+    ``layers``/``first``/``last``: one pipeline stage (vLLM's split: the embeddings on the first
+    stage, the final norm and lm_head on the last; a tied lm_head on a last stage that is not the
+    first keeps its own copy of the embedding matrix)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     bits = get_dtype(dtype).element_bits
@@ -776,12 +783,15 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)
-    t.vector("embeddings", vocab_rank * h)
-    if counts.position_embedding:
-        t.vector("embeddings", counts.position_embedding)
-    norms = counts.final_norm
+    if first:
+        t.vector("embeddings", vocab_rank * h)
+        if counts.position_embedding:
+            t.vector("embeddings", counts.position_embedding)
+    norms = counts.final_norm if last else 0
     moe = spec.moe
     for i, layer in enumerate(counts.layers):
+        if layers is not None and i not in layers:
+            continue
         norms += layer.norms
         if spec.has_attention(i):
             _attention(t, spec, i, tp)
@@ -805,7 +815,9 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             _ffn(t, spec, "dense_mlp", f"model.layers.{i}.mlp", spec.mlp.intermediate_size, tp,
                  bias=spec.mlp.bias)
     t.vector("norms", norms)
-    if not spec.tie_word_embeddings:
+    if last and spec.tie_word_embeddings and not first:
+        t.vector("lm_head", vocab_rank * h)
+    if last and not spec.tie_word_embeddings:
         head = t.quant.scheme_for("lm_head") if t.quant is not None else None
         if head is None:
             t.vector("lm_head", vocab_rank * h)
@@ -818,4 +830,5 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         lm_head=g.get("lm_head", 0), norms=g.get("norms", 0), quantization_scales=t.scales,
         dtype=get_dtype(dtype).name, method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
+        expert_scales=t.group_scales.get("experts", 0),
     )

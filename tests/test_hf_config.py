@@ -246,12 +246,15 @@ def test_moe_fields():
     assert any("mlp_only_layers" in w for w in warnings)
 
 
-def test_fp8_quantization_config_means_float8_weights():
+def test_quantization_config_is_carried_beside_the_compute_dtype():
+    # DeepSeek-V3 ships FP8 weights in 128 x 128 blocks; torch_dtype bfloat16 is the compute
+    # dtype. The weights model (kvplan.weights) prices the blocks and their fp32 scales.
     spec, _ = load_config(CONFIGS / "deepseek-v3.json")
-    assert spec.weight_dtype == "fp8"
+    assert spec.weight_dtype == "bf16"
+    assert spec.quantization_config["weight_block_size"] == [128, 128]
     config = raw("deepseek-v3")
     del config["quantization_config"]
-    assert spec_of(config)[0].weight_dtype == "bf16"
+    assert spec_of(config)[0].quantization_config is None
 
 
 # 3. Unknown types, errors, folders.

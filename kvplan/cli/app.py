@@ -29,6 +29,7 @@ from kvplan.capacity import (
 from kvplan.cli.common import (
     BlockSizeOpt,
     DisableHybridOpt,
+    DTypeOpt,
     EngineVersionOpt,
     FormatOpt,
     HybridManager,
@@ -37,10 +38,12 @@ from kvplan.cli.common import (
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
+    QuantizationOpt,
     SpecMethodOpt,
     SpecTokensOpt,
     StateDType,
     StateDTypeOpt,
+    WeightDType,
     atomic_write,
     handle_errors,
     hybrid_manager_choice,
@@ -151,6 +154,8 @@ def estimate_cmd(
     ssm_dtype: StateDTypeOpt = StateDType.auto,
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
+    dtype: DTypeOpt = WeightDType.auto,
+    quantization: QuantizationOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
@@ -173,6 +178,8 @@ def estimate_cmd(
             "speculative_method": None if speculative_method is None
             else speculative_method.value,
             "num_speculative_tokens": num_speculative_tokens,
+            "dtype": None if dtype is WeightDType.auto else dtype.value,
+            "quantization": None if quantization is None else quantization.value,
         }
         total_for_default = preset.total_bytes if preset is not None else (
             None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))

@@ -89,6 +89,24 @@ SpecTokensOpt = Annotated[int, typer.Option(
     help="Draft tokens per step (each adds a recurrent-state page and conv rows).")]
 
 
+class WeightDType(str, Enum):
+    auto = "auto"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+    float32 = "float32"
+
+
+class LoadQuantization(str, Enum):
+    bitsandbytes = "bitsandbytes"
+
+
+DTypeOpt = Annotated[WeightDType, typer.Option(
+    "--dtype", help="Compute dtype of unquantized weights (auto: the config's, float32 served "
+                    "as bfloat16, as vLLM and SGLang do).")]
+QuantizationOpt = Annotated[LoadQuantization | None, typer.Option(
+    "--quantization", help="Quantization applied at load time (bitsandbytes: NF4).")]
+
+
 def hybrid_manager_choice(mode: HybridManager, disable: bool) -> bool | None:
     if disable:
         if mode is HybridManager.on:
