@@ -206,6 +206,7 @@ class PlanInputs:
     speculative_method: str | None = None  # mtp | eagle | eagle3
     num_speculative_tokens: int = 0
     dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
+    max_num_seqs: int | None = None  # the engine's cap on running requests
     quantization: str | None = None  # load-time quantization (bitsandbytes)
 
     @property
@@ -575,6 +576,9 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
     # The least-capable stage sets the answer: every request needs blocks on every stage.
     limiting = min(stages, key=lambda s: (s.max_concurrency, s.num_blocks))
     _, formula = _budget(inputs, limiting.weights_bytes, limiting.reserve_bytes)
+    if inputs.max_num_seqs is not None and limiting.max_requests > inputs.max_num_seqs:
+        # The scheduler runs at most max_num_seqs requests whatever the cache holds.
+        limiting = replace(limiting, max_requests=inputs.max_num_seqs)
     dp = inputs.tp if inputs.dp_attention else 1
     return CapacityPlan(
         engine=inputs.engine.value,

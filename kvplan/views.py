@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .attention import LatentAttention
 from .cache import Estimate, kv_layout, layer_caches
@@ -133,7 +134,7 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
     notes.append(BYTES_NOTE)
     records = {"schema_version": JSON_SCHEMA_VERSION, **est.to_dict(), "source": spec.source}
     more = (groups_view(est.kv_cache_groups, context=est.context,
-                        version=est.engine_version),) if est.kv_cache_groups else ()
+                        version=est.engine_version),) if len(est.kv_cache_groups) > 1 else ()
     return View(
         title=f"KV cache: {spec.name}, context {est.context:,}, batch {est.batch:,}, "
               f"{est.kv_dtype}, block {est.block_size}",
@@ -469,3 +470,42 @@ def engines_view() -> View:
                  Column(header="chunked hybrid"), Column(header="mamba mode")],
         rows=rows, records=records,
         notes=[f"vllm {p.version}: {p.notes}." for p in VLLM_PROFILES] + notes)
+
+
+def plan_view(spec: ModelSpec, result: Any) -> View:
+    """`kvplan plan`: the verdict, the numbers behind it, the command, the alternatives."""
+    c = result.chosen
+    verdict = "FITS" if result.fits else "DOES NOT FIT"
+    rows: list[list[str]] = [["verdict", verdict]]
+    target = f"{result.concurrency:,} requests x {result.context:,} tokens"
+    rows.append(["target", target])
+    if c is not None:
+        lay = c.layout
+        parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
+            [f"dp-attention {lay.dp}"] if lay.dp_attention else
+            [f"dp {lay.dp}"] if lay.dp > 1 else []) + ([f"ep {lay.ep}"] if lay.ep > 1 else [])
+        rows += [
+            ["GPUs", f"{lay.gpus} x {result.gpu} ({lay.nodes} node{'s' if lay.nodes > 1 else ''})"],
+            ["layout", ", ".join(parts)],
+            ["KV dtype", c.kv_dtype],
+            ["memory fraction", f"{c.mem_fraction:g}"],
+            ["weights per GPU", _gib(c.capacity.weights_bytes)],
+            ["KV budget per GPU", _gib(c.capacity.kv_budget_bytes)],
+            ["block size", f"{c.capacity.block_size}"],
+            ["max concurrency", f"{c.max_concurrency:,.2f}x ({c.requests:,} whole requests)"],
+        ]
+    notes = []
+    if result.command:
+        notes.append("Launch: " + result.command)
+    for a in result.alternatives:
+        notes.append(("Alternative: " if a.fits else "Closest: ") + a.label)
+    notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
+                 "estimate`; exit code 0: fits, 3: does not fit.")
+    return View(
+        title=f"Plan: {spec.name} on {result.gpu}, {result.engine} "
+              f"{result.engine_version or ''}".rstrip(),
+        columns=[Column(header="", min_width=17), Column(header="")],
+        rows=rows,
+        records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict()},
+        notes=notes,
+    )

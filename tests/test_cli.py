@@ -84,7 +84,7 @@ def test_specs_lists_every_bundled_model() -> None:
     result = runner.invoke(app, ["specs", "--format", "json"])
     rows = json.loads(result.stdout)
     by_id = {r["id"]: r for r in rows}
-    assert len(by_id) == 36
+    assert len(by_id) == 37
     assert by_id["deepseek-v2"]["bytes_per_token"] == 69_120
     assert by_id["falcon-7b"]["attention_kind"] == "mqa"
     assert by_id["gemma-3-27b"]["sliding_layers"] == 52

@@ -27,7 +27,6 @@ from kvplan.capacity import (
     vllm_stage_config,
 )
 from kvplan.cli.common import (
-    BlockSizeOpt,
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
@@ -49,12 +48,15 @@ from kvplan.cli.common import (
     hybrid_manager_choice,
     load_spec,
 )
+from kvplan.cli.plan_cmd import plan_cmd
 from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.cli.verify_cmd import verify_cmd
+from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.compare import compare_schemes
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError
 from kvplan.gpus import GPUS, get_gpu
+from kvplan.planner import check_kv_dtype
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs
 from kvplan.units import GiB, gib_to_bytes
@@ -102,15 +104,26 @@ def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 @app.command("estimate")
 def estimate_cmd(
     model: ModelArg,
-    context: Annotated[int, typer.Option("--context", "-c", min=1,
-                                         help="Tokens per request (prompt + output).")] = 4096,
+    context: Annotated[int, typer.Option(
+        "--context", "-c", "--max-model-len", "--context-length", parser=tokens_option,
+        metavar="TOKENS", help="Tokens per request (prompt + output); 32k and 1m accepted "
+                               "(vLLM --max-model-len, SGLang --context-length).")] = 4096,
     batch: Annotated[int, typer.Option("--batch", "-b", min=1,
                                        help="Concurrent sequences.")] = 1,
-    kv_dtype: KVDTypeOpt = KVDType.bf16,
-    block_size: BlockSizeOpt = None,
-    tp: Annotated[int, typer.Option("--tp", min=1,
-                                    help="Tensor-parallel degree (sizes are per GPU).")] = 1,
-    pp: Annotated[int, typer.Option("--pp", min=1, help="Pipeline-parallel stages.")] = 1,
+    kv_dtype: Annotated[str, typer.Option(
+        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
+        help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
+             "spellings too (auto, fp8_e4m3, fp8_e5m2, bfloat16).")] = "bf16",
+    block_size: Annotated[int | None, typer.Option(
+        "--block-size", "--page-size", min=1,
+        help="Tokens per paged block (SGLang --page-size). Default: the engine's (vLLM 16 on "
+             "CUDA, 128 on CPU; SGLang 1; TRT-LLM 32); vLLM raises it for recurrent state.")
+    ] = None,
+    tp: Annotated[int, typer.Option(
+        "--tp", "--tensor-parallel-size", "-tp", min=1,
+        help="Tensor-parallel degree (sizes are per GPU).")] = 1,
+    pp: Annotated[int, typer.Option("--pp", "--pipeline-parallel-size", min=1,
+                                    help="Pipeline-parallel stages.")] = 1,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU preset (H100-80GB, H200, A100-80GB, MI300X, ...): plan capacity.",
     )] = None,
@@ -119,7 +132,7 @@ def estimate_cmd(
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
     mem_fraction: Annotated[float | None, typer.Option(
-        "--mem-fraction", min=0.0, max=1.0,
+        "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.0, max=1.0,
         help="vLLM gpu_memory_utilization (0.9) / SGLang mem_fraction_static (0.88 at TP1) / "
              "TRT-LLM free_gpu_memory_fraction (0.9).")] = None,
     weights_gib: Annotated[float | None, typer.Option(
@@ -132,8 +145,16 @@ def estimate_cmd(
         "--kv-budget-gib", min=0.0,
         help="KV budget per GPU in GiB, as vLLM prints 'Available KV cache memory'; skips the "
              "derivation.")] = None,
+    kv_cache_memory: Annotated[int | None, typer.Option(
+        "--kv-cache-memory", min=1,
+        help="KV budget per GPU in bytes (vLLM's --kv-cache-memory); like --kv-budget-gib.")
+    ] = None,
+    max_num_seqs: Annotated[int | None, typer.Option(
+        "--max-num-seqs", "--max-running-requests", min=1,
+        help="The engine's cap on concurrent requests (vLLM --max-num-seqs, SGLang "
+             "--max-running-requests): max_requests never exceeds it.")] = None,
     max_num_batched_tokens: Annotated[int | None, typer.Option(
-        "--max-num-batched-tokens", min=1,
+        "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="vLLM's chunked-prefill budget (default 8192 on >= 70 GiB non-A100 GPUs, else "
              "2048).")] = None,
     shared_prefix: Annotated[int, typer.Option(
@@ -164,6 +185,10 @@ def estimate_cmd(
         spec = load_spec(model)
         if gpu is not None and gpu_mem_gib is not None:
             raise InputError("--gpu and --gpu-mem-gib: give one, not both")
+        if kv_cache_memory is not None:
+            if kv_budget_gib is not None:
+                raise InputError("--kv-cache-memory and --kv-budget-gib: give one, not both")
+            kv_budget_gib = kv_cache_memory / GiB
         preset = get_gpu(gpu) if gpu is not None else None
         if platform is None:
             platform_name = preset.platform if preset is not None else "cuda"
@@ -186,7 +211,7 @@ def estimate_cmd(
         if max_num_batched_tokens is None:
             max_num_batched_tokens = default_max_num_batched_tokens(
                 total_for_default, is_a100=preset is not None and preset.is_a100)
-        sizing = PlanInputs(context=context, kv_dtype=kv_dtype.value, block_size=block_size,
+        sizing = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
                             tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
                             **engine_opts)
         bs = sizing.resolved_block_size
@@ -195,7 +220,14 @@ def estimate_cmd(
             engine_config = vllm_stage_config(spec, sizing)
         elif spec.num_recurrent_layers or speculative_method is not None:
             refuse_unmodelled(spec, sizing)
-        est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype.value,
+        capacity_asked = gpu is not None or gpu_mem_gib is not None or kv_budget_gib is not None
+        try:
+            check_kv_dtype(engine, kv_dtype, preset)
+        except InputError as exc:
+            if capacity_asked:
+                raise
+            warn(f"kvplan: warning: {exc}; sizes shown anyway")
+        est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype,
                        block_size=bs, tp=tp, engine_config=engine_config,
                        num_draft_layers=draft_layers(spec, sizing),
                        ssm_dtype=resolved_ssm_dtype(spec, sizing),
@@ -216,13 +248,13 @@ def estimate_cmd(
         else:
             total, device = None, "given KV budget"
         inputs = PlanInputs(
-            context=context, kv_dtype=kv_dtype.value, block_size=block_size, tp=tp, pp=pp,
+            context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp, pp=pp,
             engine=engine, mem_fraction=mem_fraction, total_bytes=total,
             weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),
             reserve_bytes=None if reserve_gib is None else gib_to_bytes(reserve_gib),
             kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
             max_num_batched_tokens=max_num_batched_tokens, shared_prefix=shared_prefix,
-            dp_attention=dp_attention, **engine_opts,
+            dp_attention=dp_attention, max_num_seqs=max_num_seqs, **engine_opts,
         )
         plan = plan_capacity(spec, inputs)
         reverse = None
@@ -308,6 +340,7 @@ def import_cmd(
         warn(f"kvplan: wrote {output}")
 
 
+app.command("plan")(plan_cmd)
 app.command("verify")(verify_cmd)
 app.command("sweep")(sweep_cmd)
 

@@ -1,0 +1,51 @@
+"""The engines' own option vocabulary: token counts with k/m suffixes and KV dtype spellings."""
+
+from __future__ import annotations
+
+from kvplan.errors import InputError
+from kvplan.sweep import parse_size
+
+# vLLM --kv-cache-dtype / SGLang --kv-cache-dtype spellings -> kvplan's names.
+KV_DTYPE_ALIASES = {
+    "auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
+    "half": "fp16", "float32": "fp32", "fp32": "fp32", "fp8": "fp8", "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8", "int8": "int8", "int4": "int4", "nvfp4": "nvfp4",
+}
+
+
+def parse_tokens(option: str, text: str) -> int:
+    """4096, 32k (x1024), 1m (x1024^2)."""
+    try:
+        return parse_size(option, text)
+    except InputError:
+        raise InputError(f"{option}: bad value {text.strip()!r} (expected a token count like "
+                         "4096, 32k (x1024) or 1m (x1024^2))") from None
+
+
+def parse_kv_dtype(option: str, text: str) -> str:
+    try:
+        return KV_DTYPE_ALIASES[text.strip().lower()]
+    except KeyError:
+        raise InputError(f"{option}: expected one of {', '.join(KV_DTYPE_ALIASES)}, got "
+                         f"{text!r}") from None
+
+
+def tokens_option(value: str | int) -> int:
+    """typer parser for token-count options: 4096, 32k, 1m (one clear usage error otherwise)."""
+    import typer
+
+    if isinstance(value, int):
+        return value
+    try:
+        return parse_tokens("value", value)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
+
+
+def kv_dtype_option(value: str) -> str:
+    import typer
+
+    try:
+        return parse_kv_dtype("value", value)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
