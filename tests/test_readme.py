@@ -12,6 +12,11 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text().splitlines()
+# A command whose comment says "exit N" documents that exit code (kvplan plan: 3, does not fit).
+EXPECTED = {
+    line.split("#")[0].strip()[2:]: int(m.group(1))
+    for line in README if (m := re.search(r"# exit (\d)", line))
+}
 COMMANDS = [
     line.split("#")[0].strip()[2:]
     for i, line in enumerate(README)
@@ -39,4 +44,4 @@ def test_readme_command_runs(command: str, tmp_path) -> None:
             i = args.index(flag) + 1
             args[i] = str(tmp_path / Path(args[i]).name)
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
-    assert result.exit_code == 0, (command, result.output)
+    assert result.exit_code == EXPECTED.get(command, 0), (command, result.output)
