@@ -314,3 +314,38 @@ def test_hybrid_decode_counts_recurrent_layers() -> None:
                    - attention_flops(spec, context=1024).total)
     assert long.decode_flops_per_token - short.decode_flops_per_token == growth
     assert short.kv_read_bytes_per_token == 1024 * 12 * 2048 + 2 * 36 * 1_097_728
+
+
+def test_qwen3_5_27b_log_vllm_0_19_h20() -> None:
+    # vllm issue #40691 (vLLM 0.19.0, H20, Qwen3.5-27B, --max-model-len 32768, dummy weights):
+    # "GPU KV cache size: 290,864 tokens" and "Maximum concurrency for 32,768 tokens per
+    # request: 33.04x". The budget is not logged, but the two lines pin the layout: text config
+    # of Qwen/Qwen3.5-27B (hidden 5120, 64 layers, every 4th full attention with 4 KV heads x
+    # 256, GDN 16 key / 48 value heads x 128, conv 4, mamba_ssm_dtype float32; as quoted in a
+    # public test, find_string id 55568797625). GDN state: conv (3, 10,240) x 2 B = 61,440 +
+    # ssm (48, 128, 128) x 4 B = 3,145,728 -> 3,207,168 B; attention 4 x 512 x 2 = 4,096
+    # B/token; block 16 x cdiv(3,207,168, 65,536) = 784. 16 full + 48 GDN -> 1 + 3 groups.
+    # 0.19 prints num_blocks // 4 x 784 = 290,864 -> 371 x 4 <= num_blocks < 372 x 4, and
+    # num_blocks / (cdiv(32768, 784) + 3 x 1) = num_blocks / 45 = 33.04 -> num_blocks = 1,487.
+    from kvplan.spec import parse_spec
+
+    layer_types = ["recurrent", "recurrent", "recurrent", "full_attention"] * 16
+    spec = parse_spec({
+        "name": "Qwen3.5-27B", "source": "https://huggingface.co/Qwen/Qwen3.5-27B",
+        "num_hidden_layers": 64, "hidden_size": 5120, "vocab_size": 248320,
+        "layer_types": layer_types,
+        "attention": {"kind": "gqa", "num_attention_heads": 24, "num_key_value_heads": 4,
+                      "head_dim": 256},
+        "recurrent": {"kind": "gated_delta_net", "conv_kernel": 4, "num_key_heads": 16,
+                      "num_value_heads": 48, "key_head_dim": 128, "value_head_dim": 128,
+                      "ssm_dtype": "float32"},
+        "mlp": {"intermediate_size": 17408}}, path="qwen3.5-27b", spec_id="qwen3.5-27b")
+    probe = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=GiB,
+                                           engine_version="0.19", max_num_batched_tokens=16384))
+    assert probe.block_size == 784
+    block = probe.stages[0].page_bytes * probe.stages[0].group_size
+    plan = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=1487 * block,
+                                          engine_version="0.19", max_num_batched_tokens=16384))
+    assert plan.num_blocks == 1487
+    assert plan.reported_kv_cache_tokens == 290_864
+    assert f"{plan.max_concurrency:.2f}" == "33.04"
