@@ -96,13 +96,33 @@ class KVLayout:
 
 
 def check_tp(spec: ModelSpec, tp: int) -> None:
-    """vLLM (ModelConfig.verify_with_parallel_config) and SGLang refuse a tensor-parallel degree
-    that does not divide the query heads."""
+    """Refuse a tensor-parallel degree that vLLM and SGLang refuse, with the engine's own rule.
+
+    1. The query heads split evenly: vLLM ``ModelConfig.verify_with_parallel_config``
+       (vllm/config/model.py): "Total number of attention heads (H) must be divisible by tensor
+       parallel size (T)"; SGLang's ModelConfig checks the same.
+    2. KV heads split evenly or are replicated evenly: vLLM's ``QKVParallelLinear``
+       (vllm/model_executor/layers/linear.py) shards ``divide(num_kv_heads, tp)`` when
+       tp < num_kv_heads and replicates ``divide(tp, num_kv_heads)`` times otherwise, and
+       ``divide`` asserts exact division (vllm/distributed/utils.py); SGLang's
+       QKVParallelLinear is the same code. So 24 heads / 6 KV heads at TP 4 is refused.
+    MLA has no KV heads to split (the latent is replicated on every rank): rule 1 only.
+    """
+    if tp < 1:
+        raise InputError(f"--tp: must be >= 1, got {tp}")
+    if tp == 1:
+        return
     heads = spec.attention.num_attention_heads
-    if tp > 1 and heads % tp:
+    if heads % tp:
         raise InputError(
             f"--tp: {tp} does not divide num_attention_heads ({heads}) of {spec.id}; "
             "vLLM and SGLang refuse this layout")
+    kv = getattr(spec.attention, "num_key_value_heads", None)
+    if kv is not None and kv % tp and tp % kv:
+        raise InputError(
+            f"--tp: {tp} neither divides nor is a multiple of num_key_value_heads ({kv}) of "
+            f"{spec.id}; vLLM and SGLang refuse this layout (KV heads are split or replicated "
+            "evenly across ranks)")
 
 
 def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFAULT_BLOCK_SIZE,

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
+from .engines.budgets import BUDGETS, Reserve, ReservePart, vllm_batch_defaults
 from .engines.vllm_alloc import (
     VllmKVConfig,
     describe_groups,
@@ -38,7 +39,7 @@ from .layers import RequestShape, SlidingWindowCache
 from .params import ParamCount, count_params
 from .search import first_true
 from .spec import ModelSpec
-from .units import GiB, cdiv
+from .units import cdiv
 from .weights import (
     WeightBreakdown,
     bitsandbytes_config,
@@ -58,38 +59,17 @@ class Engine(str, Enum):
 # tokens_per_block 32. MLA backends force their own (FlashMLA 64, CUTLASS MLA 128): pass it.
 DEFAULT_BLOCK_SIZES = {Engine.vllm: 16, Engine.sglang: 1, Engine.trtllm: 32}
 
-# vLLM gpu_memory_utilization and TRT-LLM free_gpu_memory_fraction default to 0.9. SGLang's
-# mem_fraction_static defaulted (releases up to mid-2025) to 0.88 / 0.87 / 0.85 / 0.81 / 0.79 for
-# TP 1 / 2 / 4 / 8 / 16 (server_args.py); newer releases derive it from the chunked-prefill and
-# CUDA-graph sizes, so pass --mem-fraction to match a specific run.
-_SGLANG_FRACTIONS = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))
-
-# What kvplan assumes is already in use before an SGLang server loads weights (CUDA context,
-# NCCL and torch init). The public H100 log in ENGINES.md has 78.59 GiB free of 79.19: 0.60 GiB.
-SGLANG_PRELOAD_BYTES = int(0.60 * GiB)
-
-# vLLM and TRT-LLM: non-torch memory (cuBLAS workspaces, NCCL buffers) and CUDA graphs on top of
-# the activation peak. A typical vLLM 0.1x log on H100 shows ~0.2-0.6 GiB of non-torch memory and
-# ~0.3-1 GiB of CUDA graphs; kvplan uses 1 GiB for both together.
-RUNTIME_OVERHEAD_BYTES = 1 * GiB
-
-# Sampler logits are fp32 over the vocabulary for up to max_num_seqs (vLLM default 256) rows.
-MAX_NUM_SEQS = 256
-ACTIVATION_BYTES = 2  # bf16/fp16 activations
-
-
-def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False) -> int:
-    """vLLM's default chunked-prefill budget for `vllm serve` (EngineArgs.get_batch_defaults):
-    8192 on GPUs of >= 70 GiB that are not A100s (H100, H200, MI300X), else 2048. With only a KV
-    budget (device unknown) kvplan assumes the large-GPU default."""
-    big = total_bytes is None or total_bytes >= 70 * GiB
-    return 8192 if big and not is_a100 else 2048
+def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,
+                                   version: str | None = None) -> int:
+    """vLLM's default chunked-prefill budget for `vllm serve` (EngineArgs.get_batch_defaults,
+    by version and device memory: see kvplan.engines.budgets.vllm_batch_defaults)."""
+    return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
 
 def default_mem_fraction(engine: Engine, tp: int) -> float:
-    if engine is Engine.sglang:
-        return next(f for limit, f in _SGLANG_FRACTIONS if tp >= limit)
-    return 0.9
+    """The engine's default memory fraction at TP `tp` on an unknown device (see
+    kvplan.engines.budgets for the version and GPU rules)."""
+    return PlanInputs(context=1, engine=engine, tp=tp).resolved_mem_fraction
 
 
 def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
@@ -105,24 +85,6 @@ def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
         ranges.append(range(start, start + size))
         start += size
     return ranges
-
-
-def activation_reserve_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
-    """An estimate of the profile run's activation peak plus runtime overhead (documented, not
-    measured): one forward pass over ``max_num_batched_tokens`` tokens keeps the residual stream
-    and its norm (2 x hidden), the QKV projection output and the widest MLP intermediate
-    (gate and up, 2 x width) alive at once in 16-bit, sharded by TP; plus fp32 sampler logits for
-    256 sequences; plus RUNTIME_OVERHEAD_BYTES. Override with --reserve-gib."""
-    att = spec.attention
-    qkv_width = att.num_attention_heads * att.q_head_dim + spec.attention.elements_per_token(1)
-    mlp_width = spec.mlp.intermediate_size
-    if spec.moe is not None:
-        mlp_width = max(mlp_width if spec.moe.first_k_dense_replace else 0,
-                        spec.moe.num_experts_per_tok * spec.moe.moe_intermediate_size)
-    per_token = 2 * spec.hidden_size + (qkv_width + 2 * mlp_width) // tp
-    activations = max_num_batched_tokens * per_token * ACTIVATION_BYTES
-    logits = MAX_NUM_SEQS * spec.vocab_size * 4 // tp
-    return activations + logits + RUNTIME_OVERHEAD_BYTES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,6 +169,12 @@ class PlanInputs:
     num_speculative_tokens: int = 0
     dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
     max_num_seqs: int | None = None  # the engine's cap on running requests
+    enforce_eager: bool = False  # vLLM: no CUDA graphs (nothing reserved for them)
+    is_a100: bool = False  # vLLM's batch defaults treat A100s apart
+    smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
+    is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
+    max_total_tokens: int | None = None  # SGLang --max-total-tokens / TRT-LLM max_tokens
+    trtllm_backend: str = "pytorch"  # pytorch (blocks rounded down) | engine (rounded up)
     quantization: str | None = None  # load-time quantization (bitsandbytes)
 
     @property
@@ -222,7 +190,13 @@ class PlanInputs:
     def resolved_mem_fraction(self) -> float:
         if self.mem_fraction is not None:
             return self.mem_fraction
-        return default_mem_fraction(self.engine, self.tp)
+        return BUDGETS[self.engine.value].default_fraction(self)[0]
+
+    @property
+    def mem_fraction_rule(self) -> str:
+        if self.mem_fraction is not None:
+            return "given"
+        return BUDGETS[self.engine.value].default_fraction(self)[1]
 
     @property
     def kv_tp(self) -> int:
@@ -258,6 +232,8 @@ class StagePlan:
     kv_cache_groups: tuple[dict[str, object], ...] = ()
     reported_kv_cache_tokens: int = 0
     weights_source: str = "architecture"  # or "given" (--weights-gib)
+    reserve_breakdown: dict[str, dict[str, object]] = field(default_factory=dict)
+    mem_fraction_rule: str = ""
     weights_breakdown: dict[str, int] = field(default_factory=dict)
     quantization: str = "none"
     weights_breakdown: WeightBreakdown | None = None
@@ -304,6 +280,8 @@ class CapacityPlan:
     kv_cache_groups: tuple[dict[str, object], ...] = ()
     reported_kv_cache_tokens: int = 0
     weights_source: str = "architecture"  # or "given" (--weights-gib)
+    reserve_breakdown: dict[str, dict[str, object]] = field(default_factory=dict)
+    mem_fraction_rule: str = ""
     weights_breakdown: dict[str, int] = field(default_factory=dict)
     quantization: str = "none"
 
@@ -349,20 +327,14 @@ def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_firs
 
 
 def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
+    """The engine's KV budget (kvplan.engines.budgets), or the one given."""
     if inputs.kv_budget_bytes is not None:
         return inputs.kv_budget_bytes, "given (--kv-budget-gib)"
-    total = inputs.total_bytes
-    assert total is not None
-    f = inputs.resolved_mem_fraction
-    if inputs.engine is Engine.vllm:
-        return int(total * f) - weights - reserve, (
-            "total x gpu_memory_utilization - weights - activation/runtime reserve")
-    if inputs.engine is Engine.sglang:
-        free_before = total - reserve
-        return int(free_before * f) - weights, (
-            "(total - preload reserve) x mem_fraction_static - weights")
-    return int((total - weights - reserve) * f), (
-        "(total - weights - activation reserve) x free_gpu_memory_fraction")
+    if inputs.total_bytes is None:
+        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
+    rule = BUDGETS[inputs.engine.value]
+    return int(rule.kv_bytes(inputs.total_bytes, inputs.resolved_mem_fraction, weights,
+                             reserve)), rule.formula
 
 
 SPECULATIVE_METHODS = ("mtp", "eagle", "eagle3")
@@ -434,18 +406,16 @@ def refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
 
 
 def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,
-                         stage_index: int, layers: range) -> tuple[int, int, WeightBreakdown]:
+                         stage_index: int, layers: range
+                         ) -> tuple[int, int, WeightBreakdown, Reserve]:
     breakdown = _weights_bytes(spec, inputs, layers, pp_first=stage_index == 0,
                                pp_last=layers.stop == spec.num_hidden_layers)
     weights = breakdown.total if inputs.weights_bytes is None else inputs.weights_bytes
+    parts = BUDGETS[inputs.engine.value].reserve(spec, inputs)
     if inputs.reserve_bytes is not None:
-        reserve = inputs.reserve_bytes
-    elif inputs.engine is Engine.sglang:
-        reserve = SGLANG_PRELOAD_BYTES
-    else:
-        reserve = activation_reserve_bytes(
-            spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp)
-    return weights, reserve, breakdown
+        parts = Reserve(parts=(ReservePart(name="given", bytes=inputs.reserve_bytes,
+                                           rule="--reserve-gib"),))
+    return weights, parts.total, breakdown, parts
 
 
 def _no_cache(stage_index: int, layers: range) -> InputError:
@@ -456,12 +426,13 @@ def _no_cache(stage_index: int, layers: range) -> InputError:
 
 def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_index: int,
                 layers: range, context: int) -> StagePlan:
-    weights, reserve, breakdown = _weights_and_reserve(spec, inputs, counts, stage_index, layers)
+    weights, reserve, breakdown, parts = _weights_and_reserve(spec, inputs, counts, stage_index,
+                                                              layers)
     budget, _ = _budget(inputs, weights, reserve)
     if inputs.engine is Engine.vllm:
         plan = _vllm_stage_plan(spec, inputs, stage_index, layers, context, weights=weights,
                                 reserve=reserve, budget=budget)
-        return replace(plan, weights_breakdown=breakdown)
+        return replace(plan, weights_breakdown=breakdown, reserve_breakdown=parts)
     refuse_unmodelled(spec, inputs)
     block_size = inputs.resolved_block_size
     layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
@@ -470,6 +441,13 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
         raise _no_cache(stage_index, layers)
     pool = block_pool(layout, inputs.engine)
     num_blocks = pool.num_blocks(budget)
+    if inputs.engine is Engine.trtllm and inputs.trtllm_backend == "engine":
+        # The C++ managers and the engine path round the pool up to whole blocks (ceilDiv in
+        # calculateMaxNumBlocks); the PyTorch backend's Python V1 manager rounds down.
+        num_blocks = cdiv(max(0, budget), pool.page_bytes * pool.group_size)
+    if inputs.max_total_tokens is not None:
+        # SGLang --max-total-tokens / TRT-LLM max_tokens cap the pool in tokens.
+        num_blocks = min(num_blocks, inputs.max_total_tokens // block_size)
     per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
                  for g in pool.groups]
     # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
@@ -503,6 +481,7 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
                                                                         strict=True)),
         reported_kv_cache_tokens=num_blocks // pool.num_groups * block_size,
         weights_breakdown=breakdown,
+        reserve_breakdown=parts,
     )
 
 
@@ -566,6 +545,8 @@ def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
 
 def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = None,
                   ) -> CapacityPlan:
+    if spec.kind.value == "mla" and not inputs.is_mla:
+        inputs = replace(inputs, is_mla=True)
     _check(spec, inputs)
     context = inputs.context if context is None else context
     counts = count_params(spec)
@@ -624,6 +605,9 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
                            if limiting.weights_breakdown else {}),
         quantization=(limiting.weights_breakdown.method if limiting.weights_breakdown
                       else "none"),
+        reserve_breakdown=(limiting.reserve_breakdown.to_dict() if limiting.reserve_breakdown
+                           else {}),
+        mem_fraction_rule=inputs.mem_fraction_rule,
     )
 
 
@@ -658,12 +642,7 @@ def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float
     for st in plan_capacity(spec, probe).stages:
         own = st.blocks_per_request - st.shared_prefix_blocks
         need_bytes = (st.shared_prefix_blocks + requests * own) * st.page_bytes * st.group_size
-        if inputs.engine is Engine.vllm:
-            f = (need_bytes + st.weights_bytes + st.reserve_bytes) / inputs.total_bytes
-        elif inputs.engine is Engine.sglang:
-            f = (need_bytes + st.weights_bytes) / (inputs.total_bytes - st.reserve_bytes)
-        else:
-            room = inputs.total_bytes - st.weights_bytes - st.reserve_bytes
-            f = need_bytes / room if room > 0 else float("inf")
+        f = BUDGETS[inputs.engine.value].fraction_for(probe, need_bytes, st.weights_bytes,
+                                                      st.reserve_bytes)
         worst = max(worst, f)
     return worst

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from .attention import AttentionKind, HeadAttention, LatentAttention
 from .cache import kv_layout, layer_caches
 from .capacity import PlanInputs, default_max_num_batched_tokens, plan_capacity
+from .costmodel import CostInputs, Efficiency, Layout, predict
 from .errors import InputError
 from .flops import (
     MLAForm,
@@ -55,8 +56,20 @@ class SchemeRow:
     kv_read_bytes_per_token: int
     weight_read_bytes_per_step: int
     arithmetic_intensity: float
+    # One decode step for the batch: max(FLOPs / bf16 peak, bytes / bandwidth) at 100 % of the
+    # datasheet, the simple bound kept for comparison. roofline_ms_per_token is the same number
+    # under its former (misleading) name, kept for the JSON contract.
+    roofline_ms_per_step: float | None
     roofline_ms_per_token: float | None
     compute_bound_batch: int | None
+    # Predictions of kvplan.costmodel (None without a GPU): time per output token of one request,
+    # prefill of one --context prompt, output tokens/s per GPU, USD per million output tokens.
+    tpot_ms: float | None = None
+    decode_step_ms: float | None = None
+    ttft_ms: float | None = None
+    output_tokens_per_s_per_gpu: float | None = None
+    cost_per_million_tokens_usd: float | None = None
+    decode_ms_by_op: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -134,9 +147,21 @@ class Comparison:
 def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", batch: int = 1,
                     groups: int = 8, kv_lora_rank: int | None = None,
                     rope_dim: int | None = None, block_size: int = 16, tp: int = 1,
-                    gpu: GPU | None = None, share_layers: int = 1) -> Comparison:
+                    gpu: GPU | None = None, share_layers: int = 1,
+                    layout: Layout | None = None, efficiency: Efficiency | None = None,
+                    draft_tokens: int = 0, acceptance: float | None = None,
+                    gpu_hour_usd: float | None = None, fp8_attention: bool = False,
+                    ) -> Comparison:
     """Every scheme for `spec`; `share_layers` k > 1 applies cross-layer sharing (CLA x k) to all
-    of them (the model's own sharing, if any, is replaced)."""
+    of them (the model's own sharing, if any, is replaced). With a `gpu`, each row also carries
+    kvplan.costmodel's predictions on `layout` (default: plain TP over `tp` ranks)."""
+    par = layout or Layout(tp=tp)
+    cost_kw: dict[str, object] = {"layout": par, "draft_tokens": draft_tokens,
+                                  "gpu_hour_usd": gpu_hour_usd, "fp8_attention": fp8_attention}
+    if efficiency is not None:
+        cost_kw["efficiency"] = efficiency
+    if acceptance is not None:
+        cost_kw["acceptance"] = acceptance
     spec = with_share_every(spec, share_layers) if share_layers > 1 else spec
     rows = []
     mha_bytes = None
@@ -159,19 +184,22 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         layout = kv_layout(sized, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
         if mha_bytes is None:
             mha_bytes = layout.bytes_per_token
-        peak = None
-        if gpu is not None:
-            fp8 = spec.weight_dtype == "fp8" and gpu.peak_fp8_flops_per_s
-            peak = gpu.peak_fp8_flops_per_s if fp8 else gpu.peak_bf16_flops_per_s
+        # The simple roofline uses the bf16 peak: attention runs in bf16 even in FP8 models,
+        # and the cost model below prices FP8 GEMMs at the FP8 peak separately.
         cost = decode_cost(variant, context=context, batch=batch, kv_dtype=kv_dtype,
-                           mla_form=form or MLAForm.absorbed, tp=tp,
+                           mla_form=form or MLAForm.absorbed, tp=par.attention_tp,
                            hbm_bytes_per_s=gpu.hbm_bytes_per_s if gpu else None,
-                           peak_flops_per_s=peak)
+                           peak_flops_per_s=gpu.peak_bf16_flops_per_s if gpu else None)
+        pred = None
+        if gpu is not None:
+            pred = predict(variant, gpu, CostInputs(
+                context=context, batch=batch, kv_dtype=kv_dtype,
+                mla_form=form or MLAForm.absorbed, **cost_kw))  # type: ignore[arg-type]
         max_requests = None
         if gpu is not None:
             max_requests = plan_capacity(sized, PlanInputs(
                 context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
-                total_bytes=gpu.total_bytes,
+                total_bytes=gpu.total_bytes, dp_attention=par.dp_attention,
                 max_num_batched_tokens=default_max_num_batched_tokens(
                     gpu.total_bytes, is_a100=gpu.is_a100))).max_requests
         rows.append(SchemeRow(
@@ -192,9 +220,17 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
             kv_read_bytes_per_token=cost.kv_read_bytes_per_token,
             weight_read_bytes_per_step=cost.weight_read_bytes_per_step,
             arithmetic_intensity=cost.arithmetic_intensity,
+            roofline_ms_per_step=None if cost.step_seconds is None
+            else cost.step_seconds * 1e3,
             roofline_ms_per_token=None if cost.step_seconds is None
             else cost.step_seconds * 1e3,
             compute_bound_batch=cost.compute_bound_batch,
+            tpot_ms=pred.tpot_ms if pred else None,
+            decode_step_ms=pred.decode_step_ms if pred else None,
+            ttft_ms=pred.ttft_ms if pred else None,
+            output_tokens_per_s_per_gpu=pred.output_tokens_per_s_per_gpu if pred else None,
+            cost_per_million_tokens_usd=pred.cost_per_million_tokens_usd if pred else None,
+            decode_ms_by_op=pred.decode_ms_by_op if pred else None,
         ))
     mla = next(a for _, a, form in variants if isinstance(a, LatentAttention))
     d_k, _ = _head_dims(spec)

@@ -22,7 +22,8 @@ from typing import Any
 from .dtypes import WEIGHT_DTYPE_ALIASES
 from .errors import SpecError
 from .hf_hybrid import HYBRID_MODEL_TYPES, STATE_FIELDS, layer_plan
-from .spec import FULL, SLIDING, ModelSpec, parse_spec, read_text
+from .spec import FULL, SLIDING, ModelSpec, parse_spec, path_kind, read_text, shown_path
+from .validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_int_list
 
 MISSING = "missing: needed for KV sizing"
 
@@ -90,16 +91,30 @@ class _Config:
                 return key, self.data[key]
         return None, None
 
-    def int(self, *keys: str, required: str | None = None, what: str = MISSING) -> int | None:
-        """The first of `keys` present, as a positive integer; `required` names the error field."""
+    def int(self, *keys: str, required: str | None = None, what: str = MISSING,
+            minimum: int = 1, maximum: int = MAX_SIZE) -> int | None:
+        """The first of `keys` present, as an integer in [minimum, maximum] (kvplan.validate:
+        NaN, infinities, strings, floats, booleans and absurd sizes are refused, naming the
+        key); `required` names the error field when none is present."""
         key, value = self.first(*keys)
         if key is None:
             if required is not None:
                 raise SpecError(self.path, required, what)
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(self.path, key, f"expected a positive integer, got {value!r}")
-        return value
+        return checked_int(value, path=self.path, field=key, minimum=minimum, maximum=maximum)
+
+    def int_or(self, key: str, default: int, *, minimum: int = 0) -> int:
+        """`key` as an integer >= minimum, or `default` when absent (null, or a falsy 0 where
+        the config classes treat 0 as unset is the caller's business)."""
+        value = self.int(key, minimum=minimum)
+        return default if value is None else value
+
+    def int_list(self, key: str, *, minimum: int = 0) -> list[int]:
+        """`key` as a list of integers (empty when absent)."""
+        value = self.data.get(key)
+        if value is None:
+            return []
+        return checked_int_list(value, path=self.path, field=key, minimum=minimum)
 
     def bool(self, key: str, default: bool) -> bool:
         value = self.data.get(key)
@@ -176,7 +191,8 @@ def unwrap_text_config(config: Mapping[str, Any], warnings: list[str]) -> dict:
 
 def _name(config: Mapping[str, Any], path: str, model_type: str) -> str:
     value = config.get("_name_or_path")
-    if isinstance(value, str) and value.strip():
+    if isinstance(value, str) and value.strip() and len(value) <= 1024 and not any(
+            ord(ch) < 32 or ord(ch) == 127 for ch in value):
         value = value.strip().rstrip("/")
         # A local path says little; keep its last component.
         return value.rsplit("/", 1)[-1] if value.startswith(("/", ".", "~")) else value
@@ -287,6 +303,8 @@ def _windows(c: _Config, layers: int) -> dict:
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
         c.warn("sliding_window absent: Gemma2Config default 4096")
+    if window is not None:
+        window = checked_int(window, path=c.path, field="sliding_window")
     if mt in _QWEN or "use_sliding_window" in c.data:
         # Qwen: sliding_window is only honoured with use_sliding_window, and then only by the
         # layers from max_window_layers on (transformers: i >= max_window_layers slides).
@@ -295,14 +313,12 @@ def _windows(c: _Config, layers: int) -> dict:
         if window is None:
             return {}
         if not isinstance(c.data.get("layer_types"), list):
-            first_full = c.data.get("max_window_layers")
-            first_full = layers if first_full is None else int(first_full)
+            first_full = c.int_or("max_window_layers", layers)
             types = [SLIDING if i >= first_full else FULL for i in range(layers)]
             return _from_layer_types(c, window, types, layers)
     if window is None:
         return {}
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise SpecError(c.path, "sliding_window", f"expected a positive integer, got {window!r}")
+    window = checked_int(window, path=c.path, field="sliding_window")
     types = c.data.get("layer_types")
     if isinstance(types, list):
         return _from_layer_types(c, window, types, layers)
@@ -384,8 +400,7 @@ def _mlp(c: _Config, hidden: int) -> dict:
     raw = c.data.get("intermediate_size")
     if isinstance(raw, list) and raw:
         # gemma-3n lists one width per layer; kvplan keeps one dense width.
-        if any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in raw):
-            raise SpecError(c.path, "intermediate_size", "expected positive integers")
+        checked_int_list(raw, path=c.path, field="intermediate_size", minimum=1)
         if len(set(raw)) > 1:
             c.warn(f"intermediate_size varies by layer ({min(raw)}-{max(raw)}): the largest "
                    "is counted for every layer")
@@ -401,7 +416,7 @@ def _mlp(c: _Config, hidden: int) -> dict:
 
 def _moe(c: _Config, layers: int, dense_width: int) -> dict | None:
     key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts")
-    if key is None or experts == 0:
+    if key is None or (experts == 0 and not isinstance(experts, bool)):
         return None
     experts = c.int(key)
     per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
@@ -420,35 +435,38 @@ def _moe(c: _Config, layers: int, dense_width: int) -> dict | None:
         "num_experts_per_tok": per_tok,
         "moe_intermediate_size": width,
     }
-    _, shared = c.first("n_shared_experts", "num_shared_experts")
+    shared_key, _ = c.first("n_shared_experts", "num_shared_experts")
+    shared = c.int(shared_key, minimum=0) if shared_key else 0
     if c.model_type == "llama4":
         shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
     if shared:
-        moe["n_shared_experts"] = int(shared)
-    _, shared_width = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
+        moe["n_shared_experts"] = shared
+    width_key, _ = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
+    shared_width = c.int(width_key, minimum=0) if width_key else 0
     if shared_width:
-        moe["shared_expert_intermediate_size"] = int(shared_width)
-    first_k = int(c.data.get("first_k_dense_replace") or 0)
-    freq = int(c.data.get("moe_layer_freq") or 1)
+        moe["shared_expert_intermediate_size"] = shared_width
+    # 0 and null both mean "unset" in these config classes.
+    first_k = c.int_or("first_k_dense_replace", 0)
+    freq = c.int_or("moe_layer_freq", 1) or 1
     if c.model_type == "llama4":
         # moe_layers = every interleave_moe_layer_step-th layer (1-based).
-        step = int(c.data.get("interleave_moe_layer_step") or 1)
+        step = c.int_or("interleave_moe_layer_step", 1) or 1
         first_k, freq = step - 1, step
     if c.model_type == "jamba":
         # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
-        freq = int(c.data.get("expert_layer_period") or 1)
-        first_k = int(c.data.get("expert_layer_offset") or 0)
-    step = c.data.get("decoder_sparse_step")
-    if step is not None and int(step) > 1:
+        freq = c.int_or("expert_layer_period", 1) or 1
+        first_k = c.int_or("expert_layer_offset", 0)
+    step = c.int("decoder_sparse_step", minimum=0)
+    if step is not None and step > 1:
         # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
-        step = int(step)
         first_k, freq = step - 1, step
-    mlp_only = c.data.get("mlp_only_layers") or []
+    mlp_only = c.int_list("mlp_only_layers")
     if mlp_only:
         if sorted(mlp_only) == list(range(len(mlp_only))) and freq == 1 and first_k == 0:
             first_k = len(mlp_only)
         else:
-            c.warn(f"mlp_only_layers {mlp_only} use the dense MLP, which kvplan cannot express "
+            shown = mlp_only if len(mlp_only) <= 16 else f"{mlp_only[:16]}..."
+            c.warn(f"mlp_only_layers {shown} use the dense MLP, which kvplan cannot express "
                    "(it has first_k_dense_replace and moe_layer_freq only): counted as MoE layers")
     if first_k > layers:
         raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
@@ -476,7 +494,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     known = mt in KNOWN_MODEL_TYPES
 
     layers = c.int("num_hidden_layers", "n_layer", "num_layers",
-                   required="n_layer" if mt == "gpt2" else "num_hidden_layers")
+                   required="n_layer" if mt == "gpt2" else "num_hidden_layers",
+                   maximum=MAX_LAYERS)
     heads = c.int("num_attention_heads", "n_head",
                   required="n_head" if mt == "gpt2" else "num_attention_heads")
     hidden = c.int("hidden_size", "n_embd", "d_model",
@@ -578,7 +597,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     nextn = _mtp_layers(c)
     if nextn:
         mapping["num_nextn_predict_layers"] = nextn
-    shared = c.int("num_kv_shared_layers") if c.data.get("num_kv_shared_layers") else None
+    shared = c.int("num_kv_shared_layers", minimum=0, maximum=MAX_LAYERS)
     if shared:
         # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same
         # attention type (transformers' Gemma3n attention), whatever the model_type is called.
@@ -596,10 +615,8 @@ def _mtp_layers(c: _Config) -> int:
         value = 1
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SpecError(c.path, "num_nextn_predict_layers",
-                        f"expected a non-negative integer, got {value!r}")
-    return value
+    return checked_int(value, path=c.path, field="num_nextn_predict_layers", minimum=0,
+                       maximum=MAX_LAYERS)
 
 
 def _family_notes(c: _Config) -> None:
@@ -633,23 +650,41 @@ def _family_notes(c: _Config) -> None:
 
 
 def _config_path(path: Path) -> Path:
-    return path / "config.json" if path.is_dir() else path
+    return path / "config.json" if path_kind(path) == "dir" else path
 
 
 def read_config(path: Path) -> tuple[dict, str]:
-    """Read a config.json (or a folder holding one); returns (mapping, shown path)."""
+    """Read a config.json (or a folder holding one); returns (mapping, shown path). The file
+    must be a regular file (kvplan.spec.read_text); JSON's NaN and Infinity are refused here,
+    and a number no float or int can hold is a one-line error."""
     file = _config_path(Path(path))
-    shown = str(file)
+    shown = shown_path(file)
     text = read_text(file)
+
+    def constant(name: str) -> Any:
+        raise _BadConstant(name)
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise SpecError(shown, None,
                         f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
                         ) from None
+    except _BadConstant as exc:
+        raise SpecError(shown, None, f"{exc.args[0]} is not a JSON number (NaN and infinities "
+                                     "have no place in a model config)") from None
+    except (ValueError, RecursionError) as exc:
+        # A 5,000-digit integer (Python's int-string limit), arrays nested too deep to parse.
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise SpecError(shown, None, f"malformed JSON: {reason.splitlines()[0][:200]}"
+                        ) from None
     if not isinstance(data, dict):
         raise SpecError(shown, None, "expected a JSON object at the top level")
     return data, shown
+
+
+class _BadConstant(Exception):
+    pass
 
 
 def load_config(path: Path) -> tuple[ModelSpec, list[str]]:

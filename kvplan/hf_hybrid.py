@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import SpecError
 from .spec import CHUNKED, FULL, HYBRID, MLP_ONLY, RECURRENT
+from .validate import checked_int, checked_int_list
 
 if TYPE_CHECKING:
     from .hf_config import _Config
@@ -119,15 +120,17 @@ def _bamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
 
 def _jamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
     period = _need(c, "attn_layer_period")
-    offset = c.data.get("attn_layer_offset", 0)
+    offset = c.int_or("attn_layer_offset", 0)
     types = [FULL if i % period == offset else RECURRENT for i in range(layers)]
     expand = _need(c, "mamba_expand")
     rec = {"kind": "mamba1", "conv_kernel": _need(c, "mamba_d_conv"),
            "intermediate_size": expand * hidden, "state_size": _need(c, "mamba_d_state"),
            "conv_bias": c.bool("mamba_conv_bias", True)}
     dt_rank = c.data.get("mamba_dt_rank")
-    if isinstance(dt_rank, int) and not isinstance(dt_rank, bool):
-        rec["dt_rank"] = dt_rank
+    if dt_rank != "auto":  # "auto": ceil(hidden / 16), the spec's default
+        dt_rank = c.int("mamba_dt_rank")
+        if dt_rank is not None:
+            rec["dt_rank"] = dt_rank
     return LayerPlan(layer_types=types, recurrent=rec)
 
 
@@ -166,8 +169,10 @@ def _kimi_linear(c: _Config, layers: int) -> LayerPlan:
     cfg = c.data.get("linear_attn_config")
     if not isinstance(cfg, dict):
         raise SpecError(c.path, "linear_attn_config", "expected a mapping")
-    kda = cfg.get("kda_layers") or []
-    full = cfg.get("full_attn_layers") or []
+    kda = checked_int_list(cfg.get("kda_layers") or [], path=c.path,
+                           field="linear_attn_config.kda_layers")
+    full = checked_int_list(cfg.get("full_attn_layers") or [], path=c.path,
+                            field="linear_attn_config.full_attn_layers")
     # 1-based layer numbers (vllm/model_executor/models/kimi_linear.py: is_kda_layer(i + 1)).
     types = []
     for n in range(1, layers + 1):
@@ -182,20 +187,18 @@ def _kimi_linear(c: _Config, layers: int) -> LayerPlan:
     kernel = cfg.get("short_conv_kernel_size")
     for name, value in (("num_heads", heads), ("head_dim", head_dim),
                         ("short_conv_kernel_size", kernel)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(c.path, f"linear_attn_config.{name}",
-                            f"expected a positive integer, got {value!r}")
+        checked_int(value, path=c.path, field=f"linear_attn_config.{name}")
     return LayerPlan(layer_types=types, recurrent={
         "kind": "kda", "conv_kernel": kernel, "num_heads": heads, "head_dim": head_dim})
 
 
 def _llama4(c: _Config, layers: int) -> LayerPlan:
     chunk = c.int("attention_chunk_size")
-    nope = c.data.get("no_rope_layers") or []
+    nope = c.int_list("no_rope_layers")
     if not nope:
         # Llama4TextConfig default: every no_rope_layer_interval-th layer (1-based, default 4)
         # skips RoPE and attends globally; the others use RoPE and chunked attention.
-        interval = c.data.get("no_rope_layer_interval", 4)
+        interval = c.int_or("no_rope_layer_interval", 4, minimum=1)
         nope = [int((i + 1) % interval != 0) for i in range(layers)]
     if len(nope) != layers:
         raise SpecError(c.path, "no_rope_layers", f"expected {layers} entries, got {len(nope)}")

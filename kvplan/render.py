@@ -73,8 +73,18 @@ def _min_table_width(view: View) -> int:
     return sum(w + 3 for w in widths) + 1  # " x |" per column, plus the left border
 
 
+def versioned(records: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Any:
+    """Every JSON document kvplan writes carries the same ``schema_version``: an object gets it
+    as its first key, a list of rows (specs, gpus, compare, sweep) gets it in every row, so a
+    row read alone still says which contract it follows."""
+    if isinstance(records, Mapping):
+        return {"schema_version": JSON_SCHEMA_VERSION,
+                **{k: v for k, v in records.items() if k != "schema_version"}}
+    return [versioned(row) if isinstance(row, Mapping) else row for row in records]
+
+
 def to_json(view: View) -> str:
-    return json.dumps(view.records, indent=2, default=str) + "\n"
+    return json.dumps(versioned(view.records), indent=2, default=str) + "\n"
 
 
 def _csv_cell(value: Any) -> Any:

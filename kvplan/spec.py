@@ -7,6 +7,8 @@ The schema is documented in ``model_specs/README.md``.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 from .attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from .dtypes import WEIGHT_DTYPE_ALIASES
 from .errors import InputError, SpecError
+from .validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -220,23 +223,19 @@ class _Reader:
         return self.data[key]
 
     def int(self, key: str, *, required: bool = True, default: int | None = None,
-            minimum: int = 1) -> int | None:
+            minimum: int = 1, maximum: int = MAX_SIZE) -> int | None:
         value = self._get(key, required)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"expected an integer, got {value!r}")
-        if value < minimum:
-            raise self.error(key, f"must be >= {minimum}, got {value}")
-        return value
+        return checked_int(value, path=self.path, field=self.field(key), minimum=minimum,
+                           maximum=maximum)
 
     def str(self, key: str, *, required: bool = True, default: str | None = None,
             choices: tuple[str, ...] | None = None) -> str | None:
         value = self._get(key, required)
         if value is None:
             return default
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(key, f"expected a non-empty string, got {value!r}")
+        checked_text(value, path=self.path, field=self.field(key))
         if choices is not None and value not in choices:
             raise self.error(key, f"expected one of {', '.join(choices)}, got {value!r}")
         return value
@@ -539,7 +538,7 @@ def _parse_recurrent(r: _Reader) -> RecurrentSpec:
 def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     """Validate a mapping (from YAML, or converted from config.json) into a ModelSpec."""
     r = _Reader(data, path, "")
-    layers = r.int("num_hidden_layers")
+    layers = r.int("num_hidden_layers", maximum=MAX_LAYERS)
     weight_dtype = r.str("torch_dtype", required=False, default="bfloat16")
     if weight_dtype not in WEIGHT_DTYPE_ALIASES:
         raise r.error("torch_dtype", f"expected one of {', '.join(WEIGHT_DTYPE_ALIASES)}")
@@ -638,20 +637,94 @@ def bundled_spec_ids() -> list[str]:
     return sorted(p.stem for p in bundled_specs_dir().glob("*.yaml"))
 
 
-def read_text(path: Path) -> str:
-    """A UTF-8 file's text; a missing or unreadable file is a SpecError naming it."""
+# Real config.json files are < 100 kB and spec YAMLs < 10 kB; a larger file is not a model
+# description (and /dev/zero or a 10 GB file must not be read into memory).
+MAX_INPUT_BYTES = 16 << 20
+# Longer than any real path; the OS would refuse it anyway (ENAMETOOLONG), we say so first.
+MAX_PATH_CHARS = 4096
+
+
+def shown_path(path: str | Path) -> str:
+    """A path as error messages show it: one line (control characters escaped), not too long."""
+    text = str(path)
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        text = repr(text)[1:-1]
+    return text if len(text) <= 200 else f"{text[:100]}...{text[-40:]} ({len(text):,} characters)"
+
+
+def _os_problem(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "file not found"
+    return f"cannot read: {exc.strerror or exc.__class__.__name__}"
+
+
+def path_kind(path: Path) -> str | None:
+    """'file', 'dir', 'other' (FIFO, device, socket) or None (absent); stat errors other than
+    absence (a symlink loop, a name too long, no permission) are a SpecError naming the path."""
+    if len(str(path)) > MAX_PATH_CHARS:
+        raise SpecError(shown_path(path), None, "path too long")
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(str(path), None, "file not found") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(str(path), None, f"cannot read: {exc.__class__.__name__}") from None
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise SpecError(shown_path(path), None, _os_problem(exc)) from None
+    except ValueError:  # an embedded NUL byte
+        raise SpecError(shown_path(path), None, "not a valid path") from None
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(st.st_mode) else "other"
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 regular file's text. Anything else (missing, a directory, a FIFO or device, a
+    symlink loop, unreadable, over MAX_INPUT_BYTES, not UTF-8) is a SpecError naming the file.
+
+    The file is opened non-blocking and checked with fstat before a byte is read, so a FIFO
+    named config.json cannot hang kvplan and /dev/zero cannot fill memory."""
+    shown = shown_path(path)
+    if len(str(path)) > MAX_PATH_CHARS:
+        raise SpecError(shown, None, "path too long")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise SpecError(shown, None, _os_problem(exc)) from None
+    except ValueError:
+        raise SpecError(shown, None, "not a valid path") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise SpecError(shown, None, "is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise SpecError(shown, None, "not a regular file (a FIFO, device or socket); "
+                                         "refused before reading")
+        if st.st_size > MAX_INPUT_BYTES:
+            raise SpecError(shown, None, f"too large ({st.st_size:,} bytes; a model description "
+                                         f"is at most {MAX_INPUT_BYTES:,})")
+        chunks = []
+        size = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_INPUT_BYTES:  # grew while we read
+                raise SpecError(shown, None, f"too large (over {MAX_INPUT_BYTES:,} bytes)")
+            chunks.append(chunk)
+    except OSError as exc:
+        raise SpecError(shown, None, _os_problem(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(shown, None, f"not UTF-8 text (byte {exc.start:,})") from None
 
 
 def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
     import yaml  # light, but only needed here
 
-    shown = str(path)
+    shown = shown_path(path)
     text = read_text(path)
     try:
         data = yaml.safe_load(text)
@@ -660,28 +733,53 @@ def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise SpecError(shown, None, f"malformed YAML{where}: {problem}") from None
+    except (ValueError, RecursionError, OverflowError) as exc:
+        # A 5,000-digit integer (Python's int-string limit), nesting too deep to walk.
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise SpecError(shown, None, f"malformed YAML: {reason.splitlines()[0][:200]}") from None
     if data is None:
         raise SpecError(shown, None, "file is empty")
     return parse_spec(data, path=shown, spec_id=spec_id or path.stem)
 
 
+def looks_like_path(model: str) -> bool:
+    """A MODEL argument that names a file or folder rather than a bundled id: it contains a path
+    separator or ends in .yaml/.yml/.json. Anything else is looked up as a bundled id first, so a
+    folder called ``llama-3-8b`` in the working directory never shadows the bundled spec."""
+    seps = [os.sep] + ([os.altsep] if os.altsep else [])
+    return any(sep in model for sep in seps) or model.lower().endswith((".yaml", ".yml",
+                                                                         ".json"))
+
+
 def load_model(model: str) -> tuple[ModelSpec, list[str]]:
     """Resolve a MODEL argument, with any import warnings: a bundled id (``deepseek-v3``), a
-    spec YAML file, a HuggingFace ``config.json``, or a folder holding a config.json."""
+    spec YAML file, a HuggingFace ``config.json``, or a folder holding a config.json.
+
+    Bundled ids resolve first unless MODEL looks like a path (`looks_like_path`)."""
+    if not model or not model.strip():
+        raise InputError("MODEL: empty (give a bundled id, a spec YAML or a config.json)")
+    if not looks_like_path(model) and len(model) <= 255:
+        bundled = bundled_specs_dir() / f"{model}.yaml"
+        if model in bundled_spec_ids():
+            return load_spec_file(bundled, spec_id=model), []
     candidate = Path(model)
-    is_config = candidate.suffix == ".json" or (
-        candidate.is_dir() and (candidate / "config.json").is_file())
-    if is_config:
+    kind = path_kind(candidate)
+    if kind == "dir":
+        if path_kind(candidate / "config.json") is None:
+            raise SpecError(shown_path(candidate), None,
+                            "a folder without a config.json (give a spec YAML, a config.json or "
+                            "a folder holding one)")
         from .hf_config import load_config  # only when a config.json is given
 
         return load_config(candidate)
-    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+    if candidate.suffix.lower() == ".json":
+        from .hf_config import load_config
+
+        return load_config(candidate)
+    if kind is not None or candidate.suffix.lower() in (".yaml", ".yml"):
         return load_spec_file(candidate), []
-    bundled = bundled_specs_dir() / f"{model}.yaml"
-    if bundled.is_file():
-        return load_spec_file(bundled, spec_id=model), []
     known = ", ".join(bundled_spec_ids())
-    raise SpecError(model, None, f"no such file or bundled spec (bundled: {known})")
+    raise SpecError(shown_path(model), None, f"no such file or bundled spec (bundled: {known})")
 
 
 def load_spec(model: str) -> ModelSpec:

@@ -37,6 +37,7 @@ from .capacity import (
 )
 from .compare import scheme_variants
 from .dtypes import DTYPES
+from .engines.budgets import BUDGETS
 from .errors import InputError
 from .flops import MLAForm, with_attention
 from .gpus import GPU, get_gpu
@@ -44,6 +45,7 @@ from .layers import sequence_bytes
 from .render import Column, View
 from .spec import ModelSpec
 from .units import GiB, human_bytes
+from .validate import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -67,7 +69,7 @@ COLUMNS = DIMENSIONS + SIZE_COLUMNS + CAPACITY_COLUMNS
 # Option parsing: comma lists of values and ranges. Pure Python.
 
 _SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20}
-_NUMBER = re.compile(r"^(\d+(?:\.\d+)?)([km]?)$", re.IGNORECASE)
+_NUMBER = re.compile(r"^([0-9]{1,30}(?:\.[0-9]{1,30})?)([km]?)$", re.IGNORECASE)
 _RANGE = re.compile(r"^(.+?)\.\.([^:]+)(?::(.*))?$")
 _INT_HINT = "an integer like 4096, 4k (x1024) or 1m (x1024^2), or a range like 1k..128k:x2"
 
@@ -91,6 +93,8 @@ def parse_size(option: str, text: str) -> int:
         value = int(digits) * scale
     if value < 1:
         raise InputError(f"{option}: values must be >= 1, got {text.strip()!r}")
+    if value > MAX_SIZE:
+        raise InputError(f"{option}: {text.strip()!r} is too large (at most {MAX_SIZE:,})")
     return value
 
 
@@ -112,7 +116,8 @@ def _expand_range(option: str, item: str, m: re.Match[str]) -> list[int]:
         except InputError:
             amount = 0
     else:
-        amount = int(amount_text) if amount_text.strip().isdigit() else 0
+        # ASCII digits only: str.isdigit() accepts '²', which int() then refuses.
+        amount = int(amount_text) if re.fullmatch(r"[0-9]{1,6}", amount_text.strip()) else 0
     if (op == "+" and amount < 1) or (op != "+" and amount < 2):
         raise InputError(f"{option}: range step {step!r} does not progress (need xN with N >= 2 "
                          "or +N with N >= 1)")
@@ -285,18 +290,18 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
                     raise InputError(f"--context/--batch: {largest:,} bytes per batch overflows "
                                      "64-bit integers; use smaller values")
                 for gpu in gpus:
-                    for fraction in fractions:
-                        cap = _capacity(sized, layout, contexts, grid, dtype=dtype, tp=tp,
-                                        gpu=gpu, fraction=fraction)
-                        _append_block(columns, n_c=n_c, n_b=n_b, contexts=contexts,
-                                      batches=batches, per_seq=per_seq, cap=cap, values={
-                                          "model": spec.id, "scheme": label, "kv_dtype": dtype,
-                                          "gpu": None if gpu is None else gpu.name, "tp": tp,
-                                          "engine": grid.engine.value,
-                                          "block_size": eff_bs,
-                                          "bytes_per_token": sum(
-                                              c.bytes_per_token for lc in caches
-                                              for c in lc.caches)})
+                    # Every memory fraction at once: one plan per GPU, budgets as arrays.
+                    cap = _capacity(sized, layout, contexts, grid, dtype=dtype, tp=tp,
+                                    gpu=gpu, fractions=fractions)
+                    _append_block(columns, n_c=n_c, n_b=n_b, contexts=contexts,
+                                  batches=batches, per_seq=per_seq, cap=cap, values={
+                                      "model": spec.id, "scheme": label, "kv_dtype": dtype,
+                                      "gpu": None if gpu is None else gpu.name, "tp": tp,
+                                      "engine": grid.engine.value,
+                                      "block_size": eff_bs,
+                                      "bytes_per_token": sum(
+                                          c.bytes_per_token for lc in caches
+                                          for c in lc.caches)})
     data = {name: np.concatenate(parts) for name, parts in columns.items()}
     df = pd.DataFrame(data, columns=list(COLUMNS))
     for name in ("model", "scheme", "kv_dtype", "gpu", "engine"):
@@ -312,32 +317,52 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
 
 @dataclass(frozen=True, kw_only=True)
 class _Capacity:
-    mem_fraction: float | None
+    """One GPU's capacity over every memory fraction (arrays over fractions; `blocks_per_request`
+    over contexts). `mem_fractions` None: no GPU, capacity columns empty."""
+
+    mem_fractions: Any = None  # float64 array, one per fraction
     weights_bytes: int = 0
     reserve_bytes: int = 0
-    kv_budget_bytes: int = 0
-    num_blocks: int = 0
-    token_capacity: int = 0
+    kv_budget_bytes: Any = None  # int64 array over fractions
+    num_blocks: Any = None  # int64 array over fractions
+    token_capacity: Any = None  # int64 array over fractions
     blocks_per_request: Any = None  # int64 array over contexts
 
 
+def budget_bytes(engine: Engine, total: int, fractions: Any, weights: int, reserve: int) -> Any:
+    """The engine's KV budget (kvplan.engines.budgets: the function plan_capacity calls) over an
+    array of memory fractions."""
+    import numpy as np
+
+    return BUDGETS[engine.value].kv_bytes(total, np.asarray(fractions, dtype=np.float64),
+                                          weights, reserve)
+
+
 def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, dtype: str,
-              tp: int, gpu: GPU | None, fraction: float | None) -> _Capacity:
+              tp: int, gpu: GPU | None, fractions: list[float | None]) -> _Capacity:
     import numpy as np
 
     if gpu is None:
-        return _Capacity(mem_fraction=None)
+        return _Capacity()
     inputs = PlanInputs(context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
-                        tp=tp, engine=grid.engine, mem_fraction=fraction,
+                        tp=tp, engine=grid.engine, mem_fraction=fractions[0],
                         total_bytes=gpu.total_bytes,
                         max_num_batched_tokens=default_max_num_batched_tokens(
                             gpu.total_bytes, is_a100=gpu.is_a100))
-    # One exact plan per configuration; everything but the block needs is context-independent.
-    stage = plan_capacity(sized, inputs).stages[0]
+    # One exact plan per configuration; weights and reserve depend neither on the context nor
+    # on the memory fraction, so the budgets of all fractions follow from this one plan.
+    plan = plan_capacity(sized, inputs)
+    stage = plan.stages[0]
+    resolved = np.asarray([plan.mem_fraction if f is None else f
+                           for f in fractions], dtype=np.float64)
+    budgets = budget_bytes(grid.engine, gpu.total_bytes, resolved, stage.weights_bytes,
+                           stage.reserve_bytes)
     if grid.engine is Engine.vllm:
         # The engine's own per-group rules (kvplan.layers), evaluated over every context.
         config = vllm_stage_config(sized, inputs)
         need = np.asarray(config.pages_per_request(contexts), dtype=np.int64)
+        per_block, num_groups, block = config.bytes_per_block, len(config.groups), \
+            config.block_size
     else:
         bs = inputs.resolved_block_size
         pool = block_pool(layout, grid.engine)
@@ -346,44 +371,54 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
         for g in pool.groups:
             need += np.asarray(g.blocks_per_request(contexts, bs, inputs.max_num_batched_tokens),
                                dtype=np.int64)
-    return _Capacity(mem_fraction=inputs.resolved_mem_fraction,
-                     weights_bytes=stage.weights_bytes, reserve_bytes=stage.reserve_bytes,
-                     kv_budget_bytes=stage.kv_budget_bytes, num_blocks=stage.num_blocks,
-                     token_capacity=stage.token_capacity, blocks_per_request=need)
+        # max(0, b) // page // group_size == max(0, b) // (page * group_size) for ints.
+        per_block, num_groups, block = pool.page_bytes * pool.group_size, pool.num_groups, bs
+    num_blocks = np.maximum(0, budgets) // per_block
+    token_capacity = num_blocks // num_groups * block
+    # The plan at the first fraction is the reference: the arrays must reproduce it exactly.
+    assert (int(budgets[0]), int(num_blocks[0]), int(token_capacity[0])) == (
+        stage.kv_budget_bytes, stage.num_blocks, stage.token_capacity)
+    return _Capacity(mem_fractions=resolved, weights_bytes=stage.weights_bytes,
+                     reserve_bytes=stage.reserve_bytes, kv_budget_bytes=budgets,
+                     num_blocks=num_blocks, token_capacity=token_capacity,
+                     blocks_per_request=need)
 
 
 def _append_block(columns: dict[str, list[Any]], *, n_c: int, n_b: int, contexts: Any,
                   batches: Any, per_seq: Any, cap: _Capacity, values: dict[str, Any]) -> None:
-    """Rows for one configuration: contexts outer, batches inner."""
+    """Rows for one configuration: memory fractions outer, then contexts, batches inner."""
     import numpy as np
 
-    n = n_c * n_b
+    n_f = 1 if cap.mem_fractions is None else len(cap.mem_fractions)
+    per_f = n_c * n_b
+    n = n_f * per_f
     for name, value in values.items():
         columns[name].append(np.full(n, value, dtype=object if isinstance(value, str)
                                      or value is None else np.int64))
-    columns["context"].append(np.repeat(contexts, n_b))
-    batch = np.tile(batches, n_c)
+    columns["context"].append(np.tile(np.repeat(contexts, n_b), n_f))
+    batch = np.tile(batches, n_f * n_c)
     columns["batch"].append(batch)
-    seq = np.repeat(per_seq, n_b)
+    seq = np.tile(np.repeat(per_seq, n_b), n_f)
     columns["bytes_per_sequence"].append(seq)
     columns["bytes_per_batch"].append(seq * batch)
-    columns["mem_fraction"].append(np.full(n, np.nan if cap.mem_fraction is None
-                                           else cap.mem_fraction))
-    if cap.blocks_per_request is None:
+    if cap.mem_fractions is None:
+        columns["mem_fraction"].append(np.full(n, np.nan))
         for name in CAPACITY_COLUMNS:
             columns[name].append(np.zeros(n, dtype=np.int64))
         return
-    for name in ("weights_bytes", "reserve_bytes", "kv_budget_bytes", "num_blocks",
-                 "token_capacity"):
+    columns["mem_fraction"].append(np.repeat(cap.mem_fractions, per_f))
+    for name in ("weights_bytes", "reserve_bytes"):
         columns[name].append(np.full(n, getattr(cap, name), dtype=np.int64))
+    for name in ("kv_budget_bytes", "num_blocks", "token_capacity"):
+        columns[name].append(np.repeat(getattr(cap, name), per_f))
     need = cap.blocks_per_request
     # plan_capacity: usable = num_blocks (no shared prefix); max(0.0, usable / own) and
     # max(0, usable // own). int64 / int64 in numpy is float64 division of exactly represented
     # operands (< 2^53), the same correctly rounded quotient as Python's int / int.
-    usable = cap.num_blocks
-    concurrency = np.maximum(0.0, usable / need)
-    requests = np.maximum(0, usable // need)
-    columns["blocks_per_request"].append(np.repeat(need, n_b))
+    usable = cap.num_blocks[:, None]
+    concurrency = np.maximum(0.0, usable / need[None, :]).ravel()
+    requests = np.maximum(0, usable // need[None, :]).ravel()
+    columns["blocks_per_request"].append(np.tile(np.repeat(need, n_b), n_f))
     columns["max_concurrency"].append(np.repeat(concurrency, n_b))
     max_requests = np.repeat(requests, n_b)
     columns["max_requests"].append(max_requests)
@@ -421,7 +456,9 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def to_json_text(df: pd.DataFrame) -> str:
     """A JSON list of objects, one per point; floats round-trip exactly; empty cells null."""
-    return json.dumps(records(df), indent=1) + "\n"
+    from .render import versioned
+
+    return json.dumps(versioned(records(df)), indent=1) + "\n"
 
 
 def to_csv_text(df: pd.DataFrame) -> str:

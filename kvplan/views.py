@@ -199,7 +199,7 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
 
     if plan.total_bytes is not None and not plan.kv_budget_given:
         row("device total", _gib(plan.total_bytes), plan.total_bytes, device)
-        row(frac_name, f"{plan.mem_fraction:.3f}")
+        row(frac_name, f"{plan.mem_fraction:.3f}", None, plan.mem_fraction_rule)
     quant = "" if plan.quantization == "none" else f", {plan.quantization}"
     weights_how = (f"{plan.params / 1e9:,.2f}B params ({plan.params_active / 1e9:,.2f}B active) "
                    f"at {plan.weight_dtype}{quant}"
@@ -207,11 +207,12 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                    + (f", stage {plan.limiting_stage} of pp {plan.pp}" if plan.pp > 1 else ""))
     if not plan.kv_budget_given:
         row("weights per GPU", _gib(plan.weights_bytes), plan.weights_bytes, weights_how)
-        reserve_how = ("in use before weights load (CUDA context; estimate)"
-                       if plan.engine == "sglang" else
-                       f"activation peak for {plan.max_num_batched_tokens:,} batched tokens + "
-                       "runtime overhead (estimate)")
-        row("reserve", _gib(plan.reserve_bytes), plan.reserve_bytes, reserve_how)
+        row("reserve", _gib(plan.reserve_bytes), plan.reserve_bytes,
+            f"{_ENGINE_NAMES[plan.engine]} {plan.engine_version or ''}".rstrip()
+            + ": the parts below")
+        for name, part in plan.reserve_breakdown.items():
+            row(f"  {name.replace('_', ' ')}", _gib(int(part["bytes"])), int(part["bytes"]),
+                str(part["rule"]))
     row("KV budget per GPU", _gib(plan.kv_budget_bytes), plan.kv_budget_bytes,
         plan.budget_formula)
     row("KV bytes per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
@@ -346,10 +347,15 @@ def _flops(n: float) -> str:
     return f"{n:,.0f} FLOP"
 
 
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f}"
+
+
 def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch: int,
                  kv_dtype: str, tp: int, gpu: GPU | None, share_layers: int = 1) -> View:
     rows = comparison.rows
     crossover = comparison.mla_absorbed_crossover_context
+    costed = any(r.cost_per_million_tokens_usd is not None for r in rows)
     table_rows = []
     for r in rows:
         table_rows.append([
@@ -363,8 +369,12 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
             _flops(r.attention_flops_per_token),
             human_bytes(r.kv_read_bytes_per_token),
             f"{r.arithmetic_intensity:,.2f}",
-            *([f"{r.roofline_ms_per_token:,.3f}" if r.roofline_ms_per_token is not None else "-",
-               _int(r.compute_bound_batch) if r.compute_bound_batch else "never"]
+            *([f"{r.roofline_ms_per_step:,.3f}" if r.roofline_ms_per_step is not None else "-",
+               _int(r.compute_bound_batch) if r.compute_bound_batch else "never",
+               _ms(r.tpot_ms), _ms(r.ttft_ms),
+               "-" if r.output_tokens_per_s_per_gpu is None
+               else f"{r.output_tokens_per_s_per_gpu:,.1f}",
+               *([f"{r.cost_per_million_tokens_usd:,.3f}"] if costed else [])]
               if gpu else []),
         ])
     columns = [
@@ -383,7 +393,12 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
     ]
     if gpu:
         columns += [Column(header=f"roofline ms/step @ batch {batch}", numeric=True),
-                    Column(header="compute-bound batch", numeric=True)]
+                    Column(header="compute-bound batch", numeric=True),
+                    Column(header="TPOT ms", numeric=True),
+                    Column(header=f"TTFT ms @ {context:,}", numeric=True),
+                    Column(header="output tok/s/GPU", numeric=True)]
+        if costed:
+            columns.append(Column(header="USD / M output tokens", numeric=True))
     notes = ["* the model's native scheme. " + FLOPS_NOTE,
              "Decode FLOPs per token at the given context: attention layers + MLP/experts + "
              "lm_head; attention FLOPs include Q/KV/O projections. KV read: one request's cache "
@@ -396,10 +411,15 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
         notes.append(f"Absorbed MLA costs fewer decode FLOPs than naive MLA from a context of "
                      f"{crossover:,} tokens on (computed).")
     if gpu:
-        notes.append(f"Roofline on {gpu.name}: max(FLOPs / peak, bytes / "
-                     f"{gpu.hbm_bytes_per_s / 1e12:.2f} TB/s) per decode step; max requests in "
-                     "vLLM's accounting at gpu_memory_utilization 0.9 with estimated weights and "
-                     f"reserve, tp {tp}.")
+        notes.append(f"Roofline on {gpu.name}: max(FLOPs / bf16 peak, bytes / "
+                     f"{gpu.hbm_bytes_per_s / 1e12:.2f} TB/s) per decode step at 100 % of the "
+                     "datasheet (JSON roofline_ms_per_step; roofline_ms_per_token is the same "
+                     "number under its former name); max requests in vLLM's accounting at "
+                     f"gpu_memory_utilization 0.9 with estimated weights and reserve, tp {tp}.")
+        notes.append("TPOT / TTFT / tok/s: kvplan.costmodel, a sum over each step's operations "
+                     "of max(FLOPs / achievable FLOP/s of its dtype, bytes / achievable "
+                     "bandwidth, a kernel floor), plus TP all-reduce / EP all-to-all over the "
+                     "interconnect; TTFT is the prefill of one prompt of the context's length.")
     if share_layers > 1:
         notes.append(f"Every scheme with cross-layer KV sharing x{share_layers}.")
     mix = layer_mix(spec)

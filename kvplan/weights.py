@@ -33,6 +33,7 @@ from .errors import SpecError
 from .params import count_params, recurrent_params
 from .spec import ModelSpec
 from .units import cdiv
+from .validate import MAX_SIZE, checked_int
 
 FP32_BYTES = 4
 INT32_BYTES = 4
@@ -386,12 +387,12 @@ def _field(path: str, key: str) -> str:
 
 
 def _get_int(qc: Mapping[str, Any], key: str, path: str, default: int) -> int:
+    """An integer field (kvplan.validate's rules); -1 is allowed (GPTQ's group_size -1: one
+    group per channel)."""
     value = qc.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(path, _field(path, key), f"expected an integer, got {value!r}")
-    return value
+    return checked_int(value, path=path, field=_field(path, key), minimum=-1)
 
 
 def _get_bool(qc: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
@@ -429,7 +430,7 @@ def _parse_fp8(qc: Mapping[str, Any], path: str) -> QuantConfig:
         scheme = Fp8PerTensor(static_activations=static)
     else:
         if (not isinstance(block, list) or len(block) != 2
-                or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0
+                or not all(isinstance(b, int) and not isinstance(b, bool) and 0 < b <= MAX_SIZE
                            for b in block)):
             raise SpecError(path, _field(path, "weight_block_size"),
                             f"expected two positive integers, got {block!r}")
@@ -483,8 +484,8 @@ def _ct_scheme(weights: Mapping[str, Any], path: str, key: str) -> QuantScheme:
         if strategy == "block":
             block = weights.get("block_structure") or [128, 128]
             if (not isinstance(block, list) or len(block) != 2
-                    or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
-                               for x in block)):
+                    or not all(isinstance(x, int) and not isinstance(x, bool)
+                               and 0 < x <= MAX_SIZE for x in block)):
                 raise SpecError(path, f"quantization_config.config_groups.{key}.weights."
                                       "block_structure", f"expected two positive integers, "
                                                          f"got {block!r}")

@@ -16,7 +16,13 @@ import typer
 from typer.testing import CliRunner
 
 from kvplan.cache import estimate
-from kvplan.capacity import DEFAULT_BLOCK_SIZES, Engine, PlanInputs, plan_capacity
+from kvplan.capacity import (
+    DEFAULT_BLOCK_SIZES,
+    Engine,
+    PlanInputs,
+    default_max_num_batched_tokens,
+    plan_capacity,
+)
 from kvplan.cli.common import atomic_write
 from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.compare import compare_schemes
@@ -148,7 +154,7 @@ def expected_row(spec, *, scheme: str, kv_dtype: str, context: int, batch: int, 
            "bytes_per_batch": est.bytes_per_batch, "block_size": bs}
     if gpu is not None:
         preset = get_gpu(gpu)
-        mnbt = 8192 if preset.total_bytes >= 70 * 2**30 and not preset.is_a100 else 2048
+        mnbt = default_max_num_batched_tokens(preset.total_bytes, is_a100=preset.is_a100)
         plan = plan_capacity(sized, PlanInputs(
             context=context, kv_dtype=kv_dtype, block_size=bs, tp=tp, engine=engine,
             mem_fraction=mem_fraction, total_bytes=preset.total_bytes,
@@ -348,7 +354,7 @@ def test_output_file_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Path, "write_text", half_then_fail)
-    line = one_error_line(sweep(*GRID, "-o", str(path)))
+    line = one_error_line(sweep(*GRID, "-o", str(path), "--force"))
     assert "cannot write" in line and "No space left on device" in line
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]

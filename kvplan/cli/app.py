@@ -34,6 +34,7 @@ from kvplan.cli.common import (
     HybridManager,
     HybridManagerOpt,
     KVDTypeOpt,
+    KvplanGroup,
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
@@ -42,11 +43,14 @@ from kvplan.cli.common import (
     SpecTokensOpt,
     StateDType,
     StateDTypeOpt,
+    TorchCommand,
     WeightDType,
     atomic_write,
+    check_output,
     handle_errors,
     hybrid_manager_choice,
     load_spec,
+    use_kvplan_commands,
 )
 from kvplan.cli.plan_cmd import plan_cmd
 from kvplan.cli.sweep_cmd import sweep_cmd
@@ -56,9 +60,10 @@ from kvplan.compare import compare_schemes
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError
 from kvplan.gpus import GPUS, get_gpu
+from kvplan.interconnect import InterconnectName
 from kvplan.planner import check_kv_dtype
 from kvplan.render import OutputFormat, emit, warn
-from kvplan.spec import load_bundled_specs
+from kvplan.spec import load_bundled_specs, shown_path
 from kvplan.units import GiB, gib_to_bytes
 from kvplan.views import (
     ReverseAnswers,
@@ -71,11 +76,29 @@ from kvplan.views import (
 )
 
 app = typer.Typer(
+    cls=KvplanGroup,  # one-line usage errors (cli/common.py); --help stays rich
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     help="Plan LLM inference KV-cache memory: per token, per block, per request, per GPU.",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kvplan import __version__
+
+        sys.stdout.write(f"kvplan {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True,
+        help="Print kvplan's version and exit.")] = False,
+) -> None:
+    """Plan LLM inference KV-cache memory: per token, per block, per request, per GPU."""
 
 @app.command("specs")
 def specs_cmd(
@@ -278,8 +301,9 @@ def compare_cmd(
     model: ModelArg,
     context: Annotated[int, typer.Option("--context", "-c", min=1,
                                          help="Tokens per request (decode context).")] = 4096,
-    batch: Annotated[int, typer.Option("--batch", "-b", min=1,
-                                       help="Decode batch for intensity and roofline.")] = 1,
+    batch: Annotated[int, typer.Option(
+        "--batch", "-b", min=1,
+        help="Requests decoded at once per attention rank (per GPU with --dp-attention).")] = 1,
     groups: Annotated[int, typer.Option("--groups", min=1, help="GQA KV heads.")] = 8,
     kv_lora_rank: Annotated[int | None, typer.Option(
         "--kv-lora-rank", min=1,
@@ -291,20 +315,62 @@ def compare_cmd(
     block_size: Annotated[int, typer.Option("--block-size", min=1)] = 16,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
     gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="GPU preset for max requests and roofline time.")] = None,
+        "--gpu", help="GPU preset for max requests, roofline and predicted times.")] = None,
     share_layers: Annotated[int, typer.Option(
         "--share-layers", min=1,
         help="Cross-layer KV sharing (CLA): every K consecutive layers share one cache.")] = 1,
+    dp_attention: Annotated[bool, typer.Option(
+        "--dp-attention", help="Data-parallel attention: each of the --tp (or --ep) ranks "
+                               "serves its own requests with whole attention weights.")] = False,
+    ep: Annotated[int, typer.Option(
+        "--ep", min=1, help="Expert-parallel ranks: routed experts spread whole over N GPUs, "
+                            "with an all-to-all per MoE layer.")] = 1,
+    interconnect: Annotated[InterconnectName | None, typer.Option(
+        "--interconnect", help="Scale-up link for TP/EP collectives (default: the GPU's usual "
+                               "one); beyond 8 ranks, InfiniBand NDR.")] = None,
+    mtp_tokens: Annotated[int, typer.Option(
+        "--mtp-tokens", min=0, help="Speculative (MTP) draft tokens per decode step.")] = 0,
+    mtp_acceptance: Annotated[float, typer.Option(
+        "--mtp-acceptance", min=0.0, max=1.0,
+        help="Per-token acceptance rate of draft tokens (DeepSeek-V3: 0.85-0.9).")] = 0.85,
+    fp8_attention: Annotated[bool, typer.Option(
+        "--fp8-attention", help="Attention matmuls at the FP8 peak (default bf16).")] = False,
+    gpu_hour_usd: Annotated[float | None, typer.Option(
+        "--gpu-hour-usd", min=0.0, help="GPU price per hour: adds USD per million output "
+                                        "tokens.")] = None,
+    hbm_efficiency: Annotated[float, typer.Option(
+        "--hbm-efficiency", min=0.01, max=1.0,
+        help="Achievable fraction of HBM bandwidth (FlashMLA: 0.9).")] = 0.90,
+    gemm_efficiency: Annotated[float, typer.Option(
+        "--gemm-efficiency", min=0.01, max=1.0,
+        help="Achievable fraction of the GEMM peak (DeepGEMM: up to 0.78).")] = 0.70,
+    attention_efficiency: Annotated[float, typer.Option(
+        "--attention-efficiency", min=0.01, max=1.0,
+        help="Achievable fraction of the bf16 peak in attention (FlashMLA: 0.6-0.67).")] = 0.60,
+    kernel_floor_us: Annotated[float, typer.Option(
+        "--kernel-floor-us", min=0.0, help="Least time of one kernel in a CUDA graph.")] = 4.0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
-    """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, roofline."""
+    """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
+    --gpu the roofline and predicted decode/prefill time, throughput and cost."""
     with handle_errors():
+        from kvplan.costmodel import Efficiency, Layout
+        from kvplan.interconnect import get_interconnect
+
         spec = load_spec(model)
         preset = get_gpu(gpu) if gpu is not None else None
+        layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
+                        interconnect=None if interconnect is None
+                        else get_interconnect(interconnect.value))
+        efficiency = Efficiency(hbm=hbm_efficiency, gemm=gemm_efficiency,
+                                attention=attention_efficiency,
+                                kernel_floor_s=kernel_floor_us * 1e-6)
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
-            gpu=preset, share_layers=share_layers)
+            gpu=preset, share_layers=share_layers, layout=layout, efficiency=efficiency,
+            draft_tokens=mtp_tokens, acceptance=mtp_acceptance, gpu_hour_usd=gpu_hour_usd,
+            fp8_attention=fp8_attention)
         emit(compare_view(spec, comparison, context=context, batch=batch,
                           kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
                           share_layers=share_layers), fmt)
@@ -328,22 +394,82 @@ def import_cmd(
         mapping, warnings = spec_mapping_from_config(data, path=shown)
         parse_spec(mapping, path=shown, spec_id=mapping.get("model_type", "model"))  # validate
         text = spec_yaml_text(mapping, warnings)
+        target = None if output is None else Path(output)
+        if target is not None:  # refuse before printing anything
+            check_output("--output", target, force=force, inputs=[Path(shown)])
         for w in warnings:
             warn(f"kvplan: warning: {w}")
-        if output is None:
+        if target is None:
             sys.stdout.write(text)
             return
-        target = Path(output)
-        if target.exists() and not force:
-            raise InputError(f"--output: {output} exists (pass --force to overwrite)")
-        atomic_write("--output", target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        warn(f"kvplan: wrote {output}")
+        atomic_write("--output", target, lambda tmp: tmp.write_text(text, encoding="utf-8"),
+                     force=force, inputs=[Path(shown)])
+        warn(f"kvplan: wrote {shown_path(target)}")
 
 
 app.command("plan")(plan_cmd)
-app.command("verify")(verify_cmd)
+app.command("verify", cls=TorchCommand)(verify_cmd)  # says how to install torch if absent
 app.command("sweep")(sweep_cmd)
 
 
-def main() -> None:
-    app()
+use_kvplan_commands(app)  # numeric flags finite and bounded (cli/common.py)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The `kvplan` entry point. Usage errors are one line (KvplanGroup); here stdout's own
+    failures are handled: a closed pipe (`kvplan specs | head -1`) ends quietly, a full disk is
+    one line and exit 1, a terminal that cannot encode a character gets '?' instead, and any
+    other unexpected error is one line too (KVPLAN_DEBUG=1 shows the traceback)."""
+    import errno
+    import os
+
+    debug = os.environ.get("KVPLAN_DEBUG") == "1"
+    for stream in (sys.stdout, sys.stderr):
+        if (getattr(stream, "encoding", None) or "").lower().replace("-", "") != "utf8":
+            with _suppress_all():
+                stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+    try:
+        try:
+            app(args=argv, prog_name="kvplan")
+        finally:
+            sys.stdout.flush()
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(1)
+    except OSError as exc:
+        if debug:
+            raise
+        _silence_stdout()
+        where = "stdout" if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT) else "kvplan"
+        sys.stderr.write(f"kvplan: error: {where}: {exc.strerror or exc}\n")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.stderr.write("kvplan: error: interrupted\n")
+        sys.exit(130)
+    except (MemoryError, RecursionError, Exception) as exc:  # a bug: still one line
+        if debug:
+            raise
+        sys.stderr.write(f"kvplan: error: internal error: {exc.__class__.__name__}: "
+                         f"{' '.join(str(exc).split())[:300]} (KVPLAN_DEBUG=1 shows the "
+                         "traceback; please report it)\n")
+        sys.exit(1)
+
+
+def _suppress_all():  # noqa: ANN202
+    import contextlib
+
+    return contextlib.suppress(Exception)
+
+
+def _silence_stdout() -> None:
+    """After stdout failed, point it at /dev/null so the interpreter's final flush is quiet."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -6,21 +6,26 @@ Subcommand modules import from here, never from app.py (app.py imports them to r
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import signal
+import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError, KvplanError
 from kvplan.render import OutputFormat, warn
-from kvplan.spec import ModelSpec, load_model
+from kvplan.spec import ModelSpec, load_model, shown_path
+from kvplan.validate import MAX_SIZE
 
 ModelArg = Annotated[
     str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a "
@@ -116,6 +121,170 @@ def hybrid_manager_choice(mode: HybridManager, disable: bool) -> bool | None:
     return {HybridManager.auto: None, HybridManager.on: True, HybridManager.off: False}[mode]
 
 
+# Flag values beyond these are typos or attacks: 2^40 tokens or requests, a trillion GiB.
+MAX_FLAG_INT = MAX_SIZE
+MAX_FLAG_FLOAT = 1e12
+
+
+def _flag_name(param: Any) -> str:
+    """How the user wrote the parameter: its long option (``--context``), else its metavar."""
+    if param is None:
+        return ""
+    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or list(
+        getattr(param, "opts", ()))
+    if getattr(param, "param_type_name", "") == "argument" or not opts:
+        return (getattr(param, "name", None) or "argument").upper()
+    return opts[0]
+
+
+def _range_text(kind: Any) -> str | None:
+    lo, hi = getattr(kind, "min", None), getattr(kind, "max", None)
+    lo_op = ">" if getattr(kind, "min_open", False) else ">="
+    hi_op = "<" if getattr(kind, "max_open", False) else "<="
+    if lo is not None and hi is not None:
+        return f"must be {lo_op} {lo:g} and {hi_op} {hi:g}" if isinstance(lo, float) else (
+            f"must be {lo_op} {lo} and {hi_op} {hi}")
+    if lo is not None:
+        return f"must be {lo_op} {lo}"
+    if hi is not None:
+        return f"must be {hi_op} {hi}"
+    return None
+
+
+_BOUNDS = {"greater_than_equal": ("ge", ">="), "greater_than": ("gt", ">"),
+           "less_than_equal": ("le", "<="), "less_than": ("lt", "<")}
+_KINDS = {"int_parsing": "an integer", "int_from_float": "an integer", "float_parsing": "a number",
+          "bool_parsing": "true or false", "finite_number": "a finite number"}
+
+
+def _pydantic_message(exc: Any) -> str | None:
+    """typer >= 0.26 validates values with pydantic: its error carries the bound and the input."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if not callable(errors):
+        return None
+    try:
+        first = errors()[0]
+    except Exception:  # noqa: BLE001 - any shape we do not know: fall back to the message
+        return None
+    kind, ctx, got = first.get("type", ""), first.get("ctx") or {}, first.get("input")
+    if kind in _BOUNDS:
+        key, op = _BOUNDS[kind]
+        return f"must be {op} {ctx.get(key)}, got {got}"
+    if kind in _KINDS:
+        return f"expected {_KINDS[kind]}, got {got!r}"
+    return None
+
+
+def usage_message(exc: Any) -> str:
+    """One line for a typer/click usage error: ``--context: must be >= 1, got 0``."""
+    param = getattr(exc, "param", None)
+    message = " ".join(str(exc.format_message()).split())
+    if param is not None:
+        name = _flag_name(param)
+        better = _pydantic_message(exc)
+        if better is not None:
+            return f"{name}: {better}"
+        suffix = " is not in the range "
+        if suffix in message:
+            value = message.split(suffix, 1)[0].strip("'\"")
+            rule = _range_text(getattr(param, "type", None))
+            if rule is not None:
+                return f"{name}: {rule}, got {value}"
+        # click: "Invalid value for '--kv-dtype': 'x' is not one of ..."
+        if message.startswith("Invalid value for"):
+            message = message.split(":", 1)[1].strip() if ":" in message else message
+        elif message.startswith("Missing "):
+            return f"{name}: missing"
+        message = message.removeprefix("Value error, ").rstrip(".")
+        return f"{name}: {message}"
+    return message[:1].lower() + message[1:] if message else "bad usage (see --help)"
+
+
+def check_flag_values(params: dict[str, Any], command: Any) -> None:
+    """Numbers typer accepted but kvplan cannot use: NaN, infinities and absurd sizes."""
+    by_name = {p.name: p for p in command.params}
+    for name, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        flag = _flag_name(by_name.get(name))
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{flag}: must be a finite number, got {value}")
+        limit = MAX_FLAG_FLOAT if isinstance(value, float) else MAX_FLAG_INT
+        if abs(value) > limit:
+            raise InputError(f"{flag}: must be <= {limit:,.0f}, got {value:g}"
+                             if isinstance(value, float) else
+                             f"{flag}: must be <= {limit:,}, got {value:,}")
+
+
+def _print_error(message: str) -> None:
+    sys.stderr.write(f"kvplan: error: {message}\n")
+
+
+class KvplanCommand(TyperCommand):
+    """A command whose numeric flags are finite and bounded before the body runs."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            check_flag_values(ctx.params, self)
+        except InputError as exc:
+            _print_error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        return super().invoke(ctx)
+
+
+VERIFY_HINT = "pip install 'kvplan[verify]'"
+
+
+class TorchCommand(KvplanCommand):
+    """A command that needs torch (kvplan verify): without it, one line saying how to install
+    it, exit 2, before anything is imported."""
+
+    def invoke(self, ctx: Any) -> Any:
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            _print_error(f"{self.name} needs torch, which is not installed: {VERIFY_HINT} "
+                         "(on a GPU machine, install your CUDA build of torch first)")
+            raise typer.Exit(2)
+        return super().invoke(ctx)
+
+
+class KvplanGroup(TyperGroup):
+    """The root command: a usage error (bad flag value, unknown option, missing argument) is one
+    line on stderr and exit 2, instead of typer's boxed panel; --help stays rich."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        try:
+            rv = super().main(args=args, prog_name=prog_name or "kvplan",
+                              complete_var=complete_var, standalone_mode=False, **extra)
+        except typer.Exit as exc:
+            code = exc.exit_code
+        except typer.Abort:
+            _print_error("aborted")
+            code = 130
+        except typer.TyperException as exc:  # click's UsageError, BadParameter, ...
+            if exc.__class__.__name__ == "NoArgsIsHelpError":
+                code = 2  # typer has printed the help already
+            else:
+                _print_error(usage_message(exc))
+                code = getattr(exc, "exit_code", 2)
+        else:
+            code = rv if isinstance(rv, int) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+def use_kvplan_commands(app: typer.Typer) -> None:
+    """Every registered command checks its numeric flags (KvplanCommand)."""
+    for info in app.registered_commands:
+        if info.cls is None or info.cls is TyperCommand:
+            info.cls = KvplanCommand
+
+
 @contextmanager
 def handle_errors() -> Iterator[None]:
     """A KvplanError becomes one line on stderr and its exit code (2 bad input, 1 runtime);
@@ -137,27 +306,94 @@ def load_spec(model: str) -> ModelSpec:
     return spec
 
 
-def atomic_write(option: str, path: Path, write: Callable[[Path], None]) -> None:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def check_output(option: str, path: Path, *, force: bool, inputs: Iterable[Path] = ()) -> None:
+    """An output target may not exist (unless --force), may never be one of the inputs, and
+    when it exists must be a regular file (never a folder, FIFO or device)."""
+    shown = shown_path(path)
+    if len(str(path)) > 4096:
+        raise InputError(f"{option}: path too long")
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or "not a valid path"
+        raise InputError(f"{option}: cannot write {shown!r}: {reason}") from None
+    for source in inputs:
+        if _same_file(path, source):
+            raise InputError(f"{option}: {shown!r} is the input file; refusing to overwrite it")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{option}: {shown!r} exists and is not a regular file")
+    if not force:
+        raise InputError(f"{option}: {shown!r} exists (pass --force to overwrite)")
+
+
+@contextmanager
+def _cleanup_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM and SIGHUP during a write remove the temporary file before kvplan exits (SIGINT
+    does through KeyboardInterrupt; SIGKILL cannot be caught: the target is still untouched,
+    and only a hidden .NAME.*.tmp file can be left)."""
+    def handler(signum: int, _frame: object) -> None:
+        cleanup()
+        raise SystemExit(128 + signum)
+
+    previous: dict[int, Any] = {}
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is None:
+            continue
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread
+            pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def atomic_write(option: str, path: Path, write: Callable[[Path], None], *,
+                 force: bool = True, inputs: Iterable[Path] = ()) -> None:
     """Write via `write(tmp)` to a temporary file in the target's folder, then os.replace it over
-    `path`: the target is either untouched or complete. The temporary file never survives."""
+    `path`: the target is either untouched or complete. The temporary file never survives (also
+    on Ctrl-C, SIGTERM and SIGHUP). `check_output`'s rules apply first."""
+    inputs = list(inputs)
+    check_output(option, path, force=force, inputs=inputs)
+    shown = shown_path(path)
     folder = path.parent
-    if not folder.is_dir():
-        raise InputError(f"{option}: folder {str(folder)!r} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        if not folder.is_dir():
+            raise InputError(f"{option}: folder {shown_path(folder)!r} does not exist")
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp",
+                                        dir=folder)
+    except OSError as exc:
+        raise InputError(f"{option}: cannot write {shown!r}: {exc.strerror or exc}") from None
     os.close(fd)
     tmp = Path(tmp_name)
+
+    def remove_tmp() -> None:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
-        write(tmp)
-        os.replace(tmp, path)
+        with _cleanup_on_signals(remove_tmp):
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
+            write(tmp)
+            # Between the check above and now the target may have appeared: check again.
+            check_output(option, path, force=force, inputs=inputs)
+            os.replace(tmp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise InputError(f"{option}: cannot write {str(path)!r}: {exc.strerror or exc}"
-                         ) from None
+        remove_tmp()
+        raise InputError(f"{option}: cannot write {shown!r}: {exc.strerror or exc}") from None
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        remove_tmp()
         raise

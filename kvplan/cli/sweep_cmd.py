@@ -17,9 +17,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kvplan.capacity import Engine
-from kvplan.cli.common import FormatOpt, ModelArg, atomic_write, handle_errors, load_spec
+from kvplan.cli.common import (
+    FormatOpt,
+    ModelArg,
+    atomic_write,
+    check_output,
+    handle_errors,
+    load_spec,
+)
 from kvplan.errors import InputError
 from kvplan.render import OutputFormat, emit, warn
+from kvplan.spec import shown_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -30,6 +38,8 @@ TABLE_HEAD = 10
 FILE_FORMATS = {".csv": "csv", ".json": "json", ".md": "markdown", ".parquet": "parquet"}
 PLOT_FORMATS = {".png": "png", ".svg": "svg"}
 PLOT_HINT = "pip install 'kvplan[plot]'"
+# The same in --help text, where rich would take [plot] for markup and print `kvplan`.
+PLOT_HINT_HELP = PLOT_HINT.replace("[", "\\[")
 
 
 def file_format(option: str, path: str, formats: dict[str, str]) -> str:
@@ -40,7 +50,8 @@ def file_format(option: str, path: str, formats: dict[str, str]) -> str:
     return formats[ext]
 
 
-def write_table(df: pd.DataFrame, path: Path, fmt: str) -> None:
+def write_table(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
+                inputs: tuple[Path, ...] = ()) -> None:
     """-o FILE: csv, json, markdown (the full table) or parquet (needs pyarrow)."""
     from kvplan.render import to_markdown
     from kvplan.sweep import sweep_view, to_csv_text, to_json_text
@@ -49,11 +60,13 @@ def write_table(df: pd.DataFrame, path: Path, fmt: str) -> None:
         if importlib.util.find_spec("pyarrow") is None:
             raise InputError(f"-o: {str(path)!r}: writing .parquet needs pyarrow "
                              "(pip install pyarrow); or use .csv, .json or .md")
-        atomic_write("-o", path, lambda tmp: df.to_parquet(tmp, index=False))
+        atomic_write("-o", path, lambda tmp: df.to_parquet(tmp, index=False), force=force,
+                     inputs=inputs)
         return
     text = {"csv": to_csv_text, "json": to_json_text,
             "markdown": lambda d: to_markdown(sweep_view(d))}[fmt](df)
-    atomic_write("-o", path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    atomic_write("-o", path, lambda tmp: tmp.write_text(text, encoding="utf-8"), force=force,
+                 inputs=inputs)
 
 
 def _matplotlib_figure() -> type:
@@ -64,7 +77,8 @@ def _matplotlib_figure() -> type:
     return Figure
 
 
-def write_plot(df: pd.DataFrame, path: Path, fmt: str) -> None:
+def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
+               inputs: tuple[Path, ...] = ()) -> None:
     """--plot FILE: the metric (max concurrency, or bytes per sequence without a GPU) vs context,
     log2 x, one line per scheme/dtype/GPU/TP/fraction combination."""
     from kvplan.sweep import _dim, _native, metric, series
@@ -116,7 +130,8 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str) -> None:
     if len(lines) > 1:
         ax.legend(fontsize="small" if len(lines) <= 12 else "x-small",
                   ncols=1 if len(lines) <= 12 else 2)
-    atomic_write("--plot", path, lambda tmp: fig.savefig(tmp, format=fmt))
+    atomic_write("--plot", path, lambda tmp: fig.savefig(tmp, format=fmt), force=force,
+                 inputs=inputs)
 
 
 def sweep_cmd(
@@ -152,7 +167,9 @@ def sweep_cmd(
                                "pyarrow) instead of stdout; written atomically.")] = None,
     plot: Annotated[str | None, typer.Option(
         "--plot", help=f"Also draw FILE.png or FILE.svg: max concurrency (bytes per sequence "
-                       f"without --gpu) vs context. Needs matplotlib: {PLOT_HINT}.")] = None,
+                       f"without --gpu) vs context. Needs matplotlib: {PLOT_HINT_HELP}.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Overwrite an existing -o/--plot file (never the input).")] = False,
 ) -> None:
     """The estimate/capacity numbers over a grid: every combination of the comma lists given,
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
@@ -189,13 +206,20 @@ def sweep_cmd(
         if plot_fmt is not None:
             _matplotlib_figure()  # fail before the work, not after
         spec = load_spec(model)
+        inputs = (Path(spec.path),)
+        targets = [(opt, Path(p)) for opt, p in (("-o", output), ("--plot", plot))
+                   if p is not None]
+        for opt, target in targets:  # refuse before the work, not after
+            check_output(opt, target, force=force, inputs=inputs)
+        if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
+            raise InputError("-o and --plot: the same file")
         df = evaluate(spec, grid)
         if output is not None and out_fmt is not None:
-            write_table(df, Path(output), out_fmt)
-            warn(f"kvplan: wrote {len(df):,} rows to {output}")
+            write_table(df, Path(output), out_fmt, force=force, inputs=inputs)
+            warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")
         if plot is not None and plot_fmt is not None:
-            write_plot(df, Path(plot), plot_fmt)
-            warn(f"kvplan: wrote plot to {plot}")
+            write_plot(df, Path(plot), plot_fmt, force=force, inputs=inputs)
+            warn(f"kvplan: wrote plot to {shown_path(plot)}")
         if output is not None:
             return
         if fmt is OutputFormat.csv:

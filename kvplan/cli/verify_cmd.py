@@ -1,5 +1,5 @@
 """`kvplan verify`: allocate the real paged KV cache on a device and hold the predictions against
-it. Registered in app.py with ``app.command("verify")(verify_cmd)``.
+it, on one rank or T x P ranks. Registered in app.py with ``app.command("verify")(verify_cmd)``.
 
 This module must not import torch at module level: `kvplan estimate` imports app.py, which
 imports this. kvplan.device imports torch only inside functions.
@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 
-from kvplan.capacity import DEFAULT_BLOCK_SIZES, Engine
 from kvplan.cli.common import (
     BlockSizeOpt,
     FormatOpt,
@@ -28,7 +27,8 @@ from kvplan.units import gib_to_bytes
 def verify_cmd(
     model: ModelArg,
     device: Annotated[str, typer.Option(
-        "--device", help="cuda, cuda:N, cpu or auto (CUDA when available).")] = "auto",
+        "--device", help="cuda, cuda:N, cpu or auto (CUDA when available). With several ranks "
+                         "a bare 'cuda' gives each rank its own GPU.")] = "auto",
     mem_fraction: Annotated[float, typer.Option(
         "--mem-fraction", min=0.0, max=1.0,
         help="CUDA: verify what is free inside total x this fraction (vLLM's "
@@ -38,32 +38,52 @@ def verify_cmd(
     kv_dtype: KVDTypeOpt = KVDType.bf16,
     block_size: BlockSizeOpt = None,
     tp: Annotated[int, typer.Option("--tp", min=1,
-                                    help="Tensor-parallel degree: allocate one rank's share.")
-                  ] = 1,
+                                    help="Tensor-parallel degree: T ranks per stage, each "
+                                         "allocating its shard.")] = 1,
+    pp: Annotated[int, typer.Option("--pp", min=1,
+                                    help="Pipeline-parallel degree: P stages of layers.")] = 1,
     budget_gib: Annotated[float | None, typer.Option(
         "--budget-gib", min=0.0,
-        help="Bytes to verify, in GiB. Default: CUDA, what is free within --mem-fraction; "
-             "CPU, min(1 GiB, 25% of available memory).")] = None,
+        help="Bytes each rank may take, in GiB: a hard limit on its peak. Default: CUDA, what "
+             "is free within --mem-fraction; CPU, min(1 GiB, 25% of available memory) shared "
+             "by the ranks.")] = None,
+    speculative_method: Annotated[str | None, typer.Option(
+        "--speculative-method", help="mtp, eagle or eagle3: allocate the draft layers too.")
+    ] = None,
+    num_speculative_tokens: Annotated[int, typer.Option(
+        "--num-speculative-tokens", min=0, help="Draft tokens per step.")] = 0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
-    """Allocate the real paged KV cache on a device, measure it against kvplan's prediction,
-    find the real maximum number of blocks, run one decode attention step over it, free it."""
-    from kvplan.device.verify import verify  # torch is imported only when this runs
+    """Allocate the real paged KV cache on a device (T x P ranks with --tp/--pp), measure it
+    against kvplan's prediction, find the real maximum number of blocks, run a decode step
+    through it, free it."""
+    from kvplan.device.ranks import verify_ranks  # torch is imported only when this runs
     from kvplan.device.views import verify_view
 
     with handle_errors():
         spec = load_spec(model)
-        result = verify(
-            spec, device=device, context=context, kv_dtype=kv_dtype.value,
-            block_size=block_size or DEFAULT_BLOCK_SIZES[Engine.vllm], tp=tp,
-            mem_fraction=mem_fraction,
-            budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
-            progress=True,
-        )
+        try:
+            result = verify_ranks(
+                spec, tp=tp, pp=pp, device=device, context=context, kv_dtype=kv_dtype.value,
+                block_size=block_size, mem_fraction=mem_fraction,
+                budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
+                speculative_method=speculative_method,
+                num_speculative_tokens=num_speculative_tokens, progress=True,
+                on_started=lambda pids: warn("kvplan: verify: started ranks "
+                                             + " ".join(str(p) for p in pids)),
+            )
+        except KeyboardInterrupt:
+            warn("kvplan: interrupted: every rank stopped and its memory freed")
+            raise typer.Exit(130) from None
+        if result is None:  # a torchrun rank other than 0: rank 0 reports
+            return
         if not result.freed_ok:
             warn(f"kvplan: warning: memory did not all come back after freeing "
                  f"({result.live_tensors_after_free} tensors alive, "
                  f"{result.freed_residual_bytes:+,} B over the baseline)")
+        if not result.peak_ok:
+            warn(f"kvplan: warning: peak memory {result.peak_bytes:,} B exceeded the budget "
+                 f"{result.budget_bytes:,} B by more than the allocator's granularity")
         if result.absorbed_vs_naive_ok is False:
             warn("kvplan: warning: MLA absorbed and naive attention disagree beyond tolerance")
         emit(verify_view(result), fmt)

@@ -1,0 +1,413 @@
+"""Predicted decode and prefill time: a roofline summed over the operations of a step.
+
+Every operation of a step (per layer: the attention projections, the attention over the cache,
+the MLP or the experts, the collectives; then the lm_head) costs
+
+    max(FLOPs / (peak of its dtype x gemm or attention efficiency),
+        bytes / (HBM bandwidth x hbm efficiency),
+        kernel floor)
+
+and the step is the sum, plus a floor for each small kernel (norms, RoPE, activation, top-k)
+that moves too little to register. This is not the old one-max-per-step roofline: a step whose
+attention is compute-bound and whose weights are memory-bound pays for both.
+
+Defaults and where they come from (all overridable with `Efficiency`):
+
+- hbm 0.90: FlashMLA reaches 3,000 GB/s of the H800's 3.35 TB/s in its memory-bound
+  configuration (https://github.com/deepseek-ai/FlashMLA, README);
+- attention 0.60: the same kernel's compute-bound 580 TFLOPS (660 in the 2025-04 release) of the
+  H800's 989 dense bf16 TFLOPS (0.59-0.67);
+- gemm 0.70: DeepGEMM's FP8 GEMMs reach up to 1,550 of 1,979 TFLOPS on H800 at the best shapes
+  and 0.5-0.75 of it at serving shapes (https://github.com/deepseek-ai/DeepGEMM, README);
+  the same fraction is used for bf16 GEMMs;
+- kernel floor 4 us: the per-kernel time of short kernels launched from a CUDA graph (NVIDIA,
+  "Getting Started with CUDA Graphs": 3.4 us per kernel,
+  https://developer.nvidia.com/blog/cuda-graphs/), rounded up.
+
+FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
+(DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
+
+Layouts: `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two
+all-reduces per layer; `dp_attention` gives each rank its own requests, whole attention and dense
+layers; `ep` spreads whole experts over ranks, with an all-to-all dispatch (FP8, as DeepEP's
+low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one node use the scale-up
+interconnect, across nodes (more than 8 ranks) the scale-out one.
+
+MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
+draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
+acceptance rate a it emits 1 + a + a^2 + ... + a^k tokens per request (DeepSeek-V3 report,
+sec. 5.4.3: 85-90 % acceptance of the second token, the default 0.85).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .attention import LatentAttention
+from .cache import kv_layout
+from .errors import InputError
+from .flops import MLAForm, attended_tokens, attention_flops, recurrent_flops_per_token
+from .gpus import GPU
+from .interconnect import GPUS_PER_NODE, INTERCONNECTS, Interconnect, default_interconnect
+from .params import count_params
+from .spec import ModelSpec
+
+US = 1e-6
+
+
+@dataclass(frozen=True, kw_only=True)
+class Efficiency:
+    """Achievable fractions of the datasheet peaks (see the module docstring for sources)."""
+
+    hbm: float = 0.90
+    gemm: float = 0.70
+    attention: float = 0.60
+    kernel_floor_s: float = 4 * US
+    step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
+
+    def __post_init__(self) -> None:
+        for name in ("hbm", "gemm", "attention"):
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
+
+
+DEFAULT_EFFICIENCY = Efficiency()
+DEFAULT_MTP_ACCEPTANCE = 0.85
+
+# Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
+# attention block: input norm, RoPE (+ q/k norm), KV-cache write, residual add;
+# MLP: post-attention norm, activation; MoE: + router top-k, permute, unpermute/reduce;
+# MLA: + q_a and kv_a norms.
+_ATTN_KERNELS, _MLA_EXTRA, _MLP_KERNELS, _MOE_EXTRA, _REC_KERNELS = 4, 2, 2, 3, 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class Layout:
+    tp: int = 1
+    dp_attention: bool = False
+    ep: int = 1
+    interconnect: Interconnect | None = None  # None: the GPU's usual scale-up link
+    scale_out: Interconnect = field(default_factory=lambda: INTERCONNECTS["ib-ndr"])
+
+    @property
+    def world(self) -> int:
+        return max(self.tp, self.ep)
+
+    @property
+    def attention_tp(self) -> int:
+        return 1 if self.dp_attention else self.tp
+
+    @property
+    def dp_ranks(self) -> int:
+        """Ranks that each hold their own requests."""
+        return self.world if self.dp_attention else max(1, self.world // self.tp)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpTime:
+    name: str
+    seconds: float
+    bound: str  # "compute", "memory", "comm" or "latency"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepTime:
+    """One step on one GPU: total seconds and the time by operation kind (summed over layers)."""
+
+    seconds: float
+    by_op: dict[str, float]
+    flops: float
+    bytes: float
+    comm_seconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prediction:
+    """`compare` / `plan` predictions for one scheme. Field names are the JSON contract."""
+
+    tpot_ms: float  # time per output token of one request (decode step / tokens per step)
+    decode_step_ms: float  # one decode step for `batch` requests per rank
+    ttft_ms: float  # prefill of one `context`-token prompt
+    tokens_per_step: float  # per request (1 without speculative decoding)
+    output_tokens_per_s_per_gpu: float
+    gpus: int
+    cost_per_million_tokens_usd: float | None
+    decode_ms_by_op: dict[str, float]
+    roofline_ms_per_step: float  # the old single max(FLOPs / peak, bytes / bandwidth), 100 %
+
+
+def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
+                     ) -> tuple[dict[str, float], dict[str, bool]]:
+    """Per-rank bytes per (total) parameter of each weight group, and whether it is FP8."""
+    from .capacity import weights_breakdown
+
+    wb = weights_breakdown(spec, tp=tp, quantization=quantization)
+    counts = count_params(spec)
+    attn = sum(x.attention for x in counts.layers) or 1
+    dense = sum(x.mlp for x in counts.layers) or 1
+    experts = sum(x.routed_experts + x.router for x in counts.layers) or 1
+    head = counts.lm_head or counts.embedding
+    scale = wb.quantization_scales - wb.expert_scales
+    bpp = {
+        "attention": (wb.attention + scale * wb.attention / max(1, wb.attention + wb.dense_mlp))
+        / attn,
+        "dense_mlp": (wb.dense_mlp + scale * wb.dense_mlp / max(1, wb.attention + wb.dense_mlp))
+        / dense,
+        "experts": (wb.experts + wb.expert_scales) / experts,
+        "lm_head": (wb.lm_head or wb.embeddings) / head,
+    }
+    fp8_method = wb.method.lower().startswith("fp8") or spec.weight_dtype == "fp8"
+    # A group stored at about one byte per parameter per rank-share is an FP8 GEMM (w8a8);
+    # half a byte or less is weight-only int4/fp4, computed in bf16.
+    fp8 = {g: fp8_method and 0.6 < v * tp < 1.6 for g, v in bpp.items()}
+    return bpp, fp8
+
+
+class _Step:
+    """Accumulates operation times for one step."""
+
+    def __init__(self, gpu: GPU, eff: Efficiency) -> None:
+        self.gpu, self.eff = gpu, eff
+        self.by_op: dict[str, float] = {}
+        self.flops = self.bytes = self.comm = 0.0
+
+    def op(self, name: str, *, flops: float, nbytes: float, fp8: bool = False,
+           attention: bool = False) -> None:
+        peak = self.gpu.peak_bf16_flops_per_s
+        if fp8 and self.gpu.peak_fp8_flops_per_s:
+            peak = self.gpu.peak_fp8_flops_per_s
+        frac = self.eff.attention if attention else self.eff.gemm
+        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * self.eff.hbm),
+                self.eff.kernel_floor_s)
+        self.flops += flops
+        self.bytes += nbytes
+        self.by_op[name] = self.by_op.get(name, 0.0) + t
+
+    def kernels(self, name: str, n: int) -> None:
+        self.by_op[name] = self.by_op.get(name, 0.0) + n * self.eff.kernel_floor_s
+
+    def collective(self, name: str, seconds: float) -> None:
+        self.comm += seconds
+        self.by_op[name] = self.by_op.get(name, 0.0) + seconds
+
+    def result(self) -> StepTime:
+        total = sum(self.by_op.values()) + self.eff.step_overhead_s
+        return StepTime(seconds=total, by_op=dict(self.by_op), flops=self.flops,
+                        bytes=self.bytes, comm_seconds=self.comm)
+
+
+def _link(layout: Layout, gpu: GPU, ranks: int) -> Interconnect:
+    if ranks > GPUS_PER_NODE:
+        return layout.scale_out
+    return layout.interconnect or default_interconnect(gpu.name)
+
+
+def _all_reduce(link: Interconnect, ranks: int, nbytes: float) -> float:
+    """Ring all-reduce: each rank sends and receives 2 (n - 1) / n of the buffer."""
+    if ranks <= 1:
+        return 0.0
+    return link.latency_s + 2 * (ranks - 1) / ranks * nbytes / link.bytes_per_s
+
+
+def _check_layout(spec: ModelSpec, layout: Layout) -> None:
+    if layout.ep > 1:
+        if spec.moe is None:
+            raise InputError("--ep: the model has no routed experts")
+        if spec.moe.n_routed_experts < layout.ep:
+            raise InputError(f"--ep: {layout.ep} ranks for {spec.moe.n_routed_experts} experts")
+        if layout.tp > 1 and layout.ep % layout.tp and layout.tp % layout.ep:
+            raise InputError(f"--ep {layout.ep} and --tp {layout.tp}: one must divide the other")
+
+
+def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests: int,
+              phase: str = "decode", kv_dtype: str = "bf16", mla_form: MLAForm = MLAForm.absorbed,
+              layout: Layout = Layout(), eff: Efficiency = DEFAULT_EFFICIENCY,
+              fp8_attention: bool = False, quantization: str | None = None,
+              layers: range | None = None, logits: int | None = None) -> StepTime:
+    """One forward step on one GPU (rank) of `layout`.
+
+    decode: `requests` requests per rank, `tokens` = requests x (1 + draft tokens) query tokens,
+    each attending `context` cached tokens; prefill: one prompt of `tokens` = `context` tokens
+    (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
+    the lm_head (default: one per request)."""
+    _check_layout(spec, layout)
+    s = _Step(gpu, eff)
+    h = spec.hidden_size
+    att_tp = layout.attention_tp
+    counts = count_params(spec)
+    bpp_attn, fp8 = _bytes_per_param(spec, att_tp, quantization)
+    expert_ranks = layout.ep if layout.ep > 1 else layout.tp
+    bpp_exp, fp8_exp = _bytes_per_param(spec, expert_ranks, quantization)
+    att = spec.attention
+    latent = isinstance(att, LatentAttention)
+    form = mla_form if phase == "decode" else (
+        MLAForm.naive if mla_form is MLAForm.absorbed else mla_form)
+    # KV bytes one request reads per attended token per layer, on this rank.
+    kv_layer = kv_layout(spec, kv_dtype=kv_dtype, tp=att_tp).bytes_per_token_per_layer
+    if latent and form is MLAForm.decompressed:
+        heads = att.num_attention_heads // att_tp
+        kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
+            2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)
+    attn_link = _link(layout, gpu, layout.tp)
+    # Tokens entering a MoE layer across the ranks that share its experts.
+    moe_tokens = tokens * (layout.world if layout.dp_attention else 1)
+    act_bytes = 2  # bf16 activations
+    chosen = layers if layers is not None else range(spec.num_hidden_layers)
+    for i in chosen:
+        lp = counts.layers[i]
+        if spec.has_attention(i):
+            span = attended_tokens(spec, i, context)
+            f = attention_flops(spec, context=span, phase=phase, mla_form=form)
+            proj = f.q_proj + f.kv_proj + f.absorb + f.o_proj
+            s.op("attention_proj", flops=tokens * proj / att_tp,
+                 nbytes=lp.attention * bpp_attn["attention"], fp8=fp8["attention"])
+            core = (f.scores + f.values) / att_tp
+            if phase == "decode":
+                kv_read = requests * span * kv_layer
+            else:
+                kv_read = tokens * kv_layer  # prefill writes the cache once
+            if f.kv_up_proj:
+                # Naive MLA: up-project every cached latent (a GEMM growing with the context),
+                # write the per-head K/V and read them back in attention (bf16).
+                up_tokens = requests * span if phase == "decode" else tokens
+                up_bytes = up_tokens * att.num_attention_heads // att_tp * (
+                    att.qk_nope_head_dim + att.v_head_dim) * act_bytes
+                # Decode: once per request over its `span` latents (f.kv_up_proj already counts
+                # them); prefill: once per prompt token.
+                up_flops = (requests if phase == "decode" else tokens) * f.kv_up_proj / att_tp
+                s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
+                kv_read += up_bytes
+            s.op("attention", flops=tokens * core, nbytes=kv_read, fp8=fp8_attention,
+                 attention=True)
+            s.kernels("small_kernels", _ATTN_KERNELS + (_MLA_EXTRA if latent else 0))
+            s.collective("tp_all_reduce", _all_reduce(attn_link, att_tp, tokens * h * act_bytes))
+        if spec.has_recurrent(i):
+            rec = recurrent_flops_per_token(spec)
+            s.op("recurrent", flops=tokens * rec / att_tp,
+                 nbytes=lp.attention * bpp_attn["attention"])
+            s.kernels("small_kernels", _REC_KERNELS)
+        if not spec.has_mlp(i):
+            continue
+        s.kernels("small_kernels", _MLP_KERNELS)
+        if lp.mlp:
+            s.op("mlp", flops=tokens * 2 * lp.mlp / att_tp,
+                 nbytes=lp.mlp * bpp_attn["dense_mlp"], fp8=fp8["dense_mlp"])
+        if lp.routed_experts and spec.moe is not None:
+            moe = spec.moe
+            n, k = moe.n_routed_experts, moe.num_experts_per_tok
+            touched = 1 - (1 - k / n) ** moe_tokens
+            s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks,
+                 nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched,
+                 fp8=fp8_exp["experts"])
+            s.kernels("small_kernels", _MOE_EXTRA)
+            if layout.ep > 1:
+                # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.
+                link = _link(layout, gpu, layout.ep)
+                sent = tokens * k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep
+                s.collective("ep_all_to_all", 2 * link.latency_s + sent / link.bytes_per_s)
+            elif layout.dp_attention and layout.tp > 1:
+                # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
+                s.collective("dp_gather_scatter", _all_reduce(
+                    _link(layout, gpu, layout.tp), layout.tp, moe_tokens * h * act_bytes))
+        if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
+            s.collective("tp_all_reduce", _all_reduce(attn_link, att_tp, tokens * h * act_bytes))
+        if spec.has_attention(i):
+            s.collective("tp_all_reduce", _all_reduce(attn_link, att_tp,
+                                                      tokens * h * act_bytes))
+    rows = requests if logits is None else logits
+    head = counts.lm_head or counts.embedding
+    s.op("lm_head", flops=rows * 2 * head / att_tp, nbytes=head * bpp_attn["lm_head"],
+         fp8=fp8["lm_head"])
+    return s.result()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostInputs:
+    context: int
+    batch: int = 1  # requests per attention rank (per GPU with --dp-attention)
+    kv_dtype: str = "bf16"
+    mla_form: MLAForm = MLAForm.absorbed
+    layout: Layout = Layout()
+    efficiency: Efficiency = DEFAULT_EFFICIENCY
+    fp8_attention: bool = False
+    draft_tokens: int = 0  # MTP / speculative tokens per step
+    acceptance: float = DEFAULT_MTP_ACCEPTANCE
+    gpu_hour_usd: float | None = None
+    quantization: str | None = None
+
+
+def tokens_per_step(draft_tokens: int, acceptance: float) -> float:
+    """Expected tokens emitted per request per step: 1 + a + a^2 + ... + a^k."""
+    if not 0 <= acceptance <= 1:
+        raise InputError(f"acceptance must be in [0, 1], got {acceptance}")
+    return sum(acceptance ** i for i in range(draft_tokens + 1))
+
+
+def naive_roofline_seconds(spec: ModelSpec, gpu: GPU, *, context: int, batch: int,
+                           kv_dtype: str, mla_form: MLAForm, tp: int) -> float:
+    """The former one-max-per-step roofline at 100 % of the peaks (kept as roofline_ms_per_step)."""
+    from .flops import decode_cost
+
+    cost = decode_cost(spec, context=context, batch=batch, kv_dtype=kv_dtype, mla_form=mla_form,
+                       tp=tp, hbm_bytes_per_s=gpu.hbm_bytes_per_s,
+                       peak_flops_per_s=gpu.peak_bf16_flops_per_s)
+    assert cost.step_seconds is not None
+    return cost.step_seconds
+
+
+def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
+    """Decode (tpot) and prefill (ttft) time, throughput per GPU and cost per million output
+    tokens, for one scheme on one layout. Pure: a `plan` command can call it as is."""
+    if inputs.draft_tokens < 0:
+        raise InputError("draft tokens must be >= 0")
+    layout = inputs.layout
+    common = {"kv_dtype": inputs.kv_dtype, "mla_form": inputs.mla_form, "layout": layout,
+              "eff": inputs.efficiency, "fp8_attention": inputs.fp8_attention,
+              "quantization": inputs.quantization}
+    q = inputs.batch * (1 + inputs.draft_tokens)
+    decode = step_time(spec, gpu, tokens=q, context=inputs.context, requests=inputs.batch,
+                       logits=q, **common)
+    by_op = {k: v * 1e3 for k, v in decode.by_op.items()}
+    seconds = decode.seconds
+    if inputs.draft_tokens:
+        # The draft module: one decoder layer (the last one's shape) and the lm_head, run once
+        # per draft token on one token per request.
+        last = range(spec.num_hidden_layers - 1, spec.num_hidden_layers)
+        draft = step_time(spec, gpu, tokens=inputs.batch, context=inputs.context,
+                          requests=inputs.batch, layers=last, **common)
+        seconds += inputs.draft_tokens * draft.seconds
+        by_op["mtp_draft"] = inputs.draft_tokens * draft.seconds * 1e3
+    per_step = tokens_per_step(inputs.draft_tokens, inputs.acceptance)
+    prefill = step_time(spec, gpu, tokens=inputs.context, context=inputs.context, requests=1,
+                        phase="prefill", logits=1, **common)
+    gpus = layout.world
+    # Requests decoded at once by the `gpus` GPUs: `batch` per attention data-parallel rank.
+    total_requests = inputs.batch * layout.dp_ranks
+    per_gpu = total_requests * per_step / seconds / gpus
+    cost = None
+    if inputs.gpu_hour_usd is not None:
+        cost = inputs.gpu_hour_usd / 3600 / per_gpu * 1e6
+    roofline = naive_roofline_seconds(spec, gpu, context=inputs.context, batch=inputs.batch,
+                                      kv_dtype=inputs.kv_dtype, mla_form=inputs.mla_form,
+                                      tp=layout.attention_tp)
+    return Prediction(
+        tpot_ms=seconds / per_step * 1e3,
+        decode_step_ms=seconds * 1e3,
+        ttft_ms=prefill.seconds * 1e3,
+        tokens_per_step=per_step,
+        output_tokens_per_s_per_gpu=per_gpu,
+        gpus=gpus,
+        cost_per_million_tokens_usd=cost,
+        decode_ms_by_op=by_op,
+        roofline_ms_per_step=roofline * 1e3,
+    )
+
+
+def serving_tpot_ms(tpot_ms: float, prefill_ms: float, *, concurrency: int,
+                    output_len: int) -> float:
+    """TPOT as a serving benchmark measures it with chunked prefill: while a request decodes
+    `output_len` tokens, the `concurrency` requests around it are each replaced once, and each
+    replacement's prefill (`prefill_ms`) runs inside decode steps. Spread over the output, that
+    adds concurrency x prefill / output_len per token (none on a disaggregated decode node)."""
+    return tpot_ms + concurrency * prefill_ms / output_len

@@ -1,0 +1,310 @@
+"""What each engine leaves for the KV cache, by version: one type per engine with its budget
+formula, its inverse (the memory fraction a KV need takes) and its reserve, side by side.
+
+Rules read from the engines' source (version ranges from the wheels' own files):
+
+vLLM (``vllm/v1/worker/gpu_worker.py: determine_available_memory``, ``engine/arg_utils.py:
+get_batch_defaults``, ``v1/worker/gpu_model_runner.py: _dummy_sampler_run,
+profile_cudagraph_memory``)
+    kv = ceil(total x gpu_memory_utilization) - weights - activation peak - non-torch memory
+         [- CUDA-graph estimate, default on from 0.20; --enforce-eager: no graphs]
+    The sampler warm-up of the profile run holds min(max_num_seqs, max_num_batched_tokens) rows
+    of logits over the vocabulary on every TP rank (gathered, not split) with its fp32 and sort
+    temporaries.
+SGLang (``srt/server_args.py``: the default mem_fraction_static; ``model_executor/
+model_runner.py: profile_max_num_token``)
+    rest = free_before_weights x mem_fraction_static - weights; tokens = rest // cell, floored
+    to the page size. free_before_weights = total - memory in use before the weights load.
+TensorRT-LLM, PyTorch backend (``_torch/pyexecutor/_util.py: KvCacheCreator``)
+    kv = (total - weights - activation peak - non-torch) x free_gpu_memory_fraction, capped by
+    max_tokens; the Python V1 manager rounds blocks down, the C++ managers and the engine path
+    round up.
+
+Constants that are not in any source (the activation peak's width, vLLM's non-torch growth with
+TP, its CUDA-graph estimate, SGLang's pre-load memory) are estimates from public start-up logs,
+each with its sources below; every reserve part is reported with the rule that set it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvplan.errors import InputError
+from kvplan.units import GiB, MiB
+
+if TYPE_CHECKING:
+    from kvplan.capacity import PlanInputs
+    from kvplan.spec import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReservePart:
+    name: str  # activation, sampler, non_torch, cuda_graphs, preloaded
+    bytes: int
+    rule: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reserve:
+    parts: tuple[ReservePart, ...] = field(default_factory=tuple)
+
+    @property
+    def total(self) -> int:
+        return sum(p.bytes for p in self.parts)
+
+    def to_dict(self) -> dict[str, dict[str, object]]:
+        return {p.name: {"bytes": p.bytes, "rule": p.rule} for p in self.parts}
+
+
+def _version(text: str | None) -> tuple[int, ...]:
+    if text is None:
+        return (99,)
+    try:
+        return tuple(int(p) for p in text.strip().lstrip("v").split("."))
+    except ValueError:
+        raise InputError(f"--engine-version: expected X.Y or X.Y.Z, got {text!r}") from None
+
+
+def _interpolate(points: tuple[tuple[int, float], ...], x: int) -> float:
+    """Piecewise-linear through the (tp, GiB) points, extended with the last slope."""
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    (x0, y0), (x1, y1) = points[-2], points[-1]
+    return y1 + (y1 - y0) * (x - x1) / (x1 - x0)
+
+
+# --- vLLM ---------------------------------------------------------------------------------------
+
+# Non-torch memory (NCCL buffers, cuBLAS workspaces) per GPU by TP, from vLLM logs' "non_torch_
+# memory takes X GiB": TP1 0.13 GiB (vllm issue #50722, H100; #13 of this project measured the
+# same), TP2 0.55 GiB (kvplan issue #13's measurement over public logs), TP4 1.84 GiB (vllm issue
+# #24881, H100, 0.10.2). Beyond TP4 the TP2->TP4 slope continues (TP8: about 4.4 GiB, "several
+# GiB" in the logs).
+VLLM_NON_TORCH_GIB = ((1, 0.13), (2, 0.55), (4, 1.84))
+
+# CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
+# "1" from the 0.20 wheels): no formula exists outside a capture; the median of the estimates in
+# nine public logs (0.09 to 2.51 GiB: club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722,
+# #50576, PR #21489; gpustack runner PR #251) is used. --enforce-eager removes it.
+VLLM_CUDA_GRAPH_GIB = 0.36
+
+# Bytes per logit of the sampler warm-up: bf16 logits, an fp32 copy, the sort-based top-k/top-p
+# path's fp32 values, int64 indices and softmax/cumsum temporaries; about 39 B per logit measured
+# on vLLM 0.10-0.11 (H100), as kvplan issue #13 reports.
+VLLM_SAMPLER_BYTES_PER_LOGIT = 39
+
+# Activation peak of the profile run: the residual stream and its norm, the QKV output and the
+# widest MLP intermediate (gate and up) alive at once, in 16-bit, sharded by TP.
+ACTIVATION_BYTES = 2
+
+
+def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None
+                        ) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) of `vllm serve` (EngineArgs.get_batch_defaults):
+    >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100:
+    1024 / 8192; otherwise 256 / 2048. Without a device total: the >= 70 GiB tier."""
+    big = total_bytes is None or total_bytes >= 70 * GiB
+    if total_bytes is not None and total_bytes >= 160 * GiB and _version(version) >= (0, 28):
+        return 1024, 16384
+    if big and not is_a100:
+        return 1024, 8192
+    return 256, 2048
+
+
+def activation_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
+    att = spec.attention
+    qkv_width = att.num_attention_heads * att.q_head_dim + att.elements_per_token(1)
+    mlp_width = spec.mlp.intermediate_size
+    if spec.moe is not None:
+        mlp_width = max(mlp_width if spec.moe.first_k_dense_replace else 0,
+                        spec.moe.num_experts_per_tok * spec.moe.moe_intermediate_size)
+    per_token = 2 * spec.hidden_size + (qkv_width + 2 * mlp_width) // tp
+    return max_num_batched_tokens * per_token * ACTIVATION_BYTES
+
+
+@dataclass(frozen=True)
+class VllmBudget:
+    name: str = "vllm"
+
+    def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
+        seqs = inputs.max_num_seqs or vllm_batch_defaults(
+            inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
+        rows = min(seqs, inputs.max_num_batched_tokens)
+        parts = [
+            ReservePart(name="activation", bytes=activation_bytes(
+                spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp),
+                rule=f"profile forward over {inputs.max_num_batched_tokens:,} tokens (estimate)"),
+            ReservePart(name="sampler", bytes=rows * spec.vocab_size
+                        * VLLM_SAMPLER_BYTES_PER_LOGIT,
+                        rule=f"warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
+                             f"{VLLM_SAMPLER_BYTES_PER_LOGIT} B, every TP rank"),
+            ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB, inputs.tp)
+                                                    * GiB),
+                        rule=f"NCCL/cuBLAS at TP {inputs.tp} (public logs)"),
+        ]
+        if _version(inputs.engine_version) >= (0, 20) and not inputs.enforce_eager:
+            parts.append(ReservePart(name="cuda_graphs", bytes=int(VLLM_CUDA_GRAPH_GIB * GiB),
+                                     rule="CUDA-graph estimate subtracted from 0.20 (median of "
+                                          "public logs); --enforce-eager removes it"))
+        return Reserve(parts=tuple(parts))
+
+    formula: str = "total x gpu_memory_utilization - weights - reserve"
+
+    @staticmethod
+    def kv_bytes(total: int, fraction: Any, weights: int, reserve: int) -> Any:
+        """int(total x f) - weights - reserve; `fraction` may be a numpy array (the sweep)."""
+        return _trunc(total * fraction) - weights - reserve
+
+    def fraction_for(self, inputs: PlanInputs, need: int, weights: int, reserve: int) -> float:
+        return (need + weights + reserve) / _total(inputs)
+
+    def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
+        return 0.9, "vLLM gpu_memory_utilization default"
+
+
+# --- SGLang -------------------------------------------------------------------------------------
+
+# Memory in use before the weights load (CUDA context, NCCL, torch init), per GPU: TP1 0.38 GiB
+# (80 GB H100, kvplan issue #13), TP8 2.52 GiB (139.81 - 137.29 GB "avail mem" at "Load weight
+# begin", sglang PR #11716, H200); AMD TP8 4.5 GiB (MI355X, issue #13).
+SGLANG_PRELOAD_GIB = {"cuda": ((1, 0.38), (8, 2.52)), "rocm": ((1, 0.38), (8, 4.5))}
+
+
+def sglang_graph_defaults(gpu_mem_mib: int, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) by GPU memory and TP (server_args.py 0.5.5+)."""
+    gib = gpu_mem_mib / 1024
+    if gib < 20:
+        return 2048, 8
+    if gib < 35:
+        return 2048, 80 if tp >= 4 else 24
+    if gib < 60:
+        return 4096, 160 if tp >= 4 else 32
+    if gib < 160:
+        return 8192, 512 if tp >= 4 else 256
+    return 16384, 512
+
+
+def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int, pp: int = 1,
+                            dp_attention: bool = False, speculative: bool = False,
+                            is_mla: bool = False) -> tuple[float, str]:
+    """SGLang's default mem_fraction_static (srt/server_args.py), by version."""
+    v = _version(version)
+    mem = gpu_mem_bytes // MiB  # nvidia-smi memory.total, MiB
+    ranks = tp * pp
+    if v <= (0, 4, 5) or (v < (0, 4, 8) and mem <= 81920):
+        table = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))
+        f = next(frac for limit, frac in table if (ranks if v > (0, 4, 5) else tp) >= limit)
+        return f, "TP table 0.88/0.87/0.85/0.81/0.79 (<= 0.4.7)"
+    if v < (0, 4, 8):
+        f = next(frac for limit, frac in ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87),
+                                          (1, 0.88)) if ranks >= limit)
+        if mem > 96 * 1024:
+            f = min(f + 48 * 1024 * (1 - f) / mem, (mem - 18 * 1024) / mem)
+        return round(f, 3), "0.4.6-0.4.7: TP table raised above 96 GiB"
+    if v < (0, 5, 3):
+        gib = mem / 1024
+        if gib < 35:
+            reserved = (2.8 + ranks / 10) * 1024
+        elif gib < 90:
+            reserved = (9.5 + ranks / 2) * 1024
+        elif gib < 160:
+            reserved = (12 + ranks / 2) * 1024
+        else:
+            reserved = 32 * 1024
+        reserved += (2048 if speculative else 0) + (4096 if dp_attention else 0)
+        return round((mem - reserved) / mem, 3), "0.4.8-0.5.2: (gpu_mem - reserved) / gpu_mem"
+    chunked, bs = sglang_graph_defaults(mem, tp)
+    reserved = 512 + 1.5 * max(chunked, 2048) + 2 * bs + ranks * 128
+    if dp_attention:
+        reserved += 3 * bs * tp + (1.5 * bs * tp if bs > 300 else 0)
+    if v >= (0, 5, 10):
+        reserved += 1536 if is_mla else 8 * 58  # prefill CUDA graphs, on by default
+    if mem > 60 * 1024:
+        reserved = max(reserved, 10240)
+    if speculative and v < (0, 5, 14):
+        reserved += 2048 if v < (0, 5, 10) else 4096
+    return round((mem - reserved) / mem, 3), (
+        "0.5.3+: (gpu_mem - reserved) / gpu_mem, reserved from chunked prefill and CUDA graphs")
+
+
+@dataclass(frozen=True)
+class SglangBudget:
+    name: str = "sglang"
+
+    def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
+        points = SGLANG_PRELOAD_GIB.get(inputs.platform, SGLANG_PRELOAD_GIB["cuda"])
+        return Reserve(parts=(ReservePart(
+            name="preloaded", bytes=int(_interpolate(points, inputs.tp) * GiB),
+            rule=f"in use before weights load at TP {inputs.tp} (public logs)"),))
+
+    formula: str = "(total - preloaded) x mem_fraction_static - weights"
+
+    @staticmethod
+    def kv_bytes(total: int, fraction: Any, weights: int, reserve: int) -> Any:
+        return _trunc((total - reserve) * fraction) - weights
+
+    def fraction_for(self, inputs: PlanInputs, need: int, weights: int, reserve: int) -> float:
+        return (need + weights) / (_total(inputs) - reserve)
+
+    def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
+        mem = inputs.smi_total_bytes or inputs.total_bytes
+        if mem is None:
+            return 0.88, "SGLang default without a known GPU memory"
+        return sglang_default_fraction(
+            version=inputs.engine_version, gpu_mem_bytes=mem, tp=inputs.tp, pp=inputs.pp,
+            dp_attention=inputs.dp_attention, speculative=inputs.speculative_method is not None,
+            is_mla=inputs.is_mla)
+
+
+# --- TensorRT-LLM -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrtllmBudget:
+    name: str = "trtllm"
+
+    def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
+        return Reserve(parts=(
+            ReservePart(name="activation", bytes=activation_bytes(
+                spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp),
+                rule=f"estimation forward over {inputs.max_num_batched_tokens:,} tokens "
+                     "(estimate)"),
+            ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB, inputs.tp)
+                                                    * GiB),
+                        rule=f"NCCL/cuBLAS at TP {inputs.tp} (vLLM's public logs)"),
+        ))
+
+    formula: str = "(total - weights - reserve) x free_gpu_memory_fraction"
+
+    @staticmethod
+    def kv_bytes(total: int, fraction: Any, weights: int, reserve: int) -> Any:
+        return _trunc((total - weights - reserve) * fraction)
+
+    def fraction_for(self, inputs: PlanInputs, need: int, weights: int, reserve: int) -> float:
+        room = _total(inputs) - weights - reserve
+        return need / room if room > 0 else float("inf")
+
+    def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
+        return 0.9, "TRT-LLM free_gpu_memory_fraction default"
+
+
+def _trunc(x: Any) -> Any:
+    """int() for a float, astype(int64) (also toward zero) for a numpy array."""
+    if isinstance(x, (int, float)):
+        return int(x)
+    import numpy as np
+
+    return np.asarray(x, dtype=np.float64).astype(np.int64)
+
+
+def _total(inputs: PlanInputs) -> int:
+    if inputs.total_bytes is None:
+        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
+    return inputs.total_bytes
+
+
+BUDGETS = {"vllm": VllmBudget(), "sglang": SglangBudget(), "trtllm": TrtllmBudget()}

@@ -1,0 +1,105 @@
+"""Interconnect presets for the cost model's collectives (TP all-reduce, EP all-to-all).
+
+Units are in the names: ``bytes_per_s`` is the *achievable* one-direction bandwidth of one GPU's
+link (decimal bytes per second), ``latency_s`` the fixed time of one small collective. Datasheet
+figures are quoted next to each preset with where the achievable figure comes from; nothing here
+is fitted to a serving benchmark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from .errors import InputError
+from .units import GB
+
+US = 1e-6  # seconds per microsecond
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interconnect:
+    name: str
+    description: str
+    bytes_per_s: float
+    """Achievable one-direction bandwidth per GPU (B/s, decimal)."""
+    latency_s: float
+    """Fixed cost of one collective call (launch + first byte), seconds."""
+    source: str
+
+
+_PRESETS: tuple[Interconnect, ...] = (
+    # H100/H200/H800 SXM on NVSwitch: 900 GB/s bidirectional = 450 GB/s each way (datasheet;
+    # H800: 400 GB/s). DeepEP's normal kernels reach ~155 GB/s of NVLink in all-to-all on H800 and
+    # nccl-tests all-reduce bus bandwidth on 8 x H100 is ~360-480 GB/s; 360 GB/s is used. The
+    # latency is a one-shot custom all-reduce of a few kB (vLLM/SGLang custom_all_reduce: ~10 us).
+    Interconnect(name="nvlink4", description="NVLink 4 / NVSwitch (H100, H200, H800 SXM)",
+                 bytes_per_s=360 * GB, latency_s=10 * US,
+                 source="https://www.nvidia.com/en-us/data-center/h100/ ; "
+                        "https://github.com/deepseek-ai/DeepEP (intranode ~155 GB/s all-to-all)"),
+    # A100 SXM: 600 GB/s bidirectional = 300 GB/s each way; ~240 GB/s achieved (80 %).
+    Interconnect(name="nvlink3", description="NVLink 3 / NVSwitch (A100 SXM)",
+                 bytes_per_s=240 * GB, latency_s=10 * US,
+                 source="https://www.nvidia.com/en-us/data-center/a100/"),
+    # B200/GB200: 1.8 TB/s bidirectional = 900 GB/s each way; 80 % achieved.
+    Interconnect(name="nvlink5", description="NVLink 5 / NVSwitch (B200, GB200, B300)",
+                 bytes_per_s=720 * GB, latency_s=8 * US,
+                 source="https://www.nvidia.com/en-us/data-center/dgx-b200/"),
+    # PCIe Gen4 x16: 32 GB/s each way (31.5 raw); ~25 GB/s achieved through host bridges.
+    Interconnect(name="pcie4", description="PCIe Gen4 x16 (no NVLink)",
+                 bytes_per_s=25 * GB, latency_s=20 * US,
+                 source="https://pcisig.com/specifications (16 GT/s x16)"),
+    # PCIe Gen5 x16: 64 GB/s each way; ~50 GB/s achieved.
+    Interconnect(name="pcie5", description="PCIe Gen5 x16 (no NVLink: H100 PCIe, L40S)",
+                 bytes_per_s=50 * GB, latency_s=20 * US,
+                 source="https://pcisig.com/specifications (32 GT/s x16)"),
+    # One ConnectX-7 400 Gb/s NIC per GPU = 50 GB/s; DeepEP's internode kernels reach 43-58 GB/s
+    # of RDMA bandwidth and its low-latency dispatch of 128 tokens takes ~160-190 us at EP 16-256.
+    Interconnect(name="ib-ndr", description="InfiniBand NDR 400 Gb/s, one NIC per GPU",
+                 bytes_per_s=45 * GB, latency_s=25 * US,
+                 source="https://github.com/deepseek-ai/DeepEP (internode RDMA 43-58 GB/s)"),
+    # RoCE v2 at 400 GbE: the same line rate; congestion control costs some of it (~40 GB/s).
+    Interconnect(name="roce-400g", description="RoCE v2 400 GbE, one NIC per GPU",
+                 bytes_per_s=40 * GB, latency_s=30 * US,
+                 source="https://docs.nvidia.com/networking/display/rdmaawareprogrammingv17 "
+                        "(400 Gb/s line rate)"),
+)
+
+INTERCONNECTS: dict[str, Interconnect] = {i.name: i for i in _PRESETS}
+
+# GPUs in one NVLink domain of an HGX/DGX node: collectives over more ranks cross the network.
+GPUS_PER_NODE = 8
+
+
+def get_interconnect(name: str) -> Interconnect:
+    try:
+        return INTERCONNECTS[name.lower()]
+    except KeyError:
+        raise InputError(f"unknown interconnect {name!r}; choose from "
+                         + ", ".join(INTERCONNECTS)) from None
+
+
+def default_interconnect(gpu_name: str) -> Interconnect:
+    """The scale-up link a GPU preset ships with in its usual 8-GPU server."""
+    key = gpu_name.upper()
+    if key.startswith(("B2", "B3", "GB2", "GB3")):
+        return INTERCONNECTS["nvlink5"]
+    if key.startswith("A100"):
+        return INTERCONNECTS["nvlink3"]
+    if key.startswith(("H100-80", "H200", "H800", "H20")) and "PCIE" not in key:
+        return INTERCONNECTS["nvlink4"]
+    if key.startswith(("RTX-3", "A10")):
+        return INTERCONNECTS["pcie4"]
+    return INTERCONNECTS["pcie5"]
+
+
+class InterconnectName(str, Enum):
+    """The preset names, as a choice for the CLI."""
+
+    nvlink4 = "nvlink4"
+    nvlink3 = "nvlink3"
+    nvlink5 = "nvlink5"
+    pcie4 = "pcie4"
+    pcie5 = "pcie5"
+    ib_ndr = "ib-ndr"
+    roce_400g = "roce-400g"
