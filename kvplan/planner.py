@@ -119,6 +119,7 @@ class ServingPlan:
     command: str | None
     alternatives: tuple[Alternative, ...] = field(default_factory=tuple)
     searched: int = 0
+    prediction: Any = None  # kvplan.costmodel.Prediction at the target load, when modelled
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chosen
@@ -139,6 +140,10 @@ class ServingPlan:
             "command": self.command,
             "alternatives": [a.to_dict() for a in self.alternatives],
             "candidates_searched": self.searched,
+            "tpot_ms": self.prediction.tpot_ms if self.prediction else None,
+            "ttft_ms": self.prediction.ttft_ms if self.prediction else None,
+            "output_tokens_per_s_per_gpu": (self.prediction.output_tokens_per_s_per_gpu
+                                            if self.prediction else None),
         }
 
 
@@ -342,6 +347,7 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
         command = None
         alternatives += _alternatives_when_not(spec, req, closest, total)
     return ServingPlan(
+        prediction=_predict(spec, req, best) if best is not None else None,
         model=spec.id, engine=req.engine.value,
         engine_version=(best or closest).capacity.engine_version if (best or closest) else None,
         gpu=req.gpu.name, concurrency=req.concurrency, context=req.context,
@@ -423,3 +429,23 @@ def _alternatives_when_not(spec: ModelSpec, req: PlanRequest, closest: Candidate
                                fits=True, gpus=found.layout.gpus, requests=found.requests,
                                command=launch_command(spec, req, found)))
     return out
+
+
+def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
+    """Decode and prefill time at the target load (kvplan.costmodel), for layouts it models
+    (no pipeline stages); None otherwise."""
+    from .costmodel import CostInputs, predict
+    from .costmodel import Layout as CostLayout
+
+    lay = cand.layout
+    if lay.pp > 1:
+        return None
+    ranks = lay.tp if lay.dp_attention else lay.dp
+    batch = max(1, -(-req.concurrency // ranks))
+    try:
+        return predict(spec, req.gpu, CostInputs(
+            context=cand.context, batch=batch, kv_dtype=cand.kv_dtype,
+            layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
+                              ep=lay.ep if lay.ep > 1 else 1)))
+    except KvplanError:
+        return None

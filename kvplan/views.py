@@ -514,6 +514,11 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
             ["block size", f"{c.capacity.block_size}"],
             ["max concurrency", f"{c.max_concurrency:,.2f}x ({c.requests:,} whole requests)"],
         ]
+        if result.prediction is not None:
+            p = result.prediction
+            rows += [["predicted TPOT", f"{p.tpot_ms:,.1f} ms at the target load"],
+                     ["predicted TTFT", f"{p.ttft_ms:,.0f} ms (prefill of one request)"],
+                     ["throughput", f"{p.output_tokens_per_s_per_gpu:,.0f} tokens/s per GPU"]]
     notes = []
     if result.command:
         notes.append("Launch: " + result.command)
