@@ -200,6 +200,12 @@ def estimate_cmd(
     num_speculative_tokens: SpecTokensOpt = 0,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
+    enforce_eager: Annotated[bool, typer.Option(
+        "--enforce-eager", help="vLLM without CUDA graphs: nothing reserved for them.")] = False,
+    max_total_tokens: Annotated[int | None, typer.Option(
+        "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
+        help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
+    ] = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
@@ -228,12 +234,17 @@ def estimate_cmd(
             "num_speculative_tokens": num_speculative_tokens,
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
+            "enforce_eager": enforce_eager,
+            "is_a100": preset is not None and preset.is_a100,
+            "smi_total_bytes": getattr(preset, "smi_total_bytes", None),
+            "max_total_tokens": max_total_tokens,
         }
         total_for_default = preset.total_bytes if preset is not None else (
             None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
         if max_num_batched_tokens is None:
             max_num_batched_tokens = default_max_num_batched_tokens(
-                total_for_default, is_a100=preset is not None and preset.is_a100)
+                total_for_default, is_a100=preset is not None and preset.is_a100,
+                version=engine_version)
         sizing = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
                             tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
                             **engine_opts)

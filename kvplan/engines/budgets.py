@@ -93,9 +93,13 @@ VLLM_NON_TORCH_GIB = ((1, 0.13), (2, 0.55), (4, 1.84))
 VLLM_CUDA_GRAPH_GIB = 0.36
 
 # Bytes per logit of the sampler warm-up: bf16 logits, an fp32 copy, the sort-based top-k/top-p
-# path's fp32 values, int64 indices and softmax/cumsum temporaries; about 39 B per logit measured
-# on vLLM 0.10-0.11 (H100), as kvplan issue #13 reports.
-VLLM_SAMPLER_BYTES_PER_LOGIT = 39
+# path's fp32 values, int64 indices and softmax/cumsum temporaries. Before 0.20: about 39 B per
+# logit (kvplan issue #13's measurement on 0.10-0.11 H100 logs; gemma-3-4b on a B200, vllm PR
+# #21489: a 9.96 GiB profile peak for 1,024 x 262,208 logits is 39.8 B). From 0.20: about 24 B
+# (Qwen3.5-35B-A3B on an H100, vllm issue #50722: a 5.66 GiB peak for 1,024 x 248,320 logits);
+# one public log only, so this figure is the weakest of the reserve.
+def vllm_sampler_bytes_per_logit(version: str | None) -> int:
+    return 39 if _version(version) < (0, 20) else 24
 
 # Activation peak of the profile run: the residual stream and its norm, the QKV output and the
 # widest MLP intermediate (gate and up) alive at once, in 16-bit, sharded by TP.
@@ -134,14 +138,19 @@ class VllmBudget:
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)
+        forward = activation_bytes(spec, max_num_batched_tokens=inputs.max_num_batched_tokens,
+                                   tp=inputs.tp)
+        per_logit = vllm_sampler_bytes_per_logit(inputs.engine_version)
+        sampler = rows * spec.vocab_size * per_logit
+        # The forward pass and the sampler warm-up run one after the other: the profile's torch
+        # peak is the larger of the two; the sampler part is what it adds beyond the forward.
         parts = [
-            ReservePart(name="activation", bytes=activation_bytes(
-                spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp),
-                rule=f"profile forward over {inputs.max_num_batched_tokens:,} tokens (estimate)"),
-            ReservePart(name="sampler", bytes=rows * spec.vocab_size
-                        * VLLM_SAMPLER_BYTES_PER_LOGIT,
+            ReservePart(name="activation", bytes=forward,
+                        rule=f"profile forward over {inputs.max_num_batched_tokens:,} tokens "
+                             "(estimate)"),
+            ReservePart(name="sampler", bytes=max(0, sampler - forward),
                         rule=f"warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
-                             f"{VLLM_SAMPLER_BYTES_PER_LOGIT} B, every TP rank"),
+                             f"{per_logit} B on every TP rank, beyond the forward peak"),
             ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB, inputs.tp)
                                                     * GiB),
                         rule=f"NCCL/cuBLAS at TP {inputs.tp} (public logs)"),

@@ -1,0 +1,121 @@
+"""Engine profiles: each engine's budget rules by version, derived by hand from the engines' source
+(the version ranges are those of the wheels' server_args.py / arg_utils.py), and checked on the
+parts of real start-up logs that they predict."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from kvplan.capacity import Engine, PlanInputs, fraction_needed, plan_capacity
+from kvplan.engines.budgets import (
+    BUDGETS,
+    sglang_default_fraction,
+    vllm_batch_defaults,
+    vllm_sampler_bytes_per_logit,
+)
+from kvplan.gpus import get_gpu
+from kvplan.spec import load_spec
+from kvplan.units import GiB, MiB
+
+H100_SMI = 81_559 * MiB  # nvidia-smi's memory.total of an H100 SXM (modal-labs/modal-client#2797)
+
+
+def test_sglang_default_fraction_by_version() -> None:
+    # <= 0.4.5: the TP table.
+    assert sglang_default_fraction(version="0.4.5", gpu_mem_bytes=H100_SMI, tp=8)[0] == 0.81
+    # 0.4.8-0.5.2, H100 (< 90 GiB), TP 1: reserved = (9.5 + 1/2) x 1024 = 10,240 MiB;
+    # (81,559 - 10,240) / 81,559 = 0.874.
+    assert sglang_default_fraction(version="0.5.0", gpu_mem_bytes=H100_SMI, tp=1)[0] == 0.874
+    # 0.5.3-0.5.9, TP 1: chunked prefill 8192, CUDA-graph batch 256 (< 160 GiB, TP < 4):
+    # reserved = 512 + 1.5 x 8192 + 2 x 256 + 128 = 13,440 MiB -> (81,559 - 13,440) / 81,559
+    # = 0.835.
+    assert sglang_default_fraction(version="0.5.5", gpu_mem_bytes=H100_SMI, tp=1)[0] == 0.835
+    # 0.5.10+: prefill CUDA graphs add 58 x 8 MiB (1,536 MiB for MLA): 13,904 -> 0.830;
+    # MLA 14,976 -> 0.816.
+    assert sglang_default_fraction(version="0.5.23", gpu_mem_bytes=H100_SMI, tp=1)[0] == 0.830
+    assert sglang_default_fraction(version="0.5.23", gpu_mem_bytes=H100_SMI, tp=1,
+                                   is_mla=True)[0] == 0.816
+
+
+def test_vllm_batch_defaults_by_gpu_and_version() -> None:
+    h100, a100 = get_gpu("H100-80GB"), get_gpu("A100-80GB")
+    mi300x = get_gpu("MI300X")
+    assert vllm_batch_defaults(h100.total_bytes, is_a100=False, version="0.32") == (1024, 8192)
+    assert vllm_batch_defaults(a100.total_bytes, is_a100=True, version="0.32") == (256, 2048)
+    # The >= 160 GiB tier appears in 0.28 (PR #51726): MI300X (191.98 GiB) gets 16,384 tokens.
+    assert vllm_batch_defaults(mi300x.total_bytes, is_a100=False, version="0.27") == (1024, 8192)
+    assert vllm_batch_defaults(mi300x.total_bytes, is_a100=False, version="0.28") == (1024,
+                                                                                        16384)
+
+
+def test_vllm_reserve_parts_follow_the_version() -> None:
+    spec = load_spec("llama-3.1-8b")
+    h100 = get_gpu("H100-80GB")
+    base = PlanInputs(context=8192, total_bytes=h100.total_bytes)
+
+    def parts(**kw: object) -> dict:
+        return plan_capacity(spec, replace(base, **kw)).reserve_breakdown
+
+    # CUDA graphs come out of the budget from 0.20, not before, and never with --enforce-eager.
+    assert "cuda_graphs" in parts(engine_version="0.32")
+    assert "cuda_graphs" not in parts(engine_version="0.19")
+    assert "cuda_graphs" not in parts(engine_version="0.32", enforce_eager=True)
+    # The sampler warm-up: 1,024 rows (H100 default max_num_seqs) x 128,256 logits x 39 B (24 B
+    # from 0.20), beyond the forward pass's own peak.
+    old = parts(engine_version="0.19")
+    forward = old["activation"]["bytes"]
+    assert old["sampler"]["bytes"] == 1024 * 128_256 * 39 - forward
+    assert vllm_sampler_bytes_per_logit("0.32") == 24
+    # Non-torch memory grows with TP (0.13 GiB at TP 1, 1.84 GiB at TP 4 in the logs).
+    assert parts(tp=4)["non_torch"]["bytes"] == int(1.84 * GiB)
+
+
+def test_sampler_peak_matches_a_public_log() -> None:
+    # vllm PR #21489: gemma-3-4b-it on a B200, "PyTorch activation peak memory takes 9.96 GiB"
+    # (vLLM ~0.10): the sampler warm-up of 1,024 x 262,208 logits at 39 B is 9.75 GiB, and the
+    # forward pass (8,192 tokens) is smaller, so the profile's peak is the sampler's.
+    spec = load_spec("gemma-3-27b")  # the same vocabulary (262,208) as gemma-3-4b
+    b200 = get_gpu("B200")
+    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=b200.total_bytes,
+                                          engine_version="0.10"))
+    peak = plan.reserve_breakdown["activation"]["bytes"] + plan.reserve_breakdown[
+        "sampler"]["bytes"]
+    assert peak == 1024 * 262_208 * 39
+    assert abs(peak / GiB - 9.96) / 9.96 < 0.03
+
+
+@pytest.mark.parametrize("engine", list(Engine))
+def test_each_engine_budget_and_its_inverse_agree(engine: Engine) -> None:
+    # fraction_needed is the budget formula solved for the fraction: planning at that fraction
+    # holds the requests.
+    spec = load_spec("llama-3.1-8b")
+    inputs = PlanInputs(context=8192, engine=engine, total_bytes=get_gpu("H100").total_bytes)
+    f = fraction_needed(spec, inputs, 40)
+    assert 0 < f < 1
+    assert plan_capacity(spec, replace(inputs, mem_fraction=min(1.0, f + 1e-6))).max_requests >= 40
+    assert plan_capacity(spec, replace(inputs, mem_fraction=f - 1e-3)).max_requests < 40
+
+
+@given(total_gib=st.integers(8, 300), f=st.floats(0.3, 1.0), weights_gib=st.integers(0, 100),
+       reserve_mib=st.integers(0, 8000))
+def test_budgets_are_monotone_in_the_fraction(total_gib, f, weights_gib, reserve_mib) -> None:
+    # Where the weights and reserve leave room at all (else every engine refuses to start).
+    assume(total_gib * GiB * 0.27 > weights_gib * GiB + reserve_mib * MiB)
+    for rule in BUDGETS.values():
+        lo = rule.kv_bytes(total_gib * GiB, f * 0.9, weights_gib * GiB, reserve_mib * MiB)
+        hi = rule.kv_bytes(total_gib * GiB, f, weights_gib * GiB, reserve_mib * MiB)
+        assert lo <= hi
+
+
+def test_trtllm_engine_path_rounds_blocks_up() -> None:
+    spec = load_spec("llama-3.1-8b")
+    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB + 12345)
+    down = plan_capacity(spec, base)
+    up = plan_capacity(spec, replace(base, trtllm_backend="engine"))
+    assert up.num_blocks == down.num_blocks + 1
+    capped = plan_capacity(spec, replace(base, max_total_tokens=32 * 100))
+    assert capped.num_blocks == 100
