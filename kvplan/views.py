@@ -472,14 +472,36 @@ def engines_view() -> View:
                      "on" if p.chunked_local_hybrid else "off",
                      "align" if p.hybrid_prefix_caching and p.mamba_align_mode else "none"])
         records.append({"engine": "vllm", **dict(p.__dict__.items())})
+    sglang = [("sglang 0.4.5", "TP table 0.88 / 0.87 / 0.85 / 0.81 / 0.79"),
+              ("sglang 0.4.6", "TP x PP table; raised above 96 GiB of GPU memory"),
+              ("sglang 0.4.8", "(gpu_mem - reserved) / gpu_mem, reserved by memory tier + TP x PP"),
+              ("sglang 0.5.3", "reserved = 512 + 1.5 chunked prefill + 2 graph bs + 128 TP x PP "
+                               "(>= 10 GiB above 60 GiB)"),
+              ("sglang 0.5.10", "+ prefill CUDA graphs (8 MiB x 58, MLA 1.5 GiB)")]
+    for name, rule in sglang:
+        rows.append([name, "-", "tokens = rest // cell", "-", "-", "-"])
+        records.append({"engine": "sglang", "version": name.split()[1], "default_fraction": rule,
+                        "source": "python/sglang/srt/server_args.py"})
+    rows.append(["trtllm", "-", "blocks down (PyTorch)", "-", "-", "-"])
+    records.append({"engine": "trtllm", "version": None,
+                    "source": "tensorrt_llm/_torch/pyexecutor/_util.py (KvCacheCreator)"})
     notes = [
         "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, v1/core/kv_cache_utils.py,"
-        " platforms/interface.py, config/vllm.py) and checked on start-up logs of older versions;"
-        " --engine-version X.Y picks the newest profile at or below X.Y.",
+        " platforms/interface.py, config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py) "
+        "and checked on start-up logs of older versions; --engine-version X.Y picks the newest "
+        "profile at or below X.Y.",
         "Platforms: " + "; ".join(
             f"{p.name}: block {p.default_block}, MLA {p.mla_block}, kernel alignment "
             f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
             for p in PLATFORMS.values()) + ".",
+        "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and the "
+        "sampler warm-up, 39 B per logit before 0.20, 24 B from 0.20), non-torch memory by TP, "
+        "CUDA graphs from 0.20 (not with --enforce-eager); batch defaults by GPU memory "
+        "(>= 160 GiB tier from 0.28).",
+        *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
+        "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
+        "by TP from logs. TensorRT-LLM (PyTorch backend): (total - weights - reserve) x "
+        "free_gpu_memory_fraction, blocks rounded down (the engine path rounds up).",
         "SGLang and TensorRT-LLM: full attention, sliding windows (sized as full) and MLA only; "
         "recurrent state, chunked attention, the sparse indexer and draft layers are refused.",
     ]
