@@ -23,26 +23,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kvplan.capacity import PlanInputs, plan_capacity  # noqa: E402
+from kvplan.capacity import plan_capacity  # noqa: E402
+from kvplan.engines.vllm_oracle import oracle_inputs  # noqa: E402
 from kvplan.hf_config import load_config  # noqa: E402
-from kvplan.units import GiB  # noqa: E402
 
 ORACLE_DATA = ROOT / "tests" / "data" / "oracle"
 ORACLE_TOOL = ROOT.parent / "shared" / "tools" / "vllm-oracle"
 
 
 def plan_for(name: str, output: dict, argv: list[str]):
-    settings = output["settings"]
-    kv_dtype = settings.get("kv_cache_dtype") or "bf16"
-    hybrid = False if "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0" in argv else None
     spec, _ = load_config(ORACLE_DATA / name / "config.json")
-    return plan_capacity(spec, PlanInputs(
-        context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
-        platform="cpu", engine_version="0.32",
-        kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
-        max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),
-        prefix_caching=settings.get("enable_prefix_caching"), block_size=settings.get("block_size"),
-        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto", hybrid_kv_cache_manager=hybrid))
+    return plan_capacity(spec, oracle_inputs(output, argv))
 
 
 def live(argv: list[str]) -> dict:

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from kvplan.capacity import PlanInputs, plan_capacity
+from kvplan.engines.vllm_oracle import oracle_inputs
 from kvplan.hf_config import load_config
-from kvplan.units import GiB
 
 ORACLE = Path(__file__).parent / "data" / "oracle"
 
@@ -41,20 +41,7 @@ RUNS = oracle_runs()
 
 
 def plan_inputs(output: dict) -> PlanInputs:
-    """The oracle's vLLM settings in kvplan's terms (platform cpu: block 128, no async)."""
-    settings = output["settings"]
-    kv_dtype = settings.get("kv_cache_dtype") or "bf16"
-    # --env VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0 switches the hybrid manager off.
-    hybrid = None
-    if "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0" in output.get("argv", []):
-        hybrid = False
-    return PlanInputs(
-        context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
-        platform="cpu", engine_version="0.32", kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
-        max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),
-        prefix_caching=settings.get("enable_prefix_caching"),
-        block_size=settings.get("block_size"),
-        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto", hybrid_kv_cache_manager=hybrid)
+    return oracle_inputs(output, output.get("argv", ()))
 
 
 def test_every_family_has_oracle_runs() -> None:
