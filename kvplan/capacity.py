@@ -43,6 +43,7 @@ from .units import cdiv
 from .weights import (
     WeightBreakdown,
     bitsandbytes_config,
+    checkpoint_breakdown,
     engine_dtype,
     parse_quantization_config,
     weight_breakdown,
@@ -231,12 +232,8 @@ class StagePlan:
     mamba_cache_mode: str | None = None
     kv_cache_groups: tuple[dict[str, object], ...] = ()
     reported_kv_cache_tokens: int = 0
-    weights_source: str = "architecture"  # or "given" (--weights-gib)
-    reserve_breakdown: dict[str, dict[str, object]] = field(default_factory=dict)
-    mem_fraction_rule: str = ""
-    weights_breakdown: dict[str, int] = field(default_factory=dict)
-    quantization: str = "none"
     weights_breakdown: WeightBreakdown | None = None
+    reserve_breakdown: Reserve | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,12 +289,19 @@ class CapacityPlan:
 def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       quantization: str | None = None, layers: range | None = None,
                       first: bool = True, last: bool = True, dp_attention: bool = False,
+                      ep: int = 1, mtp: bool = False, vision: bool = True,
                       ) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
     rank holds all attention, dense-MLP, embedding and lm_head weights; only routed experts are
-    split over the ranks (SGLang --enable-dp-attention, vLLM DP + EP)."""
+    split over the ranks (SGLang --enable-dp-attention, vLLM DP + EP).
+
+    A spec loaded with its checkpoint (a folder or Hub repo with safetensors) is measured from
+    the tensor headers (`checkpoint_breakdown`, source "checkpoint"): experts held whole over
+    ``ep`` ranks when ``ep`` > 1, the vision tower when ``vision``, MTP layers when ``mtp``.
+    Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
+    model."""
     if quantization == "bitsandbytes":
         quant = bitsandbytes_config()
     elif spec.quantization_json is not None:
@@ -310,6 +314,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
             engine_dtype(spec.weight_dtype))
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last}
+    if spec.checkpoint is not None and quantization != "bitsandbytes":
+        return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
+                                    dp_attention=dp_attention, vision=vision, mtp=mtp, **kw)
     split = weight_breakdown(spec, quant, tp=tp, **kw)
     if not dp_attention or tp == 1:
         return split
@@ -323,7 +330,8 @@ def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_firs
                    pp_last: bool) -> WeightBreakdown:
     return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
                              quantization=inputs.quantization, layers=stage, first=pp_first,
-                             last=pp_last, dp_attention=inputs.dp_attention)
+                             last=pp_last, dp_attention=inputs.dp_attention,
+                             mtp=inputs.speculative_method == "mtp")
 
 
 def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
@@ -600,7 +608,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         mamba_cache_mode=limiting.mamba_cache_mode,
         kv_cache_groups=limiting.kv_cache_groups,
         reported_kv_cache_tokens=limiting.reported_kv_cache_tokens,
-        weights_source="given" if inputs.weights_bytes is not None else "architecture",
+        weights_source="given" if inputs.weights_bytes is not None else (
+            limiting.weights_breakdown.source if limiting.weights_breakdown else "architecture"),
         weights_breakdown=(limiting.weights_breakdown.as_dict()
                            if limiting.weights_breakdown else {}),
         quantization=(limiting.weights_breakdown.method if limiting.weights_breakdown

@@ -25,7 +25,7 @@ embeddings           ``embed_tokens``, ``wte``, ``wpe``, ``word_embeddings``, ``
 experts              ``.experts.`` (routed experts), the router: ``mlp.gate.``, ``router``
 dense_mlp            ``shared_expert``, ``.mlp.``, ``feed_forward``, ``ffn``
 attention            ``self_attn``, ``attention``, ``attn``, ``mixer``, ``linear_attn``
-other                the rest (norms, ...)
+other                the rest: norms (a module named ``*norm``, even inside attention), ...
 ==================== ========================================================================
 """
 
@@ -42,6 +42,7 @@ from typing import Any
 from .errors import SpecError
 
 MAX_HEADER_BYTES = 100 * 1024 * 1024
+MAX_TENSOR_BYTES = 1 << 50  # far above any real shard; a bound for offsets read off the network
 INDEX_FILE = "model.safetensors.index.json"
 
 # Element widths in bits of the safetensors dtypes (safetensors/src/tensor.rs, Dtype).
@@ -120,6 +121,9 @@ def categorise(name: str, num_hidden_layers: int | None = None) -> str:
     if any(k in lower for k in ("embed_tokens", "wte.", "wpe.", "word_embeddings",
                                 "tok_embeddings")):
         return "embeddings"
+    module = name.split(".")[-2] if "." in name else name
+    if module.lower().endswith("norm"):
+        return "other"  # input_layernorm, post_attention_layernorm, q_norm, kv_a_layernorm
     if "shared_expert" in lower:
         return "dense_mlp"
     if ".experts." in lower or "mlp.gate." in lower or "router" in lower:
@@ -237,6 +241,12 @@ def _shards(folder: Path) -> tuple[list[Path], dict[str, str] | None]:
     return files, None
 
 
+def has_checkpoint(folder: str | Path) -> bool:
+    """Whether a folder holds safetensors weights (an index or any ``*.safetensors`` file)."""
+    root = Path(folder)
+    return (root / INDEX_FILE).exists() or next(root.glob("*.safetensors"), None) is not None
+
+
 def read_checkpoint(folder: str | Path, *, num_hidden_layers: int | None = None
                     ) -> CheckpointWeights:
     """Every tensor's dtype, shape and bytes in a checkpoint folder, from the headers only.
@@ -249,23 +259,36 @@ def read_checkpoint(folder: str | Path, *, num_hidden_layers: int | None = None
         raise SpecError(str(root), None, "not a checkpoint folder")
     layers = num_hidden_layers if num_hidden_layers is not None else _num_layers(root)
     files, weight_map = _shards(root)
+    headers = {path.name: read_header(path) for path in files}
+    return from_headers(str(root), headers, weight_map, num_hidden_layers=layers)
+
+
+def from_headers(source: str, headers: dict[str, dict[str, Any]],
+                 weight_map: dict[str, str] | None, *, num_hidden_layers: int | None
+                 ) -> CheckpointWeights:
+    """A checkpoint from its files' headers (file name -> tensor name -> entry, each entry
+    already checked), keeping each tensor in the shard ``weight_map`` names (when given)."""
     tensors: list[TensorInfo] = []
     seen: set[str] = set()
-    for path in files:
-        header = read_header(path)
+    for file, header in headers.items():
         for name, entry in header.items():
-            if weight_map is not None and weight_map.get(name) != path.name:
+            if weight_map is not None and weight_map.get(name) != file:
                 continue  # the index places this tensor in another shard
             seen.add(name)
             begin, end = entry["data_offsets"]
             tensors.append(TensorInfo(
                 name=name, dtype=entry["dtype"], shape=tuple(entry["shape"]),
-                nbytes=end - begin, file=path.name, category=categorise(name, layers)))
+                nbytes=end - begin, file=file, category=categorise(name, num_hidden_layers)))
     if weight_map is not None:
         missing = sorted(set(weight_map) - seen)
         if missing:
-            raise SpecError(str(root / weight_map[missing[0]]), missing[0],
+            raise SpecError(f"{source}/{weight_map[missing[0]]}", missing[0],
                             f"listed in {INDEX_FILE} but not in this shard "
                             f"({len(missing)} tensor(s) missing)")
-    return CheckpointWeights(folder=str(root), files=tuple(p.name for p in files),
+    return CheckpointWeights(folder=source, files=tuple(headers),
                              tensors=tuple(sorted(tensors, key=lambda t: t.name)))
+
+
+def check_entry(source: str, name: str, entry: Any) -> None:
+    """Validate one header entry that did not come from a local file (a Hub range request)."""
+    _check_entry(Path(source), name, entry, MAX_TENSOR_BYTES)

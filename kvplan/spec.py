@@ -10,14 +10,17 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from .dtypes import WEIGHT_DTYPE_ALIASES
 from .errors import InputError, SpecError
 from .validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
+
+if TYPE_CHECKING:
+    from .checkpoint import CheckpointWeights
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -136,6 +139,10 @@ class ModelSpec:
     # config.json's quantization_config, as canonical JSON text (validated at load time by
     # kvplan.weights.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
+    # The safetensors headers of the checkpoint the spec was loaded with (a local folder or a
+    # Hugging Face repo): exact per-tensor sizes for kvplan.weights. None: sizes from the
+    # architecture. Read once at load time, so that planning does no I/O.
+    checkpoint: CheckpointWeights | None = field(default=None, compare=False, repr=False)
 
     @property
     def quantization_config(self) -> dict[str, Any] | None:
@@ -764,14 +771,24 @@ def load_model(model: str) -> tuple[ModelSpec, list[str]]:
             return load_spec_file(bundled, spec_id=model), []
     candidate = Path(model)
     kind = path_kind(candidate)
+    if kind is None:
+        from .hub import is_hub_id, load_hub_model  # huggingface_hub only for Hub ids
+
+        if is_hub_id(model):
+            return load_hub_model(model)
     if kind == "dir":
         if path_kind(candidate / "config.json") is None:
             raise SpecError(shown_path(candidate), None,
                             "a folder without a config.json (give a spec YAML, a config.json or "
                             "a folder holding one)")
+        from .checkpoint import has_checkpoint, read_checkpoint
         from .hf_config import load_config  # only when a config.json is given
 
-        return load_config(candidate)
+        spec, warnings = load_config(candidate)
+        if has_checkpoint(candidate):
+            spec = replace(spec, checkpoint=read_checkpoint(
+                candidate, num_hidden_layers=spec.num_hidden_layers))
+        return spec, warnings
     if candidate.suffix.lower() == ".json":
         from .hf_config import load_config
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from kvplan.cli.common import load_spec
 from kvplan.device.alloc import search_blocks
-from kvplan.device.probe import CpuDevice
+from kvplan.device.probe import CPU_GRANULARITY_BYTES, CpuDevice
 from kvplan.errors import DeviceError
-from kvplan.units import MiB
+from kvplan.units import GiB, MiB
 
 torch = pytest.importorskip("torch")
 
@@ -93,3 +100,149 @@ def test_tp2_ranks_on_gloo_agree_on_the_minimum() -> None:
     for x in r.ranks:
         assert x["measured_num_blocks"] == x["predicted_num_blocks"]
     assert r.measured_num_blocks == min(x["measured_num_blocks"] for x in r.ranks)
+
+
+# --- ranks: spawned, joined under torchrun, interrupted, failing ------------------------------
+# A 7-layer spec: PP 2 gives stage 0 four layers and stage 1 three, so the ranks' predictions
+# differ and the minimum is a real choice. Tiny budgets: each rank's run is well under a second;
+# what the tests pay for is starting processes (torch's import in each).
+
+TINY_YAML = """name: Tiny GQA 7
+source: test
+num_hidden_layers: 7
+hidden_size: 256
+vocab_size: 1000
+attention: {kind: gqa, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 32}
+mlp: {intermediate_size: 512}
+"""
+TINY_ARGS = ["--device", "cpu", "--budget-gib", "0.004", "--context", "128"]
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kvplan", "verify", *args]
+
+
+def _check_ranks(data: dict, world: int) -> None:
+    ranks = data["ranks"]
+    assert [x["rank"] for x in ranks] == list(range(world))
+    for x in ranks:
+        assert x["measured_num_blocks"] == x["predicted_num_blocks"], x
+        assert x["peak_bytes"] <= data["budget_bytes"] + CPU_GRANULARITY_BYTES, x
+        assert x["peak_ok"] and x["freed_ok"] and x["decode_output_finite"]
+    assert data["predicted_num_blocks"] == min(x["predicted_num_blocks"] for x in ranks)
+    assert data["measured_num_blocks"] == min(x["measured_num_blocks"] for x in ranks)
+
+
+def test_pp2_cli_every_rank_measures_its_prediction(write_spec) -> None:
+    path = write_spec(TINY_YAML)
+    proc = subprocess.run(_cli(str(path), "--pp", "2", *TINY_ARGS, "-f", "json"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    _check_ranks(data, 2)
+    stage0, stage1 = data["ranks"]
+    assert (stage0["num_layers"], stage1["num_layers"]) == (4, 3)
+    # 4 layers take 4/3 the bytes per block of 3 layers: fewer blocks in the same budget.
+    assert stage0["predicted_num_blocks"] < stage1["predicted_num_blocks"]
+    assert data["rank"] == 0 and data["predicted_num_blocks"] == stage0["predicted_num_blocks"]
+
+
+def test_tp2_pp2_four_ranks(write_spec) -> None:
+    from kvplan.device.ranks import verify_ranks
+
+    spec = load_spec(str(write_spec(TINY_YAML)))
+    r = verify_ranks(spec, tp=2, pp=2, device="cpu", context=128,
+                     budget_bytes=int(0.004 * GiB), max_decode_batch=2)
+    data = r.to_dict()
+    _check_ranks(data, 4)
+    assert [(x["stage"], x["tp_rank"]) for x in r.ranks] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def test_torchrun_join_path(write_spec) -> None:
+    """Two processes started as torchrun starts them (RANK, WORLD_SIZE, LOCAL_RANK,
+    LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT): they join one gloo group, rank 0 reports."""
+    from kvplan.device.ranks import _free_port
+
+    path = write_spec(TINY_YAML)
+    port = str(_free_port())
+    procs = []
+    for rank in range(2):
+        env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank),
+               "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
+               "OMP_NUM_THREADS": "1"}
+        procs.append(subprocess.Popen(_cli(str(path), "--tp", "2", *TINY_ARGS, "-f", "json"),
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert outs[1][0] == ""  # rank 1 reports nothing
+    data = json.loads(outs[0][0])
+    _check_ranks(data, 2)
+    assert data["world_size"] == 2 and data["tp"] == 2
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return True
+
+
+def _wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not all(_gone(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if not _gone(p)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_stops_every_rank(write_spec) -> None:
+    """SIGINT to the CLI's whole process group, as a terminal's Ctrl-C: exit 130, one line,
+    and every rank it started gone within seconds."""
+    path = write_spec(TINY_YAML)
+    proc = subprocess.Popen(_cli(str(path), "--tp", "2", *TINY_ARGS), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = proc.stderr.readline()
+        assert "started ranks" in line, line
+        pids = [int(p) for p in line.split("started ranks", 1)[1].split()]
+        assert len(pids) == 2
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        "kvplan: interrupted: every rank stopped and its memory freed"]
+    assert _wait_gone(pids) == []
+
+
+def _failing_child(rank, world, port, spec, kwargs, out) -> None:
+    """A spawned rank whose rank 1 fails at once (as a rank's error would)."""
+    from kvplan.device import ranks
+
+    if rank == 1:
+        ranks._exit_with(out, ("error", 1, "DeviceError", "simulated failure"), 1)
+    ranks._child(rank, world, port, spec, kwargs, out)
+
+
+def test_an_error_in_one_rank_ends_every_rank(monkeypatch, write_spec) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from kvplan.cli.verify_cmd import verify_cmd
+    from kvplan.device import ranks
+
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app.command("verify")(verify_cmd)
+    app.command("noop")(lambda: None)
+    monkeypatch.setattr(ranks, "_child", _failing_child)
+    result = CliRunner().invoke(app, ["verify", str(write_spec(TINY_YAML)), "--tp", "2",
+                                      *TINY_ARGS])
+    assert result.exit_code == 1, result.output
+    started, *rest = result.stderr.strip().splitlines()
+    assert rest == ["kvplan: error: rank 1: simulated failure"]
+    pids = [int(p) for p in started.split("started ranks", 1)[1].split()]
+    assert _wait_gone(pids) == []

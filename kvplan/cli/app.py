@@ -47,6 +47,7 @@ from kvplan.cli.common import (
     WeightDType,
     atomic_write,
     check_output,
+    defer_warning,
     handle_errors,
     hybrid_manager_choice,
     load_spec,
@@ -409,7 +410,7 @@ def import_cmd(
         if target is not None:  # refuse before printing anything
             check_output("--output", target, force=force, inputs=[Path(shown)])
         for w in warnings:
-            warn(f"kvplan: warning: {w}")
+            defer_warning(f"kvplan: warning: {w}")
         if target is None:
             sys.stdout.write(text)
             return

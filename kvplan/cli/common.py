@@ -286,24 +286,45 @@ def use_kvplan_commands(app: typer.Typer) -> None:
             info.cls = KvplanCommand
 
 
+# Warnings gathered while a command runs (config.json import notes): printed when it succeeds,
+# dropped when it fails, so that a refusal is exactly one line on stderr.
+_pending: list[list[str]] = []
+
+
+def defer_warning(message: str) -> None:
+    """A warning for stderr, held until the command succeeds (printed at once outside one)."""
+    if _pending:
+        _pending[-1].append(message)
+    else:
+        warn(message)
+
+
 @contextmanager
 def handle_errors() -> Iterator[None]:
     """A KvplanError becomes one line on stderr and its exit code (2 bad input, 1 runtime);
-    KVPLAN_DEBUG=1 shows the traceback instead."""
+    KVPLAN_DEBUG=1 shows the traceback instead. Deferred warnings are printed on success only."""
+    _pending.append([])
     try:
         yield
     except KvplanError as exc:
+        _pending.pop()
         if os.environ.get("KVPLAN_DEBUG") == "1":
             raise
         sys.stderr.write(f"kvplan: error: {exc}\n")
         raise typer.Exit(exc.exit_code) from None
+    except BaseException:
+        _pending.pop()
+        raise
+    for message in _pending.pop():
+        warn(message)
 
 
 def load_spec(model: str) -> ModelSpec:
-    """Load a MODEL argument; config.json import warnings go to stderr."""
+    """Load a MODEL argument; config.json import warnings go to stderr (if the command
+    succeeds)."""
     spec, warnings = load_model(model)
     for w in warnings:
-        warn(f"kvplan: warning: {w}")
+        defer_warning(f"kvplan: warning: {w}")
     return spec
 
 
@@ -320,9 +341,17 @@ def check_output(option: str, path: Path, *, force: bool, inputs: Iterable[Path]
     shown = shown_path(path)
     if len(str(path)) > 4096:
         raise InputError(f"{option}: path too long")
+    folder = path.parent
     try:
+        st = os.stat(folder)
+        if not stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{option}: cannot write {shown!r}: {shown_path(folder)!r} is not "
+                             "a folder")
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
+        if not folder.is_dir():
+            raise InputError(f"{option}: folder {shown_path(folder)!r} does not exist"
+                             ) from None
         return
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or "not a valid path"

@@ -68,7 +68,7 @@ def verify_cmd(
                 block_size=block_size, mem_fraction=mem_fraction,
                 budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
                 speculative_method=speculative_method,
-                num_speculative_tokens=num_speculative_tokens, progress=True,
+                num_speculative_tokens=num_speculative_tokens,
                 on_started=lambda pids: warn("kvplan: verify: started ranks "
                                              + " ".join(str(p) for p in pids)),
             )

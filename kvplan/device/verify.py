@@ -20,6 +20,7 @@ Steps (each measured by means independent of the prediction):
 
 from __future__ import annotations
 
+import gc
 import traceback
 import weakref
 from dataclasses import asdict, dataclass, replace
@@ -64,6 +65,9 @@ CPU_FREE_SLACK_BYTES = 32 * MiB
 WORKSPACE_SHARE = 8
 WORKSPACE_MIN_BYTES = 1 * MiB
 WORKSPACE_MAX_BYTES = 256 * MiB
+# The warm-up request's context: long enough for several chunks of the decode step's loops,
+# short enough to cost little next to the measured run.
+WARM_UP_MAX_TOKENS = 256
 
 # Weak references to every tensor the last run allocated, so that tests can check they are gone.
 last_run_refs: list[weakref.ref] = []
@@ -187,9 +191,10 @@ class VerifyResult:
     mla_check_requests: int | None
     mla_naive_seconds: float | None
     mla_absorbed_seconds: float | None
-    peak_bytes: int  # CPU: peak RSS over the start; CUDA: peak reserved over the start
+    peak_bytes: int  # CPU: peak anonymous RSS over the start; CUDA: peak reserved over it
     peak_limit_bytes: int  # budget + the allocator's granularity
     peak_ok: bool
+    file_backed_growth_bytes: int  # CPU: library code pages faulted in during the run
     freed_ok: bool
     freed_residual_bytes: int
     live_tensors_after_free: int
@@ -216,7 +221,9 @@ class VerifyResult:
                 "measured_num_blocks": self.measured_num_blocks,
                 "predicted_bytes": self.predicted_bytes, "measured_bytes": self.measured_bytes,
                 "tensor_bytes": self.tensor_bytes, "peak_bytes": self.peak_bytes,
-                "peak_ok": self.peak_ok, "decode_step_seconds": self.decode_step_seconds,
+                "peak_ok": self.peak_ok,
+                "file_backed_growth_bytes": self.file_backed_growth_bytes,
+                "decode_step_seconds": self.decode_step_seconds,
                 "decode_output_finite": self.decode_output_finite, "freed_ok": self.freed_ok}
 
 
@@ -235,7 +242,7 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
            kv_dtype: str = "bf16", block_size: int | None = None, tp: int = 1, pp: int = 1,
            rank: int = 0, world_size: int = 1, local_rank: int = 0, local_ranks: int = 1,
            mem_fraction: float = DEFAULT_MEM_FRACTION, budget_bytes: int | None = None,
-           max_decode_batch: int | None = None, progress: bool = False, seed: int = 0,
+           max_decode_batch: int | None = None, seed: int = 0,
            speculative_method: str | None = None, num_speculative_tokens: int = 0,
            dev: Device | None = None) -> VerifyResult:
     """Verify rank `rank` of a `tp` x `pp` layout on `device` (see the module docstring).
@@ -255,6 +262,11 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
     cap = max_decode_batch or MAX_DECODE_BATCH["cuda" if dev.is_cuda else "cpu"]
     held = Held()
     last_run_refs[:] = []
+    # The objects alive before the run are not its garbage: frozen, the full collections of
+    # every `settle()` walk only what the run made (with torch imported a process holds
+    # ~10^5-10^6 objects, and each collection took 0.1-0.4 s, half of a small run's time).
+    gc.collect()
+    gc.freeze()
     try:
         run = _run(held, dev, torch=torch, spec=spec, st=st, rp=rp, plan=plan, cap=cap,
                    seed=seed, tp=rp.inputs.kv_tp)
@@ -272,6 +284,7 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
         last_run_refs[:] = held.refs
         held.clear()
         dev.settle()
+        gc.unfreeze()
     live = sum(ref() is not None for ref in held.refs)
     residual = dev.usage()
     if dev.is_cuda:
@@ -309,7 +322,10 @@ def _result(spec: ModelSpec, rp: RankPlan, plan: PoolPlan, run: dict[str, Any], 
         f"workspace); stopped by {run['limit']}.",
         f"Peak over the start: {run['peak']:,} B against the budget {rp.budget_bytes:,} B + "
         f"{human_bytes(dev.granularity_bytes)} allocator granularity"
-        + ("" if run["peak_exact"] else " (peak sampled: this kernel cannot reset VmHWM)") + ".",
+        + ("" if run["peak_exact"] else " (peak sampled: this kernel cannot reset VmHWM)")
+        + (f"; RSS high-water mark less the {run['file_backed']:,} B of library code pages "
+           "faulted in during the run (file-backed, shared: not taken from the budget)"
+           if not dev.is_cuda else "") + ".",
     ]
     if config.block_size_raised:
         notes.append(f"Block size raised to {config.block_size} tokens so that one attention "
@@ -362,6 +378,7 @@ def _result(spec: ModelSpec, rp: RankPlan, plan: PoolPlan, run: dict[str, Any], 
         mla_naive_seconds=decode.mla_naive_seconds,
         mla_absorbed_seconds=decode.mla_absorbed_seconds,
         peak_bytes=run["peak"], peak_limit_bytes=peak_limit, peak_ok=run["peak"] <= peak_limit,
+        file_backed_growth_bytes=run["file_backed"],
         freed_ok=freed_ok, freed_residual_bytes=residual, live_tensors_after_free=live,
         rank=rp.rank, world_size=world_size, stage=rp.stage, first_layer=rp.layers.start,
         num_layers=len(rp.layers), requested_block_size=config.requested_block_size,
@@ -387,19 +404,38 @@ def _largest_context(config: VllmKVConfig, context: int, blocks: int) -> int:
     return lo
 
 
+def _warm_up(dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, rp: RankPlan,
+             plan: PoolPlan, tp: int, gen: Any, refs: list[weakref.ref]) -> None:
+    """Run the whole path once, on a pool of one short request, before the baseline, so that
+    what a process pays once is not counted against the budget: the intra-op thread pool
+    (a large zeroing starts it; its stacks are resident), BLAS and the CUDA context, cuBLAS's
+    workspace, and on CPU the library code pages each kernel faults in on its first call (a
+    fresh spawned rank faulted in ~8 MiB of them during its first decode step). The same
+    kernels run on the same chunk sizes; only the context is shorter."""
+    scratch = torch.empty(16 * MiB, dtype=torch.uint8, device=dev.torch_device)
+    scratch.zero_()
+    del scratch
+    context = min(rp.inputs.context, WARM_UP_MAX_TOKENS)
+    config = (rp.config if context == rp.inputs.context
+              else vllm_stage_config(spec, rp.inputs, rp.layers, context))
+    warm_plan = replace(plan, config=config)
+    warm = Held(refs=refs)  # its tensors are checked gone with the run's
+    try:
+        allocate(warm_plan, config.blocks_per_request, dev.torch_device, warm)
+        decode_step(warm, warm_plan, spec=spec, st=st, tp=tp, device=dev, batch=1,
+                    context=context, workspace=rp.workspace_bytes, gen=gen)
+    finally:
+        warm.clear()
+        dev.settle()
+
+
 def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, rp: RankPlan,
          plan: PoolPlan, cap: int, seed: int, tp: int) -> dict[str, Any]:
     """Everything that holds tensors. Tensors live only in `held` (freed by the caller)."""
     where = dev.torch_device
     gen = torch.Generator(device=where)
     gen.manual_seed(seed)
-    # Warm up torch (threads, BLAS, CUDA context) before the baseline so it is not counted.
-    # A large zeroing starts the intra-op thread pool (its stacks are resident memory).
-    warm = torch.ones(64, 64, device=where)
-    float((warm @ warm).sum())
-    scratch = torch.empty(16 * MiB, dtype=torch.uint8, device=where)
-    scratch.zero_()
-    del warm, scratch
+    _warm_up(dev, torch=torch, spec=spec, st=st, rp=rp, plan=plan, tp=tp, gen=gen, refs=held.refs)
     dev.baseline()
 
     # 3. The pool, as the engine allocates it.
@@ -419,7 +455,8 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
     else:
         allocated = reserved = None
         overhead = measured - tensor_bytes
-        method = "growth of the process RSS (/proc/self/statm) after every page was written"
+        method = ("growth of the process's anonymous resident memory (/proc/self/statm "
+                  "resident - shared) after every page was written")
 
     # 5. The real maximum, by the device's own accounting, inside the KV budget.
     def shrink(blocks: int) -> None:
@@ -456,11 +493,12 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
         decode = StepOutcome(batch=0, context=0, seconds=None, finite=True)
     dev.sync()
     peak = dev.peak_usage()
+    file_backed = dev.file_backed_growth()
     return {"measured": measured, "tensor_bytes": tensor_bytes, "allocated": allocated,
             "reserved": reserved, "overhead": overhead, "method": method,
             "measured_blocks": found.blocks, "limit": found.limit,
             "search_bytes": found.search_bytes, "decode": decode, "peak": peak,
-            "charged": charged,
+            "charged": charged, "file_backed": file_backed,
             "peak_exact": getattr(dev, "peak_is_exact", True)}
 
 

@@ -1,0 +1,232 @@
+"""Hugging Face ids as MODEL (kvplan.hub), with the real huggingface_hub client and never the
+network: a pre-filled cache folder (HF_HUB_CACHE in tmp_path, the snapshot layout), and a local
+HTTP server on 127.0.0.1 standing in for the Hub (HF_ENDPOINT) that serves the few endpoints the
+client calls: HEAD/GET /{repo}/resolve/{revision}/{file}, with Range requests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.capacity import weights_breakdown
+from kvplan.cli import app
+from kvplan.errors import SpecError
+from kvplan.hub import is_hub_id
+from kvplan.spec import load_model
+from tests.test_checkpoint_weights import LLAMA_CONFIG, llama_tensors, make_folder
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+# The llama of test_checkpoint_weights at TP=1 (derived there): 180,864 bytes.
+LLAMA_BYTES = 16384 * 2 + 49152 + 98304 + 640
+
+
+class FakeHub:
+    """Repos as {repo_id: {file name: bytes}}; ``gated`` repos answer 403 GatedRepo."""
+
+    def __init__(self) -> None:
+        self.repos: dict[str, dict[str, bytes]] = {}
+        self.gated: set[str] = set()
+        self.requests: list[tuple[str, str, str | None]] = []  # (method, path, range)
+        self.served: dict[str, int] = {}  # file -> bytes sent in bodies
+
+    def add(self, repo: str, folder: Path) -> None:
+        self.repos[repo] = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # keep pytest's output clean
+            pass
+
+        def _answer(self, body: bool) -> None:
+            hub.requests.append((self.command, self.path, self.headers.get("Range")))
+            parts = self.path.split("?")[0].strip("/").split("/")
+            if len(parts) < 5 or parts[2] != "resolve":
+                return self._error(404, "RepoNotFound")
+            repo, file = "/".join(parts[:2]), "/".join(parts[4:])
+            if repo in hub.gated:
+                return self._error(403, "GatedRepo")
+            if repo not in hub.repos:
+                return self._error(404, "RepoNotFound")
+            data = hub.repos[repo].get(file)
+            if data is None:
+                return self._error(404, "EntryNotFound")
+            status, chunk = 200, data
+            ask = self.headers.get("Range")
+            if ask and ask.startswith("bytes="):
+                start_s, _, end_s = ask[6:].partition("-")
+                start, end = int(start_s), min(int(end_s or len(data) - 1), len(data) - 1)
+                status, chunk = 206, data[start:end + 1]
+            self.send_response(status)
+            self.send_header("X-Repo-Commit", COMMIT)
+            self.send_header("ETag", f'"{abs(hash(data)):x}"')
+            self.send_header("Content-Length", str(len(chunk)))
+            if status == 206:
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+            self.end_headers()
+            if body:
+                hub.served[file] = hub.served.get(file, 0) + len(chunk)
+                self.wfile.write(chunk)
+
+        def _error(self, status: int, code: str) -> None:
+            payload = json.dumps({"error": code}).encode()
+            self.send_response(status)
+            self.send_header("X-Error-Code", code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+
+        def do_HEAD(self) -> None:  # noqa: N802 - http.server's naming
+            self._answer(body=False)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._answer(body=True)
+
+    return Handler
+
+
+@pytest.fixture
+def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    hub = FakeHub()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02},
+                              daemon=True)
+    thread.start()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_TOKEN", "")
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    try:
+        yield hub
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _safetensors_gets(hub: FakeHub) -> list[tuple[str, str, str | None]]:
+    return [r for r in hub.requests if r[0] == "GET" and r[1].endswith(".safetensors")]
+
+
+def test_hub_ids() -> None:
+    assert is_hub_id("Qwen/Qwen3-8B")
+    assert is_hub_id("meta-llama/Llama-3.1-8B-Instruct")
+    for not_id in ("llama-3-8b", "a/b/c", "./x/y", "x/config.json", "spec/model.yaml",
+                   "a--b/c", "/abs/path", "org/"):
+        assert not is_hub_id(not_id), not_id
+
+
+def test_single_file_repo_reads_headers_only(hub_env: FakeHub, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    hub_env.add("org/tiny-llama", folder)
+    spec, _ = load_model("org/tiny-llama")
+    assert spec.id == "tiny-llama" and spec.source == "hf://org/tiny-llama"
+    assert spec.checkpoint is not None and len(spec.checkpoint.tensors) == 21
+    b = weights_breakdown(spec, tp=1)
+    assert (b.source, b.total) == ("checkpoint", LLAMA_BYTES)
+    # Every GET of the weight file was a range request, and far less than the file was sent.
+    gets = _safetensors_gets(hub_env)
+    assert gets and all(r[2] is not None for r in gets)
+    size = len(hub_env.repos["org/tiny-llama"]["model.safetensors"])
+    assert hub_env.served["model.safetensors"] < size
+    # config.json landed in the cache, in the snapshot layout.
+    cached = tmp_path / "hf-cache" / "models--org--tiny-llama" / "snapshots" / COMMIT
+    assert (cached / "config.json").is_file()
+    assert not (cached / "model.safetensors").exists()
+
+
+def test_sharded_repo(hub_env: FakeHub, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors(), shards=2)
+    hub_env.add("org/sharded", folder)
+    spec, _ = load_model("org/sharded")
+    assert spec.checkpoint is not None and len(spec.checkpoint.files) == 2
+    assert weights_breakdown(spec, tp=2).total == (
+        8192 * 2 + 2 * (6144 + 12288) * 2 + 640)  # test_checkpoint_weights' TP=2 numbers
+    gets = _safetensors_gets(hub_env)
+    assert {r[1].rsplit("/", 1)[1] for r in gets} == {
+        "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
+    assert all(r[2] is not None for r in gets)
+
+
+def _fill_cache(cache: Path, repo: str, folder: Path, files: tuple[str, ...]) -> Path:
+    root = cache / f"models--{repo.replace('/', '--')}"
+    snapshot = root / "snapshots" / COMMIT
+    snapshot.mkdir(parents=True)
+    (root / "refs").mkdir()
+    (root / "refs" / "main").write_text(COMMIT)
+    for name in files:
+        (snapshot / name).write_bytes((folder / name).read_bytes())
+    return snapshot
+
+
+def test_cache_first_no_request(hub_env: FakeHub, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    _fill_cache(tmp_path / "hf-cache", "org/cached", folder,
+                ("config.json", "model.safetensors"))
+    spec, _ = load_model("org/cached")
+    assert spec.checkpoint is not None
+    assert weights_breakdown(spec, tp=1).total == LLAMA_BYTES
+    assert hub_env.requests == []
+
+
+def test_offline_uses_cache_and_falls_back(hub_env: FakeHub, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    hub_env.add("org/config-only", folder)
+    _fill_cache(tmp_path / "hf-cache", "org/config-only", folder, ("config.json",))
+    spec, warnings = load_model("org/config-only")
+    assert spec.checkpoint is None
+    assert any("HF_HUB_OFFLINE" in w for w in warnings)
+    assert weights_breakdown(spec, tp=1).source == "architecture"
+    with pytest.raises(SpecError, match="org/absent.*HF_HUB_OFFLINE"):
+        load_model("org/absent")
+    assert hub_env.requests == []
+
+
+def _estimate(model: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["estimate", model, "--context", "4096"])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_missing_repo_is_one_line_exit_2(hub_env: FakeHub) -> None:
+    code, out, err = _estimate("org/no-such-model")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "org/no-such-model" in err and "no such model" in err
+
+
+def test_gated_repo_is_one_line_exit_2(hub_env: FakeHub, tmp_path: Path) -> None:
+    hub_env.add("org/gated", make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors()))
+    hub_env.gated.add("org/gated")
+    code, out, err = _estimate("org/gated")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "org/gated" in err and "gated" in err
+
+
+def test_local_paths_win(hub_env: FakeHub, tmp_path: Path,
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    make_folder(tmp_path / "org" / "tiny", LLAMA_CONFIG, llama_tensors())
+    monkeypatch.chdir(tmp_path)
+    spec, _ = load_model("org/tiny")
+    assert spec.checkpoint is not None and spec.source != "hf://org/tiny"
+    load_model("llama-3-8b")
+    assert hub_env.requests == []
+
+
+def test_bundled_ids_do_not_import_huggingface_hub() -> None:
+    code = ("import sys; from kvplan.spec import load_model; load_model('llama-3-8b'); "
+            "assert 'huggingface_hub' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
