@@ -27,6 +27,15 @@ class Column:
     header: str
     numeric: bool = False
     min_width: int | None = None
+    # Hidden when the table would not fit the terminal (shown with --wide, and in JSON/CSV/MD).
+    optional: bool = False
+    # Never broken inside a word or id (the column takes the width of its widest cell).
+    no_wrap: bool = False
+
+
+# --wide: every column, whatever the terminal's width (set by the CLI for one invocation).
+WIDE = False
+PROSE_FOLD = 16
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,17 +59,19 @@ def build_table(view: View):
     table = Table(title=view.title, title_justify="left", caption_justify="left")
     for col in view.columns:
         table.add_column(col.header, justify="right" if col.numeric else "left",
-                         no_wrap=col.numeric, min_width=col.min_width, overflow="fold")
+                         no_wrap=col.numeric or col.no_wrap, min_width=col.min_width,
+                         overflow="fold")
     for row in view.rows:
         table.add_row(*row)
     return table
 
 
 def _min_cell_width(col: Column, cells: list[str]) -> int:
-    if col.numeric or col.min_width:
+    if col.numeric or col.min_width or col.no_wrap:
         widest = max((len(c) for c in cells), default=0)
     else:
-        widest = max((len(w) for c in cells for w in c.split()), default=0)
+        # Prose wraps at words; a word longer than PROSE_FOLD (a formula, a flag name) folds.
+        widest = min(PROSE_FOLD, max((len(w) for c in cells for w in c.split()), default=0))
     # rich never wraps a no_wrap (numeric) column's header either.
     header = len(col.header) if col.numeric else max((len(w) for w in col.header.split()),
                                                      default=0)
@@ -71,6 +82,47 @@ def _min_table_width(view: View) -> int:
     widths = [_min_cell_width(col, [row[i] for row in view.rows])
               for i, col in enumerate(view.columns)]
     return sum(w + 3 for w in widths) + 1  # " x |" per column, plus the left border
+
+
+def _rendered_width(view: View, width: int) -> int:
+    """The widest line of the view's table as `emit` prints it in a terminal of `width` columns
+    (widened, as emit widens it, so that numbers and ids are never broken)."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=max(width, _min_table_width(view)), markup=False, highlight=False,
+            color_system=None).print(build_table(view))
+    return max((len(line.rstrip()) for line in out.getvalue().splitlines()), default=0)
+
+
+def _select(view: View, keep: list[int]) -> View:
+    from dataclasses import replace
+
+    return replace(view, columns=[view.columns[j] for j in keep],
+                   rows=[[row[j] for j in keep] for row in view.rows])
+
+
+def fit_columns(view: View, width: int) -> View:
+    """Drop optional columns, rightmost first, until the table fits `width` (unless --wide);
+    a note says how many are hidden. JSON, CSV and Markdown always keep every column."""
+    from dataclasses import replace
+
+    if WIDE or _rendered_width(view, width) <= width:
+        return view
+    keep = list(range(len(view.columns)))
+    hidden = 0
+    for i in reversed(range(len(view.columns))):
+        if not view.columns[i].optional:
+            continue
+        keep.remove(i)
+        hidden += 1
+        if _rendered_width(_select(view, keep), width) <= width:
+            break
+    if not hidden:
+        return view
+    return replace(_select(view, keep),
+                   notes=[*view.notes, f"{hidden} column(s) hidden to fit {width} columns: "
+                                       "--wide shows them (JSON, CSV and Markdown have all)."])
 
 
 def versioned(records: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> Any:
@@ -142,15 +194,16 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
         for i, one in enumerate((view, *view.more)):
             if i:
                 console.print()
+            one = fit_columns(one, console.width)
             table = build_table(one)
             # Never squeeze a number into "1.88 G…": widen to what the table needs (numbers and
             # labels whole, text wrapped at words) even if lines then exceed the terminal.
             needed = _min_table_width(one)
-            if needed > console.width:
-                console = Console(markup=False, highlight=False, width=needed)
-            console.print(table)
+            out = console if needed <= console.width else Console(
+                markup=False, highlight=False, width=needed)
+            out.print(table)
             for note in one.notes:
-                console.print(note, soft_wrap=True)
+                console.print(note)  # wrapped at words to the terminal
     sys.stdout.flush()
 
 

@@ -492,13 +492,13 @@ def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10)
                for h in shown]
     columns += [Column(header="context", numeric=True),
                                                     Column(header="batch", numeric=True)]
-    columns += [Column(header="bytes/token", numeric=True),
-                Column(header="per sequence", numeric=True),
+    columns += [Column(header="bytes/token", numeric=True, optional=True),
+                Column(header="per sequence", numeric=True, optional=True),
                 Column(header="per batch", numeric=True)]
     if has_capacity:
-        columns += [Column(header="KV budget", numeric=True),
-                    Column(header="num_blocks", numeric=True),
-                    Column(header="token_capacity", numeric=True),
+        columns += [Column(header="KV budget", numeric=True, optional=True),
+                    Column(header="num_blocks", numeric=True, optional=True),
+                    Column(header="token_capacity", numeric=True, optional=True),
                     Column(header="max_concurrency", numeric=True),
                     Column(header="max_requests", numeric=True),
                     Column(header="fits batch", min_width=len("fits batch"))]

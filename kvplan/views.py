@@ -78,10 +78,11 @@ def specs_view(specs: Sequence[ModelSpec], *, kv_dtype: str = "bf16") -> View:
         })
     return View(
         title=f"Bundled model specs (KV bytes per token at {kv_dtype}, all layers)",
-        columns=[Column(header="id", min_width=15), Column(header="name"), Column(header="kind"),
-                 Column(header="layers", numeric=True), Column(header="KV elements/token/layer"),
+        columns=[Column(header="id", no_wrap=True), Column(header="name", optional=True),
+                 Column(header="kind"), Column(header="layers", numeric=True),
+                 Column(header="KV elements/token/layer", optional=True),
                  Column(header="layers by cache kind"),
-                 Column(header=f"KV bytes/token ({kv_dtype})", numeric=True)],
+                 Column(header="KV B/token", numeric=True)],
         rows=rows,
         records=records,
         notes=[BYTES_NOTE],
@@ -139,7 +140,8 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         title=f"KV cache: {spec.name}, context {est.context:,}, batch {est.batch:,}, "
               f"{est.kv_dtype}, block {est.block_size}",
         columns=[Column(header="quantity"), Column(header="bytes", numeric=True),
-                 Column(header="binary", numeric=True), Column(header="decimal", numeric=True),
+                 Column(header="binary", numeric=True),
+                 Column(header="decimal", numeric=True, optional=True),
                  Column(header="how")],
         rows=rows,
         records=records,
@@ -162,7 +164,7 @@ def groups_view(groups: Sequence[dict[str, object]], *, context: int,
         columns=[Column(header="kind"), Column(header="groups", numeric=True),
                  Column(header="layers", numeric=True), Column(header="block", numeric=True),
                  Column(header="page", numeric=True), Column(header="pages/req", numeric=True),
-                 Column(header="cache")],
+                 Column(header="cache", optional=True)],
         rows=rows, records={"kv_cache_groups": list(groups)},
         notes=["Each group holds one page per block slot for each of its layers; a request "
                "takes its pages/req from every group of its kind (vllm/v1/core/"
@@ -251,13 +253,13 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
             row(f"longest context for {reverse.requests:,} requests", "none fits")
         else:
             row(f"longest context for {reverse.requests:,} requests",
-                _int(reverse.longest_context)
-                + (" (model max; sliding windows bound the cache)"
-                   if reverse.longest_context_capped else ""), None, "tokens")
+                _int(reverse.longest_context), None,
+                "tokens (the model's max; its windows bound the cache)"
+                if reverse.longest_context_capped else "tokens")
         if reverse.fraction_needed is not None:
             need = reverse.fraction_needed
-            row(f"{frac_name} for {reverse.requests:,} x {plan.context:,}",
-                f"{need:.3f}" + ("  (does not fit: > 1)" if need > 1 else ""))
+            row(f"fraction for {reverse.requests:,} x {plan.context:,}",
+                f"{need:.3f}", None, "does not fit: > 1" if need > 1 else "")
         records |= {
             "requests": reverse.requests,
             "longest_context_for_requests": reverse.longest_context,
@@ -321,9 +323,9 @@ def gpus_view(gpus: Sequence[GPU]) -> View:
         records.append(asdict(g) | {"total_bytes": g.total_bytes})
     return View(
         title="GPU presets (--gpu)",
-        columns=[Column(header="name"), Column(header="product"),
+        columns=[Column(header="name", no_wrap=True), Column(header="product", optional=True),
                  Column(header="memory", numeric=True),
-                 Column(header="reported total", numeric=True),
+                 Column(header="reported total", numeric=True, optional=True),
                  Column(header="bandwidth", numeric=True),
                  Column(header="bf16 TFLOP/s", numeric=True),
                  Column(header="fp8 TFLOP/s", numeric=True)],
@@ -378,25 +380,27 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
               if gpu else []),
         ])
     columns = [
-        Column(header="scheme", min_width=18), Column(header="KV elem/token/layer", numeric=True),
-        Column(header=f"bytes/token ({kv_dtype})", numeric=True),
-        Column(header="vs MHA", numeric=True),
-        Column(header=f"KV/request @ {context:,}", numeric=True),
+        Column(header="scheme"),
+        Column(header="KV elem/token/layer", numeric=True, optional=True),
+        Column(header="B/token", numeric=True),
+        Column(header="vs MHA", numeric=True, optional=True),
+        Column(header="KV/req", numeric=True),
     ]
     if gpu:
-        columns.append(Column(header=f"max requests ({gpu.name})", numeric=True))
+        columns.append(Column(header="max req", numeric=True))
     columns += [
-        Column(header="decode FLOPs/token", numeric=True),
-        Column(header="attention FLOPs/token", numeric=True),
-        Column(header="KV read/token", numeric=True),
-        Column(header=f"FLOP/byte @ batch {batch}", numeric=True),
+        Column(header="FLOP/tok", numeric=True),
+        Column(header="attention FLOPs/token", numeric=True, optional=True),
+        Column(header="KV read/token", numeric=True, optional=True),
+        Column(header=f"FLOP/byte @ batch {batch}", numeric=True, optional=True),
     ]
     if gpu:
-        columns += [Column(header=f"roofline ms/step @ batch {batch}", numeric=True),
-                    Column(header="compute-bound batch", numeric=True),
+        columns += [Column(header=f"roofline ms/step @ batch {batch}", numeric=True,
+                           optional=True),
+                    Column(header="compute-bound batch", numeric=True, optional=True),
                     Column(header="TPOT ms", numeric=True),
-                    Column(header=f"TTFT ms @ {context:,}", numeric=True),
-                    Column(header="output tok/s/GPU", numeric=True)]
+                    Column(header=f"TTFT ms @ {context:,}", numeric=True, optional=True),
+                    Column(header="output tok/s/GPU", numeric=True, optional=True)]
         if costed:
             columns.append(Column(header="USD / M output tokens", numeric=True))
     notes = ["* the model's native scheme. " + FLOPS_NOTE,
@@ -431,8 +435,9 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
     terms = ("q_proj", "kv_proj", "kv_up_proj", "absorb", "scores", "values", "o_proj")
     breakdown = View(
         title=f"Attention FLOPs per layer per decoded token at context {context:,}, by term",
-        columns=[Column(header="scheme", min_width=18),
-                 *(Column(header=t, numeric=True) for t in terms),
+        columns=[Column(header="scheme"),
+                 *(Column(header=t, numeric=True, optional=t not in ("scores", "values"))
+                   for t in terms),
                  Column(header="prefill FLOPs/token", numeric=True)],
         rows=[[r.scheme, *(_flops(r.attention_flops_per_layer[t]) if
                            r.attention_flops_per_layer[t] else "-" for t in terms),

@@ -45,3 +45,28 @@ def test_readme_command_runs(command: str, tmp_path) -> None:
             args[i] = str(tmp_path / Path(args[i]).name)
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == EXPECTED.get(command, 0), (command, result.output)
+
+
+TABLES = [c for c in RUNNABLE if "--format" not in c and " -o " not in c
+          and "--plot" not in c and "verify" not in c]
+
+
+@pytest.mark.parametrize("command", TABLES)
+def test_readme_command_fits_80_columns(command: str) -> None:
+    # Every table fits an 80-column terminal by default: optional columns give way, notes wrap
+    # at words, ids and numbers are never broken (--wide shows every column).
+    args = shlex.split(command)
+    args = args[3:] if args[0] == "python" else args[1:]
+    result = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert result.exit_code == EXPECTED.get(command, 0), (command, result.output)
+    widest = max(len(line) for line in result.stdout.splitlines())
+    assert widest <= 80, (command, widest)
+
+
+def test_wide_shows_every_column() -> None:
+    narrow = runner.invoke(app, ["compare", "deepseek-v2", "--gpu", "H100"],
+                           env={"COLUMNS": "80"}).stdout
+    wide = runner.invoke(app, ["compare", "deepseek-v2", "--gpu", "H100", "--wide"],
+                         env={"COLUMNS": "80"}).stdout
+    assert "hidden to fit 80 columns" in narrow and "vs MHA" not in narrow
+    assert "vs MHA" in wide and "hidden" not in wide

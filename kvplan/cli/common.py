@@ -258,8 +258,15 @@ class KvplanGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
+        from kvplan import render
+
+        argv = list(sys.argv[1:] if args is None else args)
+        cut = argv.index("--") if "--" in argv else len(argv)
+        # --wide, accepted anywhere before "--": every table column, whatever the terminal.
+        render.WIDE = "--wide" in argv[:cut]
+        argv = [a for a in argv[:cut] if a != "--wide"] + argv[cut:]
         try:
-            rv = super().main(args=args, prog_name=prog_name or "kvplan",
+            rv = super().main(args=argv, prog_name=prog_name or "kvplan",
                               complete_var=complete_var, standalone_mode=False, **extra)
         except typer.Exit as exc:
             code = exc.exit_code
