@@ -245,6 +245,14 @@ def _cdiv(a: Any, b: int) -> Any:
     return -(-a // b)
 
 
+def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid) -> pd.DataFrame:
+    """Several models over the same grid: their rows one after the other (column `model`)."""
+    import pandas as pd
+
+    frames = [evaluate(spec, grid) for spec in specs]
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
 def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
     """One row per grid point, in the order scheme, kv_dtype, gpu, tp, mem_fraction, context,
     batch (outermost first); columns `COLUMNS`."""
@@ -477,14 +485,15 @@ def _varying(df: pd.DataFrame, name: str) -> bool:
 def series_columns(df: pd.DataFrame) -> list[str]:
     """The dimensions besides context and batch that take more than one value: one plotted line
     (one sparkline) per combination of them."""
-    return [c for c in ("scheme", "kv_dtype", "gpu", "tp", "mem_fraction") if _varying(df, c)]
+    return [c for c in ("model", "scheme", "kv_dtype", "gpu", "tp", "mem_fraction")
+            if _varying(df, c)]
 
 
 def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10) -> View:
     """The table: context and batch always, other dimensions only where they vary (constant ones
     go in the title). With `max_rows` and more rows than that, the first and last `head` rows."""
     has_capacity = df["num_blocks"].notna().any() if len(df) else False
-    dims = ["scheme", "kv_dtype", "gpu", "tp", "mem_fraction"]
+    dims = ["model", "scheme", "kv_dtype", "gpu", "tp", "mem_fraction"]
     shown = [d for d in dims if _varying(df, d)]
     const = [d for d in dims if d not in shown and _native(df[d].iloc[0]) is not None]
     columns = [Column(header=h, min_width=max(len(h), *(len(_dim(h, _native(v)))
@@ -501,7 +510,7 @@ def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10)
                     Column(header="token_capacity", numeric=True, optional=True),
                     Column(header="max_concurrency", numeric=True),
                     Column(header="max_requests", numeric=True),
-                    Column(header="fits batch", min_width=len("fits batch"))]
+                    Column(header="fits batch", min_width=len("fits batch"), optional=True)]
     total = len(df)
     if max_rows is not None and total > max_rows:
         picked = df.iloc[list(range(head)) + list(range(total - head, total))]
@@ -520,7 +529,8 @@ def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10)
     if len(picked) < total:
         rows.insert(head, ["..."] * len(columns))
     first = df.iloc[0]
-    title = (f"KV sweep: {first['model']}, {total:,} points, {first['engine']}, "
+    models = ", ".join(str(m) for m in df["model"].unique()) if len(df) else ""
+    title = (f"KV sweep: {models}, {total:,} points, {first['engine']}, "
              f"block {first['block_size']}"
              + "".join(f", {d} {_dim(d, _native(first[d]))}" for d in const))
     notes = ["Sizes are per GPU (rank) at the point's TP degree; sequences are block-rounded. "
@@ -561,7 +571,10 @@ def series(df: pd.DataFrame) -> list[tuple[str, list[int], list[float]]]:
                  [float(v) for v in ordered[col]])]
     for key, part in sub.groupby(keys, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        label = " ".join(_dim(k, _native(v)) for k, v in zip(keys, key, strict=True))
+        # Numbers say what they are ("tp 2", "f 0.9"); names (model, scheme, dtype, GPU) do.
+        label = " ".join(
+            ({"tp": "tp", "mem_fraction": "f"}.get(k, "") + " " if k in ("tp", "mem_fraction")
+             else "") + _dim(k, _native(v)) for k, v in zip(keys, key, strict=True))
         ordered = part.sort_values("context")
         out.append((label, [int(c) for c in ordered["context"]],
                     [float(v) for v in ordered[col]]))

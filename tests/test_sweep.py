@@ -418,3 +418,23 @@ def test_module_imports_no_pandas() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_several_models_in_one_sweep(tmp_path) -> None:
+    # MODEL may list models: one grid each, their rows together, the model named in every row.
+    result = runner.invoke(app, ["sweep", "qwen3-8b,llama-3.1-8b,gemma-3-27b", "-c", "4k,32k",
+                                 "--gpu", "H100,H200", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert {r["model"] for r in rows} == {"qwen3-8b", "llama-3.1-8b", "gemma-3-27b"}
+    assert len(rows) == 3 * 2 * 2
+    # Each model's rows are what a sweep of that model alone gives.
+    alone = json.loads(runner.invoke(app, ["sweep", "gemma-3-27b", "-c", "4k,32k", "--gpu",
+                                           "H100,H200", "--format", "json"]).stdout)
+    assert [r for r in rows if r["model"] == "gemma-3-27b"] == alone
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "models.png"
+    result = runner.invoke(app, ["sweep", "qwen3-8b,gemma-3-27b", "-c", "1k..128k:x4", "--gpu",
+                                 "H100,H200", "--tp", "1,2", "--plot", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 10_000

@@ -78,31 +78,27 @@ def _matplotlib_figure() -> type:
 
 
 def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
-               inputs: tuple[Path, ...] = ()) -> None:
+               inputs: tuple[Path, ...] = (),
+               max_contexts: dict[str, int | None] | None = None) -> None:
     """--plot FILE: the metric (max concurrency, or bytes per sequence without a GPU) vs context,
-    log2 x, one line per scheme/dtype/GPU/TP/fraction combination."""
+    log2 x. One panel per model (or, for one model, per GPU) so that many series stay readable;
+    in a panel one line per remaining combination (scheme, dtype, TP labelled); a dotted line at
+    the model's maximum context; an x where not one request fits."""
     from kvplan.sweep import _dim, _native, metric, series
 
     figure = _matplotlib_figure()
     from matplotlib.ticker import FuncFormatter
 
     col, label = metric(df)
-    fig = figure(figsize=(9, 5.5), layout="constrained")
-    ax = fig.add_subplot()
-    lines = series(df)
-    # Colour by the first varying dimension (the scheme, usually), line style by the rest.
-    firsts = list(dict.fromkeys(name.split(" ")[0] for name, _, _ in lines))
-    rests = list(dict.fromkeys(name.partition(" ")[2] for name, _, _ in lines))
+    facet = "model" if df["model"].nunique() > 1 else (
+        "gpu" if df["gpu"].nunique(dropna=True) > 1 else None)
+    panels = [(None, df)] if facet is None else list(df.groupby(facet, sort=False))
+    ncols = min(2, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig = figure(figsize=(9 if ncols == 1 else 13, 5.5 if nrows == 1 else 4.2 * nrows),
+                 layout="constrained")
     styles = ("-", "--", ":", "-.")
     markers = ("o", "s", "^", "D", "v", "x")
-    for name, ctx, values in lines:
-        first, _, rest = name.partition(" ")
-        i, j = firsts.index(first), rests.index(rest)
-        ax.plot(ctx, values, color=f"C{i % 10}", linestyle=styles[j % len(styles)],
-                marker=markers[j // len(styles) % len(markers)], markersize=3, label=name)
-    ax.set_xscale("log", base=2)
-    if all(v > 0 for _, _, values in lines for v in values):
-        ax.set_yscale("log", base=2 if col == "bytes_per_sequence" else 10)
 
     def tokens(x: float, _pos: object) -> str:
         n = int(round(x))
@@ -111,25 +107,59 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
                 return f"{n // size}{suffix}"
         return f"{n:,}"
 
-    ax.xaxis.set_major_formatter(FuncFormatter(tokens))
-    if col == "bytes_per_sequence":
-        from kvplan.units import human_bytes
+    for k, (key, part) in enumerate(panels):
+        ax = fig.add_subplot(nrows, ncols, k + 1)
+        lines = series(part)
+        # Colour by the first varying dimension, line style by the rest; TP is in the label.
+        firsts = list(dict.fromkeys(name.split(" ")[0] for name, _, _ in lines))
+        rests = list(dict.fromkeys(name.partition(" ")[2] for name, _, _ in lines))
+        positive = all(v > 0 for _, _, values in lines for v in values)
+        for name, ctx, values in lines:
+            first, _, rest = name.partition(" ")
+            i, j = firsts.index(first), rests.index(rest)
+            shown = [(c, v) for c, v in zip(ctx, values, strict=True) if v > 0 or not positive]
+            ax.plot([c for c, _ in shown], [v for _, v in shown], color=f"C{i % 10}",
+                    linestyle=styles[j % len(styles)],
+                    marker=markers[j // len(styles) % len(markers)], markersize=3, label=name)
+            if col == "max_concurrency":
+                none_fit = [c for c, v in zip(ctx, values, strict=True) if v < 1]
+                if none_fit:
+                    ax.plot(none_fit, [0.5] * len(none_fit), linestyle="none", marker="x",
+                            color=f"C{i % 10}")
+        ax.set_xscale("log", base=2)
+        if col == "bytes_per_sequence" and positive:
+            ax.set_yscale("log", base=2)
+        elif col == "max_concurrency":
+            ax.set_yscale("symlog", linthresh=1)
+            ax.set_ylim(bottom=0)
+        ax.xaxis.set_major_formatter(FuncFormatter(tokens))
+        if col == "bytes_per_sequence":
+            from kvplan.units import human_bytes
 
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: human_bytes(y)))
-    else:
-        ax.yaxis.set_major_formatter(FuncFormatter(
-            lambda y, _pos: f"{y:,.0f}" if y >= 1 else f"{y:.2g}"))
-    ax.set_xlabel("context (tokens per request)")
-    ax.set_ylabel(label)
-    first = df.iloc[0]
-    const = [f"{d} {_dim(d, _native(first[d]))}" for d in ("scheme", "kv_dtype", "gpu", "tp")
-             if df[d].nunique(dropna=False) == 1 and _native(first[d]) is not None]
-    ax.set_title(f"{first['model']}: {label} vs context ({first['engine']}"
-                 + "".join(f", {c}" for c in const) + ")", fontsize="medium")
-    ax.grid(True, which="both", alpha=0.3)
-    if len(lines) > 1:
-        ax.legend(fontsize="small" if len(lines) <= 12 else "x-small",
-                  ncols=1 if len(lines) <= 12 else 2)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: human_bytes(y)))
+        else:
+            ax.yaxis.set_major_formatter(FuncFormatter(
+                lambda y, _pos: f"{y:,.0f}" if y >= 1 else f"{y:.2g}"))
+        models = part["model"].unique()
+        limit = (max_contexts or {}).get(str(models[0])) if len(models) == 1 else None
+        if limit:
+            ax.axvline(limit, color="grey", linestyle=":", linewidth=1)
+            ax.annotate("max context", (limit, 1), xycoords=("data", "axes fraction"),
+                        xytext=(-2, -2), textcoords="offset points", ha="right", va="top",
+                        fontsize="x-small", color="grey")
+        ax.set_xlabel("context (tokens per request)")
+        ax.set_ylabel(label)
+        first = part.iloc[0]
+        const = [f"{d} {_dim(d, _native(first[d]))}" for d in ("scheme", "kv_dtype", "gpu", "tp")
+                 if part[d].nunique(dropna=False) == 1 and _native(first[d]) is not None]
+        head = str(key) if facet is not None else str(first["model"])
+        ax.set_title(f"{head} ({first['engine']}" + "".join(f", {c}" for c in const) + ")",
+                     fontsize="small")
+        ax.grid(True, which="both", alpha=0.3)
+        if len(lines) > 1:
+            ax.legend(fontsize="x-small", ncols=1 if len(lines) <= 10 else 2)
+    fig.suptitle(f"{label} vs context" + (" (x: not one request fits)"
+                                          if col == "max_concurrency" else ""), fontsize="medium")
     atomic_write("--plot", path, lambda tmp: fig.savefig(tmp, format=fmt), force=force,
                  inputs=inputs)
 
@@ -175,7 +205,7 @@ def sweep_cmd(
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
     from kvplan.sweep import (
         SweepGrid,
-        evaluate,
+        evaluate_models,
         parse_dtype_list,
         parse_fraction_list,
         parse_gpu_list,
@@ -205,20 +235,24 @@ def sweep_cmd(
         plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)
         if plot_fmt is not None:
             _matplotlib_figure()  # fail before the work, not after
-        spec = load_spec(model)
-        inputs = (Path(spec.path),)
+        # MODEL may list several models: qwen3-8b,llama-3.1-8b (unless it names a real file).
+        names = [model] if "," not in model or Path(model).exists() else [
+            m.strip() for m in model.split(",") if m.strip()]
+        specs = [load_spec(m) for m in names]
+        inputs = tuple(Path(s.path) for s in specs)
         targets = [(opt, Path(p)) for opt, p in (("-o", output), ("--plot", plot))
                    if p is not None]
         for opt, target in targets:  # refuse before the work, not after
             check_output(opt, target, force=force, inputs=inputs)
         if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
             raise InputError("-o and --plot: the same file")
-        df = evaluate(spec, grid)
+        df = evaluate_models(specs, grid)
         if output is not None and out_fmt is not None:
             write_table(df, Path(output), out_fmt, force=force, inputs=inputs)
             warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")
         if plot is not None and plot_fmt is not None:
-            write_plot(df, Path(plot), plot_fmt, force=force, inputs=inputs)
+            write_plot(df, Path(plot), plot_fmt, force=force, inputs=inputs,
+                       max_contexts={s.id: s.max_position_embeddings for s in specs})
             warn(f"kvplan: wrote plot to {shown_path(plot)}")
         if output is not None:
             return
