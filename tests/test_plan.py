@@ -132,3 +132,15 @@ def test_vllm_cannot_run_int4_kv() -> None:
     # Sizes alone stay available as a what-if, with a one-line warning.
     result = run("estimate", "llama-3.1-8b", "--kv-dtype", "int4")
     assert result.exit_code == 0 and "warning" in result.stderr
+
+
+def test_engine_vocabulary_on_sweep_and_its_dtype_warning() -> None:
+    base = run("sweep", "llama-3.1-8b", "--context", "4096,32768", "--tp", "1,2",
+               "--mem-fraction", "0.9", "--gpu", "H100", "--format", "json")
+    vllm = run("sweep", "llama-3.1-8b", "--max-model-len", "4k,32k", "-tp", "1,2",
+               "--gpu-memory-utilization", "0.9", "--gpu", "h100", "--format", "json")
+    assert json.loads(base.stdout) == json.loads(vllm.stdout)
+    result = run("sweep", "llama-3.1-8b", "--kv-cache-dtype", "bf16,int4", "--gpu", "H100",
+                 "--format", "json")
+    assert result.exit_code == 0
+    assert "cannot run KV cache dtype int4" in result.stderr

@@ -26,6 +26,7 @@ from kvplan.cli.common import (
     load_spec,
 )
 from kvplan.errors import InputError
+from kvplan.gpus import get_gpu
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import shown_path
 
@@ -167,13 +168,14 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
 def sweep_cmd(
     model: ModelArg,
     context: Annotated[str, typer.Option(
-        "--context", "-c",
+        "--context", "-c", "--max-model-len", "--context-length",
         help="Contexts: 1k,4k,32k (k = 1024, m = 1024^2), ranges 1k..128k:x2 or 1k..8k:+1k.")
     ] = "4096",
     batch: Annotated[str, typer.Option(
         "--batch", "-b", help="Batch sizes: 1,8,64 or a range like 1..256:x2.")] = "1",
     kv_dtype: Annotated[str, typer.Option(
-        "--kv-dtype", help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
+        "--kv-dtype", "--kv-cache-dtype",
+        help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
     scheme: Annotated[str, typer.Option(
         "--scheme", help="Attention schemes: native (the model as is), mha, gqa (--groups KV "
                          "heads), mqa, mla (absorbed); as `kvplan compare` rewrites them.")
@@ -182,13 +184,15 @@ def sweep_cmd(
                       ] = 8,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU presets: H100-80GB,H200 (see `kvplan gpus`); adds capacity.")] = None,
-    tp: Annotated[str, typer.Option("--tp", help="Tensor-parallel degrees: 1,2,8.")] = "1",
+    tp: Annotated[str, typer.Option("--tp", "--tensor-parallel-size", "-tp",
+                                    help="Tensor-parallel degrees: 1,2,8.")] = "1",
     mem_fraction: Annotated[str | None, typer.Option(
-        "--mem-fraction", help="Memory fractions: 0.8,0.9 (default: the engine's).")] = None,
+        "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static",
+        help="Memory fractions: 0.8,0.9 (default: the engine's).")] = None,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
     block_size: Annotated[int | None, typer.Option(
-        "--block-size", min=1,
+        "--block-size", "--page-size", min=1,
         help="Tokens per paged block (default: the engine's: vLLM 16, SGLang 1, TRT-LLM 32).")
     ] = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -246,6 +250,15 @@ def sweep_cmd(
             check_output(opt, target, force=force, inputs=inputs)
         if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
             raise InputError("-o and --plot: the same file")
+        from kvplan.planner import check_kv_dtype
+
+        for dtype in grid.kv_dtypes:  # what the engine cannot run: said, then sized anyway
+            for gpu_name in grid.gpus or (None,):
+                try:
+                    check_kv_dtype(engine, dtype, None if gpu_name is None else get_gpu(gpu_name))
+                except InputError as exc:
+                    warn(f"kvplan: warning: {exc}; sized anyway")
+                    break
         df = evaluate_models(specs, grid)
         if output is not None and out_fmt is not None:
             write_table(df, Path(output), out_fmt, force=force, inputs=inputs)
