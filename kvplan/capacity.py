@@ -502,7 +502,7 @@ def _vllm_stage_plan(spec: ModelSpec, inputs: PlanInputs, stage_index: int, laye
     # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
     # and only by full-attention groups: sliding, chunked and state groups hold their own.
     shared = sum(min(inputs.shared_prefix, context) // g.block_size for g in config.groups
-                 if g.kind in ("full", "mla", "mla+indexer", "indexer"))
+                 if g.cache.shares_prefix)
     own = config.blocks_per_request - shared
     usable = num_blocks - shared
     groups = describe_groups(config)

@@ -64,6 +64,12 @@ class CacheKind:
     def is_state(self) -> bool:
         return False
 
+    @property
+    def shares_prefix(self) -> bool:
+        """Whether a prefix cached once serves every request (whole blocks of every token):
+        full attention and MLA do; windows, chunks and recurrent states are per request."""
+        return False
+
     def page_bytes(self, block_size: int) -> int:
         raise NotImplementedError
 
@@ -105,6 +111,10 @@ class FullAttentionCache(CacheKind):
     @property
     def bytes_per_token(self) -> int:
         return self.token_bytes
+
+    @property
+    def shares_prefix(self) -> bool:
+        return True
 
     def page_bytes(self, block_size: int) -> int:
         return block_size * self.token_bytes
@@ -168,6 +178,10 @@ class SlidingWindowCache(FullAttentionCache):
     window: int
     label: str = "sliding"
 
+    @property
+    def shares_prefix(self) -> bool:
+        return False
+
     def pages_per_request(self, context: Any, block_size: int, shape: RequestShape) -> Any:
         tokens = _minimum(self.window - 1 + shape.in_flight_tokens, context)
         return cdiv(tokens, block_size) + 1
@@ -194,6 +208,10 @@ class ChunkedLocalCache(FullAttentionCache):
 
     chunk: int
     label: str = "chunked"
+
+    @property
+    def shares_prefix(self) -> bool:
+        return False
 
     def pages_per_request(self, context: Any, block_size: int, shape: RequestShape) -> Any:
         return cdiv(_minimum(self.chunk + shape.in_flight_tokens, context), block_size)

@@ -164,6 +164,11 @@ class KVGroup:
     bytes_per_block: int  # one block of this group: its layers' pages, padding included
     spec: Any  # the CacheKind (or a tuple of them, for a uniform-type group)
 
+    @property
+    def cache(self) -> Any:
+        """The group's cache kind (a uniform-type group's layers share one token-slot rule)."""
+        return self.spec[0] if isinstance(self.spec, tuple) else self.spec
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "layers": len(self.layers), "padding_layers":
                 self.padding_layers, "block_size": self.block_size,
@@ -190,8 +195,7 @@ class VllmKVConfig:
         (get_max_concurrency_for_kv_cache_config); `context` may be a numpy array."""
         total: Any = 0
         for g in self.groups:
-            spec = g.spec[0] if isinstance(g.spec, tuple) else g.spec
-            total = total + spec.pages_per_request(context, g.block_size, self.request_shape)
+            total = total + g.cache.pages_per_request(context, g.block_size, self.request_shape)
         return total
 
     @property
