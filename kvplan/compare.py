@@ -155,6 +155,11 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     """Every scheme for `spec`; `share_layers` k > 1 applies cross-layer sharing (CLA x k) to all
     of them (the model's own sharing, if any, is replaced). With a `gpu`, each row also carries
     kvplan.costmodel's predictions on `layout` (default: plain TP over `tp` ranks)."""
+    heads = spec.attention.num_attention_heads
+    if tp < 1 or (tp > 1 and heads % tp):
+        # Every scheme keeps the model's query heads; vLLM and SGLang need TP to divide them.
+        raise InputError(f"--tp: {tp} does not divide num_attention_heads ({heads}) of "
+                         f"{spec.id}; vLLM and SGLang refuse this layout")
     par = layout or Layout(tp=tp)
     cost_kw: dict[str, object] = {"layout": par, "draft_tokens": draft_tokens,
                                   "gpu_hour_usd": gpu_hour_usd, "fp8_attention": fp8_attention}
