@@ -119,6 +119,50 @@ def test_absorbed_equals_naive_directly() -> None:
             assert float((naive - absorbed).abs().max() / naive.abs().max()) < tol
 
 
+def test_mla_naive_temporaries_do_not_scale_with_the_weights() -> None:
+    """The naive form's temporaries per chunk are its K_nope [H, t, dn] and V [H, t, dv]
+    (16 x 16 x 128 x 4 B = 128 KiB each here), not copies of the 4 MiB up-projection weights:
+    `torch.einsum("tc,hcd->thd", ...)` permuted every weight into [rank, H * d] order on each
+    chunk, which put DeepSeek-V3.2's decode step over its workspace."""
+    dev = verify_mod.make_device("cpu")
+    if not dev.peak_is_exact:
+        pytest.skip("this kernel cannot reset the RSS high-water mark")
+    g = torch.Generator().manual_seed(2)
+    h, c, dn, dr, dv, t = 16, 512, 128, 64, 128, 16
+    w = decode_mod.MLAWeights(w_uk=torch.randn(h, c, dn, generator=g),
+                              w_uv=torch.randn(h, c, dv, generator=g), rank=c, rope=dr)
+    cache = torch.randn(8 * t, c + dr, generator=g)
+    qn, qr = torch.randn(h, dn, generator=g), torch.randn(h, dr, generator=g)
+    decode_mod.mla_naive(qn, qr, cache.split(t), w)  # warm-up: BLAS, thread pool
+    dev.baseline()
+    decode_mod.mla_naive(qn, qr, cache.split(t), w)
+    assert dev.peak_usage() < w.w_uk.nbytes // 2  # 2 MiB: K, V and scores are 0.3 MiB
+
+
+@pytest.mark.parametrize(("model", "kv_dtype", "budget_mib", "context"), [
+    # Before the fix: 262.6-266.4 MiB peaks against a 260 MiB limit.
+    ("deepseek-v3.2", "fp8", 256, 4096),
+    # Before the fix: 133.1 MiB against 132 MiB (269.8 MiB against 260 MiB at 256 MiB, 4,096).
+    ("deepseek-v2-lite", "fp8", 128, 2048),
+])
+def test_mla_decode_step_keeps_the_budget_at_long_context(model, kv_dtype, budget_mib,
+                                                          context) -> None:
+    """The known overshoot, from a fresh process as a user runs it (a test process's heap,
+    already grown by earlier tests, would hide a temporary's growth)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvplan", "verify", model, "--device", "cpu", "--kv-dtype",
+         kv_dtype, "--budget-gib", str(budget_mib / 1024), "--context", str(context),
+         "--format", "json"], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["budget_bytes"] == budget_mib * MiB
+    assert data["decode_context"] == context and data["decode_output_finite"]
+    assert data["measured_num_blocks"] == data["predicted_num_blocks"]
+    assert data["tensor_bytes"] == data["predicted_bytes"]
+    assert data["absorbed_vs_naive_ok"]
+    assert data["peak_bytes"] <= budget_mib * MiB + CPU_GRANULARITY_BYTES and data["peak_ok"]
+
+
 def test_head_attention_matches_a_dense_reference() -> None:
     g = torch.Generator().manual_seed(2)
     q, k, v = (torch.randn(2, 8, 16, generator=g), torch.randn(2, 10, 2, 16, generator=g),

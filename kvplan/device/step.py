@@ -205,11 +205,13 @@ def decode_step(held: Held, plan: PoolPlan, *, spec: ModelSpec, st: Storage, tp:
     w = None
     if isinstance(att, LatentAttention):
         dn, dr = att.qk_nope_head_dim, att.qk_rope_head_dim
+        # Scaled in place: the weights are the quarter of the workspace counted above, with no
+        # second fp32 copy of either while it is made.
         w = MLAWeights(
-            w_uk=(torch.randn(mla_heads, att.kv_lora_rank, dn, generator=gen, device=dev)
-                  * att.kv_lora_rank ** -0.5).to(cd),
-            w_uv=(torch.randn(mla_heads, att.kv_lora_rank, att.v_head_dim, generator=gen,
-                              device=dev) * att.kv_lora_rank ** -0.5).to(cd),
+            w_uk=torch.randn(mla_heads, att.kv_lora_rank, dn, generator=gen, device=dev)
+            .mul_(att.kv_lora_rank ** -0.5).to(cd),
+            w_uv=torch.randn(mla_heads, att.kv_lora_rank, att.v_head_dim, generator=gen,
+                             device=dev).mul_(att.kv_lora_rank ** -0.5).to(cd),
             rank=att.kv_lora_rank, rope=dr)
     topk = spec.indexer.index_topk if spec.indexer is not None else None
 
