@@ -71,12 +71,9 @@ def _callable(module: types.ModuleType, function: str) -> types.ModuleType:
     return module
 
 
-# Pure Python, no numpy/pandas at import (they load when a sweep runs).
-from . import compare as _compare_module  # noqa: E402
-from . import sweep as _sweep_module  # noqa: E402
-
-compare = _callable(_compare_module, "compare_schemes")
-sweep = _callable(_sweep_module, "evaluate")
+# `compare` and `sweep` load on first use (they and the cost model are not on the path of
+# `kvplan estimate`); each module makes itself callable when it is imported, however it is.
+_CALLABLE = {"compare": "compare_schemes", "sweep": "evaluate"}
 
 # name -> (module, attribute): imported on first access (PEP 562).
 _LAZY = {
@@ -88,6 +85,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name in _CALLABLE:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     if name in _LAZY:
         import importlib
 
@@ -99,4 +100,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_CALLABLE))

@@ -245,3 +245,15 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         mla_equivalent_gqa_groups=mla.elements_per_token() / (2 * d_k),
         mla_absorbed_crossover_context=absorbed_crossover_context(with_attention(spec, mla)),
     )
+
+
+# `kvplan.compare(...)` calls `compare_schemes` (kvplan/__init__.py: the submodule is the API).
+def _make_callable() -> None:
+    import sys
+
+    from . import _callable
+
+    _callable(sys.modules[__name__], "compare_schemes")
+
+
+_make_callable()

@@ -622,3 +622,15 @@ def sparkline_view(df: pd.DataFrame, *, max_series: int = 40) -> View:
 
 def with_more(view: View, *more: View) -> View:
     return replace(view, more=(*view.more, *more))
+
+
+# `kvplan.sweep(...)` calls `evaluate` (see kvplan/__init__.py: the submodule is the API function).
+def _make_callable() -> None:
+    import sys
+
+    from . import _callable
+
+    _callable(sys.modules[__name__], "evaluate")
+
+
+_make_callable()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .attention import LatentAttention
 from .cache import Estimate, kv_layout, layer_caches
 from .capacity import CapacityPlan
-from .compare import Comparison
 from .gpus import GPU
 from .render import JSON_SCHEMA_VERSION, Column, View
 from .spec import ModelSpec
 from .units import GiB, human_bytes, human_bytes_decimal
+
+if TYPE_CHECKING:  # compare (and the cost model it imports) loads only for `compare`
+    from .compare import Comparison
 
 BYTES_NOTE = (
     "Bytes are exact integers. KiB/MiB/GiB are binary (2^10/2^20/2^30 B); "

@@ -57,7 +57,6 @@ from kvplan.cli.plan_cmd import plan_cmd
 from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.cli.verify_cmd import verify_cmd
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
-from kvplan.compare import compare_schemes
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError
 from kvplan.gpus import GPUS, get_gpu
@@ -366,6 +365,7 @@ def compare_cmd(
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
     with handle_errors():
+        from kvplan.compare import compare_schemes
         from kvplan.costmodel import Efficiency, Layout
         from kvplan.interconnect import get_interconnect
 

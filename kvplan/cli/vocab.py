@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from kvplan.errors import InputError
-from kvplan.sweep import parse_size
 
 # vLLM --kv-cache-dtype / SGLang --kv-cache-dtype spellings -> kvplan's names.
 KV_DTYPE_ALIASES = {
@@ -15,6 +14,8 @@ KV_DTYPE_ALIASES = {
 
 def parse_tokens(option: str, text: str) -> int:
     """4096, 32k (x1024), 1m (x1024^2)."""
+    from kvplan.sweep import parse_size  # pure Python; pandas/numpy load only for a sweep
+
     try:
         return parse_size(option, text)
     except InputError:
