@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
 from .engines.budgets import BUDGETS, Reserve, ReservePart, vllm_batch_defaults
@@ -35,7 +36,7 @@ from .engines.vllm_alloc import (
     vllm_profile,
 )
 from .errors import InputError
-from .layers import RequestShape, SlidingWindowCache
+from .layers import LayerCaches, RequestShape, SlidingWindowCache
 from .params import ParamCount, count_params
 from .search import first_true
 from .spec import ModelSpec
@@ -380,13 +381,21 @@ def resolved_ssm_dtype(spec: ModelSpec, inputs: PlanInputs) -> str:
     return inputs.ssm_dtype
 
 
+def stage_caches(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
+                 ) -> tuple[LayerCaches, ...]:
+    """Every cache one rank of a pipeline stage holds (default: the whole model)."""
+    return layer_caches(spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
+                        ssm_dtype=resolved_ssm_dtype(spec, inputs),
+                        num_draft_layers=draft_layers(spec, inputs),
+                        num_spec_tokens=inputs.num_speculative_tokens)
+
+
 def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
-                      context: int | None = None) -> VllmKVConfig:
+                      context: int | None = None, *,
+                      caches: tuple[LayerCaches, ...] | None = None) -> VllmKVConfig:
     """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
-    caches = layer_caches(spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
-                          ssm_dtype=resolved_ssm_dtype(spec, inputs),
-                          num_draft_layers=draft_layers(spec, inputs),
-                          num_spec_tokens=inputs.num_speculative_tokens)
+    if caches is None:
+        caches = stage_caches(spec, inputs, layers)
     return vllm_kv_config(
         caches, context=inputs.context if context is None else context,
         profile=vllm_profile(inputs.engine_version), platform=get_platform(inputs.platform),
@@ -437,16 +446,29 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
     weights, reserve, breakdown, parts = _weights_and_reserve(spec, inputs, counts, stage_index,
                                                               layers)
     budget, _ = _budget(inputs, weights, reserve)
-    if inputs.engine is Engine.vllm:
-        plan = _vllm_stage_plan(spec, inputs, stage_index, layers, context, weights=weights,
-                                reserve=reserve, budget=budget)
-        return replace(plan, weights_breakdown=breakdown, reserve_breakdown=parts)
+    pool = (_vllm_pool if inputs.engine is Engine.vllm else _token_pool)(
+        spec, inputs, layers, context, budget)
+    if pool is None:
+        raise _no_cache(stage_index, layers)
+    num_blocks, shared = pool["num_blocks"], pool["shared_prefix_blocks"]
+    own = pool["blocks_per_request"] - shared
+    usable = num_blocks - shared
+    return StagePlan(
+        stage=stage_index, first_layer=layers.start, num_layers=len(layers),
+        weights_bytes=weights, reserve_bytes=reserve, kv_budget_bytes=budget,
+        max_concurrency=max(0.0, usable / own), max_requests=max(0, usable // own),
+        weights_breakdown=breakdown, reserve_breakdown=parts, **pool)
+
+
+def _token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
+                budget: int) -> dict[str, Any] | None:
+    """SGLang's and TRT-LLM's pools: every layer sized as full attention, one group."""
     refuse_unmodelled(spec, inputs)
     block_size = inputs.resolved_block_size
     layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
                        layer_range=layers)
     if not layout.layers:
-        raise _no_cache(stage_index, layers)
+        return None
     pool = block_pool(layout, inputs.engine)
     num_blocks = pool.num_blocks(budget)
     if inputs.engine is Engine.trtllm and inputs.trtllm_backend == "engine":
@@ -460,81 +482,48 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
                  for g in pool.groups]
     # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
     # and only by full-attention groups: sliding layers keep their own window per request.
-    shared_per_full_group = min(inputs.shared_prefix, context) // block_size
-    shared = shared_per_full_group * sum(1 for g in pool.groups if g.window is None)
-    own = sum(per_group) - shared
-    usable = num_blocks - shared
-    return StagePlan(
-        stage=stage_index,
-        first_layer=layers.start,
-        num_layers=len(layers),
-        weights_bytes=weights,
-        reserve_bytes=reserve,
-        kv_budget_bytes=budget,
-        per_gpu_bytes_per_token=layout.bytes_per_token,
-        page_bytes=pool.page_bytes,
-        group_size=pool.group_size,
-        num_groups=pool.num_groups,
-        num_blocks=num_blocks,
-        blocks_per_request=sum(per_group),
-        shared_prefix_blocks=shared,
-        token_capacity=num_blocks // pool.num_groups * block_size,
-        max_concurrency=max(0.0, usable / own),
-        max_requests=max(0, usable // own),
-        block_size=block_size,
-        kv_cache_groups=tuple({"kind": g.kind, "groups": 1, "layers": g.layers,
-                               "padding_layers": 0, "block_size": block_size,
-                               "page_bytes": pool.page_bytes,
-                               "pages_per_request": b} for g, b in zip(pool.groups, per_group,
-                                                                        strict=True)),
-        reported_kv_cache_tokens=num_blocks // pool.num_groups * block_size,
-        weights_breakdown=breakdown,
-        reserve_breakdown=parts,
-    )
+    shared = min(inputs.shared_prefix, context) // block_size * sum(
+        1 for g in pool.groups if g.window is None)
+    tokens = num_blocks // pool.num_groups * block_size
+    return {
+        "per_gpu_bytes_per_token": layout.bytes_per_token, "page_bytes": pool.page_bytes,
+        "group_size": pool.group_size, "num_groups": pool.num_groups, "num_blocks": num_blocks,
+        "blocks_per_request": sum(per_group), "shared_prefix_blocks": shared,
+        "token_capacity": tokens, "block_size": block_size, "reported_kv_cache_tokens": tokens,
+        "kv_cache_groups": tuple(
+            {"kind": g.kind, "groups": 1, "layers": g.layers, "padding_layers": 0,
+             "block_size": block_size, "page_bytes": pool.page_bytes, "pages_per_request": b}
+            for g, b in zip(pool.groups, per_group, strict=True)),
+    }
 
 
-def _vllm_stage_plan(spec: ModelSpec, inputs: PlanInputs, stage_index: int, layers: range,
-                     context: int, *, weights: int, reserve: int, budget: int) -> StagePlan:
-    config = vllm_stage_config(spec, inputs, layers, context)
+def _vllm_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
+               budget: int) -> dict[str, Any] | None:
+    """vLLM's pool: its KV-cache groups for the stage (kvplan.engines.vllm_alloc)."""
+    caches = stage_caches(spec, inputs, layers)
+    config = vllm_stage_config(spec, inputs, layers, context, caches=caches)
     if not config.groups:
-        raise _no_cache(stage_index, layers)
+        return None
     num_blocks = config.num_blocks(budget)
-    # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
-    # and only by full-attention groups: sliding, chunked and state groups hold their own.
-    shared = sum(min(inputs.shared_prefix, context) // g.block_size for g in config.groups
-                 if g.cache.shares_prefix)
-    own = config.blocks_per_request - shared
-    usable = num_blocks - shared
-    groups = describe_groups(config)
-    token_bytes = sum(c.bytes_per_token for lc in layer_caches(
-        spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
-        num_draft_layers=draft_layers(spec, inputs)) for c in lc.caches)
-    return StagePlan(
-        stage=stage_index,
-        first_layer=layers.start,
-        num_layers=len(layers),
-        weights_bytes=weights,
-        reserve_bytes=reserve,
-        kv_budget_bytes=budget,
-        per_gpu_bytes_per_token=token_bytes,
-        page_bytes=config.groups[0].page_bytes,
-        group_size=len(config.groups[0].layers) + config.groups[0].padding_layers,
-        num_groups=len(config.groups),
-        num_blocks=num_blocks,
-        blocks_per_request=config.blocks_per_request,
-        shared_prefix_blocks=shared,
+    first = config.groups[0]
+    return {
+        "per_gpu_bytes_per_token": sum(c.bytes_per_token for lc in caches for c in lc.caches),
+        "page_bytes": first.page_bytes, "group_size": len(first.layers) + first.padding_layers,
+        "num_groups": len(config.groups), "num_blocks": num_blocks,
+        "blocks_per_request": config.blocks_per_request,
+        # A shared prefix is cached once, in whole blocks, by the groups whose kind keeps every
+        # token (full attention, MLA); windows, chunks and states are per request.
+        "shared_prefix_blocks": sum(min(inputs.shared_prefix, context) // g.block_size
+                                    for g in config.groups if g.cache.shares_prefix),
         # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size".
-        token_capacity=num_blocks // len(config.groups) * config.block_size,
-        max_concurrency=max(0.0, usable / own),
-        max_requests=max(0, usable // own),
-        block_size=config.block_size,
-        requested_block_size=config.requested_block_size,
-        state_bytes_per_request=config.state_bytes_per_request,
-        state_padding_percent=config.state_padding_percent,
-        mamba_cache_mode=config.mamba_cache_mode,
-        kv_cache_groups=tuple(groups),
-        reported_kv_cache_tokens=config.reported_tokens(num_blocks, context),
-    )
+        "token_capacity": num_blocks // len(config.groups) * config.block_size,
+        "block_size": config.block_size, "requested_block_size": config.requested_block_size,
+        "state_bytes_per_request": config.state_bytes_per_request,
+        "state_padding_percent": config.state_padding_percent,
+        "mamba_cache_mode": config.mamba_cache_mode,
+        "kv_cache_groups": tuple(describe_groups(config)),
+        "reported_kv_cache_tokens": config.reported_tokens(num_blocks, context),
+    }
 
 
 def _check(spec: ModelSpec, inputs: PlanInputs) -> None:

@@ -7,7 +7,6 @@ expected numbers are derived by hand in the comments, from the shapes written.""
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +19,11 @@ from kvplan.cli import app
 from kvplan.errors import SpecError
 from kvplan.spec import load_model, load_spec
 from kvplan.weights import checkpoint_breakdown, parse_quantization_config
-
-_BITS = {"BF16": 16, "F16": 16, "F32": 32, "F8_E4M3": 8, "U8": 8, "I32": 32}
+from tests.test_weights import _write_safetensors
 
 
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
-    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
-        n = 1
-        for d in shape:
-            n *= d
-        size = n * _BITS[dtype] // 8
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
+    _write_safetensors(path, tensors)  # the weights tests' writer: header + zero-filled data
 
 
 # A two-layer Llama: hidden 64, 4 query heads and 2 KV heads of 16, MLP 128, vocabulary 100.

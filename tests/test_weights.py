@@ -303,7 +303,7 @@ def test_breakdown_sums_to_total(spec_id: str, method: str, tp: int) -> None:
 
 # --- checkpoint headers ---------------------------------------------------------------------------
 
-_BITS = {"BF16": 16, "F32": 32, "F8_E4M3": 8, "U8": 8, "I32": 32}
+_BITS = {"BF16": 16, "F16": 16, "F32": 32, "F8_E4M3": 8, "U8": 8, "I32": 32}
 
 
 def _write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]],

@@ -236,7 +236,7 @@ def estimate_cmd(
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,
             "is_a100": preset is not None and preset.is_a100,
-            "smi_total_bytes": getattr(preset, "smi_total_bytes", None),
+            "smi_total_bytes": None if preset is None else preset.smi_total_bytes,
             "max_total_tokens": max_total_tokens,
         }
         total_for_default = preset.total_bytes if preset is not None else (
