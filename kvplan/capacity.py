@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
 from .engines.budgets import BUDGETS, Reserve, ReservePart, vllm_batch_defaults
@@ -41,20 +41,42 @@ from .params import ParamCount, count_params
 from .search import first_true
 from .spec import ModelSpec
 from .units import cdiv
-from .weights import (
-    WeightBreakdown,
-    bitsandbytes_config,
-    checkpoint_breakdown,
-    engine_dtype,
-    parse_quantization_config,
-    weight_breakdown,
-)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .gpus import GPU
+    from .weights import WeightBreakdown
 
 
 class Engine(str, Enum):
     vllm = "vllm"
     sglang = "sglang"
     trtllm = "trtllm"
+
+
+# KV dtypes per engine, best quality first. fp8 only on GPUs with fp8 tensor cores (Ada, Hopper,
+# Blackwell, MI300): vLLM's and SGLang's fp8 KV kernels are documented for those; kvplan does not
+# plan fp8 KV on Ampere. vLLM runs no int4/nvfp4 KV cache (its --kv-cache-dtype choices are auto,
+# bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc: vllm/config/cache.py CacheDType).
+KV_DTYPES = {Engine.vllm: ("bf16", "fp8"), Engine.sglang: ("bf16", "fp8"),
+             Engine.trtllm: ("bf16", "fp8")}
+
+
+def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
+    dtypes = KV_DTYPES[engine]
+    if gpu is not None and not gpu.peak_fp8_flops_per_s:
+        dtypes = tuple(d for d in dtypes if d != "fp8")
+    return dtypes
+
+
+def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
+    """Refuse, in one line, a KV dtype the engine cannot run (on this GPU)."""
+    allowed = supported_kv_dtypes(engine, gpu)
+    if kv_dtype in ("fp32", "fp16"):
+        return  # the engines accept the model's own dtype; kvplan sizes it as asked
+    if kv_dtype not in allowed:
+        where = f" on {gpu.name}" if gpu is not None and kv_dtype == "fp8" else ""
+        raise InputError(f"--kv-dtype: {engine.value} cannot run KV cache dtype {kv_dtype}{where} "
+                         f"(supported here: {', '.join(allowed)})")
 
 
 # Default block (page) size in tokens: vLLM 16 on CUDA; SGLang page_size 1; TRT-LLM
@@ -303,6 +325,15 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     ``ep`` ranks when ``ep`` > 1, the vision tower when ``vision``, MTP layers when ``mtp``.
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model."""
+    # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
+    from .weights import (
+        bitsandbytes_config,
+        checkpoint_breakdown,
+        engine_dtype,
+        parse_quantization_config,
+        weight_breakdown,
+    )
+
     if quantization == "bitsandbytes":
         quant = bitsandbytes_config()
     elif spec.quantization_json is not None:

@@ -18,8 +18,10 @@ from .capacity import (
     CapacityPlan,
     Engine,
     PlanInputs,
+    check_kv_dtype,
     default_max_num_batched_tokens,
     plan_capacity,
+    supported_kv_dtypes,
 )
 from .errors import InputError, KvplanError
 from .gpus import GPU
@@ -29,31 +31,6 @@ from .spec import ModelSpec
 # own guidance allows (vLLM and TRT-LLM document 0.9 as the default and run up to 0.95 in their
 # examples; SGLang's default depends on TP, see capacity.default_mem_fraction).
 FRACTIONS = {Engine.vllm: (0.9, 0.95), Engine.sglang: (None, 0.9), Engine.trtllm: (0.9, 0.95)}
-
-# KV dtypes per engine, best quality first. fp8 only on GPUs with fp8 tensor cores (Ada, Hopper,
-# Blackwell, MI300): vLLM's and SGLang's fp8 KV kernels are documented for those; kvplan does not
-# plan fp8 KV on Ampere. vLLM runs no int4/nvfp4 KV cache (its --kv-cache-dtype choices are auto,
-# bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc: vllm/config/cache.py CacheDType).
-KV_DTYPES = {Engine.vllm: ("bf16", "fp8"), Engine.sglang: ("bf16", "fp8"),
-             Engine.trtllm: ("bf16", "fp8")}
-
-
-def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
-    dtypes = KV_DTYPES[engine]
-    if gpu is not None and not gpu.peak_fp8_flops_per_s:
-        dtypes = tuple(d for d in dtypes if d != "fp8")
-    return dtypes
-
-
-def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
-    """Refuse, in one line, a KV dtype the engine cannot run (on this GPU)."""
-    allowed = supported_kv_dtypes(engine, gpu)
-    if kv_dtype in ("fp32", "fp16"):
-        return  # the engines accept the model's own dtype; kvplan sizes it as asked
-    if kv_dtype not in allowed:
-        where = f" on {gpu.name}" if gpu is not None and kv_dtype == "fp8" else ""
-        raise InputError(f"--kv-dtype: {engine.value} cannot run KV cache dtype {kv_dtype}{where} "
-                         f"(supported here: {', '.join(allowed)})")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -185,3 +185,44 @@ def test_estimate_refuses_tp_not_dividing_heads() -> None:
     assert result.stderr.strip() == (
         "kvplan: error: --tp: 2 does not divide num_attention_heads (71) of falcon-7b; "
         "vLLM and SGLang refuse this layout")
+
+
+def _views_to_fit() -> list:
+    from kvplan.cache import estimate
+    from kvplan.capacity import PlanInputs, plan_capacity
+    from kvplan.compare import compare_schemes
+    from kvplan.gpus import GPUS, get_gpu
+    from kvplan.spec import load_bundled_specs, load_spec
+    from kvplan.views import capacity_view, compare_view, engines_view, estimate_view, gpus_view
+
+    views = [engines_view(), gpus_view(list(GPUS.values()))]
+    for spec_id in ("llama-3.1-8b", "gemma-3-27b", "qwen3-next-80b-a3b", "deepseek-v3.2"):
+        spec = load_spec(spec_id)
+        est = estimate_view(spec, estimate(spec, context=8192))
+        views += [est, *est.more]
+        plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=get_gpu("H100").total_bytes,
+                                              tp=1 if spec_id == "llama-3.1-8b" else 8))
+        views.append(capacity_view(spec, plan, device="H100"))
+        views.append(compare_view(spec, compare_schemes(spec, context=8192), context=8192,
+                                  batch=1, kv_dtype="bf16", tp=1, gpu=get_gpu("H100")))
+    assert len(load_bundled_specs()) > 30
+    return views
+
+
+def test_fit_rule_agrees_with_rich_rendering() -> None:
+    # render.fit_columns decides whether a table fits from each column's minimum width instead
+    # of rendering it; rich's own rendering (console widened as emit widens it) must agree.
+    from rich.console import Console
+
+    from kvplan.render import _fits, _min_table_width, build_table
+
+    checked = 0
+    for view in _views_to_fit():
+        for width in (50, 64, 72, 80, 100, 132):
+            out = io.StringIO()
+            Console(file=out, width=max(width, _min_table_width(view)), markup=False,
+                    highlight=False, color_system=None).print(build_table(view))
+            rendered = max(len(line.rstrip()) for line in out.getvalue().splitlines())
+            assert (rendered <= width) == _fits(view, width), (view.title, width, rendered)
+            checked += 1
+    assert checked > 60

@@ -7,11 +7,13 @@ on stderr and exit code 2 (bad input) or 1 (runtime failure).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from kvplan.cache import estimate
 from kvplan.capacity import (
@@ -34,6 +36,7 @@ from kvplan.cli.common import (
     HybridManager,
     HybridManagerOpt,
     KVDTypeOpt,
+    KvplanCommand,
     KvplanGroup,
     ModelArg,
     PlatformOpt,
@@ -51,17 +54,12 @@ from kvplan.cli.common import (
     handle_errors,
     hybrid_manager_choice,
     load_spec,
-    use_kvplan_commands,
 )
-from kvplan.cli.plan_cmd import plan_cmd
-from kvplan.cli.sweep_cmd import sweep_cmd
-from kvplan.cli.verify_cmd import verify_cmd
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError
 from kvplan.gpus import GPUS, get_gpu
 from kvplan.interconnect import InterconnectName
-from kvplan.planner import check_kv_dtype
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs, shown_path
 from kvplan.units import GiB, gib_to_bytes
@@ -75,14 +73,6 @@ from kvplan.views import (
     specs_view,
 )
 
-app = typer.Typer(
-    cls=KvplanGroup,  # one-line usage errors (cli/common.py); --help stays rich
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="Plan LLM inference KV-cache memory: per token, per block, per request, per GPU.",
-)
-
 
 def _version(value: bool) -> None:
     if value:
@@ -92,7 +82,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True,
@@ -100,7 +89,6 @@ def _root(
 ) -> None:
     """Plan LLM inference KV-cache memory: per token, per block, per request, per GPU."""
 
-@app.command("specs")
 def specs_cmd(
     kv_dtype: KVDTypeOpt = KVDType.bf16,
     fmt: FormatOpt = OutputFormat.table,
@@ -110,21 +98,18 @@ def specs_cmd(
         emit(specs_view(load_bundled_specs(), kv_dtype=kv_dtype.value), fmt)
 
 
-@app.command("engines")
 def engines_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the engine profiles (--engine-version) and what changes between versions."""
     with handle_errors():
         emit(engines_view(), fmt)
 
 
-@app.command("gpus")
 def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
     with handle_errors():
         emit(gpus_view(list(GPUS.values())), fmt)
 
 
-@app.command("estimate")
 def estimate_cmd(
     model: ModelArg,
     context: Annotated[int, typer.Option(
@@ -255,6 +240,8 @@ def estimate_cmd(
         elif spec.num_recurrent_layers or speculative_method is not None:
             refuse_unmodelled(spec, sizing)
         capacity_asked = gpu is not None or gpu_mem_gib is not None or kv_budget_gib is not None
+        from kvplan.capacity import check_kv_dtype
+
         try:
             check_kv_dtype(engine, kv_dtype, preset)
         except InputError as exc:
@@ -307,7 +294,6 @@ def estimate_cmd(
         emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap)), fmt)
 
 
-@app.command("compare")
 def compare_cmd(
     model: ModelArg,
     context: Annotated[int, typer.Option("--context", "-c", min=1,
@@ -388,7 +374,6 @@ def compare_cmd(
                           share_layers=share_layers), fmt)
 
 
-@app.command("import")
 def import_cmd(
     config: Annotated[str, typer.Argument(
         help="A HuggingFace config.json, or a folder holding one (local files only).")],
@@ -419,12 +404,50 @@ def import_cmd(
         warn(f"kvplan: wrote {shown_path(target)}")
 
 
-app.command("plan")(plan_cmd)
-app.command("verify", cls=TorchCommand)(verify_cmd)  # says how to install torch if absent
-app.command("sweep")(sweep_cmd)
+# Every command, in `kvplan --help`'s order: name -> the function, or "module:function" for a
+# command in a module of its own (imported only when that command runs or is listed), and its
+# click class (None: KvplanCommand, whose numeric flags are finite and bounded).
+COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]] = {
+    "specs": (specs_cmd, None),
+    "engines": (engines_cmd, None),
+    "gpus": (gpus_cmd, None),
+    "estimate": (estimate_cmd, None),
+    "compare": (compare_cmd, None),
+    "import": (import_cmd, None),
+    "plan": ("kvplan.cli.plan_cmd:plan_cmd", None),
+    "verify": ("kvplan.cli.verify_cmd:verify_cmd", TorchCommand),  # how to install torch if absent
+    "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
+}
 
 
-use_kvplan_commands(app)  # numeric flags finite and bounded (cli/common.py)
+def make_app(only: str | None = None) -> typer.Typer:
+    """The kvplan app: every command, or with `only` just that one (`main` runs one command and
+    should not import the others' modules, nor have typer build their parameters)."""
+    import importlib
+
+    built = typer.Typer(
+        cls=KvplanGroup,  # one-line usage errors (cli/common.py); --help stays rich
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        help="Plan LLM inference KV-cache memory: per token, per block, per request, per GPU.",
+    )
+    built.callback()(_root)
+    for name, (function, cls) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        if isinstance(function, str):
+            module, attr = function.split(":")
+            function = getattr(importlib.import_module(module), attr)
+        built.command(name, cls=cls or KvplanCommand)(function)
+    return built
+
+
+def __getattr__(name: str) -> typer.Typer:  # `from kvplan.cli.app import app`: every command
+    if name == "app":
+        globals()["app"] = full = make_app()
+        return full
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -442,7 +465,8 @@ def main(argv: list[str] | None = None) -> None:
                 stream.reconfigure(errors="replace")  # type: ignore[union-attr]
     try:
         try:
-            app(args=argv, prog_name="kvplan")
+            make_app(_command_named(sys.argv[1:] if argv is None else argv))(
+                args=argv, prog_name="kvplan")
         finally:
             sys.stdout.flush()
     except SystemExit:
@@ -467,6 +491,14 @@ def main(argv: list[str] | None = None) -> None:
                          f"{' '.join(str(exc).split())[:300]} (KVPLAN_DEBUG=1 shows the "
                          "traceback; please report it)\n")
         sys.exit(1)
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """The command the first word names, if any: `kvplan`, `kvplan --help`, `kvplan --version`
+    and a misspelt command get every command (the listing, typer's "No such command" and its
+    suggestions)."""
+    words = [a for a in argv if a != "--wide"]
+    return words[0] if words and words[0] in COMMANDS else None
 
 
 def _suppress_all():  # noqa: ANN202

@@ -250,7 +250,7 @@ def sweep_cmd(
             check_output(opt, target, force=force, inputs=inputs)
         if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
             raise InputError("-o and --plot: the same file")
-        from kvplan.planner import check_kv_dtype
+        from kvplan.capacity import check_kv_dtype
 
         for dtype in grid.kv_dtypes:  # what the engine cannot run: said, then sized anyway
             for gpu_name in grid.gpus or (None,):
