@@ -5,6 +5,7 @@ parts of real start-up logs that they predict."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -20,6 +21,8 @@ from kvplan.engines.budgets import (
 from kvplan.gpus import get_gpu
 from kvplan.spec import load_spec
 from kvplan.units import GiB, MiB
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
 
 H100_SMI = 81_559 * MiB  # nvidia-smi's memory.total of an H100 SXM (modal-labs/modal-client#2797)
 
@@ -64,28 +67,41 @@ def test_vllm_reserve_parts_follow_the_version() -> None:
     assert "cuda_graphs" in parts(engine_version="0.32")
     assert "cuda_graphs" not in parts(engine_version="0.19")
     assert "cuda_graphs" not in parts(engine_version="0.32", enforce_eager=True)
-    # The sampler warm-up: 1,024 rows (H100 default max_num_seqs) x 128,256 logits x 39 B (24 B
-    # from 0.20), beyond the forward pass's own peak.
+    # Llama-3.1-8B on an H100 with vLLM 0.19.0 (llm-d-planner PR #205's log): "PyTorch
+    # activation peak memory takes 1.89GiB", "non-torch memory takes 0.25GiB". By hand: the
+    # sampler warm-up of 1,024 rows (H100 default max_num_seqs) x 128,256 logits x 14.37 B
+    # + 0.13 GiB = 1,887,213,036 + 139,586,437 B = 1.889 GiB; the forward pass over 8,192 tokens
+    # is 8,192 x (3 x 4,096 + 3 x 14,336) x 2 B = 905,969,664 B (0.84 GiB), smaller, so the
+    # sampler sets the peak.
     old = parts(engine_version="0.19")
     forward = old["activation"]["bytes"]
-    assert old["sampler"]["bytes"] == 1024 * 128_256 * 39 - forward
+    assert forward == 8192 * (3 * 4096 + 3 * 14336) * 2
+    peak = forward + old["sampler"]["bytes"]
+    assert peak == int(0.13 * GiB + 1024 * 128_256 * 14.37)
+    assert abs(peak / GiB - 1.89) < 0.01
+    assert old["non_torch"]["bytes"] == int(0.25 * GiB)
     assert vllm_sampler_bytes_per_logit("0.32") == 24
-    # Non-torch memory grows with TP (0.13 GiB at TP 1, 1.84 GiB at TP 4 in the logs).
-    assert parts(tp=4)["non_torch"]["bytes"] == int(1.84 * GiB)
+    # Non-torch memory by TP and version: before 0.19, 1.84 GiB at TP 4 (vllm issue #24881,
+    # 0.10.2); from 0.19, 2.17 GiB (the PR #205 TP4 runs); pipeline stages alone 0.07 GiB.
+    assert parts(tp=4, engine_version="0.10")["non_torch"]["bytes"] == int(1.84 * GiB)
+    assert parts(tp=4, engine_version="0.19")["non_torch"]["bytes"] == int(2.17 * GiB)
+    assert parts(pp=2, engine_version="0.19")["non_torch"]["bytes"] == int(0.07 * GiB)
 
 
-def test_sampler_peak_matches_a_public_log() -> None:
-    # vllm PR #21489: gemma-3-4b-it on a B200, "PyTorch activation peak memory takes 9.96 GiB"
-    # (vLLM ~0.10): the sampler warm-up of 1,024 x 262,208 logits at 39 B is 9.75 GiB, and the
-    # forward pass (8,192 tokens) is smaller, so the profile's peak is the sampler's.
-    spec = load_spec("gemma-3-27b")  # the same vocabulary (262,208) as gemma-3-4b
-    b200 = get_gpu("B200")
-    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=b200.total_bytes,
-                                          engine_version="0.10"))
-    peak = plan.reserve_breakdown["activation"]["bytes"] + plan.reserve_breakdown[
-        "sampler"]["bytes"]
-    assert peak == 1024 * 262_208 * 39
-    assert abs(peak / GiB - 9.96) / 9.96 < 0.03
+def test_moe_buffers_add_to_the_sampler_peak() -> None:
+    # Qwen3-30B-A3B on an H100, vLLM 0.19.0 (llm-d-planner PR #205): "PyTorch activation peak
+    # memory takes 2.68GiB". By hand (hidden 2,048, 8 of 128 experts of 768, vocab 151,936):
+    # fused-MoE buffers 8,192 tokens x 8 x (3 x 768 + 2,048) x 2 B = 570,425,344 B (0.53 GiB),
+    # held through the sampler warm-up of 0.13 GiB + 1,024 x 151,936 x 14.37 B (2.21 GiB):
+    # 2.74 GiB, 0.06 GiB above the log (without the buffers: 0.47 GiB below).
+    spec = load_spec(str(CONFIGS / "qwen3-30b-a3b.json"))
+    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=get_gpu("H100").total_bytes,
+                                          engine_version="0.19"))
+    parts = plan.reserve_breakdown
+    assert "fused-MoE buffers 0.53 GiB" in parts["activation"]["rule"]
+    peak = parts["activation"]["bytes"] + parts["sampler"]["bytes"]
+    assert peak == 8192 * 8 * (3 * 768 + 2048) * 2 + int(0.13 * GiB + 1024 * 151_936 * 14.37)
+    assert abs(peak / GiB - 2.68) < 0.07
 
 
 @pytest.mark.parametrize("engine", list(Engine))

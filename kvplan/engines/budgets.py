@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kvplan.engines.versions import version_key
 from kvplan.errors import InputError
 from kvplan.units import GiB, MiB
 
@@ -57,15 +58,6 @@ class Reserve:
         return {p.name: {"bytes": p.bytes, "rule": p.rule} for p in self.parts}
 
 
-def _version(text: str | None) -> tuple[int, ...]:
-    if text is None:
-        return (99,)
-    try:
-        return tuple(int(p) for p in text.strip().lstrip("v").split("."))
-    except ValueError:
-        raise InputError(f"--engine-version: expected X.Y or X.Y.Z, got {text!r}") from None
-
-
 def _interpolate(points: tuple[tuple[int, float], ...], x: int) -> float:
     """Piecewise-linear through the (tp, GiB) points, extended with the last slope."""
     if x <= points[0][0]:
@@ -79,30 +71,85 @@ def _interpolate(points: tuple[tuple[int, float], ...], x: int) -> float:
 
 # --- vLLM ---------------------------------------------------------------------------------------
 
-# Non-torch memory (NCCL buffers, cuBLAS workspaces) per GPU by TP, from vLLM logs' "non_torch_
-# memory takes X GiB": TP1 0.13 GiB (vllm issue #50722, H100; #13 of this project measured the
-# same), TP2 0.55 GiB (kvplan issue #13's measurement over public logs), TP4 1.84 GiB (vllm issue
-# #24881, H100, 0.10.2). Beyond TP4 the TP2->TP4 slope continues (TP8: about 4.4 GiB, "several
-# GiB" in the logs).
-VLLM_NON_TORCH_GIB = ((1, 0.13), (2, 0.55), (4, 1.84))
+# Non-torch memory (NCCL buffers, custom all-reduce IPC buffers, cuBLAS workspaces) per GPU by
+# TP, from vLLM's "non_torch_memory takes X GiB" / "non-torch memory X GiB", by version:
+# - before 0.19: TP1 0.13 GiB (vllm issue #50722, H100), TP2 0.55 GiB (llm-d-benchmark, H100,
+#   ~0.11), TP4 1.84 GiB (vllm issue #24881, H100, 0.10.2);
+# - from 0.19: TP1 0.25 GiB, TP2 2.07 GiB, TP4 2.17 GiB (medians of the H100 0.19.0 logs of
+#   llm-d-planner PR #205: 0.24-0.27 over 40 TP1 runs, 2.06-2.11 over 8 TP2 runs, 2.13-2.21 over
+#   4 TP4 runs; the all-reduce buffers are allocated whole from TP2 on).
+# Beyond the last point the last slope continues. Pipeline stages without TP hold no all-reduce
+# buffers: 0.07 GiB (the same logs, PP2 and PP4).
+VLLM_NON_TORCH_GIB: tuple[tuple[tuple[int, ...], tuple[tuple[int, float], ...]], ...] = (
+    ((0, 10), ((1, 0.13), (2, 0.55), (4, 1.84))),
+    ((0, 19), ((1, 0.25), (2, 2.07), (4, 2.17))),
+)
+VLLM_NON_TORCH_PP_ONLY_GIB = 0.07
+
+
+def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1) -> float:
+    if tp == 1 and pp > 1:
+        return VLLM_NON_TORCH_PP_ONLY_GIB
+    key = version_key(version)
+    points = [p for since, p in VLLM_NON_TORCH_GIB if key >= since] or [VLLM_NON_TORCH_GIB[0][1]]
+    return _interpolate(points[-1], tp)
+
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
-# "1" from the 0.20 wheels): no formula exists outside a capture; the median of the estimates in
-# nine public logs (0.09 to 2.51 GiB: club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722,
-# #50576, PR #21489; gpustack runner PR #251) is used. --enforce-eager removes it.
+# "1" from the 0.20 wheels; 0.19's logs print the estimate but do not subtract it): no formula
+# exists outside a capture; the median of the estimates in nine public logs (0.09 to 2.51 GiB:
+# club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722, #50576, PR #21489; gpustack runner PR
+# #251) is used. --enforce-eager removes it.
 VLLM_CUDA_GRAPH_GIB = 0.36
 
-# Bytes per logit of the sampler warm-up: bf16 logits, an fp32 copy, the sort-based top-k/top-p
-# path's fp32 values, int64 indices and softmax/cumsum temporaries. Before 0.20: about 39 B per
-# logit (kvplan issue #13's measurement on 0.10-0.11 H100 logs; gemma-3-4b on a B200, vllm PR
-# #21489: a 9.96 GiB profile peak for 1,024 x 262,208 logits is 39.8 B). From 0.20: about 24 B
-# (Qwen3.5-35B-A3B on an H100, vllm issue #50722: a 5.66 GiB peak for 1,024 x 248,320 logits);
-# one public log only, so this figure is the weakest of the reserve.
-def vllm_sampler_bytes_per_logit(version: str | None) -> int:
-    return 39 if _version(version) < (0, 20) else 24
 
-# Activation peak of the profile run: the residual stream and its norm, the QKV output and the
-# widest MLP intermediate (gate and up) alive at once, in 16-bit, sharded by TP.
+@dataclass(frozen=True, kw_only=True)
+class SamplerRule:
+    """The profile run's sampler warm-up (``_dummy_sampler_run``): ``rows`` requests of logits
+    over the whole vocabulary on every TP rank (gathered, not split), with the fp32 copy and
+    top-k/top-p temporaries: ``base`` + rows x vocab x ``bytes_per_logit``."""
+
+    since: tuple[int, ...]
+    bytes_per_logit: float
+    base_gib: float
+    source: str
+
+
+# Fitted over dense text models whose forward pass is smaller than the sampler's peak, so that the
+# logged "PyTorch activation peak memory" is the sampler's:
+# - to 0.19: 14.4 B per logit + 0.13 GiB, from the H100 0.19.0 logs of llm-d-planner PR #205
+#   (1,024 rows: Llama-3.1-8B 1.89 GiB at 128,256 logits, Qwen2.5-7B and Qwen3-8B 2.21 GiB at
+#   152,064 / 151,936, gemma-2-9b 3.65 and gemma-7b 3.63 GiB at 256,000); the same rule gives
+#   vLLM 0.10.1.1 (A100, 256 rows), 0.15.1 (A100-40GB) and 0.17.1 (RTX 3090) start-up budgets
+#   within 0.3 GiB (examples/engine-bench.md). The 39.8 B per logit once read off gemma-3-4b on a
+#   B200 (vllm PR #21489) includes the vision encoder's profile, which kvplan does not model.
+# - from 0.20: 24 B per logit (Qwen3.5-35B-A3B on an H100, vllm issue #50722: 5.66 GiB for
+#   1,024 x 248,320 logits; two RTX 3090/5090 TP2 logs of club-3090 agree within 0.1 GiB).
+VLLM_SAMPLER_RULES = (
+    SamplerRule(since=(0, 10), bytes_per_logit=14.37, base_gib=0.13,
+                source="llm-d-planner PR #205 logs, vLLM 0.19.0"),
+    SamplerRule(since=(0, 20), bytes_per_logit=24.0, base_gib=0.0,
+                source="vllm issue #50722"),
+)
+
+
+def vllm_sampler_rule(version: str | None) -> SamplerRule:
+    key = version_key(version)
+    found = VLLM_SAMPLER_RULES[0]
+    for rule in VLLM_SAMPLER_RULES:
+        if key >= rule.since:
+            found = rule
+    return found
+
+
+def vllm_sampler_bytes_per_logit(version: str | None) -> float:
+    return vllm_sampler_rule(version).bytes_per_logit
+
+
+# Activation peak of the profile forward pass, in 16-bit: per token, the residual stream, its
+# normed copy and the layer output (3 x hidden), and the dense MLP's gate/up output, activation
+# and down input (3 x intermediate / TP). llm-d-planner PR #205's PP runs (no sampler on the first
+# stage) log 1.05-1.10 GiB for Llama-3.1-8B at 8,192 tokens: this rule gives 0.86 GiB.
 ACTIVATION_BYTES = 2
 
 
@@ -112,7 +159,7 @@ def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str 
     >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100:
     1024 / 8192; otherwise 256 / 2048. Without a device total: the >= 70 GiB tier."""
     big = total_bytes is None or total_bytes >= 70 * GiB
-    if total_bytes is not None and total_bytes >= 160 * GiB and _version(version) >= (0, 28):
+    if total_bytes is not None and total_bytes >= 160 * GiB and version_key(version) >= (0, 28):
         return 1024, 16384
     if big and not is_a100:
         return 1024, 8192
@@ -120,13 +167,24 @@ def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str 
 
 
 def activation_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
-    att = spec.attention
-    qkv_width = att.num_attention_heads * att.q_head_dim + att.elements_per_token(1)
-    mlp_width = spec.mlp.intermediate_size
-    if spec.moe is not None:
-        mlp_width = max(mlp_width if spec.moe.first_k_dense_replace else 0,
-                        spec.moe.num_experts_per_tok * spec.moe.moe_intermediate_size)
-    per_token = 2 * spec.hidden_size + (qkv_width + 2 * mlp_width) // tp
+    """The profile forward pass's peak over `max_num_batched_tokens` tokens (an estimate: the
+    widest dense layer; MoE layers' buffers are `moe_workspace_bytes`)."""
+    dense = spec.mlp.intermediate_size if spec.moe is None or spec.moe.first_k_dense_replace \
+        else 0
+    per_token = 3 * spec.hidden_size + 3 * dense // tp
+    return max_num_batched_tokens * per_token * ACTIVATION_BYTES
+
+
+def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
+    """vLLM's fused-MoE intermediate buffers (``fused_moe.py``: intermediate_cache1 of
+    tokens x top-k x 2 x moe_intermediate / TP, cache2 of half that, cache3 of tokens x top-k x
+    hidden, in 16-bit). They stay allocated through the sampler warm-up, so they add to its peak:
+    Qwen3-30B-A3B logs 2.68 GiB where the sampler alone is 2.21 GiB and these buffers 0.53 GiB
+    (llm-d-planner PR #205, H100, 0.19.0); Qwen1.5-MoE-A2.7B 2.47 vs 2.21 + 0.38."""
+    if spec.moe is None:
+        return 0
+    moe = spec.moe
+    per_token = moe.num_experts_per_tok * (3 * moe.moe_intermediate_size // tp + spec.hidden_size)
     return max_num_batched_tokens * per_token * ACTIVATION_BYTES
 
 
@@ -138,24 +196,30 @@ class VllmBudget:
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)
-        forward = activation_bytes(spec, max_num_batched_tokens=inputs.max_num_batched_tokens,
-                                   tp=inputs.tp)
-        per_logit = vllm_sampler_bytes_per_logit(inputs.engine_version)
-        sampler = rows * spec.vocab_size * per_logit
-        # The forward pass and the sampler warm-up run one after the other: the profile's torch
-        # peak is the larger of the two; the sampler part is what it adds beyond the forward.
+        tokens = inputs.max_num_batched_tokens
+        forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp)
+        moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp)
+        rule = vllm_sampler_rule(inputs.engine_version)
+        sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * rule.bytes_per_logit)
+        # The forward pass and the sampler warm-up run one after the other; the fused-MoE
+        # buffers stay through both. The profile's peak is the larger phase: "activation" is the
+        # forward's, "sampler" what the warm-up adds beyond it.
+        peak = moe + max(forward, sampler)
         parts = [
-            ReservePart(name="activation", bytes=forward,
-                        rule=f"profile forward over {inputs.max_num_batched_tokens:,} tokens "
-                             "(estimate)"),
-            ReservePart(name="sampler", bytes=max(0, sampler - forward),
+            ReservePart(name="activation", bytes=moe + forward,
+                        rule=f"profile forward over {tokens:,} tokens (estimate"
+                             + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
+            ReservePart(name="sampler", bytes=peak - moe - forward,
                         rule=f"warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
-                             f"{per_logit} B on every TP rank, beyond the forward peak"),
-            ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB, inputs.tp)
-                                                    * GiB),
-                        rule=f"NCCL/cuBLAS at TP {inputs.tp} (public logs)"),
+                             f"{rule.bytes_per_logit:g} B + {rule.base_gib:g} GiB on every TP "
+                             f"rank ({rule.source}), beyond the forward peak"),
+            ReservePart(name="non_torch", bytes=int(vllm_non_torch_gib(
+                inputs.engine_version, tp=inputs.tp, pp=inputs.pp) * GiB),
+                        rule=f"NCCL/all-reduce/cuBLAS at TP {inputs.tp}"
+                             + (f" x PP {inputs.pp}" if inputs.pp > 1 else "")
+                             + " (public logs, by version)"),
         ]
-        if _version(inputs.engine_version) >= (0, 20) and not inputs.enforce_eager:
+        if version_key(inputs.engine_version) >= (0, 20) and not inputs.enforce_eager:
             parts.append(ReservePart(name="cuda_graphs", bytes=int(VLLM_CUDA_GRAPH_GIB * GiB),
                                      rule="CUDA-graph estimate subtracted from 0.20 (median of "
                                           "public logs); --enforce-eager removes it"))
@@ -201,7 +265,7 @@ def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int,
                             dp_attention: bool = False, speculative: bool = False,
                             is_mla: bool = False) -> tuple[float, str]:
     """SGLang's default mem_fraction_static (srt/server_args.py), by version."""
-    v = _version(version)
+    v = version_key(version)
     mem = gpu_mem_bytes // MiB  # nvidia-smi memory.total, MiB
     ranks = tp * pp
     if v <= (0, 4, 5) or (v < (0, 4, 8) and mem <= 81920):
@@ -282,9 +346,9 @@ class TrtllmBudget:
                 spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp),
                 rule=f"estimation forward over {inputs.max_num_batched_tokens:,} tokens "
                      "(estimate)"),
-            ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB, inputs.tp)
-                                                    * GiB),
-                        rule=f"NCCL/cuBLAS at TP {inputs.tp} (vLLM's public logs)"),
+            ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB[0][1],
+                                                                 inputs.tp) * GiB),
+                        rule=f"NCCL/cuBLAS at TP {inputs.tp} (vLLM's public logs before 0.19)"),
         ))
 
     formula: str = "(total - weights - reserve) x free_gpu_memory_fraction"

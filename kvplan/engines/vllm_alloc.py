@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kvplan.engines.versions import version_key
 from kvplan.errors import InputError
 from kvplan.layers import (
     ChunkedLocalCache,
@@ -85,27 +86,17 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
 DEFAULT_VLLM_VERSION = VLLM_PROFILES[-1].version
 
 
-def _version_key(text: str) -> tuple[int, ...]:
-    try:
-        parts = tuple(int(p) for p in text.strip().lstrip("v").split("."))
-    except ValueError:
-        raise InputError(f"--engine-version: expected X.Y or X.Y.Z, got {text!r}") from None
-    if not 2 <= len(parts) <= 3:
-        raise InputError(f"--engine-version: expected X.Y or X.Y.Z, got {text!r}")
-    return parts
-
-
 def vllm_profile(version: str | None) -> VllmProfile:
     """The profile that models `version` (default: the newest). V1 only: before 0.10 refused."""
     if version is None:
         return VLLM_PROFILES[-1]
-    key = _version_key(version)
-    if key < _version_key(VLLM_PROFILES[0].version):
+    key = version_key(version)
+    if key < version_key(VLLM_PROFILES[0].version):
         raise InputError(f"--engine-version: vLLM {version} predates the V1 engine rules kvplan "
                          f"models (from {VLLM_PROFILES[0].version})")
     found = VLLM_PROFILES[0]
     for profile in VLLM_PROFILES:
-        if _version_key(profile.version) <= key:
+        if version_key(profile.version) <= key:
             found = profile
     return found
 
