@@ -166,16 +166,24 @@ def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str 
     return 256, 2048
 
 
-def activation_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
+def compute_element_bytes(dtype: str | None) -> int:
+    """Bytes per activation and logit element: 4 under ``--dtype float32``, else 2 (the engines
+    serve float32 checkpoints in bfloat16 under auto)."""
+    return 4 if dtype in ("fp32", "float32") else ACTIVATION_BYTES
+
+
+def activation_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int,
+                     element_bytes: int = ACTIVATION_BYTES) -> int:
     """The profile forward pass's peak over `max_num_batched_tokens` tokens (an estimate: the
     widest dense layer; MoE layers' buffers are `moe_workspace_bytes`)."""
     dense = spec.mlp.intermediate_size if spec.moe is None or spec.moe.first_k_dense_replace \
         else 0
     per_token = 3 * spec.hidden_size + 3 * dense // tp
-    return max_num_batched_tokens * per_token * ACTIVATION_BYTES
+    return max_num_batched_tokens * per_token * element_bytes
 
 
-def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int) -> int:
+def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int,
+                        element_bytes: int = ACTIVATION_BYTES) -> int:
     """vLLM's fused-MoE intermediate buffers (``fused_moe.py``: intermediate_cache1 of
     tokens x top-k x 2 x moe_intermediate / TP, cache2 of half that, cache3 of tokens x top-k x
     hidden, in 16-bit). They stay allocated through the sampler warm-up, so they add to its peak:
@@ -185,7 +193,7 @@ def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int
         return 0
     moe = spec.moe
     per_token = moe.num_experts_per_tok * (3 * moe.moe_intermediate_size // tp + spec.hidden_size)
-    return max_num_batched_tokens * per_token * ACTIVATION_BYTES
+    return max_num_batched_tokens * per_token * element_bytes
 
 
 @dataclass(frozen=True)
@@ -197,10 +205,15 @@ class VllmBudget:
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)
         tokens = inputs.max_num_batched_tokens
-        forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp)
-        moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp)
+        width = compute_element_bytes(inputs.dtype)
+        forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
+                                   element_bytes=width)
+        moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
+                                  element_bytes=width)
         rule = vllm_sampler_rule(inputs.engine_version)
-        sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * rule.bytes_per_logit)
+        # The rule's logits are 16-bit; float32 logits take 2 B more each.
+        per_logit = rule.bytes_per_logit + width - ACTIVATION_BYTES
+        sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * per_logit)
         # The forward pass and the sampler warm-up run one after the other; the fused-MoE
         # buffers stay through both. The profile's peak is the larger phase: "activation" is the
         # forward's, "sampler" what the warm-up adds beyond it.
@@ -211,7 +224,7 @@ class VllmBudget:
                              + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
             ReservePart(name="sampler", bytes=peak - moe - forward,
                         rule=f"warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
-                             f"{rule.bytes_per_logit:g} B + {rule.base_gib:g} GiB on every TP "
+                             f"{per_logit:g} B + {rule.base_gib:g} GiB on every TP "
                              f"rank ({rule.source}), beyond the forward peak"),
             ReservePart(name="non_torch", bytes=int(vllm_non_torch_gib(
                 inputs.engine_version, tp=inputs.tp, pp=inputs.pp) * GiB),
