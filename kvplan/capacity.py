@@ -37,13 +37,13 @@ from .engines.vllm_alloc import (
 )
 from .errors import InputError
 from .layers import LayerCaches, RequestShape, SlidingWindowCache
-from .params import ParamCount, count_params
 from .search import first_true
 from .spec import ModelSpec
 from .units import cdiv
 
 if TYPE_CHECKING:  # pragma: no cover
     from .gpus import GPU
+    from .params import ParamCount
     from .weights import WeightBreakdown
 
 
@@ -577,6 +577,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         inputs = replace(inputs, is_mla=True)
     _check(spec, inputs)
     context = inputs.context if context is None else context
+    from .params import count_params  # on first plan: `kvplan estimate` alone never counts
+
     counts = count_params(spec)
     stages = tuple(
         _stage_plan(spec, inputs, counts, i, layers, context)

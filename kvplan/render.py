@@ -188,7 +188,7 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
         sys.stdout.write(to_markdown(view))
     else:
         from rich.console import Console
-        console = Console(markup=False, highlight=False, width=width)
+        console = Console(markup=False, highlight=False, emoji=False, width=width)
         for i, one in enumerate((view, *view.more)):
             if i:
                 console.print()
@@ -198,7 +198,7 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
             # labels whole, text wrapped at words) even if lines then exceed the terminal.
             needed = _min_table_width(one)
             out = console if needed <= console.width else Console(
-                markup=False, highlight=False, width=needed)
+                markup=False, highlight=False, emoji=False, width=needed)
             out.print(table)
             for note in one.notes:
                 console.print(note)  # wrapped at words to the terminal

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from .attention import LatentAttention
 from .cache import Estimate, kv_layout, layer_caches
 from .capacity import CapacityPlan
-from .gpus import GPU
 from .render import JSON_SCHEMA_VERSION, Column, View
 from .spec import ModelSpec
 from .units import GiB, human_bytes, human_bytes_decimal
 
 if TYPE_CHECKING:  # compare (and the cost model it imports) loads only for `compare`
     from .compare import Comparison
+    from .gpus import GPU
 
 BYTES_NOTE = (
     "Bytes are exact integers. KiB/MiB/GiB are binary (2^10/2^20/2^30 B); "

@@ -221,7 +221,7 @@ def test_fit_rule_agrees_with_rich_rendering() -> None:
         for width in (50, 64, 72, 80, 100, 132):
             out = io.StringIO()
             Console(file=out, width=max(width, _min_table_width(view)), markup=False,
-                    highlight=False, color_system=None).print(build_table(view))
+                    highlight=False, emoji=False, color_system=None).print(build_table(view))
             rendered = max(len(line.rstrip()) for line in out.getvalue().splitlines())
             assert (rendered <= width) == _fits(view, width), (view.title, width, rendered)
             checked += 1

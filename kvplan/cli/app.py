@@ -58,7 +58,6 @@ from kvplan.cli.common import (
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.dtypes import KVDType
 from kvplan.errors import InputError
-from kvplan.gpus import GPUS, get_gpu
 from kvplan.interconnect import InterconnectName
 from kvplan.render import OutputFormat, emit, warn
 from kvplan.spec import load_bundled_specs, shown_path
@@ -107,6 +106,8 @@ def engines_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
     with handle_errors():
+        from kvplan.gpus import GPUS
+
         emit(gpus_view(list(GPUS.values())), fmt)
 
 
@@ -203,7 +204,11 @@ def estimate_cmd(
             if kv_budget_gib is not None:
                 raise InputError("--kv-cache-memory and --kv-budget-gib: give one, not both")
             kv_budget_gib = kv_cache_memory / GiB
-        preset = get_gpu(gpu) if gpu is not None else None
+        preset = None
+        if gpu is not None:
+            from kvplan.gpus import get_gpu  # the presets load only when one is named
+
+            preset = get_gpu(gpu)
         if platform is None:
             platform_name = preset.platform if preset is not None else "cuda"
         else:
@@ -356,6 +361,8 @@ def compare_cmd(
         from kvplan.interconnect import get_interconnect
 
         spec = load_spec(model)
+        from kvplan.gpus import get_gpu
+
         preset = get_gpu(gpu) if gpu is not None else None
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None

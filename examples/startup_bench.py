@@ -1,0 +1,69 @@
+"""`kvplan estimate` start-up against a minimal typer app that imports yaml and rich (issue #11's
+yardstick): wall time of whole processes, interleaved, median of N runs each.
+
+Run: python examples/startup_bench.py [N]   (default 21; run it on an otherwise idle machine)
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MINI = '''
+import typer, yaml, rich
+
+app = typer.Typer()
+
+
+@app.command()
+def estimate(model: str, context: int = 4096) -> None:
+    rich.print(model, context)
+
+
+@app.command()
+def other() -> None:
+    pass
+
+
+if __name__ == "__main__":
+    app()
+'''
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    script = Path(sys.executable).parent / "kvplan"  # the console script, as users run it
+    kvplan = [str(script)] if script.exists() else [sys.executable, "-m", "kvplan"]
+    with tempfile.TemporaryDirectory() as tmp:
+        mini = Path(tmp) / "mini.py"
+        mini.write_text(MINI)
+        commands = {
+            "minimal typer + yaml + rich app": [sys.executable, str(mini), "estimate", "x"],
+            "kvplan estimate llama-3.1-8b --format json": [*kvplan, "estimate", "llama-3.1-8b",
+                                                           "--format", "json"],
+            "kvplan estimate llama-3.1-8b (table)": [*kvplan, "estimate", "llama-3.1-8b"],
+            "kvplan estimate llama-3.1-8b --gpu H100 (table)": [*kvplan, "estimate",
+                                                                "llama-3.1-8b", "--gpu", "H100"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, cmd in commands.items():
+                start = time.perf_counter()
+                subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               check=True)
+                times[name].append(time.perf_counter() - start)
+    base = statistics.median(times["minimal typer + yaml + rich app"])
+    print(f"# Start-up: median wall time of {runs} runs each (Python {sys.version.split()[0]})\n")
+    print("| command | ms | x minimal app |")
+    print("|---|--:|--:|")
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"| {name} | {median * 1000:.0f} | {median / base:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
