@@ -20,6 +20,11 @@ Defaults and where they come from (all overridable with `Efficiency`):
 - gemm 0.70: DeepGEMM's FP8 GEMMs reach up to 1,550 of 1,979 TFLOPS on H800 at the best shapes
   and 0.5-0.75 of it at serving shapes (https://github.com/deepseek-ai/DeepGEMM, README);
   the same fraction is used for bf16 GEMMs;
+- fp8_gemm_hbm 0.69: FP8 (block-scaled, w8a8) GEMMs at decode sizes stream their weights more
+  slowly than a plain copy: DeepGEMM's README table (H800, the twelve DeepSeek-V3 shapes at
+  M = 64 and 128) gives 1,509-2,668 GB/s, median 2,299 GB/s of the 3.35 TB/s HBM (0.69) -
+  activation quantization, scale loads and the fp32 promotion of every 128-wide K block cost
+  bandwidth. bf16 and weight-only GEMMs use `hbm`;
 - kernel floor 4 us: the per-kernel time of short kernels launched from a CUDA graph (NVIDIA,
   "Getting Started with CUDA Graphs": 3.4 us per kernel,
   https://developer.nvidia.com/blog/cuda-graphs/), rounded up.
@@ -60,13 +65,14 @@ class Efficiency:
     """Achievable fractions of the datasheet peaks (see the module docstring for sources)."""
 
     hbm: float = 0.90
+    fp8_gemm_hbm: float = 0.69
     gemm: float = 0.70
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
 
     def __post_init__(self) -> None:
-        for name in ("hbm", "gemm", "attention"):
+        for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
@@ -178,7 +184,8 @@ class _Step:
         if fp8 and self.gpu.peak_fp8_flops_per_s:
             peak = self.gpu.peak_fp8_flops_per_s
         frac = self.eff.attention if attention else self.eff.gemm
-        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * self.eff.hbm),
+        hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
+        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm),
                 self.eff.kernel_floor_s)
         self.flops += flops
         self.bytes += nbytes

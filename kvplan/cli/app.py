@@ -343,6 +343,10 @@ def compare_cmd(
     hbm_efficiency: Annotated[float, typer.Option(
         "--hbm-efficiency", min=0.01, max=1.0,
         help="Achievable fraction of HBM bandwidth (FlashMLA: 0.9).")] = 0.90,
+    fp8_gemm_hbm_efficiency: Annotated[float, typer.Option(
+        "--fp8-gemm-hbm-efficiency", min=0.01, max=1.0,
+        help="Achievable fraction of HBM bandwidth for FP8 GEMMs' weights at decode sizes "
+             "(DeepGEMM, H800: 0.69).")] = 0.69,
     gemm_efficiency: Annotated[float, typer.Option(
         "--gemm-efficiency", min=0.01, max=1.0,
         help="Achievable fraction of the GEMM peak (DeepGEMM: up to 0.78).")] = 0.70,
@@ -367,7 +371,8 @@ def compare_cmd(
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None
                         else get_interconnect(interconnect.value))
-        efficiency = Efficiency(hbm=hbm_efficiency, gemm=gemm_efficiency,
+        efficiency = Efficiency(hbm=hbm_efficiency, fp8_gemm_hbm=fp8_gemm_hbm_efficiency,
+                                gemm=gemm_efficiency,
                                 attention=attention_efficiency,
                                 kernel_floor_s=kernel_floor_us * 1e-6)
         comparison = compare_schemes(
