@@ -664,17 +664,22 @@ class WeightBreakdown:
     mtp: int = 0  # multi-token-prediction layers, loaded with --speculative-method mtp
     source: str = "architecture"  # or "checkpoint" (sizes from the safetensors headers)
     engine_added: int = 0  # bytes the engine allocates beyond the checkpoint (in the groups)
+    # vLLM's rotary cos/sin table (`rope_cache_elements`): held on the GPU, but a lookup table,
+    # not a weight a decode step streams, so kept out of the groups the cost model reads.
+    rope_cache: int = 0
 
     @property
     def total(self) -> int:
         return (self.embeddings + self.attention + self.dense_mlp + self.experts + self.lm_head
-                + self.norms + self.quantization_scales + self.vision + self.mtp)
+                + self.norms + self.quantization_scales + self.vision + self.mtp
+                + self.rope_cache)
 
     def as_dict(self) -> dict[str, int]:
         return {"embeddings": self.embeddings, "attention": self.attention,
                 "dense_mlp": self.dense_mlp, "experts": self.experts, "lm_head": self.lm_head,
                 "norms": self.norms, "vision": self.vision, "mtp": self.mtp,
-                "quantization_scales": self.quantization_scales, "total": self.total}
+                "quantization_scales": self.quantization_scales, "rope_cache": self.rope_cache,
+                "total": self.total}
 
 
 class _Tally:
@@ -769,6 +774,41 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
         t.vector(group, (2 if gated else 1) * w + h)
 
 
+def rope_cache_elements(spec: ModelSpec) -> int:
+    """Elements of the rotary-embedding table vLLM builds for the model: (max_position_embeddings,
+    rotary_dim), held in the model dtype on every rank and pipeline stage that has an attention
+    layer, once per distinct rope configuration.
+
+    vllm/model_executor/layers/rotary_embedding/base.py: ``RotaryEmbedding.__init__`` computes
+    ``_compute_cos_sin_cache()`` (cos and sin concatenated: ``max_position_embeddings`` rows of
+    ``rotary_dim`` values), casts it with ``cache.to(dtype)`` (the default dtype, i.e. the model
+    dtype) and registers it as the ``cos_sin_cache`` buffer; ``get_rope`` in
+    rotary_embedding/__init__.py shares one instance between the layers (``_ROPE_DICT``, keyed by
+    head size, rotary dim, max position, rope parameters and dtype). It is built with the model,
+    so vLLM's "Model loading took X GiB" includes it: 131,072 x 128 x 2 B = 32 MiB for Llama-3.1
+    (64 MiB at --dtype float32), 2.5 GiB for Llama-4-Scout (max_position_embeddings 10,485,760).
+    YaRN and DeepSeek-YaRN tables have original_max_position_embeddings x factor rows, which is
+    what those configs state as max_position_embeddings. rotary_dim is head_dim (MLA:
+    qk_rope_head_dim); a partial rotary factor (not in the spec) and second tables (Gemma-3's
+    local rope, longrope's short/long pair) are not modelled. No rope (learned or ALiBi
+    positions) or no max_position_embeddings: 0."""
+    if spec.position_embedding != "rope" or not spec.max_position_embeddings:
+        return 0
+    att = spec.attention
+    if isinstance(att, LatentAttention):
+        rotary_dim = att.qk_rope_head_dim
+    elif isinstance(att, HeadAttention):
+        rotary_dim = att.head_dim
+    else:
+        return 0
+    return spec.max_position_embeddings * rotary_dim
+
+
+def _stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
+    return any(spec.has_attention(i) for i in range(spec.num_hidden_layers)
+               if layers is None or i in layers)
+
+
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
                      last: bool = True) -> WeightBreakdown:
@@ -837,6 +877,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         dtype=get_dtype(dtype).name, method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
+        rope_cache=cdiv(rope_cache_elements(spec) * bits, 8)
+        if _stage_has_attention(spec, layers) else 0,
     )
 
 

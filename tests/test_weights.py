@@ -37,6 +37,7 @@ from kvplan.weights import (
     engine_dtype,
     engine_dtype_note,
     parse_quantization_config,
+    rope_cache_elements,
     weight_breakdown,
 )
 
@@ -59,8 +60,9 @@ def _qc(model: str) -> dict[str, Any]:
 #   -> 53,100,160 B x 36 = 1,911,605,760.
 # Embeddings and lm_head (bf16, untied): 201,088 x 2880 x 2 = 1,158,266,880 B each.
 # Routers 36 x 2880 x 128 x 2 = 26,542,080; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
-# Total 70,756,578,432 B = 65.8972 GiB (log 65.9651: -0.10 %).
-GPT_OSS_120B_BYTES = 70_756_578_432
+# Rotary table (YaRN, 4096 x 32 = 131,072 rows of head_dim 64, bf16): 16,777,216 (rope_cache).
+# Total 70,773,355,648 B = 65.9128 GiB (log 65.9651: -0.08 %).
+GPT_OSS_120B_BYTES = 70_773_355_648
 
 
 def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
@@ -69,6 +71,7 @@ def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
     assert b.quantization_scales == 3_906_994_176
     assert b.experts == 62_594_482_176 + 26_542_080
     assert b.attention == 1_911_605_760
+    assert b.rope_cache == 16_777_216
     assert b.embeddings == b.lm_head == 1_158_266_880
     assert b.total == GPT_OSS_120B_BYTES
     assert abs(b.total / GiB / 65.9651 - 1) < 0.005
@@ -85,13 +88,13 @@ def test_gpt_oss_counted_in_fp32_was_the_bug() -> None:
 # https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/ : "Model loading took 13.72 GiB memory".
 # Same per-expert bytes as above x 32 experts x 24 layers: 10,418,651,136 of 4-bit weights,
 # 13,762,560 of biases, 651,165,696 of scales; attention 53,100,160 x 24; embeddings + lm_head
-# 2,316,533,760 -> 14,679,222,912 B = 13.6711 GiB (-0.36 %).
+# 2,316,533,760; rotary table 16,777,216 -> 14,696,000,128 B = 13.6867 GiB (-0.24 %).
 
 
 def test_gpt_oss_20b_mxfp4_a100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-20b"), "gpt-oss-20b.json")
     b = weight_breakdown(load_spec("gpt-oss-20b"), quant, dtype="bf16")
-    assert b.total == 14_679_222_912
+    assert b.total == 14_696_000_128
     assert abs(b.total / GiB / 13.72 - 1) < 0.005
 
 
@@ -111,8 +114,8 @@ def test_mxfp4_backend_padding() -> None:
 # with a "GB" label. Linear weights per layer: 4096 x (4096 + 1024 + 1024 + 4096) + 3 x 4096 x
 # 14336 = 218,103,808 -> x 32 = 6,979,321,856 params: 4-bit 3,489,660,928 B + fp32 absmax per 64:
 # 436,207,616 B (no double quantization; with it the total would be 5.31 GiB, -5.4 %).
-# bf16 embeddings + lm_head 2 x 128,256 x 4096 x 2 = 2,101,346,304; norms 532,480.
-# Total 6,027,747,328 B = 5.6138 GiB (-0.05 %).
+# bf16 embeddings + lm_head 2 x 128,256 x 4096 x 2 = 2,101,346,304; norms 532,480; rotary table
+# 8192 x 128 x 2 = 2,097,152. Total 6,029,844,480 B = 5.6158 GiB (-0.02 %).
 
 
 def test_bnb_fp4_llama3_8b() -> None:
@@ -121,7 +124,7 @@ def test_bnb_fp4_llama3_8b() -> None:
          "bnb_4bit_use_double_quant": False}, "config.json")
     b = weight_breakdown(load_spec("llama-3-8b"), quant, dtype="bf16")
     assert b.quantization_scales == 436_207_616
-    assert b.total == 6_027_747_328
+    assert b.total == 6_029_844_480
     assert abs(b.total / GiB / 5.6168 - 1) < 0.005
 
 
@@ -133,6 +136,40 @@ def test_bnb_at_load_time() -> None:
     assert isinstance(bitsandbytes_config(bits=8).scheme_for("model.layers.0.mlp.down_proj"),
                       Bnb8bit)
 
+
+
+# --- vLLM's rotary cos/sin table --------------------------------------------------------------
+# vllm/model_executor/layers/rotary_embedding/base.py: RotaryEmbedding keeps a cos_sin_cache buffer
+# of (max_position_embeddings, rotary_dim) in the model dtype, one per rope configuration
+# (get_rope's _ROPE_DICT), on every rank and stage with attention layers. By hand from
+# meta-llama/Llama-3.1-8B's config.json (max_position_embeddings 131072, 4096 / 32 heads = head_dim
+# 128): 131,072 x 128 = 16,777,216 elements, 32 MiB in bf16, 64 MiB in fp32. vLLM 0.19 on an
+# H100 logs 14.99 GiB (bf16) and 29.98 GiB (fp32) for Llama-3.1-8B-Instruct: the parameters alone
+# are 14.958 / 29.915 GiB, the table is the rest (tests/data/weights/logs.json).
+
+
+def test_rope_table_llama31_8b() -> None:
+    spec = load_spec("llama-3.1-8b")
+    assert rope_cache_elements(spec) == 131_072 * 128 == 16_777_216
+    plain = 2 * count_params(spec).total  # 128,256 is a multiple of 64: no vocabulary padding
+    assert weight_breakdown(spec, None, dtype="bf16").total == plain + 33_554_432
+    assert weight_breakdown(spec, None, dtype="fp32").total == 2 * plain + 67_108_864
+    # Replicated, not split: every TP rank and every pipeline stage holds the whole table.
+    tp4 = weight_breakdown(spec, None, dtype="bf16", tp=4)
+    stage = weight_breakdown(spec, None, dtype="bf16", layers=range(8, 16), first=False,
+                             last=False)
+    assert tp4.rope_cache == stage.rope_cache == 33_554_432
+    assert tp4.attention == 32 * (4096 * (1024 + 256 + 256) + 1024 * 4096) * 2
+    assert stage.attention == 8 * (4096 * 6144 + 4096 * 4096) * 2
+
+
+def test_rope_table_by_attention_kind() -> None:
+    # Llama-4-Scout states max_position_embeddings 10,485,760: a 2.5 GiB table per GPU.
+    assert rope_cache_elements(load_spec("llama-4-scout")) * 2 == int(2.5 * GiB)
+    # MLA rotates qk_rope_head_dim only (DeepSeek-V2-Lite: 163,840 x 64).
+    assert rope_cache_elements(load_spec("deepseek-v2-lite")) == 163_840 * 64
+    # Learned positions (gpt2): no table.
+    assert rope_cache_elements(load_spec("gpt2")) == 0
 
 # --- DeepSeek-V3, fp8 128x128 blocks -----------------------------------------------------------
 # Every linear is fp8 with one fp32 scale per 128x128 tile. An expert (moe_intermediate 2048,
@@ -244,13 +281,13 @@ def test_gemma2_float32_config_loads_bf16() -> None:
 def test_unquantized_matches_param_count(spec_id: str) -> None:
     # With no quantization the layout is the parameter count in the compute dtype, except for
     # vLLM's vocabulary padding to a multiple of 64 (gpt2's 50,257 -> 50,304; minicpm3's 73,448
-    # -> 73,472).
+    # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`).
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
     heads = 1 if spec.tie_word_embeddings else 2
     assert b.total == 2 * count_params(spec).total + 2 * heads * (padded - spec.vocab_size) * \
-        spec.hidden_size
+        spec.hidden_size + 2 * rope_cache_elements(spec)
 
 
 # --- properties ---------------------------------------------------------------------------------
