@@ -1090,7 +1090,11 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         mtp=groups["mtp"], dtype=compute.name,
         method=quant.description if quant is not None else "none",
         notes=(quant.notes if quant is not None else ()) + tuple(notes),
-        expert_scales=expert_scales, source="checkpoint", engine_added=sum(added.values()))
+        expert_scales=expert_scales, source="checkpoint", engine_added=sum(added.values()),
+        # Not a checkpoint tensor: vLLM computes the rotary table at start-up (as on the
+        # architecture path, `rope_cache_elements`).
+        rope_cache=cdiv(rope_cache_elements(spec) * compute.element_bits, 8)
+        if _stage_has_attention(spec, layers) else 0)
 
 
 def _engine_added(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig | None,

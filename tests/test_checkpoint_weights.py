@@ -33,6 +33,9 @@ LLAMA_CONFIG = {
     "intermediate_size": 128, "vocab_size": 100, "torch_dtype": "bfloat16",
     "max_position_embeddings": 4096, "tie_word_embeddings": False,
 }
+# vLLM's rotary cos/sin table, computed at start-up (not in the checkpoint) and held on every
+# rank and stage with attention: max_position_embeddings 4,096 x head_dim 16 x 2 bytes (bf16).
+ROPE = 4096 * 16 * 2
 
 
 def llama_tensors(dtype: str = "BF16") -> dict[str, tuple[str, list[int]]]:
@@ -96,7 +99,8 @@ def test_tp1(llama: Path) -> None:
     assert b.dense_mlp == 2 * 24576 * 2
     # Norms: two per layer and the final one, 64 elements each.
     assert b.norms == 5 * 64 * 2
-    assert b.total == 16384 * 2 + 49152 + 98304 + 640
+    assert b.rope_cache == ROPE
+    assert b.total == 16384 * 2 + 49152 + 98304 + 640 + ROPE
     assert b.quantization_scales == b.vision == b.mtp == b.engine_added == 0
 
 
@@ -130,14 +134,14 @@ def test_pp2_stages(llama: Path) -> None:
     assert first.attention == last.attention == 12288 * 2
     assert first.norms == 2 * 64 * 2 and last.norms == 3 * 64 * 2
     whole = weights_breakdown(spec, tp=1)
-    assert first.total + last.total == whole.total
+    assert first.total + last.total == whole.total + ROPE  # each stage holds the table
 
 
 def test_pp2_tp2(llama: Path) -> None:
     spec, _ = load_model(str(llama))
     last = weights_breakdown(spec, tp=2, layers=range(1, 2), first=False, last=True)
     # One layer at TP=2 (6,144 + 12,288 elements), lm_head 64 rows, 3 norms.
-    assert last.total == (6144 + 12288) * 2 + 64 * 64 * 2 + 3 * 64 * 2
+    assert last.total == (6144 + 12288) * 2 + 64 * 64 * 2 + 3 * 64 * 2 + ROPE
 
 
 def test_tied_lm_head_on_a_later_stage(tmp_path: Path) -> None:
@@ -156,8 +160,9 @@ def test_float32_checkpoint_held_in_bf16(tmp_path: Path) -> None:
                          llama_tensors("F32"))
     spec, _ = load_model(str(folder))
     b = weights_breakdown(spec, tp=1)
-    assert spec.checkpoint is not None and spec.checkpoint.total_bytes == 2 * (b.total - 2 * (
-        128 - 100) * 64 * 2)  # stored fp32 (unpadded vocab) is twice the bf16 held
+    assert spec.checkpoint is not None
+    # stored fp32 (unpadded vocab) is twice the bf16 held, less the start-up rotary table
+    assert spec.checkpoint.total_bytes == 2 * (b.total - ROPE - 2 * (128 - 100) * 64 * 2)
     assert b.dtype == "bf16"
     assert any("bf16" in n for n in b.notes)
     assert weights_breakdown(spec, tp=1, dtype="fp32").total == 2 * b.total
@@ -309,7 +314,7 @@ def test_estimate_json_uses_the_checkpoint(llama: Path) -> None:
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     payload = data.get("result", data)
-    assert payload["weights_bytes"] == 16384 * 2 + 49152 + 98304 + 640
+    assert payload["weights_bytes"] == 16384 * 2 + 49152 + 98304 + 640 + ROPE
     assert payload["weights_breakdown"]["total"] == payload["weights_bytes"]
 
 

@@ -21,11 +21,12 @@ from kvplan.cli import app
 from kvplan.errors import SpecError
 from kvplan.hub import is_hub_id
 from kvplan.spec import load_model
-from tests.test_checkpoint_weights import LLAMA_CONFIG, llama_tensors, make_folder
+from tests.test_checkpoint_weights import LLAMA_CONFIG, ROPE, llama_tensors, make_folder
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-# The llama of test_checkpoint_weights at TP=1 (derived there): 180,864 bytes.
-LLAMA_BYTES = 16384 * 2 + 49152 + 98304 + 640
+# The llama of test_checkpoint_weights at TP=1 (derived there): 180,864 bytes stored, plus the
+# rotary table vLLM builds at start-up (131,072 bytes).
+LLAMA_BYTES = 16384 * 2 + 49152 + 98304 + 640 + ROPE
 
 
 class FakeHub:
@@ -152,7 +153,7 @@ def test_sharded_repo(hub_env: FakeHub, tmp_path: Path) -> None:
     spec, _ = load_model("org/sharded")
     assert spec.checkpoint is not None and len(spec.checkpoint.files) == 2
     assert weights_breakdown(spec, tp=2).total == (
-        8192 * 2 + 2 * (6144 + 12288) * 2 + 640)  # test_checkpoint_weights' TP=2 numbers
+        8192 * 2 + 2 * (6144 + 12288) * 2 + 640 + ROPE)  # test_checkpoint_weights' TP=2
     gets = _safetensors_gets(hub_env)
     assert {r[1].rsplit("/", 1)[1] for r in gets} == {
         "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
