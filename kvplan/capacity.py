@@ -30,6 +30,7 @@ from .cache import KVLayout, check_tp, kv_layout, layer_caches
 from .engines.budgets import BUDGETS, Reserve, ReservePart, vllm_batch_defaults
 from .engines.vllm_alloc import (
     VllmKVConfig,
+    check_model_served,
     describe_groups,
     get_platform,
     vllm_kv_config,
@@ -425,6 +426,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
                       context: int | None = None, *,
                       caches: tuple[LayerCaches, ...] | None = None) -> VllmKVConfig:
     """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
+    check_model_served(spec.model_type, inputs.engine_version)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
     return vllm_kv_config(

@@ -47,7 +47,7 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 # tie_word_embeddings when config.json does not say (each config class's default).
 _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
-    "falcon": True, "gpt2": True, "opt": True,
+    "falcon": True, "gpt2": True, "opt": True, "lfm2": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.

@@ -209,16 +209,30 @@ def _llama4(c: _Config, layers: int) -> LayerPlan:
 
 
 def _lfm2(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    # transformers' Lfm2Config: layer_types when given, else full attention at full_attn_idxs
+    # (LFM2-1.2B/700M/350M ship only those), else at every layer.
     types = c.data.get("layer_types")
+    if types is None:
+        full = c.int_list("full_attn_idxs") if c.data.get("full_attn_idxs") is not None \
+            else list(range(layers))
+        if any(i >= layers for i in full):
+            raise SpecError(c.path, "full_attn_idxs", f"expected layer indices below {layers}")
+        types = ["full_attention" if i in full else "conv" for i in range(layers)]
     if not isinstance(types, list) or len(types) != layers:
-        raise SpecError(c.path, "layer_types", f"missing: a list of {layers} entries")
+        raise SpecError(c.path, "layer_types", f"expected a list of {layers} entries")
     mapping = {"conv": RECURRENT, "full_attention": FULL}
     bad = [t for t in types if t not in mapping]
     if bad:
         raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
-    return LayerPlan(layer_types=[mapping[t] for t in types], recurrent={
-        "kind": "short_conv", "conv_kernel": _need(c, "conv_L_cache"),
-        "intermediate_size": hidden})
+    # vLLM sizes the conv state from conv_dim (lfm2.py get_mamba_state_shape_from_config:
+    # short_conv_state_shape(intermediate_size=hf_config.conv_dim)); every LFM2 sets it to
+    # hidden_size.
+    plan_types = [mapping[t] for t in types]
+    if RECURRENT not in plan_types:
+        return LayerPlan(layer_types=plan_types)
+    return LayerPlan(layer_types=plan_types, recurrent={
+        "kind": "short_conv", "conv_kernel": c.int_or("conv_L_cache", 3, minimum=2),
+        "intermediate_size": c.int_or("conv_dim", hidden, minimum=1)})
 
 
 def layer_plan(c: _Config, layers: int, hidden: int) -> LayerPlan | None:

@@ -386,6 +386,26 @@ def test_bamba_layers_from_attn_layer_indices() -> None:
     assert spec.recurrent.intermediate_size == 8192
 
 
+def test_lfm2_layers_from_full_attn_idxs() -> None:
+    # LiquidAI/LFM2-1.2B ships full_attn_idxs and no layer_types (data/configs/lfm2-1.2b.json);
+    # transformers' Lfm2Config builds layer_types from it: attention at 2, 5, 8, 10, 12, 14,
+    # short conv elsewhere (10 layers). vLLM's conv state is (conv_L_cache - 1) x conv_dim.
+    spec, _ = spec_of(raw("lfm2-1.2b"))
+    assert spec.num_attention_layers == 6 and spec.num_recurrent_layers == 10
+    assert [i for i, m in enumerate(spec.layer_mixers) if m == "attention"] == [2, 5, 8, 10, 12, 14]
+    assert spec.recurrent.kind == "short_conv" and spec.recurrent.intermediate_size == 2048
+    assert spec.tie_word_embeddings  # Lfm2Config default
+    with_types = {**raw("lfm2-1.2b"), "full_attn_idxs": None,
+                  "layer_types": ["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv"
+                                  for i in range(16)]}
+    assert spec_of(with_types)[0].layer_mixers == spec.layer_mixers
+    # Neither: every layer attends (Lfm2Config's default full_attn_idxs).
+    neither = {k: v for k, v in raw("lfm2-1.2b").items() if k != "full_attn_idxs"}
+    assert spec_of(neither)[0].num_attention_layers == 16
+    with pytest.raises(SpecError, match="full_attn_idxs"):
+        spec_of({**raw("lfm2-1.2b"), "full_attn_idxs": [2, 16]})
+
+
 def test_glm_moe_dsa_reads_as_mla_with_indexer() -> None:
     config = {"model_type": "glm_moe_dsa", "num_hidden_layers": 4, "hidden_size": 64,
               "num_attention_heads": 4, "vocab_size": 256, "intermediate_size": 128,

@@ -48,7 +48,7 @@ def test_every_family_has_oracle_runs() -> None:
     families = {name for name, _ in RUNS}
     assert {"qwen3-next-80b-a3b", "qwen3.5-9b", "nemotron-nano-9b-v2", "granite-4.0-h-small",
             "falcon-h1-34b", "gpt-oss-20b", "gemma-3n-e4b", "glm-4.5-air",
-            "minimax-m2"} <= families
+            "minimax-m2", "lfm2-1.2b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
@@ -70,6 +70,25 @@ def test_kvplan_equals_vllm(name: str, output: dict) -> None:
         assert plan.mamba_cache_mode == mode
 
 
+def test_lfm2_short_conv_by_hand() -> None:
+    # tests/data/oracle/lfm2-1.2b, run 1 (1 GiB, max_model_len 8192, prefix caching on -> mamba
+    # cache mode 'align'), derived by hand:
+    #   attention page, block 128: 2 (K, V) x 128 x 8 KV heads x 64 x 2 B = 262,144 B per layer;
+    #   conv state: (conv_L_cache 3 - 1) x conv_dim 2048 x 2 B = 8,192 B, padded to 262,144
+    #   ("Padding mamba page size by 3100.00%"); 6 attention + 10 conv layers -> groups of 6
+    #   layers: 1 attention group + 2 conv groups ("Add 2 padding layers").
+    #   blocks = 1 GiB // (6 x 262,144) = 1,073,741,824 // 1,572,864 = 682;
+    #   per request: 8192 / 128 = 64 attention blocks + 2 per conv group in align mode = 68;
+    #   concurrency 682 / 68 = 10.029 -> "10.03x"; tokens int(10.029 x 8192) = 82,160.
+    spec, _ = load_config(ORACLE / "lfm2-1.2b" / "config.json")
+    output = {"settings": {"max_model_len": 8192, "max_num_batched_tokens": 2048}, "kv_gib": 1}
+    plan = plan_capacity(spec, plan_inputs(output))
+    assert plan.block_size == 128 and plan.mamba_cache_mode == "align"
+    assert f"{plan.state_padding_percent:.2f}" == "3100.00"
+    assert plan.reported_kv_cache_tokens == 82160 == int(682 / 68 * 8192)
+    assert f"{plan.max_concurrency:.2f}" == "10.03"
+
+
 LIVE_PYTHON = os.environ.get("VLLM_ORACLE_PYTHON")
 ORACLE_TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "vllm-oracle"
 
@@ -78,7 +97,7 @@ ORACLE_TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "vllm-o
                     reason="opt-in: set VLLM_ORACLE_PYTHON to the python of vLLM's CPU build")
 @pytest.mark.parametrize(("name", "kv_gib", "max_model_len"), [
     ("nemotron-nano-9b-v2", 3, 16384), ("qwen3-next-80b-a3b", 2, 24576),
-    ("gpt-oss-20b", 2, 65536)])
+    ("gpt-oss-20b", 2, 65536), ("lfm2-1.2b", 3, 16384)])
 def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len: int) -> None:
     # Settings no recorded run used: vLLM is asked now, kvplan must agree.
     result = subprocess.run(
@@ -91,3 +110,20 @@ def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len:
     plan = plan_capacity(spec, plan_inputs(output))
     assert plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
     assert f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}"
+
+
+def test_bamba_refused_where_vllm_removed_it() -> None:
+    # tests/data/oracle/bamba-9b: vLLM 0.32 lists BambaForCausalLM as removed in 0.23.0 and its
+    # Transformers fallback raises on the first mamba layer, so a plan for 0.32 is refused in one
+    # line; 0.22 still served it.
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+
+    config = str(Path(__file__).parent / "data" / "oracle" / "bamba-9b" / "config.json")
+    refused = CliRunner().invoke(app, ["estimate", config, "--context", "8192"])
+    assert refused.exit_code == 2
+    assert "removed in vLLM 0.23" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    served = CliRunner().invoke(app, ["estimate", config, "--context", "8192",
+                                      "--engine-version", "0.22", "--format", "json"])
+    assert served.exit_code == 0, served.output

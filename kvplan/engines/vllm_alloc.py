@@ -86,6 +86,26 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
 DEFAULT_VLLM_VERSION = VLLM_PROFILES[-1].version
 
 
+# Model types a vLLM version no longer serves: (removed from, why). vLLM 0.32's registry lists
+# BambaForCausalLM among the models removed in 0.23.0; the Transformers fallback it takes instead
+# raises "Layer 0 (linear_attention) does not dispatch through the Transformers attention
+# interface" (vllm-oracle runs in tests/data/oracle/bamba-9b).
+VLLM_REMOVED_MODELS: dict[str, tuple[tuple[int, ...], str]] = {
+    "bamba": ((0, 23), "BambaForCausalLM was removed in vLLM 0.23 and its Transformers fallback "
+                       "refuses the mamba layers"),
+}
+
+
+def check_model_served(model_type: str, version: str | None) -> None:
+    """Refuse, in one line, a model the vLLM version cannot load at all."""
+    removed = VLLM_REMOVED_MODELS.get(model_type)
+    if removed is not None and version_key(version) >= removed[0]:
+        shown = version or DEFAULT_VLLM_VERSION
+        raise InputError(f"--engine-version: vLLM {shown} cannot serve model_type "
+                         f"{model_type!r}: {removed[1]}; plan with --engine-version "
+                         f"{removed[0][0]}.{removed[0][1] - 1} or older")
+
+
 def vllm_profile(version: str | None) -> VllmProfile:
     """The profile that models `version` (default: the newest). V1 only: before 0.10 refused."""
     if version is None:
