@@ -1,4 +1,4 @@
-"""vLLM's KV budget as kvplan predicts it vs real start-up logs ("Available KV cache memory").
+"""vLLM's KV budget and SGLang's KV token count as kvplan predicts them vs real start-up logs.
 
 Run: python examples/engine_bench.py > examples/engine-bench.md
 
@@ -8,6 +8,13 @@ memory fraction, TP/PP, the engine version, the batch limits the user set, and t
 to the logged "Model loading took X GiB" (`--weights-gib`), so that only the engine's reserve is
 judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.budgets; the
 "held out" line excludes them.
+
+SGLang (tests/data/engine_logs/sglang_startup_logs.json): each log is replayed with only the
+model, the GPU name, the fraction where the user set one, TP, the engine version and the weights
+pinned to the logged "Load weight end ... mem usage"; kvplan's token count is compared with
+"max_total_num_tokens" / the KV line's "#tokens", and the two rule outputs behind it with the log:
+the memory in use before the weights load (the device total less "Load weight begin. avail mem";
+SGLang's "GB" are GiB) and the default mem_fraction_static where the user set none.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "data" / "engine_logs" / "vllm_startup_logs.json"
+SGLANG_LOGS = ROOT / "tests" / "data" / "engine_logs" / "sglang_startup_logs.json"
 GiB = 1 << 30
 TOLERANCE_GIB = 0.25  # issue #13: within max(2 %, 0.25 GiB)
 
@@ -86,6 +94,131 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+# --- SGLang ---------------------------------------------------------------------------------------
+
+
+def load_sglang_logs() -> list[dict[str, Any]]:
+    return json.loads(SGLANG_LOGS.read_text())
+
+
+def sglang_cli_args(log: dict[str, Any]) -> list[str]:
+    spec = log["spec"]
+    if spec.endswith(".json"):
+        spec = str(ROOT / spec)
+    args = ["estimate", spec, "--engine", "sglang", "--gpu", log["gpu"], "--tp", str(log["tp"]),
+            "--format", "json"]
+    if log["weights_gib"] is not None:
+        args += ["--weights-gib", str(log["weights_gib"])]
+    if log["engine_version_arg"]:
+        args += ["--engine-version", log["engine_version_arg"]]
+    if log["fraction_set_by_user"]:
+        args += ["--mem-fraction", str(log["mem_fraction_static"])]
+    if (log["page_size"] or 1) > 1:
+        args += ["--block-size", str(log["page_size"])]
+    return args
+
+
+def sglang_predict(log: dict[str, Any]) -> dict[str, Any]:
+    from kvplan.cli import app
+
+    result = CliRunner().invoke(app, sglang_cli_args(log))
+    if result.exit_code != 0:
+        raise RuntimeError(f"{log['id']}: kvplan {' '.join(sglang_cli_args(log))}: "
+                           f"{result.output}")
+    return json.loads(result.stdout)
+
+
+def logged_begin_avail(log: dict[str, Any]) -> float | None:
+    if log["load_weight_begin_avail_gib"] is not None:
+        return log["load_weight_begin_avail_gib"]
+    if log["load_weight_end_avail_gib"] is None or log["weights_gib"] is None:
+        return None
+    return round(log["load_weight_end_avail_gib"] + log["weights_gib"], 2)
+
+
+def sglang_compare(log: dict[str, Any]) -> dict[str, Any]:
+    out = sglang_predict(log)
+    total_gib = out["total_bytes"] / GiB
+    begin = logged_begin_avail(log)
+    predicted = out["reported_kv_cache_tokens"]
+    logged = log["max_total_num_tokens"]
+    cell = out["per_gpu_bytes_per_token"]
+    row: dict[str, Any] = {
+        "log": log, "predicted_tokens": predicted, "logged_tokens": logged,
+        "predicted_fraction": out["mem_fraction"],
+        "logged_fraction": None if log["fraction_set_by_user"] else log["mem_fraction_static"],
+        "predicted_preload_gib": out["reserve_breakdown"]["preloaded"]["bytes"] / GiB,
+        "logged_preload_gib": None if begin is None else total_gib - begin,
+        "total_gib": total_gib, "cell_bytes": cell,
+    }
+    if logged:
+        slack = max(0.02 * logged, TOLERANCE_GIB * GiB / cell)
+        row["error"] = predicted / logged - 1
+        row["within"] = abs(predicted - logged) <= slack
+    return row
+
+
+def sglang_rows() -> list[dict[str, Any]]:
+    return [sglang_compare(log) for log in load_sglang_logs()]
+
+
+def sglang_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    replayed = [r for r in rows if r["log"]["replay"]]
+    errors = [abs(r["error"]) for r in replayed]
+    return {"logs": len(replayed), "median_error": statistics.median(errors),
+            "within_share": sum(r["within"] for r in replayed) / len(replayed)}
+
+
+def _fraction(predicted: float, logged: float | None, log: dict[str, Any]) -> str:
+    if log["fraction_set_by_user"]:
+        return f"{log['mem_fraction_static']} (user)"
+    return f"{predicted:.3f} / {'n/p' if logged is None else f'{logged:.3f}'}"
+
+
+def print_sglang(rows: list[dict[str, Any]]) -> None:
+    print("\n# SGLang KV tokens: kvplan vs start-up logs\n")
+    print("Each row replays one log (tests/data/engine_logs/sglang_startup_logs.json) through "
+          "`kvplan estimate MODEL --engine sglang --gpu G --tp T --weights-gib W "
+          "--engine-version V` (plus `--mem-fraction F` where the user set one); *predicted* is "
+          "`reported_kv_cache_tokens`, *logged* SGLang's \"max_total_num_tokens\" (the KV "
+          "line's \"#tokens\"). W is the logged \"Load weight end ... mem usage\" (GiB). "
+          "*preload*: memory in use before the weights load, kvplan's rule vs the device total "
+          "less the logged \"Load weight begin. avail mem\" (end avail + mem usage where the "
+          "begin line is missing). *fraction*: the default mem_fraction_static, kvplan vs the "
+          "ServerArgs dump (n/p: not printed). *within*: max(2 %, 0.25 GiB of KV). `*`: a "
+          "field is inferred (see `inferred` in the JSON); version `newest`: a source checkout "
+          "without a release number.\n")
+    print("| model | SGLang | GPU | TP | fraction kvplan / log | preload kvplan / log (GiB) "
+          "| weights | predicted | logged | error | within | source |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|")
+    replayed = [r for r in rows if r["log"]["replay"]]
+    for r in replayed:
+        log = r["log"]
+        star = "*" if log["inferred"] else ""
+        print(f"| {log['model']}{star} | {log['engine_version_arg'] or 'newest'} | {log['gpu']} "
+              f"| {log['tp']} | {_fraction(r['predicted_fraction'], r['logged_fraction'], log)} "
+              f"| {r['predicted_preload_gib']:.2f} / {_fmt(r['logged_preload_gib'])} | "
+              f"{log['weights_gib']} | {r['predicted_tokens']:,} | {r['logged_tokens']:,} | "
+              f"{r['error']:+.1%} | {'yes' if r['within'] else 'no'} | "
+              f"{log['url'] or 'index id ' + log['file_id']} |")
+    print()
+    s = sglang_summary(rows)
+    print(f"- {s['logs']} logs, median |error| {s['median_error']:.2%}, "
+          f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB of KV).")
+    print("\nLogs that check a rule but are not replayed for tokens (why: `notes` in the JSON):\n")
+    print("| model | SGLang | GPU | TP | fraction kvplan / log | preload kvplan / log (GiB) "
+          "| why not replayed | source |")
+    print("|---|---|---|--:|--:|--:|---|---|")
+    for r in rows:
+        log = r["log"]
+        if log["replay"]:
+            continue
+        print(f"| {log['model']} | {log['engine_version_arg'] or 'newest'} | {log['gpu']} | "
+              f"{log['tp']} | {_fraction(r['predicted_fraction'], r['logged_fraction'], log)} | "
+              f"{r['predicted_preload_gib']:.2f} / {_fmt(r['logged_preload_gib'])} | "
+              f"{log['why_not_replayed']} | {log['url'] or 'index id ' + log['file_id']} |")
+
+
 def main() -> None:
     rows = [compare(log) for log in load_logs()]
     print("# vLLM KV budget: kvplan vs start-up logs\n")
@@ -113,6 +246,7 @@ def main() -> None:
         s = summary(subset)
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
               f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")
+    print_sglang(sglang_rows())
     sys.stdout.flush()
 
 

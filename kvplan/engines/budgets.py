@@ -254,10 +254,37 @@ class VllmBudget:
 
 # --- SGLang -------------------------------------------------------------------------------------
 
-# Memory in use before the weights load (CUDA context, NCCL, torch init), per GPU: TP1 0.38 GiB
-# (80 GB H100, kvplan issue #13), TP8 2.52 GiB (139.81 - 137.29 GB "avail mem" at "Load weight
-# begin", sglang PR #11716, H200); AMD TP8 4.5 GiB (MI355X, issue #13).
-SGLANG_PRELOAD_GIB = {"cuda": ((1, 0.38), (8, 2.52)), "rocm": ((1, 0.38), (8, 4.5))}
+# Memory in use before the weights load, per GPU: the device total less "Load weight begin. avail
+# mem" (SGLang's "GB" are GiB: the logged K sizes are #tokens x cell / 2^30). It is the CUDA
+# context and torch init (0.4-0.7 GiB) plus what "Init torch distributed" adds: 0.09-0.19 GiB
+# without NVSwitch, 1.25 GiB on 8 x H100 (NCCL's NVLink buffers). Public logs
+# (tests/data/engine_logs/sglang_startup_logs.json):
+# - TP1: 0.38 GiB (80 GB H100, kvplan issue #13); 0.60 (H100, sglang PR #4760).
+# - TP8 on NVSwitch: 1.76 GiB (79.19 - 77.43, 8 x H100, v0.5.2rc2, grok-2 blog log) and 2.52
+#   (139.81 - 137.29, 8 x H200, sglang PR #11716): their mean, 2.14, is the TP8 point.
+# - AMD TP8: 4.5 GiB (288 - 283.50, MI355X, v0.5.8.post1, GLM-5 bring-up notes).
+# - Cards under 60 GiB (GeForce, L4, L40S, A10G: PCIe, no NVSwitch) do not grow with TP: 0.72
+#   GiB at TP2 (23.65 - 22.93, 2 x RTX 4090, 2026 build), 0.57 at TP4 (23.65 - 23.08, 4 x RTX
+#   4090, 2026 build), 0.86 at TP4 (22.49 - 21.63, 4 x L4, 0.4.3.post4); from TP2 their median,
+#   0.72 GiB, is used (the former TP1-TP8 line gave 0.69 at TP2 and 1.30 at TP4: 5-13 % fewer
+#   tokens than logged at TP4).
+# Memory is the proxy for the interconnect here: the planner is not told whether GPUs share an
+# NVSwitch.
+SGLANG_PRELOAD_GIB = {"cuda": ((1, 0.38), (8, 2.14)), "rocm": ((1, 0.38), (8, 4.5))}
+SGLANG_PCIE_PRELOAD_GIB = 0.72
+SGLANG_PCIE_BELOW_BYTES = 60 * GiB
+
+
+def sglang_preload_gib(*, tp: int, platform: str = "cuda", total_bytes: int | None = None
+                       ) -> tuple[float, str]:
+    """Memory in use before the weights load on each GPU (GiB) and the rule that set it."""
+    if (platform == "cuda" and tp > 1 and total_bytes is not None
+            and total_bytes < SGLANG_PCIE_BELOW_BYTES):
+        return SGLANG_PCIE_PRELOAD_GIB, (
+            f"in use before weights load at TP {tp} on a card under 60 GiB (no NVSwitch: "
+            "flat from TP2, public logs)")
+    points = SGLANG_PRELOAD_GIB.get(platform, SGLANG_PRELOAD_GIB["cuda"])
+    return _interpolate(points, tp), f"in use before weights load at TP {tp} (public logs)"
 
 
 def sglang_graph_defaults(gpu_mem_mib: int, tp: int) -> tuple[int, int]:
@@ -322,10 +349,9 @@ class SglangBudget:
     name: str = "sglang"
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
-        points = SGLANG_PRELOAD_GIB.get(inputs.platform, SGLANG_PRELOAD_GIB["cuda"])
-        return Reserve(parts=(ReservePart(
-            name="preloaded", bytes=int(_interpolate(points, inputs.tp) * GiB),
-            rule=f"in use before weights load at TP {inputs.tp} (public logs)"),))
+        gib, rule = sglang_preload_gib(tp=inputs.tp, platform=inputs.platform,
+                                       total_bytes=inputs.total_bytes)
+        return Reserve(parts=(ReservePart(name="preloaded", bytes=int(gib * GiB), rule=rule),))
 
     formula: str = "(total - preloaded) x mem_fraction_static - weights"
 
