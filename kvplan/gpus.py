@@ -293,13 +293,17 @@ _PRESETS: tuple[GPU, ...] = (
     # GeForce RTX 5080: 16 GiB GDDR7, 960 GB/s.
     # RTX Blackwell whitepaper, FP32-accumulate rates: bf16 112.6 (225.1 sparse), fp8 225.1
     # (450.2 sparse) TFLOPS. (= 84 SMs x 2.617 GHz x 512 dense bf16 FLOP/clk/SM.)
-    # Reported: no public log line found that names the 5080.
+    # Reported: only nvidia-smi, "16303MiB" in an SGLang user's log of Qwen3-0.6B on a 5080 (a
+    # GitHub file in the search index, id 47444754202; tests/data/engine_logs/
+    # sglang_startup_logs.json).
     GPU(
         name="RTX-5080",
         full_name="NVIDIA GeForce RTX 5080 16GB GDDR7",
         memory_bytes=16 * GiB,
-        reported_total_bytes=None,
-        reported_total_source=NO_LOG,
+        reported_total_bytes=16_303 * MiB,
+        reported_total_kind="nvidia-smi",
+        reported_total_source=("nvidia-smi '16303MiB' in a public SGLang log (GitHub file, search "
+                               "index id 47444754202; no mem_get_info line found)"),
         hbm_bytes_per_s=960 * GB,
         peak_bf16_flops_per_s=112_600 * GFLOPS,
         peak_fp8_flops_per_s=225_100 * GFLOPS,

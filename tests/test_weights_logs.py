@@ -39,7 +39,7 @@ def test_median_within_1_percent() -> None:
 def test_formats_covered() -> None:
     formats = {c.format for c in CASES}
     assert {"bf16", "fp8 block", "compressed-tensors fp8", "compressed-tensors int8", "gptq",
-            "awq", "mxfp4", "bitsandbytes"} <= formats
+            "awq", "mxfp4", "bitsandbytes", "nvfp4"} <= formats
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.format}: {c.label}" for c in CASES])
