@@ -123,6 +123,10 @@ class SamplerRule:
 #   vLLM 0.10.1.1 (A100, 256 rows), 0.15.1 (A100-40GB) and 0.17.1 (RTX 3090) start-up budgets
 #   within 0.3 GiB (examples/engine-bench.md). The 39.8 B per logit once read off gemma-3-4b on a
 #   B200 (vllm PR #21489) includes the vision encoder's profile, which kvplan does not model.
+#   Not explained: gpt-oss-120b on one H100 left -2.14 GiB (vllm issue #23278, 0.10.1) and
+#   1.71 GiB (#27508, 0.11, 0.95 and max_num_batched_tokens 1024), a 7.4-7.5 GiB reserve if the
+#   utilization and weights not shown in those excerpts were 0.9 and 65.97 GiB; this rule gives
+#   3.9 GiB, and the same model on vLLM 0.10.1.1 A100s (256 rows, dennislee22) fits it.
 # - from 0.20: 24 B per logit (Qwen3.5-35B-A3B on an H100, vllm issue #50722: 5.66 GiB for
 #   1,024 x 248,320 logits; two RTX 3090/5090 TP2 logs of club-3090 agree within 0.1 GiB).
 VLLM_SAMPLER_RULES = (
