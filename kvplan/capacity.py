@@ -185,6 +185,7 @@ class PlanInputs:
     max_num_batched_tokens: int = 8192
     shared_prefix: int = 0
     dp_attention: bool = False
+    ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
     engine_version: str | None = None  # None: the newest modelled
     platform: str = "cuda"  # vLLM: cuda | rocm | cpu
     hybrid_kv_cache_manager: bool | None = None  # None: what that version does
@@ -351,6 +352,24 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
                                     dp_attention=dp_attention, vision=vision, mtp=mtp, **kw)
     split = weight_breakdown(spec, quant, tp=tp, **kw)
+    if ep > 1 and spec.moe is not None:
+        # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
+        # ceil(E / ep) routed experts whole instead of a 1/tp slice of every expert
+        # (vLLM FusedMoE: determine_expert_map); the busiest rank sets the memory.
+        # The experts group also holds the routers, whole on every rank: from the whole model
+        # (experts + routers) and a 1/ep slice (experts / ep + routers), the routed experts are
+        # (whole - slice) x ep / (ep - 1).
+        whole = weight_breakdown(spec, quant, tp=1, **kw)
+        sliced = weight_breakdown(spec, quant, tp=ep, **kw)
+        routed = (whole.experts - sliced.experts) * ep // (ep - 1)
+        routed_scales = (whole.expert_scales - sliced.expert_scales) * ep // (ep - 1)
+        per_rank = -(-spec.moe.n_routed_experts // ep)
+        experts = (whole.experts - routed) + routed * per_rank // spec.moe.n_routed_experts
+        scales = (whole.expert_scales - routed_scales) + (
+            routed_scales * per_rank // spec.moe.n_routed_experts)
+        split = replace(split, experts=experts, expert_scales=scales,
+                        quantization_scales=split.quantization_scales - split.expert_scales
+                        + scales)
     if not dp_attention or tp == 1:
         return split
     whole = weight_breakdown(spec, quant, tp=1, **kw)
@@ -363,7 +382,7 @@ def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_firs
                    pp_last: bool) -> WeightBreakdown:
     return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
                              quantization=inputs.quantization, layers=stage, first=pp_first,
-                             last=pp_last, dp_attention=inputs.dp_attention,
+                             last=pp_last, dp_attention=inputs.dp_attention, ep=inputs.ep,
                              mtp=inputs.speculative_method == "mtp")
 
 

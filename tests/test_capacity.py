@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from kvplan.capacity import (
     longest_context,
     plan_capacity,
     pp_layer_ranges,
+    weights_breakdown,
 )
 from kvplan.cli import app
 from kvplan.errors import InputError
@@ -363,3 +365,29 @@ def test_sglang_qwen3_235b_tp4_cell_size() -> None:
         context=4096, engine=Engine.sglang, tp=4, kv_budget_bytes=20 * GiB))
     assert plan.per_gpu_bytes_per_token == 94 * 2 * 1 * 128 * 2
     assert f"{367_404 * plan.per_gpu_bytes_per_token / 2 / GiB:.2f}" == "8.23"
+
+
+def test_expert_parallel_holds_whole_experts() -> None:
+    # Qwen1.5-MoE-A2.7B (tests/data/configs/qwen1.5-moe-a2.7b.json: 24 layers, 60 experts of
+    # 3 x 2,048 x 1,408, router 60 x 2,048, shared-expert gate 1 x 2,048; bf16) on 8 ranks.
+    # TP 8 slices every expert: 60 x 17,301,504 B x 24 / 8 = 3,114,270,720 B, plus the routers
+    # (5,898,240 B) and shared-expert gates (98,304 B) whole on every rank. EP 8 (vLLM
+    # --enable-expert-parallel) gives the busiest rank ceil(60 / 8) = 8 whole experts:
+    # 8 x 17,301,504 x 24 = 3,321,888,768 B plus the same routers and gates.
+    config = str(Path(__file__).parent / "data" / "configs" / "qwen1.5-moe-a2.7b.json")
+    spec = load_spec(config)
+    routers = 5_898_240 + 98_304
+    tp = weights_breakdown(spec, tp=8)
+    ep = weights_breakdown(spec, tp=8, ep=8)
+    assert tp.experts == 3_114_270_720 + routers
+    assert ep.experts == 3_321_888_768 + routers
+    assert ep.total - tp.total == ep.experts - tp.experts  # nothing else moves
+    # Mixtral's 8 experts over 8 ranks: one whole expert each, the same bytes as 1/8 of all.
+    mixtral = load_spec("mixtral-8x7b")
+    assert weights_breakdown(mixtral, tp=8, ep=8).experts == weights_breakdown(
+        mixtral, tp=8).experts
+    # The CLI flag.
+    result = runner.invoke(app, ["estimate", config, "--gpu", "H100", "--tp", "8",
+                                 "--enable-expert-parallel", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["weights_breakdown"]["experts"] == ep.experts

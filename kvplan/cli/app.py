@@ -172,6 +172,10 @@ def estimate_cmd(
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
+    expert_parallel: Annotated[bool, typer.Option(
+        "--enable-expert-parallel", help="Expert parallelism over the --tp ranks (vLLM "
+        "--enable-expert-parallel): each rank holds ceil(experts / tp) routed experts whole "
+        "instead of a 1/tp slice of every one.")] = False,
     requests: Annotated[int | None, typer.Option(
         "--requests", min=1,
         help="Also answer: the longest context that serves this many concurrent requests, "
@@ -280,7 +284,8 @@ def estimate_cmd(
             reserve_bytes=None if reserve_gib is None else gib_to_bytes(reserve_gib),
             kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
             max_num_batched_tokens=max_num_batched_tokens, shared_prefix=shared_prefix,
-            dp_attention=dp_attention, max_num_seqs=max_num_seqs, **engine_opts,
+            dp_attention=dp_attention, ep=tp if expert_parallel else 1,
+            max_num_seqs=max_num_seqs, **engine_opts,
         )
         plan = plan_capacity(spec, inputs)
         reverse = None
