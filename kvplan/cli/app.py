@@ -19,6 +19,7 @@ from kvplan.cache import estimate
 from kvplan.capacity import (
     Engine,
     PlanInputs,
+    check_kv_dtype,
     default_max_num_batched_tokens,
     draft_layers,
     fraction_needed,
@@ -249,8 +250,6 @@ def estimate_cmd(
         elif spec.num_recurrent_layers or speculative_method is not None:
             refuse_unmodelled(spec, sizing)
         capacity_asked = gpu is not None or gpu_mem_gib is not None or kv_budget_gib is not None
-        from kvplan.capacity import check_kv_dtype
-
         try:
             check_kv_dtype(engine, kv_dtype, preset)
         except InputError as exc:

@@ -286,13 +286,6 @@ class KvplanGroup(TyperGroup):
         sys.exit(code)
 
 
-def use_kvplan_commands(app: typer.Typer) -> None:
-    """Every registered command checks its numeric flags (KvplanCommand)."""
-    for info in app.registered_commands:
-        if info.cls is None or info.cls is TyperCommand:
-            info.cls = KvplanCommand
-
-
 # Warnings gathered while a command runs (config.json import notes): printed when it succeeds,
 # dropped when it fails, so that a refusal is exactly one line on stderr.
 _pending: list[list[str]] = []
