@@ -56,6 +56,8 @@ def cli_args(log: dict[str, Any]) -> list[str]:
     dtype = (log["dtype"] or "").split()[0]
     if dtype in ("float16", "float32"):  # set by the user (--dtype); bfloat16 is the auto here
         args += ["--dtype", dtype]
+    if log.get("disable_custom_all_reduce"):
+        args.append("--disable-custom-all-reduce")
     if log["enforce_eager"]:
         args.append("--enforce-eager")
     return args

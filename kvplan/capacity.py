@@ -84,6 +84,15 @@ def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
 # tokens_per_block 32. MLA backends force their own (FlashMLA 64, CUTLASS MLA 128): pass it.
 DEFAULT_BLOCK_SIZES = {Engine.vllm: 16, Engine.sglang: 1, Engine.trtllm: 32}
 
+def gpu_inputs(gpu: GPU) -> dict[str, Any]:
+    """The PlanInputs fields a GPU preset decides, in one place for estimate, plan and sweep."""
+    from .interconnect import default_interconnect
+
+    return {"total_bytes": gpu.total_bytes, "is_a100": gpu.is_a100,
+            "smi_total_bytes": gpu.smi_total_bytes, "platform": gpu.platform,
+            "nvlink": default_interconnect(gpu.name).name.startswith("nvlink")}
+
+
 def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,
                                    version: str | None = None) -> int:
     """vLLM's default chunked-prefill budget for `vllm serve` (EngineArgs.get_batch_defaults,
@@ -198,6 +207,9 @@ class PlanInputs:
     enforce_eager: bool = False  # vLLM: no CUDA graphs (nothing reserved for them)
     is_a100: bool = False  # vLLM's batch defaults treat A100s apart
     smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
+    # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).
+    nvlink: bool = True
+    disable_custom_all_reduce: bool = False  # vLLM --disable-custom-all-reduce
     is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
     max_total_tokens: int | None = None  # SGLang --max-total-tokens / TRT-LLM max_tokens
     trtllm_backend: str = "pytorch"  # pytorch (blocks rounded down) | engine (rounded up)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from .attention import AttentionKind, HeadAttention, LatentAttention
 from .cache import kv_layout, layer_caches
-from .capacity import PlanInputs, default_max_num_batched_tokens, plan_capacity
+from .capacity import PlanInputs, default_max_num_batched_tokens, gpu_inputs, plan_capacity
 from .costmodel import CostInputs, Efficiency, Layout, predict
 from .errors import InputError
 from .flops import (
@@ -204,7 +204,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         if gpu is not None:
             max_requests = plan_capacity(sized, PlanInputs(
                 context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
-                total_bytes=gpu.total_bytes, dp_attention=par.dp_attention,
+                dp_attention=par.dp_attention, **gpu_inputs(gpu),
                 max_num_batched_tokens=default_max_num_batched_tokens(
                     gpu.total_bytes, is_a100=gpu.is_a100))).max_requests
         rows.append(SchemeRow(

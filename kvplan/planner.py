@@ -20,6 +20,7 @@ from .capacity import (
     PlanInputs,
     check_kv_dtype,
     default_max_num_batched_tokens,
+    gpu_inputs,
     plan_capacity,
     supported_kv_dtypes,
 )
@@ -158,10 +159,9 @@ def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
     mnbt = req.max_num_batched_tokens or default_max_num_batched_tokens(
         req.gpu.total_bytes, is_a100=req.gpu.is_a100)
     return PlanInputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
-                      engine=req.engine, mem_fraction=fraction, total_bytes=req.gpu.total_bytes,
+                      engine=req.engine, mem_fraction=fraction,
                       max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
-                      engine_version=req.engine_version, platform=req.gpu.platform,
-                      **req.extra)
+                      engine_version=req.engine_version, **gpu_inputs(req.gpu), **req.extra)
 
 
 def _evaluate(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,

@@ -32,6 +32,7 @@ from .capacity import (
     PlanInputs,
     block_pool,
     default_max_num_batched_tokens,
+    gpu_inputs,
     plan_capacity,
     vllm_stage_config,
 )
@@ -354,9 +355,8 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
         return _Capacity()
     inputs = PlanInputs(context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
                         tp=tp, engine=grid.engine, mem_fraction=fractions[0],
-                        total_bytes=gpu.total_bytes,
                         max_num_batched_tokens=default_max_num_batched_tokens(
-                            gpu.total_bytes, is_a100=gpu.is_a100))
+                            gpu.total_bytes, is_a100=gpu.is_a100), **gpu_inputs(gpu))
     # One exact plan per configuration; weights and reserve depend neither on the context nor
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)

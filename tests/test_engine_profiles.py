@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kvplan.capacity import Engine, PlanInputs, fraction_needed, plan_capacity
+from kvplan.capacity import Engine, PlanInputs, fraction_needed, gpu_inputs, plan_capacity
 from kvplan.engines.budgets import (
     BUDGETS,
     sglang_default_fraction,
@@ -135,3 +135,26 @@ def test_trtllm_engine_path_rounds_blocks_up() -> None:
     assert up.num_blocks == down.num_blocks + 1
     capped = plan_capacity(spec, replace(base, max_total_tokens=32 * 100))
     assert capped.num_blocks == 100
+
+
+def test_custom_all_reduce_buffers_over_nvlink_or_two_pcie_gpus() -> None:
+    # vLLM's growth of non-torch memory with TP is its custom all-reduce (IPC buffers): 2.07 GiB
+    # per rank at TP 2 on NVLink H100s (llm-d-planner PR #205, 0.19.0). Over PCIe-only cards it
+    # does not run ("Custom allreduce is disabled because it's not supported on more than two
+    # PCIe-only GPUs"; two PCIe GPUs with P2P still run it), nor with --disable-custom-all-reduce:
+    # a rank then holds the TP 1 figure (0.25 GiB at 0.19), as Qwen3-Next at TP 2 on L40S (0.13,
+    # custom all-reduce off) and Qwen2.5-72B at TP 4 on L40S (0.19) leave
+    # (examples/engine-bench.md). At TP 4 on 0.19 the NVLink figure is 2.17 GiB.
+    spec = load_spec("llama-3.1-8b")
+
+    def non_torch(gpu: str, tp: int = 2, **kw: object) -> int:
+        g = get_gpu(gpu)
+        inputs = PlanInputs(context=8192, tp=tp, engine_version="0.19", **gpu_inputs(g))
+        return plan_capacity(spec, replace(inputs, **kw)).reserve_breakdown["non_torch"]["bytes"]
+
+    assert non_torch("H100") == int(2.07 * GiB)
+    assert non_torch("L40S") == int(2.07 * GiB)  # two PCIe GPUs: vLLM tries it (P2P)
+    assert non_torch("L40S", tp=4) == int(0.25 * GiB)
+    assert non_torch("H100", tp=4) == int(2.17 * GiB)
+    assert non_torch("H100", disable_custom_all_reduce=True) == int(0.25 * GiB)
+    assert non_torch("L40S", disable_custom_all_reduce=True) == int(0.25 * GiB)

@@ -21,6 +21,7 @@ from kvplan.capacity import (
     Engine,
     PlanInputs,
     default_max_num_batched_tokens,
+    gpu_inputs,
     plan_capacity,
 )
 from kvplan.cli.common import atomic_write
@@ -157,8 +158,7 @@ def expected_row(spec, *, scheme: str, kv_dtype: str, context: int, batch: int, 
         mnbt = default_max_num_batched_tokens(preset.total_bytes, is_a100=preset.is_a100)
         plan = plan_capacity(sized, PlanInputs(
             context=context, kv_dtype=kv_dtype, block_size=bs, tp=tp, engine=engine,
-            mem_fraction=mem_fraction, total_bytes=preset.total_bytes,
-            max_num_batched_tokens=mnbt))
+            mem_fraction=mem_fraction, max_num_batched_tokens=mnbt, **gpu_inputs(preset)))
         row |= {"mem_fraction": plan.mem_fraction, "weights_bytes": plan.weights_bytes,
                 "reserve_bytes": plan.reserve_bytes, "kv_budget_bytes": plan.kv_budget_bytes,
                 "num_blocks": plan.num_blocks, "token_capacity": plan.token_capacity,

@@ -23,6 +23,7 @@ from kvplan.capacity import (
     default_max_num_batched_tokens,
     draft_layers,
     fraction_needed,
+    gpu_inputs,
     longest_context,
     plan_capacity,
     refuse_unmodelled,
@@ -173,6 +174,9 @@ def estimate_cmd(
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
+    disable_custom_all_reduce: Annotated[bool, typer.Option(
+        "--disable-custom-all-reduce", help="vLLM without its custom all-reduce: TP ranks hold no "
+        "all-reduce IPC buffers (also the case on PCIe-only GPUs).")] = False,
     expert_parallel: Annotated[bool, typer.Option(
         "--enable-expert-parallel", help="Expert parallelism over the --tp ranks (vLLM "
         "--enable-expert-parallel): each rank holds ceil(experts / tp) routed experts whole "
@@ -220,8 +224,10 @@ def estimate_cmd(
             platform_name = platform.value
         if speculative_method is not None and num_speculative_tokens == 0:
             num_speculative_tokens = 1
+        device = {} if preset is None else {
+            k: v for k, v in gpu_inputs(preset).items() if k not in ("total_bytes", "platform")}
         engine_opts = {
-            "engine_version": engine_version, "platform": platform_name,
+            **device, "engine_version": engine_version, "platform": platform_name,
             "hybrid_kv_cache_manager": hybrid_manager_choice(hybrid_manager, disable_hybrid),
             "prefix_caching": prefix_caching, "ssm_dtype": ssm_dtype.value,
             "speculative_method": None if speculative_method is None
@@ -230,16 +236,14 @@ def estimate_cmd(
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,
-            "is_a100": preset is not None and preset.is_a100,
-            "smi_total_bytes": None if preset is None else preset.smi_total_bytes,
+            "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
         }
         total_for_default = preset.total_bytes if preset is not None else (
             None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
         if max_num_batched_tokens is None:
             max_num_batched_tokens = default_max_num_batched_tokens(
-                total_for_default, is_a100=preset is not None and preset.is_a100,
-                version=engine_version)
+                total_for_default, is_a100=device.get("is_a100", False), version=engine_version)
         sizing = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
                             tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
                             **engine_opts)

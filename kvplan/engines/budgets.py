@@ -87,12 +87,21 @@ VLLM_NON_TORCH_GIB: tuple[tuple[tuple[int, ...], tuple[tuple[int, float], ...]],
 VLLM_NON_TORCH_PP_ONLY_GIB = 0.07
 
 
-def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1) -> float:
+def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
+                       custom_all_reduce: bool = True) -> float:
+    """Non-torch memory per GPU. The growth beyond TP 1 is vLLM's custom all-reduce (its IPC
+    buffers, `distributed/device_communicators/custom_all_reduce.py`), which runs between
+    NVLink-connected GPUs and between two PCIe GPUs with P2P, disables itself on more than two
+    PCIe-only GPUs, and does not run with --disable-custom-all-reduce: without it a TP rank holds
+    what a single GPU does. Logs: Qwen3-Next
+    at TP 2 on L40S with custom all-reduce off (vLLM 0.13) and Qwen2.5-72B at TP 4 on four L40S
+    ("Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs",
+    0.19) leave what the TP 1 figure predicts, not the NVLink figure (examples/engine-bench.md)."""
     if tp == 1 and pp > 1:
         return VLLM_NON_TORCH_PP_ONLY_GIB
     key = version_key(version)
     points = [p for since, p in VLLM_NON_TORCH_GIB if key >= since] or [VLLM_NON_TORCH_GIB[0][1]]
-    return _interpolate(points[-1], tp)
+    return _interpolate(points[-1], tp if custom_all_reduce else 1)
 
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
@@ -209,6 +218,9 @@ class VllmBudget:
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)
         tokens = inputs.max_num_batched_tokens
+        # custom_all_reduce.py: off when disabled, and on more than two PCIe-only GPUs of a node;
+        # two PCIe GPUs run it where P2P works (assumed, as vLLM tries it).
+        custom_ar = not inputs.disable_custom_all_reduce and (inputs.nvlink or inputs.tp <= 2)
         width = compute_element_bytes(inputs.dtype)
         forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                    element_bytes=width)
@@ -231,9 +243,12 @@ class VllmBudget:
                              f"{per_logit:g} B + {rule.base_gib:g} GiB on every TP "
                              f"rank ({rule.source}), beyond the forward peak"),
             ReservePart(name="non_torch", bytes=int(vllm_non_torch_gib(
-                inputs.engine_version, tp=inputs.tp, pp=inputs.pp) * GiB),
+                inputs.engine_version, tp=inputs.tp, pp=inputs.pp,
+                custom_all_reduce=custom_ar) * GiB),
                         rule=f"NCCL/all-reduce/cuBLAS at TP {inputs.tp}"
                              + (f" x PP {inputs.pp}" if inputs.pp > 1 else "")
+                             + ("" if custom_ar or inputs.tp == 1 else
+                                ", no custom all-reduce (over two PCIe-only GPUs, or disabled)")
                              + " (public logs, by version)"),
         ]
         if version_key(inputs.engine_version) >= (0, 20) and not inputs.enforce_eager:
