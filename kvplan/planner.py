@@ -158,10 +158,16 @@ def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
             fraction: float | None, context: int) -> PlanInputs:
     mnbt = req.max_num_batched_tokens or default_max_num_batched_tokens(
         req.gpu.total_bytes, is_a100=req.gpu.is_a100)
+    extra = dict(req.extra)
+    if req.engine is Engine.vllm:
+        # The launch line sets --max-num-seqs to the target concurrency (launch_command), and
+        # vLLM's profile run warms the sampler up over max_num_seqs rows of logits: evaluate the
+        # candidate with the flag it will be launched with, not the 1,024 default.
+        extra.setdefault("max_num_seqs", req.concurrency)
     return PlanInputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
                       engine=req.engine, mem_fraction=fraction,
                       max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
-                      engine_version=req.engine_version, **gpu_inputs(req.gpu), **req.extra)
+                      engine_version=req.engine_version, **gpu_inputs(req.gpu), **extra)
 
 
 def _evaluate(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,

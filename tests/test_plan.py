@@ -60,7 +60,8 @@ def test_plan_numbers_equal_estimate_for_the_chosen_layout() -> None:
     est = json.loads(run(
         "estimate", "qwen3-next-80b-a3b", "--context", "65536", "--gpu", "H200",
         "--tp", str(lay["tp"]), "--pp", str(lay["pp"]), "--kv-dtype", plan["kv_dtype"],
-        "--mem-fraction", str(plan["mem_fraction"]), "--format", "json").stdout)
+        "--mem-fraction", str(plan["mem_fraction"]), "--max-num-seqs", "64",
+        "--format", "json").stdout)
     assert est["num_blocks"] == plan["num_blocks"]
     assert est["kv_budget_bytes"] == plan["kv_budget_bytes"]
     assert est["block_size"] == plan["block_size"]
@@ -144,3 +145,21 @@ def test_engine_vocabulary_on_sweep_and_its_dtype_warning() -> None:
                  "--format", "json")
     assert result.exit_code == 0
     assert "cannot run KV cache dtype int4" in result.stderr
+
+
+def test_readme_plan_paragraph_matches_the_plan() -> None:
+    """README's worked plan (Llama-3.1-70B, 50 x 32k on four H100s) states the numbers the plan
+    prints: the whole requests that fit and the context that serves all 50."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    fit = int(re.search(r"DOES NOT FIT \((\d+) such requests fit", text).group(1))
+    longest = int(re.search(r"`--max-model-len ([\d,]+)` on the four", text).group(1)
+                  .replace(",", ""))
+    result = run("plan", "llama-3.1-70b", "--concurrency", "50", "--context", "32k", "--gpu",
+                 "H100", "--gpus-per-node", "4", "--format", "json")
+    assert result.exit_code == 3
+    plan = json.loads(result.stdout)
+    assert not plan["fits"] and plan["max_requests"] == fit
+    assert any(f"max-model-len {longest:,}:" in a["label"] for a in plan["alternatives"])
