@@ -36,11 +36,13 @@ def plan_for(name: str, output: dict, argv: list[str]):
     return plan_capacity(spec, oracle_inputs(output, argv))
 
 
-def live(argv: list[str]) -> dict:
+def live(name: str, argv: list[str]) -> dict:
     python = os.environ.get("VLLM_ORACLE_PYTHON")
     if not python:
         sys.exit("--live needs VLLM_ORACLE_PYTHON (the python of vLLM's CPU build)")
-    args = [str(ORACLE_DATA / Path(argv[0]).name), *argv[1:]]
+    # Recorded argv start with the config folder or straight with the options: run the folder
+    # the results.json sits in either way.
+    args = [str(ORACLE_DATA / name), *(argv[1:] if not argv[0].startswith("--") else argv)]
     result = subprocess.run([sys.executable, str(ORACLE_TOOL), *args], capture_output=True,
                             text=True, env=dict(os.environ), check=False)
     return json.loads(result.stdout)
@@ -61,7 +63,7 @@ def main() -> int:
     for results in sorted(ORACLE_DATA.glob("*/results.json")):
         name = results.parent.name
         for run in json.loads(results.read_text()):
-            output = live(run["argv"]) if args.live else run["output"]
+            output = live(name, run["argv"]) if args.live else run["output"]
             if not output.get("ok"):
                 continue
             plan = plan_for(name, output, run["argv"])
