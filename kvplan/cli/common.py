@@ -53,6 +53,11 @@ class Platform(str, Enum):
     cpu = "cpu"
 
 
+class TrtllmBackend(str, Enum):
+    pytorch = "pytorch"
+    engine = "engine"
+
+
 class StateDType(str, Enum):
     auto = "auto"
     float32 = "float32"
