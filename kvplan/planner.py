@@ -157,7 +157,7 @@ def _tp_ok(spec: ModelSpec, tp: int) -> bool:
 def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
             fraction: float | None, context: int) -> PlanInputs:
     mnbt = req.max_num_batched_tokens or default_max_num_batched_tokens(
-        req.gpu.total_bytes, is_a100=req.gpu.is_a100)
+        req.gpu.total_bytes, is_a100=req.gpu.is_a100, engine=req.engine)
     return PlanInputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
                       engine=req.engine, mem_fraction=fraction,
                       max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
