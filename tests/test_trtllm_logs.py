@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import Engine, PlanInputs
+from kvplan.capacity import Engine, PlanInputs, plan_capacity
 from kvplan.cli import app
 from kvplan.engines.budgets import (
     TRTLLM_NON_TORCH_GIB,
@@ -196,3 +196,16 @@ def test_replay_uses_the_logged_kv_size_per_token() -> None:
         # The logged budget / kvplan's per-token size = the logged max_tokens (2 decimals).
         slack = 0.005 * GiB / out["per_gpu_bytes_per_token"] + 1
         assert abs(tokens - log["estimated_max_tokens"]) <= slack, log["id"]
+
+
+def test_user_max_tokens_caps_before_the_blocks_are_rounded() -> None:
+    # _util.py: a user max_tokens limits the memory to bytes_for_tokens(max_tokens) before
+    # max_tokens = tokens_for_budget(memory); the manager then rounds that to blocks of 32:
+    # 3,210 tokens -> 100 blocks from 1.2 (floor), 101 up to 1.1 (ceilDiv).
+    spec = load_spec("llama-3.1-8b")
+    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
+                      max_total_tokens=3210)
+    assert plan_capacity(spec, base).num_blocks == 100
+    old = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
+                     max_total_tokens=3210, engine_version="1.1.0rc3")
+    assert plan_capacity(spec, old).num_blocks == 101
