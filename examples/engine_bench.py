@@ -1,4 +1,5 @@
-"""vLLM's KV budget and SGLang's KV token count as kvplan predicts them vs real start-up logs.
+"""vLLM's KV budget, SGLang's KV token count and TensorRT-LLM's KV budget as kvplan predicts them
+vs real start-up logs.
 
 Run: python examples/engine_bench.py > examples/engine-bench.md
 
@@ -15,6 +16,14 @@ pinned to the logged "Load weight end ... mem usage"; kvplan's token count is co
 "max_total_num_tokens" / the KV line's "#tokens", and the two rule outputs behind it with the log:
 the memory in use before the weights load (the device total less "Load weight begin. avail mem";
 SGLang's "GB" are GiB) and the default mem_fraction_static where the user set none.
+
+TensorRT-LLM (tests/data/engine_logs/trtllm_budget_logs.json, PyTorch backend): each log is
+replayed with the model, the GPU name, the fraction where the user set one, TP, the engine
+version, the user's max_num_tokens and the weights pinned to the logged "Memory used after
+loading model weights (inside torch)"; kvplan's `kv_budget_bytes` against "Estimated max memory
+in KV cache" and its tokens against the pool's "Allocated X GiB for max tokens in paged KV cache
+(N)" (the estimated max_tokens where that line is missing). Logs marked `fitted` set the
+non-torch constants of kvplan.engines.budgets.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from typer.testing import CliRunner
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "data" / "engine_logs" / "vllm_startup_logs.json"
 SGLANG_LOGS = ROOT / "tests" / "data" / "engine_logs" / "sglang_startup_logs.json"
+TRTLLM_LOGS = ROOT / "tests" / "data" / "engine_logs" / "trtllm_budget_logs.json"
 GiB = 1 << 30
 TOLERANCE_GIB = 0.25  # issue #13: within max(2 %, 0.25 GiB)
 
@@ -221,6 +231,99 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
               f"{log['why_not_replayed']} | {log['url'] or 'index id ' + log['file_id']} |")
 
 
+# --- TensorRT-LLM -------------------------------------------------------------------------------
+
+
+def load_trtllm_logs() -> list[dict[str, Any]]:
+    return json.loads(TRTLLM_LOGS.read_text())
+
+
+def trtllm_cli_args(log: dict[str, Any]) -> list[str]:
+    args = ["estimate", log["spec"], "--engine", "trtllm", "--gpu", log["gpu"], "--tp",
+            str(log["tp"]), "--weights-gib", str(log["weights_gib"]), "--engine-version",
+            log["engine_version_arg"], "--kv-dtype", log["kv_dtype"],
+            "--max-num-batched-tokens", str(log["max_num_tokens"]),
+            "--context", str(log["max_seq_len"] or 4096), "--format", "json"]
+    if log["fraction_set_by_user"]:
+        args += ["--mem-fraction", str(log["free_gpu_memory_fraction"])]
+    return args
+
+
+def trtllm_compare(log: dict[str, Any]) -> dict[str, Any]:
+    from kvplan.cli import app
+
+    result = CliRunner().invoke(app, trtllm_cli_args(log))
+    if result.exit_code != 0:
+        raise RuntimeError(f"{log['id']}: kvplan {' '.join(trtllm_cli_args(log))}: "
+                           f"{result.output}")
+    out = json.loads(result.stdout)
+    predicted = out["kv_budget_bytes"] / GiB
+    logged = log["available_kv_gib"]
+    total = out["total_bytes"] / GiB
+    logged_tokens = log["allocated_tokens"] or log["estimated_max_tokens"]
+    return {
+        "log": log, "predicted_gib": predicted, "logged_gib": logged,
+        "error": predicted / logged - 1,
+        "predicted_reserve_gib": out["reserve_bytes"] / GiB,
+        # What the log leaves for the reserve: total - available / fraction - weights (with the
+        # device total TRT-LLM printed, else kvplan's preset).
+        "logged_reserve_gib": (log["total_gib"] or total) - logged / out["mem_fraction"]
+        - log["weights_gib"],
+        "predicted_tokens": out["token_capacity"], "logged_tokens": logged_tokens,
+    }
+
+
+def trtllm_rows() -> list[dict[str, Any]]:
+    return [trtllm_compare(log) for log in load_trtllm_logs() if log["replay"]]
+
+
+def trtllm_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    errors = [abs(r["error"]) for r in rows]
+    return {"logs": len(rows), "median_error": statistics.median(errors),
+            "worst_error": max(errors), "within_3": sum(e <= 0.03 for e in errors) / len(rows)}
+
+
+def print_trtllm(rows: list[dict[str, Any]]) -> None:
+    print("\n# TensorRT-LLM KV budget (PyTorch backend): kvplan vs start-up logs\n")
+    print("Each row replays one log (tests/data/engine_logs/trtllm_budget_logs.json) through "
+          "`kvplan estimate MODEL --engine trtllm --gpu G --tp T --weights-gib W "
+          "--engine-version V --kv-dtype fp8 --max-num-batched-tokens N` (plus "
+          "`--mem-fraction F` where the user set one); *predicted* is `kv_budget_bytes`, "
+          "*logged* TRT-LLM's \"Estimated max memory in KV cache\" (GiB). W is the logged "
+          "\"Memory used after loading model weights (inside torch)\". *reserve*: kvplan's "
+          "activation + non-torch vs what the log leaves (total - logged / fraction - W). "
+          "*tokens*: kvplan's pool (num_blocks x 32) vs the logged \"Allocated ... for max "
+          "tokens in paged KV cache (N)\" (the estimated max_tokens where that line is not in "
+          "the log). `fit`: the log set a non-torch constant. `*`: a field is inferred (see "
+          "`inferred` in the JSON).\n")
+    print("| model | TRT-LLM | GPU | TP | EP | fraction | max_num_tokens | reserve kvplan / log "
+          "| predicted | logged | error | tokens kvplan / log | fit | source |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
+    for r in rows:
+        log = r["log"]
+        star = "*" if log["inferred"] else ""
+        print(f"| {log['model']}{star} | {log['trtllm_version']} | {log['gpu']} | {log['tp']} "
+              f"| {log['ep']} | {log['free_gpu_memory_fraction']} | {log['max_num_tokens']:,} | "
+              f"{r['predicted_reserve_gib']:.2f} / {r['logged_reserve_gib']:.2f} | "
+              f"{r['predicted_gib']:.2f} | {r['logged_gib']:.2f} | {r['error']:+.1%} | "
+              f"{r['predicted_tokens']:,} / {r['logged_tokens']:,} | "
+              f"{'fit' if log['fitted'] else ''} | {log['url'] or 'index id ' + log['file_id']} |")
+    print()
+    for name, subset in (("all", rows), ("held out (not used to fit)",
+                                          [r for r in rows if not r["log"]["fitted"]])):
+        s = trtllm_summary(subset)
+        print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, worst "
+              f"{s['worst_error']:.2%}, {s['within_3']:.0%} within 3 %.")
+    print("\nLogs kept as checks but not replayed (why: `why_not_replayed` in the JSON):\n")
+    print("| model | TRT-LLM | backend | GPU | why not replayed | source |")
+    print("|---|---|---|---|---|---|")
+    for log in load_trtllm_logs():
+        if not log["replay"]:
+            print(f"| {log['model'] or '-'} | {log['trtllm_version'] or '-'} | {log['backend']} | "
+                  f"{log['gpu']} | {log['why_not_replayed']} | "
+                  f"{log['url'] or 'index id ' + log['file_id']} |")
+
+
 def main() -> None:
     rows = [compare(log) for log in load_logs()]
     print("# vLLM KV budget: kvplan vs start-up logs\n")
@@ -249,6 +352,7 @@ def main() -> None:
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
               f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")
     print_sglang(sglang_rows())
+    print_trtllm(trtllm_rows())
     sys.stdout.flush()
 
 

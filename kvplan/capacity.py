@@ -27,7 +27,13 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
-from .engines.budgets import BUDGETS, Reserve, ReservePart, vllm_batch_defaults
+from .engines.budgets import (
+    BUDGETS,
+    TRTLLM_MAX_NUM_TOKENS,
+    Reserve,
+    ReservePart,
+    vllm_batch_defaults,
+)
 from .engines.vllm_alloc import (
     VllmKVConfig,
     check_model_served,
@@ -90,13 +96,18 @@ def gpu_inputs(gpu: GPU) -> dict[str, Any]:
 
     return {"total_bytes": gpu.total_bytes, "is_a100": gpu.is_a100,
             "smi_total_bytes": gpu.smi_total_bytes, "platform": gpu.platform,
-            "nvlink": default_interconnect(gpu.name).name.startswith("nvlink")}
+            "nvlink": default_interconnect(gpu.name).name.startswith("nvlink"),
+            "unified_memory": gpu.unified_memory}
 
 
 def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,
-                                   version: str | None = None) -> int:
+                                   version: str | None = None,
+                                   engine: Engine = Engine.vllm) -> int:
     """vLLM's default chunked-prefill budget for `vllm serve` (EngineArgs.get_batch_defaults,
-    by version and device memory: see kvplan.engines.budgets.vllm_batch_defaults)."""
+    by version and device memory: see kvplan.engines.budgets.vllm_batch_defaults); TRT-LLM's
+    max_num_tokens default (8192, llm_args.py) whatever the device."""
+    if engine is Engine.trtllm:
+        return TRTLLM_MAX_NUM_TOKENS
     return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
 
@@ -210,9 +221,10 @@ class PlanInputs:
     # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).
     nvlink: bool = True
     disable_custom_all_reduce: bool = False  # vLLM --disable-custom-all-reduce
+    unified_memory: bool = False  # GB10: the OS's memory counts as used (TRT-LLM refuses)
     is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
     max_total_tokens: int | None = None  # SGLang --max-total-tokens / TRT-LLM max_tokens
-    trtllm_backend: str = "pytorch"  # pytorch (blocks rounded down) | engine (rounded up)
+    trtllm_backend: str = "pytorch"  # pytorch (blocks by version) | engine (rounded up)
     quantization: str | None = None  # load-time quantization (bitsandbytes)
 
     @property
@@ -405,6 +417,8 @@ def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
     if inputs.total_bytes is None:
         raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
     rule = BUDGETS[inputs.engine.value]
+    if inputs.reserve_bytes is None:
+        rule.check_reserve_known(inputs)  # TRT-LLM refuses the engine path, unified memory
     return int(rule.kv_bytes(inputs.total_bytes, inputs.resolved_mem_fraction, weights,
                              reserve)), rule.formula
 
@@ -534,14 +548,16 @@ def _token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int
     if not layout.layers:
         return None
     pool = block_pool(layout, inputs.engine)
-    num_blocks = pool.num_blocks(budget)
-    if inputs.engine is Engine.trtllm and inputs.trtllm_backend == "engine":
-        # The C++ managers and the engine path round the pool up to whole blocks (ceilDiv in
-        # calculateMaxNumBlocks); the PyTorch backend's Python V1 manager rounds down.
-        num_blocks = cdiv(max(0, budget), pool.page_bytes * pool.group_size)
-    if inputs.max_total_tokens is not None:
-        # SGLang --max-total-tokens / TRT-LLM max_tokens cap the pool in tokens.
-        num_blocks = min(num_blocks, inputs.max_total_tokens // block_size)
+    if inputs.engine is Engine.trtllm:
+        # max_tokens from the budget (capped by the user's max_tokens), then whole blocks,
+        # rounded by version / backend (kvplan.engines.budgets.TrtllmBudget.num_blocks).
+        num_blocks = BUDGETS["trtllm"].num_blocks(inputs, budget, layout.bytes_per_token,
+                                                  block_size)
+    else:
+        num_blocks = pool.num_blocks(budget)
+        if inputs.max_total_tokens is not None:
+            # SGLang --max-total-tokens caps the pool in tokens.
+            num_blocks = min(num_blocks, inputs.max_total_tokens // block_size)
     per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
                  for g in pool.groups]
     # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),

@@ -157,7 +157,7 @@ def _tp_ok(spec: ModelSpec, tp: int) -> bool:
 def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
             fraction: float | None, context: int) -> PlanInputs:
     mnbt = req.max_num_batched_tokens or default_max_num_batched_tokens(
-        req.gpu.total_bytes, is_a100=req.gpu.is_a100)
+        req.gpu.total_bytes, is_a100=req.gpu.is_a100, engine=req.engine)
     extra = dict(req.extra)
     if req.engine is Engine.vllm:
         # The launch line sets --max-num-seqs to the target concurrency (launch_command), and

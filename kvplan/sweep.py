@@ -356,7 +356,8 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
     inputs = PlanInputs(context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
                         tp=tp, engine=grid.engine, mem_fraction=fractions[0],
                         max_num_batched_tokens=default_max_num_batched_tokens(
-                            gpu.total_bytes, is_a100=gpu.is_a100), **gpu_inputs(gpu))
+                            gpu.total_bytes, is_a100=gpu.is_a100, engine=grid.engine),
+                        **gpu_inputs(gpu))
     # One exact plan per configuration; weights and reserve depend neither on the context nor
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)

@@ -465,6 +465,7 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
 
 def engines_view() -> View:
     """The engine profiles kvplan models and the rules that change between versions."""
+    from .engines.budgets import TRTLLM_DEFAULT_FRACTION, TRTLLM_MAX_NUM_TOKENS, TRTLLM_PROFILES
     from .engines.vllm_alloc import PLATFORMS, VLLM_PROFILES
 
     rows, records = [], []
@@ -489,9 +490,16 @@ def engines_view() -> View:
         rows.append([name, "-", "tokens = rest // cell", "-", "-", "-"])
         records.append({"engine": "sglang", "version": name.split()[1], "default_fraction": rule,
                         "source": "python/sglang/srt/server_args.py"})
-    rows.append(["trtllm", "-", "blocks down (PyTorch)", "-", "-", "-"])
-    records.append({"engine": "trtllm", "version": None,
-                    "source": "tensorrt_llm/_torch/pyexecutor/_util.py (KvCacheCreator)"})
+    for tp in TRTLLM_PROFILES:
+        rows.append([f"trtllm {tp.version}", "-", f"max_tokens, blocks {tp.blocks_rounding}",
+                     "-", "-", "-"])
+        records.append({"engine": "trtllm", "version": tp.version,
+                        "blocks_rounding": tp.blocks_rounding,
+                        "rounding_source": tp.rounding_source,
+                        "default_fraction": TRTLLM_DEFAULT_FRACTION,
+                        "max_num_tokens": TRTLLM_MAX_NUM_TOKENS,
+                        "source": "tensorrt_llm/_torch/pyexecutor/_util.py (KvCacheCreator), "
+                                  "resource_manager.py (KVCacheManager)"})
     notes = [
         "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, v1/core/kv_cache_utils.py,"
         " platforms/interface.py, config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py) "
@@ -507,8 +515,15 @@ def engines_view() -> View:
         "(>= 160 GiB tier from 0.28).",
         *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
         "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
-        "by TP from logs. TensorRT-LLM (PyTorch backend): (total - weights - reserve) x "
-        "free_gpu_memory_fraction, blocks rounded down (the engine path rounds up).",
+        "by TP from logs.",
+        "TensorRT-LLM, PyTorch backend (0.20+; _torch/pyexecutor/_util.py KvCacheCreator): "
+        "(total - peak of a max_num_tokens dummy run + its temporary KV pool) x "
+        f"free_gpu_memory_fraction ({TRTLLM_DEFAULT_FRACTION}) = (total - weights - activation - "
+        "non-torch) x fraction; max_tokens = that // bytes per token, capped by max_tokens; "
+        "blocks of tokens_per_block 32 rounded up to 1.1 (C++ KVCacheManager, ceilDiv), down "
+        "from 1.2 (resource_manager.py calculate_max_num_blocks). Non-torch memory from public "
+        "logs by TP. The engine path (TensorRT engines) rounds up and, like unified-memory "
+        "devices (GB10), needs --reserve-gib.",
         "SGLang and TensorRT-LLM: full attention, sliding windows (sized as full) and MLA only; "
         "recurrent state, chunked attention, the sparse indexer and draft layers are refused.",
     ]

@@ -128,11 +128,17 @@ def test_budgets_are_monotone_in_the_fraction(total_gib, f, weights_gib, reserve
 
 
 def test_trtllm_engine_path_rounds_blocks_up() -> None:
+    # TRT-LLM first turns the budget into max_tokens (budget // 131,072 B per token for
+    # Llama-3.1-8B bf16: 10 GiB + 5 tokens -> 81,925 tokens), then into blocks of 32: from 1.2
+    # the Python manager floors (2,560), the C++ manager (to 1.1) and the engine path round up
+    # (2,561), as the 0.20.0 log rounds 860,308 tokens to 860,320.
     spec = load_spec("llama-3.1-8b")
-    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB + 12345)
+    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB + 5 * 131_072)
     down = plan_capacity(spec, base)
     up = plan_capacity(spec, replace(base, trtllm_backend="engine"))
-    assert up.num_blocks == down.num_blocks + 1
+    assert (down.num_blocks, up.num_blocks) == (2560, 2561)
+    assert plan_capacity(spec, replace(base, engine_version="1.1.0rc3")).num_blocks == 2561
+    assert plan_capacity(spec, replace(base, engine_version="1.2.0rc6.post2")).num_blocks == 2560
     capped = plan_capacity(spec, replace(base, max_total_tokens=32 * 100))
     assert capped.num_blocks == 100
 

@@ -155,7 +155,8 @@ def expected_row(spec, *, scheme: str, kv_dtype: str, context: int, batch: int, 
            "bytes_per_batch": est.bytes_per_batch, "block_size": bs}
     if gpu is not None:
         preset = get_gpu(gpu)
-        mnbt = default_max_num_batched_tokens(preset.total_bytes, is_a100=preset.is_a100)
+        mnbt = default_max_num_batched_tokens(preset.total_bytes, is_a100=preset.is_a100,
+                                              engine=engine)
         plan = plan_capacity(sized, PlanInputs(
             context=context, kv_dtype=kv_dtype, block_size=bs, tp=tp, engine=engine,
             mem_fraction=mem_fraction, max_num_batched_tokens=mnbt, **gpu_inputs(preset)))

@@ -49,6 +49,7 @@ from kvplan.cli.common import (
     StateDType,
     StateDTypeOpt,
     TorchCommand,
+    TrtllmBackend,
     WeightDType,
     atomic_write,
     check_output,
@@ -201,6 +202,10 @@ def estimate_cmd(
         "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
     ] = None,
+    trtllm_backend: Annotated[TrtllmBackend, typer.Option(
+        "--trtllm-backend", help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
+        "by --engine-version) or engine (TensorRT engines: blocks rounded up; needs "
+        "--reserve-gib or --kv-budget-gib).")] = TrtllmBackend.pytorch,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
@@ -238,12 +243,14 @@ def estimate_cmd(
             "enforce_eager": enforce_eager,
             "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
+            "trtllm_backend": trtllm_backend.value,
         }
         total_for_default = preset.total_bytes if preset is not None else (
             None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
         if max_num_batched_tokens is None:
             max_num_batched_tokens = default_max_num_batched_tokens(
-                total_for_default, is_a100=device.get("is_a100", False), version=engine_version)
+                total_for_default, is_a100=device.get("is_a100", False), version=engine_version,
+                engine=engine)
         sizing = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
                             tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
                             **engine_opts)

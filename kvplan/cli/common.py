@@ -53,6 +53,11 @@ class Platform(str, Enum):
     cpu = "cpu"
 
 
+class TrtllmBackend(str, Enum):
+    pytorch = "pytorch"
+    engine = "engine"
+
+
 class StateDType(str, Enum):
     auto = "auto"
     float32 = "float32"
@@ -68,8 +73,8 @@ class SpecMethod(str, Enum):
 
 EngineVersionOpt = Annotated[str | None, typer.Option(
     "--engine-version", help="Engine version whose rules to follow (vLLM 0.10 to 0.32, SGLang "
-                             "0.4.5 to 0.5.23; default the newest modelled). See `kvplan "
-                             "engines`.")]
+                             "0.4.5 to 0.5.23, TensorRT-LLM 0.20 to 1.3; default the newest "
+                             "modelled). See `kvplan engines`.")]
 PlatformOpt = Annotated[Platform | None, typer.Option(
     "--platform", help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
                        "presets, else cuda).")]

@@ -15,14 +15,16 @@ SGLang (``srt/server_args.py``: the default mem_fraction_static; ``model_executo
 model_runner.py: profile_max_num_token``)
     rest = free_before_weights x mem_fraction_static - weights; tokens = rest // cell, floored
     to the page size. free_before_weights = total - memory in use before the weights load.
-TensorRT-LLM, PyTorch backend (``_torch/pyexecutor/_util.py: KvCacheCreator``)
-    kv = (total - weights - activation peak - non-torch) x free_gpu_memory_fraction, capped by
-    max_tokens; the Python V1 manager rounds blocks down, the C++ managers and the engine path
-    round up.
+TensorRT-LLM, PyTorch backend (``_torch/pyexecutor/_util.py: KvCacheCreator``, 0.20-1.3)
+    kv = (total - peak of the estimation run + its temporary KV pool) x free_gpu_memory_fraction
+       = (total - weights - activation - non-torch) x fraction; max_tokens = kv // per-token
+    bytes, capped by the user's max_tokens; blocks rounded up to 1.1 (C++ manager), down from
+    1.2 (``resource_manager.py``). The engine path rounds up and needs --reserve-gib.
 
 Constants that are not in any source (the activation peak's width, vLLM's non-torch growth with
-TP, its CUDA-graph estimate, SGLang's pre-load memory) are estimates from public start-up logs,
-each with its sources below; every reserve part is reported with the rule that set it.
+TP, its CUDA-graph estimate, SGLang's pre-load memory, TRT-LLM's non-torch memory) are estimates
+from public start-up logs, each with its sources below; every reserve part is reported with the
+rule that set it.
 """
 
 from __future__ import annotations
@@ -213,6 +215,9 @@ def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int
 class VllmBudget:
     name: str = "vllm"
 
+    def check_reserve_known(self, inputs: PlanInputs) -> None:
+        """Every setting this engine runs is derivable (TRT-LLM refuses some)."""
+
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
@@ -367,6 +372,9 @@ def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int,
 class SglangBudget:
     name: str = "sglang"
 
+    def check_reserve_known(self, inputs: PlanInputs) -> None:
+        """Every setting this engine runs is derivable (TRT-LLM refuses some)."""
+
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         gib, rule = sglang_preload_gib(tp=inputs.tp, platform=inputs.platform,
                                        total_bytes=inputs.total_bytes)
@@ -393,20 +401,129 @@ class SglangBudget:
 
 # --- TensorRT-LLM -------------------------------------------------------------------------------
 
+# TensorRT-LLM's PyTorch backend (``tensorrt_llm/_torch/pyexecutor/_util.py: KvCacheCreator``, the
+# same arithmetic from 0.20 to 1.3) sizes the pool from a dummy run of ``max_num_tokens`` tokens:
+#   torch.cuda.empty_cache(); reset_peak_memory_stats()
+#   model_bytes = allocated_bytes.all.current     "Memory used after loading model weights
+#                                                  (inside torch) in memory usage profiling"
+#   run the dummy requests (a temporary KV pool holds them), then empty_cache() again
+#   peak = torch peak + max(used - torch current, 0)     "Peak memory during memory usage
+#                                                         profiling (torch + non-torch)"
+#   available = (total - peak + temporary KV bytes) x free_gpu_memory_fraction
+#   max_tokens = min(available // kv bytes per token, user max_tokens)  "Estimated max memory
+#                                                                        in KV cache"
+# The temporary pool (the log's "tmp kv_mem" / "temporary kv cache memory during profiling") is
+# added back, so what the pool loses is weights + the torch activation peak + everything outside
+# torch (CUDA context, NCCL and all-reduce workspaces, MoE communication buffers, CUDA graphs
+# captured in the warm-up before the estimate). Checked on the raw logs: 1.3.0rc10, DeepSeek-R1
+# NVFP4 at TP 4 on B200: (178.35 - 106.46 + 2.14) x 0.8 = 59.23 GiB, logged 59.23.
+# Blocks from max_tokens, by version (TrtllmProfile). The engine path (TensorRT engines, C++
+# ``kvCacheManager.cpp: calculateMaxNumBlocks``) takes free memory after the engine loads x the
+# fraction and rounds up; what the engine holds beyond its weights (its build-time activation
+# size, runtime and decoder buffers: "Allocated 1.14 GB GPU memory for runtime buffers" and
+# "4.35 GB GPU memory for decoder" for Llama-2-7B in a 0.12 trtllm-bench log) is not in the
+# checkpoint, so the engine path is sized only with --reserve-gib.
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrtllmProfile:
+    """What changes between TensorRT-LLM releases in the PyTorch backend's pool sizing."""
+
+    version: str
+    blocks_rounding: str  # "up" | "down": max_tokens to whole blocks of tokens_per_block
+    rounding_source: str
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        return version_key(self.version)
+
+
+TRTLLM_PROFILES = (
+    # Up to 1.1 the C++ KVCacheManager made the pool: blocks = ceilDiv(max_tokens,
+    # tokens_per_block). Logs: 0.20.0, Llama-3.1-8B-FP8 on an H100, max_tokens 860,308 ->
+    # "Allocated 52.51 GiB for max tokens in paged KV cache (860320)" (NVIDIA/TensorRT-LLM issue
+    # #6294); 1.1.0rc3, gpt-oss-120b on a DGX Spark, 86,711 -> 86,720.
+    TrtllmProfile(version="0.20", blocks_rounding="up",
+                  rounding_source="C++ KVCacheManager (ceilDiv); logs 0.20.0, 1.1.0rc3"),
+    # From 1.2 the Python KVCacheManager does (``_torch/pyexecutor/resource_manager.py:
+    # calculate_max_num_blocks``): blocks_in_primary_pool = int(max_tokens // tokens_per_block).
+    # Logs: 1.2.0rc6.post2, 2,851,669 -> "primary blocks=89114"; 1.3.0rc10, 1,809,966 ->
+    # 1,809,952 tokens (zufayu/ClaudeSkillsE2EPerf, B200).
+    TrtllmProfile(version="1.2", blocks_rounding="down",
+                  rounding_source="resource_manager.py calculate_max_num_blocks (floor); logs "
+                                  "1.2.0rc6.post2, 1.3.0rc10"),
+)
+
+# llm_args.py: KvCacheConfig.free_gpu_memory_fraction 0.9 (logged "fraction is set
+# 0.8999999761581421" where unset, 1.1.0rc3); BaseLlmArgs.max_num_tokens 8192 (the dummy run's
+# size; logged "max_num_tokens=8192").
+TRTLLM_DEFAULT_FRACTION = 0.9
+TRTLLM_MAX_NUM_TOKENS = 8192
+
+
+def trtllm_profile(version: str | None) -> TrtllmProfile:
+    """The newest profile at or below `version` (None: the newest); refuses older releases."""
+    key = version_key(version)
+    found = [p for p in TRTLLM_PROFILES if key >= p.key]
+    if not found:
+        raise InputError(f"--engine-version {version}: kvplan models TensorRT-LLM's PyTorch "
+                         f"backend from {TRTLLM_PROFILES[0].version} (earlier releases size the "
+                         "pool without adding back the estimation run's KV cache)")
+    return found[-1]
+
+
+# Memory outside the torch allocator per GPU, beyond the weights and the estimation run's KV pool
+# (CUDA context, NCCL / all-reduce workspaces, MoE communication buffers, CUDA graphs captured in
+# the warm-up): not in any source as a formula, so read from public logs, as peak - weights -
+# temporary KV - kvplan's activation estimate (tests/data/engine_logs/trtllm_budget_logs.json,
+# `fitted`):
+# - TP 1: 1.96 GiB, gpt-oss-120b on a B200, 1.3.0rc10 (peak 70.44, weights 65.40, temporary KV
+#   2.25, activation estimate 0.83);
+# - TP >= 2: 10.0 GiB, the mean of DeepSeek-R1 NVFP4 on B200s at TP 4 / EP 4, 1.3.0rc10 (8.82)
+#   and at TP 8 / EP 8, 1.2.0rc6.post2 (11.18). Both are MoE models with expert communication
+#   buffers; no dense model at TP >= 2 was in a public log with the weights line.
+# The held-out logs (DeepSeek-R1 FP8 and NVFP4 at other TP/EP and versions, Llama-3.1-8B on an
+# H100) are in examples/engine-bench.md.
+TRTLLM_NON_TORCH_GIB = {1: 1.96, 2: 10.0}
+
+
+def trtllm_non_torch_gib(tp: int) -> float:
+    return TRTLLM_NON_TORCH_GIB[1 if tp == 1 else 2]
+
 
 @dataclass(frozen=True)
 class TrtllmBudget:
     name: str = "trtllm"
 
+    def check_reserve_known(self, inputs: PlanInputs) -> None:
+        """Refuse, in one line, a budget kvplan cannot derive without a given reserve."""
+        if inputs.trtllm_backend == "engine":
+            raise InputError("--engine trtllm: the engine path's build-time buffers (activation "
+                             "and runtime buffers of the TensorRT engine) are not in the "
+                             "checkpoint; give --reserve-gib (memory in use after the engine "
+                             "loads, less its weights) or --kv-budget-gib")
+        if inputs.unified_memory:
+            raise InputError("--engine trtllm on a unified-memory GPU: TensorRT-LLM counts what "
+                             "the OS, page cache and other processes hold as used (49.8 GiB in "
+                             "a DGX Spark log), which kvplan cannot know; give --reserve-gib "
+                             "(the logged peak - weights - temporary KV) or --kv-budget-gib")
+
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
+        tokens = inputs.max_num_batched_tokens
+        width = compute_element_bytes(inputs.dtype)
+        forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
+                                   element_bytes=width)
+        moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
+                                  element_bytes=width)
+        non_torch = trtllm_non_torch_gib(inputs.tp)
         return Reserve(parts=(
-            ReservePart(name="activation", bytes=activation_bytes(
-                spec, max_num_batched_tokens=inputs.max_num_batched_tokens, tp=inputs.tp),
-                rule=f"estimation forward over {inputs.max_num_batched_tokens:,} tokens "
-                     "(estimate)"),
-            ReservePart(name="non_torch", bytes=int(_interpolate(VLLM_NON_TORCH_GIB[0][1],
-                                                                 inputs.tp) * GiB),
-                        rule=f"NCCL/cuBLAS at TP {inputs.tp} (vLLM's public logs before 0.19)"),
+            ReservePart(name="activation", bytes=forward + moe,
+                        rule=f"estimation run over max_num_tokens {tokens:,} (estimate"
+                             + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
+            ReservePart(name="non_torch", bytes=int(non_torch * GiB),
+                        rule=f"outside torch at TP {'1' if inputs.tp == 1 else '>= 2'}: CUDA "
+                             "context, NCCL/all-reduce and MoE buffers, CUDA graphs (public "
+                             "logs, MoE models)"),
         ))
 
     formula: str = "(total - weights - reserve) x free_gpu_memory_fraction"
@@ -420,7 +537,20 @@ class TrtllmBudget:
         return need / room if room > 0 else float("inf")
 
     def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
-        return 0.9, "TRT-LLM free_gpu_memory_fraction default"
+        return TRTLLM_DEFAULT_FRACTION, "TRT-LLM KvCacheConfig.free_gpu_memory_fraction default"
+
+    @staticmethod
+    def num_blocks(inputs: PlanInputs, budget: int, bytes_per_token: int,
+                   block_size: int) -> int:
+        """Blocks in the primary pool: max_tokens = budget // bytes per token (capped by the
+        user's max_tokens), then whole blocks, rounded by version (PyTorch backend) or up (the
+        engine path, calculateMaxNumBlocks)."""
+        tokens = max(0, budget) // bytes_per_token
+        if inputs.max_total_tokens is not None:
+            tokens = min(tokens, inputs.max_total_tokens)
+        up = (inputs.trtllm_backend == "engine"
+              or trtllm_profile(inputs.engine_version).blocks_rounding == "up")
+        return -(-tokens // block_size) if up else tokens // block_size
 
 
 def _trunc(x: Any) -> Any:

@@ -1,0 +1,211 @@
+"""TensorRT-LLM's KV budget (PyTorch backend) against public start-up logs (issue #13), replayed
+through the CLI by examples/engine_bench.py, and the source rules behind it checked on the logged
+numbers: the budget formula of `_torch/pyexecutor/_util.py: KvCacheCreator`, the block rounding
+by version, the non-torch constants re-derived from the logs that set them, and the settings
+kvplan refuses (unified memory, the engine path, releases before 0.20)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.capacity import Engine, PlanInputs, plan_capacity
+from kvplan.cli import app
+from kvplan.engines.budgets import (
+    TRTLLM_NON_TORCH_GIB,
+    TrtllmBudget,
+    activation_bytes,
+    moe_workspace_bytes,
+    trtllm_profile,
+)
+from kvplan.errors import InputError
+from kvplan.spec import load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+GiB = 1 << 30
+runner = CliRunner()
+
+
+def _bench():  # noqa: ANN202
+    spec = importlib.util.spec_from_file_location("engine_bench",
+                                                  ROOT / "examples" / "engine_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _bench()
+LOGS = bench.load_trtllm_logs()
+ROWS = bench.trtllm_rows()
+RAW = [log for log in LOGS if log["tmp_kv_gib"] is not None]
+
+
+def _log(log_id: str) -> dict:
+    return next(log for log in LOGS if log["id"] == log_id)
+
+
+def test_every_log_names_its_source_and_quotes_its_numbers() -> None:
+    ids = [log["id"] for log in LOGS]
+    assert len(ids) == len(set(ids))
+    for log in LOGS:
+        assert log["url"] or log["file_id"], log["id"]
+        assert log["quote"], log["id"]
+        if log["replay"]:
+            assert log["spec"] and log["gpu"] and log["tp"] and log["trtllm_version"], log["id"]
+            assert f"{log['weights_gib']:.2f}" in log["quote"], log["id"]
+            assert f"{log['estimated_max_tokens']}" in log["quote"], log["id"]
+            if "available_kv_gib" not in log["inferred"]:
+                assert f"{log['available_kv_gib']:.2f}" in log["quote"], log["id"]
+        else:
+            assert log["why_not_replayed"], log["id"]
+
+
+@pytest.mark.parametrize("log", RAW, ids=lambda log: log["id"])
+def test_budget_is_total_less_peak_plus_temporary_kv_times_fraction(log) -> None:
+    # KvCacheCreator._cal_max_memory: (total - peak + temporary KV) x fraction, where peak =
+    # weights + torch activation + memory outside torch (the logged parts add up to it). E.g.
+    # 1.3.0rc10, DeepSeek-R1 NVFP4 TP 4 on B200: (178.35 - 106.46 + 2.14) x 0.8 = 59.226, logged
+    # 59.23. kvplan's form: (total - weights - reserve) x f with reserve = peak - weights - tmp.
+    # Each figure is printed to 2 decimals: +-0.005 GiB each.
+    parts = log["weights_gib"] + log["activation_gib"] + log["non_torch_gib"]
+    assert abs(parts - log["peak_profiling_gib"]) <= 0.015, log["id"]
+    reserve = log["peak_profiling_gib"] - log["weights_gib"] - log["tmp_kv_gib"]
+    kv = TrtllmBudget.kv_bytes(int(log["total_gib"] * GiB), log["free_gpu_memory_fraction"],
+                               int(log["weights_gib"] * GiB), int(reserve * GiB))
+    assert abs(kv / GiB - log["available_kv_gib"]) <= 0.005 + 4 * 0.005, log["id"]
+
+
+def test_budget_formula_on_the_unified_memory_log_with_the_reserve_given() -> None:
+    # The DGX Spark log (GB10, 1.1.0rc3): (119.70 - 113.65 + 0.56) x 0.9 = 5.949 GiB; with the
+    # reserve the log implies (113.65 - 63.52 - 0.56 = 49.57 GiB, mostly the OS's memory) kvplan
+    # gives the same budget and TRT-LLM's pool: 5.949 GiB // 73,728 B = 86,638 tokens, rounded up
+    # to whole blocks of 32 (1.1: C++ manager) = 86,656; logged 86,711 -> 86,720, the 2-decimal
+    # inputs allowing +-(4 x 0.005 x 0.9) GiB = +-262 tokens.
+    log = _log("dgx-spark-gptoss120b-gb10-1.1.0rc3")
+    reserve = log["peak_profiling_gib"] - log["weights_gib"] - log["tmp_kv_gib"]
+    result = runner.invoke(app, [
+        "estimate", "gpt-oss-120b", "--engine", "trtllm", "--gpu-mem-gib",
+        str(log["total_gib"]), "--weights-gib", str(log["weights_gib"]), "--reserve-gib",
+        f"{reserve:.2f}", "--engine-version", "1.1.0rc3", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["per_gpu_bytes_per_token"] == 73_728
+    assert f"{out['kv_budget_bytes'] / GiB:.2f}" == "5.95"
+    assert out["token_capacity"] % 32 == 0
+    assert abs(out["token_capacity"] - log["allocated_tokens"]) <= 262 + 32
+
+
+def test_unified_memory_is_refused_without_a_reserve() -> None:
+    result = runner.invoke(app, ["estimate", "gpt-oss-120b", "--engine", "trtllm", "--gpu",
+                                 "GB10", "--weights-gib", "63.52"])
+    assert result.exit_code == 2
+    assert "unified-memory" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_engine_path_is_refused_without_a_reserve() -> None:
+    base = ["estimate", "llama-3.1-8b", "--engine", "trtllm", "--gpu", "A100-80GB",
+            "--trtllm-backend", "engine"]
+    result = runner.invoke(app, base)
+    assert result.exit_code == 2 and "engine path" in result.stderr
+    ok = runner.invoke(app, [*base, "--reserve-gib", "6", "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_releases_before_0_20_are_refused() -> None:
+    with pytest.raises(InputError, match="from 0.20"):
+        trtllm_profile("0.19.0")
+    assert trtllm_profile("0.20.0").blocks_rounding == "up"
+    assert trtllm_profile("1.1.0rc3").blocks_rounding == "up"
+    assert trtllm_profile("1.2.0rc6.post2").blocks_rounding == "down"
+    assert trtllm_profile(None).blocks_rounding == "down"
+
+
+@pytest.mark.parametrize("log", [log for log in LOGS if log["allocated_tokens"]],
+                         ids=lambda log: log["id"])
+def test_blocks_from_the_logged_max_tokens(log) -> None:
+    # The pool from the estimated max_tokens: 0.20.0 860,308 -> 860,320 and 1.1.0rc3 86,711 ->
+    # 86,720 (rounded up: C++ KVCacheManager, ceilDiv); 1.2.0rc6.post2 2,851,669 -> 2,851,648
+    # ("primary blocks=89114") and 1.3.0rc10 1,809,966 -> 1,809,952 (floored:
+    # resource_manager.py, int(max_tokens // tokens_per_block)).
+    per_token = 1 << 16  # any per-token size: max_tokens x it is an exact budget
+    inputs = PlanInputs(context=1, engine=Engine.trtllm, engine_version=log["trtllm_version"])
+    blocks = TrtllmBudget.num_blocks(inputs, log["estimated_max_tokens"] * per_token, per_token,
+                                     log["tokens_per_block"])
+    assert blocks * log["tokens_per_block"] == log["allocated_tokens"], log["id"]
+    if log["primary_blocks"]:
+        assert blocks == log["primary_blocks"]
+
+
+def test_non_torch_constants_follow_from_the_fitted_logs() -> None:
+    # non-torch = peak - weights - temporary KV - kvplan's activation estimate over the run's
+    # max_num_tokens, for the logs marked `fitted`: TP 1 from gpt-oss-120b (B200, 1.3.0rc10;
+    # the temporary pool from the logged budget: 88.13 / 0.8 - 178.35 + 70.44 = 2.25 GiB), TP >= 2
+    # the mean of DeepSeek-R1 NVFP4 at TP 4 (1.3.0rc10) and TP 8 (1.2.0rc6.post2).
+    by_tp: dict[int, list[float]] = {}
+    for log in LOGS:
+        if not log["fitted"]:
+            continue
+        spec = load_spec(log["spec"])
+        total = log["total_gib"] or 178.35  # B200, as the raw logs print it
+        tmp = log["tmp_kv_gib"] if log["tmp_kv_gib"] is not None else (
+            log["available_kv_gib"] / log["free_gpu_memory_fraction"] - total
+            + log["peak_profiling_gib"])
+        act = (activation_bytes(spec, max_num_batched_tokens=log["max_num_tokens"], tp=log["tp"])
+               + moe_workspace_bytes(spec, max_num_batched_tokens=log["max_num_tokens"],
+                                     tp=log["tp"])) / GiB
+        residual = log["peak_profiling_gib"] - log["weights_gib"] - tmp - act
+        by_tp.setdefault(1 if log["tp"] == 1 else 2, []).append(residual)
+    assert sorted(len(v) for v in by_tp.values()) == [1, 2]
+    for key, residuals in by_tp.items():
+        assert abs(statistics.mean(residuals) - TRTLLM_NON_TORCH_GIB[key]) < 0.01, key
+
+
+def test_trtllm_budget_against_the_logs() -> None:
+    # Issue #13's target: within 3 % on PyTorch-backend logs. Achieved (examples/engine-bench.md):
+    # 16 logs, median |error| 1.44 %, 13 of 16 within 3 %; held out (13 logs) median 2.03 %. The
+    # misses are DeepSeek-R1 FP8 runs whose reserve the constant does not explain: two with
+    # max_num_tokens 8384 / 8512 and CUDA graphs to 128 / 256 (14.5-14.8 GiB left to the reserve
+    # vs 11.4: +3.7 %, +4.1 %) and one with 124.76 GiB of weights (8.6 GiB: -6.2 % of a 31 GiB
+    # budget). This test holds what is achieved, not the target.
+    s = bench.trtllm_summary(ROWS)
+    assert s["logs"] >= 16
+    assert s["median_error"] <= 0.015
+    assert s["worst_error"] <= 0.065
+    assert s["within_3"] >= 0.8
+    held = bench.trtllm_summary([r for r in ROWS if not r["log"]["fitted"]])
+    assert held["logs"] >= 13
+    assert held["median_error"] <= 0.021
+
+
+def test_replay_uses_the_logged_kv_size_per_token() -> None:
+    # The logs print TRT-LLM's bytes per token: DeepSeek-R1 fp8 KV 61 x (512 + 64) x 1 = 35,136
+    # on every TP rank (MLA is not split); gpt-oss-120b fp8 at TP 1: 36 x 8 x 64 x 2 x 1 = 36,864.
+    for row in ROWS:
+        log = row["log"]
+        out = json.loads(runner.invoke(app, bench.trtllm_cli_args(log)).stdout)
+        if "kv size" in log["quote"]:
+            assert f"kv size is {out['per_gpu_bytes_per_token']}" in log["quote"] or \
+                f"kv size per token is {out['per_gpu_bytes_per_token']}" in log["quote"]
+        tokens = int(log["available_kv_gib"] * GiB) // out["per_gpu_bytes_per_token"]
+        # The logged budget / kvplan's per-token size = the logged max_tokens (2 decimals).
+        slack = 0.005 * GiB / out["per_gpu_bytes_per_token"] + 1
+        assert abs(tokens - log["estimated_max_tokens"]) <= slack, log["id"]
+
+
+def test_user_max_tokens_caps_before_the_blocks_are_rounded() -> None:
+    # _util.py: a user max_tokens limits the memory to bytes_for_tokens(max_tokens) before
+    # max_tokens = tokens_for_budget(memory); the manager then rounds that to blocks of 32:
+    # 3,210 tokens -> 100 blocks from 1.2 (floor), 101 up to 1.1 (ceilDiv).
+    spec = load_spec("llama-3.1-8b")
+    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
+                      max_total_tokens=3210)
+    assert plan_capacity(spec, base).num_blocks == 100
+    old = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
+                     max_total_tokens=3210, engine_version="1.1.0rc3")
+    assert plan_capacity(spec, old).num_blocks == 101
