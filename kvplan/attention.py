@@ -73,21 +73,40 @@ class LatentAttention:
     v_head_dim: int
     q_lora_rank: int | None = None
     kind: AttentionKind = AttentionKind.mla
+    # Set by an engine whose implementation of the model up-projects the latent and caches
+    # per-head K and V instead (vLLM's MiniCPM3: a plain Attention layer with
+    # num_kv_heads = the query heads and K, V of qk_nope + qk_rope dims, V zero-padded;
+    # vllm/model_executor/models/minicpm3.py). The weights are MLA's either way.
+    decompressed_cache: bool = False
 
     def kv_heads_per_rank(self, tp: int = 1) -> int:
-        return 1
+        return max(1, self.num_attention_heads // tp) if self.decompressed_cache else 1
 
     def elements_per_token(self, tp: int = 1) -> int:
+        if self.decompressed_cache:
+            return self.kv_heads_per_rank(tp) * 2 * self.q_head_dim
         return self.kv_lora_rank + self.qk_rope_head_dim
 
     @property
     def q_head_dim(self) -> int:
         return self.qk_nope_head_dim + self.qk_rope_head_dim
 
+    def as_cached_heads(self) -> HeadAttention:
+        """The per-head attention a decompressed cache holds (for allocating it on a device)."""
+        d = self.q_head_dim
+        return HeadAttention(kind=AttentionKind.mha, num_attention_heads=self.num_attention_heads,
+                             num_key_value_heads=self.num_attention_heads, head_dim=d,
+                             v_head_dim=d)
+
     def short(self) -> str:
+        if self.decompressed_cache:
+            return f"{self.num_attention_heads}x({self.q_head_dim}+{self.q_head_dim}) decompressed"
         return f"{self.kv_lora_rank}+{self.qk_rope_head_dim} latent"
 
     def describe(self) -> str:
+        if self.decompressed_cache:
+            return (f"MLA weights, cached decompressed: {self.num_attention_heads} heads x "
+                    f"(K {self.q_head_dim} + V {self.q_head_dim}, V zero-padded)")
         return f"MLA: latent {self.kv_lora_rank} + RoPE key {self.qk_rope_head_dim}"
 
 

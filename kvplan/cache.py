@@ -355,8 +355,13 @@ def attention_token_bytes(spec: ModelSpec, dtype: DType, tp: int) -> int:
     return dtype.bytes_for(att.elements_per_token(tp))
 
 
+def _caches_latent(spec: ModelSpec) -> bool:
+    att = spec.attention
+    return isinstance(att, LatentAttention) and not att.decompressed_cache
+
+
 def _attention_cache(spec: ModelSpec, index: int, token_bytes: int) -> FullAttentionCache:
-    if isinstance(spec.attention, LatentAttention):
+    if _caches_latent(spec):
         return MLACache(token_bytes=token_bytes)
     window = spec.layer_windows[index] if spec.layer_windows else None
     if window is not None:
@@ -405,8 +410,8 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
         out.append(LayerCaches(index=i, caches=tuple(caches)))
     last_stage = layer_range is None or layer_range.stop == n
     if num_draft_layers and last_stage:
-        draft = [FullAttentionCache(token_bytes=token_bytes)] if not isinstance(
-            spec.attention, LatentAttention) else [MLACache(token_bytes=token_bytes)]
+        draft = [MLACache(token_bytes=token_bytes) if _caches_latent(spec)
+                 else FullAttentionCache(token_bytes=token_bytes)]
         if indexer is not None:
             draft.append(indexer)
         for j in range(num_draft_layers):

@@ -39,6 +39,7 @@ from .engines.vllm_alloc import (
     check_model_served,
     describe_groups,
     get_platform,
+    vllm_cached_spec,
     vllm_kv_config,
     vllm_profile,
 )
@@ -458,9 +459,17 @@ def resolved_ssm_dtype(spec: ModelSpec, inputs: PlanInputs) -> str:
     return inputs.ssm_dtype
 
 
+def served_spec(spec: ModelSpec, engine: Engine) -> ModelSpec:
+    """The model as `engine` caches it: vLLM caches MiniCPM3's MLA decompressed
+    (`vllm_cached_spec`); SGLang and TRT-LLM as the architecture says. Weights are unchanged."""
+    return vllm_cached_spec(spec) if engine is Engine.vllm else spec
+
+
 def stage_caches(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
                  ) -> tuple[LayerCaches, ...]:
-    """Every cache one rank of a pipeline stage holds (default: the whole model)."""
+    """Every cache one rank of a pipeline stage holds (default: the whole model), as the
+    engine's implementation of the model caches it (`served_spec`)."""
+    spec = served_spec(spec, inputs.engine)
     return layer_caches(spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
                         ssm_dtype=resolved_ssm_dtype(spec, inputs),
                         num_draft_layers=draft_layers(spec, inputs),
@@ -622,6 +631,7 @@ def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
 
 def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = None,
                   ) -> CapacityPlan:
+    spec = served_spec(spec, inputs.engine)
     if spec.kind.value == "mla" and not inputs.is_mla:
         inputs = replace(inputs, is_mla=True)
     _check(spec, inputs)

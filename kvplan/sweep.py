@@ -34,6 +34,7 @@ from .capacity import (
     default_max_num_batched_tokens,
     gpu_inputs,
     plan_capacity,
+    served_spec,
     vllm_stage_config,
 )
 from .compare import scheme_variants
@@ -279,6 +280,7 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     for scheme in grid.schemes:
         label, sized = scheme_spec(spec, scheme, groups=grid.groups)
+        sized = served_spec(sized, grid.engine)  # as the engine caches it, as `estimate`
         for dtype in grid.kv_dtypes:
             for tp in grid.tps:
                 check_tp(sized, tp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan import estimate, kv_layout, load_spec
+from kvplan.units import GiB
 
 
 @pytest.mark.parametrize(
@@ -126,3 +127,35 @@ def test_tensor_parallel_kv_heads() -> None:
     # MLA's latent is not sharded: every rank holds all of it.
     ds = load_spec("deepseek-v3")
     assert kv_layout(ds, tp=8).bytes_per_token == kv_layout(ds, tp=1).bytes_per_token
+
+
+# --- MLA weights, a decompressed cache: MiniCPM3 in vLLM ------------------------------------------
+# openbmb/MiniCPM3-4B config.json: 40 heads, kv_lora_rank 256, qk_nope_head_dim 64,
+# qk_rope_head_dim 32, 62 layers; v_head_dim = hidden 2560 / 40 = 64. vLLM's MiniCPM3Attention
+# (vllm/model_executor/models/minicpm3.py) up-projects the latent and caches through the plain
+# Attention layer: num_kv_heads = 40, head size qk_nope + qk_rope = 96 for K and for V (V is
+# zero-padded from 64 to 96). Per token per layer: 40 x (96 + 96) x 2 B = 15,360 B, x 62 layers
+# = 952,320 B; the latent would be (256 + 32) x 2 = 576 B. At TP 4 each rank has 10 heads:
+# 3,840 B. SGLang (MiniCPM3AttentionMLA, its default) caches the latent.
+
+
+def test_minicpm3_is_cached_decompressed_by_vllm_and_as_mla_by_sglang() -> None:
+    from kvplan.capacity import Engine, PlanInputs, plan_capacity, served_spec
+
+    spec = load_spec("minicpm3-4b")
+    served = served_spec(spec, Engine.vllm)
+    assert served.attention.elements_per_token() * 2 == 15_360
+    assert served.attention.elements_per_token(tp=4) * 2 == 3_840
+    assert served_spec(spec, Engine.sglang) is spec
+    assert spec.attention.elements_per_token() * 2 == 576
+    vllm = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=58 * GiB))
+    assert vllm.per_gpu_bytes_per_token == 952_320
+    # 58 GiB = 62,277,025,792 B // (16 x 15,360 B) = 253,406 pages, // 62 layers = 4,087
+    # blocks; a FullAttention spec, so the CUDA default block 16 (no MLA backend's 64).
+    assert vllm.num_blocks == 4_087
+    assert vllm.block_size == 16
+    sglang = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=58 * GiB,
+                                            engine=Engine.sglang))
+    assert sglang.per_gpu_bytes_per_token == 576 * 62
+    # The weights are MLA's for both engines.
+    assert vllm.weights_bytes == sglang.weights_bytes

@@ -23,7 +23,7 @@ from kvplan.device.verify import DeviceMemory, resolve_budget, verify, workspace
 from kvplan.device.views import verify_view
 from kvplan.errors import DeviceError, InputError
 from kvplan.render import to_markdown
-from kvplan.spec import ModelSpec, parse_spec
+from kvplan.spec import ModelSpec, load_spec, parse_spec
 from kvplan.units import GiB, MiB
 
 torch = pytest.importorskip("torch")
@@ -374,3 +374,13 @@ def test_out_of_memory_is_a_one_line_device_error(monkeypatch) -> None:
     with pytest.raises(DeviceError, match="out of memory outside the block search"):
         verify(GQA, device="cpu", context=256, budget_bytes=8 * MiB)
     assert all(ref() is None for ref in verify_mod.last_run_refs)
+
+
+def test_decompressed_mla_allocated_as_vllm_caches_it() -> None:
+    # MiniCPM3 in vLLM: per-head K and V of 96 dims (tests/test_cache_golden.py derives it).
+    spec = load_spec("minicpm3-4b")
+    r = verify(spec, device="cpu", context=128, budget_bytes=64 * MiB, block_size=16)
+    _check_common(r, 64 * MiB)
+    assert r.measured_num_blocks == r.predicted_num_blocks
+    assert "latent" not in r.slot_shape and "96" in r.slot_shape
+    assert r.absorbed_vs_naive_max_rel_error is None

@@ -51,7 +51,7 @@ def test_every_family_has_oracle_runs() -> None:
             "minimax-m2", "lfm2-1.2b",
             # uniform, sliding-window and MLA models (the first version's claim, held to vLLM)
             "qwen3-8b", "falcon-7b", "mistral-7b-v0.1", "phi-3-mini-4k", "gemma-2-9b",
-            "gemma-3-27b", "deepseek-v2-lite"} <= families
+            "gemma-3-27b", "deepseek-v2-lite", "minicpm3-4b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,

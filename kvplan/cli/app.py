@@ -28,6 +28,7 @@ from kvplan.capacity import (
     plan_capacity,
     refuse_unmodelled,
     resolved_ssm_dtype,
+    served_spec,
     vllm_stage_config,
 )
 from kvplan.cli.common import (
@@ -211,7 +212,8 @@ def estimate_cmd(
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with handle_errors():
-        spec = load_spec(model)
+        # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
+        spec = served_spec(load_spec(model), engine)
         if gpu is not None and gpu_mem_gib is not None:
             raise InputError("--gpu and --gpu-mem-gib: give one, not both")
         if kv_cache_memory is not None:

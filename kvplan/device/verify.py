@@ -26,13 +26,13 @@ import weakref
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from kvplan.cache import layer_caches
+from kvplan.attention import LatentAttention
 from kvplan.capacity import (
     Engine,
     PlanInputs,
-    draft_layers,
     pp_layer_ranges,
-    resolved_ssm_dtype,
+    served_spec,
+    stage_caches,
     vllm_stage_config,
 )
 from kvplan.engines.vllm_alloc import VllmKVConfig, describe_groups
@@ -117,10 +117,7 @@ def plan_rank(spec: ModelSpec, *, rank: int, tp: int, pp: int, context: int, kv_
     if not config.groups:
         raise InputError(f"--pp: stage {stage} (layers {layers.start}-{layers.stop - 1}) holds no "
                          "KV cache of its own; choose another --pp")
-    caches = layer_caches(spec, kv_dtype=kv_dtype, tp=inputs.kv_tp, layer_range=layers,
-                          ssm_dtype=resolved_ssm_dtype(spec, inputs),
-                          num_draft_layers=draft_layers(spec, inputs),
-                          num_spec_tokens=num_speculative_tokens)
+    caches = stage_caches(spec, inputs, layers)
     num_blocks = config.num_blocks(budget - work)
     if num_blocks < 1:
         raise InputError(
@@ -249,6 +246,11 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
     `dev` replaces the device (tests inject a fake to drive the search's branches)."""
     import torch
 
+    # vLLM's cache of a decompressed MLA model (MiniCPM3) is plain per-head K and V: allocate
+    # and attend over it as such (the weights are not allocated by verify).
+    att = served_spec(spec, Engine.vllm).attention
+    if isinstance(att, LatentAttention) and att.decompressed_cache:
+        spec = replace(spec, attention=att.as_cached_heads())
     if dev is None:
         dev = make_device(resolve_device(device, local_rank=local_rank))
     st = storage(kv_dtype)

@@ -9,9 +9,10 @@ versions kept in `VllmProfile`. Pure: plain ints in, a frozen result out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from kvplan.attention import LatentAttention
 from kvplan.engines.versions import version_key
 from kvplan.errors import InputError
 from kvplan.layers import (
@@ -25,6 +26,9 @@ from kvplan.layers import (
     SlidingWindowCache,
 )
 from kvplan.units import cdiv
+
+if TYPE_CHECKING:
+    from kvplan.spec import ModelSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +98,23 @@ VLLM_REMOVED_MODELS: dict[str, tuple[tuple[int, ...], str]] = {
     "bamba": ((0, 23), "BambaForCausalLM was removed in vLLM 0.23 and its Transformers fallback "
                        "refuses the mamba layers"),
 }
+
+
+# Model types whose vLLM implementation has MLA's weights but caches per-head K and V through
+# the plain Attention layer (FullAttentionSpec, the platform's default block): MiniCPM3 in every
+# V1 release (vllm/model_executor/models/minicpm3.py, MiniCPM3Attention; the only model with
+# kv_lora_rank in 0.32 that does not build an MLA layer). A 26.7x larger cache than the latent
+# (MiniCPM3-4B: 40 x (96 + 96) x 2 B = 15,360 B per token per layer against (256 + 32) x 2).
+VLLM_DECOMPRESSED_MLA = frozenset({"minicpm3"})
+
+
+def vllm_cached_spec(spec: ModelSpec) -> ModelSpec:
+    """The model as vLLM's implementation of it caches it (the weights are unchanged)."""
+    att = spec.attention
+    if (spec.model_type in VLLM_DECOMPRESSED_MLA and isinstance(att, LatentAttention)
+            and not att.decompressed_cache):
+        return replace(spec, attention=replace(att, decompressed_cache=True))
+    return spec
 
 
 def check_model_served(model_type: str, version: str | None) -> None:
