@@ -258,7 +258,45 @@ NOTES = """
 ## Notes
 
 The FP8 GEMM weight-streaming fraction (0.69) is the median of DeepGEMM's published decode-size
-measurements (README, H800), not fitted to these cases.
+measurements (README, H800), not fitted to these cases. The kernel floor (4 us, NVIDIA's CUDA
+Graphs post) applies per GEMM kernel, as the engines launch them (kvplan/costmodel.py): at TP 8
+DeepSeek's projections are five kernels of 2-15 MB per rank, each under a floor. With one floor
+per lumped operation the TP8 MoE cases read 1.09-1.35 (concurrency 4-64); per kernel 1.03-1.22.
+Dense models are unchanged (their GEMMs move more than a floor's worth of bytes).
+
+Why the misses miss, as far as the public numbers show:
+
+- **Dense single GPU is 1.17-1.25 everywhere** (vLLM, SGLang, TensorRT-LLM, gpt-fast): kvplan is
+  ~20 % optimistic at batch 1-8. The weight-streaming GEMMs are charged at the HBM fraction
+  FlashMLA reaches (0.90); no published bf16 GEMV bandwidth table was found to replace it, and
+  fitting one to these cases would leave nothing held out, so it stays.
+- **Llama-3.1-70B TP8 on A100 (SGLang cookbook), 1.31-1.75**: the page does not give the A100's
+  memory size (the 40GB card has 1.56 TB/s, not 2.04) or its link. At concurrency 1 the gap is
+  5 ms per step (80 layers, 160 all-reduces). At 1,000-token prompts the same run's TTFT
+  (131.6 ms) is twice the predicted prefill (63.4 ms): the prefills run between decode steps
+  cost about twice what kvplan charges, which is most of the concurrency-16/100 gap. The
+  8,000-token runs, whose prefill is compute-bound and predicted to 0.92, are in band at
+  concurrency 1 and 64.
+- **DeepSeek-R1 1k/1k at concurrency 4 (2.51)**: the same issue measures 12.8 ms at
+  concurrency 8 on another runner; 22.7 ms at half the load is that runner, not the model.
+- **SGLang 0.4.1.post2 (Dec 2024), 1.63-4.86**: the release notes say "Using CUDA Graph and FP8
+  GEMM Tuning", so CUDA graphs were on and launch overhead does not explain a batch-1 step of
+  33 ms (0.43 ms per layer over the prediction, at any batch). That engine ran DeepSeek's MoE on
+  Triton fused_moe with block-FP8 Triton GEMMs, before FlashMLA, DeepGEMM and the rewritten
+  `moe_align_block_size` (https://github.com/sgl-project/sglang/pull/2735, Jan 2025; vLLM made
+  the same kernel CUDA-graph capturable only in https://github.com/vllm-project/vllm/pull/12036).
+  No per-kernel time of those kernels was published, so kvplan does not model them. A Dec-2025
+  SGLang decode log of the same model at batch 1 shows 112 tokens/s, 8.9 ms per step
+  (https://github.com/sgl-project/sglang/issues/15869, GPU not stated, so not a case here): the
+  2024 gap belongs to that engine.
+- **TTFT**: kvplan's `ttft_ms` is the prefill alone. Short prompts are dominated by the serving
+  path, 22-68 ms on these runs (and 160-300 ms on the DeepSeek runs at concurrency 4, which also
+  wait for running decode steps); only the compute-bound 4,194-token prefill is comparable, and
+  it is in band (0.92).
+
+Not modelled: two-batch overlap of communication with compute (the large-EP run hides much of
+its all-to-all), engine CPU time per step, the serving path before the first token, load
+imbalance between experts or ranks.
 """
 
 
