@@ -53,8 +53,9 @@ FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention 
 Layouts: `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two
 all-reduces per layer; `dp_attention` gives each rank its own requests, whole attention and dense
 layers; `ep` spreads whole experts over ranks, with an all-to-all dispatch (FP8, as DeepEP's
-low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one node use the scale-up
-interconnect, across nodes (more than 8 ranks) the scale-out one.
+low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one NVLink
+domain use the scale-up interconnect, beyond it the scale-out one; the domain is an 8-GPU node,
+or a 72-GPU NVL72 rack for the GB200 / GB300 presets (kvplan.interconnect.scale_up_gpus).
 
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
@@ -71,7 +72,7 @@ from .cache import kv_layout
 from .errors import InputError
 from .flops import MLAForm, attended_tokens, attention_flops, recurrent_flops_per_token
 from .gpus import GPU
-from .interconnect import GPUS_PER_NODE, INTERCONNECTS, Interconnect, default_interconnect
+from .interconnect import INTERCONNECTS, Interconnect, default_interconnect, scale_up_gpus
 from .params import count_params
 from .spec import ModelSpec
 
@@ -232,7 +233,7 @@ class _Step:
 
 
 def _link(layout: Layout, gpu: GPU, ranks: int) -> Interconnect:
-    if ranks > GPUS_PER_NODE:
+    if ranks > scale_up_gpus(gpu.name):
         return layout.scale_out
     return layout.interconnect or default_interconnect(gpu.name)
 

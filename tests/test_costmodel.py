@@ -60,6 +60,17 @@ def test_tp8_moe_deepseek_r1_sglang(concurrency: int, measured: float) -> None:
     assert 0.75 <= measured / predicted <= 1.33
 
 
+def test_large_ep_deepseek_r1_sglang_gb200() -> None:
+    # https://lmsys.org/blog/2025-09-25-gb200-part-2: 9,087 output tokens/s per GPU (BF16
+    # attention, FP8 GEMMs) at 2,000-token inputs; decode with DP attention + EP 48 on 48 GB200s,
+    # 768 requests per GPU (--max-running-requests 36864, --cuda-graph-bs 768 in the decode
+    # command of https://github.com/sgl-project/sglang/issues/10903).
+    measured = 768 / 9087 * 1e3
+    predicted = _serving("deepseek-v3", get_gpu("GB200"), Layout(tp=48, ep=48, dp_attention=True),
+                         batch=768, isl=2000, osl=100, disaggregated=True)
+    assert 0.5 <= measured / predicted <= 2.0
+
+
 @pytest.mark.parametrize("engine,concurrency,measured", [
     ("vLLM 0.11", 1, 7.28), ("vLLM 0.11", 2, 7.37), ("vLLM 0.11", 8, 7.71),
     ("SGLang 0.5.3", 4, 7.19), ("TensorRT-LLM 1.2.0rc1", 4, 7.67)])
@@ -281,6 +292,22 @@ def test_collectives_follow_the_layout() -> None:
     wide = step_time(spec, H200, tokens=8, context=1024, requests=8,
                      layout=Layout(tp=16, ep=16, dp_attention=True))
     assert wide.by_op["ep_all_to_all"] > dp.by_op["ep_all_to_all"]
+
+
+def test_nvl72_keeps_ep48_on_nvlink() -> None:
+    # A GB200 NVL72 rack is one 72-GPU NVLink domain: EP 48 dispatches over NVLink 5 (720 GB/s
+    # achievable, 8 us per call), not InfiniBand. DeepSeek-V3, 8 tokens per rank, top-8 of
+    # hidden 7168: each rank sends 8 x 8 x 7168 x (1 B FP8 dispatch + 2 B bf16 combine) x 47/48 =
+    # 1,347,584 B, so one MoE layer costs 2 x 8 us + 1,347,584 / 720e9 s = 17.87 us, and the 58
+    # MoE layers 1.037 ms.
+    spec = load_spec("deepseek-v3")
+    kw = {"tokens": 8, "context": 1024, "requests": 8,
+          "layout": Layout(tp=48, ep=48, dp_attention=True)}
+    gb200 = step_time(spec, get_gpu("GB200"), **kw).by_op["ep_all_to_all"]
+    assert gb200 == pytest.approx(58 * (2 * 8e-6 + 8 * 8 * 7168 * 3 * 47 / 48 / 720e9))
+    # The same 48 ranks of H100s span six HGX nodes and cross InfiniBand NDR (45 GB/s, 25 us).
+    h100 = step_time(spec, H100, **kw).by_op["ep_all_to_all"]
+    assert h100 == pytest.approx(58 * (2 * 25e-6 + 8 * 8 * 7168 * 3 * 47 / 48 / 45e9))
 
 
 def test_mtp_tokens_per_step_and_tpot() -> None:

@@ -337,7 +337,8 @@ def compare_cmd(
                             "with an all-to-all per MoE layer.")] = 1,
     interconnect: Annotated[InterconnectName | None, typer.Option(
         "--interconnect", help="Scale-up link for TP/EP collectives (default: the GPU's usual "
-                               "one); beyond 8 ranks, InfiniBand NDR.")] = None,
+                               "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
+                               "NDR.")] = None,
     mtp_tokens: Annotated[int, typer.Option(
         "--mtp-tokens", min=0, help="Speculative (MTP) draft tokens per decode step.")] = 0,
     mtp_acceptance: Annotated[float, typer.Option(
