@@ -45,8 +45,12 @@ GPT_FAST = "https://github.com/pytorch-labs/gpt-fast/blob/main/README.md"
 QWEN3_235B_B200 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                    "Qwen/Qwen3.md")
 
+NIM_LLAMA_70B = "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"
+
 FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
              "weight_block_size": [128, 128]}
+# Per-tensor FP8 (ModelOpt / TensorRT-LLM checkpoints such as NIM's Llama-3.3-70B fp8 profile).
+FP8_TENSOR = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "static"}
 
 A100_NOTE = "the page says 8x A100 without the memory size: the 80GB preset"
 
@@ -54,7 +58,7 @@ A100_NOTE = "the page says 8x A100 without the memory size: the 80GB preset"
 @dataclass(frozen=True, kw_only=True)
 class Case:
     label: str
-    kind: str  # dense 1-GPU | dense TP8 | TP8 MoE | large EP | TP8 MoE (2024 engine)
+    kind: str  # dense 1-GPU | dense TP2 | dense TP8 | TP8 MoE | large EP | TP8 MoE (2024 engine)
     model: str
     gpu: str
     layout: Layout
@@ -63,7 +67,8 @@ class Case:
     output_len: int
     measured_tpot_ms: float
     url: str
-    fp8: bool = False
+    fp8: bool = False  # block-scaled FP8 weights (FP8_BLOCK)
+    fp8_tensor: bool = False  # per-tensor FP8 weights (FP8_TENSOR)
     disaggregated: bool = False  # a PD decode node: no prefill inside decode steps
     note: str = ""
 
@@ -83,6 +88,7 @@ class TtftCase:
     measured_ttft_ms: float
     url: str
     fp8: bool = False
+    fp8_tensor: bool = False
     note: str = ""
 
 
@@ -134,6 +140,16 @@ CASES: tuple[Case, ...] = (
     _sglang_random(1, 10, 41941, 4220, 18.80, 8000),
     _sglang_random(16, 80, 300020, 41669, 36.94, 8000),
     _sglang_random(64, 320, 1273893, 170000, 74.95, 8000),
+    # NVIDIA NIM 1.8.0, Llama-3.3-70B-Instruct (the Llama-3.1-70B architecture), fp8 TP2 on
+    # 2x H100 80G, AIPerf at fixed lengths 5000 / 500 (concurrency 1-50; at 100+ the server
+    # queues) and 500 / 2000 (concurrency 1): ITL (ms).
+    *(Case(label=f"Llama-3.3-70B fp8 TP2, NIM 1.8.0, {isl}/{osl}, conc. {c}", kind="dense TP2",
+           model="llama-3.1-70b", gpu="H100-80GB", layout=Layout(tp=2), batch=c,
+           input_len=isl, output_len=osl, measured_tpot_ms=t, url=NIM_LLAMA_70B,
+           fp8_tensor=True)
+      for c, isl, osl, t in ((1, 5000, 500, 18.58), (5, 5000, 500, 21.83),
+                             (25, 5000, 500, 38.75), (50, 5000, 500, 59.73),
+                             (1, 500, 2000, 18.91))),
     # DeepSeek-R1-0528 FP8 (DeepSeek-V3 architecture), SGLang 0.5.7, TP 8, 1k in / 1k out.
     *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, 1k/1k, conc. {c}", kind="TP8 MoE",
            model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=c, input_len=1024,
@@ -195,6 +211,10 @@ TTFT_CASES: tuple[TtftCase, ...] = (
              gpu="A100-80GB", layout=Layout(tp=8), concurrency=1,
              prompt_len=round(41941 / 10), measured_ttft_ms=395.25, url=LLAMA_70B_A100,
              note=A100_NOTE),
+    *(TtftCase(label=f"Llama-3.3-70B fp8 TP2, NIM 1.8.0, {isl} in", model="llama-3.1-70b",
+               gpu="H100-80GB", layout=Layout(tp=2), concurrency=1, prompt_len=isl,
+               measured_ttft_ms=t, url=NIM_LLAMA_70B, fp8_tensor=True)
+      for isl, t in ((5000, 406.77), (500, 47.77))),
     *(TtftCase(label=f"Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6, {name}",
                model="qwen3-235b-a22b", gpu="B200", layout=Layout(tp=8), concurrency=1,
                prompt_len=round(tin / 10), measured_ttft_ms=t, url=QWEN3_235B_B200)
@@ -217,15 +237,15 @@ def band(kind: str) -> tuple[float, float]:
     return BANDS.get(kind, DEFAULT_BAND)
 
 
-def _spec(model: str, fp8: bool) -> ModelSpec:
+def _spec(model: str, fp8: bool, fp8_tensor: bool = False) -> ModelSpec:
     spec = load_spec(model)
-    if fp8:
-        spec = replace(spec, quantization_json=json.dumps(FP8_BLOCK))
+    if fp8 or fp8_tensor:
+        spec = replace(spec, quantization_json=json.dumps(FP8_BLOCK if fp8 else FP8_TENSOR))
     return spec
 
 
 def case_spec(case: Case) -> ModelSpec:
-    return _spec(case.model, case.fp8)
+    return _spec(case.model, case.fp8, case.fp8_tensor)
 
 
 def predicted_tpot_ms(case: Case, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
@@ -248,7 +268,7 @@ def fitted_layer_overhead_s() -> float:
 
 
 def predicted_ttft_ms(case: TtftCase) -> float:
-    return predict(_spec(case.model, case.fp8), get_gpu(case.gpu),
+    return predict(_spec(case.model, case.fp8, case.fp8_tensor), get_gpu(case.gpu),
                    CostInputs(context=case.prompt_len, layout=case.layout)).ttft_ms
 
 
@@ -335,10 +355,16 @@ more than a floor's worth of bytes).
 
 **The layer overhead is the one fitted constant.** Without it every dense single-GPU case reads
 1.17-1.25 under four engines (vLLM, SGLang, TensorRT-LLM, gpt-fast), a per-layer residual of
-29-43 us (median 35). Fitted on those 8 cases only, it moves the 27 held-out TP / MoE / EP cases
-from 11 to 19 in band: Qwen3-235B-A22B on 8x B200 at concurrency 1 goes from 1.48-1.51 to
+29-43 us (median 35). Fitted on those 8 cases only, it moves the 32 held-out TP / MoE / EP cases
+from 16 to 24 in band: Qwen3-235B-A22B on 8x B200 at concurrency 1 goes from 1.48-1.51 to
 1.00-1.01, DeepSeek-R1 TP8 on H200 from 1.03-1.22 to 0.91-1.01, Llama-3.1-70B TP8 at
 concurrency 1 from 1.31-1.38 to 1.10-1.14, the H100 large-EP run from 1.00 to 0.97.
+
+The one held-out family it moves the other way is NVIDIA NIM's Llama-3.3-70B fp8 TP2 on H100
+(0.92-0.99 without it, 0.83-0.88 with it; in band either way). Those are per-tensor FP8
+GEMMs, which kvplan charges DeepGEMM's block-scaled weight-streaming fraction (0.69): a
+per-tensor kernel has no per-128-block scale loads or promotions, and at 0.90 these cases read
+0.93-1.03. No published per-tensor FP8 GEMM bandwidth was found, so the default stays.
 
 The GB200 large-EP run (EP 48) sits in one NVL72 NVLink domain: its all-to-all runs over NVLink
 5, not InfiniBand (kvplan.interconnect.scale_up_gpus). Charged at InfiniBand it would read 0.40;
@@ -373,9 +399,10 @@ Why the remaining misses miss, as far as the public numbers show:
   (https://github.com/sgl-project/sglang/issues/15869, GPU not stated, so not a case here): the
   2024 gap belongs to that engine.
 - **TTFT**: kvplan's `ttft_ms` is the prefill alone. Short prompts are dominated by the serving
-  path: 20-100 ms on the Qwen3 and Llama short-prompt runs (and 160-290 ms on the DeepSeek runs at
-  concurrency 4, which also wait for running decode steps); only the compute-bound 4,194-token
-  Llama prefill is comparable, and it is in band (0.92).
+  path: 12-100 ms on the Qwen3 and Llama short-prompt runs (and 160-290 ms on the DeepSeek runs at
+  concurrency 4, which also wait for running decode steps); only the compute-bound long
+  prefills are comparable, and both are in band (Llama-3.1-70B TP8 on A100, 4,194 tokens: 0.92;
+  Llama-3.3-70B fp8 TP2 on H100, 5,000 tokens: 1.28).
 
 Not modelled: two-batch overlap of communication with compute (the large-EP run hides much of
 its all-to-all), the serving path of a request (HTTP, tokenization, scheduling) before its first

@@ -129,6 +129,30 @@ def test_tp8_moe_qwen3_235b_sglang_b200(concurrency: int, isl: int, osl: int,
     assert 0.75 <= measured / predicted <= 1.33
 
 
+NIM_FP8 = json.dumps({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "static"})
+
+
+@pytest.mark.parametrize("concurrency,isl,osl,measured", [
+    (1, 5000, 500, 18.58), (5, 5000, 500, 21.83), (25, 5000, 500, 38.75),
+    (50, 5000, 500, 59.73), (1, 500, 2000, 18.91)])
+def test_dense_tp2_llama_70b_fp8_nim(concurrency: int, isl: int, osl: int,
+                                     measured: float) -> None:
+    # https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance: NIM 1.8.0,
+    # Llama-3.3-70B-Instruct (Llama-3.1-70B's architecture), "2 x H100 80G", "fp8 TP2", AIPerf
+    # 5000 / 500 and 500 / 2000 tokens: ITL (ms). Held out from the layer-overhead fit.
+    spec = replace(load_spec("llama-3.1-70b"), quantization_json=NIM_FP8)
+    layout = Layout(tp=2)
+    decode = predict(spec, H100, CostInputs(context=isl + osl // 2, batch=concurrency,
+                                            layout=layout))
+    prefill = predict(spec, H100, CostInputs(context=isl, layout=layout)).ttft_ms
+    predicted = serving_tpot_ms(decode.tpot_ms, prefill, concurrency=concurrency,
+                                output_len=osl)
+    assert 0.75 <= measured / predicted <= 1.33
+    if isl == 5000 and concurrency == 1:
+        # The same row's TTFT, 406.77 ms: a 5,000-token prefill is compute-bound.
+        assert 0.75 <= 406.77 / prefill <= 1.33
+
+
 def test_prefill_llama_70b_tp8_a100_long_prompt() -> None:
     # Same SGLang cookbook page: concurrency 1, random 8000 (mean 4,194 tokens), "Mean TTFT
     # (ms): 395.25". A prefill this long is compute-bound, so ttft_ms (the prefill alone) is
