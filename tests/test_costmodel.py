@@ -82,6 +82,18 @@ def test_dense_single_gpu_qwen3_8b_engines(engine: str, concurrency: int,
     assert 0.75 <= measured / predicted <= 1.33, engine
 
 
+def test_dense_single_gpu_qwen3_8b_fp8_sglang() -> None:
+    # Same page: Qwen/Qwen3-8B-FP8 (block-scaled FP8, 128 x 128) under SGLang 0.5.3 at
+    # concurrency 4, "Mean TPOT (ms): 5.65".
+    fp8 = json.dumps({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                      "weight_block_size": [128, 128]})
+    spec = replace(load_spec("qwen3-8b"), quantization_json=fp8)
+    decode = predict(spec, H100, CostInputs(context=233 + 221 // 2, batch=4))
+    prefill = predict(spec, H100, CostInputs(context=233)).ttft_ms
+    predicted = serving_tpot_ms(decode.tpot_ms, prefill, concurrency=4, output_len=221)
+    assert 0.75 <= 5.65 / predicted <= 1.33
+
+
 def test_dense_single_gpu_llama2_7b_gpt_fast() -> None:
     # https://github.com/pytorch-labs/gpt-fast/blob/main/README.md: Llama-2-7B "Base" on one
     # A100-80GB (power-limited to 330 W), batch 1, 5-token prompt: 104.9 tokens/s.
