@@ -391,8 +391,9 @@ Why the remaining misses miss, as far as the public numbers show:
   33 ms (0.43 ms per layer over the prediction without the layer overhead, at any batch). That
   engine ran DeepSeek's MoE on Triton fused_moe with block-FP8 Triton GEMMs, before FlashMLA,
   DeepGEMM and the rewritten `moe_align_block_size`
-  (https://github.com/sgl-project/sglang/pull/2735, Jan 2025; vLLM made the same kernel CUDA-graph
-  capturable only in https://github.com/vllm-project/vllm/pull/12036). No per-kernel time of
+  (https://github.com/sgl-project/sglang/pull/2735, Jan 2025; a vLLM PR of the same month,
+  https://github.com/vllm-project/vllm/pull/12036, says the kernel was not yet CUDA-graph
+  capturable there and cites SGLang's fix). No per-kernel time of
   those kernels was published, so kvplan does not model them (and the engine's source at that
   release was not read here: the SGLang snapshot is too large to fetch). A Dec-2025 SGLang decode
   log of the same model at batch 1 shows 112 tokens/s, 8.9 ms per step
