@@ -37,7 +37,6 @@ Defaults and where they come from (all overridable with `Efficiency`):
   and the routed experts are 2 each (merged gate_up, then down; fused_moe's w13 and w2). At
   decode sizes on TP 8 many of these GEMMs move less than a floor's worth of bytes (DeepSeek-V3's
   q_b_proj is 4.7 MB per rank, 1.4 us at 3.35 TB/s), so lumping them under one floor undercounts.
-
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
   the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
   under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
