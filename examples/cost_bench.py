@@ -1,20 +1,32 @@
-"""Predicted vs measured decode time on public serving numbers (kvplan.costmodel).
+"""Predicted vs measured decode and prefill time on public serving numbers (kvplan.costmodel).
 
 Run:  .venv/bin/python examples/cost_bench.py > examples/cost-bench.md
 
-Every measurement is quoted with its URL. kvplan predicts with its documented defaults
-(kvplan.costmodel.Efficiency): nothing below is fitted to these numbers. Serving TPOT adds the
-prefills that chunked prefill runs inside decode steps (`serving_tpot_ms`); disaggregated decode
-nodes run none.
+Every measurement is quoted with its URL (or, where the index knows no URL, its index file id).
+kvplan predicts with its documented defaults (kvplan.costmodel.Efficiency). One of them, the
+per-layer overhead, is fitted here: the median per-layer residual of the dense single-GPU cases
+(`fitted_layer_overhead_s`); every other case is held out, and a test keeps the default equal to
+this fit. Serving TPOT adds the prefills that chunked prefill runs inside decode
+steps (`serving_tpot_ms`); disaggregated decode nodes run none. Where a benchmark drew random
+lengths (SGLang's `--random-range-ratio`, ShareGPT) the lengths used are the run's own means
+(total input or output tokens / requests).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from statistics import median
 
 from kvplan import load_spec
-from kvplan.costmodel import CostInputs, Layout, predict, serving_tpot_ms
+from kvplan.costmodel import (
+    DEFAULT_EFFICIENCY,
+    CostInputs,
+    Efficiency,
+    Layout,
+    predict,
+    serving_tpot_ms,
+)
 from kvplan.gpus import get_gpu
 from kvplan.spec import ModelSpec
 
@@ -24,15 +36,29 @@ INFERENCEX = "https://github.com/SemiAnalysisAI/InferenceX/issues/870"
 SGLANG_041 = "https://github.com/sgl-project/sglang/pull/2643"
 LMSYS_EP = "https://lmsys.org/blog/2025-05-05-large-scale-ep/"
 LMSYS_EP_CMD = "https://github.com/sgl-project/sglang/issues/6017"
+LMSYS_GB200 = "https://lmsys.org/blog/2025-09-25-gb200-part-2"
+GB200_CMD = ("https://github.com/shifangx/Scripts-SGLang/blob/main/z.blog2_High-prec_decode.sh "
+             "(copied from https://github.com/sgl-project/sglang/issues/10903)")
+LLAMA_70B_A100 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
+                  "Llama/Llama3.1.md")
+GPT_FAST = "https://github.com/pytorch-labs/gpt-fast/blob/main/README.md"
+QWEN3_235B_B200 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
+                   "Qwen/Qwen3.md")
+
+NIM_LLAMA_70B = "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"
 
 FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
              "weight_block_size": [128, 128]}
+# Per-tensor FP8 (ModelOpt / TensorRT-LLM checkpoints such as NIM's Llama-3.3-70B fp8 profile).
+FP8_TENSOR = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "static"}
+
+A100_NOTE = "the page says 8x A100 without the memory size: the 80GB preset"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Case:
     label: str
-    kind: str  # dense 1-GPU | TP8 MoE | large EP | TP8 MoE (2024 engine)
+    kind: str  # dense 1-GPU | dense TP2 | dense TP8 | TP8 MoE | large EP | TP8 MoE (2024 engine)
     model: str
     gpu: str
     layout: Layout
@@ -41,27 +67,113 @@ class Case:
     output_len: int
     measured_tpot_ms: float
     url: str
-    fp8: bool = False
+    fp8: bool = False  # block-scaled FP8 weights (FP8_BLOCK)
+    fp8_tensor: bool = False  # per-tensor FP8 weights (FP8_TENSOR)
     disaggregated: bool = False  # a PD decode node: no prefill inside decode steps
     note: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class TtftCase:
+    """Mean TTFT at low concurrency: the prefill of one prompt, plus whatever the serving path
+    adds (HTTP, tokenization, scheduling, streaming the first token), which kvplan does not
+    model."""
+
+    label: str
+    model: str
+    gpu: str
+    layout: Layout
+    concurrency: int
+    prompt_len: int
+    measured_ttft_ms: float
+    url: str
+    fp8: bool = False
+    fp8_tensor: bool = False
+    note: str = ""
+
+
+def _sglang_random(c: int, n: int, tin: int, tout: int, tpot: float, isl: int) -> Case:
+    """One row of the SGLang cookbook's Llama-3.1-70B TP8 run (random dataset, SGLang 0.5.6):
+    n requests, tin / tout total input / output tokens."""
+    return Case(label=f"Llama-3.1-70B bf16 TP8, SGLang 0.5.6, {isl} in, conc. {c}",
+                kind="dense TP8", model="llama-3.1-70b", gpu="A100-80GB", layout=Layout(tp=8),
+                batch=c, input_len=round(tin / n), output_len=round(tout / n),
+                measured_tpot_ms=tpot, url=LLAMA_70B_A100, note=A100_NOTE)
+
+
+def _qwen3_235b(c: int, n: int, tin: int, tout: int, tpot: float, name: str) -> Case:
+    """One row of the SGLang cookbook's Qwen3-235B-A22B-Instruct-2507 (bf16) run on 8x B200,
+    TP 8, SGLang 0.5.6 (random dataset): n requests, tin / tout total input / output tokens."""
+    return Case(label=f"Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6, {name}, conc. {c}",
+                kind="TP8 MoE", model="qwen3-235b-a22b", gpu="B200", layout=Layout(tp=8),
+                batch=c, input_len=round(tin / n), output_len=round(tout / n),
+                measured_tpot_ms=tpot, url=QWEN3_235B_B200)
+
+
 CASES: tuple[Case, ...] = (
-    # vllm bench serve, ShareGPT, 100 prompts, 23,260 input / 22,061 output tokens, concurrency 4.
-    Case(label="Qwen3-8B bf16, vLLM 0.11, conc. 4", kind="dense 1-GPU", model="qwen3-8b",
-         gpu="H100-80GB", layout=Layout(), batch=4, input_len=233, output_len=221,
-         measured_tpot_ms=7.38, url=QWEN3_8B),
+    # vllm bench serve, ShareGPT, 100 prompts, 23,260 input / 22,061 output tokens, concurrency
+    # 1 / 2 / 4 / 8 (the page's "Baseline benchmark results" and engine comparison).
+    *(Case(label=f"Qwen3-8B bf16, vLLM 0.11, conc. {c}", kind="dense 1-GPU", model="qwen3-8b",
+           gpu="H100-80GB", layout=Layout(), batch=c, input_len=233, output_len=221,
+           measured_tpot_ms=t, url=QWEN3_8B)
+      for c, t in ((1, 7.28), (2, 7.37), (4, 7.38), (8, 7.71))),
     Case(label="Qwen3-8B bf16, SGLang 0.5.3, conc. 4", kind="dense 1-GPU", model="qwen3-8b",
          gpu="H100-80GB", layout=Layout(), batch=4, input_len=233, output_len=221,
          measured_tpot_ms=7.19, url=QWEN3_8B),
+    Case(label="Qwen3-8B bf16, TensorRT-LLM 1.2.0rc1, conc. 4", kind="dense 1-GPU",
+         model="qwen3-8b", gpu="H100-80GB", layout=Layout(), batch=4, input_len=233,
+         output_len=221, measured_tpot_ms=7.67, url=QWEN3_8B),
     Case(label="Qwen3-8B-FP8, SGLang 0.5.3, conc. 4", kind="dense 1-GPU", model="qwen3-8b",
          gpu="H100-80GB", layout=Layout(), batch=4, input_len=233, output_len=221,
          measured_tpot_ms=5.65, url=QWEN3_8B, fp8=True),
+    # gpt-fast (torch.compile + CUDA graphs), batch 1, 5-token prompt, generate.py's default 200
+    # new tokens: 104.9 tokens/s.
+    Case(label="Llama-2-7B fp16, gpt-fast, batch 1", kind="dense 1-GPU", model="llama-2-7b",
+         gpu="A100-80GB", layout=Layout(), batch=1, input_len=5, output_len=200,
+         measured_tpot_ms=1e3 / 104.9, url=GPT_FAST,
+         note="A100 power-limited to 330 W (the page: ~1,700 GB/s reachable)"),
+    # SGLang cookbook, Llama-3.1-70B, 8x A100, TP 8, bench_serving random 1000/1000 and
+    # 8000/1000 at max concurrency 1 / 16 / 100 (64): Mean TPOT.
+    _sglang_random(1, 10, 6101, 4220, 18.63, 1000),
+    _sglang_random(16, 80, 39668, 40805, 26.09, 1000),
+    _sglang_random(100, 500, 249831, 252662, 47.19, 1000),
+    _sglang_random(1, 10, 41941, 4220, 18.80, 8000),
+    _sglang_random(16, 80, 300020, 41669, 36.94, 8000),
+    _sglang_random(64, 320, 1273893, 170000, 74.95, 8000),
+    # NVIDIA NIM 1.8.0, Llama-3.3-70B-Instruct (the Llama-3.1-70B architecture), fp8 TP2 on
+    # 2x H100 80G, AIPerf at fixed lengths 5000 / 500 (concurrency 1-50; at 100+ the server
+    # queues) and 500 / 2000 (concurrency 1): ITL (ms).
+    *(Case(label=f"Llama-3.3-70B fp8 TP2, NIM 1.8.0, {isl}/{osl}, conc. {c}", kind="dense TP2",
+           model="llama-3.1-70b", gpu="H100-80GB", layout=Layout(tp=2), batch=c,
+           input_len=isl, output_len=osl, measured_tpot_ms=t, url=NIM_LLAMA_70B,
+           fp8_tensor=True)
+      for c, isl, osl, t in ((1, 5000, 500, 18.58), (5, 5000, 500, 21.83),
+                             (25, 5000, 500, 38.75), (50, 5000, 500, 59.73),
+                             (1, 500, 2000, 18.91))),
     # DeepSeek-R1-0528 FP8 (DeepSeek-V3 architecture), SGLang 0.5.7, TP 8, 1k in / 1k out.
-    *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, conc. {c}", kind="TP8 MoE",
+    *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, 1k/1k, conc. {c}", kind="TP8 MoE",
            model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=c, input_len=1024,
            output_len=1024, measured_tpot_ms=t, url=INFERENCEX)
       for c, t in ((8, 12.8), (16, 17.2), (32, 25.6), (64, 34.6))),
+    # The same issue's concurrency-4 table (three runners): 1k/1k, 1k/8k, 8k/1k Mean TPOT.
+    *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, {name}, conc. 4", kind="TP8 MoE",
+           model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=4, input_len=isl,
+           output_len=osl, measured_tpot_ms=t, url=INFERENCEX, note=note)
+      for name, isl, osl, t, note in (
+          ("1k/1k", 1024, 1024, 22.73, "runner h200-nv_0: slower than the same issue's "
+           "concurrency 8 (12.8 ms), not a property of the model"),
+          ("1k/8k", 1024, 8192, 10.93, ""), ("8k/1k", 8192, 1024, 12.05, ""))),
+    # SGLang cookbook, Qwen3-235B-A22B-Instruct-2507 on 8x B200, TP 8, SGLang 0.5.6, random
+    # 1000/1000, 1000/8000 and 8000/1000 at max concurrency 1 / 16 / 100 (64): Mean TPOT.
+    _qwen3_235b(1, 10, 6101, 4210, 10.12, "1k/1k"),
+    _qwen3_235b(16, 80, 39668, 40725, 16.36, "1k/1k"),
+    _qwen3_235b(100, 500, 249831, 252162, 32.94, "1k/1k"),
+    _qwen3_235b(1, 10, 6101, 44452, 10.23, "1k/8k"),
+    _qwen3_235b(16, 80, 39668, 318226, 14.82, "1k/8k"),
+    _qwen3_235b(64, 320, 158939, 1300705, 23.66, "1k/8k"),
+    _qwen3_235b(1, 10, 41941, 4210, 10.31, "8k/1k"),
+    _qwen3_235b(16, 80, 300020, 41589, 16.81, "8k/1k"),
+    _qwen3_235b(64, 320, 1273893, 169680, 32.50, "8k/1k"),
     # Step time = batch / output tokens per second (input 128, output 256), Dec 2024.
     *(Case(label=f"DeepSeek-V3 TP8, SGLang 0.4.1.post2, batch {b}",
            kind="TP8 MoE (2024 engine)", model="deepseek-v3", gpu="H200", layout=Layout(tp=8),
@@ -75,58 +187,228 @@ CASES: tuple[Case, ...] = (
          layout=Layout(tp=72, ep=72, dp_attention=True), batch=256, input_len=2000,
          output_len=100, measured_tpot_ms=256 / (22282 / 8) * 1e3, url=LMSYS_EP,
          disaggregated=True, note="batch from " + LMSYS_EP_CMD),
+    # 9,087 output tokens/s per GB200 GPU at 2,000-token inputs with "BF16 for attention and FP8
+    # for GEMM"; decode on 12 GB200 nodes (48 GPUs, one NVL72 NVLink domain) with DP attention +
+    # EP 48, --max-running-requests 36864 and --cuda-graph-bs 768 (= 768 per GPU), single-batch
+    # overlap. Output length 100 as in the H100 run (--context-length 2176 bounds it at 176).
+    Case(label="DeepSeek-R1 DP-attn + EP48, SGLang PD, 768/GPU", kind="large EP",
+         model="deepseek-v3", gpu="GB200", layout=Layout(tp=48, ep=48, dp_attention=True),
+         batch=768, input_len=2000, output_len=100, measured_tpot_ms=768 / 9087 * 1e3,
+         url=LMSYS_GB200, disaggregated=True, note="batch from " + GB200_CMD),
+)
+
+TTFT_CASES: tuple[TtftCase, ...] = (
+    TtftCase(label="Qwen3-8B bf16, vLLM 0.11, ShareGPT", model="qwen3-8b", gpu="H100-80GB",
+             layout=Layout(), concurrency=1, prompt_len=233, measured_ttft_ms=59.01,
+             url=QWEN3_8B),
+    TtftCase(label="Qwen3-8B bf16, SGLang 0.5.3, ShareGPT", model="qwen3-8b", gpu="H100-80GB",
+             layout=Layout(), concurrency=4, prompt_len=233, measured_ttft_ms=27.70,
+             url=QWEN3_8B),
+    TtftCase(label="Llama-3.1-70B bf16 TP8, SGLang 0.5.6, random 1000", model="llama-3.1-70b",
+             gpu="A100-80GB", layout=Layout(tp=8), concurrency=1, prompt_len=round(6101 / 10),
+             measured_ttft_ms=131.61, url=LLAMA_70B_A100, note=A100_NOTE),
+    TtftCase(label="Llama-3.1-70B bf16 TP8, SGLang 0.5.6, random 8000", model="llama-3.1-70b",
+             gpu="A100-80GB", layout=Layout(tp=8), concurrency=1,
+             prompt_len=round(41941 / 10), measured_ttft_ms=395.25, url=LLAMA_70B_A100,
+             note=A100_NOTE),
+    *(TtftCase(label=f"Llama-3.3-70B fp8 TP2, NIM 1.8.0, {isl} in", model="llama-3.1-70b",
+               gpu="H100-80GB", layout=Layout(tp=2), concurrency=1, prompt_len=isl,
+               measured_ttft_ms=t, url=NIM_LLAMA_70B, fp8_tensor=True)
+      for isl, t in ((5000, 406.77), (500, 47.77))),
+    *(TtftCase(label=f"Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6, {name}",
+               model="qwen3-235b-a22b", gpu="B200", layout=Layout(tp=8), concurrency=1,
+               prompt_len=round(tin / 10), measured_ttft_ms=t, url=QWEN3_235B_B200)
+      for name, tin, t in (("random 1000/1000", 6101, 99.03), ("random 1000/8000", 6101, 110.60),
+                           ("random 8000/1000", 41941, 139.90))),
+    *(TtftCase(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, {name}", model="deepseek-v3",
+               gpu="H200", layout=Layout(tp=8), concurrency=4, prompt_len=isl,
+               measured_ttft_ms=t, url=INFERENCEX)
+      for name, isl, t in (("1k/1k", 1024, 267.3), ("1k/8k", 1024, 204.1),
+                           ("8k/1k", 8192, 474.3))),
 )
 
 BANDS = {"large EP": (0.5, 2.0)}
+FIT_KIND = "dense 1-GPU"  # the cases the per-layer overhead is fitted on
+NO_LAYER_OVERHEAD = replace(DEFAULT_EFFICIENCY, layer_overhead_s=0.0)
 DEFAULT_BAND = (0.75, 1.33)
 
 
-def case_spec(case: Case) -> ModelSpec:
-    spec = load_spec(case.model)
-    if case.fp8:
-        spec = replace(spec, quantization_json=json.dumps(FP8_BLOCK))
+def band(kind: str) -> tuple[float, float]:
+    return BANDS.get(kind, DEFAULT_BAND)
+
+
+def _spec(model: str, fp8: bool, fp8_tensor: bool = False) -> ModelSpec:
+    spec = load_spec(model)
+    if fp8 or fp8_tensor:
+        spec = replace(spec, quantization_json=json.dumps(FP8_BLOCK if fp8 else FP8_TENSOR))
     return spec
 
 
-def predicted_tpot_ms(case: Case) -> float:
+def case_spec(case: Case) -> ModelSpec:
+    return _spec(case.model, case.fp8, case.fp8_tensor)
+
+
+def predicted_tpot_ms(case: Case, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     spec, gpu = case_spec(case), get_gpu(case.gpu)
     context = case.input_len + case.output_len // 2
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
-                                           layout=case.layout))
+                                           layout=case.layout, efficiency=eff))
     if case.disaggregated:
         return decode.tpot_ms
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,
-                                            layout=case.layout)).ttft_ms
+                                            layout=case.layout, efficiency=eff)).ttft_ms
     return serving_tpot_ms(decode.tpot_ms, prefill, concurrency=case.batch,
                            output_len=case.output_len)
 
 
+def fitted_layer_overhead_s() -> float:
+    """Median over the FIT_KIND cases of (measured - predicted without the overhead) / layers."""
+    return median((c.measured_tpot_ms - predicted_tpot_ms(c, NO_LAYER_OVERHEAD)) * 1e-3
+                  / case_spec(c).num_hidden_layers for c in CASES if c.kind == FIT_KIND)
+
+
+def predicted_ttft_ms(case: TtftCase) -> float:
+    return predict(_spec(case.model, case.fp8, case.fp8_tensor), get_gpu(case.gpu),
+                   CostInputs(context=case.prompt_len, layout=case.layout)).ttft_ms
+
+
+def in_band(ratio: float, kind: str) -> bool:
+    lo, hi = band(kind)
+    return lo <= ratio <= hi
+
+
 def main() -> None:
-    print("# Predicted vs measured decode time\n")
+    rows = [(c, predicted_tpot_ms(c)) for c in CASES]
+    bare = {c.label: predicted_tpot_ms(c, NO_LAYER_OVERHEAD) for c in CASES}
+    held = [(c, p) for c, p in rows if c.kind != FIT_KIND]
+    hits = sum(in_band(c.measured_tpot_ms / p, c.kind) for c, p in rows)
+    held_hits = sum(in_band(c.measured_tpot_ms / p, c.kind) for c, p in held)
+    held_bare = sum(in_band(c.measured_tpot_ms / bare[c.label], c.kind) for c, _ in held)
+    print("# Predicted vs measured decode and prefill time\n")
     print("Generated by `examples/cost_bench.py` from kvplan.costmodel with its documented "
           "default efficiencies (HBM 0.90, FP8 GEMM weight streaming 0.69, GEMM 0.70, "
-          "attention 0.60, 4 us kernel floor; nothing fitted). Decode at the mean context "
+          "attention 0.60, 4 us floor per kernel: from published kernel measurements) and "
+          f"a per-layer overhead of {DEFAULT_EFFICIENCY.layer_overhead_s * 1e6:.0f} us, "
+          f"fitted on the {FIT_KIND} cases (the median per-layer residual is "
+          f"{fitted_layer_overhead_s() * 1e6:.1f} us); every other case is held out. "
+          "Decode at the mean context "
           "(input + output / 2); serving TPOT adds "
           "the prefills run inside decode steps (concurrency x prefill / output length), except "
-          "on disaggregated decode nodes. Band: [0.75, 1.33], [0.5, 2] for large EP. "
-          "Do not edit by hand.\n")
-    print("| case | kind | GPU | measured ms | predicted ms | measured / predicted | in band "
-          "| source |")
-    print("|---|---|---|---:|---:|---:|---|---|")
-    for case in CASES:
-        pred = predicted_tpot_ms(case)
+          "on disaggregated decode nodes. Lengths drawn at random are the run's own means. "
+          "Band: [0.75, 1.33], [0.5, 2] for large EP. Do not edit by hand.\n")
+    print(f"## Decode (TPOT): {hits} of {len(rows)} cases in band; held out {held_hits} of "
+          f"{len(held)} ({held_bare} of {len(held)} without the layer overhead)\n")
+    print("| case | kind | GPU | in / out | measured ms | predicted ms | measured / predicted "
+          "| without layer overhead | in band | source |")
+    print("|---|---|---|---|---:|---:|---:|---:|---|---|")
+    for case, pred in rows:
         ratio = case.measured_tpot_ms / pred
-        lo, hi = BANDS.get(case.kind, DEFAULT_BAND)
-        ok = "yes" if lo <= ratio <= hi else "no"
+        ok = "yes" if in_band(ratio, case.kind) else "no"
         note = f" ({case.note})" if case.note else ""
-        print(f"| {case.label}{note} | {case.kind} | {case.gpu} | "
-              f"{case.measured_tpot_ms:.2f} | {pred:.2f} | {ratio:.2f} | {ok} | {case.url} |")
-    print("\nThe FP8 GEMM weight-streaming fraction (0.69) is the median of DeepGEMM's published "
-          "decode-size measurements (README, H800), not fitted to these cases.")
-    print("Not modelled: two-batch overlap of communication with compute (the large-EP run "
-          "hides much of its all-to-all), engine CPU time per step, load imbalance between "
-          "experts or ranks, and the 2024 engine's unoptimised kernels (its batch-1 step is "
-          "~30 ms whatever the batch: launch- and kernel-bound far above any roofline).")
+        print(f"| {case.label}{note} | {case.kind} | {case.gpu} | {case.input_len} / "
+              f"{case.output_len} | {case.measured_tpot_ms:.2f} | {pred:.2f} | {ratio:.2f} | "
+              f"{case.measured_tpot_ms / bare[case.label]:.2f} | {ok} | {case.url} |")
+    print()
+    kinds = sorted({c.kind for c in CASES})
+    print("| kind | role | cases | in band | median measured / predicted | range | in band "
+          "without layer overhead |")
+    print("|---|---|---:|---:|---:|---|---:|")
+    for kind in kinds:
+        ratios = [c.measured_tpot_ms / p for c, p in rows if c.kind == kind]
+        inside = sum(in_band(r, kind) for r in ratios)
+        inside_bare = sum(in_band(c.measured_tpot_ms / bare[c.label], kind)
+                          for c in CASES if c.kind == kind)
+        role = "fit" if kind == FIT_KIND else "held out"
+        print(f"| {kind} | {role} | {len(ratios)} | {inside} | {median(ratios):.2f} | "
+              f"{min(ratios):.2f}-{max(ratios):.2f} | {inside_bare} |")
+
+    ttft = [(c, predicted_ttft_ms(c)) for c in TTFT_CASES]
+    ttft_hits = sum(in_band(c.measured_ttft_ms / p, "ttft") for c, p in ttft)
+    print(f"\n## Prefill (TTFT): {ttft_hits} of {len(ttft)} cases in band\n")
+    print("Predicted: `ttft_ms`, the prefill of one prompt of the mean length. Measured: the "
+          "client's mean TTFT at low concurrency, which also holds the serving path (HTTP, "
+          "tokenization, scheduling, streaming the first token) and, at concurrency 4, the wait "
+          "for a running decode step; `measured - predicted` is what kvplan does not model.\n")
+    print("| case | GPU | concurrency | prompt | measured ms | predicted ms | measured - "
+          "predicted ms | measured / predicted | in band | source |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+    for case, pred in ttft:
+        ratio = case.measured_ttft_ms / pred
+        ok = "yes" if in_band(ratio, "ttft") else "no"
+        note = f" ({case.note})" if case.note else ""
+        print(f"| {case.label}{note} | {case.gpu} | {case.concurrency} | {case.prompt_len} | "
+              f"{case.measured_ttft_ms:.1f} | {pred:.1f} | {case.measured_ttft_ms - pred:.1f} | "
+              f"{ratio:.2f} | {ok} | {case.url} |")
+    print(NOTES)
+
+
+NOTES = """
+## Notes
+
+The FP8 GEMM weight-streaming fraction (0.69) is the median of DeepGEMM's published decode-size
+measurements (README, H800), not fitted to these cases. The kernel floor (4 us, NVIDIA's CUDA
+Graphs post) applies per GEMM kernel, as the engines launch them (kvplan/costmodel.py): at TP 8
+DeepSeek's projections are five kernels of 2-15 MB per rank, each under a floor. With one floor
+per lumped operation the DeepSeek-R1 TP8 cases read 1.09-1.35 (concurrency 4-64, before the
+layer overhead); per kernel 1.03-1.22. Dense models are unchanged by that rule (their GEMMs move
+more than a floor's worth of bytes).
+
+**The layer overhead is the one fitted constant.** Without it every dense single-GPU case reads
+1.17-1.25 under four engines (vLLM, SGLang, TensorRT-LLM, gpt-fast), a per-layer residual of
+29-43 us (median 35). Fitted on those 8 cases only, it moves the 32 held-out TP / MoE / EP cases
+from 16 to 24 in band: Qwen3-235B-A22B on 8x B200 at concurrency 1 goes from 1.48-1.51 to
+1.00-1.01, DeepSeek-R1 TP8 on H200 from 1.03-1.22 to 0.91-1.01, Llama-3.1-70B TP8 at
+concurrency 1 from 1.31-1.38 to 1.10-1.14, the H100 large-EP run from 1.00 to 0.97.
+
+The one held-out family it moves the other way is NVIDIA NIM's Llama-3.3-70B fp8 TP2 on H100
+(0.92-0.99 without it, 0.83-0.88 with it; in band either way). Those are per-tensor FP8
+GEMMs, which kvplan charges DeepGEMM's block-scaled weight-streaming fraction (0.69): a
+per-tensor kernel has no per-128-block scale loads or promotions, and at 0.90 these cases read
+0.93-1.03. No published per-tensor FP8 GEMM bandwidth was found, so the default stays.
+
+The GB200 large-EP run (EP 48) sits in one NVL72 NVLink domain: its all-to-all runs over NVLink
+5, not InfiniBand (kvplan.interconnect.scale_up_gpus). Charged at InfiniBand it would read 0.40;
+over NVLink it reads 1.68, inside the large-EP band but slower than predicted: its
+single-batch overlap is not modelled, and 768 requests per GPU at 2,050 tokens make it the most
+attention-heavy case here (18 of the predicted 50 ms).
+
+Why the remaining misses miss, as far as the public numbers show:
+
+- **High concurrency** (Llama-3.1-70B TP8 1000-token runs at concurrency
+  16 / 100: 1.44 / 1.55; Qwen3-235B 1k/1k at 100: 1.53, 8k/1k at 64: 1.39): each arriving
+  request stops the decoding batch for its prefill *and* its share of the serving path. The
+  same runs' concurrency-1 TTFT is 99-140 ms (Qwen3-235B) and 132 ms (Llama) against a
+  predicted prefill of 16-55 ms. Putting that measured TTFT in place of the predicted prefill
+  in the serving term gives 0.88-1.27 for these four: the gap is the cost of admitting a
+  request, which kvplan does not model (it is not a decode-step cost).
+- **Llama-3.1-70B TP8 on A100**: the page does not give the A100's memory size (the 40GB card
+  has 1.56 TB/s, not 2.04) or its link; at concurrency 1 it is 1.10-1.14 with the fitted
+  overhead.
+- **DeepSeek-R1 1k/1k at concurrency 4 (runner h200-nv_0)**: the same issue measures 12.8 ms
+  at concurrency 8 on another runner; 22.7 ms at half the load is that runner, not the model.
+- **SGLang 0.4.1.post2 (Dec 2024), 1.49-3.69**: the release notes say "Using CUDA Graph and FP8
+  GEMM Tuning", so CUDA graphs were on and launch overhead does not explain a batch-1 step of
+  33 ms (0.43 ms per layer over the prediction without the layer overhead, at any batch). That
+  engine ran DeepSeek's MoE on Triton fused_moe with block-FP8 Triton GEMMs, before FlashMLA,
+  DeepGEMM and the rewritten `moe_align_block_size`
+  (https://github.com/sgl-project/sglang/pull/2735, Jan 2025; a vLLM PR of the same month,
+  https://github.com/vllm-project/vllm/pull/12036, says the kernel was not yet CUDA-graph
+  capturable there and cites SGLang's fix). No per-kernel time of
+  those kernels was published, so kvplan does not model them (and the engine's source at that
+  release was not read here: the SGLang snapshot is too large to fetch). A Dec-2025 SGLang decode
+  log of the same model at batch 1 shows 112 tokens/s, 8.9 ms per step
+  (https://github.com/sgl-project/sglang/issues/15869, GPU not stated, so not a case here): the
+  2024 gap belongs to that engine.
+- **TTFT**: kvplan's `ttft_ms` is the prefill alone. Short prompts are dominated by the serving
+  path: 12-100 ms on the Qwen3 and Llama short-prompt runs (and 160-290 ms on the DeepSeek runs at
+  concurrency 4, which also wait for running decode steps); only the compute-bound long
+  prefills are comparable, and both are in band (Llama-3.1-70B TP8 on A100, 4,194 tokens: 0.92;
+  Llama-3.3-70B fp8 TP2 on H100, 5,000 tokens: 1.28).
+
+Not modelled: two-batch overlap of communication with compute (the large-EP run hides much of
+its all-to-all), the serving path of a request (HTTP, tokenization, scheduling) before its first
+token and while it is admitted, load imbalance between experts or ranks.
+"""
 
 
 if __name__ == "__main__":

@@ -27,7 +27,24 @@ Defaults and where they come from (all overridable with `Efficiency`):
   bandwidth. bf16 and weight-only GEMMs use `hbm`;
 - kernel floor 4 us: the per-kernel time of short kernels launched from a CUDA graph (NVIDIA,
   "Getting Started with CUDA Graphs": 3.4 us per kernel,
-  https://developer.nvidia.com/blog/cuda-graphs/), rounded up.
+  https://developer.nvidia.com/blog/cuda-graphs/), rounded up. The floor is per *kernel*: an
+  operation that the engines run as k GEMM kernels costs at least k floors (with its bytes split
+  evenly over them, exactly max(FLOPs / rate, bytes / bandwidth, k x floor)). Per layer: GQA/MHA
+  projections are 2 kernels (the fused QKVParallelLinear and o_proj, vLLM
+  model_executor/models/llama.py); MLA's are 3 (fused q_a + kv_a, q_b, o_proj: SGLang
+  models/deepseek_v2.py `fused_qkv_a_proj_with_mqa`) plus the absorbed form's two batched
+  matmuls (W_UK before attention, W_UV after) or the decompressed form's kv_b GEMM; a dense MLP
+  and the routed experts are 2 each (merged gate_up, then down; fused_moe's w13 and w2). At
+  decode sizes on TP 8 many of these GEMMs move less than a floor's worth of bytes (DeepSeek-V3's
+  q_b_proj is 4.7 MB per rank, 1.4 us at 3.35 TB/s), so lumping them under one floor undercounts.
+- layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
+  the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
+  under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
+  A100), of (measured TPOT - prediction without it) / layers: 29-43 us, median 35 us. It stands
+  for per-layer work the operation list does not itemise (the router GEMM, q/k norms and
+  residual adds counted as no kernel of their own, each GEMM's ramp-up and tail below its
+  streaming rate, CPU gaps between graph replays). Every TP, MoE and EP case of the bench is
+  held out (cost-bench.md reports both). `Efficiency(layer_overhead_s=0)` removes it.
 
 FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
 (DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
@@ -35,8 +52,9 @@ FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention 
 Layouts: `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two
 all-reduces per layer; `dp_attention` gives each rank its own requests, whole attention and dense
 layers; `ep` spreads whole experts over ranks, with an all-to-all dispatch (FP8, as DeepEP's
-low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one node use the scale-up
-interconnect, across nodes (more than 8 ranks) the scale-out one.
+low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one NVLink
+domain use the scale-up interconnect, beyond it the scale-out one; the domain is an 8-GPU node,
+or a 72-GPU NVL72 rack for the GB200 / GB300 presets (kvplan.interconnect.scale_up_gpus).
 
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
@@ -53,7 +71,7 @@ from .cache import kv_layout
 from .errors import InputError
 from .flops import MLAForm, attended_tokens, attention_flops, recurrent_flops_per_token
 from .gpus import GPU
-from .interconnect import GPUS_PER_NODE, INTERCONNECTS, Interconnect, default_interconnect
+from .interconnect import INTERCONNECTS, Interconnect, default_interconnect, scale_up_gpus
 from .params import count_params
 from .spec import ModelSpec
 
@@ -69,6 +87,7 @@ class Efficiency:
     gemm: float = 0.70
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
+    layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
 
     def __post_init__(self) -> None:
@@ -76,6 +95,10 @@ class Efficiency:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
+        for name in ("kernel_floor_s", "layer_overhead_s", "step_overhead_s"):
+            value = getattr(self, name)
+            if value < 0:
+                raise InputError(f"{name} must be >= 0, got {value}")
 
 
 DEFAULT_EFFICIENCY = Efficiency()
@@ -179,20 +202,24 @@ class _Step:
         self.flops = self.bytes = self.comm = 0.0
 
     def op(self, name: str, *, flops: float, nbytes: float, fp8: bool = False,
-           attention: bool = False) -> None:
+           attention: bool = False, kernels: int = 1) -> None:
         peak = self.gpu.peak_bf16_flops_per_s
         if fp8 and self.gpu.peak_fp8_flops_per_s:
             peak = self.gpu.peak_fp8_flops_per_s
         frac = self.eff.attention if attention else self.eff.gemm
         hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
         t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm),
-                self.eff.kernel_floor_s)
+                kernels * self.eff.kernel_floor_s)
         self.flops += flops
         self.bytes += nbytes
         self.by_op[name] = self.by_op.get(name, 0.0) + t
 
     def kernels(self, name: str, n: int) -> None:
         self.by_op[name] = self.by_op.get(name, 0.0) + n * self.eff.kernel_floor_s
+
+    def fixed(self, name: str, seconds: float) -> None:
+        """Time that depends on neither FLOPs nor bytes (the per-layer overhead)."""
+        self.by_op[name] = self.by_op.get(name, 0.0) + seconds
 
     def collective(self, name: str, seconds: float) -> None:
         self.comm += seconds
@@ -205,7 +232,7 @@ class _Step:
 
 
 def _link(layout: Layout, gpu: GPU, ranks: int) -> Interconnect:
-    if ranks > GPUS_PER_NODE:
+    if ranks > scale_up_gpus(gpu.name):
         return layout.scale_out
     return layout.interconnect or default_interconnect(gpu.name)
 
@@ -215,6 +242,14 @@ def _all_reduce(link: Interconnect, ranks: int, nbytes: float) -> float:
     if ranks <= 1:
         return 0.0
     return link.latency_s + 2 * (ranks - 1) / ranks * nbytes / link.bytes_per_s
+
+
+def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
+    """GEMM kernels of one layer's attention projections (see the module docstring)."""
+    if not latent:
+        return 2  # fused qkv_proj, o_proj
+    extra = 2 if absorb else 1 if form is MLAForm.decompressed else 0
+    return 3 + extra  # fused q_a + kv_a, q_b, o_proj (+ W_UK / W_UV bmm, or kv_b)
 
 
 def _check_layout(spec: ModelSpec, layout: Layout) -> None:
@@ -263,12 +298,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     chosen = layers if layers is not None else range(spec.num_hidden_layers)
     for i in chosen:
         lp = counts.layers[i]
+        s.fixed("layer_overhead", eff.layer_overhead_s)
         if spec.has_attention(i):
             span = attended_tokens(spec, i, context)
             f = attention_flops(spec, context=span, phase=phase, mla_form=form)
             proj = f.q_proj + f.kv_proj + f.absorb + f.o_proj
             s.op("attention_proj", flops=tokens * proj / att_tp,
-                 nbytes=lp.attention * bpp_attn["attention"], fp8=fp8["attention"])
+                 nbytes=lp.attention * bpp_attn["attention"], fp8=fp8["attention"],
+                 kernels=_projection_kernels(latent, form, f.absorb))
             core = (f.scores + f.values) / att_tp
             if phase == "decode":
                 kv_read = requests * span * kv_layer
@@ -299,14 +336,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         s.kernels("small_kernels", _MLP_KERNELS)
         if lp.mlp:
             s.op("mlp", flops=tokens * 2 * lp.mlp / att_tp,
-                 nbytes=lp.mlp * bpp_attn["dense_mlp"], fp8=fp8["dense_mlp"])
+                 nbytes=lp.mlp * bpp_attn["dense_mlp"], fp8=fp8["dense_mlp"], kernels=2)
         if lp.routed_experts and spec.moe is not None:
             moe = spec.moe
             n, k = moe.n_routed_experts, moe.num_experts_per_tok
             touched = 1 - (1 - k / n) ** moe_tokens
             s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched,
-                 fp8=fp8_exp["experts"])
+                 fp8=fp8_exp["experts"], kernels=2)
             s.kernels("small_kernels", _MOE_EXTRA)
             if layout.ep > 1:
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.

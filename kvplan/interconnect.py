@@ -69,6 +69,17 @@ INTERCONNECTS: dict[str, Interconnect] = {i.name: i for i in _PRESETS}
 
 # GPUs in one NVLink domain of an HGX/DGX node: collectives over more ranks cross the network.
 GPUS_PER_NODE = 8
+# A GB200 / GB300 NVL72 rack joins 72 GPUs in one NVLink domain (18 compute trays of 4 GPUs on
+# NVLink switch trays, https://www.nvidia.com/en-us/data-center/gb200-nvl72/); SGLang's GB200
+# decode runs EP 48 over it (MNNVL, NCCL_MNNVL_ENABLE=1: https://github.com/sgl-project/sglang/
+# issues/10903).
+NVL72_GPUS = 72
+
+
+def scale_up_gpus(gpu_name: str) -> int:
+    """GPUs that one NVLink domain holds for this preset: beyond it, collectives use the
+    scale-out network. Grace-Blackwell superchip presets (GB200, GB300) ship in NVL72 racks."""
+    return NVL72_GPUS if gpu_name.upper().startswith(("GB200", "GB300")) else GPUS_PER_NODE
 
 
 def get_interconnect(name: str) -> Interconnect:

@@ -13,3 +13,9 @@ def test_mla_claims_md_is_current() -> None:
     out = subprocess.run([sys.executable, str(ROOT / "examples" / "mla_claims.py")],
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "mla-claims.md").read_text()
+
+
+def test_cost_bench_md_is_current() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "cost_bench.py")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (ROOT / "examples" / "cost-bench.md").read_text()

@@ -346,7 +346,8 @@ def compare_cmd(
                             "with an all-to-all per MoE layer.")] = 1,
     interconnect: Annotated[InterconnectName | None, typer.Option(
         "--interconnect", help="Scale-up link for TP/EP collectives (default: the GPU's usual "
-                               "one); beyond 8 ranks, InfiniBand NDR.")] = None,
+                               "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
+                               "NDR.")] = None,
     mtp_tokens: Annotated[int, typer.Option(
         "--mtp-tokens", min=0, help="Speculative (MTP) draft tokens per decode step.")] = 0,
     mtp_acceptance: Annotated[float, typer.Option(
@@ -372,6 +373,10 @@ def compare_cmd(
         help="Achievable fraction of the bf16 peak in attention (FlashMLA: 0.6-0.67).")] = 0.60,
     kernel_floor_us: Annotated[float, typer.Option(
         "--kernel-floor-us", min=0.0, help="Least time of one kernel in a CUDA graph.")] = 4.0,
+    layer_overhead_us: Annotated[float, typer.Option(
+        "--layer-overhead-us", min=0.0,
+        help="Time per decoder layer per step beyond its itemised kernels (fitted on the "
+             "dense single-GPU cases of examples/cost-bench.md: 35).")] = 35.0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
@@ -391,7 +396,8 @@ def compare_cmd(
         efficiency = Efficiency(hbm=hbm_efficiency, fp8_gemm_hbm=fp8_gemm_hbm_efficiency,
                                 gemm=gemm_efficiency,
                                 attention=attention_efficiency,
-                                kernel_floor_s=kernel_floor_us * 1e-6)
+                                kernel_floor_s=kernel_floor_us * 1e-6,
+                                layer_overhead_s=layer_overhead_us * 1e-6)
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
