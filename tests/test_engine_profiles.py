@@ -80,12 +80,51 @@ def test_vllm_reserve_parts_follow_the_version() -> None:
     assert peak == int(0.13 * GiB + 1024 * 128_256 * 14.37)
     assert abs(peak / GiB - 1.89) < 0.01
     assert old["non_torch"]["bytes"] == int(0.25 * GiB)
-    assert vllm_sampler_bytes_per_logit("0.32") == 24
+    # Model runner V1's sampler is the same code from 0.19 to 0.20 (the wheels'
+    # v1/sample/*, _dummy_sampler_run): one rule for every version.
+    assert vllm_sampler_bytes_per_logit("0.32") == vllm_sampler_bytes_per_logit("0.19") == 14.37
     # Non-torch memory by TP and version: before 0.19, 1.84 GiB at TP 4 (vllm issue #24881,
     # 0.10.2); from 0.19, 2.17 GiB (the PR #205 TP4 runs); pipeline stages alone 0.07 GiB.
     assert parts(tp=4, engine_version="0.10")["non_torch"]["bytes"] == int(1.84 * GiB)
     assert parts(tp=4, engine_version="0.19")["non_torch"]["bytes"] == int(2.17 * GiB)
     assert parts(pp=2, engine_version="0.19")["non_torch"]["bytes"] == int(0.07 * GiB)
+
+
+def test_model_runner_v2_reserve_by_version() -> None:
+    # Model runner V2 (config/vllm.py use_v2_model_runner): dense text models from 0.25, every
+    # model from 0.29; MoE and hybrids stay on V1 before 0.29.
+    from kvplan.engines.budgets import vllm_uses_model_runner_v2
+
+    dense, moe = load_spec("llama-3.1-8b"), load_spec(str(CONFIGS / "qwen3-30b-a3b.json"))
+    hybrid = load_spec("qwen3-next-80b-a3b")
+    assert not vllm_uses_model_runner_v2("0.24", dense)
+    assert vllm_uses_model_runner_v2("0.25", dense)
+    assert not vllm_uses_model_runner_v2("0.28", moe)
+    assert not vllm_uses_model_runner_v2("0.28", hybrid)
+    assert vllm_uses_model_runner_v2("0.29", moe) and vllm_uses_model_runner_v2(None, hybrid)
+    # Qwen2.5-0.5B, vLLM 0.27.1 serve on a 23.99 GiB device at 0.85 (index file id
+    # 61918553602): "Desired GPU memory utilization is (0.85, 20.39 GiB). Actual usage is 1.49
+    # GiB for consumed memory (weights + non-torch), 0.25 GiB for peak activation", "Available
+    # KV cache memory: 18.65 GiB" = 20.39 - 1.49 - 0.25: nothing for CUDA graphs (V2's
+    # profile_cudagraph_memory returns 0 before 0.29). By hand, on V2: 256 rows (max_num_seqs
+    # under 70 GiB) x 151,936 logits x 2 B = 77,791,232 B of logits, above the forward over
+    # 2,048 tokens, 2,048 x (3 x 896 + 3 x 4,864) x 2 B = 70,778,880 B; the penalty state
+    # 256 x (151,936 x 4 + 4,748 x 4) = 160,444,416 B; non-torch 0.25 GiB.
+    spec = load_spec(str(CONFIGS / "qwen2.5-0.5b.json"))
+    inputs = PlanInputs(context=2048, total_bytes=int(23.99 * GiB), mem_fraction=0.85,
+                        max_num_batched_tokens=2048, weights_bytes=int(0.93 * GiB),
+                        engine_version="0.27.1")
+    parts = plan_capacity(spec, inputs).reserve_breakdown
+    assert parts["activation"]["bytes"] == 70_778_880
+    assert parts["activation"]["bytes"] + parts["sampler"]["bytes"] == 77_791_232
+    assert parts["sampler_state"]["bytes"] == 160_444_416
+    assert "cuda_graphs" not in parts
+    # The same model on V1 (0.24) would hold 0.13 GiB + 256 x 151,936 x 14.37 B and the
+    # 0.36 GiB CUDA-graph median; from 0.29 V2 subtracts the estimate too.
+    v1 = plan_capacity(spec, replace(inputs, engine_version="0.24")).reserve_breakdown
+    assert "sampler_state" not in v1 and "cuda_graphs" in v1
+    assert "cuda_graphs" in plan_capacity(spec, replace(inputs, engine_version="0.29")
+                                          ).reserve_breakdown
 
 
 def test_moe_buffers_add_to_the_sampler_peak() -> None:

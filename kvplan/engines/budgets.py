@@ -7,10 +7,12 @@ vLLM (``vllm/v1/worker/gpu_worker.py: determine_available_memory``, ``engine/arg
 get_batch_defaults``, ``v1/worker/gpu_model_runner.py: _dummy_sampler_run,
 profile_cudagraph_memory``)
     kv = ceil(total x gpu_memory_utilization) - weights - activation peak - non-torch memory
-         [- CUDA-graph estimate, default on from 0.20; --enforce-eager: no graphs]
+         [- CUDA-graph estimate: model runner V1 from 0.20, V2 from 0.29; --enforce-eager: none]
     The sampler warm-up of the profile run holds min(max_num_seqs, max_num_batched_tokens) rows
-    of logits over the vocabulary on every TP rank (gathered, not split) with its fp32 and sort
-    temporaries.
+    of logits over the vocabulary on every TP rank (gathered, not split): model runner V1 with
+    its fp32 and sort temporaries; model runner V2 (``v1/worker/gpu/model_runner.py``, the
+    default for dense text models from 0.25, for all from 0.29) the logits alone, plus its
+    persistent penalty state of max_num_seqs x vocab int32.
 SGLang (``srt/server_args.py``: the default mem_fraction_static; ``model_executor/
 model_runner.py: profile_max_num_token``)
     rest = free_before_weights x mem_fraction_static - weights; tokens = rest // cell, floored
@@ -105,10 +107,14 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
-# "1" from the 0.20 wheels; 0.19's logs print the estimate but do not subtract it): no formula
-# exists outside a capture; the median of the estimates in nine public logs (0.09 to 2.51 GiB:
-# club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722, #50576, PR #21489; gpustack runner PR
-# #251) is used. --enforce-eager removes it.
+# "1" from the 0.20 wheels, envs.py; 0.19's logs print the estimate but do not subtract it). The
+# estimate is measured, not computed (v1/worker/gpu_model_runner.py: profile_cudagraph_memory
+# captures the two largest sizes of each mode and returns max(first capture) + sum((graphs - 1) x
+# second capture)), so no formula exists outside a capture: the median of the estimates in nine
+# public logs (0.09 to 2.51 GiB: club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722, #50576,
+# PR #21489; gpustack runner PR #251) is used. Model runner V2 subtracts nothing before 0.29
+# (v1/worker/gpu/model_runner.py: profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels)
+# and measures like V1 from 0.29. --enforce-eager removes it.
 VLLM_CUDA_GRAPH_GIB = 0.36
 
 
@@ -136,14 +142,45 @@ class SamplerRule:
 #   1.71 GiB (#27508, 0.11, 0.95 and max_num_batched_tokens 1024), a 7.4-7.5 GiB reserve if the
 #   utilization and weights not shown in those excerpts were 0.9 and 65.97 GiB; this rule gives
 #   3.9 GiB, and the same model on vLLM 0.10.1.1 A100s (256 rows, dennislee22) fits it.
-# - from 0.20: 24 B per logit (Qwen3.5-35B-A3B on an H100, vllm issue #50722: 5.66 GiB for
-#   1,024 x 248,320 logits; two RTX 3090/5090 TP2 logs of club-3090 agree within 0.1 GiB).
+# - from 0.20 the same rule: `_dummy_sampler_run`, v1/sample/sampler.py and
+#   ops/topk_topp_sampler.py (FlashInfer top-k/top-p opt-in, PyTorch sort by default) are the
+#   same code in the 0.19.0 and 0.20.x wheels. A 24 B-per-logit rule once read off Qwen3.5-35B-A3B
+#   on an H100 (vllm issue #50722: 5.66 GiB, version and max_num_seqs not shown) is not used: that
+#   model is a multimodal GDN hybrid whose profile run includes its vision encoder, like gemma-3-4b
+#   above. The V1 sampler path changed again from 0.22 (the 0.22 logs print "Using FlashInfer for
+#   top-p & top-k sampling"); no dense 0.22-0.24 V1 log was found to re-fit it.
 VLLM_SAMPLER_RULES = (
     SamplerRule(since=(0, 10), bytes_per_logit=14.37, base_gib=0.13,
                 source="llm-d-planner PR #205 logs, vLLM 0.19.0"),
-    SamplerRule(since=(0, 20), bytes_per_logit=24.0, base_gib=0.0,
-                source="vllm issue #50722"),
 )
+
+# Model runner V2 (v1/worker/gpu/model_runner.py: _dummy_sampler_run) samples a dummy batch made
+# by InputBatch.make_dummy: greedy, no top-k/top-p, no penalties, so Sampler.sample
+# (v1/worker/gpu/sample/sampler.py) skips the float32 copy and runs gumbel_sample on the logits
+# themselves: the warm-up holds rows x vocab logits in the compute dtype and nothing else.
+VLLM_V2_SAMPLER = SamplerRule(since=(0, 25), bytes_per_logit=2.0,  # 16-bit logits
+                              base_gib=0.0, source="model runner V2: the dummy batch is greedy")
+
+
+def vllm_uses_model_runner_v2(version: str | None, spec: ModelSpec) -> bool:
+    """Whether vLLM runs `spec` on model runner V2 by default (config/vllm.py:
+    use_v2_model_runner): from 0.25 text-generation models that are neither MoE nor hybrid
+    (`_is_default_v2_model_runner_model`: `not model_config.is_moe`, hybrids excluded; before 0.25
+    only a list of MoE architectures, not modelled), from 0.29 every model unless a feature it
+    lacks is on. VLLM_USE_V2_MODEL_RUNNER overrides both (not modelled)."""
+    key = version_key(version)
+    if key >= (0, 29):
+        return True
+    hybrid = spec.recurrent is not None or any(m in ("recurrent", "hybrid")
+                                               for m in spec.layer_mixers)
+    return key >= (0, 25) and spec.moe is None and not hybrid
+
+
+def vllm_v2_sampler_state_bytes(spec: ModelSpec, *, max_num_seqs: int) -> int:
+    """Model runner V2's persistent sampler state (v1/worker/gpu/sample/penalties.py, allocated
+    with the runner, so it counts in the profile's consumed memory): output_bin_counts of
+    max_num_seqs x vocab int32 and prompt_bin_mask of max_num_seqs x ceil(vocab / 32) int32."""
+    return max_num_seqs * (spec.vocab_size * 4 + -(-spec.vocab_size // 32) * 4)
 
 
 def vllm_sampler_rule(version: str | None) -> SamplerRule:
@@ -226,7 +263,8 @@ class VllmBudget:
                                    element_bytes=width)
         moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                   element_bytes=width)
-        rule = vllm_sampler_rule(inputs.engine_version)
+        v2 = vllm_uses_model_runner_v2(inputs.engine_version, spec)
+        rule = VLLM_V2_SAMPLER if v2 else vllm_sampler_rule(inputs.engine_version)
         # The rule's logits are 16-bit; float32 logits take 2 B more each.
         per_logit = rule.bytes_per_logit + width - ACTIVATION_BYTES
         sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * per_logit)
@@ -234,12 +272,13 @@ class VllmBudget:
         # buffers stay through both. The profile's peak is the larger phase: "activation" is the
         # forward's, "sampler" what the warm-up adds beyond it.
         peak = moe + max(forward, sampler)
+        runner = "model runner V2" if v2 else "model runner V1"
         parts = [
             ReservePart(name="activation", bytes=moe + forward,
                         rule=f"profile forward over {tokens:,} tokens (estimate"
                              + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
             ReservePart(name="sampler", bytes=peak - moe - forward,
-                        rule=f"warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
+                        rule=f"{runner} warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
                              f"{per_logit:g} B + {rule.base_gib:g} GiB on every TP "
                              f"rank ({rule.source}), beyond the forward peak"),
             ReservePart(name="non_torch", bytes=int(vllm_non_torch_gib(
@@ -251,10 +290,17 @@ class VllmBudget:
                                 ", no custom all-reduce (over two PCIe-only GPUs, or disabled)")
                              + " (public logs, by version)"),
         ]
-        if version_key(inputs.engine_version) >= (0, 20) and not inputs.enforce_eager:
+        if v2:
+            parts.append(ReservePart(
+                name="sampler_state", bytes=vllm_v2_sampler_state_bytes(spec, max_num_seqs=seqs),
+                rule=f"model runner V2's penalty state: {seqs:,} requests x {spec.vocab_size:,} "
+                     "int32 counts + bit mask (v1/worker/gpu/sample/penalties.py)"))
+        graphs_from = (0, 29) if v2 else (0, 20)
+        if version_key(inputs.engine_version) >= graphs_from and not inputs.enforce_eager:
             parts.append(ReservePart(name="cuda_graphs", bytes=int(VLLM_CUDA_GRAPH_GIB * GiB),
-                                     rule="CUDA-graph estimate subtracted from 0.20 (median of "
-                                          "public logs); --enforce-eager removes it"))
+                                     rule=f"CUDA-graph estimate subtracted ({runner}: from "
+                                          f"{graphs_from[0]}.{graphs_from[1]}; median of public "
+                                          "logs); --enforce-eager removes it"))
         return Reserve(parts=tuple(parts))
 
     formula: str = "total x gpu_memory_utilization - weights - reserve"
