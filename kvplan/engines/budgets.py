@@ -178,8 +178,8 @@ def vllm_uses_model_runner_v2(version: str | None, spec: ModelSpec) -> bool:
 
 def vllm_v2_sampler_state_bytes(spec: ModelSpec, *, max_num_seqs: int) -> int:
     """Model runner V2's persistent sampler state (v1/worker/gpu/sample/penalties.py, allocated
-    with the runner, so it counts in the profile's consumed memory): output_bin_counts of
-    max_num_seqs x vocab int32 and prompt_bin_mask of max_num_seqs x ceil(vocab / 32) int32."""
+    in load_model after the weights are measured): output_bin_counts of max_num_seqs x vocab
+    int32 and prompt_bin_mask of max_num_seqs x ceil(vocab / 32) int32."""
     return max_num_seqs * (spec.vocab_size * 4 + -(-spec.vocab_size // 32) * 4)
 
 
@@ -290,7 +290,10 @@ class VllmBudget:
                                 ", no custom all-reduce (over two PCIe-only GPUs, or disabled)")
                              + " (public logs, by version)"),
         ]
-        if v2:
+        # The penalty state is allocated after "Model loading took" is measured and before the
+        # profile: 0.25-0.26 count neither (weights + torch peak increase + non-torch growth),
+        # from 0.27 the profile's free-memory delta does (utils/mem_utils.py: total_consumed).
+        if v2 and version_key(inputs.engine_version) >= (0, 27):
             parts.append(ReservePart(
                 name="sampler_state", bytes=vllm_v2_sampler_state_bytes(spec, max_num_seqs=seqs),
                 rule=f"model runner V2's penalty state: {seqs:,} requests x {spec.vocab_size:,} "
