@@ -112,9 +112,13 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 # captures the two largest sizes of each mode and returns max(first capture) + sum((graphs - 1) x
 # second capture)), so no formula exists outside a capture: the median of the estimates in nine
 # public logs (0.09 to 2.51 GiB: club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722, #50576,
-# PR #21489; gpustack runner PR #251) is used. Model runner V2 subtracts nothing before 0.29
-# (v1/worker/gpu/model_runner.py: profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels)
-# and measures like V1 from 0.29. --enforce-eager removes it.
+# PR #21489; gpustack runner PR #251) is used. The graph count does not set it: with the default
+# 51 PIECEWISE + 35 FULL graphs the 0.22-0.27 logs print 0.64, 0.73, 0.79, 1.56 and 1.58 GiB
+# (index ids 55770092662, vllm PR #39559, 54492899325, 61316607224, 56819795714), with 1-5 graphs
+# 0.26-0.55 GiB (56816929356, 52377383460, 51830815744, 56725819772): the first capture, the
+# model's own activations at the largest size, dominates. Model runner V2 subtracts nothing
+# before 0.29 (v1/worker/gpu/model_runner.py: profile_cudagraph_memory returns 0 in the
+# 0.25-0.28 wheels) and measures like V1 from 0.29. --enforce-eager removes it.
 VLLM_CUDA_GRAPH_GIB = 0.36
 
 
