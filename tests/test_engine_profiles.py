@@ -93,15 +93,15 @@ def test_vllm_reserve_parts_follow_the_version() -> None:
 def test_model_runner_v2_reserve_by_version() -> None:
     # Model runner V2 (config/vllm.py use_v2_model_runner): dense text models from 0.25, every
     # model from 0.29; MoE and hybrids stay on V1 before 0.29.
-    from kvplan.engines.budgets import vllm_uses_model_runner_v2
+    from kvplan.engines.budgets import VLLM_RUNNER_V1, VLLM_RUNNER_V2, vllm_model_runner
 
     dense, moe = load_spec("llama-3.1-8b"), load_spec(str(CONFIGS / "qwen3-30b-a3b.json"))
     hybrid = load_spec("qwen3-next-80b-a3b")
-    assert not vllm_uses_model_runner_v2("0.24", dense)
-    assert vllm_uses_model_runner_v2("0.25", dense)
-    assert not vllm_uses_model_runner_v2("0.28", moe)
-    assert not vllm_uses_model_runner_v2("0.28", hybrid)
-    assert vllm_uses_model_runner_v2("0.29", moe) and vllm_uses_model_runner_v2(None, hybrid)
+    assert vllm_model_runner("0.24", dense) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.25", dense) is VLLM_RUNNER_V2
+    assert vllm_model_runner("0.28", moe) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.28", hybrid) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.29", moe) is vllm_model_runner(None, hybrid) is VLLM_RUNNER_V2
     # Qwen2.5-0.5B, vLLM 0.27.1 serve on a 23.99 GiB device at 0.85 (index file id
     # 61918553602): "Desired GPU memory utilization is (0.85, 20.39 GiB). Actual usage is 1.49
     # GiB for consumed memory (weights + non-torch), 0.25 GiB for peak activation", "Available

@@ -166,34 +166,63 @@ VLLM_V2_SAMPLER = SamplerRule(since=(0, 25), bytes_per_logit=2.0,  # 16-bit logi
                               base_gib=0.0, source="model runner V2: the dummy batch is greedy")
 
 
-def vllm_uses_model_runner_v2(version: str | None, spec: ModelSpec) -> bool:
-    """Whether vLLM runs `spec` on model runner V2 by default (config/vllm.py:
-    use_v2_model_runner): from 0.25 text-generation models that are neither MoE nor hybrid
-    (`_is_default_v2_model_runner_model`: `not model_config.is_moe`, hybrids excluded; before 0.25
-    only a list of MoE architectures, not modelled), from 0.29 every model unless a feature it
-    lacks is on. VLLM_USE_V2_MODEL_RUNNER overrides both (not modelled)."""
+@dataclass(frozen=True, kw_only=True)
+class VllmModelRunner:
+    """One of vLLM's GPU model runners, with the profile-run rules that differ between them."""
+
+    name: str
+    sampler_rules: tuple[SamplerRule, ...]  # by release, oldest first
+    cuda_graphs_since: tuple[int, ...]  # CUDA-graph estimate subtracted from this release
+    sampler_state_since: tuple[int, ...] | None  # persistent sampler state counted from here
+
+    def sampler_rule(self, version: str | None) -> SamplerRule:
+        key = version_key(version)
+        return next((r for r in reversed(self.sampler_rules) if key >= r.since),
+                    self.sampler_rules[0])
+
+    def subtracts_cuda_graphs(self, version: str | None) -> bool:
+        return version_key(version) >= self.cuda_graphs_since
+
+    def sampler_state_bytes(self, spec: ModelSpec, *, version: str | None,
+                            max_num_seqs: int) -> int:
+        """Model runner V2's persistent sampler state (v1/worker/gpu/sample/penalties.py,
+        allocated in load_model after the weights are measured): output_bin_counts of
+        max_num_seqs x vocab int32 and prompt_bin_mask of max_num_seqs x ceil(vocab / 32)
+        int32. 0.25-0.26 count neither it nor anything else allocated between the weights and
+        the profile (weights + torch peak increase + non-torch growth); from 0.27 the
+        profile's free-memory delta does (utils/mem_utils.py: total_consumed)."""
+        if self.sampler_state_since is None or version_key(version) < self.sampler_state_since:
+            return 0
+        return max_num_seqs * (spec.vocab_size * 4 + -(-spec.vocab_size // 32) * 4)
+
+
+# v1/worker/gpu_model_runner.py; the estimate from the 0.20 default of
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS.
+VLLM_RUNNER_V1 = VllmModelRunner(name="model runner V1", sampler_rules=VLLM_SAMPLER_RULES,
+                                 cuda_graphs_since=(0, 20), sampler_state_since=None)
+# v1/worker/gpu/model_runner.py; profile_cudagraph_memory returns 0 before 0.29.
+VLLM_RUNNER_V2 = VllmModelRunner(name="model runner V2", sampler_rules=(VLLM_V2_SAMPLER,),
+                                 cuda_graphs_since=(0, 29), sampler_state_since=(0, 27))
+
+
+def vllm_model_runner(version: str | None, spec: ModelSpec) -> VllmModelRunner:
+    """The runner vLLM uses for `spec` by default (config/vllm.py: use_v2_model_runner): V2 from
+    0.25 for text-generation models that are neither MoE nor hybrid
+    (`_is_default_v2_model_runner_model`: `not model_config.is_moe`, hybrids excluded; before
+    0.25 only a list of MoE architectures, not modelled), from 0.29 for every model unless a
+    feature it lacks is on (ngram speculation, dual batch overlap, ...: not modelled), else V1.
+    VLLM_USE_V2_MODEL_RUNNER overrides both (not modelled)."""
     key = version_key(version)
-    if key >= (0, 29):
-        return True
     hybrid = spec.recurrent is not None or any(m in ("recurrent", "hybrid")
                                                for m in spec.layer_mixers)
-    return key >= (0, 25) and spec.moe is None and not hybrid
-
-
-def vllm_v2_sampler_state_bytes(spec: ModelSpec, *, max_num_seqs: int) -> int:
-    """Model runner V2's persistent sampler state (v1/worker/gpu/sample/penalties.py, allocated
-    in load_model after the weights are measured): output_bin_counts of max_num_seqs x vocab
-    int32 and prompt_bin_mask of max_num_seqs x ceil(vocab / 32) int32."""
-    return max_num_seqs * (spec.vocab_size * 4 + -(-spec.vocab_size // 32) * 4)
+    if key >= (0, 29) or (key >= (0, 25) and spec.moe is None and not hybrid):
+        return VLLM_RUNNER_V2
+    return VLLM_RUNNER_V1
 
 
 def vllm_sampler_rule(version: str | None) -> SamplerRule:
-    key = version_key(version)
-    found = VLLM_SAMPLER_RULES[0]
-    for rule in VLLM_SAMPLER_RULES:
-        if key >= rule.since:
-            found = rule
-    return found
+    """Model runner V1's sampler rule at `version`."""
+    return VLLM_RUNNER_V1.sampler_rule(version)
 
 
 def vllm_sampler_bytes_per_logit(version: str | None) -> float:
@@ -267,8 +296,8 @@ class VllmBudget:
                                    element_bytes=width)
         moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                   element_bytes=width)
-        v2 = vllm_uses_model_runner_v2(inputs.engine_version, spec)
-        rule = VLLM_V2_SAMPLER if v2 else vllm_sampler_rule(inputs.engine_version)
+        runner = vllm_model_runner(inputs.engine_version, spec)
+        rule = runner.sampler_rule(inputs.engine_version)
         # The rule's logits are 16-bit; float32 logits take 2 B more each.
         per_logit = rule.bytes_per_logit + width - ACTIVATION_BYTES
         sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * per_logit)
@@ -276,14 +305,13 @@ class VllmBudget:
         # buffers stay through both. The profile's peak is the larger phase: "activation" is the
         # forward's, "sampler" what the warm-up adds beyond it.
         peak = moe + max(forward, sampler)
-        runner = "model runner V2" if v2 else "model runner V1"
         parts = [
             ReservePart(name="activation", bytes=moe + forward,
                         rule=f"profile forward over {tokens:,} tokens (estimate"
                              + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
             ReservePart(name="sampler", bytes=peak - moe - forward,
-                        rule=f"{runner} warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
-                             f"{per_logit:g} B + {rule.base_gib:g} GiB on every TP "
+                        rule=f"{runner.name} warm-up of {rows:,} rows x {spec.vocab_size:,} "
+                             f"logits x {per_logit:g} B + {rule.base_gib:g} GiB on every TP "
                              f"rank ({rule.source}), beyond the forward peak"),
             ReservePart(name="non_torch", bytes=int(vllm_non_torch_gib(
                 inputs.engine_version, tp=inputs.tp, pp=inputs.pp,
@@ -294,20 +322,19 @@ class VllmBudget:
                                 ", no custom all-reduce (over two PCIe-only GPUs, or disabled)")
                              + " (public logs, by version)"),
         ]
-        # The penalty state is allocated after "Model loading took" is measured and before the
-        # profile: 0.25-0.26 count neither (weights + torch peak increase + non-torch growth),
-        # from 0.27 the profile's free-memory delta does (utils/mem_utils.py: total_consumed).
-        if v2 and version_key(inputs.engine_version) >= (0, 27):
+        state = runner.sampler_state_bytes(spec, version=inputs.engine_version,
+                                           max_num_seqs=seqs)
+        if state:
             parts.append(ReservePart(
-                name="sampler_state", bytes=vllm_v2_sampler_state_bytes(spec, max_num_seqs=seqs),
-                rule=f"model runner V2's penalty state: {seqs:,} requests x {spec.vocab_size:,} "
+                name="sampler_state", bytes=state,
+                rule=f"{runner.name}'s penalty state: {seqs:,} requests x {spec.vocab_size:,} "
                      "int32 counts + bit mask (v1/worker/gpu/sample/penalties.py)"))
-        graphs_from = (0, 29) if v2 else (0, 20)
-        if version_key(inputs.engine_version) >= graphs_from and not inputs.enforce_eager:
+        if runner.subtracts_cuda_graphs(inputs.engine_version) and not inputs.enforce_eager:
+            since = ".".join(map(str, runner.cuda_graphs_since))
             parts.append(ReservePart(name="cuda_graphs", bytes=int(VLLM_CUDA_GRAPH_GIB * GiB),
-                                     rule=f"CUDA-graph estimate subtracted ({runner}: from "
-                                          f"{graphs_from[0]}.{graphs_from[1]}; median of public "
-                                          "logs); --enforce-eager removes it"))
+                                     rule=f"CUDA-graph estimate subtracted ({runner.name}: from "
+                                          f"{since}; median of public logs); --enforce-eager "
+                                          "removes it"))
         return Reserve(parts=tuple(parts))
 
     formula: str = "total x gpu_memory_utilization - weights - reserve"
