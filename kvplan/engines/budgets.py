@@ -107,19 +107,41 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
-# "1" from the 0.20 wheels, envs.py; 0.19's logs print the estimate but do not subtract it). The
-# estimate is measured, not computed (v1/worker/gpu_model_runner.py: profile_cudagraph_memory
-# captures the two largest sizes of each mode and returns max(first capture) + sum((graphs - 1) x
-# second capture)), so no formula exists outside a capture: the median of the estimates in nine
-# public logs (0.09 to 2.51 GiB: club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722, #50576,
-# PR #21489; gpustack runner PR #251) is used. The graph count does not set it: with the default
-# 51 PIECEWISE + 35 FULL graphs the 0.22-0.27 logs print 0.64, 0.73, 0.79, 1.56 and 1.58 GiB
-# (index ids 55770092662, vllm PR #39559, 54492899325, 61316607224, 56819795714), with 1-5 graphs
-# 0.26-0.55 GiB (56816929356, 52377383460, 51830815744, 56725819772): the first capture, the
-# model's own activations at the largest size, dominates. Model runner V2 subtracts nothing
-# before 0.29 (v1/worker/gpu/model_runner.py: profile_cudagraph_memory returns 0 in the
-# 0.25-0.28 wheels) and measures like V1 from 0.29. --enforce-eager removes it.
-VLLM_CUDA_GRAPH_GIB = 0.36
+# "1" from the 0.20 wheels, envs.py; 0.19 prints the estimate but does not subtract it). vLLM
+# measures it (v1/worker/gpu_model_runner.py: profile_cudagraph_memory captures the two largest
+# sizes of each mode and returns max(first capture) + sum((graphs - 1) x second capture)), so it
+# grows with the number of graphs captured, which the source fixes (vllm_cuda_graph_count):
+# - per graph 8.43 MiB: the 0.19.0 H100 logs of llm-d-planner PR #205 print the estimate at the
+#   default 1,024 requests (102 graphs); the median over their 30 model/TP/PP configurations is
+#   0.84 GiB (0.49-1.92; 70B-class models at TP 2 about 1.8);
+# - at least 0.36 GiB: the former median of nine logs with few graphs (club-3090 #127, #91, #37,
+#   PR #1139, #1087; vllm #50722, #50576, PR #21489; gpustack runner PR #251), the first
+#   capture's share;
+# checked on 15 held-out 0.20-0.27 logs that print the graph count and the estimate
+# (tests/data/engine_logs/vllm_cudagraph_estimates.json): median |error| 0.10 GiB, against 0.27
+# for the former constant. Not modelled: larger models' larger graphs (1.56-1.58 GiB for a 27B
+# hybrid and DeepSeek-V4 at 86 graphs). Model runner V2 subtracts nothing before 0.29
+# (v1/worker/gpu/model_runner.py: profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels)
+# and measures like V1 from 0.29. --enforce-eager removes it.
+VLLM_CUDA_GRAPH_PER_GRAPH_MIB = 8.43
+VLLM_CUDA_GRAPH_FLOOR_GIB = 0.36
+
+
+def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+    """(PIECEWISE, FULL) graphs of vLLM's default FULL_AND_PIECEWISE mode. config/vllm.py
+    _set_cudagraph_sizes: capture sizes [1, 2, 4] + range(8, 256, 8) + range(256, 513, 16) up
+    to min(2 x max_num_seqs, 512, max_num_batched_tokens), each a PIECEWISE graph;
+    v1/cudagraph_dispatcher.py: a FULL decode graph for each size <= max_num_seqs."""
+    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)) if s <= largest]
+    return len(sizes), sum(s <= max_num_seqs for s in sizes)
+
+
+def vllm_cuda_graph_bytes(*, max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    piecewise, full = vllm_cuda_graph_count(max_num_seqs=max_num_seqs,
+                                            max_num_batched_tokens=max_num_batched_tokens)
+    return max(int(VLLM_CUDA_GRAPH_FLOOR_GIB * GiB),
+               int((piecewise + full) * VLLM_CUDA_GRAPH_PER_GRAPH_MIB * MiB))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,10 +353,16 @@ class VllmBudget:
                      "int32 counts + bit mask (v1/worker/gpu/sample/penalties.py)"))
         if runner.subtracts_cuda_graphs(inputs.engine_version) and not inputs.enforce_eager:
             since = ".".join(map(str, runner.cuda_graphs_since))
-            parts.append(ReservePart(name="cuda_graphs", bytes=int(VLLM_CUDA_GRAPH_GIB * GiB),
-                                     rule=f"CUDA-graph estimate subtracted ({runner.name}: from "
-                                          f"{since}; median of public logs); --enforce-eager "
-                                          "removes it"))
+            piecewise, full = vllm_cuda_graph_count(max_num_seqs=seqs,
+                                                    max_num_batched_tokens=tokens)
+            parts.append(ReservePart(
+                name="cuda_graphs",
+                bytes=vllm_cuda_graph_bytes(max_num_seqs=seqs, max_num_batched_tokens=tokens),
+                rule=f"CUDA-graph estimate subtracted ({runner.name} from {since}): "
+                     f"{piecewise} PIECEWISE + {full} FULL graphs x "
+                     f"{VLLM_CUDA_GRAPH_PER_GRAPH_MIB:g} MiB, at least "
+                     f"{VLLM_CUDA_GRAPH_FLOOR_GIB:g} GiB (public logs); --enforce-eager "
+                     "removes it"))
         return Reserve(parts=tuple(parts))
 
     formula: str = "total x gpu_memory_utilization - weights - reserve"
