@@ -120,9 +120,12 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 # checked on 15 held-out 0.20-0.27 logs that print the graph count and the estimate
 # (tests/data/engine_logs/vllm_cudagraph_estimates.json): median |error| 0.10 GiB, against 0.27
 # for the former constant. Not modelled: larger models' larger graphs (1.56-1.58 GiB for a 27B
-# hybrid and DeepSeek-V4 at 86 graphs). Model runner V2 subtracts nothing before 0.29
-# (v1/worker/gpu/model_runner.py: profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels)
-# and measures like V1 from 0.29. --enforce-eager removes it.
+# hybrid and DeepSeek-V4 at 86 graphs); speculative decoding's wider decode sizes; 0.32 adding
+# max_num_seqs itself as a size when the list lacks it; V2 (0.29+) extrapolating its FULL graphs
+# from a few captures (v1/worker/gpu/cudagraph_utils.py), assumed to cost the same per graph.
+# Model runner V2 subtracts nothing before 0.29 (v1/worker/gpu/model_runner.py:
+# profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels) and measures like V1 from 0.29.
+# --enforce-eager removes it.
 VLLM_CUDA_GRAPH_PER_GRAPH_MIB = 8.43
 VLLM_CUDA_GRAPH_FLOOR_GIB = 0.36
 
