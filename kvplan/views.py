@@ -504,9 +504,9 @@ def engines_view() -> View:
         "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and the "
         "sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit; model runner V2, the "
         "default for dense text models from 0.25 and for all from 0.29, the 16-bit logits alone "
-        "plus its penalty state), non-torch memory by TP, CUDA graphs (V1 from 0.20, V2 from "
-        "0.29; not with --enforce-eager); batch defaults by GPU memory (>= 160 GiB tier from "
-        "0.28).",
+        "plus its penalty state), non-torch memory by TP, CUDA graphs by the number vLLM "
+        "captures (V1 from 0.20, V2 from 0.29; not with --enforce-eager); batch defaults by GPU "
+        "memory (>= 160 GiB tier from 0.28).",
         *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
         "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
         "by TP from logs. TensorRT-LLM (PyTorch backend): (total - weights - reserve) x "
