@@ -97,8 +97,18 @@ def test_model_runner_v2_reserve_by_version() -> None:
 
     dense, moe = load_spec("llama-3.1-8b"), load_spec(str(CONFIGS / "qwen3-30b-a3b.json"))
     hybrid = load_spec("qwen3-next-80b-a3b")
-    assert vllm_model_runner("0.24", dense) is VLLM_RUNNER_V1
-    assert vllm_model_runner("0.25", dense) is VLLM_RUNNER_V2
+    # Listed architectures first (DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES): Qwen3 from 0.22,
+    # Llama and Mistral from 0.23, Qwen2-MoE / DeepSeek-V2 from 0.24; Qwen2 only from 0.25.
+    qwen3, qwen2 = load_spec(str(CONFIGS / "qwen3-8b.json")), load_spec("qwen2.5-7b")
+    qwen2_moe = load_spec(str(CONFIGS / "qwen1.5-moe-a2.7b.json"))
+    assert vllm_model_runner("0.21", qwen3) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.22", qwen3) is VLLM_RUNNER_V2
+    assert vllm_model_runner("0.22", dense) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.23", dense) is VLLM_RUNNER_V2
+    assert vllm_model_runner("0.23", qwen2_moe) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.24", qwen2_moe) is VLLM_RUNNER_V2
+    assert vllm_model_runner("0.24", qwen2) is VLLM_RUNNER_V1
+    assert vllm_model_runner("0.25", qwen2) is VLLM_RUNNER_V2
     assert vllm_model_runner("0.28", moe) is VLLM_RUNNER_V1
     assert vllm_model_runner("0.28", hybrid) is VLLM_RUNNER_V1
     assert vllm_model_runner("0.29", moe) is vllm_model_runner(None, hybrid) is VLLM_RUNNER_V2
@@ -119,8 +129,8 @@ def test_model_runner_v2_reserve_by_version() -> None:
     assert parts["activation"]["bytes"] + parts["sampler"]["bytes"] == 77_791_232
     assert parts["sampler_state"]["bytes"] == 160_444_416
     assert "cuda_graphs" not in parts
-    # The same model on V1 (0.24) would hold 0.13 GiB + 256 x 151,936 x 14.37 B and the
-    # 0.36 GiB CUDA-graph median; from 0.29 V2 subtracts the estimate too.
+    # The same model on V1 (0.24: Qwen2 is not on the list) would hold 0.13 GiB + 256 x 151,936
+    # x 14.37 B and the CUDA-graph estimate; from 0.29 V2 subtracts the estimate too.
     # 0.25-0.26 do not count the penalty state (allocated before the profile, not part of the
     # weights; utils/mem_utils.py adds the free-memory delta only from 0.27): Qwen2.5-0.5B on
     # 0.26.0 (index file id 69421856836) logs 13.99 - 0.93 weights - 1.06 peak - 0.07

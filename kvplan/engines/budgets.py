@@ -11,8 +11,9 @@ profile_cudagraph_memory``)
     The sampler warm-up of the profile run holds min(max_num_seqs, max_num_batched_tokens) rows
     of logits over the vocabulary on every TP rank (gathered, not split): model runner V1 with
     its fp32 and sort temporaries; model runner V2 (``v1/worker/gpu/model_runner.py``, the
-    default for dense text models from 0.25, for all from 0.29) the logits alone, plus its
-    persistent penalty state of max_num_seqs x vocab int32.
+    default for a list of architectures from 0.22, for dense text models from 0.25, for all
+    from 0.29) the logits alone, plus its persistent penalty state of max_num_seqs x vocab
+    int32 (counted from 0.27).
 SGLang (``srt/server_args.py``: the default mem_fraction_static; ``model_executor/
 model_runner.py: profile_max_num_token``)
     rest = free_before_weights x mem_fraction_static - weights; tokens = rest // cell, floored
@@ -230,18 +231,40 @@ VLLM_RUNNER_V2 = VllmModelRunner(name="model runner V2", sampler_rules=(VLLM_V2_
                                  cuda_graphs_since=(0, 29), sampler_state_since=(0, 27))
 
 
+# config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by release, as Hugging Face model_type
+# (Qwen3ForCausalLM: qwen3, LlamaForCausalLM: llama, MistralForCausalLM: mistral,
+# DeepseekV2ForCausalLM: deepseek_v2, Qwen2MoeForCausalLM: qwen2_moe, GraniteMoeForCausalLM:
+# granitemoe); 0.22-0.23 take them only unquantized and not MoE.
+VLLM_V2_MODEL_TYPES: tuple[tuple[tuple[int, ...], frozenset[str], bool], ...] = (
+    ((0, 22), frozenset({"qwen3"}), True),
+    ((0, 23), frozenset({"qwen3", "llama", "mistral"}), True),
+    ((0, 24), frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe",
+                         "granitemoe"}), False),
+    ((0, 25), frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"}), False),
+)
+
+
 def vllm_model_runner(version: str | None, spec: ModelSpec) -> VllmModelRunner:
-    """The runner vLLM uses for `spec` by default (config/vllm.py: use_v2_model_runner): V2 from
-    0.25 for text-generation models that are neither MoE nor hybrid
-    (`_is_default_v2_model_runner_model`: `not model_config.is_moe`, hybrids excluded; before
-    0.25 only a list of MoE architectures, not modelled), from 0.29 for every model unless a
-    feature it lacks is on (ngram speculation, dual batch overlap, ...: not modelled), else V1.
-    VLLM_USE_V2_MODEL_RUNNER overrides both (not modelled)."""
+    """The runner vLLM uses for `spec` by default (config/vllm.py: use_v2_model_runner and
+    _is_default_v2_model_runner_model, read in each wheel): V2 for the listed architectures
+    from 0.22 (VLLM_V2_MODEL_TYPES); from 0.25 also for every text-generation model that is
+    neither MoE nor hybrid (`not model_config.is_moe`, hybrids excluded); from 0.29 for every
+    model unless a feature V2 lacks is on (ngram speculation, dual batch overlap, ...: not
+    modelled); else V1. VLLM_USE_V2_MODEL_RUNNER overrides all (not modelled)."""
     key = version_key(version)
+    if key >= (0, 29):
+        return VLLM_RUNNER_V2
     hybrid = spec.recurrent is not None or any(m in ("recurrent", "hybrid")
                                                for m in spec.layer_mixers)
-    if key >= (0, 29) or (key >= (0, 25) and spec.moe is None and not hybrid):
+    if key >= (0, 25) and spec.moe is None and not hybrid:
         return VLLM_RUNNER_V2
+    listed = [(types, plain) for since, types, plain in VLLM_V2_MODEL_TYPES if key >= since]
+    if listed:
+        types, plain_only = listed[-1]
+        quantized = spec.quantization_json is not None or spec.weight_dtype not in (
+            "bf16", "fp16", "fp32")
+        if spec.model_type in types and not (plain_only and (quantized or spec.moe)):
+            return VLLM_RUNNER_V2
     return VLLM_RUNNER_V1
 
 
