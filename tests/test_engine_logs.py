@@ -40,22 +40,23 @@ def test_vllm_budget_median_within_two_percent() -> None:
     # Issue #13's target: median within 2 %, 90 % of logs within max(2 %, 0.25 GiB). Over the
     # 71 logs the median is 0.32 % and 64 of 71 (90 %) are within; the misses (vLLM 0.10.1.1 on
     # A100s with TP across nodes, Qwen3-Next / Qwen3.5 hybrids, Llama-3.1-8B on an L4 at 0.11)
-    # are listed in examples/engine-bench.md. This test holds what is achieved, not the target.
+    # are listed in examples/engine-bench.md. This test holds what is achieved (the 90 % target
+    # is met since the CUDA-graph estimate follows the graph count).
     s = bench.summary(ROWS)
     assert s["logs"] >= 71
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.88
+    assert s["within_share"] >= 0.90
 
 
 def test_held_out_logs() -> None:
     # The logs not used to fit the sampler rule (other models, versions 0.10-0.17 and GPUs
-    # other than the H100): the median still within 2 %; 85 % within the tolerance today (the
+    # other than the H100): the median still within 2 %; 86 % within the tolerance today (the
     # misses are listed in examples/engine-bench.md and README).
     held = [r for r in ROWS if not r["log"]["fitted"]]
     s = bench.summary(held)
     assert s["logs"] >= 35
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.80
+    assert s["within_share"] >= 0.85
 
 
 @pytest.mark.parametrize("model", ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct"])
