@@ -52,7 +52,10 @@ def cli_args(log: dict[str, Any]) -> list[str]:
     spec = log["spec"]
     if spec.endswith(".json"):
         spec = str(ROOT / spec)
-    args = ["estimate", spec, "--gpu", log["gpu"], "--mem-fraction",
+    # A log whose GPU is not named is replayed on its logged device total.
+    device = (["--gpu-mem-gib", str(log["gpu_mem_gib"])] if log.get("gpu_mem_gib")
+              else ["--gpu", log["gpu"]])
+    args = ["estimate", spec, *device, "--mem-fraction",
             str(log["gpu_memory_utilization"]), "--tp", str(log["tp"]), "--pp", str(log["pp"]),
             "--weights-gib", str(log["model_loading_gib"]), "--engine-version",
             log["vllm_version"], "--context", str(log["max_model_len"] or 4096),
@@ -346,8 +349,12 @@ def main() -> None:
               f"{r['logged_gib']:.2f} | {r['error']:+.1%} | {'yes' if r['within'] else 'no'} | "
               f"{'fit' if log['fitted'] else ''} | {log['url']} |")
     print()
+    from kvplan.engines.versions import version_key
+
     for name, subset in (("all", rows), ("held out (not used to fit)",
-                                          [r for r in rows if not r["log"]["fitted"]])):
+                                          [r for r in rows if not r["log"]["fitted"]]),
+                         ("vLLM 0.20 and later (all held out)",
+                          [r for r in rows if version_key(r["log"]["vllm_version"]) >= (0, 20)])):
         s = summary(subset)
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
               f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")

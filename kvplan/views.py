@@ -510,9 +510,12 @@ def engines_view() -> View:
             f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
             for p in PLATFORMS.values()) + ".",
         "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and the "
-        "sampler warm-up, 39 B per logit before 0.20, 24 B from 0.20), non-torch memory by TP, "
-        "CUDA graphs from 0.20 (not with --enforce-eager); batch defaults by GPU memory "
-        "(>= 160 GiB tier from 0.28).",
+        "sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit; model runner V2, the "
+        "default for listed architectures from 0.22, dense text models from 0.25 and all from "
+        "0.29, the 16-bit logits alone "
+        "plus its penalty state), non-torch memory by TP, CUDA graphs by the number vLLM "
+        "captures (V1 from 0.20, V2 from 0.29; not with --enforce-eager); batch defaults by GPU "
+        "memory (>= 160 GiB tier from 0.28).",
         *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
         "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
         "by TP from logs.",

@@ -7,10 +7,13 @@ vLLM (``vllm/v1/worker/gpu_worker.py: determine_available_memory``, ``engine/arg
 get_batch_defaults``, ``v1/worker/gpu_model_runner.py: _dummy_sampler_run,
 profile_cudagraph_memory``)
     kv = ceil(total x gpu_memory_utilization) - weights - activation peak - non-torch memory
-         [- CUDA-graph estimate, default on from 0.20; --enforce-eager: no graphs]
+         [- CUDA-graph estimate: model runner V1 from 0.20, V2 from 0.29; --enforce-eager: none]
     The sampler warm-up of the profile run holds min(max_num_seqs, max_num_batched_tokens) rows
-    of logits over the vocabulary on every TP rank (gathered, not split) with its fp32 and sort
-    temporaries.
+    of logits over the vocabulary on every TP rank (gathered, not split): model runner V1 with
+    its fp32 and sort temporaries; model runner V2 (``v1/worker/gpu/model_runner.py``, the
+    default for a list of architectures from 0.22, for dense text models from 0.25, for all
+    from 0.29) the logits alone, plus its persistent penalty state of max_num_seqs x vocab
+    int32 (counted from 0.27).
 SGLang (``srt/server_args.py``: the default mem_fraction_static; ``model_executor/
 model_runner.py: profile_max_num_token``)
     rest = free_before_weights x mem_fraction_static - weights; tokens = rest // cell, floored
@@ -107,11 +110,44 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
-# "1" from the 0.20 wheels; 0.19's logs print the estimate but do not subtract it): no formula
-# exists outside a capture; the median of the estimates in nine public logs (0.09 to 2.51 GiB:
-# club-3090 #127, #91, #37, PR #1139, #1087; vllm #50722, #50576, PR #21489; gpustack runner PR
-# #251) is used. --enforce-eager removes it.
-VLLM_CUDA_GRAPH_GIB = 0.36
+# "1" from the 0.20 wheels, envs.py; 0.19 prints the estimate but does not subtract it). vLLM
+# measures it (v1/worker/gpu_model_runner.py: profile_cudagraph_memory captures the two largest
+# sizes of each mode and returns max(first capture) + sum((graphs - 1) x second capture)), so it
+# grows with the number of graphs captured, which the source fixes (vllm_cuda_graph_count):
+# - per graph 8.43 MiB: the 0.19.0 H100 logs of llm-d-planner PR #205 print the estimate at the
+#   default 1,024 requests (102 graphs); the median over their 30 model/TP/PP configurations is
+#   0.84 GiB (0.49-1.92; 70B-class models at TP 2 about 1.8);
+# - at least 0.36 GiB: the former median of nine logs with few graphs (club-3090 #127, #91, #37,
+#   PR #1139, #1087; vllm #50722, #50576, PR #21489; gpustack runner PR #251), the first
+#   capture's share;
+# checked on 15 held-out 0.20-0.27 logs that print the graph count and the estimate
+# (tests/data/engine_logs/vllm_cudagraph_estimates.json): median |error| 0.10 GiB, against 0.27
+# for the former constant. Not modelled: larger models' larger graphs (1.56-1.58 GiB for a 27B
+# hybrid and DeepSeek-V4 at 86 graphs); speculative decoding's wider decode sizes; 0.32 adding
+# max_num_seqs itself as a size when the list lacks it; V2 (0.29+) extrapolating its FULL graphs
+# from a few captures (v1/worker/gpu/cudagraph_utils.py), assumed to cost the same per graph.
+# Model runner V2 subtracts nothing before 0.29 (v1/worker/gpu/model_runner.py:
+# profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels) and measures like V1 from 0.29.
+# --enforce-eager removes it.
+VLLM_CUDA_GRAPH_PER_GRAPH_MIB = 8.43
+VLLM_CUDA_GRAPH_FLOOR_GIB = 0.36
+
+
+def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+    """(PIECEWISE, FULL) graphs of vLLM's default FULL_AND_PIECEWISE mode. config/vllm.py
+    _set_cudagraph_sizes: capture sizes [1, 2, 4] + range(8, 256, 8) + range(256, 513, 16) up
+    to min(2 x max_num_seqs, 512, max_num_batched_tokens), each a PIECEWISE graph;
+    v1/cudagraph_dispatcher.py: a FULL decode graph for each size <= max_num_seqs."""
+    largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    sizes = [s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)) if s <= largest]
+    return len(sizes), sum(s <= max_num_seqs for s in sizes)
+
+
+def vllm_cuda_graph_bytes(*, max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    piecewise, full = vllm_cuda_graph_count(max_num_seqs=max_num_seqs,
+                                            max_num_batched_tokens=max_num_batched_tokens)
+    return max(int(VLLM_CUDA_GRAPH_FLOOR_GIB * GiB),
+               int((piecewise + full) * VLLM_CUDA_GRAPH_PER_GRAPH_MIB * MiB))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,23 +174,105 @@ class SamplerRule:
 #   1.71 GiB (#27508, 0.11, 0.95 and max_num_batched_tokens 1024), a 7.4-7.5 GiB reserve if the
 #   utilization and weights not shown in those excerpts were 0.9 and 65.97 GiB; this rule gives
 #   3.9 GiB, and the same model on vLLM 0.10.1.1 A100s (256 rows, dennislee22) fits it.
-# - from 0.20: 24 B per logit (Qwen3.5-35B-A3B on an H100, vllm issue #50722: 5.66 GiB for
-#   1,024 x 248,320 logits; two RTX 3090/5090 TP2 logs of club-3090 agree within 0.1 GiB).
+# - from 0.20 the same rule: `_dummy_sampler_run`, v1/sample/sampler.py and
+#   ops/topk_topp_sampler.py (FlashInfer top-k/top-p opt-in, PyTorch sort by default) are the
+#   same code in the 0.19.0 and 0.20.x wheels. A 24 B-per-logit rule once read off Qwen3.5-35B-A3B
+#   on an H100 (vllm issue #50722: 5.66 GiB, version and max_num_seqs not shown) is not used: that
+#   model is a multimodal GDN hybrid whose profile run includes its vision encoder, like gemma-3-4b
+#   above. The V1 sampler path changed again from 0.22 (the 0.22 logs print "Using FlashInfer for
+#   top-p & top-k sampling"); no dense 0.22-0.24 V1 log was found to re-fit it.
 VLLM_SAMPLER_RULES = (
     SamplerRule(since=(0, 10), bytes_per_logit=14.37, base_gib=0.13,
                 source="llm-d-planner PR #205 logs, vLLM 0.19.0"),
-    SamplerRule(since=(0, 20), bytes_per_logit=24.0, base_gib=0.0,
-                source="vllm issue #50722"),
+)
+
+# Model runner V2 (v1/worker/gpu/model_runner.py: _dummy_sampler_run) samples a dummy batch made
+# by InputBatch.make_dummy: greedy, no top-k/top-p, no penalties, so Sampler.sample
+# (v1/worker/gpu/sample/sampler.py) skips the float32 copy and runs gumbel_sample on the logits
+# themselves: the warm-up holds rows x vocab logits in the compute dtype and nothing else.
+VLLM_V2_SAMPLER = SamplerRule(since=(0, 25), bytes_per_logit=2.0,  # 16-bit logits
+                              base_gib=0.0, source="model runner V2: the dummy batch is greedy")
+
+
+@dataclass(frozen=True, kw_only=True)
+class VllmModelRunner:
+    """One of vLLM's GPU model runners, with the profile-run rules that differ between them."""
+
+    name: str
+    sampler_rules: tuple[SamplerRule, ...]  # by release, oldest first
+    cuda_graphs_since: tuple[int, ...]  # CUDA-graph estimate subtracted from this release
+    sampler_state_since: tuple[int, ...] | None  # persistent sampler state counted from here
+
+    def sampler_rule(self, version: str | None) -> SamplerRule:
+        key = version_key(version)
+        return next((r for r in reversed(self.sampler_rules) if key >= r.since),
+                    self.sampler_rules[0])
+
+    def subtracts_cuda_graphs(self, version: str | None) -> bool:
+        return version_key(version) >= self.cuda_graphs_since
+
+    def sampler_state_bytes(self, spec: ModelSpec, *, version: str | None,
+                            max_num_seqs: int) -> int:
+        """Model runner V2's persistent sampler state (v1/worker/gpu/sample/penalties.py,
+        allocated in load_model after the weights are measured): output_bin_counts of
+        max_num_seqs x vocab int32 and prompt_bin_mask of max_num_seqs x ceil(vocab / 32)
+        int32. 0.25-0.26 count neither it nor anything else allocated between the weights and
+        the profile (weights + torch peak increase + non-torch growth); from 0.27 the
+        profile's free-memory delta does (utils/mem_utils.py: total_consumed)."""
+        if self.sampler_state_since is None or version_key(version) < self.sampler_state_since:
+            return 0
+        return max_num_seqs * (spec.vocab_size * 4 + -(-spec.vocab_size // 32) * 4)
+
+
+# v1/worker/gpu_model_runner.py; the estimate from the 0.20 default of
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS.
+VLLM_RUNNER_V1 = VllmModelRunner(name="model runner V1", sampler_rules=VLLM_SAMPLER_RULES,
+                                 cuda_graphs_since=(0, 20), sampler_state_since=None)
+# v1/worker/gpu/model_runner.py; profile_cudagraph_memory returns 0 before 0.29.
+VLLM_RUNNER_V2 = VllmModelRunner(name="model runner V2", sampler_rules=(VLLM_V2_SAMPLER,),
+                                 cuda_graphs_since=(0, 29), sampler_state_since=(0, 27))
+
+
+# config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by release, as Hugging Face model_type
+# (Qwen3ForCausalLM: qwen3, LlamaForCausalLM: llama, MistralForCausalLM: mistral,
+# DeepseekV2ForCausalLM: deepseek_v2, Qwen2MoeForCausalLM: qwen2_moe, GraniteMoeForCausalLM:
+# granitemoe); 0.22-0.23 take them only unquantized and not MoE.
+VLLM_V2_MODEL_TYPES: tuple[tuple[tuple[int, ...], frozenset[str], bool], ...] = (
+    ((0, 22), frozenset({"qwen3"}), True),
+    ((0, 23), frozenset({"qwen3", "llama", "mistral"}), True),
+    ((0, 24), frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe",
+                         "granitemoe"}), False),
+    ((0, 25), frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"}), False),
 )
 
 
-def vllm_sampler_rule(version: str | None) -> SamplerRule:
+def vllm_model_runner(version: str | None, spec: ModelSpec) -> VllmModelRunner:
+    """The runner vLLM uses for `spec` by default (config/vllm.py: use_v2_model_runner and
+    _is_default_v2_model_runner_model, read in each wheel): V2 for the listed architectures
+    from 0.22 (VLLM_V2_MODEL_TYPES); from 0.25 also for every text-generation model that is
+    neither MoE nor hybrid (`not model_config.is_moe`, hybrids excluded); from 0.29 for every
+    model unless a feature V2 lacks is on (ngram speculation, dual batch overlap, ...: not
+    modelled); else V1. VLLM_USE_V2_MODEL_RUNNER overrides all (not modelled)."""
     key = version_key(version)
-    found = VLLM_SAMPLER_RULES[0]
-    for rule in VLLM_SAMPLER_RULES:
-        if key >= rule.since:
-            found = rule
-    return found
+    if key >= (0, 29):
+        return VLLM_RUNNER_V2
+    hybrid = spec.recurrent is not None or any(m in ("recurrent", "hybrid")
+                                               for m in spec.layer_mixers)
+    if key >= (0, 25) and spec.moe is None and not hybrid:
+        return VLLM_RUNNER_V2
+    listed = [(types, plain) for since, types, plain in VLLM_V2_MODEL_TYPES if key >= since]
+    if listed:
+        types, plain_only = listed[-1]
+        quantized = spec.quantization_json is not None or spec.weight_dtype not in (
+            "bf16", "fp16", "fp32")
+        if spec.model_type in types and not (plain_only and (quantized or spec.moe)):
+            return VLLM_RUNNER_V2
+    return VLLM_RUNNER_V1
+
+
+def vllm_sampler_rule(version: str | None) -> SamplerRule:
+    """Model runner V1's sampler rule at `version`."""
+    return VLLM_RUNNER_V1.sampler_rule(version)
 
 
 def vllm_sampler_bytes_per_logit(version: str | None) -> float:
@@ -231,7 +349,8 @@ class VllmBudget:
                                    element_bytes=width)
         moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                   element_bytes=width)
-        rule = vllm_sampler_rule(inputs.engine_version)
+        runner = vllm_model_runner(inputs.engine_version, spec)
+        rule = runner.sampler_rule(inputs.engine_version)
         # The rule's logits are 16-bit; float32 logits take 2 B more each.
         per_logit = rule.bytes_per_logit + width - ACTIVATION_BYTES
         sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * per_logit)
@@ -244,8 +363,8 @@ class VllmBudget:
                         rule=f"profile forward over {tokens:,} tokens (estimate"
                              + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
             ReservePart(name="sampler", bytes=peak - moe - forward,
-                        rule=f"warm-up of {rows:,} rows x {spec.vocab_size:,} logits x "
-                             f"{per_logit:g} B + {rule.base_gib:g} GiB on every TP "
+                        rule=f"{runner.name} warm-up of {rows:,} rows x {spec.vocab_size:,} "
+                             f"logits x {per_logit:g} B + {rule.base_gib:g} GiB on every TP "
                              f"rank ({rule.source}), beyond the forward peak"),
             ReservePart(name="non_torch", bytes=int(vllm_non_torch_gib(
                 inputs.engine_version, tp=inputs.tp, pp=inputs.pp,
@@ -256,10 +375,25 @@ class VllmBudget:
                                 ", no custom all-reduce (over two PCIe-only GPUs, or disabled)")
                              + " (public logs, by version)"),
         ]
-        if version_key(inputs.engine_version) >= (0, 20) and not inputs.enforce_eager:
-            parts.append(ReservePart(name="cuda_graphs", bytes=int(VLLM_CUDA_GRAPH_GIB * GiB),
-                                     rule="CUDA-graph estimate subtracted from 0.20 (median of "
-                                          "public logs); --enforce-eager removes it"))
+        state = runner.sampler_state_bytes(spec, version=inputs.engine_version,
+                                           max_num_seqs=seqs)
+        if state:
+            parts.append(ReservePart(
+                name="sampler_state", bytes=state,
+                rule=f"{runner.name}'s penalty state: {seqs:,} requests x {spec.vocab_size:,} "
+                     "int32 counts + bit mask (v1/worker/gpu/sample/penalties.py)"))
+        if runner.subtracts_cuda_graphs(inputs.engine_version) and not inputs.enforce_eager:
+            since = ".".join(map(str, runner.cuda_graphs_since))
+            piecewise, full = vllm_cuda_graph_count(max_num_seqs=seqs,
+                                                    max_num_batched_tokens=tokens)
+            parts.append(ReservePart(
+                name="cuda_graphs",
+                bytes=vllm_cuda_graph_bytes(max_num_seqs=seqs, max_num_batched_tokens=tokens),
+                rule=f"CUDA-graph estimate subtracted ({runner.name} from {since}): "
+                     f"{piecewise} PIECEWISE + {full} FULL graphs x "
+                     f"{VLLM_CUDA_GRAPH_PER_GRAPH_MIB:g} MiB, at least "
+                     f"{VLLM_CUDA_GRAPH_FLOOR_GIB:g} GiB (public logs); --enforce-eager "
+                     "removes it"))
         return Reserve(parts=tuple(parts))
 
     formula: str = "total x gpu_memory_utilization - weights - reserve"
