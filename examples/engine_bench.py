@@ -15,7 +15,10 @@ model, the GPU name, the fraction where the user set one, TP, the engine version
 pinned to the logged "Load weight end ... mem usage"; kvplan's token count is compared with
 "max_total_num_tokens" / the KV line's "#tokens", and the two rule outputs behind it with the log:
 the memory in use before the weights load (the device total less "Load weight begin. avail mem";
-SGLang's "GB" are GiB) and the default mem_fraction_static where the user set none.
+SGLang's "GB" are GiB) and the default mem_fraction_static where the user set none. Logs of the
+hybrid families also name their separate pool ("Mamba Cache is allocated. max_mamba_cache_size:
+N", "full_layer_tokens / swa_layer_tokens") and SGLang's max_running_requests, which are put beside
+kvplan's (kvplan.engines.sglang_pools).
 
 TensorRT-LLM (tests/data/engine_logs/trtllm_budget_logs.json, PyTorch backend): each log is
 replayed with the model, the GPU name, the fraction where the user set one, TP, the engine
@@ -130,6 +133,8 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
         args += ["--mem-fraction", str(log["mem_fraction_static"])]
     if (log["page_size"] or 1) > 1:
         args += ["--block-size", str(log["page_size"])]
+    if log.get("context_len"):  # SGLang's max_running_requests default scales with it
+        args += ["--context", str(log["context_len"])]
     return args
 
 
@@ -165,6 +170,10 @@ def sglang_compare(log: dict[str, Any]) -> dict[str, Any]:
         "predicted_preload_gib": out["reserve_breakdown"]["preloaded"]["bytes"] / GiB,
         "logged_preload_gib": None if begin is None else total_gib - begin,
         "total_gib": total_gib, "cell_bytes": cell,
+        "pool": out["sglang_pool"].get("kind", "token"),
+        "predicted_mamba_slots": out["max_mamba_cache_size"],
+        "predicted_swa_tokens": out["swa_max_total_num_tokens"],
+        "predicted_running": out["max_running_requests"],
     }
     if logged:
         slack = max(0.02 * logged, TOLERANCE_GIB * GiB / cell)
@@ -182,6 +191,10 @@ def sglang_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
     errors = [abs(r["error"]) for r in replayed]
     return {"logs": len(replayed), "median_error": statistics.median(errors),
             "within_share": sum(r["within"] for r in replayed) / len(replayed)}
+
+
+def _count(x: int | None) -> str:
+    return "n/p" if x is None else f"{x:,}"
 
 
 def _fraction(predicted: float, logged: float | None, log: dict[str, Any]) -> str:
@@ -220,6 +233,20 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
     s = sglang_summary(rows)
     print(f"- {s['logs']} logs, median |error| {s['median_error']:.2%}, "
           f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB of KV).")
+    hybrid = [r for r in rows if r["pool"] != "token"]
+    if hybrid:
+        print("\nThe hybrid families' separate pools (Mamba: \"max_mamba_cache_size\"; sliding "
+              "window: \"swa_layer_tokens\") and SGLang's max_running_requests, kvplan / log:\n")
+        print("| model | pool | state slots or SWA tokens | max_running_requests |")
+        print("|---|---|--:|--:|")
+        for r in hybrid:
+            log = r["log"]
+            if r["pool"] == "mamba":
+                mine, theirs = r["predicted_mamba_slots"], log.get("max_mamba_cache_size")
+            else:
+                mine, theirs = r["predicted_swa_tokens"], log.get("swa_max_total_num_tokens")
+            print(f"| {log['model']} | {r['pool']} | {mine:,} / {_count(theirs)} | "
+                  f"{r['predicted_running']:,} / {_count(log.get('max_running_requests'))} |")
     print("\nLogs that check a rule but are not replayed for tokens (why: `notes` in the JSON):\n")
     print("| model | SGLang | GPU | TP | fraction kvplan / log | preload kvplan / log (GiB) "
           "| why not replayed | source |")

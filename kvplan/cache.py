@@ -198,7 +198,7 @@ class Estimate:
 def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
              block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1, engine_config: Any = None,
              num_draft_layers: int = 0, ssm_dtype: str = "auto", num_spec_tokens: int = 0,
-             ) -> Estimate:
+             conv_dtype: str | None = None) -> Estimate:
     """Sizes per token, block and sequence on one rank. `engine_config` (a VllmKVConfig) adds
     the engine's groups and its effective block size (raised for recurrent state)."""
     from .layers import sequence_bytes, sequence_bytes_unpaged
@@ -223,7 +223,8 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
                  "engine": "vllm", "engine_version": engine_config.profile.version}
     layout = kv_layout(spec, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
     caches = layer_caches(spec, kv_dtype=kv_dtype, tp=tp, ssm_dtype=ssm_dtype,
-                          num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens)
+                          num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
+                          conv_dtype=conv_dtype)
     per_sequence = int(sequence_bytes(caches, context, block_size))
     token_bytes = sum(c.bytes_per_token for lc in caches for c in lc.caches)
     state_bytes = sum(c.state_bytes for lc in caches for c in lc.caches)
@@ -375,10 +376,11 @@ def _attention_cache(spec: ModelSpec, index: int, token_bytes: int) -> FullAtten
 def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
                  layer_range: range | None = None, ssm_dtype: str = "auto",
                  num_draft_layers: int = 0, num_spec_tokens: int = 0,
-                 ) -> tuple[LayerCaches, ...]:
+                 conv_dtype: str | None = None) -> tuple[LayerCaches, ...]:
     """Every layer's caches on one rank, in layer order; draft layers (speculative decoding)
     follow the main stack. `layer_range` selects a pipeline stage (draft layers go to the
-    last stage, as vLLM places the MTP module)."""
+    last stage, as vLLM places the MTP module). `conv_dtype`: the recurrent conv state's dtype
+    (None: the model's compute dtype, as vLLM keeps it; SGLang keeps bfloat16)."""
     try:
         dtype = DTYPES[kv_dtype]
     except KeyError:
@@ -391,7 +393,8 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
         indexer = IndexerCache(token_bytes=d + cdiv(d, INDEXER_QUANT_BLOCK) * 4)
     state = None
     if spec.recurrent is not None:
-        state = recurrent_state(spec.recurrent, tp=tp, conv_dtype=activation_dtype(spec),
+        state = recurrent_state(spec.recurrent, tp=tp,
+                                conv_dtype=conv_dtype or activation_dtype(spec),
                                 ssm_dtype=ssm_dtype, num_spec=num_spec_tokens)
     owners = spec.kv_owner_flags
     out = []

@@ -17,7 +17,9 @@ TensorRT-LLM (``tensorrt_llm/_torch/pyexecutor/_util.py``: KvCacheCreator)
 Block accounting follows vLLM's ``vllm/v1/core/kv_cache_utils.py``: one page per layer of
 ``block_size x bytes_per_token_per_layer``; ``num_blocks = budget // page // group_size``; for
 hybrid sliding-window models layers are split into groups of equal size that share one page
-tensor per slot. SGLang counts tokens: ``rest // cell_size`` floored to the page size (default 1).
+tensor per slot. SGLang counts tokens: ``rest // cell_size`` floored to the page size (default 1),
+with its separate sliding-window and recurrent-state pools for the families that have them
+(kvplan.engines.sglang_pools).
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ from .engines.budgets import (
     Reserve,
     ReservePart,
     vllm_batch_defaults,
+)
+from .engines.sglang_pools import (
+    SglangPool,
+    SglangPoolSizes,
+    check_sglang_served,
+    sglang_pool,
+    sglang_state_dtypes,
 )
 from .engines.vllm_alloc import (
     VllmKVConfig,
@@ -172,8 +181,8 @@ def block_pool(layout: KVLayout, engine: Engine) -> BlockPool:
     n = layout.num_kv_layers
     windows = {layer.sliding_window for layer in layout.layers}
     if engine is not Engine.vllm or len(windows) == 1:
-        # One group of all layers. SGLang and TRT-LLM size every layer as full attention here
-        # (SGLang's separate SWA pool, --swa-full-tokens-ratio, is not modelled).
+        # One group of all layers. TRT-LLM sizes every layer as full attention here, and so
+        # does SGLang outside its hybrid-SWA architectures (kvplan.engines.sglang_pools).
         window = next(iter(windows)) if engine is Engine.vllm else None
         return BlockPool(page_bytes=page, group_size=n,
                          groups=(GroupNeed(kind="full" if window is None else "sliding",
@@ -227,6 +236,11 @@ class PlanInputs:
     max_total_tokens: int | None = None  # SGLang --max-total-tokens / TRT-LLM max_tokens
     trtllm_backend: str = "pytorch"  # pytorch (blocks by version) | engine (rounded up)
     quantization: str | None = None  # load-time quantization (bitsandbytes)
+    # SGLang's pools (kvplan.engines.sglang_pools); None: that version's default.
+    max_mamba_cache_size: int | None = None  # --max-mamba-cache-size
+    mamba_full_memory_ratio: float | None = None  # --mamba-full-memory-ratio
+    swa_full_tokens_ratio: float | None = None  # --swa-full-tokens-ratio
+    disable_hybrid_swa_memory: bool = False  # --disable-hybrid-swa-memory
 
     @property
     def resolved_block_size(self) -> int:
@@ -284,6 +298,9 @@ class StagePlan:
     reported_kv_cache_tokens: int = 0
     weights_breakdown: WeightBreakdown | None = None
     reserve_breakdown: Reserve | None = None
+    max_running_requests: int | None = None  # the engine's own cap (SGLang)
+    sglang_sizes: SglangPoolSizes | None = None
+    sglang_pool: SglangPool | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,6 +348,15 @@ class CapacityPlan:
     mem_fraction_rule: str = ""
     weights_breakdown: dict[str, int] = field(default_factory=dict)
     quantization: str = "none"
+    # SGLang (None for the other engines): its cap on running requests, the sizes of its
+    # separate pools and the pool type (kvplan.engines.sglang_pools).
+    max_running_requests: int | None = None
+    full_max_total_num_tokens: int | None = None
+    swa_max_total_num_tokens: int | None = None
+    max_mamba_cache_size: int | None = None
+    mamba_conv_state_bytes: int | None = None
+    mamba_ssm_state_bytes: int | None = None
+    sglang_pool: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -465,13 +491,29 @@ def served_spec(spec: ModelSpec, engine: Engine) -> ModelSpec:
     return vllm_cached_spec(spec) if engine is Engine.vllm else spec
 
 
+def _vllm_state_dtypes(spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
+    return None, resolved_ssm_dtype(spec, inputs)
+
+
+# (conv, SSM) dtypes of the recurrent state as each engine keeps it (conv None: the model's
+# compute dtype, vLLM's rule; SGLang: kvplan.engines.sglang_pools.sglang_state_dtypes).
+STATE_DTYPES = {Engine.vllm: _vllm_state_dtypes, Engine.trtllm: _vllm_state_dtypes,
+                Engine.sglang: lambda spec, inputs: sglang_state_dtypes(spec, inputs.ssm_dtype)}
+
+
+def state_dtypes(spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
+    """(conv, SSM) dtypes of the recurrent state as the selected engine keeps it."""
+    return STATE_DTYPES[inputs.engine](spec, inputs)
+
+
 def stage_caches(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
                  ) -> tuple[LayerCaches, ...]:
     """Every cache one rank of a pipeline stage holds (default: the whole model), as the
     engine's implementation of the model caches it (`served_spec`)."""
     spec = served_spec(spec, inputs.engine)
+    conv, ssm = state_dtypes(spec, inputs)
     return layer_caches(spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
-                        ssm_dtype=resolved_ssm_dtype(spec, inputs),
+                        ssm_dtype=ssm, conv_dtype=conv,
                         num_draft_layers=draft_layers(spec, inputs),
                         num_spec_tokens=inputs.num_speculative_tokens)
 
@@ -492,12 +534,12 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
 
 
-def refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
-    """SGLang and TRT-LLM pools for recurrent state, chunked attention, the sparse indexer and
-    draft layers are not modelled: refuse rather than size them as attention."""
+def _refuse_trtllm(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """TRT-LLM pools for recurrent state, chunked attention, the sparse indexer and draft layers
+    are not modelled: refuse rather than size them as attention."""
     what = None
     if spec.num_recurrent_layers:
-        what = "recurrent-state layers (SGLang's mamba/GDN pools)"
+        what = "recurrent-state layers"
     elif spec.layer_chunks:
         what = "chunked local attention"
     elif spec.indexer is not None:
@@ -507,6 +549,17 @@ def refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
     if what is not None:
         raise InputError(f"--engine {inputs.engine.value}: {spec.id} has {what}, which kvplan "
                          "models for vLLM only; use --engine vllm")
+
+
+# What each engine's accounting leaves unmodelled, refused in one line (vLLM: everything here
+# is modelled, kvplan.engines.vllm_alloc).
+UNMODELLED = {Engine.vllm: lambda spec, inputs: None, Engine.sglang: check_sglang_served,
+              Engine.trtllm: _refuse_trtllm}
+
+
+def refuse_unmodelled(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse, in one line, caches the selected engine's pools are not modelled for."""
+    UNMODELLED[inputs.engine](spec, inputs)
 
 
 def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,
@@ -533,23 +586,54 @@ def _stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_i
     weights, reserve, breakdown, parts = _weights_and_reserve(spec, inputs, counts, stage_index,
                                                               layers)
     budget, _ = _budget(inputs, weights, reserve)
-    pool = (_vllm_pool if inputs.engine is Engine.vllm else _token_pool)(
-        spec, inputs, layers, context, budget)
+    pool = POOLS[inputs.engine](spec, inputs, layers, context, budget)
     if pool is None:
         raise _no_cache(stage_index, layers)
+    limits = pool.pop("limits", ())
     num_blocks, shared = pool["num_blocks"], pool["shared_prefix_blocks"]
     own = pool["blocks_per_request"] - shared
     usable = num_blocks - shared
+    # Every pool a request needs pages in must hold it (SGLang's sliding-window pool).
+    concurrency = min([usable / own] + [have / need for have, need in limits])
+    requests = min([usable // own] + [have // need for have, need in limits])
     return StagePlan(
         stage=stage_index, first_layer=layers.start, num_layers=len(layers),
         weights_bytes=weights, reserve_bytes=reserve, kv_budget_bytes=budget,
-        max_concurrency=max(0.0, usable / own), max_requests=max(0, usable // own),
+        max_concurrency=max(0.0, concurrency), max_requests=max(0, requests),
         weights_breakdown=breakdown, reserve_breakdown=parts, **pool)
+
+
+def _sglang_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
+                 budget: int) -> dict[str, Any] | None:
+    """SGLang's pools for the stage (kvplan.engines.sglang_pools): the full-attention token
+    pool in pages, with its sliding-window or recurrent-state pool beside it."""
+    caches = stage_caches(spec, inputs, layers)
+    pool = sglang_pool(spec, inputs, caches)
+    if pool is None:
+        return None
+    sizes = pool.size(budget)
+    page = pool.page_size
+    tokens = sizes.max_total_num_tokens
+    blocks = cdiv(context, page)
+    return {
+        "per_gpu_bytes_per_token": pool.bytes_per_token, "page_bytes": page * pool.cell,
+        "group_size": 1, "num_groups": 1, "num_blocks": tokens // page,
+        "blocks_per_request": blocks,
+        # A shared prefix is cached once in the full pool (radix cache, whole pages).
+        "shared_prefix_blocks": min(inputs.shared_prefix, context) // page,
+        "token_capacity": tokens, "block_size": page, "reported_kv_cache_tokens": tokens,
+        "state_bytes_per_request": getattr(pool, "per_req", 0),
+        "kv_cache_groups": ({"kind": pool.kind, "groups": 1, "layers": len(layers),
+                             "padding_layers": 0, "block_size": page,
+                             "page_bytes": page * pool.cell, "pages_per_request": blocks},),
+        "max_running_requests": sizes.max_running_requests, "sglang_sizes": sizes,
+        "sglang_pool": pool, "limits": pool.extra_limits(sizes, context),
+    }
 
 
 def _token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
                 budget: int) -> dict[str, Any] | None:
-    """SGLang's and TRT-LLM's pools: every layer sized as full attention, one group."""
+    """TRT-LLM's pool: every layer sized as full attention, one group."""
     refuse_unmodelled(spec, inputs)
     block_size = inputs.resolved_block_size
     layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
@@ -557,16 +641,9 @@ def _token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int
     if not layout.layers:
         return None
     pool = block_pool(layout, inputs.engine)
-    if inputs.engine is Engine.trtllm:
-        # max_tokens from the budget (capped by the user's max_tokens), then whole blocks,
-        # rounded by version / backend (kvplan.engines.budgets.TrtllmBudget.num_blocks).
-        num_blocks = BUDGETS["trtllm"].num_blocks(inputs, budget, layout.bytes_per_token,
-                                                  block_size)
-    else:
-        num_blocks = pool.num_blocks(budget)
-        if inputs.max_total_tokens is not None:
-            # SGLang --max-total-tokens caps the pool in tokens.
-            num_blocks = min(num_blocks, inputs.max_total_tokens // block_size)
+    # max_tokens from the budget (capped by the user's max_tokens), then whole blocks, rounded
+    # by version / backend (kvplan.engines.budgets.TrtllmBudget.num_blocks).
+    num_blocks = BUDGETS["trtllm"].num_blocks(inputs, budget, layout.bytes_per_token, block_size)
     per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
                  for g in pool.groups]
     # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
@@ -615,6 +692,10 @@ def _vllm_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
     }
 
 
+# Each engine's pool for one stage: the dict of StagePlan fields it decides.
+POOLS = {Engine.vllm: _vllm_pool, Engine.sglang: _sglang_pool, Engine.trtllm: _token_pool}
+
+
 def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
     if inputs.kv_budget_bytes is None and inputs.total_bytes is None:
         raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
@@ -646,9 +727,13 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
     # The least-capable stage sets the answer: every request needs blocks on every stage.
     limiting = min(stages, key=lambda s: (s.max_concurrency, s.num_blocks))
     _, formula = _budget(inputs, limiting.weights_bytes, limiting.reserve_bytes)
-    if inputs.max_num_seqs is not None and limiting.max_requests > inputs.max_num_seqs:
-        # The scheduler runs at most max_num_seqs requests whatever the cache holds.
-        limiting = replace(limiting, max_requests=inputs.max_num_seqs)
+    cap = min((c for c in (inputs.max_num_seqs, limiting.max_running_requests)
+               if c is not None), default=None)
+    if cap is not None and limiting.max_requests > cap:
+        # The scheduler runs at most max_num_seqs requests whatever the cache holds (SGLang:
+        # its max_running_requests, capped by the recurrent-state slots).
+        limiting = replace(limiting, max_requests=cap)
+    sizes = limiting.sglang_sizes
     dp = inputs.tp if inputs.dp_attention else 1
     return CapacityPlan(
         engine=inputs.engine.value,
@@ -698,6 +783,13 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         reserve_breakdown=(limiting.reserve_breakdown.to_dict() if limiting.reserve_breakdown
                            else {}),
         mem_fraction_rule=inputs.mem_fraction_rule,
+        max_running_requests=limiting.max_running_requests,
+        full_max_total_num_tokens=getattr(sizes, "full_max_total_num_tokens", None),
+        swa_max_total_num_tokens=getattr(sizes, "swa_max_total_num_tokens", None),
+        max_mamba_cache_size=getattr(sizes, "max_mamba_cache_size", None),
+        mamba_conv_state_bytes=getattr(sizes, "mamba_conv_state_bytes", None),
+        mamba_ssm_state_bytes=getattr(sizes, "mamba_ssm_state_bytes", None),
+        sglang_pool=limiting.sglang_pool.describe() if limiting.sglang_pool else {},
     )
 
 
@@ -730,8 +822,13 @@ def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float
     probe = replace(inputs, mem_fraction=1.0, kv_budget_bytes=None)
     worst = 0.0
     for st in plan_capacity(spec, probe).stages:
-        own = st.blocks_per_request - st.shared_prefix_blocks
-        need_bytes = (st.shared_prefix_blocks + requests * own) * st.page_bytes * st.group_size
+        if st.sglang_pool is not None:
+            need_bytes = int(st.sglang_pool.rest_needed(requests, inputs.context,
+                                                        min(inputs.shared_prefix, inputs.context)))
+        else:
+            own = st.blocks_per_request - st.shared_prefix_blocks
+            need_bytes = (st.shared_prefix_blocks + requests * own) * st.page_bytes * \
+                st.group_size
         f = BUDGETS[inputs.engine.value].fraction_for(probe, need_bytes, st.weights_bytes,
                                                       st.reserve_bytes)
         worst = max(worst, f)

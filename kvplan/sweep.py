@@ -338,6 +338,7 @@ class _Capacity:
     num_blocks: Any = None  # int64 array over fractions
     token_capacity: Any = None  # int64 array over fractions
     blocks_per_request: Any = None  # int64 array over contexts
+    request_cap: Any = None  # the engine's cap (SGLang max_running_requests), fractions x contexts
 
 
 def budget_bytes(engine: Engine, total: int, fractions: Any, weights: int, reserve: int) -> Any:
@@ -374,6 +375,16 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
         need = np.asarray(config.pages_per_request(contexts), dtype=np.int64)
         per_block, num_groups, block = config.bytes_per_block, len(config.groups), \
             config.block_size
+    elif grid.engine is Engine.sglang:
+        sglang = stage.sglang_pool
+        assert sglang is not None
+        if sglang.kind != "token":
+            raise InputError(f"sweep: {sized.id} runs SGLang's {sglang.kind} pools (a separate "
+                             "pool beside the full-attention one), which sweep does not grid; "
+                             "use kvplan estimate for each point")
+        block = sglang.page_size
+        per_block, num_groups = block * sglang.cell, 1
+        need = -(-np.asarray(contexts, dtype=np.int64) // block)
     else:
         bs = inputs.resolved_block_size
         pool = block_pool(layout, grid.engine)
@@ -386,13 +397,19 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
         per_block, num_groups, block = pool.page_bytes * pool.group_size, pool.num_groups, bs
     num_blocks = np.maximum(0, budgets) // per_block
     token_capacity = num_blocks // num_groups * block
+    cap = None
+    if grid.engine is Engine.sglang:
+        # max_running_requests (kvplan.engines.sglang_pools.default_max_running_requests):
+        # int(tokens / context x 512) within [2048, 4096], as plan_capacity caps max_requests.
+        ratio = token_capacity[:, None] / np.asarray(contexts, dtype=np.int64)[None, :] * 512
+        cap = np.clip(ratio.astype(np.int64), 2048, 4096)
     # The plan at the first fraction is the reference: the arrays must reproduce it exactly.
     assert (int(budgets[0]), int(num_blocks[0]), int(token_capacity[0])) == (
         stage.kv_budget_bytes, stage.num_blocks, stage.token_capacity)
     return _Capacity(mem_fractions=resolved, weights_bytes=stage.weights_bytes,
                      reserve_bytes=stage.reserve_bytes, kv_budget_bytes=budgets,
                      num_blocks=num_blocks, token_capacity=token_capacity,
-                     blocks_per_request=need)
+                     blocks_per_request=need, request_cap=cap)
 
 
 def _append_block(columns: dict[str, list[Any]], *, n_c: int, n_b: int, contexts: Any,
@@ -428,7 +445,10 @@ def _append_block(columns: dict[str, list[Any]], *, n_c: int, n_b: int, contexts
     # operands (< 2^53), the same correctly rounded quotient as Python's int / int.
     usable = cap.num_blocks[:, None]
     concurrency = np.maximum(0.0, usable / need[None, :]).ravel()
-    requests = np.maximum(0, usable // need[None, :]).ravel()
+    requests = np.maximum(0, usable // need[None, :])
+    if cap.request_cap is not None:
+        requests = np.minimum(requests, cap.request_cap)
+    requests = requests.ravel()
     columns["blocks_per_request"].append(np.tile(np.repeat(need, n_b), n_f))
     columns["max_concurrency"].append(np.repeat(concurrency, n_b))
     max_requests = np.repeat(requests, n_b)

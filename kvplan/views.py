@@ -223,11 +223,24 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention
                                                         else ""))
     stage = plan.stages[plan.limiting_stage]
-    row("page (block per layer)", human_bytes(stage.page_bytes), stage.page_bytes,
-        f"{plan.block_size} tokens; {stage.group_size} layers share a block slot"
-        + (f", {stage.num_groups} groups" if stage.num_groups > 1 else ""))
+    if plan.engine == "sglang":
+        row("page (all layers)", human_bytes(stage.page_bytes), stage.page_bytes,
+            f"{plan.block_size} tokens x the {plan.sglang_pool.get('kind', 'token')} pool's "
+            "cell")
+    else:
+        row("page (block per layer)", human_bytes(stage.page_bytes), stage.page_bytes,
+            f"{plan.block_size} tokens; {stage.group_size} layers share a block slot"
+            + (f", {stage.num_groups} groups" if stage.num_groups > 1 else ""))
     row("num_blocks", _int(plan.num_blocks), None, "KV budget // page // layers per slot")
     row("token_capacity", _int(plan.token_capacity), None, "num_blocks // groups x block size")
+    if plan.swa_max_total_num_tokens is not None:
+        row("sliding-window pool tokens", _int(plan.swa_max_total_num_tokens), None,
+            "SGLang's swa_layer_tokens: full tokens x swa_full_tokens_ratio "
+            f"{plan.sglang_pool.get('swa_full_tokens_ratio')}")
+    if plan.max_mamba_cache_size is not None:
+        row("recurrent-state slots", _int(plan.max_mamba_cache_size), None,
+            "SGLang's max_mamba_cache_size (mamba_full_memory_ratio "
+            f"{plan.sglang_pool.get('mamba_full_memory_ratio')})")
     if plan.engine == "vllm":
         rule = ("int(max_concurrency x context)" if plan.reported_kv_cache_tokens !=
                 plan.token_capacity else "num_blocks // groups x block size")
@@ -242,6 +255,11 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                                       if stage.shared_prefix_blocks else ""))
     row("max_concurrency", f"{plan.max_concurrency:,.2f}x", None,
         f"requests of {plan.context:,} tokens ({engine} prints this)")
+    if plan.max_running_requests is not None:
+        row("max_running_requests", _int(plan.max_running_requests), None,
+            "SGLang's cap on running requests" + (
+                f" (state slots // {plan.sglang_pool['slots_per_request']})"
+                if "slots_per_request" in plan.sglang_pool else ""))
     row("max_requests", _int(plan.max_requests), None, "whole requests that fit")
     if plan.dp_attention:
         row("max_requests, all DP ranks", _int(plan.total_max_requests), None,
@@ -291,6 +309,17 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
             "Sliding and chunked groups keep the window (chunk) plus the tokens in flight "
             "(max_num_batched_tokens, x2 with async scheduling from vLLM 0.32 on CUDA); "
             "recurrent groups keep 1 state page per request, 2 (Mamba2: 3) in mode align.")
+    elif plan.sglang_pool.get("kind") == "hybrid_swa":
+        notes.append("SGLang keeps the sliding (Llama-4: chunked) layers in their own pool of "
+                     "swa_full_tokens_ratio x the full pool's tokens; a request holds at most "
+                     "its window plus one page there.")
+    elif plan.sglang_pool.get("kind") == "mamba":
+        notes.append("SGLang splits the rest between the recurrent-state slots (ratio / (1 + "
+                     "ratio) of it) and the full-attention token pool; a running request takes "
+                     "3 slots with the radix cache on, 1 without.")
+    elif spec.sliding_window and plan.engine == "sglang":
+        notes.append("SGLang sizes these sliding-window layers as full attention (its separate "
+                     "pool is for gpt-oss and Llama-4 only).")
     elif spec.is_hybrid or spec.sliding_window:
         notes.append(f"{engine} sizing here treats sliding-window layers as full attention.")
     if plan.weights_breakdown and not plan.kv_budget_given and plan.weights_source != "given":

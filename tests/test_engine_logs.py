@@ -98,7 +98,8 @@ def test_every_sglang_log_names_its_source_and_quotes_the_lines() -> None:
 
 
 def test_sglang_tokens_against_the_logs() -> None:
-    # Honest threshold: 6 replayed logs, median |error| 2.35 %, 4 of 6 within max(2 %, 0.25 GiB).
+    # Honest threshold: 11 replayed logs (one hybrid), median |error| 0.80 %, 9 of 11 within
+    # max(2 %, 0.25 GiB); the test still holds the bar it was set at with 6 logs.
     # The two misses are outside SGLang's rules: a Windows/WSL2 desktop sharing the RTX 3090
     # (0.94 GiB in use before the weights vs 0.38 on Linux) and the RTX 5080 preset's nominal
     # 16 GiB total (no public mem_get_info figure; nvidia-smi shows 16,303 MiB).
@@ -106,6 +107,20 @@ def test_sglang_tokens_against_the_logs() -> None:
     assert s["logs"] >= 6
     assert s["median_error"] <= 0.025
     assert s["within_share"] >= 0.65
+
+
+def test_sglang_hybrid_pools_against_the_logs() -> None:
+    # The hybrids' own pool (kvplan.engines.sglang_pools) beside the log: Qwen3.5-9B on 2 x RTX
+    # 4090, "max_mamba_cache_size: 186" (kvplan 187: SGLang takes the tighter rank's free
+    # memory) and "max_running_requests=62" (186 // 3 and 187 // 3 alike).
+    rows = [r for r in SGLANG_ROWS if r["pool"] != "token" and r["log"]["replay"]]
+    assert rows
+    for r in rows:
+        log = r["log"]
+        if log.get("max_mamba_cache_size"):
+            assert abs(r["predicted_mamba_slots"] / log["max_mamba_cache_size"] - 1) <= 0.01
+        if log.get("max_running_requests"):
+            assert abs(r["predicted_running"] / log["max_running_requests"] - 1) <= 0.01
 
 
 def test_sglang_kv_rest_is_begin_avail_times_fraction_less_weights() -> None:

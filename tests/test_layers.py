@@ -216,6 +216,10 @@ def test_unmodelled_engines_refuse_hybrids() -> None:
 
     with pytest.raises(InputError, match="models for vLLM only"):
         plan_capacity(load_spec("qwen3-next-80b-a3b"),
+                      PlanInputs(context=8192, kv_budget_bytes=GiB, engine=Engine.trtllm))
+    # SGLang's mamba pool is modelled (kvplan.engines.sglang_pools), its Mamba-1 pool is not.
+    with pytest.raises(InputError, match="does not model SGLang's pool for mamba1"):
+        plan_capacity(load_spec("jamba-mini"),
                       PlanInputs(context=8192, kv_budget_bytes=GiB, engine=Engine.sglang))
 
 

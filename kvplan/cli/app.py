@@ -27,8 +27,8 @@ from kvplan.capacity import (
     longest_context,
     plan_capacity,
     refuse_unmodelled,
-    resolved_ssm_dtype,
     served_spec,
+    state_dtypes,
     vllm_stage_config,
 )
 from kvplan.cli.common import (
@@ -207,6 +207,24 @@ def estimate_cmd(
         "--trtllm-backend", help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
         "by --engine-version) or engine (TensorRT engines: blocks rounded up; needs "
         "--reserve-gib or --kv-budget-gib).")] = TrtllmBackend.pytorch,
+    max_mamba_cache_size: Annotated[int | None, typer.Option(
+        "--max-mamba-cache-size", min=1,
+        help="SGLang: recurrent-state slots (default: --mamba-full-memory-ratio decides).")
+    ] = None,
+    mamba_full_memory_ratio: Annotated[float | None, typer.Option(
+        "--mamba-full-memory-ratio", min=0.001,
+        help="SGLang: recurrent-state memory / KV memory (0.9; 0.2 before 0.5.4).")] = None,
+    swa_full_tokens_ratio: Annotated[float | None, typer.Option(
+        "--swa-full-tokens-ratio", min=0.001, max=1.0,
+        help="SGLang: sliding-window pool tokens / full pool tokens (0.8).")] = None,
+    disable_hybrid_swa_memory: Annotated[bool, typer.Option(
+        "--disable-hybrid-swa-memory",
+        help="SGLang: no separate sliding-window pool (every layer as full attention).")
+    ] = False,
+    disable_radix_cache: Annotated[bool, typer.Option(
+        "--disable-radix-cache",
+        help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
+             "running request takes one recurrent-state slot, not three.")] = False,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
@@ -246,7 +264,15 @@ def estimate_cmd(
             "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
             "trtllm_backend": trtllm_backend.value,
+            "max_mamba_cache_size": max_mamba_cache_size,
+            "mamba_full_memory_ratio": mamba_full_memory_ratio,
+            "swa_full_tokens_ratio": swa_full_tokens_ratio,
+            "disable_hybrid_swa_memory": disable_hybrid_swa_memory,
         }
+        if disable_radix_cache:
+            if prefix_caching:
+                raise InputError("--disable-radix-cache and --enable-prefix-caching: give one")
+            engine_opts["prefix_caching"] = False
         total_for_default = preset.total_bytes if preset is not None else (
             None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
         if max_num_batched_tokens is None:
@@ -269,10 +295,11 @@ def estimate_cmd(
             if capacity_asked:
                 raise
             warn(f"kvplan: warning: {exc}; sizes shown anyway")
+        conv_dtype, ssm_state_dtype = state_dtypes(spec, sizing)
         est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype,
                        block_size=bs, tp=tp, engine_config=engine_config,
                        num_draft_layers=draft_layers(spec, sizing),
-                       ssm_dtype=resolved_ssm_dtype(spec, sizing),
+                       ssm_dtype=ssm_state_dtype, conv_dtype=conv_dtype,
                        num_spec_tokens=num_speculative_tokens)
         view = estimate_view(spec, est)
         if gpu is None and gpu_mem_gib is None and kv_budget_gib is None:

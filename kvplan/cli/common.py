@@ -90,8 +90,9 @@ PrefixCachingOpt = Annotated[bool | None, typer.Option(
     help="vLLM prefix caching (default: that version's; for recurrent-state models it sets the "
          "mamba cache mode: align with, none without).", show_default=False)]
 StateDTypeOpt = Annotated[StateDType, typer.Option(
-    "--mamba-ssm-cache-dtype",
-    help="dtype of the recurrent (SSM) state; auto: the config's, else the model's.")]
+    "--mamba-ssm-cache-dtype", "--mamba-ssm-dtype",
+    help="dtype of the recurrent (SSM) state (vLLM --mamba-ssm-cache-dtype, SGLang "
+         "--mamba-ssm-dtype); auto: the config's, else the model's (SGLang: float32).")]
 SpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
     "--speculative-method", help="Speculative decoding: the drafter's layers get KV "
                                  "(mtp: the model's MTP layers; eagle/eagle3: one layer).")]

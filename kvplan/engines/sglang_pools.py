@@ -1,0 +1,356 @@
+"""SGLang's KV pools, one type per model family, as SGLang sizes them from the memory left after
+the weights (``rest``, kvplan.engines.budgets.SglangBudget): how ``rest`` splits between the
+pools, what SGLang prints, and how many requests each pool admits.
+
+Read from sgl-project/sglang, ``python/sglang/srt/``, at the versions named:
+
+``TokenPool`` -- every attention layer in one token pool (MHA, MLA, DeepSeek's sparse attention)
+    ``model_executor/model_runner.py: profile_max_num_token`` (0.4-0.5.4),
+    ``model_runner_kv_cache_mixin.py: get_cell_size_per_token`` (0.5.5-0.5.9),
+    ``model_executor/pool_configurator.py: DefaultPoolConfigurator`` (2026 main):
+    ``max_total_num_tokens = rest // cell_size`` floored to the page size; the cell is every
+    layer's K and V (MLA: kv_lora_rank + qk_rope_head_dim). The sparse-attention models
+    (DeepSeek-V3.2, GLM-5: ``is_deepseek_nsa`` / ``is_deepseek_dsa``) add the indexer keys,
+    ``index_head_dim + index_head_dim // 128 * 4`` uint8 per layer, and with an fp8 KV cache
+    store the latent as ``calculate_mla_kv_cache_dim``'s 656-byte fp8_ds_mla row
+    (``kv_lora_rank + kv_lora_rank // 128 * 4 + qk_rope_head_dim * 2``; kvplan.cache).
+``HybridSwaPool`` -- a full pool and a sliding-window pool (gpt-oss, Llama-4's chunked layers)
+    ``model_runner_kv_cache_mixin.py: set_num_tokens_hybrid_swa`` (0.5.9),
+    ``pool_configurator.py: HybridSWAPoolConfigurator`` (2026 main):
+    ``full = rest // (F x n_full + r x S x n_swa)`` floored to the page, ``swa = int(full x r)``
+    floored to the page, ``r = --swa-full-tokens-ratio`` (0.8); "Use sliding window memory pool.
+    full_layer_tokens=..., swa_layer_tokens=...". 0.5.0-0.5.8 (``model_runner.py``) split
+    ``rest // (F x n_layers)`` tokens per layer over the layers in the same proportion, which
+    is the same number when full and sliding layers have the same width (every model here).
+    Only the architectures in ``model_config.py: is_hybrid_swa_model`` get it: Llama-4 and
+    gpt-oss, not gemma-2/3 (``server_args.py`` sets ``disable_hybrid_swa_memory`` for them),
+    whose sliding layers SGLang sizes as full attention.
+``MambaPool`` -- a recurrent-state pool and the full-attention token pool (Qwen3-Next, Qwen3.5,
+    Nemotron-H, Falcon-H1, granite-4.0-h (sglang PR #18040), Kimi-Linear, LFM2)
+    ``model_runner.py`` / ``model_runner_kv_cache_mixin.py: handle_max_mamba_cache`` (0.5.2-0.5.9)
+    and ``kv_cache_configurator.py: _handle_max_mamba_cache`` (2026 main):
+    ``max_mamba_cache_size = int(rest x ratio / (1 + ratio) // mamba_cache_per_req)`` with
+    ``ratio = --mamba-full-memory-ratio`` (0.2; 0.9 from sglang PR #11679, 0.5.4), or
+    ``--max-mamba-cache-size`` as given, or with the radix cache off and
+    ``--max-running-requests`` given, that number (without it, 512 until sglang PR #18786,
+    0.5.9); the token pool gets ``rest - max_mamba_cache_size x mamba_cache_per_req`` over the
+    full-attention layers' cell. ``mamba_cache_per_req`` (``configs/mamba_utils.py``) is every
+    recurrent layer's conv state (bfloat16) plus SSM state (``--mamba-ssm-dtype``, else the
+    config's ``mamba_ssm_dtype``, else float32) -- the shapes vLLM's MambaStateShapeCalculator
+    gives (kvplan.cache.recurrent_state). ``mem_cache/memory_pool.py: MambaPool`` allocates
+    ``max_mamba_cache_size + 1`` slots (slot 0 is the padding target), which is what "Mamba
+    Cache is allocated. max_mamba_cache_size: N, conv_state size: X GB, ssm_state size: Y GB"
+    sums (GB there are GiB).
+
+Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_num_reqs``):
+``--max-running-requests`` if given, else ``min(max(int(tokens / context_len x 512), 2048),
+4096)``; with a mamba pool also ``max_mamba_cache_size // slots``, where a running request
+takes 3 slots with the radix cache on (``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``,
+``mamba_scheduler_strategy`` no_buffer, the default) and 1 with ``--disable-radix-cache``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kvplan.engines.versions import version_key
+from kvplan.errors import InputError
+from kvplan.layers import (
+    ChunkedLocalCache,
+    LayerCaches,
+    RecurrentState,
+    SlidingWindowCache,
+)
+from kvplan.units import cdiv
+
+if TYPE_CHECKING:
+    from kvplan.capacity import PlanInputs
+    from kvplan.spec import ModelSpec
+
+SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py swa_full_tokens_ratio
+MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
+# Recurrent kinds SGLang runs with a mamba pool whose state kvplan shapes (configs/mamba_utils.py:
+# Mamba2CacheParams for Mamba-2 and Gated DeltaNet, KimiLinearCacheParams for KDA, the conv-only
+# state of LFM2's short convolutions: "ssm_state size: 0.00GB").
+SGLANG_STATE_KINDS = ("mamba2", "gated_delta_net", "kda", "short_conv")
+# model_config.py is_hybrid_swa_model: (model_type, the first release kvplan applies it to).
+# gpt-oss: 0.5.0-0.5.3's server_args.py disables the hybrid pool for GptOssForCausalLM; by
+# January 2026 it is on (sglang PR #17517 turns it off only with speculative decoding).
+SGLANG_HYBRID_SWA = {"llama4": (0,), "gpt_oss": (0, 5, 8)}
+
+
+def mamba_full_memory_ratio(version: str | None) -> float:
+    """server_args.py's default: 0.2, raised to 0.9 by sglang PR #11679 (released in 0.5.4)."""
+    return 0.9 if version_key(version) >= (0, 5, 4) else 0.2
+
+
+def sglang_state_dtypes(spec: ModelSpec, ssm_dtype: str) -> tuple[str, str]:
+    """(conv, SSM) state dtypes of SGLang's mamba pool: the conv state in bfloat16
+    (configs/mamba_utils.py CONV_DTYPE); the SSM state in --mamba-ssm-dtype, else the config's
+    mamba_ssm_dtype, else float32 (mamba2_state_dtype; server_args.py's default)."""
+    if ssm_dtype != "auto":
+        return "bfloat16", ssm_dtype
+    rec = spec.recurrent
+    return "bfloat16", (rec.ssm_dtype if rec is not None and rec.ssm_dtype else "float32")
+
+
+def default_max_running_requests(tokens: int, context_len: int) -> int:
+    """init_memory_pool's default cap: int(tokens / context_len x 512) within [2048, 4096]."""
+    return min(max(int(tokens / context_len * 512), 2048), 4096)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangPoolSizes:
+    """What SGLang computes and prints for one rank."""
+
+    max_total_num_tokens: int  # "max_total_num_tokens=" (the full-attention pool)
+    max_running_requests: int
+    full_max_total_num_tokens: int | None = None
+    swa_max_total_num_tokens: int | None = None
+    max_mamba_cache_size: int | None = None
+    mamba_conv_state_bytes: int | None = None  # the pool, size + 1 slots
+    mamba_ssm_state_bytes: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangPool:
+    """The base: one token pool of `cell` bytes per token (every attention layer's K and V, or
+    MLA latent plus indexer keys), in pages of `page_size` tokens."""
+
+    page_size: int
+    cell: int  # bytes per token of the pool max_total_num_tokens counts
+    max_total_tokens: int | None  # --max-total-tokens
+    user_max_running_requests: int | None  # --max-running-requests
+    context_len: int
+    kind: str = "token"
+
+    @property
+    def bytes_per_token(self) -> int:
+        """One token in every layer that caches it."""
+        return self.cell
+
+    def _tokens(self, rest: int) -> int:
+        tokens = max(0, rest) // self.cell if self.cell else 0
+        if self.max_total_tokens is not None:
+            tokens = min(tokens, self.max_total_tokens)
+        return tokens // self.page_size * self.page_size
+
+    def _running(self, tokens: int) -> int:
+        if self.user_max_running_requests is not None:
+            return self.user_max_running_requests
+        return default_max_running_requests(tokens, self.context_len)
+
+    def size(self, rest: int) -> SglangPoolSizes:
+        tokens = self._tokens(rest)
+        return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=self._running(
+            tokens))
+
+    def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
+        """(pages the pool has, pages one request takes) for pools besides the full one."""
+        return ()
+
+    def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
+        """The rest (bytes after the weights) at which `requests` requests of `context` tokens
+        fit every pool (the inverse of `size`, for `kvplan estimate --requests`)."""
+        own = cdiv(context, self.page_size) - shared_tokens // self.page_size
+        pages = shared_tokens // self.page_size + requests * own
+        return pages * self.page_size * self.cell
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cell_bytes": self.cell}
+
+
+@dataclass(frozen=True, kw_only=True)
+class HybridSwaPool(SglangPool):
+    """Full-attention layers in the full pool; sliding (Llama-4: chunked) layers in a pool of
+    `ratio` x as many tokens. `cell` is the full layers' bytes per token, `swa_cell` the
+    sliding layers'; a request keeps at most window + one page in the sliding pool (SGLang
+    frees the tokens that leave the window, SWARadixCache / SWAChunkCache)."""
+
+    swa_cell: int
+    ratio: float
+    window: int
+    kind: str = "hybrid_swa"
+
+    @property
+    def bytes_per_token(self) -> int:
+        return self.cell + self.swa_cell
+
+    def size(self, rest: int) -> SglangPoolSizes:
+        full = max(0, rest) // (self.cell + self.ratio * self.swa_cell)
+        full = int(full)
+        if self.max_total_tokens is not None:
+            full = min(full, self.max_total_tokens)
+        full = full // self.page_size * self.page_size
+        swa = int(full * self.ratio) // self.page_size * self.page_size
+        return SglangPoolSizes(max_total_num_tokens=full, full_max_total_num_tokens=full,
+                               swa_max_total_num_tokens=swa,
+                               max_running_requests=self._running(full))
+
+    def _swa_pages(self, context: int) -> int:
+        return cdiv(min(context, self.window + self.page_size), self.page_size)
+
+    def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
+        assert sizes.swa_max_total_num_tokens is not None
+        return ((sizes.swa_max_total_num_tokens // self.page_size, self._swa_pages(context)),)
+
+    def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
+        full = super().rest_needed(requests, context, shared_tokens) / self.cell
+        swa = requests * self._swa_pages(context) * self.page_size / self.ratio
+        return max(full, swa) * (self.cell + self.ratio * self.swa_cell)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cell_bytes": self.cell, "swa_cell_bytes": self.swa_cell,
+                "swa_full_tokens_ratio": self.ratio, "sliding_window": self.window}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MambaPool(SglangPool):
+    """Recurrent state of `per_req` bytes per slot (conv `conv_per_req` + SSM `ssm_per_req`)
+    beside the full-attention token pool (`cell`)."""
+
+    conv_per_req: int
+    ssm_per_req: int
+    ratio: float  # --mamba-full-memory-ratio
+    max_mamba_cache_size: int | None  # --max-mamba-cache-size (per rank, after DP division)
+    radix_cache: bool
+    legacy_disabled_radix_size: bool  # before sglang PR #18786: 512 slots without the radix
+    kind: str = "mamba"
+
+    @property
+    def per_req(self) -> int:
+        return self.conv_per_req + self.ssm_per_req
+
+    @property
+    def slots_per_request(self) -> int:
+        return MAMBA_SLOTS_PER_REQUEST if self.radix_cache else 1
+
+    def fixed_size(self) -> int | None:
+        """The slots when no ratio decides them: --max-mamba-cache-size, or without the radix
+        cache --max-running-requests (512 before sglang PR #18786)."""
+        if self.max_mamba_cache_size is not None:
+            return self.max_mamba_cache_size
+        if not self.radix_cache:
+            if self.user_max_running_requests is not None:
+                return self.user_max_running_requests
+            if self.legacy_disabled_radix_size:
+                return 512
+        return None
+
+    def mamba_size(self, rest: int) -> int:
+        fixed = self.fixed_size()
+        if fixed is not None:
+            return fixed
+        return int(max(0, rest) * self.ratio / (1 + self.ratio) // self.per_req)
+
+    def size(self, rest: int) -> SglangPoolSizes:
+        slots = self.mamba_size(rest)
+        if slots <= 0:
+            raise InputError("--engine sglang: not one recurrent-state slot fits (SGLang: 'Not "
+                             "enough GPU memory for hybrid (mamba/linear-attention) state cache')"
+                             "; raise --mem-fraction or lower --max-mamba-cache-size")
+        tokens = self._tokens(rest - slots * self.per_req)
+        running = min(self._running(tokens), slots // self.slots_per_request)
+        return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=running,
+                               max_mamba_cache_size=slots,
+                               mamba_conv_state_bytes=(slots + 1) * self.conv_per_req,
+                               mamba_ssm_state_bytes=(slots + 1) * self.ssm_per_req)
+
+    def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
+        kv = super().rest_needed(requests, context, shared_tokens)
+        fixed = self.fixed_size()
+        if fixed is not None:
+            return kv + fixed * self.per_req
+        # The ratio split gives the state pool ratio / (1 + ratio) of the rest and the tokens
+        # the remainder: the rest must cover whichever needs more.
+        state = requests * self.slots_per_request * self.per_req
+        return max(kv * (1 + self.ratio), state * (1 + self.ratio) / self.ratio)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cell_bytes": self.cell, "mamba_cache_per_req": self.per_req,
+                "mamba_full_memory_ratio": self.ratio,
+                "slots_per_request": self.slots_per_request}
+
+
+def _token_cell(caches: tuple[LayerCaches, ...], *, sliding: bool | None = None) -> int:
+    """Bytes per token of the token caches (attention, MLA, indexer keys); `sliding` True:
+    only the sliding/chunked layers', False: only the others'."""
+    total = 0
+    for lc in caches:
+        for c in lc.caches:
+            if c.is_state:
+                continue
+            local = isinstance(c, (SlidingWindowCache, ChunkedLocalCache))
+            if sliding is None or local == sliding:
+                total += c.bytes_per_token
+    return total
+
+
+def _window(caches: tuple[LayerCaches, ...]) -> int:
+    windows = {getattr(c, "window", None) or getattr(c, "chunk", None)
+               for lc in caches for c in lc.caches
+               if isinstance(c, (SlidingWindowCache, ChunkedLocalCache))}
+    return max(windows)
+
+
+def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse, in one line, what kvplan does not size in SGLang's terms."""
+    what = None
+    rec = spec.recurrent
+    if spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
+        what = f"SGLang's pool for {rec.kind} recurrent state"
+    elif spec.num_recurrent_layers and version_key(inputs.engine_version) < (0, 5, 2):
+        what = "recurrent state before SGLang 0.5.2 (its first mamba pool)"
+    elif spec.num_recurrent_layers and inputs.speculative_method is not None:
+        what = "SGLang's intermediate recurrent states for speculative decoding"
+    elif inputs.speculative_method is not None:
+        what = "SGLang's draft-worker pool for speculative decoding"
+    if what is not None:
+        raise InputError(f"--engine sglang: {spec.id}: kvplan does not model {what}; use "
+                         "--engine vllm")
+
+
+def hybrid_swa(spec: ModelSpec, inputs: PlanInputs) -> bool:
+    """Whether SGLang gives the model its separate sliding-window pool."""
+    since = SGLANG_HYBRID_SWA.get(spec.model_type)
+    return (since is not None and not inputs.disable_hybrid_swa_memory
+            and version_key(inputs.engine_version) >= since)
+
+
+def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, ...]
+                ) -> SglangPool | None:
+    """SGLang's pool for one pipeline stage's caches (None: the stage caches nothing)."""
+    check_sglang_served(spec, inputs)
+    common = {"page_size": inputs.resolved_block_size,
+              "max_total_tokens": inputs.max_total_tokens,
+              "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context}
+    states = [c for lc in caches for c in lc.caches if isinstance(c, RecurrentState)]
+    local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache))
+                for lc in caches for c in lc.caches)
+    if states:
+        conv = sum(t.nbytes for s in states for t in s.tensors if t.name == "conv")
+        dp = inputs.tp if inputs.dp_attention else 1
+        given = inputs.max_mamba_cache_size
+        return MambaPool(
+            cell=_token_cell(caches), conv_per_req=conv,
+            ssm_per_req=sum(s.state_bytes for s in states) - conv,
+            ratio=(inputs.mamba_full_memory_ratio if inputs.mamba_full_memory_ratio is not None
+                   else mamba_full_memory_ratio(inputs.engine_version)),
+            max_mamba_cache_size=None if given is None else given // dp,
+            radix_cache=inputs.prefix_caching is not False,
+            legacy_disabled_radix_size=version_key(inputs.engine_version) < (0, 5, 9),
+            **common)
+    if local and hybrid_swa(spec, inputs):
+        full, swa = _token_cell(caches, sliding=False), _token_cell(caches, sliding=True)
+        if full == 0:
+            raise InputError(f"--engine sglang: {spec.id}'s stage holds only sliding layers "
+                             "(SGLang's all-SWA pool), which kvplan does not model")
+        return HybridSwaPool(cell=full, swa_cell=swa, window=_window(caches),
+                             ratio=(inputs.swa_full_tokens_ratio
+                                    if inputs.swa_full_tokens_ratio is not None
+                                    else SWA_FULL_TOKENS_RATIO), **common)
+    cell = _token_cell(caches)
+    if cell == 0:
+        return None
+    return SglangPool(cell=cell, **common)
