@@ -482,11 +482,13 @@ def trtllm_profile(version: str | None) -> TrtllmProfile:
 # cudaMalloc'd by the KV cache manager: "[MemUsageChange] Allocated 2.14 GiB for max tokens in
 # paged KV cache (65536)" just before; it is added back to the budget) and the cached blocks of
 # the CUDA-graph memory pool (captured in the warm-up before the estimate). Only the all-reduce
-# workspace is sized in TRT-LLM's own source: ``plugin/plugin.py: CustomAllReduceHelper``
-# (0.20-1.2: 16 MB per rank at TP <= 2, 8 MB above, x TP x 5 buffers = 0.15-0.30 GiB) and the
-# later ``_torch/distributed/allreduce_helper.py`` (64 MiB x TP x 4 = 0.5 GiB at TP 2, 2 GiB at
-# TP 8); the rest (NCCL's channel buffers, the graph pool) is NCCL's and torch's, with no
-# formula there. So the per-GPU amount is read from public logs as peak - weights - temporary
+# workspace is sized in TRT-LLM's own source: the earlier ``plugin/plugin.py:
+# CustomAllReduceHelper`` (16 MB per rank at TP <= 2, 8 MB above; ping + pong of size x TP and
+# lamport 3 x size x TP: 5 x size x TP = 0.15-0.30 GiB) and the newer ``_torch/distributed/
+# allreduce_helper.py`` (64 MiB, size x TP + 3 x size x TP: 0.5 GiB at TP 2, 2 GiB at TP 8);
+# which release switched was not pinned, so it is not a separate part here. The rest (NCCL's
+# channel buffers, the graph pool: 6-10 GiB at TP 4-8 in the logs) is NCCL's and torch's, with
+# no formula there. So the per-GPU amount is read from public logs as peak - weights - temporary
 # KV - kvplan's activation estimate (tests/data/engine_logs/trtllm_budget_logs.json, `fitted`),
 # one point per TP, the mean of the fitted logs at that TP, linear between them:
 # - TP 1: 1.96 GiB, gpt-oss-120b on a B200, 1.3.0rc10 (peak 70.44, weights 65.40, temporary KV
