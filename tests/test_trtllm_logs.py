@@ -25,6 +25,7 @@ from kvplan.engines.budgets import (
     trtllm_profile,
 )
 from kvplan.errors import InputError
+from kvplan.gpus import get_gpu
 from kvplan.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +150,7 @@ def _residual_gib(log: dict) -> float:
     budget, available / fraction - total + peak (e.g. gpt-oss-120b on a B200: 88.13 / 0.8 -
     178.35 + 70.44 = 2.25 GiB)."""
     spec = load_spec(log["spec"])
-    total = log["total_gib"] or {"B200": 178.35, "B300": 267.68}[log["gpu"]]
+    total = log["total_gib"] or get_gpu(log["gpu"]).total_bytes / GiB
     tmp = log["tmp_kv_gib"] if log["tmp_kv_gib"] is not None else (
         log["available_kv_gib"] / log["free_gpu_memory_fraction"] - total
         + log["peak_profiling_gib"])
@@ -180,8 +181,8 @@ def test_non_torch_at_tp_1_holds_on_another_gpu() -> None:
     b300 = [log for log in LOGS if log["gpu"] == "B300" and log["tp"] == 1]
     assert len(b300) >= 5
     for log in b300:
-        tmp = (log["available_kv_gib"] / log["free_gpu_memory_fraction"] - 267.68
-               + log["peak_profiling_gib"])
+        tmp = (log["available_kv_gib"] / log["free_gpu_memory_fraction"]
+               - get_gpu("B300").total_bytes / GiB + log["peak_profiling_gib"])
         outside = log["non_torch_before_gib"] - tmp
         assert abs(outside - TRTLLM_NON_TORCH_POINTS[0][1]) < 0.15, log["id"]
 
