@@ -500,6 +500,11 @@ def trtllm_profile(version: str | None) -> TrtllmProfile:
 # TP 2 is interpolated (4.25 GiB) and checked on a held-out DeepSeek-R1 NVFP4 TP-2 log on a B300
 # (logged reserve 5.96 GiB, kvplan 6.25). Above TP 8 the last slope continues. All fitted logs
 # are MoE models on Blackwell; no dense model at TP >= 2 was in a public log with these lines.
+# The points also absorb kvplan's activation error: the trimmed logs print the memory outside
+# torch before the run ("Model weights (non-torch)"), so peak - weights - that is the torch
+# activation: 2.45-2.84 GiB for DeepSeek-R1 at TP 4-8 against kvplan's 1.40-1.63 (about 1.1 GiB
+# of each TP-4 / TP-8 point), 0.37-0.76 for gpt-oss-120b against 0.83; outside torch less the
+# temporary pool is 6.8-7.9 GiB at TP 4 and 7.2-12.4 at TP 8.
 # Not modelled (spread in the held-out TP-8 logs): CUDA graphs to batch >= 64 add ~3 GiB
 # outside torch with ~2 GiB less torch activation, and a max_num_tokens above 8192 ~2 GiB more.
 TRTLLM_NON_TORCH_POINTS = ((1, 1.96), (4, 8.82), (8, 9.70))
