@@ -510,7 +510,9 @@ _PRESETS: tuple[GPU, ...] = (
     # ratio in a DeepSeek-R1 log on that node (202.66229248046875 / 0.7571017788050566) and, on a
     # B200, 76.70452880859375 / 0.43007606847668667 = 178.35 GiB, the B200's printed total.
     # (288 GB = 268.2 GiB.) An SGLang log on an unnamed SM100 device with 275.75 GiB free at
-    # start is therefore not this B300 (tests/data/engine_logs/sglang_startup_logs.json).
+    # start is therefore not this B300 (tests/data/engine_logs/sglang_startup_logs.json), nor
+    # TRT-LLM's 'Total GPU memory (GiB): 276.50' on an unnamed GPU in mlcommons/inference
+    # issue #2501: a second 288 GB Blackwell (GB300?) reports about 276.5 GiB.
     GPU(
         name="B300",
         full_name="NVIDIA B300 SXM6 AC (HGX, 288GB HBM3e)",
