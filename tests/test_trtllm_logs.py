@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -245,3 +246,18 @@ def test_user_max_tokens_caps_before_the_blocks_are_rounded() -> None:
     old = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
                      max_total_tokens=3210, engine_version="1.1.0rc3")
     assert plan_capacity(spec, old).num_blocks == 101
+
+
+def test_b300_total_is_what_trtllm_measures() -> None:
+    # "Setting PyTorch memory fraction to F (X GiB)" is F x the device total (torch's
+    # mem_get_info): on the B200 logs 76.70452880859375 / 0.43007606847668667 = 178.35 GiB, the
+    # total the raw logs print; on the B300 ones 104.99627685546875 / 0.3922430117721311 =
+    # 267.68 GiB (288 GB = 268.2 GiB nominal), kvplan's B300 preset. With the nominal 288 GiB the
+    # B300 gpt-oss-120b budget would be (288 - 64.12 - 2.79) x 0.8 = 176.9 GiB, +9.8 % on 161.05.
+    for gpu in ("B200", "B300"):
+        totals = set()
+        for log in LOGS:
+            m = re.search(r"PyTorch memory fraction: ([\d.]+) \(([\d.]+) GiB\)", log["quote"])
+            if log["gpu"] == gpu and m:
+                totals.add(round(float(m.group(2)) / float(m.group(1)), 2))
+        assert totals == {round(get_gpu(gpu).total_bytes / GiB, 2)}, gpu
