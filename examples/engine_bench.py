@@ -239,7 +239,13 @@ def load_trtllm_logs() -> list[dict[str, Any]]:
 
 
 def trtllm_cli_args(log: dict[str, Any]) -> list[str]:
-    args = ["estimate", log["spec"], "--engine", "trtllm", "--gpu", log["gpu"], "--tp",
+    spec = log["spec"]
+    if spec.endswith(".json"):
+        spec = str(ROOT / spec)
+    # A GPU kvplan has no preset for is given as its logged device total.
+    gpu = (["--gpu-mem-gib", str(log["gpu_mem_gib_arg"])] if log.get("gpu_mem_gib_arg")
+           else ["--gpu", log["gpu"]])
+    args = ["estimate", spec, "--engine", "trtllm", *gpu, "--tp",
             str(log["tp"]), "--weights-gib", str(log["weights_gib"]), "--engine-version",
             log["engine_version_arg"], "--kv-dtype", log["kv_dtype"],
             "--max-num-batched-tokens", str(log["max_num_tokens"]),

@@ -201,23 +201,34 @@ def test_tp_2_is_interpolated_and_checked_on_a_held_out_log() -> None:
 
 def test_trtllm_budget_against_the_logs() -> None:
     # Issue #13's target: within 3 % on PyTorch-backend logs. Achieved (examples/engine-bench.md):
-    # 30 logs (B200 and B300, TP 1 / 2 / 4 / 8), median |error| 0.99 %, 27 of 30 within 3 %,
-    # worst 5.5 %; held out (26 logs) median 0.99 %. The 14 logs added with the TP points (B300
-    # gpt-oss-120b TP 1, B300 DeepSeek-R1 TP 2, more B200 TP 4 / 8 runs) had median 1.10 %,
-    # worst -7.9 % (the TP-2 log) under the earlier TP-1 / TP >= 2 constants. The misses are
-    # DeepSeek-R1 FP8 runs whose reserve the TP-8 point does not explain: two with
-    # max_num_tokens 8384 / 8512 and CUDA graphs to 128 / 256 (14.5-14.8 GiB left to the reserve
-    # vs 11.1: +4.1 %, +4.4 %) and one with 124.76 GiB of weights (8.6 GiB: -5.5 % of a 31 GiB
-    # budget). This test holds what is achieved, not the target.
+    # 31 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 1.06 %, 28 of
+    # 31 within 3 %, worst 5.5 %; held out (27 logs) median 1.06 %. The 14 B200 / B300 logs added
+    # with the TP points had median 1.10 %, worst -7.9 % (the TP-2 log) under the earlier TP-1 /
+    # TP >= 2 constants. The misses are DeepSeek-R1 FP8 runs whose reserve the TP-8 point does
+    # not explain: two with max_num_tokens 8384 / 8512 and CUDA graphs to 128 / 256 (14.5-14.8 GiB
+    # left to the reserve vs 11.1: +4.1 %, +4.4 %) and one with 124.76 GiB of weights (8.6 GiB:
+    # -5.5 % of a 31 GiB budget). This test holds what is achieved, not the target.
     s = bench.trtllm_summary(ROWS)
-    assert s["logs"] >= 30
-    assert s["median_error"] <= 0.0105
+    assert s["logs"] >= 31
+    assert s["median_error"] <= 0.011
     assert s["worst_error"] <= 0.056
     assert s["within_3"] >= 0.9
     held = bench.trtllm_summary([r for r in ROWS if not r["log"]["fitted"]])
-    assert held["logs"] >= 26
-    assert held["median_error"] <= 0.0105
+    assert held["logs"] >= 27
+    assert held["median_error"] <= 0.011
     assert {r["log"]["gpu"] for r in ROWS} >= {"B200", "B300", "H100-80GB"}
+
+
+def test_a_dense_model_on_a_smaller_gpu() -> None:
+    # Held out: TinyLlama-1.1B (dense, bf16) on an RTX 6000 Ada, TRT-LLM 1.1.0, all defaults. The
+    # log: (47.37 - 5.13 + 1.38) x 0.9 = 39.26 GiB. kvplan's activation over 8,192 tokens (0.35
+    # GiB) is near the logged 0.39, but the outside-torch memory here is 2.49 - 1.38 = 1.11 GiB,
+    # not the B200-fitted 1.96: kvplan (47.37 - 2.23 - 0.35 - 1.96) x 0.9 = 38.55 GiB, -1.8 %.
+    # The TP-1 point holds to 0.1 GiB across B200 / B300 (gpt-oss-120b) but not on this GPU.
+    row = next(r for r in ROWS if r["log"]["id"] == "sro-sa-tinyllama-1.1b-rtx6000ada-1.1.0")
+    assert abs(row["logged_outside_torch_gib"] - 1.11) < 0.005
+    assert abs(row["error"] - (-0.018)) < 0.001
+    assert row["predicted_tokens"] % 32 == 0
 
 
 def test_replay_uses_the_logged_kv_size_per_token() -> None:

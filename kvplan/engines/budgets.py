@@ -493,7 +493,9 @@ def trtllm_profile(version: str | None) -> TrtllmProfile:
 # one point per TP, the mean of the fitted logs at that TP, linear between them:
 # - TP 1: 1.96 GiB, gpt-oss-120b on a B200, 1.3.0rc10 (peak 70.44, weights 65.40, temporary KV
 #   2.25, activation estimate 0.83). Held out: gpt-oss-120b on a B300 (5 logs), whose logged
-#   outside-torch memory before the run less the temporary pool is 1.87-2.05 GiB;
+#   outside-torch memory before the run less the temporary pool is 1.87-2.05 GiB; but a dense
+#   TinyLlama-1.1B on an RTX 6000 Ada (1.1.0) has 1.11 GiB (budget -1.8 %): smaller GPUs and
+#   models hold less outside torch, and no second non-Blackwell log says how much less;
 # - TP 4: 8.82 GiB, DeepSeek-R1 NVFP4 at TP 4 / EP 4 on B200s, 1.3.0rc10;
 # - TP 8: 9.70 GiB, the mean of DeepSeek-R1 NVFP4 at TP 8 / EP 8 (1.2.0rc6.post2, 11.18) and
 #   DeepSeek-R1 FP8 at TP 8 / EP 1 (1.2.0rc6.post3, CUDA graphs to batch 1, 8.23).
