@@ -269,7 +269,13 @@ def load_trtllm_logs() -> list[dict[str, Any]]:
 
 
 def trtllm_cli_args(log: dict[str, Any]) -> list[str]:
-    args = ["estimate", log["spec"], "--engine", "trtllm", "--gpu", log["gpu"], "--tp",
+    spec = log["spec"]
+    if spec.endswith(".json"):
+        spec = str(ROOT / spec)
+    # A GPU kvplan has no preset for is given as its logged device total.
+    gpu = (["--gpu-mem-gib", str(log["gpu_mem_gib_arg"])] if log.get("gpu_mem_gib_arg")
+           else ["--gpu", log["gpu"]])
+    args = ["estimate", spec, "--engine", "trtllm", *gpu, "--tp",
             str(log["tp"]), "--weights-gib", str(log["weights_gib"]), "--engine-version",
             log["engine_version_arg"], "--kv-dtype", log["kv_dtype"],
             "--max-num-batched-tokens", str(log["max_num_tokens"]),
@@ -291,7 +297,18 @@ def trtllm_compare(log: dict[str, Any]) -> dict[str, Any]:
     logged = log["available_kv_gib"]
     total = out["total_bytes"] / GiB
     logged_tokens = log["allocated_tokens"] or log["estimated_max_tokens"]
+    # The temporary KV pool (C++-allocated, so outside torch, and added back to the budget):
+    # printed, else available / fraction - total + peak.
+    before = log.get("non_torch_before_gib")
+    outside = None
+    if before is not None:
+        tmp = log["tmp_kv_gib"] if log["tmp_kv_gib"] is not None else (
+            logged / out["mem_fraction"] - (log["total_gib"] or total)
+            + log["peak_profiling_gib"])
+        outside = before - tmp
     return {
+        "predicted_non_torch_gib": out["reserve_breakdown"]["non_torch"]["bytes"] / GiB,
+        "logged_outside_torch_gib": outside,
         "log": log, "predicted_gib": predicted, "logged_gib": logged,
         "error": predicted / logged - 1,
         "predicted_reserve_gib": out["reserve_bytes"] / GiB,
@@ -324,17 +341,22 @@ def print_trtllm(rows: list[dict[str, Any]]) -> None:
           "activation + non-torch vs what the log leaves (total - logged / fraction - W). "
           "*tokens*: kvplan's pool (num_blocks x 32) vs the logged \"Allocated ... for max "
           "tokens in paged KV cache (N)\" (the estimated max_tokens where that line is not in "
-          "the log). `fit`: the log set a non-torch constant. `*`: a field is inferred (see "
+          "the log). *outside torch*: kvplan's non_torch part vs the log's memory outside torch "
+          "before the estimation run less the temporary KV pool (\"Memory used after loading "
+          "model weights (outside torch)\" / \"Model weights (non-torch)\"; `-` where not "
+          "printed). `fit`: the log set a non-torch point. `*`: a field is inferred (see "
           "`inferred` in the JSON).\n")
     print("| model | TRT-LLM | GPU | TP | EP | fraction | max_num_tokens | reserve kvplan / log "
-          "| predicted | logged | error | tokens kvplan / log | fit | source |")
-    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
+          "| outside torch kvplan / log | predicted | logged | error | tokens kvplan / log | fit "
+          "| source |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|")
     for r in rows:
         log = r["log"]
         star = "*" if log["inferred"] else ""
         print(f"| {log['model']}{star} | {log['trtllm_version']} | {log['gpu']} | {log['tp']} "
               f"| {log['ep']} | {log['free_gpu_memory_fraction']} | {log['max_num_tokens']:,} | "
               f"{r['predicted_reserve_gib']:.2f} / {r['logged_reserve_gib']:.2f} | "
+              f"{r['predicted_non_torch_gib']:.2f} / {_fmt(r['logged_outside_torch_gib'])} | "
               f"{r['predicted_gib']:.2f} | {r['logged_gib']:.2f} | {r['error']:+.1%} | "
               f"{r['predicted_tokens']:,} / {r['logged_tokens']:,} | "
               f"{'fit' if log['fitted'] else ''} | {log['url'] or 'index id ' + log['file_id']} |")

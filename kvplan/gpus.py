@@ -504,13 +504,28 @@ _PRESETS: tuple[GPU, ...] = (
     # HGX B300 (8 GPUs) FP16/BF16 36 PFLOPS* and FP8 72 PFLOPS* are sparse: per GPU dense 2,250
     # and 4,500 TFLOPS (as NVIDIA/cosmos-framework PR #114 derives for 'NVIDIA B300 SXM6 AC').
     # Blackwell Ultra raises dense FP4, not bf16/fp8.
-    # Reported: no public log line found with a total for the B300.
+    # Reported: TensorRT-LLM 1.3.0rc10 on HGX B300 logs "Setting PyTorch memory fraction to
+    # 0.3922430117721311 (104.99627685546875 GiB)", that is the fraction x the device total
+    # (torch.cuda.mem_get_info): 104.99627685546875 / 0.3922430117721311 = 267.68 GiB; the same
+    # ratio in a DeepSeek-R1 log on that node (202.66229248046875 / 0.7571017788050566) and, on a
+    # B200, 76.70452880859375 / 0.43007606847668667 = 178.35 GiB, the B200's printed total.
+    # (288 GB = 268.2 GiB.) An SGLang log on an unnamed SM100 device with 275.75 GiB free at
+    # start is therefore not this B300 (tests/data/engine_logs/sglang_startup_logs.json), nor
+    # TRT-LLM's 'Total GPU memory (GiB): 276.50' on an unnamed GPU in mlcommons/inference
+    # issue #2501: a second 288 GB Blackwell (GB300?) reports about 276.5 GiB.
     GPU(
         name="B300",
         full_name="NVIDIA B300 SXM6 AC (HGX, 288GB HBM3e)",
         memory_bytes=288 * GiB,
-        reported_total_bytes=None,
-        reported_total_source=NO_LOG,
+        reported_total_bytes=_gib("267.68"),
+        reported_total_kind="mem_get_info",
+        reported_total_source=(
+            "TensorRT-LLM 1.3.0rc10 on B300: 'Setting PyTorch memory fraction to "
+            "0.3922430117721311 (104.99627685546875 GiB)' = fraction x total -> 267.68 GiB "
+            "(https://github.com/zufayu/ClaudeSkillsE2EPerf/blob/"
+            "21f5ad4c5ad85ee22af973fcba24d600d2fe38f3/results/b300_gptoss120b_fp4/"
+            "b300_gptoss120b_fp4_mtp0_ep1_tp1_rc10/server_fp4_throughput_chat_ep1_c64.trimmed.log)"
+        ),
         hbm_bytes_per_s=8 * TB,
         peak_bf16_flops_per_s=2_250 * TFLOPS,
         peak_fp8_flops_per_s=4_500 * TFLOPS,

@@ -606,23 +606,48 @@ def trtllm_profile(version: str | None) -> TrtllmProfile:
     return found[-1]
 
 
-# Memory outside the torch allocator per GPU, beyond the weights and the estimation run's KV pool
-# (CUDA context, NCCL / all-reduce workspaces, MoE communication buffers, CUDA graphs captured in
-# the warm-up): not in any source as a formula, so read from public logs, as peak - weights -
-# temporary KV - kvplan's activation estimate (tests/data/engine_logs/trtllm_budget_logs.json,
-# `fitted`):
+# Memory outside the torch allocator per GPU, beyond the weights and the estimation run's KV pool.
+# What it is, from the source (``_torch/pyexecutor/_util.py: KvCacheCreator``, 1.0-1.3): after
+# the dummy run, ``torch.cuda.empty_cache()``, then extra = (total - free) - torch
+# allocated_bytes.current, logged "Memory used outside torch (e.g., NCCL and CUDA graphs)"; the
+# same difference before the run is "Memory used after loading model weights (outside torch)".
+# It holds whatever torch cannot hand back or never saw: the CUDA context, NCCL communicators,
+# the IPC all-reduce workspaces, the C++ KV pool of the estimation run (the temporary pool,
+# cudaMalloc'd by the KV cache manager: "[MemUsageChange] Allocated 2.14 GiB for max tokens in
+# paged KV cache (65536)" just before; it is added back to the budget) and the cached blocks of
+# the CUDA-graph memory pool (captured in the warm-up before the estimate). Only the all-reduce
+# workspace is sized in TRT-LLM's own source: the earlier ``plugin/plugin.py:
+# CustomAllReduceHelper`` (16 MB per rank at TP <= 2, 8 MB above; ping + pong of size x TP and
+# lamport 3 x size x TP: 5 x size x TP = 0.15-0.30 GiB) and the newer ``_torch/distributed/
+# allreduce_helper.py`` (64 MiB, size x TP + 3 x size x TP: 0.5 GiB at TP 2, 2 GiB at TP 8);
+# which release switched was not pinned, so it is not a separate part here. The rest (NCCL's
+# channel buffers, the graph pool: 6-10 GiB at TP 4-8 in the logs) is NCCL's and torch's, with
+# no formula there. So the per-GPU amount is read from public logs as peak - weights - temporary
+# KV - kvplan's activation estimate (tests/data/engine_logs/trtllm_budget_logs.json, `fitted`),
+# one point per TP, the mean of the fitted logs at that TP, linear between them:
 # - TP 1: 1.96 GiB, gpt-oss-120b on a B200, 1.3.0rc10 (peak 70.44, weights 65.40, temporary KV
-#   2.25, activation estimate 0.83);
-# - TP >= 2: 10.0 GiB, the mean of DeepSeek-R1 NVFP4 on B200s at TP 4 / EP 4, 1.3.0rc10 (8.82)
-#   and at TP 8 / EP 8, 1.2.0rc6.post2 (11.18). Both are MoE models with expert communication
-#   buffers; no dense model at TP >= 2 was in a public log with the weights line.
-# The held-out logs (DeepSeek-R1 FP8 and NVFP4 at other TP/EP and versions, Llama-3.1-8B on an
-# H100) are in examples/engine-bench.md.
-TRTLLM_NON_TORCH_GIB = {1: 1.96, 2: 10.0}
+#   2.25, activation estimate 0.83). Held out: gpt-oss-120b on a B300 (5 logs), whose logged
+#   outside-torch memory before the run less the temporary pool is 1.87-2.05 GiB; but a dense
+#   TinyLlama-1.1B on an RTX 6000 Ada (1.1.0) has 1.11 GiB (budget -1.8 %): smaller GPUs and
+#   models hold less outside torch, and no second non-Blackwell log says how much less;
+# - TP 4: 8.82 GiB, DeepSeek-R1 NVFP4 at TP 4 / EP 4 on B200s, 1.3.0rc10;
+# - TP 8: 9.70 GiB, the mean of DeepSeek-R1 NVFP4 at TP 8 / EP 8 (1.2.0rc6.post2, 11.18) and
+#   DeepSeek-R1 FP8 at TP 8 / EP 1 (1.2.0rc6.post3, CUDA graphs to batch 1, 8.23).
+# TP 2 is interpolated (4.25 GiB) and checked on a held-out DeepSeek-R1 NVFP4 TP-2 log on a B300
+# (logged reserve 5.96 GiB, kvplan 6.25). Above TP 8 the last slope continues. All fitted logs
+# are MoE models on Blackwell; no dense model at TP >= 2 was in a public log with these lines.
+# The points also absorb kvplan's activation error: the trimmed logs print the memory outside
+# torch before the run ("Model weights (non-torch)"), so peak - weights - that is the torch
+# activation: 2.45-2.84 GiB for DeepSeek-R1 at TP 4-8 against kvplan's 1.40-1.63 (about 1.1 GiB
+# of each TP-4 / TP-8 point), 0.37-0.76 for gpt-oss-120b against 0.83; outside torch less the
+# temporary pool is 6.8-7.9 GiB at TP 4 and 7.2-12.4 at TP 8.
+# Not modelled (spread in the held-out TP-8 logs): CUDA graphs to batch >= 64 add ~3 GiB
+# outside torch with ~2 GiB less torch activation, and a max_num_tokens above 8192 ~2 GiB more.
+TRTLLM_NON_TORCH_POINTS = ((1, 1.96), (4, 8.82), (8, 9.70))
 
 
 def trtllm_non_torch_gib(tp: int) -> float:
-    return TRTLLM_NON_TORCH_GIB[1 if tp == 1 else 2]
+    return _interpolate(TRTLLM_NON_TORCH_POINTS, tp)
 
 
 @dataclass(frozen=True)
@@ -655,9 +680,9 @@ class TrtllmBudget:
                         rule=f"estimation run over max_num_tokens {tokens:,} (estimate"
                              + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
             ReservePart(name="non_torch", bytes=int(non_torch * GiB),
-                        rule=f"outside torch at TP {'1' if inputs.tp == 1 else '>= 2'}: CUDA "
-                             "context, NCCL/all-reduce and MoE buffers, CUDA graphs (public "
-                             "logs, MoE models)"),
+                        rule=f"outside torch at TP {inputs.tp}: CUDA context, NCCL and "
+                             "all-reduce workspaces, CUDA-graph pool (public logs, MoE models; "
+                             "TP 1 / 4 / 8 points, linear between)"),
         ))
 
     formula: str = "(total - weights - reserve) x free_gpu_memory_fraction"
