@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,30 @@ def test_qwen3_6_35b_a3b_prefix_caching_align_by_hand() -> None:
                                          kv_dtype="fp8", engine_version="0.19",
                                          prefix_caching=True))
     assert old.mamba_cache_mode == "none" and old.blocks_per_request == 66
+
+
+def test_qwen3_6_27b_mtp_align_by_hand() -> None:
+    # club-3090 #295 (Qwen3.6-27B AutoRound int4, TP 2, --kv-cache-dtype fp8_e5m2,
+    # --enable-prefix-caching, MTP with 3 speculative tokens, max_model_len 262,144):
+    # "GPU KV cache size: 620,944 tokens", "Maximum concurrency ...: 2.37x". Per rank:
+    # attention 2 KV heads x (256 + 256) x 1 B = 1,024 B/token; GDN state: conv (3 + 3 draft
+    # rows, (2 x 16 x 128 + 48 x 128) / 2 = 5,120) x 2 B = 61,440 + ssm (24, 128, 128) x 4 B =
+    # 1,572,864 -> 1,634,304 B; block 16 x cdiv(1,634,304, 16,384) = 1,600, padding
+    # (1,638,400 - 1,634,304) / 1,634,304 = 0.25 %. 16 full + 1 MTP layer = 17 full, 48 GDN:
+    # groups of 17 -> 1 full + 3 state groups (3 padding layers). A request: cdiv(262,144,
+    # 1,600) = 164 + 3 x (2 + 3 spec) = 179 blocks; 424 blocks / 179 = 2.3687 -> "2.37x",
+    # int(2.3687 x 262,144) = 620,944 (#294, one block more: 425 -> 622,408).
+    spec, _ = load_config(DATA / "configs" / "qwen3.5-27b.json")
+    probe = PlanInputs(context=262144, kv_budget_bytes=GiB, tp=2, kv_dtype="fp8",
+                       engine_version="0.22", prefix_caching=True,
+                       speculative_method="mtp", num_speculative_tokens=3)
+    plan = plan_capacity(spec, probe)
+    assert plan.block_size == 1600 and f"{plan.state_padding_percent:.2f}" == "0.25"
+    assert plan.blocks_per_request == 179
+    assert sum(g["padding_layers"] for g in plan.kv_cache_groups) == 3
+    block = plan.stages[0].page_bytes * plan.stages[0].group_size
+    assert block == 17 * 1_638_400
+    for blocks, tokens in ((424, 620_944), (425, 622_408)):
+        at = plan_capacity(spec, replace(probe, kv_budget_bytes=blocks * block))
+        assert (at.num_blocks, at.reported_kv_cache_tokens) == (blocks, tokens)
+        assert f"{at.max_concurrency:.2f}" == "2.37"
