@@ -83,6 +83,16 @@ def check_layout(plan: CapacityPlan, log: dict[str, Any]) -> None:
         assert plan.block_size == r["block_size_text"]
 
 
+def check_stated_budget(spec: ModelSpec, log: dict[str, Any], hits: list[int]) -> None:
+    """A budget the thread states in prose (not a log line) must give one of the counts that
+    print the logged lines."""
+    gib = log["replay"].get("available_kv_cache_gib_text")
+    if gib is not None:
+        bands = {plan_capacity(spec, inputs_for(log, int((gib + d) * GiB))).num_blocks
+                 for d in (-PRINT_HALF_STEP, 0.0, PRINT_HALF_STEP)}
+        assert bands & set(hits)
+
+
 @pytest.mark.parametrize("log", LOGS, ids=[case_id(e) for e in LOGS])
 def test_replay(log: dict[str, Any]) -> None:
     if log["replay"] is None:
@@ -110,6 +120,7 @@ def test_replay(log: dict[str, Any]) -> None:
             math.ceil((x + PRINT_HALF_STEP) * per_request) + 1))
     assert hits, "no num_blocks prints the logged token and concurrency lines"
     check_layout(plan_capacity(spec, inputs_for(log, hits[0] * block_bytes(spec, log))), log)
+    check_stated_budget(spec, log, hits)
 
 
 def test_every_log_is_replayed_or_says_why() -> None:
