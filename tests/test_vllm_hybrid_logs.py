@@ -143,7 +143,7 @@ def test_qwen3_6_35b_a3b_prefix_caching_align_by_hand() -> None:
     # (256 + 256) x 1 B = 1,024 B/token; block 16 x cdiv(2,146,304, 16 x 1,024) = 16 x 131 =
     # 2,096 (page 2,146,304: no padding). 30 GDN + 10 full -> groups of 10: 3 state + 1 full;
     # a pool block = 10 x 2,146,304 = 21,463,040 B; 6.01 GiB // that = 300 blocks.
-    # Prefix caching on -> mamba cache mode 'align' (vLLM >= 0.20): 2 state pages per request
+    # Prefix caching on -> mamba cache mode 'align' (vLLM >= 0.19): 2 state pages per request
     # per state group (MambaSpec.max_memory_usage_bytes), so a request takes
     # cdiv(131,072, 2,096) = 63 + 3 x 2 = 69 blocks: 300 / 69 = 4.3478 -> "4.35x";
     # int(4.3478 x 131,072) = 569,878. In mode 'none' it would be 300 / 66 = 4.55x.
@@ -155,9 +155,9 @@ def test_qwen3_6_35b_a3b_prefix_caching_align_by_hand() -> None:
     assert plan.mamba_cache_mode == "align"
     assert plan.num_blocks == 300 and plan.blocks_per_request == 69
     assert plan.reported_kv_cache_tokens == 569_878
-    # 0.19 does not choose 'align' by itself (the 0.19 Qwen3.5-27B log replays in mode none).
+    # 0.17 took 'align' only from --mamba-cache-mode align (vllm-ascend PR #7103).
     old = plan_capacity(spec, PlanInputs(context=131072, kv_budget_bytes=int(6.01 * GiB),
-                                         kv_dtype="fp8", engine_version="0.19",
+                                         kv_dtype="fp8", engine_version="0.17",
                                          prefix_caching=True))
     assert old.mamba_cache_mode == "none" and old.blocks_per_request == 66
 
