@@ -507,7 +507,8 @@ def engines_view() -> View:
                      f"{p.in_flight_batches_async} batch" + ("es" if
                                                             p.in_flight_batches_async > 1 else ""),
                      "on" if p.chunked_local_hybrid else "off",
-                     "align" if p.hybrid_prefix_caching and p.mamba_align_mode else "none"])
+                     ("align" if p.hybrid_prefix_caching else
+                      "none; align with prefix caching") if p.mamba_align_mode else "none"])
         records.append({"engine": "vllm", **dict(p.__dict__.items())})
     sglang = [("sglang 0.4.5", "TP table 0.88 / 0.87 / 0.85 / 0.81 / 0.79"),
               ("sglang 0.4.6", "TP x PP table; raised above 96 GiB of GPU memory"),

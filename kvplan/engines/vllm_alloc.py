@@ -71,12 +71,25 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: the larger count when under 1.25x the smaller"),
-    VllmProfile(version="0.19", mamba_align_mode=False, mla_hybrid_alignment=64,
+    # From 0.19 (at the latest), --enable-prefix-caching on a GDN/Mamba hybrid sets mamba cache
+    # mode 'align' (model_executor/models/config.py, MambaModelConfig.verify_and_update_config:
+    # "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when
+    # prefix caching is enabled", in a 0.20.0 start-up log, code-index file id 52147250738).
+    # Mode 'align' came with vllm PR #30877 (merged 2026-01) as an opt-in --mamba-cache-mode,
+    # still opt-in in 0.17.0 (vllm-ascend PR #7103: "set --enable-prefix-caching and
+    # --mamba-cache-mode align"); a 0.18 dev build of 2026-03-16 ran align mode with
+    # --enable-prefix-caching alone (vllm PR #36734) and 0.19.1 did (vllm-ascend issue #11711).
+    # 0.18 resolves to the 0.13 profile: kvplan does not separate it. Held to the 0.24 logs of
+    # tests/data/engine_logs/vllm_hybrid_logs.json: Qwen3.6-35B-A3B (club-3090 #652: 300 blocks
+    # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
+    # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
+    VllmProfile(version="0.19", mla_hybrid_alignment=64,
                 group_size_ratio=1.5, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
-                notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full)"),
-    VllmProfile(version="0.21", mamba_align_mode=False, mla_hybrid_alignment=64,
+                notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
+                      "caching on a recurrent hybrid: mamba cache mode 'align'"),
+    VllmProfile(version="0.21", mla_hybrid_alignment=64,
                 group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
