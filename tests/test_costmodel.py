@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 
 import pytest
@@ -24,6 +23,7 @@ from kvplan.costmodel import (
 from kvplan.errors import InputError
 from kvplan.flops import MLAForm, decode_cost
 from kvplan.gpus import get_gpu
+from tests.examples_loader import load_example
 
 H100, H200 = get_gpu("H100-80GB"), get_gpu("H200")
 IDEAL = Efficiency(hbm=1.0, fp8_gemm_hbm=1.0, gemm=1.0, attention=1.0, kernel_floor_s=0.0,
@@ -283,18 +283,10 @@ def test_layer_overhead_is_per_layer_per_step() -> None:
         Efficiency(layer_overhead_s=-1e-6)
 
 
-def test_layer_overhead_default_is_the_bench_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_layer_overhead_default_is_the_bench_fit() -> None:
     # The default is the median per-layer residual of the dense single-GPU cases of
     # examples/cost_bench.py (printed in cost-bench.md); it must not drift from that fit.
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "examples" / "cost_bench.py"
-    mod_spec = importlib.util.spec_from_file_location("cost_bench", path)
-    assert mod_spec is not None and mod_spec.loader is not None
-    bench = importlib.util.module_from_spec(mod_spec)
-    monkeypatch.setitem(sys.modules, "cost_bench", bench)  # dataclasses look their module up
-    mod_spec.loader.exec_module(bench)
+    bench = load_example("cost_bench")
     assert Efficiency().layer_overhead_s == pytest.approx(bench.fitted_layer_overhead_s(),
                                                           abs=1e-6)
 

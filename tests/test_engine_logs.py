@@ -6,24 +6,16 @@ always, SGLang where the user set one), TP/PP, engine version and the logged wei
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from tests.examples_loader import load_example
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _bench():  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location("engine_bench",
-                                                  ROOT / "examples" / "engine_bench.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load_example("engine_bench")
 ROWS = [bench.compare(log) for log in bench.load_logs()]
 SGLANG_ROWS = bench.sglang_rows()
 GiB = 1 << 30

@@ -6,7 +6,6 @@ kvplan refuses (unified memory, the engine path, releases before 0.20)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import statistics
@@ -28,22 +27,14 @@ from kvplan.engines.budgets import (
 from kvplan.errors import InputError
 from kvplan.gpus import get_gpu
 from kvplan.spec import load_spec
+from tests.examples_loader import load_example
 
 ROOT = Path(__file__).resolve().parent.parent
 GiB = 1 << 30
 runner = CliRunner()
 
 
-def _bench():  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location("engine_bench",
-                                                  ROOT / "examples" / "engine_bench.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load_example("engine_bench")
 LOGS = bench.load_trtllm_logs()
 ROWS = bench.trtllm_rows()
 RAW = [log for log in LOGS if log["tmp_kv_gib"] is not None]

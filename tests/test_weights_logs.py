@@ -8,19 +8,13 @@ Issue #12's bar: every log within 5 %, the median within 1 %.
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-import sys
-from pathlib import Path
 
 import pytest
 
-_BENCH = Path(__file__).resolve().parent.parent / "examples" / "weights_bench.py"
-_spec = importlib.util.spec_from_file_location("weights_bench", _BENCH)
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules["weights_bench"] = bench  # dataclasses resolve the module by name
-_spec.loader.exec_module(bench)
+from tests.examples_loader import load_example
+
+bench = load_example("weights_bench")
 
 CASES = bench.load_cases()
 
