@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -29,7 +28,6 @@ from kvplan.gpus import get_gpu
 from kvplan.spec import load_spec
 from tests.examples_loader import load_example
 
-ROOT = Path(__file__).resolve().parent.parent
 GiB = 1 << 30
 runner = CliRunner()
 
