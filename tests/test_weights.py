@@ -128,6 +128,26 @@ def test_bnb_fp4_llama3_8b() -> None:
     assert abs(b.total / GiB / 5.6168 - 1) < 0.005
 
 
+# --- bitsandbytes chosen at load time, Llama-3.1-8B, vLLM 0.5.4 -----------------------------------
+# vllm/model_executor/model_loader/bitsandbytes_loader.py quantizes every linear weight of a 16-bit
+# checkpoint with quantize_4bit(w, compress_statistics=True, quant_type="nf4"): NF4 with double
+# quantization. The 6,979,321,856 linear params (see above): 4-bit 3,489,660,928 B; uint8 absmax
+# per 64: 109,051,904 B; fp32 absmax per 256 blocks: 1,703,936 B; per quantized matrix an fp32
+# offset and a 256-entry fp32 code book, 1,028 B x 128 (kvplan's 4 fused matrices x 32 layers;
+# vLLM keeps one state per checkpoint shard, 7 x 32: 98,688 B more, 0.002 %) = 131,584 B.
+# Scales 110,887,424 B. bf16 embeddings + lm_head 2,101,346,304; norms 532,480; rotary table
+# 131,072 x 128 x 2 = 33,554,432. Total 5,735,981,568 B = 5.3420 GiB; the log (file id 5655614781
+# in tests/data/weights/logs.json): "Loading model weights took 5.3421 GB" (bytes / 2**30).
+# Without double quantization it would be 5.6450 GiB (+5.7 %).
+
+
+def test_bnb_at_load_time_is_nf4_double_quant() -> None:
+    b = weight_breakdown(load_spec("llama-3.1-8b"), bitsandbytes_config(), dtype="bf16")
+    assert b.quantization_scales == 110_887_424
+    assert b.total == 5_735_981_568
+    assert abs(b.total / GiB / 5.3421 - 1) < 0.001
+
+
 def test_bnb_at_load_time() -> None:
     q = bitsandbytes_config()
     scheme = q.scheme_for("model.layers.0.mlp.gate_proj")
