@@ -99,7 +99,8 @@ def main() -> None:
     print("*same-architecture spec* = the spec is another checkpoint with the same dimensions;")
     print("*instruct-override* = the base model's spec with the Instruct config's")
     print("max_position_embeddings (32768); *vision tower not counted* = a multimodal checkpoint")
-    print("whose vision encoder the spec does not describe.\n")
+    print("whose vision encoder the spec does not describe; *architecture reconstructed* = the")
+    print("config.json under tests/data/configs/ is written from cited dimensions, not copied.\n")
     print("| format | model | TP | PP | dtype | GPU, vLLM | predicted GiB | logged GiB | error "
           "| of which scales | flags | log |")
     print("|---|---|--:|--:|---|---|--:|--:|--:|--:|---|---|")
