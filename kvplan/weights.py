@@ -32,7 +32,7 @@ from .checkpoint import DTYPE_BITS, CheckpointWeights, TensorInfo, categorise
 from .dtypes import WEIGHT_DTYPE_ALIASES, get_dtype
 from .errors import SpecError
 from .params import count_params, recurrent_params
-from .spec import ModelSpec
+from .spec import ModelSpec, VisionTowerSpec
 from .units import cdiv
 from .validate import MAX_SIZE, checked_int
 
@@ -664,7 +664,7 @@ class WeightBreakdown:
     method: str  # "none" or the QuantConfig's description
     notes: tuple[str, ...] = field(default=())
     expert_scales: int = 0  # the part of quantization_scales that belongs to routed experts
-    vision: int = 0  # a multimodal checkpoint's vision tower and projector (checkpoint only)
+    vision: int = 0  # a multimodal vision tower and projector (checkpoint, or spec.vision)
     mtp: int = 0  # multi-token-prediction layers, loaded with --speculative-method mtp
     source: str = "architecture"  # or "checkpoint" (sizes from the safetensors headers)
     engine_added: int = 0  # bytes the engine allocates beyond the checkpoint (in the groups)
@@ -778,6 +778,36 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
         t.vector(group, (2 if gated else 1) * w + h)
 
 
+def _vision_tower(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) -> None:
+    """A SigLIP encoder and its projector, per tensor-parallel rank, in group "vision".
+
+    vllm/model_executor/models/siglip.py: SiglipVisionEmbeddings holds a Conv2d patch embedding
+    (hidden x channels x patch x patch, with bias; replicated), a VocabParallelEmbedding of
+    (image_size / patch_size)^2 positions (padded to 64, split like the vocabulary) and an int64
+    ``position_ids`` buffer of those positions; each SiglipEncoderLayer a QKVParallelLinear
+    qkv_proj and RowParallelLinear out_proj (both with bias), a ColumnParallelLinear fc1 and
+    RowParallelLinear fc2 (with bias; row-parallel biases whole on every rank) and two LayerNorms
+    (weight and bias); SiglipVisionTransformer a post_layernorm (kept when every encoder layer is
+    built, as gemma3_mm.py builds them) and no pooling head (vision_use_head false).
+    gemma3_mm.py Gemma3MultiModalProjector: mm_input_projection_weight (vision hidden x text
+    hidden, a plain replicated Parameter) and mm_soft_emb_norm, a Gemma RMSNorm (weight only)."""
+    h, inter = tower.hidden_size, tower.intermediate_size
+    pre = "vision_tower.vision_model"
+    t.vector("vision", h * tower.num_channels * tower.patch_size ** 2 + h)
+    t.vector("vision", _split(round_up(tower.num_positions, VOCAB_PADDING), tp) * h)
+    t.add("vision", MatrixBytes(weight=tower.num_positions * 8))  # position_ids, int64
+    for i in range(tower.num_hidden_layers):
+        layer = f"{pre}.encoder.layers.{i}"
+        t.linear("vision", f"{layer}.self_attn.q_proj", 3 * _split(h, tp), h)
+        t.linear("vision", f"{layer}.self_attn.out_proj", h, _split(h, tp))
+        t.linear("vision", f"{layer}.mlp.fc1", _split(inter, tp), h)
+        t.linear("vision", f"{layer}.mlp.fc2", h, _split(inter, tp))
+        t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
+        t.vector("vision", 2 * 2 * h)  # layer_norm1, layer_norm2: weight and bias
+    t.vector("vision", 2 * h)  # post_layernorm
+    t.vector("vision", h * text_hidden + h)  # projector weight and mm_soft_emb_norm
+
+
 def rope_cache_elements(spec: ModelSpec) -> int:
     """Elements of the rotary-embedding table vLLM builds for the model: (max_position_embeddings,
     rotary_dim), held in the model dtype on every rank and pipeline stage that has an attention
@@ -792,10 +822,14 @@ def rope_cache_elements(spec: ModelSpec) -> int:
     so vLLM's "Model loading took X GiB" includes it: 131,072 x 128 x 2 B = 32 MiB for Llama-3.1
     (64 MiB at --dtype float32), 2.5 GiB for Llama-4-Scout (max_position_embeddings 10,485,760).
     YaRN and DeepSeek-YaRN tables have original_max_position_embeddings x factor rows, which is
-    what those configs state as max_position_embeddings. rotary_dim is head_dim (MLA:
-    qk_rope_head_dim); a partial rotary factor (not in the spec) and second tables (Gemma-3's
-    local rope, longrope's short/long pair) are not modelled. No rope (learned or ALiBi
-    positions) or no max_position_embeddings: 0."""
+    what those configs state as max_position_embeddings. A spec that lists ``rope_tables`` gets
+    one table of each listed row count instead: Gemma-3 builds two (gemma3.py Gemma3Attention:
+    sliding layers use rope_local_base_freq without scaling, max_position_embeddings rows; global
+    layers config.rope_scaling, and rotary_embedding/linear_scaling_rope.py
+    LinearScalingRotaryEmbedding builds max_position_embeddings x factor rows: 131,072 x 8 for
+    gemma-3-27b, 256 MiB in bf16). rotary_dim is head_dim (MLA: qk_rope_head_dim); a partial
+    rotary factor (not in the spec) and longrope's short/long pair are not modelled. No rope
+    (learned or ALiBi positions) or no max_position_embeddings: 0."""
     if spec.position_embedding != "rope" or not spec.max_position_embeddings:
         return 0
     att = spec.attention
@@ -805,7 +839,7 @@ def rope_cache_elements(spec: ModelSpec) -> int:
         rotary_dim = att.head_dim
     else:
         return 0
-    return spec.max_position_embeddings * rotary_dim
+    return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim
 
 
 def _stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
@@ -815,7 +849,7 @@ def _stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
 
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
-                     last: bool = True) -> WeightBreakdown:
+                     last: bool = True, vision: bool = True) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
@@ -825,11 +859,15 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     kv_a, norms, routers, KV heads when fewer than ranks) are counted whole on every rank.
     ``layers``/``first``/``last``: one pipeline stage (vLLM's split: the embeddings on the first
     stage, the final norm and lm_head on the last; a tied lm_head on a last stage that is not the
-    first keeps its own copy of the embedding matrix)."""
+    first keeps its own copy of the embedding matrix). ``vision``: a vision tower the spec
+    describes (`VisionTowerSpec`) is counted on the first stage (vLLM loads it with the model
+    unless --limit-mm-per-prompt is 0)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
+    if vision and first and spec.vision is not None:
+        _vision_tower(t, spec.vision, spec.hidden_size, tp)
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)
@@ -878,7 +916,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         embeddings=g.get("embeddings", 0), attention=g.get("attention", 0),
         dense_mlp=g.get("dense_mlp", 0), experts=g.get("experts", 0),
         lm_head=g.get("lm_head", 0), norms=g.get("norms", 0), quantization_scales=t.scales,
-        dtype=get_dtype(dtype).name, method=quant.description if quant is not None else "none",
+        vision=g.get("vision", 0), dtype=get_dtype(dtype).name, method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
         rope_cache=cdiv(rope_cache_elements(spec) * bits, 8)
