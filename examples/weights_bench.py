@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kvplan.spec import ModelSpec, load_spec
-from kvplan.units import GiB, cdiv
+from kvplan.capacity import pp_layer_ranges
+from kvplan.units import GiB
 from kvplan.weights import (
     Mxfp4Backend,
     WeightBreakdown,
@@ -71,15 +72,16 @@ def _quant_config(case: Case) -> dict[str, Any] | None:
 
 def predict(case: Case) -> WeightBreakdown:
     """What kvplan predicts for the GPU whose line the log shows (TP rank 0, first PP stage:
-    vLLM's split, equal shares with the remainder on the earlier stages)."""
+    vLLM's split, kvplan.capacity.pp_layer_ranges: equal shares, the remainder one each to the
+    stages before the last)."""
     spec = _spec(case)
     qc = _quant_config(case)
     quant = None if qc is None else parse_quantization_config(
         qc, case.spec, mxfp4_backend=Mxfp4Backend(case.mxfp4_backend))
     if case.pp == 1:
         return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp)
-    first = cdiv(spec.num_hidden_layers, case.pp)
-    return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp, layers=range(first),
+    first = pp_layer_ranges(spec.num_hidden_layers, case.pp)[0]
+    return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp, layers=first,
                             first=True, last=False)
 
 
