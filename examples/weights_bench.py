@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kvplan.spec import ModelSpec, load_spec
 from kvplan.capacity import pp_layer_ranges
+from kvplan.spec import ModelSpec, load_spec
 from kvplan.units import GiB
 from kvplan.weights import (
+    MixedPrecisionKernel,
     Mxfp4Backend,
     WeightBreakdown,
     parse_quantization_config,
@@ -39,6 +40,7 @@ class Case:
     tp: int
     pp: int
     mxfp4_backend: str
+    mp_kernel: str
     quantization_config: dict[str, Any] | str | None
     quantization_source: dict[str, str]
     logged_gib: float
@@ -77,7 +79,8 @@ def predict(case: Case) -> WeightBreakdown:
     spec = _spec(case)
     qc = _quant_config(case)
     quant = None if qc is None else parse_quantization_config(
-        qc, case.spec, mxfp4_backend=Mxfp4Backend(case.mxfp4_backend))
+        qc, case.spec, mxfp4_backend=Mxfp4Backend(case.mxfp4_backend),
+        mp_kernel=MixedPrecisionKernel(case.mp_kernel))
     if case.pp == 1:
         return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp)
     first = pp_layer_ranges(spec.num_hidden_layers, case.pp)[0]

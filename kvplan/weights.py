@@ -23,7 +23,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol
 
@@ -183,6 +183,15 @@ def default_mxfp4_backend(compute_capability: tuple[int, int] | None) -> Mxfp4Ba
     return Mxfp4Backend.marlin
 
 
+class MixedPrecisionKernel(str, Enum):
+    """The kernel vLLM's choose_mp_linear_kernel picks for GPTQ / AWQ / compressed-tensors WNA16
+    linears (vllm/model_executor/kernels/linear/mixed_precision/); it decides which of the
+    tensors the quantization method allocated survive process_weights_after_loading."""
+
+    marlin = "marlin"  # Ampere, Ada, Blackwell, and Hopper when Machete cannot
+    machete = "machete"  # Hopper (compute capability 9.0), logged "Using MacheteLinearKernel"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Mxfp4(_FusedExperts):
     """OCP MXFP4: 4-bit e2m1 elements, one e8m0 (uint8) scale per 32 along the input dimension.
@@ -249,7 +258,13 @@ class IntGrouped(_FusedExperts):
       (AWQ ``qzeros``; GPTQ sym=False). For symmetric GPTQ the Marlin kernels replace qzeros with
       an empty tensor after loading (MarlinLinearKernel.process_weights_after_loading).
     - act order (GPTQ ``desc_act``): int32 ``g_idx`` and ``g_idx_sort_indices`` per input.
-    - group_size -1 (or 0): one group spanning all inputs (per-channel)."""
+    - group_size -1 (or 0): one group spanning all inputs (per-channel).
+    - ``kernel`` machete (Hopper): MacheteLinearKernel.process_weights_after_loading (machete.py)
+      repacks the weight and scales but drops nothing, so GPTQ's int32 ``g_idx`` (one per input,
+      ``format_g_idx``) and packed ``qzeros`` (``format_qzeros``, even when symmetric) stay; zero
+      points it turns into ``-scales * zp`` in the compute dtype, one per (group, output); with
+      act order it keeps the g_idx and its argsort ``perm`` (int32 per input) instead of
+      Marlin's sort indices. Marlin replaces the unused ones with empty tensors."""
 
     bits: int = 4
     group_size: int = 128
@@ -257,6 +272,9 @@ class IntGrouped(_FusedExperts):
     act_order: bool = False
     scales_bytes: int = 2
     name: str = "int grouped"
+    kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin
+    format_g_idx: bool = False  # the method allocates g_idx whatever desc_act (gptq_marlin.py)
+    format_qzeros: bool = False  # the method allocates qzeros whatever sym (gptq_marlin.py)
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         pack = 32 // self.bits if 32 % self.bits == 0 else 0
@@ -267,11 +285,29 @@ class IntGrouped(_FusedExperts):
         group = self.group_size if self.group_size > 0 else in_features
         groups = cdiv(in_features, group)
         scales = groups * out_features * self.scales_bytes
+        packed_zeros = groups * cdiv(out_features * self.bits, 32) * INT32_BYTES
+        if self.kernel is MixedPrecisionKernel.marlin:
+            if self.zero_points:
+                scales += packed_zeros
+            if self.act_order:
+                scales += 2 * in_features * INT32_BYTES
+            return MatrixBytes(weight=weight, scales=scales)
         if self.zero_points:
-            scales += groups * cdiv(out_features * self.bits, 32) * INT32_BYTES
+            scales += groups * out_features * self.scales_bytes
+        elif self.format_qzeros:
+            scales += packed_zeros
         if self.act_order:
             scales += 2 * in_features * INT32_BYTES
+        elif self.format_g_idx:
+            scales += in_features * INT32_BYTES
         return MatrixBytes(weight=weight, scales=scales)
+
+    def experts_bytes(self, num_experts: int, hidden: int, intermediate: int,
+                      gated: bool) -> MatrixBytes:
+        # MoE experts run the fused Marlin MoE methods (gptq_marlin.py GPTQMarlinMoEMethod,
+        # awq_marlin.py AWQMarlinMoEMethod), never Machete: the Marlin layout.
+        marlin = replace(self, kernel=MixedPrecisionKernel.marlin)
+        return _FusedExperts.experts_bytes(marlin, num_experts, hidden, intermediate, gated)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -527,7 +563,8 @@ def _parse_compressed_tensors(qc: Mapping[str, Any], path: str) -> QuantConfig:
     return QuantConfig(method="compressed-tensors", rules=tuple(rules), ignore=ignore)
 
 
-def _parse_gptq(qc: Mapping[str, Any], path: str) -> QuantConfig:
+def _parse_gptq(qc: Mapping[str, Any], path: str,
+                kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin) -> QuantConfig:
     # auto-gptq / gptqmodel QuantLinear, vLLM gptq.py and gptq_marlin.py: bits, group_size,
     # desc_act, sym, lm_head; modules_in_block_to_quantize / dynamic are not modelled.
     bits = _get_int(qc, "bits", path, 4)
@@ -536,19 +573,22 @@ def _parse_gptq(qc: Mapping[str, Any], path: str) -> QuantConfig:
     scheme = IntGrouped(bits=bits, group_size=_get_int(qc, "group_size", path, 128),
                         zero_points=not _get_bool(qc, "sym", path, True),
                         act_order=_get_bool(qc, "desc_act", path, False),
-                        name=f"gptq int{bits}")
+                        name=f"gptq int{bits}", kernel=kernel, format_g_idx=True,
+                        format_qzeros=True)
     return QuantConfig(method="gptq", rules=(Rule(targets=_ALL_LINEAR, scheme=scheme),),
                        ignore=_str_list(qc, ("modules_to_not_convert",), path),
                        quantize_lm_head=_get_bool(qc, "lm_head", path, False))
 
 
-def _parse_awq(qc: Mapping[str, Any], path: str) -> QuantConfig:
+def _parse_awq(qc: Mapping[str, Any], path: str,
+               kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin) -> QuantConfig:
     # AutoAWQ WQLinear_GEMM, vLLM awq.py / awq_marlin.py: qweight int32 (in, out/8), qzeros int32
     # (in/G, out/8), scales fp16 (in/G, out); zero_point true is the AutoAWQ default.
     bits = _get_int(qc, "bits", path, _get_int(qc, "w_bit", path, 4))
     group = _get_int(qc, "group_size", path, _get_int(qc, "q_group_size", path, 128))
     scheme = IntGrouped(bits=bits, group_size=group,
-                        zero_points=_get_bool(qc, "zero_point", path, True), name=f"awq int{bits}")
+                        zero_points=_get_bool(qc, "zero_point", path, True), name=f"awq int{bits}",
+                        kernel=kernel)
     return QuantConfig(method="awq", rules=(Rule(targets=_ALL_LINEAR, scheme=scheme),),
                        ignore=_str_list(qc, ("modules_to_not_convert",), path))
 
@@ -572,8 +612,12 @@ QUANT_METHODS = ("fp8", "mxfp4", "modelopt", "modelopt_fp4", "compressed-tensors
 
 
 def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
-                              mxfp4_backend: Mxfp4Backend = Mxfp4Backend.marlin) -> QuantConfig:
+                              mxfp4_backend: Mxfp4Backend = Mxfp4Backend.marlin,
+                              mp_kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin,
+                              ) -> QuantConfig:
     """A config.json ``quantization_config`` (or hf_quant_config.json) as a `QuantConfig`.
+    ``mxfp4_backend`` / ``mp_kernel``: the kernels vLLM picks for the GPU (their layouts differ;
+    kvplan's planner does not know the GPU generation and keeps the Marlin defaults).
 
     Unknown methods raise SpecError naming ``quantization_config.quant_method``."""
     if not isinstance(qc, Mapping):
@@ -590,9 +634,9 @@ def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
     if method == "compressed-tensors":
         return _parse_compressed_tensors(qc, path)
     if method in ("gptq", "gptq-marlin"):
-        return _parse_gptq(qc, path)
+        return _parse_gptq(qc, path, mp_kernel)
     if method in ("awq", "awq-marlin"):
-        return _parse_awq(qc, path)
+        return _parse_awq(qc, path, mp_kernel)
     if method == "bitsandbytes":
         return _parse_bitsandbytes(qc, path)
     shown = qc.get("quant_method")
@@ -916,7 +960,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         embeddings=g.get("embeddings", 0), attention=g.get("attention", 0),
         dense_mlp=g.get("dense_mlp", 0), experts=g.get("experts", 0),
         lm_head=g.get("lm_head", 0), norms=g.get("norms", 0), quantization_scales=t.scales,
-        vision=g.get("vision", 0), dtype=get_dtype(dtype).name, method=quant.description if quant is not None else "none",
+        vision=g.get("vision", 0), dtype=get_dtype(dtype).name,
+        method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
         rope_cache=cdiv(rope_cache_elements(spec) * bits, 8)

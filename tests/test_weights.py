@@ -29,6 +29,7 @@ from kvplan.weights import (
     Fp8PerChannel,
     Fp8PerTensor,
     IntGrouped,
+    MixedPrecisionKernel,
     Mxfp4,
     Mxfp4Backend,
     Nvfp4,
@@ -126,6 +127,39 @@ def test_bnb_fp4_llama3_8b() -> None:
     assert b.quantization_scales == 436_207_616
     assert b.total == 6_029_844_480
     assert abs(b.total / GiB / 5.6168 - 1) < 0.005
+
+
+# --- GPTQ on Hopper: Machete keeps what Marlin frees, Llama-3.1-8B, vLLM 0.19 --------------------
+# vllm/model_executor/kernels/linear/mixed_precision/machete.py process_weights_after_loading
+# repacks qweight and scales only; gptq_marlin.py allocated g_idx (int32 per input) and qzeros
+# (packed int32) regardless of desc_act / sym, and Marlin would replace both with empty tensors.
+# 6,979,321,856 linear params, 4-bit, group 128, fp16 scales: weight 3,489,660,928 B; scales
+# params / 128 x 2 = 109,051,904; qzeros params / 128 / 8 x 4 = 27,262,976; g_idx per fused matrix
+# (qkv, o, gate_up in 4096; down in 14336) 26,624 x 4 x 32 layers = 3,407,872. fp16 embeddings +
+# lm_head 2,101,346,304; norms 532,480; rotary table 33,554,432. Total 5,764,816,896 B =
+# 5.3689 GiB; the H100 log ("Using MacheteLinearKernel for GPTQMarlinLinearMethod", "Model loading
+# took 5.38 GiB", tests/data/weights/logs.json) -0.21 % (Marlin's layout: 5.3403, -0.74 %).
+
+
+def test_gptq_machete_keeps_g_idx_and_qzeros() -> None:
+    qc = {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True, "desc_act": False}
+    spec = load_spec("llama-3.1-8b")
+    machete = weight_breakdown(spec, parse_quantization_config(
+        qc, "config.json", mp_kernel=MixedPrecisionKernel.machete), dtype="fp16")
+    marlin = weight_breakdown(spec, parse_quantization_config(qc, "config.json"), dtype="fp16")
+    assert machete.quantization_scales == 139_722_752
+    assert machete.total == 5_764_816_896
+    assert marlin.quantization_scales == 109_051_904
+    assert abs(machete.total / GiB / 5.38 - 1) < 0.003
+    # AWQ's zero points become -scales x zp in the compute dtype under Machete (2 B per group
+    # and output instead of 4 packed bits); MoE experts keep the fused Marlin layout.
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+    scheme = parse_quantization_config(awq, "c", mp_kernel=MixedPrecisionKernel.machete
+                                       ).scheme_for("model.layers.0.mlp.down_proj")
+    assert scheme is not None
+    assert scheme.matrix_bytes(4096, 128).scales == 4096 * 2 + 4096 * 2
+    assert scheme.experts_bytes(2, 128, 128, True) == parse_quantization_config(
+        awq, "c").scheme_for("model.layers.0.mlp.down_proj").experts_bytes(2, 128, 128, True)
 
 
 # --- bitsandbytes chosen at load time, Llama-3.1-8B, vLLM 0.5.4 -----------------------------------
