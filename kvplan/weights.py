@@ -904,13 +904,14 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     ``layers``/``first``/``last``: one pipeline stage (vLLM's split: the embeddings on the first
     stage, the final norm and lm_head on the last; a tied lm_head on a last stage that is not the
     first keeps its own copy of the embedding matrix). ``vision``: a vision tower the spec
-    describes (`VisionTowerSpec`) is counted on the first stage (vLLM loads it with the model
-    unless --limit-mm-per-prompt is 0)."""
+    describes (`VisionTowerSpec`) is counted on every stage, as `checkpoint_breakdown` counts it
+    (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds the tower on every pipeline rank; vLLM
+    loads it unless --limit-mm-per-prompt is 0)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
-    if vision and first and spec.vision is not None:
+    if vision and spec.vision is not None:
         _vision_tower(t, spec.vision, spec.hidden_size, tp)
     counts = count_params(spec)
     h = spec.hidden_size
