@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kvplan.capacity import pp_layer_ranges
 from kvplan.spec import ModelSpec, load_spec
-from kvplan.units import GiB, cdiv
+from kvplan.units import GiB
 from kvplan.weights import (
+    MixedPrecisionKernel,
     Mxfp4Backend,
     WeightBreakdown,
     parse_quantization_config,
@@ -38,6 +40,7 @@ class Case:
     tp: int
     pp: int
     mxfp4_backend: str
+    mp_kernel: str
     quantization_config: dict[str, Any] | str | None
     quantization_source: dict[str, str]
     logged_gib: float
@@ -71,15 +74,17 @@ def _quant_config(case: Case) -> dict[str, Any] | None:
 
 def predict(case: Case) -> WeightBreakdown:
     """What kvplan predicts for the GPU whose line the log shows (TP rank 0, first PP stage:
-    vLLM's split, equal shares with the remainder on the earlier stages)."""
+    vLLM's split, kvplan.capacity.pp_layer_ranges: equal shares, the remainder one each to the
+    stages before the last)."""
     spec = _spec(case)
     qc = _quant_config(case)
     quant = None if qc is None else parse_quantization_config(
-        qc, case.spec, mxfp4_backend=Mxfp4Backend(case.mxfp4_backend))
+        qc, case.spec, mxfp4_backend=Mxfp4Backend(case.mxfp4_backend),
+        mp_kernel=MixedPrecisionKernel(case.mp_kernel))
     if case.pp == 1:
         return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp)
-    first = cdiv(spec.num_hidden_layers, case.pp)
-    return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp, layers=range(first),
+    first = pp_layer_ranges(spec.num_hidden_layers, case.pp)[0]
+    return weight_breakdown(spec, quant, dtype=case.dtype, tp=case.tp, layers=first,
                             first=True, last=False)
 
 
@@ -99,7 +104,8 @@ def main() -> None:
     print("*same-architecture spec* = the spec is another checkpoint with the same dimensions;")
     print("*instruct-override* = the base model's spec with the Instruct config's")
     print("max_position_embeddings (32768); *vision tower not counted* = a multimodal checkpoint")
-    print("whose vision encoder the spec does not describe.\n")
+    print("whose vision encoder the spec does not describe; *architecture reconstructed* = the")
+    print("config.json under tests/data/configs/ is written from cited dimensions, not copied.\n")
     print("| format | model | TP | PP | dtype | GPU, vLLM | predicted GiB | logged GiB | error "
           "| of which scales | flags | log |")
     print("|---|---|--:|--:|---|---|--:|--:|--:|--:|---|---|")

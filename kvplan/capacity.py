@@ -398,10 +398,10 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         # weight; a floating checkpoint dtype follows the engines' auto rule.
         dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
             engine_dtype(spec.weight_dtype))
-    kw = {"dtype": dtype, "layers": layers, "first": first, "last": last}
+    kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision}
     if spec.checkpoint is not None and quantization != "bitsandbytes":
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
-                                    dp_attention=dp_attention, vision=vision, mtp=mtp, **kw)
+                                    dp_attention=dp_attention, mtp=mtp, **kw)
     split = weight_breakdown(spec, quant, tp=tp, **kw)
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds

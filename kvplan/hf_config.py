@@ -602,7 +602,54 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same
         # attention type (transformers' Gemma3n attention), whatever the model_type is called.
         mapping["kv_sharing"] = {"num_kv_shared_layers": shared}
+    if mt in ("gemma3", "gemma3_text") and max_pos is not None:
+        mapping["rope_tables"] = _gemma3_rope_tables(c, max_pos)
+        tower = _siglip_tower(config, path)
+        if tower is not None:
+            mapping["vision"] = tower
     return mapping, c.warnings
+
+
+def _gemma3_rope_tables(c: _Config, max_pos: int) -> list[int]:
+    """vLLM's rotary tables for Gemma-3 (vllm/model_executor/models/gemma3.py Gemma3Attention):
+    sliding layers use rope_local_base_freq with no scaling (max_position_embeddings rows), global
+    layers the config's rope_scaling; a linear one makes LinearScalingRotaryEmbedding
+    (rotary_embedding/linear_scaling_rope.py) build max_position_embeddings x factor rows."""
+    scaling = c.data.get("rope_scaling")
+    rows = max_pos
+    if isinstance(scaling, Mapping) and (scaling.get("rope_type") or scaling.get("type")) == (
+            "linear"):
+        factor = scaling.get("factor")
+        if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor >= 1:
+            rows = int(max_pos * factor)
+    return [max_pos, rows]
+
+
+def _siglip_tower(config: Mapping[str, Any], path: str) -> dict | None:
+    """A Gemma-3 checkpoint's SigLIP vision_config as the spec's vision section (kvplan.weights
+    counts it as vLLM's siglip.py and gemma3_mm.py build it). None when there is none, or when it
+    has a pooling head (vision_use_head), which Gemma-3 does not use and kvplan does not price."""
+    vc = config.get("vision_config")
+    if not isinstance(vc, Mapping) or vc.get("model_type") not in (None, "siglip_vision_model"):
+        return None
+    if vc.get("vision_use_head") is not False:
+        return None
+    r = _Config(dict(vc), path, "siglip_vision_model")
+    return {
+        "kind": "siglip",
+        "hidden_size": r.int("hidden_size", required="vision_config.hidden_size"),
+        "intermediate_size": r.int("intermediate_size",
+                                   required="vision_config.intermediate_size"),
+        "num_hidden_layers": r.int("num_hidden_layers",
+                                   required="vision_config.num_hidden_layers",
+                                   maximum=MAX_LAYERS),
+        "num_attention_heads": r.int("num_attention_heads",
+                                     required="vision_config.num_attention_heads"),
+        "image_size": r.int("image_size", required="vision_config.image_size"),
+        "patch_size": r.int("patch_size", required="vision_config.patch_size"),
+        "num_channels": r.int("num_channels") or 3,
+        "projector": "gemma3",
+    }
 
 
 def _mtp_layers(c: _Config) -> int:
@@ -712,11 +759,11 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
     top.update({k: v for k, v in mapping.items()
                 if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
                                               "recurrent", "layer_types",
-                                              "quantization_config")})
+                                              "quantization_config", "vision")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
     if "layer_types" in mapping:
         parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
-    for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing",
+    for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing", "vision",
                     "quantization_config"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,

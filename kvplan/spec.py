@@ -102,6 +102,29 @@ class IndexerSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class VisionTowerSpec:
+    """A SigLIP vision encoder and the projector into the language model of a multimodal
+    checkpoint, as vLLM builds them (vllm/model_executor/models/siglip.py SiglipVisionModel;
+    the projector named by ``projector``: "gemma3" = gemma3_mm.py Gemma3MultiModalProjector).
+    Loaded with the model, so in "Model loading took X GiB"; it holds no KV cache."""
+
+    kind: str  # "siglip"
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    image_size: int
+    patch_size: int
+    num_channels: int = 3
+    projector: str = "gemma3"
+
+    @property
+    def num_positions(self) -> int:
+        """SiglipVisionEmbeddings: one position per patch ((image_size / patch_size) ** 2)."""
+        return (self.image_size // self.patch_size) ** 2
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     id: str
     name: str
@@ -136,6 +159,12 @@ class ModelSpec:
     # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):
     # loaded and given KV only with speculative decoding (--speculative-method mtp).
     num_nextn_predict_layers: int = 0
+    # Rows of each distinct rotary cos/sin table vLLM builds (kvplan.weights.rope_cache_elements).
+    # Empty: one table of max_position_embeddings rows.
+    rope_tables: tuple[int, ...] = ()
+    # A multimodal checkpoint's vision encoder, counted in its weights (no KV cache). None: a
+    # text-only model, or a tower kvplan does not describe (flagged where it matters).
+    vision: VisionTowerSpec | None = None
     # config.json's quantization_config, as canonical JSON text (validated at load time by
     # kvplan.weights.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
@@ -621,10 +650,41 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         indexer=indexer,
         num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,
                                        minimum=0),
+        rope_tables=_parse_rope_tables(r),
+        vision=_parse_vision(r.section("vision", required=False)),
         quantization_json=_parse_quantization(r, path),
     )
     r.finish()
     return spec
+
+
+def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
+    value = r._get("rope_tables", False)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise r.error("rope_tables", "expected a list of row counts (one per rotary table)")
+    return tuple(checked_int(v, path=r.path, field=r.field("rope_tables")) for v in value)
+
+
+def _parse_vision(r: _Reader | None) -> VisionTowerSpec | None:
+    if r is None:
+        return None
+    tower = VisionTowerSpec(
+        kind=r.str("kind", choices=("siglip",)),
+        hidden_size=r.int("hidden_size"),
+        intermediate_size=r.int("intermediate_size"),
+        num_hidden_layers=r.int("num_hidden_layers"),
+        num_attention_heads=r.int("num_attention_heads"),
+        image_size=r.int("image_size"),
+        patch_size=r.int("patch_size"),
+        num_channels=r.int("num_channels", required=False, default=3),
+        projector=r.str("projector", choices=("gemma3",)),
+    )
+    r.finish()
+    if tower.hidden_size % tower.num_attention_heads:
+        raise r.error("num_attention_heads", "must divide hidden_size")
+    return tower
 
 
 # ---------------------------------------------------------------------------------------------

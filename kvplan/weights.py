@@ -23,7 +23,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Protocol
 
@@ -32,7 +32,7 @@ from .checkpoint import DTYPE_BITS, CheckpointWeights, TensorInfo, categorise
 from .dtypes import WEIGHT_DTYPE_ALIASES, get_dtype
 from .errors import SpecError
 from .params import count_params, recurrent_params
-from .spec import ModelSpec
+from .spec import ModelSpec, VisionTowerSpec
 from .units import cdiv
 from .validate import MAX_SIZE, checked_int
 
@@ -183,6 +183,15 @@ def default_mxfp4_backend(compute_capability: tuple[int, int] | None) -> Mxfp4Ba
     return Mxfp4Backend.marlin
 
 
+class MixedPrecisionKernel(str, Enum):
+    """The kernel vLLM's choose_mp_linear_kernel picks for GPTQ / AWQ / compressed-tensors WNA16
+    linears (vllm/model_executor/kernels/linear/mixed_precision/); it decides which of the
+    tensors the quantization method allocated survive process_weights_after_loading."""
+
+    marlin = "marlin"  # Ampere, Ada, Blackwell, and Hopper when Machete cannot
+    machete = "machete"  # Hopper (compute capability 9.0), logged "Using MacheteLinearKernel"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Mxfp4(_FusedExperts):
     """OCP MXFP4: 4-bit e2m1 elements, one e8m0 (uint8) scale per 32 along the input dimension.
@@ -249,7 +258,13 @@ class IntGrouped(_FusedExperts):
       (AWQ ``qzeros``; GPTQ sym=False). For symmetric GPTQ the Marlin kernels replace qzeros with
       an empty tensor after loading (MarlinLinearKernel.process_weights_after_loading).
     - act order (GPTQ ``desc_act``): int32 ``g_idx`` and ``g_idx_sort_indices`` per input.
-    - group_size -1 (or 0): one group spanning all inputs (per-channel)."""
+    - group_size -1 (or 0): one group spanning all inputs (per-channel).
+    - ``kernel`` machete (Hopper): MacheteLinearKernel.process_weights_after_loading (machete.py)
+      repacks the weight and scales but drops nothing, so GPTQ's int32 ``g_idx`` (one per input,
+      ``format_g_idx``) and packed ``qzeros`` (``format_qzeros``, even when symmetric) stay; zero
+      points it turns into ``-scales * zp`` in the compute dtype, one per (group, output); with
+      act order it keeps the g_idx and its argsort ``perm`` (int32 per input) instead of
+      Marlin's sort indices. Marlin replaces the unused ones with empty tensors."""
 
     bits: int = 4
     group_size: int = 128
@@ -257,6 +272,9 @@ class IntGrouped(_FusedExperts):
     act_order: bool = False
     scales_bytes: int = 2
     name: str = "int grouped"
+    kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin
+    format_g_idx: bool = False  # the method allocates g_idx whatever desc_act (gptq_marlin.py)
+    format_qzeros: bool = False  # the method allocates qzeros whatever sym (gptq_marlin.py)
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         pack = 32 // self.bits if 32 % self.bits == 0 else 0
@@ -267,11 +285,29 @@ class IntGrouped(_FusedExperts):
         group = self.group_size if self.group_size > 0 else in_features
         groups = cdiv(in_features, group)
         scales = groups * out_features * self.scales_bytes
+        packed_zeros = groups * cdiv(out_features * self.bits, 32) * INT32_BYTES
+        if self.kernel is MixedPrecisionKernel.marlin:
+            if self.zero_points:
+                scales += packed_zeros
+            if self.act_order:
+                scales += 2 * in_features * INT32_BYTES
+            return MatrixBytes(weight=weight, scales=scales)
         if self.zero_points:
-            scales += groups * cdiv(out_features * self.bits, 32) * INT32_BYTES
+            scales += groups * out_features * self.scales_bytes
+        elif self.format_qzeros:
+            scales += packed_zeros
         if self.act_order:
             scales += 2 * in_features * INT32_BYTES
+        elif self.format_g_idx:
+            scales += in_features * INT32_BYTES
         return MatrixBytes(weight=weight, scales=scales)
+
+    def experts_bytes(self, num_experts: int, hidden: int, intermediate: int,
+                      gated: bool) -> MatrixBytes:
+        # MoE experts run the fused Marlin MoE methods (gptq_marlin.py GPTQMarlinMoEMethod,
+        # awq_marlin.py AWQMarlinMoEMethod), never Machete: the Marlin layout.
+        marlin = replace(self, kernel=MixedPrecisionKernel.marlin)
+        return _FusedExperts.experts_bytes(marlin, num_experts, hidden, intermediate, gated)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -527,7 +563,8 @@ def _parse_compressed_tensors(qc: Mapping[str, Any], path: str) -> QuantConfig:
     return QuantConfig(method="compressed-tensors", rules=tuple(rules), ignore=ignore)
 
 
-def _parse_gptq(qc: Mapping[str, Any], path: str) -> QuantConfig:
+def _parse_gptq(qc: Mapping[str, Any], path: str,
+                kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin) -> QuantConfig:
     # auto-gptq / gptqmodel QuantLinear, vLLM gptq.py and gptq_marlin.py: bits, group_size,
     # desc_act, sym, lm_head; modules_in_block_to_quantize / dynamic are not modelled.
     bits = _get_int(qc, "bits", path, 4)
@@ -536,19 +573,22 @@ def _parse_gptq(qc: Mapping[str, Any], path: str) -> QuantConfig:
     scheme = IntGrouped(bits=bits, group_size=_get_int(qc, "group_size", path, 128),
                         zero_points=not _get_bool(qc, "sym", path, True),
                         act_order=_get_bool(qc, "desc_act", path, False),
-                        name=f"gptq int{bits}")
+                        name=f"gptq int{bits}", kernel=kernel, format_g_idx=True,
+                        format_qzeros=True)
     return QuantConfig(method="gptq", rules=(Rule(targets=_ALL_LINEAR, scheme=scheme),),
                        ignore=_str_list(qc, ("modules_to_not_convert",), path),
                        quantize_lm_head=_get_bool(qc, "lm_head", path, False))
 
 
-def _parse_awq(qc: Mapping[str, Any], path: str) -> QuantConfig:
+def _parse_awq(qc: Mapping[str, Any], path: str,
+               kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin) -> QuantConfig:
     # AutoAWQ WQLinear_GEMM, vLLM awq.py / awq_marlin.py: qweight int32 (in, out/8), qzeros int32
     # (in/G, out/8), scales fp16 (in/G, out); zero_point true is the AutoAWQ default.
     bits = _get_int(qc, "bits", path, _get_int(qc, "w_bit", path, 4))
     group = _get_int(qc, "group_size", path, _get_int(qc, "q_group_size", path, 128))
     scheme = IntGrouped(bits=bits, group_size=group,
-                        zero_points=_get_bool(qc, "zero_point", path, True), name=f"awq int{bits}")
+                        zero_points=_get_bool(qc, "zero_point", path, True), name=f"awq int{bits}",
+                        kernel=kernel)
     return QuantConfig(method="awq", rules=(Rule(targets=_ALL_LINEAR, scheme=scheme),),
                        ignore=_str_list(qc, ("modules_to_not_convert",), path))
 
@@ -572,8 +612,12 @@ QUANT_METHODS = ("fp8", "mxfp4", "modelopt", "modelopt_fp4", "compressed-tensors
 
 
 def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
-                              mxfp4_backend: Mxfp4Backend = Mxfp4Backend.marlin) -> QuantConfig:
+                              mxfp4_backend: Mxfp4Backend = Mxfp4Backend.marlin,
+                              mp_kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin,
+                              ) -> QuantConfig:
     """A config.json ``quantization_config`` (or hf_quant_config.json) as a `QuantConfig`.
+    ``mxfp4_backend`` / ``mp_kernel``: the kernels vLLM picks for the GPU (their layouts differ;
+    kvplan's planner does not know the GPU generation and keeps the Marlin defaults).
 
     Unknown methods raise SpecError naming ``quantization_config.quant_method``."""
     if not isinstance(qc, Mapping):
@@ -590,9 +634,9 @@ def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
     if method == "compressed-tensors":
         return _parse_compressed_tensors(qc, path)
     if method in ("gptq", "gptq-marlin"):
-        return _parse_gptq(qc, path)
+        return _parse_gptq(qc, path, mp_kernel)
     if method in ("awq", "awq-marlin"):
-        return _parse_awq(qc, path)
+        return _parse_awq(qc, path, mp_kernel)
     if method == "bitsandbytes":
         return _parse_bitsandbytes(qc, path)
     shown = qc.get("quant_method")
@@ -600,9 +644,13 @@ def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
                     f"{shown!r} is not a format kvplan models (known: {', '.join(QUANT_METHODS)})")
 
 
-def bitsandbytes_config(*, bits: int = 4, double_quant: bool = False) -> QuantConfig:
+def bitsandbytes_config(*, bits: int = 4, double_quant: bool = True) -> QuantConfig:
     """bitsandbytes chosen at load time (``--quantization bitsandbytes``): vLLM quantizes a 16-bit
-    checkpoint in-flight to NF4 (vllm/model_executor/model_loader/bitsandbytes_loader.py)."""
+    checkpoint in-flight to NF4 with double quantization, whatever BitsAndBytesConfig's own
+    defaults say: ``quantize_4bit(loaded_weight, compress_statistics=True, quant_type="nf4")``
+    in vllm/model_executor/model_loader/bitsandbytes_loader.py (``_unquantized_generator``; the
+    same call since vLLM 0.5's loader.py). Without double quantization Llama-3.1-8B would be
+    5.65 GiB, not the 5.34 GiB vLLM 0.5.4 logs (tests/data/weights/logs.json)."""
     qc: dict[str, Any] = {"quant_method": "bitsandbytes", "bnb_4bit_quant_type": "nf4",
                           "load_in_4bit": bits == 4, "load_in_8bit": bits == 8,
                           "bnb_4bit_use_double_quant": double_quant}
@@ -660,7 +708,7 @@ class WeightBreakdown:
     method: str  # "none" or the QuantConfig's description
     notes: tuple[str, ...] = field(default=())
     expert_scales: int = 0  # the part of quantization_scales that belongs to routed experts
-    vision: int = 0  # a multimodal checkpoint's vision tower and projector (checkpoint only)
+    vision: int = 0  # a multimodal vision tower and projector (checkpoint, or spec.vision)
     mtp: int = 0  # multi-token-prediction layers, loaded with --speculative-method mtp
     source: str = "architecture"  # or "checkpoint" (sizes from the safetensors headers)
     engine_added: int = 0  # bytes the engine allocates beyond the checkpoint (in the groups)
@@ -774,6 +822,36 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
         t.vector(group, (2 if gated else 1) * w + h)
 
 
+def _vision_tower(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) -> None:
+    """A SigLIP encoder and its projector, per tensor-parallel rank, in group "vision".
+
+    vllm/model_executor/models/siglip.py: SiglipVisionEmbeddings holds a Conv2d patch embedding
+    (hidden x channels x patch x patch, with bias; replicated), a VocabParallelEmbedding of
+    (image_size / patch_size)^2 positions (padded to 64, split like the vocabulary) and an int64
+    ``position_ids`` buffer of those positions; each SiglipEncoderLayer a QKVParallelLinear
+    qkv_proj and RowParallelLinear out_proj (both with bias), a ColumnParallelLinear fc1 and
+    RowParallelLinear fc2 (with bias; row-parallel biases whole on every rank) and two LayerNorms
+    (weight and bias); SiglipVisionTransformer a post_layernorm (kept when every encoder layer is
+    built, as gemma3_mm.py builds them) and no pooling head (vision_use_head false).
+    gemma3_mm.py Gemma3MultiModalProjector: mm_input_projection_weight (vision hidden x text
+    hidden, a plain replicated Parameter) and mm_soft_emb_norm, a Gemma RMSNorm (weight only)."""
+    h, inter = tower.hidden_size, tower.intermediate_size
+    pre = "vision_tower.vision_model"
+    t.vector("vision", h * tower.num_channels * tower.patch_size ** 2 + h)
+    t.vector("vision", _split(round_up(tower.num_positions, VOCAB_PADDING), tp) * h)
+    t.add("vision", MatrixBytes(weight=tower.num_positions * 8))  # position_ids, int64
+    for i in range(tower.num_hidden_layers):
+        layer = f"{pre}.encoder.layers.{i}"
+        t.linear("vision", f"{layer}.self_attn.q_proj", 3 * _split(h, tp), h)
+        t.linear("vision", f"{layer}.self_attn.out_proj", h, _split(h, tp))
+        t.linear("vision", f"{layer}.mlp.fc1", _split(inter, tp), h)
+        t.linear("vision", f"{layer}.mlp.fc2", h, _split(inter, tp))
+        t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
+        t.vector("vision", 2 * 2 * h)  # layer_norm1, layer_norm2: weight and bias
+    t.vector("vision", 2 * h)  # post_layernorm
+    t.vector("vision", h * text_hidden + h)  # projector weight and mm_soft_emb_norm
+
+
 def rope_cache_elements(spec: ModelSpec) -> int:
     """Elements of the rotary-embedding table vLLM builds for the model: (max_position_embeddings,
     rotary_dim), held in the model dtype on every rank and pipeline stage that has an attention
@@ -788,10 +866,14 @@ def rope_cache_elements(spec: ModelSpec) -> int:
     so vLLM's "Model loading took X GiB" includes it: 131,072 x 128 x 2 B = 32 MiB for Llama-3.1
     (64 MiB at --dtype float32), 2.5 GiB for Llama-4-Scout (max_position_embeddings 10,485,760).
     YaRN and DeepSeek-YaRN tables have original_max_position_embeddings x factor rows, which is
-    what those configs state as max_position_embeddings. rotary_dim is head_dim (MLA:
-    qk_rope_head_dim); a partial rotary factor (not in the spec) and second tables (Gemma-3's
-    local rope, longrope's short/long pair) are not modelled. No rope (learned or ALiBi
-    positions) or no max_position_embeddings: 0."""
+    what those configs state as max_position_embeddings. A spec that lists ``rope_tables`` gets
+    one table of each listed row count instead: Gemma-3 builds two (gemma3.py Gemma3Attention:
+    sliding layers use rope_local_base_freq without scaling, max_position_embeddings rows; global
+    layers config.rope_scaling, and rotary_embedding/linear_scaling_rope.py
+    LinearScalingRotaryEmbedding builds max_position_embeddings x factor rows: 131,072 x 8 for
+    gemma-3-27b, 256 MiB in bf16). rotary_dim is head_dim (MLA: qk_rope_head_dim); a partial
+    rotary factor (not in the spec) and longrope's short/long pair are not modelled. No rope
+    (learned or ALiBi positions) or no max_position_embeddings: 0."""
     if spec.position_embedding != "rope" or not spec.max_position_embeddings:
         return 0
     att = spec.attention
@@ -801,7 +883,7 @@ def rope_cache_elements(spec: ModelSpec) -> int:
         rotary_dim = att.head_dim
     else:
         return 0
-    return spec.max_position_embeddings * rotary_dim
+    return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim
 
 
 def _stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
@@ -811,7 +893,7 @@ def _stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
 
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
-                     last: bool = True) -> WeightBreakdown:
+                     last: bool = True, vision: bool = True) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
@@ -821,11 +903,16 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     kv_a, norms, routers, KV heads when fewer than ranks) are counted whole on every rank.
     ``layers``/``first``/``last``: one pipeline stage (vLLM's split: the embeddings on the first
     stage, the final norm and lm_head on the last; a tied lm_head on a last stage that is not the
-    first keeps its own copy of the embedding matrix)."""
+    first keeps its own copy of the embedding matrix). ``vision``: a vision tower the spec
+    describes (`VisionTowerSpec`) is counted on every stage, as `checkpoint_breakdown` counts it
+    (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds the tower on every pipeline rank; vLLM
+    loads it unless --limit-mm-per-prompt is 0)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
+    if vision and spec.vision is not None:
+        _vision_tower(t, spec.vision, spec.hidden_size, tp)
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)
@@ -874,7 +961,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         embeddings=g.get("embeddings", 0), attention=g.get("attention", 0),
         dense_mlp=g.get("dense_mlp", 0), experts=g.get("experts", 0),
         lm_head=g.get("lm_head", 0), norms=g.get("norms", 0), quantization_scales=t.scales,
-        dtype=get_dtype(dtype).name, method=quant.description if quant is not None else "none",
+        vision=g.get("vision", 0), dtype=get_dtype(dtype).name,
+        method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
         rope_cache=cdiv(rope_cache_elements(spec) * bits, 8)

@@ -29,6 +29,7 @@ from kvplan.weights import (
     Fp8PerChannel,
     Fp8PerTensor,
     IntGrouped,
+    MixedPrecisionKernel,
     Mxfp4,
     Mxfp4Backend,
     Nvfp4,
@@ -126,6 +127,59 @@ def test_bnb_fp4_llama3_8b() -> None:
     assert b.quantization_scales == 436_207_616
     assert b.total == 6_029_844_480
     assert abs(b.total / GiB / 5.6168 - 1) < 0.005
+
+
+# --- GPTQ on Hopper: Machete keeps what Marlin frees, Llama-3.1-8B, vLLM 0.19 --------------------
+# vllm/model_executor/kernels/linear/mixed_precision/machete.py process_weights_after_loading
+# repacks qweight and scales only; gptq_marlin.py allocated g_idx (int32 per input) and qzeros
+# (packed int32) regardless of desc_act / sym, and Marlin would replace both with empty tensors.
+# 6,979,321,856 linear params, 4-bit, group 128, fp16 scales: weight 3,489,660,928 B; scales
+# params / 128 x 2 = 109,051,904; qzeros params / 128 / 8 x 4 = 27,262,976; g_idx per fused matrix
+# (qkv, o, gate_up in 4096; down in 14336) 26,624 x 4 x 32 layers = 3,407,872. fp16 embeddings +
+# lm_head 2,101,346,304; norms 532,480; rotary table 33,554,432. Total 5,764,816,896 B =
+# 5.3689 GiB; the H100 log ("Using MacheteLinearKernel for GPTQMarlinLinearMethod", "Model loading
+# took 5.38 GiB", tests/data/weights/logs.json) -0.21 % (Marlin's layout: 5.3403, -0.74 %).
+
+
+def test_gptq_machete_keeps_g_idx_and_qzeros() -> None:
+    qc = {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True, "desc_act": False}
+    spec = load_spec("llama-3.1-8b")
+    machete = weight_breakdown(spec, parse_quantization_config(
+        qc, "config.json", mp_kernel=MixedPrecisionKernel.machete), dtype="fp16")
+    marlin = weight_breakdown(spec, parse_quantization_config(qc, "config.json"), dtype="fp16")
+    assert machete.quantization_scales == 139_722_752
+    assert machete.total == 5_764_816_896
+    assert marlin.quantization_scales == 109_051_904
+    assert abs(machete.total / GiB / 5.38 - 1) < 0.003
+    # AWQ's zero points become -scales x zp in the compute dtype under Machete (2 B per group
+    # and output instead of 4 packed bits); MoE experts keep the fused Marlin layout.
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+    scheme = parse_quantization_config(awq, "c", mp_kernel=MixedPrecisionKernel.machete
+                                       ).scheme_for("model.layers.0.mlp.down_proj")
+    assert scheme is not None
+    assert scheme.matrix_bytes(4096, 128).scales == 4096 * 2 + 4096 * 2
+    assert scheme.experts_bytes(2, 128, 128, True) == parse_quantization_config(
+        awq, "c").scheme_for("model.layers.0.mlp.down_proj").experts_bytes(2, 128, 128, True)
+
+
+# --- bitsandbytes chosen at load time, Llama-3.1-8B, vLLM 0.5.4 -----------------------------------
+# vllm/model_executor/model_loader/bitsandbytes_loader.py quantizes every linear weight of a 16-bit
+# checkpoint with quantize_4bit(w, compress_statistics=True, quant_type="nf4"): NF4 with double
+# quantization. The 6,979,321,856 linear params (see above): 4-bit 3,489,660,928 B; uint8 absmax
+# per 64: 109,051,904 B; fp32 absmax per 256 blocks: 1,703,936 B; per quantized matrix an fp32
+# offset and a 256-entry fp32 code book, 1,028 B x 128 (kvplan's 4 fused matrices x 32 layers;
+# vLLM keeps one state per checkpoint shard, 7 x 32: 98,688 B more, 0.002 %) = 131,584 B.
+# Scales 110,887,424 B. bf16 embeddings + lm_head 2,101,346,304; norms 532,480; rotary table
+# 131,072 x 128 x 2 = 33,554,432. Total 5,735,981,568 B = 5.3420 GiB; the log (file id 5655614781
+# in tests/data/weights/logs.json): "Loading model weights took 5.3421 GB" (bytes / 2**30).
+# Without double quantization it would be 5.6450 GiB (+5.7 %).
+
+
+def test_bnb_at_load_time_is_nf4_double_quant() -> None:
+    b = weight_breakdown(load_spec("llama-3.1-8b"), bitsandbytes_config(), dtype="bf16")
+    assert b.quantization_scales == 110_887_424
+    assert b.total == 5_735_981_568
+    assert abs(b.total / GiB / 5.3421 - 1) < 0.001
 
 
 def test_bnb_at_load_time() -> None:
@@ -281,13 +335,42 @@ def test_gemma2_float32_config_loads_bf16() -> None:
 def test_unquantized_matches_param_count(spec_id: str) -> None:
     # With no quantization the layout is the parameter count in the compute dtype, except for
     # vLLM's vocabulary padding to a multiple of 64 (gpt2's 50,257 -> 50,304; minicpm3's 73,448
-    # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`).
+    # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`). A vision tower
+    # (spec.vision) is not in the text model's parameter count; it is the "vision" group.
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
     heads = 1 if spec.tie_word_embeddings else 2
-    assert b.total == 2 * count_params(spec).total + 2 * heads * (padded - spec.vocab_size) * \
-        spec.hidden_size + 2 * rope_cache_elements(spec)
+    assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
+        padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec)
+    assert (b.vision > 0) == (spec.vision is not None)
+    assert weight_breakdown(spec, None, dtype="bf16", vision=False).vision == 0
+
+
+# --- Gemma-3-27B's SigLIP tower and rotary tables, vLLM 0.19 ------------------------------------
+# vision_config (tests/data/configs/gemma-3-27b.json): hidden 1152, intermediate 4304, 27 layers,
+# image 896, patch 14, vision_use_head false; vLLM siglip.py + gemma3_mm.py (kvplan.weights.
+# _vision_tower). Per encoder layer: qkv 1152 x 3456 + 3456 bias = 3,984,768; out_proj 1152 x
+# 1152 + 1152 = 1,328,256; fc1 1152 x 4304 + 4304 = 4,962,512; fc2 4304 x 1152 + 1152 =
+# 4,959,360; two LayerNorms 2 x 2,304 -> 15,239,504 x 27 = 411,466,608. Patch Conv2d 1152 x 3 x
+# 14 x 14 + 1152 = 678,528; 4,096 positions x 1152 = 4,718,592; post_layernorm 2,304; projector
+# 1152 x 5376 = 6,193,152 + its RMSNorm 1,152. 423,060,336 params x 2 B + position_ids 4,096 x 8 B
+# = 846,153,440 B. Rotary tables: (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B.
+# Text model 2 x 27,008,663,808 = 54,017,327,616 B. Total 55,165,470,944 B = 51.377 GiB; vLLM
+# 0.19.0 on an H100 logged "Model loading took 51.45 GiB" (tests/data/weights/logs.json): -0.14 %
+# (was -2.16 % without the tower and with one unscaled rotary table).
+
+
+def test_gemma3_vision_tower_and_rope_tables() -> None:
+    spec = load_spec("gemma-3-27b")
+    b = weight_breakdown(spec, None, dtype="bf16")
+    assert b.vision == 846_153_440
+    assert b.rope_cache == 301_989_888
+    assert b.total == 55_165_470_944
+    assert abs(b.total / GiB / 51.45 - 1) < 0.002
+    # The config.json path builds the same spec fields.
+    from_config = load_spec(str(Path(__file__).parent / "data" / "configs" / "gemma-3-27b.json"))
+    assert from_config.vision == spec.vision and from_config.rope_tables == spec.rope_tables
 
 
 # --- properties ---------------------------------------------------------------------------------
