@@ -253,8 +253,11 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     row("blocks per request", _int(plan.blocks_per_request), None,
         f"{plan.context:,} tokens" + (f", {stage.shared_prefix_blocks:,} shared prefix blocks"
                                       if stage.shared_prefix_blocks else ""))
+    # Only vLLM prints it ("Maximum concurrency for N tokens per request: X.XXx"); SGLang and
+    # TRT-LLM print the pool in tokens, and this is that pool over one request's need.
+    printed = "vLLM prints this" if plan.engine == "vllm" else f"not printed by {engine}"
     row("max_concurrency", f"{plan.max_concurrency:,.2f}x", None,
-        f"requests of {plan.context:,} tokens ({engine} prints this)")
+        f"requests of {plan.context:,} tokens ({printed})")
     if plan.max_running_requests is not None:
         row("max_running_requests", _int(plan.max_running_requests), None,
             "SGLang's cap on running requests" + (
