@@ -264,6 +264,11 @@ def model_ref(spec: ModelSpec) -> str:
     return spec.path if spec.path and not spec.path.endswith(".yaml") else spec.id
 
 
+# Each engine's flag for the longest request (what the context alternatives name).
+CONTEXT_FLAGS = {Engine.vllm: "max-model-len", Engine.sglang: "context-length",
+                 Engine.trtllm: "max_seq_len"}
+
+
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:
     """The engine's own command line for the plan (flags as each engine's CLI spells them)."""
     ref = req.model_ref or model_ref(spec)
@@ -369,7 +374,8 @@ def _alternatives_when_fits(spec: ModelSpec, req: PlanRequest, best: Candidate
         shorter = _evaluate(spec, req, best.layout, best.kv_dtype, best.mem_fraction, half)
         if shorter is not None and best.requests:
             ratio = shorter.requests / best.requests
-            out.append(Alternative(label=f"max-model-len {_short(half)}: {shorter.requests:,} "
+            out.append(Alternative(label=f"{CONTEXT_FLAGS[req.engine]} {_short(half)}: "
+                                         f"{shorter.requests:,} "
                                          f"requests ({ratio:.1f}x)", fits=True,
                                    gpus=best.layout.gpus, requests=shorter.requests))
     # Headroom of the plan itself.
@@ -407,7 +413,7 @@ def _alternatives_when_not(spec: ModelSpec, req: PlanRequest, closest: Candidate
         else:
             hi = mid - 1
     if found is not None:
-        out.append(Alternative(label=f"max-model-len {found.context:,}: serves "
+        out.append(Alternative(label=f"{CONTEXT_FLAGS[req.engine]} {found.context:,}: serves "
                                      f"{req.concurrency:,} requests on {found.layout.gpus} GPUs",
                                fits=True, gpus=found.layout.gpus, requests=found.requests,
                                command=launch_command(spec, req, found)))
