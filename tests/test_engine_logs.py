@@ -157,6 +157,19 @@ def test_sglang_preload_rule() -> None:
             assert abs(row["predicted_preload_gib"] - row["logged_preload_gib"]) <= 0.4
 
 
+def test_sglang_tp1_preload_point_on_held_out_logs() -> None:
+    # The TP1 point (0.71 GiB) was fitted on seven logs; the two TP1 logs added with it were
+    # held out: H100 80GB, sglang-kt 0.7.0: 79.19 - (62.08 + 16.41) = 0.70; MI300X (ROCm), a
+    # 2024-10 build: 191.98 - 191.33 = 0.65. Both within 0.1 GiB of the point, and their tokens
+    # within 0.1 % of the logged count.
+    held_out = {"qwen3-30b-a3b-kt-amxint8-h100", "llama-3-8b-mi300x-bench-latency-2024-10"}
+    rows = [r for r in SGLANG_ROWS if r["log"]["id"] in held_out]
+    assert len(rows) == 2
+    for r in rows:
+        assert abs(r["predicted_preload_gib"] - r["logged_preload_gib"]) <= 0.1, r["log"]["id"]
+        assert abs(r["error"]) <= 0.001, (r["log"]["id"], r["error"])
+
+
 @pytest.mark.parametrize(("version", "gpu", "tp", "logged"), [
     # grok-2, 8 x H100, v0.5.2rc2, ServerArgs mem_fraction_static=0.831. By hand (0.4.8-0.5.2):
     # nvidia-smi 81,559 MiB < 90 GiB -> reserved (9.5 + 8 / 2) x 1024 = 13,824 MiB;
