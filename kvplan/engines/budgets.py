@@ -417,7 +417,12 @@ class VllmBudget:
 # context and torch init (0.4-0.7 GiB) plus what "Init torch distributed" adds: 0.09-0.19 GiB
 # without NVSwitch, 1.25 GiB on 8 x H100 (NCCL's NVLink buffers). Public logs
 # (tests/data/engine_logs/sglang_startup_logs.json):
-# - TP1: 0.38 GiB (80 GB H100, kvplan issue #13); 0.60 (H100, sglang PR #4760).
+# - TP1: 0.71 GiB, the median of the seven TP1 Linux logs on cards whose total a log line gives
+#   (fitted in the sglang-logs session; the former 0.38 was the one early-2025 log): H100 0.38
+#   (0.4.1.post7), 0.60 (0.4.4, sglang PR #4760), 0.71 (2026 main), 0.72 (0.5.18), 0.72 (0.5.19,
+#   gVisor); B200 0.78 (2026 main); L40S 0.28 (0.5.7). Held out (not fitted): H100 0.70
+#   (sglang-kt 0.7.0) and MI300X 0.65 (ROCm, a 2024-10 build): both within 0.06 of the point.
+#   The ROCm TP1 point is the same value (no ROCm TP1 log was fitted).
 # - TP8 on NVSwitch: 1.76 GiB (79.19 - 77.43, 8 x H100, v0.5.2rc2, grok-2 blog log) and 2.52
 #   (139.81 - 137.29, 8 x H200, sglang PR #11716): their mean, 2.14, is the TP8 point.
 # - AMD TP8: 4.5 GiB (288 - 283.50, MI355X, v0.5.8.post1, GLM-5 bring-up notes).
@@ -428,7 +433,7 @@ class VllmBudget:
 #   tokens than logged at TP4).
 # Memory is the proxy for the interconnect here: the planner is not told whether GPUs share an
 # NVSwitch.
-SGLANG_PRELOAD_GIB = {"cuda": ((1, 0.38), (8, 2.14)), "rocm": ((1, 0.38), (8, 4.5))}
+SGLANG_PRELOAD_GIB = {"cuda": ((1, 0.71), (8, 2.14)), "rocm": ((1, 0.71), (8, 4.5))}
 SGLANG_PCIE_PRELOAD_GIB = 0.72
 SGLANG_PCIE_BELOW_BYTES = 60 * GiB
 
