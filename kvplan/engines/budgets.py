@@ -77,7 +77,8 @@ def _interpolate(points: tuple[tuple[int, float], ...], x: int) -> float:
 # --- vLLM ---------------------------------------------------------------------------------------
 
 # Non-torch memory (NCCL buffers, custom all-reduce IPC buffers, cuBLAS workspaces) per GPU by
-# TP over NVLink (H100; PCIe GPUs hold the TP 1 figure, see vllm_non_torch_gib), from vLLM's "non_torch_memory takes X GiB" / "non-torch memory X GiB", by version:
+# TP over NVLink (H100; PCIe GPUs hold the TP 1 figure, see vllm_non_torch_gib), from vLLM's
+# "non_torch_memory takes X GiB" / "non-torch memory X GiB", by version:
 # - before 0.19: TP1 0.13 GiB (vllm issue #50722, H100), TP2 0.55 GiB (llm-d-benchmark, H100,
 #   ~0.11), TP4 1.84 GiB (vllm issue #24881, H100, 0.10.2);
 # - from 0.19: TP1 0.25 GiB, TP2 2.07 GiB, TP4 2.17 GiB (medians of the H100 0.19.0 logs of
