@@ -266,3 +266,15 @@ def test_non_torch_growth_with_tp_over_nvlink_only() -> None:
     assert non_torch("H100", tp=4) == int(2.17 * GiB)
     assert non_torch("H100", disable_custom_all_reduce=True) == int(0.25 * GiB)
     assert non_torch("L40S", disable_custom_all_reduce=True) == int(0.25 * GiB)
+
+
+def test_vllm_default_utilization_by_version() -> None:
+    # vLLM's gpu_memory_utilization default (config/cache.py CacheConfig, entrypoints/llm.py
+    # LLM.__init__): 0.9 in the 0.19.0 wheel, 0.92 from 0.20.0 (the 0.20.0, 0.26.0 and 0.32.0
+    # wheels); an unversioned plan follows the newest. On an H100 (79.19 GiB) that is
+    # 0.02 x 79.19 = 1.58 GiB more for the KV cache at the default.
+    for version, fraction in (("0.19.0", 0.9), ("0.20.0", 0.92), ("0.32.0", 0.92), (None, 0.92)):
+        inputs = PlanInputs(context=4096, engine=Engine.vllm, engine_version=version)
+        assert inputs.resolved_mem_fraction == fraction, version
+    assert PlanInputs(context=4096, engine=Engine.vllm, engine_version="0.20",
+                      mem_fraction=0.9).resolved_mem_fraction == 0.9

@@ -332,6 +332,9 @@ def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int
     return max_num_batched_tokens * per_token * element_bytes
 
 
+VLLM_UTILIZATION_092_SINCE = (0, 20)
+
+
 @dataclass(frozen=True)
 class VllmBudget:
     name: str = "vllm"
@@ -410,7 +413,12 @@ class VllmBudget:
         return (need + weights + reserve) / _total(inputs)
 
     def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
-        return 0.9, "vLLM gpu_memory_utilization default"
+        # config/cache.py CacheConfig.gpu_memory_utilization and entrypoints/llm.py LLM(): 0.9 in
+        # the 0.10.2 and 0.19.0 wheels, 0.92 in every wheel read from 0.20.0 to 0.32.0 (`vllm
+        # serve` and the offline LLM class alike).
+        if version_key(inputs.engine_version) >= VLLM_UTILIZATION_092_SINCE:
+            return 0.92, "vLLM gpu_memory_utilization default from 0.20"
+        return 0.9, "vLLM gpu_memory_utilization default to 0.19"
 
 
 # --- SGLang -------------------------------------------------------------------------------------
