@@ -31,9 +31,10 @@ def test_every_log_names_its_source_and_quotes_the_lines() -> None:
 def test_vllm_budget_median_within_two_percent() -> None:
     # Issue #13's target: median within 2 %, 90 % of logs within max(2 %, 0.25 GiB). Over the
     # 78 logs the median is 0.34 % and 69 of 78 (88 %) are within; the misses (vLLM 0.10.1.1 on
-    # A100s at a 0.25 fraction and with TP 2 across nodes, Qwen3-Next / Qwen3.5 hybrids, Llama-3.1-8B on an L4 at 0.11,
-    # Qwen3-8B-FP8 at 0.10.2, a unified-memory GB10 at 0.13, Qwen3-32B at TP 1 and PP 2 on RTX
-    # PRO 6000s at 0.27.1) are listed in examples/engine-bench.md with their causes where found.
+    # A100s at a 0.25 fraction and with TP 2 across nodes, Qwen3-Next / Qwen3.5 hybrids,
+    # Llama-3.1-8B on an L4 at 0.11, Qwen3-8B-FP8 at 0.10.2, a unified-memory GB10 at 0.13,
+    # Qwen3-32B at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1) are listed in
+    # examples/engine-bench.md with their causes where found.
     # This test holds what is achieved.
     s = bench.summary(ROWS)
     assert s["logs"] >= 78
