@@ -189,3 +189,17 @@ def test_engine_bench_md_is_current() -> None:
     with contextlib.redirect_stdout(out):
         bench.main()
     assert out.getvalue() == (ROOT / "examples" / "engine-bench.md").read_text()
+
+
+def test_vllm_default_fraction_matches_the_logs_that_did_not_set_it() -> None:
+    # Where the user left gpu_memory_utilization unset the log shows vLLM's default: 0.9 up to
+    # 0.19 (nine logs, 0.10.2-0.19.1) as kvplan's VllmBudget.default_fraction gives. None of the
+    # 0.20+ logs leaves it unset (two that print 0.9 set it: 0.92 is the 0.20+ default of
+    # config/cache.py and entrypoints/llm.py), so 0.92 rests on the wheels' source.
+    from kvplan.capacity import Engine, PlanInputs
+
+    unset = [r["log"] for r in ROWS if not r["log"]["gpu_memory_utilization_set_by_user"]]
+    assert len(unset) >= 9
+    for log in unset:
+        inputs = PlanInputs(context=4096, engine=Engine.vllm, engine_version=log["vllm_version"])
+        assert inputs.resolved_mem_fraction == log["gpu_memory_utilization"], log["url"]
