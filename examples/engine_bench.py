@@ -403,7 +403,9 @@ def main() -> None:
     for name, subset in (("all", rows), ("held out (not used to fit)",
                                           [r for r in rows if not r["log"]["fitted"]]),
                          ("vLLM 0.20 and later (all held out)",
-                          [r for r in rows if version_key(r["log"]["vllm_version"]) >= (0, 20)])):
+                          [r for r in rows if version_key(r["log"]["vllm_version"]) >= (0, 20)]),
+                         ("from sources other than llm-d-planner PR #205 (all held out)",
+                          [r for r in rows if "llm-d-planner" not in r["log"]["url"]])):
         s = summary(subset)
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
               f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")

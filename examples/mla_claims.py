@@ -156,7 +156,8 @@ def main() -> None:
             f"({l70_tp1['max_requests']} requests); `--quantization bitsandbytes` (4-bit): "
             f"{l70_4bit['max_requests']} requests; a TP-2 pair serves "
             f"{l70_tp2['max_requests']} and a TP-4 group {l70_tp4['max_requests']} requests of "
-            "4,096 tokens (vLLM accounting, utilisation 0.9, estimated reserve, "
+            f"4,096 tokens (vLLM accounting, utilisation {l70_tp1['mem_fraction']:g}, estimated "
+            "reserve, "
             f"max_num_batched_tokens {l70_tp1['max_num_batched_tokens']:,}).",
             seventy_b,
         ),

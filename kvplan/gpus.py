@@ -346,8 +346,14 @@ _PRESETS: tuple[GPU, ...] = (
         name="RTX-PRO-6000",
         full_name="NVIDIA RTX PRO 6000 Blackwell 96GB GDDR7",
         memory_bytes=96 * GiB,
-        reported_total_bytes=None,
-        reported_total_source=NO_LOG,
+        reported_total_bytes=_gib("95.01"),
+        reported_total_kind="mem_get_info",
+        reported_total_source=(
+            "vLLM 0.27.1 on RTX PRO 6000 Blackwell Server Edition: 'GPU 0: NVIDIA RTX PRO 6000 "
+            "Blackwell Server Edition 95.01 GiB sm_120', and vLLM's 'Free memory on device "
+            "(93.83/95.01 GiB) on startup' (search index ids 57905766703, 57388479769); another "
+            "driver prints 94.97 GiB (index id 63441798540)"
+        ),
         hbm_bytes_per_s=1_792 * GB,
         peak_bf16_flops_per_s=503_800 * GFLOPS,
         peak_fp8_flops_per_s=1_007_600 * GFLOPS,

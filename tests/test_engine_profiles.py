@@ -242,14 +242,16 @@ def test_trtllm_engine_path_rounds_blocks_up() -> None:
     assert capped.num_blocks == 100
 
 
-def test_custom_all_reduce_buffers_over_nvlink_or_two_pcie_gpus() -> None:
-    # vLLM's growth of non-torch memory with TP is its custom all-reduce (IPC buffers): 2.07 GiB
-    # per rank at TP 2 on NVLink H100s (llm-d-planner PR #205, 0.19.0). Over PCIe-only cards it
-    # does not run ("Custom allreduce is disabled because it's not supported on more than two
-    # PCIe-only GPUs"; two PCIe GPUs with P2P still run it), nor with --disable-custom-all-reduce:
-    # a rank then holds the TP 1 figure (0.25 GiB at 0.19), as Qwen3-Next at TP 2 on L40S (0.13,
-    # custom all-reduce off) and Qwen2.5-72B at TP 4 on L40S (0.19) leave
-    # (examples/engine-bench.md). At TP 4 on 0.19 the NVLink figure is 2.17 GiB.
+def test_non_torch_growth_with_tp_over_nvlink_only() -> None:
+    # vLLM's growth of non-torch memory with TP, 2.07 GiB per rank at TP 2 on NVLink H100s
+    # (llm-d-planner PR #205, 0.19.0), is not the custom all-reduce's IPC buffers (8 MiB,
+    # custom_all_reduce.py max_size=8192 * 1024): Qwen3-32B at TP 2 on two RTX PRO 6000 over
+    # PCIe with P2P (custom all-reduce running, vLLM 0.27.1, index id 57905766703) leaves
+    # 0.426 x 95.01 - 30.59 - 8.22 = 1.66 GiB of reserve for activation (8,192 tokens x
+    # (3 x 5,120 + 3 x 25,600 / 2) x 2 B = 0.82 GiB), V2's penalty state (1,024 x (151,936 x 4
+    # + 4,748 x 4) B = 0.60 GiB) and non-torch: 0.24 GiB, the TP 1 figure (0.25), not 2.07.
+    # PCIe GPUs and --disable-custom-all-reduce therefore hold the TP 1 figure; TP 4 over NVLink
+    # at 0.19: 2.17 GiB.
     spec = load_spec("llama-3.1-8b")
 
     def non_torch(gpu: str, tp: int = 2, **kw: object) -> int:
@@ -258,8 +260,21 @@ def test_custom_all_reduce_buffers_over_nvlink_or_two_pcie_gpus() -> None:
         return plan_capacity(spec, replace(inputs, **kw)).reserve_breakdown["non_torch"]["bytes"]
 
     assert non_torch("H100") == int(2.07 * GiB)
-    assert non_torch("L40S") == int(2.07 * GiB)  # two PCIe GPUs: vLLM tries it (P2P)
+    assert non_torch("L40S") == int(0.25 * GiB)  # two PCIe GPUs, custom all-reduce or not
+    assert non_torch("RTX-PRO-6000") == int(0.25 * GiB)
     assert non_torch("L40S", tp=4) == int(0.25 * GiB)
     assert non_torch("H100", tp=4) == int(2.17 * GiB)
     assert non_torch("H100", disable_custom_all_reduce=True) == int(0.25 * GiB)
     assert non_torch("L40S", disable_custom_all_reduce=True) == int(0.25 * GiB)
+
+
+def test_vllm_default_utilization_by_version() -> None:
+    # vLLM's gpu_memory_utilization default (config/cache.py CacheConfig, entrypoints/llm.py
+    # LLM.__init__): 0.9 in the 0.19.0 wheel, 0.92 from 0.20.0 (the 0.20.0, 0.26.0 and 0.32.0
+    # wheels); an unversioned plan follows the newest. On an H100 (79.19 GiB) that is
+    # 0.02 x 79.19 = 1.58 GiB more for the KV cache at the default.
+    for version, fraction in (("0.19.0", 0.9), ("0.20.0", 0.92), ("0.32.0", 0.92), (None, 0.92)):
+        inputs = PlanInputs(context=4096, engine=Engine.vllm, engine_version=version)
+        assert inputs.resolved_mem_fraction == fraction, version
+    assert PlanInputs(context=4096, engine=Engine.vllm, engine_version="0.20",
+                      mem_fraction=0.9).resolved_mem_fraction == 0.9

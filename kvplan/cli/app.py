@@ -146,7 +146,8 @@ def estimate_cmd(
         "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.0, max=1.0,
-        help="vLLM gpu_memory_utilization (0.9) / SGLang mem_fraction_static (0.88 at TP1) / "
+        help="vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang mem_fraction_static "
+             "(0.88 at TP1) / "
              "TRT-LLM free_gpu_memory_fraction (0.9).")] = None,
     weights_gib: Annotated[float | None, typer.Option(
         "--weights-gib", min=0.0, help="Weights per GPU in GiB (default: from the spec).")] = None,

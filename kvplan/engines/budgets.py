@@ -77,7 +77,8 @@ def _interpolate(points: tuple[tuple[int, float], ...], x: int) -> float:
 # --- vLLM ---------------------------------------------------------------------------------------
 
 # Non-torch memory (NCCL buffers, custom all-reduce IPC buffers, cuBLAS workspaces) per GPU by
-# TP, from vLLM's "non_torch_memory takes X GiB" / "non-torch memory X GiB", by version:
+# TP over NVLink (H100; PCIe GPUs hold the TP 1 figure, see vllm_non_torch_gib), from vLLM's
+# "non_torch_memory takes X GiB" / "non-torch memory X GiB", by version:
 # - before 0.19: TP1 0.13 GiB (vllm issue #50722, H100), TP2 0.55 GiB (llm-d-benchmark, H100,
 #   ~0.11), TP4 1.84 GiB (vllm issue #24881, H100, 0.10.2);
 # - from 0.19: TP1 0.25 GiB, TP2 2.07 GiB, TP4 2.17 GiB (medians of the H100 0.19.0 logs of
@@ -94,14 +95,16 @@ VLLM_NON_TORCH_PP_ONLY_GIB = 0.07
 
 def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
                        custom_all_reduce: bool = True) -> float:
-    """Non-torch memory per GPU. The growth beyond TP 1 is vLLM's custom all-reduce (its IPC
-    buffers, `distributed/device_communicators/custom_all_reduce.py`), which runs between
-    NVLink-connected GPUs and between two PCIe GPUs with P2P, disables itself on more than two
-    PCIe-only GPUs, and does not run with --disable-custom-all-reduce: without it a TP rank holds
-    what a single GPU does. Logs: Qwen3-Next
-    at TP 2 on L40S with custom all-reduce off (vLLM 0.13) and Qwen2.5-72B at TP 4 on four L40S
-    ("Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs",
-    0.19) leave what the TP 1 figure predicts, not the NVLink figure (examples/engine-bench.md)."""
+    """Non-torch memory per GPU. The growth beyond TP 1 was measured only on NVLink H100s and
+    is not the custom all-reduce's IPC buffers (8 MiB each, `distributed/device_communicators/
+    custom_all_reduce.py: max_size=8192 * 1024`); it comes with the NVLink collectives, so
+    `custom_all_reduce` (the caller's "NVLink, not disabled") False gives the TP 1 figure. PCIe
+    GPUs hold the TP 1 figure: Qwen3-32B at TP 2 on two RTX PRO 6000 over PCIe with P2P (custom
+    all-reduce running; vLLM 0.27.1, index id 57905766703) leaves 1.66 GiB of reserve, which
+    the TP 1 figure matches within 0.01 GiB and the NVLink one (2.07 GiB alone) cannot; so do
+    Qwen3-Next at TP 2 on L40S (0.13, custom all-reduce off) and Qwen2.5-72B at TP 4 on four
+    L40S (0.19) (examples/engine-bench.md). With --disable-custom-all-reduce on NVLink the TP 1
+    figure is assumed (no log)."""
     if tp == 1 and pp > 1:
         return VLLM_NON_TORCH_PP_ONLY_GIB
     key = version_key(version)
@@ -329,6 +332,9 @@ def moe_workspace_bytes(spec: ModelSpec, *, max_num_batched_tokens: int, tp: int
     return max_num_batched_tokens * per_token * element_bytes
 
 
+VLLM_UTILIZATION_092_SINCE = (0, 20)
+
+
 @dataclass(frozen=True)
 class VllmBudget:
     name: str = "vllm"
@@ -341,9 +347,9 @@ class VllmBudget:
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)
         tokens = inputs.max_num_batched_tokens
-        # custom_all_reduce.py: off when disabled, and on more than two PCIe-only GPUs of a node;
-        # two PCIe GPUs run it where P2P works (assumed, as vLLM tries it).
-        custom_ar = not inputs.disable_custom_all_reduce and (inputs.nvlink or inputs.tp <= 2)
+        # The non-torch growth with TP is an NVLink one (vllm_non_torch_gib): PCIe GPUs, with
+        # or without vLLM's custom all-reduce, and --disable-custom-all-reduce hold TP 1's.
+        custom_ar = not inputs.disable_custom_all_reduce and inputs.nvlink
         width = compute_element_bytes(inputs.dtype)
         forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                    element_bytes=width)
@@ -372,7 +378,7 @@ class VllmBudget:
                         rule=f"NCCL/all-reduce/cuBLAS at TP {inputs.tp}"
                              + (f" x PP {inputs.pp}" if inputs.pp > 1 else "")
                              + ("" if custom_ar or inputs.tp == 1 else
-                                ", no custom all-reduce (over two PCIe-only GPUs, or disabled)")
+                                ", no NVLink growth (PCIe GPUs, or custom all-reduce disabled)")
                              + " (public logs, by version)"),
         ]
         state = runner.sampler_state_bytes(spec, version=inputs.engine_version,
@@ -407,7 +413,12 @@ class VllmBudget:
         return (need + weights + reserve) / _total(inputs)
 
     def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
-        return 0.9, "vLLM gpu_memory_utilization default"
+        # config/cache.py CacheConfig.gpu_memory_utilization and entrypoints/llm.py LLM(): 0.9 in
+        # the 0.10.2 and 0.19.0 wheels, 0.92 in every wheel read from 0.20.0 to 0.32.0 (`vllm
+        # serve` and the offline LLM class alike).
+        if version_key(inputs.engine_version) >= VLLM_UTILIZATION_092_SINCE:
+            return 0.92, "vLLM gpu_memory_utilization default from 0.20"
+        return 0.9, "vLLM gpu_memory_utilization default to 0.19"
 
 
 # --- SGLang -------------------------------------------------------------------------------------
