@@ -51,14 +51,20 @@ def load_logs() -> list[dict[str, Any]]:
     return json.loads(LOGS.read_text())
 
 
-def cli_args(log: dict[str, Any]) -> list[str]:
+def model_arg(log: dict[str, Any]) -> str:
+    """MODEL: a bundled id, or a config.json under the repository."""
     spec = log["spec"]
-    if spec.endswith(".json"):
-        spec = str(ROOT / spec)
-    # A log whose GPU is not named is replayed on its logged device total.
-    device = (["--gpu-mem-gib", str(log["gpu_mem_gib"])] if log.get("gpu_mem_gib")
-              else ["--gpu", log["gpu"]])
-    args = ["estimate", spec, *device, "--mem-fraction",
+    return str(ROOT / spec) if spec.endswith(".json") else spec
+
+
+def device_args(log: dict[str, Any], mem_key: str = "gpu_mem_gib") -> list[str]:
+    """A GPU not named in the log (or without a preset) is replayed on its logged total."""
+    return (["--gpu-mem-gib", str(log[mem_key])] if log.get(mem_key)
+            else ["--gpu", log["gpu"]])
+
+
+def cli_args(log: dict[str, Any]) -> list[str]:
+    args = ["estimate", model_arg(log), *device_args(log), "--mem-fraction",
             str(log["gpu_memory_utilization"]), "--tp", str(log["tp"]), "--pp", str(log["pp"]),
             "--weights-gib", str(log["model_loading_gib"]), "--engine-version",
             log["vllm_version"], "--context", str(log["max_model_len"] or 4096),
@@ -120,10 +126,7 @@ def load_sglang_logs() -> list[dict[str, Any]]:
 
 
 def sglang_cli_args(log: dict[str, Any]) -> list[str]:
-    spec = log["spec"]
-    if spec.endswith(".json"):
-        spec = str(ROOT / spec)
-    args = ["estimate", spec, "--engine", "sglang", "--gpu", log["gpu"], "--tp", str(log["tp"]),
+    args = ["estimate", model_arg(log), "--engine", "sglang", "--gpu", log["gpu"], "--tp", str(log["tp"]),
             "--format", "json"]
     if log["weights_gib"] is not None:
         args += ["--weights-gib", str(log["weights_gib"])]
@@ -269,13 +272,8 @@ def load_trtllm_logs() -> list[dict[str, Any]]:
 
 
 def trtllm_cli_args(log: dict[str, Any]) -> list[str]:
-    spec = log["spec"]
-    if spec.endswith(".json"):
-        spec = str(ROOT / spec)
-    # A GPU kvplan has no preset for is given as its logged device total.
-    gpu = (["--gpu-mem-gib", str(log["gpu_mem_gib_arg"])] if log.get("gpu_mem_gib_arg")
-           else ["--gpu", log["gpu"]])
-    args = ["estimate", spec, "--engine", "trtllm", *gpu, "--tp",
+    args = ["estimate", model_arg(log), *device_args(log, "gpu_mem_gib_arg"), "--engine",
+            "trtllm", "--tp",
             str(log["tp"]), "--weights-gib", str(log["weights_gib"]), "--engine-version",
             log["engine_version_arg"], "--kv-dtype", log["kv_dtype"],
             "--max-num-batched-tokens", str(log["max_num_tokens"]),
