@@ -126,8 +126,8 @@ def load_sglang_logs() -> list[dict[str, Any]]:
 
 
 def sglang_cli_args(log: dict[str, Any]) -> list[str]:
-    args = ["estimate", model_arg(log), "--engine", "sglang", "--gpu", log["gpu"], "--tp", str(log["tp"]),
-            "--format", "json"]
+    args = ["estimate", model_arg(log), "--engine", "sglang", "--gpu", log["gpu"], "--tp",
+            str(log["tp"]), "--format", "json"]
     if log["weights_gib"] is not None:
         args += ["--weights-gib", str(log["weights_gib"])]
     if log["engine_version_arg"]:
