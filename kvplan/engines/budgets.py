@@ -134,12 +134,14 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 # - held out: the other 21 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE;
 #   0.19-0.24; H100, A100, L40S, RTX 5090): median |error| 0.07 GiB, 17 of 21 within 0.25 GiB,
 #   against 0.21 GiB and 12 for the former 8.43 MiB per graph (read off most of these same
-#   logs); and the 4 logs of vllm_cudagraph_estimates.json (0.20-0.27) whose model is known:
+#   logs); and the 6 logs of vllm_cudagraph_estimates.json (0.18-0.27) whose model is known:
 #   median 0.18 GiB against 0.27 (the 27B hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71).
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
-#   GiB logged vs 0.69, gpt-oss-20b 1.09 vs 0.66; the six MoE logs would want 0.9-2.5x a dense
-#   layer's cost, too spread to fit one factor); the device (Qwen3-8B at 86 graphs: 2.35 GiB
-#   on an A100-40GB, 0.19.1, against 0.84 at 102 graphs on H100s); speculative decoding's
+#   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
+#   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
+#   at 51 + 35 graphs: 0.78 GiB with FLASH_ATTN, 1.58 with FLASHINFER and fp8 KV; kvplan does
+#   not know which backend vLLM picks); the device (Qwen3-8B at 86 graphs: 2.35 GiB on an
+#   A100-40GB, 0.19.1, against 0.84 at 102 graphs on H100s); speculative decoding's
 #   drafter graphs; 0.32 adding max_num_seqs itself as a size when the list lacks it; V2 (0.29+)
 #   extrapolating its FULL graphs from a few captures (v1/worker/gpu/cudagraph_utils.py),
 #   assumed to cost the same per graph.
