@@ -142,11 +142,13 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   at 51 + 35 graphs: 0.78 GiB with FLASH_ATTN, 1.58 with FLASHINFER and fp8 KV; kvplan does
 #   not know which backend vLLM picks); the device (Qwen3-8B at 86 graphs: 2.35 GiB on an
 #   A100-40GB, 0.19.1, against 0.84 at 102 graphs on H100s); speculative decoding's
-#   drafter graphs; 0.32 adding max_num_seqs itself as a size when the list lacks it; V2 (0.29+)
-#   extrapolating its FULL graphs from a few captures (v1/worker/gpu/cudagraph_utils.py),
-#   assumed to cost the same per graph.
+#   drafter graphs; 0.32 adding max_num_seqs itself as a size when the list lacks it.
 # Model runner V2 subtracts nothing before 0.29 (v1/worker/gpu/model_runner.py:
-# profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels) and measures like V1 from 0.29.
+# profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels). From 0.29 it captures every
+# PIECEWISE graph and extrapolates the FULL ones from the largest two (v1/worker/gpu/
+# cudagraph_utils.py: profile_cudagraph_memory, _extrapolate_full_graph_memory: first + (n - 1)
+# x second), the same sum as V1's, priced by the same rule (not checked on a V2 log: none in
+# the data prints its estimate).
 # --enforce-eager removes it.
 VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB = 0.35
 VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB = 0.157
