@@ -242,8 +242,8 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
     # predicted), DeepSeek-V2-Lite and gpt-oss-20b (MoE, 0.63 and 0.37 GiB low), Gemma-3-27B
     # (62 layers, 0.25 high).
     # Held out 2: the logs of vllm_cudagraph_estimates.json (0.20-0.27) whose model is known,
-    # less the one replayed above: 6 logs, median |error| 0.18 GiB (mean 0.29) against 0.27
-    # (0.41); the 27B hybrid (64 layers) 1.17 predicted vs 1.56 logged (the former rule 0.71);
+    # less the one replayed above: 7 logs, median |error| 0.18 GiB (mean 0.28) against 0.25
+    # (0.38); the 27B hybrid (64 layers) 1.17 predicted vs 1.56 logged (the former rule 0.71);
     # Qwen3.5-9B with FlashInfer and fp8 KV 0.76 vs 1.58 (0.78 with FLASH_ATTN, held out 1);
     # the two Qwen3.6-35B-A3B logs with drafters 0.17-0.19 low (drafter graphs not modelled).
     import json
@@ -271,13 +271,14 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
         (CONFIGS.parent / "engine_logs" / "vllm_startup_logs.json").read_text()))
     known = [e for e in logs if e["num_hidden_layers"] and not e["fitted"]
              and e["source"].split()[-1] not in replayed]
-    assert len(known) == 6
+    assert len(known) == 7
     errors = [abs(vllm_cuda_graph_estimate_bytes(
         piecewise=e["piecewise"], full=e["full"], layers_per_stage=e["num_hidden_layers"]) / GiB
         - e["estimate_gib"]) for e in known]
     before = [abs(max(0.36, (e["piecewise"] + e["full"]) * 8.43 / 1024) - e["estimate_gib"])
               for e in known]
-    assert statistics.median(errors) <= 0.18 < 0.25 <= statistics.median(before)
+    assert statistics.median(errors) <= 0.185 < 0.24 <= statistics.median(before)
+    assert statistics.mean(errors) <= 0.28 < 0.37 <= statistics.mean(before)
 
 
 def test_moe_buffers_add_to_the_sampler_peak() -> None:
