@@ -114,26 +114,45 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
 # "1" from the 0.20 wheels, envs.py; 0.19 prints the estimate but does not subtract it). vLLM
-# measures it (v1/worker/gpu_model_runner.py: profile_cudagraph_memory captures the two largest
-# sizes of each mode and returns max(first capture) + sum((graphs - 1) x second capture)), so it
-# grows with the number of graphs captured, which the source fixes (vllm_cuda_graph_count):
-# - per graph 8.43 MiB: the 0.19.0 H100 logs of llm-d-planner PR #205 print the estimate at the
-#   default 1,024 requests (102 graphs); the median over their 30 model/TP/PP configurations is
-#   0.84 GiB (0.49-1.92; 70B-class models at TP 2 about 1.8);
-# - at least 0.36 GiB: the former median of nine logs with few graphs (club-3090 #127, #91, #37,
-#   PR #1139, #1087; vllm #50722, #50576, PR #21489; gpustack runner PR #251), the first
-#   capture's share;
-# checked on 15 held-out 0.20-0.27 logs that print the graph count and the estimate
-# (tests/data/engine_logs/vllm_cudagraph_estimates.json): median |error| 0.10 GiB, against 0.27
-# for the former constant. Not modelled: larger models' larger graphs (1.56-1.58 GiB for a 27B
-# hybrid and DeepSeek-V4 at 86 graphs); speculative decoding's wider decode sizes; 0.32 adding
-# max_num_seqs itself as a size when the list lacks it; V2 (0.29+) extrapolating its FULL graphs
-# from a few captures (v1/worker/gpu/cudagraph_utils.py), assumed to cost the same per graph.
+# measures it (v1/worker/gpu_model_runner.py: profile_cudagraph_memory, 0.19-0.32): for each
+# mode it captures the two largest sizes into a scratch pool and returns
+#     max over modes (first capture) + sum over modes ((graphs - 1) x second capture),
+# reading each capture off torch.cuda.mem_get_info (device memory, so the graph pool's segments
+# and the driver's memory for the instantiated graph alike). The graph count is fixed by the
+# source (vllm_cuda_graph_count). What one more captured size costs grows with what a graph
+# holds: a PIECEWISE size is one CUDA graph per piece, torch.compile splitting the forward at
+# every attention / mixer op (compilation/backends.py: split_graph on `splitting_ops`, one
+# piece per layer), a FULL size one graph over every layer (compilation/cuda_graph.py:
+# CUDAGraphWrapper); both hold a fixed set of kernels per layer, and the pool's buffers at a
+# size already captured are reused (captures run largest first into one pool), so kvplan takes
+# the second capture as proportional to the layers on the pipeline stage:
+# - per captured graph and layer 0.157 MiB, first capture 0.35 GiB: least squares over the 12
+#   configurations of the 0.19.0 H100 logs of llm-d-planner PR #205 marked `fitted` (Llama-3.1-
+#   8B at PP 1/2/4, TP 1/2/4 and fp8, Qwen2.5-7B at TP 1/2/4, Qwen3-8B, Gemma-7B, Gemma-2-9B:
+#   8-42 layers on a stage, 51 + 51 graphs; 0.346 GiB and 0.157 MiB), the intercept near the
+#   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
+# - held out: the other 21 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE;
+#   0.19-0.24; H100, A100, L40S, RTX 5090): median |error| 0.07 GiB, 17 of 21 within 0.25 GiB,
+#   against 0.21 GiB and 12 for the former 8.43 MiB per graph (read off most of these same
+#   logs); and the 7 logs of vllm_cudagraph_estimates.json (0.18-0.27) whose model is known:
+#   median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B hybrid's 1.56 GiB: 1.17
+#   predicted, formerly 0.71; 28-layer models at 86 graphs predict 0.71 GiB either way.
+# Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
+#   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
+#   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
+#   at 51 + 35 graphs: 0.78 GiB with FLASH_ATTN, 1.58 with FLASHINFER and fp8 KV; kvplan does
+#   not know which backend vLLM picks); the device (Qwen3-8B at 86 graphs: 2.35 GiB on an
+#   A100-40GB, 0.19.1, against 0.84 at 102 graphs on H100s); speculative decoding's
+#   drafter graphs; 0.32 adding max_num_seqs itself as a size when the list lacks it.
 # Model runner V2 subtracts nothing before 0.29 (v1/worker/gpu/model_runner.py:
-# profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels) and measures like V1 from 0.29.
+# profile_cudagraph_memory returns 0 in the 0.25-0.28 wheels). From 0.29 it captures every
+# PIECEWISE graph and extrapolates the FULL ones from the largest two (v1/worker/gpu/
+# cudagraph_utils.py: profile_cudagraph_memory, _extrapolate_full_graph_memory: first + (n - 1)
+# x second), the same sum as V1's, priced by the same rule (not checked on a V2 log: none in
+# the data prints its estimate).
 # --enforce-eager removes it.
-VLLM_CUDA_GRAPH_PER_GRAPH_MIB = 8.43
-VLLM_CUDA_GRAPH_FLOOR_GIB = 0.36
+VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB = 0.35
+VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB = 0.157
 
 
 def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
@@ -146,11 +165,26 @@ def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> 
     return len(sizes), sum(s <= max_num_seqs for s in sizes)
 
 
-def vllm_cuda_graph_bytes(*, max_num_seqs: int, max_num_batched_tokens: int) -> int:
+def vllm_cuda_graph_estimate_bytes(*, piecewise: int, full: int, layers_per_stage: int) -> int:
+    """profile_cudagraph_memory's total: the first capture, then every further graph of each
+    mode at its second capture's cost, 0.156 MiB per layer on the stage (fitted, see above)."""
+    further = max(piecewise - 1, 0) + max(full - 1, 0)
+    return int(VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB * GiB
+               + further * layers_per_stage * VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB * MiB)
+
+
+def vllm_layers_per_stage(num_hidden_layers: int, pp: int) -> int:
+    """The largest pipeline stage (distributed/utils.py get_pp_indices: layers split evenly,
+    the remainder spread over stages): ceil(layers / pp)."""
+    return -(-num_hidden_layers // pp)
+
+
+def vllm_cuda_graph_bytes(*, max_num_seqs: int, max_num_batched_tokens: int,
+                          layers_per_stage: int) -> int:
     piecewise, full = vllm_cuda_graph_count(max_num_seqs=max_num_seqs,
                                             max_num_batched_tokens=max_num_batched_tokens)
-    return max(int(VLLM_CUDA_GRAPH_FLOOR_GIB * GiB),
-               int((piecewise + full) * VLLM_CUDA_GRAPH_PER_GRAPH_MIB * MiB))
+    return vllm_cuda_graph_estimate_bytes(piecewise=piecewise, full=full,
+                                          layers_per_stage=layers_per_stage)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -392,14 +426,16 @@ class VllmBudget:
             since = ".".join(map(str, runner.cuda_graphs_since))
             piecewise, full = vllm_cuda_graph_count(max_num_seqs=seqs,
                                                     max_num_batched_tokens=tokens)
+            layers = vllm_layers_per_stage(spec.num_hidden_layers, inputs.pp)
             parts.append(ReservePart(
                 name="cuda_graphs",
-                bytes=vllm_cuda_graph_bytes(max_num_seqs=seqs, max_num_batched_tokens=tokens),
-                rule=f"CUDA-graph estimate subtracted ({runner.name} from {since}): "
-                     f"{piecewise} PIECEWISE + {full} FULL graphs x "
-                     f"{VLLM_CUDA_GRAPH_PER_GRAPH_MIB:g} MiB, at least "
-                     f"{VLLM_CUDA_GRAPH_FLOOR_GIB:g} GiB (public logs); --enforce-eager "
-                     "removes it"))
+                bytes=vllm_cuda_graph_estimate_bytes(piecewise=piecewise, full=full,
+                                                     layers_per_stage=layers),
+                rule=f"CUDA-graph estimate subtracted ({runner.name} from {since}): first "
+                     f"capture {VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB:g} GiB + ({piecewise} - 1 "
+                     f"PIECEWISE + {full} - 1 FULL graphs) x {layers} layers x "
+                     f"{VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB:g} MiB (public logs); "
+                     "--enforce-eager removes it"))
         return Reserve(parts=tuple(parts))
 
     formula: str = "total x gpu_memory_utilization - weights - reserve"
