@@ -82,6 +82,9 @@ def cli_args(log: dict[str, Any]) -> list[str]:
         args.append("--disable-custom-all-reduce")
     if log["enforce_eager"]:
         args.append("--enforce-eager")
+    if log.get("flashinfer_sampler") is not None:  # the log names the top-k/top-p path
+        args.append("--flashinfer-sampler" if log["flashinfer_sampler"]
+                    else "--no-flashinfer-sampler")
     return args
 
 
@@ -402,7 +405,8 @@ def main() -> None:
                                           [r for r in rows if not r["log"]["fitted"]]),
                          ("vLLM 0.20 and later (all held out)",
                           [r for r in rows if version_key(r["log"]["vllm_version"]) >= (0, 20)]),
-                         ("from sources other than llm-d-planner PR #205 (all held out)",
+                         ("from sources other than llm-d-planner PR #205 (held out: all but "
+                          "the Qwen3-Next 0.10.2 log that fits the sort sampler rule)",
                           [r for r in rows if "llm-d-planner" not in r["log"]["url"]])):
         s = summary(subset)
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "

@@ -226,6 +226,9 @@ class PlanInputs:
     dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
     max_num_seqs: int | None = None  # the engine's cap on running requests
     enforce_eager: bool = False  # vLLM: no CUDA graphs (nothing reserved for them)
+    # vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, flashinfer
+    # installed); None: that release's default with the plain wheel (engines/budgets.py).
+    flashinfer_sampler: bool | None = None
     is_a100: bool = False  # vLLM's batch defaults treat A100s apart
     smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
     # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).

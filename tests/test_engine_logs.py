@@ -30,27 +30,28 @@ def test_every_log_names_its_source_and_quotes_the_lines() -> None:
 
 def test_vllm_budget_median_within_two_percent() -> None:
     # Issue #13's target: median within 2 %, 90 % of logs within max(2 %, 0.25 GiB). Over the
-    # 78 logs the median is 0.34 % and 69 of 78 (88 %) are within; the misses (vLLM 0.10.1.1 on
-    # A100s at a 0.25 fraction and with TP 2 across nodes, Qwen3-Next / Qwen3.5 hybrids,
-    # Llama-3.1-8B on an L4 at 0.11, Qwen3-8B-FP8 at 0.10.2, a unified-memory GB10 at 0.13,
-    # Qwen3-32B at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1) are listed in
-    # examples/engine-bench.md with their causes where found.
+    # 78 logs the median is 0.34 % and 72 of 78 (92 %) are within (69 before the V1 sampler
+    # followed its top-k/top-p path: the L4 0.11.0, Qwen3-8B-FP8 and Qwen3-Next 0.10.2 logs ran
+    # PyTorch's sort); the misses (vLLM 0.10.1.1 on A100s at a 0.25 fraction and with TP 2
+    # across nodes, the Qwen3.5-9B hybrid on an L40S, a unified-memory GB10 at 0.13, Qwen3-32B
+    # at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1) are listed in examples/engine-bench.md with
+    # their causes where found.
     # This test holds what is achieved.
     s = bench.summary(ROWS)
     assert s["logs"] >= 78
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.85
+    assert s["within_share"] >= 0.90
 
 
 def test_held_out_logs() -> None:
-    # The logs not used to fit the sampler rule (other models, versions 0.10-0.31 and GPUs
-    # other than the H100): the median still within 2 %; 84 % within the tolerance today (49 of
-    # 58; the misses are listed in examples/engine-bench.md and README).
+    # The logs not used to fit the sampler rules (other models, versions 0.10-0.31 and GPUs
+    # other than the H100): the median still within 2 %; 89 % within the tolerance today (51 of
+    # 57; the misses are listed in examples/engine-bench.md and README).
     held = [r for r in ROWS if not r["log"]["fitted"]]
     s = bench.summary(held)
-    assert s["logs"] >= 58
+    assert s["logs"] >= 57
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.80
+    assert s["within_share"] >= 0.88
 
 
 @pytest.mark.parametrize("model", ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct"])
@@ -61,6 +62,35 @@ def test_sampler_peak_matches_the_logged_activation_peak(model: str) -> None:
     assert rows
     for r in rows:
         assert abs(r["peak_gib"] - r["log"]["activation_peak_gib"]) < 0.05, r["log"]["url"]
+
+
+def test_vllm_v1_sort_sampler_on_held_out_logs() -> None:
+    # PyTorch's sort top-k/top-p (vLLM V1 0.10-0.16 without FlashInfer): 34.64 B per logit,
+    # fitted on one Qwen3-Next-80B-A3B H200 log (0.10.2, the fallback logged). Held out:
+    # - Qwen3-8B-FP8, 0.10.2, 24 GB card, 256 rows (index file id 34681159919): "torch peak memory
+    #   increase: 1.40GiB"; by this rule 0.13 + 256 x 151,936 x 34.64 B = 1.38 GiB (the light
+    #   rule: 0.65); budget +7.5 % -> -1.1 %;
+    # - Llama-3.1-8B on an L4, 0.11.0, 128 rows, "FlashInfer is not available. Falling back to the
+    #   PyTorch-native implementation" (abinavChandar/demo_env_l4): +10.0 % -> +3.5 %;
+    # - Llama-3.1-8B on an A100-40GB, 0.15.1 (ilseokoh/vllm-gce), where the sort's peak (1.19
+    #   GiB) now exceeds the eager forward's (0.84): +1.1 % -> -0.7 %.
+    # The dennislee22 0.10.1.1 A100 logs print "Using FlashInfer for top-p & top-k sampling" and
+    # are replayed with --flashinfer-sampler: unchanged (-5.0 % to +6.9 %).
+    def row(fragment: str) -> dict:
+        (r,) = [r for r in ROWS if fragment in r["log"]["url"]]
+        return r
+
+    fp8 = row("index file id 34681159919")
+    assert abs(fp8["peak_gib"] - fp8["log"]["activation_peak_gib"]) < 0.03
+    assert abs(fp8["error"]) < 0.015
+    assert abs(row("abinavChandar/demo_env_l4")["error"]) < 0.04
+    assert abs(row("ilseokoh/vllm-gce")["error"]) < 0.01
+    fitted = row("file id 7292846353")
+    assert fitted["log"]["fitted"] and abs(fitted["peak_gib"] - 5.58) < 0.01
+    flashinfer = [r for r in ROWS if r["log"].get("flashinfer_sampler")]
+    assert len(flashinfer) == 6 and all("dennislee22" in r["log"]["url"] for r in flashinfer)
+    assert all(abs(r["peak_gib"] - 0.13 - 256 * 152_064 * 14.37 / GiB) < 0.01
+               for r in flashinfer if r["log"]["spec"] == "qwen2.5-7b")
 
 
 def test_logs_from_vllm_0_20_on() -> None:

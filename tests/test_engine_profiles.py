@@ -17,6 +17,7 @@ from kvplan.engines.budgets import (
     sglang_default_fraction,
     vllm_batch_defaults,
     vllm_sampler_bytes_per_logit,
+    vllm_sampler_rule,
 )
 from kvplan.gpus import get_gpu
 from kvplan.spec import load_spec
@@ -80,8 +81,8 @@ def test_vllm_reserve_parts_follow_the_version() -> None:
     assert peak == int(0.13 * GiB + 1024 * 128_256 * 14.37)
     assert abs(peak / GiB - 1.89) < 0.01
     assert old["non_torch"]["bytes"] == int(0.25 * GiB)
-    # Model runner V1's sampler is the same code from 0.19 to 0.20 (the wheels'
-    # v1/sample/*, _dummy_sampler_run): one rule for every version.
+    # Model runner V1's light top-k/top-p paths, Triton (0.17-0.21) and FlashInfer (the default
+    # from 0.22), hold the same four rows x vocab tensors: one rule.
     assert vllm_sampler_bytes_per_logit("0.32") == vllm_sampler_bytes_per_logit("0.19") == 14.37
     # Non-torch memory by TP and version: before 0.19, 1.84 GiB at TP 4 (vllm issue #24881,
     # 0.10.2); from 0.19, 2.17 GiB (the PR #205 TP4 runs); pipeline stages alone 0.07 GiB.
@@ -279,6 +280,47 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
               for e in known]
     assert statistics.median(errors) <= 0.185 < 0.24 <= statistics.median(before)
     assert statistics.mean(errors) <= 0.28 < 0.37 <= statistics.mean(before)
+
+
+def test_vllm_v1_sampler_path_by_release() -> None:
+    # v1/sample/ops/topk_topp_sampler.py in the wheels: PyTorch's sort without FlashInfer to
+    # 0.16 (0.10-0.11.0 run FlashInfer only if installed, an extra of the wheel; 0.11.1-0.16 only
+    # with VLLM_USE_FLASHINFER_SAMPLER=1), the Triton kernel 0.17-0.21, FlashInfer from 0.22.
+    for version in ("0.10", "0.10.2", "0.11.0", "0.11.1", "0.15.1", "0.16.0"):
+        assert vllm_sampler_bytes_per_logit(version) == 34.64, version
+        assert vllm_sampler_bytes_per_logit(version, True) == 14.37, version
+    for version in ("0.17.1", "0.19", "0.21"):
+        assert vllm_sampler_bytes_per_logit(version) == 14.37, version
+        assert vllm_sampler_bytes_per_logit(version, False) == 14.37, version
+    assert "FlashInfer" in vllm_sampler_rule("0.22").source
+    assert "Triton" in vllm_sampler_rule("0.22", False).source
+    assert "sort" in vllm_sampler_rule("0.10.2").source
+    assert "FlashInfer" in vllm_sampler_rule("0.10.2", True).source
+
+
+def test_vllm_sort_sampler_peak_of_qwen3_next_at_0_10_2() -> None:
+    # Qwen3-Next-80B-A3B on two H200s, vLLM 0.10.2, the log the sort rule is fitted on
+    # (tests/data/engine_logs/vllm_startup_logs.json, search-index file id 7292846353): "FlashInfer
+    # is not available. Falling back to the PyTorch-native implementation", "5.58 GiB for peak
+    # activation". By hand (config.json: hidden 2,048, 10 of 512 experts of 512, vocab 151,936):
+    # fused-MoE buffers 8,192 tokens x 10 x (3 x 512 / 2 + 2,048) x 2 B = 461,373,440 B
+    # (0.43 GiB), sampler 0.13 GiB + 1,024 rows (H200: max_num_seqs 1,024) x 151,936 x 34.64 B
+    # = 139,586,437 + 5,389,362,954 B; together 5.58 GiB. The light rule gave 2.64 GiB.
+    spec = load_spec("qwen3-next-80b-a3b")
+    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=get_gpu("H200").total_bytes,
+                                          tp=2, engine_version="0.10.2"))
+    parts = plan.reserve_breakdown
+    peak = parts["activation"]["bytes"] + parts["sampler"]["bytes"]
+    assert peak == 8192 * 10 * (3 * 512 // 2 + 2048) * 2 + int(0.13 * GiB
+                                                               + 1024 * 151_936 * 34.64)
+    assert abs(peak / GiB - 5.58) < 0.01
+    assert "PyTorch sort" in parts["sampler"]["rule"]
+    # The same run with FlashInfer's sampler (vllm[flashinfer] or the vllm-openai image).
+    light = plan_capacity(spec, PlanInputs(context=8192, tp=2, engine_version="0.10.2",
+                                           total_bytes=get_gpu("H200").total_bytes,
+                                           flashinfer_sampler=True)).reserve_breakdown
+    assert light["activation"]["bytes"] + light["sampler"]["bytes"] == (
+        8192 * 10 * (3 * 512 // 2 + 2048) * 2 + int(0.13 * GiB + 1024 * 151_936 * 14.37))
 
 
 def test_moe_buffers_add_to_the_sampler_peak() -> None:

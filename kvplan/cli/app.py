@@ -200,6 +200,11 @@ def estimate_cmd(
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
         "--enforce-eager", help="vLLM without CUDA graphs: nothing reserved for them.")] = False,
+    flashinfer_sampler: Annotated[bool | None, typer.Option(
+        "--flashinfer-sampler/--no-flashinfer-sampler",
+        help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
+             "flashinfer installed) or not; default: that release's with the plain wheel "
+             "(PyTorch sort to 0.16, Triton 0.17-0.21, FlashInfer from 0.22).")] = None,
     max_total_tokens: Annotated[int | None, typer.Option(
         "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
@@ -262,6 +267,7 @@ def estimate_cmd(
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,
+            "flashinfer_sampler": flashinfer_sampler,
             "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
             "trtllm_backend": trtllm_backend.value,

@@ -199,29 +199,59 @@ class SamplerRule:
     source: str
 
 
-# Fitted over dense text models whose forward pass is smaller than the sampler's peak, so that the
-# logged "PyTorch activation peak memory" is the sampler's:
-# - to 0.19: 14.4 B per logit + 0.13 GiB, from the H100 0.19.0 logs of llm-d-planner PR #205
-#   (1,024 rows: Llama-3.1-8B 1.89 GiB at 128,256 logits, Qwen2.5-7B and Qwen3-8B 2.21 GiB at
-#   152,064 / 151,936, gemma-2-9b 3.65 and gemma-7b 3.63 GiB at 256,000); the same rule gives
-#   vLLM 0.10.1.1 (A100, 256 rows), 0.15.1 (A100-40GB) and 0.17.1 (RTX 3090) start-up budgets
-#   within 0.3 GiB (examples/engine-bench.md). The 39.8 B per logit once read off gemma-3-4b on a
-#   B200 (vllm PR #21489) includes the vision encoder's profile, which kvplan does not model.
-#   Not explained: gpt-oss-120b on one H100 left -2.14 GiB (vllm issue #23278, 0.10.1) and
-#   1.71 GiB (#27508, 0.11, 0.95 and max_num_batched_tokens 1024), a 7.4-7.5 GiB reserve if the
-#   utilization and weights not shown in those excerpts were 0.9 and 65.97 GiB; this rule gives
-#   3.9 GiB, and the same model on vLLM 0.10.1.1 A100s (256 rows, dennislee22) fits it.
-# - from 0.20 the same rule: `_dummy_sampler_run`, v1/sample/sampler.py and
-#   ops/topk_topp_sampler.py (FlashInfer top-k/top-p opt-in, PyTorch sort by default) are the
-#   same code in the 0.19.0 and 0.20.x wheels. A 24 B-per-logit rule once read off Qwen3.5-35B-A3B
-#   on an H100 (vllm issue #50722: 5.66 GiB, version and max_num_seqs not shown) is not used: that
-#   model is a multimodal GDN hybrid whose profile run includes its vision encoder, like gemma-3-4b
-#   above. The V1 sampler path changed again from 0.22 (the 0.22 logs print "Using FlashInfer for
-#   top-p & top-k sampling"); no dense 0.22-0.24 V1 log was found to re-fit it.
-VLLM_SAMPLER_RULES = (
-    SamplerRule(since=(0, 10), bytes_per_logit=14.37, base_gib=0.13,
-                source="llm-d-planner PR #205 logs, vLLM 0.19.0"),
-)
+# Which top-k/top-p path the V1 warm-up runs (v1/sample/ops/topk_topp_sampler.py, read in the
+# 0.10.1.1, 0.10.2, 0.11.0, 0.11.1, 0.15.1, 0.16.0, 0.17.1, 0.18.0, 0.19.0 and 0.22.0 wheels; the
+# dummy batch has top_k = vocab - 1 and top_p = 0.9, so forward_cuda does not fall back):
+# - 0.10-0.11.0: FlashInfer whenever `flashinfer` imports (VLLM_USE_FLASHINFER_SAMPLER unset reads
+#   as on), else PyTorch's sort. The wheel lists flashinfer-python only as an extra
+#   ("vllm[flashinfer]"); the vllm-openai image ships it. kvplan assumes the plain wheel.
+# - 0.11.1-0.16: FlashInfer opt-in (vllm PR #26859, "Disable FlashInfer sampler by default");
+#   flashinfer-python is a hard dependency from 0.11.1 but unused here: PyTorch's sort.
+# - 0.17-0.21: the Triton top-k/top-p kernel (vllm PR #33538, topk_topp_triton.py, first in the
+#   0.17.1 wheel, absent from 0.16.0) for >= 8 rows; FlashInfer still opt-in.
+# - from 0.22: FlashInfer by default (envs.py: VLLM_USE_FLASHINFER_SAMPLER defaults to True).
+# `--flashinfer-sampler` / `--no-flashinfer-sampler` says what ran (VLLM_USE_FLASHINFER_SAMPLER and
+# whether flashinfer is installed); unset, each release's default above.
+#
+# The light paths (FlashInfer, Triton) hold the 16-bit logits, their fp32 copy (sampler.py), and
+# two more fp32 rows x vocab tensors: FlashInfer's top_k_mask_logits output and its softmax
+# (flashinfer/sampling.py: top_k_top_p_sampling_from_logits, "top_k_first"), or Triton's probs
+# and the exponential noise of random_sample: 2 + 4 + 4 + 4 = 14 B per logit. Fitted: 14.4 B per
+# logit + 0.13 GiB, from the H100 0.19.0 logs of llm-d-planner PR #205 (Triton path; 1,024 rows:
+# Llama-3.1-8B 1.89 GiB at 128,256 logits, Qwen2.5-7B and Qwen3-8B 2.21 GiB at 152,064 / 151,936,
+# gemma-2-9b 3.65 and gemma-7b 3.63 GiB at 256,000). Held out: the dennislee22 vLLM 0.10.1.1 A100
+# logs, which print "Using FlashInfer for top-p & top-k sampling" (FlashInfer path), and 0.17.1
+# (RTX 3090) start-up budgets, within 0.3 GiB (examples/engine-bench.md). The 39.8 B per logit
+# once read off gemma-3-4b on a B200 (vllm PR #21489) includes the vision encoder's profile, and
+# a 24 B rule off Qwen3.5-35B-A3B (vllm issue #50722) a multimodal GDN hybrid's: not used.
+# No dense 0.22-0.24 V1 log (FlashInfer by default) was found to check the light rule there.
+VLLM_LIGHT_BYTES_PER_LOGIT = 14.37
+VLLM_SAMPLER_BASE_GIB = 0.13
+# PyTorch's sort (apply_top_k_top_p) adds sorted fp32 logits and int64 indices (12 B) and the sort's
+# own scratch, then a softmax and a scatter. Fitted on the one log that names this path and logs
+# its torch peak: Qwen3-Next-80B-A3B, H200 TP 2, 0.10.2 ("FlashInfer is not available. Falling
+# back to the PyTorch-native implementation"), 5.58 GiB = 0.43 GiB fused-MoE buffers + 0.13 +
+# 1,024 x 151,936 x 34.6 B. Held out: Qwen3-8B-FP8 0.10.2 (256 rows: 1.40 GiB logged, 1.39 by
+# this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged: +10.0 % -> +3.1 %), gpt-oss-120b
+# on one H100 (vllm issues #23278, 0.10.1: -2.14 GiB logged, -2.3 by this rule; #27508, 0.11:
+# 1.71 logged, 2.3) - see tests/test_engine_logs.py.
+VLLM_SORT_SAMPLER = SamplerRule(since=(0, 10), bytes_per_logit=34.64,
+                                base_gib=VLLM_SAMPLER_BASE_GIB,
+                                source="PyTorch sort top-k/top-p; Qwen3-Next-80B-A3B H200 log, "
+                                       "vLLM 0.10.2")
+VLLM_TRITON_SAMPLER = SamplerRule(since=(0, 17), bytes_per_logit=VLLM_LIGHT_BYTES_PER_LOGIT,
+                                  base_gib=VLLM_SAMPLER_BASE_GIB,
+                                  source="Triton top-k/top-p; llm-d-planner PR #205 logs, "
+                                         "vLLM 0.19.0")
+# The warm-up without FlashInfer, by release, oldest first.
+VLLM_SAMPLER_RULES = (VLLM_SORT_SAMPLER, VLLM_TRITON_SAMPLER)
+VLLM_FLASHINFER_SAMPLER = SamplerRule(since=(0, 10), bytes_per_logit=VLLM_LIGHT_BYTES_PER_LOGIT,
+                                      base_gib=VLLM_SAMPLER_BASE_GIB,
+                                      source="FlashInfer top-k/top-p; rule of llm-d-planner "
+                                             "PR #205 logs, vLLM 0.19.0")
+# The release from which V1 uses FlashInfer's sampler unless told not to (0.10-0.11.0: only
+# if installed, which the plain wheel is not).
+VLLM_FLASHINFER_SAMPLER_DEFAULT_SINCE = (0, 22)
 
 # Model runner V2 (v1/worker/gpu/model_runner.py: _dummy_sampler_run) samples a dummy batch made
 # by InputBatch.make_dummy: greedy, no top-k/top-p, no penalties, so Sampler.sample
@@ -236,12 +266,23 @@ class VllmModelRunner:
     """One of vLLM's GPU model runners, with the profile-run rules that differ between them."""
 
     name: str
-    sampler_rules: tuple[SamplerRule, ...]  # by release, oldest first
+    sampler_rules: tuple[SamplerRule, ...]  # by release, oldest first (FlashInfer's not run)
     cuda_graphs_since: tuple[int, ...]  # CUDA-graph estimate subtracted from this release
     sampler_state_since: tuple[int, ...] | None  # persistent sampler state counted from here
+    # FlashInfer's top-k/top-p path, and the release it runs by default from (None: never used).
+    flashinfer_rule: SamplerRule | None = None
+    flashinfer_default_since: tuple[int, ...] | None = None
 
-    def sampler_rule(self, version: str | None) -> SamplerRule:
+    def sampler_rule(self, version: str | None,
+                     flashinfer_sampler: bool | None = None) -> SamplerRule:
+        """The warm-up's rule at `version`; `flashinfer_sampler` None: that release's default."""
         key = version_key(version)
+        if self.flashinfer_rule is not None:
+            use = flashinfer_sampler if flashinfer_sampler is not None else (
+                self.flashinfer_default_since is not None
+                and key >= self.flashinfer_default_since)
+            if use:
+                return self.flashinfer_rule
         return next((r for r in reversed(self.sampler_rules) if key >= r.since),
                     self.sampler_rules[0])
 
@@ -264,7 +305,9 @@ class VllmModelRunner:
 # v1/worker/gpu_model_runner.py; the estimate from the 0.20 default of
 # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS.
 VLLM_RUNNER_V1 = VllmModelRunner(name="model runner V1", sampler_rules=VLLM_SAMPLER_RULES,
-                                 cuda_graphs_since=(0, 20), sampler_state_since=None)
+                                 cuda_graphs_since=(0, 20), sampler_state_since=None,
+                                 flashinfer_rule=VLLM_FLASHINFER_SAMPLER,
+                                 flashinfer_default_since=VLLM_FLASHINFER_SAMPLER_DEFAULT_SINCE)
 # v1/worker/gpu/model_runner.py; profile_cudagraph_memory returns 0 before 0.29.
 VLLM_RUNNER_V2 = VllmModelRunner(name="model runner V2", sampler_rules=(VLLM_V2_SAMPLER,),
                                  cuda_graphs_since=(0, 29), sampler_state_since=(0, 27))
@@ -307,13 +350,15 @@ def vllm_model_runner(version: str | None, spec: ModelSpec) -> VllmModelRunner:
     return VLLM_RUNNER_V1
 
 
-def vllm_sampler_rule(version: str | None) -> SamplerRule:
+def vllm_sampler_rule(version: str | None, flashinfer_sampler: bool | None = None
+                      ) -> SamplerRule:
     """Model runner V1's sampler rule at `version`."""
-    return VLLM_RUNNER_V1.sampler_rule(version)
+    return VLLM_RUNNER_V1.sampler_rule(version, flashinfer_sampler)
 
 
-def vllm_sampler_bytes_per_logit(version: str | None) -> float:
-    return vllm_sampler_rule(version).bytes_per_logit
+def vllm_sampler_bytes_per_logit(version: str | None,
+                                 flashinfer_sampler: bool | None = None) -> float:
+    return vllm_sampler_rule(version, flashinfer_sampler).bytes_per_logit
 
 
 # Activation peak of the profile forward pass, in 16-bit: per token, the residual stream, its
@@ -390,7 +435,7 @@ class VllmBudget:
         moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                   element_bytes=width)
         runner = vllm_model_runner(inputs.engine_version, spec)
-        rule = runner.sampler_rule(inputs.engine_version)
+        rule = runner.sampler_rule(inputs.engine_version, inputs.flashinfer_sampler)
         # The rule's logits are 16-bit; float32 logits take 2 B more each.
         per_logit = rule.bytes_per_logit + width - ACTIVATION_BYTES
         sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * per_logit)
