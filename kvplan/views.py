@@ -543,7 +543,9 @@ def engines_view() -> View:
             f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
             for p in PLATFORMS.values()) + ".",
         "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and the "
-        "sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit; model runner V2, the "
+        "sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit on FlashInfer's or the "
+        "Triton top-k/top-p, + 34.64 B on PyTorch's sort (0.10-0.16 without FlashInfer; "
+        "--flashinfer-sampler); model runner V2, the "
         "default for listed architectures from 0.22, dense text models from 0.25 and all from "
         "0.29, the 16-bit logits alone "
         "plus its penalty state), non-torch memory by TP, CUDA graphs by the number vLLM "

@@ -200,7 +200,7 @@ class SamplerRule:
 
 
 # Which top-k/top-p path the V1 warm-up runs (v1/sample/ops/topk_topp_sampler.py, read in the
-# 0.10.1.1, 0.10.2, 0.11.0, 0.11.1, 0.15.1, 0.16.0, 0.17.1, 0.18.0, 0.19.0 and 0.22.0 wheels; the
+# 0.10.1.1, 0.10.2, 0.11.0, 0.11.1, 0.15.1, 0.16.0, 0.17.0-1, 0.18.0, 0.19.0 and 0.22.0 wheels; the
 # dummy batch has top_k = vocab - 1 and top_p = 0.9, so forward_cuda does not fall back):
 # - 0.10-0.11.0: FlashInfer whenever `flashinfer` imports (VLLM_USE_FLASHINFER_SAMPLER unset reads
 #   as on), else PyTorch's sort. The wheel lists flashinfer-python only as an extra
@@ -208,7 +208,8 @@ class SamplerRule:
 # - 0.11.1-0.16: FlashInfer opt-in (vllm PR #26859, "Disable FlashInfer sampler by default");
 #   flashinfer-python is a hard dependency from 0.11.1 but unused here: PyTorch's sort.
 # - 0.17-0.21: the Triton top-k/top-p kernel (vllm PR #33538, topk_topp_triton.py, first in the
-#   0.17.1 wheel, absent from 0.16.0) for >= 8 rows; FlashInfer still opt-in.
+#   0.17.0 wheel, absent from 0.16.0) for >= 8 rows (fewer rows still sort: a few MiB);
+#   FlashInfer still opt-in.
 # - from 0.22: FlashInfer by default (envs.py: VLLM_USE_FLASHINFER_SAMPLER defaults to True).
 # `--flashinfer-sampler` / `--no-flashinfer-sampler` says what ran (VLLM_USE_FLASHINFER_SAMPLER and
 # whether flashinfer is installed); unset, each release's default above.
@@ -231,10 +232,11 @@ VLLM_SAMPLER_BASE_GIB = 0.13
 # own scratch, then a softmax and a scatter. Fitted on the one log that names this path and logs
 # its torch peak: Qwen3-Next-80B-A3B, H200 TP 2, 0.10.2 ("FlashInfer is not available. Falling
 # back to the PyTorch-native implementation"), 5.58 GiB = 0.43 GiB fused-MoE buffers + 0.13 +
-# 1,024 x 151,936 x 34.6 B. Held out: Qwen3-8B-FP8 0.10.2 (256 rows: 1.40 GiB logged, 1.39 by
-# this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged: +10.0 % -> +3.1 %), gpt-oss-120b
+# 1,024 x 151,936 x 34.6 B. Held out: Qwen3-8B-FP8 0.10.2 (256 rows: 1.40 GiB logged, 1.38 by
+# this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged: +10.0 % -> +3.5 %), gpt-oss-120b
 # on one H100 (vllm issues #23278, 0.10.1: -2.14 GiB logged, -2.3 by this rule; #27508, 0.11:
-# 1.71 logged, 2.3) - see tests/test_engine_logs.py.
+# 1.71 logged, 2.3; the light rule: +1.6 and 6.2; both conda installs of the plain wheel, the
+# sampler line not in the excerpts, not in the test data) - see tests/test_engine_logs.py.
 VLLM_SORT_SAMPLER = SamplerRule(since=(0, 10), bytes_per_logit=34.64,
                                 base_gib=VLLM_SAMPLER_BASE_GIB,
                                 source="PyTorch sort top-k/top-p; Qwen3-Next-80B-A3B H200 log, "
