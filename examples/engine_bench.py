@@ -88,13 +88,18 @@ def cli_args(log: dict[str, Any]) -> list[str]:
     return args
 
 
-def predict(log: dict[str, Any]) -> dict[str, Any]:
+def run_kvplan(args: list[str], where: str) -> dict[str, Any]:
+    """kvplan's JSON for `args`, through the CLI as a user runs it; a failure names the log."""
     from kvplan.cli import app
 
-    result = CliRunner().invoke(app, cli_args(log))
+    result = CliRunner().invoke(app, args)
     if result.exit_code != 0:
-        raise RuntimeError(f"{log['url']}: kvplan {' '.join(cli_args(log))}: {result.output}")
+        raise RuntimeError(f"{where}: kvplan {' '.join(args)}: {result.output}")
     return json.loads(result.stdout)
+
+
+def predict(log: dict[str, Any]) -> dict[str, Any]:
+    return run_kvplan(cli_args(log), log["url"])
 
 
 def compare(log: dict[str, Any]) -> dict[str, Any]:
@@ -145,13 +150,7 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
 
 
 def sglang_predict(log: dict[str, Any]) -> dict[str, Any]:
-    from kvplan.cli import app
-
-    result = CliRunner().invoke(app, sglang_cli_args(log))
-    if result.exit_code != 0:
-        raise RuntimeError(f"{log['id']}: kvplan {' '.join(sglang_cli_args(log))}: "
-                           f"{result.output}")
-    return json.loads(result.stdout)
+    return run_kvplan(sglang_cli_args(log), log["id"])
 
 
 def logged_begin_avail(log: dict[str, Any]) -> float | None:
@@ -287,13 +286,7 @@ def trtllm_cli_args(log: dict[str, Any]) -> list[str]:
 
 
 def trtllm_compare(log: dict[str, Any]) -> dict[str, Any]:
-    from kvplan.cli import app
-
-    result = CliRunner().invoke(app, trtllm_cli_args(log))
-    if result.exit_code != 0:
-        raise RuntimeError(f"{log['id']}: kvplan {' '.join(trtllm_cli_args(log))}: "
-                           f"{result.output}")
-    out = json.loads(result.stdout)
+    out = run_kvplan(trtllm_cli_args(log), log["id"])
     predicted = out["kv_budget_bytes"] / GiB
     logged = log["available_kv_gib"]
     total = out["total_bytes"] / GiB
