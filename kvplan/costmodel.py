@@ -287,7 +287,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         MLAForm.naive if mla_form is MLAForm.absorbed else mla_form)
     # KV bytes one request reads per attended token per layer, on this rank.
     kv_layer = kv_layout(spec, kv_dtype=kv_dtype, tp=att_tp).bytes_per_token_per_layer
-    if latent and form is MLAForm.decompressed:
+    if latent and form is MLAForm.decompressed and not att.decompressed_cache:
+        # (An engine that caches the model decompressed already says how: kv_layout above.)
         heads = att.num_attention_heads // att_tp
         kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
             2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)

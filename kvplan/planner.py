@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .attention import LatentAttention
 from .capacity import (
     CapacityPlan,
     Engine,
@@ -22,6 +23,7 @@ from .capacity import (
     default_max_num_batched_tokens,
     gpu_inputs,
     plan_capacity,
+    served_spec,
     supported_kv_dtypes,
 )
 from .errors import InputError, KvplanError
@@ -425,7 +427,13 @@ def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     (no pipeline stages); None otherwise."""
     from .costmodel import CostInputs, predict
     from .costmodel import Layout as CostLayout
+    from .flops import MLAForm
 
+    # Timed as the engine runs it: vLLM attends over MiniCPM3's decompressed cache.
+    spec = served_spec(spec, req.engine)
+    att = spec.attention
+    form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
+            else MLAForm.absorbed)
     lay = cand.layout
     if lay.pp > 1:
         return None
@@ -433,7 +441,7 @@ def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     batch = max(1, -(-req.concurrency // ranks))
     try:
         return predict(spec, req.gpu, CostInputs(
-            context=cand.context, batch=batch, kv_dtype=cand.kv_dtype,
+            context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
             layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
                               ep=lay.ep if lay.ep > 1 else 1)))
     except KvplanError:

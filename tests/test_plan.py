@@ -183,3 +183,17 @@ def test_readme_max_num_seqs_example_matches() -> None:
     assert plan["mem_fraction"] == 0.95
     assert f"{plan['kv_budget_bytes'] / 2**30:.2f}" == m.group(1)
     assert f"{default['kv_budget_bytes'] / 2**30:.2f}" == m.group(2)
+
+
+def test_plan_times_minicpm3_over_vllms_decompressed_cache() -> None:
+    # vLLM caches MiniCPM3-4B as 40 x (96 + 96) x 2 B = 15,360 B per token per layer
+    # (tests/test_cache_golden.py); a decode step of 8 requests at 8,192 tokens reads at least
+    # 8 x 8,192 x 15,360 B x 62 layers = 62.4 GB of it, 18.6 ms at the H100's 3.35 TB/s (the
+    # latent would be 576 B: 2.3 GB).
+    gpu = get_gpu("H100-80GB")
+    plan = plan_serving(load_spec("minicpm3-4b"), PlanRequest(
+        concurrency=8, context=8192, gpu=gpu))
+    assert plan.fits and plan.chosen.kv_dtype == "bf16" and plan.chosen.layout.gpus == 1
+    kv_read_ms = 8 * 8192 * 15_360 * 62 / gpu.hbm_bytes_per_s * 1e3
+    assert kv_read_ms == pytest.approx(18.6, abs=0.1)
+    assert plan.prediction.tpot_ms > kv_read_ms
