@@ -40,6 +40,7 @@ from .capacity import (
 from .compare import scheme_variants
 from .dtypes import DTYPES
 from .engines.budgets import BUDGETS
+from .engines.sglang_pools import default_max_running_requests
 from .errors import InputError
 from .flops import MLAForm, with_attention
 from .gpus import GPU, get_gpu
@@ -399,10 +400,9 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
     token_capacity = num_blocks // num_groups * block
     cap = None
     if grid.engine is Engine.sglang:
-        # max_running_requests (kvplan.engines.sglang_pools.default_max_running_requests):
-        # int(tokens / context x 512) within [2048, 4096], as plan_capacity caps max_requests.
-        ratio = token_capacity[:, None] / np.asarray(contexts, dtype=np.int64)[None, :] * 512
-        cap = np.clip(ratio.astype(np.int64), 2048, 4096)
+        # SGLang's max_running_requests, as plan_capacity caps max_requests.
+        cap = default_max_running_requests(token_capacity[:, None],
+                                           np.asarray(contexts, dtype=np.int64)[None, :])
     # The plan at the first fraction is the reference: the arrays must reproduce it exactly.
     assert (int(budgets[0]), int(num_blocks[0]), int(token_capacity[0])) == (
         stage.kv_budget_bytes, stage.num_blocks, stage.token_capacity)

@@ -95,9 +95,15 @@ def sglang_state_dtypes(spec: ModelSpec, ssm_dtype: str) -> tuple[str, str]:
     return "bfloat16", (rec.ssm_dtype if rec is not None and rec.ssm_dtype else "float32")
 
 
-def default_max_running_requests(tokens: int, context_len: int) -> int:
-    """init_memory_pool's default cap: int(tokens / context_len x 512) within [2048, 4096]."""
-    return min(max(int(tokens / context_len * 512), 2048), 4096)
+def default_max_running_requests(tokens: Any, context_len: Any) -> Any:
+    """init_memory_pool's default cap: int(tokens / context_len x 512) within [2048, 4096],
+    over ints or numpy arrays alike (sweep grids it with the same rule)."""
+    ratio = tokens / context_len * 512
+    if isinstance(ratio, float):
+        return min(max(int(ratio), 2048), 4096)
+    import numpy as np
+
+    return np.clip(np.asarray(ratio).astype(np.int64), 2048, 4096)
 
 
 @dataclass(frozen=True, kw_only=True)
