@@ -29,25 +29,12 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .cache import KVLayout, check_tp, kv_layout, layer_caches
-from .engines.budgets import (
-    BUDGETS,
-    TRTLLM_MAX_NUM_TOKENS,
-    Reserve,
-    ReservePart,
-    vllm_batch_defaults,
-)
-from .engines.sglang_pools import (
-    SglangPool,
-    SglangPoolSizes,
-    check_sglang_served,
-    sglang_pool,
-    sglang_state_dtypes,
-)
 from .engines.vllm_alloc import (
     VllmKVConfig,
     check_model_served,
     describe_groups,
     get_platform,
+    vllm_batch_defaults,
     vllm_cached_spec,
     vllm_kv_config,
     vllm_profile,
@@ -59,6 +46,8 @@ from .spec import ModelSpec
 from .units import cdiv
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .engines.budgets import Reserve
+    from .engines.sglang_pools import SglangPool, SglangPoolSizes
     from .gpus import GPU
     from .params import ParamCount
     from .weights import WeightBreakdown
@@ -68,6 +57,17 @@ class Engine(str, Enum):
     vllm = "vllm"
     sglang = "sglang"
     trtllm = "trtllm"
+
+
+# The engines' budget rules (and SGLang's pools, below) load on first use: `kvplan estimate`
+# without a device needs neither, and building their dataclasses is a tenth of its start-up
+# (examples/startup-bench.md).
+def engine_budget(engine: Engine) -> Any:
+    """The engine's budget rule (kvplan.engines.budgets.BUDGETS): its fraction, reserve and the
+    inverse questions."""
+    from .engines.budgets import BUDGETS
+
+    return BUDGETS[engine.value]
 
 
 # KV dtypes per engine, best quality first. fp8 only on GPUs with fp8 tensor cores (Ada, Hopper,
@@ -117,6 +117,8 @@ def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = F
     by version and device memory: see kvplan.engines.budgets.vllm_batch_defaults); TRT-LLM's
     max_num_tokens default (8192, llm_args.py) whatever the device."""
     if engine is Engine.trtllm:
+        from .engines.budgets import TRTLLM_MAX_NUM_TOKENS
+
         return TRTLLM_MAX_NUM_TOKENS
     return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
@@ -258,13 +260,13 @@ class PlanInputs:
     def resolved_mem_fraction(self) -> float:
         if self.mem_fraction is not None:
             return self.mem_fraction
-        return BUDGETS[self.engine.value].default_fraction(self)[0]
+        return engine_budget(self.engine).default_fraction(self)[0]
 
     @property
     def mem_fraction_rule(self) -> str:
         if self.mem_fraction is not None:
             return "given"
-        return BUDGETS[self.engine.value].default_fraction(self)[1]
+        return engine_budget(self.engine).default_fraction(self)[1]
 
     @property
     def kv_tp(self) -> int:
@@ -382,20 +384,17 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
-    from .weights import (
-        bitsandbytes_config,
-        checkpoint_breakdown,
-        engine_dtype,
-        parse_quantization_config,
-        weight_breakdown,
-    )
+    from .weights import checkpoint_breakdown, engine_dtype, weight_breakdown
 
+    quant = None
     if quantization == "bitsandbytes":
+        from .quant import bitsandbytes_config  # the quantized formats: for these only
+
         quant = bitsandbytes_config()
     elif spec.quantization_json is not None:
+        from .quant import parse_quantization_config
+
         quant = parse_quantization_config(spec.quantization_config, spec.path)
-    else:
-        quant = None
     if dtype is None:
         # Legacy specs that state a quantized dtype (torch_dtype: float8) keep it for every
         # weight; a floating checkpoint dtype follows the engines' auto rule.
@@ -446,7 +445,7 @@ def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
         return inputs.kv_budget_bytes, "given (--kv-budget-gib)"
     if inputs.total_bytes is None:
         raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
-    rule = BUDGETS[inputs.engine.value]
+    rule = engine_budget(inputs.engine)
     if inputs.reserve_bytes is None:
         rule.check_reserve_known(inputs)  # TRT-LLM refuses the engine path, unified memory
     return int(rule.kv_bytes(inputs.total_bytes, inputs.resolved_mem_fraction, weights,
@@ -498,10 +497,22 @@ def _vllm_state_dtypes(spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None,
     return None, resolved_ssm_dtype(spec, inputs)
 
 
+def _sglang_state_dtypes(spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
+    from .engines.sglang_pools import sglang_state_dtypes
+
+    return sglang_state_dtypes(spec, inputs.ssm_dtype)
+
+
+def _refuse_sglang(spec: ModelSpec, inputs: PlanInputs) -> None:
+    from .engines.sglang_pools import check_sglang_served
+
+    check_sglang_served(spec, inputs)
+
+
 # (conv, SSM) dtypes of the recurrent state as each engine keeps it (conv None: the model's
 # compute dtype, vLLM's rule; SGLang: kvplan.engines.sglang_pools.sglang_state_dtypes).
 STATE_DTYPES = {Engine.vllm: _vllm_state_dtypes, Engine.trtllm: _vllm_state_dtypes,
-                Engine.sglang: lambda spec, inputs: sglang_state_dtypes(spec, inputs.ssm_dtype)}
+                Engine.sglang: _sglang_state_dtypes}
 
 
 def state_dtypes(spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
@@ -556,7 +567,7 @@ def _refuse_trtllm(spec: ModelSpec, inputs: PlanInputs) -> None:
 
 # What each engine's accounting leaves unmodelled, refused in one line (vLLM: everything here
 # is modelled, kvplan.engines.vllm_alloc).
-UNMODELLED = {Engine.vllm: lambda spec, inputs: None, Engine.sglang: check_sglang_served,
+UNMODELLED = {Engine.vllm: lambda spec, inputs: None, Engine.sglang: _refuse_sglang,
               Engine.trtllm: _refuse_trtllm}
 
 
@@ -571,8 +582,10 @@ def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount
     breakdown = _weights_bytes(spec, inputs, layers, pp_first=stage_index == 0,
                                pp_last=layers.stop == spec.num_hidden_layers)
     weights = breakdown.total if inputs.weights_bytes is None else inputs.weights_bytes
-    parts = BUDGETS[inputs.engine.value].reserve(spec, inputs)
+    parts = engine_budget(inputs.engine).reserve(spec, inputs)
     if inputs.reserve_bytes is not None:
+        from .engines.budgets import Reserve, ReservePart
+
         parts = Reserve(parts=(ReservePart(name="given", bytes=inputs.reserve_bytes,
                                            rule="--reserve-gib"),))
     return weights, parts.total, breakdown, parts
@@ -611,6 +624,8 @@ def _sglang_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: in
     """SGLang's pools for the stage (kvplan.engines.sglang_pools): the full-attention token
     pool in pages, with its sliding-window or recurrent-state pool beside it."""
     caches = stage_caches(spec, inputs, layers)
+    from .engines.sglang_pools import sglang_pool
+
     pool = sglang_pool(spec, inputs, caches)
     if pool is None:
         return None
@@ -646,7 +661,8 @@ def _token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int
     pool = block_pool(layout, inputs.engine)
     # max_tokens from the budget (capped by the user's max_tokens), then whole blocks, rounded
     # by version / backend (kvplan.engines.budgets.TrtllmBudget.num_blocks).
-    num_blocks = BUDGETS["trtllm"].num_blocks(inputs, budget, layout.bytes_per_token, block_size)
+    num_blocks = engine_budget(Engine.trtllm).num_blocks(inputs, budget, layout.bytes_per_token,
+                                                         block_size)
     per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
                  for g in pool.groups]
     # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
@@ -832,7 +848,7 @@ def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float
             own = st.blocks_per_request - st.shared_prefix_blocks
             need_bytes = (st.shared_prefix_blocks + requests * own) * st.page_bytes * \
                 st.group_size
-        f = BUDGETS[inputs.engine.value].fraction_for(probe, need_bytes, st.weights_bytes,
+        f = engine_budget(inputs.engine).fraction_for(probe, need_bytes, st.weights_bytes,
                                                       st.reserve_bytes)
         worst = max(worst, f)
     return worst

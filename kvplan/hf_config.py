@@ -225,7 +225,7 @@ def _quantization(c: _Config) -> dict | None:
     quant = c.data.get("quantization_config")
     if quant is None:
         return None
-    from .weights import parse_quantization_config
+    from .quant import parse_quantization_config
 
     parsed = parse_quantization_config(quant, c.path)
     c.warn(f"quantization_config: {parsed.description}")

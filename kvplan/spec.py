@@ -489,7 +489,7 @@ def _parse_quantization(r: _Reader, path: str) -> str | None:
     qc = r._get("quantization_config", False)
     if qc is None:
         return None
-    from .weights import parse_quantization_config  # pure; imported late (it imports spec)
+    from .quant import parse_quantization_config  # pure; imported late (it imports spec)
 
     parse_quantization_config(qc, path)
     try:

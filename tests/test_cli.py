@@ -226,3 +226,33 @@ def test_fit_rule_agrees_with_rich_rendering() -> None:
             assert (rendered <= width) == _fits(view, width), (view.title, width, rendered)
             checked += 1
     assert checked > 60
+
+
+def test_every_default_is_what_typer_would_make_of_it() -> None:
+    """KvplanCommand hands an option's declared default to the command without typer's coercion
+    (start-up: typer builds a pydantic adapter per parameter to coerce it). That is only right
+    if typer's coercion maps each default to itself: checked here for every option of every
+    command, so a new default that typer would change (a str for an enum, "32k") fails."""
+    import typer.main
+
+    checked = 0
+    root = typer.main.get_command(app)
+    for name, command in root.commands.items():
+        ctx = command.context_class(command, info_name=name)
+        for param in command.params:
+            if param.default is None or param.required or callable(param.default):
+                continue
+            coerced = type(param).process_value(param, ctx, param.default)
+            assert coerced == param.default and type(coerced) is type(param.default), \
+                (name, param.name, param.default, coerced)
+            checked += 1
+    assert checked > 50
+
+
+def test_an_option_given_its_default_value_is_still_parsed() -> None:
+    # `--context 4k` is 4096, the default, but it came from the command line: typer parses it.
+    result = runner.invoke(app, ["estimate", "llama-3.1-8b", "-c", "4k", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["context"] == 4096
+    bad = runner.invoke(app, ["estimate", "llama-3.1-8b", "--engine", "nope"])
+    assert bad.exit_code == 2

@@ -228,8 +228,38 @@ def _print_error(message: str) -> None:
     sys.stderr.write(f"kvplan: error: {message}\n")
 
 
+def _defaults_as_declared(param: Any) -> None:
+    """Let a value the command line leaves out skip typer's coercion: None, or the declared
+    default itself.
+
+    typer (0.2x) builds a pydantic TypeAdapter for every parameter before it coerces the value,
+    even a None it returns unchanged or a default that is already the declared type: about
+    0.4 ms a parameter, 15 ms on `estimate`'s forty (examples/startup-bench.md). kvplan's
+    defaults are typed values that its parsers map to themselves (4096, "bf16", Engine.vllm:
+    tests/test_cli.py checks every command's against typer's own coercion), so the value
+    stays as declared; the callback, if any, still runs; a value from the command line goes
+    through typer whole."""
+    if param.required or param.multiple or param.nargs != 1:
+        return
+    process = type(param).process_value
+
+    def process_value(ctx: Any, value: Any) -> Any:
+        source = ctx.get_parameter_source(param.name)
+        if value is not None and not (value is param.default
+                                      and getattr(source, "name", None) == "DEFAULT"):
+            return process(param, ctx, value)
+        return param.callback(ctx, param, value) if param.callback is not None else value
+
+    param.process_value = process_value
+
+
 class KvplanCommand(TyperCommand):
     """A command whose numeric flags are finite and bounded before the body runs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            _defaults_as_declared(param)
 
     def invoke(self, ctx: Any) -> Any:
         try:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.versions import version_key
+from kvplan.engines.vllm_alloc import vllm_batch_defaults  # noqa: F401  (kept importable here)
 from kvplan.errors import InputError
 from kvplan.units import GiB, MiB
 
@@ -368,19 +369,6 @@ def vllm_sampler_bytes_per_logit(version: str | None,
 # and down input (3 x intermediate / TP). llm-d-planner PR #205's PP runs (no sampler on the first
 # stage) log 1.05-1.10 GiB for Llama-3.1-8B at 8,192 tokens: this rule gives 0.86 GiB.
 ACTIVATION_BYTES = 2
-
-
-def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None
-                        ) -> tuple[int, int]:
-    """(max_num_seqs, max_num_batched_tokens) of `vllm serve` (EngineArgs.get_batch_defaults):
-    >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100:
-    1024 / 8192; otherwise 256 / 2048. Without a device total: the >= 70 GiB tier."""
-    big = total_bytes is None or total_bytes >= 70 * GiB
-    if total_bytes is not None and total_bytes >= 160 * GiB and version_key(version) >= (0, 28):
-        return 1024, 16384
-    if big and not is_a100:
-        return 1024, 8192
-    return 256, 2048
 
 
 def compute_element_bytes(dtype: str | None) -> int:

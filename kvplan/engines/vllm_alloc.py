@@ -25,7 +25,7 @@ from kvplan.layers import (
     RequestShape,
     SlidingWindowCache,
 )
-from kvplan.units import cdiv
+from kvplan.units import GiB, cdiv
 
 if TYPE_CHECKING:
     from kvplan.spec import ModelSpec
@@ -442,3 +442,15 @@ def describe_groups(config: VllmKVConfig) -> list[dict[str, Any]]:
         row["padding_layers"] += g.padding_layers
     return list(merged.values())
 
+
+def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None
+                        ) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) of `vllm serve` (EngineArgs.get_batch_defaults):
+    >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100:
+    1024 / 8192; otherwise 256 / 2048. Without a device total: the >= 70 GiB tier."""
+    big = total_bytes is None or total_bytes >= 70 * GiB
+    if total_bytes is not None and total_bytes >= 160 * GiB and version_key(version) >= (0, 28):
+        return 1024, 16384
+    if big and not is_a100:
+        return 1024, 8192
+    return 256, 2048
