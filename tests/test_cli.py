@@ -256,3 +256,29 @@ def test_an_option_given_its_default_value_is_still_parsed() -> None:
     assert json.loads(result.stdout)["context"] == 4096
     bad = runner.invoke(app, ["estimate", "llama-3.1-8b", "--engine", "nope"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize(("args", "unused"), [
+    # Without a device: no budget rules, no SGLang pools, no weights, no quantized formats.
+    (["estimate", "llama-3.1-8b"], ("kvplan.engines.budgets", "kvplan.engines.sglang_pools",
+                                    "kvplan.weights", "kvplan.quant", "kvplan.checkpoint")),
+    # A bf16 model on a GPU with vLLM: weights and budgets, still no quantized formats.
+    (["estimate", "llama-3.1-8b", "--gpu", "H100"], ("kvplan.engines.sglang_pools",
+                                                      "kvplan.quant", "kvplan.checkpoint")),
+])
+def test_estimate_loads_only_the_rules_it_uses(args: list[str], unused: tuple[str, ...]) -> None:
+    """Start-up (examples/startup-bench.md): building kvplan's frozen dataclasses is most of its
+    import time, so the modules a command does not need stay unimported."""
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['kvplan', *{args!r}, '--format', 'json']\n"
+        "try:\n"
+        "    runpy.run_module('kvplan', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print('LOADED', sorted(m for m in {unused!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert json.loads(proc.stdout)["bytes_per_token"] == 131_072
+    assert "LOADED []" in proc.stderr
