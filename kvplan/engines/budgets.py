@@ -739,7 +739,9 @@ def trtllm_allreduce_workspace_bytes(tp: int, version: str | None) -> int:
     ``max_workspace_size_auto``: 16,000,000 at TP <= 2 and 8,000,000 above (``plugin/plugin.py``,
     up to 1.1), 64 MiB at any TP since NVIDIA/TensorRT-LLM PR #9145 ("Enlarged the AllReduce
     workspace size to 64MB", merged 2025-11; ``_torch/distributed/allreduce_helper.py``), taken
-    here from 1.2. E.g. TP 8 from 1.2: 4 x 64 MiB x 8 = 2 GiB (+ 2 KiB); TP 2 in 1.1: 128 MB."""
+    here from 1.2. E.g. TP 8 from 1.2: 4 x 64 MiB x 8 = 2 GiB (+ 2 KiB); TP 2 in 1.1: 128 MB.
+    Counted with or without peer access (whether IpcMemory allocates when P2P is off was not
+    read; every TP >= 2 point here is NVLink)."""
     if tp <= 1:
         return 0
     if version_key(version) >= (1, 2):
