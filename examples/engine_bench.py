@@ -26,7 +26,12 @@ version, the user's max_num_tokens and the weights pinned to the logged "Memory 
 loading model weights (inside torch)"; kvplan's `kv_budget_bytes` against "Estimated max memory
 in KV cache" and its tokens against the pool's "Allocated X GiB for max tokens in paged KV cache
 (N)" (the estimated max_tokens where that line is missing). Logs marked `fitted` set the
-non-torch constants of kvplan.engines.budgets.
+non-torch constants of kvplan.engines.budgets. Dense models at TP 1 / 2 / 4
+(tests/data/engine_logs/trtllm_capacity_points.json: the max concurrency NVIDIA's aiconfigurator
+measured with TRT-LLM for Llama-3.1-8B and Qwen3-32B-FP8 on H100 SXM) are replayed with the
+benchmark's settings and kvplan's own weights, its max_requests (whole requests of max_seq_len
+tokens in blocks of 32) against the measured one. Logs of NVIDIA's GB200 CI that lack the run's
+max_num_tokens are compared on the non-torch part alone.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "data" / "engine_logs" / "vllm_startup_logs.json"
 SGLANG_LOGS = ROOT / "tests" / "data" / "engine_logs" / "sglang_startup_logs.json"
 TRTLLM_LOGS = ROOT / "tests" / "data" / "engine_logs" / "trtllm_budget_logs.json"
+TRTLLM_POINTS = ROOT / "tests" / "data" / "engine_logs" / "trtllm_capacity_points.json"
 GiB = 1 << 30
 TOLERANCE_GIB = 0.25  # issue #13: within max(2 %, 0.25 GiB)
 
@@ -370,6 +376,130 @@ def print_trtllm(rows: list[dict[str, Any]]) -> None:
                   f"{log['url'] or 'index id ' + log['file_id']} |")
 
 
+def trtllm_ci_rows() -> list[dict[str, Any]]:
+    """Logs with the outside-torch line but no replay: what they leave outside torch (before the
+    run, less the temporary pool) and to the whole reserve, beside kvplan's non-torch part."""
+    from kvplan.engines.budgets import trtllm_non_torch
+    from kvplan.spec import load_spec
+
+    rows = []
+    for log in load_trtllm_logs():
+        if not log.get("non_torch_check"):
+            continue
+        spec_arg = model_arg(log)
+        spec = load_spec(spec_arg)
+        part = trtllm_non_torch(log["tp"], log["engine_version_arg"], moe=spec.moe is not None)
+        rows.append({"log": log, "predicted_non_torch_gib": part.total / GiB,
+                     "logged_outside_torch_gib": log["non_torch_before_gib"] - log["tmp_kv_gib"],
+                     "logged_reserve_gib": log["peak_profiling_gib"] - log["weights_gib"]
+                     - log["tmp_kv_gib"]})
+    return rows
+
+
+def load_trtllm_points() -> list[dict[str, Any]]:
+    return json.loads(TRTLLM_POINTS.read_text())
+
+
+def trtllm_point_args(point: dict[str, Any]) -> list[str]:
+    return ["estimate", model_arg(point), "--gpu", point["gpu"], "--engine", "trtllm", "--tp",
+            str(point["tp"]), "--mem-fraction", str(point["free_gpu_memory_fraction"]),
+            "--max-num-batched-tokens", str(point["max_num_tokens"]), "--context",
+            str(point["max_seq_len"]), "--kv-dtype", point["kv_dtype"], "--engine-version",
+            point["engine_version_arg"], "--format", "json"]
+
+
+def trtllm_point_compare(point: dict[str, Any]) -> dict[str, Any]:
+    out = run_kvplan(trtllm_point_args(point), point["id"])
+    logged = point["bench_max_concurrency"]
+    predicted = out["max_requests"]
+    # The reserve the measured concurrency implies, at the middle of its one-request interval:
+    # total - (concurrency + 0.5) x request bytes / fraction - kvplan's weights.
+    request = out["blocks_per_request"] * point["tokens_per_block"] * out["bytes_per_token"]
+    implied = (out["total_bytes"] - (logged + 0.5) * request / out["mem_fraction"]
+               - out["weights_bytes"]) / GiB
+    return {"log": point, "predicted": predicted, "logged": logged,
+            "error": predicted / logged - 1, "within": abs(predicted / logged - 1) <= 0.03
+            or abs(predicted - logged) <= 1,
+            "weights_gib": out["weights_bytes"] / GiB,
+            "predicted_reserve_gib": out["reserve_bytes"] / GiB,
+            "implied_reserve_gib": implied,
+            "half_request_gib": request / 2 / out["mem_fraction"] / GiB}
+
+
+def trtllm_point_rows() -> list[dict[str, Any]]:
+    return [trtllm_point_compare(p) for p in load_trtllm_points()]
+
+
+def trtllm_point_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    errors = [abs(r["error"]) for r in rows]
+    return {"points": len(rows), "median_error": statistics.median(errors),
+            "worst_error": max(errors), "within_3": sum(e <= 0.03 for e in errors) / len(rows),
+            "within": sum(r["within"] for r in rows) / len(rows)}
+
+
+def print_trtllm_points(rows: list[dict[str, Any]]) -> None:
+    print("\n# TensorRT-LLM, dense models at TP 1 / 2 / 4: kvplan vs measured max concurrency\n")
+    print("Each row is one measurement of NVIDIA's aiconfigurator (tests/data/engine_logs/"
+          "trtllm_capacity_points.json, with its URL): the most concurrent requests TRT-LLM holds "
+          "with `--max_seq_len ISL+OSL+1000 --max_num_tokens 2xISL --free_gpu_memory_fraction F`, "
+          "bf16 KV. kvplan: `kvplan estimate MODEL --engine trtllm --gpu G --tp T --mem-fraction F "
+          "--max-num-batched-tokens 2xISL --context ISL+OSL+1000 --kv-dtype bf16` with its own "
+          "weights (no logged figure); *predicted* is `max_requests`. *reserve*: kvplan's vs what "
+          "the measured concurrency implies (total - (n + 0.5) x request / F - weights; +- half "
+          "a request). The TRT-LLM version is not stated (aiconfigurator PR #652, March 2026: "
+          "replayed as 1.3). `fit`: the point set the NCCL constant.\n")
+    print("| model | GPU | TP | ISL / OSL | fraction | reserve kvplan / implied | predicted | "
+          "measured | error | within | fit |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|")
+    replayed = [r for r in rows if r["log"]["replay"]]
+    for r in replayed:
+        p = r["log"]
+        print(f"| {p['model']} | {p['gpu']} | {p['tp']} | {p['isl']} / {p['osl']} | "
+              f"{p['free_gpu_memory_fraction']} | {r['predicted_reserve_gib']:.2f} / "
+              f"{r['implied_reserve_gib']:.2f} +- {r['half_request_gib']:.2f} | "
+              f"{r['predicted']:,} | {r['logged']:,} | {r['error']:+.1%} | "
+              f"{'yes' if r['within'] else 'no'} | {'fit' if p['fitted'] else ''} |")
+    print()
+    for name, subset in (("all H100 points", replayed),
+                         ("held out (not used to fit)",
+                          [r for r in replayed if not r["log"]["fitted"]]),
+                         ("TP 2 and 4, held out", [r for r in replayed if r["log"]["tp"] > 1
+                                                    and not r["log"]["fitted"]])):
+        s = trtllm_point_summary(subset)
+        print(f"- {name}: {s['points']} points, median |error| {s['median_error']:.2%}, worst "
+              f"{s['worst_error']:.2%}, {s['within_3']:.0%} within 3 %, {s['within']:.0%} within "
+              "3 % or one request.")
+    print("\nGB300 points (not replayed: the device total TRT-LLM measures there is in no public "
+          "log). The reserve's growth from TP 1, where the total cancels: implied (same "
+          "ISL / OSL / fraction) vs kvplan's.\n")
+    print("| model | TP | ISL / OSL | fraction | growth from TP 1, kvplan / implied |")
+    print("|---|--:|--:|--:|--:|")
+    gb = {(r["log"]["model"], r["log"]["tp"], r["log"]["isl"], r["log"]["osl"],
+           r["log"]["free_gpu_memory_fraction"]): r for r in rows if not r["log"]["replay"]}
+    for (model, tp, isl, osl, frac), r in gb.items():
+        base = gb.get((model, 1, isl, osl, frac))
+        if tp == 1 or base is None:
+            continue
+        print(f"| {model} | {tp} | {isl} / {osl} | {frac} | "
+              f"{r['predicted_reserve_gib'] - base['predicted_reserve_gib']:+.2f} / "
+              f"{r['implied_reserve_gib'] - base['implied_reserve_gib']:+.2f} +- "
+              f"{r['half_request_gib'] + base['half_request_gib']:.2f} |")
+
+
+def print_trtllm_ci(rows: list[dict[str, Any]]) -> None:
+    print("\nLogs of NVIDIA's GB200 CI (not replayed: the run's max_num_tokens is not in them): "
+          "the memory outside torch before the estimation run less the temporary pool, and all "
+          "the log leaves to the reserve (peak - weights - temporary KV), beside kvplan's "
+          "non-torch part (newest version).\n")
+    print("| model | GPU | TP | EP | outside torch kvplan / log | reserve (log) | source |")
+    print("|---|---|--:|--:|--:|--:|---|")
+    for r in rows:
+        log = r["log"]
+        print(f"| {log['model']} | {log['gpu']} | {log['tp']} | {log['ep']} | "
+              f"{r['predicted_non_torch_gib']:.2f} / {r['logged_outside_torch_gib']:.2f} | "
+              f"{r['logged_reserve_gib']:.2f} | {log['url'] or 'index id ' + log['file_id']} |")
+
+
 def main() -> None:
     rows = [compare(log) for log in load_logs()]
     print("# vLLM KV budget: kvplan vs start-up logs\n")
@@ -406,6 +536,8 @@ def main() -> None:
               f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")
     print_sglang(sglang_rows())
     print_trtllm(trtllm_rows())
+    print_trtllm_ci(trtllm_ci_rows())
+    print_trtllm_points(trtllm_point_rows())
     sys.stdout.flush()
 
 

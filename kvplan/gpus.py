@@ -546,13 +546,19 @@ _PRESETS: tuple[GPU, ...] = (
     # GB200 NVL72 FP16/BF16 360 PFLOPS* and FP8 720 PFLOPS* are sparse, for 72 GPUs: per GPU
     # dense 2,500 and 5,000 TFLOPS (1,200 W parts, above the 1,000 W HGX B200).
     # (The early "384 GB per superchip" = 2 x 192 GB is the physical HBM; NVL72 enables 186.)
-    # Reported: no public log line found with a total for the GB200.
+    # Reported: TensorRT-LLM's "device total memory 184.31 GiB" (torch.cuda.mem_get_info) on
+    # every GB200 run of NVIDIA's perf-sanity CI (tests/data/engine_logs/trtllm_budget_logs.json).
     GPU(
         name="GB200",
         full_name="NVIDIA GB200 (Blackwell GPU of a GB200 superchip, 186GB HBM3e)",
         memory_bytes=186 * GiB,
-        reported_total_bytes=None,
-        reported_total_source=NO_LOG,
+        reported_total_bytes=_gib("184.31"),
+        reported_total_kind="mem_get_info",
+        reported_total_source=(
+            "TensorRT-LLM perf-sanity CI on GB200: 'device_total_memory=184.31 GiB' "
+            "(https://github.com/HuiGao-NV/TensorRT-LLM/blob/"
+            "31d1a1e79bd18d3f3cb854a23e6fd26cbb61564e/case_fraction_map.txt)"
+        ),
         hbm_bytes_per_s=8 * TB,
         peak_bf16_flops_per_s=2_500 * TFLOPS,
         peak_fp8_flops_per_s=5_000 * TFLOPS,

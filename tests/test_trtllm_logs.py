@@ -16,10 +16,14 @@ from typer.testing import CliRunner
 from kvplan.capacity import Engine, PlanInputs, plan_capacity
 from kvplan.cli import app
 from kvplan.engines.budgets import (
-    TRTLLM_NON_TORCH_POINTS,
+    TRTLLM_MOE_EXTRA_POINTS,
+    TRTLLM_NCCL_GIB,
+    TRTLLM_NON_TORCH_TP1_GIB,
     TrtllmBudget,
     activation_bytes,
     moe_workspace_bytes,
+    trtllm_allreduce_workspace_bytes,
+    trtllm_non_torch,
     trtllm_non_torch_gib,
     trtllm_profile,
 )
@@ -36,6 +40,7 @@ bench = load_example("engine_bench")
 LOGS = bench.load_trtllm_logs()
 ROWS = bench.trtllm_rows()
 RAW = [log for log in LOGS if log["tmp_kv_gib"] is not None]
+POINT_ROWS = bench.trtllm_point_rows()
 
 
 def _log(log_id: str) -> dict:
@@ -65,8 +70,9 @@ def test_budget_is_total_less_peak_plus_temporary_kv_times_fraction(log) -> None
     # 1.3.0rc10, DeepSeek-R1 NVFP4 TP 4 on B200: (178.35 - 106.46 + 2.14) x 0.8 = 59.226, logged
     # 59.23. kvplan's form: (total - weights - reserve) x f with reserve = peak - weights - tmp.
     # Each figure is printed to 2 decimals: +-0.005 GiB each.
-    parts = log["weights_gib"] + log["activation_gib"] + log["non_torch_gib"]
-    assert abs(parts - log["peak_profiling_gib"]) <= 0.015, log["id"]
+    if log["activation_gib"] is not None:  # the CI logs print only the peak
+        parts = log["weights_gib"] + log["activation_gib"] + log["non_torch_gib"]
+        assert abs(parts - log["peak_profiling_gib"]) <= 0.015, log["id"]
     reserve = log["peak_profiling_gib"] - log["weights_gib"] - log["tmp_kv_gib"]
     kv = TrtllmBudget.kv_bytes(int(log["total_gib"] * GiB), log["free_gpu_memory_fraction"],
                                int(log["weights_gib"] * GiB), int(reserve * GiB))
@@ -150,50 +156,132 @@ def _residual_gib(log: dict) -> float:
     return log["peak_profiling_gib"] - log["weights_gib"] - tmp - act
 
 
-def test_non_torch_points_follow_from_the_fitted_logs() -> None:
-    # One point per TP: the mean residual of the logs marked `fitted` at that TP -- TP 1
-    # gpt-oss-120b (B200, 1.3.0rc10), TP 4 DeepSeek-R1 NVFP4 (1.3.0rc10), TP 8 DeepSeek-R1 NVFP4
-    # EP 8 (1.2.0rc6.post2, 11.18) and FP8 EP 1 (1.2.0rc6.post3, 8.23): mean 9.70.
+def test_allreduce_workspace_follows_the_source() -> None:
+    # allocate_allreduce_fusion_workspace: size x TP + 256 x TP + 3 x size x TP bytes per rank.
+    # From 1.2 size = 64 MiB (PR #9145): TP 2 -> 4 x 67,108,864 x 2 + 512 = 536,871,424 B
+    # (0.50 GiB), TP 8 -> 2,147,485,696 B (2.00 GiB). Up to 1.1 (plugin.py) 16,000,000 at TP <= 2
+    # and 8,000,000 above: TP 2 -> 128,000,512 B, TP 8 -> 256,002,048 B. None at TP 1.
+    assert trtllm_allreduce_workspace_bytes(1, "1.3.0rc10") == 0
+    assert trtllm_allreduce_workspace_bytes(2, "1.3.0rc10") == 536_871_424
+    assert trtllm_allreduce_workspace_bytes(8, "1.2.0rc6.post2") == 2_147_485_696
+    assert trtllm_allreduce_workspace_bytes(2, "1.1.0") == 128_000_512
+    assert trtllm_allreduce_workspace_bytes(8, "1.1.0") == 256_002_048
+    assert trtllm_allreduce_workspace_bytes(4, None) == trtllm_allreduce_workspace_bytes(4, "1.3")
+
+
+def test_non_torch_base_and_moe_points_follow_from_the_fitted_logs() -> None:
+    # Fitted logs: TP 1 gpt-oss-120b (B200, 1.3.0rc10) sets the base (residual 1.95 GiB, base
+    # 1.96); the MoE extra at TP 4 and 8 is the mean residual of the fitted DeepSeek-R1 logs less
+    # the dense parts (base + all-reduce workspace + NCCL): TP 4 (1.3.0rc10) 10.41 - 1.60 - 1.96 -
+    # 1.00 - 1.24 = 4.61; TP 8 mean of NVFP4 EP 8 and FP8 EP 1 (1.2.0rc6): 4.50.
     by_tp: dict[int, list[float]] = {}
     for log in LOGS:
         if log["fitted"]:
-            by_tp.setdefault(log["tp"], []).append(_residual_gib(log))
+            dense = trtllm_non_torch(log["tp"], log["engine_version_arg"], moe=False).total / GiB
+            base = TRTLLM_NON_TORCH_TP1_GIB if log["tp"] == 1 else 0.0
+            by_tp.setdefault(log["tp"], []).append(_residual_gib(log) - dense + base)
     assert {tp: len(v) for tp, v in by_tp.items()} == {1: 1, 4: 1, 8: 2}
-    assert [tp for tp, _ in TRTLLM_NON_TORCH_POINTS] == sorted(by_tp)
-    for tp, gib in TRTLLM_NON_TORCH_POINTS:
+    assert abs(by_tp[1][0] - TRTLLM_NON_TORCH_TP1_GIB) < 0.02
+    assert [tp for tp, _ in TRTLLM_MOE_EXTRA_POINTS] == sorted(by_tp)
+    for tp, gib in TRTLLM_MOE_EXTRA_POINTS[1:]:
         assert abs(statistics.mean(by_tp[tp]) - gib) < 0.01, tp
 
 
-def test_non_torch_at_tp_1_holds_on_another_gpu() -> None:
-    # Held out: gpt-oss-120b at TP 1 on a B300 (5 logs, 1.3.0rc10). What they print outside
-    # torch before the estimation run, less the temporary KV pool (added back), is 1.87-2.05 GiB;
-    # the B200 fit is 1.96 GiB. The TP-1 point transfers from B200 to B300.
+def test_non_torch_at_tp_1_holds_on_other_gpus() -> None:
+    # Held out: gpt-oss-120b at TP 1 on a B300 (5 logs, 1.3.0rc10) and on a GB200 (NVIDIA's CI,
+    # 2 logs). What they print outside torch before the estimation run, less the temporary KV
+    # pool (added back), is 1.87-2.05 GiB on the B300 and 1.97 / 2.48 on the GB200; the B200 fit
+    # is 1.96 GiB.
     b300 = [log for log in LOGS if log["gpu"] == "B300" and log["tp"] == 1]
     assert len(b300) >= 5
     for log in b300:
         tmp = (log["available_kv_gib"] / log["free_gpu_memory_fraction"]
                - get_gpu("B300").total_bytes / GiB + log["peak_profiling_gib"])
         outside = log["non_torch_before_gib"] - tmp
-        assert abs(outside - TRTLLM_NON_TORCH_POINTS[0][1]) < 0.15, log["id"]
+        assert abs(outside - TRTLLM_NON_TORCH_TP1_GIB) < 0.15, log["id"]
+    gb200 = [r for r in bench.trtllm_ci_rows()
+             if r["log"]["tp"] == 1 and r["log"]["spec"] == "gpt-oss-120b"]
+    assert sorted(round(r["logged_outside_torch_gib"], 2) for r in gb200) == [1.97, 2.48]
 
 
-def test_tp_2_is_interpolated_and_checked_on_a_held_out_log() -> None:
-    # 1.96 + (8.82 - 1.96) x (2 - 1) / (4 - 1) = 4.247 GiB at TP 2; DeepSeek-R1 NVFP4 at TP 2 on
-    # a B300 (1.3.0rc10, not fitted) leaves 193.59 - 185.48 - 2.15 (temporary KV) = 5.96 GiB to
-    # the reserve, kvplan 4.25 + its activation estimate 2.00 = 6.25: budget -0.4 %.
-    assert abs(trtllm_non_torch_gib(2) - 4.247) < 0.001
+def test_tp_2_is_checked_on_held_out_moe_logs() -> None:
+    # From 1.2 at TP 2: base 1.96 + workspace 0.50 + NCCL 1.24 + MoE extra 4.61 / 3 (linear from
+    # TP 1) = 5.237 GiB. Held out: DeepSeek-R1 NVFP4 at TP 2 on a B300 (1.3.0rc10) leaves 193.59
+    # - 185.48 - 2.15 (temporary KV) = 5.96 GiB to the reserve, kvplan 5.24 + its activation
+    # estimate 2.00 = 7.24: budget -1.7 %; gpt-oss-120b at TP 2 on GB200s prints 4.39 / 5.32 GiB
+    # outside torch (NVIDIA's CI).
+    assert abs(trtllm_non_torch_gib(2, "1.3.0rc10", moe=True) - 5.237) < 0.001
     row = next(r for r in ROWS if r["log"]["gpu"] == "B300" and r["log"]["tp"] == 2)
     assert not row["log"]["fitted"]
-    assert abs(row["predicted_reserve_gib"] - row["logged_reserve_gib"]) < 0.5
-    assert abs(row["error"]) < 0.01
+    assert abs(row["predicted_reserve_gib"] - row["logged_reserve_gib"]) < 1.5
+    assert abs(row["error"]) < 0.02
+    ci = [r["logged_outside_torch_gib"] for r in bench.trtllm_ci_rows()
+          if r["log"]["tp"] == 2 and r["log"]["spec"] == "gpt-oss-120b"]
+    assert len(ci) == 2 and all(abs(x - 5.237) < 0.9 for x in ci)
+
+
+def test_ci_logs_where_the_moe_extra_misses() -> None:
+    # What NVIDIA's GB200 CI shows beyond the fit, kept as it is: gpt-oss-120b at TP 4 holds
+    # 5.77 / 7.25 GiB outside torch, Kimi-K2-Thinking at TEP 4 6.85 and Qwen3-235B-A22B at TEP 4
+    # 7.34 against kvplan's 8.81 (the DeepSeek-R1 TP-4 fit), while Qwen3-235B-A22B at TP 1 holds
+    # 7.84 against the TP-1 base 1.96: the MoE extra depends on the model, not only on TP.
+    rows = {r["log"]["id"]: r for r in bench.trtllm_ci_rows()}
+    assert len(rows) == 9
+    tp4 = [r for r in rows.values() if r["log"]["tp"] == 4]
+    assert len(tp4) == 4
+    for r in tp4:
+        assert 1.4 < r["predicted_non_torch_gib"] - r["logged_outside_torch_gib"] < 3.1
+    tp1_qwen = rows["trtllm-ci-gb200-qwen3-235b-tp1-ctx-8k1k"]
+    assert abs(tp1_qwen["logged_outside_torch_gib"] - 7.84) < 0.005
+    assert abs(tp1_qwen["predicted_non_torch_gib"] - TRTLLM_NON_TORCH_TP1_GIB) < 1e-9
+
+
+def test_nccl_constant_follows_from_the_fitted_dense_points() -> None:
+    # NCCL at TP >= 2 is the mean, over the two fitted points (Llama-3.1-8B bf16, H100, ISL =
+    # OSL = 2048, fraction 0.8: 173 requests at TP 2, 363 at TP 4), of the reserve the measured
+    # concurrency implies less kvplan's reserve without it: 3.91 - 2.72 = 1.19 and 4.42 - 3.14 =
+    # 1.29 GiB -> 1.24.
+    fits = [r for r in POINT_ROWS if r["log"]["fitted"]]
+    assert [(r["log"]["tp"], r["logged"]) for r in fits] == [(2, 173), (4, 363)]
+    residuals = [r["implied_reserve_gib"] - (r["predicted_reserve_gib"] - TRTLLM_NCCL_GIB)
+                 for r in fits]
+    assert abs(statistics.mean(residuals) - TRTLLM_NCCL_GIB) < 0.01
+
+
+def test_dense_tp_points_against_the_measured_concurrency() -> None:
+    # Held out: 22 H100 points (Llama-3.1-8B bf16 and Qwen3-32B-FP8 at TP 1 / 2 / 4, ISL / OSL
+    # 2k-4k): median |error| 0.82 %, all within 3 % or one request; at TP 2 and 4 (14 points) all
+    # within 3 %, worst +1.9 %. The TP-1 Qwen3-32B-FP8 points hold 14-27 requests, where one
+    # request is 4-7 %: kvplan is one above at each (its reserve 2.66-3.37 GiB, the measurement
+    # implying 4.2-6.4 +- 0.8-1.4). Under the earlier MoE-fitted TP points kvplan was -6 % at
+    # every H100 TP-4 point (reserve 9.0-9.35 GiB, implied 4.4-5.4).
+    held = [r for r in POINT_ROWS if r["log"]["replay"] and not r["log"]["fitted"]]
+    s = bench.trtllm_point_summary(held)
+    assert s["points"] == 22
+    assert s["within"] == 1.0
+    assert s["median_error"] <= 0.009
+    tp = bench.trtllm_point_summary([r for r in held if r["log"]["tp"] > 1])
+    assert tp["points"] == 14 and tp["within_3"] == 1.0 and tp["worst_error"] <= 0.02
+
+
+def test_capacity_points_name_their_source() -> None:
+    points = bench.load_trtllm_points()
+    assert len(points) == 72 and len({p["id"] for p in points}) == 72
+    for p in points:
+        assert p["url"].startswith("https://github.com/ai-dynamo/aiconfigurator/blob/")
+        assert p["quote"].endswith(f", {p['bench_max_concurrency']})")
+        assert p["max_seq_len"] == p["isl"] + p["osl"] + 1000
+        assert p["replay"] == (p["gpu"] == "H100-80GB")
+        if not p["replay"]:
+            assert p["why_not_replayed"]
 
 
 def test_trtllm_budget_against_the_logs() -> None:
     # Issue #13's target: within 3 % on PyTorch-backend logs. Achieved (examples/engine-bench.md):
-    # 31 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 1.06 %, 28 of
-    # 31 within 3 %, worst 5.5 %; held out (27 logs) median 1.06 %. The 14 B200 / B300 logs added
-    # with the TP points had median 1.10 %, worst -7.9 % (the TP-2 log) under the earlier TP-1 /
-    # TP >= 2 constants. The misses are DeepSeek-R1 FP8 runs whose reserve the TP-8 point does
+    # 31 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 1.08 %, 28 of
+    # 31 within 3 %, worst 5.5 %; held out (27 logs) median 1.08 % (1.06 % under the earlier
+    # MoE-only TP points, which put dense models 6 % low at TP 4; the TP-2 log is now -1.7 %, was
+    # -0.4 %). The misses are DeepSeek-R1 FP8 runs whose reserve the TP-8 fit does
     # not explain: two with max_num_tokens 8384 / 8512 and CUDA graphs to 128 / 256 (14.5-14.8 GiB
     # left to the reserve vs 11.1: +4.1 %, +4.4 %) and one with 124.76 GiB of weights (8.6 GiB:
     # -5.5 % of a 31 GiB budget). This test holds what is achieved, not the target.

@@ -698,43 +698,108 @@ def trtllm_profile(version: str | None) -> TrtllmProfile:
 # the dummy run, ``torch.cuda.empty_cache()``, then extra = (total - free) - torch
 # allocated_bytes.current, logged "Memory used outside torch (e.g., NCCL and CUDA graphs)"; the
 # same difference before the run is "Memory used after loading model weights (outside torch)".
-# It holds whatever torch cannot hand back or never saw: the CUDA context, NCCL communicators,
-# the IPC all-reduce workspaces, the C++ KV pool of the estimation run (the temporary pool,
-# cudaMalloc'd by the KV cache manager: "[MemUsageChange] Allocated 2.14 GiB for max tokens in
-# paged KV cache (65536)" just before; it is added back to the budget) and the cached blocks of
-# the CUDA-graph memory pool (captured in the warm-up before the estimate). Only the all-reduce
-# workspace is sized in TRT-LLM's own source: the earlier ``plugin/plugin.py:
-# CustomAllReduceHelper`` (16 MB per rank at TP <= 2, 8 MB above; ping + pong of size x TP and
-# lamport 3 x size x TP: 5 x size x TP = 0.15-0.30 GiB) and the newer ``_torch/distributed/
-# allreduce_helper.py`` (64 MiB, size x TP + 3 x size x TP: 0.5 GiB at TP 2, 2 GiB at TP 8);
-# which release switched was not pinned, so it is not a separate part here. The rest (NCCL's
-# channel buffers, the graph pool: 6-10 GiB at TP 4-8 in the logs) is NCCL's and torch's, with
-# no formula there. So the per-GPU amount is read from public logs as peak - weights - temporary
-# KV - kvplan's activation estimate (tests/data/engine_logs/trtllm_budget_logs.json, `fitted`),
-# one point per TP, the mean of the fitted logs at that TP, linear between them:
-# - TP 1: 1.96 GiB, gpt-oss-120b on a B200, 1.3.0rc10 (peak 70.44, weights 65.40, temporary KV
-#   2.25, activation estimate 0.83). Held out: gpt-oss-120b on a B300 (5 logs), whose logged
-#   outside-torch memory before the run less the temporary pool is 1.87-2.05 GiB; but a dense
-#   TinyLlama-1.1B on an RTX 6000 Ada (1.1.0) has 1.11 GiB (budget -1.8 %): smaller GPUs and
-#   models hold less outside torch, and no second non-Blackwell log says how much less;
-# - TP 4: 8.82 GiB, DeepSeek-R1 NVFP4 at TP 4 / EP 4 on B200s, 1.3.0rc10;
-# - TP 8: 9.70 GiB, the mean of DeepSeek-R1 NVFP4 at TP 8 / EP 8 (1.2.0rc6.post2, 11.18) and
-#   DeepSeek-R1 FP8 at TP 8 / EP 1 (1.2.0rc6.post3, CUDA graphs to batch 1, 8.23).
-# TP 2 is interpolated (4.25 GiB) and checked on a held-out DeepSeek-R1 NVFP4 TP-2 log on a B300
-# (logged reserve 5.96 GiB, kvplan 6.25). Above TP 8 the last slope continues. All fitted logs
-# are MoE models on Blackwell; no dense model at TP >= 2 was in a public log with these lines.
-# The points also absorb kvplan's activation error: the trimmed logs print the memory outside
-# torch before the run ("Model weights (non-torch)"), so peak - weights - that is the torch
-# activation: 2.45-2.84 GiB for DeepSeek-R1 at TP 4-8 against kvplan's 1.40-1.63 (about 1.1 GiB
-# of each TP-4 / TP-8 point), 0.37-0.76 for gpt-oss-120b against 0.83; outside torch less the
-# temporary pool is 6.8-7.9 GiB at TP 4 and 7.2-12.4 at TP 8.
-# Not modelled (spread in the held-out TP-8 logs): CUDA graphs to batch >= 64 add ~3 GiB
-# outside torch with ~2 GiB less torch activation, and a max_num_tokens above 8192 ~2 GiB more.
-TRTLLM_NON_TORCH_POINTS = ((1, 1.96), (4, 8.82), (8, 9.70))
+# It holds whatever torch cannot hand back or never saw: the CUDA context and loaded kernel
+# modules, NCCL communicators, the IPC all-reduce workspaces, the C++ KV pool of the estimation
+# run (cudaMalloc'd by the KV cache manager, "[MemUsageChange] Allocated 2.14 GiB for max tokens
+# in paged KV cache (65536)"; added back to the budget, so not a part here) and the cached blocks
+# of the CUDA-graph pool (captured in the warm-up before the estimate). kvplan sizes it as
+#     non_torch = TP-1 base + [TP >= 2] (all-reduce workspace + NCCL) + [MoE] MoE extra(TP)
+# with one part read from the source and three read from public logs, each fitted on some logs
+# and checked on held-out ones (tests/data/engine_logs/trtllm_budget_logs.json and
+# trtllm_capacity_points.json, `fitted`); the fitted parts also absorb kvplan's activation error
+# (they are fitted on peak - weights - temporary KV - kvplan's activation estimate).
+
+# TP-1 base: CUDA context, kernel modules, cuBLAS / attention workspaces outside torch, the
+# CUDA-graph pool. 1.96 GiB: gpt-oss-120b on a B200, 1.3.0rc10 (peak 70.44, weights 65.40,
+# temporary KV 2.25, activation estimate 0.83). Held out: gpt-oss-120b on a B300 (5 logs, outside
+# torch before the run less the temporary pool 1.87-2.05 GiB) and on a GB200 (NVIDIA's CI,
+# 1.97); Llama-3.1-8B bf16 on an H100 (aiconfigurator's TRT-LLM capacity points, TP 1: within
+# one sequence); not a dense TinyLlama-1.1B on an RTX 6000 Ada (1.1.0: 1.11 GiB, budget -1.8 %).
+TRTLLM_NON_TORCH_TP1_GIB = 1.96
 
 
-def trtllm_non_torch_gib(tp: int) -> float:
-    return _interpolate(TRTLLM_NON_TORCH_POINTS, tp)
+def trtllm_allreduce_workspace_bytes(tp: int, version: str | None) -> int:
+    """The fused all-reduce's IPC workspace per GPU at TP >= 2, from the source:
+    ``get_allreduce_workspace`` (``_torch/distributed/ops.py``) allocates it once per process with
+    ``CustomAllReduceHelper.allocate_allreduce_fusion_workspace(mapping, size)``: IpcMemory of
+    size x TP (data), 256 x TP (barriers) and 3 x size x TP (the lamport triple buffer), each
+    cudaMalloc'd on every rank (outside torch): 4 x size x TP + 256 x TP bytes. ``size`` is
+    ``max_workspace_size_auto``: 16,000,000 at TP <= 2 and 8,000,000 above (``plugin/plugin.py``,
+    up to 1.1), 64 MiB at any TP since NVIDIA/TensorRT-LLM PR #9145 ("Enlarged the AllReduce
+    workspace size to 64MB", merged 2025-11; ``_torch/distributed/allreduce_helper.py``), taken
+    here from 1.2. E.g. TP 8 from 1.2: 4 x 64 MiB x 8 = 2 GiB (+ 2 KiB); TP 2 in 1.1: 128 MB.
+    Counted with or without peer access (whether IpcMemory allocates when P2P is off was not
+    read; every TP >= 2 point here is NVLink)."""
+    if tp <= 1:
+        return 0
+    if version_key(version) >= (1, 2):
+        size = 64 * MiB
+    else:
+        size = 16_000_000 if tp <= 2 else 8_000_000
+    return 4 * size * tp + 256 * tp
+
+
+# NCCL at TP >= 2 (communicators' channel buffers; no formula in TRT-LLM's source), one constant:
+# fitted on Llama-3.1-8B bf16 on H100 SXM at TP 2 and TP 4 (aiconfigurator's TRT-LLM capacity
+# points, ISL = OSL = 2048, fraction 0.8: the reserve their max concurrency implies, 3.91 and
+# 4.42 GiB, less the TP-1 base, the all-reduce workspace and kvplan's activation estimate), held
+# out on the other 18 H100 points (Llama-3.1-8B and Qwen3-32B-FP8, TP 1 / 2 / 4).
+TRTLLM_NCCL_GIB = 1.24
+
+# MoE models at TP >= 2 hold more outside torch than the dense ones (6.8-7.9 GiB at TP 4 and
+# 7.2-12.4 at TP 8 for DeepSeek-R1, 4.4-5.3 at TP 2 for gpt-oss-120b, against 3.3-4.4 for
+# Llama-3.1-8B at TP 2-4): the fused-MoE and expert-parallel buffers and their CUDA-graph pools,
+# with no formula in the source. Every MoE log is on Blackwell and every dense TP >= 2 point on
+# H100, so what is MoE here may partly be the GPU. Points (tp, GiB) beyond the parts above, the
+# mean residual of the fitted logs at each TP, linear between, the last slope beyond 8:
+# - TP 4: DeepSeek-R1 NVFP4 at TP 4 / EP 4 on B200s, 1.3.0rc10;
+# - TP 8: DeepSeek-R1 NVFP4 at TP 8 / EP 8 (1.2.0rc6.post2) and DeepSeek-R1 FP8 at TP 8 / EP 1
+#   (1.2.0rc6.post3, CUDA graphs to batch 1).
+# TP 2 is interpolated and checked on held-out logs: DeepSeek-R1 NVFP4 at TP 2 on a B300 and
+# gpt-oss-120b at TP 2 on GB200s (NVIDIA's CI). Not modelled (spread in the held-out TP-8 logs):
+# CUDA graphs to batch >= 64 add ~3 GiB outside torch with ~2 GiB less torch activation, and a
+# max_num_tokens above 8192 ~2 GiB more.
+TRTLLM_MOE_EXTRA_POINTS = ((1, 0.0), (4, 4.61), (8, 4.50))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrtllmNonTorch:
+    """The non-torch reserve by part (bytes), each with the rule that set it."""
+
+    base: int
+    allreduce_workspace: int
+    nccl: int
+    moe_extra: int
+
+    @property
+    def total(self) -> int:
+        return self.base + self.allreduce_workspace + self.nccl + self.moe_extra
+
+    def rule(self, tp: int) -> str:
+        parts = [f"TP-1 base {self.base / GiB:.2f} GiB (CUDA context, kernels, CUDA-graph pool; "
+                 "public logs)"]
+        if self.allreduce_workspace:
+            parts.append(f"all-reduce workspace {self.allreduce_workspace / GiB:.2f} "
+                         "(allreduce_helper.py: 4 x size x TP)")
+        if self.nccl:
+            parts.append(f"NCCL {self.nccl / GiB:.2f} (dense H100 points)")
+        if self.moe_extra:
+            parts.append(f"MoE extra {self.moe_extra / GiB:.2f} (DeepSeek-R1 logs, Blackwell)")
+        return f"outside torch at TP {tp}: " + " + ".join(parts)
+
+
+def trtllm_non_torch(tp: int, version: str | None, *, moe: bool) -> TrtllmNonTorch:
+    """Memory outside torch per GPU (PyTorch backend), by part."""
+    return TrtllmNonTorch(
+        base=int(TRTLLM_NON_TORCH_TP1_GIB * GiB),
+        allreduce_workspace=trtllm_allreduce_workspace_bytes(tp, version),
+        nccl=int(TRTLLM_NCCL_GIB * GiB) if tp > 1 else 0,
+        moe_extra=int(_interpolate(TRTLLM_MOE_EXTRA_POINTS, tp) * GiB) if moe else 0,
+    )
+
+
+def trtllm_non_torch_gib(tp: int, version: str | None = None, *, moe: bool = False) -> float:
+    return trtllm_non_torch(tp, version, moe=moe).total / GiB
 
 
 @dataclass(frozen=True)
@@ -761,15 +826,13 @@ class TrtllmBudget:
                                    element_bytes=width)
         moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                   element_bytes=width)
-        non_torch = trtllm_non_torch_gib(inputs.tp)
+        non_torch = trtllm_non_torch(inputs.tp, inputs.engine_version,
+                                     moe=spec.moe is not None)
         return Reserve(parts=(
             ReservePart(name="activation", bytes=forward + moe,
                         rule=f"estimation run over max_num_tokens {tokens:,} (estimate"
                              + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
-            ReservePart(name="non_torch", bytes=int(non_torch * GiB),
-                        rule=f"outside torch at TP {inputs.tp}: CUDA context, NCCL and "
-                             "all-reduce workspaces, CUDA-graph pool (public logs, MoE models; "
-                             "TP 1 / 4 / 8 points, linear between)"),
+            ReservePart(name="non_torch", bytes=non_torch.total, rule=non_torch.rule(inputs.tp)),
         ))
 
     formula: str = "(total - weights - reserve) x free_gpu_memory_fraction"
