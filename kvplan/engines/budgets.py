@@ -421,7 +421,22 @@ class VllmBudget:
     name: str = "vllm"
 
     def check_reserve_known(self, inputs: PlanInputs) -> None:
-        """Every setting this engine runs is derivable (TRT-LLM refuses some)."""
+        """Refuse, in one line, a budget kvplan cannot derive without a given reserve."""
+        if inputs.unified_memory:
+            # utils/mem_utils.py MemorySnapshot.measure (0.19.0-0.32.0 wheels): on the
+            # shared-memory SoCs (compute capability 8.7 Orin, 11.0 Thor, 12.1 Spark) free
+            # memory is psutil.virtual_memory().available, so the profile's free-memory delta
+            # (non-torch growth; from 0.27 total_consumed) takes in whatever the host and the
+            # other processes allocate in RAM during start-up. Public GB10 logs: one config run
+            # three times gives 16.93 / 17.59 / 18.13 GiB (MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-
+            # Sparks issue #204); Qwen2.5-14B-FP8 at 0.13.0 (index file id 55435188222) holds
+            # 1.5 GiB more than a discrete GPU's reserve.
+            raise InputError("--engine vllm on a unified-memory GPU: vLLM reads free memory as "
+                             "the host's available RAM there, so its budget takes in what the "
+                             "OS and other processes allocate during start-up (one DGX Spark "
+                             "config: 16.93-18.13 GiB over three runs), which kvplan cannot "
+                             "know; give --reserve-gib (the logged total x fraction - weights - "
+                             "available KV) or --kv-budget-gib")
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
