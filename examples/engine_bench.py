@@ -423,8 +423,10 @@ def main() -> None:
                           "the Qwen3-Next 0.10.2 log that fits the sort sampler rule)",
                           [r for r in rows if "llm-d-planner" not in r["log"]["url"]])):
         s = summary(subset)
+        within = sum(r["within"] for r in subset)  # the count, so that 89.7 % never reads 90 %
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
-              f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")
+              f"{within} of {s['logs']} ({s['within_share']:.1%}) within max(2 %, "
+              f"{TOLERANCE_GIB} GiB).")
     refused = refused_logs()
     if refused:
         print("\nLogs of a setting kvplan refuses to size without --reserve-gib (not in the "
