@@ -30,28 +30,31 @@ def test_every_log_names_its_source_and_quotes_the_lines() -> None:
 
 def test_vllm_budget_median_within_two_percent() -> None:
     # Issue #13's target: median within 2 %, 90 % of logs within max(2 %, 0.25 GiB). Over the
-    # 79 replayed logs the median is 0.35 % and 73 of 79 (92.4 %) are within; the misses
+    # 85 replayed logs the median is 0.35 % and 79 of 85 (92.9 %) are within; the misses
     # (vLLM 0.10.1.1 on A100s at a 0.25 fraction and with TP 2 across nodes, the Qwen3.5-9B
     # hybrid on an L40S, Qwen3-32B at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1, Llama-3.1-8B on
     # an A40 at 0.26.0) are listed in examples/engine-bench.md with their causes where found.
     # The unified-memory GB10 log (+4.9 % when it was replayed) is refused now and not counted.
     # This test holds what is achieved.
     s = bench.summary(ROWS)
-    assert s["logs"] >= 79
+    assert s["logs"] >= 85
     assert s["median_error"] <= 0.02
     assert s["within_share"] >= 0.92
 
 
 def test_held_out_logs() -> None:
     # The logs not used to fit the sampler rules (other models, versions 0.10-0.31 and GPUs
-    # other than the H100): the median still within 2 %; 52 of 58 (89.7 %) within the
-    # tolerance, short of issue #13's 90 % (51 of 57 before the vllm-heldout session: the GB10
-    # miss refused, two logs added, one within and one a miss).
+    # other than the H100): the median still within 2 %; 58 of 64 (90.6 %) within the
+    # tolerance. Before the vllm-heldout session 51 of 57 (89.5 %); it refused the GB10 miss
+    # and added eight logs: Qwen2.5-7B at 0.22.0 (within), Llama-3.1-8B on an A40 at 0.26.0 (a
+    # miss) and six H100 runs of llm-d-planner not used to fit anything (gemma-3-12b/4b at
+    # 0.19.0, the Qwen3-14B version sweep at 0.15-0.18), all within. Those six come from the lab
+    # whose other logs fitted the constants: without them, 52 of 58 (89.7 %).
     held = [r for r in ROWS if not r["log"]["fitted"]]
     s = bench.summary(held)
-    assert s["logs"] >= 58
+    assert s["logs"] >= 64
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.89
+    assert s["within_share"] >= 0.90
 
 
 def test_unified_memory_logs_are_refused_in_one_line() -> None:
@@ -72,6 +75,21 @@ def test_unified_memory_logs_are_refused_in_one_line() -> None:
         out = bench.run_kvplan([*bench.cli_args(log), "--reserve-gib", f"{reserve:.4f}"],
                                log["url"])
         assert abs(out["kv_budget_bytes"] / GiB - log["available_kv_cache_gib"]) < 0.01
+
+
+def test_sort_and_triton_samplers_on_the_qwen3_14b_version_sweep() -> None:
+    # llm-d-planner's version sweep (H100, Qwen3-14B, 1,024 rows x 151,936 logits), held out.
+    # 0.15 and 0.16 run PyTorch's sort: logged peak 5.64 GiB, by the 34.64 B rule 0.13 + 1,024 x
+    # 151,936 x 34.64 / 2^30 = 5.15 GiB (0.49 low: 38.0 B per logit would match; the rule was
+    # fitted on one Qwen3-Next log), budget +1.2 %; 0.17 and 0.18 the Triton kernel: 2.23 logged,
+    # 0.13 + 1,024 x 151,936 x 14.37 / 2^30 = 2.21, budget +0.1 % and +0.3 %.
+    rows = {r["log"]["vllm_version"]: r for r in ROWS if "version-sweep" in r["log"]["url"]}
+    assert sorted(rows) == ["0.15.0", "0.16.0", "0.17.0", "0.18.0"]
+    for version, r in rows.items():
+        assert r["within"], version
+        sort = version in ("0.15.0", "0.16.0")
+        assert r["peak_gib"] == pytest.approx(5.15 if sort else 2.21, abs=0.01), version
+        assert r["log"]["activation_peak_gib"] == (5.64 if sort else 2.23), version
 
 
 def test_logs_added_in_the_vllm_heldout_session() -> None:
