@@ -134,9 +134,10 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 # - held out: the other 24 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
 #   multimodal Gemma-3; 0.19-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median |error|
 #   0.075 GiB, 20 of 24 within 0.25 GiB, against 0.16 GiB and 15 for the former 8.43 MiB per
-#   graph (read off most of these same logs); and the 7 logs of vllm_cudagraph_estimates.json (0.18-0.27) whose
-#   model is known: median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B hybrid's 1.56 GiB: 1.17
-#   predicted, formerly 0.71; 28-layer models at 86 graphs predict 0.71 GiB either way.
+#   graph (read off most of these same logs); and the 7 logs of vllm_cudagraph_estimates.json
+#   (0.18-0.27) whose model is known: median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B
+#   hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71; 28-layer models at 86 graphs predict
+#   0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
 #   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
 #   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
