@@ -53,8 +53,29 @@ GiB = 1 << 30
 TOLERANCE_GIB = 0.25  # issue #13: within max(2 %, 0.25 GiB)
 
 
-def load_logs() -> list[dict[str, Any]]:
+def load_all_logs() -> list[dict[str, Any]]:
     return json.loads(LOGS.read_text())
+
+
+def load_logs() -> list[dict[str, Any]]:
+    """The logs replayed for a budget: all but those whose setting kvplan refuses."""
+    return [log for log in load_all_logs() if not log.get("refused")]
+
+
+def refused_logs() -> list[dict[str, Any]]:
+    """Logs of a setting kvplan refuses to size (`refused`: why), kept to check the refusal."""
+    return [log for log in load_all_logs() if log.get("refused")]
+
+
+def refusal(log: dict[str, Any]) -> str:
+    """kvplan's one-line refusal (exit 2) for a refused log; anything else is an error."""
+    from kvplan.cli import app
+
+    result = CliRunner().invoke(app, cli_args(log))
+    if result.exit_code != 2:
+        raise RuntimeError(f"{log['url']}: expected kvplan to refuse, got exit "
+                           f"{result.exit_code}: {result.output}")
+    return result.stderr.strip()
 
 
 def model_arg(log: dict[str, Any]) -> str:
@@ -532,8 +553,21 @@ def main() -> None:
                           "the Qwen3-Next 0.10.2 log that fits the sort sampler rule)",
                           [r for r in rows if "llm-d-planner" not in r["log"]["url"]])):
         s = summary(subset)
+        within = sum(r["within"] for r in subset)  # the count, so that 89.7 % never reads 90 %
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
-              f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB).")
+              f"{within} of {s['logs']} ({s['within_share']:.1%}) within max(2 %, "
+              f"{TOLERANCE_GIB} GiB).")
+    refused = refused_logs()
+    if refused:
+        print("\nLogs of a setting kvplan refuses to size without --reserve-gib (not in the "
+              "counts above; `refused` in the JSON says why):\n")
+        print("| model | vLLM | GPU | TP | fraction | logged | kvplan says | log |")
+        print("|---|---|---|--:|--:|--:|---|---|")
+        for log in refused:
+            message = refusal(log).removeprefix("kvplan: error: ").split(":")[0]
+            print(f"| {log['model']} | {log['vllm_version']} | {log['gpu']} | {log['tp']} | "
+                  f"{log['gpu_memory_utilization']} | {log['available_kv_cache_gib']:.2f} | "
+                  f"{message}: refused | {log['url']} |")
     print_sglang(sglang_rows())
     print_trtllm(trtllm_rows())
     print_trtllm_ci(trtllm_ci_rows())

@@ -550,7 +550,8 @@ def engines_view() -> View:
         "0.29, the 16-bit logits alone "
         "plus its penalty state), non-torch memory by TP, CUDA graphs by the number vLLM "
         "captures (V1 from 0.20, V2 from 0.29; not with --enforce-eager); batch defaults by GPU "
-        "memory (>= 160 GiB tier from 0.28).",
+        "memory (>= 160 GiB tier from 0.28). Unified-memory GPUs (GB10) need --reserve-gib: "
+        "vLLM reads free memory there as the host's available RAM (utils/mem_utils.py).",
         *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
         "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
         "by TP from logs.",

@@ -30,28 +30,87 @@ def test_every_log_names_its_source_and_quotes_the_lines() -> None:
 
 def test_vllm_budget_median_within_two_percent() -> None:
     # Issue #13's target: median within 2 %, 90 % of logs within max(2 %, 0.25 GiB). Over the
-    # 78 logs the median is 0.34 % and 72 of 78 (92 %) are within (69 before the V1 sampler
-    # followed its top-k/top-p path: the L4 0.11.0, Qwen3-8B-FP8 and Qwen3-Next 0.10.2 logs ran
-    # PyTorch's sort); the misses (vLLM 0.10.1.1 on A100s at a 0.25 fraction and with TP 2
-    # across nodes, the Qwen3.5-9B hybrid on an L40S, a unified-memory GB10 at 0.13, Qwen3-32B
-    # at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1) are listed in examples/engine-bench.md with
-    # their causes where found.
+    # 85 replayed logs the median is 0.35 % and 79 of 85 (92.9 %) are within; the misses
+    # (vLLM 0.10.1.1 on A100s at a 0.25 fraction and with TP 2 across nodes, the Qwen3.5-9B
+    # hybrid on an L40S, Qwen3-32B at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1, Llama-3.1-8B on
+    # an A40 at 0.26.0) are listed in examples/engine-bench.md with their causes where found.
+    # The unified-memory GB10 log (+4.9 % when it was replayed) is refused now and not counted.
     # This test holds what is achieved.
     s = bench.summary(ROWS)
-    assert s["logs"] >= 78
+    assert s["logs"] >= 85
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.90
+    assert s["within_share"] >= 0.92
 
 
 def test_held_out_logs() -> None:
     # The logs not used to fit the sampler rules (other models, versions 0.10-0.31 and GPUs
-    # other than the H100): the median still within 2 %; 89 % within the tolerance today (51 of
-    # 57; the misses are listed in examples/engine-bench.md and README).
+    # other than the H100): the median still within 2 %; 58 of 64 (90.6 %) within the
+    # tolerance. Before the vllm-heldout session 51 of 57 (89.5 %); it refused the GB10 miss
+    # and added eight logs: Qwen2.5-7B at 0.22.0 (within), Llama-3.1-8B on an A40 at 0.26.0 (a
+    # miss) and six H100 runs of llm-d-planner not used to fit anything (gemma-3-12b/4b at
+    # 0.19.0, the Qwen3-14B version sweep at 0.15-0.18), all within. Those six come from the lab
+    # whose other logs fitted the constants: without them, 52 of 58 (89.7 %).
     held = [r for r in ROWS if not r["log"]["fitted"]]
     s = bench.summary(held)
-    assert s["logs"] >= 57
+    assert s["logs"] >= 64
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.88
+    assert s["within_share"] >= 0.90
+
+
+def test_unified_memory_logs_are_refused_in_one_line() -> None:
+    # utils/mem_utils.py MemorySnapshot.measure (0.19-0.32): on Orin, Thor and Spark free memory
+    # is the host's available RAM, so the budget takes in what the host allocates meanwhile
+    # (one DGX Spark config run three times: 16.93 / 17.59 / 18.13 GiB). kvplan refuses it
+    # without --reserve-gib; with the logged reserve given it reproduces the log.
+    refused = bench.refused_logs()
+    assert refused and all(log["gpu"] == "GB10" for log in refused)
+    for log in refused:
+        message = bench.refusal(log)
+        assert "unified-memory" in message and len(message.splitlines()) == 1
+        total = bench.run_kvplan(["estimate", bench.model_arg(log), "--gpu", log["gpu"],
+                                  "--format", "json", "--reserve-gib", "0"], log["url"])
+        total_gib = total["total_bytes"] / GiB
+        reserve = log["gpu_memory_utilization"] * total_gib - log["model_loading_gib"] \
+            - log["available_kv_cache_gib"]
+        out = bench.run_kvplan([*bench.cli_args(log), "--reserve-gib", f"{reserve:.4f}"],
+                               log["url"])
+        assert abs(out["kv_budget_bytes"] / GiB - log["available_kv_cache_gib"]) < 0.01
+
+
+def test_sort_and_triton_samplers_on_the_qwen3_14b_version_sweep() -> None:
+    # llm-d-planner's version sweep (H100, Qwen3-14B, 1,024 rows x 151,936 logits), held out.
+    # 0.15 and 0.16 run PyTorch's sort: logged peak 5.64 GiB, by the 34.64 B rule 0.13 + 1,024 x
+    # 151,936 x 34.64 / 2^30 = 5.15 GiB (0.49 low: 38.0 B per logit would match; the rule was
+    # fitted on one Qwen3-Next log), budget +1.2 %; 0.17 and 0.18 the Triton kernel: 2.23 logged,
+    # 0.13 + 1,024 x 151,936 x 14.37 / 2^30 = 2.21, budget +0.1 % and +0.3 %.
+    rows = {r["log"]["vllm_version"]: r for r in ROWS if "version-sweep" in r["log"]["url"]}
+    assert sorted(rows) == ["0.15.0", "0.16.0", "0.17.0", "0.18.0"]
+    for version, r in rows.items():
+        assert r["within"], version
+        sort = version in ("0.15.0", "0.16.0")
+        assert r["peak_gib"] == pytest.approx(5.15 if sort else 2.21, abs=0.01), version
+        assert r["log"]["activation_peak_gib"] == (5.64 if sort else 2.23), version
+
+
+def test_logs_added_in_the_vllm_heldout_session() -> None:
+    # Held out, added with their URLs / index ids (tests/data/engine_logs/vllm_startup_logs.json):
+    # - Qwen2.5-7B, 0.22.0, model runner V1, a 48-GB GDDR6 card (L40S preset), fraction 0.95,
+    #   128 requests / 2,048 tokens (AsyncEngineArgs' own defaults, confirmed by the capture
+    #   list): 26.67 predicted vs 26.32 GiB logged (+1.3 %, within); the log's 492,912 tokens x
+    #   57,344 B = 26.32 GiB; its CUDA-graph estimate 0.37 GiB against kvplan's 0.57;
+    # - Llama-3.1-8B, 0.26.0, model runner V2, an A40 (L40S total), fraction 0.9: 24.50 vs
+    #   23.90 GiB (+2.5 %, a miss: 1.06 GiB of logged reserve against kvplan's 0.46; the weights
+    #   pinned to the 14.99 GiB other logs of this checkpoint print, the excerpt has none).
+    def row(fragment: str) -> dict:
+        (r,) = [r for r in ROWS if fragment in r["log"]["url"]]
+        return r
+
+    qwen = row("67144197265")
+    assert qwen["within"] and abs(qwen["error"] - 0.013) < 0.005
+    assert qwen["log"]["gpu_kv_cache_tokens"] * 57_344 / GiB == pytest.approx(26.32, abs=0.005)
+    llama = row("70947466353")
+    assert not llama["within"] and abs(llama["error"] - 0.025) < 0.005
+    assert llama["log"]["gpu_kv_cache_tokens"] * 131_072 / GiB == pytest.approx(23.9, abs=0.005)
 
 
 @pytest.mark.parametrize("model", ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct"])
@@ -103,10 +162,12 @@ def test_logs_from_vllm_0_20_on() -> None:
     # misses (-6.6 %, +13.9 %: 1.6 and 0.95 GiB more reserve than kvplan's, not explained).
     from kvplan.engines.versions import version_key
 
+    # The vllm-heldout session added Qwen2.5-7B at 0.22.0 (+1.3 %) and Llama-3.1-8B on an A40
+    # at 0.26.0 (+2.5 %, a third miss): 9 of 12.
     new = [r for r in ROWS if version_key(r["log"]["vllm_version"]) >= (0, 20)]
-    assert len(new) >= 10 and not any(r["log"]["fitted"] for r in new)
+    assert len(new) >= 12 and not any(r["log"]["fitted"] for r in new)
     misses = [r for r in new if not r["within"]]
-    assert len(misses) <= 2, [(r["log"]["url"], r["error"]) for r in misses]
+    assert len(misses) <= 3, [(r["log"]["url"], r["error"]) for r in misses]
     pcie_tp2 = [r for r in new if r["log"]["model"] == "Qwen/Qwen3-32B" and r["log"]["tp"] == 2]
     assert len(pcie_tp2) == 1 and abs(pcie_tp2[0]["error"]) < 0.01
 

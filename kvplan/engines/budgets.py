@@ -132,12 +132,13 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   8B at PP 1/2/4, TP 1/2/4 and fp8, Qwen2.5-7B at TP 1/2/4, Qwen3-8B, Gemma-7B, Gemma-2-9B:
 #   8-42 layers on a stage, 51 + 51 graphs; 0.346 GiB and 0.157 MiB), the intercept near the
 #   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
-# - held out: the other 21 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE;
-#   0.19-0.24; H100, A100, L40S, RTX 5090): median |error| 0.07 GiB, 17 of 21 within 0.25 GiB,
-#   against 0.21 GiB and 12 for the former 8.43 MiB per graph (read off most of these same
-#   logs); and the 7 logs of vllm_cudagraph_estimates.json (0.18-0.27) whose model is known:
-#   median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B hybrid's 1.56 GiB: 1.17
-#   predicted, formerly 0.71; 28-layer models at 86 graphs predict 0.71 GiB either way.
+# - held out: the other 24 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
+#   multimodal Gemma-3; 0.19-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median |error|
+#   0.075 GiB, 20 of 24 within 0.25 GiB, against 0.16 GiB and 15 for the former 8.43 MiB per
+#   graph (read off most of these same logs); and the 7 logs of vllm_cudagraph_estimates.json
+#   (0.18-0.27) whose model is known: median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B
+#   hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71; 28-layer models at 86 graphs predict
+#   0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
 #   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
 #   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
@@ -409,7 +410,22 @@ class VllmBudget:
     name: str = "vllm"
 
     def check_reserve_known(self, inputs: PlanInputs) -> None:
-        """Every setting this engine runs is derivable (TRT-LLM refuses some)."""
+        """Refuse, in one line, a budget kvplan cannot derive without a given reserve."""
+        if inputs.unified_memory:
+            # utils/mem_utils.py MemorySnapshot.measure (0.19.0-0.32.0 wheels): on the
+            # shared-memory SoCs (compute capability 8.7 Orin, 11.0 Thor, 12.1 Spark) free
+            # memory is psutil.virtual_memory().available, so the profile's free-memory delta
+            # (non-torch growth; from 0.27 total_consumed) takes in whatever the host and the
+            # other processes allocate in RAM during start-up. Public GB10 logs: one config run
+            # three times gives 16.93 / 17.59 / 18.13 GiB (MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-
+            # Sparks issue #204); Qwen2.5-14B-FP8 at 0.13.0 (index file id 55435188222) holds
+            # 1.5 GiB more than a discrete GPU's reserve.
+            raise InputError("--engine vllm on a unified-memory GPU: vLLM reads free memory as "
+                             "the host's available RAM there, so its budget takes in what the "
+                             "OS and other processes allocate during start-up (one DGX Spark "
+                             "config: 16.93-18.13 GiB over three runs), which kvplan cannot "
+                             "know; give --reserve-gib (the logged total x fraction - weights - "
+                             "available KV) or --kv-budget-gib")
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
