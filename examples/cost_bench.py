@@ -99,7 +99,7 @@ class TtftCase:
     fp8: bool = False
     fp8_tensor: bool = False
     eager_prefill: bool = False  # SGLang: prefill outside CUDA graphs
-    fit: bool = False  # one of the cases the eager prefill kernel floor is fitted on
+    fit: bool = False  # one of the cases the eager prefill launch time is fitted on
     note: str = ""
 
 
@@ -290,7 +290,7 @@ BANDS = {"large EP": (0.5, 2.0)}
 FIT_KIND = "dense 1-GPU"  # the cases the per-layer overhead is fitted on
 NO_LAYER_OVERHEAD = replace(DEFAULT_EFFICIENCY, layer_overhead_s=0.0)
 # Every prefill at the graph floor: the model before the eager prefill floor (for comparison).
-GRAPH_ONLY = replace(DEFAULT_EFFICIENCY, prefill_kernel_floor_s=DEFAULT_EFFICIENCY.kernel_floor_s)
+GRAPH_ONLY = replace(DEFAULT_EFFICIENCY, prefill_launch_s=0.0)
 DEFAULT_BAND = (0.75, 1.33)
 
 
@@ -314,7 +314,7 @@ def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
     Python (its CudaGraphRunner captures decode batches only), so each costs the eager floor;
     vLLM (piecewise CUDA graphs up to 512 tokens) and TensorRT-LLM engines launch them as
     decode does, at the graph floor."""
-    return eff if eager_prefill else replace(eff, prefill_kernel_floor_s=eff.kernel_floor_s)
+    return eff if eager_prefill else replace(eff, prefill_launch_s=0.0)
 
 
 def predicted_tpot_ms(case: Case, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
@@ -354,12 +354,12 @@ def predicted_prefill_ms(case: PrefillCase, eff: Efficiency = DEFAULT_EFFICIENCY
 
 
 def _floor_that_fits(predict_ms: Callable[[Efficiency], float], measured_ms: float) -> float:
-    """The eager prefill kernel floor at which the prediction equals the measurement
+    """The eager prefill launch time at which the prediction equals the measurement
     (bisection; the prediction grows with the floor)."""
     lo, hi = 0.0, 1e-3
     for _ in range(60):
         mid = (lo + hi) / 2
-        if predict_ms(replace(DEFAULT_EFFICIENCY, prefill_kernel_floor_s=mid)) < measured_ms:
+        if predict_ms(replace(DEFAULT_EFFICIENCY, prefill_launch_s=mid)) < measured_ms:
             lo = mid
         else:
             hi = mid
@@ -377,7 +377,7 @@ def prefill_fit_floors_s() -> dict[str, float]:
     return floors
 
 
-def fitted_prefill_kernel_floor_s() -> float:
+def fitted_prefill_launch_s() -> float:
     """Median over the fit cases of the floor that makes each exact."""
     return median(prefill_fit_floors_s().values())
 
@@ -443,10 +443,10 @@ def main() -> None:
           "a serving path (SGLang `bench_one_batch`, the run after its warm-up). Predicted: "
           "that step (`kvplan.costmodel.step_time`, phase prefill) for `prompts` prompts of "
           "`prompt` tokens. SGLang launches prefill kernels eagerly from Python: each costs at "
-          f"least the eager prefill kernel floor, {DEFAULT_EFFICIENCY.prefill_kernel_floor_s * 1e6:.0f}"
+          f"least the eager prefill launch time, {DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
           " us, fitted on the rows marked fit (the median of the floor that makes each exact: "
           + ", ".join(f"{v * 1e6:.0f}" for v in sorted(floors.values()))
-          + f" us, median {fitted_prefill_kernel_floor_s() * 1e6:.1f}). "
+          + f" us, median {fitted_prefill_launch_s() * 1e6:.1f}). "
           "Every other prefill and TTFT row is held out.\n")
     print("| case | GPU | prompts x prompt | measured ms | predicted ms | measured / predicted "
           "| with the graph floor (4 us) | role | in band | source |")

@@ -42,18 +42,19 @@ Defaults and where they come from (all overridable with `Efficiency`):
   `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
   two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
   2k floors.
-- prefill kernel floor 119 us per kernel: FITTED. Engines capture decode batches in CUDA graphs,
-  but SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
+- prefill launch 119 us per kernel: FITTED. Engines replay decode steps from CUDA graphs, but
+  SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
   captures decode batch sizes only, unless --enable-piecewise-cuda-graph): each kernel is
-  launched from Python (PyTorch dispatch, custom-op wrappers, the scheduler's per-op work),
-  and for a short prompt that CPU time, not the GPU, sets the step. It is the median, over the
-  4 engine-timed prefills of examples/cost-bench.md (SGLang `bench_one_batch` "Prefill.
-  latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025: 128, 1000, 1000 and 16 x 512
-  tokens), of the floor that makes each exact: 105-147 us (one itemised kernel here stands for
-  two or three launched ops). The client TTFTs of the bench are held out. vLLM (piecewise CUDA
-  graphs up to 512 tokens: config/compilation.py cudagraph_capture_sizes) and TensorRT-LLM
-  engines launch prefill as decode does: `Efficiency(prefill_kernel_floor_s=4e-6)` (the
-  kernel floor). A collective is a kernel too: at least one floor.
+  launched from Python (PyTorch dispatch, custom-op wrappers), and the GPU waits for a kernel
+  not yet launched, so in a prefill step every kernel costs at least max(kernel floor,
+  `prefill_launch_s`) - for a short prompt that CPU time, not the GPU, sets the step. 119 us
+  is the median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
+  `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
+  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact: 105-147 us
+  (an itemised kernel here stands for two or three launched ops). The bench's client TTFTs
+  are held out. vLLM (piecewise CUDA graphs for batches up to its largest capture size, 512
+  tokens by default) and TensorRT-LLM engines launch prefill as decode does:
+  `Efficiency(prefill_launch_s=0)`. A collective is a kernel too: at least one floor.
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
   the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
   under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
@@ -104,8 +105,8 @@ class Efficiency:
     gemm: float = 0.70
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
-    # Per kernel of a prefill step launched one by one from Python (SGLang): FITTED (docstring).
-    prefill_kernel_floor_s: float = 119 * US
+    # CPU time per kernel of a prefill step launched from Python (SGLang): FITTED (docstring).
+    prefill_launch_s: float = 119 * US
     layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
 
@@ -114,7 +115,7 @@ class Efficiency:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
-        for name in ("kernel_floor_s", "prefill_kernel_floor_s", "layer_overhead_s",
+        for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
                      "step_overhead_s"):
             value = getattr(self, name)
             if value < 0:
@@ -214,7 +215,9 @@ def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
 
 
 class _Step:
-    """Accumulates operation times for one step."""
+    """Accumulates operation times for one step. `floor_s` is the least time of one kernel:
+    the CUDA-graph floor, or for an eagerly launched prefill the CPU time to launch it (the GPU
+    waits for a kernel that is not launched yet)."""
 
     def __init__(self, gpu: GPU, eff: Efficiency, floor_s: float) -> None:
         self.gpu, self.eff, self.floor_s = gpu, eff, floor_s
@@ -298,7 +301,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
     the lm_head (default: one per request)."""
     _check_layout(spec, layout)
-    s = _Step(gpu, eff, eff.kernel_floor_s if phase == "decode" else eff.prefill_kernel_floor_s)
+    floor_s = eff.kernel_floor_s
+    if phase == "prefill":  # launched eagerly: a kernel waits for its launch (docstring)
+        floor_s = max(floor_s, eff.prefill_launch_s)
+    s = _Step(gpu, eff, floor_s)
     h = spec.hidden_size
     att_tp = layout.attention_tp
     counts = count_params(spec)
