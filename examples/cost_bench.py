@@ -25,6 +25,7 @@ from kvplan.costmodel import (
     CostInputs,
     Efficiency,
     Layout,
+    engine_efficiency,
     predict,
     serving_tpot_ms,
     step_time,
@@ -334,11 +335,10 @@ def case_spec(case: Case) -> ModelSpec:
 
 
 def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
-    """The efficiencies of an engine's prefill: SGLang launches prefill kernels one by one from
-    Python (its CudaGraphRunner captures decode batches only), so each costs the eager floor;
-    vLLM (piecewise CUDA graphs up to 512 tokens) and TensorRT-LLM engines launch them as
-    decode does, at the graph floor."""
-    return eff if eager_prefill else replace(eff, prefill_launch_s=0.0)
+    """The efficiencies of an engine's prefill (kvplan.costmodel.engine_efficiency): SGLang
+    launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
+    TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine."""
+    return engine_efficiency("sglang" if eager_prefill else "vllm", eff)
 
 
 def predicted_tpot_ms(case: Case, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:

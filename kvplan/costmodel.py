@@ -82,7 +82,7 @@ sec. 5.4.3: 85-90 % acceptance of the second token, the default 0.85).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .attention import LatentAttention
 from .cache import kv_layout
@@ -123,6 +123,17 @@ class Efficiency:
 
 
 DEFAULT_EFFICIENCY = Efficiency()
+
+# Engines that launch prefill kernels one by one from Python, outside CUDA graphs (SGLang:
+# model_executor/cuda_graph_runner.py captures decode batches only), and so pay
+# `prefill_launch_s` per prefill kernel. vLLM replays prefill from piecewise CUDA graphs (up to
+# its largest capture size) and TensorRT-LLM from its engine: no launch time beyond the floor.
+EAGER_PREFILL_ENGINES = frozenset({"sglang"})
+
+
+def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
+    """`eff` as `engine` ("vllm", "sglang", "trtllm") launches its prefill kernels."""
+    return eff if engine in EAGER_PREFILL_ENGINES else replace(eff, prefill_launch_s=0.0)
 DEFAULT_MTP_ACCEPTANCE = 0.85
 
 # Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
