@@ -52,9 +52,12 @@ Defaults and where they come from (all overridable with `Efficiency`):
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
   1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact: 105-147 us
   (an itemised kernel here stands for two or three launched ops). The bench's client TTFTs
-  are held out. vLLM (piecewise CUDA graphs for batches up to its largest capture size, 512
-  tokens by default) and TensorRT-LLM engines launch prefill as decode does:
-  `Efficiency(prefill_launch_s=0)`. A collective is a kernel too: at least one floor.
+  are held out. vLLM replays batches of up to max_cudagraph_capture_size tokens (default
+  min(2 x max_num_seqs, 512): vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA
+  graphs, and TensorRT-LLM runs its compiled engine: `Efficiency(prefill_launch_s=0)`
+  (`engine_efficiency`). vLLM's longer prefills run its torch.compile'd code outside graphs,
+  with fused ops; no measurement here times their launches, so they too get the graph floor.
+  A collective is a kernel too: at least one floor.
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
   the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
   under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
@@ -126,8 +129,9 @@ DEFAULT_EFFICIENCY = Efficiency()
 
 # Engines that launch prefill kernels one by one from Python, outside CUDA graphs (SGLang:
 # model_executor/cuda_graph_runner.py captures decode batches only), and so pay
-# `prefill_launch_s` per prefill kernel. vLLM replays prefill from piecewise CUDA graphs (up to
-# its largest capture size) and TensorRT-LLM from its engine: no launch time beyond the floor.
+# `prefill_launch_s` per prefill kernel. vLLM replays prefills of up to 512 tokens (by default)
+# from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time beyond the floor
+# (vLLM's longer, torch.compile'd prefills are not measured here: the floor too).
 EAGER_PREFILL_ENGINES = frozenset({"sglang"})
 
 
