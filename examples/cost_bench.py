@@ -416,7 +416,7 @@ def leave_one_out_ratios() -> dict[str, float]:
 
 
 def fitted_prefill_launch_s() -> float:
-    """Median over the fit cases of the floor that makes each exact."""
+    """Median over the fit cases of the launch time that makes each exact."""
     return median(prefill_fit_floors_s().values())
 
 
@@ -491,7 +491,8 @@ def main() -> None:
           "that step (`kvplan.costmodel.step_time`, phase prefill) for `prompts` prompts of "
           "`prompt` tokens. SGLang launches prefill kernels eagerly from Python: each costs at "
           f"least the eager prefill launch time, {DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
-          " us, fitted on the rows marked fit (the median of the floor that makes each exact: "
+          " us, fitted on the rows marked fit (the median of the launch time that makes each "
+          "exact: "
           + ", ".join(f"{v * 1e6:.0f}" for v in sorted(floors.values()))
           + f" us, median {fitted_prefill_launch_s() * 1e6:.1f}). "
           "Every other prefill and TTFT row is held out.\n")
