@@ -44,7 +44,8 @@ Defaults and where they come from (all overridable with `Efficiency`):
   2k floors.
 - prefill launch 119 us per kernel: FITTED. Engines replay decode steps from CUDA graphs, but
   SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
-  captures decode batch sizes only, unless --enable-piecewise-cuda-graph): each kernel is
+  captures decode batch sizes only; server_args.py 0.5.x: enable_piecewise_cuda_graph = False,
+  enable_mixed_chunk = False, so a prefill batch also runs apart from decode): each kernel is
   launched from Python (PyTorch dispatch, custom-op wrappers), and the GPU waits for a kernel
   not yet launched, so in a prefill step every kernel costs at least max(kernel floor,
   `prefill_launch_s`) - for a short prompt that CPU time, not the GPU, sets the step. 119 us
