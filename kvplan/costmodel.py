@@ -37,6 +37,28 @@ Defaults and where they come from (all overridable with `Efficiency`):
   and the routed experts are 2 each (merged gate_up, then down; fused_moe's w13 and w2). At
   decode sizes on TP 8 many of these GEMMs move less than a floor's worth of bytes (DeepSeek-V3's
   q_b_proj is 4.7 MB per rank, 1.4 us at 3.35 TB/s), so lumping them under one floor undercounts.
+- FP8 (w8a8) GEMMs are two kernels each: the activations are quantized first
+  (SGLang layers/quantization/fp8_utils.py `apply_w8a8_block_fp8_linear` runs
+  `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
+  two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
+  2k floors.
+- prefill launch 119 us per kernel: FITTED. Engines replay decode steps from CUDA graphs, but
+  SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
+  captures decode batch sizes only; server_args.py 0.5.x: enable_piecewise_cuda_graph = False,
+  enable_mixed_chunk = False, so a prefill batch also runs apart from decode): each kernel is
+  launched from Python (PyTorch dispatch, custom-op wrappers), and the GPU waits for a kernel
+  not yet launched, so in a prefill step every kernel costs at least max(kernel floor,
+  `prefill_launch_s`) - for a short prompt that CPU time, not the GPU, sets the step. 119 us
+  is the median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
+  `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
+  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact: 105-147 us
+  (an itemised kernel here stands for two or three launched ops). The bench's client TTFTs
+  are held out. vLLM replays batches of up to max_cudagraph_capture_size tokens (default
+  min(2 x max_num_seqs, 512): vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA
+  graphs, and TensorRT-LLM runs its compiled engine: `Efficiency(prefill_launch_s=0)`
+  (`engine_efficiency`). vLLM's longer prefills run its torch.compile'd code outside graphs,
+  with fused ops; no measurement here times their launches, so they too get the graph floor.
+  A collective is a kernel too: at least one floor.
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
   the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
   under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
@@ -64,7 +86,7 @@ sec. 5.4.3: 85-90 % acceptance of the second token, the default 0.85).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .attention import LatentAttention
 from .cache import kv_layout
@@ -87,6 +109,8 @@ class Efficiency:
     gemm: float = 0.70
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
+    # CPU time per kernel of a prefill step launched from Python (SGLang): FITTED (docstring).
+    prefill_launch_s: float = 119 * US
     layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
 
@@ -95,13 +119,26 @@ class Efficiency:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
-        for name in ("kernel_floor_s", "layer_overhead_s", "step_overhead_s"):
+        for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
+                     "step_overhead_s"):
             value = getattr(self, name)
             if value < 0:
                 raise InputError(f"{name} must be >= 0, got {value}")
 
 
 DEFAULT_EFFICIENCY = Efficiency()
+
+# Engines that launch prefill kernels one by one from Python, outside CUDA graphs (SGLang:
+# model_executor/cuda_graph_runner.py captures decode batches only), and so pay
+# `prefill_launch_s` per prefill kernel. vLLM replays prefills of up to 512 tokens (by default)
+# from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time beyond the floor
+# (vLLM's longer, torch.compile'd prefills are not measured here: the floor too).
+EAGER_PREFILL_ENGINES = frozenset({"sglang"})
+
+
+def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
+    """`eff` as `engine` ("vllm", "sglang", "trtllm") launches its prefill kernels."""
+    return eff if engine in EAGER_PREFILL_ENGINES else replace(eff, prefill_launch_s=0.0)
 DEFAULT_MTP_ACCEPTANCE = 0.85
 
 # Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
@@ -194,10 +231,12 @@ def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
 
 
 class _Step:
-    """Accumulates operation times for one step."""
+    """Accumulates operation times for one step. `floor_s` is the least time of one kernel:
+    the CUDA-graph floor, or for an eagerly launched prefill the CPU time to launch it (the GPU
+    waits for a kernel that is not launched yet)."""
 
-    def __init__(self, gpu: GPU, eff: Efficiency) -> None:
-        self.gpu, self.eff = gpu, eff
+    def __init__(self, gpu: GPU, eff: Efficiency, floor_s: float) -> None:
+        self.gpu, self.eff, self.floor_s = gpu, eff, floor_s
         self.by_op: dict[str, float] = {}
         self.flops = self.bytes = self.comm = 0.0
 
@@ -208,20 +247,24 @@ class _Step:
             peak = self.gpu.peak_fp8_flops_per_s
         frac = self.eff.attention if attention else self.eff.gemm
         hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
+        if fp8 and not attention:
+            kernels *= 2  # each w8a8 GEMM quantizes its activations first (docstring)
         t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm),
-                kernels * self.eff.kernel_floor_s)
+                kernels * self.floor_s)
         self.flops += flops
         self.bytes += nbytes
         self.by_op[name] = self.by_op.get(name, 0.0) + t
 
     def kernels(self, name: str, n: int) -> None:
-        self.by_op[name] = self.by_op.get(name, 0.0) + n * self.eff.kernel_floor_s
+        self.by_op[name] = self.by_op.get(name, 0.0) + n * self.floor_s
 
     def fixed(self, name: str, seconds: float) -> None:
         """Time that depends on neither FLOPs nor bytes (the per-layer overhead)."""
         self.by_op[name] = self.by_op.get(name, 0.0) + seconds
 
     def collective(self, name: str, seconds: float) -> None:
+        if seconds > 0:  # a collective is a kernel too: at least one floor
+            seconds = max(seconds, self.floor_s)
         self.comm += seconds
         self.by_op[name] = self.by_op.get(name, 0.0) + seconds
 
@@ -274,7 +317,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
     the lm_head (default: one per request)."""
     _check_layout(spec, layout)
-    s = _Step(gpu, eff)
+    floor_s = eff.kernel_floor_s
+    if phase == "prefill":  # launched eagerly: a kernel waits for its launch (docstring)
+        floor_s = max(floor_s, eff.prefill_launch_s)
+    s = _Step(gpu, eff, floor_s)
     h = spec.hidden_size
     att_tp = layout.attention_tp
     counts = count_params(spec)

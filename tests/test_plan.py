@@ -197,3 +197,16 @@ def test_plan_times_minicpm3_over_vllms_decompressed_cache() -> None:
     kv_read_ms = 8 * 8192 * 15_360 * 62 / gpu.hbm_bytes_per_s * 1e3
     assert kv_read_ms == pytest.approx(18.6, abs=0.1)
     assert plan.prediction.tpot_ms > kv_read_ms
+
+
+def test_plan_times_prefill_as_the_engine_launches_it() -> None:
+    # SGLang launches prefill kernels eagerly from Python (kvplan.costmodel.prefill_launch_s,
+    # 119 us each); vLLM replays them from CUDA graphs. Qwen3-8B on one H100 at a 512-token
+    # context: 11 kernels per layer x 36 layers x 119 us = 47 ms bound the SGLang prefill, while
+    # vLLM's is the GPU's own time (about 13 ms); decode, from CUDA graphs in both, agrees.
+    gpu = get_gpu("H100-80GB")
+    plans = {e: plan_serving(load_spec("qwen3-8b"), PlanRequest(
+        concurrency=1, context=512, gpu=gpu, engine=e)) for e in (Engine.vllm, Engine.sglang)}
+    sglang, vllm = plans[Engine.sglang].prediction, plans[Engine.vllm].prediction
+    assert sglang.ttft_ms > 36 * 11 * 0.119 > 3 * vllm.ttft_ms
+    assert sglang.tpot_ms == pytest.approx(vllm.tpot_ms)

@@ -411,6 +411,12 @@ def compare_cmd(
         "--layer-overhead-us", min=0.0,
         help="Time per decoder layer per step beyond its itemised kernels (fitted on the "
              "dense single-GPU cases of examples/cost-bench.md: 35).")] = 35.0,
+    prefill_launch_us: Annotated[float, typer.Option(
+        "--prefill-launch-us", min=0.0,
+        help="CPU time to launch one prefill kernel: 119 for SGLang, which launches prefill "
+             "eagerly from Python (fitted on its bench_one_batch prefills, "
+             "examples/cost-bench.md); 0 for vLLM and TensorRT-LLM, which launch it from "
+             "CUDA graphs or a compiled engine.")] = 119.0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
@@ -431,6 +437,7 @@ def compare_cmd(
                                 gemm=gemm_efficiency,
                                 attention=attention_efficiency,
                                 kernel_floor_s=kernel_floor_us * 1e-6,
+                                prefill_launch_s=prefill_launch_us * 1e-6,
                                 layer_overhead_s=layer_overhead_us * 1e-6)
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
