@@ -1,7 +1,13 @@
 """`kvplan estimate` start-up against a minimal typer app that imports yaml and rich (issue #11's
 yardstick): wall time of whole processes, interleaved, median of N runs each.
 
-Run: python examples/startup_bench.py [N]   (default 21; run it on an otherwise idle machine)
+Run: python examples/startup_bench.py [N] [--instructions]
+     (N: runs of each, default 21; run it on an otherwise idle machine)
+
+--instructions adds each command's instruction count under valgrind (callgrind), one run each:
+deterministic, so it shows a change of kvplan's own work on a busy machine where times do not;
+its ratios run higher than the time ratios (the interpreter's own start-up, file system and page
+faults cost time but few instructions), so the yardstick stays the wall time.
 
 Both sides run from compiled bytecode, as after `pip install` (which byte-compiles packages): a
 warm-up run of each command writes kvplan's `__pycache__` even where PYTHONDONTWRITEBYTECODE is
@@ -11,7 +17,9 @@ set (an editable checkout would otherwise recompile every kvplan module on every
 from __future__ import annotations
 
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,8 +48,18 @@ if __name__ == "__main__":
 '''
 
 
+def instructions(cmd: list[str], env: dict[str, str]) -> int:
+    """Instructions one run executes (valgrind --tool=callgrind's "Collected")."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=True, env=env)
+    return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
+
+
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    args = [a for a in sys.argv[1:] if a != "--instructions"]
+    count = "--instructions" in sys.argv[1:] and shutil.which("valgrind") is not None
+    runs = int(args[0]) if args else 21
     script = Path(sys.executable).parent / "kvplan"  # the console script, as users run it
     kvplan = [str(script)] if script.exists() else [sys.executable, "-m", "kvplan"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,6 +77,7 @@ def main() -> None:
         for cmd in commands.values():  # warm-up: bytecode written, file caches filled
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
                            env=env)
+        ir = {name: instructions(cmd, env) for name, cmd in commands.items()} if count else {}
         times: dict[str, list[float]] = {name: [] for name in commands}
         cpu: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(runs):
@@ -76,12 +95,16 @@ def main() -> None:
     print(f"# Start-up: median of {runs} runs each (Python {sys.version.split()[0]})\n")
     print("Wall time is what a user waits; CPU time (user + system, from getrusage) moves less "
           "when other processes share the machine.\n")
-    print("| command | wall ms | x minimal app | CPU ms | x minimal app |")
-    print("|---|--:|--:|--:|--:|")
+    extra = " instructions (M) | x minimal app |" if ir else ""
+    print("| command | wall ms | x minimal app | CPU ms | x minimal app |" + extra)
+    print("|---|--:|--:|--:|--:|" + ("--:|--:|" if ir else ""))
     for name, values in times.items():
         median, cpu_median = statistics.median(values), statistics.median(cpu[name])
-        print(f"| {name} | {median * 1000:.0f} | {median / base:.2f} | {cpu_median * 1000:.0f} "
-              f"| {cpu_median / cpu_base:.2f} |")
+        row = (f"| {name} | {median * 1000:.0f} | {median / base:.2f} | {cpu_median * 1000:.0f} "
+               f"| {cpu_median / cpu_base:.2f} |")
+        if ir:
+            row += f" {ir[name] / 1e6:.0f} | {ir[name] / ir[mini]:.2f} |"
+        print(row)
 
 
 if __name__ == "__main__":

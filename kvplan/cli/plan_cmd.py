@@ -1,7 +1,5 @@
 """`kvplan plan`: one command answers "can I serve this?" with a verdict and the launch command."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

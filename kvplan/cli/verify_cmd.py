@@ -5,8 +5,6 @@ This module must not import torch at module level: `kvplan estimate` imports app
 imports this. kvplan.device imports torch only inside functions.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer
