@@ -222,7 +222,11 @@ class PlanInputs:
     prefix_caching: bool | None = None  # None: that version's default (mamba cache mode)
     ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype
     speculative_method: str | None = None  # mtp | eagle | eagle3
-    num_speculative_tokens: int = 0
+    num_speculative_tokens: int = 0  # SGLang: --speculative-num-steps
+    # SGLang's tree (kvplan.engines.sglang_pools.SglangDraft): None: topk 1 (a chain), and
+    # num_draft_tokens = steps + 1, what SGLang sets with topk 1.
+    speculative_eagle_topk: int | None = None
+    speculative_num_draft_tokens: int | None = None
     dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
     max_num_seqs: int | None = None  # the engine's cap on running requests
     enforce_eager: bool = False  # vLLM: no CUDA graphs (nothing reserved for them)

@@ -196,6 +196,14 @@ def estimate_cmd(
     ssm_dtype: StateDTypeOpt = StateDType.auto,
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
+    speculative_eagle_topk: Annotated[int | None, typer.Option(
+        "--speculative-eagle-topk", min=1,
+        help="SGLang: draft branches per step (default 1, a chain; then num_draft_tokens = "
+             "steps + 1).")] = None,
+    speculative_num_draft_tokens: Annotated[int | None, typer.Option(
+        "--speculative-num-draft-tokens", min=1,
+        help="SGLang: tokens verified per step (needed with --speculative-eagle-topk > 1).")
+    ] = None,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
@@ -254,7 +262,18 @@ def estimate_cmd(
         else:
             platform_name = platform.value
         if speculative_method is not None and num_speculative_tokens == 0:
+            if engine is Engine.sglang:
+                # SGLang picks steps / topk / draft tokens by architecture and release
+                # (server_args.py auto_choose_speculative_params): not guessed here.
+                raise InputError("--engine sglang --speculative-method: give "
+                                 "--speculative-num-steps (and --speculative-eagle-topk / "
+                                 "--speculative-num-draft-tokens for a tree), as the server "
+                                 "log's ServerArgs shows them")
             num_speculative_tokens = 1
+        if speculative_method is None and (speculative_eagle_topk or
+                                           speculative_num_draft_tokens):
+            raise InputError("--speculative-eagle-topk / --speculative-num-draft-tokens: need "
+                             "--speculative-method")
         device = {} if preset is None else {
             k: v for k, v in gpu_inputs(preset).items() if k not in ("total_bytes", "platform")}
         engine_opts = {
@@ -264,6 +283,8 @@ def estimate_cmd(
             "speculative_method": None if speculative_method is None
             else speculative_method.value,
             "num_speculative_tokens": num_speculative_tokens,
+            "speculative_eagle_topk": speculative_eagle_topk,
+            "speculative_num_draft_tokens": speculative_num_draft_tokens,
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,

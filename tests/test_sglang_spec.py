@@ -1,0 +1,125 @@
+"""SGLang's speculative-decoding draft worker (kvplan.engines.sglang_pools.SglangDraft): the
+target's pool, the draft's pool and the running-request cap by release, derived by hand from
+real configs and the SGLang source each rule names (wheels of sglang 0.4.3-0.5.23 read)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.capacity import Engine, PlanInputs, plan_capacity
+from kvplan.cli import app
+from kvplan.engines.budgets import sglang_default_fraction
+from kvplan.errors import InputError
+from kvplan.spec import load_spec
+from kvplan.units import GiB
+
+BUDGET = 10 * GiB
+
+
+def plan(model: str, version: str, **kw):  # noqa: ANN201
+    inputs = PlanInputs(context=4096, engine=Engine.sglang, kv_budget_bytes=BUDGET,
+                        engine_version=version, **kw)
+    return plan_capacity(load_spec(model), inputs)
+
+
+EAGLE3 = {"speculative_method": "eagle3", "num_speculative_tokens": 3}  # steps 3, topk 1
+MTP = {"speculative_method": "mtp", "num_speculative_tokens": 3}
+
+
+def test_llama_eagle3_headroom_releases() -> None:
+    # Llama-3.1-8B (config.json: 32 layers, 8 KV heads x 128, bf16): target cell 32 x 8 x 128 x
+    # 2 (K, V) x 2 B = 131,072 B; the EAGLE3 head is one layer of the same shape: 4,096 B.
+    # rest // cell = 10 GiB // 131,072 = 81,920. 0.5.6 model_runner.py init_memory_pool adds
+    # max_num_reqs x steps x topk (draft) + max_num_reqs x num_draft_tokens (verify) + 100, with
+    # max_num_reqs = 48 (server_args.py resets --max-running-requests for EAGLE) and
+    # num_draft_tokens = steps + 1 = 4 (topk 1): 48 x 3 + 48 x 4 + 100 = 436 -> 82,356.
+    p = plan("llama-3.1-8b", "0.5.6", **EAGLE3)
+    assert p.reported_kv_cache_tokens == 82_356
+    assert p.max_running_requests == 48
+    assert p.sglang_pool["cell_bytes"] == 131_072 and p.sglang_pool["draft_cell_bytes"] == 4_096
+    sizes = p.stages[0].sglang_sizes
+    assert sizes.draft_max_total_num_tokens == 82_356
+    assert sizes.draft_kv_bytes == 82_356 * 4_096
+    # The page floor comes after the headroom: page 64 -> 82,356 // 64 x 64 = 82,304.
+    assert plan("llama-3.1-8b", "0.5.6", block_size=64, **EAGLE3).reported_kv_cache_tokens \
+        == 82_304
+    # 0.5.7-0.5.13 (model_runner_kv_cache_mixin.py): draft_runner_cache_size =
+    # max_total_num_tokens, no headroom: 81,920 for both pools; the cap is still 48.
+    p = plan("llama-3.1-8b", "0.5.9", **EAGLE3)
+    assert p.reported_kv_cache_tokens == 81_920 == p.stages[0].sglang_sizes.draft_max_total_num_tokens
+    assert p.max_running_requests == 48
+    # 0.5.14+ (pool_configurator.py DefaultPoolConfigurator): cell x (1 + 1 / 32) = 135,168;
+    # 10 GiB // 135,168 = 79,437.
+    assert plan("llama-3.1-8b", "0.5.14", **EAGLE3).reported_kv_cache_tokens == 79_437
+
+
+def test_eagle_tree_headroom_and_the_old_cap() -> None:
+    # A tree (SGLang's Llama default 5 / 4 / 8) at 0.4.6: 48 x 5 x 4 + 48 x 8 + 100 = 1,444.
+    tree = {"speculative_method": "eagle", "num_speculative_tokens": 5,
+            "speculative_eagle_topk": 4, "speculative_num_draft_tokens": 8}
+    assert plan("llama-3.1-8b", "0.4.6", **tree).reported_kv_cache_tokens == 81_920 + 1_444
+    # 0.4.4-0.4.5 reset the cap to 32: 32 x 20 + 32 x 8 + 100 = 996.
+    p = plan("llama-3.1-8b", "0.4.5", **tree)
+    assert p.reported_kv_cache_tokens == 81_920 + 996 and p.max_running_requests == 32
+    # --max-running-requests given: it is max_num_reqs: 8 x 20 + 8 x 8 + 100 = 324.
+    assert plan("llama-3.1-8b", "0.5.2", max_num_seqs=8, **tree).reported_kv_cache_tokens \
+        == 81_920 + 324
+    # topk > 1 without the tree size is refused (SGLang needs it).
+    with pytest.raises(InputError, match="num-draft-tokens"):
+        plan("llama-3.1-8b", "0.5.2", speculative_method="eagle", num_speculative_tokens=5,
+             speculative_eagle_topk=4)
+
+
+def test_before_044_only_the_draft_pool_grows() -> None:
+    # 0.4.3 model_runner.py: the target keeps rest // cell = 81,920; the draft's pool is
+    # 81,920 + max_num_reqs x steps + 100 with max_num_reqs the default rule: int(81,920 /
+    # 4,096 x 512) = 10,240 within [2,048, 4,096] -> 4,096: 81,920 + 12,288 + 100 = 94,308.
+    p = plan("llama-3.1-8b", "0.4.3", **EAGLE3)
+    assert p.reported_kv_cache_tokens == 81_920
+    assert p.stages[0].sglang_sizes.draft_max_total_num_tokens == 94_308
+    assert p.max_running_requests == 4_096
+    with pytest.raises(InputError, match="0.4.1"):
+        plan("llama-3.1-8b", "0.3.6", **EAGLE3)
+
+
+def test_deepseek_v3_nextn() -> None:
+    # DeepSeek-V3 (config.json: 61 layers, kv_lora_rank 512 + qk_rope_head_dim 64, bf16;
+    # num_nextn_predict_layers 1): MLA cell 61 x 576 x 2 = 70,272 B, the NextN layer 1,152 B.
+    # 10 GiB // 70,272 = 152,797; 0.5.6 adds 48 x 3 + 48 x 4 + 100 = 436 -> 153,233.
+    p = plan("deepseek-v3", "0.5.6", **MTP)
+    assert p.sglang_pool["cell_bytes"] == 70_272 and p.sglang_pool["draft_cell_bytes"] == 1_152
+    assert p.reported_kv_cache_tokens == 153_233
+    # 0.5.14: int(70,272 x (1 + 1 / 61)) in floating point is int(71,423.99999...) = 71,423
+    # (not 71,424 = 70,272 + 1,152): 10 GiB // 71,423 = 150,333.
+    assert 70_272 * (1 + 1 / 61) < 71_424
+    assert plan("deepseek-v3", "0.5.14", **MTP).reported_kv_cache_tokens == 150_333
+
+
+def test_default_fraction_drops_for_speculative_decoding() -> None:
+    # server_args.py _handle_gpu_memory_settings on an H100 (nvidia-smi 81,559 MiB), TP 1:
+    # 0.5.9: chunked prefill 8,192, cuda_graph_max_bs 256 -> 512 + 12,288 + 512 + 128 =
+    # 13,440 MiB, + 2,048 for EAGLE: (81,559 - 15,488) / 81,559 = 0.810; 0.5.10-0.5.13 add 4,096
+    # and the MLA prefill-graph 1,536 is not this model's: + 8 x 58 (piecewise graphs) ->
+    # 13,904 + 4,096; from 0.5.14 nothing is added (the draft is budgeted, sglang PR #23862).
+    mem = 81_559 * 2**20
+    assert sglang_default_fraction(version="0.5.9", gpu_mem_bytes=mem, tp=1,
+                                   speculative=True)[0] == 0.810
+    assert sglang_default_fraction(version="0.5.12", gpu_mem_bytes=mem, tp=1,
+                                   speculative=True)[0] == round((81_559 - 18_000) / 81_559, 3)
+    assert sglang_default_fraction(version="0.5.14", gpu_mem_bytes=mem, tp=1,
+                                   speculative=True)[0] == \
+        sglang_default_fraction(version="0.5.14", gpu_mem_bytes=mem, tp=1)[0]
+
+
+def test_cli_needs_the_steps_and_weights_from_0514() -> None:
+    runner = CliRunner()
+    base = ["estimate", "llama-3.1-8b", "--engine", "sglang", "--gpu", "H100-80GB",
+            "--speculative-method", "eagle3"]
+    r = runner.invoke(app, [*base, "--engine-version", "0.5.9"])
+    assert r.exit_code == 2 and "--speculative-num-steps" in r.stderr
+    r = runner.invoke(app, [*base, "--speculative-num-steps", "3", "--engine-version", "0.5.14"])
+    assert r.exit_code == 2 and "--weights-gib" in r.stderr
+    r = runner.invoke(app, [*base, "--speculative-num-steps", "3", "--engine-version", "0.5.14",
+                            "--weights-gib", "16.5", "--format", "json"])
+    assert r.exit_code == 0, r.stderr
