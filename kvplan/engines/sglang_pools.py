@@ -47,7 +47,7 @@ the model's MTP layers; ``SglangDraft``). The draft worker shares the target's t
 (``req_to_token_pool``, ``token_to_kv_pool_allocator``) and keeps its own KV pool of the same
 ``max_total_num_tokens`` over the draft's layers ("KV Cache is allocated" a second time, with the
 draft's layers). How the target's pool is sized changed three times:
-    0.4.1-0.4.3 (``model_runner.py: init_memory_pool``): the target's pool is ``rest // cell``;
+    0.4.2-0.4.3 (``model_runner.py: init_memory_pool``): the target's pool is ``rest // cell``;
         only the draft's grows, by ``max_num_reqs x speculative_num_steps + 100``.
     0.4.4-0.5.6 (``model_runner.py: init_memory_pool``): both pools get
         ``draft_runner_cache_size = rest // cell + max_num_reqs x (num_steps x eagle_topk) +
@@ -93,7 +93,7 @@ if TYPE_CHECKING:
     from kvplan.spec import ModelSpec
 
 # Speculative decoding (module docstring): the releases where the target's pool rule changes.
-SPEC_SINCE = (0, 4, 1)  # the first EAGLE worker
+SPEC_SINCE = (0, 4, 2)  # the first EAGLE worker (0.4.1 has none)
 SPEC_HEADROOM_SINCE = (0, 4, 4)  # the target's pool takes the draft/verify headroom
 SPEC_SHARED_SINCE = (0, 5, 7)  # headroom gone: draft_runner_cache_size = max_total_num_tokens
 SPEC_BUDGETED_SINCE = (0, 5, 14)  # draft KV in the cell, draft weights before the profile
@@ -193,7 +193,7 @@ class SglangDraft:
 
     def headroom(self, max_num_reqs: int) -> int:
         """Tokens added to the pool: 0.4.4-0.5.6's draft + verify + buffer (model_runner.py);
-        before 0.4.4 the draft's pool alone grows by max_num_reqs x num_steps + 100."""
+        before 0.4.4 (from 0.4.2) the draft's pool alone grows by max_num_reqs x num_steps + 100."""
         if self.rule == "headroom":
             return (max_num_reqs * self.num_steps * self.topk
                     + max_num_reqs * self.num_draft_tokens + SPEC_HEADROOM_BUFFER_TOKENS)
@@ -226,7 +226,14 @@ class SglangPool:
         return self.draft.budget_cell(self.cell) if self.draft is not None else self.cell
 
     def _raw_tokens(self, rest: int) -> int:
-        return max(0, rest) // self.sizing_cell if self.cell else 0
+        if not self.cell:
+            return 0
+        if self.draft is not None and self.draft.rule == "headroom":
+            # 0.4.4-0.5.6 floor a negative rest too (int(rest x 2^30 // cell) < 0) and add the
+            # headroom after: a pool can exist with the weights above the fraction. The docs
+            # CI logs of 2025-05..09 show it (tests/test_sglang_spec.py).
+            return rest // self.sizing_cell
+        return max(0, rest) // self.sizing_cell
 
     def _floor(self, tokens: int) -> int:
         if self.max_total_tokens is not None:
@@ -260,13 +267,13 @@ class SglangPool:
         raw = self._raw_tokens(rest)
         reqs = self._max_num_reqs(raw)
         extra = self.draft.headroom(reqs)
-        if self.draft.rule == "draft_headroom":  # 0.4.1-0.4.3: only the draft's pool grows
+        if self.draft.rule == "draft_headroom":  # 0.4.2-0.4.3: only the draft's pool grows
             tokens = self._floor(raw)
             draft_tokens = raw + extra
             if self.max_total_tokens is not None:
                 draft_tokens = min(draft_tokens, self.max_total_tokens)
         else:
-            tokens = draft_tokens = self._floor(raw + extra)
+            tokens = draft_tokens = max(0, self._floor(raw + extra))
         return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=reqs,
                                draft_max_total_num_tokens=draft_tokens,
                                draft_kv_bytes=draft_tokens * self.draft.cell)
@@ -444,9 +451,15 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     elif spec.num_recurrent_layers and spec_on:
         what = "SGLang's intermediate recurrent states for speculative decoding"
     elif spec_on and version_key(inputs.engine_version) < SPEC_SINCE:
-        what = "speculative decoding before SGLang 0.4.1 (its first EAGLE worker)"
+        what = "speculative decoding before SGLang 0.4.2 (its first EAGLE worker)"
     elif spec_on and hybrid_swa(spec, inputs) and (spec.layer_chunks or spec.sliding_window):
         what = "the draft worker beside SGLang's sliding-window pool"
+    elif (spec_on and inputs.speculative_method == "mtp" and spec.kind.value != "mla"
+          and version_key(inputs.engine_version) < (0, 4, 10)):
+        # Before 0.4.10 (model_runner.py) a non-MLA NextN draft's pool took the config's
+        # num_hidden_layers, not num_nextn_predict_layers (MiMo-7B's docs CI log: the draft's K
+        # size equals the target's).
+        what = "a non-MLA NextN draft before SGLang 0.4.10 (its pool took every layer)"
     elif spec_on and inputs.pp > 1:
         what = "speculative decoding with --pp (SGLang: 'PP is not compatible with MTP models')"
     elif spec_on and inputs.dp_attention:
