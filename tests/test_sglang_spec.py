@@ -206,3 +206,21 @@ def test_docs_ci_headroom_releases_size_a_pool_from_a_negative_rest() -> None:
             within += 1
     assert negative >= 20
     assert within / len(new) >= 0.6, within
+
+
+def test_startup_log_replays_with_a_draft() -> None:
+    # The two clean docs CI runs replayed through the CLI like every SGLang log (examples/
+    # engine_bench.py): H100, 0.7, weights 12.64 / 12.66 GiB -> 86,622 / 86,581 tokens against
+    # 87,096 / 87,056 logged (-0.54 %, -0.55 %: kvplan's TP1 preload 0.71 GiB against the 0.38
+    # this machine had), and the draft's pool "K size: 0.82 GB" (kvplan 0.818).
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    import engine_bench as bench
+
+    logs = [log for log in bench.load_sglang_logs() if log.get("speculative")]
+    assert len(logs) >= 2
+    for log in logs:
+        row = bench.sglang_compare(log)
+        assert row["within"] and abs(row["error"]) < 0.01, (log["id"], row["error"])
+        assert f"{row['predicted_draft_kv_bytes'] / 2 / GiB:.2f}" == f"{log['draft_k_size_gib']:.2f}"
