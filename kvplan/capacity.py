@@ -240,6 +240,10 @@ class PlanInputs:
     disable_custom_all_reduce: bool = False  # vLLM --disable-custom-all-reduce
     unified_memory: bool = False  # GB10: the OS's memory counts as used (TRT-LLM refuses)
     is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
+    # A multimodal checkpoint's vision encoder (num_hidden_layers, hidden_size): SGLang lowers its
+    # default fraction for it (kvplan.engines.budgets.sglang_vlm_factor); set from the spec's
+    # vision tower, or given (--vision-tower).
+    vision_tower: tuple[int, int] | None = None
     max_total_tokens: int | None = None  # SGLang --max-total-tokens / TRT-LLM max_tokens
     trtllm_backend: str = "pytorch"  # pytorch (blocks by version) | engine (rounded up)
     quantization: str | None = None  # load-time quantization (bitsandbytes)
@@ -722,6 +726,9 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
     spec = served_spec(spec, inputs.engine)
     if spec.kind.value == "mla" and not inputs.is_mla:
         inputs = replace(inputs, is_mla=True)
+    if spec.vision is not None and inputs.vision_tower is None:
+        inputs = replace(inputs, vision_tower=(spec.vision.num_hidden_layers,
+                                               spec.vision.hidden_size))
     _check(spec, inputs)
     context = inputs.context if context is None else context
     from .params import count_params  # on first plan: `kvplan estimate` alone never counts

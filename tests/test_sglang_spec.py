@@ -224,3 +224,47 @@ def test_startup_log_replays_with_a_draft() -> None:
         row = bench.sglang_compare(log)
         assert row["within"] and abs(row["error"]) < 0.01, (log["id"], row["error"])
         assert f"{row['predicted_draft_kv_bytes'] / 2 / GiB:.2f}" == f"{log['draft_k_size_gib']:.2f}"
+
+
+# --- the default fraction of a multimodal checkpoint ------------------------------------------
+
+
+def test_vlm_fraction_by_release() -> None:
+    # server_args.py: 0.4.9 x 0.90; from 0.4.10 adjust_mem_fraction_for_vlm: 0.95 x clamp(1 -
+    # 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05). Kimi-K2.5's MoonViT (sglang
+    # configs/kimi_k25.py: 27 layers, 1152): ratio 27 x 1,327,104 / 25,165,824 = 1.423828 ->
+    # 0.95 x 0.957617 = 0.909736; on 8 x MI355X at 0.5.8.post1 the text default is 0.908 ->
+    # 0.8260405859375, what the log's ServerArgs prints (tests/data/engine_logs/
+    # sglang_startup_logs.json kimi-k2.5-8xmi355x). A ViT-L/14 (24, 1024): x 0.95; a tower four
+    # times ViT-L's complexity: the clamp, 0.95 x 0.8.
+    from kvplan.engines.budgets import sglang_vlm_factor
+    from kvplan.gpus import get_gpu
+
+    assert sglang_vlm_factor("0.5.8", (27, 1152)) == pytest.approx(0.909736, abs=1e-6)
+    assert sglang_vlm_factor("0.5.8", (24, 1024)) == 0.95
+    assert sglang_vlm_factor("0.5.8", (48, 2048)) == 0.95 * 0.8
+    assert sglang_vlm_factor("0.4.9", (27, 1152)) == 0.90
+    assert sglang_vlm_factor("0.4.8", (27, 1152)) == 1.0
+    assert sglang_vlm_factor("0.5.8", None) == 1.0
+    g = get_gpu("MI355X")
+    mem = g.smi_total_bytes or g.total_bytes
+    f, rule = sglang_default_fraction(version="0.5.8.post1", gpu_mem_bytes=mem, tp=8,
+                                      vision_tower=(27, 1152))
+    assert f == 0.8260405859375 and "vision tower" in rule
+
+
+def test_vision_tower_option_and_the_gemma3_spec() -> None:
+    runner = CliRunner()
+    r = runner.invoke(app, ["estimate", "kimi-k2", "--engine", "sglang", "--gpu", "H100-80GB",
+                            "--vision-tower", "27"])
+    assert r.exit_code == 2 and "LAYERS,HIDDEN" in r.stderr
+    # Gemma-3-27B's SigLIP (27 layers, 1152, in the bundled spec) lowers SGLang's default by the
+    # same factor without the option.
+    spec = load_spec("gemma-3-27b")
+    assert (spec.vision.num_hidden_layers, spec.vision.hidden_size) == (27, 1152)
+    text = PlanInputs(context=4096, engine=Engine.sglang, total_bytes=80 * GiB,
+                      smi_total_bytes=81_559 * 2**20, engine_version="0.5.9")
+    p = plan_capacity(spec, text)
+    assert p.mem_fraction == pytest.approx(
+        sglang_default_fraction(version="0.5.9", gpu_mem_bytes=81_559 * 2**20, tp=1)[0]
+        * 0.909736, abs=1e-6)

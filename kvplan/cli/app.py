@@ -77,6 +77,16 @@ from kvplan.views import (
 )
 
 
+def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
+    """--vision-tower LAYERS,HIDDEN (two positive ints), or None."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise InputError(f"--vision-tower: expected LAYERS,HIDDEN (e.g. 27,1152), got {text!r}")
+    return int(parts[0]), int(parts[1])
+
+
 def _version(value: bool) -> None:
     if value:
         from kvplan import __version__
@@ -204,6 +214,11 @@ def estimate_cmd(
         "--speculative-num-draft-tokens", min=1,
         help="SGLang: tokens verified per step (needed with --speculative-eagle-topk > 1).")
     ] = None,
+    vision_tower: Annotated[str | None, typer.Option(
+        "--vision-tower", metavar="LAYERS,HIDDEN",
+        help="SGLang: a multimodal checkpoint's vision_config num_hidden_layers,hidden_size "
+             "(SGLang lowers its default fraction for it; Gemma-3's SigLIP is read from the "
+             "spec).")] = None,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
@@ -285,6 +300,7 @@ def estimate_cmd(
             "num_speculative_tokens": num_speculative_tokens,
             "speculative_eagle_topk": speculative_eagle_topk,
             "speculative_num_draft_tokens": speculative_num_draft_tokens,
+            "vision_tower": parse_vision_tower(vision_tower),
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,
