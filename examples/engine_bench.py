@@ -274,7 +274,8 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
             log, sp = r["log"], r["log"]["speculative"]
             print(f"| {log['model']} + {sp['method']} | {log['engine_version_arg']} | "
                   f"{sp['num_steps']} / {sp['eagle_topk']} / {sp['num_draft_tokens']} | "
-                  f"{r['predicted_draft_kv_bytes'] / 2 / GiB:.2f} / {log['draft_k_size_gib']:.2f} |")
+                  f"{r['predicted_draft_kv_bytes'] / 2 / GiB:.2f} / "
+                  f"{log['draft_k_size_gib']:.2f} |")
     print("\nLogs that check a rule but are not replayed for tokens (why: `notes` in the JSON):\n")
     print("| model | SGLang | GPU | TP | fraction kvplan / log | preload kvplan / log (GiB) "
           "| why not replayed | source |")

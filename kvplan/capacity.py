@@ -367,6 +367,10 @@ class CapacityPlan:
     max_mamba_cache_size: int | None = None
     mamba_conv_state_bytes: int | None = None
     mamba_ssm_state_bytes: int | None = None
+    # SGLang's speculative draft worker: its own pool's tokens and bytes (its "KV Cache is
+    # allocated" line; kvplan.engines.sglang_pools.SglangDraft).
+    draft_max_total_num_tokens: int | None = None
+    draft_kv_bytes: int | None = None
     sglang_pool: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
@@ -445,7 +449,13 @@ def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_firs
     return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
                              quantization=inputs.quantization, layers=stage, first=pp_first,
                              last=pp_last, dp_attention=inputs.dp_attention, ep=inputs.ep,
-                             mtp=inputs.speculative_method == "mtp")
+                             mtp=inputs.speculative_method == "mtp"
+                             and inputs.engine is not Engine.sglang)
+
+
+# SGLang's target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads them
+# after the target's pool is sized (before 0.5.14: outside the budget) or before it (0.5.14+:
+# kvplan then needs --weights-gib, kvplan.engines.sglang_pools.check_draft_weights_known).
 
 
 def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
@@ -803,6 +813,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         max_mamba_cache_size=getattr(sizes, "max_mamba_cache_size", None),
         mamba_conv_state_bytes=getattr(sizes, "mamba_conv_state_bytes", None),
         mamba_ssm_state_bytes=getattr(sizes, "mamba_ssm_state_bytes", None),
+        draft_max_total_num_tokens=getattr(sizes, "draft_max_total_num_tokens", None),
+        draft_kv_bytes=getattr(sizes, "draft_kv_bytes", None),
         sglang_pool=limiting.sglang_pool.describe() if limiting.sglang_pool else {},
     )
 

@@ -237,6 +237,14 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         row("sliding-window pool tokens", _int(plan.swa_max_total_num_tokens), None,
             "SGLang's swa_layer_tokens: full tokens x swa_full_tokens_ratio "
             f"{plan.sglang_pool.get('swa_full_tokens_ratio')}")
+    if plan.draft_max_total_num_tokens is not None:
+        row("draft pool tokens", _int(plan.draft_max_total_num_tokens), None,
+            f"SGLang's draft worker ({plan.sglang_pool.get('draft_layers')} layer(s), "
+            f"{plan.sglang_pool.get('speculative_rule')} rule)")
+        row("draft pool", _gib(plan.draft_kv_bytes), plan.draft_kv_bytes,
+            "its own KV pool" + (", outside the fraction's budget"
+                                 if plan.sglang_pool.get("speculative_rule") != "budgeted"
+                                 else ", inside the budget"))
     if plan.max_mamba_cache_size is not None:
         row("recurrent-state slots", _int(plan.max_mamba_cache_size), None,
             "SGLang's max_mamba_cache_size (mamba_full_memory_ratio "

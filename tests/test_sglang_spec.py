@@ -51,7 +51,8 @@ def test_llama_eagle3_headroom_releases() -> None:
     # 0.5.7-0.5.13 (model_runner_kv_cache_mixin.py): draft_runner_cache_size =
     # max_total_num_tokens, no headroom: 81,920 for both pools; the cap is still 48.
     p = plan("llama-3.1-8b", "0.5.9", **EAGLE3)
-    assert p.reported_kv_cache_tokens == 81_920 == p.stages[0].sglang_sizes.draft_max_total_num_tokens
+    assert p.reported_kv_cache_tokens == 81_920
+    assert p.stages[0].sglang_sizes.draft_max_total_num_tokens == 81_920
     assert p.max_running_requests == 48
     # 0.5.14+ (pool_configurator.py DefaultPoolConfigurator): cell x (1 + 1 / 32) = 135,168;
     # 10 GiB // 135,168 = 79,437.
@@ -213,17 +214,17 @@ def test_startup_log_replays_with_a_draft() -> None:
     # engine_bench.py): H100, 0.7, weights 12.64 / 12.66 GiB -> 86,622 / 86,581 tokens against
     # 87,096 / 87,056 logged (-0.54 %, -0.55 %: kvplan's TP1 preload 0.71 GiB against the 0.38
     # this machine had), and the draft's pool "K size: 0.82 GB" (kvplan 0.818).
-    import sys
+    from tests.examples_loader import load_example
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-    import engine_bench as bench
+    bench = load_example("engine_bench")
 
     logs = [log for log in bench.load_sglang_logs() if log.get("speculative")]
     assert len(logs) >= 2
     for log in logs:
         row = bench.sglang_compare(log)
         assert row["within"] and abs(row["error"]) < 0.01, (log["id"], row["error"])
-        assert f"{row['predicted_draft_kv_bytes'] / 2 / GiB:.2f}" == f"{log['draft_k_size_gib']:.2f}"
+        draft_k_gib = row["predicted_draft_kv_bytes"] / 2 / GiB
+        assert f"{draft_k_gib:.2f}" == f"{log['draft_k_size_gib']:.2f}"
 
 
 # --- the default fraction of a multimodal checkpoint ------------------------------------------
@@ -268,3 +269,40 @@ def test_vision_tower_option_and_the_gemma3_spec() -> None:
     assert p.mem_fraction == pytest.approx(
         sglang_default_fraction(version="0.5.9", gpu_mem_bytes=81_559 * 2**20, tp=1)[0]
         * 0.909736, abs=1e-6)
+
+
+def test_sglang_target_weights_leave_the_mtp_layer_to_the_draft(tmp_path: Path) -> None:
+    # DeepseekV3ForCausalLM skips model.layers.N (the NextN layer); SGLang's draft worker loads
+    # it after the target's pool is sized (0.4.x-0.5.13), so the target's budget holds the same
+    # weights with or without NEXTN; vLLM loads the MTP layer with the model. A two-layer Llama
+    # checkpoint with a third (MTP) layer: eh_proj 64 x 128 + q_proj 64 x 64, bf16.
+    from kvplan.spec import load_model
+    from tests.test_checkpoint_weights import LLAMA_CONFIG, llama_tensors, make_folder
+
+    tensors = llama_tensors() | {"model.layers.2.eh_proj.weight": ("BF16", [64, 128]),
+                                 "model.layers.2.self_attn.q_proj.weight": ("BF16", [64, 64])}
+    config = LLAMA_CONFIG | {"num_nextn_predict_layers": 1}
+    spec, _ = load_model(str(make_folder(tmp_path / "m", config, tensors)))
+
+    def weights(engine: Engine, **kw) -> int:
+        inputs = PlanInputs(context=4096, engine=engine, total_bytes=80 * GiB,
+                            engine_version="0.5.6" if engine is Engine.sglang else None, **kw)
+        return plan_capacity(spec, inputs).weights_bytes
+
+    mtp_bytes = (64 * 128 + 64 * 64) * 2
+    assert weights(Engine.sglang, **MTP) == weights(Engine.sglang)
+    assert weights(Engine.vllm, **MTP) - weights(Engine.vllm) == mtp_bytes
+
+
+def test_draft_pool_in_the_plan_json_and_monotone_in_rest() -> None:
+    p = plan("deepseek-v3", "0.5.6", **MTP)
+    assert p.draft_max_total_num_tokens == 153_233 and p.draft_kv_bytes == 153_233 * 1_152
+    # Every rule's pool grows with the rest and never shrinks below the rule without headroom.
+    for version in ("0.4.3", "0.5.6", "0.5.9", "0.5.14"):
+        last = -1
+        for gib in (0.5, 1, 2, 5, 10, 40):
+            q = plan_capacity(load_spec("llama-3.1-8b"), PlanInputs(
+                context=4096, engine=Engine.sglang, kv_budget_bytes=int(gib * GiB),
+                engine_version=version, **EAGLE3))
+            assert q.reported_kv_cache_tokens >= last
+            last = q.reported_kv_cache_tokens

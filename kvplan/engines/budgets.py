@@ -596,7 +596,8 @@ def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int,
                                     is_mla=is_mla)
     factor = sglang_vlm_factor(version, vision_tower)
     if factor != 1.0:
-        return f * factor, f"{rule}; x {factor:.6g} for the vision tower (adjust_mem_fraction_for_vlm)"
+        return f * factor, (f"{rule}; x {factor:.6g} for the vision tower "
+                            "(adjust_mem_fraction_for_vlm)")
     return f, rule
 
 
