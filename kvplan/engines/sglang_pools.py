@@ -98,6 +98,11 @@ SPEC_HEADROOM_SINCE = (0, 4, 4)  # the target's pool takes the draft/verify head
 SPEC_SHARED_SINCE = (0, 5, 7)  # headroom gone: draft_runner_cache_size = max_total_num_tokens
 SPEC_BUDGETED_SINCE = (0, 5, 14)  # draft KV in the cell, draft weights before the profile
 SPEC_HEADROOM_BUFFER_TOKENS = 100  # model_runner.py "# buffer"
+# 0.5.14+ budgets the draft's layers only where --speculative-draft-model-path is set, which
+# arg_groups/speculative_hook.py does itself for NEXTN on these architectures (DeepseekV3/V32,
+# Glm4Moe(Lite), GlmMoeDsa, ...): kvplan's model_types of them.
+SGLANG_NEXTN_AUTO_DRAFT_TYPES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                                 "glm_moe_dsa")
 
 
 def spec_default_running(v: tuple[int, ...]) -> int | None:
@@ -460,6 +465,11 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
         # num_hidden_layers, not num_nextn_predict_layers (MiMo-7B's docs CI log: the draft's K
         # size equals the target's).
         what = "a non-MLA NextN draft before SGLang 0.4.10 (its pool took every layer)"
+    elif (spec_on and inputs.speculative_method == "mtp"
+          and version_key(inputs.engine_version) >= SPEC_BUDGETED_SINCE
+          and spec.model_type not in SGLANG_NEXTN_AUTO_DRAFT_TYPES):
+        what = (f"a {spec.model_type} NextN draft from SGLang 0.5.14 (budgeted only with "
+                "--speculative-draft-model-path, which kvplan cannot see)")
     elif spec_on and inputs.pp > 1:
         what = "speculative decoding with --pp (SGLang: 'PP is not compatible with MTP models')"
     elif spec_on and inputs.dp_attention:
