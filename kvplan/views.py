@@ -242,9 +242,8 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
             f"SGLang's draft worker ({plan.sglang_pool.get('draft_layers')} layer(s), "
             f"{plan.sglang_pool.get('speculative_rule')} rule)")
         row("draft pool", _gib(plan.draft_kv_bytes), plan.draft_kv_bytes,
-            "its own KV pool" + (", outside the fraction's budget"
-                                 if plan.sglang_pool.get("speculative_rule") != "budgeted"
-                                 else ", inside the budget"))
+            "its own KV pool" + (", inside the budget" if plan.sglang_pool.get("draft_in_budget")
+                                 else ", outside the fraction's budget"))
     if plan.max_mamba_cache_size is not None:
         row("recurrent-state slots", _int(plan.max_mamba_cache_size), None,
             "SGLang's max_mamba_cache_size (mamba_full_memory_ratio "

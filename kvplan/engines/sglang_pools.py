@@ -182,6 +182,7 @@ class SglangDraft:
 
     @property
     def rule(self) -> str:
+        """The release's rule, named for JSON (sglang_pool.speculative_rule)."""
         v = self.version
         if v >= SPEC_BUDGETED_SINCE:
             return "budgeted"
@@ -189,20 +190,32 @@ class SglangDraft:
             return "headroom"
         return "shared" if v >= SPEC_SHARED_SINCE else "draft_headroom"
 
+    @property
+    def target_takes_headroom(self) -> bool:
+        """0.4.4-0.5.6: the target's pool (and with it the draft's) takes the headroom, after
+        a floor that may be negative (int(rest x 2^30 // cell) < 0 keeps its sign)."""
+        return SPEC_HEADROOM_SINCE <= self.version < SPEC_SHARED_SINCE
+
+    @property
+    def only_draft_grows(self) -> bool:
+        """0.4.2-0.4.3: the target keeps rest // cell; the draft's pool alone grows."""
+        return self.version < SPEC_HEADROOM_SINCE
+
     def budget_cell(self, cell: int) -> int:
         """The bytes per token the target's pool is sized with: from 0.5.14
         int(cell x (1 + draft_layers / layers)) (pool_configurator.py), else the target's."""
-        if self.rule == "budgeted" and self.layers and self.target_layers:
+        if self.version >= SPEC_BUDGETED_SINCE and self.layers and self.target_layers:
             return int(cell * (1 + self.layers / self.target_layers))
         return cell
 
     def headroom(self, max_num_reqs: int) -> int:
         """Tokens added to the pool: 0.4.4-0.5.6's draft + verify + buffer (model_runner.py);
-        before 0.4.4 (from 0.4.2) the draft's pool alone grows by max_num_reqs x num_steps + 100."""
-        if self.rule == "headroom":
+        before 0.4.4 (from 0.4.2) the draft's pool alone grows by max_num_reqs x num_steps + 100;
+        none from 0.5.7."""
+        if self.target_takes_headroom:
             return (max_num_reqs * self.num_steps * self.topk
                     + max_num_reqs * self.num_draft_tokens + SPEC_HEADROOM_BUFFER_TOKENS)
-        if self.rule == "draft_headroom":
+        if self.only_draft_grows:
             return max_num_reqs * self.num_steps + SPEC_HEADROOM_BUFFER_TOKENS
         return 0
 
@@ -233,10 +246,9 @@ class SglangPool:
     def _raw_tokens(self, rest: int) -> int:
         if not self.cell:
             return 0
-        if self.draft is not None and self.draft.rule == "headroom":
-            # 0.4.4-0.5.6 floor a negative rest too (int(rest x 2^30 // cell) < 0) and add the
-            # headroom after: a pool can exist with the weights above the fraction. The docs
-            # CI logs of 2025-05..09 show it (tests/test_sglang_spec.py).
+        if self.draft is not None and self.draft.target_takes_headroom:
+            # A pool can exist with the weights above the fraction: the docs CI logs of
+            # 2025-05..09 show it (tests/test_sglang_spec.py).
             return rest // self.sizing_cell
         return max(0, rest) // self.sizing_cell
 
@@ -272,7 +284,7 @@ class SglangPool:
         raw = self._raw_tokens(rest)
         reqs = self._max_num_reqs(raw)
         extra = self.draft.headroom(reqs)
-        if self.draft.rule == "draft_headroom":  # 0.4.2-0.4.3: only the draft's pool grows
+        if self.draft.only_draft_grows:
             tokens = self._floor(raw)
             draft_tokens = raw + extra
             if self.max_total_tokens is not None:
@@ -293,7 +305,7 @@ class SglangPool:
         own = cdiv(context, self.page_size) - shared_tokens // self.page_size
         pages = shared_tokens // self.page_size + requests * own
         tokens = pages * self.page_size
-        if self.draft is not None and self.draft.rule == "headroom":
+        if self.draft is not None and self.draft.target_takes_headroom:
             # 0.4.4-0.5.6 add the headroom to the profiled tokens (beyond the fraction).
             reqs = self.user_max_running_requests or spec_default_running(
                 self.draft.version) or requests
@@ -305,6 +317,7 @@ class SglangPool:
         if self.draft is not None:
             out |= {"draft_cell_bytes": self.draft.cell, "draft_layers": self.draft.layers,
                     "sizing_cell_bytes": self.sizing_cell, "speculative_rule": self.draft.rule,
+                    "draft_in_budget": self.draft.version >= SPEC_BUDGETED_SINCE,
                     "speculative_num_steps": self.draft.num_steps,
                     "speculative_eagle_topk": self.draft.topk,
                     "speculative_num_draft_tokens": self.draft.num_draft_tokens}
