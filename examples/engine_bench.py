@@ -173,6 +173,13 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
         args += ["--block-size", str(log["page_size"])]
     if log.get("context_len"):  # SGLang's max_running_requests default scales with it
         args += ["--context", str(log["context_len"])]
+    if log.get("vision_tower"):  # a multimodal checkpoint's encoder (SGLang's VLM fraction)
+        args += ["--vision-tower", ",".join(map(str, log["vision_tower"]))]
+    spec = log.get("speculative")
+    if spec:  # the ServerArgs' speculative_* (kvplan.engines.sglang_pools.SglangDraft)
+        args += ["--speculative-method", spec["method"], "--speculative-num-steps",
+                 str(spec["num_steps"]), "--speculative-eagle-topk", str(spec["eagle_topk"]),
+                 "--speculative-num-draft-tokens", str(spec["num_draft_tokens"])]
     return args
 
 
@@ -194,7 +201,8 @@ def sglang_compare(log: dict[str, Any]) -> dict[str, Any]:
     begin = logged_begin_avail(log)
     predicted = out["reported_kv_cache_tokens"]
     logged = log["max_total_num_tokens"]
-    cell = out["per_gpu_bytes_per_token"]
+    # The token pool's cell (the target's layers; a draft worker's pool is logged apart).
+    cell = out["per_gpu_bytes_per_token"] - out["sglang_pool"].get("draft_cell_bytes", 0)
     row: dict[str, Any] = {
         "log": log, "predicted_tokens": predicted, "logged_tokens": logged,
         "predicted_fraction": out["mem_fraction"],
@@ -206,6 +214,8 @@ def sglang_compare(log: dict[str, Any]) -> dict[str, Any]:
         "predicted_mamba_slots": out["max_mamba_cache_size"],
         "predicted_swa_tokens": out["swa_max_total_num_tokens"],
         "predicted_running": out["max_running_requests"],
+        "predicted_draft_kv_bytes": out["stages"][out["limiting_stage"]]["sglang_sizes"][
+            "draft_kv_bytes"] if out["sglang_pool"].get("draft_cell_bytes") else None,
     }
     if logged:
         slack = max(0.02 * logged, TOLERANCE_GIB * GiB / cell)
@@ -279,6 +289,20 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
                 mine, theirs = r["predicted_swa_tokens"], log.get("swa_max_total_num_tokens")
             print(f"| {log['model']} | {r['pool']} | {mine:,} / {_count(theirs)} | "
                   f"{r['predicted_running']:,} / {_count(log.get('max_running_requests'))} |")
+    drafts = [r for r in rows if r["predicted_draft_kv_bytes"] is not None]
+    if drafts:
+        print("\nSpeculative decoding: the draft worker's own pool (its \"KV Cache is allocated\" "
+              "line: K size, GiB), kvplan / log (kvplan.engines.sglang_pools.SglangDraft; more "
+              "runs of SGLang's docs CI in tests/data/engine_logs/sglang_spec_docs_ci_logs.json, "
+              "checked in tests/test_sglang_spec.py):\n")
+        print("| model | SGLang | steps / topk / draft tokens | draft K size |")
+        print("|---|---|---|--:|")
+        for r in drafts:
+            log, sp = r["log"], r["log"]["speculative"]
+            print(f"| {log['model']} + {sp['method']} | {log['engine_version_arg']} | "
+                  f"{sp['num_steps']} / {sp['eagle_topk']} / {sp['num_draft_tokens']} | "
+                  f"{r['predicted_draft_kv_bytes'] / 2 / GiB:.2f} / "
+                  f"{log['draft_k_size_gib']:.2f} |")
     print("\nLogs that check a rule but are not replayed for tokens (why: `notes` in the JSON):\n")
     print("| model | SGLang | GPU | TP | fraction kvplan / log | preload kvplan / log (GiB) "
           "| why not replayed | source |")

@@ -224,7 +224,11 @@ class PlanInputs:
     prefix_caching: bool | None = None  # None: that version's default (mamba cache mode)
     ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype
     speculative_method: str | None = None  # mtp | eagle | eagle3
-    num_speculative_tokens: int = 0
+    num_speculative_tokens: int = 0  # SGLang: --speculative-num-steps
+    # SGLang's tree (kvplan.engines.sglang_pools.SglangDraft): None: topk 1 (a chain), and
+    # num_draft_tokens = steps + 1, what SGLang sets with topk 1.
+    speculative_eagle_topk: int | None = None
+    speculative_num_draft_tokens: int | None = None
     dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
     max_num_seqs: int | None = None  # the engine's cap on running requests
     enforce_eager: bool = False  # vLLM: no CUDA graphs (nothing reserved for them)
@@ -238,6 +242,10 @@ class PlanInputs:
     disable_custom_all_reduce: bool = False  # vLLM --disable-custom-all-reduce
     unified_memory: bool = False  # GB10: the OS's memory counts as used (TRT-LLM refuses)
     is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
+    # A multimodal checkpoint's vision encoder (num_hidden_layers, hidden_size): SGLang lowers its
+    # default fraction for it (kvplan.engines.budgets.sglang_vlm_factor); set from the spec's
+    # vision tower, or given (--vision-tower).
+    vision_tower: tuple[int, int] | None = None
     max_total_tokens: int | None = None  # SGLang --max-total-tokens / TRT-LLM max_tokens
     trtllm_backend: str = "pytorch"  # pytorch (blocks by version) | engine (rounded up)
     quantization: str | None = None  # load-time quantization (bitsandbytes)
@@ -361,6 +369,10 @@ class CapacityPlan:
     max_mamba_cache_size: int | None = None
     mamba_conv_state_bytes: int | None = None
     mamba_ssm_state_bytes: int | None = None
+    # SGLang's speculative draft worker: its own pool's tokens and bytes (its "KV Cache is
+    # allocated" line; kvplan.engines.sglang_pools.SglangDraft).
+    draft_max_total_num_tokens: int | None = None
+    draft_kv_bytes: int | None = None
     sglang_pool: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
@@ -436,7 +448,13 @@ def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_firs
     return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
                              quantization=inputs.quantization, layers=stage, first=pp_first,
                              last=pp_last, dp_attention=inputs.dp_attention, ep=inputs.ep,
-                             mtp=inputs.speculative_method == "mtp")
+                             mtp=inputs.speculative_method == "mtp"
+                             and inputs.engine is not Engine.sglang)
+
+
+# SGLang's target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads them
+# after the target's pool is sized (before 0.5.14: outside the budget) or before it (0.5.14+:
+# kvplan then needs --weights-gib, kvplan.engines.sglang_pools.check_draft_weights_known).
 
 
 def _budget(inputs: PlanInputs, weights: int, reserve: int) -> tuple[int, str]:
@@ -734,6 +752,9 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
     spec = served_spec(spec, inputs.engine)
     if spec.kind.value == "mla" and not inputs.is_mla:
         inputs = replace(inputs, is_mla=True)
+    if spec.vision is not None and inputs.vision_tower is None:
+        inputs = replace(inputs, vision_tower=(spec.vision.num_hidden_layers,
+                                               spec.vision.hidden_size))
     _check(spec, inputs)
     context = inputs.context if context is None else context
     from .params import count_params  # on first plan: `kvplan estimate` alone never counts
@@ -808,6 +829,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         max_mamba_cache_size=getattr(sizes, "max_mamba_cache_size", None),
         mamba_conv_state_bytes=getattr(sizes, "mamba_conv_state_bytes", None),
         mamba_ssm_state_bytes=getattr(sizes, "mamba_ssm_state_bytes", None),
+        draft_max_total_num_tokens=getattr(sizes, "draft_max_total_num_tokens", None),
+        draft_kv_bytes=getattr(sizes, "draft_kv_bytes", None),
         sglang_pool=limiting.sglang_pool.describe() if limiting.sglang_pool else {},
     )
 

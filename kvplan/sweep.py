@@ -383,6 +383,10 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
             raise InputError(f"sweep: {sized.id} runs SGLang's {sglang.kind} pools (a separate "
                              "pool beside the full-attention one), which sweep does not grid; "
                              "use kvplan estimate for each point")
+        if sglang.draft is not None:
+            raise InputError(f"sweep: {sized.id} with SGLang's draft worker (its headroom and "
+                             "scaled cell, kvplan.engines.sglang_pools.SglangDraft) is not "
+                             "gridded; use kvplan estimate for each point")
         block = sglang.page_size
         per_block, num_groups = block * sglang.cell, 1
         need = -(-np.asarray(contexts, dtype=np.int64) // block)

@@ -237,6 +237,13 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         row("sliding-window pool tokens", _int(plan.swa_max_total_num_tokens), None,
             "SGLang's swa_layer_tokens: full tokens x swa_full_tokens_ratio "
             f"{plan.sglang_pool.get('swa_full_tokens_ratio')}")
+    if plan.draft_max_total_num_tokens is not None:
+        row("draft pool tokens", _int(plan.draft_max_total_num_tokens), None,
+            f"SGLang's draft worker ({plan.sglang_pool.get('draft_layers')} layer(s), "
+            f"{plan.sglang_pool.get('speculative_rule')} rule)")
+        row("draft pool", _gib(plan.draft_kv_bytes), plan.draft_kv_bytes,
+            "its own KV pool" + (", inside the budget" if plan.sglang_pool.get("draft_in_budget")
+                                 else ", outside the fraction's budget"))
     if plan.max_mamba_cache_size is not None:
         row("recurrent-state slots", _int(plan.max_mamba_cache_size), None,
             "SGLang's max_mamba_cache_size (mamba_full_memory_ratio "
@@ -554,7 +561,13 @@ def engines_view() -> View:
         "vLLM reads free memory there as the host's available RAM (utils/mem_utils.py).",
         *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
         "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
-        "by TP from logs.",
+        "by TP from logs. A multimodal checkpoint's default fraction x 0.90 (0.4.9) or "
+        "adjust_mem_fraction_for_vlm's factor over its vision tower (0.4.10+).",
+        "SGLang's pools (kvplan/engines/sglang_pools.py): the token pool, hybrid_swa (gpt-oss, "
+        "Llama-4), mamba (0.5.2+), the sparse indexer keys; speculative decoding's draft worker "
+        "(0.4.2+) keeps a pool of the target's tokens over its layers, and the target's pool "
+        "takes the draft + verify headroom in 0.4.4-0.5.6 (max_running_requests 48 unless set) "
+        "and the draft's layers in its cell from 0.5.14.",
         "TensorRT-LLM, PyTorch backend (0.20+; _torch/pyexecutor/_util.py KvCacheCreator): "
         "(total - peak of a max_num_tokens dummy run + its temporary KV pool) x "
         f"free_gpu_memory_fraction ({TRTLLM_DEFAULT_FRACTION}) = (total - weights - activation - "
@@ -563,7 +576,7 @@ def engines_view() -> View:
         "from 1.2 (resource_manager.py calculate_max_num_blocks). Non-torch memory from public "
         "logs by TP. The engine path (TensorRT engines) rounds up and, like unified-memory "
         "devices (GB10), needs --reserve-gib.",
-        "SGLang and TensorRT-LLM: full attention, sliding windows (sized as full) and MLA only; "
+        "TensorRT-LLM: full attention, sliding windows (sized as full) and MLA only; "
         "recurrent state, chunked attention, the sparse indexer and draft layers are refused.",
     ]
     return View(

@@ -272,7 +272,14 @@ def test_deepseek_v32_cell_with_the_indexer() -> None:
     ("qwen3.5-9b", {"engine_version": "0.5.1"}, "before SGLang 0.5.2"),
     ("qwen3-next-80b-a3b", {"speculative_method": "mtp", "num_speculative_tokens": 1},
      "speculative"),
-    ("deepseek-v3", {"speculative_method": "mtp", "num_speculative_tokens": 1}, "draft"),
+    ("deepseek-v3", {"speculative_method": "mtp", "num_speculative_tokens": 1, "pp": 2},
+     "PP is not compatible"),
+    ("deepseek-v3", {"speculative_method": "mtp", "num_speculative_tokens": 1,
+                     "dp_attention": True, "tp": 8}, "DP"),
+    ("gpt-oss-20b", {"speculative_method": "eagle3", "num_speculative_tokens": 3},
+     "sliding-window pool"),
+    ("glm-4.5-air", {"speculative_method": "mtp", "num_speculative_tokens": 1,
+                     "engine_version": "0.4.9"}, "non-MLA NextN"),
 ])
 def test_unmodelled_is_refused_in_one_line(model: str, kw, words: str) -> None:
     with pytest.raises(InputError, match=words) as err:

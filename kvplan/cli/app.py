@@ -79,6 +79,16 @@ from kvplan.views import (
 )
 
 
+def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
+    """--vision-tower LAYERS,HIDDEN (two positive ints), or None."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise InputError(f"--vision-tower: expected LAYERS,HIDDEN (e.g. 27,1152), got {text!r}")
+    return int(parts[0]), int(parts[1])
+
+
 def _version(value: bool) -> None:
     if value:
         from kvplan import __version__
@@ -198,6 +208,19 @@ def estimate_cmd(
     ssm_dtype: StateDTypeOpt = StateDType.auto,
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
+    speculative_eagle_topk: Annotated[int | None, typer.Option(
+        "--speculative-eagle-topk", min=1,
+        help="SGLang: draft branches per step (default 1, a chain; then num_draft_tokens = "
+             "steps + 1).")] = None,
+    speculative_num_draft_tokens: Annotated[int | None, typer.Option(
+        "--speculative-num-draft-tokens", min=1,
+        help="SGLang: tokens verified per step (needed with --speculative-eagle-topk > 1).")
+    ] = None,
+    vision_tower: Annotated[str | None, typer.Option(
+        "--vision-tower", metavar="LAYERS,HIDDEN",
+        help="SGLang: a multimodal checkpoint's vision_config num_hidden_layers,hidden_size "
+             "(SGLang lowers its default fraction for it; Gemma-3's SigLIP is read from the "
+             "spec).")] = None,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
@@ -256,7 +279,18 @@ def estimate_cmd(
         else:
             platform_name = platform.value
         if speculative_method is not None and num_speculative_tokens == 0:
+            if engine is Engine.sglang:
+                # SGLang picks steps / topk / draft tokens by architecture and release
+                # (server_args.py auto_choose_speculative_params): not guessed here.
+                raise InputError("--engine sglang --speculative-method: give "
+                                 "--speculative-num-steps (and --speculative-eagle-topk / "
+                                 "--speculative-num-draft-tokens for a tree), as the server "
+                                 "log's ServerArgs shows them")
             num_speculative_tokens = 1
+        if speculative_method is None and (speculative_eagle_topk or
+                                           speculative_num_draft_tokens):
+            raise InputError("--speculative-eagle-topk / --speculative-num-draft-tokens: need "
+                             "--speculative-method")
         device = {} if preset is None else {
             k: v for k, v in gpu_inputs(preset).items() if k not in ("total_bytes", "platform")}
         engine_opts = {
@@ -266,6 +300,9 @@ def estimate_cmd(
             "speculative_method": None if speculative_method is None
             else speculative_method.value,
             "num_speculative_tokens": num_speculative_tokens,
+            "speculative_eagle_topk": speculative_eagle_topk,
+            "speculative_num_draft_tokens": speculative_num_draft_tokens,
+            "vision_tower": parse_vision_tower(vision_tower),
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,

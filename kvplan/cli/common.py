@@ -97,8 +97,9 @@ SpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
     "--speculative-method", help="Speculative decoding: the drafter's layers get KV "
                                  "(mtp: the model's MTP layers; eagle/eagle3: one layer).")]
 SpecTokensOpt = Annotated[int, typer.Option(
-    "--num-speculative-tokens", min=0,
-    help="Draft tokens per step (each adds a recurrent-state page and conv rows).")]
+    "--num-speculative-tokens", "--speculative-num-steps", min=0,
+    help="Draft tokens per step (each adds a recurrent-state page and conv rows); SGLang: "
+         "--speculative-num-steps (mtp = SGLang's NEXTN).")]
 
 
 class WeightDType(str, Enum):

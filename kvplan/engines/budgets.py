@@ -562,10 +562,52 @@ def sglang_graph_defaults(gpu_mem_mib: int, tp: int) -> tuple[int, int]:
     return 16384, 512
 
 
+# Multimodal checkpoints (server_args.py, the default fraction only; vision_config's
+# num_hidden_layers / hidden_size, SGLang's defaults 24 / 1024 where absent): 0.4.9 multiplies it
+# by 0.90; from 0.4.10 ``adjust_mem_fraction_for_vlm`` (``arg_groups/memory_hook.py`` from 0.5.19)
+# by 0.95 x clamp(1 - 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05), unrounded.
+# Checked: Kimi-K2.5 (MoonViT, configs/kimi_k25.py KimiK25VisionConfig: 27 layers, 1152) on 8 x
+# MI355X, 0.5.8.post1: 0.908 x 0.95 x 0.957617 = 0.8260405859375, the logged value to the digit.
+SGLANG_VLM_SINCE = (0, 4, 9)
+SGLANG_VLM_VIT_SINCE = (0, 4, 10)
+SGLANG_VIT_BASELINE = (24, 1024)  # ViT-L/14
+
+
+def sglang_vlm_factor(version: str | None, vision_tower: tuple[int, int] | None) -> float:
+    """The factor SGLang applies to its default fraction for a multimodal checkpoint whose
+    vision tower has (num_hidden_layers, hidden_size); 1.0 for a text model or an older
+    release."""
+    v = version_key(version)
+    if vision_tower is None or v < SGLANG_VLM_SINCE:
+        return 1.0
+    if v < SGLANG_VLM_VIT_SINCE:
+        return 0.90
+    layers, hidden = vision_tower
+    base_layers, base_hidden = SGLANG_VIT_BASELINE
+    ratio = layers * hidden**2 / (base_layers * base_hidden**2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
 def sglang_default_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int, pp: int = 1,
                             dp_attention: bool = False, speculative: bool = False,
-                            is_mla: bool = False) -> tuple[float, str]:
-    """SGLang's default mem_fraction_static (srt/server_args.py), by version."""
+                            is_mla: bool = False, vision_tower: tuple[int, int] | None = None,
+                            ) -> tuple[float, str]:
+    """SGLang's default mem_fraction_static (srt/server_args.py), by version; a multimodal
+    checkpoint's (`vision_tower`: its encoder's layers, hidden size) scaled by
+    `sglang_vlm_factor`."""
+    f, rule = _sglang_text_fraction(version=version, gpu_mem_bytes=gpu_mem_bytes, tp=tp, pp=pp,
+                                    dp_attention=dp_attention, speculative=speculative,
+                                    is_mla=is_mla)
+    factor = sglang_vlm_factor(version, vision_tower)
+    if factor != 1.0:
+        return f * factor, (f"{rule}; x {factor:.6g} for the vision tower "
+                            "(adjust_mem_fraction_for_vlm)")
+    return f, rule
+
+
+def _sglang_text_fraction(*, version: str | None, gpu_mem_bytes: int, tp: int, pp: int,
+                          dp_attention: bool, speculative: bool, is_mla: bool
+                          ) -> tuple[float, str]:
     v = version_key(version)
     mem = gpu_mem_bytes // MiB  # nvidia-smi memory.total, MiB
     ranks = tp * pp
@@ -633,7 +675,7 @@ class SglangBudget:
         return sglang_default_fraction(
             version=inputs.engine_version, gpu_mem_bytes=mem, tp=inputs.tp, pp=inputs.pp,
             dp_attention=inputs.dp_attention, speculative=inputs.speculative_method is not None,
-            is_mla=inputs.is_mla)
+            is_mla=inputs.is_mla, vision_tower=inputs.vision_tower)
 
 
 # --- TensorRT-LLM -------------------------------------------------------------------------------

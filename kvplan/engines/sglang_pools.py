@@ -42,6 +42,30 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at the versions named:
     Cache is allocated. max_mamba_cache_size: N, conv_state size: X GB, ssm_state size: Y GB"
     sums (GB there are GiB).
 
+Speculative decoding (``--speculative-algorithm`` EAGLE / EAGLE3 / NEXTN, NEXTN being EAGLE over
+the model's MTP layers; ``SglangDraft``). The draft worker shares the target's token indices
+(``req_to_token_pool``, ``token_to_kv_pool_allocator``) and keeps its own KV pool of the same
+``max_total_num_tokens`` over the draft's layers ("KV Cache is allocated" a second time, with the
+draft's layers). How the target's pool is sized changed three times:
+    0.4.2-0.4.3 (``model_runner.py: init_memory_pool``): the target's pool is ``rest // cell``;
+        only the draft's grows, by ``max_num_reqs x speculative_num_steps + 100``.
+    0.4.4-0.5.6 (``model_runner.py: init_memory_pool``): both pools get
+        ``draft_runner_cache_size = rest // cell + max_num_reqs x (num_steps x eagle_topk) +
+        max_num_reqs x num_draft_tokens + 100`` ("draft" and "verify" headroom, then the page
+        floor); ``max_num_reqs`` is ``--max-running-requests``, which ``server_args.py:
+        _handle_speculative_decoding`` resets to 48 when unset (32 in 0.4.4-0.4.5).
+    0.5.7-0.5.13 (``model_runner_kv_cache_mixin.py: init_memory_pool``): no headroom; both
+        pools hold ``rest // cell`` tokens.
+    0.5.14-0.5.23 (``pool_configurator.py: DefaultPoolConfigurator``, sglang PR #23862): the
+        draft's KV is budgeted: ``cell = int(cell x (1 + draft_layers / layers))``; and the
+        scheduler loads the draft's weights before it sizes the pool (``scheduler.py:
+        init_model_worker``), so ``rest`` is after both models' weights.
+The draft's KV layers: EAGLE / EAGLE3 heads are one decoder layer (kvplan sizes it like the
+target's layers, as 0.5.14's rule assumes); NEXTN the config's ``num_nextn_predict_layers``.
+Before 0.5.14 the draft's weights and pool sit in the memory the fraction leaves
+(``server_args.py`` lowers the default fraction by 2 GiB, 4 GiB from 0.5.10:
+kvplan.engines.budgets.sglang_default_fraction).
+
 Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_num_reqs``):
 ``--max-running-requests`` if given, else ``min(max(int(tokens / context_len x 512), 2048),
 4096)``; with a mamba pool also ``max_mamba_cache_size // slots``, where a running request
@@ -67,6 +91,28 @@ from kvplan.units import cdiv
 if TYPE_CHECKING:
     from kvplan.capacity import PlanInputs
     from kvplan.spec import ModelSpec
+
+# Speculative decoding (module docstring): the releases where the target's pool rule changes.
+SPEC_SINCE = (0, 4, 2)  # the first EAGLE worker (0.4.1 has none)
+SPEC_HEADROOM_SINCE = (0, 4, 4)  # the target's pool takes the draft/verify headroom
+SPEC_SHARED_SINCE = (0, 5, 7)  # headroom gone: draft_runner_cache_size = max_total_num_tokens
+SPEC_BUDGETED_SINCE = (0, 5, 14)  # draft KV in the cell, draft weights before the profile
+SPEC_HEADROOM_BUFFER_TOKENS = 100  # model_runner.py "# buffer"
+# 0.5.14+ budgets the draft's layers only where --speculative-draft-model-path is set, which
+# arg_groups/speculative_hook.py does itself for NEXTN on these architectures (DeepseekV3/V32,
+# Glm4Moe(Lite), GlmMoeDsa, ...): kvplan's model_types of them.
+SGLANG_NEXTN_AUTO_DRAFT_TYPES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                                 "glm_moe_dsa")
+
+
+def spec_default_running(v: tuple[int, ...]) -> int | None:
+    """--max-running-requests when unset with EAGLE-family speculative decoding
+    (server_args.py, release `v` as version_key gives it): 32 in 0.4.4-0.4.5, 48 from 0.4.6;
+    None before 0.4.4 (the pool's rule applies)."""
+    if v < SPEC_HEADROOM_SINCE:
+        return None
+    return 32 if v < (0, 4, 6) else 48
+
 
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py swa_full_tokens_ratio
 MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
@@ -117,6 +163,61 @@ class SglangPoolSizes:
     max_mamba_cache_size: int | None = None
     mamba_conv_state_bytes: int | None = None  # the pool, size + 1 slots
     mamba_ssm_state_bytes: int | None = None
+    draft_max_total_num_tokens: int | None = None  # the draft worker's pool (its KV line)
+    draft_kv_bytes: int | None = None  # that pool: tokens x the draft's cell
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangDraft:
+    """The EAGLE-family draft worker of one rank: its KV layers and cell, and the
+    speculative_num_steps / eagle_topk / num_draft_tokens that size the headroom."""
+
+    num_steps: int
+    topk: int
+    num_draft_tokens: int
+    layers: int  # the draft's KV layers
+    cell: int  # the draft pool's bytes per token
+    target_layers: int  # the target's layers on this rank (0.5.14's scaling)
+    version: tuple[int, ...]
+
+    @property
+    def rule(self) -> str:
+        """The release's rule, named for JSON (sglang_pool.speculative_rule)."""
+        v = self.version
+        if v >= SPEC_BUDGETED_SINCE:
+            return "budgeted"
+        if SPEC_HEADROOM_SINCE <= v < SPEC_SHARED_SINCE:
+            return "headroom"
+        return "shared" if v >= SPEC_SHARED_SINCE else "draft_headroom"
+
+    @property
+    def target_takes_headroom(self) -> bool:
+        """0.4.4-0.5.6: the target's pool (and with it the draft's) takes the headroom, after
+        a floor that may be negative (int(rest x 2^30 // cell) < 0 keeps its sign)."""
+        return SPEC_HEADROOM_SINCE <= self.version < SPEC_SHARED_SINCE
+
+    @property
+    def only_draft_grows(self) -> bool:
+        """0.4.2-0.4.3: the target keeps rest // cell; the draft's pool alone grows."""
+        return self.version < SPEC_HEADROOM_SINCE
+
+    def budget_cell(self, cell: int) -> int:
+        """The bytes per token the target's pool is sized with: from 0.5.14
+        int(cell x (1 + draft_layers / layers)) (pool_configurator.py), else the target's."""
+        if self.version >= SPEC_BUDGETED_SINCE and self.layers and self.target_layers:
+            return int(cell * (1 + self.layers / self.target_layers))
+        return cell
+
+    def headroom(self, max_num_reqs: int) -> int:
+        """Tokens added to the pool: 0.4.4-0.5.6's draft + verify + buffer (model_runner.py);
+        before 0.4.4 (from 0.4.2) the draft's pool alone grows by max_num_reqs x num_steps + 100;
+        none from 0.5.7."""
+        if self.target_takes_headroom:
+            return (max_num_reqs * self.num_steps * self.topk
+                    + max_num_reqs * self.num_draft_tokens + SPEC_HEADROOM_BUFFER_TOKENS)
+        if self.only_draft_grows:
+            return max_num_reqs * self.num_steps + SPEC_HEADROOM_BUFFER_TOKENS
+        return 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,17 +231,45 @@ class SglangPool:
     user_max_running_requests: int | None  # --max-running-requests
     context_len: int
     kind: str = "token"
+    draft: SglangDraft | None = None  # speculative decoding's draft worker
 
     @property
     def bytes_per_token(self) -> int:
-        """One token in every layer that caches it."""
-        return self.cell
+        """One token in every layer that caches it (the draft's pool too)."""
+        return self.cell + (self.draft.cell if self.draft is not None else 0)
 
-    def _tokens(self, rest: int) -> int:
-        tokens = max(0, rest) // self.cell if self.cell else 0
+    @property
+    def sizing_cell(self) -> int:
+        """The bytes per token `rest` is divided by (0.5.14+: with the draft's layers)."""
+        return self.draft.budget_cell(self.cell) if self.draft is not None else self.cell
+
+    def _raw_tokens(self, rest: int) -> int:
+        if not self.cell:
+            return 0
+        if self.draft is not None and self.draft.target_takes_headroom:
+            # A pool can exist with the weights above the fraction: the docs CI logs of
+            # 2025-05..09 show it (tests/test_sglang_spec.py).
+            return rest // self.sizing_cell
+        return max(0, rest) // self.sizing_cell
+
+    def _floor(self, tokens: int) -> int:
         if self.max_total_tokens is not None:
             tokens = min(tokens, self.max_total_tokens)
         return tokens // self.page_size * self.page_size
+
+    def _tokens(self, rest: int) -> int:
+        return self._floor(self._raw_tokens(rest))
+
+    def _max_num_reqs(self, raw_tokens: int) -> int:
+        """init_memory_pool's max_num_reqs: --max-running-requests (with speculative decoding
+        server_args.py's 48 when unset), else the default rule over the profiled tokens."""
+        if self.user_max_running_requests is not None:
+            return self.user_max_running_requests
+        if self.draft is not None:
+            fixed = spec_default_running(self.draft.version)
+            if fixed is not None:
+                return fixed
+        return default_max_running_requests(raw_tokens, self.context_len)
 
     def _running(self, tokens: int) -> int:
         if self.user_max_running_requests is not None:
@@ -148,9 +277,23 @@ class SglangPool:
         return default_max_running_requests(tokens, self.context_len)
 
     def size(self, rest: int) -> SglangPoolSizes:
-        tokens = self._tokens(rest)
-        return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=self._running(
-            tokens))
+        if self.draft is None:
+            tokens = self._tokens(rest)
+            return SglangPoolSizes(max_total_num_tokens=tokens,
+                                   max_running_requests=self._running(tokens))
+        raw = self._raw_tokens(rest)
+        reqs = self._max_num_reqs(raw)
+        extra = self.draft.headroom(reqs)
+        if self.draft.only_draft_grows:
+            tokens = self._floor(raw)
+            draft_tokens = raw + extra
+            if self.max_total_tokens is not None:
+                draft_tokens = min(draft_tokens, self.max_total_tokens)
+        else:
+            tokens = draft_tokens = max(0, self._floor(raw + extra))
+        return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=reqs,
+                               draft_max_total_num_tokens=draft_tokens,
+                               draft_kv_bytes=draft_tokens * self.draft.cell)
 
     def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
         """(pages the pool has, pages one request takes) for pools besides the full one."""
@@ -161,10 +304,24 @@ class SglangPool:
         fit every pool (the inverse of `size`, for `kvplan estimate --requests`)."""
         own = cdiv(context, self.page_size) - shared_tokens // self.page_size
         pages = shared_tokens // self.page_size + requests * own
-        return pages * self.page_size * self.cell
+        tokens = pages * self.page_size
+        if self.draft is not None and self.draft.target_takes_headroom:
+            # 0.4.4-0.5.6 add the headroom to the profiled tokens (beyond the fraction).
+            reqs = self.user_max_running_requests or spec_default_running(
+                self.draft.version) or requests
+            tokens = max(0, tokens - self.draft.headroom(reqs))
+        return tokens * self.sizing_cell
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "cell_bytes": self.cell}
+        out: dict[str, Any] = {"kind": self.kind, "cell_bytes": self.cell}
+        if self.draft is not None:
+            out |= {"draft_cell_bytes": self.draft.cell, "draft_layers": self.draft.layers,
+                    "sizing_cell_bytes": self.sizing_cell, "speculative_rule": self.draft.rule,
+                    "draft_in_budget": self.draft.version >= SPEC_BUDGETED_SINCE,
+                    "speculative_num_steps": self.draft.num_steps,
+                    "speculative_eagle_topk": self.draft.topk,
+                    "speculative_num_draft_tokens": self.draft.num_draft_tokens}
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,17 +461,66 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     """Refuse, in one line, what kvplan does not size in SGLang's terms."""
     what = None
     rec = spec.recurrent
+    spec_on = inputs.speculative_method is not None
     if spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
         what = f"SGLang's pool for {rec.kind} recurrent state"
     elif spec.num_recurrent_layers and version_key(inputs.engine_version) < (0, 5, 2):
         what = "recurrent state before SGLang 0.5.2 (its first mamba pool)"
-    elif spec.num_recurrent_layers and inputs.speculative_method is not None:
+    elif spec.num_recurrent_layers and spec_on:
         what = "SGLang's intermediate recurrent states for speculative decoding"
-    elif inputs.speculative_method is not None:
-        what = "SGLang's draft-worker pool for speculative decoding"
+    elif spec_on and version_key(inputs.engine_version) < SPEC_SINCE:
+        what = "speculative decoding before SGLang 0.4.2 (its first EAGLE worker)"
+    elif spec_on and hybrid_swa(spec, inputs) and (spec.layer_chunks or spec.sliding_window):
+        what = "the draft worker beside SGLang's sliding-window pool"
+    elif (spec_on and inputs.speculative_method == "mtp" and spec.kind.value != "mla"
+          and version_key(inputs.engine_version) < (0, 4, 10)):
+        # Before 0.4.10 (model_runner.py) a non-MLA NextN draft's pool took the config's
+        # num_hidden_layers, not num_nextn_predict_layers (MiMo-7B's docs CI log: the draft's K
+        # size equals the target's).
+        what = "a non-MLA NextN draft before SGLang 0.4.10 (its pool took every layer)"
+    elif (spec_on and inputs.speculative_method == "mtp"
+          and version_key(inputs.engine_version) >= SPEC_BUDGETED_SINCE
+          and spec.model_type not in SGLANG_NEXTN_AUTO_DRAFT_TYPES):
+        what = (f"a {spec.model_type} NextN draft from SGLang 0.5.14 (budgeted only with "
+                "--speculative-draft-model-path, which kvplan cannot see)")
+    elif spec_on and inputs.pp > 1:
+        what = "speculative decoding with --pp (SGLang: 'PP is not compatible with MTP models')"
+    elif spec_on and inputs.dp_attention:
+        what = "the draft worker's per-DP-rank request split under --dp-attention"
     if what is not None:
         raise InputError(f"--engine sglang: {spec.id}: kvplan does not model {what}; use "
                          "--engine vllm")
+
+
+def check_draft_weights_known(inputs: PlanInputs) -> None:
+    """From 0.5.14 the draft's weights are inside the budget; kvplan has no draft checkpoint."""
+    if (inputs.speculative_method is not None
+            and version_key(inputs.engine_version) >= SPEC_BUDGETED_SINCE
+            and inputs.weights_bytes is None and inputs.kv_budget_bytes is None):
+        raise InputError(
+            f"--engine sglang {inputs.engine_version or '(newest)'}: from 0.5.14 the draft "
+            "model's weights load before the KV pool is sized (scheduler.py init_model_worker) "
+            "and kvplan does not size the draft checkpoint; give --weights-gib (target + draft "
+            "'Load weight end ... mem usage', per GPU) or --engine-version below 0.5.14")
+
+
+def sglang_draft(inputs: PlanInputs, caches: tuple[LayerCaches, ...]) -> SglangDraft | None:
+    """The draft worker of an EAGLE-family speculative run (None without one): the draft
+    layers kvplan.capacity.stage_caches appends, and the step counts given."""
+    if inputs.speculative_method is None:
+        return None
+    draft = tuple(lc for lc in caches if lc.draft)
+    steps = inputs.num_speculative_tokens
+    topk = inputs.speculative_eagle_topk or 1
+    # server_args.py: with eagle_topk 1 SGLang sets num_draft_tokens = num_steps + 1.
+    tokens = steps + 1 if topk == 1 else inputs.speculative_num_draft_tokens
+    if tokens is None:
+        raise InputError("--speculative-eagle-topk above 1: give --speculative-num-draft-tokens "
+                         "(SGLang's tree size)")
+    return SglangDraft(num_steps=steps, topk=topk, num_draft_tokens=tokens,
+                       layers=len(draft), cell=_token_cell(draft),
+                       target_layers=sum(1 for lc in caches if not lc.draft),
+                       version=version_key(inputs.engine_version))
 
 
 def hybrid_swa(spec: ModelSpec, inputs: PlanInputs) -> bool:
@@ -328,6 +534,9 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
                 ) -> SglangPool | None:
     """SGLang's pool for one pipeline stage's caches (None: the stage caches nothing)."""
     check_sglang_served(spec, inputs)
+    check_draft_weights_known(inputs)
+    draft = sglang_draft(inputs, caches)
+    caches = tuple(lc for lc in caches if not lc.draft)
     common = {"page_size": inputs.resolved_block_size,
               "max_total_tokens": inputs.max_total_tokens,
               "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context}
@@ -359,4 +568,4 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
     cell = _token_cell(caches)
     if cell == 0:
         return None
-    return SglangPool(cell=cell, **common)
+    return SglangPool(cell=cell, draft=draft, **common)
