@@ -25,6 +25,7 @@ from kvplan.costmodel import (
     CostInputs,
     Efficiency,
     Layout,
+    eager_prefill_ops,
     engine_efficiency,
     predict,
     serving_tpot_ms,
@@ -48,6 +49,8 @@ GPT_FAST = "https://github.com/pytorch-labs/gpt-fast/blob/main/README.md"
 QWEN3_235B_B200 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                    "Qwen/Qwen3.md")
 
+VLLM_COMPILE_DOC = ("https://github.com/vllm-project/vllm/blob/"
+                    "06642567fb75efff46bd51e07dd7437b6b3b8d96/docs/source/usage/torch_compile.rst")
 NIM_LLAMA_70B = "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"
 SGLANG_5432 = "https://github.com/sgl-project/sglang/pull/5432"
 SGLANG_14764 = "https://github.com/sgl-project/sglang/pull/14764"
@@ -165,6 +168,16 @@ CASES: tuple[Case, ...] = (
          gpu="A100-80GB", layout=Layout(), batch=1, input_len=5, output_len=200,
          measured_tpot_ms=1e3 / 104.9, url=GPT_FAST,
          note="A100 power-limited to 330 W (the page: ~1,700 GB/s reachable)"),
+    # vLLM's torch.compile guide (Dec 2024, V0 engine, CUDA graphs): `benchmark_latency.py
+    # --model meta-llama/Meta-Llama-3-8B --batch-size 1 --load-format dummy` at the script's
+    # defaults (--input-len 32, --output-len 128): "Avg latency" 0.9704 s on an H100, 7.816 s
+    # on an L4. One generate call of a prefill (32 tokens, a memory-bound step like a decode
+    # step) and 127 decode steps: latency / 128 per token. Held out (kind apart from FIT_KIND).
+    *(Case(label=f"Llama-3-8B bf16, vLLM benchmark_latency (Dec 2024), batch 1, {gpu}",
+           kind="dense 1-GPU (vLLM latency bench)", model="llama-3-8b", gpu=gpu,
+           layout=Layout(), batch=1, input_len=32, output_len=128,
+           measured_tpot_ms=seconds * 1e3 / 128, url=VLLM_COMPILE_DOC, engine_timed=True)
+      for gpu, seconds in (("H100-80GB", 0.9704469823899369), ("L4", 7.81603614680001))),
     # SGLang cookbook, Llama-3.1-70B, 8x A100, TP 8, bench_serving random 1000/1000 and
     # 8000/1000 at max concurrency 1 / 16 / 100 (64): Mean TPOT.
     _sglang_random(1, 10, 6101, 4220, 18.63, 1000),
@@ -420,6 +433,40 @@ def fitted_prefill_launch_s() -> float:
     return median(prefill_fit_floors_s().values())
 
 
+def implied_launch_us(predict_ms: Callable[[Efficiency], float], measured_ms: float) -> float:
+    """The launch time per op (us) at which an SGLang prefill row is exact."""
+    return _floor_that_fits(predict_ms, measured_ms) * 1e6
+
+
+def print_launch_table() -> None:
+    """Per SGLang prefill row: the ops its model code launches and the launch time per op
+    that makes the row exact. For client TTFTs it is an upper bound (the serving path's time
+    is in the measurement), and 0 where the GPU time alone exceeds the measurement."""
+    print("\n## Launch time per op implied by each SGLang prefill\n")
+    print("Ops: `kvplan.costmodel.eager_prefill_ops`, counted per architecture in SGLang's "
+          "model code (kvplan/costmodel.py names the files). The launch time that makes each "
+          "row exact; client TTFTs hold the serving path too, so theirs are upper bounds. "
+          "Before the per-architecture counts, kvplan charged max(GPU time, launch time) per "
+          "itemised kernel and these rows implied 105-147 us (DeepSeek, fit) against 64-91 us "
+          "(Qwen3, held out).\n")
+    print("| row | GPU | ops per step | implied us per op | role |")
+    print("|---|---|---:|---:|---|")
+    for c in PREFILL_CASES:
+        if not c.eager_prefill or c.gpu.startswith("MI"):
+            continue
+        ops = eager_prefill_ops(_spec(c.model, c.fp8), c.layout)
+        us = implied_launch_us(lambda e, c=c: predicted_prefill_ms(c, e), c.measured_ms)
+        print(f"| {c.label} (engine-timed prefill) | {c.gpu} | {ops} | {us:.0f} | "
+              f"{'fit' if c.fit else 'held out'} |")
+    for c in TTFT_CASES:
+        if not c.eager_prefill:
+            continue
+        ops = eager_prefill_ops(_spec(c.model, c.fp8, c.fp8_tensor), c.layout)
+        us = implied_launch_us(lambda e, c=c: predicted_ttft_ms(c, e), c.measured_ttft_ms)
+        print(f"| {c.label} (client TTFT, concurrency {c.concurrency}) | {c.gpu} | {ops} | "
+              f"<= {us:.0f} | held out |")
+
+
 def in_band(ratio: float, kind: str) -> bool:
     lo, hi = band(kind)
     return lo <= ratio <= hi
@@ -442,14 +489,15 @@ def main() -> None:
           f"{DEFAULT_EFFICIENCY.layer_overhead_s * 1e6:.0f} us, fitted on the {FIT_KIND} "
           f"decode cases (the median per-layer residual is {fitted_layer_overhead_s() * 1e6:.1f}"
           " us), and SGLang's eager prefill launch time, "
-          f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f} us per kernel, fitted on the "
+          f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f} us per launched op, fitted on the "
           "engine-timed prefills marked fit; every other case is held out. "
           "Decode at the mean context "
           "(input + output / 2); serving TPOT adds "
           "the prefills run inside decode steps (concurrency x prefill / output length), except "
-          "on disaggregated decode nodes; SGLang's prefills (eager) pay the launch time per "
-          "kernel, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
-          "the graph floor. Lengths drawn at random are the run's own means. "
+          "on disaggregated decode nodes; SGLang's prefills (eager) add the launch time of "
+          "each op its model code launches (`kvplan.costmodel.eager_prefill_ops`) to their "
+          "GPU time, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
+          "run at the graph floor. Lengths drawn at random are the run's own means. "
           "Band: [0.75, 1.33], [0.5, 2] for large EP. Do not edit by hand.\n")
     print(f"## Decode (TPOT): {hits} of {len(rows)} cases in band; held out {held_hits} of "
           f"{len(held)} ({held_bare} of {len(held)} without the layer overhead, {held_graph} of "
@@ -489,10 +537,11 @@ def main() -> None:
     print("Measured: one prefill (extend) step as the engine's own benchmark times it, without "
           "a serving path (SGLang `bench_one_batch`, the run after its warm-up). Predicted: "
           "that step (`kvplan.costmodel.step_time`, phase prefill) for `prompts` prompts of "
-          "`prompt` tokens. SGLang launches prefill kernels eagerly from Python: each costs at "
-          f"least the eager prefill launch time, {DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
-          " us, fitted on the rows marked fit (the median of the launch time that makes each "
-          "exact: "
+          "`prompt` tokens. SGLang launches prefill ops eagerly from Python: the step adds "
+          "the ops its model code launches x the eager prefill launch time, "
+          f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
+          " us, to its GPU time, fitted on the rows marked fit (the median of the launch time "
+          "that makes each exact: "
           + ", ".join(f"{v * 1e6:.0f}" for v in sorted(floors.values()))
           + f" us, median {fitted_prefill_launch_s() * 1e6:.1f}). "
           "Every other prefill and TTFT row is held out.\n")
@@ -519,8 +568,9 @@ def main() -> None:
                    for c in TTFT_CASES)
     print(f"\n## Serving-path TTFT (client, held out): {ttft_hits} of {len(ttft)} cases in band "
           f"({old_hits} with every prefill at the graph floor)\n")
-    print("Predicted: `ttft_ms`, the prefill of one prompt of the mean length, at the eager "
-          "floor for SGLang and the graph floor for vLLM and TensorRT-LLM (NIM). Measured: the "
+    print("Predicted: `ttft_ms`, the prefill of one prompt of the mean length, with SGLang's "
+          "launch time for SGLang and at the graph floor for vLLM and TensorRT-LLM (NIM). "
+          "Measured: the "
           "client's mean TTFT at low concurrency through the HTTP serving path, which also holds "
           "tokenization, scheduling and streaming the first token and, at concurrency 4, the "
           "wait for a running decode step: these rows do not measure the prefill alone, and "
@@ -536,6 +586,7 @@ def main() -> None:
         print(f"| {case.label}{note} | {case.gpu} | {case.concurrency} | {case.prompt_len} | "
               f"{case.measured_ttft_ms:.1f} | {pred:.1f} | {case.measured_ttft_ms - pred:.1f} | "
               f"{ratio:.2f} | {graph:.2f} | {ok} | {case.url} |")
+    print_launch_table()
     print(NOTES)
 
 
