@@ -133,9 +133,9 @@ DEFAULT_EFFICIENCY = Efficiency()
 
 # Engines that launch prefill ops one by one from Python, outside CUDA graphs (SGLang:
 # model_executor/cuda_graph_runner.py captures decode batches only), and so pay
-# `prefill_launch_s` per launched prefill op (`eager_prefill_ops`). vLLM replays prefills of up to 512 tokens (by default)
-# from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time beyond the floor
-# (vLLM's longer, torch.compile'd prefills are not measured here: the floor too).
+# `prefill_launch_s` per launched prefill op (`eager_prefill_ops`). vLLM replays prefills of
+# up to 512 tokens (by default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no
+# launch time (vLLM's longer, torch.compile'd prefills are not measured here: none either).
 EAGER_PREFILL_ENGINES = frozenset({"sglang"})
 
 
