@@ -354,7 +354,10 @@ def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bo
     (2). Top-k is one fused kernel (layers/moe/topk.py: topk_softmax with renormalize for
     Qwen3-MoE, moe_fused_gate for DeepSeek's biased grouped top-k). Shared experts
     (models/deepseek_v2.py DeepseekV2MoE.forward_normal): an MLP plus the add to the routed
-    output."""
+    output. Not modelled: later SGLang releases can fold DeepSeek's one shared expert into
+    fused_moe (`num_fused_shared_experts`, off with --disable-shared-experts-fusion), which
+    removes those ops (DeepSeek-V3 TP 8: 1,759 instead of 2,107); they are counted apart, as
+    the early-2025 engines of three of the four fit rows ran them."""
     assert spec.moe is not None
     experts = 6 + (2 if fp8 else 0)
     shared = 0
