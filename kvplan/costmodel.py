@@ -302,10 +302,14 @@ def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
 
 
 # Ops SGLang launches per decoder layer in an eager prefill step (each costs
-# `prefill_launch_s` of CPU), counted in its model code (sglang 0.5.x, CUDA, no DeepEP; the
-# file named at each block). An "op" is a call that launches GPU work: a GEMM, a norm, a copy,
-# a collective; a block-FP8 (w8a8) GEMM is two (per_token_group_quant_fp8, then the GEMM:
-# layers/quantization/fp8_utils.py apply_w8a8_block_fp8_linear). Views and splits launch none.
+# `prefill_launch_s` of CPU), counted in its model code (CUDA, no DeepEP; the file named at
+# each block), read at sgl-project/sglang 008af3a6 (models/qwen3_moe.py) and 00cc79fa
+# (deepseek_common/attention_forward_methods/forward_mha.py). The bench's rows ran releases
+# 0.4.x-0.5.7, not compared op by op; options that fuse ops (a fused q/k-norm + RoPE kernel,
+# the KV write fused into RoPE, shared-expert fusion) are counted unfused. An "op" is a call
+# that launches GPU work: a GEMM, a norm, a copy, a collective; a block-FP8 (w8a8) GEMM is two
+# (per_token_group_quant_fp8, then the GEMM: layers/quantization/fp8_utils.py
+# apply_w8a8_block_fp8_linear). Views and splits launch none.
 
 def _gemm_ops(fp8: bool) -> int:
     return 2 if fp8 else 1
