@@ -25,6 +25,7 @@ from kvplan.costmodel import (
     CostInputs,
     Efficiency,
     Layout,
+    eager_prefill_ops,
     engine_efficiency,
     predict,
     serving_tpot_ms,
@@ -48,6 +49,8 @@ GPT_FAST = "https://github.com/pytorch-labs/gpt-fast/blob/main/README.md"
 QWEN3_235B_B200 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                    "Qwen/Qwen3.md")
 
+VLLM_COMPILE_DOC = ("https://github.com/vllm-project/vllm/blob/"
+                    "06642567fb75efff46bd51e07dd7437b6b3b8d96/docs/source/usage/torch_compile.rst")
 NIM_LLAMA_70B = "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance"
 SGLANG_5432 = "https://github.com/sgl-project/sglang/pull/5432"
 SGLANG_14764 = "https://github.com/sgl-project/sglang/pull/14764"
@@ -165,6 +168,16 @@ CASES: tuple[Case, ...] = (
          gpu="A100-80GB", layout=Layout(), batch=1, input_len=5, output_len=200,
          measured_tpot_ms=1e3 / 104.9, url=GPT_FAST,
          note="A100 power-limited to 330 W (the page: ~1,700 GB/s reachable)"),
+    # vLLM's torch.compile guide (Dec 2024, V0 engine, CUDA graphs): `benchmark_latency.py
+    # --model meta-llama/Meta-Llama-3-8B --batch-size 1 --load-format dummy` at the script's
+    # defaults (--input-len 32, --output-len 128): "Avg latency" 0.9704 s on an H100, 7.816 s
+    # on an L4. One generate call of a prefill (32 tokens, a memory-bound step like a decode
+    # step) and 127 decode steps: latency / 128 per token. Held out (kind apart from FIT_KIND).
+    *(Case(label=f"Llama-3-8B bf16, vLLM benchmark_latency (Dec 2024), batch 1, {gpu}",
+           kind="dense 1-GPU (vLLM latency bench)", model="llama-3-8b", gpu=gpu,
+           layout=Layout(), batch=1, input_len=32, output_len=128,
+           measured_tpot_ms=seconds * 1e3 / 128, url=VLLM_COMPILE_DOC, engine_timed=True)
+      for gpu, seconds in (("H100-80GB", 0.9704469823899369), ("L4", 7.81603614680001))),
     # SGLang cookbook, Llama-3.1-70B, 8x A100, TP 8, bench_serving random 1000/1000 and
     # 8000/1000 at max concurrency 1 / 16 / 100 (64): Mean TPOT.
     _sglang_random(1, 10, 6101, 4220, 18.63, 1000),
@@ -420,6 +433,40 @@ def fitted_prefill_launch_s() -> float:
     return median(prefill_fit_floors_s().values())
 
 
+def implied_launch_us(predict_ms: Callable[[Efficiency], float], measured_ms: float) -> float:
+    """The launch time per op (us) at which an SGLang prefill row is exact."""
+    return _floor_that_fits(predict_ms, measured_ms) * 1e6
+
+
+def print_launch_table() -> None:
+    """Per SGLang prefill row: the ops its model code launches and the launch time per op
+    that makes the row exact. For client TTFTs it is an upper bound (the serving path's time
+    is in the measurement), and 0 where the GPU time alone exceeds the measurement."""
+    print("\n## Launch time per op implied by each SGLang prefill\n")
+    print("Ops: `kvplan.costmodel.eager_prefill_ops`, counted per architecture in SGLang's "
+          "model code (kvplan/costmodel.py names the files). The launch time that makes each "
+          "row exact; client TTFTs hold the serving path too, so theirs are upper bounds. "
+          "Before the per-architecture counts, kvplan charged max(GPU time, launch time) per "
+          "itemised kernel and these rows implied 105-147 us (DeepSeek, fit) against 64-91 us "
+          "(Qwen3, held out).\n")
+    print("| row | GPU | ops per step | implied us per op | role |")
+    print("|---|---|---:|---:|---|")
+    for c in PREFILL_CASES:
+        if not c.eager_prefill or c.gpu.startswith("MI"):
+            continue
+        ops = eager_prefill_ops(_spec(c.model, c.fp8), c.layout)
+        us = implied_launch_us(lambda e, c=c: predicted_prefill_ms(c, e), c.measured_ms)
+        print(f"| {c.label} (engine-timed prefill) | {c.gpu} | {ops} | {us:.0f} | "
+              f"{'fit' if c.fit else 'held out'} |")
+    for c in TTFT_CASES:
+        if not c.eager_prefill:
+            continue
+        ops = eager_prefill_ops(_spec(c.model, c.fp8, c.fp8_tensor), c.layout)
+        us = implied_launch_us(lambda e, c=c: predicted_ttft_ms(c, e), c.measured_ttft_ms)
+        print(f"| {c.label} (client TTFT, concurrency {c.concurrency}) | {c.gpu} | {ops} | "
+              f"<= {us:.0f} | held out |")
+
+
 def in_band(ratio: float, kind: str) -> bool:
     lo, hi = band(kind)
     return lo <= ratio <= hi
@@ -442,14 +489,15 @@ def main() -> None:
           f"{DEFAULT_EFFICIENCY.layer_overhead_s * 1e6:.0f} us, fitted on the {FIT_KIND} "
           f"decode cases (the median per-layer residual is {fitted_layer_overhead_s() * 1e6:.1f}"
           " us), and SGLang's eager prefill launch time, "
-          f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f} us per kernel, fitted on the "
+          f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f} us per launched op, fitted on the "
           "engine-timed prefills marked fit; every other case is held out. "
           "Decode at the mean context "
           "(input + output / 2); serving TPOT adds "
           "the prefills run inside decode steps (concurrency x prefill / output length), except "
-          "on disaggregated decode nodes; SGLang's prefills (eager) pay the launch time per "
-          "kernel, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
-          "the graph floor. Lengths drawn at random are the run's own means. "
+          "on disaggregated decode nodes; SGLang's prefills (eager) add the launch time of "
+          "each op its model code launches (`kvplan.costmodel.eager_prefill_ops`) to their "
+          "GPU time, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
+          "run at the graph floor. Lengths drawn at random are the run's own means. "
           "Band: [0.75, 1.33], [0.5, 2] for large EP. Do not edit by hand.\n")
     print(f"## Decode (TPOT): {hits} of {len(rows)} cases in band; held out {held_hits} of "
           f"{len(held)} ({held_bare} of {len(held)} without the layer overhead, {held_graph} of "
@@ -489,10 +537,11 @@ def main() -> None:
     print("Measured: one prefill (extend) step as the engine's own benchmark times it, without "
           "a serving path (SGLang `bench_one_batch`, the run after its warm-up). Predicted: "
           "that step (`kvplan.costmodel.step_time`, phase prefill) for `prompts` prompts of "
-          "`prompt` tokens. SGLang launches prefill kernels eagerly from Python: each costs at "
-          f"least the eager prefill launch time, {DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
-          " us, fitted on the rows marked fit (the median of the launch time that makes each "
-          "exact: "
+          "`prompt` tokens. SGLang launches prefill ops eagerly from Python: the step adds "
+          "the ops its model code launches x the eager prefill launch time, "
+          f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
+          " us, to its GPU time, fitted on the rows marked fit (the median of the launch time "
+          "that makes each exact: "
           + ", ".join(f"{v * 1e6:.0f}" for v in sorted(floors.values()))
           + f" us, median {fitted_prefill_launch_s() * 1e6:.1f}). "
           "Every other prefill and TTFT row is held out.\n")
@@ -519,8 +568,9 @@ def main() -> None:
                    for c in TTFT_CASES)
     print(f"\n## Serving-path TTFT (client, held out): {ttft_hits} of {len(ttft)} cases in band "
           f"({old_hits} with every prefill at the graph floor)\n")
-    print("Predicted: `ttft_ms`, the prefill of one prompt of the mean length, at the eager "
-          "floor for SGLang and the graph floor for vLLM and TensorRT-LLM (NIM). Measured: the "
+    print("Predicted: `ttft_ms`, the prefill of one prompt of the mean length, with SGLang's "
+          "launch time for SGLang and at the graph floor for vLLM and TensorRT-LLM (NIM). "
+          "Measured: the "
           "client's mean TTFT at low concurrency through the HTTP serving path, which also holds "
           "tokenization, scheduling and streaming the first token and, at concurrency 4, the "
           "wait for a running decode step: these rows do not measure the prefill alone, and "
@@ -536,6 +586,7 @@ def main() -> None:
         print(f"| {case.label}{note} | {case.gpu} | {case.concurrency} | {case.prompt_len} | "
               f"{case.measured_ttft_ms:.1f} | {pred:.1f} | {case.measured_ttft_ms - pred:.1f} | "
               f"{ratio:.2f} | {graph:.2f} | {ok} | {case.url} |")
+    print_launch_table()
     print(NOTES)
 
 
@@ -548,66 +599,78 @@ Graphs post) applies per GEMM kernel, as the engines launch them (kvplan/costmod
 DeepSeek's projections are five kernels of 2-15 MB per rank, each under a floor, and a block-FP8
 (w8a8) GEMM is two kernels, the activation quantization and the GEMM (SGLang
 `apply_w8a8_block_fp8_linear`). Dense bf16 models are unchanged by these rules (their GEMMs
-move more than a floor's worth of bytes); DeepSeek-R1 TP8 decode at concurrency 4-64, prefill
-at the graph floor, reads 0.88-1.00 with the quantization kernels (0.91-1.01 without).
+move more than a floor's worth of bytes). DeepSeek's attention projections are FP8 GEMMs:
+kvplan judges a group's format on the whole model, so the q_a / kv_a projections that SGLang
+replicates on every TP rank (1.75 x an even 1/8 share of the bytes) no longer read as bf16.
+That moved DeepSeek-R1 TP8 decode at concurrency 4-64 from 0.79-0.94 to 0.75-0.85 (the
+quantization kernels and the FP8 streaming fraction now apply to attention too) and the
+Feb / Apr 2025 batch-1 decode timers from 2.22 / 1.82 to 1.97 / 1.61.
 
 **Two fitted constants.** The layer overhead (35 us per layer per step) is fitted on the 8 dense
-single-GPU decode cases; without it they read 1.01-1.25 under four engines and the held-out
-TP / MoE / EP cases 22 of 32 in band, with it 28 of 32 (Qwen3-235B-A22B on 8x B200 at
-concurrency 1: 1.40-1.50 -> 0.96-1.01; Llama-3.1-70B TP8 at concurrency 1: 1.30-1.36 ->
-1.09-1.13). The eager prefill launch time (119 us per kernel) is fitted on the 4 engine-timed
-SGLang prefills of DeepSeek-V3/R1 on 8x H200 (three sources, Feb / Apr / Dec 2025); left out
-one at a time, each reads 0.85-1.15 with the other three's fit. Every client TTFT and every
-decode row is held out from it.
+single-GPU decode cases; without it the held-out cases read 26 of 39 in band, with it 31 of 39
+(Qwen3-235B-A22B on 8x B200 at concurrency 1: 1.42-1.50 -> 0.97-1.01; Llama-3.1-70B TP8 at
+concurrency 1: 1.30-1.37 -> 1.09-1.13). The eager prefill launch time (70 us per launched op)
+is fitted on the 4 engine-timed SGLang prefills of DeepSeek-V3/R1 on 8x H200 (three sources,
+Feb / Apr / Dec 2025); left out one at a time, each reads 0.83-1.15 with the other three's fit.
+Every client TTFT, every Qwen3 / Llama prefill and every decode row is held out from it. Two
+vLLM `benchmark_latency` runs of Llama-3-8B (vLLM's torch.compile guide, Dec 2024: one H100,
+one L4) are held out under a kind of their own and read 1.08 / 1.06.
 
-**Why prefill needed a launch time.** SGLang's `bench_one_batch` times one prefill step:
-DeepSeek-V3 on 8x H200 takes 196 ms for 128 tokens, 167-180 ms for 1,000 and 289 ms for
-16 x 512, nearly flat in the prompt; at the 4 us graph floor kvplan predicted 33-45 ms for the
-short ones (3.7-5.8x too fast). SGLang captures CUDA graphs for decode batches only
-(cuda_graph_runner.py; piecewise prefill graphs are opt-in), so a prefill's kernels are
-launched one by one from Python and a short prompt's step is the CPU's, not the GPU's: about
-26 itemised kernels per DeepSeek layer (each standing for two or three launched ops) x 61
-layers x 119 us = 188 ms. Long prompts stay GPU-bound (Llama-3.1-70B TP8, 4,194 tokens:
-0.92 at the graph floor, 0.81 with the launch time, which then only adds to the small
-kernels). The same rule moves the high-concurrency decode rows, whose serving TPOT holds the
-prefills run between decode steps: Llama-3.1-70B TP8 at concurrency 16 / 100 reads 1.25 / 1.00
-(1.44 / 1.55 at the graph floor), Qwen3-235B 8k/1k at 64 0.80 (1.39), 1k/8k at 64 1.13 (1.29).
-SGLang (`--enable-mixed-chunk` off by default) runs each prefill batch alone, stopping the
-decoding batch for its whole duration, which is what `serving_tpot_ms` charges.
+**Why prefill needed a launch time, and why per op.** SGLang's `bench_one_batch` times one
+prefill step: DeepSeek-V3 on 8x H200 takes 196 ms for 128 tokens, 167-180 ms for 1,000 and
+289 ms for 16 x 512, nearly flat in the prompt; at the 4 us graph floor kvplan predicts
+34-43 ms for the short ones (3.9-5.7x too fast). SGLang captures CUDA graphs for decode batches
+only (cuda_graph_runner.py; piecewise prefill graphs are opt-in), so a prefill's ops are
+launched one by one from Python and a short prompt's step is the CPU's. kvplan counts the ops
+SGLang's model code launches per layer (`eager_prefill_ops`: DeepSeek-V3 TP 8 FP8 2,107 per
+step, Qwen3-235B TP 8 1,791, Llama-3.1-70B TP 8 965, Qwen3-8B 435) and adds ops x 70 us to the
+GPU time. The previous rule, max(GPU time, 119 us) per itemised kernel, charged every model the
+DeepSeek ratio of launched ops to itemised kernels; the implied launch time per op was 105-147
+us on DeepSeek (fit) against 64-91 us on Qwen3 (held out). With the counted ops it is 59-77 us
+on DeepSeek and at most 44-56 us on Qwen3-235B and 47 us on Qwen3-8B (client TTFTs, serving
+path included): the gap narrowed from about 1.6x to about 1.3x but did not close (the table
+above). What remains is the CPU time of an op itself, which differs by host CPU (the Qwen3 runs
+are on B200 hosts and SGLang 0.5.3-0.5.6, the DeepSeek ones on H200 hosts, three of four on
+early-2025 SGLang) and by op (a block-FP8 quantization wrapper is not a fused norm); kvplan
+does not know the host, and `--prefill-launch-us` sets it. The same term moves the
+high-concurrency decode rows, whose serving TPOT holds the prefills run between decode steps:
+Llama-3.1-70B TP8 at concurrency 16 / 100 reads 1.29 / 1.08 (1.44 / 1.55 at the graph floor),
+Qwen3-235B 8k/1k at 64 0.84 (1.39), 1k/8k at 64 1.16 (1.29). SGLang (`--enable-mixed-chunk`
+off by default) runs each prefill batch alone, stopping the decoding batch for its whole
+duration, which is what `serving_tpot_ms` charges.
 
 Why the remaining misses miss, as far as the public numbers show:
 
-- **Qwen3-235B 1k/1k at concurrency 100: 0.61** (1.53 at the graph floor), and its
-  concurrency-1 TTFTs read 0.54-0.77: the launch time fitted on DeepSeek overstates Qwen3-MoE's.
-  Those TTFTs, which include the whole serving path, imply at most 64-91 us per kernel on the
-  B200 hosts against DeepSeek's 105-147 on H200 hosts: the CPU cost of a kernel differs by model
-  code path and host CPU, which kvplan does not know. `--prefill-launch-us` sets it.
-- **DeepSeek-V3.1 16 x 512 prefill, fit row, 1.13; the SGLang TTFTs of DeepSeek-R1 at
-  concurrency 4: 1.08-1.67**: at concurrency 4 a new request also waits for the running decode
-  step and its batch-mates' prefills.
-- **Llama-3-8B on MI300X (ROCm SGLang, Oct 2024), 32 x 256 prefill: 1.64**: GPU-bound (8,192
+- **Qwen3-235B 1k/1k at concurrency 100: 0.71** (0.61 with the previous rule, 1.53 at the
+  graph floor), and its concurrency-1 TTFT at 610 tokens, 0.68: the launch time fitted on
+  DeepSeek still overstates Qwen3-MoE's on those hosts (above: at most 44-56 us per op).
+- **The SGLang TTFTs of DeepSeek-R1 at concurrency 4: 1.07-1.52**: at concurrency 4 a new
+  request also waits for the running decode step and its batch-mates' prefills.
+- **Llama-3-8B on MI300X (ROCm SGLang, Oct 2024), 32 x 256 prefill: 1.67**: GPU-bound (8,192
   tokens), 1.96 at the graph floor: that ROCm stack reached about a third of the MI300X's
   bf16 peak in these GEMMs, below the 0.70 kvplan assumes.
 - **Qwen3-8B TTFT, vLLM 0.11 at concurrency 1: 8.02**: vLLM runs a 233-token prefill in its
   piecewise CUDA graphs (7.4 ms predicted); the other 52 ms are the serving path (chat template,
   tokenization, scheduling, detokenizing and streaming the first token). **SGLang 0.5.3 at
-  concurrency 4: 0.57**, the same over-statement as Qwen3-235B's. **NIM (TensorRT-LLM) 500
-  tokens: 1.35**, 12 ms of serving path.
-- **SGLang's own decode timer, DeepSeek-V3/R1 at batch 1 on 8x H200, Feb / Apr 2025: 2.22 /
-  1.82** (21.0 / 17.2 ms per step against 9.4 predicted), while the same timer in Dec 2025
-  (DeepSeek-V3.1, batch 16) reads 0.88 and the Dec-2025 serving runs at concurrency 8-64
-  0.79-0.83: the early-2025 engine's batch-1 step was slower than its kernels' bytes and floors
+  concurrency 4: 0.73**, the same over-statement as Qwen3-235B's. **NIM (TensorRT-LLM) 500
+  tokens: 1.35**, 12 ms of serving path. No engine publishes both a client TTFT and its own
+  prefill timer for one model and GPU here, so the serving path is not modelled as a term:
+  one vLLM row (52 ms) and two NIM rows (12 / 89 ms) cannot fit a constant and check it.
+- **SGLang's own decode timer, DeepSeek-V3/R1 at batch 1 on 8x H200, Feb / Apr 2025: 1.97 /
+  1.61** (21.0 / 17.2 ms per step against 10.7 predicted), while the same timer in Dec 2025
+  (DeepSeek-V3.1, batch 16) reads 0.82 and the Dec-2025 serving runs at concurrency 8-64
+  0.75-0.79: the early-2025 engine's batch-1 step was slower than its kernels' bytes and floors
   (the Apr-2025 PR itself profiles several-microsecond quant and bmm kernels per layer). kvplan
-  models today's kernels. The ROCm rows (DeepSeek-V3 TP8 on MI300X, Feb 2025: 3.05; Llama-3-8B
+  models today's kernels. The ROCm rows (DeepSeek-V3 TP8 on MI300X, Feb 2025: 2.78; Llama-3-8B
   on one MI300X, Oct 2024: 1.84) are held out under their own kinds: no MI300X case is in band.
 - **DeepSeek-R1 1k/1k at concurrency 4 (runner h200-nv_0)**: the same issue measures 12.8 ms
   at concurrency 8 on another runner; 22.7 ms at half the load is that runner, not the model.
-- **SGLang 0.4.1.post2 (Dec 2024), 0.87-3.25**: the release notes say "Using CUDA Graph and
+- **SGLang 0.4.1.post2 (Dec 2024), 0.87-2.91**: the release notes say "Using CUDA Graph and
   FP8 GEMM Tuning", so CUDA graphs were on and launch overhead does not explain a batch-1 step
-  of 33 ms (0.43 ms per layer over the prediction without the layer overhead). That engine ran
-  DeepSeek's MoE on Triton fused_moe with block-FP8 Triton GEMMs, before FlashMLA, DeepGEMM and
-  the rewritten `moe_align_block_size` (https://github.com/sgl-project/sglang/pull/2735, Jan
-  2025; https://github.com/vllm-project/vllm/pull/12036 says the kernel was not yet CUDA-graph
+  of 33 ms. That engine ran DeepSeek's MoE on Triton fused_moe with block-FP8 Triton GEMMs,
+  before FlashMLA, DeepGEMM and the rewritten `moe_align_block_size`
+  (https://github.com/sgl-project/sglang/pull/2735, Jan 2025;
+  https://github.com/vllm-project/vllm/pull/12036 says the kernel was not yet CUDA-graph
   capturable there). No per-kernel time of those kernels was published, so kvplan does not
   model them. Its batch-32 row enters the band through the prefill term (32 eager 128-token
   prefills over 256 output tokens), not through a better decode step.
@@ -622,11 +685,9 @@ GEMMs, charged DeepGEMM's block-scaled weight-streaming fraction (0.69); at 0.90
 
 Not modelled: two-batch overlap of communication with compute, the serving path of a request
 (HTTP, tokenization, scheduling, streaming), chunked prefill of prompts longer than the chunk
-(no prompt here is longer than 8,192 tokens), the batching of several waiting
-prompts into one prefill step (which shares its launch time), load imbalance between experts or
-ranks. DeepSeek's attention projections are charged the bf16 peak in prefill: q_a / kv_a are
-replicated across TP ranks, so their bytes per parameter do not look FP8 to kvplan's detection
-(`_bytes_per_param`); left as it is here.
+(no prompt here is longer than 8,192 tokens), the batching of several waiting prompts into one
+prefill step (which shares its launch time), load imbalance between experts or ranks, the host
+CPU's speed (the launch time per op is one constant).
 """
 
 

@@ -42,22 +42,25 @@ Defaults and where they come from (all overridable with `Efficiency`):
   `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
   two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
   2k floors.
-- prefill launch 119 us per kernel: FITTED. Engines replay decode steps from CUDA graphs, but
-  SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
+- prefill launch 70 us per launched op: FITTED. Engines replay decode steps from CUDA graphs,
+  but SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
   captures decode batch sizes only; server_args.py 0.5.x: enable_piecewise_cuda_graph = False,
-  enable_mixed_chunk = False, so a prefill batch also runs apart from decode): each kernel is
-  launched from Python (PyTorch dispatch, custom-op wrappers), and the GPU waits for a kernel
-  not yet launched, so in a prefill step every kernel costs at least max(kernel floor,
-  `prefill_launch_s`) - for a short prompt that CPU time, not the GPU, sets the step. 119 us
-  is the median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
+  enable_mixed_chunk = False, so a prefill batch also runs apart from decode): each op is
+  launched from Python (module call, PyTorch dispatch, custom-op wrapper). The step's CPU
+  time is the ops SGLang's model code launches (`eager_prefill_ops`, counted per
+  architecture from its model files, below) x `prefill_launch_s`, and it is ADDED to the
+  step's GPU time at the graph floor. The sum, not the max, because the fit data say so:
+  charging max(GPU, CPU) needs 79-93 us per op for the three short DeepSeek prefills and
+  137 us for the GPU-heavy 16 x 512 one; the sum needs 59-77 us for all four. 70 us is the
+  median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
-  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact: 105-147 us
-  (an itemised kernel here stands for two or three launched ops). The bench's client TTFTs
-  are held out. vLLM replays batches of up to max_cudagraph_capture_size tokens (default
-  min(2 x max_num_seqs, 512): vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA
-  graphs, and TensorRT-LLM runs its compiled engine: `Efficiency(prefill_launch_s=0)`
-  (`engine_efficiency`). vLLM's longer prefills run its torch.compile'd code outside graphs,
-  with fused ops; no measurement here times their launches, so they too get the graph floor.
+  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact. Every
+  Qwen3 / Llama prefill and TTFT is held out from it. vLLM replays batches of up to
+  max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512): vllm/config/vllm.py
+  `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs its compiled
+  engine: `Efficiency(prefill_launch_s=0)` (`engine_efficiency`). vLLM's longer prefills run
+  its torch.compile'd code outside graphs, with fused ops; no measurement here times their
+  launches, so they get none.
   A collective is a kernel too: at least one floor.
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
   the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
@@ -109,8 +112,8 @@ class Efficiency:
     gemm: float = 0.70
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
-    # CPU time per kernel of a prefill step launched from Python (SGLang): FITTED (docstring).
-    prefill_launch_s: float = 119 * US
+    # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
+    prefill_launch_s: float = 70 * US
     layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
 
@@ -128,11 +131,11 @@ class Efficiency:
 
 DEFAULT_EFFICIENCY = Efficiency()
 
-# Engines that launch prefill kernels one by one from Python, outside CUDA graphs (SGLang:
+# Engines that launch prefill ops one by one from Python, outside CUDA graphs (SGLang:
 # model_executor/cuda_graph_runner.py captures decode batches only), and so pay
-# `prefill_launch_s` per prefill kernel. vLLM replays prefills of up to 512 tokens (by default)
-# from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time beyond the floor
-# (vLLM's longer, torch.compile'd prefills are not measured here: the floor too).
+# `prefill_launch_s` per launched prefill op (`eager_prefill_ops`). vLLM replays prefills of
+# up to 512 tokens (by default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no
+# launch time (vLLM's longer, torch.compile'd prefills are not measured here: none either).
 EAGER_PREFILL_ENGINES = frozenset({"sglang"})
 
 
@@ -224,16 +227,19 @@ def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
         "lm_head": (wb.lm_head or wb.embeddings) / head,
     }
     fp8_method = wb.method.lower().startswith("fp8") or spec.weight_dtype == "fp8"
-    # A group stored at about one byte per parameter per rank-share is an FP8 GEMM (w8a8);
-    # half a byte or less is weight-only int4/fp4, computed in bf16.
-    fp8 = {g: fp8_method and 0.6 < v * tp < 1.6 for g, v in bpp.items()}
+    # A group stored at about one byte per parameter is an FP8 GEMM (w8a8); half a byte or less
+    # is weight-only int4/fp4, computed in bf16. Judged on the whole model (one rank), not on
+    # this rank's share: DeepSeek's q_a / kv_a projections are replicated on every TP rank
+    # (SGLang models/deepseek_v2.py: ReplicatedLinear fused_qkv_a_proj_with_mqa), so at TP 8
+    # the attention group holds 0.22 B per parameter, 1.75 x the 1/8 share, and read as bf16.
+    whole = bpp if tp == 1 else _bytes_per_param(spec, 1, quantization)[0]
+    fp8 = {g: fp8_method and 0.6 < v < 1.6 for g, v in whole.items()}
     return bpp, fp8
 
 
 class _Step:
-    """Accumulates operation times for one step. `floor_s` is the least time of one kernel:
-    the CUDA-graph floor, or for an eagerly launched prefill the CPU time to launch it (the GPU
-    waits for a kernel that is not launched yet)."""
+    """Accumulates operation times for one step. `floor_s` is the least time of one kernel
+    (the CUDA-graph floor); an eager prefill's launch time is added apart (`prefill_launch`)."""
 
     def __init__(self, gpu: GPU, eff: Efficiency, floor_s: float) -> None:
         self.gpu, self.eff, self.floor_s = gpu, eff, floor_s
@@ -295,6 +301,115 @@ def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
     return 3 + extra  # fused q_a + kv_a, q_b, o_proj (+ W_UK / W_UV bmm, or kv_b)
 
 
+# Ops SGLang launches per decoder layer in an eager prefill step (each costs
+# `prefill_launch_s` of CPU), counted in its model code (CUDA, no DeepEP; the file named at
+# each block), read at sgl-project/sglang 008af3a6 (models/qwen3_moe.py) and 00cc79fa
+# (deepseek_common/attention_forward_methods/forward_mha.py). The bench's rows ran releases
+# 0.4.x-0.5.7, not compared op by op; options that fuse ops (a fused q/k-norm + RoPE kernel,
+# the KV write fused into RoPE, shared-expert fusion) are counted unfused. An "op" is a call
+# that launches GPU work: a GEMM, a norm, a copy, a collective; a block-FP8 (w8a8) GEMM is two
+# (per_token_group_quant_fp8, then the GEMM: layers/quantization/fp8_utils.py
+# apply_w8a8_block_fp8_linear). Views and splits launch none.
+
+def _gemm_ops(fp8: bool) -> int:
+    return 2 if fp8 else 1
+
+
+def _attention_block_ops(spec: ModelSpec, *, tp: int, fp8: bool) -> int:
+    """Input norm to post-attention norm, one layer."""
+    g = _gemm_ops(fp8)
+    reduce = 1 if tp > 1 else 0  # communicator: tensor_model_parallel_all_reduce of o_proj
+    att = spec.attention
+    if isinstance(att, LatentAttention):
+        # models/deepseek_v2.py + deepseek_common/attention_forward_methods/forward_mha.py
+        # forward_normal_prepare (prefill without a prefix runs MHA): with q_lora,
+        # fused_qkv_a_proj_with_mqa (g), q_a_layernorm (1), q_b_proj (g); without, q_proj and
+        # kv_a_proj_with_mqa (2g); then kv_a_layernorm, rotary_emb, the q_pe copy into q,
+        # _set_mla_kv_buffer, kv_b_proj (g), concat_mla_k, attn_mha, o_proj (g).
+        q_side = 2 * g + 1 if att.q_lora_rank else 2 * g
+        return 1 + q_side + 4 + g + 2 + g + reduce + 1
+    # models/llama.py, qwen3.py, qwen3_moe.py: input_layernorm (fused add), qkv_proj,
+    # [q_norm, k_norm: apply_qk_norm], rotary_emb, set_kv_buffer, attn, o_proj,
+    # post_attention_layernorm.
+    return 1 + g + _qk_norm_ops(spec) + 3 + g + reduce + 1
+
+
+# Architectures whose SGLang attention applies RMSNorm to q and k per head (two ops):
+# models/qwen3.py and qwen3_moe.py (Qwen3Attention.q_norm / k_norm, models/utils.py
+# apply_qk_norm). Read from the architecture, as SGLang picks its model class by it.
+QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe"})
+
+
+def _qk_norm_ops(spec: ModelSpec) -> int:
+    return 2 if spec.model_type in QK_NORM_MODEL_TYPES else 0
+
+
+def _dense_mlp_ops(*, tp: int, fp8: bool) -> int:
+    """gate_up_proj, SiluAndMul, down_proj (+ the all-reduce): models/llama.py LlamaMLP."""
+    return 2 * _gemm_ops(fp8) + 1 + (1 if tp > 1 else 0)
+
+
+def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bool) -> int:
+    """Router GEMM, top-k, fused_moe, shared experts, the reduction over ranks.
+
+    fused_moe_triton (layers/moe/fused_moe_triton/fused_moe.py fused_experts_impl):
+    moe_align_block_size and the zeroing of its counts (2), the w13 grouped GEMM, silu_and_mul,
+    the w2 grouped GEMM, moe_sum_reduce (4), with FP8 a quantization before each grouped GEMM
+    (2). Top-k is one fused kernel (layers/moe/topk.py: topk_softmax with renormalize for
+    Qwen3-MoE, moe_fused_gate for DeepSeek's biased grouped top-k). Shared experts
+    (models/deepseek_v2.py DeepseekV2MoE.forward_normal): an MLP plus the add to the routed
+    output. Not modelled: later SGLang releases can fold DeepSeek's one shared expert into
+    fused_moe (`num_fused_shared_experts`, off with --disable-shared-experts-fusion), which
+    removes those ops (DeepSeek-V3 TP 8: 1,759 instead of 2,107); they are counted apart, as
+    the early-2025 engines of three of the four fit rows ran them."""
+    assert spec.moe is not None
+    experts = 6 + (2 if fp8 else 0)
+    shared = 0
+    if spec.moe.n_shared_experts:
+        shared = 2 * _gemm_ops(shared_fp8) + 1 + 1
+    if layout.ep > 1:
+        reduce = 2  # dispatch and combine
+    elif layout.dp_attention and layout.tp > 1:
+        reduce = 2  # gather every rank's tokens, reduce-scatter after
+    else:
+        reduce = 1 if layout.tp > 1 else 0
+    return 1 + 1 + experts + shared + reduce
+
+
+# A recurrent mixer (Mamba / GDN): not counted from SGLang's code; its itemised kernels
+# (in_proj, conv, scan, gated norm, out_proj).
+_RECURRENT_OPS = 5
+
+
+def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
+                      quantization: str | None = None) -> int:
+    """Ops SGLang launches in one prefill step of `spec` on one rank of `layout`: every
+    decoder layer, plus embedding (+ its all-reduce under TP, layers/vocab_parallel_embedding.py),
+    the final norm and the lm_head (+ its all-gather under TP, layers/logits_processor.py)."""
+    _check_layout(spec, layout)
+    att_tp = layout.attention_tp
+    _, fp8 = _bytes_per_param(spec, att_tp, quantization)
+    expert_ranks = layout.ep if layout.ep > 1 else layout.tp
+    _, fp8_exp = _bytes_per_param(spec, expert_ranks, quantization)
+    counts = count_params(spec)
+    total = 0
+    for i in range(spec.num_hidden_layers):
+        if spec.has_attention(i):
+            total += _attention_block_ops(spec, tp=att_tp, fp8=fp8["attention"])
+        if spec.has_recurrent(i):
+            total += _RECURRENT_OPS + (1 if att_tp > 1 else 0)
+        if not spec.has_mlp(i):
+            continue
+        lp = counts.layers[i]
+        if lp.routed_experts and spec.moe is not None:
+            total += _moe_block_ops(spec, layout, fp8=fp8_exp["experts"],
+                                    shared_fp8=fp8["dense_mlp"])
+        elif lp.mlp:
+            total += _dense_mlp_ops(tp=att_tp, fp8=fp8["dense_mlp"])
+    head = 3 + (2 if att_tp > 1 else 0)
+    return total + head
+
+
 def _check_layout(spec: ModelSpec, layout: Layout) -> None:
     if layout.ep > 1:
         if spec.moe is None:
@@ -317,10 +432,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
     the lm_head (default: one per request)."""
     _check_layout(spec, layout)
-    floor_s = eff.kernel_floor_s
-    if phase == "prefill":  # launched eagerly: a kernel waits for its launch (docstring)
-        floor_s = max(floor_s, eff.prefill_launch_s)
-    s = _Step(gpu, eff, floor_s)
+    s = _Step(gpu, eff, eff.kernel_floor_s)
     h = spec.hidden_size
     att_tp = layout.attention_tp
     counts = count_params(spec)
@@ -410,6 +522,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     head = counts.lm_head or counts.embedding
     s.op("lm_head", flops=rows * 2 * head / att_tp, nbytes=head * bpp_attn["lm_head"],
          fp8=fp8["lm_head"])
+    if phase == "prefill" and eff.prefill_launch_s and layers is None:
+        # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
+        s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization)
+                * eff.prefill_launch_s)
     return s.result()
 
 

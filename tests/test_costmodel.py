@@ -15,6 +15,8 @@ from kvplan.costmodel import (
     CostInputs,
     Efficiency,
     Layout,
+    _bytes_per_param,
+    eager_prefill_ops,
     predict,
     serving_tpot_ms,
     step_time,
@@ -30,7 +32,7 @@ IDEAL = Efficiency(hbm=1.0, fp8_gemm_hbm=1.0, gemm=1.0, attention=1.0, kernel_fl
                    prefill_launch_s=0.0, layer_overhead_s=0.0)
 # vLLM and TensorRT-LLM launch prefill kernels from CUDA graphs or a compiled engine: no launch
 # time beyond the graph floor (4 us); SGLang launches them eagerly (the default
-# prefill_launch_s, 119 us).
+# prefill_launch_s, 70 us per launched op).
 GRAPH_PREFILL = Efficiency(prefill_launch_s=0.0)
 
 
@@ -248,20 +250,23 @@ def test_kernel_floor_is_per_gemm_kernel() -> None:
     # DeepSeek-V3 on TP 8 at batch 1: one layer's attention projections hold 187,107,328
     # parameters (q_a 7168 x 1536 = 11,010,048; q_a norm 1,536; q_b 1536 x 128 x 192 =
     # 37,748,736; kv_a 7168 x 576 = 4,128,768; kv_a norm 512; kv_b 512 x 128 x 256 = 16,777,216;
-    # o 128 x 128 x 7168 = 117,440,512), 23.4 MB of FP8 per rank: ~7-10 us at 0.69 x 4.8 TB/s.
-    # SGLang runs them as 5 kernels (fused q_a + kv_a, q_b, the W_UK and W_UV bmm of the absorbed
-    # form, o_proj: models/deepseek_v2.py), each under the 4 us floor, so the 61 layers cost
-    # 61 x 5 x 4 us = 1.22 ms, not 61 x ~9 us.
+    # o 128 x 128 x 7168 = 117,440,512). q_a and kv_a are replicated on every rank (SGLang
+    # ReplicatedLinear fused_qkv_a_proj_with_mqa), the rest split: 15.1 + 172.0 / 8 = 36.6 MB of
+    # FP8 per rank, ~11 us at 0.69 x 4.8 TB/s. SGLang runs them as 5 GEMMs (fused q_a + kv_a,
+    # q_b, the W_UK and W_UV bmm of the absorbed form, o_proj: models/deepseek_v2.py), each an
+    # FP8 GEMM of two kernels (its activation quantization first), each under the 4 us floor, so
+    # the 61 layers cost 61 x 5 x 2 x 4 us = 2.44 ms, not 61 x ~11 us.
     spec = load_spec("deepseek-v3")
     kw = {"tokens": 1, "context": 4096, "requests": 1, "layout": Layout(tp=8)}
-    assert step_time(spec, H200, **kw).by_op["attention_proj"] == pytest.approx(61 * 5 * 4e-6)
+    assert step_time(spec, H200, **kw).by_op["attention_proj"] == pytest.approx(
+        61 * 5 * 2 * 4e-6)
     bytes_only = step_time(spec, H200, eff=Efficiency(kernel_floor_s=0.0), **kw)
-    assert bytes_only.by_op["attention_proj"] < 61 * 5 * 4e-6
-    # The naive form (no absorb bmm) is 3 kernels, the decompressed form 4 (+ kv_b).
+    assert bytes_only.by_op["attention_proj"] < 61 * 5 * 2 * 4e-6
+    # The naive form (no absorb bmm) is 3 GEMMs, 6 kernels.
     naive = step_time(spec, H200, mla_form=MLAForm.naive, **kw).by_op["attention_proj"]
-    assert naive == pytest.approx(61 * 3 * 4e-6)
+    assert naive == pytest.approx(61 * 3 * 2 * 4e-6)
     dec = step_time(spec, H200, mla_form=MLAForm.decompressed, **kw).by_op["attention_proj"]
-    assert dec >= 61 * 4 * 4e-6 * (1 - 1e-9)
+    assert dec >= 61 * 4 * 2 * 4e-6 * (1 - 1e-9)
     # Llama-3.1-8B on one H100: fused qkv (4096 x 6144) and o_proj (4096 x 4096) are
     # 41,943,040 bf16 parameters per layer, 84 MB: 28 us at 0.90 x 3.35 TB/s, above 2 floors,
     # so the floor changes nothing.
@@ -271,6 +276,20 @@ def test_kernel_floor_is_per_gemm_kernel() -> None:
         step_time(dense, H100, eff=Efficiency(kernel_floor_s=0.0), **kw).by_op["attention_proj"])
     assert step_time(dense, H100, eff=Efficiency(kernel_floor_s=0.0), **kw).by_op[
         "attention_proj"] == pytest.approx(32 * 41943040 * 2 / (0.90 * H100.hbm_bytes_per_s))
+
+
+def test_replicated_fp8_projections_stay_fp8() -> None:
+    # DeepSeek-V3's checkpoint stores every attention projection in block FP8
+    # (quantization_config fp8, weight_block_size [128, 128]). At TP 8 the replicated q_a / kv_a
+    # make this rank's attention bytes 1.75 x an even 1/8 share; the GEMMs are FP8 all the same,
+    # on one rank and on eight.
+    spec = load_spec("deepseek-v3")
+    for tp in (1, 8):
+        _, fp8 = _bytes_per_param(spec, tp)
+        assert fp8 == {"attention": True, "dense_mlp": True, "experts": True,
+                       "lm_head": False}
+    # A bf16 model is never FP8.
+    assert not any(_bytes_per_param(load_spec("qwen3-8b"), 8)[1].values())
 
 
 def test_layer_overhead_is_per_layer_per_step() -> None:
@@ -311,27 +330,45 @@ def test_prefill_launch_default_is_the_bench_fit() -> None:
         bench.fitted_prefill_launch_s(), abs=1e-6)
 
 
-def test_eager_prefill_pays_the_floor_per_kernel() -> None:
-    # Qwen3-8B on one H100, a 16-token prefill: every operation is under its floor. Per layer
-    # 11 kernels: fused qkv + o_proj (2), attention (1), input norm, RoPE + q/k norm, KV write,
-    # residual add (4), post-attention norm and activation (2), gate_up and down (2). The
-    # largest, the MLP, reads 3 x 4096 x 12288 bf16 weights, 302 MB: 100 us at 0.90 x 3.35 TB/s,
-    # under its 2 x 119 us. So the 36 layers cost 36 x 11 x 119 us = 47.124 ms, plus 36 x 35 us
-    # of layer overhead, plus the lm_head (151,936 x 4,096 bf16 = 1,244,659,712 B: 0.4128 ms).
+def test_eager_prefill_ops_per_architecture() -> None:
+    # Ops SGLang's model code launches in one prefill step (kvplan.costmodel names the files).
+    # Qwen3-8B on one GPU (models/qwen3.py): per layer input norm, qkv_proj, q_norm, k_norm,
+    # rotary_emb, set_kv_buffer, attention, o_proj, post-attention norm (9), gate_up_proj,
+    # SiluAndMul, down_proj (3): 36 x 12 = 432, plus embedding, final norm, lm_head: 435.
+    assert eager_prefill_ops(load_spec("qwen3-8b")) == 435
+    # Llama-3-8B has no q/k norm (models/llama.py): 32 x 10 + 3 = 323.
+    assert eager_prefill_ops(load_spec("llama-3-8b")) == 323
+    # Under TP 8 each layer adds its two all-reduces and the head its embedding all-reduce and
+    # logits all-gather: Llama-3.1-70B, 80 x 12 + 5 = 965.
+    assert eager_prefill_ops(load_spec("llama-3.1-70b"), Layout(tp=8)) == 965
+    # Qwen3-235B-A22B, TP 8, bf16 (models/qwen3_moe.py): attention block 10 (the 9 above and
+    # its all-reduce); MoE block: router GEMM, top-k, fused_moe's align + count zeroing, w13,
+    # silu_and_mul, w2, moe_sum_reduce (6), the all-reduce: 9. 94 x 19 + 5 = 1,791.
+    assert eager_prefill_ops(load_spec("qwen3-235b-a22b"), Layout(tp=8)) == 1791
+    # DeepSeek-V3, TP 8, block FP8 (each GEMM two ops, quantization then GEMM). MLA prefill
+    # (forward_mha.py forward_normal_prepare): input norm 1, fused q_a + kv_a 2, q_a norm 1,
+    # q_b 2, kv_a norm, RoPE, q_pe copy, KV write 4, kv_b 2, concat_mla_k + attention 2,
+    # o_proj 2, all-reduce 1, post-attention norm 1: 18. MoE (58 layers): router 1, top-k 1,
+    # fused_moe 6 + 2 quantizations, shared expert 2 + 1 + 2 and its add 1, all-reduce 1: 17.
+    # Dense MLP (3 layers): 2 + 1 + 2 + all-reduce: 6. 61 x 18 + 58 x 17 + 3 x 6 + 5 = 2,107.
+    assert eager_prefill_ops(load_spec("deepseek-v3"), Layout(tp=8)) == 2107
+
+
+def test_eager_prefill_adds_its_launch_time() -> None:
+    # SGLang's prefill step: the GPU time at the graph floor plus ops x prefill_launch_s
+    # (70 us): Qwen3-8B on one H100, 435 x 70 us = 30.45 ms more, for a 16-token prompt and
+    # for an 8,192-token one alike (the sum fitted in kvplan/costmodel.py, not a max).
     spec = load_spec("qwen3-8b")
-    kw = {"tokens": 16, "context": 16, "requests": 1, "phase": "prefill", "logits": 1}
-    eager = step_time(spec, H100, **kw)
-    assert eager.seconds == pytest.approx(47.124e-3 + 36 * 35e-6 + 0.4128e-3, rel=1e-3)
-    # At the graph floor (vLLM, TensorRT-LLM) the same step is bandwidth-bound: 15.1 GB of
-    # weights, 5.0 ms at 0.90 x 3.35 TB/s, plus the layer overhead: about 6.7x less.
-    graph = step_time(spec, H100, eff=GRAPH_PREFILL, **kw)
-    assert 6 < eager.seconds / graph.seconds < 7.5
-    # An 8,192-token prompt: the GEMMs and attention are compute-bound, far above their
-    # floors; only the 6 small kernels of each layer (norms, RoPE, KV write, residual,
-    # activation) still wait for their launch: 36 x 6 x (119 - 4) us = 24.84 ms more.
-    kw = {"tokens": 8192, "context": 8192, "requests": 1, "phase": "prefill", "logits": 1}
-    assert step_time(spec, H100, **kw).seconds - step_time(
-        spec, H100, eff=GRAPH_PREFILL, **kw).seconds == pytest.approx(36 * 6 * 115e-6)
+    for tokens in (16, 8192):
+        kw = {"tokens": tokens, "context": tokens, "requests": 1, "phase": "prefill",
+              "logits": 1}
+        eager = step_time(spec, H100, **kw)
+        graph = step_time(spec, H100, eff=GRAPH_PREFILL, **kw)
+        assert eager.seconds - graph.seconds == pytest.approx(435 * 70e-6)
+        assert eager.by_op["prefill_launch"] == pytest.approx(435 * 70e-6)
+    # Decode steps replay CUDA graphs: no launch time.
+    assert "prefill_launch" not in step_time(spec, H100, tokens=1, context=16,
+                                             requests=1).by_op
 
 
 def test_fp8_gemms_launch_their_activation_quant() -> None:

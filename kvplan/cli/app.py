@@ -452,10 +452,11 @@ def compare_cmd(
              "dense single-GPU cases of examples/cost-bench.md: 35).")] = 35.0,
     prefill_launch_us: Annotated[float, typer.Option(
         "--prefill-launch-us", min=0.0,
-        help="CPU time to launch one prefill kernel: 119 for SGLang, which launches prefill "
-             "eagerly from Python (fitted on its bench_one_batch prefills, "
-             "examples/cost-bench.md); 0 for vLLM and TensorRT-LLM, which launch it from "
-             "CUDA graphs or a compiled engine.")] = 119.0,
+        help="CPU time to launch one prefill op: 70 for SGLang, which launches prefill "
+             "eagerly from Python, added to the step's GPU time for each op its model code "
+             "launches (fitted on its bench_one_batch prefills, examples/cost-bench.md); 0 for "
+             "vLLM and TensorRT-LLM, which launch it from CUDA graphs or a compiled "
+             "engine.")] = 70.0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
