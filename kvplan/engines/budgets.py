@@ -828,7 +828,7 @@ TRTLLM_NCCL_GIB = 1.05
 # their slope, 3.47 and 2.92). Held out, other configurations: DeepSeek-R1 NVFP4 at TP 2 / EP 1
 # on a B300 (1.3.0rc10: budget -1.4 % under the former TP-only points, +0.1 % by this rule) and
 # at TP 8 / EP 1 on B200s (1.2.0rc6.post2: -1.1 %, +0.1 %); the held-out replayed logs' median
-# |error| 0.99 % -> 0.38 % (examples/engine-bench.md). Not held: NVIDIA's GB200 CI, whose
+# |error| 0.99 % -> 0.37 % (examples/engine-bench.md). Not held: NVIDIA's GB200 CI, whose
 # CUDA-graph settings are unknown (Qwen3-235B-A22B and Kimi-K2 at TP 4 / EP 4 hold 7.34 / 6.85
 # GiB outside torch, this rule with TRT-LLM's default graphs more; Qwen3-235B at TP 1 7.84).
 TRTLLM_MOE_GIB_PER_TP_RANK = 0.48
@@ -845,7 +845,7 @@ def trtllm_moe_extra_bytes(tp: int, ep: int) -> int:
 # default; captured for every capture_num_tokens before the estimation run, the log's "Run
 # piecewise CUDA graph warmup for num tokens=8192 ... 1"). Their pool holds the context
 # forward's activations, so the estimation run's torch peak falls by what the outside-torch
-# memory grows: DeepSeek-R1 NVFP4 TP 8 / EP 8 leaves 12.85 / 13.03 GiB to the reserve with them
+# memory grows: DeepSeek-R1 NVFP4 TP 8 / EP 8 peaks 12.85 / 13.03 GiB above its weights with them
 # and 12.92 / 13.06 without; DeepSeek-R1 FP8 TP 8 / EP 1 at max_num_tokens 8192 +0.8-1.0 GiB
 # (10.78-11.10 vs 9.90-10.05), and at 8384 / 8512 (max_seq_len 10240) +4.8 / +5.1 GiB, the
 # estimation run's activation then outside the graphs (the misses of examples/engine-bench.md).
