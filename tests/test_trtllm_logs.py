@@ -276,18 +276,33 @@ def test_decode_cuda_graph_cost_fitted_and_held_out() -> None:
 
 
 def test_piecewise_cuda_graph_logs_are_the_misses() -> None:
-    # Piecewise CUDA graphs (torch_compile_config, not modelled: engines/budgets.py) are on in 7
+    # Piecewise CUDA graphs (torch_compile_config, not modelled: engines/budgets.py) are on in 8
     # replayed logs. At max_num_tokens 8192 the estimation run replays a graph and the reserve
     # stays within 1 % (the pool takes what the torch peak loses); at 8384 / 8512 (max_seq_len
     # 10240) the reserve grows 4.8 / 5.1 GiB beyond the same configuration without them: the two
     # worst budgets, +5.4 % and +5.5 %.
     piecewise = [r for r in ROWS if r["log"]["piecewise_cuda_graphs"]]
-    assert len(piecewise) == 7
+    assert len(piecewise) == 8
     for r in piecewise:
         big = r["log"]["max_num_tokens"] > 8192
         assert (r["error"] > 0.05) if big else (abs(r["error"]) < 0.013), r["log"]["id"]
     worst = sorted(ROWS, key=lambda r: abs(r["error"]))[-2:]
     assert all(r["log"]["piecewise_cuda_graphs"] for r in worst)
+
+
+def test_cuda_graphs_are_captured_before_the_budget_is_taken() -> None:
+    # The raw 1.2.0rc6.post2 log (nsys rerun of TP 8 / EP 8): decode and piecewise graphs are
+    # captured, then the estimate's first measurement; so both pools are outside torch in the
+    # budget. Its estimation run adds only 0.21 GiB inside torch (the piecewise graph replayed).
+    log = _log("zufayu-b200-dsr1-fp4-tp8-ep8-1.2.0rc6.post2-nsys-chat_ep8_c64")
+    q = log["quote"]
+    order = [q.index(s) for s in ("Creating CUDA graph instances for 11 batch sizes",
+                                  "Running piecewise CUDA graph warmup",
+                                  "Memory used after loading model weights (inside torch)",
+                                  "Estimated max memory in KV cache")]
+    assert order == sorted(order)
+    assert "alltoall_method_type <AlltoallMethodType.NotEnabled" in q
+    assert log["activation_gib"] == 0.21 and not log["fitted"]
 
 
 def test_moe_attention_dp_is_refused_without_a_reserve() -> None:
@@ -402,20 +417,21 @@ def test_capacity_points_name_their_source() -> None:
 
 def test_trtllm_budget_against_the_logs() -> None:
     # Issue #13's target: within 3 % on PyTorch-backend logs. Achieved (examples/engine-bench.md):
-    # 31 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 0.25 %, 29
-    # of 31 within 3 %, worst 5.5 %; held out (27 logs) median 0.37 % (0.99 % under the TP-only
-    # MoE points, 1.08 % before the decode CUDA graphs were priced). The misses: two DeepSeek-R1
+    # 32 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 0.25 %, 30
+    # of 32 within 3 %, worst 5.5 %; held out (28 logs) median 0.31 % (on the 27 before the nsys
+    # rerun: 0.37 %, 0.99 % under the TP-only MoE points, 1.08 % before the decode CUDA graphs
+    # were priced). The misses: two DeepSeek-R1
     # FP8 runs with piecewise CUDA graphs at max_num_tokens 8384 / 8512 (not modelled: +5.4 %,
     # +5.5 %) and one with the DEEPGEMM MoE backend and 124.76 GiB of weights (-2.5 %, was
     # -5.5 %). This test holds what is achieved, not the target.
     s = bench.trtllm_summary(ROWS)
-    assert s["logs"] >= 31
+    assert s["logs"] >= 32
     assert s["median_error"] <= 0.003
     assert s["worst_error"] <= 0.056
     assert s["within_3"] >= 0.93
     held = bench.trtllm_summary([r for r in ROWS if not r["log"]["fitted"]])
-    assert held["logs"] >= 27
-    assert held["median_error"] <= 0.004
+    assert held["logs"] >= 28
+    assert held["median_error"] <= 0.0035
     assert {r["log"]["gpu"] for r in ROWS} >= {"B200", "B300", "H100-80GB"}
 
 

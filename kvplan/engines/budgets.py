@@ -827,8 +827,8 @@ TRTLLM_NCCL_GIB = 1.05
 # (the per-rank slope from the EP-1 log, 3.35 / 7; the EP step the mean of the other two less
 # their slope, 3.47 and 2.92). Held out, other configurations: DeepSeek-R1 NVFP4 at TP 2 / EP 1
 # on a B300 (1.3.0rc10: budget -1.4 % under the former TP-only points, +0.1 % by this rule) and
-# at TP 8 / EP 1 on B200s (1.2.0rc6.post2: -1.1 %, +0.1 %); the held-out replayed logs' median
-# |error| 0.99 % -> 0.37 % (examples/engine-bench.md). Not held: NVIDIA's GB200 CI, whose
+# at TP 8 / EP 1 on B200s (1.2.0rc6.post2: -1.1 %, +0.1 %); the 27 held-out replayed logs'
+# median |error| 0.99 % -> 0.37 % (examples/engine-bench.md). Not held: NVIDIA's GB200 CI, whose
 # CUDA-graph settings are unknown (Qwen3-235B-A22B and Kimi-K2 at TP 4 / EP 4 hold 7.34 / 6.85
 # GiB outside torch, this rule with TRT-LLM's default graphs more; Qwen3-235B at TP 1 7.84).
 TRTLLM_MOE_GIB_PER_TP_RANK = 0.48
