@@ -305,6 +305,34 @@ def test_cuda_graphs_are_captured_before_the_budget_is_taken() -> None:
     assert log["activation_gib"] == 0.21 and not log["fitted"]
 
 
+def test_decode_graphs_precede_the_estimate_in_1_1_logs_too() -> None:
+    # 1.1.0 (TinyLlama, RTX 6000 Ada) and 1.1.0rc3 (gpt-oss-120b, GB10) print the graph warm-up
+    # before the estimate's first line as well; no 0.20-1.0 log in the data shows the order.
+    for log_id in ("sro-sa-tinyllama-1.1b-rtx6000ada-1.1.0", "dgx-spark-gptoss120b-gb10-1.1.0rc3"):
+        q = _log(log_id)["quote"]
+        warm = q.find("CUDA graph warmup for batch size=")
+        assert 0 <= warm < q.index("Memory used after loading model weights"), log_id
+
+
+def test_cuda_graph_options_price_the_graphs_on_the_cli() -> None:
+    # DeepSeek-V3 (61 layers) at TRT-LLM's default cuda_graph_config (34 sizes to 128, no
+    # padding): 61 x (34 x 0.255 + 128 x 0.0179) = 668.63 MiB more reserve than --enforce-eager;
+    # --cuda-graph-max-batch-size 64 --cuda-graph-padding: 61 x (11 x 0.255 + 64 x 0.0179) =
+    # 240.99 MiB.
+    base = ["estimate", "deepseek-v3", "--engine", "trtllm", "--gpu", "B200", "--tp", "8",
+            "--format", "json"]
+
+    def reserve(*extra: str) -> int:
+        result = runner.invoke(app, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["reserve_bytes"]
+
+    eager = reserve("--enforce-eager")
+    assert abs(reserve() - eager - 668.6332 * (1 << 20)) < 2
+    padded = reserve("--cuda-graph-max-batch-size", "64", "--cuda-graph-padding")
+    assert abs(padded - eager - 240.9866 * (1 << 20)) < 2
+
+
 def test_moe_attention_dp_is_refused_without_a_reserve() -> None:
     # select_alltoall_method_type: the MoE all-to-all workspaces exist only with attention DP,
     # and kvplan does not size them.
