@@ -739,11 +739,13 @@ TRTLLM_NON_TORCH_TP1_GIB = 1.81
 # the raw 1.2.0rc6.post2 DeepSeek-R1 log prints "Creating CUDA graph instances for 11 batch
 # sizes" / "Run generation-only CUDA graph warmup for batch size=64 ... 1" before "Memory used
 # after loading model weights", as do the 1.1.0 and 1.1.0rc3 logs; no 0.20-1.0 log shows the
-# order), so the graph pool's cached blocks are outside torch when the budget is taken. Batch sizes (llm_args.py: CudaGraphConfig._generate_cuda_graph_batch_sizes, the lists
+# order), so the graph pool's cached blocks are outside torch when the budget is taken.
+# Batch sizes (llm_args.py: CudaGraphConfig._generate_cuda_graph_batch_sizes, the lists
 # printed by the 1.2 / 1.3 logs): max_batch_size 0 means 128; with enable_padding [1, 2, 4, 8,
-# 16, 24, ..., 128] then powers of two below max_batch_size, without it 1..31, 32, 64, 128;
-# sizes above max_batch_size dropped, max_batch_size itself added (max 256 -> ..., 128, 256:
-# 20 sizes). Defaults (CudaGraphConfig): max_batch_size 0, enable_padding False -> 34 sizes
+# 16, 24, ..., 128], without it 1..31, 32, 64, 128; either then powers of two from 256 below
+# max_batch_size; sizes above max_batch_size dropped, max_batch_size itself added (max 256 ->
+# ..., 128, 256: 20 sizes). A later revision of the source extends the padded list by 64s
+# instead (not in any logged release here). Defaults (CudaGraphConfig): max_batch_size 0, enable_padding False -> 34 sizes
 # ("Creating CUDA graph instances for 34 batch sizes", TinyLlama 1.1.0 with every default).
 TRTLLM_CUDA_GRAPH_DEFAULT_MAX_BATCH = 128
 
