@@ -745,7 +745,8 @@ TRTLLM_NON_TORCH_TP1_GIB = 1.81
 # 16, 24, ..., 128], without it 1..31, 32, 64, 128; either then powers of two from 256 below
 # max_batch_size; sizes above max_batch_size dropped, max_batch_size itself added (max 256 ->
 # ..., 128, 256: 20 sizes). A later revision of the source extends the padded list by 64s
-# instead (not in any logged release here). Defaults (CudaGraphConfig): max_batch_size 0, enable_padding False -> 34 sizes
+# instead (not in any logged release here). Defaults (CudaGraphConfig): max_batch_size 0,
+# enable_padding False -> 34 sizes
 # ("Creating CUDA graph instances for 34 batch sizes", TinyLlama 1.1.0 with every default).
 TRTLLM_CUDA_GRAPH_DEFAULT_MAX_BATCH = 128
 
