@@ -333,6 +333,15 @@ def trtllm_cli_args(log: dict[str, Any]) -> list[str]:
             "--context", str(log["max_seq_len"] or 4096), "--format", "json"]
     if log["fraction_set_by_user"]:
         args += ["--mem-fraction", str(log["free_gpu_memory_fraction"])]
+    # The decode CUDA graphs the log's cuda_graph_config captured (TRT-LLM's defaults where the
+    # log does not print it).
+    if log.get("cuda_graph_max_batch_size"):
+        args += ["--cuda-graph-max-batch-size", str(log["cuda_graph_max_batch_size"])]
+    if log.get("cuda_graph_padding"):
+        args.append("--cuda-graph-padding")
+    if (log.get("ep") or 1) > 1:  # every EP log here runs EP = TP
+        assert log["ep"] == log["tp"], log["id"]
+        args.append("--enable-expert-parallel")
     return args
 
 
@@ -380,7 +389,9 @@ def print_trtllm(rows: list[dict[str, Any]]) -> None:
     print("Each row replays one log (tests/data/engine_logs/trtllm_budget_logs.json) through "
           "`kvplan estimate MODEL --engine trtllm --gpu G --tp T --weights-gib W "
           "--engine-version V --kv-dtype fp8 --max-num-batched-tokens N` (plus "
-          "`--mem-fraction F` where the user set one); *predicted* is `kv_budget_bytes`, "
+          "`--mem-fraction F` where the user set one, and the log's `--cuda-graph-max-batch-size "
+          "B --cuda-graph-padding`, `--enable-expert-parallel` where EP = TP); *predicted* is "
+          "`kv_budget_bytes`, "
           "*logged* TRT-LLM's \"Estimated max memory in KV cache\" (GiB). W is the logged "
           "\"Memory used after loading model weights (inside torch)\". *reserve*: kvplan's "
           "activation + non-torch vs what the log leaves (total - logged / fraction - W). "
@@ -424,7 +435,7 @@ def print_trtllm(rows: list[dict[str, Any]]) -> None:
 def trtllm_ci_rows() -> list[dict[str, Any]]:
     """Logs with the outside-torch line but no replay: what they leave outside torch (before the
     run, less the temporary pool) and to the whole reserve, beside kvplan's non-torch part."""
-    from kvplan.engines.budgets import trtllm_non_torch
+    from kvplan.engines.budgets import trtllm_cuda_graph_batch_sizes, trtllm_non_torch
     from kvplan.spec import load_spec
 
     rows = []
@@ -433,7 +444,10 @@ def trtllm_ci_rows() -> list[dict[str, Any]]:
             continue
         spec_arg = model_arg(log)
         spec = load_spec(spec_arg)
-        part = trtllm_non_torch(log["tp"], log["engine_version_arg"], moe=spec.moe is not None)
+        # The CI's CUDA-graph settings are not in the parsed line: TRT-LLM's defaults.
+        part = trtllm_non_torch(log["tp"], log["engine_version_arg"], moe=spec.moe is not None,
+                                ep=log["ep"] or 1, layers=spec.num_hidden_layers,
+                                cuda_graph_batch_sizes=trtllm_cuda_graph_batch_sizes(None, False))
         rows.append({"log": log, "predicted_non_torch_gib": part.total / GiB,
                      "logged_outside_torch_gib": log["non_torch_before_gib"] - log["tmp_kv_gib"],
                      "logged_reserve_gib": log["peak_profiling_gib"] - log["weights_gib"]

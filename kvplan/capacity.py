@@ -231,7 +231,10 @@ class PlanInputs:
     speculative_num_draft_tokens: int | None = None
     dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
     max_num_seqs: int | None = None  # the engine's cap on running requests
-    enforce_eager: bool = False  # vLLM: no CUDA graphs (nothing reserved for them)
+    enforce_eager: bool = False  # vLLM / TRT-LLM: no CUDA graphs (nothing reserved for them)
+    # TRT-LLM cuda_graph_config: max_batch_size (None or 0: 128) and enable_padding.
+    cuda_graph_max_batch_size: int | None = None
+    cuda_graph_padding: bool = False
     # vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, flashinfer
     # installed); None: that release's default with the plain wheel (engines/budgets.py).
     flashinfer_sampler: bool | None = None

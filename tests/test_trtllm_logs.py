@@ -16,13 +16,18 @@ from typer.testing import CliRunner
 from kvplan.capacity import Engine, PlanInputs, plan_capacity
 from kvplan.cli import app
 from kvplan.engines.budgets import (
-    TRTLLM_MOE_EXTRA_POINTS,
+    TRTLLM_CUDA_GRAPH_MIB_PER_BATCH_LAYER,
+    TRTLLM_CUDA_GRAPH_MIB_PER_GRAPH_LAYER,
+    TRTLLM_MOE_EP_GIB,
+    TRTLLM_MOE_GIB_PER_TP_RANK,
     TRTLLM_NCCL_GIB,
     TRTLLM_NON_TORCH_TP1_GIB,
     TrtllmBudget,
     activation_bytes,
     moe_workspace_bytes,
     trtllm_allreduce_workspace_bytes,
+    trtllm_cuda_graph_batch_sizes,
+    trtllm_cuda_graph_bytes,
     trtllm_non_torch,
     trtllm_non_torch_gib,
     trtllm_profile,
@@ -156,6 +161,14 @@ def _residual_gib(log: dict) -> float:
     return log["peak_profiling_gib"] - log["weights_gib"] - tmp - act
 
 
+def _graphs_gib(log: dict) -> float:
+    """kvplan's decode CUDA-graph part for the log's cuda_graph_config."""
+    sizes = trtllm_cuda_graph_batch_sizes(log["cuda_graph_max_batch_size"],
+                                          bool(log["cuda_graph_padding"]))
+    layers = load_spec(log["spec"]).num_hidden_layers
+    return trtllm_cuda_graph_bytes(layers=layers, batch_sizes=sizes) / GiB
+
+
 def test_allreduce_workspace_follows_the_source() -> None:
     # allocate_allreduce_fusion_workspace: size x TP + 256 x TP + 3 x size x TP bytes per rank.
     # From 1.2 size = 64 MiB (PR #9145): TP 2 -> 4 x 67,108,864 x 2 + 512 = 536,871,424 B
@@ -169,78 +182,231 @@ def test_allreduce_workspace_follows_the_source() -> None:
     assert trtllm_allreduce_workspace_bytes(4, None) == trtllm_allreduce_workspace_bytes(4, "1.3")
 
 
-def test_non_torch_base_and_moe_points_follow_from_the_fitted_logs() -> None:
-    # Fitted logs: TP 1 gpt-oss-120b (B200, 1.3.0rc10) sets the base (residual 1.95 GiB, base
-    # 1.96); the MoE extra at TP 4 and 8 is the mean residual of the fitted DeepSeek-R1 logs less
-    # the dense parts (base + all-reduce workspace + NCCL): TP 4 (1.3.0rc10) 10.41 - 1.60 - 1.96 -
-    # 1.00 - 1.24 = 4.61; TP 8 mean of NVFP4 EP 8 and FP8 EP 1 (1.2.0rc6): 4.50.
-    by_tp: dict[int, list[float]] = {}
+def test_non_torch_base_and_moe_rule_follow_from_the_fitted_logs() -> None:
+    # Fitted logs, each residual less its decode CUDA graphs: TP 1 gpt-oss-120b (B200,
+    # 1.3.0rc10, 11 graphs to 64 x 36 layers = 0.14 GiB) sets the base, 1.95 - 0.14 = 1.81 GiB.
+    # The MoE extra is what the fitted DeepSeek-R1 logs leave beyond the dense parts (base +
+    # all-reduce workspace + NCCL + graphs): TP 8 / EP 1 (FP8, 1.2.0rc6.post3) 3.35 -> 0.48 GiB
+    # per TP rank beyond 1; TP 4 / EP 4 (1.3.0rc10) 4.90 and TP 8 / EP 8 (1.2.0rc6.post2) 6.26,
+    # less that slope, 3.47 and 2.92 -> the EP step 3.19.
+    extra: dict[tuple[int, int], float] = {}
     for log in LOGS:
-        if log["fitted"]:
-            dense = trtllm_non_torch(log["tp"], log["engine_version_arg"], moe=False).total / GiB
-            base = TRTLLM_NON_TORCH_TP1_GIB if log["tp"] == 1 else 0.0
-            by_tp.setdefault(log["tp"], []).append(_residual_gib(log) - dense + base)
-    assert {tp: len(v) for tp, v in by_tp.items()} == {1: 1, 4: 1, 8: 2}
-    assert abs(by_tp[1][0] - TRTLLM_NON_TORCH_TP1_GIB) < 0.02
-    assert [tp for tp, _ in TRTLLM_MOE_EXTRA_POINTS] == sorted(by_tp)
-    for tp, gib in TRTLLM_MOE_EXTRA_POINTS[1:]:
-        assert abs(statistics.mean(by_tp[tp]) - gib) < 0.01, tp
+        if not log["fitted"]:
+            continue
+        left = _residual_gib(log) - _graphs_gib(log)
+        if log["tp"] == 1:
+            assert abs(left - TRTLLM_NON_TORCH_TP1_GIB) < 0.01
+            continue
+        dense = trtllm_non_torch(log["tp"], log["engine_version_arg"], moe=False).total / GiB
+        extra[(log["tp"], log["ep"])] = left - dense
+    assert sorted(extra) == [(4, 4), (8, 1), (8, 8)]
+    assert abs(extra[(8, 1)] / 7 - TRTLLM_MOE_GIB_PER_TP_RANK) < 0.005
+    steps = [extra[(tp, ep)] - TRTLLM_MOE_GIB_PER_TP_RANK * (tp - 1) for tp, ep in extra if ep > 1]
+    assert abs(statistics.mean(steps) - TRTLLM_MOE_EP_GIB) < 0.01
+
+
+def test_moe_extra_by_ep_is_better_on_held_out_configurations() -> None:
+    # The former rule (points by TP only, 4.61 / 4.50 GiB at TP 4 / 8 from the same DeepSeek-R1
+    # logs) put DeepSeek-R1 NVFP4 at TP 2 / EP 1 on a B300 at -1.4 % (-1.7 % before the CUDA-graph
+    # part) and at TP 8 / EP 1 on B200s at -1.1 %. Held out, the per-rank + EP rule: +0.1 % at
+    # both.
+    for gpu, tp in (("B300", 2), ("B200", 8)):
+        row = next(r for r in ROWS if r["log"]["gpu"] == gpu and r["log"]["tp"] == tp
+                   and r["log"]["ep"] == 1 and "NVFP4" in r["log"]["model"])
+        assert not row["log"]["fitted"]
+        assert abs(row["error"]) < 0.003, row["log"]["id"]
+
+
+def test_decode_cuda_graph_batch_sizes_follow_llm_args() -> None:
+    # CudaGraphConfig._generate_cuda_graph_batch_sizes, as the logs print the lists:
+    # enable_padding, max 64 -> [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64] (11, zufayu B200 logs);
+    # max 256 -> 1, 2, 4, 8-128 by 8, 256 (20); max 4 -> [1, 2, 4]; no padding, max 0 (= 128): 1-31,
+    # 32, 64, 128 ("Creating CUDA graph instances for 34 batch sizes", TinyLlama, 1.1.0 defaults).
+    assert trtllm_cuda_graph_batch_sizes(64, True) == (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
+    big = trtllm_cuda_graph_batch_sizes(256, True)
+    assert len(big) == 20 and big[-2:] == (128, 256)
+    assert trtllm_cuda_graph_batch_sizes(4, True) == (1, 2, 4)
+    assert trtllm_cuda_graph_batch_sizes(1, True) == (1,)
+    default = trtllm_cuda_graph_batch_sizes(None, False)
+    assert len(default) == 34 and default[-3:] == (32, 64, 128)
+    tiny = _log("sro-sa-tinyllama-1.1b-rtx6000ada-1.1.0")
+    assert "for 34 batch sizes" in tiny["quote"]
+    # Priced per graph and layer + largest batch and layer: DeepSeek-R1's 61 layers at 11
+    # graphs to 64: 61 x (11 x 0.255 + 64 x 0.0179) MiB = 240.9866 MiB = 252,692,765 B.
+    assert TRTLLM_CUDA_GRAPH_MIB_PER_GRAPH_LAYER == 0.255
+    assert TRTLLM_CUDA_GRAPH_MIB_PER_BATCH_LAYER == 0.0179
+    sizes = trtllm_cuda_graph_batch_sizes(64, True)
+    assert trtllm_cuda_graph_bytes(layers=61, batch_sizes=sizes) == 252_692_765
+    assert trtllm_cuda_graph_bytes(layers=61, batch_sizes=()) == 0
+
+
+def _outside_growth(ids: list[str]) -> list[tuple[float, float]]:
+    """(logged, kvplan) growth of the outside-torch memory before the estimation run from the
+    first log of one configuration to each other one (the temporary pool and base cancel)."""
+    logs = [_log(i) for i in ids]
+    first = logs[0]
+    return [(log["non_torch_before_gib"] - first["non_torch_before_gib"],
+             _graphs_gib(log) - _graphs_gib(first)) for log in logs[1:]]
+
+
+FP8_EP1 = "zufayu-b200-dsr1-fp8-tp8-ep1-1.2.0rc6.post3-fp8_throughput_chat_ep1_c"
+FP4_EP8 = "zufayu-b200-dsr1-fp4-tp8-ep8-1.2.0rc6.post2-fp4_throughput_reasoning_ep8_c"
+B300 = "zufayu-b300-gptoss120b-tp1-ep1-1.3.0rc10-fwbringup-fp4_throughput_chat_ep1_c"
+TP4 = "zufayu-b200-dsr1-fp4-tp4-ep4-1.3.0rc10-fp4_throughput_chat_ep4_c"
+
+
+def test_decode_cuda_graph_cost_fitted_and_held_out() -> None:
+    # Fitted (least squares over the growth within one configuration): DeepSeek-R1 FP8 TP 8,
+    # graphs to 1 / 4 / 8 / 16 / 32 (7.46 -> 7.48, 7.50, 7.53, 7.60 GiB) and DeepSeek-R1 NVFP4
+    # TP 8 / EP 8 to 128 / 256 (10.32 -> 10.47). Held out: DeepSeek-R1 NVFP4 TP 4 (1.3.0rc10) to
+    # 4 / 64: +0.19 logged, +0.19; gpt-oss-120b on a B300 to 1 / 16 / 64: +0.05, +0.13 logged,
+    # +0.05, +0.13. Each figure is printed to 2 decimals (+-0.01 on a difference).
+    fitted = (_outside_growth([FP8_EP1 + c for c in ("1", "4", "8", "16", "32")])
+              + _outside_growth([FP4_EP8 + c for c in ("128", "256")]))
+    for logged, kvplan in fitted:
+        assert abs(logged - kvplan) < 0.02
+    held = (_outside_growth([TP4 + "4", TP4 + "64"])
+            + _outside_growth([B300 + c for c in ("1", "16", "64")]))
+    assert len(held) == 3
+    for logged, kvplan in held:
+        assert abs(logged - kvplan) < 0.015
+    # One graph at 256 costs 0.15 GiB: the largest batch's term, not a per-graph constant.
+    (logged, _), = _outside_growth([FP4_EP8 + "128", FP4_EP8 + "256"])
+    assert logged > 0.14
+
+
+def test_piecewise_cuda_graph_logs_are_the_misses() -> None:
+    # Piecewise CUDA graphs (torch_compile_config, not modelled: engines/budgets.py) are on in 8
+    # replayed logs. At max_num_tokens 8192 the estimation run replays a graph and the reserve
+    # stays within 1 % (the pool takes what the torch peak loses); at 8384 / 8512 (max_seq_len
+    # 10240) the reserve grows 4.8 / 5.1 GiB beyond the same configuration without them: the two
+    # worst budgets, +5.4 % and +5.5 %.
+    piecewise = [r for r in ROWS if r["log"]["piecewise_cuda_graphs"]]
+    assert len(piecewise) == 8
+    for r in piecewise:
+        big = r["log"]["max_num_tokens"] > 8192
+        assert (r["error"] > 0.05) if big else (abs(r["error"]) < 0.013), r["log"]["id"]
+    worst = sorted(ROWS, key=lambda r: abs(r["error"]))[-2:]
+    assert all(r["log"]["piecewise_cuda_graphs"] for r in worst)
+
+
+def test_cuda_graphs_are_captured_before_the_budget_is_taken() -> None:
+    # The raw 1.2.0rc6.post2 log (nsys rerun of TP 8 / EP 8): decode and piecewise graphs are
+    # captured, then the estimate's first measurement; so both pools are outside torch in the
+    # budget. Its estimation run adds only 0.21 GiB inside torch (the piecewise graph replayed).
+    log = _log("zufayu-b200-dsr1-fp4-tp8-ep8-1.2.0rc6.post2-nsys-chat_ep8_c64")
+    q = log["quote"]
+    order = [q.index(s) for s in ("Creating CUDA graph instances for 11 batch sizes",
+                                  "Running piecewise CUDA graph warmup",
+                                  "Memory used after loading model weights (inside torch)",
+                                  "Estimated max memory in KV cache")]
+    assert order == sorted(order)
+    assert "alltoall_method_type <AlltoallMethodType.NotEnabled" in q
+    assert log["activation_gib"] == 0.21 and not log["fitted"]
+
+
+def test_decode_graphs_precede_the_estimate_in_1_1_logs_too() -> None:
+    # 1.1.0 (TinyLlama, RTX 6000 Ada) and 1.1.0rc3 (gpt-oss-120b, GB10) print the graph warm-up
+    # before the estimate's first line as well; no 0.20-1.0 log in the data shows the order.
+    for log_id in ("sro-sa-tinyllama-1.1b-rtx6000ada-1.1.0", "dgx-spark-gptoss120b-gb10-1.1.0rc3"):
+        q = _log(log_id)["quote"]
+        warm = q.find("CUDA graph warmup for batch size=")
+        assert 0 <= warm < q.index("Memory used after loading model weights"), log_id
+
+
+def test_cuda_graph_options_price_the_graphs_on_the_cli() -> None:
+    # DeepSeek-V3 (61 layers) at TRT-LLM's default cuda_graph_config (34 sizes to 128, no
+    # padding): 61 x (34 x 0.255 + 128 x 0.0179) = 668.63 MiB more reserve than --enforce-eager;
+    # --cuda-graph-max-batch-size 64 --cuda-graph-padding: 61 x (11 x 0.255 + 64 x 0.0179) =
+    # 240.99 MiB.
+    base = ["estimate", "deepseek-v3", "--engine", "trtllm", "--gpu", "B200", "--tp", "8",
+            "--format", "json"]
+
+    def reserve(*extra: str) -> int:
+        result = runner.invoke(app, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["reserve_bytes"]
+
+    eager = reserve("--enforce-eager")
+    assert abs(reserve() - eager - 668.6332 * (1 << 20)) < 2
+    padded = reserve("--cuda-graph-max-batch-size", "64", "--cuda-graph-padding")
+    assert abs(padded - eager - 240.9866 * (1 << 20)) < 2
+
+
+def test_moe_attention_dp_is_refused_without_a_reserve() -> None:
+    # select_alltoall_method_type: the MoE all-to-all workspaces exist only with attention DP,
+    # and kvplan does not size them.
+    base = ["estimate", "deepseek-v3", "--engine", "trtllm", "--gpu", "B200", "--tp", "8",
+            "--dp-attention"]
+    result = runner.invoke(app, base)
+    assert result.exit_code == 2 and "all-to-all" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    ok = runner.invoke(app, [*base, "--reserve-gib", "10", "--format", "json"])
+    assert ok.exit_code == 0, ok.output
 
 
 def test_non_torch_at_tp_1_holds_on_other_gpus() -> None:
-    # Held out: gpt-oss-120b at TP 1 on a B300 (5 logs, 1.3.0rc10) and on a GB200 (NVIDIA's CI,
-    # 2 logs). What they print outside torch before the estimation run, less the temporary KV
-    # pool (added back), is 1.87-2.05 GiB on the B300 and 1.97 / 2.48 on the GB200; the B200 fit
-    # is 1.96 GiB.
+    # Held out: gpt-oss-120b at TP 1 on a B300 (5 logs, 1.3.0rc10, graphs to 1-64) and on a
+    # GB200 (NVIDIA's CI, 2 logs). What they print outside torch before the estimation run, less
+    # the temporary KV pool (added back), is 1.87-2.05 GiB on the B300, kvplan's base 1.81 + the
+    # log's graphs 1.82-1.95; 1.97 / 2.48 on the GB200.
     b300 = [log for log in LOGS if log["gpu"] == "B300" and log["tp"] == 1]
     assert len(b300) >= 5
     for log in b300:
         tmp = (log["available_kv_gib"] / log["free_gpu_memory_fraction"]
                - get_gpu("B300").total_bytes / GiB + log["peak_profiling_gib"])
         outside = log["non_torch_before_gib"] - tmp
-        assert abs(outside - TRTLLM_NON_TORCH_TP1_GIB) < 0.15, log["id"]
+        assert abs(outside - TRTLLM_NON_TORCH_TP1_GIB - _graphs_gib(log)) < 0.11, log["id"]
     gb200 = [r for r in bench.trtllm_ci_rows()
              if r["log"]["tp"] == 1 and r["log"]["spec"] == "gpt-oss-120b"]
     assert sorted(round(r["logged_outside_torch_gib"], 2) for r in gb200) == [1.97, 2.48]
 
 
 def test_tp_2_is_checked_on_held_out_moe_logs() -> None:
-    # From 1.2 at TP 2: base 1.96 + workspace 0.50 + NCCL 1.24 + MoE extra 4.61 / 3 (linear from
-    # TP 1) = 5.237 GiB. Held out: DeepSeek-R1 NVFP4 at TP 2 on a B300 (1.3.0rc10) leaves 193.59
-    # - 185.48 - 2.15 (temporary KV) = 5.96 GiB to the reserve, kvplan 5.24 + its activation
-    # estimate 2.00 = 7.24: budget -1.7 %; gpt-oss-120b at TP 2 on GB200s prints 4.39 / 5.32 GiB
-    # outside torch (NVIDIA's CI).
-    assert abs(trtllm_non_torch_gib(2, "1.3.0rc10", moe=True) - 5.237) < 0.001
+    # From 1.2 at TP 2: base 1.81 + workspace 0.50 + NCCL 1.05 + MoE extra 0.48 (one TP rank
+    # beyond 1, EP 1) = 3.84 GiB before the graphs. Held out: DeepSeek-R1 NVFP4 at TP 2 on a
+    # B300 (1.3.0rc10, one graph) leaves 193.59 - 185.48 - 2.15 (temporary KV) = 5.96 GiB to the
+    # reserve, kvplan 3.86 + its activation estimate 2.00 = 5.86: budget +0.1 %; gpt-oss-120b at
+    # TP 2 on GB200s prints 4.39 / 5.32 GiB outside torch (NVIDIA's CI), kvplan 4.23 with
+    # TRT-LLM's default graphs.
+    assert abs(trtllm_non_torch_gib(2, "1.3.0rc10", moe=True) - 3.84) < 0.001
     row = next(r for r in ROWS if r["log"]["gpu"] == "B300" and r["log"]["tp"] == 2)
     assert not row["log"]["fitted"]
-    assert abs(row["predicted_reserve_gib"] - row["logged_reserve_gib"]) < 1.5
-    assert abs(row["error"]) < 0.02
-    ci = [r["logged_outside_torch_gib"] for r in bench.trtllm_ci_rows()
+    assert abs(row["predicted_reserve_gib"] - row["logged_reserve_gib"]) < 0.15
+    assert abs(row["error"]) < 0.005
+    ci = [r["logged_outside_torch_gib"] - r["predicted_non_torch_gib"]
+          for r in bench.trtllm_ci_rows()
           if r["log"]["tp"] == 2 and r["log"]["spec"] == "gpt-oss-120b"]
-    assert len(ci) == 2 and all(abs(x - 5.237) < 0.9 for x in ci)
+    assert len(ci) == 2 and all(0 < x < 1.15 for x in ci)
 
 
 def test_ci_logs_where_the_moe_extra_misses() -> None:
-    # What NVIDIA's GB200 CI shows beyond the fit, kept as it is: gpt-oss-120b at TP 4 holds
-    # 5.77 / 7.25 GiB outside torch, Kimi-K2-Thinking at TEP 4 6.85 and Qwen3-235B-A22B at TEP 4
-    # 7.34 against kvplan's 8.81 (the DeepSeek-R1 TP-4 fit), while Qwen3-235B-A22B at TP 1 holds
-    # 7.84 against the TP-1 base 1.96: the MoE extra depends on the model, not only on TP.
+    # What NVIDIA's GB200 CI shows beside the rule, kept as it is (its CUDA-graph settings are
+    # not in the parsed lines: TRT-LLM's defaults, 34 graphs): gpt-oss-120b at TP 4 / EP 1 holds
+    # 5.77 / 7.25 GiB outside torch, kvplan 5.69 (8.81 under the former TP-only points); at TP 4
+    # / EP 4 Qwen3-235B-A22B 7.34 and Kimi-K2-Thinking 6.85, kvplan 9.50 / 9.14 (the DeepSeek-R1
+    # EP step, 3.19 GiB, is more than these models hold); Qwen3-235B-A22B at TP 1 holds 7.84
+    # against kvplan's 2.82: the MoE extra depends on the model, not only on TP and EP.
     rows = {r["log"]["id"]: r for r in bench.trtllm_ci_rows()}
     assert len(rows) == 9
-    tp4 = [r for r in rows.values() if r["log"]["tp"] == 4]
-    assert len(tp4) == 4
-    for r in tp4:
-        assert 1.4 < r["predicted_non_torch_gib"] - r["logged_outside_torch_gib"] < 3.1
+    for r in rows.values():
+        if r["log"]["tp"] != 4:
+            continue
+        miss = r["predicted_non_torch_gib"] - r["logged_outside_torch_gib"]
+        if r["log"]["ep"] == 1:
+            assert -1.6 < miss < 0.1, r["log"]["id"]
+        else:
+            assert 2.1 < miss < 2.35, r["log"]["id"]
     tp1_qwen = rows["trtllm-ci-gb200-qwen3-235b-tp1-ctx-8k1k"]
     assert abs(tp1_qwen["logged_outside_torch_gib"] - 7.84) < 0.005
-    assert abs(tp1_qwen["predicted_non_torch_gib"] - TRTLLM_NON_TORCH_TP1_GIB) < 1e-9
+    assert 2.7 < tp1_qwen["predicted_non_torch_gib"] < 2.9
 
 
 def test_nccl_constant_follows_from_the_fitted_dense_points() -> None:
     # NCCL at TP >= 2 is the mean, over the two fitted points (Llama-3.1-8B bf16, H100, ISL =
     # OSL = 2048, fraction 0.8: 173 requests at TP 2, 363 at TP 4), of the reserve the measured
-    # concurrency implies less kvplan's reserve without it: 3.91 - 2.72 = 1.19 and 4.42 - 3.14 =
-    # 1.29 GiB -> 1.24.
+    # concurrency implies less kvplan's reserve without it (TRT-LLM's default 34 decode graphs
+    # counted): 3.91 - 2.91 = 1.00 and 4.42 - 3.33 = 1.09 GiB -> 1.05.
     fits = [r for r in POINT_ROWS if r["log"]["fitted"]]
     assert [(r["log"]["tp"], r["logged"]) for r in fits] == [(2, 173), (4, 363)]
     residuals = [r["implied_reserve_gib"] - (r["predicted_reserve_gib"] - TRTLLM_NCCL_GIB)
@@ -250,18 +416,19 @@ def test_nccl_constant_follows_from_the_fitted_dense_points() -> None:
 
 def test_dense_tp_points_against_the_measured_concurrency() -> None:
     # Held out: 22 H100 points (Llama-3.1-8B bf16 and Qwen3-32B-FP8 at TP 1 / 2 / 4, ISL / OSL
-    # 2k-4k): median |error| 0.82 %, all within 3 % or one request; at TP 2 and 4 (14 points) all
-    # within 3 %, worst +1.9 %. The TP-1 Qwen3-32B-FP8 points hold 14-27 requests, where one
-    # request is 4-7 %: kvplan is one above at each (its reserve 2.66-3.37 GiB, the measurement
-    # implying 4.2-6.4 +- 0.8-1.4). Under the earlier MoE-fitted TP points kvplan was -6 % at
-    # every H100 TP-4 point (reserve 9.0-9.35 GiB, implied 4.4-5.4).
+    # 2k-4k): median |error| 0.00 % (0.82 % before the decode CUDA graphs were priced), all
+    # within 3 % or one request; at TP 2 and 4 (14 points) all within 3 %, worst 1.1 % (was
+    # 1.9 %). The TP-1 Qwen3-32B-FP8 points hold 14-27 requests, where one request is 4-7 %:
+    # kvplan is one above at three of four (its reserve 3.2-3.9 GiB with 64 layers' graphs, the
+    # measurement implying 4.2-6.4 +- 0.8-1.4; it was one above at all four). Under the earlier
+    # MoE-fitted TP points kvplan was -6 % at every H100 TP-4 point.
     held = [r for r in POINT_ROWS if r["log"]["replay"] and not r["log"]["fitted"]]
     s = bench.trtllm_point_summary(held)
     assert s["points"] == 22
     assert s["within"] == 1.0
-    assert s["median_error"] <= 0.009
+    assert s["median_error"] <= 0.001
     tp = bench.trtllm_point_summary([r for r in held if r["log"]["tp"] > 1])
-    assert tp["points"] == 14 and tp["within_3"] == 1.0 and tp["worst_error"] <= 0.02
+    assert tp["points"] == 14 and tp["within_3"] == 1.0 and tp["worst_error"] <= 0.011
 
 
 def test_capacity_points_name_their_source() -> None:
@@ -278,21 +445,21 @@ def test_capacity_points_name_their_source() -> None:
 
 def test_trtllm_budget_against_the_logs() -> None:
     # Issue #13's target: within 3 % on PyTorch-backend logs. Achieved (examples/engine-bench.md):
-    # 31 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 1.08 %, 28 of
-    # 31 within 3 %, worst 5.5 %; held out (27 logs) median 1.08 % (1.06 % under the earlier
-    # MoE-only TP points, which put dense models 6 % low at TP 4; the TP-2 log is now -1.7 %, was
-    # -0.4 %). The misses are DeepSeek-R1 FP8 runs whose reserve the TP-8 fit does
-    # not explain: two with max_num_tokens 8384 / 8512 and CUDA graphs to 128 / 256 (14.5-14.8 GiB
-    # left to the reserve vs 11.1: +4.1 %, +4.4 %) and one with 124.76 GiB of weights (8.6 GiB:
-    # -5.5 % of a 31 GiB budget). This test holds what is achieved, not the target.
+    # 32 logs (B200, B300, H100 and an RTX 6000 Ada; TP 1 / 2 / 4 / 8), median |error| 0.25 %, 30
+    # of 32 within 3 %, worst 5.5 %; held out (28 logs) median 0.31 % (on the 27 before the nsys
+    # rerun: 0.37 %, 0.99 % under the TP-only MoE points, 1.08 % before the decode CUDA graphs
+    # were priced). The misses: two DeepSeek-R1
+    # FP8 runs with piecewise CUDA graphs at max_num_tokens 8384 / 8512 (not modelled: +5.4 %,
+    # +5.5 %) and one with the DEEPGEMM MoE backend and 124.76 GiB of weights (-2.5 %, was
+    # -5.5 %). This test holds what is achieved, not the target.
     s = bench.trtllm_summary(ROWS)
-    assert s["logs"] >= 31
-    assert s["median_error"] <= 0.011
+    assert s["logs"] >= 32
+    assert s["median_error"] <= 0.003
     assert s["worst_error"] <= 0.056
-    assert s["within_3"] >= 0.9
+    assert s["within_3"] >= 0.93
     held = bench.trtllm_summary([r for r in ROWS if not r["log"]["fitted"]])
-    assert held["logs"] >= 27
-    assert held["median_error"] <= 0.011
+    assert held["logs"] >= 28
+    assert held["median_error"] <= 0.0035
     assert {r["log"]["gpu"] for r in ROWS} >= {"B200", "B300", "H100-80GB"}
 
 
@@ -300,11 +467,12 @@ def test_a_dense_model_on_a_smaller_gpu() -> None:
     # Held out: TinyLlama-1.1B (dense, bf16) on an RTX 6000 Ada, TRT-LLM 1.1.0, all defaults. The
     # log: (47.37 - 5.13 + 1.38) x 0.9 = 39.26 GiB. kvplan's activation over 8,192 tokens (0.35
     # GiB) is near the logged 0.39, but the outside-torch memory here is 2.49 - 1.38 = 1.11 GiB,
-    # not the B200-fitted 1.96: kvplan (47.37 - 2.23 - 0.35 - 1.96) x 0.9 = 38.55 GiB, -1.8 %.
-    # The TP-1 point holds to 0.1 GiB across B200 / B300 (gpt-oss-120b) but not on this GPU.
+    # not the B200-fitted base 1.81 + 34 graphs of 22 layers (0.24): kvplan (47.37 - 2.23 -
+    # 0.35 - 2.05) x 0.9 = 38.47 GiB, -2.0 %. The TP-1 base holds to 0.1 GiB across B200 / B300
+    # (gpt-oss-120b) but not on this GPU.
     row = next(r for r in ROWS if r["log"]["id"] == "sro-sa-tinyllama-1.1b-rtx6000ada-1.1.0")
     assert abs(row["logged_outside_torch_gib"] - 1.11) < 0.005
-    assert abs(row["error"] - (-0.018)) < 0.001
+    assert abs(row["error"] - (-0.020)) < 0.001
     assert row["predicted_tokens"] % 32 == 0
 
 

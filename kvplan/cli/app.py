@@ -224,7 +224,15 @@ def estimate_cmd(
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
-        "--enforce-eager", help="vLLM without CUDA graphs: nothing reserved for them.")] = False,
+        "--enforce-eager", help="vLLM without CUDA graphs (TRT-LLM: cuda_graph_config null): "
+        "nothing reserved for them.")] = False,
+    cuda_graph_max_batch_size: Annotated[int | None, typer.Option(
+        "--cuda-graph-max-batch-size", min=1,
+        help="TRT-LLM cuda_graph_config.max_batch_size: the largest decode batch captured "
+             "(default 128).")] = None,
+    cuda_graph_padding: Annotated[bool, typer.Option(
+        "--cuda-graph-padding", help="TRT-LLM cuda_graph_config.enable_padding: capture 1, 2, "
+        "4 and multiples of 8 (default off: 1-31, 32, 64, 128).")] = False,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
         "--flashinfer-sampler/--no-flashinfer-sampler",
         help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
@@ -306,6 +314,8 @@ def estimate_cmd(
             "dtype": None if dtype is WeightDType.auto else dtype.value,
             "quantization": None if quantization is None else quantization.value,
             "enforce_eager": enforce_eager,
+            "cuda_graph_max_batch_size": cuda_graph_max_batch_size,
+            "cuda_graph_padding": cuda_graph_padding,
             "flashinfer_sampler": flashinfer_sampler,
             "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
