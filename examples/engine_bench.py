@@ -109,6 +109,8 @@ def cli_args(log: dict[str, Any]) -> list[str]:
         args.append("--disable-custom-all-reduce")
     if log["enforce_eager"]:
         args.append("--enforce-eager")
+    if log.get("limit_mm_per_prompt"):  # the user's --limit-mm-per-prompt
+        args += ["--limit-mm-per-prompt", log["limit_mm_per_prompt"]]
     if log.get("flashinfer_sampler") is not None:  # the log names the top-k/top-p path
         args.append("--flashinfer-sampler" if log["flashinfer_sampler"]
                     else "--no-flashinfer-sampler")
@@ -138,7 +140,9 @@ def compare(log: dict[str, Any]) -> dict[str, Any]:
         "log": log, "predicted_gib": predicted, "logged_gib": logged,
         "error": predicted / logged - 1 if logged else float("inf"),
         "within": abs(predicted - logged) <= max(0.02 * abs(logged), TOLERANCE_GIB),
-        "peak_gib": (parts["activation"]["bytes"] + parts["sampler"]["bytes"]) / GiB,
+        "peak_gib": (parts["activation"]["bytes"] + parts["sampler"]["bytes"]
+                     + parts.get("mm_encoder", {"bytes": 0})["bytes"]) / GiB,
+        "mm_encoder_gib": parts.get("mm_encoder", {"bytes": 0})["bytes"] / GiB,
         "non_torch_gib": parts["non_torch"]["bytes"] / GiB,
     }
 
