@@ -614,6 +614,11 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     vit = _qwen_vit(config, path)
     if vit is not None:
         mapping["qwen_vit"] = vit
+    if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
+            and vit is None):
+        c.warn(f"vision_config of a {_model_type(config)} checkpoint not read: vLLM's "
+               "multimodal encoder profile is not in its reserve (give --reserve-gib, or "
+               "--limit-mm-per-prompt image=0,video=0 as vLLM would be started)")
     return mapping, c.warnings
 
 

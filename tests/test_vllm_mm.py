@@ -176,3 +176,14 @@ def test_cli_limit_and_bad_value() -> None:
     bad = runner.invoke(app, [*base, "--limit-mm-per-prompt", "image=lots"])
     assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "--limit-mm-per-prompt" in bad.stderr
+
+
+def test_unread_towers_add_nothing_and_say_so() -> None:
+    # Llama-4's vision_config is not described: no encoder part (as before), and the import
+    # says the profile is missing from the reserve. Gemma-3-27B's and Qwen3.5's towers are read:
+    # no such warning.
+    spec, warnings = load_config(CONFIGS / "llama-4-scout.json")
+    assert spec.qwen_vit is None and spec.vision is None
+    assert any("encoder profile is not in its reserve" in w for w in warnings)
+    for name in ("gemma-3-27b", "qwen3.5-9b"):
+        assert not any("encoder profile" in w for w in load_config(CONFIGS / f"{name}.json")[1])
