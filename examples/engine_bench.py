@@ -533,7 +533,9 @@ def main() -> None:
           "--engine-version V` (plus the batch limits the user set); *predicted* is "
           "`kv_budget_bytes`, *logged* is vLLM's \"Available KV cache memory\" (GiB). The peak "
           "and non-torch columns put kvplan's reserve parts beside the log's \"PyTorch "
-          "activation peak memory\" and \"non-torch memory\" where it prints them. `fit`: the "
+          "activation peak memory\" and \"non-torch memory\" where it prints them (the peak: "
+          "activation + sampler + the multimodal encoder profile's excess, "
+          "kvplan.engines.vllm_mm). `fit`: the "
           "log was used to derive the sampler rule (kvplan.engines.budgets).\n")
     print("| model | vLLM | GPU | TP | PP | fraction | peak kvplan / log | non-torch kvplan / log "
           "| predicted | logged | error | within | fit | log |")
