@@ -187,3 +187,18 @@ def test_unread_towers_add_nothing_and_say_so() -> None:
     assert any("encoder profile is not in its reserve" in w for w in warnings)
     for name in ("gemma-3-27b", "qwen3.5-9b"):
         assert not any("encoder profile" in w for w in load_config(CONFIGS / f"{name}.json")[1])
+
+
+def test_qwen_vit_section_is_validated() -> None:
+    from kvplan.errors import SpecError
+    from kvplan.hf_config import spec_mapping_from_config
+    from kvplan.spec import parse_spec
+
+    mapping, _ = spec_mapping_from_config(json.loads((CONFIGS / "qwen3.5-9b.json").read_text()),
+                                          path="qwen3.5-9b.json")
+    assert parse_spec(mapping, path="x.yaml", spec_id="x").qwen_vit == qwen35_9b().qwen_vit
+    for change, field in (({"num_heads": 7}, "num_heads"), ({"kind": "qwen2_vl"}, "kind"),
+                          ({"windows": 1}, "windows"), ({"depth": 0}, "depth")):
+        bad = dict(mapping, qwen_vit={**mapping["qwen_vit"], **change})
+        with pytest.raises(SpecError, match=field):
+            parse_spec(bad, path="x.yaml", spec_id="x")
