@@ -100,6 +100,13 @@ def test_items_per_batch_rule() -> None:
                               max_num_seqs=256, max_model_len=4096, limit=999) == (1, 16_384)
     assert mm_items_per_batch(tokens_per_item=1000, max_num_batched_tokens=8192,
                               max_num_seqs=1, max_model_len=500, limit=999) == (1, 8192)
+    # A real log (index file id 56336202239; Qwen3-VL-8B, a 2026 vLLM dev build, offline LLM
+    # with max_num_seqs 5, limit_mm_per_prompt {'image': 1}, mm_processor_kwargs max_pixels
+    # 1,003,520): "Encoder cache will be initialized with a budget of 8192 tokens, and profiled
+    # with 5 image items". 1,003,520 // 32^2 = 980 tokens per image: 8,192 // 980 = 8 fit the
+    # budget, but 5 requests x min(1, 4,096 // 980) = 5 bound it.
+    assert mm_items_per_batch(tokens_per_item=980, max_num_batched_tokens=8192, max_num_seqs=5,
+                              max_model_len=4096, limit=1) == (5, 8192)
 
 
 def test_limits_choose_the_profiled_modality() -> None:
