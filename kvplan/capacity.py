@@ -235,6 +235,7 @@ class PlanInputs:
     # modality is not profiled) and --skip-mm-profiling (no encoder profile at all).
     limit_mm_per_prompt: tuple[tuple[str, int], ...] = ()
     skip_mm_profiling: bool = False
+    mm_encoder_tp_mode: str = "weights"  # vLLM --mm-encoder-tp-mode: weights | data
     is_a100: bool = False  # vLLM's batch defaults treat A100s apart
     smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
     # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).

@@ -209,3 +209,16 @@ def test_qwen_vit_section_is_validated() -> None:
         bad = dict(mapping, qwen_vit={**mapping["qwen_vit"], **change})
         with pytest.raises(SpecError, match=field):
             parse_spec(bad, path="x.yaml", spec_id="x")
+
+
+def test_encoder_data_parallel_mode() -> None:
+    # --mm-encoder-tp-mode data at TP 2: Qwen3.5's one image goes whole to one rank, at full
+    # width: the TP-1 peak, 2,022,703,104 B (1,418,723,328 split over two ranks). Gemma-3's
+    # SigLIP does not support it (config/model.py falls back to weights): unchanged.
+    kw = {"max_num_batched_tokens": 8192, "max_num_seqs": 256, "max_model_len": 32_768,
+          "limits": {}, "tp": 2, "element_bytes": 2}
+    assert vllm_encoder_profile(qwen35_9b(), encoder_data_parallel=True,
+                                **kw).peak_bytes == 2_022_703_104
+    gemma = load_spec("gemma-3-27b")
+    assert vllm_encoder_profile(gemma, encoder_data_parallel=True, **kw) == \
+        vllm_encoder_profile(gemma, **kw)

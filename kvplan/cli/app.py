@@ -43,6 +43,7 @@ from kvplan.cli.common import (
     KVDTypeOpt,
     KvplanCommand,
     KvplanGroup,
+    MmEncoderTpMode,
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
@@ -215,6 +216,10 @@ def estimate_cmd(
     skip_mm_profiling: Annotated[bool, typer.Option(
         "--skip-mm-profiling",
         help="vLLM: no multimodal encoder profile (nothing reserved for it).")] = False,
+    mm_encoder_tp_mode: Annotated[MmEncoderTpMode, typer.Option(
+        "--mm-encoder-tp-mode",
+        help="vLLM: the vision encoder split over TP ranks (weights) or whole on each rank, the "
+             "profile's items dealt out (data).")] = MmEncoderTpMode.weights,
     max_total_tokens: Annotated[int | None, typer.Option(
         "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
@@ -285,6 +290,7 @@ def estimate_cmd(
             "flashinfer_sampler": flashinfer_sampler,
             "limit_mm_per_prompt": mm_limits,
             "skip_mm_profiling": skip_mm_profiling,
+            "mm_encoder_tp_mode": mm_encoder_tp_mode.value,
             "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
             "trtllm_backend": trtllm_backend.value,

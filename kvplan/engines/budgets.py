@@ -480,7 +480,7 @@ class VllmBudget:
             encoder = vllm_encoder_profile(
                 spec, max_num_batched_tokens=tokens, max_num_seqs=seqs,
                 max_model_len=inputs.context, limits=dict(inputs.limit_mm_per_prompt), tp=inputs.tp,
-                element_bytes=width)
+                element_bytes=width, encoder_data_parallel=inputs.mm_encoder_tp_mode == "data")
         if encoder is not None:
             # profile_run: the encoder runs first and its outputs stay in the encoder cache
             # through the language model's forward and sampler, so the peak is the larger of

@@ -56,6 +56,7 @@ class EncoderProfiler(Protocol):
     """One vision-encoder family: its largest items and its activation peak."""
 
     source: str
+    supports_encoder_tp_data: bool
 
     def modalities(self) -> tuple[EncoderModality, ...]: ...
 
@@ -86,6 +87,8 @@ class QwenViTProfiler:
 
     vit: QwenViTSpec
     source: str = "qwen3_vl.py Qwen3_VisionTransformer"
+    # Qwen3VLForConditionalGeneration.supports_encoder_tp_data (Qwen3.5 inherits it).
+    supports_encoder_tp_data: bool = True
 
     def modalities(self) -> tuple[EncoderModality, ...]:
         v = self.vit
@@ -128,6 +131,9 @@ class SiglipProfiler:
     tower: VisionTowerSpec
     text_hidden: int
     source: str = "siglip.py SiglipEncoderLayer, gemma3_mm.py"
+    # gemma3_mm.py does not declare supports_encoder_tp_data: config/model.py falls back to
+    # "weights" for --mm-encoder-tp-mode data.
+    supports_encoder_tp_data: bool = False
 
     def modalities(self) -> tuple[EncoderModality, ...]:
         return (EncoderModality(name="image", tokens_per_item=self.tower.tokens_per_image,
@@ -188,9 +194,14 @@ def mm_items_per_batch(*, tokens_per_item: int, max_num_batched_tokens: int, max
 
 def vllm_encoder_profile(spec: ModelSpec, *, max_num_batched_tokens: int, max_num_seqs: int,
                          max_model_len: int, limits: Mapping[str, int], tp: int,
-                         element_bytes: int) -> EncoderProfile | None:
-    """What the profile run pushes through the encoder; None: nothing (no encoder kvplan
-    describes, or every modality's limit 0)."""
+                         element_bytes: int, encoder_data_parallel: bool = False
+                         ) -> EncoderProfile | None:
+    """What the profile run pushes through the encoder on the busiest TP rank; None: nothing
+    (no encoder kvplan describes, or every modality's limit 0). `encoder_data_parallel`:
+    --mm-encoder-tp-mode data (models/vision.py run_dp_sharded_mrope_vision_model, Qwen-VL
+    towers): every rank holds the whole tower and the items are dealt out by patch count
+    (get_load_balance_assignment: equal dummy items, ceil(items / TP) on the busiest rank), the
+    outputs all-gathered to every rank."""
     profiler = encoder_profiler(spec)
     if profiler is None:
         return None
@@ -204,7 +215,11 @@ def vllm_encoder_profile(spec: ModelSpec, *, max_num_batched_tokens: int, max_nu
         limit=limits.get(chosen.name, DEFAULT_MM_LIMIT))
     patches = items * chosen.patches_per_item
     outputs = profiler.output_bytes(items * chosen.tokens_per_item, element_bytes=element_bytes)
-    peak = profiler.peak_bytes(patches, tp=tp, element_bytes=element_bytes)
+    if encoder_data_parallel and profiler.supports_encoder_tp_data:
+        busiest = -(-items // tp) * chosen.patches_per_item
+        peak = profiler.peak_bytes(busiest, tp=1, element_bytes=element_bytes)
+    else:
+        peak = profiler.peak_bytes(patches, tp=tp, element_bytes=element_bytes)
     return EncoderProfile(modality=chosen.name, items=items,
                           tokens_per_item=chosen.tokens_per_item, budget_tokens=budget,
                           patches=patches, peak_bytes=max(peak, outputs), output_bytes=outputs,
