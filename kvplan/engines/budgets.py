@@ -133,11 +133,11 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   8B at PP 1/2/4, TP 1/2/4 and fp8, Qwen2.5-7B at TP 1/2/4, Qwen3-8B, Gemma-7B, Gemma-2-9B:
 #   8-42 layers on a stage, 51 + 51 graphs; 0.346 GiB and 0.157 MiB), the intercept near the
 #   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
-# - held out: the other 24 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
-#   multimodal Gemma-3; 0.19-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median |error|
-#   0.075 GiB, 20 of 24 within 0.25 GiB, against 0.16 GiB and 15 for the former 8.43 MiB per
-#   graph (read off most of these same logs); and the 7 logs of vllm_cudagraph_estimates.json
-#   (0.18-0.27) whose model is known: median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B
+# - held out: the other 25 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
+#   multimodal Gemma-3 and Qwen3.5; 0.18-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median
+#   |error| 0.081 GiB, 20 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former 8.43 MiB
+#   per graph (read off most of these same logs); and the 6 logs of vllm_cudagraph_estimates.json
+#   (0.20-0.27) whose model is known: median 0.18 GiB (mean 0.19) against 0.21 (0.29); the 27B
 #   hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71; 28-layer models at 86 graphs predict
 #   0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
