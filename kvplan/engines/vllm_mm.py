@@ -13,19 +13,22 @@ What vLLM does (read in the 0.10.2, 0.19.0, 0.22.0, 0.27.0 and 0.32.0 sources):
       max(encoder peak, encoder outputs + the language model's peak),
   the encoder's temporaries being freed when it returns.
 - How many items (``multimodal/encoder_budget.py: MultiModalBudget._get_max_items``, the same
-  from 0.10.2 to 0.32.0; ``v1/core/encoder_cache_manager.py: compute_mm_encoder_budget``):
+  from 0.10.2, where it is ``v1/worker/utils.py``, to 0.32.0; ``v1/core/encoder_cache_manager.py:
+  compute_mm_encoder_budget``):
   encoder budget = max(max_num_batched_tokens, the largest item's tokens) (the scheduler's
   max_num_encoder_input_tokens and encoder_cache_size are both max_num_batched_tokens);
   items = max(1, min(budget // T, max_num_seqs x max(1, min(limit, max_model_len // T)))),
   T the chosen modality's tokens per item and `limit` its --limit-mm-per-prompt count (999
   unset, ``config/multimodal.py: get_limit_per_prompt``). A modality whose limit is 0 is not
   profiled; all 0: no encoder profile ("Encoder cache will not be initialized"). Ties go to the
-  later name (``get_modality_with_max_tokens``: max over (tokens, name)). Logged as "Encoder cache
+  later name in 0.19-0.32 (``get_modality_with_max_tokens``: max over (tokens, name)), to the
+  first listed (image) in 0.10.2; no tower modelled here has a tie. Logged as "Encoder cache
   will be initialized with a budget of B tokens, and profiled with N <modality> items of the
   maximum feature size". --skip-mm-profiling skips it all.
 - The dummy items are the processor's largest input (``multimodal/processing/context.py``
   casts its outputs to the model dtype), on every TP rank with the encoder's linears split
-  (ColumnParallel / RowParallel) unless --mm-encoder-tp-mode data (not modelled).
+  (ColumnParallel / RowParallel) unless --mm-encoder-tp-mode data (whole items per rank, for
+  the towers that support it).
 
 Encoder peaks are counted per patch from the forward code (eager; compile_mm_encoder is off by
 default), the widest point of one block plus what stays alive through the blocks; attention is
