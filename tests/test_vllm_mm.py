@@ -222,3 +222,21 @@ def test_encoder_data_parallel_mode() -> None:
     gemma = load_spec("gemma-3-27b")
     assert vllm_encoder_profile(gemma, encoder_data_parallel=True, **kw) == \
         vllm_encoder_profile(gemma, **kw)
+
+
+def test_qwen3_vl_deepstack_features() -> None:
+    # Qwen3-VL-8B-Instruct's vision_config (a public copy: index file id 60468266955): the same
+    # tower as Qwen3.5's plus deepstack_visual_indexes [8, 16, 24]. Their merged features stay
+    # alive through the last blocks: 3 x 4,096 / 2^2 = 3,072 more elements per patch, 18,504 in
+    # all x 2 B x 65,536 = 2,425,356,288 B; the outputs carry them too: 16,384 x 4,096 x (1 + 3)
+    # x 2 B = 536,870,912 B.
+    from kvplan.engines.vllm_mm import QwenViTProfiler
+    from kvplan.spec import QwenViTSpec
+
+    vit = QwenViTSpec(kind="qwen3_vl", depth=27, hidden_size=1152, intermediate_size=4304,
+                      num_heads=16, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                      out_hidden_size=4096, deepstack_layers=3)
+    p = QwenViTProfiler(vit)
+    assert p.per_patch_elements(1) == 18_504
+    assert p.peak_bytes(65_536, tp=1, element_bytes=2) == 2_425_356_288
+    assert p.output_bytes(16_384, element_bytes=2) == 536_870_912

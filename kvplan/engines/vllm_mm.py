@@ -80,7 +80,10 @@ class QwenViTProfiler:
 
     Alive through the blocks, per patch: the pixel values (in_channels x temporal x patch^2, in
     the model dtype), the interpolated position embeddings (hidden; encoder_metadata keeps
-    them) and the rotary cos / sin (head_dim in all). The widest point of a block
+    them), the rotary cos / sin (head_dim in all) and, for Qwen3-VL, the deepstack features
+    merged at earlier blocks (deepstack_feature_lists: out_hidden_size per merge^2 patches
+    each; all three of Qwen3-VL's, at blocks 8 / 16 / 24 of 27, are alive through the last
+    blocks). The widest point of a block
     (Qwen3_VisionBlock with Qwen2_5_VisionAttention): at the output projection the residual,
     norm1's output, qkv (3h / TP), the contiguous q-k copy and its rotated copy (2h / TP each),
     the attention output made contiguous (h / TP) and the projection's output (h): 3h + 8h / TP;
@@ -108,7 +111,8 @@ class QwenViTProfiler:
         v = self.vit
         h, inter = v.hidden_size, v.intermediate_size
         head_dim = h // v.num_heads
-        alive = v.pixels_per_patch + h + head_dim
+        deepstack = v.deepstack_layers * v.out_hidden_size // v.spatial_merge_size ** 2
+        alive = v.pixels_per_patch + h + head_dim + deepstack
         block = max(3 * h + 8 * h // tp, 2 * h + 2 * inter // tp, 3 * h + inter // tp)
         return alive + block
 
