@@ -109,6 +109,8 @@ def cli_args(log: dict[str, Any]) -> list[str]:
         args.append("--disable-custom-all-reduce")
     if log["enforce_eager"]:
         args.append("--enforce-eager")
+    if log.get("limit_mm_per_prompt"):  # the user's --limit-mm-per-prompt
+        args += ["--limit-mm-per-prompt", log["limit_mm_per_prompt"]]
     if log.get("flashinfer_sampler") is not None:  # the log names the top-k/top-p path
         args.append("--flashinfer-sampler" if log["flashinfer_sampler"]
                     else "--no-flashinfer-sampler")
@@ -138,7 +140,9 @@ def compare(log: dict[str, Any]) -> dict[str, Any]:
         "log": log, "predicted_gib": predicted, "logged_gib": logged,
         "error": predicted / logged - 1 if logged else float("inf"),
         "within": abs(predicted - logged) <= max(0.02 * abs(logged), TOLERANCE_GIB),
-        "peak_gib": (parts["activation"]["bytes"] + parts["sampler"]["bytes"]) / GiB,
+        "peak_gib": (parts["activation"]["bytes"] + parts["sampler"]["bytes"]
+                     + parts.get("mm_encoder", {"bytes": 0})["bytes"]) / GiB,
+        "mm_encoder_gib": parts.get("mm_encoder", {"bytes": 0})["bytes"] / GiB,
         "non_torch_gib": parts["non_torch"]["bytes"] / GiB,
     }
 
@@ -567,7 +571,9 @@ def main() -> None:
           "--engine-version V` (plus the batch limits the user set); *predicted* is "
           "`kv_budget_bytes`, *logged* is vLLM's \"Available KV cache memory\" (GiB). The peak "
           "and non-torch columns put kvplan's reserve parts beside the log's \"PyTorch "
-          "activation peak memory\" and \"non-torch memory\" where it prints them. `fit`: the "
+          "activation peak memory\" and \"non-torch memory\" where it prints them (the peak: "
+          "activation + sampler + the multimodal encoder profile's excess, "
+          "kvplan.engines.vllm_mm). `fit`: the "
           "log was used to derive the sampler rule (kvplan.engines.budgets).\n")
     print("| model | vLLM | GPU | TP | PP | fraction | peak kvplan / log | non-torch kvplan / log "
           "| predicted | logged | error | within | fit | log |")

@@ -238,6 +238,11 @@ class PlanInputs:
     # vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, flashinfer
     # installed); None: that release's default with the plain wheel (engines/budgets.py).
     flashinfer_sampler: bool | None = None
+    # vLLM --limit-mm-per-prompt as (modality, count) pairs (unset modalities: 999; 0: that
+    # modality is not profiled) and --skip-mm-profiling (no encoder profile at all).
+    limit_mm_per_prompt: tuple[tuple[str, int], ...] = ()
+    skip_mm_profiling: bool = False
+    mm_encoder_tp_mode: str = "weights"  # vLLM --mm-encoder-tp-mode: weights | data
     is_a100: bool = False  # vLLM's batch defaults treat A100s apart
     smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
     # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).

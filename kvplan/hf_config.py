@@ -607,6 +607,18 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         tower = _siglip_tower(config, path)
         if tower is not None:
             mapping["vision"] = tower
+        mm_tokens = config.get("mm_tokens_per_image")
+        if (tower is not None and isinstance(mm_tokens, int) and not isinstance(mm_tokens, bool)
+                and mm_tokens != 256):  # 256: the spec's default
+            tower["tokens_per_image"] = mm_tokens
+    vit = _qwen_vit(config, path)
+    if vit is not None:
+        mapping["qwen_vit"] = vit
+    if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
+            and vit is None):
+        c.warn(f"vision_config of a {_model_type(config)} checkpoint not read: vLLM's "
+               "multimodal encoder profile is not in its reserve (give --reserve-gib, or "
+               "--limit-mm-per-prompt image=0,video=0 as vLLM would be started)")
     return mapping, c.warnings
 
 
@@ -649,6 +661,38 @@ def _siglip_tower(config: Mapping[str, Any], path: str) -> dict | None:
         "patch_size": r.int("patch_size", required="vision_config.patch_size"),
         "num_channels": r.int("num_channels") or 3,
         "projector": "gemma3",
+    }
+
+
+# Wrappers whose vision_config is the Qwen3-VL vision transformer (vLLM qwen3_vl.py
+# Qwen3_VisionTransformer; qwen3_vl_moe.py, qwen3_5.py reuse it).
+_QWEN3_VIT_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+
+
+def _qwen_vit(config: Mapping[str, Any], path: str) -> dict | None:
+    """A Qwen3-VL / Qwen3.5 checkpoint's vision_config as the spec's qwen_vit section (vLLM's
+    encoder profile sizes it, kvplan.engines.vllm_mm). None for other models; Qwen2-VL and
+    Qwen2.5-VL (a different tower, profiled with a video in vLLM) are not described."""
+    vc = config.get("vision_config")
+    if _model_type(config) not in _QWEN3_VIT_WRAPPERS or not isinstance(vc, Mapping):
+        return None
+    r = _Config(dict(vc), path, "qwen3_vl_vision")
+    deepstack = vc.get("deepstack_visual_indexes") or []
+    if not isinstance(deepstack, list):
+        raise SpecError(path, "vision_config.deepstack_visual_indexes", "expected a list")
+    return {
+        "kind": "qwen3_vl",
+        "depth": r.int("depth", required="vision_config.depth", maximum=MAX_LAYERS),
+        "hidden_size": r.int("hidden_size", required="vision_config.hidden_size"),
+        "intermediate_size": r.int("intermediate_size",
+                                   required="vision_config.intermediate_size"),
+        "num_heads": r.int("num_heads", required="vision_config.num_heads"),
+        "patch_size": r.int("patch_size", required="vision_config.patch_size"),
+        "spatial_merge_size": r.int("spatial_merge_size") or 2,
+        "temporal_patch_size": r.int("temporal_patch_size") or 2,
+        "out_hidden_size": r.int("out_hidden_size", required="vision_config.out_hidden_size"),
+        "in_channels": r.int("in_channels") or 3,
+        "deepstack_layers": len(deepstack),
     }
 
 
@@ -759,12 +803,12 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
     top.update({k: v for k, v in mapping.items()
                 if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
                                               "recurrent", "layer_types",
-                                              "quantization_config", "vision")})
+                                              "quantization_config", "vision", "qwen_vit")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
     if "layer_types" in mapping:
         parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
     for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing", "vision",
-                    "quantization_config"):
+                    "qwen_vit", "quantization_config"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))

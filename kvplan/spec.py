@@ -118,10 +118,56 @@ class VisionTowerSpec:
     num_channels: int = 3
     projector: str = "gemma3"
 
+    # Tokens one image becomes in the language model: gemma3_mm.py Gemma3MultiModalProjector
+    # pools the (image_size / patch_size)^2 patches to mm_tokens_per_image (config.json, 256).
+    tokens_per_image: int = 256
+
     @property
     def num_positions(self) -> int:
         """SiglipVisionEmbeddings: one position per patch ((image_size / patch_size) ** 2)."""
         return (self.image_size // self.patch_size) ** 2
+
+
+# The processors' largest input, from the checkpoints' preprocessor configs (not in config.json):
+# Qwen3-VL and Qwen3.5 ship preprocessor_config.json "size": {"longest_edge": 16777216} (4096 x
+# 4096 px) and video_preprocessor_config.json "size": {"longest_edge": 25165824} (two frames'
+# pixels: vLLM divides by temporal_patch_size, qwen3_vl.py get_max_video_tokens).
+QWEN3_VL_MAX_PIXELS = 16_777_216
+QWEN3_VL_VIDEO_MAX_PIXELS = 25_165_824
+
+
+@dataclass(frozen=True, kw_only=True)
+class QwenViTSpec:
+    """The vision transformer of Qwen3-VL / Qwen3.5 checkpoints (vision_config), as vLLM builds
+    it (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer: a Conv3d patch embed
+    over temporal_patch_size x patch_size^2 pixels, `depth` pre-norm blocks of attention and a
+    GELU MLP, a 2 x 2 patch merger to out_hidden_size, plus one merger per deepstack layer).
+    Its weights are in "Model loading took" but not in kvplan's weight estimate; what it adds
+    to the reserve is vLLM's encoder profile (kvplan.engines.vllm_mm)."""
+
+    kind: str  # "qwen3_vl"
+    depth: int
+    hidden_size: int
+    intermediate_size: int
+    num_heads: int
+    patch_size: int
+    spatial_merge_size: int
+    temporal_patch_size: int
+    out_hidden_size: int
+    in_channels: int = 3
+    deepstack_layers: int = 0  # len(deepstack_visual_indexes)
+    max_pixels: int = QWEN3_VL_MAX_PIXELS
+    video_max_pixels: int = QWEN3_VL_VIDEO_MAX_PIXELS
+
+    @property
+    def merge_unit(self) -> int:
+        """Pixels on a side of one language-model token: patch_size x spatial_merge_size."""
+        return self.patch_size * self.spatial_merge_size
+
+    @property
+    def pixels_per_patch(self) -> int:
+        """Elements of one patch: in_channels x temporal_patch_size x patch_size^2."""
+        return self.in_channels * self.temporal_patch_size * self.patch_size ** 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,6 +211,9 @@ class ModelSpec:
     # A multimodal checkpoint's vision encoder, counted in its weights (no KV cache). None: a
     # text-only model, or a tower kvplan does not describe (flagged where it matters).
     vision: VisionTowerSpec | None = None
+    # A Qwen3-VL / Qwen3.5 vision transformer: not in the weight estimate (as before), sized for
+    # vLLM's encoder profile only. None: none, or one kvplan does not describe.
+    qwen_vit: QwenViTSpec | None = None
     # config.json's quantization_config, as canonical JSON text (validated at load time by
     # kvplan.weights.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
@@ -652,6 +701,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
                                        minimum=0),
         rope_tables=_parse_rope_tables(r),
         vision=_parse_vision(r.section("vision", required=False)),
+        qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
         quantization_json=_parse_quantization(r, path),
     )
     r.finish()
@@ -680,10 +730,36 @@ def _parse_vision(r: _Reader | None) -> VisionTowerSpec | None:
         patch_size=r.int("patch_size"),
         num_channels=r.int("num_channels", required=False, default=3),
         projector=r.str("projector", choices=("gemma3",)),
+        tokens_per_image=r.int("tokens_per_image", required=False, default=256),
     )
     r.finish()
     if tower.hidden_size % tower.num_attention_heads:
         raise r.error("num_attention_heads", "must divide hidden_size")
+    return tower
+
+
+def _parse_qwen_vit(r: _Reader | None) -> QwenViTSpec | None:
+    if r is None:
+        return None
+    tower = QwenViTSpec(
+        kind=r.str("kind", choices=("qwen3_vl",)),
+        depth=r.int("depth"),
+        hidden_size=r.int("hidden_size"),
+        intermediate_size=r.int("intermediate_size"),
+        num_heads=r.int("num_heads"),
+        patch_size=r.int("patch_size"),
+        spatial_merge_size=r.int("spatial_merge_size"),
+        temporal_patch_size=r.int("temporal_patch_size"),
+        out_hidden_size=r.int("out_hidden_size"),
+        in_channels=r.int("in_channels", required=False, default=3),
+        deepstack_layers=r.int("deepstack_layers", required=False, default=0, minimum=0),
+        max_pixels=r.int("max_pixels", required=False, default=QWEN3_VL_MAX_PIXELS),
+        video_max_pixels=r.int("video_max_pixels", required=False,
+                               default=QWEN3_VL_VIDEO_MAX_PIXELS),
+    )
+    r.finish()
+    if tower.hidden_size % tower.num_heads:
+        raise r.error("num_heads", "must divide hidden_size")
     return tower
 
 

@@ -30,16 +30,17 @@ def test_every_log_names_its_source_and_quotes_the_lines() -> None:
 
 def test_vllm_budget_median_within_two_percent() -> None:
     # Issue #13's target: median within 2 %, 90 % of logs within max(2 %, 0.25 GiB). Over the
-    # 85 replayed logs the median is 0.35 % and 79 of 85 (92.9 %) are within; the misses
-    # (vLLM 0.10.1.1 on A100s at a 0.25 fraction and with TP 2 across nodes, the Qwen3.5-9B
-    # hybrid on an L40S, Qwen3-32B at TP 1 and PP 2 on RTX PRO 6000s at 0.27.1, Llama-3.1-8B on
-    # an A40 at 0.26.0) are listed in examples/engine-bench.md with their causes where found.
+    # 88 replayed logs the median is 0.35 % and 83 of 88 (94.3 %) are within; the misses
+    # (vLLM 0.10.1.1 on A100s at a 0.25 fraction and with TP 2 across nodes, Qwen3-32B at TP 1
+    # and PP 2 on RTX PRO 6000s at 0.27.1, Llama-3.1-8B on an A40 at 0.26.0) are listed in
+    # examples/engine-bench.md with their causes where found. The Qwen3.5-9B L40S miss (+3.9 %)
+    # is within since the vllm-mm session counts vLLM's multimodal encoder profile (-0.6 %).
     # The unified-memory GB10 log (+4.9 % when it was replayed) is refused now and not counted.
     # This test holds what is achieved.
     s = bench.summary(ROWS)
-    assert s["logs"] >= 85
+    assert s["logs"] >= 88
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.92
+    assert s["within_share"] >= 0.94
 
 
 def test_held_out_logs() -> None:
@@ -50,11 +51,14 @@ def test_held_out_logs() -> None:
     # miss) and six H100 runs of llm-d-planner not used to fit anything (gemma-3-12b/4b at
     # 0.19.0, the Qwen3-14B version sweep at 0.15-0.18), all within. Those six come from the lab
     # whose other logs fitted the constants: without them, 52 of 58 (89.7 %).
+    # The vllm-mm session added three (OmniCoder-9B-AWQ and Qwen3.5-9B-AWQ at 0.17.1, Qwen3.5-9B
+    # at 0.18.0, all within) and brought the Qwen3.5-9B L40S log within: 62 of 67 (92.5 %);
+    # without the six lab runs, 56 of 61 (91.8 %).
     held = [r for r in ROWS if not r["log"]["fitted"]]
     s = bench.summary(held)
-    assert s["logs"] >= 64
+    assert s["logs"] >= 67
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.90
+    assert s["within_share"] >= 0.92
 
 
 def test_unified_memory_logs_are_refused_in_one_line() -> None:
@@ -170,6 +174,43 @@ def test_logs_from_vllm_0_20_on() -> None:
     assert len(misses) <= 3, [(r["log"]["url"], r["error"]) for r in misses]
     pcie_tp2 = [r for r in new if r["log"]["model"] == "Qwen/Qwen3-32B" and r["log"]["tp"] == 2]
     assert len(pcie_tp2) == 1 and abs(pcie_tp2[0]["error"]) < 0.01
+
+
+def test_multimodal_encoder_profile_on_held_out_logs() -> None:
+    # vLLM's profile run pushes its largest dummy items through the vision encoder first and
+    # keeps the outputs through the language model's profile (kvplan.engines.vllm_mm; no
+    # constant fitted). Replayed with and without it (--skip-mm-profiling gives the former
+    # reserve), every log held out:
+    # - Qwen3.5-9B, L40S: 0.19.0 +3.9 % -> -0.6 %, 0.18.0 (index file id 57489989625, the same
+    #   20.27 GiB budget) +4.5 % -> +0.04 %; one 16,384-token image ("Encoder cache
+    #   will be initialized with a budget of 16384 tokens, and profiled with 1 image items" in
+    #   the 0.17 logs below and the Qwen3.5 logs of the index) peaks at 1.88 GiB;
+    # - OmniCoder-9B-AWQ and Qwen3.5-9B-AWQ, 0.17.1rc1, one 48-GB card (index file id
+    #   65752137241; the GPU inferred from the pair): +10.0 % -> -0.1 %, +35.2 % -> -0.4 %;
+    # - Gemma-3-27B / 12B, 0.19.0, H100: 32 images of 256 tokens through SigLIP peak at 2.81 GiB,
+    #   under the sampler's 3.72; their outputs (0.08 / 0.06 GiB) add to it: +1.4 -> +1.0 %,
+    #   +0.5 -> +0.4 %, the logged peaks still 0.18 / 0.16 GiB above kvplan's.
+    # Gemma-3-4B's config copy lacks the vision tower: nothing added, as before.
+    expected = {  # (model, version): (error before, error after), within 0.2 points
+        ("Qwen/Qwen3.5-9B", "0.19.0"): (0.039, -0.006),
+        ("Qwen/Qwen3.5-9B", "0.18.0"): (0.045, 0.000),
+        ("cyankiwi/OmniCoder-9B-AWQ-4bit", "0.17.1rc1.dev126+gbc2c0c86e"): (0.100, -0.001),
+        ("cyankiwi/Qwen3.5-9B-AWQ-4bit", "0.17.1rc1.dev126+gbc2c0c86e"): (0.352, -0.004),
+        ("google/gemma-3-27b-it", "0.19.0"): (0.014, 0.010),
+        ("google/gemma-3-12b-it", "0.19.0"): (0.005, 0.004),
+    }
+    rows = {(r["log"]["model"], r["log"]["vllm_version"]): r for r in ROWS
+            if r["mm_encoder_gib"] > 0}
+    assert sorted(rows) == sorted(expected)
+    for model, (before, after) in expected.items():
+        r = rows[model]
+        old = bench.run_kvplan([*bench.cli_args(r["log"]), "--skip-mm-profiling"], model[0])
+        old_error = old["kv_budget_bytes"] / GiB / r["logged_gib"] - 1
+        assert abs(old_error - before) < 0.002, model
+        assert abs(r["error"] - after) < 0.002, model
+        assert r["within"] and not r["log"]["fitted"], model
+    gemma = rows[("google/gemma-3-27b-it", "0.19.0")]
+    assert gemma["peak_gib"] < gemma["log"]["activation_peak_gib"]
 
 
 def test_every_sglang_log_names_its_source_and_quotes_the_lines() -> None:

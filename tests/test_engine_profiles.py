@@ -244,12 +244,15 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
     # logged, 0.57 by the rule) and gemma-3-12b / gemma-3-4b at 0.19.0 (1.02 / 0.70 logged).)
     # The misses: Qwen3-8B on an A100-40GB (2.35 GiB logged, 0.81
     # predicted), DeepSeek-V2-Lite and gpt-oss-20b (MoE, 0.63 and 0.37 GiB low), Gemma-3-27B
-    # (62 layers, 0.25 high).
+    # (62 layers, 0.25 high). The vllm-mm session replays the 0.18.0 Qwen3.5-9B L40S log (index
+    # file id 57489989625: 1.58 GiB logged with FlashInfer and fp8 KV, 0.76 by the rule, 0.71
+    # by the former one), so it moved here from held out 2: 25 configurations, median 0.081 GiB
+    # (mean 0.21), 20 of 25 within; the former rule 0.18 (0.34) and 15.
     # Held out 2: the logs of vllm_cudagraph_estimates.json (0.20-0.27) whose model is known,
-    # less the one replayed above: 7 logs, median |error| 0.18 GiB (mean 0.28) against 0.25
-    # (0.38); the 27B hybrid (64 layers) 1.17 predicted vs 1.56 logged (the former rule 0.71);
-    # Qwen3.5-9B with FlashInfer and fp8 KV 0.76 vs 1.58 (0.78 with FLASH_ATTN, held out 1);
-    # the two Qwen3.6-35B-A3B logs with drafters 0.17-0.19 low (drafter graphs not modelled).
+    # less those replayed above: 6 logs, median |error| 0.18 GiB (mean 0.19) against 0.21
+    # (0.29); (7 logs, 0.18 (0.28) against 0.25 (0.38) with the Qwen3.5-9B one); the 27B hybrid
+    # (64 layers) 1.17 predicted vs 1.56 logged (the former rule 0.71); the two Qwen3.6-35B-A3B
+    # logs with drafters 0.17-0.19 low (drafter graphs not modelled).
     import json
     import statistics
 
@@ -260,11 +263,11 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
     )
 
     _, held = _cuda_graph_logs()
-    assert len(held) == 24
+    assert len(held) == 25
     new = [abs(r[0] - (VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB
                        + r[1] * VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB / 1024)) for r in held]
     former = [abs(r[0] - r[2]) for r in held]
-    assert statistics.median(new) <= 0.08 < 0.15 <= statistics.median(former)
+    assert statistics.median(new) <= 0.085 < 0.15 <= statistics.median(former)
     assert sum(e <= 0.25 for e in new) == 20 and sum(e <= 0.25 for e in former) == 15
 
     logs = json.loads((CONFIGS.parent / "engine_logs" / "vllm_cudagraph_estimates.json")
@@ -275,14 +278,14 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
         (CONFIGS.parent / "engine_logs" / "vllm_startup_logs.json").read_text()))
     known = [e for e in logs if e["num_hidden_layers"] and not e["fitted"]
              and e["source"].split()[-1] not in replayed]
-    assert len(known) == 7
+    assert len(known) == 6
     errors = [abs(vllm_cuda_graph_estimate_bytes(
         piecewise=e["piecewise"], full=e["full"], layers_per_stage=e["num_hidden_layers"]) / GiB
         - e["estimate_gib"]) for e in known]
     before = [abs(max(0.36, (e["piecewise"] + e["full"]) * 8.43 / 1024) - e["estimate_gib"])
               for e in known]
-    assert statistics.median(errors) <= 0.185 < 0.24 <= statistics.median(before)
-    assert statistics.mean(errors) <= 0.28 < 0.37 <= statistics.mean(before)
+    assert statistics.median(errors) <= 0.18 < 0.21 <= statistics.median(before)
+    assert statistics.mean(errors) <= 0.19 < 0.29 <= statistics.mean(before)
 
 
 def test_vllm_v1_sampler_path_by_release() -> None:

@@ -43,6 +43,7 @@ from kvplan.cli.common import (
     KVDTypeOpt,
     KvplanCommand,
     KvplanGroup,
+    MmEncoderTpMode,
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
@@ -238,6 +239,18 @@ def estimate_cmd(
         help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
              "flashinfer installed) or not; default: that release's with the plain wheel "
              "(PyTorch sort to 0.16, Triton 0.17-0.21, FlashInfer from 0.22).")] = None,
+    limit_mm_per_prompt: Annotated[str | None, typer.Option(
+        "--limit-mm-per-prompt", metavar="MODALITY=N,...",
+        help="vLLM: multimodal items per prompt, e.g. image=0,video=0 or '{\"image\": 2}' "
+             "(unset modalities: 999). The profile run pushes the modality with the most tokens "
+             "through the vision encoder; one at 0 is not profiled, all at 0 none.")] = None,
+    skip_mm_profiling: Annotated[bool, typer.Option(
+        "--skip-mm-profiling",
+        help="vLLM: no multimodal encoder profile (nothing reserved for it).")] = False,
+    mm_encoder_tp_mode: Annotated[MmEncoderTpMode, typer.Option(
+        "--mm-encoder-tp-mode",
+        help="vLLM: the vision encoder split over TP ranks (weights) or whole on each rank, the "
+             "profile's items dealt out (data).")] = MmEncoderTpMode.weights,
     max_total_tokens: Annotated[int | None, typer.Option(
         "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
@@ -301,6 +314,11 @@ def estimate_cmd(
                              "--speculative-method")
         device = {} if preset is None else {
             k: v for k, v in gpu_inputs(preset).items() if k not in ("total_bytes", "platform")}
+        mm_limits: tuple[tuple[str, int], ...] = ()
+        if limit_mm_per_prompt is not None:
+            from kvplan.engines.vllm_mm import parse_mm_limits
+
+            mm_limits = parse_mm_limits(limit_mm_per_prompt)
         engine_opts = {
             **device, "engine_version": engine_version, "platform": platform_name,
             "hybrid_kv_cache_manager": hybrid_manager_choice(hybrid_manager, disable_hybrid),
@@ -317,6 +335,9 @@ def estimate_cmd(
             "cuda_graph_max_batch_size": cuda_graph_max_batch_size,
             "cuda_graph_padding": cuda_graph_padding,
             "flashinfer_sampler": flashinfer_sampler,
+            "limit_mm_per_prompt": mm_limits,
+            "skip_mm_profiling": skip_mm_profiling,
+            "mm_encoder_tp_mode": mm_encoder_tp_mode.value,
             "disable_custom_all_reduce": disable_custom_all_reduce,
             "max_total_tokens": max_total_tokens,
             "trtllm_backend": trtllm_backend.value,

@@ -58,6 +58,11 @@ class TrtllmBackend(str, Enum):
     engine = "engine"
 
 
+class MmEncoderTpMode(str, Enum):
+    weights = "weights"
+    data = "data"
+
+
 class StateDType(str, Enum):
     auto = "auto"
     float32 = "float32"

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.versions import version_key
 from kvplan.engines.vllm_alloc import vllm_batch_defaults  # noqa: F401  (kept importable here)
+from kvplan.engines.vllm_mm import vllm_encoder_profile
 from kvplan.errors import InputError
 from kvplan.units import GiB, MiB
 
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class ReservePart:
-    name: str  # activation, sampler, non_torch, cuda_graphs, preloaded
+    name: str  # activation, sampler, mm_encoder, non_torch, cuda_graphs, preloaded
     bytes: int
     rule: str
 
@@ -132,11 +133,11 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   8B at PP 1/2/4, TP 1/2/4 and fp8, Qwen2.5-7B at TP 1/2/4, Qwen3-8B, Gemma-7B, Gemma-2-9B:
 #   8-42 layers on a stage, 51 + 51 graphs; 0.346 GiB and 0.157 MiB), the intercept near the
 #   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
-# - held out: the other 24 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
-#   multimodal Gemma-3; 0.19-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median |error|
-#   0.075 GiB, 20 of 24 within 0.25 GiB, against 0.16 GiB and 15 for the former 8.43 MiB per
-#   graph (read off most of these same logs); and the 7 logs of vllm_cudagraph_estimates.json
-#   (0.18-0.27) whose model is known: median 0.18 GiB (mean 0.28) against 0.25 (0.38); the 27B
+# - held out: the other 25 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
+#   multimodal Gemma-3 and Qwen3.5; 0.18-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median
+#   |error| 0.081 GiB, 20 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former 8.43 MiB
+#   per graph (read off most of these same logs); and the 6 logs of vllm_cudagraph_estimates.json
+#   (0.20-0.27) whose model is known: median 0.18 GiB (mean 0.19) against 0.21 (0.29); the 27B
 #   hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71; 28-layer models at 86 graphs predict
 #   0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
@@ -276,6 +277,8 @@ class VllmModelRunner:
     # FlashInfer's top-k/top-p path, and the release it runs by default from (None: never used).
     flashinfer_rule: SamplerRule | None = None
     flashinfer_default_since: tuple[int, ...] | None = None
+    # The multimodal encoder profile (kvplan.engines.vllm_mm) runs from this release.
+    encoder_profile_since: tuple[int, ...] = (0, 10)
 
     def sampler_rule(self, version: str | None,
                      flashinfer_sampler: bool | None = None) -> SamplerRule:
@@ -289,6 +292,9 @@ class VllmModelRunner:
                 return self.flashinfer_rule
         return next((r for r in reversed(self.sampler_rules) if key >= r.since),
                     self.sampler_rules[0])
+
+    def profiles_encoder(self, version: str | None) -> bool:
+        return version_key(version) >= self.encoder_profile_since
 
     def subtracts_cuda_graphs(self, version: str | None) -> bool:
         return version_key(version) >= self.cuda_graphs_since
@@ -312,9 +318,12 @@ VLLM_RUNNER_V1 = VllmModelRunner(name="model runner V1", sampler_rules=VLLM_SAMP
                                  cuda_graphs_since=(0, 20), sampler_state_since=None,
                                  flashinfer_rule=VLLM_FLASHINFER_SAMPLER,
                                  flashinfer_default_since=VLLM_FLASHINFER_SAMPLER_DEFAULT_SINCE)
-# v1/worker/gpu/model_runner.py; profile_cudagraph_memory returns 0 before 0.29.
+# v1/worker/gpu/model_runner.py; profile_cudagraph_memory returns 0 before 0.29; profile_run
+# runs the multimodal encoder from 0.27 (gpu/mm/encoder_runner.py: profile_encoder_cache; the
+# 0.25 and 0.26 wheels profile the language model only).
 VLLM_RUNNER_V2 = VllmModelRunner(name="model runner V2", sampler_rules=(VLLM_V2_SAMPLER,),
-                                 cuda_graphs_since=(0, 29), sampler_state_since=(0, 27))
+                                 cuda_graphs_since=(0, 29), sampler_state_since=(0, 27),
+                                 encoder_profile_since=(0, 27))
 
 
 # config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by release, as Hugging Face model_type
@@ -466,6 +475,19 @@ class VllmBudget:
                                 ", no NVLink growth (PCIe GPUs, or custom all-reduce disabled)")
                              + " (public logs, by version)"),
         ]
+        encoder = None
+        if runner.profiles_encoder(inputs.engine_version) and not inputs.skip_mm_profiling:
+            encoder = vllm_encoder_profile(
+                spec, max_num_batched_tokens=tokens, max_num_seqs=seqs,
+                max_model_len=inputs.context, limits=dict(inputs.limit_mm_per_prompt), tp=inputs.tp,
+                element_bytes=width, encoder_data_parallel=inputs.mm_encoder_tp_mode == "data")
+        if encoder is not None:
+            # profile_run: the encoder runs first and its outputs stay in the encoder cache
+            # through the language model's forward and sampler, so the peak is the larger of
+            # the encoder's and the outputs + the language model's (kvplan.engines.vllm_mm).
+            with_encoder = max(encoder.peak_bytes, encoder.output_bytes + peak)
+            parts.append(ReservePart(name="mm_encoder", bytes=with_encoder - peak,
+                                     rule=encoder.rule + ", beyond the language model's peak"))
         state = runner.sampler_state_bytes(spec, version=inputs.engine_version,
                                            max_num_seqs=seqs)
         if state:

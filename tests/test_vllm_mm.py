@@ -1,0 +1,242 @@
+"""vLLM's multimodal encoder profile (kvplan.engines.vllm_mm), against numbers worked out by hand
+from real configs and the vLLM source it follows (gpu_model_runner.py profile_run,
+multimodal/encoder_budget.py, models/qwen3_vl.py, models/siglip.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.capacity import Engine, PlanInputs
+from kvplan.engines.budgets import VllmBudget
+from kvplan.engines.vllm_mm import (
+    encoder_profiler,
+    mm_items_per_batch,
+    parse_mm_limits,
+    vllm_encoder_profile,
+)
+from kvplan.errors import InputError
+from kvplan.gpus import get_gpu
+from kvplan.hf_config import load_config
+from kvplan.spec import load_spec
+
+CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
+GiB = 1 << 30
+
+
+def qwen35_9b():
+    return load_config(CONFIGS / "qwen3.5-9b.json")[0]
+
+
+def test_qwen35_vision_config_is_read() -> None:
+    # Qwen3.5-9B's vision_config: depth 27, hidden 1152, intermediate 4304, 16 heads, patch 16,
+    # 2 x 2 merge, temporal patch 2, out_hidden_size 4096 (the language model's hidden), no
+    # deepstack layers; the bundled spec carries the same section.
+    vit = qwen35_9b().qwen_vit
+    assert vit is not None and load_spec("qwen3.5-9b").qwen_vit == vit
+    assert (vit.depth, vit.hidden_size, vit.intermediate_size, vit.num_heads) == (27, 1152, 4304,
+                                                                                  16)
+    assert (vit.merge_unit, vit.pixels_per_patch, vit.out_hidden_size) == (32, 1536, 4096)
+    assert vit.deepstack_layers == 0
+    # Qwen3.5-27B: the same tower, merged into a 5120-wide language model.
+    assert load_config(CONFIGS / "qwen3.5-27b.json")[0].qwen_vit.out_hidden_size == 5120
+    # Text models and configs without a vision_config get none.
+    assert load_config(CONFIGS / "qwen3-8b.json")[0].qwen_vit is None
+    assert load_config(CONFIGS / "qwen3.6-35b-a3b.json")[0].qwen_vit is None
+
+
+def test_qwen35_largest_items() -> None:
+    # Image: preprocessor max_pixels 16,777,216 (4096 x 4096) // (16 x 2)^2 = 16,384 tokens,
+    # x 2^2 = 65,536 patches. Video: two frames of 25,165,824 / 2 px, one temporal patch:
+    # 12,582,912 // 1,024 = 12,288 tokens, 49,152 patches.
+    image, video = encoder_profiler(qwen35_9b()).modalities()
+    assert (image.name, image.tokens_per_item, image.patches_per_item) == ("image", 16_384,
+                                                                           65_536)
+    assert (video.name, video.tokens_per_item, video.patches_per_item) == ("video", 12_288,
+                                                                           49_152)
+
+
+def test_qwen35_encoder_peak_by_hand() -> None:
+    # One image (8,192 batched tokens: budget max(8,192, 16,384) = 16,384 // 16,384 = 1 item).
+    # Per patch, in bf16: pixels 3 x 2 x 16^2 = 1,536 + position embeddings 1,152 + rotary
+    # cos/sin 72 (head_dim 1152 / 16) + the block's widest point, the attention output
+    # projection: 3h + 8h = 11 x 1,152 = 12,672 (the MLP's 2h + 2I = 10,912 is narrower):
+    # 15,432 elements x 2 B = 30,864 B; x 65,536 patches = 2,022,703,104 B (1.88 GiB).
+    # Outputs kept: 16,384 x 4,096 x 2 B = 134,217,728 B. TP 2: 3h + 8h / 2 = 8,064 ->
+    # 10,824 x 2 x 65,536 = 1,418,723,328 B.
+    spec = qwen35_9b()
+    kw = {"max_num_batched_tokens": 8192, "max_num_seqs": 256, "max_model_len": 262_144,
+          "limits": {}, "element_bytes": 2}
+    one = vllm_encoder_profile(spec, tp=1, **kw)
+    assert (one.modality, one.items, one.budget_tokens, one.patches) == ("image", 1, 16_384,
+                                                                        65_536)
+    assert one.peak_bytes == 2_022_703_104
+    assert one.output_bytes == 134_217_728
+    assert vllm_encoder_profile(spec, tp=2, **kw).peak_bytes == 1_418_723_328
+
+
+def test_gemma3_siglip_profile_by_hand() -> None:
+    # gemma-3-27b (SigLIP: hidden 1152, MLP 4304, image 896, patch 14; 256 tokens per image):
+    # budget max(8,192, 256) = 8,192 // 256 = 32 items (1,024 requests x min(999, 8,192 // 256)
+    # allow more): 32 x (896 / 14)^2 = 131,072 patches. Per patch: pixels 3 x 14^2 = 588 + the
+    # MLP's 2h + 2I = 10,912 (the attention's 3h + 4h = 8,064 is narrower) = 11,500 x 2 B =
+    # 23,000 B -> 3,014,656,000 B (2.81 GiB). Outputs: 32 x 256 x 5,376 x 2 B = 88,080,384 B.
+    spec = load_spec("gemma-3-27b")
+    p = vllm_encoder_profile(spec, max_num_batched_tokens=8192, max_num_seqs=1024,
+                             max_model_len=8192, limits={}, tp=1, element_bytes=2)
+    assert (p.items, p.tokens_per_item, p.patches) == (32, 256, 131_072)
+    assert p.peak_bytes == 3_014_656_000 and p.output_bytes == 88_080_384
+
+
+def test_items_per_batch_rule() -> None:
+    # MultiModalBudget._get_max_items: max(1, min(budget // T, max_num_seqs x max(1, min(limit,
+    # max_model_len // T)))), budget = max(max_num_batched_tokens, T).
+    assert mm_items_per_batch(tokens_per_item=256, max_num_batched_tokens=8192, max_num_seqs=4,
+                              max_model_len=8192, limit=2) == (8, 8192)
+    assert mm_items_per_batch(tokens_per_item=16_384, max_num_batched_tokens=2048,
+                              max_num_seqs=256, max_model_len=4096, limit=999) == (1, 16_384)
+    assert mm_items_per_batch(tokens_per_item=1000, max_num_batched_tokens=8192,
+                              max_num_seqs=1, max_model_len=500, limit=999) == (1, 8192)
+    # A real log (index file id 56336202239; Qwen3-VL-8B, a 2026 vLLM dev build, offline LLM
+    # with max_num_seqs 5, limit_mm_per_prompt {'image': 1}, mm_processor_kwargs max_pixels
+    # 1,003,520): "Encoder cache will be initialized with a budget of 8192 tokens, and profiled
+    # with 5 image items". 1,003,520 // 32^2 = 980 tokens per image: 8,192 // 980 = 8 fit the
+    # budget, but 5 requests x min(1, 4,096 // 980) = 5 bound it.
+    assert mm_items_per_batch(tokens_per_item=980, max_num_batched_tokens=8192, max_num_seqs=5,
+                              max_model_len=4096, limit=1) == (5, 8192)
+
+
+def test_limits_choose_the_profiled_modality() -> None:
+    # image=0 leaves the video (12,288 tokens: budget max(8,192, 12,288), one item, 49,152
+    # patches); both 0: no encoder profile (compute_mm_encoder_budget returns 0, 0).
+    spec = qwen35_9b()
+    kw = {"max_num_batched_tokens": 8192, "max_num_seqs": 256, "max_model_len": 32_768,
+          "tp": 1, "element_bytes": 2}
+    video = vllm_encoder_profile(spec, limits={"image": 0}, **kw)
+    assert (video.modality, video.items, video.budget_tokens, video.patches) == (
+        "video", 1, 12_288, 49_152)
+    assert vllm_encoder_profile(spec, limits={"image": 0, "video": 0}, **kw) is None
+    assert vllm_encoder_profile(load_spec("llama-3.1-8b"), limits={}, **kw) is None
+
+
+def _reserve(spec, **kw):
+    inputs = PlanInputs(context=kw.pop("context", 8192), engine=Engine.vllm, **kw)
+    return VllmBudget().reserve(spec, inputs).to_dict()
+
+
+def test_reserve_takes_the_larger_phase() -> None:
+    # Qwen3.5-9B on an L40S, 0.19.0, the offline defaults (256 requests, 8,192 tokens): the
+    # language model's peak is the sampler's (0.13 GiB + 256 x 248,320 x 14.37 B = 0.98 GiB);
+    # the encoder's 2,022,703,104 B is larger than it plus the 0.125 GiB of outputs, so the
+    # three parts sum to the encoder's peak exactly.
+    parts = _reserve(qwen35_9b(), total_bytes=get_gpu("L40S").total_bytes,
+                     engine_version="0.19.0", max_num_seqs=256, context=262_144)
+    peak = parts["activation"]["bytes"] + parts["sampler"]["bytes"]
+    assert peak + parts["mm_encoder"]["bytes"] == 2_022_703_104
+    assert "1 image item(s) of 16,384 tokens" in parts["mm_encoder"]["rule"]
+    # Gemma-3-27B at 1,024 requests: the sampler (3.72 GiB) stays the peak; the part is the
+    # outputs held through it, 88,080,384 B.
+    gemma = _reserve(load_spec("gemma-3-27b"), total_bytes=get_gpu("H100-80GB").total_bytes,
+                     engine_version="0.19.0", max_num_seqs=1024)
+    assert gemma["mm_encoder"]["bytes"] == 88_080_384
+    # Off with --skip-mm-profiling or every limit 0.
+    for kw in ({"skip_mm_profiling": True},
+               {"limit_mm_per_prompt": (("image", 0), ("video", 0))}):
+        assert "mm_encoder" not in _reserve(qwen35_9b(), engine_version="0.19.0", **kw)
+
+
+@pytest.mark.parametrize(("version", "profiled"), [("0.24.0", True), ("0.26.0", False),
+                                                   ("0.27.0", True), ("0.32.0", True)])
+def test_model_runner_v2_profiles_the_encoder_from_0_27(version, profiled) -> None:
+    # Gemma-3-27B is dense and not hybrid: model runner V1 to 0.24, V2 from 0.25, whose
+    # profile_run runs the encoder only from 0.27 (gpu/mm/encoder_runner.py).
+    parts = _reserve(load_spec("gemma-3-27b"), total_bytes=get_gpu("H100-80GB").total_bytes,
+                     engine_version=version, max_num_seqs=1024)
+    assert ("mm_encoder" in parts) is profiled
+
+
+def test_parse_limits() -> None:
+    assert parse_mm_limits("image=0,video=0") == (("image", 0), ("video", 0))
+    assert parse_mm_limits('{"image": 2, "video": {"count": 0}}') == (("image", 2),
+                                                                       ("video", 0))
+    for bad in ("image", "image=-1", "image=x", '{"image": true}', "{nope", "[1]"):
+        with pytest.raises(InputError):
+            parse_mm_limits(bad)
+
+
+def test_cli_limit_and_bad_value() -> None:
+    from kvplan.cli import app
+
+    runner = CliRunner()
+    base = ["estimate", "qwen3.5-9b", "--gpu", "L40S", "--engine-version", "0.19.0",
+            "--context", "32768", "--format", "json"]
+    with_mm = json.loads(runner.invoke(app, base).stdout)
+    without = json.loads(runner.invoke(app, [*base, "--limit-mm-per-prompt",
+                                             "image=0,video=0"]).stdout)
+    assert "mm_encoder" in with_mm["reserve_breakdown"]
+    assert "mm_encoder" not in without["reserve_breakdown"]
+    assert without["kv_budget_bytes"] - with_mm["kv_budget_bytes"] == \
+        with_mm["reserve_breakdown"]["mm_encoder"]["bytes"]
+    bad = runner.invoke(app, [*base, "--limit-mm-per-prompt", "image=lots"])
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "--limit-mm-per-prompt" in bad.stderr
+
+
+def test_unread_towers_add_nothing_and_say_so() -> None:
+    # Llama-4's vision_config is not described: no encoder part (as before), and the import
+    # says the profile is missing from the reserve. Gemma-3-27B's and Qwen3.5's towers are read:
+    # no such warning.
+    spec, warnings = load_config(CONFIGS / "llama-4-scout.json")
+    assert spec.qwen_vit is None and spec.vision is None
+    assert any("encoder profile is not in its reserve" in w for w in warnings)
+    for name in ("gemma-3-27b", "qwen3.5-9b"):
+        assert not any("encoder profile" in w for w in load_config(CONFIGS / f"{name}.json")[1])
+
+
+def test_qwen_vit_section_is_validated() -> None:
+    from kvplan.errors import SpecError
+    from kvplan.hf_config import spec_mapping_from_config
+    from kvplan.spec import parse_spec
+
+    mapping, _ = spec_mapping_from_config(json.loads((CONFIGS / "qwen3.5-9b.json").read_text()),
+                                          path="qwen3.5-9b.json")
+    assert parse_spec(mapping, path="x.yaml", spec_id="x").qwen_vit == qwen35_9b().qwen_vit
+    for change, field in (({"num_heads": 7}, "num_heads"), ({"kind": "qwen2_vl"}, "kind"),
+                          ({"windows": 1}, "windows"), ({"depth": 0}, "depth")):
+        bad = dict(mapping, qwen_vit={**mapping["qwen_vit"], **change})
+        with pytest.raises(SpecError, match=field):
+            parse_spec(bad, path="x.yaml", spec_id="x")
+
+
+def test_encoder_data_parallel_mode() -> None:
+    # --mm-encoder-tp-mode data at TP 2: Qwen3.5's one image goes whole to one rank, at full
+    # width: the TP-1 peak, 2,022,703,104 B (1,418,723,328 split over two ranks). Gemma-3's
+    # SigLIP does not support it (config/model.py falls back to weights): unchanged.
+    kw = {"max_num_batched_tokens": 8192, "max_num_seqs": 256, "max_model_len": 32_768,
+          "limits": {}, "tp": 2, "element_bytes": 2}
+    assert vllm_encoder_profile(qwen35_9b(), encoder_data_parallel=True,
+                                **kw).peak_bytes == 2_022_703_104
+    gemma = load_spec("gemma-3-27b")
+    assert vllm_encoder_profile(gemma, encoder_data_parallel=True, **kw) == \
+        vllm_encoder_profile(gemma, **kw)
+
+
+def test_qwen3_vl_deepstack_features() -> None:
+    # Qwen3-VL-8B-Instruct's vision_config (a public copy: index file id 60468266955): the same
+    # tower as Qwen3.5's plus deepstack_visual_indexes [8, 16, 24]. Their merged features stay
+    # alive through the last blocks: 3 x 4,096 / 2^2 = 3,072 more elements per patch, 18,504 in
+    # all x 2 B x 65,536 = 2,425,356,288 B; the outputs carry them too: 16,384 x 4,096 x (1 + 3)
+    # x 2 B = 536,870,912 B.
+    from kvplan.engines.vllm_mm import QwenViTProfiler
+    from kvplan.spec import QwenViTSpec
+
+    vit = QwenViTSpec(kind="qwen3_vl", depth=27, hidden_size=1152, intermediate_size=4304,
+                      num_heads=16, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                      out_hidden_size=4096, deepstack_layers=3)
+    p = QwenViTProfiler(vit)
+    assert p.per_patch_elements(1) == 18_504
+    assert p.peak_bytes(65_536, tp=1, element_bytes=2) == 2_425_356_288
+    assert p.output_bytes(16_384, element_bytes=2) == 536_870_912
