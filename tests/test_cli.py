@@ -262,8 +262,10 @@ def test_an_option_given_its_default_value_is_still_parsed() -> None:
     # Without a device: no budget rules, no SGLang pools, no weights, no quantized formats.
     (["estimate", "llama-3.1-8b"], ("kvplan.engines.budgets", "kvplan.engines.sglang_pools",
                                     "kvplan.weights", "kvplan.quant", "kvplan.checkpoint")),
-    # A bf16 model on a GPU with vLLM: weights and budgets, still no quantized formats.
+    # A bf16 text model on a GPU with vLLM: weights and budgets, still no quantized formats
+    # and no multimodal encoder profile.
     (["estimate", "llama-3.1-8b", "--gpu", "H100"], ("kvplan.engines.sglang_pools",
+                                                      "kvplan.engines.vllm_mm",
                                                       "kvplan.quant", "kvplan.checkpoint")),
 ])
 def test_estimate_loads_only_the_rules_it_uses(args: list[str], unused: tuple[str, ...]) -> None:

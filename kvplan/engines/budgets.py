@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan.engines.versions import version_key
 from kvplan.engines.vllm_alloc import vllm_batch_defaults  # noqa: F401  (kept importable here)
-from kvplan.engines.vllm_mm import vllm_encoder_profile
 from kvplan.errors import InputError
 from kvplan.units import GiB, MiB
 
@@ -476,7 +475,12 @@ class VllmBudget:
                              + " (public logs, by version)"),
         ]
         encoder = None
-        if runner.profiles_encoder(inputs.engine_version) and not inputs.skip_mm_profiling:
+        has_tower = spec.qwen_vit is not None or spec.vision is not None
+        if (has_tower and runner.profiles_encoder(inputs.engine_version)
+                and not inputs.skip_mm_profiling):
+            # Loaded for a multimodal spec only (start-up: examples/startup-bench.md).
+            from kvplan.engines.vllm_mm import vllm_encoder_profile
+
             encoder = vllm_encoder_profile(
                 spec, max_num_batched_tokens=tokens, max_num_seqs=seqs,
                 max_model_len=inputs.context, limits=dict(inputs.limit_mm_per_prompt), tp=inputs.tp,
