@@ -693,6 +693,7 @@ def _qwen_vit(config: Mapping[str, Any], path: str) -> dict | None:
         "out_hidden_size": r.int("out_hidden_size", required="vision_config.out_hidden_size"),
         "in_channels": r.int("in_channels") or 3,
         "deepstack_layers": len(deepstack),
+        "num_position_embeddings": r.int("num_position_embeddings") or 2304,
     }
 
 

@@ -142,8 +142,8 @@ class QwenViTSpec:
     it (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer: a Conv3d patch embed
     over temporal_patch_size x patch_size^2 pixels, `depth` pre-norm blocks of attention and a
     GELU MLP, a 2 x 2 patch merger to out_hidden_size, plus one merger per deepstack layer).
-    Its weights are in "Model loading took" but not in kvplan's weight estimate; what it adds
-    to the reserve is vLLM's encoder profile (kvplan.engines.vllm_mm)."""
+    Its weights are counted in group "vision" (kvplan.weights); what it adds to the reserve is
+    vLLM's encoder profile (kvplan.engines.vllm_mm)."""
 
     kind: str  # "qwen3_vl"
     depth: int
@@ -156,6 +156,7 @@ class QwenViTSpec:
     out_hidden_size: int
     in_channels: int = 3
     deepstack_layers: int = 0  # len(deepstack_visual_indexes)
+    num_position_embeddings: int = 2304  # pos_embed rows (Qwen3-VL's default)
     max_pixels: int = QWEN3_VL_MAX_PIXELS
     video_max_pixels: int = QWEN3_VL_VIDEO_MAX_PIXELS
 
@@ -753,6 +754,7 @@ def _parse_qwen_vit(r: _Reader | None) -> QwenViTSpec | None:
         out_hidden_size=r.int("out_hidden_size"),
         in_channels=r.int("in_channels", required=False, default=3),
         deepstack_layers=r.int("deepstack_layers", required=False, default=0, minimum=0),
+        num_position_embeddings=r.int("num_position_embeddings", required=False, default=2304),
         max_pixels=r.int("max_pixels", required=False, default=QWEN3_VL_MAX_PIXELS),
         video_max_pixels=r.int("video_max_pixels", required=False,
                                default=QWEN3_VL_VIDEO_MAX_PIXELS),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .attention import HeadAttention, LatentAttention
 from .dtypes import WEIGHT_DTYPE_ALIASES, get_dtype
 from .params import count_params, recurrent_params
-from .spec import ModelSpec, VisionTowerSpec
+from .spec import ModelSpec, QwenViTSpec, VisionTowerSpec
 from .units import cdiv
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -318,6 +318,45 @@ def _vision_tower(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) 
     t.vector("vision", h * text_hidden + h)  # projector weight and mm_soft_emb_norm
 
 
+def _qwen_vit(t: _Tally, vit: QwenViTSpec, tp: int) -> None:
+    """A Qwen3-VL / Qwen3.5 vision transformer, per tensor-parallel rank, in group "vision"
+    (vllm/model_executor/models/qwen3_vl.py, Qwen3_VisionTransformer, 0.32; qwen3_5.py builds
+    the same tower). Replicated: the Conv3d patch embedding (hidden x in_channels x
+    temporal_patch x patch^2, with bias), ``pos_embed`` (an nn.Embedding of
+    num_position_embeddings x hidden), every LayerNorm (weight and bias) and the rotary table of
+    the blocks' attention (get_rope over head_dim / 2 rotary dimensions, 8,192 positions, in the
+    model dtype). Split over TP: each block's qkv (QKVParallelLinear, bias) and proj
+    (RowParallelLinear, bias whole), its MLP linear_fc1 (column, bias) and linear_fc2 (row, bias
+    whole); the patch merger's and each deepstack merger's linear_fc1 (hidden x 4 squared,
+    column) and linear_fc2 (to out_hidden_size, row), each after a LayerNorm over hidden (the
+    main merger) or hidden x 4 (the deepstack ones, use_postshuffle_norm)."""
+    h, inter = vit.hidden_size, vit.intermediate_size
+    merged = h * vit.spatial_merge_size ** 2
+    pre = "model.visual"
+    t.vector("vision", vit.pixels_per_patch * h + h)  # patch_embed.proj
+    t.vector("vision", vit.num_position_embeddings * h)  # pos_embed
+    t.vector("vision", QWEN_VIT_ROPE_POSITIONS * (h // vit.num_heads // 2))  # rotary table
+    for i in range(vit.depth):
+        block = f"{pre}.blocks.{i}"
+        t.linear("vision", f"{block}.attn.qkv", 3 * _split(h, tp), h)
+        t.linear("vision", f"{block}.attn.proj", h, _split(h, tp))
+        t.linear("vision", f"{block}.mlp.linear_fc1", _split(inter, tp), h)
+        t.linear("vision", f"{block}.mlp.linear_fc2", h, _split(inter, tp))
+        t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
+        t.vector("vision", 2 * 2 * h)  # norm1, norm2: weight and bias
+    mergers = [(f"{pre}.merger", h)] + [
+        (f"{pre}.deepstack_merger_list.{i}", merged) for i in range(vit.deepstack_layers)]
+    for name, norm in mergers:
+        t.vector("vision", 2 * norm)  # the merger's LayerNorm
+        t.linear("vision", f"{name}.linear_fc1", _split(merged, tp), merged)
+        t.linear("vision", f"{name}.linear_fc2", vit.out_hidden_size, _split(merged, tp))
+        t.vector("vision", _split(merged, tp) + vit.out_hidden_size)  # biases
+
+
+# Qwen3_VisionTransformer's rotary table: get_rope(max_position=8192) (qwen3_vl.py, 0.32).
+QWEN_VIT_ROPE_POSITIONS = 8192
+
+
 def rope_cache_elements(spec: ModelSpec) -> int:
     """Elements of the rotary-embedding table vLLM builds for the model: (max_position_embeddings,
     rotary_dim), held in the model dtype on every rank and pipeline stage that has an attention
@@ -379,6 +418,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     t = _Tally(quant, bits)
     if vision and spec.vision is not None:
         _vision_tower(t, spec.vision, spec.hidden_size, tp)
+    if vision and spec.qwen_vit is not None:
+        _qwen_vit(t, spec.qwen_vit, tp)
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)

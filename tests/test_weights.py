@@ -336,15 +336,41 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
     # With no quantization the layout is the parameter count in the compute dtype, except for
     # vLLM's vocabulary padding to a multiple of 64 (gpt2's 50,257 -> 50,304; minicpm3's 73,448
     # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`). A vision tower
-    # (spec.vision) is not in the text model's parameter count; it is the "vision" group.
+    # (spec.vision, spec.qwen_vit) is not in the text model's parameter count; it is the
+    # "vision" group.
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
     heads = 1 if spec.tie_word_embeddings else 2
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
         padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec)
-    assert (b.vision > 0) == (spec.vision is not None)
+    assert (b.vision > 0) == (spec.vision is not None or spec.qwen_vit is not None)
     assert weight_breakdown(spec, None, dtype="bf16", vision=False).vision == 0
+
+
+# --- Qwen3.5-9B's vision transformer, vLLM 0.32 qwen3_vl.py ------------------------------------
+# vision_config (tests/data/configs/qwen3.5-9b.json): depth 27, hidden 1152, intermediate 4304,
+# 16 heads, patch 16, temporal patch 2, merge 2, out_hidden 4096, 2,304 position embeddings, no
+# deepstack. Per block: qkv 1152 x 3456 + 3456 = 3,984,768; proj 1152 x 1152 + 1152 =
+# 1,328,256; linear_fc1 1152 x 4304 + 4304 = 4,962,512; linear_fc2 4304 x 1152 + 1152 =
+# 4,959,360; norm1 + norm2 2 x 2,304 -> 15,239,504 x 27 = 411,466,608. Patch Conv3d 1152 x 3 x 2
+# x 16 x 16 + 1152 = 1,770,624; pos_embed 2,304 x 1152 = 2,654,208; merger LayerNorm 2,304,
+# linear_fc1 4608 x 4608 + 4608 = 21,238,272, linear_fc2 4608 x 4096 + 4096 = 18,878,464 ->
+# 40,119,040. 456,010,480 params x 2 B = 912,020,960 B, + the blocks' rotary table 8,192 x (72 /
+# 2) x 2 B = 589,824 -> 912,610,784 B (0.85 GiB) per GPU at TP 1. vLLM 0.19 logs "Model loading
+# took 17.66 GiB" for Qwen3.5-9B on an L40S (tests/data/engine_logs/vllm_startup_logs.json, file
+# id 51781852921); kvplan's total moves from 16.55 to 17.40 GiB with the tower (-1.5 %).
+def test_qwen35_vision_transformer_weights() -> None:
+    spec = load_spec("qwen3.5-9b")
+    b = weight_breakdown(spec, None, dtype="bf16")
+    assert b.vision == 912_610_784
+    # At TP 2 the blocks' and mergers' linears split (biases of row-parallel layers stay whole).
+    half = weight_breakdown(spec, None, dtype="bf16", tp=2).vision
+    per_block_tp2 = 2 * (1152 * 1728 + 576 * 1152 + 1152 * 2152 + 2152 * 1152
+                         + 1728 + 1152 + 2152 + 1152 + 4 * 1152)
+    merger_tp2 = 2 * (2304 + 2304 * 4608 + 4096 * 2304 + 2304 + 4096)
+    fixed = 2 * (1_770_624 + 2_654_208) + 589_824
+    assert half == fixed + 27 * per_block_tp2 + merger_tp2
 
 
 # --- Gemma-3-27B's SigLIP tower and rotary tables, vLLM 0.19 ------------------------------------
