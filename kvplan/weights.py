@@ -288,6 +288,21 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
         t.vector(group, (2 if gated else 1) * w + h)
 
 
+def _vit_block(t: _Tally, names: tuple[str, str, str, str], h: int, inter: int, tp: int) -> None:
+    """One pre-norm vision-transformer block, SigLIP's and Qwen3-VL's alike, in group "vision":
+    a fused qkv (QKVParallelLinear) and an output projection (RowParallelLinear), an MLP of a
+    column-parallel fc1 and a row-parallel fc2, all four with bias (column biases split, row
+    biases whole on every rank), and two LayerNorms (weight and bias). `names`: the checkpoint's
+    qkv, out, fc1 and fc2 module names (the quantization rules match them)."""
+    qkv, out, fc1, fc2 = names
+    t.linear("vision", qkv, 3 * _split(h, tp), h)
+    t.linear("vision", out, h, _split(h, tp))
+    t.linear("vision", fc1, _split(inter, tp), h)
+    t.linear("vision", fc2, h, _split(inter, tp))
+    t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
+    t.vector("vision", 2 * 2 * h)  # the two LayerNorms
+
+
 def _vision_tower(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) -> None:
     """A SigLIP encoder and its projector, per tensor-parallel rank, in group "vision".
 
@@ -308,12 +323,8 @@ def _vision_tower(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) 
     t.add("vision", MatrixBytes(weight=tower.num_positions * 8))  # position_ids, int64
     for i in range(tower.num_hidden_layers):
         layer = f"{pre}.encoder.layers.{i}"
-        t.linear("vision", f"{layer}.self_attn.q_proj", 3 * _split(h, tp), h)
-        t.linear("vision", f"{layer}.self_attn.out_proj", h, _split(h, tp))
-        t.linear("vision", f"{layer}.mlp.fc1", _split(inter, tp), h)
-        t.linear("vision", f"{layer}.mlp.fc2", h, _split(inter, tp))
-        t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
-        t.vector("vision", 2 * 2 * h)  # layer_norm1, layer_norm2: weight and bias
+        _vit_block(t, (f"{layer}.self_attn.q_proj", f"{layer}.self_attn.out_proj",
+                       f"{layer}.mlp.fc1", f"{layer}.mlp.fc2"), h, inter, tp)
     t.vector("vision", 2 * h)  # post_layernorm
     t.vector("vision", h * text_hidden + h)  # projector weight and mm_soft_emb_norm
 
@@ -338,12 +349,8 @@ def _qwen_vit(t: _Tally, vit: QwenViTSpec, tp: int) -> None:
     t.vector("vision", QWEN_VIT_ROPE_POSITIONS * (h // vit.num_heads // 2))  # rotary table
     for i in range(vit.depth):
         block = f"{pre}.blocks.{i}"
-        t.linear("vision", f"{block}.attn.qkv", 3 * _split(h, tp), h)
-        t.linear("vision", f"{block}.attn.proj", h, _split(h, tp))
-        t.linear("vision", f"{block}.mlp.linear_fc1", _split(inter, tp), h)
-        t.linear("vision", f"{block}.mlp.linear_fc2", h, _split(inter, tp))
-        t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
-        t.vector("vision", 2 * 2 * h)  # norm1, norm2: weight and bias
+        _vit_block(t, (f"{block}.attn.qkv", f"{block}.attn.proj", f"{block}.mlp.linear_fc1",
+                       f"{block}.mlp.linear_fc2"), h, inter, tp)
     mergers = [(f"{pre}.merger", h)] + [
         (f"{pre}.deepstack_merger_list.{i}", merged) for i in range(vit.deepstack_layers)]
     for name, norm in mergers:
