@@ -49,6 +49,8 @@ GB200_CMD = ("https://github.com/shifangx/Scripts-SGLang/blob/main/z.blog2_High-
 LLAMA_70B_A100 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                   "Llama/Llama3.1.md")
 GPT_FAST = "https://github.com/pytorch-labs/gpt-fast/blob/main/README.md"
+KIMI_K2_COOKBOOK = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
+                    "Moonshotai/Kimi-K2.md")
 QWEN3_235B_B200 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                    "Qwen/Qwen3.md")
 
@@ -241,6 +243,16 @@ CASES: tuple[Case, ...] = (
            url=SGLANG_041, note="first DeepSeek-V3 release: Triton MoE, no DeepGEMM/FlashMLA",
            eager_prefill=True)
       for b, tps in ((1, 30.29), (8, 206.32), (32, 760.52))),
+    # SGLang cookbook, Kimi-K2-Instruct (FP8 block-scaled, the DeepSeek-V3 architecture with 384
+    # experts and 64 heads) on 8x MI300X, TP 8, SGLang 0.5.7 ROCm
+    # (SGLANG_ROCM_FUSED_DECODE_MLA=0), bench_serving random 1000/1000 at max concurrency
+    # 1 / 16 / 100 (10 / 80 / 500 prompts): Mean TPOT. Held out, kind apart (ROCm).
+    *(Case(label=f"Kimi-K2 FP8 TP8, SGLang 0.5.7 ROCm, 1k/1k, conc. {c}",
+           kind="TP8 MoE (ROCm 2025)", model="kimi-k2", gpu="MI300X", layout=Layout(tp=8),
+           batch=c, input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
+           url=KIMI_K2_COOKBOOK, eager_prefill=True, requests=n)
+      for c, n, tin, tout, t in ((1, 10, 6101, 4220, 40.41), (16, 80, 49668, 40805, 46.85),
+                                 (100, 500, 249841, 252662, 74.58))),
     # Decode steps timed by SGLang's bench_one_batch alone ("Decode.  median latency", the run
     # after the warm-up; no prefill between them), from the same logs as PREFILL_CASES.
     Case(label="DeepSeek-V3 FP8 TP8, SGLang (Apr 2025, DeepGEMM), bench_one_batch, batch 1",
@@ -331,6 +343,10 @@ TTFT_CASES: tuple[TtftCase, ...] = (
                eager_prefill=True, fit=SERVING_FIT)
       for name, tin, t in (("random 1000/1000", 6101, 99.03), ("random 1000/8000", 6101, 110.60),
                            ("random 8000/1000", 41941, 139.90))),
+    TtftCase(label="Kimi-K2 FP8 TP8, SGLang 0.5.7 ROCm, random 1000/1000", model="kimi-k2",
+             gpu="MI300X", layout=Layout(tp=8), concurrency=1, prompt_len=round(6101 / 10),
+             measured_ttft_ms=159.67, url=KIMI_K2_COOKBOOK, eager_prefill=True,
+             output_len=round(4220 / 10), requests=10),
     *(TtftCase(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, {name}", model="deepseek-v3",
                gpu="H200", layout=Layout(tp=8), concurrency=4, prompt_len=isl,
                measured_ttft_ms=t, url=INFERENCEX, eager_prefill=True, output_len=osl,
