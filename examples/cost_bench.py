@@ -49,6 +49,8 @@ GB200_CMD = ("https://github.com/shifangx/Scripts-SGLang/blob/main/z.blog2_High-
 LLAMA_70B_A100 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                   "Llama/Llama3.1.md")
 GPT_FAST = "https://github.com/pytorch-labs/gpt-fast/blob/main/README.md"
+QWEN3_NEXT_COOKBOOK = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/"
+                       "autoregressive/Qwen/Qwen3-Next.md")
 KIMI_K2_COOKBOOK = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
                     "Moonshotai/Kimi-K2.md")
 QWEN3_235B_B200 = ("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
@@ -243,6 +245,16 @@ CASES: tuple[Case, ...] = (
            url=SGLANG_041, note="first DeepSeek-V3 release: Triton MoE, no DeepGEMM/FlashMLA",
            eager_prefill=True)
       for b, tps in ((1, 30.29), (8, 206.32), (32, 760.52))),
+    # SGLang cookbook, Qwen3-Next-80B-A3B-Instruct (bf16; Gated DeltaNet + gated attention, 512
+    # experts) on 8x B200, TP 8, SGLang 0.5.6, bench_serving ShareGPT (its default dataset) at
+    # max concurrency 1 (100 prompts, 33,839 in / 21,640 out) and 100 (1,000 prompts,
+    # 302,118 / 195,775): Mean TPOT. Held out.
+    *(Case(label=f"Qwen3-Next-80B-A3B bf16 TP8, SGLang 0.5.6, ShareGPT, conc. {c}",
+           kind="TP8 MoE", model="qwen3-next-80b-a3b", gpu="B200", layout=Layout(tp=8),
+           batch=c, input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
+           url=QWEN3_NEXT_COOKBOOK, eager_prefill=True, requests=n)
+      for c, n, tin, tout, t in ((1, 100, 33839, 21640, 6.19),
+                                 (100, 1000, 302118, 195775, 50.87))),
     # SGLang cookbook, Kimi-K2-Instruct (FP8 block-scaled, the DeepSeek-V3 architecture with 384
     # experts and 64 heads) on 8x MI300X, TP 8, SGLang 0.5.7 ROCm
     # (SGLANG_ROCM_FUSED_DECODE_MLA=0), bench_serving random 1000/1000 at max concurrency
@@ -343,6 +355,10 @@ TTFT_CASES: tuple[TtftCase, ...] = (
                eager_prefill=True, fit=SERVING_FIT)
       for name, tin, t in (("random 1000/1000", 6101, 99.03), ("random 1000/8000", 6101, 110.60),
                            ("random 8000/1000", 41941, 139.90))),
+    TtftCase(label="Qwen3-Next-80B-A3B bf16 TP8, SGLang 0.5.6, ShareGPT",
+             model="qwen3-next-80b-a3b", gpu="B200", layout=Layout(tp=8), concurrency=1,
+             prompt_len=round(33839 / 100), measured_ttft_ms=127.88, url=QWEN3_NEXT_COOKBOOK,
+             eager_prefill=True, output_len=round(21640 / 100), requests=100),
     TtftCase(label="Kimi-K2 FP8 TP8, SGLang 0.5.7 ROCm, random 1000/1000", model="kimi-k2",
              gpu="MI300X", layout=Layout(tp=8), concurrency=1, prompt_len=round(6101 / 10),
              measured_ttft_ms=159.67, url=KIMI_K2_COOKBOOK, eager_prefill=True,
