@@ -18,7 +18,10 @@ from kvplan.costmodel import (
     _bytes_per_param,
     eager_prefill_ops,
     predict,
+    prefill_launch_ms,
     serving_tpot_ms,
+    serving_ttft_ms,
+    sglang_chunked_prefill_tokens,
     step_time,
     tokens_per_step,
 )
@@ -478,3 +481,74 @@ def test_compare_cli_options() -> None:
 def test_efficiency_bounds_are_checked() -> None:
     with pytest.raises(InputError):
         replace(Efficiency(), hbm=1.5)
+
+
+# ---- prefill batching in a fixed-concurrency serving run (serving_tpot_ms / serving_ttft_ms) --
+
+def test_serving_tpot_alone_sees_no_other_prefill() -> None:
+    # At concurrency 1 the next request starts after this one ends: no prefill runs during
+    # its decode (the rule used to add 1 x prefill / output length).
+    assert serving_tpot_ms(10.0, 100.0, concurrency=1, output_len=500) == 10.0
+
+
+def test_serving_tpot_steady_state_without_launch_time() -> None:
+    # 100 other requests, each finishing with probability 1/500 per decode step: 0.2 prompts'
+    # GPU time (100 ms each) after every decode step, 10 + 0.2 x 100 = 30 ms.
+    assert serving_tpot_ms(10.0, 100.0, concurrency=101, output_len=500) == pytest.approx(30.0)
+
+
+def test_serving_tpot_shares_sglang_launch_time_per_step() -> None:
+    # Prefill 150 ms of which 125 ms launch (SGLang, eager) and 25 ms GPU; concurrency 101,
+    # output 500, 500-token prompts, 16,384-token steps (B200). Arrivals per decode step are
+    # Poisson(m = 100 / 500 = 0.2); one step takes all of them (scheduler.py
+    # get_new_batch_prefill), so a step follows with probability 1 - e^-0.2 = 0.181269:
+    # 10 + 0.2 x 25 + 0.181269 x 125 = 37.6586 (the per-prompt rule: 10 + 100 x 150 / 500 = 40).
+    steady = serving_tpot_ms(10.0, 150.0, concurrency=101, output_len=500,
+                             prefill_launch_ms=125.0, prompt_len=500, chunk_tokens=16384)
+    assert steady == pytest.approx(37.6586, abs=1e-4)
+    # A run of 505 requests: only the 404 replacements run during others' decodes (x 0.8);
+    # the first wave, 101 x 500 tokens, takes ceil(50,500 / 16,384) = 4 steps of
+    # 125 + 101 x 25 / 4 = 756.25 ms, and a first-wave request waits (4 - 1) / 2 of them after
+    # its first token: + (101 / 505) x 1.5 x 756.25 / 500 = 0.45375.
+    # 10 + 0.8 x 27.6586 + 0.45375 = 32.5807.
+    run = serving_tpot_ms(10.0, 150.0, concurrency=101, output_len=500,
+                          prefill_launch_ms=125.0, prompt_len=500, chunk_tokens=16384,
+                          requests=505)
+    assert run == pytest.approx(32.5807, abs=1e-4)
+
+
+def test_serving_ttft_first_wave_is_one_batched_step() -> None:
+    # DeepSeek-R1 1k/1k at concurrency 4 on 8x H200, 40 requests (InferenceX): one prefill
+    # 191 ms = 147 ms launch + 44 ms GPU (hand numbers). The first 4 prompts (4,096 tokens, under
+    # the 8,192-token step) run as one step: 147 + 4 x 44 = 323 ms. A replacement shares its step
+    # with Poisson(3 / 1024) others: 147 + 44 x (1 + 3/1024) = 191.1289 ms.
+    # Mean: (4 x 323 + 36 x 191.1289) / 40 = 204.316 ms.
+    ttft = serving_ttft_ms(191.0, concurrency=4, output_len=1024, prefill_launch_ms=147.0,
+                           prompt_len=1024, requests=40, chunk_tokens=8192)
+    assert ttft == pytest.approx(204.316, abs=1e-3)
+    assert serving_ttft_ms(191.0, concurrency=1, output_len=1024, prefill_launch_ms=147.0,
+                           prompt_len=1024, requests=10, chunk_tokens=8192) == 191.0
+    with pytest.raises(InputError):
+        serving_ttft_ms(191.0, concurrency=4, output_len=1024, requests=2)
+
+
+def test_sglang_default_chunk_by_gpu_memory() -> None:
+    # server_args.py: < 160 GiB (A100, H100, H200) 8,192 tokens per step; B200 16,384.
+    assert sglang_chunked_prefill_tokens(H100) == 8192
+    assert sglang_chunked_prefill_tokens(H200) == 8192
+    assert sglang_chunked_prefill_tokens(get_gpu("B200")) == 16384
+
+
+def test_tp8_moe_qwen3_235b_sglang_b200_concurrency_100() -> None:
+    # https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/Qwen/Qwen3.md
+    # Qwen3-235B-A22B bf16, 8x B200, TP 8, SGLang 0.5.6, random 1000/1000, max concurrency 100,
+    # 500 prompts (249,831 in / 252,162 out): "Mean TPOT (ms): 32.94". Held out. Priced one
+    # prompt per step it read 0.71; with SGLang's batching of waiting prompts, in band.
+    spec, gpu, layout = load_spec("qwen3-235b-a22b"), get_gpu("B200"), Layout(tp=8)
+    decode = predict(spec, gpu, CostInputs(context=500 + 504 // 2, batch=100, layout=layout))
+    prefill = predict(spec, gpu, CostInputs(context=500, layout=layout)).ttft_ms
+    predicted = serving_tpot_ms(decode.tpot_ms, prefill, concurrency=100, output_len=504,
+                                prefill_launch_ms=prefill_launch_ms(spec, layout),
+                                prompt_len=500, requests=500,
+                                chunk_tokens=sglang_chunked_prefill_tokens(gpu))
+    assert 0.75 <= 32.94 / predicted <= 1.33
