@@ -671,9 +671,9 @@ quantization kernels and the FP8 streaming fraction now apply to attention too) 
 Feb / Apr 2025 batch-1 decode timers from 2.22 / 1.82 to 1.97 / 1.61.
 
 **Two fitted constants.** The layer overhead (35 us per layer per step) is fitted on the 8 dense
-single-GPU decode cases; without it the held-out cases read 24 of 44 in band, with it 33 of 44
-(Qwen3-235B-A22B on 8x B200 at concurrency 1: 1.49-1.52 -> 1.00-1.02; Llama-3.1-70B TP8 at
-concurrency 1: 1.40-1.41 -> 1.16-1.17). With the serving rule below its median residual is
+single-GPU decode cases; without it the held-out cases read 25 of 44 in band, with it 34 of 44
+(Qwen3-235B-A22B on 8x B200 at concurrency 1: 1.53-1.56 -> 1.02-1.04; Llama-3.1-70B TP8 at
+concurrency 1: 1.39-1.40 -> 1.15-1.16). With the serving rule below its median residual is
 35.9 us; the default stays 35 us (within the 1 us the drift test allows). The eager prefill
 launch time (70 us per launched op) is fitted on the 4 engine-timed SGLang prefills of
 DeepSeek-V3/R1 on 8x H200 (three sources, Feb / Apr / Dec 2025); left out one at a time, each
@@ -700,8 +700,8 @@ are on B200 hosts and SGLang 0.5.3-0.5.6, the DeepSeek ones on H200 hosts, three
 early-2025 SGLang) and by op (a block-FP8 quantization wrapper is not a fused norm); kvplan
 does not know the host, and `--prefill-launch-us` sets it. The same term moves the
 high-concurrency decode rows, whose serving TPOT holds the prefills run between decode steps:
-Llama-3.1-70B TP8 at concurrency 16 / 100 reads 1.35 / 1.22 (1.47 / 1.63 at the graph floor),
-Qwen3-235B 8k/1k at 64 0.94 (1.42), 1k/8k at 64 1.19 (1.29). SGLang (`--enable-mixed-chunk`
+Llama-3.1-70B TP8 at concurrency 16 / 100 reads 1.25 / 1.16 (1.35 / 1.53 at the graph floor),
+Qwen3-235B 8k/1k at 64 0.91 (1.35), 1k/8k at 64 1.13 (1.22). SGLang (`--enable-mixed-chunk`
 off by default) runs each prefill batch alone, stopping the decoding batch for its whole
 duration, which is what `serving_tpot_ms` charges.
 
@@ -734,6 +734,28 @@ TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) re
 / 0.90 at concurrency 1 / 16 / 100 and its TTFT 0.69. Decode 41 of 52 in band, held out 33 of
 44; TTFT 8 of 14.
 
+**TP all-reduce from measured custom all-reduce timings (no new constant).** Every NVLink
+all-reduce was one ring formula with a preset 10 us (8 us on NVLink 5) that no measurement set.
+vLLM and SGLang run decode-size all-reduces as their custom kernel (the same dispatch in both:
+one-shot for 2 ranks, for <= 4 ranks under 512 KiB and <= 8 ranks under 256 KiB, else two-shot;
+NCCL above 8 MiB), and kvplan now charges that (kvplan/interconnect.py): one-shot t1 + (n - 1)
+x bytes / bandwidth (each rank reads every peer's buffer), two-shot 2 t1 + 2 (n - 1) / n x bytes
+/ bandwidth. t1 is read from published CUDA-graph timings: 5.7 us on H100 (the median of vLLM
+PR 24111's ca_1stage rows up to 1 MB at 2-6 ranks, after the bytes term; no trend with the rank
+count), 7.0 us on B300 for NVLink 5 (vLLM PR 37756, 16 KiB); no A100 timing in a graph was found,
+so NVLink 3 keeps 10 us. The bandwidths stay (360 GB/s on H100 is what NCCL's maintainer and
+nccl-tests give, and what the one-shot slopes give). Before -> after: dense TP2 (NIM, H100)
+0.85-0.89 -> 0.88-0.90; dense TP8 (Llama-3.1-70B, 8x A100) 1.16 / 1.35 / 1.22 at concurrency
+1 / 16 / 100 (1000 in) -> 1.15 / 1.25 / 1.16 and 1.17 / 1.27 / 1.03 (8000 in, 1 / 16 / 64) ->
+1.16 / 1.21 / 1.00, now 6 of 6 in band: from batch 16 on (256 KiB per all-reduce) the engine's
+two-shot pays two rounds, 21.9 us against the ring's 11.9 (at batch 15, 240 KiB, it would be
+one-shot, 17.6 us); TP8 MoE on H200 (DeepSeek-R1, SGLang 0.5.7) 0.77-0.87 -> 0.77-0.89, the
+batch-1 engine timers (Feb / Apr 2025) 1.97 / 1.61 -> 2.07 / 1.69 (further out), Qwen3-235B on
+8x B200 1.00-1.02 -> 1.02-1.04 at concurrency 1, 1k/8k at 64 1.19 -> 1.13, 1k/1k at 100 0.85
+-> 0.82 (worse: two-shot at 800 KiB); large EP unchanged (its all-to-all keeps `latency_s`).
+Decode 42 of 52 in band, held out 34 of 44; the prefill fit (59, 65, 74, 77 us, median 69.6)
+and the 1-GPU layer-overhead fit do not move.
+
 Why the remaining misses miss, as far as the public numbers show:
 
 - **Qwen3-235B's concurrency-1 TTFT at 610 tokens, 0.68**: the launch time fitted on
@@ -741,19 +763,19 @@ Why the remaining misses miss, as far as the public numbers show:
   Kimi-K2's on an MI300X host under SGLang 0.5.7 (0.69: at most 36 us per op). All three
   newer-SGLang rows sit below the early-2025-weighted fit; not refitted here (one release
   family, client TTFTs with the serving path inside).
-- **Qwen3-Next-80B-A3B at concurrency 100: 1.74, TTFT at concurrency 1: 2.13** (implied
-  161 us per op): its 36 Gated DeltaNet layers are charged `_RECURRENT_OPS` = 5 launched ops
+- **Qwen3-Next-80B-A3B at concurrency 100: 1.71, TTFT at concurrency 1: 2.12** (implied
+  160 us per op): its 36 Gated DeltaNet layers are charged `_RECURRENT_OPS` = 5 launched ops
   each, a count not read from SGLang's model code (kvplan/costmodel.py says so); an
   undercount there would explain both rows, but it was not checked against models/qwen3_next.py
-  here. Its concurrency-1 decode reads 1.25.
+  here. Its concurrency-1 decode reads 1.26.
 - **Kimi-K2 on 8x MI300X (ROCm SGLang 0.5.7) at concurrency 1 / 16: 3.37 / 1.72**, like
   DeepSeek-V3 on the same GPUs (2.78): the ROCm FP8 MoE / MLA decode path runs well below the
   bytes-and-floors step kvplan predicts; its concurrency-100 row (0.90) is in band through the
   prefill term, not through the decode step.
-- **Llama-3.1-70B TP8 on 8x A100 at concurrency 16, 1000 in: 1.35** (1.29 when every prompt
-  paid its own launch; 1.47 at the graph floor): the decode step at concurrency 1 already
-  reads 1.16 on this host, and what the batching takes off the prefill term leaves the
-  concurrency-16 row just outside the band.
+- **Llama-3.1-70B TP8 on 8x A100 (in band since the all-reduce rule, 1.15-1.25 at 1000 in)**:
+  the decode step at concurrency 1 still reads 1.15 on this host; its collectives use the
+  unmeasured 10 us (no A100 timing in a CUDA graph was found), and the page does not say
+  whether the GPUs are SXM (NVSwitch) or PCIe.
 - **Llama-3-8B on MI300X (ROCm SGLang, Oct 2024), 32 x 256 prefill: 1.67**: GPU-bound (8,192
   tokens), 1.96 at the graph floor: that ROCm stack reached about a third of the MI300X's
   bf16 peak in these GEMMs, below the 0.70 kvplan assumes.
@@ -761,19 +783,19 @@ Why the remaining misses miss, as far as the public numbers show:
   piecewise CUDA graphs (7.4 ms predicted); the other 52 ms are the serving path (chat template,
   tokenization, scheduling, detokenizing and streaming the first token). **SGLang 0.5.3 at
   concurrency 4: 0.71**, the same over-statement as Qwen3-235B's. **NIM (TensorRT-LLM) 500
-  tokens: 1.35**, 12 ms of serving path. No engine publishes both a client TTFT and its own
+  tokens: 1.38**, 13 ms of serving path. No engine publishes both a client TTFT and its own
   prefill timer for one model and GPU here, so the serving path is not modelled as a term:
   one vLLM row (52 ms) and two NIM rows (12 / 89 ms) cannot fit a constant and check it.
-- **SGLang's own decode timer, DeepSeek-V3/R1 at batch 1 on 8x H200, Feb / Apr 2025: 1.97 /
-  1.61** (21.0 / 17.2 ms per step against 10.7 predicted), while the same timer in Dec 2025
-  (DeepSeek-V3.1, batch 16) reads 0.82 and the Dec-2025 serving runs at concurrency 8-64
-  0.75-0.79: the early-2025 engine's batch-1 step was slower than its kernels' bytes and floors
+- **SGLang's own decode timer, DeepSeek-V3/R1 at batch 1 on 8x H200, Feb / Apr 2025: 2.07 /
+  1.69** (21.0 / 17.2 ms per step against 10.2 predicted), while the same timer in Dec 2025
+  (DeepSeek-V3.1, batch 16) reads 0.83 and the Dec-2025 serving runs at concurrency 8-64
+  0.77-0.81: the early-2025 engine's batch-1 step was slower than its kernels' bytes and floors
   (the Apr-2025 PR itself profiles several-microsecond quant and bmm kernels per layer). kvplan
   models today's kernels. The ROCm rows (DeepSeek-V3 TP8 on MI300X, Feb 2025: 2.78; Llama-3-8B
   on one MI300X, Oct 2024: 1.84) are held out under their own kinds: no MI300X case is in band.
 - **DeepSeek-R1 1k/1k at concurrency 4 (runner h200-nv_0)**: the same issue measures 12.8 ms
   at concurrency 8 on another runner; 22.7 ms at half the load is that runner, not the model.
-- **SGLang 0.4.1.post2 (Dec 2024), 0.90-3.10**: the release notes say "Using CUDA Graph and
+- **SGLang 0.4.1.post2 (Dec 2024), 0.90-3.25**: the release notes say "Using CUDA Graph and
   FP8 GEMM Tuning", so CUDA graphs were on and launch overhead does not explain a batch-1 step
   of 33 ms. That engine ran DeepSeek's MoE on Triton fused_moe with block-FP8 Triton GEMMs,
   before FlashMLA, DeepGEMM and the rewritten `moe_align_block_size`
@@ -787,9 +809,9 @@ The GB200 large-EP run (EP 48) sits in one NVL72 NVLink domain: its all-to-all r
 5, not InfiniBand (kvplan.interconnect.scale_up_gpus). Charged at InfiniBand it would read 0.40;
 over NVLink it reads 1.68, inside the large-EP band but slower than predicted: its
 single-batch overlap is not modelled, and 768 requests per GPU at 2,050 tokens make it the most
-attention-heavy case here. NVIDIA NIM's Llama-3.3-70B fp8 TP2 (0.83-0.88) runs per-tensor FP8
+attention-heavy case here. NVIDIA NIM's Llama-3.3-70B fp8 TP2 (0.88-0.90) runs per-tensor FP8
 GEMMs, charged DeepGEMM's block-scaled weight-streaming fraction (0.69); at 0.90 they read
-0.93-1.03, but no published per-tensor FP8 GEMM bandwidth was found, so the default stays.
+0.95-1.07, but no published per-tensor FP8 GEMM bandwidth was found, so the default stays.
 
 Not modelled: two-batch overlap of communication with compute, the serving path of a request
 (HTTP, tokenization, scheduling, streaming), chunked prefill of prompts longer than the chunk

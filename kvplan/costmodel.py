@@ -79,7 +79,11 @@ all-reduces per layer; `dp_attention` gives each rank its own requests, whole at
 layers; `ep` spreads whole experts over ranks, with an all-to-all dispatch (FP8, as DeepEP's
 low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one NVLink
 domain use the scale-up interconnect, beyond it the scale-out one; the domain is an 8-GPU node,
-or a 72-GPU NVL72 rack for the GB200 / GB300 presets (kvplan.interconnect.scale_up_gpus).
+or a 72-GPU NVL72 rack for the GB200 / GB300 presets (kvplan.interconnect.scale_up_gpus). A TP
+all-reduce on NVLink is the engines' custom one-shot / two-shot kernel (vLLM / SGLang dispatch
+by world size and bytes; fixed part measured in CUDA graphs per NVLink generation: 5.7 us on
+H100, 7.0 us on B300, 10 us unmeasured on A100), beyond 8 MiB or off NVLink an NCCL ring
+(`Interconnect.all_reduce_s`).
 
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
@@ -287,13 +291,6 @@ def _link(layout: Layout, gpu: GPU, ranks: int) -> Interconnect:
     return layout.interconnect or default_interconnect(gpu.name)
 
 
-def _all_reduce(link: Interconnect, ranks: int, nbytes: float) -> float:
-    """Ring all-reduce: each rank sends and receives 2 (n - 1) / n of the buffer."""
-    if ranks <= 1:
-        return 0.0
-    return link.latency_s + 2 * (ranks - 1) / ranks * nbytes / link.bytes_per_s
-
-
 def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
     """GEMM kernels of one layer's attention projections (see the module docstring)."""
     if not latent:
@@ -485,7 +482,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.op("attention", flops=tokens * core, nbytes=kv_read, fp8=fp8_attention,
                  attention=True)
             s.kernels("small_kernels", _ATTN_KERNELS + (_MLA_EXTRA if latent else 0))
-            s.collective("tp_all_reduce", _all_reduce(attn_link, att_tp, tokens * h * act_bytes))
+            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_recurrent(i):
             rec = recurrent_flops_per_token(spec)
             s.op("recurrent", flops=tokens * rec / att_tp,
@@ -512,13 +509,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.collective("ep_all_to_all", 2 * link.latency_s + sent / link.bytes_per_s)
             elif layout.dp_attention and layout.tp > 1:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
-                s.collective("dp_gather_scatter", _all_reduce(
-                    _link(layout, gpu, layout.tp), layout.tp, moe_tokens * h * act_bytes))
+                s.collective("dp_gather_scatter", _link(layout, gpu, layout.tp).all_reduce_s(
+                    layout.tp, moe_tokens * h * act_bytes))
         if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
-            s.collective("tp_all_reduce", _all_reduce(attn_link, att_tp, tokens * h * act_bytes))
+            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_attention(i):
-            s.collective("tp_all_reduce", _all_reduce(attn_link, att_tp,
-                                                      tokens * h * act_bytes))
+            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
     s.op("lm_head", flops=rows * 2 * head / att_tp, nbytes=head * bpp_attn["lm_head"],

@@ -1,20 +1,101 @@
 """Interconnect presets for the cost model's collectives (TP all-reduce, EP all-to-all).
 
 Units are in the names: ``bytes_per_s`` is the *achievable* one-direction bandwidth of one GPU's
-link (decimal bytes per second), ``latency_s`` the fixed time of one small collective. Datasheet
-figures are quoted next to each preset with where the achievable figure comes from; nothing here
-is fitted to a serving benchmark.
+link (decimal bytes per second), ``latency_s`` the fixed time of one small NCCL-style collective
+(the EP all-to-all, and all-reduces the custom kernels do not take), and
+``custom_all_reduce_latency_s`` the fixed time of one one-shot custom all-reduce replayed in a
+CUDA graph (NVLink presets only). Datasheet figures are quoted next to each preset with where the
+achievable figure comes from; nothing here is fitted to a serving benchmark.
+
+TP all-reduce at decode sizes (`Interconnect.all_reduce_s`). vLLM and SGLang (and, through its
+own one-shot / two-shot kernels, TensorRT-LLM) do not call NCCL for the few-kB-to-few-MB
+all-reduces of a decode step on NVLink: they run a custom all-reduce in which every rank loads
+its peers' buffers over NVLink. The dispatch, the same in vLLM csrc/custom_all_reduce.cuh and
+SGLang sgl-kernel/csrc/allreduce/custom_all_reduce.cuh (`REDUCE_CASE`):
+
+    if world_size == 2: cross_device_reduce_1stage
+    elif (world_size <= 4 and bytes < 512 KiB) or (world_size <= 8 and bytes < 256 KiB): 1stage
+    else: cross_device_reduce_2stage
+
+for world sizes 2, 4, 6, 8 (`_SUPPORTED_WORLD_SIZES`) and buffers up to 8 MiB
+(`_MAX_CAR_SIZE = 8192 * 1024`, SGLang python/sglang/srt/distributed/device_communicators/
+custom_all_reduce.py, index file id 69341442; vLLM's default max_size is the same); anything else
+goes to NCCL. kvplan charges
+
+- one-shot (1stage): each rank reads the whole buffer from each of the n - 1 peers and reduces
+  it, between two barriers: ``t1 + (n - 1) x bytes / bytes_per_s``;
+- two-shot (2stage): a reduce-scatter then an all-gather, each an exchange of 1/n of the buffer
+  with the n - 1 peers, with a barrier between: two one-shot rounds, ``2 t1 + 2 (n - 1) / n x
+  bytes / bytes_per_s``;
+- NCCL (no custom kernel on the link, other world sizes, larger buffers): ring,
+  ``latency_s + 2 (n - 1) / n x bytes / bytes_per_s``.
+
+``t1`` is measured, not fitted: the median, over the published one-shot timings in CUDA graphs
+of messages up to 1 MiB (`ONE_SHOT_TIMINGS`), of the time left after the bytes term. The rank
+count enters through the bytes a rank reads: on H100 the fixed part shows no trend from 2 to 6
+ranks (5.5-6.4 us), so it is one number per link.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from enum import Enum
 
 from .errors import InputError
-from .units import GB
+from .units import GB, KiB, MiB
 
 US = 1e-6  # seconds per microsecond
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneShotTiming:
+    """One published one-shot custom all-reduce timing (CUDA graph replay, bf16)."""
+
+    ranks: int
+    nbytes: int
+    seconds: float
+
+
+# vLLM benchmarks/kernels/benchmark_device_communicators.py (each op captured 10 times in one
+# CUDA graph, the replay timed; hidden 8192, bf16), column ca_1stage, 8x H100 SXM: vLLM PR 24111
+# (https://github.com/vllm-project/vllm/pull/24111, "Isolated primitives benchmark results ...
+# H100"; ms per allreduce): "TP=2 ... (32, 8192) 0.50 MB 0.007"; "TP=4 ... (32, 8192) 0.50 MB
+# 0.010 ... (64, 8192) 1.00 MB 0.015"; "TP=6 ... (32, 8192) 0.50 MB 0.013 ... (64, 8192) 1.00 MB
+# 0.021". (Larger rows of the same tables: TP4 1.5 / 2 / 3 / 4 MB 0.019 / 0.022 / 0.030 /
+# 0.038, TP6 0.030 / 0.038 / 0.053 / 0.070: the slopes, 393 and 322 GB/s of peer reads, bracket
+# the preset's 360 GB/s.) Cross-check, not in the median: TensorRT-LLM's one-shot all-reduce
+# fused with RMSNorm (through vLLM / FlashInfer) on 2 H100s in a CUDA graph, 6 x 6144 bf16 rows
+# (72 KiB): 6.98 us (https://github.com/flagos-ai/FlagGems-vllm/pull/773, "| 2 | TRT-LLM / peer
+# | one-shot | 6 | 6.9826"); this rule gives 5.9 us for the all-reduce alone.
+H100_ONE_SHOT_TIMINGS = (
+    OneShotTiming(ranks=2, nbytes=512 * KiB, seconds=7 * US),
+    OneShotTiming(ranks=4, nbytes=512 * KiB, seconds=10 * US),
+    OneShotTiming(ranks=4, nbytes=1 * MiB, seconds=15 * US),
+    OneShotTiming(ranks=6, nbytes=512 * KiB, seconds=13 * US),
+    OneShotTiming(ranks=6, nbytes=1 * MiB, seconds=21 * US),
+)
+# The same benchmark on B300 (SM 10.3, NVLink 5), vLLM PR 37756
+# (https://github.com/vllm-project/vllm/pull/37756, "| 16 KiB | **0.007** | 0.019 | 0.029 ...
+# | ca_1stage |"): 7 us at 16 KiB. The excerpt read here does not name the table's world size;
+# at 16 KiB the bytes term is under 0.2 us for any of 2-8 ranks, so the point is taken at 2
+# ranks (the smallest bytes term). Larger rows of that table (32 KiB-1 MiB: 8, 8, 8, 9, 11,
+# 17 us) are left out for the same reason.
+B300_ONE_SHOT_TIMINGS = (
+    OneShotTiming(ranks=2, nbytes=16 * KiB, seconds=7 * US),
+)
+
+
+def one_shot_latency_s(timings: tuple[OneShotTiming, ...], bytes_per_s: float) -> float:
+    """The fixed part of a one-shot all-reduce: the median over `timings` of the measured time
+    less the (n - 1) x bytes a rank reads from its peers at `bytes_per_s`."""
+    return statistics.median(t.seconds - (t.ranks - 1) * t.nbytes / bytes_per_s
+                             for t in timings)
+
+
+# Custom all-reduce dispatch of vLLM / SGLang (module docstring).
+CUSTOM_AR_WORLD_SIZES = (2, 4, 6, 8)
+CUSTOM_AR_MAX_BYTES = 8 * MiB
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,27 +105,63 @@ class Interconnect:
     bytes_per_s: float
     """Achievable one-direction bandwidth per GPU (B/s, decimal)."""
     latency_s: float
-    """Fixed cost of one collective call (launch + first byte), seconds."""
+    """Fixed cost of one NCCL-style collective call (launch + first byte), seconds."""
     source: str
+    custom_all_reduce_latency_s: float | None = None
+    """Fixed time of one one-shot custom all-reduce in a CUDA graph (NVLink); None: the link
+    runs every all-reduce through NCCL."""
 
+    def all_reduce_s(self, ranks: int, nbytes: float) -> float:
+        """Seconds of one all-reduce of `nbytes` over `ranks` GPUs (module docstring)."""
+        if ranks <= 1:
+            return 0.0
+        ring = 2 * (ranks - 1) / ranks * nbytes / self.bytes_per_s
+        t1 = self.custom_all_reduce_latency_s
+        if t1 is None or ranks not in CUSTOM_AR_WORLD_SIZES or nbytes > CUSTOM_AR_MAX_BYTES:
+            return self.latency_s + ring
+        if ranks == 2 or (ranks <= 4 and nbytes < 512 * KiB) or nbytes < 256 * KiB:
+            return t1 + (ranks - 1) * nbytes / self.bytes_per_s  # one-shot
+        return 2 * t1 + ring  # two-shot
+
+
+_NVLINK4_BYTES_PER_S = 360 * GB
+_NVLINK5_BYTES_PER_S = 720 * GB
 
 _PRESETS: tuple[Interconnect, ...] = (
     # H100/H200/H800 SXM on NVSwitch: 900 GB/s bidirectional = 450 GB/s each way (datasheet;
-    # H800: 400 GB/s). DeepEP's normal kernels reach ~155 GB/s of NVLink in all-to-all on H800 and
-    # nccl-tests all-reduce bus bandwidth on 8 x H100 is ~360-480 GB/s; 360 GB/s is used. The
-    # latency is a one-shot custom all-reduce of a few kB (vLLM/SGLang custom_all_reduce: ~10 us).
+    # H800: 400 GB/s). NCCL's maintainer: "450GB/s is the line rate. With the protocol overhead
+    # (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s"
+    # (https://github.com/NVIDIA/nccl-tests/issues/212); nccl-tests all-reduce bus bandwidth on
+    # 4x H100 "~366 GB/s" (https://waynehacking8.github.io/blog/nccl-nvlink-bandwidth/);
+    # DeepEP's normal kernels reach ~155 GB/s of NVLink in all-to-all on H800. 360 GB/s is used;
+    # the one-shot slopes of vLLM PR 24111 (393 / 322 GB/s at 4 / 6 ranks) agree. One-shot
+    # custom all-reduce: 5.7 us fixed (H100_ONE_SHOT_TIMINGS). `latency_s` (NCCL-style
+    # collectives: EP all-to-all, all-reduces above 8 MiB) is unchanged at 10 us.
     Interconnect(name="nvlink4", description="NVLink 4 / NVSwitch (H100, H200, H800 SXM)",
-                 bytes_per_s=360 * GB, latency_s=10 * US,
+                 bytes_per_s=_NVLINK4_BYTES_PER_S, latency_s=10 * US,
+                 custom_all_reduce_latency_s=one_shot_latency_s(H100_ONE_SHOT_TIMINGS,
+                                                                _NVLINK4_BYTES_PER_S),
                  source="https://www.nvidia.com/en-us/data-center/h100/ ; "
-                        "https://github.com/deepseek-ai/DeepEP (intranode ~155 GB/s all-to-all)"),
+                        "https://github.com/NVIDIA/nccl-tests/issues/212 (~370 GB/s) ; "
+                        "https://github.com/vllm-project/vllm/pull/24111 (one-shot in graphs)"),
     # A100 SXM: 600 GB/s bidirectional = 300 GB/s each way; ~240 GB/s achieved (80 %).
+    # One-shot custom all-reduce: NOT measured in a CUDA graph by any source found. SGLang PR
+    # 2688 (https://github.com/sgl-project/sglang/pull/2688) times vLLM's kernel out of a graph
+    # on A100 at 11.3-14.2 us for 512 B-32 KiB over 2-8 ranks ("test_size = 4096, world_size =
+    # 8, vllm time = 0.0142ms"), where the same script on H100 (PR 2904) gives 8.5-11.8 us
+    # against 5.5-6.4 us in graphs (PR 24111): launch and copy time, not the kernel's. The
+    # previous 10 us is kept for it, between the two; an A100 in-graph table would replace it.
     Interconnect(name="nvlink3", description="NVLink 3 / NVSwitch (A100 SXM)",
-                 bytes_per_s=240 * GB, latency_s=10 * US,
+                 bytes_per_s=240 * GB, latency_s=10 * US, custom_all_reduce_latency_s=10 * US,
                  source="https://www.nvidia.com/en-us/data-center/a100/"),
-    # B200/GB200: 1.8 TB/s bidirectional = 900 GB/s each way; 80 % achieved.
+    # B200/GB200: 1.8 TB/s bidirectional = 900 GB/s each way; 80 % achieved. One-shot custom
+    # all-reduce: 7.0 us fixed, measured on B300 (same NVLink 5; B300_ONE_SHOT_TIMINGS).
     Interconnect(name="nvlink5", description="NVLink 5 / NVSwitch (B200, GB200, B300)",
-                 bytes_per_s=720 * GB, latency_s=8 * US,
-                 source="https://www.nvidia.com/en-us/data-center/dgx-b200/"),
+                 bytes_per_s=_NVLINK5_BYTES_PER_S, latency_s=8 * US,
+                 custom_all_reduce_latency_s=one_shot_latency_s(B300_ONE_SHOT_TIMINGS,
+                                                                _NVLINK5_BYTES_PER_S),
+                 source="https://www.nvidia.com/en-us/data-center/dgx-b200/ ; "
+                        "https://github.com/vllm-project/vllm/pull/37756 (one-shot in graphs)"),
     # PCIe Gen4 x16: 32 GB/s each way (31.5 raw); ~25 GB/s achieved through host bridges.
     Interconnect(name="pcie4", description="PCIe Gen4 x16 (no NVLink)",
                  bytes_per_s=25 * GB, latency_s=20 * US,

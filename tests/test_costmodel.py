@@ -552,3 +552,63 @@ def test_tp8_moe_qwen3_235b_sglang_b200_concurrency_100() -> None:
                                 prompt_len=500, requests=500,
                                 chunk_tokens=sglang_chunked_prefill_tokens(gpu))
     assert 0.75 <= 32.94 / predicted <= 1.33
+
+
+# --- TP all-reduce at decode sizes (kvplan/interconnect.py, Interconnect.all_reduce_s) ---
+
+def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> None:
+    from kvplan.interconnect import INTERCONNECTS
+
+    # vLLM PR 24111, ca_1stage in CUDA graphs on H100 (ms): TP2 0.5 MB 0.007; TP4 0.5 / 1 MB
+    # 0.010 / 0.015; TP6 0.5 / 1 MB 0.013 / 0.021. Less (n - 1) x bytes at 360 GB/s:
+    # 5.54, 5.63, 6.26, 5.72, 6.40 us; median 5.72 us.
+    b = 360e9
+    fixed = [7 - 1 * 524288 / b * 1e6, 10 - 3 * 524288 / b * 1e6, 15 - 3 * 1048576 / b * 1e6,
+             13 - 5 * 524288 / b * 1e6, 21 - 5 * 1048576 / b * 1e6]
+    assert sorted(fixed)[2] == pytest.approx(5.718, abs=1e-3)
+    assert INTERCONNECTS["nvlink4"].custom_all_reduce_latency_s == pytest.approx(5.718e-6,
+                                                                               abs=1e-9)
+    # vLLM PR 37756 (B300): 16 KiB in 0.007 ms, less 16,384 B at 720 GB/s.
+    assert INTERCONNECTS["nvlink5"].custom_all_reduce_latency_s == pytest.approx(
+        7e-6 - 16384 / 720e9)
+    # No in-graph A100 table: the previous 10 us, kept (interconnect.py says so).
+    assert INTERCONNECTS["nvlink3"].custom_all_reduce_latency_s == pytest.approx(10e-6)
+    # Links without a custom kernel run NCCL rings.
+    assert INTERCONNECTS["ib-ndr"].custom_all_reduce_latency_s is None
+
+
+def test_all_reduce_follows_the_custom_allreduce_dispatch() -> None:
+    from kvplan.interconnect import INTERCONNECTS
+
+    nv4 = INTERCONNECTS["nvlink4"]
+    t1, b = nv4.custom_all_reduce_latency_s, nv4.bytes_per_s
+    assert t1 is not None
+    # Llama-70B at decode batch 1, TP 8: 8192 x 2 B = 16 KiB, one-shot: t1 + 7 x 16 KiB / B.
+    assert nv4.all_reduce_s(8, 16384) == pytest.approx(t1 + 7 * 16384 / b)
+    # 256 KiB at 8 ranks is not < 256 KiB: two-shot, 2 t1 + 2 x 7/8 x 256 KiB / B.
+    assert nv4.all_reduce_s(8, 262144) == pytest.approx(2 * t1 + 1.75 * 262144 / b)
+    # 4 ranks take one-shot up to 512 KiB; 2 ranks always.
+    assert nv4.all_reduce_s(4, 262144) == pytest.approx(t1 + 3 * 262144 / b)
+    assert nv4.all_reduce_s(2, 4 * 2**20) == pytest.approx(t1 + 4 * 2**20 / b)
+    # Hand-worked against the measured engine path (vLLM PR 24111, H100, ms): TP6 at 1 MB runs
+    # 2stage, measured 0.017: 2 x 5.72 + 2 x 5/6 x 1,048,576 B / 360 GB/s = 16.3 us.
+    assert nv4.all_reduce_s(6, 1048576) * 1e6 == pytest.approx(16.29, abs=0.01)
+    # TP4 at 0.5 MB (2stage, measured 0.017) reads 13.6 us: the two-shot rule runs 20 % fast.
+    assert nv4.all_reduce_s(4, 524288) * 1e6 == pytest.approx(13.62, abs=0.01)
+    # Above the 8 MiB custom buffer, or 3 ranks (not a custom world size): NCCL ring.
+    big = 16 * 2**20
+    assert nv4.all_reduce_s(8, big) == pytest.approx(nv4.latency_s + 1.75 * big / b)
+    assert nv4.all_reduce_s(3, 4096) == pytest.approx(nv4.latency_s + 4 / 3 * 4096 / b)
+    assert nv4.all_reduce_s(1, 4096) == 0.0
+    # PCIe presets have no custom kernel here: ring at any size.
+    pcie = INTERCONNECTS["pcie5"]
+    assert pcie.all_reduce_s(2, 4096) == pytest.approx(pcie.latency_s + 4096 / pcie.bytes_per_s)
+
+
+def test_tp_all_reduce_of_a_decode_step_uses_the_link_rule() -> None:
+    # Llama-3.1-70B on 8x A100 at batch 1: 80 layers x 2 one-shot all-reduces of 16 KiB,
+    # 10 us + 7 x 16,384 B / 240 GB/s = 10.48 us each: 1.677 ms.
+    spec = load_spec("llama-3.1-70b")
+    a100 = get_gpu("A100-80GB")
+    step = step_time(spec, a100, tokens=1, context=1024, requests=1, layout=Layout(tp=8))
+    assert step.by_op["tp_all_reduce"] == pytest.approx(160 * (10e-6 + 7 * 16384 / 240e9))
