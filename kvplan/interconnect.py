@@ -17,10 +17,15 @@ SGLang sgl-kernel/csrc/allreduce/custom_all_reduce.cuh (`REDUCE_CASE`):
     elif (world_size <= 4 and bytes < 512 KiB) or (world_size <= 8 and bytes < 256 KiB): 1stage
     else: cross_device_reduce_2stage
 
-for world sizes 2, 4, 6, 8 (`_SUPPORTED_WORLD_SIZES`) and buffers up to 8 MiB
+for world sizes 2, 4, 6, 8 (`_SUPPORTED_WORLD_SIZES`) and, in SGLang, buffers up to 8 MiB
 (`_MAX_CAR_SIZE = 8192 * 1024`, SGLang python/sglang/srt/distributed/device_communicators/
-custom_all_reduce.py, index file id 69341442; vLLM's default max_size is the same); anything else
-goes to NCCL. kvplan charges
+custom_all_reduce.py, index file id 69341442); anything else goes to NCCL. This follows SGLang,
+the engine of most bench rows. vLLM since PR 20759 caps the custom kernel per GPU and world size
+(vllm/distributed/device_communicators/all_reduce_utils.py `CUSTOM_ALL_REDUCE_MAX_SIZES`, index
+file id 183845377: SM 9.0 64 / 32 MiB at 2 / 4 ranks, 512 / 256 KiB at 6 / 8) and hands larger
+buffers to torch symmetric-memory (multimem / two-shot) kernels, not modelled here; TensorRT-LLM
+picks its own one-shot / two-shot kernels (AllReduceStrategy AUTO), charged by the same rule.
+kvplan charges
 
 - one-shot (1stage): each rank reads the whole buffer from each of the n - 1 peers and reduces
   it, between two barriers: ``t1 + (n - 1) x bytes / bytes_per_s``;
