@@ -36,9 +36,12 @@ kvplan charges
   ``latency_s + 2 (n - 1) / n x bytes / bytes_per_s``.
 
 ``t1`` is measured, not fitted: the median, over the published one-shot timings in CUDA graphs
-of messages up to 1 MiB (`ONE_SHOT_TIMINGS`), of the time left after the bytes term. The rank
-count enters through the bytes a rank reads: on H100 the fixed part shows no trend from 2 to 6
-ranks (5.5-6.4 us), so it is one number per link.
+of messages up to 1 MiB (`H100_ONE_SHOT_TIMINGS`, `B300_ONE_SHOT_TIMINGS`), of the time left
+after the bytes term. The rank count enters through the bytes a rank reads: on H100 the fixed
+part shows no trend from 2 to 6 ranks (5.5-6.4 us), so it is one number per link (no 8-rank
+in-graph table was found). Checked against the same H100 tables' ca_2stage column (what the
+engine runs above the thresholds), the two-shot rule runs fast: 4-20 % at 0.5-1 MiB (4 ranks,
+0.5 MiB: 13.6 us against 17; 6 ranks, 1 MiB: 16.3 against 17), 17-33 % at 2-4 MiB.
 """
 
 from __future__ import annotations
