@@ -693,7 +693,7 @@ step, Qwen3-235B TP 8 1,791, Llama-3.1-70B TP 8 965, Qwen3-8B 435) and adds ops 
 GPU time. The previous rule, max(GPU time, 119 us) per itemised kernel, charged every model the
 DeepSeek ratio of launched ops to itemised kernels; the implied launch time per op was 105-147
 us on DeepSeek (fit) against 64-91 us on Qwen3 (held out). With the counted ops it is 59-77 us
-on DeepSeek and at most 44-56 us on Qwen3-235B and 47 us on Qwen3-8B (client TTFTs, serving
+on DeepSeek and at most 43-56 us on Qwen3-235B and 47 us on Qwen3-8B (client TTFTs, serving
 path included): the gap narrowed from about 1.6x to about 1.3x but did not close (the table
 above). What remains is the CPU time of an op itself, which differs by host CPU (the Qwen3 runs
 are on B200 hosts and SGLang 0.5.3-0.5.6, the DeepSeek ones on H200 hosts, three of four on
@@ -738,32 +738,39 @@ TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) re
 all-reduce was one ring formula with a preset 10 us (8 us on NVLink 5) that no measurement set.
 vLLM and SGLang run decode-size all-reduces as their custom kernel (the same dispatch in both:
 one-shot for 2 ranks, for <= 4 ranks under 512 KiB and <= 8 ranks under 256 KiB, else two-shot;
-NCCL above 8 MiB), and kvplan now charges that (kvplan/interconnect.py): one-shot t1 + (n - 1)
-x bytes / bandwidth (each rank reads every peer's buffer), two-shot 2 t1 + 2 (n - 1) / n x bytes
-/ bandwidth. t1 is read from published CUDA-graph timings: 5.7 us on H100 (the median of vLLM
-PR 24111's ca_1stage rows up to 1 MB at 2-6 ranks, after the bytes term; no trend with the rank
-count), 7.0 us on B300 for NVLink 5 (vLLM PR 37756, 16 KiB); no A100 timing in a graph was found,
-so NVLink 3 keeps 10 us. The bandwidths stay (360 GB/s on H100 is what NCCL's maintainer and
-nccl-tests give, and what the one-shot slopes give). Before -> after: dense TP2 (NIM, H100)
-0.85-0.89 -> 0.88-0.90; dense TP8 (Llama-3.1-70B, 8x A100) 1.16 / 1.35 / 1.22 at concurrency
-1 / 16 / 100 (1000 in) -> 1.15 / 1.25 / 1.16 and 1.17 / 1.27 / 1.03 (8000 in, 1 / 16 / 64) ->
-1.16 / 1.21 / 1.00, now 6 of 6 in band: from batch 16 on (256 KiB per all-reduce) the engine's
-two-shot pays two rounds, 21.9 us against the ring's 11.9 (at batch 15, 240 KiB, it would be
-one-shot, 17.6 us); TP8 MoE on H200 (DeepSeek-R1, SGLang 0.5.7) 0.77-0.87 -> 0.77-0.89, the
-batch-1 engine timers (Feb / Apr 2025) 1.97 / 1.61 -> 2.07 / 1.69 (further out), Qwen3-235B on
-8x B200 1.00-1.02 -> 1.02-1.04 at concurrency 1, 1k/8k at 64 1.19 -> 1.13, 1k/1k at 100 0.85
--> 0.82 (worse: two-shot at 800 KiB); large EP unchanged (its all-to-all keeps `latency_s`).
-Decode 42 of 52 in band, held out 34 of 44; the prefill fit (59, 65, 74, 77 us, median 69.6)
-and the 1-GPU layer-overhead fit do not move.
+in SGLang NCCL above 8 MiB), and kvplan now charges that (kvplan/interconnect.py): one-shot
+t1 + (n - 1) x bytes / bandwidth (each rank reads every peer's buffer), two-shot t2 + 2 (n - 1)
+/ n x bytes / bandwidth. t1 and t2 are read from published CUDA-graph timings, after the bytes
+term: on H100 5.7 / 13.1 us (the medians of vLLM PR 24111's ca_1stage / ca_2stage rows up to
+1 MB at 2-6 ranks; no trend with the rank count), on B300 for NVLink 5 7.0 / 19.0 us (vLLM PR
+37756, 16 KiB); no A100 timing in a graph was found, so NVLink 3 keeps 10 us (two-shot: two
+rounds, 20 us). The bandwidths stay (360 GB/s on H100 is what NCCL's maintainer and nccl-tests
+give, and what the one-shot slopes give). Before -> after: dense TP2 (NIM, H100) 0.85-0.89 ->
+0.88-0.90; dense TP8 (Llama-3.1-70B, 8x A100) 1.16 / 1.35 / 1.22 at concurrency 1 / 16 / 100
+(1000 in) -> 1.15 / 1.25 / 1.16 and 1.17 / 1.27 / 1.03 (8000 in, 1 / 16 / 64) -> 1.16 / 1.21
+/ 1.00, now 6 of 6 in band: from batch 16 on (256 KiB per all-reduce, not under the 256 KiB
+threshold) the engine's two-shot pays 21.9 us against the ring's 11.9 (at batch 15, 240 KiB, it
+would be one-shot, 17.6 us), so the concurrency-16 row rides on that threshold; TP8 MoE on H200
+(DeepSeek-R1, SGLang 0.5.7) 0.77-0.87 -> 0.77-0.89, the batch-1 engine timers (Feb / Apr 2025)
+1.97 / 1.61 -> 2.07 / 1.69 (further out); Qwen3-235B on 8x B200 1.00-1.02 -> 1.02-1.04 at
+concurrency 1, 1k/8k at 64 1.19 -> 1.08, 8k/1k at 64 0.94 -> 0.89, 1k/1k at 100 0.85 -> 0.80
+(worse: two-shot at 800 KiB, 21 us against 10); Qwen3-Next at 100 1.74 -> 1.69; large EP
+unchanged (its all-to-all keeps `latency_s`). Decode 42 of 52 in band, held out 34 of 44 (TP8
+MoE without the layer overhead 12 -> 13 of 21); the prefill fit (59, 65, 74, 77 us, median
+69.6) and the 1-GPU layer-overhead fit do not move. Not modelled: SGLang's FlashInfer fused
+all-reduce + residual + RMSNorm, which recent releases turn on by default for DeepSeek-V3 and
+Qwen3-MoE on SM 90 / SM 100 single-node TP (server_args.py, index file id 271536807; for
+DeepSeek on SM 100 earlier, id 8356329): the bench's SGLang 0.5.6 / 0.5.7 MoE rows may run it,
+with its own one-shot / two-shot switch and without the separate norm kernels kvplan charges.
 
 Why the remaining misses miss, as far as the public numbers show:
 
-- **Qwen3-235B's concurrency-1 TTFT at 610 tokens, 0.68**: the launch time fitted on
-  DeepSeek still overstates Qwen3-MoE's on those hosts (above: at most 44-56 us per op), and
+- **Qwen3-235B's concurrency-1 TTFT at 610 tokens, 0.67**: the launch time fitted on
+  DeepSeek still overstates Qwen3-MoE's on those hosts (above: at most 43-56 us per op), and
   Kimi-K2's on an MI300X host under SGLang 0.5.7 (0.69: at most 36 us per op). All three
   newer-SGLang rows sit below the early-2025-weighted fit; not refitted here (one release
   family, client TTFTs with the serving path inside).
-- **Qwen3-Next-80B-A3B at concurrency 100: 1.71, TTFT at concurrency 1: 2.12** (implied
+- **Qwen3-Next-80B-A3B at concurrency 100: 1.69, TTFT at concurrency 1: 2.11** (implied
   160 us per op): its 36 Gated DeltaNet layers are charged `_RECURRENT_OPS` = 5 launched ops
   each, a count not read from SGLang's model code (kvplan/costmodel.py says so); an
   undercount there would explain both rows, but it was not checked against models/qwen3_next.py
@@ -795,7 +802,7 @@ Why the remaining misses miss, as far as the public numbers show:
   on one MI300X, Oct 2024: 1.84) are held out under their own kinds: no MI300X case is in band.
 - **DeepSeek-R1 1k/1k at concurrency 4 (runner h200-nv_0)**: the same issue measures 12.8 ms
   at concurrency 8 on another runner; 22.7 ms at half the load is that runner, not the model.
-- **SGLang 0.4.1.post2 (Dec 2024), 0.90-3.25**: the release notes say "Using CUDA Graph and
+- **SGLang 0.4.1.post2 (Dec 2024), 0.89-3.25**: the release notes say "Using CUDA Graph and
   FP8 GEMM Tuning", so CUDA graphs were on and launch overhead does not explain a batch-1 step
   of 33 ms. That engine ran DeepSeek's MoE on Triton fused_moe with block-FP8 Triton GEMMs,
   before FlashMLA, DeepGEMM and the rewritten `moe_align_block_size`

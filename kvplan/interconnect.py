@@ -30,18 +30,19 @@ kvplan charges
 - one-shot (1stage): each rank reads the whole buffer from each of the n - 1 peers and reduces
   it, between two barriers: ``t1 + (n - 1) x bytes / bytes_per_s``;
 - two-shot (2stage): a reduce-scatter then an all-gather, each an exchange of 1/n of the buffer
-  with the n - 1 peers, with a barrier between: two one-shot rounds, ``2 t1 + 2 (n - 1) / n x
-  bytes / bytes_per_s``;
+  with the n - 1 peers, with a barrier between: ``t2 + 2 (n - 1) / n x bytes / bytes_per_s``,
+  t2 measured where a table gives it, else two one-shot rounds, 2 t1;
 - NCCL (no custom kernel on the link, other world sizes, larger buffers): ring,
   ``latency_s + 2 (n - 1) / n x bytes / bytes_per_s``.
 
-``t1`` is measured, not fitted: the median, over the published one-shot timings in CUDA graphs
-of messages up to 1 MiB (`H100_ONE_SHOT_TIMINGS`, `B300_ONE_SHOT_TIMINGS`), of the time left
-after the bytes term. The rank count enters through the bytes a rank reads: on H100 the fixed
-part shows no trend from 2 to 6 ranks (5.5-6.4 us), so it is one number per link (no 8-rank
-in-graph table was found). Checked against the same H100 tables' ca_2stage column (what the
-engine runs above the thresholds), the two-shot rule runs fast: 4-20 % at 0.5-1 MiB (4 ranks,
-0.5 MiB: 13.6 us against 17; 6 ranks, 1 MiB: 16.3 against 17), 17-33 % at 2-4 MiB.
+``t1`` and ``t2`` are measured, not fitted: the median, over the published timings in CUDA
+graphs of messages up to 1 MiB (`H100_ONE_SHOT_TIMINGS` ..., `custom_ar_fixed_s`), of the time
+left after the bytes term. The rank count enters through the bytes a rank reads: on H100 the
+fixed part shows no trend from 2 to 6 ranks (one-shot 5.5-6.4 us, two-shot 12.2-14.8 us), so it
+is one number per link (no 8-rank in-graph table was found). The two-shot fixed part is 2.3 x
+the one-shot's on H100 and 2.7 x on B300, more than the 2 x of two rounds (a third barrier);
+at 2-4 MiB the H100 two-shot rows run 17-33 % slower than this rule (their peer reads reach
+210-280 GB/s, not 360).
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ US = 1e-6  # seconds per microsecond
 
 
 @dataclass(frozen=True, kw_only=True)
-class OneShotTiming:
-    """One published one-shot custom all-reduce timing (CUDA graph replay, bf16)."""
+class CustomArTiming:
+    """One published custom all-reduce timing (CUDA graph replay, bf16)."""
 
     ranks: int
     nbytes: int
@@ -77,11 +78,11 @@ class OneShotTiming:
 # (72 KiB): 6.98 us (https://github.com/flagos-ai/FlagGems-vllm/pull/773, "| 2 | TRT-LLM / peer
 # | one-shot | 6 | 6.9826"); this rule gives 5.9 us for the all-reduce alone.
 H100_ONE_SHOT_TIMINGS = (
-    OneShotTiming(ranks=2, nbytes=512 * KiB, seconds=7 * US),
-    OneShotTiming(ranks=4, nbytes=512 * KiB, seconds=10 * US),
-    OneShotTiming(ranks=4, nbytes=1 * MiB, seconds=15 * US),
-    OneShotTiming(ranks=6, nbytes=512 * KiB, seconds=13 * US),
-    OneShotTiming(ranks=6, nbytes=1 * MiB, seconds=21 * US),
+    CustomArTiming(ranks=2, nbytes=512 * KiB, seconds=7 * US),
+    CustomArTiming(ranks=4, nbytes=512 * KiB, seconds=10 * US),
+    CustomArTiming(ranks=4, nbytes=1 * MiB, seconds=15 * US),
+    CustomArTiming(ranks=6, nbytes=512 * KiB, seconds=13 * US),
+    CustomArTiming(ranks=6, nbytes=1 * MiB, seconds=21 * US),
 )
 # The same benchmark on B300 (SM 10.3, NVLink 5), vLLM PR 37756
 # (https://github.com/vllm-project/vllm/pull/37756, "| 16 KiB | **0.007** | 0.019 | 0.029 ...
@@ -90,15 +91,31 @@ H100_ONE_SHOT_TIMINGS = (
 # ranks (the smallest bytes term). Larger rows of that table (32 KiB-1 MiB: 8, 8, 8, 9, 11,
 # 17 us) are left out for the same reason.
 B300_ONE_SHOT_TIMINGS = (
-    OneShotTiming(ranks=2, nbytes=16 * KiB, seconds=7 * US),
+    CustomArTiming(ranks=2, nbytes=16 * KiB, seconds=7 * US),
+)
+# Column ca_2stage of the same tables (the benchmark forces 2stage with
+# VLLM_CUSTOM_ALLREDUCE_ALGO): H100, PR 24111 "TP=4 ... 0.50 MB ... 0.017 ... 1.00 MB ... 0.018",
+# "TP=6 ... 0.50 MB ... 0.015 ... 1.00 MB ... 0.017" (the "ca_2stage" value follows ca_1stage in
+# each row); B300, PR 37756 "| 16 KiB | **0.007** | 0.019 |" (taken at 2 ranks, as above).
+H100_TWO_SHOT_TIMINGS = (
+    CustomArTiming(ranks=4, nbytes=512 * KiB, seconds=17 * US),
+    CustomArTiming(ranks=4, nbytes=1 * MiB, seconds=18 * US),
+    CustomArTiming(ranks=6, nbytes=512 * KiB, seconds=15 * US),
+    CustomArTiming(ranks=6, nbytes=1 * MiB, seconds=17 * US),
+)
+B300_TWO_SHOT_TIMINGS = (
+    CustomArTiming(ranks=2, nbytes=16 * KiB, seconds=19 * US),
 )
 
 
-def one_shot_latency_s(timings: tuple[OneShotTiming, ...], bytes_per_s: float) -> float:
-    """The fixed part of a one-shot all-reduce: the median over `timings` of the measured time
-    less the (n - 1) x bytes a rank reads from its peers at `bytes_per_s`."""
-    return statistics.median(t.seconds - (t.ranks - 1) * t.nbytes / bytes_per_s
-                             for t in timings)
+def custom_ar_fixed_s(timings: tuple[CustomArTiming, ...], bytes_per_s: float, *,
+                      two_shot: bool = False) -> float:
+    """The fixed part of a custom all-reduce: the median over `timings` of the measured time
+    less the bytes a rank reads from its peers at `bytes_per_s`: (n - 1) x the buffer one-shot,
+    2 (n - 1) / n x it two-shot."""
+    def peer_bytes(t: CustomArTiming) -> float:
+        return (2 * (t.ranks - 1) / t.ranks if two_shot else t.ranks - 1) * t.nbytes
+    return statistics.median(t.seconds - peer_bytes(t) / bytes_per_s for t in timings)
 
 
 # Custom all-reduce dispatch of vLLM / SGLang (module docstring).
@@ -118,6 +135,8 @@ class Interconnect:
     custom_all_reduce_latency_s: float | None = None
     """Fixed time of one one-shot custom all-reduce in a CUDA graph (NVLink); None: the link
     runs every all-reduce through NCCL."""
+    two_shot_latency_s: float | None = None
+    """Fixed time of one two-shot custom all-reduce; None: two one-shot rounds."""
 
     def all_reduce_s(self, ranks: int, nbytes: float) -> float:
         """Seconds of one all-reduce of `nbytes` over `ranks` GPUs (module docstring)."""
@@ -129,7 +148,8 @@ class Interconnect:
             return self.latency_s + ring
         if ranks == 2 or (ranks <= 4 and nbytes < 512 * KiB) or nbytes < 256 * KiB:
             return t1 + (ranks - 1) * nbytes / self.bytes_per_s  # one-shot
-        return 2 * t1 + ring  # two-shot
+        t2 = self.two_shot_latency_s
+        return (2 * t1 if t2 is None else t2) + ring  # two-shot
 
 
 _NVLINK4_BYTES_PER_S = 360 * GB
@@ -142,13 +162,16 @@ _PRESETS: tuple[Interconnect, ...] = (
     # (https://github.com/NVIDIA/nccl-tests/issues/212); nccl-tests all-reduce bus bandwidth on
     # 4x H100 "~366 GB/s" (https://waynehacking8.github.io/blog/nccl-nvlink-bandwidth/);
     # DeepEP's normal kernels reach ~155 GB/s of NVLink in all-to-all on H800. 360 GB/s is used;
-    # the one-shot slopes of vLLM PR 24111 (393 / 322 GB/s at 4 / 6 ranks) agree. One-shot
-    # custom all-reduce: 5.7 us fixed (H100_ONE_SHOT_TIMINGS). `latency_s` (NCCL-style
-    # collectives: EP all-to-all, all-reduces above 8 MiB) is unchanged at 10 us.
+    # the one-shot slopes of vLLM PR 24111 (393 / 322 GB/s at 4 / 6 ranks) agree. Custom
+    # all-reduce: one-shot 5.7 us fixed, two-shot 13.1 us (H100_ONE_SHOT_TIMINGS,
+    # H100_TWO_SHOT_TIMINGS). `latency_s` (NCCL-style collectives: EP all-to-all, all-reduces
+    # above 8 MiB) is unchanged at 10 us.
     Interconnect(name="nvlink4", description="NVLink 4 / NVSwitch (H100, H200, H800 SXM)",
                  bytes_per_s=_NVLINK4_BYTES_PER_S, latency_s=10 * US,
-                 custom_all_reduce_latency_s=one_shot_latency_s(H100_ONE_SHOT_TIMINGS,
-                                                                _NVLINK4_BYTES_PER_S),
+                 custom_all_reduce_latency_s=custom_ar_fixed_s(H100_ONE_SHOT_TIMINGS,
+                                                               _NVLINK4_BYTES_PER_S),
+                 two_shot_latency_s=custom_ar_fixed_s(H100_TWO_SHOT_TIMINGS,
+                                                      _NVLINK4_BYTES_PER_S, two_shot=True),
                  source="https://www.nvidia.com/en-us/data-center/h100/ ; "
                         "https://github.com/NVIDIA/nccl-tests/issues/212 (~370 GB/s) ; "
                         "https://github.com/vllm-project/vllm/pull/24111 (one-shot in graphs)"),
@@ -158,16 +181,20 @@ _PRESETS: tuple[Interconnect, ...] = (
     # on A100 at 11.3-14.2 us for 512 B-32 KiB over 2-8 ranks ("test_size = 4096, world_size =
     # 8, vllm time = 0.0142ms"), where the same script on H100 (PR 2904) gives 8.5-11.8 us
     # against 5.5-6.4 us in graphs (PR 24111): launch and copy time, not the kernel's. The
-    # previous 10 us is kept for it, between the two; an A100 in-graph table would replace it.
+    # previous 10 us is kept for it, between the two (two-shot: two rounds, 20 us); an A100
+    # in-graph table would replace it.
     Interconnect(name="nvlink3", description="NVLink 3 / NVSwitch (A100 SXM)",
                  bytes_per_s=240 * GB, latency_s=10 * US, custom_all_reduce_latency_s=10 * US,
                  source="https://www.nvidia.com/en-us/data-center/a100/"),
     # B200/GB200: 1.8 TB/s bidirectional = 900 GB/s each way; 80 % achieved. One-shot custom
-    # all-reduce: 7.0 us fixed, measured on B300 (same NVLink 5; B300_ONE_SHOT_TIMINGS).
+    # all-reduce: 7.0 us fixed, two-shot 19.0 us, measured on B300 (same NVLink 5;
+    # B300_ONE_SHOT_TIMINGS, B300_TWO_SHOT_TIMINGS).
     Interconnect(name="nvlink5", description="NVLink 5 / NVSwitch (B200, GB200, B300)",
                  bytes_per_s=_NVLINK5_BYTES_PER_S, latency_s=8 * US,
-                 custom_all_reduce_latency_s=one_shot_latency_s(B300_ONE_SHOT_TIMINGS,
-                                                                _NVLINK5_BYTES_PER_S),
+                 custom_all_reduce_latency_s=custom_ar_fixed_s(B300_ONE_SHOT_TIMINGS,
+                                                               _NVLINK5_BYTES_PER_S),
+                 two_shot_latency_s=custom_ar_fixed_s(B300_TWO_SHOT_TIMINGS,
+                                                      _NVLINK5_BYTES_PER_S, two_shot=True),
                  source="https://www.nvidia.com/en-us/data-center/dgx-b200/ ; "
                         "https://github.com/vllm-project/vllm/pull/37756 (one-shot in graphs)"),
     # PCIe Gen4 x16: 32 GB/s each way (31.5 raw); ~25 GB/s achieved through host bridges.

@@ -568,11 +568,23 @@ def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> N
     assert sorted(fixed)[2] == pytest.approx(5.718, abs=1e-3)
     assert INTERCONNECTS["nvlink4"].custom_all_reduce_latency_s == pytest.approx(5.718e-6,
                                                                                abs=1e-9)
-    # vLLM PR 37756 (B300): 16 KiB in 0.007 ms, less 16,384 B at 720 GB/s.
+    # Two-shot (ca_2stage): TP4 0.5 / 1 MB 0.017 / 0.018, TP6 0.015 / 0.017, less 2 (n - 1) / n
+    # x bytes: 14.82, 13.63, 12.57, 12.15 us; median 13.10 us.
+    two = [17 - 1.5 * 524288 / b * 1e6, 18 - 1.5 * 1048576 / b * 1e6,
+           15 - 5 / 3 * 524288 / b * 1e6, 17 - 5 / 3 * 1048576 / b * 1e6]
+    assert (sorted(two)[1] + sorted(two)[2]) / 2 == pytest.approx(13.10, abs=0.01)
+    assert INTERCONNECTS["nvlink4"].two_shot_latency_s == pytest.approx(13.10e-6, abs=1e-8)
+    # vLLM PR 37756 (B300): 16 KiB in 0.007 ms one-shot, 0.019 two-shot, less 16,384 B at
+    # 720 GB/s.
     assert INTERCONNECTS["nvlink5"].custom_all_reduce_latency_s == pytest.approx(
         7e-6 - 16384 / 720e9)
-    # No in-graph A100 table: the previous 10 us, kept (interconnect.py says so).
+    assert INTERCONNECTS["nvlink5"].two_shot_latency_s == pytest.approx(19e-6 - 16384 / 720e9)
+    # No in-graph A100 table: the previous 10 us, kept (interconnect.py says so); two-shot is
+    # two one-shot rounds.
     assert INTERCONNECTS["nvlink3"].custom_all_reduce_latency_s == pytest.approx(10e-6)
+    assert INTERCONNECTS["nvlink3"].two_shot_latency_s is None
+    a100 = INTERCONNECTS["nvlink3"]
+    assert a100.all_reduce_s(8, 262144) == pytest.approx(20e-6 + 1.75 * 262144 / 240e9)
     # Links without a custom kernel run NCCL rings.
     assert INTERCONNECTS["ib-ndr"].custom_all_reduce_latency_s is None
 
@@ -581,20 +593,21 @@ def test_all_reduce_follows_the_custom_allreduce_dispatch() -> None:
     from kvplan.interconnect import INTERCONNECTS
 
     nv4 = INTERCONNECTS["nvlink4"]
-    t1, b = nv4.custom_all_reduce_latency_s, nv4.bytes_per_s
-    assert t1 is not None
+    t1, t2, b = nv4.custom_all_reduce_latency_s, nv4.two_shot_latency_s, nv4.bytes_per_s
+    assert t1 is not None and t2 is not None
     # Llama-70B at decode batch 1, TP 8: 8192 x 2 B = 16 KiB, one-shot: t1 + 7 x 16 KiB / B.
     assert nv4.all_reduce_s(8, 16384) == pytest.approx(t1 + 7 * 16384 / b)
-    # 256 KiB at 8 ranks is not < 256 KiB: two-shot, 2 t1 + 2 x 7/8 x 256 KiB / B.
-    assert nv4.all_reduce_s(8, 262144) == pytest.approx(2 * t1 + 1.75 * 262144 / b)
+    # 256 KiB at 8 ranks is not < 256 KiB: two-shot, t2 + 2 x 7/8 x 256 KiB / B.
+    assert nv4.all_reduce_s(8, 262144) == pytest.approx(t2 + 1.75 * 262144 / b)
     # 4 ranks take one-shot up to 512 KiB; 2 ranks always.
     assert nv4.all_reduce_s(4, 262144) == pytest.approx(t1 + 3 * 262144 / b)
     assert nv4.all_reduce_s(2, 4 * 2**20) == pytest.approx(t1 + 4 * 2**20 / b)
-    # Hand-worked against the measured engine path (vLLM PR 24111, H100, ms): TP6 at 1 MB runs
-    # 2stage, measured 0.017: 2 x 5.72 + 2 x 5/6 x 1,048,576 B / 360 GB/s = 16.3 us.
-    assert nv4.all_reduce_s(6, 1048576) * 1e6 == pytest.approx(16.29, abs=0.01)
-    # TP4 at 0.5 MB (2stage, measured 0.017) reads 13.6 us: the two-shot rule runs 20 % fast.
-    assert nv4.all_reduce_s(4, 524288) * 1e6 == pytest.approx(13.62, abs=0.01)
+    # Hand-worked against the measured engine path (vLLM PR 24111, H100, ms): TP6 at 2 MB runs
+    # 2stage, measured 0.026: 13.10 + 2 x 5/6 x 2,097,152 B / 360 GB/s = 22.8 us (12 % fast).
+    assert nv4.all_reduce_s(6, 2097152) * 1e6 == pytest.approx(22.81, abs=0.01)
+    # TP4 at 4 MB (2stage, measured 0.043): 13.10 + 1.5 x 4,194,304 / 360e9 = 30.6 us (29 %
+    # fast: those rows stream peers at ~210 GB/s).
+    assert nv4.all_reduce_s(4, 4194304) * 1e6 == pytest.approx(30.58, abs=0.01)
     # Above the 8 MiB custom buffer, or 3 ranks (not a custom world size): NCCL ring.
     big = 16 * 2**20
     assert nv4.all_reduce_s(8, big) == pytest.approx(nv4.latency_s + 1.75 * big / b)
