@@ -81,9 +81,9 @@ low-latency kernels) and combine (bf16) per MoE layer. Collectives inside one NV
 domain use the scale-up interconnect, beyond it the scale-out one; the domain is an 8-GPU node,
 or a 72-GPU NVL72 rack for the GB200 / GB300 presets (kvplan.interconnect.scale_up_gpus). A TP
 all-reduce on NVLink is the engines' custom one-shot / two-shot kernel (vLLM / SGLang dispatch
-by world size and bytes; fixed part measured in CUDA graphs per NVLink generation: 5.7 us on
-H100, 7.0 us on B300, 10 us unmeasured on A100), beyond 8 MiB or off NVLink an NCCL ring
-(`Interconnect.all_reduce_s`).
+by world size and bytes; fixed parts measured in CUDA graphs per NVLink generation, one-shot /
+two-shot: 5.7 / 13.1 us on H100, 7.0 / 19.0 us on B300, 10 / 20 us unmeasured on A100), beyond
+8 MiB or off NVLink an NCCL ring (`Interconnect.all_reduce_s`).
 
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
