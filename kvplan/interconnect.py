@@ -41,8 +41,8 @@ left after the bytes term. The rank count enters through the bytes a rank reads:
 fixed part shows no trend from 2 to 6 ranks (one-shot 5.5-6.4 us, two-shot 12.2-14.8 us), so it
 is one number per link (no 8-rank in-graph table was found). The two-shot fixed part is 2.3 x
 the one-shot's on H100 and 2.7 x on B300, more than the 2 x of two rounds (a third barrier);
-at 2-4 MiB the H100 two-shot rows run 17-33 % slower than this rule (their peer reads reach
-210-280 GB/s, not 360).
+at 2-4 MiB the rule runs 12-29 % faster than the H100 two-shot rows (their slopes give
+200-320 GB/s of peer reads, not 360).
 """
 
 from __future__ import annotations
