@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from statistics import median
 
 from kvplan import load_spec
@@ -66,6 +67,24 @@ DATACRUNCH_R1 = ("index file id 49041160351 (\"Deploy DeepSeek-R1 671B on 8x NVI
 MI300X_NOTES = "index file id 43425326930 (MI300X inference notes, hotaisle, Oct 2024)"
 INFERENCEX_PROMPTS = ("InferenceX benchmark scripts, `--num-prompts $((CONC * 10))`, index file "
                       "id 54910052592")
+# AccelMark (FreedomIntelligence/AccelMark), results committed at 5797fc4 (May 2026): the
+# "interactive" scenario sends its suite's first `interactive_request_count` requests one at a time
+# (loadgen/loadgen.py: "Send one request, await completion before next - true serial") to an
+# in-process engine (runners/nvidia_vllm020_0f6c56e4/runner.py: vLLM AsyncLLMEngine, CUDA graphs
+# on; runners/nvidia_sglang_c43a8309/runner.py: sglang Engine, cuda graph on), greedy, and reports
+# percentiles of tpot = (total - ttft) / (output_tokens - 1) per request ("tpot_ms_p50").
+ACCELMARK = "https://github.com/FreedomIntelligence/AccelMark/blob/5797fc42745be2494e6213938d9e5afa0c6c5bef/"
+# LMSYS, "NVIDIA DGX Spark In-Depth Review" (Oct 13, 2025): SGLang (lmsysorg/sglang:spark),
+# `--quantization fp8` on the bf16 checkpoints, decode tokens/s at batch 1 ("Llama 3.1 8B ... at
+# batch 1, ... 20.5 tps decode"; "Llama 3.1 70B (FP8) at 803 tps prefill / 2.7 tps decode").
+LMSYS_SPARK = "https://lmsys.org/blog/2025-10-13-nvidia-dgx-spark/"
+# Tenstorrent's GPU reference run of Qwen2.5-72B-Instruct on 2x H100 (comment of 2025-04-01):
+# fixed ISL / OSL, concurrency 1, N Req 8 (4 at 128 / 1024), "TPOT (ms)". The same author's GPU
+# runs use `vllm/vllm-openai:latest` (tenstorrent/tt-inference-server issues 131 and 235); the
+# report prints no vLLM version ("vllm_commit": "n/a"): v0.8.x by the date, not stated.
+TT_QWEN72B_H100 = "https://github.com/tenstorrent/tt-inference-server/issues/143"
+QWEN25_05B_CONFIG = str(Path(__file__).resolve().parent.parent / "tests" / "data" / "configs"
+                        / "qwen2.5-0.5b.json")
 SERVING_FIT = False  # fit the eager prefill floor on the engine-timed prefills only
 
 FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
@@ -159,6 +178,38 @@ def _qwen3_235b(c: int, n: int, tin: int, tout: int, tpot: float, name: str) -> 
                 measured_tpot_ms=tpot, url=QWEN3_235B_B200, eager_prefill=True, requests=n)
 
 
+def _accelmark(kind: str, gpu: str, engine: str, suite: str, result: str, tpot_ms: float,
+               ttft_ms: float, elapsed_s: float) -> Case:
+    """One AccelMark "interactive" row (ACCELMARK): `tpot_ms` / `ttft_ms` are its tpot_ms_p50 /
+    ttft_ms_p50, `elapsed_s` its elapsed_seconds_median (one serial pass over the suite's
+    requests). The suite fixes the model, the requests and the output cap (suites/suite_X/
+    suite.json); the mean output, not published, is what one pass's time implies:
+    (elapsed / requests - ttft) / tpot + 1, capped at output_tokens_max."""
+    model, requests, input_len, cap = _ACCELMARK_SUITES[suite]
+    output = min(cap, round((elapsed_s / requests - ttft_ms * 1e-3) / (tpot_ms * 1e-3)) + 1)
+    name = {"A": "Llama-3-8B", "D": "Llama-3.1-8B", "F": "Qwen2.5-0.5B"}[suite]
+    return Case(label=f"{name} bf16, {engine}, AccelMark suite {suite} interactive, batch 1",
+                kind=kind, model=model, gpu=gpu, layout=Layout(), batch=1, input_len=input_len,
+                output_len=output, measured_tpot_ms=tpot_ms, url=ACCELMARK + result,
+                eager_prefill=engine.startswith("SGLang"), requests=requests)
+
+
+# AccelMark suites (suites/suite_{A,D,F}/suite.json): model, interactive_request_count, mean input
+# of those first requests (datasets/*/requests.jsonl "input_tokens": 236.1 over the first 150 of
+# sharegpt_standard_v1, 72.6 over the first 150 of sharegpt_edge_v1; suite D's
+# request_distribution "input_tokens_p50": 28650, its dataset file not stored), output cap.
+_ACCELMARK_SUITES = {"A": ("llama-3-8b", 150, 236, 512), "D": ("llama-3.1-8b", 100, 28650, 256),
+                     "F": (QWEN25_05B_CONFIG, 150, 73, 256)}
+_AM_A100 = ("results/verified/nvidia_a100_sxm4_80gbx1_suite_{}_nvidia_vllm020_0f6c56e4_{}/"
+            "interactive/result.json")
+_AM_A100_40 = ("results/community/nvidia_a100_sxm4_40gbx1_suite_{}_nvidia_sglang_c43a8309_{}/"
+               "result.json")
+_AM_5090 = ("results/verified/nvidia_geforce_rtx_5090x1_suite_{}_nvidia_vllm_47f5d58e_{}/"
+            "interactive/result.json")
+DENSE_HELD = "dense 1-GPU (held out)"
+DESKTOP = "dense 1-GPU (desktop GPU)"
+
+
 CASES: tuple[Case, ...] = (
     # vllm bench serve, ShareGPT, 100 prompts, 23,260 input / 22,061 output tokens, concurrency
     # 1 / 2 / 4 / 8 (the page's "Baseline benchmark results" and engine comparison).
@@ -192,6 +243,43 @@ CASES: tuple[Case, ...] = (
            layout=Layout(), batch=1, input_len=32, output_len=128,
            measured_tpot_ms=seconds * 1e3 / 128, url=VLLM_COMPILE_DOC, engine_timed=True)
       for gpu, seconds in (("H100-80GB", 0.9704469823899369), ("L4", 7.81603614680001))),
+    # ---- Held-out dense rows (helper B): AccelMark, LMSYS DGX Spark, Tenstorrent 2x H100 ----
+    # AccelMark interactive (batch 1, in-process engine, ACCELMARK): vLLM 0.20.1 on one A100-SXM4-
+    # 80GB (verified, 2026-05-18), SGLang 0.5.6 on one A100-SXM4-40GB (community, 2026-05-06/07),
+    # vLLM 0.19.1rc1.dev339 on one GeForce RTX 5090 (verified, 2026-04-16). (tpot p50, ttft p50,
+    # elapsed_seconds_median) as result.json prints them.
+    *(_accelmark(DENSE_HELD, "A100-80GB", "vLLM 0.20.1", suite, _AM_A100.format(suite, run), *m)
+      for suite, run, m in (("A", "8f83bfab", (10.77, 27.78, 570.0)),
+                            ("D", "43e96189", (13.10, 3178.55, 651.9)),
+                            ("F", "a4e6a6e4", (1.83, 11.24, 59.1)))),
+    *(_accelmark(DENSE_HELD, "A100-40GB", "SGLang 0.5.6", suite, _AM_A100_40.format(suite, run),
+                 *m)
+      for suite, run, m in (("A", "958afbbd", (12.93, 32.52, 381.4)),
+                            ("D", "99c43b97", (15.65, 2987.93, 650.6)),
+                            ("F", "435424a8", (1.89, 16.46, 56.5)))),
+    *(_accelmark(DESKTOP, "RTX-5090", "vLLM 0.19.1", suite, _AM_5090.format(suite, run), *m)
+      for suite, run, m in (("A", "b8f8ed0f", (10.22, 30.3, 544.9)),
+                            ("D", "e87e6c36", (12.34, 3483.1, 679.9)),
+                            ("F", "776d2702", (5.11, 22.5, 166.9)))),
+    # LMSYS DGX Spark review (LMSYS_SPARK): SGLang, online FP8 (`--quantization fp8`: per-tensor
+    # weights, dynamic activations; FP8_TENSOR's static scales differ only in scale bytes),
+    # decode rate at batch 1 reported apart from prefill (engine-timed). The post gives no lengths:
+    # input 2,048 / output 128 assumed (NVIDIA's DGX Spark benchmarks use ISL/OSL 2048/128); at
+    # batch 1, context 0 -> 4k moves the predictions by 4.8 % (8B) and 1.4 % (70B).
+    *(Case(label=f"Llama-3.1-{size} FP8, SGLang (spark image, Oct 2025), batch 1",
+           kind=DESKTOP, model=f"llama-3.1-{size.lower()}", gpu="GB10", layout=Layout(),
+           batch=1, input_len=2048, output_len=128, measured_tpot_ms=1e3 / tps,
+           url=LMSYS_SPARK, fp8_tensor=True, engine_timed=True,
+           note="lengths not published: 2048 / 128 assumed")
+      for size, tps in (("8B", 20.5), ("70B", 2.7))),
+    # Tenstorrent's GPU reference (TT_QWEN72B_H100): Qwen2.5-72B-Instruct (bf16) TP 2 on 2x H100,
+    # vLLM, fixed lengths, concurrency 1. The post says "2xH100" without the form factor: the SXM
+    # preset (a PCIe H100's 2.0 TB/s cannot stream its 72 GB share of the weights in 31 ms).
+    *(Case(label=f"Qwen2.5-72B bf16 TP2, vLLM (early 2025), {isl}/{osl}, conc. 1",
+           kind="dense TP2 (vLLM, version not printed)", model="qwen2.5-72b", gpu="H100-80GB",
+           layout=Layout(tp=2), batch=1, input_len=isl, output_len=osl, measured_tpot_ms=t,
+           url=TT_QWEN72B_H100, requests=n, note="vllm/vllm-openai:latest, 2025-04-01")
+      for isl, osl, n, t in ((128, 1024, 4, 30.9), (2048, 128, 8, 31.0), (8192, 128, 8, 31.3))),
     # SGLang cookbook, Llama-3.1-70B, 8x A100, TP 8, bench_serving random 1000/1000 and
     # 8000/1000 at max concurrency 1 / 16 / 100 (64): Mean TPOT.
     _sglang_random(1, 10, 6101, 4220, 18.63, 1000),
