@@ -314,9 +314,13 @@ CASES: tuple[Case, ...] = (
            (3422, 1188614, 28, 34.9)),
           (DESKTOP, "RTX-5090", "vLLM 0.19.1", _AM_5090, "F", "776d2702",
            (15805, 3310508, 14, 35.8)))),
-    # LMSYS DGX Spark review (LMSYS_SPARK): SGLang, online FP8 (`--quantization fp8`: per-tensor
-    # weights, dynamic activations; FP8_TENSOR's static scales differ only in scale bytes),
-    # decode rate at batch 1 reported apart from prefill (engine-timed). The post gives no lengths:
+    # LMSYS DGX Spark review (LMSYS_SPARK): SGLang, online FP8, `--quantization fp8` on the bf16
+    # checkpoints (SGLang layers/quantization/fp8.py Fp8LinearMethod, stored copy of 2026:
+    # "FP16/BF16 checkpoint. In this case, the weights will be quantized to FP8 during the weight
+    # loading"; "On NV platforms, the per-channel weight quantization is used by default";
+    # activations quantized dynamically): a w8a8 FP8 GEMM, charged as FP8_TENSOR (whose static
+    # per-tensor scales differ only in scale bytes). Decode rate at batch 1 reported apart from
+    # prefill (engine-timed). The post gives no lengths:
     # input 2,048 / output 128 assumed (NVIDIA's DGX Spark benchmarks use ISL/OSL 2048/128); at
     # batch 1, context 0 -> 4k moves the predictions by 4.8 % (8B) and 1.4 % (70B).
     *(Case(label=f"Llama-3.1-{size} FP8, SGLang (spark image, Oct 2025), batch 1",
