@@ -34,6 +34,7 @@ from kvplan.costmodel import (
     sglang_chunked_prefill_tokens,
     step_time,
 )
+from kvplan.engines.sglang_pools import sglang_state_dtypes
 from kvplan.gpus import get_gpu
 from kvplan.spec import ModelSpec
 
@@ -401,16 +402,29 @@ def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
     return engine_efficiency("sglang" if eager_prefill else "vllm", eff)
 
 
+def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
+    """The recurrent state's dtypes as the run's engine keeps them (kvplan.capacity's
+    STATE_DTYPES): SGLang (the eager-prefill engine here) a bfloat16 conv state and, by default,
+    a float32 SSM state (kvplan.engines.sglang_pools.sglang_state_dtypes); vLLM's rule
+    otherwise (no recurrent model runs on another engine here)."""
+    if not eager_prefill or spec.recurrent is None:
+        return {}
+    conv, ssm = sglang_state_dtypes(spec, "auto")
+    return {"conv_dtype": conv, "ssm_dtype": ssm}
+
+
 def predicted_tpot_ms(case: Case, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     spec, gpu = case_spec(case), get_gpu(case.gpu)
     context = case.input_len + case.output_len // 2
+    state = state_dtypes(spec, case.eager_prefill)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
-                                           layout=case.layout, efficiency=eff))
+                                           layout=case.layout, efficiency=eff, **state))
     if case.disaggregated or case.engine_timed:
         return decode.tpot_ms
     path = launch_path(eff, case.eager_prefill)
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,
-                                            layout=case.layout, efficiency=path)).ttft_ms
+                                            layout=case.layout, efficiency=path,
+                                            **state)).ttft_ms
     return serving_tpot_ms(decode.tpot_ms, prefill, concurrency=case.batch,
                            output_len=case.output_len, **_batching(case, spec, path))
 
@@ -437,18 +451,21 @@ def fitted_layer_overhead_s() -> float:
 def predicted_ttft_ms(case: TtftCase, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     """One prompt's prefill, batched as the run's scheduler batches it (`serving_ttft_ms`)."""
     spec, path = _spec(case.model, case.fp8, case.fp8_tensor), launch_path(eff, case.eager_prefill)
-    one = predict(spec, get_gpu(case.gpu), CostInputs(context=case.prompt_len, layout=case.layout,
-                                                      efficiency=path)).ttft_ms
+    one = predict(spec, get_gpu(case.gpu), CostInputs(
+        context=case.prompt_len, layout=case.layout, efficiency=path,
+        **state_dtypes(spec, case.eager_prefill))).ttft_ms
     return serving_ttft_ms(one, concurrency=case.concurrency, output_len=case.output_len,
                            **_batching(case, spec, path))
 
 
 def predicted_prefill_ms(case: PrefillCase, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     """One extend step of `prompts` causal prompts of `prompt_len` tokens (one logit row each)."""
-    step = step_time(_spec(case.model, case.fp8), get_gpu(case.gpu),
+    spec = _spec(case.model, case.fp8)
+    step = step_time(spec, get_gpu(case.gpu),
                      tokens=case.prompts * case.prompt_len, context=case.prompt_len,
                      requests=case.prompts, phase="prefill", layout=case.layout,
-                     eff=launch_path(eff, case.eager_prefill), logits=case.prompts)
+                     eff=launch_path(eff, case.eager_prefill), logits=case.prompts,
+                     **state_dtypes(spec, case.eager_prefill))
     return step.seconds * 1e3
 
 
