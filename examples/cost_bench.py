@@ -688,7 +688,7 @@ quantization kernels and the FP8 streaming fraction now apply to attention too) 
 Feb / Apr 2025 batch-1 decode timers from 2.22 / 1.82 to 1.97 / 1.61.
 
 **Two fitted constants.** The layer overhead (35 us per layer per step) is fitted on the 8 dense
-single-GPU decode cases; without it the held-out cases read 24 of 44 in band, with it 33 of 44
+single-GPU decode cases; without it the held-out cases read 25 of 44 in band, with it 34 of 44
 (Qwen3-235B-A22B on 8x B200 at concurrency 1: 1.49-1.52 -> 1.00-1.02; Llama-3.1-70B TP8 at
 concurrency 1: 1.40-1.41 -> 1.16-1.17). With the serving rule below its median residual is
 35.9 us; the default stays 35 us (within the 1 us the drift test allows). The eager prefill
@@ -746,10 +746,29 @@ step (1k) or four chunk-sized steps (8k); TTFT in band 6 -> 8 of 12. The rows wh
 is not published (NIM's AIPerf runs, SGLang 0.4.1.post2) use the steady state alone.
 
 **Held-out cases added with it** (SGLang cookbook pages, not used for any fit): Qwen3-Next-80B-A3B
-bf16 TP8 on 8x B200 (SGLang 0.5.6, ShareGPT) reads 1.25 at concurrency 1 and 1.74 at 100, its
+bf16 TP8 on 8x B200 (SGLang 0.5.6, ShareGPT) read 1.25 at concurrency 1 and 1.74 at 100, its
 TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) reads 3.37 / 1.72
-/ 0.90 at concurrency 1 / 16 / 100 and its TTFT 0.69. Decode 41 of 52 in band, held out 33 of
-44; TTFT 8 of 14.
+/ 0.90 at concurrency 1 / 16 / 100 and its TTFT 0.69.
+
+**Recurrent layers counted from SGLang's code (no new constant).** Qwen3-Next's 36 Gated
+DeltaNet layers were charged five placeholder launched ops each, without their norms, and its
+gated attention and gated shared expert were charged as Qwen3's. Read at SGLang 0.5.6 (the
+rows' release; kvplan/costmodel.py `GatedDeltaNetOps`, `_output_gate_ops`,
+`_shared_expert_gate_ops` quote the code), an eager extend step launches 30 ops per GDN mixer
+at TP 8 (in_proj_qkvz and in_proj_ba, six reshape copies of the split q / k / v / z / b / a and
+their cat, the conv and its input copy, the gating kernel, the state gather and scatter, 13 in
+fla's chunk_gated_delta_rule, the gated norm, out_proj), 33 with the layer's norms and
+all-reduce; its attention layers add the q / gate split copies, the sigmoid and the product
+(14 per layer) and its MoE layers the shared expert's MLP, gate, sigmoid, product and add (16):
+2,129 ops per step instead of 749. Decode now reads and writes each request's recurrent state
+every step (conv state bf16, the 4 x 128 x 128 GDN state per rank in SGLang's default float32:
+0.54 MB per request per layer) and charges the state update and the two GEMM kernels of the
+mixer; the attention gate's four kernels are charged in decode too, the shared expert's gate is
+not (it runs beside the routed experts on SGLang's second stream). Before -> after, all held
+out: TTFT 2.13 -> 0.81 (now in band; it implies at most 56 us per op, as Qwen3-235B's 44-56 on
+the same B200 hosts and release, against 161 before), decode at concurrency 1 1.25 -> 1.14, at
+concurrency 100 1.74 -> 0.79 (now in band). No other row moves. Decode 42 of 52 in band, held
+out 34 of 44; TTFT 9 of 14.
 
 Why the remaining misses miss, as far as the public numbers show:
 
@@ -758,11 +777,14 @@ Why the remaining misses miss, as far as the public numbers show:
   Kimi-K2's on an MI300X host under SGLang 0.5.7 (0.69: at most 36 us per op). All three
   newer-SGLang rows sit below the early-2025-weighted fit; not refitted here (one release
   family, client TTFTs with the serving path inside).
-- **Qwen3-Next-80B-A3B at concurrency 100: 1.74, TTFT at concurrency 1: 2.13** (implied
-  161 us per op): its 36 Gated DeltaNet layers are charged `_RECURRENT_OPS` = 5 launched ops
-  each, a count not read from SGLang's model code (kvplan/costmodel.py says so); an
-  undercount there would explain both rows, but it was not checked against models/qwen3_next.py
-  here. Its concurrency-1 decode reads 1.25.
+- **Qwen3-Next-80B-A3B at concurrency 100: 0.79, TTFT 0.81** (in band, predicted slower than
+  measured): the same over-statement of the launch time per op on the B200 hosts; its prefill
+  term holds 2,129 ops x 70 us per step, and at the 56 us its TTFT implies they would read
+  0.94 / 1.01 (not refitted: one held-out row would set it). Its concurrency-1 decode reads
+  1.14: SGLang 0.5.6 turns the overlap scheduler off for Qwen3-Next while the radix cache is
+  on (server_args.py: "Disabling overlap schedule since MambaRadixCache is not compatible"),
+  so each decode step's CPU scheduling is not hidden, which kvplan does not model
+  (`step_overhead_s` is 0).
 - **Kimi-K2 on 8x MI300X (ROCm SGLang 0.5.7) at concurrency 1 / 16: 3.37 / 1.72**, like
   DeepSeek-V3 on the same GPUs (2.78): the ROCm FP8 MoE / MLA decode path runs well below the
   bytes-and-floors step kvplan predicts; its concurrency-100 row (0.90) is in band through the
