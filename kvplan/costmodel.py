@@ -71,6 +71,16 @@ Defaults and where they come from (all overridable with `Efficiency`):
   streaming rate, CPU gaps between graph replays). Every TP, MoE and EP case of the bench is
   held out (cost-bench.md reports both). `Efficiency(layer_overhead_s=0)` removes it.
 
+Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of kvplan.spec.RECURRENT_FIELDS):
+the mixer's projections are GEMMs over its weights (`RecurrentMixerOps.decode_gemm_kernels`
+kernels in a decode step), and its state update reads and writes every request's conv and SSM
+state once per step (kvplan.cache.recurrent_state, in the dtypes the engine keeps: SGLang a
+float32 SSM state by default, server_args.py --mamba-ssm-dtype; vLLM the model dtype unless
+the config fixes it), with `recurrent_state_flops_per_token` (Gated DeltaNet's prefill in its
+chunked form). An eager SGLang prefill launches `RecurrentMixerOps.extend_ops` per mixer,
+counted from SGLang 0.5.6's code for Gated DeltaNet and Mamba2; the other kinds keep a
+five-op placeholder (`counted_from_code` is False).
+
 FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
 (DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
 
@@ -500,15 +510,16 @@ class Mamba2Ops(RecurrentMixerOps):
         # `ssm_state[state_indices_tensor_p] = varlen_state` (1).
         conv = 1 if spec.model_type in TRITON_CONV_MODEL_TYPES else 2
         mixer = g + conv + 2 + 6 + 1
-        # Mixer2RMSNormGated.forward_cuda: one fused kernel (rms_norm_gated) with one group
-        # per rank, else forward_native: gate.to(float32), silu, x * silu, [all-gather when
-        # the groups do not split over the ranks], pow, mean, + eps, rsqrt, x *, .to(dtype),
-        # weight * x (10, + 1).
-        groups_split = rec.n_groups % tp == 0
-        if rec.n_groups // tp == 1 and groups_split:
-            norm = 1
+        # mixer2_rms_norm_gated.py Mixer2RMSNormGated.forward_cuda: one fused kernel
+        # (rms_norm_gated) only with one group on one GPU (it returns forward_native when
+        # `n_groups % tp_size != 0 or n_groups != 1`). forward_native: gate.to(float32), silu,
+        # x * silu (3); with several groups [an all-gather when they do not split over the
+        # ranks], pow, mean, + eps, rsqrt, x * (5); with one group over TP ranks pow, sum, the
+        # all-reduce of the sums, / count, + eps, rsqrt, x * (7); then .to(dtype), weight * x.
+        if rec.n_groups == 1:
+            norm = 1 if tp == 1 else 3 + 7 + 2
         else:
-            norm = 10 + (0 if groups_split else 1)
+            norm = 3 + 5 + 2 + (1 if rec.n_groups % tp else 0)
         # out_proj (g) and `output[:num_actual_tokens], _ = self.out_proj(...)`, a copy (1).
         return mixer + norm + g + 1
 
