@@ -495,6 +495,7 @@ class Mamba2Ops(RecurrentMixerOps):
     mixer (models/falcon_h1.py)."""
 
     counted_from_code = True
+    decode_gemm_kernels = 2  # in_proj, out_proj
 
     def extend_ops(self, spec: ModelSpec, *, tp: int, fp8: bool) -> int:
         rec = spec.recurrent
@@ -522,8 +523,6 @@ class Mamba2Ops(RecurrentMixerOps):
             norm = 3 + 5 + 2 + (1 if rec.n_groups % tp else 0)
         # out_proj (g) and `output[:num_actual_tokens], _ = self.out_proj(...)`, a copy (1).
         return mixer + norm + g + 1
-
-    decode_gemm_kernels = 2  # in_proj, out_proj
 
 
 # Architectures whose SGLang Mamba2 layers run the Triton causal conv (models/nemotron_h.py
