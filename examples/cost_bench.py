@@ -36,6 +36,7 @@ from kvplan.costmodel import (
     sglang_chunked_prefill_tokens,
     step_time,
 )
+from kvplan.engines.sglang_pools import sglang_state_dtypes
 from kvplan.gpus import get_gpu
 from kvplan.spec import ModelSpec
 
@@ -546,16 +547,29 @@ def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
     return engine_efficiency("sglang" if eager_prefill else "vllm", eff)
 
 
+def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
+    """The recurrent state's dtypes as the run's engine keeps them (kvplan.capacity's
+    STATE_DTYPES): SGLang (the eager-prefill engine here) a bfloat16 conv state and, by default,
+    a float32 SSM state (kvplan.engines.sglang_pools.sglang_state_dtypes); vLLM's rule
+    otherwise (no recurrent model runs on another engine here)."""
+    if not eager_prefill or spec.recurrent is None:
+        return {}
+    conv, ssm = sglang_state_dtypes(spec, "auto")
+    return {"conv_dtype": conv, "ssm_dtype": ssm}
+
+
 def predicted_tpot_ms(case: Case, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     spec, gpu = case_spec(case), get_gpu(case.gpu)
     context = case.input_len + case.output_len // 2
+    state = state_dtypes(spec, case.eager_prefill)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
-                                           layout=case.layout, efficiency=eff))
+                                           layout=case.layout, efficiency=eff, **state))
     if case.disaggregated or case.engine_timed:
         return decode.tpot_ms
     path = launch_path(eff, case.eager_prefill)
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,
-                                            layout=case.layout, efficiency=path)).ttft_ms
+                                            layout=case.layout, efficiency=path,
+                                            **state)).ttft_ms
     return serving_tpot_ms(decode.tpot_ms, prefill, concurrency=case.batch,
                            output_len=case.output_len, **_batching(case, spec, path))
 
@@ -582,18 +596,21 @@ def fitted_layer_overhead_s() -> float:
 def predicted_ttft_ms(case: TtftCase, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     """One prompt's prefill, batched as the run's scheduler batches it (`serving_ttft_ms`)."""
     spec, path = _spec(case.model, case.fp8, case.fp8_tensor), launch_path(eff, case.eager_prefill)
-    one = predict(spec, get_gpu(case.gpu), CostInputs(context=case.prompt_len, layout=case.layout,
-                                                      efficiency=path)).ttft_ms
+    one = predict(spec, get_gpu(case.gpu), CostInputs(
+        context=case.prompt_len, layout=case.layout, efficiency=path,
+        **state_dtypes(spec, case.eager_prefill))).ttft_ms
     return serving_ttft_ms(one, concurrency=case.concurrency, output_len=case.output_len,
                            **_batching(case, spec, path))
 
 
 def predicted_prefill_ms(case: PrefillCase, eff: Efficiency = DEFAULT_EFFICIENCY) -> float:
     """One extend step of `prompts` causal prompts of `prompt_len` tokens (one logit row each)."""
-    step = step_time(_spec(case.model, case.fp8), get_gpu(case.gpu),
+    spec = _spec(case.model, case.fp8)
+    step = step_time(spec, get_gpu(case.gpu),
                      tokens=case.prompts * case.prompt_len, context=case.prompt_len,
                      requests=case.prompts, phase="prefill", layout=case.layout,
-                     eff=launch_path(eff, case.eager_prefill), logits=case.prompts)
+                     eff=launch_path(eff, case.eager_prefill), logits=case.prompts,
+                     **state_dtypes(spec, case.eager_prefill))
     return step.seconds * 1e3
 
 
@@ -874,10 +891,29 @@ step (1k) or four chunk-sized steps (8k); TTFT in band 6 -> 8 of 12. The rows wh
 is not published (NIM's AIPerf runs, SGLang 0.4.1.post2) use the steady state alone.
 
 **Held-out cases added with it** (SGLang cookbook pages, not used for any fit): Qwen3-Next-80B-A3B
-bf16 TP8 on 8x B200 (SGLang 0.5.6, ShareGPT) reads 1.25 at concurrency 1 and 1.74 at 100, its
+bf16 TP8 on 8x B200 (SGLang 0.5.6, ShareGPT) read 1.25 at concurrency 1 and 1.74 at 100, its
 TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) reads 3.37 / 1.72
-/ 0.90 at concurrency 1 / 16 / 100 and its TTFT 0.69. Decode 41 of 52 in band, held out 33 of
-44; TTFT 8 of 14.
+/ 0.90 at concurrency 1 / 16 / 100 and its TTFT 0.69.
+
+**Recurrent layers counted from SGLang's code (no new constant).** Qwen3-Next's 36 Gated
+DeltaNet layers were charged five placeholder launched ops each, without their norms, and its
+gated attention and gated shared expert were charged as Qwen3's. Read at SGLang 0.5.6 (the
+rows' release; kvplan/costmodel.py `GatedDeltaNetOps`, `_output_gate_ops`,
+`_shared_expert_gate_ops` quote the code), an eager extend step launches 30 ops per GDN mixer
+at TP 8 (in_proj_qkvz and in_proj_ba, six reshape copies of the split q / k / v / z / b / a and
+their cat, the conv and its input copy, the gating kernel, the state gather and scatter, 13 in
+fla's chunk_gated_delta_rule, the gated norm, out_proj), 33 with the layer's norms and
+all-reduce; its attention layers add the q / gate split copies, the sigmoid and the product
+(14 per layer) and its MoE layers the shared expert's MLP, gate, sigmoid, product and add (16):
+2,129 ops per step instead of 749. Decode now reads and writes each request's recurrent state
+every step (conv state bf16, the 4 x 128 x 128 GDN state per rank in SGLang's default float32:
+0.54 MB per request per layer) and charges the state update and the two GEMM kernels of the
+mixer; the attention gate's four kernels are charged in decode too, the shared expert's gate is
+not (it runs beside the routed experts on SGLang's second stream). Before -> after, all held
+out: TTFT 2.13 -> 0.81 (now in band; it implies at most 56 us per op, as Qwen3-235B's 44-56 on
+the same B200 hosts and release, against 161 before), decode at concurrency 1 1.25 -> 1.14, at
+concurrency 100 1.74 -> 0.79 (now in band). No other row moves. Decode 42 of 52 in band, held
+out 34 of 44; TTFT 9 of 14.
 
 **TP all-reduce from measured custom all-reduce timings (no new constant).** Every NVLink
 all-reduce was one ring formula with a preset 10 us (8 us on NVLink 5) that no measurement set.
@@ -945,11 +981,14 @@ Why the remaining misses miss, as far as the public numbers show:
   Kimi-K2's on an MI300X host under SGLang 0.5.7 (0.69: at most 36 us per op). All three
   newer-SGLang rows sit below the early-2025-weighted fit; not refitted here (one release
   family, client TTFTs with the serving path inside).
-- **Qwen3-Next-80B-A3B at concurrency 100: 1.69, TTFT at concurrency 1: 2.11** (implied
-  160 us per op): its 36 Gated DeltaNet layers are charged `_RECURRENT_OPS` = 5 launched ops
-  each, a count not read from SGLang's model code (kvplan/costmodel.py says so); an
-  undercount there would explain both rows, but it was not checked against models/qwen3_next.py
-  here. Its concurrency-1 decode reads 1.26.
+- **Qwen3-Next-80B-A3B at concurrency 100: 0.79, TTFT 0.81** (in band, predicted slower than
+  measured): the same over-statement of the launch time per op on the B200 hosts; its prefill
+  term holds 2,129 ops x 70 us per step, and at the 56 us its TTFT implies they would read
+  0.94 / 1.01 (not refitted: one held-out row would set it). Its concurrency-1 decode reads
+  1.14: SGLang 0.5.6 turns the overlap scheduler off for Qwen3-Next while the radix cache is
+  on (server_args.py: "Disabling overlap schedule since MambaRadixCache is not compatible"),
+  so each decode step's CPU scheduling is not hidden, which kvplan does not model
+  (`step_overhead_s` is 0).
 - **Kimi-K2 on 8x MI300X (ROCm SGLang 0.5.7) at concurrency 1 / 16: 3.37 / 1.72**, like
   DeepSeek-V3 on the same GPUs (2.78): the ROCm FP8 MoE / MLA decode path runs well below the
   bytes-and-floors step kvplan predicts; its concurrency-100 row (0.90) is in band through the

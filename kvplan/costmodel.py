@@ -71,6 +71,16 @@ Defaults and where they come from (all overridable with `Efficiency`):
   streaming rate, CPU gaps between graph replays). Every TP, MoE and EP case of the bench is
   held out (cost-bench.md reports both). `Efficiency(layer_overhead_s=0)` removes it.
 
+Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of kvplan.spec.RECURRENT_FIELDS):
+the mixer's projections are GEMMs over its weights (`RecurrentMixerOps.decode_gemm_kernels`
+kernels in a decode step), and its state update reads and writes every request's conv and SSM
+state once per step (kvplan.cache.recurrent_state, in the dtypes the engine keeps: SGLang a
+float32 SSM state by default, server_args.py --mamba-ssm-dtype; vLLM the model dtype unless
+the config fixes it), with `recurrent_state_flops_per_token` (Gated DeltaNet's prefill in its
+chunked form). An eager SGLang prefill launches `RecurrentMixerOps.extend_ops` per mixer,
+counted from SGLang 0.5.6's code for Gated DeltaNet and Mamba2; the other kinds keep a
+five-op placeholder (`counted_from_code` is False).
+
 FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
 (DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
 
@@ -97,13 +107,13 @@ import math
 from dataclasses import dataclass, field, replace
 
 from .attention import LatentAttention
-from .cache import kv_layout
+from .cache import activation_dtype, kv_layout, recurrent_state
 from .errors import InputError
-from .flops import MLAForm, attended_tokens, attention_flops, recurrent_flops_per_token
+from .flops import MLAForm, attended_tokens, attention_flops, recurrent_state_flops_per_token
 from .gpus import GPU
 from .interconnect import INTERCONNECTS, Interconnect, default_interconnect, scale_up_gpus
-from .params import count_params
-from .spec import ModelSpec
+from .params import count_params, recurrent_params
+from .spec import ModelSpec, RecurrentSpec
 
 US = 1e-6
 
@@ -152,7 +162,9 @@ DEFAULT_MTP_ACCEPTANCE = 0.85
 # Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
 # attention block: input norm, RoPE (+ q/k norm), KV-cache write, residual add;
 # MLP: post-attention norm, activation; MoE: + router top-k, permute, unpermute/reduce;
-# MLA: + q_a and kv_a norms.
+# MLA: + q_a and kv_a norms; recurrent mixer (decode, CUDA graph): input norm, the split of
+# the projections (Qwen3-Next's fused_qkvzba_split_reshape_cat), the conv-state update, the
+# gated norm (Mamba2: the output copy instead of the split).
 _ATTN_KERNELS, _MLA_EXTRA, _MLP_KERNELS, _MOE_EXTRA, _REC_KERNELS = 4, 2, 2, 3, 4
 
 
@@ -329,17 +341,38 @@ def _attention_block_ops(spec: ModelSpec, *, tp: int, fp8: bool) -> int:
     # models/llama.py, qwen3.py, qwen3_moe.py: input_layernorm (fused add), qkv_proj,
     # [q_norm, k_norm: apply_qk_norm], rotary_emb, set_kv_buffer, attn, o_proj,
     # post_attention_layernorm.
-    return 1 + g + _qk_norm_ops(spec) + 3 + g + reduce + 1
+    # models/qwen3_next.py Qwen3HybridAttentionDecoderLayer.self_attention: the same, plus
+    # its output gate (`_output_gate_ops`).
+    return 1 + g + _qk_norm_ops(spec) + 3 + _output_gate_ops(spec, tp) + g + reduce + 1
 
 
 # Architectures whose SGLang attention applies RMSNorm to q and k per head (two ops):
-# models/qwen3.py and qwen3_moe.py (Qwen3Attention.q_norm / k_norm, models/utils.py
-# apply_qk_norm). Read from the architecture, as SGLang picks its model class by it.
-QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe"})
+# models/qwen3.py and qwen3_moe.py (Qwen3Attention.q_norm / k_norm, `_apply_qk_norm`),
+# models/qwen3_next.py (Qwen3HybridAttentionDecoderLayer.q_norm / k_norm, GemmaRMSNorm). Read
+# from the architecture, as SGLang picks its model class by it. Not counted (here as for
+# Qwen3): the copy `q.reshape(-1, head_dim)` makes of the strided q (and of k with more than
+# one KV head per rank) before the norm.
+QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next"})
+
+# Architectures whose SGLang attention gates its output per head (Qwen3-Next's gated
+# attention): models/qwen3_next.py (SGLang 0.5.6) builds qkv_proj with
+# `total_num_heads * (1 + attn_output_gate)` query heads (attn_output_gate defaults to True),
+# splits q from the gate with `torch.chunk(q_gate.view(T, heads, -1), 2, dim=-1)` and
+# `reshape`s both back to (T, heads x head_dim) -- a copy each when a rank holds more than one
+# head, as the halves are strided -- and after attention runs `gate = torch.sigmoid(gate)`
+# and `attn_output = attn_output * gate` (two ops).
+GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
 
 
 def _qk_norm_ops(spec: ModelSpec) -> int:
     return 2 if spec.model_type in QK_NORM_MODEL_TYPES else 0
+
+
+def _output_gate_ops(spec: ModelSpec, tp: int) -> int:
+    if spec.model_type not in GATED_ATTENTION_MODEL_TYPES:
+        return 0
+    heads = spec.attention.num_attention_heads // tp
+    return (2 if heads > 1 else 0) + 2
 
 
 def _dense_mlp_ops(*, tp: int, fp8: bool) -> int:
@@ -355,16 +388,18 @@ def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bo
     the w2 grouped GEMM, moe_sum_reduce (4), with FP8 a quantization before each grouped GEMM
     (2). Top-k is one fused kernel (layers/moe/topk.py: topk_softmax with renormalize for
     Qwen3-MoE, moe_fused_gate for DeepSeek's biased grouped top-k). Shared experts
-    (models/deepseek_v2.py DeepseekV2MoE.forward_normal): an MLP plus the add to the routed
-    output. Not modelled: later SGLang releases can fold DeepSeek's one shared expert into
-    fused_moe (`num_fused_shared_experts`, off with --disable-shared-experts-fusion), which
-    removes those ops (DeepSeek-V3 TP 8: 1,759 instead of 2,107); they are counted apart, as
+    (models/deepseek_v2.py DeepseekV2MoE.forward_normal; models/qwen2_moe.py
+    Qwen2MoeSparseMoeBlock.forward for Qwen3-Next's one shared expert): an MLP plus the add to
+    the routed output, and Qwen2-MoE's sigmoid gate on it (`_shared_expert_gate_ops`). Not
+    modelled: later SGLang releases can fold DeepSeek's one shared expert into fused_moe
+    (`num_fused_shared_experts`, off with --disable-shared-experts-fusion), which removes those
+    ops (DeepSeek-V3 TP 8: 1,759 instead of 2,107); they are counted apart, as
     the early-2025 engines of three of the four fit rows ran them."""
     assert spec.moe is not None
     experts = 6 + (2 if fp8 else 0)
     shared = 0
-    if spec.moe.n_shared_experts:
-        shared = 2 * _gemm_ops(shared_fp8) + 1 + 1
+    if spec.moe.n_shared_experts or spec.moe.shared_expert_intermediate_size:
+        shared = 2 * _gemm_ops(shared_fp8) + 1 + 1 + _shared_expert_gate_ops(spec)
     if layout.ep > 1:
         reduce = 2  # dispatch and combine
     elif layout.dp_attention and layout.tp > 1:
@@ -374,9 +409,147 @@ def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bo
     return 1 + 1 + experts + shared + reduce
 
 
-# A recurrent mixer (Mamba / GDN): not counted from SGLang's code; its itemised kernels
-# (in_proj, conv, scan, gated norm, out_proj).
-_RECURRENT_OPS = 5
+# Architectures whose SGLang MoE block gates its shared expert: models/qwen2_moe.py
+# Qwen2MoeSparseMoeBlock._forward_shared_experts (SGLang 0.5.6; models/qwen3_next.py builds
+# its MoE layers from it): `F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_output`
+# -- a torch.nn.Linear of one output (unquantized), the sigmoid and the product: three ops
+# beside the shared MLP and its add to the routed output.
+GATED_SHARED_EXPERT_MODEL_TYPES = frozenset({"qwen2_moe", "qwen3_next"})
+
+
+def _shared_expert_gate_ops(spec: ModelSpec) -> int:
+    return 3 if spec.model_type in GATED_SHARED_EXPERT_MODEL_TYPES else 0
+
+
+class RecurrentMixerOps:
+    """What one recurrent mixer kind launches, as SGLang runs it: ops of an eager prefill
+    (extend) step from its in_proj to its out_proj (`extend_ops`), and the GEMM kernels of a
+    decode step besides the state update and the small kernels (`decode_gemm_kernels`). The
+    base class is a kind not counted from SGLang's code (Mamba1, KDA, short conv, lightning
+    attention): its itemised kernels in_proj, conv, scan, gated norm, out_proj."""
+
+    counted_from_code = False
+    decode_gemm_kernels = 1
+
+    def extend_ops(self, spec: ModelSpec, *, tp: int, fp8: bool) -> int:
+        return 5
+
+
+class GatedDeltaNetOps(RecurrentMixerOps):
+    """Qwen3-Next's Gated DeltaNet, read at SGLang 0.5.6 (the release of the bench's Qwen3-Next
+    rows; pip wheel sglang==0.5.6): models/qwen3_next.py Qwen3GatedDeltaNet._forward and
+    layers/attention/hybrid_linear_attn_backend.py GDNAttnBackend.forward_extend (CUDA,
+    piecewise CUDA graphs off, the default)."""
+
+    counted_from_code = True
+    # Decode: in_proj_qkvz and out_proj; in_proj_ba runs beside in_proj_qkvz on the alt
+    # stream while CUDA graphs capture (qwen3_next.py _forward_input_proj).
+    decode_gemm_kernels = 2
+
+    def extend_ops(self, spec: ModelSpec, *, tp: int, fp8: bool) -> int:
+        rec = spec.recurrent
+        assert rec is not None
+        g = _gemm_ops(fp8)
+        # _forward_input_proj: in_proj_qkvz (g) and in_proj_ba (built with quant_config=None:
+        # one op); under 1,024 tokens the second runs on the alt stream, still one launch.
+        proj = g + 1
+        # fix_query_key_value_ordering (eager steps do not take the fused split kernel, which
+        # runs only when forward_mode.is_cuda_graph()): q, k, v, z, b, a are torch.split
+        # slices of the (T, key heads / tp, ...) view, and the reshapes that merge the key-head
+        # dimension copy each of the six when a rank holds more than one key head (v, z, b, a
+        # in fix_query_key_value_ordering, q and k in `x.reshape(x.shape[0], -1)`); then
+        # torch.cat((q, k, v)).
+        split = (6 if rec.num_key_heads // tp > 1 else 0) + 1
+        # GDNAttnBackend.forward_extend: `extend_prefix_lens > 0` (1); causal_conv1d_fn
+        # (mamba/causal_conv1d.py: `x.contiguous()` of the transposed (dim, T) input, then
+        # sgl_kernel causal_conv1d_fwd: 2); fused_gdn_gating (fla/fused_gdn_gating.py, one
+        # Triton kernel); `ssm_states[cache_indices]` (a gather, 1); chunk_gated_delta_rule
+        # (below); `ssm_states[cache_indices] = last_recurrent_state` (1). The `.to(ssm dtype,
+        # copy=False)` before it launches nothing at SGLang's default --mamba-ssm-dtype
+        # float32 (server_args.py), the dtype fla returns the final state in.
+        backend = 1 + 2 + 1 + 1 + self.chunk_ops() + 1
+        # RMSNormGated (fla/layernorm_gated.py: one Triton kernel on contiguous inputs),
+        # out_proj (g; reduce_results=False: the layer's communicator all-reduces).
+        return proj + split + backend + 1 + g
+
+    @staticmethod
+    def chunk_ops() -> int:
+        """fla/chunk.py ChunkGatedDeltaRuleFunction.forward: @input_guard makes every tensor
+        argument contiguous, which copies q, k and v (strided torch.split slices of the conv
+        output: 3); l2norm_fwd of q and of k (2); chunk_gated_delta_rule_fwd: chunk_local_cumsum
+        (1), chunk_scaled_dot_kkt_fwd (1), solve_tril (solve_tril_16x16_kernel and
+        merge_16x16_to_64x64_inverse_kernel: 2), recompute_w_u_fwd (1),
+        chunk_gated_delta_rule_fwd_h (1), chunk_fwd_o (`torch.zeros_like(v)` and its kernel:
+        2). Not counted: prepare_chunk_indices / prepare_chunk_offsets, which @tensor_cache
+        computes once per step for all layers."""
+        return 3 + 2 + 1 + 1 + 2 + 1 + 1 + 2
+
+
+class Mamba2Ops(RecurrentMixerOps):
+    """Mamba2 (Nemotron-H, Falcon-H1, granite-4.0-h), read at SGLang 0.5.6:
+    layers/attention/mamba/mamba.py MambaMixer2.forward on a prefill-only batch without a
+    cached prefix (no initial states). Not counted: Falcon-H1's muP multipliers around the
+    mixer (models/falcon_h1.py)."""
+
+    counted_from_code = True
+    decode_gemm_kernels = 2  # in_proj, out_proj
+
+    def extend_ops(self, spec: ModelSpec, *, tp: int, fp8: bool) -> int:
+        rec = spec.recurrent
+        assert rec is not None
+        g = _gemm_ops(fp8)
+        # in_proj (g); the causal conv: mamba/causal_conv1d.py causal_conv1d_fn
+        # (`x.contiguous()` of the transposed input + the kernel: 2), or with
+        # use_triton_causal_conv (models/nemotron_h.py passes True) causal_conv1d_triton.py's,
+        # which reads the strided input as it is (1); mamba_chunk_scan_combined (ops/ssd_combined.py
+        # _mamba_chunk_scan_combined_fwd: B and C are strided slices of the transposed conv
+        # output and are made contiguous (2); _chunk_cumsum_fwd, _chunk_state_fwd,
+        # _state_passing_fwd, _bmm_chunk_fwd, _chunk_scan_fwd, chunk_state_varlen (6));
+        # `ssm_state[state_indices_tensor_p] = varlen_state` (1).
+        conv = 1 if spec.model_type in TRITON_CONV_MODEL_TYPES else 2
+        mixer = g + conv + 2 + 6 + 1
+        # mixer2_rms_norm_gated.py Mixer2RMSNormGated.forward_cuda: one fused kernel
+        # (rms_norm_gated) only with one group on one GPU (it returns forward_native when
+        # `n_groups % tp_size != 0 or n_groups != 1`). forward_native: gate.to(float32), silu,
+        # x * silu (3); with several groups [an all-gather when they do not split over the
+        # ranks], pow, mean, + eps, rsqrt, x * (5); with one group over TP ranks pow, sum, the
+        # all-reduce of the sums, / count, + eps, rsqrt, x * (7); then .to(dtype), weight * x.
+        if rec.n_groups == 1:
+            norm = 1 if tp == 1 else 3 + 7 + 2
+        else:
+            norm = 3 + 5 + 2 + (1 if rec.n_groups % tp else 0)
+        # out_proj (g) and `output[:num_actual_tokens], _ = self.out_proj(...)`, a copy (1).
+        return mixer + norm + g + 1
+
+
+# Architectures whose SGLang Mamba2 layers run the Triton causal conv (models/nemotron_h.py
+# NemotronHMambaDecoderLayer.forward: use_triton_causal_conv=True, 0.5.6).
+TRITON_CONV_MODEL_TYPES = frozenset({"nemotron_h"})
+
+# One entry per recurrent kind whose ops are counted from SGLang's code; other kinds
+# (RECURRENT_FIELDS in kvplan/spec.py) get the base class.
+RECURRENT_MIXER_OPS: dict[str, RecurrentMixerOps] = {
+    "gated_delta_net": GatedDeltaNetOps(),
+    "mamba2": Mamba2Ops(),
+}
+
+
+def recurrent_mixer_ops(rec: RecurrentSpec) -> RecurrentMixerOps:
+    return RECURRENT_MIXER_OPS.get(rec.kind, RecurrentMixerOps())
+
+
+def _recurrent_layer_ops(spec: ModelSpec, index: int, *, tp: int, fp8: bool) -> int:
+    """A recurrent layer's ops, input norm to post-mixer norm. A layer whose only mixer is the
+    recurrent one (Qwen3-Next's linear_attention layers: Qwen3HybridLinearDecoderLayer with
+    its LayerCommunicator, as the attention layers; Nemotron-H's Mamba layers) adds its input
+    norm, the all-reduce of the mixer output under TP and, when an MLP follows in the same
+    layer, the post-mixer norm. Falcon-H1's parallel hybrid (attention and Mamba2 side by side)
+    shares the attention block's."""
+    assert spec.recurrent is not None
+    ops = recurrent_mixer_ops(spec.recurrent).extend_ops(spec, tp=tp, fp8=fp8)
+    if spec.has_attention(index):
+        return ops
+    return 1 + ops + (1 if tp > 1 else 0) + (1 if spec.has_mlp(index) else 0)
 
 
 def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
@@ -395,7 +568,7 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
         if spec.has_attention(i):
             total += _attention_block_ops(spec, tp=att_tp, fp8=fp8["attention"])
         if spec.has_recurrent(i):
-            total += _RECURRENT_OPS + (1 if att_tp > 1 else 0)
+            total += _recurrent_layer_ops(spec, i, tp=att_tp, fp8=fp8["attention"])
         if not spec.has_mlp(i):
             continue
         lp = counts.layers[i]
@@ -422,13 +595,16 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
               phase: str = "decode", kv_dtype: str = "bf16", mla_form: MLAForm = MLAForm.absorbed,
               layout: Layout = Layout(), eff: Efficiency = DEFAULT_EFFICIENCY,
               fp8_attention: bool = False, quantization: str | None = None,
-              layers: range | None = None, logits: int | None = None) -> StepTime:
+              layers: range | None = None, logits: int | None = None,
+              conv_dtype: str | None = None, ssm_dtype: str = "auto") -> StepTime:
     """One forward step on one GPU (rank) of `layout`.
 
     decode: `requests` requests per rank, `tokens` = requests x (1 + draft tokens) query tokens,
     each attending `context` cached tokens; prefill: one prompt of `tokens` = `context` tokens
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
-    the lm_head (default: one per request)."""
+    the lm_head (default: one per request). `conv_dtype` / `ssm_dtype`: the recurrent state's
+    dtypes as the engine keeps them (kvplan.capacity.state_dtypes; None / "auto": vLLM's rule,
+    kvplan.cache.recurrent_state; SGLang keeps the SSM state in float32 by default)."""
     _check_layout(spec, layout)
     s = _Step(gpu, eff, eff.kernel_floor_s)
     h = spec.hidden_size
@@ -453,6 +629,17 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     moe_tokens = tokens * (layout.world if layout.dp_attention else 1)
     act_bytes = 2  # bf16 activations
     chosen = layers if layers is not None else range(spec.num_hidden_layers)
+    state = None
+    rec_weights = rec_proj_flops = rec_state_flops = 0
+    if spec.recurrent is not None:
+        # One request's recurrent state on this rank (kvplan.cache.recurrent_state: vLLM's
+        # shapes; SGLang's are the same, configs/mamba_utils.py).
+        state = recurrent_state(spec.recurrent, tp=att_tp,
+                                conv_dtype=conv_dtype or activation_dtype(spec),
+                                ssm_dtype=ssm_dtype)
+        rec_weights = recurrent_params(spec)
+        rec_proj_flops = 2 * rec_weights
+        rec_state_flops = recurrent_state_flops_per_token(spec, phase)
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
@@ -461,7 +648,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             f = attention_flops(spec, context=span, phase=phase, mla_form=form)
             proj = f.q_proj + f.kv_proj + f.absorb + f.o_proj
             s.op("attention_proj", flops=tokens * proj / att_tp,
-                 nbytes=lp.attention * bpp_attn["attention"], fp8=fp8["attention"],
+                 nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
+                 * bpp_attn["attention"], fp8=fp8["attention"],
                  kernels=_projection_kernels(latent, form, f.absorb))
             core = (f.scores + f.values) / att_tp
             if phase == "decode":
@@ -481,12 +669,22 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 kv_read += up_bytes
             s.op("attention", flops=tokens * core, nbytes=kv_read, fp8=fp8_attention,
                  attention=True)
-            s.kernels("small_kernels", _ATTN_KERNELS + (_MLA_EXTRA if latent else 0))
+            s.kernels("small_kernels", _ATTN_KERNELS + (_MLA_EXTRA if latent else 0)
+                      + _output_gate_ops(spec, att_tp))
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_recurrent(i):
-            rec = recurrent_flops_per_token(spec)
-            s.op("recurrent", flops=tokens * rec / att_tp,
-                 nbytes=lp.attention * bpp_attn["attention"])
+            assert spec.recurrent is not None and state is not None
+            # The projections (in_proj .. out_proj: GEMMs over the mixer's weights), then the
+            # state update: the conv state and the SSM / delta-rule state of every request are
+            # read and written back once per step (decode: causal_conv1d_update and
+            # fused_sigmoid_gating_delta_rule_update / selective_state_update update them in
+            # place; prefill: the initial state gathered, the final one scattered back), in the
+            # state dtypes the engine keeps (`conv_dtype`, `ssm_dtype`).
+            s.op("recurrent", flops=tokens * rec_proj_flops / att_tp,
+                 nbytes=rec_weights * bpp_attn["attention"],
+                 kernels=recurrent_mixer_ops(spec.recurrent).decode_gemm_kernels)
+            s.op("recurrent_state", flops=tokens * rec_state_flops / att_tp,
+                 nbytes=requests * 2 * state.state_bytes, attention=True)
             s.kernels("small_kernels", _REC_KERNELS)
         if not spec.has_mlp(i):
             continue
@@ -501,6 +699,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched,
                  fp8=fp8_exp["experts"], kernels=2)
+            # Not Qwen2-MoE's shared-expert gate (`_shared_expert_gate_ops`): a decode step
+            # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
+            # current stream while the router and the routed experts run on alt_stream
+            # (models/qwen2_moe.py forward_normal_dual_stream), so its kernels overlap them.
             s.kernels("small_kernels", _MOE_EXTRA)
             if layout.ep > 1:
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.
@@ -539,6 +741,10 @@ class CostInputs:
     acceptance: float = DEFAULT_MTP_ACCEPTANCE
     gpu_hour_usd: float | None = None
     quantization: str | None = None
+    # The recurrent state's dtypes as the engine keeps them (kvplan.capacity.state_dtypes):
+    # None / "auto" is vLLM's rule (the model dtype unless the config fixes the SSM dtype).
+    conv_dtype: str | None = None
+    ssm_dtype: str = "auto"
 
 
 def tokens_per_step(draft_tokens: int, acceptance: float) -> float:
@@ -568,7 +774,8 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     layout = inputs.layout
     common = {"kv_dtype": inputs.kv_dtype, "mla_form": inputs.mla_form, "layout": layout,
               "eff": inputs.efficiency, "fp8_attention": inputs.fp8_attention,
-              "quantization": inputs.quantization}
+              "quantization": inputs.quantization, "conv_dtype": inputs.conv_dtype,
+              "ssm_dtype": inputs.ssm_dtype}
     q = inputs.batch * (1 + inputs.draft_tokens)
     decode = step_time(spec, gpu, tokens=q, context=inputs.context, requests=inputs.batch,
                        logits=q, **common)

@@ -24,6 +24,7 @@ from .capacity import (
     gpu_inputs,
     plan_capacity,
     served_spec,
+    state_dtypes,
     supported_kv_dtypes,
 )
 from .errors import InputError, KvplanError
@@ -440,10 +441,13 @@ def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     ranks = lay.tp if lay.dp_attention else lay.dp
     batch = max(1, -(-req.concurrency // ranks))
     try:
+        # The recurrent state in the dtypes the engine keeps it (decode reads and writes it).
+        conv, ssm = state_dtypes(spec, _inputs(spec, req, lay, cand.kv_dtype,
+                                               cand.mem_fraction, cand.context))
         return predict(spec, req.gpu, CostInputs(
             context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
             layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
                               ep=lay.ep if lay.ep > 1 else 1),
-            efficiency=engine_efficiency(req.engine.value)))
+            efficiency=engine_efficiency(req.engine.value), conv_dtype=conv, ssm_dtype=ssm))
     except KvplanError:
         return None

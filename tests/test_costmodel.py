@@ -12,6 +12,7 @@ from kvplan import load_spec
 from kvplan.cli.app import app
 from kvplan.compare import compare_schemes
 from kvplan.costmodel import (
+    RECURRENT_MIXER_OPS,
     CostInputs,
     Efficiency,
     Layout,
@@ -19,6 +20,7 @@ from kvplan.costmodel import (
     eager_prefill_ops,
     predict,
     prefill_launch_ms,
+    recurrent_mixer_ops,
     serving_tpot_ms,
     serving_ttft_ms,
     sglang_chunked_prefill_tokens,
@@ -26,7 +28,7 @@ from kvplan.costmodel import (
     tokens_per_step,
 )
 from kvplan.errors import InputError
-from kvplan.flops import MLAForm, decode_cost
+from kvplan.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
 from kvplan.gpus import get_gpu
 from tests.examples_loader import load_example
 
@@ -355,6 +357,74 @@ def test_eager_prefill_ops_per_architecture() -> None:
     # fused_moe 6 + 2 quantizations, shared expert 2 + 1 + 2 and its add 1, all-reduce 1: 17.
     # Dense MLP (3 layers): 2 + 1 + 2 + all-reduce: 6. 61 x 18 + 58 x 17 + 3 x 6 + 5 = 2,107.
     assert eager_prefill_ops(load_spec("deepseek-v3"), Layout(tp=8)) == 2107
+
+
+# Qwen3-Next-80B-A3B as tests/data/configs/qwen3-next-80b-a3b.json gives it: hidden 2048, 48
+# layers (every 4th full attention: 12; 36 Gated DeltaNet), 16 query heads of 256 and 2 KV
+# heads, GDN with 16 key heads and 32 value heads of 128 and a conv kernel of 4, 512 experts
+# (top 10) with one gated shared expert of 512.
+QWEN3_NEXT = "qwen3-next-80b-a3b"
+
+
+def test_qwen3_next_eager_prefill_ops_from_sglang_0_5_6() -> None:
+    spec = load_spec(QWEN3_NEXT)
+    # Gated DeltaNet mixer at TP 8 (2 key heads per rank; qwen3_next.py +
+    # hybrid_linear_attn_backend.py, 0.5.6): in_proj_qkvz, in_proj_ba (2); the reshape copies of
+    # q, k, v, z, b, a and the cat (7); `extend_prefix_lens > 0`, conv contiguous + kernel,
+    # fused_gdn_gating, the state gather (5); chunk_gated_delta_rule: q/k/v contiguous (3),
+    # two l2norms, cumsum, kkt, solve_tril x 2, w/u, h, zeros + o (10); the state scatter (1);
+    # gated norm, out_proj (2): 30. With one key head per rank (TP 16) the six copies are views.
+    gdn = RECURRENT_MIXER_OPS["gated_delta_net"]
+    assert gdn.extend_ops(spec, tp=8, fp8=False) == 30
+    assert gdn.extend_ops(spec, tp=16, fp8=False) == 24
+    # Its layer: input norm + mixer + all-reduce + post-attention norm = 33.
+    # Gated attention (2 heads per rank): input norm, qkv_proj, q and gate de-interleave copies
+    # (2), q_norm, k_norm, RoPE, KV write, attention, sigmoid, gate product, o_proj,
+    # all-reduce, post-attention norm: 14.
+    # MoE: router, top-k, fused_moe (6), shared MLP (3), shared_expert_gate + sigmoid +
+    # product (3), add, all-reduce: 16.
+    # 36 x 33 + 12 x 14 + 48 x 16 + head 5 = 1,188 + 168 + 768 + 5 = 2,129 (was 749 with five
+    # placeholder ops per GDN mixer, no norms, no gates and no shared expert).
+    assert eager_prefill_ops(spec, Layout(tp=8)) == 2129
+
+
+def test_mamba2_eager_prefill_ops_from_sglang_0_5_6() -> None:
+    # MambaMixer2.forward (0.5.6) with the Triton conv (nemotron_h.py), 8 groups on one GPU (the
+    # gated norm's forward_native path: 10 ops): in_proj, conv, B/C contiguous (2), six SSD
+    # kernels, state scatter, norm (10), out_proj, the output copy: 23.
+    spec = load_spec("nemotron-nano-9b-v2")
+    assert spec.recurrent.n_groups == 8
+    assert RECURRENT_MIXER_OPS["mamba2"].extend_ops(spec, tp=1, fp8=False) == 23
+    # A kind not counted from SGLang's code keeps the five itemised kernels.
+    assert recurrent_mixer_ops(replace(spec.recurrent, kind="mamba1")).extend_ops(
+        spec, tp=1, fp8=False) == 5
+
+
+def test_qwen3_next_decode_reads_and_writes_each_requests_state() -> None:
+    spec, b200 = load_spec(QWEN3_NEXT), get_gpu("B200")
+    # Per rank at TP 8: conv state (kernel - 1) x (2 x 16 x 128 + 32 x 128) / 8 = 3 x 1,024
+    # bf16 = 6,144 B; GDN state 32 / 8 x 128 x 128 in SGLang's float32 = 262,144 B. Read and
+    # written once per decode step: 2 x 268,288 B per request per layer; 256 requests over 36
+    # layers: 4.9 GB, memory-bound at 0.90 x 8 TB/s (above the 36 kernel floors).
+    state = 2 * (3 * 1024 * 2 + 4 * 128 * 128 * 4)
+    assert state == 536_576
+    step = step_time(spec, b200, tokens=256, context=500, requests=256, layout=Layout(tp=8),
+                     conv_dtype="bfloat16", ssm_dtype="float32")
+    assert step.by_op["recurrent_state"] == pytest.approx(256 * 36 * state / (0.9 * 8e12))
+    # vLLM's rule keeps the GDN state in the model dtype (bf16): half the SSM bytes.
+    half = step_time(spec, b200, tokens=256, context=500, requests=256, layout=Layout(tp=8))
+    assert half.by_op["recurrent_state"] == pytest.approx(
+        256 * 36 * 2 * (3 * 1024 * 2 + 4 * 128 * 128 * 2) / (0.9 * 8e12))
+
+
+def test_gated_delta_net_state_flops_follow_the_chunked_prefill() -> None:
+    spec = load_spec(QWEN3_NEXT)
+    # Recurrent form, per token: 32 value heads x 3 products x 2 x 128 x 128.
+    assert recurrent_state_flops_per_token(spec) == 32 * 6 * 128 * 128 == 3_145_728
+    # Chunked (C = 64): + 2 C (3 d_k + 2 d_v) per value head (K K^T, W and U, in-chunk Q K^T
+    # and its product with v_new).
+    assert recurrent_state_flops_per_token(spec, "prefill") == (
+        3_145_728 + 32 * 2 * 64 * (3 * 128 + 2 * 128)) == 5_767_168
 
 
 def test_eager_prefill_adds_its_launch_time() -> None:
