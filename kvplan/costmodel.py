@@ -167,6 +167,22 @@ DEFAULT_MTP_ACCEPTANCE = 0.85
 # gated norm (Mamba2: the output copy instead of the split).
 _ATTN_KERNELS, _MLA_EXTRA, _MLP_KERNELS, _MOE_EXTRA, _REC_KERNELS = 4, 2, 2, 3, 4
 
+# Architectures whose q / k RMSNorm spans all heads (one weight vector over num_heads x head_dim;
+# MiniMax-M2's config.json: "qk_norm_type": "per_layer"), so that under attention TP a rank's
+# shard of the heads cannot be normalised alone: the sum of squares of the whole row is reduced
+# over the ranks between two kernels. SGLang models/minimax_m2.py MiniMaxM2QKRMSNorm._forward_naive
+# (the default; the fused kernel needs SGLANG_USE_FUSED_PARALLEL_QKNORM): `q, k = q.contiguous(),
+# k.contiguous()`, `rms_sumsq_serial(q, k)`, `attn_tp_all_reduce(sum_sq)` (under TP),
+# `rms_apply_serial(...)`; vLLM models/minimax_m2.py likewise all-reduces the variance
+# (MiniMaxText01RMSNormTP). Read from the architecture, as the engines pick the model class by it.
+FULL_WIDTH_QK_NORM_MODEL_TYPES = frozenset({"minimax_m2"})
+# Its kernels per layer (the two copies, sum of squares, apply); the all-reduce comes on top.
+_FULL_WIDTH_QK_NORM_KERNELS = 4
+
+
+def _full_width_qk_norm(spec: ModelSpec) -> bool:
+    return spec.model_type in FULL_WIDTH_QK_NORM_MODEL_TYPES
+
 
 @dataclass(frozen=True, kw_only=True)
 class Layout:
@@ -343,7 +359,10 @@ def _attention_block_ops(spec: ModelSpec, *, tp: int, fp8: bool) -> int:
     # post_attention_layernorm.
     # models/qwen3_next.py Qwen3HybridAttentionDecoderLayer.self_attention: the same, plus
     # its output gate (`_output_gate_ops`).
-    return 1 + g + _qk_norm_ops(spec) + 3 + _output_gate_ops(spec, tp) + g + reduce + 1
+    qk_norm = _qk_norm_ops(spec)
+    if _full_width_qk_norm(spec):  # copies, sum of squares, (all-reduce,) apply
+        qk_norm = _FULL_WIDTH_QK_NORM_KERNELS + reduce
+    return 1 + g + qk_norm + 3 + _output_gate_ops(spec, tp) + g + reduce + 1
 
 
 # Architectures whose SGLang attention applies RMSNorm to q and k per head (two ops):
@@ -671,6 +690,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  attention=True)
             s.kernels("small_kernels", _ATTN_KERNELS + (_MLA_EXTRA if latent else 0)
                       + _output_gate_ops(spec, att_tp))
+            if _full_width_qk_norm(spec):
+                s.kernels("small_kernels", _FULL_WIDTH_QK_NORM_KERNELS)
+                # fp32 sums of squares of q and k, one each per token
+                s.collective("qk_norm_all_reduce", attn_link.all_reduce_s(att_tp, tokens * 2 * 4))
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_recurrent(i):
             assert spec.recurrent is not None and state is not None

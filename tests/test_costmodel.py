@@ -12,6 +12,7 @@ from kvplan import load_spec
 from kvplan.cli.app import app
 from kvplan.compare import compare_schemes
 from kvplan.costmodel import (
+    DEFAULT_EFFICIENCY,
     RECURRENT_MIXER_OPS,
     CostInputs,
     Efficiency,
@@ -695,3 +696,26 @@ def test_tp_all_reduce_of_a_decode_step_uses_the_link_rule() -> None:
     a100 = get_gpu("A100-80GB")
     step = step_time(spec, a100, tokens=1, context=1024, requests=1, layout=Layout(tp=8))
     assert step.by_op["tp_all_reduce"] == pytest.approx(160 * (10e-6 + 7 * 16384 / 240e9))
+
+
+def test_minimax_m2_full_width_qk_norm_reduces_over_attention_tp() -> None:
+    # MiniMax-M2's q / k RMSNorm spans all heads: under attention TP the sum of squares is
+    # all-reduced between two kernels (SGLang models/minimax_m2.py MiniMaxM2QKRMSNorm), four
+    # kernels per layer (two copies, sum of squares, apply) and one collective.
+    spec, b200 = load_spec("minimax-m2"), get_gpu("B200")
+    plain = replace(spec, model_type="llama")  # the same shapes, no full-width q/k norm
+    layers = spec.num_hidden_layers
+
+    def step(s, tp):
+        return step_time(s, b200, tokens=1, context=800, requests=1, layout=Layout(tp=tp))
+
+    assert step(spec, 8).by_op["qk_norm_all_reduce"] > 0
+    assert step(spec, 1).by_op.get("qk_norm_all_reduce", 0.0) == 0.0
+    assert "qk_norm_all_reduce" not in step(plain, 8).by_op
+    floor = DEFAULT_EFFICIENCY.kernel_floor_s
+    extra = step(spec, 1).by_op["small_kernels"] - step(plain, 1).by_op["small_kernels"]
+    assert extra == pytest.approx(4 * layers * floor)
+    # Eager prefill: the same four ops per layer, and the all-reduce under TP.
+    assert eager_prefill_ops(spec) - eager_prefill_ops(plain) == 4 * layers
+    assert (eager_prefill_ops(spec, Layout(tp=8)) - eager_prefill_ops(plain, Layout(tp=8))
+            == 5 * layers)
