@@ -836,17 +836,18 @@ Why the remaining misses miss, as far as the public numbers show:
 - **Kimi-K2 on 8x MI300X (ROCm SGLang 0.5.7) at concurrency 1 / 16: 3.86 / 2.03**, like
   DeepSeek-V3 on the same GPUs (3.23). The measured step barely grows with the batch (40.4 ms
   at concurrency 1, 46.9 at 16): a fixed ~40 ms per step, ~660 us per layer, against 10.5 ms
-  predicted. aiter's own tuned-kernel tables (ROCm/aiter aiter/configs/model_configs, gfx942,
-  304 CUs) account for little of it: its dense block-FP8 GEMMs at DeepSeek-V3's TP-8 decode
-  shapes take 3.9-20 us (a8w8_blockscale_tuned_gemm_ds_v3.csv; 10-20 us at K = 7168) where
-  kvplan charges two 4 us floors (quantization + GEMM), under ~1 ms per step; its fused MoE in
-  the many-small-experts TP-8 shape (257 experts, inter_dim 256:
-  a8w8_blockscale_tuned_fmoe_glm5_1.csv) takes 67 / 71 us at 1 / 2 tokens where kvplan charges
-  16 us, about 3 ms over Kimi-K2's 60 MoE layers. That leaves ~26 ms per step (~430 us per
-  layer) that no published ROCm kernel time explains; the run's
-  trace is not public (the one MI300X DeepSeek-R1 breakdown found, SemiAnalysisAI/InferenceX
-  issue 863, is an estimate made while its MI300X runners were down), so it is not modelled.
-  The concurrency-100 row (1.10) is in band through the prefill term.
+  predicted. aiter's own tuned-kernel tables (ROCm/aiter at e4048607,
+  aiter/configs/model_configs, gfx942, 304 CUs) account for little of it: its dense
+  block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes take 3.9-31 us
+  (a8w8_blockscale_tuned_gemm_ds_v3.csv; 10-31 us at K = 7168) where kvplan charges two 4 us
+  floors (quantization + GEMM), under ~1 ms per step; its fused MoE in the
+  many-small-experts TP-8 shape (257 experts, inter_dim 256:
+  a8w8_blockscale_tuned_fmoe_glm5_1.csv) takes 67 / 71 us at 1 / 2 tokens where kvplan
+  charges 16 us, about 3 ms over Kimi-K2's 60 MoE layers. That leaves ~26 ms per step
+  (~430 us per layer) that no published ROCm kernel time explains; the run's trace is not
+  public (the one MI300X DeepSeek-R1 breakdown found, SemiAnalysisAI/InferenceX issue 863, is
+  an estimate made while its MI300X runners were down), so it is not modelled. The
+  concurrency-100 row (1.10) is in band through the prefill term.
 - **Llama-3.1-70B TP8 on 8x A100 at concurrency 16, 1000 in: 1.35** (1.29 when every prompt
   paid its own launch; 1.47 at the graph floor): the decode step at concurrency 1 already
   reads 1.16 on this host, and what the batching takes off the prefill term leaves the

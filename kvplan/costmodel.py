@@ -89,12 +89,12 @@ out. MI300X (CDNA 3, 304 CUs):
   assumes). A best-shape maximum, so at least as optimistic as NVIDIA's 0.70;
 - fp8_gemm_hbm 0.77: aiter's fused block-FP8 MoE (the kernel that streams the FP8 expert weights
   on ROCm SGLang) in its own tuned table, ROCm/aiter
-  aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv at 84493f0e (cu_num 304,
+  aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv at e4048607 (cu_num 304,
   model_dim 7168, inter_dim 2048, 33 experts, top-9): 4,102.9 / 4,091.9 / 4,002.3 GB/s at 16 /
   32 / 64 tokens, where every expert is touched (the table's `bw` counts all 33), median
   4,092 GB/s of 5.3 TB/s. aiter's dense block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes
   (a8w8_blockscale_tuned_gemm_ds_v3.csv, gfx942, M = 64 and 128, 24 rows) are latency-bound
-  instead: 3.9-31 us each, median 765 GB/s, 10-20 us at K = 7168 (not modelled: kvplan charges a
+  instead: 3.9-31 us each, median 765 GB/s, 10-31 us at K = 7168 (not modelled: kvplan charges a
   w8a8 GEMM at least two 4 us floors);
 - attention 0.60 and the kernel floor 4 us are NVIDIA's: no ROCm measurement of an MLA decode
   kernel's compute fraction or of HIP-graph kernel spacing was found (aiter's smallest tuned
