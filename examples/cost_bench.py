@@ -388,7 +388,8 @@ CUDA_FRACTIONS: Tweak = {"hbm": DEFAULT_EFFICIENCY.hbm,
                          "fp8_gemm_hbm": DEFAULT_EFFICIENCY.fp8_gemm_hbm,
                          "gemm": DEFAULT_EFFICIENCY.gemm, "fp8_gemm": None,
                          "attention": DEFAULT_EFFICIENCY.attention,
-                         "kernel_floor_s": DEFAULT_EFFICIENCY.kernel_floor_s}
+                         "kernel_floor_s": DEFAULT_EFFICIENCY.kernel_floor_s,
+                         "moe_floor_s": None}
 DEFAULT_BAND = (0.75, 1.33)
 
 
@@ -568,7 +569,8 @@ def print_device_table() -> None:
           "these rows): " + "; ".join(
               f"{name} HBM {e.hbm:.2f}, FP8 GEMM weight streaming {e.fp8_gemm_hbm:.2f} (aiter "
               f"fused MoE), GEMM {e.gemm:.2f} bf16 / {e.fp8_gemm:.2f} FP8 (AMD max-achievable "
-              f"FLOPs), attention {e.attention:.2f} and {e.kernel_floor_s * 1e6:.0f} us floor "
+              f"FLOPs), fused-MoE floor {e.moe_floor_s * 1e6:.1f} us (aiter's tuned table), "
+              f"attention {e.attention:.2f} and {e.kernel_floor_s * 1e6:.0f} us kernel floor "
               "(no ROCm measurement: the CUDA values)" for name, e in amd.items())
           + f"; collectives over {default_interconnect('MI300X').name} (RCCL bus bandwidth "
           f"{default_interconnect('MI300X').bytes_per_s / 1e9:.0f} GB/s, custom all-reduce "
@@ -812,14 +814,17 @@ NVIDIA's kernel fractions (FlashMLA's HBM 0.90, DeepGEMM's 0.69 / 0.70) and, as 
 scale-up preset, PCIe 5 (50 GB/s, 20 us) for every all-reduce. They now get the fractions measured
 on ROCm kernels (`kvplan.costmodel.device_efficiency`, the table above) and the xGMI mesh
 (`kvplan.interconnect`, xgmi3: RCCL bus bandwidth 314 GB/s, 8 us custom all-reduce). Before ->
-after: Kimi-K2 TP8 3.37 / 1.72 / 0.90 -> 3.86 / 2.03 / 1.10 at concurrency 1 / 16 / 100 (the
-xGMI link alone: 3.86 / 1.93 / 1.04; aiter's fused MoE streams its FP8 experts at 0.77 of the
-HBM peak, above DeepGEMM's 0.69), DeepSeek-V3 TP8 2.78 -> 3.23, Llama-3-8B decode 1.84 -> 1.71
-(STREAM's 0.80) and prefill 1.67 -> 1.34 (AMD's max-achievable bf16 GEMM, 0.54 of the peak),
-Kimi-K2's TTFT 0.69 -> 0.82 (now in band: TTFT 9 of 14). No NVIDIA row moved. The published
-ROCm kernel numbers make the MI300X faster than kvplan had it, not slower: they explain the
-prefill / TTFT rows but widen the decode misses, so what remains there is not the kernels'
-bandwidth or FLOPs (below).
+after: Kimi-K2 TP8 3.37 / 1.72 / 0.90 -> 2.98 / 2.03 / 1.10 at concurrency 1 / 16 / 100,
+DeepSeek-V3 TP8 2.78 -> 2.87, Llama-3-8B decode 1.84 -> 1.71 (STREAM's 0.80) and prefill 1.67 ->
+1.34 (AMD's max-achievable bf16 GEMM, 0.54 of the peak), Kimi-K2's TTFT 0.69 -> 0.82 (now in
+band: TTFT 9 of 14). No NVIDIA row moved. By term: the xGMI link alone makes every TP8 row faster
+(Kimi-K2 3.37 / 1.72 / 0.90 -> 3.86 / 1.93 / 1.04, DeepSeek-V3 2.78 -> 3.16); aiter's fused MoE
+streams FP8 experts at 0.77 of the HBM peak, above DeepGEMM's 0.69 (concurrency 16 / 100: 1.93 /
+1.04 -> 2.03 / 1.10); its least time per call, 67 us at 1-2 tokens, where the kernel floors gave
+16 us, slows the small-batch steps (Kimi-K2 at concurrency 1 3.86 -> 2.98, DeepSeek-V3 at batch 4
+3.23 -> 2.87). The published ROCm kernel numbers explain the prefill / TTFT rows; on the decode
+rows they move some closer and some further, and what remains is not the kernels' bandwidth,
+FLOPs or least times (below).
 
 Why the remaining misses miss, as far as the public numbers show:
 
@@ -833,21 +838,18 @@ Why the remaining misses miss, as far as the public numbers show:
   each, a count not read from SGLang's model code (kvplan/costmodel.py says so); an
   undercount there would explain both rows, but it was not checked against models/qwen3_next.py
   here. Its concurrency-1 decode reads 1.25.
-- **Kimi-K2 on 8x MI300X (ROCm SGLang 0.5.7) at concurrency 1 / 16: 3.86 / 2.03**, like
-  DeepSeek-V3 on the same GPUs (3.23). The measured step barely grows with the batch (40.4 ms
-  at concurrency 1, 46.9 at 16): a fixed ~40 ms per step, ~660 us per layer, against 10.5 ms
+- **Kimi-K2 on 8x MI300X (ROCm SGLang 0.5.7) at concurrency 1 / 16: 2.98 / 2.03**, like
+  DeepSeek-V3 on the same GPUs (2.87). The measured step barely grows with the batch (40.4 ms
+  at concurrency 1, 46.9 at 16): a fixed ~40 ms per step, ~660 us per layer, against 13.6 ms
   predicted. aiter's own tuned-kernel tables (ROCm/aiter at e4048607,
-  aiter/configs/model_configs, gfx942, 304 CUs) account for little of it: its dense
-  block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes take 3.9-31 us
-  (a8w8_blockscale_tuned_gemm_ds_v3.csv; 10-31 us at K = 7168) where kvplan charges two 4 us
-  floors (quantization + GEMM), under ~1 ms per step; its fused MoE in the
-  many-small-experts TP-8 shape (257 experts, inter_dim 256:
-  a8w8_blockscale_tuned_fmoe_glm5_1.csv) takes 67 / 71 us at 1 / 2 tokens where kvplan
-  charges 16 us, about 3 ms over Kimi-K2's 60 MoE layers. That leaves ~26 ms per step
-  (~430 us per layer) that no published ROCm kernel time explains; the run's trace is not
-  public (the one MI300X DeepSeek-R1 breakdown found, SemiAnalysisAI/InferenceX issue 863, is
-  an estimate made while its MI300X runners were down), so it is not modelled. The
-  concurrency-100 row (1.10) is in band through the prefill term.
+  aiter/configs/model_configs, gfx942, 304 CUs) do not hold the rest: its fused MoE's least
+  time (67 us) is now charged; its dense block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes
+  take 3.9-31 us (a8w8_blockscale_tuned_gemm_ds_v3.csv; 10-31 us at K = 7168) where kvplan
+  charges two 4 us floors (quantization + GEMM), under ~1 ms per step more. That leaves
+  ~26 ms per step (~430 us per layer) that no published ROCm kernel time explains; the run's
+  trace is not public (the one MI300X DeepSeek-R1 breakdown found, SemiAnalysisAI/InferenceX
+  issue 863, is an estimate made while its MI300X runners were down), so it is not modelled.
+  The concurrency-100 row (1.10) is in band through the prefill term.
 - **Llama-3.1-70B TP8 on 8x A100 at concurrency 16, 1000 in: 1.35** (1.29 when every prompt
   paid its own launch; 1.47 at the graph floor): the decode step at concurrency 1 already
   reads 1.16 on this host, and what the batching takes off the prefill term leaves the
@@ -869,7 +871,7 @@ Why the remaining misses miss, as far as the public numbers show:
   (DeepSeek-V3.1, batch 16) reads 0.82 and the Dec-2025 serving runs at concurrency 8-64
   0.75-0.79: the early-2025 engine's batch-1 step was slower than its kernels' bytes and floors
   (the Apr-2025 PR itself profiles several-microsecond quant and bmm kernels per layer). kvplan
-  models today's kernels. The ROCm rows (DeepSeek-V3 TP8 on MI300X, Feb 2025: 3.23; Llama-3-8B
+  models today's kernels. The ROCm rows (DeepSeek-V3 TP8 on MI300X, Feb 2025: 2.87; Llama-3-8B
   on one MI300X, Oct 2024: 1.71) are held out under their own kinds: of the MI300X rows only
   Kimi-K2's concurrency-100 TPOT and its TTFT are in band.
 - **DeepSeek-R1 1k/1k at concurrency 4 (runner h200-nv_0)**: the same issue measures 12.8 ms

@@ -96,6 +96,12 @@ out. MI300X (CDNA 3, 304 CUs):
   (a8w8_blockscale_tuned_gemm_ds_v3.csv, gfx942, M = 64 and 128, 24 rows) are latency-bound
   instead: 3.9-31 us each, median 765 GB/s, 10-31 us at K = 7168 (not modelled: kvplan charges a
   w8a8 GEMM at least two 4 us floors);
+- moe floor 67.4 us: the least time of aiter's fused block-FP8 MoE (stage 1 + stage 2, the
+  table's `us`) in its gfx942 tables, a8w8_blockscale_tuned_fmoe_glm5_1.csv (257 experts,
+  inter_dim 256, top-9, the many-small-experts TP-8 shape: 67.4 / 71.1 us at 1 / 2 tokens) and
+  _ds_v3.csv (33 experts, inter_dim 2048: 99.2 us at 1 token, bandwidth-bound); kvplan would
+  otherwise charge the two grouped GEMMs and their quantizations 4 floors, 16 us. CUDA presets
+  keep the floors (no NVIDIA fused-MoE table was read);
 - attention 0.60 and the kernel floor 4 us are NVIDIA's: no ROCm measurement of an MLA decode
   kernel's compute fraction or of HIP-graph kernel spacing was found (aiter's smallest tuned
   GEMM kernels take 3.0-3.5 us, which a 4 us floor does not contradict).
@@ -104,7 +110,9 @@ MI325X (the MI300X die, HBM3E): gemm 0.645 / fp8_gemm 0.581 from the same AMD ta
 TFLOPs", "1519 TFLOPs"); the rest carried over from the MI300X (aiter's cu_num-304 tables do not
 say which of the two ran them). MI355X (CDNA 4): fp8_gemm_hbm 0.74 from the same aiter file's
 gfx950 rows (cu_num 256, 257 experts, top-9, 128 tokens: 5,844 GB/s at inter_dim 256 and 6,001 at
-512, of 8 TB/s); no MI355X STREAM or MAF figure was found, so hbm and gemm are the MI300X's.
+512, of 8 TB/s) and the moe floor 56.8 us, the least `us` of those rows (inter_dim 512, 1 token;
+77.5 us at inter_dim 256); no MI355X STREAM or MAF figure was found, so hbm and gemm are the
+MI300X's.
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
 An explicit `Efficiency` replaces the device's whole; `replace(device_efficiency(gpu), ...)`
 changes one field.
@@ -152,6 +160,8 @@ class Efficiency:
     fp8_gemm: float | None = None  # FP8 (w8a8) GEMMs' fraction of the FP8 peak; None: `gemm`
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
+    # Least time of one fused-MoE call at decode sizes, measured; None: its kernels' floors.
+    moe_floor_s: float | None = None
     # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
     prefill_launch_s: float = 70 * US
     layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
@@ -164,6 +174,8 @@ class Efficiency:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
         if self.fp8_gemm is not None and not 0 < self.fp8_gemm <= 1:
             raise InputError(f"fp8_gemm efficiency must be in (0, 1], got {self.fp8_gemm}")
+        if self.moe_floor_s is not None and self.moe_floor_s < 0:
+            raise InputError(f"moe_floor_s must be >= 0, got {self.moe_floor_s}")
         for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
                      "step_overhead_s"):
             value = getattr(self, name)
@@ -176,11 +188,12 @@ DEFAULT_EFFICIENCY = Efficiency()
 # AMD Instinct presets: achievable fractions from ROCm kernel measurements (module docstring:
 # sources, and which values are carried over from the MI300X). Every other preset (CUDA) gets
 # DEFAULT_EFFICIENCY.
-MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49)
+MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49,
+                               moe_floor_s=67.4 * US)
 DEVICE_EFFICIENCY: dict[str, Efficiency] = {
     "MI300X": MI300X_EFFICIENCY,
     "MI325X": replace(MI300X_EFFICIENCY, gemm=0.645, fp8_gemm=0.581),
-    "MI355X": replace(MI300X_EFFICIENCY, fp8_gemm_hbm=0.74),
+    "MI355X": replace(MI300X_EFFICIENCY, fp8_gemm_hbm=0.74, moe_floor_s=56.8 * US),
 }
 
 
@@ -304,7 +317,8 @@ class _Step:
         self.flops = self.bytes = self.comm = 0.0
 
     def op(self, name: str, *, flops: float, nbytes: float, fp8: bool = False,
-           attention: bool = False, kernels: int = 1) -> None:
+           attention: bool = False, kernels: int = 1, least_s: float | None = None) -> None:
+        """`least_s`: the operation's measured least time, in place of its kernels' floors."""
         peak = self.gpu.peak_bf16_flops_per_s
         frac = self.eff.attention if attention else self.eff.gemm
         if fp8 and self.gpu.peak_fp8_flops_per_s:
@@ -314,8 +328,8 @@ class _Step:
         hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
         if fp8 and not attention:
             kernels *= 2  # each w8a8 GEMM quantizes its activations first (docstring)
-        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm),
-                kernels * self.floor_s)
+        floor = kernels * self.floor_s if least_s is None else least_s
+        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm), floor)
         self.flops += flops
         self.bytes += nbytes
         self.by_op[name] = self.by_op.get(name, 0.0) + t
@@ -563,7 +577,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             touched = 1 - (1 - k / n) ** moe_tokens
             s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched,
-                 fp8=fp8_exp["experts"], kernels=2)
+                 fp8=fp8_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
             s.kernels("small_kernels", _MOE_EXTRA)
             if layout.ep > 1:
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.

@@ -573,6 +573,11 @@ def test_mi300x_efficiencies_come_from_their_sources() -> None:
     assert mi300x.fp8_gemm_hbm == round(median([4102.9, 4091.86, 4002.33]) / 5300, 2)
     # The same file, cu_num 256 (MI355X), 128 tokens at inter_dim 256 and 512, of 8 TB/s.
     assert mi355x.fp8_gemm_hbm == round(median([5844.44, 6000.74]) / 8000, 2)
+    # Least `us` of aiter's block-FP8 fused-MoE tables: gfx942 glm5_1 (257 experts, inter_dim
+    # 256) at 1 token; gfx950 ds_v3 (257 experts, inter_dim 512) at 1 token.
+    assert mi300x.moe_floor_s == pytest.approx(min(67.3825, 99.21) * 1e-6, abs=0.05e-6)
+    assert mi355x.moe_floor_s == pytest.approx(min(56.8428, 77.4907) * 1e-6, abs=0.05e-6)
+    assert Efficiency().moe_floor_s is None
     # Not measured on ROCm: the CUDA values.
     for eff in (mi300x, mi325x, mi355x):
         assert eff.attention == Efficiency().attention
@@ -644,3 +649,22 @@ def test_compare_cli_starts_from_the_gpus_efficiencies() -> None:
     cuda = json.loads(runner.invoke(app, [*args, "--hbm-efficiency", "0.9",
                                           "--gemm-efficiency", "0.7"]).stdout)
     assert own != cuda
+
+
+def test_moe_floor_replaces_the_experts_kernel_floors_only() -> None:
+    from kvplan.params import count_params
+
+    spec = load_spec("deepseek-v3")
+    kw = {"tokens": 1, "context": 1024, "requests": 1, "layout": Layout(tp=8)}
+    base = Efficiency()
+    floored = step_time(spec, H200, eff=replace(base, moe_floor_s=100e-6), **kw).by_op
+    plain = step_time(spec, H200, eff=base, **kw).by_op
+    # One token's 8 experts stream ~44 MB per rank in ~13 us: the 100 us floor binds per layer.
+    moe_layers = sum(1 for x in count_params(spec).layers if x.routed_experts)
+    assert moe_layers == 58
+    assert floored["experts"] == pytest.approx(moe_layers * 100e-6)
+    assert plain["experts"] < floored["experts"]
+    assert {k: v for k, v in floored.items() if k != "experts"} == \
+        {k: v for k, v in plain.items() if k != "experts"}
+    with pytest.raises(InputError):
+        Efficiency(moe_floor_s=-1e-6)
