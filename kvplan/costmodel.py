@@ -95,7 +95,11 @@ out. MI300X (CDNA 3, 304 CUs):
   4,092 GB/s of 5.3 TB/s. aiter's dense block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes
   (a8w8_blockscale_tuned_gemm_ds_v3.csv, gfx942, M = 64 and 128, 24 rows) are latency-bound
   instead: 3.9-31 us each, median 765 GB/s, 10-31 us at K = 7168 (not modelled: kvplan charges a
-  w8a8 GEMM at least two 4 us floors);
+  w8a8 GEMM at least two 4 us floors). Its large dense ones stream more slowly than the MoE too
+  (the gfx942 rows of all its block-FP8 GEMM tables with >= 40 MB of weights at M <= 128: median
+  1,537 GB/s, best 3,258), so a dense FP8 model's decode on an MI300X is likely predicted faster
+  than it runs: one fraction serves every w8a8 GEMM here, and the MoE's is the one the bench's
+  MI300X rows stream most bytes through;
 - moe floor 67.4 us: the least time of aiter's fused block-FP8 MoE (stage 1 + stage 2, the
   table's `us`) in its gfx942 tables, a8w8_blockscale_tuned_fmoe_glm5_1.csv (257 experts,
   inter_dim 256, top-9, the many-small-experts TP-8 shape: 67.4 / 71.1 us at 1 / 2 tokens) and
