@@ -81,6 +81,56 @@ chunked form). An eager SGLang prefill launches `RecurrentMixerOps.extend_ops` p
 counted from SGLang 0.5.6's code for Gated DeltaNet and Mamba2; the other kinds keep a
 five-op placeholder (`counted_from_code` is False).
 
+The fractions above are NVIDIA kernels' (FlashMLA, DeepGEMM, CUDA graphs) and are the defaults of
+every CUDA preset. AMD Instinct presets get their own (`device_efficiency`, `DEVICE_EFFICIENCY`),
+from ROCm kernel measurements; nothing in them is fitted to the bench, whose MI300X rows stay held
+out. MI300X (CDNA 3, 304 CUs):
+
+- hbm 0.80: STREAM on Azure ND MI300X v5 reaches Copy 4.11, Mul 4.26, Add 4.14, Triad 4.09 TB/s
+  of 5.3 (0.78-0.80; the same harness on ND H100 v5: 2.90-2.97 of 3.35, 0.87-0.89), index file
+  id 17849256347 (github.com/samuel-bohman/AI-benchmarking-guide, a fork of
+  Azure/AI-benchmarking-guide, Azure_Results/ND_MI300X_v5_results.md); "MI300X achieves 81% of
+  its theoretical peak memory bandwidth" with BabelStream (arXiv 2510.27583,
+  https://arxiv.org/abs/2510.27583);
+- gemm 0.54, fp8_gemm 0.49: AMD's Max-Achievable FLOPs, hipBLASLt at the best shape, MI300X
+  "708 TFLOPs (1207 MHz)" bf16 and "1273 TFLOPs (1230 MHz)" FP8 of the 1,307.4 / 2,614.9 dense
+  peaks (https://rocm.blogs.amd.com/software-tools-optimization/measuring-max-achievable-flops-
+  part2/README.html, Table 1; the clock under dense GEMM load is 1.2 of the 2.1 GHz the peak
+  assumes). A best-shape maximum, so at least as optimistic as NVIDIA's 0.70;
+- fp8_gemm_hbm 0.77: aiter's fused block-FP8 MoE (the kernel that streams the FP8 expert weights
+  on ROCm SGLang) in its own tuned table, ROCm/aiter
+  aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv at e4048607 (cu_num 304,
+  model_dim 7168, inter_dim 2048, 33 experts, top-9): 4,102.9 / 4,091.9 / 4,002.3 GB/s at 16 /
+  32 / 64 tokens, where every expert is touched (the table's `bw` counts all 33), median
+  4,092 GB/s of 5.3 TB/s. aiter's dense block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes
+  (a8w8_blockscale_tuned_gemm_ds_v3.csv, gfx942, M = 64 and 128, 24 rows) are latency-bound
+  instead: 3.9-31 us each, median 765 GB/s, 10-31 us at K = 7168 (not modelled: kvplan charges a
+  w8a8 GEMM at least two 4 us floors). Its large dense ones stream more slowly than the MoE too
+  (the gfx942 rows of all its block-FP8 GEMM tables with >= 40 MB of weights at M <= 128: median
+  1,537 GB/s, best 3,258), so a dense FP8 model's decode on an MI300X is likely predicted faster
+  than it runs: one fraction serves every w8a8 GEMM here, and the MoE's is the one the bench's
+  MI300X rows stream most bytes through;
+- moe floor 67.4 us: the least time of aiter's fused block-FP8 MoE (stage 1 + stage 2, the
+  table's `us`) in its gfx942 tables, a8w8_blockscale_tuned_fmoe_glm5_1.csv (257 experts,
+  inter_dim 256, top-9, the many-small-experts TP-8 shape: 67.4 / 71.1 us at 1 / 2 tokens) and
+  _ds_v3.csv (33 experts, inter_dim 2048: 99.2 us at 1 token, bandwidth-bound); kvplan would
+  otherwise charge the two grouped GEMMs and their quantizations 4 floors, 16 us. CUDA presets
+  keep the floors (no NVIDIA fused-MoE table was read);
+- attention 0.60 and the kernel floor 4 us are NVIDIA's: no ROCm measurement of an MLA decode
+  kernel's compute fraction or of HIP-graph kernel spacing was found (aiter's smallest tuned
+  GEMM kernels take 3.0-3.5 us, which a 4 us floor does not contradict).
+
+MI325X (the MI300X die, HBM3E): gemm 0.645 / fp8_gemm 0.581 from the same AMD table ("843
+TFLOPs", "1519 TFLOPs"); the rest carried over from the MI300X (aiter's cu_num-304 tables do not
+say which of the two ran them). MI355X (CDNA 4): fp8_gemm_hbm 0.74 from the same aiter file's
+gfx950 rows (cu_num 256, 257 experts, top-9, 128 tokens: 5,844 GB/s at inter_dim 256 and 6,001 at
+512, of 8 TB/s) and the moe floor 56.8 us, the least `us` of those rows (inter_dim 512, 1 token;
+77.5 us at inter_dim 256); no MI355X STREAM or MAF figure was found, so hbm and gemm are the
+MI300X's.
+The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
+An explicit `Efficiency` replaces the device's whole; `replace(device_efficiency(gpu), ...)`
+changes one field.
+
 FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
 (DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
 
@@ -125,8 +175,11 @@ class Efficiency:
     hbm: float = 0.90
     fp8_gemm_hbm: float = 0.69
     gemm: float = 0.70
+    fp8_gemm: float | None = None  # FP8 (w8a8) GEMMs' fraction of the FP8 peak; None: `gemm`
     attention: float = 0.60
     kernel_floor_s: float = 4 * US
+    # Least time of one fused-MoE call at decode sizes, measured; None: its kernels' floors.
+    moe_floor_s: float | None = None
     # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
     prefill_launch_s: float = 70 * US
     layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
@@ -137,6 +190,10 @@ class Efficiency:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
+        if self.fp8_gemm is not None and not 0 < self.fp8_gemm <= 1:
+            raise InputError(f"fp8_gemm efficiency must be in (0, 1], got {self.fp8_gemm}")
+        if self.moe_floor_s is not None and self.moe_floor_s < 0:
+            raise InputError(f"moe_floor_s must be >= 0, got {self.moe_floor_s}")
         for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
                      "step_overhead_s"):
             value = getattr(self, name)
@@ -145,6 +202,22 @@ class Efficiency:
 
 
 DEFAULT_EFFICIENCY = Efficiency()
+
+# AMD Instinct presets: achievable fractions from ROCm kernel measurements (module docstring:
+# sources, and which values are carried over from the MI300X). Every other preset (CUDA) gets
+# DEFAULT_EFFICIENCY.
+MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49,
+                               moe_floor_s=67.4 * US)
+DEVICE_EFFICIENCY: dict[str, Efficiency] = {
+    "MI300X": MI300X_EFFICIENCY,
+    "MI325X": replace(MI300X_EFFICIENCY, gemm=0.645, fp8_gemm=0.581),
+    "MI355X": replace(MI300X_EFFICIENCY, fp8_gemm_hbm=0.74, moe_floor_s=56.8 * US),
+}
+
+
+def device_efficiency(gpu: GPU) -> Efficiency:
+    """The achievable fractions kvplan assumes on `gpu` (its preset's, else the CUDA defaults)."""
+    return DEVICE_EFFICIENCY.get(gpu.name, DEFAULT_EFFICIENCY)
 
 # Engines that launch prefill ops one by one from Python, outside CUDA graphs (SGLang:
 # model_executor/cuda_graph_runner.py captures decode batches only), and so pay
@@ -280,16 +353,19 @@ class _Step:
         self.flops = self.bytes = self.comm = 0.0
 
     def op(self, name: str, *, flops: float, nbytes: float, fp8: bool = False,
-           attention: bool = False, kernels: int = 1) -> None:
+           attention: bool = False, kernels: int = 1, least_s: float | None = None) -> None:
+        """`least_s`: the operation's measured least time, in place of its kernels' floors."""
         peak = self.gpu.peak_bf16_flops_per_s
+        frac = self.eff.attention if attention else self.eff.gemm
         if fp8 and self.gpu.peak_fp8_flops_per_s:
             peak = self.gpu.peak_fp8_flops_per_s
-        frac = self.eff.attention if attention else self.eff.gemm
+            if not attention and self.eff.fp8_gemm is not None:
+                frac = self.eff.fp8_gemm
         hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
         if fp8 and not attention:
             kernels *= 2  # each w8a8 GEMM quantizes its activations first (docstring)
-        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm),
-                kernels * self.floor_s)
+        floor = kernels * self.floor_s if least_s is None else least_s
+        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm), floor)
         self.flops += flops
         self.bytes += nbytes
         self.by_op[name] = self.by_op.get(name, 0.0) + t
@@ -612,7 +688,7 @@ def _check_layout(spec: ModelSpec, layout: Layout) -> None:
 
 def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests: int,
               phase: str = "decode", kv_dtype: str = "bf16", mla_form: MLAForm = MLAForm.absorbed,
-              layout: Layout = Layout(), eff: Efficiency = DEFAULT_EFFICIENCY,
+              layout: Layout = Layout(), eff: Efficiency | None = None,
               fp8_attention: bool = False, quantization: str | None = None,
               layers: range | None = None, logits: int | None = None,
               conv_dtype: str | None = None, ssm_dtype: str = "auto") -> StepTime:
@@ -623,8 +699,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
     the lm_head (default: one per request). `conv_dtype` / `ssm_dtype`: the recurrent state's
     dtypes as the engine keeps them (kvplan.capacity.state_dtypes; None / "auto": vLLM's rule,
-    kvplan.cache.recurrent_state; SGLang keeps the SSM state in float32 by default)."""
+    kvplan.cache.recurrent_state; SGLang keeps the SSM state in float32 by default). `eff`
+    None: the device's (`device_efficiency`)."""
     _check_layout(spec, layout)
+    if eff is None:
+        eff = device_efficiency(gpu)
     s = _Step(gpu, eff, eff.kernel_floor_s)
     h = spec.hidden_size
     att_tp = layout.attention_tp
@@ -721,7 +800,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             touched = 1 - (1 - k / n) ** moe_tokens
             s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched,
-                 fp8=fp8_exp["experts"], kernels=2)
+                 fp8=fp8_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
             # Not Qwen2-MoE's shared-expert gate (`_shared_expert_gate_ops`): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream
@@ -758,7 +837,7 @@ class CostInputs:
     kv_dtype: str = "bf16"
     mla_form: MLAForm = MLAForm.absorbed
     layout: Layout = Layout()
-    efficiency: Efficiency = DEFAULT_EFFICIENCY
+    efficiency: Efficiency | None = None  # None: the GPU's (`device_efficiency`)
     fp8_attention: bool = False
     draft_tokens: int = 0  # MTP / speculative tokens per step
     acceptance: float = DEFAULT_MTP_ACCEPTANCE
@@ -795,8 +874,9 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     if inputs.draft_tokens < 0:
         raise InputError("draft tokens must be >= 0")
     layout = inputs.layout
+    eff = inputs.efficiency if inputs.efficiency is not None else device_efficiency(gpu)
     common = {"kv_dtype": inputs.kv_dtype, "mla_form": inputs.mla_form, "layout": layout,
-              "eff": inputs.efficiency, "fp8_attention": inputs.fp8_attention,
+              "eff": eff, "fp8_attention": inputs.fp8_attention,
               "quantization": inputs.quantization, "conv_dtype": inputs.conv_dtype,
               "ssm_dtype": inputs.ssm_dtype}
     q = inputs.batch * (1 + inputs.draft_tokens)

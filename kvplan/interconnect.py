@@ -197,6 +197,40 @@ _PRESETS: tuple[Interconnect, ...] = (
                                                       _NVLINK5_BYTES_PER_S, two_shot=True),
                  source="https://www.nvidia.com/en-us/data-center/dgx-b200/ ; "
                         "https://github.com/vllm-project/vllm/pull/37756 (one-shot in graphs)"),
+    # AMD Infinity Fabric (xGMI) on an 8-GPU MI300X / MI325X platform: every GPU has 7 links to
+    # its 7 peers, 128 GB/s bidirectional = 64 GB/s each way per link, 448 GB/s each way in all
+    # (AMD MI300X data sheet). Measured: RCCL all-reduce bus bandwidth on 8x MI300X (Azure ND
+    # MI300X v5, "RCCL AllReduce ... in-place", 1KB-8GB) reaches 313.92 GB/s at 1 GB and
+    # 316.82 GB/s at 8 GB; the same harness on 8x H100 reads 466.35 GB/s at 1 GB. The ring
+    # all-reduce below charges bytes at `bytes_per_s` as a bus bandwidth: 314 GB/s. Latency: the
+    # custom all-reduce SGLang and vLLM run for small decode messages on ROCm (not RCCL, whose
+    # 1 KB all-reduce on the same Azure run takes ~45 us: 0.04 GB/s bus bandwidth): vLLM's
+    # custom all-reduce on MI300 takes 7.07-7.66 us for 4-64 KB at TP 2 (ROCm/aiter PR 801,
+    # "tp2(us) | size | vllm cr"), on MI355X 6.3-7.6 us for 24-96 KB at TP 8 (vllm-project/vllm
+    # PR 39080, "vllm/us"); 8 us, rounded up, for the one-shot custom all-reduce and for
+    # `latency_s` (no two-shot timing on ROCm was found: two one-shot rounds,
+    # Interconnect.all_reduce_s).
+    Interconnect(name="xgmi3",
+                 description="AMD Infinity Fabric / xGMI, 8-GPU mesh (MI300X, MI325X)",
+                 bytes_per_s=314 * GB, latency_s=8 * US,
+                 custom_all_reduce_latency_s=8 * US,
+                 source="https://github.com/samuel-bohman/AI-benchmarking-guide/blob/main/"
+                        "Azure_Results/ND_MI300X_v5_results.md (a fork of Azure/AI-benchmarking-"
+                        "guide, index file id 17849256347: RCCL all-reduce busbw 313.92 GB/s at "
+                        "1 GB); "
+                        "https://github.com/ROCm/aiter/pull/801 (custom all-reduce 7.07-7.66 us, "
+                        "4-64 KB)"),
+    # MI355X (CDNA 4): 7 xGMI links of 76.8 GB/s each way, 537.6 GB/s in all ("Peak busbw =
+    # (N-1) x 76.8 GB/s: ... TP8=537.6 GB/s", vllm-project/vllm PR 39080). No all-reduce bus
+    # bandwidth at large sizes was found for it: the MI300X's measured fraction of its link
+    # total (314 / 448 = 0.70) is carried over: 537.6 x 314 / 448 = 377 GB/s. Latency as above
+    # (6.3-7.6 us: 8 us).
+    Interconnect(name="xgmi4", description="AMD Infinity Fabric / xGMI, 8-GPU mesh (MI355X)",
+                 bytes_per_s=377 * GB, latency_s=8 * US,
+                 custom_all_reduce_latency_s=8 * US,
+                 source="https://github.com/vllm-project/vllm/pull/39080 (7 x 76.8 GB/s; "
+                        "custom all-reduce 6.3-7.6 us at 24-96 KB, TP 8); bandwidth fraction "
+                        "carried over from xgmi3"),
     # PCIe Gen4 x16: 32 GB/s each way (31.5 raw); ~25 GB/s achieved through host bridges.
     Interconnect(name="pcie4", description="PCIe Gen4 x16 (no NVLink)",
                  bytes_per_s=25 * GB, latency_s=20 * US,
@@ -229,7 +263,7 @@ NVL72_GPUS = 72
 
 
 def scale_up_gpus(gpu_name: str) -> int:
-    """GPUs that one NVLink domain holds for this preset: beyond it, collectives use the
+    """GPUs that one NVLink (or xGMI) domain holds for this preset: beyond it, collectives use the
     scale-out network. Grace-Blackwell superchip presets (GB200, GB300) ship in NVL72 racks."""
     return NVL72_GPUS if gpu_name.upper().startswith(("GB200", "GB300")) else GPUS_PER_NODE
 
@@ -251,6 +285,10 @@ def default_interconnect(gpu_name: str) -> Interconnect:
         return INTERCONNECTS["nvlink3"]
     if key.startswith(("H100-80", "H200", "H800", "H20")) and "PCIE" not in key:
         return INTERCONNECTS["nvlink4"]
+    if key.startswith("MI355"):
+        return INTERCONNECTS["xgmi4"]
+    if key.startswith(("MI300", "MI325")):
+        return INTERCONNECTS["xgmi3"]
     if key.startswith(("RTX-3", "A10")):
         return INTERCONNECTS["pcie4"]
     return INTERCONNECTS["pcie5"]
@@ -262,6 +300,8 @@ class InterconnectName(str, Enum):
     nvlink4 = "nvlink4"
     nvlink3 = "nvlink3"
     nvlink5 = "nvlink5"
+    xgmi3 = "xgmi3"
+    xgmi4 = "xgmi4"
     pcie4 = "pcie4"
     pcie5 = "pcie5"
     ib_ndr = "ib-ndr"

@@ -426,7 +426,7 @@ def _alternatives_when_not(spec: ModelSpec, req: PlanRequest, closest: Candidate
 def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     """Decode and prefill time at the target load (kvplan.costmodel), for layouts it models
     (no pipeline stages); None otherwise."""
-    from .costmodel import CostInputs, engine_efficiency, predict
+    from .costmodel import CostInputs, device_efficiency, engine_efficiency, predict
     from .costmodel import Layout as CostLayout
     from .flops import MLAForm
 
@@ -448,6 +448,7 @@ def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
             context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
             layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
                               ep=lay.ep if lay.ep > 1 else 1),
-            efficiency=engine_efficiency(req.engine.value), conv_dtype=conv, ssm_dtype=ssm))
+            efficiency=engine_efficiency(req.engine.value, device_efficiency(req.gpu)),
+            conv_dtype=conv, ssm_dtype=ssm))
     except KvplanError:
         return None

@@ -719,3 +719,119 @@ def test_minimax_m2_full_width_qk_norm_reduces_over_attention_tp() -> None:
     assert eager_prefill_ops(spec) - eager_prefill_ops(plain) == 4 * layers
     assert (eager_prefill_ops(spec, Layout(tp=8)) - eager_prefill_ops(plain, Layout(tp=8))
             == 5 * layers)
+
+
+# ---- per-device efficiencies (AMD Instinct: ROCm kernel measurements) -----------------------
+
+def test_mi300x_efficiencies_come_from_their_sources() -> None:
+    from statistics import median
+
+    from kvplan.costmodel import device_efficiency
+
+    mi300x, mi325x, mi355x = (device_efficiency(get_gpu(n)) for n in ("MI300X", "MI325X", "MI355X"))
+    # Azure ND MI300X v5 STREAM "Mul 4.26" TB/s of 5.3 (arXiv 2510.27583: BabelStream 81 %).
+    assert mi300x.hbm == round(4.26 / 5.3, 2)
+    # AMD max-achievable FLOPs (rocm-blogs, Table 1): "708 TFLOPs" bf16, "1273 TFLOPs" FP8 of
+    # the 1,307.4 / 2,614.9 dense peaks; MI325X "843" / "1519".
+    assert mi300x.gemm == round(708 / 1307.4, 2)
+    assert mi300x.fp8_gemm == round(1273 / 2614.9, 2)
+    assert mi325x.gemm == round(843 / 1307.4, 3) and mi325x.fp8_gemm == round(1519 / 2614.9, 3)
+    # aiter a8w8_blockscale_tuned_fmoe_ds_v3.csv, cu_num 304, 16 / 32 / 64 tokens: bw (GB/s).
+    assert mi300x.fp8_gemm_hbm == round(median([4102.9, 4091.86, 4002.33]) / 5300, 2)
+    # The same file, cu_num 256 (MI355X), 128 tokens at inter_dim 256 and 512, of 8 TB/s.
+    assert mi355x.fp8_gemm_hbm == round(median([5844.44, 6000.74]) / 8000, 2)
+    # Least `us` of aiter's block-FP8 fused-MoE tables: gfx942 glm5_1 (257 experts, inter_dim
+    # 256) at 1 token; gfx950 ds_v3 (257 experts, inter_dim 512) at 1 token.
+    assert mi300x.moe_floor_s == pytest.approx(min(67.3825, 99.21) * 1e-6, abs=0.05e-6)
+    assert mi355x.moe_floor_s == pytest.approx(min(56.8428, 77.4907) * 1e-6, abs=0.05e-6)
+    assert Efficiency().moe_floor_s is None
+    # Not measured on ROCm: the CUDA values.
+    for eff in (mi300x, mi325x, mi355x):
+        assert eff.attention == Efficiency().attention
+        assert eff.kernel_floor_s == Efficiency().kernel_floor_s
+        assert eff.layer_overhead_s == Efficiency().layer_overhead_s
+        assert eff.prefill_launch_s == Efficiency().prefill_launch_s
+
+
+def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaults() -> None:
+    from kvplan.costmodel import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
+    from kvplan.gpus import GPUS
+
+    assert set(DEVICE_EFFICIENCY) == {g.name for g in GPUS.values() if g.platform == "rocm"}
+    for gpu in GPUS.values():
+        if gpu.platform == "cuda":
+            assert device_efficiency(gpu) is DEFAULT_EFFICIENCY
+
+
+def test_predict_uses_the_gpus_efficiencies_unless_given() -> None:
+    from kvplan.costmodel import DEFAULT_EFFICIENCY, MI300X_EFFICIENCY
+
+    spec = load_spec("llama-3-8b")
+    inputs = CostInputs(context=1024, batch=8)
+    assert predict(spec, H100, inputs) == predict(
+        spec, H100, replace(inputs, efficiency=DEFAULT_EFFICIENCY))
+    mi300x = get_gpu("MI300X")
+    own = predict(spec, mi300x, inputs)
+    assert own == predict(spec, mi300x, replace(inputs, efficiency=MI300X_EFFICIENCY))
+    # HBM 0.80 instead of 0.90: a bandwidth-bound decode step is slower.
+    assert own.decode_step_ms > predict(
+        spec, mi300x, replace(inputs, efficiency=DEFAULT_EFFICIENCY)).decode_step_ms
+
+
+def test_fp8_gemm_fraction_prices_fp8_gemms_only() -> None:
+    spec = replace(load_spec("llama-3-8b"), quantization_json=json.dumps(
+        {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+         "weight_block_size": [128, 128]}))
+    kw = {"tokens": 8192, "context": 8192, "requests": 1, "phase": "prefill"}
+    base = Efficiency(prefill_launch_s=0.0)
+    same = step_time(spec, H100, eff=replace(base, fp8_gemm=base.gemm), **kw)
+    assert same.by_op == step_time(spec, H100, eff=base, **kw).by_op
+    slow = step_time(spec, H100, eff=replace(base, fp8_gemm=base.gemm / 2), **kw).by_op
+    assert slow["mlp"] == pytest.approx(2 * same.by_op["mlp"], rel=1e-6)  # compute-bound
+    assert slow["attention"] == same.by_op["attention"]  # attention keeps its own fraction
+    bf16 = step_time(load_spec("llama-3-8b"), H100, eff=replace(base, fp8_gemm=0.1), **kw)
+    assert bf16.by_op == step_time(load_spec("llama-3-8b"), H100, eff=base, **kw).by_op
+    with pytest.raises(InputError):
+        Efficiency(fp8_gemm=1.5)
+
+
+def test_mi300x_collectives_use_the_xgmi_mesh() -> None:
+    from kvplan.interconnect import INTERCONNECTS, InterconnectName, default_interconnect
+
+    assert default_interconnect("MI300X") is INTERCONNECTS["xgmi3"]
+    assert default_interconnect("MI325X") is INTERCONNECTS["xgmi3"]
+    assert default_interconnect("MI355X") is INTERCONNECTS["xgmi4"]
+    assert default_interconnect("H100-80GB") is INTERCONNECTS["nvlink4"]
+    # Azure ND MI300X v5: RCCL all-reduce bus bandwidth 313.92 GB/s at 1 GB.
+    assert INTERCONNECTS["xgmi3"].bytes_per_s == 314e9
+    # MI355X: 7 x 76.8 GB/s each way, at the MI300X's measured 314 / (7 x 64) fraction.
+    assert INTERCONNECTS["xgmi4"].bytes_per_s == round(7 * 76.8 * 314 / (7 * 64)) * 1e9
+    assert {i.value for i in InterconnectName} == set(INTERCONNECTS)
+
+
+def test_compare_cli_starts_from_the_gpus_efficiencies() -> None:
+    runner = CliRunner()
+    args = ["compare", "llama-3-8b", "--context", "4096", "--gpu", "MI300X", "--format", "json"]
+    own = json.loads(runner.invoke(app, args).stdout)
+    cuda = json.loads(runner.invoke(app, [*args, "--hbm-efficiency", "0.9",
+                                          "--gemm-efficiency", "0.7"]).stdout)
+    assert own != cuda
+
+
+def test_moe_floor_replaces_the_experts_kernel_floors_only() -> None:
+    from kvplan.params import count_params
+
+    spec = load_spec("deepseek-v3")
+    kw = {"tokens": 1, "context": 1024, "requests": 1, "layout": Layout(tp=8)}
+    base = Efficiency()
+    floored = step_time(spec, H200, eff=replace(base, moe_floor_s=100e-6), **kw).by_op
+    plain = step_time(spec, H200, eff=base, **kw).by_op
+    # One token's 8 experts stream ~44 MB per rank in ~13 us: the 100 us floor binds per layer.
+    moe_layers = sum(1 for x in count_params(spec).layers if x.routed_experts)
+    assert moe_layers == 58
+    assert floored["experts"] == pytest.approx(moe_layers * 100e-6)
+    assert plain["experts"] < floored["experts"]
+    assert {k: v for k, v in floored.items() if k != "experts"} == \
+        {k: v for k, v in plain.items() if k != "experts"}
+    with pytest.raises(InputError):
+        Efficiency(moe_floor_s=-1e-6)

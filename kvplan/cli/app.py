@@ -462,21 +462,27 @@ def compare_cmd(
     gpu_hour_usd: Annotated[float | None, typer.Option(
         "--gpu-hour-usd", min=0.0, help="GPU price per hour: adds USD per million output "
                                         "tokens.")] = None,
-    hbm_efficiency: Annotated[float, typer.Option(
+    hbm_efficiency: Annotated[float | None, typer.Option(
         "--hbm-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of HBM bandwidth (FlashMLA: 0.9).")] = 0.90,
-    fp8_gemm_hbm_efficiency: Annotated[float, typer.Option(
+        help="Achievable fraction of HBM bandwidth (default: the GPU's; CUDA GPUs 0.9 from "
+             "FlashMLA, MI300X 0.80 from STREAM).")] = None,
+    fp8_gemm_hbm_efficiency: Annotated[float | None, typer.Option(
         "--fp8-gemm-hbm-efficiency", min=0.01, max=1.0,
         help="Achievable fraction of HBM bandwidth for FP8 GEMMs' weights at decode sizes "
-             "(DeepGEMM, H800: 0.69).")] = 0.69,
-    gemm_efficiency: Annotated[float, typer.Option(
+             "(default: the GPU's; CUDA GPUs 0.69 from DeepGEMM on H800, MI300X 0.77 from "
+             "aiter's fused MoE).")] = None,
+    gemm_efficiency: Annotated[float | None, typer.Option(
         "--gemm-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of the GEMM peak (DeepGEMM: up to 0.78).")] = 0.70,
-    attention_efficiency: Annotated[float, typer.Option(
+        help="Achievable fraction of the GEMM peak, bf16 and FP8 alike when given (default: "
+             "the GPU's; CUDA GPUs 0.70 from DeepGEMM, MI300X 0.54 bf16 / 0.49 FP8 from AMD's "
+             "max-achievable FLOPs).")] = None,
+    attention_efficiency: Annotated[float | None, typer.Option(
         "--attention-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of the bf16 peak in attention (FlashMLA: 0.6-0.67).")] = 0.60,
-    kernel_floor_us: Annotated[float, typer.Option(
-        "--kernel-floor-us", min=0.0, help="Least time of one kernel in a CUDA graph.")] = 4.0,
+        help="Achievable fraction of the bf16 peak in attention (default: the GPU's; "
+             "FlashMLA: 0.6-0.67).")] = None,
+    kernel_floor_us: Annotated[float | None, typer.Option(
+        "--kernel-floor-us", min=0.0,
+        help="Least time of one kernel in a CUDA/HIP graph (default: the GPU's, 4).")] = None,
     layer_overhead_us: Annotated[float, typer.Option(
         "--layer-overhead-us", min=0.0,
         help="Time per decoder layer per step beyond its itemised kernels (fitted on the "
@@ -493,8 +499,10 @@ def compare_cmd(
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
     with handle_errors():
+        from dataclasses import replace
+
         from kvplan.compare import compare_schemes
-        from kvplan.costmodel import Efficiency, Layout
+        from kvplan.costmodel import DEFAULT_EFFICIENCY, Layout, device_efficiency
         from kvplan.interconnect import get_interconnect
 
         spec = load_spec(model)
@@ -504,12 +512,17 @@ def compare_cmd(
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None
                         else get_interconnect(interconnect.value))
-        efficiency = Efficiency(hbm=hbm_efficiency, fp8_gemm_hbm=fp8_gemm_hbm_efficiency,
-                                gemm=gemm_efficiency,
-                                attention=attention_efficiency,
-                                kernel_floor_s=kernel_floor_us * 1e-6,
-                                prefill_launch_s=prefill_launch_us * 1e-6,
-                                layer_overhead_s=layer_overhead_us * 1e-6)
+        # The GPU's achievable fractions (kvplan.costmodel.device_efficiency), with the ones
+        # given here in their place; a given --gemm-efficiency applies to FP8 GEMMs too.
+        given = {"hbm": hbm_efficiency, "fp8_gemm_hbm": fp8_gemm_hbm_efficiency,
+                 "gemm": gemm_efficiency, "attention": attention_efficiency,
+                 "kernel_floor_s": None if kernel_floor_us is None else kernel_floor_us * 1e-6}
+        overrides: dict[str, float | None] = {k: v for k, v in given.items() if v is not None}
+        if gemm_efficiency is not None:
+            overrides["fp8_gemm"] = None
+        base = device_efficiency(preset) if preset is not None else DEFAULT_EFFICIENCY
+        efficiency = replace(base, **overrides, prefill_launch_s=prefill_launch_us * 1e-6,
+                             layer_overhead_s=layer_overhead_us * 1e-6)
         comparison = compare_schemes(
             spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
