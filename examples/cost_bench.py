@@ -188,6 +188,14 @@ def _qwen3_235b(c: int, n: int, tin: int, tout: int, tpot: float, name: str) -> 
                 measured_tpot_ms=tpot, url=QWEN3_235B_B200, eager_prefill=True, requests=n)
 
 
+def _inferencex_mean_len(length: int, range_ratio: float = 0.8) -> int:
+    """The mean length InferenceX's benchmark_serving.py draws for `--random-{input,output}-len
+    length` at `--random-range-ratio range_ratio` (uniform integers from int(length x ratio) to
+    length: `lower = int(seq_len * range_ratio)`, `np.random.randint(lower, upper+1, ...)`,
+    utils/bench_serving/benchmark_serving.py at InferenceX commit 1c5c8b45c)."""
+    return round((int(length * range_ratio) + length) / 2)
+
+
 def _eager(engine: str) -> bool:
     """Whether `engine` ("SGLang 0.5.6", "vLLM 0.20.1") launches prefill ops eagerly
     (kvplan.costmodel.EAGER_PREFILL_ENGINES)."""
@@ -213,9 +221,10 @@ def _accelmark(kind: str, gpu: str, engine: str, suite: str, result: str, tpot_m
 def _accelmark_sustained(kind: str, gpu: str, engine: str, suite: str, result: str,
                          requests_done: int, tokens_out: int, minutes: int, ttft_ms: float) -> Case:
     """One AccelMark "sustained" row (ACCELMARK): `sustained_concurrency` requests kept in flight
-    for 30 minutes (loadgen.py run_sustained: a semaphore of that size, refilled as each request
-    ends; the suite's first `request_count` requests, cycled). Its per-minute samples print
-    requests_completed, tokens_out and ttft_ms_p50; summed over the non-warm-up minutes, a
+    for the suite's `duration_minutes` (30 for suite A, 15 for F; loadgen.py run_sustained: a
+    semaphore of that size, refilled as each request ends; the suite's first `request_count`
+    requests, cycled). Its per-minute samples print requests_completed, tokens_out and
+    ttft_ms_p50; summed over the minutes after the suite's `warmup_minutes`, a
     request takes concurrency x 60 s x minutes / requests_done and emits tokens_out /
     requests_done tokens, so its time per output token after the first is
     (that time - ttft) / (tokens - 1), ttft the median of the minutes' ttft_ms_p50. DERIVED from
@@ -291,7 +300,12 @@ CASES: tuple[Case, ...] = (
     # AccelMark interactive (batch 1, in-process engine, ACCELMARK): vLLM 0.20.1 on one A100-SXM4-
     # 80GB (verified, 2026-05-18), SGLang 0.5.6 on one A100-SXM4-40GB (community, 2026-05-06/07),
     # vLLM 0.19.1rc1.dev339 on one GeForce RTX 5090 (verified, 2026-04-16). (tpot p50, ttft p50,
-    # elapsed_seconds_median) as result.json prints them.
+    # elapsed_seconds_median) as result.json prints them. Audit (issue #17): all nine re-read
+    # from the result.json files at 5797fc4 (model_id, precision BF16, tensor_parallel_size 1,
+    # framework_version, accelerator name and memory_gb match). Flag: the SGLang runner counts
+    # output tokens by re-encoding the text (`len(self.tokenizer.encode(output_text))`, which for
+    # the Llama-3 tokenizers adds a BOS), vLLM's by `len(output.outputs[0].token_ids)`: about
+    # one token in ~190, not corrected.
     *(_accelmark(DENSE_HELD, "A100-80GB", "vLLM 0.20.1", suite, _AM_A100.format(suite, run), *m)
       for suite, run, m in (("A", "8f83bfab", (10.77, 27.78, 570.0)),
                             ("D", "43e96189", (13.10, 3178.55, 651.9)),
@@ -305,31 +319,46 @@ CASES: tuple[Case, ...] = (
       for suite, run, m in (("A", "b8f8ed0f", (10.22, 30.3, 544.9)),
                             ("D", "e87e6c36", (12.34, 3483.1, 679.9)),
                             ("F", "776d2702", (5.11, 22.5, 166.9)))),
-    # AccelMark sustained (closed loop at the suite's concurrency, 28 / 14 non-warm-up minutes):
-    # (requests_completed, tokens_out, minutes, median ttft_ms_p50) summed from each result.json's
-    # metrics.sustained.samples with is_warmup false. Suite D's sustained run (28k-token prompts
-    # at concurrency 8) queues for seconds before each first token and is left out.
+    # AccelMark sustained (closed loop at the suite's concurrency, 27 / 13 minutes after the
+    # warm-up): (requests_completed, tokens_out, minutes, median ttft_ms_p50) summed from each
+    # result.json's metrics.sustained.samples after the suite's declared warm-up window
+    # (suite.json "warmup_minutes": 2 for A, 1 for F; "sustained: `warmup_minutes` = time window
+    # discarded", loadgen.py). The samples' own is_warmup flag is `elapsed < warmup_minutes *
+    # 60` taken at each sample's end (~60.05 s, ~120.05 s), so it leaves the last warm-up minute
+    # unflagged (suite F: none flagged); that minute is dropped here. Audit (issue #17): with it,
+    # the RTX 5090 suite F row read 7.99 ms, its minute 1 holding a ~49 s stall ("tokens_out":
+    # 41002 against ~246,000 a minute after it, "ttft_ms_p99": 49096.4); without it 7.50 ms. The
+    # other five move by at most 0.5 % (11.16 / 2.72 / 14.06 / 4.43 / 11.24 -> 11.16 / 2.72 /
+    # 14.07 / 4.41 / 11.24). Suite D's sustained run (28k-token prompts at concurrency 8)
+    # queues for seconds before each first token and is left out.
+    # Flag: the prompts repeat every request_count (100 / 200) requests and neither runner turns
+    # off the engine's prefix cache (vLLM V1's enable_prefix_caching default, SGLang's radix
+    # cache), so after the first pass most prefills are cache hits; the rows still charge each
+    # request's whole prefill (an SGLang hit still launches an eager extend step). Charged as
+    # decode alone (in the order below) they read 1.08 / 1.24 / 1.09 / 1.88 / 0.98 / 3.32
+    # instead of 1.05 / 1.08 / 0.98 / 0.82 / 0.94 / 2.89; the truth lies between.
     *(_accelmark_sustained(kind, gpu, engine, suite, path.format(suite, run), *m)
       for kind, gpu, engine, path, suite, run, m in (
           (DENSE_HELD, "A100-80GB", "vLLM 0.20.1", _AM_A100, "A", "8f83bfab",
-           (3462, 1196679, 28, 34.5)),
+           (3336, 1154220, 27, 34.5)),
           (DENSE_HELD, "A100-80GB", "vLLM 0.20.1", _AM_A100, "F", "a4e6a6e4",
-           (46147, 9724021, 14, 12.8)),
+           (42856, 9031281, 13, 12.8)),
           (DENSE_HELD, "A100-40GB", "SGLang 0.5.6", _AM_A100_40, "A", "958afbbd",
-           (5007, 944909, 28, 44.5)),
+           (4827, 910937, 27, 44.5)),
           (DENSE_HELD, "A100-40GB", "SGLang 0.5.6", _AM_A100_40, "F", "435424a8",
-           (32003, 5960331, 14, 19.3)),
+           (29872, 5563321, 13, 19.3)),
           (DESKTOP, "RTX-5090", "vLLM 0.19.1", _AM_5090, "A", "b8f8ed0f",
-           (3422, 1188614, 28, 34.9)),
+           (3300, 1146584, 27, 34.9)),
           (DESKTOP, "RTX-5090", "vLLM 0.19.1", _AM_5090, "F", "776d2702",
-           (15805, 3310508, 14, 35.8)))),
+           (15602, 3269506, 13, 35.7)))),
     # LMSYS DGX Spark review (LMSYS_SPARK): SGLang, online FP8, `--quantization fp8` on the bf16
     # checkpoints (SGLang layers/quantization/fp8.py Fp8LinearMethod, stored copy of 2026:
     # "FP16/BF16 checkpoint. In this case, the weights will be quantized to FP8 during the weight
     # loading"; "On NV platforms, the per-channel weight quantization is used by default";
     # activations quantized dynamically): a w8a8 FP8 GEMM, charged as FP8_TENSOR (whose static
     # per-tensor scales differ only in scale bytes). Decode rate at batch 1 reported apart from
-    # prefill (engine-timed). The post gives no lengths:
+    # prefill (engine-timed; the post does not name the tool that timed it). The post gives no
+    # lengths:
     # input 2,048 / output 128 assumed (NVIDIA's DGX Spark benchmarks use ISL/OSL 2048/128); at
     # batch 1, context 0 -> 4k moves the predictions by 4.8 % (8B) and 1.4 % (70B).
     *(Case(label=f"Llama-3.1-{size} FP8, SGLang (spark image, Oct 2025), batch 1",
@@ -341,6 +370,9 @@ CASES: tuple[Case, ...] = (
     # Tenstorrent's GPU reference (TT_QWEN72B_H100): Qwen2.5-72B-Instruct (bf16) TP 2 on 2x H100,
     # vLLM, fixed lengths, concurrency 1. The post says "2xH100" without the form factor: the SXM
     # preset (a PCIe H100's 2.0 TB/s cannot stream its 72 GB share of the weights in 31 ms).
+    # Audit (issue #17): TPOT, N Req and lengths as the comment's table prints them; flagged, not
+    # pinned by the source: the form factor (an H100 NVL, 3.9 TB/s, is not excluded) and the
+    # vLLM release.
     *(Case(label=f"Qwen2.5-72B bf16 TP2, vLLM (early 2025), {isl}/{osl}, conc. 1",
            kind="dense TP2 (vLLM, version not printed)", model="qwen2.5-72b", gpu="H100-80GB",
            layout=Layout(tp=2), batch=1, input_len=isl, output_len=osl, measured_tpot_ms=t,
@@ -410,10 +442,16 @@ CASES: tuple[Case, ...] = (
       for c, n, tin, tout, t in ((1, 100, 33839, 21640, 6.19),
                                  (100, 1000, 302118, 195775, 50.87))),
     # --- Held-out MoE rows on NVIDIA GPUs, 2025 H2 / 2026 engines (issue #17). ---
+    # Audit (issue #17): every Mean TPOT, Mean TTFT, successful-request count, total input /
+    # generated tokens, max concurrency, GPU, --tp / --ep, checkpoint and release of the SGLang
+    # cookbook rows below re-read at sgl-cookbook 7b5bd9c (no launch command there enables
+    # speculative decoding); the InferenceX issue 828 and Vultr values re-read from the pages.
     # SGLang cookbook, DeepSeek-R1-0528 (FP8 block-scaled, DeepSeek-V3 architecture) on 8x B200,
     # TP 8 (`--tp 8`, nothing else), SGLang 0.5.6.post1, bench_serving random 1000/1000,
-    # 1000/8000, 8000/1000 at max concurrency 1 / 16 / 100 (64), --num-prompts 10 x
-    # concurrency: Mean TPOT, with the run's "Total input tokens" / "Total generated tokens".
+    # 1000/8000, 8000/1000 at max concurrency 1 / 16 / 100 (64), --num-prompts 10 at
+    # concurrency 1 and 5 x concurrency above it (80 / 500 / 320; the page's "Recommended:
+    # num_prompts = concurrency x 5"): Mean TPOT, with the run's "Total input tokens" / "Total
+    # generated tokens".
     *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.6.post1, {name}, conc. {c}",
            kind="TP8 MoE", model="deepseek-v3", gpu="B200", layout=Layout(tp=8), batch=c,
            input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
@@ -496,10 +534,18 @@ CASES: tuple[Case, ...] = (
     # --num-prompts $((CONC * 10)), InferenceX .github/configs/nvidia-master.yaml and
     # benchmarks/single_node/gptoss_fp4_h100.sh at commit 1c5c8b45c): gpt-oss-120b on H100
     # (DGX Cloud), TP 2 / 4 / 8, the issue's "1K/1K" and "1K/8K" tables, column "TPOT (ms)"
-    # (the statistic is not named there). Lengths as the other InferenceX rows (1024 / 1024).
+    # (the statistic is not named there; InferenceX's utils/summarize.py prints its "TPOT (ms)"
+    # column from median_tpot, so it may be the median, which at fixed-ish lengths under
+    # --ignore-eos sits near the mean). Lengths: the sweep's workflow (branch
+    # claude/issue-828-20260301-0603, .github/workflows/experimental-gptoss-power-sweep.yml)
+    # sets RANDOM_RANGE_RATIO: "0.8", and InferenceX's utils/bench_serving/benchmark_serving.py
+    # draws each length as `np.random.randint(int(seq_len * range_ratio), seq_len + 1)`: means
+    # of 922 (1024) and 7,372 (8192) tokens (_inferencex_mean_len). Audit (issue #17): these rows
+    # used 1024 / 1024 and 1024 / 8192 before.
     *(Case(label=f"gpt-oss-120b TP{tp}, vLLM 0.15.1, {name}, conc. {c}",
            kind=f"TP{tp} MoE", model="gpt-oss-120b", gpu="H100-80GB", layout=Layout(tp=tp),
-           batch=c, input_len=1024, output_len=osl, measured_tpot_ms=t,
+           batch=c, input_len=_inferencex_mean_len(1024), output_len=_inferencex_mean_len(osl),
+           measured_tpot_ms=t,
            url="https://github.com/SemiAnalysisAI/InferenceX/issues/828", requests=10 * c)
       for tp, name, osl, c, t in (
           (8, "1k/1k", 1024, 4, 3.72), (8, "1k/1k", 1024, 8, 4.05), (8, "1k/1k", 1024, 16, 4.83),
@@ -1191,14 +1237,14 @@ measured). 18 of the 20 are in band: the A100 rows read 0.81-1.08 (the 28k-conte
 1.08, so the attention term holds at long context), the RTX 5090 8B rows 0.90-0.94. Held out,
 decode is 51 of 64 in band (40 of 64 without the layer overhead). Two patterns, neither fixed:
 
-- **Qwen2.5-0.5B on the A100s at batch 1, 0.83 (vLLM) / 0.81 (SGLang)**, and 0.83 for SGLang
+- **Qwen2.5-0.5B on the A100s at batch 1, 0.83 (vLLM) / 0.81 (SGLang)**, and 0.82 for SGLang
   at concurrency 32 (vLLM's concurrency-32 row reads 1.08): an 896-wide model whose step is
   almost all kernel floors (24 layers x 11 kernels x 4 us = 1.06 of the 1.35 ms predicted
   without the layer overhead); its batch-1 residual over that is 16-20 us per layer, against
   29-43 us on the 8B fit rows. Part of what the fitted 35 us stands for grows with the layer
   (each GEMM's ramp-up and tail), which one constant per layer cannot follow; no published
   per-kernel time separates the two, so it stays one constant.
-- **Qwen2.5-0.5B on the RTX 5090 host, 2.26 (batch 1) and 3.07 (concurrency 32)**: 5.1 ms per
+- **Qwen2.5-0.5B on the RTX 5090 host, 2.26 (batch 1) and 2.89 (concurrency 32)**: 5.1 ms per
   token where the A100 hosts take 1.8 ms, while the same runner's 8B rows on that GPU read
   0.90-0.94: a per-step floor of about 5 ms on that host (vLLM 0.19.1rc1.dev339 on a PyTorch
   2.12 nightly, Xeon Gold 6530), not a GPU term. kvplan does not model the host.
@@ -1214,14 +1260,35 @@ three independent publishers: the SGLang cookbook (DeepSeek-R1-0528 FP8 and GLM-
 B200, SGLang 0.5.6.post1; gpt-oss-120b on 8x B200, 0.5.6; Qwen3-Coder-Next bf16 TP 2 on 2x B200,
 0.5.8; MiniMax-M2.5 FP8 `--tp 8 --ep 8` on 8x B200, 0.5.8, and 8x H100, 0.5.9), SemiAnalysis
 InferenceX issue 828 (gpt-oss-120b, vLLM 0.15.1 with Marlin MXFP4, TP 2 / 4 / 8 on H100) and
-Vultr's HGX B200 cookbook (MiniMax-M2.5 FP8 TP 4, vLLM 0.12.0): 50 decode rows, 39 in band, and
-13 concurrency-1 TTFTs, 8 in band. By group: DeepSeek-R1 on B200 0.80-0.99 (9 of 9); gpt-oss-120b
-under vLLM on H100 0.89-1.06 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 1.03-1.24 on B200 (SGLang and
-vLLM, 9 of 9) and 0.84 / 0.89 / 0.70 on H100 at concurrency 1 / 16 / 100; GLM-4.6 1.10-1.42 (5 of
-9); Qwen3-Coder-Next TP 2 1.23-1.59 (5 of 9); gpt-oss-120b under SGLang on B200 0.60 / 0.62 (0 of
-2). TTFT: GLM-4.6 0.98-1.02, MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200 0.72-0.88,
-gpt-oss-120b 0.70, Qwen3-Coder-Next 1.40-2.37. Decode 80 of 102 in band, held out 72 of 94 (TP8
-MoE 46 of 57, TP4 MoE 4 of 4, TP2 MoE 6 of 10); TTFT 16 of 27.
+Vultr's HGX B200 cookbook (MiniMax-M2.5 FP8 TP 4, vLLM 0.12.0): 50 decode rows and 13
+concurrency-1 TTFTs. When added (the moe25 merge) 39 of the 50 and 8 of the 13 were in band;
+with the later rules (recurrent layers, custom all-reduce, device efficiencies) 44 of 50 and 10
+of 13. By group, as now generated: DeepSeek-R1 on B200 0.78-0.95 (9 of 9); gpt-oss-120b under
+vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 0.99-1.27 on B200 (SGLang and vLLM,
+9 of 9) and 0.92 / 0.93 / 0.70 on H100 at concurrency 1 / 16 / 100; GLM-4.6 1.05-1.45 (6 of 9);
+Qwen3-Coder-Next TP 2 0.98-1.22 (9 of 9); gpt-oss-120b under SGLang on B200 0.61 / 0.59 (0 of
+2). TTFT: GLM-4.6 0.97-1.02, MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200 0.72-0.88,
+gpt-oss-120b 0.69, Qwen3-Coder-Next 0.58-0.98. Decode 105 of 122 in band, held out 97 of 114
+(TP8 MoE 48 of 57, TP4 MoE 4 of 4, TP2 MoE 10 of 10); TTFT 20 of 27.
+
+**Audit of the 70 rows added in issue #17 (and their 13 TTFTs) against their sources.** Every
+measured value, statistic, length, request count, concurrency, GPU, TP / EP layout, dtype,
+engine release and speculative setting was re-read: the SGLang cookbook pages at sgl-cookbook
+7b5bd9c (38 rows, 13 TTFTs), the AccelMark result.json files and suite.json / loadgen.py at
+5797fc4 (15 rows; the sustained TPOTs recomputed), the LMSYS DGX Spark post (2), Tenstorrent's
+issue 143 table (3), InferenceX issue 828 with its sweep workflow and harness (9) and Vultr's
+concurrency-tuning and methodology pages (3). Two errors fixed: gpt-oss-120b on H100
+(InferenceX 828) ran at `--random-range-ratio 0.8`, so its mean lengths are 922 / 922 and 922
+/ 7,372, not 1024 / 1024 and 1024 / 8192 (ratios 0.96-1.03 -> 0.96-1.02, all 9 in band before
+and after); AccelMark's sustained sums took the last warm-up minute, which the result's
+is_warmup flag leaves unflagged (RTX 5090 suite F 7.99 -> 7.50 ms, 3.07 -> 2.89, still out of
+band; the other five within 0.5 %, A100-40GB suite F 0.83 -> 0.82). Flagged, not pinned by
+the source: the lengths of the LMSYS rows (assumed 2048 / 128) and the tool that timed them;
+the form factor (SXM taken; an H100 NVL is not excluded) and vLLM release of Tenstorrent's 2x
+H100 rows; whether InferenceX 828's "TPOT (ms)" is the mean or the median; AccelMark's
+sustained rows repeat their prompts with the prefix cache on (their prefills mostly cache hits,
+charged in full). The older InferenceX rows (issue 870, DeepSeek-R1 on H200) keep 1024-token
+lengths although the same harness draws at ratio 0.8; they were not part of this audit.
 
 One rule came with them, read from the engines' model code and not fitted: MiniMax-M2 normalises
 q and k with one RMSNorm weight over all heads (config "qk_norm_type": "per_layer"), so under
