@@ -533,7 +533,9 @@ CASES: tuple[Case, ...] = (
     # image vllm/vllm-openai:v0.15.1, VLLM_MXFP4_USE_MARLIN=1, --max-num-seqs CONC,
     # --num-prompts $((CONC * 10)), InferenceX .github/configs/nvidia-master.yaml and
     # benchmarks/single_node/gptoss_fp4_h100.sh at commit 1c5c8b45c): gpt-oss-120b on H100
-    # (DGX Cloud), TP 2 / 4 / 8, the "1K/1K" and "1K/8K" tables, column "TPOT (ms)"
+    # (DGX Cloud: the analysis comment, "Model: gpt-oss-120b FP4 on H100 DGXC"; the
+    # workflow's runs-on: h100), TP 2 / 4 / 8, the "1K/1K" and "1K/8K" tables, column
+    # "TPOT (ms)"
     # (the statistic is not named there; InferenceX's utils/summarize.py prints its "TPOT (ms)"
     # column from median_tpot, so it may be the median, which at fixed-ish lengths under
     # --ignore-eos sits near the mean). Lengths: the sweep's workflow (branch
