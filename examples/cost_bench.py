@@ -398,16 +398,19 @@ CASES: tuple[Case, ...] = (
                              (1, 500, 2000, 18.91))),
     # DeepSeek-R1-0528 FP8 (DeepSeek-V3 architecture), SGLang 0.5.7, TP 8, 1k in / 1k out.
     # InferenceX's harness runs --num-prompts $((CONC * 10)) at --max-concurrency CONC
-    # (INFERENCEX_PROMPTS).
+    # (INFERENCEX_PROMPTS) and --random-range-ratio 0.8: mean lengths 922 for 1k, 7,372 for 8k
+    # (_inferencex_mean_len; these rows used the nominal 1,024 / 8,192 before the audit).
     *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, 1k/1k, conc. {c}", kind="TP8 MoE",
-           model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=c, input_len=1024,
-           output_len=1024, measured_tpot_ms=t, url=INFERENCEX, eager_prefill=True,
+           model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=c,
+           input_len=_inferencex_mean_len(1024), output_len=_inferencex_mean_len(1024),
+           measured_tpot_ms=t, url=INFERENCEX, eager_prefill=True,
            requests=10 * c)
       for c, t in ((8, 12.8), (16, 17.2), (32, 25.6), (64, 34.6))),
     # The same issue's concurrency-4 table (three runners): 1k/1k, 1k/8k, 8k/1k Mean TPOT.
     *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, {name}, conc. 4", kind="TP8 MoE",
-           model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=4, input_len=isl,
-           output_len=osl, measured_tpot_ms=t, url=INFERENCEX, note=note, eager_prefill=True,
+           model="deepseek-v3", gpu="H200", layout=Layout(tp=8), batch=4,
+           input_len=_inferencex_mean_len(isl), output_len=_inferencex_mean_len(osl),
+           measured_tpot_ms=t, url=INFERENCEX, note=note, eager_prefill=True,
            requests=40)
       for name, isl, osl, t, note in (
           ("1k/1k", 1024, 1024, 22.73, "runner h200-nv_0: slower than the same issue's "
@@ -706,8 +709,9 @@ TTFT_CASES: tuple[TtftCase, ...] = (
              measured_ttft_ms=159.67, url=KIMI_K2_COOKBOOK, eager_prefill=True,
              output_len=round(4220 / 10), requests=10),
     *(TtftCase(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, {name}", model="deepseek-v3",
-               gpu="H200", layout=Layout(tp=8), concurrency=4, prompt_len=isl,
-               measured_ttft_ms=t, url=INFERENCEX, eager_prefill=True, output_len=osl,
+               gpu="H200", layout=Layout(tp=8), concurrency=4,
+               prompt_len=_inferencex_mean_len(isl), measured_ttft_ms=t, url=INFERENCEX,
+               eager_prefill=True, output_len=_inferencex_mean_len(osl),
                requests=40)
       for name, isl, osl, t in (("1k/1k", 1024, 1024, 267.3), ("1k/8k", 1024, 8192, 204.1),
                                 ("8k/1k", 8192, 1024, 474.3))),

@@ -135,11 +135,12 @@ def test_dense_tp8_llama_70b_sglang_a100(concurrency: int, isl: int, osl: int,
     assert 0.75 <= measured / predicted <= 1.33
 
 
-@pytest.mark.parametrize("isl,osl,measured", [(1024, 8192, 10.93), (8192, 1024, 12.05)])
+@pytest.mark.parametrize("isl,osl,measured", [(922, 7372, 10.93), (7372, 922, 12.05)])
 def test_tp8_moe_deepseek_r1_sglang_concurrency_4(isl: int, osl: int, measured: float) -> None:
     # https://github.com/SemiAnalysisAI/InferenceX/issues/870, the concurrency-4 table: 1k/8k and
     # 8k/1k "Mean TPOT (ms)". Its 1k/1k row (22.73 ms, slower than the issue's own concurrency-8
-    # run) is outside the band.
+    # run) is outside the band. Mean lengths at the harness's --random-range-ratio 0.8: uniform
+    # from int(0.8 x 1024) = 819 to 1024, mean 921.5 -> 922; 6553..8192 -> 7372.
     predicted = _serving("deepseek-v3", H200, Layout(tp=8), batch=4, isl=isl, osl=osl)
     assert 0.75 <= measured / predicted <= 1.33
 
