@@ -1217,9 +1217,9 @@ InferenceX issue 828 (gpt-oss-120b, vLLM 0.15.1 with Marlin MXFP4, TP 2 / 4 / 8 
 Vultr's HGX B200 cookbook (MiniMax-M2.5 FP8 TP 4, vLLM 0.12.0): 50 decode rows, 39 in band, and
 13 concurrency-1 TTFTs, 8 in band. By group: DeepSeek-R1 on B200 0.80-0.99 (9 of 9); gpt-oss-120b
 under vLLM on H100 0.89-1.06 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 1.03-1.24 on B200 (SGLang and
-vLLM, 9 of 9) and 0.84 / 0.89 / 0.70 on H100 at concurrency 1 / 16 / 100; GLM-4.6 1.06-1.18 (9 of
+vLLM, 9 of 9) and 0.84 / 0.89 / 0.70 on H100 at concurrency 1 / 16 / 100; GLM-4.6 1.02-1.17 (9 of
 9, since the GLM rule below; 1.05-1.45, 6 of 9, before it); Qwen3-Coder-Next TP 2 1.23-1.59 (5 of
-9); gpt-oss-120b under SGLang on B200 0.60 / 0.62 (0 of 2). TTFT: GLM-4.6 1.13-1.16 (0.97-1.02
+9); gpt-oss-120b under SGLang on B200 0.60 / 0.62 (0 of 2). TTFT: GLM-4.6 1.03-1.07 (0.97-1.02
 before the GLM rule), MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200 0.72-0.88, gpt-oss-120b 0.70,
 Qwen3-Coder-Next 1.40-2.37. Decode 84 of 102 in band, held out 76 of 94 (TP8 MoE 50 of 57, TP4
 MoE 4 of 4, TP2 MoE 6 of 10); TTFT 16 of 27.
@@ -1258,8 +1258,11 @@ Why the new misses miss:
   sortKeyValueInplace when sorted) and about five Inductor kernels, ~10 kernels where Qwen3-MoE's
   topk_softmax is one (`kvplan.costmodel.topk_kernels`; the Inductor count is read from its
   generated code for the function on the CPU backend, no GPU being at hand: an estimate, not a
-  profile). And on CUDA without EP it folds GLM's one shared expert into fused_moe as a 161st
-  expert every token picks (models/glm4_moe.py determine_num_fused_shared_experts; off only with
+  profile; SGLang's own profile of the same PyTorch path for DeepSeek-V3 on H200 read "Only one
+  kernel now. 36us->8us." when moe_fused_gate replaced it,
+  https://github.com/sgl-project/sglang/pull/5371, against 10 x 4 us here). And on CUDA without
+  EP it folds GLM's one shared expert into fused_moe as a 161st expert every token picks
+  (models/glm4_moe.py determine_num_fused_shared_experts; off only with
   --disable-shared-experts-fusion, which server_args.py sets for the flashinfer_trtllm runner
   alone), so the shared MLP launches no GEMMs of its own (`fused_shared_expert`). Decode per MoE
   layer: Qwen3-MoE top-k 1 kernel, GLM 10; shared expert Qwen3 none, GLM 0 (kvplan had charged 2
@@ -1271,11 +1274,13 @@ Why the new misses miss:
   cuBLASLt bias epilogue (`mat1_sizes[0] > 1`, aten/src/ATen/native/cuda/Blas.cpp, index file id
   4587928413) and copies the bias first (one more kernel at concurrency 1). Net +7 kernels, +28
   us per MoE layer: predicted 12.87 ms (140 us per layer), 1.15-1.17; at concurrency 16-100 the
-  rows went 1.05-1.30 -> 1.06-1.18. The dense fit rows have no such layers, so neither fitted
-  constant moves. The same rule applies to the eager prefill (no shared-expert ops: 1,910 -> 1,554
-  ops; the compiled top-k is one call from the model code, counted as one op), which moved GLM's
-  TTFTs from 0.97-1.02 to 1.13-1.16 (still in band, but worse: the prefill fit of 70 us per op
-  was made on DeepSeek's module-level ops, and these rows do not say whether it holds for GLM).
+  rows went 1.05-1.30 -> 1.02-1.17. The dense fit rows have no such layers, so neither fitted
+  constant moves. The same rules apply to the eager prefill: no shared-expert ops (-4 per MoE
+  layer); the compiled top-k is one call from the model code, counted as one op; and GLM's
+  q_norm / k_norm, which Glm4MoeAttention runs when the config's use_qk_norm is true (GLM-4.5 /
+  4.6; not GLM-4.5-Air), were not counted before (+2 per layer; decode lumps them with RoPE for
+  every model): 1,910 -> 1,738 ops, GLM's TTFTs 0.97-1.02 -> 1.03-1.07 (1.13-1.16 with the
+  shared-expert rule alone).
 - **Qwen3-Coder-Next TP 2 (the Qwen3-Next architecture): 1.23-1.31 at concurrency 1, 1.25-1.59
   above, TTFT 1.40-2.37**, like Qwen3-Next TP 8 (1.25 / 1.74, TTFT 2.13). SGLang's eager
   Qwen3GatedDeltaNet.forward (models/qwen3_next.py) launches in_proj_qkvz and in_proj_ba, the

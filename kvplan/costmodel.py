@@ -268,7 +268,10 @@ COMPILED_GROUPED_TOPK_MODEL_TYPES = frozenset({"glm4_moe"})
 # sums; the mask scatter and masked_fill; gather, the shared-expert slot and renormalisation:
 # counted in its generated code for the function, torch 2.13 with the CPU backend, as no GPU
 # was at hand), and its RNG seeds for `torch.randint` (the fused shared expert's slot) are one
-# more: 10. An estimate of the CUDA code, not a profile.
+# more: 10. An estimate of the CUDA code, not a profile. A profile agrees: when SGLang replaced
+# the same PyTorch path with moe_fused_gate for DeepSeek-V3 (H200, TP 8, bench_serving with
+# --profile), "Only one kernel now. 36us->8us." (https://github.com/sgl-project/sglang/pull/5371):
+# 36 us for the PyTorch top-k, against 10 x 4 us here. Not fitted to it.
 _COMPILED_GROUPED_TOPK_KERNELS = 10
 
 # Architectures whose SGLang model folds its one shared expert into fused_moe as an extra
@@ -518,8 +521,17 @@ QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next"})
 GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
 
 
+# Architectures whose SGLang attention applies that norm only when the config asks
+# (`use_qk_norm`, ModelSpec.qk_norm): models/glm4_moe.py Glm4MoeAttention (0.5.6) builds q_norm /
+# k_norm and runs `q, k = self._apply_qk_norm(q, k)` under `if self.use_qk_norm` (GLM-4.5 / 4.6:
+# true; GLM-4.5-Air: false). Decode lumps the q / k norm with RoPE (`_ATTN_KERNELS`) for all.
+CONFIG_QK_NORM_MODEL_TYPES = frozenset({"glm4_moe"})
+
+
 def _qk_norm_ops(spec: ModelSpec) -> int:
-    return 2 if spec.model_type in QK_NORM_MODEL_TYPES else 0
+    if spec.model_type in QK_NORM_MODEL_TYPES:
+        return 2
+    return 2 if spec.model_type in CONFIG_QK_NORM_MODEL_TYPES and spec.qk_norm else 0
 
 
 def _output_gate_ops(spec: ModelSpec, tp: int) -> int:

@@ -861,7 +861,12 @@ def test_glm4_moe_router_and_fused_shared_expert_from_sglang_0_5_6() -> None:
     # Prefill: the 89 MoE layers lose the shared MLP's gate_up, act, down and add (4 ops each).
     folded = eager_prefill_ops(glm, Layout(tp=8))
     assert eager_prefill_ops(glm, Layout(tp=8), platform="rocm") - folded == 89 * 4
-    assert folded == 1554
+    # use_qk_norm (GLM-4.5 true, GLM-4.5-Air false): q_norm and k_norm, 2 ops per layer.
+    assert glm.qk_norm and not load_spec("glm-4.5-air").qk_norm
+    assert folded - eager_prefill_ops(replace(glm, qk_norm=False), Layout(tp=8)) == 92 * 2
+    # 92 attention blocks x 10 (q_norm, k_norm among them) + 3 dense MLPs x 4 + 89 MoE blocks
+    # x 9 (no shared-expert ops) + 5 = 1,738.
+    assert folded == 1738
     # Decode at batch 1: +9 top-k floors and -2 shared-expert GEMM floors per MoE layer (the
     # shared expert's bytes join the routed experts' op).
     b200 = get_gpu("B200")
