@@ -1269,13 +1269,14 @@ InferenceX issue 828 (gpt-oss-120b, vLLM 0.15.1 with Marlin MXFP4, TP 2 / 4 / 8 
 Vultr's HGX B200 cookbook (MiniMax-M2.5 FP8 TP 4, vLLM 0.12.0): 50 decode rows and 13
 concurrency-1 TTFTs. When added (the moe25 merge) 39 of the 50 and 8 of the 13 were in band;
 with the later rules (recurrent layers, custom all-reduce, device efficiencies) 44 of 50 and 10
-of 13. By group, as now generated: DeepSeek-R1 on B200 0.78-0.95 (9 of 9); gpt-oss-120b under
-vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 0.99-1.27 on B200 (SGLang and vLLM,
-9 of 9) and 0.92 / 0.93 / 0.70 on H100 at concurrency 1 / 16 / 100; GLM-4.6 1.05-1.45 (6 of 9);
-Qwen3-Coder-Next TP 2 0.98-1.22 (9 of 9); gpt-oss-120b under SGLang on B200 0.61 / 0.59 (0 of
-2). TTFT: GLM-4.6 0.97-1.02, MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200 0.72-0.88,
-gpt-oss-120b 0.69, Qwen3-Coder-Next 0.58-0.98. Decode 105 of 122 in band, held out 97 of 114
-(TP8 MoE 48 of 57, TP4 MoE 4 of 4, TP2 MoE 10 of 10); TTFT 20 of 27.
+of 13; with the GLM rule 47 of 50. By group, as now generated: DeepSeek-R1 on B200 0.78-0.95 (9
+of 9); gpt-oss-120b under vLLM on H100 0.96-1.02 (9 of 9, TP 2, 4 and 8); MiniMax-M2.5 0.99-1.27
+on B200 (SGLang and vLLM, 9 of 9) and 0.92 / 0.93 / 0.70 on H100 at concurrency 1 / 16 / 100;
+GLM-4.6 1.02-1.17 (9 of 9, since the GLM rule below; 1.05-1.45, 6 of 9, before it); Qwen3-Coder-
+Next TP 2 0.98-1.22 (9 of 9); gpt-oss-120b under SGLang on B200 0.61 / 0.59 (0 of 2). TTFT:
+GLM-4.6 1.03-1.07 (0.97-1.02 before the GLM rule), MiniMax-M2.5 0.97-1.07, DeepSeek-R1 on B200
+0.72-0.88, gpt-oss-120b 0.69, Qwen3-Coder-Next 0.58-0.98. Decode 108 of 122 in band, held out
+100 of 114 (TP8 MoE 51 of 57, TP4 MoE 4 of 4, TP2 MoE 10 of 10); TTFT 19 of 27.
 
 **Audit of the 70 rows added in issue #17 (and their 13 TTFTs) against their sources.** Every
 measured value, statistic, length, request count, concurrency, GPU, TP / EP layout, dtype,
@@ -1293,8 +1294,9 @@ the source: the lengths of the LMSYS rows (assumed 2048 / 128) and the tool that
 the form factor (SXM taken; an H100 NVL is not excluded) and vLLM release of Tenstorrent's 2x
 H100 rows; whether InferenceX 828's "TPOT (ms)" is the mean or the median; AccelMark's
 sustained rows repeat their prompts with the prefix cache on (their prefills mostly cache hits,
-charged in full). The older InferenceX rows (issue 870, DeepSeek-R1 on H200) keep 1024-token
-lengths although the same harness draws at ratio 0.8; they were not part of this audit.
+charged in full). The older InferenceX rows (issue 870, DeepSeek-R1 on H200) ran the same
+harness at ratio 0.8 and now use its mean lengths too (922 / 7,372): decode unchanged in band
+(0.76-0.90), the 8k/1k TTFT 1.32 -> 1.40 (out of band).
 
 One rule came with them, read from the engines' model code and not fitted: MiniMax-M2 normalises
 q and k with one RMSNorm weight over all heads (config "qk_norm_type": "per_layer"), so under
@@ -1319,11 +1321,40 @@ Why the new misses miss:
   kernels per layer than the op list charges; without the layer overhead the two rows read 0.88 /
   0.68. The same model under vLLM on H100 reads 0.89-1.06, so the miss is the B200 + SGLang
   path's per-layer fixed time, not the model's bytes. Not refitted.
-- **GLM-4.6 on 8x B200 at concurrency 1: 1.40-1.42** (14.8-15.0 ms, 161 us per layer), while
-  Qwen3-235B-A22B on the same GPUs and release reads 1.00-1.02 (10.1 ms, 108 us per layer) and
-  kvplan predicts both alike (115 / 107 us per layer: GLM adds a shared expert and QKV bias). The
-  extra ~50 us per layer is not in any kernel kvplan itemises, and no profile of SGLang's
-  models/glm4_moe.py decode was found; at concurrency 16-100 the rows read 1.10-1.39.
+- **GLM-4.6 on 8x B200 at concurrency 1: 1.15-1.17, was 1.43-1.45** (14.8-15.0 ms, 161 us per
+  layer), while Qwen3-235B-A22B on the same GPUs and a near release (0.5.6; both `--tp 8` alone,
+  bf16, default backends) reads 1.02-1.04 (10.1-10.3 ms, 108 us per layer). kvplan predicted both
+  alike (113 / 105 us per layer). A second rule read from the engine's code, not fitted, explains
+  most of it. SGLang 0.5.6 (pip wheel) routes GLM-4.5 / 4.6 with a biased grouped top-k over 160
+  experts in one group, which `moe_fused_gate` does not serve (at most 32 experts per group, a
+  power of two: layers/moe/topk.py biased_grouped_topk_gpu), so it runs the torch.compile'd
+  `biased_grouped_topk_impl`: three aten topk calls (five CUDA kernels: gatherTopK, and
+  sortKeyValueInplace when sorted) and about five Inductor kernels, ~10 kernels where Qwen3-MoE's
+  topk_softmax is one (`kvplan.costmodel.topk_kernels`; the Inductor count is read from its
+  generated code for the function on the CPU backend, no GPU being at hand: an estimate, not a
+  profile; SGLang's own profile of the same PyTorch path for DeepSeek-V3 on H200 read "Only one
+  kernel now. 36us->8us." when moe_fused_gate replaced it,
+  https://github.com/sgl-project/sglang/pull/5371, against 10 x 4 us here). And on CUDA without
+  EP it folds GLM's one shared expert into fused_moe as a 161st expert every token picks
+  (models/glm4_moe.py determine_num_fused_shared_experts; off only with
+  --disable-shared-experts-fusion, which server_args.py sets for the flashinfer_trtllm runner
+  alone), so the shared MLP launches no GEMMs of its own (`fused_shared_expert`). Decode per MoE
+  layer: Qwen3-MoE top-k 1 kernel, GLM 10; shared expert Qwen3 none, GLM 0 (kvplan had charged 2
+  GEMM floors). Both models: qkv_proj, q/k RMSNorm on two streams after the reshape copies, RoPE,
+  attention, o_proj, the all-reduces, the same fused_moe (Triton runner for bf16 on SM100).
+  Not counted: Qwen3-MoE writes the KV cache inside its RoPE kernel (enable_fused_set_kv_buffer
+  with a bf16 cache), GLM in a separate index copy (one more kernel for GLM on the critical path;
+  kvplan charges both one), and GLM's QKV bias at one row, where PyTorch's addmm skips the
+  cuBLASLt bias epilogue (`mat1_sizes[0] > 1`, aten/src/ATen/native/cuda/Blas.cpp, index file id
+  4587928413) and copies the bias first (one more kernel at concurrency 1). Net +7 kernels, +28
+  us per MoE layer: predicted 12.87 ms (140 us per layer), 1.15-1.17; at concurrency 16-100 the
+  rows went 1.05-1.30 -> 1.02-1.17. The dense fit rows have no such layers, so neither fitted
+  constant moves. The same rules apply to the eager prefill: no shared-expert ops (-4 per MoE
+  layer); the compiled top-k is one call from the model code, counted as one op; and GLM's
+  q_norm / k_norm, which Glm4MoeAttention runs when the config's use_qk_norm is true (GLM-4.5 /
+  4.6; not GLM-4.5-Air), were not counted before (+2 per layer; decode lumps them with RoPE for
+  every model): 1,910 -> 1,738 ops, GLM's TTFTs 0.97-1.02 -> 1.03-1.07 (1.13-1.16 with the
+  shared-expert rule alone).
 - **Qwen3-Coder-Next TP 2 (the Qwen3-Next architecture): 1.23-1.31 at concurrency 1, 1.25-1.59
   above, TTFT 1.40-2.37**, like Qwen3-Next TP 8 (1.25 / 1.74, TTFT 2.13). SGLang's eager
   Qwen3GatedDeltaNet.forward (models/qwen3_next.py) launches in_proj_qkvz and in_proj_ba, the

@@ -37,6 +37,11 @@ Defaults and where they come from (all overridable with `Efficiency`):
   and the routed experts are 2 each (merged gate_up, then down; fused_moe's w13 and w2). At
   decode sizes on TP 8 many of these GEMMs move less than a floor's worth of bytes (DeepSeek-V3's
   q_b_proj is 4.7 MB per rank, 1.4 us at 3.35 TB/s), so lumping them under one floor undercounts.
+  The router's top-k is one kernel, except where SGLang has no fused kernel for the
+  architecture's routing (GLM-4.5 / 4.6: a torch.compile'd biased grouped top-k of ~10 kernels,
+  `topk_kernels`); GLM-4.5's one shared expert runs inside fused_moe on CUDA
+  (`fused_shared_expert`), with no kernels or prefill ops of its own. Both read from SGLang
+  0.5.6's code (COMPILED_GROUPED_TOPK_MODEL_TYPES, FUSED_SHARED_EXPERT_MODEL_TYPES), not fitted.
 - FP8 (w8a8) GEMMs are two kernels each: the activations are quantized first
   (SGLang layers/quantization/fp8_utils.py `apply_w8a8_block_fp8_linear` runs
   `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
@@ -234,11 +239,68 @@ DEFAULT_MTP_ACCEPTANCE = 0.85
 
 # Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
 # attention block: input norm, RoPE (+ q/k norm), KV-cache write, residual add;
-# MLP: post-attention norm, activation; MoE: + router top-k, permute, unpermute/reduce;
-# MLA: + q_a and kv_a norms; recurrent mixer (decode, CUDA graph): input norm, the split of
-# the projections (Qwen3-Next's fused_qkvzba_split_reshape_cat), the conv-state update, the
-# gated norm (Mamba2: the output copy instead of the split).
-_ATTN_KERNELS, _MLA_EXTRA, _MLP_KERNELS, _MOE_EXTRA, _REC_KERNELS = 4, 2, 2, 3, 4
+# MLP: post-attention norm, activation; MoE: + permute, unpermute/reduce, and the router's
+# top-k (`topk_kernels`); MLA: + q_a and kv_a norms; recurrent mixer (decode, CUDA graph): input
+# norm, the split of the projections (Qwen3-Next's fused_qkvzba_split_reshape_cat), the
+# conv-state update, the gated norm (Mamba2: the output copy instead of the split).
+_ATTN_KERNELS, _MLA_EXTRA, _MLP_KERNELS, _MOE_EXTRA, _REC_KERNELS = 4, 2, 2, 2, 4
+
+# Architectures whose SGLang MoE block routes with a biased grouped top-k that no fused kernel
+# serves on CUDA, so that it runs a torch.compile'd graph of several kernels. SGLang 0.5.6 (pip
+# wheel sglang==0.5.6; the bench's GLM-4.6 rows ran 0.5.6.post1) models/glm4_moe.py
+# Glm4MoeSparseMoeBlock builds `TopK(use_grouped_topk=True, num_expert_group=config.n_group,
+# correction_bias=self.gate.e_score_correction_bias, ...)`; layers/moe/topk.py
+# biased_grouped_topk_gpu takes the fused `moe_fused_gate` only when
+# `gating_output.shape[1] // num_expert_group <= 32` and `is_power_of_two(correction_bias.shape[0])`
+# (DeepSeek-V3: 256 experts in 8 groups, 32 per group) and `kimi_k2_moe_fused_gate` only for 384
+# experts in one group (Kimi-K2); GLM-4.5 / 4.6 (160 experts, n_group 1) and GLM-4.5-Air (128,
+# n_group 1) have more than 32 experts per group, so they take `biased_grouped_topk_impl`,
+# decorated `@torch.compile(dynamic=True)`. Qwen3-MoE (`fused_topk`: topk_softmax) and MiniMax-M2
+# (`use_grouped_topk` off: topk_sigmoid) launch one kernel.
+COMPILED_GROUPED_TOPK_MODEL_TYPES = frozenset({"glm4_moe"})
+# Kernels of that compiled top-k per decode step: the three torch.topk calls of
+# biased_grouped_topk_impl (top-2 per group, top-k_group groups unsorted, the top-k experts,
+# sorted when the shared expert is fused) are aten fallbacks; PyTorch's CUDA topk
+# (aten/src/ATen/native/cuda/TensorTopK.cpp, index file id 6394919336) runs one gatherTopK
+# kernel for slices this small (TensorTopK.cu should_use_multiblock: single-block below 5,000
+# elements, index file id 1580386956) "if (sorted && values.numel() > 1)" a sortKeyValueInplace
+# after it: 2 + 1 + 2 = 5. Inductor fuses the rest into 4 kernels (sigmoid + bias; the group
+# sums; the mask scatter and masked_fill; gather, the shared-expert slot and renormalisation:
+# counted in its generated code for the function, torch 2.13 with the CPU backend, as no GPU
+# was at hand), and its RNG seeds for `torch.randint` (the fused shared expert's slot) are one
+# more: 10. An estimate of the CUDA code, not a profile. A profile agrees: when SGLang replaced
+# the same PyTorch path with moe_fused_gate for DeepSeek-V3 (H200, TP 8, bench_serving with
+# --profile), "Only one kernel now. 36us->8us." (https://github.com/sgl-project/sglang/pull/5371):
+# 36 us for the PyTorch top-k, against 10 x 4 us here. Not fitted to it.
+_COMPILED_GROUPED_TOPK_KERNELS = 10
+
+# Architectures whose SGLang model folds its one shared expert into fused_moe as an extra
+# expert that every token picks (top_k + 1): models/glm4_moe.py (0.5.6)
+# `num_fused_shared_experts = 0 if disable_shared_experts_fusion else config.n_shared_experts`,
+# kept by Glm4MoeForCausalLM.determine_num_fused_shared_experts on CUDA (SM 80 or newer) without
+# expert parallelism or DeepEP; server_args.py sets --disable-shared-experts-fusion only with
+# the flashinfer_trtllm MoE runner (FP8 / FP4). The shared MLP then launches nothing of its
+# own and its add to the routed output goes (forward_normal, `shared_output` None); the
+# dual-stream path is not taken. Not DeepSeek's (models/deepseek_v2.py decides apart; the
+# bench's DeepSeek rows count the shared expert apart: `_moe_block_ops`).
+FUSED_SHARED_EXPERT_MODEL_TYPES = frozenset({"glm4_moe"})
+
+
+def topk_kernels(spec: ModelSpec, platform: str = "cuda") -> int:
+    """Kernels the router's top-k launches in one decode step (CUDA graph) on `platform`.
+    ROCm keeps one: its biased grouped top-k is aiter's kernel under SGLANG_USE_AITER, and no
+    ROCm GLM row was read."""
+    if platform == "cuda" and spec.model_type in COMPILED_GROUPED_TOPK_MODEL_TYPES:
+        return _COMPILED_GROUPED_TOPK_KERNELS
+    return 1
+
+
+def fused_shared_expert(spec: ModelSpec, layout: Layout, platform: str = "cuda") -> bool:
+    """Whether SGLang runs `spec`'s one shared expert inside fused_moe on `platform`
+    (FUSED_SHARED_EXPERT_MODEL_TYPES)."""
+    return (platform == "cuda" and layout.ep == 1
+            and spec.model_type in FUSED_SHARED_EXPERT_MODEL_TYPES
+            and spec.moe is not None and spec.moe.n_shared_experts == 1)
 
 # Architectures whose q / k RMSNorm spans all heads (one weight vector over num_heads x head_dim;
 # MiniMax-M2's config.json: "qk_norm_type": "per_layer"), so that under attention TP a rank's
@@ -459,8 +521,17 @@ QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next"})
 GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
 
 
+# Architectures whose SGLang attention applies that norm only when the config asks
+# (`use_qk_norm`, ModelSpec.qk_norm): models/glm4_moe.py Glm4MoeAttention (0.5.6) builds q_norm /
+# k_norm and runs `q, k = self._apply_qk_norm(q, k)` under `if self.use_qk_norm` (GLM-4.5 / 4.6:
+# true; GLM-4.5-Air: false). Decode lumps the q / k norm with RoPE (`_ATTN_KERNELS`) for all.
+CONFIG_QK_NORM_MODEL_TYPES = frozenset({"glm4_moe"})
+
+
 def _qk_norm_ops(spec: ModelSpec) -> int:
-    return 2 if spec.model_type in QK_NORM_MODEL_TYPES else 0
+    if spec.model_type in QK_NORM_MODEL_TYPES:
+        return 2
+    return 2 if spec.model_type in CONFIG_QK_NORM_MODEL_TYPES and spec.qk_norm else 0
 
 
 def _output_gate_ops(spec: ModelSpec, tp: int) -> int:
@@ -475,25 +546,32 @@ def _dense_mlp_ops(*, tp: int, fp8: bool) -> int:
     return 2 * _gemm_ops(fp8) + 1 + (1 if tp > 1 else 0)
 
 
-def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bool) -> int:
+def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bool,
+                   platform: str = "cuda") -> int:
     """Router GEMM, top-k, fused_moe, shared experts, the reduction over ranks.
 
     fused_moe_triton (layers/moe/fused_moe_triton/fused_moe.py fused_experts_impl):
     moe_align_block_size and the zeroing of its counts (2), the w13 grouped GEMM, silu_and_mul,
     the w2 grouped GEMM, moe_sum_reduce (4), with FP8 a quantization before each grouped GEMM
     (2). Top-k is one fused kernel (layers/moe/topk.py: topk_softmax with renormalize for
-    Qwen3-MoE, moe_fused_gate for DeepSeek's biased grouped top-k). Shared experts
+    Qwen3-MoE, moe_fused_gate for DeepSeek's biased grouped top-k; GLM-4.5's torch.compile'd
+    biased_grouped_topk_impl, COMPILED_GROUPED_TOPK_MODEL_TYPES, is one call from the model
+    code too: its kernels are launched by Inductor's generated wrapper, not op by op through
+    module calls, and are not charged apart). Shared experts
     (models/deepseek_v2.py DeepseekV2MoE.forward_normal; models/qwen2_moe.py
     Qwen2MoeSparseMoeBlock.forward for Qwen3-Next's one shared expert): an MLP plus the add to
     the routed output, and Qwen2-MoE's sigmoid gate on it (`_shared_expert_gate_ops`). Not
     modelled: later SGLang releases can fold DeepSeek's one shared expert into fused_moe
     (`num_fused_shared_experts`, off with --disable-shared-experts-fusion), which removes those
     ops (DeepSeek-V3 TP 8: 1,759 instead of 2,107); they are counted apart, as
-    the early-2025 engines of three of the four fit rows ran them."""
+    the early-2025 engines of three of the four fit rows ran them. GLM-4.5's is folded in
+    (`fused_shared_expert`): no ops of its own."""
     assert spec.moe is not None
     experts = 6 + (2 if fp8 else 0)
     shared = 0
-    if spec.moe.n_shared_experts or spec.moe.shared_expert_intermediate_size:
+    if fused_shared_expert(spec, layout, platform):
+        shared = 0
+    elif spec.moe.n_shared_experts or spec.moe.shared_expert_intermediate_size:
         shared = 2 * _gemm_ops(shared_fp8) + 1 + 1 + _shared_expert_gate_ops(spec)
     if layout.ep > 1:
         reduce = 2  # dispatch and combine
@@ -648,8 +726,9 @@ def _recurrent_layer_ops(spec: ModelSpec, index: int, *, tp: int, fp8: bool) -> 
 
 
 def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
-                      quantization: str | None = None) -> int:
-    """Ops SGLang launches in one prefill step of `spec` on one rank of `layout`: every
+                      quantization: str | None = None, *, platform: str = "cuda") -> int:
+    """Ops SGLang launches in one prefill step of `spec` on one rank of `layout` (on
+    `platform`, GPU.platform: "cuda" or "rocm"): every
     decoder layer, plus embedding (+ its all-reduce under TP, layers/vocab_parallel_embedding.py),
     the final norm and the lm_head (+ its all-gather under TP, layers/logits_processor.py)."""
     _check_layout(spec, layout)
@@ -669,7 +748,7 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
         lp = counts.layers[i]
         if lp.routed_experts and spec.moe is not None:
             total += _moe_block_ops(spec, layout, fp8=fp8_exp["experts"],
-                                    shared_fp8=fp8["dense_mlp"])
+                                    shared_fp8=fp8["dense_mlp"], platform=platform)
         elif lp.mlp:
             total += _dense_mlp_ops(tp=att_tp, fp8=fp8["dense_mlp"])
     head = 3 + (2 if att_tp > 1 else 0)
@@ -791,21 +870,26 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         if not spec.has_mlp(i):
             continue
         s.kernels("small_kernels", _MLP_KERNELS)
-        if lp.mlp:
+        # A shared expert folded into fused_moe (`fused_shared_expert`) is read by the routed
+        # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
+        folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
+        if lp.mlp and not folded:
             s.op("mlp", flops=tokens * 2 * lp.mlp / att_tp,
                  nbytes=lp.mlp * bpp_attn["dense_mlp"], fp8=fp8["dense_mlp"], kernels=2)
         if lp.routed_experts and spec.moe is not None:
             moe = spec.moe
             n, k = moe.n_routed_experts, moe.num_experts_per_tok
             touched = 1 - (1 - k / n) ** moe_tokens
-            s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks,
-                 nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched,
-                 fp8=fp8_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
+            shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
+            shared_bytes = lp.mlp * bpp_attn["dense_mlp"] if folded else 0.0
+            s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks + shared_flops,
+                 nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
+                 + shared_bytes, fp8=fp8_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
             # Not Qwen2-MoE's shared-expert gate (`_shared_expert_gate_ops`): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream
             # (models/qwen2_moe.py forward_normal_dual_stream), so its kernels overlap them.
-            s.kernels("small_kernels", _MOE_EXTRA)
+            s.kernels("small_kernels", _MOE_EXTRA + topk_kernels(spec, gpu.platform))
             if layout.ep > 1:
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.
                 link = _link(layout, gpu, layout.ep)
@@ -825,7 +909,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
          fp8=fp8["lm_head"])
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
-        s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization)
+        s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,
+                                                    platform=gpu.platform)
                 * eff.prefill_launch_s)
     return s.result()
 
@@ -1021,7 +1106,8 @@ def serving_ttft_ms(prefill_ms: float, *, concurrency: int, output_len: int,
 
 def prefill_launch_ms(spec: ModelSpec, layout: Layout = Layout(),
                       eff: Efficiency = DEFAULT_EFFICIENCY,
-                      quantization: str | None = None) -> float:
+                      quantization: str | None = None, *, platform: str = "cuda") -> float:
     """The launch part of one eager prefill step (SGLang): ops x `prefill_launch_s`, as
     `step_time` adds it."""
-    return eager_prefill_ops(spec, layout, quantization) * eff.prefill_launch_s * 1e3
+    return (eager_prefill_ops(spec, layout, quantization, platform=platform)
+            * eff.prefill_launch_s * 1e3)

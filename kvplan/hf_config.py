@@ -597,6 +597,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     nextn = _mtp_layers(c)
     if nextn:
         mapping["num_nextn_predict_layers"] = nextn
+    if c.bool("use_qk_norm", False):
+        mapping["qk_norm"] = True
     shared = c.int("num_kv_shared_layers", minimum=0, maximum=MAX_LAYERS)
     if shared:
         # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same

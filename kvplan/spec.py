@@ -206,6 +206,9 @@ class ModelSpec:
     # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):
     # loaded and given KV only with speculative decoding (--speculative-method mtp).
     num_nextn_predict_layers: int = 0
+    # The config's `use_qk_norm` (GLM-4.5: per-head RMSNorm of q and k before RoPE); read by the
+    # cost model only for the architectures that honour it (costmodel.CONFIG_QK_NORM_MODEL_TYPES).
+    qk_norm: bool = False
     # Rows of each distinct rotary cos/sin table vLLM builds (kvplan.weights.rope_cache_elements).
     # Empty: one table of max_position_embeddings rows.
     rope_tables: tuple[int, ...] = ()
@@ -701,6 +704,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,
                                        minimum=0),
         rope_tables=_parse_rope_tables(r),
+        qk_norm=r.bool("qk_norm"),
         vision=_parse_vision(r.section("vision", required=False)),
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
         quantization_json=_parse_quantization(r, path),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +20,7 @@ from kvplan.costmodel import (
     Layout,
     _bytes_per_param,
     eager_prefill_ops,
+    fused_shared_expert,
     predict,
     prefill_launch_ms,
     recurrent_mixer_ops,
@@ -27,10 +29,12 @@ from kvplan.costmodel import (
     sglang_chunked_prefill_tokens,
     step_time,
     tokens_per_step,
+    topk_kernels,
 )
 from kvplan.errors import InputError
 from kvplan.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
 from kvplan.gpus import get_gpu
+from kvplan.hf_config import load_config
 from tests.examples_loader import load_example
 
 H100, H200 = get_gpu("H100-80GB"), get_gpu("H200")
@@ -836,3 +840,41 @@ def test_moe_floor_replaces_the_experts_kernel_floors_only() -> None:
         {k: v for k, v in plain.items() if k != "experts"}
     with pytest.raises(InputError):
         Efficiency(moe_floor_s=-1e-6)
+
+
+GLM_45 = Path(__file__).resolve().parent / "data" / "configs" / "glm-4.5.json"
+
+
+def test_glm4_moe_router_and_fused_shared_expert_from_sglang_0_5_6() -> None:
+    # SGLang 0.5.6 layers/moe/topk.py: 160 experts in one group exceed moe_fused_gate's 32 per
+    # group, so GLM-4.5 takes the torch.compile'd biased_grouped_topk_impl (~10 kernels);
+    # Qwen3-MoE's topk_softmax and DeepSeek-V3's moe_fused_gate (256 experts, 8 groups) are one.
+    glm, _ = load_config(GLM_45)
+    assert topk_kernels(glm) == 10
+    assert topk_kernels(glm, "rocm") == 1
+    assert topk_kernels(load_spec("qwen3-235b-a22b")) == 1
+    assert topk_kernels(load_spec("deepseek-v3")) == 1
+    # models/glm4_moe.py folds the one shared expert into fused_moe on CUDA without EP.
+    assert fused_shared_expert(glm, Layout(tp=8))
+    assert not fused_shared_expert(glm, Layout(tp=8, ep=8))
+    assert not fused_shared_expert(glm, Layout(tp=8), "rocm")
+    assert not fused_shared_expert(load_spec("deepseek-v3"), Layout(tp=8))
+    # Prefill: the 89 MoE layers lose the shared MLP's gate_up, act, down and add (4 ops each).
+    folded = eager_prefill_ops(glm, Layout(tp=8))
+    assert eager_prefill_ops(glm, Layout(tp=8), platform="rocm") - folded == 89 * 4
+    # use_qk_norm (GLM-4.5 true, GLM-4.5-Air false): q_norm and k_norm, 2 ops per layer.
+    assert glm.qk_norm and not load_spec("glm-4.5-air").qk_norm
+    assert folded - eager_prefill_ops(replace(glm, qk_norm=False), Layout(tp=8)) == 92 * 2
+    # 92 attention blocks x 10 (q_norm, k_norm among them) + 3 dense MLPs x 4 + 89 MoE blocks
+    # x 9 (no shared-expert ops) + 5 = 1,738.
+    assert folded == 1738
+    # Decode at batch 1: +9 top-k floors and -2 shared-expert GEMM floors per MoE layer (the
+    # shared expert's bytes join the routed experts' op).
+    b200 = get_gpu("B200")
+    cuda = step_time(glm, b200, tokens=1, context=1000, requests=1, layout=Layout(tp=8))
+    other = step_time(glm, replace(b200, platform="rocm"), tokens=1, context=1000, requests=1,
+                      layout=Layout(tp=8), eff=DEFAULT_EFFICIENCY)
+    floor = DEFAULT_EFFICIENCY.kernel_floor_s
+    assert cuda.by_op["small_kernels"] - other.by_op["small_kernels"] == pytest.approx(
+        89 * 9 * floor)
+    assert other.by_op["mlp"] - cuda.by_op["mlp"] == pytest.approx(89 * 2 * floor)
