@@ -32,6 +32,7 @@ from kvplan.costmodel import (
     device_efficiency,
     eager_prefill_ops,
     engine_efficiency,
+    fuses_allreduce_norm,
     predict,
     prefill_launch_ms,
     serving_tpot_ms,
@@ -704,9 +705,10 @@ def case_efficiency(gpu: str, tweak: Tweak | None = None) -> Efficiency:
 
 
 def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
-    """The efficiencies of an engine's prefill (kvplan.costmodel.engine_efficiency): SGLang
+    """The efficiencies of the run's engine (kvplan.costmodel.engine_efficiency): SGLang
     launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
-    TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine."""
+    TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine. SGLang also
+    fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION)."""
     return engine_efficiency("sglang" if eager_prefill else "vllm", eff)
 
 
@@ -725,11 +727,11 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
     spec, gpu, eff = case_spec(case), get_gpu(case.gpu), case_efficiency(case.gpu, tweak)
     context = case.input_len + case.output_len // 2
     state = state_dtypes(spec, case.eager_prefill)
+    path = launch_path(eff, case.eager_prefill)  # the engine's (its fused all-reduce + norm)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
-                                           layout=case.layout, efficiency=eff, **state))
+                                           layout=case.layout, efficiency=path, **state))
     if case.disaggregated or case.engine_timed:
         return decode.tpot_ms
-    path = launch_path(eff, case.eager_prefill)
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,
                                             layout=case.layout, efficiency=path,
                                             **state)).ttft_ms
@@ -745,7 +747,8 @@ def _batching(case: Case | TtftCase, spec: ModelSpec, path: Efficiency) -> dict:
     if not case.eager_prefill:
         return {"requests": case.requests}
     prompt = case.input_len if isinstance(case, Case) else case.prompt_len
-    return {"prefill_launch_ms": prefill_launch_ms(spec, case.layout, path),
+    return {"prefill_launch_ms": prefill_launch_ms(spec, case.layout, path,
+                                                   gpu=get_gpu(case.gpu), tokens=prompt),
             "prompt_len": prompt, "requests": case.requests,
             "chunk_tokens": sglang_chunked_prefill_tokens(get_gpu(case.gpu))}
 
@@ -849,7 +852,10 @@ def print_launch_table() -> None:
     for c in TTFT_CASES:
         if not c.eager_prefill:
             continue
-        ops = eager_prefill_ops(_spec(c.model, c.fp8, c.fp8_tensor), c.layout)
+        spec = _spec(c.model, c.fp8, c.fp8_tensor)
+        fused = fuses_allreduce_norm(spec, get_gpu(c.gpu), c.layout, c.prompt_len,
+                                     launch_path(case_efficiency(c.gpu), True))
+        ops = eager_prefill_ops(spec, c.layout, fused_norms=fused)
         us = implied_launch_us(lambda e, c=c: predicted_ttft_ms(c, e), c.measured_ttft_ms)
         print(f"| {c.label} (client TTFT, concurrency {c.concurrency}) | {c.gpu} | {ops} | "
               f"<= {us:.0f} | held out |")
