@@ -1242,16 +1242,47 @@ in an eager prefill. It moved the MiniMax rows from 7 of 12 in band to 11 of 12 
 All-Gather for token dispatch" (docs/advanced_features/expert_parallelism.md), which is the TP
 layout's all-reduce, not the all-to-all kvplan charges for `ep`: those rows run as TP 8.
 
+**SGLang's fused all-reduce + residual + RMSNorm (read from SGLang 0.5.6, not fitted).** For
+DeepseekV3ForCausalLM (also Kimi-K2's config) on SM 10.x and GptOssForCausalLM on Blackwell,
+single node without DP attention, SGLang 0.5.6 turns on `enable_flashinfer_allreduce_fusion`
+(server_args.py; no other architecture does in that release), and its LayerCommunicator then
+runs each TP all-reduce of a step of at most 2,048 tokens as one FlashInfer kernel with the
+residual add and the RMSNorm after it (the post-attention norm; the MLP output's all-reduce is
+deferred into the next layer's input norm). kvplan now drops the norm's kernel floor (decode)
+or eager op (prefill) after each fused all-reduce, 2 x layers - 1 per step, for those
+architectures on the B200 / B300 presets up to TP 8 (`AllReduceNormFusion`, SGLang's engine
+efficiency); the all-reduce keeps its time. SGLang PR 7621 measured the fused kernel on B200 at
+8.7 us against 13.5 us for the all-reduce and the norm. Rows that moved, all held out: gpt-oss-
+120b on B200 0.61 / 0.59 -> 0.66 / 0.65 (still out), its TTFT 0.69 -> 0.77 (into the band);
+DeepSeek-R1 on B200 (0.5.6.post1) 0.78-0.95 -> 0.80-0.98 (9 of 9 before and after), TTFT
+0.88 / 0.72 -> 0.93 / 0.76 at 1000 in (into the band), 8000 in unchanged (over 2,048 tokens). No
+row left the band; the layer-overhead and prefill-launch fits (1-GPU and H200 rows) do not move.
+Decode 105 of 122 in band either way; TTFT 20 -> 22 of 27. Not modelled: the two DeepSeek-V3.1
+rows on 8x H200 run with `--enable-flashinfer-allreduce-fusion` set by hand (SM 90 takes it
+too; one is a prefill-fit row), later releases that turn it on for more architectures, vLLM's
+fuse_allreduce_rms pass, and the RoPE kernel's KV-cache write (models/utils.py
+enable_fused_set_kv_buffer for gpt_oss and qwen3_moe on CUDA with a bf16 cache: one floor per
+layer less, which would also move every Qwen3-MoE SGLang row).
+
 Why the new misses miss:
 
-- **gpt-oss-120b under SGLang on 8x B200: 0.60 / 0.62** (2.31 ms for 36 layers, 64 us per layer,
-  against kvplan's 107: 35 us layer overhead, nine 4-us small-kernel floors, two all-reduces).
-  For GptOssForCausalLM on SM100 SGLang turns on FlashInfer's all-reduce + residual + RMSNorm
-  fusion and the FlashInfer MXFP4 MoE runner (SGLang server_args.py, index file ids 8356329 and
-  53577495653: "Enable FlashInfer AllReduce Fusion on sm100 for GptOssForCausalLM"), so fewer, fused
-  kernels per layer than the op list charges; without the layer overhead the two rows read 0.88 /
-  0.68. The same model under vLLM on H100 reads 0.89-1.06, so the miss is the B200 + SGLang
-  path's per-layer fixed time, not the model's bytes. Not refitted.
+- **gpt-oss-120b under SGLang on 8x B200: 0.66 / 0.65** (0.61 / 0.59 before the fused
+  all-reduce + RMSNorm rule below; 2.31 ms for 36 layers, 64 us per layer, against kvplan's 98:
+  35 us layer overhead, seven 4-us small-kernel floors, four GEMM floors and the attention's, two
+  7-us all-reduces). The cookbook's runs are plain `--tp 8` servers (no speculative decoding,
+  no backend flags; bench_serving's default ShareGPT). What SGLang 0.5.6 launches per decode
+  layer there (models/gpt_oss.py, server_args.py, layers/quantization/mxfp4.py): the fused
+  all-reduce + residual + input RMSNorm; qkv_proj; RoPE, which also writes K and V into the
+  cache (models/utils.py enable_fused_set_kv_buffer: CUDA and a bf16 cache); trtllm_mha
+  attention with sinks; o_proj; the fused all-reduce + post-attention RMSNorm; the router GEMM;
+  FlashInfer's mxfp8_quantize of the activations and trtllm_fp4_block_scale_moe (the
+  flashinfer_mxfp4 runner SGLang picks on Blackwell for mxfp4 checkpoints; top-k is BYPASSED
+  into it, routing and the final reduction run inside). kvplan still charges a separate KV
+  write, residual add, top-k, permute and unpermute (about one floor more than that list, with
+  the MoE kernel's internals unread), and the 35 us fitted on 1-GPU rows: without the layer
+  overhead the rows read 1.02 / 0.71. The same model under vLLM on H100 reads 0.89-1.06, so the
+  rest of the miss is the B200 + SGLang path's per-layer fixed time, not the model's bytes. Not
+  refitted.
 - **GLM-4.6 on 8x B200 at concurrency 1: 1.40-1.42** (14.8-15.0 ms, 161 us per layer), while
   Qwen3-235B-A22B on the same GPUs and release reads 1.00-1.02 (10.1 ms, 108 us per layer) and
   kvplan predicts both alike (115 / 107 us per layer: GLM adds a shared expert and QKV bias). The
@@ -1268,9 +1299,10 @@ Why the new misses miss:
 - **MiniMax-M2.5 on 8x H100 at concurrency 100: 0.70** (SGLang 0.5.9): the H100 run is faster
   than the B200 run of 0.5.8 at concurrency 1 (8.05 against 9.89 ms), which no GPU-side term can
   produce; the releases differ.
-- **DeepSeek-R1 TTFT on 8x B200, 1000 in / 8000 out: 0.72**: the same prompts read 0.88 in the
-  1000/1000 run of the same page (153 against 126 ms measured): run-to-run spread of the serving
-  path, inside what the launch-time fit can say.
+- **DeepSeek-R1 TTFT on 8x B200, 1000 in / 8000 out: 0.76** (0.72 before the fused all-reduce
+  + RMSNorm rule): the same prompts read 0.93 in the 1000/1000 run of the same page (153 against
+  126 ms measured): run-to-run spread of the serving path, inside what the launch-time fit can
+  say.
 
 Why the remaining misses miss, as far as the public numbers show:
 

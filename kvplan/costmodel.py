@@ -145,6 +145,14 @@ by world size and bytes; fixed parts measured in CUDA graphs per NVLink generati
 two-shot: 5.7 / 13.1 us on H100, 7.0 / 19.0 us on B300, 10 / 20 us unmeasured on A100), beyond
 8 MiB or off NVLink an NCCL ring (`Interconnect.all_reduce_s`).
 
+Fused all-reduce + residual + RMSNorm: where an engine runs each TP all-reduce and the RMSNorm
+after it as one kernel by default (`AllReduceNormFusion`; SGLang 0.5.6 for DeepseekV3ForCausalLM
+on SM 10.x and GptOssForCausalLM on Blackwell, one node, up to 2,048 tokens a step:
+`SGLANG_ALLREDUCE_NORM_FUSION`, set by `engine_efficiency("sglang")`), that norm costs no kernel
+floor in the step (and no op of an eager prefill): 2 x layers - 1 per step, the first layer's
+input norm having no all-reduce before it. The all-reduce keeps its time. Read from the engine's
+code, not fitted.
+
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
 acceptance rate a it emits 1 + a + a^2 + ... + a^k tokens per request (DeepSeek-V3 report,
