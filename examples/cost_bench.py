@@ -1259,7 +1259,10 @@ DeepSeek-R1 on B200 (0.5.6.post1) 0.78-0.95 -> 0.80-0.98 (9 of 9 before and afte
 row left the band; the layer-overhead and prefill-launch fits (1-GPU and H200 rows) do not move.
 Decode 105 of 122 in band either way; TTFT 20 -> 22 of 27. Not modelled: the two DeepSeek-V3.1
 rows on 8x H200 run with `--enable-flashinfer-allreduce-fusion` set by hand (SM 90 takes it
-too; one is a prefill-fit row), later releases that turn it on for more architectures, vLLM's
+too; one is a prefill-fit row), later releases that turn it on for more architectures (0.5.9,
+server_args.py: DeepseekV3, GptOss, Glm4Moe, Glm4MoeLite, Qwen3Moe, KimiK25 on SM 90 or SM 100,
+`moe_a2a_backend == "none"`; not MiniMaxM2, so it does not explain the MiniMax-M2.5 H100 row's
+0.70 under 0.5.9), vLLM's
 fuse_allreduce_rms pass, and the RoPE kernel's KV-cache write (models/utils.py
 enable_fused_set_kv_buffer for gpt_oss and qwen3_moe on CUDA with a bf16 cache: one floor per
 layer less, which would also move every Qwen3-MoE SGLang row).

@@ -198,8 +198,8 @@ class AllReduceNormFusion:
                 and layout.ep == 1 and 0 < tokens <= self.max_tokens)
 
 
-# SGLang 0.5.6 (pip wheel sglang==0.5.6; the release of the bench's gpt-oss-120b B200 rows, and
-# its DeepSeek-R1 B200 rows ran 0.5.6.post1):
+# SGLang 0.5.6 (pip wheels sglang==0.5.6, the release of the bench's gpt-oss-120b B200 rows, and
+# 0.5.6.post1, its DeepSeek-R1 B200 rows', read alike):
 # - server_args.py _handle_model_specific_adjustments: for "DeepseekV3ForCausalLM" ("common to
 #   all Deepseek MoE models") `if is_cuda() and is_sm100_supported():` and for
 #   "GptOssForCausalLM" `if is_blackwell_supported():`, then "# workaround for
