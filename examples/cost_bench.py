@@ -32,6 +32,7 @@ from kvplan.costmodel import (
     device_efficiency,
     eager_prefill_ops,
     engine_efficiency,
+    fuses_allreduce_norm,
     predict,
     prefill_launch_ms,
     serving_tpot_ms,
@@ -756,9 +757,10 @@ def case_efficiency(gpu: str, tweak: Tweak | None = None) -> Efficiency:
 
 
 def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
-    """The efficiencies of an engine's prefill (kvplan.costmodel.engine_efficiency): SGLang
+    """The efficiencies of the run's engine (kvplan.costmodel.engine_efficiency): SGLang
     launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
-    TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine."""
+    TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine. SGLang also
+    fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION)."""
     return engine_efficiency("sglang" if eager_prefill else "vllm", eff)
 
 
@@ -777,11 +779,11 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
     spec, gpu, eff = case_spec(case), get_gpu(case.gpu), case_efficiency(case.gpu, tweak)
     context = case.input_len + case.output_len // 2
     state = state_dtypes(spec, case.eager_prefill)
+    path = launch_path(eff, case.eager_prefill)  # the engine's (its fused all-reduce + norm)
     decode = predict(spec, gpu, CostInputs(context=context, batch=case.batch,
-                                           layout=case.layout, efficiency=eff, **state))
+                                           layout=case.layout, efficiency=path, **state))
     if case.disaggregated or case.engine_timed:
         return decode.tpot_ms
-    path = launch_path(eff, case.eager_prefill)
     prefill = predict(spec, gpu, CostInputs(context=case.input_len, batch=1,
                                             layout=case.layout, efficiency=path,
                                             **state)).ttft_ms
@@ -797,7 +799,8 @@ def _batching(case: Case | TtftCase, spec: ModelSpec, path: Efficiency) -> dict:
     if not case.eager_prefill:
         return {"requests": case.requests}
     prompt = case.input_len if isinstance(case, Case) else case.prompt_len
-    return {"prefill_launch_ms": prefill_launch_ms(spec, case.layout, path),
+    return {"prefill_launch_ms": prefill_launch_ms(spec, case.layout, path,
+                                                   gpu=get_gpu(case.gpu), tokens=prompt),
             "prompt_len": prompt, "requests": case.requests,
             "chunk_tokens": sglang_chunked_prefill_tokens(get_gpu(case.gpu))}
 
@@ -901,7 +904,10 @@ def print_launch_table() -> None:
     for c in TTFT_CASES:
         if not c.eager_prefill:
             continue
-        ops = eager_prefill_ops(_spec(c.model, c.fp8, c.fp8_tensor), c.layout)
+        spec = _spec(c.model, c.fp8, c.fp8_tensor)
+        fused = fuses_allreduce_norm(spec, get_gpu(c.gpu), c.layout, c.prompt_len,
+                                     launch_path(case_efficiency(c.gpu), True))
+        ops = eager_prefill_ops(spec, c.layout, fused_norms=fused)
         us = implied_launch_us(lambda e, c=c: predicted_ttft_ms(c, e), c.measured_ttft_ms)
         print(f"| {c.label} (client TTFT, concurrency {c.concurrency}) | {c.gpu} | {ops} | "
               f"<= {us:.0f} | held out |")
@@ -1311,16 +1317,50 @@ in an eager prefill. It moved the MiniMax rows from 7 of 12 in band to 11 of 12 
 All-Gather for token dispatch" (docs/advanced_features/expert_parallelism.md), which is the TP
 layout's all-reduce, not the all-to-all kvplan charges for `ep`: those rows run as TP 8.
 
+**SGLang's fused all-reduce + residual + RMSNorm (read from SGLang 0.5.6, not fitted).** For
+DeepseekV3ForCausalLM (also Kimi-K2's config) on SM 10.x and GptOssForCausalLM on Blackwell,
+single node without DP attention, SGLang 0.5.6 turns on `enable_flashinfer_allreduce_fusion`
+(server_args.py; no other architecture does in that release), and its LayerCommunicator then
+runs each TP all-reduce of a step of at most 2,048 tokens as one FlashInfer kernel with the
+residual add and the RMSNorm after it (the post-attention norm; the MLP output's all-reduce is
+deferred into the next layer's input norm). kvplan now drops the norm's kernel floor (decode)
+or eager op (prefill) after each fused all-reduce, 2 x layers - 1 per step, for those
+architectures on the B200 / B300 presets up to TP 8 (`AllReduceNormFusion`, SGLang's engine
+efficiency); the all-reduce keeps its time. SGLang PR 7621 measured the fused kernel on B200 at
+8.7 us against 13.5 us for the all-reduce and the norm. Rows that moved, all held out: gpt-oss-
+120b on B200 0.61 / 0.59 -> 0.66 / 0.65 (still out), its TTFT 0.69 -> 0.77 (into the band);
+DeepSeek-R1 on B200 (0.5.6.post1) 0.78-0.95 -> 0.80-0.98 (9 of 9 before and after), TTFT
+0.88 / 0.72 -> 0.93 / 0.76 at 1000 in (into the band), 8000 in unchanged (over 2,048 tokens). No
+row left the band; the layer-overhead and prefill-launch fits (1-GPU and H200 rows) do not move.
+Decode 105 of 122 in band either way; TTFT 20 -> 22 of 27. Not modelled: the two DeepSeek-V3.1
+rows on 8x H200 run with `--enable-flashinfer-allreduce-fusion` set by hand (SM 90 takes it
+too; one is a prefill-fit row), later releases that turn it on for more architectures (0.5.9,
+server_args.py: DeepseekV3, GptOss, Glm4Moe, Glm4MoeLite, Qwen3Moe, KimiK25 on SM 90 or SM 100,
+`moe_a2a_backend == "none"`; not MiniMaxM2, so it does not explain the MiniMax-M2.5 H100 row's
+0.70 under 0.5.9), vLLM's
+fuse_allreduce_rms pass, and the RoPE kernel's KV-cache write (models/utils.py
+enable_fused_set_kv_buffer for gpt_oss and qwen3_moe on CUDA with a bf16 cache: one floor per
+layer less, which would also move every Qwen3-MoE SGLang row).
+
 Why the new misses miss:
 
-- **gpt-oss-120b under SGLang on 8x B200: 0.60 / 0.62** (2.31 ms for 36 layers, 64 us per layer,
-  against kvplan's 107: 35 us layer overhead, nine 4-us small-kernel floors, two all-reduces).
-  For GptOssForCausalLM on SM100 SGLang turns on FlashInfer's all-reduce + residual + RMSNorm
-  fusion and the FlashInfer MXFP4 MoE runner (SGLang server_args.py, index file ids 8356329 and
-  53577495653: "Enable FlashInfer AllReduce Fusion on sm100 for GptOssForCausalLM"), so fewer, fused
-  kernels per layer than the op list charges; without the layer overhead the two rows read 0.88 /
-  0.68. The same model under vLLM on H100 reads 0.89-1.06, so the miss is the B200 + SGLang
-  path's per-layer fixed time, not the model's bytes. Not refitted.
+- **gpt-oss-120b under SGLang on 8x B200: 0.66 / 0.65** (0.61 / 0.59 before the fused
+  all-reduce + RMSNorm rule below; 2.31 ms for 36 layers, 64 us per layer, against kvplan's 98:
+  35 us layer overhead, seven 4-us small-kernel floors, four GEMM floors and the attention's, two
+  7-us all-reduces). The cookbook's runs are plain `--tp 8` servers (no speculative decoding,
+  no backend flags; bench_serving's default ShareGPT). What SGLang 0.5.6 launches per decode
+  layer there (models/gpt_oss.py, server_args.py, layers/quantization/mxfp4.py): the fused
+  all-reduce + residual + input RMSNorm; qkv_proj; RoPE, which also writes K and V into the
+  cache (models/utils.py enable_fused_set_kv_buffer: CUDA and a bf16 cache); trtllm_mha
+  attention with sinks; o_proj; the fused all-reduce + post-attention RMSNorm; the router GEMM;
+  FlashInfer's mxfp8_quantize of the activations and trtllm_fp4_block_scale_moe (the
+  flashinfer_mxfp4 runner SGLang picks on Blackwell for mxfp4 checkpoints; top-k is BYPASSED
+  into it, routing and the final reduction run inside). kvplan still charges a separate KV
+  write, residual add, top-k, permute and unpermute (about one floor more than that list, with
+  the MoE kernel's internals unread), and the 35 us fitted on 1-GPU rows: without the layer
+  overhead the rows read 1.02 / 0.71. The same model under vLLM on H100 reads 0.89-1.06, so the
+  rest of the miss is the B200 + SGLang path's per-layer fixed time, not the model's bytes. Not
+  refitted.
 - **GLM-4.6 on 8x B200 at concurrency 1: 1.15-1.17, was 1.43-1.45** (14.8-15.0 ms, 161 us per
   layer), while Qwen3-235B-A22B on the same GPUs and a near release (0.5.6; both `--tp 8` alone,
   bf16, default backends) reads 1.02-1.04 (10.1-10.3 ms, 108 us per layer). kvplan predicted both
@@ -1366,9 +1406,10 @@ Why the new misses miss:
 - **MiniMax-M2.5 on 8x H100 at concurrency 100: 0.70** (SGLang 0.5.9): the H100 run is faster
   than the B200 run of 0.5.8 at concurrency 1 (8.05 against 9.89 ms), which no GPU-side term can
   produce; the releases differ.
-- **DeepSeek-R1 TTFT on 8x B200, 1000 in / 8000 out: 0.72**: the same prompts read 0.88 in the
-  1000/1000 run of the same page (153 against 126 ms measured): run-to-run spread of the serving
-  path, inside what the launch-time fit can say.
+- **DeepSeek-R1 TTFT on 8x B200, 1000 in / 8000 out: 0.76** (0.72 before the fused all-reduce
+  + RMSNorm rule): the same prompts read 0.93 in the 1000/1000 run of the same page (153 against
+  126 ms measured): run-to-run spread of the serving path, inside what the launch-time fit can
+  say.
 
 Why the remaining misses miss, as far as the public numbers show:
 

@@ -150,6 +150,14 @@ by world size and bytes; fixed parts measured in CUDA graphs per NVLink generati
 two-shot: 5.7 / 13.1 us on H100, 7.0 / 19.0 us on B300, 10 / 20 us unmeasured on A100), beyond
 8 MiB or off NVLink an NCCL ring (`Interconnect.all_reduce_s`).
 
+Fused all-reduce + residual + RMSNorm: where an engine runs each TP all-reduce and the RMSNorm
+after it as one kernel by default (`AllReduceNormFusion`; SGLang 0.5.6 for DeepseekV3ForCausalLM
+on SM 10.x and GptOssForCausalLM on Blackwell, one node, up to 2,048 tokens a step:
+`SGLANG_ALLREDUCE_NORM_FUSION`, set by `engine_efficiency("sglang")`), that norm costs no kernel
+floor in the step (and no op of an eager prefill): 2 x layers - 1 per step, the first layer's
+input norm having no all-reduce before it. The all-reduce keeps its time. Read from the engine's
+code, not fitted.
+
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
 acceptance rate a it emits 1 + a + a^2 + ... + a^k tokens per request (DeepSeek-V3 report,
@@ -174,6 +182,79 @@ US = 1e-6
 
 
 @dataclass(frozen=True, kw_only=True)
+class AllReduceNormFusion:
+    """An engine's fused TP all-reduce + residual add + RMSNorm: one kernel (FlashInfer's
+    trtllm_allreduce_fusion, pattern kARResidualRMSNorm) in place of the all-reduce and the
+    fused_add_rmsnorm after it, on the architectures (`model_types`, as kvplan reads a config's
+    model_type) and GPU presets where the engine turns it on by default, for steps of at most
+    `max_tokens` tokens on a TP group of 2 to `max_ranks` GPUs (one node), without DP attention
+    or expert-parallel all-to-all. `applies` says whether a step takes it: that step's RMSNorm
+    after each fused all-reduce costs no kernel of its own (`step_time`); the all-reduce keeps
+    its time (the norm is the kernel's epilogue)."""
+
+    model_types: frozenset[str]
+    gpus: frozenset[str]
+    max_tokens: int
+    max_ranks: int
+
+    def applies(self, spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int) -> bool:
+        return (spec.model_type in self.model_types and gpu.name in self.gpus
+                and 1 < layout.tp <= self.max_ranks and not layout.dp_attention
+                and layout.ep == 1 and 0 < tokens <= self.max_tokens)
+
+
+# SGLang 0.5.6 (pip wheels sglang==0.5.6, the release of the bench's gpt-oss-120b B200 rows, and
+# 0.5.6.post1, its DeepSeek-R1 B200 rows', read alike):
+# - server_args.py _handle_model_specific_adjustments: for "DeepseekV3ForCausalLM" ("common to
+#   all Deepseek MoE models") `if is_cuda() and is_sm100_supported():` and for
+#   "GptOssForCausalLM" `if is_blackwell_supported():`, then "# workaround for
+#   https://github.com/flashinfer-ai/flashinfer/issues/2006 / if not self.enable_dp_attention
+#   and self.nnodes == 1: self.enable_flashinfer_allreduce_fusion = True" ("Enable FlashInfer
+#   AllReduce Fusion on sm100 for GptOssForCausalLM"); no other architecture turns it on, and
+#   the flag defaults to False. Kimi-K2's config names DeepseekV3ForCausalLM (model_type
+#   kimi_k2); DeepSeek-V3.2 (DeepseekV32ForCausalLM) is another architecture.
+# - layers/communicator.py: LayerCommunicator.prepare_mlp (`_gather_hidden_states_and_residual`)
+#   runs `layernorm.forward_with_allreduce_fusion(hidden_states, residual)` in place of
+#   `tensor_model_parallel_all_reduce` + `layernorm(hidden_states, residual)` when
+#   "(_is_sm100_supported or _is_sm90_supported) ... and enable_flashinfer_allreduce_fusion and
+#   hidden_states.shape[0] <= 2048"; `should_fuse_mlp_allreduce_with_next_layer` (batch_size <=
+#   FUSE_ALLREDUCE_MAX_BATCH_SIZE = 2048, not the last layer, tp_size > 1, no DP attention) lets
+#   models/gpt_oss.py GptOssDecoderLayer.forward (and deepseek_v2.py's) skip the MLP / MoE
+#   output's all-reduce and mark it `_sglang_needs_allreduce_fusion`, so that the next layer's
+#   `prepare_attn` fuses it into its input_layernorm. Per step: every layer's post-attention
+#   norm and every input norm but the first layer's.
+# - is_sm100_supported is compute capability 10.x (utils/common.py); is_blackwell_supported also
+#   admits 12.x, which the communicator's sm90 / sm100 test then refuses: the SM 10.x presets.
+#   HGX B200 / B300 nodes hold 8 GPUs (nnodes == 1 up to TP 8); GB200 / GB300 are left out
+#   (their node size is not in kvplan's presets).
+# Measured, B200 (SGLang PR 7621, https://github.com/sgl-project/sglang/pull/7621, "[b200]
+# support trt-llm allreduce fuse rms_norm_add kernel", DeepSeek-R1-FP4 TP 8: "13.5us->8.7us"):
+# the fused kernel saves 4.8 us over the all-reduce and the norm, about the one 4-us kernel floor
+# kvplan drops per fused all-reduce.
+SGLANG_ALLREDUCE_NORM_FUSION = AllReduceNormFusion(
+    model_types=frozenset({"gpt_oss", "deepseek_v3", "kimi_k2"}),
+    gpus=frozenset({"B200", "B300"}), max_tokens=2048, max_ranks=8)
+# The engines whose defaults fuse it (`engine_efficiency`); vLLM's compilation pass
+# (fuse_allreduce_rms) is not modelled.
+ALLREDUCE_NORM_FUSION: dict[str, AllReduceNormFusion] = {"sglang": SGLANG_ALLREDUCE_NORM_FUSION}
+
+
+def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
+                         eff: Efficiency) -> bool:
+    """Whether a step of `tokens` tokens runs `eff`'s fused all-reduce + RMSNorm."""
+    fusion = eff.allreduce_norm_fusion
+    return fusion is not None and fusion.applies(spec, gpu, layout, tokens)
+
+
+def _fused_norms(spec: ModelSpec, i: int, first: int) -> tuple[bool, bool]:
+    """(input norm, post-attention norm) of layer `i` that a fused all-reduce absorbs, in a step
+    whose first layer is `first`: the post-attention norm takes the attention's all-reduce; the
+    input norm the previous layer's MLP all-reduce (none before the step's first layer)."""
+    attn = spec.has_attention(i)
+    return (attn and i != first and spec.has_mlp(i - 1), attn and spec.has_mlp(i))
+
+
+@dataclass(frozen=True, kw_only=True)
 class Efficiency:
     """Achievable fractions of the datasheet peaks (see the module docstring for sources)."""
 
@@ -189,6 +270,8 @@ class Efficiency:
     prefill_launch_s: float = 70 * US
     layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
+    # The engine's fused all-reduce + RMSNorm, where it has one (`engine_efficiency`); None: none.
+    allreduce_norm_fusion: AllReduceNormFusion | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):
@@ -233,7 +316,9 @@ EAGER_PREFILL_ENGINES = frozenset({"sglang"})
 
 
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
-    """`eff` as `engine` ("vllm", "sglang", "trtllm") launches its prefill kernels."""
+    """`eff` as `engine` ("vllm", "sglang", "trtllm") launches its prefill kernels and fuses its
+    all-reduces (`ALLREDUCE_NORM_FUSION`)."""
+    eff = replace(eff, allreduce_norm_fusion=ALLREDUCE_NORM_FUSION.get(engine))
     return eff if engine in EAGER_PREFILL_ENGINES else replace(eff, prefill_launch_s=0.0)
 DEFAULT_MTP_ACCEPTANCE = 0.85
 
@@ -726,11 +811,14 @@ def _recurrent_layer_ops(spec: ModelSpec, index: int, *, tp: int, fp8: bool) -> 
 
 
 def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
-                      quantization: str | None = None, *, platform: str = "cuda") -> int:
+                      quantization: str | None = None, *, platform: str = "cuda",
+                      fused_norms: bool = False) -> int:
     """Ops SGLang launches in one prefill step of `spec` on one rank of `layout` (on
-    `platform`, GPU.platform: "cuda" or "rocm"): every
-    decoder layer, plus embedding (+ its all-reduce under TP, layers/vocab_parallel_embedding.py),
-    the final norm and the lm_head (+ its all-gather under TP, layers/logits_processor.py)."""
+    `platform`, GPU.platform: "cuda" or "rocm"): every decoder layer, plus embedding (+ its
+    all-reduce under TP, layers/vocab_parallel_embedding.py),
+    the final norm and the lm_head (+ its all-gather under TP, layers/logits_processor.py).
+    `fused_norms`: the step runs the fused all-reduce + RMSNorm (`fuses_allreduce_norm`), one
+    op (layernorm.py forward_with_allreduce_fusion) for each all-reduce and the norm after it."""
     _check_layout(spec, layout)
     att_tp = layout.attention_tp
     _, fp8 = _bytes_per_param(spec, att_tp, quantization)
@@ -751,6 +839,8 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = Layout(),
                                     shared_fp8=fp8["dense_mlp"], platform=platform)
         elif lp.mlp:
             total += _dense_mlp_ops(tp=att_tp, fp8=fp8["dense_mlp"])
+        if fused_norms:
+            total -= sum(_fused_norms(spec, i, 0))
     head = 3 + (2 if att_tp > 1 else 0)
     return total + head
 
@@ -806,6 +896,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     moe_tokens = tokens * (layout.world if layout.dp_attention else 1)
     act_bytes = 2  # bf16 activations
     chosen = layers if layers is not None else range(spec.num_hidden_layers)
+    # The engine's fused all-reduce + residual + RMSNorm (AllReduceNormFusion): the norm after
+    # each fused all-reduce costs no kernel of its own.
+    fused = fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
     state = None
     rec_weights = rec_proj_flops = rec_state_flops = 0
     if spec.recurrent is not None:
@@ -820,6 +913,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
+        fused_input, fused_post = _fused_norms(spec, i, chosen.start) if fused else (False, False)
         if spec.has_attention(i):
             span = attended_tokens(spec, i, context)
             f = attention_flops(spec, context=span, phase=phase, mla_form=form)
@@ -847,7 +941,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.op("attention", flops=tokens * core, nbytes=kv_read, fp8=fp8_attention,
                  attention=True)
             s.kernels("small_kernels", _ATTN_KERNELS + (_MLA_EXTRA if latent else 0)
-                      + _output_gate_ops(spec, att_tp))
+                      + _output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
             if _full_width_qk_norm(spec):
                 s.kernels("small_kernels", _FULL_WIDTH_QK_NORM_KERNELS)
                 # fp32 sums of squares of q and k, one each per token
@@ -869,7 +963,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.kernels("small_kernels", _REC_KERNELS)
         if not spec.has_mlp(i):
             continue
-        s.kernels("small_kernels", _MLP_KERNELS)
+        s.kernels("small_kernels", _MLP_KERNELS - (1 if fused_post else 0))
         # A shared expert folded into fused_moe (`fused_shared_expert`) is read by the routed
         # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
         folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
@@ -910,7 +1004,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
         s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,
-                                                    platform=gpu.platform)
+                                                    platform=gpu.platform, fused_norms=fused)
                 * eff.prefill_launch_s)
     return s.result()
 
@@ -1106,8 +1200,13 @@ def serving_ttft_ms(prefill_ms: float, *, concurrency: int, output_len: int,
 
 def prefill_launch_ms(spec: ModelSpec, layout: Layout = Layout(),
                       eff: Efficiency = DEFAULT_EFFICIENCY,
-                      quantization: str | None = None, *, platform: str = "cuda") -> float:
-    """The launch part of one eager prefill step (SGLang): ops x `prefill_launch_s`, as
-    `step_time` adds it."""
-    return (eager_prefill_ops(spec, layout, quantization, platform=platform)
+                      quantization: str | None = None, *, platform: str = "cuda",
+                      gpu: GPU | None = None, tokens: int = 0) -> float:
+    """The launch part of one eager prefill step (SGLang) of `tokens` tokens on `gpu` (on
+    `platform` when no `gpu` is given): ops x `prefill_launch_s`, as `step_time` adds it
+    (`gpu` None: no fused all-reduce + norm)."""
+    fused = gpu is not None and fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
+    if gpu is not None:
+        platform = gpu.platform
+    return (eager_prefill_ops(spec, layout, quantization, platform=platform, fused_norms=fused)
             * eff.prefill_launch_s * 1e3)

@@ -878,3 +878,43 @@ def test_glm4_moe_router_and_fused_shared_expert_from_sglang_0_5_6() -> None:
     assert cuda.by_op["small_kernels"] - other.by_op["small_kernels"] == pytest.approx(
         89 * 9 * floor)
     assert other.by_op["mlp"] - cuda.by_op["mlp"] == pytest.approx(89 * 2 * floor)
+
+
+def test_sglang_allreduce_norm_fusion_drops_the_fused_norms() -> None:
+    """SGLang 0.5.6 fuses each TP all-reduce with the RMSNorm after it for GptOss / DeepseekV3
+    on SM 10.x (SGLANG_ALLREDUCE_NORM_FUSION): 2 x layers - 1 norm floors fewer per step, and as
+    many eager prefill ops; nothing changes off those GPUs, architectures or sizes."""
+    from kvplan.costmodel import (
+        SGLANG_ALLREDUCE_NORM_FUSION,
+        device_efficiency,
+        engine_efficiency,
+        step_time,
+    )
+
+    spec, b200 = load_spec("gpt-oss-120b"), get_gpu("B200")
+    sglang = engine_efficiency("sglang", device_efficiency(b200))
+    vllm = engine_efficiency("vllm", device_efficiency(b200))
+    assert sglang.allreduce_norm_fusion is SGLANG_ALLREDUCE_NORM_FUSION
+    assert vllm.allreduce_norm_fusion is None
+    layers = spec.num_hidden_layers
+    floor = sglang.kernel_floor_s
+    tp8 = Layout(tp=8)
+
+    def small(eff, gpu=b200, layout=tp8, tokens=1, model=spec) -> float:
+        return step_time(model, gpu, tokens=tokens, context=500, requests=tokens,
+                         layout=layout, eff=eff).by_op["small_kernels"]
+
+    assert small(vllm) - small(sglang) == pytest.approx((2 * layers - 1) * floor)
+    h100 = get_gpu("H100-80GB")
+    assert small(engine_efficiency("sglang"), h100) == small(engine_efficiency("vllm"), h100)
+    assert small(sglang, layout=Layout(tp=1)) == small(vllm, layout=Layout(tp=1))
+    assert small(sglang, tokens=4096) == small(vllm, tokens=4096)
+    qwen = load_spec("qwen3-235b-a22b")
+    assert small(sglang, model=qwen) == small(vllm, model=qwen)
+    ds = load_spec("deepseek-v3")
+    assert (small(vllm, model=ds) - small(sglang, model=ds)
+            == pytest.approx((2 * ds.num_hidden_layers - 1) * floor))
+    assert (eager_prefill_ops(spec, Layout(tp=8))
+            - eager_prefill_ops(spec, Layout(tp=8), fused_norms=True) == 2 * layers - 1)
+    assert (prefill_launch_ms(spec, Layout(tp=8), sglang, gpu=b200, tokens=332)
+            < prefill_launch_ms(spec, Layout(tp=8), sglang))
