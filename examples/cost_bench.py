@@ -1395,14 +1395,13 @@ Why the new misses miss:
   4.6; not GLM-4.5-Air), were not counted before (+2 per layer; decode lumps them with RoPE for
   every model): 1,910 -> 1,738 ops, GLM's TTFTs 0.97-1.02 -> 1.03-1.07 (1.13-1.16 with the
   shared-expert rule alone).
-- **Qwen3-Coder-Next TP 2 (the Qwen3-Next architecture): 1.23-1.31 at concurrency 1, 1.25-1.59
-  above, TTFT 1.40-2.37**, like Qwen3-Next TP 8 (1.25 / 1.74, TTFT 2.13). SGLang's eager
-  Qwen3GatedDeltaNet.forward (models/qwen3_next.py) launches in_proj_qkvz and in_proj_ba, the
-  copies of `fix_query_key_value_ordering` and a `torch.cat`, the backend's convolution and
-  chunked gated delta rule, the gated RMSNorm and out_proj: well over the `_RECURRENT_OPS` = 5 a
-  GDN layer is charged, and Qwen2MoeSparseMoeBlock's shared-expert gate (GEMM, sigmoid, mul) is
-  not counted either. In decode the recurrent op is one GEMM floor for three GEMMs. A count of
-  those ops read from the release that ran (0.5.8) would be the fix; not done here.
+- **Qwen3-Coder-Next TP 2 (the Qwen3-Next architecture): in band since the recurrent-layer
+  rule** (1.23-1.59, 5 of 9, when added with the five placeholder ops per Gated DeltaNet layer;
+  1.00-1.22, 9 of 9, with the ops counted from SGLang 0.5.6's qwen3_next.py and every request's
+  recurrent state read and written per decode step). Its TTFTs read 0.98 / 0.58 / 0.82 (1000 /
+  1000, 1000 / 8000, 8000 / 1000; 1.40-2.37 before): the 1000 / 8000 run's 0.58 against the
+  same prompts' 0.98 in the 1000 / 1000 run (95.5 against 161.7 ms measured) is the run-to-run
+  spread of a client TTFT, as DeepSeek-R1's below.
 - **MiniMax-M2.5 on 8x H100 at concurrency 100: 0.70** (SGLang 0.5.9): the H100 run is faster
   than the B200 run of 0.5.8 at concurrency 1 (8.05 against 9.89 ms), which no GPU-side term can
   produce; the releases differ.
