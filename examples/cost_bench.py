@@ -1109,13 +1109,13 @@ quantization kernels and the FP8 streaming fraction now apply to attention too) 
 Feb / Apr 2025 batch-1 decode timers from 2.22 / 1.82 to 1.97 / 1.61.
 
 **Two fitted constants.** The layer overhead (35 us per layer per step) is fitted on the 8 dense
-single-GPU decode cases; without it the held-out cases read 25 of 44 in band, with it 34 of 44
-(Qwen3-235B-A22B on 8x B200 at concurrency 1: 1.53-1.56 -> 1.02-1.04; Llama-3.1-70B TP8 at
-concurrency 1: 1.39-1.40 -> 1.15-1.16). With the serving rule below its median residual is
-35.9 us; the default stays 35 us (within the 1 us the drift test allows). The eager prefill
-launch time (70 us per launched op) is fitted on the 4 engine-timed SGLang prefills of
-DeepSeek-V3/R1 on 8x H200 (three sources, Feb / Apr / Dec 2025); left out one at a time, each
-reads 0.83-1.15 with the other three's fit.
+single-GPU decode cases; without it the held-out cases read 69 of 114 in band, with it 100 of
+114 (25 / 34 of the first 44) (Qwen3-235B-A22B on 8x B200 at concurrency 1: 1.53-1.56 ->
+1.02-1.04; Llama-3.1-70B TP8 at concurrency 1: 1.39-1.40 -> 1.15-1.16). With the serving rule
+below its median residual is 35.9 us; the default stays 35 us (within the 1 us the drift test
+allows). The eager prefill launch time (70 us per launched op) is fitted on the 4 engine-timed
+SGLang prefills of DeepSeek-V3/R1 on 8x H200 (three sources, Feb / Apr / Dec 2025); left out one
+at a time, each reads 0.83-1.15 with the other three's fit.
 Every client TTFT, every Qwen3 / Llama prefill and every decode row is held out from it. Two
 vLLM `benchmark_latency` runs of Llama-3-8B (vLLM's torch.compile guide, Dec 2024: one H100,
 one L4) are held out under a kind of their own and read 1.08 / 1.06.
