@@ -947,27 +947,21 @@ def print_device_table() -> None:
     def over_pcie(case: AnyCase) -> AnyCase:
         return replace(case, layout=replace(case.layout, interconnect=pcie))
 
-    for c in CASES:
-        if c.gpu in amd:
-            own = c.measured_tpot_ms / predicted_tpot_ms(c)
-            print(f"| {c.label} (TPOT) | {c.gpu} | {own:.2f} | "
-                  f"{c.measured_tpot_ms / predicted_tpot_ms(c, CUDA_FRACTIONS):.2f} | "
-                  f"{c.measured_tpot_ms / predicted_tpot_ms(over_pcie(c), CUDA_FRACTIONS):.2f} | "
-                  f"{'yes' if in_band(own, c.kind) else 'no'} |")
-    for c in PREFILL_CASES:
-        if c.gpu in amd:
-            own = c.measured_ms / predicted_prefill_ms(c)
-            print(f"| {c.label} (engine-timed prefill) | {c.gpu} | {own:.2f} | "
-                  f"{c.measured_ms / predicted_prefill_ms(c, CUDA_FRACTIONS):.2f} | "
-                  f"{c.measured_ms / predicted_prefill_ms(over_pcie(c), CUDA_FRACTIONS):.2f} | "
-                  f"{'yes' if in_band(own, 'prefill') else 'no'} |")
-    for c in TTFT_CASES:
-        if c.gpu in amd:
-            own = c.measured_ttft_ms / predicted_ttft_ms(c)
-            print(f"| {c.label} (client TTFT) | {c.gpu} | {own:.2f} | "
-                  f"{c.measured_ttft_ms / predicted_ttft_ms(c, CUDA_FRACTIONS):.2f} | "
-                  f"{c.measured_ttft_ms / predicted_ttft_ms(over_pcie(c), CUDA_FRACTIONS):.2f} | "
-                  f"{'yes' if in_band(own, 'ttft') else 'no'} |")
+    groups = ((CASES, "measured_tpot_ms", predicted_tpot_ms, "TPOT", None),
+              (PREFILL_CASES, "measured_ms", predicted_prefill_ms, "engine-timed prefill",
+               "prefill"),
+              (TTFT_CASES, "measured_ttft_ms", predicted_ttft_ms, "client TTFT", "ttft"))
+    for cases, measured_field, predict_ms, what, band_kind in groups:
+        for c in cases:
+            if c.gpu not in amd:
+                continue
+            measured = getattr(c, measured_field)
+            own = measured / predict_ms(c)
+            cuda = measured / predict_ms(c, CUDA_FRACTIONS)
+            pcie_cuda = measured / predict_ms(over_pcie(c), CUDA_FRACTIONS)
+            band_ok = in_band(own, band_kind or c.kind)
+            print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
+                  f"{pcie_cuda:.2f} | {'yes' if band_ok else 'no'} |")
 
 
 def main() -> None:
