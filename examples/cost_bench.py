@@ -1130,7 +1130,14 @@ path included): the gap narrowed from about 1.6x to about 1.3x but did not close
 above). What remains is the CPU time of an op itself, which differs by host CPU (the Qwen3 runs
 are on B200 hosts and SGLang 0.5.3-0.5.6, the DeepSeek ones on H200 hosts, three of four on
 early-2025 SGLang) and by op (a block-FP8 quantization wrapper is not a fused norm); kvplan
-does not know the host, and `--prefill-launch-us` sets it. The same term moves the
+does not know the host, and `--prefill-launch-us` sets it. The release is not what separates
+them on the evidence here: the one fit row from a 0.5.x-era SGLang (DeepSeek-V3.1, Dec 2025,
+PR 14764) implies 74 us, inside the early-2025 rows' 59-77 us, so the launch time stays one
+constant, not a table by release. A search of sgl-project/sglang PRs and issues for more
+`bench_one_batch` "Prefill. latency" lines from 0.4.6 on found none that name the model, the
+GPU and the TP together (https://github.com/sgl-project/sglang/pull/12160's "forward
+cost-82.6406478881836 ms" for a 1-new-token DeepSeek-V3 prefill, Oct 2025, is a private timer
+on an unnamed GPU), so none were added. The same term moves the
 high-concurrency decode rows, whose serving TPOT holds the prefills run between decode steps:
 Llama-3.1-70B TP8 at concurrency 16 / 100 reads 1.25 / 1.16 (1.35 / 1.53 at the graph floor),
 Qwen3-235B 8k/1k at 64 0.91 (1.35), 1k/8k at 64 1.13 (1.22). SGLang (`--enable-mixed-chunk`
