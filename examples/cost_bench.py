@@ -99,6 +99,8 @@ FP8_BLOCK = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic
 # Per-tensor FP8 (ModelOpt / TensorRT-LLM checkpoints such as NIM's Llama-3.3-70B fp8 profile).
 FP8_TENSOR = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "static"}
 
+COOKBOOK = "https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
+
 A100_NOTE = "the page says 8x A100 without the memory size: the 80GB preset"
 # GLM-4.5's architecture (zai-org/GLM-4.5, also served for GLM-4.6): tests/data/configs/glm-4.5.json
 # (provenance: tests/data/configs/SOURCES-attention.md).
@@ -180,13 +182,22 @@ def _sglang_random(c: int, n: int, tin: int, tout: int, tpot: float, isl: int) -
                 requests=n)
 
 
+def _cookbook_run(label: str, kind: str, model: str, gpu: str, layout: Layout, page: str,
+                  c: int, n: int, tin: int, tout: int, tpot: float, **extra) -> Case:
+    """One bench_serving row of an SGLang cookbook page (docs/autoregressive/`page`): mean TPOT
+    `tpot` at max concurrency `c` over `n` requests of `tin` / `tout` total input / output
+    tokens (the run's own mean lengths); SGLang prefills eagerly."""
+    return Case(label=label, kind=kind, model=model, gpu=gpu, layout=layout, batch=c,
+                input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=tpot,
+                url=COOKBOOK + page, eager_prefill=True, requests=n, **extra)
+
+
 def _qwen3_235b(c: int, n: int, tin: int, tout: int, tpot: float, name: str) -> Case:
     """One row of the SGLang cookbook's Qwen3-235B-A22B-Instruct-2507 (bf16) run on 8x B200,
     TP 8, SGLang 0.5.6 (random dataset): n requests, tin / tout total input / output tokens."""
-    return Case(label=f"Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6, {name}, conc. {c}",
-                kind="TP8 MoE", model="qwen3-235b-a22b", gpu="B200", layout=Layout(tp=8),
-                batch=c, input_len=round(tin / n), output_len=round(tout / n),
-                measured_tpot_ms=tpot, url=QWEN3_235B_B200, eager_prefill=True, requests=n)
+    return _cookbook_run(f"Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6, {name}, conc. {c}", "TP8 MoE",
+                         "qwen3-235b-a22b", "B200", Layout(tp=8), "Qwen/Qwen3.md",
+                         c, n, tin, tout, tpot)
 
 
 def _inferencex_mean_len(length: int, range_ratio: float = 0.8) -> int:
@@ -456,11 +467,9 @@ CASES: tuple[Case, ...] = (
     # concurrency 1 and 5 x concurrency above it (80 / 500 / 320; the page's "Recommended:
     # num_prompts = concurrency x 5"): Mean TPOT, with the run's "Total input tokens" / "Total
     # generated tokens".
-    *(Case(label=f"DeepSeek-R1 FP8 TP8, SGLang 0.5.6.post1, {name}, conc. {c}",
-           kind="TP8 MoE", model="deepseek-v3", gpu="B200", layout=Layout(tp=8), batch=c,
-           input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
-                "DeepSeek/DeepSeek-R1.md"), eager_prefill=True, requests=n)
+    *(_cookbook_run(f"DeepSeek-R1 FP8 TP8, SGLang 0.5.6.post1, {name}, conc. {c}", "TP8 MoE",
+                    "deepseek-v3", "B200", Layout(tp=8), "DeepSeek/DeepSeek-R1.md",
+                    c, n, tin, tout, t)
       for name, c, n, tin, tout, t in (
           ("1k/1k", 1, 10, 6101, 4210, 9.16), ("1k/1k", 16, 80, 39668, 40725, 17.56),
           ("1k/1k", 100, 500, 249831, 252162, 40.11), ("1k/8k", 1, 10, 6101, 44452, 9.21),
@@ -471,11 +480,8 @@ CASES: tuple[Case, ...] = (
     # routed experts top-8, GLM_45_CONFIG) on 8x B200, TP 8, SGLang 0.5.6.post1 ("Hardware:
     # NVIDIA B200 GPU (8x)" before AMD rows were added to the page in sgl-cookbook d59f9e0),
     # the same random 1000/1000, 1000/8000, 8000/1000 runs: Mean TPOT.
-    *(Case(label=f"GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, {name}, conc. {c}", kind="TP8 MoE",
-           model=GLM_45_CONFIG, gpu="B200", layout=Layout(tp=8), batch=c,
-           input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
-                "GLM/GLM-4.6.md"), eager_prefill=True, requests=n)
+    *(_cookbook_run(f"GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, {name}, conc. {c}", "TP8 MoE",
+                    GLM_45_CONFIG, "B200", Layout(tp=8), "GLM/GLM-4.6.md", c, n, tin, tout, t)
       for name, c, n, tin, tout, t in (
           ("1k/1k", 1, 10, 6101, 4210, 14.81), ("1k/1k", 16, 80, 39668, 40725, 24.24),
           ("1k/1k", 100, 500, 249831, 252162, 49.97), ("1k/8k", 1, 10, 6101, 44452, 14.92),
@@ -485,22 +491,17 @@ CASES: tuple[Case, ...] = (
     # SGLang cookbook, gpt-oss-120b (mxfp4 experts) on 8x B200, TP 8, SGLang 0.5.6,
     # bench_serving ShareGPT (its default dataset) at max concurrency 1 (100 prompts, 33,178 in
     # / 21,251 out) and 100 (1,000 prompts, 297,156 / 192,432): Mean TPOT.
-    *(Case(label=f"gpt-oss-120b TP8, SGLang 0.5.6, ShareGPT, conc. {c}", kind="TP8 MoE",
-           model="gpt-oss-120b", gpu="B200", layout=Layout(tp=8), batch=c,
-           input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
-                "OpenAI/GPT-OSS.md"), eager_prefill=True, requests=n)
+    *(_cookbook_run(f"gpt-oss-120b TP8, SGLang 0.5.6, ShareGPT, conc. {c}", "TP8 MoE",
+                    "gpt-oss-120b", "B200", Layout(tp=8), "OpenAI/GPT-OSS.md", c, n, tin, tout, t)
       for c, n, tin, tout, t in ((1, 100, 33178, 21251, 2.31),
                                  (100, 1000, 297156, 192432, 14.31))),
     # SGLang cookbook, Qwen3-Coder-Next (bf16; the page: "48-layer hybrid layout combining Gated
     # DeltaNet and Gated Attention with Mixture-of-Experts (512 total experts, 10 activated, 1
     # shared)", 80B total / 3B active: the Qwen3-Next-80B-A3B architecture, so its spec) on
     # 2x B200, TP 2, SGLang "0.5.8+", random 1000/1000, 1000/8000, 8000/1000: Mean TPOT.
-    *(Case(label=f"Qwen3-Coder-Next bf16 TP2, SGLang 0.5.8, {name}, conc. {c}",
-           kind="TP2 MoE", model="qwen3-next-80b-a3b", gpu="B200", layout=Layout(tp=2),
-           batch=c, input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
-                "Qwen/Qwen3-Coder-Next.md"), eager_prefill=True, requests=n)
+    *(_cookbook_run(f"Qwen3-Coder-Next bf16 TP2, SGLang 0.5.8, {name}, conc. {c}", "TP2 MoE",
+                    "qwen3-next-80b-a3b", "B200", Layout(tp=2), "Qwen/Qwen3-Coder-Next.md",
+                    c, n, tin, tout, t)
       for name, c, n, tin, tout, t in (
           ("1k/1k", 1, 10, 6101, 4220, 6.19), ("1k/1k", 16, 80, 39668, 40805, 13.61),
           ("1k/1k", 100, 500, 249831, 252662, 38.57), ("1k/8k", 1, 10, 6101, 44462, 6.24),
@@ -517,12 +518,10 @@ CASES: tuple[Case, ...] = (
     # all-reduce of the TP layout, not the all-to-all kvplan charges for `ep`; kvplan has no
     # layout for whole experts per rank with all-reduce, so these run as Layout(tp=8) (the same
     # expert bytes per rank on average). With Layout(tp=8, ep=8) they read 0.71-1.31.
-    *(Case(label=f"MiniMax-M2.5 FP8 TP8 EP8, SGLang {ver}, {name}, conc. {c}",
-           kind="TP8 MoE", model="minimax-m2", gpu=gpu, layout=Layout(tp=8), batch=c,
-           input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=("https://github.com/sgl-project/sgl-cookbook/blob/main/docs/autoregressive/"
-                "MiniMax/MiniMax-M2.5.md"), eager_prefill=True, requests=n,
-           note="--ep 8 with the default all-reduce dispatch, run as TP 8")
+    *(_cookbook_run(f"MiniMax-M2.5 FP8 TP8 EP8, SGLang {ver}, {name}, conc. {c}", "TP8 MoE",
+                    "minimax-m2", gpu, Layout(tp=8), "MiniMax/MiniMax-M2.5.md",
+                    c, n, tin, tout, t,
+                    note="--ep 8 with the default all-reduce dispatch, run as TP 8")
       for gpu, ver, name, c, n, tin, tout, t in (
           ("B200", "0.5.8", "1k/1k", 1, 10, 6091, 4220, 9.89),
           ("B200", "0.5.8", "1k/1k", 16, 80, 39588, 40805, 16.20),
