@@ -450,10 +450,9 @@ CASES: tuple[Case, ...] = (
     # experts) on 8x B200, TP 8, SGLang 0.5.6, bench_serving ShareGPT (its default dataset) at
     # max concurrency 1 (100 prompts, 33,839 in / 21,640 out) and 100 (1,000 prompts,
     # 302,118 / 195,775): Mean TPOT. Held out.
-    *(Case(label=f"Qwen3-Next-80B-A3B bf16 TP8, SGLang 0.5.6, ShareGPT, conc. {c}",
-           kind="TP8 MoE", model="qwen3-next-80b-a3b", gpu="B200", layout=Layout(tp=8),
-           batch=c, input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=QWEN3_NEXT_COOKBOOK, eager_prefill=True, requests=n)
+    *(_cookbook_run(f"Qwen3-Next-80B-A3B bf16 TP8, SGLang 0.5.6, ShareGPT, conc. {c}",
+                    "TP8 MoE", "qwen3-next-80b-a3b", "B200", Layout(tp=8),
+                    "Qwen/Qwen3-Next.md", c, n, tin, tout, t)
       for c, n, tin, tout, t in ((1, 100, 33839, 21640, 6.19),
                                  (100, 1000, 302118, 195775, 50.87))),
     # --- Held-out MoE rows on NVIDIA GPUs, 2025 H2 / 2026 engines (issue #17). ---
