@@ -15,17 +15,17 @@ import platform
 import sys
 import time
 
-from kvplan.cache import estimate
-from kvplan.capacity import PlanInputs, plan_capacity
-from kvplan.gpus import GPUS
-from kvplan.spec import load_spec
-from kvplan.sweep import (
+from kvplan.analysis.sweep import (
     SweepGrid,
     default_max_num_batched_tokens,
     evaluate,
     parse_int_list,
     scheme_spec,
 )
+from kvplan.capacity.plan import PlanInputs, plan_capacity
+from kvplan.hardware.gpus import GPUS
+from kvplan.kv.cache import estimate
+from kvplan.sources.resolve import load_spec
 
 
 def cpu_model() -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 
-from kvplan import SweepGrid, load_model, sweep
-from kvplan.gpus import GPUS
+from kvplan import SweepGrid, load_model
+from kvplan.analysis import sweep
+from kvplan.hardware.gpus import GPUS
 
 
 def main() -> None:

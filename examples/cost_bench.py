@@ -1,9 +1,9 @@
-"""Predicted vs measured decode and prefill time on public serving numbers (kvplan.costmodel).
+"""Predicted vs measured decode and prefill time on public serving numbers (kvplan.perf.costmodel).
 
 Run:  .venv/bin/python examples/cost_bench.py > examples/cost-bench.md
 
 Every measurement is quoted with its URL (or, where the index knows no URL, its index file id).
-kvplan predicts with its documented defaults (kvplan.costmodel.Efficiency). One of them, the
+kvplan predicts with its documented defaults (kvplan.perf.costmodel.Efficiency). One of them, the
 per-layer overhead, is fitted here: the median per-layer residual of the dense single-GPU cases
 (`fitted_layer_overhead_s`); every other case is held out, and a test keeps the default equal to
 this fit. Serving TPOT adds the prefills that chunked prefill runs inside decode
@@ -22,7 +22,11 @@ from statistics import median
 from typing import TypeVar
 
 from kvplan import load_spec
-from kvplan.costmodel import (
+from kvplan.engines.sglang.pools import sglang_state_dtypes
+from kvplan.hardware.gpus import get_gpu
+from kvplan.hardware.interconnect import INTERCONNECTS, default_interconnect
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.costmodel import (
     DEFAULT_EFFICIENCY,
     DEVICE_EFFICIENCY,
     EAGER_PREFILL_ENGINES,
@@ -40,10 +44,6 @@ from kvplan.costmodel import (
     sglang_chunked_prefill_tokens,
     step_time,
 )
-from kvplan.engines.sglang_pools import sglang_state_dtypes
-from kvplan.gpus import get_gpu
-from kvplan.interconnect import INTERCONNECTS, default_interconnect
-from kvplan.spec import ModelSpec
 
 QWEN3_8B = ("https://github.com/gpustack/gpustack/blob/main/docs/performance-lab/qwen3-8b/"
             "h100-latency.md")
@@ -210,7 +210,7 @@ def _inferencex_mean_len(length: int, range_ratio: float = 0.8) -> int:
 
 def _eager(engine: str) -> bool:
     """Whether `engine` ("SGLang 0.5.6", "vLLM 0.20.1") launches prefill ops eagerly
-    (kvplan.costmodel.EAGER_PREFILL_ENGINES)."""
+    (kvplan.perf.costmodel.EAGER_PREFILL_ENGINES)."""
     return engine.split()[0].lower() in EAGER_PREFILL_ENGINES
 
 
@@ -719,7 +719,7 @@ TTFT_CASES: tuple[TtftCase, ...] = (
 BANDS = {"large EP": (0.5, 2.0)}
 FIT_KIND = "dense 1-GPU"  # the cases the per-layer overhead is fitted on
 # A variant of the model: Efficiency fields replaced on each case's GPU's own efficiencies
-# (kvplan.costmodel.device_efficiency), so an MI300X row keeps its ROCm fractions.
+# (kvplan.perf.costmodel.device_efficiency), so an MI300X row keeps its ROCm fractions.
 Tweak = dict[str, float | None]
 NO_LAYER_OVERHEAD: Tweak = {"layer_overhead_s": 0.0}
 # Every prefill at the graph floor: the model before the eager prefill floor (for comparison).
@@ -755,7 +755,7 @@ def case_efficiency(gpu: str, tweak: Tweak | None = None) -> Efficiency:
 
 
 def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
-    """The efficiencies of the run's engine (kvplan.costmodel.engine_efficiency): SGLang
+    """The efficiencies of the run's engine (kvplan.perf.costmodel.engine_efficiency): SGLang
     launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
     TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine. SGLang also
     fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION)."""
@@ -763,9 +763,9 @@ def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
 
 
 def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
-    """The recurrent state's dtypes as the run's engine keeps them (kvplan.capacity's
+    """The recurrent state's dtypes as the run's engine keeps them (kvplan.capacity.plan's
     STATE_DTYPES): SGLang (the eager-prefill engine here) a bfloat16 conv state and, by default,
-    a float32 SSM state (kvplan.engines.sglang_pools.sglang_state_dtypes); vLLM's rule
+    a float32 SSM state (kvplan.engines.sglang.pools.sglang_state_dtypes); vLLM's rule
     otherwise (no recurrent model runs on another engine here)."""
     if not eager_prefill or spec.recurrent is None:
         return {}
@@ -790,7 +790,7 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
 
 
 def _batching(case: Case | TtftCase, spec: ModelSpec, path: Efficiency) -> dict:
-    """How the engine's scheduler batches waiting prompts (kvplan.costmodel.serving_tpot_ms):
+    """How the engine's scheduler batches waiting prompts (kvplan.perf.costmodel.serving_tpot_ms):
     SGLang takes them into one eager step up to its default chunk and pays the launch time
     once per step; vLLM / TensorRT-LLM prefills launch nothing (the GPU time, linear in the
     prompts, is all they add)."""
@@ -884,7 +884,7 @@ def print_launch_table() -> None:
     that makes the row exact. For client TTFTs it is an upper bound (the serving path's time
     is in the measurement), and 0 where the GPU time alone exceeds the measurement."""
     print("\n## Launch time per op implied by each SGLang prefill\n")
-    print("Ops: `kvplan.costmodel.eager_prefill_ops`, counted per architecture in SGLang's "
+    print("Ops: `kvplan.perf.costmodel.eager_prefill_ops`, counted per architecture in SGLang's "
           "model code (kvplan/costmodel.py names the files). The launch time that makes each "
           "row exact; client TTFTs hold the serving path too, so theirs are upper bounds. "
           "Before the per-architecture counts, kvplan charged max(GPU time, launch time) per "
@@ -925,7 +925,7 @@ def print_device_table() -> None:
     amd = {name: eff for name, eff in DEVICE_EFFICIENCY.items()
            if any(c.gpu == name for c in (*CASES, *PREFILL_CASES, *TTFT_CASES))}
     print("\n## AMD Instinct rows: ROCm efficiencies against the CUDA ones (held out)\n")
-    print("kvplan.costmodel.device_efficiency gives the AMD presets the fractions measured on "
+    print("kvplan.perf.costmodel.device_efficiency gives the AMD presets the fractions measured on "
           "ROCm kernels (kvplan/costmodel.py names each source; nothing here is fitted to "
           "these rows): " + "; ".join(
               f"{name} HBM {e.hbm:.2f}, FP8 GEMM weight streaming {e.fp8_gemm_hbm:.2f} (aiter "
@@ -972,7 +972,7 @@ def main() -> None:
     print("# Predicted vs measured decode and prefill time\n")
     graph = {c.label: predicted_tpot_ms(c, GRAPH_ONLY) for c in CASES}
     held_graph = sum(in_band(c.measured_tpot_ms / graph[c.label], c.kind) for c, _ in held)
-    print("Generated by `examples/cost_bench.py` from kvplan.costmodel with its documented "
+    print("Generated by `examples/cost_bench.py` from kvplan.perf.costmodel with its documented "
           "default efficiencies (HBM 0.90, FP8 GEMM weight streaming 0.69, GEMM 0.70, "
           "attention 0.60, 4 us floor per kernel: from published kernel measurements; the AMD "
           "Instinct presets' own from ROCm kernel measurements, table below) and two "
@@ -986,7 +986,7 @@ def main() -> None:
           "(input + output / 2); serving TPOT adds "
           "the prefills run inside decode steps (concurrency x prefill / output length), except "
           "on disaggregated decode nodes; SGLang's prefills (eager) add the launch time of "
-          "each op its model code launches (`kvplan.costmodel.eager_prefill_ops`) to their "
+          "each op its model code launches (`kvplan.perf.costmodel.eager_prefill_ops`) to their "
           "GPU time, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
           "run at the graph floor. Lengths drawn at random are the run's own means. "
           "Band: [0.75, 1.33], [0.5, 2] for large EP. Do not edit by hand.\n")
@@ -1027,7 +1027,7 @@ def main() -> None:
           f"{len(pre_held)}\n")
     print("Measured: one prefill (extend) step as the engine's own benchmark times it, without "
           "a serving path (SGLang `bench_one_batch`, the run after its warm-up). Predicted: "
-          "that step (`kvplan.costmodel.step_time`, phase prefill) for `prompts` prompts of "
+          "that step (`kvplan.perf.costmodel.step_time`, phase prefill) for `prompts` prompts of "
           "`prompt` tokens. SGLang launches prefill ops eagerly from Python: the step adds "
           "the ops its model code launches x the eager prefill launch time, "
           f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
@@ -1059,7 +1059,7 @@ def main() -> None:
                    for c in TTFT_CASES)
     print(f"\n## Serving-path TTFT (client, held out): {ttft_hits} of {len(ttft)} cases in band "
           f"({old_hits} with every prefill at the graph floor)\n")
-    print("Predicted: the prefill part of the run's mean TTFT (`kvplan.costmodel.serving_ttft_ms`"
+    print("Predicted: the prefill part of the run's mean TTFT (`kvplan.perf.costmodel.serving_ttft_ms`"
           "): the prefill of a prompt of the mean length, with SGLang's launch time for SGLang "
           "and at the graph floor for vLLM and TensorRT-LLM (NIM), batched as the scheduler "
           "batches it (the first wave of `concurrency` prompts in shared steps, a replacement "
@@ -1173,8 +1173,8 @@ TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) re
 **AMD Instinct efficiencies (no new constant, nothing fitted).** The AMD rows were charged
 NVIDIA's kernel fractions (FlashMLA's HBM 0.90, DeepGEMM's 0.69 / 0.70) and, as the MI300X had no
 scale-up preset, PCIe 5 (50 GB/s, 20 us) for every all-reduce. They now get the fractions measured
-on ROCm kernels (`kvplan.costmodel.device_efficiency`, the table above) and the xGMI mesh
-(`kvplan.interconnect`, xgmi3: RCCL bus bandwidth 314 GB/s, 8 us custom all-reduce). Before ->
+on ROCm kernels (`kvplan.perf.costmodel.device_efficiency`, the table above) and the xGMI mesh
+(`kvplan.hardware.interconnect`, xgmi3: RCCL bus bandwidth 314 GB/s, 8 us custom all-reduce). Before ->
 after: Kimi-K2 TP8 3.37 / 1.72 / 0.90 -> 2.98 / 2.03 / 1.10 at concurrency 1 / 16 / 100,
 DeepSeek-V3 TP8 2.78 -> 2.87, Llama-3-8B decode 1.84 -> 1.71 (STREAM's 0.80) and prefill 1.67 ->
 1.34 (AMD's max-achievable bf16 GEMM, 0.54 of the peak), Kimi-K2's TTFT 0.69 -> 0.82 (now in
@@ -1369,7 +1369,7 @@ Why the new misses miss:
   power of two: layers/moe/topk.py biased_grouped_topk_gpu), so it runs the torch.compile'd
   `biased_grouped_topk_impl`: three aten topk calls (five CUDA kernels: gatherTopK, and
   sortKeyValueInplace when sorted) and about five Inductor kernels, ~10 kernels where Qwen3-MoE's
-  topk_softmax is one (`kvplan.costmodel.topk_kernels`; the Inductor count is read from its
+  topk_softmax is one (`kvplan.perf.costmodel.topk_kernels`; the Inductor count is read from its
   generated code for the function on the CPU backend, no GPU being at hand: an estimate, not a
   profile; SGLang's own profile of the same PyTorch path for DeepSeek-V3 on H200 read "Only one
   kernel now. 36us->8us." when moe_fused_gate replaced it,
@@ -1473,7 +1473,7 @@ Why the remaining misses miss, as far as the public numbers show:
   prefills over 256 output tokens), not through a better decode step.
 
 The GB200 large-EP run (EP 48) sits in one NVL72 NVLink domain: its all-to-all runs over NVLink
-5, not InfiniBand (kvplan.interconnect.scale_up_gpus). Charged at InfiniBand it would read 0.40;
+5, not InfiniBand (kvplan.hardware.interconnect.scale_up_gpus). Charged at InfiniBand it would read 0.40;
 over NVLink it reads 1.68, inside the large-EP band but slower than predicted: its
 single-batch overlap is not modelled, and 768 requests per GPU at 2,050 tokens make it the most
 attention-heavy case here. NVIDIA NIM's Llama-3.3-70B fp8 TP2 (0.88-0.90) runs per-tensor FP8

@@ -18,7 +18,7 @@ the memory in use before the weights load (the device total less "Load weight be
 SGLang's "GB" are GiB) and the default mem_fraction_static where the user set none. Logs of the
 hybrid families also name their separate pool ("Mamba Cache is allocated. max_mamba_cache_size:
 N", "full_layer_tokens / swa_layer_tokens") and SGLang's max_running_requests, which are put beside
-kvplan's (kvplan.engines.sglang_pools).
+kvplan's (kvplan.engines.sglang.pools).
 
 TensorRT-LLM (tests/data/engine_logs/trtllm_budget_logs.json, PyTorch backend): each log is
 replayed with the model, the GPU name, the fraction where the user set one, TP, the engine
@@ -180,7 +180,7 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
     if log.get("vision_tower"):  # a multimodal checkpoint's encoder (SGLang's VLM fraction)
         args += ["--vision-tower", ",".join(map(str, log["vision_tower"]))]
     spec = log.get("speculative")
-    if spec:  # the ServerArgs' speculative_* (kvplan.engines.sglang_pools.SglangDraft)
+    if spec:  # the ServerArgs' speculative_* (kvplan.engines.sglang.pools.SglangDraft)
         args += ["--speculative-method", spec["method"], "--speculative-num-steps",
                  str(spec["num_steps"]), "--speculative-eagle-topk", str(spec["eagle_topk"]),
                  "--speculative-num-draft-tokens", str(spec["num_draft_tokens"])]
@@ -296,7 +296,7 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
     drafts = [r for r in rows if r["predicted_draft_kv_bytes"] is not None]
     if drafts:
         print("\nSpeculative decoding: the draft worker's own pool (its \"KV Cache is allocated\" "
-              "line: K size, GiB), kvplan / log (kvplan.engines.sglang_pools.SglangDraft; more "
+              "line: K size, GiB), kvplan / log (kvplan.engines.sglang.pools.SglangDraft; more "
               "runs of SGLang's docs CI in tests/data/engine_logs/sglang_spec_docs_ci_logs.json, "
               "checked in tests/test_sglang_spec.py):\n")
         print("| model | SGLang | steps / topk / draft tokens | draft K size |")
@@ -440,7 +440,7 @@ def trtllm_ci_rows() -> list[dict[str, Any]]:
     """Logs with the outside-torch line but no replay: what they leave outside torch (before the
     run, less the temporary pool) and to the whole reserve, beside kvplan's non-torch part."""
     from kvplan.engines.budgets import trtllm_cuda_graph_batch_sizes, trtllm_non_torch
-    from kvplan.spec import load_spec
+    from kvplan.sources.resolve import load_spec
 
     rows = []
     for log in load_trtllm_logs():
@@ -573,7 +573,7 @@ def main() -> None:
           "and non-torch columns put kvplan's reserve parts beside the log's \"PyTorch "
           "activation peak memory\" and \"non-torch memory\" where it prints them (the peak: "
           "activation + sampler + the multimodal encoder profile's excess, "
-          "kvplan.engines.vllm_mm). `fit`: the "
+          "kvplan.engines.vllm.mm). `fit`: the "
           "log was used to derive the sampler rule (kvplan.engines.budgets).\n")
     print("| model | vLLM | GPU | TP | PP | fraction | peak kvplan / log | non-torch kvplan / log "
           "| predicted | logged | error | within | fit | log |")
@@ -587,7 +587,7 @@ def main() -> None:
               f"{r['logged_gib']:.2f} | {r['error']:+.1%} | {'yes' if r['within'] else 'no'} | "
               f"{'fit' if log['fitted'] else ''} | {log['url']} |")
     print()
-    from kvplan.engines.versions import version_key
+    from kvplan._util.versions import version_key
 
     for name, subset in (("all", rows), ("held out (not used to fit)",
                                           [r for r in rows if not r["log"]["fitted"]]),

@@ -13,11 +13,11 @@ import json
 from typer.testing import CliRunner
 
 from kvplan import kv_layout, load_spec
+from kvplan._util.units import GiB
+from kvplan.analysis.compare import compare_schemes
 from kvplan.cli.app import app
-from kvplan.compare import compare_schemes
-from kvplan.flops import MLAForm, attention_flops
-from kvplan.gpus import get_gpu
-from kvplan.units import GiB
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.flops import MLAForm, attention_flops
 
 
 def estimate(*args: str) -> dict:
@@ -126,7 +126,7 @@ def main() -> None:
         ),
         (
             "Decode latency, single request: MHA 42, GQA 38, MLA 31 ms/token",
-            f"Predicted TPOT on 8x {h100.name} (TP 8), batch 1 (kvplan.costmodel): at 4,096 "
+            f"Predicted TPOT on 8x {h100.name} (TP 8), batch 1 (kvplan.perf.costmodel): at 4,096 "
             f"tokens MHA {lat['MHA'].tpot_ms:.2f}, GQA-8 {lat['GQA-8'].tpot_ms:.2f}, "
             f"MLA {lat['MLA (absorbed)'].tpot_ms:.2f} ms; at 32,768 tokens "
             f"{lat32k['MHA'].tpot_ms:.2f} / {lat32k['GQA-8'].tpot_ms:.2f} / "

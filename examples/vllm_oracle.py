@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kvplan.capacity import plan_capacity  # noqa: E402
-from kvplan.engines.vllm_oracle import oracle_inputs  # noqa: E402
-from kvplan.hf_config import load_config  # noqa: E402
+from kvplan.capacity.plan import plan_capacity  # noqa: E402
+from kvplan.sources.hf_config import load_config  # noqa: E402
+from tests.oracle.vllm_oracle import oracle_inputs  # noqa: E402
 
 ORACLE_DATA = ROOT / "tests" / "data" / "oracle"
 ORACLE_TOOL = ROOT.parent / "shared" / "tools" / "vllm-oracle"

@@ -1,4 +1,4 @@
-"""Weights predicted by kvplan.weights vs vLLM's "Model loading took X GiB" (per GPU).
+"""Weights predicted by kvplan.weights.breakdown vs vLLM's "Model loading took X GiB" (per GPU).
 
 Run: python examples/weights_bench.py > examples/weights-bench.md
 The cases live in tests/data/weights/logs.json (one source, read by tests/test_weights_logs.py
@@ -15,10 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kvplan.capacity import pp_layer_ranges
-from kvplan.spec import ModelSpec, load_spec
-from kvplan.units import GiB
-from kvplan.weights import (
+from kvplan._util.units import GiB
+from kvplan.capacity.plan import pp_layer_ranges
+from kvplan.model.spec import ModelSpec
+from kvplan.sources.resolve import load_spec
+from kvplan.weights.breakdown import (
     MixedPrecisionKernel,
     Mxfp4Backend,
     WeightBreakdown,
@@ -74,7 +75,7 @@ def _quant_config(case: Case) -> dict[str, Any] | None:
 
 def predict(case: Case) -> WeightBreakdown:
     """What kvplan predicts for the GPU whose line the log shows (TP rank 0, first PP stage:
-    vLLM's split, kvplan.capacity.pp_layer_ranges: equal shares, the remainder one each to the
+    vLLM's split, kvplan.capacity.plan.pp_layer_ranges: equal shares, the remainder one each to the
     stages before the last)."""
     spec = _spec(case)
     qc = _quant_config(case)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan import estimate, kv_layout, load_spec
-from kvplan.units import GiB
+from kvplan._util.units import GiB
 
 
 @pytest.mark.parametrize(
@@ -140,7 +140,7 @@ def test_tensor_parallel_kv_heads() -> None:
 
 
 def test_minicpm3_is_cached_decompressed_by_vllm_and_as_mla_by_sglang() -> None:
-    from kvplan.capacity import Engine, PlanInputs, plan_capacity, served_spec
+    from kvplan.capacity.plan import Engine, PlanInputs, plan_capacity, served_spec
 
     spec = load_spec("minicpm3-4b")
     served = served_spec(spec, Engine.vllm)

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan import load_spec
-from kvplan.capacity import (
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, cdiv
+from kvplan.capacity.plan import (
     Engine,
     PlanInputs,
     fraction_needed,
@@ -23,9 +25,7 @@ from kvplan.capacity import (
     weights_breakdown,
 )
 from kvplan.cli import app
-from kvplan.errors import InputError
-from kvplan.params import count_params
-from kvplan.units import GiB, cdiv
+from kvplan.weights.params import count_params
 
 runner = CliRunner()
 

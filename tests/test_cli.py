@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app
-from kvplan.render import OutputFormat
+from kvplan.present.render import OutputFormat
 
 runner = CliRunner()
 
@@ -134,7 +134,7 @@ CONFIGS = __import__("pathlib").Path(__file__).parent / "data" / "configs"
 def test_import_to_stdout_and_file(tmp_path) -> None:
     import yaml
 
-    from kvplan.spec import load_spec_file
+    from kvplan.sources.resolve import load_spec_file
 
     result = runner.invoke(app, ["import", str(CONFIGS / "deepseek-v2.json")])
     assert result.exit_code == 0, result.output
@@ -188,12 +188,18 @@ def test_estimate_refuses_tp_not_dividing_heads() -> None:
 
 
 def _views_to_fit() -> list:
-    from kvplan.cache import estimate
-    from kvplan.capacity import PlanInputs, plan_capacity
-    from kvplan.compare import compare_schemes
-    from kvplan.gpus import GPUS, get_gpu
-    from kvplan.spec import load_bundled_specs, load_spec
-    from kvplan.views import capacity_view, compare_view, engines_view, estimate_view, gpus_view
+    from kvplan.analysis.compare import compare_schemes
+    from kvplan.capacity.plan import PlanInputs, plan_capacity
+    from kvplan.hardware.gpus import GPUS, get_gpu
+    from kvplan.kv.cache import estimate
+    from kvplan.present.views import (
+        capacity_view,
+        compare_view,
+        engines_view,
+        estimate_view,
+        gpus_view,
+    )
+    from kvplan.sources.resolve import load_bundled_specs, load_spec
 
     views = [engines_view(), gpus_view(list(GPUS.values()))]
     for spec_id in ("llama-3.1-8b", "gemma-3-27b", "qwen3-next-80b-a3b", "deepseek-v3.2"):
@@ -214,7 +220,7 @@ def test_fit_rule_agrees_with_rich_rendering() -> None:
     # of rendering it; rich's own rendering (console widened as emit widens it) must agree.
     from rich.console import Console
 
-    from kvplan.render import _fits, _min_table_width, build_table
+    from kvplan.present.render import _fits, _min_table_width, build_table
 
     checked = 0
     for view in _views_to_fit():
@@ -260,13 +266,13 @@ def test_an_option_given_its_default_value_is_still_parsed() -> None:
 
 @pytest.mark.parametrize(("args", "unused"), [
     # Without a device: no budget rules, no SGLang pools, no weights, no quantized formats.
-    (["estimate", "llama-3.1-8b"], ("kvplan.engines.budgets", "kvplan.engines.sglang_pools",
-                                    "kvplan.weights", "kvplan.quant", "kvplan.checkpoint")),
+    (["estimate", "llama-3.1-8b"], ("kvplan.engines.budgets", "kvplan.engines.sglang.pools",
+                                    "kvplan.weights.breakdown", "kvplan.weights.formats", "kvplan.sources.checkpoint")),
     # A bf16 text model on a GPU with vLLM: weights and budgets, still no quantized formats
     # and no multimodal encoder profile.
-    (["estimate", "llama-3.1-8b", "--gpu", "H100"], ("kvplan.engines.sglang_pools",
-                                                      "kvplan.engines.vllm_mm",
-                                                      "kvplan.quant", "kvplan.checkpoint")),
+    (["estimate", "llama-3.1-8b", "--gpu", "H100"], ("kvplan.engines.sglang.pools",
+                                                      "kvplan.engines.vllm.mm",
+                                                      "kvplan.weights.formats", "kvplan.sources.checkpoint")),
 ])
 def test_estimate_loads_only_the_rules_it_uses(args: list[str], unused: tuple[str, ...]) -> None:
     """Start-up (examples/startup-bench.md): building kvplan's frozen dataclasses is most of its

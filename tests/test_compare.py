@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan import load_spec
+from kvplan.analysis.compare import compare_schemes
 from kvplan.cli import app
-from kvplan.compare import compare_schemes
-from kvplan.gpus import get_gpu
+from kvplan.hardware.gpus import get_gpu
 
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""kvplan.costmodel: the summed-operation roofline, layouts, MTP, and public serving numbers."""
+"""kvplan.perf.costmodel: the summed-operation roofline, layouts, MTP, and public serving numbers."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan import load_spec
+from kvplan._util.errors import InputError
+from kvplan.analysis.compare import compare_schemes
 from kvplan.cli.app import app
-from kvplan.compare import compare_schemes
-from kvplan.costmodel import (
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.costmodel import (
     DEFAULT_EFFICIENCY,
     RECURRENT_MIXER_OPS,
     CostInputs,
@@ -31,10 +33,8 @@ from kvplan.costmodel import (
     tokens_per_step,
     topk_kernels,
 )
-from kvplan.errors import InputError
-from kvplan.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
-from kvplan.gpus import get_gpu
-from kvplan.hf_config import load_config
+from kvplan.perf.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
+from kvplan.sources.hf_config import load_config
 from tests.examples_loader import load_example
 
 H100, H200 = get_gpu("H100-80GB"), get_gpu("H200")
@@ -342,7 +342,7 @@ def test_prefill_launch_default_is_the_bench_fit() -> None:
 
 
 def test_eager_prefill_ops_per_architecture() -> None:
-    # Ops SGLang's model code launches in one prefill step (kvplan.costmodel names the files).
+    # Ops SGLang's model code launches in one prefill step (kvplan.perf.costmodel names the files).
     # Qwen3-8B on one GPU (models/qwen3.py): per layer input norm, qkv_proj, q_norm, k_norm,
     # rotary_emb, set_kv_buffer, attention, o_proj, post-attention norm (9), gate_up_proj,
     # SiluAndMul, down_proj (3): 36 x 12 = 432, plus embedding, final norm, lm_head: 435.
@@ -633,7 +633,7 @@ def test_tp8_moe_qwen3_235b_sglang_b200_concurrency_100() -> None:
 # --- TP all-reduce at decode sizes (kvplan/interconnect.py, Interconnect.all_reduce_s) ---
 
 def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> None:
-    from kvplan.interconnect import INTERCONNECTS
+    from kvplan.hardware.interconnect import INTERCONNECTS
 
     # vLLM PR 24111, ca_1stage in CUDA graphs on H100 (ms): TP2 0.5 MB 0.007; TP4 0.5 / 1 MB
     # 0.010 / 0.015; TP6 0.5 / 1 MB 0.013 / 0.021. Less (n - 1) x bytes at 360 GB/s:
@@ -666,7 +666,7 @@ def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> N
 
 
 def test_all_reduce_follows_the_custom_allreduce_dispatch() -> None:
-    from kvplan.interconnect import INTERCONNECTS
+    from kvplan.hardware.interconnect import INTERCONNECTS
 
     nv4 = INTERCONNECTS["nvlink4"]
     t1, t2, b = nv4.custom_all_reduce_latency_s, nv4.two_shot_latency_s, nv4.bytes_per_s
@@ -731,7 +731,7 @@ def test_minimax_m2_full_width_qk_norm_reduces_over_attention_tp() -> None:
 def test_mi300x_efficiencies_come_from_their_sources() -> None:
     from statistics import median
 
-    from kvplan.costmodel import device_efficiency
+    from kvplan.perf.costmodel import device_efficiency
 
     mi300x, mi325x, mi355x = (device_efficiency(get_gpu(n)) for n in ("MI300X", "MI325X", "MI355X"))
     # Azure ND MI300X v5 STREAM "Mul 4.26" TB/s of 5.3 (arXiv 2510.27583: BabelStream 81 %).
@@ -759,8 +759,8 @@ def test_mi300x_efficiencies_come_from_their_sources() -> None:
 
 
 def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaults() -> None:
-    from kvplan.costmodel import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
-    from kvplan.gpus import GPUS
+    from kvplan.hardware.gpus import GPUS
+    from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
 
     assert set(DEVICE_EFFICIENCY) == {g.name for g in GPUS.values() if g.platform == "rocm"}
     for gpu in GPUS.values():
@@ -769,7 +769,7 @@ def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaul
 
 
 def test_predict_uses_the_gpus_efficiencies_unless_given() -> None:
-    from kvplan.costmodel import DEFAULT_EFFICIENCY, MI300X_EFFICIENCY
+    from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, MI300X_EFFICIENCY
 
     spec = load_spec("llama-3-8b")
     inputs = CostInputs(context=1024, batch=8)
@@ -801,7 +801,7 @@ def test_fp8_gemm_fraction_prices_fp8_gemms_only() -> None:
 
 
 def test_mi300x_collectives_use_the_xgmi_mesh() -> None:
-    from kvplan.interconnect import INTERCONNECTS, InterconnectName, default_interconnect
+    from kvplan.hardware.interconnect import INTERCONNECTS, InterconnectName, default_interconnect
 
     assert default_interconnect("MI300X") is INTERCONNECTS["xgmi3"]
     assert default_interconnect("MI325X") is INTERCONNECTS["xgmi3"]
@@ -824,7 +824,7 @@ def test_compare_cli_starts_from_the_gpus_efficiencies() -> None:
 
 
 def test_moe_floor_replaces_the_experts_kernel_floors_only() -> None:
-    from kvplan.params import count_params
+    from kvplan.weights.params import count_params
 
     spec = load_spec("deepseek-v3")
     kw = {"tokens": 1, "context": 1024, "requests": 1, "layout": Layout(tp=8)}
@@ -884,7 +884,7 @@ def test_sglang_allreduce_norm_fusion_drops_the_fused_norms() -> None:
     """SGLang 0.5.6 fuses each TP all-reduce with the RMSNorm after it for GptOss / DeepseekV3
     on SM 10.x (SGLANG_ALLREDUCE_NORM_FUSION): 2 x layers - 1 norm floors fewer per step, and as
     many eager prefill ops; nothing changes off those GPUs, architectures or sizes."""
-    from kvplan.costmodel import (
+    from kvplan.perf.costmodel import (
         SGLANG_ALLREDUCE_NORM_FUSION,
         device_efficiency,
         engine_efficiency,

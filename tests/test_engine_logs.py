@@ -164,7 +164,7 @@ def test_logs_from_vllm_0_20_on() -> None:
     # and Qwen3-32B on RTX PRO 6000s at 0.27.1: TP 2 over PCIe exact (-0.05 %; -22 % with the
     # NVLink non-torch figure kvplan used for two PCIe GPUs before), TP 1 and PP 2 the two
     # misses (-6.6 %, +13.9 %: 1.6 and 0.95 GiB more reserve than kvplan's, not explained).
-    from kvplan.engines.versions import version_key
+    from kvplan._util.versions import version_key
 
     # The vllm-heldout session added Qwen2.5-7B at 0.22.0 (+1.3 %) and Llama-3.1-8B on an A40
     # at 0.26.0 (+2.5 %, a third miss): 9 of 12.
@@ -178,7 +178,7 @@ def test_logs_from_vllm_0_20_on() -> None:
 
 def test_multimodal_encoder_profile_on_held_out_logs() -> None:
     # vLLM's profile run pushes its largest dummy items through the vision encoder first and
-    # keeps the outputs through the language model's profile (kvplan.engines.vllm_mm; no
+    # keeps the outputs through the language model's profile (kvplan.engines.vllm.mm; no
     # constant fitted). Replayed with and without it (--skip-mm-profiling gives the former
     # reserve), every log held out:
     # - Qwen3.5-9B, L40S: 0.19.0 +3.9 % -> -0.6 %, 0.18.0 (index file id 57489989625, the same
@@ -245,7 +245,7 @@ def test_sglang_tokens_against_the_logs() -> None:
 
 
 def test_sglang_hybrid_pools_against_the_logs() -> None:
-    # The hybrids' own pool (kvplan.engines.sglang_pools) beside the log: Qwen3.5-9B on 2 x RTX
+    # The hybrids' own pool (kvplan.engines.sglang.pools) beside the log: Qwen3.5-9B on 2 x RTX
     # 4090, "max_mamba_cache_size: 186" (kvplan 187: SGLang takes the tighter rank's free
     # memory) and "max_running_requests=62" (186 // 3 and 187 // 3 alike).
     rows = [r for r in SGLANG_ROWS if r["pool"] != "token" and r["log"]["replay"]]
@@ -282,7 +282,7 @@ def test_sglang_preload_rule() -> None:
     # 2 x RTX 4090 23.65 - 22.93 = 0.72, 4 x RTX 4090 23.65 - (16.00 + 7.08) = 0.57, 4 x L4
     # 22.49 - 21.63 = 0.86 -> 0.72 (median) at any TP >= 2. MI355X TP8: 288 - 283.50 = 4.5.
     from kvplan.engines.budgets import sglang_preload_gib
-    from kvplan.gpus import get_gpu
+    from kvplan.hardware.gpus import get_gpu
 
     h100, l4, rtx4090 = (get_gpu(n).total_bytes for n in ("H100-80GB", "L4", "RTX-4090"))
     assert sglang_preload_gib(tp=1, total_bytes=h100)[0] == 0.71
@@ -326,7 +326,7 @@ def test_sglang_tp1_preload_point_on_held_out_logs() -> None:
 ])
 def test_sglang_default_fraction_matches_logged_server_args(version, gpu, tp, logged) -> None:
     from kvplan.engines.budgets import sglang_default_fraction
-    from kvplan.gpus import get_gpu
+    from kvplan.hardware.gpus import get_gpu
 
     g = get_gpu(gpu)
     mem = g.smi_total_bytes or g.total_bytes
@@ -348,7 +348,7 @@ def test_vllm_default_fraction_matches_the_logs_that_did_not_set_it() -> None:
     # 0.19 (nine logs, 0.10.2-0.19.1) as kvplan's VllmBudget.default_fraction gives. None of the
     # 0.20+ logs leaves it unset (two that print 0.9 set it: 0.92 is the 0.20+ default of
     # config/cache.py and entrypoints/llm.py), so 0.92 rests on the wheels' source.
-    from kvplan.capacity import Engine, PlanInputs
+    from kvplan.capacity.plan import Engine, PlanInputs
 
     unset = [r["log"] for r in ROWS if not r["log"]["gpu_memory_utilization_set_by_user"]]
     assert len(unset) >= 9

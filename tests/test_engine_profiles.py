@@ -11,7 +11,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kvplan.capacity import Engine, PlanInputs, fraction_needed, gpu_inputs, plan_capacity
+from kvplan._util.units import GiB, MiB
+from kvplan.capacity.plan import Engine, PlanInputs, fraction_needed, gpu_inputs, plan_capacity
 from kvplan.engines.budgets import (
     BUDGETS,
     sglang_default_fraction,
@@ -19,9 +20,8 @@ from kvplan.engines.budgets import (
     vllm_sampler_bytes_per_logit,
     vllm_sampler_rule,
 )
-from kvplan.gpus import get_gpu
-from kvplan.spec import load_spec
-from kvplan.units import GiB, MiB
+from kvplan.hardware.gpus import get_gpu
+from kvplan.sources.resolve import load_spec
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -187,7 +187,7 @@ def _cuda_graph_logs() -> tuple[list[tuple[float, float, float]], list[tuple[flo
     import re
 
     from kvplan.engines.budgets import vllm_cuda_graph_count, vllm_layers_per_stage
-    from kvplan.spec import load_model
+    from kvplan.sources.resolve import load_model
 
     logs = json.loads((CONFIGS.parent / "engine_logs" / "vllm_startup_logs.json").read_text())
     seen: dict[tuple, tuple[bool, tuple[float, float, float]]] = {}

@@ -7,14 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvplan import load_spec
-from kvplan.flops import (
+from kvplan.perf.flops import (
     MLAForm,
     absorbed_crossover_context,
     attention_flops,
     decode_cost,
     mla_cache_elements,
 )
-from kvplan.params import count_params
+from kvplan.weights.params import count_params
 
 
 def test_mha_layer_llama2_7b() -> None:

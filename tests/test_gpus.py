@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan.errors import InputError
-from kvplan.gpus import GPUS, NO_LOG, get_gpu
-from kvplan.units import GB, GiB, MiB
+from kvplan._util.errors import InputError
+from kvplan._util.units import GB, GiB, MiB
+from kvplan.hardware.gpus import GPUS, NO_LOG, get_gpu
 
 # Every card issue 13 found in engine logs, plus those that were already here.
 REQUIRED = (
@@ -213,7 +213,7 @@ def test_aliases_and_case(spelling, name):
 
 
 def test_aliases_are_unambiguous_and_do_not_shadow_names():
-    from kvplan.gpus import _key
+    from kvplan.hardware.gpus import _key
 
     keys: dict[str, str] = {}
     for gpu in GPUS.values():

@@ -1,4 +1,4 @@
-"""kvplan.hf_config: importing HuggingFace config.json files.
+"""kvplan.sources.hf_config: importing HuggingFace config.json files.
 
 Fixtures in tests/data/configs/<name>.json. Provenance: the huggingface.co model repos cannot be
 reached from this environment, and no verbatim copy was found in the stored public-code index in
@@ -34,11 +34,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvplan.attention import AttentionKind, LatentAttention
-from kvplan.errors import SpecError
-from kvplan.hf_config import load_config, spec_mapping_from_config, spec_yaml_text
-from kvplan.params import count_params
-from kvplan.spec import bundled_spec_ids, load_spec, parse_spec
+from kvplan._util.errors import SpecError
+from kvplan.model.attention import AttentionKind, LatentAttention
+from kvplan.sources.hf_config import load_config, spec_mapping_from_config, spec_yaml_text
+from kvplan.sources.resolve import bundled_spec_ids, load_spec
+from kvplan.sources.spec_yaml import parse_spec
+from kvplan.weights.params import count_params
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 FIXTURES = sorted(p.stem for p in CONFIGS.glob("*.json"))
@@ -248,7 +249,7 @@ def test_moe_fields():
 
 def test_quantization_config_is_carried_beside_the_compute_dtype():
     # DeepSeek-V3 ships FP8 weights in 128 x 128 blocks; torch_dtype bfloat16 is the compute
-    # dtype. The weights model (kvplan.weights) prices the blocks and their fp32 scales.
+    # dtype. The weights model (kvplan.weights.breakdown) prices the blocks and their fp32 scales.
     spec, _ = load_config(CONFIGS / "deepseek-v3.json")
     assert spec.weight_dtype == "bf16"
     assert spec.quantization_config["weight_block_size"] == [128, 128]

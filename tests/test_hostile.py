@@ -26,11 +26,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from kvplan._util.errors import InputError, SpecError
+from kvplan._util.validate import MAX_SIZE
 from kvplan.cli import app
 from kvplan.cli.common import atomic_write
-from kvplan.errors import InputError, SpecError
-from kvplan.spec import MAX_INPUT_BYTES, load_model, parse_spec
-from kvplan.validate import MAX_SIZE
+from kvplan.sources.resolve import MAX_INPUT_BYTES, load_model
+from kvplan.sources.spec_yaml import parse_spec
 from tests.conftest import LLAMA_LIKE
 
 runner = CliRunner()

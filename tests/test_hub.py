@@ -1,4 +1,4 @@
-"""Hugging Face ids as MODEL (kvplan.hub), with the real huggingface_hub client and never the
+"""Hugging Face ids as MODEL (kvplan.sources.hub), with the real huggingface_hub client and never the
 network: a pre-filled cache folder (HF_HUB_CACHE in tmp_path, the snapshot layout), and a local
 HTTP server on 127.0.0.1 standing in for the Hub (HF_ENDPOINT) that serves the few endpoints the
 client calls: HEAD/GET /{repo}/resolve/{revision}/{file}, with Range requests."""
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import weights_breakdown
+from kvplan._util.errors import SpecError
+from kvplan.capacity.plan import weights_breakdown
 from kvplan.cli import app
-from kvplan.errors import SpecError
-from kvplan.hub import is_hub_id
-from kvplan.spec import load_model
+from kvplan.sources.hub import is_hub_id
+from kvplan.sources.resolve import load_model
 from tests.test_checkpoint_weights import LLAMA_CONFIG, ROPE, llama_tensors, make_folder
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -228,6 +228,6 @@ def test_local_paths_win(hub_env: FakeHub, tmp_path: Path,
 
 
 def test_bundled_ids_do_not_import_huggingface_hub() -> None:
-    code = ("import sys; from kvplan.spec import load_model; load_model('llama-3-8b'); "
+    code = ("import sys; from kvplan.sources.resolve import load_model; load_model('llama-3-8b'); "
             "assert 'huggingface_hub' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -16,18 +16,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.cache import layer_caches, recurrent_state
-from kvplan.capacity import PlanInputs, plan_capacity, vllm_stage_config
-from kvplan.errors import InputError
-from kvplan.layers import (
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, cdiv
+from kvplan.capacity.plan import PlanInputs, plan_capacity, vllm_stage_config
+from kvplan.kv.cache import layer_caches, recurrent_state
+from kvplan.kv.kinds import (
     ChunkedLocalCache,
     FullAttentionCache,
     RequestShape,
     SlidingWindowCache,
     sequence_bytes,
 )
-from kvplan.spec import load_spec
-from kvplan.units import GiB, cdiv
+from kvplan.sources.resolve import load_spec
 
 # --- recurrent state shapes ------------------------------------------------------------------
 
@@ -212,12 +212,12 @@ def test_reported_tokens_rule_changed_in_0_21() -> None:
 
 
 def test_unmodelled_engines_refuse_hybrids() -> None:
-    from kvplan.capacity import Engine
+    from kvplan.capacity.plan import Engine
 
     with pytest.raises(InputError, match="models for vLLM only"):
         plan_capacity(load_spec("qwen3-next-80b-a3b"),
                       PlanInputs(context=8192, kv_budget_bytes=GiB, engine=Engine.trtllm))
-    # SGLang's mamba pool is modelled (kvplan.engines.sglang_pools), its Mamba-1 pool is not.
+    # SGLang's mamba pool is modelled (kvplan.engines.sglang.pools), its Mamba-1 pool is not.
     with pytest.raises(InputError, match="does not model SGLang's pool for mamba1"):
         plan_capacity(load_spec("jamba-mini"),
                       PlanInputs(context=8192, kv_budget_bytes=GiB, engine=Engine.sglang))
@@ -292,7 +292,7 @@ def test_sliding_layers_attend_their_window_only() -> None:
     # Mistral-7B-v0.1: 32 layers, all sliding 4,096, 32 heads x 128. Decoding at 32,768 tokens
     # each layer scores 4,096 keys: 2 x 32 x 128 x 4,096 = 33,554,432 FLOPs for q.K and as much
     # for weights.V -- not the 8x that attending to 32,768 tokens would cost.
-    from kvplan.flops import attention_flops, decode_cost
+    from kvplan.perf.flops import attention_flops, decode_cost
 
     spec = load_spec("mistral-7b-v0.1")
     per_layer = attention_flops(spec, context=4096)
@@ -307,8 +307,8 @@ def test_hybrid_decode_counts_recurrent_layers() -> None:
     # Qwen3-Next: 12 attention layers over the context, 36 Gated DeltaNet layers at a fixed
     # cost (projections + 3 x 2 x 32 x 128 x 128 for S.k, the update and S.q), and each
     # recurrent layer reads and writes its 1,097,728-byte state once per token.
-    from kvplan.flops import attention_flops, decode_cost, recurrent_flops_per_token
-    from kvplan.params import recurrent_params
+    from kvplan.perf.flops import attention_flops, decode_cost, recurrent_flops_per_token
+    from kvplan.weights.params import recurrent_params
 
     spec = load_spec("qwen3-next-80b-a3b")
     assert recurrent_flops_per_token(spec) == 2 * recurrent_params(spec) + 6 * 32 * 128 * 128
@@ -331,7 +331,7 @@ def test_qwen3_5_27b_log_vllm_0_19_h20() -> None:
     # B/token; block 16 x cdiv(3,207,168, 65,536) = 784. 16 full + 48 GDN -> 1 + 3 groups.
     # 0.19 prints num_blocks // 4 x 784 = 290,864 -> 371 x 4 <= num_blocks < 372 x 4, and
     # num_blocks / (cdiv(32768, 784) + 3 x 1) = num_blocks / 45 = 33.04 -> num_blocks = 1,487.
-    from kvplan.spec import parse_spec
+    from kvplan.sources.spec_yaml import parse_spec
 
     layer_types = ["recurrent", "recurrent", "recurrent", "full_attention"] * 16
     spec = parse_spec({

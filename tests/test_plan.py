@@ -9,11 +9,11 @@ import shlex
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import Engine
+from kvplan.analysis.planner import PlanRequest, plan_serving, supported_kv_dtypes
+from kvplan.capacity.plan import Engine
 from kvplan.cli import app
-from kvplan.gpus import get_gpu
-from kvplan.planner import PlanRequest, plan_serving, supported_kv_dtypes
-from kvplan.spec import load_spec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.sources.resolve import load_spec
 
 runner = CliRunner()
 
@@ -200,10 +200,10 @@ def test_plan_times_minicpm3_over_vllms_decompressed_cache() -> None:
 
 
 def test_plan_times_prefill_as_the_engine_launches_it() -> None:
-    # SGLang launches prefill ops eagerly from Python (kvplan.costmodel.prefill_launch_s, 70 us
+    # SGLang launches prefill ops eagerly from Python (kvplan.perf.costmodel.prefill_launch_s, 70 us
     # per op); vLLM replays them from CUDA graphs. Qwen3-8B on one H100 at a 512-token context:
     # SGLang's model code launches 435 ops per prefill step (36 layers x 12, plus embedding,
-    # final norm and lm_head: kvplan.costmodel.eager_prefill_ops), so its prefill is vLLM's GPU
+    # final norm and lm_head: kvplan.perf.costmodel.eager_prefill_ops), so its prefill is vLLM's GPU
     # time plus 435 x 70 us = 30.45 ms; decode, from CUDA graphs in both, agrees.
     gpu = get_gpu("H100-80GB")
     plans = {e: plan_serving(load_spec("qwen3-8b"), PlanRequest(

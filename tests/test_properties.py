@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvplan import estimate, kv_layout, parse_spec
-from kvplan.dtypes import DTYPES
+from kvplan._util.dtypes import DTYPES
 
 
 def _spec(kind: str, *, heads: int, kv_heads: int, head_dim: int, layers: int,
@@ -90,7 +90,7 @@ def test_dtype_bytes_round_up_once(elements, name) -> None:
 
 @given(threshold=st.integers(1, 10_000), start=st.integers(1, 50), limit=st.integers(1, 20_000))
 def test_first_true(threshold, start, limit) -> None:
-    from kvplan.search import first_true
+    from kvplan._util.search import first_true
 
     calls = []
 

@@ -1,4 +1,4 @@
-"""SGLang's pools for the hybrid families (kvplan.engines.sglang_pools), derived by hand from the
+"""SGLang's pools for the hybrid families (kvplan.engines.sglang.pools), derived by hand from the
 real configs and checked against the start-up logs they were read from (kvplan issue #13)."""
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import Engine, PlanInputs, fraction_needed, plan_capacity, stage_caches
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, MiB
+from kvplan.capacity.plan import Engine, PlanInputs, fraction_needed, plan_capacity, stage_caches
 from kvplan.cli import app
-from kvplan.engines.sglang_pools import (
+from kvplan.engines.sglang.pools import (
     MambaPool,
     default_max_running_requests,
     mamba_full_memory_ratio,
     sglang_pool,
 )
-from kvplan.errors import InputError
-from kvplan.spec import load_spec
-from kvplan.units import GiB, MiB
+from kvplan.sources.resolve import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "tests" / "data" / "configs"
@@ -76,7 +76,7 @@ def test_state_bytes_per_request_equal_sglangs_formula(model: str, tp: int, by_h
     p = pool(model, tp=tp)
     assert isinstance(p, MambaPool)
     assert p.per_req == _sglang_mamba2_per_req(tp=tp, **by_hand)
-    # vLLM's shapes, the same kvplan.cache.recurrent_state, in SGLang's dtypes: equal sizes.
+    # vLLM's shapes, the same kvplan.kv.cache.recurrent_state, in SGLang's dtypes: equal sizes.
     vllm = stage_caches(spec, PlanInputs(context=4096, tp=tp, ssm_dtype="float32"))
     vllm_state = sum(c.state_bytes for lc in vllm for c in lc.caches if c.is_state)
     if spec.weight_dtype == "bf16":

@@ -1,4 +1,4 @@
-"""SGLang's speculative-decoding draft worker (kvplan.engines.sglang_pools.SglangDraft): the
+"""SGLang's speculative-decoding draft worker (kvplan.engines.sglang.pools.SglangDraft): the
 target's pool, the draft's pool and the running-request cap by release, derived by hand from
 real configs and the SGLang source each rule names (wheels of sglang 0.4.3-0.5.23 read)."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import Engine, PlanInputs, plan_capacity, stage_caches
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB
+from kvplan.capacity.plan import Engine, PlanInputs, plan_capacity, stage_caches
 from kvplan.cli import app
 from kvplan.engines.budgets import sglang_default_fraction
-from kvplan.engines.sglang_pools import sglang_pool
-from kvplan.errors import InputError
-from kvplan.spec import load_spec
-from kvplan.units import GiB
+from kvplan.engines.sglang.pools import sglang_pool
+from kvplan.sources.resolve import load_spec
 
 BUDGET = 10 * GiB
 
@@ -239,7 +239,7 @@ def test_vlm_fraction_by_release() -> None:
     # sglang_startup_logs.json kimi-k2.5-8xmi355x). A ViT-L/14 (24, 1024): x 0.95; a tower four
     # times ViT-L's complexity: the clamp, 0.95 x 0.8.
     from kvplan.engines.budgets import sglang_vlm_factor
-    from kvplan.gpus import get_gpu
+    from kvplan.hardware.gpus import get_gpu
 
     assert sglang_vlm_factor("0.5.8", (27, 1152)) == pytest.approx(0.909736, abs=1e-6)
     assert sglang_vlm_factor("0.5.8", (24, 1024)) == 0.95
@@ -276,7 +276,7 @@ def test_sglang_target_weights_leave_the_mtp_layer_to_the_draft(tmp_path: Path) 
     # it after the target's pool is sized (0.4.x-0.5.13), so the target's budget holds the same
     # weights with or without NEXTN; vLLM loads the MTP layer with the model. A two-layer Llama
     # checkpoint with a third (MTP) layer: eh_proj 64 x 128 + q_proj 64 x 64, bf16.
-    from kvplan.spec import load_model
+    from kvplan.sources.resolve import load_model
     from tests.test_checkpoint_weights import LLAMA_CONFIG, llama_tensors, make_folder
 
     tensors = llama_tensors() | {"model.layers.2.eh_proj.weight": ("BF16", [64, 128]),

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan import estimate, kv_layout, load_spec, parse_spec
-from kvplan.capacity import PlanInputs, plan_capacity
+from kvplan._util.units import GiB
+from kvplan.analysis.compare import compare_schemes
+from kvplan.capacity.plan import PlanInputs, plan_capacity
 from kvplan.cli import app
-from kvplan.compare import compare_schemes
-from kvplan.flops import decode_cost
-from kvplan.spec import with_share_every
-from kvplan.units import GiB
+from kvplan.model.spec import with_share_every
+from kvplan.perf.flops import decode_cost
 
 from .conftest import LLAMA_LIKE
 
@@ -85,7 +85,7 @@ def _sharing_spec(write_spec, sharing: dict, *, windows: dict | None = None):
 
 
 def test_yaml_forms(write_spec) -> None:
-    from kvplan.spec import load_spec_file
+    from kvplan.sources.resolve import load_spec_file
 
     spec = load_spec_file(_sharing_spec(write_spec, {"share_every": 3}))
     assert spec.kv_sources == (None, 0, 0, None, 3, 3)

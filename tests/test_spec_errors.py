@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app
-from kvplan.spec import load_bundled_specs
+from kvplan.sources.resolve import load_bundled_specs
 
 from .conftest import LLAMA_LIKE
 

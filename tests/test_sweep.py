@@ -15,22 +15,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kvplan.cache import estimate
-from kvplan.capacity import (
-    DEFAULT_BLOCK_SIZES,
-    Engine,
-    PlanInputs,
-    default_max_num_batched_tokens,
-    gpu_inputs,
-    plan_capacity,
-)
-from kvplan.cli.common import atomic_write
-from kvplan.cli.sweep_cmd import sweep_cmd
-from kvplan.compare import compare_schemes
-from kvplan.errors import InputError
-from kvplan.gpus import get_gpu
-from kvplan.spec import load_spec
-from kvplan.sweep import (
+from kvplan._util.errors import InputError
+from kvplan.analysis.compare import compare_schemes
+from kvplan.analysis.sweep import (
     COLUMNS,
     SweepGrid,
     evaluate,
@@ -42,6 +29,19 @@ from kvplan.sweep import (
     scheme_spec,
     sparkline,
 )
+from kvplan.capacity.plan import (
+    DEFAULT_BLOCK_SIZES,
+    Engine,
+    PlanInputs,
+    default_max_num_batched_tokens,
+    gpu_inputs,
+    plan_capacity,
+)
+from kvplan.cli.common import atomic_write
+from kvplan.cli.sweep_cmd import sweep_cmd
+from kvplan.hardware.gpus import get_gpu
+from kvplan.kv.cache import estimate
+from kvplan.sources.resolve import load_spec
 
 runner = CliRunner()
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -413,7 +413,7 @@ def test_plot_file(tmp_path: Path, ext: str) -> None:
 
 
 def test_module_imports_no_pandas() -> None:
-    code = ("import sys, kvplan.cli.sweep_cmd, kvplan.sweep\n"
+    code = ("import sys, kvplan.cli.sweep_cmd, kvplan.analysis.sweep\n"
             "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'rich') "
             "if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.capacity import (
+from kvplan.analysis.sweep import SweepGrid, budget_bytes, evaluate, scheme_spec
+from kvplan.capacity.plan import (
     Engine,
     PlanInputs,
     _budget,
     default_max_num_batched_tokens,
     plan_capacity,
 )
-from kvplan.gpus import get_gpu
-from kvplan.spec import load_spec
-from kvplan.sweep import SweepGrid, budget_bytes, evaluate, scheme_spec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.sources.resolve import load_spec
 
 
 @given(engine=st.sampled_from(list(Engine)),

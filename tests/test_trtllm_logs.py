@@ -13,7 +13,8 @@ import statistics
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import Engine, PlanInputs, plan_capacity
+from kvplan._util.errors import InputError
+from kvplan.capacity.plan import Engine, PlanInputs, plan_capacity
 from kvplan.cli import app
 from kvplan.engines.budgets import (
     TRTLLM_CUDA_GRAPH_MIB_PER_BATCH_LAYER,
@@ -32,9 +33,8 @@ from kvplan.engines.budgets import (
     trtllm_non_torch_gib,
     trtllm_profile,
 )
-from kvplan.errors import InputError
-from kvplan.gpus import get_gpu
-from kvplan.spec import load_spec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.sources.resolve import load_spec
 from tests.examples_loader import load_example
 
 GiB = 1 << 30

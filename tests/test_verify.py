@@ -13,18 +13,20 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import kvplan.device.alloc as alloc_mod
-import kvplan.device.decode as decode_mod
-import kvplan.device.verify as verify_mod
-from kvplan.capacity import PlanInputs, plan_capacity
+import kvplan.analysis.device.alloc as alloc_mod
+import kvplan.analysis.device.decode as decode_mod
+import kvplan.analysis.device.verify as verify_mod
+from kvplan._util.errors import DeviceError, InputError
+from kvplan._util.units import GiB, MiB
+from kvplan.analysis.device.probe import CPU_GRANULARITY_BYTES
+from kvplan.analysis.device.verify import DeviceMemory, resolve_budget, verify, workspace_bytes
+from kvplan.capacity.plan import PlanInputs, plan_capacity
 from kvplan.cli.verify_cmd import verify_cmd
-from kvplan.device.probe import CPU_GRANULARITY_BYTES
-from kvplan.device.verify import DeviceMemory, resolve_budget, verify, workspace_bytes
-from kvplan.device.views import verify_view
-from kvplan.errors import DeviceError, InputError
-from kvplan.render import to_markdown
-from kvplan.spec import ModelSpec, load_spec, parse_spec
-from kvplan.units import GiB, MiB
+from kvplan.model.spec import ModelSpec
+from kvplan.present.render import to_markdown
+from kvplan.present.verify_view import verify_view
+from kvplan.sources.resolve import load_spec
+from kvplan.sources.spec_yaml import parse_spec
 
 torch = pytest.importorskip("torch")
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -312,7 +314,7 @@ def test_cli_cuda_without_cuda_exits_2(monkeypatch) -> None:
 
 
 def test_cli_module_does_not_import_torch() -> None:
-    code = ("import sys\nimport kvplan.cli.verify_cmd, kvplan.device, kvplan.device.views\n"
+    code = ("import sys\nimport kvplan.cli.verify_cmd, kvplan.analysis.device, kvplan.present.verify_view\n"
             "print('torch' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
@@ -348,7 +350,7 @@ def test_cuda_gqa_bf16_decode() -> None:
 def test_shared_layers_allocate_nothing(base) -> None:
     """CLA x2: half the layer slots, twice the blocks in the same budget; every layer still
     attends (shared layers read their source layer's cache)."""
-    from kvplan.spec import with_share_every
+    from kvplan.model.spec import with_share_every
 
     budget = 8 * MiB
     plain = verify(base, device="cpu", context=256, budget_bytes=budget)

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
+from kvplan._util.errors import DeviceError
+from kvplan._util.units import GiB, MiB
+from kvplan.analysis.device.alloc import search_blocks
+from kvplan.analysis.device.probe import CPU_GRANULARITY_BYTES, CpuDevice
 from kvplan.cli.common import load_spec
-from kvplan.device.alloc import search_blocks
-from kvplan.device.probe import CPU_GRANULARITY_BYTES, CpuDevice
-from kvplan.errors import DeviceError
-from kvplan.units import GiB, MiB
 
 torch = pytest.importorskip("torch")
 
@@ -72,7 +72,7 @@ def test_search_refuses_when_nothing_fits() -> None:
                           ("deepseek-v3.2", 48, 256, 1), ("llama-4-scout", 64, 512, 1)])
 def test_every_layout_measures_its_prediction_within_budget(model, budget_mib, context,
                                                             tp) -> None:
-    from kvplan.device.verify import verify
+    from kvplan.analysis.device.verify import verify
 
     r = verify(load_spec(model), device="cpu", context=context, budget_bytes=budget_mib * MiB,
                max_decode_batch=1, tp=tp)
@@ -83,7 +83,7 @@ def test_every_layout_measures_its_prediction_within_budget(model, budget_mib, c
 
 
 def test_fp8_ds_mla_rows_and_indexer_keys() -> None:
-    from kvplan.device.verify import verify
+    from kvplan.analysis.device.verify import verify
 
     r = verify(load_spec("deepseek-v3.2"), device="cpu", context=256, kv_dtype="fp8",
                budget_bytes=32 * MiB, max_decode_batch=1)
@@ -92,7 +92,7 @@ def test_fp8_ds_mla_rows_and_indexer_keys() -> None:
 
 
 def test_tp2_ranks_on_gloo_agree_on_the_minimum() -> None:
-    from kvplan.device.ranks import verify_ranks
+    from kvplan.analysis.device.ranks import verify_ranks
 
     r = verify_ranks(load_spec("qwen3-next-80b-a3b"), tp=2, pp=1, device="cpu", context=256,
                      budget_bytes=96 * MiB, max_decode_batch=1)
@@ -148,7 +148,7 @@ def test_pp2_cli_every_rank_measures_its_prediction(write_spec) -> None:
 
 
 def test_tp2_pp2_four_ranks(write_spec) -> None:
-    from kvplan.device.ranks import verify_ranks
+    from kvplan.analysis.device.ranks import verify_ranks
 
     spec = load_spec(str(write_spec(TINY_YAML)))
     r = verify_ranks(spec, tp=2, pp=2, device="cpu", context=128,
@@ -161,7 +161,7 @@ def test_tp2_pp2_four_ranks(write_spec) -> None:
 def test_torchrun_join_path(write_spec) -> None:
     """Two processes started as torchrun starts them (RANK, WORLD_SIZE, LOCAL_RANK,
     LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT): they join one gloo group, rank 0 reports."""
-    from kvplan.device.ranks import _free_port
+    from kvplan.analysis.device.ranks import _free_port
 
     path = write_spec(TINY_YAML)
     port = str(_free_port())

@@ -33,10 +33,10 @@ from typing import Any
 
 import pytest
 
-from kvplan.capacity import CapacityPlan, PlanInputs, plan_capacity
-from kvplan.hf_config import load_config
-from kvplan.spec import ModelSpec
-from kvplan.units import GiB
+from kvplan._util.units import GiB
+from kvplan.capacity.plan import CapacityPlan, PlanInputs, plan_capacity
+from kvplan.model.spec import ModelSpec
+from kvplan.sources.hf_config import load_config
 
 DATA = Path(__file__).parent / "data"
 LOGS = json.loads((DATA / "engine_logs" / "vllm_hybrid_logs.json").read_text())

@@ -1,4 +1,4 @@
-"""vLLM's multimodal encoder profile (kvplan.engines.vllm_mm), against numbers worked out by hand
+"""vLLM's multimodal encoder profile (kvplan.engines.vllm.mm), against numbers worked out by hand
 from real configs and the vLLM source it follows (gpu_model_runner.py profile_run,
 multimodal/encoder_budget.py, models/qwen3_vl.py, models/siglip.py)."""
 
@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kvplan.capacity import Engine, PlanInputs
+from kvplan._util.errors import InputError
+from kvplan.capacity.plan import Engine, PlanInputs
 from kvplan.engines.budgets import VllmBudget
-from kvplan.engines.vllm_mm import (
+from kvplan.engines.vllm.mm import (
     encoder_profiler,
     mm_items_per_batch,
     parse_mm_limits,
     vllm_encoder_profile,
 )
-from kvplan.errors import InputError
-from kvplan.gpus import get_gpu
-from kvplan.hf_config import load_config
-from kvplan.spec import load_spec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.sources.hf_config import load_config
+from kvplan.sources.resolve import load_spec
 
 CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
 GiB = 1 << 30
@@ -197,9 +197,9 @@ def test_unread_towers_add_nothing_and_say_so() -> None:
 
 
 def test_qwen_vit_section_is_validated() -> None:
-    from kvplan.errors import SpecError
-    from kvplan.hf_config import spec_mapping_from_config
-    from kvplan.spec import parse_spec
+    from kvplan._util.errors import SpecError
+    from kvplan.sources.hf_config import spec_mapping_from_config
+    from kvplan.sources.spec_yaml import parse_spec
 
     mapping, _ = spec_mapping_from_config(json.loads((CONFIGS / "qwen3.5-9b.json").read_text()),
                                           path="qwen3.5-9b.json")
@@ -230,8 +230,8 @@ def test_qwen3_vl_deepstack_features() -> None:
     # alive through the last blocks: 3 x 4,096 / 2^2 = 3,072 more elements per patch, 18,504 in
     # all x 2 B x 65,536 = 2,425,356,288 B; the outputs carry them too: 16,384 x 4,096 x (1 + 3)
     # x 2 B = 536,870,912 B.
-    from kvplan.engines.vllm_mm import QwenViTProfiler
-    from kvplan.spec import QwenViTSpec
+    from kvplan.engines.vllm.mm import QwenViTProfiler
+    from kvplan.model.spec import QwenViTSpec
 
     vit = QwenViTSpec(kind="qwen3_vl", depth=27, hidden_size=1152, intermediate_size=4304,
                       num_heads=16, patch_size=16, spatial_merge_size=2, temporal_patch_size=2,

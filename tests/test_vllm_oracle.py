@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity import PlanInputs, plan_capacity
-from kvplan.engines.vllm_oracle import oracle_inputs
-from kvplan.hf_config import load_config
+from kvplan.capacity.plan import PlanInputs, plan_capacity
+from kvplan.sources.hf_config import load_config
+from tests.oracle.vllm_oracle import oracle_inputs
 
 ORACLE = Path(__file__).parent / "data" / "oracle"
 

@@ -1,5 +1,5 @@
-"""Weights as the engines hold them (kvplan.weights) and as checkpoints store them
-(kvplan.checkpoint).
+"""Weights as the engines hold them (kvplan.weights.breakdown) and as checkpoints store them
+(kvplan.sources.checkpoint).
 
 Golden numbers are derived by hand in the comments; the engine-log cases compare against vLLM's
 "Model loading took X GiB" lines (per GPU), each with its URL.
@@ -17,12 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.checkpoint import categorise, read_checkpoint
-from kvplan.errors import SpecError
-from kvplan.params import count_params
-from kvplan.spec import bundled_spec_ids, load_spec
-from kvplan.units import GiB
-from kvplan.weights import (
+from kvplan._util.errors import SpecError
+from kvplan._util.units import GiB
+from kvplan.sources.checkpoint import categorise, read_checkpoint
+from kvplan.sources.resolve import bundled_spec_ids, load_spec
+from kvplan.weights.breakdown import (
     Bnb4bit,
     Bnb8bit,
     Fp8Block,
@@ -41,6 +40,7 @@ from kvplan.weights import (
     rope_cache_elements,
     weight_breakdown,
 )
+from kvplan.weights.params import count_params
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -375,7 +375,7 @@ def test_qwen35_vision_transformer_weights() -> None:
 
 # --- Gemma-3-27B's SigLIP tower and rotary tables, vLLM 0.19 ------------------------------------
 # vision_config (tests/data/configs/gemma-3-27b.json): hidden 1152, intermediate 4304, 27 layers,
-# image 896, patch 14, vision_use_head false; vLLM siglip.py + gemma3_mm.py (kvplan.weights.
+# image 896, patch 14, vision_use_head false; vLLM siglip.py + gemma3_mm.py (kvplan.weights.breakdown.
 # _vision_tower). Per encoder layer: qkv 1152 x 3456 + 3456 bias = 3,984,768; out_proj 1152 x
 # 1152 + 1152 = 1,328,256; fc1 1152 x 4304 + 4304 = 4,962,512; fc2 4304 x 1152 + 1152 =
 # 4,959,360; two LayerNorms 2 x 2,304 -> 15,239,504 x 27 = 411,466,608. Patch Conv2d 1152 x 3 x

@@ -3,7 +3,7 @@
 import sys
 from typing import Any
 
-from .app import main
+from kvplan.cli.app import main
 
 # Importing the submodule bound `kvplan.cli.app` to it; as an attribute of this package, `app`
 # is the typer app with every command instead (as before), built on first access: `main`

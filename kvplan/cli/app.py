@@ -17,8 +17,10 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand
 
-from kvplan.cache import estimate
-from kvplan.capacity import (
+from kvplan._util.dtypes import KVDType
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, gib_to_bytes
+from kvplan.capacity.plan import (
     Engine,
     PlanInputs,
     check_kv_dtype,
@@ -63,13 +65,10 @@ from kvplan.cli.common import (
     load_spec,
 )
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
-from kvplan.dtypes import KVDType
-from kvplan.errors import InputError
-from kvplan.interconnect import InterconnectName
-from kvplan.render import OutputFormat, emit, warn
-from kvplan.spec import load_bundled_specs, shown_path
-from kvplan.units import GiB, gib_to_bytes
-from kvplan.views import (
+from kvplan.hardware.interconnect import InterconnectName
+from kvplan.kv.cache import estimate
+from kvplan.present.render import OutputFormat, emit, warn
+from kvplan.present.views import (
     ReverseAnswers,
     capacity_view,
     compare_view,
@@ -78,6 +77,7 @@ from kvplan.views import (
     gpus_view,
     specs_view,
 )
+from kvplan.sources.resolve import load_bundled_specs, shown_path
 
 
 def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
@@ -92,7 +92,7 @@ def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
 
 def _version(value: bool) -> None:
     if value:
-        from kvplan import __version__
+        from kvplan._util.version import __version__
 
         sys.stdout.write(f"kvplan {__version__}\n")
         raise typer.Exit(0)
@@ -123,7 +123,7 @@ def engines_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
     with handle_errors():
-        from kvplan.gpus import GPUS
+        from kvplan.hardware.gpus import GPUS
 
         emit(gpus_view(list(GPUS.values())), fmt)
 
@@ -292,7 +292,7 @@ def estimate_cmd(
             kv_budget_gib = kv_cache_memory / GiB
         preset = None
         if gpu is not None:
-            from kvplan.gpus import get_gpu  # the presets load only when one is named
+            from kvplan.hardware.gpus import get_gpu  # the presets load only when one is named
 
             preset = get_gpu(gpu)
         if platform is None:
@@ -316,7 +316,7 @@ def estimate_cmd(
             k: v for k, v in gpu_inputs(preset).items() if k not in ("total_bytes", "platform")}
         mm_limits: tuple[tuple[str, int], ...] = ()
         if limit_mm_per_prompt is not None:
-            from kvplan.engines.vllm_mm import parse_mm_limits
+            from kvplan.engines.vllm.mm import parse_mm_limits
 
             mm_limits = parse_mm_limits(limit_mm_per_prompt)
         engine_opts = {
@@ -501,18 +501,18 @@ def compare_cmd(
     with handle_errors():
         from dataclasses import replace
 
-        from kvplan.compare import compare_schemes
-        from kvplan.costmodel import DEFAULT_EFFICIENCY, Layout, device_efficiency
-        from kvplan.interconnect import get_interconnect
+        from kvplan.analysis.compare import compare_schemes
+        from kvplan.hardware.interconnect import get_interconnect
+        from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, Layout, device_efficiency
 
         spec = load_spec(model)
-        from kvplan.gpus import get_gpu
+        from kvplan.hardware.gpus import get_gpu
 
         preset = get_gpu(gpu) if gpu is not None else None
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None
                         else get_interconnect(interconnect.value))
-        # The GPU's achievable fractions (kvplan.costmodel.device_efficiency), with the ones
+        # The GPU's achievable fractions (kvplan.perf.costmodel.device_efficiency), with the ones
         # given here in their place; a given --gemm-efficiency applies to FP8 GEMMs too.
         given = {"hbm": hbm_efficiency, "fp8_gemm_hbm": fp8_gemm_hbm_efficiency,
                  "gemm": gemm_efficiency, "attention": attention_efficiency,
@@ -544,8 +544,8 @@ def import_cmd(
 ) -> None:
     """Convert a HuggingFace config.json into a kvplan spec YAML to review and edit."""
     with handle_errors():
-        from kvplan.hf_config import read_config, spec_mapping_from_config, spec_yaml_text
-        from kvplan.spec import parse_spec
+        from kvplan.sources.hf_config import read_config, spec_mapping_from_config, spec_yaml_text
+        from kvplan.sources.spec_yaml import parse_spec
 
         data, shown = read_config(Path(config))
         mapping, warnings = spec_mapping_from_config(data, path=shown)

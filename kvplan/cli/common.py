@@ -21,11 +21,12 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from kvplan.dtypes import KVDType
-from kvplan.errors import InputError, KvplanError
-from kvplan.render import OutputFormat, warn
-from kvplan.spec import ModelSpec, load_model, shown_path
-from kvplan.validate import MAX_SIZE
+from kvplan._util.dtypes import KVDType
+from kvplan._util.errors import InputError, KvplanError
+from kvplan._util.validate import MAX_SIZE
+from kvplan.model.spec import ModelSpec
+from kvplan.present.render import OutputFormat, warn
+from kvplan.sources.resolve import load_model, shown_path
 
 ModelArg = Annotated[
     str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a "
@@ -300,7 +301,7 @@ class KvplanGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
-        from kvplan import render
+        from kvplan.present import render
 
         argv = list(sys.argv[1:] if args is None else args)
         cut = argv.index("--") if "--" in argv else len(argv)

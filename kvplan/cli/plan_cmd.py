@@ -4,11 +4,11 @@ from typing import Annotated
 
 import typer
 
-from kvplan.capacity import Engine
+from kvplan._util.errors import InputError
+from kvplan.capacity.plan import Engine
 from kvplan.cli.common import FormatOpt, ModelArg, handle_errors, load_spec
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
-from kvplan.errors import InputError
-from kvplan.render import OutputFormat, emit
+from kvplan.present.render import OutputFormat, emit
 
 EXIT_DOES_NOT_FIT = 3
 
@@ -39,9 +39,9 @@ def plan_cmd(
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS or DOES NOT
     FIT, the layout, the exact launch command, and what to change. Exit 0 fits, 3 does not."""
-    from kvplan.gpus import get_gpu
-    from kvplan.planner import PlanRequest, plan_serving
-    from kvplan.views import plan_view
+    from kvplan.analysis.planner import PlanRequest, plan_serving
+    from kvplan.hardware.gpus import get_gpu
+    from kvplan.present.views import plan_view
 
     with handle_errors():
         spec = load_spec(model)

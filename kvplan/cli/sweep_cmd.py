@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kvplan.capacity import Engine
+from kvplan._util.errors import InputError
+from kvplan.capacity.plan import Engine
 from kvplan.cli.common import (
     FormatOpt,
     ModelArg,
@@ -25,10 +26,9 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.errors import InputError
-from kvplan.gpus import get_gpu
-from kvplan.render import OutputFormat, emit, warn
-from kvplan.spec import shown_path
+from kvplan.hardware.gpus import get_gpu
+from kvplan.present.render import OutputFormat, emit, warn
+from kvplan.sources.resolve import shown_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -54,8 +54,8 @@ def file_format(option: str, path: str, formats: dict[str, str]) -> str:
 def write_table(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
                 inputs: tuple[Path, ...] = ()) -> None:
     """-o FILE: csv, json, markdown (the full table) or parquet (needs pyarrow)."""
-    from kvplan.render import to_markdown
-    from kvplan.sweep import sweep_view, to_csv_text, to_json_text
+    from kvplan.analysis.sweep import sweep_view, to_csv_text, to_json_text
+    from kvplan.present.render import to_markdown
 
     if fmt == "parquet":
         if importlib.util.find_spec("pyarrow") is None:
@@ -85,7 +85,7 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
     log2 x. One panel per model (or, for one model, per GPU) so that many series stay readable;
     in a panel one line per remaining combination (scheme, dtype, TP labelled); a dotted line at
     the model's maximum context; an x where not one request fits."""
-    from kvplan.sweep import _dim, _native, metric, series
+    from kvplan.analysis.sweep import _dim, _native, metric, series
 
     figure = _matplotlib_figure()
     from matplotlib.ticker import FuncFormatter
@@ -135,7 +135,7 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
             ax.set_ylim(bottom=0)
         ax.xaxis.set_major_formatter(FuncFormatter(tokens))
         if col == "bytes_per_sequence":
-            from kvplan.units import human_bytes
+            from kvplan._util.units import human_bytes
 
             ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: human_bytes(y)))
         else:
@@ -207,7 +207,7 @@ def sweep_cmd(
 ) -> None:
     """The estimate/capacity numbers over a grid: every combination of the comma lists given,
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
-    from kvplan.sweep import (
+    from kvplan.analysis.sweep import (
         SweepGrid,
         evaluate_models,
         parse_dtype_list,
@@ -250,7 +250,7 @@ def sweep_cmd(
             check_output(opt, target, force=force, inputs=inputs)
         if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
             raise InputError("-o and --plot: the same file")
-        from kvplan.capacity import check_kv_dtype
+        from kvplan.capacity.plan import check_kv_dtype
 
         for dtype in grid.kv_dtypes:  # what the engine cannot run: said, then sized anyway
             for gpu_name in grid.gpus or (None,):

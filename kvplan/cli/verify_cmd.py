@@ -2,13 +2,15 @@
 it, on one rank or T x P ranks. Registered in app.py with ``app.command("verify")(verify_cmd)``.
 
 This module must not import torch at module level: `kvplan estimate` imports app.py, which
-imports this. kvplan.device imports torch only inside functions.
+imports this. kvplan.analysis.device imports torch only inside functions.
 """
 
 from typing import Annotated
 
 import typer
 
+from kvplan._util.dtypes import KVDType
+from kvplan._util.units import gib_to_bytes
 from kvplan.cli.common import (
     BlockSizeOpt,
     FormatOpt,
@@ -17,9 +19,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.dtypes import KVDType
-from kvplan.render import OutputFormat, emit, warn
-from kvplan.units import gib_to_bytes
+from kvplan.present.render import OutputFormat, emit, warn
 
 
 def verify_cmd(
@@ -55,8 +55,8 @@ def verify_cmd(
     """Allocate the real paged KV cache on a device (T x P ranks with --tp/--pp), measure it
     against kvplan's prediction, find the real maximum number of blocks, run a decode step
     through it, free it."""
-    from kvplan.device.ranks import verify_ranks  # torch is imported only when this runs
-    from kvplan.device.views import verify_view
+    from kvplan.analysis.device.ranks import verify_ranks  # torch is imported only when this runs
+    from kvplan.present.verify_view import verify_view
 
     with handle_errors():
         spec = load_spec(model)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvplan.errors import InputError
+from kvplan._util.errors import InputError
 
 # vLLM --kv-cache-dtype / SGLang --kv-cache-dtype spellings -> kvplan's names.
 KV_DTYPE_ALIASES = {
@@ -14,7 +14,7 @@ KV_DTYPE_ALIASES = {
 
 def parse_tokens(option: str, text: str) -> int:
     """4096, 32k (x1024), 1m (x1024^2)."""
-    from kvplan.sweep import parse_size  # pure Python; pandas/numpy load only for a sweep
+    from kvplan.analysis.sweep import parse_size  # pure Python; pandas/numpy load only for a sweep
 
     try:
         return parse_size(option, text)

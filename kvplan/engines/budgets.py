@@ -35,14 +35,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kvplan.engines.versions import version_key
-from kvplan.engines.vllm_alloc import vllm_batch_defaults  # noqa: F401  (kept importable here)
-from kvplan.errors import InputError
-from kvplan.units import GiB, MiB
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, MiB
+from kvplan._util.versions import version_key
+from kvplan.engines.vllm.alloc import vllm_batch_defaults  # noqa: F401  (kept importable here)
 
 if TYPE_CHECKING:
-    from kvplan.capacity import PlanInputs
-    from kvplan.spec import ModelSpec
+    from kvplan.capacity.plan import PlanInputs
+    from kvplan.model.spec import ModelSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,7 +276,7 @@ class VllmModelRunner:
     # FlashInfer's top-k/top-p path, and the release it runs by default from (None: never used).
     flashinfer_rule: SamplerRule | None = None
     flashinfer_default_since: tuple[int, ...] | None = None
-    # The multimodal encoder profile (kvplan.engines.vllm_mm) runs from this release.
+    # The multimodal encoder profile (kvplan.engines.vllm.mm) runs from this release.
     encoder_profile_since: tuple[int, ...] = (0, 10)
 
     def sampler_rule(self, version: str | None,
@@ -479,7 +479,7 @@ class VllmBudget:
         if (has_tower and runner.profiles_encoder(inputs.engine_version)
                 and not inputs.skip_mm_profiling):
             # Loaded for a multimodal spec only (start-up: examples/startup-bench.md).
-            from kvplan.engines.vllm_mm import vllm_encoder_profile
+            from kvplan.engines.vllm.mm import vllm_encoder_profile
 
             encoder = vllm_encoder_profile(
                 spec, max_num_batched_tokens=tokens, max_num_seqs=seqs,
@@ -488,7 +488,7 @@ class VllmBudget:
         if encoder is not None:
             # profile_run: the encoder runs first and its outputs stay in the encoder cache
             # through the language model's forward and sampler, so the peak is the larger of
-            # the encoder's and the outputs + the language model's (kvplan.engines.vllm_mm).
+            # the encoder's and the outputs + the language model's (kvplan.engines.vllm.mm).
             with_encoder = max(encoder.peak_bytes, encoder.output_bytes + peak)
             parts.append(ReservePart(name="mm_encoder", bytes=with_encoder - peak,
                                      rule=encoder.rule + ", beyond the language model's peak"))

@@ -1,0 +1,280 @@
+"""`kvplan verify --tp T --pp P`: T x P ranks on torch.distributed, each verifying its own shard.
+
+Two ways to get ranks:
+
+- spawned here: T x P local processes (``multiprocessing`` spawn), a gloo (CPU) or NCCL (CUDA)
+  process group over a free localhost port; each child dies with its parent (Linux
+  PR_SET_PDEATHSIG) and the parent terminates, then kills, every child on an error or Ctrl-C,
+  so no process is left behind;
+- joined: under ``torchrun`` (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE set) every process
+  is one rank, the group is initialised from the environment (multi-node: torchrun's own
+  ``--nnodes --node-rank --master-addr --master-port`` flags), and rank 0 reports.
+
+Each rank measures independently, then the ranks agree on the number of blocks by an
+all_reduce MIN, as vLLM takes the minimum over workers (``v1/core/kv_cache_utils.py:
+get_kv_cache_configs`` unifies num_blocks across workers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue as queue_mod
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from kvplan._util.errors import DeviceError, InputError, KvplanError
+from kvplan.analysis.device.probe import make_device, resolve_budget, resolve_device
+from kvplan.analysis.device.verify import VerifyResult, merge_ranks, plan_rank, verify
+from kvplan.model.spec import ModelSpec
+
+PROCESS_GROUP_TIMEOUT_S = 300
+# How long a stopped rank has to unwind (free its tensors, leave the process group) before it
+# is killed. A rank blocked inside gloo/NCCL (waiting for a peer that failed) cannot run its
+# Python SIGTERM handler and is killed after this; the OS frees its memory either way.
+TERMINATE_GRACE_S = 2.0
+_PR_SET_PDEATHSIG = 1
+
+
+def torchrun_env() -> dict[str, int] | None:
+    """RANK / WORLD_SIZE / LOCAL_RANK / LOCAL_WORLD_SIZE when torchrun started this process."""
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        return None
+    try:
+        rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        local = int(os.environ.get("LOCAL_RANK", rank))
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    except ValueError:
+        raise InputError("RANK / WORLD_SIZE / LOCAL_RANK: expected integers (torchrun sets "
+                         "them)") from None
+    return {"rank": rank, "world": world, "local_rank": local, "local_world": local_world}
+
+
+def _check_plan(spec: ModelSpec, kwargs: dict[str, Any], world: int, local_ranks: int) -> None:
+    """Input errors before any process starts: every rank's plan and the shared CPU budget."""
+    import torch  # noqa: F401  (resolve_device needs it)
+
+    device = resolve_device(kwargs["device"])
+    mem = make_device(device).probe() if device == "cpu" else None
+    budget = kwargs.get("budget_bytes")
+    if mem is not None:
+        budget, _ = resolve_budget(mem, budget_bytes=budget,
+                                   mem_fraction=kwargs.get("mem_fraction", 0.9),
+                                   local_ranks=local_ranks)
+    if budget is None:
+        return  # CUDA without --budget-gib: each rank reads its own GPU
+    for rank in range(world):
+        plan_rank(spec, rank=rank, tp=kwargs["tp"], pp=kwargs["pp"],
+                  context=kwargs.get("context", 4096), kv_dtype=kwargs.get("kv_dtype", "bf16"),
+                  block_size=kwargs.get("block_size"), budget=budget,
+                  speculative_method=kwargs.get("speculative_method"),
+                  num_speculative_tokens=kwargs.get("num_speculative_tokens", 0))
+
+
+def _agree(result: VerifyResult, device: str) -> tuple[int, int]:
+    """all_reduce MIN of (predicted, measured) blocks over the process group."""
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor([result.predicted_num_blocks, result.measured_num_blocks],
+                     dtype=torch.int64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MIN)
+    return int(t[0]), int(t[1])
+
+
+def _backend(device: str) -> str:
+    return "nccl" if device.startswith("cuda") else "gloo"
+
+
+def _rank_run(spec: ModelSpec, kwargs: dict[str, Any], *, rank: int, world: int,
+              local_rank: int, local_world: int, init_method: str, gather: bool = False,
+              ) -> tuple[VerifyResult, tuple[int, int], list[VerifyResult] | None]:
+    import torch
+    import torch.distributed as dist
+
+    device = resolve_device(kwargs["device"], local_rank=local_rank)
+    if device.startswith("cuda"):
+        torch.cuda.set_device(device)
+    dist.init_process_group(_backend(device), init_method=init_method, rank=rank,
+                            world_size=world, timeout=timedelta(seconds=PROCESS_GROUP_TIMEOUT_S))
+    try:
+        run_kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+        result = verify(spec, device=device, rank=rank, world_size=world,
+                        local_rank=local_rank, local_ranks=local_world, **run_kwargs)
+        agreed = _agree(result, device)
+        everyone: list[Any] | None = None
+        if gather:  # torchrun: every rank's result to every rank (rank 0 reports)
+            everyone = [None] * world
+            dist.all_gather_object(everyone, result)
+        dist.barrier()
+    finally:
+        with contextlib.suppress(Exception):
+            dist.destroy_process_group()
+    return result, agreed, everyone
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _child(rank: int, world: int, port: int, spec: ModelSpec, kwargs: dict[str, Any],
+           out: Any) -> None:
+    """One spawned rank: its verify, then the agreed minimum, reported through `out`."""
+    _die_with_parent()
+    import torch
+
+    # The ranks share this machine's cores: one intra-op pool each of cores / ranks threads,
+    # not `world` pools of every core spinning against each other (torchrun likewise sets
+    # OMP_NUM_THREADS=1 when it starts several processes per node).
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # unwinds through verify's finally: tensors are freed
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        result, agreed, _ = _rank_run(spec, kwargs, rank=rank, world=world, local_rank=rank,
+                                      local_world=world, init_method=f"tcp://127.0.0.1:{port}")
+        message, code = ("ok", rank, result, agreed), 0
+    except KeyboardInterrupt:
+        message, code = ("interrupted", rank, None, None), 130
+    except KvplanError as exc:
+        message, code = ("error", rank, type(exc).__name__, str(exc)), 1
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        message, code = ("error", rank, "DeviceError", f"{type(exc).__name__}: {first[:300]}"), 1
+    _exit_with(out, message, code)
+
+
+def _exit_with(out: Any, message: tuple[Any, ...], code: int) -> None:
+    """Report, then leave at once: the tensors are freed and the process group destroyed, and
+    the interpreter's own teardown (torch's and gloo's threads) took 1.3 s per rank."""
+    with contextlib.suppress(Exception):
+        out.put(message)
+        out.close()
+        out.join_thread()  # the message is in the pipe before the process ends
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stop(procs: list[Any]) -> None:
+    """Terminate every child still running, wait, then kill what is left."""
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + TERMINATE_GRACE_S
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join(TERMINATE_GRACE_S)
+
+
+def _raise(kind: str, rank: int, message: str) -> None:
+    text = f"rank {rank}: {message}"
+    if kind == "InputError":
+        raise InputError(text)
+    raise DeviceError(text)
+
+
+def _spawn(spec: ModelSpec, kwargs: dict[str, Any], world: int,
+           on_started: Any = None) -> list[tuple[VerifyResult, tuple[int, int]]]:
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    port = _free_port()
+    procs = [ctx.Process(target=_child, args=(r, world, port, spec, kwargs, out),
+                         name=f"kvplan-verify-rank{r}", daemon=True) for r in range(world)]
+    results: dict[int, tuple[VerifyResult, tuple[int, int]]] = {}
+    try:
+        # Ctrl-C reaches the whole foreground process group. The children ignore SIGINT (the
+        # disposition survives spawn's exec, and Python keeps an ignored SIGINT ignored): this
+        # process alone turns it into KeyboardInterrupt, then stops them with SIGTERM, which
+        # each handles by unwinding through verify's cleanup. A child interrupted mid-import
+        # would print a traceback instead.
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            for p in procs:
+                p.start()
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+        if on_started is not None:
+            on_started([p.pid for p in procs])
+        while len(results) < world:
+            try:
+                status, rank, a, b = out.get(timeout=0.5)
+            except queue_mod.Empty:
+                dead = [(r, p.exitcode) for r, p in enumerate(procs)
+                        if p.exitcode not in (None, 0) and r not in results]
+                if dead:
+                    raise DeviceError(f"rank {dead[0][0]} exited with code {dead[0][1]} "
+                                      "without a result") from None
+                continue
+            if status == "ok":
+                results[rank] = (a, b)
+            elif status == "interrupted":
+                raise KeyboardInterrupt
+            else:
+                _raise(a, rank, b)
+        for p in procs:
+            p.join(TERMINATE_GRACE_S)
+    finally:
+        _stop(procs)
+        out.close()
+        out.join_thread()
+    return [results[r] for r in range(world)]
+
+
+def verify_ranks(spec: ModelSpec, *, tp: int = 1, pp: int = 1, on_started: Any = None,
+                 **kwargs: Any) -> VerifyResult | None:
+    """Verify every rank of a `tp` x `pp` layout: in this process (one rank), in spawned local
+    ranks, or as this torchrun process's rank. Returns the merged result (None on torchrun
+    ranks other than 0, which report nothing)."""
+    world = tp * pp
+    kwargs = {"device": "auto", **kwargs, "tp": tp, "pp": pp}
+    env = torchrun_env()
+    if env is not None:
+        if env["world"] != world:
+            raise InputError(f"--tp {tp} --pp {pp}: needs {world} ranks, torchrun started "
+                             f"{env['world']} (WORLD_SIZE)")
+        _, _, everyone = _rank_run(spec, kwargs, rank=env["rank"], world=world,
+                                   local_rank=env["local_rank"],
+                                   local_world=env["local_world"], init_method="env://",
+                                   gather=True)
+        if env["rank"] != 0 or everyone is None:
+            return None
+        return merge_ranks(everyone)
+    if world == 1:
+        result = verify(spec, **kwargs)
+        return replace(result, ranks=(result.rank_record(),))
+    _check_plan(spec, kwargs, world, local_ranks=world)
+    pairs = _spawn(spec, kwargs, world, on_started=on_started)
+    merged = merge_ranks([r for r, _ in pairs])
+    agreed = pairs[0][1]
+    if (merged.predicted_num_blocks, merged.measured_num_blocks) != agreed:
+        raise DeviceError(f"internal: all_reduce MIN gave {agreed}, the results "
+                          f"{(merged.predicted_num_blocks, merged.measured_num_blocks)}")
+    return merged
+

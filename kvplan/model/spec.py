@@ -1,0 +1,341 @@
+"""Model specs: frozen dataclasses, and the YAML loader that validates them at the boundary.
+
+A spec is read with ``yaml.safe_load``; unknown keys are rejected; every error names the file
+and the field (``model_specs/x.yaml: attention.num_key_value_heads: must divide ...``).
+The schema is documented in ``model_specs/README.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import InputError, SpecError
+from kvplan.model.attention import Attention, AttentionKind
+
+if TYPE_CHECKING:
+    from kvplan.model.checkpoint import CheckpointWeights
+
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+CHUNKED = "chunked_attention"
+RECURRENT = "recurrent"
+HYBRID = "hybrid"  # attention and a recurrent state side by side in one layer (Falcon-H1)
+MLP_ONLY = "mlp"  # no token mixer at all (Nemotron-H's '-' and 'E' layers)
+LAYER_TYPES = (FULL, SLIDING, CHUNKED, RECURRENT, HYBRID, MLP_ONLY)
+
+# Recurrent state kinds and the fields each needs (see model_specs/README.md).
+RECURRENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "mamba1": ("intermediate_size", "state_size", "conv_kernel"),
+    "mamba2": ("intermediate_size", "state_size", "conv_kernel", "n_groups", "num_heads",
+               "head_dim"),
+    "gated_delta_net": ("num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim",
+                        "conv_kernel"),
+    "kda": ("num_heads", "head_dim", "conv_kernel"),
+    "short_conv": ("intermediate_size", "conv_kernel"),
+    "linear_attention": ("num_heads", "head_dim"),
+}
+STATE_DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MLPSpec:
+    intermediate_size: int
+    gated: bool = True
+    bias: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class MoESpec:
+    n_routed_experts: int
+    num_experts_per_tok: int
+    moe_intermediate_size: int
+    n_shared_experts: int = 0
+    shared_expert_intermediate_size: int = 0
+    first_k_dense_replace: int = 0
+    moe_layer_freq: int = 1
+
+    def is_moe_layer(self, index: int) -> bool:
+        return index >= self.first_k_dense_replace and (
+            (index - self.first_k_dense_replace) % self.moe_layer_freq == 0
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecurrentSpec:
+    """The recurrent mixer of hybrid models; shapes as vLLM's MambaStateShapeCalculator uses them.
+
+    ``ssm_dtype``: the dtype the config fixes for the SSM/recurrent state (Nemotron-H's
+    ``mamba_ssm_cache_dtype``, default float32 in vLLM; Qwen3.5's ``mamba_ssm_dtype``); None:
+    the conv state's dtype (the model dtype), except KDA whose recurrent state is float32.
+    """
+
+    kind: str
+    conv_kernel: int = 0
+    intermediate_size: int = 0
+    state_size: int = 0
+    n_groups: int = 1
+    num_heads: int = 0
+    head_dim: int = 0
+    num_key_heads: int = 0
+    num_value_heads: int = 0
+    key_head_dim: int = 0
+    value_head_dim: int = 0
+    ssm_dtype: str | None = None
+    conv_bias: bool = True
+    dt_rank: int = 0  # mamba1 (0: ceil(hidden / 16))
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexerSpec:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5)."""
+
+    index_head_dim: int
+    index_n_heads: int
+    index_topk: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class VisionTowerSpec:
+    """A SigLIP vision encoder and the projector into the language model of a multimodal
+    checkpoint, as vLLM builds them (vllm/model_executor/models/siglip.py SiglipVisionModel;
+    the projector named by ``projector``: "gemma3" = gemma3_mm.py Gemma3MultiModalProjector).
+    Loaded with the model, so in "Model loading took X GiB"; it holds no KV cache."""
+
+    kind: str  # "siglip"
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    image_size: int
+    patch_size: int
+    num_channels: int = 3
+    projector: str = "gemma3"
+
+    # Tokens one image becomes in the language model: gemma3_mm.py Gemma3MultiModalProjector
+    # pools the (image_size / patch_size)^2 patches to mm_tokens_per_image (config.json, 256).
+    tokens_per_image: int = 256
+
+    @property
+    def num_positions(self) -> int:
+        """SiglipVisionEmbeddings: one position per patch ((image_size / patch_size) ** 2)."""
+        return (self.image_size // self.patch_size) ** 2
+
+
+# The processors' largest input, from the checkpoints' preprocessor configs (not in config.json):
+# Qwen3-VL and Qwen3.5 ship preprocessor_config.json "size": {"longest_edge": 16777216} (4096 x
+# 4096 px) and video_preprocessor_config.json "size": {"longest_edge": 25165824} (two frames'
+# pixels: vLLM divides by temporal_patch_size, qwen3_vl.py get_max_video_tokens).
+QWEN3_VL_MAX_PIXELS = 16_777_216
+QWEN3_VL_VIDEO_MAX_PIXELS = 25_165_824
+
+
+@dataclass(frozen=True, kw_only=True)
+class QwenViTSpec:
+    """The vision transformer of Qwen3-VL / Qwen3.5 checkpoints (vision_config), as vLLM builds
+    it (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer: a Conv3d patch embed
+    over temporal_patch_size x patch_size^2 pixels, `depth` pre-norm blocks of attention and a
+    GELU MLP, a 2 x 2 patch merger to out_hidden_size, plus one merger per deepstack layer).
+    Its weights are counted in group "vision" (kvplan.weights.breakdown); what it adds to the reserve is
+    vLLM's encoder profile (kvplan.engines.vllm.mm)."""
+
+    kind: str  # "qwen3_vl"
+    depth: int
+    hidden_size: int
+    intermediate_size: int
+    num_heads: int
+    patch_size: int
+    spatial_merge_size: int
+    temporal_patch_size: int
+    out_hidden_size: int
+    in_channels: int = 3
+    deepstack_layers: int = 0  # len(deepstack_visual_indexes)
+    num_position_embeddings: int = 2304  # pos_embed rows (Qwen3-VL's default)
+    max_pixels: int = QWEN3_VL_MAX_PIXELS
+    video_max_pixels: int = QWEN3_VL_VIDEO_MAX_PIXELS
+
+    @property
+    def merge_unit(self) -> int:
+        """Pixels on a side of one language-model token: patch_size x spatial_merge_size."""
+        return self.patch_size * self.spatial_merge_size
+
+    @property
+    def pixels_per_patch(self) -> int:
+        """Elements of one patch: in_channels x temporal_patch_size x patch_size^2."""
+        return self.in_channels * self.temporal_patch_size * self.patch_size ** 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    id: str
+    name: str
+    source: str
+    path: str
+    model_type: str
+    weight_dtype: str  # kvplan dtype name (bf16, fp8, ...)
+    num_hidden_layers: int
+    hidden_size: int
+    vocab_size: int
+    attention: Attention
+    mlp: MLPSpec
+    moe: MoESpec | None = None
+    tie_word_embeddings: bool = False
+    position_embedding: str = "rope"
+    max_position_embeddings: int | None = None
+    norm_type: str = "rmsnorm"
+    # One entry per layer: the sliding window in tokens, or None for full attention.
+    layer_windows: tuple[int | None, ...] = ()
+    # One entry per layer: None when the layer owns its KV cache, else the index of the earlier
+    # layer whose cache it reuses (cross-layer KV sharing: CLA, gemma-3n). Empty: all own.
+    kv_sources: tuple[int | None, ...] = ()
+    # One entry per layer, from LAYER_TYPES' mixers: "attention", "recurrent", "hybrid" or
+    # "mlp". Empty: every layer is attention (of the kind layer_windows / layer_chunks say).
+    layer_mixers: tuple[str, ...] = ()
+    # One entry per layer: the chunk of chunked local attention (Llama-4), else None.
+    layer_chunks: tuple[int | None, ...] = ()
+    # Whether each layer has an MLP/MoE block (Nemotron-H: mixer layers do not). Empty: all.
+    layer_has_mlp: tuple[bool, ...] = ()
+    recurrent: RecurrentSpec | None = None
+    indexer: IndexerSpec | None = None
+    # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):
+    # loaded and given KV only with speculative decoding (--speculative-method mtp).
+    num_nextn_predict_layers: int = 0
+    # The config's `use_qk_norm` (GLM-4.5: per-head RMSNorm of q and k before RoPE); read by the
+    # cost model only for the architectures that honour it (costmodel.CONFIG_QK_NORM_MODEL_TYPES).
+    qk_norm: bool = False
+    # Rows of each distinct rotary cos/sin table vLLM builds (kvplan.weights.breakdown.rope_cache_elements).
+    # Empty: one table of max_position_embeddings rows.
+    rope_tables: tuple[int, ...] = ()
+    # A multimodal checkpoint's vision encoder, counted in its weights (no KV cache). None: a
+    # text-only model, or a tower kvplan does not describe (flagged where it matters).
+    vision: VisionTowerSpec | None = None
+    # A Qwen3-VL / Qwen3.5 vision transformer: not in the weight estimate (as before), sized for
+    # vLLM's encoder profile only. None: none, or one kvplan does not describe.
+    qwen_vit: QwenViTSpec | None = None
+    # config.json's quantization_config, as canonical JSON text (validated at load time by
+    # kvplan.weights.formats.parse_quantization_config); None: weights in weight_dtype.
+    quantization_json: str | None = None
+    # The safetensors headers of the checkpoint the spec was loaded with (a local folder or a
+    # Hugging Face repo): exact per-tensor sizes for kvplan.weights.breakdown. None: sizes from the
+    # architecture. Read once at load time, so that planning does no I/O.
+    checkpoint: CheckpointWeights | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def quantization_config(self) -> dict[str, Any] | None:
+        import json
+
+        return None if self.quantization_json is None else json.loads(self.quantization_json)
+
+    def mixer(self, index: int) -> str:
+        return self.layer_mixers[index] if self.layer_mixers else "attention"
+
+    def has_attention(self, index: int) -> bool:
+        return self.mixer(index) in ("attention", "hybrid")
+
+    def has_recurrent(self, index: int) -> bool:
+        return self.mixer(index) in ("recurrent", "hybrid")
+
+    def has_mlp(self, index: int) -> bool:
+        return self.layer_has_mlp[index] if self.layer_has_mlp else True
+
+    def chunk(self, index: int) -> int | None:
+        return self.layer_chunks[index] if self.layer_chunks else None
+
+    @property
+    def num_attention_layers(self) -> int:
+        return sum(1 for i in range(self.num_hidden_layers) if self.has_attention(i))
+
+    @property
+    def num_recurrent_layers(self) -> int:
+        return sum(1 for i in range(self.num_hidden_layers) if self.has_recurrent(i))
+
+    @property
+    def kv_owner_flags(self) -> tuple[bool, ...]:
+        """Per layer: does it hold a KV cache of its own?"""
+        if not self.kv_sources:
+            return (True,) * self.num_hidden_layers
+        return tuple(src is None for src in self.kv_sources)
+
+    @property
+    def num_kv_shared_layers(self) -> int:
+        return sum(1 for owns in self.kv_owner_flags if not owns)
+
+    @property
+    def kind(self) -> AttentionKind:
+        return self.attention.kind
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Some layers slide and some attend to the whole context (gemma-2, gemma-3)."""
+        return len({w is None for w in self.layer_windows}) > 1 or any(
+            c is not None for c in self.layer_chunks) or self.num_recurrent_layers > 0
+
+    @property
+    def sliding_window(self) -> int | None:
+        windows = {w for w in self.layer_windows if w is not None}
+        return max(windows) if windows else None
+
+
+
+
+def share_every_sources(num_layers: int, k: int) -> tuple[int | None, ...]:
+    """CLA with factor k: layer i reuses the cache of layer i - (i mod k), the first of its run
+    of k consecutive layers (Brandon et al. 2024, "Reducing Transformer Key-Value Cache Size with
+    Cross-Layer Attention")."""
+    return tuple(None if i % k == 0 else i - i % k for i in range(num_layers))
+
+
+def last_layers_sources(windows: tuple[int | None, ...], shared: int) -> tuple[int | None, ...]:
+    """gemma-3n's `num_kv_shared_layers`: the last `shared` layers own no cache; each reuses the
+    last cache-owning layer of the same attention type (sliding or full) before them
+    (transformers' Gemma3nTextAttention)."""
+    n = len(windows)
+    first_shared = n - shared
+    sources: list[int | None] = [None] * n
+    for i in range(first_shared, n):
+        same = [j for j in range(first_shared) if windows[j] == windows[i]]
+        sources[i] = same[-1] if same else -1
+    return tuple(sources)
+
+
+def validate_kv_sources(sources: tuple[int | None, ...], windows: tuple[int | None, ...],
+                        *, path: str, field: str) -> None:
+    for i, src in enumerate(sources):
+        if src is None:
+            continue
+        if src == -1:
+            raise SpecError(path, field, f"layer {i} has no earlier cache-owning layer of the "
+                                         "same attention type to share with")
+        if src == i:
+            raise SpecError(path, field, f"layer {i} cannot share its KV cache with itself")
+        if not 0 <= src < i:
+            raise SpecError(path, field, f"layer {i} cannot share with layer {src}: a layer "
+                                         "can only reuse an EARLIER layer's KV cache")
+        if sources[src] is not None:
+            raise SpecError(path, field, f"layer {i} shares with layer {src}, which itself "
+                                         f"reuses layer {sources[src]}: point at the owner")
+        if windows[src] != windows[i]:
+            def kind(w: int | None) -> str:
+                return "full attention" if w is None else f"sliding window {w}"
+
+            raise SpecError(path, field, f"layer {i} ({kind(windows[i])}) cannot share with "
+                                         f"layer {src} ({kind(windows[src])}): different kinds")
+
+
+
+def with_share_every(spec: ModelSpec, k: int) -> ModelSpec:
+    """The same model with CLA applied: every run of k consecutive layers shares one cache."""
+    from dataclasses import replace
+
+    if k < 1:
+        raise InputError(f"--share-layers: must be >= 1, got {k}")
+    if k == 1:
+        return spec
+    sources = share_every_sources(spec.num_hidden_layers, k)
+    try:
+        validate_kv_sources(sources, spec.layer_windows, path=spec.path, field="kv_sharing")
+    except SpecError as exc:
+        raise InputError(f"--share-layers {k}: {exc.message}") from None
+    return replace(spec, kv_sources=sources)
+
+

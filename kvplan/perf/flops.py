@@ -1,0 +1,331 @@
+"""Cost model: matmul FLOPs, bytes moved and roofline time per decoded token.
+
+Conventions (stated in every output):
+- A multiply-add is 2 FLOPs; a matmul of [M, K] x [K, N] costs 2·M·K·N.
+- Only matmuls are counted. Softmax, RoPE, norms, activation functions and the router's top-k
+  are excluded (they are O(heads·L) or O(hidden) per token, well under 1% here).
+- Per layer, per token. Decode at context L attends to L cached tokens; prefill counts one prompt
+  token of a causal prompt of length L, which attends to (L + 1) / 2 tokens on average.
+
+MLA (DeepSeek-V2, arXiv 2405.04434 sec. 2.1) in three forms:
+- naive: cache the latent c_kv; at every decode step up-project every cached latent with W_UK and
+  W_UV to per-head K_nope and V, then attend (the up-projection grows with L);
+- absorbed: fold W_UK into the query (q_nope·W_UK gives a query in latent space) and apply W_UV
+  after attention, so decode attends directly over the latent (DeepSeek's and vLLM/SGLang's
+  decode path);
+- decompressed: up-project each new token once and cache per-head K and V (what a plain
+  implementation does) -- the FLOPs of MHA with a much larger cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from kvplan._util.dtypes import get_dtype
+from kvplan._util.search import first_true
+from kvplan.kv.cache import kv_layout
+from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.spec import ModelSpec
+from kvplan.weights.params import count_params
+
+
+class MLAForm(str, Enum):
+    naive = "naive"
+    absorbed = "absorbed"
+    decompressed = "decompressed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttentionFlops:
+    """Matmul FLOPs of one attention layer for one token."""
+
+    q_proj: int  # query projection (MLA: through q_lora_rank when present)
+    kv_proj: int  # K/V projections (MLA: down-projection to the latent + RoPE key; up-projection
+    #               of the new token in the decompressed form)
+    kv_up_proj: int  # MLA naive: up-projecting every cached latent (grows with L); else 0
+    absorb: int  # MLA absorbed: q_nope·W_UK and the W_UV after attention; else 0
+    scores: int  # q·K^T over the attended tokens
+    values: int  # weights·V over the attended tokens
+    o_proj: int
+
+    @property
+    def projections(self) -> int:
+        return self.q_proj + self.kv_proj + self.o_proj
+
+    @property
+    def attention(self) -> int:
+        """Terms that grow with context (plus the absorbed form's per-token fix-ups)."""
+        return self.kv_up_proj + self.absorb + self.scores + self.values
+
+    @property
+    def total(self) -> int:
+        return self.projections + self.attention
+
+
+def _head_flops(h: int, att: HeadAttention, keys: float) -> AttentionFlops:
+    n_h, n_kv = att.num_attention_heads, att.num_key_value_heads
+    d, dv = att.head_dim, att.v_head_dim
+    return AttentionFlops(
+        q_proj=2 * h * n_h * d,
+        kv_proj=2 * h * n_kv * (d + dv),
+        kv_up_proj=0,
+        absorb=0,
+        scores=round(2 * n_h * d * keys),
+        values=round(2 * n_h * dv * keys),
+        o_proj=2 * n_h * dv * h,
+    )
+
+
+def _mla_q_proj(h: int, att: LatentAttention) -> int:
+    q_dim = att.num_attention_heads * att.q_head_dim
+    if att.q_lora_rank:
+        return 2 * h * att.q_lora_rank + 2 * att.q_lora_rank * q_dim
+    return 2 * h * q_dim
+
+
+def _mla_flops(h: int, att: LatentAttention, keys: float, form: MLAForm,
+               *, up_tokens: float) -> AttentionFlops:
+    """`keys`: tokens attended; `up_tokens`: cached latents up-projected in the naive form."""
+    n_h, d_c, d_r = att.num_attention_heads, att.kv_lora_rank, att.qk_rope_head_dim
+    d_n, d_v = att.qk_nope_head_dim, att.v_head_dim
+    down = 2 * h * (d_c + d_r)  # kv_a_proj_with_mqa: latent + shared RoPE key
+    up_one = 2 * d_c * n_h * (d_n + d_v)  # W_UK and W_UV for one token
+    common = {"q_proj": _mla_q_proj(h, att), "o_proj": 2 * n_h * d_v * h}
+    if form is MLAForm.absorbed:
+        return AttentionFlops(
+            kv_proj=down, kv_up_proj=0,
+            absorb=2 * n_h * d_n * d_c + 2 * n_h * d_c * d_v,
+            scores=round(2 * n_h * (d_c + d_r) * keys),
+            values=round(2 * n_h * d_c * keys),
+            **common,
+        )
+    scores = round(2 * n_h * (d_n + d_r) * keys)
+    values = round(2 * n_h * d_v * keys)
+    if form is MLAForm.naive:
+        return AttentionFlops(kv_proj=down, kv_up_proj=round(up_one * up_tokens), absorb=0,
+                              scores=scores, values=values, **common)
+    return AttentionFlops(kv_proj=down + up_one, kv_up_proj=0, absorb=0,
+                          scores=scores, values=values, **common)
+
+
+def attention_flops(spec: ModelSpec, *, context: int, phase: str = "decode",
+                    mla_form: MLAForm = MLAForm.absorbed) -> AttentionFlops:
+    """One layer, one token. decode: attend to `context` cached tokens; prefill: one token of a
+    causal prompt of length `context` (attends to (context + 1) / 2 tokens on average; the naive
+    MLA form up-projects each prompt token once, as prefill kernels do)."""
+    if phase not in ("decode", "prefill"):
+        raise ValueError(phase)
+    keys = context if phase == "decode" else (context + 1) / 2
+    att = spec.attention
+    if isinstance(att, LatentAttention):
+        up_tokens = context if phase == "decode" else 1
+        return _mla_flops(spec.hidden_size, att, keys, mla_form, up_tokens=up_tokens)
+    return _head_flops(spec.hidden_size, att, keys)
+
+
+def recurrent_flops_per_token(spec: ModelSpec) -> int:
+    """One recurrent mixer, one token: its projections (2 per weight) plus the state update and
+    read-out (`recurrent_state_flops_per_token`, the recurrent form)."""
+    from kvplan.weights.params import recurrent_params
+
+    if spec.recurrent is None:
+        return 0
+    return 2 * recurrent_params(spec) + recurrent_state_flops_per_token(spec)
+
+
+# Tokens per chunk of the chunked Gated DeltaNet prefill: SGLang 0.5.6 / fla
+# layers/attention/fla/chunk.py chunk_gated_delta_rule_fwd (chunk_local_cumsum(g,
+# chunk_size=64); chunk_scaled_dot_kkt_fwd, recompute_w_u_fwd, chunk_fwd_o use BT = 64).
+GDN_CHUNK_TOKENS = 64
+
+
+def recurrent_state_flops_per_token(spec: ModelSpec, phase: str = "decode") -> int:
+    """One recurrent mixer's state work for one token, counted as the multiply-adds of a matmul
+    (Mamba2: B x outer product and C.h over heads x head_dim x d_state; Mamba1: the same over
+    d_inner x d_state; Gated DeltaNet / KDA: S.k, the rank-1 update and S.q over heads x d_v x
+    d_k; short conv: kernel x width).
+
+    prefill: Gated DeltaNet runs the chunked (WY) form (fla chunk.py, chunks of C = 64 tokens),
+    which adds per token and value head, besides the three d_k x d_v products (v_new = u - W h,
+    the state update K^T v_new, the read-out Q h): the in-chunk K K^T (2 C d_k,
+    chunk_scaled_dot_kkt_fwd), W = A (beta k) and U = A (beta v) (2 C (d_k + d_v),
+    recompute_w_u_fwd), the in-chunk Q K^T and its product with v_new (2 C (d_k + d_v),
+    chunk_fwd_o); solve_tril's 64 x 64 inverses (O(C^2) per token) are left out. The other
+    kinds keep the recurrent count (Mamba2's SSD chunk terms need the config's chunk size,
+    which the spec does not carry)."""
+    rec = spec.recurrent
+    if rec is None:
+        return 0
+    if rec.kind == "mamba2":
+        return 2 * 2 * rec.num_heads * rec.head_dim * rec.state_size
+    if rec.kind == "mamba1":
+        return 2 * 2 * rec.intermediate_size * rec.state_size
+    if rec.kind == "gated_delta_net":
+        dk, dv = rec.key_head_dim, rec.value_head_dim
+        state = 3 * 2 * dv * dk
+        if phase == "prefill":
+            state += 2 * GDN_CHUNK_TOKENS * (3 * dk + 2 * dv)
+        return rec.num_value_heads * state
+    if rec.kind in ("kda", "linear_attention"):
+        return 3 * 2 * rec.num_heads * rec.head_dim * rec.head_dim
+    return 2 * rec.intermediate_size * rec.conv_kernel  # short_conv
+
+
+def attended_tokens(spec: ModelSpec, index: int, context: int) -> int:
+    """Tokens layer `index` attends to at `context`: its window or chunk, else the context."""
+    window = spec.layer_windows[index] if spec.layer_windows else None
+    span = window or spec.chunk(index) or context
+    return min(context, span)
+
+
+def mlp_flops_per_token(spec: ModelSpec) -> int:
+    """Dense MLP / active experts over all layers, one token: 2 FLOPs per active parameter."""
+    counts = count_params(spec)
+    return sum(2 * (layer.mlp + layer.routed_active + layer.router) for layer in counts.layers)
+
+
+def lm_head_flops_per_token(spec: ModelSpec) -> int:
+    return 2 * spec.hidden_size * spec.vocab_size
+
+
+def mla_cache_elements(att: LatentAttention, form: MLAForm) -> int:
+    """Elements cached per token per layer by each MLA form."""
+    if form is MLAForm.decompressed:
+        return att.num_attention_heads * (att.qk_nope_head_dim + att.qk_rope_head_dim
+                                          + att.v_head_dim)
+    return att.kv_lora_rank + att.qk_rope_head_dim
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecodeCost:
+    """One decode step for a batch, on one GPU holding the whole model (tp = 1)."""
+
+    context: int
+    batch: int
+    mla_form: str | None
+    attention_flops_per_token: int  # all layers: projections + attention
+    decode_flops_per_token: int  # attention + MLP + lm_head
+    prefill_flops_per_token: int  # per prompt token of a causal prompt of `context` tokens
+    kv_read_bytes_per_token: int  # KV cache read for one request's decode step
+    weight_read_bytes_per_step: int  # weights read once per step, shared by the batch
+    arithmetic_intensity: float  # FLOPs per byte moved, at this batch
+    step_seconds: float | None  # roofline time of one step (None without a GPU)
+    compute_bound_batch: int | None  # smallest batch at which the step turns compute-bound
+
+    @property
+    def bytes_per_step(self) -> int:
+        return self.weight_read_bytes_per_step + self.batch * self.kv_read_bytes_per_token
+
+
+def _weights_read_bytes(spec: ModelSpec, batch: int) -> int:
+    """Weights one decode step reads. Dense weights once; for MoE the expected number of distinct
+    routed experts a batch touches, n·(1 - (1 - k/n)^B) per layer (uniform routing)."""
+    counts = count_params(spec)
+    dtype = get_dtype(spec.weight_dtype)
+    # The embedding lookup is a gather of `batch` rows (negligible); the lm_head matmul reads a
+    # full vocab x hidden matrix, the embedding matrix itself when the two are tied.
+    params = (counts.lm_head or counts.embedding) + counts.final_norm
+    for layer in counts.layers:
+        params += layer.attention + layer.mlp + layer.router + layer.norms
+        if layer.routed_experts and spec.moe is not None:
+            n, k = spec.moe.n_routed_experts, spec.moe.num_experts_per_tok
+            touched = n * (1 - (1 - k / n) ** batch)
+            params += round(layer.routed_experts * touched / n)
+    return dtype.bytes_for(params)
+
+
+def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
+                mla_form: MLAForm = MLAForm.absorbed, tp: int = 1,
+                hbm_bytes_per_s: int | None = None,
+                peak_flops_per_s: int | None = None) -> DecodeCost:
+    """Per GPU of a `tp`-way tensor-parallel group: FLOPs and weights split evenly (ideal), KV
+    read per rank as the cache is laid out (MLA's latent is read whole by every rank)."""
+    # Attention layers only (hybrids: the recurrent layers are counted below), each over the
+    # tokens it attends: its sliding window or local chunk, else the whole context.
+    prefill_form = MLAForm.naive if mla_form is MLAForm.absorbed else mla_form
+    owners = spec.kv_owner_flags
+    att_total = att_prefill_total = 0
+    for i in range(spec.num_hidden_layers):
+        if not spec.has_attention(i):
+            continue
+        span = attended_tokens(spec, i, context)
+        dec = attention_flops(spec, context=span, mla_form=mla_form)
+        # Prefill uses the naive form for MLA (compute-bound; up-project each prompt token once).
+        pre = attention_flops(spec, context=span, phase="prefill", mla_form=prefill_form)
+        # Layers that reuse an earlier layer's cache (cross-layer sharing) skip their K/V
+        # projection.
+        att_total += dec.total - (0 if owners[i] else dec.kv_proj)
+        att_prefill_total += pre.total - (0 if owners[i] else pre.kv_proj)
+    recurrent = spec.num_recurrent_layers * recurrent_flops_per_token(spec)
+    rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec) + recurrent
+    decode = (att_total + rest) // tp
+    layout = kv_layout(spec, kv_dtype=kv_dtype, tp=tp)
+    per_layer = layout.bytes_per_token_per_layer
+    if isinstance(spec.attention, LatentAttention) and mla_form is MLAForm.decompressed:
+        elements = mla_cache_elements(spec.attention, mla_form)
+        per_layer = get_dtype(kv_dtype).bytes_for(elements // tp)  # per-head cache shards
+    # Every layer reads the cache it attends over, its own or (cross-layer sharing) an earlier
+    # layer's: sharing saves capacity, not bandwidth. Sliding and chunked layers read their span;
+    # a recurrent layer reads and writes its whole state once per token.
+    kv_read = sum(attended_tokens(spec, i, context) for i in range(spec.num_hidden_layers)
+                  if spec.has_attention(i)) * per_layer
+    if spec.recurrent is not None:
+        from kvplan.kv.cache import activation_dtype, recurrent_state
+
+        state = recurrent_state(spec.recurrent, tp=tp, conv_dtype=activation_dtype(spec))
+        kv_read += 2 * spec.num_recurrent_layers * state.state_bytes
+    weights = _weights_read_bytes(spec, batch) // tp
+    moved = weights + batch * kv_read
+    intensity = batch * decode / moved
+    step = crossover = None
+    if hbm_bytes_per_s and peak_flops_per_s:
+        step = max(batch * decode / peak_flops_per_s, moved / hbm_bytes_per_s)
+        crossover = _compute_bound_batch(spec, decode, kv_read, hbm_bytes_per_s,
+                                         peak_flops_per_s, tp=tp)
+    return DecodeCost(
+        context=context, batch=batch,
+        mla_form=mla_form.value if isinstance(spec.attention, LatentAttention) else None,
+        attention_flops_per_token=att_total // tp,
+        decode_flops_per_token=decode,
+        prefill_flops_per_token=(att_prefill_total + rest) // tp,
+        kv_read_bytes_per_token=kv_read,
+        weight_read_bytes_per_step=weights,
+        arithmetic_intensity=intensity,
+        step_seconds=step,
+        compute_bound_batch=crossover,
+    )
+
+
+def _compute_bound_batch(spec: ModelSpec, flops_per_token: int, kv_read: int, bw: int,
+                         peak: int, *, tp: int = 1, limit: int = 1 << 20) -> int | None:
+    """Smallest batch B with B·F/peak >= (W(B) + B·KV)/bw; None when the step stays
+    memory-bound (each request's KV read alone outweighs its FLOPs)."""
+    if flops_per_token / peak <= kv_read / bw:
+        return None
+
+    def bound(b: int) -> bool:
+        weights = _weights_read_bytes(spec, b) // tp
+        return b * flops_per_token / peak >= (weights + b * kv_read) / bw
+
+    return first_true(bound, limit=limit)
+
+
+def absorbed_crossover_context(spec: ModelSpec, limit: int = 1 << 20) -> int | None:
+    """Smallest decode context at which the absorbed MLA form costs fewer FLOPs per token than the
+    naive one (found by search, not assumed); None for non-MLA models or if never."""
+    if not isinstance(spec.attention, LatentAttention):
+        return None
+
+    def cheaper(ctx: int) -> bool:
+        a = attention_flops(spec, context=ctx, mla_form=MLAForm.absorbed).total
+        n = attention_flops(spec, context=ctx, mla_form=MLAForm.naive).total
+        return a < n
+
+    # The naive form's extra cost grows linearly in the context, so this is monotone.
+    return first_true(cheaper, limit=limit)
+
+
+def with_attention(spec: ModelSpec, attention: HeadAttention | LatentAttention) -> ModelSpec:
+    """The same model with its attention rewritten (for `kvplan compare`)."""
+    return replace(spec, attention=attention)

@@ -1,0 +1,264 @@
+"""config.json readers for the layer plans of 2025-26 architectures: which layer holds which cache.
+
+Each family is read by its real field names, as vLLM's model code reads them (0.32:
+``vllm/model_executor/models/<family>.py`` and ``get_mamba_state_shape_from_config``). The result
+is kvplan's top-level ``layer_types`` (full_attention, sliding_attention, chunked_attention,
+recurrent, hybrid, mlp), the ``recurrent`` state section and extra attention fields.
+
+A config that declares a cache kvplan does not model is refused with the field named, never
+sized as attention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import SpecError
+from kvplan._util.validate import checked_int, checked_int_list
+from kvplan.model.spec import CHUNKED, FULL, HYBRID, MLP_ONLY, RECURRENT
+
+if TYPE_CHECKING:
+    from kvplan.sources.hf_config import _Config
+
+
+@dataclass
+class LayerPlan:
+    layer_types: list[str]
+    recurrent: dict[str, Any] | None = None
+    attention: dict[str, Any] = field(default_factory=dict)  # extra attention fields
+    mlp_in_mixer_layers: bool = True
+
+
+# Fields that declare a cache of a kind kvplan must know to size. On a model_type that no reader
+# below handles, any of them is refused (one line naming the field).
+STATE_FIELDS = (
+    "hybrid_override_pattern", "linear_attn_config", "attn_layer_period", "mamba_d_state",
+    "mamba_d_ssm", "ssm_state_size", "state_size", "linear_num_key_heads",
+    "linear_num_value_heads", "linear_key_head_dim", "conv_L_cache", "index_head_dim",
+    "attention_chunk_size", "attn_type_list", "full_attention_interval", "mamba_n_heads",
+    "num_linear_layers", "lightning_attention",
+)
+
+
+def _need(c: _Config, *keys: str) -> int:
+    value = c.int(*keys, required=keys[0])
+    assert value is not None
+    return value
+
+
+def _nemotron_h(c: _Config, layers: int) -> LayerPlan:
+    # hybrid_override_pattern: one character per layer. M = Mamba2, * = attention, - = MLP,
+    # E = MoE (vllm/model_executor/models/nemotron_h.py); a mixer layer holds no MLP of its own.
+    pattern = c.data.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or len(pattern) != layers:
+        raise SpecError(c.path, "hybrid_override_pattern",
+                        f"expected a string of {layers} characters (one per layer)")
+    kinds = {"M": RECURRENT, "*": FULL, "-": MLP_ONLY, "E": MLP_ONLY}
+    bad = sorted(set(pattern) - set(kinds))
+    if bad:
+        raise SpecError(c.path, "hybrid_override_pattern",
+                        f"layer kind {bad[0]!r} is not one kvplan models (M, *, -, E)")
+    heads = _need(c, "mamba_num_heads")
+    head_dim = _need(c, "mamba_head_dim")
+    ssm_dtype = c.data.get("mamba_ssm_cache_dtype") or "float32"
+    c.warn(f"mamba_ssm_cache_dtype {ssm_dtype}: vLLM's NemotronH default (float32 unless the "
+           "config says otherwise)")
+    return LayerPlan(
+        layer_types=[kinds[ch] for ch in pattern],
+        recurrent={"kind": "mamba2", "conv_kernel": _need(c, "conv_kernel"),
+                   "intermediate_size": heads * head_dim, "state_size": _need(c, "ssm_state_size"),
+                   "n_groups": _need(c, "n_groups"), "num_heads": heads, "head_dim": head_dim,
+                   "ssm_dtype": ssm_dtype},
+        mlp_in_mixer_layers=False)
+
+
+def _mamba2_fields(c: _Config, hidden: int, *, heads_key: str, d_inner: int | None = None
+                   ) -> dict[str, Any]:
+    heads = _need(c, heads_key)
+    head_dim = _need(c, "mamba_d_head")
+    inner = d_inner if d_inner is not None else heads * head_dim
+    return {"kind": "mamba2", "conv_kernel": _need(c, "mamba_d_conv"),
+            "intermediate_size": inner, "state_size": _need(c, "mamba_d_state"),
+            "n_groups": _need(c, "mamba_n_groups"), "num_heads": heads, "head_dim": head_dim}
+
+
+def _granite_hybrid(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    types = c.data.get("layer_types")
+    if not isinstance(types, list) or len(types) != layers:
+        raise SpecError(c.path, "layer_types", f"missing: a list of {layers} entries "
+                                               "('mamba' or 'attention') is needed")
+    mapping = {"mamba": RECURRENT, "attention": FULL}
+    bad = [t for t in types if t not in mapping]
+    if bad:
+        raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
+    return LayerPlan(layer_types=[mapping[t] for t in types],
+                     recurrent=_mamba2_fields(c, hidden, heads_key="mamba_n_heads"))
+
+
+def _falcon_h1(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    # Every Falcon-H1 layer runs attention and Mamba2 side by side (parallel hybrid).
+    d_ssm = c.int("mamba_d_ssm")
+    if d_ssm is None:
+        d_ssm = _need(c, "mamba_expand") * hidden
+    rec = _mamba2_fields(c, hidden, heads_key="mamba_n_heads", d_inner=d_ssm)
+    return LayerPlan(layer_types=[HYBRID] * layers, recurrent=rec)
+
+
+def _bamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    # Bamba: Mamba2 everywhere but the attn_layer_indices (vLLM <= 0.22, BambaForCausalLM).
+    indices = c.data.get("attn_layer_indices")
+    if not isinstance(indices, list) or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < layers for i in indices):
+        raise SpecError(c.path, "attn_layer_indices", f"expected a list of layer indices "
+                                                      f"below {layers}")
+    d_inner = _need(c, "mamba_expand") * hidden
+    return LayerPlan(layer_types=[FULL if i in indices else RECURRENT for i in range(layers)],
+                     recurrent=_mamba2_fields(c, hidden, heads_key="mamba_n_heads",
+                                              d_inner=d_inner))
+
+
+def _jamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    period = _need(c, "attn_layer_period")
+    offset = c.int_or("attn_layer_offset", 0)
+    types = [FULL if i % period == offset else RECURRENT for i in range(layers)]
+    expand = _need(c, "mamba_expand")
+    rec = {"kind": "mamba1", "conv_kernel": _need(c, "mamba_d_conv"),
+           "intermediate_size": expand * hidden, "state_size": _need(c, "mamba_d_state"),
+           "conv_bias": c.bool("mamba_conv_bias", True)}
+    dt_rank = c.data.get("mamba_dt_rank")
+    if dt_rank != "auto":  # "auto": ceil(hidden / 16), the spec's default
+        dt_rank = c.int("mamba_dt_rank")
+        if dt_rank is not None:
+            rec["dt_rank"] = dt_rank
+    return LayerPlan(layer_types=types, recurrent=rec)
+
+
+def _gdn_fields(c: _Config) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "kind": "gated_delta_net", "conv_kernel": _need(c, "linear_conv_kernel_dim"),
+        "num_key_heads": _need(c, "linear_num_key_heads"),
+        "num_value_heads": _need(c, "linear_num_value_heads"),
+        "key_head_dim": _need(c, "linear_key_head_dim"),
+        "value_head_dim": _need(c, "linear_value_head_dim")}
+    dtype = c.data.get("mamba_ssm_dtype")
+    if dtype is not None:
+        rec["ssm_dtype"] = dtype  # Qwen3.5: vLLM takes the SSM state dtype from the config
+    return rec
+
+
+def _qwen_linear(c: _Config, layers: int) -> LayerPlan:
+    types = c.data.get("layer_types")
+    if isinstance(types, list):
+        mapping = {"linear_attention": RECURRENT, "full_attention": FULL}
+        if len(types) != layers:
+            raise SpecError(c.path, "layer_types", f"expected {layers} entries, got {len(types)}")
+        bad = [t for t in types if t not in mapping]
+        if bad:
+            raise SpecError(c.path, "layer_types",
+                            f"layer type {bad[0]!r} is not one kvplan models")
+        plan_types = [mapping[t] for t in types]
+    else:
+        # Qwen3-Next: every full_attention_interval-th layer (1-based) is full attention.
+        interval = _need(c, "full_attention_interval")
+        plan_types = [FULL if (i + 1) % interval == 0 else RECURRENT for i in range(layers)]
+    return LayerPlan(layer_types=plan_types, recurrent=_gdn_fields(c))
+
+
+def _kimi_linear(c: _Config, layers: int) -> LayerPlan:
+    cfg = c.data.get("linear_attn_config")
+    if not isinstance(cfg, dict):
+        raise SpecError(c.path, "linear_attn_config", "expected a mapping")
+    kda = checked_int_list(cfg.get("kda_layers") or [], path=c.path,
+                           field="linear_attn_config.kda_layers")
+    full = checked_int_list(cfg.get("full_attn_layers") or [], path=c.path,
+                            field="linear_attn_config.full_attn_layers")
+    # 1-based layer numbers (vllm/model_executor/models/kimi_linear.py: is_kda_layer(i + 1)).
+    types = []
+    for n in range(1, layers + 1):
+        if n in kda:
+            types.append(RECURRENT)
+        elif n in full:
+            types.append(FULL)
+        else:
+            raise SpecError(c.path, "linear_attn_config",
+                            f"layer {n} is in neither kda_layers nor full_attn_layers")
+    heads, head_dim = cfg.get("num_heads"), cfg.get("head_dim")
+    kernel = cfg.get("short_conv_kernel_size")
+    for name, value in (("num_heads", heads), ("head_dim", head_dim),
+                        ("short_conv_kernel_size", kernel)):
+        checked_int(value, path=c.path, field=f"linear_attn_config.{name}")
+    return LayerPlan(layer_types=types, recurrent={
+        "kind": "kda", "conv_kernel": kernel, "num_heads": heads, "head_dim": head_dim})
+
+
+def _llama4(c: _Config, layers: int) -> LayerPlan:
+    chunk = c.int("attention_chunk_size")
+    nope = c.int_list("no_rope_layers")
+    if not nope:
+        # Llama4TextConfig default: every no_rope_layer_interval-th layer (1-based, default 4)
+        # skips RoPE and attends globally; the others use RoPE and chunked attention.
+        interval = c.int_or("no_rope_layer_interval", 4, minimum=1)
+        nope = [int((i + 1) % interval != 0) for i in range(layers)]
+    if len(nope) != layers:
+        raise SpecError(c.path, "no_rope_layers", f"expected {layers} entries, got {len(nope)}")
+    if chunk is None:
+        return LayerPlan(layer_types=[FULL] * layers)
+    types = [CHUNKED if use_rope else FULL for use_rope in nope]
+    return LayerPlan(layer_types=types, attention={"attention_chunk_size": chunk})
+
+
+def _lfm2(c: _Config, layers: int, hidden: int) -> LayerPlan:
+    # transformers' Lfm2Config: layer_types when given, else full attention at full_attn_idxs
+    # (LFM2-1.2B/700M/350M ship only those), else at every layer.
+    types = c.data.get("layer_types")
+    if types is None:
+        full = c.int_list("full_attn_idxs") if c.data.get("full_attn_idxs") is not None \
+            else list(range(layers))
+        if any(i >= layers for i in full):
+            raise SpecError(c.path, "full_attn_idxs", f"expected layer indices below {layers}")
+        types = ["full_attention" if i in full else "conv" for i in range(layers)]
+    if not isinstance(types, list) or len(types) != layers:
+        raise SpecError(c.path, "layer_types", f"expected a list of {layers} entries")
+    mapping = {"conv": RECURRENT, "full_attention": FULL}
+    bad = [t for t in types if t not in mapping]
+    if bad:
+        raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
+    # vLLM sizes the conv state from conv_dim (lfm2.py get_mamba_state_shape_from_config:
+    # short_conv_state_shape(intermediate_size=hf_config.conv_dim)); every LFM2 sets it to
+    # hidden_size.
+    plan_types = [mapping[t] for t in types]
+    if RECURRENT not in plan_types:
+        return LayerPlan(layer_types=plan_types)
+    return LayerPlan(layer_types=plan_types, recurrent={
+        "kind": "short_conv", "conv_kernel": c.int_or("conv_L_cache", 3, minimum=2),
+        "intermediate_size": c.int_or("conv_dim", hidden, minimum=1)})
+
+
+def layer_plan(c: _Config, layers: int, hidden: int) -> LayerPlan | None:
+    """The layer plan of a hybrid family, or None for uniform / sliding-only models."""
+    mt = c.model_type
+    if mt == "nemotron_h":
+        return _nemotron_h(c, layers)
+    if mt == "granitemoehybrid":
+        return _granite_hybrid(c, layers, hidden)
+    if mt == "falcon_h1":
+        return _falcon_h1(c, layers, hidden)
+    if mt == "jamba":
+        return _jamba(c, layers, hidden)
+    if mt == "bamba":
+        return _bamba(c, layers, hidden)
+    if mt in ("qwen3_next", "qwen3_5", "qwen3_5_moe"):
+        return _qwen_linear(c, layers)
+    if mt == "kimi_linear":
+        return _kimi_linear(c, layers)
+    if mt == "llama4":
+        return _llama4(c, layers)
+    if mt == "lfm2":
+        return _lfm2(c, layers, hidden)
+    return None
+
+
+HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
+                                "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
+                                "lfm2"})

@@ -1,0 +1,204 @@
+"""Hugging Face Hub ids as MODEL (``kvplan estimate Qwen/Qwen3-8B``), through huggingface_hub.
+
+What is read, in order:
+
+1. config.json from the local Hugging Face cache (``HF_HUB_CACHE`` / ``HF_HOME``), else from the
+   Hub (one small download into that cache);
+2. the safetensors headers: from the cached snapshot when every weight file is there, else from
+   the Hub by HTTP range requests (``get_safetensors_metadata``: the first 100 kB of each file,
+   plus the rest of a header when longer). The weights themselves are never downloaded.
+
+``HF_HUB_OFFLINE=1`` keeps kvplan off the network: config.json must be in the cache, and without
+cached weight files the weights come from the architecture (with a warning). ``HF_ENDPOINT``,
+``HF_TOKEN`` and the cache variables are huggingface_hub's own; they are read when kvplan calls
+it, so they can be set per run.
+
+Private, gated or missing repos are one-line errors naming the id (exit 2); a Hub that cannot be
+reached is a runtime failure (exit 1). huggingface_hub is imported only here, only for Hub ids,
+so that other MODEL arguments stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import KvplanError, SpecError
+
+if TYPE_CHECKING:
+    from kvplan.model.checkpoint import CheckpointWeights
+    from kvplan.model.spec import ModelSpec
+
+# huggingface_hub's repo-id rule (utils/_validators.py, validate_repo_id): one "/", names of
+# letters, digits, "-", "_", "." up to 96 characters, no "--" or ".." and no leading/trailing
+# "-" or ".".
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
+
+
+class HubUnreachable(KvplanError):
+    """The Hub could not be reached (network, timeout, server error): a runtime failure."""
+
+    exit_code = 1
+
+
+def is_hub_id(model: str) -> bool:
+    """Whether MODEL reads as ``owner/name``. The caller asks only after bundled ids and local
+    paths have failed to resolve."""
+    return (_REPO_ID.match(model) is not None and "--" not in model and ".." not in model
+            and not model.endswith((".", "-")) and not model.lower().endswith(
+                (".json", ".yaml", ".yml")))
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def _client_kwargs() -> dict[str, Any]:
+    # Read at call time (huggingface_hub reads its constants once, at import).
+    out: dict[str, Any] = {}
+    cache = os.environ.get("HF_HUB_CACHE")
+    if not cache and os.environ.get("HF_HOME"):
+        cache = str(Path(os.environ["HF_HOME"]) / "hub")
+    if cache:
+        out["cache_dir"] = cache
+    token = os.environ.get("HF_TOKEN")
+    if token is not None:
+        out["token"] = token or False
+    return out
+
+
+def _endpoint() -> str | None:
+    return os.environ.get("HF_ENDPOINT") or None
+
+
+def _problem(model_id: str, exc: Exception, *, online: bool = True) -> KvplanError:
+    """One line for a huggingface_hub failure, naming the id."""
+    from huggingface_hub import errors as e
+
+    if online and isinstance(exc, e.LocalEntryNotFoundError):
+        # hf_hub_download's answer when the Hub cannot be reached and the cache lacks the file.
+        return HubUnreachable(f"{model_id}: cannot reach the Hugging Face Hub "
+                              f"({_endpoint() or 'huggingface.co'}) and config.json is not in "
+                              "the local cache")
+    if isinstance(exc, e.GatedRepoError):
+        return SpecError(model_id, None, "gated repository on the Hugging Face Hub: accept its "
+                                         "terms on huggingface.co and set HF_TOKEN")
+    if isinstance(exc, e.RepositoryNotFoundError):
+        return SpecError(model_id, None, "no such model on the Hugging Face Hub (or it is "
+                                         "private: set HF_TOKEN), and not a bundled id or a "
+                                         "local path")
+    if isinstance(exc, e.RevisionNotFoundError):
+        return SpecError(model_id, None, "revision not found on the Hugging Face Hub")
+    if isinstance(exc, e.LocalEntryNotFoundError):
+        return SpecError(model_id, "config.json", "not in the local Hugging Face cache and "
+                                                  "HF_HUB_OFFLINE=1 (unset it to download)")
+    if isinstance(exc, e.EntryNotFoundError):
+        return SpecError(model_id, "config.json", "the repository has no config.json")
+    if isinstance(exc, e.HfHubHTTPError):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403):
+            return SpecError(model_id, None, f"access refused by the Hugging Face Hub "
+                                             f"(HTTP {status}): private or gated; set HF_TOKEN")
+        return HubUnreachable(f"{model_id}: the Hugging Face Hub answered HTTP {status}")
+    if isinstance(exc, e.OfflineModeIsEnabled):
+        return SpecError(model_id, None, "HF_HUB_OFFLINE=1 and not in the local cache")
+    return HubUnreachable(f"{model_id}: cannot reach the Hugging Face Hub "
+                          f"({exc.__class__.__name__})")
+
+
+def _config_path(model_id: str) -> Path:
+    """config.json: from the cache first, else downloaded (unless offline)."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    kw = _client_kwargs()
+    try:
+        return Path(hf_hub_download(model_id, "config.json", local_files_only=True, **kw))
+    except LocalEntryNotFoundError as exc:
+        if _offline():
+            raise _problem(model_id, exc, online=False) from None
+    except Exception as exc:  # every client failure becomes one line
+        raise _problem(model_id, exc, online=False) from None
+    try:
+        return Path(hf_hub_download(model_id, "config.json", endpoint=_endpoint(), **kw))
+    except Exception as exc:
+        raise _problem(model_id, exc) from None
+
+
+def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights | None:
+    """The headers of a snapshot whose weight files are all in the cache, else None."""
+    import json
+
+    from kvplan.sources.checkpoint import INDEX_FILE, read_checkpoint
+
+    index = snapshot / INDEX_FILE
+    if index.is_file():
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if not shards or not all((snapshot / str(s)).is_file() for s in shards):
+            return None
+    elif not (snapshot / "model.safetensors").is_file():
+        return None
+    return read_checkpoint(snapshot, num_hidden_layers=num_hidden_layers)
+
+
+def _remote_weights(model_id: str, revision: str | None,
+                    num_hidden_layers: int) -> CheckpointWeights | None:
+    """The headers by range requests (huggingface_hub's get_safetensors_metadata); None when
+    the repo holds no safetensors weights."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
+
+    from kvplan.sources.checkpoint import check_entry, from_headers
+
+    kw = _client_kwargs()
+    api = HfApi(endpoint=_endpoint(), token=kw.get("token"))
+    try:
+        meta = api.get_safetensors_metadata(model_id, revision=revision)
+    except NotASafetensorsRepoError:
+        return None
+    except SafetensorsParsingError as exc:
+        raise SpecError(model_id, None, f"unreadable safetensors header: {exc}") from None
+    except Exception as exc:
+        raise _problem(model_id, exc) from None
+    source = f"hf://{model_id}"
+    headers: dict[str, dict[str, Any]] = {}
+    for file, fm in meta.files_metadata.items():
+        entries: dict[str, Any] = {}
+        for name, info in fm.tensors.items():
+            entry = {"dtype": info.dtype, "shape": list(info.shape),
+                     "data_offsets": list(info.data_offsets)}
+            check_entry(f"{source}/{file}", name, entry)
+            entries[name] = entry
+        headers[file] = entries
+    weight_map = dict(meta.weight_map) if meta.sharded else None
+    return from_headers(source, headers, weight_map, num_hidden_layers=num_hidden_layers)
+
+
+def load_hub_model(model_id: str) -> tuple[ModelSpec, list[str]]:
+    """A Hub repo's config.json as a ModelSpec carrying its checkpoint headers, plus warnings."""
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        raise SpecError(model_id, None, "a Hugging Face id needs huggingface_hub "
+                                        "(pip install huggingface_hub)") from None
+    from kvplan.sources.hf_config import load_config
+
+    config = _config_path(model_id)
+    spec, warnings = load_config(config)
+    # The cache keeps files under snapshots/<commit>/: pin the headers to that commit.
+    revision = config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name) else None
+    ckpt = _cached_weights(config.parent, spec.num_hidden_layers)
+    if ckpt is None and _offline():
+        warnings.append("HF_HUB_OFFLINE=1 and the weight files are not in the cache: weights "
+                        "from the architecture, not the checkpoint headers")
+    elif ckpt is None:
+        ckpt = _remote_weights(model_id, revision, spec.num_hidden_layers)
+    spec = replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}",
+                   checkpoint=ckpt)
+    return spec, warnings

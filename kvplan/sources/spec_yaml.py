@@ -1,0 +1,466 @@
+"""A model spec YAML (or the mapping config.json import builds) -> ModelSpec: every field
+validated at the boundary, each error one line naming the file and the field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
+from kvplan._util.errors import SpecError
+from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
+from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
+from kvplan.model.spec import (
+    CHUNKED,
+    FULL,
+    HYBRID,
+    LAYER_TYPES,
+    MLP_ONLY,
+    QWEN3_VL_MAX_PIXELS,
+    QWEN3_VL_VIDEO_MAX_PIXELS,
+    RECURRENT,
+    RECURRENT_FIELDS,
+    SLIDING,
+    STATE_DTYPES,
+    IndexerSpec,
+    MLPSpec,
+    ModelSpec,
+    MoESpec,
+    QwenViTSpec,
+    RecurrentSpec,
+    VisionTowerSpec,
+    last_layers_sources,
+    share_every_sources,
+    validate_kv_sources,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
+
+
+class _Reader:
+    """Reads one mapping section, remembering which keys were consumed."""
+
+    def __init__(self, data: Any, path: str, prefix: str) -> None:
+        if not isinstance(data, Mapping):
+            raise SpecError(path, prefix.rstrip(".") or None, "expected a mapping of fields")
+        self.data = data
+        self.path = path
+        self.prefix = prefix
+        self.seen: set[str] = set()
+
+    def field(self, key: str) -> str:
+        return f"{self.prefix}{key}"
+
+    def error(self, key: str, message: str) -> SpecError:
+        return SpecError(self.path, self.field(key), message)
+
+    def _get(self, key: str, required: bool) -> Any:
+        self.seen.add(key)
+        if key not in self.data or self.data[key] is None:
+            if required:
+                raise self.error(key, "missing required field")
+            return None
+        return self.data[key]
+
+    def int(self, key: str, *, required: bool = True, default: int | None = None,
+            minimum: int = 1, maximum: int = MAX_SIZE) -> int | None:
+        value = self._get(key, required)
+        if value is None:
+            return default
+        return checked_int(value, path=self.path, field=self.field(key), minimum=minimum,
+                           maximum=maximum)
+
+    def str(self, key: str, *, required: bool = True, default: str | None = None,
+            choices: tuple[str, ...] | None = None) -> str | None:
+        value = self._get(key, required)
+        if value is None:
+            return default
+        checked_text(value, path=self.path, field=self.field(key))
+        if choices is not None and value not in choices:
+            raise self.error(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def bool(self, key: str, *, default: bool = False) -> bool:
+        value = self._get(key, False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, got {value!r}")
+        return value
+
+    def section(self, key: str, *, required: bool = True) -> _Reader | None:
+        value = self._get(key, required)
+        if value is None:
+            return None
+        return _Reader(value, self.path, self.field(key) + ".")
+
+    def forbid(self, keys: tuple[str, ...], why: str) -> None:
+        for key in keys:
+            if key in self.data:
+                raise self.error(key, why)
+
+    def finish(self) -> None:
+        unknown = sorted(str(k) for k in self.data if k not in self.seen)
+        if unknown:
+            raise self.error(unknown[0], "unknown field (see model_specs/README.md for the schema)")
+
+
+_HEAD_FIELDS = ("num_key_value_heads", "head_dim")
+_MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_rank")
+
+
+def _parse_attention(r: _Reader) -> Attention:
+    kind_name = r.str("kind", choices=tuple(k.value for k in AttentionKind))
+    kind = AttentionKind(kind_name)
+    heads = r.int("num_attention_heads")
+    # attention_bias is accepted for every kind (DeepSeek configs carry `attention_bias: false`).
+    attention_bias = r.bool("attention_bias")
+    if kind is AttentionKind.mla:
+        r.forbid(_HEAD_FIELDS, "not used by kind mla (MLA caches kv_lora_rank + qk_rope_head_dim)")
+        return LatentAttention(
+            num_attention_heads=heads,
+            kv_lora_rank=r.int("kv_lora_rank"),
+            qk_rope_head_dim=r.int("qk_rope_head_dim"),
+            qk_nope_head_dim=r.int("qk_nope_head_dim"),
+            v_head_dim=r.int("v_head_dim"),
+            q_lora_rank=r.int("q_lora_rank", required=False),
+        )
+    r.forbid(_MLA_FIELDS, f"only valid for kind mla, not {kind.value}")
+    kv_heads = r.int("num_key_value_heads")
+    head_dim = r.int("head_dim")
+    v_head_dim = r.int("v_head_dim", required=False, default=head_dim)
+    if heads % kv_heads:
+        raise r.error("num_key_value_heads", f"must divide num_attention_heads ({heads})")
+    if kind is AttentionKind.mha and kv_heads != heads:
+        raise r.error("num_key_value_heads",
+                      f"kind mha needs num_attention_heads ({heads}) KV heads")
+    if kind is AttentionKind.mqa and kv_heads != 1:
+        raise r.error("num_key_value_heads", f"kind mqa needs exactly 1 KV head, got {kv_heads}")
+    if kind is AttentionKind.gqa and not 1 <= kv_heads <= heads:
+        raise r.error("num_key_value_heads", "kind gqa needs between 1 and num_attention_heads")
+    return HeadAttention(
+        kind=kind,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        attention_bias=attention_bias,
+        o_proj_bias=r.bool("o_proj_bias"),
+    )
+
+
+def _parse_windows(r: _Reader, num_layers: int) -> tuple[int | None, ...]:
+    window = r.int("sliding_window", required=False)
+    pattern = r.int("sliding_window_pattern", required=False)
+    types = r._get("layer_types", False)
+    if pattern is not None and types is not None:
+        raise r.error("layer_types", "give either sliding_window_pattern or layer_types, not both")
+    if (pattern is not None or types is not None) and window is None:
+        raise r.error("sliding_window", "missing: required with sliding_window_pattern/layer_types")
+    if window is None:
+        return (None,) * num_layers
+    if types is not None:
+        if not isinstance(types, list) or len(types) != num_layers:
+            raise r.error("layer_types", f"expected a list of {num_layers} entries (one per layer)")
+        bad = [t for t in types if t not in (SLIDING, FULL)]
+        if bad:
+            raise r.error("layer_types", f"entries must be {SLIDING} or {FULL}, got {bad[0]!r}")
+        return tuple(window if t == SLIDING else None for t in types)
+    if pattern is not None:
+        # Every `pattern`-th layer (1-based) is global: gemma-3's 6 gives 5 local : 1 global.
+        return tuple(None if (i + 1) % pattern == 0 else window for i in range(num_layers))
+    return (window,) * num_layers
+
+
+def _parse_sharing(r: _Reader, windows: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    n = len(windows)
+    every = r.int("share_every", required=False)
+    last = r.int("num_kv_shared_layers", required=False, minimum=0)
+    targets = r._get("kv_shared_layer_targets", False)
+    given = [name for name, v in (("share_every", every), ("num_kv_shared_layers", last),
+                                  ("kv_shared_layer_targets", targets)) if v is not None]
+    if len(given) != 1:
+        raise SpecError(r.path, r.prefix.rstrip("."),
+                        "give exactly one of share_every, num_kv_shared_layers, "
+                        "kv_shared_layer_targets")
+    r.finish()
+    if every is not None:
+        sources = share_every_sources(n, every)
+        field = r.field("share_every")
+    elif last is not None:
+        if last >= n:
+            raise r.error("num_kv_shared_layers", f"must be < num_hidden_layers ({n})")
+        sources = last_layers_sources(windows, last)
+        field = r.field("num_kv_shared_layers")
+    else:
+        field = r.field("kv_shared_layer_targets")
+        if not isinstance(targets, list) or len(targets) != n:
+            raise SpecError(r.path, field, f"expected a list of {n} entries (null or a layer "
+                                           "index, one per layer)")
+        for t in targets:
+            if t is not None and (isinstance(t, bool) or not isinstance(t, int)):
+                raise SpecError(r.path, field, f"entries must be null or a layer index, got {t!r}")
+        sources = tuple(targets)
+    validate_kv_sources(sources, windows, path=r.path, field=field)
+    return sources
+
+
+
+def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
+    moe = MoESpec(
+        n_routed_experts=r.int("n_routed_experts"),
+        num_experts_per_tok=r.int("num_experts_per_tok"),
+        moe_intermediate_size=r.int("moe_intermediate_size"),
+        n_shared_experts=r.int("n_shared_experts", required=False, default=0, minimum=0),
+        shared_expert_intermediate_size=r.int(
+            "shared_expert_intermediate_size", required=False, default=0, minimum=0
+        ),
+        first_k_dense_replace=r.int("first_k_dense_replace", required=False, default=0, minimum=0),
+        moe_layer_freq=r.int("moe_layer_freq", required=False, default=1),
+    )
+    if moe.num_experts_per_tok > moe.n_routed_experts:
+        raise r.error("num_experts_per_tok",
+                      f"must be <= n_routed_experts ({moe.n_routed_experts})")
+    if moe.first_k_dense_replace > num_layers:
+        raise r.error("first_k_dense_replace", f"must be <= num_hidden_layers ({num_layers})")
+    r.finish()
+    return moe
+
+
+def _parse_quantization(r: _Reader, path: str) -> str | None:
+    """The quantization_config mapping, checked by the weights model (one line on error)."""
+    import json
+
+    qc = r._get("quantization_config", False)
+    if qc is None:
+        return None
+    from kvplan.weights.formats import (
+        parse_quantization_config,  # pure; imported late (it imports spec)
+    )
+
+    parse_quantization_config(qc, path)
+    try:
+        return json.dumps(qc, sort_keys=True)
+    except (TypeError, ValueError):
+        raise r.error("quantization_config", "expected a JSON-like mapping") from None
+
+
+_MIXER_OF = {FULL: "attention", SLIDING: "attention", CHUNKED: "attention",
+             RECURRENT: "recurrent", HYBRID: "hybrid", MLP_ONLY: "mlp"}
+
+
+def _parse_layer_types(r: _Reader, att_r: _Reader, types: Any, num_layers: int
+                       ) -> tuple[tuple[int | None, ...], tuple[int | None, ...],
+                                  tuple[str, ...]]:
+    """Top-level ``layer_types``: one entry per layer from LAYER_TYPES. Returns the sliding
+    windows, the local-attention chunks and the mixers, one entry per layer each."""
+    field = r.field("layer_types")
+    if not isinstance(types, list) or len(types) != num_layers:
+        raise SpecError(r.path, field, f"expected a list of {num_layers} entries (one per layer)")
+    bad = [t for t in types if t not in LAYER_TYPES]
+    if bad:
+        raise SpecError(r.path, field, f"entries must be one of {', '.join(LAYER_TYPES)}, "
+                                       f"got {bad[0]!r}")
+    att_r.forbid(("layer_types", "sliding_window_pattern"),
+                 "not with the top-level layer_types (which already says which layers slide)")
+    window = att_r.int("sliding_window", required=False)
+    chunk = att_r.int("attention_chunk_size", required=False)
+    if SLIDING in types and window is None:
+        raise att_r.error("sliding_window", "missing: layer_types has sliding_attention layers")
+    if CHUNKED in types and chunk is None:
+        raise att_r.error("attention_chunk_size",
+                          "missing: layer_types has chunked_attention layers")
+    windows = tuple(window if t == SLIDING else None for t in types)
+    chunks = tuple(chunk if t == CHUNKED else None for t in types)
+    if all(c is None for c in chunks):
+        chunks = ()
+    return windows, chunks, tuple(_MIXER_OF[t] for t in types)
+
+
+def _parse_indexer(r: _Reader, attention: Attention) -> IndexerSpec:
+    if not isinstance(attention, LatentAttention):
+        raise SpecError(r.path, r.prefix.rstrip("."), "the sparse-attention indexer is only "
+                                                      "modelled for kind mla")
+    spec = IndexerSpec(index_head_dim=r.int("index_head_dim"), index_n_heads=r.int("index_n_heads"),
+                       index_topk=r.int("index_topk"))
+    r.finish()
+    return spec
+
+
+def _parse_recurrent(r: _Reader) -> RecurrentSpec:
+    kind = r.str("kind", choices=tuple(RECURRENT_FIELDS))
+    needed = RECURRENT_FIELDS[kind]
+    values: dict[str, Any] = {"kind": kind}
+    for name in ("conv_kernel", "intermediate_size", "state_size", "n_groups", "num_heads",
+                 "head_dim", "num_key_heads", "num_value_heads", "key_head_dim",
+                 "value_head_dim", "dt_rank"):
+        if name in needed:
+            values[name] = r.int(name)
+        else:
+            value = r.int(name, required=False)
+            if value is not None and name != "dt_rank":
+                raise r.error(name, f"not used by kind {kind} (it needs {', '.join(needed)})")
+            if value is not None:
+                values[name] = value
+    values["ssm_dtype"] = r.str("ssm_dtype", required=False, choices=STATE_DTYPES)
+    values["conv_bias"] = r.bool("conv_bias", default=True)
+    rec = RecurrentSpec(**values)
+    if kind == "mamba2":
+        if rec.num_heads % rec.n_groups:
+            raise r.error("n_groups", f"must divide num_heads ({rec.num_heads})")
+        if rec.num_heads * rec.head_dim != rec.intermediate_size:
+            raise r.error("intermediate_size", f"must equal num_heads x head_dim "
+                                               f"({rec.num_heads * rec.head_dim})")
+    if kind == "gated_delta_net" and rec.num_value_heads % rec.num_key_heads:
+        raise r.error("num_value_heads", f"must be a multiple of num_key_heads "
+                                         f"({rec.num_key_heads})")
+    r.finish()
+    return rec
+
+
+def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
+    """Validate a mapping (from YAML, or converted from config.json) into a ModelSpec."""
+    r = _Reader(data, path, "")
+    layers = r.int("num_hidden_layers", maximum=MAX_LAYERS)
+    weight_dtype = r.str("torch_dtype", required=False, default="bfloat16")
+    if weight_dtype not in WEIGHT_DTYPE_ALIASES:
+        raise r.error("torch_dtype", f"expected one of {', '.join(WEIGHT_DTYPE_ALIASES)}")
+    att_r = r.section("attention")
+    attention = _parse_attention(att_r)
+    types = r._get("layer_types", False)
+    if types is None:
+        windows = _parse_windows(att_r, layers)
+        mixers: tuple[str, ...] = ()
+        chunks: tuple[int | None, ...] = ()
+    else:
+        windows, chunks, mixers = _parse_layer_types(r, att_r, types, layers)
+    indexer_r = att_r.section("indexer", required=False)
+    indexer = _parse_indexer(indexer_r, attention) if indexer_r is not None else None
+    att_r.finish()
+    rec_r = r.section("recurrent", required=False)
+    needs_state = any(m in ("recurrent", "hybrid") for m in mixers)
+    if needs_state and rec_r is None:
+        raise r.error("recurrent", "missing: layer_types has recurrent/hybrid layers, whose "
+                                   "state shape this section gives")
+    if rec_r is not None and not needs_state:
+        raise r.error("recurrent", "given, but no layer_types entry is recurrent or hybrid")
+    recurrent = _parse_recurrent(rec_r) if rec_r is not None else None
+    mlp_r = r.section("mlp")
+    mlp = MLPSpec(
+        intermediate_size=mlp_r.int("intermediate_size"),
+        gated=mlp_r.bool("gated", default=True),
+        bias=mlp_r.bool("bias"),
+    )
+    in_mixer_layers = mlp_r.bool("in_mixer_layers", default=True)
+    mlp_r.finish()
+    has_mlp: tuple[bool, ...] = ()
+    if not in_mixer_layers:
+        if not mixers:
+            raise r.error("mlp.in_mixer_layers", "false needs layer_types with mlp layers")
+        has_mlp = tuple(m == "mlp" for m in mixers)
+    elif any(m == "mlp" for m in mixers):
+        has_mlp = (True,) * layers
+    sharing_r = r.section("kv_sharing", required=False)
+    sources = _parse_sharing(sharing_r, windows) if sharing_r is not None else ()
+    moe_r = r.section("moe", required=False)
+    moe = _parse_moe(moe_r, layers) if moe_r is not None else None
+    position_embedding = r.str(
+        "position_embedding", required=False, default="rope", choices=("rope", "learned", "alibi")
+    )
+    max_pos = r.int("max_position_embeddings", required=False)
+    if position_embedding == "learned" and max_pos is None:
+        raise r.error("max_position_embeddings", "required with position_embedding: learned")
+    spec = ModelSpec(
+        id=spec_id,
+        name=r.str("name"),
+        source=r.str("source"),
+        path=path,
+        model_type=r.str("model_type", required=False, default="unknown"),
+        weight_dtype=WEIGHT_DTYPE_ALIASES[weight_dtype],
+        num_hidden_layers=layers,
+        hidden_size=r.int("hidden_size"),
+        vocab_size=r.int("vocab_size"),
+        attention=attention,
+        mlp=mlp,
+        moe=moe,
+        tie_word_embeddings=r.bool("tie_word_embeddings"),
+        position_embedding=position_embedding,
+        max_position_embeddings=max_pos,
+        norm_type=r.str("norm_type", required=False, default="rmsnorm",
+                        choices=("rmsnorm", "layernorm")),
+        layer_windows=windows,
+        kv_sources=sources,
+        layer_mixers=mixers,
+        layer_chunks=chunks,
+        layer_has_mlp=has_mlp,
+        recurrent=recurrent,
+        indexer=indexer,
+        num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,
+                                       minimum=0),
+        rope_tables=_parse_rope_tables(r),
+        qk_norm=r.bool("qk_norm"),
+        vision=_parse_vision(r.section("vision", required=False)),
+        qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
+        quantization_json=_parse_quantization(r, path),
+    )
+    r.finish()
+    return spec
+
+
+def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
+    value = r._get("rope_tables", False)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise r.error("rope_tables", "expected a list of row counts (one per rotary table)")
+    return tuple(checked_int(v, path=r.path, field=r.field("rope_tables")) for v in value)
+
+
+def _parse_vision(r: _Reader | None) -> VisionTowerSpec | None:
+    if r is None:
+        return None
+    tower = VisionTowerSpec(
+        kind=r.str("kind", choices=("siglip",)),
+        hidden_size=r.int("hidden_size"),
+        intermediate_size=r.int("intermediate_size"),
+        num_hidden_layers=r.int("num_hidden_layers"),
+        num_attention_heads=r.int("num_attention_heads"),
+        image_size=r.int("image_size"),
+        patch_size=r.int("patch_size"),
+        num_channels=r.int("num_channels", required=False, default=3),
+        projector=r.str("projector", choices=("gemma3",)),
+        tokens_per_image=r.int("tokens_per_image", required=False, default=256),
+    )
+    r.finish()
+    if tower.hidden_size % tower.num_attention_heads:
+        raise r.error("num_attention_heads", "must divide hidden_size")
+    return tower
+
+
+def _parse_qwen_vit(r: _Reader | None) -> QwenViTSpec | None:
+    if r is None:
+        return None
+    tower = QwenViTSpec(
+        kind=r.str("kind", choices=("qwen3_vl",)),
+        depth=r.int("depth"),
+        hidden_size=r.int("hidden_size"),
+        intermediate_size=r.int("intermediate_size"),
+        num_heads=r.int("num_heads"),
+        patch_size=r.int("patch_size"),
+        spatial_merge_size=r.int("spatial_merge_size"),
+        temporal_patch_size=r.int("temporal_patch_size"),
+        out_hidden_size=r.int("out_hidden_size"),
+        in_channels=r.int("in_channels", required=False, default=3),
+        deepstack_layers=r.int("deepstack_layers", required=False, default=0, minimum=0),
+        num_position_embeddings=r.int("num_position_embeddings", required=False, default=2304),
+        max_pixels=r.int("max_pixels", required=False, default=QWEN3_VL_MAX_PIXELS),
+        video_max_pixels=r.int("video_max_pixels", required=False,
+                               default=QWEN3_VL_VIDEO_MAX_PIXELS),
+    )
+    r.finish()
+    if tower.hidden_size % tower.num_heads:
+        raise r.error("num_heads", "must divide hidden_size")
+    return tower
+
+

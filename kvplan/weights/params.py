@@ -1,0 +1,189 @@
+"""Parameter counts from a spec's architecture, per layer, so that pipeline stages can be weighed.
+
+Counted: token embeddings, learned position embeddings (gpt2), per-layer attention projections
+(MLA: q_a/q_b or q, kv_a (latent + RoPE key), kv_b (per-head K_nope and V up-projections), o, and
+the latent/query norms), dense MLP, MoE routed and shared experts and the router, norms (RMSNorm:
+weight; LayerNorm: weight and bias; two per layer), the final norm and an untied lm_head.
+Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers), q/k norms of
+Qwen3/Gemma-3 and Gemma's extra post-norms (a few thousand parameters), quantisation scales.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.spec import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerParams:
+    attention: int
+    mlp: int  # dense MLP, or the shared experts of an MoE layer
+    routed_experts: int  # all routed experts of this layer
+    routed_active: int  # the num_experts_per_tok experts one token uses
+    router: int
+    norms: int
+
+    @property
+    def total(self) -> int:
+        return self.attention + self.mlp + self.routed_experts + self.router + self.norms
+
+    @property
+    def active(self) -> int:
+        return self.attention + self.mlp + self.routed_active + self.router + self.norms
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParamCount:
+    embedding: int  # token embeddings
+    position_embedding: int  # learned position embeddings (gpt2), else 0
+    lm_head: int  # 0 when tied to the embeddings
+    final_norm: int
+    layers: tuple[LayerParams, ...]
+
+    @property
+    def total(self) -> int:
+        return self._outer + sum(x.total for x in self.layers)
+
+    @property
+    def _outer(self) -> int:
+        return self.embedding + self.position_embedding + self.lm_head + self.final_norm
+
+    @property
+    def active(self) -> int:
+        """Parameters one token touches (MoE: the routed top-k plus shared experts)."""
+        return self._outer + sum(x.active for x in self.layers)
+
+    def stage_params(self, first: int, last: int, *, is_first: bool, is_last: bool) -> int:
+        """Parameters of a pipeline stage holding layers [first, last)."""
+        n = sum(x.total for x in self.layers[first:last])
+        if is_first:
+            n += self.embedding + self.position_embedding
+        if is_last:
+            n += self.final_norm + self.lm_head
+            if self.lm_head == 0 and not is_first:
+                n += self.embedding  # a tied lm_head on another stage is a separate copy
+        return n
+
+
+def _norm(spec: ModelSpec, width: int) -> int:
+    return width * (2 if spec.norm_type == "layernorm" else 1)
+
+
+def attention_params(spec: ModelSpec) -> int:
+    h = spec.hidden_size
+    att = spec.attention
+    if isinstance(att, LatentAttention):
+        q_dim = att.num_attention_heads * att.q_head_dim
+        if att.q_lora_rank:
+            # q_a_proj, q_a_layernorm, q_b_proj
+            q = h * att.q_lora_rank + att.q_lora_rank + att.q_lora_rank * q_dim
+        else:
+            q = h * q_dim
+        kv_a = h * (att.kv_lora_rank + att.qk_rope_head_dim)  # latent + shared RoPE key
+        kv_norm = att.kv_lora_rank
+        kv_b = att.kv_lora_rank * att.num_attention_heads * (att.qk_nope_head_dim + att.v_head_dim)
+        o = att.num_attention_heads * att.v_head_dim * h
+        return q + kv_a + kv_norm + kv_b + o
+    assert isinstance(att, HeadAttention)
+    q_out = att.num_attention_heads * att.head_dim
+    k_out = att.num_key_value_heads * att.head_dim
+    v_out = att.num_key_value_heads * att.v_head_dim
+    n = h * (q_out + k_out + v_out) + att.num_attention_heads * att.v_head_dim * h
+    if att.attention_bias:
+        n += q_out + k_out + v_out
+    if att.o_proj_bias:
+        n += h
+    return n
+
+
+def _ffn(spec: ModelSpec, width: int, *, bias: bool = False) -> int:
+    h = spec.hidden_size
+    if width == 0:
+        return 0
+    matrices = 3 if spec.mlp.gated else 2
+    n = matrices * h * width
+    if bias:
+        n += (2 if spec.mlp.gated else 1) * width + h
+    return n
+
+
+def recurrent_params(spec: ModelSpec) -> int:
+    """One recurrent mixer's weights, as the reference implementations lay them out
+    (transformers' modeling_<family>.py; vLLM's MambaMixer2, GatedDeltaNet, KDA, ShortConv)."""
+    rec = spec.recurrent
+    if rec is None:
+        return 0
+    h = spec.hidden_size
+    k = rec.conv_kernel
+    if rec.kind == "mamba2":
+        d = rec.intermediate_size
+        conv_dim = d + 2 * rec.n_groups * rec.state_size
+        # in_proj (z, x, B, C, dt), depthwise conv (+bias), A_log, D, dt_bias, gated norm, out.
+        return (h * (d + conv_dim + rec.num_heads) + conv_dim * (k + int(rec.conv_bias))
+                + 3 * rec.num_heads + d + d * h)
+    if rec.kind == "mamba1":
+        d = rec.intermediate_size
+        dt_rank = rec.dt_rank or -(-h // 16)
+        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out.
+        return (h * 2 * d + d * (k + int(rec.conv_bias)) + d * (dt_rank + 2 * rec.state_size)
+                + dt_rank * d + d + d * rec.state_size + d + d * h)
+    if rec.kind == "gated_delta_net":
+        key = rec.num_key_heads * rec.key_head_dim
+        value = rec.num_value_heads * rec.value_head_dim
+        # in_proj_qkvz, in_proj_ba, conv over q/k/v, dt_bias, A_log, gated norm, out_proj.
+        return (h * (2 * key + 2 * value) + h * 2 * rec.num_value_heads + (2 * key + value) * k
+                + 2 * rec.num_value_heads + rec.value_head_dim + value * h)
+    if rec.kind == "kda":
+        proj = rec.num_heads * rec.head_dim
+        # q/k/v, short convs, f_a/f_b and g_a/g_b low-rank gates, beta, A_log, dt_bias, norm, o.
+        return (3 * h * proj + 3 * proj * k + 2 * (h * rec.head_dim + rec.head_dim * proj)
+                + h * rec.num_heads + rec.num_heads + proj + rec.head_dim + proj * h)
+    if rec.kind == "short_conv":
+        d = rec.intermediate_size
+        return h * 3 * d + d * k + d * h  # in_proj (B, C, x), depthwise conv, out_proj
+    # linear_attention: q, k, v, output gate and out projections.
+    proj = rec.num_heads * rec.head_dim
+    return 4 * h * proj + proj * h
+
+
+def count_params(spec: ModelSpec) -> ParamCount:
+    h = spec.hidden_size
+    full_att = attention_params(spec)
+    rec_params = recurrent_params(spec)
+    layers = []
+    for i in range(spec.num_hidden_layers):
+        att = (full_att if spec.has_attention(i) else 0) + (
+            rec_params if spec.has_recurrent(i) else 0)
+        has_mixer = spec.mixer(i) != "mlp"
+        has_mlp = spec.has_mlp(i)
+        # One norm before each block the layer has (mixer, MLP).
+        norms = (int(has_mixer) + int(has_mlp)) * _norm(spec, h)
+        moe = spec.moe
+        if not has_mlp:
+            layers.append(LayerParams(attention=att, mlp=0, routed_experts=0, routed_active=0,
+                                      router=0, norms=norms))
+        elif moe is not None and moe.is_moe_layer(i):
+            expert = _ffn(spec, moe.moe_intermediate_size)
+            shared = moe.n_shared_experts * expert + _ffn(spec, moe.shared_expert_intermediate_size)
+            router = h * moe.n_routed_experts + (h if moe.shared_expert_intermediate_size else 0)
+            layers.append(LayerParams(
+                attention=att, mlp=shared, routed_experts=moe.n_routed_experts * expert,
+                routed_active=moe.num_experts_per_tok * expert, router=router, norms=norms,
+            ))
+        else:
+            layers.append(LayerParams(
+                attention=att, mlp=_ffn(spec, spec.mlp.intermediate_size, bias=spec.mlp.bias),
+                routed_experts=0, routed_active=0, router=0, norms=norms,
+            ))
+    position = 0
+    if spec.position_embedding == "learned" and spec.max_position_embeddings:
+        position = spec.max_position_embeddings * h
+    return ParamCount(
+        embedding=spec.vocab_size * h,
+        position_embedding=position,
+        lm_head=0 if spec.tie_word_embeddings else spec.vocab_size * h,
+        final_norm=_norm(spec, h),
+        layers=tuple(layers),
+    )

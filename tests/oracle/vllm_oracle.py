@@ -1,0 +1,33 @@
+"""The vLLM oracle's settings in kvplan's terms (for the opt-in comparison with vLLM itself).
+
+`../shared/tools/vllm-oracle` starts vLLM's CPU build on a folder holding a config.json and prints
+its KV sizing lines as JSON, with the settings it passed to `vllm.LLM`; `oracle_inputs` turns one
+such output (and the oracle's argv) into the PlanInputs that model the same run. Used by
+tests/test_vllm_oracle.py and examples/vllm_oracle.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kvplan._util.units import GiB
+from kvplan.capacity.plan import PlanInputs
+
+CHUNKED_HYBRID_OFF = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0"
+
+
+def oracle_inputs(output: Mapping[str, Any], argv: Sequence[str] = ()) -> PlanInputs:
+    """vLLM 0.32 on the CPU platform (block 128, no async scheduling); the budget is
+    VLLM_CPU_KVCACHE_SPACE in whole GiB; --env ..._HYBRID_KV_CACHE=0 turns the hybrid manager
+    off for chunked local attention."""
+    settings = output["settings"]
+    kv_dtype = settings.get("kv_cache_dtype") or "bf16"
+    return PlanInputs(
+        context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
+        platform="cpu", engine_version="0.32", kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
+        max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),
+        prefix_caching=settings.get("enable_prefix_caching"),
+        block_size=settings.get("block_size"),
+        ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto",
+        hybrid_kv_cache_manager=False if CHUNKED_HYBRID_OFF in argv else None)
