@@ -221,7 +221,7 @@ def test_ctrl_c_stops_every_rank(write_spec) -> None:
 
 def _failing_child(rank, world, port, spec, kwargs, out) -> None:
     """A spawned rank whose rank 1 fails at once (as a rank's error would)."""
-    from kvplan.device import ranks
+    from kvplan.analysis.device import ranks
 
     if rank == 1:
         ranks._exit_with(out, ("error", 1, "DeviceError", "simulated failure"), 1)
@@ -233,7 +233,7 @@ def test_an_error_in_one_rank_ends_every_rank(monkeypatch, write_spec) -> None:
     from typer.testing import CliRunner
 
     from kvplan.cli.verify_cmd import verify_cmd
-    from kvplan.device import ranks
+    from kvplan.analysis.device import ranks
 
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     app.command("verify")(verify_cmd)
