@@ -210,7 +210,7 @@ def _id_from_path(path: str) -> str:
 
 def _dtype(c: _Config) -> str:
     """The checkpoint's dtype as config.json states it (the engines' compute dtype follows from
-    it: float32 is served in bfloat16, see kvplan.weights.breakdown.engine_dtype). Quantized formats are
+    it: float32 is served in bfloat16, see kvplan.weights.base.engine_dtype). Quantized formats are
     carried apart, in quantization_config."""
     key, value = c.first("torch_dtype", "dtype")
     if key is None:
@@ -227,7 +227,8 @@ def _quantization(c: _Config) -> dict | None:
     quant = c.data.get("quantization_config")
     if quant is None:
         return None
-    from kvplan.weights.formats import parse_quantization_config
+    # The quantized formats load for a quantized config only (start-up).
+    from kvplan.model.quant_config import parse_quantization_config
 
     parsed = parse_quantization_config(quant, c.path)
     c.warn(f"quantization_config: {parsed.description}")
