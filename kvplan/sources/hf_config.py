@@ -22,6 +22,7 @@ from typing import Any
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS
+from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import path_kind, read_text, shown_path
 from kvplan.sources.hf_families import (
@@ -166,9 +167,6 @@ def _quantization(c: ConfigReader) -> dict | None:
     quant = c.data.get("quantization_config")
     if quant is None:
         return None
-    # The quantized formats load for a quantized config only (start-up).
-    from kvplan.model.quant_config import parse_quantization_config
-
     parsed = parse_quantization_config(quant, c.path)
     c.warn(f"quantization_config: {parsed.description}")
     return dict(quant)

@@ -21,7 +21,7 @@ _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "min
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
-               "glm_moe_dsa"}
+              "glm_moe_dsa"}
 LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES)
@@ -31,7 +31,9 @@ _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybr
 
 
 def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
-                    windows: bool = True) -> dict:
+                   windows: bool = True) -> dict:
+    """The attention section of a model with attention heads (MHA, GQA, MQA): heads, KV heads,
+    head_dim and biases by family; with ``windows``, its sliding-window fields too."""
     mt = c.model_type
     head_dim = c.int("head_dim")
     if head_dim is None:
@@ -148,6 +150,8 @@ def _from_layer_types(c: ConfigReader, window: int, types: list, layers: int) ->
 
 
 def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
+    """The attention section of a multi-head latent attention model (a config with
+    kv_lora_rank): DeepSeek-V2/V3 and their peers."""
     v_head_dim = c.int("v_head_dim")
     if v_head_dim is None:
         if hidden % heads:
@@ -172,6 +176,7 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
 
 
 def mlp_section(c: ConfigReader, hidden: int) -> dict:
+    """The dense MLP section: width, gated or not, bias, by family."""
     mt = c.model_type
     if mt == "gpt2":
         width = c.int("n_inner") or 4 * hidden
@@ -213,6 +218,8 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
 
 
 def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
+    """The MoE section (experts, experts per token, widths, shared experts and which layers are
+    MoE), or None for a dense model."""
     key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts")
     if key is None or (experts == 0 and not isinstance(experts, bool)):
         return None
