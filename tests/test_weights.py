@@ -378,7 +378,8 @@ def test_qwen35_vision_transformer_weights() -> None:
 # fc2 4304 x 1152 + 1152 = 4,959,360; two LayerNorms 2 x 2,304 -> 15,239,504 x 27 = 411,466,608.
 # Patch Conv2d 1152 x 3 x 14 x 14 + 1152 = 678,528; 4,096 positions x 1152 = 4,718,592;
 # post_layernorm 2,304; projector 1152 x 5376 = 6,193,152 + its RMSNorm 1,152.
-# 423,060,336 params x 2 B + position_ids 4,096 x 8 B = 846,153,440 B. Rotary tables: (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B.
+# 423,060,336 params x 2 B + position_ids 4,096 x 8 B = 846,153,440 B. Rotary tables:
+# (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B.
 # Text model 2 x 27,008,663,808 = 54,017,327,616 B. Total 55,165,470,944 B = 51.377 GiB; vLLM
 # 0.19.0 on an H100 logged "Model loading took 51.45 GiB" (tests/data/weights/logs.json): -0.14 %
 # (was -2.16 % without the tower and with one unscaled rotary table).
