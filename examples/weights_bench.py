@@ -17,15 +17,12 @@ from typing import Any
 
 from kvplan._util.units import GiB
 from kvplan.capacity.plan import pp_layer_ranges
+from kvplan.model.quant_config import parse_quantization_config
+from kvplan.model.quant_formats import MixedPrecisionKernel, Mxfp4Backend
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_spec
-from kvplan.weights.breakdown import (
-    MixedPrecisionKernel,
-    Mxfp4Backend,
-    WeightBreakdown,
-    parse_quantization_config,
-    weight_breakdown,
-)
+from kvplan.weights.base import WeightBreakdown
+from kvplan.weights.breakdown import weight_breakdown
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 LOGS = DATA / "weights" / "logs.json"

@@ -1,4 +1,4 @@
-"""Weights per GPU from a local checkpoint's safetensors headers (kvplan.weights.breakdown.
+"""Weights per GPU from a local checkpoint's safetensors headers (kvplan.weights.checkpoint.
 checkpoint_breakdown), through `load_model(folder)` and `kvplan estimate FOLDER`.
 
 Every checkpoint here is written into tmp_path: real safetensors headers, zero-filled data. The
@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 from kvplan._util.errors import SpecError
 from kvplan.capacity.plan import weights_breakdown
 from kvplan.cli import app
+from kvplan.model.quant_config import parse_quantization_config
 from kvplan.sources.checkpoint import from_headers
 from kvplan.sources.resolve import load_model, load_spec
-from kvplan.weights.breakdown import checkpoint_breakdown, parse_quantization_config
+from kvplan.weights.checkpoint import checkpoint_breakdown
 from tests.test_weights import _write_safetensors
 
 

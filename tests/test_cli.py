@@ -267,12 +267,17 @@ def test_an_option_given_its_default_value_is_still_parsed() -> None:
 @pytest.mark.parametrize(("args", "unused"), [
     # Without a device: no budget rules, no SGLang pools, no weights, no quantized formats.
     (["estimate", "llama-3.1-8b"], ("kvplan.engines.budgets", "kvplan.engines.sglang.pools",
-                                    "kvplan.weights.breakdown", "kvplan.weights.formats", "kvplan.sources.checkpoint")),
+                                    "kvplan.weights.breakdown", "kvplan.model.quant_formats",
+                                    "kvplan.model.quant_config", "kvplan.weights.checkpoint",
+                                    "kvplan.sources.checkpoint")),
     # A bf16 text model on a GPU with vLLM: weights and budgets, still no quantized formats
     # and no multimodal encoder profile.
     (["estimate", "llama-3.1-8b", "--gpu", "H100"], ("kvplan.engines.sglang.pools",
                                                       "kvplan.engines.vllm.mm",
-                                                      "kvplan.weights.formats", "kvplan.sources.checkpoint")),
+                                                      "kvplan.model.quant_formats",
+                                                      "kvplan.model.quant_config",
+                                                      "kvplan.weights.checkpoint",
+                                                      "kvplan.sources.checkpoint")),
 ])
 def test_estimate_loads_only_the_rules_it_uses(args: list[str], unused: tuple[str, ...]) -> None:
     """Start-up (examples/startup-bench.md): building kvplan's frozen dataclasses is most of its

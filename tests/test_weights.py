@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from kvplan._util.errors import SpecError
 from kvplan._util.units import GiB
-from kvplan.sources.checkpoint import categorise, read_checkpoint
-from kvplan.sources.resolve import bundled_spec_ids, load_spec
-from kvplan.weights.breakdown import (
+from kvplan.model.quant import Unquantized
+from kvplan.model.quant_config import bitsandbytes_config, parse_quantization_config
+from kvplan.model.quant_formats import (
     Bnb4bit,
     Bnb8bit,
     Fp8Block,
@@ -32,14 +32,11 @@ from kvplan.weights.breakdown import (
     Mxfp4,
     Mxfp4Backend,
     Nvfp4,
-    Unquantized,
-    bitsandbytes_config,
-    engine_dtype,
-    engine_dtype_note,
-    parse_quantization_config,
-    rope_cache_elements,
-    weight_breakdown,
 )
+from kvplan.sources.checkpoint import categorise, read_checkpoint
+from kvplan.sources.resolve import bundled_spec_ids, load_spec
+from kvplan.weights.base import engine_dtype, engine_dtype_note, rope_cache_elements
+from kvplan.weights.breakdown import weight_breakdown
 from kvplan.weights.params import count_params
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
@@ -375,13 +372,14 @@ def test_qwen35_vision_transformer_weights() -> None:
 
 # --- Gemma-3-27B's SigLIP tower and rotary tables, vLLM 0.19 ------------------------------------
 # vision_config (tests/data/configs/gemma-3-27b.json): hidden 1152, intermediate 4304, 27 layers,
-# image 896, patch 14, vision_use_head false; vLLM siglip.py + gemma3_mm.py (kvplan.weights.breakdown.
-# _vision_tower). Per encoder layer: qkv 1152 x 3456 + 3456 bias = 3,984,768; out_proj 1152 x
-# 1152 + 1152 = 1,328,256; fc1 1152 x 4304 + 4304 = 4,962,512; fc2 4304 x 1152 + 1152 =
-# 4,959,360; two LayerNorms 2 x 2,304 -> 15,239,504 x 27 = 411,466,608. Patch Conv2d 1152 x 3 x
-# 14 x 14 + 1152 = 678,528; 4,096 positions x 1152 = 4,718,592; post_layernorm 2,304; projector
-# 1152 x 5376 = 6,193,152 + its RMSNorm 1,152. 423,060,336 params x 2 B + position_ids 4,096 x 8 B
-# = 846,153,440 B. Rotary tables: (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B.
+# image 896, patch 14, vision_use_head false; vLLM siglip.py + gemma3_mm.py
+# (kvplan.weights.breakdown._vision_tower). Per encoder layer: qkv 1152 x 3456 + 3456 bias =
+# 3,984,768; out_proj 1152 x 1152 + 1152 = 1,328,256; fc1 1152 x 4304 + 4304 = 4,962,512;
+# fc2 4304 x 1152 + 1152 = 4,959,360; two LayerNorms 2 x 2,304 -> 15,239,504 x 27 = 411,466,608.
+# Patch Conv2d 1152 x 3 x 14 x 14 + 1152 = 678,528; 4,096 positions x 1152 = 4,718,592;
+# post_layernorm 2,304; projector 1152 x 5376 = 6,193,152 + its RMSNorm 1,152.
+# 423,060,336 params x 2 B + position_ids 4,096 x 8 B = 846,153,440 B. Rotary tables:
+# (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B.
 # Text model 2 x 27,008,663,808 = 54,017,327,616 B. Total 55,165,470,944 B = 51.377 GiB; vLLM
 # 0.19.0 on an H100 logged "Model loading took 51.45 GiB" (tests/data/weights/logs.json): -0.14 %
 # (was -2.16 % without the tower and with one unscaled rotary table).

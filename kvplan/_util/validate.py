@@ -1,8 +1,9 @@
 """The one validation layer for numbers and strings read from files (spec YAML, config.json,
 quantization_config): integers where integers are meant, within sane bounds, and one-line text.
 
-Every reader of user files (``spec._Reader``, ``hf_config._Config``, the hybrid readers of
-``hf_hybrid`` and ``weights.parse_quantization_config``) goes through these functions, so NaN,
+Every reader of user files (kvplan.sources.spec_yaml's ``_Reader``, kvplan.sources.hf_reader's
+``ConfigReader``, which the config.json readers use, and
+kvplan.model.quant_config.parse_quantization_config) goes through these functions, so NaN,
 infinities, strings, floats (``1.5`` or ``2.0``), booleans and absurd sizes are refused the same
 way everywhere: ``SpecError(path, field, message)``, one line naming the field.
 """

@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.budgets import Reserve
     from kvplan.engines.sglang.pools import SglangPool, SglangPoolSizes
     from kvplan.hardware.gpus import GPU
-    from kvplan.weights.breakdown import WeightBreakdown
+    from kvplan.weights.base import WeightBreakdown
     from kvplan.weights.params import ParamCount
 
 
@@ -404,17 +404,18 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
-    from kvplan.weights.breakdown import checkpoint_breakdown, engine_dtype, weight_breakdown
+    from kvplan.weights.base import engine_dtype
+    from kvplan.weights.breakdown import weight_breakdown
 
     quant = None
     if quantization == "bitsandbytes":
-        from kvplan.weights.formats import (
+        from kvplan.model.quant_config import (
             bitsandbytes_config,  # the quantized formats: for these only
         )
 
         quant = bitsandbytes_config()
     elif spec.quantization_json is not None:
-        from kvplan.weights.formats import parse_quantization_config
+        from kvplan.model.quant_config import parse_quantization_config
 
         quant = parse_quantization_config(spec.quantization_config, spec.path)
     if dtype is None:
@@ -424,6 +425,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
             engine_dtype(spec.weight_dtype))
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision}
     if spec.checkpoint is not None and quantization != "bitsandbytes":
+        from kvplan.weights.checkpoint import checkpoint_breakdown  # with a checkpoint only
+
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
                                     dp_attention=dp_attention, mtp=mtp, **kw)
     split = weight_breakdown(spec, quant, tp=tp, **kw)

@@ -77,7 +77,8 @@ from kvplan.present.views import (
     gpus_view,
     specs_view,
 )
-from kvplan.sources.resolve import load_bundled_specs, shown_path
+from kvplan.sources.files import shown_path
+from kvplan.sources.resolve import load_bundled_specs
 
 
 def parse_vision_tower(text: str | None) -> tuple[int, int] | None:

@@ -26,7 +26,8 @@ from kvplan._util.errors import InputError, KvplanError
 from kvplan._util.validate import MAX_SIZE
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
-from kvplan.sources.resolve import load_model, shown_path
+from kvplan.sources.files import shown_path
+from kvplan.sources.resolve import load_model
 
 ModelArg = Annotated[
     str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a "

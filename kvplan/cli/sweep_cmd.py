@@ -28,7 +28,7 @@ from kvplan.cli.common import (
 )
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.render import OutputFormat, emit, warn
-from kvplan.sources.resolve import shown_path
+from kvplan.sources.files import shown_path
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

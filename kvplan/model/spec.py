@@ -136,8 +136,8 @@ class QwenViTSpec:
     it (vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer: a Conv3d patch embed
     over temporal_patch_size x patch_size^2 pixels, `depth` pre-norm blocks of attention and a
     GELU MLP, a 2 x 2 patch merger to out_hidden_size, plus one merger per deepstack layer).
-    Its weights are counted in group "vision" (kvplan.weights.breakdown); what it adds to the reserve is
-    vLLM's encoder profile (kvplan.engines.vllm.mm)."""
+    Its weights are counted in group "vision" (kvplan.weights.breakdown); what it adds to the
+    reserve is vLLM's encoder profile (kvplan.engines.vllm.mm)."""
 
     kind: str  # "qwen3_vl"
     depth: int
@@ -203,7 +203,8 @@ class ModelSpec:
     # The config's `use_qk_norm` (GLM-4.5: per-head RMSNorm of q and k before RoPE); read by the
     # cost model only for the architectures that honour it (costmodel.CONFIG_QK_NORM_MODEL_TYPES).
     qk_norm: bool = False
-    # Rows of each distinct rotary cos/sin table vLLM builds (kvplan.weights.breakdown.rope_cache_elements).
+    # Rows of each distinct rotary cos/sin table vLLM builds
+    # (kvplan.weights.base.rope_cache_elements).
     # Empty: one table of max_position_embeddings rows.
     rope_tables: tuple[int, ...] = ()
     # A multimodal checkpoint's vision encoder, counted in its weights (no KV cache). None: a
@@ -213,10 +214,10 @@ class ModelSpec:
     # vLLM's encoder profile only. None: none, or one kvplan does not describe.
     qwen_vit: QwenViTSpec | None = None
     # config.json's quantization_config, as canonical JSON text (validated at load time by
-    # kvplan.weights.formats.parse_quantization_config); None: weights in weight_dtype.
+    # kvplan.model.quant_config.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
     # The safetensors headers of the checkpoint the spec was loaded with (a local folder or a
-    # Hugging Face repo): exact per-tensor sizes for kvplan.weights.breakdown. None: sizes from the
+    # Hugging Face repo): exact per-tensor sizes for kvplan.weights.checkpoint. None: sizes from the
     # architecture. Read once at load time, so that planning does no I/O.
     checkpoint: CheckpointWeights | None = field(default=None, compare=False, repr=False)
 

@@ -12,14 +12,12 @@ sized as attention.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import checked_int, checked_int_list
 from kvplan.model.spec import CHUNKED, FULL, HYBRID, MLP_ONLY, RECURRENT
-
-if TYPE_CHECKING:
-    from kvplan.sources.hf_config import _Config
+from kvplan.sources.hf_reader import ConfigReader
 
 
 @dataclass
@@ -41,13 +39,13 @@ STATE_FIELDS = (
 )
 
 
-def _need(c: _Config, *keys: str) -> int:
+def _need(c: ConfigReader, *keys: str) -> int:
     value = c.int(*keys, required=keys[0])
     assert value is not None
     return value
 
 
-def _nemotron_h(c: _Config, layers: int) -> LayerPlan:
+def _nemotron_h(c: ConfigReader, layers: int) -> LayerPlan:
     # hybrid_override_pattern: one character per layer. M = Mamba2, * = attention, - = MLP,
     # E = MoE (vllm/model_executor/models/nemotron_h.py); a mixer layer holds no MLP of its own.
     pattern = c.data.get("hybrid_override_pattern")
@@ -73,7 +71,7 @@ def _nemotron_h(c: _Config, layers: int) -> LayerPlan:
         mlp_in_mixer_layers=False)
 
 
-def _mamba2_fields(c: _Config, hidden: int, *, heads_key: str, d_inner: int | None = None
+def _mamba2_fields(c: ConfigReader, hidden: int, *, heads_key: str, d_inner: int | None = None
                    ) -> dict[str, Any]:
     heads = _need(c, heads_key)
     head_dim = _need(c, "mamba_d_head")
@@ -83,7 +81,7 @@ def _mamba2_fields(c: _Config, hidden: int, *, heads_key: str, d_inner: int | No
             "n_groups": _need(c, "mamba_n_groups"), "num_heads": heads, "head_dim": head_dim}
 
 
-def _granite_hybrid(c: _Config, layers: int, hidden: int) -> LayerPlan:
+def _granite_hybrid(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     types = c.data.get("layer_types")
     if not isinstance(types, list) or len(types) != layers:
         raise SpecError(c.path, "layer_types", f"missing: a list of {layers} entries "
@@ -96,7 +94,7 @@ def _granite_hybrid(c: _Config, layers: int, hidden: int) -> LayerPlan:
                      recurrent=_mamba2_fields(c, hidden, heads_key="mamba_n_heads"))
 
 
-def _falcon_h1(c: _Config, layers: int, hidden: int) -> LayerPlan:
+def _falcon_h1(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     # Every Falcon-H1 layer runs attention and Mamba2 side by side (parallel hybrid).
     d_ssm = c.int("mamba_d_ssm")
     if d_ssm is None:
@@ -105,7 +103,7 @@ def _falcon_h1(c: _Config, layers: int, hidden: int) -> LayerPlan:
     return LayerPlan(layer_types=[HYBRID] * layers, recurrent=rec)
 
 
-def _bamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
+def _bamba(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     # Bamba: Mamba2 everywhere but the attn_layer_indices (vLLM <= 0.22, BambaForCausalLM).
     indices = c.data.get("attn_layer_indices")
     if not isinstance(indices, list) or any(
@@ -118,7 +116,7 @@ def _bamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
                                               d_inner=d_inner))
 
 
-def _jamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
+def _jamba(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     period = _need(c, "attn_layer_period")
     offset = c.int_or("attn_layer_offset", 0)
     types = [FULL if i % period == offset else RECURRENT for i in range(layers)]
@@ -134,7 +132,7 @@ def _jamba(c: _Config, layers: int, hidden: int) -> LayerPlan:
     return LayerPlan(layer_types=types, recurrent=rec)
 
 
-def _gdn_fields(c: _Config) -> dict[str, Any]:
+def _gdn_fields(c: ConfigReader) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "kind": "gated_delta_net", "conv_kernel": _need(c, "linear_conv_kernel_dim"),
         "num_key_heads": _need(c, "linear_num_key_heads"),
@@ -147,7 +145,7 @@ def _gdn_fields(c: _Config) -> dict[str, Any]:
     return rec
 
 
-def _qwen_linear(c: _Config, layers: int) -> LayerPlan:
+def _qwen_linear(c: ConfigReader, layers: int) -> LayerPlan:
     types = c.data.get("layer_types")
     if isinstance(types, list):
         mapping = {"linear_attention": RECURRENT, "full_attention": FULL}
@@ -165,7 +163,7 @@ def _qwen_linear(c: _Config, layers: int) -> LayerPlan:
     return LayerPlan(layer_types=plan_types, recurrent=_gdn_fields(c))
 
 
-def _kimi_linear(c: _Config, layers: int) -> LayerPlan:
+def _kimi_linear(c: ConfigReader, layers: int) -> LayerPlan:
     cfg = c.data.get("linear_attn_config")
     if not isinstance(cfg, dict):
         raise SpecError(c.path, "linear_attn_config", "expected a mapping")
@@ -192,7 +190,7 @@ def _kimi_linear(c: _Config, layers: int) -> LayerPlan:
         "kind": "kda", "conv_kernel": kernel, "num_heads": heads, "head_dim": head_dim})
 
 
-def _llama4(c: _Config, layers: int) -> LayerPlan:
+def _llama4(c: ConfigReader, layers: int) -> LayerPlan:
     chunk = c.int("attention_chunk_size")
     nope = c.int_list("no_rope_layers")
     if not nope:
@@ -208,7 +206,7 @@ def _llama4(c: _Config, layers: int) -> LayerPlan:
     return LayerPlan(layer_types=types, attention={"attention_chunk_size": chunk})
 
 
-def _lfm2(c: _Config, layers: int, hidden: int) -> LayerPlan:
+def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     # transformers' Lfm2Config: layer_types when given, else full attention at full_attn_idxs
     # (LFM2-1.2B/700M/350M ship only those), else at every layer.
     types = c.data.get("layer_types")
@@ -235,7 +233,7 @@ def _lfm2(c: _Config, layers: int, hidden: int) -> LayerPlan:
         "intermediate_size": c.int_or("conv_dim", hidden, minimum=1)})
 
 
-def layer_plan(c: _Config, layers: int, hidden: int) -> LayerPlan | None:
+def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
     """The layer plan of a hybrid family, or None for uniform / sliding-only models."""
     mt = c.model_type
     if mt == "nemotron_h":

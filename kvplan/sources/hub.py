@@ -20,6 +20,7 @@ so that other MODEL arguments stay fast.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import replace
@@ -27,6 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import KvplanError, SpecError
+from kvplan.sources.checkpoint import (
+    INDEX_FILE,
+    check_entry,
+    from_headers,
+    read_checkpoint,
+)
+from kvplan.sources.hf_config import load_config
 
 if TYPE_CHECKING:
     from kvplan.model.checkpoint import CheckpointWeights
@@ -130,10 +138,6 @@ def _config_path(model_id: str) -> Path:
 
 def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights | None:
     """The headers of a snapshot whose weight files are all in the cache, else None."""
-    import json
-
-    from kvplan.sources.checkpoint import INDEX_FILE, read_checkpoint
-
     index = snapshot / INDEX_FILE
     if index.is_file():
         try:
@@ -153,8 +157,6 @@ def _remote_weights(model_id: str, revision: str | None,
     the repo holds no safetensors weights."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
-
-    from kvplan.sources.checkpoint import check_entry, from_headers
 
     kw = _client_kwargs()
     api = HfApi(endpoint=_endpoint(), token=kw.get("token"))
@@ -187,8 +189,6 @@ def load_hub_model(model_id: str) -> tuple[ModelSpec, list[str]]:
     except ImportError:
         raise SpecError(model_id, None, "a Hugging Face id needs huggingface_hub "
                                         "(pip install huggingface_hub)") from None
-    from kvplan.sources.hf_config import load_config
-
     config = _config_path(model_id)
     spec, warnings = load_config(config)
     # The cache keeps files under snapshots/<commit>/: pin the headers to that commit.

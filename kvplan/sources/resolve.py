@@ -1,19 +1,17 @@
-"""Where a model comes from: bundled ids, spec files, config.json folders and Hugging Face ids,
-read safely (size and path bounds, one-line errors)."""
+"""Where a model comes from: bundled ids, spec files, config.json folders and Hugging Face ids
+(`load_model`), each read through kvplan.sources.files' bounds. The top of kvplan.sources: it
+uses the readers, none of them uses it."""
 
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import replace
 from pathlib import Path
 
 from kvplan._util.errors import InputError, SpecError
 from kvplan.model.spec import ModelSpec
+from kvplan.sources.files import path_kind, read_text, shown_path
 from kvplan.sources.spec_yaml import parse_spec
-
-# ---------------------------------------------------------------------------------------------
-# Finding and reading files.
 
 
 def bundled_specs_dir() -> Path:
@@ -27,90 +25,6 @@ def bundled_specs_dir() -> Path:
 
 def bundled_spec_ids() -> list[str]:
     return sorted(p.stem for p in bundled_specs_dir().glob("*.yaml"))
-
-
-# Real config.json files are < 100 kB and spec YAMLs < 10 kB; a larger file is not a model
-# description (and /dev/zero or a 10 GB file must not be read into memory).
-MAX_INPUT_BYTES = 16 << 20
-# Longer than any real path; the OS would refuse it anyway (ENAMETOOLONG), we say so first.
-MAX_PATH_CHARS = 4096
-
-
-def shown_path(path: str | Path) -> str:
-    """A path as error messages show it: one line (control characters escaped), not too long."""
-    text = str(path)
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
-        text = repr(text)[1:-1]
-    return text if len(text) <= 200 else f"{text[:100]}...{text[-40:]} ({len(text):,} characters)"
-
-
-def _os_problem(exc: OSError) -> str:
-    if isinstance(exc, FileNotFoundError):
-        return "file not found"
-    return f"cannot read: {exc.strerror or exc.__class__.__name__}"
-
-
-def path_kind(path: Path) -> str | None:
-    """'file', 'dir', 'other' (FIFO, device, socket) or None (absent); stat errors other than
-    absence (a symlink loop, a name too long, no permission) are a SpecError naming the path."""
-    if len(str(path)) > MAX_PATH_CHARS:
-        raise SpecError(shown_path(path), None, "path too long")
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise SpecError(shown_path(path), None, _os_problem(exc)) from None
-    except ValueError:  # an embedded NUL byte
-        raise SpecError(shown_path(path), None, "not a valid path") from None
-    if stat.S_ISREG(st.st_mode):
-        return "file"
-    return "dir" if stat.S_ISDIR(st.st_mode) else "other"
-
-
-def read_text(path: Path) -> str:
-    """A UTF-8 regular file's text. Anything else (missing, a directory, a FIFO or device, a
-    symlink loop, unreadable, over MAX_INPUT_BYTES, not UTF-8) is a SpecError naming the file.
-
-    The file is opened non-blocking and checked with fstat before a byte is read, so a FIFO
-    named config.json cannot hang kvplan and /dev/zero cannot fill memory."""
-    shown = shown_path(path)
-    if len(str(path)) > MAX_PATH_CHARS:
-        raise SpecError(shown, None, "path too long")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise SpecError(shown, None, _os_problem(exc)) from None
-    except ValueError:
-        raise SpecError(shown, None, "not a valid path") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise SpecError(shown, None, "is a directory, not a file")
-        if not stat.S_ISREG(st.st_mode):
-            raise SpecError(shown, None, "not a regular file (a FIFO, device or socket); "
-                                         "refused before reading")
-        if st.st_size > MAX_INPUT_BYTES:
-            raise SpecError(shown, None, f"too large ({st.st_size:,} bytes; a model description "
-                                         f"is at most {MAX_INPUT_BYTES:,})")
-        chunks = []
-        size = 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_INPUT_BYTES:  # grew while we read
-                raise SpecError(shown, None, f"too large (over {MAX_INPUT_BYTES:,} bytes)")
-            chunks.append(chunk)
-    except OSError as exc:
-        raise SpecError(shown, None, _os_problem(exc)) from None
-    finally:
-        os.close(fd)
-    try:
-        return b"".join(chunks).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(shown, None, f"not UTF-8 text (byte {exc.start:,})") from None
 
 
 def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
@@ -157,7 +71,8 @@ def load_model(model: str) -> tuple[ModelSpec, list[str]]:
     candidate = Path(model)
     kind = path_kind(candidate)
     if kind is None:
-        from kvplan.sources.hub import is_hub_id, load_hub_model  # huggingface_hub only for Hub ids
+        # The config.json readers load for a Hub id or a config.json only (start-up).
+        from kvplan.sources.hub import is_hub_id, load_hub_model
 
         if is_hub_id(model):
             return load_hub_model(model)
@@ -167,7 +82,7 @@ def load_model(model: str) -> tuple[ModelSpec, list[str]]:
                             "a folder without a config.json (give a spec YAML, a config.json or "
                             "a folder holding one)")
         from kvplan.sources.checkpoint import has_checkpoint, read_checkpoint
-        from kvplan.sources.hf_config import load_config  # only when a config.json is given
+        from kvplan.sources.hf_config import load_config
 
         spec, warnings = load_config(candidate)
         if has_checkpoint(candidate):

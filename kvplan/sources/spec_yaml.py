@@ -229,15 +229,15 @@ def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
 
 
 def _parse_quantization(r: _Reader, path: str) -> str | None:
-    """The quantization_config mapping, checked by the weights model (one line on error)."""
+    """The quantization_config mapping, checked by kvplan.model.quant_config's parser (one line
+    on error)."""
     import json
 
     qc = r._get("quantization_config", False)
     if qc is None:
         return None
-    from kvplan.weights.formats import (
-        parse_quantization_config,  # pure; imported late (it imports spec)
-    )
+    # The quantized formats load for a quantized spec only (start-up: examples/startup-bench.md).
+    from kvplan.model.quant_config import parse_quantization_config
 
     parse_quantization_config(qc, path)
     try:

@@ -1,0 +1,336 @@
+"""config.json fields -> the spec's attention, MLP and MoE sections, family by family
+(``model_type``): llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2,
+gemma3 / gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, minicpm3, falcon, gpt2, gpt_neox, opt,
+phi3, granite, and the hybrid families of kvplan.sources.hf_hybrid. MLA is recognised by its
+fields (``kv_lora_rank``), never by the name. Other model types are read best-effort from the
+standard fields, each assumption recorded on the reader (``ConfigReader.assumed``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvplan._util.errors import SpecError
+from kvplan._util.validate import MAX_LAYERS, checked_int, checked_int_list
+from kvplan.model.spec import FULL, SLIDING
+from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
+from kvplan.sources.hf_reader import MISSING, ConfigReader
+
+_LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
+               "glm4_moe", "gemma3n"}
+_QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+_GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
+MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
+              "glm_moe_dsa"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
+KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
+                              | HYBRID_MODEL_TYPES)
+# MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
+_EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
+                                 "minimax_m2"}
+
+
+def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
+                   windows: bool = True) -> dict:
+    """The attention section of a model with attention heads (MHA, GQA, MQA): heads, KV heads,
+    head_dim and biases by family; with ``windows``, its sliding-window fields too."""
+    mt = c.model_type
+    head_dim = c.int("head_dim")
+    if head_dim is None:
+        if hidden % heads:
+            raise SpecError(c.path, "head_dim",
+                            f"missing, and hidden_size {hidden} is not a multiple of "
+                            f"num_attention_heads {heads}")
+        head_dim = hidden // heads
+        if mt not in KNOWN_MODEL_TYPES:
+            c.assumed.append("head_dim = hidden_size / num_attention_heads")
+
+    if mt == "falcon":
+        if c.bool("new_decoder_architecture", False):
+            kv = c.int("num_kv_heads", "n_head_kv") or heads
+        elif c.bool("multi_query", True):
+            kv = 1
+        else:
+            kv = heads
+    elif mt in ("gpt2", "opt", "gpt_neox"):
+        kv = heads
+    else:
+        kv = c.int("num_key_value_heads", "num_kv_heads", "n_head_kv")
+        if kv is None:
+            kv = heads
+            if mt not in KNOWN_MODEL_TYPES:
+                c.assumed.append("num_key_value_heads = num_attention_heads")
+    if heads % kv:
+        raise SpecError(c.path, "num_key_value_heads",
+                        f"{kv} does not divide num_attention_heads ({heads})")
+    kind = "mha" if kv == heads else "mqa" if kv == 1 else "gqa"
+
+    # Biases: qwen2 always biases q/k/v (not o); llama-style `attention_bias` covers q/k/v and o.
+    if mt in ("qwen2", "qwen2_moe"):
+        qkv_bias, o_bias = True, False
+    elif mt == "gpt2":
+        qkv_bias = o_bias = True
+    elif mt == "gpt_neox":
+        qkv_bias = o_bias = c.bool("attention_bias", True)
+    elif mt == "opt":
+        qkv_bias = o_bias = c.bool("enable_bias", True)
+    elif mt == "falcon":
+        qkv_bias = o_bias = c.bool("bias", False)
+    elif mt == "phi3":
+        qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    else:
+        if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
+            c.assumed.append("no attention biases")
+        qkv_bias = o_bias = c.bool("attention_bias", False)
+
+    att: dict[str, Any] = {
+        "kind": kind,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "head_dim": head_dim,
+        "attention_bias": qkv_bias,
+        "o_proj_bias": o_bias,
+    }
+    if windows:
+        att.update(_windows(c, layers))
+    return att
+
+
+def _windows(c: ConfigReader, layers: int) -> dict:
+    """Sliding-window fields: sliding_window plus sliding_window_pattern or layer_types."""
+    mt = c.model_type
+    window = c.data.get("sliding_window")
+    if mt == "gemma2" and window is None:
+        window = 4096  # Gemma2Config default
+        c.warn("sliding_window absent: Gemma2Config default 4096")
+    if window is not None:
+        window = checked_int(window, path=c.path, field="sliding_window")
+    if mt in _QWEN or "use_sliding_window" in c.data:
+        # Qwen: sliding_window is only honoured with use_sliding_window, and then only by the
+        # layers from max_window_layers on (transformers: i >= max_window_layers slides).
+        if not c.bool("use_sliding_window", False):
+            return {}
+        if window is None:
+            return {}
+        if not isinstance(c.data.get("layer_types"), list):
+            first_full = c.int_or("max_window_layers", layers)
+            types = [SLIDING if i >= first_full else FULL for i in range(layers)]
+            return _from_layer_types(c, window, types, layers)
+    if window is None:
+        return {}
+    window = checked_int(window, path=c.path, field="sliding_window")
+    types = c.data.get("layer_types")
+    if isinstance(types, list):
+        return _from_layer_types(c, window, types, layers)
+    if mt == "gemma2":
+        return {"sliding_window": window, "sliding_window_pattern": 2}
+    if mt in ("gemma3", "gemma3_text"):
+        pattern = c.int("sliding_window_pattern", "_sliding_window_pattern") or 6
+        return {"sliding_window": window, "sliding_window_pattern": pattern}
+    if mt not in ("mistral", "mixtral"):
+        c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
+    return {"sliding_window": window}
+
+
+def _from_layer_types(c: ConfigReader, window: int, types: list, layers: int) -> dict:
+    if len(types) != layers:
+        raise SpecError(c.path, "layer_types",
+                        f"expected {layers} entries (one per layer), got {len(types)}")
+    norm = []
+    for t in types:
+        if t not in (SLIDING, FULL):
+            raise SpecError(c.path, "layer_types", f"layer type {t!r} declares a cache kvplan "
+                                                   f"does not model for {c.model_type}")
+        norm.append(t)
+    if SLIDING not in norm:
+        return {}
+    if FULL not in norm:
+        return {"sliding_window": window}
+    return {"sliding_window": window, "layer_types": norm}
+
+
+def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
+    """The attention section of a multi-head latent attention model (a config with
+    kv_lora_rank): DeepSeek-V2/V3 and their peers."""
+    v_head_dim = c.int("v_head_dim")
+    if v_head_dim is None:
+        if hidden % heads:
+            raise SpecError(c.path, "v_head_dim", MISSING)
+        v_head_dim = hidden // heads
+        c.warn(f"v_head_dim absent: hidden_size / num_attention_heads = {v_head_dim}"
+               + (" (as MiniCPM3 derives it)" if c.model_type == "minicpm3" else " (assumed)"))
+    att: dict[str, Any] = {
+        "kind": "mla",
+        "num_attention_heads": heads,
+        "kv_lora_rank": c.int("kv_lora_rank", required="kv_lora_rank"),
+        "qk_rope_head_dim": c.int("qk_rope_head_dim", required="qk_rope_head_dim"),
+        "qk_nope_head_dim": c.int("qk_nope_head_dim", required="qk_nope_head_dim"),
+        "v_head_dim": v_head_dim,
+        "q_lora_rank": c.int("q_lora_rank"),
+    }
+    if c.bool("attention_bias", False):
+        att["attention_bias"] = True
+    if c.has("sliding_window"):
+        c.warn("sliding_window ignored for MLA")
+    return att
+
+
+def mlp_section(c: ConfigReader, hidden: int) -> dict:
+    """The dense MLP section: width, gated or not, bias, by family."""
+    mt = c.model_type
+    if mt == "gpt2":
+        width = c.int("n_inner") or 4 * hidden
+        return {"intermediate_size": width, "gated": False, "bias": True}
+    if mt == "falcon":
+        width = c.int("ffn_hidden_size") or 4 * hidden
+        if not c.has("ffn_hidden_size"):
+            c.warn(f"ffn_hidden_size absent: FalconConfig default 4 * hidden_size = {width}")
+        return {"intermediate_size": width, "gated": False, "bias": c.bool("bias", False)}
+    if mt == "opt":
+        width = c.int("ffn_dim", required="ffn_dim", what="missing: needed for the weight count")
+        return {"intermediate_size": width, "gated": False, "bias": c.bool("enable_bias", True)}
+    if mt == "gpt_neox":
+        width = c.int("intermediate_size") or 4 * hidden
+        return {"intermediate_size": width, "gated": False, "bias": True}
+    if mt == "llama4" and c.has("intermediate_size_mlp"):
+        # Llama-4: intermediate_size is one expert's width; dense layers use intermediate_size_mlp.
+        return {"intermediate_size": c.int("intermediate_size_mlp"), "gated": True,
+                "bias": False}
+    if mt == "nemotron_h":
+        # Nemotron-H's MLP layers are relu^2, two matrices (mlp_hidden_act relu2).
+        return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
+                "gated": False, "bias": c.bool("mlp_bias", False)}
+    raw = c.data.get("intermediate_size")
+    if isinstance(raw, list) and raw:
+        # gemma-3n lists one width per layer; kvplan keeps one dense width.
+        checked_int_list(raw, path=c.path, field="intermediate_size", minimum=1)
+        if len(set(raw)) > 1:
+            c.warn(f"intermediate_size varies by layer ({min(raw)}-{max(raw)}): the largest "
+                   "is counted for every layer")
+        return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
+    width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
+    if width is None:
+        width = 4 * hidden
+        c.assumed.append(f"intermediate_size = 4 * hidden_size = {width}")
+    if mt not in KNOWN_MODEL_TYPES:
+        c.assumed.append("gated MLP")
+    return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
+
+
+def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
+    """The MoE section (experts, experts per token, widths, shared experts and which layers are
+    MoE), or None for a dense model."""
+    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts")
+    if key is None or (experts == 0 and not isinstance(experts, bool)):
+        return None
+    experts = c.int(key)
+    per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
+                    required="num_experts_per_tok",
+                    what="missing: needed for MoE active parameters")
+    width = c.int("moe_intermediate_size")
+    if width is None and c.model_type in _EXPERT_WIDTH_IS_INTERMEDIATE:
+        width = c.int("intermediate_size", required="intermediate_size")
+    if width is None:
+        width = dense_width  # mixtral: intermediate_size is the width of one expert
+        if c.model_type != "mixtral":
+            c.warn(f"moe_intermediate_size absent: experts assumed intermediate_size "
+                   f"({width}) wide")
+    moe: dict[str, Any] = {
+        "n_routed_experts": experts,
+        "num_experts_per_tok": per_tok,
+        "moe_intermediate_size": width,
+    }
+    shared_key, _ = c.first("n_shared_experts", "num_shared_experts")
+    shared = c.int(shared_key, minimum=0) if shared_key else 0
+    if c.model_type == "llama4":
+        shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
+    if shared:
+        moe["n_shared_experts"] = shared
+    width_key, _ = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
+    shared_width = c.int(width_key, minimum=0) if width_key else 0
+    if shared_width:
+        moe["shared_expert_intermediate_size"] = shared_width
+    # 0 and null both mean "unset" in these config classes.
+    first_k = c.int_or("first_k_dense_replace", 0)
+    freq = c.int_or("moe_layer_freq", 1) or 1
+    if c.model_type == "llama4":
+        # moe_layers = every interleave_moe_layer_step-th layer (1-based).
+        step = c.int_or("interleave_moe_layer_step", 1) or 1
+        first_k, freq = step - 1, step
+    if c.model_type == "jamba":
+        # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
+        freq = c.int_or("expert_layer_period", 1) or 1
+        first_k = c.int_or("expert_layer_offset", 0)
+    step = c.int("decoder_sparse_step", minimum=0)
+    if step is not None and step > 1:
+        # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
+        first_k, freq = step - 1, step
+    mlp_only = c.int_list("mlp_only_layers")
+    if mlp_only:
+        if sorted(mlp_only) == list(range(len(mlp_only))) and freq == 1 and first_k == 0:
+            first_k = len(mlp_only)
+        else:
+            shown = mlp_only if len(mlp_only) <= 16 else f"{mlp_only[:16]}..."
+            c.warn(f"mlp_only_layers {shown} use the dense MLP, which kvplan cannot express "
+                   "(it has first_k_dense_replace and moe_layer_freq only): counted as MoE layers")
+    if first_k > layers:
+        raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
+    moe["first_k_dense_replace"] = first_k
+    moe["moe_layer_freq"] = freq
+    return moe
+
+
+def gemma3_rope_tables(c: ConfigReader, max_pos: int) -> list[int]:
+    """vLLM's rotary tables for Gemma-3 (vllm/model_executor/models/gemma3.py Gemma3Attention):
+    sliding layers use rope_local_base_freq with no scaling (max_position_embeddings rows), global
+    layers the config's rope_scaling; a linear one makes LinearScalingRotaryEmbedding
+    (rotary_embedding/linear_scaling_rope.py) build max_position_embeddings x factor rows."""
+    scaling = c.data.get("rope_scaling")
+    rows = max_pos
+    if isinstance(scaling, Mapping) and (scaling.get("rope_type") or scaling.get("type")) == (
+            "linear"):
+        factor = scaling.get("factor")
+        if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor >= 1:
+            rows = int(max_pos * factor)
+    return [max_pos, rows]
+
+
+def mtp_layers(c: ConfigReader) -> int:
+    """Multi-token-prediction layers vLLM loads as the MTP drafter: num_nextn_predict_layers
+    (DeepSeek, GLM-4.5; qwen3_next_mtp defaults it to 1), mtp_num_hidden_layers (Qwen3.5)."""
+    value = c.data.get("num_nextn_predict_layers")
+    if value is None:
+        value = c.data.get("mtp_num_hidden_layers")
+    if value is None and c.model_type == "qwen3_next":
+        value = 1
+    if value is None:
+        return 0
+    return checked_int(value, path=c.path, field="num_nextn_predict_layers", minimum=0,
+                       maximum=MAX_LAYERS)
+
+
+def family_notes(c: ConfigReader) -> None:
+    """Things a config.json says that the schema does not hold, so the user knows."""
+    mt = c.model_type
+    if mt == "opt":
+        proj = c.data.get("word_embed_proj_dim")
+        hidden = c.data.get("hidden_size")
+        if proj is not None and proj != hidden:
+            c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
+                   "matrices are not counted, and the embeddings are counted hidden_size wide")
+    if mt == "gemma3n":
+        c.warn("gemma-3n's per-layer embeddings (vocab_size_per_layer_input x "
+               "hidden_size_per_layer_input per layer), AltUp and LAuReL weights are not "
+               "counted: parameters and weights come out low")
+    if mt == "gpt_neox" and c.data.get("rotary_pct") not in (None, 1, 1.0):
+        c.warn(f"rotary_pct {c.data['rotary_pct']}: only part of each head rotates; "
+               "KV size unchanged")
+    nextn = c.data.get("num_nextn_predict_layers")
+    if nextn:
+        c.warn(f"num_nextn_predict_layers {nextn}: the multi-token-prediction module is not "
+               "part of num_hidden_layers; its KV counts with --speculative-method mtp, its "
+               "weights are not counted")
+    moe_freq = c.data.get("moe_layer_freq")
+    if moe_freq not in (None, 1) and c.has("first_k_dense_replace"):
+        c.warn("moe_layer_freq > 1: kvplan counts every moe_layer_freq-th layer after "
+               "first_k_dense_replace as MoE")

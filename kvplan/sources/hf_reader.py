@@ -1,0 +1,75 @@
+"""Reading a config.json mapping's values: `ConfigReader` holds the mapping, the path (for
+errors) and the warnings gathered so far, and reads each field by its transformers name with
+kvplan._util.validate's rules (one-line errors naming the key). Used by every config.json reader
+of kvplan.sources (hf_config, hf_families, hf_hybrid, hf_vision)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvplan._util.errors import SpecError
+from kvplan._util.validate import MAX_SIZE, checked_int, checked_int_list
+
+MISSING = "missing: needed for KV sizing"
+
+
+class ConfigReader:
+    """A config.json mapping plus the path (for errors) and the warnings gathered so far."""
+
+    def __init__(self, data: Mapping[str, Any], path: str, model_type: str) -> None:
+        self.data = data
+        self.path = path
+        self.model_type = model_type
+        self.warnings: list[str] = []
+        self.assumed: list[str] = []  # assumptions for an unknown model_type
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def first(self, *keys: str) -> tuple[str | None, Any]:
+        for key in keys:
+            if self.data.get(key) is not None:
+                return key, self.data[key]
+        return None, None
+
+    def int(self, *keys: str, required: str | None = None, what: str = MISSING,
+            minimum: int = 1, maximum: int = MAX_SIZE) -> int | None:
+        """The first of `keys` present, as an integer in [minimum, maximum] (kvplan._util.validate:
+        NaN, infinities, strings, floats, booleans and absurd sizes are refused, naming the
+        key); `required` names the error field when none is present."""
+        key, value = self.first(*keys)
+        if key is None:
+            if required is not None:
+                raise SpecError(self.path, required, what)
+            return None
+        return checked_int(value, path=self.path, field=key, minimum=minimum, maximum=maximum)
+
+    def int_or(self, key: str, default: int, *, minimum: int = 0) -> int:
+        """`key` as an integer >= minimum, or `default` when absent (null, or a falsy 0 where
+        the config classes treat 0 as unset is the caller's business)."""
+        value = self.int(key, minimum=minimum)
+        return default if value is None else value
+
+    def int_list(self, key: str, *, minimum: int = 0) -> list[int]:
+        """`key` as a list of integers (empty when absent)."""
+        value = self.data.get(key)
+        if value is None:
+            return []
+        return checked_int_list(value, path=self.path, field=key, minimum=minimum)
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise SpecError(self.path, key, f"expected true or false, got {value!r}")
+        return value
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+def config_model_type(config: Mapping[str, Any]) -> str:
+    value = config.get("model_type")
+    return value.strip() if isinstance(value, str) and value.strip() else "unknown"

@@ -1,0 +1,131 @@
+"""A weight breakdown (`WeightBreakdown`: bytes per group, per tensor-parallel rank and pipeline
+stage) and the rules its two sources share: the compute dtype the engines load (`engine_dtype`),
+the vocabulary padding and the rotary table vLLM builds beside the weights. The breakdown from the
+architecture is kvplan.weights.breakdown; the one from a checkpoint's safetensors headers is
+kvplan.weights.checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
+from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.spec import ModelSpec
+
+# vLLM's VocabParallelEmbedding / ParallelLMHead pad the vocabulary to a multiple of 64 before
+# splitting it over tensor-parallel ranks (DEFAULT_VOCAB_PADDING_SIZE in
+# vllm/model_executor/layers/vocab_parallel_embedding.py).
+VOCAB_PADDING = 64
+
+
+# ---------------------------------------------------------------------------------------------
+# The engines' dtype rule.
+
+_ENGINE_DTYPE = {"fp32": "bf16", "bf16": "bf16", "fp16": "fp16"}
+
+
+def engine_dtype(torch_dtype: str | None) -> str:
+    """The compute dtype vLLM and SGLang load with under ``--dtype auto``, as a kvplan name.
+
+    vLLM ModelConfig (vllm/config/model.py, _resolve_auto_dtype) and SGLang's ModelConfig take the
+    config's ``torch_dtype``/``dtype``, but a float32 config is served in bfloat16 (float16 on
+    GPUs without bf16); a config without a dtype reads as float32 and so also becomes bfloat16.
+    Quantized-weight dtypes in torch_dtype (rare) fall back to bfloat16 as well."""
+    if torch_dtype is None:
+        return "bf16"
+    name = WEIGHT_DTYPE_ALIASES.get(torch_dtype, torch_dtype)
+    return _ENGINE_DTYPE.get(name, "bf16")
+
+
+def engine_dtype_note(torch_dtype: str | None) -> str | None:
+    """The note to show when `engine_dtype` differs from what config.json says."""
+    if torch_dtype is None:
+        return "torch_dtype absent: the engines load bfloat16 (float32 is downcast under auto)"
+    name = WEIGHT_DTYPE_ALIASES.get(torch_dtype, torch_dtype)
+    if name == "fp32":
+        return "torch_dtype float32: vLLM and SGLang load bfloat16 under --dtype auto"
+    if name not in _ENGINE_DTYPE:
+        return f"torch_dtype {torch_dtype!r}: the compute dtype is taken as bfloat16"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The result.
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeightBreakdown:
+    """Weight bytes by group (per tensor-parallel rank when ``tp`` > 1). Quantization scales,
+    zero points and act-order indices of every group are in ``quantization_scales`` only."""
+
+    embeddings: int
+    attention: int  # attention projections and recurrent mixers (+ their biases and norms)
+    dense_mlp: int  # dense MLPs and shared experts
+    experts: int  # routed experts and routers
+    lm_head: int
+    norms: int  # per-layer and final norms
+    quantization_scales: int
+    dtype: str  # the compute dtype
+    method: str  # "none" or the QuantConfig's description
+    notes: tuple[str, ...] = field(default=())
+    expert_scales: int = 0  # the part of quantization_scales that belongs to routed experts
+    vision: int = 0  # a multimodal vision tower and projector (checkpoint, or spec.vision)
+    mtp: int = 0  # multi-token-prediction layers, loaded with --speculative-method mtp
+    source: str = "architecture"  # or "checkpoint" (sizes from the safetensors headers)
+    engine_added: int = 0  # bytes the engine allocates beyond the checkpoint (in the groups)
+    # vLLM's rotary cos/sin table (`rope_cache_elements`): held on the GPU, but a lookup table,
+    # not a weight a decode step streams, so kept out of the groups the cost model reads.
+    rope_cache: int = 0
+
+    @property
+    def total(self) -> int:
+        return (self.embeddings + self.attention + self.dense_mlp + self.experts + self.lm_head
+                + self.norms + self.quantization_scales + self.vision + self.mtp
+                + self.rope_cache)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"embeddings": self.embeddings, "attention": self.attention,
+                "dense_mlp": self.dense_mlp, "experts": self.experts, "lm_head": self.lm_head,
+                "norms": self.norms, "vision": self.vision, "mtp": self.mtp,
+                "quantization_scales": self.quantization_scales, "rope_cache": self.rope_cache,
+                "total": self.total}
+
+
+def rope_cache_elements(spec: ModelSpec) -> int:
+    """Elements of the rotary-embedding table vLLM builds for the model: (max_position_embeddings,
+    rotary_dim), held in the model dtype on every rank and pipeline stage that has an attention
+    layer, once per distinct rope configuration.
+
+    vllm/model_executor/layers/rotary_embedding/base.py: ``RotaryEmbedding.__init__`` computes
+    ``_compute_cos_sin_cache()`` (cos and sin concatenated: ``max_position_embeddings`` rows of
+    ``rotary_dim`` values), casts it with ``cache.to(dtype)`` (the default dtype, i.e. the model
+    dtype) and registers it as the ``cos_sin_cache`` buffer; ``get_rope`` in
+    rotary_embedding/__init__.py shares one instance between the layers (``_ROPE_DICT``, keyed by
+    head size, rotary dim, max position, rope parameters and dtype). It is built with the model,
+    so vLLM's "Model loading took X GiB" includes it: 131,072 x 128 x 2 B = 32 MiB for Llama-3.1
+    (64 MiB at --dtype float32), 2.5 GiB for Llama-4-Scout (max_position_embeddings 10,485,760).
+    YaRN and DeepSeek-YaRN tables have original_max_position_embeddings x factor rows, which is
+    what those configs state as max_position_embeddings. A spec that lists ``rope_tables`` gets
+    one table of each listed row count instead: Gemma-3 builds two (gemma3.py Gemma3Attention:
+    sliding layers use rope_local_base_freq without scaling, max_position_embeddings rows; global
+    layers config.rope_scaling, and rotary_embedding/linear_scaling_rope.py
+    LinearScalingRotaryEmbedding builds max_position_embeddings x factor rows: 131,072 x 8 for
+    gemma-3-27b, 256 MiB in bf16). rotary_dim is head_dim (MLA: qk_rope_head_dim); a partial
+    rotary factor (not in the spec) and longrope's short/long pair are not modelled. No rope
+    (learned or ALiBi positions) or no max_position_embeddings: 0."""
+    if spec.position_embedding != "rope" or not spec.max_position_embeddings:
+        return 0
+    att = spec.attention
+    if isinstance(att, LatentAttention):
+        rotary_dim = att.qk_rope_head_dim
+    elif isinstance(att, HeadAttention):
+        rotary_dim = att.head_dim
+    else:
+        return 0
+    return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim
+
+
+def stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
+    return any(spec.has_attention(i) for i in range(spec.num_hidden_layers)
+               if layers is None or i in layers)
