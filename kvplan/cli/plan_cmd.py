@@ -5,9 +5,9 @@ from typing import Annotated
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.capacity.plan import Engine
 from kvplan.cli.common import FormatOpt, ModelArg, handle_errors, load_spec
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.engines.base import Engine
 from kvplan.present.render import OutputFormat, emit
 
 EXIT_DOES_NOT_FIT = 3
