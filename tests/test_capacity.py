@@ -19,8 +19,8 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.reverse import fraction_needed, longest_context
 from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.capacity.weights import weights_breakdown
-from kvplan.engines.base import Engine, PlanInputs
 from kvplan.cli import app
+from kvplan.engines.base import Engine, PlanInputs
 from kvplan.weights.params import count_params
 
 runner = CliRunner()

@@ -14,9 +14,9 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, MiB
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.reverse import fraction_needed
+from kvplan.cli import app
 from kvplan.engines.base import Engine, PlanInputs, plan_inputs
 from kvplan.engines.caches import stage_caches
-from kvplan.cli import app
 from kvplan.engines.sglang.pools import (
     MambaPool,
     default_max_running_requests,

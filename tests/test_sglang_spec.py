@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.capacity.plan import plan_capacity
+from kvplan.cli import app
 from kvplan.engines.base import Engine, plan_inputs
 from kvplan.engines.caches import stage_caches
-from kvplan.cli import app
 from kvplan.engines.sglang.budget import sglang_default_fraction
 from kvplan.engines.sglang.pools import sglang_pool
 from kvplan.sources.resolve import load_spec

@@ -30,9 +30,9 @@ from kvplan.analysis.sweep import (
     sparkline,
 )
 from kvplan.capacity.plan import plan_capacity
-from kvplan.engines.base import Engine, PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.cli.common import atomic_write
 from kvplan.cli.sweep_cmd import sweep_cmd
+from kvplan.engines.base import Engine, PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import estimate
 from kvplan.sources.resolve import load_spec

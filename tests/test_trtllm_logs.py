@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.capacity.plan import plan_capacity
-from kvplan.engines.base import Engine, plan_inputs
 from kvplan.cli import app
+from kvplan.engines.base import Engine, plan_inputs
 from kvplan.engines.reserve import activation_bytes, moe_workspace_bytes
 from kvplan.engines.trtllm.budget import (
     TRTLLM_CUDA_GRAPH_MIB_PER_BATCH_LAYER,

@@ -376,7 +376,8 @@ def _alternatives_when_not(spec: ModelSpec, req: PlanRequest, closest: Candidate
         else:
             hi = mid - 1
     if found is not None:
-        out.append(Alternative(label=f"{req.engine.rules.launch.context_flag} {found.context:,}: serves "
+        flag = req.engine.rules.launch.context_flag
+        out.append(Alternative(label=f"{flag} {found.context:,}: serves "
                                      f"{req.concurrency:,} requests on {found.layout.gpus} GPUs",
                                fits=True, gpus=found.layout.gpus, requests=found.requests,
                                command=launch_command(spec, req, found)))

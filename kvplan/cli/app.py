@@ -53,6 +53,7 @@ from kvplan.cli.common import (
 )
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.engines.base import (
+    DEFAULT_ENGINE,
     Engine,
     check_kv_dtype,
     default_max_num_batched_tokens,
@@ -151,7 +152,7 @@ def estimate_cmd(
     gpu_mem_gib: Annotated[float | None, typer.Option(
         "--gpu-mem-gib", min=0.001, help="Device total in GiB (instead of --gpu).")] = None,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
+        "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.0, max=1.0,
         help="vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang mem_fraction_static "

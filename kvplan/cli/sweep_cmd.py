@@ -25,7 +25,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.engines.base import Engine, check_kv_dtype
+from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.resolve import shown_path
@@ -190,7 +190,7 @@ def sweep_cmd(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static",
         help="Memory fractions: 0.8,0.9 (default: the engine's).")] = None,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
+        "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     block_size: Annotated[int | None, typer.Option(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (default: the engine's: vLLM 16, SGLang 1, TRT-LLM 32).")
