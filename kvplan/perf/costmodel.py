@@ -831,7 +831,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     each attending `context` cached tokens; prefill: one prompt of `tokens` = `context` tokens
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
     the lm_head (default: one per request). `conv_dtype` / `ssm_dtype`: the recurrent state's
-    dtypes as the engine keeps them (kvplan.capacity.plan.state_dtypes; None / "auto": vLLM's rule,
+    dtypes as the engine keeps them (EngineRules.state_dtypes; None / "auto": vLLM's rule,
     kvplan.kv.cache.recurrent_state; SGLang keeps the SSM state in float32 by default). `eff`
     None: the device's (`device_efficiency`)."""
     _check_layout(spec, layout)
@@ -986,7 +986,7 @@ class CostInputs:
     acceptance: float = DEFAULT_MTP_ACCEPTANCE
     gpu_hour_usd: float | None = None
     quantization: str | None = None
-    # The recurrent state's dtypes as the engine keeps them (kvplan.capacity.plan.state_dtypes):
+    # The recurrent state's dtypes as the engine keeps them (EngineRules.state_dtypes):
     # None / "auto" is vLLM's rule (the model dtype unless the config fixes the SSM dtype).
     conv_dtype: str | None = None
     ssm_dtype: str = "auto"

@@ -502,7 +502,7 @@ def check_draft_weights_known(inputs: PlanInputs) -> None:
 
 def sglang_draft(inputs: PlanInputs, caches: tuple[LayerCaches, ...]) -> SglangDraft | None:
     """The draft worker of an EAGLE-family speculative run (None without one): the draft
-    layers kvplan.capacity.plan.stage_caches appends, and the step counts given."""
+    layers kvplan.engines.caches.stage_caches appends, and the step counts given."""
     if inputs.speculative_method is None:
         return None
     draft = tuple(lc for lc in caches if lc.draft)
