@@ -406,12 +406,6 @@ def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = F
                                                        version=version)
 
 
-def default_mem_fraction(engine: Engine, tp: int) -> float:
-    """The engine's default memory fraction at TP `tp` on an unknown device (see each engine's
-    budget for the version and GPU rules)."""
-    return PlanInputs(context=1, engine=engine, tp=tp).resolved_mem_fraction
-
-
 def options_of(inputs: PlanInputs, kind: type[Any], name: str) -> Any:
     """`inputs.options` as engine `name`'s options (its defaults where none are given)."""
     if inputs.options is None:
