@@ -22,7 +22,8 @@ from kvplan.analysis.sweep import (
     parse_int_list,
     scheme_spec,
 )
-from kvplan.capacity.plan import PlanInputs, plan_capacity
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import PlanInputs
 from kvplan.hardware.gpus import GPUS
 from kvplan.kv.cache import estimate
 from kvplan.sources.resolve import load_spec

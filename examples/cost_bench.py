@@ -22,6 +22,7 @@ from statistics import median
 from typing import TypeVar
 
 from kvplan import load_spec
+from kvplan.engines.base import Engine
 from kvplan.engines.sglang.pools import sglang_state_dtypes
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.interconnect import INTERCONNECTS, default_interconnect
@@ -29,7 +30,6 @@ from kvplan.model.spec import ModelSpec
 from kvplan.perf.costmodel import (
     DEFAULT_EFFICIENCY,
     DEVICE_EFFICIENCY,
-    EAGER_PREFILL_ENGINES,
     CostInputs,
     Efficiency,
     Layout,
@@ -210,8 +210,9 @@ def _inferencex_mean_len(length: int, range_ratio: float = 0.8) -> int:
 
 def _eager(engine: str) -> bool:
     """Whether `engine` ("SGLang 0.5.6", "vLLM 0.20.1") launches prefill ops eagerly
-    (kvplan.perf.costmodel.EAGER_PREFILL_ENGINES)."""
-    return engine.split()[0].lower() in EAGER_PREFILL_ENGINES
+    (kvplan.engines.base.CostTraits.eager_prefill)."""
+    eager = {e.value for e in Engine if e.rules.cost_traits.eager_prefill}
+    return engine.split()[0].lower() in eager
 
 
 def _accelmark(kind: str, gpu: str, engine: str, suite: str, result: str, tpot_ms: float,
@@ -763,10 +764,10 @@ def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
 
 
 def state_dtypes(spec: ModelSpec, eager_prefill: bool) -> dict[str, str]:
-    """The recurrent state's dtypes as the run's engine keeps them (kvplan.capacity.plan's
-    STATE_DTYPES): SGLang (the eager-prefill engine here) a bfloat16 conv state and, by default,
-    a float32 SSM state (kvplan.engines.sglang.pools.sglang_state_dtypes); vLLM's rule
-    otherwise (no recurrent model runs on another engine here)."""
+    """The recurrent state's dtypes as the run's engine keeps them (the engine's state_dtypes,
+    kvplan.engines.base.EngineRules): SGLang (the eager-prefill engine here) a bfloat16 conv
+    state and, by default, a float32 SSM state (kvplan.engines.sglang.pools.sglang_state_dtypes);
+    vLLM's rule otherwise (no recurrent model runs on another engine here)."""
     if not eager_prefill or spec.recurrent is None:
         return {}
     conv, ssm = sglang_state_dtypes(spec, "auto")

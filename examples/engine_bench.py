@@ -7,8 +7,8 @@ Each log (tests/data/engine_logs/vllm_startup_logs.json, with its URL and the qu
 replayed through the CLI itself, given only what a user knows: the model, the GPU name, the
 memory fraction, TP/PP, the engine version, the batch limits the user set, and the weights pinned
 to the logged "Model loading took X GiB" (`--weights-gib`), so that only the engine's reserve is
-judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.budgets; the
-"held out" line excludes them.
+judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.vllm.budget;
+the "held out" line excludes them.
 
 SGLang (tests/data/engine_logs/sglang_startup_logs.json): each log is replayed with only the
 model, the GPU name, the fraction where the user set one, TP, the engine version and the weights
@@ -26,7 +26,7 @@ version, the user's max_num_tokens and the weights pinned to the logged "Memory 
 loading model weights (inside torch)"; kvplan's `kv_budget_bytes` against "Estimated max memory
 in KV cache" and its tokens against the pool's "Allocated X GiB for max tokens in paged KV cache
 (N)" (the estimated max_tokens where that line is missing). Logs marked `fitted` set the
-non-torch constants of kvplan.engines.budgets. Dense models at TP 1 / 2 / 4
+non-torch constants of kvplan.engines.trtllm.budget. Dense models at TP 1 / 2 / 4
 (tests/data/engine_logs/trtllm_capacity_points.json: the max concurrency NVIDIA's aiconfigurator
 measured with TRT-LLM for Llama-3.1-8B and Qwen3-32B-FP8 on H100 SXM) are replayed with the
 benchmark's settings and kvplan's own weights, its max_requests (whole requests of max_seq_len
@@ -439,7 +439,7 @@ def print_trtllm(rows: list[dict[str, Any]]) -> None:
 def trtllm_ci_rows() -> list[dict[str, Any]]:
     """Logs with the outside-torch line but no replay: what they leave outside torch (before the
     run, less the temporary pool) and to the whole reserve, beside kvplan's non-torch part."""
-    from kvplan.engines.budgets import trtllm_cuda_graph_batch_sizes, trtllm_non_torch
+    from kvplan.engines.trtllm.budget import trtllm_cuda_graph_batch_sizes, trtllm_non_torch
     from kvplan.sources.resolve import load_spec
 
     rows = []
@@ -574,7 +574,7 @@ def main() -> None:
           "activation peak memory\" and \"non-torch memory\" where it prints them (the peak: "
           "activation + sampler + the multimodal encoder profile's excess, "
           "kvplan.engines.vllm.mm). `fit`: the "
-          "log was used to derive the sampler rule (kvplan.engines.budgets).\n")
+          "log was used to derive the sampler rule (kvplan.engines.vllm.budget).\n")
     print("| model | vLLM | GPU | TP | PP | fraction | peak kvplan / log | non-torch kvplan / log "
           "| predicted | logged | error | within | fit | log |")
     print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|")

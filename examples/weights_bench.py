@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kvplan._util.units import GiB
-from kvplan.capacity.plan import pp_layer_ranges
+from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.quant_formats import MixedPrecisionKernel, Mxfp4Backend
 from kvplan.model.spec import ModelSpec
@@ -72,8 +72,8 @@ def _quant_config(case: Case) -> dict[str, Any] | None:
 
 def predict(case: Case) -> WeightBreakdown:
     """What kvplan predicts for the GPU whose line the log shows (TP rank 0, first PP stage:
-    vLLM's split, kvplan.capacity.plan.pp_layer_ranges: equal shares, the remainder one each to the
-    stages before the last)."""
+    vLLM's split, kvplan.capacity.stages.pp_layer_ranges: equal shares, the remainder one each to
+    the stages before the last)."""
     spec = _spec(case)
     qc = _quant_config(case)
     quant = None if qc is None else parse_quantization_config(

@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kvplan.analysis.compare import Comparison
     from kvplan.analysis.sweep import SweepGrid
-    from kvplan.capacity.plan import CapacityPlan, PlanInputs, plan_capacity
+    from kvplan.capacity.plan import CapacityPlan, plan_capacity
+    from kvplan.engines.base import PlanInputs
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE", "DTYPES", "SCHEMA_VERSION", "AttentionKind", "CapacityPlan", "DType",
@@ -69,7 +70,7 @@ def sweep(spec: ModelSpec, grid: SweepGrid) -> pandas.DataFrame:
 # first use (PEP 562).
 _LAZY = {
     "plan_capacity": ("kvplan.capacity.plan", "plan_capacity"),
-    "PlanInputs": ("kvplan.capacity.plan", "PlanInputs"),
+    "PlanInputs": ("kvplan.engines.base", "PlanInputs"),
     "CapacityPlan": ("kvplan.capacity.plan", "CapacityPlan"),
     "SweepGrid": ("kvplan.analysis.sweep", "SweepGrid"),
     "compare_schemes": ("kvplan.analysis.compare", "compare_schemes"),

@@ -140,7 +140,11 @@ def test_tensor_parallel_kv_heads() -> None:
 
 
 def test_minicpm3_is_cached_decompressed_by_vllm_and_as_mla_by_sglang() -> None:
-    from kvplan.capacity.plan import Engine, PlanInputs, plan_capacity, served_spec
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.engines.base import Engine, PlanInputs
+
+    def served_spec(spec, engine):
+        return engine.rules.served_spec(spec)
 
     spec = load_spec("minicpm3-4b")
     served = served_spec(spec, Engine.vllm)

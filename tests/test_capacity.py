@@ -15,16 +15,12 @@ from typer.testing import CliRunner
 from kvplan import load_spec
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, cdiv
-from kvplan.capacity.plan import (
-    Engine,
-    PlanInputs,
-    fraction_needed,
-    longest_context,
-    plan_capacity,
-    pp_layer_ranges,
-    weights_breakdown,
-)
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.reverse import fraction_needed, longest_context
+from kvplan.capacity.stages import pp_layer_ranges
+from kvplan.capacity.weights import weights_breakdown
 from kvplan.cli import app
+from kvplan.engines.base import Engine, PlanInputs
 from kvplan.weights.params import count_params
 
 runner = CliRunner()

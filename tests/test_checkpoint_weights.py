@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan._util.errors import SpecError
-from kvplan.capacity.plan import weights_breakdown
+from kvplan.capacity.weights import weights_breakdown
 from kvplan.cli import app
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.sources.checkpoint import from_headers

@@ -189,7 +189,8 @@ def test_estimate_refuses_tp_not_dividing_heads() -> None:
 
 def _views_to_fit() -> list:
     from kvplan.analysis.compare import compare_schemes
-    from kvplan.capacity.plan import PlanInputs, plan_capacity
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.engines.base import PlanInputs
     from kvplan.hardware.gpus import GPUS, get_gpu
     from kvplan.kv.cache import estimate
     from kvplan.present.views import (
@@ -266,7 +267,7 @@ def test_an_option_given_its_default_value_is_still_parsed() -> None:
 
 @pytest.mark.parametrize(("args", "unused"), [
     # Without a device: no budget rules, no SGLang pools, no weights, no quantized formats.
-    (["estimate", "llama-3.1-8b"], ("kvplan.engines.budgets", "kvplan.engines.sglang.pools",
+    (["estimate", "llama-3.1-8b"], ("kvplan.engines.vllm.budget", "kvplan.engines.sglang.pools",
                                     "kvplan.weights.breakdown", "kvplan.model.quant_formats",
                                     "kvplan.model.quant_config", "kvplan.weights.checkpoint",
                                     "kvplan.sources.checkpoint")),

@@ -884,8 +884,8 @@ def test_sglang_allreduce_norm_fusion_drops_the_fused_norms() -> None:
     """SGLang 0.5.6 fuses each TP all-reduce with the RMSNorm after it for GptOss / DeepseekV3
     on SM 10.x (SGLANG_ALLREDUCE_NORM_FUSION): 2 x layers - 1 norm floors fewer per step, and as
     many eager prefill ops; nothing changes off those GPUs, architectures or sizes."""
+    from kvplan.engines.sglang.engine import SGLANG_ALLREDUCE_NORM_FUSION
     from kvplan.perf.costmodel import (
-        SGLANG_ALLREDUCE_NORM_FUSION,
         device_efficiency,
         engine_efficiency,
         step_time,

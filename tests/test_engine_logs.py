@@ -265,7 +265,7 @@ def test_sglang_kv_rest_is_begin_avail_times_fraction_less_weights() -> None:
     # 128 x 2 (K, V) x 2 B = 65,536 B -> 46,620 tokens; the two-decimal figures allow
     # +-(0.005 x 0.85 + 0.005) GiB = +-152 tokens. K: 46,611 x 32,768 / 2^30 = 1.42 (GiB, not GB:
     # 1.53 in 10^9).
-    from kvplan.engines.budgets import SglangBudget
+    from kvplan.engines.sglang.budget import SglangBudget
 
     total = int(22.49 * GiB)
     kv = SglangBudget.kv_bytes(total, 0.85, int(15.54 * GiB), total - int(21.63 * GiB))
@@ -281,7 +281,7 @@ def test_sglang_preload_rule() -> None:
     # TP4 on NVSwitch: 0.71 + (2.14 - 0.71) x 3 / 7 = 1.3229. PCIe cards under 60 GiB:
     # 2 x RTX 4090 23.65 - 22.93 = 0.72, 4 x RTX 4090 23.65 - (16.00 + 7.08) = 0.57, 4 x L4
     # 22.49 - 21.63 = 0.86 -> 0.72 (median) at any TP >= 2. MI355X TP8: 288 - 283.50 = 4.5.
-    from kvplan.engines.budgets import sglang_preload_gib
+    from kvplan.engines.sglang.budget import sglang_preload_gib
     from kvplan.hardware.gpus import get_gpu
 
     h100, l4, rtx4090 = (get_gpu(n).total_bytes for n in ("H100-80GB", "L4", "RTX-4090"))
@@ -325,7 +325,7 @@ def test_sglang_tp1_preload_point_on_held_out_logs() -> None:
     ("0.5.8.post1", "MI355X", 8, 0.908),
 ])
 def test_sglang_default_fraction_matches_logged_server_args(version, gpu, tp, logged) -> None:
-    from kvplan.engines.budgets import sglang_default_fraction
+    from kvplan.engines.sglang.budget import sglang_default_fraction
     from kvplan.hardware.gpus import get_gpu
 
     g = get_gpu(gpu)
@@ -348,10 +348,10 @@ def test_vllm_default_fraction_matches_the_logs_that_did_not_set_it() -> None:
     # 0.19 (nine logs, 0.10.2-0.19.1) as kvplan's VllmBudget.default_fraction gives. None of the
     # 0.20+ logs leaves it unset (two that print 0.9 set it: 0.92 is the 0.20+ default of
     # config/cache.py and entrypoints/llm.py), so 0.92 rests on the wheels' source.
-    from kvplan.capacity.plan import Engine, PlanInputs
+    from kvplan.engines.base import Engine, plan_inputs
 
     unset = [r["log"] for r in ROWS if not r["log"]["gpu_memory_utilization_set_by_user"]]
     assert len(unset) >= 9
     for log in unset:
-        inputs = PlanInputs(context=4096, engine=Engine.vllm, engine_version=log["vllm_version"])
+        inputs = plan_inputs(context=4096, engine=Engine.vllm, engine_version=log["vllm_version"])
         assert inputs.resolved_mem_fraction == log["gpu_memory_utilization"], log["url"]

@@ -12,14 +12,14 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from kvplan._util.units import GiB, MiB
-from kvplan.capacity.plan import Engine, PlanInputs, fraction_needed, gpu_inputs, plan_capacity
-from kvplan.engines.budgets import (
-    BUDGETS,
-    sglang_default_fraction,
-    vllm_batch_defaults,
-    vllm_sampler_bytes_per_logit,
-    vllm_sampler_rule,
-)
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.reverse import fraction_needed
+from kvplan.engines.base import Engine, gpu_inputs, plan_inputs
+from kvplan.engines.sglang.budget import sglang_default_fraction
+from kvplan.engines.trtllm.options import TrtllmOptions
+from kvplan.engines.vllm.alloc import vllm_batch_defaults
+from kvplan.engines.vllm.budget import vllm_sampler_bytes_per_logit, vllm_sampler_rule
+from kvplan.engines.vllm.options import VllmOptions
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_spec
 
@@ -59,7 +59,7 @@ def test_vllm_batch_defaults_by_gpu_and_version() -> None:
 def test_vllm_reserve_parts_follow_the_version() -> None:
     spec = load_spec("llama-3.1-8b")
     h100 = get_gpu("H100-80GB")
-    base = PlanInputs(context=8192, total_bytes=h100.total_bytes)
+    base = plan_inputs(context=8192, total_bytes=h100.total_bytes)
 
     def parts(**kw: object) -> dict:
         return plan_capacity(spec, replace(base, **kw)).reserve_breakdown
@@ -94,7 +94,7 @@ def test_vllm_reserve_parts_follow_the_version() -> None:
 def test_model_runner_v2_reserve_by_version() -> None:
     # Model runner V2 (config/vllm.py use_v2_model_runner): dense text models from 0.25, every
     # model from 0.29; MoE and hybrids stay on V1 before 0.29.
-    from kvplan.engines.budgets import VLLM_RUNNER_V1, VLLM_RUNNER_V2, vllm_model_runner
+    from kvplan.engines.vllm.budget import VLLM_RUNNER_V1, VLLM_RUNNER_V2, vllm_model_runner
 
     dense, moe = load_spec("llama-3.1-8b"), load_spec(str(CONFIGS / "qwen3-30b-a3b.json"))
     hybrid = load_spec("qwen3-next-80b-a3b")
@@ -122,7 +122,7 @@ def test_model_runner_v2_reserve_by_version() -> None:
     # 2,048 tokens, 2,048 x (3 x 896 + 3 x 4,864) x 2 B = 70,778,880 B; the penalty state
     # 256 x (151,936 x 4 + 4,748 x 4) = 160,444,416 B; non-torch 0.25 GiB.
     spec = load_spec(str(CONFIGS / "qwen2.5-0.5b.json"))
-    inputs = PlanInputs(context=2048, total_bytes=int(23.99 * GiB), mem_fraction=0.85,
+    inputs = plan_inputs(context=2048, total_bytes=int(23.99 * GiB), mem_fraction=0.85,
                         max_num_batched_tokens=2048, weights_bytes=int(0.93 * GiB),
                         engine_version="0.27.1")
     parts = plan_capacity(spec, inputs).reserve_breakdown
@@ -150,7 +150,7 @@ def test_cuda_graph_estimate_by_graph_count() -> None:
     # PIECEWISE graphs, of which 35 are <= 256 for FULL decode: the "PIECEWISE=51
     # (largest=512), FULL=35 (largest=256)" of the 0.22 logs. 1,024 requests (H100): 51 + 51.
     # 8 requests: sizes up to 16, 5 PIECEWISE, 4 FULL.
-    from kvplan.engines.budgets import (
+    from kvplan.engines.vllm.budget import (
         vllm_cuda_graph_bytes,
         vllm_cuda_graph_count,
         vllm_cuda_graph_estimate_bytes,
@@ -186,7 +186,7 @@ def _cuda_graph_logs() -> tuple[list[tuple[float, float, float]], list[tuple[flo
     import json
     import re
 
-    from kvplan.engines.budgets import vllm_cuda_graph_count, vllm_layers_per_stage
+    from kvplan.engines.vllm.budget import vllm_cuda_graph_count, vllm_layers_per_stage
     from kvplan.sources.resolve import load_model
 
     logs = json.loads((CONFIGS.parent / "engine_logs" / "vllm_startup_logs.json").read_text())
@@ -219,7 +219,7 @@ def test_cuda_graph_constants_are_the_fit_of_the_fitted_logs() -> None:
     # Least squares of logged GiB on (further graphs x layers) over the 12 fitted configurations
     # (0.19.0 H100, llm-d-planner PR #205: Llama-3.1-8B at TP 1/2/4, PP 2/4, fp8; Qwen2.5-7B at
     # TP 1/2/4; Qwen3-8B; Gemma-7B; Gemma-2-9B): 0.346 GiB + 0.157 MiB per graph and layer.
-    from kvplan.engines.budgets import (
+    from kvplan.engines.vllm.budget import (
         VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB,
         VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB,
     )
@@ -256,7 +256,7 @@ def test_cuda_graph_rule_on_held_out_logs() -> None:
     import json
     import statistics
 
-    from kvplan.engines.budgets import (
+    from kvplan.engines.vllm.budget import (
         VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB,
         VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB,
         vllm_cuda_graph_estimate_bytes,
@@ -313,7 +313,7 @@ def test_vllm_sort_sampler_peak_of_qwen3_next_at_0_10_2() -> None:
     # (0.43 GiB), sampler 0.13 GiB + 1,024 rows (H200: max_num_seqs 1,024) x 151,936 x 34.64 B
     # = 139,586,437 + 5,389,362,954 B; together 5.58 GiB. The light rule gave 2.64 GiB.
     spec = load_spec("qwen3-next-80b-a3b")
-    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=get_gpu("H200").total_bytes,
+    plan = plan_capacity(spec, plan_inputs(context=8192, total_bytes=get_gpu("H200").total_bytes,
                                           tp=2, engine_version="0.10.2"))
     parts = plan.reserve_breakdown
     peak = parts["activation"]["bytes"] + parts["sampler"]["bytes"]
@@ -322,7 +322,7 @@ def test_vllm_sort_sampler_peak_of_qwen3_next_at_0_10_2() -> None:
     assert abs(peak / GiB - 5.58) < 0.01
     assert "PyTorch sort" in parts["sampler"]["rule"]
     # The same run with FlashInfer's sampler (vllm[flashinfer] or the vllm-openai image).
-    light = plan_capacity(spec, PlanInputs(context=8192, tp=2, engine_version="0.10.2",
+    light = plan_capacity(spec, plan_inputs(context=8192, tp=2, engine_version="0.10.2",
                                            total_bytes=get_gpu("H200").total_bytes,
                                            flashinfer_sampler=True)).reserve_breakdown
     assert light["activation"]["bytes"] + light["sampler"]["bytes"] == (
@@ -336,7 +336,7 @@ def test_moe_buffers_add_to_the_sampler_peak() -> None:
     # held through the sampler warm-up of 0.13 GiB + 1,024 x 151,936 x 14.37 B (2.21 GiB):
     # 2.74 GiB, 0.06 GiB above the log (without the buffers: 0.47 GiB below).
     spec = load_spec(str(CONFIGS / "qwen3-30b-a3b.json"))
-    plan = plan_capacity(spec, PlanInputs(context=8192, total_bytes=get_gpu("H100").total_bytes,
+    plan = plan_capacity(spec, plan_inputs(context=8192, total_bytes=get_gpu("H100").total_bytes,
                                           engine_version="0.19"))
     parts = plan.reserve_breakdown
     assert "fused-MoE buffers 0.53 GiB" in parts["activation"]["rule"]
@@ -350,7 +350,7 @@ def test_each_engine_budget_and_its_inverse_agree(engine: Engine) -> None:
     # fraction_needed is the budget formula solved for the fraction: planning at that fraction
     # holds the requests.
     spec = load_spec("llama-3.1-8b")
-    inputs = PlanInputs(context=8192, engine=engine, total_bytes=get_gpu("H100").total_bytes)
+    inputs = plan_inputs(context=8192, engine=engine, total_bytes=get_gpu("H100").total_bytes)
     f = fraction_needed(spec, inputs, 40)
     assert 0 < f < 1
     assert plan_capacity(spec, replace(inputs, mem_fraction=min(1.0, f + 1e-6))).max_requests >= 40
@@ -362,7 +362,7 @@ def test_each_engine_budget_and_its_inverse_agree(engine: Engine) -> None:
 def test_budgets_are_monotone_in_the_fraction(total_gib, f, weights_gib, reserve_mib) -> None:
     # Where the weights and reserve leave room at all (else every engine refuses to start).
     assume(total_gib * GiB * 0.27 > weights_gib * GiB + reserve_mib * MiB)
-    for rule in BUDGETS.values():
+    for rule in (engine.budget for engine in Engine):
         lo = rule.kv_bytes(total_gib * GiB, f * 0.9, weights_gib * GiB, reserve_mib * MiB)
         hi = rule.kv_bytes(total_gib * GiB, f, weights_gib * GiB, reserve_mib * MiB)
         assert lo <= hi
@@ -374,13 +374,13 @@ def test_trtllm_engine_path_rounds_blocks_up() -> None:
     # the Python manager floors (2,560), the C++ manager (to 1.1) and the engine path round up
     # (2,561), as the 0.20.0 log rounds 860,308 tokens to 860,320.
     spec = load_spec("llama-3.1-8b")
-    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB + 5 * 131_072)
+    base = plan_inputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB + 5 * 131_072)
     down = plan_capacity(spec, base)
-    up = plan_capacity(spec, replace(base, trtllm_backend="engine"))
+    up = plan_capacity(spec, replace(base, options=TrtllmOptions(trtllm_backend="engine")))
     assert (down.num_blocks, up.num_blocks) == (2560, 2561)
     assert plan_capacity(spec, replace(base, engine_version="1.1.0rc3")).num_blocks == 2561
     assert plan_capacity(spec, replace(base, engine_version="1.2.0rc6.post2")).num_blocks == 2560
-    capped = plan_capacity(spec, replace(base, max_total_tokens=32 * 100))
+    capped = plan_capacity(spec, replace(base, options=TrtllmOptions(max_total_tokens=32 * 100)))
     assert capped.num_blocks == 100
 
 
@@ -398,8 +398,9 @@ def test_non_torch_growth_with_tp_over_nvlink_only() -> None:
 
     def non_torch(gpu: str, tp: int = 2, **kw: object) -> int:
         g = get_gpu(gpu)
-        inputs = PlanInputs(context=8192, tp=tp, engine_version="0.19", **gpu_inputs(g))
-        return plan_capacity(spec, replace(inputs, **kw)).reserve_breakdown["non_torch"]["bytes"]
+        inputs = plan_inputs(context=8192, tp=tp, engine_version="0.19", **gpu_inputs(g))
+        inputs = replace(inputs, options=VllmOptions(**kw))
+        return plan_capacity(spec, inputs).reserve_breakdown["non_torch"]["bytes"]
 
     assert non_torch("H100") == int(2.07 * GiB)
     assert non_torch("L40S") == int(0.25 * GiB)  # two PCIe GPUs, custom all-reduce or not
@@ -416,7 +417,7 @@ def test_vllm_default_utilization_by_version() -> None:
     # wheels); an unversioned plan follows the newest. On an H100 (79.19 GiB) that is
     # 0.02 x 79.19 = 1.58 GiB more for the KV cache at the default.
     for version, fraction in (("0.19.0", 0.9), ("0.20.0", 0.92), ("0.32.0", 0.92), (None, 0.92)):
-        inputs = PlanInputs(context=4096, engine=Engine.vllm, engine_version=version)
+        inputs = plan_inputs(context=4096, engine=Engine.vllm, engine_version=version)
         assert inputs.resolved_mem_fraction == fraction, version
-    assert PlanInputs(context=4096, engine=Engine.vllm, engine_version="0.20",
+    assert plan_inputs(context=4096, engine=Engine.vllm, engine_version="0.20",
                       mem_fraction=0.9).resolved_mem_fraction == 0.9

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan._util.errors import SpecError
-from kvplan.capacity.plan import weights_breakdown
+from kvplan.capacity.weights import weights_breakdown
 from kvplan.cli import app
 from kvplan.sources.hub import is_hub_id
 from kvplan.sources.resolve import load_model

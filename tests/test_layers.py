@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, cdiv
-from kvplan.capacity.plan import PlanInputs, plan_capacity, vllm_stage_config
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import plan_inputs
+from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.kv.cache import layer_caches, recurrent_state
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
@@ -43,7 +45,7 @@ def test_granite_4_h_small_state_and_rocm_log() -> None:
     state = recurrent_state(spec.recurrent, tp=1, conv_dtype="bfloat16")
     assert [t.shape for t in state.tensors] == [(3, 8448), (128, 64, 128)]
     assert state.state_bytes == 2_147_840
-    plan = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=10 * GiB,
+    plan = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=10 * GiB,
                                           engine_version="0.11", platform="rocm"))
     assert plan.block_size == 528
     assert f"{plan.state_padding_percent:.2f}" == "0.69"
@@ -62,7 +64,7 @@ def test_qwen3_next_gated_deltanet_on_cuda() -> None:
     # 1,048,576; state 1,097,728 B. Attention 2 KV heads x 512 x 2 = 2,048 B/token.
     # Block 16 x cdiv(1,097,728, 32,768) = 16 x 34 = 544; padding 1.49 %.
     plan = plan_capacity(load_spec("qwen3-next-80b-a3b"),
-                         PlanInputs(context=32768, kv_budget_bytes=20 * GiB))
+                         plan_inputs(context=32768, kv_budget_bytes=20 * GiB))
     assert plan.block_size == 544 and f"{plan.state_padding_percent:.2f}" == "1.49"
     # 12 full + 36 GDN: groups of 12; mode align (0.32: prefix caching on for hybrids) keeps 2
     # pages per GDN group (no checkpoint block: only Mamba2 has one).
@@ -77,7 +79,7 @@ def test_nemotron_h_mlp_layers_hold_nothing_and_mamba2_keeps_a_checkpoint() -> N
     spec = load_spec("nemotron-nano-9b-v2")
     owners = [lc for lc in layer_caches(spec) if lc.caches]
     assert len(owners) == 27 + 4
-    plan = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=20 * GiB))
+    plan = plan_capacity(spec, plan_inputs(context=32768, kv_budget_bytes=20 * GiB))
     # Mamba2 in 'align' mode: 2 + 1 prefill checkpoint = 3 pages per request per group
     # (MambaMixer2.get_kv_cache_spec: num_prefill_checkpoint_blocks=1). Groups of 4: 7 state.
     state = next(g for g in plan.kv_cache_groups if g["kind"] == "state")
@@ -90,7 +92,7 @@ def test_falcon_h1_layers_hold_attention_and_state_side_by_side() -> None:
     spec = load_spec("falcon-h1-34b")
     caches = layer_caches(spec)
     assert all(len(lc.caches) == 2 for lc in caches)  # 72 x (attention + Mamba2)
-    plan = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=10 * GiB))
+    plan = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=10 * GiB))
     assert {g["kind"]: g["layers"] for g in plan.kv_cache_groups} == {"full": 72, "state": 72}
 
 
@@ -111,8 +113,8 @@ def test_mamba2_groups_replicate_when_tp_does_not_divide_them() -> None:
 
 def test_speculative_tokens_add_conv_rows_and_state_pages() -> None:
     spec = load_spec("qwen3-next-80b-a3b")
-    base = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=10 * GiB))
-    mtp = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=10 * GiB,
+    base = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=10 * GiB))
+    mtp = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=10 * GiB,
                                          speculative_method="mtp", num_speculative_tokens=2))
     # conv rows kernel - 1 + 2 = 5; one more state page per draft token; one MTP attention layer.
     rec = recurrent_state(spec.recurrent, tp=1, conv_dtype="bfloat16", num_spec=2)
@@ -125,7 +127,7 @@ def test_speculative_tokens_add_conv_rows_and_state_pages() -> None:
 
 def test_mtp_needs_mtp_layers() -> None:
     with pytest.raises(InputError, match="no MTP layers"):
-        plan_capacity(load_spec("llama-3.1-8b"), PlanInputs(
+        plan_capacity(load_spec("llama-3.1-8b"), plan_inputs(
             context=8192, kv_budget_bytes=GiB, speculative_method="mtp",
             num_speculative_tokens=1))
 
@@ -140,7 +142,7 @@ def test_gpt_oss_sliding_window_keeps_in_flight_tokens() -> None:
     # cdiv(127 + 8192, 16) + 1 = 521.
     spec = load_spec("gpt-oss-20b")
     for version, sliding in (("0.32", 1033), ("0.19", 521)):
-        plan = plan_capacity(spec, PlanInputs(context=131072, kv_budget_bytes=10 * GiB,
+        plan = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB,
                                               engine_version=version))
         pages = {g["kind"]: g["pages_per_request"] for g in plan.kv_cache_groups}
         assert pages == {"sliding": sliding, "full": 131072 // 16}
@@ -151,16 +153,16 @@ def test_llama4_chunked_local_attention() -> None:
     # A chunked layer holds cdiv(min(8192 + in_flight, context), block) blocks (no +1).
     spec = load_spec("llama-4-scout")
     assert sum(c is not None for c in spec.layer_chunks) == 36
-    plan = plan_capacity(spec, PlanInputs(context=131072, kv_budget_bytes=10 * GiB))
+    plan = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB))
     pages = {g["kind"]: g["pages_per_request"] for g in plan.kv_cache_groups}
     assert pages == {"chunked": cdiv(8192 + 2 * 8192, 16), "full": 131072 // 16}
     # Hybrid manager off (vLLM's --disable-hybrid-kv-cache-manager): chunked layers allocate as
     # full attention, one group of all 48 layers.
-    off = plan_capacity(spec, PlanInputs(context=131072, kv_budget_bytes=10 * GiB,
+    off = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB,
                                          hybrid_kv_cache_manager=False))
     assert [(g["kind"], g["layers"]) for g in off.kv_cache_groups] == [("full", 48)]
     # Before 0.32 (0.19 profile) the hybrid manager was off for chunked attention by default.
-    old = plan_capacity(spec, PlanInputs(context=131072, kv_budget_bytes=10 * GiB,
+    old = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB,
                                          engine_version="0.19"))
     assert len(old.kv_cache_groups) == 1
 
@@ -170,14 +172,14 @@ def test_deepseek_v32_fp8_ds_mla_row_and_indexer() -> None:
     # 61 layers x 788 = 48,068 B/token; one uniform-type group, FlashMLA-sparse block 64, a block
     # holds every layer's two pages: 61 x 64 x 788.
     plan = plan_capacity(load_spec("deepseek-v3.2"),
-                         PlanInputs(context=8192, kv_budget_bytes=10 * GiB, kv_dtype="fp8"))
+                         plan_inputs(context=8192, kv_budget_bytes=10 * GiB, kv_dtype="fp8"))
     assert plan.per_gpu_bytes_per_token == 61 * (656 + 132) == 48_068
     assert plan.block_size == 64
     assert plan.num_blocks == 10 * GiB // (61 * 64 * 788)
     assert plan.blocks_per_request == 8192 // 64
     # bf16: the latent is (512 + 64) x 2 = 1,152 B, the indexer stays 132 B.
     bf16 = plan_capacity(load_spec("deepseek-v3.2"),
-                         PlanInputs(context=8192, kv_budget_bytes=10 * GiB))
+                         plan_inputs(context=8192, kv_budget_bytes=10 * GiB))
     assert bf16.per_gpu_bytes_per_token == 61 * (1152 + 132)
 
 
@@ -189,7 +191,7 @@ def test_kimi_linear_log_vllm_0_11() -> None:
     # x 4 B (float32) = 1,085,440 B; MLA 1,152 B/token; block 64 x cdiv(1,085,440, 64 x 1,152)
     # = 960. 7 MLA + 20 KDA: groups of 7 -> 1 + 3 (one padding layer: 1/20 = 5 %).
     spec = load_spec("kimi-linear-48b-a3b")
-    low, high = (plan_capacity(spec, PlanInputs(
+    low, high = (plan_capacity(spec, plan_inputs(
         context=120000, tp=2, kv_budget_bytes=int(g * GiB), engine_version="0.11",
         prefix_caching=True, max_num_batched_tokens=64000)) for g in (2.295, 2.305))
     assert low.block_size == 960
@@ -203,7 +205,7 @@ def test_reported_tokens_rule_changed_in_0_21() -> None:
     # <= 0.19: num_blocks // num_groups x block_size; >= 0.21: int(max_concurrency x
     # max_model_len). gpt-oss-20b at 131,072 tokens shows the gap the issue reports.
     spec = load_spec("gpt-oss-20b")
-    inputs = PlanInputs(context=131072, kv_budget_bytes=30 * GiB)
+    inputs = plan_inputs(context=131072, kv_budget_bytes=30 * GiB)
     old = plan_capacity(spec, replace(inputs, engine_version="0.19"))
     new = plan_capacity(spec, inputs)
     assert old.reported_kv_cache_tokens == old.num_blocks // 2 * 16
@@ -212,21 +214,21 @@ def test_reported_tokens_rule_changed_in_0_21() -> None:
 
 
 def test_unmodelled_engines_refuse_hybrids() -> None:
-    from kvplan.capacity.plan import Engine
+    from kvplan.engines.base import Engine, plan_inputs
 
     with pytest.raises(InputError, match="models for vLLM only"):
         plan_capacity(load_spec("qwen3-next-80b-a3b"),
-                      PlanInputs(context=8192, kv_budget_bytes=GiB, engine=Engine.trtllm))
+                      plan_inputs(context=8192, kv_budget_bytes=GiB, engine=Engine.trtllm))
     # SGLang's mamba pool is modelled (kvplan.engines.sglang.pools), its Mamba-1 pool is not.
     with pytest.raises(InputError, match="does not model SGLang's pool for mamba1"):
         plan_capacity(load_spec("jamba-mini"),
-                      PlanInputs(context=8192, kv_budget_bytes=GiB, engine=Engine.sglang))
+                      plan_inputs(context=8192, kv_budget_bytes=GiB, engine=Engine.sglang))
 
 
 def test_engine_version_before_v1_is_refused() -> None:
     with pytest.raises(InputError, match="predates"):
         plan_capacity(load_spec("llama-3.1-8b"),
-                      PlanInputs(context=8192, kv_budget_bytes=GiB, engine_version="0.9"))
+                      plan_inputs(context=8192, kv_budget_bytes=GiB, engine_version="0.9"))
 
 
 # --- properties ------------------------------------------------------------------------------
@@ -241,7 +243,7 @@ HYBRIDS = ["qwen3-next-80b-a3b", "nemotron-nano-9b-v2", "granite-4.0-h-small", "
        version=st.sampled_from(["0.10", "0.13", "0.19", "0.21", "0.32"]),
        prefix=st.sampled_from([None, True, False]))
 def test_requests_fit_the_pool(model, context, budget_mib, platform, version, prefix) -> None:
-    plan = plan_capacity(load_spec(model), PlanInputs(
+    plan = plan_capacity(load_spec(model), plan_inputs(
         context=context, kv_budget_bytes=budget_mib << 20, platform=platform,
         engine_version=version, prefix_caching=prefix))
     # Whole requests fit the blocks; the blocks fit the budget.
@@ -256,7 +258,7 @@ def test_requests_fit_the_pool(model, context, budget_mib, platform, version, pr
 @given(model=st.sampled_from(HYBRIDS), a=st.integers(1, 1 << 20), b=st.integers(1, 1 << 20))
 def test_pages_grow_with_context(model, a, b) -> None:
     lo, hi = sorted((a, b))
-    config = vllm_stage_config(load_spec(model), PlanInputs(context=lo))
+    config = vllm_stage_config(load_spec(model), plan_inputs(context=lo))
     assert config.pages_per_request(lo) <= config.pages_per_request(hi)
 
 
@@ -344,11 +346,11 @@ def test_qwen3_5_27b_log_vllm_0_19_h20() -> None:
                       "num_value_heads": 48, "key_head_dim": 128, "value_head_dim": 128,
                       "ssm_dtype": "float32"},
         "mlp": {"intermediate_size": 17408}}, path="qwen3.5-27b", spec_id="qwen3.5-27b")
-    probe = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=GiB,
+    probe = plan_capacity(spec, plan_inputs(context=32768, kv_budget_bytes=GiB,
                                            engine_version="0.19", max_num_batched_tokens=16384))
     assert probe.block_size == 784
     block = probe.stages[0].page_bytes * probe.stages[0].group_size
-    plan = plan_capacity(spec, PlanInputs(context=32768, kv_budget_bytes=1487 * block,
+    plan = plan_capacity(spec, plan_inputs(context=32768, kv_budget_bytes=1487 * block,
                                           engine_version="0.19", max_num_batched_tokens=16384))
     assert plan.num_blocks == 1487
     assert plan.reported_kv_cache_tokens == 290_864

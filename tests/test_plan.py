@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.analysis.planner import PlanRequest, plan_serving, supported_kv_dtypes
-from kvplan.capacity.plan import Engine
 from kvplan.cli import app
+from kvplan.engines.base import Engine
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_spec
 

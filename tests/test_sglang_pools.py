@@ -12,8 +12,11 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, MiB
-from kvplan.capacity.plan import Engine, PlanInputs, fraction_needed, plan_capacity, stage_caches
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.reverse import fraction_needed
 from kvplan.cli import app
+from kvplan.engines.base import Engine, PlanInputs, plan_inputs
+from kvplan.engines.caches import stage_caches
 from kvplan.engines.sglang.pools import (
     MambaPool,
     default_max_running_requests,
@@ -28,7 +31,7 @@ runner = CliRunner()
 
 
 def sglang(context: int = 4096, **kw) -> PlanInputs:
-    return PlanInputs(context=context, engine=Engine.sglang, **kw)
+    return plan_inputs(context=context, engine=Engine.sglang, **kw)
 
 
 def pool(model: str, **kw):  # noqa: ANN201
@@ -77,7 +80,7 @@ def test_state_bytes_per_request_equal_sglangs_formula(model: str, tp: int, by_h
     assert isinstance(p, MambaPool)
     assert p.per_req == _sglang_mamba2_per_req(tp=tp, **by_hand)
     # vLLM's shapes, the same kvplan.kv.cache.recurrent_state, in SGLang's dtypes: equal sizes.
-    vllm = stage_caches(spec, PlanInputs(context=4096, tp=tp, ssm_dtype="float32"))
+    vllm = stage_caches(spec, plan_inputs(context=4096, tp=tp, ssm_dtype="float32"))
     vllm_state = sum(c.state_bytes for lc in vllm for c in lc.caches if c.is_state)
     if spec.weight_dtype == "bf16":
         assert vllm_state == p.per_req

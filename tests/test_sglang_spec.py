@@ -12,9 +12,11 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
-from kvplan.capacity.plan import Engine, PlanInputs, plan_capacity, stage_caches
+from kvplan.capacity.plan import plan_capacity
 from kvplan.cli import app
-from kvplan.engines.budgets import sglang_default_fraction
+from kvplan.engines.base import Engine, plan_inputs
+from kvplan.engines.caches import stage_caches
+from kvplan.engines.sglang.budget import sglang_default_fraction
 from kvplan.engines.sglang.pools import sglang_pool
 from kvplan.sources.resolve import load_spec
 
@@ -22,7 +24,7 @@ BUDGET = 10 * GiB
 
 
 def plan(model: str, version: str, **kw):  # noqa: ANN201
-    inputs = PlanInputs(context=4096, engine=Engine.sglang, kv_budget_bytes=BUDGET,
+    inputs = plan_inputs(context=4096, engine=Engine.sglang, kv_budget_bytes=BUDGET,
                         engine_version=version, **kw)
     return plan_capacity(load_spec(model), inputs)
 
@@ -139,7 +141,7 @@ def docs_ci_pool(log: dict):  # noqa: ANN201
     """kvplan's SGLang pool for a docs CI run, the rest pinned to what the log gives:
     end avail - begin avail x (1 - fraction) (model_runner.py profile_max_num_token)."""
     spec = load_spec(log["spec"])
-    inputs = PlanInputs(context=log["context_len"], engine=Engine.sglang,
+    inputs = plan_inputs(context=log["context_len"], engine=Engine.sglang,
                         engine_version=log["engine_version_arg"], kv_dtype="fp16",
                         speculative_method="eagle",
                         num_speculative_tokens=log["speculative_num_steps"],
@@ -238,7 +240,7 @@ def test_vlm_fraction_by_release() -> None:
     # 0.8260405859375, what the log's ServerArgs prints (tests/data/engine_logs/
     # sglang_startup_logs.json kimi-k2.5-8xmi355x). A ViT-L/14 (24, 1024): x 0.95; a tower four
     # times ViT-L's complexity: the clamp, 0.95 x 0.8.
-    from kvplan.engines.budgets import sglang_vlm_factor
+    from kvplan.engines.sglang.budget import sglang_vlm_factor
     from kvplan.hardware.gpus import get_gpu
 
     assert sglang_vlm_factor("0.5.8", (27, 1152)) == pytest.approx(0.909736, abs=1e-6)
@@ -263,7 +265,7 @@ def test_vision_tower_option_and_the_gemma3_spec() -> None:
     # same factor without the option.
     spec = load_spec("gemma-3-27b")
     assert (spec.vision.num_hidden_layers, spec.vision.hidden_size) == (27, 1152)
-    text = PlanInputs(context=4096, engine=Engine.sglang, total_bytes=80 * GiB,
+    text = plan_inputs(context=4096, engine=Engine.sglang, total_bytes=80 * GiB,
                       smi_total_bytes=81_559 * 2**20, engine_version="0.5.9")
     p = plan_capacity(spec, text)
     assert p.mem_fraction == pytest.approx(
@@ -285,7 +287,7 @@ def test_sglang_target_weights_leave_the_mtp_layer_to_the_draft(tmp_path: Path) 
     spec, _ = load_model(str(make_folder(tmp_path / "m", config, tensors)))
 
     def weights(engine: Engine, **kw) -> int:
-        inputs = PlanInputs(context=4096, engine=engine, total_bytes=80 * GiB,
+        inputs = plan_inputs(context=4096, engine=engine, total_bytes=80 * GiB,
                             engine_version="0.5.6" if engine is Engine.sglang else None, **kw)
         return plan_capacity(spec, inputs).weights_bytes
 
@@ -301,7 +303,7 @@ def test_draft_pool_in_the_plan_json_and_monotone_in_rest() -> None:
     for version in ("0.4.3", "0.5.6", "0.5.9", "0.5.14"):
         last = -1
         for gib in (0.5, 1, 2, 5, 10, 40):
-            q = plan_capacity(load_spec("llama-3.1-8b"), PlanInputs(
+            q = plan_capacity(load_spec("llama-3.1-8b"), plan_inputs(
                 context=4096, engine=Engine.sglang, kv_budget_bytes=int(gib * GiB),
                 engine_version=version, **EAGLE3))
             assert q.reported_kv_cache_tokens >= last

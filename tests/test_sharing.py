@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 from kvplan import estimate, kv_layout, load_spec, parse_spec
 from kvplan._util.units import GiB
 from kvplan.analysis.compare import compare_schemes
-from kvplan.capacity.plan import PlanInputs, plan_capacity
+from kvplan.capacity.plan import plan_capacity
 from kvplan.cli import app
+from kvplan.engines.base import PlanInputs
 from kvplan.model.spec import with_share_every
 from kvplan.perf.flops import decode_cost
 

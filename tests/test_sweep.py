@@ -29,16 +29,10 @@ from kvplan.analysis.sweep import (
     scheme_spec,
     sparkline,
 )
-from kvplan.capacity.plan import (
-    DEFAULT_BLOCK_SIZES,
-    Engine,
-    PlanInputs,
-    default_max_num_batched_tokens,
-    gpu_inputs,
-    plan_capacity,
-)
+from kvplan.capacity.plan import plan_capacity
 from kvplan.cli.common import atomic_write
 from kvplan.cli.sweep_cmd import sweep_cmd
+from kvplan.engines.base import Engine, PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import estimate
 from kvplan.sources.resolve import load_spec
@@ -149,7 +143,7 @@ def expected_row(spec, *, scheme: str, kv_dtype: str, context: int, batch: int, 
                  groups: int = 8) -> dict:
     """What `kvplan estimate` computes for one point (its CLI's defaults included)."""
     _, sized = scheme_spec(spec, scheme, groups=groups)
-    bs = block_size or DEFAULT_BLOCK_SIZES[engine]
+    bs = block_size or engine.rules.default_block_size(PlanInputs(context=1, engine=engine))
     est = estimate(sized, context=context, batch=batch, kv_dtype=kv_dtype, block_size=bs, tp=tp)
     row = {"bytes_per_token": est.bytes_per_token, "bytes_per_sequence": est.bytes_per_sequence,
            "bytes_per_batch": est.bytes_per_batch, "block_size": bs}

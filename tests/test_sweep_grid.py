@@ -9,13 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvplan.analysis.sweep import SweepGrid, budget_bytes, evaluate, scheme_spec
-from kvplan.capacity.plan import (
-    Engine,
-    PlanInputs,
-    _budget,
-    default_max_num_batched_tokens,
-    plan_capacity,
-)
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.stages import budget_and_formula
+from kvplan.engines.base import Engine, PlanInputs, default_max_num_batched_tokens
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_spec
 
@@ -29,7 +25,8 @@ def test_budget_array_is_capacitys_budget(engine: Engine, total: int, weights: i
                                           reserve: int, fractions: list[float]) -> None:
     got = budget_bytes(engine, total, fractions, weights, reserve).tolist()
     base = PlanInputs(context=1, engine=engine, total_bytes=total)
-    want = [_budget(replace(base, mem_fraction=f), weights, reserve)[0] for f in fractions]
+    want = [budget_and_formula(replace(base, mem_fraction=f), weights, reserve)[0]
+            for f in fractions]
     assert got == want
 
 

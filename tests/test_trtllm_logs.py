@@ -14,9 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
-from kvplan.capacity.plan import Engine, PlanInputs, plan_capacity
+from kvplan.capacity.plan import plan_capacity
 from kvplan.cli import app
-from kvplan.engines.budgets import (
+from kvplan.engines.base import Engine, plan_inputs
+from kvplan.engines.reserve import activation_bytes, moe_workspace_bytes
+from kvplan.engines.trtllm.budget import (
     TRTLLM_CUDA_GRAPH_MIB_PER_BATCH_LAYER,
     TRTLLM_CUDA_GRAPH_MIB_PER_GRAPH_LAYER,
     TRTLLM_MOE_EP_GIB,
@@ -24,8 +26,6 @@ from kvplan.engines.budgets import (
     TRTLLM_NCCL_GIB,
     TRTLLM_NON_TORCH_TP1_GIB,
     TrtllmBudget,
-    activation_bytes,
-    moe_workspace_bytes,
     trtllm_allreduce_workspace_bytes,
     trtllm_cuda_graph_batch_sizes,
     trtllm_cuda_graph_bytes,
@@ -137,7 +137,7 @@ def test_blocks_from_the_logged_max_tokens(log) -> None:
     # ("primary blocks=89114") and 1.3.0rc10 1,809,966 -> 1,809,952 (floored:
     # resource_manager.py, int(max_tokens // tokens_per_block)).
     per_token = 1 << 16  # any per-token size: max_tokens x it is an exact budget
-    inputs = PlanInputs(context=1, engine=Engine.trtllm, engine_version=log["trtllm_version"])
+    inputs = plan_inputs(context=1, engine=Engine.trtllm, engine_version=log["trtllm_version"])
     blocks = TrtllmBudget.num_blocks(inputs, log["estimated_max_tokens"] * per_token, per_token,
                                      log["tokens_per_block"])
     assert blocks * log["tokens_per_block"] == log["allocated_tokens"], log["id"]
@@ -496,10 +496,10 @@ def test_user_max_tokens_caps_before_the_blocks_are_rounded() -> None:
     # max_tokens = tokens_for_budget(memory); the manager then rounds that to blocks of 32:
     # 3,210 tokens -> 100 blocks from 1.2 (floor), 101 up to 1.1 (ceilDiv).
     spec = load_spec("llama-3.1-8b")
-    base = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
+    base = plan_inputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
                       max_total_tokens=3210)
     assert plan_capacity(spec, base).num_blocks == 100
-    old = PlanInputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
+    old = plan_inputs(context=4096, engine=Engine.trtllm, kv_budget_bytes=10 * GiB,
                      max_total_tokens=3210, engine_version="1.1.0rc3")
     assert plan_capacity(spec, old).num_blocks == 101
 

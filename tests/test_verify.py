@@ -20,8 +20,9 @@ from kvplan._util.errors import DeviceError, InputError
 from kvplan._util.units import GiB, MiB
 from kvplan.analysis.device.probe import CPU_GRANULARITY_BYTES
 from kvplan.analysis.device.verify import DeviceMemory, resolve_budget, verify, workspace_bytes
-from kvplan.capacity.plan import PlanInputs, plan_capacity
+from kvplan.capacity.plan import plan_capacity
 from kvplan.cli.verify_cmd import verify_cmd
+from kvplan.engines.base import PlanInputs
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import to_markdown
 from kvplan.present.verify_view import verify_view

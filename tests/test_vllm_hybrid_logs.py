@@ -34,7 +34,8 @@ from typing import Any
 import pytest
 
 from kvplan._util.units import GiB
-from kvplan.capacity.plan import CapacityPlan, PlanInputs, plan_capacity
+from kvplan.capacity.plan import CapacityPlan, plan_capacity
+from kvplan.engines.base import PlanInputs
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.hf_config import load_config
 

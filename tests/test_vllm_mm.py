@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
-from kvplan.capacity.plan import Engine, PlanInputs
-from kvplan.engines.budgets import VllmBudget
+from kvplan.engines.base import Engine, plan_inputs
+from kvplan.engines.vllm.budget import VllmBudget
 from kvplan.engines.vllm.mm import (
     encoder_profiler,
     mm_items_per_batch,
@@ -123,7 +123,7 @@ def test_limits_choose_the_profiled_modality() -> None:
 
 
 def _reserve(spec, **kw):
-    inputs = PlanInputs(context=kw.pop("context", 8192), engine=Engine.vllm, **kw)
+    inputs = plan_inputs(context=kw.pop("context", 8192), engine=Engine.vllm, **kw)
     return VllmBudget().reserve(spec, inputs).to_dict()
 
 

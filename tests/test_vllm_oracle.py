@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.capacity.plan import PlanInputs, plan_capacity
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import PlanInputs
 from kvplan.sources.hf_config import load_config
 from tests.oracle.vllm_oracle import oracle_inputs
 

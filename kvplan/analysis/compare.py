@@ -19,12 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from kvplan._util.errors import InputError
-from kvplan.capacity.plan import (
-    PlanInputs,
-    default_max_num_batched_tokens,
-    gpu_inputs,
-    plan_capacity,
-)
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import kv_layout, layer_caches
 from kvplan.model.attention import AttentionKind, HeadAttention, LatentAttention

@@ -15,26 +15,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError
-from kvplan.capacity.plan import (
-    CapacityPlan,
+from kvplan.capacity.plan import CapacityPlan, plan_capacity
+from kvplan.engines.base import (
+    DEFAULT_ENGINE,
     Engine,
+    LaunchLayout,
     PlanInputs,
     check_kv_dtype,
     default_max_num_batched_tokens,
     gpu_inputs,
-    plan_capacity,
-    served_spec,
-    state_dtypes,
+    plan_inputs,
     supported_kv_dtypes,
 )
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
-
-# The memory fractions a plan may use, per engine: the default first, then the most the engine's
-# own guidance allows (vLLM and TRT-LLM document 0.9 as the default and run up to 0.95 in their
-# examples; SGLang's default depends on TP, see capacity.default_mem_fraction).
-FRACTIONS = {Engine.vllm: (0.9, 0.95), Engine.sglang: (None, 0.9), Engine.trtllm: (0.9, 0.95)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,7 +130,7 @@ class PlanRequest:
     gpu: GPU
     gpus_per_node: int = 8
     nodes: int = 1
-    engine: Engine = Engine.vllm
+    engine: Engine = DEFAULT_ENGINE
     engine_version: str | None = None
     kv_dtypes: tuple[str, ...] | None = None  # None: every dtype the engine supports here
     mem_fraction: float | None = None  # None: search the engine's fractions
@@ -162,15 +157,15 @@ def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
     mnbt = req.max_num_batched_tokens or default_max_num_batched_tokens(
         req.gpu.total_bytes, is_a100=req.gpu.is_a100, engine=req.engine)
     extra = dict(req.extra)
-    if req.engine is Engine.vllm:
+    if req.engine.rules.launch.plans_with_max_num_seqs:
         # The launch line sets --max-num-seqs to the target concurrency (launch_command), and
         # vLLM's profile run warms the sampler up over max_num_seqs rows of logits: evaluate the
         # candidate with the flag it will be launched with, not the 1,024 default.
         extra.setdefault("max_num_seqs", req.concurrency)
-    return PlanInputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
-                      engine=req.engine, mem_fraction=fraction,
-                      max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
-                      engine_version=req.engine_version, **gpu_inputs(req.gpu), **extra)
+    return plan_inputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
+                       engine=req.engine, mem_fraction=fraction,
+                       max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
+                       engine_version=req.engine_version, **gpu_inputs(req.gpu), **extra)
 
 
 def _evaluate(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
@@ -200,7 +195,7 @@ def _layouts(spec: ModelSpec, req: PlanRequest, max_gpus: int) -> list[Layout]:
             if pp > 1 and tp != req.gpus_per_node:
                 continue  # a stage per node uses the whole node
             out.append(Layout(tp=tp, pp=pp, gpus_per_node=req.gpus_per_node))
-            if is_mla and tp > 1 and pp == 1 and req.engine is not Engine.trtllm:
+            if is_mla and tp > 1 and pp == 1 and req.engine.rules.launch.dp_attention:
                 out.append(Layout(tp=tp, pp=1, dp=tp, dp_attention=True,
                                   gpus_per_node=req.gpus_per_node))
     return out
@@ -222,7 +217,10 @@ def search(spec: ModelSpec, req: PlanRequest, *, max_gpus: int | None = None,
     context = req.context if context is None else context
     max_gpus = max_gpus or req.gpus_per_node * req.nodes
     dtypes = req.kv_dtypes or supported_kv_dtypes(req.engine, req.gpu)
-    fractions = (req.mem_fraction,) if req.mem_fraction is not None else FRACTIONS[req.engine]
+    # The memory fractions a plan may use: the engine's default first, then the most its own
+    # guidance allows (kvplan.engines.base.Launch).
+    fractions = ((req.mem_fraction,) if req.mem_fraction is not None
+                 else req.engine.rules.launch.fractions)
     best = closest = None
     searched = 0
 
@@ -267,54 +265,16 @@ def model_ref(spec: ModelSpec) -> str:
     return spec.path if spec.path and not spec.path.endswith(".yaml") else spec.id
 
 
-# Each engine's flag for the longest request (what the context alternatives name).
-CONTEXT_FLAGS = {Engine.vllm: "max-model-len", Engine.sglang: "context-length",
-                 Engine.trtllm: "max_seq_len"}
-
-
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:
     """The engine's own command line for the plan (flags as each engine's CLI spells them)."""
     ref = req.model_ref or model_ref(spec)
     lay = cand.layout
-    n = str(req.concurrency)
-    if req.engine is Engine.vllm:
-        args = ["vllm", "serve", ref, "--tensor-parallel-size", str(lay.tp)]
-        if lay.pp > 1:
-            args += ["--pipeline-parallel-size", str(lay.pp)]
-        if lay.dp > 1 or lay.dp_attention:
-            args += ["--data-parallel-size", str(lay.dp)]
-        if lay.ep > 1:
-            args += ["--enable-expert-parallel"]
-        args += ["--max-model-len", str(cand.context), "--gpu-memory-utilization",
-                 f"{cand.mem_fraction:g}"]
-        if cand.kv_dtype == "fp8":
-            args += ["--kv-cache-dtype", "fp8"]
-        args += ["--max-num-seqs", n]
-        if req.engine_version is not None:
-            pass  # the flags above exist in every V1 release kvplan models
-    elif req.engine is Engine.sglang:
-        args = ["python", "-m", "sglang.launch_server", "--model-path", ref, "--tp",
-                str(lay.tp)]
-        if lay.pp > 1:
-            args += ["--pp-size", str(lay.pp)]
-        if lay.dp_attention:
-            args += ["--dp", str(lay.dp), "--enable-dp-attention"]
-        elif lay.dp > 1:
-            args += ["--dp", str(lay.dp)]
-        if lay.ep > 1:
-            args += ["--ep-size", str(lay.ep)]
-        args += ["--context-length", str(cand.context), "--mem-fraction-static",
-                 f"{cand.mem_fraction:g}"]
-        if cand.kv_dtype == "fp8":
-            args += ["--kv-cache-dtype", "fp8_e4m3"]
-        args += ["--max-running-requests", n]
-    else:
-        args = ["trtllm-serve", ref, "--backend", "pytorch", "--tp_size", str(lay.tp),
-                "--pp_size", str(lay.pp)]
-        if lay.ep > 1:
-            args += ["--ep_size", str(lay.ep)]
-        args += ["--max_seq_len", str(cand.context), "--max_batch_size", n,
-                 "--kv_cache_free_gpu_memory_fraction", f"{cand.mem_fraction:g}"]
+    layout = LaunchLayout(tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep,
+                          dp_attention=lay.dp_attention)
+    args = req.engine.rules.launch_args(
+        ref, layout,
+        context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
+        concurrency=req.concurrency)
     return shlex.join(args)
 
 
@@ -377,7 +337,7 @@ def _alternatives_when_fits(spec: ModelSpec, req: PlanRequest, best: Candidate
         shorter = _evaluate(spec, req, best.layout, best.kv_dtype, best.mem_fraction, half)
         if shorter is not None and best.requests:
             ratio = shorter.requests / best.requests
-            out.append(Alternative(label=f"{CONTEXT_FLAGS[req.engine]} {_short(half)}: "
+            out.append(Alternative(label=f"{req.engine.rules.launch.context_flag} {_short(half)}: "
                                          f"{shorter.requests:,} "
                                          f"requests ({ratio:.1f}x)", fits=True,
                                    gpus=best.layout.gpus, requests=shorter.requests))
@@ -416,7 +376,8 @@ def _alternatives_when_not(spec: ModelSpec, req: PlanRequest, closest: Candidate
         else:
             hi = mid - 1
     if found is not None:
-        out.append(Alternative(label=f"{CONTEXT_FLAGS[req.engine]} {found.context:,}: serves "
+        flag = req.engine.rules.launch.context_flag
+        out.append(Alternative(label=f"{flag} {found.context:,}: serves "
                                      f"{req.concurrency:,} requests on {found.layout.gpus} GPUs",
                                fits=True, gpus=found.layout.gpus, requests=found.requests,
                                command=launch_command(spec, req, found)))
@@ -431,7 +392,7 @@ def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     from kvplan.perf.flops import MLAForm
 
     # Timed as the engine runs it: vLLM attends over MiniCPM3's decompressed cache.
-    spec = served_spec(spec, req.engine)
+    spec = req.engine.rules.served_spec(spec)
     att = spec.attention
     form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
             else MLAForm.absorbed)
@@ -442,7 +403,7 @@ def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     batch = max(1, -(-req.concurrency // ranks))
     try:
         # The recurrent state in the dtypes the engine keeps it (decode reads and writes it).
-        conv, ssm = state_dtypes(spec, _inputs(spec, req, lay, cand.kv_dtype,
+        conv, ssm = req.engine.rules.state_dtypes(spec, _inputs(spec, req, lay, cand.kv_dtype,
                                                cand.mem_fraction, cand.context))
         return predict(spec, req.gpu, CostInputs(
             context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,

@@ -29,19 +29,14 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, human_bytes
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import scheme_variants
-from kvplan.capacity.plan import (
-    DEFAULT_BLOCK_SIZES,
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import (
+    DEFAULT_ENGINE,
     Engine,
     PlanInputs,
-    block_pool,
     default_max_num_batched_tokens,
     gpu_inputs,
-    plan_capacity,
-    served_spec,
-    vllm_stage_config,
 )
-from kvplan.engines.budgets import BUDGETS
-from kvplan.engines.sglang.pools import default_max_running_requests
 from kvplan.hardware.gpus import GPU, get_gpu
 from kvplan.kv.cache import check_tp, kv_layout, layer_caches
 from kvplan.kv.kinds import sequence_bytes
@@ -213,13 +208,14 @@ class SweepGrid:
     gpus: tuple[str, ...] = ()
     tps: tuple[int, ...] = (1,)
     mem_fractions: tuple[float, ...] = ()
-    engine: Engine = Engine.vllm
+    engine: Engine = DEFAULT_ENGINE
     block_size: int | None = None  # None: the engine's default
     groups: int = 8  # GQA KV heads for the "gqa" scheme
 
     @property
     def resolved_block_size(self) -> int:
-        return self.block_size or DEFAULT_BLOCK_SIZES[self.engine]
+        return self.block_size or self.engine.rules.default_block_size(
+            PlanInputs(context=1, engine=self.engine))
 
     @property
     def num_points(self) -> int:
@@ -281,16 +277,17 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     for scheme in grid.schemes:
         label, sized = scheme_spec(spec, scheme, groups=grid.groups)
-        sized = served_spec(sized, grid.engine)  # as the engine caches it, as `estimate`
+        rules = grid.engine.rules
+        sized = rules.served_spec(sized)  # as the engine caches it, as `estimate`
         for dtype in grid.kv_dtypes:
             for tp in grid.tps:
                 check_tp(sized, tp)
                 # vLLM raises the block for recurrent state: the effective one, as `estimate`.
                 eff_bs = bs
-                if grid.engine is Engine.vllm and sized.num_recurrent_layers:
-                    eff_bs = vllm_stage_config(sized, PlanInputs(
-                        context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
-                        tp=tp)).block_size
+                raised = rules.grid_block_size(sized, PlanInputs(
+                    context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size, tp=tp))
+                if raised is not None:
+                    eff_bs = raised
                 layout = kv_layout(sized, kv_dtype=dtype, block_size=eff_bs, tp=tp)
                 # The same per-kind rules as `estimate` (kvplan.kv.kinds), over every context.
                 caches = layer_caches(sized, kv_dtype=dtype, tp=tp)
@@ -343,12 +340,12 @@ class _Capacity:
 
 
 def budget_bytes(engine: Engine, total: int, fractions: Any, weights: int, reserve: int) -> Any:
-    """The engine's KV budget (kvplan.engines.budgets: the function plan_capacity calls) over an
-    array of memory fractions."""
+    """The engine's KV budget (kvplan.engines.<name>.budget: the rule plan_capacity calls) over
+    an array of memory fractions."""
     import numpy as np
 
-    return BUDGETS[engine.value].kv_bytes(total, np.asarray(fractions, dtype=np.float64),
-                                          weights, reserve)
+    return engine.budget.kv_bytes(total, np.asarray(fractions, dtype=np.float64), weights,
+                                  reserve)
 
 
 def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, dtype: str,
@@ -370,43 +367,13 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
                            for f in fractions], dtype=np.float64)
     budgets = budget_bytes(grid.engine, gpu.total_bytes, resolved, stage.weights_bytes,
                            stage.reserve_bytes)
-    if grid.engine is Engine.vllm:
-        # The engine's own per-group rules (kvplan.kv.kinds), evaluated over every context.
-        config = vllm_stage_config(sized, inputs)
-        need = np.asarray(config.pages_per_request(contexts), dtype=np.int64)
-        per_block, num_groups, block = config.bytes_per_block, len(config.groups), \
-            config.block_size
-    elif grid.engine is Engine.sglang:
-        sglang = stage.sglang_pool
-        assert sglang is not None
-        if sglang.kind != "token":
-            raise InputError(f"sweep: {sized.id} runs SGLang's {sglang.kind} pools (a separate "
-                             "pool beside the full-attention one), which sweep does not grid; "
-                             "use kvplan estimate for each point")
-        if sglang.draft is not None:
-            raise InputError(f"sweep: {sized.id} with SGLang's draft worker (its headroom and "
-                             "scaled cell, kvplan.engines.sglang.pools.SglangDraft) is not "
-                             "gridded; use kvplan estimate for each point")
-        block = sglang.page_size
-        per_block, num_groups = block * sglang.cell, 1
-        need = -(-np.asarray(contexts, dtype=np.int64) // block)
-    else:
-        bs = inputs.resolved_block_size
-        pool = block_pool(layout, grid.engine)
-        assert (pool.page_bytes, pool.group_size) == (stage.page_bytes, stage.group_size)
-        need = np.zeros(len(contexts), dtype=np.int64)
-        for g in pool.groups:
-            need += np.asarray(g.blocks_per_request(contexts, bs, inputs.max_num_batched_tokens),
-                               dtype=np.int64)
-        # max(0, b) // page // group_size == max(0, b) // (page * group_size) for ints.
-        per_block, num_groups, block = pool.page_bytes * pool.group_size, pool.num_groups, bs
-    num_blocks = np.maximum(0, budgets) // per_block
-    token_capacity = num_blocks // num_groups * block
-    cap = None
-    if grid.engine is Engine.sglang:
-        # SGLang's max_running_requests, as plan_capacity caps max_requests.
-        cap = default_max_running_requests(token_capacity[:, None],
-                                           np.asarray(contexts, dtype=np.int64)[None, :])
+    # The engine's own pool (kvplan.engines.<name>.engine: grid_pages), over every context.
+    pages = grid.engine.rules.grid_pages(sized, inputs, stage, contexts)
+    need = np.asarray(pages.pages_per_request, dtype=np.int64)
+    num_blocks = np.maximum(0, budgets) // pages.bytes_per_slot
+    token_capacity = num_blocks // pages.num_groups * pages.block_size
+    # The engine's own cap on running requests (SGLang's), as plan_capacity caps max_requests.
+    cap = grid.engine.rules.request_cap(token_capacity, contexts)
     # The plan at the first fraction is the reference: the arrays must reproduce it exactly.
     assert (int(budgets[0]), int(num_blocks[0]), int(token_capacity[0])) == (
         stage.kv_budget_bytes, stage.num_blocks, stage.token_capacity)

@@ -20,21 +20,8 @@ from typer.core import TyperCommand
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, gib_to_bytes
-from kvplan.capacity.plan import (
-    Engine,
-    PlanInputs,
-    check_kv_dtype,
-    default_max_num_batched_tokens,
-    draft_layers,
-    fraction_needed,
-    gpu_inputs,
-    longest_context,
-    plan_capacity,
-    refuse_unmodelled,
-    served_spec,
-    state_dtypes,
-    vllm_stage_config,
-)
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.reverse import fraction_needed, longest_context
 from kvplan.cli.common import (
     DisableHybridOpt,
     DTypeOpt,
@@ -65,6 +52,15 @@ from kvplan.cli.common import (
     load_spec,
 )
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.engines.base import (
+    DEFAULT_ENGINE,
+    Engine,
+    check_kv_dtype,
+    default_max_num_batched_tokens,
+    gpu_inputs,
+    plan_inputs,
+)
+from kvplan.engines.caches import draft_layers
 from kvplan.hardware.interconnect import InterconnectName
 from kvplan.kv.cache import estimate
 from kvplan.present.render import OutputFormat, emit, warn
@@ -157,7 +153,7 @@ def estimate_cmd(
     gpu_mem_gib: Annotated[float | None, typer.Option(
         "--gpu-mem-gib", min=0.001, help="Device total in GiB (instead of --gpu).")] = None,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
+        "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.0, max=1.0,
         help="vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang mem_fraction_static "
@@ -284,7 +280,8 @@ def estimate_cmd(
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with handle_errors():
         # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
-        spec = served_spec(load_spec(model), engine)
+        rules = engine.rules
+        spec = rules.served_spec(load_spec(model))
         if gpu is not None and gpu_mem_gib is not None:
             raise InputError("--gpu and --gpu-mem-gib: give one, not both")
         if kv_cache_memory is not None:
@@ -301,14 +298,7 @@ def estimate_cmd(
         else:
             platform_name = platform.value
         if speculative_method is not None and num_speculative_tokens == 0:
-            if engine is Engine.sglang:
-                # SGLang picks steps / topk / draft tokens by architecture and release
-                # (server_args.py auto_choose_speculative_params): not guessed here.
-                raise InputError("--engine sglang --speculative-method: give "
-                                 "--speculative-num-steps (and --speculative-eagle-topk / "
-                                 "--speculative-num-draft-tokens for a tree), as the server "
-                                 "log's ServerArgs shows them")
-            num_speculative_tokens = 1
+            num_speculative_tokens = rules.default_speculative_tokens()
         if speculative_method is None and (speculative_eagle_topk or
                                            speculative_num_draft_tokens):
             raise InputError("--speculative-eagle-topk / --speculative-num-draft-tokens: need "
@@ -357,15 +347,13 @@ def estimate_cmd(
             max_num_batched_tokens = default_max_num_batched_tokens(
                 total_for_default, is_a100=device.get("is_a100", False), version=engine_version,
                 engine=engine)
-        sizing = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
-                            tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
-                            **engine_opts)
+        sizing = plan_inputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
+                             tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
+                             **engine_opts)
         bs = sizing.resolved_block_size
-        engine_config = None
-        if engine is Engine.vllm:
-            engine_config = vllm_stage_config(spec, sizing)
-        elif spec.num_recurrent_layers or speculative_method is not None:
-            refuse_unmodelled(spec, sizing)
+        # The engine's own allocator for `estimate` (vLLM: its KV-cache groups), after refusing
+        # what its pools do not model.
+        engine_config = rules.estimate_config(spec, sizing)
         capacity_asked = gpu is not None or gpu_mem_gib is not None or kv_budget_gib is not None
         try:
             check_kv_dtype(engine, kv_dtype, preset)
@@ -373,7 +361,7 @@ def estimate_cmd(
             if capacity_asked:
                 raise
             warn(f"kvplan: warning: {exc}; sizes shown anyway")
-        conv_dtype, ssm_state_dtype = state_dtypes(spec, sizing)
+        conv_dtype, ssm_state_dtype = rules.state_dtypes(spec, sizing)
         est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype,
                        block_size=bs, tp=tp, engine_config=engine_config,
                        num_draft_layers=draft_layers(spec, sizing),
@@ -394,7 +382,7 @@ def estimate_cmd(
             device = f"{gpu_mem_gib:g} GiB device"
         else:
             total, device = None, "given KV budget"
-        inputs = PlanInputs(
+        inputs = plan_inputs(
             context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp, pp=pp,
             engine=engine, mem_fraction=mem_fraction, total_bytes=total,
             weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),

@@ -5,9 +5,9 @@ from typing import Annotated
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.capacity.plan import Engine
 from kvplan.cli.common import FormatOpt, ModelArg, handle_errors, load_spec
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import OutputFormat, emit
 
 EXIT_DOES_NOT_FIT = 3
@@ -25,7 +25,7 @@ def plan_cmd(
                    ] = "H100-80GB",
     gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1)] = 8,
     nodes: Annotated[int, typer.Option("--nodes", min=1)] = 1,
-    engine: Annotated[Engine, typer.Option("--engine")] = Engine.vllm,
+    engine: Annotated[Engine, typer.Option("--engine")] = DEFAULT_ENGINE,
     engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.capacity.plan import Engine
 from kvplan.cli.common import (
     FormatOpt,
     ModelArg,
@@ -26,6 +25,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
+from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
@@ -190,7 +190,7 @@ def sweep_cmd(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static",
         help="Memory fractions: 0.8,0.9 (default: the engine's).")] = None,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose memory-fraction accounting to follow.")] = Engine.vllm,
+        "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     block_size: Annotated[int | None, typer.Option(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (default: the engine's: vLLM 16, SGLang 1, TRT-LLM 32).")
@@ -250,8 +250,6 @@ def sweep_cmd(
             check_output(opt, target, force=force, inputs=inputs)
         if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
             raise InputError("-o and --plot: the same file")
-        from kvplan.capacity.plan import check_kv_dtype
-
         for dtype in grid.kv_dtypes:  # what the engine cannot run: said, then sized anyway
             for gpu_name in grid.gpus or (None,):
                 try:

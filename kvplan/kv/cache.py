@@ -220,7 +220,7 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
         extra = {"state_padding_percent": engine_config.state_padding_percent,
                  "mamba_cache_mode": engine_config.mamba_cache_mode,
                  "blocks_per_request": int(engine_config.pages_per_request(context)),
-                 "engine": "vllm", "engine_version": engine_config.profile.version}
+                 "engine": engine_config.engine, "engine_version": engine_config.profile.version}
     layout = kv_layout(spec, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
     caches = layer_caches(spec, kv_dtype=kv_dtype, tp=tp, ssm_dtype=ssm_dtype,
                           num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,

@@ -153,10 +153,10 @@ two-shot: 5.7 / 13.1 us on H100, 7.0 / 19.0 us on B300, 10 / 20 us unmeasured on
 Fused all-reduce + residual + RMSNorm: where an engine runs each TP all-reduce and the RMSNorm
 after it as one kernel by default (`AllReduceNormFusion`; SGLang 0.5.6 for DeepseekV3ForCausalLM
 on SM 10.x and GptOssForCausalLM on Blackwell, one node, up to 2,048 tokens a step:
-`SGLANG_ALLREDUCE_NORM_FUSION`, set by `engine_efficiency("sglang")`), that norm costs no kernel
-floor in the step (and no op of an eager prefill): 2 x layers - 1 per step, the first layer's
-input norm having no all-reduce before it. The all-reduce keeps its time. Read from the engine's
-code, not fitted.
+kvplan.engines.sglang.engine.SGLANG_ALLREDUCE_NORM_FUSION, set by `engine_efficiency("sglang")`),
+that norm costs no kernel floor in the step (and no op of an eager prefill): 2 x layers - 1 per
+step, the first layer's input norm having no all-reduce before it. The all-reduce keeps its time.
+Read from the engine's code, not fitted.
 
 MTP / speculative decoding: a step verifies `1 + draft_tokens` tokens per request and runs the
 draft module `draft_tokens` times (one decoder layer and the lm_head each); with a per-token
@@ -170,6 +170,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from kvplan._util.errors import InputError
+from kvplan.engines.base import AllReduceNormFusion, Engine
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import (
     INTERCONNECTS,
@@ -191,69 +192,25 @@ from kvplan.weights.params import count_params, recurrent_params
 US = 1e-6
 
 
-@dataclass(frozen=True, kw_only=True)
-class AllReduceNormFusion:
-    """An engine's fused TP all-reduce + residual add + RMSNorm: one kernel (FlashInfer's
-    trtllm_allreduce_fusion, pattern kARResidualRMSNorm) in place of the all-reduce and the
-    fused_add_rmsnorm after it, on the architectures (`model_types`, as kvplan reads a config's
-    model_type) and GPU presets where the engine turns it on by default, for steps of at most
-    `max_tokens` tokens on a TP group of 2 to `max_ranks` GPUs (one node), without DP attention
-    or expert-parallel all-to-all. `applies` says whether a step takes it: that step's RMSNorm
-    after each fused all-reduce costs no kernel of its own (`step_time`); the all-reduce keeps
-    its time (the norm is the kernel's epilogue)."""
-
-    model_types: frozenset[str]
-    gpus: frozenset[str]
-    max_tokens: int
-    max_ranks: int
-
-    def applies(self, spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int) -> bool:
-        return (spec.model_type in self.model_types and gpu.name in self.gpus
-                and 1 < layout.tp <= self.max_ranks and not layout.dp_attention
-                and layout.ep == 1 and 0 < tokens <= self.max_tokens)
-
-
-# SGLang 0.5.6 (pip wheels sglang==0.5.6, the release of the bench's gpt-oss-120b B200 rows, and
-# 0.5.6.post1, its DeepSeek-R1 B200 rows', read alike):
-# - server_args.py _handle_model_specific_adjustments: for "DeepseekV3ForCausalLM" ("common to
-#   all Deepseek MoE models") `if is_cuda() and is_sm100_supported():` and for
-#   "GptOssForCausalLM" `if is_blackwell_supported():`, then "# workaround for
-#   https://github.com/flashinfer-ai/flashinfer/issues/2006 / if not self.enable_dp_attention
-#   and self.nnodes == 1: self.enable_flashinfer_allreduce_fusion = True" ("Enable FlashInfer
-#   AllReduce Fusion on sm100 for GptOssForCausalLM"); no other architecture turns it on, and
-#   the flag defaults to False. Kimi-K2's config names DeepseekV3ForCausalLM (model_type
-#   kimi_k2); DeepSeek-V3.2 (DeepseekV32ForCausalLM) is another architecture.
-# - layers/communicator.py: LayerCommunicator.prepare_mlp (`_gather_hidden_states_and_residual`)
-#   runs `layernorm.forward_with_allreduce_fusion(hidden_states, residual)` in place of
-#   `tensor_model_parallel_all_reduce` + `layernorm(hidden_states, residual)` when
-#   "(_is_sm100_supported or _is_sm90_supported) ... and enable_flashinfer_allreduce_fusion and
-#   hidden_states.shape[0] <= 2048"; `should_fuse_mlp_allreduce_with_next_layer` (batch_size <=
-#   FUSE_ALLREDUCE_MAX_BATCH_SIZE = 2048, not the last layer, tp_size > 1, no DP attention) lets
-#   models/gpt_oss.py GptOssDecoderLayer.forward (and deepseek_v2.py's) skip the MLP / MoE
-#   output's all-reduce and mark it `_sglang_needs_allreduce_fusion`, so that the next layer's
-#   `prepare_attn` fuses it into its input_layernorm. Per step: every layer's post-attention
-#   norm and every input norm but the first layer's.
-# - is_sm100_supported is compute capability 10.x (utils/common.py); is_blackwell_supported also
-#   admits 12.x, which the communicator's sm90 / sm100 test then refuses: the SM 10.x presets.
-#   HGX B200 / B300 nodes hold 8 GPUs (nnodes == 1 up to TP 8); GB200 / GB300 are left out
-#   (their node size is not in kvplan's presets).
-# Measured, B200 (SGLang PR 7621, https://github.com/sgl-project/sglang/pull/7621, "[b200]
-# support trt-llm allreduce fuse rms_norm_add kernel", DeepSeek-R1-FP4 TP 8: "13.5us->8.7us"):
-# the fused kernel saves 4.8 us over the all-reduce and the norm, about the one 4-us kernel floor
-# kvplan drops per fused all-reduce.
-SGLANG_ALLREDUCE_NORM_FUSION = AllReduceNormFusion(
-    model_types=frozenset({"gpt_oss", "deepseek_v3", "kimi_k2"}),
-    gpus=frozenset({"B200", "B300"}), max_tokens=2048, max_ranks=8)
-# The engines whose defaults fuse it (`engine_efficiency`); vLLM's compilation pass
-# (fuse_allreduce_rms) is not modelled.
-ALLREDUCE_NORM_FUSION: dict[str, AllReduceNormFusion] = {"sglang": SGLANG_ALLREDUCE_NORM_FUSION}
+def _fusion_applies(fusion: AllReduceNormFusion, spec: ModelSpec, gpu: GPU, layout: Layout,
+                    tokens: int) -> bool:
+    """Whether a step takes an engine's fused TP all-reduce + residual add + RMSNorm
+    (kvplan.engines.base.AllReduceNormFusion: FlashInfer's trtllm_allreduce_fusion, pattern
+    kARResidualRMSNorm, in place of the all-reduce and the fused_add_rmsnorm after it): on the
+    engine's architectures and GPU presets, for steps of at most `max_tokens` tokens on a TP
+    group of 2 to `max_ranks` GPUs (one node), without DP attention or expert-parallel
+    all-to-all. That step's RMSNorm after each fused all-reduce costs no kernel of its own
+    (`step_time`); the all-reduce keeps its time (the norm is the kernel's epilogue)."""
+    return (spec.model_type in fusion.model_types and gpu.name in fusion.gpus
+            and 1 < layout.tp <= fusion.max_ranks and not layout.dp_attention
+            and layout.ep == 1 and 0 < tokens <= fusion.max_tokens)
 
 
 def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
                          eff: Efficiency) -> bool:
     """Whether a step of `tokens` tokens runs `eff`'s fused all-reduce + RMSNorm."""
     fusion = eff.allreduce_norm_fusion
-    return fusion is not None and fusion.applies(spec, gpu, layout, tokens)
+    return fusion is not None and _fusion_applies(fusion, spec, gpu, layout, tokens)
 
 
 def _fused_norms(spec: ModelSpec, i: int, first: int) -> tuple[bool, bool]:
@@ -317,19 +274,16 @@ def device_efficiency(gpu: GPU) -> Efficiency:
     """The achievable fractions kvplan assumes on `gpu` (its preset's, else the CUDA defaults)."""
     return DEVICE_EFFICIENCY.get(gpu.name, DEFAULT_EFFICIENCY)
 
-# Engines that launch prefill ops one by one from Python, outside CUDA graphs (SGLang:
-# model_executor/cuda_graph_runner.py captures decode batches only), and so pay
-# `prefill_launch_s` per launched prefill op (`eager_prefill_ops`). vLLM replays prefills of
-# up to 512 tokens (by default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no
-# launch time (vLLM's longer, torch.compile'd prefills are not measured here: none either).
-EAGER_PREFILL_ENGINES = frozenset({"sglang"})
-
-
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
-    """`eff` as `engine` ("vllm", "sglang", "trtllm") launches its prefill kernels and fuses its
-    all-reduces (`ALLREDUCE_NORM_FUSION`)."""
-    eff = replace(eff, allreduce_norm_fusion=ALLREDUCE_NORM_FUSION.get(engine))
-    return eff if engine in EAGER_PREFILL_ENGINES else replace(eff, prefill_launch_s=0.0)
+    """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
+    all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
+    from Python, outside CUDA graphs (SGLang), pay `prefill_launch_s` per launched prefill op
+    (`eager_prefill_ops`); vLLM replays prefills of up to 512 tokens (by default) from piecewise
+    CUDA graphs and TensorRT-LLM runs its engine: no launch time (vLLM's longer,
+    torch.compile'd prefills are not measured here: none either)."""
+    traits = Engine(engine).rules.cost_traits
+    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion)
+    return eff if traits.eager_prefill else replace(eff, prefill_launch_s=0.0)
 DEFAULT_MTP_ACCEPTANCE = 0.85
 
 # Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
@@ -472,7 +426,7 @@ class Prediction:
 def _bytes_per_param(spec: ModelSpec, tp: int, quantization: str | None = None
                      ) -> tuple[dict[str, float], dict[str, bool]]:
     """Per-rank bytes per (total) parameter of each weight group, and whether it is FP8."""
-    from kvplan.capacity.plan import weights_breakdown
+    from kvplan.capacity.weights import weights_breakdown
 
     wb = weights_breakdown(spec, tp=tp, quantization=quantization)
     counts = count_params(spec)
@@ -877,7 +831,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     each attending `context` cached tokens; prefill: one prompt of `tokens` = `context` tokens
     (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
     the lm_head (default: one per request). `conv_dtype` / `ssm_dtype`: the recurrent state's
-    dtypes as the engine keeps them (kvplan.capacity.plan.state_dtypes; None / "auto": vLLM's rule,
+    dtypes as the engine keeps them (EngineRules.state_dtypes; None / "auto": vLLM's rule,
     kvplan.kv.cache.recurrent_state; SGLang keeps the SSM state in float32 by default). `eff`
     None: the device's (`device_efficiency`)."""
     _check_layout(spec, layout)
@@ -1032,7 +986,7 @@ class CostInputs:
     acceptance: float = DEFAULT_MTP_ACCEPTANCE
     gpu_hour_usd: float | None = None
     quantization: str | None = None
-    # The recurrent state's dtypes as the engine keeps them (kvplan.capacity.plan.state_dtypes):
+    # The recurrent state's dtypes as the engine keeps them (EngineRules.state_dtypes):
     # None / "auto" is vLLM's rule (the model dtype unless the config fixes the SSM dtype).
     conv_dtype: str | None = None
     ssm_dtype: str = "auto"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import GiB, human_bytes, human_bytes_decimal
 from kvplan.capacity.plan import CapacityPlan
+from kvplan.engines.base import Engine
 from kvplan.kv.cache import Estimate, kv_layout, layer_caches
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -179,11 +180,6 @@ def _gib(n: int | float) -> str:
     return f"{n / GiB:,.2f} GiB"
 
 
-_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
-_FRACTION_NAMES = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static",
-                   "trtllm": "free_gpu_memory_fraction"}
-
-
 @dataclass(frozen=True, kw_only=True)
 class ReverseAnswers:
     requests: int
@@ -194,8 +190,9 @@ class ReverseAnswers:
 
 def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                   reverse: ReverseAnswers | None = None) -> View:
-    engine = _ENGINE_NAMES[plan.engine]
-    frac_name = _FRACTION_NAMES[plan.engine]
+    rules = Engine(plan.engine).rules
+    engine = rules.display_name
+    frac_name = rules.fraction_name
     rows: list[list[str]] = []
 
     def row(label: str, value: str, n: int | None = None, how: str = "") -> None:
@@ -212,7 +209,7 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     if not plan.kv_budget_given:
         row("weights per GPU", _gib(plan.weights_bytes), plan.weights_bytes, weights_how)
         row("reserve", _gib(plan.reserve_bytes), plan.reserve_bytes,
-            f"{_ENGINE_NAMES[plan.engine]} {plan.engine_version or ''}".rstrip()
+            f"{engine} {plan.engine_version or ''}".rstrip()
             + ": the parts below")
         for name, part in plan.reserve_breakdown.items():
             row(f"  {name.replace('_', ' ')}", _gib(int(part["bytes"])), int(part["bytes"]),
@@ -223,14 +220,8 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention
                                                         else ""))
     stage = plan.stages[plan.limiting_stage]
-    if plan.engine == "sglang":
-        row("page (all layers)", human_bytes(stage.page_bytes), stage.page_bytes,
-            f"{plan.block_size} tokens x the {plan.sglang_pool.get('kind', 'token')} pool's "
-            "cell")
-    else:
-        row("page (block per layer)", human_bytes(stage.page_bytes), stage.page_bytes,
-            f"{plan.block_size} tokens; {stage.group_size} layers share a block slot"
-            + (f", {stage.num_groups} groups" if stage.num_groups > 1 else ""))
+    label, how = rules.page_row(plan, stage.page_bytes, stage.group_size, stage.num_groups)
+    row(label, human_bytes(stage.page_bytes), stage.page_bytes, how)
     row("num_blocks", _int(plan.num_blocks), None, "KV budget // page // layers per slot")
     row("token_capacity", _int(plan.token_capacity), None, "num_blocks // groups x block size")
     if plan.swa_max_total_num_tokens is not None:
@@ -248,11 +239,8 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         row("recurrent-state slots", _int(plan.max_mamba_cache_size), None,
             "SGLang's max_mamba_cache_size (mamba_full_memory_ratio "
             f"{plan.sglang_pool.get('mamba_full_memory_ratio')})")
-    if plan.engine == "vllm":
-        rule = ("int(max_concurrency x context)" if plan.reported_kv_cache_tokens !=
-                plan.token_capacity else "num_blocks // groups x block size")
-        row("reported KV cache tokens", _int(plan.reported_kv_cache_tokens), None,
-            f"what vLLM {plan.engine_version} logs as 'KV cache size: N tokens' ({rule})")
+    for label, count, how in rules.view_rows(plan):
+        row(label, _int(count), None, how)
     if plan.state_bytes_per_request:
         row("recurrent state per request", human_bytes(plan.state_bytes_per_request),
             plan.state_bytes_per_request,
@@ -260,9 +248,10 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     row("blocks per request", _int(plan.blocks_per_request), None,
         f"{plan.context:,} tokens" + (f", {stage.shared_prefix_blocks:,} shared prefix blocks"
                                       if stage.shared_prefix_blocks else ""))
-    # Only vLLM prints it ("Maximum concurrency for N tokens per request: X.XXx"); SGLang and
-    # TRT-LLM print the pool in tokens, and this is that pool over one request's need.
-    printed = "vLLM prints this" if plan.engine == "vllm" else f"not printed by {engine}"
+    # Engines that do not print it print the pool in tokens; this is that pool over one
+    # request's need.
+    printed = f"{engine} prints this" if rules.prints_max_concurrency() else (
+        f"not printed by {engine}")
     row("max_concurrency", f"{plan.max_concurrency:,.2f}x", None,
         f"requests of {plan.context:,} tokens ({printed})")
     if plan.max_running_requests is not None:
@@ -302,44 +291,14 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
             f"{plan.tp} ranks holds the whole latent for every token, so TP does not shrink the "
             "per-GPU cache." + ("" if plan.dp_attention else
                                 " --dp-attention gives each rank only its own requests."))
-    if isinstance(spec.attention, LatentAttention) and plan.engine == "vllm":
-        notes.append("MLA block: 16 (FLASH_ATTN_MLA on Hopper); FlashMLA uses 64, CUTLASS MLA "
-                     "128: pass --block-size to match.")
-    if plan.engine == "vllm":
-        notes.append(f"vLLM {plan.engine_version} rules, platform {plan.platform} "
-                     "(see `kvplan engines`).")
-        if plan.block_size != plan.requested_block_size and plan.state_padding_percent:
-            notes.append(
-                f"Attention block raised from {plan.requested_block_size} to {plan.block_size} "
-                f"tokens so a page holds one recurrent state; state page padded by "
-                f"{plan.state_padding_percent:.2f}% (vLLM: 'Setting attention block size', "
-                "'Padding mamba page size').")
-    if (spec.is_hybrid or spec.sliding_window) and plan.engine == "vllm":
-        notes.append(
-            "Sliding and chunked groups keep the window (chunk) plus the tokens in flight "
-            "(max_num_batched_tokens, x2 with async scheduling from vLLM 0.32 on CUDA); "
-            "recurrent groups keep 1 state page per request, 2 (Mamba2: 3) in mode align.")
-    elif plan.sglang_pool.get("kind") == "hybrid_swa":
-        notes.append("SGLang keeps the sliding (Llama-4: chunked) layers in their own pool of "
-                     "swa_full_tokens_ratio x the full pool's tokens; a request holds at most "
-                     "its window plus one page there.")
-    elif plan.sglang_pool.get("kind") == "mamba":
-        notes.append("SGLang splits the rest between the recurrent-state slots (ratio / (1 + "
-                     "ratio) of it) and the full-attention token pool; a running request takes "
-                     "3 slots with the radix cache on, 1 without.")
-    elif spec.sliding_window and plan.engine == "sglang":
-        notes.append("SGLang sizes these sliding-window layers as full attention (its separate "
-                     "pool is for gpt-oss and Llama-4 only).")
-    elif spec.is_hybrid or spec.sliding_window:
-        notes.append(f"{engine} sizing here treats sliding-window layers as full attention.")
+    notes += rules.capacity_notes(spec, plan)
     if plan.weights_breakdown and not plan.kv_budget_given and plan.weights_source != "given":
         b = plan.weights_breakdown
         parts = ", ".join(f"{k.replace('_', ' ')} {_gib(v)}" for k, v in b.items()
                           if k != "total" and v)
         notes.append(f"Weights per GPU as the engine loads them (kvplan.weights.breakdown): {parts}.")
     more = (groups_view(plan.kv_cache_groups, context=plan.context,
-                        version=plan.engine_version),) if (
-        plan.engine == "vllm" and len(plan.kv_cache_groups) > 1) else ()
+                        version=plan.engine_version),) if rules.shows_groups(plan) else ()
     return View(
         more=more,
         title=f"Capacity on {device}: {engine}, context {plan.context:,}, {plan.kv_dtype} KV",
@@ -504,92 +463,20 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
 
 def engines_view() -> View:
     """The engine profiles kvplan models and the rules that change between versions."""
-    from kvplan.engines.budgets import (
-        TRTLLM_DEFAULT_FRACTION,
-        TRTLLM_MAX_NUM_TOKENS,
-        TRTLLM_PROFILES,
-    )
-    from kvplan.engines.vllm.alloc import PLATFORMS, VLLM_PROFILES
-
-    rows, records = [], []
-    for p in VLLM_PROFILES:
-        ratio = "smaller count" if p.group_size_ratio is None else (
-            f"larger if < {p.group_size_ratio:g}x smaller")
-        rows.append([f"vllm {p.version}", ratio,
-                     "blocks//groups x bs" if p.reported_tokens == "blocks" else
-                     "int(conc. x len)",
-                     f"{p.in_flight_batches_async} batch" + ("es" if
-                                                            p.in_flight_batches_async > 1 else ""),
-                     "on" if p.chunked_local_hybrid else "off",
-                     ("align" if p.hybrid_prefix_caching else
-                      "none; align with prefix caching") if p.mamba_align_mode else "none"])
-        records.append({"engine": "vllm", **dict(p.__dict__.items())})
-    sglang = [("sglang 0.4.5", "TP table 0.88 / 0.87 / 0.85 / 0.81 / 0.79"),
-              ("sglang 0.4.6", "TP x PP table; raised above 96 GiB of GPU memory"),
-              ("sglang 0.4.8", "(gpu_mem - reserved) / gpu_mem, reserved by memory tier + TP x PP"),
-              ("sglang 0.5.3", "reserved = 512 + 1.5 chunked prefill + 2 graph bs + 128 TP x PP "
-                               "(>= 10 GiB above 60 GiB)"),
-              ("sglang 0.5.10", "+ prefill CUDA graphs (8 MiB x 58, MLA 1.5 GiB)")]
-    for name, rule in sglang:
-        rows.append([name, "-", "tokens = rest // cell", "-", "-", "-"])
-        records.append({"engine": "sglang", "version": name.split()[1], "default_fraction": rule,
-                        "source": "python/sglang/srt/server_args.py"})
-    for tp in TRTLLM_PROFILES:
-        rows.append([f"trtllm {tp.version}", "-", f"max_tokens, blocks {tp.blocks_rounding}",
-                     "-", "-", "-"])
-        records.append({"engine": "trtllm", "version": tp.version,
-                        "blocks_rounding": tp.blocks_rounding,
-                        "rounding_source": tp.rounding_source,
-                        "default_fraction": TRTLLM_DEFAULT_FRACTION,
-                        "max_num_tokens": TRTLLM_MAX_NUM_TOKENS,
-                        "source": "tensorrt_llm/_torch/pyexecutor/_util.py (KvCacheCreator), "
-                                  "resource_manager.py (KVCacheManager)"})
-    notes = [
-        "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, v1/core/kv_cache_utils.py,"
-        " platforms/interface.py, config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py) "
-        "and checked on start-up logs of older versions; --engine-version X.Y picks the newest "
-        "profile at or below X.Y.",
-        "Platforms: " + "; ".join(
-            f"{p.name}: block {p.default_block}, MLA {p.mla_block}, kernel alignment "
-            f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
-            for p in PLATFORMS.values()) + ".",
-        "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and the "
-        "sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit on FlashInfer's or the "
-        "Triton top-k/top-p, + 34.64 B on PyTorch's sort (0.10-0.16 without FlashInfer; "
-        "--flashinfer-sampler); model runner V2, the "
-        "default for listed architectures from 0.22, dense text models from 0.25 and all from "
-        "0.29, the 16-bit logits alone "
-        "plus its penalty state), non-torch memory by TP, CUDA graphs by the number vLLM "
-        "captures (V1 from 0.20, V2 from 0.29; not with --enforce-eager); batch defaults by GPU "
-        "memory (>= 160 GiB tier from 0.28). Unified-memory GPUs (GB10) need --reserve-gib: "
-        "vLLM reads free memory there as the host's available RAM (utils/mem_utils.py).",
-        *[f"{name}: {rule} (server_args.py)." for name, rule in sglang],
-        "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded memory "
-        "by TP from logs. A multimodal checkpoint's default fraction x 0.90 (0.4.9) or "
-        "adjust_mem_fraction_for_vlm's factor over its vision tower (0.4.10+).",
-        "SGLang's pools (kvplan/engines/sglang_pools.py): the token pool, hybrid_swa (gpt-oss, "
-        "Llama-4), mamba (0.5.2+), the sparse indexer keys; speculative decoding's draft worker "
-        "(0.4.2+) keeps a pool of the target's tokens over its layers, and the target's pool "
-        "takes the draft + verify headroom in 0.4.4-0.5.6 (max_running_requests 48 unless set) "
-        "and the draft's layers in its cell from 0.5.14.",
-        "TensorRT-LLM, PyTorch backend (0.20+; _torch/pyexecutor/_util.py KvCacheCreator): "
-        "(total - peak of a max_num_tokens dummy run + its temporary KV pool) x "
-        f"free_gpu_memory_fraction ({TRTLLM_DEFAULT_FRACTION}) = (total - weights - activation - "
-        "non-torch) x fraction; max_tokens = that // bytes per token, capped by max_tokens; "
-        "blocks of tokens_per_block 32 rounded up to 1.1 (C++ KVCacheManager, ceilDiv), down "
-        "from 1.2 (resource_manager.py calculate_max_num_blocks). Non-torch memory from public "
-        "logs by TP. The engine path (TensorRT engines) rounds up and, like unified-memory "
-        "devices (GB10), needs --reserve-gib.",
-        "TensorRT-LLM: full attention, sliding windows (sized as full) and MLA only; "
-        "recurrent state, chunked attention, the sparse indexer and draft layers are refused.",
-    ]
+    rows: list[list[str]] = []
+    records: list[dict[str, object]] = []
+    notes: list[str] = []
+    for engine in Engine:
+        more_rows, more_records, more_notes = engine.rules.profile_view()
+        rows += more_rows
+        records += more_records
+        notes += more_notes
     return View(
         title="Engine profiles (--engine-version)",
         columns=[Column(header="profile"), Column(header="group size"),
                  Column(header="KV cache size: N tokens"), Column(header="in flight (async)"),
                  Column(header="chunked hybrid"), Column(header="mamba mode")],
-        rows=rows, records=records,
-        notes=[f"vllm {p.version}: {p.notes}." for p in VLLM_PROFILES] + notes)
+        rows=rows, records=records, notes=notes)
 
 
 def plan_view(spec: ModelSpec, result: Any) -> View:

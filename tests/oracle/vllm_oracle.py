@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvplan._util.units import GiB
-from kvplan.capacity.plan import PlanInputs
+from kvplan.engines.base import PlanInputs, plan_inputs
 
 CHUNKED_HYBRID_OFF = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0"
 
@@ -23,7 +23,7 @@ def oracle_inputs(output: Mapping[str, Any], argv: Sequence[str] = ()) -> PlanIn
     off for chunked local attention."""
     settings = output["settings"]
     kv_dtype = settings.get("kv_cache_dtype") or "bf16"
-    return PlanInputs(
+    return plan_inputs(
         context=settings["max_model_len"], kv_budget_bytes=output["kv_gib"] * GiB,
         platform="cpu", engine_version="0.32", kv_dtype="bf16" if kv_dtype == "auto" else kv_dtype,
         max_num_batched_tokens=settings.get("max_num_batched_tokens", 2048),

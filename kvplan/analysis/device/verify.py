@@ -48,15 +48,11 @@ from kvplan.analysis.device.probe import (
     resolve_device,
 )
 from kvplan.analysis.device.step import MLA_TOLERANCES, StepOutcome, decode_step
-from kvplan.capacity.plan import (
-    Engine,
-    PlanInputs,
-    pp_layer_ranges,
-    served_spec,
-    stage_caches,
-    vllm_stage_config,
-)
-from kvplan.engines.vllm.alloc import VllmKVConfig, describe_groups
+from kvplan.capacity.stages import pp_layer_ranges
+from kvplan.engines.base import PlanInputs
+from kvplan.engines.caches import stage_caches
+from kvplan.engines.vllm.alloc import VllmKVConfig, describe_groups, vllm_cached_spec
+from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 
@@ -116,7 +112,7 @@ def plan_rank(spec: ModelSpec, *, rank: int, tp: int, pp: int, context: int, kv_
     layers = pp_layer_ranges(spec.num_hidden_layers, pp)[stage]
     work = workspace_bytes(budget)
     inputs = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp, pp=pp,
-                        engine=Engine.vllm, kv_budget_bytes=budget - work,
+                        kv_budget_bytes=budget - work,
                         speculative_method=speculative_method,
                         num_speculative_tokens=num_speculative_tokens)
     config = vllm_stage_config(spec, inputs, layers, context)
@@ -254,7 +250,7 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
 
     # vLLM's cache of a decompressed MLA model (MiniCPM3) is plain per-head K and V: allocate
     # and attend over it as such (the weights are not allocated by verify).
-    att = served_spec(spec, Engine.vllm).attention
+    att = vllm_cached_spec(spec).attention
     if isinstance(att, LatentAttention) and att.decompressed_cache:
         spec = replace(spec, attention=att.as_cached_heads())
     if dev is None:

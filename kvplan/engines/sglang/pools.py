@@ -1,5 +1,5 @@
 """SGLang's KV pools, one type per model family, as SGLang sizes them from the memory left after
-the weights (``rest``, kvplan.engines.budgets.SglangBudget): how ``rest`` splits between the
+the weights (``rest``, kvplan.engines.sglang.budget.SglangBudget): how ``rest`` splits between the
 pools, what SGLang prints, and how many requests each pool admits.
 
 Read from sgl-project/sglang, ``python/sglang/srt/``, at the versions named:
@@ -64,7 +64,7 @@ The draft's KV layers: EAGLE / EAGLE3 heads are one decoder layer (kvplan sizes 
 target's layers, as 0.5.14's rule assumes); NEXTN the config's ``num_nextn_predict_layers``.
 Before 0.5.14 the draft's weights and pool sit in the memory the fraction leaves
 (``server_args.py`` lowers the default fraction by 2 GiB, 4 GiB from 0.5.10:
-kvplan.engines.budgets.sglang_default_fraction).
+kvplan.engines.sglang.budget.sglang_default_fraction).
 
 Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_num_reqs``):
 ``--max-running-requests`` if given, else ``min(max(int(tokens / context_len x 512), 2048),
@@ -81,10 +81,11 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
+from kvplan.engines.sglang.options import sglang_options
 from kvplan.kv.kinds import ChunkedLocalCache, LayerCaches, RecurrentState, SlidingWindowCache
 
 if TYPE_CHECKING:
-    from kvplan.capacity.plan import PlanInputs
+    from kvplan.engines.base import PlanInputs
     from kvplan.model.spec import ModelSpec
 
 # Speculative decoding (module docstring): the releases where the target's pool rule changes.
@@ -501,14 +502,15 @@ def check_draft_weights_known(inputs: PlanInputs) -> None:
 
 def sglang_draft(inputs: PlanInputs, caches: tuple[LayerCaches, ...]) -> SglangDraft | None:
     """The draft worker of an EAGLE-family speculative run (None without one): the draft
-    layers kvplan.capacity.plan.stage_caches appends, and the step counts given."""
+    layers kvplan.engines.caches.stage_caches appends, and the step counts given."""
     if inputs.speculative_method is None:
         return None
     draft = tuple(lc for lc in caches if lc.draft)
     steps = inputs.num_speculative_tokens
-    topk = inputs.speculative_eagle_topk or 1
+    opts = sglang_options(inputs)
+    topk = opts.speculative_eagle_topk or 1
     # server_args.py: with eagle_topk 1 SGLang sets num_draft_tokens = num_steps + 1.
-    tokens = steps + 1 if topk == 1 else inputs.speculative_num_draft_tokens
+    tokens = steps + 1 if topk == 1 else opts.speculative_num_draft_tokens
     if tokens is None:
         raise InputError("--speculative-eagle-topk above 1: give --speculative-num-draft-tokens "
                          "(SGLang's tree size)")
@@ -521,7 +523,7 @@ def sglang_draft(inputs: PlanInputs, caches: tuple[LayerCaches, ...]) -> SglangD
 def hybrid_swa(spec: ModelSpec, inputs: PlanInputs) -> bool:
     """Whether SGLang gives the model its separate sliding-window pool."""
     since = SGLANG_HYBRID_SWA.get(spec.model_type)
-    return (since is not None and not inputs.disable_hybrid_swa_memory
+    return (since is not None and not sglang_options(inputs).disable_hybrid_swa_memory
             and version_key(inputs.engine_version) >= since)
 
 
@@ -530,10 +532,11 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
     """SGLang's pool for one pipeline stage's caches (None: the stage caches nothing)."""
     check_sglang_served(spec, inputs)
     check_draft_weights_known(inputs)
+    opts = sglang_options(inputs)
     draft = sglang_draft(inputs, caches)
     caches = tuple(lc for lc in caches if not lc.draft)
     common = {"page_size": inputs.resolved_block_size,
-              "max_total_tokens": inputs.max_total_tokens,
+              "max_total_tokens": opts.max_total_tokens,
               "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context}
     states = [c for lc in caches for c in lc.caches if isinstance(c, RecurrentState)]
     local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache))
@@ -541,11 +544,11 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
     if states:
         conv = sum(t.nbytes for s in states for t in s.tensors if t.name == "conv")
         dp = inputs.tp if inputs.dp_attention else 1
-        given = inputs.max_mamba_cache_size
+        given = opts.max_mamba_cache_size
         return MambaPool(
             cell=_token_cell(caches), conv_per_req=conv,
             ssm_per_req=sum(s.state_bytes for s in states) - conv,
-            ratio=(inputs.mamba_full_memory_ratio if inputs.mamba_full_memory_ratio is not None
+            ratio=(opts.mamba_full_memory_ratio if opts.mamba_full_memory_ratio is not None
                    else mamba_full_memory_ratio(inputs.engine_version)),
             max_mamba_cache_size=None if given is None else given // dp,
             radix_cache=inputs.prefix_caching is not False,
@@ -557,8 +560,8 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
             raise InputError(f"--engine sglang: {spec.id}'s stage holds only sliding layers "
                              "(SGLang's all-SWA pool), which kvplan does not model")
         return HybridSwaPool(cell=full, swa_cell=swa, window=_window(caches),
-                             ratio=(inputs.swa_full_tokens_ratio
-                                    if inputs.swa_full_tokens_ratio is not None
+                             ratio=(opts.swa_full_tokens_ratio
+                                    if opts.swa_full_tokens_ratio is not None
                                     else SWA_FULL_TOKENS_RATIO), **common)
     cell = _token_cell(caches)
     if cell == 0:

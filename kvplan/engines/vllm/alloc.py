@@ -235,6 +235,11 @@ class VllmKVConfig:
     in_flight_tokens: int
     request_shape: RequestShape
 
+    @property
+    def engine(self) -> str:
+        """The engine whose allocator this is (the --engine name)."""
+        return "vllm"
+
     def pages_per_request(self, context: Any) -> Any:
         """Blocks one request of `context` tokens takes from the pool, summed over the groups
         (get_max_concurrency_for_kv_cache_config); `context` may be a numpy array."""

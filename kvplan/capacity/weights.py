@@ -1,0 +1,81 @@
+"""Weights one GPU holds, as the engine loads them: the checkpoint's quantization, the compute
+dtype, tensor, expert and data parallelism, and the pipeline stage's layers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from kvplan.model.spec import ModelSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.weights.base import WeightBreakdown
+
+
+def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
+                      quantization: str | None = None, layers: range | None = None,
+                      first: bool = True, last: bool = True, dp_attention: bool = False,
+                      ep: int = 1, mtp: bool = False, vision: bool = True,
+                      ) -> WeightBreakdown:
+    """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
+    quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
+    else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
+    rank holds all attention, dense-MLP, embedding and lm_head weights; only routed experts are
+    split over the ranks (SGLang --enable-dp-attention, vLLM DP + EP).
+
+    A spec loaded with its checkpoint (a folder or Hub repo with safetensors) is measured from
+    the tensor headers (`checkpoint_breakdown`, source "checkpoint"): experts held whole over
+    ``ep`` ranks when ``ep`` > 1, the vision tower when ``vision``, MTP layers when ``mtp``.
+    Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
+    model."""
+    # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
+    from kvplan.weights.base import engine_dtype
+    from kvplan.weights.breakdown import weight_breakdown
+
+    quant = None
+    if quantization == "bitsandbytes":
+        from kvplan.model.quant_config import (
+            bitsandbytes_config,  # the quantized formats: for these only
+        )
+
+        quant = bitsandbytes_config()
+    elif spec.quantization_json is not None:
+        from kvplan.model.quant_config import parse_quantization_config
+
+        quant = parse_quantization_config(spec.quantization_config, spec.path)
+    if dtype is None:
+        # Legacy specs that state a quantized dtype (torch_dtype: float8) keep it for every
+        # weight; a floating checkpoint dtype follows the engines' auto rule.
+        dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
+            engine_dtype(spec.weight_dtype))
+    kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision}
+    if spec.checkpoint is not None and quantization != "bitsandbytes":
+        from kvplan.weights.checkpoint import checkpoint_breakdown  # with a checkpoint only
+
+        return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
+                                    dp_attention=dp_attention, mtp=mtp, **kw)
+    split = weight_breakdown(spec, quant, tp=tp, **kw)
+    if ep > 1 and spec.moe is not None:
+        # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
+        # ceil(E / ep) routed experts whole instead of a 1/tp slice of every expert
+        # (vLLM FusedMoE: determine_expert_map); the busiest rank sets the memory.
+        # The experts group also holds the routers, whole on every rank: from the whole model
+        # (experts + routers) and a 1/ep slice (experts / ep + routers), the routed experts are
+        # (whole - slice) x ep / (ep - 1).
+        whole = weight_breakdown(spec, quant, tp=1, **kw)
+        sliced = weight_breakdown(spec, quant, tp=ep, **kw)
+        routed = (whole.experts - sliced.experts) * ep // (ep - 1)
+        routed_scales = (whole.expert_scales - sliced.expert_scales) * ep // (ep - 1)
+        per_rank = -(-spec.moe.n_routed_experts // ep)
+        experts = (whole.experts - routed) + routed * per_rank // spec.moe.n_routed_experts
+        scales = (whole.expert_scales - routed_scales) + (
+            routed_scales * per_rank // spec.moe.n_routed_experts)
+        split = replace(split, experts=experts, expert_scales=scales,
+                        quantization_scales=split.quantization_scales - split.expert_scales
+                        + scales)
+    if not dp_attention or tp == 1:
+        return split
+    whole = weight_breakdown(spec, quant, tp=1, **kw)
+    return replace(whole, experts=split.experts,
+                   quantization_scales=whole.quantization_scales - whole.expert_scales
+                   + split.expert_scales, expert_scales=split.expert_scales)

@@ -1,0 +1,422 @@
+"""What an engine is to kvplan: the `Engine` registry, the inputs every engine reads
+(`PlanInputs`, a common core plus the selected engine's own `options`), and the protocols each
+engine implements (`EngineRules`, its `Budget`), with the typed pool a stage gets (`StagePool`).
+
+Each engine is one package, ``kvplan.engines.<name>``: ``engine.py`` defines ``ENGINE`` (its
+`EngineRules`: dtypes, block size, state dtypes, refusals, pools, launch flags, cost traits,
+view notes), ``budget.py`` defines ``BUDGET`` (its `Budget`: the KV budget, its inverse, the
+reserve) and ``options.py`` ``OPTIONS`` (its own settings). The registry loads each on first
+use, so `kvplan estimate` without a device never builds a budget rule
+(examples/startup-bench.md). Adding an engine is one package plus one line in `Engine`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field, fields
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kvplan._util.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.reserve import Reserve
+    from kvplan.hardware.gpus import GPU
+    from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.spec import ModelSpec
+
+
+class Engine(str, Enum):
+    """The engines kvplan models (the registry: each value names its package under
+    kvplan.engines, loaded on first use)."""
+
+    vllm = "vllm"
+    sglang = "sglang"
+    trtllm = "trtllm"
+
+    @property
+    def rules(self) -> EngineRules:
+        """The engine's rules (``kvplan.engines.<name>.engine.ENGINE``)."""
+        rules: EngineRules = importlib.import_module(f"kvplan.engines.{self.value}.engine").ENGINE
+        return rules
+
+    @property
+    def budget(self) -> Budget:
+        """The engine's budget rule (``kvplan.engines.<name>.budget.BUDGET``)."""
+        budget: Budget = importlib.import_module(f"kvplan.engines.{self.value}.budget").BUDGET
+        return budget
+
+    @property
+    def options_type(self) -> type[EngineOptions]:
+        """The engine's own settings (``kvplan.engines.<name>.options.OPTIONS``)."""
+        kind: type[EngineOptions] = importlib.import_module(
+            f"kvplan.engines.{self.value}.options").OPTIONS
+        return kind
+
+
+DEFAULT_ENGINE = Engine.vllm
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineOptions:
+    """Settings one engine alone reads (each engine subclasses it with its flags)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanInputs:
+    """What a plan is asked: the settings every engine reads, and in `options` the selected
+    engine's own (None: its defaults; `plan_inputs` builds both from flat keywords)."""
+
+    context: int
+    kv_dtype: str = "bf16"
+    block_size: int | None = None  # None: the engine's default
+    tp: int = 1
+    pp: int = 1
+    engine: Engine = DEFAULT_ENGINE
+    mem_fraction: float | None = None  # None: the engine's default
+    total_bytes: int | None = None  # device total; required unless kv_budget_bytes is given
+    weights_bytes: int | None = None  # per GPU override
+    reserve_bytes: int | None = None  # override of the activation/runtime (or preload) estimate
+    kv_budget_bytes: int | None = None  # per GPU; skips the derivation
+    max_num_batched_tokens: int = 8192
+    shared_prefix: int = 0
+    dp_attention: bool = False
+    ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
+    engine_version: str | None = None  # None: the newest modelled
+    platform: str = "cuda"  # cuda | rocm | cpu
+    prefix_caching: bool | None = None  # None: that version's default (SGLang: radix cache)
+    ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype
+    speculative_method: str | None = None  # mtp | eagle | eagle3
+    num_speculative_tokens: int = 0  # SGLang: --speculative-num-steps
+    dtype: str | None = None  # compute dtype of unquantized weights (None: the engines' auto)
+    max_num_seqs: int | None = None  # the engine's cap on running requests
+    enforce_eager: bool = False  # vLLM / TRT-LLM: no CUDA graphs (nothing reserved for them)
+    is_a100: bool = False  # vLLM's batch defaults treat A100s apart
+    smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
+    # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).
+    nvlink: bool = True
+    unified_memory: bool = False  # GB10: the OS's memory counts as used (TRT-LLM refuses)
+    is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
+    # A multimodal checkpoint's vision encoder (num_hidden_layers, hidden_size): SGLang lowers its
+    # default fraction for it (kvplan.engines.sglang.budget.sglang_vlm_factor); set from the
+    # spec's vision tower, or given (--vision-tower).
+    vision_tower: tuple[int, int] | None = None
+    quantization: str | None = None  # load-time quantization (bitsandbytes)
+    options: EngineOptions | None = None  # the selected engine's own settings
+
+    @property
+    def resolved_block_size(self) -> int:
+        """The block size asked for (vLLM may raise it for recurrent state: see the plan)."""
+        return self.block_size or self.engine.rules.default_block_size(self)
+
+    @property
+    def resolved_mem_fraction(self) -> float:
+        if self.mem_fraction is not None:
+            return self.mem_fraction
+        return self.engine.budget.default_fraction(self)[0]
+
+    @property
+    def mem_fraction_rule(self) -> str:
+        if self.mem_fraction is not None:
+            return "given"
+        return self.engine.budget.default_fraction(self)[1]
+
+    @property
+    def kv_tp(self) -> int:
+        """TP degree the KV heads are split over: 1 with data-parallel attention."""
+        return 1 if self.dp_attention else self.tp
+
+
+_CORE = frozenset(f.name for f in fields(PlanInputs)) - {"options"}
+
+
+def plan_inputs(**kw: Any) -> PlanInputs:
+    """`PlanInputs` from flat keywords: the common ones as given, the selected engine's own into
+    its options; another engine's settings are left out (as its flags are ignored)."""
+    engine = Engine(kw.get("engine", DEFAULT_ENGINE))
+    core = {k: v for k, v in kw.items() if k in _CORE}
+    rest = {k: v for k, v in kw.items() if k not in _CORE}
+    own = engine.options_type
+    names = {f.name for f in fields(own)}
+    known = names.union(*({f.name for f in fields(e.options_type)} for e in Engine))
+    unknown = sorted(set(rest) - known)
+    if unknown:
+        raise TypeError(f"plan_inputs: unknown settings {', '.join(unknown)}")
+    return PlanInputs(**core, options=own(**{k: v for k, v in rest.items() if k in names}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class StagePool:
+    """One pipeline stage's KV pool as its engine sizes it from the stage's budget: the fields
+    of the stage's plan the engine decides (kvplan.capacity.stages.StagePlan)."""
+
+    per_gpu_bytes_per_token: int
+    page_bytes: int
+    group_size: int
+    num_groups: int
+    num_blocks: int
+    blocks_per_request: int
+    shared_prefix_blocks: int
+    token_capacity: int
+    block_size: int
+    reported_kv_cache_tokens: int
+    kv_cache_groups: tuple[dict[str, object], ...] = ()
+    requested_block_size: int = 0
+    state_bytes_per_request: int = 0
+    state_padding_percent: float | None = None
+    mamba_cache_mode: str | None = None
+    max_running_requests: int | None = None  # the engine's own cap (SGLang)
+    sglang_sizes: Any = None  # SGLang's printed sizes (kvplan.engines.sglang.pools)
+    sglang_pool: Any = field(default=None, compare=False)
+    # Further pools a request needs pages in, as (pages held, pages one request needs).
+    limits: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridPages:
+    """A stage's pool over many contexts at once (the sweep): pages per request for each
+    context, the bytes one page slot takes, the groups sharing the slots, the block size."""
+
+    pages_per_request: Any  # numpy int64 array, one per context
+    bytes_per_slot: int
+    num_groups: int
+    block_size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class AllReduceNormFusion:
+    """An engine's fused TP all-reduce + residual add + RMSNorm, as plain data: the
+    architectures (`model_types`) and GPU presets where the engine turns it on by default, for
+    steps of at most `max_tokens` tokens on 2 to `max_ranks` GPUs (kvplan.perf.costmodel
+    decides whether a step takes it)."""
+
+    model_types: frozenset[str]
+    gpus: frozenset[str]
+    max_tokens: int
+    max_ranks: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostTraits:
+    """What the time model needs to know of an engine."""
+
+    # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
+    eager_prefill: bool = False
+    allreduce_norm_fusion: AllReduceNormFusion | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """How a plan is launched: the memory fractions a plan may use (the default first, None:
+    the engine's own default; then the most its guidance allows) and the context flag."""
+
+    fractions: tuple[float | None, float]
+    context_flag: str
+    # With dp_attention on an MLA model (each rank its own requests): whether it runs it.
+    dp_attention: bool = True
+    # The launch line sets the running-request cap to the target concurrency (vLLM's profile
+    # warms the sampler up over that many rows): plan with it.
+    plans_with_max_num_seqs: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchLayout:
+    """The parallel layout a launch command spells out."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    dp_attention: bool
+
+
+class PlanFacts(Protocol):
+    """The plan fields an engine's view notes read (kvplan.capacity.plan.CapacityPlan)."""
+
+    engine_version: str | None
+    platform: str | None
+    block_size: int
+    requested_block_size: int
+    state_padding_percent: float | None
+    reported_kv_cache_tokens: int
+    token_capacity: int
+    kv_cache_groups: tuple[dict[str, object], ...]
+    sglang_pool: dict[str, object]
+
+
+class StageFacts(Protocol):
+    """The stage fields the inverse question reads (kvplan.capacity.stages.StagePlan)."""
+
+    blocks_per_request: int
+    shared_prefix_blocks: int
+    page_bytes: int
+    group_size: int
+    sglang_pool: Any
+
+
+class Budget(Protocol):
+    """An engine's KV budget: the memory it leaves for the KV cache, the inverse (the fraction a
+    KV need takes), the reserve it holds back, and its default fraction."""
+
+    name: str
+    formula: str
+
+    def check_reserve_known(self, inputs: PlanInputs) -> None:
+        """Refuse, in one line, a budget kvplan cannot derive without a given reserve."""
+
+    def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
+        """What the engine holds back besides weights and KV, by part."""
+
+    def kv_bytes(self, total: int, fraction: Any, weights: int, reserve: int) -> Any:
+        """The KV budget; `fraction` may be a numpy array (the sweep)."""
+
+    def fraction_for(self, inputs: PlanInputs, need: int, weights: int, reserve: int) -> float:
+        """The memory fraction at which `need` KV bytes fit."""
+
+    def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
+        """The engine's default fraction and the rule that set it."""
+
+
+class EngineRules(Protocol):
+    """Everything kvplan asks of one engine; callers ask, never test the engine's name."""
+
+    name: str  # the --engine value
+    display_name: str  # as people write it: vLLM, SGLang, TensorRT-LLM
+    fraction_name: str  # the engine's name for its memory fraction
+    kv_dtypes: tuple[str, ...]  # KV dtypes it runs, best quality first
+    launch: Launch
+    cost_traits: CostTraits
+
+    def options(self, inputs: PlanInputs) -> EngineOptions:
+        """The engine's own settings in `inputs` (its defaults where none are given)."""
+
+    def default_block_size(self, inputs: PlanInputs) -> int:
+        """Block (page) size in tokens when none is given."""
+
+    def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
+                                       version: str | None) -> int:
+        """The engine's default tokens per forward step (the profile run's size)."""
+
+    def served_spec(self, spec: ModelSpec) -> ModelSpec:
+        """The model as the engine's implementation caches it (weights unchanged)."""
+
+    def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
+        """(conv, SSM) dtypes of the recurrent state as the engine keeps it (conv None: the
+        model's compute dtype)."""
+
+    def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        """Refuse, in one line, caches the engine's pools are not modelled for."""
+
+    def default_speculative_tokens(self) -> int:
+        """Draft tokens per step when a speculative method is given without a count (or
+        refuse, in one line, to guess them)."""
+
+    def loads_draft_weights(self, inputs: PlanInputs) -> bool:
+        """Whether the target model's weights include the MTP layers with MTP speculation."""
+
+    def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
+        """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
+        KV-cache groups), after refusing what the engine's pools do not model."""
+
+    def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
+                   budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
+        """The stage's pool sized from its KV budget (None: the stage caches nothing)."""
+
+    def kv_bytes_needed(self, stage: StageFacts, requests: int, context: int,
+                        shared_prefix: int) -> int:
+        """KV bytes `requests` requests of `context` tokens need on the stage."""
+
+    def grid_pages(self, spec: ModelSpec, inputs: PlanInputs, stage: StageFacts,
+                   contexts: Any) -> GridPages:
+        """The stage's pool over many contexts at once (the sweep)."""
+
+    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
+        """The block size the engine runs where it differs from the one asked (None: same)."""
+
+    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
+        """The engine's own cap on running requests over the sweep's grid (None: none)."""
+
+    def reported_version(self, inputs: PlanInputs) -> str | None:
+        """The engine version the plan reports (None: the newest, unnamed)."""
+
+    def reported_platform(self, inputs: PlanInputs) -> str | None:
+        """The platform the plan reports, where the engine's rules depend on it."""
+
+    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
+                    kv_dtype: str, concurrency: int) -> list[str]:
+        """The engine's command line for a plan (flags as its CLI spells them)."""
+
+    def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
+                 num_groups: int) -> tuple[str, str]:
+        """The capacity view's page row: (label, how)."""
+
+    def view_rows(self, plan: PlanFacts) -> list[tuple[str, int, str]]:
+        """Rows of the capacity view only this engine has: (label, count, how)."""
+
+    def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
+        """The capacity view's notes on this engine's accounting."""
+
+    def prints_max_concurrency(self) -> bool:
+        """Whether the engine logs the max concurrency kvplan reports."""
+
+    def shows_groups(self, plan: PlanFacts) -> bool:
+        """Whether the view adds the table of KV-cache groups."""
+
+    def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
+        """`kvplan engines`: a row and a record per modelled version, and notes on the rules."""
+
+
+def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
+    """KV dtypes `engine` runs (on `gpu`): fp8 only on GPUs with fp8 tensor cores (Ada, Hopper,
+    Blackwell, MI300): vLLM's and SGLang's fp8 KV kernels are documented for those; kvplan does
+    not plan fp8 KV on Ampere."""
+    dtypes = engine.rules.kv_dtypes
+    if gpu is not None and not gpu.peak_fp8_flops_per_s:
+        dtypes = tuple(d for d in dtypes if d != "fp8")
+    return dtypes
+
+
+def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
+    """Refuse, in one line, a KV dtype the engine cannot run (on this GPU)."""
+    allowed = supported_kv_dtypes(engine, gpu)
+    if kv_dtype in ("fp32", "fp16"):
+        return  # the engines accept the model's own dtype; kvplan sizes it as asked
+    if kv_dtype not in allowed:
+        where = f" on {gpu.name}" if gpu is not None and kv_dtype == "fp8" else ""
+        raise InputError(f"--kv-dtype: {engine.value} cannot run KV cache dtype {kv_dtype}{where} "
+                         f"(supported here: {', '.join(allowed)})")
+
+
+def gpu_inputs(gpu: GPU) -> dict[str, Any]:
+    """The PlanInputs fields a GPU preset decides, in one place for estimate, plan and sweep."""
+    from kvplan.hardware.interconnect import default_interconnect
+
+    return {"total_bytes": gpu.total_bytes, "is_a100": gpu.is_a100,
+            "smi_total_bytes": gpu.smi_total_bytes, "platform": gpu.platform,
+            "nvlink": default_interconnect(gpu.name).name.startswith("nvlink"),
+            "unified_memory": gpu.unified_memory}
+
+
+def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,
+                                   version: str | None = None,
+                                   engine: Engine = DEFAULT_ENGINE) -> int:
+    """The engine's default tokens per forward step (vLLM: by version and device memory;
+    TRT-LLM: max_num_tokens whatever the device)."""
+    return engine.rules.default_max_num_batched_tokens(total_bytes, is_a100=is_a100,
+                                                       version=version)
+
+
+def options_of(inputs: PlanInputs, kind: type[Any], name: str) -> Any:
+    """`inputs.options` as engine `name`'s options (its defaults where none are given)."""
+    if inputs.options is None:
+        return kind()
+    if not isinstance(inputs.options, kind):
+        raise TypeError(f"--engine {name}: options {type(inputs.options).__name__} are "
+                        "another engine's")
+    return inputs.options
+
+
+def total_bytes_of(inputs: PlanInputs) -> int:
+    if inputs.total_bytes is None:
+        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
+    return inputs.total_bytes

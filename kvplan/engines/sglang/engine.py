@@ -1,0 +1,265 @@
+"""SGLang as kvplan asks it (kvplan.engines.base.EngineRules): its token pools per pipeline
+stage (kvplan.engines.sglang.pools), its dtypes and page size, how it is launched, what the time
+model and the views need to know of it. Its budget is kvplan.engines.sglang.budget."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.errors import InputError
+from kvplan._util.units import cdiv
+from kvplan.engines.base import (
+    AllReduceNormFusion,
+    CostTraits,
+    EngineOptions,
+    GridPages,
+    Launch,
+    LaunchLayout,
+    PlanFacts,
+    PlanInputs,
+    StageFacts,
+    StagePool,
+)
+from kvplan.engines.sglang.options import sglang_options
+from kvplan.engines.sglang.pools import (
+    check_sglang_served,
+    default_max_running_requests,
+    sglang_pool,
+    sglang_state_dtypes,
+)
+from kvplan.engines.vllm.alloc import vllm_batch_defaults
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.spec import ModelSpec
+
+# Fused all-reduce + residual + RMSNorm (kvplan.perf.costmodel: a step that takes it pays no
+# kernel for the norm after each fused all-reduce). SGLang 0.5.6 (pip wheels sglang==0.5.6, the
+# release of the bench's gpt-oss-120b B200 rows, and 0.5.6.post1, its DeepSeek-R1 B200 rows',
+# read alike):
+# - server_args.py _handle_model_specific_adjustments: for "DeepseekV3ForCausalLM" ("common to
+#   all Deepseek MoE models") `if is_cuda() and is_sm100_supported():` and for
+#   "GptOssForCausalLM" `if is_blackwell_supported():`, then "# workaround for
+#   https://github.com/flashinfer-ai/flashinfer/issues/2006 / if not self.enable_dp_attention
+#   and self.nnodes == 1: self.enable_flashinfer_allreduce_fusion = True" ("Enable FlashInfer
+#   AllReduce Fusion on sm100 for GptOssForCausalLM"); no other architecture turns it on, and
+#   the flag defaults to False. Kimi-K2's config names DeepseekV3ForCausalLM (model_type
+#   kimi_k2); DeepSeek-V3.2 (DeepseekV32ForCausalLM) is another architecture.
+# - layers/communicator.py: LayerCommunicator.prepare_mlp (`_gather_hidden_states_and_residual`)
+#   runs `layernorm.forward_with_allreduce_fusion(hidden_states, residual)` in place of
+#   `tensor_model_parallel_all_reduce` + `layernorm(hidden_states, residual)` when
+#   "(_is_sm100_supported or _is_sm90_supported) ... and enable_flashinfer_allreduce_fusion and
+#   hidden_states.shape[0] <= 2048"; `should_fuse_mlp_allreduce_with_next_layer` (batch_size <=
+#   FUSE_ALLREDUCE_MAX_BATCH_SIZE = 2048, not the last layer, tp_size > 1, no DP attention) lets
+#   models/gpt_oss.py GptOssDecoderLayer.forward (and deepseek_v2.py's) skip the MLP / MoE
+#   output's all-reduce and mark it `_sglang_needs_allreduce_fusion`, so that the next layer's
+#   `prepare_attn` fuses it into its input_layernorm. Per step: every layer's post-attention
+#   norm and every input norm but the first layer's.
+# - is_sm100_supported is compute capability 10.x (utils/common.py); is_blackwell_supported also
+#   admits 12.x, which the communicator's sm90 / sm100 test then refuses: the SM 10.x presets.
+#   HGX B200 / B300 nodes hold 8 GPUs (nnodes == 1 up to TP 8); GB200 / GB300 are left out
+#   (their node size is not in kvplan's presets).
+# Measured, B200 (SGLang PR 7621, https://github.com/sgl-project/sglang/pull/7621, "[b200]
+# support trt-llm allreduce fuse rms_norm_add kernel", DeepSeek-R1-FP4 TP 8: "13.5us->8.7us"):
+# the fused kernel saves 4.8 us over the all-reduce and the norm, about the one 4-us kernel floor
+# kvplan drops per fused all-reduce.
+SGLANG_ALLREDUCE_NORM_FUSION = AllReduceNormFusion(
+    model_types=frozenset({"gpt_oss", "deepseek_v3", "kimi_k2"}),
+    gpus=frozenset({"B200", "B300"}), max_tokens=2048, max_ranks=8)
+
+# `kvplan engines`: SGLang's default mem_fraction_static by release (server_args.py).
+SGLANG_FRACTION_RULES = (
+    ("sglang 0.4.5", "TP table 0.88 / 0.87 / 0.85 / 0.81 / 0.79"),
+    ("sglang 0.4.6", "TP x PP table; raised above 96 GiB of GPU memory"),
+    ("sglang 0.4.8", "(gpu_mem - reserved) / gpu_mem, reserved by memory tier + TP x PP"),
+    ("sglang 0.5.3", "reserved = 512 + 1.5 chunked prefill + 2 graph bs + 128 TP x PP "
+                     "(>= 10 GiB above 60 GiB)"),
+    ("sglang 0.5.10", "+ prefill CUDA graphs (8 MiB x 58, MLA 1.5 GiB)"),
+)
+
+
+class SglangEngine:
+    name = "sglang"
+    display_name = "SGLang"
+    fraction_name = "mem_fraction_static"
+    kv_dtypes = ("bf16", "fp8")
+    # The default fraction depends on TP and memory (kvplan.engines.sglang.budget).
+    launch = Launch(fractions=(None, 0.9), context_flag="context-length")
+    # Prefill ops launched one by one from Python (model_executor/cuda_graph_runner.py captures
+    # decode batches only); the fused all-reduce + RMSNorm above.
+    cost_traits = CostTraits(eager_prefill=True,
+                             allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
+
+    def options(self, inputs: PlanInputs) -> EngineOptions:
+        return sglang_options(inputs)
+
+    def default_block_size(self, inputs: PlanInputs) -> int:
+        return 1  # page_size 1
+
+    def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
+                                       version: str | None) -> int:
+        """kvplan sizes SGLang's forward step as vLLM's default (`vllm serve`'s)."""
+        return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
+
+    def served_spec(self, spec: ModelSpec) -> ModelSpec:
+        return spec
+
+    def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
+        return sglang_state_dtypes(spec, inputs.ssm_dtype)
+
+    def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        check_sglang_served(spec, inputs)
+
+    def default_speculative_tokens(self) -> int:
+        # SGLang picks steps / topk / draft tokens by architecture and release
+        # (server_args.py auto_choose_speculative_params): not guessed here.
+        raise InputError("--engine sglang --speculative-method: give "
+                         "--speculative-num-steps (and --speculative-eagle-topk / "
+                         "--speculative-num-draft-tokens for a tree), as the server "
+                         "log's ServerArgs shows them")
+
+    def loads_draft_weights(self, inputs: PlanInputs) -> bool:
+        """The target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads
+        them after the target's pool is sized (before 0.5.14: outside the budget) or before it
+        (0.5.14+: kvplan then needs --weights-gib, pools.check_draft_weights_known)."""
+        return False
+
+    def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        if spec.num_recurrent_layers or inputs.speculative_method is not None:
+            self.refuse_unmodelled(spec, inputs)
+
+    def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
+                   budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
+        """SGLang's pools for the stage: the full-attention token pool in pages, with its
+        sliding-window or recurrent-state pool beside it."""
+        pool = sglang_pool(spec, inputs, caches)
+        if pool is None:
+            return None
+        sizes = pool.size(budget)
+        page = pool.page_size
+        tokens = sizes.max_total_num_tokens
+        blocks = cdiv(context, page)
+        return StagePool(
+            per_gpu_bytes_per_token=pool.bytes_per_token, page_bytes=page * pool.cell,
+            group_size=1, num_groups=1, num_blocks=tokens // page, blocks_per_request=blocks,
+            # A shared prefix is cached once in the full pool (radix cache, whole pages).
+            shared_prefix_blocks=min(inputs.shared_prefix, context) // page,
+            token_capacity=tokens, block_size=page, reported_kv_cache_tokens=tokens,
+            state_bytes_per_request=getattr(pool, "per_req", 0),
+            kv_cache_groups=({"kind": pool.kind, "groups": 1, "layers": len(layers),
+                              "padding_layers": 0, "block_size": page,
+                              "page_bytes": page * pool.cell, "pages_per_request": blocks},),
+            max_running_requests=sizes.max_running_requests, sglang_sizes=sizes,
+            sglang_pool=pool, limits=pool.extra_limits(sizes, context),
+        )
+
+    def kv_bytes_needed(self, stage: StageFacts, requests: int, context: int,
+                        shared_prefix: int) -> int:
+        return int(stage.sglang_pool.rest_needed(requests, context, shared_prefix))
+
+    def grid_pages(self, spec: ModelSpec, inputs: PlanInputs, stage: StageFacts,
+                   contexts: Any) -> GridPages:
+        import numpy as np
+
+        pool = stage.sglang_pool
+        if pool.kind != "token":
+            raise InputError(f"sweep: {spec.id} runs SGLang's {pool.kind} pools (a separate "
+                             "pool beside the full-attention one), which sweep does not grid; "
+                             "use kvplan estimate for each point")
+        if pool.draft is not None:
+            raise InputError(f"sweep: {spec.id} with SGLang's draft worker (its headroom and "
+                             "scaled cell, kvplan.engines.sglang.pools.SglangDraft) is not "
+                             "gridded; use kvplan estimate for each point")
+        block = pool.page_size
+        return GridPages(pages_per_request=-(-np.asarray(contexts, dtype=np.int64) // block),
+                         bytes_per_slot=block * pool.cell, num_groups=1, block_size=block)
+
+    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
+        return None
+
+    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
+        """max_running_requests over the grid, as plan_capacity caps max_requests."""
+        import numpy as np
+
+        return default_max_running_requests(token_capacity[:, None],
+                                            np.asarray(contexts, dtype=np.int64)[None, :])
+
+    def reported_version(self, inputs: PlanInputs) -> str | None:
+        return inputs.engine_version
+
+    def reported_platform(self, inputs: PlanInputs) -> str | None:
+        return None
+
+    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
+                    kv_dtype: str, concurrency: int) -> list[str]:
+        args = ["python", "-m", "sglang.launch_server", "--model-path", ref, "--tp",
+                str(layout.tp)]
+        if layout.pp > 1:
+            args += ["--pp-size", str(layout.pp)]
+        if layout.dp_attention:
+            args += ["--dp", str(layout.dp), "--enable-dp-attention"]
+        elif layout.dp > 1:
+            args += ["--dp", str(layout.dp)]
+        if layout.ep > 1:
+            args += ["--ep-size", str(layout.ep)]
+        args += ["--context-length", str(context), "--mem-fraction-static", f"{fraction:g}"]
+        if kv_dtype == "fp8":
+            args += ["--kv-cache-dtype", "fp8_e4m3"]
+        return args + ["--max-running-requests", str(concurrency)]
+
+    def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
+                 num_groups: int) -> tuple[str, str]:
+        return "page (all layers)", (f"{plan.block_size} tokens x the "
+                                     f"{plan.sglang_pool.get('kind', 'token')} pool's cell")
+
+    def view_rows(self, plan: PlanFacts) -> list[tuple[str, int, str]]:
+        return []
+
+    def prints_max_concurrency(self) -> bool:
+        return False  # it prints the pool in tokens
+
+    def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
+        kind = plan.sglang_pool.get("kind")
+        if kind == "hybrid_swa":
+            return ["SGLang keeps the sliding (Llama-4: chunked) layers in their own pool of "
+                    "swa_full_tokens_ratio x the full pool's tokens; a request holds at most "
+                    "its window plus one page there."]
+        if kind == "mamba":
+            return ["SGLang splits the rest between the recurrent-state slots (ratio / (1 + "
+                    "ratio) of it) and the full-attention token pool; a running request takes "
+                    "3 slots with the radix cache on, 1 without."]
+        if spec.sliding_window:
+            return ["SGLang sizes these sliding-window layers as full attention (its separate "
+                    "pool is for gpt-oss and Llama-4 only)."]
+        if spec.is_hybrid:
+            return [f"{self.display_name} sizing here treats sliding-window layers as full "
+                    "attention."]
+        return []
+
+    def shows_groups(self, plan: PlanFacts) -> bool:
+        return False
+
+    def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
+        rows: list[list[str]] = []
+        records: list[dict[str, object]] = []
+        for name, rule in SGLANG_FRACTION_RULES:
+            rows.append([name, "-", "tokens = rest // cell", "-", "-", "-"])
+            records.append({"engine": "sglang", "version": name.split()[1],
+                            "default_fraction": rule,
+                            "source": "python/sglang/srt/server_args.py"})
+        notes = [f"{name}: {rule} (server_args.py)." for name, rule in SGLANG_FRACTION_RULES]
+        notes += [
+            "SGLang: rest = (total - pre-loaded) x mem_fraction_static - weights; pre-loaded "
+            "memory by TP from logs. A multimodal checkpoint's default fraction x 0.90 (0.4.9) "
+            "or adjust_mem_fraction_for_vlm's factor over its vision tower (0.4.10+).",
+            "SGLang's pools (kvplan/engines/sglang_pools.py): the token pool, hybrid_swa "
+            "(gpt-oss, Llama-4), mamba (0.5.2+), the sparse indexer keys; speculative "
+            "decoding's draft worker (0.4.2+) keeps a pool of the target's tokens over its "
+            "layers, and the target's pool takes the draft + verify headroom in 0.4.4-0.5.6 "
+            "(max_running_requests 48 unless set) and the draft's layers in its cell from "
+            "0.5.14.",
+        ]
+        return rows, records, notes
+
+
+ENGINE = SglangEngine()

@@ -1,0 +1,1 @@
+"""TensorRT-LLM: every rule kvplan models of it (engine, budget, pool, options)."""

@@ -1,0 +1,251 @@
+"""vLLM as kvplan asks it (kvplan.engines.base.EngineRules): its KV-cache groups per pipeline
+stage (kvplan.engines.vllm.alloc), its dtypes and block size, how it is launched, what the time
+model and the views need to know of it. Its budget is kvplan.engines.vllm.budget."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import kvplan.engines.vllm.alloc as alloc
+from kvplan.engines.base import (
+    CostTraits,
+    EngineOptions,
+    GridPages,
+    Launch,
+    LaunchLayout,
+    PlanFacts,
+    PlanInputs,
+    StageFacts,
+    StagePool,
+)
+from kvplan.engines.caches import stage_caches
+from kvplan.engines.vllm.options import vllm_options
+from kvplan.model.attention import LatentAttention
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.spec import ModelSpec
+
+
+def resolved_ssm_dtype(spec: ModelSpec, inputs: PlanInputs) -> str:
+    """vLLM's CPU backend keeps the SSM state in float32 unless a Gated-DeltaNet model is given
+    bf16/fp16 explicitly (vllm/platforms/cpu.py, AVX512-BF16 hosts)."""
+    platform = alloc.get_platform(inputs.platform)
+    if platform.fp32_ssm_state and spec.recurrent is not None:
+        explicit_half = inputs.ssm_dtype in ("bfloat16", "float16")
+        if not (explicit_half and spec.recurrent.kind == "gated_delta_net"):
+            return "float32"
+    return inputs.ssm_dtype
+
+
+def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
+                      context: int | None = None, *,
+                      caches: tuple[LayerCaches, ...] | None = None) -> alloc.VllmKVConfig:
+    """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
+    alloc.check_model_served(spec.model_type, inputs.engine_version)
+    if caches is None:
+        caches = stage_caches(spec, inputs, layers)
+    return alloc.vllm_kv_config(
+        caches, context=inputs.context if context is None else context,
+        profile=alloc.vllm_profile(inputs.engine_version),
+        platform=alloc.get_platform(inputs.platform), block_size=inputs.block_size,
+        hybrid_manager=vllm_options(inputs).hybrid_kv_cache_manager,
+        prefix_caching=inputs.prefix_caching,
+        max_num_batched_tokens=inputs.max_num_batched_tokens,
+        num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
+
+
+class VllmEngine:
+    name = "vllm"
+    display_name = "vLLM"
+    fraction_name = "gpu_memory_utilization"
+    # --kv-cache-dtype choices: auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc
+    # (vllm/config/cache.py CacheDType): no int4/nvfp4 KV cache.
+    kv_dtypes = ("bf16", "fp8")
+    # vLLM and TRT-LLM document 0.9 as the default and run up to 0.95 in their examples.
+    launch = Launch(fractions=(0.9, 0.95), context_flag="max-model-len",
+                    plans_with_max_num_seqs=True)
+    # Prefills of up to 512 tokens (by default) replay piecewise CUDA graphs; its fused
+    # all-reduce + RMSNorm compilation pass (fuse_allreduce_rms) is not modelled.
+    cost_traits = CostTraits()
+
+    def options(self, inputs: PlanInputs) -> EngineOptions:
+        return vllm_options(inputs)
+
+    def default_block_size(self, inputs: PlanInputs) -> int:
+        # 16 on CUDA; MLA backends force their own (FlashMLA 64, CUTLASS MLA 128): pass it.
+        return alloc.get_platform(inputs.platform).default_block
+
+    def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
+                                       version: str | None) -> int:
+        """`vllm serve`'s chunked-prefill budget (EngineArgs.get_batch_defaults)."""
+        return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
+
+    def served_spec(self, spec: ModelSpec) -> ModelSpec:
+        """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`)."""
+        return alloc.vllm_cached_spec(spec)
+
+    def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
+        return None, resolved_ssm_dtype(spec, inputs)
+
+    def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        """Everything kvplan sizes is modelled for vLLM (kvplan.engines.vllm.alloc)."""
+
+    def default_speculative_tokens(self) -> int:
+        return 1
+
+    def loads_draft_weights(self, inputs: PlanInputs) -> bool:
+        return True
+
+    def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
+        return vllm_stage_config(spec, inputs)
+
+    def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
+                   budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
+        """vLLM's pool: its KV-cache groups for the stage (kvplan.engines.vllm.alloc)."""
+        config = vllm_stage_config(spec, inputs, layers, context, caches=caches)
+        if not config.groups:
+            return None
+        num_blocks = config.num_blocks(budget)
+        first = config.groups[0]
+        return StagePool(
+            per_gpu_bytes_per_token=sum(c.bytes_per_token for lc in caches for c in lc.caches),
+            page_bytes=first.page_bytes, group_size=len(first.layers) + first.padding_layers,
+            num_groups=len(config.groups), num_blocks=num_blocks,
+            blocks_per_request=config.blocks_per_request,
+            # A shared prefix is cached once, in whole blocks, by the groups whose kind keeps
+            # every token (full attention, MLA); windows, chunks and states are per request.
+            shared_prefix_blocks=sum(min(inputs.shared_prefix, context) // g.block_size
+                                     for g in config.groups if g.cache.shares_prefix),
+            # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size".
+            token_capacity=num_blocks // len(config.groups) * config.block_size,
+            block_size=config.block_size, requested_block_size=config.requested_block_size,
+            state_bytes_per_request=config.state_bytes_per_request,
+            state_padding_percent=config.state_padding_percent,
+            mamba_cache_mode=config.mamba_cache_mode,
+            kv_cache_groups=tuple(alloc.describe_groups(config)),
+            reported_kv_cache_tokens=config.reported_tokens(num_blocks, context),
+        )
+
+    def kv_bytes_needed(self, stage: StageFacts, requests: int, context: int,
+                        shared_prefix: int) -> int:
+        own = stage.blocks_per_request - stage.shared_prefix_blocks
+        return (stage.shared_prefix_blocks + requests * own) * stage.page_bytes * \
+            stage.group_size
+
+    def grid_pages(self, spec: ModelSpec, inputs: PlanInputs, stage: StageFacts,
+                   contexts: Any) -> GridPages:
+        """The engine's own per-group rules (kvplan.kv.kinds), over every context."""
+        config = vllm_stage_config(spec, inputs)
+        return GridPages(pages_per_request=config.pages_per_request(contexts),
+                         bytes_per_slot=config.bytes_per_block, num_groups=len(config.groups),
+                         block_size=config.block_size)
+
+    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
+        """vLLM raises the block for recurrent state: the effective one, as `estimate`."""
+        if not spec.num_recurrent_layers:
+            return None
+        return vllm_stage_config(spec, inputs).block_size
+
+    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
+        return None
+
+    def reported_version(self, inputs: PlanInputs) -> str | None:
+        return alloc.vllm_profile(inputs.engine_version).version
+
+    def reported_platform(self, inputs: PlanInputs) -> str | None:
+        return inputs.platform
+
+    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
+                    kv_dtype: str, concurrency: int) -> list[str]:
+        args = ["vllm", "serve", ref, "--tensor-parallel-size", str(layout.tp)]
+        if layout.pp > 1:
+            args += ["--pipeline-parallel-size", str(layout.pp)]
+        if layout.dp > 1 or layout.dp_attention:
+            args += ["--data-parallel-size", str(layout.dp)]
+        if layout.ep > 1:
+            args += ["--enable-expert-parallel"]
+        args += ["--max-model-len", str(context), "--gpu-memory-utilization", f"{fraction:g}"]
+        if kv_dtype == "fp8":
+            args += ["--kv-cache-dtype", "fp8"]
+        # The flags here exist in every V1 release kvplan models.
+        return args + ["--max-num-seqs", str(concurrency)]
+
+    def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
+                 num_groups: int) -> tuple[str, str]:
+        return "page (block per layer)", (
+            f"{plan.block_size} tokens; {group_size} layers share a block slot"
+            + (f", {num_groups} groups" if num_groups > 1 else ""))
+
+    def view_rows(self, plan: PlanFacts) -> list[tuple[str, int, str]]:
+        rule = ("int(max_concurrency x context)" if plan.reported_kv_cache_tokens !=
+                plan.token_capacity else "num_blocks // groups x block size")
+        return [("reported KV cache tokens", plan.reported_kv_cache_tokens,
+                 f"what vLLM {plan.engine_version} logs as 'KV cache size: N tokens' ({rule})")]
+
+    def prints_max_concurrency(self) -> bool:
+        """"Maximum concurrency for N tokens per request: X.XXx"."""
+        return True
+
+    def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
+        notes = []
+        if isinstance(spec.attention, LatentAttention):
+            notes.append("MLA block: 16 (FLASH_ATTN_MLA on Hopper); FlashMLA uses 64, CUTLASS "
+                         "MLA 128: pass --block-size to match.")
+        notes.append(f"vLLM {plan.engine_version} rules, platform {plan.platform} "
+                     "(see `kvplan engines`).")
+        if plan.block_size != plan.requested_block_size and plan.state_padding_percent:
+            notes.append(
+                f"Attention block raised from {plan.requested_block_size} to {plan.block_size} "
+                f"tokens so a page holds one recurrent state; state page padded by "
+                f"{plan.state_padding_percent:.2f}% (vLLM: 'Setting attention block size', "
+                "'Padding mamba page size').")
+        if spec.is_hybrid or spec.sliding_window:
+            notes.append(
+                "Sliding and chunked groups keep the window (chunk) plus the tokens in flight "
+                "(max_num_batched_tokens, x2 with async scheduling from vLLM 0.32 on CUDA); "
+                "recurrent groups keep 1 state page per request, 2 (Mamba2: 3) in mode align.")
+        return notes
+
+    def shows_groups(self, plan: PlanFacts) -> bool:
+        return len(plan.kv_cache_groups) > 1
+
+    def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
+        """`kvplan engines`: a row and a record per vLLM profile, and the notes on its rules."""
+        rows, records = [], []
+        for p in alloc.VLLM_PROFILES:
+            ratio = "smaller count" if p.group_size_ratio is None else (
+                f"larger if < {p.group_size_ratio:g}x smaller")
+            rows.append([f"vllm {p.version}", ratio,
+                         "blocks//groups x bs" if p.reported_tokens == "blocks" else
+                         "int(conc. x len)",
+                         f"{p.in_flight_batches_async} batch" + (
+                             "es" if p.in_flight_batches_async > 1 else ""),
+                         "on" if p.chunked_local_hybrid else "off",
+                         ("align" if p.hybrid_prefix_caching else
+                          "none; align with prefix caching") if p.mamba_align_mode else "none"])
+            records.append({"engine": "vllm", **dict(p.__dict__.items())})
+        notes = [f"vllm {p.version}: {p.notes}." for p in alloc.VLLM_PROFILES] + [
+            "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, "
+            "v1/core/kv_cache_utils.py, platforms/interface.py, config/vllm.py, "
+            "engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on start-up logs of "
+            "older versions; --engine-version X.Y picks the newest profile at or below X.Y.",
+            "Platforms: " + "; ".join(
+                f"{p.name}: block {p.default_block}, MLA {p.mla_block}, kernel alignment "
+                f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
+                for p in alloc.PLATFORMS.values()) + ".",
+            "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and "
+            "the sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit on FlashInfer's "
+            "or the Triton top-k/top-p, + 34.64 B on PyTorch's sort (0.10-0.16 without "
+            "FlashInfer; --flashinfer-sampler); model runner V2, the default for listed "
+            "architectures from 0.22, dense text models from 0.25 and all from 0.29, the 16-bit "
+            "logits alone plus its penalty state), non-torch memory by TP, CUDA graphs by the "
+            "number vLLM captures (V1 from 0.20, V2 from 0.29; not with --enforce-eager); batch "
+            "defaults by GPU memory (>= 160 GiB tier from 0.28). Unified-memory GPUs (GB10) "
+            "need --reserve-gib: vLLM reads free memory there as the host's available RAM "
+            "(utils/mem_utils.py).",
+        ]
+        return rows, records, notes
+
+
+ENGINE = VllmEngine()

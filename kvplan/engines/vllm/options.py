@@ -1,0 +1,33 @@
+"""vLLM's own settings: the flags only vLLM's rules read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kvplan.engines.base import EngineOptions, options_of
+
+if TYPE_CHECKING:
+    from kvplan.engines.base import PlanInputs
+
+
+@dataclass(frozen=True, kw_only=True)
+class VllmOptions(EngineOptions):
+    hybrid_kv_cache_manager: bool | None = None  # None: what that version does
+    # vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, flashinfer
+    # installed); None: that release's default with the plain wheel (kvplan.engines.vllm.budget).
+    flashinfer_sampler: bool | None = None
+    # --limit-mm-per-prompt as (modality, count) pairs (unset modalities: 999; 0: that modality
+    # is not profiled) and --skip-mm-profiling (no encoder profile at all).
+    limit_mm_per_prompt: tuple[tuple[str, int], ...] = ()
+    skip_mm_profiling: bool = False
+    mm_encoder_tp_mode: str = "weights"  # --mm-encoder-tp-mode: weights | data
+    disable_custom_all_reduce: bool = False  # --disable-custom-all-reduce
+
+
+OPTIONS = VllmOptions
+
+
+def vllm_options(inputs: PlanInputs) -> VllmOptions:
+    opts: VllmOptions = options_of(inputs, VllmOptions, "vllm")
+    return opts
