@@ -27,7 +27,6 @@ from kvplan.analysis.sweep import (
     parse_int_list,
     parse_scheme_list,
     scheme_spec,
-    sparkline,
 )
 from kvplan.capacity.plan import (
     DEFAULT_BLOCK_SIZES,
@@ -41,6 +40,7 @@ from kvplan.cli.common import atomic_write
 from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import estimate
+from kvplan.present.sweep_view import sparkline
 from kvplan.sources.resolve import load_spec
 
 runner = CliRunner()

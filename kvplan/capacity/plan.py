@@ -41,8 +41,8 @@ from kvplan.engines.vllm.alloc import (
     vllm_kv_config,
     vllm_profile,
 )
-from kvplan.kv.cache import KVLayout, check_tp, kv_layout, layer_caches
-from kvplan.kv.kinds import LayerCaches, RequestShape, SlidingWindowCache
+from kvplan.kv.cache import check_tp, layer_caches
+from kvplan.kv.kinds import FullAttentionCache, LayerCaches, RequestShape
 from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -142,63 +142,6 @@ def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
         ranges.append(range(start, start + size))
         start += size
     return ranges
-
-
-@dataclass(frozen=True, kw_only=True)
-class GroupNeed:
-    """One vLLM KV-cache group: `layers` real layers of one attention type."""
-
-    kind: str  # "full" or "sliding"
-    layers: int
-    window: int | None
-
-    def blocks_per_request(self, context: int, block_size: int, max_num_batched_tokens: int,
-                           ) -> int:
-        if self.window is None:
-            return cdiv(context, block_size)
-        # vLLM SlidingWindowSpec.max_memory_usage_bytes: a chunked prefill step can hold
-        # window - 1 earlier tokens plus a whole batch of new ones, plus one block for alignment.
-        return SlidingWindowCache(token_bytes=1, window=self.window).pages_per_request(
-            context, block_size, RequestShape(in_flight_tokens=max_num_batched_tokens))
-
-
-@dataclass(frozen=True, kw_only=True)
-class BlockPool:
-    """The paged pool of one rank: `num_blocks` slots, each a page for `group_size` layers."""
-
-    page_bytes: int
-    group_size: int
-    groups: tuple[GroupNeed, ...]
-
-    @property
-    def num_groups(self) -> int:
-        return len(self.groups)
-
-    def num_blocks(self, kv_budget_bytes: int) -> int:
-        return max(0, kv_budget_bytes) // self.page_bytes // self.group_size
-
-
-def block_pool(layout: KVLayout, engine: Engine) -> BlockPool:
-    page = layout.bytes_per_block_per_layer
-    n = layout.num_kv_layers
-    windows = {layer.sliding_window for layer in layout.layers}
-    if engine is not Engine.vllm or len(windows) == 1:
-        # One group of all layers. TRT-LLM sizes every layer as full attention here, and so
-        # does SGLang outside its hybrid-SWA architectures (kvplan.engines.sglang.pools).
-        window = next(iter(windows)) if engine is Engine.vllm else None
-        return BlockPool(page_bytes=page, group_size=n,
-                         groups=(GroupNeed(kind="full" if window is None else "sliding",
-                                           layers=n, window=window),))
-    full = sum(1 for layer in layout.layers if layer.sliding_window is None)
-    sliding = n - full
-    window = max(w for w in windows if w is not None)
-    smaller, larger = min(full, sliding), max(full, sliding)
-    # vLLM _get_kv_cache_groups_uniform_page_size: groups of the smaller type's layer count, or
-    # of the larger's when it is under 1.5x the smaller (then the smaller type is padded).
-    group_size = larger if larger < 1.5 * smaller else smaller
-    groups = [GroupNeed(kind="full", layers=full, window=None)] * cdiv(full, group_size)
-    groups += [GroupNeed(kind="sliding", layers=sliding, window=window)] * cdiv(sliding, group_size)
-    return BlockPool(page_bytes=page, group_size=group_size, groups=tuple(groups))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -677,36 +620,59 @@ def _sglang_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: in
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class TokenPool:
+    """TRT-LLM's pool on one rank: every layer that owns a cache sized as full attention
+    (`cache`, kvplan.kv.kinds), all `num_layers` in one group, a block one page per layer."""
+
+    cache: FullAttentionCache
+    num_layers: int
+    block_size: int
+
+    @property
+    def page_bytes(self) -> int:
+        return self.cache.page_bytes(self.block_size)
+
+    def pages_per_request(self, context: Any) -> Any:
+        """Pages (blocks) one request holds at `context` (ints or numpy arrays)."""
+        return self.cache.pages_per_request(context, self.block_size, RequestShape())
+
+
+def token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range | None = None,
+               ) -> TokenPool | None:
+    """TRT-LLM's pool for a stage (default: the whole model); None when it holds no cache."""
+    refuse_unmodelled(spec, inputs)
+    caches = [c for lc in stage_caches(spec, inputs, layers) for c in lc.caches]
+    if not caches:
+        return None
+    return TokenPool(cache=FullAttentionCache(token_bytes=caches[0].bytes_per_token),
+                     num_layers=len(caches), block_size=inputs.resolved_block_size)
+
+
 def _token_pool(spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
                 budget: int) -> dict[str, Any] | None:
     """TRT-LLM's pool: every layer sized as full attention, one group."""
-    refuse_unmodelled(spec, inputs)
-    block_size = inputs.resolved_block_size
-    layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size, tp=inputs.kv_tp,
-                       layer_range=layers)
-    if not layout.layers:
+    pool = token_pool(spec, inputs, layers)
+    if pool is None:
         return None
-    pool = block_pool(layout, inputs.engine)
+    block_size = pool.block_size
+    bytes_per_token = pool.num_layers * pool.cache.bytes_per_token
     # max_tokens from the budget (capped by the user's max_tokens), then whole blocks, rounded
     # by version / backend (kvplan.engines.budgets.TrtllmBudget.num_blocks).
-    num_blocks = engine_budget(Engine.trtllm).num_blocks(inputs, budget, layout.bytes_per_token,
+    num_blocks = engine_budget(Engine.trtllm).num_blocks(inputs, budget, bytes_per_token,
                                                          block_size)
-    per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
-                 for g in pool.groups]
-    # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only),
-    # and only by full-attention groups: sliding layers keep their own window per request.
-    shared = min(inputs.shared_prefix, context) // block_size * sum(
-        1 for g in pool.groups if g.window is None)
-    tokens = num_blocks // pool.num_groups * block_size
+    need = pool.pages_per_request(context)
+    # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks only).
+    shared = min(inputs.shared_prefix, context) // block_size
+    tokens = num_blocks * block_size
     return {
-        "per_gpu_bytes_per_token": layout.bytes_per_token, "page_bytes": pool.page_bytes,
-        "group_size": pool.group_size, "num_groups": pool.num_groups, "num_blocks": num_blocks,
-        "blocks_per_request": sum(per_group), "shared_prefix_blocks": shared,
+        "per_gpu_bytes_per_token": bytes_per_token, "page_bytes": pool.page_bytes,
+        "group_size": pool.num_layers, "num_groups": 1, "num_blocks": num_blocks,
+        "blocks_per_request": need, "shared_prefix_blocks": shared,
         "token_capacity": tokens, "block_size": block_size, "reported_kv_cache_tokens": tokens,
-        "kv_cache_groups": tuple(
-            {"kind": g.kind, "groups": 1, "layers": g.layers, "padding_layers": 0,
-             "block_size": block_size, "page_bytes": pool.page_bytes, "pages_per_request": b}
-            for g, b in zip(pool.groups, per_group, strict=True)),
+        "kv_cache_groups": ({"kind": "full", "groups": 1, "layers": pool.num_layers,
+                             "padding_layers": 0, "block_size": block_size,
+                             "page_bytes": pool.page_bytes, "pages_per_request": need},),
     }
 
 
