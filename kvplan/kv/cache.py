@@ -13,6 +13,7 @@ from typing import Any
 from kvplan._util.dtypes import DTYPES, DType
 from kvplan._util.errors import InputError
 from kvplan.kv.kinds import (
+    FP8_DS_MLA_ROW_BYTES,
     ChunkedLocalCache,
     FullAttentionCache,
     IndexerCache,
@@ -180,9 +181,6 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
 
 STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
-# DeepSeek-V3.2's fp8_ds_mla row (FlashMLA-sparse): 512 fp8 latent values + 4 fp32 scales (one per
-# 128) + 64 bf16 RoPE values = 512 + 16 + 128 = 656 bytes per token per layer.
-FP8_DS_MLA_ROW_BYTES = 656
 
 
 def activation_dtype(spec: ModelSpec) -> str:

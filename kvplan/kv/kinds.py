@@ -151,6 +151,16 @@ class FullAttentionCache(CacheKind):
         return f"{self.label} attention"
 
 
+# The indexer quantises its keys to fp8 in blocks of this many values, one fp32 scale each; so
+# does DeepSeek-V3.2's fp8_ds_mla row (FlashMLA-sparse): 512 fp8 latent values, 512 / 128 = 4
+# fp32 scales and 64 bf16 RoPE values = 512 + 16 + 128 = 656 bytes per token per layer.
+INDEXER_QUANT_BLOCK = 128
+FP8_DS_MLA_LATENT = 512
+FP8_DS_MLA_ROPE = 64
+FP8_DS_MLA_ROW_BYTES = (FP8_DS_MLA_LATENT + FP8_DS_MLA_LATENT // INDEXER_QUANT_BLOCK * 4
+                        + FP8_DS_MLA_ROPE * 2)
+
+
 @dataclass(frozen=True, kw_only=True)
 class MLACache(FullAttentionCache):
     """MLA's compressed latent plus the shared RoPE key (DeepSeek-V2 sec. 2.1), one row per token,
@@ -162,10 +172,6 @@ class MLACache(FullAttentionCache):
 
     def describe(self) -> str:
         return f"MLA latent ({self.token_bytes} B/token)"
-
-
-# The indexer quantises its keys to fp8 in blocks of this many values, one fp32 scale each.
-INDEXER_QUANT_BLOCK = 128
 
 
 @dataclass(frozen=True, kw_only=True)

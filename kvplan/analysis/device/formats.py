@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import DeviceError, InputError
 from kvplan.kv.kinds import (
+    FP8_DS_MLA_LATENT,
+    FP8_DS_MLA_ROPE,
     INDEXER_QUANT_BLOCK,
     CacheKind,
     FullAttentionCache,
@@ -38,9 +40,6 @@ from kvplan.model.spec import ModelSpec
 if TYPE_CHECKING:
     import torch
 
-FP8_DS_MLA_LATENT = 512  # fp8 values
-FP8_DS_MLA_SCALES = 4  # fp32, one per 128 latent values
-FP8_DS_MLA_ROPE = 64  # bf16
 # Dequantisation scales for the per-tensor-scaled integer formats (values are random anyway).
 INT8_SCALE = 1 / 32
 INT4_SCALE = 1 / 4
