@@ -148,3 +148,20 @@ def test_every_bundled_model_compare_equals_estimate(model: str) -> None:
     assert isinstance(rows, list)
     (native,) = [row for row in rows if row["native"]]
     assert native["bytes_per_request"] == est["bytes_per_sequence"]
+
+
+def test_a_rewrite_keeps_the_layer_kinds_in_compare_and_sweep() -> None:
+    # Gemma-2-9B rewritten as MLA (compare's default latent: kv_lora_rank 4 x head_dim 256 =
+    # 1,024, qk_rope_head_dim 256 / 2 = 128): a row of 1,152 values x 2 B = 2,304 B per token per
+    # layer. The 21 local layers keep their window of 4,096 (only the attention's cache row is
+    # rewritten): at 8,192 tokens 21 global x 8,192 x 2,304 = 396,361,728 plus 21 local x
+    # (cdiv(4095, 16) + 1 = 257) x 16 x 2,304 = 198,955,008: 595,316,736 -- in compare's row and
+    # in sweep's "mla" scheme, which evaluates the same kinds.
+    expected = 21 * 8192 * 2304 + 21 * 257 * 16 * 2304
+    rows = _json("compare", "gemma-2-9b", "--context", "8192")
+    assert isinstance(rows, list)
+    (mla,) = [row for row in rows if row["scheme"] == "MLA (absorbed)"]
+    assert mla["bytes_per_request"] == expected == 595_316_736
+    points = _json("sweep", "gemma-2-9b", "--context", "8192", "--scheme", "mla")
+    assert isinstance(points, list)
+    assert [p["bytes_per_sequence"] for p in points] == [expected]
