@@ -67,8 +67,9 @@ class SchemeRow:
     roofline_ms_per_step: float | None
     roofline_ms_per_token: float | None
     compute_bound_batch: int | None
-    # Predictions of kvplan.perf.costmodel (None without a GPU): time per output token of one request,
-    # prefill of one --context prompt, output tokens/s per GPU, USD per million output tokens.
+    # Predictions of kvplan.perf.costmodel (None without a GPU): time per output token of one
+    # request, prefill of one --context prompt, output tokens/s per GPU, USD per million output
+    # tokens.
     tpot_ms: float | None = None
     decode_step_ms: float | None = None
     ttft_ms: float | None = None

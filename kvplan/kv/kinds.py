@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kvplan._util.units import cdiv
 
@@ -54,7 +54,7 @@ class CacheKind:
     label: str = "cache"
     # The layer's attention cache (K and V, or MLA's latent), the part `kvplan compare` rewrites;
     # not the indexer's keys nor a recurrent state.
-    is_attention: bool = False
+    is_attention: ClassVar[bool] = False
 
     @property
     def bytes_per_token(self) -> int:
@@ -116,7 +116,7 @@ class FullAttentionCache(CacheKind):
 
     token_bytes: int
     label: str = "full"
-    is_attention: bool = True
+    is_attention: ClassVar[bool] = True
 
     @property
     def bytes_per_token(self) -> int:
@@ -182,7 +182,7 @@ class IndexerCache(FullAttentionCache):
     the same group as the layer's MLA cache."""
 
     label: str = "indexer"
-    is_attention: bool = False
+    is_attention: ClassVar[bool] = False
 
     @classmethod
     def for_head_dim(cls, index_head_dim: int) -> IndexerCache:
