@@ -12,7 +12,7 @@ import json
 
 from typer.testing import CliRunner
 
-from kvplan import kv_layout, load_spec
+from kvplan import DEFAULT_BLOCK_SIZE, load_spec, rank_caches
 from kvplan._util.units import GiB
 from kvplan.analysis.compare import compare_schemes
 from kvplan.cli.app import app
@@ -53,7 +53,7 @@ def main() -> None:
     lat32k = {r.scheme: r for r in compare_schemes(v2, context=32768, tp=8, gpu=h100).rows}
 
     l70 = load_spec("llama-3-70b")
-    l70_4k = kv_layout(l70).bytes_per_sequence(4096)
+    l70_4k = rank_caches(l70).sequence_bytes(4096, DEFAULT_BLOCK_SIZE)
     article_70b = 2 * 40 * 128 * 80 * 4096 * 2
     base = ["llama-3-70b", "--gpu", "A100-80GB", "--context", "4096"]
     l70_tp1 = estimate(*base)

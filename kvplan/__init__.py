@@ -11,6 +11,8 @@ heavier parts lazily, on first use:
 - ``load_model(model)``: a bundled id, a spec YAML, a config.json or a folder holding one ->
   ``ModelSpec`` (``kvplan.sources.resolve.load_model`` also returns the import warnings);
 - ``estimate(spec, context=..., batch=..., kv_dtype=..., block_size=..., tp=...)`` -> ``Estimate``;
+- ``rank_caches(spec, kv_dtype=..., tp=...)`` -> ``RankCaches``: every layer's caches on one rank,
+  one type per cache kind (``kvplan.kv.kinds``), with bytes per token and per request;
 - ``plan_capacity(spec, PlanInputs(...))`` -> ``CapacityPlan`` (how many requests fit);
 - ``compare(spec, context=..., ...)`` -> MHA/GQA/MQA/MLA side by side (``compare_schemes``);
 - ``sweep(spec, SweepGrid(...))`` -> a pandas DataFrame, one row per grid point (``evaluate``).
@@ -28,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.dtypes import DTYPES, DType
 from kvplan._util.errors import InputError, KvplanError, SpecError
 from kvplan._util.version import SCHEMA_VERSION, __version__
-from kvplan.kv.cache import DEFAULT_BLOCK_SIZE, Estimate, KVLayout, estimate, kv_layout
+from kvplan.kv.cache import DEFAULT_BLOCK_SIZE, Estimate, estimate, rank_caches
+from kvplan.kv.kinds import RankCaches
 from kvplan.model.attention import AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_spec
@@ -44,9 +47,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE", "DTYPES", "SCHEMA_VERSION", "AttentionKind", "CapacityPlan", "DType",
-    "Estimate", "HeadAttention", "InputError", "KVLayout", "KvplanError", "LatentAttention",
-    "ModelSpec", "PlanInputs", "SpecError", "SweepGrid", "__version__", "compare", "estimate",
-    "kv_layout", "load_model", "load_spec", "parse_spec", "plan_capacity", "sweep",
+    "Estimate", "HeadAttention", "InputError", "KvplanError", "LatentAttention", "ModelSpec",
+    "PlanInputs", "RankCaches", "SpecError", "SweepGrid", "__version__", "compare", "estimate",
+    "load_model", "load_spec", "parse_spec", "plan_capacity", "rank_caches", "sweep",
 ]
 
 

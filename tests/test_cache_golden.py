@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvplan import estimate, kv_layout, load_spec
+from kvplan import estimate, load_spec, rank_caches
 from kvplan._util.units import GiB
 
 
@@ -46,7 +46,7 @@ from kvplan._util.units import GiB
     ],
 )
 def test_bytes_per_token_bf16(model: str, bytes_per_token: int) -> None:
-    assert kv_layout(load_spec(model), kv_dtype="bf16").bytes_per_token == bytes_per_token
+    assert rank_caches(load_spec(model), kv_dtype="bf16").bytes_per_token == bytes_per_token
 
 
 def test_deepseek_v2_blocks_and_sequence() -> None:
@@ -75,15 +75,15 @@ def test_deepseek_v2_blocks_and_sequence() -> None:
     ],
 )
 def test_kv_dtypes_llama_3_8b(kv_dtype: str, bytes_per_token_per_layer: int) -> None:
-    layout = kv_layout(load_spec("llama-3-8b"), kv_dtype=kv_dtype)
-    assert layout.bytes_per_token_per_layer == bytes_per_token_per_layer
-    assert layout.bytes_per_token == 32 * bytes_per_token_per_layer
+    est = estimate(load_spec("llama-3-8b"), context=1, kv_dtype=kv_dtype)
+    assert est.bytes_per_token_per_layer == bytes_per_token_per_layer
+    assert est.bytes_per_token == 32 * bytes_per_token_per_layer
 
 
 def test_kv_dtype_is_independent_of_weight_dtype() -> None:
     spec = load_spec("deepseek-v3")  # fp8 weights
-    assert kv_layout(spec, kv_dtype="bf16").bytes_per_token_per_layer == 1152
-    assert kv_layout(spec, kv_dtype="fp8").bytes_per_token_per_layer == 576
+    assert estimate(spec, context=1, kv_dtype="bf16").bytes_per_token_per_layer == 1152
+    assert estimate(spec, context=1, kv_dtype="fp8").bytes_per_token_per_layer == 576
 
 
 def test_gemma2_sliding_layers_hold_window_plus_one_block() -> None:
@@ -120,13 +120,13 @@ def test_mistral_every_layer_slides() -> None:
 
 def test_tensor_parallel_kv_heads() -> None:
     llama = load_spec("llama-3-70b")  # 8 KV heads
-    assert kv_layout(llama, tp=2).bytes_per_token == 327_680 // 2
-    assert kv_layout(llama, tp=8).bytes_per_token == 327_680 // 8
+    assert rank_caches(llama, tp=2).bytes_per_token == 327_680 // 2
+    assert rank_caches(llama, tp=8).bytes_per_token == 327_680 // 8
     # 16 ranks > 8 KV heads: each rank keeps one replicated head, max(1, 8 // 16) = 1.
-    assert kv_layout(llama, tp=16).bytes_per_token == 327_680 // 8
+    assert rank_caches(llama, tp=16).bytes_per_token == 327_680 // 8
     # MLA's latent is not sharded: every rank holds all of it.
     ds = load_spec("deepseek-v3")
-    assert kv_layout(ds, tp=8).bytes_per_token == kv_layout(ds, tp=1).bytes_per_token
+    assert rank_caches(ds, tp=8).bytes_per_token == rank_caches(ds, tp=1).bytes_per_token
 
 
 # --- MLA weights, a decompressed cache: MiniCPM3 in vLLM ------------------------------------------

@@ -21,13 +21,12 @@ from kvplan._util.units import GiB, cdiv
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
 from kvplan.engines.vllm.engine import vllm_stage_config
-from kvplan.kv.cache import layer_caches, recurrent_state
+from kvplan.kv.cache import layer_caches, rank_caches, recurrent_state
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
     FullAttentionCache,
     RequestShape,
     SlidingWindowCache,
-    sequence_bytes,
 )
 from kvplan.sources.resolve import load_spec
 
@@ -281,10 +280,10 @@ def test_rules_agree_on_ints_and_arrays(window, chunk, block, in_flight, context
 
 @given(model=st.sampled_from(HYBRIDS), context=st.integers(1, 1 << 20))
 def test_sequence_bytes_on_arrays_equals_ints(model, context) -> None:
-    caches = layer_caches(load_spec(model))
+    caches = rank_caches(load_spec(model))
     arr = np.asarray([context, context + 1], dtype=np.int64)
-    assert list(sequence_bytes(caches, arr, 16)) == [
-        sequence_bytes(caches, context, 16), sequence_bytes(caches, context + 1, 16)]
+    assert list(caches.sequence_bytes(arr, 16)) == [
+        caches.sequence_bytes(context, 16), caches.sequence_bytes(context + 1, 16)]
 
 
 # --- FLOPs and bytes of every kind -----------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan import estimate, kv_layout, parse_spec
+from kvplan import estimate, parse_spec, rank_caches
 from kvplan._util.dtypes import DTYPES
 
 
@@ -43,7 +43,7 @@ def test_mqa_le_gqa_le_mha(arch, kv_dtype) -> None:
     mha = _spec("mha", heads=heads, kv_heads=heads, **dims)
     mqa = _spec("mqa", heads=heads, kv_heads=1, **dims)
     gqa = _spec("gqa", heads=heads, kv_heads=kv, **dims)
-    size = [kv_layout(s, kv_dtype=kv_dtype).bytes_per_token for s in (mqa, gqa, mha)]
+    size = [rank_caches(s, kv_dtype=kv_dtype).bytes_per_token for s in (mqa, gqa, mha)]
     assert size[0] <= size[1] <= size[2]
 
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from kvplan import estimate, kv_layout, load_spec, parse_spec
+from kvplan import estimate, load_spec, parse_spec, rank_caches
 from kvplan._util.units import GiB
 from kvplan.analysis.compare import compare_schemes
 from kvplan.capacity.plan import plan_capacity
@@ -28,7 +28,7 @@ def test_cla2_gqa_by_hand() -> None:
     # Llama-3-8B with CLA x2: 16 of 32 layers own a cache of 2 x 8 x 128 x 2 B = 4,096 B/token.
     spec = with_share_every(load_spec("llama-3-8b"), 2)
     assert spec.kv_sources[:4] == (None, 0, None, 2)
-    assert kv_layout(spec).bytes_per_token == 16 * 4096  # 65,536
+    assert rank_caches(spec).bytes_per_token == 16 * 4096  # 65,536
     est = estimate(spec, context=4096)
     assert est.num_kv_shared_layers == 16
     assert est.bytes_per_sequence == 16 * 256 * 16 * 4096
@@ -37,7 +37,7 @@ def test_cla2_gqa_by_hand() -> None:
 def test_mla_plus_cla2_by_hand() -> None:
     # DeepSeek-V2 MLA + CLA x2: 30 of 60 layers cache (512 + 64) x 2 B = 1,152 B/token.
     spec = with_share_every(load_spec("deepseek-v2"), 2)
-    assert kv_layout(spec).bytes_per_token == 30 * 1152  # 34,560
+    assert rank_caches(spec).bytes_per_token == 30 * 1152  # 34,560
 
 
 @given(layers=st.integers(1, 128), k=st.integers(1, 16), kind=st.sampled_from(["gqa", "mqa"]))
@@ -48,11 +48,11 @@ def test_sharing_factor_divides_cache(layers, k, kind) -> None:
         data["attention"] |= {"kind": "mqa", "num_key_value_heads": 1}
     base = parse_spec(data, path="<t>", spec_id="t")
     shared = with_share_every(base, k)
-    per_layer = kv_layout(base).bytes_per_token_per_layer
+    per_layer = estimate(base, context=1).bytes_per_token_per_layer
     owners = -(-layers // k)  # ceil: the last run may be shorter than k
-    assert kv_layout(shared).bytes_per_token == owners * per_layer
+    assert rank_caches(shared).bytes_per_token == owners * per_layer
     if layers % k == 0:
-        assert kv_layout(shared).bytes_per_token * k == kv_layout(base).bytes_per_token
+        assert rank_caches(shared).bytes_per_token * k == rank_caches(base).bytes_per_token
 
 
 def test_capacity_honours_sharing() -> None:

@@ -27,7 +27,6 @@ from kvplan.analysis.sweep import (
     parse_int_list,
     parse_scheme_list,
     scheme_spec,
-    sparkline,
 )
 from kvplan.capacity.plan import plan_capacity
 from kvplan.cli.common import atomic_write
@@ -35,6 +34,7 @@ from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.engines.base import Engine, PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import estimate
+from kvplan.present.sweep_view import sparkline
 from kvplan.sources.resolve import load_spec
 
 runner = CliRunner()

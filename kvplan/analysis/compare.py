@@ -22,7 +22,7 @@ from kvplan._util.errors import InputError
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import GPU
-from kvplan.kv.cache import kv_layout, layer_caches
+from kvplan.kv.cache import rank_caches
 from kvplan.model.attention import AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec, with_share_every
 from kvplan.perf.costmodel import CostInputs, Efficiency, Layout, predict
@@ -63,8 +63,9 @@ class SchemeRow:
     roofline_ms_per_step: float | None
     roofline_ms_per_token: float | None
     compute_bound_batch: int | None
-    # Predictions of kvplan.perf.costmodel (None without a GPU): time per output token of one request,
-    # prefill of one --context prompt, output tokens/s per GPU, USD per million output tokens.
+    # Predictions of kvplan.perf.costmodel (None without a GPU): time per output token of one
+    # request, prefill of one --context prompt, output tokens/s per GPU, USD per million output
+    # tokens.
     tpot_ms: float | None = None
     decode_step_ms: float | None = None
     ttft_ms: float | None = None
@@ -161,6 +162,8 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         # Every scheme keeps the model's query heads; vLLM and SGLang need TP to divide them.
         raise InputError(f"--tp: {tp} does not divide num_attention_heads ({heads}) of "
                          f"{spec.id}; vLLM and SGLang refuse this layout")
+    if block_size < 1:
+        raise InputError(f"--block-size: must be >= 1, got {block_size}")
     par = layout or Layout(tp=tp)
     cost_kw: dict[str, object] = {"layout": par, "draft_tokens": draft_tokens,
                                   "gpu_hour_usd": gpu_hour_usd, "fp8_attention": fp8_attention}
@@ -171,10 +174,6 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     spec = with_share_every(spec, share_layers) if share_layers > 1 else spec
     rows = []
     mha_bytes = None
-    # Recurrent layers keep their state whatever the attention scheme (only attention layers are
-    # rewritten); it counts in every row's bytes per request.
-    state_bytes = sum(c.state_bytes for lc in layer_caches(spec, kv_dtype=kv_dtype, tp=tp)
-                      for c in lc.caches)
     variants = scheme_variants(spec, groups=groups, kv_lora_rank=kv_lora_rank, rope_dim=rope_dim)
     for label, attention, form in variants:
         variant = with_attention(spec, attention)
@@ -187,9 +186,12 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                 head_dim=attention.qk_nope_head_dim + attention.qk_rope_head_dim,
                 v_head_dim=attention.v_head_dim))
             assert sized.attention.elements_per_token() == mla_cache_elements(attention, form)
-        layout = kv_layout(sized, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
+        # The same caches `kvplan estimate` sums (kvplan.kv.kinds), the attention rewritten: a
+        # layer's window or chunk, the indexer's keys and recurrent state (only attention is
+        # rewritten) count in every row's bytes per request as in estimate's per sequence.
+        caches = rank_caches(sized, kv_dtype=kv_dtype, tp=tp)
         if mha_bytes is None:
-            mha_bytes = layout.bytes_per_token
+            mha_bytes = caches.attention_bytes_per_token
         # The simple roofline uses the bf16 peak: attention runs in bf16 even in FP8 models,
         # and the cost model below prices FP8 GEMMs at the FP8 peak separately.
         cost = decode_cost(variant, context=context, batch=batch, kv_dtype=kv_dtype,
@@ -214,9 +216,9 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
             kv_heads=None if isinstance(sized.attention, LatentAttention)
             else sized.attention.num_key_value_heads,
             elements_per_token_per_layer=sized.attention.elements_per_token(),
-            bytes_per_token=layout.bytes_per_token,
-            ratio_vs_mha=layout.bytes_per_token / mha_bytes,
-            bytes_per_request=layout.bytes_per_sequence(context) + state_bytes,
+            bytes_per_token=caches.attention_bytes_per_token,
+            ratio_vs_mha=caches.attention_bytes_per_token / mha_bytes,
+            bytes_per_request=int(caches.sequence_bytes(context, block_size)),
             max_requests=max_requests,
             decode_flops_per_token=cost.decode_flops_per_token,
             attention_flops_per_token=cost.attention_flops_per_token,

@@ -1,32 +1,31 @@
 """`kvplan sweep`: the same numbers as `kvplan estimate`, over a grid of contexts, batches, KV
 dtypes, attention schemes, GPUs, TP degrees and memory fractions.
 
-Pure: option parsing (no pandas), grid evaluation into a pandas DataFrame (pandas and numpy are
-imported inside functions only, so `kvplan estimate` never loads them), and text serialisation.
-Files and plots are written by ``kvplan.cli.sweep_cmd``.
+Pure: option parsing (no pandas) and grid evaluation into a pandas DataFrame (pandas and numpy
+are imported inside functions only, so `kvplan estimate` never loads them). Tables, JSON and CSV
+text are made by ``kvplan.present.sweep_view``; files and plots written by ``kvplan.cli.sweep_cmd``.
 
-Exactness. Every figure equals what ``kvplan.kv.cache.estimate`` and ``kvplan.capacity.plan.plan_capacity``
-give for the same point (tests hold a sample of points against them). The grid is not evaluated
-point by point: for each (scheme, KV dtype, GPU, TP, memory fraction) ``plan_capacity`` runs once
-and its context-independent pieces (weights, reserve, KV budget, page, group size, num_blocks,
-token capacity) are kept; only the per-request block needs and the per-sequence bytes depend on
-the context, and those are the same integer formulas (``GroupNeed.blocks_per_request``,
-``LayerKV.blocks_for_context``) evaluated with numpy over all contexts at once. Batch only
+Exactness. Every figure equals what ``kvplan.kv.cache.estimate`` and
+``kvplan.capacity.plan.plan_capacity`` give for the same point (tests hold a sample of points
+against them). The grid is not evaluated point by point: for each (scheme, KV dtype, GPU, TP,
+memory fraction) ``plan_capacity`` runs once and its context-independent pieces (weights,
+reserve, KV budget, page, group size, num_blocks, token capacity) are kept; only the per-request
+block needs and the per-sequence bytes depend on the context, and those are the same integer
+functions of the cache kinds (``kvplan.kv.kinds``: ``RankCaches.sequence_bytes``, each engine
+pool's ``pages_per_request``) evaluated with numpy over all contexts at once. Batch only
 multiplies bytes and is broadcast.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.dtypes import DTYPES
 from kvplan._util.errors import InputError
-from kvplan._util.units import GiB, human_bytes
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import scheme_variants
 from kvplan.capacity.plan import plan_capacity
@@ -38,12 +37,10 @@ from kvplan.engines.base import (
     gpu_inputs,
 )
 from kvplan.hardware.gpus import GPU, get_gpu
-from kvplan.kv.cache import check_tp, kv_layout, layer_caches
-from kvplan.kv.kinds import sequence_bytes
+from kvplan.kv.cache import check_tp, rank_caches
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.flops import MLAForm, with_attention
-from kvplan.present.render import Column, View
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -224,8 +221,8 @@ class SweepGrid:
 
 
 def scheme_spec(spec: ModelSpec, scheme: str, *, groups: int = 8) -> tuple[str, ModelSpec]:
-    """(label, spec) for a scheme: "native" is the model as is; the others are
-    `kvplan compare`'s rewrites (kvplan.analysis.compare.scheme_variants), MLA in its absorbed form."""
+    """(label, spec) for a scheme: "native" is the model as is; the others are `kvplan compare`'s
+    rewrites (kvplan.analysis.compare.scheme_variants), MLA in its absorbed form."""
     if scheme == "native":
         return "native", spec
     variants = scheme_variants(spec, groups=groups)
@@ -238,10 +235,6 @@ def scheme_spec(spec: ModelSpec, scheme: str, *, groups: int = 8) -> tuple[str, 
     heads = spec.attention.num_attention_heads
     raise InputError(f"--groups: {groups} KV heads is not a GQA layout for {heads} query heads "
                      f"(need 1 < groups < {heads}, dividing {heads})")
-
-
-def _cdiv(a: Any, b: int) -> Any:
-    return -(-a // b)
 
 
 def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid) -> pd.DataFrame:
@@ -288,29 +281,26 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
                     context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size, tp=tp))
                 if raised is not None:
                     eff_bs = raised
-                layout = kv_layout(sized, kv_dtype=dtype, block_size=eff_bs, tp=tp)
                 # The same per-kind rules as `estimate` (kvplan.kv.kinds), over every context.
-                caches = layer_caches(sized, kv_dtype=dtype, tp=tp)
-                per_seq = np.asarray(sequence_bytes(caches, contexts, eff_bs), dtype=np.int64)
+                caches = rank_caches(sized, kv_dtype=dtype, tp=tp)
+                per_seq = np.asarray(caches.sequence_bytes(contexts, eff_bs), dtype=np.int64)
                 per_seq = per_seq + np.zeros(n_c, dtype=np.int64)
                 # Exactness guard: the largest figure, in Python ints, must fit int64.
-                largest = int(sequence_bytes(caches, max(grid.contexts), eff_bs)) * max_batch
+                largest = int(caches.sequence_bytes(max(grid.contexts), eff_bs)) * max_batch
                 if largest > _INT64_MAX:
                     raise InputError(f"--context/--batch: {largest:,} bytes per batch overflows "
                                      "64-bit integers; use smaller values")
                 for gpu in gpus:
                     # Every memory fraction at once: one plan per GPU, budgets as arrays.
-                    cap = _capacity(sized, layout, contexts, grid, dtype=dtype, tp=tp,
-                                    gpu=gpu, fractions=fractions)
+                    cap = _capacity(sized, contexts, grid, dtype=dtype, tp=tp, gpu=gpu,
+                                    fractions=fractions)
                     _append_block(columns, n_c=n_c, n_b=n_b, contexts=contexts,
                                   batches=batches, per_seq=per_seq, cap=cap, values={
                                       "model": spec.id, "scheme": label, "kv_dtype": dtype,
                                       "gpu": None if gpu is None else gpu.name, "tp": tp,
                                       "engine": grid.engine.value,
                                       "block_size": eff_bs,
-                                      "bytes_per_token": sum(
-                                          c.bytes_per_token for lc in caches
-                                          for c in lc.caches)})
+                                      "bytes_per_token": caches.bytes_per_token})
     data = {name: np.concatenate(parts) for name, parts in columns.items()}
     df = pd.DataFrame(data, columns=list(COLUMNS))
     for name in ("model", "scheme", "kv_dtype", "gpu", "engine"):
@@ -348,8 +338,8 @@ def budget_bytes(engine: Engine, total: int, fractions: Any, weights: int, reser
                                   reserve)
 
 
-def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, dtype: str,
-              tp: int, gpu: GPU | None, fractions: list[float | None]) -> _Capacity:
+def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, tp: int,
+              gpu: GPU | None, fractions: list[float | None]) -> _Capacity:
     import numpy as np
 
     if gpu is None:
@@ -425,194 +415,3 @@ def _append_block(columns: dict[str, list[Any]], *, n_c: int, n_b: int, contexts
     max_requests = np.repeat(requests, n_b)
     columns["max_requests"].append(max_requests)
     columns["fits_batch"].append(max_requests >= batch)
-
-
-# ---------------------------------------------------------------------------------------------
-# Serialisation (pure: strings and bytes; the CLI writes them).
-
-
-def _native(value: Any) -> Any:
-    """A DataFrame cell as a JSON value: pandas NA/NaN -> None, numpy scalars -> Python."""
-    if value is None:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    try:
-        import pandas as pd
-
-        if value is pd.NA:
-            return None
-    except ImportError:  # pragma: no cover
-        pass
-    return value
-
-
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as plain dicts of Python values (None for empty cells)."""
-    names = list(df.columns)
-    cols = [[_native(v) for v in df[name].tolist()] for name in names]
-    return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
-
-
-def to_json_text(df: pd.DataFrame) -> str:
-    """A JSON list of objects, one per point; floats round-trip exactly; empty cells null."""
-    from kvplan.present.render import versioned
-
-    return json.dumps(versioned(records(df)), indent=1) + "\n"
-
-
-def to_csv_text(df: pd.DataFrame) -> str:
-    """CSV with a header; empty cells for missing values; floats as repr (round-trip)."""
-    return df.to_csv(index=False, lineterminator="\n")
-
-
-def _int(n: Any) -> str:
-    return "" if _native(n) is None else f"{int(n):,}"
-
-
-def _varying(df: pd.DataFrame, name: str) -> bool:
-    return df[name].nunique(dropna=False) > 1
-
-
-def series_columns(df: pd.DataFrame) -> list[str]:
-    """The dimensions besides context and batch that take more than one value: one plotted line
-    (one sparkline) per combination of them."""
-    return [c for c in ("model", "scheme", "kv_dtype", "gpu", "tp", "mem_fraction")
-            if _varying(df, c)]
-
-
-def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10) -> View:
-    """The table: context and batch always, other dimensions only where they vary (constant ones
-    go in the title). With `max_rows` and more rows than that, the first and last `head` rows."""
-    has_capacity = df["num_blocks"].notna().any() if len(df) else False
-    dims = ["model", "scheme", "kv_dtype", "gpu", "tp", "mem_fraction"]
-    shown = [d for d in dims if _varying(df, d)]
-    const = [d for d in dims if d not in shown and _native(df[d].iloc[0]) is not None]
-    columns = [Column(header=h, min_width=max(len(h), *(len(_dim(h, _native(v)))
-                                                      for v in df[h].unique())))
-               for h in shown]
-    columns += [Column(header="context", numeric=True),
-                                                    Column(header="batch", numeric=True)]
-    columns += [Column(header="bytes/token", numeric=True, optional=True),
-                Column(header="per sequence", numeric=True, optional=True),
-                Column(header="per batch", numeric=True)]
-    if has_capacity:
-        columns += [Column(header="KV budget", numeric=True, optional=True),
-                    Column(header="num_blocks", numeric=True, optional=True),
-                    Column(header="token_capacity", numeric=True, optional=True),
-                    Column(header="max_concurrency", numeric=True),
-                    Column(header="max_requests", numeric=True),
-                    Column(header="fits batch", min_width=len("fits batch"), optional=True)]
-    total = len(df)
-    if max_rows is not None and total > max_rows:
-        picked = df.iloc[list(range(head)) + list(range(total - head, total))]
-    else:
-        picked = df
-    rows = []
-    for rec in records(picked):
-        row = [_dim(d, rec[d]) for d in shown]
-        row += [_int(rec["context"]), _int(rec["batch"]), _int(rec["bytes_per_token"]),
-                human_bytes(rec["bytes_per_sequence"]), human_bytes(rec["bytes_per_batch"])]
-        if has_capacity:
-            row += [f"{rec['kv_budget_bytes'] / GiB:,.2f} GiB", _int(rec["num_blocks"]),
-                    _int(rec["token_capacity"]), f"{rec['max_concurrency']:,.2f}x",
-                    _int(rec["max_requests"]), "yes" if rec["fits_batch"] else "no"]
-        rows.append(row)
-    if len(picked) < total:
-        rows.insert(head, ["..."] * len(columns))
-    first = df.iloc[0]
-    models = ", ".join(str(m) for m in df["model"].unique()) if len(df) else ""
-    title = (f"KV sweep: {models}, {total:,} points, {first['engine']}, "
-             f"block {first['block_size']}"
-             + "".join(f", {d} {_dim(d, _native(first[d]))}" for d in const))
-    notes = ["Sizes are per GPU (rank) at the point's TP degree; sequences are block-rounded. "
-             "Binary units (KiB/MiB/GiB = 2^10/2^20/2^30 B)."]
-    if has_capacity:
-        notes.append("Capacity as `kvplan estimate --gpu` plans it: the engine's memory "
-                     "fraction, estimated weights and reserve.")
-    return View(title=title, columns=columns, rows=rows, records=records(picked), notes=notes)
-
-
-def _dim(name: str, value: Any) -> str:
-    if value is None:
-        return "-"
-    if name == "mem_fraction":
-        return f"{value:.3g}"
-    return str(value)
-
-
-def metric(df: pd.DataFrame) -> tuple[str, str]:
-    """(column, label) plotted against context: max concurrency with a GPU, else bytes per
-    sequence."""
-    if len(df) and df["max_concurrency"].notna().any():
-        return "max_concurrency", "max concurrency (requests)"
-    return "bytes_per_sequence", "KV bytes per sequence (per GPU)"
-
-
-def series(df: pd.DataFrame) -> list[tuple[str, list[int], list[float]]]:
-    """(label, contexts, values) per series: `metric` vs context at the first batch (neither
-    metric depends on the batch). The label is the varying dimensions' values, space-separated,
-    in `series_columns` order."""
-    col, _ = metric(df)
-    sub = df[df["batch"] == df["batch"].iloc[0]]
-    keys = series_columns(df)
-    out = []
-    if not keys:
-        ordered = sub.sort_values("context")
-        return [(str(df["scheme"].iloc[0]), [int(c) for c in ordered["context"]],
-                 [float(v) for v in ordered[col]])]
-    for key, part in sub.groupby(keys, sort=False, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        # Numbers say what they are ("tp 2", "f 0.9"); names (model, scheme, dtype, GPU) do.
-        label = " ".join(
-            ({"tp": "tp", "mem_fraction": "f"}.get(k, "") + " " if k in ("tp", "mem_fraction")
-             else "") + _dim(k, _native(v)) for k, v in zip(keys, key, strict=True))
-        ordered = part.sort_values("context")
-        out.append((label, [int(c) for c in ordered["context"]],
-                    [float(v) for v in ordered[col]]))
-    return out
-
-
-_BARS = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(values: Sequence[float]) -> str:
-    """Eight-level bars from the series' minimum to its maximum, on a log scale when every value
-    is positive (capacity falls as 1/context), else linear."""
-    if values and min(values) > 0:
-        values = [math.log(v) for v in values]
-    lo, hi = min(values), max(values)
-    if hi <= lo:
-        return _BARS[-1 if hi > 0 else 0] * len(values)
-    return "".join(_BARS[min(7, int((v - lo) / (hi - lo) * 8))] for v in values)
-
-
-def sparkline_view(df: pd.DataFrame, *, max_series: int = 40) -> View:
-    col, label = metric(df)
-    lines = series(df)
-    rows = []
-    width = max((len(ctx) for _, ctx, _ in lines), default=1)
-
-    def fmt(v: float) -> str:
-        return f"{v:,.2f}x" if col == "max_concurrency" else human_bytes(v)
-
-    for name, ctx, values in lines[:max_series]:
-        rows.append([name, sparkline(values), fmt(values[0]), fmt(values[-1]),
-                     f"{ctx[0]:,}..{ctx[-1]:,}"])
-    notes = [f"{label} vs context, one line per series; bars scale from each series' minimum "
-             "to its maximum, log scale where all are positive; contexts ascending."]
-    if len(lines) > max_series:
-        notes.append(f"First {max_series} of {len(lines)} series shown.")
-    return View(title=f"{label} vs context",
-                columns=[Column(header="series",
-                                min_width=max((len(n) for n, _, _ in lines), default=6)),
-                         Column(header="trend", min_width=width),
-                         Column(header="first", numeric=True), Column(header="last", numeric=True),
-                         Column(header="context", numeric=True)],
-                rows=rows, records=[], notes=notes)
-
-
-def with_more(view: View, *more: View) -> View:
-    return replace(view, more=(*view.more, *more))

@@ -54,8 +54,8 @@ def file_format(option: str, path: str, formats: dict[str, str]) -> str:
 def write_table(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
                 inputs: tuple[Path, ...] = ()) -> None:
     """-o FILE: csv, json, markdown (the full table) or parquet (needs pyarrow)."""
-    from kvplan.analysis.sweep import sweep_view, to_csv_text, to_json_text
     from kvplan.present.render import to_markdown
+    from kvplan.present.sweep_view import sweep_view, to_csv_text, to_json_text
 
     if fmt == "parquet":
         if importlib.util.find_spec("pyarrow") is None:
@@ -85,7 +85,7 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
     log2 x. One panel per model (or, for one model, per GPU) so that many series stay readable;
     in a panel one line per remaining combination (scheme, dtype, TP labelled); a dotted line at
     the model's maximum context; an x where not one request fits."""
-    from kvplan.analysis.sweep import _dim, _native, metric, series
+    from kvplan.present.sweep_view import dim_text, json_value, metric, series
 
     figure = _matplotlib_figure()
     from matplotlib.ticker import FuncFormatter
@@ -151,8 +151,9 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
         ax.set_xlabel("context (tokens per request)")
         ax.set_ylabel(label)
         first = part.iloc[0]
-        const = [f"{d} {_dim(d, _native(first[d]))}" for d in ("scheme", "kv_dtype", "gpu", "tp")
-                 if part[d].nunique(dropna=False) == 1 and _native(first[d]) is not None]
+        const = [f"{d} {dim_text(d, json_value(first[d]))}"
+                 for d in ("scheme", "kv_dtype", "gpu", "tp")
+                 if part[d].nunique(dropna=False) == 1 and json_value(first[d]) is not None]
         head = str(key) if facet is not None else str(first["model"])
         ax.set_title(f"{head} ({first['engine']}" + "".join(f", {c}" for c in const) + ")",
                      fontsize="small")
@@ -215,6 +216,8 @@ def sweep_cmd(
         parse_gpu_list,
         parse_int_list,
         parse_scheme_list,
+    )
+    from kvplan.present.sweep_view import (
         sparkline_view,
         sweep_view,
         to_csv_text,

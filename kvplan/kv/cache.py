@@ -1,4 +1,5 @@
-"""KV-cache sizes: per token per layer, per token, per paged block, per sequence, per batch.
+"""A model's caches on one rank (kvplan.kv.kinds, one type per kind) and `kvplan estimate`'s sizes:
+per token per layer, per token, per paged block, per sequence, per batch.
 
 Pure functions over a ModelSpec; exact integer bytes. Storage is counted in bits and rounded up
 to bytes once per token per layer (the unit an engine lays out), so sub-byte dtypes stay exact.
@@ -11,13 +12,14 @@ from typing import Any
 
 from kvplan._util.dtypes import DTYPES, DType
 from kvplan._util.errors import InputError
-from kvplan._util.units import cdiv
 from kvplan.kv.kinds import (
+    FP8_DS_MLA_ROW_BYTES,
     ChunkedLocalCache,
     FullAttentionCache,
     IndexerCache,
     LayerCaches,
     MLACache,
+    RankCaches,
     RecurrentState,
     SlidingWindowCache,
     StateTensor,
@@ -26,73 +28,6 @@ from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec, RecurrentSpec
 
 DEFAULT_BLOCK_SIZE = 16
-
-
-@dataclass(frozen=True, kw_only=True)
-class LayerKV:
-    """The cache one layer holds on one rank."""
-
-    index: int
-    elements_per_token: int
-    bytes_per_token: int
-    sliding_window: int | None  # None: full attention
-
-    def blocks_for_context(self, context: int, block_size: int) -> int:
-        """Blocks this layer holds for one sequence of `context` tokens.
-
-        Full attention keeps every token: ceil(context / block_size) blocks.
-        A sliding window of W tokens needs the last W tokens, which straddle at most
-        ceil((W - 1) / block_size) + 1 blocks (e.g. W = 16, block 16: 2 blocks when the window
-        is not block-aligned) -- "the window plus one block", as vLLM's SlidingWindowSpec counts it.
-        """
-        full = cdiv(context, block_size)
-        if self.sliding_window is None:
-            return full
-        return min(full, cdiv(self.sliding_window - 1, block_size) + 1)
-
-
-@dataclass(frozen=True, kw_only=True)
-class KVLayout:
-    """A model's KV cache on one rank, for one dtype, tensor-parallel degree and block size."""
-
-    spec: ModelSpec
-    kv_dtype: DType
-    block_size: int
-    tp: int
-    elements_per_token_per_layer: int
-    bytes_per_token_per_layer: int
-    layers: tuple[LayerKV, ...]  # the layers that own a cache on this rank
-
-    @property
-    def num_kv_layers(self) -> int:
-        return len(self.layers)
-
-    @property
-    def bytes_per_token(self) -> int:
-        """Every layer's cache for one token (what SGLang calls the cell size)."""
-        return sum(layer.bytes_per_token for layer in self.layers)
-
-    @property
-    def bytes_per_block_per_layer(self) -> int:
-        """vLLM's page: one layer's slice of one block."""
-        return self.block_size * self.bytes_per_token_per_layer
-
-    @property
-    def bytes_per_block(self) -> int:
-        """One block across all layers."""
-        return self.block_size * self.bytes_per_token
-
-    def blocks_per_sequence(self, context: int) -> int:
-        """Layer-blocks (pages) one sequence holds, summed over layers."""
-        return sum(layer.blocks_for_context(context, self.block_size) for layer in self.layers)
-
-    def bytes_per_sequence(self, context: int) -> int:
-        """One sequence of `context` tokens, block-rounded, sliding windows honoured."""
-        return sum(
-            layer.blocks_for_context(context, self.block_size) * self.block_size
-            * layer.bytes_per_token
-            for layer in self.layers
-        )
 
 
 def check_tp(spec: ModelSpec, tp: int) -> None:
@@ -125,32 +60,13 @@ def check_tp(spec: ModelSpec, tp: int) -> None:
             "evenly across ranks)")
 
 
-def kv_layout(spec: ModelSpec, *, kv_dtype: str = "bf16", block_size: int = DEFAULT_BLOCK_SIZE,
-              tp: int = 1, layer_range: range | None = None) -> KVLayout:
-    """The per-rank KV layout; `layer_range` selects a pipeline stage's layers (default all)."""
-    if block_size < 1:
-        raise InputError(f"--block-size: must be >= 1, got {block_size}")
-    if tp < 1:
-        raise InputError(f"--tp: must be >= 1, got {tp}")
+def resolve_kv_dtype(name: str) -> DType:
+    """The KV-cache dtype named `name`; a one-line InputError if kvplan does not know it."""
     try:
-        dtype = DTYPES[kv_dtype]
+        return DTYPES[name]
     except KeyError:
-        raise InputError(
-            f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {kv_dtype!r}"
-        ) from None
-    elements = spec.attention.elements_per_token(tp)
-    per_layer_bytes = attention_token_bytes(spec, dtype, tp)
-    # Layers that reuse another layer's cache (cross-layer sharing) allocate nothing.
-    layers = tuple(
-        LayerKV(index=i, elements_per_token=elements, bytes_per_token=per_layer_bytes,
-                sliding_window=window)
-        for i, (window, owns) in enumerate(zip(spec.layer_windows, spec.kv_owner_flags,
-                                               strict=True))
-        if owns and spec.has_attention(i) and (layer_range is None or i in layer_range)
-    )
-    return KVLayout(spec=spec, kv_dtype=dtype, block_size=block_size, tp=tp,
-                    elements_per_token_per_layer=elements,
-                    bytes_per_token_per_layer=per_layer_bytes, layers=layers)
+        raise InputError(f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {name!r}"
+                         ) from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,8 +117,6 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
              conv_dtype: str | None = None) -> Estimate:
     """Sizes per token, block and sequence on one rank. `engine_config` (a VllmKVConfig) adds
     the engine's groups and its effective block size (raised for recurrent state)."""
-    from kvplan.kv.kinds import sequence_bytes, sequence_bytes_unpaged
-
     if context < 1:
         raise InputError(f"--context: must be >= 1, got {context}")
     if batch < 1:
@@ -221,42 +135,42 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
                  "mamba_cache_mode": engine_config.mamba_cache_mode,
                  "blocks_per_request": int(engine_config.pages_per_request(context)),
                  "engine": engine_config.engine, "engine_version": engine_config.profile.version}
-    layout = kv_layout(spec, kv_dtype=kv_dtype, block_size=block_size, tp=tp)
-    caches = layer_caches(spec, kv_dtype=kv_dtype, tp=tp, ssm_dtype=ssm_dtype,
-                          num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
-                          conv_dtype=conv_dtype)
-    per_sequence = int(sequence_bytes(caches, context, block_size))
-    token_bytes = sum(c.bytes_per_token for lc in caches for c in lc.caches)
-    state_bytes = sum(c.state_bytes for lc in caches for c in lc.caches)
+    if block_size < 1:
+        raise InputError(f"--block-size: must be >= 1, got {block_size}")
+    dtype = resolve_kv_dtype(kv_dtype)
+    caches = rank_caches(spec, kv_dtype=kv_dtype, tp=tp, ssm_dtype=ssm_dtype,
+                         num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
+                         conv_dtype=conv_dtype)
+    per_sequence = int(caches.sequence_bytes(context, block_size))
+    per_layer = attention_token_bytes(spec, kv_dtype, tp)
     return Estimate(
         model=spec.id,
         model_name=spec.name,
         attention_kind=spec.kind.value,
         context=context,
         batch=batch,
-        kv_dtype=layout.kv_dtype.name,
+        kv_dtype=dtype.name,
         block_size=block_size,
         tp=tp,
         num_layers=spec.num_hidden_layers,
-        num_kv_layers=layout.num_kv_layers,
+        num_kv_layers=caches.num_attention_layers,
         num_sliding_layers=sum(1 for w in spec.layer_windows if w is not None),
         num_kv_shared_layers=spec.num_kv_shared_layers,
         sliding_window=spec.sliding_window,
-        elements_per_token_per_layer=layout.elements_per_token_per_layer,
-        bytes_per_token_per_layer=layout.bytes_per_token_per_layer,
-        bytes_per_token=token_bytes,
-        bytes_per_block_per_layer=layout.bytes_per_block_per_layer,
-        bytes_per_block=block_size * token_bytes,
-        blocks_per_sequence=sum(c.steady_pages(context, block_size) for lc in caches
-                                for c in lc.caches if not c.is_state),
-        bytes_per_sequence_unpaged=int(sequence_bytes_unpaged(caches, context)),
+        elements_per_token_per_layer=spec.attention.elements_per_token(tp),
+        bytes_per_token_per_layer=per_layer,
+        bytes_per_token=caches.bytes_per_token,
+        bytes_per_block_per_layer=block_size * per_layer,
+        bytes_per_block=block_size * caches.bytes_per_token,
+        blocks_per_sequence=int(caches.pages_per_sequence(context, block_size)),
+        bytes_per_sequence_unpaged=int(caches.sequence_bytes_unpaged(context)),
         bytes_per_sequence=per_sequence,
         bytes_per_batch=per_sequence * batch,
         requested_block_size=requested,
         num_chunked_layers=sum(1 for c in spec.layer_chunks if c is not None),
         num_recurrent_layers=spec.num_recurrent_layers,
         num_draft_layers=num_draft_layers,
-        state_bytes_per_request=state_bytes,
+        state_bytes_per_request=caches.state_bytes,
         kv_cache_groups=groups,
         **extra,
     )
@@ -267,12 +181,6 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
 
 STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
-# DeepSeek-V3.2's fp8_ds_mla row (FlashMLA-sparse): 512 fp8 latent values + 4 fp32 scales (one per
-# 128) + 64 bf16 RoPE values = 512 + 16 + 128 = 656 bytes per token per layer.
-FP8_DS_MLA_ROW_BYTES = 656
-# Its indexer key: index_head_dim fp8 values + one fp32 scale per 128 (vLLM
-# DeepseekV32IndexerCache: head_size = index_head_dim + index_head_dim // 128 * 4, uint8).
-INDEXER_QUANT_BLOCK = 128
 
 
 def activation_dtype(spec: ModelSpec) -> str:
@@ -344,10 +252,11 @@ def recurrent_state(rec: RecurrentSpec, *, tp: int, conv_dtype: str,
                           checkpoint_pages=1 if rec.kind == "mamba2" else 0)
 
 
-def attention_token_bytes(spec: ModelSpec, dtype: DType, tp: int) -> int:
+def attention_token_bytes(spec: ModelSpec, kv_dtype: str, tp: int) -> int:
     """Bytes per token of one attention layer's cache on one rank (MLA: the latent row; with
     the sparse indexer at fp8, the 656-byte fp8_ds_mla row)."""
     att = spec.attention
+    dtype = resolve_kv_dtype(kv_dtype)
     if isinstance(att, LatentAttention) and spec.indexer is not None and dtype.name == "fp8":
         if att.kv_lora_rank != 512 or att.qk_rope_head_dim != 64:
             raise InputError("--kv-dtype fp8: the fp8_ds_mla layout is defined for a 512 + 64 "
@@ -361,15 +270,18 @@ def _caches_latent(spec: ModelSpec) -> bool:
     return isinstance(att, LatentAttention) and not att.decompressed_cache
 
 
-def _attention_cache(spec: ModelSpec, index: int, token_bytes: int) -> FullAttentionCache:
-    if _caches_latent(spec):
-        return MLACache(token_bytes=token_bytes)
+def attention_cache(spec: ModelSpec, index: int, token_bytes: int) -> FullAttentionCache:
+    """Layer `index`'s attention cache kind. A window or chunk decides it whatever the
+    attention (no released MLA model has either; `kvplan compare`'s MLA rewrite of a
+    sliding-window model keeps its local layers local)."""
     window = spec.layer_windows[index] if spec.layer_windows else None
     if window is not None:
         return SlidingWindowCache(token_bytes=token_bytes, window=window)
     chunk = spec.chunk(index)
     if chunk is not None:
         return ChunkedLocalCache(token_bytes=token_bytes, chunk=chunk)
+    if _caches_latent(spec):
+        return MLACache(token_bytes=token_bytes)
     return FullAttentionCache(token_bytes=token_bytes)
 
 
@@ -381,16 +293,10 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
     follow the main stack. `layer_range` selects a pipeline stage (draft layers go to the
     last stage, as vLLM places the MTP module). `conv_dtype`: the recurrent conv state's dtype
     (None: the model's compute dtype, as vLLM keeps it; SGLang keeps bfloat16)."""
-    try:
-        dtype = DTYPES[kv_dtype]
-    except KeyError:
-        raise InputError(
-            f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {kv_dtype!r}") from None
-    token_bytes = attention_token_bytes(spec, dtype, tp)
+    token_bytes = attention_token_bytes(spec, kv_dtype, tp)
     indexer = None
     if spec.indexer is not None:
-        d = spec.indexer.index_head_dim
-        indexer = IndexerCache(token_bytes=d + cdiv(d, INDEXER_QUANT_BLOCK) * 4)
+        indexer = IndexerCache.for_head_dim(spec.indexer.index_head_dim)
     state = None
     if spec.recurrent is not None:
         state = recurrent_state(spec.recurrent, tp=tp,
@@ -404,7 +310,7 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
             continue
         caches = []
         if spec.has_attention(i) and owners[i]:
-            caches.append(_attention_cache(spec, i, token_bytes))
+            caches.append(attention_cache(spec, i, token_bytes))
             if indexer is not None:
                 caches.append(indexer)
         if spec.has_recurrent(i):
@@ -420,3 +326,15 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
         for j in range(num_draft_layers):
             out.append(LayerCaches(index=n + j, caches=tuple(draft), draft=True))
     return tuple(out)
+
+
+def rank_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
+                layer_range: range | None = None, ssm_dtype: str = "auto",
+                num_draft_layers: int = 0, num_spec_tokens: int = 0,
+                conv_dtype: str | None = None) -> RankCaches:
+    """`layer_caches` as one rank's whole (kvplan.kv.kinds.RankCaches): bytes per token, per
+    request at a context, state bytes."""
+    return RankCaches(layers=layer_caches(
+        spec, kv_dtype=kv_dtype, tp=tp, layer_range=layer_range, ssm_dtype=ssm_dtype,
+        num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
+        conv_dtype=conv_dtype))

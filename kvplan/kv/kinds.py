@@ -10,6 +10,7 @@ answers its own page size and the most memory one request can take. Each kind he
 
 Every rule is written once with integer arithmetic that also works element-wise on numpy arrays
 (``cdiv`` and ``minimum``), so ``kvplan sweep`` evaluates exactly the functions ``estimate`` does.
+``RankCaches`` sums a model's layers: what ``estimate``, ``compare`` and ``sweep`` report.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kvplan._util.units import cdiv
 
@@ -51,6 +52,9 @@ class CacheKind:
     """Base of the kinds. ``group_key`` is what must match for two layers to share a group."""
 
     label: str = "cache"
+    # The layer's attention cache (K and V, or MLA's latent), the part `kvplan compare` rewrites;
+    # not the indexer's keys nor a recurrent state.
+    is_attention: ClassVar[bool] = False
 
     @property
     def bytes_per_token(self) -> int:
@@ -81,6 +85,11 @@ class CacheKind:
         paging; 0 for recurrent state)."""
         return 0
 
+    def steady_pages(self, context: Any, block_size: int) -> Any:
+        """Pages one request holds in decode at `context` tokens, with no chunked prefill in
+        flight (token caches only)."""
+        raise NotImplementedError
+
     def steady_bytes(self, context: Any, block_size: int) -> Any:
         """Bytes one request holds in decode at `context` tokens, paged, with no chunked
         prefill in flight (what `kvplan estimate` reports per sequence)."""
@@ -107,6 +116,7 @@ class FullAttentionCache(CacheKind):
 
     token_bytes: int
     label: str = "full"
+    is_attention: ClassVar[bool] = True
 
     @property
     def bytes_per_token(self) -> int:
@@ -141,6 +151,16 @@ class FullAttentionCache(CacheKind):
         return f"{self.label} attention"
 
 
+# The indexer quantises its keys to fp8 in blocks of this many values, one fp32 scale each; so
+# does DeepSeek-V3.2's fp8_ds_mla row (FlashMLA-sparse): 512 fp8 latent values, 512 / 128 = 4
+# fp32 scales and 64 bf16 RoPE values = 512 + 16 + 128 = 656 bytes per token per layer.
+INDEXER_QUANT_BLOCK = 128
+FP8_DS_MLA_LATENT = 512
+FP8_DS_MLA_ROPE = 64
+FP8_DS_MLA_ROW_BYTES = (FP8_DS_MLA_LATENT + FP8_DS_MLA_LATENT // INDEXER_QUANT_BLOCK * 4
+                        + FP8_DS_MLA_ROPE * 2)
+
+
 @dataclass(frozen=True, kw_only=True)
 class MLACache(FullAttentionCache):
     """MLA's compressed latent plus the shared RoPE key (DeepSeek-V2 sec. 2.1), one row per token,
@@ -162,6 +182,14 @@ class IndexerCache(FullAttentionCache):
     the same group as the layer's MLA cache."""
 
     label: str = "indexer"
+    is_attention: ClassVar[bool] = False
+
+    @classmethod
+    def for_head_dim(cls, index_head_dim: int) -> IndexerCache:
+        """vLLM DeepseekV32IndexerCache: head_size = index_head_dim + index_head_dim // 128 * 4
+        bytes (128 fp8 values + 4: 132 B per token per layer for DeepSeek-V3.2)."""
+        scales = cdiv(index_head_dim, INDEXER_QUANT_BLOCK)
+        return cls(token_bytes=index_head_dim + scales * 4)
 
     def describe(self) -> str:
         return f"sparse-attention indexer keys ({self.token_bytes} B/token)"
@@ -310,16 +338,53 @@ def _counted(layers: tuple[LayerCaches, ...]) -> Counter[CacheKind]:
     return Counter(c for lc in layers for c in lc.caches)
 
 
-def sequence_bytes(layers: tuple[LayerCaches, ...], context: Any, block_size: int) -> Any:
-    """One request's cache on one rank at `context` tokens (ints or numpy arrays), paged."""
-    total: Any = 0
-    for cache, count in _counted(layers).items():
-        total = total + count * cache.steady_bytes(context, block_size)
-    return total
+@dataclass(frozen=True, kw_only=True)
+class RankCaches:
+    """Every cache one rank holds, layer by layer (none for MLP-only layers and layers that
+    reuse another's KV; draft layers last): what `kvplan estimate` sums, `kvplan compare` shows
+    per scheme and `kvplan sweep` evaluates over arrays of contexts."""
 
+    layers: tuple[LayerCaches, ...]
 
-def sequence_bytes_unpaged(layers: tuple[LayerCaches, ...], context: Any) -> Any:
-    total: Any = 0
-    for cache, count in _counted(layers).items():
-        total = total + count * cache.unpaged_bytes(context)
-    return total
+    @property
+    def bytes_per_token(self) -> int:
+        """Every token cache, all layers, one token (SGLang's cell size)."""
+        return sum(lc.bytes_per_token for lc in self.layers)
+
+    @property
+    def attention_bytes_per_token(self) -> int:
+        """The attention caches alone (not indexer keys): what `kvplan compare` rewrites."""
+        return sum(c.bytes_per_token for lc in self.layers for c in lc.caches if c.is_attention)
+
+    @property
+    def state_bytes(self) -> int:
+        """Recurrent state, one copy, all layers."""
+        return sum(lc.state_bytes for lc in self.layers)
+
+    @property
+    def num_attention_layers(self) -> int:
+        """Layers of the model (not draft layers) that own an attention cache on this rank."""
+        return sum(1 for lc in self.layers
+                   if not lc.draft and any(c.is_attention for c in lc.caches))
+
+    def pages_per_sequence(self, context: Any, block_size: int) -> Any:
+        """Token-cache pages (one layer's block each) one request holds in decode."""
+        total: Any = 0
+        for cache, count in _counted(self.layers).items():
+            if not cache.is_state:
+                total = total + count * cache.steady_pages(context, block_size)
+        return total
+
+    def sequence_bytes(self, context: Any, block_size: int) -> Any:
+        """One request at `context` tokens (ints or numpy arrays), paged, states included."""
+        total: Any = 0
+        for cache, count in _counted(self.layers).items():
+            total = total + count * cache.steady_bytes(context, block_size)
+        return total
+
+    def sequence_bytes_unpaged(self, context: Any) -> Any:
+        """The same without block rounding."""
+        total: Any = 0
+        for cache, count in _counted(self.layers).items():
+            total = total + count * cache.unpaged_bytes(context)
+        return total

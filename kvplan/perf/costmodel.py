@@ -178,7 +178,7 @@ from kvplan.hardware.interconnect import (
     default_interconnect,
     scale_up_gpus,
 )
-from kvplan.kv.cache import activation_dtype, kv_layout, recurrent_state
+from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec, RecurrentSpec
 from kvplan.perf.flops import (
@@ -849,9 +849,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     form = mla_form if phase == "decode" else (
         MLAForm.naive if mla_form is MLAForm.absorbed else mla_form)
     # KV bytes one request reads per attended token per layer, on this rank.
-    kv_layer = kv_layout(spec, kv_dtype=kv_dtype, tp=att_tp).bytes_per_token_per_layer
+    kv_layer = attention_token_bytes(spec, kv_dtype, att_tp)
     if latent and form is MLAForm.decompressed and not att.decompressed_cache:
-        # (An engine that caches the model decompressed already says how: kv_layout above.)
+        # (An engine that caches the model decompressed already says how: attention_token_bytes.)
         heads = att.num_attention_heads // att_tp
         kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
             2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)

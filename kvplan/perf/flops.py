@@ -24,7 +24,13 @@ from enum import Enum
 
 from kvplan._util.dtypes import get_dtype
 from kvplan._util.search import first_true
-from kvplan.kv.cache import kv_layout
+from kvplan.kv.cache import (
+    activation_dtype,
+    attention_cache,
+    attention_token_bytes,
+    recurrent_state,
+)
+from kvplan.kv.kinds import RequestShape
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.params import count_params
@@ -173,10 +179,9 @@ def recurrent_state_flops_per_token(spec: ModelSpec, phase: str = "decode") -> i
 
 
 def attended_tokens(spec: ModelSpec, index: int, context: int) -> int:
-    """Tokens layer `index` attends to at `context`: its window or chunk, else the context."""
-    window = spec.layer_windows[index] if spec.layer_windows else None
-    span = window or spec.chunk(index) or context
-    return min(context, span)
+    """Tokens layer `index` attends to at `context`: what its cache kind holds (kvplan.kv.kinds:
+    its window or chunk, else the context), whether it owns that cache or shares another's."""
+    return attention_cache(spec, index, token_bytes=0).tokens_held(context, RequestShape())
 
 
 def mlp_flops_per_token(spec: ModelSpec) -> int:
@@ -260,8 +265,7 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     recurrent = spec.num_recurrent_layers * recurrent_flops_per_token(spec)
     rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec) + recurrent
     decode = (att_total + rest) // tp
-    layout = kv_layout(spec, kv_dtype=kv_dtype, tp=tp)
-    per_layer = layout.bytes_per_token_per_layer
+    per_layer = attention_token_bytes(spec, kv_dtype, tp)
     if isinstance(spec.attention, LatentAttention) and mla_form is MLAForm.decompressed:
         elements = mla_cache_elements(spec.attention, mla_form)
         per_layer = get_dtype(kv_dtype).bytes_for(elements // tp)  # per-head cache shards
@@ -271,8 +275,6 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     kv_read = sum(attended_tokens(spec, i, context) for i in range(spec.num_hidden_layers)
                   if spec.has_attention(i)) * per_layer
     if spec.recurrent is not None:
-        from kvplan.kv.cache import activation_dtype, recurrent_state
-
         state = recurrent_state(spec.recurrent, tp=tp, conv_dtype=activation_dtype(spec))
         kv_read += 2 * spec.num_recurrent_layers * state.state_bytes
     weights = _weights_read_bytes(spec, batch) // tp

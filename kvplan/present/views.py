@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.units import GiB, human_bytes, human_bytes_decimal
 from kvplan.capacity.plan import CapacityPlan
 from kvplan.engines.base import Engine
-from kvplan.kv.cache import Estimate, kv_layout, layer_caches
+from kvplan.kv.cache import Estimate, rank_caches
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
@@ -56,10 +56,8 @@ def specs_view(specs: Sequence[ModelSpec], *, kv_dtype: str = "bf16") -> View:
     rows = []
     records = []
     for spec in specs:
-        caches = layer_caches(spec, kv_dtype=kv_dtype)
-        token_bytes = sum(c.bytes_per_token for lc in caches for c in lc.caches)
-        state_bytes = sum(c.state_bytes for lc in caches for c in lc.caches)
-        layout = kv_layout(spec, kv_dtype=kv_dtype)
+        caches = rank_caches(spec, kv_dtype=kv_dtype)
+        token_bytes, state_bytes = caches.bytes_per_token, caches.state_bytes
         mix = layer_mix(spec)
         rows.append([
             spec.id, spec.name, spec.kind.value, str(spec.num_hidden_layers),
@@ -70,7 +68,7 @@ def specs_view(specs: Sequence[ModelSpec], *, kv_dtype: str = "bf16") -> View:
             "name": spec.name,
             "attention_kind": spec.kind.value,
             "num_layers": spec.num_hidden_layers,
-            "elements_per_token_per_layer": layout.elements_per_token_per_layer,
+            "elements_per_token_per_layer": spec.attention.elements_per_token(),
             "sliding_layers": sum(w is not None for w in spec.layer_windows),
             "sliding_window": spec.sliding_window,
             "kv_dtype": kv_dtype,

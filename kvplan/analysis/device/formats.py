@@ -24,17 +24,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import DeviceError, InputError
-from kvplan.kv.kinds import CacheKind, FullAttentionCache, IndexerCache, MLACache, RecurrentState
+from kvplan.kv.kinds import (
+    FP8_DS_MLA_LATENT,
+    FP8_DS_MLA_ROPE,
+    INDEXER_QUANT_BLOCK,
+    CacheKind,
+    FullAttentionCache,
+    IndexerCache,
+    MLACache,
+    RecurrentState,
+)
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:
     import torch
 
-FP8_DS_MLA_LATENT = 512  # fp8 values
-FP8_DS_MLA_SCALES = 4  # fp32, one per 128 latent values
-FP8_DS_MLA_ROPE = 64  # bf16
-INDEXER_QUANT_BLOCK = 128
 # Dequantisation scales for the per-tensor-scaled integer formats (values are random anyway).
 INT8_SCALE = 1 / 32
 INT4_SCALE = 1 / 4

@@ -4,12 +4,12 @@ launched, what the views need to know of it. Its budget is kvplan.engines.trtllm
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError
 from kvplan.engines.base import (
     CostTraits,
-    Engine,
     EngineOptions,
     GridPages,
     Launch,
@@ -19,7 +19,6 @@ from kvplan.engines.base import (
     StageFacts,
     StagePool,
 )
-from kvplan.engines.blocks import block_pool
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
@@ -28,11 +27,43 @@ from kvplan.engines.trtllm.budget import (
 )
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
-from kvplan.kv.cache import kv_layout
+from kvplan.engines.caches import stage_caches
+from kvplan.kv.kinds import FullAttentionCache, RequestShape
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.spec import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenPool:
+    """TRT-LLM's pool on one rank: every layer that owns a cache sized as full attention
+    (`cache`, kvplan.kv.kinds), all `num_layers` in one group, a block one page per layer."""
+
+    cache: FullAttentionCache
+    num_layers: int
+    block_size: int
+
+    @property
+    def page_bytes(self) -> int:
+        return self.cache.page_bytes(self.block_size)
+
+    @property
+    def bytes_per_token(self) -> int:
+        return self.num_layers * self.cache.bytes_per_token
+
+    def pages_per_request(self, context: Any) -> Any:
+        """Pages (blocks) one request holds at `context` (ints or numpy arrays)."""
+        return self.cache.pages_per_request(context, self.block_size, RequestShape())
+
+
+def token_pool(caches: tuple[LayerCaches, ...], block_size: int) -> TokenPool | None:
+    """The pool of a stage's caches; None when the stage holds no cache."""
+    owned = [c for lc in caches for c in lc.caches]
+    if not owned:
+        return None
+    return TokenPool(cache=FullAttentionCache(token_bytes=owned[0].bytes_per_token),
+                     num_layers=len(owned), block_size=block_size)
 
 
 class TrtllmEngine:
@@ -91,32 +122,26 @@ class TrtllmEngine:
                    budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
         """TRT-LLM's pool: every layer sized as full attention, one group."""
         self.refuse_unmodelled(spec, inputs)
-        block_size = inputs.resolved_block_size
-        layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=block_size,
-                           tp=inputs.kv_tp, layer_range=layers)
-        if not layout.layers:
+        pool = token_pool(caches, inputs.resolved_block_size)
+        if pool is None:
             return None
-        pool = block_pool(layout, Engine.trtllm)
+        block_size = pool.block_size
         # max_tokens from the budget (capped by the user's max_tokens), then whole blocks,
         # rounded by version / backend (kvplan.engines.trtllm.budget.TrtllmBudget.num_blocks).
-        num_blocks = BUDGET.num_blocks(inputs, budget, layout.bytes_per_token, block_size)
-        per_group = [g.blocks_per_request(context, block_size, inputs.max_num_batched_tokens)
-                     for g in pool.groups]
+        num_blocks = BUDGET.num_blocks(inputs, budget, pool.bytes_per_token, block_size)
+        need = pool.pages_per_request(context)
         # A shared prefix is cached once, in whole blocks (prefix caching shares full blocks
-        # only), and only by full-attention groups: sliding layers keep their own window.
-        shared = min(inputs.shared_prefix, context) // block_size * sum(
-            1 for g in pool.groups if g.window is None)
-        tokens = num_blocks // pool.num_groups * block_size
+        # only).
+        shared = min(inputs.shared_prefix, context) // block_size
+        tokens = num_blocks * block_size
         return StagePool(
-            per_gpu_bytes_per_token=layout.bytes_per_token, page_bytes=pool.page_bytes,
-            group_size=pool.group_size, num_groups=pool.num_groups, num_blocks=num_blocks,
-            blocks_per_request=sum(per_group), shared_prefix_blocks=shared,
+            per_gpu_bytes_per_token=pool.bytes_per_token, page_bytes=pool.page_bytes,
+            group_size=pool.num_layers, num_groups=1, num_blocks=num_blocks,
+            blocks_per_request=need, shared_prefix_blocks=shared,
             token_capacity=tokens, block_size=block_size, reported_kv_cache_tokens=tokens,
-            kv_cache_groups=tuple(
-                {"kind": g.kind, "groups": 1, "layers": g.layers, "padding_layers": 0,
-                 "block_size": block_size, "page_bytes": pool.page_bytes,
-                 "pages_per_request": b}
-                for g, b in zip(pool.groups, per_group, strict=True)),
+            kv_cache_groups=({"kind": "full", "groups": 1, "layers": pool.num_layers,
+                              "padding_layers": 0, "block_size": block_size,
+                              "page_bytes": pool.page_bytes, "pages_per_request": need},),
         )
 
     def kv_bytes_needed(self, stage: StageFacts, requests: int, context: int,
@@ -129,17 +154,12 @@ class TrtllmEngine:
                    contexts: Any) -> GridPages:
         import numpy as np
 
-        bs = inputs.resolved_block_size
-        layout = kv_layout(spec, kv_dtype=inputs.kv_dtype, block_size=bs, tp=inputs.kv_tp)
-        pool = block_pool(layout, Engine.trtllm)
-        assert (pool.page_bytes, pool.group_size) == (stage.page_bytes, stage.group_size)
-        need = np.zeros(len(contexts), dtype=np.int64)
-        for g in pool.groups:
-            need += np.asarray(g.blocks_per_request(contexts, bs, inputs.max_num_batched_tokens),
-                               dtype=np.int64)
-        # max(0, b) // page // group_size == max(0, b) // (page * group_size) for ints.
-        return GridPages(pages_per_request=need, bytes_per_slot=pool.page_bytes * pool.group_size,
-                         num_groups=pool.num_groups, block_size=bs)
+        pool = token_pool(stage_caches(spec, inputs), inputs.resolved_block_size)
+        assert pool is not None and (pool.page_bytes, pool.num_layers) == (
+            stage.page_bytes, stage.group_size)
+        need = np.asarray(pool.pages_per_request(np.asarray(contexts)), dtype=np.int64)
+        return GridPages(pages_per_request=need, bytes_per_slot=pool.page_bytes * pool.num_layers,
+                         num_groups=1, block_size=pool.block_size)
 
     def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
         return None
