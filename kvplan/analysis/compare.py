@@ -29,7 +29,8 @@ from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import kv_layout, layer_caches
 from kvplan.model.attention import AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec, with_share_every
-from kvplan.perf.costmodel import CostInputs, Efficiency, Layout, predict
+from kvplan.perf.costmodel import CostInputs, predict
+from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.flops import (
     MLAForm,
     absorbed_crossover_context,
@@ -38,6 +39,7 @@ from kvplan.perf.flops import (
     mla_cache_elements,
     with_attention,
 )
+from kvplan.perf.layout import Layout
 
 
 @dataclass(frozen=True, kw_only=True)
