@@ -630,7 +630,7 @@ def test_tp8_moe_qwen3_235b_sglang_b200_concurrency_100() -> None:
     assert 0.75 <= 32.94 / predicted <= 1.33
 
 
-# --- TP all-reduce at decode sizes (kvplan/interconnect.py, Interconnect.all_reduce_s) ---
+# --- TP all-reduce at decode sizes (kvplan/hardware/interconnect.py, Interconnect.all_reduce_s) ---
 
 def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> None:
     from kvplan.hardware.interconnect import INTERCONNECTS
@@ -864,7 +864,9 @@ def test_glm4_moe_router_and_fused_shared_expert_from_sglang_0_5_6() -> None:
     assert eager_prefill_ops(glm, Layout(tp=8), platform="rocm") - folded == 89 * 4
     # use_qk_norm (GLM-4.5 true, GLM-4.5-Air false): q_norm and k_norm, 2 ops per layer.
     assert glm.qk_norm and not load_spec("glm-4.5-air").qk_norm
-    assert folded - eager_prefill_ops(replace(glm, qk_norm=False), Layout(tp=8)) == 92 * 2
+    # (The per-head norm follows use_qk_norm when the spec is read: kvplan.sources.features.)
+    no_qk_norm = replace(glm, qk_norm=False, per_head_qk_norm=False)
+    assert folded - eager_prefill_ops(no_qk_norm, Layout(tp=8)) == 92 * 2
     # 92 attention blocks x 10 (q_norm, k_norm among them) + 3 dense MLPs x 4 + 89 MoE blocks
     # x 9 (no shared-expert ops) + 5 = 1,738.
     assert folded == 1738
