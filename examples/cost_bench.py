@@ -1,9 +1,9 @@
-"""Predicted vs measured decode and prefill time on public serving numbers (kvplan.perf.costmodel).
+"""Predicted vs measured decode and prefill time on public serving numbers (kvplan.perf).
 
 Run:  .venv/bin/python examples/cost_bench.py > examples/cost-bench.md
 
 Every measurement is quoted with its URL (or, where the index knows no URL, its index file id).
-kvplan predicts with its documented defaults (kvplan.perf.costmodel.Efficiency). One of them, the
+kvplan predicts with its documented defaults (kvplan.perf.efficiency.Efficiency). One of them, the
 per-layer overhead, is fitted here: the median per-layer residual of the dense single-GPU cases
 (`fitted_layer_overhead_s`); every other case is held out, and a test keeps the default equal to
 this fit. Serving TPOT adds the prefills that chunked prefill runs inside decode
@@ -27,22 +27,25 @@ from kvplan.engines.sglang.pools import sglang_state_dtypes
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.interconnect import INTERCONNECTS, default_interconnect
 from kvplan.model.spec import ModelSpec
-from kvplan.perf.costmodel import (
+from kvplan.perf.costmodel import CostInputs, predict
+from kvplan.perf.efficiency import (
     DEFAULT_EFFICIENCY,
     DEVICE_EFFICIENCY,
-    CostInputs,
     Efficiency,
-    Layout,
     device_efficiency,
-    eager_prefill_ops,
+)
+from kvplan.perf.engine_traits import (
     engine_efficiency,
     fuses_allreduce_norm,
-    predict,
+)
+from kvplan.perf.layout import Layout
+from kvplan.perf.op_counts import eager_prefill_ops
+from kvplan.perf.roofline import step_time
+from kvplan.perf.serving import (
     prefill_launch_ms,
     serving_tpot_ms,
     serving_ttft_ms,
     sglang_chunked_prefill_tokens,
-    step_time,
 )
 
 QWEN3_8B = ("https://github.com/gpustack/gpustack/blob/main/docs/performance-lab/qwen3-8b/"
@@ -720,7 +723,7 @@ TTFT_CASES: tuple[TtftCase, ...] = (
 BANDS = {"large EP": (0.5, 2.0)}
 FIT_KIND = "dense 1-GPU"  # the cases the per-layer overhead is fitted on
 # A variant of the model: Efficiency fields replaced on each case's GPU's own efficiencies
-# (kvplan.perf.costmodel.device_efficiency), so an MI300X row keeps its ROCm fractions.
+# (kvplan.perf.efficiency.device_efficiency), so an MI300X row keeps its ROCm fractions.
 Tweak = dict[str, float | None]
 NO_LAYER_OVERHEAD: Tweak = {"layer_overhead_s": 0.0}
 # Every prefill at the graph floor: the model before the eager prefill floor (for comparison).
@@ -756,7 +759,7 @@ def case_efficiency(gpu: str, tweak: Tweak | None = None) -> Efficiency:
 
 
 def launch_path(eff: Efficiency, eager_prefill: bool) -> Efficiency:
-    """The efficiencies of the run's engine (kvplan.perf.costmodel.engine_efficiency): SGLang
+    """The efficiencies of the run's engine (kvplan.perf.engine_traits.engine_efficiency): SGLang
     launches prefill kernels one by one from Python, so each costs the launch time; vLLM,
     TensorRT-LLM and gpt-fast launch them from CUDA graphs or a compiled engine. SGLang also
     fuses all-reduce + RMSNorm where its defaults do (SGLANG_ALLREDUCE_NORM_FUSION)."""
@@ -791,7 +794,7 @@ def predicted_tpot_ms(case: Case, tweak: Tweak | None = None) -> float:
 
 
 def _batching(case: Case | TtftCase, spec: ModelSpec, path: Efficiency) -> dict:
-    """How the engine's scheduler batches waiting prompts (kvplan.perf.costmodel.serving_tpot_ms):
+    """How the engine's scheduler batches waiting prompts (kvplan.perf.serving.serving_tpot_ms):
     SGLang takes them into one eager step up to its default chunk and pays the launch time
     once per step; vLLM / TensorRT-LLM prefills launch nothing (the GPU time, linear in the
     prompts, is all they add)."""
@@ -885,8 +888,8 @@ def print_launch_table() -> None:
     that makes the row exact. For client TTFTs it is an upper bound (the serving path's time
     is in the measurement), and 0 where the GPU time alone exceeds the measurement."""
     print("\n## Launch time per op implied by each SGLang prefill\n")
-    print("Ops: `kvplan.perf.costmodel.eager_prefill_ops`, counted per architecture in SGLang's "
-          "model code (kvplan/costmodel.py names the files). The launch time that makes each "
+    print("Ops: `kvplan.perf.op_counts.eager_prefill_ops`, counted per architecture in SGLang's "
+          "model code (kvplan/perf/op_counts.py names the files). The launch time that makes each "
           "row exact; client TTFTs hold the serving path too, so theirs are upper bounds. "
           "Before the per-architecture counts, kvplan charged max(GPU time, launch time) per "
           "itemised kernel and these rows implied 105-147 us (DeepSeek, fit) against 64-91 us "
@@ -926,8 +929,8 @@ def print_device_table() -> None:
     amd = {name: eff for name, eff in DEVICE_EFFICIENCY.items()
            if any(c.gpu == name for c in (*CASES, *PREFILL_CASES, *TTFT_CASES))}
     print("\n## AMD Instinct rows: ROCm efficiencies against the CUDA ones (held out)\n")
-    print("kvplan.perf.costmodel.device_efficiency gives the AMD presets the fractions measured on "
-          "ROCm kernels (kvplan/costmodel.py names each source; nothing here is fitted to "
+    print("kvplan.perf.efficiency.device_efficiency gives the AMD presets the fractions measured "
+          "on ROCm kernels (kvplan/perf/efficiency.py names each source; nothing here is fitted to "
           "these rows): " + "; ".join(
               f"{name} HBM {e.hbm:.2f}, FP8 GEMM weight streaming {e.fp8_gemm_hbm:.2f} (aiter "
               f"fused MoE), GEMM {e.gemm:.2f} bf16 / {e.fp8_gemm:.2f} FP8 (AMD max-achievable "
@@ -987,7 +990,7 @@ def main() -> None:
           "(input + output / 2); serving TPOT adds "
           "the prefills run inside decode steps (concurrency x prefill / output length), except "
           "on disaggregated decode nodes; SGLang's prefills (eager) add the launch time of "
-          "each op its model code launches (`kvplan.perf.costmodel.eager_prefill_ops`) to their "
+          "each op its model code launches (`kvplan.perf.op_counts.eager_prefill_ops`) to their "
           "GPU time, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
           "run at the graph floor. Lengths drawn at random are the run's own means. "
           "Band: [0.75, 1.33], [0.5, 2] for large EP. Do not edit by hand.\n")
@@ -1028,7 +1031,7 @@ def main() -> None:
           f"{len(pre_held)}\n")
     print("Measured: one prefill (extend) step as the engine's own benchmark times it, without "
           "a serving path (SGLang `bench_one_batch`, the run after its warm-up). Predicted: "
-          "that step (`kvplan.perf.costmodel.step_time`, phase prefill) for `prompts` prompts of "
+          "that step (`kvplan.perf.roofline.step_time`, phase prefill) for `prompts` prompts of "
           "`prompt` tokens. SGLang launches prefill ops eagerly from Python: the step adds "
           "the ops its model code launches x the eager prefill launch time, "
           f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f}"
@@ -1060,8 +1063,9 @@ def main() -> None:
                    for c in TTFT_CASES)
     print(f"\n## Serving-path TTFT (client, held out): {ttft_hits} of {len(ttft)} cases in band "
           f"({old_hits} with every prefill at the graph floor)\n")
-    print("Predicted: the prefill part of the run's mean TTFT (`kvplan.perf.costmodel.serving_ttft_ms`"
-          "): the prefill of a prompt of the mean length, with SGLang's launch time for SGLang "
+    print("Predicted: the prefill part of the run's mean TTFT "
+          "(`kvplan.perf.serving.serving_ttft_ms`): the prefill of a prompt of the mean length, "
+          "with SGLang's launch time for SGLang "
           "and at the graph floor for vLLM and TensorRT-LLM (NIM), batched as the scheduler "
           "batches it (the first wave of `concurrency` prompts in shared steps, a replacement "
           "with the prompts arriving with it). Measured: the "
@@ -1090,7 +1094,7 @@ NOTES = """
 
 The FP8 GEMM weight-streaming fraction (0.69) is the median of DeepGEMM's published decode-size
 measurements (README, H800), not fitted to these cases. The kernel floor (4 us, NVIDIA's CUDA
-Graphs post) applies per GEMM kernel, as the engines launch them (kvplan/costmodel.py): at TP 8
+Graphs post) applies per GEMM kernel, as the engines launch them (kvplan/perf/roofline.py): at TP 8
 DeepSeek's projections are five kernels of 2-15 MB per rank, each under a floor, and a block-FP8
 (w8a8) GEMM is two kernels, the activation quantization and the GEMM (SGLang
 `apply_w8a8_block_fp8_linear`). Dense bf16 models are unchanged by these rules (their GEMMs
@@ -1174,7 +1178,7 @@ TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) re
 **AMD Instinct efficiencies (no new constant, nothing fitted).** The AMD rows were charged
 NVIDIA's kernel fractions (FlashMLA's HBM 0.90, DeepGEMM's 0.69 / 0.70) and, as the MI300X had no
 scale-up preset, PCIe 5 (50 GB/s, 20 us) for every all-reduce. They now get the fractions measured
-on ROCm kernels (`kvplan.perf.costmodel.device_efficiency`, the table above) and the xGMI mesh
+on ROCm kernels (`kvplan.perf.efficiency.device_efficiency`, the table above) and the xGMI mesh
 (`kvplan.hardware.interconnect`, xgmi3: RCCL bus bandwidth 314 GB/s, 8 us custom all-reduce). Before ->
 after: Kimi-K2 TP8 3.37 / 1.72 / 0.90 -> 2.98 / 2.03 / 1.10 at concurrency 1 / 16 / 100,
 DeepSeek-V3 TP8 2.78 -> 2.87, Llama-3-8B decode 1.84 -> 1.71 (STREAM's 0.80) and prefill 1.67 ->
@@ -1191,7 +1195,7 @@ FLOPs or least times (below).
 **Recurrent layers counted from SGLang's code (no new constant).** Qwen3-Next's 36 Gated
 DeltaNet layers were charged five placeholder launched ops each, without their norms, and its
 gated attention and gated shared expert were charged as Qwen3's. Read at SGLang 0.5.6 (the
-rows' release; kvplan/costmodel.py `GatedDeltaNetOps`, `_output_gate_ops`,
+rows' release; kvplan/perf/op_counts.py `GatedDeltaNetOps`, `output_gate_ops`,
 `_shared_expert_gate_ops` quote the code), an eager extend step launches 30 ops per GDN mixer
 at TP 8 (in_proj_qkvz and in_proj_ba, six reshape copies of the split q / k / v / z / b / a and
 their cat, the conv and its input copy, the gating kernel, the state gather and scatter, 13 in
@@ -1370,7 +1374,7 @@ Why the new misses miss:
   power of two: layers/moe/topk.py biased_grouped_topk_gpu), so it runs the torch.compile'd
   `biased_grouped_topk_impl`: three aten topk calls (five CUDA kernels: gatherTopK, and
   sortKeyValueInplace when sorted) and about five Inductor kernels, ~10 kernels where Qwen3-MoE's
-  topk_softmax is one (`kvplan.perf.costmodel.topk_kernels`; the Inductor count is read from its
+  topk_softmax is one (`kvplan.perf.op_counts.topk_kernels`; the Inductor count is read from its
   generated code for the function on the CPU backend, no GPU being at hand: an estimate, not a
   profile; SGLang's own profile of the same PyTorch path for DeepSeek-V3 on H200 read "Only one
   kernel now. 36us->8us." when moe_fused_gate replaced it,

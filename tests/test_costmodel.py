@@ -1,4 +1,5 @@
-"""kvplan.perf.costmodel: the summed-operation roofline, layouts, MTP, and public serving numbers."""
+"""kvplan.perf (costmodel, roofline, op_counts, efficiency, serving): the summed-operation
+roofline, layouts, MTP, and public serving numbers."""
 
 from __future__ import annotations
 
@@ -14,26 +15,25 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.compare import compare_schemes
 from kvplan.cli.app import app
 from kvplan.hardware.gpus import get_gpu
-from kvplan.perf.costmodel import (
-    DEFAULT_EFFICIENCY,
+from kvplan.perf.costmodel import CostInputs, predict, tokens_per_step
+from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from kvplan.perf.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
+from kvplan.perf.layout import Layout
+from kvplan.perf.op_counts import (
     RECURRENT_MIXER_OPS,
-    CostInputs,
-    Efficiency,
-    Layout,
-    _bytes_per_param,
     eager_prefill_ops,
     fused_shared_expert,
-    predict,
-    prefill_launch_ms,
     recurrent_mixer_ops,
+    topk_kernels,
+)
+from kvplan.perf.roofline import step_time
+from kvplan.perf.serving import (
+    prefill_launch_ms,
     serving_tpot_ms,
     serving_ttft_ms,
     sglang_chunked_prefill_tokens,
-    step_time,
-    tokens_per_step,
-    topk_kernels,
 )
-from kvplan.perf.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
+from kvplan.perf.weight_bytes import bytes_per_param
 from kvplan.sources.hf_config import load_config
 from tests.examples_loader import load_example
 
@@ -296,11 +296,11 @@ def test_replicated_fp8_projections_stay_fp8() -> None:
     # on one rank and on eight.
     spec = load_spec("deepseek-v3")
     for tp in (1, 8):
-        _, fp8 = _bytes_per_param(spec, tp)
+        _, fp8 = bytes_per_param(spec, tp)
         assert fp8 == {"attention": True, "dense_mlp": True, "experts": True,
                        "lm_head": False}
     # A bf16 model is never FP8.
-    assert not any(_bytes_per_param(load_spec("qwen3-8b"), 8)[1].values())
+    assert not any(bytes_per_param(load_spec("qwen3-8b"), 8)[1].values())
 
 
 def test_layer_overhead_is_per_layer_per_step() -> None:
@@ -342,7 +342,7 @@ def test_prefill_launch_default_is_the_bench_fit() -> None:
 
 
 def test_eager_prefill_ops_per_architecture() -> None:
-    # Ops SGLang's model code launches in one prefill step (kvplan.perf.costmodel names the files).
+    # Ops SGLang's model code launches in one prefill step (kvplan.perf.op_counts names the files).
     # Qwen3-8B on one GPU (models/qwen3.py): per layer input norm, qkv_proj, q_norm, k_norm,
     # rotary_emb, set_kv_buffer, attention, o_proj, post-attention norm (9), gate_up_proj,
     # SiluAndMul, down_proj (3): 36 x 12 = 432, plus embedding, final norm, lm_head: 435.
@@ -436,7 +436,7 @@ def test_gated_delta_net_state_flops_follow_the_chunked_prefill() -> None:
 def test_eager_prefill_adds_its_launch_time() -> None:
     # SGLang's prefill step: the GPU time at the graph floor plus ops x prefill_launch_s
     # (70 us): Qwen3-8B on one H100, 435 x 70 us = 30.45 ms more, for a 16-token prompt and
-    # for an 8,192-token one alike (the sum fitted in kvplan/costmodel.py, not a max).
+    # for an 8,192-token one alike (the sum fitted in kvplan/perf/efficiency.py, not a max).
     spec = load_spec("qwen3-8b")
     for tokens in (16, 8192):
         kw = {"tokens": tokens, "context": tokens, "requests": 1, "phase": "prefill",
@@ -630,7 +630,7 @@ def test_tp8_moe_qwen3_235b_sglang_b200_concurrency_100() -> None:
     assert 0.75 <= 32.94 / predicted <= 1.33
 
 
-# --- TP all-reduce at decode sizes (kvplan/interconnect.py, Interconnect.all_reduce_s) ---
+# --- TP all-reduce at decode sizes (kvplan/hardware/interconnect.py, Interconnect.all_reduce_s) ---
 
 def test_one_shot_latency_is_the_median_of_the_published_in_graph_timings() -> None:
     from kvplan.hardware.interconnect import INTERCONNECTS
@@ -708,7 +708,7 @@ def test_minimax_m2_full_width_qk_norm_reduces_over_attention_tp() -> None:
     # all-reduced between two kernels (SGLang models/minimax_m2.py MiniMaxM2QKRMSNorm), four
     # kernels per layer (two copies, sum of squares, apply) and one collective.
     spec, b200 = load_spec("minimax-m2"), get_gpu("B200")
-    plain = replace(spec, model_type="llama")  # the same shapes, no full-width q/k norm
+    plain = replace(spec, full_width_qk_norm=False)  # the same shapes, no full-width q/k norm
     layers = spec.num_hidden_layers
 
     def step(s, tp):
@@ -731,7 +731,7 @@ def test_minimax_m2_full_width_qk_norm_reduces_over_attention_tp() -> None:
 def test_mi300x_efficiencies_come_from_their_sources() -> None:
     from statistics import median
 
-    from kvplan.perf.costmodel import device_efficiency
+    from kvplan.perf.efficiency import device_efficiency
 
     mi300x, mi325x, mi355x = (device_efficiency(get_gpu(n)) for n in ("MI300X", "MI325X", "MI355X"))
     # Azure ND MI300X v5 STREAM "Mul 4.26" TB/s of 5.3 (arXiv 2510.27583: BabelStream 81 %).
@@ -760,7 +760,7 @@ def test_mi300x_efficiencies_come_from_their_sources() -> None:
 
 def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaults() -> None:
     from kvplan.hardware.gpus import GPUS
-    from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
+    from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
 
     assert set(DEVICE_EFFICIENCY) == {g.name for g in GPUS.values() if g.platform == "rocm"}
     for gpu in GPUS.values():
@@ -769,7 +769,7 @@ def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaul
 
 
 def test_predict_uses_the_gpus_efficiencies_unless_given() -> None:
-    from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, MI300X_EFFICIENCY
+    from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, MI300X_EFFICIENCY
 
     spec = load_spec("llama-3-8b")
     inputs = CostInputs(context=1024, batch=8)
@@ -864,7 +864,9 @@ def test_glm4_moe_router_and_fused_shared_expert_from_sglang_0_5_6() -> None:
     assert eager_prefill_ops(glm, Layout(tp=8), platform="rocm") - folded == 89 * 4
     # use_qk_norm (GLM-4.5 true, GLM-4.5-Air false): q_norm and k_norm, 2 ops per layer.
     assert glm.qk_norm and not load_spec("glm-4.5-air").qk_norm
-    assert folded - eager_prefill_ops(replace(glm, qk_norm=False), Layout(tp=8)) == 92 * 2
+    # (The per-head norm follows use_qk_norm when the spec is read: kvplan.sources.features.)
+    no_qk_norm = replace(glm, qk_norm=False, per_head_qk_norm=False)
+    assert folded - eager_prefill_ops(no_qk_norm, Layout(tp=8)) == 92 * 2
     # 92 attention blocks x 10 (q_norm, k_norm among them) + 3 dense MLPs x 4 + 89 MoE blocks
     # x 9 (no shared-expert ops) + 5 = 1,738.
     assert folded == 1738
@@ -885,11 +887,9 @@ def test_sglang_allreduce_norm_fusion_drops_the_fused_norms() -> None:
     on SM 10.x (SGLANG_ALLREDUCE_NORM_FUSION): 2 x layers - 1 norm floors fewer per step, and as
     many eager prefill ops; nothing changes off those GPUs, architectures or sizes."""
     from kvplan.engines.sglang.engine import SGLANG_ALLREDUCE_NORM_FUSION
-    from kvplan.perf.costmodel import (
-        device_efficiency,
-        engine_efficiency,
-        step_time,
-    )
+    from kvplan.perf.efficiency import device_efficiency
+    from kvplan.perf.engine_traits import engine_efficiency
+    from kvplan.perf.roofline import step_time
 
     spec, b200 = load_spec("gpt-oss-120b"), get_gpu("B200")
     sglang = engine_efficiency("sglang", device_efficiency(b200))

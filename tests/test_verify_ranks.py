@@ -232,8 +232,8 @@ def test_an_error_in_one_rank_ends_every_rank(monkeypatch, write_spec) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from kvplan.cli.verify_cmd import verify_cmd
     from kvplan.analysis.device import ranks
+    from kvplan.cli.verify_cmd import verify_cmd
 
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     app.command("verify")(verify_cmd)

@@ -25,7 +25,8 @@ from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import rank_caches
 from kvplan.model.attention import AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec, with_share_every
-from kvplan.perf.costmodel import CostInputs, Efficiency, Layout, predict
+from kvplan.perf.costmodel import CostInputs, predict
+from kvplan.perf.efficiency import Efficiency
 from kvplan.perf.flops import (
     MLAForm,
     absorbed_crossover_context,
@@ -34,6 +35,7 @@ from kvplan.perf.flops import (
     mla_cache_elements,
     with_attention,
 )
+from kvplan.perf.layout import Layout
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -387,9 +387,11 @@ def _alternatives_when_not(spec: ModelSpec, req: PlanRequest, closest: Candidate
 def _predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     """Decode and prefill time at the target load (kvplan.perf.costmodel), for layouts it models
     (no pipeline stages); None otherwise."""
-    from kvplan.perf.costmodel import CostInputs, device_efficiency, engine_efficiency, predict
-    from kvplan.perf.costmodel import Layout as CostLayout
+    from kvplan.perf.costmodel import CostInputs, predict
+    from kvplan.perf.efficiency import device_efficiency
+    from kvplan.perf.engine_traits import engine_efficiency
     from kvplan.perf.flops import MLAForm
+    from kvplan.perf.layout import Layout as CostLayout
 
     # Timed as the engine runs it: vLLM attends over MiniCPM3's decompressed cache.
     spec = req.engine.rules.served_spec(spec)

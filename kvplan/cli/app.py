@@ -492,7 +492,8 @@ def compare_cmd(
 
         from kvplan.analysis.compare import compare_schemes
         from kvplan.hardware.interconnect import get_interconnect
-        from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, Layout, device_efficiency
+        from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, device_efficiency
+        from kvplan.perf.layout import Layout
 
         spec = load_spec(model)
         from kvplan.hardware.gpus import get_gpu
@@ -501,7 +502,7 @@ def compare_cmd(
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None
                         else get_interconnect(interconnect.value))
-        # The GPU's achievable fractions (kvplan.perf.costmodel.device_efficiency), with the ones
+        # The GPU's achievable fractions (kvplan.perf.efficiency.device_efficiency), with the ones
         # given here in their place; a given --gemm-efficiency applies to FP8 GEMMs too.
         given = {"hbm": hbm_efficiency, "fp8_gemm_hbm": fp8_gemm_hbm_efficiency,
                  "gemm": gemm_efficiency, "attention": attention_efficiency,

@@ -200,8 +200,9 @@ class ModelSpec:
     # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):
     # loaded and given KV only with speculative decoding (--speculative-method mtp).
     num_nextn_predict_layers: int = 0
-    # The config's `use_qk_norm` (GLM-4.5: per-head RMSNorm of q and k before RoPE); read by the
-    # cost model only for the architectures that honour it (costmodel.CONFIG_QK_NORM_MODEL_TYPES).
+    # The config's `use_qk_norm` (GLM-4.5: per-head RMSNorm of q and k before RoPE); the cost
+    # model reads it through `per_head_qk_norm`, for the architectures that honour it
+    # (kvplan.sources.features).
     qk_norm: bool = False
     # Rows of each distinct rotary cos/sin table vLLM builds
     # (kvplan.weights.base.rope_cache_elements).
@@ -220,6 +221,16 @@ class ModelSpec:
     # Hugging Face repo): exact per-tensor sizes for kvplan.weights.checkpoint. None: sizes from the
     # architecture. Read once at load time, so that planning does no I/O.
     checkpoint: CheckpointWeights | None = field(default=None, compare=False, repr=False)
+    # Architecture features the cost model reads (kvplan.perf.op_counts): set where the spec is
+    # built, from the spec file or else by model_type (kvplan.sources.features, which names the
+    # engine code behind each).
+    per_head_qk_norm: bool = False  # RMSNorm of q and k per head (Qwen3; GLM-4.5 by use_qk_norm)
+    full_width_qk_norm: bool = False  # one q / k RMSNorm over all heads (MiniMax-M2)
+    attention_output_gate: bool = False  # a sigmoid gate per head on the output (Qwen3-Next)
+    shared_expert_gate: bool = False  # a sigmoid gate on the shared expert (Qwen2-MoE)
+    shared_expert_in_fused_moe: bool = False  # SGLang runs it inside fused_moe (GLM-4.5)
+    compiled_grouped_topk: bool = False  # no fused SGLang top-k for its router (GLM-4.5)
+    triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
 
     @property
     def quantization_config(self) -> dict[str, Any] | None:

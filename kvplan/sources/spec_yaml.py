@@ -4,6 +4,7 @@ validated at the boundary, each error one line naming the file and the field."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
@@ -33,6 +34,7 @@ from kvplan.model.spec import (
     share_every_sources,
     validate_kv_sources,
 )
+from kvplan.sources.features import architecture_features
 
 # ---------------------------------------------------------------------------------------------
 # Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
@@ -404,6 +406,9 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
         quantization_json=_parse_quantization(r, path),
     )
+    # Architecture features: the file's own keys, else the table by model_type.
+    spec = replace(spec, **{name: r.bool(name, default=value) for name, value in
+                            architecture_features(spec.model_type, qk_norm=spec.qk_norm).items()})
     r.finish()
     return spec
 

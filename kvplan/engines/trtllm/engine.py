@@ -19,6 +19,7 @@ from kvplan.engines.base import (
     StageFacts,
     StagePool,
 )
+from kvplan.engines.caches import stage_caches
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
@@ -27,7 +28,6 @@ from kvplan.engines.trtllm.budget import (
 )
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
-from kvplan.engines.caches import stage_caches
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
 
 if TYPE_CHECKING:  # pragma: no cover

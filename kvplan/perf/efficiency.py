@@ -1,0 +1,166 @@
+"""The achievable fractions of the datasheet peaks and the fitted constants of the time model
+(`Efficiency`), with the presets per device (`device_efficiency`). kvplan.perf.roofline
+charges each operation of a step with them.
+
+Defaults and where they come from (all overridable with `Efficiency`):
+
+- hbm 0.90: FlashMLA reaches 3,000 GB/s of the H800's 3.35 TB/s in its memory-bound
+  configuration (https://github.com/deepseek-ai/FlashMLA, README);
+- attention 0.60: the same kernel's compute-bound 580 TFLOPS (660 in the 2025-04 release) of the
+  H800's 989 dense bf16 TFLOPS (0.59-0.67);
+- gemm 0.70: DeepGEMM's FP8 GEMMs reach up to 1,550 of 1,979 TFLOPS on H800 at the best shapes
+  and 0.5-0.75 of it at serving shapes (https://github.com/deepseek-ai/DeepGEMM, README);
+  the same fraction is used for bf16 GEMMs;
+- fp8_gemm_hbm 0.69: FP8 (block-scaled, w8a8) GEMMs at decode sizes stream their weights more
+  slowly than a plain copy: DeepGEMM's README table (H800, the twelve DeepSeek-V3 shapes at
+  M = 64 and 128) gives 1,509-2,668 GB/s, median 2,299 GB/s of the 3.35 TB/s HBM (0.69) -
+  activation quantization, scale loads and the fp32 promotion of every 128-wide K block cost
+  bandwidth. bf16 and weight-only GEMMs use `hbm`;
+- kernel floor 4 us: the per-kernel time of short kernels launched from a CUDA graph (NVIDIA,
+  "Getting Started with CUDA Graphs": 3.4 us per kernel,
+  https://developer.nvidia.com/blog/cuda-graphs/), rounded up. It is a floor per *kernel*
+  (kvplan.perf.roofline counts the kernels of each operation).
+- prefill launch 70 us per launched op: FITTED. Engines replay decode steps from CUDA graphs,
+  but SGLang runs every prefill (extend) batch eagerly (model_executor/cuda_graph_runner.py
+  captures decode batch sizes only; server_args.py 0.5.x: enable_piecewise_cuda_graph = False,
+  enable_mixed_chunk = False, so a prefill batch also runs apart from decode): each op is
+  launched from Python (module call, PyTorch dispatch, custom-op wrapper). The step's CPU
+  time is the ops SGLang's model code launches (kvplan.perf.op_counts.eager_prefill_ops,
+  counted per architecture from its model files) x `prefill_launch_s`, and it is ADDED to the
+  step's GPU time at the graph floor. The sum, not the max, because the fit data say so:
+  charging max(GPU, CPU) needs 79-93 us per op for the three short DeepSeek prefills and
+  137 us for the GPU-heavy 16 x 512 one; the sum needs 59-77 us for all four. 70 us is the
+  median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
+  `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
+  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact. Every
+  Qwen3 / Llama prefill and TTFT is held out from it. vLLM replays batches of up to
+  max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512): vllm/config/vllm.py
+  `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs its compiled
+  engine: `Efficiency(prefill_launch_s=0)` (kvplan.perf.engine_traits.engine_efficiency).
+  vLLM's longer prefills run
+  its torch.compile'd code outside graphs, with fused ops; no measurement here times their
+  launches, so they get none.
+- layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
+  the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
+  under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
+  A100), of (measured TPOT - prediction without it) / layers: 29-43 us, median 35 us. It stands
+  for per-layer work the operation list does not itemise (the router GEMM, q/k norms and
+  residual adds counted as no kernel of their own, each GEMM's ramp-up and tail below its
+  streaming rate, CPU gaps between graph replays). Every TP, MoE and EP case of the bench is
+  held out (cost-bench.md reports both). `Efficiency(layer_overhead_s=0)` removes it.
+
+The fractions above are NVIDIA kernels' (FlashMLA, DeepGEMM, CUDA graphs) and are the defaults of
+every CUDA preset. AMD Instinct presets get their own (`device_efficiency`, `DEVICE_EFFICIENCY`),
+from ROCm kernel measurements; nothing in them is fitted to the bench, whose MI300X rows stay held
+out. MI300X (CDNA 3, 304 CUs):
+
+- hbm 0.80: STREAM on Azure ND MI300X v5 reaches Copy 4.11, Mul 4.26, Add 4.14, Triad 4.09 TB/s
+  of 5.3 (0.78-0.80; the same harness on ND H100 v5: 2.90-2.97 of 3.35, 0.87-0.89), index file
+  id 17849256347 (github.com/samuel-bohman/AI-benchmarking-guide, a fork of
+  Azure/AI-benchmarking-guide, Azure_Results/ND_MI300X_v5_results.md); "MI300X achieves 81% of
+  its theoretical peak memory bandwidth" with BabelStream (arXiv 2510.27583,
+  https://arxiv.org/abs/2510.27583);
+- gemm 0.54, fp8_gemm 0.49: AMD's Max-Achievable FLOPs, hipBLASLt at the best shape, MI300X
+  "708 TFLOPs (1207 MHz)" bf16 and "1273 TFLOPs (1230 MHz)" FP8 of the 1,307.4 / 2,614.9 dense
+  peaks (https://rocm.blogs.amd.com/software-tools-optimization/measuring-max-achievable-flops-
+  part2/README.html, Table 1; the clock under dense GEMM load is 1.2 of the 2.1 GHz the peak
+  assumes). A best-shape maximum, so at least as optimistic as NVIDIA's 0.70;
+- fp8_gemm_hbm 0.77: aiter's fused block-FP8 MoE (the kernel that streams the FP8 expert weights
+  on ROCm SGLang) in its own tuned table, ROCm/aiter
+  aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv at e4048607 (cu_num 304,
+  model_dim 7168, inter_dim 2048, 33 experts, top-9): 4,102.9 / 4,091.9 / 4,002.3 GB/s at 16 /
+  32 / 64 tokens, where every expert is touched (the table's `bw` counts all 33), median
+  4,092 GB/s of 5.3 TB/s. aiter's dense block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes
+  (a8w8_blockscale_tuned_gemm_ds_v3.csv, gfx942, M = 64 and 128, 24 rows) are latency-bound
+  instead: 3.9-31 us each, median 765 GB/s, 10-31 us at K = 7168 (not modelled: kvplan charges a
+  w8a8 GEMM at least two 4 us floors). Its large dense ones stream more slowly than the MoE too
+  (the gfx942 rows of all its block-FP8 GEMM tables with >= 40 MB of weights at M <= 128: median
+  1,537 GB/s, best 3,258), so a dense FP8 model's decode on an MI300X is likely predicted faster
+  than it runs: one fraction serves every w8a8 GEMM here, and the MoE's is the one the bench's
+  MI300X rows stream most bytes through;
+- moe floor 67.4 us: the least time of aiter's fused block-FP8 MoE (stage 1 + stage 2, the
+  table's `us`) in its gfx942 tables, a8w8_blockscale_tuned_fmoe_glm5_1.csv (257 experts,
+  inter_dim 256, top-9, the many-small-experts TP-8 shape: 67.4 / 71.1 us at 1 / 2 tokens) and
+  _ds_v3.csv (33 experts, inter_dim 2048: 99.2 us at 1 token, bandwidth-bound); kvplan would
+  otherwise charge the two grouped GEMMs and their quantizations 4 floors, 16 us. CUDA presets
+  keep the floors (no NVIDIA fused-MoE table was read);
+- attention 0.60 and the kernel floor 4 us are NVIDIA's: no ROCm measurement of an MLA decode
+  kernel's compute fraction or of HIP-graph kernel spacing was found (aiter's smallest tuned
+  GEMM kernels take 3.0-3.5 us, which a 4 us floor does not contradict).
+
+MI325X (the MI300X die, HBM3E): gemm 0.645 / fp8_gemm 0.581 from the same AMD table ("843
+TFLOPs", "1519 TFLOPs"); the rest carried over from the MI300X (aiter's cu_num-304 tables do not
+say which of the two ran them). MI355X (CDNA 4): fp8_gemm_hbm 0.74 from the same aiter file's
+gfx950 rows (cu_num 256, 257 experts, top-9, 128 tokens: 5,844 GB/s at inter_dim 256 and 6,001 at
+512, of 8 TB/s) and the moe floor 56.8 us, the least `us` of those rows (inter_dim 512, 1 token;
+77.5 us at inter_dim 256); no MI355X STREAM or MAF figure was found, so hbm and gemm are the
+MI300X's.
+The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
+An explicit `Efficiency` replaces the device's whole; `replace(device_efficiency(gpu), ...)`
+changes one field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kvplan._util.errors import InputError
+from kvplan.engines.base import AllReduceNormFusion
+from kvplan.hardware.gpus import GPU
+
+US = 1e-6
+
+
+@dataclass(frozen=True, kw_only=True)
+class Efficiency:
+    """Achievable fractions of the datasheet peaks (see the module docstring for sources)."""
+
+    hbm: float = 0.90
+    fp8_gemm_hbm: float = 0.69
+    gemm: float = 0.70
+    fp8_gemm: float | None = None  # FP8 (w8a8) GEMMs' fraction of the FP8 peak; None: `gemm`
+    attention: float = 0.60
+    kernel_floor_s: float = 4 * US
+    # Least time of one fused-MoE call at decode sizes, measured; None: its kernels' floors.
+    moe_floor_s: float | None = None
+    # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
+    prefill_launch_s: float = 70 * US
+    layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
+    step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
+    # The engine's fused all-reduce + RMSNorm, where it has one
+    # (kvplan.perf.engine_traits.engine_efficiency); None: none.
+    allreduce_norm_fusion: AllReduceNormFusion | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
+        if self.fp8_gemm is not None and not 0 < self.fp8_gemm <= 1:
+            raise InputError(f"fp8_gemm efficiency must be in (0, 1], got {self.fp8_gemm}")
+        if self.moe_floor_s is not None and self.moe_floor_s < 0:
+            raise InputError(f"moe_floor_s must be >= 0, got {self.moe_floor_s}")
+        for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
+                     "step_overhead_s"):
+            value = getattr(self, name)
+            if value < 0:
+                raise InputError(f"{name} must be >= 0, got {value}")
+
+
+DEFAULT_EFFICIENCY = Efficiency()
+
+# AMD Instinct presets: achievable fractions from ROCm kernel measurements (module docstring:
+# sources, and which values are carried over from the MI300X). Every other preset (CUDA) gets
+# DEFAULT_EFFICIENCY.
+MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49,
+                               moe_floor_s=67.4 * US)
+DEVICE_EFFICIENCY: dict[str, Efficiency] = {
+    "MI300X": MI300X_EFFICIENCY,
+    "MI325X": replace(MI300X_EFFICIENCY, gemm=0.645, fp8_gemm=0.581),
+    "MI355X": replace(MI300X_EFFICIENCY, fp8_gemm_hbm=0.74, moe_floor_s=56.8 * US),
+}
+
+
+def device_efficiency(gpu: GPU) -> Efficiency:
+    """The achievable fractions kvplan assumes on `gpu` (its preset's, else the CUDA defaults)."""
+    return DEVICE_EFFICIENCY.get(gpu.name, DEFAULT_EFFICIENCY)

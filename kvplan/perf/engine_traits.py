@@ -1,0 +1,47 @@
+"""What the cost model takes from an engine (kvplan.engines.base.CostTraits, declared by each
+engine): its fused TP all-reduce + RMSNorm and whether it launches prefill ops eagerly;
+`engine_efficiency` applies both to an `Efficiency` (kvplan.perf.efficiency). Read from the
+engines' code, not fitted."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvplan.engines.base import AllReduceNormFusion, Engine
+from kvplan.hardware.gpus import GPU
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from kvplan.perf.layout import Layout
+
+
+def fusion_applies(fusion: AllReduceNormFusion, spec: ModelSpec, gpu: GPU, layout: Layout,
+                   tokens: int) -> bool:
+    """Whether a step takes an engine's fused TP all-reduce + residual add + RMSNorm (FlashInfer's
+    trtllm_allreduce_fusion, pattern kARResidualRMSNorm, in place of the all-reduce and the
+    fused_add_rmsnorm after it): on the engine's architectures and GPU presets, for steps of at
+    most `max_tokens` tokens on a TP group of 2 to `max_ranks` GPUs (one node), without DP
+    attention or expert-parallel all-to-all. That step's RMSNorm after each fused all-reduce
+    costs no kernel of its own (kvplan.perf.roofline.step_time); the all-reduce keeps its time
+    (the norm is the kernel's epilogue)."""
+    return (spec.model_type in fusion.model_types and gpu.name in fusion.gpus
+            and 1 < layout.tp <= fusion.max_ranks and not layout.dp_attention
+            and layout.ep == 1 and 0 < tokens <= fusion.max_tokens)
+
+
+def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
+                         eff: Efficiency) -> bool:
+    """Whether a step of `tokens` tokens runs `eff`'s fused all-reduce + RMSNorm."""
+    fusion = eff.allreduce_norm_fusion
+    return fusion is not None and fusion_applies(fusion, spec, gpu, layout, tokens)
+
+
+def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
+    """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
+    all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
+    from Python, outside CUDA graphs (SGLang), pay `prefill_launch_s` per launched prefill op
+    (kvplan.perf.op_counts.eager_prefill_ops); vLLM replays prefills of up to 512 tokens (by
+    default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time (vLLM's
+    longer, torch.compile'd prefills are not measured here: none either)."""
+    traits = Engine(engine).rules.cost_traits
+    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion)
+    return eff if traits.eager_prefill else replace(eff, prefill_launch_s=0.0)

@@ -1,0 +1,334 @@
+"""Predicted decode and prefill time: a roofline summed over the operations of a step.
+
+Every operation of a step (per layer: the attention projections, the attention over the cache,
+the MLP or the experts, the collectives; then the lm_head) costs
+
+    max(FLOPs / (peak of its dtype x gemm or attention efficiency),
+        bytes / (HBM bandwidth x hbm efficiency),
+        kernel floor)
+
+and the step is the sum, plus a floor for each small kernel (norms, RoPE, activation, top-k)
+that moves too little to register. This is not the old one-max-per-step roofline: a step whose
+attention is compute-bound and whose weights are memory-bound pays for both.
+
+The efficiencies and the fitted constants, with their sources, are kvplan.perf.efficiency's
+(`Efficiency`, `device_efficiency`); what each architecture launches, kvplan.perf.op_counts's.
+
+Kernels:
+
+- The kernel floor is per *kernel*: an operation that the engines run as k GEMM kernels costs at
+  least k floors (with its bytes split evenly over them, exactly max(FLOPs / rate, bytes /
+  bandwidth, k x floor)). Per layer: GQA/MHA projections are 2 kernels (the fused QKVParallelLinear
+  and o_proj, vLLM model_executor/models/llama.py); MLA's are 3 (fused q_a + kv_a, q_b, o_proj:
+  SGLang models/deepseek_v2.py `fused_qkv_a_proj_with_mqa`) plus the absorbed form's two batched
+  matmuls (W_UK before attention, W_UV after) or the decompressed form's kv_b GEMM; a dense MLP and
+  the routed experts are 2 each (merged gate_up, then down; fused_moe's w13 and w2). At decode
+  sizes on TP 8 many of these GEMMs move less than a floor's worth of bytes (DeepSeek-V3's q_b_proj
+  is 4.7 MB per rank, 1.4 us at 3.35 TB/s), so lumping them under one floor undercounts.
+  The router's top-k is one kernel, except where SGLang has no fused kernel for the
+  architecture's routing (GLM-4.5 / 4.6: a torch.compile'd biased grouped top-k of ~10 kernels,
+  kvplan.perf.op_counts.topk_kernels); GLM-4.5's one shared expert runs inside fused_moe on
+  CUDA (kvplan.perf.op_counts.fused_shared_expert), with no kernels or prefill ops of its own.
+  Both read from SGLang 0.5.6's code (ModelSpec.compiled_grouped_topk and
+  ModelSpec.shared_expert_in_fused_moe, set by kvplan.sources.features), not fitted.
+- FP8 (w8a8) GEMMs are two kernels each: the activations are quantized first
+  (SGLang layers/quantization/fp8_utils.py `apply_w8a8_block_fp8_linear` runs
+  `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
+  two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
+  2k floors.
+- A collective is a kernel too: at least one floor.
+
+Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of
+kvplan.model.spec.RECURRENT_FIELDS): the mixer's projections are GEMMs over its weights
+(kvplan.perf.op_counts.RecurrentMixerOps.decode_gemm_kernels kernels in a decode step), and its
+state update reads and writes every request's conv and SSM state once per step
+(kvplan.kv.cache.recurrent_state, in the dtypes the engine keeps: SGLang a float32 SSM state by
+default, server_args.py --mamba-ssm-dtype; vLLM the model dtype unless the config fixes it), with
+kvplan.perf.flops.recurrent_state_flops_per_token (Gated DeltaNet's prefill in its chunked form).
+An eager SGLang prefill launches `RecurrentMixerOps.extend_ops` per mixer, counted from SGLang
+0.5.6's code for Gated DeltaNet and Mamba2; the other kinds keep a five-op placeholder
+(`counted_from_code` is False).
+
+FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
+(DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
+
+Layouts (kvplan.perf.layout.Layout): `tp` splits attention, dense MLP and (without `ep`)
+experts over ranks, with two all-reduces per layer; `dp_attention` gives each rank its own
+requests, whole attention and dense layers; `ep` spreads whole experts over ranks, with an
+all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer.
+Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
+the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
+(kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
+one-shot / two-shot kernel (vLLM / SGLang dispatch by world size and bytes; fixed parts measured
+in CUDA graphs per NVLink generation, one-shot / two-shot: 5.7 / 13.1 us on H100, 7.0 / 19.0 us
+on B300, 10 / 20 us unmeasured on A100), beyond 8 MiB or off NVLink an NCCL ring
+(`Interconnect.all_reduce_s`).
+
+Fused all-reduce + residual + RMSNorm: where an engine runs each TP all-reduce and the RMSNorm
+after it as one kernel by default (kvplan.perf.engine_traits.AllReduceNormFusion; SGLang 0.5.6
+for DeepseekV3ForCausalLM on SM 10.x and GptOssForCausalLM on Blackwell, one node, up to 2,048
+tokens a step: `SGLANG_ALLREDUCE_NORM_FUSION`, set by `engine_efficiency("sglang")`), that norm
+costs no kernel floor in the step (and no op of an eager prefill): 2 x layers - 1 per step, the
+first layer's input norm having no all-reduce before it. The all-reduce keeps its time. Read
+from the engine's code, not fitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan.hardware.gpus import GPU
+from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
+from kvplan.model.attention import LatentAttention
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.efficiency import Efficiency, device_efficiency
+from kvplan.perf.engine_traits import fuses_allreduce_norm
+from kvplan.perf.flops import (
+    MLAForm,
+    attended_tokens,
+    attention_flops,
+    recurrent_state_flops_per_token,
+)
+from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
+from kvplan.perf.op_counts import (
+    ATTN_KERNELS,
+    FULL_WIDTH_QK_NORM_KERNELS,
+    MLA_EXTRA_KERNELS,
+    MLP_KERNELS,
+    MOE_EXTRA_KERNELS,
+    RECURRENT_KERNELS,
+    absorbed_norms,
+    eager_prefill_ops,
+    fused_shared_expert,
+    output_gate_ops,
+    recurrent_mixer_ops,
+    topk_kernels,
+)
+from kvplan.perf.weight_bytes import bytes_per_param
+from kvplan.weights.params import count_params, recurrent_params
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpTime:
+    name: str
+    seconds: float
+    bound: str  # "compute", "memory", "comm" or "latency"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepTime:
+    """One step on one GPU: total seconds and the time by operation kind (summed over layers)."""
+
+    seconds: float
+    by_op: dict[str, float]
+    flops: float
+    bytes: float
+    comm_seconds: float
+
+
+class _Step:
+    """Accumulates operation times for one step. `floor_s` is the least time of one kernel
+    (the CUDA-graph floor); an eager prefill's launch time is added apart (`prefill_launch`)."""
+
+    def __init__(self, gpu: GPU, eff: Efficiency, floor_s: float) -> None:
+        self.gpu, self.eff, self.floor_s = gpu, eff, floor_s
+        self.by_op: dict[str, float] = {}
+        self.flops = self.bytes = self.comm = 0.0
+
+    def op(self, name: str, *, flops: float, nbytes: float, fp8: bool = False,
+           attention: bool = False, kernels: int = 1, least_s: float | None = None) -> None:
+        """`least_s`: the operation's measured least time, in place of its kernels' floors."""
+        peak = self.gpu.peak_bf16_flops_per_s
+        frac = self.eff.attention if attention else self.eff.gemm
+        if fp8 and self.gpu.peak_fp8_flops_per_s:
+            peak = self.gpu.peak_fp8_flops_per_s
+            if not attention and self.eff.fp8_gemm is not None:
+                frac = self.eff.fp8_gemm
+        hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
+        if fp8 and not attention:
+            kernels *= 2  # each w8a8 GEMM quantizes its activations first (docstring)
+        floor = kernels * self.floor_s if least_s is None else least_s
+        t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm), floor)
+        self.flops += flops
+        self.bytes += nbytes
+        self.by_op[name] = self.by_op.get(name, 0.0) + t
+
+    def kernels(self, name: str, n: int) -> None:
+        self.by_op[name] = self.by_op.get(name, 0.0) + n * self.floor_s
+
+    def fixed(self, name: str, seconds: float) -> None:
+        """Time that depends on neither FLOPs nor bytes (the per-layer overhead)."""
+        self.by_op[name] = self.by_op.get(name, 0.0) + seconds
+
+    def collective(self, name: str, seconds: float) -> None:
+        if seconds > 0:  # a collective is a kernel too: at least one floor
+            seconds = max(seconds, self.floor_s)
+        self.comm += seconds
+        self.by_op[name] = self.by_op.get(name, 0.0) + seconds
+
+    def result(self) -> StepTime:
+        total = sum(self.by_op.values()) + self.eff.step_overhead_s
+        return StepTime(seconds=total, by_op=dict(self.by_op), flops=self.flops,
+                        bytes=self.bytes, comm_seconds=self.comm)
+
+
+def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
+    """GEMM kernels of one layer's attention projections (see the module docstring)."""
+    if not latent:
+        return 2  # fused qkv_proj, o_proj
+    extra = 2 if absorb else 1 if form is MLAForm.decompressed else 0
+    return 3 + extra  # fused q_a + kv_a, q_b, o_proj (+ W_UK / W_UV bmm, or kv_b)
+
+
+def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests: int,
+              phase: str = "decode", kv_dtype: str = "bf16", mla_form: MLAForm = MLAForm.absorbed,
+              layout: Layout = ONE_GPU, eff: Efficiency | None = None,
+              fp8_attention: bool = False, quantization: str | None = None,
+              layers: range | None = None, logits: int | None = None,
+              conv_dtype: str | None = None, ssm_dtype: str = "auto") -> StepTime:
+    """One forward step on one GPU (rank) of `layout`.
+
+    decode: `requests` requests per rank, `tokens` = requests x (1 + draft tokens) query tokens,
+    each attending `context` cached tokens; prefill: one prompt of `tokens` = `context` tokens
+    (causal). `layers`: only these decoder layers (the MTP draft module); `logits`: rows through
+    the lm_head (default: one per request). `conv_dtype` / `ssm_dtype`: the recurrent state's
+    dtypes as the engine keeps them (EngineRules.state_dtypes; None / "auto": vLLM's rule,
+    kvplan.kv.cache.recurrent_state; SGLang keeps the SSM state in float32 by default). `eff`
+    None: the device's (`device_efficiency`)."""
+    check_layout(spec, layout)
+    if eff is None:
+        eff = device_efficiency(gpu)
+    s = _Step(gpu, eff, eff.kernel_floor_s)
+    h = spec.hidden_size
+    att_tp = layout.attention_tp
+    counts = count_params(spec)
+    bpp_attn, fp8 = bytes_per_param(spec, att_tp, quantization)
+    expert_ranks = layout.ep if layout.ep > 1 else layout.tp
+    bpp_exp, fp8_exp = bytes_per_param(spec, expert_ranks, quantization)
+    att = spec.attention
+    latent = isinstance(att, LatentAttention)
+    form = mla_form if phase == "decode" else (
+        MLAForm.naive if mla_form is MLAForm.absorbed else mla_form)
+    # KV bytes one request reads per attended token per layer, on this rank.
+    kv_layer = attention_token_bytes(spec, kv_dtype, att_tp)
+    if latent and form is MLAForm.decompressed and not att.decompressed_cache:
+        # (An engine that caches the model decompressed already says how: attention_token_bytes.)
+        heads = att.num_attention_heads // att_tp
+        kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
+            2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)
+    attn_link = link(layout, gpu, layout.tp)
+    # Tokens entering a MoE layer across the ranks that share its experts.
+    moe_tokens = tokens * (layout.world if layout.dp_attention else 1)
+    act_bytes = 2  # bf16 activations
+    chosen = layers if layers is not None else range(spec.num_hidden_layers)
+    # The engine's fused all-reduce + residual + RMSNorm (engine_traits.AllReduceNormFusion): the
+    # norm after each fused all-reduce costs no kernel of its own.
+    fused = fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
+    state = None
+    rec_weights = rec_proj_flops = rec_state_flops = 0
+    if spec.recurrent is not None:
+        # One request's recurrent state on this rank (kvplan.kv.cache.recurrent_state: vLLM's
+        # shapes; SGLang's are the same, configs/mamba_utils.py).
+        state = recurrent_state(spec.recurrent, tp=att_tp,
+                                conv_dtype=conv_dtype or activation_dtype(spec),
+                                ssm_dtype=ssm_dtype)
+        rec_weights = recurrent_params(spec)
+        rec_proj_flops = 2 * rec_weights
+        rec_state_flops = recurrent_state_flops_per_token(spec, phase)
+    for i in chosen:
+        lp = counts.layers[i]
+        s.fixed("layer_overhead", eff.layer_overhead_s)
+        fused_input, fused_post = absorbed_norms(spec, i, chosen.start) if fused else (False, False)
+        if spec.has_attention(i):
+            span = attended_tokens(spec, i, context)
+            f = attention_flops(spec, context=span, phase=phase, mla_form=form)
+            proj = f.q_proj + f.kv_proj + f.absorb + f.o_proj
+            s.op("attention_proj", flops=tokens * proj / att_tp,
+                 nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
+                 * bpp_attn["attention"], fp8=fp8["attention"],
+                 kernels=_projection_kernels(latent, form, f.absorb))
+            core = (f.scores + f.values) / att_tp
+            if phase == "decode":
+                kv_read = requests * span * kv_layer
+            else:
+                kv_read = tokens * kv_layer  # prefill writes the cache once
+            if f.kv_up_proj:
+                # Naive MLA: up-project every cached latent (a GEMM growing with the context),
+                # write the per-head K/V and read them back in attention (bf16).
+                up_tokens = requests * span if phase == "decode" else tokens
+                up_bytes = up_tokens * att.num_attention_heads // att_tp * (
+                    att.qk_nope_head_dim + att.v_head_dim) * act_bytes
+                # Decode: once per request over its `span` latents (f.kv_up_proj already counts
+                # them); prefill: once per prompt token.
+                up_flops = (requests if phase == "decode" else tokens) * f.kv_up_proj / att_tp
+                s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
+                kv_read += up_bytes
+            s.op("attention", flops=tokens * core, nbytes=kv_read, fp8=fp8_attention,
+                 attention=True)
+            s.kernels("small_kernels", ATTN_KERNELS + (MLA_EXTRA_KERNELS if latent else 0)
+                      + output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
+            if spec.full_width_qk_norm:
+                s.kernels("small_kernels", FULL_WIDTH_QK_NORM_KERNELS)
+                # fp32 sums of squares of q and k, one each per token
+                s.collective("qk_norm_all_reduce", attn_link.all_reduce_s(att_tp, tokens * 2 * 4))
+            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+        if spec.has_recurrent(i):
+            assert spec.recurrent is not None and state is not None
+            # The projections (in_proj .. out_proj: GEMMs over the mixer's weights), then the
+            # state update: the conv state and the SSM / delta-rule state of every request are
+            # read and written back once per step (decode: causal_conv1d_update and
+            # fused_sigmoid_gating_delta_rule_update / selective_state_update update them in
+            # place; prefill: the initial state gathered, the final one scattered back), in the
+            # state dtypes the engine keeps (`conv_dtype`, `ssm_dtype`).
+            s.op("recurrent", flops=tokens * rec_proj_flops / att_tp,
+                 nbytes=rec_weights * bpp_attn["attention"],
+                 kernels=recurrent_mixer_ops(spec.recurrent).decode_gemm_kernels)
+            s.op("recurrent_state", flops=tokens * rec_state_flops / att_tp,
+                 nbytes=requests * 2 * state.state_bytes, attention=True)
+            s.kernels("small_kernels", RECURRENT_KERNELS)
+        if not spec.has_mlp(i):
+            continue
+        s.kernels("small_kernels", MLP_KERNELS - (1 if fused_post else 0))
+        # A shared expert folded into fused_moe (`fused_shared_expert`) is read by the routed
+        # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
+        folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
+        if lp.mlp and not folded:
+            s.op("mlp", flops=tokens * 2 * lp.mlp / att_tp,
+                 nbytes=lp.mlp * bpp_attn["dense_mlp"], fp8=fp8["dense_mlp"], kernels=2)
+        if lp.routed_experts and spec.moe is not None:
+            moe = spec.moe
+            n, k = moe.n_routed_experts, moe.num_experts_per_tok
+            touched = 1 - (1 - k / n) ** moe_tokens
+            shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
+            shared_bytes = lp.mlp * bpp_attn["dense_mlp"] if folded else 0.0
+            s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks + shared_flops,
+                 nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
+                 + shared_bytes, fp8=fp8_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
+            # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
+            # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
+            # current stream while the router and the routed experts run on alt_stream
+            # (models/qwen2_moe.py forward_normal_dual_stream), so its kernels overlap them.
+            s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
+            if layout.ep > 1:
+                # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.
+                ep_link = link(layout, gpu, layout.ep)
+                sent = tokens * k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep
+                s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)
+            elif layout.dp_attention and layout.tp > 1:
+                # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
+                s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
+                    layout.tp, moe_tokens * h * act_bytes))
+        if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
+            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+        if spec.has_attention(i):
+            s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
+    rows = requests if logits is None else logits
+    head = counts.lm_head or counts.embedding
+    s.op("lm_head", flops=rows * 2 * head / att_tp, nbytes=head * bpp_attn["lm_head"],
+         fp8=fp8["lm_head"])
+    if phase == "prefill" and eff.prefill_launch_s and layers is None:
+        # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
+        s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,
+                                                    platform=gpu.platform, fused_norms=fused)
+                * eff.prefill_launch_s)
+    return s.result()

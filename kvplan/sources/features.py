@@ -1,0 +1,99 @@
+"""Architecture features that a config.json does not state, by model_type: the one table of
+them, applied where every spec is built (kvplan.sources.spec_yaml.parse_spec), so that a bundled
+YAML spec and an imported config.json of one architecture get the same fields.
+
+Each feature is a ModelSpec field of the same name (kvplan.model.spec), default False, read by
+the cost model (kvplan.perf.op_counts, kvplan.perf.roofline). A spec file may set one
+(model_specs/README.md); otherwise it takes this table's value for the spec's model_type. The
+engines pick a model class by the architecture, so the architecture's code decides: each entry
+names the engine code that establishes it (SGLang 0.5.6, pip wheel sglang==0.5.6, unless said).
+"""
+
+from __future__ import annotations
+
+# The feature fields, as ModelSpec and the spec YAML name them:
+# - per_head_qk_norm: RMSNorm of q and of k per head, before RoPE;
+# - full_width_qk_norm: one RMSNorm of q (and of k) over all heads (a weight of num_heads x
+#   head_dim), so that under attention TP the sum of squares is reduced over the ranks;
+# - attention_output_gate: a sigmoid gate per head on the attention output, its logits from the
+#   query projection (doubled);
+# - shared_expert_gate: a sigmoid gate on the shared expert's output (a linear of one output);
+# - shared_expert_in_fused_moe: SGLang runs the one shared expert inside fused_moe (CUDA, no EP);
+# - compiled_grouped_topk: the router's biased grouped top-k has no fused SGLang kernel on CUDA
+#   (more than 32 experts per group): a torch.compile'd graph of several kernels;
+# - triton_causal_conv: SGLang's Mamba2 layers run the Triton causal conv.
+FEATURE_FIELDS = (
+    "per_head_qk_norm",
+    "full_width_qk_norm",
+    "attention_output_gate",
+    "shared_expert_gate",
+    "shared_expert_in_fused_moe",
+    "compiled_grouped_topk",
+    "triton_causal_conv",
+)
+
+# A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
+# true or false.
+USE_QK_NORM = "use_qk_norm"
+
+ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
+    # per_head_qk_norm: models/qwen3.py (Qwen3Attention.q_norm / k_norm, `_apply_qk_norm`).
+    "qwen3": {"per_head_qk_norm": True},
+    # per_head_qk_norm: models/qwen3_moe.py (the same Qwen3Attention norms).
+    "qwen3_moe": {"per_head_qk_norm": True},
+    # models/qwen3_next.py: per_head_qk_norm (Qwen3HybridAttentionDecoderLayer.q_norm / k_norm,
+    # GemmaRMSNorm); attention_output_gate (qkv_proj built with `total_num_heads * (1 +
+    # attn_output_gate)` query heads, attn_output_gate defaulting to True as Qwen3-Next's
+    # config.json does not set it; `attn_output = attn_output * torch.sigmoid(gate)`);
+    # shared_expert_gate (its MoE layers are qwen2_moe.py's Qwen2MoeSparseMoeBlock, below).
+    "qwen3_next": {"per_head_qk_norm": True, "attention_output_gate": True,
+                   "shared_expert_gate": True},
+    # shared_expert_gate: models/qwen2_moe.py Qwen2MoeSparseMoeBlock._forward_shared_experts,
+    # `F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_output`.
+    "qwen2_moe": {"shared_expert_gate": True},
+    # models/glm4_moe.py (the bench's GLM-4.6 rows ran 0.5.6.post1):
+    # - per_head_qk_norm as the config's use_qk_norm: Glm4MoeAttention builds q_norm / k_norm and
+    #   runs `q, k = self._apply_qk_norm(q, k)` under `if self.use_qk_norm` (GLM-4.5 / 4.6: true;
+    #   GLM-4.5-Air: false).
+    # - compiled_grouped_topk: Glm4MoeSparseMoeBlock builds `TopK(use_grouped_topk=True,
+    #   num_expert_group=config.n_group, correction_bias=self.gate.e_score_correction_bias,
+    #   ...)`; layers/moe/topk.py biased_grouped_topk_gpu takes the fused `moe_fused_gate` only
+    #   when `gating_output.shape[1] // num_expert_group <= 32` and
+    #   `is_power_of_two(correction_bias.shape[0])` (DeepSeek-V3: 256 experts in 8 groups, 32 per
+    #   group) and `kimi_k2_moe_fused_gate` only for 384 experts in one group (Kimi-K2); GLM-4.5 /
+    #   4.6 (160 experts, n_group 1) and GLM-4.5-Air (128, n_group 1) have more than 32 experts
+    #   per group, so they take `biased_grouped_topk_impl`, decorated
+    #   `@torch.compile(dynamic=True)`. Qwen3-MoE (`fused_topk`: topk_softmax) and MiniMax-M2
+    #   (`use_grouped_topk` off: topk_sigmoid) launch one kernel.
+    # - shared_expert_in_fused_moe: the one shared expert joins fused_moe as an extra expert that
+    #   every token picks (top_k + 1): `num_fused_shared_experts = 0 if
+    #   disable_shared_experts_fusion else config.n_shared_experts`, kept by
+    #   Glm4MoeForCausalLM.determine_num_fused_shared_experts on CUDA (SM 80 or newer) without
+    #   expert parallelism or DeepEP; server_args.py sets --disable-shared-experts-fusion only
+    #   with the flashinfer_trtllm MoE runner (FP8 / FP4). The shared MLP then launches nothing
+    #   of its own and its add to the routed output goes (forward_normal, `shared_output` None);
+    #   the dual-stream path is not taken. Not DeepSeek's (models/deepseek_v2.py decides apart;
+    #   the bench's DeepSeek rows count the shared expert apart).
+    "glm4_moe": {"per_head_qk_norm": USE_QK_NORM, "compiled_grouped_topk": True,
+                 "shared_expert_in_fused_moe": True},
+    # full_width_qk_norm: MiniMax-M2's q / k RMSNorm spans all heads (config.json "qk_norm_type":
+    # "per_layer"): models/minimax_m2.py MiniMaxM2QKRMSNorm._forward_naive (the default; the
+    # fused kernel needs SGLANG_USE_FUSED_PARALLEL_QKNORM): `q, k = q.contiguous(),
+    # k.contiguous()`, `rms_sumsq_serial(q, k)`, `attn_tp_all_reduce(sum_sq)` (under TP),
+    # `rms_apply_serial(...)`; vLLM models/minimax_m2.py likewise all-reduces the variance
+    # (MiniMaxText01RMSNormTP). Kept in this table, not read from qk_norm_type, so that `kvplan
+    # import` writes the same spec as before.
+    "minimax_m2": {"full_width_qk_norm": True},
+    # triton_causal_conv: models/nemotron_h.py NemotronHMambaDecoderLayer.forward passes
+    # use_triton_causal_conv=True to its MambaMixer2.
+    "nemotron_h": {"triton_causal_conv": True},
+}
+
+
+def architecture_features(model_type: str, *, qk_norm: bool) -> dict[str, bool]:
+    """Every feature field for `model_type`: the table's value, else False. `qk_norm`: the
+    spec's (the config's use_qk_norm), for the entries that follow it (`USE_QK_NORM`)."""
+    features = dict.fromkeys(FEATURE_FIELDS, False)
+    for name, value in ARCHITECTURE_FEATURES.get(model_type, {}).items():
+        features[name] = qk_norm if value == USE_QK_NORM else bool(value)
+    return features
