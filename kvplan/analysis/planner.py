@@ -15,13 +15,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError
+from kvplan.analysis.inputs import plan_inputs
 from kvplan.capacity.plan import (
     CapacityPlan,
     Engine,
     PlanInputs,
     check_kv_dtype,
     default_max_num_batched_tokens,
-    gpu_inputs,
     plan_capacity,
     served_spec,
     state_dtypes,
@@ -167,10 +167,10 @@ def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
         # vLLM's profile run warms the sampler up over max_num_seqs rows of logits: evaluate the
         # candidate with the flag it will be launched with, not the 1,024 default.
         extra.setdefault("max_num_seqs", req.concurrency)
-    return PlanInputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
-                      engine=req.engine, mem_fraction=fraction,
-                      max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
-                      engine_version=req.engine_version, **gpu_inputs(req.gpu), **extra)
+    return plan_inputs(context=context, gpu=req.gpu, engine=req.engine,
+                       engine_version=req.engine_version, max_num_batched_tokens=mnbt,
+                       kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp, mem_fraction=fraction,
+                       dp_attention=layout.dp_attention, **extra)
 
 
 def _evaluate(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,

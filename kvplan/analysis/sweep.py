@@ -29,13 +29,11 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, human_bytes
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import scheme_variants
+from kvplan.analysis.inputs import plan_inputs
 from kvplan.capacity.plan import (
     DEFAULT_BLOCK_SIZES,
     Engine,
-    PlanInputs,
     block_pool,
-    default_max_num_batched_tokens,
-    gpu_inputs,
     plan_capacity,
     served_spec,
     vllm_stage_config,
@@ -288,7 +286,7 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
                 # vLLM raises the block for recurrent state: the effective one, as `estimate`.
                 eff_bs = bs
                 if grid.engine is Engine.vllm and sized.num_recurrent_layers:
-                    eff_bs = vllm_stage_config(sized, PlanInputs(
+                    eff_bs = vllm_stage_config(sized, plan_inputs(
                         context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
                         tp=tp)).block_size
                 layout = kv_layout(sized, kv_dtype=dtype, block_size=eff_bs, tp=tp)
@@ -357,11 +355,8 @@ def _capacity(sized: ModelSpec, layout: Any, contexts: Any, grid: SweepGrid, *, 
 
     if gpu is None:
         return _Capacity()
-    inputs = PlanInputs(context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
-                        tp=tp, engine=grid.engine, mem_fraction=fractions[0],
-                        max_num_batched_tokens=default_max_num_batched_tokens(
-                            gpu.total_bytes, is_a100=gpu.is_a100, engine=grid.engine),
-                        **gpu_inputs(gpu))
+    inputs = plan_inputs(context=int(contexts[0]), gpu=gpu, engine=grid.engine, kv_dtype=dtype,
+                         block_size=grid.block_size, tp=tp, mem_fraction=fractions[0])
     # One exact plan per configuration; weights and reserve depend neither on the context nor
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)
