@@ -112,6 +112,18 @@ def test_presets_ship_in_the_package_and_load_only_when_used():
     assert "READ 0" in proc.stderr
 
 
+def test_every_interconnect_number_states_its_source():
+    from kvplan.hardware.interconnect import DATA_FILE, INTERCONNECTS
+    from kvplan.hardware.interconnect import number_sources as link_sources
+
+    assert DATA_FILE.parent == Path(__file__).resolve().parent.parent / "kvplan" / "hardware"
+    for name, link in INTERCONNECTS.items():
+        sources = link_sources(name)
+        assert sources["bytes_per_s"].strip() and sources["latency_s"].strip()
+        for field in ("custom_all_reduce_latency_s", "two_shot_latency_s"):
+            assert (getattr(link, field) is None) == (field not in sources), (name, field)
+
+
 # Reported totals added for issue 13 were required to carry the URL of the log they quote. The
 # older presets quote their log lines but not all of them have a URL yet (kept as found).
 _QUOTED_WITHOUT_URL = {"H200", "L40S", "RTX-5080", "RTX-PRO-6000"}  # these two: search-index ids

@@ -41,12 +41,13 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan._util.lazy import LazyMapping
 from kvplan._util.units import GB, TB, GiB, MiB
 
 NO_LOG = "no public start-up log found: total_bytes falls back to the nominal capacity"
@@ -179,24 +180,8 @@ def _table() -> _Table:
                   sources=sources)
 
 
-class _Presets(Mapping[str, GPU]):
-    """The presets keyed by name, in gpus.json's order, read on first use."""
-
-    def __getitem__(self, name: str) -> GPU:
-        return _table().by_name[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_table().by_name)
-
-    def __len__(self) -> int:
-        return len(_table().by_name)
-
-    def __repr__(self) -> str:
-        return f"GPUS({', '.join(self)})"
-
-
-GPUS: Mapping[str, GPU] = _Presets()
-"""The presets, keyed by name."""
+GPUS: Mapping[str, GPU] = LazyMapping(lambda: _table().by_name, "GPUS")
+"""The presets, keyed by name, in gpus.json's order (read on first use)."""
 
 
 def number_sources(name: str) -> dict[str, str]:
