@@ -12,7 +12,7 @@ refuse. Pure: no typer, no rich, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, gib_to_bytes
@@ -23,8 +23,10 @@ from kvplan.capacity.plan import (
     gpu_inputs,
     served_spec,
 )
-from kvplan.hardware.gpus import GPU, get_gpu
 from kvplan.model.spec import ModelSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
 
 
 def plan_inputs(*, context: int, gpu: GPU | None = None, engine: Engine = Engine.vllm,
@@ -107,7 +109,9 @@ def estimate_inputs(
         kv_budget_gib = kv_cache_memory / GiB
     preset = None
     if gpu is not None:
-        preset = get_gpu(gpu)  # the presets load only when one is named
+        from kvplan.hardware.gpus import get_gpu  # imported (and read) when a GPU is named
+
+        preset = get_gpu(gpu)
     if platform is None:
         platform = preset.platform if preset is not None else "cuda"
     if speculative_method is not None and num_speculative_tokens == 0:

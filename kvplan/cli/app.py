@@ -53,8 +53,6 @@ from kvplan.cli.common import (
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.hardware.interconnect import InterconnectName
 from kvplan.present.capacity_view import capacity_view
-from kvplan.present.catalog_view import engines_view, gpus_view, specs_view
-from kvplan.present.compare_view import compare_view
 from kvplan.present.estimate_view import estimate_view
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.resolve import load_bundled_specs, shown_path
@@ -80,21 +78,26 @@ def specs_cmd(
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """List the bundled model specs with their attention kind and KV bytes per token."""
+    from kvplan.present.catalog_view import specs_view
+
     with handle_errors():
         emit(specs_view(load_bundled_specs(), kv_dtype=kv_dtype.value), fmt)
 
 
 def engines_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the engine profiles (--engine-version) and what changes between versions."""
+    from kvplan.present.catalog_view import engines_view
+
     with handle_errors():
         emit(engines_view(), fmt)
 
 
 def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
-    with handle_errors():
-        from kvplan.hardware.gpus import GPUS
+    from kvplan.hardware.gpus import GPUS
+    from kvplan.present.catalog_view import gpus_view
 
+    with handle_errors():
         emit(gpus_view(list(GPUS.values())), fmt)
 
 
@@ -377,6 +380,7 @@ def compare_cmd(
         from kvplan.hardware.gpus import get_gpu
         from kvplan.hardware.interconnect import get_interconnect
         from kvplan.perf.costmodel import DEFAULT_EFFICIENCY, Layout, device_efficiency
+        from kvplan.present.compare_view import compare_view
 
         spec = load_spec(model)
         preset = get_gpu(gpu) if gpu is not None else None
