@@ -128,8 +128,8 @@ def _quantity(text: object, where: str) -> int:
 
 def _number(entry: dict[str, Any], key: str, where: str) -> tuple[int | None, str]:
     """One number of an entry and its source; (None, source) for ``value: null``."""
-    item = entry[key]
-    if not isinstance(item, dict) or not item.get("source"):
+    item = entry.get(key)
+    if not isinstance(item, dict) or not item.get("source") or "value" not in item:
         raise ValueError(f"{DATA_FILE.name}: {where}.{key}: needs a value and its source")
     value = item["value"]
     return (None if value is None else _quantity(value, f"{where}.{key}")), item["source"]
@@ -143,7 +143,7 @@ def _preset(entry: dict[str, Any]) -> tuple[GPU, dict[str, str]]:
         raise ValueError(f"{DATA_FILE.name}: {where}: unknown fields {sorted(unknown)}")
     numbers, sources = {}, {}
     for key, field_name in _NUMBERS.items():
-        if entry.get(key) is None:  # no reported / nvidia-smi total
+        if entry.get(key) is None and key in ("reported_total", "smi_total"):  # none found
             numbers[field_name], sources[field_name] = None, (
                 NO_LOG if key == "reported_total" else "")
             continue

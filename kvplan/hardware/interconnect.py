@@ -137,8 +137,10 @@ def _quantity(text: object, where: str) -> Any:
 
 
 def _sourced(item: Any, where: str) -> dict[str, Any]:
-    if not isinstance(item, dict) or not item.get("source"):
-        raise ValueError(f"{DATA_FILE.name}: {where}: needs a value and its source")
+    if not isinstance(item, dict) or not item.get("source") or not (
+            "value" in item or "median_of" in item):
+        raise ValueError(f"{DATA_FILE.name}: {where}: needs a value (or median_of a timing "
+                         "table) and its source")
     return item
 
 
@@ -165,8 +167,8 @@ def _table() -> _Table:
         if set(entry) - _FIELDS:
             raise ValueError(f"{DATA_FILE.name}: {where}: unknown fields "
                              f"{sorted(set(entry) - _FIELDS)}")
-        bandwidth = _sourced(entry["bandwidth"], f"{where}.bandwidth")
-        latency = _sourced(entry["latency"], f"{where}.latency")
+        bandwidth = _sourced(entry.get("bandwidth"), f"{where}.bandwidth")
+        latency = _sourced(entry.get("latency"), f"{where}.latency")
         bytes_per_s = _quantity(bandwidth["value"], f"{where}.bandwidth")
         fixed: dict[str, float | None] = {}
         numbers = {"bytes_per_s": bandwidth["source"], "latency_s": latency["source"]}
