@@ -193,13 +193,10 @@ def _views_to_fit() -> list:
     from kvplan.engines.base import PlanInputs
     from kvplan.hardware.gpus import GPUS, get_gpu
     from kvplan.kv.cache import estimate
-    from kvplan.present.views import (
-        capacity_view,
-        compare_view,
-        engines_view,
-        estimate_view,
-        gpus_view,
-    )
+    from kvplan.present.capacity_view import capacity_view
+    from kvplan.present.catalog_view import engines_view, gpus_view
+    from kvplan.present.compare_view import compare_view
+    from kvplan.present.estimate_view import estimate_view
     from kvplan.sources.resolve import load_bundled_specs, load_spec
 
     views = [engines_view(), gpus_view(list(GPUS.values()))]

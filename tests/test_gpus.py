@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GB, GiB, MiB
-from kvplan.hardware.gpus import GPUS, NO_LOG, get_gpu
+from kvplan.hardware.gpus import GPUS, NO_LOG, get_gpu, number_sources
 
 # Every card issue 13 found in engine logs, plus those that were already here.
 REQUIRED = (
@@ -55,6 +60,68 @@ def test_every_figure_has_a_source(name):
         assert gpu.smi_total_source == ""
     else:
         assert gpu.smi_total_source.startswith("https://github.com/")
+
+
+# --- the data file (kvplan/hardware/gpus.json) ---------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(GPUS))
+def test_every_number_states_its_source(name):
+    gpu = GPUS[name]
+    sources = number_sources(name)
+    for field in ("memory_bytes", "hbm_bytes_per_s", "peak_bf16_flops_per_s",
+                  "peak_fp8_flops_per_s", "reported_total_bytes"):
+        assert sources[field].strip(), field
+    assert sources["reported_total_bytes"] == gpu.reported_total_source
+    assert sources["smi_total_bytes"] == gpu.smi_total_source
+
+
+def test_quantities_in_the_data_file():
+    from kvplan.hardware.gpus import _quantity
+
+    assert _quantity("80 GiB", "x") == 80 * GiB
+    assert _quantity("79.19 GiB", "x") == int(79.19 * GiB)  # as a log prints it, rounded down
+    assert _quantity("23028 MiB", "x") == 23_028 * MiB
+    assert _quantity("3350 GB/s", "x") == 3_350 * GB
+    assert _quantity("2 TB/s", "x") == 2 * 10**12
+    assert _quantity("989.5 TFLOPS", "x") == 989_500 * 10**9
+    assert _quantity("362.05 TFLOPS", "x") == 362_050 * 10**9
+    for bad in ("80 GB", "80", "0.0000000000001 TFLOPS"):
+        with pytest.raises(ValueError, match="gpus.json: x: "):
+            _quantity(bad, "x")
+
+
+def test_presets_ship_in_the_package_and_load_only_when_used():
+    from kvplan.hardware.gpus import DATA_FILE
+
+    root = Path(__file__).resolve().parent.parent
+    # The wheel takes the package directory whole, data files included (hatch: no exclude).
+    assert DATA_FILE.parent == root / "kvplan" / "hardware"
+    assert json.loads(DATA_FILE.read_text(encoding="utf-8"))["gpus"]
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    assert '[tool.hatch.build.targets.wheel]\npackages = ["kvplan"]\n' in pyproject
+    assert "exclude" not in pyproject
+    # `kvplan estimate` without a GPU never reads the file.
+    code = ("import sys, runpy\n"
+            "sys.argv = ['kvplan', 'estimate', 'llama-3.1-8b', '--format', 'json']\n"
+            "try:\n    runpy.run_module('kvplan', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "import kvplan.hardware.gpus as g\n"
+            "print('READ', g._table.cache_info().currsize, file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert "READ 0" in proc.stderr
+
+
+def test_every_interconnect_number_states_its_source():
+    from kvplan.hardware.interconnect import DATA_FILE, INTERCONNECTS
+    from kvplan.hardware.interconnect import number_sources as link_sources
+
+    assert DATA_FILE.parent == Path(__file__).resolve().parent.parent / "kvplan" / "hardware"
+    for name, link in INTERCONNECTS.items():
+        sources = link_sources(name)
+        assert sources["bytes_per_s"].strip() and sources["latency_s"].strip()
+        for field in ("custom_all_reduce_latency_s", "two_shot_latency_s"):
+            assert (getattr(link, field) is None) == (field not in sources), (name, field)
 
 
 # Reported totals added for issue 13 were required to carry the URL of the log they quote. The

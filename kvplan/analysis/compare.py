@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from kvplan._util.errors import InputError
+from kvplan.analysis.inputs import build_inputs
 from kvplan.capacity.plan import plan_capacity
-from kvplan.engines.base import PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import rank_caches
 from kvplan.model.attention import AttentionKind, HeadAttention, LatentAttention
@@ -207,11 +207,9 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                 mla_form=form or MLAForm.absorbed, **cost_kw))  # type: ignore[arg-type]
         max_requests = None
         if gpu is not None:
-            max_requests = plan_capacity(sized, PlanInputs(
-                context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
-                dp_attention=par.dp_attention, **gpu_inputs(gpu),
-                max_num_batched_tokens=default_max_num_batched_tokens(
-                    gpu.total_bytes, is_a100=gpu.is_a100))).max_requests
+            max_requests = plan_capacity(sized, build_inputs(
+                context=context, gpu=gpu, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
+                dp_attention=par.dp_attention)).max_requests
         rows.append(SchemeRow(
             scheme=label + (f" + CLA x{share_layers}" if share_layers > 1 else ""),
             native=_is_native(spec, attention, form),

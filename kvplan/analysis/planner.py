@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError
+from kvplan.analysis.inputs import build_inputs
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
@@ -23,8 +24,6 @@ from kvplan.engines.base import (
     PlanInputs,
     check_kv_dtype,
     default_max_num_batched_tokens,
-    gpu_inputs,
-    plan_inputs,
     supported_kv_dtypes,
 )
 from kvplan.hardware.gpus import GPU
@@ -162,10 +161,10 @@ def _inputs(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,
         # vLLM's profile run warms the sampler up over max_num_seqs rows of logits: evaluate the
         # candidate with the flag it will be launched with, not the 1,024 default.
         extra.setdefault("max_num_seqs", req.concurrency)
-    return plan_inputs(context=context, kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp,
-                       engine=req.engine, mem_fraction=fraction,
-                       max_num_batched_tokens=mnbt, dp_attention=layout.dp_attention,
-                       engine_version=req.engine_version, **gpu_inputs(req.gpu), **extra)
+    return build_inputs(context=context, gpu=req.gpu, engine=req.engine,
+                        engine_version=req.engine_version, max_num_batched_tokens=mnbt,
+                        kv_dtype=kv_dtype, tp=layout.tp, pp=layout.pp, mem_fraction=fraction,
+                        dp_attention=layout.dp_attention, **extra)
 
 
 def _evaluate(spec: ModelSpec, req: PlanRequest, layout: Layout, kv_dtype: str,

@@ -28,13 +28,12 @@ from kvplan._util.dtypes import DTYPES
 from kvplan._util.errors import InputError
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import scheme_variants
+from kvplan.analysis.inputs import build_inputs
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
     PlanInputs,
-    default_max_num_batched_tokens,
-    gpu_inputs,
 )
 from kvplan.hardware.gpus import GPU, get_gpu
 from kvplan.kv.cache import check_tp, rank_caches
@@ -344,11 +343,8 @@ def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, t
 
     if gpu is None:
         return _Capacity()
-    inputs = PlanInputs(context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size,
-                        tp=tp, engine=grid.engine, mem_fraction=fractions[0],
-                        max_num_batched_tokens=default_max_num_batched_tokens(
-                            gpu.total_bytes, is_a100=gpu.is_a100, engine=grid.engine),
-                        **gpu_inputs(gpu))
+    inputs = build_inputs(context=int(contexts[0]), gpu=gpu, engine=grid.engine, kv_dtype=dtype,
+                          block_size=grid.block_size, tp=tp, mem_fraction=fractions[0])
     # One exact plan per configuration; weights and reserve depend neither on the context nor
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)

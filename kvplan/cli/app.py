@@ -18,10 +18,9 @@ import typer
 from typer.core import TyperCommand
 
 from kvplan._util.dtypes import KVDType
-from kvplan._util.errors import InputError
-from kvplan._util.units import GiB, gib_to_bytes
-from kvplan.capacity.plan import plan_capacity
-from kvplan.capacity.reverse import fraction_needed, longest_context
+from kvplan._util.units import GiB
+from kvplan.analysis.estimate_run import run_estimate
+from kvplan.analysis.inputs import estimate_inputs
 from kvplan.cli.common import (
     DisableHybridOpt,
     DTypeOpt,
@@ -48,43 +47,19 @@ from kvplan.cli.common import (
     check_output,
     defer_warning,
     handle_errors,
-    hybrid_manager_choice,
     load_spec,
 )
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
-    check_kv_dtype,
-    default_max_num_batched_tokens,
-    gpu_inputs,
-    plan_inputs,
 )
-from kvplan.engines.caches import draft_layers
 from kvplan.hardware.interconnect import InterconnectName
-from kvplan.kv.cache import estimate
+from kvplan.present.capacity_view import capacity_view
+from kvplan.present.estimate_view import estimate_view
 from kvplan.present.render import OutputFormat, emit, warn
-from kvplan.present.views import (
-    ReverseAnswers,
-    capacity_view,
-    compare_view,
-    engines_view,
-    estimate_view,
-    gpus_view,
-    specs_view,
-)
 from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_bundled_specs
-
-
-def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
-    """--vision-tower LAYERS,HIDDEN (two positive ints), or None."""
-    if text is None:
-        return None
-    parts = text.split(",")
-    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-        raise InputError(f"--vision-tower: expected LAYERS,HIDDEN (e.g. 27,1152), got {text!r}")
-    return int(parts[0]), int(parts[1])
 
 
 def _version(value: bool) -> None:
@@ -107,21 +82,26 @@ def specs_cmd(
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """List the bundled model specs with their attention kind and KV bytes per token."""
+    from kvplan.present.catalog_view import specs_view
+
     with handle_errors():
         emit(specs_view(load_bundled_specs(), kv_dtype=kv_dtype.value), fmt)
 
 
 def engines_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the engine profiles (--engine-version) and what changes between versions."""
+    from kvplan.present.catalog_view import engines_view
+
     with handle_errors():
         emit(engines_view(), fmt)
 
 
 def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
     """List the GPU presets: memory, reported total, bandwidth and dense peak FLOP/s."""
-    with handle_errors():
-        from kvplan.hardware.gpus import GPUS
+    from kvplan.hardware.gpus import GPUS
+    from kvplan.present.catalog_view import gpus_view
 
+    with handle_errors():
         emit(gpus_view(list(GPUS.values())), fmt)
 
 
@@ -279,133 +259,45 @@ def estimate_cmd(
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with handle_errors():
-        # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
-        rules = engine.rules
-        spec = rules.served_spec(load_spec(model))
-        if gpu is not None and gpu_mem_gib is not None:
-            raise InputError("--gpu and --gpu-mem-gib: give one, not both")
-        if kv_cache_memory is not None:
-            if kv_budget_gib is not None:
-                raise InputError("--kv-cache-memory and --kv-budget-gib: give one, not both")
-            kv_budget_gib = kv_cache_memory / GiB
-        preset = None
-        if gpu is not None:
-            from kvplan.hardware.gpus import get_gpu  # the presets load only when one is named
-
-            preset = get_gpu(gpu)
-        if platform is None:
-            platform_name = preset.platform if preset is not None else "cuda"
-        else:
-            platform_name = platform.value
-        if speculative_method is not None and num_speculative_tokens == 0:
-            num_speculative_tokens = rules.default_speculative_tokens()
-        if speculative_method is None and (speculative_eagle_topk or
-                                           speculative_num_draft_tokens):
-            raise InputError("--speculative-eagle-topk / --speculative-num-draft-tokens: need "
-                             "--speculative-method")
-        device = {} if preset is None else {
-            k: v for k, v in gpu_inputs(preset).items() if k not in ("total_bytes", "platform")}
-        mm_limits: tuple[tuple[str, int], ...] = ()
-        if limit_mm_per_prompt is not None:
-            from kvplan.engines.vllm.mm import parse_mm_limits
-
-            mm_limits = parse_mm_limits(limit_mm_per_prompt)
-        engine_opts = {
-            **device, "engine_version": engine_version, "platform": platform_name,
-            "hybrid_kv_cache_manager": hybrid_manager_choice(hybrid_manager, disable_hybrid),
-            "prefix_caching": prefix_caching, "ssm_dtype": ssm_dtype.value,
-            "speculative_method": None if speculative_method is None
-            else speculative_method.value,
-            "num_speculative_tokens": num_speculative_tokens,
-            "speculative_eagle_topk": speculative_eagle_topk,
-            "speculative_num_draft_tokens": speculative_num_draft_tokens,
-            "vision_tower": parse_vision_tower(vision_tower),
-            "dtype": None if dtype is WeightDType.auto else dtype.value,
-            "quantization": None if quantization is None else quantization.value,
-            "enforce_eager": enforce_eager,
-            "cuda_graph_max_batch_size": cuda_graph_max_batch_size,
-            "cuda_graph_padding": cuda_graph_padding,
-            "flashinfer_sampler": flashinfer_sampler,
-            "limit_mm_per_prompt": mm_limits,
-            "skip_mm_profiling": skip_mm_profiling,
-            "mm_encoder_tp_mode": mm_encoder_tp_mode.value,
-            "disable_custom_all_reduce": disable_custom_all_reduce,
-            "max_total_tokens": max_total_tokens,
-            "trtllm_backend": trtllm_backend.value,
-            "max_mamba_cache_size": max_mamba_cache_size,
-            "mamba_full_memory_ratio": mamba_full_memory_ratio,
-            "swa_full_tokens_ratio": swa_full_tokens_ratio,
-            "disable_hybrid_swa_memory": disable_hybrid_swa_memory,
-        }
-        if disable_radix_cache:
-            if prefix_caching:
-                raise InputError("--disable-radix-cache and --enable-prefix-caching: give one")
-            engine_opts["prefix_caching"] = False
-        total_for_default = preset.total_bytes if preset is not None else (
-            None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
-        if max_num_batched_tokens is None:
-            max_num_batched_tokens = default_max_num_batched_tokens(
-                total_for_default, is_a100=device.get("is_a100", False), version=engine_version,
-                engine=engine)
-        sizing = plan_inputs(context=context, kv_dtype=kv_dtype, block_size=block_size,
-                             tp=tp, engine=engine, max_num_batched_tokens=max_num_batched_tokens,
-                             **engine_opts)
-        bs = sizing.resolved_block_size
-        # The engine's own allocator for `estimate` (vLLM: its KV-cache groups), after refusing
-        # what its pools do not model.
-        engine_config = rules.estimate_config(spec, sizing)
-        capacity_asked = gpu is not None or gpu_mem_gib is not None or kv_budget_gib is not None
-        try:
-            check_kv_dtype(engine, kv_dtype, preset)
-        except InputError as exc:
-            if capacity_asked:
-                raise
-            warn(f"kvplan: warning: {exc}; sizes shown anyway")
-        conv_dtype, ssm_state_dtype = rules.state_dtypes(spec, sizing)
-        est = estimate(spec, context=context, batch=batch, kv_dtype=kv_dtype,
-                       block_size=bs, tp=tp, engine_config=engine_config,
-                       num_draft_layers=draft_layers(spec, sizing),
-                       ssm_dtype=ssm_state_dtype, conv_dtype=conv_dtype,
-                       num_spec_tokens=num_speculative_tokens)
-        view = estimate_view(spec, est)
-        if gpu is None and gpu_mem_gib is None and kv_budget_gib is None:
-            if requests is not None:
-                raise InputError("--requests: needs --gpu, --gpu-mem-gib or --kv-budget-gib")
+        inputs = estimate_inputs(
+            load_spec(model), context=context, kv_dtype=kv_dtype, engine=engine, gpu=gpu,
+            gpu_mem_gib=gpu_mem_gib, platform=None if platform is None else platform.value,
+            weights_gib=weights_gib, reserve_gib=reserve_gib, kv_budget_gib=kv_budget_gib,
+            kv_cache_memory=kv_cache_memory, expert_parallel=expert_parallel,
+            hybrid_manager=hybrid_manager.value, disable_hybrid=disable_hybrid,
+            disable_radix_cache=disable_radix_cache, limit_mm_per_prompt=limit_mm_per_prompt,
+            vision_tower=vision_tower, block_size=block_size, tp=tp, pp=pp,
+            mem_fraction=mem_fraction, max_num_batched_tokens=max_num_batched_tokens,
+            shared_prefix=shared_prefix, dp_attention=dp_attention, max_num_seqs=max_num_seqs,
+            engine_version=engine_version,
+            speculative_method=None if speculative_method is None else speculative_method.value,
+            num_speculative_tokens=num_speculative_tokens,
+            # PlanInputs fields, as given:
+            prefix_caching=prefix_caching, ssm_dtype=ssm_dtype.value,
+            speculative_eagle_topk=speculative_eagle_topk,
+            speculative_num_draft_tokens=speculative_num_draft_tokens,
+            dtype=None if dtype is WeightDType.auto else dtype.value,
+            quantization=None if quantization is None else quantization.value,
+            enforce_eager=enforce_eager, cuda_graph_max_batch_size=cuda_graph_max_batch_size,
+            cuda_graph_padding=cuda_graph_padding, flashinfer_sampler=flashinfer_sampler,
+            skip_mm_profiling=skip_mm_profiling, mm_encoder_tp_mode=mm_encoder_tp_mode.value,
+            disable_custom_all_reduce=disable_custom_all_reduce,
+            max_total_tokens=max_total_tokens, trtllm_backend=trtllm_backend.value,
+            max_mamba_cache_size=max_mamba_cache_size,
+            mamba_full_memory_ratio=mamba_full_memory_ratio,
+            swa_full_tokens_ratio=swa_full_tokens_ratio,
+            disable_hybrid_swa_memory=disable_hybrid_swa_memory)
+        answer = run_estimate(inputs, batch=batch, requests=requests,
+                              on_warning=lambda message: warn(f"kvplan: warning: {message}"))
+        view = estimate_view(inputs.spec, answer.estimate)
+        if answer.plan is None:
             emit(view, fmt)
             return
-        if preset is not None:
-            total = preset.total_bytes
-            device = (f"{preset.name}, {total / GiB:.2f} GiB "
-                      + ("driver-reported" if preset.reported_total_bytes else "nominal"))
-        elif gpu_mem_gib is not None:
-            total = gib_to_bytes(gpu_mem_gib)
-            device = f"{gpu_mem_gib:g} GiB device"
-        else:
-            total, device = None, "given KV budget"
-        inputs = plan_inputs(
-            context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp, pp=pp,
-            engine=engine, mem_fraction=mem_fraction, total_bytes=total,
-            weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),
-            reserve_bytes=None if reserve_gib is None else gib_to_bytes(reserve_gib),
-            kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
-            max_num_batched_tokens=max_num_batched_tokens, shared_prefix=shared_prefix,
-            dp_attention=dp_attention, ep=tp if expert_parallel else 1,
-            max_num_seqs=max_num_seqs, **engine_opts,
-        )
-        plan = plan_capacity(spec, inputs)
-        reverse = None
-        if requests is not None:
-            longest = longest_context(spec, inputs, requests)
-            reverse = ReverseAnswers(
-                requests=requests, longest_context=longest,
-                longest_context_capped=longest is not None and longest == (
-                    spec.max_position_embeddings or 1 << 24),
-                fraction_needed=fraction_needed(spec, inputs, requests),
-            )
-        cap = capacity_view(spec, plan, device=device, reverse=reverse)
-        if plan.max_requests == 0:
+        cap = capacity_view(inputs.spec, answer.plan, device=inputs.device,
+                            reverse=answer.reverse)
+        if answer.plan.max_requests == 0:
             warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
-                 f"({plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
+                 f"({answer.plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
         emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap)), fmt)
 
 
@@ -488,16 +380,14 @@ def compare_cmd(
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
     with handle_errors():
-        from dataclasses import replace
-
         from kvplan.analysis.compare import compare_schemes
+        from kvplan.hardware.gpus import get_gpu
         from kvplan.hardware.interconnect import get_interconnect
         from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, device_efficiency
         from kvplan.perf.layout import Layout
+        from kvplan.present.compare_view import compare_view
 
         spec = load_spec(model)
-        from kvplan.hardware.gpus import get_gpu
-
         preset = get_gpu(gpu) if gpu is not None else None
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None

@@ -127,15 +127,6 @@ QuantizationOpt = Annotated[LoadQuantization | None, typer.Option(
     "--quantization", help="Quantization applied at load time (bitsandbytes: NF4).")]
 
 
-def hybrid_manager_choice(mode: HybridManager, disable: bool) -> bool | None:
-    if disable:
-        if mode is HybridManager.on:
-            raise InputError("--disable-hybrid-kv-cache-manager contradicts "
-                             "--hybrid-kv-cache-manager on")
-        return False
-    return {HybridManager.auto: None, HybridManager.on: True, HybridManager.off: False}[mode]
-
-
 # Flag values beyond these are typos or attacks: 2^40 tokens or requests, a trillion GiB.
 MAX_FLAG_INT = MAX_SIZE
 MAX_FLAG_FLOAT = 1e12

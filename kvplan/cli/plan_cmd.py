@@ -41,7 +41,7 @@ def plan_cmd(
     FIT, the layout, the exact launch command, and what to change. Exit 0 fits, 3 does not."""
     from kvplan.analysis.planner import PlanRequest, plan_serving
     from kvplan.hardware.gpus import get_gpu
-    from kvplan.present.views import plan_view
+    from kvplan.present.capacity_view import plan_view
 
     with handle_errors():
         spec = load_spec(model)

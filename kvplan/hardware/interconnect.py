@@ -36,22 +36,32 @@ kvplan charges
   ``latency_s + 2 (n - 1) / n x bytes / bytes_per_s``.
 
 ``t1`` and ``t2`` are measured, not fitted: the median, over the published timings in CUDA
-graphs of messages up to 1 MiB (`H100_ONE_SHOT_TIMINGS` ..., `custom_ar_fixed_s`), of the time
+graphs of messages up to 1 MiB (interconnects.json `timings`, `custom_ar_fixed_s`), of the time
 left after the bytes term. The rank count enters through the bytes a rank reads: on H100 the
 fixed part shows no trend from 2 to 6 ranks (one-shot 5.5-6.4 us, two-shot 12.2-14.8 us), so it
 is one number per link (no 8-rank in-graph table was found). The two-shot fixed part is 2.3 x
 the one-shot's on H100 and 2.7 x on B300, more than the 2 x of two rounds (a third barrier);
 at 2-4 MiB the rule runs 12-29 % faster than the H100 two-shot rows (their slopes give
 200-320 GB/s of peer reads, not 360).
+
+The presets live in ``interconnects.json`` beside this module, each number with its source and
+each preset with notes; they are read once, on first use (`INTERCONNECTS`, `get_interconnect`,
+`default_interconnect`).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan._util.lazy import LazyMapping
 from kvplan._util.units import GB, KiB, MiB
 
 US = 1e-6  # seconds per microsecond
@@ -64,48 +74,6 @@ class CustomArTiming:
     ranks: int
     nbytes: int
     seconds: float
-
-
-# vLLM benchmarks/kernels/benchmark_device_communicators.py (each op captured 10 times in one
-# CUDA graph, the replay timed; hidden 8192, bf16), column ca_1stage, 8x H100 SXM: vLLM PR 24111
-# (https://github.com/vllm-project/vllm/pull/24111, "Isolated primitives benchmark results ...
-# H100"; ms per allreduce): "TP=2 ... (32, 8192) 0.50 MB 0.007"; "TP=4 ... (32, 8192) 0.50 MB
-# 0.010 ... (64, 8192) 1.00 MB 0.015"; "TP=6 ... (32, 8192) 0.50 MB 0.013 ... (64, 8192) 1.00 MB
-# 0.021". (Larger rows of the same tables: TP4 1.5 / 2 / 3 / 4 MB 0.019 / 0.022 / 0.030 /
-# 0.038, TP6 0.030 / 0.038 / 0.053 / 0.070: the slopes, 393 and 322 GB/s of peer reads, bracket
-# the preset's 360 GB/s.) Cross-check, not in the median: TensorRT-LLM's one-shot all-reduce
-# fused with RMSNorm (through vLLM / FlashInfer) on 2 H100s in a CUDA graph, 6 x 6144 bf16 rows
-# (72 KiB): 6.98 us (https://github.com/flagos-ai/FlagGems-vllm/pull/773, "| 2 | TRT-LLM / peer
-# | one-shot | 6 | 6.9826"); this rule gives 5.9 us for the all-reduce alone.
-H100_ONE_SHOT_TIMINGS = (
-    CustomArTiming(ranks=2, nbytes=512 * KiB, seconds=7 * US),
-    CustomArTiming(ranks=4, nbytes=512 * KiB, seconds=10 * US),
-    CustomArTiming(ranks=4, nbytes=1 * MiB, seconds=15 * US),
-    CustomArTiming(ranks=6, nbytes=512 * KiB, seconds=13 * US),
-    CustomArTiming(ranks=6, nbytes=1 * MiB, seconds=21 * US),
-)
-# The same benchmark on B300 (SM 10.3, NVLink 5), vLLM PR 37756
-# (https://github.com/vllm-project/vllm/pull/37756, "| 16 KiB | **0.007** | 0.019 | 0.029 ...
-# | ca_1stage |"): 7 us at 16 KiB. The excerpt read here does not name the table's world size;
-# at 16 KiB the bytes term is under 0.2 us for any of 2-8 ranks, so the point is taken at 2
-# ranks (the smallest bytes term). Larger rows of that table (32 KiB-1 MiB: 8, 8, 8, 9, 11,
-# 17 us) are left out for the same reason.
-B300_ONE_SHOT_TIMINGS = (
-    CustomArTiming(ranks=2, nbytes=16 * KiB, seconds=7 * US),
-)
-# Column ca_2stage of the same tables (the benchmark forces 2stage with
-# VLLM_CUSTOM_ALLREDUCE_ALGO): H100, PR 24111 "TP=4 ... 0.50 MB ... 0.017 ... 1.00 MB ... 0.018",
-# "TP=6 ... 0.50 MB ... 0.015 ... 1.00 MB ... 0.017" (the "ca_2stage" value follows ca_1stage in
-# each row); B300, PR 37756 "| 16 KiB | **0.007** | 0.019 |" (taken at 2 ranks, as above).
-H100_TWO_SHOT_TIMINGS = (
-    CustomArTiming(ranks=4, nbytes=512 * KiB, seconds=17 * US),
-    CustomArTiming(ranks=4, nbytes=1 * MiB, seconds=18 * US),
-    CustomArTiming(ranks=6, nbytes=512 * KiB, seconds=15 * US),
-    CustomArTiming(ranks=6, nbytes=1 * MiB, seconds=17 * US),
-)
-B300_TWO_SHOT_TIMINGS = (
-    CustomArTiming(ranks=2, nbytes=16 * KiB, seconds=19 * US),
-)
 
 
 def custom_ar_fixed_s(timings: tuple[CustomArTiming, ...], bytes_per_s: float, *,
@@ -152,106 +120,93 @@ class Interconnect:
         return (2 * t1 if t2 is None else t2) + ring  # two-shot
 
 
-_NVLINK4_BYTES_PER_S = 360 * GB
-_NVLINK5_BYTES_PER_S = 720 * GB
+DATA_FILE = Path(__file__).with_name("interconnects.json")
+_UNITS = {"GB/s": GB, "us": US, "KiB": KiB, "MiB": MiB}
+_FIELDS = {"name", "notes", "description", "source", "bandwidth", "latency", "custom_all_reduce",
+           "two_shot"}
 
-_PRESETS: tuple[Interconnect, ...] = (
-    # H100/H200/H800 SXM on NVSwitch: 900 GB/s bidirectional = 450 GB/s each way (datasheet;
-    # H800: 400 GB/s). NCCL's maintainer: "450GB/s is the line rate. With the protocol overhead
-    # (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s"
-    # (https://github.com/NVIDIA/nccl-tests/issues/212); nccl-tests all-reduce bus bandwidth on
-    # 4x H100 "~366 GB/s" (https://waynehacking8.github.io/blog/nccl-nvlink-bandwidth/);
-    # DeepEP's normal kernels reach ~155 GB/s of NVLink in all-to-all on H800. 360 GB/s is used;
-    # the one-shot slopes of vLLM PR 24111 (393 / 322 GB/s at 4 / 6 ranks) agree. Custom
-    # all-reduce: one-shot 5.7 us fixed, two-shot 13.1 us (H100_ONE_SHOT_TIMINGS,
-    # H100_TWO_SHOT_TIMINGS). `latency_s` (NCCL-style collectives: EP all-to-all, all-reduces
-    # above 8 MiB) is unchanged at 10 us.
-    Interconnect(name="nvlink4", description="NVLink 4 / NVSwitch (H100, H200, H800 SXM)",
-                 bytes_per_s=_NVLINK4_BYTES_PER_S, latency_s=10 * US,
-                 custom_all_reduce_latency_s=custom_ar_fixed_s(H100_ONE_SHOT_TIMINGS,
-                                                               _NVLINK4_BYTES_PER_S),
-                 two_shot_latency_s=custom_ar_fixed_s(H100_TWO_SHOT_TIMINGS,
-                                                      _NVLINK4_BYTES_PER_S, two_shot=True),
-                 source="https://www.nvidia.com/en-us/data-center/h100/ ; "
-                        "https://github.com/NVIDIA/nccl-tests/issues/212 (~370 GB/s) ; "
-                        "https://github.com/vllm-project/vllm/pull/24111 (one-shot in graphs)"),
-    # A100 SXM: 600 GB/s bidirectional = 300 GB/s each way; ~240 GB/s achieved (80 %).
-    # One-shot custom all-reduce: NOT measured in a CUDA graph by any source found. SGLang PR
-    # 2688 (https://github.com/sgl-project/sglang/pull/2688) times vLLM's kernel out of a graph
-    # on A100 at 11.3-14.2 us for 512 B-32 KiB over 2-8 ranks ("test_size = 4096, world_size =
-    # 8, vllm time = 0.0142ms"), where the same script on H100 (PR 2904) gives 8.5-11.8 us
-    # against 5.5-6.4 us in graphs (PR 24111): launch and copy time, not the kernel's. The
-    # previous 10 us is kept for it, between the two (two-shot: two rounds, 20 us); an A100
-    # in-graph table would replace it.
-    Interconnect(name="nvlink3", description="NVLink 3 / NVSwitch (A100 SXM)",
-                 bytes_per_s=240 * GB, latency_s=10 * US, custom_all_reduce_latency_s=10 * US,
-                 source="https://www.nvidia.com/en-us/data-center/a100/"),
-    # B200/GB200: 1.8 TB/s bidirectional = 900 GB/s each way; 80 % achieved. One-shot custom
-    # all-reduce: 7.0 us fixed, two-shot 19.0 us, measured on B300 (same NVLink 5;
-    # B300_ONE_SHOT_TIMINGS, B300_TWO_SHOT_TIMINGS).
-    Interconnect(name="nvlink5", description="NVLink 5 / NVSwitch (B200, GB200, B300)",
-                 bytes_per_s=_NVLINK5_BYTES_PER_S, latency_s=8 * US,
-                 custom_all_reduce_latency_s=custom_ar_fixed_s(B300_ONE_SHOT_TIMINGS,
-                                                               _NVLINK5_BYTES_PER_S),
-                 two_shot_latency_s=custom_ar_fixed_s(B300_TWO_SHOT_TIMINGS,
-                                                      _NVLINK5_BYTES_PER_S, two_shot=True),
-                 source="https://www.nvidia.com/en-us/data-center/dgx-b200/ ; "
-                        "https://github.com/vllm-project/vllm/pull/37756 (one-shot in graphs)"),
-    # AMD Infinity Fabric (xGMI) on an 8-GPU MI300X / MI325X platform: every GPU has 7 links to
-    # its 7 peers, 128 GB/s bidirectional = 64 GB/s each way per link, 448 GB/s each way in all
-    # (AMD MI300X data sheet). Measured: RCCL all-reduce bus bandwidth on 8x MI300X (Azure ND
-    # MI300X v5, "RCCL AllReduce ... in-place", 1KB-8GB) reaches 313.92 GB/s at 1 GB and
-    # 316.82 GB/s at 8 GB; the same harness on 8x H100 reads 466.35 GB/s at 1 GB. The ring
-    # all-reduce below charges bytes at `bytes_per_s` as a bus bandwidth: 314 GB/s. Latency: the
-    # custom all-reduce SGLang and vLLM run for small decode messages on ROCm (not RCCL, whose
-    # 1 KB all-reduce on the same Azure run takes ~45 us: 0.04 GB/s bus bandwidth): vLLM's
-    # custom all-reduce on MI300 takes 7.07-7.66 us for 4-64 KB at TP 2 (ROCm/aiter PR 801,
-    # "tp2(us) | size | vllm cr"), on MI355X 6.3-7.6 us for 24-96 KB at TP 8 (vllm-project/vllm
-    # PR 39080, "vllm/us"); 8 us, rounded up, for the one-shot custom all-reduce and for
-    # `latency_s` (no two-shot timing on ROCm was found: two one-shot rounds,
-    # Interconnect.all_reduce_s).
-    Interconnect(name="xgmi3",
-                 description="AMD Infinity Fabric / xGMI, 8-GPU mesh (MI300X, MI325X)",
-                 bytes_per_s=314 * GB, latency_s=8 * US,
-                 custom_all_reduce_latency_s=8 * US,
-                 source="https://github.com/samuel-bohman/AI-benchmarking-guide/blob/main/"
-                        "Azure_Results/ND_MI300X_v5_results.md (a fork of Azure/AI-benchmarking-"
-                        "guide, index file id 17849256347: RCCL all-reduce busbw 313.92 GB/s at "
-                        "1 GB); "
-                        "https://github.com/ROCm/aiter/pull/801 (custom all-reduce 7.07-7.66 us, "
-                        "4-64 KB)"),
-    # MI355X (CDNA 4): 7 xGMI links of 76.8 GB/s each way, 537.6 GB/s in all ("Peak busbw =
-    # (N-1) x 76.8 GB/s: ... TP8=537.6 GB/s", vllm-project/vllm PR 39080). No all-reduce bus
-    # bandwidth at large sizes was found for it: the MI300X's measured fraction of its link
-    # total (314 / 448 = 0.70) is carried over: 537.6 x 314 / 448 = 377 GB/s. Latency as above
-    # (6.3-7.6 us: 8 us).
-    Interconnect(name="xgmi4", description="AMD Infinity Fabric / xGMI, 8-GPU mesh (MI355X)",
-                 bytes_per_s=377 * GB, latency_s=8 * US,
-                 custom_all_reduce_latency_s=8 * US,
-                 source="https://github.com/vllm-project/vllm/pull/39080 (7 x 76.8 GB/s; "
-                        "custom all-reduce 6.3-7.6 us at 24-96 KB, TP 8); bandwidth fraction "
-                        "carried over from xgmi3"),
-    # PCIe Gen4 x16: 32 GB/s each way (31.5 raw); ~25 GB/s achieved through host bridges.
-    Interconnect(name="pcie4", description="PCIe Gen4 x16 (no NVLink)",
-                 bytes_per_s=25 * GB, latency_s=20 * US,
-                 source="https://pcisig.com/specifications (16 GT/s x16)"),
-    # PCIe Gen5 x16: 64 GB/s each way; ~50 GB/s achieved.
-    Interconnect(name="pcie5", description="PCIe Gen5 x16 (no NVLink: H100 PCIe, L40S)",
-                 bytes_per_s=50 * GB, latency_s=20 * US,
-                 source="https://pcisig.com/specifications (32 GT/s x16)"),
-    # One ConnectX-7 400 Gb/s NIC per GPU = 50 GB/s; DeepEP's internode kernels reach 43-58 GB/s
-    # of RDMA bandwidth and its low-latency dispatch of 128 tokens takes ~160-190 us at EP 16-256.
-    Interconnect(name="ib-ndr", description="InfiniBand NDR 400 Gb/s, one NIC per GPU",
-                 bytes_per_s=45 * GB, latency_s=25 * US,
-                 source="https://github.com/deepseek-ai/DeepEP (internode RDMA 43-58 GB/s)"),
-    # RoCE v2 at 400 GbE: the same line rate; congestion control costs some of it (~40 GB/s).
-    Interconnect(name="roce-400g", description="RoCE v2 400 GbE, one NIC per GPU",
-                 bytes_per_s=40 * GB, latency_s=30 * US,
-                 source="https://docs.nvidia.com/networking/display/rdmaawareprogrammingv17 "
-                        "(400 Gb/s line rate)"),
-)
 
-INTERCONNECTS: dict[str, Interconnect] = {i.name: i for i in _PRESETS}
+def _quantity(text: object, where: str) -> Any:
+    """``"360 GB/s"``, ``"512 KiB"`` (ints) or ``"10 us"`` (float seconds): a whole number and a
+    unit."""
+    number, _, unit = str(text).partition(" ")
+    if unit not in _UNITS or not number.isdigit():
+        raise ValueError(f"{DATA_FILE.name}: {where}: {text!r}: expected a whole number and one "
+                         f"of {', '.join(_UNITS)}")
+    return int(number) * _UNITS[unit]
+
+
+def _sourced(item: Any, where: str) -> dict[str, Any]:
+    if not isinstance(item, dict) or not item.get("source") or not (
+            "value" in item or "median_of" in item):
+        raise ValueError(f"{DATA_FILE.name}: {where}: needs a value (or median_of a timing "
+                         "table) and its source")
+    return item
+
+
+@dataclass(frozen=True)
+class _Table:
+    by_name: dict[str, Interconnect]
+    timings: dict[str, tuple[CustomArTiming, ...]]
+    sources: dict[str, dict[str, str]]
+
+
+@functools.cache
+def _table() -> _Table:
+    """interconnects.json, read and checked once."""
+    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    timings = {
+        key: tuple(CustomArTiming(ranks=row["ranks"],
+                                  nbytes=_quantity(row["bytes"], f"timings.{key}"),
+                                  seconds=_quantity(row["time"], f"timings.{key}"))
+                   for row in table["rows"])
+        for key, table in data["timings"].items()}
+    presets, sources = [], {}
+    for entry in data["interconnects"]:
+        where = f"interconnects: {entry.get('name')}"
+        if set(entry) - _FIELDS:
+            raise ValueError(f"{DATA_FILE.name}: {where}: unknown fields "
+                             f"{sorted(set(entry) - _FIELDS)}")
+        bandwidth = _sourced(entry.get("bandwidth"), f"{where}.bandwidth")
+        latency = _sourced(entry.get("latency"), f"{where}.latency")
+        bytes_per_s = _quantity(bandwidth["value"], f"{where}.bandwidth")
+        fixed: dict[str, float | None] = {}
+        numbers = {"bytes_per_s": bandwidth["source"], "latency_s": latency["source"]}
+        for key, field_name in (("custom_all_reduce", "custom_all_reduce_latency_s"),
+                                ("two_shot", "two_shot_latency_s")):
+            item = entry.get(key)
+            if item is None:
+                fixed[field_name] = None
+                continue
+            item = _sourced(item, f"{where}.{key}")
+            numbers[field_name] = item["source"]
+            if "median_of" in item:  # measured: the table's timings less their bytes terms
+                fixed[field_name] = custom_ar_fixed_s(timings[item["median_of"]], bytes_per_s,
+                                                      two_shot=key == "two_shot")
+            else:
+                fixed[field_name] = _quantity(item["value"], f"{where}.{key}")
+        presets.append(Interconnect(
+            name=entry["name"], description=entry["description"], source=entry["source"],
+            bytes_per_s=bytes_per_s, latency_s=_quantity(latency["value"], f"{where}.latency"),
+            **fixed))
+        sources[entry["name"]] = numbers
+    return _Table(by_name={i.name: i for i in presets}, timings=timings, sources=sources)
+
+
+INTERCONNECTS: Mapping[str, Interconnect] = LazyMapping(lambda: _table().by_name, "INTERCONNECTS")
+"""The presets, keyed by name (read on first use)."""
+
+
+def custom_ar_timings(name: str) -> tuple[CustomArTiming, ...]:
+    """A published custom all-reduce timing table of interconnects.json (``"h100_one_shot"``,
+    ``"h100_two_shot"``, ``"b300_one_shot"``, ``"b300_two_shot"``)."""
+    return _table().timings[name]
+
+
+def number_sources(name: str) -> dict[str, str]:
+    """Where each number of preset `name` comes from, by Interconnect field."""
+    return dict(_table().sources[name])
+
 
 # GPUs in one NVLink domain of an HGX/DGX node: collectives over more ranks cross the network.
 GPUS_PER_NODE = 8

@@ -1,0 +1,184 @@
+"""Capacity on a GPU (`kvplan estimate --gpu ...`) and the serving plan (`kvplan plan`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from kvplan._util.units import human_bytes
+from kvplan.capacity.plan import CapacityPlan
+from kvplan.engines.base import Engine
+from kvplan.model.attention import LatentAttention
+from kvplan.model.spec import ModelSpec
+from kvplan.present.estimate_view import groups_view
+from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
+from kvplan.present.text import commas, gib_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.analysis.estimate_run import ReverseAnswers
+
+def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
+                  reverse: ReverseAnswers | None = None) -> View:
+    rules = Engine(plan.engine).rules
+    engine = rules.display_name
+    frac_name = rules.fraction_name
+    rows: list[list[str]] = []
+
+    def row(label: str, value: str, n: int | None = None, how: str = "") -> None:
+        rows.append([label, value, "" if n is None else commas(n), how])
+
+    if plan.total_bytes is not None and not plan.kv_budget_given:
+        row("device total", gib_text(plan.total_bytes), plan.total_bytes, device)
+        row(frac_name, f"{plan.mem_fraction:.3f}", None, plan.mem_fraction_rule)
+    quant = "" if plan.quantization == "none" else f", {plan.quantization}"
+    weights_how = (f"{plan.params / 1e9:,.2f}B params ({plan.params_active / 1e9:,.2f}B active) "
+                   f"at {plan.weight_dtype}{quant}"
+                   + (f" / tp {plan.tp}" if plan.tp > 1 else "")
+                   + (f", stage {plan.limiting_stage} of pp {plan.pp}" if plan.pp > 1 else ""))
+    if not plan.kv_budget_given:
+        row("weights per GPU", gib_text(plan.weights_bytes), plan.weights_bytes, weights_how)
+        row("reserve", gib_text(plan.reserve_bytes), plan.reserve_bytes,
+            f"{engine} {plan.engine_version or ''}".rstrip()
+            + ": the parts below")
+        for name, part in plan.reserve_breakdown.items():
+            row(f"  {name.replace('_', ' ')}", gib_text(int(part["bytes"])), int(part["bytes"]),
+                str(part["rule"]))
+    row("KV budget per GPU", gib_text(plan.kv_budget_bytes), plan.kv_budget_bytes,
+        plan.budget_formula)
+    row("KV bytes per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
+        plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention
+                                                        else ""))
+    stage = plan.stages[plan.limiting_stage]
+    label, how = rules.page_row(plan, stage.page_bytes, stage.group_size, stage.num_groups)
+    row(label, human_bytes(stage.page_bytes), stage.page_bytes, how)
+    row("num_blocks", commas(plan.num_blocks), None, "KV budget // page // layers per slot")
+    row("token_capacity", commas(plan.token_capacity), None, "num_blocks // groups x block size")
+    if plan.swa_max_total_num_tokens is not None:
+        row("sliding-window pool tokens", commas(plan.swa_max_total_num_tokens), None,
+            "SGLang's swa_layer_tokens: full tokens x swa_full_tokens_ratio "
+            f"{plan.sglang_pool.get('swa_full_tokens_ratio')}")
+    if plan.draft_max_total_num_tokens is not None:
+        row("draft pool tokens", commas(plan.draft_max_total_num_tokens), None,
+            f"SGLang's draft worker ({plan.sglang_pool.get('draft_layers')} layer(s), "
+            f"{plan.sglang_pool.get('speculative_rule')} rule)")
+        row("draft pool", gib_text(plan.draft_kv_bytes), plan.draft_kv_bytes,
+            "its own KV pool" + (", inside the budget" if plan.sglang_pool.get("draft_in_budget")
+                                 else ", outside the fraction's budget"))
+    if plan.max_mamba_cache_size is not None:
+        row("recurrent-state slots", commas(plan.max_mamba_cache_size), None,
+            "SGLang's max_mamba_cache_size (mamba_full_memory_ratio "
+            f"{plan.sglang_pool.get('mamba_full_memory_ratio')})")
+    for label, count, how in rules.view_rows(plan):
+        row(label, commas(count), None, how)
+    if plan.state_bytes_per_request:
+        row("recurrent state per request", human_bytes(plan.state_bytes_per_request),
+            plan.state_bytes_per_request,
+            f"mamba cache mode {plan.mamba_cache_mode}" if plan.mamba_cache_mode else "")
+    row("blocks per request", commas(plan.blocks_per_request), None,
+        f"{plan.context:,} tokens" + (f", {stage.shared_prefix_blocks:,} shared prefix blocks"
+                                      if stage.shared_prefix_blocks else ""))
+    # Engines that do not print it print the pool in tokens; this is that pool over one
+    # request's need.
+    printed = f"{engine} prints this" if rules.prints_max_concurrency() else (
+        f"not printed by {engine}")
+    row("max_concurrency", f"{plan.max_concurrency:,.2f}x", None,
+        f"requests of {plan.context:,} tokens ({printed})")
+    if plan.max_running_requests is not None:
+        row("max_running_requests", commas(plan.max_running_requests), None,
+            "SGLang's cap on running requests" + (
+                f" (state slots // {plan.sglang_pool['slots_per_request']})"
+                if "slots_per_request" in plan.sglang_pool else ""))
+    row("max_requests", commas(plan.max_requests), None, "whole requests that fit")
+    if plan.dp_attention:
+        row("max_requests, all DP ranks", commas(plan.total_max_requests), None,
+            f"{plan.tp} attention-DP ranks x per-rank requests")
+    records: dict[str, object] = {
+        key: value for key, value in plan.to_dict().items() if key != "stages"
+    }
+    records["stages"] = [asdict(s) for s in plan.stages]
+    if reverse is not None:
+        if reverse.longest_context is None:
+            row(f"longest context for {reverse.requests:,} requests", "none fits")
+        else:
+            row(f"longest context for {reverse.requests:,} requests",
+                commas(reverse.longest_context), None,
+                "tokens (the model's max; its windows bound the cache)"
+                if reverse.longest_context_capped else "tokens")
+        if reverse.fraction_needed is not None:
+            need = reverse.fraction_needed
+            row(f"fraction for {reverse.requests:,} x {plan.context:,}",
+                f"{need:.3f}", None, "does not fit: > 1" if need > 1 else "")
+        records |= {
+            "requests": reverse.requests,
+            "longest_context_for_requests": reverse.longest_context,
+            "mem_fraction_for_requests": reverse.fraction_needed,
+        }
+    notes = [f"Capacity in {engine}'s accounting: {plan.budget_formula}."]
+    if isinstance(spec.attention, LatentAttention) and plan.tp > 1:
+        notes.append(
+            "MLA's latent is not sharded by tensor parallelism: each of the "
+            f"{plan.tp} ranks holds the whole latent for every token, so TP does not shrink the "
+            "per-GPU cache." + ("" if plan.dp_attention else
+                                " --dp-attention gives each rank only its own requests."))
+    notes += rules.capacity_notes(spec, plan)
+    if plan.weights_breakdown and not plan.kv_budget_given and plan.weights_source != "given":
+        b = plan.weights_breakdown
+        parts = ", ".join(f"{k.replace('_', ' ')} {gib_text(v)}" for k, v in b.items()
+                          if k != "total" and v)
+        notes.append("Weights per GPU as the engine loads them (kvplan.weights.breakdown): "
+                     f"{parts}.")
+    more = (groups_view(plan.kv_cache_groups, context=plan.context,
+                        version=plan.engine_version),) if rules.shows_groups(plan) else ()
+    return View(
+        more=more,
+        title=f"Capacity on {device}: {engine}, context {plan.context:,}, {plan.kv_dtype} KV",
+        columns=[Column(header="quantity"), Column(header="value", numeric=True),
+                 Column(header="bytes", numeric=True), Column(header="how")],
+        rows=rows,
+        records=records,
+        notes=notes,
+    )
+
+
+def plan_view(spec: ModelSpec, result: Any) -> View:
+    """`kvplan plan`: the verdict, the numbers behind it, the command, the alternatives."""
+    c = result.chosen
+    verdict = "FITS" if result.fits else "DOES NOT FIT"
+    rows: list[list[str]] = [["verdict", verdict]]
+    target = f"{result.concurrency:,} requests x {result.context:,} tokens"
+    rows.append(["target", target])
+    if c is not None:
+        lay = c.layout
+        parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
+            [f"dp-attention {lay.dp}"] if lay.dp_attention else
+            [f"dp {lay.dp}"] if lay.dp > 1 else []) + ([f"ep {lay.ep}"] if lay.ep > 1 else [])
+        rows += [
+            ["GPUs", f"{lay.gpus} x {result.gpu} ({lay.nodes} node{'s' if lay.nodes > 1 else ''})"],
+            ["layout", ", ".join(parts)],
+            ["KV dtype", c.kv_dtype],
+            ["memory fraction", f"{c.mem_fraction:g}"],
+            ["weights per GPU", gib_text(c.capacity.weights_bytes)],
+            ["KV budget per GPU", gib_text(c.capacity.kv_budget_bytes)],
+            ["block size", f"{c.capacity.block_size}"],
+            ["max concurrency", f"{c.max_concurrency:,.2f}x ({c.requests:,} whole requests)"],
+        ]
+        if result.prediction is not None:
+            p = result.prediction
+            rows += [["predicted TPOT", f"{p.tpot_ms:,.1f} ms at the target load"],
+                     ["predicted TTFT", f"{p.ttft_ms:,.0f} ms (prefill of one request)"],
+                     ["throughput", f"{p.output_tokens_per_s_per_gpu:,.0f} tokens/s per GPU"]]
+    notes = []
+    if result.command:
+        notes.append("Launch: " + result.command)
+    for a in result.alternatives:
+        notes.append(("Alternative: " if a.fits else "Closest: ") + a.label)
+    notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
+                 "estimate`; exit code 0: fits, 3: does not fit.")
+    return View(
+        title=f"Plan: {spec.name} on {result.gpu}, {result.engine} "
+              f"{result.engine_version or ''}".rstrip(),
+        columns=[Column(header="", min_width=17), Column(header="")],
+        rows=rows,
+        records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict()},
+        notes=notes,
+    )

@@ -1,0 +1,117 @@
+"""`kvplan estimate`'s KV-cache table and vLLM's KV-cache groups beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kvplan._util.units import human_bytes, human_bytes_decimal
+from kvplan.kv.cache import Estimate
+from kvplan.model.spec import ModelSpec
+from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
+from kvplan.present.text import BYTES_NOTE, commas
+
+
+def layer_mix(spec: ModelSpec) -> str:
+    """The layers by cache kind, e.g. '36 gated_delta_net + 12 full' ('' when all full)."""
+    counts: dict[str, int] = {}
+    owners = spec.kv_owner_flags
+    for i in range(spec.num_hidden_layers):
+        kinds = []
+        if spec.has_attention(i):
+            window, chunk = spec.layer_windows[i], spec.chunk(i)
+            kinds.append(f"sliding {window}" if window is not None else
+                         f"chunked {chunk}" if chunk is not None else "full")
+            if not owners[i]:
+                kinds[-1] = "shared"
+        if spec.has_recurrent(i):
+            assert spec.recurrent is not None
+            kinds.append(spec.recurrent.kind)
+        key = "+".join(kinds) or "mlp"
+        counts[key] = counts.get(key, 0) + 1
+    if list(counts) == ["full"]:
+        return ""
+    return " + ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def estimate_view(spec: ModelSpec, est: Estimate) -> View:
+    def row(label: str, n: int, how: str) -> list[str]:
+        return [label, commas(n), human_bytes(n), human_bytes_decimal(n), how]
+
+    rows = [
+        row("per token per layer", est.bytes_per_token_per_layer,
+            f"{est.elements_per_token_per_layer:,} elements x {est.kv_dtype}"),
+        row("per token (all layers)", est.bytes_per_token,
+            f"x {est.num_kv_layers} cache-owning layers"),
+        row("per block per layer (page)", est.bytes_per_block_per_layer,
+            f"{est.block_size} tokens"),
+        row("per block (all layers)", est.bytes_per_block, f"{est.block_size} tokens"),
+        row("per sequence", est.bytes_per_sequence,
+            f"{est.context:,} tokens, block-rounded, {est.blocks_per_sequence:,} layer-blocks"),
+        row(f"batch of {est.batch:,}", est.bytes_per_batch, f"{est.batch:,} x per sequence"),
+    ]
+    if est.state_bytes_per_request:
+        rows.insert(2, row("recurrent state per request", est.state_bytes_per_request,
+                           f"{est.num_recurrent_layers} layers, whatever the context"))
+    notes = [
+        f"{spec.name} ({spec.id}): {spec.attention.describe()}, {spec.num_hidden_layers} layers"
+        + (f", tp={est.tp} (per-rank KV heads: {spec.attention.kv_heads_per_rank(est.tp)})"
+           if est.tp > 1 else ""),
+    ]
+    if est.num_sliding_layers:
+        notes.append(
+            f"{est.num_sliding_layers} of {est.num_layers} layers use a sliding window of "
+            f"{est.sliding_window:,} tokens and hold at most the window plus one block."
+        )
+    if est.num_kv_shared_layers:
+        notes.append(
+            f"{est.num_kv_shared_layers} of {est.num_layers} layers reuse an earlier layer's KV "
+            "cache (cross-layer sharing) and allocate nothing.")
+    mix = layer_mix(spec)
+    if mix:
+        notes.append(f"Layers by cache kind: {mix}.")
+    if est.num_draft_layers:
+        notes.append(f"{est.num_draft_layers} speculative-decoding draft layer(s) included.")
+    if est.state_padding_percent is not None and est.block_size != est.requested_block_size:
+        notes.append(
+            f"vLLM raises the attention block from {est.requested_block_size} to "
+            f"{est.block_size} tokens so one page holds a recurrent state, and pads the state "
+            f"page by {est.state_padding_percent:.2f}% (vLLM logs both lines).")
+    notes.append(BYTES_NOTE)
+    records = {"schema_version": JSON_SCHEMA_VERSION, **est.to_dict(), "source": spec.source}
+    more = (groups_view(est.kv_cache_groups, context=est.context,
+                        version=est.engine_version),) if len(est.kv_cache_groups) > 1 else ()
+    return View(
+        title=f"KV cache: {spec.name}, context {est.context:,}, batch {est.batch:,}, "
+              f"{est.kv_dtype}, block {est.block_size}",
+        columns=[Column(header="quantity"), Column(header="bytes", numeric=True),
+                 Column(header="binary", numeric=True),
+                 Column(header="decimal", numeric=True, optional=True),
+                 Column(header="how")],
+        rows=rows,
+        records=records,
+        notes=notes,
+        more=more,
+    )
+
+
+def groups_view(groups: Sequence[dict[str, object]], *, context: int,
+                version: str | None) -> View:
+    """vLLM's KV-cache groups: kind, how many groups, layers, page, pages per request."""
+    rows = []
+    for g in groups:
+        rows.append([str(g["kind"]), commas(int(g["groups"])), commas(int(g["layers"]))
+                     + (f" +{g['padding_layers']} pad" if g["padding_layers"] else ""),
+                     commas(int(g["block_size"])), human_bytes(int(g["page_bytes"])),
+                     commas(int(g["pages_per_request"])), str(g.get("describe", ""))])
+    return View(
+        title=f"vLLM {version or ''} KV-cache groups (pages per request at {context:,} tokens)",
+        columns=[Column(header="kind"), Column(header="groups", numeric=True),
+                 Column(header="layers", numeric=True), Column(header="block", numeric=True),
+                 Column(header="page", numeric=True), Column(header="pages/req", numeric=True),
+                 Column(header="cache", optional=True)],
+        rows=rows, records={"kv_cache_groups": list(groups)},
+        notes=["Each group holds one page per block slot for each of its layers; a request "
+               "takes its pages/req from every group of its kind (vllm/v1/core/"
+               "kv_cache_utils.py)."])
+
+
