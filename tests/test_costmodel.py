@@ -35,7 +35,7 @@ from kvplan.perf.costmodel import (
 )
 from kvplan.perf.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
 from kvplan.sources.hf_config import load_config
-from tests.examples_loader import load_example
+from tests.benches import cost_bench as bench
 
 H100, H200 = get_gpu("H100-80GB"), get_gpu("H200")
 IDEAL = Efficiency(hbm=1.0, fp8_gemm_hbm=1.0, gemm=1.0, attention=1.0, kernel_floor_s=0.0,
@@ -327,16 +327,14 @@ def test_layer_overhead_is_per_layer_per_step() -> None:
 
 def test_layer_overhead_default_is_the_bench_fit() -> None:
     # The default is the median per-layer residual of the dense single-GPU cases of
-    # examples/cost_bench.py (printed in cost-bench.md); it must not drift from that fit.
-    bench = load_example("cost_bench")
+    # tests/benches/cost_bench.py (printed in cost-bench.md); it must not drift from that fit.
     assert Efficiency().layer_overhead_s == pytest.approx(bench.fitted_layer_overhead_s(),
                                                           abs=1e-6)
 
 
 def test_prefill_launch_default_is_the_bench_fit() -> None:
     # The eager prefill launch time is the median, over the engine-timed SGLang prefills of
-    # examples/cost_bench.py, of the floor that makes each exact; it must not drift from it.
-    bench = load_example("cost_bench")
+    # tests/benches/cost_bench.py, of the floor that makes each exact; it must not drift from it.
     assert Efficiency().prefill_launch_s == pytest.approx(
         bench.fitted_prefill_launch_s(), abs=1e-6)
 

@@ -1,5 +1,5 @@
 """vLLM's KV budget and SGLang's KV token count against public start-up logs (issue #13),
-replayed through the CLI by examples/engine_bench.py: given the model, GPU name, fraction (vLLM
+replayed through the CLI by tests/benches/engine_bench.py: given the model, GPU name, fraction (vLLM
 always, SGLang where the user set one), TP/PP, engine version and the logged weights, kvplan's
 `kv_budget_bytes` against "Available KV cache memory" and its token count against SGLang's
 "max_total_num_tokens"."""
@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.examples_loader import load_example
+from tests.benches import engine_bench as bench
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-bench = load_example("engine_bench")
 ROWS = [bench.compare(log) for log in bench.load_logs()]
 SGLANG_ROWS = bench.sglang_rows()
 GiB = 1 << 30
