@@ -734,6 +734,20 @@ CUDA_FRACTIONS: Tweak = {"hbm": DEFAULT_EFFICIENCY.hbm,
 DEFAULT_BAND = (0.75, 1.33)
 
 
+def all_cases() -> tuple[Case | PrefillCase | TtftCase, ...]:
+    """Every row of the bench: decode, engine-timed prefill, serving TTFT (ids: their labels)."""
+    return (*CASES, *PREFILL_CASES, *TTFT_CASES)
+
+
+def measured_text(case: Case | PrefillCase | TtftCase) -> str:
+    """The measured figure as the table prints it."""
+    if isinstance(case, Case):
+        return f"{case.measured_tpot_ms:.2f}"
+    if isinstance(case, PrefillCase):
+        return f"{case.measured_ms:.1f}"
+    return f"{case.measured_ttft_ms:.1f}"
+
+
 def band(kind: str) -> tuple[float, float]:
     return BANDS.get(kind, DEFAULT_BAND)
 
