@@ -1074,8 +1074,9 @@ def main() -> None:
                    for c in TTFT_CASES)
     print(f"\n## Serving-path TTFT (client, held out): {ttft_hits} of {len(ttft)} cases in band "
           f"({old_hits} with every prefill at the graph floor)\n")
-    print("Predicted: the prefill part of the run's mean TTFT (`kvplan.perf.costmodel.serving_ttft_ms`"
-          "): the prefill of a prompt of the mean length, with SGLang's launch time for SGLang "
+    print("Predicted: the prefill part of the run's mean TTFT "
+          "(`kvplan.perf.costmodel.serving_ttft_ms`): the prefill of a prompt of the mean "
+          "length, with SGLang's launch time for SGLang "
           "and at the graph floor for vLLM and TensorRT-LLM (NIM), batched as the scheduler "
           "batches it (the first wave of `concurrency` prompts in shared steps, a replacement "
           "with the prompts arriving with it). Measured: the "
@@ -1189,7 +1190,8 @@ TTFT 2.13; Kimi-K2 FP8 TP8 on 8x MI300X (SGLang 0.5.7 ROCm, random 1000/1000) re
 NVIDIA's kernel fractions (FlashMLA's HBM 0.90, DeepGEMM's 0.69 / 0.70) and, as the MI300X had no
 scale-up preset, PCIe 5 (50 GB/s, 20 us) for every all-reduce. They now get the fractions measured
 on ROCm kernels (`kvplan.perf.costmodel.device_efficiency`, the table above) and the xGMI mesh
-(`kvplan.hardware.interconnect`, xgmi3: RCCL bus bandwidth 314 GB/s, 8 us custom all-reduce). Before ->
+(`kvplan.hardware.interconnect`, xgmi3: RCCL bus bandwidth 314 GB/s, 8 us custom all-reduce). \
+Before ->
 after: Kimi-K2 TP8 3.37 / 1.72 / 0.90 -> 2.98 / 2.03 / 1.10 at concurrency 1 / 16 / 100,
 DeepSeek-V3 TP8 2.78 -> 2.87, Llama-3-8B decode 1.84 -> 1.71 (STREAM's 0.80) and prefill 1.67 ->
 1.34 (AMD's max-achievable bf16 GEMM, 0.54 of the peak), Kimi-K2's TTFT 0.69 -> 0.82 (now in
@@ -1488,7 +1490,8 @@ Why the remaining misses miss, as far as the public numbers show:
   prefills over 256 output tokens), not through a better decode step.
 
 The GB200 large-EP run (EP 48) sits in one NVL72 NVLink domain: its all-to-all runs over NVLink
-5, not InfiniBand (kvplan.hardware.interconnect.scale_up_gpus). Charged at InfiniBand it would read 0.40;
+5, not InfiniBand (kvplan.hardware.interconnect.scale_up_gpus). Charged at InfiniBand it \
+would read 0.40;
 over NVLink it reads 1.68, inside the large-EP band but slower than predicted: its
 single-batch overlap is not modelled, and 768 requests per GPU at 2,050 tokens make it the most
 attention-heavy case here. NVIDIA NIM's Llama-3.3-70B fp8 TP2 (0.88-0.90) runs per-tensor FP8

@@ -10,7 +10,8 @@ row of today, the first commit whose version of the file holds it:
   `added_in`, written into the JSON text without reformatting it;
 - the cost bench's cases (tests/benches/cost_bench.py): a case is its label, or its measured
   figure and source together (so a relabelled row keeps its first commit), looked up in each
-  committed examples/cost-bench.md; the commits go to tests/benches/cost_rows.py (ADDED_IN).
+  committed examples/cost-bench.md; the commits go to tests/benches/row_commits.py (ADDED_IN),
+  with the commit time of every row's commit (COMMIT_TIMES).
 A row not found before today's commit gets the newest commit that touched its file.
 """
 
@@ -109,7 +110,8 @@ def stamp_engine_logs() -> None:
         if "added_in" in rows[0]:
             continue
         first = first_commits(path, lambda t: (r.get("id") for r in json.loads(t)))
-        path.write_text(_insert_after(text, "id", rows, lambda r: {"added_in": first[r["id"]]}))
+        path.write_text(_insert_after(text, "id", rows,
+                                      lambda r, first=first: {"added_in": first[r["id"]]}))
 
 
 def _md_rows(text: str) -> set[str]:
@@ -117,7 +119,8 @@ def _md_rows(text: str) -> set[str]:
     return {line for line in text.splitlines() if line.startswith("| ")}
 
 
-def stamp_cost_rows() -> None:
+def stamp_cost_rows() -> dict[str, str]:
+    """The commit that added each cost-bench case (its label: the commit)."""
     from tests.benches import cost_bench
 
     md = ROOT / "examples" / "cost-bench.md"
@@ -132,14 +135,29 @@ def stamp_cost_rows() -> None:
                 break
         else:
             added[case.label] = versions[-1][0]
-    body = "".join(f"    {json.dumps(k, ensure_ascii=False)}: {json.dumps(v)},\n"
-                   for k, v in added.items())
-    (ROOT / "tests" / "benches" / "cost_rows.py").write_text(
-        '"""The commit that added each cost-bench row (written by python -m '
-        'tests.benches.row_history)."""\n\n'
-        f"ADDED_IN: dict[str, str] = {{\n{body}}}\n")
+    return added
+
+
+def write_row_commits(cost_added: dict[str, str]) -> None:
+    """tests/benches/row_commits.py: the cost bench's ADDED_IN and every row commit's time."""
+    commits = set(cost_added.values())
+    for path in LOGS.glob("*.json"):
+        commits |= {r["added_in"] for r in json.loads(path.read_text()) if "added_in" in r}
+    times = {c: _git("show", "-s", "--format=%cI", c).strip() for c in sorted(commits)}
+
+    def body(d: dict[str, str]) -> str:
+        return "".join(f"    {json.dumps(k, ensure_ascii=False)}: {json.dumps(v)},\n"
+                       for k, v in d.items())
+
+    (ROOT / "tests" / "benches" / "row_commits.py").write_text(
+        '"""When each bench row was added (written by `python -m tests.benches.row_history`)."""'
+        "\n# ruff: noqa: E501\n\n"
+        "# The commit that added each cost-bench case (tests/benches/cost_bench.py), by label.\n"
+        f"ADDED_IN: dict[str, str] = {{\n{body(cost_added)}}}\n\n"
+        "# The commit time of every commit that added a bench row.\n"
+        f"COMMIT_TIMES: dict[str, str] = {{\n{body(times)}}}\n")
 
 
 if __name__ == "__main__":
     stamp_engine_logs()
-    stamp_cost_rows()
+    write_row_commits(stamp_cost_rows())
