@@ -7,8 +7,11 @@ Each log (tests/data/engine_logs/vllm_startup_logs.json, with its URL and the qu
 replayed through the CLI itself, given only what a user knows: the model, the GPU name, the
 memory fraction, TP/PP, the engine version, the batch limits the user set, and the weights pinned
 to the logged "Model loading took X GiB" (`--weights-gib`), so that only the engine's reserve is
-judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.budgets; the
-"held out" line excludes them.
+judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.budgets.
+Each table's "held out" line is the honest split of tests/benches/honest.py: logs in no fitted
+constant's `fitted_on` (tests/benches/fitted_rows.py) and of no fitted log's model, GPU, TP and
+EP; beside it the prospective logs (added after the last rule change) and the rules written for
+held-out logs already in the bench ("shaped").
 
 SGLang (tests/data/engine_logs/sglang_startup_logs.json): each log is replayed with only the
 model, the GPU name, the fraction where the user set one, TP, the engine version and the weights
@@ -43,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
+
+from tests.benches import honest
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "data" / "engine_logs" / "vllm_startup_logs.json"
@@ -279,6 +284,7 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
     s = sglang_summary(rows)
     print(f"- {s['logs']} logs, median |error| {s['median_error']:.2%}, "
           f"{s['within_share']:.0%} within max(2 %, {TOLERANCE_GIB} GiB of KV).")
+    print_sglang_split(replayed)
     hybrid = [r for r in rows if r["pool"] != "token"]
     if hybrid:
         print("\nThe hybrid families' separate pools (Mamba: \"max_mamba_cache_size\"; sliding "
@@ -421,11 +427,12 @@ def print_trtllm(rows: list[dict[str, Any]]) -> None:
               f"{r['predicted_tokens']:,} / {r['logged_tokens']:,} | "
               f"{'fit' if log['fitted'] else ''} | {log['url'] or 'index id ' + log['file_id']} |")
     print()
-    for name, subset in (("all", rows), ("held out (not used to fit)",
+    for name, subset in (("all", rows), ("not marked `fit`",
                                           [r for r in rows if not r["log"]["fitted"]])):
         s = trtllm_summary(subset)
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, worst "
               f"{s['worst_error']:.2%}, {s['within_3']:.0%} within 3 %.")
+    print_trtllm_split(rows)
     print("\nLogs kept as checks but not replayed (why: `why_not_replayed` in the JSON):\n")
     print("| model | TRT-LLM | backend | GPU | why not replayed | source |")
     print("|---|---|---|---|---|---|")
@@ -523,15 +530,23 @@ def print_trtllm_points(rows: list[dict[str, Any]]) -> None:
               f"{r['predicted']:,} | {r['logged']:,} | {r['error']:+.1%} | "
               f"{'yes' if r['within'] else 'no'} | {'fit' if p['fitted'] else ''} |")
     print()
+    split = honest.split((_row(r["log"], ep=1) for r in replayed), "engine")
+    held = set(split.held_out)
     for name, subset in (("all H100 points", replayed),
-                         ("held out (not used to fit)",
+                         ("not marked `fit`",
                           [r for r in replayed if not r["log"]["fitted"]]),
-                         ("TP 2 and 4, held out", [r for r in replayed if r["log"]["tp"] > 1
-                                                    and not r["log"]["fitted"]])):
+                         ("TP 2 and 4, not marked `fit`", [r for r in replayed if r["log"]["tp"] > 1
+                                                           and not r["log"]["fitted"]]),
+                         (f"{honest.HELD_OUT}, {len(split.fitted)} points fitted, "
+                          f"{len(split.same_config)} of their configuration",
+                          [r for r in replayed if r["log"]["id"] in held]),
+                         ("TP 2 and 4, held out",
+                          [r for r in replayed if r["log"]["tp"] > 1 and r["log"]["id"] in held])):
         s = trtllm_point_summary(subset)
         print(f"- {name}: {s['points']} points, median |error| {s['median_error']:.2%}, worst "
               f"{s['worst_error']:.2%}, {s['within_3']:.0%} within 3 %, {s['within']:.0%} within "
               "3 % or one request.")
+    print(f"- {honest.prospective_line(split, 'points')}.")
     print("\nGB300 points (not replayed: the device total TRT-LLM measures there is in no public "
           "log). The reserve's growth from TP 1, where the total cancels: implied (same "
           "ISL / OSL / fraction) vs kvplan's.\n")
@@ -563,6 +578,79 @@ def print_trtllm_ci(rows: list[dict[str, Any]]) -> None:
               f"{r['logged_reserve_gib']:.2f} | {log['url'] or 'index id ' + log['file_id']} |")
 
 
+# --- the honest split (tests/benches/honest.py) ----------------------------------------------
+
+
+def _row(log: dict[str, Any], ep: int) -> honest.Row:
+    return honest.Row(id=log["id"], model=log["model"], gpu=log["gpu"], tp=log["tp"], ep=ep,
+                      added_in=log["added_in"])
+
+
+def vllm_split(rows: list[dict[str, Any]]) -> honest.Split:
+    return honest.split((_row(r["log"], ep=1) for r in rows), "engine")
+
+
+def _within_text(subset: list[dict[str, Any]]) -> str:
+    if not subset:
+        return "0 logs"
+    s = summary(subset)
+    within = sum(r["within"] for r in subset)
+    return (f"{s['logs']} logs, median |error| {s['median_error']:.2%}, {within} of {s['logs']} "
+            f"({s['within_share']:.1%}) within max(2 %, {TOLERANCE_GIB} GiB)")
+
+
+def print_vllm_split(rows: list[dict[str, Any]], split: honest.Split, held: set[str]) -> None:
+    unshaped = set(split.unshaped)
+    print(f"- {honest.HELD_OUT}: {_within_text([r for r in rows if r['log']['id'] in held])}; "
+          f"{len(split.fitted)} logs are in a fitted constant's `fitted_on` (the non-torch "
+          f"medians, the sampler and CUDA-graph fits), {len(split.same_config)} more share a "
+          "fitted log's configuration.")
+    print(f"- held out, less the logs a rule was later written for (below): "
+          f"{_within_text([r for r in rows if r['log']['id'] in unshaped])}.")
+    print(f"- {honest.prospective_line(split, 'logs')}.")
+    _print_shaped(split)
+
+
+def _print_shaped(split: honest.Split) -> None:
+    lines = honest.shaped_lines(split)
+    if lines:
+        print("\nHeld-out rows a rule was written for after they were in the bench (so no blind "
+              "test of it; tests/benches/fitted_rows.py SHAPED_BY):\n")
+        print("\n".join(lines))
+
+
+def print_sglang_split(replayed: list[dict[str, Any]]) -> None:
+    split = honest.split((_row(r["log"], ep=1) for r in replayed), "engine")
+    for name, ids in (("in the preload constants' `fitted_on`", set(split.fitted)),
+                      (honest.HELD_OUT, set(split.held_out))):
+        subset = [r for r in replayed if r["log"]["id"] in ids]
+        if subset:
+            s = sglang_summary(subset)
+            within = sum(r["within"] for r in subset)
+            text = (f"{s['logs']} logs, median |error| {s['median_error']:.2%}, {within} of "
+                    f"{s['logs']} within")
+        else:
+            text = "0 logs"
+        print(f"- {name}: {text}.")
+    print(f"- {honest.prospective_line(split, 'logs')}.")
+    _print_shaped(split)
+
+
+def print_trtllm_split(rows: list[dict[str, Any]]) -> None:
+    split = honest.split((_row(r["log"], ep=r["log"]["ep"]) for r in rows), "engine")
+    held = set(split.held_out)
+    unshaped = set(split.unshaped)
+    for name, ids in ((f"{honest.HELD_OUT}; {len(split.fitted)} logs fitted, "
+                       f"{len(split.same_config)} of their configuration", held),
+                      ("held out, less the logs a rule was later written for", unshaped)):
+        subset = [r for r in rows if r["log"]["id"] in ids]
+        s = trtllm_summary(subset)
+        print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, worst "
+              f"{s['worst_error']:.2%}, {s['within_3']:.0%} within 3 %.")
+    print(f"- {honest.prospective_line(split, 'logs')}.")
+    _print_shaped(split)
+
+
 def main() -> None:
     rows = [compare(log) for log in load_logs()]
     print("# vLLM KV budget: kvplan vs start-up logs\n")
@@ -590,7 +678,9 @@ def main() -> None:
     print()
     from kvplan._util.versions import version_key
 
-    for name, subset in (("all", rows), ("held out (not used to fit)",
+    split = vllm_split(rows)
+    held = set(split.held_out)
+    for name, subset in (("all", rows), ("not marked `fit` (the sampler rule's fit only)",
                                           [r for r in rows if not r["log"]["fitted"]]),
                          ("vLLM 0.20 and later (all held out)",
                           [r for r in rows if version_key(r["log"]["vllm_version"]) >= (0, 20)]),
@@ -602,6 +692,7 @@ def main() -> None:
         print(f"- {name}: {s['logs']} logs, median |error| {s['median_error']:.2%}, "
               f"{within} of {s['logs']} ({s['within_share']:.1%}) within max(2 %, "
               f"{TOLERANCE_GIB} GiB).")
+    print_vllm_split(rows, split, held)
     refused = refused_logs()
     if refused:
         print("\nLogs of a setting kvplan refuses to size without --reserve-gib (not in the "
