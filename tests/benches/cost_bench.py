@@ -44,6 +44,8 @@ from kvplan.perf.costmodel import (
     sglang_chunked_prefill_tokens,
     step_time,
 )
+from tests.benches import honest
+from tests.benches.row_commits import ADDED_IN
 
 QWEN3_8B = ("https://github.com/gpustack/gpustack/blob/main/docs/performance-lab/qwen3-8b/"
             "h100-latency.md")
@@ -976,6 +978,35 @@ def print_device_table() -> None:
                   f"{pcie_cuda:.2f} | {'yes' if band_ok else 'no'} |")
 
 
+def _model_key(case: Case | PrefillCase | TtftCase) -> str:
+    """The checkpoint: the model and its weight format (a FP8 checkpoint is another model)."""
+    return case.model + ("/fp8" if case.fp8 else "") + (
+        "/fp8-tensor" if getattr(case, "fp8_tensor", False) else "")
+
+
+def cost_split() -> honest.Split:
+    """The honest split over every case (decode, prefill, TTFT alike: one configuration)."""
+    return honest.split((honest.Row(id=c.label, model=_model_key(c), gpu=c.gpu, tp=c.layout.tp,
+                                    ep=c.layout.ep, added_in=ADDED_IN[c.label])
+                         for c in all_cases()), "cost")
+
+
+def print_split(split: honest.Split, table: list[tuple[Case | PrefillCase | TtftCase, float, str]]
+                ) -> None:
+    """The section's held-out count (in band), less the shaped rows, and the prospective ones."""
+    def count(ids: tuple[str, ...]) -> str:
+        mine = [(ratio, kind) for c, ratio, kind in table if c.label in ids]
+        return f"{sum(in_band(r, k) for r, k in mine)} of {len(mine)}"
+
+    labels = {c.label for c, _, _ in table}
+    fitted = sum(r in labels for r in split.fitted)
+    same = sum(r in labels for r in split.same_config)
+    print(f"{honest.HELD_OUT[0].upper()}{honest.HELD_OUT[1:]}: {count(split.held_out)} in band "
+          f"({fitted} fitted, {same} of a fitted row's configuration); less the rows a rule was "
+          f"later written for: {count(split.unshaped)}; "
+          f"{honest.prospective_line(split, 'cases')}.\n")
+
+
 def main() -> None:
     rows = [(c, predicted_tpot_ms(c)) for c in CASES]
     bare = {c.label: predicted_tpot_ms(c, NO_LAYER_OVERHEAD) for c in CASES}
@@ -996,7 +1027,8 @@ def main() -> None:
           f"decode cases (the median per-layer residual is {fitted_layer_overhead_s() * 1e6:.1f}"
           " us), and SGLang's eager prefill launch time, "
           f"{DEFAULT_EFFICIENCY.prefill_launch_s * 1e6:.0f} us per launched op, fitted on the "
-          "engine-timed prefills marked fit; every other case is held out. "
+          "engine-timed prefills marked fit; every other case is outside the fit (held out "
+          "below each section's header: also not of a fitted row's model, GPU, TP and EP). "
           "Decode at the mean context "
           "(input + output / 2); serving TPOT adds "
           "the prefills run inside decode steps (concurrency x prefill / output length), except "
@@ -1005,9 +1037,12 @@ def main() -> None:
           "GPU time, vLLM's, TensorRT-LLM's and gpt-fast's (CUDA graphs or a compiled engine) "
           "run at the graph floor. Lengths drawn at random are the run's own means. "
           "Band: [0.75, 1.33], [0.5, 2] for large EP. Do not edit by hand.\n")
-    print(f"## Decode (TPOT): {hits} of {len(rows)} cases in band; held out {held_hits} of "
+    split = cost_split()
+    print(f"## Decode (TPOT): {hits} of {len(rows)} cases in band; outside the fit kind "
+          f"{held_hits} of "
           f"{len(held)} ({held_bare} of {len(held)} without the layer overhead, {held_graph} of "
           f"{len(held)} with every prefill at the graph floor)\n")
+    print_split(split, [(c, c.measured_tpot_ms / p, c.kind) for c, p in rows])
     print("| case | kind | GPU | in / out | measured ms | predicted ms | measured / predicted "
           "| without layer overhead | prefill at the graph floor | in band | source |")
     print("|---|---|---|---|---:|---:|---:|---:|---:|---|---|")
@@ -1040,6 +1075,7 @@ def main() -> None:
     print(f"\n## Prefill timed by the engine: {pre_hits} of {len(pre)} cases in band; held out "
           f"{sum(in_band(c.measured_ms / p, 'prefill') for c, p in pre_held)} of "
           f"{len(pre_held)}\n")
+    print_split(split, [(c, c.measured_ms / p, "prefill") for c, p in pre])
     print("Measured: one prefill (extend) step as the engine's own benchmark times it, without "
           "a serving path (SGLang `bench_one_batch`, the run after its warm-up). Predicted: "
           "that step (`kvplan.perf.costmodel.step_time`, phase prefill) for `prompts` prompts of "
@@ -1074,6 +1110,7 @@ def main() -> None:
                    for c in TTFT_CASES)
     print(f"\n## Serving-path TTFT (client, held out): {ttft_hits} of {len(ttft)} cases in band "
           f"({old_hits} with every prefill at the graph floor)\n")
+    print_split(split, [(c, c.measured_ttft_ms / p, "ttft") for c, p in ttft])
     print("Predicted: the prefill part of the run's mean TTFT "
           "(`kvplan.perf.costmodel.serving_ttft_ms`): the prefill of a prompt of the mean "
           "length, with SGLang's launch time for SGLang "
@@ -1095,6 +1132,11 @@ def main() -> None:
         print(f"| {case.label}{note} | {case.gpu} | {case.concurrency} | {case.prompt_len} | "
               f"{case.measured_ttft_ms:.1f} | {pred:.1f} | {case.measured_ttft_ms - pred:.1f} | "
               f"{ratio:.2f} | {graph:.2f} | {ok} | {case.url} |")
+    shaped = honest.shaped_lines(split)
+    if shaped:
+        print("\nHeld-out rows a rule was written for after they were in the bench (so no blind "
+              "test of it; tests/benches/fitted_rows.py SHAPED_BY):\n")
+        print("\n".join(shaped))
     print_launch_table()
     print_device_table()
     print(NOTES)

@@ -84,4 +84,4 @@ def prospective_line(s: Split, unit: str) -> str:
 
 def shaped_lines(s: Split) -> list[str]:
     """One Markdown bullet per rule written for held-out rows already in the table."""
-    return [f"- {shaped.rule} ({shaped.commit}): {', '.join(rows)}" for shaped, rows in s.shaped]
+    return [f"- {shaped.rule} ({shaped.commit}): {'; '.join(rows)}" for shaped, rows in s.shaped]
