@@ -15,7 +15,6 @@ import pytest
 
 from tests.benches import weights_bench as bench
 
-
 CASES = bench.load_cases()
 
 
