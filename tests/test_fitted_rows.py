@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.benches import cost_bench, engine_bench, honest
+from tests.benches import cost_bench, engine_bench, honest, trtllm_bench
 from tests.benches.fitted_rows import FITTED, LAST_RULE_CHANGE, SHAPED_BY
+from tests.benches.replay import row
 from tests.benches.row_commits import ADDED_IN, COMMIT_TIMES
 
 
@@ -39,8 +40,8 @@ def live_value(name: str) -> Any:
 
 def engine_rows() -> dict[str, list[dict[str, Any]]]:
     return {"vllm": engine_bench.load_all_logs(), "sglang": engine_bench.load_sglang_logs(),
-            "trtllm": engine_bench.load_trtllm_logs(),
-            "trtllm-points": engine_bench.load_trtllm_points()}
+            "trtllm": trtllm_bench.load_trtllm_logs(),
+            "trtllm-points": trtllm_bench.load_trtllm_points()}
 
 
 def all_row_ids() -> list[str]:
@@ -75,7 +76,7 @@ def test_every_row_records_the_commit_that_added_it() -> None:
 
 
 def _split(logs: list[dict[str, Any]], ep_key: str | None = None) -> honest.Split:
-    return honest.split((engine_bench._row(log, ep=log[ep_key] if ep_key else 1) for log in logs),
+    return honest.split((row(log, ep=log[ep_key] if ep_key else 1) for log in logs),
                         "engine")
 
 
@@ -89,7 +90,7 @@ def test_the_issue_25_counts() -> None:
     sglang = _split([log for log in engine_bench.load_sglang_logs() if log["replay"]])
     assert (len(sglang.fitted), len(sglang.held_out)) == (10, 9)
     # TensorRT-LLM: 19 of the 28 logs not marked `fit` share a fitted log's configuration.
-    replayed = [log for log in engine_bench.load_trtllm_logs() if log["replay"]]
+    replayed = [log for log in trtllm_bench.load_trtllm_logs() if log["replay"]]
     trtllm = _split(replayed, "ep")
     assert (len(trtllm.fitted), len(trtllm.same_config), len(trtllm.held_out)) == (12, 11, 9)
     not_marked = {log["id"] for log in replayed if not log["fitted"]}

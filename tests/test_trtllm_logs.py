@@ -1,5 +1,5 @@
 """TensorRT-LLM's KV budget (PyTorch backend) against public start-up logs (issue #13), replayed
-through the CLI by tests/benches/engine_bench.py, and the source rules behind it checked on the
+through the CLI by tests/benches/trtllm_bench.py, and the source rules behind it checked on the
 logged numbers: the budget formula of `_torch/pyexecutor/_util.py: KvCacheCreator`, the block
 rounding by version, the non-torch constants re-derived from the logs that set them, and the
 settings kvplan refuses (unified memory, the engine path, releases before 0.20)."""
@@ -35,7 +35,7 @@ from kvplan.engines.budgets import (
 )
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_spec
-from tests.benches import engine_bench as bench
+from tests.benches import trtllm_bench as bench
 
 GiB = 1 << 30
 runner = CliRunner()

@@ -14,6 +14,17 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from kvplan._util.units import GiB
+from kvplan.capacity.plan import plan_capacity
+from kvplan.sources.hf_config import load_config
+from tests.benches import cost_bench as cb
+from tests.benches import engine_bench as eb
+from tests.benches import honest
+from tests.benches import trtllm_bench as tb
+from tests.benches import weights_bench as wb
+from tests.benches.replay import row
+from tests.oracle.vllm_oracle import oracle_inputs
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 BEGIN = "<!-- bench-figures:begin (python -m tests.benches.readme_figures) -->"
@@ -25,8 +36,6 @@ def _pct(x: float) -> str:
 
 
 def _vllm() -> str:
-    from tests.benches import engine_bench as eb
-
     rows = [eb.compare(log) for log in eb.load_logs()]
     split = eb.vllm_split(rows)
 
@@ -44,11 +53,8 @@ def _vllm() -> str:
 
 
 def _sglang() -> str:
-    from tests.benches import engine_bench as eb
-    from tests.benches import honest
-
     rows = [r for r in eb.sglang_rows() if r["log"]["replay"]]
-    split = honest.split((eb._row(r["log"], ep=1) for r in rows), "engine")
+    split = honest.split((row(r["log"], ep=1) for r in rows), "engine")
 
     def text(ids: set[str] | None) -> str:
         subset = [r for r in rows if ids is None or r["log"]["id"] in ids]
@@ -63,19 +69,16 @@ def _sglang() -> str:
 
 
 def _trtllm() -> str:
-    from tests.benches import engine_bench as eb
-    from tests.benches import honest
-
-    rows = eb.trtllm_rows()
-    split = honest.split((eb._row(r["log"], ep=r["log"]["ep"]) for r in rows), "engine")
+    rows = tb.trtllm_rows()
+    split = honest.split((row(r["log"], ep=r["log"]["ep"]) for r in rows), "engine")
 
     def text(ids: set[str] | None) -> str:
         errors = [abs(r["error"]) for r in rows if ids is None or r["log"]["id"] in ids]
         return (f"{len(errors)} logs, median |error| {_pct(statistics.median(errors))}, "
                 f"{sum(e <= 0.03 for e in errors)} within 3 %")
 
-    points = [r for r in eb.trtllm_point_rows() if r["log"]["replay"]]
-    psplit = honest.split((eb._row(r["log"], ep=1) for r in points), "engine")
+    points = [r for r in tb.trtllm_point_rows() if r["log"]["replay"]]
+    psplit = honest.split((row(r["log"], ep=1) for r in points), "engine")
     held_points = [r for r in points if r["log"]["id"] in set(psplit.held_out)]
     return (f"- TensorRT-LLM KV budget vs start-up logs: {text(None)}; held out "
             f"{text(set(split.held_out))} ({len(split.fitted)} logs fitted constants, "
@@ -86,8 +89,6 @@ def _trtllm() -> str:
 
 
 def _cost() -> str:
-    from tests.benches import cost_bench as cb
-
     split = cb.cost_split()
     held, unshaped = set(split.held_out), set(split.unshaped)
     decode = [(c, c.measured_tpot_ms / cb.predicted_tpot_ms(c), c.kind) for c in cb.CASES]
@@ -108,10 +109,6 @@ def _cost() -> str:
 
 
 def _oracle() -> str:
-    from kvplan.capacity.plan import plan_capacity
-    from kvplan.sources.hf_config import load_config
-    from tests.oracle.vllm_oracle import oracle_inputs
-
     total = matched = 0
     for results in sorted((ROOT / "tests" / "data" / "oracle").glob("*/results.json")):
         spec, _ = load_config(results.parent / "config.json")
@@ -128,9 +125,6 @@ def _oracle() -> str:
 
 
 def _weights() -> str:
-    from kvplan._util.units import GiB
-    from tests.benches import weights_bench as wb
-
     errors = [abs(wb.predict(c).total / GiB / c.logged_gib - 1) for c in wb.load_cases()]
     return (f"- Weights vs vLLM's \"Model loading took\": {len(errors)} logs, median |error| "
             f"{_pct(statistics.median(errors))}, worst {_pct(max(errors))} (nothing fitted).")
