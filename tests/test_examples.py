@@ -10,12 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_mla_claims_md_is_current() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "mla_claims.py")],
+    out = subprocess.run([sys.executable, "-m", "tests.benches.mla_claims"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "mla-claims.md").read_text()
 
 
 def test_cost_bench_md_is_current() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "cost_bench.py")],
+    out = subprocess.run([sys.executable, "-m", "tests.benches.cost_bench"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "cost-bench.md").read_text()

@@ -11,7 +11,7 @@ import pytest
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.analysis.inputs import build_inputs, estimate_inputs
-from kvplan.engines.base import Engine, PlanInputs, gpu_inputs
+from kvplan.engines.base import Engine, gpu_inputs, plan_inputs
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_spec
 
@@ -20,7 +20,7 @@ def test_plan_inputs_takes_the_preset_then_the_fields_given():
     h100 = get_gpu("H100")
     inputs = build_inputs(context=8192, gpu=h100, tp=2, kv_dtype="fp8")
     # vLLM's batch defaults: 8192 tokens on a >= 70 GiB GPU that is not an A100.
-    assert inputs == PlanInputs(context=8192, tp=2, kv_dtype="fp8", max_num_batched_tokens=8192,
+    assert inputs == plan_inputs(context=8192, tp=2, kv_dtype="fp8", max_num_batched_tokens=8192,
                                 **gpu_inputs(h100))
     assert inputs.total_bytes == h100.total_bytes and inputs.nvlink
     # An A100 and a small card: 2048 (vllm/engine/arg_utils.py get_batch_defaults).
@@ -35,14 +35,14 @@ def test_plan_inputs_takes_the_preset_then_the_fields_given():
                        max_num_batched_tokens=1024)
     assert (mine.platform, mine.total_bytes, mine.max_num_batched_tokens) == ("rocm", None, 1024)
     # No preset: PlanInputs' own defaults.
-    assert build_inputs(context=4096) == PlanInputs(context=4096)
+    assert build_inputs(context=4096) == plan_inputs(context=4096)
 
 
 def test_estimate_inputs_sizes_without_a_device_and_plans_with_one():
     spec = load_spec("llama-3.1-8b")
     bare = estimate_inputs(spec, context=4096)
     assert bare.capacity is None and bare.gpu is None
-    assert bare.sizing == PlanInputs(context=4096)
+    assert bare.sizing == plan_inputs(context=4096)
     asked = estimate_inputs(spec, context=4096, gpu="h100", pp=2, mem_fraction=0.8,
                             weights_gib=10, expert_parallel=True, tp=2)
     assert asked.device == "H100-80GB, 79.19 GiB driver-reported"

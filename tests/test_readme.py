@@ -70,3 +70,11 @@ def test_wide_shows_every_column() -> None:
                          env={"COLUMNS": "80"}).stdout
     assert "hidden to fit 80 columns" in narrow and "vs MHA" not in narrow
     assert "vs MHA" in wide and "hidden" not in wide
+
+
+def test_bench_figures_block_is_current() -> None:
+    # The README quotes the benches only through its generated block (issue 25: no stale "55
+    # runs"); regenerate with `python -m tests.benches.readme_figures`.
+    from tests.benches import readme_figures
+
+    assert readme_figures.readme_block("\n".join(README)) == readme_figures.figures()

@@ -216,9 +216,7 @@ def test_startup_log_replays_with_a_draft() -> None:
     # engine_bench.py): H100, 0.7, weights 12.64 / 12.66 GiB -> 86,622 / 86,581 tokens against
     # 87,096 / 87,056 logged (-0.54 %, -0.55 %: kvplan's TP1 preload 0.71 GiB against the 0.38
     # this machine had), and the draft's pool "K size: 0.82 GB" (kvplan 0.818).
-    from tests.examples_loader import load_example
-
-    bench = load_example("engine_bench")
+    from tests.benches import engine_bench as bench
 
     logs = [log for log in bench.load_sglang_logs() if log.get("speculative")]
     assert len(logs) >= 2

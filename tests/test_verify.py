@@ -64,7 +64,9 @@ mlp: {intermediate_size: 512}
 
 
 def _check_common(r, budget: int) -> None:
-    assert r.tensor_bytes == r.predicted_bytes  # exactly what kvplan predicts, byte for byte
+    # The allocator-overhead check: the tensors are exactly kvplan's own plan, byte for byte
+    # (both sides are kvplan's rules: torch adds nothing hidden; not agreement with an engine).
+    assert r.tensor_bytes == r.predicted_bytes
     assert r.predicted_bytes <= budget
     assert r.search_bytes <= budget
     assert r.decode_output_finite
@@ -271,6 +273,10 @@ def test_cli_json(write_spec) -> None:
     assert result.stderr == ""  # the progress bar is transient: nothing left on stderr
     assert data["budget_bytes"] == int(0.01 * GiB)
     assert data["tensor_bytes"] == data["predicted_bytes"]
+    # The comparison named for what it is; planned_* are the plan, predicted_* their aliases.
+    assert data["check"].startswith("allocator overhead")
+    for name in ("bytes", "num_blocks", "token_capacity", "max_concurrency"):
+        assert data[f"planned_{name}"] == data[f"predicted_{name}"]
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv"])
@@ -315,7 +321,8 @@ def test_cli_cuda_without_cuda_exits_2(monkeypatch) -> None:
 
 
 def test_cli_module_does_not_import_torch() -> None:
-    code = ("import sys\nimport kvplan.cli.verify_cmd, kvplan.analysis.device, kvplan.present.verify_view\n"
+    code = ("import sys\nimport kvplan.cli.verify_cmd, kvplan.analysis.device, "
+            "kvplan.present.verify_view\n"
             "print('torch' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)

@@ -583,11 +583,11 @@ def test_categorise(name: str, group: str) -> None:
 
 
 def test_weights_bench_md_is_current() -> None:
-    # examples/weights-bench.md is what examples/weights_bench.py prints today.
+    # examples/weights-bench.md is what tests/benches/weights_bench.py prints today.
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, str(root / "examples" / "weights_bench.py")],
+    out = subprocess.run([sys.executable, "-m", "tests.benches.weights_bench"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
     assert out == (root / "examples" / "weights-bench.md").read_text()

@@ -1,8 +1,9 @@
 """kvplan's weights vs real vLLM start-up logs ("Model loading took X GiB", per GPU).
 
-The cases are tests/data/weights/logs.json, read through examples/weights_bench.py (the script that
-prints the comparison table, examples/weights-bench.md): each carries the URL of its log, the spec
-or config.json that gives the architecture, and where its quantization_config comes from.
+The cases are tests/data/weights/logs.json, read through tests/benches/weights_bench.py (the
+script that prints the comparison table, examples/weights-bench.md): each carries the URL of its
+log, the spec or config.json that gives the architecture, and where its quantization_config
+comes from.
 Issue #12's bar: every log within 5 %, the median within 1 %.
 """
 
@@ -12,9 +13,7 @@ import statistics
 
 import pytest
 
-from tests.examples_loader import load_example
-
-bench = load_example("weights_bench")
+from tests.benches import weights_bench as bench
 
 CASES = bench.load_cases()
 

@@ -1,9 +1,13 @@
-"""`kvplan verify`'s result as a View: predicted beside measured. Pure: no torch, no rich."""
+"""`kvplan verify`'s result as a View: kvplan's own plan beside what the allocator took (the
+allocator-overhead check, `verify.CHECK`; not agreement with an engine). Pure: no torch, no rich.
+
+JSON: the `planned_*` keys are the plan; `predicted_*`, their former names, are kept as aliases.
+"""
 
 from __future__ import annotations
 
 from kvplan._util.units import human_bytes
-from kvplan.analysis.device.verify import VerifyResult
+from kvplan.analysis.device.verify import CHECK, VerifyResult
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 
 
@@ -22,8 +26,8 @@ def _seconds(s: float | None) -> str:
 def verify_view(r: VerifyResult) -> View:
     rows: list[list[str]] = []
 
-    def row(label: str, predicted: str, measured: str, how: str = "") -> None:
-        rows.append([label, predicted, measured, how])
+    def row(label: str, planned: str, measured: str, how: str = "") -> None:
+        rows.append([label, planned, measured, how])
 
     sign = "+" if r.difference_bytes >= 0 else "-"
     row("device", r.device, r.device_name,
@@ -72,13 +76,15 @@ def verify_view(r: VerifyResult) -> View:
             _int(int(rank["measured_num_blocks"])),
             f"stage {rank['stage']} (layers {rank['first_layer']}+{rank['num_layers']}), "
             f"peak {human_bytes(int(rank['peak_bytes']))}")
-    records = {"schema_version": JSON_SCHEMA_VERSION, **r.to_dict()}
+    records = {"schema_version": JSON_SCHEMA_VERSION, "check": CHECK, **r.to_dict()}
+    for name in ("bytes", "num_blocks", "token_capacity", "max_concurrency"):
+        records[f"planned_{name}"] = records[f"predicted_{name}"]
     records["notes"] = list(r.notes)
     return View(
         title=f"Verify: {r.model_name} on {r.device}, context {r.context:,}, {r.kv_dtype}, "
               f"block {r.block_size}" + (f", tp {r.tp}" if r.tp > 1 else "")
               + (f", pp {r.pp}" if r.pp > 1 else ""),
-        columns=[Column(header="quantity"), Column(header="predicted", numeric=True),
+        columns=[Column(header="quantity"), Column(header="planned (kvplan)", numeric=True),
                  Column(header="measured", numeric=True), Column(header="difference / how")],
         rows=rows,
         records=records,

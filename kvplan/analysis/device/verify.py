@@ -1,5 +1,10 @@
 """`kvplan verify` on one rank: allocate this rank's shard of the paged KV cache as vLLM's
-allocator lays it out, hold the prediction against the device's own accounting, free it.
+allocator lays it out, hold kvplan's own plan against the device's own accounting, free it.
+
+What this checks is the allocator overhead: the cache kvplan plans, allocated by torch, takes
+what the plan says and nothing hidden (`CHECK`). Both sides come from kvplan's rules, so it does
+not show that kvplan matches an engine: that is the vLLM oracle's job (tests/test_vllm_oracle.py,
+examples/vllm-oracle.md) and the start-up log replays' (examples/engine-bench.md).
 
 Steps (each measured by means independent of the prediction):
 
@@ -56,8 +61,15 @@ from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 
-__all__ = ["CPU_DEFAULT_CAP_BYTES", "DeviceMemory", "RankPlan", "VerifyResult", "plan_rank",
-           "probe_device", "resolve_budget", "resolve_device", "verify", "workspace_bytes"]
+__all__ = ["CHECK", "CPU_DEFAULT_CAP_BYTES", "DeviceMemory", "RankPlan", "VerifyResult",
+           "plan_rank", "probe_device", "resolve_budget", "resolve_device", "verify",
+           "workspace_bytes"]
+
+# What `kvplan verify` compares, in its JSON (`check`) and its notes.
+CHECK = ("allocator overhead: kvplan's own plan allocated with torch and measured on the device "
+         "(torch adds no hidden overhead); agreement with an engine is shown by the vLLM oracle, "
+         "not by verify")
+
 
 MAX_DECODE_BATCH = {"cpu": 8, "cuda": 64}
 # CPU freed_ok: RSS may stay this far above the baseline after freeing (allocator slack).
