@@ -1,5 +1,5 @@
-"""Hugging Face ids as MODEL (kvplan.sources.hub), with the real huggingface_hub client and never the
-network: a pre-filled cache folder (HF_HUB_CACHE in tmp_path, the snapshot layout), and a local
+"""Hugging Face ids as MODEL (kvplan.sources.hub), with the real huggingface_hub client and never
+the network: a pre-filled cache folder (HF_HUB_CACHE in tmp_path, the snapshot layout), and a local
 HTTP server on 127.0.0.1 standing in for the Hub (HF_ENDPOINT) that serves the few endpoints the
 client calls: HEAD/GET /{repo}/resolve/{revision}/{file}, with Range requests."""
 

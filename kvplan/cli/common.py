@@ -234,7 +234,7 @@ def _defaults_as_declared(param: Any) -> None:
     typer (0.2x) builds a pydantic TypeAdapter for every parameter before it coerces the value,
     even a None it returns unchanged or a default that is already the declared type: about
     0.4 ms a parameter, 15 ms on `estimate`'s forty (examples/startup-bench.md). kvplan's
-    defaults are typed values that its parsers map to themselves (4096, "bf16", Engine.vllm:
+    defaults are typed values that its parsers map to themselves (4096, "bf16", the default engine:
     tests/test_cli.py checks every command's against typer's own coercion), so the value
     stays as declared; the callback, if any, still runs; a value from the command line goes
     through typer whole."""

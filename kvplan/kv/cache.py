@@ -8,7 +8,7 @@ to bytes once per token per layer (the unit an engine lays out), so sub-byte dty
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kvplan._util.dtypes import DTYPES, DType
 from kvplan._util.errors import InputError
@@ -111,12 +111,34 @@ class Estimate:
         return asdict(self)
 
 
+class EngineKVConfig(Protocol):
+    """What `estimate` reads of an engine's own KV allocator (the engine implements it; kv/
+    never imports an engine)."""
+
+    block_size: int
+    requested_block_size: int
+    state_padding_percent: float | None
+    mamba_cache_mode: str | None
+
+    @property
+    def engine(self) -> str: ...
+
+    @property
+    def profile(self) -> Any: ...
+
+    def describe_groups(self) -> list[dict[str, Any]]: ...
+
+    def pages_per_request(self, context: Any) -> Any: ...
+
+
 def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
-             block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1, engine_config: Any = None,
+             block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1,
+             engine_config: EngineKVConfig | None = None,
              num_draft_layers: int = 0, ssm_dtype: str = "auto", num_spec_tokens: int = 0,
              conv_dtype: str | None = None) -> Estimate:
-    """Sizes per token, block and sequence on one rank. `engine_config` (a VllmKVConfig) adds
-    the engine's groups and its effective block size (raised for recurrent state)."""
+    """Sizes per token, block and sequence on one rank. `engine_config` (the engine's own
+    allocator for this model, e.g. kvplan.engines.vllm.alloc.VllmKVConfig) adds the engine's
+    groups and its effective block size (raised for recurrent state)."""
     if context < 1:
         raise InputError(f"--context: must be >= 1, got {context}")
     if batch < 1:
@@ -126,11 +148,9 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
     groups: tuple[dict[str, object], ...] = ()
     extra: dict[str, Any] = {}
     if engine_config is not None:
-        from kvplan.engines.vllm.alloc import describe_groups
-
         block_size = engine_config.block_size
         requested = engine_config.requested_block_size
-        groups = tuple(describe_groups(engine_config))
+        groups = tuple(engine_config.describe_groups())
         extra = {"state_padding_percent": engine_config.state_padding_percent,
                  "mamba_cache_mode": engine_config.mamba_cache_mode,
                  "blocks_per_request": int(engine_config.pages_per_request(context)),

@@ -391,8 +391,8 @@ def print_device_table() -> None:
     amd = {name: eff for name, eff in DEVICE_EFFICIENCY.items()
            if any(c.gpu == name for c in (*CASES, *PREFILL_CASES, *TTFT_CASES))}
     print("\n## AMD Instinct rows: ROCm efficiencies against the CUDA ones (held out)\n")
-    print("kvplan.perf.efficiency.device_efficiency gives the AMD presets the fractions measured on "
-          "ROCm kernels (kvplan/perf/efficiency.py names each source; nothing here is fitted to "
+    print("kvplan.perf.efficiency.device_efficiency gives the AMD presets the fractions measured "
+          "on ROCm kernels (kvplan/perf/efficiency.py names each source; nothing here is fitted to "
           "these rows): " + "; ".join(
               f"{name} HBM {e.hbm:.2f}, FP8 GEMM weight streaming {e.fp8_gemm_hbm:.2f} (aiter "
               f"fused MoE), GEMM {e.gemm:.2f} bf16 / {e.fp8_gemm:.2f} FP8 (AMD max-achievable "

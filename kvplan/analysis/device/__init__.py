@@ -10,10 +10,10 @@ Modules, by responsibility:
 - ``decode``: attention and state-update maths, chunked to a workspace;
 - ``step``: one decode step through the pool's block tables;
 - ``verify``: one rank, end to end; ``ranks``: T x P ranks on torch.distributed;
-- ``views``: the result as a View.
 
-The entry point is ``kvplan.analysis.device.ranks.verify_ranks`` (one rank: ``kvplan.analysis.device.verify.verify``,
-not re-exported here: the name would shadow the module).
+The entry point is ``kvplan.analysis.device.ranks.verify_ranks`` (one rank:
+``kvplan.analysis.device.verify.verify``, not re-exported here: the name would shadow the
+module). The result's view is kvplan.present.verify_view.
 """
 
 from __future__ import annotations

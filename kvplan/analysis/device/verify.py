@@ -56,7 +56,7 @@ from kvplan.analysis.device.step import MLA_TOLERANCES, StepOutcome, decode_step
 from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.engines.base import PlanInputs
 from kvplan.engines.caches import stage_caches
-from kvplan.engines.vllm.alloc import VllmKVConfig, describe_groups, vllm_cached_spec
+from kvplan.engines.vllm.alloc import VllmKVConfig, vllm_cached_spec
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -401,7 +401,7 @@ def _result(spec: ModelSpec, rp: RankPlan, plan: PoolPlan, run: dict[str, Any], 
         state_padding_percent=config.state_padding_percent,
         mamba_cache_mode=config.mamba_cache_mode,
         kv_cache_groups=tuple(
-            dict(g) for g in describe_groups(config)),
+            dict(g) for g in config.describe_groups()),
         notes=tuple(notes),
     )
 

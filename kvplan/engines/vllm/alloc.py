@@ -235,6 +235,24 @@ class VllmKVConfig:
     in_flight_tokens: int
     request_shape: RequestShape
 
+    def describe_groups(self) -> list[dict[str, Any]]:
+        """The groups merged by kind for display: kind, groups, layers, page, pages per
+        request."""
+        merged: dict[tuple[str, int, int], dict[str, Any]] = {}
+        for g in self.groups:
+            key = (g.kind, g.page_bytes, g.pages_per_request)
+            row = merged.setdefault(key, {"kind": g.kind, "groups": 0, "layers": 0,
+                                          "padding_layers": 0, "block_size": g.block_size,
+                                          "page_bytes": g.page_bytes,
+                                          "pages_per_request": g.pages_per_request,
+                                          "describe": (g.spec.describe() if not isinstance(
+                                              g.spec, tuple) else " + ".join(
+                                              dict.fromkeys(c.describe() for c in g.spec)))})
+            row["groups"] += 1
+            row["layers"] += len(g.layers)
+            row["padding_layers"] += g.padding_layers
+        return list(merged.values())
+
     @property
     def engine(self) -> str:
         """The engine whose allocator this is (the --engine name)."""
@@ -428,24 +446,6 @@ def _groups(entries: list[tuple[int, Any]], *, bs: int, context: int, shape: Req
                                   bytes_per_block=max_page * group_size,
                                   spec=cache))
     return groups
-
-
-def describe_groups(config: VllmKVConfig) -> list[dict[str, Any]]:
-    """The groups merged by kind for display: kind, groups, layers, page, pages per request."""
-    merged: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for g in config.groups:
-        key = (g.kind, g.page_bytes, g.pages_per_request)
-        row = merged.setdefault(key, {"kind": g.kind, "groups": 0, "layers": 0,
-                                      "padding_layers": 0, "block_size": g.block_size,
-                                      "page_bytes": g.page_bytes,
-                                      "pages_per_request": g.pages_per_request,
-                                      "describe": (g.spec.describe() if not isinstance(
-                                          g.spec, tuple) else " + ".join(
-                                          dict.fromkeys(c.describe() for c in g.spec)))})
-        row["groups"] += 1
-        row["layers"] += len(g.layers)
-        row["padding_layers"] += g.padding_layers
-    return list(merged.values())
 
 
 def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None

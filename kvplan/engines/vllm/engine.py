@@ -123,7 +123,7 @@ class VllmEngine:
             state_bytes_per_request=config.state_bytes_per_request,
             state_padding_percent=config.state_padding_percent,
             mamba_cache_mode=config.mamba_cache_mode,
-            kv_cache_groups=tuple(alloc.describe_groups(config)),
+            kv_cache_groups=tuple(config.describe_groups()),
             reported_kv_cache_tokens=config.reported_tokens(num_blocks, context),
         )
 
