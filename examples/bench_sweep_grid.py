@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import time
 
-from kvplan import SweepGrid, load_model
-from kvplan.analysis import sweep
+from kvplan import SweepGrid, load_model, sweep
 from kvplan.hardware.gpus import GPUS
 
 

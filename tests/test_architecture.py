@@ -1,6 +1,7 @@
-"""The package's shape (issue 25, ARCHITECTURE.md): imports run one way through the layers, no
-import cycle (counting function-level and TYPE_CHECKING imports), no module over 600 lines, at
-most 14 entries at the top of kvplan/, and no branch on an engine's name outside kvplan/engines/."""
+"""The package's shape (issue 25, examples/architecture.md): imports run one way through the
+layers, no import cycle (counting function-level and TYPE_CHECKING imports), no module over 600
+lines, at most 14 entries at the top of kvplan/, and no branch on an engine's name outside
+kvplan/engines/."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kvplan"
 
-# The layers, bottom first (ARCHITECTURE.md). A module may import its own package and the
+# The layers, bottom first (examples/architecture.md). A module may import its own package and the
 # packages of lower layers only; packages of one layer do not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_util",),

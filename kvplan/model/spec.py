@@ -1,8 +1,7 @@
-"""Model specs: frozen dataclasses, and the YAML loader that validates them at the boundary.
-
-A spec is read with ``yaml.safe_load``; unknown keys are rejected; every error names the file
-and the field (``model_specs/x.yaml: attention.num_key_value_heads: must divide ...``).
-The schema is documented in ``model_specs/README.md``.
+"""Model specs: what a model is, as frozen dataclasses with its architecture feature fields, and
+the pure rules of cross-layer KV sharing. No I/O: kvplan.sources.spec_yaml reads a spec YAML
+(or the mapping config.json import builds) into these types, validating every field at the
+boundary. The schema is documented in ``model_specs/README.md``.
 """
 
 from __future__ import annotations
