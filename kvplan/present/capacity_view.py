@@ -125,7 +125,7 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         b = plan.weights_breakdown
         parts = ", ".join(f"{k.replace('_', ' ')} {gib_text(v)}" for k, v in b.items()
                           if k != "total" and v)
-        notes.append("Weights per GPU as the engine loads them (kvplan.weights.breakdown): "
+        notes.append("Weights per GPU as the engine loads them (kvplan.weights): "
                      f"{parts}.")
     more = (groups_view(plan.kv_cache_groups, context=plan.context,
                         version=plan.engine_version),) if rules.shows_groups(plan) else ()
