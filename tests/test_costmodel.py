@@ -47,8 +47,9 @@ GRAPH_PREFILL = Efficiency(prefill_launch_s=0.0)
 
 
 # ---- public measurements (not in the repository). The dense 1-GPU ones (Qwen3-8B, gpt-fast's
-# Llama-2-7B) are the rows the 35 us layer overhead is fitted on; the others are held out, some
-# shaped by a rule written for them (tests/benches/fitted_rows.py, cost-bench.md) -------------
+# Llama-2-7B) are the rows the 35 us layer overhead is fitted on (LAYER_OVERHEAD_FIT); the others
+# are outside the fit, held out unless of a fitted row's configuration, some shaped by a rule
+# written for them (tests/benches/fitted_rows.py SHAPED_BY, cost-bench.md) -------------------
 
 def _serving(spec_id: str, gpu, layout: Layout, *, batch: int, isl: int, osl: int,
              disaggregated: bool = False, eager_prefill: bool = True) -> float:

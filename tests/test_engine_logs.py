@@ -180,7 +180,7 @@ def test_multimodal_encoder_profile_on_held_out_logs() -> None:
     # keeps the outputs through the language model's profile (kvplan.engines.vllm.mm; no
     # constant fitted). Replayed with and without it (--skip-mm-profiling gives the former
     # reserve). None of these logs fitted the encoder rule, but the gemma-3 0.19.0 H100 logs set
-    # the non-torch medians (tests/benches/fitted_rows.py) and the rule was written after the
+    # the non-torch medians (VLLM_NON_TORCH_GIB_0_19_FIT) and the rule was written after the
     # Qwen3.5-9B, gemma-3-27b and -12b logs were in the bench (engine-bench.md, "shaped"):
     # - Qwen3.5-9B, L40S: 0.19.0 +3.9 % -> -0.6 %, 0.18.0 (index file id 57489989625, the same
     #   20.27 GiB budget) +4.5 % -> +0.04 %; one 16,384-token image ("Encoder cache

@@ -1,21 +1,47 @@
-"""The fitted constants' declared rows (tests/benches/fitted_rows.py) and the honest split.
+"""The fitted constants' declared rows and the honest split.
 
-Each entry of FITTED names a live constant; when the constant moves or changes, this fails until
-the entry follows it (issue 25: at the merge each `fitted_on` moves beside its constant).
+Each fitted constant has a `Fitted` record beside it in its module (`<CONSTANT>_FIT`; a point of
+a table: CONSTANT_OF below); tests/benches/fitted_rows.py collects them (FITTED). Each record's
+value is its live constant's, and no module outside FITTED_MODULES declares one.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.benches import cost_bench, engine_bench, honest, trtllm_bench
-from tests.benches.fitted_rows import FITTED, LAST_RULE_CHANGE, SHAPED_BY
+from tests.benches.fitted_rows import FITTED, FITTED_MODULES, LAST_RULE_CHANGE, SHAPED_BY
 from tests.benches.replay import row
 from tests.benches.row_commits import ADDED_IN, COMMIT_TIMES
+
+# Records of one point of a table, or of a dataclass field's default: the constant each is of
+# (a `[...]` suffix names one point of a table). Every other record `X_FIT` is of `X`.
+CONSTANT_OF = {
+    "kvplan.engines.vllm.budget.VLLM_NON_TORCH_GIB_0_10_FIT":
+        "kvplan.engines.vllm.budget.VLLM_NON_TORCH_GIB[0.10]",
+    "kvplan.engines.vllm.budget.VLLM_NON_TORCH_GIB_0_19_FIT":
+        "kvplan.engines.vllm.budget.VLLM_NON_TORCH_GIB[0.19]",
+    "kvplan.engines.sglang.budget.SGLANG_PRELOAD_GIB_TP1_FIT":
+        "kvplan.engines.sglang.budget.SGLANG_PRELOAD_GIB[cuda][TP1]",
+    "kvplan.engines.sglang.budget.SGLANG_PRELOAD_GIB_TP8_FIT":
+        "kvplan.engines.sglang.budget.SGLANG_PRELOAD_GIB[cuda][TP8]",
+    "kvplan.engines.sglang.budget.SGLANG_PRELOAD_GIB_ROCM_TP8_FIT":
+        "kvplan.engines.sglang.budget.SGLANG_PRELOAD_GIB[rocm][TP8]",
+    "kvplan.perf.efficiency.LAYER_OVERHEAD_FIT":
+        "kvplan.perf.efficiency.Efficiency.layer_overhead_s",
+    "kvplan.perf.efficiency.PREFILL_LAUNCH_FIT":
+        "kvplan.perf.efficiency.Efficiency.prefill_launch_s",
+}
+
+
+def constant_of(record: str) -> str:
+    """The dotted name of the constant the record `record` is of."""
+    return CONSTANT_OF.get(record) or record.removesuffix("_FIT")
 
 
 def live_value(name: str) -> Any:
@@ -49,12 +75,31 @@ def all_row_ids() -> list[str]:
             + [c.label for c in cost_bench.all_cases()])
 
 
+def test_every_fitted_constant_has_its_record() -> None:
+    # The 20 records: vLLM 8, SGLang 4, TensorRT-LLM 6, the cost model 2.
+    assert len(FITTED) == 20
+    assert set(CONSTANT_OF) <= set(FITTED)
+    assert all(name.endswith("_FIT") for name in FITTED)
+
+
 @pytest.mark.parametrize("name", sorted(FITTED))
 def test_each_entry_names_a_live_constant_of_its_value(name: str) -> None:
     value = FITTED[name].value
     expected = value if isinstance(value, tuple) else pytest.approx(value)
-    assert live_value(name) == expected, (
-        f"{name}: the constant moved or changed; move its `fitted_on` with it")
+    assert live_value(constant_of(name)) == expected, (
+        f"{name}: the constant and its record differ; set the value in one place")
+
+
+def test_no_module_outside_fitted_modules_declares_a_record() -> None:
+    # The benches import FITTED_MODULES only: a record declared elsewhere would leave its rows
+    # counted as held out.
+    root = Path(__file__).resolve().parents[1]
+    declaring = {
+        ".".join(path.relative_to(root).with_suffix("").parts)
+        for path in (root / "kvplan").rglob("*.py")
+        if path.name != "fitted.py" and re.search(r"^\w+ = Fitted\(", path.read_text(), re.M)
+    }
+    assert declaring == set(FITTED_MODULES)
 
 
 def test_row_ids_are_unique_and_every_named_row_exists() -> None:
@@ -81,7 +126,7 @@ def _split(logs: list[dict[str, Any]], ep_key: str | None = None) -> honest.Spli
 
 
 def test_the_issue_25_counts() -> None:
-    # Issue 25's corrections, from the rows each constant was fitted on (fitted_rows.py):
+    # Issue 25's corrections, from the rows each constant was fitted on (its `..._FIT`):
     # vLLM: 21 logs marked `fitted` (the sampler rule) and the 23 other H100 0.19.0 logs of
     # llm-d-planner PR #205 behind the non-torch medians: 44 fitted, 44 held out (the "67").
     vllm = _split(engine_bench.load_logs())

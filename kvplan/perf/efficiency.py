@@ -32,22 +32,26 @@ Defaults and where they come from (all overridable with `Efficiency`):
   137 us for the GPU-heavy 16 x 512 one; the sum needs 59-77 us for all four. 70 us is the
   median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
-  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact. Every
-  Qwen3 / Llama prefill and TTFT is held out from it. vLLM replays batches of up to
-  max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512): vllm/config/vllm.py
-  `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs its compiled
-  engine: `Efficiency(prefill_launch_s=0)` (kvplan.perf.engine_traits.engine_efficiency).
-  vLLM's longer prefills run
-  its torch.compile'd code outside graphs, with fused ops; no measurement here times their
-  launches, so they get none.
+  1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact
+  (`PREFILL_LAUNCH_FIT`). No other prefill or TTFT is in this fit; the benches' split holds out
+  the Qwen3 / Llama ones, less the Qwen3-8B H100 TTFTs (the layer overhead's configuration),
+  but not the DeepSeek-V3/R1 TP-8 H200 cases (these prefills' configuration). vLLM replays
+  batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512):
+  vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs
+  its compiled engine: `Efficiency(prefill_launch_s=0)`
+  (kvplan.perf.engine_traits.engine_efficiency). vLLM's longer prefills run its torch.compile'd
+  code outside graphs, with fused ops; no measurement here times their launches, so they get
+  none.
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
   the median, over the 8 dense single-GPU cases of examples/cost-bench.md (Qwen3-8B on an H100
   under vLLM 0.11, SGLang 0.5.3 and TensorRT-LLM 1.2.0rc1, Llama-2-7B under gpt-fast on an
   A100), of (measured TPOT - prediction without it) / layers: 29-43 us, median 35 us. It stands
   for per-layer work the operation list does not itemise (the router GEMM, q/k norms and
   residual adds counted as no kernel of their own, each GEMM's ramp-up and tail below its
-  streaming rate, CPU gaps between graph replays). Every TP, MoE and EP case of the bench is
-  held out (cost-bench.md reports both). `Efficiency(layer_overhead_s=0)` removes it.
+  streaming rate, CPU gaps between graph replays; `LAYER_OVERHEAD_FIT`). No TP, MoE or EP case
+  is in this fit, but the Qwen3-8B H100 TTFTs share its configuration and the DeepSeek TP-8
+  H200 cases the prefill fit's: cost-bench.md's held-out split leaves both out.
+  `Efficiency(layer_overhead_s=0)` removes it.
 
 The fractions above are NVIDIA kernels' (FlashMLA, DeepGEMM, CUDA graphs) and are the defaults of
 every CUDA preset. AMD Instinct presets get their own (`device_efficiency`, `DEVICE_EFFICIENCY`),
@@ -105,10 +109,40 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kvplan._util.errors import InputError
+from kvplan._util.fitted import Fitted
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.hardware.gpus import GPU
 
 US = 1e-6
+
+# The two fitted defaults of `Efficiency` (module docstring), each with the cost-bench cases it
+# was fitted on (their labels, examples/cost-bench.md).
+_COST_LAYER_OVERHEAD = (
+    "Qwen3-8B bf16, vLLM 0.11, conc. 1",
+    "Qwen3-8B bf16, vLLM 0.11, conc. 2",
+    "Qwen3-8B bf16, vLLM 0.11, conc. 4",
+    "Qwen3-8B bf16, vLLM 0.11, conc. 8",
+    "Qwen3-8B bf16, SGLang 0.5.3, conc. 4",
+    "Qwen3-8B bf16, TensorRT-LLM 1.2.0rc1, conc. 4",
+    "Qwen3-8B-FP8, SGLang 0.5.3, conc. 4",
+    "Llama-2-7B fp16, gpt-fast, batch 1",
+)
+_COST_PREFILL_LAUNCH = (
+    "DeepSeek-R1 FP8 TP8, SGLang (Feb 2025, --enable-torch-compile), 1 x 128",
+    "DeepSeek-V3 FP8 TP8, SGLang (Apr 2025), 1 x 1000",
+    "DeepSeek-V3 FP8 TP8, SGLang (Apr 2025, DeepGEMM bmm), 1 x 1000",
+    "DeepSeek-V3.1 FP8 TP8, SGLang (Dec 2025), 16 x 512",
+)
+LAYER_OVERHEAD_FIT = Fitted(
+    value=35 * US,
+    source="median per-layer residual of the dense 1-GPU decode cases "
+           "(cost_bench.fitted_layer_overhead_s); commit 4927b82",
+    fitted_on=_COST_LAYER_OVERHEAD)
+PREFILL_LAUNCH_FIT = Fitted(
+    value=70 * US,
+    source="median launch time that makes each engine-timed SGLang prefill marked fit exact "
+           "(cost_bench.fitted_prefill_launch_s); commit 458205f",
+    fitted_on=_COST_PREFILL_LAUNCH)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,8 +158,8 @@ class Efficiency:
     # Least time of one fused-MoE call at decode sizes, measured; None: its kernels' floors.
     moe_floor_s: float | None = None
     # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
-    prefill_launch_s: float = 70 * US
-    layer_overhead_s: float = 35 * US  # fitted on the dense 1-GPU bench cases (docstring)
+    prefill_launch_s: float = PREFILL_LAUNCH_FIT.value
+    layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one
     # (kvplan.perf.engine_traits.engine_efficiency); None: none.

@@ -5,8 +5,9 @@ Run:  python -m tests.benches.cost_bench > examples/cost-bench.md
 Every measurement is quoted with its URL (or, where the index knows no URL, its index file id).
 kvplan predicts with its documented defaults (kvplan.perf.efficiency.Efficiency). One of them, the
 per-layer overhead, is fitted here: the median per-layer residual of the dense single-GPU cases
-(`fitted_layer_overhead_s`); every other case is held out, and a test keeps the default equal to
-this fit. Serving TPOT adds the prefills that chunked prefill runs inside decode
+(`fitted_layer_overhead_s`); every other case is outside that fit (the held-out split below
+each section's header also leaves out a fitted row's configuration), and a test keeps the
+default equal to this fit. Serving TPOT adds the prefills that chunked prefill runs inside decode
 steps (`serving_tpot_ms`); disaggregated decode nodes run none. Where a benchmark drew random
 lengths (SGLang's `--random-range-ratio`, ShareGPT) the lengths used are the run's own means
 (total input or output tokens / requests).

@@ -9,9 +9,9 @@ memory fraction, TP/PP, the engine version, the batch limits the user set, and t
 to the logged "Model loading took X GiB" (`--weights-gib`), so that only the engine's reserve is
 judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.vllm.budget.
 Each table's "held out" line is the honest split of tests/benches/honest.py: logs in no fitted
-constant's `fitted_on` (tests/benches/fitted_rows.py) and of no fitted log's model, GPU, TP and
-EP; beside it the prospective logs (added after the last rule change) and the rules written for
-held-out logs already in the bench ("shaped").
+constant's `fitted_on` (its `Fitted` record, collected by tests/benches/fitted_rows.py) and of no
+fitted log's model, GPU, TP and EP; beside it the prospective logs (added after the last rule
+change) and the rules written for held-out logs already in the bench ("shaped").
 
 SGLang (tests/data/engine_logs/sglang_startup_logs.json): each log is replayed with only the
 model, the GPU name, the fraction where the user set one, TP, the engine version and the weights

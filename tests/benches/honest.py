@@ -1,11 +1,12 @@
 """Which bench rows are held out, prospective, or shaped: the split every bench prints.
 
-A row is *fitted* when a fitted constant names it in `fitted_on` (tests/benches/fitted_rows.py);
-*same configuration* when it shares a fitted row's (model, GPU, TP, EP) in the same table; *held
-out* otherwise. A held-out row is *prospective* when it was committed after the last change to
-the rules that predict it (`LAST_RULE_CHANGE`: no rule was written with it in view), and
-*shaped* when a rule was written after it was in the bench to move it (`SHAPED_BY`): it was not
-used to fit a number, but it is no blind test of that rule either.
+A row is *fitted* when a fitted constant's `Fitted` record (beside it in kvplan, collected by
+tests/benches/fitted_rows.py) names it in `fitted_on`; *same configuration* when it shares a fitted
+row's (model, GPU, TP, EP) in the same table; *held out* otherwise. A held-out row is *prospective*
+when it was committed after the last change to the rules that predict it (`LAST_RULE_CHANGE`: no
+rule was written with it in view), and *shaped* when a rule was written after it was in the bench
+to move it (`SHAPED_BY`): it was not used to fit a number, but it is no blind test of that rule
+either.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kvplan._util.fitted import Fitted
 from kvplan._util.units import GiB, MiB
 from kvplan._util.versions import version_key
 from kvplan.engines.base import total_bytes_of
@@ -44,8 +45,28 @@ if TYPE_CHECKING:
 #   tokens than logged at TP4).
 # Memory is the proxy for the interconnect here: the planner is not told whether GPUs share an
 # NVSwitch.
-SGLANG_PRELOAD_GIB = {"cuda": ((1, 0.71), (8, 2.14)), "rocm": ((1, 0.71), (8, 4.5))}
+# Each fitted point with the logs it was fitted on (bench row ids, sglang_startup_logs.json):
+SGLANG_PRELOAD_GIB_TP1_FIT = Fitted(
+    value=0.71, source="median of the seven TP1 Linux logs on cards whose total a log line gives; "
+                       "commit e7b6b40",
+    fitted_on=("llama-3.1-8b-h100-docs-2025-01", "llama-3.1-8b-h100-pr4760",
+               "qwen3-30b-a3b-fp8-h100-kt-smoke", "qwen3-reranker-0.6b-h100",
+               "qwen3-32b-h100-gke-snapshot", "qwen3-8b-b200-sglang-skill",
+               "llama-3.2-3b-l40s-hicache"))
+SGLANG_PRELOAD_GIB_TP8_FIT = Fitted(
+    value=2.14, source="mean of 8 x H100 (grok-2 log) and 8 x H200 (sglang PR #11716, no bench "
+                       "row)", fitted_on=("grok-2-8xh100",))
+SGLANG_PRELOAD_GIB_ROCM_TP8_FIT = Fitted(
+    value=4.5, source="MI355X TP8, GLM-5 bring-up notes", fitted_on=("glm-5-fp8-8xmi355x",))
+SGLANG_PRELOAD_GIB = {
+    "cuda": ((1, SGLANG_PRELOAD_GIB_TP1_FIT.value), (8, SGLANG_PRELOAD_GIB_TP8_FIT.value)),
+    "rocm": ((1, SGLANG_PRELOAD_GIB_TP1_FIT.value), (8, SGLANG_PRELOAD_GIB_ROCM_TP8_FIT.value)),
+}
 SGLANG_PCIE_PRELOAD_GIB = 0.72
+SGLANG_PCIE_PRELOAD_GIB_FIT = Fitted(
+    value=SGLANG_PCIE_PRELOAD_GIB,
+    source="median of the three TP >= 2 logs on cards under 60 GiB",
+    fitted_on=("qwen3.5-9b-2xrtx4090", "qwen3-14b-4xrtx4090", "qwq-32b-4xl4"))
 SGLANG_PCIE_BELOW_BYTES = 60 * GiB
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError
+from kvplan._util.fitted import Fitted
 from kvplan._util.units import GiB, MiB
 from kvplan._util.versions import version_key
 from kvplan.engines.base import total_bytes_of
@@ -53,11 +54,70 @@ if TYPE_CHECKING:
 #   4 TP4 runs; the all-reduce buffers are allocated whole from TP2 on).
 # Beyond the last point the last slope continues. Pipeline stages without TP hold no all-reduce
 # buffers: 0.07 GiB (the same logs, PP2 and PP4).
+# Fitted on (bench row ids, tests/data/engine_logs/vllm_startup_logs.json):
+_VLLM_0_19_NON_TORCH = (
+    "codellama-codellama-7b-h--h100-80gb--tp1pp1dp1--8192",
+    "deepseek-ai-deepseek-v2---h100-80gb--tp1pp1dp1--8192",
+    "fp8dyn-llama-3-3-70b--h100-80gb--tp2pp1dp1--8192",
+    "fp8dyn-llama-3-3-70b--h100-80gb--tp4pp1dp1--8192",
+    "fp8dyn-redhatai-qwen2-5---h100-80gb--tp1pp1dp1--8192",
+    "google-gemma-2-9b-it--h100-80gb--tp1pp1dp1--8192",
+    "google-gemma-3-27b-it--h100-80gb--tp1pp1dp1--8192",
+    "google-gemma-7b--h100-80gb--tp1pp1dp1--8192",
+    "meta-llama---h100-80gb--tp1pp1dp1--8192-dtbf16-kvfp8",
+    "meta-llama-llama---h100-80gb--tp1pp1dp1--8192-dtbf16",
+    "meta-llama-llama-3---h100-80gb--tp1pp1dp1--8192-qfp8",
+    "meta-llama-llama-3--h100-80gb--tp1pp1dp1--8192-dtf32",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--2048",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--4096",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp4pp1dp1--8192",
+    "meta-llama-llama-3-1-8b--h100-80gb--tp1pp1dp1--16384",
+    "meta-llama-llama-3-1-8b--h100-80gb--tp1pp1dp1--32768",
+    "meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192",
+    "mistralai-mixtral-8x7b-i--h100-80gb--tp2pp1dp1--8192",
+    "moonshotai-kimi-dev-72b--h100-80gb--tp2pp1dp1--8192",
+    "moonshotai-kimi-dev-72b--h100-80gb--tp4pp1dp1--8192",
+    "openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192",
+    "qwen-qwen1-5-moe-a2-7b--h100-80gb--tp1pp1dp1--8192",
+    "qwen-qwen2---h100-80gb--tp1pp1dp1--8192-dtbf16-kvfp8",
+    "qwen-qwen2-5-72b-instruc--h100-80gb--tp2pp1dp1--8192",
+    "qwen-qwen2-5-7b-i--h100-80gb--tp1pp1dp1--8192-dtbf16",
+    "qwen-qwen2-5-7b-instruc--h100-80gb--tp1pp1dp1--16384",
+    "qwen-qwen2-5-7b-instruc--h100-80gb--tp1pp1dp1--32768",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp1pp1dp1--2048",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp1pp1dp1--4096",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp2pp1dp1--8192",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp4pp1dp1--8192",
+    "qwen-qwen3-30b-a3b--h100-80gb--tp1pp1dp1--8192",
+    "qwen-qwen3-8b--h100-80gb--tp1pp1dp1--8192",
+    "redhatai-llama-3-3-70b-i--h100-80gb--tp2pp1dp1--8192",
+    "w4a16-redhatai-lla--h100-80gb--tp1pp1dp1--8192-dtf16",
+    "w8a8-redhatai-llam--h100-80gb--tp1pp1dp1--8192-dtf16",
+    "w8a8-redhatai-qwen2-5-7b--h100-80gb--tp1pp1dp1--8192",
+    "google-gemma-3-12b-it--h100-80gb--tp1pp1dp1--8192",
+    "google-gemma-3-4b-it--h100-80gb--tp1pp1dp1--8192",
+)
+_VLLM_0_19_PP = (
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp2dp1--8192",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp4dp1--8192",
+)
+VLLM_NON_TORCH_GIB_0_10_FIT = Fitted(
+    value=((1, 0.13), (2, 0.55), (4, 1.84)),
+    source="vllm issue #50722 (TP1), llm-d-benchmark (TP2), vllm issue #24881 (TP4): logs that "
+           "are no bench row", fitted_on=())
+VLLM_NON_TORCH_GIB_0_19_FIT = Fitted(
+    value=((1, 0.25), (2, 2.07), (4, 2.17)),
+    source="medians of the H100 0.19.0 logs of llm-d-planner PR #205 (TP1 / TP2 / TP4); commit "
+           "c01c767", fitted_on=_VLLM_0_19_NON_TORCH)
 VLLM_NON_TORCH_GIB: tuple[tuple[tuple[int, ...], tuple[tuple[int, float], ...]], ...] = (
-    ((0, 10), ((1, 0.13), (2, 0.55), (4, 1.84))),
-    ((0, 19), ((1, 0.25), (2, 2.07), (4, 2.17))),
+    ((0, 10), VLLM_NON_TORCH_GIB_0_10_FIT.value),
+    ((0, 19), VLLM_NON_TORCH_GIB_0_19_FIT.value),
 )
 VLLM_NON_TORCH_PP_ONLY_GIB = 0.07
+VLLM_NON_TORCH_PP_ONLY_GIB_FIT = Fitted(
+    value=VLLM_NON_TORCH_PP_ONLY_GIB,
+    source="the PP 2 / PP 4 H100 0.19.0 logs of llm-d-planner PR #205", fitted_on=_VLLM_0_19_PP)
 
 
 def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
@@ -98,13 +158,15 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 #   8B at PP 1/2/4, TP 1/2/4 and fp8, Qwen2.5-7B at TP 1/2/4, Qwen3-8B, Gemma-7B, Gemma-2-9B:
 #   8-42 layers on a stage, 51 + 51 graphs; 0.346 GiB and 0.157 MiB), the intercept near the
 #   former 0.36 GiB floor (the median of nine logs with few graphs, mostly 1-5 per mode);
-# - held out: the other 25 configurations of vllm_startup_logs.json (7B-80-layer dense, MoE,
-#   multimodal Gemma-3 and Qwen3.5; 0.18-0.24; H100, A100, L40S, RTX 5090, a 48-GB card): median
-#   |error| 0.081 GiB, 20 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former 8.43 MiB
-#   per graph (read off most of these same logs); and the 6 logs of vllm_cudagraph_estimates.json
-#   (0.20-0.27) whose model is known: median 0.18 GiB (mean 0.19) against 0.21 (0.29); the 27B
-#   hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71; 28-layer models at 86 graphs predict
-#   0.71 GiB either way.
+# - outside this fit: the other 25 configurations of vllm_startup_logs.json (7B-80-layer dense,
+#   MoE, multimodal Gemma-3 and Qwen3.5; 0.18-0.24; H100, A100, L40S, RTX 5090, a 48-GB card):
+#   median |error| 0.081 GiB, 20 of 25 within 0.25 GiB, against 0.18 GiB and 15 for the former
+#   8.43 MiB per graph (read off most of these same logs). Not held out: 20 of them are 0.19.0
+#   H100 logs the non-torch medians were fitted on (the benches' split, tests/benches/honest.py,
+#   holds out the other 5: an A100-40GB, three L40S, an RTX 5090). Also outside it: the 6 logs
+#   of vllm_cudagraph_estimates.json (0.20-0.27) whose model is known: median 0.18 GiB (mean
+#   0.19) against 0.21 (0.29); the 27B hybrid's 1.56 GiB: 1.17 predicted, formerly 0.71;
+#   28-layer models at 86 graphs predict 0.71 GiB either way.
 # Not modelled: MoE layers' extra kernels (router, top-k, align, experts: DeepSeek-V2-Lite 1.39
 #   GiB logged vs 0.76, gpt-oss-20b 1.09 vs 0.72; the six MoE logs would want 0.9-2.5x a dense
 #   layer's cost, too spread to fit one factor); the attention backend (Qwen3.5-9B on an L40S
@@ -119,8 +181,38 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
 # x second), the same sum as V1's, priced by the same rule (not checked on a V2 log: none in
 # the data prints its estimate).
 # --enforce-eager removes it.
+# The `fitted` 0.19.0 H100 logs of llm-d-planner PR #205 (this fit and the light sampler's):
+_VLLM_0_19_SAMPLER = (
+    "google-gemma-2-9b-it--h100-80gb--tp1pp1dp1--8192",
+    "google-gemma-7b--h100-80gb--tp1pp1dp1--8192",
+    "meta-llama-llama---h100-80gb--tp1pp1dp1--8192-dtbf16",
+    "meta-llama-llama-3---h100-80gb--tp1pp1dp1--8192-qfp8",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--2048",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--4096",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp2dp1--8192",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp1pp4dp1--8192",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192",
+    "meta-llama-llama-3-1-8b---h100-80gb--tp4pp1dp1--8192",
+    "meta-llama-llama-3-1-8b--h100-80gb--tp1pp1dp1--16384",
+    "meta-llama-llama-3-1-8b--h100-80gb--tp1pp1dp1--32768",
+    "qwen-qwen2-5-7b-i--h100-80gb--tp1pp1dp1--8192-dtbf16",
+    "qwen-qwen2-5-7b-instruc--h100-80gb--tp1pp1dp1--16384",
+    "qwen-qwen2-5-7b-instruc--h100-80gb--tp1pp1dp1--32768",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp1pp1dp1--2048",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp1pp1dp1--4096",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp2pp1dp1--8192",
+    "qwen-qwen2-5-7b-instruct--h100-80gb--tp4pp1dp1--8192",
+    "qwen-qwen3-8b--h100-80gb--tp1pp1dp1--8192",
+)
 VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB = 0.35
 VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB = 0.157
+VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB_FIT = Fitted(
+    value=VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB,
+    source="least squares over the 12 configurations of the `fitted` 0.19.0 H100 logs (their "
+           "printed CUDA-graph estimate)", fitted_on=_VLLM_0_19_SAMPLER)
+VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB_FIT = Fitted(
+    value=VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB,
+    source="the same fit as VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB", fitted_on=_VLLM_0_19_SAMPLER)
 
 
 def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
@@ -196,6 +288,13 @@ class SamplerRule:
 # No dense 0.22-0.24 V1 log (FlashInfer by default) was found to check the light rule there.
 VLLM_LIGHT_BYTES_PER_LOGIT = 14.37
 VLLM_SAMPLER_BASE_GIB = 0.13
+VLLM_LIGHT_BYTES_PER_LOGIT_FIT = Fitted(
+    value=VLLM_LIGHT_BYTES_PER_LOGIT,
+    source="Triton sampler warm-up, the `fitted` H100 0.19.0 logs of llm-d-planner PR #205",
+    fitted_on=_VLLM_0_19_SAMPLER)
+VLLM_SAMPLER_BASE_GIB_FIT = Fitted(
+    value=VLLM_SAMPLER_BASE_GIB, source="the same fit as VLLM_LIGHT_BYTES_PER_LOGIT",
+    fitted_on=_VLLM_0_19_SAMPLER)
 # PyTorch's sort (apply_top_k_top_p) adds sorted fp32 logits and int64 indices (12 B) and the sort's
 # own scratch, then a softmax and a scatter. Fitted on the one log that names this path and logs
 # its torch peak: Qwen3-Next-80B-A3B, H200 TP 2, 0.10.2 ("FlashInfer is not available. Falling
@@ -209,6 +308,10 @@ VLLM_SORT_SAMPLER = SamplerRule(since=(0, 10), bytes_per_logit=34.64,
                                 base_gib=VLLM_SAMPLER_BASE_GIB,
                                 source="PyTorch sort top-k/top-p; Qwen3-Next-80B-A3B H200 log, "
                                        "vLLM 0.10.2")
+VLLM_SORT_SAMPLER_FIT = Fitted(
+    value=VLLM_SORT_SAMPLER.bytes_per_logit,
+    source="PyTorch sort top-k/top-p: the one log naming this path with its torch peak, "
+           "Qwen3-Next-80B-A3B on H200, 0.10.2", fitted_on=("index-7292846353",))
 VLLM_TRITON_SAMPLER = SamplerRule(since=(0, 17), bytes_per_logit=VLLM_LIGHT_BYTES_PER_LOGIT,
                                   base_gib=VLLM_SAMPLER_BASE_GIB,
                                   source="Triton top-k/top-p; llm-d-planner PR #205 logs, "
