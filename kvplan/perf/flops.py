@@ -33,7 +33,7 @@ from kvplan.kv.cache import (
 from kvplan.kv.kinds import RequestShape
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
-from kvplan.weights.params import count_params
+from kvplan.weights.params import count_params, recurrent_params
 
 
 class MLAForm(str, Enum):
@@ -133,8 +133,6 @@ def attention_flops(spec: ModelSpec, *, context: int, phase: str = "decode",
 def recurrent_flops_per_token(spec: ModelSpec) -> int:
     """One recurrent mixer, one token: its projections (2 per weight) plus the state update and
     read-out (`recurrent_state_flops_per_token`, the recurrent form)."""
-    from kvplan.weights.params import recurrent_params
-
     if spec.recurrent is None:
         return 0
     return 2 * recurrent_params(spec) + recurrent_state_flops_per_token(spec)

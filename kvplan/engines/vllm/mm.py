@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from kvplan._util.errors import InputError
+
 if TYPE_CHECKING:
     from kvplan.model.spec import ModelSpec, QwenViTSpec, VisionTowerSpec
 
@@ -237,8 +239,6 @@ def parse_mm_limits(text: str) -> tuple[tuple[str, int], ...]:
     """--limit-mm-per-prompt as vLLM takes it: JSON ('{"image": 0, "video": 0}', a count or
     {"count": n} per modality) or 'image=0,video=0'; (modality, count) pairs."""
     import json
-
-    from kvplan._util.errors import InputError
 
     text = text.strip()
     pairs: list[tuple[str, object]]
