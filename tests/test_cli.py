@@ -267,7 +267,8 @@ def test_an_option_given_its_default_value_is_still_parsed() -> None:
     (["estimate", "llama-3.1-8b"], ("kvplan.engines.vllm.budget", "kvplan.engines.sglang.pools",
                                     "kvplan.weights.breakdown", "kvplan.model.quant_formats",
                                     "kvplan.model.quant_config", "kvplan.weights.checkpoint",
-                                    "kvplan.sources.checkpoint")),
+                                    "kvplan.sources.checkpoint", "kvplan.capacity.plan",
+                                    "kvplan.capacity.stages")),
     # A bf16 text model on a GPU with vLLM: weights and budgets, still no quantized formats
     # and no multimodal encoder profile.
     (["estimate", "llama-3.1-8b", "--gpu", "H100"], ("kvplan.engines.sglang.pools",

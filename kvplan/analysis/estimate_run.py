@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
-from kvplan.capacity.plan import CapacityPlan, plan_capacity
-from kvplan.capacity.reverse import fraction_needed, longest_context
 from kvplan.engines.base import check_kv_dtype
 from kvplan.engines.caches import draft_layers
 from kvplan.kv.cache import Estimate, estimate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.capacity.plan import CapacityPlan
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +62,11 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
         if requests is not None:
             raise InputError("--requests: needs --gpu, --gpu-mem-gib or --kv-budget-gib")
         return EstimateAnswer(estimate=est, plan=None, reverse=None)
+    # The capacity rules (stages, weights, the engine's budget) load only when a device or a KV
+    # budget is given: `kvplan estimate` alone never needs them (examples/startup-bench.md).
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.capacity.reverse import fraction_needed, longest_context
+
     plan = plan_capacity(spec, inputs.capacity)
     reverse = None
     if requests is not None:

@@ -6,7 +6,6 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import human_bytes
-from kvplan.capacity.plan import CapacityPlan
 from kvplan.engines.base import Engine
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -16,6 +15,7 @@ from kvplan.present.text import commas, gib_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.analysis.estimate_run import ReverseAnswers
+    from kvplan.capacity.plan import CapacityPlan
 
 def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                   reverse: ReverseAnswers | None = None) -> View:
