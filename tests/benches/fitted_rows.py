@@ -56,6 +56,15 @@ class Shaped:
     rows: tuple[str, ...]
 
 
+# The sgl-cookbook GLM-4.6 page's rows: two rules were written for them (below).
+_GLM_46_SGLANG_COOKBOOK = tuple(
+    f"GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, {run}" for run in (
+        "1k/1k, conc. 1", "1k/1k, conc. 16", "1k/1k, conc. 100",
+        "1k/8k, conc. 1", "1k/8k, conc. 16", "1k/8k, conc. 64",
+        "8k/1k, conc. 1", "8k/1k, conc. 16", "8k/1k, conc. 64",
+        "random 1000/1000", "random 1000/8000", "random 8000/1000"))
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="4201d1b",
            rule='vLLM V1 sampler by top-k/top-p path (PyTorch sort 34.64 B per logit before 0.17)',
@@ -90,19 +99,7 @@ SHAPED_BY: tuple[Shaped, ...] = (
         "zufayu-b200-dsr1-fp4-tp4-ep4-1.3.0rc10-fp4_throughput_chat_ep4_c64",)),
     Shaped(commit="a0bff23",
            rule="GLM-4.5/4.6's SGLang router and shared expert",
-           rows=(
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 1",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 16",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 100",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/8k, conc. 1",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/8k, conc. 16",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/8k, conc. 64",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 8k/1k, conc. 1",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 8k/1k, conc. 16",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 8k/1k, conc. 64",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, random 1000/1000",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, random 1000/8000",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, random 8000/1000",)),
+           rows=_GLM_46_SGLANG_COOKBOOK),
     Shaped(commit="6eedbe4",
            rule="SGLang 0.5.6's fused all-reduce + RMSNorm",
            rows=(
@@ -123,19 +120,7 @@ SHAPED_BY: tuple[Shaped, ...] = (
         "gpt-oss-120b TP8, SGLang 0.5.6, ShareGPT",)),
     Shaped(commit="37e807c",
            rule="GLM-4.5's q/k RMSNorm in the eager prefill",
-           rows=(
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 1",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 16",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 100",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/8k, conc. 1",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/8k, conc. 16",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 1k/8k, conc. 64",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 8k/1k, conc. 1",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 8k/1k, conc. 16",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, 8k/1k, conc. 64",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, random 1000/1000",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, random 1000/8000",
-        "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1, random 8000/1000",)),
+           rows=_GLM_46_SGLANG_COOKBOOK),
     Shaped(commit="0d4004c",
            rule="aiter's fused-MoE least time per call on ROCm",
            rows=(
