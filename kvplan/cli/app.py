@@ -26,16 +26,20 @@ from kvplan.cli.common import (
     DTypeOpt,
     EngineVersionOpt,
     FormatOpt,
+    GpuMemGibOpt,
     HybridManager,
     HybridManagerOpt,
     KVDTypeOpt,
     KvplanCommand,
     KvplanGroup,
+    MaxNumBatchedTokensOpt,
+    MaxNumSeqsOpt,
     MmEncoderTpMode,
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
     QuantizationOpt,
+    ReserveGibOpt,
     SpecMethodOpt,
     SpecTokensOpt,
     StateDType,
@@ -43,6 +47,7 @@ from kvplan.cli.common import (
     TorchCommand,
     TrtllmBackend,
     WeightDType,
+    WeightsGibOpt,
     atomic_write,
     check_output,
     defer_warning,
@@ -130,8 +135,7 @@ def estimate_cmd(
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU preset (H100-80GB, H200, A100-80GB, MI300X, ...): plan capacity.",
     )] = None,
-    gpu_mem_gib: Annotated[float | None, typer.Option(
-        "--gpu-mem-gib", min=0.001, help="Device total in GiB (instead of --gpu).")] = None,
+    gpu_mem_gib: GpuMemGibOpt = None,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     mem_fraction: Annotated[float | None, typer.Option(
@@ -139,12 +143,8 @@ def estimate_cmd(
         help="vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang mem_fraction_static "
              "(0.88 at TP1) / "
              "TRT-LLM free_gpu_memory_fraction (0.9).")] = None,
-    weights_gib: Annotated[float | None, typer.Option(
-        "--weights-gib", min=0.0, help="Weights per GPU in GiB (default: from the spec).")] = None,
-    reserve_gib: Annotated[float | None, typer.Option(
-        "--reserve-gib", min=0.0,
-        help="Activation + runtime reserve per GPU in GiB (SGLang: memory in use before "
-             "weights load). Default: a documented estimate.")] = None,
+    weights_gib: WeightsGibOpt = None,
+    reserve_gib: ReserveGibOpt = None,
     kv_budget_gib: Annotated[float | None, typer.Option(
         "--kv-budget-gib", min=0.0,
         help="KV budget per GPU in GiB, as vLLM prints 'Available KV cache memory'; skips the "
@@ -153,14 +153,8 @@ def estimate_cmd(
         "--kv-cache-memory", min=1,
         help="KV budget per GPU in bytes (vLLM's --kv-cache-memory); like --kv-budget-gib.")
     ] = None,
-    max_num_seqs: Annotated[int | None, typer.Option(
-        "--max-num-seqs", "--max-running-requests", min=1,
-        help="The engine's cap on concurrent requests (vLLM --max-num-seqs, SGLang "
-             "--max-running-requests): max_requests never exceeds it.")] = None,
-    max_num_batched_tokens: Annotated[int | None, typer.Option(
-        "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
-        help="vLLM's chunked-prefill budget (default 8192 on >= 70 GiB non-A100 GPUs, else "
-             "2048).")] = None,
+    max_num_seqs: MaxNumSeqsOpt = None,
+    max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
         "--shared-prefix", min=0, help="Tokens of a prefix cached once and shared by all "
                                        "requests (whole blocks only).")] = 0,

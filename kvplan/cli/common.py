@@ -24,6 +24,7 @@ from typer.core import TyperCommand, TyperGroup
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError, KvplanError
 from kvplan._util.validate import MAX_SIZE
+from kvplan.cli.vocab import tokens_option
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
 from kvplan.sources.files import shown_path
@@ -125,6 +126,24 @@ DTypeOpt = Annotated[WeightDType, typer.Option(
                     "as bfloat16, as vLLM and SGLang do).")]
 QuantizationOpt = Annotated[LoadQuantization | None, typer.Option(
     "--quantization", help="Quantization applied at load time (bitsandbytes: NF4).")]
+
+
+GpuMemGibOpt = Annotated[float | None, typer.Option(
+    "--gpu-mem-gib", min=0.001, help="Device total in GiB (instead of --gpu).")]
+WeightsGibOpt = Annotated[float | None, typer.Option(
+    "--weights-gib", min=0.0, help="Weights per GPU in GiB (default: from the spec).")]
+ReserveGibOpt = Annotated[float | None, typer.Option(
+    "--reserve-gib", min=0.0,
+    help="Activation + runtime reserve per GPU in GiB (SGLang: memory in use before "
+         "weights load). Default: a documented estimate.")]
+MaxNumSeqsOpt = Annotated[int | None, typer.Option(
+    "--max-num-seqs", "--max-running-requests", min=1,
+    help="The engine's cap on concurrent requests (vLLM --max-num-seqs, SGLang "
+         "--max-running-requests): max_requests never exceeds it.")]
+MaxNumBatchedTokensOpt = Annotated[int | None, typer.Option(
+    "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
+    help="vLLM's chunked-prefill budget (default 8192 on >= 70 GiB non-A100 GPUs, else "
+         "2048).")]
 
 
 # Flag values beyond these are typos or attacks: 2^40 tokens or requests, a trillion GiB.

@@ -1,31 +1,117 @@
 """`kvplan plan`: one command answers "can I serve this?" with a verdict and the launch command."""
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from kvplan._util.errors import InputError
-from kvplan.cli.common import FormatOpt, ModelArg, handle_errors, load_spec
+from kvplan._util.errors import InputError, KvplanError
+from kvplan.cli.common import (
+    DTypeOpt,
+    FormatOpt,
+    GpuMemGibOpt,
+    MaxNumBatchedTokensOpt,
+    MaxNumSeqsOpt,
+    QuantizationOpt,
+    ReserveGibOpt,
+    SpecMethodOpt,
+    SpecTokensOpt,
+    WeightDType,
+    WeightsGibOpt,
+    handle_errors,
+    load_spec,
+)
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import OutputFormat, emit
 
 EXIT_DOES_NOT_FIT = 3
+DEFAULT_GPU = "H100-80GB"
+
+
+def _price(text: str) -> tuple[str, float]:
+    """--price GPU=USD_PER_HOUR -> (the preset's name, the price)."""
+    from kvplan.hardware.gpus import get_gpu
+
+    name, sep, value = text.partition("=")
+    try:
+        price = float(value)
+    except ValueError:
+        price = -1.0
+    if not sep or not name.strip() or not (0 <= price < 1e12):
+        raise InputError(f"--price: expected GPU=USD_PER_HOUR (e.g. H100=2.5), got {text!r}")
+    return get_gpu(name.strip()).name, price
+
+
+def _from_file(values: dict[str, Any], file: str) -> dict[str, Any]:
+    """The scenario's values converted as the flags are; a bad one names the file and field."""
+    def where(key: str, exc: KvplanError) -> InputError:
+        return InputError(f"{file}: {key}: {str(exc).split(': ', 1)[-1]}")
+
+    out = dict(values)
+    for key in ("context", "max_num_batched_tokens"):
+        if key in out:
+            try:
+                out[key] = parse_tokens(key, out[key])
+            except InputError as exc:
+                raise where(key, exc) from None
+    try:
+        if "kv_dtype" in out:
+            out["kv_dtype"] = parse_kv_dtype("kv_dtype", out["kv_dtype"])
+    except InputError as exc:
+        raise where("kv_dtype", exc) from None
+    for key, kind in (("engine", Engine), ("dtype", WeightDType)):
+        if key in out:
+            try:
+                out[key] = kind(out[key])
+            except ValueError:
+                choices = ", ".join(m.value for m in kind)
+                raise InputError(f"{file}: {key}: expected one of {choices}, got "
+                                 f"{out[key]!r}") from None
+    for key, choices in (("speculative_method", ("mtp", "eagle", "eagle3")),
+                         ("quantization", ("bitsandbytes",))):
+        if key in out and out[key] not in choices:
+            raise InputError(f"{file}: {key}: expected one of {', '.join(choices)}, got "
+                             f"{out[key]!r}")
+    if "prices" in out:
+        prices = {}
+        for name, price in out["prices"].items():
+            try:
+                prices[_price(f"{name}={price}")[0]] = price
+            except InputError as exc:
+                raise where("prices", exc) from None
+        out["prices"] = prices
+    return out
 
 
 def plan_cmd(
-    model: ModelArg,
-    concurrency: Annotated[int, typer.Option(
-        "--concurrency", "-n", min=1, help="Concurrent requests to serve.")] = 1,
+    model: Annotated[str | None, typer.Argument(
+        help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a HuggingFace "
+             "config.json (or a folder holding one); optional with --scenario.")] = None,
+    concurrency: Annotated[int | None, typer.Option(
+        "--concurrency", "-n", min=1, help="Concurrent requests to serve (default 1).")] = None,
     context: Annotated[str | None, typer.Option(
         "--context", "-c", "--max-model-len", "--context-length",
         help="Tokens per request (32k, 1m accepted); default: the model's max length, as vLLM's "
              "max_model_len.")] = None,
-    gpu: Annotated[str, typer.Option("--gpu", help="GPU (see `kvplan gpus`; H100, h200, ...).")
-                   ] = "H100-80GB",
-    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1)] = 8,
-    nodes: Annotated[int, typer.Option("--nodes", min=1)] = 1,
-    engine: Annotated[Engine, typer.Option("--engine")] = DEFAULT_ENGINE,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="GPU (see `kvplan gpus`; H100, h200, ...), or several to search them all: "
+                      "H100,H200,B200 (default H100-80GB).")] = None,
+    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1,
+                                                      help="Default 8.")] = None,
+    nodes: Annotated[int | None, typer.Option("--nodes", min=1, help="Default 1.")] = None,
+    price: Annotated[list[str] | None, typer.Option(
+        "--price", metavar="GPU=USD_PER_HOUR",
+        help="A GPU's price per hour (repeatable): plans are ranked by the cost per hour of "
+             "the whole layout, with the cost per million output tokens where the time model "
+             "gives it.")] = None,
+    prices: Annotated[Path | None, typer.Option(
+        "--prices", metavar="FILE", help="A YAML/JSON mapping GPU: USD per hour.")] = None,
+    scenario: Annotated[Path | None, typer.Option(
+        "--scenario", metavar="FILE.yaml",
+        help="The question as a file: model, target, hardware list, prices and engine options "
+             "(examples/plan-scenario.yaml); flags given override it.")] = None,
+    engine: Annotated[Engine | None, typer.Option("--engine", help="Default vllm.")] = None,
     engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
@@ -33,29 +119,110 @@ def plan_cmd(
     ] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.01,
-        max=1.0, help="Only this memory fraction (default: the engine's default and its "
-                      "documented maximum).")] = None,
+        max=1.0, help="Only this memory fraction (default: the engine's default for its "
+                      "version, and its documented maximum).")] = None,
+    max_num_seqs: MaxNumSeqsOpt = None,
+    max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
+    speculative_method: SpecMethodOpt = None,
+    num_speculative_tokens: SpecTokensOpt = 0,
+    quantization: QuantizationOpt = None,
+    dtype: DTypeOpt = WeightDType.auto,
+    gpu_mem_gib: GpuMemGibOpt = None,
+    weights_gib: WeightsGibOpt = None,
+    reserve_gib: ReserveGibOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
-    """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS or DOES NOT
-    FIT, the layout, the exact launch command, and what to change. Exit 0 fits, 3 does not."""
+    """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
+    (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
+    exact launch command, and what to change. Exit 0 fits or borderline, 3 does not."""
     from kvplan.analysis.planner import PlanRequest, plan_serving
-    from kvplan.hardware.gpus import get_gpu
     from kvplan.present.capacity_view import plan_view
 
     with handle_errors():
-        spec = load_spec(model)
-        if context is None:
-            if spec.max_position_embeddings is None:
-                raise InputError("--context: the model's max length is unknown; give --context")
-            ctx = spec.max_position_embeddings
-        else:
-            ctx = parse_tokens("--context", context)
-        dtypes = None if kv_dtype is None else (parse_kv_dtype("--kv-dtype", kv_dtype),)
-        result = plan_serving(spec, PlanRequest(
-            concurrency=concurrency, context=ctx, gpu=get_gpu(gpu), gpus_per_node=gpus_per_node,
-            nodes=nodes, engine=engine, engine_version=engine_version, kv_dtypes=dtypes,
-            mem_fraction=mem_fraction))
+        given: dict[str, Any] = {}
+        if scenario is not None:
+            from kvplan.sources.files import shown_path
+            from kvplan.sources.scenario import read_scenario
+
+            given = _from_file(read_scenario(scenario), shown_path(scenario))
+        flags = {
+            "model": model, "concurrency": concurrency, "gpu": gpu,
+            "gpus_per_node": gpus_per_node, "nodes": nodes, "engine": engine,
+            "engine_version": engine_version, "mem_fraction": mem_fraction,
+            "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
+            "speculative_method": None if speculative_method is None
+            else speculative_method.value,
+            "num_speculative_tokens": num_speculative_tokens or None,
+            "quantization": None if quantization is None else quantization.value,
+            "dtype": None if dtype is WeightDType.auto else dtype,
+            "gpu_mem_gib": gpu_mem_gib, "weights_gib": weights_gib, "reserve_gib": reserve_gib,
+            "context": None if context is None else parse_tokens("--context", context),
+            "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
+        }
+        opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
+        if prices is not None or price:
+            table = dict(given.get("prices", {}))
+            if prices is not None:
+                from kvplan.sources.files import shown_path
+                from kvplan.sources.scenario import read_prices
+
+                table |= _from_file({"prices": read_prices(prices)},
+                                    shown_path(prices))["prices"]
+            table |= dict(_price(p) for p in price or ())
+            opts["prices"] = table
+        result, spec = _plan(opts, PlanRequest, plan_serving)
         emit(plan_view(spec, result), fmt)
-    if not result.fits:
+    if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
+
+
+def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, Any]:
+    """The request from the merged options (file, then flags), and its plan."""
+    from kvplan._util.units import gib_to_bytes
+    from kvplan.hardware.gpus import device_of_size, get_gpu
+
+    if opts.get("model") is None:
+        raise InputError("MODEL: missing (give it, or `model:` in --scenario)")
+    spec = load_spec(opts["model"])
+    ctx = opts.get("context")
+    if ctx is None:
+        if spec.max_position_embeddings is None:
+            raise InputError("--context: the model's max length is unknown; give --context")
+        ctx = spec.max_position_embeddings
+    extra: dict[str, Any] = {}
+    if opts.get("gpu_mem_gib") is not None:
+        if opts.get("gpu") is not None:
+            raise InputError("--gpu and --gpu-mem-gib: give one, not both")
+        device = device_of_size(gib_to_bytes(opts["gpu_mem_gib"]))
+        # As `kvplan estimate --gpu-mem-gib`: no preset decides the rest (NVLink assumed).
+        extra["nvlink"] = True
+        gpus = (device,)
+    else:
+        names = [n.strip() for n in (opts.get("gpu") or DEFAULT_GPU).split(",") if n.strip()]
+        if not names:
+            raise InputError("--gpu: expected a GPU name or a comma-separated list")
+        gpus = tuple(dict.fromkeys(get_gpu(n) for n in names))
+    for key, field in (("weights_gib", "weights_bytes"), ("reserve_gib", "reserve_bytes")):
+        if opts.get(key) is not None:
+            extra[field] = gib_to_bytes(opts[key])
+    for key in ("speculative_method", "quantization"):
+        if opts.get(key) is not None:
+            extra[key] = opts[key]
+    if opts.get("dtype") not in (None, WeightDType.auto):
+        extra["dtype"] = WeightDType(opts["dtype"]).value
+    engine = opts.get("engine") or DEFAULT_ENGINE
+    if opts.get("speculative_method") is not None:
+        extra["num_speculative_tokens"] = (opts.get("num_speculative_tokens")
+                                           or engine.rules.default_speculative_tokens())
+    elif opts.get("num_speculative_tokens"):
+        raise InputError("--num-speculative-tokens: needs --speculative-method")
+    dtype = opts.get("kv_dtype")
+    result = plan_serving(spec, request(
+        concurrency=opts.get("concurrency") or 1, context=ctx, gpu=gpus[0],
+        gpu_types=gpus if len(gpus) > 1 else (), gpus_per_node=opts.get("gpus_per_node") or 8,
+        nodes=opts.get("nodes") or 1, engine=engine,
+        engine_version=opts.get("engine_version"), kv_dtypes=None if dtype is None else (dtype,),
+        mem_fraction=opts.get("mem_fraction"), max_num_seqs=opts.get("max_num_seqs"),
+        max_num_batched_tokens=opts.get("max_num_batched_tokens"),
+        prices=opts.get("prices") or {}, extra=extra))
+    return result, spec

@@ -214,9 +214,6 @@ class Launch:
     context_flag: str
     # With dp_attention on an MLA model (each rank its own requests): whether it runs it.
     dp_attention: bool = True
-    # The launch line sets the running-request cap to the target concurrency (vLLM's profile
-    # warms the sampler up over that many rows): plan with it.
-    plans_with_max_num_seqs: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -223,3 +223,12 @@ def get_gpu(name: str) -> GPU:
     suggestions = list(dict.fromkeys(by_key[key].name for key in close))[:3]
     hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
     raise InputError(f"--gpu: unknown GPU {name.strip()!r}; {hint}(known: {', '.join(GPUS)})")
+
+
+def device_of_size(total_bytes: int) -> GPU:
+    """A device known only by its total (`--gpu-mem-gib`): no bandwidth or FLOPs (no time
+    model), no fp8 tensor cores (bf16 KV unless one is asked for)."""
+    return GPU(name="device", full_name=f"{total_bytes / (1 << 30):g} GiB device",
+               memory_bytes=total_bytes, reported_total_bytes=total_bytes,
+               reported_total_source="--gpu-mem-gib", hbm_bytes_per_s=0,
+               peak_bf16_flops_per_s=0, peak_fp8_flops_per_s=None, source="--gpu-mem-gib")

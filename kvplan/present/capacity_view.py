@@ -143,10 +143,19 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
 def plan_view(spec: ModelSpec, result: Any) -> View:
     """`kvplan plan`: the verdict, the numbers behind it, the command, the alternatives."""
     c = result.chosen
-    verdict = "FITS" if result.fits else "DOES NOT FIT"
-    rows: list[list[str]] = [["verdict", verdict]]
+    rows: list[list[str]] = [["verdict", result.verdict]]
     target = f"{result.concurrency:,} requests x {result.context:,} tokens"
     rows.append(["target", target])
+    m = result.margin
+    if m is not None:
+        err = m.expected_error
+        rows += [
+            ["margin", f"{gib_text(m.margin_bytes)} of KV per GPU, {m.margin_requests:+,} "
+                       "requests"],
+            ["kvplan's error", f"+-{gib_text(m.band_bytes)} here (max({err['relative']:.1%} "
+                               f"of the KV budget, {gib_text(err['bytes'])}): 90 % of "
+                               f"{err['logs']} held-out engine logs)"],
+        ]
     if c is not None:
         lay = c.layout
         parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
@@ -160,20 +169,39 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
             ["weights per GPU", gib_text(c.capacity.weights_bytes)],
             ["KV budget per GPU", gib_text(c.capacity.kv_budget_bytes)],
             ["block size", f"{c.capacity.block_size}"],
-            ["max concurrency", f"{c.max_concurrency:,.2f}x ({c.requests:,} whole requests)"],
+            ["max concurrency", f"{c.max_concurrency:,.2f}x ({c.requests:,} whole requests) "
+                                "at the engine's default max-num-seqs"
+                                if result.max_num_seqs_given is None else
+                                f"{c.max_concurrency:,.2f}x ({c.requests:,} whole requests) at "
+                                f"max-num-seqs {result.max_num_seqs_given:,}"],
         ]
+        if result.max_num_seqs is not None:
+            rows.append(["max-num-seqs", f"{result.max_num_seqs:,} (recommended: the target)"
+                         if result.max_num_seqs_given is None else
+                         f"{result.max_num_seqs:,} (given)"])
+        if result.cost_per_hour_usd is not None:
+            rows.append(["cost", f"${result.cost_per_hour_usd:,.2f} per hour ({lay.gpus} GPUs)"])
         if result.prediction is not None:
             p = result.prediction
             rows += [["predicted TPOT", f"{p.tpot_ms:,.1f} ms at the target load"],
                      ["predicted TTFT", f"{p.ttft_ms:,.0f} ms (prefill of one request)"],
                      ["throughput", f"{p.output_tokens_per_s_per_gpu:,.0f} tokens/s per GPU"]]
-    notes = []
+            if p.cost_per_million_tokens_usd is not None:
+                rows.append(["cost per output", f"${p.cost_per_million_tokens_usd:,.2f} per "
+                                                "million tokens"])
+    notes = [f"{result.verdict}: {result.reason}."] if result.reason else []
     if result.command:
         notes.append("Launch: " + result.command)
     for a in result.alternatives:
-        notes.append(("Alternative: " if a.fits else "Closest: ") + a.label)
+        cost = ("" if a.cost_per_hour_usd is None or "$" in a.label or a.command is None
+                else f" (${a.cost_per_hour_usd:,.2f}/h)")
+        notes.append(("Alternative: " if a.fits else "Closest: ") + a.label + cost)
+    if result.none_reason:
+        notes.append(f"No alternative: {result.none_reason}.")
+    if result.ranking:
+        notes.append(f"GPU types and layouts {result.ranking}.")
     notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
-                 "estimate`; exit code 0: fits, 3: does not fit.")
+                 "estimate`; exit code 0: fits or borderline, 3: does not fit.")
     return View(
         title=f"Plan: {spec.name} on {result.gpu}, {result.engine} "
               f"{result.engine_version or ''}".rstrip(),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from kvplan._util.errors import InputError, SpecError
 from kvplan.model.spec import ModelSpec
@@ -27,7 +28,8 @@ def bundled_spec_ids() -> list[str]:
     return sorted(p.stem for p in bundled_specs_dir().glob("*.yaml"))
 
 
-def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
+def read_yaml(path: Path) -> Any:
+    """A YAML file's data (safe_load); any problem is one SpecError naming the file."""
     import yaml  # light, but only needed here
 
     shown = shown_path(path)
@@ -45,7 +47,12 @@ def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
         raise SpecError(shown, None, f"malformed YAML: {reason.splitlines()[0][:200]}") from None
     if data is None:
         raise SpecError(shown, None, "file is empty")
-    return parse_spec(data, path=shown, spec_id=spec_id or path.stem)
+    return data
+
+
+def load_spec_file(path: Path, *, spec_id: str | None = None) -> ModelSpec:
+    data = read_yaml(path)
+    return parse_spec(data, path=shown_path(path), spec_id=spec_id or path.stem)
 
 
 def looks_like_path(model: str) -> bool:

@@ -71,8 +71,9 @@ class TrtllmEngine:
     display_name = "TensorRT-LLM"
     fraction_name = "free_gpu_memory_fraction"
     kv_dtypes = ("bf16", "fp8")
-    # The default 0.9 and up to 0.95 in its examples; attention DP is not planned for it.
-    launch = Launch(fractions=(0.9, 0.95), context_flag="max_seq_len", dp_attention=False)
+    # The default: the budget's (KvCacheConfig.free_gpu_memory_fraction, 0.9), as `kvplan
+    # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
+    launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
 
     def options(self, inputs: PlanInputs) -> EngineOptions:

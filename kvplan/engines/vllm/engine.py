@@ -62,9 +62,9 @@ class VllmEngine:
     # --kv-cache-dtype choices: auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc
     # (vllm/config/cache.py CacheDType): no int4/nvfp4 KV cache.
     kv_dtypes = ("bf16", "fp8")
-    # vLLM and TRT-LLM document 0.9 as the default and run up to 0.95 in their examples.
-    launch = Launch(fractions=(0.9, 0.95), context_flag="max-model-len",
-                    plans_with_max_num_seqs=True)
+    # The default: the budget's, by version (0.9 to 0.19, 0.92 from 0.20: VllmBudget.
+    # default_fraction), as `kvplan estimate` takes it; up to 0.95 as in vLLM's examples.
+    launch = Launch(fractions=(None, 0.95), context_flag="max-model-len")
     # Prefills of up to 512 tokens (by default) replay piecewise CUDA graphs; its fused
     # all-reduce + RMSNorm compilation pass (fuse_allreduce_rms) is not modelled.
     cost_traits = CostTraits()

@@ -1,0 +1,328 @@
+"""The search behind `kvplan plan` on one GPU type: the layouts the engine runs, each candidate
+evaluated with `plan_capacity` (the code `kvplan estimate` runs, with the same defaults: the
+engine's fraction for its version, its --max-num-seqs unless one is given), the margin against
+the target, and the alternatives with their numbers. Pure; launch commands are written by
+kvplan.analysis.planner."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from kvplan._util.errors import KvplanError
+from kvplan.analysis.inputs import build_inputs
+from kvplan.analysis.plan_types import Alternative, Candidate, Layout, Margin, PlanRequest
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.accuracy import measured_error
+from kvplan.engines.base import PlanInputs, supported_kv_dtypes
+from kvplan.hardware.gpus import GPU
+from kvplan.hardware.interconnect import scale_up_gpus
+from kvplan.model.attention import LatentAttention
+from kvplan.model.spec import ModelSpec
+
+# The no-fit search goes up to this many nodes of the largest node the GPU ships in (eight per
+# HGX/DGX or MI300X platform node, 72 per GB200/GB300 NVL72 rack: scale_up_gpus).
+MAX_NODES = 16
+# TP degrees tried: at most this many GPUs per TP group (the largest NVLink domain, NVL72's 72,
+# rounded up to a power of two); bounds the loop whatever --gpus-per-node says.
+MAX_TP = 128
+
+
+def _tp_degrees(spec: ModelSpec, gpus_per_node: int) -> list[int]:
+    """TP degrees inside a node: divisors of the GPUs per node (at most MAX_TP) that the heads
+    allow. vLLM: KV heads split evenly over TP or are replicated evenly (tp % kv == 0)."""
+    heads = spec.attention.num_attention_heads
+    kv = getattr(spec.attention, "num_key_value_heads", None)
+    out = []
+    for tp in range(1, min(gpus_per_node, MAX_TP) + 1):
+        if gpus_per_node % tp or heads % tp:
+            continue
+        if kv is None or kv % tp == 0 or tp % kv == 0:
+            out.append(tp)
+    return out
+
+
+def plan_inputs_for(req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
+                    fraction: float | None, context: int) -> PlanInputs:
+    """The PlanInputs `kvplan estimate` builds for this layout: same defaults (the engine's
+    max_num_batched_tokens for the device and version, its fraction, its --max-num-seqs unless
+    one was given)."""
+    extra = dict(req.extra)
+    if req.max_num_seqs is not None:
+        extra["max_num_seqs"] = req.max_num_seqs
+    return build_inputs(context=context, gpu=gpu, engine=req.engine,
+                        engine_version=req.engine_version,
+                        max_num_batched_tokens=req.max_num_batched_tokens, kv_dtype=kv_dtype,
+                        tp=layout.tp, pp=layout.pp, mem_fraction=fraction,
+                        dp_attention=layout.dp_attention, **extra)
+
+
+def evaluate(spec: ModelSpec, req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
+             fraction: float | None, context: int) -> Candidate | None:
+    try:
+        cap = plan_capacity(spec, plan_inputs_for(req, gpu, layout, kv_dtype, fraction,
+                                                  context))
+    except KvplanError:
+        return None  # a layout the engine refuses (e.g. a PP stage with no cache)
+    return Candidate(layout=layout, kv_dtype=kv_dtype, mem_fraction=cap.mem_fraction,
+                     context=context, capacity=cap, gpu=gpu,
+                     max_concurrency=cap.max_concurrency * layout.replicas,
+                     default_fraction=fraction is None or fraction == req.mem_fraction)
+
+
+def _layouts(spec: ModelSpec, req: PlanRequest, gpus_per_node: int, max_gpus: int
+             ) -> list[Layout]:
+    """Every (tp, pp) the engine runs: TP inside a node, PP across nodes (one stage per node);
+    DP attention for MLA where the engine runs it."""
+    out = []
+    is_mla = spec.kind.value == "mla"
+    max_nodes = max(1, max_gpus // gpus_per_node)
+    for tp in _tp_degrees(spec, gpus_per_node):
+        for pp in range(1, max_nodes + 1):
+            if pp > spec.num_hidden_layers or tp * pp > max_gpus:
+                break
+            if pp > 1 and tp != gpus_per_node:
+                continue  # a stage per node uses the whole node
+            out.append(Layout(tp=tp, pp=pp, gpus_per_node=gpus_per_node))
+            if is_mla and tp > 1 and pp == 1 and req.engine.rules.launch.dp_attention:
+                out.append(Layout(tp=tp, pp=1, dp=tp, dp_attention=True,
+                                  gpus_per_node=gpus_per_node))
+    return out
+
+
+def _with_ep(spec: ModelSpec, layout: Layout) -> Layout:
+    if spec.moe is None:
+        return layout
+    ranks = layout.tp * (layout.dp if not layout.dp_attention else 1)
+    ep = ranks if spec.moe.n_routed_experts % ranks == 0 else 1
+    return replace(layout, ep=ep)
+
+
+def fractions(req: PlanRequest) -> tuple[float | None, ...]:
+    """The memory fractions a plan may use: the one given, else the engine's default for its
+    version (None: the engine's budget decides, as in `kvplan estimate`), then the most its own
+    guidance allows (kvplan.engines.base.Launch)."""
+    if req.mem_fraction is not None:
+        return (req.mem_fraction,)
+    return req.engine.rules.launch.fractions
+
+
+def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | None = None,
+           max_gpus: int | None = None, context: int | None = None,
+           kv_dtypes: tuple[str, ...] | None = None,
+           ) -> tuple[Candidate | None, Candidate | None, int]:
+    """(the plan on the fewest GPUs that serves the target, the candidate closest to it when none
+    does, candidates evaluated). Ties: fewer GPUs, then the higher-precision KV dtype, then the
+    default memory fraction, then fewer pipeline stages, then more headroom."""
+    context = req.context if context is None else context
+    per_node = gpus_per_node or req.gpus_per_node
+    max_gpus = max_gpus or req.gpus_per_node * req.nodes
+    dtypes = kv_dtypes or req.kv_dtypes or supported_kv_dtypes(req.engine, gpu)
+    best = closest = None
+    searched = 0
+
+    def rank(c: Candidate) -> tuple[Any, ...]:
+        return (c.layout.gpus, dtypes.index(c.kv_dtype), 0 if c.default_fraction else 1,
+                c.layout.pp, -c.max_concurrency)
+
+    for layout in _layouts(spec, req, per_node, max_gpus):
+        for dtype in dtypes:
+            for fraction in fractions(req):
+                cand = evaluate(spec, req, gpu, layout, dtype, fraction, context)
+                searched += 1
+                if cand is None:
+                    continue
+                per = cand.capacity.max_requests
+                if not layout.dp_attention and per > 0:
+                    # Replicas of this layout: as many as the target needs, within the GPUs.
+                    dp = -(-req.concurrency // per)
+                    if dp * layout.gpus <= max_gpus:
+                        cand = replace(cand, layout=replace(layout, dp=dp),
+                                       max_concurrency=cand.capacity.max_concurrency * dp)
+                cand = replace(cand, layout=_with_ep(spec, cand.layout))
+                if cand.requests >= req.concurrency and cand.layout.gpus <= max_gpus:
+                    if best is None or rank(cand) < rank(best):
+                        best = cand
+                elif closest is None or (cand.requests, -cand.layout.gpus) > (
+                        closest.requests, -closest.layout.gpus):
+                    closest = cand
+    return best, closest, searched
+
+
+def margin(req: PlanRequest, cand: Candidate) -> Margin:
+    """The KV headroom of `cand` against the target: per GPU, the KV budget less what the
+    target's requests (split over the replicas) need on the tightest stage; and kvplan's measured
+    error for the engine around that budget (kvplan.engines.accuracy)."""
+    rules = req.engine.rules
+    per = -(-req.concurrency // cand.layout.replicas)
+    shared = min(cand.capacity.shared_prefix, cand.context)
+    tight = None
+    for st in cand.capacity.stages:
+        spare = st.kv_budget_bytes - rules.kv_bytes_needed(st, per, cand.context, shared)
+        tight = spare if tight is None else min(tight, spare)
+    error = measured_error(req.engine)
+    return Margin(margin_bytes=int(tight or 0), margin_requests=cand.requests - req.concurrency,
+                  band_bytes=error.band_bytes(cand.capacity.kv_budget_bytes),
+                  expected_error=error.to_dict())
+
+
+def short(n: int) -> str:
+    if n % 1024 == 0 and n >= 1024:
+        return f"{n // 1024}k"
+    return f"{n:,}"
+
+
+def layout_text(c: Candidate) -> str:
+    lay = c.layout
+    parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
+        [f"dp-attention {lay.dp}"] if lay.dp_attention else
+        [f"dp {lay.dp}"] if lay.dp > 1 else [])
+    nodes = f"{lay.nodes} node{'s' if lay.nodes > 1 else ''} of {lay.gpus_per_node}"
+    return f"{lay.gpus} x {c.gpu.name} ({nodes}; {', '.join(parts)}; {c.kv_dtype} KV)"
+
+
+def predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
+    """Decode and prefill time at the target load (kvplan.perf.costmodel), with the cost per
+    million output tokens where the GPU has a price, for layouts it models (no pipeline
+    stages); None otherwise."""
+    from kvplan.perf.costmodel import CostInputs
+    from kvplan.perf.costmodel import predict as cost_predict
+    from kvplan.perf.efficiency import device_efficiency
+    from kvplan.perf.engine_traits import engine_efficiency
+    from kvplan.perf.flops import MLAForm
+    from kvplan.perf.layout import Layout as CostLayout
+
+    # Timed as the engine runs it: vLLM attends over MiniCPM3's decompressed cache.
+    spec = req.engine.rules.served_spec(spec)
+    att = spec.attention
+    form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
+            else MLAForm.absorbed)
+    lay = cand.layout
+    if lay.pp > 1 or cand.gpu.hbm_bytes_per_s <= 0:
+        return None  # pipeline stages, or a device known only by its size (--gpu-mem-gib)
+    batch = max(1, -(-req.concurrency // lay.replicas))
+    try:
+        # The recurrent state in the dtypes the engine keeps it (decode reads and writes it).
+        conv, ssm = req.engine.rules.state_dtypes(spec, plan_inputs_for(
+            req, cand.gpu, lay, cand.kv_dtype, cand.mem_fraction, cand.context))
+        return cost_predict(spec, cand.gpu, CostInputs(
+            context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
+            layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
+                              ep=lay.ep if lay.ep > 1 else 1),
+            efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu)),
+            conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name)))
+    except KvplanError:
+        return None
+
+
+def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:
+    price = req.prices.get(cand.gpu.name)
+    return None if price is None else price * cand.layout.gpus
+
+
+def alternatives_when_fits(spec: ModelSpec, req: PlanRequest, best: Candidate
+                           ) -> list[Alternative]:
+    out = []
+    gpu = best.gpu
+    # A cheaper KV dtype on the same hardware budget: fewer GPUs, or more requests.
+    if best.kv_dtype != "fp8" and "fp8" in supported_kv_dtypes(req.engine, gpu):
+        fp8, _, _ = search(spec, req, gpu, kv_dtypes=("fp8",))
+        if fp8 is not None and fp8.layout.gpus < best.layout.gpus:
+            out.append(Alternative(label=f"fp8 KV: fits on {fp8.layout.gpus} GPUs "
+                                         f"(tp {fp8.layout.tp}, pp {fp8.layout.pp}, dp "
+                                         f"{fp8.layout.dp})", fits=True, gpus=fp8.layout.gpus,
+                                   requests=fp8.requests, candidate=fp8, with_command=True,
+                                   cost_per_hour_usd=cost_per_hour(req, fp8)))
+        else:
+            same = evaluate(spec, req, gpu, best.layout, "fp8", best.mem_fraction, best.context)
+            if same is not None and best.requests:
+                ratio = same.requests / best.requests
+                out.append(Alternative(label=f"fp8 KV on the same GPUs: {same.requests:,} "
+                                             f"requests ({ratio:.1f}x)", fits=True,
+                                       gpus=best.layout.gpus, requests=same.requests,
+                                       candidate=same,
+                                       cost_per_hour_usd=cost_per_hour(req, same)))
+    # A shorter context on the same layout (not capped by the target: the engine's default
+    # --max-num-seqs, or the one given).
+    if req.context >= 2048:
+        half = req.context // 2
+        shorter = evaluate(spec, req, gpu, best.layout, best.kv_dtype, best.mem_fraction, half)
+        if shorter is not None and best.requests:
+            ratio = shorter.requests / best.requests
+            out.append(Alternative(label=f"{req.engine.rules.launch.context_flag} {short(half)}: "
+                                         f"{shorter.requests:,} "
+                                         f"requests ({ratio:.1f}x)", fits=True,
+                                   gpus=best.layout.gpus, requests=shorter.requests,
+                                   candidate=shorter,
+                                   cost_per_hour_usd=cost_per_hour(req, shorter)))
+    # Headroom of the plan itself.
+    out.append(Alternative(label=f"the plan holds {best.requests:,} requests of "
+                                 f"{short(best.context)} ({best.requests / req.concurrency:.1f}x "
+                                 "the target)", fits=True, gpus=best.layout.gpus,
+                           requests=best.requests, candidate=best,
+                           cost_per_hour_usd=cost_per_hour(req, best)))
+    return out
+
+
+def smallest_serving(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> Candidate | None:
+    """The fewest GPUs of this type that serve the target: the given node size with more
+    nodes, or the largest node the GPU ships in (scale_up_gpus), up to MAX_NODES nodes."""
+    found = None
+    for per_node in dict.fromkeys((req.gpus_per_node, max(req.gpus_per_node,
+                                                          scale_up_gpus(gpu.name)))):
+        limit = max(req.gpus_per_node * req.nodes, per_node * MAX_NODES)
+        best, _, _ = search(spec, req, gpu, gpus_per_node=per_node, max_gpus=limit)
+        if best is not None and (found is None or best.layout.gpus < found.layout.gpus):
+            found = best
+    return found
+
+
+def longest_context(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> Candidate | None:
+    """The longest context (below the target's) that serves the concurrency on the GPUs given:
+    a bisection, so about log2(context) searches."""
+    lo, hi = 1, req.context - 1
+    found = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        best, _, _ = search(spec, req, gpu, context=mid)
+        if best is not None:
+            found, lo = best, mid + 1
+        else:
+            hi = mid - 1
+    return found
+
+
+def alternatives_when_not(spec: ModelSpec, req: PlanRequest, gpu: GPU,
+                          closest: Candidate | None) -> list[Alternative]:
+    """What would serve the target: more GPUs of this type, fp8 KV on the GPUs given (when
+    the search was held to another dtype), the longest context that serves the concurrency on
+    them; and the closest candidate, for scale."""
+    out = []
+    more = smallest_serving(spec, req, gpu)
+    if more is not None:
+        out.append(Alternative(label=f"{more.layout.gpus} GPUs: {layout_text(more)}", fits=True,
+                               gpus=more.layout.gpus, requests=more.requests, candidate=more,
+                               with_command=True, cost_per_hour_usd=cost_per_hour(req, more)))
+    if req.kv_dtypes and "fp8" not in req.kv_dtypes and (
+            "fp8" in supported_kv_dtypes(req.engine, gpu)):
+        fp8, _, _ = search(spec, req, gpu, kv_dtypes=("fp8",))
+        if fp8 is not None:
+            out.append(Alternative(label=f"fp8 KV: serves it on {layout_text(fp8)}", fits=True,
+                                   gpus=fp8.layout.gpus, requests=fp8.requests, candidate=fp8,
+                                   with_command=True,
+                                   cost_per_hour_usd=cost_per_hour(req, fp8)))
+    if closest is not None and closest.requests > 0:
+        out.append(Alternative(label=f"{closest.requests:,} concurrent requests of "
+                                     f"{short(req.context)} fit on {closest.layout.gpus} GPUs",
+                               fits=False, gpus=closest.layout.gpus,
+                               requests=closest.requests, candidate=closest,
+                               cost_per_hour_usd=cost_per_hour(req, closest)))
+    found = longest_context(spec, req, gpu)
+    if found is not None:
+        flag = req.engine.rules.launch.context_flag
+        out.append(Alternative(label=f"{flag} {found.context:,}: serves "
+                                     f"{req.concurrency:,} requests on {found.layout.gpus} GPUs",
+                               fits=True, gpus=found.layout.gpus, requests=found.requests,
+                               candidate=found, with_command=True,
+                               cost_per_hour_usd=cost_per_hour(req, found)))
+    return out
