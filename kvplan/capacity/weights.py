@@ -54,7 +54,7 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
 
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
                                     dp_attention=dp_attention, mtp=mtp, **kw)
-    split = weight_breakdown(spec, quant, tp=tp, **kw)
+    split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **kw)
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
         # ceil(E / ep) routed experts whole instead of a 1/tp slice of every expert
@@ -75,7 +75,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                         + scales)
     if not dp_attention or tp == 1:
         return split
+    # The MTP block keeps `split`'s count: its experts split over the ranks (its attention,
+    # whole on each rank with DP attention, is counted split: at most its share of one layer).
     whole = weight_breakdown(spec, quant, tp=1, **kw)
-    return replace(whole, experts=split.experts,
+    return replace(whole, experts=split.experts, mtp=split.mtp,
                    quantization_scales=whole.quantization_scales - whole.expert_scales
                    + split.expert_scales, expert_scales=split.expert_scales)

@@ -200,9 +200,50 @@ def _qwen_vit(t: _Tally, vit: QwenViTSpec, tp: int) -> None:
 QWEN_VIT_ROPE_POSITIONS = 8192
 
 
+def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
+    """The MTP draft's weights on one rank, as vLLM's DeepSeekMTP loads them
+    (model_executor/models/deepseek_mtp.py, DeepSeekMultiTokenPredictorLayer; read at the 0.10-0.11
+    file and v1/spec_decode/eagle.py load_model of the 0.11-0.12 line): per MTP layer a whole
+    decoder layer (``mtp_block``, a DeepseekV2DecoderLayer: MLA and the MoE, quantized like the
+    target's), ``enorm``, ``hnorm`` and ``shared_head.norm`` (3 x hidden), ``eh_proj`` (a plain
+    nn.Linear(2 x hidden, hidden): compute dtype, whole on every rank) and ``shared_head.head``
+    (a ParallelLMHead: vocab-parallel, compute dtype). Its own ``embed_tokens`` is dropped for the
+    target's when there is one pipeline stage (eagle.py: "Detected MTP model. Sharing target
+    model embedding weights"), so it is not counted. Routed experts are counted split over TP
+    (the same bytes as whole experts over EP when EP divides them). Quantization scales go to
+    `t`'s scales, as the checkpoint path counts them."""
+    n = spec.num_nextn_predict_layers
+    if not n:
+        return 0
+    h = spec.hidden_size
+    m = _Tally(t.quant, t.bits)
+    like = spec.num_hidden_layers - 1  # the block is a decoder layer like the last one
+    counts = count_params(spec)
+    moe = spec.moe
+    for j in range(n):
+        i = spec.num_hidden_layers + j
+        _attention(m, spec, i, tp)
+        m.vector("mtp", counts.layers[like].norms + 3 * h)
+        if moe is not None and moe.is_moe_layer(like):
+            scheme = m.scheme(f"model.layers.{i}.mlp.experts.0.gate_proj")
+            m.add("mtp", scheme.experts_bytes(moe.n_routed_experts, h,
+                                              _split(moe.moe_intermediate_size, tp),
+                                              spec.mlp.gated))
+            m.vector("mtp", counts.layers[like].router)
+            _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_experts",
+                 moe.n_shared_experts * moe.moe_intermediate_size, tp)
+        else:
+            _ffn(m, spec, "mtp", f"model.layers.{i}.mlp", spec.mlp.intermediate_size, tp)
+        m.vector("mtp", 2 * h * h)  # eh_proj
+        m.vector("mtp", _split(round_up(spec.vocab_size, VOCAB_PADDING), tp) * h)  # head
+    t.scales += m.scales
+    return sum(m.groups.values())
+
+
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
-                     last: bool = True, vision: bool = True) -> WeightBreakdown:
+                     last: bool = True, vision: bool = True, mtp: bool = False
+                     ) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
@@ -215,7 +256,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     first keeps its own copy of the embedding matrix). ``vision``: a vision tower the spec
     describes (`VisionTowerSpec`) is counted on every stage, as `checkpoint_breakdown` counts it
     (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds the tower on every pipeline rank; vLLM
-    loads it unless --limit-mm-per-prompt is 0)."""
+    loads it unless --limit-mm-per-prompt is 0). ``mtp``: the MTP draft layers
+    (--speculative-method mtp), on the last stage (`_mtp_layers`)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     bits = get_dtype(dtype).element_bits
@@ -267,12 +309,13 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.vector("lm_head", vocab_rank * h)
         else:
             t.add("lm_head", head.matrix_bytes(vocab_rank, h))
+    mtp_bytes = _mtp_layers(t, spec, tp) if mtp and last else 0
     g = t.groups
     return WeightBreakdown(
         embeddings=g.get("embeddings", 0), attention=g.get("attention", 0),
         dense_mlp=g.get("dense_mlp", 0), experts=g.get("experts", 0),
         lm_head=g.get("lm_head", 0), norms=g.get("norms", 0), quantization_scales=t.scales,
-        vision=g.get("vision", 0), dtype=get_dtype(dtype).name,
+        vision=g.get("vision", 0), mtp=mtp_bytes, dtype=get_dtype(dtype).name,
         method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
