@@ -165,24 +165,18 @@ def test_readme_plan_paragraph_matches_the_plan() -> None:
     assert any(f"max-model-len {longest:,}:" in a["label"] for a in plan["alternatives"])
 
 
-def test_readme_max_num_seqs_example_matches() -> None:
-    """README: a vLLM candidate is evaluated with the --max-num-seqs its launch line sets;
-    gpt-oss-120b, 4 x 32k on one H100, at 0.95: the plan's KV budget and estimate's with the
-    1,024 default, as the README states them."""
-    import re
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    m = re.search(r"leaves ([\d.]+) GiB of KV at 0.95 instead of ([\d.]+) with the", text)
-    assert m is not None
+def test_plan_evaluates_with_the_engines_default_max_num_seqs() -> None:
+    """README: every candidate is evaluated with estimate's defaults, its --max-num-seqs
+    included; the --max-num-seqs plan recommends (the target) is printed apart. gpt-oss-120b,
+    4 x 32k on one H100: the plan's KV budget is estimate's at the plan's fraction with vLLM's
+    default --max-num-seqs (the sampler warm-up, penalty state and CUDA graphs it sizes)."""
     plan = json.loads(run("plan", "gpt-oss-120b", "--gpu", "H100", "--concurrency", "4",
                           "--context", "32k", "--format", "json").stdout)
     default = json.loads(run("estimate", "gpt-oss-120b", "--gpu", "H100",
-                             "--gpu-memory-utilization", "0.95", "--context", "32k",
-                             "--format", "json").stdout)
-    assert plan["mem_fraction"] == 0.95
-    assert f"{plan['kv_budget_bytes'] / 2**30:.2f}" == m.group(1)
-    assert f"{default['kv_budget_bytes'] / 2**30:.2f}" == m.group(2)
+                             "--gpu-memory-utilization", str(plan["mem_fraction"]),
+                             "--context", "32k", "--format", "json").stdout)
+    assert plan["kv_budget_bytes"] == default["kv_budget_bytes"]
+    assert plan["max_num_seqs"] == 4
 
 
 def test_plan_times_minicpm3_over_vllms_decompressed_cache() -> None:
