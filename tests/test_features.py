@@ -46,13 +46,14 @@ def test_yaml_and_config_json_get_the_same_features(spec_id: str) -> None:
     ("qwen3-next-80b-a3b", {"per_head_qk_norm", "attention_output_gate", "shared_expert_gate"}),
     ("qwen1.5-moe-a2.7b.json", {"shared_expert_gate"}),
     # GLM-4.5 by its use_qk_norm: true for GLM-4.5, false for GLM-4.5-Air.
-    ("glm-4.5.json", {"per_head_qk_norm", "compiled_grouped_topk", "shared_expert_in_fused_moe"}),
-    ("glm-4.5-air", {"compiled_grouped_topk", "shared_expert_in_fused_moe"}),
+    ("glm-4.5.json", {"per_head_qk_norm", "compiled_grouped_topk", "shared_expert_in_fused_moe",
+                      "mtp_own_head"}),
+    ("glm-4.5-air", {"compiled_grouped_topk", "shared_expert_in_fused_moe", "mtp_own_head"}),
     ("minimax-m2", {"full_width_qk_norm"}),
     ("nemotron-nano-9b-v2", {"triton_causal_conv"}),
     # use_qk_norm: true, but not an architecture whose per-head norm the cost model reads.
     ("llama-4-scout.json", set()),
-    ("deepseek-v3", set()),
+    ("deepseek-v3", {"mtp_own_head"}),
     ("llama-3-8b", set()),
 ])
 def test_features_by_architecture(source: str, expected: set[str]) -> None:

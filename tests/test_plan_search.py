@@ -18,7 +18,6 @@ from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.plan_search import _tp_degrees, evaluate
 from kvplan.analysis.plan_types import Layout, PlanRequest
-from kvplan.analysis.planner import plan_serving
 from kvplan.cli import app
 from kvplan.engines.accuracy import measured_error
 from kvplan.engines.base import Engine, supported_kv_dtypes
@@ -347,3 +346,16 @@ def test_bad_scenario_field_is_one_line_naming_file_and_field(tmp_path, text, fi
     if field is not None:
         assert f"q.yaml: {field}:" in result.stderr
     assert result.stdout == ""
+
+
+def test_qwen_style_mtp_shares_the_head_and_splits_fc() -> None:
+    # Qwen3-Next-80B-A3B (hidden 2,048, 512 experts of 512, vocab 151,936) at TP 4, bf16: the
+    # MTP layer's routed experts are 512 x 3 x 2,048 x 128 x 2 B = 805,306,368 B, its fc a
+    # ColumnParallelLinear of 512 x 4,096 x 2 B = 4,194,304 B (qwen3_next_mtp.py), and no lm
+    # head of its own: one would add 151,936 / 4 x 2,048 x 2 B = 155,582,464 B.
+    out = json.loads(run("estimate", "qwen3-next-80b-a3b", "--gpu", "H200", "--tp", "4",
+                         "--context", "8k", "--speculative-method", "mtp", "--format",
+                         "json").stdout)
+    draft = out["weights_breakdown"]["mtp"]
+    assert 805_306_368 + 4_194_304 < draft < 805_306_368 + 4_194_304 + 60 * 2**20
+    assert draft < 805_306_368 + 155_582_464

@@ -112,8 +112,9 @@ def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | 
            kv_dtypes: tuple[str, ...] | None = None,
            ) -> tuple[Candidate | None, Candidate | None, int]:
     """(the plan on the fewest GPUs that serves the target, the candidate closest to it when none
-    does, candidates evaluated). Ties: fewer GPUs, then the higher-precision KV dtype, then the
-    default memory fraction, then fewer pipeline stages, then more headroom."""
+    does, candidates evaluated). Ties: fewer GPUs, then a margin outside kvplan's measured error
+    (a sure plan before a borderline one), then the higher-precision KV dtype, then the default
+    memory fraction, then fewer pipeline stages, then more headroom."""
     context = req.context if context is None else context
     per_node = gpus_per_node or req.gpus_per_node
     max_gpus = max_gpus or req.gpus_per_node * req.nodes
@@ -122,8 +123,8 @@ def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | 
     searched = 0
 
     def rank(c: Candidate) -> tuple[Any, ...]:
-        return (c.layout.gpus, dtypes.index(c.kv_dtype), 0 if c.default_fraction else 1,
-                c.layout.pp, -c.max_concurrency)
+        return (c.layout.gpus, margin(req, c).inside_error, dtypes.index(c.kv_dtype),
+                0 if c.default_fraction else 1, c.layout.pp, -c.max_concurrency)
 
     for layout in _layouts(spec, req, per_node, max_gpus):
         for dtype in dtypes:

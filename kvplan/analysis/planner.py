@@ -17,6 +17,7 @@ import shlex
 from dataclasses import replace
 
 from kvplan._util.errors import InputError
+from kvplan._util.units import GiB
 from kvplan.analysis.plan_search import (
     MAX_NODES,
     alternatives_when_fits,
@@ -41,7 +42,6 @@ from kvplan.analysis.plan_types import (
 from kvplan.engines.base import LaunchLayout, check_kv_dtype, supported_kv_dtypes
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
-from kvplan._util.units import GiB
 
 __all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command", "model_ref",
            "plan_serving", "supported_kv_dtypes"]
@@ -102,11 +102,12 @@ def _verdict(req: PlanRequest, best: Candidate | None, closest: Candidate | None
     if chosen is None:
         return DOES_NOT_FIT, None, "no layout of these GPUs holds the weights"
     m = margin(req, chosen)
-    band = f"kvplan's measured error for {req.engine.rules.display_name} here: +-{_gib(m.band_bytes)}"
+    band = (f"kvplan's measured error for {req.engine.rules.display_name} here: "
+            f"+-{_gib(m.band_bytes)}")
     if best is not None and not m.inside_error:
-        return FITS, chosen, (f"{_gib(m.margin_bytes)} of KV to spare per GPU ({band})")
-    if m.inside_error and chosen.capacity.max_requests > 0:
-        side = ("to spare" if m.margin_bytes >= 0 else "short")
+        return FITS, chosen, f"{_gib(m.margin_bytes)} of KV to spare per GPU ({band})"
+    if m.inside_error:
+        side = "to spare" if m.margin_bytes >= 0 else "short"
         return BORDERLINE, chosen, (
             f"{_gib(abs(m.margin_bytes))} of KV {side} per GPU is inside {band}: the engine's "
             "own profile decides; check its 'Available KV cache memory' line")

@@ -230,6 +230,7 @@ class ModelSpec:
     shared_expert_in_fused_moe: bool = False  # SGLang runs it inside fused_moe (GLM-4.5)
     compiled_grouped_topk: bool = False  # no fused SGLang top-k for its router (GLM-4.5)
     triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
+    mtp_own_head: bool = False  # each MTP layer its own lm head, eh_proj whole (DeepSeek-V3)
 
     @property
     def quantization_config(self) -> dict[str, Any] | None:

@@ -21,7 +21,9 @@ from __future__ import annotations
 # - shared_expert_in_fused_moe: SGLang runs the one shared expert inside fused_moe (CUDA, no EP);
 # - compiled_grouped_topk: the router's biased grouped top-k has no fused SGLang kernel on CUDA
 #   (more than 32 experts per group): a torch.compile'd graph of several kernels;
-# - triton_causal_conv: SGLang's Mamba2 layers run the Triton causal conv.
+# - triton_causal_conv: SGLang's Mamba2 layers run the Triton causal conv;
+# - mtp_own_head: each MTP draft layer holds its own lm head and a replicated eh_proj (read by
+#   the weights, kvplan.weights.breakdown, with --speculative-method mtp).
 FEATURE_FIELDS = (
     "per_head_qk_norm",
     "full_width_qk_norm",
@@ -30,6 +32,7 @@ FEATURE_FIELDS = (
     "shared_expert_in_fused_moe",
     "compiled_grouped_topk",
     "triton_causal_conv",
+    "mtp_own_head",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -74,8 +77,19 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     #   of its own and its add to the routed output goes (forward_normal, `shared_output` None);
     #   the dual-stream path is not taken. Not DeepSeek's (models/deepseek_v2.py decides apart;
     #   the bench's DeepSeek rows count the shared expert apart).
+    # - mtp_own_head (vLLM models/glm4_moe_mtp.py, as deepseek_mtp.py below): each
+    #   Glm4MoeMultiTokenPredictorLayer builds `eh_proj = nn.Linear(2 x hidden, hidden)` and a
+    #   SharedHead whose `head` is a ParallelLMHead of its own.
     "glm4_moe": {"per_head_qk_norm": USE_QK_NORM, "compiled_grouped_topk": True,
-                 "shared_expert_in_fused_moe": True},
+                 "shared_expert_in_fused_moe": True, "mtp_own_head": True},
+    # mtp_own_head: vLLM models/deepseek_mtp.py DeepSeekMultiTokenPredictorLayer (`eh_proj`, an
+    # nn.Linear whole on every rank, and `shared_head.head`, a ParallelLMHead per MTP layer; the
+    # v1 EAGLE proposer shares only the embedding with the target, as DeepSeekMTP has no
+    # top-level lm_head to replace). DeepSeek-V3.2 loads the same DeepSeekMTP. Qwen3-Next and
+    # Qwen3.5 do not: qwen3_next_mtp.py's `fc` is a ColumnParallelLinear and its lm_head is the
+    # target's (eagle.py: "Detected MTP model. Sharing target model lm_head weights").
+    "deepseek_v3": {"mtp_own_head": True},
+    "deepseek_v32": {"mtp_own_head": True},
     # full_width_qk_norm: MiniMax-M2's q / k RMSNorm spans all heads (config.json "qk_norm_type":
     # "per_layer"): models/minimax_m2.py MiniMaxM2QKRMSNorm._forward_naive (the default; the
     # fused kernel needs SGLANG_USE_FUSED_PARALLEL_QKNORM): `q, k = q.contiguous(),

@@ -201,17 +201,23 @@ QWEN_VIT_ROPE_POSITIONS = 8192
 
 
 def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
-    """The MTP draft's weights on one rank, as vLLM's DeepSeekMTP loads them
-    (model_executor/models/deepseek_mtp.py, DeepSeekMultiTokenPredictorLayer; read at the 0.10-0.11
-    file and v1/spec_decode/eagle.py load_model of the 0.11-0.12 line): per MTP layer a whole
-    decoder layer (``mtp_block``, a DeepseekV2DecoderLayer: MLA and the MoE, quantized like the
-    target's), ``enorm``, ``hnorm`` and ``shared_head.norm`` (3 x hidden), ``eh_proj`` (a plain
-    nn.Linear(2 x hidden, hidden): compute dtype, whole on every rank) and ``shared_head.head``
-    (a ParallelLMHead: vocab-parallel, compute dtype). Its own ``embed_tokens`` is dropped for the
-    target's when there is one pipeline stage (eagle.py: "Detected MTP model. Sharing target
-    model embedding weights"), so it is not counted. Routed experts are counted split over TP
-    (the same bytes as whole experts over EP when EP divides them). Quantization scales go to
-    `t`'s scales, as the checkpoint path counts them."""
+    """The MTP draft's weights on one rank, as vLLM loads them with --speculative-method mtp.
+    Per MTP layer: a whole decoder layer like the target's last (attention and MoE, quantized
+    like the target's) and three hidden-size norms; then, by architecture
+    (ModelSpec.mtp_own_head, kvplan.sources.features):
+
+    - DeepSeek-V3 / GLM-4.5 (models/deepseek_mtp.py, glm4_moe_mtp.py: enorm, hnorm,
+      shared_head.norm): ``eh_proj``, a plain nn.Linear(2 x hidden, hidden) in the compute dtype
+      whole on every rank, and ``shared_head.head``, a vocab-parallel ParallelLMHead of its own;
+    - Qwen3-Next / Qwen3.5 (models/qwen3_next_mtp.py: norm, pre_fc_norm_hidden,
+      pre_fc_norm_embedding): ``fc``, a ColumnParallelLinear(2 x hidden, hidden) split over TP
+      and quantized like the model; the lm head is the target's.
+
+    The draft's own embedding is dropped for the target's when there is one pipeline stage
+    (v1/spec_decode/eagle.py load_model: "Detected MTP model. Sharing target model embedding
+    weights"; read at the 0.11-0.12 line), so it is not counted. Routed experts are counted
+    split over TP (the same bytes as whole experts over EP when EP divides them). Quantization
+    scales go to `t`'s scales, as the checkpoint path counts them."""
     n = spec.num_nextn_predict_layers
     if not n:
         return 0
@@ -232,10 +238,15 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
             m.vector("mtp", counts.layers[like].router)
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_experts",
                  moe.n_shared_experts * moe.moe_intermediate_size, tp)
+            _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_expert",
+                 moe.shared_expert_intermediate_size, tp)
         else:
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp", spec.mlp.intermediate_size, tp)
-        m.vector("mtp", 2 * h * h)  # eh_proj
-        m.vector("mtp", _split(round_up(spec.vocab_size, VOCAB_PADDING), tp) * h)  # head
+        if spec.mtp_own_head:
+            m.vector("mtp", 2 * h * h)  # eh_proj
+            m.vector("mtp", _split(round_up(spec.vocab_size, VOCAB_PADDING), tp) * h)  # head
+        else:
+            m.linear("mtp", "mtp.fc", _split(h, tp), 2 * h)
     t.scales += m.scales
     return sum(m.groups.values())
 
