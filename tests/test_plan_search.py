@@ -90,6 +90,26 @@ def test_default_fraction_is_the_engine_versions() -> None:
     assert new["mem_fraction"] == 0.92 and old["mem_fraction"] == 0.9
 
 
+@pytest.mark.parametrize("version", ["0.19", "0.32"])
+def test_one_default_fraction_for_plan_estimate_compare_and_sweep(version: str) -> None:
+    """The engine's default fraction for its version (VllmBudget.default_fraction) is the one
+    plan, estimate, compare and sweep take: Llama-3.1-8B, 8k on one H100."""
+    from kvplan.analysis.compare import compare_schemes
+
+    version_args = ("--engine-version", version)
+    _, plan = plan_json("llama-3.1-8b", "-n", "8", "-c", "8k", "--gpu", "H100", *version_args)
+    est = json.loads(run("estimate", "llama-3.1-8b", "-c", "8k", "--gpu", "H100", *version_args,
+                         "--format", "json").stdout)
+    sweep = json.loads(run("sweep", "llama-3.1-8b", "--context", "8192", "--gpu", "H100",
+                           "--format", "json").stdout)[0]
+    expected = 0.9 if version == "0.19" else 0.92
+    assert plan["mem_fraction"] == est["mem_fraction"] == expected
+    assert plan["kv_budget_bytes"] == est["kv_budget_bytes"]
+    # compare and sweep follow the newest vLLM modelled (they take no --engine-version).
+    comparison = compare_schemes(_spec("llama-3.1-8b"), context=8192, gpu=get_gpu("H100"))
+    assert comparison.mem_fraction == sweep["mem_fraction"] == 0.92
+
+
 def test_alternatives_are_not_capped_by_the_target() -> None:
     # Llama-3.1-8B, one request of 8k on an H100: the layout holds far more than one; the
     # half-context alternative says how many (at vLLM's default --max-num-seqs), not "1".

@@ -146,6 +146,9 @@ class Comparison:
     rows: tuple[SchemeRow, ...]
     mla_equivalent_gqa_groups: float  # MLA's cache per token expressed in GQA groups
     mla_absorbed_crossover_context: int | None  # absorbed cheaper than naive from here on
+    # The memory fraction max_requests was planned at: the engine's default for its version,
+    # as `kvplan estimate` and `kvplan plan` take it (None without a GPU).
+    mem_fraction: float | None = None
 
 
 def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", batch: int = 1,
@@ -175,6 +178,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         cost_kw["acceptance"] = acceptance
     spec = with_share_every(spec, share_layers) if share_layers > 1 else spec
     rows = []
+    fraction: float | None = None
     mha_bytes = None
     variants = scheme_variants(spec, groups=groups, kv_lora_rank=kv_lora_rank, rope_dim=rope_dim)
     for label, attention, form in variants:
@@ -207,9 +211,10 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                 mla_form=form or MLAForm.absorbed, **cost_kw))  # type: ignore[arg-type]
         max_requests = None
         if gpu is not None:
-            max_requests = plan_capacity(sized, build_inputs(
+            capacity = plan_capacity(sized, build_inputs(
                 context=context, gpu=gpu, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
-                dp_attention=par.dp_attention)).max_requests
+                dp_attention=par.dp_attention))
+            max_requests, fraction = capacity.max_requests, capacity.mem_fraction
         rows.append(SchemeRow(
             scheme=label + (f" + CLA x{share_layers}" if share_layers > 1 else ""),
             native=_is_native(spec, attention, form),
@@ -243,7 +248,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     mla = next(a for _, a, form in variants if isinstance(a, LatentAttention))
     d_k, _ = _head_dims(spec)
     return Comparison(
-        rows=tuple(rows),
+        rows=tuple(rows), mem_fraction=fraction,
         # GQA with n_g groups caches 2·n_g·d_h per token per layer (K and V of d_h each).
         mla_equivalent_gqa_groups=mla.elements_per_token() / (2 * d_k),
         mla_absorbed_crossover_context=absorbed_crossover_context(with_attention(spec, mla)),
