@@ -91,12 +91,14 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
         notes.append(f"Absorbed MLA costs fewer decode FLOPs than naive MLA from a context of "
                      f"{crossover:,} tokens on (computed).")
     if gpu:
+        fraction = ("for its version" if comparison.mem_fraction is None
+                    else f"{comparison.mem_fraction:g}")
         notes.append(f"Roofline on {gpu.name}: max(FLOPs / bf16 peak, bytes / "
                      f"{gpu.hbm_bytes_per_s / 1e12:.2f} TB/s) per decode step at 100 % of the "
                      "datasheet (JSON roofline_ms_per_step; roofline_ms_per_token is the same "
                      "number under its former name); max requests in vLLM's accounting at "
-                     f"gpu_memory_utilization {comparison.mem_fraction:g} (its default, as in "
-                     f"`kvplan estimate`) with estimated weights and reserve, tp {tp}.")
+                     f"gpu_memory_utilization {fraction} (its default, as in `kvplan "
+                     f"estimate`) with estimated weights and reserve, tp {tp}.")
         notes.append("TPOT / TTFT / tok/s: kvplan.perf.costmodel, a sum over each step's "
                      "operations of max(FLOPs / achievable FLOP/s of its dtype, bytes / achievable "
                      "bandwidth, a kernel floor), plus TP all-reduce / EP all-to-all over the "
