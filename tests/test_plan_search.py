@@ -268,7 +268,7 @@ def test_cheapest_layout_across_gpu_types() -> None:
     code, plan = plan_json("qwen3-next-80b-a3b", "--concurrency", "100", "--context", "64k",
                            "--gpu", "H100,H200,B200", "--price", "H100=2.5", "--price",
                            "H200=3.5", "--price", "B200=5")
-    assert code == 0 and "cost per hour" in plan["ranking"]
+    assert code == 0 and "by cost per hour" in plan["ranking"]
     prices = {"H100-80GB": 2.5, "H200": 3.5, "B200": 5.0}
     assert plan["cost_per_hour_usd"] == prices[plan["gpu"]] * plan["layout"]["gpus"]
     others = [a for a in plan["alternatives"] if a["gpu"] != plan["gpu"] and a["command"]]
@@ -379,3 +379,17 @@ def test_qwen_style_mtp_shares_the_head_and_splits_fc() -> None:
     draft = out["weights_breakdown"]["mtp"]
     assert 805_306_368 + 4_194_304 < draft < 805_306_368 + 4_194_304 + 60 * 2**20
     assert draft < 805_306_368 + 155_582_464
+
+
+def test_readme_plan_output_is_real() -> None:
+    """The README's plan example prints what `kvplan plan` prints today (80 columns)."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    command = ("$ kvplan plan gpt-oss-120b --gpu H100 --gpus-per-node 1 --context 128k "
+               "--concurrency 1")
+    start = lines.index(command) + 1
+    end = lines.index("```", start)
+    shown = [line.rstrip() for line in lines[start:end]]
+    result = runner.invoke(app, command.split()[2:], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert shown == [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()]
+    assert any(line.startswith("│ margin") for line in shown)

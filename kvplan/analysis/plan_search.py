@@ -111,16 +111,20 @@ def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | 
            max_gpus: int | None = None, context: int | None = None,
            kv_dtypes: tuple[str, ...] | None = None,
            ) -> tuple[Candidate | None, Candidate | None, int]:
-    """(the plan on the fewest GPUs that serves the target, the candidate closest to it when none
-    does, candidates evaluated). Ties: fewer GPUs, then a margin outside kvplan's measured error
-    (a sure plan before a borderline one), then the higher-precision KV dtype, then the default
-    memory fraction, then fewer pipeline stages, then more headroom."""
+    """(the plan on the fewest GPUs that serves the target, the candidate closest to it when
+    none does (`near`), candidates evaluated). Ties: fewer GPUs, then a margin outside kvplan's
+    measured error (a sure plan before a borderline one), then the higher-precision KV dtype,
+    then the default memory fraction, then fewer pipeline stages, then more headroom."""
     context = req.context if context is None else context
     per_node = gpus_per_node or req.gpus_per_node
     max_gpus = max_gpus or req.gpus_per_node * req.nodes
     dtypes = kv_dtypes or req.kv_dtypes or supported_kv_dtypes(req.engine, gpu)
     best = closest = None
     searched = 0
+
+    def near(c: Candidate) -> tuple[Any, ...]:
+        # The closest miss: the most whole requests, then the least KV short, then fewer GPUs.
+        return (c.requests, margin(req, c).margin_bytes, -c.layout.gpus)
 
     def rank(c: Candidate) -> tuple[Any, ...]:
         return (c.layout.gpus, margin(req, c).inside_error, dtypes.index(c.kv_dtype),
@@ -144,8 +148,7 @@ def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | 
                 if cand.requests >= req.concurrency and cand.layout.gpus <= max_gpus:
                     if best is None or rank(cand) < rank(best):
                         best = cand
-                elif closest is None or (cand.requests, -cand.layout.gpus) > (
-                        closest.requests, -closest.layout.gpus):
+                elif closest is None or near(cand) > near(closest):
                     closest = cand
     return best, closest, searched
 

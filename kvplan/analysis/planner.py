@@ -175,10 +175,10 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
     _check(req)
     gpus = req.gpu_list
     plans = [_plan_on(spec, replace(req, gpu=g), g) for g in gpus]
-    ranking = ("ranked by cost per hour of the whole layout, then GPUs, then headroom"
+    ranking = ("Ranked by cost per hour of the whole layout, then GPUs, then headroom."
                if req.prices else
-               "no prices given: ranked by GPU count, then headroom (--price GPU=USD_PER_HOUR "
-               "ranks by cost)")
+               "No prices given: ranked by GPU count, then headroom (--price GPU=USD_PER_HOUR "
+               "ranks by cost).")
     serving = sorted((p for p in plans if p.fits), key=lambda p: _rank(req, p))
     winner = serving[0] if serving else plans[0]
     alternatives = list(winner.alternatives)

@@ -180,7 +180,8 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
                          if result.max_num_seqs_given is None else
                          f"{result.max_num_seqs:,} (given)"])
         if result.cost_per_hour_usd is not None:
-            rows.append(["cost", f"${result.cost_per_hour_usd:,.2f} per hour ({lay.gpus} GPUs)"])
+            rows.append(["cost", f"${result.cost_per_hour_usd:,.2f} per hour ({lay.gpus} "
+                                 f"GPU{'s' if lay.gpus > 1 else ''})"])
         if result.prediction is not None:
             p = result.prediction
             rows += [["predicted TPOT", f"{p.tpot_ms:,.1f} ms at the target load"],
@@ -199,7 +200,7 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
     if result.none_reason:
         notes.append(f"No alternative: {result.none_reason}.")
     if result.ranking:
-        notes.append(f"GPU types and layouts {result.ranking}.")
+        notes.append(result.ranking)
     notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
                  "estimate`; exit code 0: fits or borderline, 3: does not fit.")
     return View(
