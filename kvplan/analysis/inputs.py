@@ -67,6 +67,16 @@ def hybrid_manager_choice(mode: str, disable: bool) -> bool | None:
     return {"auto": None, "on": True, "off": False}[mode]
 
 
+def speculative_tokens(engine: Engine, method: str | None, tokens: int) -> int:
+    """Draft tokens per step: as given, or with a method and none given, the engine's default
+    (vLLM 1; SGLang's NEXTN steps); without a method, none may be given."""
+    if method is None:
+        if tokens:
+            raise InputError("--num-speculative-tokens: needs --speculative-method")
+        return 0
+    return tokens or engine.rules.default_speculative_tokens()
+
+
 @dataclass(frozen=True, kw_only=True)
 class EstimateInputs:
     """What `kvplan estimate` sizes and plans with."""
@@ -115,8 +125,9 @@ def estimate_inputs(
         preset = get_gpu(gpu)
     if platform is None:
         platform = preset.platform if preset is not None else "cuda"
-    if speculative_method is not None and num_speculative_tokens == 0:
-        num_speculative_tokens = engine.rules.default_speculative_tokens()
+    if speculative_method is not None:
+        num_speculative_tokens = speculative_tokens(engine, speculative_method,
+                                                    num_speculative_tokens)
     if speculative_method is None and (engine_options.get("speculative_eagle_topk") or
                                        engine_options.get("speculative_num_draft_tokens")):
         raise InputError("--speculative-eagle-topk / --speculative-num-draft-tokens: need "

@@ -10,10 +10,12 @@ from kvplan.cli.common import (
     DTypeOpt,
     FormatOpt,
     GpuMemGibOpt,
+    LoadQuantization,
     MaxNumBatchedTokensOpt,
     MaxNumSeqsOpt,
     QuantizationOpt,
     ReserveGibOpt,
+    SpecMethod,
     SpecMethodOpt,
     SpecTokensOpt,
     WeightDType,
@@ -68,8 +70,8 @@ def _from_file(values: dict[str, Any], file: str) -> dict[str, Any]:
                 choices = ", ".join(m.value for m in kind)
                 raise InputError(f"{file}: {key}: expected one of {choices}, got "
                                  f"{out[key]!r}") from None
-    for key, choices in (("speculative_method", ("mtp", "eagle", "eagle3")),
-                         ("quantization", ("bitsandbytes",))):
+    for key, choices in (("speculative_method", tuple(m.value for m in SpecMethod)),
+                         ("quantization", tuple(m.value for m in LoadQuantization))):
         if key in out and out[key] not in choices:
             raise InputError(f"{file}: {key}: expected one of {', '.join(choices)}, got "
                              f"{out[key]!r}")
@@ -179,6 +181,7 @@ def plan_cmd(
 def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, Any]:
     """The request from the merged options (file, then flags), and its plan."""
     from kvplan._util.units import gib_to_bytes
+    from kvplan.analysis.inputs import speculative_tokens
     from kvplan.hardware.gpus import device_of_size, get_gpu
 
     if opts.get("model") is None:
@@ -211,11 +214,8 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     if opts.get("dtype") not in (None, WeightDType.auto):
         extra["dtype"] = WeightDType(opts["dtype"]).value
     engine = opts.get("engine") or DEFAULT_ENGINE
-    if opts.get("speculative_method") is not None:
-        extra["num_speculative_tokens"] = (opts.get("num_speculative_tokens")
-                                           or engine.rules.default_speculative_tokens())
-    elif opts.get("num_speculative_tokens"):
-        raise InputError("--num-speculative-tokens: needs --speculative-method")
+    extra["num_speculative_tokens"] = speculative_tokens(
+        engine, opts.get("speculative_method"), opts.get("num_speculative_tokens") or 0)
     dtype = opts.get("kv_dtype")
     result = plan_serving(spec, request(
         concurrency=opts.get("concurrency") or 1, context=ctx, gpu=gpus[0],
