@@ -103,7 +103,9 @@ StateDTypeOpt = Annotated[StateDType, typer.Option(
          "--mamba-ssm-dtype); auto: the config's, else the model's (SGLang: float32).")]
 SpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
     "--speculative-method", help="Speculative decoding: the drafter's layers get KV "
-                                 "(mtp: the model's MTP layers; eagle/eagle3: one layer).")]
+                                 "(mtp: the model's MTP layers, their weights counted too; "
+                                 "eagle/eagle3: one layer, the EAGLE checkpoint's weights not "
+                                 "counted: add them with --weights-gib).")]
 SpecTokensOpt = Annotated[int, typer.Option(
     "--num-speculative-tokens", "--speculative-num-steps", min=0,
     help="Draft tokens per step (each adds a recurrent-state page and conv rows); SGLang: "
