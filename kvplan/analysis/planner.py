@@ -180,7 +180,9 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
                "No prices given: ranked by GPU count, then headroom (--price GPU=USD_PER_HOUR "
                "ranks by cost).")
     serving = sorted((p for p in plans if p.fits), key=lambda p: _rank(req, p))
-    winner = serving[0] if serving else plans[0]
+    # Nothing fits: the plan shown is the nearest miss (a borderline one first).
+    winner = serving[0] if serving else max(plans, key=lambda p: (
+        p.verdict == BORDERLINE, p.margin.margin_bytes if p.margin else -(1 << 62)))
     alternatives = list(winner.alternatives)
     # The other GPU types, ranked: each one's plan, or what would serve on it.
     for other in serving[1:]:
@@ -196,17 +198,24 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
             alternatives += [a for a in other.alternatives if a.fits and a.with_command]
     none_reason = ""
     if not serving:
-        # Nothing fits on the GPUs given: the serving alternatives first, cheapest (or fewest
-        # GPUs) first; then a larger GPU when none of these types serves.
-        alternatives.sort(key=lambda a: (not a.fits, a.cost_per_hour_usd or 0.0, a.gpus or 0))
-        if not any(a.fits for a in alternatives):
-            larger = _larger_gpu(spec, req, gpus)
-            if larger is not None:
-                alternatives.insert(0, larger)
-            else:
-                none_reason = ("nothing in the GPU list can hold the weights and the target "
-                               f"(no layout up to {MAX_NODES} nodes serves it, and no larger "
-                               "GPU preset does)")
+        # Nothing fits on the GPUs given: the alternatives that serve the whole target first,
+        # cheapest (or fewest GPUs) first, then the others; a larger GPU when none of these
+        # types serves it or when it takes fewer GPUs.
+        def whole(a: Alternative) -> bool:
+            c = a.candidate
+            return (a.fits and c is not None and c.context >= req.context
+                    and c.requests >= req.concurrency)
+
+        alternatives.sort(key=lambda a: (not whole(a), not a.fits, a.cost_per_hour_usd or 0.0,
+                                         a.gpus or 0))
+        fewest = min((a.gpus or 0 for a in alternatives if whole(a)), default=None)
+        larger = _larger_gpu(spec, req, gpus)
+        if larger is not None and (fewest is None or (larger.gpus or 0) < fewest):
+            alternatives.insert(0 if fewest is None else 1, larger)
+        if fewest is None and larger is None:
+            none_reason = ("nothing in the GPU list can hold the weights and the target "
+                           f"(no layout up to {MAX_NODES} nodes serves it, and no larger "
+                           "GPU preset does)")
     winner = replace(winner, alternatives=tuple(alternatives), ranking=ranking,
                      none_reason=none_reason, searched=sum(p.searched for p in plans),
                      prediction=(predict(spec, req, winner.chosen)
