@@ -41,6 +41,7 @@ from kvplan.sources.hf_hybrid import STATE_FIELDS, layer_plan
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower
 from kvplan.sources.spec_yaml import parse_spec
+from kvplan.sources.support import check_architecture
 
 # The text model of a multimodal wrapper goes by the wrapper family's name.
 _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
@@ -176,6 +177,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     """Convert a config.json mapping into kvplan's YAML schema; returns (mapping, warnings)."""
     if not isinstance(config, Mapping):
         raise SpecError(path, None, "expected a JSON object")
+    check_architecture(config, path)  # vLLM's registry: exact, else refused (sources/support.py)
     model_type = config_model_type(config)
     pre_warnings: list[str] = []
     if model_type in ("gemma3", "gemma3_text"):
