@@ -129,7 +129,7 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/llama4.py: 48 x 2 x 8 x 128 x 2 B (chunked layers: one page a token too).
     "llama-4-scout": (CONFIGS / "llama-4-scout.json", 48 * 2 * 8 * 128 * 2,
                       HF + "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
-    # models/lfm2.py: 6 full_attention of 16 layer_types: 6 x 2 x 8 x 64 x 2 B.
+    # models/lfm2.py: 6 full_attn_idxs of 16 layers: 6 x 2 x 8 x 64 x 2 B.
     "lfm2-1.2b": (CONFIGS / "lfm2-1.2b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-1.2B"),
     # models/gpt_oss.py: 24 x 2 x 8 x 64 x 2 B.
     "gpt-oss-20b": (CONFIGS / "gpt-oss-20b.json", 24 * 2 * 8 * 64 * 2,
@@ -192,7 +192,7 @@ def test_golden_layer_counts_are_the_configs() -> None:
     assert text("qwen3.5-9b")["layer_types"].count("full_attention") == 8
     assert text("qwen3.6-35b-a3b")["layer_types"].count("full_attention") == 10
     assert len(text("kimi-linear-48b-a3b")["linear_attn_config"]["full_attn_layers"]) == 7
-    assert text("lfm2-1.2b")["layer_types"].count("full_attention") == 6
+    assert len(text("lfm2-1.2b")["full_attn_idxs"]) == 6
     jamba = text("jamba-mini")
     assert sum(i % jamba["attn_layer_period"] == jamba["attn_layer_offset"]
                for i in range(jamba["num_hidden_layers"])) == 4
@@ -224,17 +224,57 @@ def test_refused_rows_are_refused_with_their_reason(row, tmp_path: Path) -> None
     assert ("not a decoder" if row.status == NOT_A_DECODER else "refused") in line
 
 
-def test_stored_configs_of_exact_rows_are_answered() -> None:
-    # Every config.json kept in tests/data whose architecture the registry lists is exact.
-    for path in [*CONFIGS.glob("*.json"), *ORACLE.glob("*/config.json")]:
+def test_stored_configs_follow_the_table() -> None:
+    # Every config.json kept in tests/data whose architecture the registry lists: an exact row
+    # loads; any other is refused with its row's reason (santacoder.json: GPTBigCode).
+    refused = []
+    for path in sorted([*CONFIGS.glob("*.json"), *ORACLE.glob("*/config.json")]):
         names = json.loads(path.read_text()).get("architectures") or []
         rows = [TABLE[n] for n in names if n in TABLE]
-        if rows:
-            assert rows[0].status == EXACT, (path, rows[0])
+        if not rows:
+            continue
+        if rows[0].status == EXACT:
             load_config(path)
+            continue
+        result = CliRunner().invoke(app, ["estimate", str(path), "--context", "2048"])
+        assert result.exit_code == 2 and rows[0].reason in result.stderr, path
+        refused.append(path.name)
+    assert "santacoder.json" in refused
 
 
 def test_statuses_count() -> None:
     counts = {s: sum(r.status == s for r in TABLE.values()) for s in STATUSES}
     assert counts[EXACT] == len(EXACT_ROWS) >= 30
     assert counts[REFUSED] + counts[NOT_A_DECODER] == len(REFUSED_ROWS)
+
+
+def test_models_md_is_current() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "tests.benches.models_table"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (root / "examples" / "models.md").read_text()
+
+
+def test_models_command_filters_and_formats() -> None:
+    runner = CliRunner()
+    exact = runner.invoke(app, ["models", "--status", "exact", "--format", "json"])
+    assert exact.exit_code == 0, exact.output
+    rows = json.loads(exact.stdout)
+    assert {r["architecture"] for r in rows} == {r.architecture for r in EXACT_ROWS}
+    assert all(r["golden"] in GOLDEN and r["reason"] is None for r in rows)
+    found = runner.invoke(app, ["models", "cohere2", "--status", "refused", "--format", "json"])
+    names = {r["architecture"] for r in json.loads(found.stdout)}
+    assert "Cohere2ForCausalLM" in names and all("cohere2" in n.lower() or "cohere2" in str(
+        r) for n, r in zip(names, json.loads(found.stdout), strict=True))
+    pooling = runner.invoke(app, ["models", "--status", "not-a-decoder", "--format", "csv"])
+    assert pooling.exit_code == 0 and "BertModel" in pooling.stdout
+    table = runner.invoke(app, ["models", "Qwen3ForCausalLM"], env={"COLUMNS": "80"})
+    assert table.exit_code == 0
+    assert all(len(line) <= 80 for line in table.stdout.splitlines())
+    nothing = runner.invoke(app, ["models", "no-such-architecture", "--format", "json"])
+    assert nothing.exit_code == 0 and json.loads(nothing.stdout) == []
+    bad = runner.invoke(app, ["models", "--status", "maybe"])
+    assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1

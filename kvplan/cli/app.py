@@ -451,6 +451,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "specs": (specs_cmd, None),
     "engines": (engines_cmd, None),
     "gpus": (gpus_cmd, None),
+    "models": ("kvplan.cli.models_cmd:models_cmd", None),
     "estimate": (estimate_cmd, None),
     "compare": (compare_cmd, None),
     "import": (import_cmd, None),

@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kvplan._util.errors import SpecError
+from kvplan._util.errors import InputError, SpecError
 
 EXACT = "exact"
 REFUSED = "refused"
@@ -102,3 +102,22 @@ def check_architecture(config: Mapping[str, Any], path: str) -> None:
     raise SpecError(path, "architectures",
                     f"{row.architecture}: {row.reason} ({what} for vLLM "
                     f"{support_version()}'s registry; see `kvplan models`)")
+
+
+def find_support(*, status: str | None = None, term: str | None = None) -> list[Support]:
+    """The table's rows, alphabetical, with `status` only (exact / refused / not a decoder), and
+    with `term` (case-insensitive) in the architecture, a model_type, the example repo, the
+    registry group or the reason."""
+    if status is not None and status not in STATUSES:
+        raise InputError(f"--status: expected one of {', '.join(STATUSES)}, got {status!r}")
+    needle = term.lower() if term else None
+    rows = []
+    for row in support_table().values():
+        if status is not None and row.status != status:
+            continue
+        if needle is not None and not any(needle in text.lower() for text in (
+                row.architecture, *row.model_types, row.example or "", row.category,
+                row.reason or "")):
+            continue
+        rows.append(row)
+    return rows
