@@ -140,7 +140,39 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/glm4_moe.py: 46 x 2 x 8 x 128 x 2 B (the MTP layer is not in num_hidden_layers).
     "glm-4.5-air": (CONFIGS / "glm-4.5-air.json", 46 * 2 * 8 * 128 * 2,
                     HF + "zai-org/GLM-4.5-Air"),
+    # The same architecture rows, other real configs:
+    # Kimi-K2 (DeepseekV3ForCausalLM, model_type kimi_k2), MLA: 61 x (512 + 64) x 2 B.
+    "kimi-k2": (CONFIGS / "kimi-k2.json", 61 * (512 + 64) * 2, HF + "moonshotai/Kimi-K2-Instruct"),
+    # Falcon-40B (new_decoder_architecture, n_head_kv 8, 8192 / 128 = 64): 60 x 2 x 8 x 64 x 2 B.
+    "falcon-40b": (CONFIGS / "falcon-40b.json", 60 * 2 * 8 * 64 * 2, HF + "tiiuae/falcon-40b"),
+    # Rows added with the support table (sources: tests/data/configs/SOURCES-attention.md).
+    # PhiForCausalLM: vLLM 0.32 serves it with the Transformers backend (registry.py
+    # _TRANSFORMERS_SUPPORTED_MODELS); transformers' PhiAttention: 32 KV heads (MHA) of
+    # 2560 / 32 = 80: 32 x 2 x 32 x 80 x 2 B.
+    "phi-2": (CONFIGS / "phi-2.json", 32 * 2 * 32 * 80 * 2, HF + "microsoft/phi-2"),
+    # Starcoder2ForCausalLM (Transformers backend): 30 x 2 x 2 x (3072 / 24 = 128) x 2 B; every
+    # layer slides over 4,096 tokens (one page a token all the same).
+    "starcoder2-3b": (CONFIGS / "starcoder2-3b.json", 30 * 2 * 2 * 128 * 2,
+                      HF + "bigcode/starcoder2-3b"),
+    # models/qwen2_5_vl.py over qwen2.py (text_config): 28 x 2 x 4 x (3584 / 28 = 128) x 2 B.
+    "qwen2.5-vl-7b": (CONFIGS / "qwen2.5-vl-7b.json", 28 * 2 * 4 * 128 * 2,
+                      HF + "Qwen/Qwen2.5-VL-7B-Instruct"),
+    # models/mistral3.py over llama.py (text_config, head_dim 128): 40 x 2 x 8 x 128 x 2 B.
+    "mistral-small-3.1-24b": (CONFIGS / "mistral-small-3.1-24b.json", 40 * 2 * 8 * 128 * 2,
+                              HF + "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+    # models/olmo2.py: 32 x 2 x 32 (MHA) x 128 x 2 B.
+    "olmo-2-1124-7b": (CONFIGS / "olmo-2-1124-7b.json", 32 * 2 * 32 * 128 * 2,
+                       HF + "allenai/OLMo-2-1124-7B"),
+    # models/commandr.py CohereAttention: 40 x 2 x 64 (MHA) x (8192 / 64 = 128) x 2 B.
+    "command-r-v01": (CONFIGS / "command-r-v01.json", 40 * 2 * 64 * 128 * 2,
+                      HF + "CohereLabs/c4ai-command-r-v01"),
+    # SmolLM3ForCausalLM (Transformers backend): 36 x 2 x 4 x (2048 / 16 = 128) x 2 B; its NoPE
+    # layers (no_rope_layers) change positions, not the cache.
+    "smollm3-3b": (CONFIGS / "smollm3-3b.json", 36 * 2 * 4 * 128 * 2,
+                   HF + "HuggingFaceTB/SmolLM3-3B"),
 }
+# Golden configs that are not an exact row's own (other configs of an exact architecture).
+EXTRA_GOLDEN = ("kimi-k2", "falcon-40b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -172,13 +204,23 @@ def test_pooling_groups_are_not_decoders() -> None:
             assert row.status == NOT_A_DECODER, row
 
 
-@pytest.mark.parametrize("row", EXACT_ROWS, ids=[r.architecture for r in EXACT_ROWS])
-def test_exact_rows_equal_the_hand_derived_bytes(row) -> None:
-    path, token_bytes, _url = GOLDEN[row.golden]
-    config = json.loads(path.read_text())
-    assert row.architecture in config["architectures"]
+@pytest.mark.parametrize("golden", sorted(GOLDEN))
+def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
+    path, token_bytes, _url = GOLDEN[golden]
     spec, _ = load_config(path)
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+def test_every_golden_config_backs_an_exact_row() -> None:
+    # Each exact row names a golden config of its own architecture, and no golden config is idle.
+    for row in EXACT_ROWS:
+        config = json.loads(GOLDEN[row.golden][0].read_text())
+        assert row.architecture in config["architectures"], row
+    used = {row.golden for row in EXACT_ROWS} | set(EXTRA_GOLDEN)
+    assert used == set(GOLDEN)
+    for name in EXTRA_GOLDEN:
+        names = json.loads(GOLDEN[name][0].read_text())["architectures"]
+        assert TABLE[names[0]].status == EXACT
 
 
 def test_golden_layer_counts_are_the_configs() -> None:

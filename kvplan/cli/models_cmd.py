@@ -26,9 +26,8 @@ def models_cmd(
     """List vLLM's architectures with kvplan's status: exact (equal to vLLM, tested), refused
     (and why), or not a decoder."""
     from kvplan.present.models_view import models_view
-    from kvplan.sources.support import find_support, support_table
+    from kvplan.sources.support import find_support
 
     with handle_errors():
         wanted = None if status is None else status.value.replace("-", " ")
-        rows = find_support(status=wanted, term=search)
-        emit(models_view(rows, total=len(support_table())), fmt)
+        emit(models_view(find_support(status=wanted, term=search)), fmt)

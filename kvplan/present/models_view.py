@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvplan.present.render import Column, View
-from kvplan.sources.support import EXACT, STATUSES, Support, support_version
+from kvplan.sources.support import EXACT, STATUSES, Support, support_table, support_version
 
 
 def _why(row: Support) -> str:
@@ -16,8 +16,9 @@ def _why(row: Support) -> str:
     return row.reason or ""
 
 
-def models_view(rows: Sequence[Support], *, total: int) -> View:
-    """The support table's `rows` (a filtered selection of `total` architectures)."""
+def models_view(rows: Sequence[Support]) -> View:
+    """The support table's `rows` (a selection of its architectures)."""
+    total = len(support_table())
     counts = {s: sum(r.status == s for r in rows) for s in STATUSES}
     return View(
         title=f"vLLM {support_version()} architectures and kvplan's status",

@@ -9,7 +9,7 @@ from collections import Counter
 
 from kvplan.present.models_view import models_view
 from kvplan.present.render import to_markdown
-from kvplan.sources.support import STATUSES, find_support, support_table, vllm_registry
+from kvplan.sources.support import STATUSES, find_support, vllm_registry
 
 
 def main() -> str:
@@ -37,7 +37,7 @@ def main() -> str:
         lines.append(f"| {group} | " + " | ".join(map(str, counts)) + f" | {sum(counts)} |")
     totals = [sum(by_group[g, s] for g in groups) for s in STATUSES]
     lines += ["| all | " + " | ".join(map(str, totals)) + f" | {sum(totals)} |", ""]
-    return "\n".join(lines) + "\n" + to_markdown(models_view(rows, total=len(support_table())))
+    return "\n".join(lines) + "\n" + to_markdown(models_view(rows))
 
 
 if __name__ == "__main__":
