@@ -170,6 +170,9 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # layers (no_rope_layers) change positions, not the cache.
     "smollm3-3b": (CONFIGS / "smollm3-3b.json", 36 * 2 * 4 * 128 * 2,
                    HF + "HuggingFaceTB/SmolLM3-3B"),
+    # models/qwen3_vl.py over qwen3.py (text_config, head_dim 128): 36 x 2 x 8 x 128 x 2 B.
+    "qwen3-vl-4b": (CONFIGS / "qwen3-vl-4b.json", 36 * 2 * 8 * 128 * 2,
+                    HF + "Qwen/Qwen3-VL-4B-Instruct"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b")
@@ -320,3 +323,15 @@ def test_models_command_filters_and_formats() -> None:
     assert nothing.exit_code == 0 and json.loads(nothing.stdout) == []
     bad = runner.invoke(app, ["models", "--status", "maybe"])
     assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1
+
+
+def test_readme_counts_are_the_tables() -> None:
+    import re
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    found = re.search(r"(\d+) of (\d+) are \*exact\*.*?(\d+) are \*refused\*.*?(\d+) are "
+                      r"pooling models", text)
+    assert found, "README: the 'Which models' counts"
+    counts = {s: sum(r.status == s for r in TABLE.values()) for s in STATUSES}
+    assert tuple(map(int, found.groups())) == (counts[EXACT], len(TABLE), counts[REFUSED],
+                                               counts[NOT_A_DECODER])
