@@ -195,9 +195,16 @@ def check_deployment(spec: ModelSpec, live: LiveDeployment, *, url: str,
     if not budget_given and options.get("gpu") is None and options.get("gpu_mem_gib") is None:
         raise InputError("--gpu: the server does not say its device; give --gpu or "
                          "--gpu-mem-gib (or --kv-budget-gib)")
+    extra_notes = []
     if used.get("context") is None:
-        raise InputError("--context: the server does not state its max_model_len; give "
-                         "--context")
+        # Unset on the server (SGLang's context_length None): the model's own length, as the
+        # engines default it.
+        if spec.max_position_embeddings is None:
+            raise InputError("--context: neither the server nor the model states the max "
+                             "length; give --context")
+        used["context"] = spec.max_position_embeddings
+        extra_notes.append(f"max_model_len: the server leaves it unset; the model's "
+                           f"{spec.max_position_embeddings:,} tokens used")
     kwargs = {**options, **used}
     inputs = estimate_inputs(spec, engine=live.engine, **kwargs)
     answer = run_estimate(inputs)
@@ -213,9 +220,10 @@ def check_deployment(spec: ModelSpec, live: LiveDeployment, *, url: str,
                     predicted_kv_bytes=plan.kv_budget_bytes, given=given)
     version = used.get("engine_version")
     diffs = [d if d.agree else _with_cause(d, rows, budget_given, version, plan) for d in diffs]
-    notes = list(live.notes)
+    notes = [*live.notes, *extra_notes]
     if not diffs:
-        notes.append("the server exposes no capacity quantity kvplan predicts (an old release?)")
+        raise InputError(f"{url}: the server exposes no KV capacity kvplan predicts (num_gpu_"
+                         "blocks, KV tokens or memory); nothing to check")
     return CheckResult(url=url, live_deployment=live, model=spec.id, plan=plan, live=live_q,
                        predicted=predicted, differences=tuple(diffs), settings=rows,
                        error=error, budget_given=budget_given, notes=tuple(notes))

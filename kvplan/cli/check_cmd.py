@@ -102,7 +102,7 @@ def check_cmd(
     ] = False,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=0.1, max=600.0,
-        help="Seconds to read the server, all endpoints together.")] = 4.0,
+        help="Seconds to read the server, all endpoints together.")] = 3.0,
     watch: Annotated[bool, typer.Option(
         "--watch", help="After the check, a live view of KV usage, running and waiting "
                         "requests and prefix hits against the plan, with the time to KV "

@@ -23,7 +23,7 @@ from typing import Any
 
 from kvplan._util.errors import InputError
 
-DEFAULT_TIMEOUT_S = 4.0
+DEFAULT_TIMEOUT_S = 3.0
 """The whole reading's deadline, all endpoints together (`kvplan check --timeout`)."""
 
 MAX_BODY_BYTES = 32 << 20
@@ -126,7 +126,8 @@ def fetch(url: str, paths: Iterable[str], *, timeout_s: float = DEFAULT_TIMEOUT_
             replies[path] = Reply(status=exc.code, text="")
             continue
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise ServerError(f"{base}{path}: cannot read the server ({_reason(exc)})") from None
+            reason = _reason(exc).replace("the timeout", f"{timeout_s:g} s")
+            raise ServerError(f"{base}{path}: cannot read the server ({reason})") from None
         if len(body) > MAX_BODY_BYTES:
             raise ServerError(f"{base}{path}: answer over {MAX_BODY_BYTES >> 20} MiB")
         replies[path] = Reply(status=status, text=body.decode("utf-8", errors="replace"))

@@ -175,15 +175,19 @@ class VllmLive:
         # The configured block size fixes kvplan's input only when the user chose it: vLLM's
         # own default (and its raise for recurrent state) kvplan derives. Releases without
         # user_specified_block_size: a block other than the CUDA default 16 was the user's.
+        # With _block_size_resolved (and no user_specified_block_size) the label is already
+        # the resolved size, whoever chose it.
         configured = _label_int(labels, "block_size")
+        resolved = _label_int(labels, "effective_attention_block_size")
         chosen = _label_bool(labels, "user_specified_block_size")
-        if chosen is None:
+        if chosen is None and _label_bool(labels, "_block_size_resolved"):
+            chosen, resolved = False, resolved or configured
+        elif chosen is None:
             chosen = configured is not None and configured != 16
         if configured is not None:
             setting("block_size", configured if chosen else None,
                     f"block_size {configured}" + ("" if chosen else " (vLLM's default)"),
                     f"{where} block_size")
-        resolved = _label_int(labels, "effective_attention_block_size")
         capacity: dict[str, float] = {}
         for key, label in (("num_gpu_blocks", "num_gpu_blocks"),
                            ("kv_cache_tokens", "kv_cache_size_tokens"),
