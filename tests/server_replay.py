@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,8 +23,10 @@ FILES = {"/metrics": "metrics.txt", "/version": "version.json", "/v1/models": "v
 
 
 @contextmanager
-def replay(name: str, *, metrics: Sequence[str] | None = None) -> Iterator[str]:
-    """Serve tests/data/servers/<name>/ on 127.0.0.1; yields the base URL."""
+def replay(name: str, *, metrics: Sequence[str] | None = None,
+           files: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Serve tests/data/servers/<name>/ on 127.0.0.1 (`files`: endpoint bodies replaced);
+    yields the base URL."""
     folder = SERVERS / name
     pages = list(metrics or [])
 
@@ -32,7 +34,9 @@ def replay(name: str, *, metrics: Sequence[str] | None = None) -> Iterator[str]:
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             path = self.path.split("?", 1)[0].rstrip("/") or "/"
             body = None
-            if path == "/metrics" and pages:
+            if files and path in files:
+                body = files[path].encode()
+            elif path == "/metrics" and pages:
                 body = (pages.pop(0) if len(pages) > 1 else pages[0]).encode()
             elif path in FILES and (folder / FILES[path]).is_file():
                 body = (folder / FILES[path]).read_bytes()

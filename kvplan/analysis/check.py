@@ -105,12 +105,11 @@ def _same(name: str, a: Any, b: Any) -> bool:
 def used_settings(live: LiveDeployment, stated: Mapping[str, Any]
                   ) -> tuple[dict[str, Any], tuple[SettingRow, ...]]:
     """The plan's settings: each stated one over the server's; and the rows that show them."""
-    used = dict(live.settings)
-    if "kv_budget_gib" in stated:  # a stated budget replaces the server's
-        used.pop("kv_cache_memory", None)
-    if "kv_cache_memory" in stated:
-        used.pop("kv_budget_gib", None)
-    used.update(stated)
+    stated = dict(stated)
+    if stated.get("kv_budget_gib") is not None and "kv_cache_memory" not in stated:
+        # One budget setting, in bytes, so that it meets the server's kv_cache_memory_bytes.
+        stated["kv_cache_memory"] = round(stated.pop("kv_budget_gib") * GiB)
+    used = {**live.settings, **stated}
     rows = []
     for name in dict.fromkeys([*live.shown, *stated]):
         server = live.settings.get(name)
