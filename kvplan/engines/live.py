@@ -19,7 +19,6 @@ from kvplan._util.errors import InputError
 from kvplan.engines.base import Engine
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvplan.capacity.plan import CapacityPlan
     from kvplan.sources.server import ServerReplies
 
 QUANTITIES = ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "kv_cache_memory_bytes",
@@ -28,6 +27,18 @@ QUANTITIES = ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "kv_cache_
 `predicted`): KV blocks (pages), KV tokens, requests of max_model_len tokens that fit, KV bytes,
 and the attention block (page) size in tokens the server resolved (always compared exactly)."""
 EXACT = frozenset({"block_size"})
+
+
+class CapacityFacts(Protocol):
+    """The plan fields a server's quantities are predicted from
+    (kvplan.capacity.plan.CapacityPlan)."""
+
+    num_blocks: int
+    reported_kv_cache_tokens: int
+    max_concurrency: float
+    kv_budget_bytes: int
+    per_gpu_bytes_per_token: int
+    block_size: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +108,7 @@ class LiveReader(Protocol):
         """The deployment, read; InputError (one line) when the server exposes too little."""
         ...
 
-    def predicted(self, plan: CapacityPlan) -> dict[str, float]:
+    def predicted(self, plan: CapacityFacts) -> dict[str, float]:
         """kvplan's plan as the same quantities the server exposes (`QUANTITIES` keys)."""
         ...
 

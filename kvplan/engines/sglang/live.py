@@ -22,17 +22,14 @@ Not exposed: the GPU (its total memory): `kvplan check` takes --gpu or --gpu-mem
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.engines.base import Engine
-from kvplan.engines.live import LiveDeployment, LiveLoad, MeasuredError
+from kvplan.engines.live import CapacityFacts, LiveDeployment, LiveLoad, MeasuredError
 from kvplan.sources.server import Sample, ServerReplies, parse_metrics
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kvplan.capacity.plan import CapacityPlan
 
 INFO_PATHS = ("/get_server_info", "/server_info")
 
@@ -161,7 +158,7 @@ class SglangLive:
             version, str) else None, model_id=model_id, settings=settings, shown=shown,
             capacity=capacity, load=load, sources=sources, notes=tuple(notes))
 
-    def predicted(self, plan: CapacityPlan) -> dict[str, float]:
+    def predicted(self, plan: CapacityFacts) -> dict[str, float]:
         return {"kv_cache_tokens": plan.reported_kv_cache_tokens,
                 "kv_cache_memory_bytes": plan.reported_kv_cache_tokens
                 * plan.per_gpu_bytes_per_token,

@@ -30,17 +30,14 @@ the weights: `kvplan check` takes them as options.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.engines.base import Engine
-from kvplan.engines.live import LiveDeployment, LiveLoad, MeasuredError
+from kvplan.engines.live import CapacityFacts, LiveDeployment, LiveLoad, MeasuredError
 from kvplan.sources.server import Sample, ServerReplies, parse_metrics
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kvplan.capacity.plan import CapacityPlan
 
 PREFIX = "vllm:"
 CACHE_INFO = "vllm:cache_config_info"
@@ -225,7 +222,7 @@ class VllmLive:
             prefix_cache_hits=total(PREFIX_HITS), prefix_cache_queries=total(PREFIX_QUERIES),
             prefix_hit_rate=None if rate is None else max(s.value for s in rate[1]))
 
-    def predicted(self, plan: CapacityPlan) -> dict[str, float]:
+    def predicted(self, plan: CapacityFacts) -> dict[str, float]:
         return {"num_gpu_blocks": plan.num_blocks,
                 "kv_cache_tokens": plan.reported_kv_cache_tokens,
                 "max_concurrency": plan.max_concurrency,
