@@ -47,6 +47,7 @@ def _kvplan(*args: str) -> subprocess.CompletedProcess[str]:
     ("qwen3-8b", "fp8"),          # GQA, full attention
     ("gemma-2-9b", "fp8"),        # sliding window every other layer
     ("lfm2-1.2b", "fp8"),         # recurrent hybrid (short convolutions + attention)
+    ("granite-4.0-h-small", "fp8"),  # Mamba-2 hybrid: vLLM raises the block (384 tokens)
 ])
 def test_check_against_a_running_vllm(model: str, wrong: str, tmp_path: Path) -> None:
     folder = tmp_path / model
