@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kvplan.analysis.check import LoadPoint, _power_of_two_ratio, compare, load_view
 from kvplan.engines.live import MeasuredError
@@ -316,3 +318,39 @@ def test_watch_stops_cleanly_on_ctrl_c() -> None:
 def test_watch_and_once_together_is_refused() -> None:
     r = kvplan("http://127.0.0.1:1", "--watch", "--once")
     assert r.returncode == 2 and "--watch and --once" in r.stderr
+
+
+def test_the_agreement_bands_quote_the_current_benches() -> None:
+    # The bands are taken from kvplan's generated benches: their figures must still be there
+    # (regenerate the bench, then update kvplan/engines/*/live.py, if this fails).
+    from kvplan.engines.sglang.live import DERIVED_BUDGET_ERROR as SGLANG_BAND
+    from kvplan.engines.vllm.live import DERIVED_BUDGET_ERROR, GIVEN_BUDGET_ERROR
+
+    oracle = (ROOT / "examples" / "vllm-oracle.md").read_text()
+    bench = (ROOT / "examples" / "engine-bench.md").read_text()
+    assert "56 of 56 runs match exactly" in oracle and "56 of 56" in GIVEN_BUDGET_ERROR.source
+    assert "held out (in no fitted constant's `fitted_on` and no fitted row's model, GPU, TP " \
+           "and EP; tests/benches/fitted_rows.py): 44 logs, median |error| 0.71%, 39 of 44 " \
+           "(88.6%) within max(2 %, 0.25 GiB)" in bench
+    assert "39 of 44" in DERIVED_BUDGET_ERROR.source and "0.71%" in DERIVED_BUDGET_ERROR.source
+    assert "- 19 logs, median |error| 0.52%, 100% within max(2 %, 0.25 GiB of KV)." in bench
+    assert "held out (in no fitted constant's `fitted_on` and no fitted row's model, GPU, TP " \
+           "and EP; tests/benches/fitted_rows.py): 9 logs, median |error| 0.52%, 9 of 9 " \
+           "within." in bench
+    assert "19 of 19" in SGLANG_BAND.source and "9 of 9" in SGLANG_BAND.source
+
+
+@given(live=st.integers(min_value=1, max_value=10**9),
+       predicted=st.integers(min_value=1, max_value=10**9),
+       kv_bytes=st.integers(min_value=1, max_value=1 << 42))
+def test_compare_agrees_exactly_within_the_band(live: int, predicted: int, kv_bytes: int) -> None:
+    band = MeasuredError(relative=0.02, kv_bytes=1 << 28, source="t")
+    d = compare({"kv_cache_tokens": live}, {"kv_cache_tokens": predicted}, error=band,
+                resolution={}, predicted_kv_bytes=kv_bytes)[0]
+    assert d.allowed >= 0.02 * predicted
+    assert d.agree == (abs(live - predicted) <= d.allowed)
+    assert d.difference == live - predicted
+    # Swapping nothing but the order of equal values always agrees.
+    same = compare({"kv_cache_tokens": predicted}, {"kv_cache_tokens": predicted}, error=band,
+                   resolution={}, predicted_kv_bytes=kv_bytes)[0]
+    assert same.agree
