@@ -354,3 +354,22 @@ def test_compare_agrees_exactly_within_the_band(live: int, predicted: int, kv_by
     same = compare({"kv_cache_tokens": predicted}, {"kv_cache_tokens": predicted}, error=band,
                    resolution={}, predicted_kv_bytes=kv_bytes)[0]
     assert same.agree
+
+
+def test_vllm_032_mamba_hybrid_recording_agrees() -> None:
+    # A real vLLM 0.32 CPU server on a shrunken Granite-4.0-H (SOURCE.md): vLLM raised the
+    # attention block to 384 tokens for the Mamba-2 state and allocated 341 blocks, 57,009
+    # tokens, 6.96x at 8,192 (tests/data/oracle/granite-4.0-h-small holds the same figures from
+    # the oracle's own runs).
+    granite = str(ROOT / "tests" / "data" / "oracle" / "granite-4.0-h-small")
+    args = ["--model", granite, "--platform", "cpu", "--max-num-batched-tokens", "2048"]
+    with replay("vllm-0.32.0-cpu-granite-4.0-h") as url:
+        r = kvplan(url, *args, "--format", "json")
+        bad = kvplan(url, *args, "--kv-dtype", "fp8")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["live"] == out["predicted"] == {
+        "num_gpu_blocks": 341, "kv_cache_tokens": 57009,
+        "max_concurrency": pytest.approx(6.959183673469388),
+        "kv_cache_memory_bytes": 1 << 30, "block_size": 384}
+    assert bad.returncode == 4 and "dtype" in bad.stderr.splitlines()[0]
