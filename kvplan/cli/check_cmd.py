@@ -3,6 +3,7 @@ Exit 0 when they agree within the engine's measured error, 4 when they do not, 2
 or a server that cannot be read."""
 
 import time
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -170,9 +171,8 @@ def check_cmd(
             time.sleep(interval)
             now = read_load(base, live.engine, timeout_s=timeout)
             view = load_view_table(result, load_view(result, now, first))
-            checked = check_view(result)
-            emit(view.__class__(**{**view.__dict__, "records": {
-                **checked.records, "load": view.records["load"]}}), fmt)
+            records = {**check_view(result).records, "load": view.records["load"]}
+            emit(replace(view, records=records), fmt)
         else:
             emit(check_view(result), fmt)
         for d in result.disagreements:
