@@ -73,7 +73,9 @@ def _calls(tree: ast.Module, bools: set[str]) -> dict[str, dict[str, object]]:
                     action = "BooleanOptionalAction"
         if "nargs" in kw and _name(kw["nargs"]) in ("*", "+", "?"):
             nargs = -1  # a list: not a flag kvplan emits
-        record = {"nargs": nargs, "dest": names[0], "refused": action == "DeprecatedAction"}
+        dest = kw["dest"].value if isinstance(kw.get("dest"), ast.Constant) else next(
+            (n for n in names if n.startswith("--")), names[0])
+        record = {"nargs": nargs, "dest": dest, "refused": action == "DeprecatedAction"}
         for n in names:
             flags[n] = record
         if action == "BooleanOptionalAction":
