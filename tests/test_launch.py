@@ -26,7 +26,7 @@ from tests.launch_flags import parse, sglang_asks, trtllm_asks, versions, vllm_a
 
 runner = CliRunner()
 ASKS = {"vllm": vllm_asks, "sglang": sglang_asks, "trtllm": trtllm_asks}
-SETTINGS = dict(context=32768, fraction=0.9, concurrency=64)
+SETTINGS = {"context": 32768, "fraction": 0.9, "concurrency": 64}
 
 LAYOUTS = {
     "tp-only": LaunchLayout(tp=2),
@@ -91,7 +91,7 @@ def check(plan: LaunchPlan, layout: LaunchLayout, engine: str, version: str | No
         assert cmd.gpus == asked.gpus, (cmd.argv, asked)
         per_node[cmd.node] += asked.gpus
         total += asked.gpus
-    for head, workers in clusters.items():
+    for workers in clusters.values():
         for n in workers:
             per_node[n] += layout.gpus_per_node
     assert total == layout.gpus, (total, layout)

@@ -15,7 +15,7 @@ from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.inputs import build_inputs
-from kvplan.analysis.launch import command_text, launch_for, model_ref
+from kvplan.analysis.launch import command_text, launch_for
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
