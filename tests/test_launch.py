@@ -105,8 +105,6 @@ def _cases():
     for engine in Engine:
         for version in [*versions(engine.value), None]:
             for name, layout in LAYOUTS.items():
-                if layout.dp_attention and not engine.rules.launch.dp_attention:
-                    continue
                 yield pytest.param(engine, version, layout, id=f"{engine.value}-{version}-{name}")
 
 
@@ -222,18 +220,25 @@ def test_local_model_launches_its_folder(tmp_path: Path) -> None:
 
 def test_printed_commands_paste_whole_within_80_columns() -> None:
     # The table output prints each command unwrapped, ` \` continued: joined back, the shell
-    # reads the same argv as the JSON's (placeholders left for the shell to expand).
-    for engine in ("vllm", "sglang", "trtllm"):
-        args = ("llama-3.1-70b", "-n", "50", "-c", "32k", "--gpu", "H100", "--gpus-per-node",
-                "4", "--nodes", "2", "--kv-dtype", "fp8", "--engine", engine)
+    # reads the same argv as the JSON's (placeholders left for the shell to expand); a Ray
+    # cluster's head waits for its workers, so its `vllm serve` comes last.
+    two_nodes = ("llama-3.1-70b", "-n", "50", "-c", "32k", "--gpu", "H100", "--gpus-per-node",
+                 "4", "--nodes", "2", "--kv-dtype", "fp8")
+    ray = ("llama-3.1-405b", "-n", "8", "-c", "32k", "--gpu", "H100", "--nodes", "2",
+           "--engine-version", "0.10")
+    for args in [(*two_nodes, "--engine", e) for e in ("vllm", "sglang", "trtllm")] + [ray]:
         text = run("plan", *args).stdout
         data = _json_plan(*args)
         block = text[text.index("# launch"):].split("\n")
         assert all(len(line) <= 80 for line in block)
         script = "\n".join(line for line in block if not line.startswith("#"))
         joined = [shlex.split(c) for c in script.replace(" \\\n", " ").split("\n")
-                  if c.startswith(("vllm", "python", "trtllm", "env", "mpirun"))]
-        assert joined == data["commands"]
+                  if c.startswith(("vllm", "python", "trtllm", "env", "mpirun", "ray"))]
+        setups = [s for c in data["launch"]["commands"] for s in c["setup"]]
+        assert sorted(joined) == sorted(data["commands"] + setups)
+        if args == ray:
+            assert joined[-1] == data["commands"][0] and joined[0][:3] == ["ray", "start",
+                                                                          "--head"]
 
 
 def test_trtllm_fp8_kv_goes_in_its_options_file() -> None:
@@ -242,6 +247,9 @@ def test_trtllm_fp8_kv_goes_in_its_options_file() -> None:
     (name, text), = plan.files
     assert plan.head.argv[plan.head.argv.index("--extra_llm_api_options") + 1] == name
     assert text == "kv_cache_config:\n  free_gpu_memory_fraction: 0.9\n  dtype: fp8\n"
+    dp = Engine.trtllm.rules.launch_plan("m", LAYOUTS["dp-attention"],
+                                         LaunchSettings(**SETTINGS, kv_dtype="bf16"))
+    assert dp.files == (("kvplan-trtllm.yaml", "enable_attention_dp: true\n"),)
     lines = launch_lines(plan)
     assert lines[1] == f"cat > {name} <<'EOF'" and lines[5] == "EOF"
 

@@ -64,7 +64,9 @@ class LaunchSettings:
 @dataclass(frozen=True, kw_only=True)
 class Command:
     """One process to start: on which node (0 = head), the command as option groups (one group a
-    printed line), what runs on that node first, and the GPUs it takes there."""
+    printed line), and the GPUs it takes there. `setup` runs on that node before any other
+    node's command, and the command itself after them (a cluster head: `ray start --head`, then
+    `vllm serve` once the workers have joined)."""
 
     node: int
     groups: tuple[tuple[str, ...], ...]
@@ -129,9 +131,9 @@ def multi_node_note(plan_nodes: int, *, addresses: bool = True) -> tuple[str, ..
     if not addresses:
         return (f"Run each node's commands on that node ({plan_nodes} nodes). The model must "
                 "be at the same path on every node.",)
-    others = ", ".join(node_ip(n) for n in range(1, min(plan_nodes, 3)))
-    more = ", ..." if plan_nodes > 3 else ""
-    return (f"Run each node's commands on that node ({plan_nodes} nodes), the head node first. "
+    others = (f"{node_ip(1)} names the other node" if plan_nodes == 2 else
+              f"{node_ip(1)}, {node_ip(2)}{', ...' if plan_nodes > 3 else ''} the others")
+    return (f"Run each node's commands on that node ({plan_nodes} nodes), in the order shown. "
             f"{HEAD_IP} is the head node's address as the other nodes reach it: set HEAD_IP "
-            f"in each node's shell first ({others}{more} name the other nodes). The model must "
-            "be at the same path on every node.",)
+            f"in each node's shell first ({others}). The model must be at the same path on "
+            "every node.",)

@@ -52,17 +52,26 @@ def command_lines(cmd: Command, width: int = WIDTH) -> list[str]:
 
 
 def launch_lines(plan: LaunchPlan, width: int = WIDTH) -> list[str]:
-    """Every command of `plan` as shell text, head node first."""
+    """Every command of `plan` as shell text in the order to run them: the files, then each
+    node's set-up (a cluster head's `ray start --head`), the other commands head first, and last
+    the commands that wait for their cluster (those with a set-up)."""
     several = plan.nodes > 1
-    out = ["# launch, on each node in turn (head first):" if several else "# launch:"]
+    out = ["# launch, node by node in this order:" if several else "# launch:"]
     for name, text in plan.files:
         out += [f"cat > {shlex.quote(name)} <<'EOF'", *text.rstrip("\n").split("\n"), "EOF"]
-    node = None
+
+    def node(cmd: Command, when: str = "") -> list[str]:
+        if not several:
+            return []
+        role = "head, $HEAD_IP" if cmd.node == 0 else f"$NODE{cmd.node}_IP"
+        return [f"# node {cmd.node} ({role}){when}"]
+
+    waiting = [c for c in plan.commands if c.setup]
+    for cmd in waiting:
+        out += node(cmd) + [join(s) for s in cmd.setup]
     for cmd in plan.commands:
-        if several and cmd.node != node:
-            node = cmd.node
-            role = "head, $HEAD_IP" if node == 0 else f"$NODE{node}_IP"
-            out.append(f"# node {node} ({role})")
-        out += [join(s) for s in cmd.setup]
-        out += command_lines(cmd, width)
+        if not cmd.setup:
+            out += node(cmd) + command_lines(cmd, width)
+    for cmd in waiting:
+        out += node(cmd, ", once the other nodes have joined") + command_lines(cmd, width)
     return out
