@@ -15,6 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
@@ -292,3 +294,33 @@ def test_vllm_032s_own_parser_reads_every_command() -> None:
                 if got["data_parallel_size_local"] is not None else world // got["nnodes"])
         assert got["model_tag"] == "org/model"
         assert (gpus, world) == (want.gpus, want.world)
+
+
+@st.composite
+def planned_layouts(draw) -> LaunchLayout:
+    """Layouts as kvplan's planner writes them (kvplan.analysis.planner._layouts / search): TP a
+    divisor of the GPUs per node; PP > 1 only with TP the whole node (a stage per node); any
+    number of replicas; attention DP on one node with DP = TP; EP over TP x DP or none."""
+    gpn = draw(st.sampled_from([1, 2, 4, 8]))
+    tp = draw(st.sampled_from([d for d in range(1, gpn + 1) if gpn % d == 0]))
+    if draw(st.booleans()) and tp > 1:
+        return LaunchLayout(tp=tp, dp=tp, ep=draw(st.sampled_from([1, tp])), dp_attention=True,
+                            gpus_per_node=gpn)
+    pp = draw(st.integers(2, 4)) if tp == gpn and draw(st.booleans()) else 1
+    dp = draw(st.integers(1, 6))
+    return LaunchLayout(tp=tp, pp=pp, dp=dp, ep=draw(st.sampled_from([1, tp * dp])),
+                        gpus_per_node=gpn)
+
+
+@settings(max_examples=150, deadline=None)
+@given(layout=planned_layouts(), engine=st.sampled_from(list(Engine)),
+       pick=st.integers(0, 10), kv_dtype=st.sampled_from(["bf16", "fp8"]))
+def test_any_planned_layout_launches_on_every_version(layout: LaunchLayout, engine: Engine,
+                                                      pick: int, kv_dtype: str) -> None:
+    known = [*versions(engine.value), None]
+    version = known[pick % len(known)]
+    settings_ = LaunchSettings(**SETTINGS, kv_dtype=kv_dtype, version=version)
+    if engine is Engine.sglang and layout.pp > 1 and version == "0.4.5":
+        return  # refused in one line (test_every_layout_parses_and_asks_for_its_gpus)
+    check(engine.rules.launch_plan("org/model", layout, settings_), layout, engine.value,
+          version)
