@@ -115,7 +115,7 @@ class ServingPlan:
             "block_size": c.capacity.block_size if c else None,
             "command": self.command,
             # One argv list per command to run, head node first (`command` is the first).
-            "commands": [c.argv for c in self.launch.commands] if self.launch else None,
+            "commands": [cmd.argv for cmd in self.launch.commands] if self.launch else None,
             "launch": self.launch.to_dict() if self.launch else None,
             "alternatives": [a.to_dict() for a in self.alternatives],
             "candidates_searched": self.searched,
