@@ -10,22 +10,22 @@ that layout. Pure: no I/O; the launch command is built as text.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.inputs import build_inputs
+from kvplan.analysis.launch import command_text, launch_for
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
-    LaunchLayout,
     PlanInputs,
     check_kv_dtype,
     default_max_num_batched_tokens,
     supported_kv_dtypes,
 )
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -95,6 +95,7 @@ class ServingPlan:
     alternatives: tuple[Alternative, ...] = field(default_factory=tuple)
     searched: int = 0
     prediction: Any = None  # kvplan.perf.costmodel.Prediction at the target load, when modelled
+    launch: LaunchPlan | None = None  # every command (head node first); `command` is the head's
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chosen
@@ -113,6 +114,9 @@ class ServingPlan:
             "num_blocks": c.capacity.num_blocks if c else None,
             "block_size": c.capacity.block_size if c else None,
             "command": self.command,
+            # One argv list per command to run, head node first (`command` is the first).
+            "commands": [cmd.argv for cmd in self.launch.commands] if self.launch else None,
+            "launch": self.launch.to_dict() if self.launch else None,
             "alternatives": [a.to_dict() for a in self.alternatives],
             "candidates_searched": self.searched,
             "tpot_ms": self.prediction.tpot_ms if self.prediction else None,
@@ -253,28 +257,19 @@ def search(spec: ModelSpec, req: PlanRequest, *, max_gpus: int | None = None,
     return best, closest, searched
 
 
-def model_ref(spec: ModelSpec) -> str:
-    """The name a launch command takes: the Hugging Face id of the spec's source, else its path."""
-    src = spec.source
-    prefix = "https://huggingface.co/"
-    if src.startswith(prefix):
-        parts = src[len(prefix):].split("/")
-        if len(parts) >= 2:
-            return f"{parts[0]}/{parts[1]}"
-    return spec.path if spec.path and not spec.path.endswith(".yaml") else spec.id
+def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPlan:
+    """The engine's own commands for the plan, head node first (kvplan.analysis.launch)."""
+    lay = cand.layout
+    return launch_for(spec, req.engine, LaunchLayout(
+        tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, dp_attention=lay.dp_attention,
+        gpus_per_node=lay.gpus_per_node), LaunchSettings(
+        context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
+        concurrency=req.concurrency, version=req.engine_version), ref=req.model_ref)
 
 
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:
-    """The engine's own command line for the plan (flags as each engine's CLI spells them)."""
-    ref = req.model_ref or model_ref(spec)
-    lay = cand.layout
-    layout = LaunchLayout(tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep,
-                          dp_attention=lay.dp_attention)
-    args = req.engine.rules.launch_args(
-        ref, layout,
-        context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
-        concurrency=req.concurrency)
-    return shlex.join(args)
+    """The head node's command line for the plan (flags as each engine's CLI spells them)."""
+    return command_text(launch_plan(spec, req, cand))
 
 
 def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
@@ -290,8 +285,10 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
     best, closest, searched = search(spec, req)
     alternatives: list[Alternative] = []
     total = req.gpus_per_node * req.nodes
+    launch = None
     if best is not None:
-        command = launch_command(spec, req, best)
+        launch = launch_plan(spec, req, best)
+        command = command_text(launch)
         alternatives += _alternatives_when_fits(spec, req, best)
     else:
         command = None
@@ -301,7 +298,7 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
         model=spec.id, engine=req.engine.value,
         engine_version=(best or closest).capacity.engine_version if (best or closest) else None,
         gpu=req.gpu.name, concurrency=req.concurrency, context=req.context,
-        fits=best is not None, chosen=best or closest, command=command,
+        fits=best is not None, chosen=best or closest, command=command, launch=launch,
         alternatives=tuple(alternatives), searched=searched)
 
 

@@ -10,6 +10,7 @@ from kvplan.engines.base import Engine
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.present.estimate_view import groups_view
+from kvplan.present.launch_text import launch_lines
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 from kvplan.present.text import commas, gib_text
 
@@ -167,9 +168,8 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
             rows += [["predicted TPOT", f"{p.tpot_ms:,.1f} ms at the target load"],
                      ["predicted TTFT", f"{p.ttft_ms:,.0f} ms (prefill of one request)"],
                      ["throughput", f"{p.output_tokens_per_s_per_gpu:,.0f} tokens/s per GPU"]]
-    notes = []
-    if result.command:
-        notes.append("Launch: " + result.command)
+    notes = list(result.launch.notes) if result.launch else []
+    code = launch_lines(result.launch) if result.launch else []
     for a in result.alternatives:
         notes.append(("Alternative: " if a.fits else "Closest: ") + a.label)
     notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
@@ -181,4 +181,5 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
         rows=rows,
         records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict()},
         notes=notes,
+        code=code,
     )

@@ -13,19 +13,20 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
-    LaunchLayout,
     PlanFacts,
     PlanInputs,
     StageFacts,
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
     TRTLLM_MAX_NUM_TOKENS,
     TRTLLM_PROFILES,
 )
+from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
@@ -173,14 +174,9 @@ class TrtllmEngine:
     def reported_platform(self, inputs: PlanInputs) -> str | None:
         return None
 
-    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
-                    kv_dtype: str, concurrency: int) -> list[str]:
-        args = ["trtllm-serve", ref, "--backend", "pytorch", "--tp_size", str(layout.tp),
-                "--pp_size", str(layout.pp)]
-        if layout.ep > 1:
-            args += ["--ep_size", str(layout.ep)]
-        return args + ["--max_seq_len", str(context), "--max_batch_size", str(concurrency),
-                       "--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
+    def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
+                    ) -> LaunchPlan:
+        return trtllm_launch(ref, layout, settings)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
