@@ -38,6 +38,17 @@ STATE_DTYPES = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True, kw_only=True)
+class Assumption:
+    """A value kvplan took without the config stating it for this architecture (a config.json of
+    a model_type kvplan does not know): the field, the value taken and why. A spec with any is
+    not exact (`ModelSpec.exact`); the JSON of estimate and plan lists them."""
+
+    field: str
+    value: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class MLPSpec:
     intermediate_size: int
     gated: bool = True
@@ -230,6 +241,14 @@ class ModelSpec:
     shared_expert_in_fused_moe: bool = False  # SGLang runs it inside fused_moe (GLM-4.5)
     compiled_grouped_topk: bool = False  # no fused SGLang top-k for its router (GLM-4.5)
     triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
+    # What was assumed rather than read (an unknown model_type's config.json): empty for every
+    # family kvplan reads field by field and for the bundled specs.
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """Whether the sizes rest only on what the config states for a family kvplan knows."""
+        return not self.assumptions
 
     @property
     def quantization_config(self) -> dict[str, Any] | None:

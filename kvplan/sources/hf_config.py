@@ -39,6 +39,7 @@ from kvplan.sources.hf_families import (
 )
 from kvplan.sources.hf_hybrid import STATE_FIELDS, layer_plan
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
+from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower
 from kvplan.sources.spec_yaml import parse_spec
 
@@ -206,6 +207,10 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             raise SpecError(c.path, declared[0], f"declares a cache kvplan does not model for "
                                                  f"model_type {mt!r}; refused rather than sized "
                                                  "as attention")
+        check_unknown_fields(c.data, c.path, mt)
+        c.assume("model_type", mt, "not a family kvplan reads field by field: every layer "
+                                   "sized as one attention cache from the standard fields, as "
+                                   "vLLM's Llama-style decoders (models/llama.py) build it")
     plan = layer_plan(c, layers, hidden)
     is_mla = c.has("kv_lora_rank")
     if is_mla:
@@ -238,7 +243,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         if known:
             c.warn(f"tie_word_embeddings absent: {mt} default ({str(tie).lower()})")
         else:
-            c.assumed.append("untied embeddings")
+            c.assume("tie_word_embeddings", "false (untied embeddings)",
+                     "absent; changes weights only")
     if mt == "gpt2":
         position, max_pos = "learned", c.int("n_positions", "max_position_embeddings",
                                              required="n_positions",
@@ -256,15 +262,15 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             max_pos = 2048
             c.warn("max_position_embeddings absent: FalconConfig default 2048")
         if not known and not c.has("alibi"):
-            c.assumed.append("RoPE positions")
+            c.assume("position_embedding", "RoPE positions", "no cache size depends on it")
     norm = "layernorm" if mt in LAYERNORM_FAMILY else "rmsnorm"
     if not known:
-        c.assumed.append("rmsnorm")
+        c.assume("norm_type", "rmsnorm", "changes weights only")
 
     family_notes(c)
     if not known:
-        c.warn(f"model_type {mt!r} is not one kvplan knows; read best-effort from the standard "
-               f"fields, assumed: {', '.join(dict.fromkeys(c.assumed))}")
+        c.warn(f"model_type {mt!r} is not one kvplan knows; read from the standard fields, "
+               "assumed: " + "; ".join(f"{a.field} {a.value}" for a in c.assumed))
 
     mapping: dict[str, Any] = {
         "name": _name(config, path, mt),
@@ -310,6 +316,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         if (tower is not None and isinstance(mm_tokens, int) and not isinstance(mm_tokens, bool)
                 and mm_tokens != 256):  # 256: the spec's default
             tower["tokens_per_image"] = mm_tokens
+    if c.assumed:
+        mapping["assumptions"] = [{"field": x.field, "value": x.value, "why": x.why}
+                                  for x in c.assumed]
     vit = qwen_vit(config, path)
     if vit is not None:
         mapping["qwen_vit"] = vit
@@ -387,12 +396,13 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
     top.update({k: v for k, v in mapping.items()
                 if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
                                               "recurrent", "layer_types",
-                                              "quantization_config", "vision", "qwen_vit")})
+                                              "quantization_config", "vision", "qwen_vit",
+                                              "assumptions")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
     if "layer_types" in mapping:
         parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
     for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing", "vision",
-                    "qwen_vit", "quantization_config"):
+                    "qwen_vit", "quantization_config", "assumptions"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))

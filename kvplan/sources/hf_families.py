@@ -43,7 +43,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                             f"num_attention_heads {heads}")
         head_dim = hidden // heads
         if mt not in KNOWN_MODEL_TYPES:
-            c.assumed.append("head_dim = hidden_size / num_attention_heads")
+            c.assume("head_dim", f"{head_dim} (hidden_size / num_attention_heads)",
+                     "absent; vLLM's get_head_size falls back to this quotient")
 
     if mt == "falcon":
         if c.bool("new_decoder_architecture", False):
@@ -54,12 +55,12 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
             kv = heads
     elif mt in ("gpt2", "opt", "gpt_neox"):
         kv = heads
+    elif mt not in KNOWN_MODEL_TYPES:
+        kv = _unknown_kv_heads(c, heads)
     else:
         kv = c.int("num_key_value_heads", "num_kv_heads", "n_head_kv")
         if kv is None:
             kv = heads
-            if mt not in KNOWN_MODEL_TYPES:
-                c.assumed.append("num_key_value_heads = num_attention_heads")
     if heads % kv:
         raise SpecError(c.path, "num_key_value_heads",
                         f"{kv} does not divide num_attention_heads ({heads})")
@@ -80,7 +81,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
     else:
         if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
-            c.assumed.append("no attention biases")
+            c.assume("attention_bias", "false (no attention biases)",
+                     "absent; biases change weights only")
         qkv_bias = o_bias = c.bool("attention_bias", False)
 
     att: dict[str, Any] = {
@@ -96,9 +98,30 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     return att
 
 
+def _unknown_kv_heads(c: ConfigReader, heads: int) -> int:
+    """KV heads of an unknown model_type under any name vLLM's get_total_num_kv_heads reads
+    (0.32 transformers_utils/model_arch_config_convertor.py: n_head_kv, num_kv_heads,
+    num_key_value_heads, multi_query_group_num, num_attention_groups, the first present); two
+    names that disagree are refused, since the model's own code decides which it uses."""
+    names = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+             "num_attention_groups")
+    found = {k: c.int(k) for k in names if c.has(k)}
+    if len(set(found.values())) > 1:
+        first, second = list(found)[:2]
+        raise SpecError(c.path, second, f"{found[second]} disagrees with {first} "
+                                        f"({found[first]}); refused rather than guessed")
+    if found:
+        return next(iter(found.values()))
+    c.assume("num_key_value_heads", f"{heads} (= num_attention_heads)",
+             "absent; vLLM's get_total_num_kv_heads falls back to the query heads (MHA)")
+    return heads
+
+
 def _windows(c: ConfigReader, layers: int) -> dict:
     """Sliding-window fields: sliding_window plus sliding_window_pattern or layer_types."""
     mt = c.model_type
+    if mt not in KNOWN_MODEL_TYPES:
+        return _unknown_windows(c, layers)
     window = c.data.get("sliding_window")
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
@@ -130,6 +153,36 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+def _unknown_windows(c: ConfigReader, layers: int) -> dict:
+    """An unknown model_type's sliding layers, as vLLM's models/llama.py finds them (0.32:
+    `layer_types[i] == "sliding_attention"` takes config.sliding_window, every other layer is
+    full attention). A window without layer_types says nothing of which layers slide (Mistral
+    slides everywhere, Cohere2 three layers in four): refused, as is use_sliding_window on."""
+    window = c.data.get("sliding_window")
+    types = c.data.get("layer_types")
+    if c.has("use_sliding_window"):
+        if c.bool("use_sliding_window", False):
+            raise SpecError(c.path, "use_sliding_window", "true on a model_type kvplan does not "
+                                                          "know: which layers slide is the "
+                                                          "model's own rule; refused")
+        if window is not None:
+            c.assume("sliding_window", "unused", "use_sliding_window is false")
+        window = None
+    if window is None:
+        if isinstance(types, list) and "sliding_attention" in types:
+            raise SpecError(c.path, "sliding_window", "missing: layer_types has "
+                                                      "sliding_attention layers")
+        return {}
+    window = checked_int(window, path=c.path, field="sliding_window")
+    if not isinstance(types, list):
+        raise SpecError(c.path, "sliding_window", f"{window} given without layer_types: which "
+                                                  f"layers slide is {c.model_type}'s own rule, "
+                                                  "which kvplan does not know; refused")
+    c.assume("layer_types", "sliding_attention layers take sliding_window",
+             "as vLLM's models/llama.py reads layer_types")
+    return _from_layer_types(c, window, types, layers)
 
 
 def _from_layer_types(c: ConfigReader, window: int, types: list, layers: int) -> dict:
@@ -170,6 +223,9 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
     }
     if c.bool("attention_bias", False):
         att["attention_bias"] = True
+    if c.model_type not in KNOWN_MODEL_TYPES:
+        c.assume("attention", "MLA: one latent row of kv_lora_rank + qk_rope_head_dim per "
+                              "token", "kv_lora_rank given; vLLM sizes its MLA families so")
     if c.has("sliding_window"):
         c.warn("sliding_window ignored for MLA")
     return att
@@ -211,9 +267,10 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
-        c.assumed.append(f"intermediate_size = 4 * hidden_size = {width}")
+        c.assume("intermediate_size", f"{width} (4 * hidden_size)",
+                 "absent; the MLP's width changes weights only")
     if mt not in KNOWN_MODEL_TYPES:
-        c.assumed.append("gated MLP")
+        c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
 
 

@@ -12,6 +12,7 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.spec import (
+    Assumption,
     CHUNKED,
     FULL,
     HYBRID,
@@ -405,12 +406,32 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         vision=_parse_vision(r.section("vision", required=False)),
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
         quantization_json=_parse_quantization(r, path),
+        assumptions=_parse_assumptions(r),
     )
     # Architecture features: the file's own keys, else the table by model_type.
     spec = replace(spec, **{name: r.bool(name, default=value) for name, value in
                             architecture_features(spec.model_type, qk_norm=spec.qk_norm).items()})
     r.finish()
     return spec
+
+
+def _parse_assumptions(r: _Reader) -> tuple[Assumption, ...]:
+    """`assumptions`: what config.json import took without the config stating it (a list of
+    {field, value, why}); a spec that lists any is not exact."""
+    value = r._get("assumptions", False)
+    if value is None:
+        return ()
+    field = r.field("assumptions")
+    if not isinstance(value, list):
+        raise SpecError(r.path, field, "expected a list of {field, value, why}")
+    out = []
+    for i, item in enumerate(value):
+        where = f"{field}[{i}]"
+        if not isinstance(item, Mapping) or set(item) != {"field", "value", "why"}:
+            raise SpecError(r.path, where, "expected a mapping of field, value and why")
+        out.append(Assumption(**{k: checked_text(item[k], path=r.path, field=f"{where}.{k}")
+                                 for k in ("field", "value", "why")}))
+    return tuple(out)
 
 
 def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
