@@ -37,7 +37,7 @@ from kvplan.sources.hf_families import (
     moe_section,
     mtp_layers,
 )
-from kvplan.sources.hf_hybrid import STATE_FIELDS, layer_plan
+from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower
@@ -51,7 +51,8 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 # tie_word_embeddings when config.json does not say (each config class's default).
 _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
-    "falcon": True, "gpt2": True, "opt": True, "lfm2": True,
+    "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
+    "mamba": True, "falcon_mamba": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
@@ -191,11 +192,14 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     mt = model_type
     known = mt in KNOWN_MODEL_TYPES
 
-    layers = c.int("num_hidden_layers", "n_layer", "num_layers",
-                   required="n_layer" if mt == "gpt2" else "num_hidden_layers",
+    # ChatGLM: vLLM's chatglm.py builds config.num_layers layers.
+    layer_keys = ("num_layers", "num_hidden_layers") if mt == "chatglm" else (
+        "num_hidden_layers", "n_layer", "num_layers")
+    layers = c.int(*layer_keys, required="n_layer" if mt == "gpt2" else layer_keys[0],
                    maximum=MAX_LAYERS)
-    heads = c.int("num_attention_heads", "n_head",
-                  required="n_head" if mt == "gpt2" else "num_attention_heads")
+    pure = mt in PURE_RECURRENT_TYPES  # no attention layer: no heads to read
+    heads = 0 if pure else c.int("num_attention_heads", "n_head",
+                                 required="n_head" if mt == "gpt2" else "num_attention_heads")
     hidden = c.int("hidden_size", "n_embd", "d_model",
                    required="n_embd" if mt == "gpt2" else "hidden_size")
     vocab = c.int("vocab_size", "padded_vocab_size", required="vocab_size",
@@ -213,7 +217,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
                                    "vLLM's Llama-style decoders (models/llama.py) build it")
     plan = layer_plan(c, layers, hidden)
     is_mla = c.has("kv_lora_rank")
-    if is_mla:
+    if pure:
+        attention: dict[str, Any] = {"kind": "none"}
+    elif is_mla:
         attention = mla_attention(c, heads, hidden)
     elif plan is not None:
         attention = head_attention(c, heads, hidden, layers, windows=False)
@@ -230,7 +236,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
                                                         required="index_head_dim"),
                                 "index_n_heads": c.int("index_n_heads", required="index_n_heads"),
                                 "index_topk": c.int("index_topk", required="index_topk")}
-    mlp = mlp_section(c, hidden)
+    # Mamba layers hold no MLP (in_mixer_layers false below): the section's width is unused.
+    mlp = ({"intermediate_size": plan.recurrent["intermediate_size"], "gated": False}
+           if pure and plan is not None and plan.recurrent else mlp_section(c, hidden))
     if plan is not None and not plan.mlp_in_mixer_layers:
         mlp["in_mixer_layers"] = False
     moe = moe_section(c, layers, mlp["intermediate_size"])

@@ -23,8 +23,23 @@ _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
 LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
+# Families whose transformers config class turns an integer sliding_window_pattern into
+# layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
+# (default sliding_window, default pattern, tokens vLLM adds to the window).
+# - cohere2: Cohere2Config (transformers 5.19 configuration_cohere2.py: sliding_window 4096,
+#   pattern 4); vLLM 0.32 models/commandr.py CohereAttention passes `config.sliding_window + 1`
+#   as the layer's window ("cohere swa layer sees [pos - sliding_window, pos]"), which
+#   SlidingWindowSpec keeps.
+# - exaone4: Exaone4Config (sliding_window 4096, pattern 4); vLLM models/exaone4.py takes
+#   config.sliding_window on the layers layer_types marks sliding.
+PATTERN_FAMILIES: dict[str, tuple[int, int, int]] = {"cohere2": (4096, 4, 1),
+                                                     "exaone4": (4096, 4, 0)}
+# Attention-only families read field by field beside the Llama-like ones: cohere (Command R,
+# v1: vLLM's commandr.py gives it no sliding layer), chatglm (GLM-4 / ChatGLM: vLLM
+# models/chatglm.py).
+_OTHER_ATTENTION = {"cohere", "chatglm"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
-                              | HYBRID_MODEL_TYPES)
+                              | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION)
 # MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
 _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
                                  "minimax_m2"}
@@ -35,7 +50,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     """The attention section of a model with attention heads (MHA, GQA, MQA): heads, KV heads,
     head_dim and biases by family; with ``windows``, its sliding-window fields too."""
     mt = c.model_type
-    head_dim = c.int("head_dim")
+    head_dim = None if mt == "chatglm" else c.int("head_dim")
     if head_dim is None:
         if hidden % heads:
             raise SpecError(c.path, "head_dim",
@@ -55,10 +70,19 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
             kv = heads
     elif mt in ("gpt2", "opt", "gpt_neox"):
         kv = heads
+    elif mt == "chatglm":
+        # vLLM models/chatglm.py GLMAttention: multi_query_group_num KV heads when
+        # multi_query_attention, else one per query head; head size hidden_size / heads (its
+        # kv_channels is not read for the cache).
+        kv = (c.int("multi_query_group_num", required="multi_query_group_num")
+              if c.bool("multi_query_attention", False) else heads)
     elif mt not in KNOWN_MODEL_TYPES:
         kv = _unknown_kv_heads(c, heads)
     else:
         kv = c.int("num_key_value_heads", "num_kv_heads", "n_head_kv")
+        if kv is None and mt == "exaone4":
+            kv = 32  # Exaone4Config's default num_key_value_heads
+            c.warn("num_key_value_heads absent: Exaone4Config default 32")
         if kv is None:
             kv = heads
     if heads % kv:
@@ -79,6 +103,9 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("bias", False)
     elif mt == "phi3":
         qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    elif mt == "chatglm":
+        o_bias = c.bool("add_bias_linear", False)
+        qkv_bias = o_bias or c.bool("add_qkv_bias", False)
     else:
         if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
             c.assume("attention_bias", "false (no attention biases)",
@@ -122,6 +149,10 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     mt = c.model_type
     if mt not in KNOWN_MODEL_TYPES:
         return _unknown_windows(c, layers)
+    if mt in PATTERN_FAMILIES:
+        return _pattern_windows(c, layers)
+    if mt in _OTHER_ATTENTION:
+        return {}  # no sliding layers in vLLM's commandr.py (v1) and chatglm.py
     window = c.data.get("sliding_window")
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
@@ -153,6 +184,33 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+def _pattern_windows(c: ConfigReader, layers: int) -> dict:
+    """Cohere2 and Exaone4 (PATTERN_FAMILIES): layer_types when given, else from the integer
+    sliding_window_pattern (default 4) as their config classes build it; the window as vLLM's
+    model code passes it (Cohere2: one token wider)."""
+    default_window, default_pattern, widen = PATTERN_FAMILIES[c.model_type]
+    window = c.data.get("sliding_window", default_window)
+    if window is None:
+        if c.model_type == "cohere2":
+            raise SpecError(c.path, "sliding_window", "null: vLLM's commandr.py adds one to it "
+                                                      "for the sliding layers and cannot load "
+                                                      "this config")
+        return {}  # exaone4.py: no window on any layer
+    window = checked_int(window, path=c.path, field="sliding_window")
+    if "sliding_window" not in c.data:
+        c.warn(f"sliding_window absent: the {c.model_type} config class's default "
+               f"{default_window}")
+    types = c.data.get("layer_types")
+    if not isinstance(types, list):
+        pattern = c.data.get("sliding_window_pattern", default_pattern)
+        pattern = checked_int(pattern, path=c.path, field="sliding_window_pattern")
+        types = [FULL if (i + 1) % pattern == 0 else SLIDING for i in range(layers)]
+    if widen:
+        c.warn(f"sliding layers hold sliding_window + {widen} = {window + widen} tokens, as "
+               f"vLLM's model code sizes them (a layer sees [pos - {window}, pos])")
+    return _from_layer_types(c, window + widen, types, layers)
 
 
 def _unknown_windows(c: ConfigReader, layers: int) -> dict:

@@ -116,6 +116,10 @@ _MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_r
 def _parse_attention(r: _Reader) -> Attention:
     kind_name = r.str("kind", choices=tuple(k.value for k in AttentionKind))
     kind = AttentionKind(kind_name)
+    if kind is AttentionKind.none:
+        r.forbid(("num_attention_heads", *_HEAD_FIELDS, *_MLA_FIELDS),
+                 "not used by kind none (a model without attention layers)")
+        return HeadAttention.none()
     heads = r.int("num_attention_heads")
     # attention_bias is accepted for every kind (DeepSeek configs carry `attention_bias: false`).
     attention_bias = r.bool("attention_bias")
@@ -349,6 +353,9 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     if rec_r is not None and not needs_state:
         raise r.error("recurrent", "given, but no layer_types entry is recurrent or hybrid")
     recurrent = _parse_recurrent(rec_r) if rec_r is not None else None
+    if attention.kind is AttentionKind.none and (
+            not mixers or any(m in ("attention", "hybrid") for m in mixers)):
+        raise att_r.error("kind", "none needs layer_types whose every entry is recurrent or mlp")
     mlp_r = r.section("mlp")
     mlp = MLPSpec(
         intermediate_size=mlp_r.int("intermediate_size"),
