@@ -52,7 +52,7 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
     "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
-    "mamba": True, "falcon_mamba": True,
+    "mamba": True, "falcon_mamba": True, "zamba2": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.

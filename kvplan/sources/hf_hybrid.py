@@ -275,6 +275,44 @@ def _mamba_pure(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     return LayerPlan(layer_types=[RECURRENT] * layers, recurrent=rec, mlp_in_mixer_layers=False)
 
 
+def _zamba2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
+    """Zamba2: Mamba2 layers, and "hybrid" layers that run one of num_mem_blocks shared
+    transformer blocks before their Mamba2 mixer. The blocks share weights, not KV: vLLM 0.32
+    models/zamba2.py Zamba2Attention builds one Attention per hybrid layer ("KV cache is unique
+    for every attention layer"), with num_attention_heads KV heads (QKVParallelLinear without a
+    KV-head count) of attention_head_dim; the Mamba2 state from mamba_expand x hidden_size,
+    n_mamba_heads x mamba_headdim, mamba_ngroups, mamba_d_state, mamba_d_conv
+    (get_mamba_state_shape_from_config). Zamba2Config (transformers) derives
+    attention_head_dim = 2 x hidden_size / num_attention_heads and mamba_headdim =
+    mamba_expand x hidden_size / n_mamba_heads unless config.json states them."""
+    types = c.data.get("layers_block_type", c.data.get("layer_types"))
+    mapping = {"mamba": RECURRENT, "linear_attention": RECURRENT, "hybrid": HYBRID}
+    if not isinstance(types, list) or len(types) != layers:
+        raise SpecError(c.path, "layers_block_type", f"expected a list of {layers} entries "
+                                                     "('mamba' or 'hybrid')")
+    bad = [t for t in types if t not in mapping]
+    if bad:
+        raise SpecError(c.path, "layers_block_type",
+                        f"layer type {bad[0]!r} is not one kvplan models")
+    heads = _need(c, "num_attention_heads")
+    head_dim = c.int("attention_head_dim") or 2 * hidden // heads
+    expand = _default(c, "mamba_expand", 2, "Zamba2Config")
+    m_heads = _default(c, "n_mamba_heads", 8, "Zamba2Config")
+    m_head_dim = c.int("mamba_headdim") or expand * hidden // m_heads
+    c.warn("Zamba2's shared transformer blocks are counted once per hybrid layer: weights "
+           "come out high (the KV cache is per layer, as vLLM allocates it)")
+    return LayerPlan(
+        layer_types=[mapping[t] for t in types],
+        attention={"kind": "mha", "num_attention_heads": heads, "num_key_value_heads": heads,
+                   "head_dim": head_dim},
+        recurrent={"kind": "mamba2", "conv_kernel": _default(c, "mamba_d_conv", 4,
+                                                             "Zamba2Config"),
+                   "intermediate_size": expand * hidden,
+                   "state_size": _default(c, "mamba_d_state", 64, "Zamba2Config"),
+                   "n_groups": _default(c, "mamba_ngroups", 1, "Zamba2Config"),
+                   "num_heads": m_heads, "head_dim": m_head_dim})
+
+
 def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
     """The layer plan of a hybrid family, or None for uniform / sliding-only models."""
     mt = c.model_type
@@ -298,6 +336,8 @@ def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
         return _lfm2(c, layers, hidden)
     if mt in PURE_RECURRENT_TYPES:
         return _mamba_pure(c, layers, hidden)
+    if mt == "zamba2":
+        return _zamba2(c, layers, hidden)
     return None
 
 
@@ -307,4 +347,4 @@ PURE_RECURRENT_TYPES = frozenset({"mamba", "falcon_mamba", "mamba2"})
 
 HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
-                                "lfm2"}) | PURE_RECURRENT_TYPES
+                                "lfm2", "zamba2"}) | PURE_RECURRENT_TYPES
