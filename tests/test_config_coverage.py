@@ -24,7 +24,7 @@ from kvplan.kv.cache import estimate
 from kvplan.kv.kinds import RankCaches
 from kvplan.model.spec import ModelSpec
 from kvplan.model.attention import AttentionKind
-from kvplan.sources.hf_config import spec_mapping_from_config
+from kvplan.sources.hf_config import load_config, spec_mapping_from_config
 from kvplan.sources.spec_yaml import parse_spec
 
 ORACLE = Path(__file__).parent / "data" / "oracle"
@@ -258,3 +258,18 @@ def test_exaone4_layer_types_and_pattern() -> None:
     del config["layer_types"]
     config["sliding_window_pattern"] = 4
     assert spec_of(config)[0].layer_windows == spec.layer_windows
+
+
+def test_infinity_in_a_field_kvplan_never_reads_does_not_block(tmp_path: Path) -> None:
+    # Mamba-Codestral's published config carries "time_step_limit": [0.0, Infinity] (JSON's
+    # extension): a weight/compute-only field, dropped; Infinity anywhere kvplan reads is still
+    # refused (tests/test_hostile.py).
+    text = (ORACLE / "mamba-codestral-7b" / "config.json").read_text().rstrip().rstrip("}")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(text + ', "time_step_limit": [0.0, Infinity]}')
+    spec, _ = load_config(folder)
+    assert spec.recurrent is not None and spec.recurrent.num_heads == 128
+    (folder / "config.json").write_text(text + ', "state_size_max": Infinity}')
+    with pytest.raises(SpecError, match="Infinity is not a JSON number"):
+        load_config(folder)

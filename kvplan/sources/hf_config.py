@@ -354,7 +354,7 @@ def read_config(path: Path) -> tuple[dict, str]:
     text = read_text(file)
 
     def constant(name: str) -> Any:
-        raise _BadConstant(name)
+        return _NonFinite(name)
 
     try:
         data = json.loads(text, parse_constant=constant)
@@ -362,9 +362,6 @@ def read_config(path: Path) -> tuple[dict, str]:
         raise SpecError(shown, None,
                         f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
                         ) from None
-    except _BadConstant as exc:
-        raise SpecError(shown, None, f"{exc.args[0]} is not a JSON number (NaN and infinities "
-                                     "have no place in a model config)") from None
     except (ValueError, RecursionError) as exc:
         # A 5,000-digit integer (Python's int-string limit), arrays nested too deep to parse.
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
@@ -372,11 +369,44 @@ def read_config(path: Path) -> tuple[dict, str]:
                         ) from None
     if not isinstance(data, dict):
         raise SpecError(shown, None, "expected a JSON object at the top level")
-    return data, shown
+    return _drop_non_finite(data, shown), shown
 
 
-class _BadConstant(Exception):
-    pass
+# Fields where a published config carries JSON's Infinity and kvplan reads nothing: dropped.
+# Anywhere else NaN and infinities are refused (one line), as before.
+_NON_FINITE_OK = {"time_step_limit": "Mamba2's clamp of the time step (compute only; "
+                                     "mistralai/Mamba-Codestral-7B-v0.1 has [0.0, Infinity])"}
+
+
+class _NonFinite:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _non_finite(value: Any) -> _NonFinite | None:
+    if isinstance(value, _NonFinite):
+        return value
+    if isinstance(value, list):
+        return next((v for v in map(_non_finite, value) if v is not None), None)
+    if isinstance(value, dict):
+        return next((v for v in map(_non_finite, value.values()) if v is not None), None)
+    return None
+
+
+def _drop_non_finite(data: dict, shown: str) -> dict:
+    out = {}
+    for key, value in data.items():
+        bad = _non_finite(value)
+        if bad is None:
+            out[key] = value
+        elif key in _NON_FINITE_OK:
+            continue
+        elif isinstance(value, dict):
+            out[key] = _drop_non_finite(value, shown)
+        else:
+            raise SpecError(shown, None, f"{bad.name} is not a JSON number (NaN and infinities "
+                                         "have no place in a model config)")
+    return out
 
 
 def load_config(path: Path) -> tuple[ModelSpec, list[str]]:
