@@ -273,3 +273,42 @@ def test_infinity_in_a_field_kvplan_never_reads_does_not_block(tmp_path: Path) -
     (folder / "config.json").write_text(text + ', "state_size_max": Infinity}')
     with pytest.raises(SpecError, match="Infinity is not a JSON number"):
         load_config(folder)
+
+
+def test_gemma4_global_layers_have_their_own_shape() -> None:
+    # Gemma-4-31B's text model (geometry quoted from its config.json in a public test, see
+    # SOURCES-coverage.md): 60 layers, layer_types full every 6th, num_key_value_heads 16 x
+    # head_dim 256 on the sliding layers (window 1024); attention_k_eq_v with
+    # num_global_key_value_heads 4 and global_head_dim 512 on the full ones. transformers'
+    # Gemma4TextConfig puts the global shape in per_layer_config; vLLM 0.32 models/gemma4.py
+    # Gemma4DecoderLayer reads it per layer.
+    # Per token: 50 sliding x 16 x 256 x 2 x 2 B = 50 x 16,384 = 819,200 B (the public test's
+    # "800 * 1024"); 10 global x 4 x 512 x 2 x 2 B = 10 x 8,192 = 81,920 B; 901,120 B in all.
+    # Read as one shape (every layer 16 x 256), it would be 60 x 16,384 = 983,040 B.
+    config = real("gemma-4-31b", num_hidden_layers=60,
+                  layer_types=["full_attention" if i % 6 == 5 else "sliding_attention"
+                               for i in range(60)])
+    spec, _ = spec_of(config)
+    est = estimate(spec, context=1)
+    assert spec.exact and est.num_sliding_layers == 50
+    assert est.bytes_per_token == 901_120
+    assert spec.attention_at(5).head_dim == 512 and spec.attention_at(5).num_key_value_heads == 4
+    assert spec.attention_at(0).head_dim == 256 and spec.attention_at(0).num_key_value_heads == 16
+
+
+def test_gemma4_without_k_eq_v_keeps_the_kv_heads() -> None:
+    # Gemma4TextConfig overrides the global KV heads only under attention_k_eq_v.
+    spec, _ = spec_of(real("gemma-4-31b", attention_k_eq_v=False))
+    assert spec.attention_at(5).num_key_value_heads == 16
+    assert spec.attention_at(5).head_dim == 512
+
+
+def test_per_layer_shapes_refused_where_not_modelled() -> None:
+    spec, _ = spec_of(real("gemma-4-31b"))
+    for engine in ("sglang", "trtllm"):
+        result = runner.invoke(app, ["estimate", str(ORACLE / "gemma-4-31b"), "--engine",
+                                     engine])
+        assert result.exit_code == 2 and "differ by layer type" in result.stderr
+    result = runner.invoke(app, ["compare", str(ORACLE / "gemma-4-31b")])
+    assert result.exit_code == 2 and "differ by layer type" in result.stderr
+    assert spec.layer_attention

@@ -31,6 +31,7 @@ from kvplan.sources.hf_families import (
     MLA_FAMILY,
     family_notes,
     gemma3_rope_tables,
+    gemma4_global_shape,
     head_attention,
     mla_attention,
     mlp_section,
@@ -46,13 +47,13 @@ from kvplan.sources.spec_yaml import parse_spec
 # The text model of a multimodal wrapper goes by the wrapper family's name.
 _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "qwen3_5_moe_text": "qwen3_5_moe", "gemma3n_text": "gemma3n",
-                 "qwen3_next_text": "qwen3_next"}
+                 "qwen3_next_text": "qwen3_next", "gemma4_text": "gemma4"}
 
 # tie_word_embeddings when config.json does not say (each config class's default).
 _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
     "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
-    "mamba": True, "falcon_mamba": True, "zamba2": True,
+    "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
@@ -227,6 +228,10 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         attention = head_attention(c, heads, hidden, layers)
     if plan is not None:
         attention.update(plan.attention)
+    if mt == "gemma4":
+        global_shape = gemma4_global_shape(c, attention)
+        if global_shape is not None:
+            attention["full_layers"] = global_shape
     if isinstance(c.data.get("indexer_types"), list) and any(
             t != "full" for t in c.data["indexer_types"]):
         raise SpecError(c.path, "indexer_types", "layers that share another layer's indexer "

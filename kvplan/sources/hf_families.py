@@ -38,8 +38,12 @@ PATTERN_FAMILIES: dict[str, tuple[int, int, int]] = {"cohere2": (4096, 4, 1),
 # v1: vLLM's commandr.py gives it no sliding layer), chatglm (GLM-4 / ChatGLM: vLLM
 # models/chatglm.py).
 _OTHER_ATTENTION = {"cohere", "chatglm"}
+# Gemma-4 (text model "gemma4_text"): sliding layers of head_dim x num_key_value_heads, global
+# layers of their own shape (gemma4_attention).
+_GEMMA4 = {"gemma4"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
-                              | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION)
+                              | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
+                              | _GEMMA4)
 # MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
 _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
                                  "minimax_m2"}
@@ -153,6 +157,8 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         return _pattern_windows(c, layers)
     if mt in _OTHER_ATTENTION:
         return {}  # no sliding layers in vLLM's commandr.py (v1) and chatglm.py
+    if mt in _GEMMA4:
+        return _gemma4_windows(c, layers)
     window = c.data.get("sliding_window")
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
@@ -184,6 +190,53 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+def _gemma4_windows(c: ConfigReader, layers: int) -> dict:
+    """Gemma-4's layer_types as Gemma4TextConfig builds them (transformers 5.19
+    configuration_gemma4.py: when absent, five sliding to one full, `(i + 1) % 6`; the last layer
+    forced to full attention either way), its sliding_window default 512."""
+    if c.data.get("use_bidirectional_attention") == "all":
+        raise SpecError(c.path, "use_bidirectional_attention", "'all' (an encoder's "
+                                                               "bidirectional attention) is not "
+                                                               "a decoder kvplan sizes")
+    window = c.data.get("sliding_window")
+    if window is None:
+        window = 512
+        c.warn("sliding_window absent: Gemma4TextConfig default 512")
+    window = checked_int(window, path=c.path, field="sliding_window")
+    types = c.data.get("layer_types")
+    if not isinstance(types, list):
+        types = [SLIDING if (i + 1) % 6 else FULL for i in range(layers)]
+    types = list(types)
+    if types and types[-1] != FULL:
+        c.warn("layer_types: the last layer is full attention (Gemma4TextConfig forces it)")
+        types[-1] = FULL
+    return _from_layer_types(c, window, types, layers)
+
+
+def gemma4_global_shape(c: ConfigReader, att: dict) -> dict | None:
+    """Gemma-4's global layers: head_dim = global_head_dim (default 512), and KV heads =
+    num_global_key_value_heads when attention_k_eq_v (Gemma4TextConfig.__post_init__ builds
+    per_layer_config so; vLLM 0.32 models/gemma4.py Gemma4DecoderLayer reads
+    `config.per_layer_config[layer_idx].head_dim / .num_key_value_heads`)."""
+    if c.data.get("per_layer_config") is not None:
+        raise SpecError(c.path, "per_layer_config", "given explicitly: not read by kvplan; "
+                                                    "refused rather than guessed")
+    head_dim = c.int("global_head_dim")
+    if head_dim is None:
+        head_dim = 512
+        c.warn("global_head_dim absent: Gemma4TextConfig default 512")
+    kv = att["num_key_value_heads"]
+    if c.bool("attention_k_eq_v", False) and c.has("num_global_key_value_heads"):
+        kv = c.int("num_global_key_value_heads")
+    if "layer_types" not in att:
+        # No sliding layer: every layer is global.
+        heads = att["num_attention_heads"]
+        att.update(num_key_value_heads=kv, head_dim=head_dim,
+                   kind="mha" if kv == heads else "mqa" if kv == 1 else "gqa")
+        return None
+    return {"num_key_value_heads": kv, "head_dim": head_dim}
 
 
 def _pattern_windows(c: ConfigReader, layers: int) -> dict:
@@ -340,6 +393,7 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         return None
     experts = c.int(key)
     per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
+                    "top_k_experts",
                     required="num_experts_per_tok",
                     what="missing: needed for MoE active parameters")
     width = c.int("moe_intermediate_size")
@@ -433,6 +487,9 @@ def family_notes(c: ConfigReader) -> None:
         if proj is not None and proj != hidden:
             c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
                    "matrices are not counted, and the embeddings are counted hidden_size wide")
+    if mt == "gemma4" and c.data.get("hidden_size_per_layer_input"):
+        c.warn("gemma-4's per-layer embeddings (vocab_size_per_layer_input x "
+               "hidden_size_per_layer_input per layer) are not counted: weights come out low")
     if mt == "gemma3n":
         c.warn("gemma-3n's per-layer embeddings (vocab_size_per_layer_input x "
                "hidden_size_per_layer_input per layer), AltUp and LAuReL weights are not "

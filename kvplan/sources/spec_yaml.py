@@ -342,6 +342,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         chunks: tuple[int | None, ...] = ()
     else:
         windows, chunks, mixers = _parse_layer_types(r, att_r, types, layers)
+    layer_attention = _parse_layer_shapes(att_r, attention, windows)
     indexer_r = att_r.section("indexer", required=False)
     indexer = _parse_indexer(indexer_r, attention) if indexer_r is not None else None
     att_r.finish()
@@ -414,12 +415,42 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
         quantization_json=_parse_quantization(r, path),
         assumptions=_parse_assumptions(r),
+        layer_attention=layer_attention,
     )
     # Architecture features: the file's own keys, else the table by model_type.
     spec = replace(spec, **{name: r.bool(name, default=value) for name, value in
                             architecture_features(spec.model_type, qk_norm=spec.qk_norm).items()})
     r.finish()
     return spec
+
+
+def _parse_layer_shapes(r: _Reader, attention: Attention, windows: tuple[int | None, ...]
+                        ) -> tuple[Attention, ...]:
+    """`attention.full_layers` / `attention.sliding_layers`: other KV heads and head size for
+    the full-attention (or sliding) layers than the section's own (Gemma-4: global layers of
+    num_global_key_value_heads x global_head_dim). Empty when neither is given."""
+    shapes: dict[bool, Attention] = {}
+    for key, sliding in (("full_layers", False), ("sliding_layers", True)):
+        sub = r.section(key, required=False)
+        if sub is None:
+            continue
+        if not isinstance(attention, HeadAttention) or attention.kind is AttentionKind.none:
+            raise r.error(key, "only for kinds mha, gqa and mqa")
+        kv = sub.int("num_key_value_heads", default=attention.num_key_value_heads,
+                     required=False)
+        head_dim = sub.int("head_dim", default=attention.head_dim, required=False)
+        v_head_dim = sub.int("v_head_dim", default=head_dim, required=False)
+        sub.finish()
+        heads = attention.num_attention_heads
+        if kv is None or head_dim is None or v_head_dim is None or heads % kv:
+            raise sub.error("num_key_value_heads", f"must divide num_attention_heads ({heads})")
+        kind = (AttentionKind.mha if kv == heads else AttentionKind.mqa if kv == 1
+                else AttentionKind.gqa)
+        shapes[sliding] = replace(attention, kind=kind, num_key_value_heads=kv,
+                                  head_dim=head_dim, v_head_dim=v_head_dim)
+    if not shapes:
+        return ()
+    return tuple(shapes.get(w is not None, attention) for w in windows)
 
 
 def _parse_assumptions(r: _Reader) -> tuple[Assumption, ...]:
