@@ -312,3 +312,34 @@ def test_per_layer_shapes_refused_where_not_modelled() -> None:
     result = runner.invoke(app, ["compare", str(ORACLE / "gemma-4-31b")])
     assert result.exit_code == 2 and "differ by layer type" in result.stderr
     assert spec.layer_attention
+
+
+def test_olmo3_layer_types() -> None:
+    # allenai/Olmo-3-7B (https://huggingface.co/allenai/Olmo-3-1025-7B/blob/main/config.json):
+    # 32 layers, 32 heads = 32 KV heads, hidden 4096 (head_dim 128), sliding_window 4096,
+    # layer_types three sliding to one full. vLLM 0.32 serves Olmo3ForCausalLM with its
+    # Transformers backend (models/transformers/base.py: layer_types[i] == "sliding_attention"
+    # takes config.sliding_window). Per token: 32 x 32 x 128 x 2 x 2 B = 524,288 B; 24 slide.
+    config = real("olmo3-7b", num_hidden_layers=32)
+    config["layer_types"] = config["layer_types"][:4] * 8
+    spec, _ = spec_of(config)
+    est = estimate(spec, context=1)
+    assert spec.exact and est.bytes_per_token == 524_288 and est.num_sliding_layers == 24
+    # Without layer_types, Olmo3Config builds the same 3 : 1 pattern.
+    del config["layer_types"]
+    assert spec_of(config)[0].layer_windows == spec.layer_windows
+
+
+def test_smollm3_nope_layers_change_no_cache() -> None:
+    # HuggingFaceTB/SmolLM3-3B (https://huggingface.co/HuggingFaceTB/SmolLM3-3B/blob/main/
+    # config.json): 36 layers, 16 heads, 4 KV heads, hidden 2048 (head_dim 128),
+    # no_rope_layers (every 4th layer NoPE), use_sliding_window false. SmolLM3Config makes a
+    # layer slide only with use_sliding_window on; NoPE changes positions, not the cache.
+    # Per token: 36 x 4 x 128 x 2 x 2 B = 73,728 B, every layer full.
+    config = real("smollm3-3b", num_hidden_layers=36, no_rope_layers=[1, 1, 1, 0] * 9)
+    spec, _ = spec_of(config)
+    assert spec.exact and estimate(spec, context=1).bytes_per_token == 73_728
+    assert spec.sliding_window is None
+    # With use_sliding_window, SmolLM3Config slides the NoPE layers.
+    spec, _ = spec_of({**config, "use_sliding_window": True, "sliding_window": 4096})
+    assert spec.layer_windows == (None, None, None, 4096) * 9

@@ -41,9 +41,13 @@ _OTHER_ATTENTION = {"cohere", "chatglm"}
 # Gemma-4 (text model "gemma4_text"): sliding layers of head_dim x num_key_value_heads, global
 # layers of their own shape (gemma4_attention).
 _GEMMA4 = {"gemma4"}
+# Served by vLLM's Transformers backend (0.32 models/transformers/base.py: a layer whose
+# config.layer_types entry is "sliding_attention" gets config.sliding_window), with layer_types
+# as their transformers config classes build them when config.json leaves them out.
+_BACKEND_LAYER_TYPES = {"olmo3", "smollm3"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
-                              | _GEMMA4)
+                              | _GEMMA4 | _BACKEND_LAYER_TYPES)
 # MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
 _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
                                  "minimax_m2"}
@@ -159,6 +163,8 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         return {}  # no sliding layers in vLLM's commandr.py (v1) and chatglm.py
     if mt in _GEMMA4:
         return _gemma4_windows(c, layers)
+    if mt in _BACKEND_LAYER_TYPES:
+        return _backend_windows(c, layers)
     window = c.data.get("sliding_window")
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
@@ -190,6 +196,34 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+def _backend_windows(c: ConfigReader, layers: int) -> dict:
+    """Olmo3 and SmolLM3 (transformers 5.19): Olmo3Config builds layer_types as three sliding
+    to one full ((i + 1) % 4) with sliding_window 4096 by default; SmolLM3Config makes a layer
+    sliding only with use_sliding_window, a sliding_window and no RoPE on it (no_rope_layers[i]
+    == 0; default every no_rope_layer_interval-th layer, 4)."""
+    types = c.data.get("layer_types")
+    if c.model_type == "olmo3":
+        window = c.data.get("sliding_window", 4096)
+        if not isinstance(types, list):
+            types = [FULL if (i + 1) % 4 == 0 else SLIDING for i in range(layers)]
+    else:
+        window = c.data.get("sliding_window")
+        if not isinstance(types, list):
+            interval = c.int_or("no_rope_layer_interval", 4, minimum=1)
+            has_rope = c.int_list("no_rope_layers") or [
+                int((i + 1) % interval != 0) for i in range(layers)]
+            if len(has_rope) != layers:
+                raise SpecError(c.path, "no_rope_layers", f"expected {layers} entries")
+            slide = c.bool("use_sliding_window", False) and window is not None
+            types = [SLIDING if slide and not rope else FULL for rope in has_rope]
+    if window is None:
+        if SLIDING in types:
+            raise SpecError(c.path, "sliding_window", "missing: layer_types has sliding layers")
+        return {}
+    return _from_layer_types(c, checked_int(window, path=c.path, field="sliding_window"),
+                             types, layers)
 
 
 def _gemma4_windows(c: ConfigReader, layers: int) -> dict:
