@@ -343,3 +343,29 @@ def test_smollm3_nope_layers_change_no_cache() -> None:
     # With use_sliding_window, SmolLM3Config slides the NoPE layers.
     spec, _ = spec_of({**config, "use_sliding_window": True, "sliding_window": 4096})
     assert spec.layer_windows == (None, None, None, 4096) * 9
+
+
+def test_ernie45_and_glm4_0414() -> None:
+    # baidu/ERNIE-4.5-0.3B-PT (https://huggingface.co/baidu/ERNIE-4.5-0.3B-PT/blob/main/
+    # config.json): 18 layers, 16 heads, 2 KV heads, head_dim 128; vLLM 0.32 models/ernie45.py
+    # is LlamaForCausalLM. Per token: 18 x 2 x 128 x 2 x 2 B = 18,432 B.
+    spec, _ = spec_of(real("ernie-4.5-0.3b", num_hidden_layers=18))
+    assert spec.exact and estimate(spec, context=1).bytes_per_token == 18_432
+    # THUDM/GLM-4-9B-0414 (https://huggingface.co/THUDM/GLM-4-9B-0414/blob/main/config.json):
+    # 40 layers, 32 heads, 2 KV heads, head_dim 128; vLLM models/glm4.py Glm4Attention (no
+    # sliding window). Per token: 40 x 2 x 128 x 2 x 2 B = 40,960 B.
+    spec, _ = spec_of(real("glm-4-9b-0414", num_hidden_layers=40, sliding_window=4096))
+    assert spec.exact and estimate(spec, context=1).bytes_per_token == 40_960
+    assert spec.sliding_window is None
+
+
+def test_falcon_mamba_7b() -> None:
+    # tiiuae/falcon-mamba-7b (https://huggingface.co/tiiuae/falcon-mamba-7b/blob/main/
+    # config.json): 64 layers, hidden 4096, intermediate_size 8192 (stated; expand 16 is not
+    # what vLLM reads), state 16, conv 4. vLLM 0.32 registry: FalconMambaForCausalLM ->
+    # models/mamba.py (mamba1_state_shape with hf_config.intermediate_size). CPU platform: conv
+    # 3 x 8192 x 2 B + ssm 8192 x 16 x 4 B (float32) = 49,152 + 524,288 = 573,440 B per layer.
+    spec, _ = spec_of(real("falcon-mamba-7b", num_hidden_layers=64))
+    caches = cpu_caches(spec)
+    assert spec.exact and caches.bytes_per_token == 0
+    assert caches.state_bytes == 64 * 573_440

@@ -17,7 +17,7 @@ from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
 from kvplan.sources.hf_reader import MISSING, ConfigReader
 
 _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
-               "glm4_moe", "gemma3n"}
+               "glm4_moe", "gemma3n", "ernie4_5"}
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
@@ -37,7 +37,8 @@ PATTERN_FAMILIES: dict[str, tuple[int, int, int]] = {"cohere2": (4096, 4, 1),
 # Attention-only families read field by field beside the Llama-like ones: cohere (Command R,
 # v1: vLLM's commandr.py gives it no sliding layer), chatglm (GLM-4 / ChatGLM: vLLM
 # models/chatglm.py).
-_OTHER_ATTENTION = {"cohere", "chatglm"}
+# glm4 (GLM-4-0414: vLLM models/glm4.py Glm4Attention takes no sliding window).
+_OTHER_ATTENTION = {"cohere", "chatglm", "glm4"}
 # Gemma-4 (text model "gemma4_text"): sliding layers of head_dim x num_key_value_heads, global
 # layers of their own shape (gemma4_attention).
 _GEMMA4 = {"gemma4"}
@@ -111,6 +112,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("bias", False)
     elif mt == "phi3":
         qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    elif mt == "glm4":
+        qkv_bias, o_bias = c.bool("attention_bias", False), False  # glm4.py: o_proj bias=False
     elif mt == "chatglm":
         o_bias = c.bool("add_bias_linear", False)
         qkv_bias = o_bias or c.bool("add_qkv_bias", False)
@@ -160,7 +163,7 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt in PATTERN_FAMILIES:
         return _pattern_windows(c, layers)
     if mt in _OTHER_ATTENTION:
-        return {}  # no sliding layers in vLLM's commandr.py (v1) and chatglm.py
+        return {}  # no sliding layers in vLLM's commandr.py (v1), chatglm.py and glm4.py
     if mt in _GEMMA4:
         return _gemma4_windows(c, layers)
     if mt in _BACKEND_LAYER_TYPES:
