@@ -369,3 +369,14 @@ def test_falcon_mamba_7b() -> None:
     caches = cpu_caches(spec)
     assert spec.exact and caches.bytes_per_token == 0
     assert caches.state_bytes == 64 * 573_440
+
+
+def test_plan_json_carries_exact_and_assumptions(tmp_path: Path) -> None:
+    folder = write(tmp_path, {**STANDARD, "max_position_embeddings": 4096})
+    result = runner.invoke(app, ["plan", str(folder), "-n", "2", "-c", "4096", "-f", "json"])
+    assert result.exit_code in (0, 3), result.output
+    data = json.loads(result.stdout)
+    assert data["exact"] is False and data["assumptions"][0]["field"] == "model_type"
+    result = runner.invoke(app, ["plan", "llama-3-8b", "-n", "2", "-c", "4096", "-f", "json"])
+    data = json.loads(result.stdout)
+    assert data["exact"] is True and data["assumptions"] == []
