@@ -380,3 +380,11 @@ def test_plan_json_carries_exact_and_assumptions(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", "llama-3-8b", "-n", "2", "-c", "4096", "-f", "json"])
     data = json.loads(result.stdout)
     assert data["exact"] is True and data["assumptions"] == []
+
+
+def test_unknown_type_kv_heads_as_vllm_generic_reads_them() -> None:
+    # multi_query_group_num / num_attention_groups: read by vLLM's get_total_num_kv_heads too.
+    spec, _ = spec_of({**STANDARD, "multi_query_group_num": 2})
+    assert spec.attention.num_key_value_heads == 2 and not spec.exact
+    spec, _ = spec_of({**STANDARD, "num_attention_groups": 4, "n_layer": 4})
+    assert spec.attention.num_key_value_heads == 4

@@ -30,7 +30,8 @@ CACHE_WORDS = (
 READ = frozenset({
     "num_hidden_layers", "num_attention_heads", "head_dim", "num_key_value_heads",
     "num_kv_heads", "n_head_kv", "attention_bias", "sliding_window", "layer_types",
-    "use_sliding_window", "num_nextn_predict_layers",
+    "use_sliding_window", "num_nextn_predict_layers", "n_layer", "num_layers", "n_head",
+    "multi_query_group_num", "num_attention_groups",
     # MLA, recognised by its fields (kvplan.sources.hf_families.mla_attention).
     "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
 })
