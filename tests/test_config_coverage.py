@@ -397,3 +397,15 @@ def test_olmo2_is_answered_from_the_standard_fields_not_exact() -> None:
     spec, _ = spec_of(real("olmo2-7b", num_hidden_layers=32))
     assert not spec.exact and spec.assumptions[0].field == "model_type"
     assert estimate(spec, context=1).bytes_per_token == 524_288
+
+
+
+def test_refined_web_falcon_is_refused() -> None:
+    # tiiuae/falcon-7b as first published (model_type RefinedWebModel, RWForCausalLM): vLLM
+    # 0.32 refuses the architecture ("supported in vLLM until v0.28.0"); kvplan refuses the
+    # unknown model_type over its multi_query field rather than size it.
+    config = {"model_type": "RefinedWebModel", "architectures": ["RWForCausalLM"],
+              "hidden_size": 4544, "n_head": 71, "n_layer": 32, "multi_query": True,
+              "parallel_attn": True, "bias": False, "vocab_size": 65024}
+    with pytest.raises(SpecError, match="multi_query: model_type 'RefinedWebModel'"):
+        spec_of(config)

@@ -187,12 +187,6 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         data = unwrap_text_config(config, pre_warnings)
         model_type = config_model_type(data)
     model_type = _TEXT_ALIASES.get(model_type, model_type)
-    if model_type in ("RefinedWeb", "RefinedWebModel"):
-        # The first Falcon checkpoints: vLLM loads them with its RWConfig (0.32
-        # transformers_utils/configs/falcon.py: model_type "falcon", n_head_kv default 1,
-        # new_decoder_architecture forced on at hidden_size 8192, "falcon-40b").
-        data["_refined_web"] = True
-        model_type = "falcon"
     data["model_type"] = model_type
     c = ConfigReader(data, path, model_type)
     c.warnings.extend(pre_warnings)
@@ -207,7 +201,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     pure = mt in PURE_RECURRENT_TYPES  # no attention layer: no heads to read
     heads = 0 if pure else c.int("num_attention_heads", "n_head",
                                  required="n_head" if mt == "gpt2" else "num_attention_heads")
-    hidden = c.int("hidden_size", "n_embd", "d_model", "n_embed",
+    hidden = c.int("hidden_size", "n_embd", "d_model",
                    required="n_embd" if mt == "gpt2" else "hidden_size")
     vocab = c.int("vocab_size", "padded_vocab_size", required="vocab_size",
                   what="missing: needed for the weight count")

@@ -71,9 +71,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                      "absent; vLLM's get_head_size falls back to this quotient")
 
     if mt == "falcon":
-        refined_web = bool(c.data.get("_refined_web"))  # RWConfig (see hf_config)
-        if c.bool("new_decoder_architecture", False) or (refined_web and hidden == 8192):
-            kv = c.int("num_kv_heads", "n_head_kv") or (1 if refined_web else heads)
+        if c.bool("new_decoder_architecture", False):
+            kv = c.int("num_kv_heads", "n_head_kv") or heads
         elif c.bool("multi_query", True):
             kv = 1
         else:
