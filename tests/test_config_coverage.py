@@ -409,3 +409,25 @@ def test_refined_web_falcon_is_refused() -> None:
               "parallel_attn": True, "bias": False, "vocab_size": 65024}
     with pytest.raises(SpecError, match="multi_query: model_type 'RefinedWebModel'"):
         spec_of(config)
+
+
+NEW_FAMILIES = ["command-r7b", "glm-4-9b", "exaone-4.0-32b", "mamba-2.8b", "mamba-codestral-7b",
+                "zamba2-2.7b", "gemma-4-31b", "olmo3-7b", "smollm3-3b", "ernie-4.5-0.3b",
+                "glm-4-9b-0414", "falcon-mamba-7b", "olmo2-7b"]
+
+
+@pytest.mark.parametrize("name", NEW_FAMILIES)
+def test_import_yaml_round_trip(tmp_path: Path, name: str) -> None:
+    # `kvplan import` writes what the config.json reader built, and reading that YAML back gives
+    # the same caches (per-layer shapes, kind none, recurrent state, assumptions).
+    from kvplan.sources.hf_config import spec_yaml_text
+    from kvplan.sources.resolve import load_spec
+
+    direct = load_config(ORACLE / name)[0]
+    mapping, warnings = spec_mapping_from_config(real(name), path=str(ORACLE / name))
+    out = tmp_path / f"{name}.yaml"
+    out.write_text(spec_yaml_text(mapping, warnings))
+    again = load_spec(str(out))
+    for field in ("attention", "layer_attention", "layer_windows", "layer_mixers", "recurrent",
+                  "kv_sources", "assumptions", "num_hidden_layers"):
+        assert getattr(again, field) == getattr(direct, field), field
