@@ -58,6 +58,11 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         + (f", tp={est.tp} (per-rank KV heads: {spec.attention.kv_heads_per_rank(est.tp)})"
            if est.tp > 1 else ""),
     ]
+    for att in spec.attention_shapes[1:]:
+        which = sorted({"sliding" if spec.layer_windows[i] is not None else "full-attention"
+                        for i in range(spec.num_hidden_layers) if spec.attention_at(i) is att})
+        notes.append(f"The {' and '.join(which)} layers have their own shape: {att.describe()} "
+                     "(the per-layer rows above are the first shape's).")
     if est.num_sliding_layers:
         notes.append(
             f"{est.num_sliding_layers} of {est.num_layers} layers use a sliding window of "
