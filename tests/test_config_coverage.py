@@ -22,8 +22,8 @@ from kvplan.engines.base import plan_inputs
 from kvplan.engines.caches import stage_caches
 from kvplan.kv.cache import estimate
 from kvplan.kv.kinds import RankCaches
-from kvplan.model.spec import ModelSpec
 from kvplan.model.attention import AttentionKind
+from kvplan.model.spec import ModelSpec
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config
 from kvplan.sources.spec_yaml import parse_spec
 

@@ -12,7 +12,6 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.spec import (
-    Assumption,
     CHUNKED,
     FULL,
     HYBRID,
@@ -24,6 +23,7 @@ from kvplan.model.spec import (
     RECURRENT_FIELDS,
     SLIDING,
     STATE_DTYPES,
+    Assumption,
     IndexerSpec,
     MLPSpec,
     ModelSpec,
