@@ -413,7 +413,7 @@ def test_refined_web_falcon_is_refused() -> None:
 
 NEW_FAMILIES = ["command-r7b", "glm-4-9b", "exaone-4.0-32b", "mamba-2.8b", "mamba-codestral-7b",
                 "zamba2-2.7b", "gemma-4-31b", "olmo3-7b", "smollm3-3b", "ernie-4.5-0.3b",
-                "glm-4-9b-0414", "falcon-mamba-7b", "olmo2-7b"]
+                "glm-4-9b-0414", "falcon-mamba-7b", "olmo2-7b", "command-r-v01"]
 
 
 @pytest.mark.parametrize("name", NEW_FAMILIES)
@@ -431,3 +431,13 @@ def test_import_yaml_round_trip(tmp_path: Path, name: str) -> None:
     for field in ("attention", "layer_attention", "layer_windows", "layer_mixers", "recurrent",
                   "kv_sources", "assumptions", "num_hidden_layers"):
         assert getattr(again, field) == getattr(direct, field), field
+
+
+def test_command_r_v01_has_no_sliding_layer() -> None:
+    # CohereForAI/c4ai-command-r-v01 (https://huggingface.co/CohereForAI/c4ai-command-r-v01/
+    # blob/main/config.json): model_type cohere, 40 layers, 64 heads = 64 KV heads, hidden
+    # 8192 (head_dim 128). vLLM 0.32 models/commandr.py: CohereConfig is "v1", no sliding
+    # window on any layer. Per token: 40 x 64 x 128 x 2 x 2 B = 1,310,720 B.
+    spec, _ = spec_of(real("command-r-v01", num_hidden_layers=40, sliding_window=4096))
+    assert spec.exact and spec.sliding_window is None
+    assert estimate(spec, context=1).bytes_per_token == 1_310_720

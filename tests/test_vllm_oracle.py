@@ -57,7 +57,7 @@ def test_every_family_has_oracle_runs() -> None:
             # Mamba1 / Mamba2, Zamba2's per-layer KV of shared blocks
             "command-r7b", "glm-4-9b", "exaone-4.0-32b", "mamba-2.8b", "mamba-codestral-7b",
             "zamba2-2.7b", "gemma-4-31b", "olmo3-7b", "smollm3-3b", "ernie-4.5-0.3b",
-            "glm-4-9b-0414", "falcon-mamba-7b"} <= families
+            "glm-4-9b-0414", "falcon-mamba-7b", "olmo2-7b", "command-r-v01"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
