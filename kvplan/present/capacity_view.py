@@ -9,7 +9,7 @@ from kvplan._util.units import human_bytes
 from kvplan.engines.base import Engine
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
-from kvplan.present.estimate_view import groups_view
+from kvplan.present.estimate_view import assumption_records, assumptions_views, groups_view
 from kvplan.present.launch_text import launch_lines
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 from kvplan.present.text import commas, gib_text
@@ -179,7 +179,9 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
               f"{result.engine_version or ''}".rstrip(),
         columns=[Column(header="", min_width=17), Column(header="")],
         rows=rows,
-        records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict()},
+        records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict(),
+                 **assumption_records(spec)},
         notes=notes,
         code=code,
+        more=assumptions_views(spec),
     )

@@ -126,7 +126,8 @@ class SglangEngine:
         return False
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
-        if spec.num_recurrent_layers or inputs.speculative_method is not None:
+        if (spec.num_recurrent_layers or inputs.speculative_method is not None
+                or spec.layer_attention):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,

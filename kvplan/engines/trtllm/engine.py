@@ -105,6 +105,8 @@ class TrtllmEngine:
             what = "the sparse-attention indexer cache"
         elif inputs.speculative_method is not None:
             what = "speculative-decoding draft layers"
+        elif spec.layer_attention:
+            what = "attention shapes that differ by layer type"
         if what is not None:
             raise InputError(f"--engine {inputs.engine.value}: {spec.id} has {what}, which "
                              "kvplan models for vLLM only; use --engine vllm")
@@ -116,7 +118,8 @@ class TrtllmEngine:
         return True
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
-        if spec.num_recurrent_layers or inputs.speculative_method is not None:
+        if (spec.num_recurrent_layers or inputs.speculative_method is not None
+                or spec.layer_attention):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
