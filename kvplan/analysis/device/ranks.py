@@ -119,6 +119,39 @@ def _rank_run(spec: ModelSpec, kwargs: dict[str, Any], *, rank: int, world: int,
     return result, agreed, everyone
 
 
+@contextlib.contextmanager
+def _sigint_held_from_children() -> Any:
+    """Start the ranks so that they never see Ctrl-C, without this process losing one.
+
+    Ctrl-C reaches the whole foreground process group. Only this process acts on it (it turns
+    it into KeyboardInterrupt, then stops the ranks with SIGTERM, which each handles by
+    unwinding through verify's cleanup); a rank interrupted mid-import would print a traceback.
+    While the ranks start, SIGINT is blocked in this thread (the mask survives fork and spawn's
+    exec, so a rank starts with it blocked, and `_child` then ignores it) and a Ctrl-C that still
+    reaches this process is only noted; it is acted on once every rank has started. (Setting
+    SIGINT to SIG_IGN over that window, as before, dropped such a Ctrl-C: the run went on.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are the main thread's; `_child` ignores SIGINT first thing
+        return
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks: the ranks inherit SIG_IGN
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return
+    noted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: noted.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C arrives here
+    if noted and callable(previous):  # (an inherited SIG_IGN stays ignored)
+        previous(signal.SIGINT, None)
+
+
 def _die_with_parent() -> None:
     try:
         import ctypes
@@ -131,6 +164,9 @@ def _die_with_parent() -> None:
 def _child(rank: int, world: int, port: int, spec: ModelSpec, kwargs: dict[str, Any],
            out: Any) -> None:
     """One spawned rank: its verify, then the agreed minimum, reported through `out`."""
+    # Started with SIGINT blocked (`_sigint_held_from_children`): ignoring it also drops a
+    # Ctrl-C already pending; the parent alone answers Ctrl-C, with SIGTERM to each rank.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     import torch
 
@@ -176,7 +212,9 @@ def _free_port() -> int:
 
 
 def _stop(procs: list[Any]) -> None:
-    """Terminate every child still running, wait, then kill what is left."""
+    """Terminate every child still running, wait, then kill what is left (a Ctrl-C while they
+    started may leave some never started: nothing to stop)."""
+    procs = [p for p in procs if p.pid is not None]
     for p in procs:
         if p.is_alive():
             p.terminate()
@@ -207,19 +245,9 @@ def _spawn(spec: ModelSpec, kwargs: dict[str, Any], world: int,
                          name=f"kvplan-verify-rank{r}", daemon=True) for r in range(world)]
     results: dict[int, tuple[VerifyResult, tuple[int, int]]] = {}
     try:
-        # Ctrl-C reaches the whole foreground process group. The children ignore SIGINT (the
-        # disposition survives spawn's exec, and Python keeps an ignored SIGINT ignored): this
-        # process alone turns it into KeyboardInterrupt, then stops them with SIGTERM, which
-        # each handles by unwinding through verify's cleanup. A child interrupted mid-import
-        # would print a traceback instead.
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
+        with _sigint_held_from_children():
             for p in procs:
                 p.start()
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
         if on_started is not None:
             on_started([p.pid for p in procs])
         while len(results) < world:
