@@ -44,6 +44,9 @@ from kvplan.model.checkpoint import CheckpointWeights, TensorInfo
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 MAX_TENSOR_BYTES = 1 << 50  # far above any real shard; a bound for offsets read off the network
 INDEX_FILE = "model.safetensors.index.json"
+# What a folder or Hub id read with --weights-from config says (kvplan.sources.resolve, hub).
+FROM_CONFIG_NOTE = ("note: weights from config.json's architecture (--weights-from config), "
+                    "not from the checkpoint's files")
 
 # Element widths in bits of the safetensors dtypes (safetensors/src/tensor.rs, Dtype).
 DTYPE_BITS: dict[str, int] = {
@@ -195,11 +198,48 @@ def _shards(folder: Path) -> tuple[list[Path], dict[str, str] | None]:
             if Path(n).name != n:
                 raise SpecError(str(index), "weight_map", f"shard {n!r} is not a file name in "
                                                           "the checkpoint folder")
+        if not names:
+            raise SpecError(str(index), "weight_map", "names no tensor")
+        _all_present(folder, [n for n in names if not (folder / n).exists()], len(names),
+                     f"named by {INDEX_FILE}")
         return [folder / n for n in names], weight_map
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise SpecError(str(folder), None, f"no {INDEX_FILE} and no *.safetensors files")
+    _numbered_shards_present(folder, [f.name for f in files])
     return files, None
+
+
+# Hugging Face's shard names (transformers' modeling_utils, huggingface_hub's
+# split_torch_state_dict_into_shards): model-00001-of-00030.safetensors.
+_NUMBERED = re.compile(r"^(?P<stem>.*)-(?P<k>\d+)-of-(?P<n>\d+)\.safetensors$")
+MISSING_SHOWN = 3
+
+
+def _all_present(folder: Path, missing: list[str], total: int, how: str) -> None:
+    """An interrupted download: refused, naming what is missing (sizing what is there would
+    report a fraction of the weights as the whole)."""
+    if not missing:
+        return
+    shown = ", ".join(missing[:MISSING_SHOWN]) + (
+        f" and {len(missing) - MISSING_SHOWN:,} more" if len(missing) > MISSING_SHOWN else "")
+    raise SpecError(str(folder), None, f"{len(missing):,} of the {total:,} shards {how} are "
+                                       f"missing ({shown}): an incomplete download? "
+                                       "(--weights-from config sizes weights from config.json)")
+
+
+def _numbered_shards_present(folder: Path, names: list[str]) -> None:
+    """Without an index, every ``-NNNNN-of-MMMMM`` set must be whole."""
+    sets: dict[tuple[str, str], set[int]] = {}
+    for name in names:
+        m = _NUMBERED.match(name)
+        if m is not None and len(m["n"]) <= 6:  # 999,999 shards: no real checkpoint has more
+            sets.setdefault((m["stem"], m["n"]), set()).add(int(m["k"]))
+    for (stem, n_text), have in sorted(sets.items()):
+        total, width = int(n_text), len(n_text)
+        missing = [f"{stem}-{k:0{width}d}-of-{n_text}.safetensors"
+                   for k in range(1, total + 1) if k not in have]
+        _all_present(folder, missing, total, f"{stem}-*-of-{n_text}")
 
 
 def has_checkpoint(folder: str | Path) -> bool:
@@ -214,14 +254,17 @@ def read_checkpoint(folder: str | Path, *, num_hidden_layers: int | None = None
 
     ``num_hidden_layers`` (default: from the folder's config.json) marks layers past the main
     stack as MTP. A file that is missing, unreadable, not a regular file, or malformed is a
-    SpecError naming it."""
+    SpecError naming it, and so is a checkpoint that is not whole: a shard that its index or
+    its ``-NNNNN-of-MMMMM`` names call for is missing, no tensor, a layer without tensors
+    (`check_whole`)."""
     root = Path(folder)
     if not root.is_dir():
         raise SpecError(str(root), None, "not a checkpoint folder")
     layers = num_hidden_layers if num_hidden_layers is not None else _num_layers(root)
     files, weight_map = _shards(root)
     headers = {path.name: read_header(path) for path in files}
-    return from_headers(str(root), headers, weight_map, num_hidden_layers=layers)
+    return check_whole(from_headers(str(root), headers, weight_map, num_hidden_layers=layers),
+                       layers)
 
 
 def from_headers(source: str, headers: dict[str, dict[str, Any]],
@@ -248,6 +291,41 @@ def from_headers(source: str, headers: dict[str, dict[str, Any]],
                             f"({len(missing)} tensor(s) missing)")
     return CheckpointWeights(folder=source, files=tuple(headers),
                              tensors=tuple(sorted(tensors, key=lambda t: t.name)))
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] -> "3-5, 9" (at most four runs shown)."""
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    parts = [f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:4]]
+    return ", ".join(parts) + (", ..." if len(runs) > 4 else "")
+
+
+def check_whole(ckpt: CheckpointWeights, num_hidden_layers: int | None) -> CheckpointWeights:
+    """`ckpt`, if whole: it must hold tensors, and, where its names number the layers
+    (``model.layers.N.``), every layer config.json declares: what a file without a shard number
+    (``model.safetensors``) can lose without an index to say so."""
+    source, tensors = ckpt.folder, ckpt.tensors
+    if not tensors:
+        raise SpecError(source, None, "the checkpoint holds no tensor (an empty or truncated "
+                                      "safetensors file?)")
+    if not num_hidden_layers:
+        return ckpt
+    have = {int(m.group(1)) for t in tensors if t.category not in ("vision", "mtp")
+            for m in [_LAYER.search(t.name)] if m is not None}
+    if not have:
+        return ckpt  # names without layer numbers: nothing to hold them to
+    missing = [i for i in range(num_hidden_layers) if i not in have]
+    if missing:
+        raise SpecError(source, None, f"no tensor of layer(s) {_ranges(missing)} of the "
+                                      f"{num_hidden_layers} that config.json declares: an "
+                                      "incomplete checkpoint? (--weights-from config sizes "
+                                      "weights from config.json)")
+    return ckpt
 
 
 def check_entry(source: str, name: str, entry: Any) -> None:

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import KvplanError, SpecError
 from kvplan.sources.checkpoint import (
+    FROM_CONFIG_NOTE,
     INDEX_FILE,
     check_entry,
+    check_whole,
     from_headers,
     read_checkpoint,
 )
@@ -230,11 +232,12 @@ def _remote_weights(model_id: str, revision: str | None,
             entries[name] = entry
         headers[file] = entries
     weight_map = dict(meta.weight_map) if meta.sharded else None
-    return from_headers(source, headers, weight_map, num_hidden_layers=num_hidden_layers)
+    return check_whole(from_headers(source, headers, weight_map,
+                                    num_hidden_layers=num_hidden_layers), num_hidden_layers)
 
 
-def load_hub_model(model_id: str, *, hint: str = "", timeout_s: float | None = None
-                   ) -> tuple[ModelSpec, list[str]]:
+def load_hub_model(model_id: str, *, hint: str = "", timeout_s: float | None = None,
+                   weights_from: str = "checkpoint") -> tuple[ModelSpec, list[str]]:
     """A Hub repo's config.json as a ModelSpec carrying its checkpoint headers, plus warnings.
     Every Hub request together takes at most `timeout_s` seconds (kvplan.sources.hub_http);
     `hint` (" (did you mean ...?)") goes into the error when the Hub is out of reach."""
@@ -244,14 +247,17 @@ def load_hub_model(model_id: str, *, hint: str = "", timeout_s: float | None = N
         raise SpecError(model_id, None, "a Hugging Face id needs huggingface_hub "
                                         "(pip install huggingface_hub)") from None
     with bounded_hub(timeout_s):
-        return _load(model_id, hint)
+        return _load(model_id, hint, weights_from)
 
 
-def _load(model_id: str, hint: str) -> tuple[ModelSpec, list[str]]:
+def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[str]]:
     config = _config_path(model_id, hint)
     spec, warnings = load_config(config)
     # The cache keeps files under snapshots/<commit>/: pin the headers to that commit.
     revision = config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name) else None
+    if weights_from == "config":
+        warnings.append(FROM_CONFIG_NOTE)
+        return replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}"), warnings
     ckpt = _cached_weights(config.parent, spec.num_hidden_layers)
     if ckpt is None and _offline():
         warnings.append("HF_HUB_OFFLINE=1 and the weight files are not in the cache: weights "

@@ -91,15 +91,15 @@ def looks_like_path(model: str) -> bool:
 
 
 def load_model(model: str, *, hub_timeout_s: float | None = None,
-               weights_from: str = "auto") -> tuple[ModelSpec, list[str]]:
+               weights_from: str = "checkpoint") -> tuple[ModelSpec, list[str]]:
     """Resolve a MODEL argument, with any import warnings: a bundled id (``deepseek-v3``, any
     case), a spec YAML file, a HuggingFace ``config.json``, a folder holding a config.json, or
     a Hub id (``Qwen/Qwen3-8B``; the bundled spec when one was written from that repo).
 
     Bundled ids resolve first unless MODEL looks like a path (`looks_like_path`). The Hub's
     requests take `hub_timeout_s` in all (default kvplan.sources.hub_http.HUB_TIMEOUT_S).
-    `weights_from`: "auto" sizes weights from a checkpoint when there is one (and refuses one
-    that does not match its config), "config" from the architecture always."""
+    `weights_from`: "checkpoint" sizes weights from a checkpoint's files when there are (and
+    refuses a checkpoint that is not whole), "config" from config.json's architecture always."""
     if not model or not model.strip():
         raise InputError("MODEL: empty (give a bundled id, a spec YAML or a config.json)")
     if not looks_like_path(model) and len(model) <= 255:
@@ -119,17 +119,20 @@ def load_model(model: str, *, hub_timeout_s: float | None = None,
                         "from its architecture)")
                 return load_spec_file(bundled_specs_dir() / f"{spec_id}.yaml",
                                       spec_id=spec_id), [note]
-            return load_hub_model(model, hint=did_you_mean(model), timeout_s=hub_timeout_s)
+            return load_hub_model(model, hint=did_you_mean(model), timeout_s=hub_timeout_s,
+                                  weights_from=weights_from)
     if kind == "dir":
         if path_kind(candidate / "config.json") is None:
             raise SpecError(shown_path(candidate), None,
                             "a folder without a config.json (give a spec YAML, a config.json or "
                             "a folder holding one)")
-        from kvplan.sources.checkpoint import has_checkpoint, read_checkpoint
+        from kvplan.sources.checkpoint import FROM_CONFIG_NOTE, has_checkpoint, read_checkpoint
         from kvplan.sources.hf_config import load_config
 
         spec, warnings = load_config(candidate)
-        if has_checkpoint(candidate):
+        if has_checkpoint(candidate) and weights_from == "config":
+            warnings.append(FROM_CONFIG_NOTE)
+        elif has_checkpoint(candidate):
             spec = replace(spec, checkpoint=read_checkpoint(
                 candidate, num_hidden_layers=spec.num_hidden_layers))
         return spec, warnings
