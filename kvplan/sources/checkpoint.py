@@ -31,7 +31,6 @@ other                the rest: norms (a module named ``*norm``, even inside atte
 
 from __future__ import annotations
 
-import json
 import re
 import stat
 import struct
@@ -40,6 +39,7 @@ from typing import Any
 
 from kvplan._util.errors import SpecError
 from kvplan.model.checkpoint import CheckpointWeights, TensorInfo
+from kvplan.sources.files import parse_json, path_kind, shown_path
 
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 MAX_TENSOR_BYTES = 1 << 50  # far above any real shard; a bound for offsets read off the network
@@ -129,9 +129,11 @@ def read_header(path: Path) -> dict[str, Any]:
     if len(raw) < length:
         raise SpecError(str(path), None, "truncated safetensors header")
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise SpecError(str(path), None, "safetensors header is not valid JSON") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(str(path), None, "safetensors header is not valid JSON (not UTF-8)"
+                        ) from None
+    header = parse_json(text, shown_path(path), "safetensors header")
     if not isinstance(header, dict):
         raise SpecError(str(path), None, "safetensors header is not a JSON object")
     header.pop("__metadata__", None)
@@ -170,9 +172,9 @@ def _num_layers(folder: Path) -> int | None:
     try:
         if not config.is_file():
             return None
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
+        data = parse_json(config.read_text(encoding="utf-8"), shown_path(config))
+    except (OSError, UnicodeDecodeError, SpecError):
+        return None  # config.json's own reader says what is wrong with it
     if not isinstance(data, dict):
         return None
     for section in (data, data.get("text_config"), data.get("llm_config")):
@@ -186,9 +188,10 @@ def _shards(folder: Path) -> tuple[list[Path], dict[str, str] | None]:
     if index.exists():
         _regular_file(index)
         try:
-            data = json.loads(index.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            raise SpecError(str(index), None, "not valid JSON") from None
+            text = index.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise SpecError(str(index), None, "cannot read as UTF-8 text") from None
+        data = parse_json(text, shown_path(index))
         weight_map = data.get("weight_map") if isinstance(data, dict) else None
         if not isinstance(weight_map, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()):
@@ -200,7 +203,7 @@ def _shards(folder: Path) -> tuple[list[Path], dict[str, str] | None]:
                                                           "the checkpoint folder")
         if not names:
             raise SpecError(str(index), "weight_map", "names no tensor")
-        _all_present(folder, [n for n in names if not (folder / n).exists()], len(names),
+        _all_present(folder, [n for n in names if path_kind(folder / n) is None], len(names),
                      f"named by {INDEX_FILE}")
         return [folder / n for n in names], weight_map
     files = sorted(folder.glob("*.safetensors"))
@@ -233,7 +236,7 @@ def _numbered_shards_present(folder: Path, names: list[str]) -> None:
     sets: dict[tuple[str, str], set[int]] = {}
     for name in names:
         m = _NUMBERED.match(name)
-        if m is not None and len(m["n"]) <= 6:  # 999,999 shards: no real checkpoint has more
+        if m is not None and len(m["n"]) <= 6 and len(m["k"]) <= 6:  # no checkpoint has more
             sets.setdefault((m["stem"], m["n"]), set()).add(int(m["k"]))
     for (stem, n_text), have in sorted(sets.items()):
         total, width = int(n_text), len(n_text)

@@ -20,7 +20,6 @@ so that other MODEL arguments stay fast.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import replace
@@ -36,7 +35,7 @@ from kvplan.sources.checkpoint import (
     from_headers,
     read_checkpoint,
 )
-from kvplan.sources.files import path_kind, shown_path
+from kvplan.sources.files import parse_json, path_kind, shown_path
 from kvplan.sources.hf_config import load_config
 from kvplan.sources.hub_http import HubGaveUp, bounded_hub
 
@@ -194,9 +193,10 @@ def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights
     index = snapshot / INDEX_FILE
     if index.is_file():
         try:
-            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+            shards = set(parse_json(index.read_text(encoding="utf-8"), str(index))[
+                "weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, SpecError):
+            return None  # read_checkpoint says what is wrong, if the Hub's copy is no better
         if not shards or not all((snapshot / str(s)).is_file() for s in shards):
             return None
     elif not (snapshot / "model.safetensors").is_file():
