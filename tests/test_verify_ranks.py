@@ -284,3 +284,40 @@ def test_ctrl_c_while_the_ranks_start_is_not_lost(monkeypatch, write_spec) -> No
                      max_decode_batch=1)
     assert time.monotonic() - t0 < 15
     assert len(started) == 2 and _wait_gone(started) == []
+
+
+def test_stray_torchrun_variables_are_refused_naming_them(monkeypatch, write_spec) -> None:
+    """RANK=0 WORLD_SIZE=2 left in a shell made `verify --tp 2` join a group of ranks that
+    never came, for the process group's 300 s (issue 32): without MASTER_ADDR it is refused at
+    once; with it, after --rendezvous-timeout; one line naming the variables, exit 2."""
+    from typer.testing import CliRunner
+
+    from kvplan.analysis.device.ranks import RENDEZVOUS_TIMEOUT_S, _free_port
+    from kvplan.cli import app
+    from kvplan.cli.verify_cmd import RENDEZVOUS_TIMEOUT_S as CLI_DEFAULT
+
+    assert CLI_DEFAULT == RENDEZVOUS_TIMEOUT_S
+    path = str(write_spec(TINY_YAML))
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    result = CliRunner().invoke(app, ["verify", path, "--tp", "2", *TINY_ARGS])
+    assert result.exit_code == 2 and result.stdout == "", result.stderr
+    assert result.stderr.splitlines() == [
+        "kvplan: error: RANK=0 and WORLD_SIZE=2 are set, as torchrun sets them, so verify joins "
+        "a group of ranks, but MASTER_ADDR and MASTER_PORT are not: unset them to let verify "
+        "start its own ranks, or start every rank with torchrun --nproc-per-node 2"]
+    port = _free_port()
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    t0 = time.monotonic()
+    result = CliRunner().invoke(app, ["verify", path, "--tp", "2", *TINY_ARGS,
+                                      "--rendezvous-timeout", "1"])
+    assert time.monotonic() - t0 < 30
+    assert result.exit_code == 2 and result.stdout == "", result.stderr
+    assert result.stderr.splitlines() == [
+        f"kvplan: error: RANK=0 and WORLD_SIZE=2 are set (MASTER_ADDR=127.0.0.1, MASTER_PORT="
+        f"{port}): verify joined that group as rank 0, and it did not form within 1 s "
+        "(--rendezvous-timeout); unset them to let verify start its own ranks, or start every "
+        "rank with torchrun --nproc-per-node 2"]
