@@ -103,9 +103,9 @@ def _env_names(env: dict[str, int]) -> str:
 
 def _join_store(env: dict[str, int], timeout_s: float) -> Any:
     """The rendezvous of a rank started by torchrun (or by anything that set its variables):
-    torch's TCPStore at MASTER_ADDR:MASTER_PORT, which rank 0 holds; every rank waits at most
-    `timeout_s` for all WORLD_SIZE ranks, then refuses, naming the variables that made this
-    process join instead of starting its own ranks."""
+    torch's env:// store at MASTER_ADDR:MASTER_PORT; every rank waits at most `timeout_s` for
+    all WORLD_SIZE ranks, then refuses, naming the variables that made this process join
+    instead of starting its own ranks."""
     import torch.distributed as dist
 
     addr, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
@@ -120,10 +120,19 @@ def _join_store(env: dict[str, int], timeout_s: float) -> Any:
             raise ValueError
     except ValueError:
         raise InputError(f"MASTER_PORT: expected a port number, got {port!r}") from None
+    wait = timedelta(seconds=timeout_s)
     try:
         with _c_stderr_held():  # c10d logs each failed try, with a C++ stack, to fd 2
-            return dist.TCPStore(addr, port_number, env["world"], is_master=env["rank"] == 0,
-                                 timeout=timedelta(seconds=timeout_s), wait_for_workers=True)
+            # torch's own env:// rendezvous (a client of torchrun's agent store, or rank 0's
+            # store), then a barrier: every rank has joined, or none goes on.
+            store, _, _ = next(dist.rendezvous("env://", rank=env["rank"],
+                                               world_size=env["world"], timeout=wait))
+            key = f"kvplan/verify/joined/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+            if store.add(key, 1) == env["world"]:
+                store.set(f"{key}/all", "1")
+            store.wait([f"{key}/all"], wait)
+            store.set_timeout(timedelta(seconds=PROCESS_GROUP_TIMEOUT_S))
+            return store
     except Exception as exc:  # torch's DistStoreError, a timeout, an address in use, ...
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
         what = (f"it did not form within {timeout_s:g} s (--rendezvous-timeout)"
