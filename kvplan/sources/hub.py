@@ -1,4 +1,4 @@
-"""Hugging Face Hub ids as MODEL (``kvplan estimate Qwen/Qwen3-8B``), through huggingface_hub.
+"""Hugging Face Hub ids as MODEL (``kvplan estimate Qwen/Qwen3-32B``), through huggingface_hub.
 
 What is read, in order:
 
@@ -13,9 +13,13 @@ cached weight files the weights come from the architecture (with a warning). ``H
 ``HF_TOKEN`` and the cache variables are huggingface_hub's own; they are read when kvplan calls
 it, so they can be set per run.
 
-Private, gated or missing repos are one-line errors naming the id (exit 2); a Hub that cannot be
-reached is a runtime failure (exit 1). huggingface_hub is imported only here, only for Hub ids,
-so that other MODEL arguments stay fast.
+Every request is bounded in time (kvplan.sources.hub_http: ``--hub-timeout``, one retry at most).
+Private, gated or missing repos are one-line errors naming the id (exit 2), and so is an id when
+the Hub is out of reach (no name resolution, connection refused: nothing here can read it; the
+line suggests the closest bundled ids or a folder); a Hub that answers an error or nothing in
+time is a runtime failure (exit 1). A damaged cache or a cache variable naming a file is said as
+such. huggingface_hub is imported only here, only for Hub ids, so that other MODEL arguments
+stay fast.
 """
 
 from __future__ import annotations
