@@ -352,3 +352,19 @@ def test_a_cached_snapshot_with_an_empty_checkpoint_is_refused(hub_env: FakeHub,
     assert "the checkpoint holds no tensor" in err
     code, _, err, _ = _timed("estimate", "org/empty", "--gpu", "H100", "--weights-from", "config")
     assert code == 0 and "--weights-from config" in err
+
+
+@pytest.mark.parametrize(("raw", "fragment"), [
+    ((1 << 40).to_bytes(8, "little") + b"{}", "safetensors header"),  # a 1 TB header claimed
+    ((5000).to_bytes(8, "little") + b'{"a": {"dtype"', "safetensors header"),  # truncated
+    ((6).to_bytes(8, "little") + b"[1, 2]", "safetensors header"),  # not an object
+    ((10).to_bytes(8, "little") + b'{"a": NaN}', "safetensors header"),
+])
+def test_bad_remote_headers_are_one_line(hub_env: FakeHub, tmp_path: Path, raw: bytes,
+                                        fragment: str) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    (folder / "model.safetensors").write_bytes(raw)
+    hub_env.add("org/bad-header", folder)
+    code, out, err, seconds = _timed("estimate", "org/bad-header", "--gpu", "H100")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, (code, err)
+    assert fragment in err and seconds < 10

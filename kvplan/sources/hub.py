@@ -222,7 +222,14 @@ def _remote_weights(model_id: str, revision: str | None,
     except NotASafetensorsRepoError:
         return None
     except SafetensorsParsingError as exc:
-        raise SpecError(model_id, None, f"unreadable safetensors header: {exc}") from None
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        raise SpecError(model_id, None, f"unreadable safetensors header: {first}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
+        # huggingface_hub's parser met a header that is JSON but not a safetensors header (a
+        # list, an entry that is not an object, NaN): the repository's file is bad, not kvplan.
+        first = (str(exc).strip().splitlines() or [""])[0][:120]
+        raise SpecError(model_id, None, f"unreadable safetensors header "
+                                        f"({type(exc).__name__}: {first})") from None
     except Exception as exc:
         raise _problem(model_id, exc) from None
     source = f"hf://{model_id}"
