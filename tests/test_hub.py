@@ -310,6 +310,10 @@ def test_an_http_500_is_said_as_such_after_one_retry_at_most(hub_env: FakeHub) -
     for method, path, _ in hub_env.requests:
         per_url[(method, path)] = per_url.get((method, path), 0) + 1
     assert per_url and max(per_url.values()) <= 2, per_url
+    # The bounds last as long as the lookup: huggingface_hub's own client factory is back.
+    from huggingface_hub.utils import _http
+
+    assert _http._GLOBAL_CLIENT_FACTORY is _http.default_client_factory
 
 
 def test_hub_timeout_values_are_checked() -> None:

@@ -123,8 +123,20 @@ def bounded_hub(timeout_s: float | None = None) -> Iterator[None]:
     import huggingface_hub as hf
     from huggingface_hub.utils import _http
 
+    log = logging.getLogger("huggingface_hub")
+    level = log.level
     state = _State(HUB_TIMEOUT_S if timeout_s is None else timeout_s)
-    previous = getattr(_http, "_GLOBAL_CLIENT_FACTORY", _http.default_client_factory)
+    previous = getattr(_http, "_GLOBAL_CLIENT_FACTORY", None) or getattr(
+        _http, "default_client_factory", None)
+    if previous is None or not hasattr(hf, "set_client_factory"):
+        # huggingface_hub before 1.0 (requests, configure_http_backend): its own timeouts and
+        # retries; kvplan still keeps the retry messages off stderr.
+        log.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            log.setLevel(level)
+        return
 
     def factory() -> Any:
         client = previous()
@@ -139,8 +151,6 @@ def bounded_hub(timeout_s: float | None = None) -> Iterator[None]:
                     mounts[pattern] = _BoundedTransport(transport, state)
         return client
 
-    log = logging.getLogger("huggingface_hub")
-    level = log.level
     log.setLevel(logging.ERROR)  # "Retrying in 1s [Retry 1/5]" and the like: kvplan says it once
     hf.set_client_factory(factory)
     try:
