@@ -579,3 +579,18 @@ def test_model_names_any_case_and_did_you_mean() -> None:
                     "qwen3-8b, qwen3.5-9b, qwen3-next-80b-a3b?)")
     line = one_line(run("estimate", "no-such-model-at-all"))
     assert "(bundled: deepseek-v2, " in line  # nothing close: the list, as before
+
+
+def test_a_name_with_a_lone_surrogate_is_one_line(write_spec, tmp_path: Path) -> None:
+    """JSON's and YAML's "\\ud800" decode to half a character that no output can encode: it was
+    an internal error in every table, CSV and Markdown output (issue 32)."""
+    spec = write_spec(yaml.safe_dump(LLAMA_LIKE).replace("name: Tiny GQA", 'name: "Tiny \\ud800"'))
+    for fmt in ("table", "csv", "markdown", "json"):
+        line = one_line(run("estimate", str(spec), "-f", fmt))
+        assert line.endswith("name: not valid Unicode text (a lone surrogate escape)"), line
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    config = {**LLAMA_DIR_CONFIG, "_name_or_path": "SURROGATE"}
+    (folder / "config.json").write_text(json.dumps(config).replace("SURROGATE", "\\ud800"))
+    line = one_line(run("estimate", str(folder), "--gpu", "H100"))
+    assert "not valid Unicode text" in line, line
