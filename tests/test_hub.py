@@ -371,3 +371,19 @@ def test_bad_remote_headers_are_one_line(hub_env: FakeHub, tmp_path: Path, raw: 
     code, out, err, seconds = _timed("estimate", "org/bad-header", "--gpu", "H100")
     assert code == 2 and out == "" and len(err.splitlines()) == 1, (code, err)
     assert fragment in err and seconds < 10
+
+
+def test_cached_config_with_headers_out_of_reach(hub_env: FakeHub, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot holding config.json and the first of two shards (an interrupted download), the
+    Hub out of reach: one line saying so and how to go on, never a plan from one shard."""
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors(), shards=2)
+    _fill_cache(tmp_path / "hf-cache", "org/partial", folder,
+                ("config.json", "model-00001-of-00002.safetensors"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{s.getsockname()[1]}")
+        code, out, err, seconds = _timed("estimate", "org/partial", "--gpu", "H100")
+    assert code == 2 and out == "" and seconds <= 3.0 and len(err.splitlines()) == 1, err
+    assert "config.json is in the local cache, its weight files' headers are not" in err
+    assert "--weights-from config" in err

@@ -41,7 +41,7 @@ from kvplan.sources.checkpoint import (
 )
 from kvplan.sources.files import parse_json, path_kind, shown_path
 from kvplan.sources.hf_config import load_config
-from kvplan.sources.hub_http import HubGaveUp, bounded_hub
+from kvplan.sources.hub_http import HubGaveUp, bounded_hub, gave_up
 
 if TYPE_CHECKING:
     from kvplan.model.checkpoint import CheckpointWeights
@@ -89,12 +89,19 @@ def _endpoint() -> str | None:
     return os.environ.get("HF_ENDPOINT") or None
 
 
-def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: str = ""
-             ) -> KvplanError:
-    """One line for a huggingface_hub failure, naming the id."""
+def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: str = "",
+             headers: bool = False) -> KvplanError:
+    """One line for a huggingface_hub failure, naming the id. `headers`: config.json was read
+    (from the cache) and the safetensors headers were being fetched."""
     from huggingface_hub import errors as e
 
     where = _endpoint() or "huggingface.co"
+    exc = gave_up(exc) or exc
+    if isinstance(exc, HubGaveUp) and not exc.connected and headers:
+        return SpecError(model_id, None, f"config.json is in the local cache, its weight files' "
+                                         f"headers are not, and the Hub ({where}) is out of "
+                                         f"reach ({exc.reason}); --weights-from config (or "
+                                         "HF_HUB_OFFLINE=1) sizes weights from config.json")
     if isinstance(exc, HubGaveUp) and not exc.connected:
         # This machine cannot reach the Hub at all: MODEL names nothing kvplan can read here.
         return SpecError(model_id, None, f"not bundled, not a local path, and the Hub ({where}) "
@@ -231,7 +238,7 @@ def _remote_weights(model_id: str, revision: str | None,
         raise SpecError(model_id, None, f"unreadable safetensors header "
                                         f"({type(exc).__name__}: {first})") from None
     except Exception as exc:
-        raise _problem(model_id, exc) from None
+        raise _problem(model_id, exc, headers=True) from None
     source = f"hf://{model_id}"
     headers: dict[str, dict[str, Any]] = {}
     for file, fm in meta.files_metadata.items():

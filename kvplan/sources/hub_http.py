@@ -62,6 +62,17 @@ def _describe(exc: Exception, timeout_s: float) -> tuple[str, bool]:
     return f"request failed ({name})", True
 
 
+def gave_up(exc: BaseException, timeout_s: float | None = None) -> HubGaveUp | None:
+    """An HTTP library error that reached kvplan without the transport's last-try conversion
+    (a call huggingface_hub does not retry), as a HubGaveUp; None for any other exception."""
+    if isinstance(exc, HubGaveUp):
+        return exc
+    if not type(exc).__module__.split(".")[0].startswith("httpx"):
+        return None
+    reason, connected = _describe(exc, HUB_TIMEOUT_S if timeout_s is None else timeout_s)
+    return HubGaveUp(reason, connected=connected)
+
+
 class _State:
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
