@@ -35,11 +35,13 @@ def test_vllm_budget_median_within_two_percent() -> None:
     # examples/engine-bench.md with their causes where found. The Qwen3.5-9B L40S miss (+3.9 %)
     # is within since the vllm-mm session counts vLLM's multimodal encoder profile (-0.6 %).
     # The unified-memory GB10 log (+4.9 % when it was replayed) is refused now and not counted.
-    # This test holds what is achieved.
+    # This test holds what is achieved. Issue #26: the fitted Qwen3-Next-80B-A3B 0.10.2 log
+    # (+1.9 % -> +2.8 %) is a miss since 0.10.2's fused-MoE caches are freed before the sampler
+    # warm-up (kvplan.engines.vllm.moe); its 0.43 GiB are not explained.
     s = bench.summary(ROWS)
     assert s["logs"] >= 88
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.94
+    assert s["within_share"] >= 0.93
 
 
 def test_held_out_logs() -> None:
@@ -147,8 +149,13 @@ def test_vllm_v1_sort_sampler_on_held_out_logs() -> None:
     assert abs(fp8["error"]) < 0.015
     assert abs(row("abinavChandar/demo_env_l4")["error"]) < 0.04
     assert abs(row("ilseokoh/vllm-gce")["error"]) < 0.01
+    # The fitted Qwen3-Next log (5.58 GiB) was read as 0.43 GiB of fused-MoE buffers + this
+    # rule; 0.10.2's fused_experts_impl frees those caches before the warm-up (issue #26,
+    # kvplan.engines.vllm.moe), so kvplan's peak there is the rule alone, 0.13 + 1,024 x 151,936
+    # x 34.64 B = 5.15 GiB, and 0.43 GiB are unexplained.
     fitted = row("file id 7292846353")
-    assert fitted["log"]["fitted"] and abs(fitted["peak_gib"] - 5.58) < 0.01
+    assert fitted["log"]["fitted"]
+    assert abs(fitted["peak_gib"] - (0.13 + 1024 * 151_936 * 34.64 / GiB)) < 0.01
     flashinfer = [r for r in ROWS if r["log"].get("flashinfer_sampler")]
     assert len(flashinfer) == 6 and all("dennislee22" in r["log"]["url"] for r in flashinfer)
     assert all(abs(r["peak_gib"] - 0.13 - 256 * 152_064 * 14.37 / GiB) < 0.01
