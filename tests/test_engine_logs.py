@@ -37,11 +37,35 @@ def test_vllm_budget_median_within_two_percent() -> None:
     # The unified-memory GB10 log (+4.9 % when it was replayed) is refused now and not counted.
     # This test holds what is achieved. Issue #26: the fitted Qwen3-Next-80B-A3B 0.10.2 log
     # (+1.9 % -> +2.8 %) is a miss since 0.10.2's fused-MoE caches are freed before the sampler
-    # warm-up (kvplan.engines.vllm.moe); its 0.43 GiB are not explained.
+    # warm-up (kvplan.engines.vllm.moe), its 0.43 GiB not explained; the issue's two H200 0.11.2
+    # logs are misses (test_issue_26_logs): 83 of 91.
     s = bench.summary(ROWS)
-    assert s["logs"] >= 88
+    assert s["logs"] >= 91
     assert s["median_error"] <= 0.02
-    assert s["within_share"] >= 0.93
+    assert s["within_share"] >= 0.91
+
+
+def test_issue_26_logs() -> None:
+    # The FP8 MoE and dense FP8 logs of issue #26 (tests/data/engine_logs/vllm_startup_logs.json,
+    # weights pinned to the logged figures), before -> after its two rules (kvplan.engines.vllm.
+    # moe, the non-torch figure held at TP 4's beyond the measured TP):
+    # - DeepSeek-R1-0528 FP8, TP 8, H200, 0.11.2: 36.30 -> 39.85 GiB against 41.60 (-12.7 % ->
+    #   -4.2 %): 0.97 GiB of MoE caches no longer stacked on the sampler, 4.42 -> 1.84 GiB of
+    #   non-torch memory; the rest (1.75 GiB) fits FlashInfer's sampler (2.1 GiB lighter) if that
+    #   build ran it, which the quoted lines do not say;
+    # - Qwen3-235B-A22B-FP8, TP 8 + EP, 8 x L40S, 0.10.2: 10.58 -> 10.72 GiB against 10.68 (-1.0 %
+    #   -> +0.4 %); its logged torch peak 1.40 GiB, kvplan's 1.52 -> 1.38;
+    # - Llama-3.3-70B-FP8, TP 4, H200, 0.11.2 (Red Hat's build): 102.66 GiB against 106.17, -3.3 %
+    #   either way; the budget implies a 2.7 GiB reserve at the default 0.9, below the sort
+    #   sampler's 4.4 GiB alone.
+    def row(log_id: str) -> dict:
+        (r,) = [r for r in ROWS if r["log"]["id"] == log_id]
+        return r
+
+    assert -0.05 < row("index-54698501030-deepseek")["error"] < -0.035
+    qwen = row("index-38962983769")
+    assert abs(qwen["error"]) < 0.01 and abs(qwen["peak_gib"] - 1.40) < 0.03
+    assert -0.04 < row("index-54698501030-llama")["error"] < -0.025
 
 
 def test_held_out_logs() -> None:
