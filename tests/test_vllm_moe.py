@@ -137,3 +137,14 @@ def test_non_torch_is_held_beyond_the_largest_measured_tp(version: str, tp: int,
     # (4, 2.17). TP 3 interpolates (0.55 + (1.84 - 0.55) / 2); TP 8 holds the TP 4 figure
     # (formerly 1.84 + 4 x 0.645 = 4.42 GiB at 0.11).
     assert vllm_non_torch_gib(version, tp=tp) == pytest.approx(gib)
+
+
+def test_other_moe_kernels_are_named_not_modelled() -> None:
+    # gpt-oss (MXFP4) runs its MoE on Marlin / triton_kernels, not TritonExperts: the rule keeps
+    # the Triton path's shapes and says so; FP8 block quantization runs TritonExperts.
+    gpt_oss = vllm_moe_workspace(load_spec("gpt-oss-20b"), version="0.19.0",
+                                 max_num_batched_tokens=8192, tp=1, ep=1, element_bytes=2)
+    assert gpt_oss is not None and "mxfp4's MoE kernels are not modelled" in gpt_oss.rule
+    ds = vllm_moe_workspace(DEEPSEEK_V3, version="0.19.0", max_num_batched_tokens=8192, tp=8,
+                            ep=1, element_bytes=2)
+    assert ds is not None and "not modelled" not in ds.rule

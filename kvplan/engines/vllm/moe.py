@@ -33,6 +33,7 @@ caches freed before it).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,16 @@ def vllm_fused_moe_chunk_size(version: str | None) -> int:
     return [size for since, size in VLLM_FUSED_MOE_CHUNK_SIZES if key >= since][-1]
 
 
+def _other_kernels(spec: ModelSpec) -> str:
+    """What the rule says of a checkpoint whose MoE layers vLLM runs on other kernels (MXFP4,
+    Marlin INT4, NVFP4, ...): the shapes above are the Triton path's, theirs are not modelled."""
+    method = json.loads(spec.quantization_json).get("quant_method") \
+        if spec.quantization_json else None
+    if method in (None, "fp8", "compressed-tensors"):
+        return ""
+    return f"; the Triton path's shapes: {method}'s MoE kernels are not modelled"
+
+
 def vllm_moe_workspace(spec: ModelSpec, *, version: str | None, max_num_batched_tokens: int,
                        tp: int, ep: int, element_bytes: int) -> VllmMoEWorkspace | None:
     """The fused-MoE buffers at `max_num_batched_tokens` tokens (None: no MoE layer)."""
@@ -78,7 +89,8 @@ def vllm_moe_workspace(spec: ModelSpec, *, version: str | None, max_num_batched_
     tokens = max_num_batched_tokens
     chunk = vllm_fused_moe_chunk_size(version)
     m = min(tokens, chunk)
-    width = f"N {n:,}, K {k:,}, top-k {topk}, M {m:,}" + (" (EP: N not split)" if ep > 1 else "")
+    width = (f"N {n:,}, K {k:,}, top-k {topk}, M {m:,}" + (" (EP: N not split)" if ep > 1 else "")
+             + _other_kernels(spec))
     if version_key(version) >= VLLM_MOE_WORKSPACE_MANAGER_SINCE:
         ws13 = m * topk * max(n // 2, k)
         ws2 = m * topk * max(n, k)
