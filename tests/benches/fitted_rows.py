@@ -210,7 +210,7 @@ class RuleChange:
 
 
 LAST_RULE_CHANGE = {
-    "engine": RuleChange(commit="1ac927c4f32e", time="2026-12-02T11:37:51+00:00",
+    "engine": RuleChange(commit="71458724a055", time="2026-12-02T12:27:51+00:00",
                          paths="kvplan/engines/"),
     "cost": RuleChange(commit="685ac4f982d3", time="2026-12-02T04:53:06+00:00",
                        paths="kvplan/costmodel.py, kvplan/flops.py (now kvplan/perf/)"),
