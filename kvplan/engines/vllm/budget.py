@@ -306,13 +306,14 @@ VLLM_SAMPLER_BASE_GIB_FIT = Fitted(
 # its torch peak: Qwen3-Next-80B-A3B, H200 TP 2, 0.10.2 ("FlashInfer is not available. Falling
 # back to the PyTorch-native implementation"), 5.58 GiB = 0.43 GiB fused-MoE buffers + 0.13 +
 # 1,024 x 151,936 x 34.6 B. (Those 0.43 GiB were read as the fused-MoE buffers; 0.10.2's
-# fused_experts_impl frees its caches before the warm-up (kvplan.engines.vllm.moe), so they are
-# now unexplained and this log predicts 0.43 GiB more KV; the Qwen3-235B-A22B-FP8 TP 8 log of
-# the same release and path peaks at 1.40 GiB, this rule alone 1.38.) Held out: Qwen3-8B-FP8 0.10.2 (256 rows: 1.40 GiB logged, 1.38 by
-# this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged: +10.0 % -> +3.5 %), gpt-oss-120b
-# on one H100 (vllm issues #23278, 0.10.1: -2.14 GiB logged, -2.3 by this rule; #27508, 0.11:
-# 1.71 logged, 2.3; the light rule: +1.6 and 6.2; both conda installs of the plain wheel, the
-# sampler line not in the excerpts, not in the test data) - see tests/test_engine_logs.py.
+# fused_experts_impl frees its caches before the warm-up (kvplan.engines.vllm.moe), so they are now
+# unexplained and this log predicts 0.43 GiB more KV; the Qwen3-235B-A22B-FP8 TP 8 log of the same
+# release and path peaks at 1.40 GiB, this rule alone 1.38.) Held out: Qwen3-8B-FP8 0.10.2 (256
+# rows: 1.40 GiB logged, 1.38 by this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged:
+# +10.0 % -> +3.5 %), gpt-oss-120b on one H100 (vllm issues #23278, 0.10.1: -2.14 GiB logged, -2.3
+# by this rule; #27508, 0.11: 1.71 logged, 2.3; the light rule: +1.6 and 6.2; both conda installs of
+# the plain wheel, the sampler line not in the excerpts, not in the test data) - see
+# tests/test_engine_logs.py.
 VLLM_SORT_SAMPLER = SamplerRule(since=(0, 10), bytes_per_logit=34.64,
                                 base_gib=VLLM_SAMPLER_BASE_GIB,
                                 source="PyTorch sort top-k/top-p; Qwen3-Next-80B-A3B H200 log, "
