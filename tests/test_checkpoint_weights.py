@@ -324,3 +324,122 @@ def test_bad_shard_is_one_line(tmp_path: Path) -> None:
     (folder / "model.safetensors").write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00{oops")
     with pytest.raises(SpecError, match="model.safetensors"):
         load_model(str(folder))
+
+
+# --- a checkpoint is checked against its config.json (issue 32) ------------------------------
+
+# Meta-Llama-3-70B's config.json (https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/
+# config.json; the fields kvplan reads), whose checkpoint is model-00001..00030-of-00030.
+LLAMA3_70B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "intermediate_size": 28672, "vocab_size": 128256, "torch_dtype": "bfloat16",
+    "max_position_embeddings": 8192, "rope_theta": 500000.0, "rms_norm_eps": 1e-05,
+    "tie_word_embeddings": False,
+}
+
+
+def _sparse_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    """A real-sized safetensors file without writing its data: header, then a hole (a 70B
+    model's first shard is 4.6 GB on paper and a few kB on disk)."""
+    header, offset = {}, 0
+    for name, (dtype, shape) in tensors.items():
+        size = 2
+        for d in shape:
+            size *= d
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    with path.open("wb") as f:
+        f.write(len(raw).to_bytes(8, "little") + raw)
+        f.truncate(8 + len(raw) + offset)
+
+
+def _interrupted_llama3_70b(root: Path) -> Path:
+    """What an interrupted download leaves: config.json and the first of 30 shards (the
+    embeddings and layers 0-1 here), no index."""
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps(LLAMA3_70B_CONFIG))
+    t: dict[str, tuple[str, list[int]]] = {"model.embed_tokens.weight": ("BF16", [128256, 8192])}
+    for i in range(2):
+        p = f"model.layers.{i}"
+        t |= {f"{p}.self_attn.q_proj.weight": ("BF16", [8192, 8192]),
+              f"{p}.self_attn.k_proj.weight": ("BF16", [1024, 8192]),
+              f"{p}.self_attn.v_proj.weight": ("BF16", [1024, 8192]),
+              f"{p}.self_attn.o_proj.weight": ("BF16", [8192, 8192]),
+              f"{p}.mlp.gate_proj.weight": ("BF16", [28672, 8192]),
+              f"{p}.mlp.up_proj.weight": ("BF16", [28672, 8192]),
+              f"{p}.mlp.down_proj.weight": ("BF16", [8192, 28672]),
+              f"{p}.input_layernorm.weight": ("BF16", [8192]),
+              f"{p}.post_attention_layernorm.weight": ("BF16", [8192])}
+    _sparse_safetensors(root / "model-00001-of-00030.safetensors", t)
+    return root
+
+
+def _one_error_line(result) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kvplan: error: "), result.stderr
+    return lines[0]
+
+
+def test_first_shard_of_thirty_without_index_is_refused(tmp_path: Path) -> None:
+    """The issue's case: plan said FITS on one H100 with 0.44 GiB of weights; the 29 missing
+    shards are named instead."""
+    folder = _interrupted_llama3_70b(tmp_path / "llama3-70b")
+    line = _one_error_line(CliRunner().invoke(
+        app, ["plan", str(folder), "-n", "50", "--context", "8k", "--gpu", "H100"]))
+    assert "29 of the 30 shards model-*-of-00030 are missing" in line
+    assert "model-00002-of-00030.safetensors" in line and "--weights-from config" in line
+
+
+def test_weights_from_config_falls_back_to_the_architecture(tmp_path: Path) -> None:
+    folder = _interrupted_llama3_70b(tmp_path / "llama3-70b")
+    result = CliRunner().invoke(app, ["estimate", str(folder), "--gpu", "H100", "--context",
+                                      "8k", "-f", "json", "--weights-from", "config"])
+    assert result.exit_code == 0, result.stderr
+    assert "weights from config.json's architecture (--weights-from config)" in result.stderr
+    payload = json.loads(result.stdout)
+    payload = payload.get("result", payload)
+    assert payload["weights_source"] == "architecture"
+    # The architecture: 70.55 B parameters in bf16 (count_params), far beyond one H100.
+    assert payload["weights_bytes"] > 130 * 2**30
+    plan = CliRunner().invoke(app, ["plan", str(folder), "-n", "50", "--context", "8k",
+                                    "--gpu", "H100", "--weights-from=config"])
+    assert plan.exit_code in (0, 3), plan.stderr
+
+
+def test_a_shard_named_by_the_index_missing_is_refused(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "sharded", LLAMA_CONFIG, llama_tensors(), shards=2)
+    (folder / "model-00002-of-00002.safetensors").unlink()
+    with pytest.raises(SpecError, match=r"1 of the 2 shards named by model.safetensors.index."
+                                        r"json are missing \(model-00002-of-00002.safetensors\)"):
+        load_model(str(folder))
+
+
+def test_a_safetensors_file_with_no_tensor_is_refused(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "empty", LLAMA_CONFIG, {})
+    line = _one_error_line(CliRunner().invoke(app, ["estimate", str(folder), "--gpu", "H100"]))
+    assert "the checkpoint holds no tensor" in line
+
+
+def test_a_layer_without_tensors_is_refused(tmp_path: Path) -> None:
+    tensors = {k: v for k, v in llama_tensors().items() if not k.startswith("model.layers.1.")}
+    folder = make_folder(tmp_path / "no-layer-1", LLAMA_CONFIG, tensors)
+    with pytest.raises(SpecError, match=r"no tensor of layer\(s\) 1 of the 2 that config.json"):
+        load_model(str(folder))
+
+
+def test_a_float_checkpoint_far_below_the_parameter_count_is_refused(tmp_path: Path) -> None:
+    # The two-layer llama's parameters (count_params): embeddings 100 x 64 = 6,400, lm_head
+    # 6,400, final norm 64, per layer q 4,096 + k 2,048 + v 2,048 + o 4,096 + gate/up/down
+    # 3 x 8,192 + two norms 128 = 36,992: 86,848 in all, which the whole checkpoint stores.
+    # Without the MLP tensors (2 x 24,576) it holds 37,696 = 43.4 % of them.
+    tensors = {k: v for k, v in llama_tensors().items() if ".mlp." not in k}
+    folder = make_folder(tmp_path / "no-mlp", LLAMA_CONFIG, tensors)
+    spec, _ = load_model(str(folder))  # every layer has tensors: the layer rule passes
+    with pytest.raises(SpecError, match=r"holds 37,696 parameters, 43.4% of the 86,848"):
+        weights_breakdown(spec, tp=1)
+    whole, _ = load_model(str(make_folder(tmp_path / "whole", LLAMA_CONFIG, llama_tensors())))
+    assert weights_breakdown(whole, tp=1).source == "checkpoint"

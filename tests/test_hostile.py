@@ -512,3 +512,85 @@ def test_fuzz_flags(flags: list, command: str, model: str) -> None:
             assert len(result.stderr.splitlines()) == 1
             return
         _assert_contract(result, folder, before)
+
+
+# --- issue 32: plainly bad checkpoint files and names are one line, exit 2 (they were "internal
+# error ... please report it", exit 1) -------------------------------------------------------
+
+def _header_file(path: Path, text: str) -> None:
+    raw = text.encode("utf-8", "surrogatepass")
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw)
+
+
+LLAMA_DIR_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                    "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                    "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100,
+                    "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+
+
+@pytest.mark.parametrize(("file", "text", "fragment"), [
+    ("model.safetensors", "[" * 100_000 + "]" * 100_000,
+     "safetensors header is nested too deeply"),
+    ("model.safetensors", '{"a":' + '{"b":' * 100_000 + "1" + "}" * 100_001,
+     "safetensors header is nested too deeply"),
+    ("model.safetensors", '{"a":{"dtype":"BF16","shape":[' + "9" * 5000 + '],"data_offsets":'
+                          "[0,2]}}", "not valid JSON (an integer of too many digits)"),
+    ("model.safetensors", '{"a":{"dtype":"BF16","shape":[1],"data_offsets":[0,NaN]}}',
+     "not valid JSON (NaN is not a JSON number)"),
+    ("model.safetensors", '{"model.layers.0.\\ud800":{"dtype":"XX","shape":[1],'
+                          '"data_offsets":[0,2]}}', "unknown dtype 'XX'"),
+    ("model.safetensors.index.json", '{"weight_map":' + "[" * 100_000 + "]" * 100_000 + "}",
+     "nested too deeply"),
+    ("model.safetensors.index.json", '{"metadata":{"total_size":' + "9" * 5000 + "}}",
+     "not valid JSON (an integer of too many digits)"),
+    ("model.safetensors.index.json", '{"weight_map":{"a":"\\ud800.safetensors"}}',
+     "\\ud800.safetensors: not a valid path"),
+    ("model.safetensors.index.json", '{"weight_map":{"a":"' + "m" * 5000 + '.safetensors"}}',
+     "path too long"),
+])
+def test_bad_checkpoint_json_is_one_line(tmp_path: Path, file: str, text: str,
+                                         fragment: str) -> None:
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA_DIR_CONFIG))
+    if file.endswith(".safetensors"):
+        _header_file(folder / file, text)
+    else:
+        (folder / file).write_bytes(text.encode("utf-8", "surrogatepass"))
+    line = one_line(run("estimate", str(folder), "--gpu", "H100"))
+    assert fragment in line, line
+
+
+def test_numbered_shard_names_of_absurd_size_are_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA_DIR_CONFIG))
+    (folder / f"model-{'9' * 200}-of-{'9' * 20}.safetensors").write_bytes(b"")
+    assert "shorter than 8 bytes" in one_line(run("estimate", str(folder)))
+
+
+def test_model_names_any_case_and_did_you_mean() -> None:
+    """Bundled ids ignore case; a near miss is answered with the closest ids (issue 28)."""
+    upper = run("estimate", "Qwen3-8B", "--format", "json")
+    lower = run("estimate", "qwen3-8b", "--format", "json")
+    assert upper.exit_code == 0 and upper.stdout == lower.stdout and upper.stderr == ""
+    line = one_line(run("estimate", "qwen3-8bb"))
+    assert line == ("kvplan: error: qwen3-8bb: no such file or bundled spec (did you mean "
+                    "qwen3-8b, qwen3.5-9b, qwen3-next-80b-a3b?)")
+    line = one_line(run("estimate", "no-such-model-at-all"))
+    assert "(bundled: deepseek-v2, " in line  # nothing close: the list, as before
+
+
+def test_a_name_with_a_lone_surrogate_is_one_line(write_spec, tmp_path: Path) -> None:
+    """JSON's and YAML's "\\ud800" decode to half a character that no output can encode: it was
+    an internal error in every table, CSV and Markdown output (issue 32)."""
+    spec = write_spec(yaml.safe_dump(LLAMA_LIKE).replace("name: Tiny GQA", 'name: "Tiny \\ud800"'))
+    for fmt in ("table", "csv", "markdown", "json"):
+        line = one_line(run("estimate", str(spec), "-f", fmt))
+        assert line.endswith("name: not valid Unicode text (a lone surrogate escape)"), line
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    config = {**LLAMA_DIR_CONFIG, "_name_or_path": "SURROGATE"}
+    (folder / "config.json").write_text(json.dumps(config).replace("SURROGATE", "\\ud800"))
+    line = one_line(run("estimate", str(folder), "--gpu", "H100"))
+    assert "not valid Unicode text" in line, line

@@ -6,9 +6,12 @@ client calls: HEAD/GET /{repo}/resolve/{revision}/{file}, with Range requests.""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,6 +40,7 @@ class FakeHub:
         self.gated: set[str] = set()
         self.requests: list[tuple[str, str, str | None]] = []  # (method, path, range)
         self.served: dict[str, int] = {}  # file -> bytes sent in bodies
+        self.fail_with: int | None = None  # answer every request with this HTTP status
 
     def add(self, repo: str, folder: Path) -> None:
         self.repos[repo] = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
@@ -49,6 +53,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, body: bool) -> None:
             hub.requests.append((self.command, self.path, self.headers.get("Range")))
+            if hub.fail_with is not None:
+                return self._error(hub.fail_with, "ServerError")
             parts = self.path.split("?")[0].strip("/").split("/")
             if len(parts) < 5 or parts[2] != "resolve":
                 return self._error(404, "RepoNotFound")
@@ -231,3 +237,153 @@ def test_bundled_ids_do_not_import_huggingface_hub() -> None:
     code = ("import sys; from kvplan.sources.resolve import load_model; load_model('llama-3-8b'); "
             "assert 'huggingface_hub' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- names, bounds and one-line answers (issues 28 and 32) -----------------------------------
+
+def test_a_hub_id_of_a_bundled_source_is_the_bundled_spec(hub_env: FakeHub) -> None:
+    """model_specs/qwen3-8b.yaml was written from Qwen/Qwen3-8B's config.json: that id reads
+    the bundled spec, offline, and says so (any case, as the Hub itself matches ids)."""
+    result = CliRunner().invoke(app, ["estimate", "qwen/QWEN3-8b", "--context", "4096"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "kvplan: note: qwen/QWEN3-8b is the bundled spec qwen3-8b (read offline; weights from "
+        "its architecture)"]
+    spec, _ = load_model("Qwen/Qwen3-8B")
+    assert spec.id == "qwen3-8b" and spec.checkpoint is None
+    assert hub_env.requests == []
+
+
+def _timed(*args: str) -> tuple[int, str, str, float]:
+    t0 = time.monotonic()
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr, time.monotonic() - t0
+
+
+def test_an_unreachable_hub_fails_fast_with_one_line(hub_env: FakeHub,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline (here a refused connection; a name that does not resolve is the same path, and
+    took 0.5 s on a machine without DNS, not tested here: a resolver's own wait is outside
+    kvplan): exit 2 within 3 s, one line suggesting a bundled id or a folder (huggingface_hub
+    alone retried for 24 s, printing each retry)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{s.getsockname()[1]}")
+        code, out, err, seconds = _timed("estimate", "Qwen/Qwen3-32B", "--context", "4096")
+    assert code == 2 and out == "" and seconds <= 3.0, (code, err, seconds)
+    assert len(err.splitlines()) == 1, err
+    assert "Qwen/Qwen3-32B: not bundled, not a local path, and the Hub" in err
+    assert "out of reach" in err and "did you mean qwen3-8b" in err and "folder" in err
+
+
+@pytest.fixture
+def silent_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """A Hub that accepts every connection and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    try:
+        yield
+    finally:
+        server.close()
+
+
+def test_a_silent_hub_ends_at_the_deadline(silent_hub: None) -> None:
+    code, out, err, seconds = _timed("estimate", "org/model", "--hub-timeout", "1.5")
+    assert code == 1 and out == "" and seconds < 6, (code, err, seconds)
+    assert err.splitlines() == [
+        f"kvplan: error: org/model: the Hugging Face Hub ({os.environ['HF_ENDPOINT']}) gave no "
+        "answer within 1.5 s (--hub-timeout)"]
+
+
+def test_an_http_500_is_said_as_such_after_one_retry_at_most(hub_env: FakeHub) -> None:
+    hub_env.fail_with = 500
+    code, out, err, seconds = _timed("estimate", "org/model")
+    assert code == 1 and out == "" and seconds < 5, (code, err, seconds)
+    assert len(err.splitlines()) == 1 and "answered HTTP 500" in err, err
+    assert "cannot reach" not in err
+    per_url: dict[tuple[str, str], int] = {}
+    for method, path, _ in hub_env.requests:
+        per_url[(method, path)] = per_url.get((method, path), 0) + 1
+    assert per_url and max(per_url.values()) <= 2, per_url
+    # The bounds last as long as the lookup: huggingface_hub's own client factory is back.
+    from huggingface_hub.utils import _http
+
+    assert _http._GLOBAL_CLIENT_FACTORY is _http.default_client_factory
+
+
+def test_hub_timeout_values_are_checked() -> None:
+    for value, fragment in [("0", "must be > 0"), ("nan", "must be > 0"), ("x", "a number"),
+                            ("1e9", "<= 3600")]:
+        code, out, err, _ = _timed("estimate", "llama-3-8b", "--hub-timeout", value)
+        assert code == 2 and out == "" and err.splitlines() == [
+            f"kvplan: error: --hub-timeout: {err.split('--hub-timeout: ', 1)[1].rstrip()}"]
+        assert fragment in err
+
+
+def test_hf_home_a_file_and_a_damaged_cache_entry(hub_env: FakeHub, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Said as what they are, never as a Hub that cannot be reached."""
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    monkeypatch.delenv("HF_HUB_CACHE")
+    monkeypatch.setenv("HF_HOME", str(home))
+    code, _, err, _ = _timed("estimate", "org/model")
+    assert code == 2 and err.splitlines() == [
+        f"kvplan: error: HF_HOME: {home} is not a folder (the Hugging Face cache must be one)"]
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    refs = cache / "models--org--damaged" / "refs"
+    refs.mkdir(parents=True)
+    (refs / "main").write_bytes(b"\xff\xfe not a commit")
+    code, _, err, _ = _timed("estimate", "org/damaged")
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "its entry in the Hugging Face cache is damaged" in err
+    assert "cannot reach" not in err and hub_env.requests == []
+
+
+def test_a_cached_snapshot_with_an_empty_checkpoint_is_refused(hub_env: FakeHub,
+                                                              tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, {})
+    _fill_cache(tmp_path / "hf-cache", "org/empty", folder, ("config.json", "model.safetensors"))
+    code, out, err, _ = _timed("estimate", "org/empty", "--gpu", "H100")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "the checkpoint holds no tensor" in err
+    code, _, err, _ = _timed("estimate", "org/empty", "--gpu", "H100", "--weights-from", "config")
+    assert code == 0 and "--weights-from config" in err
+
+
+@pytest.mark.parametrize(("raw", "fragment"), [
+    ((1 << 40).to_bytes(8, "little") + b"{}", "safetensors header"),  # a 1 TB header claimed
+    ((5000).to_bytes(8, "little") + b'{"a": {"dtype"', "safetensors header"),  # truncated
+    ((6).to_bytes(8, "little") + b"[1, 2]", "safetensors header"),  # not an object
+    ((10).to_bytes(8, "little") + b'{"a": NaN}', "safetensors header"),
+])
+def test_bad_remote_headers_are_one_line(hub_env: FakeHub, tmp_path: Path, raw: bytes,
+                                        fragment: str) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    (folder / "model.safetensors").write_bytes(raw)
+    hub_env.add("org/bad-header", folder)
+    code, out, err, seconds = _timed("estimate", "org/bad-header", "--gpu", "H100")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, (code, err)
+    assert fragment in err and seconds < 10
+
+
+def test_cached_config_with_headers_out_of_reach(hub_env: FakeHub, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot holding config.json and the first of two shards (an interrupted download), the
+    Hub out of reach: one line saying so and how to go on, never a plan from one shard."""
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors(), shards=2)
+    _fill_cache(tmp_path / "hf-cache", "org/partial", folder,
+                ("config.json", "model-00001-of-00002.safetensors"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{s.getsockname()[1]}")
+        code, out, err, seconds = _timed("estimate", "org/partial", "--gpu", "H100")
+    assert code == 2 and out == "" and seconds <= 3.0 and len(err.splitlines()) == 1, err
+    assert "config.json is in the local cache, its weight files' headers are not" in err
+    assert "--weights-from config" in err

@@ -196,13 +196,25 @@ def _wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
     return [p for p in pids if not _gone(p)]
 
 
+# How an interactive shell starts a foreground job: SIGINT at its default, unblocked. A process
+# inherits an ignored SIGINT across exec, and Python then keeps ignoring it: a test suite run in the
+# background by a non-interactive shell (`pytest &`, some CI runners) would start the CLI deaf to
+# Ctrl-C, and it would finish its work with exit 0 (the flaky failure of issue 28).
+_AS_A_TERMINAL_STARTS_IT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_stops_every_rank(write_spec) -> None:
     """SIGINT to the CLI's whole process group, as a terminal's Ctrl-C: exit 130, one line,
     and every rank it started gone within seconds."""
     path = write_spec(TINY_YAML)
-    proc = subprocess.Popen(_cli(str(path), "--tp", "2", *TINY_ARGS), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    cmd = [sys.executable, "-c", _AS_A_TERMINAL_STARTS_IT, *_cli(str(path), "--tp", "2",
+                                                                 *TINY_ARGS)[1:]]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         line = proc.stderr.readline()
         assert "started ranks" in line, line
@@ -246,3 +258,66 @@ def test_an_error_in_one_rank_ends_every_rank(monkeypatch, write_spec) -> None:
     assert rest == ["kvplan: error: rank 1: simulated failure"]
     pids = [int(p) for p in started.split("started ranks", 1)[1].split()]
     assert _wait_gone(pids) == []
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_ctrl_c_while_the_ranks_start_is_not_lost(monkeypatch, write_spec) -> None:
+    """A Ctrl-C that comes while the ranks are being started is held, not dropped: it stops
+    the run once they are started (SIGINT was set to SIG_IGN over that window before)."""
+    import multiprocessing.context as mpc
+
+    from kvplan.analysis.device.ranks import verify_ranks
+
+    started: list[int] = []
+    real_start = mpc.SpawnProcess.start
+
+    def start_then_ctrl_c(self) -> None:
+        real_start(self)
+        started.append(self.pid)
+        os.kill(os.getpid(), signal.SIGINT)  # as if Ctrl-C came right now
+
+    monkeypatch.setattr(mpc.SpawnProcess, "start", start_then_ctrl_c)
+    spec = load_spec(str(write_spec(TINY_YAML)))
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        verify_ranks(spec, tp=2, device="cpu", context=128, budget_bytes=int(0.004 * GiB),
+                     max_decode_batch=1)
+    assert time.monotonic() - t0 < 15
+    assert len(started) == 2 and _wait_gone(started) == []
+
+
+def test_stray_torchrun_variables_are_refused_naming_them(monkeypatch, write_spec) -> None:
+    """RANK=0 WORLD_SIZE=2 left in a shell made `verify --tp 2` join a group of ranks that
+    never came, for the process group's 300 s (issue 32): without MASTER_ADDR it is refused at
+    once; with it, after --rendezvous-timeout; one line naming the variables, exit 2."""
+    from typer.testing import CliRunner
+
+    from kvplan.analysis.device.ranks import RENDEZVOUS_TIMEOUT_S, _free_port
+    from kvplan.cli import app
+    from kvplan.cli.verify_cmd import RENDEZVOUS_TIMEOUT_S as CLI_DEFAULT
+
+    assert CLI_DEFAULT == RENDEZVOUS_TIMEOUT_S
+    path = str(write_spec(TINY_YAML))
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    result = CliRunner().invoke(app, ["verify", path, "--tp", "2", *TINY_ARGS])
+    assert result.exit_code == 2 and result.stdout == "", result.stderr
+    assert result.stderr.splitlines() == [
+        "kvplan: error: RANK=0 and WORLD_SIZE=2 are set, as torchrun sets them, so verify joins "
+        "a group of ranks, but MASTER_ADDR and MASTER_PORT are not: unset them to let verify "
+        "start its own ranks, or start every rank with torchrun --nproc-per-node 2"]
+    port = _free_port()
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    t0 = time.monotonic()
+    result = CliRunner().invoke(app, ["verify", path, "--tp", "2", *TINY_ARGS,
+                                      "--rendezvous-timeout", "1"])
+    assert time.monotonic() - t0 < 30
+    assert result.exit_code == 2 and result.stdout == "", result.stderr
+    assert result.stderr.splitlines() == [
+        f"kvplan: error: RANK=0 and WORLD_SIZE=2 are set (MASTER_ADDR=127.0.0.1, MASTER_PORT="
+        f"{port}): verify joined that group as rank 0, and it did not form within 1 s "
+        "(--rendezvous-timeout); unset them to let verify start its own ranks, or start every "
+        "rank with torchrun --nproc-per-node 2"]

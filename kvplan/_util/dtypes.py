@@ -77,3 +77,12 @@ def get_dtype(name: str) -> DType:
     """Look up a dtype by kvplan name or config.json spelling; KeyError if unknown."""
     key = WEIGHT_DTYPE_ALIASES.get(name, name)
     return DTYPES[key]
+
+
+# vLLM --kv-cache-dtype / SGLang --kv-cache-dtype spellings -> kvplan's names (the CLI's
+# --kv-dtype parser and `kvplan check`, reading a server's cache_dtype, both use it).
+KV_DTYPE_ALIASES = {
+    "auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
+    "half": "fp16", "float32": "fp32", "fp32": "fp32", "fp8": "fp8", "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8", "int8": "int8", "int4": "int4", "nvfp4": "nvfp4",
+}

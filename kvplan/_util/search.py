@@ -1,9 +1,9 @@
-"""One monotone search, shared by the reverse questions (longest context, compute-bound batch,
-absorbed-MLA crossover)."""
+"""Searches: one monotone search, shared by the reverse questions (longest context, compute-bound
+batch, absorbed-MLA crossover), and the "did you mean" of a mistyped name (GPUs, models)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 
 def first_true(pred: Callable[[int], bool], *, start: int = 1, limit: int) -> int | None:
@@ -25,3 +25,16 @@ def first_true(pred: Callable[[int], bool], *, start: int = 1, limit: int) -> in
         else:
             lo = mid
     return hi
+
+
+def close_names(word: str, names: Iterable[str], *, key: Callable[[str], str] = str.lower,
+                n: int = 3) -> list[str]:
+    """The names closest to a mistyped `word` ("did you mean"), best first, compared by `key`
+    (difflib's ratio, at least 0.6), each name once."""
+    import difflib  # only on the error path
+
+    by_key: dict[str, str] = {}
+    for name in names:
+        by_key.setdefault(key(name), name)
+    close = difflib.get_close_matches(key(word), list(by_key), n=max(n, 8), cutoff=0.6)
+    return list(dict.fromkeys(by_key[k] for k in close))[:n]

@@ -76,6 +76,10 @@ def checked_text(value: Any, *, path: str, field: str | None) -> str:
         raise SpecError(path, field, f"expected a non-empty string, got {describe(value)}")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise SpecError(path, field, "must be one line without control characters")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        # JSON's and YAML's "\ud800" escapes decode to half a character, which no output
+        # encoding can write.
+        raise SpecError(path, field, "not valid Unicode text (a lone surrogate escape)")
     if len(value) > 4096:
         raise SpecError(path, field, f"too long ({len(value):,} characters; at most 4,096)")
     return value

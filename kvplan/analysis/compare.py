@@ -162,6 +162,11 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     """Every scheme for `spec`; `share_layers` k > 1 applies cross-layer sharing (CLA x k) to all
     of them (the model's own sharing, if any, is replaced). With a `gpu`, each row also carries
     kvplan.perf.costmodel's predictions on `layout` (default: plain TP over `tp` ranks)."""
+    if spec.layer_attention or spec.kind is AttentionKind.none:
+        raise InputError(f"compare: {spec.id} has "
+                         + ("attention shapes that differ by layer type" if spec.layer_attention
+                            else "no attention layer")
+                         + "; its schemes are not rewritten (use estimate)")
     heads = spec.attention.num_attention_heads
     if tp < 1 or (tp > 1 and heads % tp):
         # Every scheme keeps the model's query heads; vLLM and SGLang need TP to divide them.

@@ -8,6 +8,7 @@ from typing import Any
 
 from kvplan.capacity.plan import CapacityPlan
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.engines.launch import LaunchPlan
 from kvplan.hardware.gpus import GPU
 
 FITS, BORDERLINE, DOES_NOT_FIT = "FITS", "BORDERLINE", "DOES NOT FIT"
@@ -139,6 +140,7 @@ class ServingPlan:
     cost_per_hour_usd: float | None = None  # the whole layout
     ranking: str = ""  # how the plan was chosen among the GPU types and layouts
     none_reason: str = ""  # when no alternative serves the target: why
+    launch: LaunchPlan | None = None  # every command (head node first); `command` is the head's
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chosen
@@ -166,6 +168,9 @@ class ServingPlan:
             "usd_per_million_output_tokens": p.cost_per_million_tokens_usd if p else None,
             "ranking": self.ranking,
             "command": self.command,
+            # One argv list per command to run, head node first (`command` is the first).
+            "commands": [cmd.argv for cmd in self.launch.commands] if self.launch else None,
+            "launch": self.launch.to_dict() if self.launch else None,
             "alternatives": [a.to_dict() for a in self.alternatives],
             "no_alternative_reason": self.none_reason or None,
             "candidates_searched": self.searched,

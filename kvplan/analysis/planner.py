@@ -13,11 +13,11 @@ BORDERLINE. Pure: no I/O; the launch command is built as text.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import replace
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
+from kvplan.analysis.launch import command_text, launch_for
 from kvplan.analysis.plan_search import (
     MAX_NODES,
     alternatives_when_fits,
@@ -39,36 +39,28 @@ from kvplan.analysis.plan_types import (
     PlanRequest,
     ServingPlan,
 )
-from kvplan.engines.base import LaunchLayout, check_kv_dtype, supported_kv_dtypes
+from kvplan.engines.base import check_kv_dtype, supported_kv_dtypes
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
 
-__all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command", "model_ref",
+__all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command", "launch_plan",
            "plan_serving", "supported_kv_dtypes"]
 
 
-def model_ref(spec: ModelSpec) -> str:
-    """The name a launch command takes: the Hugging Face id of the spec's source, else its path."""
-    src = spec.source
-    prefix = "https://huggingface.co/"
-    if src.startswith(prefix):
-        parts = src[len(prefix):].split("/")
-        if len(parts) >= 2:
-            return f"{parts[0]}/{parts[1]}"
-    return spec.path if spec.path and not spec.path.endswith(".yaml") else spec.id
+def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPlan:
+    """The engine's own commands for the plan, head node first (kvplan.analysis.launch)."""
+    lay = cand.layout
+    return launch_for(spec, req.engine, LaunchLayout(
+        tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, dp_attention=lay.dp_attention,
+        gpus_per_node=lay.gpus_per_node), LaunchSettings(
+        context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
+        concurrency=req.concurrency, version=req.engine_version), ref=req.model_ref)
 
 
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:
-    """The engine's own command line for the plan (flags as each engine's CLI spells them)."""
-    ref = req.model_ref or model_ref(spec)
-    lay = cand.layout
-    layout = LaunchLayout(tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep,
-                          dp_attention=lay.dp_attention)
-    args = req.engine.rules.launch_args(
-        ref, layout,
-        context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
-        concurrency=req.concurrency)
-    return shlex.join(args)
+    """The head node's command line for the plan (flags as each engine's CLI spells them)."""
+    return command_text(launch_plan(spec, req, cand))
 
 
 def _check(req: PlanRequest) -> None:
@@ -163,10 +155,11 @@ def _with_commands(spec: ModelSpec, req: PlanRequest, plan: ServingPlan) -> Serv
         replace(a, command=launch_command(spec, replace(req, gpu=a.candidate.gpu), a.candidate))
         if a.with_command and a.candidate is not None else a
         for a in plan.alternatives)
-    command = None
+    command = launch = None
     if plan.chosen is not None and plan.verdict != DOES_NOT_FIT:
-        command = launch_command(spec, replace(req, gpu=plan.chosen.gpu), plan.chosen)
-    return replace(plan, alternatives=alternatives, command=command)
+        launch = launch_plan(spec, replace(req, gpu=plan.chosen.gpu), plan.chosen)
+        command = command_text(launch)
+    return replace(plan, alternatives=alternatives, command=command, launch=launch)
 
 
 def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:

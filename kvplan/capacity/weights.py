@@ -50,8 +50,12 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
             engine_dtype(spec.weight_dtype))
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision}
     if spec.checkpoint is not None and quantization != "bitsandbytes":
-        from kvplan.weights.checkpoint import checkpoint_breakdown  # with a checkpoint only
+        from kvplan.weights.checkpoint import (  # with a checkpoint only
+            check_parameter_count,
+            checkpoint_breakdown,
+        )
 
+        check_parameter_count(spec.checkpoint, spec)
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
                                     dp_attention=dp_attention, mtp=mtp, **kw)
     split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **kw)

@@ -445,12 +445,14 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "specs": (specs_cmd, None),
     "engines": (engines_cmd, None),
     "gpus": (gpus_cmd, None),
+    "models": ("kvplan.cli.models_cmd:models_cmd", None),
     "estimate": (estimate_cmd, None),
     "compare": (compare_cmd, None),
     "import": (import_cmd, None),
     "plan": ("kvplan.cli.plan_cmd:plan_cmd", None),
     "verify": ("kvplan.cli.verify_cmd:verify_cmd", TorchCommand),  # how to install torch if absent
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
+    "check": ("kvplan.cli.check_cmd:check_cmd", None),
 }
 
 

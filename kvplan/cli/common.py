@@ -31,8 +31,11 @@ from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_model
 
 ModelArg = Annotated[
-    str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a "
-                             "HuggingFace config.json (or a folder holding one).")
+    str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, a "
+                             "HuggingFace config.json (or a folder holding one), or a Hub id "
+                             "(owner/name). Every command also takes --hub-timeout SECONDS "
+                             "(all Hub requests; default 10) and --weights-from "
+                             "checkpoint|config.")
 ]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 KVDTypeOpt = Annotated[KVDType, typer.Option("--kv-dtype", help="KV-cache element type.")]
@@ -322,6 +325,13 @@ class KvplanGroup(TyperGroup):
         render.WIDE = "--wide" in argv[:cut]
         argv = [a for a in argv[:cut] if a != "--wide"] + argv[cut:]
         try:
+            argv = take_model_options(argv)
+        except InputError as exc:
+            _print_error(str(exc))
+            if not standalone_mode:
+                return 2
+            sys.exit(2)
+        try:
             rv = super().main(args=argv, prog_name=prog_name or "kvplan",
                               complete_var=complete_var, standalone_mode=False, **extra)
         except typer.Exit as exc:
@@ -340,6 +350,51 @@ class KvplanGroup(TyperGroup):
         if not standalone_mode:
             return code
         sys.exit(code)
+
+
+# How MODEL is read, in every command that takes one (options of the root command, accepted
+# anywhere before "--" like --wide, so that each command's own options stay its own).
+WEIGHTS_FROM = ("checkpoint", "config")
+MAX_HUB_TIMEOUT_S = 3600.0
+_model_options: dict[str, Any] = {}
+
+
+def take_model_options(argv: list[str]) -> list[str]:
+    """Take ``--hub-timeout SECONDS`` and ``--weights-from checkpoint|config`` (also written
+    ``--opt=value``; the last one given wins) out of `argv`, for `load_spec`."""
+    _model_options.clear()
+    cut = argv.index("--") if "--" in argv else len(argv)
+    rest: list[str] = []
+    i = 0
+    while i < cut:
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name not in ("--hub-timeout", "--weights-from"):
+            rest.append(arg)
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= cut:
+                raise InputError(f"{name}: missing")
+            value = argv[i + 1]
+            i += 1
+        i += 1
+        if name == "--weights-from":
+            if value not in WEIGHTS_FROM:
+                raise InputError(f"--weights-from: expected one of {', '.join(WEIGHTS_FROM)}, "
+                                 f"got {value!r}")
+            _model_options["weights_from"] = value
+            continue
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise InputError(f"--hub-timeout: expected a number of seconds, got {value!r}"
+                             ) from None
+        if not 0 < seconds <= MAX_HUB_TIMEOUT_S:  # also NaN
+            raise InputError(f"--hub-timeout: must be > 0 and <= {MAX_HUB_TIMEOUT_S:g} "
+                             f"seconds, got {value}")
+        _model_options["hub_timeout_s"] = seconds
+    return rest + argv[cut:]
 
 
 # Warnings gathered while a command runs (config.json import notes): printed when it succeeds,
@@ -378,9 +433,9 @@ def handle_errors() -> Iterator[None]:
 def load_spec(model: str) -> ModelSpec:
     """Load a MODEL argument; config.json import warnings go to stderr (if the command
     succeeds)."""
-    spec, warnings = load_model(model)
-    for w in warnings:
-        defer_warning(f"kvplan: warning: {w}")
+    spec, warnings = load_model(model, **_model_options)
+    for w in warnings:  # a "note: ..." is information, not a warning
+        defer_warning(f"kvplan: {w}" if w.startswith("note: ") else f"kvplan: warning: {w}")
     return spec
 
 

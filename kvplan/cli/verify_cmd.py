@@ -21,6 +21,10 @@ from kvplan.cli.common import (
 )
 from kvplan.present.render import OutputFormat, emit, warn
 
+# verify's default rendezvous wait, stated here so that the help needs no torch import
+# (kvplan.analysis.device.ranks.RENDEZVOUS_TIMEOUT_S; tests/test_verify_ranks.py holds them equal).
+RENDEZVOUS_TIMEOUT_S = 60.0
+
 
 def verify_cmd(
     model: ModelArg,
@@ -50,6 +54,10 @@ def verify_cmd(
     ] = None,
     num_speculative_tokens: Annotated[int, typer.Option(
         "--num-speculative-tokens", min=0, help="Draft tokens per step.")] = 0,
+    rendezvous_timeout: Annotated[float, typer.Option(
+        "--rendezvous-timeout", min=0.1, max=3600.0,
+        help="Under torchrun (RANK and WORLD_SIZE set): seconds to wait for every rank to "
+             "join before giving up.")] = RENDEZVOUS_TIMEOUT_S,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Allocate the real paged KV cache on a device (T x P ranks with --tp/--pp), measure it
@@ -67,6 +75,7 @@ def verify_cmd(
                 budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
                 speculative_method=speculative_method,
                 num_speculative_tokens=num_speculative_tokens,
+                rendezvous_timeout_s=rendezvous_timeout,
                 on_started=lambda pids: warn("kvplan: verify: started ranks "
                                              + " ".join(str(p) for p in pids)),
             )

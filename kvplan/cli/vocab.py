@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
+from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 
-# vLLM --kv-cache-dtype / SGLang --kv-cache-dtype spellings -> kvplan's names.
-KV_DTYPE_ALIASES = {
-    "auto": "bf16", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
-    "half": "fp16", "float32": "fp32", "fp32": "fp32", "fp8": "fp8", "fp8_e4m3": "fp8",
-    "fp8_e5m2": "fp8", "int8": "int8", "int4": "int4", "nvfp4": "nvfp4",
-}
+__all__ = ["KV_DTYPE_ALIASES", "kv_dtype_option", "parse_kv_dtype", "parse_tokens",
+           "tokens_option"]
 
 
 def parse_tokens(option: str, text: str) -> int:

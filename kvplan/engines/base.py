@@ -18,6 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.reserve import Reserve
@@ -216,17 +217,6 @@ class Launch:
     dp_attention: bool = True
 
 
-@dataclass(frozen=True, kw_only=True)
-class LaunchLayout:
-    """The parallel layout a launch command spells out."""
-
-    tp: int
-    pp: int
-    dp: int
-    ep: int
-    dp_attention: bool
-
-
 class PlanFacts(Protocol):
     """The plan fields an engine's view notes read (kvplan.capacity.plan.CapacityPlan)."""
 
@@ -339,9 +329,10 @@ class EngineRules(Protocol):
     def reported_platform(self, inputs: PlanInputs) -> str | None:
         """The platform the plan reports, where the engine's rules depend on it."""
 
-    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
-                    kv_dtype: str, concurrency: int) -> list[str]:
-        """The engine's command line for a plan (flags as its CLI spells them)."""
+    def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
+                    ) -> LaunchPlan:
+        """The commands that start the plan, head node first, with the flags this version of
+        the engine's CLI takes (kvplan.engines.launch)."""
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

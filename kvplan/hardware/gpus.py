@@ -37,7 +37,6 @@ millisecond, where the YAML reader would add several to `kvplan estimate --gpu`.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -48,6 +47,7 @@ from typing import Any
 
 from kvplan._util.errors import InputError
 from kvplan._util.lazy import LazyMapping
+from kvplan._util.search import close_names
 from kvplan._util.units import GB, TB, GiB, MiB
 
 NO_LOG = "no public start-up log found: total_bytes falls back to the nominal capacity"
@@ -219,7 +219,7 @@ def get_gpu(name: str) -> GPU:
     gpu = by_key.get(_key(name))
     if gpu is not None:
         return gpu
-    close = difflib.get_close_matches(_key(name), list(by_key), n=8, cutoff=0.6)
+    close = close_names(_key(name), by_key, key=lambda k: k, n=8)
     suggestions = list(dict.fromkeys(by_key[key].name for key in close))[:3]
     hint = f"did you mean {', '.join(suggestions)}? " if suggestions else ""
     raise InputError(f"--gpu: unknown GPU {name.strip()!r}; {hint}(known: {', '.join(GPUS)})")

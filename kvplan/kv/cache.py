@@ -24,7 +24,7 @@ from kvplan.kv.kinds import (
     SlidingWindowCache,
     StateTensor,
 )
-from kvplan.model.attention import LatentAttention
+from kvplan.model.attention import Attention, LatentAttention
 from kvplan.model.spec import ModelSpec, RecurrentSpec
 
 DEFAULT_BLOCK_SIZE = 16
@@ -52,8 +52,12 @@ def check_tp(spec: ModelSpec, tp: int) -> None:
         raise InputError(
             f"--tp: {tp} does not divide num_attention_heads ({heads}) of {spec.id}; "
             "vLLM and SGLang refuse this layout")
-    kv = getattr(spec.attention, "num_key_value_heads", None)
-    if kv is not None and kv % tp and tp % kv:
+    for att in spec.attention_shapes:
+        _check_kv_heads(spec, getattr(att, "num_key_value_heads", None), tp)
+
+
+def _check_kv_heads(spec: ModelSpec, kv: int | None, tp: int) -> None:
+    if kv and kv % tp and tp % kv:
         raise InputError(
             f"--tp: {tp} neither divides nor is a multiple of num_key_value_heads ({kv}) of "
             f"{spec.id}; vLLM and SGLang refuse this layout (KV heads are split or replicated "
@@ -272,10 +276,12 @@ def recurrent_state(rec: RecurrentSpec, *, tp: int, conv_dtype: str,
                           checkpoint_pages=1 if rec.kind == "mamba2" else 0)
 
 
-def attention_token_bytes(spec: ModelSpec, kv_dtype: str, tp: int) -> int:
+def attention_token_bytes(spec: ModelSpec, kv_dtype: str, tp: int,
+                          att: Attention | None = None) -> int:
     """Bytes per token of one attention layer's cache on one rank (MLA: the latent row; with
-    the sparse indexer at fp8, the 656-byte fp8_ds_mla row)."""
-    att = spec.attention
+    the sparse indexer at fp8, the 656-byte fp8_ds_mla row). `att`: a layer's own shape
+    (`ModelSpec.attention_at`); default the spec's."""
+    att = spec.attention if att is None else att
     dtype = resolve_kv_dtype(kv_dtype)
     if isinstance(att, LatentAttention) and spec.indexer is not None and dtype.name == "fp8":
         if att.kv_lora_rank != 512 or att.qk_rope_head_dim != 64:
@@ -330,7 +336,9 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
             continue
         caches = []
         if spec.has_attention(i) and owners[i]:
-            caches.append(attention_cache(spec, i, token_bytes))
+            own = token_bytes if not spec.layer_attention else attention_token_bytes(
+                spec, kv_dtype, tp, spec.attention_at(i))
+            caches.append(attention_cache(spec, i, own))
             if indexer is not None:
                 caches.append(indexer)
         if spec.has_recurrent(i):

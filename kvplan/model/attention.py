@@ -15,6 +15,7 @@ class AttentionKind(str, Enum):
     gqa = "gqa"
     mqa = "mqa"
     mla = "mla"
+    none = "none"  # no attention layer at all (Mamba, Mamba2): `HeadAttention.none()`
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,14 +43,25 @@ class HeadAttention:
     def elements_per_token(self, tp: int = 1) -> int:
         return self.kv_heads_per_rank(tp) * (self.head_dim + self.v_head_dim)
 
+    @classmethod
+    def none(cls) -> HeadAttention:
+        """A model with no attention layer (pure Mamba / Mamba2): no heads, nothing cached per
+        token; its recurrent state is the spec's `recurrent` section."""
+        return cls(kind=AttentionKind.none, num_attention_heads=0, num_key_value_heads=0,
+                   head_dim=0, v_head_dim=0)
+
     @property
     def q_head_dim(self) -> int:
         return self.head_dim
 
     def short(self) -> str:
+        if self.kind is AttentionKind.none:
+            return "none"
         return f"{self.num_key_value_heads}x({self.head_dim}+{self.v_head_dim})"
 
     def describe(self) -> str:
+        if self.kind is AttentionKind.none:
+            return "no attention (recurrent state only)"
         return (
             f"{self.kind.value.upper()}: {self.num_key_value_heads} KV heads x "
             f"(K {self.head_dim} + V {self.v_head_dim})"

@@ -38,6 +38,17 @@ STATE_DTYPES = ("float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True, kw_only=True)
+class Assumption:
+    """A value kvplan took without the config stating it for this architecture (a config.json of
+    a model_type kvplan does not know): the field, the value taken and why. A spec with any is
+    not exact (`ModelSpec.exact`); the JSON of estimate and plan lists them."""
+
+    field: str
+    value: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class MLPSpec:
     intermediate_size: int
     gated: bool = True
@@ -231,12 +242,32 @@ class ModelSpec:
     compiled_grouped_topk: bool = False  # no fused SGLang top-k for its router (GLM-4.5)
     triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
     mtp_own_head: bool = False  # each MTP layer its own lm head, eh_proj whole (DeepSeek-V3)
+    # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
+    # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
+    layer_attention: tuple[Attention, ...] = ()
+    # What was assumed rather than read (an unknown model_type's config.json): empty for every
+    # family kvplan reads field by field and for the bundled specs.
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """Whether the sizes rest only on what the config states for a family kvplan knows."""
+        return not self.assumptions
 
     @property
     def quantization_config(self) -> dict[str, Any] | None:
         import json
 
         return None if self.quantization_json is None else json.loads(self.quantization_json)
+
+    def attention_at(self, index: int) -> Attention:
+        """Layer `index`'s attention shape (`attention` unless shapes differ by layer type)."""
+        return self.layer_attention[index] if self.layer_attention else self.attention
+
+    @property
+    def attention_shapes(self) -> tuple[Attention, ...]:
+        """Every distinct attention shape, `attention` first."""
+        return tuple(dict.fromkeys((self.attention, *self.layer_attention)))
 
     def mixer(self, index: int) -> str:
         return self.layer_mixers[index] if self.layer_mixers else "attention"

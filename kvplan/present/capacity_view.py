@@ -9,7 +9,8 @@ from kvplan._util.units import human_bytes
 from kvplan.engines.base import Engine
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
-from kvplan.present.estimate_view import groups_view
+from kvplan.present.estimate_view import assumption_records, assumptions_views, groups_view
+from kvplan.present.launch_text import launch_lines
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 from kvplan.present.text import commas, gib_text
 
@@ -191,8 +192,8 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
                 rows.append(["cost per output", f"${p.cost_per_million_tokens_usd:,.2f} per "
                                                 "million tokens"])
     notes = [f"{result.verdict}: {result.reason}."] if result.reason else []
-    if result.command:
-        notes.append("Launch: " + result.command)
+    notes += list(result.launch.notes) if result.launch else []
+    code = launch_lines(result.launch) if result.launch else []
     for a in result.alternatives:
         cost = ("" if a.cost_per_hour_usd is None or "$" in a.label or a.command is None
                 else f" (${a.cost_per_hour_usd:,.2f}/h)")
@@ -208,6 +209,9 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
               f"{result.engine_version or ''}".rstrip(),
         columns=[Column(header="", min_width=17), Column(header="")],
         rows=rows,
-        records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict()},
+        records={"schema_version": JSON_SCHEMA_VERSION, **result.to_dict(),
+                 **assumption_records(spec)},
         notes=notes,
+        code=code,
+        more=assumptions_views(spec),
     )

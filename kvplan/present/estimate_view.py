@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from kvplan._util.units import human_bytes, human_bytes_decimal
 from kvplan.kv.cache import Estimate
@@ -57,6 +58,11 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         + (f", tp={est.tp} (per-rank KV heads: {spec.attention.kv_heads_per_rank(est.tp)})"
            if est.tp > 1 else ""),
     ]
+    for att in spec.attention_shapes[1:]:
+        which = sorted({"sliding" if spec.layer_windows[i] is not None else "full-attention"
+                        for i in range(spec.num_hidden_layers) if spec.attention_at(i) is att})
+        notes.append(f"The {' and '.join(which)} layers have their own shape: {att.describe()} "
+                     "(the per-layer rows above are the first shape's).")
     if est.num_sliding_layers:
         notes.append(
             f"{est.num_sliding_layers} of {est.num_layers} layers use a sliding window of "
@@ -77,9 +83,11 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
             f"{est.block_size} tokens so one page holds a recurrent state, and pads the state "
             f"page by {est.state_padding_percent:.2f}% (vLLM logs both lines).")
     notes.append(BYTES_NOTE)
-    records = {"schema_version": JSON_SCHEMA_VERSION, **est.to_dict(), "source": spec.source}
+    records = {"schema_version": JSON_SCHEMA_VERSION, **est.to_dict(), "source": spec.source,
+               **assumption_records(spec)}
     more = (groups_view(est.kv_cache_groups, context=est.context,
                         version=est.engine_version),) if len(est.kv_cache_groups) > 1 else ()
+    more += assumptions_views(spec)
     return View(
         title=f"KV cache: {spec.name}, context {est.context:,}, batch {est.batch:,}, "
               f"{est.kv_dtype}, block {est.block_size}",
@@ -115,3 +123,22 @@ def groups_view(groups: Sequence[dict[str, object]], *, context: int,
                "kv_cache_utils.py)."])
 
 
+
+
+def assumption_records(spec: ModelSpec) -> dict[str, object]:
+    """`exact` and `assumptions` of the JSON of estimate and plan: whether the sizes rest only on
+    what the config states for a family kvplan reads, and else what was assumed."""
+    return {"exact": spec.exact, "assumptions": [asdict(a) for a in spec.assumptions]}
+
+
+def assumptions_views(spec: ModelSpec) -> tuple[View, ...]:
+    """The table "Assumptions" (none when the spec is exact)."""
+    if spec.exact:
+        return ()
+    return (View(
+        title="Assumptions",
+        columns=[Column(header="field"), Column(header="assumed"), Column(header="why")],
+        rows=[[a.field, a.value, a.why] for a in spec.assumptions],
+        records={},
+        notes=[f"Not exact: model_type {spec.model_type!r} is read from its standard fields; "
+               "each value above was taken, not read."]),)

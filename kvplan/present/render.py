@@ -50,6 +50,9 @@ class View:
     rows: Sequence[Sequence[str]]
     records: Mapping[str, Any] | Sequence[Mapping[str, Any]]
     notes: Sequence[str] = field(default_factory=tuple)
+    # Lines printed as they are, after the table and before the notes (table: never wrapped, so
+    # a shell command pastes whole; Markdown: a console block; JSON/CSV use `records`).
+    code: Sequence[str] = field(default_factory=tuple)
     # Further tables shown after this one (table and Markdown only; JSON/CSV use `records`).
     more: Sequence[View] = field(default_factory=tuple)
 
@@ -174,6 +177,8 @@ def _markdown_one(view: View) -> str:
     lines.append("|" + "|".join("---:" if c.numeric else "---" for c in view.columns) + "|")
     for row in view.rows:
         lines.append("| " + " | ".join(_md_escape(cell) for cell in row) + " |")
+    if view.code:
+        lines += ["", "```console", *view.code, "```"]
     if view.notes:
         lines.append("")
         lines.extend(f"- {note}" for note in view.notes)
@@ -202,6 +207,9 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
             out = console if needed <= console.width else Console(
                 markup=False, highlight=False, emoji=False, width=needed)
             out.print(table)
+            if one.code:
+                sys.stdout.flush()
+                sys.stdout.write("".join(line + "\n" for line in one.code))
             for note in one.notes:
                 console.print(note)  # wrapped at words to the terminal
     sys.stdout.flush()

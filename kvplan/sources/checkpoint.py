@@ -31,7 +31,6 @@ other                the rest: norms (a module named ``*norm``, even inside atte
 
 from __future__ import annotations
 
-import json
 import re
 import stat
 import struct
@@ -40,10 +39,14 @@ from typing import Any
 
 from kvplan._util.errors import SpecError
 from kvplan.model.checkpoint import CheckpointWeights, TensorInfo
+from kvplan.sources.files import parse_json, path_kind, shown_path
 
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 MAX_TENSOR_BYTES = 1 << 50  # far above any real shard; a bound for offsets read off the network
 INDEX_FILE = "model.safetensors.index.json"
+# What a folder or Hub id read with --weights-from config says (kvplan.sources.resolve, hub).
+FROM_CONFIG_NOTE = ("note: weights from config.json's architecture (--weights-from config), "
+                    "not from the checkpoint's files")
 
 # Element widths in bits of the safetensors dtypes (safetensors/src/tensor.rs, Dtype).
 DTYPE_BITS: dict[str, int] = {
@@ -126,9 +129,11 @@ def read_header(path: Path) -> dict[str, Any]:
     if len(raw) < length:
         raise SpecError(str(path), None, "truncated safetensors header")
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise SpecError(str(path), None, "safetensors header is not valid JSON") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(str(path), None, "safetensors header is not valid JSON (not UTF-8)"
+                        ) from None
+    header = parse_json(text, shown_path(path), "safetensors header")
     if not isinstance(header, dict):
         raise SpecError(str(path), None, "safetensors header is not a JSON object")
     header.pop("__metadata__", None)
@@ -167,9 +172,9 @@ def _num_layers(folder: Path) -> int | None:
     try:
         if not config.is_file():
             return None
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
+        data = parse_json(config.read_text(encoding="utf-8"), shown_path(config))
+    except (OSError, UnicodeDecodeError, SpecError):
+        return None  # config.json's own reader says what is wrong with it
     if not isinstance(data, dict):
         return None
     for section in (data, data.get("text_config"), data.get("llm_config")):
@@ -183,9 +188,10 @@ def _shards(folder: Path) -> tuple[list[Path], dict[str, str] | None]:
     if index.exists():
         _regular_file(index)
         try:
-            data = json.loads(index.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            raise SpecError(str(index), None, "not valid JSON") from None
+            text = index.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise SpecError(str(index), None, "cannot read as UTF-8 text") from None
+        data = parse_json(text, shown_path(index))
         weight_map = data.get("weight_map") if isinstance(data, dict) else None
         if not isinstance(weight_map, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()):
@@ -195,11 +201,48 @@ def _shards(folder: Path) -> tuple[list[Path], dict[str, str] | None]:
             if Path(n).name != n:
                 raise SpecError(str(index), "weight_map", f"shard {n!r} is not a file name in "
                                                           "the checkpoint folder")
+        if not names:
+            raise SpecError(str(index), "weight_map", "names no tensor")
+        _all_present(folder, [n for n in names if path_kind(folder / n) is None], len(names),
+                     f"named by {INDEX_FILE}")
         return [folder / n for n in names], weight_map
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise SpecError(str(folder), None, f"no {INDEX_FILE} and no *.safetensors files")
+    _numbered_shards_present(folder, [f.name for f in files])
     return files, None
+
+
+# Hugging Face's shard names (transformers' modeling_utils, huggingface_hub's
+# split_torch_state_dict_into_shards): model-00001-of-00030.safetensors.
+_NUMBERED = re.compile(r"^(?P<stem>.*)-(?P<k>\d+)-of-(?P<n>\d+)\.safetensors$")
+MISSING_SHOWN = 3
+
+
+def _all_present(folder: Path, missing: list[str], total: int, how: str) -> None:
+    """An interrupted download: refused, naming what is missing (sizing what is there would
+    report a fraction of the weights as the whole)."""
+    if not missing:
+        return
+    shown = ", ".join(missing[:MISSING_SHOWN]) + (
+        f" and {len(missing) - MISSING_SHOWN:,} more" if len(missing) > MISSING_SHOWN else "")
+    raise SpecError(str(folder), None, f"{len(missing):,} of the {total:,} shards {how} are "
+                                       f"missing ({shown}): an incomplete download? "
+                                       "(--weights-from config sizes weights from config.json)")
+
+
+def _numbered_shards_present(folder: Path, names: list[str]) -> None:
+    """Without an index, every ``-NNNNN-of-MMMMM`` set must be whole."""
+    sets: dict[tuple[str, str], set[int]] = {}
+    for name in names:
+        m = _NUMBERED.match(name)
+        if m is not None and len(m["n"]) <= 6 and len(m["k"]) <= 6:  # no checkpoint has more
+            sets.setdefault((m["stem"], m["n"]), set()).add(int(m["k"]))
+    for (stem, n_text), have in sorted(sets.items()):
+        total, width = int(n_text), len(n_text)
+        missing = [f"{stem}-{k:0{width}d}-of-{n_text}.safetensors"
+                   for k in range(1, total + 1) if k not in have]
+        _all_present(folder, missing, total, f"{stem}-*-of-{n_text}")
 
 
 def has_checkpoint(folder: str | Path) -> bool:
@@ -214,14 +257,17 @@ def read_checkpoint(folder: str | Path, *, num_hidden_layers: int | None = None
 
     ``num_hidden_layers`` (default: from the folder's config.json) marks layers past the main
     stack as MTP. A file that is missing, unreadable, not a regular file, or malformed is a
-    SpecError naming it."""
+    SpecError naming it, and so is a checkpoint that is not whole: a shard that its index or
+    its ``-NNNNN-of-MMMMM`` names call for is missing, no tensor, a layer without tensors
+    (`check_whole`)."""
     root = Path(folder)
     if not root.is_dir():
         raise SpecError(str(root), None, "not a checkpoint folder")
     layers = num_hidden_layers if num_hidden_layers is not None else _num_layers(root)
     files, weight_map = _shards(root)
     headers = {path.name: read_header(path) for path in files}
-    return from_headers(str(root), headers, weight_map, num_hidden_layers=layers)
+    return check_whole(from_headers(str(root), headers, weight_map, num_hidden_layers=layers),
+                       layers)
 
 
 def from_headers(source: str, headers: dict[str, dict[str, Any]],
@@ -248,6 +294,41 @@ def from_headers(source: str, headers: dict[str, dict[str, Any]],
                             f"({len(missing)} tensor(s) missing)")
     return CheckpointWeights(folder=source, files=tuple(headers),
                              tensors=tuple(sorted(tensors, key=lambda t: t.name)))
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[3, 4, 5, 9] -> "3-5, 9" (at most four runs shown)."""
+    runs: list[tuple[int, int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    parts = [f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:4]]
+    return ", ".join(parts) + (", ..." if len(runs) > 4 else "")
+
+
+def check_whole(ckpt: CheckpointWeights, num_hidden_layers: int | None) -> CheckpointWeights:
+    """`ckpt`, if whole: it must hold tensors, and, where its names number the layers
+    (``model.layers.N.``), every layer config.json declares: what a file without a shard number
+    (``model.safetensors``) can lose without an index to say so."""
+    source, tensors = ckpt.folder, ckpt.tensors
+    if not tensors:
+        raise SpecError(source, None, "the checkpoint holds no tensor (an empty or truncated "
+                                      "safetensors file?)")
+    if not num_hidden_layers:
+        return ckpt
+    have = {int(m.group(1)) for t in tensors if t.category not in ("vision", "mtp")
+            for m in [_LAYER.search(t.name)] if m is not None}
+    if not have:
+        return ckpt  # names without layer numbers: nothing to hold them to
+    missing = [i for i in range(num_hidden_layers) if i not in have]
+    if missing:
+        raise SpecError(source, None, f"no tensor of layer(s) {_ranges(missing)} of the "
+                                      f"{num_hidden_layers} that config.json declares: an "
+                                      "incomplete checkpoint? (--weights-from config sizes "
+                                      "weights from config.json)")
+    return ckpt
 
 
 def check_entry(source: str, name: str, entry: Any) -> None:

@@ -3,9 +3,11 @@ errors naming the file (`read_text`, `path_kind`, `shown_path`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from kvplan._util.errors import SpecError
 
@@ -91,3 +93,25 @@ def read_text(path: Path) -> str:
         return b"".join(chunks).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(shown, None, f"not UTF-8 text (byte {exc.start:,})") from None
+
+
+def parse_json(text: str | bytes, shown: str, what: str = "") -> Any:
+    """JSON from a file kvplan did not write (a safetensors header, an index): anything that is
+    not plain JSON (malformed, nested past the parser's depth, an integer of more digits than
+    Python converts, NaN or an infinity) is a one-line SpecError naming the file."""
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    prefix = f"{what} is " if what else ""
+    try:
+        return json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        raise SpecError(shown, None, f"{prefix}not valid JSON (line {exc.lineno}, column "
+                                     f"{exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise SpecError(shown, None, f"{prefix}nested too deeply") from None
+    except (ValueError, OverflowError) as exc:
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+        if "integer string conversion" in reason:  # Python's int-string limit (4,300 digits)
+            reason = "an integer of too many digits"
+        raise SpecError(shown, None, f"{prefix}not valid JSON ({reason})") from None

@@ -31,26 +31,30 @@ from kvplan.sources.hf_families import (
     MLA_FAMILY,
     family_notes,
     gemma3_rope_tables,
+    gemma4_global_shape,
     head_attention,
     mla_attention,
     mlp_section,
     moe_section,
     mtp_layers,
 )
-from kvplan.sources.hf_hybrid import STATE_FIELDS, layer_plan
+from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
+from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower
 from kvplan.sources.spec_yaml import parse_spec
+from kvplan.sources.support import check_architecture
 
 # The text model of a multimodal wrapper goes by the wrapper family's name.
 _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "qwen3_5_moe_text": "qwen3_5_moe", "gemma3n_text": "gemma3n",
-                 "qwen3_next_text": "qwen3_next"}
+                 "qwen3_next_text": "qwen3_next", "gemma4_text": "gemma4"}
 
 # tie_word_embeddings when config.json does not say (each config class's default).
 _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
-    "falcon": True, "gpt2": True, "opt": True, "lfm2": True,
+    "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
+    "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
@@ -176,6 +180,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     """Convert a config.json mapping into kvplan's YAML schema; returns (mapping, warnings)."""
     if not isinstance(config, Mapping):
         raise SpecError(path, None, "expected a JSON object")
+    check_architecture(config, path)  # vLLM's registry: exact, else refused (sources/support.py)
     model_type = config_model_type(config)
     pre_warnings: list[str] = []
     if model_type in ("gemma3", "gemma3_text"):
@@ -190,11 +195,14 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     mt = model_type
     known = mt in KNOWN_MODEL_TYPES
 
-    layers = c.int("num_hidden_layers", "n_layer", "num_layers",
-                   required="n_layer" if mt == "gpt2" else "num_hidden_layers",
+    # ChatGLM: vLLM's chatglm.py builds config.num_layers layers.
+    layer_keys = ("num_layers", "num_hidden_layers") if mt == "chatglm" else (
+        "num_hidden_layers", "n_layer", "num_layers")
+    layers = c.int(*layer_keys, required="n_layer" if mt == "gpt2" else layer_keys[0],
                    maximum=MAX_LAYERS)
-    heads = c.int("num_attention_heads", "n_head",
-                  required="n_head" if mt == "gpt2" else "num_attention_heads")
+    pure = mt in PURE_RECURRENT_TYPES  # no attention layer: no heads to read
+    heads = 0 if pure else c.int("num_attention_heads", "n_head",
+                                 required="n_head" if mt == "gpt2" else "num_attention_heads")
     hidden = c.int("hidden_size", "n_embd", "d_model",
                    required="n_embd" if mt == "gpt2" else "hidden_size")
     vocab = c.int("vocab_size", "padded_vocab_size", required="vocab_size",
@@ -206,9 +214,15 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             raise SpecError(c.path, declared[0], f"declares a cache kvplan does not model for "
                                                  f"model_type {mt!r}; refused rather than sized "
                                                  "as attention")
+        check_unknown_fields(c.data, c.path, mt)
+        c.assume("model_type", mt, "not a family kvplan reads field by field: every layer "
+                                   "sized as one attention cache from the standard fields, as "
+                                   "vLLM's Llama-style decoders (models/llama.py) build it")
     plan = layer_plan(c, layers, hidden)
     is_mla = c.has("kv_lora_rank")
-    if is_mla:
+    if pure:
+        attention: dict[str, Any] = {"kind": "none"}
+    elif is_mla:
         attention = mla_attention(c, heads, hidden)
     elif plan is not None:
         attention = head_attention(c, heads, hidden, layers, windows=False)
@@ -216,6 +230,10 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         attention = head_attention(c, heads, hidden, layers)
     if plan is not None:
         attention.update(plan.attention)
+    if mt == "gemma4":
+        global_shape = gemma4_global_shape(c, attention)
+        if global_shape is not None:
+            attention["full_layers"] = global_shape
     if isinstance(c.data.get("indexer_types"), list) and any(
             t != "full" for t in c.data["indexer_types"]):
         raise SpecError(c.path, "indexer_types", "layers that share another layer's indexer "
@@ -225,7 +243,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
                                                         required="index_head_dim"),
                                 "index_n_heads": c.int("index_n_heads", required="index_n_heads"),
                                 "index_topk": c.int("index_topk", required="index_topk")}
-    mlp = mlp_section(c, hidden)
+    # Mamba layers hold no MLP (in_mixer_layers false below): the section's width is unused.
+    mlp = ({"intermediate_size": plan.recurrent["intermediate_size"], "gated": False}
+           if pure and plan is not None and plan.recurrent else mlp_section(c, hidden))
     if plan is not None and not plan.mlp_in_mixer_layers:
         mlp["in_mixer_layers"] = False
     moe = moe_section(c, layers, mlp["intermediate_size"])
@@ -238,7 +258,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         if known:
             c.warn(f"tie_word_embeddings absent: {mt} default ({str(tie).lower()})")
         else:
-            c.assumed.append("untied embeddings")
+            c.assume("tie_word_embeddings", "false (untied embeddings)",
+                     "absent; changes weights only")
     if mt == "gpt2":
         position, max_pos = "learned", c.int("n_positions", "max_position_embeddings",
                                              required="n_positions",
@@ -256,15 +277,15 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             max_pos = 2048
             c.warn("max_position_embeddings absent: FalconConfig default 2048")
         if not known and not c.has("alibi"):
-            c.assumed.append("RoPE positions")
+            c.assume("position_embedding", "RoPE positions", "no cache size depends on it")
     norm = "layernorm" if mt in LAYERNORM_FAMILY else "rmsnorm"
     if not known:
-        c.assumed.append("rmsnorm")
+        c.assume("norm_type", "rmsnorm", "changes weights only")
 
     family_notes(c)
     if not known:
-        c.warn(f"model_type {mt!r} is not one kvplan knows; read best-effort from the standard "
-               f"fields, assumed: {', '.join(dict.fromkeys(c.assumed))}")
+        c.warn(f"model_type {mt!r} is not one kvplan knows; read from the standard fields, "
+               "assumed: " + "; ".join(f"{a.field} {a.value}" for a in c.assumed))
 
     mapping: dict[str, Any] = {
         "name": _name(config, path, mt),
@@ -310,6 +331,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         if (tower is not None and isinstance(mm_tokens, int) and not isinstance(mm_tokens, bool)
                 and mm_tokens != 256):  # 256: the spec's default
             tower["tokens_per_image"] = mm_tokens
+    if c.assumed:
+        mapping["assumptions"] = [{"field": x.field, "value": x.value, "why": x.why}
+                                  for x in c.assumed]
     vit = qwen_vit(config, path)
     if vit is not None:
         mapping["qwen_vit"] = vit
@@ -337,7 +361,7 @@ def read_config(path: Path) -> tuple[dict, str]:
     text = read_text(file)
 
     def constant(name: str) -> Any:
-        raise _BadConstant(name)
+        return _NonFinite(name)
 
     try:
         data = json.loads(text, parse_constant=constant)
@@ -345,9 +369,6 @@ def read_config(path: Path) -> tuple[dict, str]:
         raise SpecError(shown, None,
                         f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
                         ) from None
-    except _BadConstant as exc:
-        raise SpecError(shown, None, f"{exc.args[0]} is not a JSON number (NaN and infinities "
-                                     "have no place in a model config)") from None
     except (ValueError, RecursionError) as exc:
         # A 5,000-digit integer (Python's int-string limit), arrays nested too deep to parse.
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
@@ -355,11 +376,44 @@ def read_config(path: Path) -> tuple[dict, str]:
                         ) from None
     if not isinstance(data, dict):
         raise SpecError(shown, None, "expected a JSON object at the top level")
-    return data, shown
+    return _drop_non_finite(data, shown), shown
 
 
-class _BadConstant(Exception):
-    pass
+# Fields where a published config carries JSON's Infinity and kvplan reads nothing: dropped.
+# Anywhere else NaN and infinities are refused (one line), as before.
+_NON_FINITE_OK = {"time_step_limit": "Mamba2's clamp of the time step (compute only; "
+                                     "mistralai/Mamba-Codestral-7B-v0.1 has [0.0, Infinity])"}
+
+
+class _NonFinite:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _non_finite(value: Any) -> _NonFinite | None:
+    if isinstance(value, _NonFinite):
+        return value
+    if isinstance(value, list):
+        return next((v for v in map(_non_finite, value) if v is not None), None)
+    if isinstance(value, dict):
+        return next((v for v in map(_non_finite, value.values()) if v is not None), None)
+    return None
+
+
+def _drop_non_finite(data: dict, shown: str) -> dict:
+    out = {}
+    for key, value in data.items():
+        bad = _non_finite(value)
+        if bad is None:
+            out[key] = value
+        elif key in _NON_FINITE_OK:
+            continue
+        elif isinstance(value, dict):
+            out[key] = _drop_non_finite(value, shown)
+        else:
+            raise SpecError(shown, None, f"{bad.name} is not a JSON number (NaN and infinities "
+                                         "have no place in a model config)")
+    return out
 
 
 def load_config(path: Path) -> tuple[ModelSpec, list[str]]:
@@ -387,12 +441,13 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
     top.update({k: v for k, v in mapping.items()
                 if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
                                               "recurrent", "layer_types",
-                                              "quantization_config", "vision", "qwen_vit")})
+                                              "quantization_config", "vision", "qwen_vit",
+                                              "assumptions")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
     if "layer_types" in mapping:
         parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
     for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing", "vision",
-                    "qwen_vit", "quantization_config"):
+                    "qwen_vit", "quantization_config", "assumptions"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))

@@ -17,14 +17,38 @@ from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
 from kvplan.sources.hf_reader import MISSING, ConfigReader
 
 _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
-               "glm4_moe", "gemma3n"}
+               "glm4_moe", "gemma3n", "ernie4_5"}
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
 LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
+# Families whose transformers config class turns an integer sliding_window_pattern into
+# layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
+# (default sliding_window, default pattern, tokens vLLM adds to the window).
+# - cohere2: Cohere2Config (transformers 5.19 configuration_cohere2.py: sliding_window 4096,
+#   pattern 4); vLLM 0.32 models/commandr.py CohereAttention passes `config.sliding_window + 1`
+#   as the layer's window ("cohere swa layer sees [pos - sliding_window, pos]"), which
+#   SlidingWindowSpec keeps.
+# - exaone4: Exaone4Config (sliding_window 4096, pattern 4); vLLM models/exaone4.py takes
+#   config.sliding_window on the layers layer_types marks sliding.
+PATTERN_FAMILIES: dict[str, tuple[int, int, int]] = {"cohere2": (4096, 4, 1),
+                                                     "exaone4": (4096, 4, 0)}
+# Attention-only families read field by field beside the Llama-like ones: cohere (Command R,
+# v1: vLLM's commandr.py gives it no sliding layer), chatglm (GLM-4 / ChatGLM: vLLM
+# models/chatglm.py).
+# glm4 (GLM-4-0414: vLLM models/glm4.py Glm4Attention takes no sliding window).
+_OTHER_ATTENTION = {"cohere", "chatglm", "glm4"}
+# Gemma-4 (text model "gemma4_text"): sliding layers of head_dim x num_key_value_heads, global
+# layers of their own shape (gemma4_attention).
+_GEMMA4 = {"gemma4"}
+# Served by vLLM's Transformers backend (0.32 models/transformers/base.py: a layer whose
+# config.layer_types entry is "sliding_attention" gets config.sliding_window), with layer_types
+# as their transformers config classes build them when config.json leaves them out.
+_BACKEND_LAYER_TYPES = {"olmo3", "smollm3"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
-                              | HYBRID_MODEL_TYPES)
+                              | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
+                              | _GEMMA4 | _BACKEND_LAYER_TYPES)
 # MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
 _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
                                  "minimax_m2"}
@@ -35,7 +59,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     """The attention section of a model with attention heads (MHA, GQA, MQA): heads, KV heads,
     head_dim and biases by family; with ``windows``, its sliding-window fields too."""
     mt = c.model_type
-    head_dim = c.int("head_dim")
+    head_dim = None if mt == "chatglm" else c.int("head_dim")
     if head_dim is None:
         if hidden % heads:
             raise SpecError(c.path, "head_dim",
@@ -43,7 +67,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                             f"num_attention_heads {heads}")
         head_dim = hidden // heads
         if mt not in KNOWN_MODEL_TYPES:
-            c.assumed.append("head_dim = hidden_size / num_attention_heads")
+            c.assume("head_dim", f"{head_dim} (hidden_size / num_attention_heads)",
+                     "absent; vLLM's get_head_size falls back to this quotient")
 
     if mt == "falcon":
         if c.bool("new_decoder_architecture", False):
@@ -54,12 +79,21 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
             kv = heads
     elif mt in ("gpt2", "opt", "gpt_neox"):
         kv = heads
+    elif mt == "chatglm":
+        # vLLM models/chatglm.py GLMAttention: multi_query_group_num KV heads when
+        # multi_query_attention, else one per query head; head size hidden_size / heads (its
+        # kv_channels is not read for the cache).
+        kv = (c.int("multi_query_group_num", required="multi_query_group_num")
+              if c.bool("multi_query_attention", False) else heads)
+    elif mt not in KNOWN_MODEL_TYPES:
+        kv = _unknown_kv_heads(c, heads)
     else:
         kv = c.int("num_key_value_heads", "num_kv_heads", "n_head_kv")
+        if kv is None and mt == "exaone4":
+            kv = 32  # Exaone4Config's default num_key_value_heads
+            c.warn("num_key_value_heads absent: Exaone4Config default 32")
         if kv is None:
             kv = heads
-            if mt not in KNOWN_MODEL_TYPES:
-                c.assumed.append("num_key_value_heads = num_attention_heads")
     if heads % kv:
         raise SpecError(c.path, "num_key_value_heads",
                         f"{kv} does not divide num_attention_heads ({heads})")
@@ -78,9 +112,15 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("bias", False)
     elif mt == "phi3":
         qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    elif mt == "glm4":
+        qkv_bias, o_bias = c.bool("attention_bias", False), False  # glm4.py: o_proj bias=False
+    elif mt == "chatglm":
+        o_bias = c.bool("add_bias_linear", False)
+        qkv_bias = o_bias or c.bool("add_qkv_bias", False)
     else:
         if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
-            c.assumed.append("no attention biases")
+            c.assume("attention_bias", "false (no attention biases)",
+                     "absent; biases change weights only")
         qkv_bias = o_bias = c.bool("attention_bias", False)
 
     att: dict[str, Any] = {
@@ -96,9 +136,38 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     return att
 
 
+def _unknown_kv_heads(c: ConfigReader, heads: int) -> int:
+    """KV heads of an unknown model_type under any name vLLM's get_total_num_kv_heads reads
+    (0.32 transformers_utils/model_arch_config_convertor.py: n_head_kv, num_kv_heads,
+    num_key_value_heads, multi_query_group_num, num_attention_groups, the first present); two
+    names that disagree are refused, since the model's own code decides which it uses."""
+    names = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+             "num_attention_groups")
+    found = {k: c.int(k) for k in names if c.has(k)}
+    if len(set(found.values())) > 1:
+        first, second = list(found)[:2]
+        raise SpecError(c.path, second, f"{found[second]} disagrees with {first} "
+                                        f"({found[first]}); refused rather than guessed")
+    if found:
+        return next(iter(found.values()))
+    c.assume("num_key_value_heads", f"{heads} (= num_attention_heads)",
+             "absent; vLLM's get_total_num_kv_heads falls back to the query heads (MHA)")
+    return heads
+
+
 def _windows(c: ConfigReader, layers: int) -> dict:
     """Sliding-window fields: sliding_window plus sliding_window_pattern or layer_types."""
     mt = c.model_type
+    if mt not in KNOWN_MODEL_TYPES:
+        return _unknown_windows(c, layers)
+    if mt in PATTERN_FAMILIES:
+        return _pattern_windows(c, layers)
+    if mt in _OTHER_ATTENTION:
+        return {}  # no sliding layers in vLLM's commandr.py (v1), chatglm.py and glm4.py
+    if mt in _GEMMA4:
+        return _gemma4_windows(c, layers)
+    if mt in _BACKEND_LAYER_TYPES:
+        return _backend_windows(c, layers)
     window = c.data.get("sliding_window")
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
@@ -130,6 +199,138 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+def _backend_windows(c: ConfigReader, layers: int) -> dict:
+    """Olmo3 and SmolLM3 (transformers 5.19): Olmo3Config builds layer_types as three sliding
+    to one full ((i + 1) % 4) with sliding_window 4096 by default; SmolLM3Config makes a layer
+    sliding only with use_sliding_window, a sliding_window and no RoPE on it (no_rope_layers[i]
+    == 0; default every no_rope_layer_interval-th layer, 4)."""
+    types = c.data.get("layer_types")
+    if c.model_type == "olmo3":
+        window = c.data.get("sliding_window", 4096)
+        if not isinstance(types, list):
+            types = [FULL if (i + 1) % 4 == 0 else SLIDING for i in range(layers)]
+    else:
+        window = c.data.get("sliding_window")
+        if not isinstance(types, list):
+            interval = c.int_or("no_rope_layer_interval", 4, minimum=1)
+            has_rope = c.int_list("no_rope_layers") or [
+                int((i + 1) % interval != 0) for i in range(layers)]
+            if len(has_rope) != layers:
+                raise SpecError(c.path, "no_rope_layers", f"expected {layers} entries")
+            slide = c.bool("use_sliding_window", False) and window is not None
+            types = [SLIDING if slide and not rope else FULL for rope in has_rope]
+    if window is None:
+        if SLIDING in types:
+            raise SpecError(c.path, "sliding_window", "missing: layer_types has sliding layers")
+        return {}
+    return _from_layer_types(c, checked_int(window, path=c.path, field="sliding_window"),
+                             types, layers)
+
+
+def _gemma4_windows(c: ConfigReader, layers: int) -> dict:
+    """Gemma-4's layer_types as Gemma4TextConfig builds them (transformers 5.19
+    configuration_gemma4.py: when absent, five sliding to one full, `(i + 1) % 6`; the last layer
+    forced to full attention either way), its sliding_window default 512."""
+    if c.data.get("use_bidirectional_attention") == "all":
+        raise SpecError(c.path, "use_bidirectional_attention", "'all' (an encoder's "
+                                                               "bidirectional attention) is not "
+                                                               "a decoder kvplan sizes")
+    window = c.data.get("sliding_window")
+    if window is None:
+        window = 512
+        c.warn("sliding_window absent: Gemma4TextConfig default 512")
+    window = checked_int(window, path=c.path, field="sliding_window")
+    types = c.data.get("layer_types")
+    if not isinstance(types, list):
+        types = [SLIDING if (i + 1) % 6 else FULL for i in range(layers)]
+    types = list(types)
+    if types and types[-1] != FULL:
+        c.warn("layer_types: the last layer is full attention (Gemma4TextConfig forces it)")
+        types[-1] = FULL
+    return _from_layer_types(c, window, types, layers)
+
+
+def gemma4_global_shape(c: ConfigReader, att: dict) -> dict | None:
+    """Gemma-4's global layers: head_dim = global_head_dim (default 512), and KV heads =
+    num_global_key_value_heads when attention_k_eq_v (Gemma4TextConfig.__post_init__ builds
+    per_layer_config so; vLLM 0.32 models/gemma4.py Gemma4DecoderLayer reads
+    `config.per_layer_config[layer_idx].head_dim / .num_key_value_heads`)."""
+    if c.data.get("per_layer_config") is not None:
+        raise SpecError(c.path, "per_layer_config", "given explicitly: not read by kvplan; "
+                                                    "refused rather than guessed")
+    head_dim = c.int("global_head_dim")
+    if head_dim is None:
+        head_dim = 512
+        c.warn("global_head_dim absent: Gemma4TextConfig default 512")
+    kv = att["num_key_value_heads"]
+    if c.bool("attention_k_eq_v", False) and c.has("num_global_key_value_heads"):
+        kv = c.int("num_global_key_value_heads")
+    if "layer_types" not in att:
+        # No sliding layer: every layer is global.
+        heads = att["num_attention_heads"]
+        att.update(num_key_value_heads=kv, head_dim=head_dim,
+                   kind="mha" if kv == heads else "mqa" if kv == 1 else "gqa")
+        return None
+    return {"num_key_value_heads": kv, "head_dim": head_dim}
+
+
+def _pattern_windows(c: ConfigReader, layers: int) -> dict:
+    """Cohere2 and Exaone4 (PATTERN_FAMILIES): layer_types when given, else from the integer
+    sliding_window_pattern (default 4) as their config classes build it; the window as vLLM's
+    model code passes it (Cohere2: one token wider)."""
+    default_window, default_pattern, widen = PATTERN_FAMILIES[c.model_type]
+    window = c.data.get("sliding_window", default_window)
+    if window is None:
+        if c.model_type == "cohere2":
+            raise SpecError(c.path, "sliding_window", "null: vLLM's commandr.py adds one to it "
+                                                      "for the sliding layers and cannot load "
+                                                      "this config")
+        return {}  # exaone4.py: no window on any layer
+    window = checked_int(window, path=c.path, field="sliding_window")
+    if "sliding_window" not in c.data:
+        c.warn(f"sliding_window absent: the {c.model_type} config class's default "
+               f"{default_window}")
+    types = c.data.get("layer_types")
+    if not isinstance(types, list):
+        pattern = c.data.get("sliding_window_pattern", default_pattern)
+        pattern = checked_int(pattern, path=c.path, field="sliding_window_pattern")
+        types = [FULL if (i + 1) % pattern == 0 else SLIDING for i in range(layers)]
+    if widen:
+        c.warn(f"sliding layers hold sliding_window + {widen} = {window + widen} tokens, as "
+               f"vLLM's model code sizes them (a layer sees [pos - {window}, pos])")
+    return _from_layer_types(c, window + widen, types, layers)
+
+
+def _unknown_windows(c: ConfigReader, layers: int) -> dict:
+    """An unknown model_type's sliding layers, as vLLM's models/llama.py finds them (0.32:
+    `layer_types[i] == "sliding_attention"` takes config.sliding_window, every other layer is
+    full attention). A window without layer_types says nothing of which layers slide (Mistral
+    slides everywhere, Cohere2 three layers in four): refused, as is use_sliding_window on."""
+    window = c.data.get("sliding_window")
+    types = c.data.get("layer_types")
+    if c.has("use_sliding_window"):
+        if c.bool("use_sliding_window", False):
+            raise SpecError(c.path, "use_sliding_window", "true on a model_type kvplan does not "
+                                                          "know: which layers slide is the "
+                                                          "model's own rule; refused")
+        if window is not None:
+            c.assume("sliding_window", "unused", "use_sliding_window is false")
+        window = None
+    if window is None:
+        if isinstance(types, list) and "sliding_attention" in types:
+            raise SpecError(c.path, "sliding_window", "missing: layer_types has "
+                                                      "sliding_attention layers")
+        return {}
+    window = checked_int(window, path=c.path, field="sliding_window")
+    if not isinstance(types, list):
+        raise SpecError(c.path, "sliding_window", f"{window} given without layer_types: which "
+                                                  f"layers slide is {c.model_type}'s own rule, "
+                                                  "which kvplan does not know; refused")
+    c.assume("layer_types", "sliding_attention layers take sliding_window",
+             "as vLLM's models/llama.py reads layer_types")
+    return _from_layer_types(c, window, types, layers)
 
 
 def _from_layer_types(c: ConfigReader, window: int, types: list, layers: int) -> dict:
@@ -170,6 +371,9 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
     }
     if c.bool("attention_bias", False):
         att["attention_bias"] = True
+    if c.model_type not in KNOWN_MODEL_TYPES:
+        c.assume("attention", "MLA: one latent row of kv_lora_rank + qk_rope_head_dim per "
+                              "token", "kv_lora_rank given; vLLM sizes its MLA families so")
     if c.has("sliding_window"):
         c.warn("sliding_window ignored for MLA")
     return att
@@ -211,9 +415,10 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
-        c.assumed.append(f"intermediate_size = 4 * hidden_size = {width}")
+        c.assume("intermediate_size", f"{width} (4 * hidden_size)",
+                 "absent; the MLP's width changes weights only")
     if mt not in KNOWN_MODEL_TYPES:
-        c.assumed.append("gated MLP")
+        c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
 
 
@@ -225,6 +430,7 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         return None
     experts = c.int(key)
     per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
+                    "top_k_experts",
                     required="num_experts_per_tok",
                     what="missing: needed for MoE active parameters")
     width = c.int("moe_intermediate_size")
@@ -318,6 +524,9 @@ def family_notes(c: ConfigReader) -> None:
         if proj is not None and proj != hidden:
             c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
                    "matrices are not counted, and the embeddings are counted hidden_size wide")
+    if mt == "gemma4" and c.data.get("hidden_size_per_layer_input"):
+        c.warn("gemma-4's per-layer embeddings (vocab_size_per_layer_input x "
+               "hidden_size_per_layer_input per layer) are not counted: weights come out low")
     if mt == "gemma3n":
         c.warn("gemma-3n's per-layer embeddings (vocab_size_per_layer_input x "
                "hidden_size_per_layer_input per layer), AltUp and LAuReL weights are not "

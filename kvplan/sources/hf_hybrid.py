@@ -233,6 +233,86 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
         "intermediate_size": c.int_or("conv_dim", hidden, minimum=1)})
 
 
+def _default(c: ConfigReader, key: str, default: int, cls: str) -> int:
+    value = c.int(key)
+    if value is None:
+        c.warn(f"{key} absent: {cls} default {default}")
+        return default
+    return value
+
+
+def _mamba_pure(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
+    """Mamba1 (mamba, falcon_mamba) and Mamba2 models: every layer a mixer, no attention, no
+    MLP. The state as vLLM 0.32 sizes it: models/mamba.py get_mamba_state_shape_from_config
+    (hf_config.intermediate_size, state_size, conv_kernel) and models/mamba2.py (intermediate
+    size expand x hidden_size, n_groups, num_heads, head_dim, state_size, conv_kernel). Absent
+    fields take the transformers config class's defaults (MambaConfig / FalconMambaConfig:
+    state 16, conv 4, expand 2, intermediate_size expand x hidden_size unless the config states
+    it; Mamba2Config: 128 heads x 64, 8 groups, state 128, conv 4, expand 2)."""
+    mt = c.model_type
+    if mt == "mamba2":
+        cls = "Mamba2Config"
+        heads, head_dim = _default(c, "num_heads", 128, cls), _default(c, "head_dim", 64, cls)
+        expand = _default(c, "expand", 2, cls)
+        if expand * hidden != heads * head_dim:
+            raise SpecError(c.path, "num_heads", f"num_heads x head_dim ({heads * head_dim}) "
+                                                 f"must equal expand x hidden_size "
+                                                 f"({expand * hidden})")
+        rec: dict[str, Any] = {
+            "kind": "mamba2", "conv_kernel": _default(c, "conv_kernel", 4, cls),
+            "intermediate_size": expand * hidden,
+            "state_size": _default(c, "state_size", 128, cls),
+            "n_groups": _default(c, "n_groups", 8, cls), "num_heads": heads,
+            "head_dim": head_dim}
+    else:
+        cls = "FalconMambaConfig" if mt == "falcon_mamba" else "MambaConfig"
+        inner = c.int("intermediate_size") or _default(c, "expand", 2, cls) * hidden
+        rec = {"kind": "mamba1", "conv_kernel": _default(c, "conv_kernel", 4, cls),
+               "intermediate_size": inner, "state_size": _default(c, "state_size", 16, cls),
+               "conv_bias": c.bool("use_conv_bias", True)}
+        if c.data.get("time_step_rank", "auto") != "auto":
+            rec["dt_rank"] = c.int("time_step_rank")
+    return LayerPlan(layer_types=[RECURRENT] * layers, recurrent=rec, mlp_in_mixer_layers=False)
+
+
+def _zamba2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
+    """Zamba2: Mamba2 layers, and "hybrid" layers that run one of num_mem_blocks shared
+    transformer blocks before their Mamba2 mixer. The blocks share weights, not KV: vLLM 0.32
+    models/zamba2.py Zamba2Attention builds one Attention per hybrid layer ("KV cache is unique
+    for every attention layer"), with num_attention_heads KV heads (QKVParallelLinear without a
+    KV-head count) of attention_head_dim; the Mamba2 state from mamba_expand x hidden_size,
+    n_mamba_heads x mamba_headdim, mamba_ngroups, mamba_d_state, mamba_d_conv
+    (get_mamba_state_shape_from_config). Zamba2Config (transformers) derives
+    attention_head_dim = 2 x hidden_size / num_attention_heads and mamba_headdim =
+    mamba_expand x hidden_size / n_mamba_heads unless config.json states them."""
+    types = c.data.get("layers_block_type", c.data.get("layer_types"))
+    mapping = {"mamba": RECURRENT, "linear_attention": RECURRENT, "hybrid": HYBRID}
+    if not isinstance(types, list) or len(types) != layers:
+        raise SpecError(c.path, "layers_block_type", f"expected a list of {layers} entries "
+                                                     "('mamba' or 'hybrid')")
+    bad = [t for t in types if t not in mapping]
+    if bad:
+        raise SpecError(c.path, "layers_block_type",
+                        f"layer type {bad[0]!r} is not one kvplan models")
+    heads = _need(c, "num_attention_heads")
+    head_dim = c.int("attention_head_dim") or 2 * hidden // heads
+    expand = _default(c, "mamba_expand", 2, "Zamba2Config")
+    m_heads = _default(c, "n_mamba_heads", 8, "Zamba2Config")
+    m_head_dim = c.int("mamba_headdim") or expand * hidden // m_heads
+    c.warn("Zamba2's shared transformer blocks are counted once per hybrid layer: weights "
+           "come out high (the KV cache is per layer, as vLLM allocates it)")
+    return LayerPlan(
+        layer_types=[mapping[t] for t in types],
+        attention={"kind": "mha", "num_attention_heads": heads, "num_key_value_heads": heads,
+                   "head_dim": head_dim},
+        recurrent={"kind": "mamba2", "conv_kernel": _default(c, "mamba_d_conv", 4,
+                                                             "Zamba2Config"),
+                   "intermediate_size": expand * hidden,
+                   "state_size": _default(c, "mamba_d_state", 64, "Zamba2Config"),
+                   "n_groups": _default(c, "mamba_ngroups", 1, "Zamba2Config"),
+                   "num_heads": m_heads, "head_dim": m_head_dim})
+
+
 def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
     """The layer plan of a hybrid family, or None for uniform / sliding-only models."""
     mt = c.model_type
@@ -254,9 +334,17 @@ def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
         return _llama4(c, layers)
     if mt == "lfm2":
         return _lfm2(c, layers, hidden)
+    if mt in PURE_RECURRENT_TYPES:
+        return _mamba_pure(c, layers, hidden)
+    if mt == "zamba2":
+        return _zamba2(c, layers, hidden)
     return None
+
+
+# Models without a single attention layer.
+PURE_RECURRENT_TYPES = frozenset({"mamba", "falcon_mamba", "mamba2"})
 
 
 HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
-                                "lfm2"})
+                                "lfm2", "zamba2"}) | PURE_RECURRENT_TYPES

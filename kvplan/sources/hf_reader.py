@@ -10,6 +10,7 @@ from typing import Any
 
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_SIZE, checked_int, checked_int_list
+from kvplan.model.spec import Assumption
 
 MISSING = "missing: needed for KV sizing"
 
@@ -22,7 +23,7 @@ class ConfigReader:
         self.path = path
         self.model_type = model_type
         self.warnings: list[str] = []
-        self.assumed: list[str] = []  # assumptions for an unknown model_type
+        self.assumed: list[Assumption] = []  # assumptions for an unknown model_type
 
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
@@ -65,6 +66,10 @@ class ConfigReader:
         if not isinstance(value, bool):
             raise SpecError(self.path, key, f"expected true or false, got {value!r}")
         return value
+
+    def assume(self, field: str, value: object, why: str) -> None:
+        """Record a value taken without the config stating it (an unknown model_type)."""
+        self.assumed.append(Assumption(field=field, value=str(value), why=why))
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

@@ -1,4 +1,4 @@
-"""Hugging Face Hub ids as MODEL (``kvplan estimate Qwen/Qwen3-8B``), through huggingface_hub.
+"""Hugging Face Hub ids as MODEL (``kvplan estimate Qwen/Qwen3-32B``), through huggingface_hub.
 
 What is read, in order:
 
@@ -13,14 +13,17 @@ cached weight files the weights come from the architecture (with a warning). ``H
 ``HF_TOKEN`` and the cache variables are huggingface_hub's own; they are read when kvplan calls
 it, so they can be set per run.
 
-Private, gated or missing repos are one-line errors naming the id (exit 2); a Hub that cannot be
-reached is a runtime failure (exit 1). huggingface_hub is imported only here, only for Hub ids,
-so that other MODEL arguments stay fast.
+Every request is bounded in time (kvplan.sources.hub_http: ``--hub-timeout``, one retry at most).
+Private, gated or missing repos are one-line errors naming the id (exit 2), and so is an id when
+the Hub is out of reach (no name resolution, connection refused: nothing here can read it; the
+line suggests the closest bundled ids or a folder); a Hub that answers an error or nothing in
+time is a runtime failure (exit 1). A damaged cache or a cache variable naming a file is said as
+such. huggingface_hub is imported only here, only for Hub ids, so that other MODEL arguments
+stay fast.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import replace
@@ -29,12 +32,16 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import KvplanError, SpecError
 from kvplan.sources.checkpoint import (
+    FROM_CONFIG_NOTE,
     INDEX_FILE,
     check_entry,
+    check_whole,
     from_headers,
     read_checkpoint,
 )
+from kvplan.sources.files import parse_json, path_kind, shown_path
 from kvplan.sources.hf_config import load_config
+from kvplan.sources.hub_http import HubGaveUp, bounded_hub, gave_up
 
 if TYPE_CHECKING:
     from kvplan.model.checkpoint import CheckpointWeights
@@ -82,10 +89,30 @@ def _endpoint() -> str | None:
     return os.environ.get("HF_ENDPOINT") or None
 
 
-def _problem(model_id: str, exc: Exception, *, online: bool = True) -> KvplanError:
-    """One line for a huggingface_hub failure, naming the id."""
+def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: str = "",
+             headers: bool = False) -> KvplanError:
+    """One line for a huggingface_hub failure, naming the id. `headers`: config.json was read
+    (from the cache) and the safetensors headers were being fetched."""
     from huggingface_hub import errors as e
 
+    where = _endpoint() or "huggingface.co"
+    exc = gave_up(exc) or exc
+    if isinstance(exc, HubGaveUp) and not exc.connected and headers:
+        return SpecError(model_id, None, f"config.json is in the local cache, its weight files' "
+                                         f"headers are not, and the Hub ({where}) is out of "
+                                         f"reach ({exc.reason}); --weights-from config (or "
+                                         "HF_HUB_OFFLINE=1) sizes weights from config.json")
+    if isinstance(exc, HubGaveUp) and not exc.connected:
+        # This machine cannot reach the Hub at all: MODEL names nothing kvplan can read here.
+        return SpecError(model_id, None, f"not bundled, not a local path, and the Hub ({where}) "
+                                         f"is out of reach ({exc.reason}); give a bundled id"
+                                         f"{hint or ' (kvplan specs)'} or a folder holding its "
+                                         "config.json")
+    if isinstance(exc, HubGaveUp):
+        status = (" (a server error: try again later)"
+                  if exc.status is not None and exc.status >= 500 else "")
+        return HubUnreachable(f"{model_id}: the Hugging Face Hub ({where}) {exc.reason}"
+                              f"{status}")
     if online and isinstance(exc, e.LocalEntryNotFoundError):
         # hf_hub_download's answer when the Hub cannot be reached and the cache lacks the file.
         return HubUnreachable(f"{model_id}: cannot reach the Hugging Face Hub "
@@ -110,18 +137,46 @@ def _problem(model_id: str, exc: Exception, *, online: bool = True) -> KvplanErr
         if status in (401, 403):
             return SpecError(model_id, None, f"access refused by the Hugging Face Hub "
                                              f"(HTTP {status}): private or gated; set HF_TOKEN")
-        return HubUnreachable(f"{model_id}: the Hugging Face Hub answered HTTP {status}")
+        return HubUnreachable(f"{model_id}: the Hugging Face Hub ({where}) answered HTTP "
+                              f"{status}")
     if isinstance(exc, e.OfflineModeIsEnabled):
         return SpecError(model_id, None, "HF_HUB_OFFLINE=1 and not in the local cache")
-    return HubUnreachable(f"{model_id}: cannot reach the Hugging Face Hub "
-                          f"({exc.__class__.__name__})")
+    if isinstance(exc, OSError) and not type(exc).__module__.startswith("huggingface_hub"):
+        # The cache folder itself: unwritable, a file where a folder should be, a full disk.
+        reason = exc.strerror or type(exc).__name__
+        name = shown_path(exc.filename) if exc.filename else _cache_dir_shown()
+        return SpecError(model_id, None, f"the Hugging Face cache ({name}): {reason}")
+    # Anything else the client raised (a cache entry it cannot parse, a value it rejects): what
+    # it says, on one line, never a guess that the network is down.
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    return HubUnreachable(f"{model_id}: huggingface_hub failed: {type(exc).__name__}"
+                          + (f": {first}" if first else ""))
 
 
-def _config_path(model_id: str) -> Path:
+def _cache_dir_shown() -> str:
+    kw = _client_kwargs()
+    return shown_path(kw.get("cache_dir") or "~/.cache/huggingface/hub")
+
+
+def _check_cache_env() -> None:
+    """HF_HUB_CACHE / HF_HOME naming something that is not a folder: said as such (the client
+    would fail deep inside, and the failure read as a Hub that cannot be reached)."""
+    for var in ("HF_HUB_CACHE", "HF_HOME"):
+        value = os.environ.get(var)
+        if not value:
+            continue
+        kind = path_kind(Path(value))
+        if kind not in (None, "dir"):
+            raise SpecError(var, None, f"{shown_path(value)} is not a folder (the Hugging Face "
+                                       "cache must be one)")
+
+
+def _config_path(model_id: str, hint: str = "") -> Path:
     """config.json: from the cache first, else downloaded (unless offline)."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    _check_cache_env()
     kw = _client_kwargs()
     try:
         return Path(hf_hub_download(model_id, "config.json", local_files_only=True, **kw))
@@ -129,11 +184,19 @@ def _config_path(model_id: str) -> Path:
         if _offline():
             raise _problem(model_id, exc, online=False) from None
     except Exception as exc:  # every client failure becomes one line
+        if not isinstance(exc, OSError) and not type(exc).__module__.startswith(
+                "huggingface_hub"):
+            # The client choked on what the cache holds (refs/main not text, a bad entry).
+            first = (str(exc).strip().splitlines() or [""])[0][:120]
+            entry = f"{_cache_dir_shown()}/models--{model_id.replace('/', '--')}"
+            raise SpecError(model_id, None, f"its entry in the Hugging Face cache is damaged "
+                                            f"({type(exc).__name__}: {first}); remove {entry}"
+                            ) from None
         raise _problem(model_id, exc, online=False) from None
     try:
         return Path(hf_hub_download(model_id, "config.json", endpoint=_endpoint(), **kw))
     except Exception as exc:
-        raise _problem(model_id, exc) from None
+        raise _problem(model_id, exc, hint=hint) from None
 
 
 def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights | None:
@@ -141,9 +204,10 @@ def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights
     index = snapshot / INDEX_FILE
     if index.is_file():
         try:
-            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+            shards = set(parse_json(index.read_text(encoding="utf-8"), str(index))[
+                "weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, SpecError):
+            return None  # read_checkpoint says what is wrong, if the Hub's copy is no better
         if not shards or not all((snapshot / str(s)).is_file() for s in shards):
             return None
     elif not (snapshot / "model.safetensors").is_file():
@@ -165,9 +229,16 @@ def _remote_weights(model_id: str, revision: str | None,
     except NotASafetensorsRepoError:
         return None
     except SafetensorsParsingError as exc:
-        raise SpecError(model_id, None, f"unreadable safetensors header: {exc}") from None
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        raise SpecError(model_id, None, f"unreadable safetensors header: {first}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
+        # huggingface_hub's parser met a header that is JSON but not a safetensors header (a
+        # list, an entry that is not an object, NaN): the repository's file is bad, not kvplan.
+        first = (str(exc).strip().splitlines() or [""])[0][:120]
+        raise SpecError(model_id, None, f"unreadable safetensors header "
+                                        f"({type(exc).__name__}: {first})") from None
     except Exception as exc:
-        raise _problem(model_id, exc) from None
+        raise _problem(model_id, exc, headers=True) from None
     source = f"hf://{model_id}"
     headers: dict[str, dict[str, Any]] = {}
     for file, fm in meta.files_metadata.items():
@@ -179,20 +250,32 @@ def _remote_weights(model_id: str, revision: str | None,
             entries[name] = entry
         headers[file] = entries
     weight_map = dict(meta.weight_map) if meta.sharded else None
-    return from_headers(source, headers, weight_map, num_hidden_layers=num_hidden_layers)
+    return check_whole(from_headers(source, headers, weight_map,
+                                    num_hidden_layers=num_hidden_layers), num_hidden_layers)
 
 
-def load_hub_model(model_id: str) -> tuple[ModelSpec, list[str]]:
-    """A Hub repo's config.json as a ModelSpec carrying its checkpoint headers, plus warnings."""
+def load_hub_model(model_id: str, *, hint: str = "", timeout_s: float | None = None,
+                   weights_from: str = "checkpoint") -> tuple[ModelSpec, list[str]]:
+    """A Hub repo's config.json as a ModelSpec carrying its checkpoint headers, plus warnings.
+    Every Hub request together takes at most `timeout_s` seconds (kvplan.sources.hub_http);
+    `hint` (" (did you mean ...?)") goes into the error when the Hub is out of reach."""
     try:
         import huggingface_hub  # noqa: F401
     except ImportError:
         raise SpecError(model_id, None, "a Hugging Face id needs huggingface_hub "
                                         "(pip install huggingface_hub)") from None
-    config = _config_path(model_id)
+    with bounded_hub(timeout_s):
+        return _load(model_id, hint, weights_from)
+
+
+def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[str]]:
+    config = _config_path(model_id, hint)
     spec, warnings = load_config(config)
     # The cache keeps files under snapshots/<commit>/: pin the headers to that commit.
     revision = config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name) else None
+    if weights_from == "config":
+        warnings.append(FROM_CONFIG_NOTE)
+        return replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}"), warnings
     ckpt = _cached_weights(config.parent, spec.num_hidden_layers)
     if ckpt is None and _offline():
         warnings.append("HF_HUB_OFFLINE=1 and the weight files are not in the cache: weights "

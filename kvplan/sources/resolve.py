@@ -5,11 +5,13 @@ uses the readers, none of them uses it."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kvplan._util.errors import InputError, SpecError
+from kvplan._util.search import close_names
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import path_kind, read_text, shown_path
 from kvplan.sources.spec_yaml import parse_spec
@@ -26,6 +28,37 @@ def bundled_specs_dir() -> Path:
 
 def bundled_spec_ids() -> list[str]:
     return sorted(p.stem for p in bundled_specs_dir().glob("*.yaml"))
+
+
+def bundled_id(model: str) -> str | None:
+    """The bundled id MODEL names, ignoring case (``Qwen3-8B`` is ``qwen3-8b``), else None."""
+    by_lower = {i.lower(): i for i in bundled_spec_ids()}
+    return by_lower.get(model.lower())
+
+
+# A bundled spec's `source:` line, the config.json it was written from on the Hub.
+_HUB_SOURCE = re.compile(r"^source:\s*[\"']?https://huggingface\.co/([\w.-]+/[\w.-]+)/",
+                         re.MULTILINE)
+
+
+def bundled_id_of_hub_repo(repo_id: str) -> str | None:
+    """The bundled spec whose `source` is Hub repo `repo_id` (ignoring case, as the Hub does),
+    read from the specs' `source:` lines without parsing them; None if none is."""
+    wanted = repo_id.lower()
+    for path in sorted(bundled_specs_dir().glob("*.yaml")):
+        try:
+            match = _HUB_SOURCE.search(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if match is not None and match.group(1).lower() == wanted:
+            return path.stem
+    return None
+
+
+def did_you_mean(model: str) -> str:
+    """`` (did you mean qwen3-8b?)`` for a mistyped bundled id, else ``""``."""
+    close = close_names(model.rsplit("/", 1)[-1], bundled_spec_ids())
+    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 def read_yaml(path: Path) -> Any:
@@ -64,17 +97,22 @@ def looks_like_path(model: str) -> bool:
                                                                          ".json"))
 
 
-def load_model(model: str) -> tuple[ModelSpec, list[str]]:
-    """Resolve a MODEL argument, with any import warnings: a bundled id (``deepseek-v3``), a
-    spec YAML file, a HuggingFace ``config.json``, or a folder holding a config.json.
+def load_model(model: str, *, hub_timeout_s: float | None = None,
+               weights_from: str = "checkpoint") -> tuple[ModelSpec, list[str]]:
+    """Resolve a MODEL argument, with any import warnings: a bundled id (``deepseek-v3``, any
+    case), a spec YAML file, a HuggingFace ``config.json``, a folder holding a config.json, or
+    a Hub id (``Qwen/Qwen3-8B``; the bundled spec when one was written from that repo).
 
-    Bundled ids resolve first unless MODEL looks like a path (`looks_like_path`)."""
+    Bundled ids resolve first unless MODEL looks like a path (`looks_like_path`). The Hub's
+    requests take `hub_timeout_s` in all (default kvplan.sources.hub_http.HUB_TIMEOUT_S).
+    `weights_from`: "checkpoint" sizes weights from a checkpoint's files when there are (and
+    refuses a checkpoint that is not whole), "config" from config.json's architecture always."""
     if not model or not model.strip():
         raise InputError("MODEL: empty (give a bundled id, a spec YAML or a config.json)")
     if not looks_like_path(model) and len(model) <= 255:
-        bundled = bundled_specs_dir() / f"{model}.yaml"
-        if model in bundled_spec_ids():
-            return load_spec_file(bundled, spec_id=model), []
+        spec_id = bundled_id(model)
+        if spec_id is not None:
+            return load_spec_file(bundled_specs_dir() / f"{spec_id}.yaml", spec_id=spec_id), []
     candidate = Path(model)
     kind = path_kind(candidate)
     if kind is None:
@@ -82,17 +120,26 @@ def load_model(model: str) -> tuple[ModelSpec, list[str]]:
         from kvplan.sources.hub import is_hub_id, load_hub_model
 
         if is_hub_id(model):
-            return load_hub_model(model)
+            spec_id = bundled_id_of_hub_repo(model)
+            if spec_id is not None:
+                note = (f"note: {model} is the bundled spec {spec_id} (read offline; weights "
+                        "from its architecture)")
+                return load_spec_file(bundled_specs_dir() / f"{spec_id}.yaml",
+                                      spec_id=spec_id), [note]
+            return load_hub_model(model, hint=did_you_mean(model), timeout_s=hub_timeout_s,
+                                  weights_from=weights_from)
     if kind == "dir":
         if path_kind(candidate / "config.json") is None:
             raise SpecError(shown_path(candidate), None,
                             "a folder without a config.json (give a spec YAML, a config.json or "
                             "a folder holding one)")
-        from kvplan.sources.checkpoint import has_checkpoint, read_checkpoint
+        from kvplan.sources.checkpoint import FROM_CONFIG_NOTE, has_checkpoint, read_checkpoint
         from kvplan.sources.hf_config import load_config
 
         spec, warnings = load_config(candidate)
-        if has_checkpoint(candidate):
+        if has_checkpoint(candidate) and weights_from == "config":
+            warnings.append(FROM_CONFIG_NOTE)
+        elif has_checkpoint(candidate):
             spec = replace(spec, checkpoint=read_checkpoint(
                 candidate, num_hidden_layers=spec.num_hidden_layers))
         return spec, warnings
@@ -102,6 +149,9 @@ def load_model(model: str) -> tuple[ModelSpec, list[str]]:
         return load_config(candidate)
     if kind is not None or candidate.suffix.lower() in (".yaml", ".yml"):
         return load_spec_file(candidate), []
+    hint = did_you_mean(model)
+    if hint:
+        raise SpecError(shown_path(model), None, f"no such file or bundled spec{hint}")
     known = ", ".join(bundled_spec_ids())
     raise SpecError(shown_path(model), None, f"no such file or bundled spec (bundled: {known})")
 

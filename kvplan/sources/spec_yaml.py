@@ -23,6 +23,7 @@ from kvplan.model.spec import (
     RECURRENT_FIELDS,
     SLIDING,
     STATE_DTYPES,
+    Assumption,
     IndexerSpec,
     MLPSpec,
     ModelSpec,
@@ -115,6 +116,10 @@ _MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_r
 def _parse_attention(r: _Reader) -> Attention:
     kind_name = r.str("kind", choices=tuple(k.value for k in AttentionKind))
     kind = AttentionKind(kind_name)
+    if kind is AttentionKind.none:
+        r.forbid(("num_attention_heads", *_HEAD_FIELDS, *_MLA_FIELDS),
+                 "not used by kind none (a model without attention layers)")
+        return HeadAttention.none()
     heads = r.int("num_attention_heads")
     # attention_bias is accepted for every kind (DeepSeek configs carry `attention_bias: false`).
     attention_bias = r.bool("attention_bias")
@@ -337,6 +342,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         chunks: tuple[int | None, ...] = ()
     else:
         windows, chunks, mixers = _parse_layer_types(r, att_r, types, layers)
+    layer_attention = _parse_layer_shapes(att_r, attention, windows)
     indexer_r = att_r.section("indexer", required=False)
     indexer = _parse_indexer(indexer_r, attention) if indexer_r is not None else None
     att_r.finish()
@@ -348,6 +354,9 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     if rec_r is not None and not needs_state:
         raise r.error("recurrent", "given, but no layer_types entry is recurrent or hybrid")
     recurrent = _parse_recurrent(rec_r) if rec_r is not None else None
+    if attention.kind is AttentionKind.none and (
+            not mixers or any(m in ("attention", "hybrid") for m in mixers)):
+        raise att_r.error("kind", "none needs layer_types whose every entry is recurrent or mlp")
     mlp_r = r.section("mlp")
     mlp = MLPSpec(
         intermediate_size=mlp_r.int("intermediate_size"),
@@ -405,12 +414,62 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         vision=_parse_vision(r.section("vision", required=False)),
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
         quantization_json=_parse_quantization(r, path),
+        assumptions=_parse_assumptions(r),
+        layer_attention=layer_attention,
     )
     # Architecture features: the file's own keys, else the table by model_type.
     spec = replace(spec, **{name: r.bool(name, default=value) for name, value in
                             architecture_features(spec.model_type, qk_norm=spec.qk_norm).items()})
     r.finish()
     return spec
+
+
+def _parse_layer_shapes(r: _Reader, attention: Attention, windows: tuple[int | None, ...]
+                        ) -> tuple[Attention, ...]:
+    """`attention.full_layers` / `attention.sliding_layers`: other KV heads and head size for
+    the full-attention (or sliding) layers than the section's own (Gemma-4: global layers of
+    num_global_key_value_heads x global_head_dim). Empty when neither is given."""
+    shapes: dict[bool, Attention] = {}
+    for key, sliding in (("full_layers", False), ("sliding_layers", True)):
+        sub = r.section(key, required=False)
+        if sub is None:
+            continue
+        if not isinstance(attention, HeadAttention) or attention.kind is AttentionKind.none:
+            raise r.error(key, "only for kinds mha, gqa and mqa")
+        kv = sub.int("num_key_value_heads", default=attention.num_key_value_heads,
+                     required=False)
+        head_dim = sub.int("head_dim", default=attention.head_dim, required=False)
+        v_head_dim = sub.int("v_head_dim", default=head_dim, required=False)
+        sub.finish()
+        heads = attention.num_attention_heads
+        if kv is None or head_dim is None or v_head_dim is None or heads % kv:
+            raise sub.error("num_key_value_heads", f"must divide num_attention_heads ({heads})")
+        kind = (AttentionKind.mha if kv == heads else AttentionKind.mqa if kv == 1
+                else AttentionKind.gqa)
+        shapes[sliding] = replace(attention, kind=kind, num_key_value_heads=kv,
+                                  head_dim=head_dim, v_head_dim=v_head_dim)
+    if not shapes:
+        return ()
+    return tuple(shapes.get(w is not None, attention) for w in windows)
+
+
+def _parse_assumptions(r: _Reader) -> tuple[Assumption, ...]:
+    """`assumptions`: what config.json import took without the config stating it (a list of
+    {field, value, why}); a spec that lists any is not exact."""
+    value = r._get("assumptions", False)
+    if value is None:
+        return ()
+    field = r.field("assumptions")
+    if not isinstance(value, list):
+        raise SpecError(r.path, field, "expected a list of {field, value, why}")
+    out = []
+    for i, item in enumerate(value):
+        where = f"{field}[{i}]"
+        if not isinstance(item, Mapping) or set(item) != {"field", "value", "why"}:
+            raise SpecError(r.path, where, "expected a mapping of field, value and why")
+        out.append(Assumption(**{k: checked_text(item[k], path=r.path, field=f"{where}.{k}")
+                                 for k in ("field", "value", "why")}))
+    return tuple(out)
 
 
 def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:

@@ -63,7 +63,7 @@ def _split(n: int, tp: int) -> int:
 def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
     h = spec.hidden_size
     pre = f"model.layers.{layer}.self_attn"
-    att = spec.attention
+    att = spec.attention_at(layer)
     if isinstance(att, LatentAttention):
         heads = _split(att.num_attention_heads, tp)
         # DeepseekV2MLAAttention (vllm/model_executor/models/deepseek_v2.py): q_a_proj and

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvplan._util.dtypes import get_dtype
+from kvplan._util.errors import SpecError
 from kvplan._util.units import cdiv
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.checkpoint import CheckpointWeights, TensorInfo
@@ -24,6 +25,7 @@ from kvplan.weights.base import (
     rope_cache_elements,
     stage_has_attention,
 )
+from kvplan.weights.params import count_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -145,6 +147,35 @@ def _owner(name: str, layers: int) -> str:
     """The group of the module a tensor belongs to (a scale is grouped with its weight)."""
     module = name.rsplit(".", 1)[0]
     return categorise(module + ".weight", layers)
+
+
+# Stored dtypes in which one element is one parameter. Packed integer and 4/6-bit formats (GPTQ
+# and AWQ's I32, mxfp4/nvfp4's U8, bitsandbytes' U8) hold a format-dependent number per element.
+_ONE_PARAMETER = frozenset({"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"})
+# A whole checkpoint stores at least the parameters `count_params` counts: that count leaves out
+# only small tensors (q/k norms, a few biases), and it is within 2 % of the published totals
+# (Llama-3-70B 70.55 B, Qwen3-8B 8.19 B, DeepSeek-V3 671.0 B, gpt-oss-120b 116.8 B). Below 90 %
+# of it, parameters are missing (a truncated file; a shard that the names did not say was gone).
+MIN_STORED_FRACTION = 0.9
+
+
+def check_parameter_count(ckpt: CheckpointWeights, spec: ModelSpec) -> None:
+    """A checkpoint whose weights are stored one parameter per element must hold about the
+    parameters of the architecture config.json describes (vision tower, MTP layers and scales
+    aside); packed formats are held only to the shard and layer checks of
+    kvplan.sources.checkpoint."""
+    main = [t for t in ckpt.tensors if t.category not in ("vision", "mtp",
+                                                          "quantization_scales")]
+    if not main or any(t.dtype not in _ONE_PARAMETER for t in main):
+        return
+    stored = sum(_elements(t.shape) for t in main)
+    expected = count_params(spec).total
+    if stored < MIN_STORED_FRACTION * expected:
+        raise SpecError(ckpt.folder, None, f"the checkpoint holds {stored:,} parameters, "
+                                           f"{stored / expected:.1%} of the {expected:,} of the "
+                                           "architecture in config.json: an incomplete "
+                                           "checkpoint? (--weights-from config sizes weights "
+                                           "from config.json)")
 
 
 def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig | None,

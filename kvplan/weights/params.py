@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.attention import Attention, HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 
 
@@ -71,9 +71,10 @@ def _norm(spec: ModelSpec, width: int) -> int:
     return width * (2 if spec.norm_type == "layernorm" else 1)
 
 
-def attention_params(spec: ModelSpec) -> int:
+def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
+    """One layer's attention projections; `att`: that layer's shape (default the spec's)."""
     h = spec.hidden_size
-    att = spec.attention
+    att = spec.attention if att is None else att
     if isinstance(att, LatentAttention):
         q_dim = att.num_attention_heads * att.q_head_dim
         if att.q_lora_rank:
@@ -154,7 +155,9 @@ def count_params(spec: ModelSpec) -> ParamCount:
     rec_params = recurrent_params(spec)
     layers = []
     for i in range(spec.num_hidden_layers):
-        att = (full_att if spec.has_attention(i) else 0) + (
+        own_att = full_att if not spec.layer_attention else attention_params(
+            spec, spec.attention_at(i))
+        att = (own_att if spec.has_attention(i) else 0) + (
             rec_params if spec.has_recurrent(i) else 0)
         has_mixer = spec.mixer(i) != "mlp"
         has_mlp = spec.has_mlp(i)

@@ -105,6 +105,8 @@ def cli_args(log: dict[str, Any]) -> list[str]:
         args += ["--dtype", dtype]
     if log.get("disable_custom_all_reduce"):
         args.append("--disable-custom-all-reduce")
+    if log.get("ep", 1) > 1:  # --enable-expert-parallel (EP over the TP ranks)
+        args.append("--enable-expert-parallel")
     if log["enforce_eager"]:
         args.append("--enforce-eager")
     if log.get("limit_mm_per_prompt"):  # the user's --limit-mm-per-prompt
@@ -310,7 +312,7 @@ def print_sglang(rows: list[dict[str, Any]]) -> None:
 
 
 def vllm_split(rows: list[dict[str, Any]]) -> honest.Split:
-    return honest.split((row(r["log"], ep=1) for r in rows), "engine")
+    return honest.split((row(r["log"], ep=r["log"].get("ep", 1)) for r in rows), "engine")
 
 
 def _within_text(subset: list[dict[str, Any]]) -> str:

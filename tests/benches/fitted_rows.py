@@ -66,6 +66,18 @@ _GLM_46_SGLANG_COOKBOOK = tuple(
 
 
 SHAPED_BY: tuple[Shaped, ...] = (
+    Shaped(commit="1ac927c",
+           rule="vLLM's fused-MoE buffers by release (freed before the sampler warm-up to 0.13, "
+                "kept from 0.14; with EP not split over TP)",
+           rows=(
+        "index-38962983769",)),
+    Shaped(commit="1ac927c",
+           rule="issue #26's misses: the fused-MoE caches freed before the sampler to 0.13, the "
+                "non-torch figure held beyond the largest measured TP (the dense TP 4 log's "
+                "quoted miss was in view; no rule moves it)",
+           rows=(
+        "index-54698501030-deepseek",
+        "index-54698501030-llama",)),
     Shaped(commit="4201d1b",
            rule='vLLM V1 sampler by top-k/top-p path (PyTorch sort 34.64 B per logit before 0.17)',
            rows=(
@@ -198,7 +210,7 @@ class RuleChange:
 
 
 LAST_RULE_CHANGE = {
-    "engine": RuleChange(commit="d54f35b66830", time="2026-12-02T01:15:56+00:00",
+    "engine": RuleChange(commit="71458724a055", time="2026-12-02T12:27:51+00:00",
                          paths="kvplan/engines/"),
     "cost": RuleChange(commit="685ac4f982d3", time="2026-12-02T04:53:06+00:00",
                        paths="kvplan/costmodel.py, kvplan/flops.py (now kvplan/perf/)"),

@@ -69,9 +69,11 @@ def split(rows: Iterable[Row], bench: str) -> Split:
     held = tuple(r.id for r in rows if r.id not in fits and r.config not in configs)
     change = LAST_RULE_CHANGE[bench]
     added = {r.id: COMMIT_TIMES[r.added_in] for r in rows}
-    prospective = tuple(r for r in held if added[r] > change.time)
     shaped = tuple((s, tuple(r for r in s.rows if r in held)) for s in SHAPED_BY
                    if any(r in held for r in s.rows))
+    # A row a rule was written for is no blind test, even when it entered the bench after it.
+    touched = {r for _, ids in shaped for r in ids}
+    prospective = tuple(r for r in held if added[r] > change.time and r not in touched)
     return Split(rows=rows, fitted=fitted, same_config=same, held_out=held,
                  prospective=prospective, shaped=shaped, rule_change=change)
 

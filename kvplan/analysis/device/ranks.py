@@ -35,6 +35,11 @@ from kvplan.analysis.device.verify import VerifyResult, merge_ranks, plan_rank, 
 from kvplan.model.spec import ModelSpec
 
 PROCESS_GROUP_TIMEOUT_S = 300
+# How long a rank joined through the environment (torchrun's RANK, WORLD_SIZE, MASTER_ADDR,
+# MASTER_PORT) waits for the others to join (`verify --rendezvous-timeout`). torchrun starts
+# every rank at once, so they meet within seconds; variables left in a shell by an earlier run
+# would otherwise make verify wait the process group's 300 s for ranks that never come.
+RENDEZVOUS_TIMEOUT_S = 60.0
 # How long a stopped rank has to unwind (free its tensors, leave the process group) before it
 # is killed. A rank blocked inside gloo/NCCL (waiting for a peer that failed) cannot run its
 # Python SIGTERM handler and is killed after this; the OS frees its memory either way.
@@ -92,8 +97,77 @@ def _backend(device: str) -> str:
     return "nccl" if device.startswith("cuda") else "gloo"
 
 
+def _env_names(env: dict[str, int]) -> str:
+    return f"RANK={env['rank']} and WORLD_SIZE={env['world']}"
+
+
+def _join_store(env: dict[str, int], timeout_s: float) -> Any:
+    """The rendezvous of a rank started by torchrun (or by anything that set its variables):
+    torch's env:// store at MASTER_ADDR:MASTER_PORT; every rank waits at most `timeout_s` for
+    all WORLD_SIZE ranks, then refuses, naming the variables that made this process join
+    instead of starting its own ranks."""
+    import torch.distributed as dist
+
+    addr, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+    fix = ("unset them to let verify start its own ranks, or start every rank with torchrun "
+           f"--nproc-per-node {env['world']}")
+    if not addr or not port:
+        raise InputError(f"{_env_names(env)} are set, as torchrun sets them, so verify joins "
+                         "a group of ranks, but MASTER_ADDR and MASTER_PORT are not: " + fix)
+    try:
+        port_number = int(port)
+        if not 0 < port_number < 65536:
+            raise ValueError
+    except ValueError:
+        raise InputError(f"MASTER_PORT: expected a port number, got {port!r}") from None
+    wait = timedelta(seconds=timeout_s)
+    try:
+        with _c_stderr_held():  # c10d logs each failed try, with a C++ stack, to fd 2
+            # torch's own env:// rendezvous (a client of torchrun's agent store, or rank 0's
+            # store), then a barrier: every rank has joined, or none goes on.
+            store, _, _ = next(dist.rendezvous("env://", rank=env["rank"],
+                                               world_size=env["world"], timeout=wait))
+            key = f"kvplan/verify/joined/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+            if store.add(key, 1) == env["world"]:
+                store.set(f"{key}/all", "1")
+            store.wait([f"{key}/all"], wait)
+            store.set_timeout(timedelta(seconds=PROCESS_GROUP_TIMEOUT_S))
+            return store
+    except Exception as exc:  # torch's DistStoreError, a timeout, an address in use, ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
+        what = (f"it did not form within {timeout_s:g} s (--rendezvous-timeout)"
+                if "timed out" in first.lower() else f"it could not form ({first})")
+        raise InputError(f"{_env_names(env)} are set (MASTER_ADDR={addr}, MASTER_PORT={port}): "
+                         f"verify joined that group as rank {env['rank']}, and {what}; {fix}"
+                         ) from None
+
+
+@contextlib.contextmanager
+def _c_stderr_held() -> Any:
+    """File descriptor 2 pointed at a temporary file for the block (what C++ code writes there
+    is dropped); Python's sys.stderr is untouched."""
+    import tempfile
+
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
 def _rank_run(spec: ModelSpec, kwargs: dict[str, Any], *, rank: int, world: int,
-              local_rank: int, local_world: int, init_method: str, gather: bool = False,
+              local_rank: int, local_world: int, init_method: str | None = None,
+              store: Any = None, gather: bool = False,
               ) -> tuple[VerifyResult, tuple[int, int], list[VerifyResult] | None]:
     import torch
     import torch.distributed as dist
@@ -101,7 +175,7 @@ def _rank_run(spec: ModelSpec, kwargs: dict[str, Any], *, rank: int, world: int,
     device = resolve_device(kwargs["device"], local_rank=local_rank)
     if device.startswith("cuda"):
         torch.cuda.set_device(device)
-    dist.init_process_group(_backend(device), init_method=init_method, rank=rank,
+    dist.init_process_group(_backend(device), init_method=init_method, store=store, rank=rank,
                             world_size=world, timeout=timedelta(seconds=PROCESS_GROUP_TIMEOUT_S))
     try:
         run_kwargs = {k: v for k, v in kwargs.items() if k != "device"}
@@ -119,6 +193,39 @@ def _rank_run(spec: ModelSpec, kwargs: dict[str, Any], *, rank: int, world: int,
     return result, agreed, everyone
 
 
+@contextlib.contextmanager
+def _sigint_held_from_children() -> Any:
+    """Start the ranks so that they never see Ctrl-C, without this process losing one.
+
+    Ctrl-C reaches the whole foreground process group. Only this process acts on it (it turns
+    it into KeyboardInterrupt, then stops the ranks with SIGTERM, which each handles by
+    unwinding through verify's cleanup); a rank interrupted mid-import would print a traceback.
+    While the ranks start, SIGINT is blocked in this thread (the mask survives fork and spawn's
+    exec, so a rank starts with it blocked, and `_child` then ignores it) and a Ctrl-C that still
+    reaches this process is only noted; it is acted on once every rank has started. (Setting
+    SIGINT to SIG_IGN over that window, as before, dropped such a Ctrl-C: the run went on.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are the main thread's; `_child` ignores SIGINT first thing
+        return
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks: the ranks inherit SIG_IGN
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return
+    noted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: noted.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C arrives here
+    if noted and callable(previous):  # (an inherited SIG_IGN stays ignored)
+        previous(signal.SIGINT, None)
+
+
 def _die_with_parent() -> None:
     try:
         import ctypes
@@ -131,6 +238,9 @@ def _die_with_parent() -> None:
 def _child(rank: int, world: int, port: int, spec: ModelSpec, kwargs: dict[str, Any],
            out: Any) -> None:
     """One spawned rank: its verify, then the agreed minimum, reported through `out`."""
+    # Started with SIGINT blocked (`_sigint_held_from_children`): ignoring it also drops a
+    # Ctrl-C already pending; the parent alone answers Ctrl-C, with SIGTERM to each rank.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     import torch
 
@@ -176,7 +286,9 @@ def _free_port() -> int:
 
 
 def _stop(procs: list[Any]) -> None:
-    """Terminate every child still running, wait, then kill what is left."""
+    """Terminate every child still running, wait, then kill what is left (a Ctrl-C while they
+    started may leave some never started: nothing to stop)."""
+    procs = [p for p in procs if p.pid is not None]
     for p in procs:
         if p.is_alive():
             p.terminate()
@@ -207,19 +319,9 @@ def _spawn(spec: ModelSpec, kwargs: dict[str, Any], world: int,
                          name=f"kvplan-verify-rank{r}", daemon=True) for r in range(world)]
     results: dict[int, tuple[VerifyResult, tuple[int, int]]] = {}
     try:
-        # Ctrl-C reaches the whole foreground process group. The children ignore SIGINT (the
-        # disposition survives spawn's exec, and Python keeps an ignored SIGINT ignored): this
-        # process alone turns it into KeyboardInterrupt, then stops them with SIGTERM, which
-        # each handles by unwinding through verify's cleanup. A child interrupted mid-import
-        # would print a traceback instead.
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
+        with _sigint_held_from_children():
             for p in procs:
                 p.start()
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
         if on_started is not None:
             on_started([p.pid for p in procs])
         while len(results) < world:
@@ -248,10 +350,11 @@ def _spawn(spec: ModelSpec, kwargs: dict[str, Any], world: int,
 
 
 def verify_ranks(spec: ModelSpec, *, tp: int = 1, pp: int = 1, on_started: Any = None,
+                 rendezvous_timeout_s: float = RENDEZVOUS_TIMEOUT_S,
                  **kwargs: Any) -> VerifyResult | None:
     """Verify every rank of a `tp` x `pp` layout: in this process (one rank), in spawned local
-    ranks, or as this torchrun process's rank. Returns the merged result (None on torchrun
-    ranks other than 0, which report nothing)."""
+    ranks, or as this torchrun process's rank (joined within `rendezvous_timeout_s`). Returns
+    the merged result (None on torchrun ranks other than 0, which report nothing)."""
     world = tp * pp
     kwargs = {"device": "auto", **kwargs, "tp": tp, "pp": pp}
     env = torchrun_env()
@@ -259,10 +362,12 @@ def verify_ranks(spec: ModelSpec, *, tp: int = 1, pp: int = 1, on_started: Any =
         if env["world"] != world:
             raise InputError(f"--tp {tp} --pp {pp}: needs {world} ranks, torchrun started "
                              f"{env['world']} (WORLD_SIZE)")
+        if not 0 <= env["rank"] < world:
+            raise InputError(f"RANK={env['rank']}: must be >= 0 and < WORLD_SIZE={world}")
+        store = _join_store(env, rendezvous_timeout_s)
         _, _, everyone = _rank_run(spec, kwargs, rank=env["rank"], world=world,
                                    local_rank=env["local_rank"],
-                                   local_world=env["local_world"], init_method="env://",
-                                   gather=True)
+                                   local_world=env["local_world"], store=store, gather=True)
         if env["rank"] != 0 or everyone is None:
             return None
         return merge_ranks(everyone)

@@ -14,12 +14,13 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
-    LaunchLayout,
     PlanFacts,
     PlanInputs,
     StageFacts,
     StagePool,
 )
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.engines.sglang.pools import (
     check_sglang_served,
@@ -125,7 +126,8 @@ class SglangEngine:
         return False
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
-        if spec.num_recurrent_layers or inputs.speculative_method is not None:
+        if (spec.num_recurrent_layers or inputs.speculative_method is not None
+                or spec.layer_attention):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
@@ -190,22 +192,9 @@ class SglangEngine:
     def reported_platform(self, inputs: PlanInputs) -> str | None:
         return None
 
-    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
-                    kv_dtype: str, concurrency: int) -> list[str]:
-        args = ["python", "-m", "sglang.launch_server", "--model-path", ref, "--tp",
-                str(layout.tp)]
-        if layout.pp > 1:
-            args += ["--pp-size", str(layout.pp)]
-        if layout.dp_attention:
-            args += ["--dp", str(layout.dp), "--enable-dp-attention"]
-        elif layout.dp > 1:
-            args += ["--dp", str(layout.dp)]
-        if layout.ep > 1:
-            args += ["--ep-size", str(layout.ep)]
-        args += ["--context-length", str(context), "--mem-fraction-static", f"{fraction:g}"]
-        if kv_dtype == "fp8":
-            args += ["--kv-cache-dtype", "fp8_e4m3"]
-        return args + ["--max-running-requests", str(concurrency)]
+    def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
+                    ) -> LaunchPlan:
+        return sglang_launch(ref, layout, settings)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

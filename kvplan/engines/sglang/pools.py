@@ -458,7 +458,9 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     what = None
     rec = spec.recurrent
     spec_on = inputs.speculative_method is not None
-    if spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
+    if spec.layer_attention:
+        what = "attention shapes that differ by layer type (SGLang's pools not read for them)"
+    elif spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
         what = f"SGLang's pool for {rec.kind} recurrent state"
     elif spec.num_recurrent_layers and version_key(inputs.engine_version) < (0, 5, 2):
         what = "recurrent state before SGLang 0.5.2 (its first mamba pool)"

@@ -13,19 +13,20 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
-    LaunchLayout,
     PlanFacts,
     PlanInputs,
     StageFacts,
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
     TRTLLM_MAX_NUM_TOKENS,
     TRTLLM_PROFILES,
 )
+from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
@@ -105,6 +106,8 @@ class TrtllmEngine:
             what = "the sparse-attention indexer cache"
         elif inputs.speculative_method is not None:
             what = "speculative-decoding draft layers"
+        elif spec.layer_attention:
+            what = "attention shapes that differ by layer type"
         if what is not None:
             raise InputError(f"--engine {inputs.engine.value}: {spec.id} has {what}, which "
                              "kvplan models for vLLM only; use --engine vllm")
@@ -116,7 +119,8 @@ class TrtllmEngine:
         return True
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
-        if spec.num_recurrent_layers or inputs.speculative_method is not None:
+        if (spec.num_recurrent_layers or inputs.speculative_method is not None
+                or spec.layer_attention):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
@@ -174,14 +178,9 @@ class TrtllmEngine:
     def reported_platform(self, inputs: PlanInputs) -> str | None:
         return None
 
-    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
-                    kv_dtype: str, concurrency: int) -> list[str]:
-        args = ["trtllm-serve", ref, "--backend", "pytorch", "--tp_size", str(layout.tp),
-                "--pp_size", str(layout.pp)]
-        if layout.ep > 1:
-            args += ["--ep_size", str(layout.ep)]
-        return args + ["--max_seq_len", str(context), "--max_batch_size", str(concurrency),
-                       "--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
+    def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
+                    ) -> LaunchPlan:
+        return trtllm_launch(ref, layout, settings)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

@@ -345,6 +345,11 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     mamba_mode = None
     if states:
         on = profile.hybrid_prefix_caching if prefix_caching is None else prefix_caching
+        if prefix_caching is None and not attention:
+            # Attention-free models (pure Mamba / Mamba2): prefix caching is off by default
+            # (0.32 config/model.py is_prefix_caching_supported: "Attention free models do not
+            # support prefix caching since the feature is still experimental").
+            on = False
         mamba_mode = "align" if on and profile.mamba_align_mode else "none"
 
     # Attention block size raised until one page holds a recurrent state

@@ -33,10 +33,10 @@ from kvplan.engines.reserve import (
     activation_bytes,
     compute_element_bytes,
     interpolate,
-    moe_workspace_bytes,
     trunc,
 )
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
+from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
 
 if TYPE_CHECKING:
@@ -52,8 +52,13 @@ if TYPE_CHECKING:
 # - from 0.19: TP1 0.25 GiB, TP2 2.07 GiB, TP4 2.17 GiB (medians of the H100 0.19.0 logs of
 #   llm-d-planner PR #205: 0.24-0.27 over 40 TP1 runs, 2.06-2.11 over 8 TP2 runs, 2.13-2.21 over
 #   4 TP4 runs; the all-reduce buffers are allocated whole from TP2 on).
-# Beyond the last point the last slope continues. Pipeline stages without TP hold no all-reduce
-# buffers: 0.07 GiB (the same logs, PP2 and PP4).
+# Beyond the largest measured TP (4) the TP 4 figure is held: no log measures TP 8 on NVLink, and
+# what grows is NCCL's communicator memory (its buffers are per channel and per ring/tree peer,
+# not per rank; 0.19 adds 0.10 GiB from TP 2 to TP 4), which the former "last slope continues"
+# turned into 4.42 GiB at TP 8 for 0.10-0.18 (DeepSeek-R1 FP8 on 8 x H200, vLLM 0.11: kvplan
+# 13 % short of the logged budget, issue #26). The Qwen3-235B-A22B-FP8 TP 8 log over PCIe (0.10.2,
+# custom all-reduce off) holds 0.17-0.21 GiB, near the TP 1 figure. Pipeline stages without TP
+# hold no all-reduce buffers: 0.07 GiB (the same logs, PP2 and PP4).
 # Fitted on (bench row ids, tests/data/engine_logs/vllm_startup_logs.json):
 _VLLM_0_19_NON_TORCH = (
     "codellama-codellama-7b-h--h100-80gb--tp1pp1dp1--8192",
@@ -136,7 +141,8 @@ def vllm_non_torch_gib(version: str | None, *, tp: int, pp: int = 1,
         return VLLM_NON_TORCH_PP_ONLY_GIB
     key = version_key(version)
     points = [p for since, p in VLLM_NON_TORCH_GIB if key >= since] or [VLLM_NON_TORCH_GIB[0][1]]
-    return interpolate(points[-1], tp if custom_all_reduce else 1)
+    last = points[-1]
+    return interpolate(last, min(tp if custom_all_reduce else 1, last[-1][0]))
 
 
 # CUDA-graph memory subtracted from the budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default
@@ -299,11 +305,15 @@ VLLM_SAMPLER_BASE_GIB_FIT = Fitted(
 # own scratch, then a softmax and a scatter. Fitted on the one log that names this path and logs
 # its torch peak: Qwen3-Next-80B-A3B, H200 TP 2, 0.10.2 ("FlashInfer is not available. Falling
 # back to the PyTorch-native implementation"), 5.58 GiB = 0.43 GiB fused-MoE buffers + 0.13 +
-# 1,024 x 151,936 x 34.6 B. Held out: Qwen3-8B-FP8 0.10.2 (256 rows: 1.40 GiB logged, 1.38 by
-# this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged: +10.0 % -> +3.5 %), gpt-oss-120b
-# on one H100 (vllm issues #23278, 0.10.1: -2.14 GiB logged, -2.3 by this rule; #27508, 0.11:
-# 1.71 logged, 2.3; the light rule: +1.6 and 6.2; both conda installs of the plain wheel, the
-# sampler line not in the excerpts, not in the test data) - see tests/test_engine_logs.py.
+# 1,024 x 151,936 x 34.6 B. (Those 0.43 GiB were read as the fused-MoE buffers; 0.10.2's
+# fused_experts_impl frees its caches before the warm-up (kvplan.engines.vllm.moe), so they are now
+# unexplained and this log predicts 0.43 GiB more KV; the Qwen3-235B-A22B-FP8 TP 8 log of the same
+# release and path peaks at 1.40 GiB, this rule alone 1.38.) Held out: Qwen3-8B-FP8 0.10.2 (256
+# rows: 1.40 GiB logged, 1.38 by this rule), Llama-3.1-8B L4 0.11.0 (the native fallback logged:
+# +10.0 % -> +3.5 %), gpt-oss-120b on one H100 (vllm issues #23278, 0.10.1: -2.14 GiB logged, -2.3
+# by this rule; #27508, 0.11: 1.71 logged, 2.3; the light rule: +1.6 and 6.2; both conda installs of
+# the plain wheel, the sampler line not in the excerpts, not in the test data) - see
+# tests/test_engine_logs.py.
 VLLM_SORT_SAMPLER = SamplerRule(since=(0, 10), bytes_per_logit=34.64,
                                 base_gib=VLLM_SAMPLER_BASE_GIB,
                                 source="PyTorch sort top-k/top-p; Qwen3-Next-80B-A3B H200 log, "
@@ -479,21 +489,27 @@ class VllmBudget:
         width = compute_element_bytes(inputs.dtype)
         forward = activation_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
                                    element_bytes=width)
-        moe = moe_workspace_bytes(spec, max_num_batched_tokens=tokens, tp=inputs.tp,
-                                  element_bytes=width)
+        workspace = vllm_moe_workspace(spec, version=inputs.engine_version,
+                                       max_num_batched_tokens=tokens, tp=inputs.tp,
+                                       ep=inputs.ep, element_bytes=width)
+        moe = workspace.bytes if workspace is not None else 0
         runner = vllm_model_runner(inputs.engine_version, spec)
         rule = runner.sampler_rule(inputs.engine_version, opts.flashinfer_sampler)
         # The rule's logits are 16-bit; float32 logits take 2 B more each.
         per_logit = rule.bytes_per_logit + width - ACTIVATION_BYTES
         sampler = int(rule.base_gib * GiB + rows * spec.vocab_size * per_logit)
         # The forward pass and the sampler warm-up run one after the other; the fused-MoE
-        # buffers stay through both. The profile's peak is the larger phase: "activation" is the
-        # forward's, "sampler" what the warm-up adds beyond it.
-        peak = moe + max(forward, sampler)
+        # buffers stay through both only where vLLM keeps them (kvplan.engines.vllm.moe). The
+        # profile's peak is the larger phase: "activation" is the forward's, "sampler" what the
+        # warm-up adds beyond it.
+        if workspace is None or workspace.persistent:
+            peak = moe + max(forward, sampler)
+        else:
+            peak = max(moe + forward, sampler)
         parts = [
             ReservePart(name="activation", bytes=moe + forward,
                         rule=f"profile forward over {tokens:,} tokens (estimate"
-                             + (f"; fused-MoE buffers {moe / GiB:.2f} GiB)" if moe else ")")),
+                             + (f"; {workspace.rule})" if workspace else ")")),
             ReservePart(name="sampler", bytes=peak - moe - forward,
                         rule=f"{runner.name} warm-up of {rows:,} rows x {spec.vocab_size:,} "
                              f"logits x {per_logit:g} B + {rule.base_gib:g} GiB on every TP "

@@ -12,13 +12,14 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
-    LaunchLayout,
     PlanFacts,
     PlanInputs,
     StageFacts,
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.vllm.launch import vllm_launch
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.model.attention import LatentAttention
 
@@ -156,20 +157,9 @@ class VllmEngine:
     def reported_platform(self, inputs: PlanInputs) -> str | None:
         return inputs.platform
 
-    def launch_args(self, ref: str, layout: LaunchLayout, *, context: int, fraction: float,
-                    kv_dtype: str, concurrency: int) -> list[str]:
-        args = ["vllm", "serve", ref, "--tensor-parallel-size", str(layout.tp)]
-        if layout.pp > 1:
-            args += ["--pipeline-parallel-size", str(layout.pp)]
-        if layout.dp > 1 or layout.dp_attention:
-            args += ["--data-parallel-size", str(layout.dp)]
-        if layout.ep > 1:
-            args += ["--enable-expert-parallel"]
-        args += ["--max-model-len", str(context), "--gpu-memory-utilization", f"{fraction:g}"]
-        if kv_dtype == "fp8":
-            args += ["--kv-cache-dtype", "fp8"]
-        # The flags here exist in every V1 release kvplan models.
-        return args + ["--max-num-seqs", str(concurrency)]
+    def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
+                    ) -> LaunchPlan:
+        return vllm_launch(ref, layout, settings)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

@@ -1,0 +1,139 @@
+"""How a plan is launched, whatever the engine: the layout a command spells out, the settings it
+sets, and the launch itself -- the commands to run (head node first), what each node runs
+before (a Ray cluster's `ray start`), the files the commands read (TensorRT-LLM's options
+YAML) and notes that say what the placeholders stand for. Each engine builds its own
+(`EngineRules.launch_plan`, in kvplan.engines.<name>.launch); placing whole replicas on nodes
+is shared here. Pure: commands are argv lists, never run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvplan._util.errors import InputError
+
+# The head node's address: every multi-node command names it by this placeholder.
+HEAD_IP = "$HEAD_IP"
+
+
+def node_ip(node: int) -> str:
+    """The placeholder for node `node`'s address (node 0 is the head)."""
+    return HEAD_IP if node == 0 else f"$NODE{node}_IP"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchLayout:
+    """The parallel layout a launch command spells out. Without `dp_attention`, `dp` replicas
+    of `tp` x `pp` GPUs each; with it, one engine of `tp` x `pp` GPUs whose attention runs as
+    `dp` data-parallel ranks of `tp // dp` GPUs (MLA models: each rank its own requests). `ep`:
+    expert-parallel ranks of a MoE model (1: experts split by TP)."""
+
+    tp: int
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    dp_attention: bool = False
+    gpus_per_node: int = 8
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * (1 if self.dp_attention else self.dp)
+
+    @property
+    def nodes(self) -> int:
+        return -(-self.gpus // self.gpus_per_node)
+
+    @property
+    def attention_tp(self) -> int:
+        """GPUs per attention data-parallel rank (dp_attention), else the TP size."""
+        return self.tp // self.dp if self.dp_attention else self.tp
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchSettings:
+    """What a launch line sets besides the layout."""
+
+    context: int
+    fraction: float
+    kv_dtype: str
+    concurrency: int
+    version: str | None = None  # the engine version (None: the newest kvplan models)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Command:
+    """One process to start: on which node (0 = head), the command as option groups (one group a
+    printed line), and the GPUs it takes there. `setup` runs on that node before any other
+    node's command, and the command itself after them (a cluster head: `ray start --head`, then
+    `vllm serve` once the workers have joined)."""
+
+    node: int
+    groups: tuple[tuple[str, ...], ...]
+    gpus: int
+    setup: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def argv(self) -> list[str]:
+        return [arg for group in self.groups for arg in group]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchPlan:
+    """The commands, head first (several may share a node: independent replicas)."""
+
+    commands: tuple[Command, ...]
+    notes: tuple[str, ...] = ()
+    files: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (name, text)
+
+    @property
+    def head(self) -> Command:
+        return self.commands[0]
+
+    @property
+    def nodes(self) -> int:
+        return len({c.node for c in self.commands})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"commands": [{"node": c.node, "argv": c.argv, "gpus": c.gpus,
+                              "setup": [list(s) for s in c.setup]} for c in self.commands],
+                "notes": list(self.notes), "files": dict(self.files)}
+
+
+def pack_replicas(replicas: int, replica_gpus: int, gpus_per_node: int) -> list[int]:
+    """Replicas per node when each replica fits in one node: as many as a node holds, the last
+    node what is left (kvplan's planner asks for at most the GPUs given)."""
+    if replica_gpus > gpus_per_node:
+        raise InputError(f"a replica of {replica_gpus} GPUs does not fit a node of "
+                         f"{gpus_per_node}")
+    per = gpus_per_node // replica_gpus
+    out = []
+    left = replicas
+    while left > 0:
+        out.append(min(per, left))
+        left -= per
+    return out
+
+
+def nodes_per_replica(replica_gpus: int, gpus_per_node: int) -> int:
+    """Whole nodes a replica spans when it does not fit one (its GPUs fill them)."""
+    if replica_gpus % gpus_per_node:
+        raise InputError(f"a replica of {replica_gpus} GPUs does not fill whole nodes of "
+                         f"{gpus_per_node}: kvplan launches replicas that span nodes only on "
+                         "whole nodes")
+    return replica_gpus // gpus_per_node
+
+
+def multi_node_note(plan_nodes: int, *, addresses: bool = True) -> tuple[str, ...]:
+    """What every multi-node launch says once (`addresses`: its commands name other nodes)."""
+    if plan_nodes <= 1:
+        return ()
+    if not addresses:
+        return (f"Run each node's commands on that node ({plan_nodes} nodes). The model must "
+                "be at the same path on every node.",)
+    others = (f"{node_ip(1)} names the other node" if plan_nodes == 2 else
+              f"{node_ip(1)}, {node_ip(2)}{', ...' if plan_nodes > 3 else ''} the others")
+    return (f"Run each node's commands on that node ({plan_nodes} nodes), in the order shown. "
+            f"{HEAD_IP} is the head node's address as the other nodes reach it: set HEAD_IP "
+            f"in each node's shell first ({others}). The model must be at the same path on "
+            "every node.",)

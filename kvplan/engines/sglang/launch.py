@@ -1,0 +1,93 @@
+"""`python -m sglang.launch_server` lines for a plan, by layout and version (flags as
+python/sglang/srt/server_args.py declares them; tests/data/launch_flags holds each version's).
+kvplan writes the full flag names (`--tp-size`, `--dp-size`: `--tp` / `--dp` work only as
+argparse abbreviations).
+
+- TP and PP (`--pp-size`, from 0.4.8) in one server; over nodes the same line on every node with
+  `--nnodes`, `--node-rank` and the head's `--dist-init-addr` (SGLang splits TP x PP over them:
+  managers/scheduler launch, `tp_size_per_node = tp_size // nnodes`).
+- DP attention: `--tp-size` is the whole engine (attention DP runs inside the TP group),
+  `--dp-size` the attention ranks, `--enable-dp-attention`; experts over the TP group with
+  `--ep-size` (0.5+; before, `--enable-ep-moe`, which sets ep_size = tp_size and is refused
+  from 0.5.3 by DeprecatedAction).
+- Replicas without DP attention: `--dp-size` replicas of TP x PP GPUs on one node (the data
+  parallel controller places them from GPU 0 on its own node); over several nodes each node's
+  (or, for a replica wider than a node, each replica's) server is independent, behind a load
+  balancer such as sglang-router.
+"""
+
+from __future__ import annotations
+
+from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
+from kvplan.engines.launch import (
+    Command,
+    LaunchLayout,
+    LaunchPlan,
+    LaunchSettings,
+    multi_node_note,
+    node_ip,
+    nodes_per_replica,
+    pack_replicas,
+)
+
+PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
+EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
+DIST_PORT = "5000"  # the docs' --dist-init-addr port; any free port on the head
+
+
+def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
+    groups = [("--context-length", str(s.context), "--mem-fraction-static", f"{s.fraction:g}")]
+    if s.kv_dtype == "fp8":
+        groups.append(("--kv-cache-dtype", "fp8_e4m3"))
+    groups.append(("--max-running-requests", str(s.concurrency)))
+    return tuple(groups)
+
+
+def _ep(tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
+    return ("--ep-size", str(tp)) if version >= EP_SIZE_ALONE_SINCE else ("--enable-ep-moe",)
+
+
+def sglang_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
+    version = version_key(s.version)
+    if lay.pp > 1 and version < PP_SINCE:
+        raise InputError(f"--engine sglang {s.version}: no pipeline parallelism before 0.4.8 "
+                         "(--pp-size); plan on one node or with a newer --engine-version")
+    server = (("python", "-m", "sglang.launch_server", "--model-path", ref),)
+    size = ("--tp-size", str(lay.tp)) + (("--pp-size", str(lay.pp)) if lay.pp > 1 else ())
+    ep = (_ep(lay.tp, version),) if lay.ep > 1 else ()
+    tail = _settings(s)
+    gpn = lay.gpus_per_node
+
+    def spanning(first: int, nodes: int, groups: tuple[tuple[str, ...], ...]
+                 ) -> list[Command]:
+        addr = f"{node_ip(first)}:{DIST_PORT}"
+        return [Command(node=first + k, groups=groups + (
+            ("--nnodes", str(nodes), "--node-rank", str(k), "--dist-init-addr", addr),) + tail,
+            gpus=gpn) for k in range(nodes)]
+
+    if lay.dp_attention:
+        groups = server + (size + ("--dp-size", str(lay.dp)), ("--enable-dp-attention",)) + ep
+        if lay.nodes == 1:
+            return LaunchPlan(commands=(Command(node=0, groups=groups + tail, gpus=lay.gpus),))
+        nodes = nodes_per_replica(lay.gpus, gpn)
+        return LaunchPlan(commands=tuple(spanning(0, nodes, groups)),
+                          notes=multi_node_note(nodes))
+    replica = lay.tp * lay.pp
+    if replica <= gpn:
+        local = pack_replicas(lay.dp, replica, gpn)
+        cmds = tuple(Command(node=n, groups=server + (
+            size + (("--dp-size", str(count)) if count > 1 else ()),) + ep + tail,
+            gpus=count * replica) for n, count in enumerate(local))
+        notes = multi_node_note(len(local), addresses=False)
+        if len(local) > 1:
+            notes += ("Each node runs its own server (SGLang's --dp-size places replicas on "
+                      "its own node): put a load balancer such as sglang-router in front.",)
+        return LaunchPlan(commands=cmds, notes=notes)
+    span = nodes_per_replica(replica, gpn)
+    cmds = [c for r in range(lay.dp) for c in spanning(r * span, span, server + (size,) + ep)]
+    notes = multi_node_note(span * lay.dp)
+    if lay.dp > 1:
+        notes += (f"The {lay.dp} replicas are independent servers of {span} nodes each: put a "
+                  "load balancer such as sglang-router in front.",)
+    return LaunchPlan(commands=tuple(cmds), notes=notes)

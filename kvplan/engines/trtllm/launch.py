@@ -1,0 +1,84 @@
+"""`trtllm-serve` lines for a plan (PyTorch backend; the click options of
+tensorrt_llm/commands/serve.py: `--tp_size`, `--pp_size`, `--ep_size`, `--max_seq_len`,
+`--max_batch_size`, `--kv_cache_free_gpu_memory_fraction`, `--extra_llm_api_options FILE`;
+tests/data/launch_flags/trtllm-1.2.json).
+
+- One server per replica: trtllm-serve has no data-parallel flag, so replicas on one node take
+  their own GPUs (`CUDA_VISIBLE_DEVICES`) and ports. Attention DP (kvplan does not plan it for
+  TensorRT-LLM, but launches it when asked) is `enable_attention_dp: true` in the options YAML
+  over the TP group (llmapi/llm_args.py).
+- Experts: `--ep_size` within the TP group (moe_tp x moe_ep = tp, tensorrt_llm/mapping.py).
+- fp8 KV: `kv_cache_config.dtype: fp8` in the YAML the server reads (with the memory fraction:
+  the YAML's kv_cache_config replaces the flag's).
+- A server over several nodes: MPI starts its ranks, `mpirun -H HOST:GPUS,... -np WORLD
+  trtllm-llmapi-launch trtllm-serve ...` on the head (docs: multi-node serving with
+  trtllm-llmapi-launch; srun works the same under Slurm).
+"""
+
+from __future__ import annotations
+
+from kvplan.engines.launch import (
+    Command,
+    LaunchLayout,
+    LaunchPlan,
+    LaunchSettings,
+    multi_node_note,
+    node_ip,
+    nodes_per_replica,
+    pack_replicas,
+)
+
+OPTIONS_FILE = "kvplan-trtllm.yaml"
+PORT = 8000  # trtllm-serve's default; replica i listens on PORT + i
+
+
+def _yaml(lay: LaunchLayout, s: LaunchSettings) -> str | None:
+    text = "enable_attention_dp: true\n" if lay.dp_attention else ""
+    if s.kv_dtype == "fp8":
+        text += ("kv_cache_config:\n"
+                 f"  free_gpu_memory_fraction: {s.fraction:g}\n"
+                 "  dtype: fp8\n")
+    return text or None
+
+
+def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
+    size = ("--tp_size", str(lay.tp), "--pp_size", str(lay.pp)) + (
+        ("--ep_size", str(lay.tp)) if lay.ep > 1 else ())
+    options = _yaml(lay, s)
+    tail: tuple[tuple[str, ...], ...] = (
+        ("--max_seq_len", str(s.context), "--max_batch_size", str(s.concurrency)),
+        ("--kv_cache_free_gpu_memory_fraction", f"{s.fraction:g}"),
+    ) + ((("--extra_llm_api_options", OPTIONS_FILE),) if options else ())
+    files = ((OPTIONS_FILE, options),) if options else ()
+    gpn = lay.gpus_per_node
+    replica = lay.tp * lay.pp
+    replicas = 1 if lay.dp_attention else lay.dp
+    serve = ("trtllm-serve", ref, "--backend", "pytorch")
+    if replica <= gpn:
+        local = pack_replicas(replicas, replica, gpn)
+        cmds = []
+        for node, count in enumerate(local):
+            for k in range(count):
+                # Several servers on one node: each its own GPUs and port.
+                devices = ",".join(str(g) for g in range(k * replica, (k + 1) * replica))
+                env = ("env", f"CUDA_VISIBLE_DEVICES={devices}") if count > 1 else ()
+                port = (("--port", str(PORT + k)),) if count > 1 else ()
+                cmds.append(Command(node=node, groups=(env + serve, size) + port + tail,
+                                    gpus=replica))
+        notes = multi_node_note(len(local), addresses=False)
+        if replicas > 1:
+            notes += (f"{replicas} independent servers (trtllm-serve has no data-parallel "
+                      "flag), each on its own GPUs and port: put a load balancer in front.",)
+        return LaunchPlan(commands=tuple(cmds), notes=notes, files=files)
+    span = nodes_per_replica(replica, gpn)
+    cmds = []
+    for r in range(replicas):
+        hosts = ",".join(f"{node_ip(r * span + k)}:{gpn}" for k in range(span))
+        launch = ("mpirun", "-H", hosts, "-np", str(replica), "trtllm-llmapi-launch")
+        port = (("--port", str(PORT + r)),) if replicas > 1 else ()
+        cmds.append(Command(node=r * span, groups=(launch, serve, size) + port + tail,
+                            gpus=replica))
+    notes = multi_node_note(span * replicas) + (
+        "mpirun starts the ranks on every node it lists (passwordless ssh between the nodes); "
+        "run it on the head node only.",)
+    return LaunchPlan(commands=tuple(cmds), notes=notes, files=files)

@@ -1,0 +1,123 @@
+"""`vllm serve` lines for a plan, by layout and version (flags as vllm/engine/arg_utils.py and
+the serve command's cli_args.py declare them; tests/data/launch_flags holds each version's).
+
+- One node: `--tensor-parallel-size`, `--pipeline-parallel-size`, `--data-parallel-size`.
+- DP attention (MLA + MoE): each data-parallel engine owns its TP workers (the world is
+  DP x TP x PP, vllm/config/parallel.py `world_size_across_dp`), so attention DP over 8 GPUs is
+  `--data-parallel-size 8 --tensor-parallel-size 1`, never TP 8 x DP 8 (64 GPUs), with
+  `--enable-expert-parallel` for the experts (EP over DP x TP ranks).
+- Replicas over nodes, each replica inside a node: vLLM's multi-node data parallel
+  (docs/serving/data_parallel_deployment.md): the head runs `--data-parallel-size-local` of them
+  and serves the API; every other node runs `--headless` with its
+  `--data-parallel-start-rank`, all with the head's `--data-parallel-address` and one
+  `--data-parallel-rpc-port`.
+- A replica over several nodes (PP or TP across nodes): from vLLM 0.11.1 its multiprocessing
+  executor spans nodes (`--nnodes`, `--node-rank`, `--master-addr`; arg_utils.py of v0.11.1,
+  absent from v0.11.0; `--headless` on the other nodes); before, a Ray cluster
+  (`ray start --head` on the head, `ray start --address` on the others) and
+  `--distributed-executor-backend ray` on the head. Ray placement keeps each data-parallel
+  engine inside a node before 0.11.1, so several replicas that each span nodes run there as
+  independent deployments (one Ray cluster each, behind a load balancer).
+"""
+
+from __future__ import annotations
+
+from kvplan._util.versions import version_key
+from kvplan.engines.launch import (
+    HEAD_IP,
+    Command,
+    LaunchLayout,
+    LaunchPlan,
+    LaunchSettings,
+    multi_node_note,
+    node_ip,
+    nodes_per_replica,
+    pack_replicas,
+)
+
+MP_MULTI_NODE_SINCE = (0, 11, 1)  # --nnodes / --node-rank / --master-addr (PR 23691)
+DP_RPC_PORT = "13345"  # any free port, the same on every node (the docs' example)
+RAY_PORT = "6379"  # Ray's default GCS port
+
+
+def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
+    groups = [("--max-model-len", str(s.context), "--gpu-memory-utilization", f"{s.fraction:g}")]
+    if s.kv_dtype == "fp8":
+        groups.append(("--kv-cache-dtype", "fp8"))
+    # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
+    groups.append(("--max-num-seqs", str(s.concurrency)))
+    return tuple(groups)
+
+
+def _parallel(tp: int, pp: int, dp: int, ep: bool) -> tuple[tuple[str, ...], ...]:
+    group = ["--tensor-parallel-size", str(tp)]
+    if pp > 1:
+        group += ["--pipeline-parallel-size", str(pp)]
+    groups = [tuple(group)]
+    if dp > 1:
+        groups.append(("--data-parallel-size", str(dp)))
+    if ep:
+        groups.append(("--enable-expert-parallel",))
+    return tuple(groups)
+
+
+def vllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
+    # DP attention: dp engines of attention_tp GPUs; replicas: dp engines of tp GPUs.
+    tp = lay.attention_tp
+    engines = lay.dp
+    engine_gpus = tp * lay.pp
+    serve = (("vllm", "serve", ref),)
+    parallel = _parallel(tp, lay.pp, engines, lay.ep > 1)
+    tail = _settings(s)
+    gpn = lay.gpus_per_node
+    if lay.nodes == 1:
+        return LaunchPlan(commands=(Command(node=0, groups=serve + parallel + tail,
+                                            gpus=lay.gpus),))
+    if engine_gpus <= gpn:
+        # Multi-node data parallel: whole engines per node.
+        local = pack_replicas(engines, engine_gpus, gpn)
+        cmds = []
+        start = 0
+        for node, count in enumerate(local):
+            where = ("--data-parallel-size-local", str(count))
+            if node:
+                where += ("--data-parallel-start-rank", str(start))
+            dp_net = ("--data-parallel-address", HEAD_IP, "--data-parallel-rpc-port", DP_RPC_PORT)
+            head = () if node == 0 else (("--headless",),)
+            cmds.append(Command(node=node, groups=serve + head + parallel + (where, dp_net) + tail,
+                                gpus=count * engine_gpus))
+            start += count
+        return LaunchPlan(commands=tuple(cmds), notes=multi_node_note(len(local)) + (
+            "The head node serves the API and runs the first data-parallel engines; the others "
+            "run --headless (engines only) from their --data-parallel-start-rank.",))
+    span = nodes_per_replica(engine_gpus, gpn)
+    nodes = span * engines
+    if version_key(s.version) >= MP_MULTI_NODE_SINCE:  # None: the newest
+        cmds = tuple(
+            Command(node=n, groups=serve + ((("--headless",),) if n else ()) + parallel + (
+                ("--nnodes", str(nodes), "--node-rank", str(n), "--master-addr", HEAD_IP),)
+                + tail, gpus=gpn)
+            for n in range(nodes))
+        return LaunchPlan(commands=cmds, notes=multi_node_note(nodes) + (
+            "vLLM's multiprocessing executor spans the nodes (--nnodes, from vLLM 0.11.1): no "
+            "Ray needed; the head node serves the API.",))
+    # Before 0.11.1: a Ray cluster per replica.
+    cmds = []
+    for r in range(engines):
+        head = r * span
+        address = f"{node_ip(head)}:{RAY_PORT}"
+        one = _parallel(tp, lay.pp, 1, lay.ep > 1)
+        cmds.append(Command(node=head, groups=serve + one + (
+            ("--distributed-executor-backend", "ray"),) + tail, gpus=gpn,
+            setup=(("ray", "start", "--head", "--port", RAY_PORT),)))
+        cmds += [Command(node=n, groups=(("ray", "start", "--block", "--address", address),),
+                         gpus=gpn) for n in range(head + 1, head + span)]
+    notes = multi_node_note(nodes) + (
+        "vLLM before 0.11.1 runs an engine over several nodes on a Ray cluster: start Ray on "
+        "the other nodes once the head's `ray start --head` is up, then run `vllm serve` on "
+        "the head (it places the workers on every node of the cluster).",)
+    if engines > 1:
+        heads = ", ".join(node_ip(r * span) for r in range(engines))
+        notes += (f"The {engines} replicas run as independent deployments (one Ray cluster "
+                  f"of {span} nodes each, heads {heads}): put a load balancer in front.",)
+    return LaunchPlan(commands=tuple(cmds), notes=notes)

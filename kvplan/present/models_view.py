@@ -1,0 +1,39 @@
+"""`kvplan models`: vLLM's registry, one row per architecture, with kvplan's status."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kvplan.present.render import Column, View
+from kvplan.sources.support import EXACT, STATUSES, Support, support_table, support_version
+
+
+def _why(row: Support) -> str:
+    """Exact rows: what holds them; the others: the one-line reason kvplan refuses with."""
+    if row.status == EXACT:
+        oracle = f", vLLM oracle {row.oracle}" if row.oracle else ", no CPU oracle"
+        return f"golden {row.golden}{oracle}"
+    return row.reason or ""
+
+
+def models_view(rows: Sequence[Support]) -> View:
+    """The support table's `rows` (a selection of its architectures)."""
+    total = len(support_table())
+    counts = {s: sum(r.status == s for r in rows) for s in STATUSES}
+    return View(
+        title=f"vLLM {support_version()} architectures and kvplan's status",
+        columns=[Column(header="architecture", no_wrap=True), Column(header="status"),
+                 Column(header="model_type", optional=True),
+                 Column(header="example", optional=True), Column(header="why")],
+        rows=[[r.architecture, r.status, ", ".join(r.model_types) or "-", r.example or "-",
+               _why(r)] for r in rows],
+        records=[{"architecture": r.architecture, "status": r.status,
+                  "vllm_group": r.category, "model_types": list(r.model_types),
+                  "example": r.example, "reason": r.reason, "golden": r.golden,
+                  "oracle": r.oracle} for r in rows],
+        notes=[f"{len(rows)} of {total} architectures: "
+               + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
+               "exact: kvplan's KV numbers equal vLLM's (a golden test of the real "
+               "config.json, and the vLLM oracle where vLLM's CPU build runs the family); "
+               "refused / not a decoder: a config.json naming the architecture exits 2 with "
+               "the reason shown."])

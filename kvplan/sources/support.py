@@ -1,0 +1,123 @@
+"""Which architectures of vLLM's model registry kvplan sizes exactly, refuses, or does not plan.
+
+Two data files beside this module: ``vllm_registry.json``, every architecture of vLLM's registry
+(``vllm/model_executor/models/registry.py`` of the newest modelled vLLM, dumped by
+``tests/benches/vllm_registry_dump.py``) with its group (text generation, multimodal, embedding,
+cross-encoder, speculative draft, ...); and ``support.json``, one entry per architecture:
+
+- *exact*: kvplan's KV numbers equal vLLM's, held by a golden test of the model's real config.json
+  (``tests/test_support.py``) and, where vLLM's CPU build runs it, a vLLM-oracle case
+  (``tests/data/oracle/<case>``);
+- *refused*: a config.json naming this architecture is refused (exit 2) with the entry's reason;
+- *not a decoder*: pooling and encoder-only models, also refused: nothing to plan.
+
+A config is matched by its ``architectures`` list, as vLLM picks its model class: the first name
+the registry knows decides. An architecture outside the registry (a removed one, a new one) is
+left to the config readers and their own refusals.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kvplan._util.errors import InputError, SpecError
+
+EXACT = "exact"
+REFUSED = "refused"
+NOT_A_DECODER = "not a decoder"
+STATUSES = (EXACT, REFUSED, NOT_A_DECODER)
+
+_HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True, kw_only=True)
+class Support:
+    """One architecture's row of the support table."""
+
+    architecture: str
+    status: str
+    category: str  # the registry group: text-generation, multimodal, embedding, ...
+    model_types: tuple[str, ...]
+    example: str | None  # a representative Hub repo id
+    reason: str | None = None  # why refused / not a decoder
+    golden: str | None = None  # exact: the golden config's id (tests/test_support.py)
+    oracle: str | None = None  # exact: the vLLM-oracle case (tests/data/oracle/<oracle>)
+
+
+@cache
+def vllm_registry() -> dict[str, Any]:
+    """vllm_registry.json: {"vllm_version", "source", "architectures": {name: {...}}}."""
+    return json.loads((_HERE / "vllm_registry.json").read_text(encoding="utf-8"))
+
+
+@cache
+def _support_data() -> dict[str, Any]:
+    return json.loads((_HERE / "support.json").read_text(encoding="utf-8"))
+
+
+@cache
+def support_table() -> dict[str, Support]:
+    """Every architecture with a support.json entry, by name (registry order: alphabetical)."""
+    registry = vllm_registry()["architectures"]
+    table = {}
+    for name, entry in _support_data()["architectures"].items():
+        table[name] = Support(
+            architecture=name, status=entry["status"],
+            category=registry.get(name, {}).get("category", "?"),
+            model_types=tuple(entry.get("model_types") or ()), example=entry.get("example"),
+            reason=entry.get("reason"), golden=entry.get("golden"), oracle=entry.get("oracle"))
+    return table
+
+
+def support_version() -> str:
+    """The vLLM version whose registry the table covers."""
+    return str(_support_data()["vllm_version"])
+
+
+def config_architecture(config: Mapping[str, Any]) -> Support | None:
+    """The support row vLLM would pick for a config.json: the first of its `architectures`
+    the registry lists (None: no such name, or no `architectures`)."""
+    names = config.get("architectures")
+    if not isinstance(names, list):
+        return None
+    table = support_table()
+    for name in names:
+        if isinstance(name, str) and name in table:
+            return table[name]
+    return None
+
+
+def check_architecture(config: Mapping[str, Any], path: str) -> None:
+    """Refuse (SpecError, exit 2) a config whose architecture the table does not mark exact,
+    with the table's one-line reason."""
+    row = config_architecture(config)
+    if row is None or row.status == EXACT:
+        return
+    what = "not a decoder" if row.status == NOT_A_DECODER else "refused"
+    raise SpecError(path, "architectures",
+                    f"{row.architecture}: {row.reason} ({what} for vLLM "
+                    f"{support_version()}'s registry; see `kvplan models`)")
+
+
+def find_support(*, status: str | None = None, term: str | None = None) -> list[Support]:
+    """The table's rows, alphabetical, with `status` only (exact / refused / not a decoder), and
+    with `term` (case-insensitive) in the architecture, a model_type, the example repo, the
+    registry group or the reason."""
+    if status is not None and status not in STATUSES:
+        raise InputError(f"--status: expected one of {', '.join(STATUSES)}, got {status!r}")
+    needle = term.lower() if term else None
+    rows = []
+    for row in support_table().values():
+        if status is not None and row.status != status:
+            continue
+        if needle is not None and not any(needle in text.lower() for text in (
+                row.architecture, *row.model_types, row.example or "", row.category,
+                row.reason or "")):
+            continue
+        rows.append(row)
+    return rows

@@ -1,0 +1,338 @@
+"""The support table (kvplan/sources/support.json) against vLLM's registry and kvplan itself.
+
+(a) every architecture of the registry file (vLLM 0.32's `registry.py`) has exactly one entry;
+(b) every *exact* entry's golden config.json (a real one, tests/data/) gives the per-token KV
+    bytes derived here by hand from vLLM 0.32's model code, and names a vLLM-oracle case where
+    vLLM's CPU build runs the family (tests/data/oracle/<case>, replayed by test_vllm_oracle.py);
+(c) every *refused* and *not a decoder* entry is refused by kvplan (exit 2, one line, the
+    entry's reason), and no golden config of an exact entry is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.kv.cache import rank_caches
+from kvplan.sources.hf_config import load_config
+from kvplan.sources.support import (
+    EXACT,
+    NOT_A_DECODER,
+    REFUSED,
+    STATUSES,
+    support_table,
+    vllm_registry,
+)
+
+DATA = Path(__file__).parent / "data"
+CONFIGS = DATA / "configs"
+ORACLE = DATA / "oracle"
+
+# Golden configs: id -> (file, KV bytes per token at bf16 over all layers of one rank at TP 1,
+# the model's Hub page). K and V: 2 x KV heads x head_dim x 2 B per attention layer
+# (vLLM 0.32 v1/kv_cache_interface.py AttentionSpec.page_size_bytes / block_size); MLA: one
+# latent of kv_lora_rank + qk_rope_head_dim per layer (MLAAttentionSpec); a layer that shares
+# another's cache or holds no attention adds nothing per token.
+HF = "https://huggingface.co/"
+GOLDEN: dict[str, tuple[Path, int, str]] = {
+    # models/llama.py LlamaAttention: 32 layers x 2 x 8 KV heads x 128 x 2 B.
+    "llama-3.1-8b": (CONFIGS / "llama-3.1-8b.json", 32 * 2 * 8 * 128 * 2,
+                     HF + "meta-llama/Llama-3.1-8B"),
+    # models/llama.py (MistralForCausalLM maps to it): 32 x 2 x 8 x 128 x 2 B.
+    "mistral-7b-v0.1": (CONFIGS / "mistral-7b-v0.1.json", 32 * 2 * 8 * 128 * 2,
+                        HF + "mistralai/Mistral-7B-v0.1"),
+    # models/mixtral.py MixtralAttention: 32 x 2 x 8 x 128 x 2 B (experts hold no cache).
+    "mixtral-8x7b": (CONFIGS / "mixtral-8x7b.json", 32 * 2 * 8 * 128 * 2,
+                     HF + "mistralai/Mixtral-8x7B-v0.1"),
+    # models/qwen2.py Qwen2Attention: 28 layers x 2 x 4 KV heads x (3584 / 28 = 128) x 2 B.
+    "qwen2.5-7b": (CONFIGS / "qwen2.5-7b.json", 28 * 2 * 4 * 128 * 2, HF + "Qwen/Qwen2.5-7B"),
+    # models/qwen2_moe.py: 24 x 2 x 16 KV heads (MHA) x (2048 / 16 = 128) x 2 B.
+    "qwen1.5-moe-a2.7b": (CONFIGS / "qwen1.5-moe-a2.7b.json", 24 * 2 * 16 * 128 * 2,
+                          HF + "Qwen/Qwen1.5-MoE-A2.7B"),
+    # models/qwen3.py Qwen3Attention (head_dim from config): 36 x 2 x 8 x 128 x 2 B.
+    "qwen3-8b": (CONFIGS / "qwen3-8b.json", 36 * 2 * 8 * 128 * 2, HF + "Qwen/Qwen3-8B"),
+    # models/qwen3_moe.py: 48 x 2 x 4 x 128 x 2 B.
+    "qwen3-30b-a3b": (CONFIGS / "qwen3-30b-a3b.json", 48 * 2 * 4 * 128 * 2,
+                      HF + "Qwen/Qwen3-30B-A3B"),
+    # models/gemma.py GemmaAttention (head_dim 256 from config): 28 x 2 x 16 x 256 x 2 B.
+    "gemma-7b": (CONFIGS / "gemma-7b.json", 28 * 2 * 16 * 256 * 2, HF + "google/gemma-7b"),
+    # models/gemma2.py: 42 x 2 x 8 x 256 x 2 B (the sliding half is still one page a token).
+    "gemma-2-9b": (CONFIGS / "gemma-2-9b.json", 42 * 2 * 8 * 256 * 2, HF + "google/gemma-2-9b"),
+    # models/gemma3.py, text-only class; Gemma-3-27B's text config shrunk to 12 layers (same
+    # 5 sliding : 1 global pattern, 16 KV heads, head_dim 128): 12 x 2 x 16 x 128 x 2 B.
+    "gemma-3-27b-text": (ORACLE / "gemma-3-27b" / "config.json", 12 * 2 * 16 * 128 * 2,
+                         HF + "google/gemma-3-27b-it"),
+    # models/gemma3_mm.py over gemma3.py: 62 x 2 x 16 x 128 x 2 B.
+    "gemma-3-27b": (CONFIGS / "gemma-3-27b.json", 62 * 2 * 16 * 128 * 2,
+                    HF + "google/gemma-3-27b-it"),
+    # models/gemma3n.py: the last 15 of 35 layers reuse earlier layers' KV
+    # (num_kv_shared_layers): 20 x 2 x 2 x 256 x 2 B.
+    "gemma-3n-e4b": (CONFIGS / "gemma-3n-e4b.json", (35 - 15) * 2 * 2 * 256 * 2,
+                     HF + "google/gemma-3n-E4B-it"),
+    # models/deepseek_v2.py MLA: 27 x (512 + 64) x 2 B.
+    "deepseek-v2-lite": (CONFIGS / "deepseek-v2-lite.json", 27 * (512 + 64) * 2,
+                         HF + "deepseek-ai/DeepSeek-V2-Lite"),
+    # models/deepseek_v2.py (DeepseekV3ForCausalLM) MLA: 61 x (512 + 64) x 2 B.
+    "deepseek-v3": (CONFIGS / "deepseek-v3.json", 61 * (512 + 64) * 2,
+                    HF + "deepseek-ai/DeepSeek-V3"),
+    # DeepseekV32: MLA latent plus the indexer's key cache per layer, index_head_dim 128 fp8
+    # bytes + a 4-byte float32 scale per 128 (models/deepseek_v2.py Indexer,
+    # DeepseekV32IndexerCache: head_dim + head_dim // quant_block_size * 4):
+    # 61 x ((512 + 64) x 2 + 128 + 4).
+    "deepseek-v3.2": (CONFIGS / "deepseek-v3.2.json", 61 * ((512 + 64) * 2 + 128 + 4),
+                      HF + "deepseek-ai/DeepSeek-V3.2-Exp"),
+    # models/minicpm3.py MLA: 62 x (256 + 32) x 2 B.
+    "minicpm3-4b": (CONFIGS / "minicpm3-4b.json", 62 * (256 + 32) * 2,
+                    HF + "openbmb/MiniCPM3-4B"),
+    # models/falcon.py, multi_query: 1 KV head of 4544 / 71 = 64: 32 x 2 x 1 x 64 x 2 B.
+    "falcon-7b": (CONFIGS / "falcon-7b.json", 32 * 2 * 1 * 64 * 2, HF + "tiiuae/falcon-7b"),
+    # models/gpt2.py (MHA, 12 heads x 64 = 768): 12 x 2 x 768 x 2 B.
+    "gpt2": (CONFIGS / "gpt2.json", 12 * 2 * 768 * 2, HF + "openai-community/gpt2"),
+    # GPT-NeoX (Transformers backend in 0.32; MHA 16 x 64 = 1024): 24 x 2 x 1024 x 2 B.
+    "pythia-410m": (CONFIGS / "pythia-410m.json", 24 * 2 * 1024 * 2,
+                    HF + "EleutherAI/pythia-410m"),
+    # models/opt.py (MHA 12 x 64 = 768): 12 x 2 x 768 x 2 B.
+    "opt-125m": (CONFIGS / "opt-125m.json", 12 * 2 * 768 * 2, HF + "facebook/opt-125m"),
+    # models/phi3.py (llama.py): 32 x 2 x 32 (MHA) x (3072 / 32 = 96) x 2 B.
+    "phi-3-mini-4k": (CONFIGS / "phi-3-mini-4k.json", 32 * 2 * 32 * 96 * 2,
+                      HF + "microsoft/Phi-3-mini-4k-instruct"),
+    # models/granite.py: 40 x 2 x 8 x (2048 / 32 = 64) x 2 B.
+    "granite-3.0-2b": (CONFIGS / "granite-3.0-2b.json", 40 * 2 * 8 * 64 * 2,
+                       HF + "ibm-granite/granite-3.0-2b-base"),
+    # models/nemotron_h.py: 4 '*' layers in hybrid_override_pattern: 4 x 2 x 8 x 128 x 2 B.
+    "nemotron-nano-9b-v2": (CONFIGS / "nemotron-nano-9b-v2.json", 4 * 2 * 8 * 128 * 2,
+                            HF + "nvidia/NVIDIA-Nemotron-Nano-9B-v2"),
+    # models/granitemoehybrid.py: 4 "attention" of 40 layer_types: 4 x 2 x 8 x 64 x 2 B.
+    "granite-4.0-h-micro": (CONFIGS / "granite-4.0-h-micro.json", 4 * 2 * 8 * 64 * 2,
+                            HF + "ibm-granite/granite-4.0-h-micro"),
+    # models/falcon_h1.py: attention beside Mamba2 in all 72 layers: 72 x 2 x 4 x 128 x 2 B.
+    "falcon-h1-34b": (CONFIGS / "falcon-h1-34b.json", 72 * 2 * 4 * 128 * 2,
+                      HF + "tiiuae/Falcon-H1-34B-Instruct"),
+    # models/jamba.py: attention every attn_layer_period 8 from offset 4: 4 x 2 x 8 x 128 x 2 B.
+    "jamba-mini": (CONFIGS / "jamba-mini.json", 4 * 2 * 8 * 128 * 2,
+                   HF + "ai21labs/AI21-Jamba-1.5-Mini"),
+    # models/qwen3_next.py: full_attention_interval 4 -> 12 of 48: 12 x 2 x 2 x 256 x 2 B.
+    "qwen3-next-80b-a3b": (CONFIGS / "qwen3-next-80b-a3b.json", 12 * 2 * 2 * 256 * 2,
+                           HF + "Qwen/Qwen3-Next-80B-A3B-Instruct"),
+    # models/qwen3_5.py: 8 full_attention of 32 layer_types: 8 x 2 x 4 x 256 x 2 B.
+    "qwen3.5-9b": (CONFIGS / "qwen3.5-9b.json", 8 * 2 * 4 * 256 * 2, HF + "Qwen/Qwen3.5-9B"),
+    # models/qwen3_5.py (MoE): 10 full_attention of 40: 10 x 2 x 2 x 256 x 2 B.
+    "qwen3.6-35b-a3b": (CONFIGS / "qwen3.6-35b-a3b.json", 10 * 2 * 2 * 256 * 2,
+                        HF + "Qwen/Qwen3.6-35B-A3B"),
+    # models/kimi_linear.py: MLA in the 7 full_attn_layers: 7 x (512 + 64) x 2 B.
+    "kimi-linear-48b-a3b": (CONFIGS / "kimi-linear-48b-a3b.json", 7 * (512 + 64) * 2,
+                            HF + "moonshotai/Kimi-Linear-48B-A3B-Instruct"),
+    # models/llama4.py: 48 x 2 x 8 x 128 x 2 B (chunked layers: one page a token too).
+    "llama-4-scout": (CONFIGS / "llama-4-scout.json", 48 * 2 * 8 * 128 * 2,
+                      HF + "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
+    # models/lfm2.py: 6 full_attn_idxs of 16 layers: 6 x 2 x 8 x 64 x 2 B.
+    "lfm2-1.2b": (CONFIGS / "lfm2-1.2b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-1.2B"),
+    # models/gpt_oss.py: 24 x 2 x 8 x 64 x 2 B.
+    "gpt-oss-20b": (CONFIGS / "gpt-oss-20b.json", 24 * 2 * 8 * 64 * 2,
+                    HF + "openai/gpt-oss-20b"),
+    # models/minimax_m2.py: 62 x 2 x 8 x 128 x 2 B.
+    "minimax-m2": (CONFIGS / "minimax-m2.json", 62 * 2 * 8 * 128 * 2,
+                   HF + "MiniMaxAI/MiniMax-M2"),
+    # models/glm4_moe.py: 46 x 2 x 8 x 128 x 2 B (the MTP layer is not in num_hidden_layers).
+    "glm-4.5-air": (CONFIGS / "glm-4.5-air.json", 46 * 2 * 8 * 128 * 2,
+                    HF + "zai-org/GLM-4.5-Air"),
+    # The same architecture rows, other real configs:
+    # Kimi-K2 (DeepseekV3ForCausalLM, model_type kimi_k2), MLA: 61 x (512 + 64) x 2 B.
+    "kimi-k2": (CONFIGS / "kimi-k2.json", 61 * (512 + 64) * 2, HF + "moonshotai/Kimi-K2-Instruct"),
+    # Falcon-40B (new_decoder_architecture, n_head_kv 8, 8192 / 128 = 64): 60 x 2 x 8 x 64 x 2 B.
+    "falcon-40b": (CONFIGS / "falcon-40b.json", 60 * 2 * 8 * 64 * 2, HF + "tiiuae/falcon-40b"),
+    # Rows added with the support table (sources: tests/data/configs/SOURCES-attention.md).
+    # PhiForCausalLM: vLLM 0.32 serves it with the Transformers backend (registry.py
+    # _TRANSFORMERS_SUPPORTED_MODELS); transformers' PhiAttention: 32 KV heads (MHA) of
+    # 2560 / 32 = 80: 32 x 2 x 32 x 80 x 2 B.
+    "phi-2": (CONFIGS / "phi-2.json", 32 * 2 * 32 * 80 * 2, HF + "microsoft/phi-2"),
+    # Starcoder2ForCausalLM (Transformers backend): 30 x 2 x 2 x (3072 / 24 = 128) x 2 B; every
+    # layer slides over 4,096 tokens (one page a token all the same).
+    "starcoder2-3b": (CONFIGS / "starcoder2-3b.json", 30 * 2 * 2 * 128 * 2,
+                      HF + "bigcode/starcoder2-3b"),
+    # models/qwen2_5_vl.py over qwen2.py (text_config): 28 x 2 x 4 x (3584 / 28 = 128) x 2 B.
+    "qwen2.5-vl-7b": (CONFIGS / "qwen2.5-vl-7b.json", 28 * 2 * 4 * 128 * 2,
+                      HF + "Qwen/Qwen2.5-VL-7B-Instruct"),
+    # models/mistral3.py over llama.py (text_config, head_dim 128): 40 x 2 x 8 x 128 x 2 B.
+    "mistral-small-3.1-24b": (CONFIGS / "mistral-small-3.1-24b.json", 40 * 2 * 8 * 128 * 2,
+                              HF + "mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+    # models/olmo2.py: 32 x 2 x 32 (MHA) x 128 x 2 B.
+    "olmo-2-1124-7b": (CONFIGS / "olmo-2-1124-7b.json", 32 * 2 * 32 * 128 * 2,
+                       HF + "allenai/OLMo-2-1124-7B"),
+    # models/commandr.py CohereAttention: 40 x 2 x 64 (MHA) x (8192 / 64 = 128) x 2 B.
+    "command-r-v01": (CONFIGS / "command-r-v01.json", 40 * 2 * 64 * 128 * 2,
+                      HF + "CohereLabs/c4ai-command-r-v01"),
+    # SmolLM3ForCausalLM (Transformers backend): 36 x 2 x 4 x (2048 / 16 = 128) x 2 B; its NoPE
+    # layers (no_rope_layers) change positions, not the cache.
+    "smollm3-3b": (CONFIGS / "smollm3-3b.json", 36 * 2 * 4 * 128 * 2,
+                   HF + "HuggingFaceTB/SmolLM3-3B"),
+    # models/qwen3_vl.py over qwen3.py (text_config, head_dim 128): 36 x 2 x 8 x 128 x 2 B.
+    "qwen3-vl-4b": (CONFIGS / "qwen3-vl-4b.json", 36 * 2 * 8 * 128 * 2,
+                    HF + "Qwen/Qwen3-VL-4B-Instruct"),
+}
+# Golden configs that are not an exact row's own (other configs of an exact architecture).
+EXTRA_GOLDEN = ("kimi-k2", "falcon-40b")
+
+TABLE = support_table()
+EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
+REFUSED_ROWS = [row for row in TABLE.values() if row.status != EXACT]
+
+
+def test_every_registry_architecture_has_one_entry() -> None:
+    registry = set(vllm_registry()["architectures"])
+    assert len(registry) > 300  # vLLM 0.32's registry: 391 architectures
+    assert sorted(registry - set(TABLE)) == []  # no architecture left without a status
+    assert sorted(set(TABLE) - registry) == []  # no entry for an architecture vLLM lacks
+
+
+def test_entries_are_well_formed() -> None:
+    for row in TABLE.values():
+        assert row.status in STATUSES, row
+        if row.status == EXACT:
+            assert row.golden in GOLDEN and row.reason is None, row
+        else:
+            assert row.reason and "\n" not in row.reason and row.golden is None, row
+        if row.oracle is not None:
+            assert (ORACLE / row.oracle / "results.json").is_file(), row
+
+
+def test_pooling_groups_are_not_decoders() -> None:
+    for row in TABLE.values():
+        if row.category in ("embedding", "late-interaction", "reward", "token-classification",
+                            "cross-encoder"):
+            assert row.status == NOT_A_DECODER, row
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN))
+def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
+    path, token_bytes, _url = GOLDEN[golden]
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+def test_every_golden_config_backs_an_exact_row() -> None:
+    # Each exact row names a golden config of its own architecture, and no golden config is idle.
+    for row in EXACT_ROWS:
+        config = json.loads(GOLDEN[row.golden][0].read_text())
+        assert row.architecture in config["architectures"], row
+    used = {row.golden for row in EXACT_ROWS} | set(EXTRA_GOLDEN)
+    assert used == set(GOLDEN)
+    for name in EXTRA_GOLDEN:
+        names = json.loads(GOLDEN[name][0].read_text())["architectures"]
+        assert TABLE[names[0]].status == EXACT
+
+
+def test_golden_layer_counts_are_the_configs() -> None:
+    # The derivations above count attention layers by hand; hold the counts to the files.
+    def text(name: str) -> dict:
+        data = json.loads((CONFIGS / f"{name}.json").read_text())
+        return data.get("text_config", data)
+
+    assert text("nemotron-nano-9b-v2")["hybrid_override_pattern"].count("*") == 4
+    assert text("granite-4.0-h-micro")["layer_types"].count("attention") == 4
+    assert text("qwen3.5-9b")["layer_types"].count("full_attention") == 8
+    assert text("qwen3.6-35b-a3b")["layer_types"].count("full_attention") == 10
+    assert len(text("kimi-linear-48b-a3b")["linear_attn_config"]["full_attn_layers"]) == 7
+    assert len(text("lfm2-1.2b")["full_attn_idxs"]) == 6
+    jamba = text("jamba-mini")
+    assert sum(i % jamba["attn_layer_period"] == jamba["attn_layer_offset"]
+               for i in range(jamba["num_hidden_layers"])) == 4
+
+
+def test_lfm2_state_by_hand() -> None:
+    # models/lfm2.py ShortConv: 10 conv layers x (conv_L_cache 3 - 1) x 2048 channels x 2 B.
+    spec, _ = load_config(CONFIGS / "lfm2-1.2b.json")
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
+
+
+def _with_architecture(architecture: str, tmp_path: Path) -> Path:
+    # A real config (Llama-3.1-8B) that names another architecture, as a fine-tune would.
+    config = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())
+    config["architectures"] = [architecture]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize("row", REFUSED_ROWS, ids=[r.architecture for r in REFUSED_ROWS])
+def test_refused_rows_are_refused_with_their_reason(row, tmp_path: Path) -> None:
+    path = _with_architecture(row.architecture, tmp_path)
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert row.architecture in line and row.reason in line
+    assert ("not a decoder" if row.status == NOT_A_DECODER else "refused") in line
+
+
+def test_stored_configs_follow_the_table() -> None:
+    # Every config.json kept in tests/data whose architecture the registry lists: an exact row
+    # loads; any other is refused with its row's reason (santacoder.json: GPTBigCode).
+    refused = []
+    for path in sorted([*CONFIGS.glob("*.json"), *(CONFIGS / "refused").glob("*.json"),
+                        *ORACLE.glob("*/config.json")]):
+        names = json.loads(path.read_text()).get("architectures") or []
+        rows = [TABLE[n] for n in names if n in TABLE]
+        if not rows:
+            continue
+        if rows[0].status == EXACT:
+            load_config(path)
+            continue
+        result = CliRunner().invoke(app, ["estimate", str(path), "--context", "2048"])
+        assert result.exit_code == 2 and rows[0].reason in result.stderr, path
+        refused.append(path.name)
+    assert "santacoder.json" in refused
+
+
+def test_statuses_count() -> None:
+    counts = {s: sum(r.status == s for r in TABLE.values()) for s in STATUSES}
+    assert counts[EXACT] == len(EXACT_ROWS) >= 30
+    assert counts[REFUSED] + counts[NOT_A_DECODER] == len(REFUSED_ROWS)
+
+
+def test_models_md_is_current() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "tests.benches.models_table"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (root / "examples" / "models.md").read_text()
+
+
+def test_models_command_filters_and_formats() -> None:
+    runner = CliRunner()
+    exact = runner.invoke(app, ["models", "--status", "exact", "--format", "json"])
+    assert exact.exit_code == 0, exact.output
+    rows = json.loads(exact.stdout)
+    assert {r["architecture"] for r in rows} == {r.architecture for r in EXACT_ROWS}
+    assert all(r["golden"] in GOLDEN and r["reason"] is None for r in rows)
+    found = runner.invoke(app, ["models", "cohere2", "--status", "refused", "--format", "json"])
+    names = {r["architecture"] for r in json.loads(found.stdout)}
+    assert "Cohere2ForCausalLM" in names and all("cohere2" in n.lower() or "cohere2" in str(
+        r) for n, r in zip(names, json.loads(found.stdout), strict=True))
+    pooling = runner.invoke(app, ["models", "--status", "not-a-decoder", "--format", "csv"])
+    assert pooling.exit_code == 0 and "BertModel" in pooling.stdout
+    table = runner.invoke(app, ["models", "Qwen3ForCausalLM"], env={"COLUMNS": "80"})
+    assert table.exit_code == 0
+    assert all(len(line) <= 80 for line in table.stdout.splitlines())
+    nothing = runner.invoke(app, ["models", "no-such-architecture", "--format", "json"])
+    assert nothing.exit_code == 0 and json.loads(nothing.stdout) == []
+    bad = runner.invoke(app, ["models", "--status", "maybe"])
+    assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1
+
+
+def test_readme_counts_are_the_tables() -> None:
+    import re
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    found = re.search(r"(\d+) of (\d+) are \*exact\*.*?(\d+) are \*refused\*.*?(\d+) are "
+                      r"pooling models", text)
+    assert found, "README: the 'Which models' counts"
+    counts = {s: sum(r.status == s for r in TABLE.values()) for s in STATUSES}
+    assert tuple(map(int, found.groups())) == (counts[EXACT], len(TABLE), counts[REFUSED],
+                                               counts[NOT_A_DECODER])
