@@ -178,10 +178,11 @@ def test_issue_examples_on_the_cli(engine: str) -> None:
                       "--engine", engine)
     assert data["dp_attention"] and data["layout"]["gpus"] == 8
     _check_cli(data, engine, None)
-    # tp 4, dp 2 over two nodes of four: one command per node, head first.
+    # tp 4, dp 2 over two nodes of four: one command per node, head first. (At one fraction:
+    # SGLang's default fraction fits pp 2, which plan ranks before dp 2 at its raised 0.9.)
     data = _json_plan("llama-3.1-70b", "-n", "50", "-c", "32k", "--gpu", "H100",
                       "--gpus-per-node", "4", "--nodes", "2", "--kv-dtype", "fp8",
-                      "--engine", engine)
+                      "--mem-fraction", "0.9", "--engine", engine)
     assert (data["layout"]["tp"], data["layout"]["dp"], data["layout"]["nodes"]) == (4, 2, 2)
     assert len(data["commands"]) == 2
     _check_cli(data, engine, None)
