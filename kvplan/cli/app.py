@@ -457,6 +457,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "plan": ("kvplan.cli.plan_cmd:plan_cmd", None),
     "verify": ("kvplan.cli.verify_cmd:verify_cmd", TorchCommand),  # how to install torch if absent
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
+    "simulate": ("kvplan.cli.simulate_cmd:simulate_cmd", None),
 }
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
+from kvplan.sources.traces import TraceRow
 
 ARRIVALS = ("poisson", "constant", "gamma")
 
@@ -125,3 +126,89 @@ def synthetic(*, num_requests: int, input_len: LengthDist, output_len: LengthDis
             t += next(gaps)
         yield RequestSpec(arrival_s=t, prompt_len=prefix_len + input_len.draw(rng),
                           output_len=output_len.draw(rng), segments=segments)
+
+
+def from_trace(rows: Iterable[TraceRow], *, num_requests: int | None = None,
+               rate: float | None = None, arrival: str = "poisson", burstiness: float = 1.0,
+               seed: int = 0) -> Iterator[RequestSpec]:
+    """A trace's requests: its own arrival times, or with `rate` (or for a format without
+    times) arrivals drawn as `synthetic` draws them (none and no rate: all at t = 0); the first
+    `num_requests` rows only, if given."""
+    rng = random.Random(seed)
+    gaps = arrival_gaps(rate, arrival, burstiness, rng)
+    t = 0.0
+    for i, row in enumerate(rows):
+        if num_requests is not None and i >= num_requests:
+            return
+        if rate is None and row.arrival_s is not None:
+            t = row.arrival_s
+        elif i:
+            t += next(gaps)
+        yield RequestSpec(arrival_s=t, prompt_len=row.prompt_len, output_len=row.output_len,
+                          segments=row.segments)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadOptions:
+    """`kvplan simulate`'s workload options, as given."""
+
+    num_requests: int | None = None  # None: 1,000 synthetic, or the whole trace
+    rate: float | None = None  # requests per second; None: all at once (or the trace's times)
+    arrival: str = "poisson"
+    burstiness: float = 1.0
+    concurrency: int | None = None
+    input_len: int = 1024
+    output_len: int = 128
+    input_len_dist: str | None = None
+    output_len_dist: str | None = None
+    prefix_len: int = 0
+    seed: int = 0
+    trace: str | None = None
+    trace_format: str | None = None
+    trace_block_tokens: int = 512
+    tokenizer: str | None = None
+
+
+DEFAULT_REQUESTS = 1000
+
+
+def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
+    """The request stream the options describe (a trace is read lazily)."""
+    from pathlib import Path
+
+    from kvplan.sources.traces import read_trace, tokenizer_counter
+
+    o = options
+    if o.concurrency is not None and o.concurrency < 1:
+        raise InputError(f"--concurrency: must be >= 1, got {o.concurrency}")
+    if o.arrival != "poisson" and o.rate is None:
+        raise InputError(f"--arrival {o.arrival}: needs --rate")
+    if o.burstiness != 1.0 and o.arrival != "gamma":
+        raise InputError("--burstiness: needs --arrival gamma")
+    if o.rate is None and o.concurrency is None and o.trace is None:
+        raise InputError("give --rate R (open loop), --concurrency C (closed loop) or --trace")
+    if o.trace is not None:
+        if o.trace_format is None:
+            raise InputError("--trace: give --trace-format (mooncake, burstgpt, azure, sharegpt)")
+        given = [name for name, v in (("--input-len-dist", o.input_len_dist),
+                                      ("--output-len-dist", o.output_len_dist)) if v]
+        if given:
+            raise InputError(f"{given[0]}: the trace sets the lengths")
+        counter = tokenizer_counter(Path(o.tokenizer)) if o.tokenizer else None
+        rows = read_trace(Path(o.trace), o.trace_format, block_tokens=o.trace_block_tokens,
+                          count_tokens=counter)
+        return from_trace(rows, num_requests=o.num_requests, rate=o.rate, arrival=o.arrival,
+                          burstiness=o.burstiness, seed=o.seed)
+    if o.trace_format is not None:
+        raise InputError("--trace-format: needs --trace FILE")
+    if o.input_len < 1 or o.output_len < 1:
+        raise InputError("--input-len / --output-len: must be >= 1")
+    input_dist = (parse_length_dist("--input-len-dist", o.input_len_dist) if o.input_len_dist
+                  else LengthDist(kind="fixed", a=o.input_len))
+    output_dist = (parse_length_dist("--output-len-dist", o.output_len_dist)
+                   if o.output_len_dist else LengthDist(kind="fixed", a=o.output_len))
+    if o.prefix_len < 0:
+        raise InputError("--prefix-len: must be >= 0")
+    return synthetic(num_requests=o.num_requests or DEFAULT_REQUESTS, input_len=input_dist,
+                     output_len=output_dist, rate=o.rate, arrival=o.arrival,
+                     burstiness=o.burstiness, prefix_len=o.prefix_len, seed=o.seed)
