@@ -44,6 +44,10 @@ from kvplan.perf.roofline import step_time
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
 # depend on the number of requests rather than tokens (the lm_head, the recurrent state).
 _OWN_OPS = ("attention", "mla_up_proj", "lm_head", "recurrent_state")
+# Steps of up to EXACT_TOKENS tokens are timed by roofline.step_time itself; larger ones
+# interpolate between its values at multiples of GRID_TOKENS (`MixedStepCost.dense_seconds`).
+EXACT_TOKENS = 512
+GRID_TOKENS = 64
 
 
 def _window_pairs(start: int, count: int, window: int | None, chunk: int | None) -> int:
@@ -115,18 +119,35 @@ class MixedStepCost:
         self._byte_rate = gpu.hbm_bytes_per_s * self.eff.hbm
         self._floor = self.eff.kernel_floor_s
 
-    def dense_seconds(self, tokens: int, requests: int) -> float:
-        """Everything but the attention core for `tokens` tokens and `requests` logit rows."""
-        key = (tokens, requests if self._per_request_state else 0)
+    def _dense_exact(self, tokens: int, requests: int) -> float:
+        key = (tokens, requests)
         hit = self._dense.get(key)
         if hit is None:
             st = step_time(self.spec, self.gpu, tokens=tokens, context=1,
-                           requests=max(1, key[1]), logits=1, **self._common)
+                           requests=max(1, requests), logits=1, **self._common)
             own = sum(st.by_op.get(name, 0.0) for name in _OWN_OPS)
             if self._per_request_state:
                 own -= st.by_op.get("recurrent_state", 0.0)  # it depends on the requests: kept
             hit = self._dense[key] = st.seconds - own
-        return hit + self.head_seconds(requests)
+        return hit
+
+    def dense_seconds(self, tokens: int, requests: int) -> float:
+        """Everything but the attention core for `tokens` tokens and `requests` logit rows.
+        Up to EXACT_TOKENS tokens, `step_time` itself; beyond, linear between its values at
+        multiples of GRID_TOKENS (a step that large is a chunked prefill, whose GEMMs are
+        compute-bound and linear in the tokens: tests/test_simulate.py bounds the gap)."""
+        req = requests if self._per_request_state else 0
+        if tokens <= EXACT_TOKENS:
+            base = self._dense_exact(tokens, req)
+        else:
+            lo = tokens // GRID_TOKENS * GRID_TOKENS
+            low = self._dense_exact(lo, req)
+            if lo == tokens:
+                base = low
+            else:
+                high = self._dense_exact(lo + GRID_TOKENS, req)
+                base = low + (high - low) * (tokens - lo) / GRID_TOKENS
+        return base + self.head_seconds(requests)
 
     def head_seconds(self, rows: int) -> float:
         """The lm_head over `rows` rows (no decoder layer)."""
@@ -175,16 +196,23 @@ class MixedStepCost:
             total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows)
         return total
 
-    def decode_seconds(self, requests: int, sum_contexts: int) -> float:
-        """A decode-only step of `requests` requests attending `sum_contexts` keys in all, for
-        a model whose attention layers all see the whole context (`full_attention_only`); the
-        same number as `seconds` gives for those contexts."""
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float:
+        """`seconds` for a model whose attention layers all see the whole context
+        (`full_attention_only`), from the number of decodes and the keys they attend in all:
+        the same number `seconds` gives for any decode contexts of that sum."""
         if not self.full_attention_only:
-            raise ValueError("decode_seconds needs full attention in every layer")
+            raise ValueError("seconds_from_sums needs full attention in every layer")
+        tokens = decodes + sum(n for _, n in chunks)
+        if tokens == 0:
+            return 0.0
+        earlier = sum(s for s, _ in chunks)
+        pre_pairs = sum(_window_pairs(s, n, None, None) for s, n in chunks)
+        rows = decode_keys + earlier + sum(n for _, n in chunks)
         attention = 0.0
         for kind in self.kinds:
-            attention += kind.layers * self._layer_seconds(sum_contexts, 0, sum_contexts)
-        return self.dense_seconds(requests, requests) + attention
+            attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows)
+        return self.dense_seconds(tokens, decodes + len(chunks)) + attention
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
         """One step: `decode_contexts` (keys attended by each decode, its new token included)

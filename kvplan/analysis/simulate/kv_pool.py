@@ -37,6 +37,12 @@ from typing import Protocol
 
 from kvplan._util.units import cdiv
 
+# The hash field of a cached block holding a request's own tokens (past every shared segment).
+# Only that request can ever hit it (after a preemption), so it is found through the request's
+# own block list (`PoolRequest.kept`) and never enters the hash map: the same hits, the same
+# eviction order, without hashing the blocks nobody else can share.
+OWN = object()
+
 
 @dataclass(frozen=True, kw_only=True)
 class GroupRule:
@@ -68,11 +74,16 @@ class PoolRequest(Protocol):
     freed: list[int]
     blocks: list[list[object]]
     cached_blocks: int  # leading blocks already hashed
+    kept: list[list[object]]  # its blocks when it was last freed (its own ones may be cached)
 
     @property
     def num_tokens(self) -> int: ...
 
     def block_hash(self, index: int, block_size: int) -> int: ...
+
+    def own_from(self, block_size: int) -> int:
+        """The first block wholly past the shared segments."""
+        ...
 
 
 class KVPool:
@@ -109,11 +120,18 @@ class KVPool:
             return []
         bs = self.groups[0].block_size
         hit: list[list[object]] = []
+        own = req.own_from(bs)
+        kept = req.kept
         for j in range((req.num_tokens - 1) // bs):
-            blocks = self.by_hash.get(req.block_hash(j, bs))
-            if not blocks:
+            if j < own:
+                blocks = self.by_hash.get(req.block_hash(j, bs))
+                if not blocks:
+                    break
+                hit.append(blocks[0])
+            elif j < len(kept) and kept[j][0] is OWN:
+                hit.append(kept[j])
+            else:
                 break
-            hit.append(blocks[0])
         return hit
 
     def _touch(self, block: list[object]) -> None:
@@ -121,22 +139,39 @@ class KVPool:
             del self.cached_free[id(block)]
         block[1] = int(block[1]) + 1  # type: ignore[call-overload]
 
+    def _new_blocks(self, count: int) -> list[list[object]]:
+        """`count` blocks from the front of the free queue: uncached ones first, then the least
+        recently freed cached ones, evicted (BlockPool.get_new_blocks)."""
+        fresh = min(count, self.free_uncached)
+        self.free_uncached -= fresh
+        out: list[list[object]] = [[None, 1] for _ in range(fresh)]
+        cached_free, by_hash = self.cached_free, self.by_hash
+        for _ in range(count - fresh):
+            _, evicted = cached_free.popitem(last=False)
+            h = evicted[0]
+            if h is not OWN:
+                holders = by_hash[h]  # type: ignore[index]
+                if len(holders) == 1:
+                    del by_hash[h]  # type: ignore[arg-type]
+                else:
+                    holders.remove(evicted)
+            evicted[0] = None
+            out.append([None, 1])
+        return out
+
     def _new_block(self) -> list[object]:
-        if self.free_uncached > 0:
-            self.free_uncached -= 1
-        else:
-            _, evicted = self.cached_free.popitem(last=False)
-            holders = self.by_hash[evicted[0]]  # type: ignore[index]
-            holders.remove(evicted)
-            if not holders:
-                del self.by_hash[evicted[0]]  # type: ignore[arg-type]
-        return [None, 1]
+        return self._new_blocks(1)[0]
 
     def _cache(self, req: PoolRequest, tokens: int) -> None:
         bs = self.groups[0].block_size
+        own = req.own_from(bs)
+        blocks = req.blocks
         for j in range(req.cached_blocks, tokens // bs):
-            block = req.blocks[j]
+            block = blocks[j]
             if block[0] is None:
+                if j >= own:
+                    block[0] = OWN
+                    continue
                 h = req.block_hash(j, bs)
                 block[0] = h
                 self.by_hash.setdefault(h, []).append(block)
@@ -197,8 +232,9 @@ class KVPool:
                 self._touch(block)
             req.blocks.extend(hit)
             req.cached_blocks = max(req.cached_blocks, len(req.blocks))
-            for _ in range(cdiv(slots, self.groups[0].block_size) - len(req.blocks)):
-                req.blocks.append(self._new_block())
+            more = cdiv(slots, self.groups[0].block_size) - len(req.blocks)
+            if more > 0:
+                req.blocks.extend(self._new_blocks(more))
             req.alloc[0] = len(req.blocks)
             self._cache(req, min(slots, req.num_tokens))
             return True
@@ -224,14 +260,21 @@ class KVPool:
     def free(self, req: PoolRequest) -> None:
         """Return every block of `req` (KVCacheManager.free: tail first)."""
         if self.caching:
+            # Full blocks of computed tokens are cached before they are freed (allocate_slots
+            # caches them as it allocates; the collective decode batch defers it to here).
+            self._cache(req, min(req.num_computed, len(req.blocks) * self.groups[0].block_size))
+            cached_free = self.cached_free
+            uncached = 0
             for block in reversed(req.blocks):
-                block[1] = int(block[1]) - 1  # type: ignore[call-overload]
-                if block[1] == 0:
+                refs = block[1] = int(block[1]) - 1  # type: ignore[call-overload]
+                if refs == 0:
                     if block[0] is None:
-                        self.free_uncached += 1
+                        uncached += 1
                     else:
-                        self.cached_free[id(block)] = block
-            req.blocks.clear()
+                        cached_free[id(block)] = block
+            self.free_uncached += uncached
+            req.kept = req.blocks
+            req.blocks = []
             req.cached_blocks = 0
         else:
             for g in range(len(self.groups)):

@@ -18,9 +18,9 @@ speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_t
    its TTFT), and a request with all its output tokens finishes and frees its blocks.
 
 Synchronous: the step's time is the forward pass (async scheduling, which overlaps the CPU's
-scheduling with it, is not modelled). Each step loops over the running requests only; between
-arrivals, whole runs of decode-only steps that change nothing but the contexts are advanced
-without re-running the scheduler (`_decode_stretch`).
+scheduling with it, is not modelled). For speed the decodes are kept as one collective batch
+whenever the scheduler's outcome for them is known without looking at each (`_batch_step`): a
+step then costs O(1) plus the requests that join, leave or take a block in it.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class SimRequest:
 
     __slots__ = ("rid", "sent_s", "prompt_len", "output_len", "segments", "num_computed",
                  "num_output", "alloc", "freed", "blocks", "cached_blocks", "first_token_s",
-                 "last_token_s", "finish_s", "preemptions", "_hashes", "admitted")
+                 "last_token_s", "finish_s", "preemptions", "_hashes", "admitted", "in_batch",
+                 "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept")
 
     def __init__(self, rid: int, spec: RequestSpec, sent_s: float, groups: int) -> None:
         self.rid = rid
@@ -56,22 +57,35 @@ class SimRequest:
         self.freed = [0] * groups
         self.blocks: list[list[object]] = []
         self.cached_blocks = 0
+        self.kept: list[list[object]] = []
         self.first_token_s = -1.0
         self.last_token_s = -1.0
         self.finish_s = -1.0
         self.preemptions = 0
         self.admitted = False
         self._hashes: list[int] = []
+        self._shared_tokens = sum(n for _, n in spec.segments)
+        # In the collective decode batch (kvplan.analysis.simulate.scheduler, `_batch_step`):
+        # num_computed / num_output are anchor + steps since `anchor_step`.
+        self.in_batch = False
+        self.anchor_step = self.anchor_computed = self.anchor_output = 0
 
     @property
     def num_tokens(self) -> int:
         return self.prompt_len + self.num_output
 
+    def own_from(self, block_size: int) -> int:
+        """The first block wholly past the shared segments (its tokens are this request's)."""
+        return -(-self._shared_tokens // block_size)
+
     def block_hash(self, index: int, block_size: int) -> int:
         """The chained hash of full block `index` (vllm/v1/core/kv_cache_utils.py
         hash_block_tokens: hash(parent hash, the block's tokens)). A block's tokens are named
-        by the shared segments they come from (key, offset) or, past them and in the output, by
-        the request itself."""
+        by the shared segments they come from (key, offset); a block wholly past them (the
+        rest of the prompt, the output) holds this request's own tokens, so its chained hash is
+        unique to (request, index): it is that pair, packed into a negative int."""
+        if index * block_size >= self._shared_tokens:
+            return -1 - ((self.rid << 24) | index)
         hashes = self._hashes
         while len(hashes) <= index:
             j = len(hashes)
@@ -136,7 +150,8 @@ class StepCost(Protocol):
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float: ...
 
-    def decode_seconds(self, requests: int, sum_contexts: int) -> float: ...
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float: ...
 
 
 class Simulator:
@@ -151,6 +166,11 @@ class Simulator:
         self.waiting: deque[SimRequest] = deque()
         self.state = SimState(timeline=[] if timeline else None)
         self.bulk_decode = bulk_decode
+        self._in_batch = False
+        self._step = 0
+        self._batch_size = self._batch_keys = 0
+        self._need_at: dict[int, list[SimRequest]] = {}
+        self._finish_at: dict[int, list[SimRequest]] = {}
 
     # -- one scheduling step -----------------------------------------------------------
 
@@ -186,6 +206,13 @@ class Simulator:
             i += 1
         if preempted:
             return scheduled
+        self._admit(budget, scheduled)
+        return scheduled
+
+    def _admit(self, budget: int, scheduled: list[tuple[SimRequest, int]]) -> int:
+        """The waiting requests admitted in order while budget and seats last (FCFS: the
+        first that does not fit stops admission); returns the budget left."""
+        pool, running = self.pool, self.running
         waiting = self.waiting
         while budget > 0 and waiting and len(running) < self.config.max_num_seqs:
             req = waiting[0]
@@ -204,7 +231,7 @@ class Simulator:
             req.admitted = True
             scheduled.append((req, n))
             budget -= n
-        return scheduled
+        return budget
 
     # -- the clock ---------------------------------------------------------------------
 
@@ -257,67 +284,141 @@ class Simulator:
             self.running = [r for r in self.running if r.finish_s < 0]
         return done
 
-    def _decode_stretch(self, until_s: float | None, can_admit: bool) -> bool:
-        """Advance decode-only steps in bulk while nothing but the contexts changes: every
-        running request decodes, none finishes before the stretch ends, the pool gives the
-        blocks without preempting, and no arrival would be admitted. Each step is O(1): the
-        contexts all grow by one (their sum by the batch), and a request takes a new block
-        every `block_size` steps, at a phase set by the slots it has left. Returns whether it
-        advanced (the per-step path gives the same result, tests/test_simulate.py)."""
-        running = self.running
-        cost = self.step_cost
-        if (not running or not cost.full_attention_only
-                or len(running) > self.config.max_num_batched_tokens):
-            return False
+    # -- the collective decode batch ----------------------------------------------------
+    #
+    # Between preemptions, the running list is decodes followed by at most one request still
+    # prefilling (a chunk stops admission: the budget is spent), and every decode takes one
+    # token a step. The batch keeps those decodes collectively: their keys' sum grows by the
+    # batch size a step, a decode takes a new block every block_size steps at a phase set by
+    # its free slots (`_need_at`), and its last token falls on a known step (`_finish_at`);
+    # only the prefilling request, the admissions and those events are handled one by one.
+    # Steps whose decodes the pool cannot serve, or any model with windows, chunks or several
+    # KV groups, take the exact per-request path (`schedule`), on materialised requests; the
+    # two give the same runs (tests/test_simulate.py).
+
+    def _batch_ok(self) -> bool:
         pool = self.pool
-        if len(pool.groups) != 1 or pool.groups[0].kind != "full" or pool.caching:
+        return (self.bulk_decode and self.step_cost.full_attention_only
+                and len(pool.groups) == 1 and pool.groups[0].kind == "full")
+
+    def _join_batch(self, r: SimRequest) -> None:
+        bs = self.pool.groups[0].block_size
+        step = self._step
+        r.in_batch = True
+        r.anchor_step, r.anchor_computed, r.anchor_output = step, r.num_computed, r.num_output
+        self._batch_size += 1
+        self._batch_keys += r.num_computed + 1
+        need = step + r.alloc[0] * bs - r.num_computed
+        self._need_at.setdefault(need, []).append(r)
+        self._finish_at.setdefault(step + r.output_len - r.num_output - 1, []).append(r)
+
+    def _sync(self, r: SimRequest) -> None:
+        """Materialise a batch member's counters (it leaves the batch)."""
+        done = self._step - r.anchor_step
+        r.num_computed = r.anchor_computed + done
+        r.num_output = r.anchor_output + done
+        if done:
+            r.last_token_s = self.state.clock_s
+        r.in_batch = False
+
+    def _leave_batch(self) -> None:
+        if not self._in_batch:
+            return
+        for r in self.running:
+            if r.in_batch:
+                self._sync(r)
+        self._need_at.clear()
+        self._finish_at.clear()
+        self._batch_size = self._batch_keys = 0
+        self._in_batch = False
+
+    def _enter_batch(self) -> bool:
+        running = self.running
+        if not running:
             return False
-        if self.waiting and can_admit:
-            return False
-        bs = pool.groups[0].block_size
-        # Step j (from 0) needs slot num_computed + 1 + j; a request with u free slots left
-        # takes a block at steps u, u + bs, u + 2 bs, ...
-        phase = [0] * bs
-        total = 0
-        for r in running:
-            if r.num_computed != r.num_tokens - 1:
+        for r in running[:-1]:
+            if r.num_computed != r.num_tokens - 1 or r.num_output < 1:
                 return False
-            left = r.alloc[0] * bs - r.num_computed
-            if left < 0 or left >= bs or r.num_output < 1:
-                return False
-            phase[left % bs] += 1
-            total += r.num_computed + 1
-        # Steps before the first finish: a request with k outputs left finishes at step k.
-        k = min(r.output_len - r.num_output for r in running) - 1
-        if k < 2:
-            return False
-        st = self.state
-        batch = len(running)
-        clock = st.clock_s
-        steps = 0
-        while steps < k:
-            if until_s is not None and clock >= until_s:
-                break
-            needy = phase[steps % bs]
-            if needy > pool.free_uncached:
-                break
-            pool.free_uncached -= needy
-            seconds = cost.decode_seconds(batch, total)
-            self._record(clock, seconds, batch)
-            clock += seconds
-            st.itl_values.append(seconds)
-            st.itl_weights.append(batch)
-            total += batch
-            steps += 1
-        if not steps:
-            return False
+        self._in_batch = True
         for r in running:
-            r.num_computed += steps
-            r.num_output += steps
-            r.last_token_s = clock
-            r.alloc[0] = max(r.alloc[0], cdiv(r.num_computed, bs))
-        st.clock_s = clock
+            if r.num_computed == r.num_tokens - 1 and r.num_output >= 1:
+                self._join_batch(r)
         return True
+
+    def _batch_step(self) -> int | None:
+        """One step with the decodes taken collectively; None, with nothing changed, when the
+        exact path must take it. Returns the requests finished."""
+        if not self._in_batch and not self._enter_batch():
+            return None
+        pool, st, step = self.pool, self.state, self._step
+        size = self._batch_size
+        needy = self._need_at.get(step, ())
+        if size > self.config.max_num_batched_tokens or len(needy) > pool.num_free:
+            return None
+        bs = pool.groups[0].block_size
+        for r in self._need_at.pop(step, ()):
+            if r.finish_s >= 0 or not r.in_batch:
+                continue
+            if pool.caching:
+                r.blocks.append(pool._new_block())
+            else:
+                pool.free_uncached -= 1
+            r.alloc[0] += 1
+            self._need_at.setdefault(step + bs, []).append(r)
+        budget = self.config.max_num_batched_tokens - size
+        scheduled: list[tuple[SimRequest, int]] = []
+        tail = self.running[-1] if self.running and not self.running[-1].in_batch else None
+        preempted = False
+        if tail is not None and budget > 0:
+            n = min(tail.num_tokens - tail.num_computed, budget)
+            if pool.allocate(tail, n):
+                scheduled.append((tail, n))
+                budget -= n
+            else:
+                self.running.pop()  # vLLM preempts the last running request: this one
+                self._preempt(tail)
+                preempted = True
+        if not preempted:
+            budget = self._admit(budget, scheduled)
+        if not size and not scheduled:
+            head = self.waiting[0]
+            raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
+                             f"the KV pool even alone ({pool.usable} blocks)")
+        decodes, keys, chunks = size, self._batch_keys, []
+        for r, n in scheduled:
+            if n == 1 and r.num_computed == r.num_tokens - 1:
+                decodes += 1
+                keys += r.num_computed + 1
+            else:
+                chunks.append((r.num_computed, n))
+        seconds = self.step_cost.seconds_from_sums(decodes, keys, chunks)
+        start = st.clock_s
+        st.clock_s = start + seconds
+        if size:
+            st.itl_values.append(seconds)
+            st.itl_weights.append(size)
+        self._step = step + 1
+        self._batch_keys += size
+        done = 0
+        for r in self._finish_at.pop(step, ()):
+            if not r.in_batch:
+                continue
+            self._sync(r)
+            r.finish_s = st.clock_s
+            pool.free(r)
+            st.finished.append(r)
+            self._batch_size -= 1
+            self._batch_keys -= r.num_computed + 1
+            done += 1
+        if done:
+            self.running = [r for r in self.running if r.finish_s < 0]
+        done += self._finish_step(scheduled, start, seconds)
+        for r, _ in scheduled:
+            if (r.finish_s < 0 and not r.in_batch and r.num_computed == r.num_tokens - 1
+                    and r.num_output >= 1):
+                self._join_batch(r)
+        self._record(start, seconds, sum(n for _, n in scheduled) + size)
+        return done
 
     def run(self, specs: Iterable[RequestSpec], *, concurrency: int | None = None) -> SimState:
         """Serve `specs` (in arrival order); `concurrency`: at most this many requests in
@@ -376,13 +477,12 @@ class Simulator:
                     break
                 st.clock_s = max(st.clock_s, upcoming[0][0])
                 continue
-            if self.bulk_decode:
-                pull()
-                slot = concurrency is None or in_flight < concurrency
-                until = upcoming[0][0] if upcoming and slot else None
-                can_admit = len(self.running) < self.config.max_num_seqs
-                if self._decode_stretch(until, can_admit):
+            if self._batch_ok():
+                done = self._batch_step()
+                if done is not None:
+                    in_flight -= done
                     continue
+                self._leave_batch()
             scheduled = self.schedule()
             if not scheduled:
                 head = self.waiting[0]
