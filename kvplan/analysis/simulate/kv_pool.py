@@ -67,7 +67,7 @@ class GroupRule:
 
 
 class PoolRequest(Protocol):
-    """What the pool reads and keeps on a request (kvplan.analysis.simulate.scheduler.SimRequest)."""
+    """What the pool reads and keeps on a request (the simulator's SimRequest)."""
 
     num_computed: int
     alloc: list[int]

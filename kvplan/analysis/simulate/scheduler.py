@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kvplan._util.errors import InputError
-from kvplan._util.units import cdiv
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.workload import RequestSpec
 
