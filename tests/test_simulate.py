@@ -394,3 +394,24 @@ def test_large_steps_interpolate_the_roofline_closely(model: str, gpu: str, tp: 
     for tokens in (513, 700, 2345, 5000, 8191):
         exact = cost._dense_exact(tokens, 0) + cost.head_seconds(10)
         assert cost.dense_seconds(tokens, 10) == pytest.approx(exact, rel=1e-3)
+
+
+def test_cuda_graph_padding() -> None:
+    """vLLM pads a step of up to its largest capture size to the next one (config/vllm.py
+    _set_cudagraph_sizes: 1, 2, 4, then every 8 to 248, every 16 to min(2 x max_num_seqs,
+    512))."""
+    from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
+
+    assert vllm_cuda_graph_sizes(max_num_seqs=16, max_num_batched_tokens=8192) == (
+        1, 2, 4, 8, 16, 24, 32)
+    sizes = vllm_cuda_graph_sizes(max_num_seqs=1024, max_num_batched_tokens=8192)
+    assert len(sizes) == 3 + 31 + 17 and sizes[-1] == 512
+    spec = load_model("llama-3.1-8b")[0]
+    gpu = get_gpu("H100-80GB")
+    padded = MixedStepCost(spec, gpu, graph_sizes=sizes)
+    plain = MixedStepCost(spec, gpu)
+    assert padded.dense_seconds(37, 37) == plain.dense_seconds(40, 37)
+    assert padded.dense_seconds(300, 5) == plain.dense_seconds(304, 5)
+    assert padded.dense_seconds(600, 5) == plain.dense_seconds(600, 5)
+    # At 300 tokens the 8B GEMMs are compute-bound: the 4 padding rows cost time.
+    assert padded.dense_seconds(300, 5) > plain.dense_seconds(300, 5)

@@ -22,7 +22,9 @@ costs, nothing fitted here:
   chunk's own). A layer's pairs follow its cache kind (kvplan.perf.flops.attended_tokens): a
   window of W tokens, a chunk of C, or the whole context.
 
-Not modelled: CUDA-graph padding of decode batches and vLLM's async scheduling (the CPU's
+A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
+(`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
+Not modelled: vLLM's async scheduling (the CPU's
 scheduling overlapped with the GPU step); MLA's prefill tokens are charged the decode
 (absorbed) form's projections.
 """
@@ -89,7 +91,8 @@ class MixedStepCost:
     def __init__(self, spec: ModelSpec, gpu: GPU, *, kv_dtype: str = "bf16",
                  layout: Layout = ONE_GPU, eff: Efficiency | None = None,
                  quantization: str | None = None, conv_dtype: str | None = None,
-                 ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed) -> None:
+                 ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
+                 graph_sizes: tuple[int, ...] = ()) -> None:
         self.spec, self.gpu, self.layout = spec, gpu, layout
         self.eff = eff if eff is not None else device_efficiency(gpu)
         self._common = {"kv_dtype": kv_dtype, "layout": layout, "eff": self.eff,
@@ -111,6 +114,17 @@ class MixedStepCost:
             kinds[(window, chunk)] = kinds.get((window, chunk), 0) + 1
         self.kinds = tuple(_LayerKind(layers=n, window=w, chunk=c)
                            for (w, c), n in kinds.items())
+        # CUDA-graph capture sizes (ascending): a step of up to the largest runs its GEMMs padded
+        # to the next size (vLLM: kvplan.engines.vllm.budget.vllm_cuda_graph_sizes); () none.
+        self.graph_sizes = tuple(sorted(graph_sizes))
+        self._padded: dict[int, int] = {}
+        if self.graph_sizes:
+            size_iter = iter(self.graph_sizes)
+            size = next(size_iter)
+            for t in range(1, self.graph_sizes[-1] + 1):
+                while size < t:
+                    size = next(size_iter)
+                self._padded[t] = size
         self._dense: dict[tuple[int, int], float] = {}
         self._head: dict[int, float] = {}
         self._per_request_state = spec.recurrent is not None
@@ -132,11 +146,12 @@ class MixedStepCost:
         return hit
 
     def dense_seconds(self, tokens: int, requests: int) -> float:
-        """Everything but the attention core for `tokens` tokens and `requests` logit rows.
-        Up to EXACT_TOKENS tokens, `step_time` itself; beyond, linear between its values at
+        """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
+        size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens, `step_time` itself; beyond, linear between its values at
         multiples of GRID_TOKENS (a step that large is a chunked prefill, whose GEMMs are
         compute-bound and linear in the tokens: tests/test_simulate.py bounds the gap)."""
         req = requests if self._per_request_state else 0
+        tokens = self._padded.get(tokens, tokens)
         if tokens <= EXACT_TOKENS:
             base = self._dense_exact(tokens, req)
         else:

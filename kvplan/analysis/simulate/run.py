@@ -16,7 +16,8 @@ from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
-from kvplan.engines.vllm.alloc import VllmKVConfig
+from kvplan.engines.vllm.alloc import VllmKVConfig, vllm_batch_defaults
+from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
@@ -27,8 +28,7 @@ from kvplan.perf.flops import MLAForm
 from kvplan.perf.layout import Layout
 from kvplan.perf.mixed_step import MixedStepCost
 
-# The largest vLLM block count kvplan simulates: every block is bookkept, and a pool beyond this
-# is far larger than any request stream needs.
+# The vLLM release whose scheduler (vllm/v1/core/sched/scheduler.py) the simulator follows.
 _SCHEDULER_VERSION = "0.32"
 
 
@@ -100,8 +100,6 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if max_num_seqs is None:
         max_num_seqs = cap.max_num_seqs
     if max_num_seqs is None:
-        from kvplan.engines.vllm.alloc import vllm_batch_defaults
-
         max_num_seqs = vllm_batch_defaults(cap.total_bytes, is_a100=cap.is_a100,
                                            version=cap.engine_version)[0]
     # Prefix caching: vLLM V1's default is on (hybrids: the version's rule, kvplan.engines.vllm).
@@ -124,10 +122,12 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
     layout = Layout(tp=cap.tp, ep=cap.ep if cap.ep > 1 else 1)
+    graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=cap.max_num_batched_tokens)
     cost = MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu)),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
-                         mla_form=form)
+                         mla_form=form, graph_sizes=graphs)
     sched = SchedulerConfig(max_num_seqs=max_num_seqs,
                             max_num_batched_tokens=cap.max_num_batched_tokens,
                             max_model_len=cap.context)
