@@ -147,9 +147,10 @@ class MixedStepCost:
 
     def dense_seconds(self, tokens: int, requests: int) -> float:
         """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
-        size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens, `step_time` itself; beyond, linear between its values at
-        multiples of GRID_TOKENS (a step that large is a chunked prefill, whose GEMMs are
-        compute-bound and linear in the tokens: tests/test_simulate.py bounds the gap)."""
+        size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens,
+        `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
+        step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
+        tokens: tests/test_simulate.py bounds the gap)."""
         req = requests if self._per_request_state else 0
         tokens = self._padded.get(tokens, tokens)
         if tokens <= EXACT_TOKENS:
