@@ -415,3 +415,25 @@ def test_cuda_graph_padding() -> None:
     assert padded.dense_seconds(600, 5) == plain.dense_seconds(600, 5)
     # At 300 tokens the 8B GEMMs are compute-bound: the 4 padding rows cost time.
     assert padded.dense_seconds(300, 5) > plain.dense_seconds(300, 5)
+
+
+def test_fewest_gpus_for_a_rate_and_one_fewer_fails() -> None:
+    """Llama-3.1-8B on H100s, 12 requests/s of 2,000 in / 200 out: the search returns the first
+    layout whose p90 TTFT and TPOT meet the SLOs, and every layout of fewer GPUs was simulated
+    and missed them."""
+    from kvplan.analysis.simulate.rate_search import fewest_gpus
+
+    spec = load_model("llama-3.1-8b")[0]
+    fixed_in, fixed_out = LengthDist(kind="fixed", a=2000), LengthDist(kind="fixed", a=200)
+
+    def stream():  # type: ignore[no-untyped-def]
+        return synthetic(num_requests=300, input_len=fixed_in, output_len=fixed_out,
+                         rate=12.0, seed=5)
+
+    found = fewest_gpus(spec, stream, gpu="H100-80GB", context=4096, slo_ttft_ms=150,
+                        slo_tpot_ms=15, tps=(1, 2), max_gpus=4)
+    assert found.best is not None and found.best.meets
+    assert found.best.gpus > 1
+    fewer = [t for t in found.trials if t.gpus < found.best.gpus]
+    assert fewer and not any(t.meets for t in fewer)
+    assert found.best.metrics is not None and found.best.metrics.goodput is not None

@@ -9,7 +9,10 @@ Run: python -m tests.benches.simulate_bench > examples/simulate-bench.md
 Nothing in the simulator is fitted: the step time is kvplan.perf.mixed_step over the cost
 model's efficiencies, whose two fitted constants name their rows (tests/benches/fitted_rows.py);
 a row is marked "fitted" when one of them names it, "same configuration" when it shares a
-fitted row's model, GPU and TP, else "held out".
+fitted row's model, GPU and TP, "shaped" when a cost-model rule was written with it in view
+(tests/benches/fitted_rows.py SHAPED_BY), else "held out". The simulator's TPOT is the cost
+model's decode step plus what the schedule adds (the prefills run inside decode steps, queueing
+at the concurrency); its TTFT has no HTTP, tokenisation or streaming time.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from tests.benches.cost_bench import TTFT_CASES, case_spec
 from tests.benches.cost_cases import CASES, Case
-from tests.benches.fitted_rows import FITTED
+from tests.benches.fitted_rows import FITTED, SHAPED_BY
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +53,8 @@ def _split(case: Case, fitted: frozenset[str]) -> str:
     configs = {(c.model, c.gpu, c.layout.tp) for c in CASES if c.label in fitted}
     if (case.model, case.gpu, case.layout.tp) in configs:
         return "same configuration"
+    if any(case.label in shaped.rows for shaped in SHAPED_BY):
+        return "held out, shaped a cost-model rule"
     return "held out"
 
 
@@ -122,7 +127,8 @@ def main() -> None:
           "request at the run's mean lengths. Nothing is fitted to these rows; the split "
           "names the rows the cost model's two fitted constants were fitted on. Do not edit "
           "by hand.\n")
-    for split in ("held out", "same configuration", "fitted"):
+    for split in ("held out", "held out, shaped a cost-model rule", "same configuration",
+                  "fitted"):
         part = [r for r in table if r.split == split]
         tpot = [(r.measured_tpot_ms, r.simulated_tpot_ms) for r in part
                 if r.simulated_tpot_ms is not None]
