@@ -98,15 +98,19 @@ def write_timeline_plot(result: SimResult, path: Path, title: str, fmt: str) -> 
     from matplotlib.figure import Figure
 
     steps = [r for replica, r in result.timeline if replica == 0]
-    t = [r.start_s for r in steps]
+    # Each step's state holds from its end until the next step ends (idle gaps stay flat).
+    t = [r.start_s + r.seconds for r in steps]
     fig = Figure(figsize=(9, 6), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    top.plot(t, [r.kv_usage * 100 for r in steps], color="C0", linewidth=0.8)
+    top.plot(t, [r.kv_usage * 100 for r in steps], color="C0", linewidth=0.8,
+             drawstyle="steps-post")
     top.set_ylabel("KV usage (%)")
     top.set_ylim(0, 105)
     top.set_title(title)
-    bottom.plot(t, [r.running for r in steps], color="C1", linewidth=0.8, label="running")
-    bottom.plot(t, [r.waiting for r in steps], color="C2", linewidth=0.8, label="waiting")
+    bottom.plot(t, [r.running for r in steps], color="C1", linewidth=0.8, label="running",
+                drawstyle="steps-post")
+    bottom.plot(t, [r.waiting for r in steps], color="C2", linewidth=0.8, label="waiting",
+                drawstyle="steps-post")
     bottom.set_ylabel("requests")
     bottom.set_xlabel("time (s)")
     bottom.legend(loc="upper right")
