@@ -437,3 +437,31 @@ def test_fewest_gpus_for_a_rate_and_one_fewer_fails() -> None:
     fewer = [t for t in found.trials if t.gpus < found.best.gpus]
     assert fewer and not any(t.meets for t in fewer)
     assert found.best.metrics is not None and found.best.metrics.goodput is not None
+
+
+def test_data_parallel_replicas_share_the_load() -> None:
+    sim = _llama_setup(prefix_caching=False)
+    specs = list(synthetic(num_requests=120, input_len=LengthDist(kind="fixed", a=3000),
+                           output_len=LengthDist(kind="fixed", a=100), rate=40.0, seed=2))
+    one = simulate(sim, specs).metrics
+    from dataclasses import replace
+
+    two = simulate(replace(sim, dp=2), specs).metrics
+    assert one.num_requests == two.num_requests == 120
+    assert two.ttft_ms["mean"] < one.ttft_ms["mean"]  # type: ignore[operator]
+    assert two.tpot_ms["mean"] < one.tpot_ms["mean"]  # type: ignore[operator]
+
+
+def test_cli_burstgpt_trace_and_rate_override() -> None:
+    base = ["simulate", "llama-3.1-8b", "--gpu", "H100-80GB", "--max-model-len", "4096",
+            "--trace", str(TRACES / "burstgpt_sample.csv"), "--trace-format", "burstgpt",
+            "-f", "json"]
+    replayed = runner.invoke(app, base)
+    assert replayed.exit_code == 0, replayed.output
+    data = json.loads(replayed.stdout)
+    # Six requests (the failed row skipped) over the trace's 215 s.
+    assert data["num_requests"] == 6 and data["duration_s"] > 215
+    fast = runner.invoke(app, [*base, "--rate", "100", "--num-requests", "3"])
+    assert fast.exit_code == 0, fast.output
+    assert json.loads(fast.stdout)["num_requests"] == 3
+    assert json.loads(fast.stdout)["duration_s"] < 5
