@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
+from kvplan.analysis.simulate.metrics import summary_ms
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator
 from kvplan.analysis.simulate.workload import (
@@ -206,7 +207,7 @@ workloads = st.fixed_dictionaries({
     "rate": st.one_of(st.none(), st.floats(0.5, 500)),
     "concurrency": st.one_of(st.none(), st.integers(1, 12)),
     "blocks": st.integers(30, 400),
-    "budget": st.integers(16, 512),
+    "budget": st.integers(4, 512),
     "seqs": st.integers(1, 16),
     "seed": st.integers(0, 1000),
     "caching": st.booleans(),
@@ -271,6 +272,15 @@ def test_deterministic_and_bulk_decode_changes_nothing(w: dict) -> None:  # type
     assert key == [(r.rid, r.first_token_s, r.finish_s, r.preemptions) for r in c.finished]
     assert (a.steps, a.preemptions, a.usage_max) == (c.steps, c.preemptions, c.usage_max)
     assert a.usage_sum == pytest.approx(c.usage_sum, rel=1e-12)
+    # Every inter-token gap the same (the batch times its members' gaps in bulk).
+    itl_a, itl_c = summary_ms(a.itl_values, a.itl_weights), summary_ms(c.itl_values,
+                                                                       c.itl_weights)
+    for key in itl_a:
+        if itl_c[key] is None:
+            assert itl_a[key] is None
+        else:
+            assert itl_a[key] == pytest.approx(itl_c[key], rel=1e-9, abs=1e-12)
+    assert sum(a.itl_weights) == sum(c.itl_weights)
 
 
 def test_same_seed_same_metrics_with_the_cost_model() -> None:

@@ -170,6 +170,9 @@ class Simulator:
         self._batch_size = self._batch_keys = 0
         self._need_at: dict[int, list[SimRequest]] = {}
         self._finish_at: dict[int, list[SimRequest]] = {}
+        # Members whose last token is older than the step before their first batch step (not
+        # scheduled in it): their first gap is timed one by one.
+        self._late: list[SimRequest] = []
 
     # -- one scheduling step -----------------------------------------------------------
 
@@ -328,6 +331,7 @@ class Simulator:
                 self._sync(r)
         self._need_at.clear()
         self._finish_at.clear()
+        self._late.clear()
         self._batch_size = self._batch_keys = 0
         self._in_batch = False
 
@@ -342,6 +346,8 @@ class Simulator:
         for r in running:
             if r.num_computed == r.num_tokens - 1 and r.num_output >= 1:
                 self._join_batch(r)
+                if r.last_token_s != self.state.clock_s:
+                    self._late.append(r)
         return True
 
     def _batch_step(self) -> int | None:
@@ -393,9 +399,16 @@ class Simulator:
         seconds = self.step_cost.seconds_from_sums(decodes, keys, chunks)
         start = st.clock_s
         st.clock_s = start + seconds
-        if size:
+        on_time = size
+        for r in self._late:
+            if r.in_batch:
+                st.itl_values.append(st.clock_s - r.last_token_s)
+                st.itl_weights.append(1)
+                on_time -= 1
+        self._late.clear()
+        if on_time:
             st.itl_values.append(seconds)
-            st.itl_weights.append(size)
+            st.itl_weights.append(on_time)
         self._step = step + 1
         self._batch_keys += size
         done = 0
