@@ -3,7 +3,9 @@
 (output tokens - 1), over requests with more than one output token; ITL, every gap between two
 tokens of a request; E2E, sending to the last token; percentiles as numpy's (linear
 interpolation); throughputs over the run's duration (first request sent to last one done);
-goodput, the requests per second that meet every SLO given."""
+goodput, the requests per second that meet every SLO given. KV usage (vLLM's
+BlockPool.get_usage after each step) is averaged over steps, not over time; the prefix hit rate
+is vLLM's (hit tokens / looked-up tokens, first admissions only)."""
 
 from __future__ import annotations
 
