@@ -328,7 +328,7 @@ def test_the_agreement_bands_quote_the_current_benches() -> None:
 
     oracle = (ROOT / "examples" / "vllm-oracle.md").read_text()
     bench = (ROOT / "examples" / "engine-bench.md").read_text()
-    assert "77 of 77 runs match exactly" in oracle and "77 of 77" in GIVEN_BUDGET_ERROR.source
+    assert "90 of 90 runs match exactly" in oracle and "90 of 90" in GIVEN_BUDGET_ERROR.source
     assert "held out (in no fitted constant's `fitted_on` and no fitted row's model, GPU, TP " \
            "and EP; tests/benches/fitted_rows.py): 47 logs, median |error| 0.79%, 40 of 47 " \
            "(85.1%) within max(2 %, 0.25 GiB)" in bench

@@ -453,6 +453,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "verify": ("kvplan.cli.verify_cmd:verify_cmd", TorchCommand),  # how to install torch if absent
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
     "check": ("kvplan.cli.check_cmd:check_cmd", None),
+    "simulate": ("kvplan.cli.simulate_cmd:simulate_cmd", None),
 }
 
 

@@ -46,6 +46,11 @@ _GEMMA4 = {"gemma4"}
 # config.layer_types entry is "sliding_attention" gets config.sliding_window), with layer_types
 # as their transformers config classes build them when config.json leaves them out.
 _BACKEND_LAYER_TYPES = {"olmo3", "smollm3"}
+# Unknown model types (read best-effort) whose sliding_window, without layer_types, holds on
+# every layer: starcoder2, served by vLLM 0.32's Transformers backend (models/transformers/
+# base.py gives a per-layer window only from layer_types; every other Attention takes the
+# cache config's window, ModelConfig.get_sliding_window); held by oracle case starcoder2-3b.
+_EVERY_LAYER_WINDOW = {"starcoder2"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
                               | _GEMMA4 | _BACKEND_LAYER_TYPES)
@@ -158,6 +163,13 @@ def _unknown_kv_heads(c: ConfigReader, heads: int) -> int:
 def _windows(c: ConfigReader, layers: int) -> dict:
     """Sliding-window fields: sliding_window plus sliding_window_pattern or layer_types."""
     mt = c.model_type
+    if mt in _EVERY_LAYER_WINDOW and not isinstance(c.data.get("layer_types"), list):
+        window = c.data.get("sliding_window")
+        if window is None:
+            return {}
+        window = checked_int(window, path=c.path, field="sliding_window")
+        c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
+        return {"sliding_window": window}
     if mt not in KNOWN_MODEL_TYPES:
         return _unknown_windows(c, layers)
     if mt in PATTERN_FAMILIES:

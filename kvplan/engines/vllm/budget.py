@@ -221,13 +221,21 @@ VLLM_CUDA_GRAPH_PER_GRAPH_LAYER_MIB_FIT = Fitted(
     source="the same fit as VLLM_CUDA_GRAPH_FIRST_CAPTURE_GIB", fitted_on=_VLLM_0_19_SAMPLER)
 
 
-def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
-    """(PIECEWISE, FULL) graphs of vLLM's default FULL_AND_PIECEWISE mode. config/vllm.py
-    _set_cudagraph_sizes: capture sizes [1, 2, 4] + range(8, 256, 8) + range(256, 513, 16) up
-    to min(2 x max_num_seqs, 512, max_num_batched_tokens), each a PIECEWISE graph;
-    v1/cudagraph_dispatcher.py: a FULL decode graph for each size <= max_num_seqs."""
+def vllm_cuda_graph_sizes(*, max_num_seqs: int, max_num_batched_tokens: int
+                          ) -> tuple[int, ...]:
+    """The token counts vLLM captures CUDA graphs for (a step of up to the largest runs padded
+    to the next one): config/vllm.py _set_cudagraph_sizes, [1, 2, 4] + range(8, 256, 8) +
+    range(256, 513, 16) up to min(2 x max_num_seqs, 512, max_num_batched_tokens)."""
     largest = min(2 * max_num_seqs, 512, max_num_batched_tokens)
-    sizes = [s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)) if s <= largest]
+    return tuple(s for s in (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)) if s <= largest)
+
+
+def vllm_cuda_graph_count(*, max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, int]:
+    """(PIECEWISE, FULL) graphs of vLLM's default FULL_AND_PIECEWISE mode: a PIECEWISE graph
+    for each capture size (`vllm_cuda_graph_sizes`); v1/cudagraph_dispatcher.py: a FULL decode
+    graph for each size <= max_num_seqs."""
+    sizes = vllm_cuda_graph_sizes(max_num_seqs=max_num_seqs,
+                                  max_num_batched_tokens=max_num_batched_tokens)
     return len(sizes), sum(s <= max_num_seqs for s in sizes)
 
 

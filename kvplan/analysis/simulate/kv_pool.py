@@ -1,0 +1,287 @@
+"""vLLM V1's KV block pool as the scheduler sees it: one pool of blocks shared by every KV-cache
+group, per-group allocation rules, prefix caching with chained block hashes and LRU eviction.
+
+Follows vLLM 0.32 (``vllm/v1/core/kv_cache_manager.py`` allocate_slots / get_computed_blocks,
+``vllm/v1/core/single_type_kv_cache_manager.py`` get_num_blocks_to_allocate,
+get_num_skipped_tokens, ``vllm/v1/core/block_pool.py`` get_new_blocks / free_blocks /
+get_usage):
+
+- The pool holds `num_blocks` blocks of which one is the null block (BlockPool.__init__ pops
+  block 0 as `null_block`), so `num_blocks - 1` can be handed out and usage is
+  1 - free / (num_blocks - 1).
+- A request holds blocks in every group. Full attention (and MLA, the indexer): cdiv(slots,
+  block). Sliding window W: the same slots, but blocks wholly before the window of the next
+  token are returned as soon as the tokens are computed (remove_skipped_blocks;
+  get_num_skipped_tokens = computed - W + 1); chunked local attention C: the blocks before the
+  current chunk (skipped = computed // C x C). Recurrent state (mamba cache mode 'none'): a
+  fixed number of pages from admission to the end (kvplan.kv.kinds.RecurrentState: 1 + spec
+  tokens; 'align' mode's extra pages are held for the whole request here, an approximation).
+- Admission checks that the whole sequence fits (SchedulerConfig.scheduler_reserve_full_isl,
+  default True in 0.32): blocks for request.num_tokens, sliding and chunked groups capped at
+  their max_admission_blocks_per_request (kvplan.kv.kinds pages_per_request, the rule
+  `estimate` sizes with); prefix-hit blocks sitting in the free queue count as allocations.
+- Prefix caching (one group of full-attention kind only: kvplan refuses to guess how the hybrid
+  coordinator's hits across sliding / state groups play out): a full block is cached when it is
+  allocated for computed tokens (cache_blocks up to min(computed + new, num_tokens)); a lookup
+  takes the longest run of cached full blocks up to num_tokens - 1 tokens. Freed blocks
+  without a hash go to the front of the free queue and cached ones to its end, the request's
+  tail block first (KVCacheManager.free frees in reverse; BlockPool.free_blocks), so every
+  uncached free block is handed out before the least recently freed cached one is evicted.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Protocol
+
+from kvplan._util.units import cdiv
+
+# The hash field of a cached block holding a request's own tokens (past every shared segment).
+# Only that request can ever hit it (after a preemption), so it is found through the request's
+# own block list (`PoolRequest.kept`) and never enters the hash map: the same hits, the same
+# eviction order, without hashing the blocks nobody else can share.
+OWN = object()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupRule:
+    """One KV-cache group's allocation rule."""
+
+    kind: str  # "full", "sliding", "chunked" or "state"
+    block_size: int
+    window: int | None = None
+    chunk: int | None = None
+    state_pages: int = 1
+    admission_cap: int | None = None  # sliding / chunked: max_admission_blocks_per_request
+
+    def skipped_blocks(self, computed: int) -> int:
+        """Blocks wholly before the attention span of the next token."""
+        if self.kind == "sliding":
+            assert self.window is not None
+            return max(0, computed - self.window + 1) // self.block_size
+        if self.kind == "chunked":
+            assert self.chunk is not None
+            return computed // self.chunk * self.chunk // self.block_size
+        return 0
+
+
+class PoolRequest(Protocol):
+    """What the pool reads and keeps on a request (the simulator's SimRequest)."""
+
+    num_computed: int
+    alloc: list[int]
+    freed: list[int]
+    blocks: list[list[object]]
+    cached_blocks: int  # leading blocks already hashed
+    kept: list[list[object]]  # its blocks when it was last freed (its own ones may be cached)
+
+    @property
+    def num_tokens(self) -> int: ...
+
+    def block_hash(self, index: int, block_size: int) -> int: ...
+
+    def own_from(self, block_size: int) -> int:
+        """The first block wholly past the shared segments."""
+        ...
+
+
+class KVPool:
+    """The block pool and the per-group rules. `caching`: prefix caching on (one full group)."""
+
+    def __init__(self, num_blocks: int, groups: tuple[GroupRule, ...], *,
+                 caching: bool = False) -> None:
+        if num_blocks < 2:
+            raise ValueError("a vLLM pool needs at least 2 blocks (one is the null block)")
+        if caching and (len(groups) != 1 or groups[0].kind != "full"):
+            raise ValueError("prefix caching is simulated for one full-attention group only")
+        self.groups = groups
+        self.usable = num_blocks - 1
+        self.caching = caching
+        self.free_uncached = self.usable
+        # Cached blocks with no reference, least recently freed first: id(block) -> block.
+        self.cached_free: OrderedDict[int, list[object]] = OrderedDict()
+        # hash -> blocks holding it (vLLM's BlockHashToBlockMap may hold several).
+        self.by_hash: dict[int, list[list[object]]] = {}
+
+    @property
+    def num_free(self) -> int:
+        return self.free_uncached + len(self.cached_free)
+
+    def usage(self) -> float:
+        return 1.0 - self.num_free / self.usable
+
+    # -- prefix cache -------------------------------------------------------------------
+
+    def find_hit(self, req: PoolRequest) -> list[list[object]]:
+        """The longest run of cached full blocks of `req`, covering at most num_tokens - 1
+        tokens (the last token is recomputed for its logits)."""
+        if not self.caching:
+            return []
+        bs = self.groups[0].block_size
+        hit: list[list[object]] = []
+        own = req.own_from(bs)
+        kept = req.kept
+        for j in range((req.num_tokens - 1) // bs):
+            if j < own:
+                blocks = self.by_hash.get(req.block_hash(j, bs))
+                if not blocks:
+                    break
+                hit.append(blocks[0])
+            elif j < len(kept) and kept[j][0] is OWN:
+                hit.append(kept[j])
+            else:
+                break
+        return hit
+
+    def _touch(self, block: list[object]) -> None:
+        if block[1] == 0:
+            del self.cached_free[id(block)]
+        block[1] = int(block[1]) + 1  # type: ignore[call-overload]
+
+    def _new_blocks(self, count: int) -> list[list[object]]:
+        """`count` blocks from the front of the free queue: uncached ones first, then the least
+        recently freed cached ones, evicted (BlockPool.get_new_blocks)."""
+        fresh = min(count, self.free_uncached)
+        self.free_uncached -= fresh
+        out: list[list[object]] = [[None, 1] for _ in range(fresh)]
+        cached_free, by_hash = self.cached_free, self.by_hash
+        for _ in range(count - fresh):
+            _, evicted = cached_free.popitem(last=False)
+            h = evicted[0]
+            if h is not OWN:
+                holders = by_hash[h]  # type: ignore[index]
+                if len(holders) == 1:
+                    del by_hash[h]  # type: ignore[arg-type]
+                else:
+                    holders.remove(evicted)
+            evicted[0] = None
+            out.append([None, 1])
+        return out
+
+    def _new_block(self) -> list[object]:
+        return self._new_blocks(1)[0]
+
+    def _cache(self, req: PoolRequest, tokens: int) -> None:
+        bs = self.groups[0].block_size
+        own = req.own_from(bs)
+        blocks = req.blocks
+        for j in range(req.cached_blocks, tokens // bs):
+            block = blocks[j]
+            if block[0] is None:
+                if j >= own:
+                    block[0] = OWN
+                    continue
+                h = req.block_hash(j, bs)
+                block[0] = h
+                self.by_hash.setdefault(h, []).append(block)
+        req.cached_blocks = max(req.cached_blocks, tokens // bs)
+
+    # -- allocation ---------------------------------------------------------------------
+
+    def blocks_needed(self, req: PoolRequest, slots: int, *, hit_blocks: int = 0,
+                      evictable: int = 0, admission: bool = False) -> int:
+        """Blocks to take from the pool to give `req` `slots` token slots (get_num_blocks_to_
+        allocate, summed over the groups); `admission`: the whole-sequence check's count."""
+        need = evictable
+        new_request = not any(req.alloc)
+        for g, rule in enumerate(self.groups):
+            if rule.kind == "state":
+                need += rule.state_pages if req.alloc[g] == 0 else 0
+                continue
+            required = cdiv(slots, rule.block_size)
+            if admission and rule.admission_cap is not None:
+                required = min(required, rule.admission_cap)
+            if new_request:
+                skipped = rule.skipped_blocks(req.num_computed + hit_blocks * rule.block_size)
+                need += max(required - max(skipped, hit_blocks), 0)
+            else:
+                need += max(required - req.alloc[g], 0)
+        return need
+
+    def release_skipped(self, req: PoolRequest) -> None:
+        """Return the sliding / chunked blocks no longer attended (remove_skipped_blocks)."""
+        for g, rule in enumerate(self.groups):
+            if rule.kind in ("sliding", "chunked"):
+                skipped = min(rule.skipped_blocks(req.num_computed), req.alloc[g])
+                if skipped > req.freed[g]:
+                    self.free_uncached += skipped - req.freed[g]
+                    req.freed[g] = skipped
+
+    def allocate(self, req: PoolRequest, new_tokens: int, *,
+                 hit: list[list[object]] | None = None, admission: bool = False) -> bool:
+        """Slots for `new_tokens` more tokens of `req` (and, for a new request, its prefix hit
+        `hit`); False, with nothing taken, when the pool is short (allocate_slots -> None)."""
+        hit = hit or []
+        hit_tokens = len(hit) * self.groups[0].block_size if hit else 0
+        computed = req.num_computed + hit_tokens
+        evictable = sum(1 for b in hit if b[1] == 0)
+        if admission:
+            full = self.blocks_needed(req, req.num_tokens, hit_blocks=len(hit),
+                                      evictable=evictable, admission=True)
+            if full > self.num_free:
+                return False
+        if any(req.alloc):
+            self.release_skipped(req)
+        slots = computed + new_tokens
+        need = self.blocks_needed(req, slots, hit_blocks=len(hit), evictable=evictable)
+        if need > self.num_free:
+            return False
+        if self.caching:
+            for block in hit:
+                self._touch(block)
+            req.blocks.extend(hit)
+            req.cached_blocks = max(req.cached_blocks, len(req.blocks))
+            more = cdiv(slots, self.groups[0].block_size) - len(req.blocks)
+            if more > 0:
+                req.blocks.extend(self._new_blocks(more))
+            req.alloc[0] = len(req.blocks)
+            self._cache(req, min(slots, req.num_tokens))
+            return True
+        new_request = not any(req.alloc)
+        for g, rule in enumerate(self.groups):
+            if rule.kind == "state":
+                if req.alloc[g] == 0:
+                    req.alloc[g] = rule.state_pages
+                    self.free_uncached -= rule.state_pages
+                continue
+            required = cdiv(slots, rule.block_size)
+            if new_request:
+                skipped = rule.skipped_blocks(computed)
+                req.freed[g] = skipped
+                if required > skipped:
+                    self.free_uncached -= required - skipped
+                req.alloc[g] = max(required, skipped)
+            elif required > req.alloc[g]:
+                self.free_uncached -= required - req.alloc[g]
+                req.alloc[g] = required
+        return True
+
+    def free(self, req: PoolRequest) -> None:
+        """Return every block of `req` (KVCacheManager.free: tail first)."""
+        if self.caching:
+            # Full blocks of computed tokens are cached before they are freed (allocate_slots
+            # caches them as it allocates; the collective decode batch defers it to here).
+            self._cache(req, min(req.num_computed, len(req.blocks) * self.groups[0].block_size))
+            cached_free = self.cached_free
+            uncached = 0
+            for block in reversed(req.blocks):
+                refs = block[1] = int(block[1]) - 1  # type: ignore[call-overload]
+                if refs == 0:
+                    if block[0] is None:
+                        uncached += 1
+                    else:
+                        cached_free[id(block)] = block
+            self.free_uncached += uncached
+            req.kept = req.blocks
+            req.blocks = []
+            req.cached_blocks = 0
+        else:
+            for g in range(len(self.groups)):
+                self.free_uncached += req.alloc[g] - req.freed[g]
+        for g in range(len(self.groups)):
+            req.alloc[g] = req.freed[g] = 0
+
+    def held(self, req: PoolRequest) -> int:
+        """Blocks `req` holds (shared prefix blocks counted for each holder)."""
+        return sum(a - f for a, f in zip(req.alloc, req.freed, strict=True))

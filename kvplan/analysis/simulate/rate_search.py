@@ -1,0 +1,80 @@
+"""The fewest GPUs that serve a request stream within SLOs (issue 30, item 5: the library half of
+`kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y`, for the plan command to call).
+
+Layouts are tried by GPU count (TP degree x data-parallel replicas, fewest first, then the
+smaller TP); each is simulated on the same requests (kvplan.analysis.simulate.run) and meets the
+SLOs when its TTFT and TPOT at the given percentile are within them. The first that meets them
+is the answer, and every layout with fewer GPUs was simulated and failed (or cannot hold the
+model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kvplan._util.errors import InputError, KvplanError
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
+from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.model.spec import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayoutTrial:
+    tp: int
+    dp: int
+    meets: bool
+    metrics: SimMetrics | None
+    refused: str = ""  # why the layout cannot serve the model (no KV pool, TP not dividing)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.dp
+
+
+@dataclass(frozen=True, kw_only=True)
+class RateSearch:
+    best: LayoutTrial | None  # None: no layout tried meets the SLOs
+    trials: tuple[LayoutTrial, ...]  # every layout simulated, in the order tried
+
+
+def _meets(m: SimMetrics, key: str, slo_ttft_ms: float | None, slo_tpot_ms: float | None
+           ) -> bool:
+    ttft, tpot = m.ttft_ms[key], m.tpot_ms[key]
+    return ((slo_ttft_ms is None or (ttft is not None and ttft <= slo_ttft_ms))
+            and (slo_tpot_ms is None or (tpot is not None and tpot <= slo_tpot_ms)))
+
+
+def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], *, gpu: str,
+                context: int, slo_ttft_ms: float | None, slo_tpot_ms: float | None,
+                percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
+                **estimate_options: Any) -> RateSearch:
+    """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
+    each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99)."""
+    if slo_ttft_ms is None and slo_tpot_ms is None:
+        raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
+    if percentile not in PERCENTILES:
+        raise InputError(f"--slo-percentile: one of {', '.join(map(str, PERCENTILES))}, got "
+                         f"{percentile}")
+    key = f"p{percentile}"
+    layouts = sorted(((tp, dp) for tp in tps for dp in range(1, max_gpus // tp + 1)),
+                     key=lambda layout: (layout[0] * layout[1], layout[0]))
+    trials = []
+    for tp, dp in layouts:
+        try:
+            sim, _ = setup(spec, estimate_inputs(spec, context=context, gpu=gpu, tp=tp,
+                                                 **estimate_options), dp=dp)
+        except KvplanError as exc:
+            trials.append(LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
+                                      refused=str(exc)))
+            continue
+        m = simulate(sim, requests(), slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms).metrics
+        trial = LayoutTrial(tp=tp, dp=dp, meets=_meets(m, key, slo_ttft_ms, slo_tpot_ms),
+                            metrics=m)
+        trials.append(trial)
+        if trial.meets:
+            return RateSearch(best=trial, trials=tuple(trials))
+    return RateSearch(best=None, trials=tuple(trials))

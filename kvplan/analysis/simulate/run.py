@@ -1,0 +1,157 @@
+"""`kvplan simulate`'s library call: the engine set up from the same inputs `estimate` plans
+with (kvplan.analysis.inputs.estimate_inputs -> capacity PlanInputs), its KV pool the capacity
+plan's exact block count and the engine's own KV-cache groups, the step time from the cost model
+(kvplan.perf.mixed_step), then the requests served (kvplan.analysis.simulate.scheduler)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from kvplan._util.errors import InputError
+from kvplan.analysis.inputs import EstimateInputs
+from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
+from kvplan.analysis.simulate.metrics import SimMetrics, metrics
+from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
+from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.capacity.plan import CapacityPlan, plan_capacity
+from kvplan.engines.vllm.alloc import VllmKVConfig, vllm_batch_defaults
+from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
+from kvplan.engines.vllm.engine import vllm_stage_config
+from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
+from kvplan.model.attention import LatentAttention
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.engine_traits import engine_efficiency
+from kvplan.perf.flops import MLAForm
+from kvplan.perf.layout import Layout
+from kvplan.perf.mixed_step import MixedStepCost
+
+# The vLLM release whose scheduler (vllm/v1/core/sched/scheduler.py) the simulator follows.
+_SCHEDULER_VERSION = "0.32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimSetup:
+    """The simulated engine: its pool, scheduler limits and step cost."""
+
+    plan: CapacityPlan
+    groups: tuple[GroupRule, ...]
+    scheduler: SchedulerConfig
+    caching: bool
+    cost: MixedStepCost
+    dp: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimResult:
+    setup: SimSetup
+    metrics: SimMetrics
+    timeline: tuple[tuple[int, StepRecord], ...]  # (replica, step)
+    notes: tuple[str, ...]
+
+
+def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
+    """The allocation rule of each of vLLM's KV-cache groups, from kvplan's own cache kinds."""
+    rules = []
+    for g in config.groups:
+        cache = g.cache
+        shape = config.request_shape
+        if isinstance(cache, RecurrentState):
+            rules.append(GroupRule(kind="state", block_size=g.block_size,
+                                   state_pages=cache.pages_per_request(1, g.block_size, shape)))
+        elif isinstance(cache, SlidingWindowCache):
+            # max_admission_blocks_per_request: the rule `estimate` sizes with, at any length.
+            cap = cache.pages_per_request(1 << 40, g.block_size, shape)
+            rules.append(GroupRule(kind="sliding", block_size=g.block_size, window=cache.window,
+                                   admission_cap=cap))
+        elif isinstance(cache, ChunkedLocalCache):
+            cap = cache.pages_per_request(1 << 40, g.block_size, shape)
+            rules.append(GroupRule(kind="chunked", block_size=g.block_size, chunk=cache.chunk,
+                                   admission_cap=cap))
+        else:
+            rules.append(GroupRule(kind="full", block_size=g.block_size))
+    return tuple(rules)
+
+
+def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
+          max_num_seqs: int | None = None) -> tuple[SimSetup, list[str]]:
+    """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated.
+    Returns it and the notes to show."""
+    cap = inputs.capacity
+    if cap is None or inputs.gpu is None:
+        raise InputError("simulate: give --gpu (the step time needs a GPU preset)")
+    spec = inputs.spec
+    config = cap.engine.rules.estimate_config(spec, cap)
+    if not isinstance(config, VllmKVConfig):
+        raise InputError(f"simulate: only vLLM's V1 scheduler is simulated (--engine vllm); "
+                         f"{cap.engine.value}'s is not modelled")
+    if cap.pp > 1:
+        raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
+    if cap.num_speculative_tokens:
+        raise InputError("simulate: speculative decoding is not simulated")
+    notes = [f"scheduler: vLLM {_SCHEDULER_VERSION} V1 (FCFS, chunked prefill, preemption by "
+             "recompute); pool and groups: vLLM "
+             f"{cap.engine.rules.reported_version(cap)} rules as `estimate`"]
+    plan = plan_capacity(spec, cap)
+    stage = vllm_stage_config(spec, cap)
+    groups = group_rules(stage)
+    if max_num_seqs is None:
+        max_num_seqs = cap.max_num_seqs
+    if max_num_seqs is None:
+        max_num_seqs = vllm_batch_defaults(cap.total_bytes, is_a100=cap.is_a100,
+                                           version=cap.engine_version)[0]
+    # Prefix caching: vLLM V1's default is on (hybrids: the version's rule, kvplan.engines.vllm).
+    one_full = len(groups) == 1 and groups[0].kind == "full"
+    caching = cap.prefix_caching if cap.prefix_caching is not None else one_full
+    if caching and not one_full:
+        if cap.prefix_caching:
+            raise InputError("--enable-prefix-caching: prefix caching is simulated for models "
+                             "with one full-attention KV group only (this one has "
+                             f"{', '.join(g.kind for g in groups)} groups)")
+        caching = False
+    if not one_full and cap.prefix_caching is None:
+        notes.append("prefix caching not simulated for this model's hybrid KV groups (off)")
+    if plan.max_concurrency < 1:
+        raise InputError(f"simulate: one request of --max-model-len {cap.context:,} tokens needs "
+                         f"{plan.blocks_per_request:,} blocks, the pool has {plan.num_blocks:,} "
+                         "(vLLM refuses to start)")
+    att = spec.attention
+    form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
+            else MLAForm.absorbed)
+    conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
+    layout = Layout(tp=cap.tp, ep=cap.ep if cap.ep > 1 else 1)
+    graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=cap.max_num_batched_tokens)
+    cost = MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
+                         eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu)),
+                         quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
+                         mla_form=form, graph_sizes=graphs)
+    sched = SchedulerConfig(max_num_seqs=max_num_seqs,
+                            max_num_batched_tokens=cap.max_num_batched_tokens,
+                            max_model_len=cap.context)
+    return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
+                    dp=dp), notes
+
+
+def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int | None = None,
+             slo_ttft_ms: float | None = None, slo_tpot_ms: float | None = None,
+             timeline: bool = False, bulk_decode: bool = True,
+             num_blocks: int | None = None) -> SimResult:
+    """Serve `requests` on `sim.dp` replicas (round-robin; a closed loop's concurrency is
+    shared out the same way). `num_blocks`: another pool size (tests, what-ifs)."""
+    blocks = sim.plan.num_blocks if num_blocks is None else num_blocks
+    sims = [Simulator(KVPool(blocks, sim.groups, caching=sim.caching), sim.scheduler, sim.cost,
+                      timeline=timeline, bulk_decode=bulk_decode) for _ in range(sim.dp)]
+    if sim.dp == 1:
+        states = [sims[0].run(requests, concurrency=concurrency)]
+    else:
+        streams = [itertools.islice(s, 0, None) for s in itertools.tee(requests, sim.dp)]
+        shares = [None if concurrency is None else max(1, (concurrency + i) // sim.dp)
+                  for i in range(sim.dp)]
+        states = [s.run(itertools.islice(stream, i, None, sim.dp), concurrency=shares[i])
+                  for i, (s, stream) in enumerate(zip(sims, streams, strict=True))]
+    m = metrics(states, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    rows = tuple((i, rec) for i, st in enumerate(states) for rec in (st.timeline or ()))
+    return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=())

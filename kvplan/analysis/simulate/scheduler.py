@@ -1,0 +1,513 @@
+"""A discrete-event simulation of vLLM V1's scheduler over kvplan's KV pool.
+
+Follows vLLM 0.32 ``vllm/v1/core/sched/scheduler.py`` `Scheduler.schedule` (policy FCFS, no
+speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_threshold` 0):
+
+1. The running requests, in order, each get min(num_tokens - num_computed, token budget)
+   tokens (a decode 1, a prefill its next chunk); the budget starts at max_num_batched_tokens.
+   When the pool cannot give a request its slots, the last running request is preempted
+   (`self.running.pop()`): its blocks are freed, its computed tokens reset to 0 (recompute),
+   and it goes to the front of the waiting queue; this repeats until the request fits or it
+   preempted itself, and then no further running request is scheduled this step.
+2. Only if nothing was preempted, waiting requests are admitted in order while budget is left
+   and fewer than max_num_seqs run: a prefix-cache lookup (first admission and after a
+   preemption alike), the whole-sequence fit check, then its first chunk. The first that does
+   not fit stops admission (FCFS).
+3. After the step (its time from kvplan.perf.mixed_step), every scheduled request advances by
+   its tokens; one whose computed tokens reach its length samples a token (the first one is
+   its TTFT), and a request with all its output tokens finishes and frees its blocks.
+
+Synchronous: the step's time is the forward pass (async scheduling, which overlaps the CPU's
+scheduling with it, is not modelled). For speed the decodes are kept as one collective batch
+whenever the scheduler's outcome for them is known without looking at each (`_batch_step`): a
+step then costs O(1) plus the requests that join, leave or take a block in it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.kv_pool import KVPool
+from kvplan.analysis.simulate.workload import RequestSpec
+
+
+class SimRequest:
+    """A request inside the simulator (vllm/v1/request.py Request, the fields the scheduler
+    reads)."""
+
+    __slots__ = ("rid", "sent_s", "prompt_len", "output_len", "segments", "num_computed",
+                 "num_output", "alloc", "freed", "blocks", "cached_blocks", "first_token_s",
+                 "last_token_s", "finish_s", "preemptions", "_hashes", "admitted", "in_batch",
+                 "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept")
+
+    def __init__(self, rid: int, spec: RequestSpec, sent_s: float, groups: int) -> None:
+        self.rid = rid
+        self.sent_s = sent_s
+        self.prompt_len = spec.prompt_len
+        self.output_len = spec.output_len
+        self.segments = spec.segments
+        self.num_computed = 0
+        self.num_output = 0
+        self.alloc = [0] * groups
+        self.freed = [0] * groups
+        self.blocks: list[list[object]] = []
+        self.cached_blocks = 0
+        self.kept: list[list[object]] = []
+        self.first_token_s = -1.0
+        self.last_token_s = -1.0
+        self.finish_s = -1.0
+        self.preemptions = 0
+        self.admitted = False
+        self._hashes: list[int] = []
+        self._shared_tokens = sum(n for _, n in spec.segments)
+        # In the collective decode batch (kvplan.analysis.simulate.scheduler, `_batch_step`):
+        # num_computed / num_output are anchor + steps since `anchor_step`.
+        self.in_batch = False
+        self.anchor_step = self.anchor_computed = self.anchor_output = 0
+
+    @property
+    def num_tokens(self) -> int:
+        return self.prompt_len + self.num_output
+
+    def own_from(self, block_size: int) -> int:
+        """The first block wholly past the shared segments (its tokens are this request's)."""
+        return -(-self._shared_tokens // block_size)
+
+    def block_hash(self, index: int, block_size: int) -> int:
+        """The chained hash of full block `index` (vllm/v1/core/kv_cache_utils.py
+        hash_block_tokens: hash(parent hash, the block's tokens)). A block's tokens are named
+        by the shared segments they come from (key, offset); a block wholly past them (the
+        rest of the prompt, the output) holds this request's own tokens, so its chained hash is
+        unique to (request, index): it is that pair, packed into a negative int."""
+        if index * block_size >= self._shared_tokens:
+            return -1 - ((self.rid << 24) | index)
+        hashes = self._hashes
+        while len(hashes) <= index:
+            j = len(hashes)
+            start, end = j * block_size, (j + 1) * block_size
+            content: list[Hashable] = []
+            offset = 0
+            for key, length in self.segments:
+                lo, hi = max(start, offset), min(end, offset + length)
+                if lo < hi:
+                    content.append((key, lo - offset, hi - offset))
+                offset += length
+                if offset >= end:
+                    break
+            if end > offset:
+                content.append(("own", self.rid, max(start, offset)))
+            hashes.append(hash((hashes[-1] if hashes else 0, tuple(content))))
+        return hashes[index]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchedulerConfig:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_model_len: int
+
+
+@dataclass(kw_only=True)
+class StepRecord:
+    """One step, for the timeline."""
+
+    start_s: float
+    seconds: float
+    tokens: int
+    running: int
+    waiting: int
+    kv_usage: float
+
+
+@dataclass(kw_only=True)
+class SimState:
+    """What a run leaves: the finished requests and the counters."""
+
+    finished: list[SimRequest] = field(default_factory=list)
+    itl_values: list[float] = field(default_factory=list)
+    itl_weights: list[int] = field(default_factory=list)
+    steps: int = 0
+    preemptions: int = 0
+    usage_sum: float = 0.0
+    usage_max: float = 0.0
+    prefix_queries: int = 0
+    prefix_hits: int = 0
+    clock_s: float = 0.0
+    first_arrival_s: float = 0.0
+    timeline: list[StepRecord] | None = None
+
+
+class StepCost(Protocol):
+    """The time of one step (kvplan.perf.mixed_step.MixedStepCost)."""
+
+    @property
+    def full_attention_only(self) -> bool: ...
+
+    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float: ...
+
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float: ...
+
+
+class Simulator:
+    """One engine (one data-parallel replica): the pool, the queues, the clock."""
+
+    def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost, *,
+                 timeline: bool = False, bulk_decode: bool = True) -> None:
+        self.pool = pool
+        self.config = config
+        self.step_cost = step_cost
+        self.running: list[SimRequest] = []
+        self.waiting: deque[SimRequest] = deque()
+        self.state = SimState(timeline=[] if timeline else None)
+        self.bulk_decode = bulk_decode
+        self._in_batch = False
+        self._step = 0
+        self._batch_size = self._batch_keys = 0
+        self._need_at: dict[int, list[SimRequest]] = {}
+        self._finish_at: dict[int, list[SimRequest]] = {}
+        # Members whose last token is older than the step before their first batch step (not
+        # scheduled in it): their first gap is timed one by one.
+        self._late: list[SimRequest] = []
+
+    # -- one scheduling step -----------------------------------------------------------
+
+    def _preempt(self, req: SimRequest) -> None:
+        self.pool.free(req)
+        req.num_computed = 0
+        req.preemptions += 1
+        self.state.preemptions += 1
+        self.waiting.appendleft(req)
+
+    def schedule(self) -> list[tuple[SimRequest, int]]:
+        """Scheduler.schedule: the requests of the next step and their tokens."""
+        pool, running = self.pool, self.running
+        budget = self.config.max_num_batched_tokens
+        scheduled: list[tuple[SimRequest, int]] = []
+        preempted = False
+        i = 0
+        while i < len(running) and budget > 0:
+            req = running[i]
+            n = min(req.num_tokens - req.num_computed, budget)
+            fits = pool.allocate(req, n)
+            while not fits:
+                victim = running.pop()
+                self._preempt(victim)
+                preempted = True
+                if victim is req:
+                    break
+                fits = pool.allocate(req, n)
+            if not fits:
+                break
+            scheduled.append((req, n))
+            budget -= n
+            i += 1
+        if preempted:
+            return scheduled
+        self._admit(budget, scheduled)
+        return scheduled
+
+    def _admit(self, budget: int, scheduled: list[tuple[SimRequest, int]]) -> int:
+        """The waiting requests admitted in order while budget and seats last (FCFS: the
+        first that does not fit stops admission); returns the budget left."""
+        pool, running = self.pool, self.running
+        waiting = self.waiting
+        while budget > 0 and waiting and len(running) < self.config.max_num_seqs:
+            req = waiting[0]
+            hit = pool.find_hit(req)
+            hit_tokens = len(hit) * pool.groups[0].block_size if hit else 0
+            n = min(req.num_tokens - hit_tokens, budget)
+            if not pool.allocate(req, n, hit=hit, admission=True):
+                break
+            waiting.popleft()
+            running.append(req)
+            if pool.caching and req.preemptions == 0:
+                # KVCacheManager.record_prefix_cache_stats: first admissions only.
+                self.state.prefix_queries += req.num_tokens
+                self.state.prefix_hits += hit_tokens
+            req.num_computed = hit_tokens
+            req.admitted = True
+            scheduled.append((req, n))
+            budget -= n
+        return budget
+
+    # -- the clock ---------------------------------------------------------------------
+
+    def _record(self, start: float, seconds: float, tokens: int) -> None:
+        st = self.state
+        usage = self.pool.usage()
+        st.steps += 1
+        st.usage_sum += usage
+        if usage > st.usage_max:
+            st.usage_max = usage
+        if st.timeline is not None:
+            st.timeline.append(StepRecord(start_s=start, seconds=seconds, tokens=tokens,
+                                          running=len(self.running), waiting=len(self.waiting),
+                                          kv_usage=usage))
+
+    def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
+                     seconds: float) -> int:
+        """Advance the scheduled requests; returns how many finished."""
+        st = self.state
+        end = start + seconds
+        done = 0
+        prev_count = 0
+        prev_gap = -1.0
+        for req, n in scheduled:
+            req.num_computed += n
+            if req.num_computed < req.num_tokens:
+                continue  # a partial prefill chunk: no token
+            if req.num_output == 0:
+                req.first_token_s = end
+            else:
+                gap = seconds if req.last_token_s == start else end - req.last_token_s
+                if gap == prev_gap:
+                    prev_count += 1
+                else:
+                    if prev_count:
+                        st.itl_values.append(prev_gap)
+                        st.itl_weights.append(prev_count)
+                    prev_gap, prev_count = gap, 1
+            req.last_token_s = end
+            req.num_output += 1
+            if req.num_output >= req.output_len:
+                req.finish_s = end
+                self.pool.free(req)
+                st.finished.append(req)
+                done += 1
+        if prev_count:
+            st.itl_values.append(prev_gap)
+            st.itl_weights.append(prev_count)
+        if done:
+            self.running = [r for r in self.running if r.finish_s < 0]
+        return done
+
+    # -- the collective decode batch ----------------------------------------------------
+    #
+    # Between preemptions, the running list is decodes followed by at most one request still
+    # prefilling (a chunk stops admission: the budget is spent), and every decode takes one
+    # token a step. The batch keeps those decodes collectively: their keys' sum grows by the
+    # batch size a step, a decode takes a new block every block_size steps at a phase set by
+    # its free slots (`_need_at`), and its last token falls on a known step (`_finish_at`);
+    # only the prefilling request, the admissions and those events are handled one by one.
+    # Steps whose decodes the pool cannot serve, or any model with windows, chunks or several
+    # KV groups, take the exact per-request path (`schedule`), on materialised requests; the
+    # two give the same runs (tests/test_simulate.py).
+
+    def _batch_ok(self) -> bool:
+        pool = self.pool
+        return (self.bulk_decode and self.step_cost.full_attention_only
+                and len(pool.groups) == 1 and pool.groups[0].kind == "full")
+
+    def _join_batch(self, r: SimRequest) -> None:
+        bs = self.pool.groups[0].block_size
+        step = self._step
+        r.in_batch = True
+        r.anchor_step, r.anchor_computed, r.anchor_output = step, r.num_computed, r.num_output
+        self._batch_size += 1
+        self._batch_keys += r.num_computed + 1
+        need = step + r.alloc[0] * bs - r.num_computed
+        self._need_at.setdefault(need, []).append(r)
+        self._finish_at.setdefault(step + r.output_len - r.num_output - 1, []).append(r)
+
+    def _sync(self, r: SimRequest) -> None:
+        """Materialise a batch member's counters (it leaves the batch)."""
+        done = self._step - r.anchor_step
+        r.num_computed = r.anchor_computed + done
+        r.num_output = r.anchor_output + done
+        if done:
+            r.last_token_s = self.state.clock_s
+        r.in_batch = False
+
+    def _leave_batch(self) -> None:
+        if not self._in_batch:
+            return
+        for r in self.running:
+            if r.in_batch:
+                self._sync(r)
+        self._need_at.clear()
+        self._finish_at.clear()
+        self._late.clear()
+        self._batch_size = self._batch_keys = 0
+        self._in_batch = False
+
+    def _enter_batch(self) -> bool:
+        running = self.running
+        if not running:
+            return False
+        for r in running[:-1]:
+            if r.num_computed != r.num_tokens - 1 or r.num_output < 1:
+                return False
+        self._in_batch = True
+        for r in running:
+            if r.num_computed == r.num_tokens - 1 and r.num_output >= 1:
+                self._join_batch(r)
+                if r.last_token_s != self.state.clock_s:
+                    self._late.append(r)
+        return True
+
+    def _batch_step(self) -> int | None:
+        """One step with the decodes taken collectively; None, with nothing changed, when the
+        exact path must take it. Returns the requests finished."""
+        if not self._in_batch and not self._enter_batch():
+            return None
+        pool, st, step = self.pool, self.state, self._step
+        size = self._batch_size
+        needy = self._need_at.get(step, ())
+        if size > self.config.max_num_batched_tokens or len(needy) > pool.num_free:
+            return None
+        bs = pool.groups[0].block_size
+        for r in self._need_at.pop(step, ()):
+            if r.finish_s >= 0 or not r.in_batch:
+                continue
+            if pool.caching:
+                r.blocks.append(pool._new_block())
+            else:
+                pool.free_uncached -= 1
+            r.alloc[0] += 1
+            self._need_at.setdefault(step + bs, []).append(r)
+        budget = self.config.max_num_batched_tokens - size
+        scheduled: list[tuple[SimRequest, int]] = []
+        tail = self.running[-1] if self.running and not self.running[-1].in_batch else None
+        preempted = False
+        if tail is not None and budget > 0:
+            n = min(tail.num_tokens - tail.num_computed, budget)
+            if pool.allocate(tail, n):
+                scheduled.append((tail, n))
+                budget -= n
+            else:
+                self.running.pop()  # vLLM preempts the last running request: this one
+                self._preempt(tail)
+                preempted = True
+        if not preempted:
+            budget = self._admit(budget, scheduled)
+        if not size and not scheduled:
+            head = self.waiting[0]
+            raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
+                             f"the KV pool even alone ({pool.usable} blocks)")
+        decodes, keys, chunks = size, self._batch_keys, []
+        for r, n in scheduled:
+            if n == 1 and r.num_computed == r.num_tokens - 1:
+                decodes += 1
+                keys += r.num_computed + 1
+            else:
+                chunks.append((r.num_computed, n))
+        seconds = self.step_cost.seconds_from_sums(decodes, keys, chunks)
+        start = st.clock_s
+        st.clock_s = start + seconds
+        on_time = size
+        for r in self._late:
+            if r.in_batch:
+                st.itl_values.append(st.clock_s - r.last_token_s)
+                st.itl_weights.append(1)
+                on_time -= 1
+        self._late.clear()
+        if on_time:
+            st.itl_values.append(seconds)
+            st.itl_weights.append(on_time)
+        self._step = step + 1
+        self._batch_keys += size
+        done = 0
+        for r in self._finish_at.pop(step, ()):
+            if not r.in_batch:
+                continue
+            self._sync(r)
+            r.finish_s = st.clock_s
+            pool.free(r)
+            st.finished.append(r)
+            self._batch_size -= 1
+            self._batch_keys -= r.num_computed + 1
+            done += 1
+        if done:
+            self.running = [r for r in self.running if r.finish_s < 0]
+        done += self._finish_step(scheduled, start, seconds)
+        for r, _ in scheduled:
+            if (r.finish_s < 0 and not r.in_batch and r.num_computed == r.num_tokens - 1
+                    and r.num_output >= 1):
+                self._join_batch(r)
+        self._record(start, seconds, sum(n for _, n in scheduled) + size)
+        return done
+
+    def run(self, specs: Iterable[RequestSpec], *, concurrency: int | None = None) -> SimState:
+        """Serve `specs` (in arrival order); `concurrency`: at most this many requests in
+        flight, the next sent when one finishes (a closed loop, `vllm bench serve
+        --max-concurrency`)."""
+        st = self.state
+        source: Iterator[RequestSpec] = iter(specs)
+        upcoming: deque[tuple[float, RequestSpec]] = deque()
+        in_flight = 0
+        next_id = 0
+        last_arrival = 0.0
+        exhausted = False
+
+        def pull() -> None:
+            nonlocal exhausted, last_arrival
+            if exhausted or upcoming:
+                return
+            spec = next(source, None)
+            if spec is None:
+                exhausted = True
+                return
+            if spec.arrival_s < last_arrival:
+                raise InputError(f"request {next_id}: arrives at {spec.arrival_s} s, before the "
+                                 f"one before it ({last_arrival} s): requests must be in "
+                                 "arrival order")
+            last_arrival = spec.arrival_s
+            if spec.prompt_len + spec.output_len > self.config.max_model_len:
+                raise InputError(
+                    f"request {next_id}: {spec.prompt_len} prompt + {spec.output_len} output "
+                    f"tokens exceed the max model length ({self.config.max_model_len})")
+            upcoming.append((spec.arrival_s, spec))
+
+        def admit_arrivals(now: float) -> None:
+            nonlocal in_flight, next_id
+            while True:
+                pull()
+                if not upcoming or upcoming[0][0] > now:
+                    return
+                if concurrency is not None and in_flight >= concurrency:
+                    return
+                _, spec = upcoming.popleft()
+                req = SimRequest(next_id, spec, now if concurrency is not None else spec.arrival_s,
+                                 len(self.pool.groups))
+                next_id += 1
+                in_flight += 1
+                self.waiting.append(req)
+
+        pull()
+        if upcoming:
+            st.clock_s = st.first_arrival_s = upcoming[0][0]
+        while True:
+            admit_arrivals(st.clock_s)
+            if not self.running and not self.waiting:
+                pull()
+                if not upcoming:
+                    break
+                st.clock_s = max(st.clock_s, upcoming[0][0])
+                continue
+            if self._batch_ok():
+                done = self._batch_step()
+                if done is not None:
+                    in_flight -= done
+                    continue
+                self._leave_batch()
+            scheduled = self.schedule()
+            if not scheduled:
+                head = self.waiting[0]
+                raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
+                                 f"the KV pool even alone ({self.pool.usable} blocks)")
+            decodes = [r.num_computed + 1 for r, n in scheduled
+                       if n == 1 and r.num_computed == r.num_tokens - 1]
+            chunks = [(r.num_computed, n) for r, n in scheduled
+                      if not (n == 1 and r.num_computed == r.num_tokens - 1)]
+            seconds = self.step_cost.seconds(decode_contexts=decodes, chunks=chunks)
+            start = st.clock_s
+            st.clock_s = start + seconds
+            done = self._finish_step(scheduled, start, seconds)
+            self._record(start, seconds, sum(n for _, n in scheduled))
+            in_flight -= done
+        return st

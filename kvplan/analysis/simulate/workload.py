@@ -1,0 +1,214 @@
+"""Workloads for the serving simulator: the requests (arrival, prompt and output lengths, the
+shared content of the prompt), generated from a rate and length distributions or read from a
+trace (kvplan.sources.traces). Pure: a seeded `random.Random`, no I/O.
+
+Arrivals follow `vllm bench serve` (vllm/benchmarks/serve.py `get_request`): the first request
+at t = 0, then gaps drawn from a gamma distribution of shape `burstiness` and scale
+1 / (rate x burstiness) (burstiness 1: Poisson, exponential gaps); "constant" spaces them
+1 / rate apart.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass
+
+from kvplan._util.errors import InputError
+from kvplan.sources.traces import TraceRow
+
+ARRIVALS = ("poisson", "constant", "gamma")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """One request as the client sends it. `segments`: the prompt's leading content that other
+    requests may share, in order, as (key, tokens): equal keys mean equal tokens (a trace's
+    hash ids); the rest of the prompt and the output are the request's own."""
+
+    arrival_s: float
+    prompt_len: int
+    output_len: int
+    segments: tuple[tuple[Hashable, int], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class LengthDist:
+    """A token-length distribution: fixed:N, uniform:LO:HI (inclusive), normal:MU:SIGMA,
+    lognormal:MU:SIGMA (of the log); draws are rounded and at least 1."""
+
+    kind: str
+    a: float
+    b: float = 0.0
+
+    def draw(self, rng: random.Random) -> int:
+        if self.kind == "fixed":
+            return int(self.a)
+        if self.kind == "uniform":
+            return rng.randint(int(self.a), int(self.b))
+        if self.kind == "normal":
+            value = rng.gauss(self.a, self.b)
+        else:
+            value = rng.lognormvariate(self.a, self.b)
+        return max(1, round(value))
+
+    @property
+    def mean(self) -> float:
+        if self.kind == "fixed":
+            return self.a
+        if self.kind == "uniform":
+            return (self.a + self.b) / 2
+        if self.kind == "normal":
+            return self.a
+        return math.exp(self.a + self.b * self.b / 2)
+
+
+def parse_length_dist(option: str, text: str) -> LengthDist:
+    """`--input-len-dist` / `--output-len-dist` text as a LengthDist."""
+    parts = text.strip().split(":")
+    kind = parts[0].lower()
+    arity = {"fixed": 1, "uniform": 2, "normal": 2, "lognormal": 2}
+    if kind not in arity or len(parts) != arity[kind] + 1:
+        raise InputError(f"{option}: expected fixed:N, uniform:LO:HI, normal:MU:SIGMA or "
+                         f"lognormal:MU:SIGMA, got {text!r}")
+    try:
+        values = [float(p) for p in parts[1:]]
+    except ValueError:
+        raise InputError(f"{option}: {text!r}: the parameters must be numbers") from None
+    if not all(math.isfinite(v) for v in values):
+        raise InputError(f"{option}: {text!r}: the parameters must be finite")
+    if kind == "fixed" and (values[0] < 1 or values[0] != int(values[0])):
+        raise InputError(f"{option}: {text!r}: N must be a whole number >= 1")
+    if kind == "uniform" and not (1 <= values[0] <= values[1]
+                                  and all(v == int(v) for v in values)):
+        raise InputError(f"{option}: {text!r}: expected whole numbers 1 <= LO <= HI")
+    if kind in ("normal", "lognormal") and values[1] < 0:
+        raise InputError(f"{option}: {text!r}: SIGMA must be >= 0")
+    if kind == "normal" and values[0] < 1:
+        raise InputError(f"{option}: {text!r}: MU must be >= 1")
+    return LengthDist(kind=kind, a=values[0], b=values[1] if len(values) > 1 else 0.0)
+
+
+def arrival_gaps(rate: float | None, arrival: str, burstiness: float,
+                 rng: random.Random) -> Iterator[float]:
+    """Gaps between successive requests (the first is sent at 0); rate None: all at once."""
+    if arrival not in ARRIVALS:
+        raise InputError(f"--arrival: expected one of {', '.join(ARRIVALS)}, got {arrival!r}")
+    if rate is not None and not (rate > 0 and math.isfinite(rate)):
+        raise InputError(f"--rate: must be a positive number, got {rate}")
+    if burstiness <= 0:
+        raise InputError(f"--burstiness: must be > 0, got {burstiness}")
+    shape = 1.0 if arrival == "poisson" else burstiness
+    while True:
+        if rate is None:
+            yield 0.0
+        elif arrival == "constant":
+            yield 1.0 / rate
+        else:
+            yield rng.gammavariate(shape, 1.0 / (rate * shape))
+
+
+def synthetic(*, num_requests: int, input_len: LengthDist, output_len: LengthDist,
+              rate: float | None, arrival: str = "poisson", burstiness: float = 1.0,
+              prefix_len: int = 0, seed: int = 0) -> Iterator[RequestSpec]:
+    """`num_requests` requests with lengths drawn from the distributions and arrivals at
+    `rate` per second (None: all at t = 0). `prefix_len`: tokens every prompt starts with (one
+    shared system prompt), added to the drawn input length."""
+    if num_requests < 1:
+        raise InputError(f"--num-requests: must be >= 1, got {num_requests}")
+    rng = random.Random(seed)
+    gaps = arrival_gaps(rate, arrival, burstiness, rng)
+    segments: tuple[tuple[Hashable, int], ...] = (("prefix", prefix_len),) if prefix_len else ()
+    t = 0.0
+    for i in range(num_requests):
+        if i:
+            t += next(gaps)
+        yield RequestSpec(arrival_s=t, prompt_len=prefix_len + input_len.draw(rng),
+                          output_len=output_len.draw(rng), segments=segments)
+
+
+def from_trace(rows: Iterable[TraceRow], *, num_requests: int | None = None,
+               rate: float | None = None, arrival: str = "poisson", burstiness: float = 1.0,
+               seed: int = 0) -> Iterator[RequestSpec]:
+    """A trace's requests: its own arrival times, or with `rate` (or for a format without
+    times) arrivals drawn as `synthetic` draws them (none and no rate: all at t = 0); the first
+    `num_requests` rows only, if given."""
+    rng = random.Random(seed)
+    gaps = arrival_gaps(rate, arrival, burstiness, rng)
+    t = 0.0
+    for i, row in enumerate(rows):
+        if num_requests is not None and i >= num_requests:
+            return
+        if rate is None and row.arrival_s is not None:
+            t = row.arrival_s
+        elif i:
+            t += next(gaps)
+        yield RequestSpec(arrival_s=t, prompt_len=row.prompt_len, output_len=row.output_len,
+                          segments=row.segments)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadOptions:
+    """`kvplan simulate`'s workload options, as given."""
+
+    num_requests: int | None = None  # None: 1,000 synthetic, or the whole trace
+    rate: float | None = None  # requests per second; None: all at once (or the trace's times)
+    arrival: str = "poisson"
+    burstiness: float = 1.0
+    concurrency: int | None = None
+    input_len: int = 1024
+    output_len: int = 128
+    input_len_dist: str | None = None
+    output_len_dist: str | None = None
+    prefix_len: int = 0
+    seed: int = 0
+    trace: str | None = None
+    trace_format: str | None = None
+    trace_block_tokens: int = 512
+    tokenizer: str | None = None
+
+
+DEFAULT_REQUESTS = 1000
+
+
+def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
+    """The request stream the options describe (a trace is read lazily)."""
+    from pathlib import Path
+
+    from kvplan.sources.traces import read_trace, tokenizer_counter
+
+    o = options
+    if o.concurrency is not None and o.concurrency < 1:
+        raise InputError(f"--concurrency: must be >= 1, got {o.concurrency}")
+    if o.arrival != "poisson" and o.rate is None:
+        raise InputError(f"--arrival {o.arrival}: needs --rate")
+    if o.burstiness != 1.0 and o.arrival != "gamma":
+        raise InputError("--burstiness: needs --arrival gamma")
+    if o.rate is None and o.concurrency is None and o.trace is None:
+        raise InputError("give --rate R (open loop), --concurrency C (closed loop) or --trace")
+    if o.trace is not None:
+        if o.trace_format is None:
+            raise InputError("--trace: give --trace-format (mooncake, burstgpt, azure, sharegpt)")
+        given = [name for name, v in (("--input-len-dist", o.input_len_dist),
+                                      ("--output-len-dist", o.output_len_dist)) if v]
+        if given:
+            raise InputError(f"{given[0]}: the trace sets the lengths")
+        counter = tokenizer_counter(Path(o.tokenizer)) if o.tokenizer else None
+        rows = read_trace(Path(o.trace), o.trace_format, block_tokens=o.trace_block_tokens,
+                          count_tokens=counter)
+        return from_trace(rows, num_requests=o.num_requests, rate=o.rate, arrival=o.arrival,
+                          burstiness=o.burstiness, seed=o.seed)
+    if o.trace_format is not None:
+        raise InputError("--trace-format: needs --trace FILE")
+    if o.input_len < 1 or o.output_len < 1:
+        raise InputError("--input-len / --output-len: must be >= 1")
+    input_dist = (parse_length_dist("--input-len-dist", o.input_len_dist) if o.input_len_dist
+                  else LengthDist(kind="fixed", a=o.input_len))
+    output_dist = (parse_length_dist("--output-len-dist", o.output_len_dist)
+                   if o.output_len_dist else LengthDist(kind="fixed", a=o.output_len))
+    if o.prefix_len < 0:
+        raise InputError("--prefix-len: must be >= 0")
+    return synthetic(num_requests=o.num_requests or DEFAULT_REQUESTS, input_len=input_dist,
+                     output_len=output_dist, rate=o.rate, arrival=o.arrival,
+                     burstiness=o.burstiness, prefix_len=o.prefix_len, seed=o.seed)

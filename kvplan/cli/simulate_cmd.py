@@ -1,0 +1,180 @@
+"""`kvplan simulate`: serve a request stream in a simulation of the engine's scheduler over the
+KV pool `estimate` computes (issue 30)."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kvplan.cli.common import (
+    EngineVersionOpt,
+    FormatOpt,
+    ModelArg,
+    PrefixCachingOpt,
+    atomic_write,
+    check_output,
+    handle_errors,
+    load_spec,
+)
+from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.present.render import OutputFormat, emit
+
+PLOT_HINT = "pip install 'kvplan[plot]'"
+
+
+def simulate_cmd(
+    model: ModelArg,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="GPU preset (see `kvplan gpus`): its memory sizes the KV pool and its "
+                      "peaks time each step.")] = None,
+    tp: Annotated[int, typer.Option("--tp", "--tensor-parallel-size", "-tp", min=1,
+                                    help="Tensor-parallel degree.")] = 1,
+    pp: Annotated[int, typer.Option("--pp", "--pipeline-parallel-size", min=1,
+                                    help="Pipeline stages (only 1 is simulated).")] = 1,
+    dp: Annotated[int, typer.Option(
+        "--dp", "--data-parallel-size", min=1,
+        help="Data-parallel replicas, each its own scheduler and pool; requests dealt out "
+             "round-robin.")] = 1,
+    ep: Annotated[int, typer.Option(
+        "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel)."
+    )] = 1,
+    engine: Annotated[Engine, typer.Option(
+        "--engine", help="Whose scheduler to simulate (vLLM's V1 only).")] = DEFAULT_ENGINE,
+    engine_version: EngineVersionOpt = None,
+    kv_dtype: Annotated[str, typer.Option(
+        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
+        help="KV-cache element type (bf16, fp8, ...).")] = "bf16",
+    max_model_len: Annotated[int | None, typer.Option(
+        "--max-model-len", "--context", "-c", parser=tokens_option, metavar="TOKENS",
+        help="vLLM --max-model-len (default: the model's maximum); no request may exceed it.")
+    ] = None,
+    max_num_seqs: Annotated[int | None, typer.Option(
+        "--max-num-seqs", min=1,
+        help="Running requests at most (default: vLLM's for the GPU, 1024 or 256).")] = None,
+    max_num_batched_tokens: Annotated[int | None, typer.Option(
+        "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
+        help="Token budget per step (default: vLLM's for the GPU, 8192 or 2048).")] = None,
+    prefix_caching: PrefixCachingOpt = None,
+    mem_fraction: Annotated[float | None, typer.Option(
+        "--mem-fraction", "--gpu-memory-utilization", min=0.01, max=1.0,
+        help="vLLM gpu_memory_utilization (default: that version's).")] = None,
+    kv_budget_gib: Annotated[float | None, typer.Option(
+        "--kv-budget-gib", min=0.0,
+        help="KV budget per GPU in GiB (as vLLM prints 'Available KV cache memory').")] = None,
+    block_size: Annotated[int | None, typer.Option(
+        "--block-size", min=1, help="Tokens per KV block (default: vLLM's, 16 on CUDA).")
+    ] = None,
+    rate: Annotated[float | None, typer.Option(
+        "--rate", "--request-rate", min=0.001,
+        help="Requests per second (open loop; with a trace, replaces its times).")] = None,
+    arrival: Annotated[str, typer.Option(
+        "--arrival", help="Arrival process with --rate: poisson, constant or gamma.")
+    ] = "poisson",
+    burstiness: Annotated[float, typer.Option(
+        "--burstiness", min=0.001,
+        help="Gamma shape with --arrival gamma (vllm bench serve --burstiness; 1 = Poisson).")
+    ] = 1.0,
+    concurrency: Annotated[int | None, typer.Option(
+        "--concurrency", "--max-concurrency", min=1,
+        help="Requests in flight at most (closed loop: the next is sent when one finishes).")
+    ] = None,
+    num_requests: Annotated[int | None, typer.Option(
+        "--num-requests", "--num-prompts", min=1,
+        help="Requests to send (default 1,000; with a trace, its first N rows).")] = None,
+    input_len: Annotated[int, typer.Option("--input-len", min=1, help="Prompt tokens.")] = 1024,
+    output_len: Annotated[int, typer.Option("--output-len", min=1, help="Output tokens.")
+                          ] = 128,
+    input_len_dist: Annotated[str | None, typer.Option(
+        "--input-len-dist", metavar="DIST",
+        help="Prompt lengths: fixed:N, uniform:LO:HI, normal:MU:SIGMA, lognormal:MU:SIGMA.")
+    ] = None,
+    output_len_dist: Annotated[str | None, typer.Option(
+        "--output-len-dist", metavar="DIST", help="Output lengths (as --input-len-dist).")
+    ] = None,
+    prefix_len: Annotated[int, typer.Option(
+        "--prefix-len", min=0, help="Tokens of one prefix every prompt starts with.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (lengths, arrivals).")] = 0,
+    trace: Annotated[Path | None, typer.Option(
+        "--trace", help="A request trace to replay (read as a stream).")] = None,
+    trace_format: Annotated[str | None, typer.Option(
+        "--trace-format", help="mooncake, burstgpt, azure or sharegpt.")] = None,
+    trace_block_tokens: Annotated[int, typer.Option(
+        "--trace-block-tokens", min=1,
+        help="Tokens per Mooncake hash id (512 in the FAST25 traces).")] = 512,
+    tokenizer: Annotated[Path | None, typer.Option(
+        "--tokenizer", help="tokenizer.json counting ShareGPT tokens (needs 'tokenizers').")
+    ] = None,
+    slo_ttft_ms: Annotated[float | None, typer.Option(
+        "--slo-ttft-ms", min=0.0, help="Goodput: a request's TTFT at most this.")] = None,
+    slo_tpot_ms: Annotated[float | None, typer.Option(
+        "--slo-tpot-ms", min=0.0, help="Goodput: a request's TPOT at most this.")] = None,
+    timeline: Annotated[Path | None, typer.Option(
+        "--timeline", help="Write KV usage, running and waiting requests per step (CSV).")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Draw the timeline (PNG/SVG/PDF; needs matplotlib: kvplan[plot]).")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --timeline / --plot.")
+                     ] = False,
+    fmt: FormatOpt = OutputFormat.table,
+) -> None:
+    """Serve a stream of requests in a simulation of vLLM V1's scheduler (token budget,
+    chunked prefill, FCFS, preemption, prefix caching) over the KV pool `estimate` computes,
+    each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
+    preemptions, KV usage, prefix hit rate and goodput."""
+    from kvplan.analysis.inputs import estimate_inputs
+    from kvplan.analysis.simulate.run import setup, simulate
+    from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
+    from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
+
+    with handle_errors():
+        spec = load_spec(model)
+        outputs = [(o, p) for o, p in (("--timeline", timeline), ("--plot", plot)) if p]
+        inputs_files = tuple(p for p in (trace, tokenizer) if p is not None)
+        for option, path in outputs:
+            check_output(option, path, force=force, inputs=inputs_files)
+        if plot is not None:
+            import importlib.util
+
+            if importlib.util.find_spec("matplotlib") is None:
+                from kvplan._util.errors import InputError
+
+                raise InputError(f"--plot: needs matplotlib: {PLOT_HINT}")
+        context = max_model_len or spec.max_position_embeddings
+        if context is None:
+            from kvplan._util.errors import InputError
+
+            raise InputError("--max-model-len: the model's maximum length is unknown; give it")
+        requests = requests_from(WorkloadOptions(
+            num_requests=num_requests, rate=rate, arrival=arrival, burstiness=burstiness,
+            concurrency=concurrency, input_len=input_len, output_len=output_len,
+            input_len_dist=input_len_dist, output_len_dist=output_len_dist,
+            prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),
+            trace_format=trace_format, trace_block_tokens=trace_block_tokens,
+            tokenizer=None if tokenizer is None else str(tokenizer)))
+        if ep not in (1, tp):
+            from kvplan._util.errors import InputError
+
+            raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated")
+        inputs = estimate_inputs(
+            spec, context=context, kv_dtype=kv_dtype, engine=engine, gpu=gpu, tp=tp, pp=pp,
+            mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
+            max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
+            engine_version=engine_version, prefix_caching=prefix_caching,
+            expert_parallel=ep > 1)
+        sim, notes = setup(spec, inputs, dp=dp)
+        result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
+                          slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
+        name = inputs.gpu.name if inputs.gpu is not None else str(gpu)
+        view = simulate_view(result, model=model, gpu=name, notes=notes)
+        if timeline is not None:
+            text = timeline_csv(result)
+            atomic_write("--timeline", timeline,
+                         lambda tmp: tmp.write_text(text, encoding="utf-8"), inputs=inputs_files)
+        if plot is not None:
+            atomic_write("--plot", plot,
+                         lambda tmp: write_timeline_plot(result, tmp, view.title,
+                                                         plot.suffix.lstrip(".") or "png"),
+                         inputs=inputs_files)
+        emit(view, fmt)

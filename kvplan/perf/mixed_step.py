@@ -1,0 +1,241 @@
+"""The time of one engine step whose batch mixes prefill chunks and decodes (`MixedStepCost`),
+for the serving simulator (kvplan.analysis.simulate).
+
+vLLM V1 runs every scheduled request of a step in one forward pass: the chunks of prompts being
+prefilled and the one-token decodes share each GEMM, and each attention layer is one varlen
+kernel over all of them (vllm/v1/worker/gpu_model_runner.py `_prepare_inputs` builds one flat
+batch of `total_num_scheduled_tokens`; the FlashAttention backend takes `cu_seqlens_q` for the
+whole mix). The step's cost is therefore composed from kvplan.perf.roofline's per-operation
+costs, nothing fitted here:
+
+- every operation that does not look at the cache (projections, MLP / experts, collectives,
+  norms, the per-layer overhead) costs what `roofline.step_time` charges for `tokens` tokens
+  (the step's total), read from its `by_op` with the attention core taken out;
+- the lm_head runs on one row per scheduled request (vLLM computes logits at each request's
+  last scheduled token, a partial prefill's discarded): `step_time` with no decoder layer and
+  `logits` rows;
+- each attention layer is one kernel of max(FLOPs / (peak x attention efficiency), bytes /
+  (HBM x hbm efficiency), kernel floor), as `roofline._Step.op` charges it, over the whole mix:
+  FLOPs = pairs x (q.K + p.V FLOPs per attended key, kvplan.perf.flops.attention_flops, of the
+  decode form for decode tokens and of the prefill form for prompt tokens), bytes = the cache
+  rows read (every attended key of a decode; a chunk's earlier tokens once) and written (the
+  chunk's own). A layer's pairs follow its cache kind (kvplan.perf.flops.attended_tokens): a
+  window of W tokens, a chunk of C, or the whole context.
+
+A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
+(`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
+Not modelled: vLLM's async scheduling (the CPU's
+scheduling overlapped with the GPU step); MLA's prefill tokens are charged the decode
+(absorbed) form's projections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kvplan.hardware.gpus import GPU
+from kvplan.kv.cache import attention_token_bytes
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.efficiency import Efficiency, device_efficiency
+from kvplan.perf.flops import MLAForm, attention_flops
+from kvplan.perf.layout import ONE_GPU, Layout
+from kvplan.perf.roofline import step_time
+
+# by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
+# the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
+# depend on the number of requests rather than tokens (the lm_head, the recurrent state).
+_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "recurrent_state")
+# Steps of up to EXACT_TOKENS tokens are timed by roofline.step_time itself; larger ones
+# interpolate between its values at multiples of GRID_TOKENS (`MixedStepCost.dense_seconds`).
+EXACT_TOKENS = 512
+GRID_TOKENS = 64
+
+
+def _window_pairs(start: int, count: int, window: int | None, chunk: int | None) -> int:
+    """Query-key pairs of tokens at positions start .. start + count - 1 (each attends to
+    itself and the keys before it), within a window of `window` keys or the current chunk of
+    `chunk` tokens; neither: the whole prefix."""
+    if count <= 0:
+        return 0
+    end = start + count  # token at position p attends min(p + 1, W) keys
+    if chunk is not None:
+        # Position p attends (p mod C) + 1 keys: sum over whole and partial chunks.
+        def upto(n: int) -> int:  # pairs of positions 0 .. n - 1
+            full, rest = divmod(n, chunk)
+            return full * chunk * (chunk + 1) // 2 + rest * (rest + 1) // 2
+
+        return upto(end) - upto(start)
+    if window is None or end <= window:
+        return (start + 1 + end) * count // 2
+    if start >= window:
+        return count * window
+    # Positions start .. window - 1 grow, window .. end - 1 are capped.
+    grow = window - start
+    return (start + 1 + window) * grow // 2 + (count - grow) * window
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LayerKind:
+    """Attention layers of one span rule: how many, and their window or chunk."""
+
+    layers: int
+    window: int | None
+    chunk: int | None
+
+
+class MixedStepCost:
+    """Seconds of one step on one rank of `layout` for a batch of decodes and prefill chunks.
+    Memoises the token-count part (`step_time` per distinct token count)."""
+
+    def __init__(self, spec: ModelSpec, gpu: GPU, *, kv_dtype: str = "bf16",
+                 layout: Layout = ONE_GPU, eff: Efficiency | None = None,
+                 quantization: str | None = None, conv_dtype: str | None = None,
+                 ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
+                 graph_sizes: tuple[int, ...] = ()) -> None:
+        self.spec, self.gpu, self.layout = spec, gpu, layout
+        self.eff = eff if eff is not None else device_efficiency(gpu)
+        self._common = {"kv_dtype": kv_dtype, "layout": layout, "eff": self.eff,
+                        "quantization": quantization, "conv_dtype": conv_dtype,
+                        "ssm_dtype": ssm_dtype, "mla_form": mla_form}
+        att_tp = layout.attention_tp
+        # Per attended key per query token, one layer on this rank (scores + values).
+        dec = attention_flops(spec, context=1, phase="decode", mla_form=mla_form)
+        pre = attention_flops(spec, context=1, phase="prefill", mla_form=MLAForm.naive)
+        self.decode_pair_flops = (dec.scores + dec.values) / att_tp
+        self.prefill_pair_flops = (pre.scores + pre.values) / att_tp
+        self.kv_row_bytes = attention_token_bytes(spec, kv_dtype, att_tp)
+        kinds: dict[tuple[int | None, int | None], int] = {}
+        for i in range(spec.num_hidden_layers):
+            if not spec.has_attention(i):
+                continue
+            window = spec.layer_windows[i] if spec.layer_windows else None
+            chunk = None if window is not None else spec.chunk(i)
+            kinds[(window, chunk)] = kinds.get((window, chunk), 0) + 1
+        self.kinds = tuple(_LayerKind(layers=n, window=w, chunk=c)
+                           for (w, c), n in kinds.items())
+        # CUDA-graph capture sizes (ascending): a step of up to the largest runs its GEMMs padded
+        # to the next size (vLLM: kvplan.engines.vllm.budget.vllm_cuda_graph_sizes); () none.
+        self.graph_sizes = tuple(sorted(graph_sizes))
+        self._padded: dict[int, int] = {}
+        if self.graph_sizes:
+            size_iter = iter(self.graph_sizes)
+            size = next(size_iter)
+            for t in range(1, self.graph_sizes[-1] + 1):
+                while size < t:
+                    size = next(size_iter)
+                self._padded[t] = size
+        self._dense: dict[tuple[int, int], float] = {}
+        self._head: dict[int, float] = {}
+        self._per_request_state = spec.recurrent is not None
+        peak = gpu.peak_bf16_flops_per_s
+        self._flops_rate = peak * self.eff.attention
+        self._byte_rate = gpu.hbm_bytes_per_s * self.eff.hbm
+        self._floor = self.eff.kernel_floor_s
+
+    def _dense_exact(self, tokens: int, requests: int) -> float:
+        key = (tokens, requests)
+        hit = self._dense.get(key)
+        if hit is None:
+            st = step_time(self.spec, self.gpu, tokens=tokens, context=1,
+                           requests=max(1, requests), logits=1, **self._common)
+            own = sum(st.by_op.get(name, 0.0) for name in _OWN_OPS)
+            if self._per_request_state:
+                own -= st.by_op.get("recurrent_state", 0.0)  # it depends on the requests: kept
+            hit = self._dense[key] = st.seconds - own
+        return hit
+
+    def dense_seconds(self, tokens: int, requests: int) -> float:
+        """Everything but the attention core for `tokens` tokens (padded to the next CUDA-graph
+        size when graphs are captured) and `requests` logit rows. Up to EXACT_TOKENS tokens,
+        `step_time` itself; beyond, linear between its values at multiples of GRID_TOKENS (a
+        step that large is a chunked prefill, whose GEMMs are compute-bound and linear in the
+        tokens: tests/test_simulate.py bounds the gap)."""
+        req = requests if self._per_request_state else 0
+        tokens = self._padded.get(tokens, tokens)
+        if tokens <= EXACT_TOKENS:
+            base = self._dense_exact(tokens, req)
+        else:
+            lo = tokens // GRID_TOKENS * GRID_TOKENS
+            low = self._dense_exact(lo, req)
+            if lo == tokens:
+                base = low
+            else:
+                high = self._dense_exact(lo + GRID_TOKENS, req)
+                base = low + (high - low) * (tokens - lo) / GRID_TOKENS
+        return base + self.head_seconds(requests)
+
+    def head_seconds(self, rows: int) -> float:
+        """The lm_head over `rows` rows (no decoder layer)."""
+        hit = self._head.get(rows)
+        if hit is None:
+            st = step_time(self.spec, self.gpu, tokens=rows, context=1, requests=rows,
+                           logits=rows, layers=range(0), **self._common)
+            hit = self._head[rows] = st.by_op.get("lm_head", 0.0)
+        return hit
+
+    @property
+    def full_attention_only(self) -> bool:
+        """Every attention layer attends the whole context (no window, no chunk)."""
+        return all(k.window is None and k.chunk is None for k in self.kinds)
+
+    def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int) -> float:
+        """One attention layer's kernel over the mix (roofline._Step.op's charge)."""
+        flops = dec_pairs * self.decode_pair_flops + pre_pairs * self.prefill_pair_flops
+        return max(flops / self._flops_rate, rows * self.kv_row_bytes / self._byte_rate,
+                   self._floor)
+
+    def attention_seconds(self, decode_contexts: Iterable[int],
+                          chunks: Iterable[tuple[int, int]]) -> float:
+        """The attention cores of one step: decodes attending `decode_contexts` keys each (the
+        cached tokens plus the new one) and prefill chunks (start, tokens)."""
+        decodes = list(decode_contexts)
+        parts = list(chunks)
+        total = 0.0
+        for kind in self.kinds:
+            if kind.window is None and kind.chunk is None:
+                dec_pairs = sum(decodes)
+                earlier = sum(s for s, _ in parts)
+            elif kind.window is not None:
+                w = kind.window
+                dec_pairs = sum(c if c < w else w for c in decodes)
+                earlier = sum(min(s, w) for s, _ in parts)
+            else:
+                ch = kind.chunk
+                assert ch is not None
+                dec_pairs = sum((c - 1) % ch + 1 for c in decodes)
+                earlier = sum(s % ch for s, _ in parts)
+            pre_pairs = sum(_window_pairs(s, n, kind.window, kind.chunk) for s, n in parts)
+            # Rows read: every attended key of a decode; a chunk's earlier keys in its span,
+            # once, and its own rows written.
+            rows = dec_pairs + earlier + sum(n for _, n in parts)
+            total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows)
+        return total
+
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float:
+        """`seconds` for a model whose attention layers all see the whole context
+        (`full_attention_only`), from the number of decodes and the keys they attend in all:
+        the same number `seconds` gives for any decode contexts of that sum."""
+        if not self.full_attention_only:
+            raise ValueError("seconds_from_sums needs full attention in every layer")
+        tokens = decodes + sum(n for _, n in chunks)
+        if tokens == 0:
+            return 0.0
+        earlier = sum(s for s, _ in chunks)
+        pre_pairs = sum(_window_pairs(s, n, None, None) for s, n in chunks)
+        rows = decode_keys + earlier + sum(n for _, n in chunks)
+        attention = 0.0
+        for kind in self.kinds:
+            attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows)
+        return self.dense_seconds(tokens, decodes + len(chunks)) + attention
+
+    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
+        """One step: `decode_contexts` (keys attended by each decode, its new token included)
+        and prefill `chunks` ((start position, tokens) per prefilling request)."""
+        tokens = len(decode_contexts) + sum(n for _, n in chunks)
+        if tokens == 0:
+            return 0.0
+        requests = len(decode_contexts) + len(chunks)
+        return (self.dense_seconds(tokens, requests)
+                + self.attention_seconds(decode_contexts, chunks))
