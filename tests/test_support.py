@@ -298,8 +298,9 @@ def test_lfm2_state_by_hand() -> None:
 def test_mamba_states_by_hand() -> None:
     # The attention-free golden configs hold their state per request, not per token. At bf16
     # (vLLM 0.32 on a GPU, --mamba-ssm-cache-dtype auto: the model dtype) conv and SSM state
-    # are 2 B an element; the CPU platform's float32 SSM is test_config_coverage's. mamba.py mamba1_state_shape: conv (conv_kernel - 1,
-    # intermediate), ssm (intermediate, state_size); mamba2.py mamba2_state_shape: conv
+    # are 2 B an element; the CPU platform's float32 SSM is test_config_coverage's.
+    # mamba.py mamba1_state_shape: conv (conv_kernel - 1, intermediate), ssm (intermediate,
+    # state_size); mamba2.py mamba2_state_shape: conv
     # (conv_kernel - 1, intermediate + 2 x n_groups x state), ssm (heads, head_dim, state).
     def state(name: str) -> int:
         spec, _ = load_config(GOLDEN[name][0])
