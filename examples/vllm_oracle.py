@@ -23,17 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kvplan.capacity.plan import plan_capacity  # noqa: E402
-from kvplan.sources.hf_config import load_config  # noqa: E402
-from tests.oracle.vllm_oracle import oracle_inputs  # noqa: E402
+from tests.oracle.vllm_oracle import ORACLE_DATA, recorded_runs, replay  # noqa: E402
 
-ORACLE_DATA = ROOT / "tests" / "data" / "oracle"
 ORACLE_TOOL = ROOT.parent / "shared" / "tools" / "vllm-oracle"
-
-
-def plan_for(name: str, output: dict, argv: list[str]):
-    spec, _ = load_config(ORACLE_DATA / name / "config.json")
-    return plan_capacity(spec, oracle_inputs(output, argv))
 
 
 def live(name: str, argv: list[str]) -> dict:
@@ -60,24 +52,20 @@ def main() -> int:
              "vLLM block | kvplan block | match |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     total = matched = 0
-    for results in sorted(ORACLE_DATA.glob("*/results.json")):
-        name = results.parent.name
-        for run in json.loads(results.read_text()):
-            output = live(name, run["argv"]) if args.live else run["output"]
-            if not output.get("ok"):
-                continue
-            plan = plan_for(name, output, run["argv"])
-            ok = (plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
-                  and f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}")
-            total += 1
-            matched += ok
-            settings = " ".join(a for a in run["argv"][1:] if not a.startswith("--stub")
-                                and a != "--limit-mm")
-            lines.append(
-                f"| {name} | {settings} | {output['kv_cache_tokens']:,} | "
-                f"{plan.reported_kv_cache_tokens:,} | {output['max_concurrency']:.2f} | "
-                f"{plan.max_concurrency:.2f} | {output.get('attention_block_size', '-')} | "
-                f"{plan.block_size} | {'yes' if ok else 'NO'} |")
+    for name, run in recorded_runs():
+        output = live(name, run["argv"]) if args.live else run["output"]
+        if not output.get("ok"):
+            continue
+        plan, ok = replay(name, output, run["argv"])
+        total += 1
+        matched += ok
+        settings = " ".join(a for a in run["argv"][1:] if not a.startswith("--stub")
+                            and a != "--limit-mm")
+        lines.append(
+            f"| {name} | {settings} | {output['kv_cache_tokens']:,} | "
+            f"{plan.reported_kv_cache_tokens:,} | {output['max_concurrency']:.2f} | "
+            f"{plan.max_concurrency:.2f} | {output.get('attention_block_size', '-')} | "
+            f"{plan.block_size} | {'yes' if ok else 'NO'} |")
     lines += ["", f"{matched} of {total} runs match exactly (tokens and two-decimal "
                   "concurrency)."]
     text = "\n".join(lines) + "\n"

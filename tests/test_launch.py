@@ -325,3 +325,75 @@ def test_any_planned_layout_launches_on_every_version(layout: LaunchLayout, engi
         return  # refused in one line (test_every_layout_parses_and_asks_for_its_gpus)
     check(engine.rules.launch_plan("org/model", layout, settings_), layout, engine.value,
           version)
+
+
+SPEC_METHODS = {"vllm": ("mtp", "eagle", "eagle3"), "sglang": ("mtp", "eagle", "eagle3"),
+                "trtllm": ("mtp",)}
+
+
+@pytest.mark.parametrize("engine", list(Engine))
+@pytest.mark.parametrize("layout", ["tp-only", "dp-attention", "multi-node-pp"])
+def test_speculative_flags_parse_under_every_version(engine: Engine, layout: str) -> None:
+    # Issue #27: plan --speculative-method M --num-speculative-tokens K passes M and K to the
+    # engine, in each version's own flags (tests/data/launch_flags), and still asks for the
+    # layout's GPUs.
+    for version in [*versions(engine.value), None]:
+        if engine is Engine.sglang and version == "0.4.5" and LAYOUTS[layout].pp > 1:
+            continue  # refused in one line (test_every_layout_parses_and_asks_for_its_gpus)
+        for method in SPEC_METHODS[engine.value]:
+            s = LaunchSettings(**SETTINGS, kv_dtype="bf16", version=version,
+                               speculative_method=method, num_speculative_tokens=3)
+            plan = engine.rules.launch_plan("org/model", LAYOUTS[layout], s)
+            check(plan, LAYOUTS[layout], engine.value, version)
+            serving = [c for c in plan.commands if c.argv[:2] != ["ray", "start"]]
+            for cmd in serving:
+                if engine is Engine.trtllm:
+                    continue
+                ns = parse(engine.value, version, _split(cmd.argv)[1])
+                if engine is Engine.vllm:
+                    config = json.loads(ns.speculative_config)
+                    # 0.10's SpeculativeMethod has no "mtp": its name is deepseek_mtp.
+                    old = version == "0.10.0" and method == "mtp"
+                    assert config["method"] == ("deepseek_mtp" if old else method)
+                    assert config["num_speculative_tokens"] == 3
+                    assert ("model" in config) == (method != "mtp")
+                else:
+                    assert ns.speculative_algorithm == {"mtp": "NEXTN", "eagle": "EAGLE",
+                                                        "eagle3": "EAGLE3"}[method]
+                    # a chain: topk 1, steps + 1 tokens verified (what plan sized)
+                    assert (ns.speculative_num_steps, ns.speculative_eagle_topk,
+                            ns.speculative_num_draft_tokens) == ("3", "1", "4")
+            assert any("DRAFT_MODEL" in n for n in plan.notes) == (method != "mtp")
+
+
+def test_trtllm_mtp_goes_in_its_options_file_and_eagle_is_refused() -> None:
+    s = LaunchSettings(**SETTINGS, kv_dtype="bf16", speculative_method="mtp",
+                       num_speculative_tokens=2)
+    plan = Engine.trtllm.rules.launch_plan("m", LAYOUTS["tp-only"], s)
+    assert plan.files == (("kvplan-trtllm.yaml", "speculative_config:\n  decoding_type: MTP\n"
+                           "  num_nextn_predict_layers: 2\n"),)
+    with pytest.raises(InputError, match="only MTP"):
+        Engine.trtllm.rules.launch_plan("m", LAYOUTS["tp-only"], LaunchSettings(
+            **SETTINGS, kv_dtype="bf16", speculative_method="eagle", num_speculative_tokens=2))
+
+
+def test_plan_speculative_json_argv_is_one_item_per_flag() -> None:
+    # DeepSeek-V3 with its MTP layer: the JSON config is one argv item, as the shell reads the
+    # printed line; the count plan sized is the one passed.
+    # (SGLang from 0.5.14 loads the draft's weights before sizing KV and kvplan needs
+    # --weights-gib there: planned at 0.5.10.)
+    for engine, version in (("vllm", None), ("vllm", "0.10"), ("sglang", "0.5.10")):
+        args = ("deepseek-v3", "--gpu", "H200", "-n", "16", "-c", "8k", "--engine", engine,
+                "--speculative-method", "mtp", "--num-speculative-tokens", "2")
+        args += ("--engine-version", version) if version else ()
+        data = _json_plan(*args)
+        argv = data["commands"][0]
+        _check_cli(data, engine, version)
+        assert shlex.split(data["command"]) == argv
+        if engine == "sglang":
+            assert argv[argv.index("--speculative-algorithm") + 1] == "NEXTN"
+            assert argv[argv.index("--speculative-num-steps") + 1] == "2"
+            continue
+        config = json.loads(argv[argv.index("--speculative-config") + 1])
+        assert config == {"method": "deepseek_mtp" if version else "mtp",
+                          "num_speculative_tokens": 2}

@@ -55,7 +55,12 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
         tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, dp_attention=lay.dp_attention,
         gpus_per_node=lay.gpus_per_node), LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
-        concurrency=req.concurrency, version=req.engine_version), ref=req.model_ref)
+        concurrency=req.concurrency, version=req.engine_version,
+        speculative_method=req.extra.get("speculative_method"),
+        num_speculative_tokens=req.extra.get("num_speculative_tokens") or 0,
+        speculative_eagle_topk=req.extra.get("speculative_eagle_topk"),
+        speculative_num_draft_tokens=req.extra.get("speculative_num_draft_tokens")),
+        ref=req.model_ref)
 
 
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:

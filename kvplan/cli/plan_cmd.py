@@ -24,6 +24,18 @@ from kvplan.cli.common import (
     load_spec,
 )
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.cli.workload_opts import (
+    InputLenOpt,
+    NumRequestsOpt,
+    OutputLenOpt,
+    RateOpt,
+    SeedOpt,
+    SloPercentileOpt,
+    SloTpotOpt,
+    SloTtftOpt,
+    TraceFormatOpt,
+    TraceOpt,
+)
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import OutputFormat, emit
 
@@ -132,15 +144,39 @@ def plan_cmd(
     gpu_mem_gib: GpuMemGibOpt = None,
     weights_gib: WeightsGibOpt = None,
     reserve_gib: ReserveGibOpt = None,
+    rate: RateOpt = None,
+    slo_ttft_ms: SloTtftOpt = None,
+    slo_tpot_ms: SloTpotOpt = None,
+    slo_percentile: SloPercentileOpt = 90,
+    num_requests: NumRequestsOpt = None,
+    input_len: InputLenOpt = 1024,
+    output_len: OutputLenOpt = 128,
+    seed: SeedOpt = 0,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
     (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
-    exact launch command, and what to change. Exit 0 fits or borderline, 3 does not."""
+    exact launch command, and what to change. Exit 0 fits or borderline, 3 does not. With
+    --rate and --slo-ttft-ms / --slo-tpot-ms: the fewest GPUs that serve that request rate
+    within the SLOs in the simulator (`kvplan simulate`), and that one fewer misses."""
     from kvplan.analysis.planner import PlanRequest, plan_serving
     from kvplan.present.capacity_view import plan_view
 
+    if rate is not None:
+        _rate_plan(model, rate=rate, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+                   percentile=slo_percentile, gpu=gpu, context=context,
+                   gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
+                   engine_version=engine_version, kv_dtype=kv_dtype,
+                   workload={"num_requests": num_requests, "input_len": input_len,
+                             "output_len": output_len, "seed": seed, "trace": trace,
+                             "trace_format": trace_format}, fmt=fmt)
+        return
     with handle_errors():
+        if slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None:
+            raise InputError("--slo-ttft-ms / --slo-tpot-ms / --trace: need --rate (plan "
+                             "then searches the fewest GPUs that meet the SLOs)")
         given: dict[str, Any] = {}
         if scenario is not None:
             from kvplan.sources.files import shown_path
@@ -226,3 +262,29 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
         max_num_batched_tokens=opts.get("max_num_batched_tokens"),
         prices=opts.get("prices") or {}, extra=extra))
     return result, spec
+
+
+def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat,
+               **given: Any) -> None:
+    """`plan --rate`: parse, one library call (kvplan.analysis.rate_plan), present."""
+    from kvplan.analysis.rate_plan import plan_for_rate
+    from kvplan.analysis.simulate.workload import WorkloadOptions
+    from kvplan.present.rate_plan_view import rate_plan_view
+
+    with handle_errors():
+        if model is None:
+            raise InputError("MODEL: missing (--rate does not read --scenario)")
+        trace = workload["trace"]
+        context = given.pop("context")
+        options = {k: v for k, v in given.items() if v is not None}
+        result = plan_for_rate(
+            load_spec(model), model=model, rate=given["rate"],
+            slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
+            context=None if context is None else parse_tokens("--context", context),
+            **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes", "engine",
+                                       "engine_version", "kv_dtype") if k in options},
+            workload=WorkloadOptions(**{**workload, "rate": given["rate"],
+                                        "trace": None if trace is None else str(trace)}))
+        emit(rate_plan_view(result), fmt)
+    if result.best is None:
+        raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -17,6 +17,17 @@ from kvplan.cli.common import (
     load_spec,
 )
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.cli.workload_opts import (
+    InputLenOpt,
+    NumRequestsOpt,
+    OutputLenOpt,
+    RateOpt,
+    SeedOpt,
+    SloTpotOpt,
+    SloTtftOpt,
+    TraceFormatOpt,
+    TraceOpt,
+)
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import OutputFormat, emit
 
@@ -65,9 +76,7 @@ def simulate_cmd(
     block_size: Annotated[int | None, typer.Option(
         "--block-size", min=1, help="Tokens per KV block (default: vLLM's, 16 on CUDA).")
     ] = None,
-    rate: Annotated[float | None, typer.Option(
-        "--rate", "--request-rate", min=0.001,
-        help="Requests per second (open loop; with a trace, replaces its times).")] = None,
+    rate: RateOpt = None,
     arrival: Annotated[str, typer.Option(
         "--arrival", help="Arrival process with --rate: poisson, constant or gamma.")
     ] = "poisson",
@@ -79,12 +88,9 @@ def simulate_cmd(
         "--concurrency", "--max-concurrency", min=1,
         help="Requests in flight at most (closed loop: the next is sent when one finishes).")
     ] = None,
-    num_requests: Annotated[int | None, typer.Option(
-        "--num-requests", "--num-prompts", min=1,
-        help="Requests to send (default 1,000; with a trace, its first N rows).")] = None,
-    input_len: Annotated[int, typer.Option("--input-len", min=1, help="Prompt tokens.")] = 1024,
-    output_len: Annotated[int, typer.Option("--output-len", min=1, help="Output tokens.")
-                          ] = 128,
+    num_requests: NumRequestsOpt = None,
+    input_len: InputLenOpt = 1024,
+    output_len: OutputLenOpt = 128,
     input_len_dist: Annotated[str | None, typer.Option(
         "--input-len-dist", metavar="DIST",
         help="Prompt lengths: fixed:N, uniform:LO:HI, normal:MU:SIGMA, lognormal:MU:SIGMA.")
@@ -94,21 +100,17 @@ def simulate_cmd(
     ] = None,
     prefix_len: Annotated[int, typer.Option(
         "--prefix-len", min=0, help="Tokens of one prefix every prompt starts with.")] = 0,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed (lengths, arrivals).")] = 0,
-    trace: Annotated[Path | None, typer.Option(
-        "--trace", help="A request trace to replay (read as a stream).")] = None,
-    trace_format: Annotated[str | None, typer.Option(
-        "--trace-format", help="mooncake, burstgpt, azure or sharegpt.")] = None,
+    seed: SeedOpt = 0,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
     trace_block_tokens: Annotated[int, typer.Option(
         "--trace-block-tokens", min=1,
         help="Tokens per Mooncake hash id (512 in the FAST25 traces).")] = 512,
     tokenizer: Annotated[Path | None, typer.Option(
         "--tokenizer", help="tokenizer.json counting ShareGPT tokens (needs 'tokenizers').")
     ] = None,
-    slo_ttft_ms: Annotated[float | None, typer.Option(
-        "--slo-ttft-ms", min=0.0, help="Goodput: a request's TTFT at most this.")] = None,
-    slo_tpot_ms: Annotated[float | None, typer.Option(
-        "--slo-tpot-ms", min=0.0, help="Goodput: a request's TPOT at most this.")] = None,
+    slo_ttft_ms: SloTtftOpt = None,
+    slo_tpot_ms: SloTpotOpt = None,
     timeline: Annotated[Path | None, typer.Option(
         "--timeline", help="Write KV usage, running and waiting requests per step (CSV).")
     ] = None,

@@ -1,7 +1,9 @@
 """kvplan's measured error per engine: how far its KV budget fell from the engine's own start-up
 logs on the held-out rows of examples/engine-bench.md. The figures are data written by the bench
 (`python -m tests.benches.measured_error` writes ``measured_error.json`` beside this module;
-tests/test_measured_error.py holds them equal to the bench), never typed here."""
+tests/test_measured_error.py holds them equal to the bench), never typed here. `kvplan check`
+takes its agreement bands from the same data (kvplan.engines.<name>.live), so plan's margin and
+check's agree/disagree quote one figure."""
 
 from __future__ import annotations
 
@@ -35,10 +37,31 @@ class MeasuredError:
                 "statistic": self.statistic}
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExactRuns:
+    """Recorded engine runs with the KV budget given that kvplan matched exactly."""
+
+    matched: int
+    runs: int
+    statistic: str
+
+
+@cache
+def _data() -> dict[str, Any]:
+    return json.loads(DATA_FILE.read_text(encoding="utf-8"))
+
+
 @cache
 def _table() -> dict[str, MeasuredError]:
-    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
-    return {name: MeasuredError(**fields) for name, fields in data.items()}
+    return {name: MeasuredError(**fields) for name, fields in _data().items()
+            if name != "given_budget"}
+
+
+def given_budget_runs(engine: Engine) -> ExactRuns | None:
+    """The engine's recorded runs with the budget given, and how many kvplan matched exactly
+    (None: no such runs recorded)."""
+    fields = _data()["given_budget"].get(engine.value)
+    return None if fields is None else ExactRuns(**fields)
 
 
 def measured_error(engine: Engine) -> MeasuredError:

@@ -59,6 +59,24 @@ class LaunchSettings:
     kv_dtype: str
     concurrency: int
     version: str | None = None  # the engine version (None: the newest kvplan models)
+    # Speculative decoding as plan sized it (kvplan.engines.caches.SPECULATIVE_METHODS).
+    speculative_method: str | None = None  # mtp | eagle | eagle3
+    num_speculative_tokens: int = 0
+    speculative_eagle_topk: int | None = None  # SGLang's tree (None: a chain, topk 1)
+    speculative_num_draft_tokens: int | None = None
+
+
+# An EAGLE / EAGLE-3 drafter is a separate checkpoint kvplan does not know: the commands name it
+# by this placeholder and a note says so (MTP drafts from the model's own layers).
+DRAFT_MODEL = "DRAFT_MODEL"
+
+
+def draft_note(s: LaunchSettings) -> tuple[str, ...]:
+    """The note a launch with a separate drafter carries."""
+    if s.speculative_method not in ("eagle", "eagle3"):
+        return ()
+    return (f"{DRAFT_MODEL} stands for the {s.speculative_method.upper()} draft model's Hugging "
+            "Face id or path: replace it before running.",)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError
+from kvplan._util.units import GiB
+from kvplan.engines.accuracy import given_budget_runs, measured_error
 from kvplan.engines.base import Engine
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,6 +95,29 @@ class MeasuredError:
         if self.kv_bytes and predicted_kv_bytes > 0:
             share = max(share, self.kv_bytes / predicted_kv_bytes)
         return abs(predicted) * share
+
+
+def derived_budget_error(engine: Engine) -> MeasuredError:
+    """The band when kvplan derives the KV budget: the engine's measured error, the figure
+    `kvplan plan` puts beside its verdict (kvplan.engines.accuracy, generated from the engine
+    bench)."""
+    err = measured_error(engine)
+    return MeasuredError(
+        relative=err.relative, kv_bytes=err.bytes,
+        source=f"kvplan's measured error for {engine.value} (kvplan/engines/measured_error.json,"
+               f" as plan's margin): 90 % of {err.logs} held-out start-up logs of "
+               f"examples/engine-bench.md within max({err.relative:.2%}, "
+               f"{err.bytes / GiB:.2f} GiB) of the logged KV budget")
+
+
+def given_budget_error(engine: Engine) -> MeasuredError | None:
+    """The band when the deployment states its KV budget: exact where kvplan matched every
+    recorded run of the engine with the budget given (None: no such runs, or a miss)."""
+    runs = given_budget_runs(engine)
+    if runs is None or runs.matched != runs.runs:
+        return None
+    return MeasuredError(relative=0.0, kv_bytes=0,
+                         source=f"{runs.matched} of {runs.runs} {runs.statistic}")
 
 
 class LiveReader(Protocol):

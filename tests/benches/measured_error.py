@@ -10,7 +10,10 @@ no fitted constant's `fitted_on` and of no fitted row's model, GPU, TP and EP), 
 is measured in units of that tolerance, and the 90th percentile k of those misses scales it: 90 %
 of the held-out logs fell within max(k x 2 % of the budget, k x 0.25 GiB), stored as `relative`
 (k x 0.02) and `bytes` (k x 0.25 GiB). A plan's band is that expression over its own KV budget.
-Nothing here is typed by hand: tests/test_measured_error.py recomputes it.
+Beside them, `given_budget`: how many recorded vLLM oracle runs with the KV budget given
+(tests/data/oracle, examples/vllm-oracle.md) kvplan matches exactly -- `kvplan check`'s band when
+the deployment states its budget. Nothing here is typed by hand: tests/test_measured_error.py
+recomputes it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 from tests.benches import engine_bench, honest, trtllm_bench
 from tests.benches.replay import ROOT, TOLERANCE_GIB, GiB, row
+from tests.oracle.vllm_oracle import replayed_matches
 
 OUT = ROOT / "kvplan" / "engines" / "measured_error.json"
 QUANTILE = 0.9
@@ -69,8 +73,16 @@ def trtllm_figures() -> dict[str, Any]:
                      for r in rows if r["log"]["id"] in held])
 
 
+def given_budget_figures() -> dict[str, Any]:
+    matched, runs = replayed_matches()
+    return {"vllm": {"matched": matched, "runs": runs, "statistic": (
+        "recorded vLLM 0.32 CPU runs with the KV budget given (tests/data/oracle, "
+        "examples/vllm-oracle.md) that kvplan matches exactly (tokens and concurrency)")}}
+
+
 def figures() -> dict[str, Any]:
-    return {"vllm": vllm_figures(), "sglang": sglang_figures(), "trtllm": trtllm_figures()}
+    return {"vllm": vllm_figures(), "sglang": sglang_figures(), "trtllm": trtllm_figures(),
+            "given_budget": given_budget_figures()}
 
 
 def main() -> None:

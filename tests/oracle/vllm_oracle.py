@@ -8,12 +8,15 @@ tests/test_vllm_oracle.py and examples/vllm_oracle.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from kvplan._util.units import GiB
 from kvplan.engines.base import PlanInputs, plan_inputs
 
+ORACLE_DATA = Path(__file__).resolve().parent.parent / "data" / "oracle"
 CHUNKED_HYBRID_OFF = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0"
 
 
@@ -31,3 +34,31 @@ def oracle_inputs(output: Mapping[str, Any], argv: Sequence[str] = ()) -> PlanIn
         block_size=settings.get("block_size"),
         ssm_dtype=settings.get("mamba_ssm_cache_dtype") or "auto",
         hybrid_kv_cache_manager=False if CHUNKED_HYBRID_OFF in argv else None)
+
+
+def recorded_runs() -> Iterator[tuple[str, dict[str, Any]]]:
+    """(config folder name, run) of every recorded oracle run (tests/data/oracle/*/results.json),
+    each run its `argv` and vLLM's `output`."""
+    for results in sorted(ORACLE_DATA.glob("*/results.json")):
+        for run in json.loads(results.read_text()):
+            yield results.parent.name, run
+
+
+def replay(name: str, output: Mapping[str, Any], argv: Sequence[str]) -> tuple[Any, bool]:
+    """kvplan's plan of one oracle run and whether it matches vLLM's exactly (tokens and
+    two-decimal concurrency)."""
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.sources.hf_config import load_config
+
+    spec, _ = load_config(ORACLE_DATA / name / "config.json")
+    plan = plan_capacity(spec, oracle_inputs(output, argv))
+    ok = (plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
+          and f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}")
+    return plan, ok
+
+
+def replayed_matches() -> tuple[int, int]:
+    """(runs that match exactly, runs) over the recorded runs vLLM completed."""
+    oks = [replay(name, run["output"], run["argv"])[1] for name, run in recorded_runs()
+           if run["output"].get("ok")]
+    return sum(oks), len(oks)

@@ -18,13 +18,17 @@ argparse abbreviations).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvplan._util.errors import InputError
 from kvplan._util.versions import version_key
 from kvplan.engines.launch import (
+    DRAFT_MODEL,
     Command,
     LaunchLayout,
     LaunchPlan,
     LaunchSettings,
+    draft_note,
     multi_node_note,
     node_ip,
     nodes_per_replica,
@@ -34,6 +38,25 @@ from kvplan.engines.launch import (
 PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
 EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
 DIST_PORT = "5000"  # the docs' --dist-init-addr port; any free port on the head
+# --speculative-algorithm's choices in every release kvplan models (server_args.py, 0.4.5 to
+# 0.5.14: EAGLE, EAGLE3, NEXTN, ...; NEXTN is EAGLE over the model's own MTP layers).
+ALGORITHMS = {"mtp": "NEXTN", "eagle": "EAGLE", "eagle3": "EAGLE3"}
+
+
+def _speculative(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
+    """The speculative flags as plan sized them: the tree spelled out (topk 1 and
+    num_steps + 1 draft tokens, what server_args.py sets for a chain; kvplan.engines.sglang.
+    pools.sglang_draft), so SGLang does not choose other ones."""
+    if s.speculative_method is None:
+        return ()
+    steps = s.num_speculative_tokens
+    topk = s.speculative_eagle_topk or 1
+    tokens = steps + 1 if topk == 1 else s.speculative_num_draft_tokens
+    group = ("--speculative-algorithm", ALGORITHMS[s.speculative_method])
+    if s.speculative_method != "mtp":
+        group += ("--speculative-draft-model-path", DRAFT_MODEL)
+    return (group, ("--speculative-num-steps", str(steps), "--speculative-eagle-topk",
+                    str(topk), "--speculative-num-draft-tokens", str(tokens)))
 
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
@@ -41,7 +64,7 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     if s.kv_dtype == "fp8":
         groups.append(("--kv-cache-dtype", "fp8_e4m3"))
     groups.append(("--max-running-requests", str(s.concurrency)))
-    return tuple(groups)
+    return tuple(groups) + _speculative(s)
 
 
 def _ep(tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
@@ -49,6 +72,11 @@ def _ep(tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
 
 
 def sglang_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
+    plan = _launch(ref, lay, s)
+    return replace(plan, notes=plan.notes + draft_note(s))
+
+
+def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
     version = version_key(s.version)
     if lay.pp > 1 and version < PP_SINCE:
         raise InputError(f"--engine sglang {s.version}: no pipeline parallelism before 0.4.8 "

@@ -28,16 +28,16 @@ from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.engines.base import Engine
-from kvplan.engines.live import CapacityFacts, LiveDeployment, LiveLoad, MeasuredError
+from kvplan.engines.live import (
+    CapacityFacts,
+    LiveDeployment,
+    LiveLoad,
+    MeasuredError,
+    derived_budget_error,
+)
 from kvplan.sources.server import Sample, ServerReplies, parse_metrics
 
 INFO_PATHS = ("/get_server_info", "/server_info")
-
-DERIVED_BUDGET_ERROR = MeasuredError(
-    relative=0.02, kv_bytes=GiB // 4,
-    source="examples/engine-bench.md: 19 of 19 SGLang start-up logs (9 of 9 held out, median "
-           "|error| 0.52%) within max(2 %, 0.25 GiB of KV) of the logged max_total_num_tokens")
-
 
 def _gauge(samples: Mapping[str, list[Sample]], name: str, how: str = "sum") -> float | None:
     rows = samples.get(name)
@@ -169,7 +169,8 @@ class SglangLive:
         return {"kv_cache_memory_bytes": 0.005 * GiB}
 
     def measured_error(self, *, budget_given: bool) -> MeasuredError:
-        return DERIVED_BUDGET_ERROR
+        # kvplan's measured error for SGLang, the figure plan quotes (kvplan.engines.accuracy).
+        return derived_budget_error(Engine.sglang)
 
 
 LIVE = SglangLive()

@@ -10,6 +10,10 @@ tests/data/launch_flags/trtllm-1.2.json).
 - Experts: `--ep_size` within the TP group (moe_tp x moe_ep = tp, tensorrt_llm/mapping.py).
 - fp8 KV: `kv_cache_config.dtype: fp8` in the YAML the server reads (with the memory fraction:
   the YAML's kv_cache_config replaces the flag's).
+- MTP speculative decoding: `speculative_config` in the YAML, `decoding_type: MTP` with
+  `num_nextn_predict_layers` the draft tokens per step (llmapi/llm_args.py MTPDecodingConfig;
+  the DeepSeek-R1 serving docs' example). EAGLE needs a draft checkpoint kvplan does not
+  launch for TensorRT-LLM: refused.
 - A server over several nodes: MPI starts its ranks, `mpirun -H HOST:GPUS,... -np WORLD
   trtllm-llmapi-launch trtllm-serve ...` on the head (docs: multi-node serving with
   trtllm-llmapi-launch; srun works the same under Slurm).
@@ -17,6 +21,7 @@ tests/data/launch_flags/trtllm-1.2.json).
 
 from __future__ import annotations
 
+from kvplan._util.errors import InputError
 from kvplan.engines.launch import (
     Command,
     LaunchLayout,
@@ -38,6 +43,13 @@ def _yaml(lay: LaunchLayout, s: LaunchSettings) -> str | None:
         text += ("kv_cache_config:\n"
                  f"  free_gpu_memory_fraction: {s.fraction:g}\n"
                  "  dtype: fp8\n")
+    if s.speculative_method == "mtp":
+        text += ("speculative_config:\n"
+                 "  decoding_type: MTP\n"
+                 f"  num_nextn_predict_layers: {s.num_speculative_tokens}\n")
+    elif s.speculative_method is not None:
+        raise InputError(f"--engine trtllm --speculative-method {s.speculative_method}: kvplan "
+                         "launches only MTP speculative decoding for TensorRT-LLM")
     return text or None
 
 

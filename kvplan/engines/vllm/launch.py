@@ -22,13 +22,18 @@ the serve command's cli_args.py declare them; tests/data/launch_flags holds each
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 from kvplan._util.versions import version_key
 from kvplan.engines.launch import (
+    DRAFT_MODEL,
     HEAD_IP,
     Command,
     LaunchLayout,
     LaunchPlan,
     LaunchSettings,
+    draft_note,
     multi_node_note,
     node_ip,
     nodes_per_replica,
@@ -38,6 +43,23 @@ from kvplan.engines.launch import (
 MP_MULTI_NODE_SINCE = (0, 11, 1)  # --nnodes / --node-rank / --master-addr (PR 23691)
 DP_RPC_PORT = "13345"  # any free port, the same on every node (the docs' example)
 RAY_PORT = "6379"  # Ray's default GCS port
+# `--speculative-config` (a JSON object; in every release kvplan models) names MTP "mtp" from
+# 0.11.0 (vllm/config/speculative.py SpeculativeMethod, the per-model names folded into it);
+# 0.10's SpeculativeMethod has "deepseek_mtp" instead (vllm/config.py of v0.10.0), which it also
+# uses for MiMo's and GLM-4.5's MTP layers.
+GENERIC_MTP_SINCE = (0, 11)
+
+
+def speculative_config(s: LaunchSettings) -> str:
+    """The value of `--speculative-config` for the plan's speculative decoding."""
+    method = s.speculative_method
+    if method == "mtp" and version_key(s.version) < GENERIC_MTP_SINCE:
+        method = "deepseek_mtp"
+    config: dict[str, object] = {"method": method}
+    if s.speculative_method in ("eagle", "eagle3"):
+        config["model"] = DRAFT_MODEL
+    config["num_speculative_tokens"] = s.num_speculative_tokens
+    return json.dumps(config)
 
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
@@ -46,6 +68,8 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
         groups.append(("--kv-cache-dtype", "fp8"))
     # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
     groups.append(("--max-num-seqs", str(s.concurrency)))
+    if s.speculative_method is not None:
+        groups.append(("--speculative-config", speculative_config(s)))
     return tuple(groups)
 
 
@@ -62,6 +86,11 @@ def _parallel(tp: int, pp: int, dp: int, ep: bool) -> tuple[tuple[str, ...], ...
 
 
 def vllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
+    plan = _launch(ref, lay, s)
+    return replace(plan, notes=plan.notes + draft_note(s))
+
+
+def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
     # DP attention: dp engines of attention_tp GPUs; replicas: dp engines of tp GPUs.
     tp = lay.attention_tp
     engines = lay.dp

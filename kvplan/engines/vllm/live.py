@@ -34,9 +34,15 @@ from typing import Any
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
-from kvplan._util.units import GiB
 from kvplan.engines.base import Engine
-from kvplan.engines.live import CapacityFacts, LiveDeployment, LiveLoad, MeasuredError
+from kvplan.engines.live import (
+    CapacityFacts,
+    LiveDeployment,
+    LiveLoad,
+    MeasuredError,
+    derived_budget_error,
+    given_budget_error,
+)
 from kvplan.sources.server import Sample, ServerReplies, parse_metrics
 
 PREFIX = "vllm:"
@@ -49,17 +55,6 @@ PREFIX_HITS = ("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total
 PREFIX_HIT_RATE = ("vllm:gpu_prefix_cache_hit_rate",)  # V0
 RUNNING = ("vllm:num_requests_running",)
 WAITING = ("vllm:num_requests_waiting",)
-
-# The agreement bands, from kvplan's own benches (regenerated files, read 2026-12-02):
-GIVEN_BUDGET_ERROR = MeasuredError(
-    relative=0.0, kv_bytes=0,
-    source="examples/vllm-oracle.md: 90 of 90 vLLM 0.32 CPU runs with the KV budget given "
-           "match exactly (tokens and concurrency)")
-DERIVED_BUDGET_ERROR = MeasuredError(
-    relative=0.02, kv_bytes=GiB // 4,
-    source="examples/engine-bench.md: 40 of 47 held-out vLLM start-up logs (85.1%, median "
-           "|error| 0.79%) within max(2 %, 0.25 GiB) of the logged KV budget")
-
 
 def _label_int(labels: Mapping[str, str], key: str) -> int | None:
     text = labels.get(key)
@@ -234,7 +229,10 @@ class VllmLive:
         return {}
 
     def measured_error(self, *, budget_given: bool) -> MeasuredError:
-        return GIVEN_BUDGET_ERROR if budget_given else DERIVED_BUDGET_ERROR
+        # The bands come from kvplan's generated bench data (kvplan.engines.accuracy): exact
+        # with the budget given where the recorded oracle runs all match, else plan's figure.
+        exact = given_budget_error(Engine.vllm) if budget_given else None
+        return exact or derived_budget_error(Engine.vllm)
 
 
 LIVE = VllmLive()

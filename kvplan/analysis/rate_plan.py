@@ -1,0 +1,89 @@
+"""`kvplan plan MODEL --rate R --slo-ttft-ms X --slo-tpot-ms Y` (issue 30, item 5): the fewest GPUs
+(TP x replicas) that serve the request stream within the SLOs in the simulator
+(kvplan.analysis.simulate.rate_search.fewest_gpus), with its goodput and headroom, and the
+layouts of fewer GPUs that were simulated and missed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
+from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.model.spec import ModelSpec
+
+TPS = (1, 2, 4, 8)  # the TP degrees tried (fewest_gpus), up to --gpus-per-node
+
+
+@dataclass(frozen=True, kw_only=True)
+class RatePlan:
+    model: str
+    gpu: str
+    engine: str
+    rate: float
+    slo_ttft_ms: float | None
+    slo_tpot_ms: float | None
+    percentile: int
+    context: int
+    max_gpus: int
+    search: RateSearch
+    workload: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def best(self) -> LayoutTrial | None:
+        return self.search.best
+
+    @property
+    def fewer(self) -> tuple[LayoutTrial, ...]:
+        """The layouts of fewer GPUs than the answer (all simulated and missed, or refused)."""
+        if self.best is None:
+            return self.search.trials
+        return tuple(t for t in self.search.trials if t.gpus < self.best.gpus)
+
+    def at(self, trial: LayoutTrial, metric: str) -> float | None:
+        """The trial's `metric` (ttft_ms, tpot_ms) at the SLO percentile."""
+        if trial.metrics is None:
+            return None
+        return getattr(trial.metrics, metric)[f"p{self.percentile}"]
+
+    def headroom_ms(self) -> dict[str, float | None]:
+        """SLO minus the answer's latency at the percentile (positive: within)."""
+        out: dict[str, float | None] = {}
+        for metric, slo in (("ttft_ms", self.slo_ttft_ms), ("tpot_ms", self.slo_tpot_ms)):
+            value = None if self.best is None else self.at(self.best, metric)
+            out[metric] = None if slo is None or value is None else slo - value
+        return out
+
+
+def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: float | None,
+                  slo_tpot_ms: float | None, percentile: int = 90, gpu: str = "H100-80GB",
+                  context: int | None = None, gpus_per_node: int = 8, nodes: int = 1,
+                  engine: Engine = DEFAULT_ENGINE, engine_version: str | None = None,
+                  kv_dtype: str = "bf16", workload: WorkloadOptions | None = None) -> RatePlan:
+    """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
+    per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
+    stream)."""
+    if "," in gpu:
+        raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
+    ctx = context or spec.max_position_embeddings
+    if ctx is None:
+        raise InputError("--context: the model's max length is unknown; give --context")
+    options = WorkloadOptions(rate=rate) if workload is None else workload
+    if options.rate != rate:
+        options = replace(options, rate=rate)
+    tps = tuple(tp for tp in TPS if tp <= gpus_per_node)
+    max_gpus = gpus_per_node * nodes
+    search = fewest_gpus(spec, lambda: requests_from(options), gpu=gpu, context=ctx,
+                         slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+                         percentile=percentile, tps=tps, max_gpus=max_gpus, engine=engine,
+                         engine_version=engine_version, kv_dtype=kv_dtype)
+    return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
+                    slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
+                    context=ctx, max_gpus=max_gpus, search=search,
+                    workload={"num_requests": options.num_requests,
+                              "input_len": options.input_len,
+                              "output_len": options.output_len, "trace": options.trace,
+                              "trace_format": options.trace_format, "seed": options.seed})

@@ -1,0 +1,31 @@
+"""The request-stream and SLO options `kvplan simulate` and `kvplan plan --rate` share (issue 30):
+each defined once here.
+
+No ``from __future__ import annotations`` (typer reads the annotations at run time).
+"""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+RateOpt = Annotated[float | None, typer.Option(
+    "--rate", "--request-rate", min=0.001,
+    help="Requests per second (open loop; with a trace, replaces its times).")]
+NumRequestsOpt = Annotated[int | None, typer.Option(
+    "--num-requests", "--num-prompts", min=1,
+    help="Requests to send (default 1,000; with a trace, its first N rows).")]
+InputLenOpt = Annotated[int, typer.Option("--input-len", min=1, help="Prompt tokens.")]
+OutputLenOpt = Annotated[int, typer.Option("--output-len", min=1, help="Output tokens.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (lengths, arrivals).")]
+TraceOpt = Annotated[Path | None, typer.Option(
+    "--trace", help="A request trace to replay (read as a stream).")]
+TraceFormatOpt = Annotated[str | None, typer.Option(
+    "--trace-format", help="mooncake, burstgpt, azure or sharegpt.")]
+SloTtftOpt = Annotated[float | None, typer.Option(
+    "--slo-ttft-ms", min=0.0, help="Goodput: a request's TTFT at most this.")]
+SloTpotOpt = Annotated[float | None, typer.Option(
+    "--slo-tpot-ms", min=0.0, help="Goodput: a request's TPOT at most this.")]
+SloPercentileOpt = Annotated[int, typer.Option(
+    "--slo-percentile", help="With --rate: the percentile (50, 90 or 99) of TTFT and TPOT "
+                             "the SLOs hold at.")]

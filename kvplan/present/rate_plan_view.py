@@ -1,0 +1,86 @@
+"""`kvplan plan --rate`: the fewest GPUs that meet the SLOs, and the layouts tried, as a table and
+JSON records (issue 30, item 5: `rate`, `slo`, `gpus`, `layout`, `replicas`, `goodput`, then
+what the search returned)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvplan.analysis.rate_plan import RatePlan
+from kvplan.analysis.simulate.rate_search import LayoutTrial
+from kvplan.present.render import Column, View
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def _trial(plan: RatePlan, t: LayoutTrial) -> dict[str, Any]:
+    key = f"p{plan.percentile}"
+    return {"tp": t.tp, "replicas": t.dp, "gpus": t.gpus, "meets": t.meets,
+            f"ttft_ms_{key}": plan.at(t, "ttft_ms"), f"tpot_ms_{key}": plan.at(t, "tpot_ms"),
+            "goodput": None if t.metrics is None else t.metrics.goodput,
+            "refused": t.refused or None}
+
+
+def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
+    best = plan.best
+    fewer = plan.fewer
+    return {
+        "rate": plan.rate,
+        "slo": {"ttft_ms": plan.slo_ttft_ms, "tpot_ms": plan.slo_tpot_ms,
+                "percentile": plan.percentile},
+        "gpus": None if best is None else best.gpus,
+        "layout": None if best is None else {"tp": best.tp, "pp": 1},
+        "replicas": None if best is None else best.dp,
+        "goodput": None if best is None or best.metrics is None else best.metrics.goodput,
+        "headroom_ms": plan.headroom_ms(),
+        "meets": best is not None,
+        "best": None if best is None else _trial(plan, best),
+        "one_fewer": _trial(plan, fewer[-1]) if best is not None and fewer else None,
+        "trials": [_trial(plan, t) for t in plan.search.trials],
+        "model": plan.model, "gpu": plan.gpu, "engine": plan.engine, "context": plan.context,
+        "max_gpus": plan.max_gpus, "workload": plan.workload,
+    }
+
+
+def rate_plan_view(plan: RatePlan) -> View:
+    key = f"p{plan.percentile}"
+    rows = [[f"{t.tp} x {t.dp}", str(t.gpus), _ms(plan.at(t, "ttft_ms")),
+             _ms(plan.at(t, "tpot_ms")),
+             "-" if t.metrics is None or t.metrics.goodput is None
+             else f"{t.metrics.goodput:,.2f}",
+             "yes" if t.meets else ("refused" if t.refused else "no")]
+            for t in plan.search.trials]
+    slos = ", ".join(f"{name} <= {v:g} ms" for name, v in (("TTFT", plan.slo_ttft_ms),
+                                                            ("TPOT", plan.slo_tpot_ms))
+                     if v is not None)
+    best = plan.best
+    if best is None:
+        notes = [f"DOES NOT MEET: no layout of up to {plan.max_gpus} {plan.gpu} GPUs serves "
+                 f"{plan.rate:g} req/s within {slos} at {key} in the simulator."]
+    else:
+        room = plan.headroom_ms()
+        shown = ", ".join(f"{name} {_ms(room[k])} ms" for name, k in (("TTFT", "ttft_ms"),
+                                                                      ("TPOT", "tpot_ms"))
+                          if room[k] is not None)
+        goodput = best.metrics.goodput if best.metrics is not None else None
+        notes = [f"MEETS: {best.gpus} {plan.gpu} GPU(s), TP {best.tp} x {best.dp} "
+                 f"replica(s), serve {plan.rate:g} req/s within {slos} at {key}"
+                 + ("" if goodput is None else f", goodput {goodput:,.2f} req/s")
+                 + (f"; headroom {shown}." if shown else ".")]
+        if plan.fewer:
+            last = plan.fewer[-1]
+            why = last.refused or (f"{key} TTFT {_ms(plan.at(last, 'ttft_ms'))} ms, TPOT "
+                                   f"{_ms(plan.at(last, 'tpot_ms'))} ms")
+            notes.append(f"One fewer: {last.gpus} GPU(s) (TP {last.tp} x {last.dp}) misses "
+                         f"({why}).")
+    notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
+                 "scheduler and cost model); fewest GPUs first.")
+    return View(
+        title=f"{plan.model} at {plan.rate:g} req/s on {plan.gpu}: fewest GPUs within the SLOs",
+        columns=[Column(header="TP x replicas"), Column(header="GPUs", numeric=True),
+                 Column(header=f"TTFT {key} (ms)", numeric=True),
+                 Column(header=f"TPOT {key} (ms)", numeric=True),
+                 Column(header="goodput (req/s)", numeric=True), Column(header="meets")],
+        rows=rows, records=rate_plan_records(plan), notes=tuple(notes))
