@@ -471,7 +471,7 @@ def make_app(only: str | None = None) -> typer.Typer:
     built = typer.Typer(
         cls=KvplanGroup,  # one-line usage errors (cli/common.py); --help stays rich
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion / --show-completion (typer)
         pretty_exceptions_enable=False,
         help="Plan LLM inference KV-cache memory: per token, per block, per request, per GPU.",
     )
