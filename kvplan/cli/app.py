@@ -376,6 +376,10 @@ def compare_cmd(
              "vLLM and TensorRT-LLM, which launch it from CUDA graphs or a compiled "
              "engine.")] = 70.0,
     fmt: FormatOpt = OutputFormat.table,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw each scheme's max requests (bytes per request without --gpu) "
+                       "against context (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
@@ -409,6 +413,11 @@ def compare_cmd(
             gpu=preset, share_layers=share_layers, layout=layout, efficiency=efficiency,
             draft_tokens=mtp_tokens, acceptance=mtp_acceptance, gpu_hour_usd=gpu_hour_usd,
             fp8_attention=fp8_attention)
+        if plot is not None:
+            from kvplan.cli.plots import plot_compare
+
+            plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
+                         groups=groups, block_size=block_size, force=force)
         emit(compare_view(spec, comparison, context=context, batch=batch,
                           kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
                           share_layers=share_layers), fmt)

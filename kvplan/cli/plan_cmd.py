@@ -1,5 +1,6 @@
 """`kvplan plan`: one command answers "can I serve this?" with a verdict and the launch command."""
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -36,6 +37,10 @@ def plan_cmd(
         max=1.0, help="Only this memory fraction (default: the engine's default and its "
                       "documented maximum).")] = None,
     fmt: FormatOpt = OutputFormat.table,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw requests per replica against context for the candidate "
+                       "TP degrees (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS or DOES NOT
     FIT, the layout, the exact launch command, and what to change. Exit 0 fits, 3 does not."""
@@ -56,6 +61,10 @@ def plan_cmd(
             concurrency=concurrency, context=ctx, gpu=get_gpu(gpu), gpus_per_node=gpus_per_node,
             nodes=nodes, engine=engine, engine_version=engine_version, kv_dtypes=dtypes,
             mem_fraction=mem_fraction))
+        if plot is not None:  # issue 28 item 7
+            from kvplan.cli.plots import plot_plan
+
+            plot_plan(plot, spec, result.to_dict(), gpus_per_node=gpus_per_node, force=force)
         emit(plan_view(spec, result), fmt)
     if not result.fits:
         raise typer.Exit(EXIT_DOES_NOT_FIT)
