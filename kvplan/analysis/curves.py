@@ -53,18 +53,26 @@ def candidate_tps(spec: ModelSpec, gpus: int, chosen: int | None = None) -> tupl
     return tuple(ok)
 
 
+def capacity_curves(spec: ModelSpec, *, context: int, gpu: str, engine: Engine, kv_dtype: str,
+                    mem_fraction: float | None, tps: tuple[int, ...]) -> pd.DataFrame:
+    """Max concurrency of one replica against context, one line per TP degree."""
+    grid = SweepGrid(contexts=context_axis(context, spec.max_position_embeddings),
+                     kv_dtypes=(kv_dtype,), gpus=(gpu,), tps=tps, engine=engine,
+                     mem_fractions=() if mem_fraction is None else (mem_fraction,))
+    return evaluate(spec, grid)
+
+
 def plan_curves(spec: ModelSpec, plan: dict[str, object], *, gpus: int) -> pd.DataFrame:
     """Max concurrency of one replica against context, one line per candidate TP degree, at the
     plan's KV dtype, memory fraction, GPU and engine (`plan` is `ServingPlan.to_dict()`)."""
     layout = plan.get("layout") or {}
     assert isinstance(layout, dict)
     fraction = plan.get("mem_fraction")
-    grid = SweepGrid(
-        contexts=context_axis(int(str(plan["context"])), spec.max_position_embeddings),
-        kv_dtypes=(str(plan.get("kv_dtype") or "bf16"),), gpus=(str(plan["gpu"]),),
-        tps=candidate_tps(spec, gpus, layout.get("tp")), engine=Engine(str(plan["engine"])),
-        mem_fractions=() if fraction is None else (float(str(fraction)),))
-    return evaluate(spec, grid)
+    return capacity_curves(
+        spec, context=int(str(plan["context"])), gpu=str(plan["gpu"]),
+        engine=Engine(str(plan["engine"])), kv_dtype=str(plan.get("kv_dtype") or "bf16"),
+        mem_fraction=None if fraction is None else float(str(fraction)),
+        tps=candidate_tps(spec, gpus, layout.get("tp")))
 
 
 def compare_curves(spec: ModelSpec, *, context: int, kv_dtype: str, tp: int, gpu: str | None,

@@ -465,6 +465,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "compare": (compare_cmd, None),
     "import": (import_cmd, None),
     "plan": ("kvplan.cli.plan_cmd:plan_cmd", None),
+    "report": ("kvplan.cli.report_cmd:report_cmd", None),
     "verify": ("kvplan.cli.verify_cmd:verify_cmd", TorchCommand),  # how to install torch if absent
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
     "check": ("kvplan.cli.check_cmd:check_cmd", None),
