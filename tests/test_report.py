@@ -61,8 +61,9 @@ def test_report_html_says_the_plans_numbers(plan_report: Path) -> None:
     embedded = json.loads(re.search(r"<details>.*?<pre>(.*?)</pre>", text, re.S)
                           .group(1).replace("&quot;", '"').replace("&#x27;", "'")
                           .replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+    assert set(embedded) == {"plan", "estimate", "capacity"}
     for key, value in plan.items():
-        assert embedded[key] == value, key
+        assert embedded["plan"][key] == value, key
     # The memory picture's parts sum to the device total (per GPU).
     from kvplan.analysis.report import build_report
     from kvplan.hardware.gpus import get_gpu

@@ -26,7 +26,9 @@ class ReportData:
     device: str  # "H100-80GB, 79.19 GiB driver-reported", as `estimate` says it
     capacity: CapacityPlan | None  # one GPU of the chosen layout (None: nothing to plan)
     plan: ServingPlan | None = None  # with --concurrency
-    answer: EstimateAnswer | None = None  # without --concurrency
+    # `estimate`'s answer: without --concurrency at --tp on the GPU; with it, the KV sizes of
+    # the chosen layout (no device: the capacity is the plan's own).
+    answer: EstimateAnswer | None = None
     curves: pd.DataFrame | None = None  # None: not asked (markdown) or nothing to draw
     gpus_per_node: int = 8
 
@@ -45,6 +47,8 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
     capacity; without: `kvplan estimate --gpu`'s (run_estimate) at `tp`. `curves`: also the
     capacity against context (kvplan.analysis.curves; loads pandas)."""
     from kvplan.analysis.curves import candidate_tps, capacity_curves, plan_curves
+    from kvplan.analysis.estimate_run import run_estimate
+    from kvplan.analysis.inputs import estimate_inputs
 
     if concurrency is not None:
         from kvplan.analysis.planner import PlanRequest, plan_serving
@@ -53,12 +57,16 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
             concurrency=concurrency, context=context, gpu=gpu, gpus_per_node=gpus_per_node,
             nodes=nodes, engine=engine, engine_version=engine_version,
             kv_dtypes=None if kv_dtype is None else (kv_dtype,), mem_fraction=mem_fraction))
-        cap = plan.chosen.capacity if plan.chosen is not None else None
+        chosen = plan.chosen
+        answer = None
+        if chosen is not None:  # the KV sizes per layer of the chosen layout, as `estimate`
+            answer = run_estimate(estimate_inputs(
+                spec, context=chosen.context, kv_dtype=chosen.kv_dtype, engine=engine,
+                tp=chosen.layout.tp, engine_version=engine_version))
         df = plan_curves(spec, plan.to_dict(), gpus=gpus_per_node) if curves else None
-        return ReportData(spec=spec, device=device_text(gpu), capacity=cap, plan=plan, curves=df,
-                          gpus_per_node=gpus_per_node)
-    from kvplan.analysis.estimate_run import run_estimate
-    from kvplan.analysis.inputs import estimate_inputs
+        return ReportData(spec=spec, device=device_text(gpu),
+                          capacity=chosen.capacity if chosen is not None else None, plan=plan,
+                          answer=answer, curves=df, gpus_per_node=gpus_per_node)
 
     inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype or "bf16", engine=engine,
                              gpu=gpu.name, tp=tp, mem_fraction=mem_fraction,

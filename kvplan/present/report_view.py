@@ -10,6 +10,7 @@ import html
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import GiB
@@ -44,15 +45,23 @@ RESERVE = ("#dd8452", "#e8a87c", "#c44e52", "#f0c080", "#b07040", "#d9a0a0", "#a
 
 
 def report_views(data: ReportData) -> list[View]:
-    """The Views of the report, in order: plan (or estimate), then capacity on one GPU."""
+    """The Views of the report, in order: the plan (with --concurrency), the KV sizes
+    (`estimate`'s), then the capacity on one GPU."""
     views: list[View] = []
     if data.plan is not None:
         views.append(plan_view(data.spec, data.plan))
-    elif data.answer is not None:
+    if data.answer is not None:
         views.append(estimate_view(data.spec, data.answer.estimate))
     if data.capacity is not None:
         views.append(capacity_view(data.spec, data.capacity, device=data.device))
-    return views
+    # A table two commands both show (the KV-cache groups, the assumptions) appears once.
+    seen: set[str] = set()
+    out = []
+    for view in views:
+        more = tuple(m for m in view.more if m.title not in seen)
+        seen.update(m.title for m in (view, *more))
+        out.append(replace(view, more=more))
+    return out
 
 
 def verdict(data: ReportData) -> tuple[str, str]:
@@ -104,12 +113,24 @@ def provenance(data: ReportData) -> list[tuple[str, str]]:
     return rows
 
 
+def record_sets(data: ReportData) -> dict[str, dict[str, Any]]:
+    """The commands' JSON records, each whole: "plan" (`kvplan plan`), "estimate" and
+    "capacity" (`kvplan estimate --gpu`); so a key the plan gains later is in the report too."""
+    views = report_views(data)
+    names = (["plan"] if data.plan is not None else []) + (
+        ["estimate"] if data.answer is not None else []) + (
+        ["capacity"] if data.capacity is not None else [])
+    return {name: dict(versioned(view.records)) for name, view in zip(names, views, strict=True)
+            if isinstance(view.records, Mapping)}
+
+
 def _records(data: ReportData) -> dict[str, Any]:
+    """The record sets merged, the plan's keys winning (its figures cover every replica)."""
+    sets = record_sets(data)
     out: dict[str, Any] = {}
-    for view in report_views(data):
-        if isinstance(view.records, Mapping):
-            out.update(view.records)
-    return dict(versioned(out))
+    for name in ("estimate", "capacity", "plan"):
+        out.update(sets.get(name, {}))
+    return out
 
 
 # ---- Markdown ------------------------------------------------------------------------------
@@ -274,7 +295,7 @@ def to_report_html(data: ReportData) -> str:
     parts.append("<h2>Numbers</h2>")
     parts += [view_html(v) for v in report_views(data)]
     parts += ["<h2>Provenance</h2>", _table(provenance(data))]
-    records = json.dumps(_records(data), indent=1, default=str)
+    records = json.dumps(record_sets(data), indent=1, default=str)
     parts += ["<details><summary>Every number (the commands' JSON)</summary>",
               f"<pre>{_e(records)}</pre></details>"]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
