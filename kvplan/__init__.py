@@ -14,8 +14,14 @@ heavier parts lazily, on first use:
 - ``rank_caches(spec, kv_dtype=..., tp=...)`` -> ``RankCaches``: every layer's caches on one rank,
   one type per cache kind (``kvplan.kv.kinds``), with bytes per token and per request;
 - ``plan_capacity(spec, PlanInputs(...))`` -> ``CapacityPlan`` (how many requests fit);
+- ``plan(model, concurrency=..., context=..., gpu=...)`` -> ``ServingPlan``: what ``kvplan plan``
+  answers (fits or not, the layout, the launch command; ``.to_dict()`` is its JSON);
 - ``compare(spec, context=..., ...)`` -> MHA/GQA/MQA/MLA side by side (``compare_schemes``);
 - ``sweep(spec, SweepGrid(...))`` -> a pandas DataFrame, one row per grid point (``evaluate``).
+
+>>> p = kvplan.plan("llama-3.1-8b", concurrency=16, context=8192, gpu="H100")
+>>> p.fits, p.to_dict()["layout"]["gpus"], p.command.split()[:3]
+(True, 1, ['vllm', 'serve', 'meta-llama/Llama-3.1-8B'])
 
 Errors are ``KvplanError`` subclasses (``SpecError`` for a bad file, ``InputError`` for a bad
 argument), each one line. The packages below are the implementation (ARCHITECTURE.md); these
@@ -24,8 +30,9 @@ names are the API. No API name is a module name, so no module is shadowed by a f
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from kvplan._util.dtypes import DTYPES, DType
 from kvplan._util.errors import InputError, KvplanError, SpecError
@@ -41,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
     from kvplan.analysis.compare import Comparison
+    from kvplan.analysis.planner import ServingPlan
     from kvplan.analysis.sweep import SweepGrid
     from kvplan.capacity.plan import CapacityPlan, plan_capacity
     from kvplan.engines.base import PlanInputs
@@ -48,8 +56,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DEFAULT_BLOCK_SIZE", "DTYPES", "SCHEMA_VERSION", "AttentionKind", "CapacityPlan", "DType",
     "Estimate", "HeadAttention", "InputError", "KvplanError", "LatentAttention", "ModelSpec",
-    "PlanInputs", "RankCaches", "SpecError", "SweepGrid", "__version__", "compare", "estimate",
-    "load_model", "load_spec", "parse_spec", "plan_capacity", "rank_caches", "sweep",
+    "PlanInputs", "RankCaches", "ServingPlan", "SpecError", "SweepGrid", "__version__", "compare",
+    "estimate", "load_model", "load_spec", "parse_spec", "plan", "plan_capacity", "rank_caches",
+    "sweep",
 ]
 
 
@@ -59,7 +68,7 @@ def load_model(model: str) -> ModelSpec:
     return load_spec(model)
 
 
-def compare(spec: ModelSpec, **kwargs: Any) -> Comparison:
+def compare(spec: ModelSpec, **kwargs: _Any) -> Comparison:
     """MHA/GQA/MQA/MLA side by side for one model (``kvplan.analysis.compare.compare_schemes``)."""
     return _lazy("compare_schemes")(spec, **kwargs)
 
@@ -69,24 +78,64 @@ def sweep(spec: ModelSpec, grid: SweepGrid) -> pandas.DataFrame:
     return _lazy("evaluate")(spec, grid)
 
 
+def plan(model: str | ModelSpec, *, concurrency: int = 1, context: int | str | None = None,
+         gpu: str = "H100-80GB", gpus_per_node: int = 8, nodes: int = 1, engine: str = "vllm",
+         engine_version: str | None = None, kv_dtype: str | None = None,
+         mem_fraction: float | None = None) -> ServingPlan:
+    """``kvplan plan`` as a call: can ``model`` (an id, a file, or a ``ModelSpec``) serve
+    ``concurrency`` requests of ``context`` tokens (an int, or ``"32k"``; default the model's
+    maximum) on ``gpu``? Searches layouts, KV dtypes (``kv_dtype`` pins one) and memory fractions
+    (``mem_fraction`` pins one) like the command (``kvplan.analysis.planner.plan_serving``)."""
+    from kvplan.analysis.planner import PlanRequest, plan_serving
+    from kvplan.analysis.sweep import parse_size
+    from kvplan.engines.base import Engine
+    from kvplan.hardware.gpus import get_gpu
+
+    spec = load_spec(model) if isinstance(model, str) else model
+    if context is None:
+        if spec.max_position_embeddings is None:
+            raise InputError("context: the model's max length is unknown; give context=")
+        context = spec.max_position_embeddings
+    elif isinstance(context, str):
+        context = parse_size("context", context)
+    try:
+        engine_ = Engine(engine)
+    except ValueError:
+        raise InputError(f"engine: expected one of {', '.join(e.value for e in Engine)}, "
+                         f"got {engine!r}") from None
+    dtypes = None
+    if kv_dtype is not None:
+        from kvplan._util.dtypes import KV_DTYPE_ALIASES
+
+        if kv_dtype.strip().lower() not in KV_DTYPE_ALIASES:
+            raise InputError(f"kv_dtype: unknown KV dtype {kv_dtype!r}; expected one of "
+                             f"{', '.join(sorted(set(KV_DTYPE_ALIASES.values())))}")
+        dtypes = (KV_DTYPE_ALIASES[kv_dtype.strip().lower()],)
+    return plan_serving(spec, PlanRequest(
+        concurrency=concurrency, context=context, gpu=get_gpu(gpu), gpus_per_node=gpus_per_node,
+        nodes=nodes, engine=engine_, engine_version=engine_version, kv_dtypes=dtypes,
+        mem_fraction=mem_fraction))
+
+
 # API name -> (module, attribute): the parts not on the path of `kvplan estimate`, imported on
 # first use (PEP 562).
 _LAZY = {
     "plan_capacity": ("kvplan.capacity.plan", "plan_capacity"),
     "PlanInputs": ("kvplan.engines.base", "PlanInputs"),
     "CapacityPlan": ("kvplan.capacity.plan", "CapacityPlan"),
+    "ServingPlan": ("kvplan.analysis.planner", "ServingPlan"),
     "SweepGrid": ("kvplan.analysis.sweep", "SweepGrid"),
     "compare_schemes": ("kvplan.analysis.compare", "compare_schemes"),
     "evaluate": ("kvplan.analysis.sweep", "evaluate"),
 }
 
 
-def _lazy(name: str) -> Any:
+def _lazy(name: str) -> _Any:
     module, attr = _LAZY[name]
-    return getattr(importlib.import_module(module), attr)
+    return getattr(_importlib.import_module(module), attr)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _LAZY and name not in ("compare_schemes", "evaluate"):
         value = _lazy(name)
         globals()[name] = value
@@ -95,4 +144,9 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """Only the API names (the subpackages, bound by the import system as it loads them, are the
+    implementation, not the API)."""
+    return sorted(__all__)
+
+
+del TYPE_CHECKING, annotations

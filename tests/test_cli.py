@@ -294,3 +294,25 @@ def test_estimate_loads_only_the_rules_it_uses(args: list[str], unused: tuple[st
                           check=True)
     assert json.loads(proc.stdout)["bytes_per_token"] == 131_072
     assert "LOADED []" in proc.stderr
+
+
+def test_shell_completion_is_on() -> None:
+    # Issue 28 item 8: `kvplan --install-completion` / `--show-completion` (typer's), and the
+    # completion itself completes command names and a command's options through `main`.
+    import os
+    import subprocess
+    import sys
+
+    from kvplan.cli.app import app
+
+    help_text = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).stdout
+    assert "--install-completion" in help_text and "--show-completion" in help_text
+    env = {**os.environ, "_KVPLAN_COMPLETE": "complete_bash", "COMP_WORDS": "kvplan plan x --con",
+           "COMP_CWORD": "3"}
+    out = subprocess.run([sys.executable, "-m", "kvplan"], env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert "--concurrency" in out and "--context" in out
+    env.update(COMP_WORDS="kvplan est", COMP_CWORD="1")
+    out = subprocess.run([sys.executable, "-m", "kvplan"], env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert out == ["estimate"]

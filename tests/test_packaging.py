@@ -102,6 +102,49 @@ def test_api_names_and_laziness() -> None:
     assert out.strip() == "[]"
 
 
+def test_package_docstring_doctest_runs_plan_included() -> None:
+    # Issue 28 item 8: `kvplan.plan` is documented by a doctest in the package docstring.
+    import doctest
+
+    assert "kvplan.plan(" in (kvplan.__doc__ or "")
+    result = doctest.testmod(kvplan, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted >= 4
+
+
+def test_plan_api_is_the_plan_command() -> None:
+    import json
+
+    from kvplan.cli.app import app
+
+    p = kvplan.plan("llama-3.1-8b", concurrency=16, context="8k", gpu="h100")
+    assert isinstance(p, kvplan.ServingPlan)
+    out = CliRunner().invoke(app, ["plan", "llama-3.1-8b", "--concurrency", "16", "--context",
+                                   "8k", "--gpu", "h100", "--format", "json"]).stdout
+    cli = json.loads(out)
+    for key, value in p.to_dict().items():
+        assert cli[key] == value, key
+    with pytest.raises(kvplan.InputError, match="engine"):
+        kvplan.plan("llama-3.1-8b", engine="tgi")
+    with pytest.raises(kvplan.InputError, match="kv_dtype"):
+        kvplan.plan("llama-3.1-8b", kv_dtype="fp7")
+
+
+def test_import_kvplan_exposes_only_api_names() -> None:
+    import types
+
+    assert dir(kvplan) == sorted(kvplan.__all__)
+    namespace: dict[str, object] = {}
+    exec("from kvplan import *", namespace)  # noqa: S102
+    assert sorted(k for k in namespace if k != "__builtins__") == sorted(kvplan.__all__)
+    # No stray helper (typing names, importlib, ...) under a public name: what is neither an
+    # API name nor underscored is a subpackage the import system bound while loading.
+    stray = [n for n, v in vars(kvplan).items() if not n.startswith("_")
+             and n not in kvplan.__all__ and not isinstance(v, types.ModuleType)]
+    assert stray == []
+    for name in kvplan.__all__:
+        assert getattr(kvplan, name) is not None, name
+
+
 def test_api_functions_are_plain_functions_apart_from_their_modules() -> None:
     # Issue 25: no module swaps its class to be callable; the API names are not module names.
     import types

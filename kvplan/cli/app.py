@@ -370,6 +370,10 @@ def compare_cmd(
              "vLLM and TensorRT-LLM, which launch it from CUDA graphs or a compiled "
              "engine.")] = 70.0,
     fmt: FormatOpt = OutputFormat.table,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw each scheme's max requests (bytes per request without --gpu) "
+                       "against context (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
@@ -403,6 +407,11 @@ def compare_cmd(
             gpu=preset, share_layers=share_layers, layout=layout, efficiency=efficiency,
             draft_tokens=mtp_tokens, acceptance=mtp_acceptance, gpu_hour_usd=gpu_hour_usd,
             fp8_attention=fp8_attention)
+        if plot is not None:
+            from kvplan.cli.plots import plot_compare
+
+            plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
+                         groups=groups, block_size=block_size, force=force)
         emit(compare_view(spec, comparison, context=context, batch=batch,
                           kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
                           share_layers=share_layers), fmt)
@@ -450,6 +459,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "compare": (compare_cmd, None),
     "import": (import_cmd, None),
     "plan": ("kvplan.cli.plan_cmd:plan_cmd", None),
+    "report": ("kvplan.cli.report_cmd:report_cmd", None),
     "verify": ("kvplan.cli.verify_cmd:verify_cmd", TorchCommand),  # how to install torch if absent
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
     "check": ("kvplan.cli.check_cmd:check_cmd", None),
@@ -465,7 +475,7 @@ def make_app(only: str | None = None) -> typer.Typer:
     built = typer.Typer(
         cls=KvplanGroup,  # one-line usage errors (cli/common.py); --help stays rich
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion / --show-completion (typer)
         pretty_exceptions_enable=False,
         help="Plan LLM inference KV-cache memory: per token, per block, per request, per GPU.",
     )

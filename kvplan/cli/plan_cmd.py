@@ -155,6 +155,10 @@ def plan_cmd(
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,
     fmt: FormatOpt = OutputFormat.table,
+    plot: Annotated[Path | None, typer.Option(
+        "--plot", help="Also draw requests per replica against context for the candidate "
+                       "TP degrees (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
     (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
@@ -209,6 +213,11 @@ def plan_cmd(
             table |= dict(_price(p) for p in price or ())
             opts["prices"] = table
         result, spec = _plan(opts, PlanRequest, plan_serving)
+        if plot is not None:  # issue 28 item 7
+            from kvplan.cli.plots import plot_plan
+
+            plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
+                      force=force)
         emit(plan_view(spec, result), fmt)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)

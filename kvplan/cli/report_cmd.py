@@ -1,0 +1,89 @@
+"""`kvplan report`: the plan (or the estimate) as one file to share: self-contained HTML with
+charts, or Markdown without. Parse; kvplan.analysis.report computes; kvplan.present.report_view
+renders; the file is written atomically (never over an existing one without --force)."""
+
+import importlib.util
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kvplan._util.errors import InputError
+from kvplan.cli.common import ModelArg, atomic_write, check_output, handle_errors, load_spec
+from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.present.render import warn
+from kvplan.sources.files import shown_path
+
+PLOT_HINT = "pip install 'kvplan[plot]'"
+
+
+class ReportFormat(str, Enum):
+    html = "html"
+    markdown = "markdown"
+
+
+def report_cmd(
+    model: ModelArg,
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="The file to write (.html, or .md with --format markdown).")],
+    concurrency: Annotated[int | None, typer.Option(
+        "--concurrency", "-n", min=1,
+        help="Concurrent requests to serve: a plan (`kvplan plan`) with its launch command; "
+             "without it, an estimate (`kvplan estimate --gpu`) at --tp.")] = None,
+    context: Annotated[str | None, typer.Option(
+        "--context", "-c", "--max-model-len", "--context-length",
+        help="Tokens per request (32k, 1m accepted); default: the model's max length.")] = None,
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU (see `kvplan gpus`).")] = "H100-80GB",
+    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1)] = 8,
+    nodes: Annotated[int, typer.Option("--nodes", min=1)] = 1,
+    tp: Annotated[int, typer.Option(
+        "--tp", "--tensor-parallel-size", min=1,
+        help="Tensor-parallel degree of the estimate (a plan searches its own).")] = 1,
+    engine: Annotated[Engine, typer.Option("--engine")] = DEFAULT_ENGINE,
+    engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
+    kv_dtype: Annotated[str | None, typer.Option(
+        "--kv-dtype", "--kv-cache-dtype",
+        help="KV dtype (a plan: only this one; default: every dtype the engine runs; an "
+             "estimate: bf16).")] = None,
+    mem_fraction: Annotated[float | None, typer.Option(
+        "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.01,
+        max=1.0, help="Memory fraction (default: the engine's).")] = None,
+    fmt: Annotated[ReportFormat, typer.Option(
+        "--format", "-f", help="html: one self-contained page with charts (needs matplotlib: "
+                               "kvplan\\[plot]); markdown: the same without charts.")
+    ] = ReportFormat.html,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --output.")] = False,
+) -> None:
+    """One file to share: the verdict and launch lines, the memory per GPU, capacity against
+    context, the KV-cache groups and where each number comes from."""
+    from kvplan.analysis.report import build_report
+    from kvplan.hardware.gpus import get_gpu
+    from kvplan.present.report_view import to_report_html, to_report_markdown
+
+    with handle_errors():
+        html = fmt is ReportFormat.html
+        if html and importlib.util.find_spec("matplotlib") is None:
+            raise InputError(f"--format html: the charts need matplotlib: {PLOT_HINT} (or "
+                             "--format markdown)")
+        spec = load_spec(model)
+        check_output("-o", output, force=force, inputs=[Path(spec.path)])  # before the work
+        if context is None:
+            if spec.max_position_embeddings is None:
+                raise InputError("--context: the model's max length is unknown; give --context")
+            ctx = spec.max_position_embeddings
+        else:
+            ctx = parse_tokens("--context", context)
+        data = build_report(
+            spec, context=ctx, gpu=get_gpu(gpu), concurrency=concurrency,
+            gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
+            engine_version=engine_version, tp=tp, mem_fraction=mem_fraction,
+            kv_dtype=None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
+            curves=html)
+        text = to_report_html(data) if html else to_report_markdown(data)
+        atomic_write("-o", output, lambda tmp: tmp.write_text(text, encoding="utf-8"),
+                     force=force, inputs=[Path(spec.path)])
+        answer = "" if data.plan is None else (" (FITS)" if data.plan.fits else
+                                               " (DOES NOT FIT)")
+        warn(f"kvplan: wrote {shown_path(output)}{answer}")
