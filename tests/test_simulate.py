@@ -289,6 +289,10 @@ def test_scheduler_invariants(w: dict) -> None:  # type: ignore[type-arg]
 # marked a decode's partial tail block as cached on its next allocation, so that block was
 # never hashed once full and the re-admission's hit stopped short of it (the batch, hashing
 # at free, found it): 48 vs 80 hit tokens for request 7 in the first; usage in the second.
+# The third: a recompute chunk after a preemption ends one token short of the sequence; the
+# request joins the batch without a token and its next gap must be timed from its last token.
+@example({"n": 8, "prompt": (1, 106), "output": (69, 0), "rate": None, "concurrency": None,
+          "blocks": 30, "budget": 7, "seqs": 4, "seed": 125, "caching": False, "prefix": 0})
 @example({"n": 8, "prompt": (1, 74), "output": (32, 7), "rate": None, "concurrency": None,
           "blocks": 30, "budget": 64, "seqs": 4, "seed": 0, "caching": True, "prefix": 15})
 @example({"n": 15, "prompt": (39, 0), "output": (44, 96), "rate": None, "concurrency": None,
