@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -20,7 +20,7 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import summary_ms
 from kvplan.analysis.simulate.run import setup, simulate
-from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator
+from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest, Simulator
 from kvplan.analysis.simulate.workload import (
     LengthDist,
     RequestSpec,
@@ -169,6 +169,30 @@ def test_preempted_request_recomputes_from_its_own_cached_blocks() -> None:
     assert m.num_requests == 40
 
 
+def test_a_decodes_tail_block_is_cached_once_full() -> None:
+    """Issue #30: allocate_slots caches the full blocks up to min(computed + new, num_tokens)
+    (vllm/v1/core/kv_cache_manager.py, 0.32). A 20-token prompt (block 16) holds blocks 0 and
+    a partial 1; decodes fill block 1 at 32 tokens, when it must be hashed (its own tokens:
+    OWN), and a re-admission after a preemption hits both blocks."""
+    pool = KVPool(10, (GroupRule(kind="full", block_size=16),), caching=True)
+    req = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=20, output_len=20), 0.0, 1)
+    assert pool.allocate(req, 20, admission=True)
+    req.num_computed, req.num_output = 20, 1
+    assert req.cached_blocks == 1 and req.blocks[1][0] is None
+    while req.num_computed < 31:  # a decode each step: the 12th fills block 1
+        assert pool.allocate(req, 1)
+        req.num_computed += 1
+        req.num_output += 1
+    assert req.cached_blocks == 1 and req.blocks[1][0] is None  # 31 tokens: block 1 partial
+    assert pool.allocate(req, 1)
+    req.num_computed += 1
+    req.num_output += 1
+    assert req.cached_blocks == 2 and req.blocks[1][0] is not None
+    pool.free(req)
+    req.num_computed = 0
+    assert len(pool.find_hit(req)) == 2  # 33 tokens: (33 - 1) // 16 blocks, both hit
+
+
 # -- scheduler invariants ----------------------------------------------------------------------
 
 class _LinearCost:
@@ -261,6 +285,18 @@ def test_scheduler_invariants(w: dict) -> None:  # type: ignore[type-arg]
     assert pool.num_free == pool.usable
 
 
+# Issue #30: a request re-admitted after a preemption with prefix caching on. The exact path
+# marked a decode's partial tail block as cached on its next allocation, so that block was
+# never hashed once full and the re-admission's hit stopped short of it (the batch, hashing
+# at free, found it): 48 vs 80 hit tokens for request 7 in the first; usage in the second.
+# The third: a recompute chunk after a preemption ends one token short of the sequence; the
+# request joins the batch without a token and its next gap must be timed from its last token.
+@example({"n": 8, "prompt": (1, 106), "output": (69, 0), "rate": None, "concurrency": None,
+          "blocks": 30, "budget": 7, "seqs": 4, "seed": 125, "caching": False, "prefix": 0})
+@example({"n": 8, "prompt": (1, 74), "output": (32, 7), "rate": None, "concurrency": None,
+          "blocks": 30, "budget": 64, "seqs": 4, "seed": 0, "caching": True, "prefix": 15})
+@example({"n": 15, "prompt": (39, 0), "output": (44, 96), "rate": None, "concurrency": None,
+          "blocks": 30, "budget": 81, "seqs": 3, "seed": 0, "caching": True, "prefix": 0})
 @settings(max_examples=40, deadline=None)
 @given(workloads)
 def test_deterministic_and_bulk_decode_changes_nothing(w: dict) -> None:  # type: ignore[type-arg]

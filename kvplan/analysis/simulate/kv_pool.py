@@ -228,10 +228,13 @@ class KVPool:
         if need > self.num_free:
             return False
         if self.caching:
-            for block in hit:
-                self._touch(block)
-            req.blocks.extend(hit)
-            req.cached_blocks = max(req.cached_blocks, len(req.blocks))
+            if hit:
+                # A hit is whole cached blocks (the request holds none yet). Without one, the
+                # count stays: the tail block is hashed by `_cache` once it is full.
+                for block in hit:
+                    self._touch(block)
+                req.blocks.extend(hit)
+                req.cached_blocks = len(req.blocks)
             more = cdiv(slots, self.groups[0].block_size) - len(req.blocks)
             if more > 0:
                 req.blocks.extend(self._new_blocks(more))

@@ -429,6 +429,10 @@ class Simulator:
             if (r.finish_s < 0 and not r.in_batch and r.num_computed == r.num_tokens - 1
                     and r.num_output >= 1):
                 self._join_batch(r)
+                if r.last_token_s != st.clock_s:
+                    # A recompute after a preemption that stopped one token short: no token
+                    # this step, so its next gap is timed from its last one (issue #30).
+                    self._late.append(r)
         self._record(start, seconds, sum(n for _, n in scheduled) + size)
         return done
 
