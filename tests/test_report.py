@@ -54,7 +54,8 @@ def test_report_html_is_self_contained(plan_report: Path) -> None:
 def test_report_html_says_the_plans_numbers(plan_report: Path) -> None:
     text = plan_report.read_text(encoding="utf-8")
     plan = _plan_json("llama-3.1-8b", "-n", "64", "-c", "32k", "--gpu", "h100")
-    assert "FITS: 64 requests x 32,768 tokens on 2 x H100-80GB" in text
+    assert plan["verdict"] == "FITS"
+    assert f"FITS: 64 requests x 32,768 tokens on {plan['layout']['gpus']} x H100-80GB" in text
     for line in plan["command"].split(" --"):  # every flag of the launch command
         assert line.split()[0] in text
     # The commands' own JSON, embedded: every key of the plan's to_dict() with its value.

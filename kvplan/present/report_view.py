@@ -69,9 +69,10 @@ def verdict(data: ReportData) -> tuple[str, str]:
     if data.plan is not None:
         p = data.plan.to_dict()
         target = f"{p['concurrency']:,} requests x {p['context']:,} tokens"
-        if p["fits"]:
-            lay = p["layout"] or {}
-            return (f"FITS: {target} on {lay.get('gpus', '?')} x {p['gpu']} "
+        word = p["verdict"]  # FITS, BORDERLINE (the margin inside kvplan's error), DOES NOT FIT
+        if word != "DOES NOT FIT" and p["layout"]:
+            lay = p["layout"]
+            return (f"{word}: {target} on {lay.get('gpus', '?')} x {p['gpu']} "
                     f"({p['engine']} {p['engine_version'] or ''}, {p['kv_dtype']} KV, "
                     f"room for {p['max_concurrency']:,.2f} requests, "
                     f"{p['max_concurrency'] / p['concurrency']:,.2f}x the target)", "fits")
