@@ -375,18 +375,19 @@ def test_vllm_032_mamba_hybrid_recording_agrees() -> None:
     assert bad.returncode == 4 and "dtype" in bad.stderr.splitlines()[0]
 
 
-def test_vllm_0151_cpu_recording_reads_the_budget_label_and_agrees() -> None:
-    # A real vLLM 0.15.1 CPU server (SOURCE.md), same shrunken Qwen3 as the 0.32 recording:
-    # its cache_config_info has num_gpu_blocks but no token/concurrency labels and
+@pytest.mark.parametrize("version", ["0.13.0", "0.15.1"])
+def test_vllm_cpu_recording_reads_the_budget_label_and_agrees(version: str) -> None:
+    # Real vLLM 0.13.0 and 0.15.1 CPU servers (SOURCE.md), same shrunken Qwen3 as the 0.32
+    # recording: their cache_config_info has num_gpu_blocks but no token/concurrency labels and
     # kv_cache_memory_bytes="None"; the budget is cpu_kvcache_space_bytes (1 GiB). By hand as
-    # in the 0.32 test: 2 MiB per 128-token block, 1 GiB / 2 MiB = 512 blocks (its log:
-    # "GPU KV cache size: 65,536 tokens" = 512 x 128).
-    with replay("vllm-0.15.1-cpu-qwen3") as url:
+    # in the 0.32 test: 2 MiB per 128-token block, 1 GiB / 2 MiB = 512 blocks (their
+    # logs: "GPU KV cache size: 65,536 tokens" = 512 x 128).
+    with replay(f"vllm-{version}-cpu-qwen3") as url:
         r = kvplan(url, *VLLM_CPU, "--format", "json")
         bad = kvplan(url, *VLLM_CPU, "--kv-dtype", "fp8")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["version"] == "0.15.1" and out["agree"] is True
+    assert out["version"] == version and out["agree"] is True
     assert out["live"] == out["predicted"] == {"num_gpu_blocks": 512}
     used = {s["name"]: s for s in out["settings"]}["kv_cache_memory"]
     assert used["server"] == "cpu_kvcache_space_bytes 1073741824"

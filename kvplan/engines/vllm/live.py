@@ -163,7 +163,7 @@ class VllmLive:
                     f"{where} kv_cache_memory_bytes")
         # The CPU worker's KV budget is cpu_kvcache_space_bytes (VLLM_CPU_KVCACHE_SPACE):
         # CPUWorker.determine_available_memory returns it (vllm/v1/worker/cpu_worker.py,
-        # 0.11.2 and 0.15.1); releases that leave kv_cache_memory_bytes None export only it.
+        # 0.11.2, 0.13.0, 0.15.1); releases that leave kv_cache_memory_bytes None export only it.
         space = _label_int(labels, "cpu_kvcache_space_bytes")
         if budget is None and space is not None:
             setting("kv_cache_memory", space, f"cpu_kvcache_space_bytes {space}",
