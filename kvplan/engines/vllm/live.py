@@ -156,6 +156,13 @@ class VllmLive:
         if budget is not None:
             setting("kv_cache_memory", budget, f"kv_cache_memory_bytes {budget}",
                     f"{where} kv_cache_memory_bytes")
+        # The CPU worker's KV budget is cpu_kvcache_space_bytes (VLLM_CPU_KVCACHE_SPACE):
+        # CPUWorker.determine_available_memory returns it (vllm/v1/worker/cpu_worker.py,
+        # 0.11.2, 0.13.0, 0.15.1); releases that leave kv_cache_memory_bytes None export only it.
+        space = _label_int(labels, "cpu_kvcache_space_bytes")
+        if budget is None and space is not None:
+            setting("kv_cache_memory", space, f"cpu_kvcache_space_bytes {space}",
+                    f"{where} cpu_kvcache_space_bytes")
         caching = _label_bool(labels, "enable_prefix_caching")
         if caching is not None:
             setting("prefix_caching", caching, f"enable_prefix_caching {caching}",
