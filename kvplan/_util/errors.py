@@ -27,6 +27,12 @@ class InputError(KvplanError):
     """A command-line argument or combination of arguments is invalid."""
 
 
+class UnmodelledError(InputError):
+    """A model, GPU or engine (or their combination) kvplan cannot size correctly: refused with
+    exit 2 in every command, never answered with a verdict (issue 32). The search behind
+    `kvplan plan` skips layouts the engine refuses, but re-raises this: no layout would do."""
+
+
 class DeviceError(KvplanError):
     """The requested device is unavailable or a measurement failed."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvplan._util.errors import KvplanError
+from kvplan._util.errors import KvplanError, UnmodelledError
 from kvplan.analysis.inputs import build_inputs
 from kvplan.analysis.plan_types import Alternative, Candidate, Layout, Margin, PlanRequest
 from kvplan.capacity.plan import plan_capacity
@@ -62,6 +62,8 @@ def evaluate(spec: ModelSpec, req: PlanRequest, gpu: GPU, layout: Layout, kv_dty
     try:
         cap = plan_capacity(spec, plan_inputs_for(req, gpu, layout, kv_dtype, fraction,
                                                   context))
+    except UnmodelledError:
+        raise  # no layout would do: refused as `estimate` refuses it (exit 2), not DOES NOT FIT
     except KvplanError:
         return None  # a layout the engine refuses (e.g. a PP stage with no cache)
     return Candidate(layout=layout, kv_dtype=kv_dtype, mem_fraction=cap.mem_fraction,
@@ -268,13 +270,17 @@ def alternatives_when_fits(spec: ModelSpec, req: PlanRequest, best: Candidate
     return out
 
 
-def smallest_serving(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> Candidate | None:
+def smallest_serving(spec: ModelSpec, req: PlanRequest, gpu: GPU, *,
+                     at_most: int | None = None) -> Candidate | None:
     """The fewest GPUs of this type that serve the target: the given node size with more
-    nodes, or the largest node the GPU ships in (scale_up_gpus), up to MAX_NODES nodes."""
+    nodes, or the largest node the GPU ships in (scale_up_gpus), up to MAX_NODES nodes (and
+    up to `at_most` GPUs when given: a caller that has an answer on that many already)."""
     found = None
     for per_node in dict.fromkeys((req.gpus_per_node, max(req.gpus_per_node,
                                                           scale_up_gpus(gpu.name)))):
         limit = max(req.gpus_per_node * req.nodes, per_node * MAX_NODES)
+        if at_most is not None:
+            limit = min(limit, at_most)
         best, _, _ = search(spec, req, gpu, gpus_per_node=per_node, max_gpus=limit)
         if best is not None and (found is None or best.layout.gpus < found.layout.gpus):
             found = best

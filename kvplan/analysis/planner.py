@@ -136,23 +136,36 @@ def _rank(req: PlanRequest, plan: ServingPlan) -> tuple[float, ...]:
 
 
 def _larger_gpu(spec: ModelSpec, req: PlanRequest, tried: tuple[GPU, ...]) -> Alternative | None:
-    """The preset with the least memory above every GPU tried that serves the target, on its
-    smallest layout (kvplan.analysis.plan_search.smallest_serving)."""
+    """Of the presets with more memory than every GPU tried, the one that serves the target on
+    the fewest GPUs (the cheapest per hour when prices are given; ties: the least memory), on
+    its smallest layout (kvplan.analysis.plan_search.smallest_serving). Not merely the next
+    larger preset: a 141 GiB H200 may need more GPUs than a 180 GiB B200 (issue 32)."""
     biggest = max(g.total_bytes for g in tried)
-    for gpu in sorted(GPUS.values(), key=lambda g: (g.total_bytes, g.name)):
+    found: tuple[tuple[float, int, int, str], Candidate] | None = None
+    # Largest first: without prices, each answer bounds the search on the next presets.
+    for gpu in sorted(GPUS.values(), key=lambda g: (-g.total_bytes, g.name)):
         if gpu.total_bytes <= biggest or gpu.unified_memory:
             continue
+        at_most = None if req.prices or found is None else found[1].layout.gpus
         try:
             for dtype in req.kv_dtypes or ():
                 check_kv_dtype(req.engine, dtype, gpu)
+            best = smallest_serving(spec, replace(req, gpu=gpu), gpu, at_most=at_most)
         except InputError:
+            continue  # a GPU the engine cannot run or kvplan cannot model: not an alternative
+        if best is None:
             continue
-        best = smallest_serving(spec, replace(req, gpu=gpu), gpu)
-        if best is not None:
-            return Alternative(label=f"a larger GPU: {layout_text(best)}", fits=True,
-                               gpus=best.layout.gpus, requests=best.requests, candidate=best,
-                               with_command=True, cost_per_hour_usd=cost_per_hour(req, best))
-    return None
+        cost = cost_per_hour(req, best)
+        key = (0.0 if not req.prices else cost if cost is not None else float("inf"),
+               best.layout.gpus, gpu.total_bytes, gpu.name)
+        if found is None or key < found[0]:
+            found = (key, best)
+    if found is None:
+        return None
+    best = found[1]
+    return Alternative(label=f"a larger GPU: {layout_text(best)}", fits=True,
+                       gpus=best.layout.gpus, requests=best.requests, candidate=best,
+                       with_command=True, cost_per_hour_usd=cost_per_hour(req, best))
 
 
 def _with_commands(spec: ModelSpec, req: PlanRequest, plan: ServingPlan) -> ServingPlan:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from kvplan._util.dtypes import DTYPES, DType
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.kv.kinds import (
     FP8_DS_MLA_ROW_BYTES,
     ChunkedLocalCache,
@@ -271,7 +271,7 @@ def recurrent_state(rec: RecurrentSpec, *, tp: int, conv_dtype: str,
         # Lightning attention's KV state (heads / tp, head_dim, head_dim) in the state dtype.
         tensors = (ssm((rec.num_heads // tp, rec.head_dim, rec.head_dim), "kv"),)
     else:  # pragma: no cover - the spec loader only admits the kinds above
-        raise InputError(f"recurrent kind {rec.kind!r} is not modelled")
+        raise UnmodelledError(f"recurrent kind {rec.kind!r} is not modelled")
     return RecurrentState(kind=rec.kind, tensors=tensors,
                           checkpoint_pages=1 if rec.kind == "mamba2" else 0)
 

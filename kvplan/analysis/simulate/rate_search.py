@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kvplan._util.errors import InputError, KvplanError
+from kvplan._util.errors import InputError, KvplanError, UnmodelledError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
 from kvplan.analysis.simulate.run import setup, simulate
@@ -67,6 +67,8 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
         try:
             sim, _ = setup(spec, estimate_inputs(spec, context=context, gpu=gpu, tp=tp,
                                                  **estimate_options), dp=dp)
+        except UnmodelledError:
+            raise  # refused as `estimate` refuses it (exit 2), not "no layout meets the SLOs"
         except KvplanError as exc:
             trials.append(LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
                                       refused=str(exc)))

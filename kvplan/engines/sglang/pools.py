@@ -78,7 +78,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.sglang.options import sglang_options
@@ -481,7 +481,12 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
           and spec.model_type not in SGLANG_NEXTN_AUTO_DRAFT_TYPES):
         what = (f"a {spec.model_type} NextN draft from SGLang 0.5.14 (budgeted only with "
                 "--speculative-draft-model-path, which kvplan cannot see)")
-    elif spec_on and inputs.pp > 1:
+    if what is not None:
+        raise UnmodelledError(f"--engine sglang: {spec.id}: kvplan does not model {what}; use "
+                              "--engine vllm")
+    # A layout's own refusal leaves `kvplan plan` its other layouts (an InputError); the ones
+    # above refuse the model on SGLang whatever the layout (issue 32: exit 2, never DOES NOT FIT).
+    if spec_on and inputs.pp > 1:
         what = "speculative decoding with --pp (SGLang: 'PP is not compatible with MTP models')"
     elif spec_on and inputs.dp_attention:
         what = "the draft worker's per-DP-rank request split under --dp-attention"
@@ -559,8 +564,9 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
     if local and hybrid_swa(spec, inputs):
         full, swa = _token_cell(caches, sliding=False), _token_cell(caches, sliding=True)
         if full == 0:
-            raise InputError(f"--engine sglang: {spec.id}'s stage holds only sliding layers "
-                             "(SGLang's all-SWA pool), which kvplan does not model")
+            raise UnmodelledError(
+                f"--engine sglang: {spec.id}'s stage holds only sliding layers "
+                "(SGLang's all-SWA pool), which kvplan does not model")
         return HybridSwaPool(cell=full, swa_cell=swa, window=_window(caches),
                              ratio=(opts.swa_full_tokens_ratio
                                     if opts.swa_full_tokens_ratio is not None

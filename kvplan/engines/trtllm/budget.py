@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.fitted import Fitted
 from kvplan._util.units import GiB, MiB
 from kvplan._util.versions import version_key
@@ -101,9 +101,10 @@ def trtllm_profile(version: str | None) -> TrtllmProfile:
     key = version_key(version)
     found = [p for p in TRTLLM_PROFILES if key >= p.key]
     if not found:
-        raise InputError(f"--engine-version {version}: kvplan models TensorRT-LLM's PyTorch "
-                         f"backend from {TRTLLM_PROFILES[0].version} (earlier releases size the "
-                         "pool without adding back the estimation run's KV cache)")
+        raise UnmodelledError(
+            f"--engine-version {version}: kvplan models TensorRT-LLM's PyTorch backend from "
+            f"{TRTLLM_PROFILES[0].version} (earlier releases size the pool without adding back "
+            "the estimation run's KV cache)")
     return found[-1]
 
 
@@ -356,15 +357,17 @@ class TrtllmBudget:
     def check_reserve_known(self, inputs: PlanInputs) -> None:
         """Refuse, in one line, a budget kvplan cannot derive without a given reserve."""
         if trtllm_options(inputs).trtllm_backend == "engine":
-            raise InputError("--engine trtllm: the engine path's build-time buffers (activation "
-                             "and runtime buffers of the TensorRT engine) are not in the "
-                             "checkpoint; give --reserve-gib (memory in use after the engine "
-                             "loads, less its weights) or --kv-budget-gib")
+            raise UnmodelledError(
+                "--engine trtllm: the engine path's build-time buffers (activation "
+                "and runtime buffers of the TensorRT engine) are not in the "
+                "checkpoint; give --reserve-gib (memory in use after the engine "
+                "loads, less its weights) or --kv-budget-gib")
         if inputs.unified_memory:
-            raise InputError("--engine trtllm on a unified-memory GPU: TensorRT-LLM counts what "
-                             "the OS, page cache and other processes hold as used (49.8 GiB in "
-                             "a DGX Spark log), which kvplan cannot know; give --reserve-gib "
-                             "(the logged peak - weights - temporary KV) or --kv-budget-gib")
+            raise UnmodelledError(
+                "--engine trtllm on a unified-memory GPU: TensorRT-LLM counts what "
+                "the OS, page cache and other processes hold as used (49.8 GiB in "
+                "a DGX Spark log), which kvplan cannot know; give --reserve-gib "
+                "(the logged peak - weights - temporary KV) or --kv-budget-gib")
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         given = inputs.reserve_bytes is not None or inputs.kv_budget_bytes is not None

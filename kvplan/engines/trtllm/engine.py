@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import UnmodelledError
 from kvplan.engines.base import (
     CostTraits,
     EngineOptions,
@@ -109,8 +109,9 @@ class TrtllmEngine:
         elif spec.layer_attention:
             what = "attention shapes that differ by layer type"
         if what is not None:
-            raise InputError(f"--engine {inputs.engine.value}: {spec.id} has {what}, which "
-                             "kvplan models for vLLM only; use --engine vllm")
+            raise UnmodelledError(
+                f"--engine {inputs.engine.value}: {spec.id} has {what}, which "
+                "kvplan models for vLLM only; use --engine vllm")
 
     def default_speculative_tokens(self) -> int:
         return 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
 from kvplan.kv.kinds import (
@@ -135,9 +135,10 @@ def check_model_served(model_type: str, version: str | None) -> None:
     removed = VLLM_REMOVED_MODELS.get(model_type)
     if removed is not None and version_key(version) >= removed[0]:
         shown = version or DEFAULT_VLLM_VERSION
-        raise InputError(f"--engine-version: vLLM {shown} cannot serve model_type "
-                         f"{model_type!r}: {removed[1]}; plan with --engine-version "
-                         f"{removed[0][0]}.{removed[0][1] - 1} or older")
+        raise UnmodelledError(
+            f"--engine-version: vLLM {shown} cannot serve model_type "
+            f"{model_type!r}: {removed[1]}; plan with --engine-version "
+            f"{removed[0][0]}.{removed[0][1] - 1} or older")
 
 
 def vllm_profile(version: str | None) -> VllmProfile:
@@ -146,8 +147,9 @@ def vllm_profile(version: str | None) -> VllmProfile:
         return VLLM_PROFILES[-1]
     key = version_key(version)
     if key < version_key(VLLM_PROFILES[0].version):
-        raise InputError(f"--engine-version: vLLM {version} predates the V1 engine rules kvplan "
-                         f"models (from {VLLM_PROFILES[0].version})")
+        raise UnmodelledError(
+            f"--engine-version: vLLM {version} predates the V1 engine rules kvplan "
+            f"models (from {VLLM_PROFILES[0].version})")
     found = VLLM_PROFILES[0]
     for profile in VLLM_PROFILES:
         if version_key(profile.version) <= key:
@@ -431,8 +433,9 @@ def _groups(entries: list[tuple[int, Any]], *, bs: int, context: int, shape: Req
         elif not isinstance(c, MLACache):
             spec_of[key] = (c, bs)  # padded page (strided view)
         else:
-            raise InputError("vLLM cannot unify this model's page sizes (an MLA page that does "
-                             "not divide the largest page); kvplan refuses to guess")
+            raise UnmodelledError(
+                "vLLM cannot unify this model's page sizes (an MLA page that does "
+                "not divide the largest page); kvplan refuses to guess")
     counts = [len(v) for v in buckets.values()]
     smallest, largest = min(counts), max(counts)
     group_size = smallest

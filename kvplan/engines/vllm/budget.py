@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import UnmodelledError
 from kvplan._util.fitted import Fitted
 from kvplan._util.units import GiB, MiB
 from kvplan._util.versions import version_key
@@ -478,12 +478,13 @@ class VllmBudget:
             # three times gives 16.93 / 17.59 / 18.13 GiB (MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-
             # Sparks issue #204); Qwen2.5-14B-FP8 at 0.13.0 (index file id 55435188222) holds
             # 1.5 GiB more than a discrete GPU's reserve.
-            raise InputError("--engine vllm on a unified-memory GPU: vLLM reads free memory as "
-                             "the host's available RAM there, so its budget takes in what the "
-                             "OS and other processes allocate during start-up (one DGX Spark "
-                             "config: 16.93-18.13 GiB over three runs), which kvplan cannot "
-                             "know; give --reserve-gib (the logged total x fraction - weights - "
-                             "available KV) or --kv-budget-gib")
+            raise UnmodelledError(
+                "--engine vllm on a unified-memory GPU: vLLM reads free memory as "
+                "the host's available RAM there, so its budget takes in what the "
+                "OS and other processes allocate during start-up (one DGX Spark "
+                "config: 16.93-18.13 GiB over three runs), which kvplan cannot "
+                "know; give --reserve-gib (the logged total x fraction - weights - "
+                "available KV) or --kv-budget-gib")
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
