@@ -86,6 +86,18 @@ def _head_dims(spec: ModelSpec) -> tuple[int, int]:
     return att.head_dim, att.v_head_dim
 
 
+DEFAULT_GQA_GROUPS = 8  # the GQA row's KV heads when --groups is not given
+
+
+def check_gqa_groups(spec: ModelSpec, groups: int) -> None:
+    """A GQA row needs 1 < groups < heads, dividing the query heads; a --groups given that is
+    not one is refused (it was silently dropped from `compare`'s table, issue 32)."""
+    heads = spec.attention.num_attention_heads
+    if not (1 < groups < heads and heads % groups == 0):
+        raise InputError(f"--groups: {groups} KV heads is not a GQA layout for {heads} query "
+                         f"heads (need 1 < groups < {heads}, dividing {heads})")
+
+
 def scheme_variants(spec: ModelSpec, *, groups: int = 8, kv_lora_rank: int | None = None,
                     rope_dim: int | None = None,
                     ) -> list[tuple[str, HeadAttention | LatentAttention, MLAForm | None]]:
@@ -152,7 +164,7 @@ class Comparison:
 
 
 def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", batch: int = 1,
-                    groups: int = 8, kv_lora_rank: int | None = None,
+                    groups: int | None = None, kv_lora_rank: int | None = None,
                     rope_dim: int | None = None, block_size: int = 16, tp: int = 1,
                     gpu: GPU | None = None, share_layers: int = 1,
                     layout: Layout | None = None, efficiency: Efficiency | None = None,
@@ -161,7 +173,9 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                     ) -> Comparison:
     """Every scheme for `spec`; `share_layers` k > 1 applies cross-layer sharing (CLA x k) to all
     of them (the model's own sharing, if any, is replaced). With a `gpu`, each row also carries
-    kvplan.perf.costmodel's predictions on `layout` (default: plain TP over `tp` ranks)."""
+    kvplan.perf.costmodel's predictions on `layout` (default: plain TP over `tp` ranks).
+    `groups`: the GQA row's KV heads (refused when not a GQA layout of the model's heads);
+    None: 8, left out where it is not one."""
     if spec.layer_attention or spec.kind is AttentionKind.none:
         raise InputError(f"compare: {spec.id} has "
                          + ("attention shapes that differ by layer type" if spec.layer_attention
@@ -174,6 +188,10 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                          f"{spec.id}; vLLM and SGLang refuse this layout")
     if block_size < 1:
         raise InputError(f"--block-size: must be >= 1, got {block_size}")
+    if groups is None:
+        groups = DEFAULT_GQA_GROUPS
+    else:
+        check_gqa_groups(spec, groups)
     par = layout or Layout(tp=tp)
     cost_kw: dict[str, object] = {"layout": par, "draft_tokens": draft_tokens,
                                   "gpu_hour_usd": gpu_hour_usd, "fp8_attention": fp8_attention}

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.dtypes import DTYPES
 from kvplan._util.errors import InputError
 from kvplan._util.validate import MAX_SIZE
-from kvplan.analysis.compare import scheme_variants
+from kvplan.analysis.compare import check_gqa_groups, scheme_variants
 from kvplan.analysis.inputs import build_inputs
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import (
@@ -231,9 +231,8 @@ def scheme_spec(spec: ModelSpec, scheme: str, *, groups: int = 8) -> tuple[str, 
             assert isinstance(attention, (HeadAttention, LatentAttention))
             return ("gqa-" + str(groups) if scheme == "gqa" else scheme,
                     with_attention(spec, attention))
-    heads = spec.attention.num_attention_heads
-    raise InputError(f"--groups: {groups} KV heads is not a GQA layout for {heads} query heads "
-                     f"(need 1 < groups < {heads}, dividing {heads})")
+    check_gqa_groups(spec, groups)
+    raise AssertionError(f"scheme {scheme!r}: no variant")  # pragma: no cover
 
 
 def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid) -> pd.DataFrame:

@@ -302,7 +302,9 @@ def compare_cmd(
     batch: Annotated[int, typer.Option(
         "--batch", "-b", min=1,
         help="Requests decoded at once per attention rank (per GPU with --dp-attention).")] = 1,
-    groups: Annotated[int, typer.Option("--groups", min=1, help="GQA KV heads.")] = 8,
+    groups: Annotated[int | None, typer.Option(
+        "--groups", min=1, help="GQA KV heads (default 8, where 8 divides the query heads; a "
+                                "value given must).")] = None,
     kv_lora_rank: Annotated[int | None, typer.Option(
         "--kv-lora-rank", min=1,
         help="MLA latent width d_c (default: the model's, else 4 x head_dim).")] = None,
@@ -411,7 +413,7 @@ def compare_cmd(
             from kvplan.cli.plots import plot_compare
 
             plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
-                         groups=groups, block_size=block_size, force=force)
+                         groups=8 if groups is None else groups, block_size=block_size, force=force)
         emit(compare_view(spec, comparison, context=context, batch=batch,
                           kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
                           share_layers=share_layers), fmt)

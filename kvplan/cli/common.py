@@ -151,6 +151,10 @@ MaxNumBatchedTokensOpt = Annotated[int | None, typer.Option(
          "2048).")]
 
 
+# The exit-code policy (examples/errors.md): 0 an answer, 1 a runtime failure (or a bug: "internal
+# error"), 2 bad input or a model, GPU or engine kvplan cannot model, 3 a plan that does not fit.
+EXIT_DOES_NOT_FIT = 3
+
 # Flag values beyond these are typos or attacks: 2^40 tokens or requests, a trillion GiB.
 MAX_FLAG_INT = MAX_SIZE
 MAX_FLAG_FLOAT = 1e12

@@ -7,6 +7,7 @@ import typer
 
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.cli.common import (
+    EXIT_DOES_NOT_FIT,
     DTypeOpt,
     FormatOpt,
     GpuMemGibOpt,
@@ -39,7 +40,6 @@ from kvplan.cli.workload_opts import (
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import OutputFormat, emit
 
-EXIT_DOES_NOT_FIT = 3
 DEFAULT_GPU = "H100-80GB"
 
 

@@ -10,7 +10,15 @@ from typing import Annotated
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.cli.common import ModelArg, atomic_write, check_output, handle_errors, load_spec
+from kvplan.analysis.plan_types import DOES_NOT_FIT
+from kvplan.cli.common import (
+    EXIT_DOES_NOT_FIT,
+    ModelArg,
+    atomic_write,
+    check_output,
+    handle_errors,
+    load_spec,
+)
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import warn
@@ -57,7 +65,8 @@ def report_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output.")] = False,
 ) -> None:
     """One file to share: the verdict and launch lines, the memory per GPU, capacity against
-    context, the KV-cache groups and where each number comes from."""
+    context, the KV-cache groups and where each number comes from. Exit 0, or 3 when the plan
+    (-n) does not fit, as `kvplan plan`; the file is written either way."""
     from kvplan.analysis.report import build_report
     from kvplan.hardware.gpus import get_gpu
     from kvplan.present.report_view import to_report_html, to_report_markdown
@@ -84,6 +93,7 @@ def report_cmd(
         text = to_report_html(data) if html else to_report_markdown(data)
         atomic_write("-o", output, lambda tmp: tmp.write_text(text, encoding="utf-8"),
                      force=force, inputs=[Path(spec.path)])
-        answer = "" if data.plan is None else (" (FITS)" if data.plan.fits else
-                                               " (DOES NOT FIT)")
-        warn(f"kvplan: wrote {shown_path(output)}{answer}")
+        verdict = None if data.plan is None else data.plan.verdict
+        warn(f"kvplan: wrote {shown_path(output)}{'' if verdict is None else f' ({verdict})'}")
+    if verdict == DOES_NOT_FIT:  # as `kvplan plan` exits (issue 32): the file is written
+        raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -57,11 +57,26 @@ class CostInputs:
     ssm_dtype: str = "auto"
 
 
+_SUMMED_DRAFT_TOKENS = 1024  # draft tokens up to which tokens_per_step adds the terms
+
+
 def tokens_per_step(draft_tokens: int, acceptance: float) -> float:
-    """Expected tokens emitted per request per step: 1 + a + a^2 + ... + a^k."""
+    """Expected tokens emitted per request per step: 1 + a + a^2 + ... + a^k.
+
+    The geometric sum in closed form, (1 - a^(k+1)) / (1 - a) (k + 1 at a = 1), beyond
+    _SUMMED_DRAFT_TOKENS: a loop over a user-sized k never returned for k = 2^40 (issue 32).
+    Up to it the terms are added as before, so every figure printed so far stays the same to
+    the last bit (the two forms differ in the last bits only)."""
     if not 0 <= acceptance <= 1:
         raise InputError(f"acceptance must be in [0, 1], got {acceptance}")
-    return sum(acceptance ** i for i in range(draft_tokens + 1))
+    if draft_tokens < 0:
+        raise InputError(f"draft tokens must be >= 0, got {draft_tokens}")
+    if draft_tokens <= _SUMMED_DRAFT_TOKENS:
+        return sum(acceptance ** i for i in range(draft_tokens + 1))
+    if acceptance == 1:
+        return float(draft_tokens + 1)
+    return (1.0 - acceptance ** (draft_tokens + 1)) / (1.0 - acceptance)
+
 
 
 def naive_roofline_seconds(spec: ModelSpec, gpu: GPU, *, context: int, batch: int,
