@@ -58,6 +58,9 @@ def verify_cmd(
         "--rendezvous-timeout", min=0.1, max=3600.0,
         help="Under torchrun (RANK and WORLD_SIZE set): seconds to wait for every rank to "
              "join before giving up.")] = RENDEZVOUS_TIMEOUT_S,
+    oversubscribe: Annotated[bool, typer.Option(
+        "--oversubscribe", help="CPU: let --tp x --pp ranks exceed the usable CPUs (they share "
+                                "cores; by default at most one rank per CPU).")] = False,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Allocate the real paged KV cache on a device (T x P ranks with --tp/--pp), measure it
@@ -75,7 +78,7 @@ def verify_cmd(
                 budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
                 speculative_method=speculative_method,
                 num_speculative_tokens=num_speculative_tokens,
-                rendezvous_timeout_s=rendezvous_timeout,
+                rendezvous_timeout_s=rendezvous_timeout, oversubscribe=oversubscribe,
                 on_started=lambda pids: warn("kvplan: verify: started ranks "
                                              + " ".join(str(p) for p in pids)),
             )

@@ -30,8 +30,10 @@ from datetime import timedelta
 from typing import Any
 
 from kvplan._util.errors import DeviceError, InputError, KvplanError
+from kvplan._util.units import GiB, MiB
 from kvplan.analysis.device.probe import make_device, resolve_budget, resolve_device
 from kvplan.analysis.device.verify import VerifyResult, merge_ranks, plan_rank, verify
+from kvplan.kv.cache import check_tp
 from kvplan.model.spec import ModelSpec
 
 PROCESS_GROUP_TIMEOUT_S = 300
@@ -45,6 +47,37 @@ RENDEZVOUS_TIMEOUT_S = 60.0
 # Python SIGTERM handler and is killed after this; the OS frees its memory either way.
 TERMINATE_GRACE_S = 2.0
 _PR_SET_PDEATHSIG = 1
+# One spawned CPU rank's own memory beyond its share of the KV budget: a Python process with
+# torch and a gloo process group. Measured: 237 MiB peak RSS per rank (`verify --tp 2 --device
+# cpu` of tests/test_verify_ranks.py's 7-layer spec, --budget-gib 0.004, torch 2.13.0+cpu,
+# ps sampled every 0.2 s); 16 gpt2 ranks took 8.6 GiB in all (issue 32). Rounded up.
+RANK_PROCESS_BYTES = 256 * MiB
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, as taskset and cgroups cpusets set it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_cpu_ranks(world: int, *, cpus: int, free_bytes: int, budget_bytes: int,
+                    oversubscribe: bool = False, flags: str = "--tp x --pp") -> None:
+    """Bounds on spawned CPU ranks, before any starts: at most one rank per usable CPU (each is
+    a process with its own torch; --oversubscribe lets them share), and every rank's process
+    and budget within the available memory."""
+    if world > cpus and not oversubscribe:
+        raise InputError(f"{flags}: {world} CPU ranks on {cpus} usable CPUs; at most {cpus} "
+                         "(each rank is a process with its own torch): pass --oversubscribe to "
+                         "let them share CPUs, or start them with torchrun across machines")
+    need = world * (RANK_PROCESS_BYTES + budget_bytes)
+    if need > free_bytes:
+        most = max(1, free_bytes // (RANK_PROCESS_BYTES + budget_bytes))
+        raise InputError(f"{flags}: {world} CPU ranks need about {need / GiB:.1f} GiB "
+                         f"({RANK_PROCESS_BYTES // MiB} MiB per rank's process + its budget); "
+                         f"{free_bytes / GiB:.1f} GiB is available: at most {most} ranks here "
+                         "(or start them with torchrun across machines)")
 
 
 def torchrun_env() -> dict[str, int] | None:
@@ -61,7 +94,8 @@ def torchrun_env() -> dict[str, int] | None:
     return {"rank": rank, "world": world, "local_rank": local, "local_world": local_world}
 
 
-def _check_plan(spec: ModelSpec, kwargs: dict[str, Any], world: int, local_ranks: int) -> None:
+def _check_plan(spec: ModelSpec, kwargs: dict[str, Any], world: int, local_ranks: int, *,
+                oversubscribe: bool = False) -> None:
     """Input errors before any process starts: every rank's plan and the shared CPU budget."""
     import torch  # noqa: F401  (resolve_device needs it)
 
@@ -72,6 +106,9 @@ def _check_plan(spec: ModelSpec, kwargs: dict[str, Any], world: int, local_ranks
         budget, _ = resolve_budget(mem, budget_bytes=budget,
                                    mem_fraction=kwargs.get("mem_fraction", 0.9),
                                    local_ranks=local_ranks)
+        check_cpu_ranks(local_ranks, cpus=usable_cpus(), free_bytes=mem.free_bytes,
+                        budget_bytes=budget, oversubscribe=oversubscribe,
+                        flags=f"--tp {kwargs['tp']} --pp {kwargs['pp']}")
     if budget is None:
         return  # CUDA without --budget-gib: each rank reads its own GPU
     for rank in range(world):
@@ -351,11 +388,14 @@ def _spawn(spec: ModelSpec, kwargs: dict[str, Any], world: int,
 
 def verify_ranks(spec: ModelSpec, *, tp: int = 1, pp: int = 1, on_started: Any = None,
                  rendezvous_timeout_s: float = RENDEZVOUS_TIMEOUT_S,
-                 **kwargs: Any) -> VerifyResult | None:
+                 oversubscribe: bool = False, **kwargs: Any) -> VerifyResult | None:
     """Verify every rank of a `tp` x `pp` layout: in this process (one rank), in spawned local
     ranks, or as this torchrun process's rank (joined within `rendezvous_timeout_s`). Returns
     the merged result (None on torchrun ranks other than 0, which report nothing)."""
     world = tp * pp
+    # The heads' rule `estimate` applies (vLLM and SGLang refuse the layout), before any rank
+    # starts: `verify gpt2 --tp 16` started 16 ranks for 12 heads (issue 32).
+    check_tp(spec, tp)
     kwargs = {"device": "auto", **kwargs, "tp": tp, "pp": pp}
     env = torchrun_env()
     if env is not None:
@@ -374,7 +414,7 @@ def verify_ranks(spec: ModelSpec, *, tp: int = 1, pp: int = 1, on_started: Any =
     if world == 1:
         result = verify(spec, **kwargs)
         return replace(result, ranks=(result.rank_record(),))
-    _check_plan(spec, kwargs, world, local_ranks=world)
+    _check_plan(spec, kwargs, world, local_ranks=world, oversubscribe=oversubscribe)
     pairs = _spawn(spec, kwargs, world, on_started=on_started)
     merged = merge_ranks([r for r, _ in pairs])
     agreed = pairs[0][1]

@@ -10,7 +10,7 @@ model).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,15 @@ def _meets(m: SimMetrics, key: str, slo_ttft_ms: float | None, slo_tpot_ms: floa
             and (slo_tpot_ms is None or (tpot is not None and tpot <= slo_tpot_ms)))
 
 
+def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int) -> Iterator[tuple[int, int]]:
+    """(tp, dp) by GPU count, fewest first, then the smaller TP; at most `max_gpus` GPUs and
+    `max_dp` replicas. Generated, never listed whole."""
+    for n in range(1, min(max_gpus, max(tps, default=1) * max_dp) + 1):
+        for tp in sorted(tps):
+            if n % tp == 0 and n // tp <= max_dp:
+                yield tp, n // tp
+
+
 def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], *, gpu: str,
                 context: int, slo_ttft_ms: float | None, slo_tpot_ms: float | None,
                 percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
@@ -60,10 +69,12 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
         raise InputError(f"--slo-percentile: one of {', '.join(map(str, PERCENTILES))}, got "
                          f"{percentile}")
     key = f"p{percentile}"
-    layouts = sorted(((tp, dp) for tp in tps for dp in range(1, max_gpus // tp + 1)),
-                     key=lambda layout: (layout[0] * layout[1], layout[0]))
+    # More replicas than requests serve the same stream as one replica per request: replicas
+    # stop there, whatever --gpus-per-node x --nodes allows (2^40 of them built a list of
+    # 2^40 layouts before anything ran, issue 32).
+    max_dp = sum(1 for _ in requests())
     trials = []
-    for tp, dp in layouts:
+    for tp, dp in _layouts(tps, max_gpus, max_dp):
         try:
             sim, _ = setup(spec, estimate_inputs(spec, context=context, gpu=gpu, tp=tp,
                                                  **estimate_options), dp=dp)
