@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.dtypes import DTYPES
 from kvplan._util.errors import InputError
+from kvplan._util.units import GiB
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import check_gqa_groups, scheme_variants
 from kvplan.analysis.inputs import build_inputs
@@ -40,13 +41,30 @@ from kvplan.kv.cache import check_tp, rank_caches
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.flops import MLAForm, with_attention
+from kvplan.sources.machine import available_memory_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 SCHEMES = ("native", "mha", "gqa", "mqa", "mla")
 MAX_RANGE_VALUES = 100_000  # values one range may expand to
-MAX_POINTS = 20_000_000  # grid points one sweep may evaluate
+# Bounds set before any work (issue 32; examples/errors.md). A sweep written as CSV or JSON is
+# streamed, CHUNK_ROWS rows at a time, whatever its size: it is bounded by time, MAX_POINTS by
+# default (about 14 minutes of CSV at the 24,000 rows/s measured below). A table, Markdown,
+# parquet or a plot holds every row at once: the bound is the memory available to the process
+# (kvplan.sources.machine) x HELD_MEMORY_SHARE / the output's bytes per point. --max-points goes
+# past both.
+MAX_POINTS = 20_000_000
+CHUNK_ROWS = 65_536
+HELD_MEMORY_SHARE = 0.5
+# Peak memory per point of a sweep held whole: /usr/bin/time's maximum RSS of `kvplan sweep
+# llama-3.1-8b --gpu H100 -c 1..50000:+1 -b 1..B:+1 -f FORMAT` at B = 10 and 40 (500,000 and
+# 2,000,000 points), the difference in RSS over the difference in points, rounded up: table
+# 486,220 -> 1,648,368 KiB (793 B a point), Markdown 1,562,640 -> 6,084,940 KiB (3,087 B).
+# Parquet and plots were not measured: they get the largest measured figure. (Streamed CSV at
+# the same sizes: 190,708 and 203,964 KiB in all, flat; 2,000,000 rows in 83 s.)
+HELD_POINT_BYTES = {"table": 800, "markdown": 3_200}
+HELD_POINT_BYTES_OTHER = max(HELD_POINT_BYTES.values())
 _INT64_MAX = (1 << 63) - 1
 
 # Columns of the DataFrame, in order. Sizes are per GPU (rank) at the point's TP degree.
@@ -235,22 +253,84 @@ def scheme_spec(spec: ModelSpec, scheme: str, *, groups: int = 8) -> tuple[str, 
     raise AssertionError(f"scheme {scheme!r}: no variant")  # pragma: no cover
 
 
-def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid) -> pd.DataFrame:
+def check_points(points: int, *, held: str | None, max_points: int | None = None,
+                 available_bytes: int | None = None) -> None:
+    """Refuse, before any work, a grid past its bound (see MAX_POINTS): one line with the bound
+    and how to go past it. `held`: the output that holds every row at once ("table",
+    "markdown", "parquet", "plot", "dataframe"); None for a streamed CSV/JSON."""
+    if max_points is not None:
+        if points > max_points:
+            raise InputError(f"the grid has {points:,} points, more than --max-points "
+                             f"{max_points:,}")
+        return
+    if held is not None and available_bytes is not None:
+        each = HELD_POINT_BYTES.get(held, HELD_POINT_BYTES_OTHER)
+        bound = int(available_bytes * HELD_MEMORY_SHARE) // each
+        if points > bound:
+            raise InputError(
+                f"the grid has {points:,} points; {held} output holds them all in memory "
+                f"(about {each:,} B each) and half the {available_bytes / GiB:.1f} GiB "
+                f"available holds {bound:,}: write CSV or JSON, which is streamed (-f csv, "
+                "-o FILE.csv), or pass --max-points N to try anyway")
+    if points > MAX_POINTS:
+        raise InputError(f"the grid has {points:,} points; at most {MAX_POINTS:,} by default "
+                         "(about 14 minutes of CSV here): pass --max-points N to go past")
+
+
+def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid, *,
+                    max_points: int | None = None, held: str = "dataframe") -> pd.DataFrame:
     """Several models over the same grid: their rows one after the other (column `model`)."""
     import pandas as pd
 
-    frames = [evaluate(spec, grid) for spec in specs]
+    check_points(grid.num_points * len(specs), held=held, max_points=max_points,
+                 available_bytes=available_memory_bytes())
+    frames = [evaluate(spec, grid, max_points=max_points, held=held) for spec in specs]
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
+def evaluate(spec: ModelSpec, grid: SweepGrid, *, max_points: int | None = None,
+             held: str = "dataframe") -> pd.DataFrame:
     """One row per grid point, in the order scheme, kv_dtype, gpu, tp, mem_fraction, context,
-    batch (outermost first); columns `COLUMNS`."""
+    batch (outermost first); columns `COLUMNS`. A grid past the memory available is refused
+    before any work (`check_points`)."""
     import numpy as np
+
+    check_points(grid.num_points, held=held, max_points=max_points,
+                 available_bytes=available_memory_bytes())
+    parts = list(_row_blocks(spec, grid, chunk_rows=None))
+    return _frame({name: np.concatenate([p[name] for p in parts]) for name in COLUMNS}, grid)
+
+
+def iter_frames(specs: Sequence[ModelSpec], grid: SweepGrid, *,
+                chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+    """The rows of `evaluate_models`, in the same order, as DataFrames of at most `chunk_rows`
+    rows each: what a streamed writer holds at once, whatever the grid's size."""
+    for spec in specs:
+        for block in _row_blocks(spec, grid, chunk_rows=chunk_rows):
+            yield _frame(block, grid)
+
+
+def _frame(data: dict[str, Any], grid: SweepGrid) -> pd.DataFrame:
     import pandas as pd
 
-    if grid.num_points > MAX_POINTS:
-        raise InputError(f"the grid has {grid.num_points:,} points; at most {MAX_POINTS:,}")
+    df = pd.DataFrame(data, columns=list(COLUMNS))
+    for name in ("model", "scheme", "kv_dtype", "gpu", "engine"):
+        df[name] = df[name].astype(object)
+    if not grid.gpus:
+        for name in CAPACITY_COLUMNS:
+            dtype_name = {"max_concurrency": "Float64", "fits_batch": "boolean"}.get(name, "Int64")
+            df[name] = pd.array([pd.NA] * len(df), dtype=dtype_name)
+        df["mem_fraction"] = pd.array([pd.NA] * len(df), dtype="Float64")
+        df["gpu"] = None
+    return df
+
+
+def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
+                ) -> Iterator[dict[str, Any]]:
+    """Columns (numpy arrays) of consecutive rows: one block per configuration (scheme, KV
+    dtype, TP, GPU), cut into pieces of at most `chunk_rows` rows when given."""
+    import numpy as np
+
     if not (grid.contexts and grid.batches and grid.kv_dtypes and grid.schemes and grid.tps):
         raise InputError("every sweep axis needs at least one value")
     if grid.mem_fractions and not grid.gpus:
@@ -260,12 +340,11 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
         raise InputError(f"--block-size: must be >= 1, got {bs}")
     contexts = np.asarray(grid.contexts, dtype=np.int64)
     batches = np.asarray(grid.batches, dtype=np.int64)
-    n_c, n_b = len(contexts), len(batches)
+    n_c = len(contexts)
     max_batch = max(grid.batches)
     gpus: list[GPU | None] = [get_gpu(g) for g in grid.gpus] or [None]
     fractions: list[float | None] = list(grid.mem_fractions) or [None]
 
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     for scheme in grid.schemes:
         label, sized = scheme_spec(spec, scheme, groups=grid.groups)
         rules = grid.engine.rules
@@ -292,24 +371,16 @@ def evaluate(spec: ModelSpec, grid: SweepGrid) -> pd.DataFrame:
                     # Every memory fraction at once: one plan per GPU, budgets as arrays.
                     cap = _capacity(sized, contexts, grid, dtype=dtype, tp=tp, gpu=gpu,
                                     fractions=fractions)
-                    _append_block(columns, n_c=n_c, n_b=n_b, contexts=contexts,
-                                  batches=batches, per_seq=per_seq, cap=cap, values={
-                                      "model": spec.id, "scheme": label, "kv_dtype": dtype,
-                                      "gpu": None if gpu is None else gpu.name, "tp": tp,
-                                      "engine": grid.engine.value,
-                                      "block_size": eff_bs,
-                                      "bytes_per_token": caches.bytes_per_token})
-    data = {name: np.concatenate(parts) for name, parts in columns.items()}
-    df = pd.DataFrame(data, columns=list(COLUMNS))
-    for name in ("model", "scheme", "kv_dtype", "gpu", "engine"):
-        df[name] = df[name].astype(object)
-    if not grid.gpus:
-        for name in CAPACITY_COLUMNS:
-            dtype_name = {"max_concurrency": "Float64", "fits_batch": "boolean"}.get(name, "Int64")
-            df[name] = pd.array([pd.NA] * len(df), dtype=dtype_name)
-        df["mem_fraction"] = pd.array([pd.NA] * len(df), dtype="Float64")
-        df["gpu"] = None
-    return df
+                    values = {"model": spec.id, "scheme": label, "kv_dtype": dtype,
+                              "gpu": None if gpu is None else gpu.name, "tp": tp,
+                              "engine": grid.engine.value, "block_size": eff_bs,
+                              "bytes_per_token": caches.bytes_per_token}
+                    n_f = 1 if cap.mem_fractions is None else len(cap.mem_fractions)
+                    total = n_f * n_c * len(batches)
+                    step = total if chunk_rows is None else chunk_rows
+                    for lo in range(0, total, step):
+                        yield _rows(lo, min(total, lo + step), contexts=contexts,
+                                    batches=batches, per_seq=per_seq, cap=cap, values=values)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -368,45 +439,46 @@ def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, t
                      blocks_per_request=need, request_cap=cap)
 
 
-def _append_block(columns: dict[str, list[Any]], *, n_c: int, n_b: int, contexts: Any,
-                  batches: Any, per_seq: Any, cap: _Capacity, values: dict[str, Any]) -> None:
-    """Rows for one configuration: memory fractions outer, then contexts, batches inner."""
+def _rows(lo: int, hi: int, *, contexts: Any, batches: Any, per_seq: Any, cap: _Capacity,
+          values: dict[str, Any]) -> dict[str, Any]:
+    """Rows lo..hi-1 of one configuration's block, in the order memory fractions outer, then
+    contexts, batches inner: row i is fraction i // (n_c n_b), context (i // n_b) % n_c,
+    batch i % n_b."""
     import numpy as np
 
-    n_f = 1 if cap.mem_fractions is None else len(cap.mem_fractions)
-    per_f = n_c * n_b
-    n = n_f * per_f
+    n_c, n_b = len(contexts), len(batches)
+    i = np.arange(lo, hi, dtype=np.int64)
+    n = hi - lo
+    f, c, b = i // (n_c * n_b), (i // n_b) % n_c, i % n_b
+    out: dict[str, Any] = {}
     for name, value in values.items():
-        columns[name].append(np.full(n, value, dtype=object if isinstance(value, str)
-                                     or value is None else np.int64))
-    columns["context"].append(np.tile(np.repeat(contexts, n_b), n_f))
-    batch = np.tile(batches, n_f * n_c)
-    columns["batch"].append(batch)
-    seq = np.tile(np.repeat(per_seq, n_b), n_f)
-    columns["bytes_per_sequence"].append(seq)
-    columns["bytes_per_batch"].append(seq * batch)
+        out[name] = np.full(n, value, dtype=object if isinstance(value, str)
+                            or value is None else np.int64)
+    batch = batches[b]
+    seq = per_seq[c]
+    out["context"], out["batch"] = contexts[c], batch
+    out["bytes_per_sequence"], out["bytes_per_batch"] = seq, seq * batch
     if cap.mem_fractions is None:
-        columns["mem_fraction"].append(np.full(n, np.nan))
+        out["mem_fraction"] = np.full(n, np.nan)
         for name in CAPACITY_COLUMNS:
-            columns[name].append(np.zeros(n, dtype=np.int64))
-        return
-    columns["mem_fraction"].append(np.repeat(cap.mem_fractions, per_f))
+            out[name] = np.zeros(n, dtype=np.int64)
+        return out
+    out["mem_fraction"] = cap.mem_fractions[f]
     for name in ("weights_bytes", "reserve_bytes"):
-        columns[name].append(np.full(n, getattr(cap, name), dtype=np.int64))
+        out[name] = np.full(n, getattr(cap, name), dtype=np.int64)
     for name in ("kv_budget_bytes", "num_blocks", "token_capacity"):
-        columns[name].append(np.repeat(getattr(cap, name), per_f))
-    need = cap.blocks_per_request
+        out[name] = getattr(cap, name)[f]
+    need = cap.blocks_per_request[c]
     # plan_capacity: usable = num_blocks (no shared prefix); max(0.0, usable / own) and
     # max(0, usable // own). int64 / int64 in numpy is float64 division of exactly represented
     # operands (< 2^53), the same correctly rounded quotient as Python's int / int.
-    usable = cap.num_blocks[:, None]
-    concurrency = np.maximum(0.0, usable / need[None, :]).ravel()
-    requests = np.maximum(0, usable // need[None, :])
+    usable = cap.num_blocks[f]
+    requests = np.maximum(0, usable // need)
     if cap.request_cap is not None:
-        requests = np.minimum(requests, cap.request_cap)
-    requests = requests.ravel()
-    columns["blocks_per_request"].append(np.tile(np.repeat(need, n_b), n_f))
-    columns["max_concurrency"].append(np.repeat(concurrency, n_b))
-    max_requests = np.repeat(requests, n_b)
-    columns["max_requests"].append(max_requests)
-    columns["fits_batch"].append(max_requests >= batch)
+        n_f = len(cap.mem_fractions)
+        requests = np.minimum(requests, np.broadcast_to(cap.request_cap, (n_f, n_c))[f, c])
+    out["blocks_per_request"] = need
+    out["max_concurrency"] = np.maximum(0.0, usable / need)
+    out["max_requests"] = requests
+    out["fits_batch"] = requests >= batch
+    return out

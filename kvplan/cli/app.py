@@ -533,7 +533,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("kvplan: error: interrupted\n")
         sys.exit(130)
-    except (MemoryError, RecursionError, Exception) as exc:  # a bug: still one line
+    except MemoryError:  # past a bound the user lifted (--max-points): a runtime failure
+        if debug:
+            raise
+        sys.stderr.write("kvplan: error: out of memory (a smaller input, or an output that is "
+                         "streamed: see examples/errors.md)\n")
+        sys.exit(1)
+    except (RecursionError, Exception) as exc:  # a bug: still one line
         if debug:
             raise
         sys.stderr.write(f"kvplan: error: internal error: {exc.__class__.__name__}: "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,6 +29,7 @@ from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
+from kvplan.sources.machine import available_memory_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -91,6 +92,32 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
                  inputs=inputs)
 
 
+def _stream(specs: Any, grid: Any, fmt: str, output: Path | None, *, force: bool,
+            inputs: tuple[Path, ...], chunks: Any, frames: Any) -> None:
+    """Rows as CSV or JSON text, a chunk at a time, to stdout or atomically to -o."""
+    rows = 0
+
+    def counted() -> Any:
+        nonlocal rows
+        for df in frames(specs, grid):
+            rows += len(df)
+            yield df
+
+    if output is None:
+        for text in chunks(counted()):
+            sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            for text in chunks(counted()):
+                fh.write(text)
+
+    atomic_write("-o", output, write, force=force, inputs=inputs)
+    warn(f"kvplan: wrote {rows:,} rows to {shown_path(output)}")
+
+
 def sweep_cmd(
     model: ModelArg,
     context: Annotated[str, typer.Option(
@@ -130,12 +157,19 @@ def sweep_cmd(
                        f"without --gpu) vs context. Needs matplotlib: {PLOT_HINT_HELP}.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Overwrite an existing -o/--plot file (never the input).")] = False,
+    max_points: Annotated[int | None, typer.Option(
+        "--max-points", min=1,
+        help="Evaluate up to this many grid points (default: 20,000,000 for CSV/JSON, which "
+             "are streamed; for a table, Markdown, parquet or plot, what half the available "
+             "memory holds).")] = None,
 ) -> None:
     """The estimate/capacity numbers over a grid: every combination of the comma lists given,
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
     from kvplan.analysis.sweep import (
         SweepGrid,
+        check_points,
         evaluate_models,
+        iter_frames,
         parse_dtype_list,
         parse_fraction_list,
         parse_gpu_list,
@@ -143,6 +177,8 @@ def sweep_cmd(
         parse_scheme_list,
     )
     from kvplan.present.sweep_view import (
+        csv_chunks,
+        json_chunks,
         sparkline_view,
         sweep_view,
         to_csv_text,
@@ -185,7 +221,19 @@ def sweep_cmd(
                 except InputError as exc:
                     warn(f"kvplan: warning: {exc}; sized anyway")
                     break
-        df = evaluate_models(specs, grid)
+        # CSV and JSON are streamed, a chunk of rows at a time; the other outputs hold every row.
+        stream_fmt = out_fmt if output is not None else fmt.value
+        streamed = plot is None and stream_fmt in ("csv", "json")
+        held = None if streamed else "plot" if plot is not None else stream_fmt
+        check_points(grid.num_points * len(specs), held=held, max_points=max_points,
+                     available_bytes=None if streamed else available_memory_bytes())
+        if streamed:
+            _stream(specs, grid, stream_fmt, None if output is None else Path(output),
+                    force=force, inputs=inputs,
+                    chunks=(csv_chunks if stream_fmt == "csv" else json_chunks),
+                    frames=iter_frames)
+            return
+        df = evaluate_models(specs, grid, max_points=max_points, held=held or "dataframe")
         if output is not None and out_fmt is not None:
             write_table(df, Path(output), out_fmt, force=force, inputs=inputs)
             warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")

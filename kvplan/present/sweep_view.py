@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,28 @@ def to_json_text(df: pd.DataFrame) -> str:
 def to_csv_text(df: pd.DataFrame) -> str:
     """CSV with a header; empty cells for missing values; floats as repr (round-trip)."""
     return df.to_csv(index=False, lineterminator="\n")
+
+
+def csv_chunks(frames: Iterable[pd.DataFrame]) -> Iterator[str]:
+    """`to_csv_text` of the frames' rows put together, a frame at a time (the header once): the
+    same text, never held whole."""
+    first = True
+    for df in frames:
+        yield df.to_csv(index=False, lineterminator="\n", header=first)
+        first = False
+
+
+def json_chunks(frames: Iterable[pd.DataFrame]) -> Iterator[str]:
+    """`to_json_text` of the frames' rows put together, a frame at a time: the same text
+    (json.dumps(..., indent=1) of the list), never held whole."""
+    first = True
+    for df in frames:
+        for row in versioned(records(df)):
+            # One row as json.dumps lays it out inside a list at indent 1: " {\n  ...\n }".
+            text = json.dumps([row], indent=1)[2:-2]
+            yield ("[\n" if first else ",\n") + text
+            first = False
+    yield "[]\n" if first else "\n]\n"
 
 
 def _int(n: Any) -> str:
