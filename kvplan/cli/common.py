@@ -480,17 +480,22 @@ def check_output(option: str, path: Path, *, force: bool, inputs: Iterable[Path]
         raise InputError(f"{option}: {shown!r} exists (pass --force to overwrite)")
 
 
+_FATAL_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU")
+
+
 @contextmanager
 def _cleanup_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
-    """SIGTERM and SIGHUP during a write remove the temporary file before kvplan exits (SIGINT
-    does through KeyboardInterrupt; SIGKILL cannot be caught: the target is still untouched,
-    and only a hidden .NAME.*.tmp file can be left)."""
+    """A signal whose default action ends the process (SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2,
+    SIGALRM, SIGXCPU) removes the temporary file before kvplan exits with 128 + its number
+    (SIGQUIT left it, issue 32); SIGINT does through KeyboardInterrupt. SIGKILL cannot be
+    caught: the target is still untouched, and only a hidden .NAME.*.tmp file can be left."""
     def handler(signum: int, _frame: object) -> None:
         cleanup()
         raise SystemExit(128 + signum)
 
     previous: dict[int, Any] = {}
-    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+    for name in _FATAL_SIGNALS:
+        sig = getattr(signal, name, None)
         if sig is None:
             continue
         try:
