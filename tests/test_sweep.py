@@ -348,11 +348,26 @@ def test_output_file_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             f.write(text[: len(text) // 2])
         raise OSError(28, "No space left on device")
 
+    # Markdown is written whole (write_text); CSV is streamed a chunk at a time (issue 32):
+    # the disk fills after the first chunk.
+    md = tmp_path / "out.md"
+    md.write_text("old\n")
     monkeypatch.setattr(Path, "write_text", half_then_fail)
+    line = one_error_line(sweep(*GRID, "-o", str(md), "--force"))
+    assert "cannot write" in line and "No space left on device" in line
+    assert md.read_text() == "old\n"
+    monkeypatch.undo()
+    import kvplan.present.sweep_view as sweep_view
+
+    def first_chunk_then_full(frames):  # noqa: ANN001, ANN202
+        yield "context,batch\n"
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sweep_view, "csv_chunks", first_chunk_then_full)
     line = one_error_line(sweep(*GRID, "-o", str(path), "--force"))
     assert "cannot write" in line and "No space left on device" in line
     assert path.read_text() == "old\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "out.md"]
 
     def boom(tmp: Path) -> None:
         tmp.write_bytes(b"partial")
@@ -360,7 +375,7 @@ def test_output_file_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
     with pytest.raises(RuntimeError):
         atomic_write("-o", path, boom)
-    assert path.read_text() == "old\n" and len(list(tmp_path.iterdir())) == 1
+    assert path.read_text() == "old\n" and len(list(tmp_path.iterdir())) == 2
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
