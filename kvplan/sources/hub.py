@@ -96,7 +96,7 @@ def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: st
     from huggingface_hub import errors as e
 
     where = _endpoint() or "huggingface.co"
-    exc = gave_up(exc) or exc
+    exc = gave_up(exc) or _cause(exc) or exc
     if isinstance(exc, HubGaveUp) and not exc.connected and headers:
         return SpecError(model_id, None, f"config.json is in the local cache, its weight files' "
                                          f"headers are not, and the Hub ({where}) is out of "
@@ -113,6 +113,12 @@ def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: st
                   if exc.status is not None and exc.status >= 500 else "")
         return HubUnreachable(f"{model_id}: the Hugging Face Hub ({where}) {exc.reason}"
                               f"{status}")
+    if isinstance(exc, e.FileMetadataError):
+        # The Hub answered, but not as a Hub does (no ETag, no commit): said as such, never as
+        # a Hub out of reach (issue 32).
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        return HubUnreachable(f"{model_id}: the Hugging Face Hub ({where}) gave an answer "
+                              f"huggingface_hub cannot use ({first})")
     if online and isinstance(exc, e.LocalEntryNotFoundError):
         # hf_hub_download's answer when the Hub cannot be reached and the cache lacks the file.
         return HubUnreachable(f"{model_id}: cannot reach the Hugging Face Hub "
@@ -151,6 +157,24 @@ def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: st
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     return HubUnreachable(f"{model_id}: huggingface_hub failed: {type(exc).__name__}"
                           + (f": {first}" if first else ""))
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    """What hf_hub_download's LocalEntryNotFoundError wraps when the Hub did answer: a HubGaveUp
+    (the transport's bounds) or a FileMetadataError (an answer without ETag or commit)."""
+    from huggingface_hub import errors as e
+
+    seen: set[int] = set()
+    inner = exc.__cause__ or exc.__context__
+    while inner is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        found = gave_up(inner)
+        if found is not None:
+            return found
+        if isinstance(inner, e.FileMetadataError):
+            return inner
+        inner = inner.__cause__ or inner.__context__
+    return None
 
 
 def _cache_dir_shown() -> str:

@@ -30,6 +30,10 @@ CONNECT_TIMEOUT_S = 3.0
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _FIRST_RETRY_WAIT_S = 1.0
 _MAX_TRIES = 2
+# The most bytes one Hub answer may carry: kvplan reads config.json, index files and safetensors
+# headers, never weights (a real model.safetensors.index.json is < 1 MiB; a header is capped at
+# 100 MB by the safetensors format). An answer claiming more is cut off, not written to the cache.
+MAX_ANSWER_BYTES = 128 << 20
 
 
 class HubGaveUp(Exception):  # noqa: N818 - the name says what happened
@@ -87,6 +91,52 @@ class _State:
         return tries >= _MAX_TRIES or self.left() <= _FIRST_RETRY_WAIT_S
 
 
+_STREAM_TYPES: dict[type, type] = {}
+
+
+def _bounded_stream(stream: Any, state: _State) -> Any:
+    """`stream` read within the deadline and the size cap, as an instance of the HTTP library's
+    own SyncByteStream (httpx2's client asserts that type); unchanged when it is not one."""
+    base = next((c for c in type(stream).__mro__ if c.__name__ == "SyncByteStream"), None)
+    if base is None:
+        return stream
+    if base not in _STREAM_TYPES:
+        _STREAM_TYPES[base] = type("BoundedStream", (_BoundedStream, base), {})
+    return _STREAM_TYPES[base](stream, state)
+
+
+class _BoundedStream:
+    """A response body read within the deadline and at most MAX_ANSWER_BYTES long (mixed with
+    the library's SyncByteStream by `_bounded_stream`)."""
+
+    def __init__(self, inner: Any, state: _State) -> None:
+        self.inner, self.state, self.seen = inner, state, 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = iter(self.inner)
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except Exception as exc:
+                # A body broken off (the connection closed mid-answer): said once, not
+                # retried into the deadline and reported as a silence.
+                raise gave_up(exc, self.state.timeout_s) or exc from None
+            self.seen += len(chunk)
+            if self.state.left() <= 0:
+                raise HubGaveUp(f"gave no answer within {self.state.timeout_s:g} s "
+                                "(--hub-timeout)", connected=True)
+            if self.seen > MAX_ANSWER_BYTES:
+                raise HubGaveUp(f"sent an answer of more than {MAX_ANSWER_BYTES:,} bytes (kvplan "
+                                "reads config.json, index files and headers only)",
+                                connected=True)
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class _BoundedTransport:
     """Wraps the client's transport (duck-typed like httpx's BaseTransport)."""
 
@@ -115,6 +165,16 @@ class _BoundedTransport:
             response.close()
             raise HubGaveUp(f"answered HTTP {response.status_code}", connected=True,
                             status=response.status_code)
+        claimed = response.headers.get("Content-Length", "")
+        if str(request.method) == "GET" and claimed.isdigit() and int(claimed) > MAX_ANSWER_BYTES:
+            response.close()
+            raise HubGaveUp(f"sent an answer of {int(claimed):,} bytes (kvplan reads at most "
+                            f"{MAX_ANSWER_BYTES:,})", connected=True)
+        # The read timeout restarts with every byte: a Hub sending one byte a second kept a
+        # 2 s --hub-timeout waiting for minutes (issue 32). The body is read against the
+        # deadline and the size cap as well.
+        if hasattr(response, "stream"):
+            response.stream = _bounded_stream(response.stream, state)
         return response
 
     def close(self) -> None:
