@@ -96,7 +96,8 @@ def _problem(model_id: str, exc: BaseException, *, online: bool = True, hint: st
     from huggingface_hub import errors as e
 
     where = _endpoint() or "huggingface.co"
-    exc = gave_up(exc) or _cause(exc) or exc
+    exc = gave_up(exc) or (_cause(exc) if isinstance(exc, e.LocalEntryNotFoundError) else None
+                            ) or exc
     if isinstance(exc, HubGaveUp) and not exc.connected and headers:
         return SpecError(model_id, None, f"config.json is in the local cache, its weight files' "
                                          f"headers are not, and the Hub ({where}) is out of "
