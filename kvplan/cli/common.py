@@ -152,7 +152,8 @@ MaxNumBatchedTokensOpt = Annotated[int | None, typer.Option(
 
 
 # The exit-code policy (examples/errors.md): 0 an answer, 1 a runtime failure (or a bug: "internal
-# error"), 2 bad input or a model, GPU or engine kvplan cannot model, 3 a plan that does not fit.
+# error"), 2 bad input or a model, GPU or engine kvplan cannot model, 3 a plan that does not fit
+# (plan, report), 4 a server that disagrees (check), 130 interrupted, 128 + N ended by signal N.
 EXIT_DOES_NOT_FIT = 3
 
 # Flag values beyond these are typos or attacks: 2^40 tokens or requests, a trillion GiB.
