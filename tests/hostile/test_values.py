@@ -46,7 +46,10 @@ def test_a_large_sweep_streams_within_the_cap(tmp_path: Path) -> None:
      "999999937", "--nodes", "1000000"),
     # 2^40 MTP tokens looped over every token and never returned.
     ("compare", "deepseek-v3", "--gpu", "H100", "--mtp-tokens", "1099511627776"),
-], ids=["gpus-per-node", "gpus-per-node-prime", "mtp-tokens"])
+    # plan --rate listed every (tp, replicas) up to 10^12 GPUs before simulating one.
+    ("plan", "llama-3.1-8b", "--rate", "5", "--slo-ttft-ms", "1", "--num-requests", "3",
+     "--gpus-per-node", "1000000000", "--nodes", "1000"),
+], ids=["gpus-per-node", "gpus-per-node-prime", "mtp-tokens", "rate-gpus"])
 def test_huge_counts_answer_in_closed_form(args: tuple[str, ...]) -> None:
     run = kvplan(*args, "-f", "json")
     assert run.code in (0, 3) and "Traceback" not in run.stderr, run.stderr[-500:]
