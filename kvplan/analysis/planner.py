@@ -40,7 +40,7 @@ from kvplan.analysis.plan_types import (
     ServingPlan,
 )
 from kvplan.engines.base import check_kv_dtype, supported_kv_dtypes
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.launch import LaunchPlan, LaunchSettings
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
 
@@ -50,10 +50,7 @@ __all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command"
 
 def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPlan:
     """The engine's own commands for the plan, head node first (kvplan.analysis.launch)."""
-    lay = cand.layout
-    return launch_for(spec, req.engine, LaunchLayout(
-        tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, dp_attention=lay.dp_attention,
-        gpus_per_node=lay.gpus_per_node), LaunchSettings(
+    return launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         concurrency=req.concurrency, version=req.engine_version,
         speculative_method=req.extra.get("speculative_method"),

@@ -49,6 +49,15 @@ class LaunchLayout:
         """GPUs per attention data-parallel rank (dp_attention), else the TP size."""
         return self.tp // self.dp if self.dp_attention else self.tp
 
+    @property
+    def replicas(self) -> int:
+        """Schedulers that split the requests: DP replicas, or attention-DP ranks."""
+        return self.tp if self.dp_attention else self.dp
+
+    def to_dict(self) -> dict[str, int]:
+        return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "ep": self.ep, "gpus": self.gpus,
+                "nodes": self.nodes}
+
 
 @dataclass(frozen=True, kw_only=True)
 class LaunchSettings:
