@@ -133,6 +133,49 @@ def test_vllm_dp_attention_is_dp_engines_of_tp_one() -> None:
     assert ns.enable_expert_parallel and vllm_asks(ns).world == 8
 
 
+def test_vllm_max_num_seqs_is_per_data_parallel_engine() -> None:
+    # vLLM 0.32.0: each data-parallel engine core builds its own Scheduler with
+    # max_num_running_reqs = scheduler_config.max_num_seqs (vllm/v1/core/sched/scheduler.py),
+    # and vllm/config/scheduler.py documents max_num_seqs as applying "per data-parallel rank"
+    # (the API server's max_num_queued_reqs is the cross-rank one). 64 requests over 8 DP
+    # engines (attention DP or replicas) need --max-num-seqs 8 each, not 64; 65 need 9 (the
+    # share rounded up: 8 x 9 >= 65).
+    for name in ("dp-attention", "multi-node-dp", "moe-replicas-ep"):
+        lay = LAYOUTS[name]
+        for conc, want in ((64, -(-64 // lay.dp)), (65, -(-65 // lay.dp))):
+            plan = Engine.vllm.rules.launch_plan("m", lay, LaunchSettings(
+                **{**SETTINGS, "concurrency": conc}, kv_dtype="bf16"))
+            for cmd in plan.commands:
+                ns = parse("vllm", None, cmd.argv[2:])
+                assert ns.max_num_seqs == str(want), (name, conc)
+    assert Engine.vllm.rules.running_cap(LAYOUTS["dp-attention"], 64) == 8
+    assert Engine.vllm.rules.running_cap(LAYOUTS["tp-only"], 64) == 64
+    # SGLang's --max-running-requests is the server's total: each DP rank's model runner
+    # divides it by dp_size (sglang/srt/model_executor/model_runner.py).
+    assert Engine.sglang.rules.running_cap(LAYOUTS["dp-attention"], 64) == 64
+
+
+@given(st.integers(1, 5000), st.sampled_from(sorted(LAYOUTS)))
+@settings(max_examples=60, deadline=None)
+def test_vllm_engines_together_hold_the_target(conc: int, name: str) -> None:
+    lay = LAYOUTS[name]
+    cap = Engine.vllm.rules.running_cap(lay, conc)
+    assert cap * lay.dp >= conc > (cap - 1) * lay.dp
+
+
+def test_layout_row_says_what_the_launch_runs() -> None:
+    # vLLM runs DP attention over 8 GPUs as --tensor-parallel-size 1 --data-parallel-size 8;
+    # SGLang as --tp 8 --dp-size 8 --enable-dp-attention; TensorRT-LLM as tp_size 8 with
+    # enable_attention_dp.
+    lay = LAYOUTS["dp-attention"]
+    assert Engine.vllm.rules.layout_text(lay) == "tp 1, dp 8, ep 8 (data-parallel attention)"
+    assert Engine.sglang.rules.layout_text(lay) == "tp 8, dp-attention 8, ep 8"
+    assert Engine.trtllm.rules.layout_text(lay) == "tp 8, dp-attention 8, ep 8"
+    assert Engine.vllm.rules.layout_text(LAYOUTS["multi-node-pp-replicas"]) == (
+        "tp 8, pp 2, dp 2, ep 16")
+    assert Engine.vllm.rules.layout_text(LAYOUTS["tp-only"]) == "tp 2"
+
+
 def test_vllm_multi_node_pp_uses_ray_before_0_11_1() -> None:
     settings = LaunchSettings(**SETTINGS, kv_dtype="bf16", version="0.11.0")
     plan = Engine.vllm.rules.launch_plan("m", LAYOUTS["multi-node-pp"], settings)

@@ -114,6 +114,7 @@ class ServingPlan:
     reason: str = ""  # why the verdict (BORDERLINE: the headroom inside kvplan's error)
     max_num_seqs: int | None = None  # the running-request cap plan recommends
     max_num_seqs_given: int | None = None  # --max-num-seqs as given (None: engine default)
+    layout_text: str = ""  # the chosen layout as its launch command runs it (the engine's words)
     cost_per_hour_usd: float | None = None  # the whole layout
     ranking: str = ""  # how the plan was chosen among the GPU types and layouts
     none_reason: str = ""  # when no alternative serves the target: why

@@ -121,7 +121,11 @@ def _plan_on(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> ServingPlan:
         gpu=gpu.name, concurrency=req.concurrency, context=req.context, fits=fits,
         chosen=chosen, command=None, alternatives=tuple(alternatives), searched=searched,
         margin=margin(req, chosen) if chosen else None, verdict=verdict, reason=reason,
-        max_num_seqs=req.max_num_seqs or req.concurrency, max_num_seqs_given=req.max_num_seqs,
+        max_num_seqs=req.max_num_seqs or (req.engine.rules.running_cap(chosen.layout,
+                                                                        req.concurrency)
+                                          if chosen else req.concurrency),
+        max_num_seqs_given=req.max_num_seqs,
+        layout_text=req.engine.rules.layout_text(chosen.layout) if chosen else "",
         cost_per_hour_usd=cost_per_hour(req, chosen) if chosen else None)
 
 

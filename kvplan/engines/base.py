@@ -334,6 +334,13 @@ class EngineRules(Protocol):
         """The commands that start the plan, head node first, with the flags this version of
         the engine's CLI takes (kvplan.engines.launch)."""
 
+    def layout_text(self, layout: LaunchLayout) -> str:
+        """The layout as the launch command runs it ("tp 8, dp-attention 8, ep 8")."""
+
+    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
+        """The value of the engine's running-request flag that serves `concurrency` requests
+        over the layout (the flag is per scheduler or for the whole server, by engine)."""
+
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
         """The capacity view's page row: (label, how)."""

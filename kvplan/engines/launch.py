@@ -59,6 +59,16 @@ class LaunchLayout:
                 "nodes": self.nodes}
 
 
+def layout_text(tp: int, pp: int, dp: int, ep: int, dp_word: str) -> str:
+    """A layout in words, as a launch command sets it: "tp 8, pp 2, dp 2, ep 8" (`dp_word`
+    names the data-parallel flag's meaning: "dp" or "dp-attention"; sizes of 1 left out but
+    tp's)."""
+    parts = [f"tp {tp}"] + ([f"pp {pp}"] if pp > 1 else []) + (
+        [f"{dp_word} {dp}"] if dp > 1 or dp_word != "dp" else []) + (
+        [f"ep {ep}"] if ep > 1 else [])
+    return ", ".join(parts)
+
+
 @dataclass(frozen=True, kw_only=True)
 class LaunchSettings:
     """What a launch line sets besides the layout."""
