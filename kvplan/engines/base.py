@@ -21,6 +21,7 @@ from kvplan._util.errors import InputError
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.handover import KvConnector
     from kvplan.engines.reserve import Reserve
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
@@ -336,6 +337,11 @@ class EngineRules(Protocol):
 
     def layout_text(self, layout: LaunchLayout) -> str:
         """The layout as the launch command runs it ("tp 8, dp-attention 8, ep 8")."""
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        """The connector `kvplan plan --disagg` sizes the handover with (None: the engine's
+        default), or an InputError where kvplan does not model the engine's (kvplan.engines.
+        handover)."""
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         """The value of the engine's running-request flag that serves `concurrency` requests

@@ -83,6 +83,8 @@ class LaunchSettings:
     num_speculative_tokens: int = 0
     speculative_eagle_topk: int | None = None  # SGLang's tree (None: a chain, topk 1)
     speculative_num_draft_tokens: int | None = None
+    # Flags a role of a disaggregated deployment adds (its KV connector), after the settings.
+    extra_groups: tuple[tuple[str, ...], ...] = ()
 
 
 # An EAGLE / EAGLE-3 drafter is a separate checkpoint kvplan does not know: the commands name it

@@ -19,6 +19,7 @@ from kvplan.engines.base import (
     StageFacts,
     StagePool,
 )
+from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_options
@@ -195,6 +196,12 @@ class SglangEngine:
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return sglang_launch(ref, layout, settings)
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        # SGLang's --disaggregation-mode prefill|decode with its mooncake / nixl transfer
+        # backends (srt/disaggregation/) is not read yet: refused, not guessed.
+        raise InputError("--disagg: kvplan does not model SGLang's KV handover yet "
+                         "(srt/disaggregation/); use --engine vllm")
 
     def layout_text(self, layout: LaunchLayout) -> str:
         # `--tp T --dp-size D --enable-dp-attention` (sglang/launch.py): T GPUs, D attention ranks.

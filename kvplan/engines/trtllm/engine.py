@@ -19,6 +19,7 @@ from kvplan.engines.base import (
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.trtllm.budget import (
     BUDGET,
@@ -181,6 +182,11 @@ class TrtllmEngine:
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return trtllm_launch(ref, layout, settings)
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        # TensorRT-LLM's cache transceiver is not read yet: refused, not guessed.
+        raise InputError("--disagg: kvplan does not model TensorRT-LLM's cache transceiver "
+                         "yet; use --engine vllm")
 
     def layout_text(self, layout: LaunchLayout) -> str:
         # tp_size T with `enable_attention_dp: true` in the options YAML (trtllm/launch.py).

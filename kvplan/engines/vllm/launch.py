@@ -80,7 +80,7 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
     groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))
     if s.speculative_method is not None:
         groups.append(("--speculative-config", speculative_config(s)))
-    return tuple(groups)
+    return tuple(groups) + s.extra_groups
 
 
 def _parallel(tp: int, pp: int, dp: int, ep: bool) -> tuple[tuple[str, ...], ...]:
