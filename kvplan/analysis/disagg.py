@@ -17,6 +17,7 @@ from kvplan.analysis.disagg_ratio import RatioPlan, RatioTarget, plan_ratio
 from kvplan.analysis.launch import command_text, launch_for
 from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
+from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.engines.caches import stage_caches
@@ -132,6 +133,9 @@ def _role_request(req: DisaggRequest, concurrency: int) -> PlanRequest:
 def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -> Candidate:
     cand = evaluate(spec, _role_request(req, 1), req.gpu, layout, req.kv_dtype,
                     req.mem_fraction, req.context)
+    if cand is None:  # the engine refuses the layout: say why, as `kvplan estimate` would
+        plan_capacity(spec, plan_inputs_for(_role_request(req, 1), req.gpu, layout,
+                                            req.kv_dtype, req.mem_fraction, req.context))
     if cand is None or cand.capacity.kv_budget_bytes <= 0 or cand.requests < 1:
         raise InputError(f"--{role}-tp {layout.tp}: one {role} worker of {layout.gpus} x "
                          f"{req.gpu.name} does not hold one request of {req.context:,} tokens "
