@@ -94,6 +94,78 @@ def _md1_wait_s(rho: float, service_s: float) -> float:
     return rho / (2 * (1 - rho)) * service_s
 
 
+class _Model:
+    """The two roles' times for one target: the decode state of y workers, the option of x
+    prefill workers with them."""
+
+    def __init__(self, req: RatioTarget, prefill: Candidate, decode: Candidate,
+                 transfer_s: float, prefill_ms: float,
+                 decode_tpot_ms: Callable[[int], float | None]) -> None:
+        self.req, self.prefill, self.decode, self.transfer_s = req, prefill, decode, transfer_s
+        self.prefill_s = prefill_ms / 1e3
+        self._tpot_ms = decode_tpot_ms
+        self._tpots: dict[int, float | None] = {}
+
+    def tpot_s(self, batch: int) -> float | None:
+        if batch not in self._tpots:
+            self._tpots[batch] = self._tpot_ms(batch)
+        t = self._tpots[batch]
+        return None if t is None else t / 1e3
+
+    def decode_state(self, y: int) -> tuple[int, int, float, float] | None:
+        """(requests per decode worker, per attention rank, TPOT s, rate req/s) for y decode
+        workers, or None where the time model has no answer."""
+        req, ranks, kv_cap = self.req, self.decode.layout.replicas, self.decode.requests
+        if req.concurrency is not None:
+            n = -(-req.concurrency // y)
+            t = self.tpot_s(-(-n // ranks))
+            if t is None:
+                return None
+            return n, -(-n // ranks), t, y * n / (req.output_len * t + self.transfer_s)
+        assert req.rate is not None
+        n, t = 1, self.tpot_s(1)
+        for _ in range(30):  # Little's law fixed point: n = R / y x (O x TPOT(n) + xfer)
+            if t is None or n > 4 * kv_cap:
+                break
+            nxt = max(1, math.ceil(req.rate / y * (req.output_len * t + self.transfer_s)))
+            if nxt == n:
+                break
+            n = nxt
+            t = self.tpot_s(-(-n // ranks))
+        if t is None:
+            return None
+        return n, -(-n // ranks), t, req.rate
+
+    def option(self, x: int, y: int, state: tuple[int, int, float, float]
+               ) -> RatioOption | None:
+        """x prefill workers with y decode workers in `state` (None: prefill saturated)."""
+        req = self.req
+        n, batch, t, rate = state
+        rho = rate * self.prefill_s / (x * self.prefill.layout.replicas)
+        if rho >= 1:
+            return None
+        ttft_ms = (_md1_wait_s(rho, self.prefill_s) + self.prefill_s + self.transfer_s) * 1e3
+        tpot_ms = t * 1e3
+        ok = ((req.slo_ttft_ms is None or ttft_ms <= req.slo_ttft_ms)
+              and (req.slo_tpot_ms is None or tpot_ms <= req.slo_tpot_ms))
+        gpus = x * self.prefill.layout.gpus + y * self.decode.layout.gpus
+        price = req.price_per_gpu_hour
+        return RatioOption(
+            prefill_workers=x, decode_workers=y, gpus=gpus,
+            cost_per_hour_usd=None if price is None else price * gpus, rate_rps=rate,
+            decode_in_flight=n, decode_batch=batch, prefill_utilization=rho,
+            ttft_ms=ttft_ms, tpot_ms=tpot_ms, meets_slo=ok)
+
+
+def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float,
+                x: int, y: int, *, prefill_ms: float,
+                decode_tpot_ms: Callable[[int], float | None]) -> RatioOption | None:
+    """One given xPyD at the target (the bench replays published layouts with it)."""
+    model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms)
+    state = model.decode_state(y)
+    return None if state is None else model.option(x, y, state)
+
+
 def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float, *,
                prefill_ms: float | None, decode_tpot_ms: Callable[[int], float | None]
                ) -> RatioPlan | None:
@@ -101,71 +173,30 @@ def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer
     prefill replica; `decode_tpot_ms(batch)`: TPOT at `batch` requests per attention rank."""
     if req.concurrency is None and req.rate is None:
         return None
-    p_ms = prefill_ms
-    if p_ms is None:
+    if prefill_ms is None:
         return RatioPlan(target=_target(req), prefill_ms=math.nan,
                          transfer_ms=transfer_s * 1e3, decode_kv_requests=decode.requests,
                          options=(), chosen=None,
                          reason="the time model does not cover this layout (pipeline stages)")
-    prefill_s = p_ms / 1e3
-    tpots: dict[int, float | None] = {}
-
-    def tpot_s(batch: int) -> float | None:
-        if batch not in tpots:
-            tpots[batch] = decode_tpot_ms(batch)
-        t = tpots[batch]
-        return None if t is None else t / 1e3
-
-    d_ranks = decode.layout.replicas
-    p_ranks = prefill.layout.replicas
+    model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms)
     kv_cap = decode.requests
     options: list[RatioOption] = []
     reasons: list[str] = []
     for y in range(1, req.max_workers + 1):
-        if req.concurrency is not None:
-            n = -(-req.concurrency // y)
-            batch = -(-n // d_ranks)
-            t = tpot_s(batch)
-            if t is None:
-                break
-            rate = y * n / (req.output_len * t + transfer_s)
-        else:
-            assert req.rate is not None
-            rate = req.rate
-            n, t = 1, tpot_s(1)
-            for _ in range(30):  # Little's law fixed point: n = R / y x (O x TPOT(n) + xfer)
-                if t is None or n > 4 * kv_cap:
-                    break
-                nxt = max(1, math.ceil(rate / y * (req.output_len * t + transfer_s)))
-                if nxt == n:
-                    break
-                n = nxt
-                t = tpot_s(-(-n // d_ranks))
-            if t is None:
-                break
-            batch = -(-n // d_ranks)
+        state = model.decode_state(y)
+        if state is None:
+            break
+        n, _, _, rate = state
         in_flight = rate / y * transfer_s  # KV arriving from prefill, held by the pool
         if n + math.ceil(in_flight) > kv_cap:
             reasons.append(f"{y}D: {n} requests per worker (+{math.ceil(in_flight)} in "
                            f"flight) exceed its KV ({kv_cap})")
             continue
-        tpot_ms = t * 1e3
-        tpot_ok = req.slo_tpot_ms is None or tpot_ms <= req.slo_tpot_ms
         option = None
         for x in range(1, req.max_workers + 1):
-            rho = rate * prefill_s / (x * p_ranks)
-            if rho >= 1:
-                continue
-            ttft_ms = (_md1_wait_s(rho, prefill_s) + prefill_s + transfer_s) * 1e3
-            ttft_ok = req.slo_ttft_ms is None or ttft_ms <= req.slo_ttft_ms
-            gpus = x * prefill.layout.gpus + y * decode.layout.gpus
-            price = req.price_per_gpu_hour
-            option = RatioOption(
-                prefill_workers=x, decode_workers=y, gpus=gpus,
-                cost_per_hour_usd=None if price is None else price * gpus, rate_rps=rate,
-                decode_in_flight=n, decode_batch=batch, prefill_utilization=rho,
-                ttft_ms=ttft_ms, tpot_ms=tpot_ms, meets_slo=ttft_ok and tpot_ok)
-            if ttft_ok:
+            option = model.option(x, y, state) or option
+            if option is not None and (req.slo_ttft_ms is None
+                                       or option.ttft_ms <= req.slo_ttft_ms):
                 break
         if option is None:
             reasons.append(f"{y}D: no prefill count up to {req.max_workers} serves "
@@ -174,7 +205,7 @@ def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer
         options.append(option)
         if req.concurrency is None and len([o for o in options if o.meets_slo]) >= 4:
             break
-        if req.concurrency is not None and n <= d_ranks and len(options) >= 4:
+        if req.concurrency is not None and n <= decode.layout.replicas and len(options) >= 4:
             break
     good = [o for o in options if o.meets_slo]
     if req.price_per_gpu_hour is not None:
@@ -183,7 +214,7 @@ def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer
         good.sort(key=lambda o: (o.gpus, o.ttft_ms))
     chosen = good[0] if good else None
     reason = "" if chosen else ("; ".join(reasons[-2:]) or "no option meets the SLOs")
-    return RatioPlan(target=_target(req), prefill_ms=p_ms, transfer_ms=transfer_s * 1e3,
+    return RatioPlan(target=_target(req), prefill_ms=prefill_ms, transfer_ms=transfer_s * 1e3,
                      decode_kv_requests=kv_cap, options=tuple(options), chosen=chosen,
                      reason=reason)
 
