@@ -11,9 +11,10 @@ kvplan's time model (kvplan.perf) and each role's KV capacity, with no fitted fa
   (attention-DP ranks or DP engines), so x workers serve R with utilisation
   rho = R x prefill / (x x replicas); TTFT = queue + prefill + transfer, the queue an M/D/1
   wait per replica, rho / (2 (1 - rho)) x prefill (Poisson arrivals, one prompt length).
-- --slo-tpot-ms bounds the decode batch, --slo-ttft-ms the prefill utilisation. Options list,
-  for each decode count y that serves the target, the fewest prefill workers; the chosen one
-  is the cheapest (by --price, else by GPUs).
+- --slo-tpot-ms bounds the decode batch, --slo-ttft-ms the prefill utilisation (without it,
+  the mean queue is held to one prefill: rho <= 2/3). Options list, for the first decode
+  counts y that serve the target, the fewest prefill workers; the chosen one is the cheapest
+  (by --price, else by GPUs).
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class RatioPlan:
     options: tuple[RatioOption, ...]
     chosen: RatioOption | None
     reason: str = ""  # when nothing serves the target: why
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
 
     @property
     def decode_batch(self) -> int:
@@ -86,7 +89,15 @@ class RatioPlan:
                 "transfer_ms": self.transfer_ms,
                 "decode_kv_requests_per_worker": self.decode_kv_requests,
                 "chosen": self.chosen.to_dict() if self.chosen else None,
-                "options": [o.to_dict() for o in self.options], "reason": self.reason or None}
+                "options": [o.to_dict() for o in self.options], "reason": self.reason or None,
+                "slo_ttft_ms": self.slo_ttft_ms, "slo_tpot_ms": self.slo_tpot_ms}
+
+
+# Without --slo-ttft-ms, prefill workers are added until the mean queue is no longer than one
+# prefill: the M/D/1 wait rho / (2 (1 - rho)) x prefill <= prefill holds for rho <= 2/3 (a
+# stated default, not fitted; --slo-ttft-ms replaces it).
+DEFAULT_MAX_UTILIZATION = 2 / 3
+MAX_OPTIONS = 4  # options listed: the first decode counts that serve the target
 
 
 def _md1_wait_s(rho: float, service_s: float) -> float:
@@ -195,17 +206,16 @@ def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer
         option = None
         for x in range(1, req.max_workers + 1):
             option = model.option(x, y, state) or option
-            if option is not None and (req.slo_ttft_ms is None
-                                       or option.ttft_ms <= req.slo_ttft_ms):
+            if option is not None and (option.ttft_ms <= req.slo_ttft_ms
+                                       if req.slo_ttft_ms is not None else
+                                       option.prefill_utilization <= DEFAULT_MAX_UTILIZATION):
                 break
         if option is None:
             reasons.append(f"{y}D: no prefill count up to {req.max_workers} serves "
                            f"{rate:.3g} req/s")
             continue
         options.append(option)
-        if req.concurrency is None and len([o for o in options if o.meets_slo]) >= 4:
-            break
-        if req.concurrency is not None and n <= decode.layout.replicas and len(options) >= 4:
+        if len([o for o in options if o.meets_slo]) >= MAX_OPTIONS:
             break
     good = [o for o in options if o.meets_slo]
     if req.price_per_gpu_hour is not None:
@@ -216,7 +226,7 @@ def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer
     reason = "" if chosen else ("; ".join(reasons[-2:]) or "no option meets the SLOs")
     return RatioPlan(target=_target(req), prefill_ms=prefill_ms, transfer_ms=transfer_s * 1e3,
                      decode_kv_requests=kv_cap, options=tuple(options), chosen=chosen,
-                     reason=reason)
+                     reason=reason, slo_ttft_ms=req.slo_ttft_ms, slo_tpot_ms=req.slo_tpot_ms)
 
 
 def _target(req: RatioTarget) -> str:

@@ -70,9 +70,11 @@ def disagg_view(spec: ModelSpec, result: Any) -> View:
             notes=[f"TTFT = M/D/1 queue + prefill {r.prefill_ms:,.0f} ms + transfer "
                    f"{r.transfer_ms:,.2f} ms; a decode worker holds {r.decode_kv_requests:,} "
                    "requests of I + O tokens (a hard limit, counting those in flight from "
-                   "prefill)."]))
+                   "prefill)." + ("" if r.slo_ttft_ms is not None else
+                                  " Without --slo-ttft-ms: prefill workers until the mean "
+                                  "queue is at most one prefill (utilisation <= 67%).")]))
     return View(
-        title=f"Disaggregated plan: {spec.name} on {result.gpu}, {result.engine} "
+        title=f"Disaggregated: {spec.name} on {result.gpu}, {result.engine} "
               f"{result.engine_version or ''}, {result.input_len:,} in / "
               f"{result.output_len:,} out".replace("  ", " "),
         columns=[Column(header="", min_width=17), Column(header="prefill"),
