@@ -318,3 +318,15 @@ def test_cli_bad_input_is_exit_2() -> None:
                                      *args])
         assert result.exit_code == 2, (args, result.output)
         assert "Traceback" not in result.output
+
+
+@given(st.integers(1, 20_000), st.integers(1, 2_000))
+@settings(max_examples=25, deadline=None)
+def test_handover_grows_with_the_prompt_and_windows_cap_it(prompt: int, more: int) -> None:
+    # More prompt never moves fewer bytes; a sliding-window model's window layers stop growing
+    # past the window (gpt-oss-20b: 12 window layers of at most 9 blocks of 32,768 B).
+    a = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), prompt, output_len=16)
+    b = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), prompt + more, output_len=16)
+    assert b.bytes_per_request >= a.bytes_per_request
+    full = 12 * math.ceil((prompt + more) / 16) * 32768
+    assert b.bytes_per_request - full <= 12 * 9 * 32768

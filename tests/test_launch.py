@@ -440,3 +440,21 @@ def test_plan_speculative_json_argv_is_one_item_per_flag() -> None:
         config = json.loads(argv[argv.index("--speculative-config") + 1])
         assert config == {"method": "deepseek_mtp" if version else "mtp",
                           "num_speculative_tokens": 2}
+
+
+def test_plan_row_and_max_num_seqs_say_what_the_vllm_launch_runs() -> None:
+    # DeepSeek-V3 on 8 x H200 plans DP attention: the launch runs --tensor-parallel-size 1
+    # --data-parallel-size 8, so the row says "tp 1, dp 8", and each of the 8 engines gets
+    # --max-num-seqs 64 / 8 = 8 (per data-parallel engine, vllm/config/scheduler.py 0.32.0).
+    result = runner.invoke(app, ["plan", "deepseek-v3", "--gpu", "H200", "-n", "64", "-c",
+                                 "8k", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["dp_attention"] and data["layout"]["dp"] == 8
+    argv = data["commands"][0]
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "1"
+    assert argv[argv.index("--max-num-seqs") + 1] == "8" and data["max_num_seqs"] == 8
+    table = runner.invoke(app, ["plan", "deepseek-v3", "--gpu", "H200", "-n", "64", "-c",
+                                "8k"], env={"COLUMNS": "100"})
+    assert "tp 1, dp 8, ep 8 (data-parallel attention)" in table.stdout
+    assert "8 per engine" in table.stdout
