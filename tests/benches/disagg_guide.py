@@ -15,7 +15,7 @@ runner = CliRunner()
 
 
 def _run(args: list[str]) -> str:
-    result = runner.invoke(app, args, env={"COLUMNS": "80", **os.environ, "COLUMNS": "80"})
+    result = runner.invoke(app, args, env={**os.environ, "COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     return result.stdout.rstrip("\n")
 

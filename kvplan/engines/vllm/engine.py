@@ -18,7 +18,6 @@ from kvplan.engines.base import (
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
-from kvplan._util.errors import InputError
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.vllm.connectors import vllm_connector
