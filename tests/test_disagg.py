@@ -318,6 +318,11 @@ def test_cli_bad_input_is_exit_2() -> None:
                                      *args])
         assert result.exit_code == 2, (args, result.output)
         assert "Traceback" not in result.output
+    # An option the other mode would ignore is refused, not dropped.
+    for args, say in ((["--disagg", "--nodes", "2"], "--nodes: not taken with --disagg"),
+                      (["--prefill-tp", "2"], "--prefill-tp: needs --disagg")):
+        result = runner.invoke(app, ["plan", "llama-3.1-8b", "--gpu", "H100", *args])
+        assert result.exit_code == 2 and say in result.output, result.output
 
 
 @given(st.integers(1, 20_000), st.integers(1, 2_000))

@@ -47,6 +47,19 @@ DisaggBlockOpt = Annotated[int | None, typer.Option(
                                 "match); default the engine's.")]
 
 
+def check_disagg_flags(disagg: bool, plan_only: dict[str, Any],
+                       disagg_only: dict[str, Any]) -> None:
+    """One line for an option the other mode would silently ignore: `plan_only` holds plan's
+    options --disagg does not take, `disagg_only` the --disagg options (name -> given value,
+    None or False when not given)."""
+    given = [name for name, value in (plan_only if disagg else disagg_only).items()
+             if value not in (None, False, (), [])]
+    if given:
+        raise InputError(f"{', '.join(given)}: " + (
+            "not taken with --disagg (each role is sized from its own --prefill-* / "
+            "--decode-* layout)" if disagg else "needs --disagg"))
+
+
 def _layout(role: str, tp: int, pp: int, dp: int, ep: int, dp_attention: bool,
             gpus_per_node: int) -> Any:
     from kvplan.analysis.plan_types import Layout

@@ -39,6 +39,7 @@ from kvplan.cli.disagg_opts import (
     PrefillPpOpt,
     PrefillTpOpt,
     RailsOpt,
+    check_disagg_flags,
     disagg_plan_view,
 )
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
@@ -201,6 +202,21 @@ def plan_cmd(
     from kvplan.analysis.planner import PlanRequest, plan_serving
     from kvplan.present.capacity_view import plan_view
 
+    with handle_errors():
+        check_disagg_flags(disagg, {
+            "--scenario": scenario, "--nodes": nodes, "--max-num-seqs": max_num_seqs,
+            "--max-num-batched-tokens": max_num_batched_tokens,
+            "--speculative-method": speculative_method, "--quantization": quantization,
+            "--gpu-mem-gib": gpu_mem_gib, "--weights-gib": weights_gib,
+            "--reserve-gib": reserve_gib, "--trace": trace, "--prices": prices,
+            "--num-requests": num_requests, "--plot": plot}, {
+            "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
+            "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
+            "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
+            "--prefill-ep": prefill_ep != 1, "--decode-ep": decode_ep != 1,
+            "--prefill-dp-attention": prefill_dp_attention,
+            "--decode-dp-attention": decode_dp_attention, "--link": link != "ib-ndr",
+            "--rails": rails, "--connector": connector, "--block-size": block_size})
     if disagg:
         with handle_errors():
             emit(disagg_plan_view({
