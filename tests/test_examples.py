@@ -19,3 +19,15 @@ def test_cost_bench_md_is_current() -> None:
     out = subprocess.run([sys.executable, "-m", "tests.benches.cost_bench"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "cost-bench.md").read_text()
+
+
+def test_disagg_md_is_current() -> None:
+    out = subprocess.run([sys.executable, "-m", "tests.benches.disagg_guide"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (ROOT / "examples" / "disagg.md").read_text()
+
+
+def test_disagg_bench_md_is_current() -> None:
+    out = subprocess.run([sys.executable, "-m", "tests.benches.disagg_bench"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (ROOT / "examples" / "disagg-bench.md").read_text()

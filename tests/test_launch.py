@@ -133,6 +133,49 @@ def test_vllm_dp_attention_is_dp_engines_of_tp_one() -> None:
     assert ns.enable_expert_parallel and vllm_asks(ns).world == 8
 
 
+def test_vllm_max_num_seqs_is_per_data_parallel_engine() -> None:
+    # vLLM 0.32.0: each data-parallel engine core builds its own Scheduler with
+    # max_num_running_reqs = scheduler_config.max_num_seqs (vllm/v1/core/sched/scheduler.py),
+    # and vllm/config/scheduler.py documents max_num_seqs as applying "per data-parallel rank"
+    # (the API server's max_num_queued_reqs is the cross-rank one). 64 requests over 8 DP
+    # engines (attention DP or replicas) need --max-num-seqs 8 each, not 64; 65 need 9 (the
+    # share rounded up: 8 x 9 >= 65).
+    for name in ("dp-attention", "multi-node-dp", "moe-replicas-ep"):
+        lay = LAYOUTS[name]
+        for conc, want in ((64, -(-64 // lay.dp)), (65, -(-65 // lay.dp))):
+            plan = Engine.vllm.rules.launch_plan("m", lay, LaunchSettings(
+                **{**SETTINGS, "concurrency": conc}, kv_dtype="bf16"))
+            for cmd in plan.commands:
+                ns = parse("vllm", None, cmd.argv[2:])
+                assert ns.max_num_seqs == str(want), (name, conc)
+    assert Engine.vllm.rules.running_cap(LAYOUTS["dp-attention"], 64) == 8
+    assert Engine.vllm.rules.running_cap(LAYOUTS["tp-only"], 64) == 64
+    # SGLang's --max-running-requests is the server's total: each DP rank's model runner
+    # divides it by dp_size (sglang/srt/model_executor/model_runner.py).
+    assert Engine.sglang.rules.running_cap(LAYOUTS["dp-attention"], 64) == 64
+
+
+@given(st.integers(1, 5000), st.sampled_from(sorted(LAYOUTS)))
+@settings(max_examples=60, deadline=None)
+def test_vllm_engines_together_hold_the_target(conc: int, name: str) -> None:
+    lay = LAYOUTS[name]
+    cap = Engine.vllm.rules.running_cap(lay, conc)
+    assert cap * lay.dp >= conc > (cap - 1) * lay.dp
+
+
+def test_layout_row_says_what_the_launch_runs() -> None:
+    # vLLM runs DP attention over 8 GPUs as --tensor-parallel-size 1 --data-parallel-size 8;
+    # SGLang as --tp 8 --dp-size 8 --enable-dp-attention; TensorRT-LLM as tp_size 8 with
+    # enable_attention_dp.
+    lay = LAYOUTS["dp-attention"]
+    assert Engine.vllm.rules.layout_text(lay) == "tp 1, dp 8, ep 8 (data-parallel attention)"
+    assert Engine.sglang.rules.layout_text(lay) == "tp 8, dp-attention 8, ep 8"
+    assert Engine.trtllm.rules.layout_text(lay) == "tp 8, dp-attention 8, ep 8"
+    assert Engine.vllm.rules.layout_text(LAYOUTS["multi-node-pp-replicas"]) == (
+        "tp 8, pp 2, dp 2, ep 16")
+    assert Engine.vllm.rules.layout_text(LAYOUTS["tp-only"]) == "tp 2"
+
+
 def test_vllm_multi_node_pp_uses_ray_before_0_11_1() -> None:
     settings = LaunchSettings(**SETTINGS, kv_dtype="bf16", version="0.11.0")
     plan = Engine.vllm.rules.launch_plan("m", LAYOUTS["multi-node-pp"], settings)
@@ -397,3 +440,21 @@ def test_plan_speculative_json_argv_is_one_item_per_flag() -> None:
         config = json.loads(argv[argv.index("--speculative-config") + 1])
         assert config == {"method": "deepseek_mtp" if version else "mtp",
                           "num_speculative_tokens": 2}
+
+
+def test_plan_row_and_max_num_seqs_say_what_the_vllm_launch_runs() -> None:
+    # DeepSeek-V3 on 8 x H200 plans DP attention: the launch runs --tensor-parallel-size 1
+    # --data-parallel-size 8, so the row says "tp 1, dp 8", and each of the 8 engines gets
+    # --max-num-seqs 64 / 8 = 8 (per data-parallel engine, vllm/config/scheduler.py 0.32.0).
+    result = runner.invoke(app, ["plan", "deepseek-v3", "--gpu", "H200", "-n", "64", "-c",
+                                 "8k", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["dp_attention"] and data["layout"]["dp"] == 8
+    argv = data["commands"][0]
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "1"
+    assert argv[argv.index("--max-num-seqs") + 1] == "8" and data["max_num_seqs"] == 8
+    table = runner.invoke(app, ["plan", "deepseek-v3", "--gpu", "H200", "-n", "64", "-c",
+                                "8k"], env={"COLUMNS": "100"})
+    assert "tp 1, dp 8, ep 8 (data-parallel attention)" in table.stdout
+    assert "8 per engine" in table.stdout

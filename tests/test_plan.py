@@ -47,7 +47,10 @@ def test_the_readme_question_is_one_command() -> None:
     assert args[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-70B"]
     flags = dict(zip(args[3::2], args[4::2], strict=False))
     assert flags["--max-model-len"] == "32768" and flags["--kv-cache-dtype"] == "fp8"
-    assert flags["--max-num-seqs"] == "50"
+    # --max-num-seqs is per data-parallel engine in vLLM (vllm/config/scheduler.py of 0.32.0:
+    # it "applies per data-parallel rank"): 50 requests over 2 engines, 25 each.
+    assert flags["--max-num-seqs"] == str(-(-50 // data["layout"]["dp"]))
+    assert data["layout"]["dp"] == 2 and data["max_num_seqs"] == 25
     assert int(flags["--tensor-parallel-size"]) == data["layout"]["tp"]
 
 

@@ -8,37 +8,14 @@ from typing import Any
 
 from kvplan.capacity.plan import CapacityPlan
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
-from kvplan.engines.launch import LaunchPlan
+from kvplan.engines.launch import LaunchLayout, LaunchPlan
 from kvplan.hardware.gpus import GPU
 
 FITS, BORDERLINE, DOES_NOT_FIT = "FITS", "BORDERLINE", "DOES NOT FIT"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Layout:
-    tp: int
-    pp: int = 1
-    dp: int = 1  # replicas (or, with dp_attention, the attention-DP ranks of one replica)
-    ep: int = 1  # expert-parallel ranks (MoE with --enable-expert-parallel: tp x dp)
-    dp_attention: bool = False
-    gpus_per_node: int = 8
-
-    @property
-    def gpus(self) -> int:
-        return self.tp * self.pp * (1 if self.dp_attention else self.dp)
-
-    @property
-    def nodes(self) -> int:
-        return -(-self.gpus // self.gpus_per_node)
-
-    @property
-    def replicas(self) -> int:
-        """Schedulers that split the requests: DP replicas, or attention-DP ranks."""
-        return self.tp if self.dp_attention else self.dp
-
-    def to_dict(self) -> dict[str, int]:
-        return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "ep": self.ep, "gpus": self.gpus,
-                "nodes": self.nodes}
+# The plan's layout is the one its launch command spells out: one type (kvplan.engines.launch).
+Layout = LaunchLayout
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,6 +114,7 @@ class ServingPlan:
     reason: str = ""  # why the verdict (BORDERLINE: the headroom inside kvplan's error)
     max_num_seqs: int | None = None  # the running-request cap plan recommends
     max_num_seqs_given: int | None = None  # --max-num-seqs as given (None: engine default)
+    layout_text: str = ""  # the chosen layout as its launch command runs it (the engine's words)
     cost_per_hour_usd: float | None = None  # the whole layout
     ranking: str = ""  # how the plan was chosen among the GPU types and layouts
     none_reason: str = ""  # when no alternative serves the target: why

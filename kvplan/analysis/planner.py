@@ -40,7 +40,7 @@ from kvplan.analysis.plan_types import (
     ServingPlan,
 )
 from kvplan.engines.base import check_kv_dtype, supported_kv_dtypes
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.launch import LaunchPlan, LaunchSettings
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
 
@@ -50,10 +50,7 @@ __all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command"
 
 def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPlan:
     """The engine's own commands for the plan, head node first (kvplan.analysis.launch)."""
-    lay = cand.layout
-    return launch_for(spec, req.engine, LaunchLayout(
-        tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, dp_attention=lay.dp_attention,
-        gpus_per_node=lay.gpus_per_node), LaunchSettings(
+    return launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         concurrency=req.concurrency, version=req.engine_version,
         speculative_method=req.extra.get("speculative_method"),
@@ -124,7 +121,11 @@ def _plan_on(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> ServingPlan:
         gpu=gpu.name, concurrency=req.concurrency, context=req.context, fits=fits,
         chosen=chosen, command=None, alternatives=tuple(alternatives), searched=searched,
         margin=margin(req, chosen) if chosen else None, verdict=verdict, reason=reason,
-        max_num_seqs=req.max_num_seqs or req.concurrency, max_num_seqs_given=req.max_num_seqs,
+        max_num_seqs=req.max_num_seqs or (req.engine.rules.running_cap(chosen.layout,
+                                                                        req.concurrency)
+                                          if chosen else req.concurrency),
+        max_num_seqs_given=req.max_num_seqs,
+        layout_text=req.engine.rules.layout_text(chosen.layout) if chosen else "",
         cost_per_hour_usd=cost_per_hour(req, chosen) if chosen else None)
 
 

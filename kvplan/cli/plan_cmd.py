@@ -24,6 +24,25 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
+from kvplan.cli.disagg_opts import (
+    ConnectorOpt,
+    DecodeDpAttnOpt,
+    DecodeDpOpt,
+    DecodeEpOpt,
+    DecodePpOpt,
+    DecodeTpOpt,
+    DisaggBlockOpt,
+    DisaggOpt,
+    LinkOpt,
+    PrefillDpAttnOpt,
+    PrefillDpOpt,
+    PrefillEpOpt,
+    PrefillPpOpt,
+    PrefillTpOpt,
+    RailsOpt,
+    check_disagg_flags,
+    disagg_plan_view,
+)
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
 from kvplan.cli.workload_opts import (
     InputLenOpt,
@@ -159,6 +178,21 @@ def plan_cmd(
         "--plot", help="Also draw requests per replica against context for the candidate "
                        "TP degrees (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
+    disagg: DisaggOpt = False,
+    prefill_tp: PrefillTpOpt = 1,
+    decode_tp: DecodeTpOpt = 1,
+    prefill_pp: PrefillPpOpt = 1,
+    decode_pp: DecodePpOpt = 1,
+    prefill_dp: PrefillDpOpt = 1,
+    decode_dp: DecodeDpOpt = 1,
+    prefill_ep: PrefillEpOpt = 1,
+    decode_ep: DecodeEpOpt = 1,
+    prefill_dp_attention: PrefillDpAttnOpt = False,
+    decode_dp_attention: DecodeDpAttnOpt = False,
+    link: LinkOpt = "ib-ndr",
+    rails: RailsOpt = None,
+    connector: ConnectorOpt = None,
+    block_size: DisaggBlockOpt = None,
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
     (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
@@ -168,6 +202,41 @@ def plan_cmd(
     from kvplan.analysis.planner import PlanRequest, plan_serving
     from kvplan.present.capacity_view import plan_view
 
+    with handle_errors():
+        check_disagg_flags(disagg, {
+            "--scenario": scenario, "--nodes": nodes, "--max-num-seqs": max_num_seqs,
+            "--max-num-batched-tokens": max_num_batched_tokens,
+            "--speculative-method": speculative_method, "--quantization": quantization,
+            "--gpu-mem-gib": gpu_mem_gib, "--weights-gib": weights_gib,
+            "--reserve-gib": reserve_gib, "--trace": trace, "--prices": prices,
+            "--num-requests": num_requests, "--plot": plot}, {
+            "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
+            "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
+            "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
+            "--prefill-ep": prefill_ep != 1, "--decode-ep": decode_ep != 1,
+            "--prefill-dp-attention": prefill_dp_attention,
+            "--decode-dp-attention": decode_dp_attention, "--link": link != "ib-ndr",
+            "--rails": rails, "--connector": connector, "--block-size": block_size})
+    if disagg:
+        with handle_errors():
+            emit(disagg_plan_view({
+                "model": model, "concurrency": concurrency, "rate": rate, "gpu": gpu,
+                "gpus_per_node": gpus_per_node, "engine": engine or DEFAULT_ENGINE,
+                "engine_version": engine_version, "mem_fraction": mem_fraction,
+                "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype",
+                                                                         kv_dtype),
+                "slo_ttft_ms": slo_ttft_ms, "slo_tpot_ms": slo_tpot_ms,
+                "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
+                "output_len": output_len, "link": link, "rails": rails,
+                "connector": connector, "block_size": block_size,
+                **{f"{role}_{k}": v for role, vals in (
+                    ("prefill", (prefill_tp, prefill_pp, prefill_dp, prefill_ep,
+                                 prefill_dp_attention)),
+                    ("decode", (decode_tp, decode_pp, decode_dp, decode_ep,
+                                decode_dp_attention)))
+                   for k, v in zip(("tp", "pp", "dp", "ep", "dp_attention"), vals,
+                                   strict=True)}}), fmt)
+        return
     if rate is not None:
         _rate_plan(model, rate=rate, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                    percentile=slo_percentile, gpu=gpu, context=context,

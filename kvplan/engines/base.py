@@ -21,6 +21,7 @@ from kvplan._util.errors import InputError
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.handover import KvConnector
     from kvplan.engines.reserve import Reserve
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
@@ -333,6 +334,18 @@ class EngineRules(Protocol):
                     ) -> LaunchPlan:
         """The commands that start the plan, head node first, with the flags this version of
         the engine's CLI takes (kvplan.engines.launch)."""
+
+    def layout_text(self, layout: LaunchLayout) -> str:
+        """The layout as the launch command runs it ("tp 8, dp-attention 8, ep 8")."""
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        """The connector `kvplan plan --disagg` sizes the handover with (None: the engine's
+        default), or an InputError where kvplan does not model the engine's (kvplan.engines.
+        handover)."""
+
+    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
+        """The value of the engine's running-request flag that serves `concurrency` requests
+        over the layout (the flag is per scheduler or for the whole server, by engine)."""
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

@@ -49,6 +49,25 @@ class LaunchLayout:
         """GPUs per attention data-parallel rank (dp_attention), else the TP size."""
         return self.tp // self.dp if self.dp_attention else self.tp
 
+    @property
+    def replicas(self) -> int:
+        """Schedulers that split the requests: DP replicas, or attention-DP ranks."""
+        return self.tp if self.dp_attention else self.dp
+
+    def to_dict(self) -> dict[str, int]:
+        return {"tp": self.tp, "pp": self.pp, "dp": self.dp, "ep": self.ep, "gpus": self.gpus,
+                "nodes": self.nodes}
+
+
+def layout_text(tp: int, pp: int, dp: int, ep: int, dp_word: str) -> str:
+    """A layout in words, as a launch command sets it: "tp 8, pp 2, dp 2, ep 8" (`dp_word`
+    names the data-parallel flag's meaning: "dp" or "dp-attention"; sizes of 1 left out but
+    tp's)."""
+    parts = [f"tp {tp}"] + ([f"pp {pp}"] if pp > 1 else []) + (
+        [f"{dp_word} {dp}"] if dp > 1 or dp_word != "dp" else []) + (
+        [f"ep {ep}"] if ep > 1 else [])
+    return ", ".join(parts)
+
 
 @dataclass(frozen=True, kw_only=True)
 class LaunchSettings:
@@ -64,6 +83,8 @@ class LaunchSettings:
     num_speculative_tokens: int = 0
     speculative_eagle_topk: int | None = None  # SGLang's tree (None: a chain, topk 1)
     speculative_num_draft_tokens: int | None = None
+    # Flags a role of a disaggregated deployment adds (its KV connector), after the settings.
+    extra_groups: tuple[tuple[str, ...], ...] = ()
 
 
 # An EAGLE / EAGLE-3 drafter is a separate checkpoint kvplan does not know: the commands name it

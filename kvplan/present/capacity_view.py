@@ -159,12 +159,9 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
         ]
     if c is not None:
         lay = c.layout
-        parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
-            [f"dp-attention {lay.dp}"] if lay.dp_attention else
-            [f"dp {lay.dp}"] if lay.dp > 1 else []) + ([f"ep {lay.ep}"] if lay.ep > 1 else [])
         rows += [
             ["GPUs", f"{lay.gpus} x {result.gpu} ({lay.nodes} node{'s' if lay.nodes > 1 else ''})"],
-            ["layout", ", ".join(parts)],
+            ["layout", result.layout_text],
             ["KV dtype", c.kv_dtype],
             ["memory fraction", f"{c.mem_fraction:g}"],
             ["weights per GPU", gib_text(c.capacity.weights_bytes)],
@@ -177,7 +174,11 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
                                 f"max-num-seqs {result.max_num_seqs_given:,}"],
         ]
         if result.max_num_seqs is not None:
-            rows.append(["max-num-seqs", f"{result.max_num_seqs:,} (recommended: the target)"
+            per_engine = result.max_num_seqs != result.concurrency
+            rows.append(["max-num-seqs", (
+                f"{result.max_num_seqs:,} per engine (recommended: the target over "
+                f"{lay.dp} data-parallel engines)" if per_engine else
+                f"{result.max_num_seqs:,} (recommended: the target)")
                          if result.max_num_seqs_given is None else
                          f"{result.max_num_seqs:,} (given)"])
         if result.cost_per_hour_usd is not None:

@@ -19,7 +19,8 @@ from kvplan.engines.base import (
     StageFacts,
     StagePool,
 )
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.handover import KvConnector
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.engines.sglang.pools import (
@@ -195,6 +196,23 @@ class SglangEngine:
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return sglang_launch(ref, layout, settings)
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        # SGLang's --disaggregation-mode prefill|decode with its mooncake / nixl transfer
+        # backends (srt/disaggregation/) is not read yet: refused, not guessed.
+        raise InputError("--disagg: kvplan does not model SGLang's KV handover yet "
+                         "(srt/disaggregation/); use --engine vllm")
+
+    def layout_text(self, layout: LaunchLayout) -> str:
+        # `--tp T --dp-size D --enable-dp-attention` (sglang/launch.py): T GPUs, D attention ranks.
+        return layout_text(layout.tp, layout.pp, layout.dp, layout.ep,
+                           "dp-attention" if layout.dp_attention else "dp")
+
+    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
+        # `--max-running-requests` is the server's total: each DP rank's model runner takes
+        # server_args.max_running_requests // dp_size (sglang/srt/model_executor/
+        # model_runner.py, "Init max running requests").
+        return concurrency
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

@@ -19,7 +19,8 @@ from kvplan.engines.base import (
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.handover import KvConnector
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
@@ -182,6 +183,19 @@ class TrtllmEngine:
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return trtllm_launch(ref, layout, settings)
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        # TensorRT-LLM's cache transceiver is not read yet: refused, not guessed.
+        raise InputError("--disagg: kvplan does not model TensorRT-LLM's cache transceiver "
+                         "yet; use --engine vllm")
+
+    def layout_text(self, layout: LaunchLayout) -> str:
+        # tp_size T with `enable_attention_dp: true` in the options YAML (trtllm/launch.py).
+        return layout_text(layout.tp, layout.pp, layout.dp, layout.ep,
+                           "dp-attention" if layout.dp_attention else "dp")
+
+    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
+        return concurrency  # `--max_batch_size` as the launch writes it (not re-read here)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

@@ -18,8 +18,10 @@ from kvplan.engines.base import (
     StagePool,
 )
 from kvplan.engines.caches import stage_caches
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
-from kvplan.engines.vllm.launch import vllm_launch
+from kvplan.engines.handover import KvConnector
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
+from kvplan.engines.vllm.connectors import vllm_connector
+from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.model.attention import LatentAttention
 
@@ -160,6 +162,18 @@ class VllmEngine:
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return vllm_launch(ref, layout, settings)
+
+    def kv_connector(self, name: str | None) -> KvConnector:
+        return vllm_connector(name)
+
+    def layout_text(self, layout: LaunchLayout) -> str:
+        # DP attention runs as `--data-parallel-size D --tensor-parallel-size T/D`: D engines
+        # of T/D GPUs each (vllm/launch.py), so the row says tp T/D, dp D.
+        text = layout_text(layout.attention_tp, layout.pp, layout.dp, layout.ep, "dp")
+        return text + " (data-parallel attention)" if layout.dp_attention else text
+
+    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
+        return vllm_running_cap(layout, concurrency)
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

@@ -62,15 +62,25 @@ def speculative_config(s: LaunchSettings) -> str:
     return json.dumps(config)
 
 
-def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
+def vllm_running_cap(lay: LaunchLayout, concurrency: int) -> int:
+    """`--max-num-seqs` for `concurrency` requests over the layout. It applies per
+    data-parallel engine: each engine core's Scheduler takes max_num_running_reqs =
+    scheduler_config.max_num_seqs (vllm/v1/core/sched/scheduler.py of 0.32.0), and
+    vllm/config/scheduler.py of 0.32.0 says it "applies per data-parallel rank" (the API
+    server's max_num_queued_reqs is the one counted across ranks). So each of the `dp` engines
+    (replicas, or attention-DP ranks) gets its share, rounded up."""
+    return -(-concurrency // lay.dp)
+
+
+def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ...]:
     groups = [("--max-model-len", str(s.context), "--gpu-memory-utilization", f"{s.fraction:g}")]
     if s.kv_dtype == "fp8":
         groups.append(("--kv-cache-dtype", "fp8"))
     # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
-    groups.append(("--max-num-seqs", str(s.concurrency)))
+    groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))
     if s.speculative_method is not None:
         groups.append(("--speculative-config", speculative_config(s)))
-    return tuple(groups)
+    return tuple(groups) + s.extra_groups
 
 
 def _parallel(tp: int, pp: int, dp: int, ep: bool) -> tuple[tuple[str, ...], ...]:
@@ -97,7 +107,7 @@ def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
     engine_gpus = tp * lay.pp
     serve = (("vllm", "serve", ref),)
     parallel = _parallel(tp, lay.pp, engines, lay.ep > 1)
-    tail = _settings(s)
+    tail = _settings(s, lay)
     gpn = lay.gpus_per_node
     if lay.nodes == 1:
         return LaunchPlan(commands=(Command(node=0, groups=serve + parallel + tail,

@@ -1,0 +1,233 @@
+"""`kvplan plan --disagg`: a disaggregated deployment, prefill workers handing each request's KV
+to decode workers over a link. Per role: the layout, the KV budget and how many requests of
+I + O tokens it holds (the same code as `kvplan plan`), the role's launch command with its KV
+connector; the KV one request hands over, as the engine's connector moves it
+(kvplan.engines.handover), and the time it takes on the link (kvplan.hardware.kv_links); with a
+target (--concurrency or --rate), the x prefill : y decode workers the time model asks for
+(kvplan.analysis.disagg_ratio).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvplan._util.errors import InputError
+from kvplan.analysis.disagg_ratio import RatioPlan, RatioTarget, plan_ratio
+from kvplan.analysis.launch import command_text, launch_for
+from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict
+from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.stages import pp_layer_ranges
+from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
+from kvplan.engines.caches import stage_caches
+from kvplan.engines.handover import Handover
+from kvplan.engines.launch import LaunchPlan, LaunchSettings
+from kvplan.hardware.gpus import GPU
+from kvplan.hardware.kv_links import KvLink
+from kvplan.model.spec import ModelSpec
+
+ROLES = ("prefill", "decode")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisaggRequest:
+    prefill: Layout
+    decode: Layout
+    input_len: int
+    output_len: int
+    gpu: GPU
+    link: KvLink
+    engine: Engine = DEFAULT_ENGINE
+    engine_version: str | None = None
+    connector: str | None = None  # None: the engine's default
+    kv_dtype: str = "bf16"
+    mem_fraction: float | None = None
+    model_ref: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # further PlanInputs fields
+    # The target, for the ratio (kvplan.analysis.disagg_ratio): one of the two, or neither.
+    concurrency: int | None = None
+    rate: float | None = None  # requests per second
+    slo_ttft_ms: float | None = None
+    slo_tpot_ms: float | None = None
+    prices: dict[str, float] = field(default_factory=dict)
+    max_workers: int = 32  # per role, for the ratio search
+
+    @property
+    def context(self) -> int:
+        """Every request's max_model_len on both roles: the prompt and its output."""
+        return self.input_len + self.output_len
+
+
+@dataclass(frozen=True, kw_only=True)
+class RolePlan:
+    """One role's worker: its layout, capacity, time and launch."""
+
+    role: str
+    candidate: Candidate
+    launch: LaunchPlan
+    layout_text: str
+    prefill_ms: float | None = None  # one I-token prompt (the prefill role's unit of work)
+    tpot_ms: float | None = None  # decode at the batch the target puts on a worker
+    batch: int = 1  # requests per attention rank the time is taken at
+
+    @property
+    def max_concurrency(self) -> float:
+        return self.candidate.max_concurrency
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.candidate
+        return {"role": self.role, "layout": {**c.layout.to_dict(),
+                                              "dp_attention": c.layout.dp_attention},
+                "layout_text": self.layout_text, "kv_dtype": c.kv_dtype,
+                "mem_fraction": c.mem_fraction, "kv_budget_bytes": c.capacity.kv_budget_bytes,
+                "weights_bytes": c.capacity.weights_bytes, "block_size": c.capacity.block_size,
+                "num_blocks": c.capacity.num_blocks, "max_concurrency": c.max_concurrency,
+                "max_requests": c.requests, "prefill_ms": self.prefill_ms,
+                "tpot_ms": self.tpot_ms, "batch_per_rank": self.batch,
+                "command": command_text(self.launch),
+                "commands": [cmd.argv for cmd in self.launch.commands],
+                "launch": self.launch.to_dict()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisaggPlan:
+    model: str
+    engine: str
+    engine_version: str | None
+    gpu: str
+    input_len: int
+    output_len: int
+    link: KvLink
+    handover: Handover
+    transfer_ms: float
+    prefill: RolePlan
+    decode: RolePlan
+    ratio: RatioPlan | None = None  # with a target
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        h = self.handover
+        return {
+            "model": self.model, "engine": self.engine, "engine_version": self.engine_version,
+            "gpu": self.gpu, "input_len": self.input_len, "output_len": self.output_len,
+            "context": self.input_len + self.output_len, "connector": h.connector,
+            "kv_transfer_bytes_per_request": h.bytes_per_request,
+            "kv_transfer_bytes_per_rank": list(h.bytes_per_rank),
+            "transfer_ms": self.transfer_ms,
+            "handover": h.to_dict(), "link": self.link.to_dict(),
+            "prefill": self.prefill.to_dict(), "decode": self.decode.to_dict(),
+            "ratio": self.ratio.to_dict() if self.ratio is not None else None,
+            "notes": list(self.notes),
+        }
+
+
+def _role_request(req: DisaggRequest, concurrency: int) -> PlanRequest:
+    return PlanRequest(concurrency=max(1, concurrency), context=req.context, gpu=req.gpu,
+                       gpus_per_node=req.prefill.gpus_per_node, engine=req.engine,
+                       engine_version=req.engine_version, kv_dtypes=(req.kv_dtype,),
+                       mem_fraction=req.mem_fraction, model_ref=req.model_ref,
+                       extra=dict(req.extra), prices=dict(req.prices))
+
+
+def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -> Candidate:
+    cand = evaluate(spec, _role_request(req, 1), req.gpu, layout, req.kv_dtype,
+                    req.mem_fraction, req.context)
+    if cand is None:  # the engine refuses the layout: say why, as `kvplan estimate` would
+        plan_capacity(spec, plan_inputs_for(_role_request(req, 1), req.gpu, layout,
+                                            req.kv_dtype, req.mem_fraction, req.context))
+    if cand is None or cand.capacity.kv_budget_bytes <= 0 or cand.requests < 1:
+        raise InputError(f"--{role}-tp {layout.tp}: one {role} worker of {layout.gpus} x "
+                         f"{req.gpu.name} does not hold one request of {req.context:,} tokens "
+                         f"({req.input_len:,} in + {req.output_len:,} out) with "
+                         f"{req.kv_dtype} KV; give more GPUs to the role")
+    return cand
+
+
+def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
+            concurrency: int) -> LaunchPlan:
+    connector = req.engine.rules.kv_connector(req.connector)
+    return launch_for(spec, req.engine, cand.layout, LaunchSettings(
+        context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
+        concurrency=max(1, concurrency), version=req.engine_version,
+        extra_groups=connector.launch_groups(role, req.engine_version,
+                                             req.extra.get("block_size"))), ref=req.model_ref)
+
+
+def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: int
+               ) -> tuple[float | None, float | None]:
+    """(prefill ms of one I-token prompt, TPOT ms at `batch` requests per attention rank at the
+    mean decode context I + O / 2) from the time model (kvplan.perf), or None where it does not
+    model the layout (pipeline stages)."""
+    lay = cand.layout
+    prefill = predict(spec, _role_request(req, lay.replicas), replace(cand, context=req.input_len))
+    decode = predict(spec, _role_request(req, batch * lay.replicas),
+                     replace(cand, context=req.input_len + req.output_len // 2))
+    return (prefill.ttft_ms if prefill is not None else None,
+            decode.tpot_ms if decode is not None else None)
+
+
+def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Handover:
+    """The KV one request hands over, as the engine's connector moves it: the decode rank's
+    caches per pipeline stage as the engine caches the model (the same as `estimate`)."""
+    inputs = plan_inputs_for(_role_request(req, 1), req.gpu, decode.layout, decode.kv_dtype,
+                             decode.mem_fraction, req.context)
+    stages = tuple(stage_caches(spec, inputs, rng) for rng in
+                   (pp_layer_ranges(spec.num_hidden_layers, decode.layout.pp)
+                    if decode.layout.pp > 1 else [None]))
+    return req.engine.rules.kv_connector(req.connector).handover(
+        spec, input_len=req.input_len, prefill=req.prefill, decode=decode.layout,
+        decode_stages=stages, block_size=decode.capacity.block_size,
+        version=req.engine_version)
+
+
+def transfer_seconds(handover: Handover, link: KvLink) -> float:
+    """One request's handover time: every rank's reads run at once, each GPU over its own rails;
+    the busiest end (a decode rank receiving, or a prefill rank sending to several decode
+    ranks) sets it."""
+    busiest = max(max(handover.bytes_per_rank), max(handover.sender_bytes))
+    return link.transfer_s(busiest)
+
+
+def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
+    """Both roles' plans, the handover and (with a target) the xPyD ratio."""
+    if req.input_len < 1 or req.output_len < 1:
+        raise InputError("--input-len / --output-len: must be >= 1")
+    check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
+    for role, lay in (("prefill", req.prefill), ("decode", req.decode)):
+        if lay.dp_attention and lay.tp % lay.dp:
+            raise InputError(f"--{role}-dp {lay.dp}: attention DP needs it to divide "
+                             f"--{role}-tp {lay.tp}")
+    prefill = _candidate(spec, req, "prefill", req.prefill)
+    decode = _candidate(spec, req, "decode", req.decode)
+    handover = handover_for(spec, req, decode)
+    transfer_s = transfer_seconds(handover, req.link)
+    p_ms, _ = role_times(spec, req, prefill, batch=1)
+    ratio = plan_ratio(RatioTarget(
+        output_len=req.output_len, concurrency=req.concurrency, rate=req.rate,
+        slo_ttft_ms=req.slo_ttft_ms, slo_tpot_ms=req.slo_tpot_ms,
+        price_per_gpu_hour=req.prices.get(req.gpu.name), max_workers=req.max_workers),
+        prefill, decode, transfer_s, prefill_ms=p_ms,
+        decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1])
+    d_batch = ratio.decode_batch if ratio is not None else 1
+    _, tpot = role_times(spec, req, decode, batch=d_batch)
+    roles = []
+    for role, cand, conc, times in (
+            # The prefill role's cap: what its KV holds (prompts wait there until read).
+            ("prefill", prefill, prefill.requests, {"prefill_ms": p_ms}),
+            # The decode role's cap: the target's batch, else what its KV holds.
+            ("decode", decode, d_batch * decode.layout.replicas if ratio is not None
+             else decode.requests,
+             {"tpot_ms": tpot, "batch": d_batch})):
+        roles.append(RolePlan(role=role, candidate=cand,
+                              launch=_launch(spec, req, role, cand, conc),
+                              layout_text=req.engine.rules.layout_text(cand.layout), **times))
+    notes = handover.notes + (
+        f"transfer: the busiest rank's bytes over one GPU's {req.link.name} rails "
+        f"({req.link.bytes_per_s / 1e9:,.1f} GB/s) plus {req.link.latency_s * 1e6:g} us; NIXL's "
+        "post time and the handshake of a new pair are not counted.",)
+    return DisaggPlan(model=spec.id, engine=req.engine.value,
+                      engine_version=decode.capacity.engine_version, gpu=req.gpu.name,
+                      input_len=req.input_len, output_len=req.output_len, link=req.link,
+                      handover=handover, transfer_ms=transfer_s * 1e3, prefill=roles[0],
+                      decode=roles[1], ratio=ratio, notes=notes)

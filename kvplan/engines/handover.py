@@ -1,0 +1,87 @@
+"""The KV a disaggregated deployment hands over, prefill worker to decode worker, per request:
+what each engine's connector moves (`EngineRules.kv_connector`; the rules per connector live in
+kvplan.engines.<engine>.connectors, read from the connector's source of a named version).
+
+A `Handover` counts bytes the way the connector does: per decode rank (what that rank reads or
+receives, every layer and cache group), per transfer (one read posted to one prefill rank: the
+unit vLLM's NIXL log line "Avg MB per transfer" averages) and per prefill rank (what it sends).
+Per-block and per-state bytes come from the kv/ cache kinds on the rank (`RankCaches`); this
+module only says which of them move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.launch import LaunchLayout
+    from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.spec import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerMove:
+    """One cache kind's share of a handover, on one decode rank."""
+
+    kind: str  # the cache kind as `kvplan estimate` describes it
+    layers: int  # layers of this kind on the rank
+    units: int  # blocks (or state slots) moved per layer
+    unit_bytes: int  # bytes of one block (or state slot) of one layer on the rank
+    rule: str  # why that many (the connector's rule)
+
+    @property
+    def nbytes(self) -> int:
+        return self.layers * self.units * self.unit_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "layers": self.layers, "units": self.units,
+                "unit_bytes": self.unit_bytes, "bytes": self.nbytes, "rule": self.rule}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Handover:
+    """One request's KV, handed from the prefill worker's ranks to the decode worker's."""
+
+    connector: str
+    engine_version: str | None
+    input_len: int
+    tokens_moved: int  # prompt tokens whose KV moves (the rest the decode worker recomputes)
+    block_size: int
+    bytes_per_rank: tuple[int, ...]  # each decode rank holding the request, stage-major
+    transfer_bytes: tuple[int, ...]  # each transfer the connector posts (one per source rank)
+    sender_bytes: tuple[int, ...]  # each prefill rank holding the request, stage-major
+    moves: tuple[LayerMove, ...] = ()  # decode rank 0's share by cache kind
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def bytes_per_request(self) -> int:
+        """All decode ranks together: what crosses the link for one request."""
+        return sum(self.bytes_per_rank)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"connector": self.connector, "engine_version": self.engine_version,
+                "input_len": self.input_len, "tokens_moved": self.tokens_moved,
+                "block_size": self.block_size,
+                "kv_transfer_bytes_per_request": self.bytes_per_request,
+                "kv_transfer_bytes_per_rank": list(self.bytes_per_rank),
+                "transfer_bytes": list(self.transfer_bytes),
+                "sender_bytes_per_rank": list(self.sender_bytes),
+                "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes)}
+
+
+class KvConnector(Protocol):
+    """One engine's connector (by version): which caches move, and the flags that turn it on."""
+
+    name: str
+
+    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
+                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                 block_size: int, version: str | None) -> Handover:
+        """The KV one request of `input_len` prompt tokens hands over. `decode_stages`: the
+        caches one decode rank of each pipeline stage holds (kvplan.engines.caches)."""
+
+    def launch_groups(self, role: str, version: str | None, block_size: int | None
+                      ) -> tuple[tuple[str, ...], ...]:
+        """The flags a role's launch command adds (role: "prefill" or "decode"; the block
+        size both roles must share, where one was given)."""

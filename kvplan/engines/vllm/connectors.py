@@ -1,0 +1,193 @@
+"""vLLM's KV connectors for disaggregated prefill/decode: what one request's handover moves, as
+the connector's own code selects it (read from vLLM 0.32.0's
+vllm/distributed/kv_transfer/kv_connector/v1/nixl/).
+
+NixlConnector (pull mode, the default): the decode worker's ranks READ the prompt's blocks from
+the prefill worker's ranks once the prefill finishes.
+
+- Which blocks (nixl/pull_scheduler.py `update_state_after_alloc`, base_scheduler.py
+  `get_exchange_clipped_blocks`): the decode side allocates the blocks of the tokens it loads
+  and reads every one, the last, partly filled block whole (a block is one descriptor of
+  block_len bytes per layer; PR 21074 made the partial block move). Full attention, MLA and
+  sparse-MLA indexer keys: cdiv(T, block) blocks per layer. Sliding window, with the hybrid
+  KV cache manager on (the default: NixlConnector is `SupportsHMA`, vllm/config/vllm.py): only
+  the in-window tail, `cdiv(window, block) + 1` blocks ("add 1 to conservatively account for
+  boundary overlap", base_scheduler.py `blocks_per_sw`), at most the cdiv(T, block) there are.
+  Chunked local attention (Llama 4) turns the hybrid manager off by default
+  (vllm/config/vllm.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), and
+  `unify_hybrid_kv_cache_specs` then makes every local layer full attention: every block
+  moves. Recurrent (Mamba, GDN) layers: the one state slot (`clip_ssm_state_blocks`), conv and
+  SSM state (nixl/base_worker.py `_build_mamba_remote`: the state's own bytes, not the padded
+  page).
+- How many tokens (base_scheduler.py `_prefill_backoff`): T = I, except models with recurrent
+  layers, where the prefill stops one token short and the decode worker recomputes it: T = I - 1.
+- Heterogeneous TP (nixl/tp_mapping.py `compute_tp_mapping`, base_worker.py
+  `_build_fa_remote`): each decode rank reads its own block length (its heads). Decode TP >=
+  prefill TP: from one prefill rank (tp_rank x P / D) at a head offset; prefill TP > decode TP:
+  its head slice from P / D prefill ranks, deduplicated by head when KV heads < prefill TP
+  (`np.unique` over heads), one read (one transfer) per source rank, block_len / reads each.
+  MLA and indexer regions are replicated: one read of the whole block from one rank. Recurrent
+  state: read from every one of the P / D ranks when prefill TP is larger.
+- Stats (nixl/stats.py): one "transfer" per read posted; "Avg MB per transfer" = the mean of
+  bytes / 2**20 over them, rounded to 3 decimals.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from kvplan._util.errors import InputError
+from kvplan._util.units import cdiv
+from kvplan._util.versions import version_key
+from kvplan.engines.handover import Handover, LayerMove
+from kvplan.engines.launch import LaunchLayout
+from kvplan.kv.kinds import (
+    CacheKind,
+    ChunkedLocalCache,
+    IndexerCache,
+    LayerCaches,
+    MLACache,
+    SlidingWindowCache,
+)
+from kvplan.model.spec import ModelSpec
+
+# The KV Transfer metrics log line (PR 25388) and the pull rules above are read from 0.32.0;
+# the rules for full attention and MLA (every block, the partial one too: PR 21074) hold from
+# 0.11.0, the first release with that log line. Sliding-window clipping, the recurrent state
+# slot and the recurrent backoff are read from 0.32.0 only.
+NIXL_SINCE = (0, 11)
+HYBRID_RULES_SINCE = (0, 32)
+
+
+def _replicated(cache: CacheKind) -> bool:
+    # base_worker.py register_kv_caches: `is_mla_region` for MLAAttentionSpec (the indexer's
+    # cache is an MLAAttentionSpec too, vllm/model_executor/models/deepseek_v2.py).
+    return isinstance(cache, (MLACache, IndexerCache))
+
+
+def _units(cache: CacheKind, tokens: int, block: int) -> tuple[int, str]:
+    if cache.is_state:
+        return 1, "the state slot (clip_ssm_state_blocks)"
+    blocks = cdiv(tokens, block)
+    if isinstance(cache, SlidingWindowCache):
+        window = cdiv(cache.window, block) + 1
+        if window < blocks:
+            return window, f"in-window tail: cdiv({cache.window}, {block}) + 1 (blocks_per_sw)"
+        return blocks, f"cdiv({tokens}, {block}): the prompt is inside the window"
+    if isinstance(cache, ChunkedLocalCache):
+        return blocks, (f"cdiv({tokens}, {block}): chunked local runs as full attention "
+                        "(hybrid manager off by default)")
+    return blocks, f"cdiv({tokens}, {block}), the last block whole"
+
+
+def _attention_sources(d_rank: int, d_tp: int, p_tp: int, kv_heads: int | None,
+                       replicated: bool) -> list[int]:
+    """Prefill ranks one decode rank reads attention blocks from (tp_mapping.py)."""
+    if replicated or d_tp >= p_tp:
+        return [d_rank * p_tp // d_tp]
+    ratio = p_tp // d_tp
+    start = d_rank * ratio
+    seen: dict[int, int] = {}
+    for r in range(start, start + ratio):
+        head = r * (kv_heads or p_tp) // p_tp
+        seen.setdefault(head, r)  # np.unique keeps the first rank per head
+    return sorted(seen.values())
+
+
+@dataclass(frozen=True)
+class NixlConnector:
+    """vLLM's NixlConnector (pull), with `--kv-transfer-config '{"kv_connector":
+    "NixlConnector","kv_role":"kv_both"}'` on both roles (docs/features/nixl_connector_usage.md)."""
+
+    name: str = "NixlConnector"
+
+    def launch_groups(self, role: str, version: str | None, block_size: int | None
+                      ) -> tuple[tuple[str, ...], ...]:
+        self._check_version(version)
+        config = json.dumps({"kv_connector": self.name, "kv_role": "kv_both"},
+                            separators=(",", ":"))
+        block = (("--block-size", str(block_size)),) if block_size is not None else ()
+        return block + (("--kv-transfer-config", config),)
+
+    def _check_version(self, version: str | None) -> None:
+        if version_key(version) < NIXL_SINCE:
+            raise InputError(f"--disagg: kvplan models vLLM's NixlConnector from 0.11 (read from "
+                             f"0.32.0's source), not {version}")
+
+    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
+                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                 block_size: int, version: str | None) -> Handover:
+        self._check_version(version)
+        if input_len < 1:
+            raise InputError(f"--input-len: must be >= 1, got {input_len}")
+        if prefill.pp != decode.pp:
+            raise InputError(f"--prefill-pp {prefill.pp} / --decode-pp {decode.pp}: kvplan "
+                             "models NIXL handovers between equal pipeline layouts only")
+        p_tp, d_tp = prefill.attention_tp, decode.attention_tp
+        if max(p_tp, d_tp) % min(p_tp, d_tp):
+            raise InputError(f"--prefill-tp {p_tp} / --decode-tp {d_tp}: vLLM's NIXL needs one "
+                             "TP size to divide the other (kv_connector/utils.py tp_ratio)")
+        caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
+        hybrid = any(c.is_state or isinstance(c, (SlidingWindowCache, IndexerCache))
+                     for c in caches)
+        if hybrid and version_key(version) < HYBRID_RULES_SINCE:
+            raise InputError(f"--engine-version {version}: kvplan reads NIXL's sliding-window, "
+                             "recurrent and indexer rules from vLLM 0.32 only; give 0.32 or "
+                             "newer")
+        recurrent = any(c.is_state for c in caches)
+        tokens = input_len - 1 if recurrent and input_len > 1 else input_len
+        kv_heads = getattr(spec.attention, "num_key_value_heads", None)
+        per_rank: list[int] = []
+        transfers: list[int] = []
+        senders = [0] * (p_tp * prefill.pp)
+        first_moves: list[LayerMove] = []
+        for stage, layers in enumerate(decode_stages):
+            kinds: dict[CacheKind, int] = {}
+            for lc in layers:
+                for c in lc.caches:
+                    kinds[c] = kinds.get(c, 0) + 1
+            moves = []
+            for cache, count in kinds.items():
+                units, rule = _units(cache, tokens, block_size)
+                unit = cache.state_bytes if cache.is_state else cache.page_bytes(block_size)
+                moves.append(LayerMove(kind=cache.describe(), layers=count, units=units,
+                                       unit_bytes=unit, rule=rule))
+            if stage == 0:
+                first_moves = moves
+            for d_rank in range(d_tp):
+                by_source: dict[int, int] = {}
+                for cache, move in zip(kinds, moves, strict=True):
+                    if cache.is_state:
+                        ratio = p_tp // d_tp if p_tp > d_tp else 1
+                        sources = [d_rank * ratio + k for k in range(ratio)] if p_tp > d_tp \
+                            else [d_rank * p_tp // d_tp]
+                    else:
+                        sources = _attention_sources(d_rank, d_tp, p_tp, kv_heads,
+                                                     _replicated(cache))
+                    share = move.nbytes // len(sources)
+                    for src in sources:
+                        by_source[src] = by_source.get(src, 0) + share
+                per_rank.append(sum(by_source.values()))
+                for src, nbytes in sorted(by_source.items()):
+                    transfers.append(nbytes)
+                    senders[stage * p_tp + src] += nbytes
+        notes = (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
+                 + (" (the last token is recomputed on decode: recurrent layers)"
+                    if tokens != input_len else "") + ".",)
+        return Handover(connector=self.name, engine_version=version, input_len=input_len,
+                        tokens_moved=tokens, block_size=block_size,
+                        bytes_per_rank=tuple(per_rank), transfer_bytes=tuple(transfers),
+                        sender_bytes=tuple(senders), moves=tuple(first_moves), notes=notes)
+
+
+CONNECTORS = {"nixl": NixlConnector()}
+DEFAULT_CONNECTOR = "nixl"
+
+
+def vllm_connector(name: str | None) -> NixlConnector:
+    key = (name or DEFAULT_CONNECTOR).strip().lower().removesuffix("connector")
+    if key not in CONNECTORS:
+        raise InputError(f"--connector: vLLM connectors kvplan models: {', '.join(CONNECTORS)} "
+                         f"(got {name!r}; P2P NCCL, Mooncake and LMCache are not modelled yet)")
+    return CONNECTORS[key]
