@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan.engines.base import (
     AllReduceNormFusion,
@@ -200,7 +200,7 @@ class SglangEngine:
     def kv_connector(self, name: str | None) -> KvConnector:
         # SGLang's --disaggregation-mode prefill|decode with its mooncake / nixl transfer
         # backends (srt/disaggregation/) is not read yet: refused, not guessed.
-        raise InputError("--disagg: kvplan does not model SGLang's KV handover yet "
+        raise UnmodelledError("--disagg: kvplan does not model SGLang's KV handover yet "
                          "(srt/disaggregation/); use --engine vllm")
 
     def layout_text(self, layout: LaunchLayout) -> str:

@@ -186,8 +186,8 @@ class TrtllmEngine:
 
     def kv_connector(self, name: str | None) -> KvConnector:
         # TensorRT-LLM's cache transceiver is not read yet: refused, not guessed.
-        raise InputError("--disagg: kvplan does not model TensorRT-LLM's cache transceiver "
-                         "yet; use --engine vllm")
+        raise UnmodelledError("--disagg: kvplan does not model TensorRT-LLM's cache transceiver "
+                              "yet; use --engine vllm")
 
     def layout_text(self, layout: LaunchLayout) -> str:
         # tp_size T with `enable_attention_dp: true` in the options YAML (trtllm/launch.py).
