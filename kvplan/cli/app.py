@@ -53,8 +53,15 @@ from kvplan.cli.common import (
     defer_warning,
     handle_errors,
     load_spec,
+    with_keys_after,
 )
-from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.cli.vocab import (
+    CONCURRENCY_FLAGS,
+    CONTEXT_FLAGS,
+    kv_dtype_option,
+    tokens_option,
+    tokens_or_zero_option,
+)
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
@@ -113,11 +120,14 @@ def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 def estimate_cmd(
     model: ModelArg,
     context: Annotated[int, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length", parser=tokens_option,
+        *CONTEXT_FLAGS, parser=tokens_option,
         metavar="TOKENS", help="Tokens per request (prompt + output); 32k and 1m accepted "
                                "(vLLM --max-model-len, SGLang --context-length).")] = 4096,
-    batch: Annotated[int, typer.Option("--batch", "-b", min=1,
-                                       help="Concurrent sequences.")] = 1,
+    concurrency: Annotated[int | None, typer.Option(
+        *CONCURRENCY_FLAGS, min=1,
+        help="Concurrent requests: the KV cache for them; with a GPU or KV budget, also the "
+             "longest context that serves them and the memory fraction they need (default "
+             "1).")] = None,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
         help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
@@ -156,7 +166,7 @@ def estimate_cmd(
     max_num_seqs: MaxNumSeqsOpt = None,
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
-        "--shared-prefix", min=0, help="Tokens of a prefix cached once and shared by all "
+        "--shared-prefix", parser=tokens_or_zero_option, metavar="TOKENS", help="Tokens of a prefix cached once and shared by all "
                                        "requests (whole blocks only).")] = 0,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
@@ -168,10 +178,6 @@ def estimate_cmd(
         "--enable-expert-parallel", help="Expert parallelism over the --tp ranks (vLLM "
         "--enable-expert-parallel): each rank holds ceil(experts / tp) routed experts whole "
         "instead of a 1/tp slice of every one.")] = False,
-    requests: Annotated[int | None, typer.Option(
-        "--requests", min=1,
-        help="Also answer: the longest context that serves this many concurrent requests, "
-             "and the memory fraction they need.")] = None,
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
     hybrid_manager: HybridManagerOpt = HybridManager.auto,
@@ -185,7 +191,7 @@ def estimate_cmd(
         help="SGLang: draft branches per step (default 1, a chain; then num_draft_tokens = "
              "steps + 1).")] = None,
     speculative_num_draft_tokens: Annotated[int | None, typer.Option(
-        "--speculative-num-draft-tokens", min=1,
+        "--speculative-num-draft-tokens", parser=tokens_option, metavar="TOKENS",
         help="SGLang: tokens verified per step (needed with --speculative-eagle-topk > 1).")
     ] = None,
     vision_tower: Annotated[str | None, typer.Option(
@@ -281,9 +287,13 @@ def estimate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory)
-        answer = run_estimate(inputs, batch=batch, requests=requests,
+        answer = run_estimate(inputs, batch=concurrency or 1,
+                              requests=None if inputs.capacity is None else concurrency,
                               on_warning=lambda message: warn(f"kvplan: warning: {message}"))
         view = estimate_view(inputs.spec, answer.estimate)
+        # "batch" kept; "concurrency" is the same count under the name every command uses.
+        view = replace(view, records=with_keys_after(view.records, "batch",
+                                                     concurrency=answer.estimate.batch))
         if answer.plan is None:
             emit(view, fmt)
             return
@@ -297,10 +307,11 @@ def estimate_cmd(
 
 def compare_cmd(
     model: ModelArg,
-    context: Annotated[int, typer.Option("--context", "-c", min=1,
-                                         help="Tokens per request (decode context).")] = 4096,
+    context: Annotated[int, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
+        help="Tokens per request (decode context); 32k and 1m accepted.")] = 4096,
     batch: Annotated[int, typer.Option(
-        "--batch", "-b", min=1,
+        *CONCURRENCY_FLAGS, min=1,
         help="Requests decoded at once per attention rank (per GPU with --dp-attention).")] = 1,
     groups: Annotated[int, typer.Option("--groups", min=1, help="GQA KV heads.")] = 8,
     kv_lora_rank: Annotated[int | None, typer.Option(
@@ -328,7 +339,7 @@ def compare_cmd(
                                "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
                                "NDR.")] = None,
     mtp_tokens: Annotated[int, typer.Option(
-        "--mtp-tokens", min=0, help="Speculative (MTP) draft tokens per decode step.")] = 0,
+        "--mtp-tokens", parser=tokens_or_zero_option, metavar="TOKENS", help="Speculative (MTP) draft tokens per decode step.")] = 0,
     mtp_acceptance: Annotated[float, typer.Option(
         "--mtp-acceptance", min=0.0, max=1.0,
         help="Per-token acceptance rate of draft tokens (DeepSeek-V3: 0.85-0.9).")] = 0.85,
@@ -412,9 +423,11 @@ def compare_cmd(
 
             plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
                          groups=groups, block_size=block_size, force=force)
-        emit(compare_view(spec, comparison, context=context, batch=batch,
-                          kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
-                          share_layers=share_layers), fmt)
+        view = compare_view(spec, comparison, context=context, batch=batch,
+                            kv_dtype=kv_dtype.value, tp=tp, gpu=preset, share_layers=share_layers)
+        # Every row at the same context and request count, under the names every command uses.
+        emit(replace(view, records=[{**r, "context": context, "concurrency": batch}
+                                    for r in view.records]), fmt)
 
 
 def import_cmd(

@@ -24,7 +24,7 @@ from typer.core import TyperCommand, TyperGroup
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError, KvplanError
 from kvplan._util.validate import MAX_SIZE
-from kvplan.cli.vocab import tokens_option
+from kvplan.cli.vocab import tokens_option, tokens_or_zero_option
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
 from kvplan.sources.files import shown_path
@@ -110,7 +110,8 @@ SpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
                                  "eagle/eagle3: one layer, the EAGLE checkpoint's weights not "
                                  "counted: add them with --weights-gib).")]
 SpecTokensOpt = Annotated[int, typer.Option(
-    "--num-speculative-tokens", "--speculative-num-steps", min=0,
+    "--num-speculative-tokens", "--speculative-num-steps", parser=tokens_or_zero_option,
+    metavar="TOKENS",
     help="Draft tokens per step (each adds a recurrent-state page and conv rows); SGLang: "
          "--speculative-num-steps (mtp = SGLang's NEXTN).")]
 
@@ -156,14 +157,25 @@ MAX_FLAG_INT = MAX_SIZE
 MAX_FLAG_FLOAT = 1e12
 
 
-def _flag_name(param: Any) -> str:
-    """How the user wrote the parameter: its long option (``--context``), else its metavar."""
+_ARGV_KEY = "kvplan_argv"
+
+
+def _flag_name(param: Any, ctx: Any = None) -> str:
+    """How the user wrote the parameter: the long option they typed (``--batch``; for a short one,
+    the long option declared before it: ``-b`` is ``--batch``), else its first long option
+    (``--context``), else its metavar."""
     if param is None:
         return ""
-    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or list(
-        getattr(param, "opts", ()))
+    declared = list(getattr(param, "opts", ()))
+    opts = [o for o in declared if o.startswith("--")] or declared
     if getattr(param, "param_type_name", "") == "argument" or not opts:
         return (getattr(param, "name", None) or "argument").upper()
+    argv = (getattr(ctx, "meta", None) or {}).get(_ARGV_KEY, ())
+    for arg in argv:
+        written = arg.split("=", 1)[0]
+        if written in declared:
+            longs = [o for o in declared[:declared.index(written) + 1] if o.startswith("--")]
+            return longs[-1] if longs else opts[0]
     return opts[0]
 
 
@@ -211,7 +223,7 @@ def usage_message(exc: Any) -> str:
     param = getattr(exc, "param", None)
     message = " ".join(str(exc.format_message()).split())
     if param is not None:
-        name = _flag_name(param)
+        name = _flag_name(param, getattr(exc, "ctx", None))
         better = _pydantic_message(exc)
         if better is not None:
             return f"{name}: {better}"
@@ -231,13 +243,13 @@ def usage_message(exc: Any) -> str:
     return message[:1].lower() + message[1:] if message else "bad usage (see --help)"
 
 
-def check_flag_values(params: dict[str, Any], command: Any) -> None:
+def check_flag_values(params: dict[str, Any], command: Any, ctx: Any = None) -> None:
     """Numbers typer accepted but kvplan cannot use: NaN, infinities and absurd sizes."""
     by_name = {p.name: p for p in command.params}
     for name, value in params.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        flag = _flag_name(by_name.get(name))
+        flag = _flag_name(by_name.get(name), ctx)
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{flag}: must be a finite number, got {value}")
         limit = MAX_FLAG_FLOAT if isinstance(value, float) else MAX_FLAG_INT
@@ -245,6 +257,24 @@ def check_flag_values(params: dict[str, Any], command: Any) -> None:
             raise InputError(f"{flag}: must be <= {limit:,.0f}, got {value:g}"
                              if isinstance(value, float) else
                              f"{flag}: must be <= {limit:,}, got {value:,}")
+
+
+def written_flag(ctx: Any, name: str) -> str:
+    """The spelling of parameter `name` the user wrote (`--batch` or `--concurrency`), for a
+    message raised in the command's body."""
+    param = next((p for p in ctx.command.params if p.name == name), None)
+    return _flag_name(param, ctx) or f"--{name.replace('_', '-')}"
+
+
+def with_keys_after(records: dict[str, Any], after: str, **added: Any) -> dict[str, Any]:
+    """`records` with `added` inserted after key `after` (at the end if it is absent): a JSON
+    key under the name every command uses, the old one kept."""
+    out: dict[str, Any] = {}
+    for key, value in records.items():
+        out[key] = value
+        if key == after:
+            out.update(added)
+    return {**out, **added}
 
 
 def _print_error(message: str) -> None:
@@ -284,9 +314,14 @@ class KvplanCommand(TyperCommand):
         for param in self.params:
             _defaults_as_declared(param)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        cut = args.index("--") if "--" in args else len(args)
+        ctx.meta[_ARGV_KEY] = tuple(args[:cut])  # for messages naming the flag as written
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
-            check_flag_values(ctx.params, self)
+            check_flag_values(ctx.params, self, ctx)
         except InputError as exc:
             _print_error(str(exc))
             raise typer.Exit(exc.exit_code) from None

@@ -23,7 +23,13 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.cli.vocab import (
+    CONCURRENCY_FLAGS,
+    CONTEXT_FLAGS,
+    parse_kv_dtype,
+    parse_tokens,
+    tokens_option,
+)
 from kvplan.cli.workload_opts import (
     InputLenOpt,
     NumRequestsOpt,
@@ -103,9 +109,9 @@ def plan_cmd(
         help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a HuggingFace "
              "config.json (or a folder holding one); optional with --scenario.")] = None,
     concurrency: Annotated[int | None, typer.Option(
-        "--concurrency", "-n", min=1, help="Concurrent requests to serve (default 1).")] = None,
-    context: Annotated[str | None, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length",
+        *CONCURRENCY_FLAGS, min=1, help="Concurrent requests to serve (default 1).")] = None,
+    context: Annotated[int | None, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
         help="Tokens per request (32k, 1m accepted); default: the model's max length, as vLLM's "
              "max_model_len.")] = None,
     gpu: Annotated[str | None, typer.Option(
@@ -198,7 +204,7 @@ def plan_cmd(
             "quantization": None if quantization is None else quantization.value,
             "dtype": None if dtype is WeightDType.auto else dtype,
             "gpu_mem_gib": gpu_mem_gib, "weights_gib": weights_gib, "reserve_gib": reserve_gib,
-            "context": None if context is None else parse_tokens("--context", context),
+            "context": context,
             "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
@@ -289,7 +295,7 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
         result = plan_for_rate(
             load_spec(model), model=model, rate=given["rate"],
             slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
-            context=None if context is None else parse_tokens("--context", context),
+            context=context,
             **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes", "engine",
                                        "engine_version", "kv_dtype") if k in options},
             workload=WorkloadOptions(**{**workload, "rate": given["rate"],

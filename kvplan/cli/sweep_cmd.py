@@ -24,7 +24,9 @@ from kvplan.cli.common import (
     check_output,
     handle_errors,
     load_spec,
+    written_flag,
 )
+from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.render import OutputFormat, emit, warn
@@ -92,13 +94,15 @@ def write_plot(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,
 
 
 def sweep_cmd(
+    ctx: typer.Context,
     model: ModelArg,
     context: Annotated[str, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length",
+        *CONTEXT_FLAGS,
         help="Contexts: 1k,4k,32k (k = 1024, m = 1024^2), ranges 1k..128k:x2 or 1k..8k:+1k.")
     ] = "4096",
     batch: Annotated[str, typer.Option(
-        "--batch", "-b", help="Batch sizes: 1,8,64 or a range like 1..256:x2.")] = "1",
+        *CONCURRENCY_FLAGS,
+        help="Concurrent requests (batch sizes): 1,8,64 or a range like 1..256:x2.")] = "1",
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
         help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
@@ -153,8 +157,8 @@ def sweep_cmd(
     with handle_errors():
 
         grid = SweepGrid(
-            contexts=parse_int_list("--context", context),
-            batches=parse_int_list("--batch", batch),
+            contexts=parse_int_list(written_flag(ctx, "context"), context),
+            batches=parse_int_list(written_flag(ctx, "batch"), batch),
             kv_dtypes=parse_dtype_list("--kv-dtype", kv_dtype),
             schemes=parse_scheme_list("--scheme", scheme),
             gpus=() if gpu is None else parse_gpu_list("--gpu", gpu),

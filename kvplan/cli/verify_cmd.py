@@ -19,6 +19,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
+from kvplan.cli.vocab import CONTEXT_FLAGS, tokens_option
 from kvplan.present.render import OutputFormat, emit, warn
 
 # verify's default rendezvous wait, stated here so that the help needs no torch import
@@ -35,8 +36,9 @@ def verify_cmd(
         "--mem-fraction", min=0.0, max=1.0,
         help="CUDA: verify what is free inside total x this fraction (vLLM's "
              "gpu_memory_utilization). Ignored on CPU.")] = 0.9,
-    context: Annotated[int, typer.Option("--context", "-c", min=1,
-                                         help="Tokens per request (prompt + output).")] = 4096,
+    context: Annotated[int, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
+        help="Tokens per request (prompt + output); 32k and 1m accepted.")] = 4096,
     kv_dtype: KVDTypeOpt = KVDType.bf16,
     block_size: BlockSizeOpt = None,
     tp: Annotated[int, typer.Option("--tp", min=1,

@@ -48,7 +48,17 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def to_json_text(df: pd.DataFrame) -> str:
     """A JSON list of objects, one per point; floats round-trip exactly; empty cells null."""
-    return json.dumps(versioned(records(df)), indent=1) + "\n"
+    return json.dumps(versioned([_with_concurrency(r) for r in records(df)]), indent=1) + "\n"
+
+
+def _with_concurrency(rec: dict[str, Any]) -> dict[str, Any]:
+    """"batch" kept; "concurrency" beside it, the name every command's JSON uses."""
+    out: dict[str, Any] = {}
+    for key, value in rec.items():
+        out[key] = value
+        if key == "batch":
+            out["concurrency"] = value
+    return out
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
