@@ -58,6 +58,9 @@ from kvplan.cli.common import (
 from kvplan.cli.vocab import (
     CONCURRENCY_FLAGS,
     CONTEXT_FLAGS,
+    SGLANG_PANEL,
+    TRTLLM_PANEL,
+    VLLM_PANEL,
     kv_dtype_option,
     tokens_option,
     tokens_or_zero_option,
@@ -166,13 +169,15 @@ def estimate_cmd(
     max_num_seqs: MaxNumSeqsOpt = None,
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
-        "--shared-prefix", parser=tokens_or_zero_option, metavar="TOKENS", help="Tokens of a prefix cached once and shared by all "
-                                       "requests (whole blocks only).")] = 0,
+        "--shared-prefix", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Tokens of a prefix cached once and shared by all requests (whole blocks "
+             "only).")] = 0,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
     disable_custom_all_reduce: Annotated[bool, typer.Option(
-        "--disable-custom-all-reduce", help="vLLM without its custom all-reduce: TP ranks hold no "
+        "--disable-custom-all-reduce", rich_help_panel=VLLM_PANEL,
+        help="vLLM without its custom all-reduce: TP ranks hold no "
         "all-reduce IPC buffers (also the case on PCIe-only GPUs).")] = False,
     expert_parallel: Annotated[bool, typer.Option(
         "--enable-expert-parallel", help="Expert parallelism over the --tp ranks (vLLM "
@@ -187,71 +192,76 @@ def estimate_cmd(
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
     speculative_eagle_topk: Annotated[int | None, typer.Option(
-        "--speculative-eagle-topk", min=1,
+        "--speculative-eagle-topk", rich_help_panel=SGLANG_PANEL, min=1,
         help="SGLang: draft branches per step (default 1, a chain; then num_draft_tokens = "
              "steps + 1).")] = None,
     speculative_num_draft_tokens: Annotated[int | None, typer.Option(
-        "--speculative-num-draft-tokens", parser=tokens_option, metavar="TOKENS",
+        "--speculative-num-draft-tokens", rich_help_panel=SGLANG_PANEL,
+        parser=tokens_option, metavar="TOKENS",
         help="SGLang: tokens verified per step (needed with --speculative-eagle-topk > 1).")
     ] = None,
     vision_tower: Annotated[str | None, typer.Option(
-        "--vision-tower", metavar="LAYERS,HIDDEN",
+        "--vision-tower", rich_help_panel=SGLANG_PANEL, metavar="LAYERS,HIDDEN",
         help="SGLang: a multimodal checkpoint's vision_config num_hidden_layers,hidden_size "
              "(SGLang lowers its default fraction for it; Gemma-3's SigLIP is read from the "
              "spec).")] = None,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
-        "--enforce-eager", help="vLLM without CUDA graphs (TRT-LLM: cuda_graph_config null): "
+        "--enforce-eager", rich_help_panel=VLLM_PANEL,
+        help="vLLM without CUDA graphs (TRT-LLM: cuda_graph_config null): "
         "nothing reserved for them.")] = False,
     cuda_graph_max_batch_size: Annotated[int | None, typer.Option(
-        "--cuda-graph-max-batch-size", min=1,
+        "--cuda-graph-max-batch-size", rich_help_panel=TRTLLM_PANEL, min=1,
         help="TRT-LLM cuda_graph_config.max_batch_size: the largest decode batch captured "
              "(default 128).")] = None,
     cuda_graph_padding: Annotated[bool, typer.Option(
-        "--cuda-graph-padding", help="TRT-LLM cuda_graph_config.enable_padding: capture 1, 2, "
+        "--cuda-graph-padding", rich_help_panel=TRTLLM_PANEL,
+        help="TRT-LLM cuda_graph_config.enable_padding: capture 1, 2, "
         "4 and multiples of 8 (default off: 1-31, 32, 64, 128).")] = False,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
-        "--flashinfer-sampler/--no-flashinfer-sampler",
+        "--flashinfer-sampler/--no-flashinfer-sampler", rich_help_panel=VLLM_PANEL,
         help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
              "flashinfer installed) or not; default: that release's with the plain wheel "
              "(PyTorch sort to 0.16, Triton 0.17-0.21, FlashInfer from 0.22).")] = None,
     limit_mm_per_prompt: Annotated[str | None, typer.Option(
-        "--limit-mm-per-prompt", metavar="MODALITY=N,...",
+        "--limit-mm-per-prompt", rich_help_panel=VLLM_PANEL, metavar="MODALITY=N,...",
         help="vLLM: multimodal items per prompt, e.g. image=0,video=0 or '{\"image\": 2}' "
              "(unset modalities: 999). The profile run pushes the modality with the most tokens "
              "through the vision encoder; one at 0 is not profiled, all at 0 none.")] = None,
     skip_mm_profiling: Annotated[bool, typer.Option(
-        "--skip-mm-profiling",
+        "--skip-mm-profiling", rich_help_panel=VLLM_PANEL,
         help="vLLM: no multimodal encoder profile (nothing reserved for it).")] = False,
     mm_encoder_tp_mode: Annotated[MmEncoderTpMode, typer.Option(
-        "--mm-encoder-tp-mode",
+        "--mm-encoder-tp-mode", rich_help_panel=VLLM_PANEL,
         help="vLLM: the vision encoder split over TP ranks (weights) or whole on each rank, the "
              "profile's items dealt out (data).")] = MmEncoderTpMode.weights,
     max_total_tokens: Annotated[int | None, typer.Option(
-        "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
+        "--max-total-tokens", rich_help_panel=SGLANG_PANEL,
+        min=1, parser=tokens_option, metavar="TOKENS",
         help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
     ] = None,
     trtllm_backend: Annotated[TrtllmBackend, typer.Option(
-        "--trtllm-backend", help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
+        "--trtllm-backend", rich_help_panel=TRTLLM_PANEL,
+        help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
         "by --engine-version) or engine (TensorRT engines: blocks rounded up; needs "
         "--reserve-gib or --kv-budget-gib).")] = TrtllmBackend.pytorch,
     max_mamba_cache_size: Annotated[int | None, typer.Option(
-        "--max-mamba-cache-size", min=1,
+        "--max-mamba-cache-size", rich_help_panel=SGLANG_PANEL, min=1,
         help="SGLang: recurrent-state slots (default: --mamba-full-memory-ratio decides).")
     ] = None,
     mamba_full_memory_ratio: Annotated[float | None, typer.Option(
-        "--mamba-full-memory-ratio", min=0.001,
+        "--mamba-full-memory-ratio", rich_help_panel=SGLANG_PANEL, min=0.001,
         help="SGLang: recurrent-state memory / KV memory (0.9; 0.2 before 0.5.4).")] = None,
     swa_full_tokens_ratio: Annotated[float | None, typer.Option(
-        "--swa-full-tokens-ratio", min=0.001, max=1.0,
+        "--swa-full-tokens-ratio", rich_help_panel=SGLANG_PANEL, min=0.001, max=1.0,
         help="SGLang: sliding-window pool tokens / full pool tokens (0.8).")] = None,
     disable_hybrid_swa_memory: Annotated[bool, typer.Option(
-        "--disable-hybrid-swa-memory",
+        "--disable-hybrid-swa-memory", rich_help_panel=SGLANG_PANEL,
         help="SGLang: no separate sliding-window pool (every layer as full attention).")
     ] = False,
     disable_radix_cache: Annotated[bool, typer.Option(
-        "--disable-radix-cache",
+        "--disable-radix-cache", rich_help_panel=SGLANG_PANEL,
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
              "running request takes one recurrent-state slot, not three.")] = False,
     fmt: FormatOpt = OutputFormat.table,
@@ -339,7 +349,8 @@ def compare_cmd(
                                "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
                                "NDR.")] = None,
     mtp_tokens: Annotated[int, typer.Option(
-        "--mtp-tokens", parser=tokens_or_zero_option, metavar="TOKENS", help="Speculative (MTP) draft tokens per decode step.")] = 0,
+        "--mtp-tokens", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Speculative (MTP) draft tokens per decode step.")] = 0,
     mtp_acceptance: Annotated[float, typer.Option(
         "--mtp-acceptance", min=0.0, max=1.0,
         help="Per-token acceptance rate of draft tokens (DeepSeek-V3: 0.85-0.9).")] = 0.85,
@@ -477,6 +488,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
     "check": ("kvplan.cli.check_cmd:check_cmd", None),
     "simulate": ("kvplan.cli.simulate_cmd:simulate_cmd", None),
+    "help": ("kvplan.cli.help_cmd:help_cmd", None),  # every command's options in full
 }
 
 
@@ -558,7 +570,8 @@ def _command_named(argv: list[str]) -> str | None:
     and a misspelt command get every command (the listing, typer's "No such command" and its
     suggestions)."""
     words = [a for a in argv if a != "--wide"]
-    return words[0] if words and words[0] in COMMANDS else None
+    # `kvplan help COMMAND` reads the other commands' options: it gets every command.
+    return words[0] if words and words[0] in COMMANDS and words[0] != "help" else None
 
 
 def _suppress_all():  # noqa: ANN202

@@ -24,7 +24,7 @@ from typer.core import TyperCommand, TyperGroup
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError, KvplanError
 from kvplan._util.validate import MAX_SIZE
-from kvplan.cli.vocab import tokens_option, tokens_or_zero_option
+from kvplan.cli.vocab import VLLM_PANEL, tokens_option, tokens_or_zero_option
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
 from kvplan.sources.files import shown_path
@@ -87,17 +87,18 @@ EngineVersionOpt = Annotated[str | None, typer.Option(
                              "0.4.5 to 0.5.23, TensorRT-LLM 0.20 to 1.3; default the newest "
                              "modelled). See `kvplan engines`.")]
 PlatformOpt = Annotated[Platform | None, typer.Option(
-    "--platform", help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
+    "--platform", rich_help_panel=VLLM_PANEL,
+    help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
                        "presets, else cuda).")]
 HybridManagerOpt = Annotated[HybridManager, typer.Option(
-    "--hybrid-kv-cache-manager",
+    "--hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="vLLM's hybrid KV-cache manager (auto: what that version does for the model; off: "
          "sliding and chunked layers allocate as full attention).")]
 DisableHybridOpt = Annotated[bool, typer.Option(
-    "--disable-hybrid-kv-cache-manager",
+    "--disable-hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="Alias of --hybrid-kv-cache-manager off (vLLM's flag).")]
 PrefixCachingOpt = Annotated[bool | None, typer.Option(
-    "--enable-prefix-caching/--no-enable-prefix-caching",
+    "--enable-prefix-caching/--no-enable-prefix-caching", rich_help_panel=VLLM_PANEL,
     help="vLLM prefix caching (default: that version's; for recurrent-state models it sets the "
          "mamba cache mode: align with, none without).", show_default=False)]
 StateDTypeOpt = Annotated[StateDType, typer.Option(
@@ -318,6 +319,15 @@ class KvplanCommand(TyperCommand):
         cut = args.index("--") if "--" in args else len(args)
         ctx.meta[_ARGV_KEY] = tuple(args[:cut])  # for messages naming the flag as written
         return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """One screen (kvplan.cli.help_cmd); `kvplan help COMMAND`: typer's full help."""
+        if ctx.meta.get("kvplan_full_help"):
+            return super().format_help(ctx, formatter)
+        from kvplan.cli.help_cmd import print_compact_help
+
+        print_compact_help(self, ctx)
+        return None
 
     def invoke(self, ctx: Any) -> Any:
         try:

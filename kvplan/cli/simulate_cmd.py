@@ -102,7 +102,8 @@ def simulate_cmd(
         "--output-len-dist", metavar="DIST", help="Output lengths (as --input-len-dist).")
     ] = None,
     prefix_len: Annotated[int, typer.Option(
-        "--prefix-len", parser=tokens_or_zero_option, metavar="TOKENS", help="Tokens of one prefix every prompt starts with.")] = 0,
+        "--prefix-len", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Tokens of one prefix every prompt starts with.")] = 0,
     seed: SeedOpt = 0,
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,

@@ -19,7 +19,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.cli.vocab import CONTEXT_FLAGS, tokens_option
+from kvplan.cli.vocab import CONTEXT_FLAGS, tokens_option, tokens_or_zero_option
 from kvplan.present.render import OutputFormat, emit, warn
 
 # verify's default rendezvous wait, stated here so that the help needs no torch import
@@ -55,7 +55,8 @@ def verify_cmd(
         "--speculative-method", help="mtp, eagle or eagle3: allocate the draft layers too.")
     ] = None,
     num_speculative_tokens: Annotated[int, typer.Option(
-        "--num-speculative-tokens", min=0, help="Draft tokens per step.")] = 0,
+        "--num-speculative-tokens", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Draft tokens per step.")] = 0,
     rendezvous_timeout: Annotated[float, typer.Option(
         "--rendezvous-timeout", min=0.1, max=3600.0,
         help="Under torchrun (RANK and WORLD_SIZE set): seconds to wait for every rank to "

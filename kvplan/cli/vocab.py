@@ -10,13 +10,20 @@ import re
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 
-__all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "KV_DTYPE_ALIASES", "kv_dtype_option",
-           "parse_kv_dtype", "parse_tokens", "tokens_option", "tokens_or_zero_option"]
+__all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
+           "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option", "parse_kv_dtype",
+           "parse_tokens", "tokens_option", "tokens_or_zero_option"]
 
 # The spellings of the request count and of the context, in every command that takes them (the
 # first is the name used in messages and JSON; an error names the spelling the user wrote).
 CONCURRENCY_FLAGS = ("--concurrency", "-n", "--requests", "--batch", "-b")
 CONTEXT_FLAGS = ("--context", "-c", "--max-model-len", "--context-length")
+
+# Help panels of engine-specific options (rich_help_panel=...), titled with each engine's
+# display name (EngineRules.display_name; tests/test_vocab.py holds them equal): each command's
+# --help lists them apart, one line each; `kvplan help engines` prints them in full.
+VLLM_PANEL, SGLANG_PANEL, TRTLLM_PANEL = "vLLM", "SGLang", "TensorRT-LLM"
+ENGINE_PANELS = (VLLM_PANEL, SGLANG_PANEL, TRTLLM_PANEL)
 
 
 def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:
