@@ -89,6 +89,12 @@ def _root(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True,
         help="Print kvplan's version and exit.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress display on stderr (it shows only on a terminal, for "
+                              "work over a second). Also accepted after the command.")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Every table column, whatever the terminal's width. Also accepted after "
+                       "the command.")] = False,
 ) -> None:
     """Plan LLM inference KV-cache memory: per token, per block, per request, per GPU."""
 
@@ -569,7 +575,7 @@ def _command_named(argv: list[str]) -> str | None:
     """The command the first word names, if any: `kvplan`, `kvplan --help`, `kvplan --version`
     and a misspelt command get every command (the listing, typer's "No such command" and its
     suggestions)."""
-    words = [a for a in argv if a != "--wide"]
+    words = [a for a in argv if a not in ("--wide", "--quiet", "-q")]
     # `kvplan help COMMAND` reads the other commands' options: it gets every command.
     return words[0] if words and words[0] in COMMANDS and words[0] != "help" else None
 

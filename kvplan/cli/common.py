@@ -355,6 +355,9 @@ class TorchCommand(KvplanCommand):
         return super().invoke(ctx)
 
 
+GLOBAL_QUIET = ("--quiet", "-q")
+
+
 class KvplanGroup(TyperGroup):
     """The root command: a usage error (bad flag value, unknown option, missing argument) is one
     line on stderr and exit 2, instead of typer's boxed panel; --help stays rich."""
@@ -362,13 +365,15 @@ class KvplanGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
-        from kvplan.present import render
+        from kvplan.present import progress_view, render
 
         argv = list(sys.argv[1:] if args is None else args)
         cut = argv.index("--") if "--" in argv else len(argv)
-        # --wide, accepted anywhere before "--": every table column, whatever the terminal.
+        # --wide, accepted anywhere before "--": every table column, whatever the terminal;
+        # --quiet / -q likewise: no progress display on stderr.
         render.WIDE = "--wide" in argv[:cut]
-        argv = [a for a in argv[:cut] if a != "--wide"] + argv[cut:]
+        progress_view.QUIET = bool(set(GLOBAL_QUIET) & set(argv[:cut]))
+        argv = [a for a in argv[:cut] if a not in ("--wide", *GLOBAL_QUIET)] + argv[cut:]
         try:
             argv = take_model_options(argv)
         except InputError as exc:
@@ -478,7 +483,10 @@ def handle_errors() -> Iterator[None]:
 def load_spec(model: str) -> ModelSpec:
     """Load a MODEL argument; config.json import warnings go to stderr (if the command
     succeeds)."""
-    spec, warnings = load_model(model, **_model_options)
+    from kvplan.present.progress_view import progress_shown
+
+    with progress_shown():  # a Hub fetch can take seconds
+        spec, warnings = load_model(model, **_model_options)
     for w in warnings:  # a "note: ..." is information, not a warning
         defer_warning(f"kvplan: {w}" if w.startswith("note: ") else f"kvplan: warning: {w}")
     return spec

@@ -43,6 +43,7 @@ from kvplan.cli.workload_opts import (
     TraceOpt,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
 
 EXIT_DOES_NOT_FIT = 3
@@ -292,14 +293,17 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
         trace = workload["trace"]
         context = given.pop("context")
         options = {k: v for k, v in given.items() if v is not None}
-        result = plan_for_rate(
-            load_spec(model), model=model, rate=given["rate"],
-            slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
-            context=context,
-            **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes", "engine",
-                                       "engine_version", "kv_dtype") if k in options},
-            workload=WorkloadOptions(**{**workload, "rate": given["rate"],
-                                        "trace": None if trace is None else str(trace)}))
+        spec = load_spec(model)
+        with progress_shown():  # a simulation per layout tried
+            result = plan_for_rate(
+                spec, model=model, rate=given["rate"],
+                slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
+                context=context,
+                **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes",
+                                           "engine", "engine_version", "kv_dtype")
+                   if k in options},
+                workload=WorkloadOptions(**{**workload, "rate": given["rate"],
+                                            "trace": None if trace is None else str(trace)}))
         emit(rate_plan_view(result), fmt)
     if result.best is None:
         raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -31,6 +31,7 @@ from kvplan.cli.workload_opts import (
     TraceOpt,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
 
 PLOT_HINT = "pip install 'kvplan[plot]'"
@@ -170,8 +171,9 @@ def simulate_cmd(
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1)
         sim, notes = setup(spec, inputs, dp=dp)
-        result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
-                          slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
+        with progress_shown():
+            result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
+                              slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
         name = inputs.gpu.name if inputs.gpu is not None else str(gpu)
         view = simulate_view(result, model=model, gpu=name, notes=notes)
         # The context and the closed-loop request count under every command's names.

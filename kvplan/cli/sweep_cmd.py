@@ -29,6 +29,7 @@ from kvplan.cli.common import (
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
 
@@ -189,7 +190,8 @@ def sweep_cmd(
                 except InputError as exc:
                     warn(f"kvplan: warning: {exc}; sized anyway")
                     break
-        df = evaluate_models(specs, grid)
+        with progress_shown():
+            df = evaluate_models(specs, grid)
         if output is not None and out_fmt is not None:
             write_table(df, Path(output), out_fmt, force=force, inputs=inputs)
             warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")

@@ -20,6 +20,7 @@ from kvplan.cli.common import (
     load_spec,
 )
 from kvplan.cli.vocab import CONTEXT_FLAGS, tokens_option, tokens_or_zero_option
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn
 
 # verify's default rendezvous wait, stated here so that the help needs no torch import
@@ -72,16 +73,17 @@ def verify_cmd(
     with handle_errors():
         spec = load_spec(model)
         try:
-            result = verify_ranks(
-                spec, tp=tp, pp=pp, device=device, context=context, kv_dtype=kv_dtype.value,
-                block_size=block_size, mem_fraction=mem_fraction,
-                budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
-                speculative_method=speculative_method,
-                num_speculative_tokens=num_speculative_tokens,
-                rendezvous_timeout_s=rendezvous_timeout,
-                on_started=lambda pids: warn("kvplan: verify: started ranks "
-                                             + " ".join(str(p) for p in pids)),
-            )
+            with progress_shown():  # the fill, the search, the decode step
+                result = verify_ranks(
+                    spec, tp=tp, pp=pp, device=device, context=context, kv_dtype=kv_dtype.value,
+                    block_size=block_size, mem_fraction=mem_fraction,
+                    budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
+                    speculative_method=speculative_method,
+                    num_speculative_tokens=num_speculative_tokens,
+                    rendezvous_timeout_s=rendezvous_timeout,
+                    on_started=lambda pids: warn("kvplan: verify: started ranks "
+                                                 + " ".join(str(p) for p in pids)),
+                )
         except KeyboardInterrupt:
             warn("kvplan: interrupted: every rank stopped and its memory freed")
             raise typer.Exit(130) from None
