@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner
 
 from kvplan._util import progress
@@ -18,6 +17,12 @@ from tests.test_checkpoint_weights import LLAMA_CONFIG, llama_tensors, make_fold
 from tests.test_hub import FakeHub, hub_env  # noqa: F401 - the fixture
 
 runner = CliRunner()
+
+
+def Console(**kwargs):  # noqa: N802 - rich's, imported when a test runs (ruff TID253)
+    from rich.console import Console as RichConsole
+
+    return RichConsole(**kwargs)
 
 
 @pytest.fixture
@@ -102,13 +107,12 @@ def test_simulate_progress(terminal: None) -> None:
 
 def test_verify_shows_its_phases(terminal: None) -> None:
     pytest.importorskip("torch")
-    args = ["verify", "gpt2", "--device", "cpu", "-c", "1k", "--budget-gib", "0.05",
+    args = ["verify", "gpt2", "--device", "cpu", "-c", "64", "--budget-gib", "0.005",
             "-f", "json"]
     shown = _run(*args)
     for phase in ("verify: warm-up", "verify: fill", "verify: search", "verify: decode"):
         assert phase in shown.stderr, phase
-    quiet = _run("-q", *args)
-    assert quiet.stderr == ""
+    assert shown.stdout.startswith("{")  # the JSON alone on stdout (measured: not compared)
 
 
 def test_a_hub_fetch_shows_progress(terminal: None, hub_env: FakeHub,  # noqa: F811
