@@ -152,14 +152,16 @@ def estimate_cmd(
     pp: Annotated[int, typer.Option("--pp", "--pipeline-parallel-size", min=1,
                                     help="Pipeline-parallel stages.")] = 1,
     gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="GPU preset (H100-80GB, H200, A100-80GB, MI300X, ...): plan capacity.",
+        "--gpu", help="GPU preset: plan capacity on it (H100-80GB, H200, A100-80GB, MI300X, "
+                      "...; see `kvplan gpus`).",
     )] = None,
     gpu_mem_gib: GpuMemGibOpt = None,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.0, max=1.0,
-        help="vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang mem_fraction_static "
+        help="Memory fraction: vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang "
+             "mem_fraction_static "
              "(0.88 at TP1) / "
              "TRT-LLM free_gpu_memory_fraction (0.9).")] = None,
     weights_gib: WeightsGibOpt = None,
@@ -337,7 +339,8 @@ def compare_cmd(
         "--rope-dim", min=1,
         help="MLA decoupled RoPE key width (default: the model's, else head_dim / 2).")] = None,
     kv_dtype: KVDTypeOpt = KVDType.bf16,
-    block_size: Annotated[int, typer.Option("--block-size", min=1)] = 16,
+    block_size: Annotated[int, typer.Option("--block-size", min=1,
+                                            help="Tokens per paged block.")] = 16,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU preset for max requests, roofline and predicted times.")] = None,

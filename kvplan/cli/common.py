@@ -31,7 +31,7 @@ from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_model
 
 ModelArg = Annotated[
-    str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, a "
+    str, typer.Argument(help="A bundled spec id (`kvplan specs`), a spec YAML file, a "
                              "HuggingFace config.json (or a folder holding one), or a Hub id "
                              "(owner/name). Every command also takes --hub-timeout SECONDS "
                              "(all Hub requests; default 10) and --weights-from "

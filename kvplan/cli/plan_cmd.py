@@ -8,6 +8,7 @@ import typer
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.cli.common import (
     DTypeOpt,
+    EngineVersionOpt,
     FormatOpt,
     GpuMemGibOpt,
     LoadQuantization,
@@ -116,11 +117,12 @@ def plan_cmd(
         help="Tokens per request (32k, 1m accepted); default: the model's max length, as vLLM's "
              "max_model_len.")] = None,
     gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="GPU (see `kvplan gpus`; H100, h200, ...), or several to search them all: "
-                      "H100,H200,B200 (default H100-80GB).")] = None,
+        "--gpu", help="GPU, or several to search them all: H100,H200,B200 (default H100-80GB; "
+                      "see `kvplan gpus`).")] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1,
-                                                      help="Default 8.")] = None,
-    nodes: Annotated[int | None, typer.Option("--nodes", min=1, help="Default 1.")] = None,
+                                                      help="GPUs per node (default 8).")] = None,
+    nodes: Annotated[int | None, typer.Option("--nodes", min=1,
+                                              help="Nodes at most (default 1).")] = None,
     price: Annotated[list[str] | None, typer.Option(
         "--price", metavar="GPU=USD_PER_HOUR",
         help="A GPU's price per hour (repeatable): plans are ranked by the cost per hour of "
@@ -132,8 +134,9 @@ def plan_cmd(
         "--scenario", metavar="FILE.yaml",
         help="The question as a file: model, target, hardware list, prices and engine options "
              "(examples/plan-scenario.yaml); flags given override it.")] = None,
-    engine: Annotated[Engine | None, typer.Option("--engine", help="Default vllm.")] = None,
-    engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
+    engine: Annotated[Engine | None, typer.Option(
+        "--engine", help="The serving engine (default vllm).")] = None,
+    engine_version: EngineVersionOpt = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
         help="Only this KV dtype (default: search every dtype the engine runs on the GPU).")

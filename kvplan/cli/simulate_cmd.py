@@ -18,7 +18,7 @@ from kvplan.cli.common import (
     load_spec,
     with_keys_after,
 )
-from kvplan.cli.vocab import kv_dtype_option, tokens_option, tokens_or_zero_option
+from kvplan.cli.vocab import CONTEXT_FLAGS, kv_dtype_option, tokens_option, tokens_or_zero_option
 from kvplan.cli.workload_opts import (
     InputLenOpt,
     NumRequestsOpt,
@@ -60,9 +60,10 @@ def simulate_cmd(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
         help="KV-cache element type (bf16, fp8, ...).")] = "bf16",
     max_model_len: Annotated[int | None, typer.Option(
-        "--max-model-len", "--context", "-c", "--context-length", parser=tokens_option,
+        *CONTEXT_FLAGS, parser=tokens_option,
         metavar="TOKENS",
-        help="vLLM --max-model-len (default: the model's maximum); no request may exceed it.")
+        help="Tokens per request at most, vLLM --max-model-len (default: the model's "
+             "maximum).")
     ] = None,
     max_num_seqs: Annotated[int | None, typer.Option(
         "--max-num-seqs", min=1,

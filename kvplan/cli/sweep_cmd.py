@@ -98,14 +98,14 @@ def sweep_cmd(
     ctx: typer.Context,
     model: ModelArg,
     context: Annotated[str, typer.Option(
-        *CONTEXT_FLAGS,
+        *CONTEXT_FLAGS, metavar="TOKENS,...",
         help="Contexts: 1k,4k,32k (k = 1024, m = 1024^2), ranges 1k..128k:x2 or 1k..8k:+1k.")
     ] = "4096",
     batch: Annotated[str, typer.Option(
-        *CONCURRENCY_FLAGS,
+        *CONCURRENCY_FLAGS, metavar="N,...",
         help="Concurrent requests (batch sizes): 1,8,64 or a range like 1..256:x2.")] = "1",
     kv_dtype: Annotated[str, typer.Option(
-        "--kv-dtype", "--kv-cache-dtype",
+        "--kv-dtype", "--kv-cache-dtype", metavar="DTYPE,...",
         help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
     scheme: Annotated[str, typer.Option(
         "--scheme", help="Attention schemes: native (the model as is), mha, gqa (--groups KV "
@@ -115,7 +115,7 @@ def sweep_cmd(
                       ] = 8,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU presets: H100-80GB,H200 (see `kvplan gpus`); adds capacity.")] = None,
-    tp: Annotated[str, typer.Option("--tp", "--tensor-parallel-size", "-tp",
+    tp: Annotated[str, typer.Option("--tp", "--tensor-parallel-size", "-tp", metavar="N,...",
                                     help="Tensor-parallel degrees: 1,2,8.")] = "1",
     mem_fraction: Annotated[str | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static",

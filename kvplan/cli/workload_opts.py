@@ -13,7 +13,7 @@ from kvplan.cli.vocab import tokens_option
 
 RateOpt = Annotated[float | None, typer.Option(
     "--rate", "--request-rate", min=0.001,
-    help="Requests per second (open loop; with a trace, replaces its times).")]
+    help="Requests per second, open loop (with a trace: instead of its times).")]
 NumRequestsOpt = Annotated[int | None, typer.Option(
     "--num-requests", "--num-prompts", min=1,
     help="Requests to send (default 1,000; with a trace, its first N rows).")]

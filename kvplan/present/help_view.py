@@ -49,16 +49,32 @@ def one_line(text: str, width: int) -> str:
         kept = ""
         for i in range(1, len(parts)):
             candidate = sep.join(parts[:i]) + end
-            if len(candidate) <= width:
+            if len(candidate) <= width and _balanced(candidate):
                 kept = candidate
         if kept:
             return kept
     cut = text[:max(1, width - 1)]
     if " " in cut:
         cut = cut[:cut.rindex(" ")]
-    if cut.count("(") > cut.count(")") and cut.rindex("(") > width // 3:
-        cut = cut[:cut.rindex("(")]  # not "(0.92…": the parenthesis whole or not at all
+    if not _balanced(cut) and len(cut[:_open_at(cut)].rstrip()) >= 12:
+        cut = cut[:_open_at(cut)]  # not "(0.92…": a parenthesis whole or not at all
     return cut.rstrip(" ,;:(") + "…"
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")")
+
+
+def _open_at(text: str) -> int:
+    """Where the first parenthesis left open in `text` opens."""
+    depth, opened = 0, []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            opened.pop()
+        depth = len(opened)
+    return opened[0] if depth else len(text)
 
 
 def _console(width: int | None = None):  # noqa: ANN202 - rich is imported here only

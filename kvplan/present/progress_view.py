@@ -27,7 +27,12 @@ _MIN_UPDATE_S = 0.05
 
 
 def stderr_console() -> Any:
-    """The console the display draws on (tests replace it with a forced terminal)."""
+    """The console the display draws on, None when stderr is not a terminal (rich is then not
+    even imported); tests replace it with a forced terminal."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, markup=False)
