@@ -183,13 +183,16 @@ def test_zero_stays_allowed_where_it_was() -> None:
 
 # --- --help in one screen (item 3) -----------------------------------------------------------
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("command", ["", *COMMANDS])
 def test_every_help_fits_80_lines_of_80_columns(command: str) -> None:
-    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "80"})
+    result = runner.invoke(app, [command, "--help"] if command else ["--help"],
+                           env={"COLUMNS": "80"})
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert len(lines) <= 80, (command, len(lines))
     assert max(len(line) for line in lines) <= 80
+    if not command:
+        return
     # Every option is listed (one line each), engine ones in their own panel.
     cmd = _command(command)
     for param in cmd.params:
@@ -217,6 +220,12 @@ def test_engine_panels_are_the_engines_display_names() -> None:
     from kvplan.engines.base import Engine
 
     assert tuple(e.rules.display_name for e in Engine) == ENGINE_PANELS
+
+
+def test_help_engines_and_help_lines_fit_80_columns() -> None:
+    for args in (["help"], ["help", "engines"], ["help", "estimate"]):
+        text = runner.invoke(app, args, env={"COLUMNS": "80"}).stdout
+        assert max(len(line) for line in text.splitlines()) <= 80, args
 
 
 def test_help_command_prints_every_alias() -> None:

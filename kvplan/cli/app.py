@@ -520,8 +520,16 @@ def make_app(only: str | None = None) -> typer.Typer:
         if isinstance(function, str):
             module, attr = function.split(":")
             function = getattr(importlib.import_module(module), attr)
-        built.command(name, cls=cls or KvplanCommand)(function)
+        built.command(name, cls=cls or KvplanCommand,
+                      short_help=_first_sentence(function.__doc__ or ""))(function)
     return built
+
+
+def _first_sentence(doc: str) -> str:
+    """`kvplan --help`'s line for a command: its docstring's first sentence, unwrapped."""
+    text = " ".join(doc.split("\n\n")[0].split())
+    ends = [i for i in (text.find(". "), text.find("? ")) if i >= 0]
+    return text[:min(ends) + 1] if ends else text
 
 
 def __getattr__(name: str) -> typer.Typer:  # `from kvplan.cli.app import app`: every command

@@ -322,10 +322,10 @@ class KvplanCommand(TyperCommand):
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         """One screen (kvplan.cli.help_cmd); `kvplan help COMMAND`: typer's full help."""
-        if ctx.meta.get("kvplan_full_help"):
-            return super().format_help(ctx, formatter)
-        from kvplan.cli.help_cmd import print_compact_help
+        from kvplan.cli.help_cmd import FULL_HELP_KEY, print_compact_help
 
+        if ctx.meta.get(FULL_HELP_KEY):
+            return super().format_help(ctx, formatter)
         print_compact_help(self, ctx)
         return None
 

@@ -127,8 +127,13 @@ def help_cmd(
     root = ctx.parent
     group = root.command
     if topic is None:
-        sys_out(f"kvplan help COMMAND: one of {', '.join(group.list_commands(root))}\n"
-                f"kvplan help {ENGINES_TOPIC} [ENGINE]: every engine-specific option\n")
+        import textwrap
+
+        names = ", ".join(n for n in group.list_commands(root) if n != ctx.info_name)
+        typer.echo("kvplan help COMMAND            every option of COMMAND and its aliases, "
+                   "in full\n"
+                   f"kvplan help {ENGINES_TOPIC} [ENGINE]   every engine-specific option, in full\n"
+                   + textwrap.fill(f"COMMAND: {names}", width=80))
         return
     if topic == ENGINES_TOPIC:
         from kvplan.engines.base import Engine
@@ -149,12 +154,6 @@ def help_cmd(
     sub.meta[FULL_HELP_KEY] = True
     sub.info_name = topic
     typer.echo(command.get_help(sub), nl=False)
-
-
-def sys_out(text: str) -> None:
-    import sys
-
-    sys.stdout.write(text)
 
 
 def _refuse(message: str) -> None:
