@@ -55,6 +55,7 @@ from kvplan.cli.common import (
     load_spec,
     with_keys_after,
 )
+from kvplan.cli.help_cmd import first_sentence
 from kvplan.cli.vocab import (
     CONCURRENCY_FLAGS,
     CONTEXT_FLAGS,
@@ -89,12 +90,10 @@ def _root(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True,
         help="Print kvplan's version and exit.")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress display on stderr (it shows only on a terminal, for "
-                              "work over a second). Also accepted after the command.")] = False,
-    wide: Annotated[bool, typer.Option(
-        "--wide", help="Every table column, whatever the terminal's width. Also accepted after "
-                       "the command.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr "
+                                        "(also after the command).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every table column, whatever the "
+                                       "terminal's width (also after the command).")] = False,
 ) -> None:
     """Plan LLM inference KV-cache memory: per token, per block, per request, per GPU."""
 
@@ -134,9 +133,8 @@ def estimate_cmd(
                                "(vLLM --max-model-len, SGLang --context-length).")] = 4096,
     concurrency: Annotated[int | None, typer.Option(
         *CONCURRENCY_FLAGS, min=1,
-        help="Concurrent requests: the KV cache for them; with a GPU or KV budget, also the "
-             "longest context that serves them and the memory fraction they need (default "
-             "1).")] = None,
+        help="Concurrent requests (default 1): their KV cache; with a GPU or KV budget, also "
+             "the longest context and the memory fraction they need.")] = None,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
         help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
@@ -178,8 +176,7 @@ def estimate_cmd(
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
         "--shared-prefix", parser=tokens_or_zero_option, metavar="TOKENS",
-        help="Tokens of a prefix cached once and shared by all requests (whole blocks "
-             "only).")] = 0,
+        help="Tokens of a prefix cached once, shared by all requests (whole blocks).")] = 0,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
@@ -521,15 +518,8 @@ def make_app(only: str | None = None) -> typer.Typer:
             module, attr = function.split(":")
             function = getattr(importlib.import_module(module), attr)
         built.command(name, cls=cls or KvplanCommand,
-                      short_help=_first_sentence(function.__doc__ or ""))(function)
+                      short_help=first_sentence(function.__doc__ or ""))(function)
     return built
-
-
-def _first_sentence(doc: str) -> str:
-    """`kvplan --help`'s line for a command: its docstring's first sentence, unwrapped."""
-    text = " ".join(doc.split("\n\n")[0].split())
-    ends = [i for i in (text.find(". "), text.find("? ")) if i >= 0]
-    return text[:min(ends) + 1] if ends else text
 
 
 def __getattr__(name: str) -> typer.Typer:  # `from kvplan.cli.app import app`: every command

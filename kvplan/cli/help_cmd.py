@@ -19,6 +19,13 @@ ENGINES_TOPIC = "engines"
 _CHOICES_MAX = 22
 
 
+def first_sentence(doc: str) -> str:
+    """`kvplan --help`'s line for a command: its docstring's first sentence, unwrapped."""
+    text = " ".join(doc.split("\n\n")[0].split())
+    ends = [i for i in (text.find(". "), text.find("? ")) if i >= 0]
+    return text[:min(ends) + 1] if ends else text
+
+
 def _metavar(param: Any) -> str:
     if getattr(param, "is_flag", False) or getattr(param, "count", False):
         return ""
