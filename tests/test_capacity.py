@@ -305,7 +305,6 @@ def test_cli_gpu_preset_table() -> None:
     [
         (["--gpu", "H1000"], "--gpu: unknown GPU"),
         (["--gpu", "H100-80GB", "--gpu-mem-gib", "80"], "give one, not both"),
-        (["--requests", "4"], "--requests: needs --gpu"),
         (["--gpu", "H100-80GB", "--tp", "3"], "does not divide num_attention_heads"),
         (["--gpu", "H100-80GB", "--pp", "99"], "--pp: 99 stages for 32 layers"),
         (["--kv-budget-gib", "1", "--shared-prefix", "9000"], "exceeds --context"),

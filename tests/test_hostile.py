@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 from kvplan._util.errors import InputError, SpecError
 from kvplan._util.validate import MAX_SIZE
 from kvplan.cli import app
-from kvplan.cli.common import atomic_write
+from kvplan.cli.outputs import atomic_write
 from kvplan.sources.files import MAX_INPUT_BYTES
 from kvplan.sources.resolve import load_model
 from kvplan.sources.spec_yaml import parse_spec

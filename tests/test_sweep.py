@@ -29,7 +29,8 @@ from kvplan.analysis.sweep import (
     scheme_spec,
 )
 from kvplan.capacity.plan import plan_capacity
-from kvplan.cli.common import atomic_write
+from kvplan.cli.common import KvplanCommand
+from kvplan.cli.outputs import atomic_write
 from kvplan.cli.sweep_cmd import sweep_cmd
 from kvplan.engines.base import Engine, PlanInputs, default_max_num_batched_tokens, gpu_inputs
 from kvplan.hardware.gpus import get_gpu
@@ -39,7 +40,7 @@ from kvplan.sources.resolve import load_spec
 
 runner = CliRunner()
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-app.command("sweep")(sweep_cmd)
+app.command("sweep", cls=KvplanCommand)(sweep_cmd)  # as kvplan's app registers it
 
 
 @app.command("noop")

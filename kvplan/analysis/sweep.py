@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.dtypes import DTYPES
 from kvplan._util.errors import InputError
+from kvplan._util.progress import report
 from kvplan._util.units import GiB
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import check_gqa_groups, scheme_variants
@@ -345,6 +346,8 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
     gpus: list[GPU | None] = [get_gpu(g) for g in grid.gpus] or [None]
     fractions: list[float | None] = list(grid.mem_fractions) or [None]
 
+    blocks = len(grid.schemes) * len(grid.kv_dtypes) * len(grid.tps) * len(gpus)
+    done = 0
     for scheme in grid.schemes:
         label, sized = scheme_spec(spec, scheme, groups=grid.groups)
         rules = grid.engine.rules
@@ -368,6 +371,8 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                     raise InputError(f"--context/--batch: {largest:,} bytes per batch overflows "
                                      "64-bit integers; use smaller values")
                 for gpu in gpus:
+                    report(f"sweep: {spec.id}", done, blocks)
+                    done += 1
                     # Every memory fraction at once: one plan per GPU, budgets as arrays.
                     cap = _capacity(sized, contexts, grid, dtype=dtype, tp=tp, gpu=gpu,
                                     fractions=fractions)

@@ -3,11 +3,11 @@
 Errors: domain code raises KvplanError; `handle_errors` (cli/common.py) turns it into one line
 on stderr and exit code 2 (bad input) or 1 (runtime failure).
 
-No ``from __future__ import annotations`` here (nor in plan_cmd / verify_cmd): typer reads each
-option from its annotation, and string annotations it must compile and evaluate twice, 11 ms on
-`estimate`'s forty options (examples/startup-bench.md).
+No ``from __future__ import annotations`` here (nor in plan_cmd / verify_cmd): string annotations
+typer evaluates twice, 11 ms on `estimate`'s options (examples/startup-bench.md).
 """
 
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -48,13 +48,23 @@ from kvplan.cli.common import (
     TrtllmBackend,
     WeightDType,
     WeightsGibOpt,
-    atomic_write,
-    check_output,
     defer_warning,
     handle_errors,
     load_spec,
+    with_keys_after,
 )
-from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.cli.help_cmd import first_sentence
+from kvplan.cli.outputs import atomic_write, check_output
+from kvplan.cli.vocab import (
+    CONCURRENCY_FLAGS,
+    CONTEXT_FLAGS,
+    SGLANG_PANEL,
+    TRTLLM_PANEL,
+    VLLM_PANEL,
+    kv_dtype_option,
+    tokens_option,
+    tokens_or_zero_option,
+)
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
@@ -79,6 +89,10 @@ def _root(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True,
         help="Print kvplan's version and exit.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr "
+                                        "(also after the command).")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every table column, whatever the "
+                                       "terminal's width (also after the command).")] = False,
 ) -> None:
     """Plan LLM inference KV-cache memory: per token, per block, per request, per GPU."""
 
@@ -113,11 +127,13 @@ def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 def estimate_cmd(
     model: ModelArg,
     context: Annotated[int, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length", parser=tokens_option,
+        *CONTEXT_FLAGS, parser=tokens_option,
         metavar="TOKENS", help="Tokens per request (prompt + output); 32k and 1m accepted "
                                "(vLLM --max-model-len, SGLang --context-length).")] = 4096,
-    batch: Annotated[int, typer.Option("--batch", "-b", min=1,
-                                       help="Concurrent sequences.")] = 1,
+    concurrency: Annotated[int | None, typer.Option(
+        *CONCURRENCY_FLAGS, min=1,
+        help="Concurrent requests (default 1): their KV cache; with a GPU or KV budget, also "
+             "the longest context and the memory fraction they need.")] = None,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
         help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
@@ -133,14 +149,16 @@ def estimate_cmd(
     pp: Annotated[int, typer.Option("--pp", "--pipeline-parallel-size", min=1,
                                     help="Pipeline-parallel stages.")] = 1,
     gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="GPU preset (H100-80GB, H200, A100-80GB, MI300X, ...): plan capacity.",
+        "--gpu", help="GPU preset: plan capacity on it (H100-80GB, H200, A100-80GB, MI300X, "
+                      "...; see `kvplan gpus`).",
     )] = None,
     gpu_mem_gib: GpuMemGibOpt = None,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.0, max=1.0,
-        help="vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang mem_fraction_static "
+        help="Memory fraction: vLLM gpu_memory_utilization (0.92; 0.9 before 0.20) / SGLang "
+             "mem_fraction_static "
              "(0.88 at TP1) / "
              "TRT-LLM free_gpu_memory_fraction (0.9).")] = None,
     weights_gib: WeightsGibOpt = None,
@@ -156,22 +174,19 @@ def estimate_cmd(
     max_num_seqs: MaxNumSeqsOpt = None,
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
-        "--shared-prefix", min=0, help="Tokens of a prefix cached once and shared by all "
-                                       "requests (whole blocks only).")] = 0,
+        "--shared-prefix", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Tokens of a prefix cached once, shared by all requests (whole blocks).")] = 0,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
     disable_custom_all_reduce: Annotated[bool, typer.Option(
-        "--disable-custom-all-reduce", help="vLLM without its custom all-reduce: TP ranks hold no "
+        "--disable-custom-all-reduce", rich_help_panel=VLLM_PANEL,
+        help="vLLM without its custom all-reduce: TP ranks hold no "
         "all-reduce IPC buffers (also the case on PCIe-only GPUs).")] = False,
     expert_parallel: Annotated[bool, typer.Option(
         "--enable-expert-parallel", help="Expert parallelism over the --tp ranks (vLLM "
         "--enable-expert-parallel): each rank holds ceil(experts / tp) routed experts whole "
         "instead of a 1/tp slice of every one.")] = False,
-    requests: Annotated[int | None, typer.Option(
-        "--requests", min=1,
-        help="Also answer: the longest context that serves this many concurrent requests, "
-             "and the memory fraction they need.")] = None,
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
     hybrid_manager: HybridManagerOpt = HybridManager.auto,
@@ -181,71 +196,76 @@ def estimate_cmd(
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
     speculative_eagle_topk: Annotated[int | None, typer.Option(
-        "--speculative-eagle-topk", min=1,
+        "--speculative-eagle-topk", rich_help_panel=SGLANG_PANEL, min=1,
         help="SGLang: draft branches per step (default 1, a chain; then num_draft_tokens = "
              "steps + 1).")] = None,
     speculative_num_draft_tokens: Annotated[int | None, typer.Option(
-        "--speculative-num-draft-tokens", min=1,
+        "--speculative-num-draft-tokens", rich_help_panel=SGLANG_PANEL,
+        parser=tokens_option, metavar="TOKENS",
         help="SGLang: tokens verified per step (needed with --speculative-eagle-topk > 1).")
     ] = None,
     vision_tower: Annotated[str | None, typer.Option(
-        "--vision-tower", metavar="LAYERS,HIDDEN",
+        "--vision-tower", rich_help_panel=SGLANG_PANEL, metavar="LAYERS,HIDDEN",
         help="SGLang: a multimodal checkpoint's vision_config num_hidden_layers,hidden_size "
              "(SGLang lowers its default fraction for it; Gemma-3's SigLIP is read from the "
              "spec).")] = None,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
-        "--enforce-eager", help="vLLM without CUDA graphs (TRT-LLM: cuda_graph_config null): "
+        "--enforce-eager", rich_help_panel=VLLM_PANEL,
+        help="vLLM without CUDA graphs (TRT-LLM: cuda_graph_config null): "
         "nothing reserved for them.")] = False,
     cuda_graph_max_batch_size: Annotated[int | None, typer.Option(
-        "--cuda-graph-max-batch-size", min=1,
+        "--cuda-graph-max-batch-size", rich_help_panel=TRTLLM_PANEL, min=1,
         help="TRT-LLM cuda_graph_config.max_batch_size: the largest decode batch captured "
              "(default 128).")] = None,
     cuda_graph_padding: Annotated[bool, typer.Option(
-        "--cuda-graph-padding", help="TRT-LLM cuda_graph_config.enable_padding: capture 1, 2, "
+        "--cuda-graph-padding", rich_help_panel=TRTLLM_PANEL,
+        help="TRT-LLM cuda_graph_config.enable_padding: capture 1, 2, "
         "4 and multiples of 8 (default off: 1-31, 32, 64, 128).")] = False,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
-        "--flashinfer-sampler/--no-flashinfer-sampler",
+        "--flashinfer-sampler/--no-flashinfer-sampler", rich_help_panel=VLLM_PANEL,
         help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
              "flashinfer installed) or not; default: that release's with the plain wheel "
              "(PyTorch sort to 0.16, Triton 0.17-0.21, FlashInfer from 0.22).")] = None,
     limit_mm_per_prompt: Annotated[str | None, typer.Option(
-        "--limit-mm-per-prompt", metavar="MODALITY=N,...",
+        "--limit-mm-per-prompt", rich_help_panel=VLLM_PANEL, metavar="MODALITY=N,...",
         help="vLLM: multimodal items per prompt, e.g. image=0,video=0 or '{\"image\": 2}' "
              "(unset modalities: 999). The profile run pushes the modality with the most tokens "
              "through the vision encoder; one at 0 is not profiled, all at 0 none.")] = None,
     skip_mm_profiling: Annotated[bool, typer.Option(
-        "--skip-mm-profiling",
+        "--skip-mm-profiling", rich_help_panel=VLLM_PANEL,
         help="vLLM: no multimodal encoder profile (nothing reserved for it).")] = False,
     mm_encoder_tp_mode: Annotated[MmEncoderTpMode, typer.Option(
-        "--mm-encoder-tp-mode",
+        "--mm-encoder-tp-mode", rich_help_panel=VLLM_PANEL,
         help="vLLM: the vision encoder split over TP ranks (weights) or whole on each rank, the "
              "profile's items dealt out (data).")] = MmEncoderTpMode.weights,
     max_total_tokens: Annotated[int | None, typer.Option(
-        "--max-total-tokens", min=1, parser=tokens_option, metavar="TOKENS",
+        "--max-total-tokens", rich_help_panel=SGLANG_PANEL,
+        min=1, parser=tokens_option, metavar="TOKENS",
         help="SGLang --max-total-tokens / TRT-LLM max_tokens: a cap on the pool in tokens.")
     ] = None,
     trtllm_backend: Annotated[TrtllmBackend, typer.Option(
-        "--trtllm-backend", help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
+        "--trtllm-backend", rich_help_panel=TRTLLM_PANEL,
+        help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
         "by --engine-version) or engine (TensorRT engines: blocks rounded up; needs "
         "--reserve-gib or --kv-budget-gib).")] = TrtllmBackend.pytorch,
     max_mamba_cache_size: Annotated[int | None, typer.Option(
-        "--max-mamba-cache-size", min=1,
+        "--max-mamba-cache-size", rich_help_panel=SGLANG_PANEL, min=1,
         help="SGLang: recurrent-state slots (default: --mamba-full-memory-ratio decides).")
     ] = None,
     mamba_full_memory_ratio: Annotated[float | None, typer.Option(
-        "--mamba-full-memory-ratio", min=0.001,
+        "--mamba-full-memory-ratio", rich_help_panel=SGLANG_PANEL, min=0.001,
         help="SGLang: recurrent-state memory / KV memory (0.9; 0.2 before 0.5.4).")] = None,
     swa_full_tokens_ratio: Annotated[float | None, typer.Option(
-        "--swa-full-tokens-ratio", min=0.001, max=1.0,
+        "--swa-full-tokens-ratio", rich_help_panel=SGLANG_PANEL, min=0.001, max=1.0,
         help="SGLang: sliding-window pool tokens / full pool tokens (0.8).")] = None,
     disable_hybrid_swa_memory: Annotated[bool, typer.Option(
-        "--disable-hybrid-swa-memory",
+        "--disable-hybrid-swa-memory", rich_help_panel=SGLANG_PANEL,
         help="SGLang: no separate sliding-window pool (every layer as full attention).")
     ] = False,
     disable_radix_cache: Annotated[bool, typer.Option(
-        "--disable-radix-cache",
+        "--disable-radix-cache", rich_help_panel=SGLANG_PANEL,
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
              "running request takes one recurrent-state slot, not three.")] = False,
     fmt: FormatOpt = OutputFormat.table,
@@ -281,9 +301,13 @@ def estimate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory)
-        answer = run_estimate(inputs, batch=batch, requests=requests,
+        answer = run_estimate(inputs, batch=concurrency or 1,
+                              requests=None if inputs.capacity is None else concurrency,
                               on_warning=lambda message: warn(f"kvplan: warning: {message}"))
         view = estimate_view(inputs.spec, answer.estimate)
+        # "batch" kept; "concurrency" is the same count under the name every command uses.
+        view = replace(view, records=with_keys_after(view.records, "batch",
+                                                     concurrency=answer.estimate.batch))
         if answer.plan is None:
             emit(view, fmt)
             return
@@ -297,10 +321,11 @@ def estimate_cmd(
 
 def compare_cmd(
     model: ModelArg,
-    context: Annotated[int, typer.Option("--context", "-c", min=1,
-                                         help="Tokens per request (decode context).")] = 4096,
+    context: Annotated[int, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
+        help="Tokens per request (decode context); 32k and 1m accepted.")] = 4096,
     batch: Annotated[int, typer.Option(
-        "--batch", "-b", min=1,
+        *CONCURRENCY_FLAGS, min=1,
         help="Requests decoded at once per attention rank (per GPU with --dp-attention).")] = 1,
     groups: Annotated[int | None, typer.Option(
         "--groups", min=1, help="GQA KV heads (default 8, where 8 divides the query heads; a "
@@ -312,7 +337,8 @@ def compare_cmd(
         "--rope-dim", min=1,
         help="MLA decoupled RoPE key width (default: the model's, else head_dim / 2).")] = None,
     kv_dtype: KVDTypeOpt = KVDType.bf16,
-    block_size: Annotated[int, typer.Option("--block-size", min=1)] = 16,
+    block_size: Annotated[int, typer.Option("--block-size", min=1,
+                                            help="Tokens per paged block.")] = 16,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU preset for max requests, roofline and predicted times.")] = None,
@@ -330,7 +356,8 @@ def compare_cmd(
                                "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
                                "NDR.")] = None,
     mtp_tokens: Annotated[int, typer.Option(
-        "--mtp-tokens", min=0, help="Speculative (MTP) draft tokens per decode step.")] = 0,
+        "--mtp-tokens", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Speculative (MTP) draft tokens per decode step.")] = 0,
     mtp_acceptance: Annotated[float, typer.Option(
         "--mtp-acceptance", min=0.0, max=1.0,
         help="Per-token acceptance rate of draft tokens (DeepSeek-V3: 0.85-0.9).")] = 0.85,
@@ -414,9 +441,11 @@ def compare_cmd(
 
             plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
                          groups=8 if groups is None else groups, block_size=block_size, force=force)
-        emit(compare_view(spec, comparison, context=context, batch=batch,
-                          kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
-                          share_layers=share_layers), fmt)
+        view = compare_view(spec, comparison, context=context, batch=batch,
+                            kv_dtype=kv_dtype.value, tp=tp, gpu=preset, share_layers=share_layers)
+        # Every row at the same context and request count, under the names every command uses.
+        emit(replace(view, records=[{**r, "context": context, "concurrency": batch}
+                                    for r in view.records]), fmt)
 
 
 def import_cmd(
@@ -466,6 +495,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "sweep": ("kvplan.cli.sweep_cmd:sweep_cmd", None),
     "check": ("kvplan.cli.check_cmd:check_cmd", None),
     "simulate": ("kvplan.cli.simulate_cmd:simulate_cmd", None),
+    "help": ("kvplan.cli.help_cmd:help_cmd", None),  # every command's options in full
 }
 
 
@@ -488,7 +518,8 @@ def make_app(only: str | None = None) -> typer.Typer:
         if isinstance(function, str):
             module, attr = function.split(":")
             function = getattr(importlib.import_module(module), attr)
-        built.command(name, cls=cls or KvplanCommand)(function)
+        built.command(name, cls=cls or KvplanCommand,
+                      short_help=first_sentence(function.__doc__ or ""))(function)
     return built
 
 
@@ -510,7 +541,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = os.environ.get("KVPLAN_DEBUG") == "1"
     for stream in (sys.stdout, sys.stderr):
         if (getattr(stream, "encoding", None) or "").lower().replace("-", "") != "utf8":
-            with _suppress_all():
+            with contextlib.suppress(Exception):
                 stream.reconfigure(errors="replace")  # type: ignore[union-attr]
     try:
         try:
@@ -552,14 +583,9 @@ def _command_named(argv: list[str]) -> str | None:
     """The command the first word names, if any: `kvplan`, `kvplan --help`, `kvplan --version`
     and a misspelt command get every command (the listing, typer's "No such command" and its
     suggestions)."""
-    words = [a for a in argv if a != "--wide"]
-    return words[0] if words and words[0] in COMMANDS else None
-
-
-def _suppress_all():  # noqa: ANN202
-    import contextlib
-
-    return contextlib.suppress(Exception)
+    words = [a for a in argv if a not in ("--wide", "--quiet", "-q")]
+    # `kvplan help COMMAND` reads the other commands' options: it gets every command.
+    return words[0] if words and words[0] in COMMANDS and words[0] != "help" else None
 
 
 def _silence_stdout() -> None:

@@ -25,7 +25,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.cli.vocab import VLLM_PANEL, kv_dtype_option, tokens_option
 from kvplan.engines.base import Engine
 from kvplan.present.render import OutputFormat, emit, warn
 
@@ -99,7 +99,8 @@ def check_cmd(
     num_speculative_tokens: SpecTokensOpt = 0,
     dtype: DTypeOpt = WeightDType.auto,
     enforce_eager: Annotated[bool, typer.Option(
-        "--enforce-eager", help="vLLM without CUDA graphs (nothing reserved for them).")
+        "--enforce-eager", rich_help_panel=VLLM_PANEL,
+        help="vLLM without CUDA graphs (nothing reserved for them).")
     ] = False,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=0.1, max=600.0,

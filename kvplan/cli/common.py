@@ -5,17 +5,12 @@ Subcommand modules import from here, never from app.py (app.py imports them to r
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import signal
-import stat
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -24,14 +19,13 @@ from typer.core import TyperCommand, TyperGroup
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError, KvplanError
 from kvplan._util.validate import MAX_SIZE
-from kvplan.cli.vocab import tokens_option
+from kvplan.cli.vocab import VLLM_PANEL, tokens_option, tokens_or_zero_option
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
-from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_model
 
 ModelArg = Annotated[
-    str, typer.Argument(help="Bundled spec id (see `kvplan specs`), a spec YAML file, a "
+    str, typer.Argument(help="A bundled spec id (`kvplan specs`), a spec YAML file, a "
                              "HuggingFace config.json (or a folder holding one), or a Hub id "
                              "(owner/name). Every command also takes --hub-timeout SECONDS "
                              "(all Hub requests; default 10) and --weights-from "
@@ -87,17 +81,18 @@ EngineVersionOpt = Annotated[str | None, typer.Option(
                              "0.4.5 to 0.5.23, TensorRT-LLM 0.20 to 1.3; default the newest "
                              "modelled). See `kvplan engines`.")]
 PlatformOpt = Annotated[Platform | None, typer.Option(
-    "--platform", help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
+    "--platform", rich_help_panel=VLLM_PANEL,
+    help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
                        "presets, else cuda).")]
 HybridManagerOpt = Annotated[HybridManager, typer.Option(
-    "--hybrid-kv-cache-manager",
+    "--hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="vLLM's hybrid KV-cache manager (auto: what that version does for the model; off: "
          "sliding and chunked layers allocate as full attention).")]
 DisableHybridOpt = Annotated[bool, typer.Option(
-    "--disable-hybrid-kv-cache-manager",
+    "--disable-hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="Alias of --hybrid-kv-cache-manager off (vLLM's flag).")]
 PrefixCachingOpt = Annotated[bool | None, typer.Option(
-    "--enable-prefix-caching/--no-enable-prefix-caching",
+    "--enable-prefix-caching/--no-enable-prefix-caching", rich_help_panel=VLLM_PANEL,
     help="vLLM prefix caching (default: that version's; for recurrent-state models it sets the "
          "mamba cache mode: align with, none without).", show_default=False)]
 StateDTypeOpt = Annotated[StateDType, typer.Option(
@@ -110,7 +105,8 @@ SpecMethodOpt = Annotated[SpecMethod | None, typer.Option(
                                  "eagle/eagle3: one layer, the EAGLE checkpoint's weights not "
                                  "counted: add them with --weights-gib).")]
 SpecTokensOpt = Annotated[int, typer.Option(
-    "--num-speculative-tokens", "--speculative-num-steps", min=0,
+    "--num-speculative-tokens", "--speculative-num-steps", parser=tokens_or_zero_option,
+    metavar="TOKENS",
     help="Draft tokens per step (each adds a recurrent-state page and conv rows); SGLang: "
          "--speculative-num-steps (mtp = SGLang's NEXTN).")]
 
@@ -161,14 +157,25 @@ MAX_FLAG_INT = MAX_SIZE
 MAX_FLAG_FLOAT = 1e12
 
 
-def _flag_name(param: Any) -> str:
-    """How the user wrote the parameter: its long option (``--context``), else its metavar."""
+_ARGV_KEY = "kvplan_argv"
+
+
+def _flag_name(param: Any, ctx: Any = None) -> str:
+    """How the user wrote the parameter: the long option they typed (``--batch``; for a short one,
+    the long option declared before it: ``-b`` is ``--batch``), else its first long option
+    (``--context``), else its metavar."""
     if param is None:
         return ""
-    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or list(
-        getattr(param, "opts", ()))
+    declared = list(getattr(param, "opts", ()))
+    opts = [o for o in declared if o.startswith("--")] or declared
     if getattr(param, "param_type_name", "") == "argument" or not opts:
         return (getattr(param, "name", None) or "argument").upper()
+    argv = (getattr(ctx, "meta", None) or {}).get(_ARGV_KEY, ())
+    for arg in argv:
+        written = arg.split("=", 1)[0]
+        if written in declared:
+            longs = [o for o in declared[:declared.index(written) + 1] if o.startswith("--")]
+            return longs[-1] if longs else opts[0]
     return opts[0]
 
 
@@ -216,7 +223,7 @@ def usage_message(exc: Any) -> str:
     param = getattr(exc, "param", None)
     message = " ".join(str(exc.format_message()).split())
     if param is not None:
-        name = _flag_name(param)
+        name = _flag_name(param, getattr(exc, "ctx", None))
         better = _pydantic_message(exc)
         if better is not None:
             return f"{name}: {better}"
@@ -236,13 +243,13 @@ def usage_message(exc: Any) -> str:
     return message[:1].lower() + message[1:] if message else "bad usage (see --help)"
 
 
-def check_flag_values(params: dict[str, Any], command: Any) -> None:
+def check_flag_values(params: dict[str, Any], command: Any, ctx: Any = None) -> None:
     """Numbers typer accepted but kvplan cannot use: NaN, infinities and absurd sizes."""
     by_name = {p.name: p for p in command.params}
     for name, value in params.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        flag = _flag_name(by_name.get(name))
+        flag = _flag_name(by_name.get(name), ctx)
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{flag}: must be a finite number, got {value}")
         limit = MAX_FLAG_FLOAT if isinstance(value, float) else MAX_FLAG_INT
@@ -250,6 +257,24 @@ def check_flag_values(params: dict[str, Any], command: Any) -> None:
             raise InputError(f"{flag}: must be <= {limit:,.0f}, got {value:g}"
                              if isinstance(value, float) else
                              f"{flag}: must be <= {limit:,}, got {value:,}")
+
+
+def written_flag(ctx: Any, name: str) -> str:
+    """The spelling of parameter `name` the user wrote (`--batch` or `--concurrency`), for a
+    message raised in the command's body."""
+    param = next((p for p in ctx.command.params if p.name == name), None)
+    return _flag_name(param, ctx) or f"--{name.replace('_', '-')}"
+
+
+def with_keys_after(records: dict[str, Any], after: str, **added: Any) -> dict[str, Any]:
+    """`records` with `added` inserted after key `after` (at the end if it is absent): a JSON
+    key under the name every command uses, the old one kept."""
+    out: dict[str, Any] = {}
+    for key, value in records.items():
+        out[key] = value
+        if key == after:
+            out.update(added)
+    return {**out, **added}
 
 
 def _print_error(message: str) -> None:
@@ -289,9 +314,23 @@ class KvplanCommand(TyperCommand):
         for param in self.params:
             _defaults_as_declared(param)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        cut = args.index("--") if "--" in args else len(args)
+        ctx.meta[_ARGV_KEY] = tuple(args[:cut])  # for messages naming the flag as written
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """One screen (kvplan.cli.help_cmd); `kvplan help COMMAND`: typer's full help."""
+        from kvplan.cli.help_cmd import FULL_HELP_KEY, print_compact_help
+
+        if ctx.meta.get(FULL_HELP_KEY):
+            return super().format_help(ctx, formatter)
+        print_compact_help(self, ctx)
+        return None
+
     def invoke(self, ctx: Any) -> Any:
         try:
-            check_flag_values(ctx.params, self)
+            check_flag_values(ctx.params, self, ctx)
         except InputError as exc:
             _print_error(str(exc))
             raise typer.Exit(exc.exit_code) from None
@@ -315,6 +354,9 @@ class TorchCommand(KvplanCommand):
         return super().invoke(ctx)
 
 
+GLOBAL_QUIET = ("--quiet", "-q")
+
+
 class KvplanGroup(TyperGroup):
     """The root command: a usage error (bad flag value, unknown option, missing argument) is one
     line on stderr and exit 2, instead of typer's boxed panel; --help stays rich."""
@@ -322,13 +364,15 @@ class KvplanGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
-        from kvplan.present import render
+        from kvplan.present import progress_view, render
 
         argv = list(sys.argv[1:] if args is None else args)
         cut = argv.index("--") if "--" in argv else len(argv)
-        # --wide, accepted anywhere before "--": every table column, whatever the terminal.
+        # --wide, accepted anywhere before "--": every table column, whatever the terminal;
+        # --quiet / -q likewise: no progress display on stderr.
         render.WIDE = "--wide" in argv[:cut]
-        argv = [a for a in argv[:cut] if a != "--wide"] + argv[cut:]
+        progress_view.QUIET = bool(set(GLOBAL_QUIET) & set(argv[:cut]))
+        argv = [a for a in argv[:cut] if a not in ("--wide", *GLOBAL_QUIET)] + argv[cut:]
         try:
             argv = take_model_options(argv)
         except InputError as exc:
@@ -438,113 +482,10 @@ def handle_errors() -> Iterator[None]:
 def load_spec(model: str) -> ModelSpec:
     """Load a MODEL argument; config.json import warnings go to stderr (if the command
     succeeds)."""
-    spec, warnings = load_model(model, **_model_options)
+    from kvplan.present.progress_view import progress_shown
+
+    with progress_shown():  # a Hub fetch can take seconds
+        spec, warnings = load_model(model, **_model_options)
     for w in warnings:  # a "note: ..." is information, not a warning
         defer_warning(f"kvplan: {w}" if w.startswith("note: ") else f"kvplan: warning: {w}")
     return spec
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):
-        return False
-
-
-def check_output(option: str, path: Path, *, force: bool, inputs: Iterable[Path] = ()) -> None:
-    """An output target may not exist (unless --force), may never be one of the inputs, and
-    when it exists must be a regular file (never a folder, FIFO or device)."""
-    shown = shown_path(path)
-    if len(str(path)) > 4096:
-        raise InputError(f"{option}: path too long")
-    folder = path.parent
-    try:
-        st = os.stat(folder)
-        if not stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{option}: cannot write {shown!r}: {shown_path(folder)!r} is not "
-                             "a folder")
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        if not folder.is_dir():
-            raise InputError(f"{option}: folder {shown_path(folder)!r} does not exist"
-                             ) from None
-        return
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or "not a valid path"
-        raise InputError(f"{option}: cannot write {shown!r}: {reason}") from None
-    for source in inputs:
-        if _same_file(path, source):
-            raise InputError(f"{option}: {shown!r} is the input file; refusing to overwrite it")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{option}: {shown!r} exists and is not a regular file")
-    if not force:
-        raise InputError(f"{option}: {shown!r} exists (pass --force to overwrite)")
-
-
-_FATAL_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU")
-
-
-@contextmanager
-def _cleanup_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
-    """A signal whose default action ends the process (SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2,
-    SIGALRM, SIGXCPU) removes the temporary file before kvplan exits with 128 + its number
-    (SIGQUIT left it, issue 32); SIGINT does through KeyboardInterrupt. SIGKILL cannot be
-    caught: the target is still untouched, and only a hidden .NAME.*.tmp file can be left."""
-    def handler(signum: int, _frame: object) -> None:
-        cleanup()
-        raise SystemExit(128 + signum)
-
-    previous: dict[int, Any] = {}
-    for name in _FATAL_SIGNALS:
-        sig = getattr(signal, name, None)
-        if sig is None:
-            continue
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread
-            pass
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-def atomic_write(option: str, path: Path, write: Callable[[Path], None], *,
-                 force: bool = True, inputs: Iterable[Path] = ()) -> None:
-    """Write via `write(tmp)` to a temporary file in the target's folder, then os.replace it over
-    `path`: the target is either untouched or complete. The temporary file never survives (also
-    on Ctrl-C, SIGTERM and SIGHUP). `check_output`'s rules apply first."""
-    inputs = list(inputs)
-    check_output(option, path, force=force, inputs=inputs)
-    shown = shown_path(path)
-    folder = path.parent
-    try:
-        if not folder.is_dir():
-            raise InputError(f"{option}: folder {shown_path(folder)!r} does not exist")
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp",
-                                        dir=folder)
-    except OSError as exc:
-        raise InputError(f"{option}: cannot write {shown!r}: {exc.strerror or exc}") from None
-    os.close(fd)
-    tmp = Path(tmp_name)
-
-    def remove_tmp() -> None:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-
-    try:
-        with _cleanup_on_signals(remove_tmp):
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
-            write(tmp)
-            # Between the check above and now the target may have appeared: check again.
-            check_output(option, path, force=force, inputs=inputs)
-            os.replace(tmp, path)
-    except OSError as exc:
-        remove_tmp()
-        raise InputError(f"{option}: cannot write {shown!r}: {exc.strerror or exc}") from None
-    except BaseException:
-        remove_tmp()
-        raise

@@ -9,6 +9,7 @@ from kvplan._util.errors import InputError, KvplanError
 from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
     DTypeOpt,
+    EngineVersionOpt,
     FormatOpt,
     GpuMemGibOpt,
     LoadQuantization,
@@ -43,7 +44,13 @@ from kvplan.cli.disagg_opts import (
     check_disagg_flags,
     disagg_plan_view,
 )
-from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.cli.vocab import (
+    CONCURRENCY_FLAGS,
+    CONTEXT_FLAGS,
+    parse_kv_dtype,
+    parse_tokens,
+    tokens_option,
+)
 from kvplan.cli.workload_opts import (
     InputLenOpt,
     NumRequestsOpt,
@@ -57,6 +64,7 @@ from kvplan.cli.workload_opts import (
     TraceOpt,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
 
 DEFAULT_GPU = "H100-80GB"
@@ -122,17 +130,18 @@ def plan_cmd(
         help="Bundled spec id (see `kvplan specs`), a spec YAML file, or a HuggingFace "
              "config.json (or a folder holding one); optional with --scenario.")] = None,
     concurrency: Annotated[int | None, typer.Option(
-        "--concurrency", "-n", min=1, help="Concurrent requests to serve (default 1).")] = None,
-    context: Annotated[str | None, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length",
+        *CONCURRENCY_FLAGS, min=1, help="Concurrent requests to serve (default 1).")] = None,
+    context: Annotated[int | None, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
         help="Tokens per request (32k, 1m accepted); default: the model's max length, as vLLM's "
              "max_model_len.")] = None,
     gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="GPU (see `kvplan gpus`; H100, h200, ...), or several to search them all: "
-                      "H100,H200,B200 (default H100-80GB).")] = None,
+        "--gpu", help="GPU, or several to search them all: H100,H200,B200 (default H100-80GB; "
+                      "see `kvplan gpus`).")] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1,
-                                                      help="Default 8.")] = None,
-    nodes: Annotated[int | None, typer.Option("--nodes", min=1, help="Default 1.")] = None,
+                                                      help="GPUs per node (default 8).")] = None,
+    nodes: Annotated[int | None, typer.Option("--nodes", min=1,
+                                              help="Nodes at most (default 1).")] = None,
     price: Annotated[list[str] | None, typer.Option(
         "--price", metavar="GPU=USD_PER_HOUR",
         help="A GPU's price per hour (repeatable): plans are ranked by the cost per hour of "
@@ -144,8 +153,9 @@ def plan_cmd(
         "--scenario", metavar="FILE.yaml",
         help="The question as a file: model, target, hardware list, prices and engine options "
              "(examples/plan-scenario.yaml); flags given override it.")] = None,
-    engine: Annotated[Engine | None, typer.Option("--engine", help="Default vllm.")] = None,
-    engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
+    engine: Annotated[Engine | None, typer.Option(
+        "--engine", help="The serving engine (default vllm).")] = None,
+    engine_version: EngineVersionOpt = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
         help="Only this KV dtype (default: search every dtype the engine runs on the GPU).")
@@ -267,7 +277,7 @@ def plan_cmd(
             "quantization": None if quantization is None else quantization.value,
             "dtype": None if dtype is WeightDType.auto else dtype,
             "gpu_mem_gib": gpu_mem_gib, "weights_gib": weights_gib, "reserve_gib": reserve_gib,
-            "context": None if context is None else parse_tokens("--context", context),
+            "context": context,
             "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
@@ -355,14 +365,17 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
         trace = workload["trace"]
         context = given.pop("context")
         options = {k: v for k, v in given.items() if v is not None}
-        result = plan_for_rate(
-            load_spec(model), model=model, rate=given["rate"],
-            slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
-            context=None if context is None else parse_tokens("--context", context),
-            **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes", "engine",
-                                       "engine_version", "kv_dtype") if k in options},
-            workload=WorkloadOptions(**{**workload, "rate": given["rate"],
-                                        "trace": None if trace is None else str(trace)}))
+        spec = load_spec(model)
+        with progress_shown():  # a simulation per layout tried
+            result = plan_for_rate(
+                spec, model=model, rate=given["rate"],
+                slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
+                context=context,
+                **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes",
+                                           "engine", "engine_version", "kv_dtype")
+                   if k in options},
+                workload=WorkloadOptions(**{**workload, "rate": given["rate"],
+                                            "trace": None if trace is None else str(trace)}))
         emit(rate_plan_view(result), fmt)
     if result.best is None:
         raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -14,7 +14,7 @@ from kvplan.sources.files import shown_path
 
 
 def _prepare(path: Path, spec: ModelSpec, force: bool) -> str:
-    from kvplan.cli.common import check_output
+    from kvplan.cli.outputs import check_output
 
     fmt = file_format("--plot", str(path), PLOT_FORMATS)
     _matplotlib_figure()  # says how to install matplotlib when it is absent

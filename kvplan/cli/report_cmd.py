@@ -11,15 +11,9 @@ import typer
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.plan_types import DOES_NOT_FIT
-from kvplan.cli.common import (
-    EXIT_DOES_NOT_FIT,
-    ModelArg,
-    atomic_write,
-    check_output,
-    handle_errors,
-    load_spec,
-)
-from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
+from kvplan.cli.common import EXIT_DOES_NOT_FIT, ModelArg, handle_errors, load_spec
+from kvplan.cli.outputs import atomic_write, check_output
+from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, parse_kv_dtype, tokens_option
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import warn
 from kvplan.sources.files import shown_path
@@ -37,11 +31,11 @@ def report_cmd(
     output: Annotated[Path, typer.Option(
         "--output", "-o", help="The file to write (.html, or .md with --format markdown).")],
     concurrency: Annotated[int | None, typer.Option(
-        "--concurrency", "-n", min=1,
+        *CONCURRENCY_FLAGS, min=1,
         help="Concurrent requests to serve: a plan (`kvplan plan`) with its launch command; "
              "without it, an estimate (`kvplan estimate --gpu`) at --tp.")] = None,
-    context: Annotated[str | None, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length",
+    context: Annotated[int | None, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
         help="Tokens per request (32k, 1m accepted); default: the model's max length.")] = None,
     gpu: Annotated[str, typer.Option("--gpu", help="GPU (see `kvplan gpus`).")] = "H100-80GB",
     gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1)] = 8,
@@ -83,7 +77,7 @@ def report_cmd(
                 raise InputError("--context: the model's max length is unknown; give --context")
             ctx = spec.max_position_embeddings
         else:
-            ctx = parse_tokens("--context", context)
+            ctx = context
         data = build_report(
             spec, context=ctx, gpu=get_gpu(gpu), concurrency=concurrency,
             gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,

@@ -1,6 +1,7 @@
 """`kvplan simulate`: serve a request stream in a simulation of the engine's scheduler over the
 KV pool `estimate` computes (issue 30)."""
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +12,12 @@ from kvplan.cli.common import (
     FormatOpt,
     ModelArg,
     PrefixCachingOpt,
-    atomic_write,
-    check_output,
     handle_errors,
     load_spec,
+    with_keys_after,
 )
-from kvplan.cli.vocab import kv_dtype_option, tokens_option
+from kvplan.cli.outputs import atomic_write, check_output
+from kvplan.cli.vocab import CONTEXT_FLAGS, kv_dtype_option, tokens_option, tokens_or_zero_option
 from kvplan.cli.workload_opts import (
     InputLenOpt,
     NumRequestsOpt,
@@ -29,6 +30,7 @@ from kvplan.cli.workload_opts import (
     TraceOpt,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
 
 PLOT_HINT = "pip install 'kvplan[plot]'"
@@ -57,8 +59,10 @@ def simulate_cmd(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
         help="KV-cache element type (bf16, fp8, ...).")] = "bf16",
     max_model_len: Annotated[int | None, typer.Option(
-        "--max-model-len", "--context", "-c", parser=tokens_option, metavar="TOKENS",
-        help="vLLM --max-model-len (default: the model's maximum); no request may exceed it.")
+        *CONTEXT_FLAGS, parser=tokens_option,
+        metavar="TOKENS",
+        help="Tokens per request at most, vLLM --max-model-len (default: the model's "
+             "maximum).")
     ] = None,
     max_num_seqs: Annotated[int | None, typer.Option(
         "--max-num-seqs", min=1,
@@ -85,7 +89,7 @@ def simulate_cmd(
         help="Gamma shape with --arrival gamma (vllm bench serve --burstiness; 1 = Poisson).")
     ] = 1.0,
     concurrency: Annotated[int | None, typer.Option(
-        "--concurrency", "--max-concurrency", min=1,
+        "--concurrency", "-n", "--max-concurrency", min=1,
         help="Requests in flight at most (closed loop: the next is sent when one finishes).")
     ] = None,
     num_requests: NumRequestsOpt = None,
@@ -99,12 +103,13 @@ def simulate_cmd(
         "--output-len-dist", metavar="DIST", help="Output lengths (as --input-len-dist).")
     ] = None,
     prefix_len: Annotated[int, typer.Option(
-        "--prefix-len", min=0, help="Tokens of one prefix every prompt starts with.")] = 0,
+        "--prefix-len", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Tokens of one prefix every prompt starts with.")] = 0,
     seed: SeedOpt = 0,
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,
     trace_block_tokens: Annotated[int, typer.Option(
-        "--trace-block-tokens", min=1,
+        "--trace-block-tokens", parser=tokens_option, metavar="TOKENS",
         help="Tokens per Mooncake hash id (512 in the FAST25 traces).")] = 512,
     tokenizer: Annotated[Path | None, typer.Option(
         "--tokenizer", help="tokenizer.json counting ShareGPT tokens (needs 'tokenizers').")
@@ -166,10 +171,14 @@ def simulate_cmd(
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1)
         sim, notes = setup(spec, inputs, dp=dp)
-        result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
-                          slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
+        with progress_shown():
+            result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
+                              slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
         name = inputs.gpu.name if inputs.gpu is not None else str(gpu)
         view = simulate_view(result, model=model, gpu=name, notes=notes)
+        # The context and the closed-loop request count under every command's names.
+        view = replace(view, records=with_keys_after(view.records, "max_model_len",
+                                                     context=context, concurrency=concurrency))
         if timeline is not None:
             text = timeline_csv(result)
             atomic_write("--timeline", timeline,

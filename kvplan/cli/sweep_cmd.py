@@ -17,16 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.cli.common import (
-    FormatOpt,
-    ModelArg,
-    atomic_write,
-    check_output,
-    handle_errors,
-    load_spec,
-)
+from kvplan.cli.common import FormatOpt, ModelArg, handle_errors, load_spec, written_flag
+from kvplan.cli.outputs import atomic_write, check_output
+from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
 from kvplan.sources.machine import available_memory_bytes
@@ -119,15 +115,17 @@ def _stream(specs: Any, grid: Any, fmt: str, output: Path | None, *, force: bool
 
 
 def sweep_cmd(
+    ctx: typer.Context,
     model: ModelArg,
     context: Annotated[str, typer.Option(
-        "--context", "-c", "--max-model-len", "--context-length",
+        *CONTEXT_FLAGS, metavar="TOKENS,...",
         help="Contexts: 1k,4k,32k (k = 1024, m = 1024^2), ranges 1k..128k:x2 or 1k..8k:+1k.")
     ] = "4096",
     batch: Annotated[str, typer.Option(
-        "--batch", "-b", help="Batch sizes: 1,8,64 or a range like 1..256:x2.")] = "1",
+        *CONCURRENCY_FLAGS, metavar="N,...",
+        help="Concurrent requests (batch sizes): 1,8,64 or a range like 1..256:x2.")] = "1",
     kv_dtype: Annotated[str, typer.Option(
-        "--kv-dtype", "--kv-cache-dtype",
+        "--kv-dtype", "--kv-cache-dtype", metavar="DTYPE,...",
         help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
     scheme: Annotated[str, typer.Option(
         "--scheme", help="Attention schemes: native (the model as is), mha, gqa (--groups KV "
@@ -137,7 +135,7 @@ def sweep_cmd(
                       ] = 8,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU presets: H100-80GB,H200 (see `kvplan gpus`); adds capacity.")] = None,
-    tp: Annotated[str, typer.Option("--tp", "--tensor-parallel-size", "-tp",
+    tp: Annotated[str, typer.Option("--tp", "--tensor-parallel-size", "-tp", metavar="N,...",
                                     help="Tensor-parallel degrees: 1,2,8.")] = "1",
     mem_fraction: Annotated[str | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static",
@@ -189,8 +187,8 @@ def sweep_cmd(
     with handle_errors():
 
         grid = SweepGrid(
-            contexts=parse_int_list("--context", context),
-            batches=parse_int_list("--batch", batch),
+            contexts=parse_int_list(written_flag(ctx, "context"), context),
+            batches=parse_int_list(written_flag(ctx, "batch"), batch),
             kv_dtypes=parse_dtype_list("--kv-dtype", kv_dtype),
             schemes=parse_scheme_list("--scheme", scheme),
             gpus=() if gpu is None else parse_gpu_list("--gpu", gpu),
@@ -228,12 +226,14 @@ def sweep_cmd(
         check_points(grid.num_points * len(specs), held=held, max_points=max_points,
                      available_bytes=None if streamed else available_memory_bytes())
         if streamed:
-            _stream(specs, grid, stream_fmt, None if output is None else Path(output),
-                    force=force, inputs=inputs,
-                    chunks=(csv_chunks if stream_fmt == "csv" else json_chunks),
-                    frames=iter_frames)
+            with progress_shown():
+                _stream(specs, grid, stream_fmt, None if output is None else Path(output),
+                        force=force, inputs=inputs,
+                        chunks=(csv_chunks if stream_fmt == "csv" else json_chunks),
+                        frames=iter_frames)
             return
-        df = evaluate_models(specs, grid, max_points=max_points, held=held or "dataframe")
+        with progress_shown():
+            df = evaluate_models(specs, grid, max_points=max_points, held=held or "dataframe")
         if output is not None and out_fmt is not None:
             write_table(df, Path(output), out_fmt, force=force, inputs=inputs)
             warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")

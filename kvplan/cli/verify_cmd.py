@@ -19,6 +19,8 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
+from kvplan.cli.vocab import CONTEXT_FLAGS, tokens_option, tokens_or_zero_option
+from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn
 
 # verify's default rendezvous wait, stated here so that the help needs no torch import
@@ -35,8 +37,9 @@ def verify_cmd(
         "--mem-fraction", min=0.0, max=1.0,
         help="CUDA: verify what is free inside total x this fraction (vLLM's "
              "gpu_memory_utilization). Ignored on CPU.")] = 0.9,
-    context: Annotated[int, typer.Option("--context", "-c", min=1,
-                                         help="Tokens per request (prompt + output).")] = 4096,
+    context: Annotated[int, typer.Option(
+        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
+        help="Tokens per request (prompt + output); 32k and 1m accepted.")] = 4096,
     kv_dtype: KVDTypeOpt = KVDType.bf16,
     block_size: BlockSizeOpt = None,
     tp: Annotated[int, typer.Option("--tp", min=1,
@@ -53,7 +56,8 @@ def verify_cmd(
         "--speculative-method", help="mtp, eagle or eagle3: allocate the draft layers too.")
     ] = None,
     num_speculative_tokens: Annotated[int, typer.Option(
-        "--num-speculative-tokens", min=0, help="Draft tokens per step.")] = 0,
+        "--num-speculative-tokens", parser=tokens_or_zero_option, metavar="TOKENS",
+        help="Draft tokens per step.")] = 0,
     rendezvous_timeout: Annotated[float, typer.Option(
         "--rendezvous-timeout", min=0.1, max=3600.0,
         help="Under torchrun (RANK and WORLD_SIZE set): seconds to wait for every rank to "
@@ -72,16 +76,17 @@ def verify_cmd(
     with handle_errors():
         spec = load_spec(model)
         try:
-            result = verify_ranks(
-                spec, tp=tp, pp=pp, device=device, context=context, kv_dtype=kv_dtype.value,
-                block_size=block_size, mem_fraction=mem_fraction,
-                budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
-                speculative_method=speculative_method,
-                num_speculative_tokens=num_speculative_tokens,
-                rendezvous_timeout_s=rendezvous_timeout, oversubscribe=oversubscribe,
-                on_started=lambda pids: warn("kvplan: verify: started ranks "
-                                             + " ".join(str(p) for p in pids)),
-            )
+            with progress_shown():  # the fill, the search, the decode step
+                result = verify_ranks(
+                    spec, tp=tp, pp=pp, device=device, context=context, kv_dtype=kv_dtype.value,
+                    block_size=block_size, mem_fraction=mem_fraction,
+                    budget_bytes=None if budget_gib is None else gib_to_bytes(budget_gib),
+                    speculative_method=speculative_method,
+                    num_speculative_tokens=num_speculative_tokens,
+                    rendezvous_timeout_s=rendezvous_timeout, oversubscribe=oversubscribe,
+                    on_started=lambda pids: warn("kvplan: verify: started ranks "
+                                                 + " ".join(str(p) for p in pids)),
+                )
         except KeyboardInterrupt:
             warn("kvplan: interrupted: every rank stopped and its memory freed")
             raise typer.Exit(130) from None

@@ -1,18 +1,37 @@
-"""The engines' own option vocabulary: token counts with k/m suffixes and KV dtype spellings."""
+"""kvplan's one vocabulary across commands (issue 28 item 2): the request count is --concurrency
+(-n; --requests, --batch and -b are the same option), the context is --context (-c; vLLM's
+--max-model-len and SGLang's --context-length too), and every token count takes k/m suffixes.
+Also the engines' KV dtype spellings."""
 
 from __future__ import annotations
+
+import re
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 
-__all__ = ["KV_DTYPE_ALIASES", "kv_dtype_option", "parse_kv_dtype", "parse_tokens",
-           "tokens_option"]
+__all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
+           "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option", "parse_kv_dtype",
+           "parse_tokens", "tokens_option", "tokens_or_zero_option"]
+
+# The spellings of the request count and of the context, in every command that takes them (the
+# first is the name used in messages and JSON; an error names the spelling the user wrote).
+CONCURRENCY_FLAGS = ("--concurrency", "-n", "--requests", "--batch", "-b")
+CONTEXT_FLAGS = ("--context", "-c", "--max-model-len", "--context-length")
+
+# Help panels of engine-specific options (rich_help_panel=...), titled with each engine's
+# display name (EngineRules.display_name; tests/test_vocab.py holds them equal): each command's
+# --help lists them apart, one line each; `kvplan help engines` prints them in full.
+VLLM_PANEL, SGLANG_PANEL, TRTLLM_PANEL = "vLLM", "SGLang", "TensorRT-LLM"
+ENGINE_PANELS = (VLLM_PANEL, SGLANG_PANEL, TRTLLM_PANEL)
 
 
-def parse_tokens(option: str, text: str) -> int:
-    """4096, 32k (x1024), 1m (x1024^2)."""
+def parse_tokens(option: str, text: str, *, minimum: int = 1) -> int:
+    """4096, 32k (x1024), 1m (x1024^2); 0 too when `minimum` is 0."""
     from kvplan.analysis.sweep import parse_size  # pure Python; pandas/numpy load only for a sweep
 
+    if minimum == 0 and re.fullmatch(r"0+(\.0*)?[km]?", text.strip(), re.IGNORECASE):
+        return 0
     try:
         return parse_size(option, text)
     except InputError:
@@ -28,16 +47,25 @@ def parse_kv_dtype(option: str, text: str) -> str:
                          f"{text!r}") from None
 
 
-def tokens_option(value: str | int) -> int:
-    """typer parser for token-count options: 4096, 32k, 1m (one clear usage error otherwise)."""
+def _tokens(value: str | int, minimum: int) -> int:
     import typer
 
     if isinstance(value, int):
         return value
     try:
-        return parse_tokens("value", value)
+        return parse_tokens("value", value, minimum=minimum)
     except InputError as exc:
         raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
+
+
+def tokens_option(value: str | int) -> int:
+    """typer parser for token-count options: 4096, 32k, 1m (one clear usage error otherwise)."""
+    return _tokens(value, 1)
+
+
+def tokens_or_zero_option(value: str | int) -> int:
+    """typer parser for token counts that may be 0 (a shared prefix, draft tokens)."""
+    return _tokens(value, 0)
 
 
 def kv_dtype_option(value: str) -> str:

@@ -13,14 +13,15 @@ from kvplan.cli.vocab import tokens_option
 
 RateOpt = Annotated[float | None, typer.Option(
     "--rate", "--request-rate", min=0.001,
-    help="Requests per second (open loop; with a trace, replaces its times).")]
+    help="Requests per second, open loop (with a trace: instead of its times).")]
 NumRequestsOpt = Annotated[int | None, typer.Option(
     "--num-requests", "--num-prompts", min=1,
     help="Requests to send (default 1,000; with a trace, its first N rows).")]
-InputLenOpt = Annotated[int, typer.Option("--input-len", min=1, parser=tokens_option,
-                                          help="Prompt tokens (8192, 8k).")]
-OutputLenOpt = Annotated[int, typer.Option("--output-len", min=1, parser=tokens_option,
-                                           help="Output tokens (1024, 1k).")]
+InputLenOpt = Annotated[int, typer.Option(
+    "--input-len", min=1, parser=tokens_option, metavar="TOKENS",
+    help="Prompt tokens (2k accepted).")]
+OutputLenOpt = Annotated[int, typer.Option(
+    "--output-len", min=1, parser=tokens_option, metavar="TOKENS", help="Output tokens.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed (lengths, arrivals).")]
 TraceOpt = Annotated[Path | None, typer.Option(
     "--trace", help="A request trace to replay (read as a stream).")]

@@ -48,7 +48,17 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def to_json_text(df: pd.DataFrame) -> str:
     """A JSON list of objects, one per point; floats round-trip exactly; empty cells null."""
-    return json.dumps(versioned(records(df)), indent=1) + "\n"
+    return json.dumps(versioned([_with_concurrency(r) for r in records(df)]), indent=1) + "\n"
+
+
+def _with_concurrency(rec: dict[str, Any]) -> dict[str, Any]:
+    """"batch" kept; "concurrency" beside it, the name every command's JSON uses."""
+    out: dict[str, Any] = {}
+    for key, value in rec.items():
+        out[key] = value
+        if key == "batch":
+            out["concurrency"] = value
+    return out
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
@@ -70,7 +80,7 @@ def json_chunks(frames: Iterable[pd.DataFrame]) -> Iterator[str]:
     (json.dumps(..., indent=1) of the list), never held whole."""
     first = True
     for df in frames:
-        for row in versioned(records(df)):
+        for row in versioned([_with_concurrency(r) for r in records(df)]):
             # One row as json.dumps lays it out inside a list at indent 1: " {\n  ...\n }".
             text = json.dumps([row], indent=1)[2:-2]
             yield ("[\n" if first else ",\n") + text

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import KvplanError, SpecError
+from kvplan._util.progress import phase
 from kvplan.sources.checkpoint import (
     FROM_CONFIG_NOTE,
     INDEX_FILE,
@@ -294,7 +295,8 @@ def load_hub_model(model_id: str, *, hint: str = "", timeout_s: float | None = N
 
 
 def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[str]]:
-    config = _config_path(model_id, hint)
+    with phase(f"Hub: {model_id}: config.json"):
+        config = _config_path(model_id, hint)
     spec, warnings = load_config(config)
     # The cache keeps files under snapshots/<commit>/: pin the headers to that commit.
     revision = config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name) else None
@@ -306,7 +308,8 @@ def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[
         warnings.append("HF_HUB_OFFLINE=1 and the weight files are not in the cache: weights "
                         "from the architecture, not the checkpoint headers")
     elif ckpt is None:
-        ckpt = _remote_weights(model_id, revision, spec.num_hidden_layers)
+        with phase(f"Hub: {model_id}: safetensors headers"):
+            ckpt = _remote_weights(model_id, revision, spec.num_hidden_layers)
     spec = replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}",
                    checkpoint=ckpt)
     return spec, warnings

@@ -30,6 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from kvplan._util.errors import DeviceError, InputError, KvplanError
+from kvplan._util.progress import report
 from kvplan._util.units import GiB, MiB
 from kvplan.analysis.device.probe import make_device, resolve_budget, resolve_device
 from kvplan.analysis.device.verify import VerifyResult, merge_ranks, plan_rank, verify
@@ -362,6 +363,7 @@ def _spawn(spec: ModelSpec, kwargs: dict[str, Any], world: int,
         if on_started is not None:
             on_started([p.pid for p in procs])
         while len(results) < world:
+            report(f"verify: {world} ranks", len(results), world)
             try:
                 status, rank, a, b = out.get(timeout=0.5)
             except queue_mod.Empty:

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kvplan._util.errors import DeviceError, InputError
+from kvplan._util.progress import report
 from kvplan._util.units import MiB, human_bytes
 from kvplan.analysis.device.alloc import (
     Held,
@@ -451,10 +452,12 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
     where = dev.torch_device
     gen = torch.Generator(device=where)
     gen.manual_seed(seed)
+    report("verify: warm-up")
     _warm_up(dev, torch=torch, spec=spec, st=st, rp=rp, plan=plan, tp=tp, gen=gen, refs=held.refs)
     dev.baseline()
 
     # 3. The pool, as the engine allocates it.
+    report(f"verify: fill {rp.num_blocks:,} blocks")
     allocate(plan, rp.num_blocks, where, held)
     tensor_bytes = held.nbytes
     if tensor_bytes != rp.predicted_bytes:
@@ -487,6 +490,7 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
     # the blocks) is charged to the workspace, as vLLM charges non-torch memory outside its KV
     # budget, up to half the workspace; the blocks themselves must fit in the KV budget.
     charged = min(max(0, measured - tensor_bytes), rp.workspace_bytes // 2)
+    report("verify: search the largest pool")
     found = search_blocks(dev, pool_blocks=rp.num_blocks, block_bytes=plan.bytes_per_block,
                           budget=rp.kv_budget_bytes + charged, shrink_pool=shrink,
                           add_blocks=add)
@@ -503,11 +507,13 @@ def _run(held: Held, dev: Device, *, torch: Any, spec: ModelSpec, st: Storage, r
         config_ctx = rp.config if ctx == rp.inputs.context else vllm_stage_config(
             spec, rp.inputs, rp.layers, ctx)
         step_plan = plan if config_ctx is rp.config else replace(plan, config=config_ctx)
+        report(f"verify: decode {batch:,} x {ctx:,} tokens")
         decode = decode_step(held, step_plan, spec=spec, st=st, tp=tp, device=dev,
                              batch=batch, context=ctx, workspace=rp.workspace_bytes, gen=gen)
     else:
         decode = StepOutcome(batch=0, context=0, seconds=None, finite=True)
     dev.sync()
+    report("verify: done", 1, 1)
     peak = dev.peak_usage()
     file_backed = dev.file_backed_growth()
     return {"measured": measured, "tensor_bytes": tensor_bytes, "allocated": allocated,

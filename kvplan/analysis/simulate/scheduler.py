@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kvplan._util.errors import InputError
+from kvplan._util.progress import report
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.workload import RequestSpec
 
@@ -497,6 +498,8 @@ class Simulator:
                 done = self._batch_step()
                 if done is not None:
                     in_flight -= done
+                    if done:
+                        report("simulate: requests served", len(st.finished))
                     continue
                 self._leave_batch()
             scheduled = self.schedule()
@@ -514,4 +517,6 @@ class Simulator:
             done = self._finish_step(scheduled, start, seconds)
             self._record(start, seconds, sum(n for _, n in scheduled))
             in_flight -= done
+            if done:
+                report("simulate: requests served", len(st.finished))
         return st
