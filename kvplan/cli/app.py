@@ -25,6 +25,7 @@ from kvplan.cli.common import (
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
+    ExplainOpt,
     FormatOpt,
     GpuMemGibOpt,
     HybridManager,
@@ -60,8 +61,10 @@ from kvplan.engines.base import (
     Engine,
 )
 from kvplan.hardware.interconnect import InterconnectName
-from kvplan.present.capacity_view import capacity_view
-from kvplan.present.estimate_view import estimate_view
+from kvplan.analysis.answers import estimate_headline
+from kvplan.present.answers import estimate_answer
+from kvplan.present.capacity_view import capacity_summary_view, capacity_view
+from kvplan.present.estimate_view import estimate_summary, estimate_view
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_bundled_specs
@@ -249,6 +252,7 @@ def estimate_cmd(
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
              "running request takes one recurrent-state slot, not three.")] = False,
     fmt: FormatOpt = OutputFormat.table,
+    explain: ExplainOpt = False,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
@@ -284,15 +288,21 @@ def estimate_cmd(
         answer = run_estimate(inputs, batch=batch, requests=requests,
                               on_warning=lambda message: warn(f"kvplan: warning: {message}"))
         view = estimate_view(inputs.spec, answer.estimate)
+        line = estimate_answer(estimate_headline(
+            answer, device=None if inputs.gpu is None else inputs.gpu.name))
         if answer.plan is None:
-            emit(view, fmt)
+            emit(replace(view, answer=line, summary=estimate_summary(inputs.spec, view)), fmt,
+                 explain=explain)
             return
         cap = capacity_view(inputs.spec, answer.plan, device=inputs.device,
                             reverse=answer.reverse)
         if answer.plan.max_requests == 0:
             warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
                  f"({answer.plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
-        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap)), fmt)
+        summary = capacity_summary_view(inputs.spec, answer.plan, device=inputs.device,
+                                        est=answer.estimate, reverse=answer.reverse)
+        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap),
+                     answer=line, summary=summary), fmt, explain=explain)
 
 
 def compare_cmd(

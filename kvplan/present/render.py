@@ -37,7 +37,7 @@ class Column:
 
 # --wide: every column, whatever the terminal's width (set by the CLI for one invocation).
 WIDE = False
-PROSE_FOLD = 16
+PROSE_FOLD = 40
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,6 +55,11 @@ class View:
     code: Sequence[str] = field(default_factory=tuple)
     # Further tables shown after this one (table and Markdown only; JSON/CSV use `records`).
     more: Sequence[View] = field(default_factory=tuple)
+    # The one-line answer printed first in table format (issue 28: answer first).
+    answer: str = ""
+    # What the table format shows without --explain (None: the whole view); JSON, CSV and
+    # Markdown always carry everything, and --explain shows the whole view after the answer.
+    summary: View | None = None
 
 
 def build_table(view: View):
@@ -73,9 +78,11 @@ def build_table(view: View):
 
 def _min_cell_width(col: Column, cells: list[str]) -> int:
     if col.numeric or col.min_width or col.no_wrap:
-        widest = max((len(c) for c in cells), default=0)
+        # A cell may hold several lines (an exact figure above its binary size).
+        widest = max((len(line) for c in cells for line in c.split("\n")), default=0)
     else:
-        # Prose wraps at words; a word longer than PROSE_FOLD (a formula, a flag name) folds.
+        # Prose wraps at words and never breaks one (an identifier, a flag, a file name) unless
+        # it is longer than PROSE_FOLD, which then folds.
         widest = min(PROSE_FOLD, max((len(w) for c in cells for w in c.split()), default=0))
     # rich never wraps a no_wrap (numeric) column's header either.
     header = len(col.header) if col.numeric else max((len(w) for w in col.header.split()),
@@ -185,8 +192,11 @@ def _markdown_one(view: View) -> str:
     return "\n".join(lines) + "\n"
 
 
-def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
-    """Write a view to stdout in the requested format. Data only goes to stdout."""
+def emit(view: View, fmt: OutputFormat, *, width: int | None = None,
+         explain: bool = False) -> None:
+    """Write a view to stdout in the requested format. Data only goes to stdout. The table
+    format starts with the view's one-line answer, then shows its summary, or with `explain`
+    (or no summary) the whole view; JSON, CSV and Markdown always carry everything."""
     if fmt is OutputFormat.json:
         sys.stdout.write(to_json(view))
     elif fmt is OutputFormat.csv:
@@ -196,7 +206,10 @@ def emit(view: View, fmt: OutputFormat, *, width: int | None = None) -> None:
     else:
         from rich.console import Console
         console = Console(markup=False, highlight=False, emoji=False, width=width)
-        for i, one in enumerate((view, *view.more)):
+        if view.answer:
+            console.print(view.answer)  # wrapped at words should it not fit one line
+        shown = view if explain or view.summary is None else view.summary
+        for i, one in enumerate((shown, *shown.more)):
             if i:
                 console.print()
             one = fit_columns(one, console.width)
