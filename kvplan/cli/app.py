@@ -19,6 +19,7 @@ from typer.core import TyperCommand
 
 from kvplan._util.dtypes import KVDType
 from kvplan._util.units import GiB
+from kvplan.analysis.answers import estimate_headline
 from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.cli.common import (
@@ -61,7 +62,6 @@ from kvplan.engines.base import (
     Engine,
 )
 from kvplan.hardware.interconnect import InterconnectName
-from kvplan.analysis.answers import estimate_headline
 from kvplan.present.answers import estimate_answer
 from kvplan.present.capacity_view import capacity_summary_view, capacity_view
 from kvplan.present.estimate_view import estimate_summary, estimate_view
@@ -384,6 +384,7 @@ def compare_cmd(
         "--plot", help="Also draw each scheme's max requests (bytes per request without --gpu) "
                        "against context (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
+    explain: ExplainOpt = False,
 ) -> None:
     """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
     --gpu the roofline and predicted decode/prefill time, throughput and cost."""
@@ -424,7 +425,7 @@ def compare_cmd(
                          groups=groups, block_size=block_size, force=force)
         emit(compare_view(spec, comparison, context=context, batch=batch,
                           kv_dtype=kv_dtype.value, tp=tp, gpu=preset,
-                          share_layers=share_layers), fmt)
+                          share_layers=share_layers), fmt, explain=explain)
 
 
 def import_cmd(

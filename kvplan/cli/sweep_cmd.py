@@ -18,6 +18,7 @@ import typer
 
 from kvplan._util.errors import InputError
 from kvplan.cli.common import (
+    ExplainOpt,
     FormatOpt,
     ModelArg,
     atomic_write,
@@ -130,6 +131,7 @@ def sweep_cmd(
                        f"without --gpu) vs context. Needs matplotlib: {PLOT_HINT_HELP}.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Overwrite an existing -o/--plot file (never the input).")] = False,
+    explain: ExplainOpt = False,
 ) -> None:
     """The estimate/capacity numbers over a grid: every combination of the comma lists given,
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
@@ -209,5 +211,5 @@ def sweep_cmd(
                      "-o FILE)")
             if plot is None:
                 view = with_more(view, sparkline_view(df))
-            emit(view, fmt)
+            emit(view, fmt, explain=explain)
         sys.stdout.flush()

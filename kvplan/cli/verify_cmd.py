@@ -13,6 +13,7 @@ from kvplan._util.dtypes import KVDType
 from kvplan._util.units import gib_to_bytes
 from kvplan.cli.common import (
     BlockSizeOpt,
+    ExplainOpt,
     FormatOpt,
     KVDTypeOpt,
     ModelArg,
@@ -59,6 +60,7 @@ def verify_cmd(
         help="Under torchrun (RANK and WORLD_SIZE set): seconds to wait for every rank to "
              "join before giving up.")] = RENDEZVOUS_TIMEOUT_S,
     fmt: FormatOpt = OutputFormat.table,
+    explain: ExplainOpt = False,
 ) -> None:
     """Allocate the real paged KV cache on a device (T x P ranks with --tp/--pp), measure it
     against kvplan's prediction, find the real maximum number of blocks, run a decode step
@@ -93,4 +95,4 @@ def verify_cmd(
                  f"{result.budget_bytes:,} B by more than the allocator's granularity")
         if result.absorbed_vs_naive_ok is False:
             warn("kvplan: warning: MLA absorbed and naive attention disagree beyond tolerance")
-        emit(verify_view(result), fmt)
+        emit(verify_view(result), fmt, explain=explain)

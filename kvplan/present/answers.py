@@ -31,14 +31,13 @@ def _requests(n: int) -> str:
 
 def estimate_answer(h: EstimateHeadline) -> str:
     """'110 requests of 4,096 tokens fit (110.85x) on H100-80GB, vLLM 0.32, bf16 KV', or without
-    a device the bytes: 'KV cache: 128.00 KiB per token, 512.00 MiB per request of 4,096 tokens
-    (bf16)'."""
+    a device the bytes: 'KV (bf16): 128.00 KiB/token, 512.00 MiB/request of 4,096 tokens'."""
     if h.max_requests is None or h.max_concurrency is None:
-        text = (f"KV cache: {human_bytes(h.bytes_per_token)} per token, "
-                f"{human_bytes(h.bytes_per_sequence)} per request of {h.context:,} tokens")
+        text = (f"KV ({h.kv_dtype}): {human_bytes(h.bytes_per_token)}/token, "
+                f"{human_bytes(h.bytes_per_sequence)}/request of {h.context:,} tokens")
         if h.batch > 1:
             text += f", {human_bytes(h.bytes_per_batch)} for {h.batch:,}"
-        return text + f" ({h.kv_dtype})"
+        return text
     fit = (f"{_requests(h.max_requests)} of {h.context:,} tokens "
            + ("fits" if h.max_requests == 1 else "fit") if h.max_requests else
            f"Not one request of {h.context:,} tokens fits")
@@ -53,10 +52,10 @@ def plan_answer(h: PlanHeadline) -> str:
     target = f"{h.verdict}: {_requests(h.concurrency)} of {h.context:,} tokens"
     if h.gpus is None or h.requests is None or h.max_concurrency is None:
         return f"{target} on {h.gpu}"
-    where = f"{target} on {h.gpus} x {h.gpu}, {', '.join(h.layout)}"
-    if h.verdict == "DOES NOT FIT":
-        return f"{where}: holds {h.requests:,} ({h.max_concurrency:,.2f}x)"
-    return f"{where} ({h.max_concurrency:,.2f}x)"
+    if h.verdict == "DOES NOT FIT":  # the closest layout, and what it holds
+        return (f"{target}; {h.gpus} x {h.gpu} ({', '.join(h.layout)}) holds "
+                f"{h.requests:,}")
+    return f"{target} on {h.gpus} x {h.gpu}, {', '.join(h.layout)} ({h.max_concurrency:,.2f}x)"
 
 
 def rate_plan_answer(h: RatePlanHeadline) -> str:
@@ -68,12 +67,13 @@ def rate_plan_answer(h: RatePlanHeadline) -> str:
 
 
 def compare_answer(h: CompareHeadline) -> str:
-    """'Least KV: MQA, 30,720 B/token (0.0625x MHA); native GQA-8 0.2500x'."""
-    text = (f"Least KV: {names_text(h.cheapest)}, {h.bytes_per_token:,} B/token "
+    """'Cheapest KV: MQA, 16,384 B/token (0.0312x MHA); the native 0.2500x' (the native scheme
+    is the table's starred row)."""
+    text = (f"Cheapest KV: {names_text(h.cheapest)}, {h.bytes_per_token:,} B/token "
             f"({h.ratio_vs_mha:.4f}x MHA)")
     if h.native_bytes_per_token == h.bytes_per_token:
-        return text + f"; native {h.native} as small"
-    return text + f"; native {h.native} {h.native_ratio_vs_mha:.4f}x"
+        return text + ", the native scheme"
+    return text + f"; the native {h.native_ratio_vs_mha:.4f}x"
 
 
 def sweep_answer(h: SweepHeadline) -> str:
@@ -106,7 +106,7 @@ def check_answer(h: CheckHeadline) -> str:
     if h.agree:
         return f"AGREE: {server} matches the plan on {h.compared} quantities"
     return (f"DISAGREE: {server} differs from the plan on {len(h.disagreeing)} of "
-            f"{h.compared} quantities ({', '.join(h.disagreeing)})")
+            f"{h.compared} quantities")
 
 
 def verify_answer(h: VerifyHeadline) -> str:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import human_bytes
+from kvplan.analysis.answers import plan_headline
 from kvplan.engines.base import Engine
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
+from kvplan.present.answers import EXPLAIN_HINT, plan_answer
 from kvplan.present.estimate_view import assumption_records, assumptions_views, groups_view
-from kvplan.present.answers import EXPLAIN_HINT
 from kvplan.present.launch_text import launch_lines
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 from kvplan.present.text import commas, gib_text
@@ -151,7 +152,7 @@ def capacity_summary_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
     rows: list[list[str]] = []
     if plan.total_bytes is not None and not plan.kv_budget_given:
         rows += [["device total", gib_text(plan.total_bytes), device],
-                 [rules.fraction_name, f"{plan.mem_fraction:.3f}", plan.mem_fraction_rule],
+                 ["memory fraction", f"{plan.mem_fraction:.3f}", plan.mem_fraction_rule],
                  ["weights per GPU", gib_text(plan.weights_bytes),
                   f"{plan.params / 1e9:,.2f}B params at {plan.weight_dtype}"
                   + (f" / tp {plan.tp}" if plan.tp > 1 else "")],
@@ -251,7 +252,7 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
         notes.append(result.ranking)
     notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
                  "estimate`; exit code 0: fits or borderline, 3: does not fit.")
-    return View(
+    view = View(
         title=f"Plan: {spec.name} on {result.gpu}, {result.engine} "
               f"{result.engine_version or ''}".rstrip(),
         columns=[Column(header="", min_width=17), Column(header="")],
@@ -262,3 +263,7 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
         code=code,
         more=assumptions_views(spec),
     )
+    # --explain: the chosen (or closest) layout's capacity, derived as `kvplan estimate` does.
+    derived = () if c is None else (capacity_view(spec, c.capacity, device=result.gpu),)
+    return replace(view, answer=plan_answer(plan_headline(result)), summary=view,
+                   more=(*view.more, *derived))
