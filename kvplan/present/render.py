@@ -110,31 +110,31 @@ def _min_table_width(view: View, fold: int = PROSE_FOLD) -> int:
 
 def prose_widths(view: View, width: int) -> list[int | None]:
     """Widths for the prose columns when the table is wider than `width` (None: rich's own).
-    rich narrows the widest wrapping column first, below its longest word if need be; here
-    each prose column keeps its minimum (its longest word, see `_min_cell_width`) and the room
-    left is shared out in proportion to what each would take beyond it."""
+    rich narrows the widest wrapping column first, below its longest word if need be; here too
+    the widest give way first (every prose column capped at one width), but none below its
+    minimum (its longest word, see `_min_cell_width`)."""
     n = len(view.columns)
     cells = [[row[i] for row in view.rows] for i in range(n)]
     fold = PROSE_FOLD if _min_table_width(view) <= width else SHORT_FOLD
     mins = [_min_cell_width(c, cells[i], fold) for i, c in enumerate(view.columns)]
-    natural = [max([len(line) for cell in [c.shown_header, *cells[i]]
-                    for line in cell.split("\n")] or [0], default=0)
+    natural = [max(len(line) for cell in [c.shown_header, *cells[i]] for line in cell.split("\n"))
                for i, c in enumerate(view.columns)]
     borders = 3 * n + 1
     prose = [i for i, c in enumerate(view.columns)
              if not (c.numeric or c.no_wrap or c.min_width)]
-    fixed = sum(max(mins[i], natural[i]) for i in range(n) if i not in prose)
-    room = width - borders - fixed - sum(mins[i] for i in prose)
-    if sum(natural) + borders <= width or room < 0 or not prose:
+    room = width - borders - sum(max(mins[i], natural[i]) for i in range(n) if i not in prose)
+    if sum(natural) + borders <= width or room < sum(mins[i] for i in prose) or not prose:
         return [None] * n
-    want = {i: max(0, natural[i] - mins[i]) for i in prose}
-    total = sum(want.values()) or 1
+
+    def used(cap: int) -> int:
+        return sum(max(mins[i], min(natural[i], cap)) for i in prose)
+
+    cap = max(natural[i] for i in prose)
+    while cap > 0 and used(cap) > room:
+        cap -= 1
     out: list[int | None] = [None] * n
     for i in prose:
-        out[i] = mins[i] + room * want[i] // total
-    left = room - sum(out[i] - mins[i] for i in prose)  # type: ignore[operator]
-    for i in sorted(prose, key=lambda i: -want[i])[:left]:
-        out[i] += 1  # type: ignore[operator]
+        out[i] = max(mins[i], min(natural[i], cap))
     return out
 
 
