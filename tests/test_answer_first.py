@@ -140,7 +140,8 @@ def test_check_answer_and_width() -> None:
         code, out = run("check", url, *CHECK)
         _, full = run("check", url, *CHECK, "--explain")
         bad, wrong = run("check", url, *CHECK, "--kv-dtype", "fp8")
-    assert code == 0 and out.splitlines()[0] == "AGREE: vLLM 0.32.0 matches the plan on 4 quantities"
+    assert code == 0
+    assert out.splitlines()[0] == "AGREE: vLLM 0.32.0 matches the plan on 4 quantities"
     assert bad == 4 and wrong.splitlines()[0].startswith("DISAGREE: vLLM 0.32.0 differs")
     assert "Settings" not in out and "Settings" in full
     for text in (out, wrong):
