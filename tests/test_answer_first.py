@@ -10,9 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan.cli.app import app
+from kvplan.present.render import Column, OutputFormat, View, _min_table_width, emit
 from tests.server_replay import replay
 
 runner = CliRunner()
@@ -171,3 +174,43 @@ def test_report_markdown_starts_with_the_answer(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     lines = target.read_text().splitlines()
     assert lines[0].startswith("# kvplan report") and lines[2].startswith("**FITS: 10 requests")
+
+
+# --- the width rule, on any table ------------------------------------------------------------
+
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_./-", min_size=1, max_size=30)
+CELL = st.lists(WORD, min_size=1, max_size=12).map(" ".join)
+NUMBER = st.integers(min_value=0, max_value=10**12).map(lambda n: f"{n:,}")
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> View:
+    kinds = draw(st.lists(st.booleans(), min_size=1, max_size=5))  # True: numeric
+    rows = draw(st.lists(st.tuples(*[NUMBER if k else CELL for k in kinds]), min_size=1,
+                         max_size=6))
+    return View(title="t", columns=[Column(header=f"c{i}", numeric=k)
+                                    for i, k in enumerate(kinds)],
+                rows=[list(r) for r in rows], records={})
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables())
+def test_a_table_that_can_fit_keeps_every_word_whole(view: View) -> None:
+    # Whenever the table fits 80 columns with every word whole (render._min_table_width), the
+    # printed table is within 80 columns and each cell's words and numbers appear unbroken.
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        emit(view, OutputFormat.table, width=80)
+    text = out.getvalue()
+    widest = max(len(line) for line in text.splitlines())
+    if _min_table_width(view) > 80:
+        return
+    assert widest <= 80
+    shown = set(re.split(r"[\s│┃]+", text))
+    for row in view.rows:
+        for cell in row:
+            for word in cell.split():
+                assert word in shown, (word, text)
