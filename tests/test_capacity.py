@@ -292,7 +292,7 @@ def test_cli_capacity_json_contract() -> None:
 
 def test_cli_gpu_preset_table() -> None:
     result = runner.invoke(app, ["estimate", "deepseek-v3", "--gpu", "H200", "--tp", "8",
-                                 "--context", "32768", "--requests", "16"],
+                                 "--context", "32768", "--requests", "16", "--explain"],
                            env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "139.81 GiB" in result.stdout

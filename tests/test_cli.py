@@ -218,13 +218,13 @@ def test_fit_rule_agrees_with_rich_rendering() -> None:
     # of rendering it; rich's own rendering (console widened as emit widens it) must agree.
     from rich.console import Console
 
-    from kvplan.present.render import _fits, _min_table_width, build_table
+    from kvplan.present.render import _fits, build_table, needed_width
 
     checked = 0
     for view in _views_to_fit():
         for width in (50, 64, 72, 80, 100, 132):
             out = io.StringIO()
-            Console(file=out, width=max(width, _min_table_width(view)), markup=False,
+            Console(file=out, width=max(width, needed_width(view, width)), markup=False,
                     highlight=False, emoji=False, color_system=None).print(build_table(view))
             rendered = max(len(line.rstrip()) for line in out.getvalue().splitlines())
             assert (rendered <= width) == _fits(view, width), (view.title, width, rendered)

@@ -81,7 +81,7 @@ def test_compare_json_contract() -> None:
 
 
 def test_compare_table_says_how_flops_are_counted() -> None:
-    result = runner.invoke(app, ["compare", "llama-3-70b", "--gpu", "H100-80GB"],
+    result = runner.invoke(app, ["compare", "llama-3-70b", "--gpu", "H100-80GB", "--explain"],
                            env={"COLUMNS": "120"})
     assert result.exit_code == 0
     assert "2 per multiply-add" in result.stdout

@@ -19,12 +19,14 @@ from typer.core import TyperCommand
 
 from kvplan._util.dtypes import KVDType
 from kvplan._util.units import GiB
+from kvplan.analysis.answers import estimate_headline
 from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.cli.common import (
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
+    ExplainOpt,
     FormatOpt,
     GpuMemGibOpt,
     HybridManager,
@@ -69,9 +71,9 @@ from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
 )
-from kvplan.hardware.interconnect import InterconnectName
-from kvplan.present.capacity_view import capacity_view
-from kvplan.present.estimate_view import estimate_view
+from kvplan.present.answers import estimate_answer
+from kvplan.present.capacity_view import capacity_summary_view, capacity_view
+from kvplan.present.estimate_view import estimate_summary, estimate_view
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_bundled_specs
@@ -269,6 +271,7 @@ def estimate_cmd(
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
              "running request takes one recurrent-state slot, not three.")] = False,
     fmt: FormatOpt = OutputFormat.table,
+    explain: ExplainOpt = False,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
@@ -308,144 +311,21 @@ def estimate_cmd(
         # "batch" kept; "concurrency" is the same count under the name every command uses.
         view = replace(view, records=with_keys_after(view.records, "batch",
                                                      concurrency=answer.estimate.batch))
+        line = estimate_answer(estimate_headline(
+            answer, device=None if inputs.gpu is None else inputs.gpu.name))
         if answer.plan is None:
-            emit(view, fmt)
+            emit(replace(view, answer=line, summary=estimate_summary(inputs.spec, view)), fmt,
+                 explain=explain)
             return
         cap = capacity_view(inputs.spec, answer.plan, device=inputs.device,
                             reverse=answer.reverse)
         if answer.plan.max_requests == 0:
             warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
                  f"({answer.plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
-        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap)), fmt)
-
-
-def compare_cmd(
-    model: ModelArg,
-    context: Annotated[int, typer.Option(
-        *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
-        help="Tokens per request (decode context); 32k and 1m accepted.")] = 4096,
-    batch: Annotated[int, typer.Option(
-        *CONCURRENCY_FLAGS, min=1,
-        help="Requests decoded at once per attention rank (per GPU with --dp-attention).")] = 1,
-    groups: Annotated[int | None, typer.Option(
-        "--groups", min=1, help="GQA KV heads (default 8, where 8 divides the query heads; a "
-                                "value given must).")] = None,
-    kv_lora_rank: Annotated[int | None, typer.Option(
-        "--kv-lora-rank", min=1,
-        help="MLA latent width d_c (default: the model's, else 4 x head_dim).")] = None,
-    rope_dim: Annotated[int | None, typer.Option(
-        "--rope-dim", min=1,
-        help="MLA decoupled RoPE key width (default: the model's, else head_dim / 2).")] = None,
-    kv_dtype: KVDTypeOpt = KVDType.bf16,
-    block_size: Annotated[int, typer.Option("--block-size", min=1,
-                                            help="Tokens per paged block.")] = 16,
-    tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
-    gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="GPU preset for max requests, roofline and predicted times.")] = None,
-    share_layers: Annotated[int, typer.Option(
-        "--share-layers", min=1,
-        help="Cross-layer KV sharing (CLA): every K consecutive layers share one cache.")] = 1,
-    dp_attention: Annotated[bool, typer.Option(
-        "--dp-attention", help="Data-parallel attention: each of the --tp (or --ep) ranks "
-                               "serves its own requests with whole attention weights.")] = False,
-    ep: Annotated[int, typer.Option(
-        "--ep", min=1, help="Expert-parallel ranks: routed experts spread whole over N GPUs, "
-                            "with an all-to-all per MoE layer.")] = 1,
-    interconnect: Annotated[InterconnectName | None, typer.Option(
-        "--interconnect", help="Scale-up link for TP/EP collectives (default: the GPU's usual "
-                               "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
-                               "NDR.")] = None,
-    mtp_tokens: Annotated[int, typer.Option(
-        "--mtp-tokens", parser=tokens_or_zero_option, metavar="TOKENS",
-        help="Speculative (MTP) draft tokens per decode step.")] = 0,
-    mtp_acceptance: Annotated[float, typer.Option(
-        "--mtp-acceptance", min=0.0, max=1.0,
-        help="Per-token acceptance rate of draft tokens (DeepSeek-V3: 0.85-0.9).")] = 0.85,
-    fp8_attention: Annotated[bool, typer.Option(
-        "--fp8-attention", help="Attention matmuls at the FP8 peak (default bf16).")] = False,
-    gpu_hour_usd: Annotated[float | None, typer.Option(
-        "--gpu-hour-usd", min=0.0, help="GPU price per hour: adds USD per million output "
-                                        "tokens.")] = None,
-    hbm_efficiency: Annotated[float | None, typer.Option(
-        "--hbm-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of HBM bandwidth (default: the GPU's; CUDA GPUs 0.9 from "
-             "FlashMLA, MI300X 0.80 from STREAM).")] = None,
-    fp8_gemm_hbm_efficiency: Annotated[float | None, typer.Option(
-        "--fp8-gemm-hbm-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of HBM bandwidth for FP8 GEMMs' weights at decode sizes "
-             "(default: the GPU's; CUDA GPUs 0.69 from DeepGEMM on H800, MI300X 0.77 from "
-             "aiter's fused MoE).")] = None,
-    gemm_efficiency: Annotated[float | None, typer.Option(
-        "--gemm-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of the GEMM peak, bf16 and FP8 alike when given (default: "
-             "the GPU's; CUDA GPUs 0.70 from DeepGEMM, MI300X 0.54 bf16 / 0.49 FP8 from AMD's "
-             "max-achievable FLOPs).")] = None,
-    attention_efficiency: Annotated[float | None, typer.Option(
-        "--attention-efficiency", min=0.01, max=1.0,
-        help="Achievable fraction of the bf16 peak in attention (default: the GPU's; "
-             "FlashMLA: 0.6-0.67).")] = None,
-    kernel_floor_us: Annotated[float | None, typer.Option(
-        "--kernel-floor-us", min=0.0,
-        help="Least time of one kernel in a CUDA/HIP graph (default: the GPU's, 4).")] = None,
-    layer_overhead_us: Annotated[float, typer.Option(
-        "--layer-overhead-us", min=0.0,
-        help="Time per decoder layer per step beyond its itemised kernels (fitted on the "
-             "dense single-GPU cases of examples/cost-bench.md: 35).")] = 35.0,
-    prefill_launch_us: Annotated[float, typer.Option(
-        "--prefill-launch-us", min=0.0,
-        help="CPU time to launch one prefill op: 70 for SGLang, which launches prefill "
-             "eagerly from Python, added to the step's GPU time for each op its model code "
-             "launches (fitted on its bench_one_batch prefills, examples/cost-bench.md); 0 for "
-             "vLLM and TensorRT-LLM, which launch it from CUDA graphs or a compiled "
-             "engine.")] = 70.0,
-    fmt: FormatOpt = OutputFormat.table,
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", help="Also draw each scheme's max requests (bytes per request without --gpu) "
-                       "against context (PNG/SVG; needs matplotlib: kvplan\\[plot]).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
-) -> None:
-    """MHA, GQA, MQA and MLA side by side for one model: cache, FLOPs, bytes moved, and with
-    --gpu the roofline and predicted decode/prefill time, throughput and cost."""
-    with handle_errors():
-        from kvplan.analysis.compare import compare_schemes
-        from kvplan.hardware.gpus import get_gpu
-        from kvplan.hardware.interconnect import get_interconnect
-        from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, device_efficiency
-        from kvplan.perf.layout import Layout
-        from kvplan.present.compare_view import compare_view
-
-        spec = load_spec(model)
-        preset = get_gpu(gpu) if gpu is not None else None
-        layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
-                        interconnect=None if interconnect is None
-                        else get_interconnect(interconnect.value))
-        # The GPU's achievable fractions (kvplan.perf.efficiency.device_efficiency), with the ones
-        # given here in their place; a given --gemm-efficiency applies to FP8 GEMMs too.
-        given = {"hbm": hbm_efficiency, "fp8_gemm_hbm": fp8_gemm_hbm_efficiency,
-                 "gemm": gemm_efficiency, "attention": attention_efficiency,
-                 "kernel_floor_s": None if kernel_floor_us is None else kernel_floor_us * 1e-6}
-        overrides: dict[str, float | None] = {k: v for k, v in given.items() if v is not None}
-        if gemm_efficiency is not None:
-            overrides["fp8_gemm"] = None
-        base = device_efficiency(preset) if preset is not None else DEFAULT_EFFICIENCY
-        efficiency = replace(base, **overrides, prefill_launch_s=prefill_launch_us * 1e-6,
-                             layer_overhead_s=layer_overhead_us * 1e-6)
-        comparison = compare_schemes(
-            spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
-            kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
-            gpu=preset, share_layers=share_layers, layout=layout, efficiency=efficiency,
-            draft_tokens=mtp_tokens, acceptance=mtp_acceptance, gpu_hour_usd=gpu_hour_usd,
-            fp8_attention=fp8_attention)
-        if plot is not None:
-            from kvplan.cli.plots import plot_compare
-
-            plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
-                         groups=8 if groups is None else groups, block_size=block_size, force=force)
-        view = compare_view(spec, comparison, context=context, batch=batch,
-                            kv_dtype=kv_dtype.value, tp=tp, gpu=preset, share_layers=share_layers)
-        # Every row at the same context and request count, under the names every command uses.
-        emit(replace(view, records=[{**r, "context": context, "concurrency": batch}
-                                    for r in view.records]), fmt)
+        summary = capacity_summary_view(inputs.spec, answer.plan, device=inputs.device,
+                                        est=answer.estimate, reverse=answer.reverse)
+        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap),
+                     answer=line, summary=summary), fmt, explain=explain)
 
 
 def import_cmd(
@@ -487,7 +367,7 @@ COMMANDS: dict[str, tuple[Callable[..., None] | str, type[TyperCommand] | None]]
     "gpus": (gpus_cmd, None),
     "models": ("kvplan.cli.models_cmd:models_cmd", None),
     "estimate": (estimate_cmd, None),
-    "compare": (compare_cmd, None),
+    "compare": ("kvplan.cli.compare_cmd:compare_cmd", None),
     "import": (import_cmd, None),
     "plan": ("kvplan.cli.plan_cmd:plan_cmd", None),
     "report": ("kvplan.cli.report_cmd:report_cmd", None),

@@ -12,6 +12,7 @@ from kvplan.cli.common import (
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
+    ExplainOpt,
     FormatOpt,
     HybridManager,
     HybridManagerOpt,
@@ -116,6 +117,7 @@ def check_cmd(
         "--interval", min=0.2, max=3600.0, help="Seconds between readings (--watch, --once).")
     ] = 2.0,
     fmt: FormatOpt = OutputFormat.table,
+    explain: ExplainOpt = False,
 ) -> None:
     """Check a running vLLM or SGLang server against kvplan's plan for the same settings:
     KV blocks, KV tokens, max concurrency and KV memory, predicted against live. Exit 0 agree,
@@ -175,7 +177,7 @@ def check_cmd(
             records = {**check_view(result).records, "load": view.records["load"]}
             emit(replace(view, records=records), fmt)
         else:
-            emit(check_view(result), fmt)
+            emit(check_view(result), fmt, explain=explain)
         for d in result.disagreements:
             warn(f"kvplan: check: {verdict_line(d)}")
     if not result.agree:

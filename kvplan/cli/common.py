@@ -32,6 +32,9 @@ ModelArg = Annotated[
                              "checkpoint|config.")
 ]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+ExplainOpt = Annotated[bool, typer.Option(
+    "--explain", help="Table output: after the one-line answer, the whole derivation (every "
+                      "table and note; JSON, CSV and Markdown always have it).")]
 KVDTypeOpt = Annotated[KVDType, typer.Option("--kv-dtype", help="KV-cache element type.")]
 BlockSizeOpt = Annotated[
     int | None,

@@ -10,6 +10,7 @@ from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
     DTypeOpt,
     EngineVersionOpt,
+    ExplainOpt,
     FormatOpt,
     GpuMemGibOpt,
     LoadQuantization,
@@ -203,6 +204,7 @@ def plan_cmd(
     rails: RailsOpt = None,
     connector: ConnectorOpt = None,
     block_size: DisaggBlockOpt = None,
+    explain: ExplainOpt = False,
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
     (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
@@ -254,7 +256,7 @@ def plan_cmd(
                    engine_version=engine_version, kv_dtype=kv_dtype,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
-                             "trace_format": trace_format}, fmt=fmt)
+                             "trace_format": trace_format}, fmt=fmt, explain=explain)
         return
     with handle_errors():
         if slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None:
@@ -297,7 +299,7 @@ def plan_cmd(
 
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force)
-        emit(plan_view(spec, result), fmt)
+        emit(plan_view(spec, result), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
 
@@ -353,7 +355,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
 
 
 def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat,
-               **given: Any) -> None:
+               explain: bool = False, **given: Any) -> None:
     """`plan --rate`: parse, one library call (kvplan.analysis.rate_plan), present."""
     from kvplan.analysis.rate_plan import plan_for_rate
     from kvplan.analysis.simulate.workload import WorkloadOptions
@@ -376,6 +378,6 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))
-        emit(rate_plan_view(result), fmt)
+        emit(rate_plan_view(result), fmt, explain=explain)
     if result.best is None:
         raise typer.Exit(EXIT_DOES_NOT_FIT)

@@ -9,6 +9,7 @@ import typer
 
 from kvplan.cli.common import (
     EngineVersionOpt,
+    ExplainOpt,
     FormatOpt,
     ModelArg,
     PrefixCachingOpt,
@@ -125,6 +126,7 @@ def simulate_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite --timeline / --plot.")
                      ] = False,
     fmt: FormatOpt = OutputFormat.table,
+    explain: ExplainOpt = False,
 ) -> None:
     """Serve a stream of requests in a simulation of vLLM V1's scheduler (token budget,
     chunked prefill, FCFS, preemption, prefix caching) over the KV pool `estimate` computes,
@@ -188,4 +190,4 @@ def simulate_cmd(
                          lambda tmp: write_timeline_plot(result, tmp, view.title,
                                                          plot.suffix.lstrip(".") or "png"),
                          inputs=inputs_files)
-        emit(view, fmt)
+        emit(view, fmt, explain=explain)

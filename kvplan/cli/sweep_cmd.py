@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.cli.common import FormatOpt, ModelArg, handle_errors, load_spec, written_flag
+from kvplan.cli.common import (
+    ExplainOpt,
+    FormatOpt,
+    ModelArg,
+    handle_errors,
+    load_spec,
+    written_flag,
+)
 from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
@@ -160,6 +167,7 @@ def sweep_cmd(
         help="Evaluate up to this many grid points (default: 20,000,000 for CSV/JSON, which "
              "are streamed; for a table, Markdown, parquet or plot, what half the available "
              "memory holds).")] = None,
+    explain: ExplainOpt = False,
 ) -> None:
     """The estimate/capacity numbers over a grid: every combination of the comma lists given,
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
@@ -257,5 +265,5 @@ def sweep_cmd(
                      "-o FILE)")
             if plot is None:
                 view = with_more(view, sparkline_view(df))
-            emit(view, fmt)
+            emit(view, fmt, explain=explain)
         sys.stdout.flush()

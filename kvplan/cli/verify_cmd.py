@@ -13,6 +13,7 @@ from kvplan._util.dtypes import KVDType
 from kvplan._util.units import gib_to_bytes
 from kvplan.cli.common import (
     BlockSizeOpt,
+    ExplainOpt,
     FormatOpt,
     KVDTypeOpt,
     ModelArg,
@@ -66,6 +67,7 @@ def verify_cmd(
         "--oversubscribe", help="CPU: let --tp x --pp ranks exceed the usable CPUs (they share "
                                 "cores; by default at most one rank per CPU).")] = False,
     fmt: FormatOpt = OutputFormat.table,
+    explain: ExplainOpt = False,
 ) -> None:
     """Allocate the real paged KV cache on a device (T x P ranks with --tp/--pp), measure it
     against kvplan's prediction, find the real maximum number of blocks, run a decode step
@@ -101,4 +103,4 @@ def verify_cmd(
                  f"{result.budget_bytes:,} B by more than the allocator's granularity")
         if result.absorbed_vs_naive_ok is False:
             warn("kvplan: warning: MLA absorbed and naive attention disagree beyond tolerance")
-        emit(verify_view(result), fmt)
+        emit(verify_view(result), fmt, explain=explain)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import human_bytes
+from kvplan.analysis.answers import plan_headline
 from kvplan.engines.base import Engine
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
+from kvplan.present.answers import EXPLAIN_HINT, plan_answer
 from kvplan.present.estimate_view import assumption_records, assumptions_views, groups_view
 from kvplan.present.launch_text import launch_lines
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
@@ -17,6 +19,7 @@ from kvplan.present.text import commas, gib_text
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.analysis.estimate_run import ReverseAnswers
     from kvplan.capacity.plan import CapacityPlan
+    from kvplan.kv.cache import Estimate
 
 def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                   reverse: ReverseAnswers | None = None) -> View:
@@ -134,11 +137,56 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
         more=more,
         title=f"Capacity on {device}: {engine}, context {plan.context:,}, {plan.kv_dtype} KV",
         columns=[Column(header="quantity"), Column(header="value", numeric=True),
-                 Column(header="bytes", numeric=True), Column(header="how")],
+                 Column(header="bytes", numeric=True, optional=True), Column(header="how")],
         rows=rows,
         records=records,
         notes=notes,
     )
+
+
+def capacity_summary_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
+                          est: Estimate, reverse: ReverseAnswers | None = None) -> View:
+    """`estimate --gpu` without --explain: the budget in a few rows (the reserve whole, not its
+    parts), one request's size, the capacity, and the rules' provenance line."""
+    rules = Engine(plan.engine).rules
+    rows: list[list[str]] = []
+    if plan.total_bytes is not None and not plan.kv_budget_given:
+        rows += [["device total", gib_text(plan.total_bytes), device],
+                 ["memory fraction", f"{plan.mem_fraction:.3f}", plan.mem_fraction_rule],
+                 ["weights per GPU", gib_text(plan.weights_bytes),
+                  f"{plan.params / 1e9:,.2f}B params at {plan.weight_dtype}"
+                  + (f" / tp {plan.tp}" if plan.tp > 1 else "")],
+                 ["reserve", gib_text(plan.reserve_bytes),
+                  f"{len(plan.reserve_breakdown)} parts (--explain)"
+                  if plan.reserve_breakdown else ""]]
+    rows += [["KV budget per GPU", gib_text(plan.kv_budget_bytes), plan.budget_formula],
+             ["KV per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
+              f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention else "")],
+             ["KV per request", human_bytes(est.bytes_per_sequence),
+              f"{plan.context:,} tokens, block-rounded"
+              + (", per GPU" if plan.tp > 1 else "") + (", all stages" if plan.pp > 1 else "")],
+             ["max_concurrency", f"{plan.max_concurrency:,.2f}x",
+              f"requests of {plan.context:,} tokens"],
+             ["max_requests", commas(plan.max_requests), "whole requests that fit"]]
+    if plan.dp_attention:
+        rows.append(["max_requests, all DP ranks", commas(plan.total_max_requests),
+                     f"{plan.tp} attention-DP ranks"])
+    if reverse is not None:
+        rows.append([f"longest context for {reverse.requests:,} requests",
+                     "none fits" if reverse.longest_context is None
+                     else commas(reverse.longest_context), "tokens"])
+        if reverse.fraction_needed is not None:
+            rows.append([f"fraction for {reverse.requests:,} x {plan.context:,}",
+                         f"{reverse.fraction_needed:.3f}",
+                         "does not fit: > 1" if reverse.fraction_needed > 1 else ""])
+    return View(
+        title=f"Capacity per GPU: {rules.display_name} {plan.engine_version or ''}".rstrip()
+              + f", context {plan.context:,}, {plan.kv_dtype} KV",
+        columns=[Column(header="quantity"), Column(header="value", numeric=True),
+                 Column(header="how")],
+        rows=rows, records={},
+        notes=[*rules.capacity_notes(spec, plan), EXPLAIN_HINT],
+        more=assumptions_views(spec))
 
 
 def plan_view(spec: ModelSpec, result: Any) -> View:
@@ -205,7 +253,7 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
         notes.append(result.ranking)
     notes.append(f"{result.searched:,} candidate plans evaluated with the same code as `kvplan "
                  "estimate`; exit code 0: fits or borderline, 3: does not fit.")
-    return View(
+    view = View(
         title=f"Plan: {spec.name} on {result.gpu}, {result.engine} "
               f"{result.engine_version or ''}".rstrip(),
         columns=[Column(header="", min_width=17), Column(header="")],
@@ -216,3 +264,7 @@ def plan_view(spec: ModelSpec, result: Any) -> View:
         code=code,
         more=assumptions_views(spec),
     )
+    # --explain: the chosen (or closest) layout's capacity, derived as `kvplan estimate` does.
+    derived = () if c is None else (capacity_view(spec, c.capacity, device=result.gpu),)
+    return replace(view, answer=plan_answer(plan_headline(result)), summary=view,
+                   more=(*view.more, *derived))

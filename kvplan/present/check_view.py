@@ -9,10 +9,13 @@ have: live, predicted, difference, percent, allowed, agree, given, cause), `sett
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from kvplan._util.units import GiB
+from kvplan.analysis.answers import check_headline
 from kvplan.analysis.check import CheckResult, Difference, LoadPoint, LoadView, load_view
+from kvplan.present.answers import EXPLAIN_HINT, check_answer
 from kvplan.present.render import Column, View
 
 LABELS = {"num_gpu_blocks": "KV blocks", "kv_cache_tokens": "KV tokens",
@@ -97,12 +100,15 @@ def check_view(r: CheckResult) -> View:
                _setting(s.used)] for s in r.settings],
         records={}, notes=["* stated one way, run another"] if any(
             s.differs for s in r.settings) else [])
-    return View(
+    view = View(
         title=f"kvplan check: {name} server against the plan",
         columns=[Column(header="quantity", no_wrap=True), Column(header="live", numeric=True),
                  Column(header="predicted", numeric=True),
                  Column(header="difference", numeric=True), Column(header="verdict")],
         rows=rows, records=check_records(r), notes=notes, more=(settings,))
+    # Without --explain: the quantities and the disagreements, not the settings table.
+    summary = replace(view, more=(), notes=[*notes[2:], EXPLAIN_HINT])
+    return replace(view, answer=check_answer(check_headline(r)), summary=summary)
 
 
 def _pct(x: float | None) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kvplan._util.units import human_bytes
+from kvplan.analysis.answers import compare_headline
 from kvplan.model.spec import ModelSpec
+from kvplan.present.answers import EXPLAIN_HINT, compare_answer
 from kvplan.present.estimate_view import layer_mix
 from kvplan.present.render import Column, View
 from kvplan.present.text import BYTES_NOTE, commas
@@ -129,7 +132,7 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
                "values: softmax(.) V; o_proj: output projection. Prefill: per prompt token of a "
                f"causal {context:,}-token prompt, whole model (MLA prefill uses the naive form)."],
     )
-    return View(
+    view = View(
         more=(breakdown,),
         title=f"Attention schemes for {spec.name}: context {context:,}, {kv_dtype} KV"
               + (f", tp {tp}" if tp > 1 else ""),
@@ -138,3 +141,6 @@ def compare_view(spec: ModelSpec, comparison: Comparison, *, context: int, batch
         records=[r.to_dict() for r in rows],
         notes=notes,
     )
+    # Without --explain: the schemes' table with its first note, no FLOPs breakdown.
+    summary = replace(view, more=(), notes=[notes[0], EXPLAIN_HINT])
+    return replace(view, answer=compare_answer(compare_headline(comparison)), summary=summary)

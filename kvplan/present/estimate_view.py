@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from kvplan._util.units import human_bytes, human_bytes_decimal
 from kvplan.kv.cache import Estimate
 from kvplan.model.spec import ModelSpec
+from kvplan.present.answers import EXPLAIN_HINT
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 from kvplan.present.text import BYTES_NOTE, commas
 
@@ -100,6 +101,15 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         notes=notes,
         more=more,
     )
+
+
+def estimate_summary(spec: ModelSpec, view: View) -> View | None:
+    """`estimate` without a device and without --explain: the KV table and the assumptions,
+    without vLLM's KV-cache groups (None: nothing to leave out)."""
+    kept = assumptions_views(spec)
+    if len(kept) == len(view.more):
+        return None
+    return replace(view, more=kept, notes=[*view.notes, EXPLAIN_HINT])
 
 
 def groups_view(groups: Sequence[dict[str, object]], *, context: int,

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvplan.analysis.answers import rate_plan_headline
 from kvplan.analysis.rate_plan import RatePlan
 from kvplan.analysis.simulate.rate_search import LayoutTrial
+from kvplan.present.answers import rate_plan_answer
 from kvplan.present.render import Column, View
 
 
@@ -78,6 +80,7 @@ def rate_plan_view(plan: RatePlan) -> View:
     notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
                  "scheduler and cost model); fewest GPUs first.")
     return View(
+        answer=rate_plan_answer(rate_plan_headline(plan)),
         title=f"{plan.model} at {plan.rate:g} req/s on {plan.gpu}: fewest GPUs within the SLOs",
         columns=[Column(header="TP x replicas"), Column(header="GPUs", numeric=True),
                  Column(header=f"TTFT {key} (ms)", numeric=True),

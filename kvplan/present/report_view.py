@@ -48,8 +48,9 @@ def report_views(data: ReportData) -> list[View]:
     """The Views of the report, in order: the plan (with --concurrency), the KV sizes
     (`estimate`'s), then the capacity on one GPU."""
     views: list[View] = []
-    if data.plan is not None:
-        views.append(plan_view(data.spec, data.plan))
+    if data.plan is not None:  # the plan as `kvplan plan` prints it (the capacity follows)
+        plan = plan_view(data.spec, data.plan)
+        views.append(plan.summary or plan)
     if data.answer is not None:
         views.append(estimate_view(data.spec, data.answer.estimate))
     if data.capacity is not None:

@@ -9,7 +9,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from kvplan.analysis.answers import simulate_headline
 from kvplan.analysis.simulate.run import SimResult
+from kvplan.present.answers import simulate_answer
 from kvplan.present.render import Column, View
 
 _LATENCIES = (("ttft_ms", "TTFT (ms)"), ("tpot_ms", "TPOT (ms)"), ("itl_ms", "ITL (ms)"),
@@ -67,6 +69,7 @@ def simulate_view(result: SimResult, *, model: str, gpu: str, notes: list[str]) 
         *notes,
     ]
     return View(
+        answer=simulate_answer(simulate_headline(result)),
         title=f"{model} on {s.dp} x {s.plan.tp} {gpu}: simulated serving ({m.steps:,} steps)",
         columns=[Column(header="latency"), Column(header="mean", numeric=True),
                  Column(header="p50", numeric=True), Column(header="p90", numeric=True),

@@ -11,6 +11,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import GiB, human_bytes
+from kvplan.analysis.answers import sweep_headline
+from kvplan.present.answers import sweep_answer
 from kvplan.present.render import Column, View, versioned
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -115,15 +117,17 @@ def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10)
                for h in shown]
     columns += [Column(header="context", numeric=True),
                                                     Column(header="batch", numeric=True)]
+    # With a GPU, the capacity is the answer and the batch's bytes may give way to fit.
     columns += [Column(header="bytes/token", numeric=True, optional=True),
                 Column(header="per sequence", numeric=True, optional=True),
-                Column(header="per batch", numeric=True)]
+                Column(header="per batch", numeric=True, optional=has_capacity)]
     if has_capacity:
         columns += [Column(header="KV budget", numeric=True, optional=True),
                     Column(header="num_blocks", numeric=True, optional=True),
                     Column(header="token_capacity", numeric=True, optional=True),
-                    Column(header="max_concurrency", numeric=True),
-                    Column(header="max_requests", numeric=True),
+                    Column(header="max_concurrency", numeric=True,
+                           table_header="max\nconcurrency"),
+                    Column(header="max_requests", numeric=True, table_header="max\nrequests"),
                     Column(header="fits batch", min_width=len("fits batch"), optional=True)]
     total = len(df)
     if max_rows is not None and total > max_rows:
@@ -152,7 +156,8 @@ def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10)
     if has_capacity:
         notes.append("Capacity as `kvplan estimate --gpu` plans it: the engine's memory "
                      "fraction, estimated weights and reserve.")
-    return View(title=title, columns=columns, rows=rows, records=records(picked), notes=notes)
+    return View(title=title, columns=columns, rows=rows, records=records(picked), notes=notes,
+                answer=sweep_answer(sweep_headline(df)))
 
 
 def dim_text(name: str, value: Any) -> str:

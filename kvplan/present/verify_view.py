@@ -6,8 +6,12 @@ JSON: the `planned_*` keys are the plan; `predicted_*`, their former names, are 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvplan._util.units import human_bytes
+from kvplan.analysis.answers import verify_headline
 from kvplan.analysis.device.verify import CHECK, VerifyResult
+from kvplan.present.answers import EXPLAIN_HINT, verify_answer
 from kvplan.present.render import JSON_SCHEMA_VERSION, Column, View
 
 
@@ -16,7 +20,17 @@ def _int(n: int) -> str:
 
 
 def _bytes(n: int) -> str:
-    return f"{n:,} B ({human_bytes(n)})"
+    # Two lines in the table (80 columns); one in Markdown (render joins a cell's lines).
+    return f"{n:,} B\n({human_bytes(n)})"
+
+
+def _two_lines(text: str) -> str:
+    """A name over two lines, split at the space nearest its middle (none: as it is)."""
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    if not spaces:
+        return text
+    cut = min(spaces, key=lambda i: abs(2 * i - len(text)))
+    return text[:cut] + "\n" + text[cut + 1:]
 
 
 def _seconds(s: float | None) -> str:
@@ -30,7 +44,7 @@ def verify_view(r: VerifyResult) -> View:
         rows.append([label, planned, measured, how])
 
     sign = "+" if r.difference_bytes >= 0 else "-"
-    row("device", r.device, r.device_name,
+    row("device", r.device, _two_lines(r.device_name),
         f"total {human_bytes(r.total_bytes)}, free {human_bytes(r.free_bytes)} before the run")
     row("budget (hard limit on the peak)", _bytes(r.budget_bytes), "", r.budget_source)
     row("KV budget", _bytes(r.kv_budget_bytes), "",
@@ -43,7 +57,7 @@ def verify_view(r: VerifyResult) -> View:
     row("tensor bytes (sum of nbytes)", _bytes(r.predicted_bytes), _bytes(r.tensor_bytes),
         "exact" if r.tensor_bytes == r.predicted_bytes else "MISMATCH")
     if r.cuda_allocated_bytes is not None and r.cuda_reserved_bytes is not None:
-        row("torch memory_allocated / reserved", "", f"{_int(r.cuda_allocated_bytes)} / "
+        row("torch memory_allocated / reserved", "", f"{_int(r.cuda_allocated_bytes)} /\n"
             f"{_int(r.cuda_reserved_bytes)} B", "deltas over the run's baseline")
     row("allocator overhead", "", _bytes(r.allocator_overhead_bytes),
         "reserved - allocated" if r.cuda_reserved_bytes is not None
@@ -66,7 +80,7 @@ def verify_view(r: VerifyResult) -> View:
         row("MLA absorbed vs naive", f"<= {r.absorbed_vs_naive_tolerance:g}",
             f"{r.absorbed_vs_naive_max_rel_error:.2e}", f"max relative error, {ok} tolerance")
         row("MLA naive / absorbed (layer 0)", "",
-            f"{_seconds(r.mla_naive_seconds)} / {_seconds(r.mla_absorbed_seconds)}",
+            f"{_seconds(r.mla_naive_seconds)} /\n{_seconds(r.mla_absorbed_seconds)}",
             f"{r.mla_check_requests} request(s)")
     row("freed", "", "yes" if r.freed_ok else "NO",
         f"{r.live_tensors_after_free} tensors alive; {r.freed_residual_bytes:+,} B over the "
@@ -80,7 +94,7 @@ def verify_view(r: VerifyResult) -> View:
     for name in ("bytes", "num_blocks", "token_capacity", "max_concurrency"):
         records[f"planned_{name}"] = records[f"predicted_{name}"]
     records["notes"] = list(r.notes)
-    return View(
+    view = View(
         title=f"Verify: {r.model_name} on {r.device}, context {r.context:,}, {r.kv_dtype}, "
               f"block {r.block_size}" + (f", tp {r.tp}" if r.tp > 1 else "")
               + (f", pp {r.pp}" if r.pp > 1 else ""),
@@ -90,3 +104,7 @@ def verify_view(r: VerifyResult) -> View:
         records=records,
         notes=list(r.notes),
     )
+    # Without --explain: planned against measured, without the how column and the notes.
+    summary = replace(view, columns=view.columns[:3], rows=[row[:3] for row in rows],
+                      notes=[EXPLAIN_HINT])
+    return replace(view, answer=verify_answer(verify_headline(r)), summary=summary)
