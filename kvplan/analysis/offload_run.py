@@ -94,12 +94,12 @@ def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAs
 
 def run_offload(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan, gpu: GPU | None,
                 ask: OffloadAsk, *, prompt: int | None = None) -> OffloadPlan | None:
-    """The offload answer for `plan` (None: no tier and no prefix reuse asked)."""
+    """The offload answer for `plan` (None: no tier and no prefix reuse asked); `spec` as the
+    engine serves it (EngineRules.served_spec)."""
     if not ask.asked:
         return None
     if ask.disk_read_gbps is not None and ask.disk_read_gbps <= 0:
         raise InputError("--disk-read-gbps: must be > 0")
-    served = inputs.engine.rules.served_spec(spec)
-    off = offload_plan(served, inputs, plan, ask.settings, _host(ask, gpu), prompt=prompt,
+    off = offload_plan(spec, inputs, plan, ask.settings, _host(ask, gpu), prompt=prompt,
                        hit_rate=ask.prefix_hit_rate)
-    return replace(off, timing=_timing(served, inputs, gpu, ask, off, plan.context))
+    return replace(off, timing=_timing(spec, inputs, gpu, ask, off, plan.context))

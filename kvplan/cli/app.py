@@ -54,6 +54,7 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
+from kvplan.cli import offload_opts as oo
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
@@ -62,6 +63,7 @@ from kvplan.engines.base import (
 from kvplan.hardware.interconnect import InterconnectName
 from kvplan.present.capacity_view import capacity_view
 from kvplan.present.estimate_view import estimate_view
+from kvplan.present.offload_view import with_offload
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_bundled_specs
@@ -156,8 +158,9 @@ def estimate_cmd(
     max_num_seqs: MaxNumSeqsOpt = None,
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
-        "--shared-prefix", min=0, help="Tokens of a prefix cached once and shared by all "
-                                       "requests (whole blocks only).")] = 0,
+        "--shared-prefix", "--shared-prefix-tokens", min=0,
+        help="Tokens of a prefix cached once and shared by all requests (whole blocks only).")
+    ] = 0,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
                                "own requests' KV (SGLang --enable-dp-attention).")] = False,
@@ -248,6 +251,15 @@ def estimate_cmd(
         "--disable-radix-cache",
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
              "running request takes one recurrent-state slot, not three.")] = False,
+    kv_offloading_size: oo.KvOffloadingSizeOpt = None,
+    kv_offloading_backend: oo.KvOffloadingBackendOpt = oo.OffloadBackend.native,
+    lmcache_chunk_size: oo.LmcacheChunkOpt = 256, lmcache_cpu_gib: oo.LmcacheCpuOpt = None,
+    lmcache_disk_gib: oo.LmcacheDiskOpt = None, hierarchical_cache: oo.HicacheOpt = False,
+    hicache_ratio: oo.HicacheRatioOpt = 2.0, hicache_size: oo.HicacheSizeOpt = 0.0,
+    hicache_storage_backend: oo.HicacheStorageOpt = None,
+    host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
+    host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
+    prefix_hit_rate: oo.PrefixHitOpt = 0.0,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
@@ -281,7 +293,8 @@ def estimate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory)
-        answer = run_estimate(inputs, batch=batch, requests=requests,
+        ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
+        answer = run_estimate(inputs, batch=batch, requests=requests, offload=ask,
                               on_warning=lambda message: warn(f"kvplan: warning: {message}"))
         view = estimate_view(inputs.spec, answer.estimate)
         if answer.plan is None:
@@ -292,7 +305,8 @@ def estimate_cmd(
         if answer.plan.max_requests == 0:
             warn(f"kvplan: warning: not one request of {context:,} tokens fits in the KV budget "
                  f"({answer.plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
-        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap)), fmt)
+        emit(with_offload(replace(view, records={**view.records, **cap.records},
+                                  more=(*view.more, cap)), answer.offload), fmt)
 
 
 def compare_cmd(
