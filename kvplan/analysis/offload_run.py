@@ -14,6 +14,7 @@ from kvplan.capacity.offload import HostMemory, OffloadPlan, offload_plan
 from kvplan.engines.offload import OffloadSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.analysis.plan_types import PlanRequest, ServingPlan
     from kvplan.capacity.plan import CapacityPlan
     from kvplan.engines.base import PlanInputs
     from kvplan.hardware.gpus import GPU
@@ -103,3 +104,32 @@ def run_offload(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan, gpu: GP
     off = offload_plan(spec, inputs, plan, ask.settings, _host(ask, gpu), prompt=prompt,
                        hit_rate=ask.prefix_hit_rate)
     return replace(off, timing=_timing(spec, inputs, gpu, ask, off, plan.context))
+
+
+def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: OffloadAsk
+                 ) -> tuple[ServingPlan, OffloadPlan | None]:
+    """`kvplan plan`'s tiers on the chosen layout, and the plan with its verdict turned to DOES
+    NOT FIT when the tiers' host memory does not fit the node (the engines refuse to start:
+    SGLang checks the DRAM free, vLLM and TensorRT-LLM fail to pin it)."""
+    if not ask.asked or plan.chosen is None:
+        return plan, None
+    from kvplan.analysis.plan_search import plan_inputs_for
+    from kvplan.analysis.plan_types import DOES_NOT_FIT
+
+    c = plan.chosen
+    inputs = plan_inputs_for(req, c.gpu, c.layout, c.kv_dtype, c.mem_fraction, c.context)
+    off = run_offload(req.engine.rules.served_spec(spec), inputs, c.capacity, c.gpu, ask)
+    if off is None:
+        return plan, None
+    if off.host_mem_fits is False:
+        return replace(plan, verdict=DOES_NOT_FIT, fits=False, reason=(
+            f"the offload tiers take {off.host_mem_bytes_per_node / GiB:,.2f} GiB of host memory "
+            f"per node, more than its {(off.host_mem_bytes or 0) / GiB:,.2f} GiB")), off
+    tiers = ", ".join(f"{t.offload_tokens:,} tokens in {t.name}" for t in off.tiers
+                      if t.offload_tokens is not None)
+    if tiers:
+        host = ("" if off.host_mem_bytes is None else
+                f" of {off.host_mem_bytes / GiB:,.0f} GiB")
+        plan = replace(plan, reason=f"{plan.reason}; beyond HBM: {tiers} "
+                       f"({off.host_mem_bytes_per_node / GiB:,.2f} GiB host per node{host})")
+    return plan, off
