@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand
 
+import kvplan.cli.offload_opts as oo
 from kvplan._util.dtypes import KVDType
 from kvplan._util.units import GiB
 from kvplan.analysis.estimate_run import run_estimate
@@ -54,7 +55,6 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.cli import offload_opts as oo
 from kvplan.cli.vocab import kv_dtype_option, tokens_option
 from kvplan.engines.base import (
     DEFAULT_ENGINE,

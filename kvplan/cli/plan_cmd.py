@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
+import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.cli.common import (
     DTypeOpt,
@@ -23,7 +24,6 @@ from kvplan.cli.common import (
     handle_errors,
     load_spec,
 )
-from kvplan.cli import offload_opts as oo
 from kvplan.cli.vocab import parse_kv_dtype, parse_tokens
 from kvplan.cli.workload_opts import (
     InputLenOpt,

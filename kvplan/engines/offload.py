@@ -17,8 +17,16 @@ from typing import TYPE_CHECKING, Protocol
 from kvplan._util.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvplan.engines.base import PlanInputs
     from kvplan.model.spec import ModelSpec
+
+
+class OffloadLayout(Protocol):
+    """The PlanInputs fields the tiers read (kvplan.engines.base.PlanInputs has them)."""
+
+    tp: int
+    pp: int
+    dp_attention: bool
+    speculative_method: str | None
 
 # Each setting's flag, and the engine whose rule reads it (the others refuse it).
 FLAGS = {
@@ -105,7 +113,7 @@ class OffloadTier:
 class OffloadRule(Protocol):
     """An engine's offload tiers."""
 
-    def tiers(self, spec: ModelSpec, inputs: PlanInputs, facts: OffloadFacts,
+    def tiers(self, spec: ModelSpec, inputs: OffloadLayout, facts: OffloadFacts,
               settings: OffloadSettings) -> tuple[OffloadTier, ...]:
         """The tiers `settings` ask for, sized from the stage's pool (refuse, in one line,
         flags of another engine and layouts the engine's offload does not run)."""
