@@ -106,12 +106,12 @@ def run_offload(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan, gpu: GP
     return replace(off, timing=_timing(spec, inputs, gpu, ask, off, plan.context))
 
 
-def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: OffloadAsk
+def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: OffloadAsk | None
                  ) -> tuple[ServingPlan, OffloadPlan | None]:
     """`kvplan plan`'s tiers on the chosen layout, and the plan with its verdict turned to DOES
     NOT FIT when the tiers' host memory does not fit the node (the engines refuse to start:
     SGLang checks the DRAM free, vLLM and TensorRT-LLM fail to pin it)."""
-    if not ask.asked or plan.chosen is None:
+    if ask is None or not ask.asked or plan.chosen is None:
         return plan, None
     from kvplan.analysis.plan_search import plan_inputs_for
     from kvplan.analysis.plan_types import DOES_NOT_FIT

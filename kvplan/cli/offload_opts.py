@@ -3,12 +3,12 @@ own flags, spelled as its CLI spells them, the host side, and the prefix reuse. 
 `offload_ask`, turns them into the library's `OffloadAsk`."""
 
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kvplan.analysis.offload_run import OffloadAsk
-from kvplan.engines.offload import OffloadSettings
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.analysis.offload_run import OffloadAsk
 
 
 class OffloadBackend(str, Enum):
@@ -62,10 +62,12 @@ PrefixHitOpt = Annotated[float, typer.Option(
          "blocks first, the rest reloaded from the offload tiers.")]
 
 
-ASK_KEYS = ("kv_offloading_size", "kv_offloading_backend", "lmcache_chunk_size",
-            "lmcache_cpu_gib", "lmcache_disk_gib", "hierarchical_cache", "hicache_ratio",
-            "hicache_size", "hicache_storage_backend", "host_cache_size", "host_mem_gib",
-            "host_link", "disk_read_gbps", "prefix_hit_rate")
+_DEFAULTS = {"kv_offloading_size": None, "kv_offloading_backend": OffloadBackend.native,
+             "lmcache_chunk_size": 256, "lmcache_cpu_gib": None, "lmcache_disk_gib": None,
+             "hierarchical_cache": False, "hicache_ratio": 2.0, "hicache_size": 0.0,
+             "hicache_storage_backend": None, "host_cache_size": None, "host_mem_gib": None,
+             "host_link": None, "disk_read_gbps": None, "prefix_hit_rate": 0.0}
+ASK_KEYS = tuple(_DEFAULTS)  # the commands' parameter names for these options
 
 
 def offload_ask(*, kv_offloading_size: float | None = None,
@@ -76,7 +78,15 @@ def offload_ask(*, kv_offloading_size: float | None = None,
                 hicache_storage_backend: str | None = None,
                 host_cache_size: float | None = None, host_mem_gib: float | None = None,
                 host_link: str | None = None, disk_read_gbps: float | None = None,
-                prefix_hit_rate: float = 0.0) -> OffloadAsk:
+                prefix_hit_rate: float = 0.0) -> "OffloadAsk | None":
+    """The library's question; None when every option is at its default (the types load here,
+    on first use: `estimate` without a tier never builds them)."""
+    given = dict(locals())
+    if all(given[k] == v for k, v in _DEFAULTS.items()):
+        return None
+    from kvplan.analysis.offload_run import OffloadAsk
+    from kvplan.engines.offload import OffloadSettings
+
     return OffloadAsk(
         settings=OffloadSettings(
             kv_offloading_size_gib=kv_offloading_size,
