@@ -274,3 +274,15 @@ def test_shared_prefix_tokens_is_an_alias() -> None:
     _, b = _cli("estimate", "llama-3.1-8b", "--kv-budget-gib", "20", "-c", "8192",
                 "--shared-prefix-tokens", "1000", "--format", "json")
     assert a == b and a["max_requests"] == 22
+
+
+def test_report_draws_the_host_tier(tmp_path: Path) -> None:
+    out = tmp_path / "r.md"
+    result = runner.invoke(app, ["report", "llama-3.1-8b", "-c", "8192", "--gpu", "H100", "-o",
+                                 str(out), "--format", "markdown", "--kv-offloading-size", "64"])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    # DGX H100: 2 TiB over 8 GPUs = 256 GiB a GPU, 64 of them the vLLM tier.
+    assert "| host DRAM, per GPU | host: vLLM native CPU | 64.00 |" in text
+    assert "| host DRAM, per GPU | host: not used | 192.00 |" in text
+    assert "KV offload tiers (vllm), per GPU" in text

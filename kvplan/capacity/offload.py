@@ -69,6 +69,7 @@ class OffloadPlan:
     host_mem_bytes_per_rank: int
     host_mem_bytes_per_node: int
     host_mem_bytes: int | None  # the node's DRAM (None: unknown)
+    gpus_per_node: int | None  # the node's GPUs (None: unknown)
     host_mem_source: str
     host_mem_fits: bool | None
     hbm_token_capacity: int  # the HBM pool's tokens, unchanged by the tiers
@@ -85,7 +86,8 @@ class OffloadPlan:
             "ranks_per_node": self.ranks_per_node,
             "host_mem_bytes_per_rank": self.host_mem_bytes_per_rank,
             "host_mem_bytes_per_node": self.host_mem_bytes_per_node,
-            "host_mem_bytes": self.host_mem_bytes, "host_mem_source": self.host_mem_source,
+            "host_mem_bytes": self.host_mem_bytes, "gpus_per_node": self.gpus_per_node,
+            "host_mem_source": self.host_mem_source,
             "host_mem_fits": self.host_mem_fits,
             "hbm_token_capacity": self.hbm_token_capacity,
             "hbm_max_requests": self.hbm_max_requests,
@@ -147,7 +149,8 @@ def offload_plan(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan,
         offload_blocks=sum(t.offload_blocks or 0 for t in bounded),
         bytes_per_token=facts.bytes_per_token, ranks_per_node=per_node,
         host_mem_bytes_per_rank=per_rank, host_mem_bytes_per_node=used,
-        host_mem_bytes=host.host_mem_bytes, host_mem_source=host.source,
+        host_mem_bytes=host.host_mem_bytes, gpus_per_node=host.gpus_per_node,
+        host_mem_source=host.source,
         host_mem_fits=None if host.host_mem_bytes is None else used <= host.host_mem_bytes,
         hbm_token_capacity=plan.token_capacity, hbm_max_requests=plan.max_requests,
         prefix=prefix_reuse(spec, inputs, plan, prompt=plan.context if prompt is None else prompt,
