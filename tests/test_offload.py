@@ -286,3 +286,13 @@ def test_report_draws_the_host_tier(tmp_path: Path) -> None:
     assert "| host DRAM, per GPU | host: vLLM native CPU | 64.00 |" in text
     assert "| host DRAM, per GPU | host: not used | 192.00 |" in text
     assert "KV offload tiers (vllm), per GPU" in text
+
+
+def test_offload_guide_is_current() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "tests.benches.offload_guide"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    assert out == (root / "examples" / "offload.md").read_text()

@@ -18,6 +18,10 @@ def _ms(value: object) -> str:
     return "-" if not isinstance(value, float) else f"{value:,.2f} ms"
 
 
+def _gpus(n: int) -> str:
+    return f"{n} GPU" + ("s" if n != 1 else "")
+
+
 def offload_view(off: OffloadPlan) -> View:
     rows: list[list[str]] = []
 
@@ -36,11 +40,11 @@ def offload_view(off: OffloadPlan) -> View:
             f"{commas(t.offload_blocks or 0)} {t.unit} of {t.unit_tokens}; {size} per GPU")
     if off.host_mem_bytes is None:
         row("host memory per node", gib_text(off.host_mem_bytes_per_node),
-            f"{off.ranks_per_node} GPUs; node DRAM unknown: give --host-mem-gib")
+            f"{_gpus(off.ranks_per_node)}; node DRAM unknown: give --host-mem-gib")
     else:
         fits = "fits" if off.host_mem_fits else "DOES NOT FIT"
         row("host memory per node", gib_text(off.host_mem_bytes_per_node),
-            f"{fits} in {gib_text(off.host_mem_bytes)} ({off.ranks_per_node} GPUs)")
+            f"{fits} in {gib_text(off.host_mem_bytes)} ({_gpus(off.ranks_per_node)})")
     p = off.prefix
     row("prompt", f"{commas(p.prompt_tokens)} tokens",
         f"hit rate {p.prefix_hit_rate:g}, shared prefix {commas(p.shared_prefix_tokens)}")
@@ -52,8 +56,10 @@ def offload_view(off: OffloadPlan) -> View:
         f"own blocks; + {gib_text(p.hbm_kv_bytes_shared)} shared once")
     t = off.timing
     if t.get("host_link"):
-        row("reload / recompute", f"{_ms(t.get('reload_ms'))} / {_ms(t.get('recompute_ms'))}",
-            f"{commas(p.reloaded_tokens)} tokens over {t['host_link']}")
+        if p.reloaded_tokens:
+            row("reload / recompute",
+                f"{_ms(t.get('reload_ms'))} / {_ms(t.get('recompute_ms'))}",
+                f"{commas(p.reloaded_tokens)} tokens over {t['host_link']}")
         above = t.get("reload_wins_above_tokens")
         row("reload wins above", "never" if above is None else f"{commas(int(above))} tokens",
             "of prefix (the time model's prefill)")
