@@ -45,15 +45,16 @@ def _cli(*args: str):
 
 def test_vllm_native_llama_8b_by_hand() -> None:
     # Llama-3.1-8B config.json: 32 layers, 8 KV heads, head_dim 128, bf16; vLLM block 16.
-    # page_size_bytes = 16 x 8 x 128 x 2 (K, V) x 2 B = 65,536; kv_cache_tensors: 32 (one per
-    # layer); world_size 1: kv_bytes_per_block = 65,536 x 32 = 2,097,152.
-    # cpu_bytes_to_use = 64 x 2^30 = 68,719,476,736 -> num_blocks = 32,768, x 16 = 524,288 tokens.
+    # page_size_bytes = 16 x 8 x 128 x 2 (K, V) x 2 B = 65,536; a block slot, every layer:
+    # 65,536 x 32 = 2,097,152 = worker_kv_bytes_per_block; world_size 1, a multiple of 4 KiB.
+    # cpu_bytes_to_use = 64 x 2^30 = 68,719,476,736 -> num_chunks = 32,768 (one block each),
+    # x 16 = 524,288 tokens; the /dev/shm region 32,768 x 2,097,152 B = 68.72 GB.
     off = _answer("llama-3.1-8b", "vllm", OffloadSettings(kv_offloading_size_gib=64)).offload
     assert off is not None
     (tier,) = off.tiers
     assert (tier.offload_blocks, tier.offload_tokens, tier.unit) == (32_768, 524_288, "blocks")
     assert tier.host_bytes_per_rank == 64 << 30
-    assert tier.log is None  # vLLM prints no block count for its CPU tier
+    assert tier.log is not None and tier.log.endswith("(68.72 GB)")
 
 
 def test_vllm_native_gib_is_over_all_ranks() -> None:
@@ -69,11 +70,26 @@ def test_vllm_native_gib_is_over_all_ranks() -> None:
     assert tier.host_bytes_per_rank * 8 == 500 << 30
 
 
-def test_vllm_native_refuses_hybrid_groups() -> None:
-    result, _ = _cli("estimate", "gemma-3-27b", "--kv-budget-gib", "20",
-                     "--kv-offloading-size", "10")
-    assert result.exit_code == 2
-    assert "KV-cache groups" in result.stderr
+def test_vllm_native_mla_keeps_one_copy_at_tp() -> None:
+    # DeepSeek-V2-Lite (MLA): 27 layers x (512 + 64) x 2 B = 31,104 B a token; a 16-token block
+    # of every layer 497,664 B = 121.5 x 4 KiB -> a chunk rounds up to 499,712 B. At TP 2 every
+    # rank holds the same latent: one copy (replicated_layout), so 10 GiB = 10,737,418,240 B //
+    # 499,712 = 21,487 chunks; a GQA model at TP 2 would keep two copies.
+    off = _answer("deepseek-v2-lite", "vllm", OffloadSettings(kv_offloading_size_gib=10),
+                  tp=2).offload
+    assert off is not None
+    (tier,) = off.tiers
+    assert (tier.offload_blocks, tier.offload_tokens) == (21_487, 21_487 * 16)
+    assert "one MLA copy" in tier.rule
+
+
+def test_vllm_native_hybrid_slot() -> None:
+    # A hybrid model's block slot holds every group's page: the chunk is the whole slot.
+    ans = _answer("gemma-3-27b", "vllm", OffloadSettings(kv_offloading_size_gib=10))
+    assert ans.plan is not None and ans.offload is not None
+    stage = ans.plan.stages[0]
+    slot = stage.page_bytes * stage.group_size
+    assert ans.offload.tiers[0].offload_blocks == (10 << 30) // (-(-slot // 4096) * 4096)
 
 
 # --- LMCache (lmcache/v1/cache_engine.py, local_disk_backend.py) -----------------------------
@@ -296,3 +312,28 @@ def test_offload_guide_is_current() -> None:
     out = subprocess.run([sys.executable, "-m", "tests.benches.offload_guide"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
     assert out == (root / "examples" / "offload.md").read_text()
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("VLLM_ORACLE_PYTHON"),
+                    reason="opt-in: VLLM_ORACLE_PYTHON=<a python with vLLM installed>")
+def test_vllm_own_offloading_spec_agrees() -> None:
+    """vLLM's CPUOffloadingSpec itself (tests/oracle/vllm_offload_check.py) sizes the CPU tier
+    from kvplan's block slot: its num_chunks equal kvplan's offload_blocks (vLLM 0.32.0: 32,768,
+    102,400 and 21,487 on 2026-12-02)."""
+    import os
+    import subprocess
+
+    cases, want = [], {}
+    for name, model, tp, gib in (("llama8b_tp1", "llama-3.1-8b", 1, 64),
+                                 ("llama70b_tp8", "llama-3.1-70b", 8, 500),
+                                 ("dsv2lite_tp2", "deepseek-v2-lite", 2, 10)):
+        ans = _answer(model, "vllm", OffloadSettings(kv_offloading_size_gib=gib), tp=tp)
+        assert ans.plan is not None and ans.offload is not None
+        stage = ans.plan.stages[0]
+        replicated = "one MLA copy" in ans.offload.tiers[0].rule
+        cases.append([name, stage.page_bytes * stage.group_size, tp, replicated, gib])
+        want[name] = ans.offload.tiers[0].offload_blocks
+    script = Path(__file__).parent / "oracle" / "vllm_offload_check.py"
+    proc = subprocess.run([os.environ["VLLM_ORACLE_PYTHON"], str(script), json.dumps(cases)],
+                          capture_output=True, text=True, check=True, timeout=600)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == want

@@ -27,6 +27,7 @@ class OffloadLayout(Protocol):
     pp: int
     dp_attention: bool
     speculative_method: str | None
+    platform: str
 
 # Each setting's flag, and the engine whose rule reads it (the others refuse it).
 FLAGS = {

@@ -24,7 +24,7 @@ beside HBM, in the engine's own unit, with each engine's own flags:
 
 | engine | flags | the tier, per GPU | unit | its log |
 |---|---|---|---|---|
-| vLLM | `--kv-offloading-size GIB --kv-offloading-backend native` | `GiB x 2^30 // (page x layers x TP x PP)` blocks: the GiB is over ALL ranks | GPU blocks (16 tokens) | none (no block count is printed) |
+| vLLM | `--kv-offloading-size GIB --kv-offloading-backend native` | `GiB x 2^30 // round_up(block slot x TP x PP, 4 KiB)` chunks of one GPU block; the GiB is over ALL ranks (one copy for MLA at TP > 1) | GPU blocks (16 tokens) | `Created mmap file /dev/shm/vllm_offload_<engine>.mmap (X GB)` |
 | vLLM + LMCache | `--kv-offloading-backend lmcache` (`--lmcache-cpu-gib`, `--lmcache-disk-gib`, `--lmcache-chunk-size`) | `int(GiB x 1024^3) // (256 x bytes per token)` chunks per rank; LMCacheConnectorV1 gives each rank `size / (TP x PP)` | chunks (256 tokens) | its config (`'max_local_cpu_size': 5.0`) |
 | SGLang | `--enable-hierarchical-cache --hicache-ratio R` or `--hicache-size GB` | `(device tokens x R, or GB x 1e9 // cell) // page + 1` pages per rank | pages | `Allocating X GB host memory for hierarchical KV cache.` |
 | TensorRT-LLM | `--host-cache-size GIB` (`kv_cache_config.host_cache_size`) | `int(bytes / bytes per token / tokens per block)` | blocks (32 tokens) | `Number of blocks in KV cache secondary pool: N` |
@@ -52,9 +52,9 @@ slow link (a disk tier) or for a small model with a wide KV.
 
 LIMITS = """## What kvplan does not model
 
-- vLLM's native offloading with `--pp`, `--dp-attention` or a hybrid model (several KV-cache
-  groups: vLLM's CPU handler runs one); SGLang's HiCache over its sliding-window, recurrent-state
-  or speculative draft pools. Each is refused in one line.
+- vLLM's offloading with `--pp` or `--dp-attention`, LMCache's with a hybrid model (several
+  KV-cache groups); SGLang's HiCache over its sliding-window, recurrent-state or speculative
+  draft pools. Each is refused in one line.
 - vLLM 0.32's `lmcache` backend starts `LMCacheMPConnector` and leaves the size to the LMCache
   server: give `--lmcache-cpu-gib` (its L1 size per rank); without it kvplan uses the older
   LMCacheConnectorV1 mapping (`--kv-offloading-size / (TP x PP)` per rank).
@@ -105,8 +105,8 @@ def logs_section() -> list[str]:
                      f"{tokens:,} tokens: `{predicted}` {'(equal)' if ok else '(DIFFERS)'} | "
                      f"{source} |")
     lines += ["", f"{matched} of the {len(logs['logs'])} HiCache lines found match to the "
-              "print's rounding (the third lacks its device pool). vLLM's native offloading "
-              "prints no block count, LMCache prints its configured size (not a chunk count), "
+              "print's rounding (the third lacks its device pool). No public log of vLLM 0.32's "
+              "'Created mmap file' line was found (the earlier source read prints only 'Allocating N CPU tensors...'), LMCache prints its configured size (not a chunk count), "
               "and the TensorRT-LLM logs found print a secondary pool of 0 (host_cache_size "
               "unset, which the rule also gives): no log of those three sizes a tier kvplan could "
               "compare, so their rules rest on the engines' source (golden tests in "

@@ -1,18 +1,23 @@
 """vLLM's KV offload tiers: ``--kv-offloading-size GIB --kv-offloading-backend native|lmcache``.
 
-native (vLLM 0.32: ``vllm/config/vllm.py: _post_init_kv_transfer_config`` sets the
-OffloadingConnector with ``cpu_bytes_to_use = kv_offloading_size * (1 << 30)``, the GiB over
-ALL ranks; ``vllm/v1/kv_offload/cpu/spec.py: CPUOffloadingSpec``)::
+native, vLLM 0.32 (read in the installed 0.32.0 wheel): ``vllm/config/vllm.py:
+_post_init_kv_transfer_config`` sets the OffloadingConnector with ``cpu_bytes_to_use =
+kv_offloading_size * (1 << 30)``, the GiB over ALL ranks of the engine;
+``distributed/kv_transfer/kv_connector/v1/offloading/config.py: build_offloading_config`` and
+``v1/kv_offload/cpu/spec.py: CPUOffloadingSpec``::
 
-    kv_bytes_per_block = page_size_bytes x len(kv_cache_tensors) x world_size   (TP x PP)
-    num_blocks         = cpu_bytes_to_use // (kv_bytes_per_block x block_size_factor)
+    worker_kv_bytes_per_block = kv_cache_tensors[0].size // num_blocks   (one rank's block slot:
+                                every layer's page, kvplan's page x layers per slot)
+    num_copies  = 1 if replicated_layout else world_size (TP x PP)
+    chunk_bytes = round_up(worker_kv_bytes_per_block x num_copies x blocks_per_chunk,
+                           mmap.PAGESIZE)                      (blocks_per_chunk 1 by default)
+    num_chunks  = int(cpu_bytes_to_use) // chunk_bytes
 
-with ``block_size_factor`` 1 unless ``kv_connector_extra_config.block_size`` is set (the CPU block
-is the GPU block, ``vllm/v1/kv_offload/spec.py: OffloadingSpec``). Each rank pins ``num_blocks``
-CPU blocks of every one of its KV tensors (``worker/cpu_gpu.py: CpuGpuOffloadingHandlers``), so a
-rank takes ``num_blocks x page x tensors`` of DRAM and all ranks together at most the GiB. The
-handler runs one KV-cache group (``assert len(kv_cache_groups_data_refs) == 1``): a hybrid model
-is refused. vLLM logs no block count for it ("Allocating %d CPU tensors...").
+``replicated_layout``: an MLA model at TP > 1, TP only, one node, the mp executor, on CUDA (not
+ROCm): every rank's latent is the same, so one copy is kept. The chunks live in one shared
+``/dev/shm`` region per engine (``cpu/shared_offload_region.py``), ``num_chunks x chunk_bytes``
+bytes, logged as ``Created mmap file /dev/shm/vllm_offload_<engine>.mmap (X.XX GB)``. kvplan
+takes mmap.PAGESIZE as 4096 B (x86-64; a 64 KiB-page kernel rounds larger chunks).
 
 lmcache: vLLM's LMCacheConnectorV1 mapping (``vllm/config/vllm.py`` before the
 LMCacheMPConnector default) gives each rank ``max_local_cpu_size = kv_offloading_size / (TP x
@@ -29,7 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
-from kvplan._util.units import GiB
+from kvplan._util.units import GiB, cdiv
 from kvplan.engines.offload import OffloadFacts, OffloadSettings, OffloadTier
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
 
 BACKENDS = ("native", "lmcache")
+MMAP_PAGE_BYTES = 4096  # mmap.PAGESIZE on x86-64 Linux
 _LMCACHE_FLAGS = ("lmcache_cpu_gib", "lmcache_disk_gib", "lmcache_chunk_size")
 
 
@@ -63,29 +69,39 @@ class VllmOffload:
                 backend == "lmcache" and settings.lmcache_cpu_gib is not None):
             raise InputError("--kv-offloading-size: needed for vLLM's offloading (GiB over all "
                              "TP x PP ranks)")
-        if facts.num_groups != 1:
-            raise InputError(f"--kv-offloading-size: {spec.id} runs {facts.num_groups} KV-cache "
-                             "groups; vLLM's CPU offloading runs one (cpu_gpu.py asserts it)")
+        if backend == "lmcache" and facts.num_groups != 1:
+            raise InputError(f"--kv-offloading-backend lmcache: {spec.id} runs "
+                             f"{facts.num_groups} KV-cache groups; kvplan sizes LMCache's "
+                             "chunks for one")
         if inputs.pp > 1 or inputs.dp_attention:
             raise InputError("--kv-offloading-size: kvplan models vLLM's offloading without "
                              "--pp or --dp-attention")
         if backend == "native":
-            return (self._native(inputs, facts, settings),)
+            return (self._native(spec, inputs, facts, settings),)
         return self._lmcache(inputs, facts, settings)
 
-    def _native(self, inputs: PlanInputs, facts: OffloadFacts,
+    def _native(self, spec: ModelSpec, inputs: PlanInputs, facts: OffloadFacts,
                 settings: OffloadSettings) -> OffloadTier:
         assert settings.kv_offloading_size_gib is not None
         world = inputs.tp * inputs.pp
         cpu_bytes = _gib_bytes(settings.kv_offloading_size_gib)
-        rank_block = facts.page_bytes * facts.group_size
-        blocks = cpu_bytes // (rank_block * world)
+        worker_block = facts.page_bytes * facts.group_size
+        # One latent copy for an MLA model at TP > 1 on one node (kvplan plans TP within a node
+        # and refuses --pp here); ROCm keeps a private buffer per rank.
+        replicated = (spec.kind.value == "mla" and inputs.tp > 1
+                      and inputs.platform == "cuda")
+        copies = 1 if replicated else world
+        chunk = cdiv(worker_block * copies, MMAP_PAGE_BYTES) * MMAP_PAGE_BYTES
+        chunks = cpu_bytes // chunk
+        total = chunks * chunk
+        how = "one MLA copy" if replicated else f"{world} rank{'s' if world > 1 else ''}"
         return OffloadTier(
-            name="vLLM native CPU", medium="cpu", offload_tokens=blocks * facts.block_size,
-            offload_blocks=blocks, unit="blocks", unit_tokens=facts.block_size,
-            host_bytes_per_rank=blocks * rank_block,
-            rule=f"{cpu_bytes:,} B // ({facts.page_bytes:,} B page x {facts.group_size} "
-                 f"tensors x {world} ranks) (vLLM 0.32 kv_offload/cpu/spec.py)",
+            name="vLLM native CPU", medium="cpu", offload_tokens=chunks * facts.block_size,
+            offload_blocks=chunks, unit="blocks", unit_tokens=facts.block_size,
+            host_bytes_per_rank=total // world,
+            rule=f"{cpu_bytes:,} B // round_up({worker_block:,} B a block x {how}, 4 KiB) "
+                 "(vLLM 0.32 kv_offload/cpu/spec.py)",
+            log=f"Created mmap file /dev/shm/vllm_offload_<engine>.mmap ({total / 1e9:.2f} GB)",
             flags=("--kv-offloading-size", f"{settings.kv_offloading_size_gib:g}",
                    "--kv-offloading-backend", "native"))
 
