@@ -277,6 +277,7 @@ def test_plan_verdict_shows_the_tiers_and_host_memory() -> None:
     assert result.exit_code == 0, result.output
     assert data["offload"]["offload_tokens"] == 1_638_400
     assert "beyond HBM: 1,638,400 tokens in vLLM native CPU" in data["reason"]
+    assert data["command"].endswith("--kv-offloading-size 500 --kv-offloading-backend native")
     # 5,000 GiB over the 8 GPUs of a DGX H100 (2 TiB): the engine cannot pin it.
     result, data = _cli("plan", "llama-3.1-70b", "-n", "32", "-c", "32k", "--gpu", "H100",
                         "--kv-offloading-size", "5000", "--format", "json")

@@ -132,4 +132,20 @@ def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: Offl
                 f" of {off.host_mem_bytes / GiB:,.0f} GiB")
         plan = replace(plan, reason=f"{plan.reason}; beyond HBM: {tiers} "
                        f"({off.host_mem_bytes_per_node / GiB:,.2f} GiB host per node{host})")
-    return plan, off
+    return _with_flags(plan, off), off
+
+
+def _with_flags(plan: ServingPlan, off: OffloadPlan) -> ServingPlan:
+    """The plan's serve commands (those running the head's program) with the tiers' command-line
+    flags appended as one more line; flags that are not command-line options (TensorRT-LLM's
+    host_cache_size, an extra-options key) stay in the offload table's notes."""
+    from kvplan.analysis.launch import command_text
+
+    argv = tuple(f for f in off.flags)
+    if plan.launch is None or not argv or not argv[0].startswith("--"):
+        return plan
+    program = plan.launch.head.argv[0]
+    commands = tuple(replace(c, groups=(*c.groups, argv)) if c.argv[:1] == [program] else c
+                     for c in plan.launch.commands)
+    launch = replace(plan.launch, commands=commands)
+    return replace(plan, launch=launch, command=command_text(launch))

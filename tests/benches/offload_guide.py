@@ -61,8 +61,9 @@ LIMITS = """## What kvplan does not model
 - Storage tiers (SGLang's `--hicache-storage-backend`, LMCache's remote backends) are bounded by
   the backend, not the engine: shown, not sized.
 - The reload time is bytes over the link's signalling rate, no fixed latency and no measured
-  efficiency (none was measured); the launch flags are listed under the tiers, not yet merged
-  into the plan's launch command.
+  efficiency (none was measured).
+- `kvplan plan` appends vLLM's and SGLang's tier flags to its launch command; TensorRT-LLM's
+  `host_cache_size` is an extra-options key, listed under the tiers for you to add.
 """
 
 
@@ -149,8 +150,9 @@ def main() -> None:
             "`kvplan plan llama-3.1-70b -n 32 -c 32k --gpu H100 --kv-offloading-size 5000` "
             "(5,000 GiB over the 8 GPUs of a 2 TiB DGX H100) exits 3:", "", "```", verdict,
             "```", "", "With `--kv-offloading-size 500` the plan FITS and its reason names the "
-            "tier (`beyond HBM: 1,638,400 tokens in vLLM native CPU`); `kvplan report` draws "
-            "the host tier under the GPU's memory bar.", ""]
+            "tier (`beyond HBM: 1,638,400 tokens in vLLM native CPU`), its launch command ends "
+            "with `--kv-offloading-size 500 --kv-offloading-backend native`, and `kvplan "
+            "report` draws the host tier under the GPU's memory bar.", ""]
     out += logs_section()
     out.append(LIMITS)
     print("\n".join(out).rstrip())
