@@ -266,6 +266,12 @@ def test_refusals(args: list[str], message: str) -> None:
     assert message in result.stderr
 
 
+def test_plan_rate_refuses_tiers() -> None:
+    result, _ = _cli("plan", "llama-3.1-8b", "--rate", "2", "--slo-ttft-ms", "500",
+                     "--kv-offloading-size", "10")
+    assert result.exit_code == 2 and "--rate" in result.stderr
+
+
 def test_offload_needs_a_device() -> None:
     result, _ = _cli("estimate", "llama-3.1-8b", "--kv-offloading-size", "10")
     assert result.exit_code == 2 and "need --gpu" in result.stderr
@@ -338,3 +344,32 @@ def test_vllm_own_offloading_spec_agrees() -> None:
     proc = subprocess.run([os.environ["VLLM_ORACLE_PYTHON"], str(script), json.dumps(cases)],
                           capture_output=True, text=True, check=True, timeout=600)
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == want
+
+
+def test_every_engine_answers_its_offload_tiers() -> None:
+    # Each engine package has its rule (kvplan.engines.<name>.offload.OFFLOAD), and refuses the
+    # flags of the others in one line.
+    for engine in Engine:
+        assert callable(engine.offload.tiers)
+    with pytest.raises(Exception, match="--engine vllm setting"):
+        OffloadSettings(kv_offloading_size_gib=1).refuse_others("trtllm")
+
+
+def test_host_presets_carry_their_sources() -> None:
+    from kvplan.hardware.gpus import GPUS
+    from kvplan.hardware.hosts import gpu_host
+
+    h100 = gpu_host("H100-80GB")
+    assert h100 is not None and h100.node is not None
+    assert h100.node.host_mem_bytes == 2 << 40 and h100.node.gpus_per_node == 8
+    assert h100.link.bytes_per_s == 63_000_000_000
+    gb200 = gpu_host("GB200")
+    assert gb200 is not None and gb200.link.name == "nvlink-c2c"
+    for name, gpu in GPUS.items():  # every discrete GPU has a host link, each with a source
+        if gpu.unified_memory:
+            assert gpu_host(name) is None  # GB10: no host link, the GPU shares the DRAM
+            continue
+        host = gpu_host(name)
+        assert host is not None, name
+        assert host.link.source and host.link_source
+        assert host.node is None or host.node.source

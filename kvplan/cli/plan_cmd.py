@@ -186,6 +186,10 @@ def plan_cmd(
     ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
 
     if rate is not None:
+        if ask is not None or shared_prefix:
+            with handle_errors():
+                raise InputError("--rate: the simulator runs without offload tiers or a shared "
+                                 "prefix; plan them without --rate")
         _rate_plan(model, rate=rate, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                    percentile=slo_percentile, gpu=gpu, context=context,
                    gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
