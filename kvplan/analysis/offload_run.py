@@ -66,6 +66,7 @@ def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAs
         "host_link_bytes_per_s": link.bytes_per_s if link else None,
         "host_link_source": link.source if link else "unknown: give --host-link",
         "reload_ms": None, "recompute_ms": None, "reload_wins_above_tokens": None,
+        "prefill_saved_ms": None, "reload_wins_in_prompt_above_tokens": None,
         "disk_read_bytes_per_s": None if ask.disk_read_gbps is None
         else int(ask.disk_read_gbps * GB),
         "disk_reload_ms": None, "disk_reload_wins_above_tokens": None}
@@ -81,14 +82,19 @@ def _timing(spec: ModelSpec, inputs: PlanInputs, gpu: GPU | None, ask: OffloadAs
     bpt = off.bytes_per_token
     out["reload_ms"] = reload_ms(n, bpt, link.bytes_per_s) if n else 0.0
     out["recompute_ms"] = recompute.ms(n) if n else 0.0
+    prompt = off.prefix.prompt_tokens
+    out["prefill_saved_ms"] = recompute.saved_ms(n, prompt) if n else 0.0
     out["reload_wins_above_tokens"] = reload_wins_above_tokens(
-        recompute, bytes_per_token=bpt, link_bytes_per_s=link.bytes_per_s, block=block,
+        recompute.ms, bytes_per_token=bpt, link_bytes_per_s=link.bytes_per_s, block=block,
         max_tokens=context)
+    out["reload_wins_in_prompt_above_tokens"] = reload_wins_above_tokens(
+        lambda k: recompute.saved_ms(k, prompt), bytes_per_token=bpt,
+        link_bytes_per_s=link.bytes_per_s, block=block, max_tokens=prompt - 1)
     disk = out["disk_read_bytes_per_s"]
     if isinstance(disk, int) and any(t.medium == "disk" for t in off.tiers):
         out["disk_reload_ms"] = reload_ms(n, bpt, disk) if n else 0.0
         out["disk_reload_wins_above_tokens"] = reload_wins_above_tokens(
-            recompute, bytes_per_token=bpt, link_bytes_per_s=disk, block=block,
+            recompute.ms, bytes_per_token=bpt, link_bytes_per_s=disk, block=block,
             max_tokens=context)
     return out
 

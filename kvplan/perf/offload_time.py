@@ -9,15 +9,22 @@ recompute_s(n) = the time model's prefill of an n-token prompt on its own
 
 `reload_wins_above_tokens` is the smallest whole-block n from which reloading is faster for
 every longer prefix up to the context (None: it never is). The prefill of a short prompt is
-bound by reading the weights, so a reload of a few blocks usually wins; the comparison that
-matters for a long prefix is the attention term, which grows with n.
+bound by reading the weights, so a reload of a few blocks usually wins.
+
+Within a prompt of P tokens the rest is prefilled anyway, so a hit of n tokens saves only
+saved_s(n) = step(P tokens from 0) - step(P - n tokens after n cached ones)
+(kvplan.perf.mixed_step.MixedStepCost, one prefill chunk each): the weights are read either way.
+`reload_wins_in_prompt_above_tokens` compares the reload with that.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.layout import Layout
+from kvplan.perf.mixed_step import MixedStepCost
 from kvplan.perf.roofline import step_time
 
 
@@ -31,6 +38,7 @@ class Recompute:
     def __init__(self, spec: ModelSpec, gpu: GPU, *, kv_dtype: str, layout: Layout) -> None:
         self.spec, self.gpu, self.kv_dtype, self.layout = spec, gpu, kv_dtype, layout
         self._memo: dict[int, float] = {}
+        self._mixed: MixedStepCost | None = None
 
     def ms(self, tokens: int) -> float:
         hit = self._memo.get(tokens)
@@ -40,14 +48,24 @@ class Recompute:
             hit = self._memo[tokens] = st.seconds * 1e3
         return hit
 
+    def saved_ms(self, tokens: int, prompt: int) -> float:
+        """The prefill a hit of `tokens` saves in a prompt of `prompt` tokens."""
+        if self._mixed is None:
+            self._mixed = MixedStepCost(self.spec, self.gpu, kv_dtype=self.kv_dtype,
+                                        layout=self.layout)
+        whole = self._mixed.seconds(decode_contexts=[], chunks=[(0, prompt)])
+        rest = self._mixed.seconds(decode_contexts=[], chunks=[(tokens, prompt - tokens)])
+        return (whole - rest) * 1e3
 
-def reload_wins_above_tokens(recompute: Recompute, *, bytes_per_token: int,
+
+def reload_wins_above_tokens(recompute_ms: Callable[[int], float], *, bytes_per_token: int,
                              link_bytes_per_s: float, block: int, max_tokens: int) -> int | None:
-    """The smallest whole-block prefix from which reloading beats recomputing for every longer
-    prefix up to `max_tokens` (None: never). Checked at whole blocks doubling from one block,
-    then bisected between the last point recompute won and the next."""
+    """The smallest whole-block prefix from which reloading beats recomputing (`recompute_ms`
+    of the prefix's tokens) for every longer prefix up to `max_tokens` (None: never). Checked
+    at whole blocks doubling from one block, then bisected between the last point recompute
+    won and the next."""
     def wins(n: int) -> bool:
-        return reload_ms(n, bytes_per_token, link_bytes_per_s) < recompute.ms(n)
+        return reload_ms(n, bytes_per_token, link_bytes_per_s) < recompute_ms(n)
 
     top = max_tokens // block * block
     if top < block:

@@ -60,9 +60,14 @@ def offload_view(off: OffloadPlan) -> View:
             row("reload / recompute",
                 f"{_ms(t.get('reload_ms'))} / {_ms(t.get('recompute_ms'))}",
                 f"{commas(p.reloaded_tokens)} tokens over {t['host_link']}")
+            row("  prefill it saves", _ms(t.get("prefill_saved_ms")),
+                f"in the {commas(p.prompt_tokens)}-token prompt (weights read anyway)")
         above = t.get("reload_wins_above_tokens")
         row("reload wins above", "never" if above is None else f"{commas(int(above))} tokens",
             "of prefix (the time model's prefill)")
+        inside = t.get("reload_wins_in_prompt_above_tokens")
+        row("  within the prompt", "never" if inside is None else f"{commas(int(inside))} "
+            "tokens", "against the prefill a hit saves")
     notes = [f"{tier.name}: {tier.rule}." for tier in off.tiers]
     notes += [f"{tier.name} logs: {tier.log}" for tier in off.tiers if tier.log]
     if off.flags:

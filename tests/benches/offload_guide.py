@@ -46,8 +46,12 @@ GPU), and the tokens computed. `reload_ms` is that reload, `recompute_ms` the ti
 of the same tokens, and `reload_wins_above_tokens` the shortest whole-block prefix from which
 reloading is faster for every longer one (a disk tier: give `--disk-read-gbps`). The time model's
 prefill of a short prompt on its own is bound by reading the weights, so on these GPUs a reload
-wins from the first block: a tier pays for itself on every hit it serves; the figure matters on a
-slow link (a disk tier) or for a small model with a wide KV.
+wins from the first block. Within a prompt the rest is prefilled anyway and the weights are read
+either way, so the table also gives the prefill a hit saves in the prompt (`prefill_saved_ms`:
+the time model's step for the whole prompt less its step for the part after the hit) and
+`reload_wins_in_prompt_above_tokens` against that; on the GPUs and models tried here a reload
+still wins from the first block (even Llama-2-7B's 512 KiB a token over an L4's PCIe Gen4),
+so the figure matters for a slow disk tier.
 """
 
 LIMITS = """## What kvplan does not model
