@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from kvplan.cli import app
 from kvplan.cli.app import COMMANDS
+from kvplan.cli.help_cmd import FOLDED_PANELS
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, ENGINE_PANELS
 
 runner = CliRunner()
@@ -119,6 +120,7 @@ NOT_TOKEN_COUNTS = {
     "--input-len-dist": "a distribution (uniform:LO:HI), not one count",
     "--output-len-dist": "a distribution (uniform:LO:HI), not one count",
     "--swa-full-tokens-ratio": "a ratio of two pools' tokens",
+    "--prefix-hit-rate": "a share of each prompt (0-1), not a count",
 }
 # Lists of counts: their values are parsed by the command (`8k,32k`, `1k..128k:x2`).
 TOKEN_LISTS = {("sweep", "context")}
@@ -193,11 +195,18 @@ def test_every_help_fits_80_lines_of_80_columns(command: str) -> None:
     assert max(len(line) for line in lines) <= 80
     if not command:
         return
-    # Every option is listed (one line each), engine ones in their own panel.
+    # Every option is listed (one line each), engine ones in their own panel; a folded panel's
+    # (the offload tiers') in one line that sends to `kvplan help COMMAND`, which lists them.
     cmd = _command(command)
+    folded = [p for p in cmd.params if getattr(p, "rich_help_panel", None) in FOLDED_PANELS]
+    if folded:
+        assert f"{len(folded)} options" in result.stdout
+        assert f"kvplan help {command}" in result.stdout
+        full = runner.invoke(app, ["help", command], env={"COLUMNS": "200"}).stdout
+        assert all(p.opts[0] in full for p in folded)
     for param in cmd.params:
         longs = [o for o in param.opts if o.startswith("--")]
-        if longs and not param.hidden:
+        if longs and not param.hidden and param not in folded:
             name = longs[0] if not param.secondary_opts else "--[no-]" + longs[0][2:]
             assert name[:29] in result.stdout, (command, name)
 

@@ -67,12 +67,13 @@ class PlanHeadline:
     layout: tuple[str, ...] = ()  # ("tp 4", "dp 2")
     requests: int | None = None  # whole requests the chosen (or closest) layout holds
     max_concurrency: float | None = None
+    reason: str = ""  # the plan's reason: why a layout that holds the target still does not fit
 
 
 def plan_headline(result: ServingPlan) -> PlanHeadline:
     c = result.chosen
     base = {"verdict": result.verdict, "concurrency": result.concurrency,
-            "context": result.context, "gpu": result.gpu}
+            "context": result.context, "gpu": result.gpu, "reason": result.reason}
     if c is None:
         return PlanHeadline(**base)
     lay = c.layout

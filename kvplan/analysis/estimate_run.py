@@ -15,6 +15,8 @@ from kvplan.engines.caches import draft_layers
 from kvplan.kv.cache import Estimate, estimate
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.analysis.offload_run import OffloadAsk
+    from kvplan.capacity.offload import OffloadPlan
     from kvplan.capacity.plan import CapacityPlan
 
 
@@ -33,10 +35,13 @@ class EstimateAnswer:
     """None: no device or KV budget was given."""
     reverse: ReverseAnswers | None
     """The answers for --requests N, if asked."""
+    offload: OffloadPlan | None = None
+    """The offload tiers and prefix reuse, if asked (kvplan.analysis.offload_run)."""
 
 
 def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> EstimateAnswer:
+                 on_warning: Callable[[str], None] | None = None,
+                 offload: OffloadAsk | None = None) -> EstimateAnswer:
     """Size the KV cache of `inputs.spec` for `batch` requests and, with a capacity question,
     plan it on the device. A KV dtype the engine does not run on the GPU is an error when
     capacity was asked, else `on_warning` is told and the sizes are computed anyway."""
@@ -61,6 +66,10 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
     if inputs.capacity is None:
         if requests is not None:
             raise InputError("--requests: needs --gpu, --gpu-mem-gib or --kv-budget-gib")
+        if offload is not None and offload.asked:
+            raise InputError("the offload tiers (--kv-offloading-size, --hicache-*, "
+                             "--host-cache-size, --prefix-hit-rate): need --gpu, --gpu-mem-gib "
+                             "or --kv-budget-gib")
         return EstimateAnswer(estimate=est, plan=None, reverse=None)
     # The capacity rules (stages, weights, the engine's budget) load only when a device or a KV
     # budget is given: `kvplan estimate` alone never needs them (examples/startup-bench.md).
@@ -77,4 +86,9 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
                 spec.max_position_embeddings or 1 << 24),
             fraction_needed=fraction_needed(spec, inputs.capacity, requests),
         )
-    return EstimateAnswer(estimate=est, plan=plan, reverse=reverse)
+    tiers = None
+    if offload is not None and offload.asked:
+        from kvplan.analysis.offload_run import run_offload
+
+        tiers = run_offload(spec, inputs.capacity, plan, inputs.gpu, offload)
+    return EstimateAnswer(estimate=est, plan=plan, reverse=reverse, offload=tiers)

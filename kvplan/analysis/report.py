@@ -16,7 +16,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from kvplan.analysis.estimate_run import EstimateAnswer
+    from kvplan.analysis.offload_run import OffloadAsk
     from kvplan.analysis.planner import ServingPlan
+    from kvplan.capacity.offload import OffloadPlan
     from kvplan.capacity.plan import CapacityPlan
 
 
@@ -31,6 +33,7 @@ class ReportData:
     answer: EstimateAnswer | None = None
     curves: pd.DataFrame | None = None  # None: not asked (markdown) or nothing to draw
     gpus_per_node: int = 8
+    offload: OffloadPlan | None = None  # the offload tiers, when asked
 
 
 def device_text(gpu: GPU) -> str:
@@ -42,7 +45,7 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
                  gpus_per_node: int = 8, nodes: int = 1, engine: Engine = DEFAULT_ENGINE,
                  engine_version: str | None = None, kv_dtype: str | None = None,
                  mem_fraction: float | None = None, tp: int = 1,
-                 curves: bool = True) -> ReportData:
+                 curves: bool = True, offload: OffloadAsk | None = None) -> ReportData:
     """With `concurrency`: `kvplan plan`'s answer (plan_serving) and its chosen candidate's
     capacity; without: `kvplan estimate --gpu`'s (run_estimate) at `tp`. `curves`: also the
     capacity against context (kvplan.analysis.curves; loads pandas)."""
@@ -51,12 +54,14 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
     from kvplan.analysis.inputs import estimate_inputs
 
     if concurrency is not None:
+        from kvplan.analysis.offload_run import plan_offload
         from kvplan.analysis.planner import PlanRequest, plan_serving
 
-        plan = plan_serving(spec, PlanRequest(
+        req = PlanRequest(
             concurrency=concurrency, context=context, gpu=gpu, gpus_per_node=gpus_per_node,
             nodes=nodes, engine=engine, engine_version=engine_version,
-            kv_dtypes=None if kv_dtype is None else (kv_dtype,), mem_fraction=mem_fraction))
+            kv_dtypes=None if kv_dtype is None else (kv_dtype,), mem_fraction=mem_fraction)
+        plan, tiers = plan_offload(spec, req, plan_serving(spec, req), offload)
         chosen = plan.chosen
         answer = None
         if chosen is not None:  # the KV sizes per layer of the chosen layout, as `estimate`
@@ -66,16 +71,18 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
         df = plan_curves(spec, plan.to_dict(), gpus=gpus_per_node) if curves else None
         return ReportData(spec=spec, device=device_text(gpu),
                           capacity=chosen.capacity if chosen is not None else None, plan=plan,
-                          answer=answer, curves=df, gpus_per_node=gpus_per_node)
+                          answer=answer, curves=df, gpus_per_node=gpus_per_node,
+                          offload=tiers)
 
     inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype or "bf16", engine=engine,
                              gpu=gpu.name, tp=tp, mem_fraction=mem_fraction,
                              engine_version=engine_version)
-    answer = run_estimate(inputs)
+    answer = run_estimate(inputs, offload=offload)
     df = None
     if curves:
         tps: Any = candidate_tps(inputs.spec, gpus_per_node, tp)
         df = capacity_curves(inputs.spec, context=context, gpu=gpu.name, engine=engine,
                              kv_dtype=kv_dtype or "bf16", mem_fraction=mem_fraction, tps=tps)
     return ReportData(spec=inputs.spec, device=inputs.device, capacity=answer.plan,
-                      answer=answer, curves=df, gpus_per_node=gpus_per_node)
+                      answer=answer, curves=df, gpus_per_node=gpus_per_node,
+                      offload=answer.offload)

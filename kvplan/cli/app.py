@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from typer.core import TyperCommand
 
+import kvplan.cli.offload_opts as oo
 from kvplan._util.dtypes import KVDType
 from kvplan._util.units import GiB
 from kvplan.analysis.answers import estimate_headline
@@ -74,6 +75,7 @@ from kvplan.engines.base import (
 from kvplan.present.answers import estimate_answer
 from kvplan.present.capacity_view import capacity_summary_view, capacity_view
 from kvplan.present.estimate_view import estimate_summary, estimate_view
+from kvplan.present.offload_view import with_offload
 from kvplan.present.render import OutputFormat, emit, warn
 from kvplan.sources.files import shown_path
 from kvplan.sources.resolve import load_bundled_specs
@@ -176,7 +178,7 @@ def estimate_cmd(
     max_num_seqs: MaxNumSeqsOpt = None,
     max_num_batched_tokens: MaxNumBatchedTokensOpt = None,
     shared_prefix: Annotated[int, typer.Option(
-        "--shared-prefix", parser=tokens_or_zero_option, metavar="TOKENS",
+        "--shared-prefix", "--shared-prefix-tokens", parser=tokens_or_zero_option, metavar="TOKENS",
         help="Tokens of a prefix cached once, shared by all requests (whole blocks).")] = 0,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", help="Data-parallel attention: each of the --tp ranks holds only its "
@@ -270,6 +272,15 @@ def estimate_cmd(
         "--disable-radix-cache", rich_help_panel=SGLANG_PANEL,
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "
              "running request takes one recurrent-state slot, not three.")] = False,
+    kv_offloading_size: oo.KvOffloadingSizeOpt = None,
+    kv_offloading_backend: oo.KvOffloadingBackendOpt = oo.OffloadBackend.native,
+    lmcache_chunk_size: oo.LmcacheChunkOpt = 256, lmcache_cpu_gib: oo.LmcacheCpuOpt = None,
+    lmcache_disk_gib: oo.LmcacheDiskOpt = None, hierarchical_cache: oo.HicacheOpt = False,
+    hicache_ratio: oo.HicacheRatioOpt = 2.0, hicache_size: oo.HicacheSizeOpt = 0.0,
+    hicache_storage_backend: oo.HicacheStorageOpt = None,
+    host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
+    host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
+    prefix_hit_rate: oo.PrefixHitOpt = 0.0,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
 ) -> None:
@@ -304,8 +315,10 @@ def estimate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory)
+        ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
         answer = run_estimate(inputs, batch=concurrency or 1,
                               requests=None if inputs.capacity is None else concurrency,
+                              offload=ask,
                               on_warning=lambda message: warn(f"kvplan: warning: {message}"))
         view = estimate_view(inputs.spec, answer.estimate)
         # "batch" kept; "concurrency" is the same count under the name every command uses.
@@ -324,8 +337,9 @@ def estimate_cmd(
                  f"({answer.plan.kv_budget_bytes / GiB:.2f} GiB per GPU)")
         summary = capacity_summary_view(inputs.spec, answer.plan, device=inputs.device,
                                         est=answer.estimate, reverse=answer.reverse)
-        emit(replace(view, records={**view.records, **cap.records}, more=(*view.more, cap),
-                     answer=line, summary=summary), fmt, explain=explain)
+        emit(with_offload(replace(view, records={**view.records, **cap.records},
+                                  more=(*view.more, cap), answer=line, summary=summary),
+                          answer.offload), fmt, explain=explain)
 
 
 def import_cmd(

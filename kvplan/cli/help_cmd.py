@@ -17,6 +17,9 @@ FULL_HELP_KEY = "kvplan_full_help"
 ENGINES_TOPIC = "engines"
 
 _CHOICES_MAX = 22
+# Panels shown folded in a command's one-screen --help: one line naming their options, each in
+# full in `kvplan help COMMAND` (the offload tiers' fourteen options, issue 29).
+FOLDED_PANELS = ("KV offload",)
 
 
 def first_sentence(doc: str) -> str:
@@ -86,6 +89,12 @@ def print_compact_help(command: Any, ctx: Any) -> None:
             continue
         help_text = (getattr(param, "help", None) or "").replace("\\[", "[")
         panels.setdefault(_panel(param), []).append(HelpRow(_short_names(param), help_text))
+    for title in FOLDED_PANELS:
+        if panels.get(title):
+            rows = panels[title]
+            names = ", ".join(r.names.split()[0] for r in rows)
+            panels[title] = [HelpRow(f"{len(rows)} options",
+                                     f"in full: kvplan help {command.name}; {names}")]
     ordered = [(t, panels[t]) for t in panels if t not in ENGINE_PANELS]
     ordered += [(f"{t} options", panels[t]) for t in ENGINE_PANELS if t in panels]
     usage = "Usage: " + " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])

@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
+import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
 from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
@@ -51,6 +52,7 @@ from kvplan.cli.vocab import (
     parse_kv_dtype,
     parse_tokens,
     tokens_option,
+    tokens_or_zero_option,
 )
 from kvplan.cli.workload_opts import (
     InputLenOpt,
@@ -184,6 +186,19 @@ def plan_cmd(
     seed: SeedOpt = 0,
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,
+    shared_prefix: Annotated[int, typer.Option(
+        "--shared-prefix-tokens", "--shared-prefix", parser=tokens_or_zero_option,
+        metavar="TOKENS",
+        help="Tokens of a prefix every request shares, cached once (whole blocks only).")] = 0,
+    kv_offloading_size: oo.KvOffloadingSizeOpt = None,
+    kv_offloading_backend: oo.KvOffloadingBackendOpt = oo.OffloadBackend.native,
+    lmcache_chunk_size: oo.LmcacheChunkOpt = 256, lmcache_cpu_gib: oo.LmcacheCpuOpt = None,
+    lmcache_disk_gib: oo.LmcacheDiskOpt = None, hierarchical_cache: oo.HicacheOpt = False,
+    hicache_ratio: oo.HicacheRatioOpt = 2.0, hicache_size: oo.HicacheSizeOpt = 0.0,
+    hicache_storage_backend: oo.HicacheStorageOpt = None,
+    host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
+    host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
+    prefix_hit_rate: oo.PrefixHitOpt = 0.0,
     fmt: FormatOpt = OutputFormat.table,
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Also draw requests per replica against context for the candidate "
@@ -211,8 +226,12 @@ def plan_cmd(
     exact launch command, and what to change. Exit 0 fits or borderline, 3 does not. With
     --rate and --slo-ttft-ms / --slo-tpot-ms: the fewest GPUs that serve that request rate
     within the SLOs in the simulator (`kvplan simulate`), and that one fewer misses."""
+    from kvplan.analysis.offload_run import plan_offload
     from kvplan.analysis.planner import PlanRequest, plan_serving
     from kvplan.present.capacity_view import plan_view
+    from kvplan.present.offload_view import with_offload
+
+    ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
 
     with handle_errors():
         check_disagg_flags(disagg, {
@@ -250,6 +269,10 @@ def plan_cmd(
                                    strict=True)}}), fmt)
         return
     if rate is not None:
+        if ask is not None or shared_prefix:
+            with handle_errors():
+                raise InputError("--rate: the simulator runs without offload tiers or a shared "
+                                 "prefix; plan them without --rate")
         _rate_plan(model, rate=rate, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                    percentile=slo_percentile, gpu=gpu, context=context,
                    gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
@@ -281,6 +304,7 @@ def plan_cmd(
             "gpu_mem_gib": gpu_mem_gib, "weights_gib": weights_gib, "reserve_gib": reserve_gib,
             "context": context,
             "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
+            "shared_prefix": shared_prefix or None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
         if prices is not None or price:
@@ -293,19 +317,21 @@ def plan_cmd(
                                     shown_path(prices))["prices"]
             table |= dict(_price(p) for p in price or ())
             opts["prices"] = table
-        result, spec = _plan(opts, PlanRequest, plan_serving)
+        result, spec, req = _plan(opts, PlanRequest, plan_serving)
+        result, tiers = plan_offload(spec, req, result, ask)
         if plot is not None:  # issue 28 item 7
             from kvplan.cli.plots import plot_plan
 
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force)
-        emit(plan_view(spec, result), fmt, explain=explain)
+        emit(with_offload(plan_view(spec, result), tiers), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
 
 
-def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, Any]:
-    """The request from the merged options (file, then flags), and its plan."""
+def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, Any, Any]:
+    """The request from the merged options (file, then flags), its plan, the spec and the
+    request."""
     from kvplan._util.units import gib_to_bytes
     from kvplan.analysis.inputs import speculative_tokens
     from kvplan.hardware.gpus import device_of_size, get_gpu
@@ -334,7 +360,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     for key, field in (("weights_gib", "weights_bytes"), ("reserve_gib", "reserve_bytes")):
         if opts.get(key) is not None:
             extra[field] = gib_to_bytes(opts[key])
-    for key in ("speculative_method", "quantization"):
+    for key in ("speculative_method", "quantization", "shared_prefix"):
         if opts.get(key) is not None:
             extra[key] = opts[key]
     if opts.get("dtype") not in (None, WeightDType.auto):
@@ -343,15 +369,15 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     extra["num_speculative_tokens"] = speculative_tokens(
         engine, opts.get("speculative_method"), opts.get("num_speculative_tokens") or 0)
     dtype = opts.get("kv_dtype")
-    result = plan_serving(spec, request(
+    req = request(
         concurrency=opts.get("concurrency") or 1, context=ctx, gpu=gpus[0],
         gpu_types=gpus if len(gpus) > 1 else (), gpus_per_node=opts.get("gpus_per_node") or 8,
         nodes=opts.get("nodes") or 1, engine=engine,
         engine_version=opts.get("engine_version"), kv_dtypes=None if dtype is None else (dtype,),
         mem_fraction=opts.get("mem_fraction"), max_num_seqs=opts.get("max_num_seqs"),
         max_num_batched_tokens=opts.get("max_num_batched_tokens"),
-        prices=opts.get("prices") or {}, extra=extra))
-    return result, spec
+        prices=opts.get("prices") or {}, extra=extra)
+    return plan_serving(spec, req), spec, req
 
 
 def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat,

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError
 from kvplan.analysis.plan_types import DOES_NOT_FIT
 from kvplan.cli.common import EXIT_DOES_NOT_FIT, ModelArg, handle_errors, load_spec
@@ -57,6 +58,15 @@ def report_cmd(
                                "kvplan\\[plot]); markdown: the same without charts.")
     ] = ReportFormat.html,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output.")] = False,
+    kv_offloading_size: oo.KvOffloadingSizeOpt = None,
+    kv_offloading_backend: oo.KvOffloadingBackendOpt = oo.OffloadBackend.native,
+    lmcache_chunk_size: oo.LmcacheChunkOpt = 256, lmcache_cpu_gib: oo.LmcacheCpuOpt = None,
+    lmcache_disk_gib: oo.LmcacheDiskOpt = None, hierarchical_cache: oo.HicacheOpt = False,
+    hicache_ratio: oo.HicacheRatioOpt = 2.0, hicache_size: oo.HicacheSizeOpt = 0.0,
+    hicache_storage_backend: oo.HicacheStorageOpt = None,
+    host_cache_size: oo.HostCacheOpt = None, host_mem_gib: oo.HostMemOpt = None,
+    host_link: oo.HostLinkOpt = None, disk_read_gbps: oo.DiskReadOpt = None,
+    prefix_hit_rate: oo.PrefixHitOpt = 0.0,
 ) -> None:
     """One file to share: the verdict and launch lines, the memory per GPU, capacity against
     context, the KV-cache groups and where each number comes from. Exit 0, or 3 when the plan
@@ -65,6 +75,7 @@ def report_cmd(
     from kvplan.hardware.gpus import get_gpu
     from kvplan.present.report_view import to_report_html, to_report_markdown
 
+    ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
     with handle_errors():
         html = fmt is ReportFormat.html
         if html and importlib.util.find_spec("matplotlib") is None:
@@ -83,7 +94,7 @@ def report_cmd(
             gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
             engine_version=engine_version, tp=tp, mem_fraction=mem_fraction,
             kv_dtype=None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
-            curves=html)
+            curves=html, offload=ask)
         text = to_report_html(data) if html else to_report_markdown(data)
         atomic_write("-o", output, lambda tmp: tmp.write_text(text, encoding="utf-8"),
                      force=force, inputs=[Path(spec.path)])

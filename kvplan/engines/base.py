@@ -22,6 +22,7 @@ from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.handover import KvConnector
+    from kvplan.engines.offload import OffloadRule
     from kvplan.engines.reserve import Reserve
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
@@ -47,6 +48,13 @@ class Engine(str, Enum):
         """The engine's budget rule (``kvplan.engines.<name>.budget.BUDGET``)."""
         budget: Budget = importlib.import_module(f"kvplan.engines.{self.value}.budget").BUDGET
         return budget
+
+    @property
+    def offload(self) -> OffloadRule:
+        """The engine's KV offload tiers (``kvplan.engines.<name>.offload.OFFLOAD``)."""
+        rule: OffloadRule = importlib.import_module(
+            f"kvplan.engines.{self.value}.offload").OFFLOAD
+        return rule
 
     @property
     def options_type(self) -> type[EngineOptions]:

@@ -52,6 +52,8 @@ def plan_answer(h: PlanHeadline) -> str:
     target = f"{h.verdict}: {_requests(h.concurrency)} of {h.context:,} tokens"
     if h.gpus is None or h.requests is None or h.max_concurrency is None:
         return f"{target} on {h.gpu}"
+    if h.verdict == "DOES NOT FIT" and h.requests >= h.concurrency and h.reason:
+        return f"{target}; {h.reason}"  # the KV fits; something else (the host tiers) does not
     if h.verdict == "DOES NOT FIT":  # the closest layout, and what it holds
         return (f"{target}; {h.gpus} x {h.gpu} ({', '.join(h.layout)}) holds "
                 f"{h.requests:,}")

@@ -17,6 +17,7 @@ from kvplan._util.units import GiB
 from kvplan._util.version import __version__
 from kvplan.present.capacity_view import capacity_view, plan_view
 from kvplan.present.estimate_view import estimate_view
+from kvplan.present.offload_view import with_offload
 from kvplan.present.render import View, to_markdown, versioned
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,8 +40,10 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f6f8fa}
 ul.notes{font-size:.92em;color:#3a4048}
 """
 
-# Colours of the memory picture: weights, the reserve's parts (shades), KV, outside.
+# Colours of the memory picture: weights, the reserve's parts (shades), KV, outside; the host
+# tier's parts.
 WEIGHTS, KV, FREE = "#4c72b0", "#55a868", "#e5e5e5"
+HOST = ("#8172b3", "#937860", "#da8bc3")
 RESERVE = ("#dd8452", "#e8a87c", "#c44e52", "#f0c080", "#b07040", "#d9a0a0", "#a05030")
 
 
@@ -54,7 +57,8 @@ def report_views(data: ReportData) -> list[View]:
     if data.answer is not None:
         views.append(estimate_view(data.spec, data.answer.estimate))
     if data.capacity is not None:
-        views.append(capacity_view(data.spec, data.capacity, device=data.device))
+        views.append(with_offload(capacity_view(data.spec, data.capacity, device=data.device),
+                                  data.offload))
     # A table two commands both show (the KV-cache groups, the assumptions) appears once.
     seen: set[str] = set()
     out = []
@@ -186,7 +190,23 @@ def memory_rows(data: ReportData) -> list[tuple[str, list[tuple[str, int, str]]]
                  f"{stage['first_layer'] + stage['num_layers'] - 1}" if len(stages) > 1
                  else "each GPU")
         out.append((label, parts))
-    return out
+    return out + _host_rows(data)
+
+
+def _host_rows(data: ReportData) -> list[tuple[str, list[tuple[str, int, str]]]]:
+    """The host tier, per GPU: each offload tier's DRAM (disk tiers apart) and the rest of the
+    GPU's share of the node's DRAM (the node's DRAM / its GPUs, when known)."""
+    off = data.offload
+    if off is None or not off.tiers:
+        return []
+    parts = [(f"host: {t.name}", t.host_bytes_per_rank, HOST[i % len(HOST)])
+             for i, t in enumerate(off.tiers) if t.host_bytes_per_rank]
+    if not parts:
+        return []
+    if off.host_mem_bytes is not None and off.gpus_per_node:
+        share = off.host_mem_bytes // off.gpus_per_node
+        parts.append(("host: not used", max(0, share - sum(b for _, b, _ in parts)), FREE))
+    return [("host DRAM, per GPU", parts)]
 
 
 def _svg(fig: Any) -> str:
