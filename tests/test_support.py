@@ -219,9 +219,23 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # x 2 x 4 x 512 x 2 B.
     "gemma-4-31b": (ORACLE / "gemma-4-31b" / "config.json",
                     10 * 2 * 16 * 256 * 2 + 2 * 2 * 4 * 512 * 2, HF + "google/gemma-4-31B"),
+    # GPTBigCode (Transformers backend in 0.32): GPTBigCodeConfig.__post_init__ sets
+    # num_key_value_heads = 1 when multi_query (true here), head size 2048 / 16 = 128:
+    # 24 x 2 x 1 x 128 x 2 B.
+    "santacoder": (CONFIGS / "santacoder.json", 24 * 2 * 1 * 128 * 2,
+                   HF + "bigcode/gpt_bigcode-santacoder"),
+    # models/nemotron_nas.py DeciLMDecoderLayer: 49 of 80 block_configs have attention (31
+    # no_op), each num_attention_heads 64 // n_heads_in_group 8 = 8 KV heads of 8192 / 64 = 128:
+    # 49 x 2 x 8 x 128 x 2 B.
+    "nemotron-super-49b": (CONFIGS / "nemotron-super-49b.json", 49 * 2 * 8 * 128 * 2,
+                           HF + "nvidia/Llama-3_3-Nemotron-Super-49B-v1"),
+    # Ultra: 64 of 162 blocks with attention, 128 // 16 = 8 KV heads of 16384 / 128 = 128:
+    # 64 x 2 x 8 x 128 x 2 B.
+    "nemotron-ultra-253b": (CONFIGS / "nemotron-ultra-253b.json", 64 * 2 * 8 * 128 * 2,
+                            HF + "nvidia/Llama-3_1-Nemotron-Ultra-253B-v1"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
-EXTRA_GOLDEN = ("kimi-k2", "falcon-40b")
+EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -313,6 +327,46 @@ def test_mamba_states_by_hand() -> None:
                          "mamba-codestral-7b": (3 * (8192 + 2 * 8 * 128) + 128 * 64 * 128) * 2}
 
 
+def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
+    # The published Super-49B blocks: 31 no_op attention layers hold no cache and 0 ffn no_op;
+    # Ultra-253B: 98 no_op attention and 81 no_op ffn (layers with neither are empty).
+    def counts(name: str) -> tuple[int, int]:
+        spec, _ = load_config(CONFIGS / f"{name}.json")
+        n = spec.num_hidden_layers
+        return (sum(spec.has_attention(i) for i in range(n)),
+                sum(spec.has_mlp(i) for i in range(n)))
+
+    assert counts("nemotron-super-49b") == (49, 80)
+    assert counts("nemotron-ultra-253b") == (64, 162 - 81)
+    # KV heads varying by block (n_heads_in_group 8 and 16 of 64 heads: 8 and 4 KV heads):
+    # each layer its own, models/nemotron_nas.py `num_attention_heads // n_heads_in_group`.
+    config = json.loads((CONFIGS / "nemotron-super-49b.json").read_text())
+    config["block_configs"][1]["attention"]["n_heads_in_group"] = 16
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == (
+        48 * 2 * 8 * 128 * 2 + 1 * 2 * 4 * 128 * 2)
+    # A block vLLM's nemotron_nas.py would build as plain attention although it says otherwise
+    # (replace_with_linear): refused, one line.
+    config["block_configs"][2]["attention"]["replace_with_linear"] = True
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "block_configs[2].attention.replace_with_linear" in line
+
+
+def test_gpt_bigcode_without_multi_query_is_mha(tmp_path: Path) -> None:
+    # GPTBigCodeConfig: num_key_value_heads = n_head when multi_query is false.
+    config = json.loads((CONFIGS / "santacoder.json").read_text())
+    config["multi_query"] = False
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 24 * 2 * 16 * 128 * 2
+
+
 def _with_architecture(architecture: str, tmp_path: Path) -> Path:
     # A real config (Llama-3.1-8B) that names another architecture, as a fine-tune would.
     config = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())
@@ -349,7 +403,8 @@ def test_stored_configs_follow_the_table() -> None:
         result = CliRunner().invoke(app, ["estimate", str(path), "--context", "2048"])
         assert result.exit_code == 2 and rows[0].reason in result.stderr, path
         refused.append(path.name)
-    assert "santacoder.json" in refused
+    # santacoder.json (GPTBigCode) was the refused example until multi_query was read.
+    assert "santacoder.json" not in refused
 
 
 def test_statuses_count() -> None:

@@ -22,7 +22,13 @@ _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt"}
+# GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
+# gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
+# (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
+# config's num_key_value_heads, which transformers' GPTBigCodeConfig.__post_init__ sets to
+# `1 if self.multi_query else self.n_head` (multi_query defaulting to True).
+GPT2_STYLE = {"gpt2", "gpt_bigcode"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
 # layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
 # (default sliding_window, default pattern, tokens vLLM adds to the window).
@@ -82,6 +88,10 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
             kv = 1
         else:
             kv = heads
+    elif mt == "gpt_bigcode":
+        kv = 1 if c.bool("multi_query", True) else heads
+        if not c.has("multi_query"):
+            c.warn("multi_query absent: GPTBigCodeConfig default true (one KV head)")
     elif mt in ("gpt2", "opt", "gpt_neox"):
         kv = heads
     elif mt == "chatglm":
@@ -107,7 +117,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     # Biases: qwen2 always biases q/k/v (not o); llama-style `attention_bias` covers q/k/v and o.
     if mt in ("qwen2", "qwen2_moe"):
         qkv_bias, o_bias = True, False
-    elif mt == "gpt2":
+    elif mt in GPT2_STYLE:
         qkv_bias = o_bias = True
     elif mt == "gpt_neox":
         qkv_bias = o_bias = c.bool("attention_bias", True)
@@ -394,7 +404,7 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
 def mlp_section(c: ConfigReader, hidden: int) -> dict:
     """The dense MLP section: width, gated or not, bias, by family."""
     mt = c.model_type
-    if mt == "gpt2":
+    if mt in GPT2_STYLE:
         width = c.int("n_inner") or 4 * hidden
         return {"intermediate_size": width, "gated": False, "bias": True}
     if mt == "falcon":
