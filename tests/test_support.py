@@ -233,6 +233,28 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 64 x 2 x 8 x 128 x 2 B.
     "nemotron-ultra-253b": (CONFIGS / "nemotron-ultra-253b.json", 64 * 2 * 8 * 128 * 2,
                             HF + "nvidia/Llama-3_1-Nemotron-Ultra-253B-v1"),
+    # models/gpt_j.py GPTJAttention: 16 KV heads (one per query head) of 4096 / 16 = 256:
+    # 28 x 2 x 16 x 256 x 2 B.
+    "gpt-j-6b": (CONFIGS / "gpt-j-6b.json", 28 * 2 * 16 * 256 * 2, HF + "EleutherAI/gpt-j-6b"),
+    # models/olmoe.py OlmoeAttention: num_key_value_heads 16 of 2048 / 16 = 128:
+    # 16 x 2 x 16 x 128 x 2 B.
+    "olmoe-1b-7b": (CONFIGS / "olmoe-1b-7b.json", 16 * 2 * 16 * 128 * 2,
+                    HF + "allenai/OLMoE-1B-7B-0924"),
+    # models/stablelm.py StablelmAttention: num_key_value_heads 32 of 2048 / 32 = 64:
+    # 24 x 2 x 32 x 64 x 2 B (partial_rotary_factor changes positions, not the cache).
+    "stablelm-2-1.6b": (CONFIGS / "stablelm-2-1.6b.json", 24 * 2 * 32 * 64 * 2,
+                        HF + "stabilityai/stablelm-2-1_6b"),
+    # models/apertus.py ApertusAttention: 8 KV heads of 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
+    "apertus-8b": (CONFIGS / "apertus-8b.json", 32 * 2 * 8 * 128 * 2,
+                   HF + "swiss-ai/Apertus-8B-Instruct-2509"),
+    # models/granitemoe.py GraniteMoeAttention: 8 KV heads of 1536 / 24 = 64:
+    # 32 x 2 x 8 x 64 x 2 B.
+    "granite-3.1-3b-a800m": (CONFIGS / "granite-3.1-3b-a800m.json", 32 * 2 * 8 * 64 * 2,
+                             HF + "ibm-granite/granite-3.1-3b-a800m-instruct"),
+    # SeedOssForCausalLM (Transformers backend): 8 KV heads of head_dim 128:
+    # 64 x 2 x 8 x 128 x 2 B.
+    "seed-oss-36b": (CONFIGS / "seed-oss-36b.json", 64 * 2 * 8 * 128 * 2,
+                     HF + "ByteDance-Seed/Seed-OSS-36B-Instruct"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")

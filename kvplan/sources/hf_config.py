@@ -26,6 +26,7 @@ from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import path_kind, read_text, shown_path
 from kvplan.sources.hf_families import (
+    GPT2_NAMES,
     GPT2_STYLE,
     KNOWN_MODEL_TYPES,
     LAYERNORM_FAMILY,
@@ -56,6 +57,8 @@ _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
     "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
     "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True, "gpt_bigcode": True,
+    "gptj": False, "stablelm": False, "olmoe": False, "granitemoe": False, "apertus": False,
+    "seed_oss": False,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
@@ -199,7 +202,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     # ChatGLM: vLLM's chatglm.py builds config.num_layers layers.
     layer_keys = ("num_layers", "num_hidden_layers") if mt == "chatglm" else (
         "num_hidden_layers", "n_layer", "num_layers")
-    gpt2_names = mt in GPT2_STYLE  # n_layer, n_head, n_embd, n_positions
+    gpt2_names = mt in GPT2_NAMES  # n_layer, n_head, n_embd, n_positions
     layers = c.int(*layer_keys, required="n_layer" if gpt2_names else layer_keys[0],
                    maximum=MAX_LAYERS)
     pure = mt in PURE_RECURRENT_TYPES  # no attention layer: no heads to read
@@ -266,7 +269,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         else:
             c.assume("tie_word_embeddings", "false (untied embeddings)",
                      "absent; changes weights only")
-    if gpt2_names:
+    if mt in GPT2_STYLE:
         position, max_pos = "learned", c.int("n_positions", "max_position_embeddings",
                                              required="n_positions",
                                              what="missing: needed for learned positions")

@@ -22,13 +22,32 @@ _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"}
 # GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
 # gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
 # (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
 # config's num_key_value_heads, which transformers' GPTBigCodeConfig.__post_init__ sets to
 # `1 if self.multi_query else self.n_head` (multi_query defaulting to True).
 GPT2_STYLE = {"gpt2", "gpt_bigcode"}
+# GPT-J: GPT-2's field names with rotary positions; vLLM 0.32 models/gpt_j.py GPTJAttention:
+# one KV head per query head (QKVParallelLinear without a KV-head count) of hidden_size /
+# num_attention_heads, no q/k/v or out bias; fc_in / fc_out with bias.
+GPT2_NAMES = GPT2_STYLE | {"gptj"}
+# Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
+# never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
+# gpt_j.py GPTJAttention.
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe"}
+# Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
+# as their transformers config classes set it) and head size config.head_dim, else hidden_size /
+# num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32):
+# olmoe.py (OlmoeConfig), stablelm.py (StableLmConfig, `use_qkv_bias` for the q/k/v biases),
+# granitemoe.py (granite.py granite_layer_attn_params: a window only on layer_types'
+# sliding_attention layers), apertus.py (ApertusAttention, the same per-layer rule), and
+# seed_oss, served by the Transformers backend (models/transformers/base.py: the config's
+# num_key_value_heads and head_dim; transformers' SeedOssConfig adds no layer_types).
+_LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss"}
+# Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
+_NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
 # layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
 # (default sliding_window, default pattern, tokens vLLM adds to the window).
@@ -57,12 +76,13 @@ _BACKEND_LAYER_TYPES = {"olmo3", "smollm3"}
 # base.py gives a per-layer window only from layer_types; every other Attention takes the
 # cache config's window, ModelConfig.get_sliding_window); held by oracle case starcoder2-3b.
 _EVERY_LAYER_WINDOW = {"starcoder2"}
-KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
+KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _LLAMA_LIKE_MORE | _QWEN | _GEMMA | MLA_FAMILY
+                              | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
                               | _GEMMA4 | _BACKEND_LAYER_TYPES)
 # MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
 _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
-                                 "minimax_m2"}
+                                 "minimax_m2", "olmoe", "granitemoe"}
 
 
 def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
@@ -70,7 +90,11 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     """The attention section of a model with attention heads (MHA, GQA, MQA): heads, KV heads,
     head_dim and biases by family; with ``windows``, its sliding-window fields too."""
     mt = c.model_type
-    head_dim = None if mt == "chatglm" else c.int("head_dim")
+    head_dim = None if mt == "chatglm" or mt in _HEAD_DIM_FROM_HIDDEN else c.int("head_dim")
+    if mt in _HEAD_DIM_FROM_HIDDEN and c.has("head_dim") and hidden % heads == 0 and (
+            c.int("head_dim") != hidden // heads):
+        c.warn(f"head_dim {c.int('head_dim')} ignored: vLLM's {mt} code takes hidden_size / "
+               f"num_attention_heads = {hidden // heads}")
     if head_dim is None:
         if hidden % heads:
             raise SpecError(c.path, "head_dim",
@@ -92,7 +116,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         kv = 1 if c.bool("multi_query", True) else heads
         if not c.has("multi_query"):
             c.warn("multi_query absent: GPTBigCodeConfig default true (one KV head)")
-    elif mt in ("gpt2", "opt", "gpt_neox"):
+    elif mt in ("gpt2", "opt", "gpt_neox", "gptj"):
         kv = heads
     elif mt == "chatglm":
         # vLLM models/chatglm.py GLMAttention: multi_query_group_num KV heads when
@@ -125,8 +149,10 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("enable_bias", True)
     elif mt == "falcon":
         qkv_bias = o_bias = c.bool("bias", False)
-    elif mt == "phi3":
-        qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    elif mt in ("phi3", "gptj"):
+        qkv_bias = o_bias = False  # no bias on q/k/v nor on the output projection
+    elif mt == "stablelm":
+        qkv_bias, o_bias = c.bool("use_qkv_bias", False), False  # stablelm.py: o_proj bias=False
     elif mt == "glm4":
         qkv_bias, o_bias = c.bool("attention_bias", False), False  # glm4.py: o_proj bias=False
     elif mt == "chatglm":
@@ -404,7 +430,7 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
 def mlp_section(c: ConfigReader, hidden: int) -> dict:
     """The dense MLP section: width, gated or not, bias, by family."""
     mt = c.model_type
-    if mt in GPT2_STYLE:
+    if mt in GPT2_NAMES:
         width = c.int("n_inner") or 4 * hidden
         return {"intermediate_size": width, "gated": False, "bias": True}
     if mt == "falcon":
@@ -434,6 +460,9 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
             c.warn(f"intermediate_size varies by layer ({min(raw)}-{max(raw)}): the largest "
                    "is counted for every layer")
         return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
+    if mt in _NON_GATED_MLP:
+        return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
+                "gated": False, "bias": c.bool("mlp_bias", False)}
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
