@@ -255,6 +255,10 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 64 x 2 x 8 x 128 x 2 B.
     "seed-oss-36b": (CONFIGS / "seed-oss-36b.json", 64 * 2 * 8 * 128 * 2,
                      HF + "ByteDance-Seed/Seed-OSS-36B-Instruct"),
+    # models/ernie45_moe.py Ernie4_5_MoeAttention: 4 KV heads of head_dim 128:
+    # 28 x 2 x 4 x 128 x 2 B.
+    "ernie-4.5-21b-a3b": (CONFIGS / "ernie-4.5-21b-a3b.json", 28 * 2 * 4 * 128 * 2,
+                          HF + "baidu/ERNIE-4.5-21B-A3B-PT"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
@@ -377,6 +381,20 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert "block_configs[2].attention.replace_with_linear" in line
+
+
+@pytest.mark.parametrize(("golden", "published_b"), [
+    # Parameter counts in billions as the model cards and names publish them: the weights read
+    # from the same configs (MLP widths per block for Nemotron-NAS, moe_* fields for ERNIE).
+    ("santacoder", 1.1), ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
+    ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
+    ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
+])
+def test_new_golden_configs_weigh_their_published_size(golden: str, published_b: float) -> None:
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(GOLDEN[golden][0])
+    assert abs(count_params(spec).total / 1e9 - published_b) / published_b < 0.02
 
 
 def test_gpt_bigcode_without_multi_query_is_mha(tmp_path: Path) -> None:

@@ -43,9 +43,10 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe"}
 # olmoe.py (OlmoeConfig), stablelm.py (StableLmConfig, `use_qkv_bias` for the q/k/v biases),
 # granitemoe.py (granite.py granite_layer_attn_params: a window only on layer_types'
 # sliding_attention layers), apertus.py (ApertusAttention, the same per-layer rule), and
+# ernie4_5_moe (ernie45_moe.py Ernie4_5_MoeAttention: head_dim or hidden / heads), and
 # seed_oss, served by the Transformers backend (models/transformers/base.py: the config's
 # num_key_value_heads and head_dim; transformers' SeedOssConfig adds no layer_types).
-_LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss"}
+_LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe"}
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 _NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
@@ -476,12 +477,14 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
 def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
     """The MoE section (experts, experts per token, widths, shared experts and which layers are
     MoE), or None for a dense model."""
-    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts")
+    ernie = c.model_type == "ernie4_5_moe"  # moe_* names (vLLM 0.32 models/ernie45_moe.py)
+    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts",
+                           *(("moe_num_experts",) if ernie else ()))
     if key is None or (experts == 0 and not isinstance(experts, bool)):
         return None
     experts = c.int(key)
     per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
-                    "top_k_experts",
+                    "top_k_experts", *(("moe_k",) if ernie else ()),
                     required="num_experts_per_tok",
                     what="missing: needed for MoE active parameters")
     width = c.int("moe_intermediate_size")
@@ -497,7 +500,8 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         "num_experts_per_tok": per_tok,
         "moe_intermediate_size": width,
     }
-    shared_key, _ = c.first("n_shared_experts", "num_shared_experts")
+    shared_key, _ = c.first("n_shared_experts", "num_shared_experts",
+                            *(("moe_num_shared_experts",) if ernie else ()))
     shared = c.int(shared_key, minimum=0) if shared_key else 0
     if c.model_type == "llama4":
         shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
@@ -514,6 +518,15 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         # moe_layers = every interleave_moe_layer_step-th layer (1-based).
         step = c.int_or("interleave_moe_layer_step", 1) or 1
         first_k, freq = step - 1, step
+    if ernie:
+        # Ernie4_5_MoeDecoderLayer: MoE when moe_layer_start_index <= i <= moe_layer_end_index
+        # (default the last layer) and (i + 1) % moe_layer_interval == 0.
+        first_k = c.int_or("moe_layer_start_index", 0)
+        freq = c.int_or("moe_layer_interval", 1) or 1
+        end = c.int_or("moe_layer_end_index", layers - 1)
+        if end < layers - 1 or freq > 1:
+            c.warn(f"MoE layers {first_k}..{end} every {freq}: counted as every layer from "
+                   f"{first_k} on (weights only)")
     if c.model_type == "jamba":
         # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
         freq = c.int_or("expert_layer_period", 1) or 1
