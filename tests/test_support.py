@@ -259,6 +259,9 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 28 x 2 x 4 x 128 x 2 B.
     "ernie-4.5-21b-a3b": (CONFIGS / "ernie-4.5-21b-a3b.json", 28 * 2 * 4 * 128 * 2,
                           HF + "baidu/ERNIE-4.5-21B-A3B-PT"),
+    # models/lfm2_moe.py: 6 full_attention of 24 layer_types, num_key_value_heads 8 of
+    # 2048 / 32 = 64 (head_dim is never read): 6 x 2 x 8 x 64 x 2 B.
+    "lfm2-8b-a1b": (CONFIGS / "lfm2-8b-a1b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-8B-A1B"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
@@ -335,6 +338,13 @@ def test_lfm2_state_by_hand() -> None:
     assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
 
 
+def test_lfm2_moe_state_by_hand() -> None:
+    # models/lfm2_moe.py get_mamba_state_shape_from_config: short_conv_state_shape with
+    # intermediate_size = hidden_size; 18 conv layers x (conv_L_cache 3 - 1) x 2048 x 2 B.
+    spec, _ = load_config(CONFIGS / "lfm2-8b-a1b.json")
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 18 * (3 - 1) * 2048 * 2
+
+
 def test_mamba_states_by_hand() -> None:
     # The attention-free golden configs hold their state per request, not per token. At bf16
     # (vLLM 0.32 on a GPU, --mamba-ssm-cache-dtype auto: the model dtype) conv and SSM state
@@ -389,6 +399,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
     ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
     ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
     ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
+    ("lfm2-8b-a1b", 8.3),
 ])
 def test_new_golden_configs_weigh_their_published_size(golden: str, published_b: float) -> None:
     from kvplan.weights.params import count_params

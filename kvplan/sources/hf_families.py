@@ -35,8 +35,8 @@ GPT2_STYLE = {"gpt2", "gpt_bigcode"}
 GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
-# gpt_j.py GPTJAttention.
-_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe"}
+# gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention.
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their transformers config classes set it) and head size config.head_dim, else hidden_size /
 # num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32):
@@ -518,6 +518,8 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         # moe_layers = every interleave_moe_layer_step-th layer (1-based).
         step = c.int_or("interleave_moe_layer_step", 1) or 1
         first_k, freq = step - 1, step
+    if c.model_type == "lfm2_moe":
+        first_k = c.int_or("num_dense_layers", 2)  # lfm2_moe.py: dense below num_dense_layers
     if ernie:
         # Ernie4_5_MoeDecoderLayer: MoE when moe_layer_start_index <= i <= moe_layer_end_index
         # (default the last layer) and (i + 1) % moe_layer_interval == 0.

@@ -211,6 +211,9 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     # transformers' Lfm2Config: layer_types when given, else full attention at full_attn_idxs
     # (LFM2-1.2B/700M/350M ship only those), else at every layer.
     types = c.data.get("layer_types")
+    if types is None and c.model_type == "lfm2_moe":
+        # vLLM 0.32 models/lfm2_moe.py reads config.layer_types[layer_idx] and nothing else.
+        raise SpecError(c.path, "layer_types", "missing: vLLM's lfm2_moe.py needs it")
     if types is None:
         full = c.int_list("full_attn_idxs") if c.data.get("full_attn_idxs") is not None \
             else list(range(layers))
@@ -229,9 +232,11 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     plan_types = [mapping[t] for t in types]
     if RECURRENT not in plan_types:
         return LayerPlan(layer_types=plan_types)
+    # lfm2_moe.py sizes the conv state from hidden_size itself (conv_dim is not read).
+    channels = hidden if c.model_type == "lfm2_moe" else c.int_or("conv_dim", hidden, minimum=1)
     return LayerPlan(layer_types=plan_types, recurrent={
         "kind": "short_conv", "conv_kernel": c.int_or("conv_L_cache", 3, minimum=2),
-        "intermediate_size": c.int_or("conv_dim", hidden, minimum=1)})
+        "intermediate_size": channels})
 
 
 def _default(c: ConfigReader, key: str, default: int, cls: str) -> int:
@@ -405,7 +410,7 @@ def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
         return _kimi_linear(c, layers)
     if mt == "llama4":
         return _llama4(c, layers)
-    if mt == "lfm2":
+    if mt in ("lfm2", "lfm2_moe"):
         return _lfm2(c, layers, hidden)
     if mt in PURE_RECURRENT_TYPES:
         return _mamba_pure(c, layers, hidden)
@@ -420,4 +425,4 @@ PURE_RECURRENT_TYPES = frozenset({"mamba", "falcon_mamba", "mamba2"})
 
 HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
-                                "lfm2", "zamba2", "nemotron-nas"}) | PURE_RECURRENT_TYPES
+                                "lfm2", "lfm2_moe", "zamba2", "nemotron-nas"}) | PURE_RECURRENT_TYPES
