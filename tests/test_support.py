@@ -262,6 +262,9 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/lfm2_moe.py: 6 full_attention of 24 layer_types, num_key_value_heads 8 of
     # 2048 / 32 = 64 (head_dim is never read): 6 x 2 x 8 x 64 x 2 B.
     "lfm2-8b-a1b": (CONFIGS / "lfm2-8b-a1b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-8B-A1B"),
+    # OlmoForCausalLM (Transformers backend): 16 KV heads of 2048 / 16 = 128:
+    # 16 x 2 x 16 x 128 x 2 B.
+    "olmo-1b-hf": (CONFIGS / "olmo-1b-hf.json", 16 * 2 * 16 * 128 * 2, HF + "allenai/OLMo-1B-hf"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
@@ -399,7 +402,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
     ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
     ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
     ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
-    ("lfm2-8b-a1b", 8.3),
+    ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18),
 ])
 def test_new_golden_configs_weigh_their_published_size(golden: str, published_b: float) -> None:
     from kvplan.weights.params import count_params

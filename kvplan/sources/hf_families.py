@@ -44,9 +44,11 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe"}
 # granitemoe.py (granite.py granite_layer_attn_params: a window only on layer_types'
 # sliding_attention layers), apertus.py (ApertusAttention, the same per-layer rule), and
 # ernie4_5_moe (ernie45_moe.py Ernie4_5_MoeAttention: head_dim or hidden / heads), and
-# seed_oss, served by the Transformers backend (models/transformers/base.py: the config's
-# num_key_value_heads and head_dim; transformers' SeedOssConfig adds no layer_types).
-_LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe"}
+# seed_oss and olmo (OLMo v1), served by the Transformers backend (models/transformers/base.py: the config's
+# num_key_value_heads and head_dim; transformers' SeedOssConfig and OlmoConfig add no
+# layer_types).
+_LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
+                    "olmo"}
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 _NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
