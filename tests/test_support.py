@@ -265,6 +265,10 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # OlmoForCausalLM (Transformers backend): 16 KV heads of 2048 / 16 = 128:
     # 16 x 2 x 16 x 128 x 2 B.
     "olmo-1b-hf": (CONFIGS / "olmo-1b-hf.json", 16 * 2 * 16 * 128 * 2, HF + "allenai/OLMo-1B-hf"),
+    # HunYuanDenseV1ForCausalLM (Transformers backend): 8 KV heads of head_dim 128, no
+    # cross-layer sharing in transformers' HunYuanDenseV1 (use_cla false here anyway):
+    # 32 x 2 x 8 x 128 x 2 B.
+    "hy-mt2-7b": (CONFIGS / "hy-mt2-7b.json", 32 * 2 * 8 * 128 * 2, HF + "tencent/Hy-MT2-7B"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")

@@ -44,11 +44,12 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe"}
 # granitemoe.py (granite.py granite_layer_attn_params: a window only on layer_types'
 # sliding_attention layers), apertus.py (ApertusAttention, the same per-layer rule), and
 # ernie4_5_moe (ernie45_moe.py Ernie4_5_MoeAttention: head_dim or hidden / heads), and
-# seed_oss and olmo (OLMo v1), served by the Transformers backend (models/transformers/base.py: the config's
-# num_key_value_heads and head_dim; transformers' SeedOssConfig and OlmoConfig add no
-# layer_types).
+# seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend (models/transformers/base.py: the config's
+# num_key_value_heads and head_dim; transformers' SeedOssConfig, OlmoConfig and
+# HunYuanDenseV1Config add no layer_types, and transformers' HunYuanDenseV1 attention shares
+# no KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM).
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo"}
+                    "olmo", "hunyuan_v1_dense"}
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 _NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
