@@ -269,6 +269,14 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # cross-layer sharing in transformers' HunYuanDenseV1 (use_cla false here anyway):
     # 32 x 2 x 8 x 128 x 2 B.
     "hy-mt2-7b": (CONFIGS / "hy-mt2-7b.json", 32 * 2 * 8 * 128 * 2, HF + "tencent/Hy-MT2-7B"),
+    # models/internlm2.py InternLM2Attention: 8 KV heads of 2048 / 16 = 128:
+    # 24 x 2 x 8 x 128 x 2 B.
+    "internlm2-chat-1.8b": (CONFIGS / "internlm2-chat-1.8b.json", 24 * 2 * 8 * 128 * 2,
+                            HF + "internlm/internlm2-chat-1_8b"),
+    # models/exaone.py ExaoneBlockAttention: 32 layers (num_layers), 8 KV heads of
+    # 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
+    "exaone-3.0-7.8b": (CONFIGS / "exaone-3.0-7.8b.json", 32 * 2 * 8 * 128 * 2,
+                        HF + "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
@@ -406,7 +414,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
     ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
     ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
     ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
-    ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18),
+    ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18), ("exaone-3.0-7.8b", 7.8),
 ])
 def test_new_golden_configs_weigh_their_published_size(golden: str, published_b: float) -> None:
     from kvplan.weights.params import count_params

@@ -59,7 +59,7 @@ _TIE_DEFAULT = {
     "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True, "gpt_bigcode": True,
     "gptj": False, "stablelm": False, "olmoe": False, "granitemoe": False, "apertus": False,
     "seed_oss": False, "ernie4_5_moe": True, "lfm2_moe": True,
-    "olmo": False, "hunyuan_v1_dense": True,
+    "olmo": False, "hunyuan_v1_dense": True, "internlm2": False, "exaone": False,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.

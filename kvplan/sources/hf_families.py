@@ -35,8 +35,9 @@ GPT2_STYLE = {"gpt2", "gpt_bigcode"}
 GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
-# gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention.
-_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe"}
+# gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
+# internlm2.py InternLM2Attention.
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their transformers config classes set it) and head size config.head_dim, else hidden_size /
 # num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32):
@@ -44,12 +45,15 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe"}
 # granitemoe.py (granite.py granite_layer_attn_params: a window only on layer_types'
 # sliding_attention layers), apertus.py (ApertusAttention, the same per-layer rule), and
 # ernie4_5_moe (ernie45_moe.py Ernie4_5_MoeAttention: head_dim or hidden / heads), and
+# internlm2 (internlm2.py: wqkv / wo without bias), exaone (EXAONE 3 / 3.5: exaone.py
+# ExaoneBlockAttention, num_key_value_heads, head_dim or hidden / heads, layers from the
+# remote ExaoneConfig's num_layers), and
 # seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend (models/transformers/base.py: the config's
 # num_key_value_heads and head_dim; transformers' SeedOssConfig, OlmoConfig and
 # HunYuanDenseV1Config add no layer_types, and transformers' HunYuanDenseV1 attention shares
 # no KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM).
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo", "hunyuan_v1_dense"}
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"}
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 _NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
@@ -155,6 +159,10 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("bias", False)
     elif mt in ("phi3", "gptj"):
         qkv_bias = o_bias = False  # no bias on q/k/v nor on the output projection
+    elif mt == "internlm2":
+        qkv_bias = o_bias = False  # internlm2.py: wqkv and wo bias=False whatever `bias` says
+    elif mt == "exaone":
+        qkv_bias = o_bias = c.bool("attention_bias", False) or c.bool("bias", False)
     elif mt == "stablelm":
         qkv_bias, o_bias = c.bool("use_qkv_bias", False), False  # stablelm.py: o_proj bias=False
     elif mt == "glm4":
