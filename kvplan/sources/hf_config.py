@@ -37,10 +37,10 @@ from kvplan.sources.hf_families import (
     head_attention,
     mla_attention,
     mlp_section,
-    moe_section,
     mtp_layers,
 )
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
+from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower

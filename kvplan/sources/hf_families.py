@@ -1,4 +1,4 @@
-"""config.json fields -> the spec's attention, MLP and MoE sections, family by family
+"""config.json fields -> the spec's attention and MLP sections, family by family
 (``model_type``): llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2,
 gemma3 / gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, minicpm3, falcon, gpt2, gpt_neox, opt,
 phi3, granite, and the hybrid families of kvplan.sources.hf_hybrid. MLA is recognised by its
@@ -39,19 +39,18 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # internlm2.py InternLM2Attention.
 _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
-# as their transformers config classes set it) and head size config.head_dim, else hidden_size /
-# num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32):
-# olmoe.py (OlmoeConfig), stablelm.py (StableLmConfig, `use_qkv_bias` for the q/k/v biases),
-# granitemoe.py (granite.py granite_layer_attn_params: a window only on layer_types'
-# sliding_attention layers), apertus.py (ApertusAttention, the same per-layer rule), and
-# ernie4_5_moe (ernie45_moe.py Ernie4_5_MoeAttention: head_dim or hidden / heads), and
-# internlm2 (internlm2.py: wqkv / wo without bias), exaone (EXAONE 3 / 3.5: exaone.py
-# ExaoneBlockAttention, num_key_value_heads, head_dim or hidden / heads, layers from the
-# remote ExaoneConfig's num_layers), and
-# seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend (models/transformers/base.py: the config's
-# num_key_value_heads and head_dim; transformers' SeedOssConfig, OlmoConfig and
-# HunYuanDenseV1Config add no layer_types, and transformers' HunYuanDenseV1 attention shares
-# no KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM).
+# as their config classes set it) and head size config.head_dim, else hidden_size /
+# num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32 models/):
+# - olmoe.py (OlmoeConfig), stablelm.py (StableLmConfig; `use_qkv_bias` for the q/k/v biases);
+# - granitemoe.py and apertus.py (a window only on layer_types' sliding_attention layers:
+#   granite.py granite_layer_attn_params, ApertusAttention);
+# - ernie45_moe.py Ernie4_5_MoeAttention (head_dim or hidden / heads);
+# - internlm2.py (wqkv / wo without bias); exaone.py ExaoneBlockAttention (EXAONE 3 / 3.5;
+#   layers from the remote ExaoneConfig's num_layers);
+# - seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend
+#   (models/transformers/base.py: the config's num_key_value_heads and head_dim). Their
+#   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
+#   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
                     "olmo", "hunyuan_v1_dense", "internlm2", "exaone"}
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
@@ -88,10 +87,6 @@ KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _LLAMA_LIKE_MORE | _QWEN | _GEMMA | 
                               | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
                               | _GEMMA4 | _BACKEND_LAYER_TYPES)
-# MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
-_EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
-                                 "minimax_m2", "olmoe", "granitemoe"}
-
 
 def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                    windows: bool = True) -> dict:
@@ -483,84 +478,6 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
     if mt not in KNOWN_MODEL_TYPES:
         c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
-
-
-def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
-    """The MoE section (experts, experts per token, widths, shared experts and which layers are
-    MoE), or None for a dense model."""
-    ernie = c.model_type == "ernie4_5_moe"  # moe_* names (vLLM 0.32 models/ernie45_moe.py)
-    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts",
-                           *(("moe_num_experts",) if ernie else ()))
-    if key is None or (experts == 0 and not isinstance(experts, bool)):
-        return None
-    experts = c.int(key)
-    per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
-                    "top_k_experts", *(("moe_k",) if ernie else ()),
-                    required="num_experts_per_tok",
-                    what="missing: needed for MoE active parameters")
-    width = c.int("moe_intermediate_size")
-    if width is None and c.model_type in _EXPERT_WIDTH_IS_INTERMEDIATE:
-        width = c.int("intermediate_size", required="intermediate_size")
-    if width is None:
-        width = dense_width  # mixtral: intermediate_size is the width of one expert
-        if c.model_type != "mixtral":
-            c.warn(f"moe_intermediate_size absent: experts assumed intermediate_size "
-                   f"({width}) wide")
-    moe: dict[str, Any] = {
-        "n_routed_experts": experts,
-        "num_experts_per_tok": per_tok,
-        "moe_intermediate_size": width,
-    }
-    shared_key, _ = c.first("n_shared_experts", "num_shared_experts",
-                            *(("moe_num_shared_experts",) if ernie else ()))
-    shared = c.int(shared_key, minimum=0) if shared_key else 0
-    if c.model_type == "llama4":
-        shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
-    if shared:
-        moe["n_shared_experts"] = shared
-    width_key, _ = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
-    shared_width = c.int(width_key, minimum=0) if width_key else 0
-    if shared_width:
-        moe["shared_expert_intermediate_size"] = shared_width
-    # 0 and null both mean "unset" in these config classes.
-    first_k = c.int_or("first_k_dense_replace", 0)
-    freq = c.int_or("moe_layer_freq", 1) or 1
-    if c.model_type == "llama4":
-        # moe_layers = every interleave_moe_layer_step-th layer (1-based).
-        step = c.int_or("interleave_moe_layer_step", 1) or 1
-        first_k, freq = step - 1, step
-    if c.model_type == "lfm2_moe":
-        first_k = c.int_or("num_dense_layers", 2)  # lfm2_moe.py: dense below num_dense_layers
-    if ernie:
-        # Ernie4_5_MoeDecoderLayer: MoE when moe_layer_start_index <= i <= moe_layer_end_index
-        # (default the last layer) and (i + 1) % moe_layer_interval == 0.
-        first_k = c.int_or("moe_layer_start_index", 0)
-        freq = c.int_or("moe_layer_interval", 1) or 1
-        end = c.int_or("moe_layer_end_index", layers - 1)
-        if end < layers - 1 or freq > 1:
-            c.warn(f"MoE layers {first_k}..{end} every {freq}: counted as every layer from "
-                   f"{first_k} on (weights only)")
-    if c.model_type == "jamba":
-        # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
-        freq = c.int_or("expert_layer_period", 1) or 1
-        first_k = c.int_or("expert_layer_offset", 0)
-    step = c.int("decoder_sparse_step", minimum=0)
-    if step is not None and step > 1:
-        # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
-        first_k, freq = step - 1, step
-    mlp_only = c.int_list("mlp_only_layers")
-    if mlp_only:
-        if sorted(mlp_only) == list(range(len(mlp_only))) and freq == 1 and first_k == 0:
-            first_k = len(mlp_only)
-        else:
-            shown = mlp_only if len(mlp_only) <= 16 else f"{mlp_only[:16]}..."
-            c.warn(f"mlp_only_layers {shown} use the dense MLP, which kvplan cannot express "
-                   "(it has first_k_dense_replace and moe_layer_freq only): counted as MoE layers")
-    if first_k > layers:
-        raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
-    moe["first_k_dense_replace"] = first_k
-    moe["moe_layer_freq"] = freq
-    return moe
 
 
 def gemma3_rope_tables(c: ConfigReader, max_pos: int) -> list[int]:

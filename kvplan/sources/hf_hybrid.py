@@ -425,4 +425,5 @@ PURE_RECURRENT_TYPES = frozenset({"mamba", "falcon_mamba", "mamba2"})
 
 HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
-                                "lfm2", "lfm2_moe", "zamba2", "nemotron-nas"}) | PURE_RECURRENT_TYPES
+                                "lfm2", "lfm2_moe", "zamba2",
+                                "nemotron-nas"}) | PURE_RECURRENT_TYPES
