@@ -219,9 +219,67 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # x 2 x 4 x 512 x 2 B.
     "gemma-4-31b": (ORACLE / "gemma-4-31b" / "config.json",
                     10 * 2 * 16 * 256 * 2 + 2 * 2 * 4 * 512 * 2, HF + "google/gemma-4-31B"),
+    # GPTBigCode (Transformers backend in 0.32): GPTBigCodeConfig.__post_init__ sets
+    # num_key_value_heads = 1 when multi_query (true here), head size 2048 / 16 = 128:
+    # 24 x 2 x 1 x 128 x 2 B.
+    "santacoder": (CONFIGS / "santacoder.json", 24 * 2 * 1 * 128 * 2,
+                   HF + "bigcode/gpt_bigcode-santacoder"),
+    # models/nemotron_nas.py DeciLMDecoderLayer: 49 of 80 block_configs have attention (31
+    # no_op), each num_attention_heads 64 // n_heads_in_group 8 = 8 KV heads of 8192 / 64 = 128:
+    # 49 x 2 x 8 x 128 x 2 B.
+    "nemotron-super-49b": (CONFIGS / "nemotron-super-49b.json", 49 * 2 * 8 * 128 * 2,
+                           HF + "nvidia/Llama-3_3-Nemotron-Super-49B-v1"),
+    # Ultra: 64 of 162 blocks with attention, 128 // 16 = 8 KV heads of 16384 / 128 = 128:
+    # 64 x 2 x 8 x 128 x 2 B.
+    "nemotron-ultra-253b": (CONFIGS / "nemotron-ultra-253b.json", 64 * 2 * 8 * 128 * 2,
+                            HF + "nvidia/Llama-3_1-Nemotron-Ultra-253B-v1"),
+    # models/gpt_j.py GPTJAttention: 16 KV heads (one per query head) of 4096 / 16 = 256:
+    # 28 x 2 x 16 x 256 x 2 B.
+    "gpt-j-6b": (CONFIGS / "gpt-j-6b.json", 28 * 2 * 16 * 256 * 2, HF + "EleutherAI/gpt-j-6b"),
+    # models/olmoe.py OlmoeAttention: num_key_value_heads 16 of 2048 / 16 = 128:
+    # 16 x 2 x 16 x 128 x 2 B.
+    "olmoe-1b-7b": (CONFIGS / "olmoe-1b-7b.json", 16 * 2 * 16 * 128 * 2,
+                    HF + "allenai/OLMoE-1B-7B-0924"),
+    # models/stablelm.py StablelmAttention: num_key_value_heads 32 of 2048 / 32 = 64:
+    # 24 x 2 x 32 x 64 x 2 B (partial_rotary_factor changes positions, not the cache).
+    "stablelm-2-1.6b": (CONFIGS / "stablelm-2-1.6b.json", 24 * 2 * 32 * 64 * 2,
+                        HF + "stabilityai/stablelm-2-1_6b"),
+    # models/apertus.py ApertusAttention: 8 KV heads of 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
+    "apertus-8b": (CONFIGS / "apertus-8b.json", 32 * 2 * 8 * 128 * 2,
+                   HF + "swiss-ai/Apertus-8B-Instruct-2509"),
+    # models/granitemoe.py GraniteMoeAttention: 8 KV heads of 1536 / 24 = 64:
+    # 32 x 2 x 8 x 64 x 2 B.
+    "granite-3.1-3b-a800m": (CONFIGS / "granite-3.1-3b-a800m.json", 32 * 2 * 8 * 64 * 2,
+                             HF + "ibm-granite/granite-3.1-3b-a800m-instruct"),
+    # SeedOssForCausalLM (Transformers backend): 8 KV heads of head_dim 128:
+    # 64 x 2 x 8 x 128 x 2 B.
+    "seed-oss-36b": (CONFIGS / "seed-oss-36b.json", 64 * 2 * 8 * 128 * 2,
+                     HF + "ByteDance-Seed/Seed-OSS-36B-Instruct"),
+    # models/ernie45_moe.py Ernie4_5_MoeAttention: 4 KV heads of head_dim 128:
+    # 28 x 2 x 4 x 128 x 2 B.
+    "ernie-4.5-21b-a3b": (CONFIGS / "ernie-4.5-21b-a3b.json", 28 * 2 * 4 * 128 * 2,
+                          HF + "baidu/ERNIE-4.5-21B-A3B-PT"),
+    # models/lfm2_moe.py: 6 full_attention of 24 layer_types, num_key_value_heads 8 of
+    # 2048 / 32 = 64 (head_dim is never read): 6 x 2 x 8 x 64 x 2 B.
+    "lfm2-8b-a1b": (CONFIGS / "lfm2-8b-a1b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-8B-A1B"),
+    # OlmoForCausalLM (Transformers backend): 16 KV heads of 2048 / 16 = 128:
+    # 16 x 2 x 16 x 128 x 2 B.
+    "olmo-1b-hf": (CONFIGS / "olmo-1b-hf.json", 16 * 2 * 16 * 128 * 2, HF + "allenai/OLMo-1B-hf"),
+    # HunYuanDenseV1ForCausalLM (Transformers backend): 8 KV heads of head_dim 128, no
+    # cross-layer sharing in transformers' HunYuanDenseV1 (use_cla false here anyway):
+    # 32 x 2 x 8 x 128 x 2 B.
+    "hy-mt2-7b": (CONFIGS / "hy-mt2-7b.json", 32 * 2 * 8 * 128 * 2, HF + "tencent/Hy-MT2-7B"),
+    # models/internlm2.py InternLM2Attention: 8 KV heads of 2048 / 16 = 128:
+    # 24 x 2 x 8 x 128 x 2 B.
+    "internlm2-chat-1.8b": (CONFIGS / "internlm2-chat-1.8b.json", 24 * 2 * 8 * 128 * 2,
+                            HF + "internlm/internlm2-chat-1_8b"),
+    # models/exaone.py ExaoneBlockAttention: 32 layers (num_layers), 8 KV heads of
+    # 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
+    "exaone-3.0-7.8b": (CONFIGS / "exaone-3.0-7.8b.json", 32 * 2 * 8 * 128 * 2,
+                        HF + "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct"),
 }
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
-EXTRA_GOLDEN = ("kimi-k2", "falcon-40b")
+EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -295,6 +353,13 @@ def test_lfm2_state_by_hand() -> None:
     assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
 
 
+def test_lfm2_moe_state_by_hand() -> None:
+    # models/lfm2_moe.py get_mamba_state_shape_from_config: short_conv_state_shape with
+    # intermediate_size = hidden_size; 18 conv layers x (conv_L_cache 3 - 1) x 2048 x 2 B.
+    spec, _ = load_config(CONFIGS / "lfm2-8b-a1b.json")
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 18 * (3 - 1) * 2048 * 2
+
+
 def test_mamba_states_by_hand() -> None:
     # The attention-free golden configs hold their state per request, not per token. At bf16
     # (vLLM 0.32 on a GPU, --mamba-ssm-cache-dtype auto: the model dtype) conv and SSM state
@@ -311,6 +376,61 @@ def test_mamba_states_by_hand() -> None:
     assert per_layer == {"mamba-2.8b": (3 * 5120 + 5120 * 16) * 2,
                          "falcon-mamba-7b": (3 * 8192 + 8192 * 16) * 2,
                          "mamba-codestral-7b": (3 * (8192 + 2 * 8 * 128) + 128 * 64 * 128) * 2}
+
+
+def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
+    # The published Super-49B blocks: 31 no_op attention layers hold no cache and 0 ffn no_op;
+    # Ultra-253B: 98 no_op attention and 81 no_op ffn (layers with neither are empty).
+    def counts(name: str) -> tuple[int, int]:
+        spec, _ = load_config(CONFIGS / f"{name}.json")
+        n = spec.num_hidden_layers
+        return (sum(spec.has_attention(i) for i in range(n)),
+                sum(spec.has_mlp(i) for i in range(n)))
+
+    assert counts("nemotron-super-49b") == (49, 80)
+    assert counts("nemotron-ultra-253b") == (64, 162 - 81)
+    # KV heads varying by block (n_heads_in_group 8 and 16 of 64 heads: 8 and 4 KV heads):
+    # each layer its own, models/nemotron_nas.py `num_attention_heads // n_heads_in_group`.
+    config = json.loads((CONFIGS / "nemotron-super-49b.json").read_text())
+    config["block_configs"][1]["attention"]["n_heads_in_group"] = 16
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == (
+        48 * 2 * 8 * 128 * 2 + 1 * 2 * 4 * 128 * 2)
+    # A block vLLM's nemotron_nas.py would build as plain attention although it says otherwise
+    # (replace_with_linear): refused, one line.
+    config["block_configs"][2]["attention"]["replace_with_linear"] = True
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "block_configs[2].attention.replace_with_linear" in line
+
+
+@pytest.mark.parametrize(("golden", "published_b"), [
+    # Parameter counts in billions as the model cards and names publish them: the weights read
+    # from the same configs (MLP widths per block for Nemotron-NAS, moe_* fields for ERNIE).
+    ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
+    ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
+    ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
+    ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18), ("exaone-3.0-7.8b", 7.8),
+])
+def test_new_golden_configs_weigh_their_published_size(golden: str, published_b: float) -> None:
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(GOLDEN[golden][0])
+    assert abs(count_params(spec).total / 1e9 - published_b) / published_b < 0.02
+
+
+def test_gpt_bigcode_without_multi_query_is_mha(tmp_path: Path) -> None:
+    # GPTBigCodeConfig: num_key_value_heads = n_head when multi_query is false.
+    config = json.loads((CONFIGS / "santacoder.json").read_text())
+    config["multi_query"] = False
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 24 * 2 * 16 * 128 * 2
 
 
 def _with_architecture(architecture: str, tmp_path: Path) -> Path:
@@ -349,7 +469,8 @@ def test_stored_configs_follow_the_table() -> None:
         result = CliRunner().invoke(app, ["estimate", str(path), "--context", "2048"])
         assert result.exit_code == 2 and rows[0].reason in result.stderr, path
         refused.append(path.name)
-    assert "santacoder.json" in refused
+    # santacoder.json (GPTBigCode) was the refused example until multi_query was read.
+    assert "santacoder.json" not in refused
 
 
 def test_statuses_count() -> None:

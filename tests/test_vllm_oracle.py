@@ -57,7 +57,12 @@ def test_every_family_has_oracle_runs() -> None:
             # Mamba1 / Mamba2, Zamba2's per-layer KV of shared blocks
             "command-r7b", "glm-4-9b", "exaone-4.0-32b", "mamba-2.8b", "mamba-codestral-7b",
             "zamba2-2.7b", "gemma-4-31b", "olmo3-7b", "smollm3-3b", "ernie-4.5-0.3b",
-            "glm-4-9b-0414", "falcon-mamba-7b", "olmo2-7b", "command-r-v01"} <= families
+            "glm-4-9b-0414", "falcon-mamba-7b", "olmo2-7b", "command-r-v01",
+            # issue 26's second pass: multi_query, block_configs and the families made exact
+            "santacoder", "nemotron-super-49b", "nemotron-nas-mixed-kv", "gpt-j-6b",
+            "apertus-8b", "granite-3.1-3b-a800m", "seed-oss-36b", "ernie-4.5-21b-a3b",
+            "olmoe-1b-7b", "stablelm-2-1.6b", "lfm2-8b-a1b", "olmo-1b-hf", "hy-mt2-7b",
+            "internlm2-chat-1.8b", "exaone-3.0-7.8b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,

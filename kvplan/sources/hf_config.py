@@ -26,6 +26,8 @@ from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import path_kind, read_text, shown_path
 from kvplan.sources.hf_families import (
+    GPT2_NAMES,
+    GPT2_STYLE,
     KNOWN_MODEL_TYPES,
     LAYERNORM_FAMILY,
     MLA_FAMILY,
@@ -35,10 +37,10 @@ from kvplan.sources.hf_families import (
     head_attention,
     mla_attention,
     mlp_section,
-    moe_section,
     mtp_layers,
 )
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
+from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower
@@ -54,7 +56,10 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 _TIE_DEFAULT = {
     "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
     "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
-    "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True,
+    "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True, "gpt_bigcode": True,
+    "gptj": False, "stablelm": False, "olmoe": False, "granitemoe": False, "apertus": False,
+    "seed_oss": False, "ernie4_5_moe": True, "lfm2_moe": True,
+    "olmo": False, "hunyuan_v1_dense": True, "internlm2": False, "exaone": False,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
@@ -198,13 +203,14 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     # ChatGLM: vLLM's chatglm.py builds config.num_layers layers.
     layer_keys = ("num_layers", "num_hidden_layers") if mt == "chatglm" else (
         "num_hidden_layers", "n_layer", "num_layers")
-    layers = c.int(*layer_keys, required="n_layer" if mt == "gpt2" else layer_keys[0],
+    gpt2_names = mt in GPT2_NAMES  # n_layer, n_head, n_embd, n_positions
+    layers = c.int(*layer_keys, required="n_layer" if gpt2_names else layer_keys[0],
                    maximum=MAX_LAYERS)
     pure = mt in PURE_RECURRENT_TYPES  # no attention layer: no heads to read
     heads = 0 if pure else c.int("num_attention_heads", "n_head",
-                                 required="n_head" if mt == "gpt2" else "num_attention_heads")
+                                 required="n_head" if gpt2_names else "num_attention_heads")
     hidden = c.int("hidden_size", "n_embd", "d_model",
-                   required="n_embd" if mt == "gpt2" else "hidden_size")
+                   required="n_embd" if gpt2_names else "hidden_size")
     vocab = c.int("vocab_size", "padded_vocab_size", required="vocab_size",
                   what="missing: needed for the weight count")
 
@@ -244,10 +250,14 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
                                 "index_n_heads": c.int("index_n_heads", required="index_n_heads"),
                                 "index_topk": c.int("index_topk", required="index_topk")}
     # Mamba layers hold no MLP (in_mixer_layers false below): the section's width is unused.
-    mlp = ({"intermediate_size": plan.recurrent["intermediate_size"], "gated": False}
-           if pure and plan is not None and plan.recurrent else mlp_section(c, hidden))
+    if plan is not None and plan.mlp is not None:
+        mlp = {"gated": True, "bias": c.bool("mlp_bias", False), **plan.mlp}
+    else:
+        mlp = ({"intermediate_size": plan.recurrent["intermediate_size"], "gated": False}
+               if pure and plan is not None and plan.recurrent else mlp_section(c, hidden))
     if plan is not None and not plan.mlp_in_mixer_layers:
         mlp["in_mixer_layers"] = False
+
     moe = moe_section(c, layers, mlp["intermediate_size"])
 
     # Embeddings, positions, norms.
@@ -260,7 +270,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         else:
             c.assume("tie_word_embeddings", "false (untied embeddings)",
                      "absent; changes weights only")
-    if mt == "gpt2":
+    if mt in GPT2_STYLE:
         position, max_pos = "learned", c.int("n_positions", "max_position_embeddings",
                                              required="n_positions",
                                              what="missing: needed for learned positions")

@@ -1,4 +1,4 @@
-"""config.json fields -> the spec's attention, MLP and MoE sections, family by family
+"""config.json fields -> the spec's attention and MLP sections, family by family
 (``model_type``): llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2,
 gemma3 / gemma3_text, deepseek_v2, deepseek_v3, kimi_k2, minicpm3, falcon, gpt2, gpt_neox, opt,
 phi3, granite, and the hybrid families of kvplan.sources.hf_hybrid. MLA is recognised by its
@@ -22,7 +22,39 @@ _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_neox", "opt"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"}
+# GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
+# gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
+# (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
+# config's num_key_value_heads, which transformers' GPTBigCodeConfig.__post_init__ sets to
+# `1 if self.multi_query else self.n_head` (multi_query defaulting to True).
+GPT2_STYLE = {"gpt2", "gpt_bigcode"}
+# GPT-J: GPT-2's field names with rotary positions; vLLM 0.32 models/gpt_j.py GPTJAttention:
+# one KV head per query head (QKVParallelLinear without a KV-head count) of hidden_size /
+# num_attention_heads, no q/k/v or out bias; fc_in / fc_out with bias.
+GPT2_NAMES = GPT2_STYLE | {"gptj"}
+# Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
+# never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
+# gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
+# internlm2.py InternLM2Attention.
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"}
+# Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
+# as their config classes set it) and head size config.head_dim, else hidden_size /
+# num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32 models/):
+# - olmoe.py (OlmoeConfig), stablelm.py (StableLmConfig; `use_qkv_bias` for the q/k/v biases);
+# - granitemoe.py and apertus.py (a window only on layer_types' sliding_attention layers:
+#   granite.py granite_layer_attn_params, ApertusAttention);
+# - ernie45_moe.py Ernie4_5_MoeAttention (head_dim or hidden / heads);
+# - internlm2.py (wqkv / wo without bias); exaone.py ExaoneBlockAttention (EXAONE 3 / 3.5;
+#   layers from the remote ExaoneConfig's num_layers);
+# - seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend
+#   (models/transformers/base.py: the config's num_key_value_heads and head_dim). Their
+#   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
+#   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
+_LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"}
+# Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
+_NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
 # layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
 # (default sliding_window, default pattern, tokens vLLM adds to the window).
@@ -51,20 +83,21 @@ _BACKEND_LAYER_TYPES = {"olmo3", "smollm3"}
 # base.py gives a per-layer window only from layer_types; every other Attention takes the
 # cache config's window, ModelConfig.get_sliding_window); held by oracle case starcoder2-3b.
 _EVERY_LAYER_WINDOW = {"starcoder2"}
-KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _QWEN | _GEMMA | MLA_FAMILY | LAYERNORM_FAMILY
+KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _LLAMA_LIKE_MORE | _QWEN | _GEMMA | MLA_FAMILY
+                              | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
                               | _GEMMA4 | _BACKEND_LAYER_TYPES)
-# MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
-_EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
-                                 "minimax_m2"}
-
 
 def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                    windows: bool = True) -> dict:
     """The attention section of a model with attention heads (MHA, GQA, MQA): heads, KV heads,
     head_dim and biases by family; with ``windows``, its sliding-window fields too."""
     mt = c.model_type
-    head_dim = None if mt == "chatglm" else c.int("head_dim")
+    head_dim = None if mt == "chatglm" or mt in _HEAD_DIM_FROM_HIDDEN else c.int("head_dim")
+    if mt in _HEAD_DIM_FROM_HIDDEN and c.has("head_dim") and hidden % heads == 0 and (
+            c.int("head_dim") != hidden // heads):
+        c.warn(f"head_dim {c.int('head_dim')} ignored: vLLM's {mt} code takes hidden_size / "
+               f"num_attention_heads = {hidden // heads}")
     if head_dim is None:
         if hidden % heads:
             raise SpecError(c.path, "head_dim",
@@ -82,7 +115,11 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
             kv = 1
         else:
             kv = heads
-    elif mt in ("gpt2", "opt", "gpt_neox"):
+    elif mt == "gpt_bigcode":
+        kv = 1 if c.bool("multi_query", True) else heads
+        if not c.has("multi_query"):
+            c.warn("multi_query absent: GPTBigCodeConfig default true (one KV head)")
+    elif mt in ("gpt2", "opt", "gpt_neox", "gptj"):
         kv = heads
     elif mt == "chatglm":
         # vLLM models/chatglm.py GLMAttention: multi_query_group_num KV heads when
@@ -107,7 +144,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     # Biases: qwen2 always biases q/k/v (not o); llama-style `attention_bias` covers q/k/v and o.
     if mt in ("qwen2", "qwen2_moe"):
         qkv_bias, o_bias = True, False
-    elif mt == "gpt2":
+    elif mt in GPT2_STYLE:
         qkv_bias = o_bias = True
     elif mt == "gpt_neox":
         qkv_bias = o_bias = c.bool("attention_bias", True)
@@ -115,8 +152,14 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("enable_bias", True)
     elif mt == "falcon":
         qkv_bias = o_bias = c.bool("bias", False)
-    elif mt == "phi3":
-        qkv_bias = o_bias = False  # fused qkv_proj and o_proj carry no bias
+    elif mt in ("phi3", "gptj"):
+        qkv_bias = o_bias = False  # no bias on q/k/v nor on the output projection
+    elif mt == "internlm2":
+        qkv_bias = o_bias = False  # internlm2.py: wqkv and wo bias=False whatever `bias` says
+    elif mt == "exaone":
+        qkv_bias = o_bias = c.bool("attention_bias", False) or c.bool("bias", False)
+    elif mt == "stablelm":
+        qkv_bias, o_bias = c.bool("use_qkv_bias", False), False  # stablelm.py: o_proj bias=False
     elif mt == "glm4":
         qkv_bias, o_bias = c.bool("attention_bias", False), False  # glm4.py: o_proj bias=False
     elif mt == "chatglm":
@@ -394,7 +437,7 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
 def mlp_section(c: ConfigReader, hidden: int) -> dict:
     """The dense MLP section: width, gated or not, bias, by family."""
     mt = c.model_type
-    if mt == "gpt2":
+    if mt in GPT2_NAMES:
         width = c.int("n_inner") or 4 * hidden
         return {"intermediate_size": width, "gated": False, "bias": True}
     if mt == "falcon":
@@ -424,6 +467,9 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
             c.warn(f"intermediate_size varies by layer ({min(raw)}-{max(raw)}): the largest "
                    "is counted for every layer")
         return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
+    if mt in _NON_GATED_MLP:
+        return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
+                "gated": False, "bias": c.bool("mlp_bias", False)}
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
@@ -432,70 +478,6 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
     if mt not in KNOWN_MODEL_TYPES:
         c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
-
-
-def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
-    """The MoE section (experts, experts per token, widths, shared experts and which layers are
-    MoE), or None for a dense model."""
-    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts")
-    if key is None or (experts == 0 and not isinstance(experts, bool)):
-        return None
-    experts = c.int(key)
-    per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
-                    "top_k_experts",
-                    required="num_experts_per_tok",
-                    what="missing: needed for MoE active parameters")
-    width = c.int("moe_intermediate_size")
-    if width is None and c.model_type in _EXPERT_WIDTH_IS_INTERMEDIATE:
-        width = c.int("intermediate_size", required="intermediate_size")
-    if width is None:
-        width = dense_width  # mixtral: intermediate_size is the width of one expert
-        if c.model_type != "mixtral":
-            c.warn(f"moe_intermediate_size absent: experts assumed intermediate_size "
-                   f"({width}) wide")
-    moe: dict[str, Any] = {
-        "n_routed_experts": experts,
-        "num_experts_per_tok": per_tok,
-        "moe_intermediate_size": width,
-    }
-    shared_key, _ = c.first("n_shared_experts", "num_shared_experts")
-    shared = c.int(shared_key, minimum=0) if shared_key else 0
-    if c.model_type == "llama4":
-        shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
-    if shared:
-        moe["n_shared_experts"] = shared
-    width_key, _ = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
-    shared_width = c.int(width_key, minimum=0) if width_key else 0
-    if shared_width:
-        moe["shared_expert_intermediate_size"] = shared_width
-    # 0 and null both mean "unset" in these config classes.
-    first_k = c.int_or("first_k_dense_replace", 0)
-    freq = c.int_or("moe_layer_freq", 1) or 1
-    if c.model_type == "llama4":
-        # moe_layers = every interleave_moe_layer_step-th layer (1-based).
-        step = c.int_or("interleave_moe_layer_step", 1) or 1
-        first_k, freq = step - 1, step
-    if c.model_type == "jamba":
-        # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
-        freq = c.int_or("expert_layer_period", 1) or 1
-        first_k = c.int_or("expert_layer_offset", 0)
-    step = c.int("decoder_sparse_step", minimum=0)
-    if step is not None and step > 1:
-        # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
-        first_k, freq = step - 1, step
-    mlp_only = c.int_list("mlp_only_layers")
-    if mlp_only:
-        if sorted(mlp_only) == list(range(len(mlp_only))) and freq == 1 and first_k == 0:
-            first_k = len(mlp_only)
-        else:
-            shown = mlp_only if len(mlp_only) <= 16 else f"{mlp_only[:16]}..."
-            c.warn(f"mlp_only_layers {shown} use the dense MLP, which kvplan cannot express "
-                   "(it has first_k_dense_replace and moe_layer_freq only): counted as MoE layers")
-    if first_k > layers:
-        raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
-    moe["first_k_dense_replace"] = first_k
-    moe["moe_layer_freq"] = freq
-    return moe
 
 
 def gemma3_rope_tables(c: ConfigReader, max_pos: int) -> list[int]:

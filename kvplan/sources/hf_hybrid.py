@@ -26,6 +26,7 @@ class LayerPlan:
     recurrent: dict[str, Any] | None = None
     attention: dict[str, Any] = field(default_factory=dict)  # extra attention fields
     mlp_in_mixer_layers: bool = True
+    mlp: dict[str, Any] | None = None  # MLP fields read with the plan (Nemotron-NAS)
 
 
 # Fields that declare a cache of a kind kvplan must know to size. On a model_type that no reader
@@ -210,6 +211,9 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     # transformers' Lfm2Config: layer_types when given, else full attention at full_attn_idxs
     # (LFM2-1.2B/700M/350M ship only those), else at every layer.
     types = c.data.get("layer_types")
+    if types is None and c.model_type == "lfm2_moe":
+        # vLLM 0.32 models/lfm2_moe.py reads config.layer_types[layer_idx] and nothing else.
+        raise SpecError(c.path, "layer_types", "missing: vLLM's lfm2_moe.py needs it")
     if types is None:
         full = c.int_list("full_attn_idxs") if c.data.get("full_attn_idxs") is not None \
             else list(range(layers))
@@ -228,9 +232,11 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     plan_types = [mapping[t] for t in types]
     if RECURRENT not in plan_types:
         return LayerPlan(layer_types=plan_types)
+    # lfm2_moe.py sizes the conv state from hidden_size itself (conv_dim is not read).
+    channels = hidden if c.model_type == "lfm2_moe" else c.int_or("conv_dim", hidden, minimum=1)
     return LayerPlan(layer_types=plan_types, recurrent={
         "kind": "short_conv", "conv_kernel": c.int_or("conv_L_cache", 3, minimum=2),
-        "intermediate_size": c.int_or("conv_dim", hidden, minimum=1)})
+        "intermediate_size": channels})
 
 
 def _default(c: ConfigReader, key: str, default: int, cls: str) -> int:
@@ -313,9 +319,81 @@ def _zamba2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
                    "num_heads": m_heads, "head_dim": m_head_dim})
 
 
+def _nemotron_nas(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
+    """Nemotron-NAS (DeciLMForCausalLM: Llama-3.3-Nemotron-Super-49B, -Ultra-253B): one
+    block_configs entry per layer, as vLLM 0.32 models/nemotron_nas.py DeciLMDecoderLayer reads
+    it. attention.no_op: no attention (and no cache) in that layer; else an Attention of
+    num_attention_heads // attention.n_heads_in_group KV heads (head size from the config, as
+    LlamaAttention takes it). ffn.no_op: no MLP; else a gated MLP of ffn.intermediate_size, or
+    of _ffn_mult_to_intermediate_size(ffn_mult, hidden) = int(2 x ffn_mult x hidden / 3) rounded
+    up to a multiple of 256. Fields vLLM's code does not read and that would change the
+    attention (replace_with_linear, window_length, sparsify, num_sink_tokens) are refused
+    when set, rather than sized as vLLM's plain attention."""
+    blocks = c.data.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) != layers:
+        raise SpecError(c.path, "block_configs", f"expected a list of {layers} entries (one per "
+                                                 "layer)")
+    heads = _need(c, "num_attention_heads")
+    types, kv_heads, has_mlp, widths = [], [], [], []
+    for i, block in enumerate(blocks):
+        where = f"block_configs[{i}]"
+        att, ffn = (block.get(k) if isinstance(block, dict) else None for k in ("attention",
+                                                                                "ffn"))
+        if not isinstance(att, dict) or not isinstance(ffn, dict):
+            raise SpecError(c.path, where, "expected a mapping with attention and ffn")
+        for part, name in ((att, "attention"), (ffn, "ffn")):
+            for key in ("replace_with_linear", "window_length", "sparsify", "num_sink_tokens"):
+                if part.get(key) not in (None, False) and not part.get("no_op"):
+                    raise SpecError(c.path, f"{where}.{name}.{key}",
+                                    f"{part[key]!r}: not read by vLLM's nemotron_nas.py; "
+                                    "refused rather than sized as plain attention")
+        if att.get("no_op"):
+            types.append(MLP_ONLY)
+            kv_heads.append(None)
+        else:
+            group = checked_int(att.get("n_heads_in_group"), path=c.path,
+                                field=f"{where}.attention.n_heads_in_group")
+            if heads % group:
+                raise SpecError(c.path, f"{where}.attention.n_heads_in_group",
+                                f"{group} does not divide num_attention_heads ({heads})")
+            types.append(FULL)
+            kv_heads.append(heads // group)
+        has_mlp.append(not ffn.get("no_op"))
+        if ffn.get("no_op"):
+            continue
+        if ffn.get("ffn_mult") is not None:
+            mult = ffn["ffn_mult"]
+            if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+                raise SpecError(c.path, f"{where}.ffn.ffn_mult", "expected a positive number")
+            width = int(2 * mult * hidden / 3)
+            widths.append(width + (-width) % 256)
+        else:
+            widths.append(checked_int(ffn.get("intermediate_size"), path=c.path,
+                                      field=f"{where}.ffn.intermediate_size"))
+    found = [k for k in kv_heads if k is not None]
+    if not found:
+        raise SpecError(c.path, "block_configs", "no layer has attention: not a decoder "
+                                                 "kvplan sizes")
+    attention: dict[str, Any] = {"num_key_value_heads": found[0],
+                                 "kind": "mha" if found[0] == heads else
+                                 "mqa" if found[0] == 1 else "gqa"}
+    if len(set(found)) > 1:
+        attention["layer_kv_heads"] = kv_heads
+    mlp: dict[str, Any] = {"intermediate_size": round(sum(widths) / len(widths)) if widths
+                           else 1}
+    if len(set(widths)) > 1:
+        c.warn(f"MLP widths vary by layer ({min(widths)}-{max(widths)}): weights counted at "
+               f"their mean, {mlp['intermediate_size']}")
+    if not all(has_mlp):
+        mlp["layers"] = has_mlp
+    return LayerPlan(layer_types=types, attention=attention, mlp=mlp)
+
+
 def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
     """The layer plan of a hybrid family, or None for uniform / sliding-only models."""
     mt = c.model_type
+    if mt == "nemotron-nas":
+        return _nemotron_nas(c, layers, hidden)
     if mt == "nemotron_h":
         return _nemotron_h(c, layers)
     if mt == "granitemoehybrid":
@@ -332,7 +410,7 @@ def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
         return _kimi_linear(c, layers)
     if mt == "llama4":
         return _llama4(c, layers)
-    if mt == "lfm2":
+    if mt in ("lfm2", "lfm2_moe"):
         return _lfm2(c, layers, hidden)
     if mt in PURE_RECURRENT_TYPES:
         return _mamba_pure(c, layers, hidden)
@@ -347,4 +425,5 @@ PURE_RECURRENT_TYPES = frozenset({"mamba", "falcon_mamba", "mamba2"})
 
 HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
-                                "lfm2", "zamba2"}) | PURE_RECURRENT_TYPES
+                                "lfm2", "lfm2_moe", "zamba2",
+                                "nemotron-nas"}) | PURE_RECURRENT_TYPES

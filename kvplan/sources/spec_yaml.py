@@ -342,7 +342,8 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         chunks: tuple[int | None, ...] = ()
     else:
         windows, chunks, mixers = _parse_layer_types(r, att_r, types, layers)
-    layer_attention = _parse_layer_shapes(att_r, attention, windows)
+    layer_attention = (_parse_layer_kv_heads(att_r, attention, layers)
+                       or _parse_layer_shapes(att_r, attention, windows))
     indexer_r = att_r.section("indexer", required=False)
     indexer = _parse_indexer(indexer_r, attention) if indexer_r is not None else None
     att_r.finish()
@@ -364,9 +365,20 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         bias=mlp_r.bool("bias"),
     )
     in_mixer_layers = mlp_r.bool("in_mixer_layers", default=True)
+    present = mlp_r._get("layers", False)
     mlp_r.finish()
     has_mlp: tuple[bool, ...] = ()
-    if not in_mixer_layers:
+    if present is not None:
+        # `mlp.layers`: one true / false per layer, whether it holds the MLP (Nemotron-NAS
+        # blocks whose ffn is a no-op).
+        if not in_mixer_layers:
+            raise r.error("mlp.layers", "not with mlp.in_mixer_layers")
+        if not isinstance(present, list) or len(present) != layers or not all(
+                isinstance(x, bool) for x in present):
+            raise r.error("mlp.layers", f"expected a list of {layers} true / false entries "
+                                        "(one per layer)")
+        has_mlp = tuple(present)
+    elif not in_mixer_layers:
         if not mixers:
             raise r.error("mlp.in_mixer_layers", "false needs layer_types with mlp layers")
         has_mlp = tuple(m == "mlp" for m in mixers)
@@ -422,6 +434,33 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
                             architecture_features(spec.model_type, qk_norm=spec.qk_norm).items()})
     r.finish()
     return spec
+
+
+def _parse_layer_kv_heads(r: _Reader, attention: Attention, layers: int
+                          ) -> tuple[Attention, ...]:
+    """`attention.layer_kv_heads`: one KV-head count per layer (null for a layer without
+    attention), for models whose KV heads vary by layer (Nemotron-NAS: num_attention_heads //
+    n_heads_in_group per block). Empty when not given."""
+    value = r._get("layer_kv_heads", False)
+    if value is None:
+        return ()
+    if not isinstance(attention, HeadAttention) or attention.kind is AttentionKind.none:
+        raise r.error("layer_kv_heads", "only for kinds mha, gqa and mqa")
+    if not isinstance(value, list) or len(value) != layers:
+        raise r.error("layer_kv_heads", f"expected a list of {layers} entries (one per layer)")
+    heads = attention.num_attention_heads
+    out = []
+    for kv in value:
+        if kv is None:
+            out.append(attention)
+            continue
+        kv = checked_int(kv, path=r.path, field=r.field("layer_kv_heads"))
+        if heads % kv:
+            raise r.error("layer_kv_heads", f"{kv} does not divide num_attention_heads ({heads})")
+        kind = (AttentionKind.mha if kv == heads else AttentionKind.mqa if kv == 1
+                else AttentionKind.gqa)
+        out.append(replace(attention, kind=kind, num_key_value_heads=kv))
+    return tuple(out)
 
 
 def _parse_layer_shapes(r: _Reader, attention: Attention, windows: tuple[int | None, ...]

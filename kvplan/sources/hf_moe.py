@@ -1,0 +1,92 @@
+"""config.json fields -> the spec's MoE section (experts, experts per token, widths, shared
+experts, which layers are MoE), family by family (kvplan.sources.hf_families reads attention and
+the dense MLP)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvplan._util.errors import SpecError
+from kvplan.sources.hf_reader import ConfigReader
+
+# MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
+_EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
+                                 "minimax_m2", "olmoe", "granitemoe"}
+
+
+def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
+    """The MoE section (experts, experts per token, widths, shared experts and which layers are
+    MoE), or None for a dense model."""
+    ernie = c.model_type == "ernie4_5_moe"  # moe_* names (vLLM 0.32 models/ernie45_moe.py)
+    key, experts = c.first("n_routed_experts", "num_local_experts", "num_experts",
+                           *(("moe_num_experts",) if ernie else ()))
+    if key is None or (experts == 0 and not isinstance(experts, bool)):
+        return None
+    experts = c.int(key)
+    per_tok = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token",
+                    "top_k_experts", *(("moe_k",) if ernie else ()),
+                    required="num_experts_per_tok",
+                    what="missing: needed for MoE active parameters")
+    width = c.int("moe_intermediate_size")
+    if width is None and c.model_type in _EXPERT_WIDTH_IS_INTERMEDIATE:
+        width = c.int("intermediate_size", required="intermediate_size")
+    if width is None:
+        width = dense_width  # mixtral: intermediate_size is the width of one expert
+        if c.model_type != "mixtral":
+            c.warn(f"moe_intermediate_size absent: experts assumed intermediate_size "
+                   f"({width}) wide")
+    moe: dict[str, Any] = {
+        "n_routed_experts": experts,
+        "num_experts_per_tok": per_tok,
+        "moe_intermediate_size": width,
+    }
+    shared_key, _ = c.first("n_shared_experts", "num_shared_experts",
+                            *(("moe_num_shared_experts",) if ernie else ()))
+    shared = c.int(shared_key, minimum=0) if shared_key else 0
+    if c.model_type == "llama4":
+        shared = 1  # Llama-4 adds one shared expert of the experts' width to every MoE layer
+    if shared:
+        moe["n_shared_experts"] = shared
+    width_key, _ = c.first("shared_expert_intermediate_size", "shared_intermediate_size")
+    shared_width = c.int(width_key, minimum=0) if width_key else 0
+    if shared_width:
+        moe["shared_expert_intermediate_size"] = shared_width
+    # 0 and null both mean "unset" in these config classes.
+    first_k = c.int_or("first_k_dense_replace", 0)
+    freq = c.int_or("moe_layer_freq", 1) or 1
+    if c.model_type == "llama4":
+        # moe_layers = every interleave_moe_layer_step-th layer (1-based).
+        step = c.int_or("interleave_moe_layer_step", 1) or 1
+        first_k, freq = step - 1, step
+    if c.model_type == "lfm2_moe":
+        first_k = c.int_or("num_dense_layers", 2)  # lfm2_moe.py: dense below num_dense_layers
+    if ernie:
+        # Ernie4_5_MoeDecoderLayer: MoE when moe_layer_start_index <= i <= moe_layer_end_index
+        # (default the last layer) and (i + 1) % moe_layer_interval == 0.
+        first_k = c.int_or("moe_layer_start_index", 0)
+        freq = c.int_or("moe_layer_interval", 1) or 1
+        end = c.int_or("moe_layer_end_index", layers - 1)
+        if end < layers - 1 or freq > 1:
+            c.warn(f"MoE layers {first_k}..{end} every {freq}: counted as every layer from "
+                   f"{first_k} on (weights only)")
+    if c.model_type == "jamba":
+        # Layer i is MoE when i % expert_layer_period == expert_layer_offset.
+        freq = c.int_or("expert_layer_period", 1) or 1
+        first_k = c.int_or("expert_layer_offset", 0)
+    step = c.int("decoder_sparse_step", minimum=0)
+    if step is not None and step > 1:
+        # qwen*_moe: layer i is MoE when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...
+        first_k, freq = step - 1, step
+    mlp_only = c.int_list("mlp_only_layers")
+    if mlp_only:
+        if sorted(mlp_only) == list(range(len(mlp_only))) and freq == 1 and first_k == 0:
+            first_k = len(mlp_only)
+        else:
+            shown = mlp_only if len(mlp_only) <= 16 else f"{mlp_only[:16]}..."
+            c.warn(f"mlp_only_layers {shown} use the dense MLP, which kvplan cannot express "
+                   "(it has first_k_dense_replace and moe_layer_freq only): counted as MoE layers")
+    if first_k > layers:
+        raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
+    moe["first_k_dense_replace"] = first_k
+    moe["moe_layer_freq"] = freq
+    return moe

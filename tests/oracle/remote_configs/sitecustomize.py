@@ -1,0 +1,75 @@
+"""The vLLM oracle's stand-in for the remote config classes (`configuration_*.py` of a Hub repo,
+loaded with `trust_remote_code`) of families that neither transformers nor vLLM 0.32 ships a
+config class for: registers each model_type below with transformers' AutoConfig so that vLLM's
+CPU build can load such a config.json. Put on the oracle's PYTHONPATH (`--env PYTHONPATH=...`).
+
+A stand-in only turns config.json's fields into attributes, as the remote class does, plus the
+aliases the remote classes define (ExaoneConfig: num_layers -> num_hidden_layers), and
+`rope_parameters` from rope_theta / rope_scaling as transformers 5 expects; it sizes nothing.
+Nemotron-NAS (DeciLMConfig): each block_configs entry becomes attributes
+(block.attention.no_op, .n_heads_in_group, block.ffn.ffn_mult, ...), what vLLM 0.32
+models/nemotron_nas.py reads."""
+
+from types import SimpleNamespace
+
+_STANDARD = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+             "num_key_value_heads", "intermediate_size", "hidden_act", "max_position_embeddings",
+             "rms_norm_eps", "rope_theta", "rope_scaling", "attention_bias", "mlp_bias",
+             "head_dim")
+_ALIASES = {"exaone": {"num_layers": "num_hidden_layers"}}
+
+
+def _register() -> None:
+    from transformers import AutoConfig, PretrainedConfig
+
+    class _Block(SimpleNamespace):
+        def to_dict(self):
+            return {k: (v.to_dict() if isinstance(v, _Block) else v)
+                    for k, v in vars(self).items()}
+
+    def block(entry):
+        return _Block(**{k: _Block(**v) if isinstance(v, dict) else v for k, v in entry.items()})
+
+    def config_class(model_type: str):
+        aliases = _ALIASES.get(model_type, {})
+
+        class RemoteConfig(PretrainedConfig):
+            def __init__(self, block_configs=None, **kwargs):
+                for old, new in aliases.items():
+                    if old in kwargs and new not in kwargs:
+                        kwargs[new] = kwargs[old]
+                for key in _STANDARD:
+                    setattr(self, key, kwargs.pop(key, None))
+                for key in list(kwargs):
+                    if key not in ("bos_token_id", "eos_token_id", "pad_token_id",
+                                   "tie_word_embeddings", "torch_dtype", "dtype",
+                                   "architectures", "transformers_version", "auto_map",
+                                   "_name_or_path", "use_cache"):
+                        setattr(self, key, kwargs.pop(key))
+                scaling = dict(self.rope_scaling or {})
+                rope_type = scaling.pop("rope_type", None) or scaling.pop("type", None)
+                self.rope_parameters = dict(scaling, rope_theta=self.rope_theta or 10000.0,
+                                            rope_type=rope_type or "default")
+                super().__init__(**kwargs)
+                if block_configs is not None:
+                    self.block_configs = [block(b) if isinstance(b, dict) else b
+                                          for b in block_configs]
+
+            def to_dict(self):
+                out = super().to_dict()
+                if hasattr(self, "block_configs"):
+                    out["block_configs"] = [b.to_dict() for b in self.block_configs]
+                return out
+
+        RemoteConfig.model_type = model_type
+        RemoteConfig.__name__ = f"RemoteConfig_{model_type.replace('-', '_')}"
+        return RemoteConfig
+
+    for model_type in ("nemotron-nas", "internlm2", "exaone"):
+        AutoConfig.register(model_type, config_class(model_type))
+
+
+try:
+    _register()
+except Exception:  # noqa: BLE001 - outside the vLLM venv: nothing to register
+    pass
