@@ -67,6 +67,10 @@ def simulate_cmd(
         "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="Token budget per step (default: vLLM's for the GPU, 8192 or 2048).")] = None,
     prefix_caching: PrefixCachingOpt = None,
+    async_scheduling: Annotated[bool | None, typer.Option(
+        "--async-scheduling/--no-async-scheduling",
+        help="vLLM's async scheduling (default: the version's; on from 0.14): a request "
+             "arriving during a step waits one more step.")] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", min=0.01, max=1.0,
         help="vLLM gpu_memory_utilization (default: that version's).")] = None,
@@ -165,7 +169,7 @@ def simulate_cmd(
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1)
-        sim, notes = setup(spec, inputs, dp=dp)
+        sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling)
         result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
                           slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
         name = inputs.gpu.name if inputs.gpu is not None else str(gpu)

@@ -16,7 +16,11 @@ from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
-from kvplan.engines.vllm.alloc import VllmKVConfig, vllm_batch_defaults
+from kvplan.engines.vllm.alloc import (
+    VllmKVConfig,
+    vllm_async_scheduling_default,
+    vllm_batch_defaults,
+)
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
@@ -76,9 +80,10 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 
 
 def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
-          max_num_seqs: int | None = None) -> tuple[SimSetup, list[str]]:
+          max_num_seqs: int | None = None, async_scheduling: bool | None = None
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated.
-    Returns it and the notes to show."""
+    `async_scheduling`: None, the version's default. Returns it and the notes to show."""
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
         raise InputError("simulate: give --gpu (the step time needs a GPU preset)")
@@ -91,9 +96,11 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
     if cap.num_speculative_tokens:
         raise InputError("simulate: speculative decoding is not simulated")
+    if async_scheduling is None:
+        async_scheduling = vllm_async_scheduling_default(cap.engine_version)
     notes = [f"scheduler: vLLM {_SCHEDULER_VERSION} V1 (FCFS, chunked prefill, preemption by "
-             "recompute); pool and groups: vLLM "
-             f"{cap.engine.rules.reported_version(cap)} rules as `estimate`"]
+             f"recompute, {'async' if async_scheduling else 'synchronous'} scheduling); pool "
+             f"and groups: vLLM {cap.engine.rules.reported_version(cap)} rules as `estimate`"]
     plan = plan_capacity(spec, cap)
     stage = vllm_stage_config(spec, cap)
     groups = group_rules(stage)
@@ -130,7 +137,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                          mla_form=form, graph_sizes=graphs)
     sched = SchedulerConfig(max_num_seqs=max_num_seqs,
                             max_num_batched_tokens=cap.max_num_batched_tokens,
-                            max_model_len=cap.context)
+                            max_model_len=cap.context, async_scheduling=async_scheduling)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
                     dp=dp), notes
 
