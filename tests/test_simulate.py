@@ -463,7 +463,7 @@ def test_cli_json_contract(tmp_path: Path) -> None:
 
 def test_cli_refusals() -> None:
     for args, text in (
-        (["--engine", "sglang", "--rate", "1"], "only vLLM"),
+        (["--engine", "trtllm", "--rate", "1"], "not modelled"),
         (["--rate", "1", "--pp", "2"], "--pp"),
         ([], "--rate"),
         (["--rate", "1", "--trace-format", "azure"], "--trace"),

@@ -69,8 +69,19 @@ def simulate_cmd(
     prefix_caching: PrefixCachingOpt = None,
     async_scheduling: Annotated[bool | None, typer.Option(
         "--async-scheduling/--no-async-scheduling",
-        help="vLLM's async scheduling (default: the version's; on from 0.14): a request "
-             "arriving during a step waits one more step.")] = None,
+        help="vLLM's async scheduling (default: the version's; on from 0.14) or SGLang's "
+             "overlap scheduler (default on): a request arriving during a step waits one more "
+             "step.")] = None,
+    schedule_policy: Annotated[str, typer.Option(
+        "--schedule-policy", metavar="fcfs|lpm",
+        help="SGLang --schedule-policy (fcfs, or lpm: longest cached prefix first).")
+    ] = "fcfs",
+    schedule_conservativeness: Annotated[float, typer.Option(
+        "--schedule-conservativeness", min=0.0,
+        help="SGLang --schedule-conservativeness (scales the new-token ratio).")] = 1.0,
+    chunked_prefill_size: Annotated[int | None, typer.Option(
+        "--chunked-prefill-size", min=-1, metavar="TOKENS",
+        help="SGLang --chunked-prefill-size (default: its for the GPU; -1: off).")] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", min=0.01, max=1.0,
         help="vLLM gpu_memory_utilization (default: that version's).")] = None,
@@ -131,6 +142,7 @@ def simulate_cmd(
     preemptions, KV usage, prefix hit rate and goodput."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate
+    from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim
     from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
@@ -169,7 +181,16 @@ def simulate_cmd(
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1)
-        sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling)
+        if schedule_policy not in POLICIES:
+            from kvplan._util.errors import InputError
+
+            raise InputError(f"--schedule-policy: expected one of {', '.join(POLICIES)}, got "
+                             f"{schedule_policy!r}")
+        sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
+                           sglang=SglangOptionsSim(
+                               chunked_prefill_size=chunked_prefill_size,
+                               schedule_conservativeness=schedule_conservativeness,
+                               schedule_policy=schedule_policy))
         result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
                           slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
         name = inputs.gpu.name if inputs.gpu is not None else str(gpu)
