@@ -257,8 +257,8 @@ def print_section() -> None:
     print("\nIn brackets: kvplan on the same stages. Vidur ran on none of these runs (the "
           "study has no Vidur profile of Llama-3.1-8B or Qwen3-14B). The issue's target: "
           "median TTFT error <= 15 %, TPOT / ITL and E2E <= 10 %. kvplan's TTFT is the "
-          "engine's (arrival to the first token leaving its step); the client's also holds the HTTP, tokenisation "
-          "and streaming path, which kvplan does not model.\n")
+          "engine's (arrival to the first token leaving its step); the client's also holds "
+          "the HTTP, tokenisation and streaming path, which kvplan does not model.\n")
     base = runs[0].profile.rsplit("/", 2)[0]
     print(f"Profiles: {base}/FOLDER/values.yaml (the campaign folder in the last column).\n")
     print("| run | stage | measured TTFT / ITL / E2E ms | simulated | TTFT err | ITL err | "
