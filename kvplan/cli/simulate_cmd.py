@@ -51,7 +51,8 @@ def simulate_cmd(
         "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel)."
     )] = 1,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose scheduler to simulate (vLLM's V1 only).")] = DEFAULT_ENGINE,
+        "--engine", help="Whose scheduler to simulate: vLLM's V1 or SGLang's (TensorRT-LLM's "
+                         "is not modelled).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
@@ -62,7 +63,8 @@ def simulate_cmd(
     ] = None,
     max_num_seqs: Annotated[int | None, typer.Option(
         "--max-num-seqs", min=1,
-        help="Running requests at most (default: vLLM's for the GPU, 1024 or 256).")] = None,
+        help="Running requests at most (vLLM --max-num-seqs, default 1024 or 256 by GPU; "
+             "SGLang --max-running-requests, default by its pool).")] = None,
     max_num_batched_tokens: Annotated[int | None, typer.Option(
         "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="Token budget per step (default: vLLM's for the GPU, 8192 or 2048).")] = None,
@@ -137,7 +139,8 @@ def simulate_cmd(
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Serve a stream of requests in a simulation of vLLM V1's scheduler (token budget,
-    chunked prefill, FCFS, preemption, prefix caching) over the KV pool `estimate` computes,
+    chunked prefill, FCFS, preemption, prefix caching; or SGLang's: prefill first,
+    new-token-ratio admission, retraction, radix cache) over the KV pool `estimate` computes,
     each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
     preemptions, KV usage, prefix hit rate and goodput."""
     from kvplan.analysis.inputs import estimate_inputs
