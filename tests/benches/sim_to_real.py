@@ -17,10 +17,10 @@ flag (each request stands alone, no context carried from a user's earlier rounds
 this replay: kvplan has no record of what the client really sent after the first round.
 
 Nothing is fitted to these runs: the step time is kvplan.perf.mixed_step over the cost
-model's efficiencies (two fitted constants, fitted on other rows: tests/benches/fitted_rows.py)
-and no rule was written with these runs in view, so every row is held out and prospective
-(it entered the bench in the commit that added this module, after the last cost-model rule
-change). The simulator's TTFT is the engine's (arrival to first token out of the step): the
+model's efficiencies (two fitted constants, fitted on other rows: tests/benches/fitted_rows.py),
+so every row is held out. But they shaped one rule: their client TTFT sat about one decode step
+above the simulated one, which led to simulating vLLM's async scheduling (SHAPED_BY, commit
+6a963b5); the bench prints kvplan with it off too. The simulator's TTFT is the engine's (arrival to first token out of the step): the
 client's adds the HTTP, tokenisation and streaming path, which kvplan does not model.
 """
 
