@@ -20,8 +20,9 @@ Nothing is fitted to these runs: the step time is kvplan.perf.mixed_step over th
 model's efficiencies (two fitted constants, fitted on other rows: tests/benches/fitted_rows.py),
 so every row is held out. But they shaped one rule: their client TTFT sat about one decode step
 above the simulated one, which led to simulating vLLM's async scheduling (SHAPED_BY, commit
-6a963b5); the bench prints kvplan with it off too. The simulator's TTFT is the engine's (arrival to first token out of the step): the
-client's adds the HTTP, tokenisation and streaming path, which kvplan does not model.
+6a963b5); the bench prints kvplan with it off too. The simulator's TTFT is the engine's
+(arrival to first token out of the step): the client's adds the HTTP, tokenisation and
+streaming path, which kvplan does not model.
 """
 
 from __future__ import annotations
