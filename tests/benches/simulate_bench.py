@@ -101,6 +101,7 @@ def rows(engine: str = "vllm") -> list[Row]:
     ttft = {c.label: c for c in TTFT_CASES}
     out = []
     cases = vllm_serving_cases() if engine == "vllm" else sglang_serving_cases()
+    name = "SGLang" if engine == "sglang" else "vLLM"
     for case in cases:
         try:
             tpot, first, preempted = run_case(case, engine)
@@ -113,7 +114,7 @@ def rows(engine: str = "vllm") -> list[Row]:
         # A TTFT measured in the same run (the cost bench keeps them apart, by its own label).
         match = next((t for label, t in ttft.items()
                       if label.split(",")[0] == case.label.split(",")[0]
-                      and _version(label, "SGLang") == _version(case.label, "SGLang")
+                      and _version(label, name) == _version(case.label, name)
                       and t.concurrency == case.batch), None)
         out.append(Row(label=case.label, split=_split(case, fitted),
                        measured_tpot_ms=case.measured_tpot_ms, simulated_tpot_ms=tpot,
