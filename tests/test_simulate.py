@@ -29,6 +29,7 @@ from kvplan.analysis.simulate.workload import (
     synthetic,
 )
 from kvplan.cli import app
+from kvplan.engines.vllm.alloc import vllm_async_scheduling_default
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY
 from kvplan.perf.mixed_step import MixedStepCost, _window_pairs
@@ -236,6 +237,7 @@ workloads = st.fixed_dictionaries({
     "seed": st.integers(0, 1000),
     "caching": st.booleans(),
     "prefix": st.integers(0, 64),
+    "async": st.booleans(),
 })
 
 
@@ -256,7 +258,8 @@ def _run(w: dict, *, bulk: bool = True):  # type: ignore[no-untyped-def]
     pool = _CheckedPool(blocks, (GroupRule(kind="full", block_size=16),), caching=w["caching"])
     sim = Simulator(pool, SchedulerConfig(max_num_seqs=w["seqs"],
                                           max_num_batched_tokens=w["budget"],
-                                          max_model_len=longest),
+                                          max_model_len=longest,
+                                          async_scheduling=w.get("async", False)),
                     _LinearCost(), timeline=True, bulk_decode=bulk)
     state = sim.run(specs, concurrency=concurrency)
     return specs, state, pool
@@ -317,6 +320,52 @@ def test_deterministic_and_bulk_decode_changes_nothing(w: dict) -> None:  # type
         else:
             assert itl_a[key] == pytest.approx(itl_c[key], rel=1e-9, abs=1e-12)
     assert sum(a.itl_weights) == sum(c.itl_weights)
+
+
+class _FixedCost:
+    """Every step takes 10 ms, whatever it holds."""
+
+    full_attention_only = True
+
+    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
+        return 0.010
+
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float:
+        return 0.010
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_async_scheduling_sees_an_arrival_one_step_later(bulk: bool) -> None:
+    """vLLM's async scheduling (vllm/v1/engine/core.py step_with_batch_queue, batch queue of
+    2, vLLM 0.32): step k+1 is scheduled when step k is launched. Worked by hand with 10 ms
+    steps: A (16 + 10 tokens) arrives at 0 and runs alone (prefill 0-10 ms, decodes from 10 ms);
+    B arrives at 15 ms, inside the step 10-20 ms. Synchronous: the step scheduled at 20 ms
+    takes B, its first token at 30 ms (TTFT 15 ms). Async: the step 20-30 ms was scheduled at
+    10 ms, before B; the step scheduled at 20 ms (run 30-40 ms) takes B: TTFT 25 ms. A came to
+    an idle engine: its prefill is the first step either way (TTFT 10 ms)."""
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=16, output_len=10),
+             RequestSpec(arrival_s=0.015, prompt_len=16, output_len=10)]
+    ttft = {}
+    for mode in (False, True):
+        pool = KVPool(100, (GroupRule(kind="full", block_size=16),), caching=False)
+        sim = Simulator(pool, SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=512,
+                                              max_model_len=64, async_scheduling=mode),
+                        _FixedCost(), bulk_decode=bulk)
+        done = {r.rid: r for r in sim.run(specs).finished}
+        ttft[mode] = [round((done[i].first_token_s - done[i].sent_s) * 1e3, 9) for i in (0, 1)]
+    assert ttft[False] == [10.0, 15.0]
+    assert ttft[True] == [10.0, 25.0]
+
+
+def test_async_scheduling_default_by_vllm_version() -> None:
+    # vLLM PR 27614 (in 0.14.0): async scheduling on unless --no-async-scheduling.
+    assert not vllm_async_scheduling_default("0.13.0")
+    assert vllm_async_scheduling_default("0.14.0")
+    assert vllm_async_scheduling_default("0.15.1")
+    assert vllm_async_scheduling_default(None)
+    assert _llama_setup(engine_version="0.13.0").scheduler.async_scheduling is False
+    assert _llama_setup().scheduler.async_scheduling is True
 
 
 def test_same_seed_same_metrics_with_the_cost_model() -> None:
@@ -414,7 +463,7 @@ def test_cli_json_contract(tmp_path: Path) -> None:
 
 def test_cli_refusals() -> None:
     for args, text in (
-        (["--engine", "sglang", "--rate", "1"], "only vLLM"),
+        (["--engine", "trtllm", "--rate", "1"], "not modelled"),
         (["--rate", "1", "--pp", "2"], "--pp"),
         ([], "--rate"),
         (["--rate", "1", "--trace-format", "azure"], "--trace"),

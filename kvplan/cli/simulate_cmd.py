@@ -18,7 +18,14 @@ from kvplan.cli.common import (
     with_keys_after,
 )
 from kvplan.cli.outputs import atomic_write, check_output
-from kvplan.cli.vocab import CONTEXT_FLAGS, kv_dtype_option, tokens_option, tokens_or_zero_option
+from kvplan.cli.vocab import (
+    CONTEXT_FLAGS,
+    SGLANG_PANEL,
+    kv_dtype_option,
+    tokens_option,
+    tokens_or_off_option,
+    tokens_or_zero_option,
+)
 from kvplan.cli.workload_opts import (
     InputLenOpt,
     NumRequestsOpt,
@@ -54,7 +61,8 @@ def simulate_cmd(
         "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel)."
     )] = 1,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose scheduler to simulate (vLLM's V1 only).")] = DEFAULT_ENGINE,
+        "--engine", help="Whose scheduler to simulate: vLLM's V1 or SGLang's (TensorRT-LLM's "
+                         "is not modelled).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
@@ -67,11 +75,28 @@ def simulate_cmd(
     ] = None,
     max_num_seqs: Annotated[int | None, typer.Option(
         "--max-num-seqs", min=1,
-        help="Running requests at most (default: vLLM's for the GPU, 1024 or 256).")] = None,
+        help="Running requests at most (vLLM --max-num-seqs, default 1024 or 256 by GPU; "
+             "SGLang --max-running-requests, default by its pool).")] = None,
     max_num_batched_tokens: Annotated[int | None, typer.Option(
         "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
         help="Token budget per step (default: vLLM's for the GPU, 8192 or 2048).")] = None,
     prefix_caching: PrefixCachingOpt = None,
+    async_scheduling: Annotated[bool | None, typer.Option(
+        "--async-scheduling/--no-async-scheduling",
+        help="vLLM's async scheduling (default: the version's; on from 0.14) or SGLang's "
+             "overlap scheduler (default on): a request arriving during a step waits one more "
+             "step.")] = None,
+    schedule_policy: Annotated[str, typer.Option(
+        "--schedule-policy", metavar="fcfs|lpm", rich_help_panel=SGLANG_PANEL,
+        help="SGLang --schedule-policy (fcfs, or lpm: longest cached prefix first).")
+    ] = "fcfs",
+    schedule_conservativeness: Annotated[float, typer.Option(
+        "--schedule-conservativeness", min=0.0, rich_help_panel=SGLANG_PANEL,
+        help="SGLang --schedule-conservativeness (scales the new-token ratio).")] = 1.0,
+    chunked_prefill_size: Annotated[int | None, typer.Option(
+        "--chunked-prefill-size", parser=tokens_or_off_option, metavar="TOKENS",
+        rich_help_panel=SGLANG_PANEL,
+        help="SGLang --chunked-prefill-size (default: its for the GPU; -1: off).")] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", min=0.01, max=1.0,
         help="vLLM gpu_memory_utilization (default: that version's).")] = None,
@@ -129,11 +154,13 @@ def simulate_cmd(
     explain: ExplainOpt = False,
 ) -> None:
     """Serve a stream of requests in a simulation of vLLM V1's scheduler (token budget,
-    chunked prefill, FCFS, preemption, prefix caching) over the KV pool `estimate` computes,
+    chunked prefill, FCFS, preemption, prefix caching; or SGLang's: prefill first,
+    new-token-ratio admission, retraction, radix cache) over the KV pool `estimate` computes,
     each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
     preemptions, KV usage, prefix hit rate and goodput."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate
+    from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim
     from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
@@ -172,7 +199,16 @@ def simulate_cmd(
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1)
-        sim, notes = setup(spec, inputs, dp=dp)
+        if schedule_policy not in POLICIES:
+            from kvplan._util.errors import InputError
+
+            raise InputError(f"--schedule-policy: expected one of {', '.join(POLICIES)}, got "
+                             f"{schedule_policy!r}")
+        sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
+                           sglang=SglangOptionsSim(
+                               chunked_prefill_size=chunked_prefill_size,
+                               schedule_conservativeness=schedule_conservativeness,
+                               schedule_policy=schedule_policy))
         with progress_shown():
             result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
                               slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))

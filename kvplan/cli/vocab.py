@@ -68,6 +68,11 @@ def tokens_or_zero_option(value: str | int) -> int:
     return _tokens(value, 0)
 
 
+def tokens_or_off_option(value: str | int) -> int:
+    """typer parser for a token budget where -1 means off (SGLang --chunked-prefill-size)."""
+    return -1 if str(value).strip() == "-1" else _tokens(value, 1)
+
+
 def kv_dtype_option(value: str) -> str:
     import typer
 

@@ -282,6 +282,10 @@ class EngineRules(Protocol):
     kv_dtypes: tuple[str, ...]  # KV dtypes it runs, best quality first
     launch: Launch
     cost_traits: CostTraits
+    # The scheduler `kvplan simulate` runs for it (kvplan.analysis.simulate):
+    # "mixed-token-budget" (vLLM V1: prefill chunks and decodes in one token budget),
+    # "prefill-first" (SGLang: prefill batches before decode batches), None (not modelled).
+    scheduler: str | None
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         """The engine's own settings in `inputs` (its defaults where none are given)."""

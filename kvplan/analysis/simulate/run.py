@@ -14,9 +14,18 @@ from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
+from kvplan.analysis.simulate.sglang_scheduler import (
+    SglangOptionsSim,
+    SglangSchedule,
+    SglangSimulator,
+)
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
-from kvplan.engines.vllm.alloc import VllmKVConfig, vllm_batch_defaults
+from kvplan.engines.vllm.alloc import (
+    VllmKVConfig,
+    vllm_async_scheduling_default,
+    vllm_batch_defaults,
+)
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
@@ -27,6 +36,7 @@ from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.flops import MLAForm
 from kvplan.perf.layout import Layout
 from kvplan.perf.mixed_step import MixedStepCost
+from kvplan.perf.serving import sglang_chunked_prefill_tokens
 
 # The vLLM release whose scheduler (vllm/v1/core/sched/scheduler.py) the simulator follows.
 _SCHEDULER_VERSION = "0.32"
@@ -42,6 +52,8 @@ class SimSetup:
     caching: bool
     cost: MixedStepCost
     dp: int
+    sglang: SglangSchedule | None = None  # SGLang's scheduler (None: vLLM V1's)
+    pool_blocks: int = 0  # blocks of the simulated pool (0: the plan's)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,24 +88,34 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 
 
 def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
-          max_num_seqs: int | None = None) -> tuple[SimSetup, list[str]]:
-    """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated.
-    Returns it and the notes to show."""
+          max_num_seqs: int | None = None, async_scheduling: bool | None = None,
+          sglang: SglangOptionsSim | None = None) -> tuple[SimSetup, list[str]]:
+    """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
+    by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
+    scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
+    --max-num-seqs / SGLang --max-running-requests. Returns it and the notes to show."""
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
         raise InputError("simulate: give --gpu (the step time needs a GPU preset)")
     spec = inputs.spec
-    config = cap.engine.rules.estimate_config(spec, cap)
-    if not isinstance(config, VllmKVConfig):
-        raise InputError(f"simulate: only vLLM's V1 scheduler is simulated (--engine vllm); "
-                         f"{cap.engine.value}'s is not modelled")
+    rules = cap.engine.rules
+    if rules.scheduler is None:
+        raise InputError(f"simulate: {rules.display_name}'s scheduler is not modelled "
+                         "(--engine vllm or sglang)")
     if cap.pp > 1:
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
     if cap.num_speculative_tokens:
         raise InputError("simulate: speculative decoding is not simulated")
+    if rules.scheduler == "prefill-first":
+        return _sglang_setup(spec, inputs, dp=dp, max_running=max_num_seqs,
+                             overlap=async_scheduling, schedule=sglang)
+    if not isinstance(rules.estimate_config(spec, cap), VllmKVConfig):
+        raise InputError("simulate: this model's vLLM KV groups are not simulated")
+    if async_scheduling is None:
+        async_scheduling = vllm_async_scheduling_default(cap.engine_version)
     notes = [f"scheduler: vLLM {_SCHEDULER_VERSION} V1 (FCFS, chunked prefill, preemption by "
-             "recompute); pool and groups: vLLM "
-             f"{cap.engine.rules.reported_version(cap)} rules as `estimate`"]
+             f"recompute, {'async' if async_scheduling else 'synchronous'} scheduling); pool "
+             f"and groups: vLLM {cap.engine.rules.reported_version(cap)} rules as `estimate`"]
     plan = plan_capacity(spec, cap)
     stage = vllm_stage_config(spec, cap)
     groups = group_rules(stage)
@@ -117,22 +139,81 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         raise InputError(f"simulate: one request of --max-model-len {cap.context:,} tokens needs "
                          f"{plan.blocks_per_request:,} blocks, the pool has {plan.num_blocks:,} "
                          "(vLLM refuses to start)")
+    graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=cap.max_num_batched_tokens)
+    cost = _step_cost(spec, inputs, graphs)
+    sched = SchedulerConfig(max_num_seqs=max_num_seqs,
+                            max_num_batched_tokens=cap.max_num_batched_tokens,
+                            max_model_len=cap.context, async_scheduling=async_scheduling)
+    return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
+                    dp=dp), notes
+
+
+def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
+               ) -> MixedStepCost:
+    """The cost model's step time for the engine `inputs` name (its traits, its GPU)."""
+    cap = inputs.capacity
+    assert cap is not None and inputs.gpu is not None
     att = spec.attention
     form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
     layout = Layout(tp=cap.tp, ep=cap.ep if cap.ep > 1 else 1)
-    graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
-        max_num_seqs=max_num_seqs, max_num_batched_tokens=cap.max_num_batched_tokens)
-    cost = MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
+    return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu)),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs)
-    sched = SchedulerConfig(max_num_seqs=max_num_seqs,
-                            max_num_batched_tokens=cap.max_num_batched_tokens,
-                            max_model_len=cap.context)
-    return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
-                    dp=dp), notes
+
+
+def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_running: int | None,
+                  overlap: bool | None, schedule: SglangOptionsSim | None
+                  ) -> tuple[SimSetup, list[str]]:
+    """SGLang's engine (kvplan.analysis.simulate.sglang_scheduler): its token pool as
+    `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool), its
+    max_running_requests, chunked_prefill_size by GPU (kvplan.perf.serving), the radix cache
+    (on unless --disable-radix-cache), the overlap scheduler (on unless turned off)."""
+    cap = inputs.capacity
+    assert cap is not None and inputs.gpu is not None
+    plan = plan_capacity(spec, cap)
+    kinds = {str(g.get("kind")) for g in plan.kv_cache_groups}
+    if kinds != {"token"}:
+        raise InputError(f"simulate --engine sglang: only SGLang's plain token pool is "
+                         f"simulated (this model's is {', '.join(sorted(kinds))})")
+    if plan.max_concurrency < 1:
+        raise InputError(f"simulate: one request of --context-length {cap.context:,} tokens "
+                         f"does not fit SGLang's pool of {plan.token_capacity:,} tokens")
+    opts = schedule or SglangOptionsSim()
+    tokens = plan.token_capacity
+    # ModelRunner._resolve_max_num_reqs: min(clamp(tokens / context x 512, 2048, 4096),
+    # tokens // 2), or --max-running-requests capped at tokens // 2.
+    estimated = max(min(int(tokens / cap.context * 512), 4096), 2048)
+    cap_running = min(estimated if max_running is None else max_running, tokens // 2)
+    chunk = (sglang_chunked_prefill_tokens(inputs.gpu) if opts.chunked_prefill_size is None
+             else (None if opts.chunked_prefill_size <= 0 else opts.chunked_prefill_size))
+    sg = SglangSchedule(chunked_prefill_size=chunk, max_running_requests=cap_running,
+                        schedule_conservativeness=opts.schedule_conservativeness,
+                        policy=opts.schedule_policy)
+    caching = cap.prefix_caching is not False
+    overlap = True if overlap is None else overlap
+    notes = [f"scheduler: SGLang (prefill first, chunked prefill {chunk or 'off'}, "
+             f"new-token ratio admission and retraction, {opts.schedule_policy}, radix cache "
+             f"{'on' if caching else 'off'}, overlap {'on' if overlap else 'off'}); pool: "
+             f"SGLang {cap.engine.rules.reported_version(cap) or cap.engine_version or 'newest'}"
+             " rules as `estimate` "
+             f"({tokens:,} tokens, max_running_requests {cap_running:,})"]
+    sched = SchedulerConfig(max_num_seqs=cap_running, max_num_batched_tokens=chunk or tokens,
+                            max_model_len=cap.context, async_scheduling=overlap)
+    groups = (GroupRule(kind="full", block_size=plan.block_size),)
+    return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching,
+                    cost=_step_cost(spec, inputs, ()), dp=dp, sglang=sg,
+                    pool_blocks=tokens // plan.block_size + 1), notes
+
+
+def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) -> Simulator:
+    pool = KVPool(blocks, sim.groups, caching=sim.caching)
+    if sim.sglang is not None:
+        return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline)
+    return Simulator(pool, sim.scheduler, sim.cost, timeline=timeline, bulk_decode=bulk_decode)
 
 
 def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int | None = None,
@@ -141,9 +222,9 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
              num_blocks: int | None = None) -> SimResult:
     """Serve `requests` on `sim.dp` replicas (round-robin; a closed loop's concurrency is
     shared out the same way). `num_blocks`: another pool size (tests, what-ifs)."""
-    blocks = sim.plan.num_blocks if num_blocks is None else num_blocks
-    sims = [Simulator(KVPool(blocks, sim.groups, caching=sim.caching), sim.scheduler, sim.cost,
-                      timeline=timeline, bulk_decode=bulk_decode) for _ in range(sim.dp)]
+    blocks = (sim.pool_blocks or sim.plan.num_blocks) if num_blocks is None else num_blocks
+    sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode)
+            for _ in range(sim.dp)]
     if sim.dp == 1:
         states = [sims[0].run(requests, concurrency=concurrency)]
     else:

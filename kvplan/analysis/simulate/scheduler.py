@@ -17,10 +17,18 @@ speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_t
    its tokens; one whose computed tokens reach its length samples a token (the first one is
    its TTFT), and a request with all its output tokens finishes and frees its blocks.
 
-Synchronous: the step's time is the forward pass (async scheduling, which overlaps the CPU's
-scheduling with it, is not modelled). For speed the decodes are kept as one collective batch
-whenever the scheduler's outcome for them is known without looking at each (`_batch_step`): a
-step then costs O(1) plus the requests that join, leave or take a block in it.
+The step's time is the forward pass. Async scheduling (`SchedulerConfig.async_scheduling`, vLLM's
+default from 0.14: kvplan.engines.vllm.alloc.vllm_async_scheduling_default) schedules step k+1 as
+soon as step k is launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two
+batches): step k+1 sees only the requests that arrived before step k started, so a request that
+arrives while step k runs is first scheduled in step k+2, one step later than synchronously. A
+step scheduled after the engine was idle sees every arrival up to its own start. Its tokens
+still reach the client when their step ends (the engine blocks on step k while k+1 runs). Not
+modelled: a request finished in step k keeps its seat and blocks while step k+1 is scheduled.
+
+For speed the decodes are kept as one collective batch whenever the scheduler's outcome for them
+is known without looking at each (`_batch_step`): a step then costs O(1) plus the requests that
+join, leave or take a block in it.
 """
 
 from __future__ import annotations
@@ -110,6 +118,7 @@ class SchedulerConfig:
     max_num_seqs: int
     max_num_batched_tokens: int
     max_model_len: int
+    async_scheduling: bool = False
 
 
 @dataclass(kw_only=True)
@@ -444,6 +453,7 @@ class Simulator:
         st = self.state
         source: Iterator[RequestSpec] = iter(specs)
         upcoming: deque[tuple[float, RequestSpec]] = deque()
+        sent: deque[SimRequest] = deque()  # sent, not yet seen by the scheduler (async)
         in_flight = 0
         next_id = 0
         last_arrival = 0.0
@@ -481,19 +491,31 @@ class Simulator:
                                  len(self.pool.groups))
                 next_id += 1
                 in_flight += 1
-                self.waiting.append(req)
+                sent.append(req)
 
         pull()
         if upcoming:
             st.clock_s = st.first_arrival_s = upcoming[0][0]
+        # Async scheduling: the start of the step before the one being scheduled (None after
+        # an idle engine); arrivals after it wait for the next step (module docstring).
+        lookahead = self.config.async_scheduling
+        prev_start: float | None = None
         while True:
             admit_arrivals(st.clock_s)
+            cutoff = st.clock_s if prev_start is None else prev_start
+            while sent and sent[0].sent_s <= cutoff:
+                self.waiting.append(sent.popleft())
             if not self.running and not self.waiting:
+                prev_start = None  # the engine idles: the next step sees every arrival
+                if sent:
+                    continue
                 pull()
                 if not upcoming:
                     break
                 st.clock_s = max(st.clock_s, upcoming[0][0])
                 continue
+            if lookahead:
+                prev_start = st.clock_s
             if self._batch_ok():
                 done = self._batch_step()
                 if done is not None:

@@ -91,6 +91,7 @@ class SglangEngine:
     # decode batches only); the fused all-reduce + RMSNorm above.
     cost_traits = CostTraits(eager_prefill=True,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
+    scheduler = "prefill-first"  # python/sglang/srt/managers/scheduler.py
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return sglang_options(inputs)

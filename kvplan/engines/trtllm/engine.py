@@ -77,6 +77,7 @@ class TrtllmEngine:
     # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
+    scheduler = None  # its C++ batch manager is not simulated
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return trtllm_options(inputs)

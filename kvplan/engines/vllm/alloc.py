@@ -467,3 +467,13 @@ def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str 
     if big and not is_a100:
         return 1024, 8192
     return 256, 2048
+
+
+def vllm_async_scheduling_default(version: str | None) -> bool:
+    """Whether `vllm serve` schedules asynchronously by default (`--async-scheduling` unset):
+    from 0.14 (vllm-project/vllm PR 27614, "async scheduling on by default"; vllm/config/vllm.py
+    VllmConfig: `async_scheduling is None` -> True unless a pooling model, pipeline
+    parallelism on the V1 model runner, a non-EAGLE/MTP/n-gram speculator or an executor
+    without it; kvplan's simulator refuses those). Before 0.14 it was off unless asked for.
+    No version: the newest kvplan knows (on)."""
+    return version_key(version) >= (0, 14)

@@ -71,6 +71,7 @@ class VllmEngine:
     # Prefills of up to 512 tokens (by default) replay piecewise CUDA graphs; its fused
     # all-reduce + RMSNorm compilation pass (fuse_allreduce_rms) is not modelled.
     cost_traits = CostTraits()
+    scheduler = "mixed-token-budget"  # vllm/v1/core/sched/scheduler.py
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return vllm_options(inputs)

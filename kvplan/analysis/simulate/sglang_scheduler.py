@@ -1,0 +1,218 @@
+"""A discrete-event simulation of SGLang's scheduler over kvplan's KV pool (`--engine sglang`).
+
+Follows SGLang 0.4.9 - 0.5.x, python/sglang/srt/managers/scheduler.py (`get_next_batch_to_run`,
+`get_new_batch_prefill`, `update_running_batch`), schedule_policy.py (`PrefillAdder`,
+`SchedulePolicy`), schedule_batch.py (`check_decode_mem`, `retract_decode`) and global_config.py
+(the new-token-ratio constants), with a radix cache of page size one token (the CUDA default);
+no mixed chunks (`--enable-mixed-chunk` off), no priority scheduling, no speculative decoding:
+
+1. Prefill first. Each step first tries a prefill batch: the chunked request's next chunk, then
+   the waiting requests in policy order (FCFS; LPM, longest cached prefix first, while at most
+   128 wait, else FCFS), each admitted whole while the budgets last, the one crossing the chunk
+   budget cut to it (it becomes the chunked request). The budgets (PrefillAdder): the pool's
+   free and evictable tokens less what the running requests are expected to still decode,
+   min(max_new - out, 4,096) x new_token_ratio each, and less each admission's prompt plus its
+   min(max_new, 4,096) (a request needing as much or more stops admission); `max_prefill_tokens`
+   (16,384) input tokens, except for the first; `chunked_prefill_size` tokens; the running
+   requests at most `max_running_requests`.
+2. Else a decode step of every running request (one token each). When the pool cannot give each
+   a token (evicting cached prefixes first), requests are retracted, least output first and then
+   longest prompt, until the rest have 20 tokens each (`retract_decode_steps`); they free their
+   KV and go to the end of the waiting queue (recomputed on readmission), and new_token_ratio
+   becomes min(1, (decoded tokens + 20 x running) / max new tokens of the running). A decode
+   step without retraction lowers new_token_ratio by (init - min) / 600, to min; an idle engine
+   resets it to init. init = min(0.7 x --schedule-conservativeness, 1), min = 0.14 x init.
+
+A prefill step's first tokens are sampled at its end (TTFT); its requests decode from the next
+step. The overlap scheduler (on by default) is SchedulerConfig.async_scheduling: the next batch
+is formed while the current one runs (kvplan.analysis.simulate.scheduler).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan.analysis.simulate.kv_pool import KVPool
+from kvplan.analysis.simulate.scheduler import (
+    SchedulerConfig,
+    SimRequest,
+    Simulator,
+    StepCost,
+)
+
+# python/sglang/srt/managers/schedule_policy.py
+CLIP_MAX_NEW_TOKENS = 4096
+LPM_QUEUE_LIMIT = 128  # SchedulePolicy._determine_active_policy: FCFS above this queue
+# python/sglang/srt/global_config.py (0.4.9; environment variables SGLANG_* since)
+INIT_NEW_TOKEN_RATIO = 0.7
+MIN_NEW_TOKEN_RATIO_FACTOR = 0.14
+NEW_TOKEN_RATIO_DECAY_STEPS = 600
+RETRACT_DECODE_STEPS = 20
+POLICIES = ("fcfs", "lpm")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangSchedule:
+    """SGLang's scheduler settings (server_args.py)."""
+
+    chunked_prefill_size: int | None  # None: chunked prefill off (-1)
+    max_prefill_tokens: int = 16384
+    max_running_requests: int
+    schedule_conservativeness: float = 1.0
+    policy: str = "fcfs"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangOptionsSim:
+    """What a user sets of SGLang's scheduler (`kvplan simulate --engine sglang`):
+    --chunked-prefill-size (None: SGLang's default for the GPU; <= 0: off),
+    --schedule-conservativeness, --schedule-policy."""
+
+    chunked_prefill_size: int | None = None
+    schedule_conservativeness: float = 1.0
+    schedule_policy: str = "fcfs"
+
+
+class SglangSimulator(Simulator):
+    """One SGLang engine (a data-parallel rank): the module docstring's rules."""
+
+    def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
+                 schedule: SglangSchedule, *, timeline: bool = False) -> None:
+        super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
+        self.schedule_cfg = schedule
+        self.init_ratio = min(INIT_NEW_TOKEN_RATIO * schedule.schedule_conservativeness, 1.0)
+        self.min_ratio = min(self.init_ratio * MIN_NEW_TOKEN_RATIO_FACTOR, 1.0)
+        self.decay = (self.init_ratio - self.min_ratio) / NEW_TOKEN_RATIO_DECAY_STEPS
+        self.new_token_ratio = self.init_ratio
+        self.chunked: SimRequest | None = None
+        self._last_end = -1.0
+
+    def _batch_ok(self) -> bool:
+        return False
+
+    def _record(self, start: float, seconds: float, tokens: int) -> None:
+        super()._record(start, seconds, tokens)
+        self._last_end = start + seconds
+
+    def schedule(self) -> list[tuple[SimRequest, int]]:
+        if self._last_end < self.state.clock_s:
+            # The engine idled since its last step (self_check_during_idle).
+            self.new_token_ratio = self.init_ratio
+        prefill = self._prefill_batch()
+        return prefill if prefill else self._decode_batch()
+
+    # -- prefill (get_new_batch_prefill, PrefillAdder) ------------------------------------
+
+    def _tokens(self, blocks: int) -> int:
+        return blocks * self.pool.groups[0].block_size
+
+    def _prefix(self, req: SimRequest) -> tuple[list[list[object]], int]:
+        hit = self.pool.find_hit(req)
+        return hit, self._tokens(len(hit))
+
+    def _prefill_batch(self) -> list[tuple[SimRequest, int]]:
+        cfg, pool = self.schedule_cfg, self.pool
+        running_bs = len(self.running)
+        if running_bs >= cfg.max_running_requests or (not self.waiting and self.chunked is None):
+            return []
+        free = self._tokens(pool.num_free)
+        # rem_total_tokens: free and evictable tokens less the running requests' expected decode.
+        rem_total = free - sum(min(r.output_len - r.num_output, CLIP_MAX_NEW_TOKENS)
+                               * self.new_token_ratio for r in self.running)
+        rem_input, rem_chunk = cfg.max_prefill_tokens, cfg.chunked_prefill_size
+        scheduled: list[tuple[SimRequest, int]] = []
+        if self.chunked is not None:  # add_chunked_req
+            req = self.chunked
+            left = req.num_tokens - req.num_computed
+            n = left if rem_chunk is None else min(left, rem_chunk, int(rem_total))
+            if n > 0 and pool.allocate(req, n):
+                scheduled.append((req, n))
+                truncated = n < left
+                rem_total -= n + (0 if truncated else min(req.output_len - req.num_output,
+                                                          CLIP_MAX_NEW_TOKENS))
+                rem_input -= n
+                if rem_chunk is not None:
+                    rem_chunk -= n
+                if not truncated:
+                    self.chunked = None
+                    self.running.append(req)
+            else:
+                return []
+        if self.chunked is not None:
+            return scheduled
+        order = list(self.waiting)
+        if cfg.policy == "lpm" and pool.caching and len(order) <= LPM_QUEUE_LIMIT:
+            order.sort(key=lambda r: -self._prefix(r)[1])  # stable: FCFS among equals
+        admitted: set[int] = set()
+        for req in order:
+            if len(admitted) + running_bs >= cfg.max_running_requests:
+                break
+            hit, hit_tokens = self._prefix(req)
+            extend = req.num_tokens - hit_tokens
+            max_new = min(req.output_len - req.num_output, CLIP_MAX_NEW_TOKENS)
+            if extend + max_new >= rem_total:
+                break  # NO_TOKEN
+            if rem_chunk is None and scheduled and extend >= rem_input:
+                break  # OTHER: the input budget (without chunking)
+            whole = rem_chunk is None or extend <= rem_chunk
+            n = extend if whole else rem_chunk
+            assert n is not None
+            if n <= 0 or not pool.allocate(req, n, hit=hit):
+                break
+            if pool.caching and req.preemptions == 0:
+                self.state.prefix_queries += req.num_tokens
+                self.state.prefix_hits += hit_tokens
+            req.num_computed = hit_tokens
+            req.admitted = True
+            admitted.add(req.rid)
+            scheduled.append((req, n))
+            rem_total -= n + (max_new if whole else 0)
+            rem_input -= n
+            if rem_chunk is not None:
+                rem_chunk -= n
+            if whole:
+                self.running.append(req)
+            else:
+                self.chunked = req
+            if rem_total <= 0 or free - sum(k for _, k in scheduled) <= 0:
+                break  # NO_TOKEN
+            if rem_input <= 0 or (rem_chunk is not None and rem_chunk <= 0):
+                break  # OTHER
+        if admitted:
+            self.waiting = type(self.waiting)(r for r in self.waiting if r.rid not in admitted)
+        return scheduled
+
+    # -- decode (update_running_batch) ----------------------------------------------------
+
+    def _decode_batch(self) -> list[tuple[SimRequest, int]]:
+        running = self.running
+        if not running:
+            return []
+        pool = self.pool
+        if sum(pool.blocks_needed(r, r.num_computed + 1) for r in running) > pool.num_free:
+            # retract_decode: least output (then longest prompt) goes first.
+            running.sort(key=lambda r: (r.num_output, -r.prompt_len), reverse=True)
+            first = True
+            while first or (self._tokens(pool.num_free)
+                            < RETRACT_DECODE_STEPS * len(running)):
+                first = False
+                if len(running) == 1:
+                    break
+                victim = running.pop()
+                pool.free(victim)
+                victim.num_computed = 0
+                victim.preemptions += 1
+                self.state.preemptions += 1
+                self.waiting.append(victim)
+            decoded = sum(r.num_output for r in running)
+            max_new = sum(r.output_len for r in running)
+            self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
+                                       / max_new)
+        else:
+            self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
+        scheduled = []
+        for r in running:
+            if not pool.allocate(r, 1):
+                break  # the last request left alone cannot grow: the pool is too small
+            scheduled.append((r, 1))
+        return scheduled

@@ -1,0 +1,149 @@
+"""`kvplan simulate --engine sglang` (issue 30): SGLang's scheduler worked by hand on small
+cases (kvplan.analysis.simulate.sglang_scheduler, after SGLang 0.4.9 - 0.5.x
+managers/scheduler.py, schedule_policy.py, schedule_batch.py and global_config.py)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
+from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest
+from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule, SglangSimulator
+from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.cli import app
+from kvplan.engines.base import Engine
+from kvplan.sources.resolve import load_model
+
+runner = CliRunner()
+
+
+class _FixedCost:
+    """Every step takes 10 ms, whatever it holds."""
+
+    full_attention_only = True
+
+    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
+        return 0.010
+
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float:
+        return 0.010
+
+
+class _Recording(SglangSimulator):
+    """Keeps new_token_ratio after each retraction."""
+
+    ratios: list[float]
+
+    def _decode_batch(self) -> list[tuple[SimRequest, int]]:
+        before = self.state.preemptions
+        out = super()._decode_batch()
+        if self.state.preemptions > before:
+            self.ratios.append(self.new_token_ratio)
+        return out
+
+
+def _engine(tokens: int, *, conservativeness: float = 1.0, chunk: int | None = None
+            ) -> _Recording:
+    # Page size 1 (SGLang's CUDA default): a block is a token; KVPool keeps one null block.
+    pool = KVPool(tokens + 1, (GroupRule(kind="full", block_size=1),), caching=False)
+    sim = _Recording(pool, SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=16384,
+                                           max_model_len=4096),
+                     _FixedCost(), SglangSchedule(chunked_prefill_size=chunk,
+                                                  max_running_requests=64,
+                                                  schedule_conservativeness=conservativeness))
+    sim.ratios = []
+    return sim
+
+
+def test_new_token_ratio_admission_waits_for_room() -> None:
+    """A pool of 1,000 tokens. A (100 in, 200 out) arrives at 0 and is prefilled alone
+    (0-10 ms, total 300 < 1,000). B (100 in, 700 out) arrives at 15 ms. At 20 ms A has 101
+    tokens and 198 to go: rem_total = 899 - 198 x new_token_ratio (0.7 less one decay step,
+    (0.7 - 0.098) / 600: 0.698997) = 760.6 <= B's 100 + 700: B waits (vLLM would admit it).
+    Each further step takes one free token and releases ratio x 1 of A's reserve, so rem_total
+    only falls (700.3 at A's last step): B is admitted when A finishes, at 2,000 ms (its 200
+    tokens: prefill at 0-10 ms, 199 decode steps), and prefilled at 2,000-2,010 ms: TTFT
+    1,995 ms."""
+    sim = _engine(1000)
+    state = sim.run([RequestSpec(arrival_s=0.0, prompt_len=100, output_len=200),
+                     RequestSpec(arrival_s=0.015, prompt_len=100, output_len=700)])
+    done = {r.rid: r for r in state.finished}
+    assert done[0].first_token_s == pytest.approx(0.010)
+    assert done[0].finish_s == pytest.approx(2.000)
+    assert done[1].first_token_s - done[1].sent_s == pytest.approx(1.995)
+    assert state.preemptions == 0
+
+
+def test_retraction_takes_the_least_output_then_longest_prompt() -> None:
+    """A pool of 300 tokens, --schedule-conservativeness 0.1 (new_token_ratio 0.07, min
+    0.0098). A (50 in, 200 out) is prefilled at 0-10 ms (50 + 200 < 300). At 10 ms rem_total =
+    250 - 199 x 0.07 = 236.07 > B's 60 + 100: B (arrived at 0, refused at 0: 300 - 250 = 50)
+    is prefilled at 10-20 ms (prefill first: A waits). Both then decode, 2 tokens a step, from
+    190 free tokens: 95 steps; at the 96th the pool is short. Both have 96 output tokens; the
+    longer prompt, B, is retracted (sorted by (output, -prompt) descending, popped from the
+    end); A alone then has B's 155 tokens back, >= 20 x 1. new_token_ratio = min(1, (96 +
+    20 x 1) / 200) = 0.58."""
+    sim = _engine(300, conservativeness=0.1)
+    state = sim.run([RequestSpec(arrival_s=0.0, prompt_len=50, output_len=200),
+                     RequestSpec(arrival_s=0.0, prompt_len=60, output_len=100)])
+    done = {r.rid: r for r in state.finished}
+    assert (done[0].preemptions, done[1].preemptions) == (0, 1)
+    assert state.preemptions == 1
+    assert sim.ratios == [pytest.approx(0.58)]
+    assert done[1].first_token_s == pytest.approx(0.020)
+    assert len(state.finished) == 2
+
+
+def test_chunked_prefill_runs_before_decodes() -> None:
+    """--chunked-prefill-size 64: a 150-token prompt takes three prefill steps (64, 64, 22;
+    the first two chunked), its first token at the end of the third (30 ms); a 10-token prompt
+    arriving at 5 ms joins the third step (64 - 22 tokens of budget left): same first token."""
+    sim = _engine(1000, chunk=64)
+    state = sim.run([RequestSpec(arrival_s=0.0, prompt_len=150, output_len=3),
+                     RequestSpec(arrival_s=0.005, prompt_len=10, output_len=3)])
+    done = {r.rid: r for r in state.finished}
+    assert done[0].first_token_s == pytest.approx(0.030)
+    assert done[1].first_token_s == pytest.approx(0.030)
+    assert done[0].finish_s == pytest.approx(0.050)
+
+
+def test_engine_answers_its_scheduler_and_setup_follows_it() -> None:
+    assert Engine("vllm").rules.scheduler == "mixed-token-budget"
+    assert Engine("sglang").rules.scheduler == "prefill-first"
+    assert Engine("trtllm").rules.scheduler is None
+    spec = load_model("llama-3.1-8b")[0]
+    inputs = estimate_inputs(spec, context=4096, gpu="H100-80GB", engine=Engine("sglang"))
+    sim, notes = setup(spec, inputs)
+    assert sim.sglang is not None
+    # SGLang's default chunked prefill on an 80 GiB GPU (server_args.py): 8,192 tokens.
+    assert sim.sglang.chunked_prefill_size == 8192
+    # ModelRunner: min(clamp(tokens / 4,096 x 512, 2,048, 4,096), tokens // 2).
+    tokens = sim.plan.token_capacity
+    assert sim.sglang.max_running_requests == min(max(min(tokens * 512 // 4096, 4096), 2048),
+                                                  tokens // 2)
+    assert "SGLang" in notes[0]
+    result = simulate(sim, [RequestSpec(arrival_s=i * 0.05, prompt_len=500, output_len=50)
+                            for i in range(20)])
+    assert result.metrics.num_requests == 20
+
+
+def test_cli_sglang_and_refusals() -> None:
+    ok = runner.invoke(app, ["simulate", "llama-3.1-8b", "--engine", "sglang", "--gpu",
+                             "H100-80GB", "--max-model-len", "4096", "--rate", "5",
+                             "--num-requests", "20", "--input-len", "300", "--output-len",
+                             "20", "--schedule-policy", "lpm", "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(app, ["simulate", "llama-3.1-8b", "--engine", "sglang", "--gpu",
+                              "H100-80GB", "--max-model-len", "4096", "--rate", "5",
+                              "--num-requests", "5", "--schedule-policy", "lifo"])
+    assert bad.exit_code == 2
+    assert "--schedule-policy" in bad.output
+    trt = runner.invoke(app, ["simulate", "llama-3.1-8b", "--engine", "trtllm", "--gpu",
+                              "H100-80GB", "--max-model-len", "4096", "--rate", "5",
+                              "--num-requests", "5"])
+    assert trt.exit_code == 2
+    assert "not modelled" in trt.output
