@@ -16,14 +16,6 @@ TEXT = (ROOT / "README.md").read_text()
 COMMANDS = readme_outputs.commands(TEXT)
 
 
-# Known to print more than 80 columns today (issue 28, "Done when": verify and sweep too); the
-# fix belongs to their views. Strict: remove an entry once its command fits.
-WIDE_TODAY = {
-    "verify": "verify's table is 92-94 columns wide (issue 28)",
-    "sweep qwen3-8b,llama-3.1-8b": "a sweep of several models is 92 columns wide (issue 28)",
-}
-
-
 def _cuda() -> bool:
     try:
         import torch
@@ -55,11 +47,7 @@ def test_readme_command_runs_within_80_columns(command, tmp_path: Path) -> None:
     code, out, err = readme_outputs.run(command, tmp_path)
     assert code == command.exit_code, (command.line, out, err)
     wide = [line for line in (out + err).splitlines() if len(line) > WIDTH]
-    known = [why for start, why in WIDE_TODAY.items() if " ".join(command.args).startswith(start)]
-    if known and wide:
-        pytest.xfail(known[0])
     assert not wide, (command.line, wide)
-    assert not known, f"{command.line} fits 80 columns now: remove it from WIDE_TODAY"
     if command.shown is not None:
         # Regenerate with `python -m tests.benches.readme_outputs` after an output change.
         assert list(command.shown) == as_shown(command.shown, printed(out, err)), command.line

@@ -31,6 +31,9 @@ class Column:
     min_width: int | None = None
     # Hidden when the table would not fit the terminal (shown with --wide, and in JSON/CSV/MD).
     optional: bool = False
+    # An optional column hidden only after every other optional one (a key figure that gives
+    # way last).
+    last_resort: bool = False
     # Never broken inside a word or id (the column takes the width of its widest cell).
     no_wrap: bool = False
 
@@ -114,9 +117,9 @@ def fit_columns(view: View, width: int) -> View:
         return view
     keep = list(range(len(view.columns)))
     hidden = 0
-    for i in reversed(range(len(view.columns))):
-        if not view.columns[i].optional:
-            continue
+    order = sorted((i for i, c in enumerate(view.columns) if c.optional),
+                   key=lambda i: (view.columns[i].last_resort, -i))  # rightmost first
+    for i in order:
         keep.remove(i)
         hidden += 1
         if _fits(_select(view, keep), width):

@@ -16,7 +16,9 @@ def _int(n: int) -> str:
 
 
 def _bytes(n: int) -> str:
-    return f"{n:,} B ({human_bytes(n)})"
+    # Exact bytes only: the check is to the byte, and two such columns with the human size
+    # beside each made the table 92-94 columns wide (issue 28); the notes give the sizes.
+    return f"{n:,} B"
 
 
 def _seconds(s: float | None) -> str:
