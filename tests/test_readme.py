@@ -108,3 +108,12 @@ def test_bounds_table_is_current() -> None:
     from tests.benches import limits
 
     assert limits.guide_block(limits.GUIDE.read_text()) == limits.block()
+    # The bounds the README quotes are the table's.
+    bound = {what: value.split(" (")[0] for what, value, _ in limits.rows()}
+    quoted = {"an input file": bound["a spec, config.json or index file"],
+              "a size": bound["a size in a spec or config.json"],
+              "a sweep grid": bound["points in one sweep grid"] + " points",
+              "all Hub requests of a command": bound["Hub requests of one command, in all"]}
+    text = " ".join(TEXT.split())
+    for phrase, value in quoted.items():
+        assert f"{phrase}: {value}" in text, (phrase, value)

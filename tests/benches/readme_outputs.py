@@ -8,10 +8,10 @@ with the real one, so that the README never shows an output kvplan no longer pri
 
 What counts as a command: in a ```bash block, a line starting with `kvplan `; in a ```console
 block, a line starting with `$ kvplan `, whose output is the lines up to the next `$ ` or the end
-of the block (a last line `...` shows only the lines before it). A trailing `# exit N` says the exit code expected (else 0, or 2 when
-the output shown is a `kvplan: error:` line); `# GPU only` marks a
-command that needs a CUDA device (skipped without one). The set-up lines (`python3 -m venv ...`,
-`.venv/bin/python -m pytest`) are not commands: CI runs them itself (.ci/run).
+of the block (a last line `...` shows only the lines before it). A trailing `# exit N` says the
+exit code expected (else 0, or 2 when the output shown is a `kvplan: error:` line); `# GPU only`
+marks a command that needs a CUDA device (skipped without one). The set-up lines (`python3 -m
+venv ...`, `.venv/bin/python -m pytest`) are not commands: CI runs them itself (.ci/run).
 """
 
 from __future__ import annotations
