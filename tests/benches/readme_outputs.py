@@ -83,7 +83,9 @@ def run(command: Command, cwd: Path) -> tuple[int, str, str]:
     here = os.getcwd()
     os.chdir(cwd)
     try:
-        result = CliRunner().invoke(app, command.args, env={"COLUMNS": str(WIDTH)})
+        # Offline, as CI is: a Hub id in the README must come from a bundled spec or the cache.
+        result = CliRunner().invoke(app, command.args,
+                                    env={"COLUMNS": str(WIDTH), "HF_HUB_OFFLINE": "1"})
     finally:
         os.chdir(here)
     return result.exit_code, result.stdout, result.stderr
