@@ -78,16 +78,19 @@ def test_verify_without_torch_says_how_to_install_it(monkeypatch: pytest.MonkeyP
 
 
 def test_readme_library_example_runs() -> None:
-    """The README's Library section, run as a doctest: the documented API really works."""
-    section = _section("Library")
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks and ">>> from kvplan import load_model, estimate, plan_capacity" in blocks[0]
+    """The README's Python API section and examples/python-api.md, run as doctests: the
+    documented API really works."""
+    guide = (ROOT / "examples" / "python-api.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", _section("Python API"), re.S)
+    assert blocks and ">>> p = kvplan.plan(" in blocks[0]
+    more = re.findall(r"```python\n(.*?)```", guide, re.S)
+    assert more and ">>> from kvplan import load_model, estimate, plan_capacity" in more[0]
     parser = doctest.DocTestParser()
     runner_ = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for i, block in enumerate(blocks):
+    for i, block in enumerate(blocks + more):
         test = parser.get_doctest(block, {}, f"README-library-{i}", "README.md", 0)
         runner_.run(test)
-    assert runner_.failures == 0 and runner_.tries >= 8
+    assert runner_.failures == 0 and runner_.tries >= 12
 
 
 def test_api_names_and_laziness() -> None:

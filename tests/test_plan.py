@@ -151,12 +151,12 @@ def test_engine_vocabulary_on_sweep_and_its_dtype_warning() -> None:
 
 
 def test_readme_plan_paragraph_matches_the_plan() -> None:
-    """README's worked plan (Llama-3.1-70B, 50 x 32k on four H100s) states the numbers the plan
+    """examples/plan.md's worked plan (Llama-3.1-70B, 50 x 32k on four H100s) states the numbers
     prints: the whole requests that fit and the context that serves all 50."""
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[1] / "examples" / "plan.md").read_text()
     fit = int(re.search(r"DOES NOT FIT \((\d+) such requests fit", text).group(1))
     longest = int(re.search(r"`--max-model-len ([\d,]+)` on the four", text).group(1)
                   .replace(",", ""))
@@ -169,7 +169,7 @@ def test_readme_plan_paragraph_matches_the_plan() -> None:
 
 
 def test_plan_evaluates_with_the_engines_default_max_num_seqs() -> None:
-    """README: every candidate is evaluated with estimate's defaults, its --max-num-seqs
+    """examples/plan.md: every candidate is evaluated with estimate's defaults, its --max-num-seqs
     included; the --max-num-seqs plan recommends (the target) is printed apart. gpt-oss-120b,
     4 x 32k on one H100: the plan's KV budget is estimate's at the plan's fraction with vLLM's
     default --max-num-seqs (the sampler warm-up, penalty state and CUDA graphs it sizes)."""

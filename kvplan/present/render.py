@@ -31,6 +31,9 @@ class Column:
     min_width: int | None = None
     # Hidden when the table would not fit the terminal (shown with --wide, and in JSON/CSV/MD).
     optional: bool = False
+    # An optional column hidden only after every other optional one (a key figure that gives
+    # way last).
+    last_resort: bool = False
     # Never broken inside a word or id (the column takes the width of its widest cell).
     no_wrap: bool = False
     # The table format's header when narrower than `header` (lines split at "\n"); Markdown
@@ -169,7 +172,9 @@ def fit_columns(view: View, width: int) -> View:
 
     if WIDE or _min_table_width(view) <= width:
         return view
-    optional = [i for i in reversed(range(len(view.columns))) if view.columns[i].optional]
+    # Rightmost first; a `last_resort` column after every other optional one.
+    optional = sorted((i for i, c in enumerate(view.columns) if c.optional),
+                      key=lambda i: (view.columns[i].last_resort, -i))
     keep = list(range(len(view.columns)))
     for fold in (PROSE_FOLD, SHORT_FOLD):
         keep = list(range(len(view.columns)))

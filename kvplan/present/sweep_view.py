@@ -120,7 +120,10 @@ def sweep_view(df: pd.DataFrame, *, max_rows: int | None = None, head: int = 10)
     # With a GPU, the capacity is the answer and the batch's bytes may give way to fit.
     columns += [Column(header="bytes/token", numeric=True, optional=True),
                 Column(header="per sequence", numeric=True, optional=True),
-                Column(header="per batch", numeric=True, optional=has_capacity)]
+                # With capacity columns, max_concurrency is the answer: per batch gives way
+                # last, so that a sweep over several models fits 80 columns (issue 28).
+                Column(header="per batch", numeric=True, optional=has_capacity,
+                       last_resort=True)]
     if has_capacity:
         columns += [Column(header="KV budget", numeric=True, optional=True),
                     Column(header="num_blocks", numeric=True, optional=True),

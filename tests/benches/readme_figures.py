@@ -35,61 +35,55 @@ def _pct(x: float) -> str:
     return f"{x:.2%}"
 
 
-def _vllm() -> str:
+def _within(rows: list[dict[str, Any]], ids: set[str] | None = None) -> str:
+    subset = [r for r in rows if ids is None or r["log"]["id"] in ids]
+    if not subset:
+        return "-"
+    errors = [abs(r["error"]) for r in subset]
+    return (f"{sum(r['within'] for r in subset)} of {len(subset)}, "
+            f"{_pct(statistics.median(errors))}")
+
+
+Row = tuple[str, str, str, str, str]
+PROSPECTIVE: list[int] = []
+
+
+def _vllm() -> list[Row]:
     rows = [eb.compare(log) for log in eb.load_logs()]
     split = eb.vllm_split(rows)
-
-    def text(ids: set[str] | None) -> str:
-        subset = [r for r in rows if ids is None or r["log"]["id"] in ids]
-        errors = [abs(r["error"]) for r in subset]
-        return (f"{len(subset)} logs, median |error| {_pct(statistics.median(errors))}, "
-                f"{sum(r['within'] for r in subset)} within max(2 %, 0.25 GiB)")
-
-    return (f"- vLLM KV budget vs start-up logs: {text(None)}; held out "
-            f"{text(set(split.held_out))} ({len(split.fitted)} logs fitted constants, "
-            f"{len(split.same_config)} share a fitted configuration); held out less the logs a "
-            f"rule was later written for: {text(set(split.unshaped))}; prospective: "
-            f"{len(split.prospective)}.")
+    PROSPECTIVE.append(len(split.prospective))
+    return [("vLLM KV budget", "start-up logs, max(2 %, 0.25 GiB)", _within(rows),
+             _within(rows, set(split.held_out)), _within(rows, set(split.unshaped)))]
 
 
-def _sglang() -> str:
+def _sglang() -> list[Row]:
     rows = [r for r in eb.sglang_rows() if r["log"]["replay"]]
     split = honest.split((row(r["log"], ep=1) for r in rows), "engine")
-
-    def text(ids: set[str] | None) -> str:
-        subset = [r for r in rows if ids is None or r["log"]["id"] in ids]
-        errors = [abs(r["error"]) for r in subset]
-        return (f"{len(subset)} logs, median |error| {_pct(statistics.median(errors))}, "
-                f"{sum(r['within'] for r in subset)} within")
-
-    return (f"- SGLang KV tokens vs start-up logs: {text(None)}; held out "
-            f"{text(set(split.held_out))} ({len(split.fitted)} logs set the preload constants); "
-            "prospective: "
-            f"{len(split.prospective)}.")
+    PROSPECTIVE.append(len(split.prospective))
+    return [("SGLang KV tokens", "start-up logs, max(2 %, 0.25 GiB)", _within(rows),
+             _within(rows, set(split.held_out)), _within(rows, set(split.unshaped)))]
 
 
-def _trtllm() -> str:
-    rows = tb.trtllm_rows()
+def _trtllm() -> list[Row]:
+    rows = [{**r, "within": abs(r["error"]) <= 0.03} for r in tb.trtllm_rows()]
     split = honest.split((row(r["log"], ep=r["log"]["ep"]) for r in rows), "engine")
-
-    def text(ids: set[str] | None) -> str:
-        errors = [abs(r["error"]) for r in rows if ids is None or r["log"]["id"] in ids]
-        return (f"{len(errors)} logs, median |error| {_pct(statistics.median(errors))}, "
-                f"{sum(e <= 0.03 for e in errors)} within 3 %")
-
     points = [r for r in tb.trtllm_point_rows() if r["log"]["replay"]]
     psplit = honest.split((row(r["log"], ep=1) for r in points), "engine")
-    held_points = [r for r in points if r["log"]["id"] in set(psplit.held_out)]
-    return (f"- TensorRT-LLM KV budget vs start-up logs: {text(None)}; held out "
-            f"{text(set(split.held_out))} ({len(split.fitted)} logs fitted constants, "
-            f"{len(split.same_config)} share a fitted configuration); max concurrency vs "
-            f"{len(points)} aiconfigurator H100 points: held out {len(held_points)}, "
-            f"{sum(r['within'] for r in held_points)} within 3 % or one request; prospective: "
-            f"{len(split.prospective) + len(psplit.prospective)}.")
+    PROSPECTIVE.append(len(split.prospective) + len(psplit.prospective))
+
+    def count(ids: set[str] | None = None) -> str:
+        mine = [r for r in points if ids is None or r["log"]["id"] in ids]
+        return f"{sum(r['within'] for r in mine)} of {len(mine)}" if mine else "-"
+
+    return [("TensorRT-LLM KV budget", "start-up logs, 3 %", _within(rows),
+             _within(rows, set(split.held_out)), _within(rows, set(split.unshaped))),
+            ("TensorRT-LLM max concurrency", "aiconfigurator H100, 3 % or 1 request",
+             count(), count(set(psplit.held_out)), count(set(psplit.unshaped)))]
 
 
-def _cost() -> str:
+def _cost() -> list[Row]:
     split = cb.cost_split()
+    PROSPECTIVE.append(len(split.prospective))
     held, unshaped = set(split.held_out), set(split.unshaped)
     decode = [(c, c.measured_tpot_ms / cb.predicted_tpot_ms(c), c.kind) for c in cb.CASES]
     prefill = [(c, c.measured_ms / cb.predicted_prefill_ms(c), "prefill")
@@ -98,17 +92,16 @@ def _cost() -> str:
 
     def count(table: list[tuple[Any, float, str]], ids: set[str] | None = None) -> str:
         mine = [(r, k) for c, r, k in table if ids is None or c.label in ids]
-        return f"{sum(cb.in_band(r, k) for r, k in mine)} of {len(mine)}"
+        return f"{sum(cb.in_band(r, k) for r, k in mine)} of {len(mine)}" if mine else "-"
 
-    return (f"- Cost model vs public timings, in band: decode {count(decode)} (held out "
-            f"{count(decode, held)}, less the rows a rule was later written for "
-            f"{count(decode, unshaped)}); engine-timed prefill {count(prefill)} (held out "
-            f"{count(prefill, held)}); serving TTFT {count(ttft)} (held out {count(ttft, held)}, "
-            f"less the rows a rule was later written for {count(ttft, unshaped)}); prospective: "
-            f"{len(split.prospective)}.")
+    return [(name, "public timings, in band", count(table), count(table, held),
+             count(table, unshaped))
+            for name, table in (("Decode time (TPOT)", decode),
+                                ("Prefill time, engine-timed", prefill),
+                                ("Serving TTFT", ttft))]
 
 
-def _oracle() -> str:
+def _oracle() -> list[Row]:
     total = matched = 0
     for results in sorted((ROOT / "tests" / "data" / "oracle").glob("*/results.json")):
         spec, _ = load_config(results.parent / "config.json")
@@ -120,22 +113,29 @@ def _oracle() -> str:
             total += 1
             matched += (plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
                         and f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}")
-    return (f"- vLLM 0.32 itself (the CPU build, recorded runs on shrunken real configs): "
-            f"{matched} of {total} runs match exactly (tokens and two-decimal concurrency).")
+    return [("vLLM 0.32 KV tokens", "vLLM's CPU build, exact", f"{matched} of {total}",
+             "nothing fitted", "")]
 
 
-def _weights() -> str:
+def _weights() -> list[Row]:
     errors = [abs(wb.predict(c).total / GiB / c.logged_gib - 1) for c in wb.load_cases()]
-    return (f"- Weights vs vLLM's \"Model loading took\": {len(errors)} logs, median |error| "
-            f"{_pct(statistics.median(errors))}, worst {_pct(max(errors))} (nothing fitted).")
+    return [("Weights", "vLLM's \"Model loading took\"",
+             f"{len(errors)} logs, {_pct(statistics.median(errors))}",
+             f"nothing fitted; worst {_pct(max(errors))}", "")]
 
 
 def figures() -> str:
     """The block's Markdown, markers included."""
-    lines = [BEGIN, "Bench figures, computed by the benches (examples/*-bench.md; held out: in no "
-             "fitted constant's `fitted_on` and of no fitted row's model, GPU, TP and EP; "
-             "prospective: added after the last rule change):", "",
-             _vllm(), _sglang(), _trtllm(), _cost(), _oracle(), _weights(), END]
+    PROSPECTIVE.clear()
+    rows = [*_vllm(), *_sglang(), *_trtllm(), *_cost(), *_oracle(), *_weights()]
+    lines = [BEGIN, "| kvplan's figure | checked against | all | held out | held out, not "
+             "shaped |", "|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["", "Cells: within the band of that row, of all, then the median |error|. Held "
+              "out: in no fitted constant's `fitted_on` and of no fitted row's model, GPU, TP "
+              "and EP; not shaped: less the rows a rule was later written for; prospective "
+              f"rows (added after the last rule change): {sum(PROSPECTIVE)}. The rows, with "
+              "their URLs: examples/*-bench.md.", END]
     return "\n".join(lines)
 
 
