@@ -311,6 +311,22 @@ def test_cli_table_shows_both_roles_in_80_columns() -> None:
     assert table and max(len(line) for line in table) <= 80
 
 
+def test_cli_answers_on_the_first_line() -> None:
+    # Issue 28's answer first: the roles, what the decode worker holds and the handover, whose
+    # bytes are the JSON's (2,560 MiB = 8 ranks x 335,544,320 B above).
+    result = runner.invoke(app, [
+        "plan", "llama-3.1-70b", "--disagg", "--prefill-tp", "4", "--decode-tp", "8",
+        "--input-len", "8k", "--output-len", "1k", "--gpu", "H100"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    data = json.loads(runner.invoke(app, [
+        "plan", "llama-3.1-70b", "--disagg", "--prefill-tp", "4", "--decode-tp", "8",
+        "--input-len", "8k", "--output-len", "1k", "--gpu", "H100", "-f", "json"]).stdout)
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("Prefill 4 x H100-80GB (tp 4), decode 8 (tp 8) holding ")
+    assert f"holding {int(data['decode']['max_concurrency']):,};" in first
+    assert "2,560.0 MiB handed over per request" in first
+
+
 def test_cli_bad_input_is_exit_2() -> None:
     for args in (["--link", "myrinet"], ["--prefill-tp", "3", "--decode-tp", "2"],
                  ["--engine", "sglang"], ["--concurrency", "4", "--rate", "1"]):

@@ -73,7 +73,17 @@ def disagg_view(spec: ModelSpec, result: Any) -> View:
                    "prefill)." + ("" if r.slo_ttft_ms is not None else
                                   " Without --slo-ttft-ms: prefill workers until the mean "
                                   "queue is at most one prefill (utilisation <= 67%).")]))
+    handed = f"{_mib(h.bytes_per_request)} handed over per request ({result.transfer_ms:,.2f} ms)"
+    if r is not None and r.chosen is None:
+        answer = f"No xPyD serves {r.target}: {r.reason}"
+    elif r is not None:
+        answer = f"{r.chosen.label} on {r.chosen.gpus} x {result.gpu} serves {r.target}; {handed}"
+    else:
+        answer = (f"Prefill {p.candidate.layout.gpus} x {result.gpu} ({p.layout_text}), decode "
+                  f"{d.candidate.layout.gpus} ({d.layout_text}) holding "
+                  f"{d.candidate.requests:,}; {handed}")
     return View(
+        answer=answer,
         title=f"Disaggregated: {spec.name} on {result.gpu}, {result.engine} "
               f"{result.engine_version or ''}, {result.input_len:,} in / "
               f"{result.output_len:,} out".replace("  ", " "),
