@@ -24,9 +24,10 @@ FILES = {"/metrics": "metrics.txt", "/version": "version.json", "/v1/models": "v
 
 @contextmanager
 def replay(name: str, *, metrics: Sequence[str] | None = None,
-           files: Mapping[str, str] | None = None) -> Iterator[str]:
+           files: Mapping[str, str] | None = None,
+           served: list[str] | None = None) -> Iterator[str]:
     """Serve tests/data/servers/<name>/ on 127.0.0.1 (`files`: endpoint bodies replaced);
-    yields the base URL."""
+    yields the base URL. `served`, when given, gets each path as it is answered."""
     folder = SERVERS / name
     pages = list(metrics or [])
 
@@ -51,6 +52,8 @@ def replay(name: str, *, metrics: Sequence[str] | None = None,
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+            if served is not None:
+                served.append(path)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -305,11 +305,17 @@ def test_watch_stops_cleanly_on_ctrl_c() -> None:
     busy = (SERVERS / "vllm-0.32.0-cpu-qwen3" / "metrics_busy.txt").read_text()
     idle = (SERVERS / "vllm-0.32.0-cpu-qwen3" / "metrics.txt").read_text()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
-    with replay("vllm-0.32.0-cpu-qwen3", metrics=[idle, idle, busy]) as url:
+    served: list[str] = []
+    with replay("vllm-0.32.0-cpu-qwen3", metrics=[idle, idle, busy], served=served) as url:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kvplan", "check", url, *VLLM_CPU, "--watch", "--interval",
              "0.3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        time.sleep(4)
+        # Ctrl-C once the busy scrape was answered and one more asked for (the watch loop has
+        # shown it), not after a fixed sleep: a loaded machine may still be importing at 4 s,
+        # where Ctrl-C is an interrupted start (exit 130), the race the test once lost.
+        deadline = time.monotonic() + 60
+        while served.count("/metrics") < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
