@@ -111,3 +111,23 @@ def test_larger_gpu_is_the_one_needing_the_fewest() -> None:
         if gpu.total_bytes > tried.total_bytes and not gpu.unified_memory:
             best = smallest_serving(spec, replace(req, gpu=gpu), gpu)
             assert best is None or best.layout.gpus >= alt.gpus, (gpu.name, best.layout.gpus)
+
+
+def test_simulate_requests_are_bounded_before_any_work() -> None:
+    # Issue 32: `simulate --num-requests 10**12` would run for ~30 years at the measured ~1 ms
+    # of CPU per request (examples/simulate-speed.md: 100,000 requests in 97.2 s of CPU).
+    from kvplan.analysis.simulate.workload import (
+        MAX_REQUESTS,
+        WorkloadOptions,
+        requests_from,
+    )
+
+    with pytest.raises(InputError, match=r"--num-requests: 1,000,000,000,000 is over .* "
+                                         r"2,000,000 .*--max-sim-requests"):
+        requests_from(WorkloadOptions(num_requests=10**12, rate=10.0))
+    # At the bound it is a lazy stream: nothing is built before the simulator pulls it.
+    stream = requests_from(WorkloadOptions(num_requests=MAX_REQUESTS, rate=10.0))
+    assert next(iter(stream)).prompt_len == 1024
+    # Raised on purpose, it is the user's call.
+    assert next(iter(requests_from(WorkloadOptions(num_requests=MAX_REQUESTS + 1, rate=10.0,
+                                                   max_requests=MAX_REQUESTS + 1))))

@@ -119,6 +119,10 @@ def simulate_cmd(
         help="Requests in flight at most (closed loop: the next is sent when one finishes).")
     ] = None,
     num_requests: NumRequestsOpt = None,
+    max_sim_requests: Annotated[int | None, typer.Option(
+        "--max-sim-requests", min=1,
+        help="Bound on synthetic requests (default 2,000,000: about 1 ms of CPU each).")
+    ] = None,
     input_len: InputLenOpt = 1024,
     output_len: OutputLenOpt = 128,
     input_len_dist: Annotated[str | None, typer.Option(
@@ -183,7 +187,8 @@ def simulate_cmd(
 
             raise InputError("--max-model-len: the model's maximum length is unknown; give it")
         requests = requests_from(WorkloadOptions(
-            num_requests=num_requests, rate=rate, arrival=arrival, burstiness=burstiness,
+            num_requests=num_requests, max_requests=max_sim_requests, rate=rate,
+            arrival=arrival, burstiness=burstiness,
             concurrency=concurrency, input_len=input_len, output_len=output_len,
             input_len_dist=input_len_dist, output_len_dist=output_len_dist,
             prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),

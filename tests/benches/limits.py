@@ -27,6 +27,7 @@ def rows() -> list[tuple[str, str, str]]:
     from kvplan._util.validate import MAX_LAYERS, MAX_SIZE
     from kvplan.analysis.device import probe, ranks
     from kvplan.analysis.plan_search import MAX_NODES, MAX_TP
+    from kvplan.analysis.simulate.workload import MAX_REQUESTS
     from kvplan.analysis.sweep import MAX_POINTS, MAX_RANGE_VALUES
     from kvplan.cli.common import MAX_FLAG_FLOAT, MAX_FLAG_INT, MAX_HUB_TIMEOUT_S
     from kvplan.sources import hub_http, server
@@ -46,6 +47,7 @@ def rows() -> list[tuple[str, str, str]]:
         ("a decimal flag", f"{MAX_FLAG_FLOAT:.0e}", "exit 2, naming the flag"),
         ("values one sweep range expands to", f"{MAX_RANGE_VALUES:,}", "exit 2"),
         ("points in one sweep grid", f"{MAX_POINTS:,}", "exit 2"),
+        ("simulate: synthetic requests", f"{MAX_REQUESTS:,} (--max-sim-requests)", "exit 2"),
         ("plan: nodes searched when nothing fits", f"{MAX_NODES}", "alternatives stop there"),
         ("plan: GPUs in one TP group", f"{MAX_TP}", "larger TP not tried"),
         ("Hub requests of one command, in all", f"{hub_http.HUB_TIMEOUT_S:g} s "

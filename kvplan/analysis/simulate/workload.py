@@ -167,9 +167,15 @@ class WorkloadOptions:
     trace_format: str | None = None
     trace_block_tokens: int = 512
     tokenizer: str | None = None
+    max_requests: int | None = None  # the bound on synthetic requests; None: MAX_REQUESTS
 
 
 DEFAULT_REQUESTS = 1000
+# Synthetic requests simulated at most, unless raised (issue 32: bounded before the work). The
+# simulator takes about 1 ms of CPU per request (examples/simulate-speed.md: 100,000 trace
+# requests in 97 s of CPU), so 2,000,000 is about half an hour on one core.
+MAX_REQUESTS = 2_000_000
+CPU_S_PER_REQUEST = 97.2 / 100_000  # examples/simulate-speed.md, the 100,000-request row
 
 
 def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
@@ -209,6 +215,12 @@ def requests_from(options: WorkloadOptions) -> Iterator[RequestSpec]:
                    if o.output_len_dist else LengthDist(kind="fixed", a=o.output_len))
     if o.prefix_len < 0:
         raise InputError("--prefix-len: must be >= 0")
-    return synthetic(num_requests=o.num_requests or DEFAULT_REQUESTS, input_len=input_dist,
+    n, bound = o.num_requests or DEFAULT_REQUESTS, o.max_requests or MAX_REQUESTS
+    if n > bound:
+        raise InputError(
+            f"--num-requests: {n:,} is over the simulator's bound of {bound:,} requests (about "
+            f"{CPU_S_PER_REQUEST * 1e3:.0f} ms of CPU each, {bound * CPU_S_PER_REQUEST / 60:,.0f}"
+            " min); give fewer, or raise it with `kvplan simulate --max-sim-requests N`")
+    return synthetic(num_requests=n, input_len=input_dist,
                      output_len=output_dist, rate=o.rate, arrival=o.arrival,
                      burstiness=o.burstiness, prefix_len=o.prefix_len, seed=o.seed)
