@@ -64,7 +64,7 @@ class PlanHeadline:
     context: int
     gpu: str
     gpus: int | None = None  # None: no candidate at all
-    layout: tuple[str, ...] = ()  # ("tp 4", "dp 2")
+    layout: str = ""  # "tp 4, dp 2": as the launch command runs it (the engine's words)
     requests: int | None = None  # whole requests the chosen (or closest) layout holds
     max_concurrency: float | None = None
     reason: str = ""  # the plan's reason: why a layout that holds the target still does not fit
@@ -76,12 +76,9 @@ def plan_headline(result: ServingPlan) -> PlanHeadline:
             "context": result.context, "gpu": result.gpu, "reason": result.reason}
     if c is None:
         return PlanHeadline(**base)
-    lay = c.layout
-    parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
-        [f"dp-attention {lay.dp}"] if lay.dp_attention else
-        [f"dp {lay.dp}"] if lay.dp > 1 else []) + ([f"ep {lay.ep}"] if lay.ep > 1 else [])
-    return PlanHeadline(**base, gpus=lay.gpus, layout=tuple(parts), requests=c.requests,
-                        max_concurrency=c.max_concurrency)
+    # The plan's own layout row (EngineRules.layout_text), never worded a second time here.
+    return PlanHeadline(**base, gpus=c.layout.gpus, layout=result.layout_text,
+                        requests=c.requests, max_concurrency=c.max_concurrency)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -55,9 +55,9 @@ def plan_answer(h: PlanHeadline) -> str:
     if h.verdict == "DOES NOT FIT" and h.requests >= h.concurrency and h.reason:
         return f"{target}; {h.reason}"  # the KV fits; something else (the host tiers) does not
     if h.verdict == "DOES NOT FIT":  # the closest layout, and what it holds
-        return (f"{target}; {h.gpus} x {h.gpu} ({', '.join(h.layout)}) holds "
+        return (f"{target}; {h.gpus} x {h.gpu} ({h.layout}) holds "
                 f"{h.requests:,}")
-    return f"{target} on {h.gpus} x {h.gpu}, {', '.join(h.layout)} ({h.max_concurrency:,.2f}x)"
+    return f"{target} on {h.gpus} x {h.gpu}, {h.layout} ({h.max_concurrency:,.2f}x)"
 
 
 def rate_plan_answer(h: RatePlanHeadline) -> str:
