@@ -55,7 +55,12 @@ def test_report_html_says_the_plans_numbers(plan_report: Path) -> None:
     text = plan_report.read_text(encoding="utf-8")
     plan = _plan_json("llama-3.1-8b", "-n", "64", "-c", "32k", "--gpu", "h100")
     assert plan["verdict"] == "FITS"
-    assert f"FITS: 64 requests x 32,768 tokens on {plan['layout']['gpus']} x H100-80GB" in text
+    # The answer line is plan's own first line (kvplan.present.answers.plan_answer), word for
+    # word: "FITS: 64 requests of 32,768 tokens on 3 x H100-80GB, tp 1, dp 3 (83.14x)".
+    answer = _invoke("plan", "llama-3.1-8b", "-n", "64", "-c", "32k", "--gpu", "h100"
+                     ).stdout.splitlines()[0].strip()
+    assert answer.startswith(f"FITS: 64 requests of 32,768 tokens on {plan['layout']['gpus']} x "
+                             "H100-80GB") and answer in text
     for line in plan["command"].split(" --"):  # every flag of the launch command
         assert line.split()[0] in text
     # The commands' own JSON, embedded: every key of the plan's to_dict() with its value.

@@ -178,13 +178,13 @@ def short(n: int) -> str:
     return f"{n:,}"
 
 
-def layout_text(c: Candidate) -> str:
+def layout_text(c: Candidate, req: PlanRequest) -> str:
+    """A candidate's label: its GPUs and nodes, the layout in the engine's own words (as its
+    launch command runs it, `EngineRules.layout_text`) and its KV dtype."""
     lay = c.layout
-    parts = [f"tp {lay.tp}"] + ([f"pp {lay.pp}"] if lay.pp > 1 else []) + (
-        [f"dp-attention {lay.dp}"] if lay.dp_attention else
-        [f"dp {lay.dp}"] if lay.dp > 1 else [])
     nodes = f"{lay.nodes} node{'s' if lay.nodes > 1 else ''} of {lay.gpus_per_node}"
-    return f"{lay.gpus} x {c.gpu.name} ({nodes}; {', '.join(parts)}; {c.kv_dtype} KV)"
+    words = req.engine.rules.layout_text(lay)
+    return f"{lay.gpus} x {c.gpu.name} ({nodes}; {words}; {c.kv_dtype} KV)"
 
 
 def predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
@@ -310,14 +310,15 @@ def alternatives_when_not(spec: ModelSpec, req: PlanRequest, gpu: GPU,
     out = []
     more = smallest_serving(spec, req, gpu)
     if more is not None:
-        out.append(Alternative(label=f"{more.layout.gpus} GPUs: {layout_text(more)}", fits=True,
-                               gpus=more.layout.gpus, requests=more.requests, candidate=more,
-                               with_command=True, cost_per_hour_usd=cost_per_hour(req, more)))
+        out.append(Alternative(label=f"{more.layout.gpus} GPUs: {layout_text(more, req)}",
+                               fits=True, gpus=more.layout.gpus, requests=more.requests,
+                               candidate=more, with_command=True,
+                               cost_per_hour_usd=cost_per_hour(req, more)))
     if req.kv_dtypes and "fp8" not in req.kv_dtypes and (
             "fp8" in supported_kv_dtypes(req.engine, gpu)):
         fp8, _, _ = search(spec, req, gpu, kv_dtypes=("fp8",))
         if fp8 is not None:
-            out.append(Alternative(label=f"fp8 KV: serves it on {layout_text(fp8)}", fits=True,
+            out.append(Alternative(label=f"fp8 KV: serves it on {layout_text(fp8, req)}", fits=True,
                                    gpus=fp8.layout.gpus, requests=fp8.requests, candidate=fp8,
                                    with_command=True,
                                    cost_per_hour_usd=cost_per_hour(req, fp8)))

@@ -164,7 +164,7 @@ def _larger_gpu(spec: ModelSpec, req: PlanRequest, tried: tuple[GPU, ...]) -> Al
     if found is None:
         return None
     best = found[1]
-    return Alternative(label=f"a larger GPU: {layout_text(best)}", fits=True,
+    return Alternative(label=f"a larger GPU: {layout_text(best, req)}", fits=True,
                        gpus=best.layout.gpus, requests=best.requests, candidate=best,
                        with_command=True, cost_per_hour_usd=cost_per_hour(req, best))
 
@@ -202,7 +202,7 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
         assert c is not None
         cost = "" if other.cost_per_hour_usd is None else f", ${other.cost_per_hour_usd:,.2f}/h"
         alternatives.append(Alternative(
-            label=f"{other.verdict}: {layout_text(c)}{cost}", fits=True, gpus=c.layout.gpus,
+            label=f"{other.verdict}: {layout_text(c, req)}{cost}", fits=True, gpus=c.layout.gpus,
             requests=c.requests, candidate=c, with_command=True,
             cost_per_hour_usd=other.cost_per_hour_usd))
     for other in plans:

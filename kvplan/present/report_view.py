@@ -70,23 +70,19 @@ def report_views(data: ReportData) -> list[View]:
 
 
 def verdict(data: ReportData) -> tuple[str, str]:
-    """(the one-line answer, its CSS class)."""
+    """(the one-line answer, its CSS class): the very line `kvplan plan` (with --concurrency) or
+    `kvplan estimate` prints first (kvplan.present.answers), never worded here a second time."""
+    from kvplan.analysis.answers import estimate_headline, plan_headline
+    from kvplan.present.answers import estimate_answer, plan_answer
+
     if data.plan is not None:
-        p = data.plan.to_dict()
-        target = f"{p['concurrency']:,} requests x {p['context']:,} tokens"
-        word = p["verdict"]  # FITS, BORDERLINE (the margin inside kvplan's error), DOES NOT FIT
-        if word != "DOES NOT FIT" and p["layout"]:
-            lay = p["layout"]
-            return (f"{word}: {target} on {lay.get('gpus', '?')} x {p['gpu']} "
-                    f"({p['engine']} {p['engine_version'] or ''}, {p['kv_dtype']} KV, "
-                    f"room for {p['max_concurrency']:,.2f} requests, "
-                    f"{p['max_concurrency'] / p['concurrency']:,.2f}x the target)", "fits")
-        return f"DOES NOT FIT: {target} on {p['gpu']} ({p['engine']})", "nofit"
-    cap = data.capacity
-    if cap is None:
-        return "No device: sizes only", "info"
-    return (f"{cap.max_requests:,} requests of {cap.context:,} tokens fit on one {data.device} "
-            f"({cap.max_concurrency:,.2f}x)", "fits" if cap.max_requests > 0 else "nofit")
+        word = data.plan.verdict  # FITS, BORDERLINE (inside kvplan's error), DOES NOT FIT
+        return (plan_answer(plan_headline(data.plan)),
+                "nofit" if word == "DOES NOT FIT" else "fits")
+    if data.answer is not None and data.answer.plan is not None:
+        h = estimate_headline(data.answer, device=data.device.split(",")[0])
+        return estimate_answer(h), "fits" if h.max_requests else "nofit"
+    return "No device: sizes only", "info"
 
 
 def launch_lines(data: ReportData) -> list[str]:
