@@ -450,3 +450,14 @@ def test_several_models_in_one_sweep(tmp_path) -> None:
                                  "H100,H200", "--tp", "1,2", "--plot", str(out)])
     assert result.exit_code == 0, result.output
     assert out.stat().st_size > 10_000
+
+
+def test_groups_without_the_gqa_scheme_is_refused_not_ignored() -> None:
+    # --groups only sets the gqa scheme's KV heads; with no gqa in --scheme it used to be
+    # dropped silently. Now one line saying how to sweep it.
+    line = one_error_line(sweep("llama-3.1-8b", "--groups", "4", "-c", "4096"))
+    assert "--groups 4" in line and "--scheme native,gqa" in line
+    ok = sweep("llama-3.1-8b", "--groups", "4", "--scheme", "native,gqa", "-c", "4096",
+               "--format", "json")
+    assert ok.exit_code == 0, ok.stderr
+    assert {row["scheme"] for row in json.loads(ok.stdout)} == {"native", "gqa-4"}

@@ -138,8 +138,9 @@ def sweep_cmd(
         "--scheme", help="Attention schemes: native (the model as is), mha, gqa (--groups KV "
                          "heads), mqa, mla (absorbed); as `kvplan compare` rewrites them.")
     ] = "native",
-    groups: Annotated[int, typer.Option("--groups", min=1, help="KV heads of the gqa scheme.")
-                      ] = 8,
+    groups: Annotated[int | None, typer.Option(
+        "--groups", min=1, help="KV heads of the gqa scheme (default 8; only with --scheme gqa).")
+    ] = None,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU presets: H100-80GB,H200 (see `kvplan gpus`); adds capacity.")] = None,
     tp: Annotated[str, typer.Option("--tp", "--tensor-parallel-size", "-tp", metavar="N,...",
@@ -194,16 +195,21 @@ def sweep_cmd(
 
     with handle_errors():
 
+        schemes = parse_scheme_list("--scheme", scheme)
+        if groups is not None and "gqa" not in schemes:
+            raise InputError(f"--groups {groups}: sets the KV heads of the gqa scheme, and "
+                             f"--scheme {scheme} does not sweep gqa (add it: --scheme "
+                             f"{scheme},gqa)")
         grid = SweepGrid(
             contexts=parse_int_list(written_flag(ctx, "context"), context),
             batches=parse_int_list(written_flag(ctx, "batch"), batch),
             kv_dtypes=parse_dtype_list("--kv-dtype", kv_dtype),
-            schemes=parse_scheme_list("--scheme", scheme),
+            schemes=schemes,
             gpus=() if gpu is None else parse_gpu_list("--gpu", gpu),
             tps=parse_int_list("--tp", tp),
             mem_fractions=() if mem_fraction is None else parse_fraction_list(
                 "--mem-fraction", mem_fraction),
-            engine=engine, block_size=block_size, groups=groups,
+            engine=engine, block_size=block_size, groups=8 if groups is None else groups,
         )
         out_fmt = None if output is None else file_format("-o", output, FILE_FORMATS)
         plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)
