@@ -15,6 +15,7 @@ from kvplan._util.validate import MAX_LAYERS, checked_int, checked_int_list
 from kvplan.model.spec import FULL, SLIDING
 from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
 from kvplan.sources.hf_reader import MISSING, ConfigReader
+from kvplan.sources.hf_text import TEXT_FAMILIES
 
 _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
                "glm4_moe", "gemma3n", "ernie4_5"}
@@ -22,7 +23,8 @@ _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"} | {
+    name for name, family in TEXT_FAMILIES.items() if family.layernorm}
 # GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
 # gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
 # (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
@@ -37,7 +39,8 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
 # gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
 # internlm2.py InternLM2Attention.
-_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"}
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"} | {
+    name for name, family in TEXT_FAMILIES.items() if family.head_dim == "hidden"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their config classes set it) and head size config.head_dim, else hidden_size /
 # num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32 models/):
@@ -52,9 +55,10 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 #   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
 #   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"}
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"} | set(TEXT_FAMILIES)
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
-_NON_GATED_MLP = {"apertus"}
+_NON_GATED_MLP = {"apertus"} | {
+    name for name, family in TEXT_FAMILIES.items() if not family.gated_mlp}
 # Families whose transformers config class turns an integer sliding_window_pattern into
 # layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
 # (default sliding_window, default pattern, tokens vLLM adds to the window).
@@ -119,7 +123,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         kv = 1 if c.bool("multi_query", True) else heads
         if not c.has("multi_query"):
             c.warn("multi_query absent: GPTBigCodeConfig default true (one KV head)")
-    elif mt in ("gpt2", "opt", "gpt_neox", "gptj"):
+    elif mt in ("gpt2", "opt", "gpt_neox", "gptj") or (
+            mt in TEXT_FAMILIES and TEXT_FAMILIES[mt].mha):
         kv = heads
     elif mt == "chatglm":
         # vLLM models/chatglm.py GLMAttention: multi_query_group_num KV heads when
@@ -165,6 +170,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     elif mt == "chatglm":
         o_bias = c.bool("add_bias_linear", False)
         qkv_bias = o_bias or c.bool("add_qkv_bias", False)
+    elif mt in TEXT_FAMILIES and TEXT_FAMILIES[mt].attention_bias is not None:
+        qkv_bias = o_bias = bool(TEXT_FAMILIES[mt].attention_bias)
     else:
         if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
             c.assume("attention_bias", "false (no attention biases)",
@@ -468,8 +475,14 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
                    "is counted for every layer")
         return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
     if mt in _NON_GATED_MLP:
+        family = TEXT_FAMILIES.get(mt)
+        if family is not None and family.mlp_hidden_multiple is not None:
+            return {"intermediate_size": family.mlp_hidden_multiple * hidden, "gated": False,
+                    "bias": bool(family.mlp_bias)}
+        bias = c.bool("mlp_bias", False) if family is None or family.mlp_bias is None else (
+            family.mlp_bias)
         return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
-                "gated": False, "bias": c.bool("mlp_bias", False)}
+                "gated": False, "bias": bias}
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
