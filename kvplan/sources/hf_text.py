@@ -111,6 +111,10 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # models/solar.py SolarAttention: head_dim = getattr(config, "head_dim", None) or hidden /
     # heads, num_kv_heads = getattr(config, "num_key_value_heads", heads); no per-layer window.
     "solar": TextFamily(source="models/solar.py"),
+    # DeepseekForCausalLM (DeepSeek-MoE, model_type "deepseek"): models/deepseek_v2.py
+    # DeepseekV2DecoderLayer takes DeepseekAttention (`use_mha = config.model_type ==
+    # "deepseek" or ...`): num_key_value_heads of hidden / heads, no per-layer window.
+    "deepseek": TextFamily(source="models/deepseek_v2.py (DeepseekAttention)", head_dim="hidden"),
     # InternLM3ForCausalLM: models/llama.py LlamaAttention (head_dim or hidden / heads, windows
     # from layer_types).
     "internlm3": TextFamily(source="models/llama.py", reads_layer_types=True),

@@ -65,7 +65,8 @@ def _register() -> None:
         RemoteConfig.__name__ = f"RemoteConfig_{model_type.replace('-', '_')}"
         return RemoteConfig
 
-    for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3"):
+    for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
+                       "deepseek"):
         AutoConfig.register(model_type, config_class(model_type))
 
 
