@@ -19,7 +19,10 @@ from kvplan.sources.hf_text import TEXT_FAMILIES
 
 _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
                "glm4_moe", "gemma3n", "ernie4_5"}
-_QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+# mimo (MiMoForCausalLM): vLLM 0.32 models/mimo.py is models/qwen2.py (Qwen2Attention, q/k/v
+# biased) plus MTP layers outside num_hidden_layers; its remote MiMoConfig subclasses Qwen2Config
+# (sliding_window only with use_sliding_window).
+_QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "mimo"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
@@ -147,7 +150,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     kind = "mha" if kv == heads else "mqa" if kv == 1 else "gqa"
 
     # Biases: qwen2 always biases q/k/v (not o); llama-style `attention_bias` covers q/k/v and o.
-    if mt in ("qwen2", "qwen2_moe"):
+    if mt in ("qwen2", "qwen2_moe", "mimo"):
         qkv_bias, o_bias = True, False
     elif mt in GPT2_STYLE:
         qkv_bias = o_bias = True
@@ -236,7 +239,9 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         c.warn("sliding_window absent: Gemma2Config default 4096")
     if window is not None:
         window = checked_int(window, path=c.path, field="sliding_window")
-    if mt in _QWEN or "use_sliding_window" in c.data:
+    # (The families of kvplan.sources.hf_text have config classes that keep sliding_window
+    # whatever use_sliding_window says, and vLLM's CacheConfig takes it as it is.)
+    if mt in _QWEN or ("use_sliding_window" in c.data and mt not in TEXT_FAMILIES):
         # Qwen: sliding_window is only honoured with use_sliding_window, and then only by the
         # layers from max_window_layers on (transformers: i >= max_window_layers slides).
         if not c.bool("use_sliding_window", False):

@@ -69,6 +69,16 @@ def _register() -> None:
                        "deepseek"):
         AutoConfig.register(model_type, config_class(model_type))
 
+    # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
+    # (adding num_nextn_predict_layers), so Qwen2Config's own rules hold: sliding_window is
+    # None unless use_sliding_window.
+    from transformers import Qwen2Config
+
+    class MiMoConfig(Qwen2Config):
+        model_type = "mimo"
+
+    AutoConfig.register("mimo", MiMoConfig)
+
 
 try:
     _register()
