@@ -83,13 +83,18 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 36 x 2 x 8 x 128 x 2 B.
     "mimo-7b-rl": (CONFIGS / "mimo-7b-rl.json", 36 * 2 * 8 * 128 * 2,
                    HF + "XiaomiMiMo/MiMo-7B-RL"),
+    # LLaMAForCausalLM (the decapoda-research name, model_type llama) -> models/llama.py:
+    # 32 KV heads (no num_key_value_heads: one per query head) of 4096 / 32 = 128:
+    # 32 x 2 x 32 x 128 x 2 B.
+    "llama-7b-hf-decapoda": (CONFIGS / "llama-7b-hf-decapoda.json", 32 * 2 * 32 * 128 * 2,
+                             HF + "decapoda-research/llama-7b-hf"),
 }
 
 # The oracle shrinks (tests/data/oracle/<name>) of the configs above that tests/data/configs
 # holds whole, with the fields each shrink changes (none of them sizes the cache per layer).
 _SHRUNK_FIELDS = {"num_hidden_layers", "vocab_size", "intermediate_size"}
 SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS,
-          "internlm3-8b": _SHRUNK_FIELDS,
+          "internlm3-8b": _SHRUNK_FIELDS, "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
           "deepseek-moe-16b": _SHRUNK_FIELDS | {"auto_map", "moe_intermediate_size",
                                                 "n_routed_experts"},
           "mimo-7b-rl": _SHRUNK_FIELDS | {"max_window_layers", "bos_token_id",
@@ -214,7 +219,7 @@ def test_text_rows_are_exact_and_shrinks_match() -> None:
     # Families of the table without an exact row yet (no published config sourced): their
     # support rows stay refused, naming the vLLM file kvplan reads them by.
     golden_types = {json.loads(path.read_text())["model_type"]
-                    for path, _, _ in TEXT_GOLDEN.values()}
+                    for path, _, _ in TEXT_GOLDEN.values()} - {"llama"}
     assert set(TEXT_FAMILIES) - golden_types == {"jais2", "granitemoeshared", "solar"}
     for arch in ("Jais2ForCausalLM", "GraniteMoeSharedForCausalLM", "SolarForCausalLM"):
         assert table[arch].status != EXACT
@@ -228,3 +233,16 @@ def test_use_sliding_window_false_does_not_hide_the_window() -> None:
     config.update(use_sliding_window=False, sliding_window=4096)
     spec, _ = _spec(config)
     assert spec.layer_windows == (4096,) * 4
+
+
+def test_deepseek_v1_with_mla_fields_is_refused(tmp_path: Path) -> None:
+    # deepseek_v2.py builds DeepseekAttention for model_type "deepseek" whatever else the config
+    # says; kvplan would read a kv_lora_rank as MLA: refused, one line naming the field.
+    config = json.loads(TEXT_GOLDEN["deepseek-moe-16b"][0].read_text())
+    config["kv_lora_rank"] = 512
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "kv_lora_rank" in line and "DeepseekAttention" in line

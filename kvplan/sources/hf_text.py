@@ -38,6 +38,9 @@ class TextFamily:
     head_dim: str = "config"  # "config": config.head_dim, else hidden / heads; "hidden"
     reads_layer_types: bool = False  # the model code passes per_layer_sliding_window
     mha: bool = False  # one KV head per query head, whatever the config says
+    # Fields kvplan would read as another cache layout but this family's vLLM code ignores:
+    # refused when present rather than sized as vLLM does not.
+    unread: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=dict)  # the config class's defaults
     default_layer_types: Callable[[int], str] | None = None  # the config class's pattern
     aliases: Mapping[str, str] = field(default_factory=dict)  # other name -> standard name
@@ -114,7 +117,9 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # DeepseekForCausalLM (DeepSeek-MoE, model_type "deepseek"): models/deepseek_v2.py
     # DeepseekV2DecoderLayer takes DeepseekAttention (`use_mha = config.model_type ==
     # "deepseek" or ...`): num_key_value_heads of hidden / heads, no per-layer window.
-    "deepseek": TextFamily(source="models/deepseek_v2.py (DeepseekAttention)", head_dim="hidden"),
+    # A kv_lora_rank would make kvplan size MLA where vLLM still builds DeepseekAttention.
+    "deepseek": TextFamily(source="models/deepseek_v2.py (DeepseekAttention)", head_dim="hidden",
+                           unread=("kv_lora_rank",)),
     # InternLM3ForCausalLM: models/llama.py LlamaAttention (head_dim or hidden / heads, windows
     # from layer_types).
     "internlm3": TextFamily(source="models/llama.py", reads_layer_types=True),
@@ -154,10 +159,15 @@ def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> di
 
 
 def check_layer_types(data: Mapping[str, Any], model_type: str, path: str) -> None:
-    """Refuse layer_types with sliding layers on a family whose vLLM model code ignores
+    """Refuse a field the family's vLLM code does not read (`TextFamily.unread`), and layer_types with sliding layers on a family whose vLLM model code ignores
     layer_types: vLLM would give no layer a window (CacheConfig keeps none once a layer is
     full), a layout kvplan does not model."""
     family = TEXT_FAMILIES.get(model_type)
+    for key in family.unread if family is not None else ():
+        if data.get(key) is not None:
+            raise SpecError(path, key, f"given on {model_type}, whose vLLM code "
+                                       f"({family.source}) does not read it: refused rather "
+                                       "than sized as another cache layout")
     types = data.get("layer_types")
     if family is None or family.reads_layer_types or not isinstance(types, list):
         return
