@@ -159,9 +159,10 @@ def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> di
 
 
 def check_layer_types(data: Mapping[str, Any], model_type: str, path: str) -> None:
-    """Refuse a field the family's vLLM code does not read (`TextFamily.unread`), and layer_types with sliding layers on a family whose vLLM model code ignores
-    layer_types: vLLM would give no layer a window (CacheConfig keeps none once a layer is
-    full), a layout kvplan does not model."""
+    """Refuse a field the family's vLLM code does not read (`TextFamily.unread`), and
+    layer_types with sliding layers on a family whose vLLM model code ignores layer_types:
+    vLLM would give no layer a window (CacheConfig keeps none once a layer is full), a layout
+    kvplan does not model."""
     family = TEXT_FAMILIES.get(model_type)
     for key in family.unread if family is not None else ():
         if data.get(key) is not None:
