@@ -17,6 +17,9 @@ _STANDARD = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_he
              "rms_norm_eps", "rope_theta", "rope_scaling", "attention_bias", "mlp_bias",
              "head_dim")
 _ALIASES = {"exaone": {"num_layers": "num_hidden_layers"}}
+# Remote-class defaults for fields a published config.json leaves out and vLLM reads
+# (MiniCPMConfig: tie_word_embeddings=True; models/minicpm.py reads config.tie_word_embeddings).
+_DEFAULTS = {"minicpm": {"tie_word_embeddings": True}}
 
 
 def _register() -> None:
@@ -35,6 +38,8 @@ def _register() -> None:
 
         class RemoteConfig(PretrainedConfig):
             def __init__(self, block_configs=None, **kwargs):
+                for key, value in _DEFAULTS.get(model_type, {}).items():
+                    kwargs.setdefault(key, value)
                 for old, new in aliases.items():
                     if old in kwargs and new not in kwargs:
                         kwargs[new] = kwargs[old]
