@@ -246,3 +246,12 @@ def test_deepseek_v1_with_mla_fields_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert "kv_lora_rank" in line and "DeepseekAttention" in line
+
+
+def test_explicit_null_window_is_no_window() -> None:
+    # VaultGemmaConfig keeps an explicit `"sliding_window": null` (its 4096 default is for an
+    # absent field): the Transformers backend then passes no window, every layer full.
+    config = json.loads(TEXT_GOLDEN["vaultgemma-1b"][0].read_text())
+    config["sliding_window"] = None
+    spec, _ = _spec(config)
+    assert spec.layer_windows == (None,) * 4

@@ -143,7 +143,7 @@ def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> di
             data[standard] = data[other]
     used = []
     for key, value in family.defaults.items():
-        if data.get(key) is None:
+        if key not in data:  # an explicit null stays null, as the config class keeps it
             data[key] = value
             used.append(f"{key} {value}")
     if used:
