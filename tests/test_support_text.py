@@ -255,3 +255,30 @@ def test_explicit_null_window_is_no_window() -> None:
     config["sliding_window"] = None
     spec, _ = _spec(config)
     assert spec.layer_windows == (None,) * 4
+
+
+def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
+    # vLLM 0.32's Qwen models pass no per-layer window; only CacheConfig's (kept when layer_types
+    # is absent or all sliding) slides a layer.
+    moe = json.loads((CONFIGS / "qwen1.5-moe-a2.7b.json").read_text())
+    # Qwen2MoeConfig with use_sliding_window builds layer_types sliding on even layers below
+    # max_window_layers (21): sliding and full mixed, so vLLM slides no layer.
+    moe.update(use_sliding_window=True, sliding_window=4096)
+    spec, warnings = _spec(moe)
+    assert spec.layer_windows == (None,) * 24
+    assert any("no layer slides" in w for w in warnings)
+    # Qwen3MoeConfig builds no layer_types: every layer slides.
+    qwen3_moe = json.loads((CONFIGS / "qwen3-30b-a3b.json").read_text())
+    qwen3_moe.update(use_sliding_window=True, sliding_window=4096)
+    spec, _ = _spec(qwen3_moe)
+    assert spec.layer_windows == (4096,) * 48
+    # Qwen2 sliding on some layers only: vLLM's qwen2.py refuses to load it; so does kvplan
+    # (exit 2, one line naming max_window_layers).
+    dense = json.loads((CONFIGS / "qwen2.5-7b.json").read_text())
+    dense.update(use_sliding_window=True, sliding_window=4096, max_window_layers=20)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dense))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "max_window_layers" in line and "qwen2.py" in line

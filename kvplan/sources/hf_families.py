@@ -241,9 +241,11 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         window = checked_int(window, path=c.path, field="sliding_window")
     # (The families of kvplan.sources.hf_text have config classes that keep sliding_window
     # whatever use_sliding_window says, and vLLM's CacheConfig takes it as it is.)
-    if mt in _QWEN or ("use_sliding_window" in c.data and mt not in TEXT_FAMILIES):
-        # Qwen: sliding_window is only honoured with use_sliding_window, and then only by the
-        # layers from max_window_layers on (transformers: i >= max_window_layers slides).
+    if mt in _QWEN:
+        return _qwen_windows(c, window, layers)
+    if "use_sliding_window" in c.data and mt not in TEXT_FAMILIES:
+        # sliding_window is only honoured with use_sliding_window, and then only by the layers
+        # from max_window_layers on (transformers: i >= max_window_layers slides).
         if not c.bool("use_sliding_window", False):
             return {}
         if window is None:
@@ -266,6 +268,46 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+# Qwen families whose vLLM 0.32 model is models/qwen2.py's Qwen2Model (Qwen2, Qwen3, MiMo):
+# Qwen2Model.__init__ asserts that layer_types mixing sliding and full layers come with
+# max_window_layers == num_hidden_layers ("Sliding window for some but all layers is not
+# supported").
+_QWEN2_MODEL = {"qwen2", "qwen3", "mimo"}
+
+
+def _qwen_windows(c: ConfigReader, window: int | None, layers: int) -> dict:
+    """The Qwen families' windows as vLLM 0.32 sizes them. Their model code (qwen2.py, qwen3.py,
+    mimo.py, qwen2_moe.py, qwen3_moe.py) passes no per-layer window: a layer slides only
+    through CacheConfig's window, kept only when layer_types is absent or all sliding
+    (engine/arg_utils.py create_engine_config). The config classes (transformers 5.19) keep
+    sliding_window only with use_sliding_window and build layer_types: Qwen2Config / Qwen3Config
+    slide layer i >= max_window_layers (default 28), Qwen2MoeConfig the even layers below it
+    ((i + 1) % 2 and i < max_window_layers), Qwen3MoeConfig builds none (every layer slides)."""
+    mt = c.model_type
+    if not c.bool("use_sliding_window", False) or window is None:
+        return {}
+    types = c.data.get("layer_types")
+    first_full = c.int_or("max_window_layers", 28)
+    if not isinstance(types, list):
+        if mt == "qwen3_moe":
+            return {"sliding_window": window}
+        if mt == "qwen2_moe":
+            types = [SLIDING if (i + 1) % 2 and i < first_full else FULL for i in range(layers)]
+        else:
+            types = [SLIDING if i >= first_full else FULL for i in range(layers)]
+    shape = _from_layer_types(c, window, types, layers)
+    if "layer_types" not in shape:
+        return shape  # every layer slides, or none
+    if mt in _QWEN2_MODEL and first_full != layers:
+        raise SpecError(c.path, "max_window_layers",
+                        f"{first_full} of {layers} layers: sliding window on some layers only, "
+                        "which vLLM's qwen2.py refuses to load (max_window_layers must equal "
+                        "num_hidden_layers); refused")
+    c.warn("use_sliding_window with sliding and full layers: vLLM's model code passes no "
+           "per-layer window and its CacheConfig keeps none, so no layer slides")
+    return {}
 
 
 def _backend_windows(c: ConfigReader, layers: int) -> dict:
