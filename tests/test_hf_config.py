@@ -218,10 +218,15 @@ def test_gemma3_text_config_and_defaults():
 def test_qwen_sliding_window_only_with_use_sliding_window():
     config = raw("qwen2.5-7b")
     assert spec_of(config)[0].layer_windows == (None,) * 28
+    # Sliding on the layers from max_window_layers on only: vLLM 0.32's qwen2.py refuses to load
+    # it (Qwen2Model asserts max_window_layers == num_hidden_layers when layer_types mix), so
+    # kvplan refuses it too (issue 26: no number vLLM would not serve).
     config.update(use_sliding_window=True, sliding_window=4096, max_window_layers=20)
-    windows = spec_of(config)[0].layer_windows
-    # transformers: the first max_window_layers layers use full attention, the rest slide.
-    assert windows == (None,) * 20 + (4096,) * 8
+    with pytest.raises(SpecError, match="max_window_layers"):
+        spec_of(config)
+    # max_window_layers 0: every layer slides, through vLLM's CacheConfig window.
+    config.update(max_window_layers=0)
+    assert spec_of(config)[0].layer_windows == (4096,) * 28
 
 
 def test_layer_types_list_is_used():

@@ -42,6 +42,7 @@ from kvplan.sources.hf_families import (
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
 from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
+from kvplan.sources.hf_text import check_layer_types, fill_family_defaults, text_family
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import qwen_vit, siglip_tower
 from kvplan.sources.spec_yaml import parse_spec
@@ -60,6 +61,7 @@ _TIE_DEFAULT = {
     "gptj": False, "stablelm": False, "olmoe": False, "granitemoe": False, "apertus": False,
     "seed_oss": False, "ernie4_5_moe": True, "lfm2_moe": True,
     "olmo": False, "hunyuan_v1_dense": True, "internlm2": False, "exaone": False,
+    "bloom": True, "vaultgemma": True, "minicpm": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
@@ -194,6 +196,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         data = unwrap_text_config(config, pre_warnings)
         model_type = config_model_type(data)
     model_type = _TEXT_ALIASES.get(model_type, model_type)
+    data = fill_family_defaults(data, model_type, pre_warnings)
+    check_layer_types(data, model_type, path)
     data["model_type"] = model_type
     c = ConfigReader(data, path, model_type)
     c.warnings.extend(pre_warnings)
@@ -281,7 +285,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         max_pos = c.int("max_position_embeddings", required="max_position_embeddings",
                         what="missing: needed for learned positions")
     else:
-        position = "alibi" if c.bool("alibi", False) else "rope"
+        family = text_family(mt)
+        position = "alibi" if c.bool("alibi", False) else family.position if family else "rope"
         max_pos = c.int("max_position_embeddings", "n_positions", "seq_length")
         if mt == "falcon" and max_pos is None:
             max_pos = 2048

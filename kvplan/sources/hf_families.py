@@ -15,14 +15,19 @@ from kvplan._util.validate import MAX_LAYERS, checked_int, checked_int_list
 from kvplan.model.spec import FULL, SLIDING
 from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
 from kvplan.sources.hf_reader import MISSING, ConfigReader
+from kvplan.sources.hf_text import TEXT_FAMILIES
 
 _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "minimax_m2",
                "glm4_moe", "gemma3n", "ernie4_5"}
-_QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
+# mimo (MiMoForCausalLM): vLLM 0.32 models/mimo.py is models/qwen2.py (Qwen2Attention, q/k/v
+# biased) plus MTP layers outside num_hidden_layers; its remote MiMoConfig subclasses Qwen2Config
+# (sliding_window only with use_sliding_window).
+_QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "mimo"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
               "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"} | {
+    name for name, family in TEXT_FAMILIES.items() if family.layernorm}
 # GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
 # gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
 # (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
@@ -37,7 +42,8 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
 # gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
 # internlm2.py InternLM2Attention.
-_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"}
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"} | {
+    name for name, family in TEXT_FAMILIES.items() if family.head_dim == "hidden"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their config classes set it) and head size config.head_dim, else hidden_size /
 # num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32 models/):
@@ -52,9 +58,10 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 #   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
 #   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"}
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"} | set(TEXT_FAMILIES)
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
-_NON_GATED_MLP = {"apertus"}
+_NON_GATED_MLP = {"apertus"} | {
+    name for name, family in TEXT_FAMILIES.items() if not family.gated_mlp}
 # Families whose transformers config class turns an integer sliding_window_pattern into
 # layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
 # (default sliding_window, default pattern, tokens vLLM adds to the window).
@@ -119,7 +126,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         kv = 1 if c.bool("multi_query", True) else heads
         if not c.has("multi_query"):
             c.warn("multi_query absent: GPTBigCodeConfig default true (one KV head)")
-    elif mt in ("gpt2", "opt", "gpt_neox", "gptj"):
+    elif mt in ("gpt2", "opt", "gpt_neox", "gptj") or (
+            mt in TEXT_FAMILIES and TEXT_FAMILIES[mt].mha):
         kv = heads
     elif mt == "chatglm":
         # vLLM models/chatglm.py GLMAttention: multi_query_group_num KV heads when
@@ -142,7 +150,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     kind = "mha" if kv == heads else "mqa" if kv == 1 else "gqa"
 
     # Biases: qwen2 always biases q/k/v (not o); llama-style `attention_bias` covers q/k/v and o.
-    if mt in ("qwen2", "qwen2_moe"):
+    if mt in ("qwen2", "qwen2_moe", "mimo"):
         qkv_bias, o_bias = True, False
     elif mt in GPT2_STYLE:
         qkv_bias = o_bias = True
@@ -165,6 +173,8 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     elif mt == "chatglm":
         o_bias = c.bool("add_bias_linear", False)
         qkv_bias = o_bias or c.bool("add_qkv_bias", False)
+    elif mt in TEXT_FAMILIES and TEXT_FAMILIES[mt].attention_bias is not None:
+        qkv_bias = o_bias = bool(TEXT_FAMILIES[mt].attention_bias)
     else:
         if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
             c.assume("attention_bias", "false (no attention biases)",
@@ -229,9 +239,13 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         c.warn("sliding_window absent: Gemma2Config default 4096")
     if window is not None:
         window = checked_int(window, path=c.path, field="sliding_window")
-    if mt in _QWEN or "use_sliding_window" in c.data:
-        # Qwen: sliding_window is only honoured with use_sliding_window, and then only by the
-        # layers from max_window_layers on (transformers: i >= max_window_layers slides).
+    # (The families of kvplan.sources.hf_text have config classes that keep sliding_window
+    # whatever use_sliding_window says, and vLLM's CacheConfig takes it as it is.)
+    if mt in _QWEN:
+        return _qwen_windows(c, window, layers)
+    if "use_sliding_window" in c.data and mt not in TEXT_FAMILIES:
+        # sliding_window is only honoured with use_sliding_window, and then only by the layers
+        # from max_window_layers on (transformers: i >= max_window_layers slides).
         if not c.bool("use_sliding_window", False):
             return {}
         if window is None:
@@ -254,6 +268,46 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+# Qwen families whose vLLM 0.32 model is models/qwen2.py's Qwen2Model (Qwen2, Qwen3, MiMo):
+# Qwen2Model.__init__ asserts that layer_types mixing sliding and full layers come with
+# max_window_layers == num_hidden_layers ("Sliding window for some but all layers is not
+# supported").
+_QWEN2_MODEL = {"qwen2", "qwen3", "mimo"}
+
+
+def _qwen_windows(c: ConfigReader, window: int | None, layers: int) -> dict:
+    """The Qwen families' windows as vLLM 0.32 sizes them. Their model code (qwen2.py, qwen3.py,
+    mimo.py, qwen2_moe.py, qwen3_moe.py) passes no per-layer window: a layer slides only
+    through CacheConfig's window, kept only when layer_types is absent or all sliding
+    (engine/arg_utils.py create_engine_config). The config classes (transformers 5.19) keep
+    sliding_window only with use_sliding_window and build layer_types: Qwen2Config / Qwen3Config
+    slide layer i >= max_window_layers (default 28), Qwen2MoeConfig the even layers below it
+    ((i + 1) % 2 and i < max_window_layers), Qwen3MoeConfig builds none (every layer slides)."""
+    mt = c.model_type
+    if not c.bool("use_sliding_window", False) or window is None:
+        return {}
+    types = c.data.get("layer_types")
+    first_full = c.int_or("max_window_layers", 28)
+    if not isinstance(types, list):
+        if mt == "qwen3_moe":
+            return {"sliding_window": window}
+        if mt == "qwen2_moe":
+            types = [SLIDING if (i + 1) % 2 and i < first_full else FULL for i in range(layers)]
+        else:
+            types = [SLIDING if i >= first_full else FULL for i in range(layers)]
+    shape = _from_layer_types(c, window, types, layers)
+    if "layer_types" not in shape:
+        return shape  # every layer slides, or none
+    if mt in _QWEN2_MODEL and first_full != layers:
+        raise SpecError(c.path, "max_window_layers",
+                        f"{first_full} of {layers} layers: sliding window on some layers only, "
+                        "which vLLM's qwen2.py refuses to load (max_window_layers must equal "
+                        "num_hidden_layers); refused")
+    c.warn("use_sliding_window with sliding and full layers: vLLM's model code passes no "
+           "per-layer window and its CacheConfig keeps none, so no layer slides")
+    return {}
 
 
 def _backend_windows(c: ConfigReader, layers: int) -> dict:
@@ -468,8 +522,14 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
                    "is counted for every layer")
         return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
     if mt in _NON_GATED_MLP:
+        family = TEXT_FAMILIES.get(mt)
+        if family is not None and family.mlp_hidden_multiple is not None:
+            return {"intermediate_size": family.mlp_hidden_multiple * hidden, "gated": False,
+                    "bias": bool(family.mlp_bias)}
+        bias = c.bool("mlp_bias", False) if family is None or family.mlp_bias is None else (
+            family.mlp_bias)
         return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
-                "gated": False, "bias": c.bool("mlp_bias", False)}
+                "gated": False, "bias": bias}
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden

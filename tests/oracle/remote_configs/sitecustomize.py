@@ -17,6 +17,9 @@ _STANDARD = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_he
              "rms_norm_eps", "rope_theta", "rope_scaling", "attention_bias", "mlp_bias",
              "head_dim")
 _ALIASES = {"exaone": {"num_layers": "num_hidden_layers"}}
+# Remote-class defaults for fields a published config.json leaves out and vLLM reads
+# (MiniCPMConfig: tie_word_embeddings=True; models/minicpm.py reads config.tie_word_embeddings).
+_DEFAULTS = {"minicpm": {"tie_word_embeddings": True}}
 
 
 def _register() -> None:
@@ -35,6 +38,8 @@ def _register() -> None:
 
         class RemoteConfig(PretrainedConfig):
             def __init__(self, block_configs=None, **kwargs):
+                for key, value in _DEFAULTS.get(model_type, {}).items():
+                    kwargs.setdefault(key, value)
                 for old, new in aliases.items():
                     if old in kwargs and new not in kwargs:
                         kwargs[new] = kwargs[old]
@@ -65,8 +70,19 @@ def _register() -> None:
         RemoteConfig.__name__ = f"RemoteConfig_{model_type.replace('-', '_')}"
         return RemoteConfig
 
-    for model_type in ("nemotron-nas", "internlm2", "exaone"):
+    for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
+                       "deepseek"):
         AutoConfig.register(model_type, config_class(model_type))
+
+    # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
+    # (adding num_nextn_predict_layers), so Qwen2Config's own rules hold: sliding_window is
+    # None unless use_sliding_window.
+    from transformers import Qwen2Config
+
+    class MiMoConfig(Qwen2Config):
+        model_type = "mimo"
+
+    AutoConfig.register("mimo", MiMoConfig)
 
 
 try:

@@ -1,0 +1,284 @@
+"""Text-only architectures made exact with kvplan.sources.hf_text's family table (issue 26).
+
+`TEXT_GOLDEN` (merged into tests/test_support.py's GOLDEN, which holds every exact row to its
+golden config) maps each new golden id to (config file, KV bytes per token at bf16 over all
+layers of one rank at TP 1, the model's Hub page), each number derived by hand from the vLLM 0.32
+model file named beside it: K and V are 2 x KV heads x head_dim x 2 B per attention layer
+(v1/kv_cache_interface.py AttentionSpec.page_size_bytes / block_size; a sliding layer holds one
+page a token too). The configs' provenance: tests/data/configs/SOURCES-text.md; the shrunk copies
+in tests/data/oracle/<case> are the vLLM-oracle cases (tests/test_vllm_oracle.py replays them).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.kv.cache import rank_caches
+from kvplan.sources.hf_config import load_config, spec_mapping_from_config
+from kvplan.sources.hf_text import TEXT_FAMILIES
+from kvplan.sources.spec_yaml import parse_spec
+from kvplan.sources.support import EXACT, support_table
+
+DATA = Path(__file__).parent / "data"
+CONFIGS = DATA / "configs"
+ORACLE = DATA / "oracle"
+HF = "https://huggingface.co/"
+
+TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
+    # models/bloom.py BloomAttention: n_head 16 query heads, one KV head each (MHA), head size
+    # hidden_size / n_head = 1024 / 16 = 64; the oracle shrink keeps 4 of 24 layers:
+    # 4 x 2 x 16 x 64 x 2 B.
+    "bloom-560m": (ORACLE / "bloom-560m" / "config.json", 4 * 2 * 16 * 64 * 2,
+                   HF + "bigscience/bloom-560m"),
+    # models/phimoe.py PhiMoEAttention: num_key_value_heads 8, head_dim = 4096 / 32 = 128 (no
+    # head_dim in the config); sliding_window 131072 on every layer (CacheConfig's window: the
+    # Attention takes no per-layer one), still one page a token; 4 of 32 layers:
+    # 4 x 2 x 8 x 128 x 2 B.
+    "phi-3.5-moe": (ORACLE / "phi-3.5-moe" / "config.json", 4 * 2 * 8 * 128 * 2,
+                    HF + "microsoft/Phi-3.5-MoE-instruct"),
+    # models/nemotron.py NemotronAttention: num_key_value_heads 8, head_dim 128 from the config
+    # (48 heads x 128 = 6144 is not hidden_size 4096); 4 of 32 layers: 4 x 2 x 8 x 128 x 2 B.
+    "minitron-8b": (ORACLE / "minitron-8b" / "config.json", 4 * 2 * 8 * 128 * 2,
+                    HF + "nvidia/Minitron-8B-Base"),
+    # GlmForCausalLM, Transformers backend (models/transformers/base.py: the config's
+    # num_key_value_heads 2 and head_dim 128); 4 of 40 layers: 4 x 2 x 2 x 128 x 2 B.
+    "glm-4-9b-chat-hf": (ORACLE / "glm-4-9b-chat-hf" / "config.json", 4 * 2 * 2 * 128 * 2,
+                         HF + "THUDM/glm-4-9b-chat-hf"),
+    # ArceeForCausalLM, Transformers backend: 4 KV heads of head_dim 128; 4 of 36 layers:
+    # 4 x 2 x 4 x 128 x 2 B.
+    "afm-4.5b": (ORACLE / "afm-4.5b" / "config.json", 4 * 2 * 4 * 128 * 2,
+                 HF + "arcee-ai/AFM-4.5B-Base"),
+    # VaultGemmaForCausalLM, Transformers backend: 4 KV heads of head_dim 256, layer_types
+    # alternating sliding (window 512) and full; 4 of 26 layers: 4 x 2 x 4 x 256 x 2 B.
+    "vaultgemma-1b": (ORACLE / "vaultgemma-1b" / "config.json", 4 * 2 * 4 * 256 * 2,
+                      HF + "google/vaultgemma-1b"),
+    # CwmForCausalLM, Transformers backend: 8 KV heads of head_dim 128, layer_types one full
+    # then three sliding (window 8192); 8 of 64 layers: 8 x 2 x 8 x 128 x 2 B.
+    "cwm": (ORACLE / "cwm" / "config.json", 8 * 2 * 8 * 128 * 2, HF + "facebook/cwm"),
+    # models/minicpm.py MiniCPMAttention: num_key_value_heads 36 (MHA) of hidden_size / heads =
+    # 2304 / 36 = 64: 40 x 2 x 36 x 64 x 2 B.
+    "minicpm-2b": (CONFIGS / "minicpm-2b.json", 40 * 2 * 36 * 64 * 2,
+                   HF + "openbmb/MiniCPM-2B-sft-bf16"),
+    # models/orion.py OrionAttention: num_key_value_heads 40 (MHA) of 5120 / 40 = 128:
+    # 40 x 2 x 40 x 128 x 2 B.
+    "orion-14b": (CONFIGS / "orion-14b.json", 40 * 2 * 40 * 128 * 2,
+                  HF + "OrionStarAI/Orion-14B-Chat"),
+    # InternLM3ForCausalLM -> models/llama.py LlamaAttention: num_key_value_heads 2 of head_dim
+    # 128: 48 x 2 x 2 x 128 x 2 B.
+    "internlm3-8b": (CONFIGS / "internlm3-8b.json", 48 * 2 * 2 * 128 * 2,
+                     HF + "internlm/internlm3-8b-instruct"),
+    # DeepseekForCausalLM (model_type deepseek) -> models/deepseek_v2.py DeepseekAttention
+    # (use_mha): num_key_value_heads 16 of hidden / heads = 2048 / 16 = 128:
+    # 28 x 2 x 16 x 128 x 2 B (the experts hold no cache).
+    "deepseek-moe-16b": (CONFIGS / "deepseek-moe-16b.json", 28 * 2 * 16 * 128 * 2,
+                         HF + "deepseek-ai/deepseek-moe-16b-base"),
+    # MiMoForCausalLM -> models/mimo.py over models/qwen2.py Qwen2Attention: 8 KV heads of
+    # 4096 / 32 = 128, no window (use_sliding_window false; MiMoConfig is a Qwen2Config); the
+    # MTP layer (num_nextn_predict_layers 1) is the draft's, not the target's:
+    # 36 x 2 x 8 x 128 x 2 B.
+    "mimo-7b-rl": (CONFIGS / "mimo-7b-rl.json", 36 * 2 * 8 * 128 * 2,
+                   HF + "XiaomiMiMo/MiMo-7B-RL"),
+    # LLaMAForCausalLM (the decapoda-research name, model_type llama) -> models/llama.py:
+    # 32 KV heads (no num_key_value_heads: one per query head) of 4096 / 32 = 128:
+    # 32 x 2 x 32 x 128 x 2 B.
+    "llama-7b-hf-decapoda": (CONFIGS / "llama-7b-hf-decapoda.json", 32 * 2 * 32 * 128 * 2,
+                             HF + "decapoda-research/llama-7b-hf"),
+}
+
+# The oracle shrinks (tests/data/oracle/<name>) of the configs above that tests/data/configs
+# holds whole, with the fields each shrink changes (none of them sizes the cache per layer).
+_SHRUNK_FIELDS = {"num_hidden_layers", "vocab_size", "intermediate_size"}
+SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS,
+          "internlm3-8b": _SHRUNK_FIELDS, "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
+          "deepseek-moe-16b": _SHRUNK_FIELDS | {"auto_map", "moe_intermediate_size",
+                                                "n_routed_experts"},
+          "mimo-7b-rl": _SHRUNK_FIELDS | {"max_window_layers", "bos_token_id",
+                                          "eos_token_id"}}
+
+
+def _spec(config: dict, path: str = "cfg/config.json"):
+    mapping, warnings = spec_mapping_from_config(config, path=path)
+    return parse_spec(mapping, path=path, spec_id="x"), warnings
+
+
+@pytest.mark.parametrize("golden", sorted(TEXT_GOLDEN))
+def test_text_golden_bytes(golden: str) -> None:
+    path, token_bytes, _url = TEXT_GOLDEN[golden]
+    spec, _ = load_config(path)
+    assert spec.exact
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+@pytest.mark.parametrize(("golden", "layers", "token_bytes"), [
+    # The published layer counts (the shrunk copies keep every other KV field): the same
+    # per-layer bytes times the real depth.
+    ("bloom-560m", 24, 24 * 2 * 16 * 64 * 2),
+    ("phi-3.5-moe", 32, 32 * 2 * 8 * 128 * 2),
+    ("minitron-8b", 32, 32 * 2 * 8 * 128 * 2),
+    ("glm-4-9b-chat-hf", 40, 40 * 2 * 2 * 128 * 2),
+    ("afm-4.5b", 36, 36 * 2 * 4 * 128 * 2),
+    ("cwm", 64, 64 * 2 * 8 * 128 * 2),
+])
+def test_text_published_depths(golden: str, layers: int, token_bytes: int) -> None:
+    config = json.loads(TEXT_GOLDEN[golden][0].read_text())
+    config["num_hidden_layers" if "num_hidden_layers" in config else "n_layer"] = layers
+    if isinstance(config.get("layer_types"), list):
+        period = config["layer_types"][:4]
+        config["layer_types"] = period * (layers // 4)
+    spec, _ = _spec(config)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+def test_text_windows_by_hand() -> None:
+    # phimoe: every layer slides over 131072 (vLLM's CacheConfig window, no layer_types).
+    spec, warnings = load_config(TEXT_GOLDEN["phi-3.5-moe"][0])
+    assert spec.layer_windows == (131072,) * 4
+    assert any("every layer" in w for w in warnings)
+    # vaultgemma: sliding on even layers (VaultGemmaConfig's `(i + 1) % 2`), window 512.
+    spec, _ = load_config(TEXT_GOLDEN["vaultgemma-1b"][0])
+    assert spec.layer_windows == (512, None, 512, None)
+    # cwm: full on i % 4 == 0, sliding 8192 elsewhere.
+    spec, _ = load_config(TEXT_GOLDEN["cwm"][0])
+    assert spec.layer_windows == (None, 8192, 8192, 8192) * 2
+    # Without layer_types, the config classes build the same patterns.
+    for name, expected in (("vaultgemma-1b", (512, None, 512, None)),
+                           ("cwm", (None, 8192, 8192, 8192) * 2)):
+        config = json.loads(TEXT_GOLDEN[name][0].read_text())
+        del config["layer_types"]
+        spec, warnings = _spec(config)
+        assert spec.layer_windows == expected
+        assert any("layer_types absent" in w for w in warnings)
+
+
+def test_text_config_class_defaults() -> None:
+    # GlmConfig's defaults, not hidden / heads: num_key_value_heads 2, head_dim 128 (here the
+    # same as 4096 / 32); a config leaving them out is read as transformers reads it, said.
+    config = json.loads(TEXT_GOLDEN["glm-4-9b-chat-hf"][0].read_text())
+    config.update(hidden_size=2048)
+    del config["head_dim"], config["num_key_value_heads"]
+    spec, warnings = _spec(config)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * 2 * 2 * 128 * 2
+    assert any("head_dim 128" in w and "num_key_value_heads 2" in w for w in warnings)
+    # BloomConfig takes `n_embed` as hidden_size (the older BLOOM files spell it so).
+    config = json.loads(TEXT_GOLDEN["bloom-560m"][0].read_text())
+    config["n_embed"] = config.pop("hidden_size")
+    spec, _ = _spec(config)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * 2 * 16 * 64 * 2
+
+
+def test_head_dim_from_hidden_families_ignore_head_dim() -> None:
+    # models/orion.py and models/minicpm.py never read head_dim: a config stating another one
+    # is still sized hidden / heads (with a warning that says so).
+    for name, per_layer in (("orion-14b", 2 * 40 * 128 * 2), ("minicpm-2b", 2 * 36 * 64 * 2)):
+        config = json.loads(TEXT_GOLDEN[name][0].read_text())
+        config["head_dim"] = 96
+        spec, warnings = _spec(config)
+        assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 40 * per_layer
+        assert any("head_dim 96 ignored" in w for w in warnings)
+
+
+def test_bloom_ignores_kv_head_fields() -> None:
+    # bloom.py builds one KV head per query head whatever the config says.
+    config = json.loads(TEXT_GOLDEN["bloom-560m"][0].read_text())
+    config["num_key_value_heads"] = 4
+    spec, _ = _spec(config)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * 2 * 16 * 64 * 2
+
+
+def test_layer_types_on_a_family_that_ignores_them_is_refused(tmp_path: Path) -> None:
+    # models/phimoe.py passes no per-layer window: with layer_types mixing sliding and full,
+    # vLLM's CacheConfig keeps no window, and no layer slides -- refused, one line.
+    config = json.loads(TEXT_GOLDEN["phi-3.5-moe"][0].read_text())
+    config["layer_types"] = ["sliding_attention", "full_attention"] * 2
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "layer_types" in line and "models/phimoe.py" in line
+
+
+def test_text_rows_are_exact_and_shrinks_match() -> None:
+    table = support_table()
+    golden = {row.golden for row in table.values() if row.status == EXACT}
+    assert set(TEXT_GOLDEN) <= golden
+    for name, fields in SHRUNK.items():
+        whole = json.loads((CONFIGS / f"{name}.json").read_text())
+        shrunk = json.loads((ORACLE / name / "config.json").read_text())
+        changed = {k for k in whole if whole[k] != shrunk.get(k)}
+        assert changed == fields, name
+        # The shrink keeps the per-layer bytes: the whole config's over its layer count.
+        per_layer = TEXT_GOLDEN[name][1] // whole["num_hidden_layers"]
+        spec, _ = load_config(ORACLE / name / "config.json")
+        assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * per_layer
+    # Families of the table without an exact row yet (no published config sourced): their
+    # support rows stay refused, naming the vLLM file kvplan reads them by.
+    golden_types = {json.loads(path.read_text())["model_type"]
+                    for path, _, _ in TEXT_GOLDEN.values()} - {"llama"}
+    assert set(TEXT_FAMILIES) - golden_types == {"jais2", "granitemoeshared", "solar"}
+    for arch in ("Jais2ForCausalLM", "GraniteMoeSharedForCausalLM", "SolarForCausalLM"):
+        assert table[arch].status != EXACT
+
+
+def test_use_sliding_window_false_does_not_hide_the_window() -> None:
+    # PhimoeConfig has no use_sliding_window: vLLM's CacheConfig takes sliding_window as it is,
+    # so a config saying use_sliding_window false still slides every layer (a Qwen-style
+    # reading would size full attention: 8,192 tokens more than vLLM holds per request).
+    config = json.loads(TEXT_GOLDEN["phi-3.5-moe"][0].read_text())
+    config.update(use_sliding_window=False, sliding_window=4096)
+    spec, _ = _spec(config)
+    assert spec.layer_windows == (4096,) * 4
+
+
+def test_deepseek_v1_with_mla_fields_is_refused(tmp_path: Path) -> None:
+    # deepseek_v2.py builds DeepseekAttention for model_type "deepseek" whatever else the config
+    # says; kvplan would read a kv_lora_rank as MLA: refused, one line naming the field.
+    config = json.loads(TEXT_GOLDEN["deepseek-moe-16b"][0].read_text())
+    config["kv_lora_rank"] = 512
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "kv_lora_rank" in line and "DeepseekAttention" in line
+
+
+def test_explicit_null_window_is_no_window() -> None:
+    # VaultGemmaConfig keeps an explicit `"sliding_window": null` (its 4096 default is for an
+    # absent field): the Transformers backend then passes no window, every layer full.
+    config = json.loads(TEXT_GOLDEN["vaultgemma-1b"][0].read_text())
+    config["sliding_window"] = None
+    spec, _ = _spec(config)
+    assert spec.layer_windows == (None,) * 4
+
+
+def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
+    # vLLM 0.32's Qwen models pass no per-layer window; only CacheConfig's (kept when layer_types
+    # is absent or all sliding) slides a layer.
+    moe = json.loads((CONFIGS / "qwen1.5-moe-a2.7b.json").read_text())
+    # Qwen2MoeConfig with use_sliding_window builds layer_types sliding on even layers below
+    # max_window_layers (21): sliding and full mixed, so vLLM slides no layer.
+    moe.update(use_sliding_window=True, sliding_window=4096)
+    spec, warnings = _spec(moe)
+    assert spec.layer_windows == (None,) * 24
+    assert any("no layer slides" in w for w in warnings)
+    # Qwen3MoeConfig builds no layer_types: every layer slides.
+    qwen3_moe = json.loads((CONFIGS / "qwen3-30b-a3b.json").read_text())
+    qwen3_moe.update(use_sliding_window=True, sliding_window=4096)
+    spec, _ = _spec(qwen3_moe)
+    assert spec.layer_windows == (4096,) * 48
+    # Qwen2 sliding on some layers only: vLLM's qwen2.py refuses to load it; so does kvplan
+    # (exit 2, one line naming max_window_layers).
+    dense = json.loads((CONFIGS / "qwen2.5-7b.json").read_text())
+    dense.update(use_sliding_window=True, sliding_window=4096, max_window_layers=20)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dense))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "max_window_layers" in line and "qwen2.py" in line
