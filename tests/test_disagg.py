@@ -28,7 +28,6 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.disagg import DisaggRequest, plan_disagg
 from kvplan.analysis.plan_types import Layout
 from kvplan.cli import app
-from kvplan.engines.base import Engine
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link, kv_link_names
 from kvplan.sources.resolve import load_model
@@ -217,10 +216,7 @@ def test_refusals_are_one_line_errors() -> None:
                   engine_version="0.10.0")
     with pytest.raises(InputError, match="0.32"):
         _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), 100, engine_version="0.20.0")
-    for engine in (Engine.sglang, Engine.trtllm):
-        with pytest.raises(InputError, match="does not model"):
-            _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 100, gpu="H100",
-                      engine=engine)
+    # SGLang's and TensorRT-LLM's handovers: tests/test_disagg_engines.py.
 
 
 # --- links ------------------------------------------------------------------------------------
@@ -329,7 +325,8 @@ def test_cli_answers_on_the_first_line() -> None:
 
 def test_cli_bad_input_is_exit_2() -> None:
     for args in (["--link", "myrinet"], ["--prefill-tp", "3", "--decode-tp", "2"],
-                 ["--engine", "sglang"], ["--concurrency", "4", "--rate", "1"]):
+                 ["--engine", "sglang", "--connector", "nixl-rdma"],
+                 ["--concurrency", "4", "--rate", "1"]):
         result = runner.invoke(app, ["plan", "llama-3.1-8b", "--disagg", "--gpu", "H100",
                                      *args])
         assert result.exit_code == 2, (args, result.output)

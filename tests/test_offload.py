@@ -166,6 +166,31 @@ def test_hicache_logs(log: dict) -> None:
     assert log["line"].endswith(hicache_log(tokens * cell))
 
 
+def test_hicache_file_backend_is_a_local_disk_tier() -> None:
+    # srt/mem_cache/hicache_storage.py HiCacheFile (sgl-project/sglang main, 2026): one .bin per
+    # page under SGLANG_HICACHE_FILE_BACKEND_STORAGE_DIR, no size limit: a disk tier SGLang does
+    # not bound, whose reload runs at --disk-read-gbps. Llama-3.1-8B, page 1, 131,072 B a token;
+    # an 8,192-token prompt with half of it a hit: 4,096 tokens x 131,072 B / 5e9 B/s =
+    # 107.3741824 ms. mooncake (a remote store) stays "storage" and gets no disk time.
+    result, data = _cli("estimate", "llama-3.1-8b", "--engine", "sglang", "--kv-budget-gib",
+                        "20", "--enable-hierarchical-cache", "--hicache-storage-backend", "file",
+                        "--disk-read-gbps", "5", "--gpu", "H100", "--prefix-hit-rate", "0.5",
+                        "--context", "8k", "--format", "json")
+    assert result.exit_code == 0, result.output
+    off = data["offload"]
+    disk = off["tiers"][1]
+    assert (disk["medium"], disk["offload_tokens"], disk["unit"]) == ("disk", None, "pages")
+    assert off["prefix"]["reloaded_tokens"] == 4096
+    assert off["disk_reload_ms"] == pytest.approx(4096 * 131_072 / 5e9 * 1e3)
+    result, data = _cli("estimate", "llama-3.1-8b", "--engine", "sglang", "--kv-budget-gib",
+                        "20", "--enable-hierarchical-cache", "--hicache-storage-backend",
+                        "mooncake", "--disk-read-gbps", "5", "--gpu", "H100",
+                        "--prefix-hit-rate", "0.5", "--context", "8k", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert data["offload"]["tiers"][1]["medium"] == "storage"
+    assert data["offload"]["disk_reload_ms"] is None
+
+
 # --- TensorRT-LLM (_torch/pyexecutor/resource_manager.py) -------------------------------------
 
 def test_trtllm_secondary_pool_by_hand() -> None:

@@ -151,7 +151,9 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
         context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         concurrency=max(1, concurrency), version=req.engine_version,
         extra_groups=connector.launch_groups(role, req.engine_version,
-                                             req.extra.get("block_size"))), ref=req.model_ref)
+                                             req.extra.get("block_size")),
+        extra_yaml=connector.launch_yaml(role, req.engine_version,
+                                         req.extra.get("block_size"))), ref=req.model_ref)
 
 
 def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: int
@@ -178,7 +180,7 @@ def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Hand
     return req.engine.rules.kv_connector(req.connector).handover(
         spec, input_len=req.input_len, prefill=req.prefill, decode=decode.layout,
         decode_stages=stages, block_size=decode.capacity.block_size,
-        version=req.engine_version)
+        version=req.engine_version, inputs=inputs)
 
 
 def transfer_seconds(handover: Handover, link: KvLink) -> float:

@@ -43,7 +43,8 @@ HicacheSizeOpt = Annotated[float, typer.Option(
     help="SGLang: host pool per rank in GB (10^9 B, as SGLang reads it); overrides the ratio.")]
 HicacheStorageOpt = Annotated[str | None, typer.Option(
     "--hicache-storage-backend", metavar="NAME", rich_help_panel="KV offload",
-    help="SGLang HiCache L3 (file, mooncake, hf3fs, nixl, ...): shown, bounded by the backend.")]
+    help="SGLang HiCache L3 (file, mooncake, hf3fs, nixl, ...), bounded by the backend; "
+         "file is a local-disk tier (reload at --disk-read-gbps).")]
 HostCacheOpt = Annotated[float | None, typer.Option(
     "--host-cache-size", min=0.0, metavar="GIB", rich_help_panel="KV offload",
     help="TensorRT-LLM kv_cache_config.host_cache_size, in GiB (the secondary pool).")]

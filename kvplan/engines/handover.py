@@ -11,12 +11,15 @@ module only says which of them move.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kvplan._util.errors import InputError
+
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.launch import LaunchLayout
-    from kvplan.kv.kinds import LayerCaches
+    from kvplan.kv.kinds import CacheKind, LayerCaches
     from kvplan.model.spec import ModelSpec
 
 
@@ -77,11 +80,83 @@ class KvConnector(Protocol):
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
-                 block_size: int, version: str | None) -> Handover:
+                 block_size: int, version: str | None, inputs: Any = None
+                 ) -> Handover:
         """The KV one request of `input_len` prompt tokens hands over. `decode_stages`: the
-        caches one decode rank of each pipeline stage holds (kvplan.engines.caches)."""
+        caches one decode rank of each pipeline stage holds (kvplan.engines.caches);
+        `inputs`: the decode role's PlanInputs (the engine's own options; kvplan.engines.base
+        imports this module, so it is not named here)."""
 
     def launch_groups(self, role: str, version: str | None, block_size: int | None
                       ) -> tuple[tuple[str, ...], ...]:
         """The flags a role's launch command adds (role: "prefill" or "decode"; the block
         size both roles must share, where one was given)."""
+
+    def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
+        """Lines a role's options file adds (engines configured by YAML), else ""."""
+
+
+# One decode rank's share of one cache kind, by prefill rank: (source rank, bytes) pairs.
+Sources = Callable[["CacheKind", int, int], list[tuple[int, int]]]
+# How many blocks (or state slots) of one layer of a cache kind move, and why.
+Units = Callable[["CacheKind"], tuple[int, str]]
+
+
+def check_tp_pair(p_tp: int, d_tp: int, p_pp: int, d_pp: int, engine: str) -> None:
+    """Both roles' TP sizes must divide one another, and kvplan pairs equal pipelines only."""
+    if p_pp != d_pp:
+        raise InputError(f"--prefill-pp {p_pp} / --decode-pp {d_pp}: kvplan models {engine} "
+                         "handovers between equal pipeline layouts only")
+    if max(p_tp, d_tp) % min(p_tp, d_tp):
+        raise InputError(f"--prefill-tp {p_tp} / --decode-tp {d_tp}: {engine} needs one "
+                         "attention TP size to divide the other")
+
+
+def unique_head_sources(d_rank: int, d_tp: int, p_tp: int, kv_heads: int | None) -> list[int]:
+    """Prefill ranks holding distinct KV heads of one decode rank's slice, the first rank of
+    each (prefill TP larger; a head replicated over several prefill ranks is read once)."""
+    if d_tp >= p_tp:
+        return [d_rank * p_tp // d_tp]
+    ratio = p_tp // d_tp
+    seen: dict[int, int] = {}
+    for r in range(d_rank * ratio, (d_rank + 1) * ratio):
+        seen.setdefault(r * (kv_heads or p_tp) // p_tp, r)
+    return sorted(seen.values())
+
+
+def assemble(*, connector: str, version: str | None, input_len: int, tokens: int,
+             block_size: int, decode_stages: tuple[tuple[LayerCaches, ...], ...], d_tp: int,
+             p_tp: int, units: Units, sources: Sources, notes: tuple[str, ...]) -> Handover:
+    """A handover from the connector's two rules: blocks (or state slots) per layer of each
+    cache kind (`units`), and which prefill ranks send a decode rank's bytes of a kind, how
+    many each (`sources`). One transfer per (source, decode rank) pair."""
+    per_rank: list[int] = []
+    transfers: list[int] = []
+    senders = [0] * (p_tp * len(decode_stages))
+    first_moves: list[LayerMove] = []
+    for stage, layers in enumerate(decode_stages):
+        kinds: dict[CacheKind, int] = {}
+        for lc in layers:
+            for c in lc.caches:
+                kinds[c] = kinds.get(c, 0) + 1
+        moves = []
+        for cache, count in kinds.items():
+            n, rule = units(cache)
+            unit = cache.state_bytes if cache.is_state else cache.page_bytes(block_size)
+            moves.append(LayerMove(kind=cache.describe(), layers=count, units=n,
+                                   unit_bytes=unit, rule=rule))
+        if stage == 0:
+            first_moves = moves
+        for d_rank in range(d_tp):
+            by_source: dict[int, int] = {}
+            for cache, move in zip(kinds, moves, strict=True):
+                for src, nbytes in sources(cache, d_rank, move.nbytes):
+                    by_source[src] = by_source.get(src, 0) + nbytes
+            per_rank.append(sum(by_source.values()))
+            for src, nbytes in sorted(by_source.items()):
+                transfers.append(nbytes)
+                senders[stage * p_tp + src] += nbytes
+    return Handover(connector=connector, engine_version=version, input_len=input_len,
+                    tokens_moved=tokens, block_size=block_size,
+                    bytes_per_rank=tuple(per_rank), transfer_bytes=tuple(transfers),
+                    sender_bytes=tuple(senders), moves=tuple(first_moves), notes=notes)

@@ -85,6 +85,8 @@ class LaunchSettings:
     speculative_num_draft_tokens: int | None = None
     # Flags a role of a disaggregated deployment adds (its KV connector), after the settings.
     extra_groups: tuple[tuple[str, ...], ...] = ()
+    # Lines a role adds to an engine's options file (TensorRT-LLM's cache transceiver).
+    extra_yaml: str = ""
 
 
 # An EAGLE / EAGLE-3 drafter is a separate checkpoint kvplan does not know: the commands name it

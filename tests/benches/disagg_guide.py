@@ -31,6 +31,19 @@ def main() -> None:
                                  "transfer_ms")}
     moves = [{k: m[k] for k in ("kind", "layers", "units", "unit_bytes", "rule")}
              for m in data["handover"]["moves"]]
+    engines = ["| model, layout, 8k prompt | vllm (nixl) | sglang (mooncake) | trtllm |",
+               "|---|---|---|---|"]
+    for model, ptp, dtp, gpu in (("llama-3.1-70b", "4", "8", "H100"),
+                                 ("gpt-oss-20b", "1", "1", "H100"),
+                                 ("deepseek-v3", "8", "8", "H200")):
+        cells = []
+        for engine in ("vllm", "sglang", "trtllm"):
+            out = json.loads(_run(["plan", model, "--disagg", "--engine", engine,
+                                   "--prefill-tp", ptp, "--decode-tp", dtp, "--input-len",
+                                   "8k", "--output-len", "1k", "--gpu", gpu, "-f", "json"]))
+            per = out["kv_transfer_bytes_per_rank"][0]
+            cells.append(f"{per / 2**20:,.1f} MiB (block {out['handover']['block_size']})")
+        engines.append(f"| {model}, TP {ptp} -> {dtp} | " + " | ".join(cells) + " |")
     links = ["| --link | what | GB/s per GPU | line rate x rails x reached |",
              "|---|---|---|---|"]
     for name in kv_link_names():
@@ -95,6 +108,36 @@ def main() -> None:
         "\"handover\": {\"moves\": " + json.dumps(moves, indent=2) + "}",
         "```",
         "",
+        "## SGLang and TensorRT-LLM",
+        "",
+        "`--engine sglang` sizes SGLang's `--disaggregation-mode` (`--connector mooncake`, the "
+        "default, or `nixl`: the same buffers move), read from sgl-project/sglang's "
+        "srt/disaggregation/ (2026 main; named versions before 0.5 refused); `--engine trtllm` "
+        "sizes TensorRT-LLM's cache transceiver (`--connector default|ucx|nixl|mpi`, written "
+        "into each role's options file as `cache_transceiver_config`), read from "
+        "cpp/tensorrt_llm/batch_manager/cacheFormatter.cpp and mlaCacheFormatter.cpp (2026 "
+        "main; named versions before 1.0 refused).",
+        "",
+        "| layer kind | SGLang (prefill writes into decode's pages) | TensorRT-LLM (blocks) |",
+        "|---|---|---|",
+        "| full attention | cdiv(I, page) pages, page 1 by default (prefill.py "
+        "kv_to_page_num) | cdiv(I, 32) blocks (getBlockRangeForSending) |",
+        "| MLA latent, NSA indexer keys | the same, from one prefill rank (common/conn.py: the "
+        "other ranks are dummies) | the same, from one context rank (mlaCacheFormatter.cpp) |",
+        "| sliding window | with SGLang's SWA pool (gpt-oss 0.5.8+): the pages of [floor((I - "
+        "w) / page) x page, I), w = window - 1 (_swa_payload); without it (gemma) every page "
+        "| with several window sizes: the last window // 32 + 1 blocks; one window size: every "
+        "block |",
+        "| recurrent (Mamba, GDN) | one state slot, T = I; equal TP only | refused (not "
+        "sized) |",
+        "| TP mismatch, prefill larger | every one of the P / D prefill ranks writes its "
+        "max(1, H / P) heads: replicated GQA heads are sent once per replica "
+        "(send_kvcache_slice) | only one rank per distinct head sends (needSendCache) |",
+        "",
+        "Bytes one decode rank receives per request, each engine's default block:",
+        "",
+        *engines,
+        "",
         "## Links (`--link`, `--rails`)",
         "",
         "Each number with its source in kvplan/hardware/kv_links.json. The transfer time is "
@@ -119,9 +162,12 @@ def main() -> None:
         "",
         "## Limits",
         "",
-        "- vLLM's NixlConnector (pull) only, from vLLM 0.11; the sliding-window, recurrent and "
-        "indexer rules from 0.32. SGLang (`--disaggregation-mode`) and TensorRT-LLM's cache "
-        "transceiver are refused (exit 2), not guessed; so are P2P NCCL, Mooncake and LMCache.",
+        "- vLLM: the NixlConnector (pull) only, from vLLM 0.11; the sliding-window, recurrent "
+        "and indexer rules from 0.32; P2P NCCL, Mooncake and LMCache connectors are refused "
+        "(exit 2). SGLang: Llama 4's chunked layers in its SWA pool, and SWA / Mamba state "
+        "between unequal TP sizes, are refused. TensorRT-LLM: what its sizing refuses "
+        "(recurrent state, chunked attention, the sparse indexer).",
+        "- The aux buffers SGLang sends beside the KV (output ids, logprobs) are not counted.",
         "- Prefill and decode take the same pipeline depth and block size; one TP size must "
         "divide the other.",
         "- The decode side is assumed to have no prefix-cache hit (a hit moves only the "

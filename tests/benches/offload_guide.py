@@ -63,7 +63,9 @@ LIMITS = """## What kvplan does not model
   server: give `--lmcache-cpu-gib` (its L1 size per rank); without it kvplan uses the older
   LMCacheConnectorV1 mapping (`--kv-offloading-size / (TP x PP)` per rank).
 - Storage tiers (SGLang's `--hicache-storage-backend`, LMCache's remote backends) are bounded by
-  the backend, not the engine: shown, not sized.
+  the backend, not the engine: shown, not sized. SGLang's `file` backend (HiCacheFile: one file
+  per page in `SGLANG_HICACHE_FILE_BACKEND_STORAGE_DIR`, no size limit) is the rank's own disk:
+  a disk tier whose reload runs at `--disk-read-gbps`, like LMCache's `--lmcache-disk-gib`.
 - The reload time is bytes over the link's signalling rate, no fixed latency and no measured
   efficiency (none was measured).
 - `kvplan plan` appends vLLM's and SGLang's tier flags to its launch command; TensorRT-LLM's

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan.engines.base import (
     AllReduceNormFusion,
@@ -21,6 +21,7 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
+from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.engines.sglang.pools import (
@@ -199,10 +200,7 @@ class SglangEngine:
         return sglang_launch(ref, layout, settings)
 
     def kv_connector(self, name: str | None) -> KvConnector:
-        # SGLang's --disaggregation-mode prefill|decode with its mooncake / nixl transfer
-        # backends (srt/disaggregation/) is not read yet: refused, not guessed.
-        raise UnmodelledError("--disagg: kvplan does not model SGLang's KV handover yet "
-                         "(srt/disaggregation/); use --engine vllm")
+        return sglang_connector(name)
 
     def layout_text(self, layout: LaunchLayout) -> str:
         # `--tp T --dp-size D --enable-dp-attention` (sglang/launch.py): T GPUs, D attention ranks.

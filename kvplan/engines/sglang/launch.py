@@ -64,7 +64,7 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     if s.kv_dtype == "fp8":
         groups.append(("--kv-cache-dtype", "fp8_e4m3"))
     groups.append(("--max-running-requests", str(s.concurrency)))
-    return tuple(groups) + _speculative(s)
+    return tuple(groups) + _speculative(s) + s.extra_groups
 
 
 def _ep(tp: int, version: tuple[int, ...]) -> tuple[str, ...]:

@@ -14,7 +14,12 @@ or DP-attention rank builds its own beside its device pool)::
 
 and it logs ``Allocating {size x size_per_token / 1e9:.2f} GB host memory for hierarchical KV
 cache.``. ``device_pool.size`` is the device pool's max_total_num_tokens. The storage backend
-(L3: file, mooncake, hf3fs, nixl, ...) is bounded by that backend, not by SGLang.
+(L3: file, mooncake, hf3fs, nixl, ...) is bounded by that backend, not by SGLang. The ``file``
+backend (``srt/mem_cache/hicache_storage.py: HiCacheFile``, sgl-project/sglang main as stored in
+2026) writes one ``.bin`` file per page under ``SGLANG_HICACHE_FILE_BACKEND_STORAGE_DIR``
+(default ``/tmp/hicache``) on each rank's machine, with no size limit or eviction of its own: a
+local-disk tier, bounded by the disk, whose reload runs at the disk's read rate
+(``--disk-read-gbps``); the others are remote stores (medium "storage").
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from kvplan.engines.offload import OffloadFacts, OffloadSettings, OffloadTier
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import PlanInputs
     from kvplan.model.spec import ModelSpec
+
+
+LOCAL_DISK_BACKEND = "file"  # HiCacheFile: the one backend that is the machine's own disk
 
 
 def hicache_host_tokens(device_tokens: int, size_per_token: int, page_size: int, *,
@@ -80,13 +88,18 @@ class SglangOffload:
             host_bytes_per_rank=size * cell,
             rule=f"({how} // {page} + 1) x {page} (srt/mem_cache/memory_pool_host.py)",
             log=hicache_log(size * cell), flags=tuple(flags))]
-        if settings.hicache_storage_backend:
+        backend = settings.hicache_storage_backend
+        if backend:
+            local = backend.strip().lower() == LOCAL_DISK_BACKEND
             tiers.append(OffloadTier(
-                name=f"SGLang HiCache storage ({settings.hicache_storage_backend})",
-                medium="storage", offload_tokens=None, offload_blocks=None, unit="pages",
-                unit_tokens=page, host_bytes_per_rank=0,
-                rule="bounded by the storage backend, not by SGLang",
-                flags=("--hicache-storage-backend", settings.hicache_storage_backend)))
+                name=f"SGLang HiCache storage ({backend})",
+                medium="disk" if local else "storage", offload_tokens=None,
+                offload_blocks=None, unit="pages", unit_tokens=page, host_bytes_per_rank=0,
+                rule=("one file per page of this rank's KV under "
+                      "SGLANG_HICACHE_FILE_BACKEND_STORAGE_DIR, no size limit in SGLang: "
+                      "bounded by the disk (hicache_storage.py HiCacheFile)" if local
+                      else "bounded by the storage backend, not by SGLang"),
+                flags=("--hicache-storage-backend", backend)))
         return tuple(tiers)
 
 

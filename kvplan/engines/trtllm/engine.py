@@ -27,6 +27,7 @@ from kvplan.engines.trtllm.budget import (
     TRTLLM_MAX_NUM_TOKENS,
     TRTLLM_PROFILES,
 )
+from kvplan.engines.trtllm.connectors import trtllm_connector
 from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
@@ -186,9 +187,7 @@ class TrtllmEngine:
         return trtllm_launch(ref, layout, settings)
 
     def kv_connector(self, name: str | None) -> KvConnector:
-        # TensorRT-LLM's cache transceiver is not read yet: refused, not guessed.
-        raise UnmodelledError("--disagg: kvplan does not model TensorRT-LLM's cache transceiver "
-                              "yet; use --engine vllm")
+        return trtllm_connector(name)
 
     def layout_text(self, layout: LaunchLayout) -> str:
         # tp_size T with `enable_attention_dp: true` in the options YAML (trtllm/launch.py).

@@ -50,7 +50,23 @@ def _yaml(lay: LaunchLayout, s: LaunchSettings) -> str | None:
     elif s.speculative_method is not None:
         raise InputError(f"--engine trtllm --speculative-method {s.speculative_method}: kvplan "
                          "launches only MTP speculative decoding for TensorRT-LLM")
-    return text or None
+    return _merge(text, s.extra_yaml) or None
+
+
+def _merge(text: str, extra: str) -> str:
+    """Two options texts of top-level keys with indented children as one: a key both give
+    (kv_cache_config) once, with both sets of children."""
+    blocks: dict[str, list[str]] = {}
+    for part in (text, extra):
+        key = ""
+        for line in part.splitlines():
+            if line and not line.startswith(" "):
+                key = line
+                blocks.setdefault(key, [])
+            else:
+                blocks[key].append(line)
+    return "".join(key + "\n" + "".join(c + "\n" for c in children)
+                   for key, children in blocks.items())
 
 
 def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:

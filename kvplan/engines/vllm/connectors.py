@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
-from kvplan.engines.handover import Handover, LayerMove
+from kvplan.engines.handover import Handover, assemble, check_tp_pair, unique_head_sources
 from kvplan.engines.launch import LaunchLayout
 from kvplan.kv.kinds import (
     CacheKind,
@@ -51,6 +52,9 @@ from kvplan.kv.kinds import (
     SlidingWindowCache,
 )
 from kvplan.model.spec import ModelSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.base import PlanInputs
 
 # The KV Transfer metrics log line (PR 25388) and the pull rules above are read from 0.32.0;
 # the rules for full attention and MLA (every block, the partial one too: PR 21074) hold from
@@ -81,20 +85,6 @@ def _units(cache: CacheKind, tokens: int, block: int) -> tuple[int, str]:
     return blocks, f"cdiv({tokens}, {block}), the last block whole"
 
 
-def _attention_sources(d_rank: int, d_tp: int, p_tp: int, kv_heads: int | None,
-                       replicated: bool) -> list[int]:
-    """Prefill ranks one decode rank reads attention blocks from (tp_mapping.py)."""
-    if replicated or d_tp >= p_tp:
-        return [d_rank * p_tp // d_tp]
-    ratio = p_tp // d_tp
-    start = d_rank * ratio
-    seen: dict[int, int] = {}
-    for r in range(start, start + ratio):
-        head = r * (kv_heads or p_tp) // p_tp
-        seen.setdefault(head, r)  # np.unique keeps the first rank per head
-    return sorted(seen.values())
-
-
 @dataclass(frozen=True)
 class NixlConnector:
     """vLLM's NixlConnector (pull), with `--kv-transfer-config '{"kv_connector":
@@ -115,19 +105,19 @@ class NixlConnector:
             raise InputError(f"--disagg: kvplan models vLLM's NixlConnector from 0.11 (read from "
                              f"0.32.0's source), not {version}")
 
+    def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
+        return ""
+
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
-                 block_size: int, version: str | None) -> Handover:
+                 block_size: int, version: str | None, inputs: PlanInputs | None = None
+                 ) -> Handover:
         self._check_version(version)
         if input_len < 1:
             raise InputError(f"--input-len: must be >= 1, got {input_len}")
-        if prefill.pp != decode.pp:
-            raise InputError(f"--prefill-pp {prefill.pp} / --decode-pp {decode.pp}: kvplan "
-                             "models NIXL handovers between equal pipeline layouts only")
         p_tp, d_tp = prefill.attention_tp, decode.attention_tp
-        if max(p_tp, d_tp) % min(p_tp, d_tp):
-            raise InputError(f"--prefill-tp {p_tp} / --decode-tp {d_tp}: vLLM's NIXL needs one "
-                             "TP size to divide the other (kv_connector/utils.py tp_ratio)")
+        check_tp_pair(p_tp, d_tp, prefill.pp, decode.pp,
+                      "vLLM's NIXL (kv_connector/utils.py tp_ratio)")
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
         hybrid = any(c.is_state or isinstance(c, (SlidingWindowCache, IndexerCache))
                      for c in caches)
@@ -138,47 +128,26 @@ class NixlConnector:
         recurrent = any(c.is_state for c in caches)
         tokens = input_len - 1 if recurrent and input_len > 1 else input_len
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
-        per_rank: list[int] = []
-        transfers: list[int] = []
-        senders = [0] * (p_tp * prefill.pp)
-        first_moves: list[LayerMove] = []
-        for stage, layers in enumerate(decode_stages):
-            kinds: dict[CacheKind, int] = {}
-            for lc in layers:
-                for c in lc.caches:
-                    kinds[c] = kinds.get(c, 0) + 1
-            moves = []
-            for cache, count in kinds.items():
-                units, rule = _units(cache, tokens, block_size)
-                unit = cache.state_bytes if cache.is_state else cache.page_bytes(block_size)
-                moves.append(LayerMove(kind=cache.describe(), layers=count, units=units,
-                                       unit_bytes=unit, rule=rule))
-            if stage == 0:
-                first_moves = moves
-            for d_rank in range(d_tp):
-                by_source: dict[int, int] = {}
-                for cache, move in zip(kinds, moves, strict=True):
-                    if cache.is_state:
-                        ratio = p_tp // d_tp if p_tp > d_tp else 1
-                        sources = [d_rank * ratio + k for k in range(ratio)] if p_tp > d_tp \
-                            else [d_rank * p_tp // d_tp]
-                    else:
-                        sources = _attention_sources(d_rank, d_tp, p_tp, kv_heads,
-                                                     _replicated(cache))
-                    share = move.nbytes // len(sources)
-                    for src in sources:
-                        by_source[src] = by_source.get(src, 0) + share
-                per_rank.append(sum(by_source.values()))
-                for src, nbytes in sorted(by_source.items()):
-                    transfers.append(nbytes)
-                    senders[stage * p_tp + src] += nbytes
+
+        def sources(cache: CacheKind, d_rank: int, nbytes: int) -> list[tuple[int, int]]:
+            if cache.is_state:
+                # Recurrent state: read from every one of the P / D ranks when prefill TP is
+                # larger (each holds a slice of the heads), else from one.
+                ranks = ([d_rank * (p_tp // d_tp) + k for k in range(p_tp // d_tp)]
+                         if p_tp > d_tp else [d_rank * p_tp // d_tp])
+            elif _replicated(cache):
+                ranks = [d_rank * p_tp // d_tp]
+            else:
+                ranks = unique_head_sources(d_rank, d_tp, p_tp, kv_heads)
+            return [(r, nbytes // len(ranks)) for r in ranks]
+
         notes = (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
                  + (" (the last token is recomputed on decode: recurrent layers)"
                     if tokens != input_len else "") + ".",)
-        return Handover(connector=self.name, engine_version=version, input_len=input_len,
-                        tokens_moved=tokens, block_size=block_size,
-                        bytes_per_rank=tuple(per_rank), transfer_bytes=tuple(transfers),
-                        sender_bytes=tuple(senders), moves=tuple(first_moves), notes=notes)
+        return assemble(connector=self.name, version=version, input_len=input_len,
+                        tokens=tokens, block_size=block_size, decode_stages=decode_stages,
+                        d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
+                        sources=sources, notes=notes)
 
 
 CONNECTORS = {"nixl": NixlConnector()}

@@ -1,0 +1,149 @@
+"""SGLang's disaggregated prefill/decode (`--disaggregation-mode prefill|decode`): what one
+request's handover moves, as python/sglang/srt/disaggregation/ selects it, read from
+sgl-project/sglang main as stored in 2026 (prefill.py, common/conn.py, mooncake/conn.py; the
+NIXL backend, nixl/conn.py, moves the same buffers). Push mode: the prefill ranks WRITE into
+the pages the decode rank allocated and registered.
+
+- What is registered (prefill.py `_init_kv_manager`): the token pool's
+  `get_contiguous_buf_infos()`: one buffer per layer for K and one for V (MLA: one latent
+  buffer per layer), `kv_item_len` = one page of one layer; hybrid pools add `state_*`
+  buffers (`setup_state_kv_args`: the sliding-window pool, the Mamba pool, the NSA indexer
+  keys), sent by `maybe_send_extra`. The aux metadata (output ids, logprobs) is not KV and
+  not counted.
+- How many tokens (prefill.py `pop_bootstrapped`): `kv_to_page_num(len(origin_input_ids))`,
+  every page of the prompt (T = I, the last page whole: `send_kvcache` moves `item_len x
+  pages`). The first output token travels in the aux buffers.
+- Sliding window, in SGLang's separate SWA pool only (`is_hybrid_swa`: gpt-oss from 0.5.8,
+  Llama 4; kvplan.engines.sglang.pools.hybrid_swa): prefill.py `send_kv_chunk` `_swa_payload`
+  sends the pages of [floor(max(0, T - w) / page) x page, T), w = the model's
+  `get_attention_sliding_window_size` (gpt-oss: sliding_window - 1, "SGLang assumes
+  exclusive"). Without that pool (gemma-2/3) the sliding layers live in the full pool: every
+  page. Llama 4's chunked layers in the SWA pool: refused (its window rule not read).
+- Mamba (`_mamba_payload`): the request's one state slot per layer, conv + SSM, whole.
+- NSA indexer keys (`_nsa_payload`): every page of the prompt, like the latent.
+- Heterogeneous TP (common/conn.py `CommonKVReceiver`, mooncake/conn.py
+  `send_kvcache_slice`): MLA (and the indexer) from one prefill rank, the rest dummies;
+  MHA/GQA with decode TP larger: from prefill rank `d x P / D`, the decode rank's
+  `max(1, H / D)` heads of every token slot of every page; with prefill TP larger: from
+  every one of the P / D prefill ranks, each its `max(1, H / P)` heads -- no deduplication,
+  so when H < P replicated heads are written once per replica. The SWA and Mamba state paths
+  with unequal TP are refused here (not read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.units import cdiv
+from kvplan._util.versions import version_key
+from kvplan.engines.handover import Handover, assemble, check_tp_pair
+from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.sglang.pools import hybrid_swa
+from kvplan.kv.kinds import (
+    CacheKind,
+    ChunkedLocalCache,
+    IndexerCache,
+    LayerCaches,
+    MLACache,
+    SlidingWindowCache,
+)
+from kvplan.model.spec import ModelSpec
+
+# The rules above are read from 2026 main; the M-to-N head slicing (send_kvcache_slice)
+# and the SWA / Mamba state payloads are 0.5-era code: a named version before 0.5 is refused.
+DISAGG_SINCE = (0, 5)
+BACKENDS = ("mooncake", "nixl")
+
+
+def _window(cache: SlidingWindowCache) -> int:
+    # get_attention_sliding_window_size (models/gpt_oss.py): HF's window is inclusive of the
+    # last token, SGLang's exclusive.
+    return cache.window - 1
+
+
+@dataclass(frozen=True)
+class SglangDisagg:
+    """SGLang's `--disaggregation-mode` with one transfer backend (mooncake, the default, or
+    nixl): the same buffers move whichever backend carries them."""
+
+    backend: str = "mooncake"
+
+    @property
+    def name(self) -> str:
+        return f"sglang-{self.backend}"
+
+    def _check_version(self, version: str | None) -> None:
+        if version_key(version) < DISAGG_SINCE:
+            raise InputError(f"--disagg: kvplan models SGLang's disaggregation from 0.5 (read "
+                             f"from 2026 main's srt/disaggregation/), not {version}")
+
+    def launch_groups(self, role: str, version: str | None, block_size: int | None
+                      ) -> tuple[tuple[str, ...], ...]:
+        # docs/advanced_features/pd_disaggregation.md: both roles name their mode and the
+        # same backend; the page size must match (the bootstrap server publishes it).
+        self._check_version(version)
+        page = (("--page-size", str(block_size)),) if block_size is not None else ()
+        return page + (("--disaggregation-mode", role),
+                       ("--disaggregation-transfer-backend", self.backend))
+
+    def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
+        return ""
+
+    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
+                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                 block_size: int, version: str | None, inputs: Any = None) -> Handover:
+        self._check_version(version)
+        if input_len < 1:
+            raise InputError(f"--input-len: must be >= 1, got {input_len}")
+        p_tp, d_tp = prefill.attention_tp, decode.attention_tp
+        check_tp_pair(p_tp, d_tp, prefill.pp, decode.pp, "SGLang's disaggregation")
+        caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
+        swa_pool = inputs is not None and hybrid_swa(spec, inputs)
+        if swa_pool and any(isinstance(c, ChunkedLocalCache) for c in caches):
+            raise UnmodelledError("--disagg --engine sglang: the chunked layers' pages in "
+                                  "SGLang's SWA pool (Llama 4) are not modelled")
+        state = any(c.is_state for c in caches) or (
+            swa_pool and any(isinstance(c, SlidingWindowCache) for c in caches))
+        if state and p_tp != d_tp:
+            raise UnmodelledError(f"--prefill-tp {p_tp} / --decode-tp {d_tp}: SGLang's "
+                                  "sliding-window and Mamba state transfers between unequal "
+                                  "TP sizes are not modelled; give equal TP sizes")
+        tokens = input_len
+        page = block_size
+        heads = getattr(spec.attention, "num_key_value_heads", None) or p_tp
+
+        def units(cache: CacheKind) -> tuple[int, str]:
+            if cache.is_state:
+                return 1, "the request's state slot (_mamba_payload)"
+            if swa_pool and isinstance(cache, SlidingWindowCache):
+                w = _window(cache)
+                start = max(0, tokens - w) // page * page
+                return cdiv(tokens - start, page), (
+                    f"pages of tokens [{start:,}, {tokens:,}): window {w} (_swa_payload)")
+            return cdiv(tokens, page), f"cdiv({tokens}, {page}) pages, the last whole"
+
+        def sources(cache: CacheKind, d_rank: int, nbytes: int) -> list[tuple[int, int]]:
+            if cache.is_state or isinstance(cache, (MLACache, IndexerCache)) or p_tp <= d_tp:
+                return [(d_rank * p_tp // d_tp, nbytes)]
+            # send_kvcache_slice: each of the P / D prefill ranks writes its own
+            # max(1, H / P) heads into the decode rank's max(1, H / D)-head slots.
+            ratio = p_tp // d_tp
+            src_heads, dst_heads = max(1, heads // p_tp), max(1, heads // d_tp)
+            return [(d_rank * ratio + k, nbytes * src_heads // dst_heads)
+                    for k in range(ratio)]
+
+        notes = (f"SGLang ({self.backend}): the prefill ranks write {tokens:,} prompt tokens' "
+                 f"pages of {page} into the decode rank's pages.",)
+        return assemble(connector=self.name, version=version, input_len=input_len,
+                        tokens=tokens, block_size=page, decode_stages=decode_stages,
+                        d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes)
+
+
+def sglang_connector(name: str | None) -> SglangDisagg:
+    key = (name or BACKENDS[0]).strip().lower()
+    if key not in BACKENDS:
+        raise InputError(f"--connector: SGLang transfer backends kvplan models: "
+                         f"{', '.join(BACKENDS)} (got {name!r})")
+    return SglangDisagg(backend=key)

@@ -1,0 +1,228 @@
+"""`kvplan plan --disagg --engine sglang|trtllm` (issue 29): the KV one request hands over, as
+SGLang's disaggregation and TensorRT-LLM's cache transceiver move it, derived by hand per layer
+kind from real configs.
+
+SGLang, read from sgl-project/sglang main as stored in 2026 (python/sglang/srt/disaggregation/):
+- prefill.py `pop_bootstrapped`: `kv_to_page_num(len(origin_input_ids))` pages, every page of
+  the prompt; mooncake/conn.py `send_kvcache`: `item_len x pages` per layer buffer (K and V
+  apart; MLA one latent buffer) -> cdiv(I, page) x page tokens per layer.
+- prefill.py `send_kv_chunk` `_swa_payload`: the SWA pool's pages of
+  [floor(max(0, I - w) / page) x page, I), w = sliding_window - 1 (models/gpt_oss.py);
+  `_mamba_payload`: the one state slot; `_nsa_payload`: every page of the indexer keys.
+- common/conn.py `CommonKVReceiver`: MLA from one prefill rank; MHA with prefill TP larger
+  from all P / D ranks; mooncake/conn.py `send_kvcache_slice`: each sends its max(1, H / P)
+  heads into the decode rank's max(1, H / D)-head token slots (no deduplication).
+
+TensorRT-LLM, read from NVIDIA/TensorRT-LLM main as stored in 2026
+(cpp/tensorrt_llm/batch_manager/cacheFormatter.cpp, mlaCacheFormatter.cpp, kvCacheUtils.h):
+- `getBlockRangeForSending`: every block of the request, cdiv(I, 32) by default; with several
+  window sizes each window pool's last `window / tokens_per_block + 1` blocks.
+- `needSendCache` / `pickRecvConnections`: a context rank duplicating a head does not send;
+  MLA from one context rank.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kvplan._util.errors import InputError
+from kvplan.analysis.disagg import DisaggRequest, plan_disagg
+from kvplan.analysis.plan_types import Layout
+from kvplan.cli import app
+from kvplan.engines.base import Engine
+from kvplan.hardware.gpus import get_gpu
+from kvplan.hardware.kv_links import get_kv_link
+from kvplan.sources.resolve import load_model
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+SG, TRT = Engine.sglang, Engine.trtllm
+runner = CliRunner()
+
+
+def _handover(model: str, prefill: Layout, decode: Layout, input_len: int, *,
+              gpu: str = "H100", **kw: object):
+    spec, _ = load_model(model)
+    return plan_disagg(spec, DisaggRequest(
+        prefill=prefill, decode=decode, input_len=input_len, output_len=1024,
+        gpu=get_gpu(gpu), link=get_kv_link("ib-ndr"), **kw)).handover
+
+
+# --- SGLang -----------------------------------------------------------------------------------
+
+def test_sglang_gqa_every_page_of_the_prompt() -> None:
+    # Llama-3.1-8B (32 layers, 8 KV heads x 128), bf16, TP 1 -> 1, SGLang's page of 1 token:
+    # 1,000 pages x 1 token x (8 x 128 x 2 (K, V) x 2 B = 4,096 B) x 32 layers.
+    h = _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 1000, engine=SG)
+    assert h.block_size == 1
+    assert h.bytes_per_rank == h.transfer_bytes == (32 * 1000 * 4096,) == (131_072_000,)
+    # --page-size 64: cdiv(1000, 64) = 16 pages moved whole, 1,024 tokens.
+    h = _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 1000, engine=SG,
+                  extra={"block_size": 64})
+    assert h.bytes_per_rank == (32 * 16 * 64 * 4096,)
+
+
+def test_sglang_prefill_tp_larger_writes_replicated_heads_once_per_replica() -> None:
+    # Qwen3-30B-A3B (48 layers, 4 KV heads x 128), bf16, prefill TP 8 -> decode TP 2, 4,096
+    # tokens. A decode rank holds max(1, 4 / 2) = 2 heads: 2 x 128 x 2 x 2 B = 1,024 B/token.
+    # It receives from all 8 / 2 = 4 prefill ranks (common/conn.py target_tp_ranks), each
+    # writing its max(1, 4 / 8) = 1 head (512 B/token): ranks 0, 1 both hold head 0 and both
+    # send it. 4 x 48 x 4,096 x 512 = 402,653,184 B, twice the rank's own 201,326,592 B
+    # (vLLM and TensorRT-LLM read each head once: 201,326,592).
+    h = _handover(str(CONFIGS / "qwen3-30b-a3b.json"), Layout(tp=8), Layout(tp=2), 4096,
+                  engine=SG)
+    assert h.bytes_per_rank == (4 * 48 * 4096 * 512,) * 2 == (402_653_184,) * 2
+    assert h.transfer_bytes == (48 * 4096 * 512,) * 8
+    assert h.sender_bytes == (100_663_296,) * 8
+
+
+def test_sglang_decode_tp_larger_reads_its_heads_from_one_rank() -> None:
+    # Llama-3.1-70B (80 layers, 8 KV heads), prefill TP 4 -> decode TP 8, 4,096 tokens: decode
+    # rank d takes its 1 head (512 B/token) from prefill rank d x 4 / 8.
+    h = _handover("llama-3.1-70b", Layout(tp=4), Layout(tp=8), 4096, engine=SG)
+    per = 80 * 4096 * 512
+    assert h.bytes_per_rank == (per,) * 8 and h.transfer_bytes == (per,) * 8
+    assert h.sender_bytes == (2 * per,) * 4
+
+
+def test_sglang_mla_latent_from_one_rank() -> None:
+    # DeepSeek-V2-Lite (27 layers, kv_lora_rank 512 + qk_rope_head_dim 64 = 576 x 2 B =
+    # 1,152 B/token), TP 1 -> TP 2: both decode ranks take the whole latent from prefill rank
+    # 0 (MLA: one real target rank), 27 x 4,096 x 1,152 = 127,401,984 B each.
+    h = _handover("deepseek-v2-lite", Layout(tp=1), Layout(tp=2), 4096, engine=SG)
+    assert h.bytes_per_rank == (27 * 4096 * 1152,) * 2 == (127_401_984,) * 2
+    assert h.sender_bytes == (2 * 127_401_984,)
+    # DeepSeek-V3 (61 layers), TP 8 -> TP 8 on H200: the same row on every rank.
+    h = _handover("deepseek-v3", Layout(tp=8), Layout(tp=8), 8192, gpu="H200", engine=SG)
+    assert h.bytes_per_rank == (61 * 8192 * 1152,) * 8
+
+
+def test_sglang_sliding_window_pool_sends_its_window_pages() -> None:
+    # gpt-oss-20b (24 layers alternating window 128 and full; 8 KV heads x 64: 2,048 B/token)
+    # with SGLang's SWA pool (0.5.8+), --page-size 16, 8,192 tokens. Full layers: 512 pages.
+    # Window layers: w = 128 - 1 = 127, start = floor((8192 - 127) / 16) x 16 = 8,064, pages
+    # of [8064, 8192) = 8 (vLLM's NIXL reads cdiv(128, 16) + 1 = 9).
+    h = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), 8192, engine=SG,
+                  engine_version="0.5.9", extra={"block_size": 16})
+    assert h.bytes_per_rank == (12 * 512 * 16 * 2048 + 12 * 8 * 16 * 2048,) == (204_472_320,)
+    # 0.5.7 has no SWA pool for gpt-oss: its window layers are in the full pool, every page.
+    h = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), 8192, engine=SG,
+                  engine_version="0.5.7", extra={"block_size": 16})
+    assert h.bytes_per_rank == (24 * 512 * 16 * 2048,)
+    # Page of 1: the window layers move 127 tokens.
+    h = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), 8192, engine=SG,
+                  engine_version="0.5.9", extra={"block_size": 1})
+    assert h.bytes_per_rank == (12 * 8192 * 2048 + 12 * 127 * 2048,)
+
+
+def test_sglang_mamba_state_slot() -> None:
+    # Qwen3-Next-80B-A3B at TP 2 -> 2: 12 full layers of 1 KV head x 256 (1,024 B/token) and
+    # 36 Gated DeltaNet states per rank: conv 3 x 4,096 bf16 (24,576 B) + SSM 16 x 128 x 128
+    # in SGLang's default float32 (1,048,576 B) = 1,073,152 B, one slot each. T = I (SGLang
+    # sends every prompt token's KV; vLLM's NIXL stops one short on recurrent models).
+    h = _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=2), 8192, gpu="H200",
+                  engine=SG)
+    assert h.tokens_moved == 8192
+    assert h.bytes_per_rank == (12 * 8192 * 1024 + 36 * 1_073_152,) * 2
+    with pytest.raises(InputError, match="unequal TP"):
+        _handover("qwen3-next-80b-a3b", Layout(tp=4), Layout(tp=2), 8192, gpu="H200",
+                  engine=SG)
+
+
+def test_sglang_refusals() -> None:
+    with pytest.raises(InputError, match="Llama 4"):
+        _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 8192, engine=SG)
+    with pytest.raises(InputError, match="0.5"):
+        _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 100, engine=SG,
+                  engine_version="0.4.9")
+    with pytest.raises(InputError, match="mooncake, nixl"):
+        _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 100, engine=SG,
+                  connector="ucx")
+
+
+# --- TensorRT-LLM -----------------------------------------------------------------------------
+
+def test_trtllm_gqa_whole_blocks_and_head_slices() -> None:
+    # Llama-3.1-70B, TP 4 -> TP 8, tokens_per_block 32, 1,000 tokens: cdiv(1000, 32) = 32
+    # blocks = 1,024 tokens per layer; a generation rank's 1 head is 512 B/token, from
+    # context rank d x 4 / 8: 80 x 1,024 x 512 = 41,943,040 B.
+    h = _handover("llama-3.1-70b", Layout(tp=4), Layout(tp=8), 1000, engine=TRT)
+    assert h.block_size == 32
+    assert h.bytes_per_rank == (80 * 1024 * 512,) * 8 == (41_943_040,) * 8
+    # Context TP 8 -> generation TP 2 on Qwen3-30B-A3B (4 KV heads): context ranks (0, 1)
+    # both hold head 0 and only rank 0 sends (needSendCache, mDupHeadFactor 2): each
+    # generation rank gets its 2 heads once, half from each of 2 context ranks.
+    h = _handover(str(CONFIGS / "qwen3-30b-a3b.json"), Layout(tp=8), Layout(tp=2), 4096,
+                  engine=TRT)
+    per = 48 * 4096 * 1024
+    assert h.bytes_per_rank == (per,) * 2
+    assert h.sender_bytes == (per // 2, 0, per // 2, 0) * 2
+
+
+def test_trtllm_mla_latent_from_one_rank() -> None:
+    # DeepSeek-V3 TP 8 -> TP 8 (H200), bf16 latent 1,152 B/token, 8,192 tokens = 256 blocks
+    # of 32: 61 x 8,192 x 1,152 = 575,668,224 B per generation rank, one context rank each.
+    h = _handover("deepseek-v3", Layout(tp=8), Layout(tp=8), 8192, gpu="H200", engine=TRT)
+    assert h.bytes_per_rank == h.transfer_bytes == (575_668_224,) * 8
+
+
+def test_trtllm_variable_window_sends_the_last_window_blocks() -> None:
+    # gpt-oss-20b, blocks of 32, 8,192 tokens: two window sizes (128 and the full layers'
+    # max_attention_window), so the window pool sends its last 128 // 32 + 1 = 5 blocks;
+    # the full pool all 256. 2,048 B/token.
+    h = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=1), 8192, engine=TRT)
+    assert h.bytes_per_rank == (12 * 256 * 32 * 2048 + 12 * 5 * 32 * 2048,) == (205_258_752,)
+    # Mistral-7B-v0.1: every layer one window (4,096), one pool: every block moves.
+    h = _handover(str(CONFIGS / "mistral-7b-v0.1.json"), Layout(tp=1), Layout(tp=1), 8192,
+                  engine=TRT)
+    assert h.bytes_per_rank == (32 * 256 * 32 * 4096,)
+
+
+def test_trtllm_refusals_and_options_file() -> None:
+    with pytest.raises(InputError, match="1.0"):
+        _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 100, engine=TRT,
+                  engine_version="0.21.0")
+    result = runner.invoke(app, [
+        "plan", "llama-3.1-8b", "--disagg", "--engine", "trtllm", "--gpu", "H100",
+        "--input-len", "4k", "--output-len", "512", "--kv-dtype", "fp8",
+        "--block-size", "64", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    for role in ("prefill", "decode"):
+        files = dict(data[role]["launch"]["files"])
+        text = next(iter(files.values()))
+        assert "cache_transceiver_config:\n  backend: DEFAULT\n" in text
+        # One kv_cache_config with both the fp8 dtype and the shared block size.
+        assert text.count("kv_cache_config:") == 1 and "  tokens_per_block: 64\n" in text
+
+
+def test_sglang_launch_names_the_mode_and_backend() -> None:
+    result = runner.invoke(app, [
+        "plan", "llama-3.1-8b", "--disagg", "--engine", "sglang", "--gpu", "H100",
+        "--input-len", "4k", "--output-len", "512", "--connector", "nixl", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["connector"] == "sglang-nixl"
+    for role in ("prefill", "decode"):
+        assert (f"--disaggregation-mode {role} --disaggregation-transfer-backend nixl"
+                in data[role]["command"])
+
+
+@given(st.integers(1, 30_000), st.sampled_from([(1, 1), (2, 4), (4, 2), (8, 1), (1, 8)]),
+       st.sampled_from([SG, TRT]))
+@settings(max_examples=30, deadline=None)
+def test_dense_handover_is_the_paged_prompt_cache(prompt: int, tps: tuple[int, int],
+                                                  engine: Engine) -> None:
+    # Llama-3.1-8B (8 KV heads >= every TP here): the decode ranks together receive the
+    # prompt's paged cache once (heads split, never duplicated), in the engine's page.
+    p, d = tps
+    h = _handover("llama-3.1-8b", Layout(tp=p), Layout(tp=d), prompt, engine=engine)
+    page = h.block_size
+    assert h.bytes_per_request == 32 * math.ceil(prompt / page) * page * 2 * 8 * 128 * 2
+    assert sum(h.transfer_bytes) == sum(h.sender_bytes) == h.bytes_per_request
