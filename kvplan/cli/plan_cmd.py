@@ -7,6 +7,7 @@ import typer
 
 import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
+from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
     DTypeOpt,
@@ -68,7 +69,6 @@ from kvplan.cli.workload_opts import (
     TraceFormatOpt,
     TraceOpt,
 )
-from kvplan.analysis.simulate.executor import Executor
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit

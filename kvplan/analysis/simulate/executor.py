@@ -18,6 +18,7 @@ from enum import Enum
 from typing import Any, TypeVar
 
 from kvplan._util.errors import InputError
+from kvplan._util.progress import reporting_to
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,17 +62,23 @@ def _windowed(submit: Callable[[T], Any], wait: Callable[[Any], R], cancel: Call
             cancel(handle)
 
 
-def _process_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
-    from concurrent.futures import ProcessPoolExecutor
+def _quiet(fn: Callable[[T], R], task: T) -> R:
+    """fn(task) reporting progress to nobody: a forked worker inherits the parent's reporter
+    (the CLI's display), which must not draw from another process."""
+    with reporting_to(None):
+        return fn(task)
 
+
+def _process_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
     # Fork where the platform has it: the workers inherit the loaded modules (spawn would
     # import kvplan again in each), and the parent holds no threads of its own here.
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(max_workers=jobs,
                              mp_context=multiprocessing.get_context(method)) as pool:
-        yield from _windowed(lambda t: pool.submit(fn, t), lambda f: f.result(),
+        yield from _windowed(lambda t: pool.submit(_quiet, fn, t), lambda f: f.result(),
                              lambda f: f.cancel(), tasks, jobs)
 
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from kvplan._util.units import cdiv
@@ -93,10 +93,39 @@ Present = Callable[[int], bool]  # is block j cached in every group of this kind
 
 
 @dataclass(frozen=True)
-class FullCache:
-    """Full attention (FullAttentionManager): every block attended and cached."""
+class _AttentionCache:
+    """What full and sliding attention share: a block per B tokens of the request, grown as it
+    computes (SingleTypeKVCacheManager.get_num_blocks_to_allocate / allocate_new_blocks)."""
 
     rule: GroupRule
+
+    def to_allocate(self, slots: int, held: int | None, hit_blocks: int, skipped: int,
+                    admission: bool) -> int:
+        """Blocks to take to give `slots` token slots; `held` None: a new request with
+        `hit_blocks` hit (the first `skipped` of them before the window: null blocks)."""
+        required = cdiv(slots, self.rule.block_size)
+        if admission and self.rule.admission_cap is not None:
+            required = min(required, self.rule.admission_cap)
+        if held is None:
+            return max(required - max(skipped, hit_blocks), 0)
+        return max(required - held, 0)
+
+    def rows_for(self, slots: int) -> int | None:
+        """The length the request's row grows to for `slots` (None: a fixed set of pages)."""
+        return cdiv(slots, self.rule.block_size)
+
+    def admitted(self, row: list[Block | None]) -> list[Block | None]:
+        """The hit's row as the request keeps it."""
+        return row
+
+    def pages(self) -> int:
+        """Pages taken at admission besides the hit (a fixed set; attention grows instead)."""
+        return 0
+
+
+@dataclass(frozen=True)
+class FullCache(_AttentionCache):
+    """Full attention (FullAttentionManager): every block attended and cached."""
 
     def longest(self, present: Present, max_blocks: int) -> int:
         n = 0
@@ -115,12 +144,10 @@ class FullCache:
 
 
 @dataclass(frozen=True)
-class SlidingCache:
+class SlidingCache(_AttentionCache):
     """Sliding window W (SlidingWindowManager): a hit needs only the cdiv(W - 1, B) blocks
     before it; only those ending at a reachable boundary are cached; blocks wholly before the
     window of the next token are freed (get_num_skipped_tokens = computed - W + 1)."""
-
-    rule: GroupRule
 
     @property
     def need(self) -> int:
@@ -172,6 +199,23 @@ class StateCache:
 
     def skipped(self, computed: int) -> int:
         return 0
+
+    def to_allocate(self, slots: int, held: int | None, hit_blocks: int, skipped: int,
+                    admission: bool) -> int:
+        """Its pages at admission (a hit's state block is one of them), none after."""
+        if held is not None:
+            return 0
+        return self.rule.state_pages - (1 if hit_blocks else 0)
+
+    def rows_for(self, slots: int) -> int | None:
+        return None
+
+    def admitted(self, row: list[Block | None]) -> list[Block | None]:
+        """Only the hit's state: the blocks before it are null."""
+        return [row[-1]] if row and row[-1] is not None else []
+
+    def pages(self) -> int:
+        return self.rule.state_pages
 
 
 GroupCache = FullCache | SlidingCache | StateCache
@@ -307,22 +351,11 @@ class HybridPool:
         blocks); `admission`: the whole-sequence check's count."""
         hold = req.hybrid
         hit_tokens = self.hit_tokens(hit)
-        need = 0
         skipped = [c.skipped(hit_tokens) for c in self.caches]
-        for g, (rule, cache) in enumerate(zip(self.groups, self.caches, strict=True)):
-            if rule.kind == "state":
-                if hold is None:
-                    has_hit = hit is not None and bool(hit.blocks[g]) and hit.blocks[g][-1]
-                    need += rule.state_pages - (1 if has_hit else 0)
-                continue
-            required = cdiv(slots, rule.block_size)
-            if admission and rule.admission_cap is not None:
-                required = min(required, rule.admission_cap)
-            if hold is None:
-                hit_blocks = len(hit.blocks[g]) if hit is not None else 0
-                need += max(required - max(skipped[g], hit_blocks), 0)
-            else:
-                need += max(required - len(hold.blocks[g]), 0)
+        need = sum(cache.to_allocate(
+            slots, None if hold is None else len(hold.blocks[g]),
+            len(hit.blocks[g]) if hit is not None and hit.tokens else 0, skipped[g], admission)
+            for g, cache in enumerate(self.caches))
         return need + (self._evictable(hit, skipped) if hold is None else 0)
 
     def release_skipped(self, req: HybridRequest) -> None:
@@ -357,13 +390,13 @@ class HybridPool:
         hold = req.hybrid
         if hold is None:
             hold = req.hybrid = self._admit(req, hit)
-        for g, rule in enumerate(self.groups):
-            if rule.kind == "state":
-                continue
-            row = hold.blocks[g]
-            for _ in range(cdiv(slots, rule.block_size) - len(row)):
-                row.append(self._take())
-            req.alloc[g] = len(row)
+        for g, cache in enumerate(self.caches):
+            rows = cache.rows_for(slots)
+            if rows is not None:
+                row = hold.blocks[g]
+                for _ in range(rows - len(row)):
+                    row.append(self._take())
+                req.alloc[g] = len(row)
         self._cache(req, hold, min(slots, req.num_tokens))
         return True
 
@@ -374,7 +407,7 @@ class HybridPool:
         vLLM issue #33775)."""
         hit_tokens = self.hit_tokens(hit)
         rows: list[list[Block | None]] = []
-        for g, (rule, cache) in enumerate(zip(self.groups, self.caches, strict=True)):
+        for g, cache in enumerate(self.caches):
             row = list(hit.blocks[g]) if hit is not None else []
             skipped = cache.skipped(hit_tokens)
             for j in range(min(skipped, len(row))):
@@ -382,17 +415,14 @@ class HybridPool:
             for b in row:
                 if b is not None:
                     self._touch(b)
-            if rule.kind == "state":
-                row = [row[-1]] if row and row[-1] is not None else []
-            req.freed[g] = skipped if rule.kind == "sliding" else 0
-            rows.append(row)
-        for g, rule in enumerate(self.groups):
-            if rule.kind == "state":
-                rows[g] += [self._take() for _ in range(rule.state_pages - len(rows[g]))]
-                req.alloc[g] = rule.state_pages
-        return HybridHold(blocks=rows, cached=[len(r) if r and self.groups[g].kind != "state"
-                                               else 0 for g, r in enumerate(rows)],
-                          states=[set() for _ in rows],
+            req.freed[g] = skipped
+            rows.append(cache.admitted(row))
+        cached = [len(row) for row in rows]
+        for g, cache in enumerate(self.caches):
+            if cache.pages():
+                rows[g] += [self._take() for _ in range(cache.pages() - len(rows[g]))]
+                req.alloc[g] = cache.pages()
+        return HybridHold(blocks=rows, cached=cached, states=[set() for _ in rows],
                           junction=hit.junction if hit is not None else 0)
 
     def _cache(self, req: HybridRequest, hold: HybridHold, tokens: int) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError, UnmodelledError
+from kvplan._util.progress import report
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
@@ -132,6 +133,7 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                 # refused as `estimate` refuses it (exit 2), not "no layout meets the SLOs"
                 raise UnmodelledError(outcome.unmodelled)
             trials.append(outcome.trial)
+            report("plan --rate: layouts simulated", len(trials))
             if outcome.trial.meets:
                 return RateSearch(best=outcome.trial, trials=tuple(trials))
     finally:
