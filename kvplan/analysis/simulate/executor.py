@@ -11,6 +11,7 @@ still pending are cancelled.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -91,7 +92,8 @@ def _ray_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]
     if not ray.is_initialized():
         # RAY_ADDRESS names a running cluster; without it Ray starts one on this machine.
         local = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": jobs}
-        ray.init(include_dashboard=False, log_to_driver=False, **local)
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
+                 **local)
     remote = ray.remote(num_cpus=1)(fn)
     return _windowed(lambda t: remote.remote(t), ray.get,
                      ray.cancel, tasks, jobs)
