@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from kvplan.analysis.simulate.rate_search import fewest_gpus
@@ -64,4 +65,56 @@ def test_rate_plan_table_and_misses() -> None:
 
 def test_slo_without_rate_is_refused() -> None:
     r = runner.invoke(app, ["plan", "llama-3.1-8b", "--slo-ttft-ms", "150"])
+    assert r.exit_code == 2 and "need --rate" in r.output
+
+
+# -- where the layouts run (issue 30, item 6) ------------------------------------------------
+
+def _search(**kw: object):  # type: ignore[no-untyped-def]
+    """The search of ARGS (Llama-3.1-8B, 12 req/s, 300 requests) with its requests as a
+    picklable callable, so any executor can run it."""
+    from functools import partial
+
+    spec = load_model("llama-3.1-8b")[0]
+    options = WorkloadOptions(rate=12.0, num_requests=300, input_len=2000, output_len=200,
+                              seed=5)
+    return fewest_gpus(spec, partial(requests_from, options), gpu="H100-80GB", context=4096,
+                       slo_ttft_ms=150, slo_tpot_ms=15, tps=(1, 2, 4, 8), max_gpus=8,
+                       **kw)  # type: ignore[arg-type]
+
+
+def test_process_pool_decides_as_the_serial_run() -> None:
+    from kvplan.analysis.simulate.executor import Executor
+
+    serial = _search()
+    # Two processes: layouts 1 and 2 GPUs run at once; the answer (2 GPUs, the second
+    # layout) and every trial up to it equal the serial run's, metrics included.
+    pooled = _search(executor=Executor.process, jobs=2)
+    assert pooled == serial
+    assert serial.best is not None and serial.best.gpus == 2
+    # A window wider than the layouts tried before the answer: the layouts simulated past the
+    # answer are dropped, the trials are still the serial run's.
+    assert _search(executor=Executor.process, jobs=3) == serial
+
+
+def test_ray_executor_on_a_local_instance() -> None:
+    ray = pytest.importorskip("ray", reason="ray is not installed (the kvplan[ray] extra)")
+    from kvplan.analysis.simulate.executor import Executor
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        assert _search(executor=Executor.ray, jobs=1) == _search()
+    finally:
+        ray.shutdown()
+
+
+def test_missing_ray_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    r = runner.invoke(app, [*ARGS, "--executor", "ray"])
+    assert r.exit_code == 2
+    assert r.output.strip().count("\n") == 0 and "kvplan[ray]" in r.output
+    # --jobs / --executor without --rate: refused in one line.
+    r = runner.invoke(app, ["plan", "llama-3.1-8b", "--jobs", "2"])
     assert r.exit_code == 2 and "need --rate" in r.output

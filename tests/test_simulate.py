@@ -111,7 +111,8 @@ def test_gemma2_groups_follow_estimate() -> None:
     sliding = next(g for g in sim.groups if g.kind == "sliding")
     # window 4096, in flight 2 x 8192 (async scheduling): cdiv(4095 + 16384, 16) + 1 = 1281.
     assert sliding.window == 4096 and sliding.admission_cap == 1281
-    assert not sim.caching
+    # Prefix caching on, vLLM 0.32's default, over both groups (tests/test_simulate_hybrid.py).
+    assert sim.caching
 
 
 # -- preemption and prefix caching ----------------------------------------------------------

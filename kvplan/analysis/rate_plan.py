@@ -7,13 +7,16 @@ layouts of fewer GPUs that were simulated and missed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.executor import Executor
 from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
 from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.model.spec import ModelSpec
+from kvplan.sources.machine import usable_cpus
 
 TPS = (1, 2, 4, 8)  # the TP degrees tried (fewest_gpus), up to --gpus-per-node
 
@@ -62,10 +65,12 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   slo_tpot_ms: float | None, percentile: int = 90, gpu: str = "H100-80GB",
                   context: int | None = None, gpus_per_node: int = 8, nodes: int = 1,
                   engine: Engine = DEFAULT_ENGINE, engine_version: str | None = None,
-                  kv_dtype: str = "bf16", workload: WorkloadOptions | None = None) -> RatePlan:
+                  kv_dtype: str = "bf16", workload: WorkloadOptions | None = None,
+                  executor: Executor = Executor.process, jobs: int | None = None) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
-    stream)."""
+    stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
+    the usable CPUs); the answer is the same with any."""
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
     ctx = context or spec.max_position_embeddings
@@ -76,10 +81,11 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
         options = replace(options, rate=rate)
     tps = tuple(tp for tp in TPS if tp <= gpus_per_node)
     max_gpus = gpus_per_node * nodes
-    search = fewest_gpus(spec, lambda: requests_from(options), gpu=gpu, context=ctx,
+    search = fewest_gpus(spec, partial(requests_from, options), gpu=gpu, context=ctx,
                          slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                          percentile=percentile, tps=tps, max_gpus=max_gpus, engine=engine,
-                         engine_version=engine_version, kv_dtype=kv_dtype)
+                         engine_version=engine_version, kv_dtype=kv_dtype,
+                         executor=executor, jobs=usable_cpus() if jobs is None else jobs)
     return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
                     context=ctx, max_gpus=max_gpus, search=search,

@@ -7,6 +7,7 @@ import typer
 
 import kvplan.cli.offload_opts as oo
 from kvplan._util.errors import InputError, KvplanError
+from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
     DTypeOpt,
@@ -55,7 +56,9 @@ from kvplan.cli.vocab import (
     tokens_or_zero_option,
 )
 from kvplan.cli.workload_opts import (
+    ExecutorOpt,
     InputLenOpt,
+    JobsOpt,
     NumRequestsOpt,
     OutputLenOpt,
     RateOpt,
@@ -180,6 +183,8 @@ def plan_cmd(
     slo_ttft_ms: SloTtftOpt = None,
     slo_tpot_ms: SloTpotOpt = None,
     slo_percentile: SloPercentileOpt = 90,
+    jobs: JobsOpt = None,
+    executor: ExecutorOpt = Executor.process,
     num_requests: NumRequestsOpt = None,
     input_len: InputLenOpt = 1024,
     output_len: OutputLenOpt = 128,
@@ -277,14 +282,17 @@ def plan_cmd(
                    percentile=slo_percentile, gpu=gpu, context=context,
                    gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
                    engine_version=engine_version, kv_dtype=kv_dtype,
+                   jobs=jobs, executor=executor,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
                              "trace_format": trace_format}, fmt=fmt, explain=explain)
         return
     with handle_errors():
-        if slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None:
-            raise InputError("--slo-ttft-ms / --slo-tpot-ms / --trace: need --rate (plan "
-                             "then searches the fewest GPUs that meet the SLOs)")
+        if (slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None
+                or jobs is not None or executor is not Executor.process):
+            raise InputError("--slo-ttft-ms / --slo-tpot-ms / --trace / --jobs / --executor: "
+                             "need --rate (plan then searches the fewest GPUs that meet the "
+                             "SLOs)")
         given: dict[str, Any] = {}
         if scenario is not None:
             from kvplan.sources.files import shown_path
@@ -400,7 +408,8 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                 slo_ttft_ms=given["slo_ttft_ms"], slo_tpot_ms=given["slo_tpot_ms"],
                 context=context,
                 **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes",
-                                           "engine", "engine_version", "kv_dtype")
+                                           "engine", "engine_version", "kv_dtype", "jobs",
+                                           "executor")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.vocab import tokens_option
 
 RateOpt = Annotated[float | None, typer.Option(
@@ -34,3 +35,11 @@ SloTpotOpt = Annotated[float | None, typer.Option(
 SloPercentileOpt = Annotated[int, typer.Option(
     "--slo-percentile", help="With --rate: the percentile (50, 90 or 99) of TTFT and TPOT "
                              "the SLOs hold at.")]
+JobsOpt = Annotated[int | None, typer.Option(
+    "--jobs", "-j", min=1,
+    help="With --rate: layouts simulated at once (default: the usable CPUs; 1: in this "
+         "process).")]
+ExecutorOpt = Annotated[Executor, typer.Option(
+    "--executor", help="With --rate: where layouts are simulated: local (this process), "
+                       "process (a pool of --jobs processes) or ray (Ray tasks; RAY_ADDRESS "
+                       "names a cluster; needs kvplan\\[ray]).")]

@@ -63,3 +63,12 @@ def available_memory_bytes() -> int | None:
     known = [v for v in (_meminfo_available(), _address_space_left(), _cgroup_left())
              if v is not None]
     return min(known) if known else None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, which a container's cpuset
+    narrows), at least 1: the default `--jobs` of a search."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

@@ -111,6 +111,9 @@ class KVPool:
     def usage(self) -> float:
         return 1.0 - self.num_free / self.usable
 
+    def hit_tokens(self, hit: list[list[object]] | None) -> int:
+        return len(hit) * self.groups[0].block_size if hit else 0
+
     # -- prefix cache -------------------------------------------------------------------
 
     def find_hit(self, req: PoolRequest) -> list[list[object]]:

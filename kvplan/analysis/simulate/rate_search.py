@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError, UnmodelledError
+from kvplan._util.progress import report
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
@@ -57,12 +59,58 @@ def _layouts(tps: tuple[int, ...], max_gpus: int, max_dp: int) -> Iterator[tuple
                 yield tp, n // tp
 
 
+@dataclass(frozen=True, kw_only=True)
+class TrialTask:
+    """One layout to simulate: everything `run_trial` needs, picklable (the requests come from
+    `requests`, a picklable callable such as functools.partial(requests_from, options))."""
+
+    spec: ModelSpec
+    requests: Callable[[], Iterable[RequestSpec]]
+    tp: int
+    dp: int
+    gpu: str
+    context: int
+    slo_ttft_ms: float | None
+    slo_tpot_ms: float | None
+    key: str
+    estimate_options: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrialOutcome:
+    trial: LayoutTrial
+    unmodelled: str = ""  # the model cannot be sized: the whole search is refused
+
+
+def run_trial(task: TrialTask) -> TrialOutcome:
+    """Simulate one layout (pure: the same task gives the same outcome, in any process)."""
+    tp, dp = task.tp, task.dp
+    try:
+        sim, _ = setup(task.spec, estimate_inputs(task.spec, context=task.context, gpu=task.gpu,
+                                                  tp=tp, **task.estimate_options), dp=dp)
+    except UnmodelledError as exc:
+        return TrialOutcome(trial=LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
+                                              refused=str(exc)), unmodelled=str(exc))
+    except KvplanError as exc:
+        return TrialOutcome(trial=LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
+                                              refused=str(exc)))
+    m = simulate(sim, task.requests(), slo_ttft_ms=task.slo_ttft_ms,
+                 slo_tpot_ms=task.slo_tpot_ms).metrics
+    return TrialOutcome(trial=LayoutTrial(
+        tp=tp, dp=dp, meets=_meets(m, task.key, task.slo_ttft_ms, task.slo_tpot_ms), metrics=m))
+
+
 def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], *, gpu: str,
                 context: int, slo_ttft_ms: float | None, slo_tpot_ms: float | None,
                 percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
+                executor: Executor = Executor.local, jobs: int = 1,
                 **estimate_options: Any) -> RateSearch:
     """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
-    each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99)."""
+    each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99).
+    `executor` / `jobs`: where the layouts are simulated, and how many at once (the next
+    layouts run while the first is simulated; the answer and the trials are the serial run's,
+    the layouts simulated past the answer are dropped). Other than `local`, `requests` must be
+    picklable."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
     if percentile not in PERCENTILES:
@@ -73,21 +121,23 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     # stop there, whatever --gpus-per-node x --nodes allows (2^40 of them built a list of
     # 2^40 layouts before anything ran, issue 32).
     max_dp = sum(1 for _ in requests())
+    tasks = (TrialTask(spec=spec, requests=requests, tp=tp, dp=dp, gpu=gpu, context=context,
+                       slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, key=key,
+                       estimate_options=estimate_options)
+             for tp, dp in _layouts(tps, max_gpus, max_dp))
     trials = []
-    for tp, dp in _layouts(tps, max_gpus, max_dp):
-        try:
-            sim, _ = setup(spec, estimate_inputs(spec, context=context, gpu=gpu, tp=tp,
-                                                 **estimate_options), dp=dp)
-        except UnmodelledError:
-            raise  # refused as `estimate` refuses it (exit 2), not "no layout meets the SLOs"
-        except KvplanError as exc:
-            trials.append(LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
-                                      refused=str(exc)))
-            continue
-        m = simulate(sim, requests(), slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms).metrics
-        trial = LayoutTrial(tp=tp, dp=dp, meets=_meets(m, key, slo_ttft_ms, slo_tpot_ms),
-                            metrics=m)
-        trials.append(trial)
-        if trial.meets:
-            return RateSearch(best=trial, trials=tuple(trials))
+    outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
+    try:
+        for outcome in outcomes:
+            if outcome.unmodelled:
+                # refused as `estimate` refuses it (exit 2), not "no layout meets the SLOs"
+                raise UnmodelledError(outcome.unmodelled)
+            trials.append(outcome.trial)
+            report("plan --rate: layouts simulated", len(trials))
+            if outcome.trial.meets:
+                return RateSearch(best=outcome.trial, trials=tuple(trials))
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # cancel the layouts still in flight
     return RateSearch(best=None, trials=tuple(trials))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
+from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
@@ -124,17 +125,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if max_num_seqs is None:
         max_num_seqs = vllm_batch_defaults(cap.total_bytes, is_a100=cap.is_a100,
                                            version=cap.engine_version)[0]
-    # Prefix caching: vLLM V1's default is on (hybrids: the version's rule, kvplan.engines.vllm).
-    one_full = len(groups) == 1 and groups[0].kind == "full"
-    caching = cap.prefix_caching if cap.prefix_caching is not None else one_full
-    if caching and not one_full:
-        if cap.prefix_caching:
-            raise InputError("--enable-prefix-caching: prefix caching is simulated for models "
-                             "with one full-attention KV group only (this one has "
-                             f"{', '.join(g.kind for g in groups)} groups)")
-        caching = False
-    if not one_full and cap.prefix_caching is None:
-        notes.append("prefix caching not simulated for this model's hybrid KV groups (off)")
+    caching, note = _vllm_caching(groups, stage, cap.prefix_caching)
+    if note:
+        notes.append(note)
     if plan.max_concurrency < 1:
         raise InputError(f"simulate: one request of --max-model-len {cap.context:,} tokens needs "
                          f"{plan.blocks_per_request:,} blocks, the pool has {plan.num_blocks:,} "
@@ -147,6 +140,32 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                             max_model_len=cap.context, async_scheduling=async_scheduling)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
                     dp=dp), notes
+
+
+def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: bool | None
+                  ) -> tuple[bool, str]:
+    """Prefix caching as vLLM runs it, and the note to show. V1's default is on for a model
+    with attention (0.32 config/model.py is_prefix_caching_supported); a recurrent group takes
+    part in it in mamba cache mode 'align' only, which the version's rule sets with it
+    (kvplan.engines.vllm.alloc: the pool `estimate` sized). Hybrid groups: the hybrid
+    coordinator's rules (kvplan.analysis.simulate.hybrid_pool)."""
+    one_full = len(groups) == 1 and groups[0].kind == "full"
+    if one_full:
+        return (True if asked is None else asked), ""
+    why = hybrid_caching_refusal(groups)
+    if not why and any(g.kind == "state" for g in groups) and not (
+            stage.request_shape.mamba_align):
+        why = "this vLLM version runs recurrent groups without mamba cache mode 'align'"
+    if why:
+        if asked:
+            raise InputError(f"--enable-prefix-caching: not simulated for this model ({why})")
+        return False, ("" if asked is False
+                       else f"prefix caching not simulated for this model ({why}): off")
+    on = True if asked is None else asked
+    kinds = ", ".join(sorted({g.kind for g in groups}))
+    return on, (f"prefix caching over hybrid groups ({kinds}): vLLM 0.32's hybrid coordinator "
+                "(hits common to every group; sliding / state blocks kept at the prompt's "
+                "end and shared-prefix junctions)" if on else "")
 
 
 def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
@@ -210,7 +229,9 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_runni
 
 
 def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) -> Simulator:
-    pool = KVPool(blocks, sim.groups, caching=sim.caching)
+    one_full = len(sim.groups) == 1 and sim.groups[0].kind == "full"
+    pool: KVPool | HybridPool = (HybridPool(blocks, sim.groups) if sim.caching and not one_full
+                                 else KVPool(blocks, sim.groups, caching=sim.caching))
     if sim.sglang is not None:
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline)
     return Simulator(pool, sim.scheduler, sim.cost, timeline=timeline, bulk_decode=bulk_decode)

@@ -40,6 +40,7 @@ from typing import Protocol
 
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
+from kvplan.analysis.simulate.hybrid_pool import HybridHold, HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.workload import RequestSpec
 
@@ -51,7 +52,8 @@ class SimRequest:
     __slots__ = ("rid", "sent_s", "prompt_len", "output_len", "segments", "num_computed",
                  "num_output", "alloc", "freed", "blocks", "cached_blocks", "first_token_s",
                  "last_token_s", "finish_s", "preemptions", "_hashes", "admitted", "in_batch",
-                 "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept")
+                 "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept",
+                 "hybrid")
 
     def __init__(self, rid: int, spec: RequestSpec, sent_s: float, groups: int) -> None:
         self.rid = rid
@@ -66,6 +68,7 @@ class SimRequest:
         self.blocks: list[list[object]] = []
         self.cached_blocks = 0
         self.kept: list[list[object]] = []
+        self.hybrid: HybridHold | None = None  # its blocks in a hybrid caching pool
         self.first_token_s = -1.0
         self.last_token_s = -1.0
         self.finish_s = -1.0
@@ -166,8 +169,8 @@ class StepCost(Protocol):
 class Simulator:
     """One engine (one data-parallel replica): the pool, the queues, the clock."""
 
-    def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost, *,
-                 timeline: bool = False, bulk_decode: bool = True) -> None:
+    def __init__(self, pool: KVPool | HybridPool, config: SchedulerConfig,
+                 step_cost: StepCost, *, timeline: bool = False, bulk_decode: bool = True) -> None:
         self.pool = pool
         self.config = config
         self.step_cost = step_cost
@@ -229,7 +232,7 @@ class Simulator:
         while budget > 0 and waiting and len(running) < self.config.max_num_seqs:
             req = waiting[0]
             hit = pool.find_hit(req)
-            hit_tokens = len(hit) * pool.groups[0].block_size if hit else 0
+            hit_tokens = pool.hit_tokens(hit)
             n = min(req.num_tokens - hit_tokens, budget)
             if not pool.allocate(req, n, hit=hit, admission=True):
                 break
