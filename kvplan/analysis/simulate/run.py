@@ -212,7 +212,8 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_runni
 def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) -> Simulator:
     pool = KVPool(blocks, sim.groups, caching=sim.caching)
     if sim.sglang is not None:
-        return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline)
+        return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
+                               bulk_decode=bulk_decode)
     return Simulator(pool, sim.scheduler, sim.cost, timeline=timeline, bulk_decode=bulk_decode)
 
 
