@@ -179,7 +179,8 @@ def main() -> None:
     print("\n## The cost bench's SGLang serving runs (fixed concurrency)\n")
     print("Each run of the cost bench that served SGLang (`python -m sglang.bench_serving` or "
           "the same client shape) to a client at a fixed concurrency with its request count "
-          "published (layout EP 1 as the cost bench records it, no DP attention, no disaggregation), replayed in `kvplan "
+          "published (layout EP 1 as the cost bench records it, no DP attention, no "
+          "disaggregation), replayed in `kvplan "
           "simulate --engine sglang`'s scheduler (prefill first, new-token-ratio admission "
           "and retraction, radix cache, overlap scheduling; the token pool as `estimate` "
           "sizes it for the run's GPU, TP and SGLang version) as a closed loop at the run's "
