@@ -73,9 +73,11 @@ class Run:
         return [(float(rate), int(seconds)) for rate, seconds in self.workload["stages"]]
 
 
-def load_runs() -> tuple[dict, list[Run]]:  # type: ignore[type-arg]
+def load_runs(*, prospective: bool = False) -> tuple[dict, list[Run]]:  # type: ignore[type-arg]
+    """The study's runs kept here; `prospective`: those added after the last rule change
+    (runs.json "prospective_runs")."""
     doc = json.loads((DATA / "runs.json").read_text())
-    return doc, [Run(**r) for r in doc["runs"]]
+    return doc, [Run(**r) for r in doc["prospective_runs" if prospective else "runs"]]
 
 
 def load_records() -> dict[tuple[int, int, str], dict[str, float]]:
@@ -177,17 +179,18 @@ class StageRow:
     simulated: dict[str, float]
     others: dict[str, dict[str, float]]  # simulator -> metric -> predicted
     sim: Simulated
-    synchronous: dict[str, float]  # kvplan with async scheduling off (the rule's effect)
+    # kvplan with async scheduling off (the rule's effect); None for the prospective runs.
+    synchronous: dict[str, float] | None
 
 
-def stage_rows() -> list[StageRow]:
+def stage_rows(*, prospective: bool = False) -> list[StageRow]:
     """Every run's load stages (and the whole run, stage -1), measured beside simulated."""
-    _, runs = load_runs()
+    _, runs = load_runs(prospective=prospective)
     records = load_records()
     out = []
     for run in runs:
         sim = simulate_run(run)
-        sync = simulate_run(run, async_scheduling=False)
+        sync = None if prospective else simulate_run(run, async_scheduling=False)
         for stage, figures in sorted(sim.stages.items(), key=lambda kv: (kv[0] < 0, kv[0])):
             measured = {m: records[(run.id, stage, m)]["measured"] for m in METRICS
                         if (run.id, stage, m) in records}
@@ -199,12 +202,84 @@ def stage_rows() -> list[StageRow]:
             out.append(StageRow(run=run, stage=stage,
                                 rate=None if stage < 0 else run.stages[stage][0],
                                 measured=measured, simulated=figures, others=others, sim=sim,
-                                synchronous=sync.stages[stage]))
+                                synchronous=None if sync is None else sync.stages[stage]))
     return out
 
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
+
+
+_KEYS = ("ttft_mean", "ttft_p90", "itl_mean", "e2e_mean", "e2e_p90")
+
+
+def _figures(r: StageRow, name: str) -> dict[str, float]:
+    if name == "kvplan":
+        return r.simulated
+    if name == "sync":
+        return r.synchronous or {}
+    return r.others.get(name, {})
+
+
+def _med(name: str, metric: str, part: list[StageRow]) -> float | None:
+    pairs = [(r.measured[metric], _figures(r, name).get(metric)) for r in part
+             if metric in r.measured]
+    return median_error([(m, p) for m, p in pairs if p is not None])
+
+
+def _summary(stages: list[StageRow], *, synchronous: bool) -> None:
+    """Median errors of kvplan and of each of the study's simulators (kvplan on the same
+    stages in brackets)."""
+    print("| simulator | stages | TTFT mean | TTFT p90 | ITL mean | E2E mean | E2E p90 |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| kvplan simulate | {len(stages)} | "
+          + " | ".join(_fmt(_med("kvplan", k, stages)) for k in _KEYS) + " |")
+    if synchronous:
+        print(f"| kvplan, synchronous | {len(stages)} | "
+              + " | ".join(_fmt(_med("sync", k, stages)) for k in _KEYS) + " |")
+    for name in OTHERS:
+        part = [r for r in stages if name in r.others]
+        if not part:
+            print(f"| {name} | 0 | - | - | - | - | - |")
+            continue
+        cells = [f"{_fmt(_med(name, k, part))} ({_fmt(_med('kvplan', k, part))})"
+                 for k in _KEYS]
+        print(f"| {name} | {len(part)} | " + " | ".join(cells) + " |")
+
+
+def _per_stage(stages: list[StageRow], *, synchronous: bool) -> None:
+    print("| run | stage | measured TTFT / ITL / E2E ms | simulated | TTFT err | ITL err | "
+          "E2E err | " + ("TTFT err, synchronous | " if synchronous else "")
+          + "prefix hit | campaign folder |")
+    print("|---|---|---|---|---:|---:|---:|" + ("---:|" if synchronous else "") + "---:|---|")
+    for r in stages:
+        m, s = r.measured, r.simulated
+        err = {k: s[k] / m[k] - 1 for k in ("ttft_mean", "itl_mean", "e2e_mean")}
+        hit = r.sim.prefix_hit_rate
+        sync = ""
+        if synchronous and r.synchronous is not None:
+            sync = f"{r.synchronous['ttft_mean'] / m['ttft_mean'] - 1:+.1%} | "
+        print(f"| {r.run.folder} | {r.stage}: {r.rate:g}/s | {m['ttft_mean']:.1f} / "
+              f"{m['itl_mean']:.2f} / {m['e2e_mean']:,.0f} | {s['ttft_mean']:.1f} / "
+              f"{s['itl_mean']:.2f} / {s['e2e_mean']:,.0f} | {err['ttft_mean']:+.1%} | "
+              f"{err['itl_mean']:+.1%} | {err['e2e_mean']:+.1%} | {sync}"
+              f"{'-' if hit is None else f'{hit:.1%}'} | {r.run.profile.split('/')[-2]} |")
+
+
+def _beside_others(stages: list[StageRow]) -> None:
+    """Per stage, kvplan's and every simulator's signed error on mean TTFT and mean E2E, as
+    the study gives them (error_records.csv; '-' where it ran no such simulator)."""
+    names = ("kvplan",) + OTHERS
+    print("| run | stage | " + " | ".join(names) + " |")
+    print("|---|---|" + "---:|" * len(names))
+    for r in stages:
+        cells = []
+        for name in names:
+            f = _figures(r, name)
+            parts = [f"{f[k] / r.measured[k] - 1:+.0%}" if k in f and k in r.measured else "-"
+                     for k in ("ttft_mean", "e2e_mean")]
+            cells.append("-" if parts == ["-", "-"] else " / ".join(parts))
+        print(f"| {r.run.folder} | {r.stage} | " + " | ".join(cells) + " |")
 
 
 def print_section() -> None:
@@ -230,31 +305,7 @@ def print_section() -> None:
           "line 'synchronous' shows kvplan without it (the bench as first run, commit "
           "97e9e7a). Errors are |predicted / measured - 1|, their median over the load "
           "stages.\n")
-    print("| simulator | stages | TTFT mean | TTFT p90 | ITL mean | E2E mean | E2E p90 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    keys = ("ttft_mean", "ttft_p90", "itl_mean", "e2e_mean", "e2e_p90")
-
-    def med(name: str, metric: str, part: list[StageRow]) -> float | None:
-        def figures(r: StageRow) -> dict[str, float]:
-            if name == "kvplan":
-                return r.simulated
-            return r.synchronous if name == "sync" else r.others.get(name, {})
-
-        pairs = [(r.measured[metric], figures(r).get(metric)) for r in part
-                 if metric in r.measured]
-        return median_error([(m, p) for m, p in pairs if p is not None])
-
-    print(f"| kvplan simulate | {len(stages)} | "
-          + " | ".join(_fmt(med("kvplan", k, stages)) for k in keys) + " |")
-    print(f"| kvplan, synchronous | {len(stages)} | "
-          + " | ".join(_fmt(med("sync", k, stages)) for k in keys) + " |")
-    for name in OTHERS:
-        part = [r for r in stages if name in r.others]
-        if not part:
-            print(f"| {name} | 0 | - | - | - | - | - |")
-            continue
-        cells = [f"{_fmt(med(name, k, part))} ({_fmt(med('kvplan', k, part))})" for k in keys]
-        print(f"| {name} | {len(part)} | " + " | ".join(cells) + " |")
+    _summary(stages, synchronous=True)
     print("\nIn brackets: kvplan on the same stages. Vidur ran on none of these runs (the "
           "study has no Vidur profile of Llama-3.1-8B or Qwen3-14B). The issue's target: "
           "median TTFT error <= 15 %, TPOT / ITL and E2E <= 10 %. kvplan's TTFT is the "
@@ -262,16 +313,19 @@ def print_section() -> None:
           "the HTTP, tokenisation and streaming path, which kvplan does not model.\n")
     base = runs[0].profile.rsplit("/", 2)[0]
     print(f"Profiles: {base}/FOLDER/values.yaml (the campaign folder in the last column).\n")
-    print("| run | stage | measured TTFT / ITL / E2E ms | simulated | TTFT err | ITL err | "
-          "E2E err | TTFT err, synchronous | prefix hit | campaign folder |")
-    print("|---|---|---|---|---:|---:|---:|---:|---:|---|")
-    for r in stages:
-        m, s = r.measured, r.simulated
-        err = {k: s[k] / m[k] - 1 for k in ("ttft_mean", "itl_mean", "e2e_mean")}
-        hit = r.sim.prefix_hit_rate
-        print(f"| {r.run.folder} | {r.stage}: {r.rate:g}/s | {m['ttft_mean']:.1f} / "
-              f"{m['itl_mean']:.2f} / {m['e2e_mean']:,.0f} | {s['ttft_mean']:.1f} / "
-              f"{s['itl_mean']:.2f} / {s['e2e_mean']:,.0f} | {err['ttft_mean']:+.1%} | "
-              f"{err['itl_mean']:+.1%} | {err['e2e_mean']:+.1%} | "
-              f"{r.synchronous['ttft_mean'] / m['ttft_mean'] - 1:+.1%} | "
-              f"{'-' if hit is None else f'{hit:.1%}'} | {r.run.profile.split('/')[-2]} |")
+    _per_stage(stages, synchronous=True)
+    _, later = load_runs(prospective=True)
+    ahead = [r for r in stage_rows(prospective=True) if r.stage >= 0]
+    print("\n### Prospective: the study's runs added after the last rule change\n")
+    print(f"{doc['prospective']} {len(later)} runs, {len(ahead)} load stages, every one held "
+          "out and unseen when the simulator's rules were written: this is the blind "
+          "figure.\n")
+    _summary(ahead, synchronous=False)
+    print()
+    _per_stage(ahead, synchronous=False)
+    print("\n### Every stage beside the study's simulators\n")
+    print("Signed error of mean TTFT / mean E2E per load stage (predicted / measured - 1), "
+          "kvplan's and each simulator's the study ran on that run (error_records.csv); '-': "
+          "the study has no prediction of that simulator there (Vidur: none on these runs). "
+          "The prospective runs last.\n")
+    _beside_others(stages + ahead)

@@ -233,7 +233,8 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
     pool: KVPool | HybridPool = (HybridPool(blocks, sim.groups) if sim.caching and not one_full
                                  else KVPool(blocks, sim.groups, caching=sim.caching))
     if sim.sglang is not None:
-        return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline)
+        return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
+                               bulk_decode=bulk_decode)
     return Simulator(pool, sim.scheduler, sim.cost, timeline=timeline, bulk_decode=bulk_decode)
 
 

@@ -248,11 +248,22 @@ class Simulator:
             budget -= n
         return budget
 
+    def _decode_run(self, horizon_s: float) -> float | None:
+        """Several decode-only steps at once, each starting before `horizon_s` (an arrival);
+        returns the start of the last, or None when the engine takes its next step alone."""
+        return None
+
+    def _busy(self) -> bool:
+        """Whether the engine holds a request to step (running or waiting)."""
+        return bool(self.running or self.waiting)
+
     # -- the clock ---------------------------------------------------------------------
 
-    def _record(self, start: float, seconds: float, tokens: int) -> None:
+    def _record(self, start: float, seconds: float, tokens: int,
+                usage: float | None = None) -> None:
         st = self.state
-        usage = self.pool.usage()
+        if usage is None:
+            usage = self.pool.usage()
         st.steps += 1
         st.usage_sum += usage
         if usage > st.usage_max:
@@ -508,7 +519,7 @@ class Simulator:
             cutoff = st.clock_s if prev_start is None else prev_start
             while sent and sent[0].sent_s <= cutoff:
                 self.waiting.append(sent.popleft())
-            if not self.running and not self.waiting:
+            if not self._busy():
                 prev_start = None  # the engine idles: the next step sees every arrival
                 if sent:
                     continue
@@ -516,6 +527,14 @@ class Simulator:
                 if not upcoming:
                     break
                 st.clock_s = max(st.clock_s, upcoming[0][0])
+                continue
+            # Steps that can only be decodes, up to the next arrival the scheduler could see
+            # (SGLang: `_decode_run`); the start of the last one taken, or None.
+            horizon = (-1.0 if sent else upcoming[0][0] if upcoming and (
+                concurrency is None or in_flight < concurrency) else float("inf"))
+            last = self._decode_run(horizon)
+            if last is not None:
+                prev_start = last if lookahead else None
                 continue
             if lookahead:
                 prev_start = st.clock_s

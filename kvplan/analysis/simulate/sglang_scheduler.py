@@ -77,8 +77,10 @@ class SglangSimulator(Simulator):
     """One SGLang engine (a data-parallel rank): the module docstring's rules."""
 
     def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
-                 schedule: SglangSchedule, *, timeline: bool = False) -> None:
+                 schedule: SglangSchedule, *, timeline: bool = False,
+                 bulk_decode: bool = True) -> None:
         super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
+        self.decode_runs = bulk_decode
         self.schedule_cfg = schedule
         self.init_ratio = min(INIT_NEW_TOKEN_RATIO * schedule.schedule_conservativeness, 1.0)
         self.min_ratio = min(self.init_ratio * MIN_NEW_TOKEN_RATIO_FACTOR, 1.0)
@@ -90,8 +92,13 @@ class SglangSimulator(Simulator):
     def _batch_ok(self) -> bool:
         return False
 
-    def _record(self, start: float, seconds: float, tokens: int) -> None:
-        super()._record(start, seconds, tokens)
+    def _busy(self) -> bool:
+        # The chunked request is in neither queue between its chunks.
+        return self.chunked is not None or super()._busy()
+
+    def _record(self, start: float, seconds: float, tokens: int,
+                usage: float | None = None) -> None:
+        super()._record(start, seconds, tokens, usage)
         self._last_end = start + seconds
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
@@ -183,6 +190,57 @@ class SglangSimulator(Simulator):
         return scheduled
 
     # -- decode (update_running_batch) ----------------------------------------------------
+
+    def _decode_run(self, horizon_s: float) -> float | None:
+        """The decode steps that follow while nothing waits (no prefill batch is formed), no
+        request finishes, the pool gives every request its token (no retraction) and no
+        arrival reaches the scheduler (each step starts before `horizon_s`), taken at once:
+        their times from the sums of the contexts, the new-token ratio's decay, the gaps and
+        the pool's usage per step as `_decode_batch` and `_finish_step` give them, and each
+        request's slots allocated in one call at the end (page size 1: one block a token, so
+        every step takes one block per request). The exact path takes the rest, and the steps
+        after a prefill (their gaps differ). Returns the last step's start, or None."""
+        running, pool, st = self.running, self.pool, self.state
+        n = len(running)
+        now = st.clock_s
+        if (not self.decode_runs or self.waiting or self.chunked is not None or not n
+                or pool.groups[0].block_size != 1 or self._last_end != now):
+            return None
+        steps = pool.num_free // n  # the retraction check, n blocks a step
+        keys = 0
+        for r in running:
+            if (r.num_computed != r.num_tokens - 1 or r.alloc[0] != r.num_computed
+                    or r.num_output < 1 or r.last_token_s != now):
+                return None
+            steps = min(steps, r.output_len - r.num_output - 1)  # its last token: exact path
+            keys += r.num_computed + 1
+        if steps < 2:
+            return None
+        cost, full = self.step_cost, self.step_cost.full_attention_only
+        free0, usable = pool.num_free, pool.usable
+        taken, start = 0, now
+        while taken < steps and start < horizon_s:
+            if full:
+                seconds = cost.seconds_from_sums(n, keys + n * taken, [])
+            else:
+                seconds = cost.seconds(decode_contexts=[r.num_computed + 1 + taken
+                                                        for r in running], chunks=[])
+            self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
+            taken += 1
+            st.clock_s = start + seconds
+            st.itl_values.append(seconds)
+            st.itl_weights.append(n)
+            self._record(start, seconds, n, usage=1.0 - (free0 - n * taken) / usable)
+            start = st.clock_s
+        if not taken:
+            return None
+        for r in running:
+            if not pool.allocate(r, taken):
+                raise AssertionError("decode run: the pool was counted short")
+            r.num_computed += taken
+            r.num_output += taken
+            r.last_token_s = st.clock_s
+        return start - seconds
 
     def _decode_batch(self) -> list[tuple[SimRequest, int]]:
         running = self.running
