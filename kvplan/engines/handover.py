@@ -53,6 +53,11 @@ class Handover:
     sender_bytes: tuple[int, ...]  # each prefill rank holding the request, stage-major
     moves: tuple[LayerMove, ...] = ()  # decode rank 0's share by cache kind
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # The decode worker's side of TTFT, where the connector's flow is read: the transfer ends
+    # at a decode step's boundary (ceil(transfer / step) steps, at least one), and this many
+    # more decode steps pass before the first token (kvplan.analysis.disagg_ratio). None: not
+    # read; TTFT counts the transfer time alone.
+    first_token_steps: float | None = None
 
     @property
     def bytes_per_request(self) -> int:
@@ -67,7 +72,8 @@ class Handover:
                 "kv_transfer_bytes_per_rank": list(self.bytes_per_rank),
                 "transfer_bytes": list(self.transfer_bytes),
                 "sender_bytes_per_rank": list(self.sender_bytes),
-                "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes)}
+                "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes),
+                "first_token_steps": self.first_token_steps}
 
 
 class KvConnector(Protocol):
