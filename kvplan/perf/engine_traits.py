@@ -43,5 +43,6 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Effi
     default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time (vLLM's
     longer, torch.compile'd prefills are not measured here: none either)."""
     traits = Engine(engine).rules.cost_traits
-    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion)
+    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
+                  ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp)
     return eff if traits.eager_prefill else replace(eff, prefill_launch_s=0.0)
