@@ -15,7 +15,8 @@ engine's handover and the row states its concurrency; the others are listed with
   decode workers x that batch (generator/config/backend_templates/benchmark/bench_run.sh.j2),
   so which point the row is stays unknown: not replayed, not guessed.
 - Layout per role: TP = tp_size x attention_dp_size (attention DP when the latter is > 1), EP
-  = moe_ep_size (0 or empty: 1).
+  = moe_ep_size (0 or empty: 1); except where the recipe the row ran is public (RECIPES): then
+  the recipe's, which for the vLLM Kimi-K2.5 rows differs from the row's fields.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import csv
 import math
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from kvplan._util.errors import KvplanError
@@ -70,13 +72,56 @@ GPUS_PER_NODE = {"gb200": 4, "gb300": 4}  # GPUs per compute tray
 
 
 @dataclass(frozen=True, kw_only=True)
+class Recipe:
+    """How a row's deployment really ran each role, where its launch recipe is public."""
+
+    prefill: Layout
+    decode: Layout
+    prefill_eager: bool  # --enforce-eager on the prefill workers
+    source: str
+
+
+# aiconfigurator's vLLM Kimi-K2.5 GB200 configs 697 (1 prefill worker of 4 GPUs, 1 decode
+# worker of 16) and 698 (1 of 4, 4 of 4) are NVIDIA's srt-slurm recipes
+# `1p1d-dep4-dep16` and `1p4d-dep4-tep4`: prefill `--data-parallel-size 4
+# --enable-expert-parallel --enforce-eager`, decode DEP16 (`--data-parallel-size 16`) or TEP4
+# (`--tensor-parallel-size 4 --enable-expert-parallel`), decode CUDA graphs FULL_DECODE_ONLY.
+# The rows write the DP ranks as tp_size (attention_dp_size 1).
+_KIMI_SOURCE = ("vLLM's Kimi-K2.5 recipe, 'Disaggregated prefill/decode (GB200 / NVFP4)' "
+                "(https://github.com/vllm-project/recipes, moonshotai/Kimi-K2.5.md, PR 332, "
+                "2026-04-14: DEP4 prefill with --enforce-eager, DEP16 decode); the srt-slurm "
+                "recipes as InferenceX checks them in (github.com/SemiAnalysisAI/InferenceX "
+                "benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k2.5-fp4/1k1k/"
+                "disagg-gb200-1p1d-dep4-dep16.yaml, 8k1k/disagg-gb200-1p4d-dep4-tep4.yaml)")
+_DEP4 = Layout(tp=4, dp=4, ep=4, dp_attention=True, gpus_per_node=4)
+RECIPES = {
+    ("moonshotai/Kimi-K2.5", "gb200", "vllm", "697"): Recipe(
+        prefill=_DEP4, decode=Layout(tp=16, dp=16, ep=16, dp_attention=True, gpus_per_node=4),
+        prefill_eager=True, source=_KIMI_SOURCE),
+    ("moonshotai/Kimi-K2.5", "gb200", "vllm", "698"): Recipe(
+        prefill=_DEP4, decode=Layout(tp=4, ep=4, gpus_per_node=4), prefill_eager=True,
+        source=_KIMI_SOURCE),
+}
+
+
+def recipe(row: dict[str, str]) -> Recipe | None:
+    m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
+    key = (row["model_path"], row["system"], row["backend"], m.group(1) if m else "")
+    return RECIPES.get(key)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Replay:
     id: str
     label: str  # layout and load, for the table
     measured_ttft_ms: float
     measured_tpot_ms: float
+    concurrency: int | None
+    input_len: int
+    output_len: int
     ttft_ms: float | None = None  # None: prefill saturated at the row's load
     tpot_ms: float | None = None
+    prefill_ms: float | None = None  # one prompt alone on one prefill worker
     why_not: str = ""  # set when the row is not replayed
 
     @property
@@ -119,6 +164,9 @@ def _int(value: str, default: int = 1) -> int:
 
 
 def layout(row: dict[str, str], role: str) -> Layout:
+    r = recipe(row)
+    if r is not None:
+        return r.prefill if role == "prefill" else r.decode
     tp, dp = _int(row[f"{role}_tp_size"]), _int(row[f"{role}_attention_dp_size"])
     return Layout(tp=tp * dp, dp=dp, dp_attention=dp > 1, ep=_int(row[f"{role}_moe_ep_size"]),
                   gpus_per_node=GPUS_PER_NODE.get(row["system"], 8))
@@ -127,32 +175,36 @@ def layout(row: dict[str, str], role: str) -> Layout:
 def _label(row: dict[str, str], conc: int | None) -> str:
     def role(r: str) -> str:
         lay = layout(row, r)
-        text = f"{row[f'{r}_num_workers']}{r[0].upper()} TP{lay.tp}"
-        text += f" DP{lay.dp}" if lay.dp_attention else ""
-        return text + (f" EP{lay.ep}" if lay.ep > 1 else "")
+        text = f"{row[f'{r}_num_workers']}{r[0].upper()} "
+        text += f"DP{lay.dp}" if lay.dp_attention else f"TP{lay.tp}"
+        text += f" EP{lay.ep}" if lay.ep > 1 else ""
+        eager = r == "prefill" and (rec := recipe(row)) is not None and rec.prefill_eager
+        return text + (" eager" if eager else "")
     load = f"{conc} conc." if conc is not None else "conc. unstated"
     return f"{role('prefill')} : {role('decode')}, {row['isl']}/{row['osl']}, {load}"
 
 
-def _request(row: dict[str, str], conc: int | None) -> DisaggRequest:
+def _request(row: dict[str, str], conc: int | None, role: str = "decode") -> DisaggRequest:
     _config, kv_dtype, _ = MODELS[(row["model_path"], row["precision"])]
+    r = recipe(row)
+    eager = role == "prefill" and r is not None and r.prefill_eager
     return DisaggRequest(
         prefill=layout(row, "prefill"), decode=layout(row, "decode"),
         input_len=int(row["isl"]), output_len=int(row["osl"]),
         gpu=get_gpu(GPUS[row["system"]]), link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
         engine=Engine(row["backend"]), engine_version=row["backend_version"],
-        kv_dtype=kv_dtype, concurrency=conc)
+        kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
 
 
-def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None]:
-    """(TTFT ms, TPOT ms) kvplan predicts for the row at `conc` requests in flight (TTFT None:
-    the prefill workers are saturated)."""
+def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None, float]:
+    """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
+    requests in flight (TTFT None: the prefill workers are saturated)."""
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
-    req = _request(row, conc)
-    prefill = _candidate(spec, req, "prefill", req.prefill)
+    req, p_req = _request(row, conc), _request(row, conc, "prefill")
+    prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     handover = handover_for(spec, req, decode)
-    p_ms, _ = role_times(spec, req, prefill, batch=1)
+    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
     opt = evaluate_xy(RatioTarget(output_len=req.output_len, concurrency=conc), prefill, decode,
                       transfer_seconds(handover, req.link), x, y, prefill_ms=p_ms or math.nan,
@@ -160,8 +212,9 @@ def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None]
                       first_token_steps=handover.first_token_steps)
     if opt is None:
         n = -(-conc // y)
-        return None, role_times(spec, req, decode, batch=-(-n // req.decode.replicas))[1]
-    return opt.ttft_ms, opt.tpot_ms
+        return (None, role_times(spec, req, decode, batch=-(-n // req.decode.replicas))[1],
+                p_ms or math.nan)
+    return opt.ttft_ms, opt.tpot_ms, p_ms or math.nan
 
 
 def _why_not(row: dict[str, str], conc: int | None) -> str:
@@ -181,13 +234,20 @@ def replay(row: dict[str, str]) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
-            "measured_tpot_ms": float(row["silicon_tpot_ms"])}
+            "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
+            "input_len": int(row["isl"]), "output_len": int(row["osl"])}
     why = _why_not(row, conc)
     if why:
         return Replay(**base, why_not=why)
-    ttft, tpot = predict(row, conc)
-    return Replay(**base, ttft_ms=ttft, tpot_ms=tpot)
+    assert conc is not None
+    ttft, tpot, prefill = predict(row, conc)
+    return Replay(**base, ttft_ms=ttft, tpot_ms=tpot, prefill_ms=prefill)
+
+
+@cache
+def _replays() -> tuple[Replay, ...]:
+    return tuple(replay(r) for r in rows())
 
 
 def replays() -> list[Replay]:
-    return [replay(r) for r in rows()]
+    return list(_replays())
