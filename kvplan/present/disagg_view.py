@@ -71,7 +71,8 @@ def disagg_view(spec: ModelSpec, result: Any) -> View:
                    f"{r.transfer_ms:,.2f} ms" + (
                        "" if h.first_token_steps is None else
                        f", ended on a decode step's boundary, + {h.first_token_steps:g} decode "
-                       "steps to the first token") + f"; a decode worker holds {r.decode_kv_requests:,} "
+                       "steps to the first token")
+                   + f"; a decode worker holds {r.decode_kv_requests:,} "
                    "requests of I + O tokens (a hard limit, counting those in flight from "
                    "prefill)." + ("" if r.slo_ttft_ms is not None else
                                   " Without --slo-ttft-ms: prefill workers until the mean "

@@ -21,7 +21,7 @@ from kvplan.analysis.plan_types import Layout
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
-from tests.benches.disagg_rows import PREFIX, Replay, predict, replays, rows
+from tests.benches.disagg_rows import PREFIX, RECIPES, Replay, predict, replays, rows
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
 
@@ -97,8 +97,8 @@ def _silicon_rows() -> list[str]:
             "below: no blind test of it) and "
             f"{len(unshaped)} did not; both inside on the unshaped ones: "
             f"{share(unshaped, lambda r: r.inside)}.", ""]
-    out += [f"- shaped: {s.rule} ({s.commit}): {len(s.rows)} rows" for s in SHAPED_BY
-            if any(r.id in s.rows for r in held)]
+    out += [f"- shaped: {s.rule} ({s.commit}): {sum(r.id in s.rows for r in held)} rows"
+            for s in SHAPED_BY if any(r.id in s.rows for r in held)]
     why = Counter(r.why_not for r in all_rows if not r.replayed)
     out += ["", "Not replayed:", ""]
     out += [f"- {n} x {reason}" for reason, n in sorted(why.items())]
@@ -132,25 +132,29 @@ def _residuals() -> list[str]:
     """Where TTFT misses: measured minus predicted at low load, and the prompts per second a
     saturated prefill worker really served (Little's law over the measured times)."""
     done = [r for r in replays() if r.replayed and r.ttft_ms is not None]
-    low = [r for r in done if r.concurrency is not None and r.concurrency <= 16]
-    gaps = sorted(r.measured_ttft_ms - r.ttft_ms for r in low)
-    lines = ["TTFT is predicted low on every row. At 16 or fewer requests in flight (the "
-             "prefill queue near empty in both kvplan and, by the measured TPOT, the "
-             f"deployment) the measured TTFT exceeds kvplan's by {gaps[0]:,.0f}-"
-             f"{gaps[-1]:,.0f} ms on {len(low)} rows, about the same for 1,024- and "
-             "8,192-token prompts: latency outside the prefill GPU's busy time (the serving "
-             "path: frontend, routing, the second request to the decode worker, NIXL's "
-             "setup), which kvplan does not model and no row here measures apart. The GPU "
-             "time itself is not the gap: where the measured TTFT shows a saturated prefill "
-             "worker (a measured TTFT over a second), Little's law over the measured times (requests in flight / "
-             "(TTFT + (O - 1) x TPOT)) gives the rate it served:"]
+    lines = ["TTFT minus kvplan's at 16 or fewer requests in flight, by prompt length:"]
+    for isl in sorted({r.input_len for r in done}):
+        gaps = sorted(r.measured_ttft_ms - r.ttft_ms for r in done
+                      if r.input_len == isl and r.concurrency is not None
+                      and r.concurrency <= 16)
+        if gaps:
+            lines.append(f"- {isl:,} tokens: {gaps[0]:+,.0f} to {gaps[-1]:+,.0f} ms "
+                         f"({len(gaps)} rows)")
+    lines += ["", "Not modelled: a prefill worker packs the waiting prompts into one step (vLLM "
+              "takes them up to --max-num-batched-tokens, 16,384 in these recipes, with "
+              "chunked prefill off), so under load a prompt costs less than alone, above all "
+              "an eager one whose launch time is paid once per step; kvplan's M/D/1 queue "
+              "serves one prompt per step. Where the measured TTFT shows a saturated prefill "
+              "worker (over a second), Little's law over the measured times (requests in "
+              "flight / (TTFT + (O - 1) x TPOT)) gives the rate it served:"]
     for r in replays():
         if r.replayed and r.concurrency is not None and r.measured_ttft_ms > 1000:
             rate = r.concurrency / ((r.measured_ttft_ms + (r.output_len - 1)
                                      * r.measured_tpot_ms) / 1e3)
             lines.append(f"- {r.id.removeprefix(PREFIX)}: {rate:,.1f} prompts/s of "
-                         f"{r.input_len:,} tokens, {1e3 / rate:,.1f} ms each (kvplan: "
-                         f"{r.prefill_ms:,.1f} ms for one prompt alone)")
+                         f"{r.input_len:,} tokens ({1e3 / rate:,.1f} ms each; kvplan: "
+                         f"{r.prefill_ms:,.1f} ms for one prompt alone on one of the "
+                         "worker's ranks)")
     return lines
 
 
@@ -178,7 +182,9 @@ def main() -> None:
         "counts, layouts and stated concurrency (`evaluate_xy`: TTFT = M/D/1 queue + prefill "
         "+ the handover, ended on a decode step's boundary, + 1.5 decode steps to the first "
         "token (vLLM's NIXL flow); TPOT at the decode batch). Kimi-K2.5 runs as its language "
-        "model (tests/data/disagg/SOURCES.md).",
+        "model (tests/data/disagg/SOURCES.md). The vLLM Kimi-K2.5 rows run at their public "
+        "recipes' layouts, which their fields misstate (DP ranks written as tp_size): "
+        + RECIPES[("moonshotai/Kimi-K2.5", "gb200", "vllm", "697")].source + ".",
         "",
         *_silicon_rows(),
         "",

@@ -81,12 +81,18 @@ SHAPED_BY: tuple[Shaped, ...] = (
            rule="vLLM NIXL's decode side of TTFT (the transfer ends on a decode step's "
                 "boundary, then 1.5 steps to the first token), read from vLLM's scheduler "
                 "after these rows' TTFT came out far below the measured",
-           rows=(*_AIC_KIMI_VLLM,
-                 "aiconfigurator qwen3_32b_qwen3_32b_h100_sxm_vllm_disagg_4000x1000_c_tp_epnone_2")),
+           rows=(*_AIC_KIMI_VLLM, "aiconfigurator "
+                 "qwen3_32b_qwen3_32b_h100_sxm_vllm_disagg_4000x1000_c_tp_epnone_2")),
     Shaped(commit="ff02f27",
            rule="vLLM runs EP's all-to-all only with data-parallel attention (TP-attention EP "
                 "reduces in the TP all-reduce), read from vLLM's FusedMoEParallelConfig after "
                 "these rows' TPOT came out 1.2-1.33x the measured",
+           rows=_AIC_KIMI_VLLM),
+    Shaped(commit="ce9cfae",
+           rule="an --enforce-eager prefill pays the per-op launch time (SGLang's op count and "
+                "fitted 70 us per op standing in for vLLM's), and the bench replays these rows "
+                "at their public recipes' layouts (DEP4 eager prefill, DEP16 / TEP4 decode), "
+                "read after their TTFT came out 0.16-0.31x the measured",
            rows=_AIC_KIMI_VLLM),
     Shaped(commit="1ac927c",
            rule="vLLM's fused-MoE buffers by release (freed before the sampler warm-up to 0.13, "
