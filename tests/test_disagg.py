@@ -261,6 +261,12 @@ def test_ratio_respects_decode_kv_and_slos() -> None:
         assert o.ttft_ms >= r.prefill_ms + r.transfer_ms
     assert r.chosen.meets_slo and r.chosen.tpot_ms <= 40.0
     assert r.chosen.gpus == min(o.gpus for o in r.options if o.meets_slo)
+    # The whole TTFT: the M/D/1 queue, the prefill, and NIXL's handover on decode steps.
+    o, step_s = r.chosen, r.chosen.tpot_ms / 1e3
+    rho, prefill_s = o.prefill_utilization, r.prefill_ms / 1e3
+    queue_s = rho / (2 * (1 - rho)) * prefill_s
+    steps = max(1, math.ceil(r.transfer_ms / 1e3 / step_s)) + 1.5
+    assert o.ttft_ms == pytest.approx((queue_s + prefill_s + steps * step_s) * 1e3)
     # A decode worker's launch runs the batch the ratio put on it.
     argv = plan.decode.launch.head.argv
     assert argv[argv.index("--max-num-seqs") + 1] == str(r.chosen.decode_in_flight)
@@ -348,3 +354,34 @@ def test_handover_grows_with_the_prompt_and_windows_cap_it(prompt: int, more: in
     assert b.bytes_per_request >= a.bytes_per_request
     full = 12 * math.ceil((prompt + more) / 16) * 32768
     assert b.bytes_per_request - full <= 12 * 9 * 32768
+
+
+def test_handover_ends_on_decode_step_boundaries() -> None:
+    # vLLM's scheduler (vllm/v1/core/sched/scheduler.py, 0.32): reads posted as a step starts
+    # are reported finished at the end of a step, then one more step recomputes the last
+    # prompt token and samples the first output token; the request first waits half a step to
+    # be scheduled. By hand, at a 20 ms decode step:
+    # - a 3.21 ms transfer ends with the first step: (1 + 1.5) x 20 = 50 ms;
+    # - a 45 ms transfer takes ceil(45 / 20) = 3 steps: (3 + 1.5) x 20 = 90 ms;
+    # - a connector whose flow is not read: the transfer alone.
+    from kvplan.analysis.disagg_ratio import handover_s
+    assert handover_s(3.21e-3, 20e-3, 1.5) == pytest.approx(50e-3)
+    assert handover_s(45e-3, 20e-3, 1.5) == pytest.approx(90e-3)
+    assert handover_s(45e-3, 20e-3, None) == 45e-3
+
+
+def test_nixl_states_its_first_token_steps() -> None:
+    h = _handover(str(CONFIGS / "qwen3-0.6b.json"), Layout(tp=1), Layout(tp=1), 100,
+                  engine_version="0.32.0")
+    assert h.first_token_steps == 1.5
+    assert h.to_dict()["first_token_steps"] == 1.5
+
+
+@given(transfer_ms=st.floats(0, 500), step_ms=st.floats(0.5, 100))
+@settings(max_examples=50, deadline=None)
+def test_handover_is_at_least_the_transfer_and_two_and_a_half_steps(transfer_ms: float,
+                                                                    step_ms: float) -> None:
+    from kvplan.analysis.disagg_ratio import handover_s
+    t = handover_s(transfer_ms / 1e3, step_ms / 1e3, 1.5)
+    assert t >= transfer_ms / 1e3 + 1.5 * step_ms / 1e3 - 1e-12
+    assert t >= 2.5 * step_ms / 1e3 - 1e-12

@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.benches import cost_bench, engine_bench, honest, sim_to_real, trtllm_bench
+from tests.benches import (
+    cost_bench,
+    disagg_rows,
+    engine_bench,
+    honest,
+    sim_to_real,
+    trtllm_bench,
+)
 from tests.benches.fitted_rows import FITTED, FITTED_MODULES, LAST_RULE_CHANGE, SHAPED_BY
 from tests.benches.replay import row
 from tests.benches.row_commits import ADDED_IN, COMMIT_TIMES
@@ -72,7 +79,8 @@ def engine_rows() -> dict[str, list[dict[str, Any]]]:
 
 def all_row_ids() -> list[str]:
     return ([log["id"] for logs in engine_rows().values() for log in logs]
-            + [c.label for c in cost_bench.all_cases()] + sim_to_real.row_ids())
+            + [c.label for c in cost_bench.all_cases()] + sim_to_real.row_ids()
+            + disagg_rows.row_ids())
 
 
 def test_every_fitted_constant_has_its_record() -> None:

@@ -210,7 +210,8 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
         slo_ttft_ms=req.slo_ttft_ms, slo_tpot_ms=req.slo_tpot_ms,
         price_per_gpu_hour=req.prices.get(req.gpu.name), max_workers=req.max_workers),
         prefill, decode, transfer_s, prefill_ms=p_ms,
-        decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1])
+        decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1],
+        first_token_steps=handover.first_token_steps)
     d_batch = ratio.decode_batch if ratio is not None else 1
     _, tpot = role_times(spec, req, decode, batch=d_batch)
     roles = []

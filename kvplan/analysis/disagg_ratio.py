@@ -9,8 +9,13 @@ kvplan's time model (kvplan.perf) and each role's KV capacity, with no fitted fa
   I + O tokens, the same count `kvplan plan` gives), a hard limit.
 - Prefill: a worker serves one prompt of I tokens per prefill time on each of its replicas
   (attention-DP ranks or DP engines), so x workers serve R with utilisation
-  rho = R x prefill / (x x replicas); TTFT = queue + prefill + transfer, the queue an M/D/1
+  rho = R x prefill / (x x replicas); TTFT = queue + prefill + handover, the queue an M/D/1
   wait per replica, rho / (2 (1 - rho)) x prefill (Poisson arrivals, one prompt length).
+- The handover, where the connector's flow is read (`Handover.first_token_steps`, e.g. vLLM's
+  NixlConnector): the decode worker sees the transfer end on one of its step boundaries, then
+  takes that many more steps to the first token, all at the decode step time of the running
+  batch: max(1, ceil(transfer / step)) x step + first_token_steps x step. Otherwise the
+  transfer time alone.
 - --slo-tpot-ms bounds the decode batch, --slo-ttft-ms the prefill utilisation (without it,
   the mean queue is held to one prefill: rho <= 2/3). Options list, for the first decode
   counts y that serve the target, the fewest prefill workers; the chosen one is the cheapest
@@ -111,8 +116,10 @@ class _Model:
 
     def __init__(self, req: RatioTarget, prefill: Candidate, decode: Candidate,
                  transfer_s: float, prefill_ms: float,
-                 decode_tpot_ms: Callable[[int], float | None]) -> None:
+                 decode_tpot_ms: Callable[[int], float | None],
+                 first_token_steps: float | None = None) -> None:
         self.req, self.prefill, self.decode, self.transfer_s = req, prefill, decode, transfer_s
+        self.first_token_steps = first_token_steps
         self.prefill_s = prefill_ms / 1e3
         self._tpot_ms = decode_tpot_ms
         self._tpots: dict[int, float | None] = {}
@@ -155,7 +162,8 @@ class _Model:
         rho = rate * self.prefill_s / (x * self.prefill.layout.replicas)
         if rho >= 1:
             return None
-        ttft_ms = (_md1_wait_s(rho, self.prefill_s) + self.prefill_s + self.transfer_s) * 1e3
+        ttft_ms = (_md1_wait_s(rho, self.prefill_s) + self.prefill_s
+                   + handover_s(self.transfer_s, t, self.first_token_steps)) * 1e3
         tpot_ms = t * 1e3
         ok = ((req.slo_ttft_ms is None or ttft_ms <= req.slo_ttft_ms)
               and (req.slo_tpot_ms is None or tpot_ms <= req.slo_tpot_ms))
@@ -168,18 +176,29 @@ class _Model:
             ttft_ms=ttft_ms, tpot_ms=tpot_ms, meets_slo=ok)
 
 
+def handover_s(transfer_s: float, step_s: float, first_token_steps: float | None) -> float:
+    """The handover's part of TTFT (module docstring): the transfer rounded up to the decode
+    worker's steps plus the connector's steps to the first token, or the transfer alone where
+    the connector's flow is not read (`first_token_steps` None)."""
+    if first_token_steps is None or step_s <= 0:
+        return transfer_s
+    return (max(1, math.ceil(transfer_s / step_s)) + first_token_steps) * step_s
+
+
 def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float,
                 x: int, y: int, *, prefill_ms: float,
-                decode_tpot_ms: Callable[[int], float | None]) -> RatioOption | None:
+                decode_tpot_ms: Callable[[int], float | None],
+                first_token_steps: float | None = None) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it)."""
-    model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms)
+    model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
+                   first_token_steps)
     state = model.decode_state(y)
     return None if state is None else model.option(x, y, state)
 
 
 def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float, *,
-               prefill_ms: float | None, decode_tpot_ms: Callable[[int], float | None]
-               ) -> RatioPlan | None:
+               prefill_ms: float | None, decode_tpot_ms: Callable[[int], float | None],
+               first_token_steps: float | None = None) -> RatioPlan | None:
     """The xPyD options for the target (None without one). `prefill_ms`: one prompt on one
     prefill replica; `decode_tpot_ms(batch)`: TPOT at `batch` requests per attention rank."""
     if req.concurrency is None and req.rate is None:
@@ -189,7 +208,8 @@ def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer
                          transfer_ms=transfer_s * 1e3, decode_kv_requests=decode.requests,
                          options=(), chosen=None,
                          reason="the time model does not cover this layout (pipeline stages)")
-    model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms)
+    model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
+                   first_token_steps)
     kv_cap = decode.requests
     options: list[RatioOption] = []
     reasons: list[str] = []

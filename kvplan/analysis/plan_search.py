@@ -215,7 +215,8 @@ def predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
             context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
             layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
                               ep=lay.ep if lay.ep > 1 else 1),
-            efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu)),
+            efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu),
+                                         enforce_eager=bool(req.extra.get("enforce_eager"))),
             conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name)))
     except KvplanError:
         return None

@@ -213,6 +213,11 @@ class CostTraits:
     # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
     eager_prefill: bool = False
     allreduce_norm_fusion: AllReduceNormFusion | None = None
+    # Expert parallelism runs an all-to-all dispatch and combine only with data-parallel
+    # attention (each rank its own tokens); with TP attention every rank holds every token and
+    # the experts' partial sums join in the TP all-reduce after the MoE layer. False: EP always
+    # runs the all-to-all.
+    ep_all_to_all_needs_dp: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

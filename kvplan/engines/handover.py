@@ -56,6 +56,11 @@ class Handover:
     sender_bytes: tuple[int, ...]  # each prefill rank holding the request, stage-major
     moves: tuple[LayerMove, ...] = ()  # decode rank 0's share by cache kind
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # The decode worker's side of TTFT, where the connector's flow is read: the transfer ends
+    # at a decode step's boundary (ceil(transfer / step) steps, at least one), and this many
+    # more decode steps pass before the first token (kvplan.analysis.disagg_ratio). None: not
+    # read; TTFT counts the transfer time alone.
+    first_token_steps: float | None = None
 
     @property
     def bytes_per_request(self) -> int:
@@ -70,7 +75,8 @@ class Handover:
                 "kv_transfer_bytes_per_rank": list(self.bytes_per_rank),
                 "transfer_bytes": list(self.transfer_bytes),
                 "sender_bytes_per_rank": list(self.sender_bytes),
-                "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes)}
+                "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes),
+                "first_token_steps": self.first_token_steps}
 
 
 class KvConnector(Protocol):
@@ -126,7 +132,8 @@ def unique_head_sources(d_rank: int, d_tp: int, p_tp: int, kv_heads: int | None)
 
 def assemble(*, connector: str, version: str | None, input_len: int, tokens: int,
              block_size: int, decode_stages: tuple[tuple[LayerCaches, ...], ...], d_tp: int,
-             p_tp: int, units: Units, sources: Sources, notes: tuple[str, ...]) -> Handover:
+             p_tp: int, units: Units, sources: Sources, notes: tuple[str, ...],
+             first_token_steps: float | None = None) -> Handover:
     """A handover from the connector's two rules: blocks (or state slots) per layer of each
     cache kind (`units`), and which prefill ranks send a decode rank's bytes of a kind, how
     many each (`sources`). One transfer per (source, decode rank) pair."""
@@ -159,4 +166,5 @@ def assemble(*, connector: str, version: str | None, input_len: int, tokens: int
     return Handover(connector=connector, engine_version=version, input_len=input_len,
                     tokens_moved=tokens, block_size=block_size,
                     bytes_per_rank=tuple(per_rank), transfer_bytes=tuple(transfers),
-                    sender_bytes=tuple(senders), moves=tuple(first_moves), notes=notes)
+                    sender_bytes=tuple(senders), moves=tuple(first_moves), notes=notes,
+                    first_token_steps=first_token_steps)

@@ -164,6 +164,9 @@ class Efficiency:
     # The engine's fused all-reduce + RMSNorm, where it has one
     # (kvplan.perf.engine_traits.engine_efficiency); None: none.
     allreduce_norm_fusion: AllReduceNormFusion | None = None
+    # The engine runs EP's all-to-all only under data-parallel attention
+    # (kvplan.engines.base.CostTraits.ep_all_to_all_needs_dp); False: always.
+    ep_all_to_all_needs_dp: bool = False
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

@@ -35,13 +35,20 @@ def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
     return fusion is not None and fusion_applies(fusion, spec, gpu, layout, tokens)
 
 
-def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY) -> Efficiency:
+def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
+                      enforce_eager: bool = False) -> Efficiency:
     """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
     all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
     from Python, outside CUDA graphs (SGLang), pay `prefill_launch_s` per launched prefill op
     (kvplan.perf.op_counts.eager_prefill_ops); vLLM replays prefills of up to 512 tokens (by
     default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time (vLLM's
-    longer, torch.compile'd prefills are not measured here: none either)."""
+    longer, torch.compile'd prefills are not measured here: none either). `enforce_eager`
+    (vLLM's / TensorRT-LLM's --enforce-eager, PlanInputs.enforce_eager): no graphs and no
+    compiled code, every prefill op launched from Python as SGLang's are, so the launch time
+    applies; the ops are counted from SGLang's model code (kvplan.perf.op_counts), which stands
+    in for the other engine's."""
     traits = Engine(engine).rules.cost_traits
-    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion)
-    return eff if traits.eager_prefill else replace(eff, prefill_launch_s=0.0)
+    eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
+                  ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp)
+    eager = traits.eager_prefill or enforce_eager
+    return eff if eager else replace(eff, prefill_launch_s=0.0)

@@ -55,7 +55,9 @@ FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention 
 Layouts (kvplan.perf.layout.Layout): `tp` splits attention, dense MLP and (without `ep`)
 experts over ranks, with two all-reduces per layer; `dp_attention` gives each rank its own
 requests, whole attention and dense layers; `ep` spreads whole experts over ranks, with an
-all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer.
+all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer
+(an engine that runs it only under DP attention, `Efficiency.ep_all_to_all_needs_dp`: vLLM's
+FusedMoE, reduces TP-attention EP in the TP all-reduce instead).
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
@@ -309,8 +311,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # current stream while the router and the routed experts run on alt_stream
             # (models/qwen2_moe.py forward_normal_dual_stream), so its kernels overlap them.
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
-            if layout.ep > 1:
-                # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks.
+            if layout.ep > 1 and (layout.dp_attention or not eff.ep_all_to_all_needs_dp):
+                # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks. (An
+                # engine that runs it only under DP attention, e.g. vLLM, reduces TP-attention
+                # EP's expert outputs in the TP all-reduce after the layer, counted below.)
                 ep_link = link(layout, gpu, layout.ep)
                 sent = tokens * k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep
                 s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)

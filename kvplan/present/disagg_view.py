@@ -68,7 +68,11 @@ def disagg_view(spec: ModelSpec, result: Any) -> View:
                      Column(header="P util", numeric=True), Column(header="SLO")],
             rows=opt_rows, records=[o.to_dict() for o in r.options],
             notes=[f"TTFT = M/D/1 queue + prefill {r.prefill_ms:,.0f} ms + transfer "
-                   f"{r.transfer_ms:,.2f} ms; a decode worker holds {r.decode_kv_requests:,} "
+                   f"{r.transfer_ms:,.2f} ms" + (
+                       "" if h.first_token_steps is None else
+                       f", ended on a decode step's boundary, + {h.first_token_steps:g} decode "
+                       "steps to the first token")
+                   + f"; a decode worker holds {r.decode_kv_requests:,} "
                    "requests of I + O tokens (a hard limit, counting those in flight from "
                    "prefill)." + ("" if r.slo_ttft_ms is not None else
                                   " Without --slo-ttft-ms: prefill workers until the mean "

@@ -155,8 +155,13 @@ def main() -> None:
         "transfer) (Little's law). n plus the requests whose KV is arriving from prefill must "
         "fit the worker's KV: a hard limit.",
         "- A prefill worker serves one I-token prompt per prefill time on each replica; TTFT = "
-        "M/D/1 queue + prefill + transfer. `--slo-ttft-ms` adds prefill workers until it holds; "
+        "M/D/1 queue + prefill + handover. `--slo-ttft-ms` adds prefill workers until it holds; "
         "`--slo-tpot-ms` rules out decode batches that miss it.",
+        "- The handover, with vLLM's NixlConnector (vllm/v1/core/sched/scheduler.py): the decode "
+        "worker posts the reads as a step starts and sees them finished at a step's end, so "
+        "the transfer takes ceil(transfer / step) decode steps (at least one); half a step "
+        "passes before the request is scheduled, and one more step recomputes the last prompt "
+        "token and samples the first output token: (ceil + 1.5) x the decode step.",
         "- Options list the fewest prefill workers for each decode count; the chosen one is the "
         "cheapest by `--price GPU=USD`, else the fewest GPUs.",
         "",

@@ -65,7 +65,35 @@ _GLM_46_SGLANG_COOKBOOK = tuple(
         "random 1000/1000", "random 1000/8000", "random 8000/1000"))
 
 
+# aiconfigurator's vLLM Kimi-K2.5 disaggregated rows (tests/benches/disagg_rows.py), read before
+# the two rules below were written.
+_AIC_KIMI_VLLM = tuple(
+    f"aiconfigurator kimik2_5_gb200_vllm_fp4_disagg_{run}" for run in (
+        "1024x1024_c1024_cfg697", "1024x1024_c256_cfg697", "1024x1024_c512_cfg697",
+        "1024x1024_c128_cfg698", "1024x1024_c8_cfg698", "8192x1024_c32_cfg698",
+        "1024x1024_c4_cfg698", "1024x1024_c64_cfg698", "1024x1024_c32_cfg698",
+        "1024x1024_c16_cfg698", "8192x1024_c8_cfg698", "8192x1024_c16_cfg698",
+        "8192x1024_c4_cfg698", "8192x1024_c128_cfg698"))
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
+    Shaped(commit="38d75c1",
+           rule="vLLM NIXL's decode side of TTFT (the transfer ends on a decode step's "
+                "boundary, then 1.5 steps to the first token), read from vLLM's scheduler "
+                "after these rows' TTFT came out far below the measured",
+           rows=(*_AIC_KIMI_VLLM, "aiconfigurator "
+                 "qwen3_32b_qwen3_32b_h100_sxm_vllm_disagg_4000x1000_c_tp_epnone_2")),
+    Shaped(commit="ff02f27",
+           rule="vLLM runs EP's all-to-all only with data-parallel attention (TP-attention EP "
+                "reduces in the TP all-reduce), read from vLLM's FusedMoEParallelConfig after "
+                "these rows' TPOT came out 1.2-1.33x the measured",
+           rows=_AIC_KIMI_VLLM),
+    Shaped(commit="ce9cfae",
+           rule="an --enforce-eager prefill pays the per-op launch time (SGLang's op count and "
+                "fitted 70 us per op standing in for vLLM's), and the bench replays these rows "
+                "at their public recipes' layouts (DEP4 eager prefill, DEP16 / TEP4 decode), "
+                "read after their TTFT came out 0.16-0.31x the measured",
+           rows=_AIC_KIMI_VLLM),
     Shaped(commit="1ac927c",
            rule="vLLM's fused-MoE buffers by release (freed before the sampler warm-up to 0.13, "
                 "kept from 0.14; with EP not split over TP)",

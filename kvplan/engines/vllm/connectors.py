@@ -30,6 +30,16 @@ the prefill worker's ranks once the prefill finishes.
   state: read from every one of the P / D ranks when prefill TP is larger.
 - Stats (nixl/stats.py): one "transfer" per read posted; "Avg MB per transfer" = the mean of
   bytes / 2**20 over them, rounded to 3 decimals.
+- The decode side of TTFT (vllm/v1/core/sched/scheduler.py): a request reaching the decode
+  worker waits for the running step to end (half a step on average), is scheduled as
+  WAITING_FOR_REMOTE_KVS, and its reads are posted as that step starts (the worker's
+  `start_load_kv`). The worker reports finished reads at the end of a step (`get_finished`,
+  read by the next `update_from_output`: `_update_waiting_for_remote_kv` "populated on the
+  previous step's update_from_output"), so the transfer ends on a step boundary: ceil(transfer
+  / step) steps, at least one. With every prompt token loaded, `num_computed_tokens` is set
+  one short ("if num_computed_tokens == request.num_tokens: num_computed_tokens -= 1"): the
+  next step recomputes the last prompt token and samples the first output token there. So
+  `Handover.first_token_steps` = 0.5 + 1 = 1.5 steps beside the quantized transfer.
 """
 
 from __future__ import annotations
@@ -62,6 +72,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # slot and the recurrent backoff are read from 0.32.0 only.
 NIXL_SINCE = (0, 11)
 HYBRID_RULES_SINCE = (0, 32)
+# Decode steps beside the transfer before the first token (module docstring): half a step to
+# be scheduled, one to recompute the last prompt token.
+FIRST_TOKEN_STEPS = 0.5 + 1
 
 
 def _replicated(cache: CacheKind) -> bool:
@@ -147,7 +160,8 @@ class NixlConnector:
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=tokens, block_size=block_size, decode_stages=decode_stages,
                         d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
-                        sources=sources, notes=notes)
+                        sources=sources, notes=notes,
+                        first_token_steps=FIRST_TOKEN_STEPS)
 
 
 CONNECTORS = {"nixl": NixlConnector()}

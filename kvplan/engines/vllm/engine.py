@@ -70,7 +70,12 @@ class VllmEngine:
     launch = Launch(fractions=(None, 0.95), context_flag="max-model-len")
     # Prefills of up to 512 tokens (by default) replay piecewise CUDA graphs; its fused
     # all-reduce + RMSNorm compilation pass (fuse_allreduce_rms) is not modelled.
-    cost_traits = CostTraits()
+    # vllm/model_executor/layers/fused_moe/config.py, FusedMoEParallelConfig: the all-to-all
+    # kernels (DeepEP, pplx, FlashInfer, naive) run when `use_all2all_kernels`, i.e. `use_ep and
+    # dp_size > 1` (0.11-0.18; later also with prefill-context or sequence parallelism, off by
+    # default); with --enable-expert-parallel on TP ranks alone, FusedMoE reduces the experts'
+    # output with the TP all-reduce (`reduce_results`), as without EP.
+    cost_traits = CostTraits(ep_all_to_all_needs_dp=True)
     scheduler = "mixed-token-budget"  # vllm/v1/core/sched/scheduler.py
 
     def options(self, inputs: PlanInputs) -> EngineOptions:

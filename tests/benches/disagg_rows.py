@@ -1,0 +1,253 @@
+"""The published disaggregated serving measurements the disagg bench replays (issue 29), and the
+replay: each row at its own prefill and decode workers, layouts and concurrency through
+`kvplan.analysis.disagg_ratio.evaluate_xy` (TTFT = M/D/1 queue + prefill + handover, TPOT at
+the decode batch).
+
+Rows: aiconfigurator's measured disaggregated rows with full worker layouts
+(tests/data/disagg/SOURCES.md). A row is replayed when kvplan sizes its checkpoint and models its
+engine's handover and the row states its concurrency; the others are listed with why.
+
+- Concurrency: the db-dump rows state it (`silicon_concurrency=N` in silicon_data_source; their
+  decode_batch_size is that N over the decode workers). The gtl rows do not: their
+  decode_batch_size is the decode engine's max batch (aiconfigurator's generator writes it as
+  `max_num_seqs`, src/aiconfigurator/generator/rule_plugin/benchmark/vllm.rule), and its
+  benchmark script sweeps the concurrency over 1, 2, 8, 16, 32, 64, 128 and 0.95 / 1 / 1.05 x
+  decode workers x that batch (generator/config/backend_templates/benchmark/bench_run.sh.j2),
+  so which point the row is stays unknown: not replayed, not guessed.
+- Layout per role: TP = tp_size x attention_dp_size (attention DP when the latter is > 1), EP
+  = moe_ep_size (0 or empty: 1); except where the recipe the row ran is public (RECIPES): then
+  the recipe's, which for the vLLM Kimi-K2.5 rows differs from the row's fields.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from kvplan._util.errors import KvplanError
+from kvplan.analysis.disagg import (
+    DisaggRequest,
+    _candidate,
+    handover_for,
+    role_times,
+    transfer_seconds,
+)
+from kvplan.analysis.disagg_ratio import RatioTarget, evaluate_xy
+from kvplan.analysis.plan_types import Layout
+from kvplan.engines.base import Engine
+from kvplan.hardware.gpus import get_gpu
+from kvplan.hardware.kv_links import get_kv_link
+from kvplan.sources.resolve import load_model
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "disagg"
+FILES = ("aiconfigurator_silicon_refs_disagg.csv", "aiconfigurator_silicon_sample_vllm_disagg.csv")
+BAND = (0.75, 1.33)
+PREFIX = "aiconfigurator "
+
+# (model_path, precision) -> (config kvplan sizes, KV dtype, what it is).
+MODELS = {
+    ("Qwen/Qwen3-32B", "fp8"): ("tests/data/configs/qwen3-32b-fp8.json", "fp8",
+                                "Qwen/Qwen3-32B-FP8's config"),
+    # Kimi-K2.5 is a vision wrapper kvplan refuses (KimiK25ForConditionalGeneration); the rows
+    # run text prompts through its language model, a DeepseekV3ForCausalLM kvplan sizes: the
+    # text_config of nvidia/Kimi-K2.5-NVFP4 with the checkpoint's quantization_config (NVFP4
+    # linear layers, bf16 attention; kv_cache_scheme 8-bit float, so fp8 KV). The vision
+    # tower's weights are not counted.
+    ("moonshotai/Kimi-K2.5", "fp4"): ("tests/data/disagg/kimi-k2.5-nvfp4-text.json", "fp8",
+                                      "the language model of nvidia/Kimi-K2.5-NVFP4"),
+    ("deepseek-ai/DeepSeek-V3", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
+                                         "deepseek-ai/DeepSeek-V3's config"),
+}
+GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
+        "gb300": "GB300"}
+# The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
+# decode trays in one rack), InfiniBand NDR between HGX nodes.
+LINKS = {"gb200": "nvlink5", "gb300": "nvlink5"}
+GPUS_PER_NODE = {"gb200": 4, "gb300": 4}  # GPUs per compute tray
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recipe:
+    """How a row's deployment really ran each role, where its launch recipe is public."""
+
+    prefill: Layout
+    decode: Layout
+    prefill_eager: bool  # --enforce-eager on the prefill workers
+    source: str
+
+
+# aiconfigurator's vLLM Kimi-K2.5 GB200 configs 697 (1 prefill worker of 4 GPUs, 1 decode
+# worker of 16) and 698 (1 of 4, 4 of 4) are NVIDIA's srt-slurm recipes
+# `1p1d-dep4-dep16` and `1p4d-dep4-tep4`: prefill `--data-parallel-size 4
+# --enable-expert-parallel --enforce-eager`, decode DEP16 (`--data-parallel-size 16`) or TEP4
+# (`--tensor-parallel-size 4 --enable-expert-parallel`), decode CUDA graphs FULL_DECODE_ONLY.
+# The rows write the DP ranks as tp_size (attention_dp_size 1).
+_KIMI_SOURCE = ("vLLM's Kimi-K2.5 recipe, 'Disaggregated prefill/decode (GB200 / NVFP4)' "
+                "(https://github.com/vllm-project/recipes, moonshotai/Kimi-K2.5.md, PR 332, "
+                "2026-04-14: DEP4 prefill with --enforce-eager, DEP16 decode); the srt-slurm "
+                "recipes as InferenceX checks them in (github.com/SemiAnalysisAI/InferenceX "
+                "benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k2.5-fp4/1k1k/"
+                "disagg-gb200-1p1d-dep4-dep16.yaml, 8k1k/disagg-gb200-1p4d-dep4-tep4.yaml)")
+_DEP4 = Layout(tp=4, dp=4, ep=4, dp_attention=True, gpus_per_node=4)
+RECIPES = {
+    ("moonshotai/Kimi-K2.5", "gb200", "vllm", "697"): Recipe(
+        prefill=_DEP4, decode=Layout(tp=16, dp=16, ep=16, dp_attention=True, gpus_per_node=4),
+        prefill_eager=True, source=_KIMI_SOURCE),
+    ("moonshotai/Kimi-K2.5", "gb200", "vllm", "698"): Recipe(
+        prefill=_DEP4, decode=Layout(tp=4, ep=4, gpus_per_node=4), prefill_eager=True,
+        source=_KIMI_SOURCE),
+}
+
+
+def recipe(row: dict[str, str]) -> Recipe | None:
+    m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
+    key = (row["model_path"], row["system"], row["backend"], m.group(1) if m else "")
+    return RECIPES.get(key)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Replay:
+    id: str
+    label: str  # layout and load, for the table
+    measured_ttft_ms: float
+    measured_tpot_ms: float
+    concurrency: int | None
+    input_len: int
+    output_len: int
+    ttft_ms: float | None = None  # None: prefill saturated at the row's load
+    tpot_ms: float | None = None
+    prefill_ms: float | None = None  # one prompt alone on one prefill worker
+    why_not: str = ""  # set when the row is not replayed
+
+    @property
+    def replayed(self) -> bool:
+        return not self.why_not
+
+    @property
+    def ratios(self) -> tuple[float, float] | None:
+        if self.ttft_ms is None or self.tpot_ms is None:
+            return None
+        return self.ttft_ms / self.measured_ttft_ms, self.tpot_ms / self.measured_tpot_ms
+
+    @property
+    def inside(self) -> bool:
+        r = self.ratios
+        return r is not None and all(BAND[0] <= x <= BAND[1] for x in r)
+
+
+def rows() -> list[dict[str, str]]:
+    """Every row of the CSV files, each id once (the sample repeats one of the refs)."""
+    seen: dict[str, dict[str, str]] = {}
+    for name in FILES:
+        with (DATA / name).open() as f:
+            for row in csv.DictReader(f):
+                seen.setdefault(row["id"], row)
+    return list(seen.values())
+
+
+def row_ids() -> list[str]:
+    return [PREFIX + r["id"] for r in rows()]
+
+
+def stated_concurrency(row: dict[str, str]) -> int | None:
+    m = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
+    return int(m.group(1)) if m else None
+
+
+def _int(value: str, default: int = 1) -> int:
+    return int(value) if value and int(value) > 0 else default
+
+
+def layout(row: dict[str, str], role: str) -> Layout:
+    r = recipe(row)
+    if r is not None:
+        return r.prefill if role == "prefill" else r.decode
+    tp, dp = _int(row[f"{role}_tp_size"]), _int(row[f"{role}_attention_dp_size"])
+    return Layout(tp=tp * dp, dp=dp, dp_attention=dp > 1, ep=_int(row[f"{role}_moe_ep_size"]),
+                  gpus_per_node=GPUS_PER_NODE.get(row["system"], 8))
+
+
+def _label(row: dict[str, str], conc: int | None) -> str:
+    def role(r: str) -> str:
+        lay = layout(row, r)
+        text = f"{row[f'{r}_num_workers']}{r[0].upper()} "
+        text += f"DP{lay.dp}" if lay.dp_attention else f"TP{lay.tp}"
+        text += f" EP{lay.ep}" if lay.ep > 1 else ""
+        eager = r == "prefill" and (rec := recipe(row)) is not None and rec.prefill_eager
+        return text + (" eager" if eager else "")
+    load = f"{conc} conc." if conc is not None else "conc. unstated"
+    return f"{role('prefill')} : {role('decode')}, {row['isl']}/{row['osl']}, {load}"
+
+
+def _request(row: dict[str, str], conc: int | None, role: str = "decode") -> DisaggRequest:
+    _config, kv_dtype, _ = MODELS[(row["model_path"], row["precision"])]
+    r = recipe(row)
+    eager = role == "prefill" and r is not None and r.prefill_eager
+    return DisaggRequest(
+        prefill=layout(row, "prefill"), decode=layout(row, "decode"),
+        input_len=int(row["isl"]), output_len=int(row["osl"]),
+        gpu=get_gpu(GPUS[row["system"]]), link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
+        engine=Engine(row["backend"]), engine_version=row["backend_version"],
+        kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
+
+
+def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None, float]:
+    """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
+    requests in flight (TTFT None: the prefill workers are saturated)."""
+    spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
+    req, p_req = _request(row, conc), _request(row, conc, "prefill")
+    prefill = _candidate(spec, p_req, "prefill", req.prefill)
+    decode = _candidate(spec, req, "decode", req.decode)
+    handover = handover_for(spec, req, decode)
+    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
+    x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
+    opt = evaluate_xy(RatioTarget(output_len=req.output_len, concurrency=conc), prefill, decode,
+                      transfer_seconds(handover, req.link), x, y, prefill_ms=p_ms or math.nan,
+                      decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1],
+                      first_token_steps=handover.first_token_steps)
+    if opt is None:
+        n = -(-conc // y)
+        return (None, role_times(spec, req, decode, batch=-(-n // req.decode.replicas))[1],
+                p_ms or math.nan)
+    return opt.ttft_ms, opt.tpot_ms, p_ms or math.nan
+
+
+def _why_not(row: dict[str, str], conc: int | None) -> str:
+    key = (row["model_path"], row["precision"])
+    if key not in MODELS or row["system"] not in GPUS:
+        return f"{row['model_path']} ({row['precision']}) on {row['system']}: not sized here"
+    try:
+        Engine(row["backend"]).rules.kv_connector(None)
+    except KvplanError:
+        return f"{row['backend']}: kvplan does not model its handover yet"
+    if conc is None:
+        return "concurrency unstated (gtl row: decode_batch_size is the engine's max batch)"
+    return ""
+
+
+def replay(row: dict[str, str]) -> Replay:
+    conc = stated_concurrency(row)
+    base = {"id": PREFIX + row["id"], "label": _label(row, conc),
+            "measured_ttft_ms": float(row["silicon_ttft_ms"]),
+            "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
+            "input_len": int(row["isl"]), "output_len": int(row["osl"])}
+    why = _why_not(row, conc)
+    if why:
+        return Replay(**base, why_not=why)
+    assert conc is not None
+    ttft, tpot, prefill = predict(row, conc)
+    return Replay(**base, ttft_ms=ttft, tpot_ms=tpot, prefill_ms=prefill)
+
+
+@cache
+def _replays() -> tuple[Replay, ...]:
+    return tuple(replay(r) for r in rows())
+
+
+def replays() -> list[Replay]:
+    return list(_replays())

@@ -1,0 +1,84 @@
+"""The disagg bench's row replay (tests/benches/disagg_rows.py) and the time-model rules it leans
+on (issue 29): concurrency read from the row, layouts from the row or its public recipe, an
+--enforce-eager prefill's launch time, vLLM's EP without DP attention."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.costmodel import CostInputs, predict
+from kvplan.perf.efficiency import PREFILL_LAUNCH_FIT, device_efficiency
+from kvplan.perf.engine_traits import engine_efficiency
+from kvplan.perf.layout import Layout
+from kvplan.perf.op_counts import eager_prefill_ops
+from kvplan.sources.resolve import load_model
+from tests.benches import disagg_rows
+
+KIMI = "tests/data/disagg/kimi-k2.5-nvfp4-text.json"
+
+
+def _row(suffix: str) -> dict[str, str]:
+    return next(r for r in disagg_rows.rows() if r["id"].endswith(suffix))
+
+
+def test_concurrency_is_the_stated_one_or_none() -> None:
+    # db-dump rows carry "silicon_concurrency=N"; gtl rows do not (their decode_batch_size is
+    # the engine's max batch, not the load).
+    assert disagg_rows.stated_concurrency(_row("1024x1024_c256_cfg697")) == 256
+    assert disagg_rows.stated_concurrency(
+        _row("qwen3_32b_h100_sxm_vllm_disagg_4000x1000_c_tp_epnone_2")) is None
+
+
+def test_layouts_from_the_row_or_its_recipe() -> None:
+    # A row without a public recipe: tp_size x attention_dp_size, DP attention when > 1.
+    row = _row("dsr1_gb200_sglang_fp8_disagg_1024x1024_c16_cfg227")
+    lay = disagg_rows.layout(row, "decode")
+    assert (lay.tp, lay.dp, lay.dp_attention, lay.ep) == (4, 4, True, 1)
+    # Config 697 ran srt-slurm's 1p1d-dep4-dep16: DP4 + EP4 prefill, DP16 + EP16 decode,
+    # though its fields say tp 4 / tp 16 with attention_dp 1.
+    row = _row("1024x1024_c256_cfg697")
+    assert row["decode_tp_size"] == "16" and row["decode_attention_dp_size"] == "1"
+    p, d = disagg_rows.layout(row, "prefill"), disagg_rows.layout(row, "decode")
+    assert (p.dp, p.ep, p.dp_attention) == (4, 4, True)
+    assert (d.dp, d.ep, d.dp_attention) == (16, 16, True)
+
+
+def test_rows_not_replayed_say_why() -> None:
+    why = {r.id: r.why_not for r in disagg_rows.replays()}
+    assert "handover" in why["aiconfigurator dsr1_b200_sglang_fp8_disagg_1024x1024_c4_cfg455"]
+    assert why["aiconfigurator qwen3_32b_qwen3_32b_h100_sxm_vllm_disagg_4000x1000_c_tp_epnone_2"
+               ].startswith("concurrency unstated")
+
+
+def test_enforce_eager_prefill_pays_the_launch_time() -> None:
+    # vLLM replays prefills from piecewise graphs: no launch time; with --enforce-eager every
+    # op is launched from Python: ops x prefill_launch_s is added to the prefill (as SGLang's).
+    spec, _ = load_model(KIMI)
+    gpu = get_gpu("GB200")
+    layout = Layout(tp=4, ep=4, dp_attention=True)
+    graphs = engine_efficiency("vllm", device_efficiency(gpu))
+    eager = engine_efficiency("vllm", device_efficiency(gpu), enforce_eager=True)
+    assert graphs.prefill_launch_s == 0 and eager.prefill_launch_s == PREFILL_LAUNCH_FIT.value
+    inputs = CostInputs(context=1024, kv_dtype="fp8", layout=layout)
+    diff = (predict(spec, gpu, replace(inputs, efficiency=eager)).ttft_ms
+            - predict(spec, gpu, replace(inputs, efficiency=graphs)).ttft_ms)
+    ops = eager_prefill_ops(spec, layout, None, platform="cuda", fused_norms=False)
+    assert diff == pytest.approx(ops * PREFILL_LAUNCH_FIT.value * 1e3)
+
+
+def test_vllm_ep_without_dp_attention_has_no_all_to_all() -> None:
+    # vllm FusedMoEParallelConfig.use_all2all_kernels = use_ep and dp_size > 1: TEP4 reduces
+    # the experts in the TP all-reduce; SGLang's trait keeps the all-to-all (unchanged).
+    spec, _ = load_model(KIMI)
+    gpu = get_gpu("GB200")
+    tep = CostInputs(context=1536, kv_dtype="fp8", layout=Layout(tp=4, ep=4))
+    for engine, has_a2a in (("vllm", False), ("sglang", True)):
+        eff = engine_efficiency(engine, device_efficiency(gpu))
+        by_op = predict(spec, gpu, replace(tep, efficiency=eff)).decode_ms_by_op
+        assert ("ep_all_to_all" in by_op) is has_a2a
+    dep = replace(tep, layout=Layout(tp=4, ep=4, dp_attention=True),
+                  efficiency=engine_efficiency("vllm", device_efficiency(gpu)))
+    assert "ep_all_to_all" in predict(spec, gpu, dep).decode_ms_by_op
