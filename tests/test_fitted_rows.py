@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.benches import cost_bench, engine_bench, honest, sim_to_real, trtllm_bench
+from tests.benches import cost_bench, engine_bench, honest, kv_token_runs, sim_to_real, trtllm_bench
 from tests.benches.fitted_rows import FITTED, FITTED_MODULES, LAST_RULE_CHANGE, SHAPED_BY
 from tests.benches.replay import row
 from tests.benches.row_commits import ADDED_IN, COMMIT_TIMES
@@ -67,7 +67,8 @@ def live_value(name: str) -> Any:
 def engine_rows() -> dict[str, list[dict[str, Any]]]:
     return {"vllm": engine_bench.load_all_logs(), "sglang": engine_bench.load_sglang_logs(),
             "trtllm": trtllm_bench.load_trtllm_logs(),
-            "trtllm-points": trtllm_bench.load_trtllm_points()}
+            "trtllm-points": trtllm_bench.load_trtllm_points(),
+            "vllm-tokens": kv_token_runs.load_runs()}
 
 
 def all_row_ids() -> list[str]:

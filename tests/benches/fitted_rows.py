@@ -66,6 +66,12 @@ _GLM_46_SGLANG_COOKBOOK = tuple(
 
 
 SHAPED_BY: tuple[Shaped, ...] = (
+    Shaped(commit="a571d7e",
+           rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
+                "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
+                "Llama-4-Scout FP8 TP 2 miss)",
+           rows=(
+        "inference-sim-17-llama-4-scout-17b-16e-tp2-general-lite-2-1",)),
     Shaped(commit="1ac927c",
            rule="vLLM's fused-MoE buffers by release (freed before the sampler warm-up to 0.13, "
                 "kept from 0.14; with EP not split over TP)",
