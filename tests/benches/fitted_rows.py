@@ -241,8 +241,8 @@ class RuleChange:
 
 
 LAST_RULE_CHANGE = {
-    "engine": RuleChange(commit="71458724a055", time="2026-12-02T12:27:51+00:00",
-                         paths="kvplan/engines/"),
+    "engine": RuleChange(commit="a571d7ec30ba", time="2026-12-02T17:13:08+00:00",
+                         paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
     "cost": RuleChange(commit="685ac4f982d3", time="2026-12-02T04:53:06+00:00",
                        paths="kvplan/costmodel.py, kvplan/flops.py (now kvplan/perf/)"),
 }
