@@ -225,7 +225,12 @@ def test_multimodal_encoder_profile_on_held_out_logs() -> None:
     #   under the sampler's 3.72; their outputs (0.08 / 0.06 GiB) add to it: +1.4 -> +1.0 %,
     #   +0.5 -> +0.4 %, the logged peaks still 0.18 / 0.16 GiB above kvplan's.
     # Gemma-3-4B's config copy lacks the vision tower: nothing added, as before.
+    # - Llama-4-Scout, 0.19.0, H100, TP 4 (read since commit a571d7e; a log in the non-torch
+    #   medians' fit, so not held out): 3 images of 17 tiles (8,192 // 2,448) peak at 0.44 GiB,
+    #   under the sampler's; their outputs, 3 x 2,448 x 5,120 x 2 B = 0.07 GiB, add to it:
+    #   +0.8 % -> +0.4 % (kvplan's peak 3.06 -> 3.13 GiB, the log's 3.19).
     expected = {  # (model, version): (error before, error after), within 0.2 points
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "0.19.0"): (0.008, 0.004),
         ("Qwen/Qwen3.5-9B", "0.19.0"): (0.039, -0.006),
         ("Qwen/Qwen3.5-9B", "0.18.0"): (0.045, 0.000),
         ("cyankiwi/OmniCoder-9B-AWQ-4bit", "0.17.1rc1.dev126+gbc2c0c86e"): (0.100, -0.001),
@@ -243,6 +248,8 @@ def test_multimodal_encoder_profile_on_held_out_logs() -> None:
         assert abs(old_error - before) < 0.002, model
         assert abs(r["error"] - after) < 0.002, model
         assert r["within"] and not r["log"]["fitted"], model
+    scout = rows[("meta-llama/Llama-4-Scout-17B-16E-Instruct", "0.19.0")]
+    assert abs(scout["mm_encoder_gib"] * GiB - 75_202_560) < 1 << 20
     gemma = rows[("google/gemma-3-27b-it", "0.19.0")]
     assert gemma["peak_gib"] < gemma["log"]["activation_peak_gib"]
 
@@ -389,3 +396,32 @@ def test_vllm_default_fraction_matches_the_logs_that_did_not_set_it() -> None:
     for log in unset:
         inputs = plan_inputs(context=4096, engine=Engine.vllm, engine_version=log["vllm_version"])
         assert inputs.resolved_mem_fraction == log["gpu_memory_utilization"], log["url"]
+
+
+def test_kv_token_runs() -> None:
+    # inference-sim's vLLM 0.15.1 H100 runs (tests/data/engine_logs/vllm_kv_token_runs.json):
+    # the logged "GPU KV cache size" // 16 against kvplan's reported_kv_cache_tokens with its own
+    # weights (no weights line is public). Each run names its source and the block count it
+    # quotes. The dense TP 1 / TP 2 runs agree within max(2 %, 0.25 GiB); the two Llama-3.1-70B
+    # TP 4 runs are 2.9 % / 3.4 % short (1.09 / 1.26 GiB: the pre-0.19 TP 4 non-torch figure,
+    # 1.84 GiB from a 0.10.2 log, is the largest reserve part; not refitted to these runs);
+    # Llama-4-Scout FP8 TP 2 (issue #26: kvplan 10,929 blocks vs 8,253, +32.4 %) is +13.9 %
+    # after the Llama-4 vision weights, its encoder profile and the bf16 attention of its
+    # prefixed ignore list (commit a571d7e), 1.68 GiB over, the rest unexplained.
+    from tests.benches import kv_token_runs
+
+    compared = {r["run"]["id"].split("-")[2]: r for r in kv_token_runs.rows()}
+    for r in compared.values():
+        run = r["run"]
+        assert run["url"].startswith("https://github.com/") and run["added_in"] != "PENDING"
+        assert f"\"total_kv_blocks\": {run['logged_kv_blocks']}" in run["quote"]
+        assert (ROOT / run["spec"]).exists()
+    assert set(compared) == {"17", "60", "61", "62", "63", "64", "65", "66"}
+    for exp in ("62", "63", "64", "65", "66"):
+        assert compared[exp]["within"], exp
+    for exp, error in (("60", -0.0295), ("61", -0.0338), ("17", 0.1389)):
+        assert abs(compared[exp]["error"] - error) < 0.001, exp
+        assert not compared[exp]["within"]
+    split = kv_token_runs.split(list(compared.values()))
+    assert len(split.held_out) == 8 and split.unshaped == tuple(
+        r for r in split.held_out if "scout" not in r)

@@ -19,6 +19,7 @@ from tests.benches import (
     disagg_rows,
     engine_bench,
     honest,
+    kv_token_runs,
     sim_to_real,
     trtllm_bench,
 )
@@ -74,7 +75,8 @@ def live_value(name: str) -> Any:
 def engine_rows() -> dict[str, list[dict[str, Any]]]:
     return {"vllm": engine_bench.load_all_logs(), "sglang": engine_bench.load_sglang_logs(),
             "trtllm": trtllm_bench.load_trtllm_logs(),
-            "trtllm-points": trtllm_bench.load_trtllm_points()}
+            "trtllm-points": trtllm_bench.load_trtllm_points(),
+            "vllm-tokens": kv_token_runs.load_runs()}
 
 
 def all_row_ids() -> list[str]:

@@ -186,13 +186,13 @@ def test_cli_limit_and_bad_value() -> None:
 
 
 def test_unread_towers_add_nothing_and_say_so() -> None:
-    # Llama-4's vision_config is not described: no encoder part (as before), and the import
-    # says the profile is missing from the reserve. Gemma-3-27B's and Qwen3.5's towers are read:
-    # no such warning.
-    spec, warnings = load_config(CONFIGS / "llama-4-scout.json")
+    # Qwen2.5-VL's vision_config is not described: no encoder part (as before), and the import
+    # says the profile is missing from the reserve. Gemma-3-27B's, Llama-4's and Qwen3.5's
+    # towers are read: no such warning.
+    spec, warnings = load_config(CONFIGS / "qwen2.5-vl-7b.json")
     assert spec.qwen_vit is None and spec.vision is None
     assert any("encoder profile is not in its reserve" in w for w in warnings)
-    for name in ("gemma-3-27b", "qwen3.5-9b"):
+    for name in ("gemma-3-27b", "qwen3.5-9b", "llama-4-scout"):
         assert not any("encoder profile" in w for w in load_config(CONFIGS / f"{name}.json")[1])
 
 
@@ -240,3 +240,63 @@ def test_qwen3_vl_deepstack_features() -> None:
     assert p.per_patch_elements(1) == 18_504
     assert p.peak_bytes(65_536, tp=1, element_bytes=2) == 2_425_356_288
     assert p.output_bytes(16_384, element_bytes=2) == 536_870_912
+
+
+def test_llama4_vision_profile_by_hand() -> None:
+    # Llama-4-Scout's vision_config (tests/data/configs/llama-4-scout.json: hidden 1408, MLP
+    # 5632, image 336, patch 14, pixel_shuffle_ratio 0.5; text hidden 5120), vLLM 0.15.1
+    # mllama4.py. The largest image is 16 x 1 tiles + 1 global tile = 17 tiles of
+    # (336 / 14)^2 = 576 patches + 1 CLS = 577 positions; 576 / (1 / 0.5^2) = 144 tokens a tile:
+    # 17 x 144 = 2,448 tokens an image.
+    # max_num_batched_tokens 2,048 (the inference-sim run): budget max(2,048, 2,448) = 2,448,
+    # 2,448 // 2,448 = 1 image (128 requests x min(999, 4,096 // 2,448 = 1) allow more):
+    # 17 x 577 = 9,809 positions. Per position at TP 2: pixels 3 x 14^2 = 588 + the rotary's
+    # 2h + 13h / 2 = 2,816 + 9,152 = 11,968 (the MLP's 2h + 2 x 5,632 / 2 = 8,448 is narrower)
+    # = 12,556 x 2 B = 25,112 B -> 246,323,608 B. Outputs: 2,448 x 5,120 x 2 B = 25,067,520 B.
+    spec = load_spec("llama-4-scout")
+    p = vllm_encoder_profile(spec, max_num_batched_tokens=2048, max_num_seqs=128,
+                             max_model_len=4096, limits={}, tp=2, element_bytes=2)
+    assert (p.modality, p.items, p.tokens_per_item, p.budget_tokens, p.patches) == (
+        "image", 1, 2448, 2448, 9809)
+    assert p.peak_bytes == 246_323_608 and p.output_bytes == 25_067_520
+    # max_num_batched_tokens 8,192, TP 4 (the llm-d-planner 0.19.0 log): 8,192 // 2,448 = 3
+    # images, 51 tiles, 29,427 positions; per position 588 + max(2,816 + 13 x 1,408 // 4 =
+    # 7,392, 2,816 + 2 x 5,632 // 4 = 5,632) = 7,980 x 2 B -> 469,654,920 B; outputs
+    # 3 x 2,448 x 5,120 x 2 B = 75,202,560 B.
+    p = vllm_encoder_profile(spec, max_num_batched_tokens=8192, max_num_seqs=1024,
+                             max_model_len=8192, limits={}, tp=4, element_bytes=2)
+    assert (p.items, p.patches) == (3, 29_427)
+    assert p.peak_bytes == 469_654_920 and p.output_bytes == 75_202_560
+    # --mm-encoder-tp-mode data at TP 4: the 51 tiles split evenly, ceil(51 / 4) = 13 tiles on
+    # the busiest rank, 13 x 577 = 7,501 positions at full width: 588 + max(2h + 13h,
+    # 2h + 2I) = 588 + 2,816 + 18,304 = 21,708 x 2 B -> 325,663,416 B.
+    p = vllm_encoder_profile(spec, max_num_batched_tokens=8192, max_num_seqs=1024,
+                             max_model_len=8192, limits={}, tp=4, element_bytes=2,
+                             encoder_data_parallel=True)
+    assert p.peak_bytes == 325_663_416
+    # image=0: no profile, as vLLM ("Encoder cache will not be initialized").
+    assert vllm_encoder_profile(spec, max_num_batched_tokens=8192, max_num_seqs=1024,
+                                max_model_len=8192, limits={"image": 0}, tp=4,
+                                element_bytes=2) is None
+
+
+def test_llama4_vision_config_is_read() -> None:
+    spec, _ = load_config(CONFIGS / "llama-4-scout.json")
+    v = spec.vision
+    assert v is not None and v.kind == "llama4" and v.projector == "llama4"
+    assert (v.hidden_size, v.intermediate_size, v.num_hidden_layers, v.num_attention_heads,
+            v.image_size, v.patch_size, v.patches_per_token, v.projector_input_dim,
+            v.projector_output_dim, v.vision_output_dim, v.max_tiles) == (
+        1408, 5632, 34, 16, 336, 14, 4, 4096, 4096, 4096, 16)
+    assert v.tokens_per_tile == 144
+    # The bundled spec carries the same tower.
+    assert load_spec("llama-4-scout").vision == v
+    from kvplan._util.errors import SpecError
+    from kvplan.sources.hf_config import spec_mapping_from_config
+
+    config = json.loads((CONFIGS / "llama-4-scout.json").read_text())
+    for change, field in (({"pixel_shuffle_ratio": 0.3}, "pixel_shuffle_ratio"),
+                          ({"multi_modal_projector_bias": True}, "multi_modal_projector_bias")):
+        bad = dict(config, vision_config={**config["vision_config"], **change})
+        with pytest.raises(SpecError, match=field):
+            spec_mapping_from_config(bad, path="x.json")

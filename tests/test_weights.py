@@ -34,6 +34,7 @@ from kvplan.model.quant_formats import (
     Nvfp4,
 )
 from kvplan.sources.checkpoint import categorise, read_checkpoint
+from kvplan.sources.hf_config import load_config
 from kvplan.sources.resolve import bundled_spec_ids, load_spec
 from kvplan.weights.base import engine_dtype, engine_dtype_note, rope_cache_elements
 from kvplan.weights.breakdown import weight_breakdown
@@ -591,3 +592,47 @@ def test_weights_bench_md_is_current() -> None:
     out = subprocess.run([sys.executable, "-m", "tests.benches.weights_bench"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
     assert out == (root / "examples" / "weights-bench.md").read_text()
+
+
+def test_llama4_vision_tower_weights_by_hand() -> None:
+    # Llama-4-Scout's vision model and projector in bf16 (vLLM 0.15.1 / 0.19.0 mllama4.py: built
+    # with quant_config=None, split over TP), hidden h 1,408, MLP I 5,632, 34 blocks, 3 x 14^2 =
+    # 588 pixels a patch, 576 patches + CLS; adapter 5,632 -> 4,096 -> 4,096; projector 4,096 ->
+    # 5,120. At TP 4: patch embedding 352 x 588 = 206,976; replicated class + positions + two
+    # LayerNorms 1,408 x (1 + 577 + 4) = 819,456; a block: qkv 1,056 x 1,408 + o 1,408 x 352 +
+    # fc1 1,408 x 1,408 + fc2 1,408 x 1,408 = 5,947,392, biases 1,056 + 1,408 + 1,408 + 1,408 =
+    # 5,280, LayerNorms 5,632: 5,958,304 x 34 = 202,582,336; adapter 1,024 x 5,632 + 4,096 x
+    # 1,024 = 9,961,472; projector 1,280 x 4,096 = 5,242,880. Sum 218,813,120 x 2 B =
+    # 437,626,240 B (0.41 GiB). The llm-d-planner 0.19.0 log of Scout at TP 4 (tests/data/weights/
+    # logs.json) logs 53.12 GiB: without the tower kvplan had 52.69 GiB (-0.81 %), with it 53.10.
+    spec = load_spec("llama-4-scout")
+    assert weight_breakdown(spec, None, dtype="bf16", tp=4).vision == 437_626_240
+    # TP 2: 206,976 x 2 + 819,456 + 11,908,160 x 34 + 19,922,944 + 10,485,760 = 436,519,552
+    # elements, 873,039,104 B. An FP8 checkpoint leaves the tower in bf16 (quant_config=None).
+    assert weight_breakdown(spec, None, dtype="bf16", tp=2).vision == 873_039_104
+    fp8 = load_config(CONFIGS / "llama-4-scout-fp8-dynamic.json")[0]
+    quant = parse_quantization_config(fp8.quantization_config, "x")
+    assert weight_breakdown(fp8, quant, dtype="bf16", tp=2).vision == 873_039_104
+
+
+def test_wrapper_prefixed_ignore_list() -> None:
+    # RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic ignores
+    # "language_model.model.layers.N.self_attn.{q,k,v,o}_proj": vLLM builds the text model under
+    # "language_model." (mllama4.py maybe_prefix(prefix, "language_model")), so the attention
+    # stays bf16. At TP 2 a layer's qkv is (20 + 2 x 4) heads x 128 = 3,584 rows x 5,120 and o
+    # 5,120 x 2,560: 31,457,280 parameters x 2 B = 62,914,560 B, x 48 layers = 3,019,898,880 B
+    # (FP8 would be half, plus scales). The experts stay FP8 (not ignored).
+    spec = load_config(CONFIGS / "llama-4-scout-fp8-dynamic.json")[0]
+    quant = parse_quantization_config(spec.quantization_config, "x")
+    b = weight_breakdown(spec, quant, dtype="bf16", tp=2)
+    assert b.attention == 3_019_898_880
+    assert quant.scheme_for("model.layers.0.self_attn.q_proj") is None
+    assert quant.scheme_for("model.layers.0.feed_forward.experts.0.gate_proj") is not None
+    # The vision tower's own names do not leak onto the text model's: an ignore list naming
+    # only "vision_model.model.layers.0.self_attn.q_proj" leaves the text layer quantized.
+    from kvplan.model.quant_config import _name_matches
+
+    assert not _name_matches("vision_model.model.layers.0.self_attn.q_proj",
+                             "model.layers.0.self_attn.q_proj")
+    assert _name_matches("model.language_model.layers.3.mlp", "model.layers.3.mlp.down_proj")
+    assert _name_matches("language_model.lm_head", "lm_head")

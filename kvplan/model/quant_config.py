@@ -31,13 +31,35 @@ from kvplan.model.quant_formats import (
 # Which modules a config quantizes.
 
 
+# A multimodal checkpoint names its language model's modules under the wrapper:
+# ``language_model.model.layers.0.self_attn.q_proj`` (Llama-4, Gemma-3, Mistral-3) or
+# ``model.language_model.layers.0...`` (Qwen2.5-VL / Qwen3-VL, transformers >= 4.52). vLLM builds
+# the text model under that prefix (mllama4.py: maybe_prefix(prefix, "language_model"); the
+# others map the checkpoint names onto it, hf_to_vllm_mapper, and their quantization config's
+# ignore list with it), so an ignore list or target naming the wrapped module names kvplan's
+# ``model.layers.0.self_attn.q_proj``. (old prefix, what it stands for in kvplan's names)
+_TEXT_MODEL_PREFIXES = (("language_model.model.", "model."), ("language_model.lm_head", "lm_head"),
+                        ("model.language_model.", "model."))
+
+
+def _text_model_name(pattern: str) -> str:
+    """`pattern` with a multimodal wrapper's language-model prefix replaced by kvplan's name for
+    the same module; other patterns (the vision tower's, regexes) unchanged."""
+    for old, new in _TEXT_MODEL_PREFIXES:
+        if pattern.startswith(old):
+            return new + pattern[len(old):]
+    return pattern
+
+
 def _name_matches(pattern: str, name: str) -> bool:
     """vLLM's is_layer_skipped and compressed-tensors' should_ignore_layer: ``re:`` patterns are
     regexes (re.match); otherwise an exact module name or any dotted suffix/prefix of it
     (``lm_head``, ``gate``, ``model.layers.0.mlp``); ``*`` is a glob (gpt-oss's
-    ``model.layers.*.self_attn``)."""
+    ``model.layers.*.self_attn``). A wrapper's language-model prefix is read as kvplan's
+    (`_text_model_name`)."""
     if pattern.startswith("re:"):
         return re.match(pattern[3:], name) is not None
+    pattern = _text_model_name(pattern)
     parts = name.split(".")
     if "*" in pattern:
         return any(fnmatch.fnmatchcase(".".join(parts[:k]), pattern)

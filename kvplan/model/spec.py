@@ -107,12 +107,15 @@ class IndexerSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class VisionTowerSpec:
-    """A SigLIP vision encoder and the projector into the language model of a multimodal
-    checkpoint, as vLLM builds them (vllm/model_executor/models/siglip.py SiglipVisionModel;
-    the projector named by ``projector``: "gemma3" = gemma3_mm.py Gemma3MultiModalProjector).
-    Loaded with the model, so in "Model loading took X GiB"; it holds no KV cache."""
+    """A vision encoder and the projector into the language model of a multimodal checkpoint,
+    as vLLM builds them: ``kind`` "siglip" (vllm/model_executor/models/siglip.py
+    SiglipVisionModel; the projector named by ``projector``: "gemma3" = gemma3_mm.py
+    Gemma3MultiModalProjector) or "llama4" (mllama4.py Llama4VisionModel: a linear patch
+    embedding, a CLS token, pre-norm blocks, a pixel-shuffle MLP adapter; projector "llama4" =
+    Llama4MultiModalProjector). Loaded with the model, so in "Model loading took X GiB"; it holds
+    no KV cache."""
 
-    kind: str  # "siglip"
+    kind: str  # "siglip" | "llama4"
     hidden_size: int
     intermediate_size: int
     num_hidden_layers: int
@@ -126,10 +129,26 @@ class VisionTowerSpec:
     # pools the (image_size / patch_size)^2 patches to mm_tokens_per_image (config.json, 256).
     tokens_per_image: int = 256
 
+    # Llama-4 only (vision_config): patches per language-model token after the pixel shuffle
+    # (round(1 / pixel_shuffle_ratio^2): 4 at ratio 0.5), the adapter's widths, the vision
+    # output fed to the projector, and the most tiles one image is cut into (the processor's
+    # max_patches, preprocessor_config.json, not in config.json: 16 in the Llama-4 checkpoints).
+    patches_per_token: int = 4
+    projector_input_dim: int = 0
+    projector_output_dim: int = 0
+    vision_output_dim: int = 0
+    max_tiles: int = 16
+
     @property
     def num_positions(self) -> int:
         """SiglipVisionEmbeddings: one position per patch ((image_size / patch_size) ** 2)."""
         return (self.image_size // self.patch_size) ** 2
+
+    @property
+    def tokens_per_tile(self) -> int:
+        """Llama-4: language-model tokens per tile after the pixel shuffle
+        (Mllama4ProcessingInfo.get_patch_per_chunk: patches // round(1 / ratio^2))."""
+        return self.num_positions // self.patches_per_token
 
 
 # The processors' largest input, from the checkpoints' preprocessor configs (not in config.json):

@@ -44,7 +44,7 @@ from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_text import check_layer_types, fill_family_defaults, text_family
 from kvplan.sources.hf_unknown import check_unknown_fields
-from kvplan.sources.hf_vision import qwen_vit, siglip_tower
+from kvplan.sources.hf_vision import llama4_tower, qwen_vit, siglip_tower
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import check_architecture
 
@@ -352,6 +352,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     vit = qwen_vit(config, path)
     if vit is not None:
         mapping["qwen_vit"] = vit
+    llama4_vision = llama4_tower(config, path)
+    if llama4_vision is not None:
+        mapping["vision"] = llama4_vision
     if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
             and vit is None):
         c.warn(f"vision_config of a {config_model_type(config)} checkpoint not read: vLLM's "

@@ -1,5 +1,6 @@
 """A multimodal checkpoint's vision_config as the spec's vision sections: Gemma-3's SigLIP tower
-(``vision``) and the Qwen3-VL / Qwen3.5 vision transformer (``qwen_vit``)."""
+and Llama-4's vision model (``vision``), and the Qwen3-VL / Qwen3.5 vision transformer
+(``qwen_vit``)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,47 @@ def siglip_tower(config: Mapping[str, Any], path: str) -> dict | None:
         "patch_size": r.int("patch_size", required="vision_config.patch_size"),
         "num_channels": r.int("num_channels") or 3,
         "projector": "gemma3",
+    }
+
+
+def llama4_tower(config: Mapping[str, Any], path: str) -> dict | None:
+    """A Llama-4 checkpoint's vision_config (model_type llama4_vision_model) as the spec's vision
+    section, kind "llama4" (kvplan.weights.breakdown counts it as vLLM's mllama4.py builds it,
+    kvplan.engines.vllm.mm profiles it). None for other models."""
+    vc = config.get("vision_config")
+    if config_model_type(config) != "llama4" or not isinstance(vc, Mapping):
+        return None
+    r = ConfigReader(dict(vc), path, "llama4_vision_model")
+    ratio = vc.get("pixel_shuffle_ratio", 0.5)
+    if (not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1
+            or abs(1 / ratio ** 2 - round(1 / ratio ** 2)) > 1e-9):
+        raise SpecError(path, "vision_config.pixel_shuffle_ratio",
+                        f"expected a ratio r in (0, 1] with 1 / r^2 whole, got {ratio!r}")
+    if vc.get("multi_modal_projector_bias"):
+        raise SpecError(path, "vision_config.multi_modal_projector_bias",
+                        "true is not modelled (the adapter's biases; every Llama-4 config has "
+                        "false)")
+    return {
+        "kind": "llama4",
+        "hidden_size": r.int("hidden_size", required="vision_config.hidden_size"),
+        "intermediate_size": r.int("intermediate_size",
+                                   required="vision_config.intermediate_size"),
+        "num_hidden_layers": r.int("num_hidden_layers",
+                                   required="vision_config.num_hidden_layers",
+                                   maximum=MAX_LAYERS),
+        "num_attention_heads": r.int("num_attention_heads",
+                                     required="vision_config.num_attention_heads"),
+        "image_size": r.int("image_size", required="vision_config.image_size"),
+        "patch_size": r.int("patch_size", required="vision_config.patch_size"),
+        "num_channels": r.int("num_channels") or 3,
+        "projector": "llama4",
+        "patches_per_token": round(1 / ratio ** 2),
+        "projector_input_dim": r.int("projector_input_dim",
+                                     required="vision_config.projector_input_dim"),
+        "projector_output_dim": r.int("projector_output_dim",
+                                      required="vision_config.projector_output_dim"),
+        "vision_output_dim": r.int("vision_output_dim",
+                                   required="vision_config.vision_output_dim"),
     }
 
 

@@ -523,8 +523,10 @@ def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
 def _parse_vision(r: _Reader | None) -> VisionTowerSpec | None:
     if r is None:
         return None
+    kind = r.str("kind", choices=("siglip", "llama4"))
+    llama4 = kind == "llama4"
     tower = VisionTowerSpec(
-        kind=r.str("kind", choices=("siglip",)),
+        kind=kind,
         hidden_size=r.int("hidden_size"),
         intermediate_size=r.int("intermediate_size"),
         num_hidden_layers=r.int("num_hidden_layers"),
@@ -532,10 +534,17 @@ def _parse_vision(r: _Reader | None) -> VisionTowerSpec | None:
         image_size=r.int("image_size"),
         patch_size=r.int("patch_size"),
         num_channels=r.int("num_channels", required=False, default=3),
-        projector=r.str("projector", choices=("gemma3",)),
+        projector=r.str("projector", choices=("llama4",) if llama4 else ("gemma3",)),
         tokens_per_image=r.int("tokens_per_image", required=False, default=256),
+        patches_per_token=r.int("patches_per_token", required=False, default=4),
+        projector_input_dim=r.int("projector_input_dim", required=llama4, default=0),
+        projector_output_dim=r.int("projector_output_dim", required=llama4, default=0),
+        vision_output_dim=r.int("vision_output_dim", required=llama4, default=0),
+        max_tiles=r.int("max_tiles", required=False, default=16),
     )
     r.finish()
+    if llama4 and tower.num_positions % tower.patches_per_token:
+        raise r.error("patches_per_token", "must divide the patches of a tile")
     if tower.hidden_size % tower.num_attention_heads:
         raise r.error("num_attention_heads", "must divide hidden_size")
     return tower

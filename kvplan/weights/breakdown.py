@@ -165,6 +165,41 @@ def _vision_tower(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) 
     t.vector("vision", h * text_hidden + h)  # projector weight and mm_soft_emb_norm
 
 
+def _llama4_vision(t: _Tally, tower: VisionTowerSpec, text_hidden: int, tp: int) -> None:
+    """Llama-4's vision model and projector, per tensor-parallel rank, in group "vision"
+    (vllm/model_executor/models/mllama4.py, 0.15.1 and 0.19.0: Llama4ForConditionalGeneration
+    builds Llama4VisionModel and Llama4MultiModalProjector with ``quant_config=None``, so they
+    stay in the compute dtype whatever the checkpoint's quantization). Split over TP (the default
+    --mm-encoder-tp-mode weights): the patch embedding (Llama4UnfoldConvolution, a
+    ColumnParallelLinear of channels x patch^2 -> hidden, no bias), each block like `_vit_block`
+    (QKVParallelLinear and RowParallelLinear o_proj, ColumnParallelLinear fc1 and RowParallelLinear
+    fc2, all with bias; two LayerNorms), the pixel-shuffle adapter (Llama4VisionPixelShuffleMLP: fc1
+    intermediate -> projector_input_dim column, fc2 -> projector_output_dim row, bias
+    multi_modal_projector_bias: false in every Llama-4 config) and the projector's linear_1
+    (vision_output_dim -> text hidden, column, no bias). Replicated: class_embedding (hidden),
+    positional_embedding_vlm ((patches + 1) x hidden), layernorm_pre and layernorm_post. The
+    blocks' complex64 rotary table ((patches + 1) x head_dim / 4 x 8 B, 0.2 MB for Llama-4) is
+    left out."""
+    h, inter = tower.hidden_size, tower.intermediate_size
+    plain = t.plain
+
+    def linear(out_features: int, in_features: int) -> None:
+        t.add("vision", plain.matrix_bytes(out_features, in_features))
+
+    linear(_split(h, tp), tower.num_channels * tower.patch_size ** 2)
+    t.vector("vision", h + (tower.num_positions + 1) * h + 2 * 2 * h)
+    for _ in range(tower.num_hidden_layers):
+        linear(3 * _split(h, tp), h)
+        linear(h, _split(h, tp))
+        linear(_split(inter, tp), h)
+        linear(h, _split(inter, tp))
+        t.vector("vision", 3 * _split(h, tp) + h + _split(inter, tp) + h)  # biases
+        t.vector("vision", 2 * 2 * h)  # the two LayerNorms
+    linear(_split(tower.projector_input_dim, tp), inter)
+    linear(tower.projector_output_dim, _split(tower.projector_input_dim, tp))
+    linear(_split(text_hidden, tp), tower.vision_output_dim)
+
+
 def _qwen_vit(t: _Tally, vit: QwenViTSpec, tp: int) -> None:
     """A Qwen3-VL / Qwen3.5 vision transformer, per tensor-parallel rank, in group "vision"
     (vllm/model_executor/models/qwen3_vl.py, Qwen3_VisionTransformer, 0.32; qwen3_5.py builds
@@ -274,7 +309,10 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
     if vision and spec.vision is not None:
-        _vision_tower(t, spec.vision, spec.hidden_size, tp)
+        if spec.vision.kind == "llama4":
+            _llama4_vision(t, spec.vision, spec.hidden_size, tp)
+        else:
+            _vision_tower(t, spec.vision, spec.hidden_size, tp)
     if vision and spec.qwen_vit is not None:
         _qwen_vit(t, spec.qwen_vit, tp)
     counts = count_params(spec)

@@ -8,6 +8,8 @@ replayed through the CLI itself, given only what a user knows: the model, the GP
 memory fraction, TP/PP, the engine version, the batch limits the user set, and the weights pinned
 to the logged "Model loading took X GiB" (`--weights-gib`), so that only the engine's reserve is
 judged. Logs marked `fitted` were used to derive the sampler rule of kvplan.engines.vllm.budget.
+Runs whose log is public only as its KV token count (tests/data/engine_logs/vllm_kv_token_runs.json)
+are replayed with kvplan's own weights in a table of their own (tests/benches/kv_token_runs.py).
 Each table's "held out" line is the honest split of tests/benches/honest.py: logs in no fitted
 constant's `fitted_on` (its `Fitted` record, collected by tests/benches/fitted_rows.py) and of no
 fitted log's model, GPU, TP and EP; beside it the prospective logs (added after the last rule
@@ -46,7 +48,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from tests.benches import honest, trtllm_bench
+from tests.benches import honest, kv_token_runs, trtllm_bench
 from tests.benches.replay import (
     ROOT,
     TOLERANCE_GIB,
@@ -406,6 +408,7 @@ def main() -> None:
             print(f"| {log['model']} | {log['vllm_version']} | {log['gpu']} | {log['tp']} | "
                   f"{log['gpu_memory_utilization']} | {log['available_kv_cache_gib']:.2f} | "
                   f"{message}: refused | {log['url']} |")
+    kv_token_runs.print_runs(kv_token_runs.rows())
     print_sglang(sglang_rows())
     trtllm_bench.print_trtllm(trtllm_bench.trtllm_rows())
     trtllm_bench.print_trtllm_ci(trtllm_bench.trtllm_ci_rows())

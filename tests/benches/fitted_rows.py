@@ -94,6 +94,12 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "at their public recipes' layouts (DEP4 eager prefill, DEP16 / TEP4 decode), "
                 "read after their TTFT came out 0.16-0.31x the measured",
            rows=_AIC_KIMI_VLLM),
+    Shaped(commit="a571d7e",
+           rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
+                "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
+                "Llama-4-Scout FP8 TP 2 miss)",
+           rows=(
+        "inference-sim-17-llama-4-scout-17b-16e-tp2-general-lite-2-1",)),
     Shaped(commit="1ac927c",
            rule="vLLM's fused-MoE buffers by release (freed before the sampler warm-up to 0.13, "
                 "kept from 0.14; with EP not split over TP)",
@@ -263,8 +269,8 @@ class RuleChange:
 
 
 LAST_RULE_CHANGE = {
-    "engine": RuleChange(commit="71458724a055", time="2026-12-02T12:27:51+00:00",
-                         paths="kvplan/engines/"),
+    "engine": RuleChange(commit="a571d7ec30ba", time="2026-12-02T17:13:08+00:00",
+                         paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
     "cost": RuleChange(commit="685ac4f982d3", time="2026-12-02T04:53:06+00:00",
                        paths="kvplan/costmodel.py, kvplan/flops.py (now kvplan/perf/)"),
 }

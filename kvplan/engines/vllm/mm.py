@@ -69,6 +69,16 @@ class EncoderProfiler(Protocol):
 
     def output_bytes(self, tokens: int, *, element_bytes: int) -> int: ...
 
+    def busiest_rank_patches(self, items: int, modality: EncoderModality, tp: int) -> int:
+        """--mm-encoder-tp-mode data: the encoder positions on the busiest rank."""
+        ...
+
+
+def _items_per_rank(items: int, modality: EncoderModality, tp: int) -> int:
+    """models/vision.py run_dp_sharded_mrope_vision_model: whole items dealt out by patch count
+    (get_load_balance_assignment: equal dummy items, ceil(items / TP) on the busiest rank)."""
+    return -(-items // tp) * modality.patches_per_item
+
 
 @dataclass(frozen=True)
 class QwenViTProfiler:
@@ -124,6 +134,9 @@ class QwenViTProfiler:
     def output_bytes(self, tokens: int, *, element_bytes: int) -> int:
         return tokens * self.vit.out_hidden_size * (1 + self.vit.deepstack_layers) * element_bytes
 
+    def busiest_rank_patches(self, items: int, modality: EncoderModality, tp: int) -> int:
+        return _items_per_rank(items, modality, tp)
+
 
 @dataclass(frozen=True)
 class SiglipProfiler:
@@ -160,12 +173,74 @@ class SiglipProfiler:
     def output_bytes(self, tokens: int, *, element_bytes: int) -> int:
         return tokens * self.text_hidden * element_bytes
 
+    def busiest_rank_patches(self, items: int, modality: EncoderModality, tp: int) -> int:
+        return _items_per_rank(items, modality, tp)
+
+
+@dataclass(frozen=True)
+class Llama4VisionProfiler:
+    """Llama-4's vision model (models/mllama4.py Llama4VisionModel, read in the 0.15.1 wheel; eager:
+    its support_torch_compile is enabled only with compile_mm_encoder, off by default).
+
+    Largest image (Mllama4ProcessingInfo.get_image_size_with_most_features): max_tiles tiles in
+    a row (16 x 1; the processor's max_patches, 16), cut into those tiles plus one global tile
+    (patches_per_image = 1 + 16), each image_size^2 pixels: (image_size / patch)^2 + 1 encoder
+    positions (the patches and a CLS token; 577 at 336 / 14) and (image_size / patch)^2 /
+    patches_per_token language-model tokens after the pixel shuffle (144): 17 x 144 = 2,448
+    tokens, the placeholder's embeddings (its tile separators are text).
+
+    Alive through the blocks, per position: the pixel values (channels x patch^2) and the
+    residual stream. The widest point of a block is its rotary embedding
+    (rotary_embedding/llama4_vision_rope.py forward_native: q and k cast to float32, each
+    multiplied by the complex table, then cast back while the float32 tensors are alive:
+    8 h / TP in float32 plus 2 h / TP, 10 h / TP in 16-bit units) beside the residual, the
+    norm's output and qkv (3 h / TP): 2 h + 13 h / TP; the MLP holds 2 h + 2 I / TP (fc1's output
+    and its GELU), narrower for Llama-4 (I = 4 h). Outputs kept in the encoder cache: tokens x
+    the language model's hidden size (Llama4MultiModalProjector, gathered)."""
+
+    tower: VisionTowerSpec
+    text_hidden: int
+    source: str = "mllama4.py Llama4VisionModel"
+    # Llama4ForConditionalGeneration.supports_encoder_tp_data.
+    supports_encoder_tp_data: bool = True
+
+    @property
+    def tiles_per_item(self) -> int:
+        t = self.tower
+        return t.max_tiles + 1 if t.max_tiles > 1 else 1
+
+    def modalities(self) -> tuple[EncoderModality, ...]:
+        t = self.tower
+        return (EncoderModality(name="image",
+                                tokens_per_item=self.tiles_per_item * t.tokens_per_tile,
+                                patches_per_item=self.tiles_per_item * (t.num_positions + 1)),)
+
+    def per_patch_elements(self, tp: int) -> int:
+        t = self.tower
+        h, inter = t.hidden_size, t.intermediate_size
+        block = max(2 * h + 13 * h // tp, 2 * h + 2 * inter // tp)
+        return t.num_channels * t.patch_size ** 2 + block
+
+    def peak_bytes(self, patches: int, *, tp: int, element_bytes: int) -> int:
+        return patches * self.per_patch_elements(tp) * element_bytes
+
+    def output_bytes(self, tokens: int, *, element_bytes: int) -> int:
+        return tokens * self.text_hidden * element_bytes
+
+    def busiest_rank_patches(self, items: int, modality: EncoderModality, tp: int) -> int:
+        """models/vision.py run_dp_sharded_vision_model: the tiles of every item are split
+        evenly over the ranks (padded to a multiple of TP), ceil(tiles / TP) on each."""
+        tiles = items * self.tiles_per_item
+        return -(-tiles // tp) * (self.tower.num_positions + 1)
+
 
 def encoder_profiler(spec: ModelSpec) -> EncoderProfiler | None:
     """The spec's vision encoder as vLLM profiles it; None when it has none kvplan describes
     (text models, and towers kvplan does not read: nothing is added, as before)."""
     if spec.qwen_vit is not None:
         return QwenViTProfiler(spec.qwen_vit)
+    if spec.vision is not None and spec.vision.kind == "llama4":
+        return Llama4VisionProfiler(spec.vision, spec.hidden_size)
     if spec.vision is not None:
         return SiglipProfiler(spec.vision, spec.hidden_size)
     return None
@@ -225,7 +300,7 @@ def vllm_encoder_profile(spec: ModelSpec, *, max_num_batched_tokens: int, max_nu
     patches = items * chosen.patches_per_item
     outputs = profiler.output_bytes(items * chosen.tokens_per_item, element_bytes=element_bytes)
     if encoder_data_parallel and profiler.supports_encoder_tp_data:
-        busiest = -(-items // tp) * chosen.patches_per_item
+        busiest = profiler.busiest_rank_patches(items, chosen, tp)
         peak = profiler.peak_bytes(busiest, tp=1, element_bytes=element_bytes)
     else:
         peak = profiler.peak_bytes(patches, tp=tp, element_bytes=element_bytes)
