@@ -27,6 +27,7 @@ from kvplan.sources.support import (
     support_table,
     vllm_registry,
 )
+from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -278,6 +279,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "exaone-3.0-7.8b": (CONFIGS / "exaone-3.0-7.8b.json", 32 * 2 * 8 * 128 * 2,
                         HF + "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct"),
 }
+# Rows made exact in tests/test_support_hybrid.py (hybrids and the rows beside them).
+GOLDEN.update(HYBRID_GOLDEN)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 

@@ -21,8 +21,9 @@ _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "min
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
-              "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"}
+              "glm_moe_dsa", "glm4_moe_lite"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm",
+                    "dbrx"}
 # GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
 # gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
 # (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
@@ -36,8 +37,9 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
 # gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
-# internlm2.py InternLM2Attention.
-_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"}
+# internlm2.py InternLM2Attention, olmo_hybrid.py OlmoHybridAttention, dbrx.py DbrxAttention.
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2",
+                         "olmo_hybrid", "dbrx"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their config classes set it) and head size config.head_dim, else hidden_size /
 # num_attention_heads, with no sliding layer unless layer_types says so (vLLM 0.32 models/):
@@ -45,6 +47,7 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 # - granitemoe.py and apertus.py (a window only on layer_types' sliding_attention layers:
 #   granite.py granite_layer_attn_params, ApertusAttention);
 # - ernie45_moe.py Ernie4_5_MoeAttention (head_dim or hidden / heads);
+# - dbrx.py DbrxAttention (its own field names, mapped by hf_config._dbrx_fields);
 # - internlm2.py (wqkv / wo without bias); exaone.py ExaoneBlockAttention (EXAONE 3 / 3.5;
 #   layers from the remote ExaoneConfig's num_layers);
 # - seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend
@@ -52,7 +55,7 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 #   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
 #   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"}
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone", "dbrx"}
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 _NON_GATED_MLP = {"apertus"}
 # Families whose transformers config class turns an integer sliding_window_pattern into
