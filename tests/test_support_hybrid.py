@@ -64,6 +64,10 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # earlier layers' KV: 20 x 2 x 2 x 256 x 2 B.
     "gemma-3n-e4b-text": (CONFIGS / "gemma-3n-e4b-text.json", (35 - 15) * 2 * 2 * 256 * 2,
                           HF + "google/gemma-3n-E4B-it"),
+    # Lfm2VlForConditionalGeneration (models/lfm2_vl.py over lfm2.py): LFM2-VL-1.6B's language
+    # model is LFM2-1.2B: 6 full_attn_idxs of 16 layers x 2 x 8 KV heads x 64 x 2 B.
+    "lfm2-vl-1.6b": (CONFIGS / "lfm2-vl-1.6b.json", 6 * 2 * 8 * 64 * 2,
+                     HF + "LiquidAI/LFM2-VL-1.6B"),
 }
 # The exact rows these configs back, and their vLLM-oracle cases.
 ROWS = {
@@ -74,6 +78,7 @@ ROWS = {
     "Glm4MoeLiteForCausalLM": ("glm-4.7-flash", "glm-4.7-flash"),
     "Llama4ForCausalLM": ("llama-4-scout-text", "llama-4-scout-text"),
     "Gemma3nForCausalLM": ("gemma-3n-e4b-text", "gemma-3n-e4b-text"),
+    "Lfm2VlForConditionalGeneration": ("lfm2-vl-1.6b", "lfm2-vl-1.6b"),
 }
 
 
@@ -217,3 +222,23 @@ def test_nemotron_h_with_per_layer_block_configs_is_refused(tmp_path: Path) -> N
     assert code == 2 and out == ""
     (line,) = err.splitlines()
     assert "block_configs" in line
+
+
+def test_lfm2_vl_state_by_hand(tmp_path: Path) -> None:
+    # models/lfm2_vl.py get_mamba_state_shape_from_config: short_conv_state_shape with
+    # intermediate_size = text_config.hidden_size and conv_L_cache: 10 conv layers x (3 - 1)
+    # x 2048 x 2 B, the text model's own number.
+    spec, _ = load_config(CONFIGS / "lfm2-vl-1.6b.json")
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
+    # The wrapper takes hidden_size where Lfm2ForCausalLM alone takes conv_dim (lfm2.py): a
+    # conv_dim apart from hidden_size changes the text model's state, not the wrapper's.
+    config = json.loads((CONFIGS / "lfm2-vl-1.6b.json").read_text())
+    config["text_config"]["conv_dim"] = 1024
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
+    text = dict(config["text_config"], architectures=["Lfm2ForCausalLM"])
+    path.write_text(json.dumps(text))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 1024 * 2
