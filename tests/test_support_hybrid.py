@@ -68,6 +68,9 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # model is LFM2-1.2B: 6 full_attn_idxs of 16 layers x 2 x 8 KV heads x 64 x 2 B.
     "lfm2-vl-1.6b": (CONFIGS / "lfm2-vl-1.6b.json", 6 * 2 * 8 * 64 * 2,
                      HF + "LiquidAI/LFM2-VL-1.6B"),
+    # GLM4VForCausalLM (models/glm4v.py: GLM4VModel over chatglm.py's ChatGLMModel, the same
+    # GLMAttention): 40 num_layers x 2 x multi_query_group_num 2 x (4096 / 32 = 128) x 2 B.
+    "glm-4v-9b": (CONFIGS / "glm-4v-9b.json", 40 * 2 * 2 * 128 * 2, HF + "zai-org/glm-4v-9b"),
 }
 # The exact rows these configs back, and their vLLM-oracle cases.
 ROWS = {
@@ -79,6 +82,7 @@ ROWS = {
     "Llama4ForCausalLM": ("llama-4-scout-text", "llama-4-scout-text"),
     "Gemma3nForCausalLM": ("gemma-3n-e4b-text", "gemma-3n-e4b-text"),
     "Lfm2VlForConditionalGeneration": ("lfm2-vl-1.6b", "lfm2-vl-1.6b"),
+    "GLM4VForCausalLM": ("glm-4v-9b", "glm-4v-9b"),
 }
 
 
