@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan.cli import app
@@ -246,3 +248,25 @@ def test_lfm2_vl_state_by_hand(tmp_path: Path) -> None:
     path.write_text(json.dumps(text))
     spec, _ = load_config(path)
     assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 1024 * 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(kinds=st.lists(st.booleans(), min_size=2, max_size=24).filter(
+    lambda k: any(k) and not all(k)))
+def test_olmo_hybrid_cache_follows_any_layer_pattern(kinds: list[bool]) -> None:
+    # Any mix of layer kinds (True: full_attention, False: linear_attention; vLLM's
+    # OlmoHybridConfig asks for at least one of each): KV per token is the attention layers'
+    # 2 x 30 x 128 x 2 B each, the state the linear layers' (3 x 11,520 + 30 x 192 x 96) x 2 B.
+    import tempfile
+
+    config = json.loads((CONFIGS / "olmo-hybrid-7b.json").read_text())
+    config["num_hidden_layers"] = len(kinds)
+    config["layer_types"] = ["full_attention" if k else "linear_attention" for k in kinds]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "config.json"
+        path.write_text(json.dumps(config))
+        spec, _ = load_config(path)
+    caches = rank_caches(spec, kv_dtype="bf16")
+    full = sum(kinds)
+    assert caches.bytes_per_token == full * 2 * 30 * 128 * 2
+    assert caches.state_bytes == (len(kinds) - full) * (3 * 11520 + 30 * 192 * 96) * 2
