@@ -28,6 +28,7 @@ from kvplan.sources.support import (
     vllm_registry,
 )
 from tests.test_support_text import TEXT_GOLDEN
+from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -281,6 +282,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
 }
 # The text-only rows of kvplan.sources.hf_text's family table (tests/test_support_text.py).
 GOLDEN.update(TEXT_GOLDEN)
+# Rows made exact in tests/test_support_hybrid.py (hybrids and the rows beside them).
+GOLDEN.update(HYBRID_GOLDEN)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 

@@ -25,9 +25,9 @@ _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "min
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "mimo"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
-              "glm_moe_dsa"}
-LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm"} | {
-    name for name, family in TEXT_FAMILIES.items() if family.layernorm}
+              "glm_moe_dsa", "glm4_moe_lite"}
+LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm",
+                    "dbrx"} | {name for name, family in TEXT_FAMILIES.items() if family.layernorm}
 # GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.
 # gpt_bigcode (SantaCoder, StarCoder): vLLM 0.32 serves it with the Transformers backend
 # (registry.py _TRANSFORMERS_SUPPORTED_MODELS), whose Attention takes num_kv_heads from the
@@ -41,8 +41,9 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
 # gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
-# internlm2.py InternLM2Attention.
-_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2"} | {
+# internlm2.py InternLM2Attention, olmo_hybrid.py OlmoHybridAttention, dbrx.py DbrxAttention.
+_HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2",
+                         "olmo_hybrid", "dbrx"} | {
     name for name, family in TEXT_FAMILIES.items() if family.head_dim == "hidden"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their config classes set it) and head size config.head_dim, else hidden_size /
@@ -51,6 +52,7 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 # - granitemoe.py and apertus.py (a window only on layer_types' sliding_attention layers:
 #   granite.py granite_layer_attn_params, ApertusAttention);
 # - ernie45_moe.py Ernie4_5_MoeAttention (head_dim or hidden / heads);
+# - dbrx.py DbrxAttention (its own field names, mapped by hf_config._dbrx_fields);
 # - internlm2.py (wqkv / wo without bias); exaone.py ExaoneBlockAttention (EXAONE 3 / 3.5;
 #   layers from the remote ExaoneConfig's num_layers);
 # - seed_oss, olmo (OLMo v1) and hunyuan_v1_dense, served by the Transformers backend
@@ -58,7 +60,7 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 #   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
 #   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone"} | set(TEXT_FAMILIES)
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone", "dbrx"} | set(TEXT_FAMILIES)
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 _NON_GATED_MLP = {"apertus"} | {
     name for name, family in TEXT_FAMILIES.items() if not family.gated_mlp}
@@ -567,33 +569,3 @@ def mtp_layers(c: ConfigReader) -> int:
         return 0
     return checked_int(value, path=c.path, field="num_nextn_predict_layers", minimum=0,
                        maximum=MAX_LAYERS)
-
-
-def family_notes(c: ConfigReader) -> None:
-    """Things a config.json says that the schema does not hold, so the user knows."""
-    mt = c.model_type
-    if mt == "opt":
-        proj = c.data.get("word_embed_proj_dim")
-        hidden = c.data.get("hidden_size")
-        if proj is not None and proj != hidden:
-            c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
-                   "matrices are not counted, and the embeddings are counted hidden_size wide")
-    if mt == "gemma4" and c.data.get("hidden_size_per_layer_input"):
-        c.warn("gemma-4's per-layer embeddings (vocab_size_per_layer_input x "
-               "hidden_size_per_layer_input per layer) are not counted: weights come out low")
-    if mt == "gemma3n":
-        c.warn("gemma-3n's per-layer embeddings (vocab_size_per_layer_input x "
-               "hidden_size_per_layer_input per layer), AltUp and LAuReL weights are not "
-               "counted: parameters and weights come out low")
-    if mt == "gpt_neox" and c.data.get("rotary_pct") not in (None, 1, 1.0):
-        c.warn(f"rotary_pct {c.data['rotary_pct']}: only part of each head rotates; "
-               "KV size unchanged")
-    nextn = c.data.get("num_nextn_predict_layers")
-    if nextn:
-        c.warn(f"num_nextn_predict_layers {nextn}: the multi-token-prediction module is not "
-               "part of num_hidden_layers; its KV counts with --speculative-method mtp, its "
-               "weights are not counted")
-    moe_freq = c.data.get("moe_layer_freq")
-    if moe_freq not in (None, 1) and c.has("first_k_dense_replace"):
-        c.warn("moe_layer_freq > 1: kvplan counts every moe_layer_freq-th layer after "
-               "first_k_dense_replace as MoE")

@@ -49,6 +49,12 @@ def _need(c: ConfigReader, *keys: str) -> int:
 def _nemotron_h(c: ConfigReader, layers: int) -> LayerPlan:
     # hybrid_override_pattern: one character per layer. M = Mamba2, * = attention, - = MLP,
     # E = MoE (vllm/model_executor/models/nemotron_h.py); a mixer layer holds no MLP of its own.
+    if c.data.get("block_configs") is not None:
+        # Nemotron-H "Puzzle" checkpoints: nemotron_h.py builds each layer from the remote
+        # config's get_nemotron_h_config_for_layer (per-layer heads and widths), which the
+        # top-level fields do not describe.
+        raise SpecError(c.path, "block_configs", "per-layer Nemotron-H configs are not read; "
+                                                 "refused rather than sized from the top level")
     pattern = c.data.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or len(pattern) != layers:
         raise SpecError(c.path, "hybrid_override_pattern",
@@ -164,6 +170,45 @@ def _qwen_linear(c: ConfigReader, layers: int) -> LayerPlan:
     return LayerPlan(layer_types=plan_types, recurrent=_gdn_fields(c))
 
 
+def _olmo_hybrid(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
+    """OLMo Hybrid (vLLM 0.32 models/olmo_hybrid.py): layer_types[i] "linear_attention" is a
+    Gated DeltaNet layer (layers/mamba/gdn/olmo_gdn_linear_attn.py), any other entry an
+    OlmoHybridAttention of num_key_value_heads heads of hidden_size / num_attention_heads (no
+    window); every layer has its MLP. The state: get_mamba_state_shape_from_config ->
+    gated_delta_net_state_shape over the linear_* fields, dtype from the model / cache config
+    only (no config handler reads a mamba_ssm_dtype for this class). Absent fields take
+    transformers' OlmoHybridConfig.__post_init__ values, as the config vLLM reads carries them:
+    full attention at i % 4 == 3 (the last layer if none), linear heads = num_attention_heads,
+    key head dim int(0.75 x hidden / key heads), value head dim twice that, conv kernel 4."""
+    heads = _need(c, "num_attention_heads")
+    types = c.data.get("layer_types")
+    if types is None:
+        types = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(layers)]
+        if "full_attention" not in types:
+            types[-1] = "full_attention"
+        c.warn("layer_types absent: OlmoHybridConfig default (full attention every 4th layer)")
+    if not isinstance(types, list) or len(types) != layers:
+        raise SpecError(c.path, "layer_types", f"expected a list of {layers} entries")
+    mapping = {"linear_attention": RECURRENT, "full_attention": FULL}
+    bad = [t for t in types if t not in mapping]
+    if bad:
+        # vLLM builds full attention for any entry but "linear_attention"; a name kvplan does
+        # not know (a sliding layer?) is refused rather than sized as vLLM's full attention.
+        raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
+    k_heads = c.int_or("linear_num_key_heads", heads, minimum=1)
+    v_heads = c.int_or("linear_num_value_heads", heads, minimum=1)
+    k_dim = c.int("linear_key_head_dim")
+    if k_dim is None:
+        k_dim = int(0.75 * hidden / k_heads)
+        c.warn(f"linear_key_head_dim absent: OlmoHybridConfig default {k_dim}")
+    v_dim = c.int_or("linear_value_head_dim", 2 * k_dim, minimum=1)
+    return LayerPlan(layer_types=[mapping[t] for t in types], recurrent={
+        "kind": "gated_delta_net", "conv_kernel": c.int_or("linear_conv_kernel_dim", 4,
+                                                           minimum=2),
+        "num_key_heads": k_heads, "num_value_heads": v_heads, "key_head_dim": k_dim,
+        "value_head_dim": v_dim})
+
+
 def _kimi_linear(c: ConfigReader, layers: int) -> LayerPlan:
     cfg = c.data.get("linear_attn_config")
     if not isinstance(cfg, dict):
@@ -232,8 +277,11 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     plan_types = [mapping[t] for t in types]
     if RECURRENT not in plan_types:
         return LayerPlan(layer_types=plan_types)
-    # lfm2_moe.py sizes the conv state from hidden_size itself (conv_dim is not read).
-    channels = hidden if c.model_type == "lfm2_moe" else c.int_or("conv_dim", hidden, minimum=1)
+    # lfm2_moe.py sizes the conv state from hidden_size itself (conv_dim is not read), and so
+    # does the LFM2-VL wrapper (lfm2_vl.py get_mamba_state_shape_from_config:
+    # intermediate_size=hf_config.text_config.hidden_size), whatever its text model's class.
+    by_hidden = c.model_type == "lfm2_moe" or c.data.get("_wrapper_model_type") == "lfm2_vl"
+    channels = hidden if by_hidden else c.int_or("conv_dim", hidden, minimum=1)
     return LayerPlan(layer_types=plan_types, recurrent={
         "kind": "short_conv", "conv_kernel": c.int_or("conv_L_cache", 3, minimum=2),
         "intermediate_size": channels})
@@ -408,6 +456,8 @@ def layer_plan(c: ConfigReader, layers: int, hidden: int) -> LayerPlan | None:
         return _qwen_linear(c, layers)
     if mt == "kimi_linear":
         return _kimi_linear(c, layers)
+    if mt == "olmo_hybrid":
+        return _olmo_hybrid(c, layers, hidden)
     if mt == "llama4":
         return _llama4(c, layers)
     if mt in ("lfm2", "lfm2_moe"):
@@ -425,5 +475,6 @@ PURE_RECURRENT_TYPES = frozenset({"mamba", "falcon_mamba", "mamba2"})
 
 HYBRID_MODEL_TYPES = frozenset({"nemotron_h", "granitemoehybrid", "falcon_h1", "jamba", "bamba",
                                 "qwen3_next", "qwen3_5", "qwen3_5_moe", "kimi_linear", "llama4",
+                                "olmo_hybrid",
                                 "lfm2", "lfm2_moe", "zamba2",
                                 "nemotron-nas"}) | PURE_RECURRENT_TYPES
