@@ -27,6 +27,7 @@ from kvplan.sources.support import (
     support_table,
     vllm_registry,
 )
+from tests.test_support_mm import GOLDEN_MM
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -278,6 +279,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "exaone-3.0-7.8b": (CONFIGS / "exaone-3.0-7.8b.json", 32 * 2 * 8 * 128 * 2,
                         HF + "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct"),
 }
+# Multimodal wrappers' golden configs live in their own file (tests/test_support_mm.py).
+GOLDEN.update(GOLDEN_MM)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 
