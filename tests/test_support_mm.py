@@ -54,6 +54,9 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # "llama"); 3 KV heads of 576 / 9 = 64: 30 x 2 x 3 x 64 x 2 B.
     "smolvlm-256m": (MM / "smolvlm-256m.json", 30 * 2 * 3 * 64 * 2,
                      HF + "HuggingFaceTB/SmolVLM-256M-Instruct"),
+    # models/glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over text_config (glm4v_moe_text):
+    # 46 layers x 2 x 8 KV heads x head_dim 128 x 2 B (its 96 query heads change no cache).
+    "glm-4.5v": (MM / "glm-4.5v.json", 46 * 2 * 8 * 128 * 2, HF + "zai-org/GLM-4.5V"),
 }
 
 TABLE = support_table()

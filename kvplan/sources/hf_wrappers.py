@@ -48,6 +48,9 @@ WRAPPERS: dict[str, Wrapper] = {
                             vllm="qwen3_vl_moe.py"),
     # idefics3.py: LlamaModel(vllm_config.with_hf_config(config.text_config)).
     "idefics3": Wrapper(keys=("text_config",), default_text="llama", vllm="idefics3.py"),
+    # glm4_1v.py: architectures=["Glm4MoeForCausalLM"] over text_config for glm4v_moe.
+    "glm4v_moe": Wrapper(keys=("text_config",), default_text="glm4v_moe_text",
+                         vllm="glm4_1v.py"),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
@@ -56,6 +59,8 @@ TEXT_FAMILY: dict[str, str] = {
     "qwen2_5_vl_text": "qwen2",
     # qwen3_vl.py: Qwen3LLMModel (qwen3.py); qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py).
     "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe",
+    # glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over glm4v_moe's text config.
+    "glm4v_moe_text": "glm4_moe",
 }
 
 # transformers 5.19 config classes' defaults for the fields kvplan reads, used for the keys a
