@@ -131,3 +131,22 @@ def test_qwen_vl_text_models_read_as_their_family() -> None:
     spec, _ = load_config(DATA / "configs" / "qwen2.5-vl-7b.json")
     assert [a.field for a in spec.assumptions] == ["vision_config"]
     assert spec.attention.attention_bias  # qwen2's q/k/v biases, as the family reads them
+
+
+def test_glm_45v_language_model_weighs_the_published_tensors() -> None:
+    # The GLM-4.5V report (tests/data/configs/mm/SOURCES.md) lists 107,710,933,120 parameters
+    # in the checkpoint's tensors; its vision tower's tensors, from the same list: 24 blocks of
+    # qkv 4608 x 1536 + proj 1536 x 1536 + gate / up / down 3 x 4096 x 1536 + two norms of
+    # 1536; the merger's proj 4096 x 4096, gate / up / down 3 x 10944 x 4096 and LayerNorm
+    # 2 x 4096; downsample 4096 x 1536 x 2 x 2 + 4096; patch_embed 1536 x 3 x 2 x 14 x 14 +
+    # 1536; position_embedding 576 x 1536; post_conv and post LayerNorms 2 x 1536. kvplan counts
+    # the language model alone (the tower is the assumption), so it must weigh the difference.
+    from kvplan.weights.params import count_params
+
+    tower = (24 * (4608 * 1536 + 1536 * 1536 + 3 * 4096 * 1536 + 2 * 1536)
+             + 4096 * 4096 + 3 * 10944 * 4096 + 2 * 4096
+             + 4096 * 1536 * 2 * 2 + 4096 + 1536 * 3 * 2 * 14 * 14 + 1536
+             + 576 * 1536 + 2 * 1536)
+    spec, _ = load_config(MM / "glm-4.5v.json")
+    language_model = 107_710_933_120 - tower
+    assert abs(count_params(spec).total - language_model) / language_model < 1e-4
