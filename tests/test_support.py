@@ -29,6 +29,7 @@ from kvplan.sources.support import (
 )
 from tests.test_support_text import TEXT_GOLDEN
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
+from tests.test_support_mm import GOLDEN_MM
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -284,6 +285,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
 GOLDEN.update(TEXT_GOLDEN)
 # Rows made exact in tests/test_support_hybrid.py (hybrids and the rows beside them).
 GOLDEN.update(HYBRID_GOLDEN)
+# Multimodal wrappers' golden configs live in their own file (tests/test_support_mm.py).
+GOLDEN.update(GOLDEN_MM)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 

@@ -45,6 +45,12 @@ from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_text import check_layer_types, fill_family_defaults, text_family
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import llama4_tower, qwen_vit, siglip_tower
+from kvplan.sources.hf_wrappers import (
+    TEXT_FAMILY,
+    tower_assumption,
+    wrapped_text_config,
+    wrapper_of,
+)
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import check_architecture
 
@@ -216,12 +222,16 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     check_architecture(config, path)  # vLLM's registry: exact, else refused (sources/support.py)
     model_type = config_model_type(config)
     pre_warnings: list[str] = []
+    wrapper = wrapper_of(config)
     if model_type in ("gemma3", "gemma3_text"):
         data = _text_config(config, model_type, pre_warnings)
+    elif wrapper is not None:
+        data = wrapped_text_config(config, wrapper, path, pre_warnings)
+        model_type = config_model_type(data)
     else:
         data = unwrap_text_config(config, pre_warnings)
         model_type = config_model_type(data)
-    model_type = _TEXT_ALIASES.get(model_type, model_type)
+    model_type = _TEXT_ALIASES.get(model_type, TEXT_FAMILY.get(model_type, model_type))
     if model_type == "dbrx":
         data = _dbrx_fields(data, path)
     data = fill_family_defaults(data, model_type, pre_warnings)
@@ -383,6 +393,11 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     llama4_vision = llama4_tower(config, path)
     if llama4_vision is not None:
         mapping["vision"] = llama4_vision
+    towers = tower_assumption(config) if "vision" not in mapping and vit is None else None
+    if towers is not None:
+        c.assume(*towers)
+        mapping["assumptions"] = [{"field": x.field, "value": x.value, "why": x.why}
+                                  for x in c.assumed]
     if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
             and vit is None):
         c.warn(f"vision_config of a {config_model_type(config)} checkpoint not read: vLLM's "

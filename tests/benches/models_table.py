@@ -26,6 +26,10 @@ def main() -> str:
              "- **exact**: kvplan's KV numbers equal vLLM's, held by a golden test of the "
              "model's real config.json (`tests/test_support.py`) and a vLLM-oracle run where "
              "vLLM's CPU build runs the family (`examples/vllm-oracle.md`).",
+             "- a multimodal wrapper is exact when vLLM builds its KV cache from its language "
+             "model's sub-config alone (`kvplan/sources/hf_wrappers.py` says which); a tower "
+             "kvplan does not price is left out of the weights, and the JSON says so "
+             "(`exact: false`, `assumptions`: tests/test_support_mm.py).",
              "- **refused**: a config.json naming the architecture exits 2 with the reason "
              "shown; most are refused because no golden config of them has been checked "
              "against vLLM yet, some because kvplan does not read a field they need.",

@@ -1,0 +1,156 @@
+"""Multimodal wrappers: where a wrapper's config.json keeps its language model, and what that
+language model is, as vLLM 0.32 builds it.
+
+A multimodal wrapper's KV cache is its language model's: vLLM's wrapper class builds the vision or
+audio tower beside a decoder it creates from a sub-config (``init_vllm_registered_model(
+hf_config=config.text_config, ...)`` in ``vllm/model_executor/models/<wrapper>.py``), and only
+that decoder's attention layers hold KV pages. `WRAPPERS` says, wrapper ``model_type`` by
+``model_type``, which sub-config that is and which transformers config class fills the keys it
+leaves out (transformers 5.19, the version vLLM 0.32's CPU build loads: ``LlavaConfig`` builds
+``CONFIG_MAPPING[text_config.get("model_type", "llama")](**text_config)``, so a field the
+published file leaves out takes that class's default). `TEXT_FAMILY` names the kvplan family of
+a text sub-config's own ``model_type`` when vLLM builds it with another family's model code.
+
+The towers hold no KV cache; their weights are not counted (an assumption on the spec, see
+`tower_assumption`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kvplan._util.errors import SpecError
+from kvplan.sources.hf_reader import config_model_type
+
+
+@dataclass(frozen=True, kw_only=True)
+class Wrapper:
+    """One wrapper family: the path to its language model's sub-config, the text model_type its
+    config class assumes when the sub-config does not say, and the vLLM file that builds it."""
+
+    keys: tuple[str, ...]  # e.g. ("text_config",), ("thinker_config", "text_config")
+    default_text: str  # the sub-config's model_type when it names none (the class default)
+    vllm: str  # vLLM 0.32 models/<file>: the decoder it builds from the sub-config
+
+
+# vLLM 0.32, vllm/model_executor/models/: each builds its decoder with
+# init_vllm_registered_model(hf_config=<keys>, ...) unless said otherwise.
+WRAPPERS: dict[str, Wrapper] = {
+    # llava.py: the text_config's own architecture (LlamaForCausalLM, MistralForCausalLM, ...).
+    "llava": Wrapper(keys=("text_config",), default_text="llama", vllm="llava.py"),
+    "llava_next": Wrapper(keys=("text_config",), default_text="llama", vllm="llava_next.py"),
+    # qwen2_audio.py: architectures=["Qwen2ForCausalLM"], hf_config=config.text_config.
+    "qwen2_audio": Wrapper(keys=("text_config",), default_text="qwen2", vllm="qwen2_audio.py"),
+    # qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py's decoder) over text_config.
+    "qwen3_vl_moe": Wrapper(keys=("text_config",), default_text="qwen3_vl_moe_text",
+                            vllm="qwen3_vl_moe.py"),
+    # idefics3.py: LlamaModel(vllm_config.with_hf_config(config.text_config)).
+    "idefics3": Wrapper(keys=("text_config",), default_text="llama", vllm="idefics3.py"),
+    # glm4_1v.py: architectures=["Glm4MoeForCausalLM"] over text_config for glm4v_moe.
+    "glm4v_moe": Wrapper(keys=("text_config",), default_text="glm4v_moe_text",
+                         vllm="glm4_1v.py"),
+}
+
+# Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
+TEXT_FAMILY: dict[str, str] = {
+    # qwen2_5_vl.py: Qwen2ForCausalLM (qwen2.py) over the text config.
+    "qwen2_5_vl_text": "qwen2",
+    # qwen3_vl.py: Qwen3LLMModel (qwen3.py); qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py).
+    "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe",
+    # glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over glm4v_moe's text config.
+    "glm4v_moe_text": "glm4_moe",
+}
+
+# transformers 5.19 config classes' defaults for the fields kvplan reads, used for the keys a
+# wrapper's text sub-config leaves out (as the wrapper's config class builds the sub-config:
+# CONFIG_MAPPING[model_type](**text_config)). Values read from the classes themselves
+# (LlamaConfig(), MistralConfig(), Qwen2Config()); num_key_value_heads unset means
+# num_attention_heads in each class, as kvplan's readers already take it.
+TEXT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+              "num_hidden_layers": 32, "num_attention_heads": 32,
+              "max_position_embeddings": 2048, "tie_word_embeddings": False},
+    # MistralConfig: sliding_window 4096 unless the file says otherwise (null: none).
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "max_position_embeddings": 131072, "sliding_window": 4096,
+                "tie_word_embeddings": False},
+    # Qwen2Config: use_sliding_window false (sliding_window then unused).
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+              "num_hidden_layers": 32, "num_attention_heads": 32,
+              "max_position_embeddings": 32768, "use_sliding_window": False,
+              "tie_word_embeddings": False},
+}
+
+
+# The wrapper's own fields that hold for its language model when the sub-config leaves them out.
+_OUTER = ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config", "_name_or_path")
+# Fields every text sub-config must state when kvplan does not hold its class's defaults.
+_KV_FIELDS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size")
+# Qwen3VLMoeTextConfig's head_dim defaults to 128, not hidden_size / num_attention_heads.
+_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",)}
+
+
+def wrapper_of(config: Mapping[str, Any]) -> Wrapper | None:
+    """The wrapper family of a config.json by its model_type (None: not one of `WRAPPERS`)."""
+    return WRAPPERS.get(config_model_type(config))
+
+
+def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
+                        warnings: list[str]) -> dict:
+    """The language model's settings of a wrapper's config.json, as its transformers config
+    class builds them: the sub-config at `wrapper.keys` (absent: the class builds a default
+    one), its model_type defaulting to `wrapper.default_text`, the keys it leaves out filled from
+    that text class's defaults (`TEXT_DEFAULTS`; each reported), explicit nulls kept as unset;
+    the wrapper's dtype, tie flag and quantization where the sub-config leaves them out."""
+    text: Any = config
+    for key in wrapper.keys:
+        text = text.get(key) if isinstance(text, Mapping) else None
+    where = ".".join(wrapper.keys)
+    text = dict(text) if isinstance(text, Mapping) else {}
+    text_type = text.get("model_type")
+    if not isinstance(text_type, str) or not text_type.strip():
+        text_type = wrapper.default_text
+    defaults = TEXT_DEFAULTS.get(text_type, {})
+    filled = [f"{k} {v}" for k, v in defaults.items() if k not in text
+              and not (k in _OUTER and config.get(k) is not None)]
+    if not defaults:
+        # A field left to a config class whose defaults kvplan does not hold: refused, since
+        # that class's default (e.g. Qwen2VLTextConfig's 8 KV heads) is not the reader's own.
+        for key in _KV_FIELDS + _KV_FIELDS_MORE.get(text_type, ()):
+            if key not in text:
+                raise SpecError(path, f"{where}.{key}", f"missing: left to transformers' "
+                                f"{text_type} config class defaults, which kvplan does not "
+                                "hold; refused rather than guessed")
+    merged = {k: v for k, v in {**defaults, **text}.items() if v is not None}
+    for outer in _OUTER:
+        if outer not in text and config.get(outer) is not None:
+            merged[outer] = config[outer]
+    merged["model_type"] = text_type
+    merged["_wrapper_model_type"] = config_model_type(config)
+    if filled:
+        warnings.append(f"{where} of a {config_model_type(config)} wrapper leaves out "
+                        f"{len(filled)} field(s), taken from transformers' {text_type} config "
+                        "class defaults as vLLM loads them: " + ", ".join(filled))
+    warnings.append(f"{where} of a {config_model_type(config)} wrapper read as the language "
+                    f"model (vLLM models/{wrapper.vllm})")
+    return merged
+
+
+def untouched_towers(config: Mapping[str, Any]) -> list[str]:
+    """The sub-configs of a wrapper's towers (vision, audio, ...) present in config.json."""
+    return [k for k in ("vision_config", "audio_config", "audio_tower_config",
+                        "vision_tower_config", "perceiver_config")
+            if isinstance(config.get(k), Mapping)]
+
+
+def tower_assumption(config: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(field, value, why) of the weights kvplan leaves out for a wrapper's towers, or None."""
+    towers = untouched_towers(config)
+    if not towers:
+        return None
+    return (", ".join(towers), "not counted in the weights",
+            "the wrapper's vision / audio tower and projector hold no KV cache; their weights "
+            "are left out of the weight count (a GPU budget is high by their size)")

@@ -1,0 +1,152 @@
+"""Multimodal wrappers of the support table (kvplan/sources/hf_wrappers.py): each exact wrapper's
+golden config against the KV bytes derived here by hand from vLLM 0.32's model code, and the
+reading rules that make them exact (the sub-config's path, the text class's defaults for the
+keys it leaves out, the text family vLLM builds), with refusals where kvplan does not hold what
+vLLM would read.
+
+Sources of the golden configs: tests/data/configs/mm/SOURCES.md. `GOLDEN_MM` is merged into
+tests/test_support.py's GOLDEN, so the table's own checks (golden backs an exact row, refused rows
+refused) cover these rows too; the oracle cases (tests/data/oracle/<case>) are replayed by
+tests/test_vllm_oracle.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.kv.cache import rank_caches
+from kvplan.sources.hf_config import load_config
+from kvplan.sources.support import EXACT, support_table
+
+DATA = Path(__file__).parent / "data"
+MM = DATA / "configs" / "mm"
+ORACLE = DATA / "oracle"
+HF = "https://huggingface.co/"
+
+# id -> (file, KV bytes per token at bf16 over all layers at TP 1, the model's Hub page).
+GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
+    # models/llava.py builds text_config's LlamaForCausalLM. The published text_config gives
+    # only vocab, positions and the norm: LlavaConfig builds LlamaConfig(**text_config), whose
+    # defaults are 32 layers, hidden 4096, 32 heads and num_key_value_heads = heads (MHA):
+    # 32 x 2 x 32 x (4096 / 32 = 128) x 2 B.
+    "llava-1.5-7b": (MM / "llava-1.5-7b.json", 32 * 2 * 32 * 128 * 2,
+                     HF + "llava-hf/llava-1.5-7b-hf"),
+    # models/llava_next.py over text_config's MistralForCausalLM: MistralConfig defaults 32
+    # layers, hidden 4096, 32 heads; the file's 8 KV heads and sliding_window null (no window,
+    # not MistralConfig's default 4096): 32 x 2 x 8 x 128 x 2 B.
+    "llava-v1.6-mistral-7b": (MM / "llava-v1.6-mistral-7b.json", 32 * 2 * 8 * 128 * 2,
+                              HF + "llava-hf/llava-v1.6-mistral-7b-hf"),
+    # models/qwen2_audio.py: Qwen2ForCausalLM over text_config; Qwen2Config defaults 32 layers,
+    # hidden 4096, 32 heads, KV heads = heads, use_sliding_window false (the file's
+    # sliding_window 32768 unused): 32 x 2 x 32 x 128 x 2 B.
+    "qwen2-audio-7b": (MM / "qwen2-audio-7b.json", 32 * 2 * 32 * 128 * 2,
+                       HF + "Qwen/Qwen2-Audio-7B"),
+    # models/qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py) over text_config, head_dim 128:
+    # 48 x 2 x 4 x 128 x 2 B.
+    "qwen3-vl-30b-a3b": (MM / "qwen3-vl-30b-a3b.json", 48 * 2 * 4 * 128 * 2,
+                         HF + "Qwen/Qwen3-VL-30B-A3B-Instruct"),
+    # models/idefics3.py: LlamaModel over text_config (model_type absent: Idefics3Config's
+    # "llama"); 3 KV heads of 576 / 9 = 64: 30 x 2 x 3 x 64 x 2 B.
+    "smolvlm-256m": (MM / "smolvlm-256m.json", 30 * 2 * 3 * 64 * 2,
+                     HF + "HuggingFaceTB/SmolVLM-256M-Instruct"),
+    # models/glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over text_config (glm4v_moe_text):
+    # 46 layers x 2 x 8 KV heads x head_dim 128 x 2 B (its 96 query heads change no cache).
+    "glm-4.5v": (MM / "glm-4.5v.json", 46 * 2 * 8 * 128 * 2, HF + "zai-org/GLM-4.5V"),
+}
+
+TABLE = support_table()
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN_MM))
+def test_wrapper_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
+    path, token_bytes, _url = GOLDEN_MM[golden]
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN_MM))
+def test_wrapper_rows_are_exact_with_an_oracle_case(golden: str) -> None:
+    architecture = json.loads(GOLDEN_MM[golden][0].read_text())["architectures"][0]
+    row = TABLE[architecture]
+    assert row.status == EXACT and row.golden == golden
+    # Each exact wrapper has a vLLM-oracle case: its shrunk copy (fewer LM layers, a small
+    # tower) keeps every field the KV cache reads.
+    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
+    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
+    assert shrunk["architectures"] == [architecture]
+
+
+def test_uncounted_towers_are_an_assumption() -> None:
+    # The KV cache is exact; the weights leave the tower out, and the JSON says so.
+    spec, _ = load_config(MM / "llava-1.5-7b.json")
+    assert not spec.exact
+    (assumed,) = spec.assumptions
+    assert assumed.field == "vision_config" and "not counted" in assumed.value
+    # Qwen3-VL-MoE's tower is priced (kvplan.weights.breakdown's Qwen3-VL ViT): nothing assumed.
+    spec, _ = load_config(MM / "qwen3-vl-30b-a3b.json")
+    assert spec.exact and spec.qwen_vit is not None and spec.qwen_vit.deepstack_layers == 3
+
+
+def test_defaults_come_from_the_text_class(tmp_path: Path) -> None:
+    # MistralConfig's sliding_window is 4096: a text_config that leaves the key out slides (as
+    # transformers builds it and vLLM's llama.py reads it); the published null does not.
+    config = json.loads((MM / "llava-v1.6-mistral-7b.json").read_text())
+    del config["text_config"]["sliding_window"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, warnings = load_config(path)
+    assert spec.sliding_window == 4096
+    assert any("sliding_window 4096" in w for w in warnings)
+    # No text_config at all: LlavaConfig builds LlamaConfig() (32 layers of 32 x 128, MHA).
+    config = json.loads((MM / "llava-1.5-7b.json").read_text())
+    del config["text_config"]
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 32 * 2 * 32 * 128 * 2
+
+
+def test_a_text_class_kvplan_does_not_hold_is_refused(tmp_path: Path) -> None:
+    # Qwen3VLMoeTextConfig's defaults (16 KV heads, head_dim 128) are not kvplan's reader's:
+    # a text_config leaving a KV field to them is refused, one line naming it.
+    config = json.loads((MM / "qwen3-vl-30b-a3b.json").read_text())
+    del config["text_config"]["num_key_value_heads"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "text_config.num_key_value_heads" in line
+
+
+def test_qwen_vl_text_models_read_as_their_family() -> None:
+    # qwen2_5_vl_text and qwen3_vl_text are qwen2 / qwen3 in vLLM (Qwen2ForCausalLM,
+    # Qwen3LLMModel): read field by field, not as an unknown model_type with assumptions.
+    spec, _ = load_config(DATA / "configs" / "qwen3-vl-4b.json")
+    assert spec.exact
+    spec, _ = load_config(DATA / "configs" / "qwen2.5-vl-7b.json")
+    assert [a.field for a in spec.assumptions] == ["vision_config"]
+    assert spec.attention.attention_bias  # qwen2's q/k/v biases, as the family reads them
+
+
+def test_glm_45v_language_model_weighs_the_published_tensors() -> None:
+    # The GLM-4.5V report (tests/data/configs/mm/SOURCES.md) lists 107,710,933,120 parameters
+    # in the checkpoint's tensors; its vision tower's tensors, from the same list: 24 blocks of
+    # qkv 4608 x 1536 + proj 1536 x 1536 + gate / up / down 3 x 4096 x 1536 + two norms of
+    # 1536; the merger's proj 4096 x 4096, gate / up / down 3 x 10944 x 4096 and LayerNorm
+    # 2 x 4096; downsample 4096 x 1536 x 2 x 2 + 4096; patch_embed 1536 x 3 x 2 x 14 x 14 +
+    # 1536; position_embedding 576 x 1536; post_conv and post LayerNorms 2 x 1536. kvplan counts
+    # the language model alone (the tower is the assumption), so it must weigh the difference.
+    from kvplan.weights.params import count_params
+
+    tower = (24 * (4608 * 1536 + 1536 * 1536 + 3 * 4096 * 1536 + 2 * 1536)
+             + 4096 * 4096 + 3 * 10944 * 4096 + 2 * 4096
+             + 4096 * 1536 * 2 * 2 + 4096 + 1536 * 3 * 2 * 14 * 14 + 1536
+             + 576 * 1536 + 2 * 1536)
+    spec, _ = load_config(MM / "glm-4.5v.json")
+    language_model = 107_710_933_120 - tower
+    assert abs(count_params(spec).total - language_model) / language_model < 1e-4
