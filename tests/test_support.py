@@ -27,9 +27,9 @@ from kvplan.sources.support import (
     support_table,
     vllm_registry,
 )
-from tests.test_support_text import TEXT_GOLDEN
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 from tests.test_support_mm import GOLDEN_MM
+from tests.test_support_text import TEXT_GOLDEN
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
