@@ -269,8 +269,11 @@ class RuleChange:
 
 
 LAST_RULE_CHANGE = {
-    "engine": RuleChange(commit="a571d7ec30ba", time="2026-12-02T17:13:08+00:00",
+    # budget-logs' Llama-4 vision rules (a571d7e on its branch), landed by this merge.
+    "engine": RuleChange(commit="d5c65abd303a", time="2026-12-02T18:19:37+00:00",
                          paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
-    "cost": RuleChange(commit="685ac4f982d3", time="2026-12-02T04:53:06+00:00",
-                       paths="kvplan/costmodel.py, kvplan/flops.py (now kvplan/perf/)"),
+    # disagg-rows' vLLM EP and --enforce-eager prefill rules (ff02f27, ce9cfae on its branch),
+    # landed by this merge.
+    "cost": RuleChange(commit="ef67085f15da", time="2026-12-02T18:19:27+00:00",
+                       paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
 }
