@@ -12,6 +12,24 @@ from kvplan._util.validate import MAX_LAYERS
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 
 
+def _vit_fields(r: ConfigReader) -> dict:
+    """The ViT shape every tower reads from its vision_config: widths, depth, heads, image and
+    patch size, channels."""
+    return {
+        "hidden_size": r.int("hidden_size", required="vision_config.hidden_size"),
+        "intermediate_size": r.int("intermediate_size",
+                                   required="vision_config.intermediate_size"),
+        "num_hidden_layers": r.int("num_hidden_layers",
+                                   required="vision_config.num_hidden_layers",
+                                   maximum=MAX_LAYERS),
+        "num_attention_heads": r.int("num_attention_heads",
+                                     required="vision_config.num_attention_heads"),
+        "image_size": r.int("image_size", required="vision_config.image_size"),
+        "patch_size": r.int("patch_size", required="vision_config.patch_size"),
+        "num_channels": r.int("num_channels") or 3,
+    }
+
+
 def siglip_tower(config: Mapping[str, Any], path: str) -> dict | None:
     """A Gemma-3 checkpoint's SigLIP vision_config as the spec's vision section
     (kvplan.weights.breakdown counts it as vLLM's siglip.py and gemma3_mm.py build it). None when
@@ -24,18 +42,7 @@ def siglip_tower(config: Mapping[str, Any], path: str) -> dict | None:
         return None
     r = ConfigReader(dict(vc), path, "siglip_vision_model")
     return {
-        "kind": "siglip",
-        "hidden_size": r.int("hidden_size", required="vision_config.hidden_size"),
-        "intermediate_size": r.int("intermediate_size",
-                                   required="vision_config.intermediate_size"),
-        "num_hidden_layers": r.int("num_hidden_layers",
-                                   required="vision_config.num_hidden_layers",
-                                   maximum=MAX_LAYERS),
-        "num_attention_heads": r.int("num_attention_heads",
-                                     required="vision_config.num_attention_heads"),
-        "image_size": r.int("image_size", required="vision_config.image_size"),
-        "patch_size": r.int("patch_size", required="vision_config.patch_size"),
-        "num_channels": r.int("num_channels") or 3,
+        "kind": "siglip", **_vit_fields(r),
         "projector": "gemma3",
     }
 
@@ -58,18 +65,7 @@ def llama4_tower(config: Mapping[str, Any], path: str) -> dict | None:
                         "true is not modelled (the adapter's biases; every Llama-4 config has "
                         "false)")
     return {
-        "kind": "llama4",
-        "hidden_size": r.int("hidden_size", required="vision_config.hidden_size"),
-        "intermediate_size": r.int("intermediate_size",
-                                   required="vision_config.intermediate_size"),
-        "num_hidden_layers": r.int("num_hidden_layers",
-                                   required="vision_config.num_hidden_layers",
-                                   maximum=MAX_LAYERS),
-        "num_attention_heads": r.int("num_attention_heads",
-                                     required="vision_config.num_attention_heads"),
-        "image_size": r.int("image_size", required="vision_config.image_size"),
-        "patch_size": r.int("patch_size", required="vision_config.patch_size"),
-        "num_channels": r.int("num_channels") or 3,
+        "kind": "llama4", **_vit_fields(r),
         "projector": "llama4",
         "patches_per_token": round(1 / ratio ** 2),
         "projector_input_dim": r.int("projector_input_dim",
