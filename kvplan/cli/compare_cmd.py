@@ -57,8 +57,9 @@ def compare_cmd(
         "--dp-attention", help="Data-parallel attention: each of the --tp (or --ep) ranks "
                                "serves its own requests with whole attention weights.")] = False,
     ep: Annotated[int, typer.Option(
-        "--ep", min=1, help="Expert-parallel ranks: routed experts spread whole over N GPUs, "
-                            "with an all-to-all per MoE layer.")] = 1,
+        "--ep", min=1, help="Expert-parallel ranks: routed experts spread whole over N GPUs "
+                            "(an all-to-all per MoE layer where the engine runs one: vLLM only "
+                            "with --dp-attention).")] = 1,
     interconnect: Annotated[InterconnectName | None, typer.Option(
         "--interconnect", help="Scale-up link for TP/EP collectives (default: the GPU's usual "
                                "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
