@@ -69,6 +69,8 @@ _TIE_DEFAULT = {
     "olmo": False, "hunyuan_v1_dense": True, "internlm2": False, "exaone": False,
     "bloom": True, "vaultgemma": True, "minicpm": True,
     "dbrx": False, "olmo_hybrid": False,
+    # Gemma3nTextConfig and Gemma3nConfig (transformers 5.19): tie_word_embeddings=True.
+    "gemma3n": True,
 }
 
 # transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
