@@ -108,6 +108,17 @@ Sources = Callable[["CacheKind", int, int], list[tuple[int, int]]]
 Units = Callable[["CacheKind"], tuple[int, str]]
 
 
+def pick_connector(name: str | None, known: tuple[str, ...], what: str, suffix: str = "",
+                   strip: str = "") -> str:
+    """The `--connector` name as one of `known` (none given: the first), else one line naming
+    the `known` ones (`what`: whose they are; `suffix`: what else the line says). `strip`: a
+    suffix the engine's own class names carry (vLLM's "NixlConnector")."""
+    key = (name or known[0]).strip().lower().removesuffix(strip)
+    if key not in known:
+        raise InputError(f"--connector: {what}: {', '.join(known)} (got {name!r}{suffix})")
+    return key
+
+
 def check_tp_pair(p_tp: int, d_tp: int, p_pp: int, d_pp: int, engine: str) -> None:
     """Both roles' TP sizes must divide one another, and kvplan pairs equal pipelines only."""
     if p_pp != d_pp:

@@ -38,7 +38,7 @@ from typing import Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
-from kvplan.engines.handover import Handover, assemble, check_tp_pair
+from kvplan.engines.handover import Handover, assemble, check_tp_pair, pick_connector
 from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.pools import hybrid_swa
 from kvplan.kv.kinds import (
@@ -142,8 +142,5 @@ class SglangDisagg:
 
 
 def sglang_connector(name: str | None) -> SglangDisagg:
-    key = (name or BACKENDS[0]).strip().lower()
-    if key not in BACKENDS:
-        raise InputError(f"--connector: SGLang transfer backends kvplan models: "
-                         f"{', '.join(BACKENDS)} (got {name!r})")
-    return SglangDisagg(backend=key)
+    return SglangDisagg(backend=pick_connector(name, BACKENDS,
+                                               "SGLang transfer backends kvplan models"))

@@ -32,7 +32,13 @@ from typing import Any
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
-from kvplan.engines.handover import Handover, assemble, check_tp_pair, unique_head_sources
+from kvplan.engines.handover import (
+    Handover,
+    assemble,
+    check_tp_pair,
+    pick_connector,
+    unique_head_sources,
+)
 from kvplan.engines.launch import LaunchLayout
 from kvplan.kv.kinds import CacheKind, LayerCaches, MLACache, SlidingWindowCache
 from kvplan.model.spec import ModelSpec
@@ -110,8 +116,5 @@ class TrtllmTransceiver:
 
 
 def trtllm_connector(name: str | None) -> TrtllmTransceiver:
-    key = (name or BACKENDS[0]).strip().lower()
-    if key not in BACKENDS:
-        raise InputError(f"--connector: TensorRT-LLM cache transceiver backends: "
-                         f"{', '.join(BACKENDS)} (got {name!r})")
-    return TrtllmTransceiver(backend=key)
+    return TrtllmTransceiver(backend=pick_connector(
+        name, BACKENDS, "TensorRT-LLM cache transceiver backends"))

@@ -51,7 +51,13 @@ from typing import TYPE_CHECKING
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
-from kvplan.engines.handover import Handover, assemble, check_tp_pair, unique_head_sources
+from kvplan.engines.handover import (
+    Handover,
+    assemble,
+    check_tp_pair,
+    pick_connector,
+    unique_head_sources,
+)
 from kvplan.engines.launch import LaunchLayout
 from kvplan.kv.kinds import (
     CacheKind,
@@ -164,13 +170,10 @@ class NixlConnector:
                         first_token_steps=FIRST_TOKEN_STEPS)
 
 
-CONNECTORS = {"nixl": NixlConnector()}
-DEFAULT_CONNECTOR = "nixl"
+CONNECTORS = {"nixl": NixlConnector()}  # the first is the default
 
 
 def vllm_connector(name: str | None) -> NixlConnector:
-    key = (name or DEFAULT_CONNECTOR).strip().lower().removesuffix("connector")
-    if key not in CONNECTORS:
-        raise InputError(f"--connector: vLLM connectors kvplan models: {', '.join(CONNECTORS)} "
-                         f"(got {name!r}; P2P NCCL, Mooncake and LMCache are not modelled yet)")
-    return CONNECTORS[key]
+    return CONNECTORS[pick_connector(
+        name, tuple(CONNECTORS), "vLLM connectors kvplan models", strip="connector",
+        suffix="; P2P NCCL, Mooncake and LMCache are not modelled yet")]
