@@ -25,6 +25,7 @@ from kvplan._util.validate import MAX_LAYERS
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import path_kind, read_text, shown_path
+from kvplan.sources.hf_defaults import class_defaults, tie_default
 from kvplan.sources.hf_families import (
     GPT2_NAMES,
     GPT2_STYLE,
@@ -59,35 +60,6 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "qwen3_5_moe_text": "qwen3_5_moe", "gemma3n_text": "gemma3n",
                  "qwen3_next_text": "qwen3_next", "gemma4_text": "gemma4"}
 
-# tie_word_embeddings when config.json does not say (each config class's default).
-_TIE_DEFAULT = {
-    "gemma": True, "gemma2": True, "gemma3": True, "gemma3_text": True, "minicpm3": True,
-    "falcon": True, "gpt2": True, "opt": True, "lfm2": True, "cohere": True, "cohere2": True,
-    "mamba": True, "falcon_mamba": True, "zamba2": True, "gemma4": True, "gpt_bigcode": True,
-    "gptj": False, "stablelm": False, "olmoe": False, "granitemoe": False, "apertus": False,
-    "seed_oss": False, "ernie4_5_moe": True, "lfm2_moe": True,
-    "olmo": False, "hunyuan_v1_dense": True, "internlm2": False, "exaone": False,
-    "bloom": True, "vaultgemma": True, "minicpm": True,
-    "dbrx": False, "olmo_hybrid": False,
-    # Gemma3nTextConfig and Gemma3nConfig (transformers 5.19): tie_word_embeddings=True.
-    "gemma3n": True,
-}
-
-# transformers' Gemma3TextConfig defaults, used for keys text_config leaves out.
-GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
-    "vocab_size": 262208,
-    "hidden_size": 2304,
-    "intermediate_size": 9216,
-    "num_hidden_layers": 26,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 4,
-    "head_dim": 256,
-    "max_position_embeddings": 131072,
-    "sliding_window": 4096,
-    "sliding_window_pattern": 6,
-    "tie_word_embeddings": True,
-}
-
 _TOP_ORDER = (
     "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
     "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
@@ -111,7 +83,7 @@ def _text_config(config: Mapping[str, Any], model_type: str, cfg_warn: list[str]
             if config.get(key) is not None:
                 merged[key] = config[key]
     used = []
-    for key, value in GEMMA3_TEXT_DEFAULTS.items():
+    for key, value in class_defaults("gemma3_text").items():
         if key == "sliding_window_pattern" and merged.get("_sliding_window_pattern") is not None:
             continue
         if merged.get(key) is None:
@@ -308,7 +280,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     if c.has("tie_word_embeddings"):
         tie = c.bool("tie_word_embeddings", False)
     else:
-        tie = _TIE_DEFAULT.get(mt, False)
+        tie = bool(tie_default(mt))
         if known:
             c.warn(f"tie_word_embeddings absent: {mt} default ({str(tie).lower()})")
         else:

@@ -28,6 +28,7 @@ from typing import Any
 
 from kvplan._util.errors import SpecError
 from kvplan.model.spec import FULL, SLIDING
+from kvplan.sources.hf_defaults import cache_defaults
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +42,6 @@ class TextFamily:
     # Fields kvplan would read as another cache layout but this family's vLLM code ignores:
     # refused when present rather than sized as vLLM does not.
     unread: tuple[str, ...] = ()
-    defaults: Mapping[str, Any] = field(default_factory=dict)  # the config class's defaults
     default_layer_types: Callable[[int], str] | None = None  # the config class's pattern
     aliases: Mapping[str, str] = field(default_factory=dict)  # other name -> standard name
     # Weights only: the MLP, the norm, biases and positions.
@@ -67,8 +67,7 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # getattr(config, "head_dim", hidden / heads); Attention(cache_config=...) with no
     # per-layer window: CacheConfig's sliding_window on every layer. PhimoeConfig defaults
     # num_key_value_heads 8. Experts: intermediate_size wide (kvplan.sources.hf_moe).
-    "phimoe": TextFamily(source="models/phimoe.py", defaults={"num_key_value_heads": 8},
-                         layernorm=True),
+    "phimoe": TextFamily(source="models/phimoe.py", layernorm=True),
     # models/nemotron.py NemotronAttention: num_kv_heads = getattr(config,
     # "num_key_value_heads", heads), head_dim = getattr(config, "head_dim", None) or hidden /
     # heads; no per-layer window. NemotronMLP: up_proj and down_proj (relu2), no gate.
@@ -77,8 +76,7 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # models/transformers/base.py _create_attention_instances: num_kv_heads and head_size from
     # the config, per-layer windows from layer_types). GlmConfig defaults num_key_value_heads 2
     # and head_dim 128.
-    "glm": TextFamily(source="models/transformers/base.py (GlmConfig)", reads_layer_types=True,
-                      defaults={"num_key_value_heads": 2, "head_dim": 128}),
+    "glm": TextFamily(source="models/transformers/base.py (GlmConfig)", reads_layer_types=True),
     # ArceeForCausalLM, Jais2ForCausalLM: the Transformers backend, as glm; ArceeConfig and
     # Jais2Config default head_dim to hidden / heads and num_key_value_heads to the heads.
     # ArceeMLP and Jais2MLP: up_proj and down_proj (ReLU^2), no gate.
@@ -91,14 +89,12 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # layers, full on odd ones (`bool((i + 1) % 2)`).
     "vaultgemma": TextFamily(
         source="models/transformers/base.py (VaultGemmaConfig)", reads_layer_types=True,
-        defaults={"num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096},
         default_layer_types=lambda i: SLIDING if (i + 1) % 2 else FULL),
     # CwmForCausalLM: the Transformers backend; CwmConfig defaults head_dim 128,
     # num_key_value_heads 8, sliding_window 8192 and builds layer_types with every fourth layer
     # full from layer 0 (`i % 4 == 0`).
     "cwm": TextFamily(
         source="models/transformers/base.py (CwmConfig)", reads_layer_types=True,
-        defaults={"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 8192},
         default_layer_types=lambda i: FULL if i % 4 == 0 else SLIDING),
     # models/granitemoeshared.py over granitemoe.py GraniteMoeAttention: head_dim = hidden /
     # heads, num_key_value_heads; a window only on layer_types' sliding layers
@@ -142,7 +138,7 @@ def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> di
         if data.get(standard) is None and data.get(other) is not None:
             data[standard] = data[other]
     used = []
-    for key, value in family.defaults.items():
+    for key, value in cache_defaults(model_type).items():
         if key not in data:  # an explicit null stays null, as the config class keeps it
             data[key] = value
             used.append(f"{key} {value}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan._util.errors import SpecError
+from kvplan.sources.hf_defaults import class_defaults
 from kvplan.sources.hf_reader import config_model_type
 
 
@@ -63,28 +64,6 @@ TEXT_FAMILY: dict[str, str] = {
     "glm4v_moe_text": "glm4_moe",
 }
 
-# transformers 5.19 config classes' defaults for the fields kvplan reads, used for the keys a
-# wrapper's text sub-config leaves out (as the wrapper's config class builds the sub-config:
-# CONFIG_MAPPING[model_type](**text_config)). Values read from the classes themselves
-# (LlamaConfig(), MistralConfig(), Qwen2Config()); num_key_value_heads unset means
-# num_attention_heads in each class, as kvplan's readers already take it.
-TEXT_DEFAULTS: dict[str, dict[str, Any]] = {
-    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
-              "num_hidden_layers": 32, "num_attention_heads": 32,
-              "max_position_embeddings": 2048, "tie_word_embeddings": False},
-    # MistralConfig: sliding_window 4096 unless the file says otherwise (null: none).
-    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
-                "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-                "max_position_embeddings": 131072, "sliding_window": 4096,
-                "tie_word_embeddings": False},
-    # Qwen2Config: use_sliding_window false (sliding_window then unused).
-    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-              "num_hidden_layers": 32, "num_attention_heads": 32,
-              "max_position_embeddings": 32768, "use_sliding_window": False,
-              "tie_word_embeddings": False},
-}
-
-
 # The wrapper's own fields that hold for its language model when the sub-config leaves them out.
 _OUTER = ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config", "_name_or_path")
 # Fields every text sub-config must state when kvplan does not hold its class's defaults.
@@ -103,8 +82,9 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     """The language model's settings of a wrapper's config.json, as its transformers config
     class builds them: the sub-config at `wrapper.keys` (absent: the class builds a default
     one), its model_type defaulting to `wrapper.default_text`, the keys it leaves out filled from
-    that text class's defaults (`TEXT_DEFAULTS`; each reported), explicit nulls kept as unset;
-    the wrapper's dtype, tie flag and quantization where the sub-config leaves them out."""
+    that text class's defaults (kvplan.sources.hf_defaults; each reported), explicit nulls kept
+    as unset; the wrapper's dtype, tie flag and quantization where the sub-config leaves them
+    out."""
     text: Any = config
     for key in wrapper.keys:
         text = text.get(key) if isinstance(text, Mapping) else None
@@ -113,7 +93,7 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     text_type = text.get("model_type")
     if not isinstance(text_type, str) or not text_type.strip():
         text_type = wrapper.default_text
-    defaults = TEXT_DEFAULTS.get(text_type, {})
+    defaults = class_defaults(text_type)
     filled = [f"{k} {v}" for k, v in defaults.items() if k not in text
               and not (k in _OUTER and config.get(k) is not None)]
     if not defaults:
