@@ -390,12 +390,13 @@ def test_unknown_type_kv_heads_as_vllm_generic_reads_them() -> None:
     assert spec.attention.num_key_value_heads == 4
 
 
-def test_olmo2_is_answered_from_the_standard_fields_not_exact() -> None:
-    # allenai/OLMo-2-1124-7B: a model_type kvplan does not read by name, with only standard
-    # fields: answered, exact false; the oracle run (tests/test_vllm_oracle.py) equals vLLM's.
+def test_olmo2_is_read_field_by_field() -> None:
+    # allenai/OLMo-2-1124-7B: once answered through the unknown-type path (exact false, a
+    # Llama-style guess); now a row of kvplan.sources.hf_text (the Transformers backend's
+    # Olmo2Config), exact; the oracle run (tests/test_vllm_oracle.py) equals vLLM's.
     # 32 layers x 32 KV heads x (4096 / 32 = 128) x 2 x 2 B = 524,288 B per token.
     spec, _ = spec_of(real("olmo2-7b", num_hidden_layers=32))
-    assert not spec.exact and spec.assumptions[0].field == "model_type"
+    assert spec.exact and spec.assumptions == ()
     assert estimate(spec, context=1).bytes_per_token == 524_288
 
 

@@ -220,6 +220,7 @@ def test_text_rows_are_exact_and_shrinks_match() -> None:
     # support rows stay refused, naming the vLLM file kvplan reads them by.
     golden_types = {json.loads(path.read_text())["model_type"]
                     for path, _, _ in TEXT_GOLDEN.values()} - {"llama"}
+    golden_types |= {"olmo2", "phi", "starcoder2"}  # golden in tests/test_support.py
     assert set(TEXT_FAMILIES) - golden_types == {"jais2", "granitemoeshared", "solar"}
     for arch in ("Jais2ForCausalLM", "GraniteMoeSharedForCausalLM", "SolarForCausalLM"):
         assert table[arch].status != EXACT
@@ -282,3 +283,46 @@ def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert "max_window_layers" in line and "qwen2.py" in line
+
+
+# Exact rows served by vLLM 0.32's Transformers backend that kvplan once read as an unknown
+# model_type (a Llama-style guess: SwiGLU, RMSNorm, no biases), which put phi-2 at 3.62B
+# parameters and starcoder2-3b at 4.31B, and so their GPU budgets 0.8-1.2 GiB short. By hand
+# from each config (kvplan.weights.params: one norm before each block, LayerNorm = weight + bias):
+# - phi-2 (PhiConfig; hidden 2560, 32 layers, 32 heads, intermediate 10240, vocab 51200,
+#   untied): attention 4 x 2560^2 + 4 x 2560 biases = 26,224,640; fc1 + fc2 with biases
+#   2 x 2560 x 10240 + 10240 + 2560 = 52,441,600; two LayerNorms 2 x 2 x 2560 = 10,240; per
+#   layer 78,676,480, x 32 = 2,517,647,360; embeddings and lm_head 2 x 51200 x 2560 =
+#   262,144,000; final LayerNorm 5,120: 2,779,796,480 (HF's 2.78B; the real block has one
+#   LayerNorm for its parallel attention and MLP, 163,840 fewer, and an lm_head bias, 51,200
+#   more).
+# - starcoder2-3b (Starcoder2Config; hidden 3072, 30 layers, 24 heads, 2 KV heads of 128,
+#   intermediate 12288, vocab 49152, use_bias true, tied by the class default): q and o
+#   2 x (3072^2 + 3072), k and v 2 x (3072 x 256 + 256) -> 20,453,888; c_fc + c_proj
+#   2 x 3072 x 12288 + 12288 + 3072 = 75,512,832; norms 12,288; per layer 95,979,008, x 30 =
+#   2,879,370,240; embeddings 49152 x 3072 = 150,994,944 (tied); final norm 6,144:
+#   3,030,371,328 (HF's 3.03B).
+# - OLMo-2-1124-7B (Olmo2Config; hidden 4096, 32 layers, MHA, intermediate 11008, vocab
+#   100352, untied, RMSNorm): attention 4 x 4096^2 = 67,108,864; SwiGLU 3 x 4096 x 11008 =
+#   135,266,304; norms 8,192; per layer 202,383,360, x 32 = 6,476,267,520; embeddings and
+#   lm_head 2 x 100352 x 4096 = 822,083,584; final norm 4,096: 7,298,355,200 (HF's 7.30B; q/k
+#   norms are not counted: 262,144 short of the checkpoint).
+@pytest.mark.parametrize(("golden", "params"), [
+    ("phi-2", 32 * (4 * 2560 * 2560 + 4 * 2560 + 2 * 2560 * 10240 + 10240 + 2560 + 2 * 2 * 2560)
+     + 2 * 51200 * 2560 + 2 * 2560),
+    ("starcoder2-3b", 30 * (2 * (3072 * 3072 + 3072) + 2 * (3072 * 256 + 256)
+                            + 2 * 3072 * 12288 + 12288 + 3072 + 2 * 2 * 3072)
+     + 49152 * 3072 + 2 * 3072),
+    ("olmo-2-1124-7b", 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096)
+     + 2 * 100352 * 4096 + 4096),
+])
+def test_backend_families_read_field_by_field(golden: str, params: int) -> None:
+    from kvplan.weights.params import count_params
+
+    result = CliRunner().invoke(app, ["estimate", str(CONFIGS / f"{golden}.json"), "-c", "4096",
+                                      "-f", "json"])
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["exact"] is True and out["assumptions"] == []
+    spec, _ = load_config(CONFIGS / f"{golden}.json")
+    assert count_params(spec).total == params

@@ -57,6 +57,8 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "minicpm": {_TIE: True}, "dbrx": {_TIE: False}, "olmo_hybrid": {_TIE: False},
     # Gemma3nTextConfig() and Gemma3nConfig().
     "gemma3n": {_TIE: True},
+    # Starcoder2Config() (use_bias True too), PhiConfig(), Olmo2Config().
+    "starcoder2": {_TIE: True, "use_bias": True}, "phi": {_TIE: False}, "olmo2": {_TIE: False},
 }
 
 

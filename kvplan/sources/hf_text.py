@@ -43,7 +43,8 @@ class TextFamily:
     # refused when present rather than sized as vLLM does not.
     unread: tuple[str, ...] = ()
     default_layer_types: Callable[[int], str] | None = None  # the config class's pattern
-    aliases: Mapping[str, str] = field(default_factory=dict)  # other name -> standard name
+    # other name -> the standard name (or names) it stands for
+    aliases: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     # Weights only: the MLP, the norm, biases and positions.
     gated_mlp: bool = True
     mlp_bias: bool | None = None  # None: the config's mlp_bias
@@ -116,6 +117,20 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # A kv_lora_rank would make kvplan size MLA where vLLM still builds DeepseekAttention.
     "deepseek": TextFamily(source="models/deepseek_v2.py (DeepseekAttention)", head_dim="hidden",
                            unread=("kv_lora_rank",)),
+    # Olmo2ForCausalLM, PhiForCausalLM, Starcoder2ForCausalLM: the Transformers backend (0.32
+    # registry.py; models/transformers/base.py: num_kv_heads and head_size from the config,
+    # per-layer windows from layer_types, else the cache config's window on every layer).
+    # Olmo2Config: SwiGLU MLP, RMSNorm, no biases (attention_bias false). PhiConfig
+    # (PhiAttention, PhiMLP): q/k/v and dense biased, fc1 / fc2 (GELU) biased, LayerNorm.
+    # Starcoder2Config: `use_bias` on q/k/v/o and c_fc / c_proj (GELU), LayerNorm.
+    "olmo2": TextFamily(source="models/transformers/base.py (Olmo2Config)",
+                        reads_layer_types=True),
+    "phi": TextFamily(source="models/transformers/base.py (PhiConfig)", reads_layer_types=True,
+                      gated_mlp=False, mlp_bias=True, attention_bias=True, layernorm=True),
+    "starcoder2": TextFamily(source="models/transformers/base.py (Starcoder2Config)",
+                             reads_layer_types=True, gated_mlp=False,
+                             aliases={"use_bias": ("attention_bias", "mlp_bias")},
+                             layernorm=True),
     # InternLM3ForCausalLM: models/llama.py LlamaAttention (head_dim or hidden / heads, windows
     # from layer_types).
     "internlm3": TextFamily(source="models/llama.py", reads_layer_types=True),
@@ -126,6 +141,13 @@ def text_family(model_type: str) -> TextFamily | None:
     return TEXT_FAMILIES.get(model_type)
 
 
+def _read_aliases(data: dict, family: TextFamily) -> None:
+    for other, names in family.aliases.items():
+        for standard in (names,) if isinstance(names, str) else names:
+            if data.get(standard) is None and data.get(other) is not None:
+                data[standard] = data[other]
+
+
 def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> dict:
     """`data` with the family's other field names read as the standard ones and its config
     class's defaults (each default taken said in a warning), and its default layer_types when
@@ -134,14 +156,13 @@ def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> di
     if family is None:
         return data
     data = dict(data)
-    for other, standard in family.aliases.items():
-        if data.get(standard) is None and data.get(other) is not None:
-            data[standard] = data[other]
+    _read_aliases(data, family)  # the file's own values under another name come first
     used = []
     for key, value in cache_defaults(model_type).items():
         if key not in data:  # an explicit null stays null, as the config class keeps it
             data[key] = value
             used.append(f"{key} {value}")
+    _read_aliases(data, family)  # then a default given under another name (use_bias)
     if used:
         warnings.append(f"not in config.json, taken from the {model_type} config class's "
                         f"defaults: {', '.join(used)}")
