@@ -339,6 +339,27 @@ def test_every_golden_config_backs_an_exact_row() -> None:
         assert TABLE[names[0]].status == EXACT
 
 
+@pytest.mark.parametrize("row", EXACT_ROWS, ids=lambda row: row.architecture)
+def test_exact_rows_are_read_by_name_under_every_model_type(row, tmp_path: Path) -> None:
+    # An exact row's golden config reads with nothing assumed about the cache or the weights'
+    # layout (only weight fields the file leaves out may be), and each other model_type the row
+    # lists reads it the same: phi, olmo2 and starcoder2 once went through the unknown-type
+    # path (exact false, a Llama-style weight guess), gpt-sw3 (GPT2Config) and shieldgemma2
+    # (Gemma-3's layout) still did.
+    path = GOLDEN[row.golden][0]
+    config = json.loads(path.read_text())
+    spec, _ = load_config(path)
+    assert "model_type" not in {a.field for a in spec.assumptions}, row
+    token_bytes = rank_caches(spec, kv_dtype="bf16").bytes_per_token
+    for model_type in set(row.model_types) - {config.get("model_type")}:
+        other = tmp_path / model_type
+        other.mkdir()
+        (other / "config.json").write_text(json.dumps({**config, "model_type": model_type}))
+        spec_as, _ = load_config(other / "config.json")
+        assert spec_as.exact == spec.exact, (row.architecture, model_type)
+        assert rank_caches(spec_as, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
 def test_golden_layer_counts_are_the_configs() -> None:
     # The derivations above count attention layers by hand; hold the counts to the files.
     def text(name: str) -> dict:

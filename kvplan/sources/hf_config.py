@@ -55,10 +55,18 @@ from kvplan.sources.hf_wrappers import (
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import check_architecture
 
-# The text model of a multimodal wrapper goes by the wrapper family's name.
+# Model types read as another family: a multimodal wrapper's text model goes by the wrapper
+# family's name, and a model_type transformers maps to another family's config class by it.
 _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "qwen3_5_moe_text": "qwen3_5_moe", "gemma3n_text": "gemma3n",
-                 "qwen3_next_text": "qwen3_next", "gemma4_text": "gemma4"}
+                 "qwen3_next_text": "qwen3_next", "gemma4_text": "gemma4",
+                 # ShieldGemma2Config (transformers 5.19): Gemma3Config's text_config and
+                 # vision_config; vLLM 0.32 serves it as Gemma3ForConditionalGeneration.
+                 "shieldgemma2": "gemma3",
+                 # CONFIG_MAPPING["gpt-sw3"] is GPT2Config; vLLM serves GPT2LMHeadModel.
+                 "gpt-sw3": "gpt2"}
+# Configs that keep Gemma-3's decoder under text_config (or at the top: gemma3_text).
+_GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 
 _TOP_ORDER = (
     "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
@@ -72,7 +80,7 @@ _TOP_ORDER = (
 
 def _text_config(config: Mapping[str, Any], model_type: str, cfg_warn: list[str]) -> dict:
     """Gemma-3 keeps the decoder's settings under text_config; fill gaps with the defaults."""
-    if model_type not in ("gemma3", "gemma3_text"):
+    if model_type not in _GEMMA3_CONFIGS:
         return dict(config)
     text = config.get("text_config")
     merged = dict(config)
@@ -197,7 +205,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     model_type = config_model_type(config)
     pre_warnings: list[str] = []
     wrapper = wrapper_of(config)
-    if model_type in ("gemma3", "gemma3_text"):
+    if model_type in _GEMMA3_CONFIGS:
         data = _text_config(config, model_type, pre_warnings)
     elif wrapper is not None:
         data = wrapped_text_config(config, wrapper, path, pre_warnings)

@@ -535,11 +535,23 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
     width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
     if width is None:
         width = 4 * hidden
-        c.assume("intermediate_size", f"{width} (4 * hidden_size)",
-                 "absent; the MLP's width changes weights only")
+        # No dense width on a model whose every layer is MoE (Qwen3.5-MoE: qwen3_5.py builds
+        # Qwen3NextSparseMoeBlock on every layer; its config class has no intermediate_size):
+        # the placeholder is never counted, so nothing is assumed.
+        if not _all_layers_moe(c):
+            c.assume("intermediate_size", f"{width} (4 * hidden_size)",
+                     "absent; the MLP's width changes weights only")
     if mt not in KNOWN_MODEL_TYPES:
         c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
+
+
+def _all_layers_moe(c: ConfigReader) -> bool:
+    """Experts on every layer: no field that makes a layer dense holds another value."""
+    every = {"first_k_dense_replace": (0,), "mlp_only_layers": ([],), "num_dense_layers": (0,),
+             "decoder_sparse_step": (1,), "moe_layer_freq": (1,)}
+    return c.has("moe_intermediate_size") and all(
+        c.data.get(k) is None or c.data.get(k) in ok for k, ok in every.items())
 
 
 def gemma3_rope_tables(c: ConfigReader, max_pos: int) -> list[int]:
