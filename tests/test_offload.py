@@ -143,6 +143,22 @@ def test_hicache_size_and_page_alignment() -> None:
     assert facts.device_tokens < 76_352
 
 
+@pytest.mark.parametrize("log", [e for e in LOGS if e["engine"] == "vllm"
+                                 and e.get("matched", True)], ids=lambda e: e["model"])
+def test_vllm_native_logs(log: dict) -> None:
+    """The public vLLM 'Created mmap file' lines, to the print's rounding (held out: the rule
+    was read from vLLM 0.32's source before they were found)."""
+    # Qwen3-0.6B config.json: 28 layers, 8 KV heads, head_dim 128, bf16, block 16: one block
+    # slot 28 x 16 x 8 x 128 x 2 x 2 B = 1,835,008 B (448 x 4 KiB), TP 1. cpu_bytes_to_use
+    # 8,000,000,000 // 1,835,008 = 4,359 chunks = 7,998,799,872 B = "8.00 GB" (/ 1e9).
+    by_hand = {"qwen3-0.6b": (4_359, 7_998_799_872)}
+    result, data = _cli("estimate", *log["kvplan_args"], "--format", "json")
+    assert result.exit_code == 0, result.output
+    (tier,) = data["offload"]["tiers"]
+    assert (tier["offload_blocks"], tier["host_bytes_per_rank"]) == by_hand[log["model"]]
+    assert tier["log"][tier["log"].rindex("("):] == log["line"][log["line"].rindex("("):]
+
+
 @pytest.mark.parametrize("log", [e for e in LOGS if e["engine"] == "sglang"
                                  and e.get("matched", True)], ids=lambda e: e["line"][-60:])
 def test_hicache_logs(log: dict) -> None:

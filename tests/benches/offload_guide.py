@@ -86,15 +86,40 @@ def offload_table(*args: str) -> str:
     return out[out.index("KV offload tiers"):].rstrip()
 
 
+def vllm_log_tier(log: dict) -> dict:
+    """kvplan's vLLM tier for a logged start-up (`kvplan estimate <kvplan_args> --format json`)."""
+    out = json.loads(cli("estimate", *log["kvplan_args"], "--format", "json"))
+    (tier,) = out["offload"]["tiers"]
+    return tier
+
+
+def _gb_suffix(line: str) -> str:
+    """The `(X GB)` that ends vLLM's 'Created mmap file' line."""
+    return line[line.rindex("("):]
+
+
 def logs_section() -> list[str]:
     logs = json.loads(LOGS.read_text())
     lines = ["## Public logs (held out)", "",
              "| engine | model, flags | logged | kvplan | source |", "|---|---|---|---|---|"]
-    matched = 0
+    matched = {"sglang": 0, "vllm": 0}
+    found = {"sglang": 0, "vllm": 0}
     for log in logs["logs"]:
+        found[log["engine"]] += 1
         if log.get("matched") is False:
             lines.append(f"| {log['engine']} | {log['model']} | `{log['line']}` | not matchable: "
                          f"{log['why_not']} | {log.get('where', '')} |")
+            continue
+        source = log["url"] or log["where"]
+        if log["engine"] == "vllm":
+            tier = vllm_log_tier(log)
+            ok = _gb_suffix(tier["log"]) == _gb_suffix(log["line"])
+            matched["vllm"] += ok
+            lines.append(f"| vllm | {log['model']}: TP {log['tp']}, vLLM {log['engine_version']}, "
+                         f"`kvplan estimate {' '.join(log['kvplan_args'])}` | `{log['line']}` | "
+                         f"{tier['offload_blocks']:,} blocks ({tier['offload_tokens']:,} tokens), "
+                         f"{tier['host_bytes_per_rank']:,} B: `{_gb_suffix(tier['log'])}` "
+                         f"{'(equal)' if ok else '(DIFFERS)'} | {source} |")
             continue
         if log["model"] == "llama-3.1-8b":
             cell = 32 * 2 * 128 * 2 * 2  # 32 layers x 2 KV heads a rank (8 / TP 4) x 128 x K,V x 2 B
@@ -106,18 +131,22 @@ def logs_section() -> list[str]:
             flags = f"ratio {log['hicache_ratio']}, device pool {log['device_tokens']:,}"
         predicted = hicache_log(tokens * cell)
         ok = log["line"].endswith(predicted)
-        matched += ok
-        source = log["url"] or log["where"]
+        matched["sglang"] += ok
         lines.append(f"| {log['engine']} | {log['model']}: {flags} | `{log['line']}` | "
                      f"{tokens:,} tokens: `{predicted}` {'(equal)' if ok else '(DIFFERS)'} | "
                      f"{source} |")
-    lines += ["", f"{matched} of the {len(logs['logs'])} HiCache lines found match to the "
-              "print's rounding (the third lacks its device pool). No public log of vLLM 0.32's "
-              "'Created mmap file' line was found (the earlier source read prints only 'Allocating N CPU tensors...'), LMCache prints its configured size (not a chunk count), "
-              "and the TensorRT-LLM logs found print a secondary pool of 0 (host_cache_size "
-              "unset, which the rule also gives): no log of those three sizes a tier kvplan could "
-              "compare, so their rules rest on the engines' source (golden tests in "
-              "`tests/test_offload.py`).", ""]
+    lines += ["", f"{matched['sglang']} of the {found['sglang']} HiCache lines found match to "
+              "the print's rounding (the third lacks its device pool). "
+              f"{matched['vllm']} of the {found['vllm']} vLLM native 'Created mmap file' lines "
+              "found match to the print's rounding (GB = bytes / 1e9, 2 decimals: "
+              "vllm/v1/kv_offload/cpu/shared_offload_region.py); the others are of a model kvplan "
+              "does not size (DeepSeek-V4, hybrid Gated DeltaNet) or not named. That print "
+              "rounds to 10 MB, so it checks the GiB-over-all-ranks rule, not the chunk "
+              "rounding (a chunk is a few MB). LMCache prints its configured size (not a chunk "
+              "count), and the TensorRT-LLM logs found print a secondary pool of 0 "
+              "(host_cache_size unset, which the rule also gives): no log of those two sizes a "
+              "tier kvplan could compare, so their rules rest on the engines' source (golden "
+              "tests in `tests/test_offload.py`).", ""]
     return lines
 
 
