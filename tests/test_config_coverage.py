@@ -174,7 +174,12 @@ def test_unknown_type_with_standard_fields_is_answered_not_exact(tmp_path: Path)
     fields = {a["field"]: a for a in data["assumptions"]}
     assert {"model_type", "head_dim", "num_key_value_heads"} <= set(fields)
     assert fields["num_key_value_heads"]["value"].startswith("8 ")
-    assert all(set(a) == {"field", "value", "why"} and a["why"] for a in data["assumptions"])
+    assert all(set(a) == {"field", "value", "why", "affects"} and a["why"]
+               for a in data["assumptions"])
+    # The KV rests on the guessed model_type and head shape; the MLP guess on weights alone.
+    assert data["kv_exact"] is False
+    assert fields["model_type"]["affects"] == fields["head_dim"]["affects"] == "kv"
+    assert fields["mlp"]["affects"] == "weights"
     # 4 layers x 8 heads x 32 x 2 x 2 B = 4,096 B per token (MHA, head_dim 256 / 8).
     assert data["bytes_per_token"] == 4096
     table = runner.invoke(app, ["estimate", str(tmp_path / "m"), "-c", "4096"],

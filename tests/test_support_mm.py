@@ -150,3 +150,19 @@ def test_glm_45v_language_model_weighs_the_published_tensors() -> None:
     spec, _ = load_config(MM / "glm-4.5v.json")
     language_model = 107_710_933_120 - tower
     assert abs(count_params(spec).total - language_model) / language_model < 1e-4
+
+
+def test_unpriced_tower_leaves_the_kv_exact() -> None:
+    # llava-1.5-7b: the CLIP tower's weights are not counted (an assumption about weights only),
+    # so the JSON says exact false but kv_exact true, and the table's note says the cache sizes
+    # are read from the config rather than that the model_type was guessed.
+    path = Path(__file__).parent / "data" / "configs" / "mm" / "llava-1.5-7b.json"
+    result = CliRunner().invoke(app, ["estimate", str(path), "-c", "4096", "-f", "json"])
+    data = json.loads(result.stdout)
+    assert (data["exact"], data["kv_exact"]) == (False, True)
+    assert [(a["field"], a["affects"]) for a in data["assumptions"]] == [
+        ("vision_config", "weights")]
+    table = CliRunner().invoke(app, ["estimate", str(path), "-c", "4096"],
+                               env={"COLUMNS": "200"})
+    assert "every cache size is read from the config" in table.stdout
+    assert "is read from its standard fields" not in table.stdout

@@ -40,12 +40,16 @@ STATE_DTYPES = ("float32", "bfloat16", "float16")
 @dataclass(frozen=True, kw_only=True)
 class Assumption:
     """A value kvplan took without the config stating it for this architecture (a config.json of
-    a model_type kvplan does not know): the field, the value taken and why. A spec with any is
-    not exact (`ModelSpec.exact`); the JSON of estimate and plan lists them."""
+    a model_type kvplan does not know, or a wrapper's tower it does not price): the field, the
+    value taken, why, and what it `affects`: "kv" (a cache size rests on it) or "weights" (only
+    the weight count, hence a GPU's KV budget). A spec with any is not exact
+    (`ModelSpec.exact`); one with none affecting the KV is `kv_exact`. The JSON of estimate and
+    plan lists them."""
 
     field: str
     value: str
     why: str
+    affects: str = "kv"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,6 +276,12 @@ class ModelSpec:
     def exact(self) -> bool:
         """Whether the sizes rest only on what the config states for a family kvplan knows."""
         return not self.assumptions
+
+    @property
+    def kv_exact(self) -> bool:
+        """Whether the per-token, per-block and per-request cache sizes rest only on what the
+        config states (assumptions about weights alone leave them exact)."""
+        return all(a.affects == "weights" for a in self.assumptions)
 
     @property
     def quantization_config(self) -> dict[str, Any] | None:

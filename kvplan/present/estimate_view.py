@@ -138,7 +138,8 @@ def groups_view(groups: Sequence[dict[str, object]], *, context: int,
 def assumption_records(spec: ModelSpec) -> dict[str, object]:
     """`exact` and `assumptions` of the JSON of estimate and plan: whether the sizes rest only on
     what the config states for a family kvplan reads, and else what was assumed."""
-    return {"exact": spec.exact, "assumptions": [asdict(a) for a in spec.assumptions]}
+    return {"exact": spec.exact, "kv_exact": spec.kv_exact,
+            "assumptions": [asdict(a) for a in spec.assumptions]}
 
 
 def assumptions_views(spec: ModelSpec) -> tuple[View, ...]:
@@ -150,5 +151,14 @@ def assumptions_views(spec: ModelSpec) -> tuple[View, ...]:
         columns=[Column(header="field"), Column(header="assumed"), Column(header="why")],
         rows=[[a.field, a.value, a.why] for a in spec.assumptions],
         records={},
-        notes=[f"Not exact: model_type {spec.model_type!r} is read from its standard fields; "
-               "each value above was taken, not read."]),)
+        notes=[_not_exact_note(spec)]),)
+
+
+def _not_exact_note(spec: ModelSpec) -> str:
+    if any(a.field == "model_type" for a in spec.assumptions):
+        return (f"Not exact: model_type {spec.model_type!r} is read from its standard fields; "
+                "each value above was taken, not read.")
+    if spec.kv_exact:
+        return ("Not exact: the weights rest on the values above (a GPU's KV budget with "
+                "them); every cache size is read from the config.")
+    return "Not exact: each value above was taken, not read."

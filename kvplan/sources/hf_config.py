@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -293,7 +294,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             c.warn(f"tie_word_embeddings absent: {mt} default ({str(tie).lower()})")
         else:
             c.assume("tie_word_embeddings", "false (untied embeddings)",
-                     "absent; changes weights only")
+                     "absent; changes weights only", affects="weights")
     if mt in GPT2_STYLE:
         position, max_pos = "learned", c.int("n_positions", "max_position_embeddings",
                                              required="n_positions",
@@ -312,10 +313,11 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             max_pos = 2048
             c.warn("max_position_embeddings absent: FalconConfig default 2048")
         if not known and not c.has("alibi"):
-            c.assume("position_embedding", "RoPE positions", "no cache size depends on it")
+            c.assume("position_embedding", "RoPE positions", "no cache size depends on it",
+                     affects="weights")
     norm = "layernorm" if mt in LAYERNORM_FAMILY else "rmsnorm"
     if not known:
-        c.assume("norm_type", "rmsnorm", "changes weights only")
+        c.assume("norm_type", "rmsnorm", "changes weights only", affects="weights")
 
     family_notes(c)
     if not known:
@@ -367,8 +369,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
                 and mm_tokens != 256):  # 256: the spec's default
             tower["tokens_per_image"] = mm_tokens
     if c.assumed:
-        mapping["assumptions"] = [{"field": x.field, "value": x.value, "why": x.why}
-                                  for x in c.assumed]
+        mapping["assumptions"] = [asdict(x) for x in c.assumed]
     vit = qwen_vit(config, path)
     if vit is not None:
         mapping["qwen_vit"] = vit
@@ -377,9 +378,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         mapping["vision"] = llama4_vision
     towers = tower_assumption(config) if "vision" not in mapping and vit is None else None
     if towers is not None:
-        c.assume(*towers)
-        mapping["assumptions"] = [{"field": x.field, "value": x.value, "why": x.why}
-                                  for x in c.assumed]
+        c.assume(*towers, affects="weights")
+        mapping["assumptions"] = [asdict(x) for x in c.assumed]
     if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
             and vit is None):
         c.warn(f"vision_config of a {config_model_type(config)} checkpoint not read: vLLM's "

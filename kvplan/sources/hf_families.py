@@ -180,7 +180,7 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
     else:
         if not c.has("attention_bias") and mt not in KNOWN_MODEL_TYPES:
             c.assume("attention_bias", "false (no attention biases)",
-                     "absent; biases change weights only")
+                     "absent; biases change weights only", affects="weights")
         qkv_bias = o_bias = c.bool("attention_bias", False)
 
     att: dict[str, Any] = {
@@ -540,9 +540,10 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
         # the placeholder is never counted, so nothing is assumed.
         if not _all_layers_moe(c):
             c.assume("intermediate_size", f"{width} (4 * hidden_size)",
-                     "absent; the MLP's width changes weights only")
+                     "absent; the MLP's width changes weights only", affects="weights")
     if mt not in KNOWN_MODEL_TYPES:
-        c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
+        c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)",
+                 affects="weights")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
 
 

@@ -67,9 +67,10 @@ class ConfigReader:
             raise SpecError(self.path, key, f"expected true or false, got {value!r}")
         return value
 
-    def assume(self, field: str, value: object, why: str) -> None:
-        """Record a value taken without the config stating it (an unknown model_type)."""
-        self.assumed.append(Assumption(field=field, value=str(value), why=why))
+    def assume(self, field: str, value: object, why: str, affects: str = "kv") -> None:
+        """Record a value taken without the config stating it (an unknown model_type, an
+        unpriced tower); `affects`: "kv" or "weights" (`Assumption`)."""
+        self.assumed.append(Assumption(field=field, value=str(value), why=why, affects=affects))
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

@@ -504,10 +504,16 @@ def _parse_assumptions(r: _Reader) -> tuple[Assumption, ...]:
     out = []
     for i, item in enumerate(value):
         where = f"{field}[{i}]"
-        if not isinstance(item, Mapping) or set(item) != {"field", "value", "why"}:
-            raise SpecError(r.path, where, "expected a mapping of field, value and why")
+        if not isinstance(item, Mapping) or not (
+                {"field", "value", "why"} <= set(item) <= {"field", "value", "why", "affects"}):
+            raise SpecError(r.path, where, "expected a mapping of field, value, why and "
+                                           "optionally affects")
+        affects = item.get("affects", "kv")
+        if affects not in ("kv", "weights"):
+            raise SpecError(r.path, f"{where}.affects", f"expected kv or weights, got "
+                                                        f"{affects!r}")
         out.append(Assumption(**{k: checked_text(item[k], path=r.path, field=f"{where}.{k}")
-                                 for k in ("field", "value", "why")}))
+                                 for k in ("field", "value", "why")}, affects=affects))
     return tuple(out)
 
 

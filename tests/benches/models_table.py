@@ -29,7 +29,7 @@ def main() -> str:
              "- a multimodal wrapper is exact when vLLM builds its KV cache from its language "
              "model's sub-config alone (`kvplan/sources/hf_wrappers.py` says which); a tower "
              "kvplan does not price is left out of the weights, and the JSON says so "
-             "(`exact: false`, `assumptions`: tests/test_support_mm.py).",
+             "(`exact: false`, `kv_exact: true`, `assumptions`: tests/test_support_mm.py).",
              "- **refused**: a config.json naming the architecture exits 2 with the reason "
              "shown; most are refused because no golden config of them has been checked "
              "against vLLM yet, some because kvplan does not read a field they need.",
