@@ -94,7 +94,8 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
 # holds whole, with the fields each shrink changes (none of them sizes the cache per layer).
 _SHRUNK_FIELDS = {"num_hidden_layers", "vocab_size", "intermediate_size"}
 SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS,
-          "internlm3-8b": _SHRUNK_FIELDS, "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
+          "internlm3-8b": _SHRUNK_FIELDS | {"auto_map"},
+          "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
           "deepseek-moe-16b": _SHRUNK_FIELDS | {"auto_map", "moe_intermediate_size",
                                                 "n_routed_experts"},
           "mimo-7b-rl": _SHRUNK_FIELDS | {"max_window_layers", "bos_token_id",
