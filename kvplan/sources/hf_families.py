@@ -511,6 +511,8 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
         # Llama-4: intermediate_size is one expert's width; dense layers use intermediate_size_mlp.
         return {"intermediate_size": c.int("intermediate_size_mlp"), "gated": True,
                 "bias": False}
+    if mt == "lfm2":
+        return {"intermediate_size": _lfm2_ff_dim(c), "gated": True, "bias": False}
     if mt == "nemotron_h":
         # Nemotron-H's MLP layers are relu^2, two matrices (mlp_hidden_act relu2).
         return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
@@ -540,6 +542,23 @@ def mlp_section(c: ConfigReader, hidden: int) -> dict:
     if mt not in KNOWN_MODEL_TYPES:
         c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)")
     return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
+
+
+def _lfm2_ff_dim(c: ConfigReader) -> int:
+    """LFM2's MLP width as vLLM builds it (models/lfm2.py Lfm2MLP): with
+    block_auto_adjust_ff_dim (Lfm2Config default true) intermediate_size becomes
+    int(2 * intermediate_size / 3), times block_ffn_dim_multiplier (default 1.0), rounded up to
+    block_multiple_of (default 256). LFM2-VL-1.6B's published 12,288 is 8,192 wide."""
+    width = c.int("intermediate_size", required="intermediate_size",
+                  what="missing: needed for the weight count")
+    if not c.bool("block_auto_adjust_ff_dim", True):
+        return width
+    width = int(2 * width / 3)
+    multiplier = c.data.get("block_ffn_dim_multiplier", 1.0)
+    if multiplier is not None:
+        width = int(float(multiplier) * width)
+    multiple = c.int("block_multiple_of") or 256
+    return multiple * -(-width // multiple)
 
 
 def gemma3_rope_tables(c: ConfigReader, max_pos: int) -> list[int]:
