@@ -250,6 +250,23 @@ def test_lfm2_vl_state_by_hand(tmp_path: Path) -> None:
     assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 1024 * 2
 
 
+def test_lfm2_mlp_width_by_hand(tmp_path: Path) -> None:
+    # models/lfm2.py Lfm2MLP: block_auto_adjust_ff_dim turns the published intermediate_size
+    # 12,288 (LFM2-VL-1.6B's text_config, LFM2-1.2B) into int(2 x 12,288 / 3) = 8,192, x 1.0,
+    # rounded up to block_multiple_of 256: 8,192. Without the adjustment the width is as given.
+    config = json.loads((CONFIGS / "lfm2-vl-1.6b.json").read_text())
+    text = dict(config["text_config"], architectures=["Lfm2ForCausalLM"])
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(text))
+    spec, _ = load_config(path)
+    assert spec.mlp.intermediate_size == 8192
+    # 10,000 -> int(20,000 / 3) = 6,666, x 1.5 = 9,999, up to 10,240 (a multiple of 256).
+    path.write_text(json.dumps(dict(text, intermediate_size=10_000, block_ffn_dim_multiplier=1.5)))
+    assert load_config(path)[0].mlp.intermediate_size == 10_240
+    path.write_text(json.dumps(dict(text, block_auto_adjust_ff_dim=False)))
+    assert load_config(path)[0].mlp.intermediate_size == 12_288
+
+
 @settings(max_examples=40, deadline=None)
 @given(kinds=st.lists(st.booleans(), min_size=2, max_size=24).filter(
     lambda k: any(k) and not all(k)))

@@ -46,19 +46,20 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     "minitron-8b": (ORACLE / "minitron-8b" / "config.json", 4 * 2 * 8 * 128 * 2,
                     HF + "nvidia/Minitron-8B-Base"),
     # GlmForCausalLM, Transformers backend (models/transformers/base.py: the config's
-    # num_key_value_heads 2 and head_dim 128); 4 of 40 layers: 4 x 2 x 2 x 128 x 2 B.
-    "glm-4-9b-chat-hf": (ORACLE / "glm-4-9b-chat-hf" / "config.json", 4 * 2 * 2 * 128 * 2,
+    # num_key_value_heads 2 and head_dim 128), 40 layers: 40 x 2 x 2 x 128 x 2 B.
+    "glm-4-9b-chat-hf": (CONFIGS / "glm-4-9b-chat-hf.json", 40 * 2 * 2 * 128 * 2,
                          HF + "THUDM/glm-4-9b-chat-hf"),
-    # ArceeForCausalLM, Transformers backend: 4 KV heads of head_dim 128; 4 of 36 layers:
-    # 4 x 2 x 4 x 128 x 2 B.
-    "afm-4.5b": (ORACLE / "afm-4.5b" / "config.json", 4 * 2 * 4 * 128 * 2,
+    # ArceeForCausalLM, Transformers backend: 4 KV heads of head_dim 128, 36 layers (YaRN
+    # rope_scaling changes no cache size): 36 x 2 x 4 x 128 x 2 B.
+    "afm-4.5b": (CONFIGS / "afm-4.5b.json", 36 * 2 * 4 * 128 * 2,
                  HF + "arcee-ai/AFM-4.5B-Base"),
     # VaultGemmaForCausalLM, Transformers backend: 4 KV heads of head_dim 256, layer_types
     # alternating sliding (window 512) and full; 4 of 26 layers: 4 x 2 x 4 x 256 x 2 B.
     "vaultgemma-1b": (ORACLE / "vaultgemma-1b" / "config.json", 4 * 2 * 4 * 256 * 2,
                       HF + "google/vaultgemma-1b"),
-    # CwmForCausalLM, Transformers backend: 8 KV heads of head_dim 128, layer_types one full
-    # then three sliding (window 8192); 8 of 64 layers: 8 x 2 x 8 x 128 x 2 B.
+    # CwmForCausalLM, Transformers backend: 8 KV heads of head_dim 128, layer_types full on
+    # i % 4 == 0 and on the last layer (CWM's global_last_layer), sliding 8192 elsewhere; 8 of
+    # 64 layers: 8 x 2 x 8 x 128 x 2 B (a sliding layer holds one page a token too).
     "cwm": (ORACLE / "cwm" / "config.json", 8 * 2 * 8 * 128 * 2, HF + "facebook/cwm"),
     # models/minicpm.py MiniCPMAttention: num_key_value_heads 36 (MHA) of hidden_size / heads =
     # 2304 / 36 = 64: 40 x 2 x 36 x 64 x 2 B.
@@ -94,7 +95,9 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
 # holds whole, with the fields each shrink changes (none of them sizes the cache per layer).
 _SHRUNK_FIELDS = {"num_hidden_layers", "vocab_size", "intermediate_size"}
 SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS,
-          "internlm3-8b": _SHRUNK_FIELDS, "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
+          "internlm3-8b": _SHRUNK_FIELDS | {"auto_map"}, "afm-4.5b": _SHRUNK_FIELDS,
+          "glm-4-9b-chat-hf": _SHRUNK_FIELDS | {"pad_token_id", "eos_token_id"},
+          "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
           "deepseek-moe-16b": _SHRUNK_FIELDS | {"auto_map", "moe_intermediate_size",
                                                 "n_routed_experts"},
           "mimo-7b-rl": _SHRUNK_FIELDS | {"max_window_layers", "bos_token_id",
@@ -128,8 +131,9 @@ def test_text_published_depths(golden: str, layers: int, token_bytes: int) -> No
     config = json.loads(TEXT_GOLDEN[golden][0].read_text())
     config["num_hidden_layers" if "num_hidden_layers" in config else "n_layer"] = layers
     if isinstance(config.get("layer_types"), list):
-        period = config["layer_types"][:4]
-        config["layer_types"] = period * (layers // 4)
+        # The shrink's period, and its last layer's kind (CWM keeps its last layer full).
+        period, last = config["layer_types"][:4], config["layer_types"][-1]
+        config["layer_types"] = (period * (layers // 4))[:-1] + [last]
     spec, _ = _spec(config)
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
 
@@ -142,10 +146,11 @@ def test_text_windows_by_hand() -> None:
     # vaultgemma: sliding on even layers (VaultGemmaConfig's `(i + 1) % 2`), window 512.
     spec, _ = load_config(TEXT_GOLDEN["vaultgemma-1b"][0])
     assert spec.layer_windows == (512, None, 512, None)
-    # cwm: full on i % 4 == 0, sliding 8192 elsewhere.
+    # cwm: full on i % 4 == 0 and on the last layer, sliding 8192 elsewhere.
     spec, _ = load_config(TEXT_GOLDEN["cwm"][0])
-    assert spec.layer_windows == (None, 8192, 8192, 8192) * 2
-    # Without layer_types, the config classes build the same patterns.
+    assert spec.layer_windows == (None, 8192, 8192, 8192, None, 8192, 8192, None)
+    # Without layer_types, the config classes' own patterns (CwmConfig: i % 4 == 0 only, not
+    # the last layer: a cwm file without layer_types is served with one full layer fewer).
     for name, expected in (("vaultgemma-1b", (512, None, 512, None)),
                            ("cwm", (None, 8192, 8192, 8192) * 2)):
         config = json.loads(TEXT_GOLDEN[name][0].read_text())
@@ -158,7 +163,7 @@ def test_text_windows_by_hand() -> None:
 def test_text_config_class_defaults() -> None:
     # GlmConfig's defaults, not hidden / heads: num_key_value_heads 2, head_dim 128 (here the
     # same as 4096 / 32); a config leaving them out is read as transformers reads it, said.
-    config = json.loads(TEXT_GOLDEN["glm-4-9b-chat-hf"][0].read_text())
+    config = json.loads((ORACLE / "glm-4-9b-chat-hf" / "config.json").read_text())
     config.update(hidden_size=2048)
     del config["head_dim"], config["num_key_value_heads"]
     spec, warnings = _spec(config)

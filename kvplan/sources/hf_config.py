@@ -37,10 +37,10 @@ from kvplan.sources.hf_families import (
     gemma4_global_shape,
     head_attention,
     mla_attention,
-    mlp_section,
     mtp_layers,
 )
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
+from kvplan.sources.hf_mlp import mlp_section
 from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_notes import family_notes
 from kvplan.sources.hf_reader import ConfigReader, config_model_type

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan._util.errors import SpecError
-from kvplan._util.validate import MAX_LAYERS, checked_int, checked_int_list
+from kvplan._util.validate import MAX_LAYERS, checked_int
 from kvplan.model.spec import FULL, SLIDING
 from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
 from kvplan.sources.hf_reader import MISSING, ConfigReader
@@ -62,7 +62,7 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
                     "olmo", "hunyuan_v1_dense", "internlm2", "exaone", "dbrx"} | set(TEXT_FAMILIES)
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
-_NON_GATED_MLP = {"apertus"} | {
+NON_GATED_MLP = {"apertus"} | {
     name for name, family in TEXT_FAMILIES.items() if not family.gated_mlp}
 # Families whose transformers config class turns an integer sliding_window_pattern into
 # layer_types (layer i slides unless (i + 1) % pattern == 0) when layer_types is absent:
@@ -488,71 +488,6 @@ def mla_attention(c: ConfigReader, heads: int, hidden: int) -> dict:
     if c.has("sliding_window"):
         c.warn("sliding_window ignored for MLA")
     return att
-
-
-def mlp_section(c: ConfigReader, hidden: int) -> dict:
-    """The dense MLP section: width, gated or not, bias, by family."""
-    mt = c.model_type
-    if mt in GPT2_NAMES:
-        width = c.int("n_inner") or 4 * hidden
-        return {"intermediate_size": width, "gated": False, "bias": True}
-    if mt == "falcon":
-        width = c.int("ffn_hidden_size") or 4 * hidden
-        if not c.has("ffn_hidden_size"):
-            c.warn(f"ffn_hidden_size absent: FalconConfig default 4 * hidden_size = {width}")
-        return {"intermediate_size": width, "gated": False, "bias": c.bool("bias", False)}
-    if mt == "opt":
-        width = c.int("ffn_dim", required="ffn_dim", what="missing: needed for the weight count")
-        return {"intermediate_size": width, "gated": False, "bias": c.bool("enable_bias", True)}
-    if mt == "gpt_neox":
-        width = c.int("intermediate_size") or 4 * hidden
-        return {"intermediate_size": width, "gated": False, "bias": True}
-    if mt == "llama4" and c.has("intermediate_size_mlp"):
-        # Llama-4: intermediate_size is one expert's width; dense layers use intermediate_size_mlp.
-        return {"intermediate_size": c.int("intermediate_size_mlp"), "gated": True,
-                "bias": False}
-    if mt == "nemotron_h":
-        # Nemotron-H's MLP layers are relu^2, two matrices (mlp_hidden_act relu2).
-        return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
-                "gated": False, "bias": c.bool("mlp_bias", False)}
-    raw = c.data.get("intermediate_size")
-    if isinstance(raw, list) and raw:
-        # gemma-3n lists one width per layer; kvplan keeps one dense width.
-        checked_int_list(raw, path=c.path, field="intermediate_size", minimum=1)
-        if len(set(raw)) > 1:
-            c.warn(f"intermediate_size varies by layer ({min(raw)}-{max(raw)}): the largest "
-                   "is counted for every layer")
-        return {"intermediate_size": max(raw), "gated": True, "bias": c.bool("mlp_bias", False)}
-    if mt in _NON_GATED_MLP:
-        family = TEXT_FAMILIES.get(mt)
-        if family is not None and family.mlp_hidden_multiple is not None:
-            return {"intermediate_size": family.mlp_hidden_multiple * hidden, "gated": False,
-                    "bias": bool(family.mlp_bias)}
-        bias = c.bool("mlp_bias", False) if family is None or family.mlp_bias is None else (
-            family.mlp_bias)
-        return {"intermediate_size": c.int("intermediate_size", required="intermediate_size"),
-                "gated": False, "bias": bias}
-    width = c.int("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size")
-    if width is None:
-        width = 4 * hidden
-        # No dense width on a model whose every layer is MoE (Qwen3.5-MoE: qwen3_5.py builds
-        # Qwen3NextSparseMoeBlock on every layer; its config class has no intermediate_size):
-        # the placeholder is never counted, so nothing is assumed.
-        if not _all_layers_moe(c):
-            c.assume("intermediate_size", f"{width} (4 * hidden_size)",
-                     "absent; the MLP's width changes weights only", affects="weights")
-    if mt not in KNOWN_MODEL_TYPES:
-        c.assume("mlp", "gated MLP", "the SwiGLU MLP of Llama-style decoders (weights only)",
-                 affects="weights")
-    return {"intermediate_size": width, "gated": True, "bias": c.bool("mlp_bias", False)}
-
-
-def _all_layers_moe(c: ConfigReader) -> bool:
-    """Experts on every layer: no field that makes a layer dense holds another value."""
-    every = {"first_k_dense_replace": (0,), "mlp_only_layers": ([],), "num_dense_layers": (0,),
-             "decoder_sparse_step": (1,), "moe_layer_freq": (1,)}
-    return c.has("moe_intermediate_size") and all(
-        c.data.get(k) is None or c.data.get(k) in ok for k, ok in every.items())
 
 
 def gemma3_rope_tables(c: ConfigReader, max_pos: int) -> list[int]:
