@@ -23,6 +23,11 @@ above the simulated one, which led to simulating vLLM's async scheduling (SHAPED
 6a963b5); the bench prints kvplan with it off too. The simulator's TTFT is the engine's
 (arrival to first token out of the step): the client's adds the HTTP, tokenisation and
 streaming path, which kvplan does not model.
+
+Two more sets are kept apart: the prospective runs (Mixtral-8x7B, added after the last rule
+change) and the blind runs (runs.json "blind_runs": Mixtral-8x22B TP8 and a Mixtral-8x7B TP2
+re-run, frozen at commit 2279126 before kvplan was run on them, evaluated once, no rule changed
+since); runs.json "blind_skipped" lists the study's other runs and why each is left out.
 """
 
 from __future__ import annotations
