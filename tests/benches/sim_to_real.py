@@ -23,6 +23,11 @@ above the simulated one, which led to simulating vLLM's async scheduling (SHAPED
 6a963b5); the bench prints kvplan with it off too. The simulator's TTFT is the engine's
 (arrival to first token out of the step): the client's adds the HTTP, tokenisation and
 streaming path, which kvplan does not model.
+
+Two more sets are kept apart: the prospective runs (Mixtral-8x7B, added after the last rule
+change) and the blind runs (runs.json "blind_runs": Mixtral-8x22B TP8 and a Mixtral-8x7B TP2
+re-run, frozen at commit 2279126 before kvplan was run on them, evaluated once, no rule changed
+since); runs.json "blind_skipped" lists the study's other runs and why each is left out.
 """
 
 from __future__ import annotations
@@ -73,11 +78,14 @@ class Run:
         return [(float(rate), int(seconds)) for rate, seconds in self.workload["stages"]]
 
 
-def load_runs(*, prospective: bool = False) -> tuple[dict, list[Run]]:  # type: ignore[type-arg]
+def load_runs(*, prospective: bool = False, blind: bool = False
+              ) -> tuple[dict, list[Run]]:  # type: ignore[type-arg]
     """The study's runs kept here; `prospective`: those added after the last rule change
-    (runs.json "prospective_runs")."""
+    (runs.json "prospective_runs"); `blind`: the set frozen before kvplan's error on it was
+    computed (runs.json "blind_runs", commit 2279126)."""
     doc = json.loads((DATA / "runs.json").read_text())
-    return doc, [Run(**r) for r in doc["prospective_runs" if prospective else "runs"]]
+    key = "blind_runs" if blind else "prospective_runs" if prospective else "runs"
+    return doc, [Run(**r) for r in doc[key]]
 
 
 def load_records() -> dict[tuple[int, int, str], dict[str, float]]:
@@ -183,14 +191,14 @@ class StageRow:
     synchronous: dict[str, float] | None
 
 
-def stage_rows(*, prospective: bool = False) -> list[StageRow]:
+def stage_rows(*, prospective: bool = False, blind: bool = False) -> list[StageRow]:
     """Every run's load stages (and the whole run, stage -1), measured beside simulated."""
-    _, runs = load_runs(prospective=prospective)
+    _, runs = load_runs(prospective=prospective, blind=blind)
     records = load_records()
     out = []
     for run in runs:
         sim = simulate_run(run)
-        sync = None if prospective else simulate_run(run, async_scheduling=False)
+        sync = None if prospective or blind else simulate_run(run, async_scheduling=False)
         for stage, figures in sorted(sim.stages.items(), key=lambda kv: (kv[0] < 0, kv[0])):
             measured = {m: records[(run.id, stage, m)]["measured"] for m in METRICS
                         if (run.id, stage, m) in records}
@@ -282,6 +290,20 @@ def _beside_others(stages: list[StageRow]) -> None:
         print(f"| {r.run.folder} | {r.stage} | " + " | ".join(cells) + " |")
 
 
+def _per_set(sets: tuple[tuple[str, list[StageRow]], ...]) -> None:
+    """kvplan's median errors per set and per run (mean TTFT, mean ITL, mean E2E)."""
+    keys = ("ttft_mean", "itl_mean", "e2e_mean")
+    print("| set | run | stages | TTFT mean | ITL mean | E2E mean |")
+    print("|---|---|---:|---:|---:|---:|")
+    for name, part in sets:
+        print(f"| {name} | all | {len(part)} | "
+              + " | ".join(_fmt(_med("kvplan", k, part)) for k in keys) + " |")
+        for folder in dict.fromkeys(r.run.folder for r in part):
+            mine = [r for r in part if r.run.folder == folder]
+            print(f"| {name} | {folder} | {len(mine)} | "
+                  + " | ".join(_fmt(_med("kvplan", k, mine)) for k in keys) + " |")
+
+
 def print_section() -> None:
     """The study's runs as a Markdown section of examples/simulate-bench.md."""
     doc, runs = load_runs()
@@ -318,14 +340,34 @@ def print_section() -> None:
     ahead = [r for r in stage_rows(prospective=True) if r.stage >= 0]
     print("\n### Prospective: the study's runs added after the last rule change\n")
     print(f"{doc['prospective']} {len(later)} runs, {len(ahead)} load stages, every one held "
-          "out and unseen when the simulator's rules were written: this is the blind "
-          "figure.\n")
+          "out and unseen when the simulator's rules were written.\n")
     _summary(ahead, synchronous=False)
     print()
     _per_stage(ahead, synchronous=False)
+    print(f"\n{doc['prospective_finding']}")
+    _, frozen = load_runs(blind=True)
+    blind = [r for r in stage_rows(blind=True) if r.stage >= 0]
+    print("\n### Blind: the study's runs frozen before kvplan was run on them\n")
+    print(f"{doc['blind']} {len(frozen)} runs, {len(blind)} load stages, evaluated once, "
+          "after the freeze, with no change to any rule since (the 'campaign folder' column "
+          "names the folder holding the run's workload template).\n")
+    _summary(blind, synchronous=False)
+    print()
+    _per_stage(blind, synchronous=False)
+    print("\nThe study's runs left out of the blind set, and why (runs.json "
+          "\"blind_skipped\"):\n")
+    print("| study runs | why left out |")
+    print("|---|---|")
+    for skip in doc["blind_skipped"]:
+        print(f"| {skip['runs']} | {skip['why']} |")
+    print("\n### kvplan per set\n")
+    print("Median |predicted / measured - 1| of kvplan over each set's load stages, and per "
+          "run (median over its stages). The issue's target: TTFT <= 15 %, ITL and E2E <= "
+          "10 %.\n")
+    _per_set((("shaped", stages), ("prospective", ahead), ("blind", blind)))
     print("\n### Every stage beside the study's simulators\n")
     print("Signed error of mean TTFT / mean E2E per load stage (predicted / measured - 1), "
           "kvplan's and each simulator's the study ran on that run (error_records.csv); '-': "
           "the study has no prediction of that simulator there (Vidur: none on these runs). "
-          "The prospective runs last.\n")
-    _beside_others(stages + ahead)
+          "The prospective runs, then the blind runs, last.\n")
+    _beside_others(stages + ahead + blind)

@@ -165,8 +165,8 @@ def main() -> None:
           "(issue 30; tests/test_examples.py holds it current). Do not edit by hand. Three "
           "sets of runs: the sim-to-real study's (an open-loop request rate in load stages, "
           "each stage's TTFT, ITL and E2E measured, beside the study's own simulators on the "
-          "same runs; its prospective runs apart), then the cost bench's vLLM runs and its "
-          "SGLang runs at a fixed concurrency (TPOT).\n")
+          "same runs; its prospective and blind runs apart), then the cost bench's vLLM runs "
+          "and its SGLang runs at a fixed concurrency (TPOT).\n")
     sim_to_real.print_section()
     print("\n## The cost bench's vLLM serving runs (fixed concurrency)\n")
     print("Each run of the cost bench (tests/benches/cost_cases.py) that served "
