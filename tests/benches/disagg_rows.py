@@ -22,6 +22,8 @@ engine's handover and the row states its concurrency; the others are listed with
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -46,6 +48,16 @@ from kvplan.sources.resolve import load_model
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
 FILES = ("aiconfigurator_silicon_refs_disagg.csv", "aiconfigurator_silicon_sample_vllm_disagg.csv")
+# The PROSPECTIVE set (issue 29's honest split): every disaggregated row of aiconfigurator at
+# commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce that the 14 shaped vLLM Kimi-K2.5 rows and the
+# vLLM gtl rows above are not: the SGLang and TensorRT-LLM rows of
+# https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/systems/silicon_sample.csv
+# (1,574 ids) and
+# https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/tools/accuracy_tracking/silicon_refs.csv
+# (11 more ids), 1,585 rows, header kept, sorted by id. Frozen (committed) before the
+# disaggregated simulator's rules were written and before kvplan's errors on them were looked
+# at; evaluated once, after (tests/benches/disagg_bench.py reports them apart).
+PROSPECTIVE_FILE = "aiconfigurator_prospective_disagg.csv.gz"
 BAND = (0.75, 1.33)
 PREFIX = "aiconfigurator "
 
@@ -62,6 +74,10 @@ MODELS = {
                                       "the language model of nvidia/Kimi-K2.5-NVFP4"),
     ("deepseek-ai/DeepSeek-V3", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
                                          "deepseek-ai/DeepSeek-V3's config"),
+    # DeepSeek-R1 is DeepSeek-V3's architecture and checkpoint format (its config.json has the
+    # same fields and sizes); stated here with the prospective set, before it was evaluated.
+    ("deepseek-ai/DeepSeek-R1", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
+                                         "deepseek-ai/DeepSeek-V3's config (R1: same shapes)"),
 }
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
@@ -148,6 +164,12 @@ def rows() -> list[dict[str, str]]:
             for row in csv.DictReader(f):
                 seen.setdefault(row["id"], row)
     return list(seen.values())
+
+
+def prospective_rows() -> list[dict[str, str]]:
+    """The frozen prospective rows (PROSPECTIVE_FILE), in file order."""
+    with gzip.open(DATA / PROSPECTIVE_FILE, "rt") as f:
+        return list(csv.DictReader(io.StringIO(f.read())))
 
 
 def row_ids() -> list[str]:
