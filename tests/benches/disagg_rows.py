@@ -35,6 +35,7 @@ from kvplan.analysis.disagg import (
     DisaggRequest,
     _candidate,
     handover_for,
+    prefill_batching,
     role_times,
     transfer_seconds,
 )
@@ -95,6 +96,7 @@ class Recipe:
     decode: Layout
     prefill_eager: bool  # --enforce-eager on the prefill workers
     source: str
+    prefill_max_num_batched_tokens: int | None = None  # the recipe's, where it states one
 
 
 # aiconfigurator's vLLM Kimi-K2.5 GB200 configs 697 (1 prefill worker of 4 GPUs, 1 decode
@@ -113,10 +115,10 @@ _DEP4 = Layout(tp=4, dp=4, ep=4, dp_attention=True, gpus_per_node=4)
 RECIPES = {
     ("moonshotai/Kimi-K2.5", "gb200", "vllm", "697"): Recipe(
         prefill=_DEP4, decode=Layout(tp=16, dp=16, ep=16, dp_attention=True, gpus_per_node=4),
-        prefill_eager=True, source=_KIMI_SOURCE),
+        prefill_eager=True, source=_KIMI_SOURCE, prefill_max_num_batched_tokens=16384),
     ("moonshotai/Kimi-K2.5", "gb200", "vllm", "698"): Recipe(
         prefill=_DEP4, decode=Layout(tp=4, ep=4, gpus_per_node=4), prefill_eager=True,
-        source=_KIMI_SOURCE),
+        source=_KIMI_SOURCE, prefill_max_num_batched_tokens=16384),
 }
 
 
@@ -228,10 +230,13 @@ def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None,
     handover = handover_for(spec, req, decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
+    rec = recipe(row)
+    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
+        rec.prefill_max_num_batched_tokens if rec is not None else None))
     opt = evaluate_xy(RatioTarget(output_len=req.output_len, concurrency=conc), prefill, decode,
                       transfer_seconds(handover, req.link), x, y, prefill_ms=p_ms or math.nan,
                       decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1],
-                      first_token_steps=handover.first_token_steps)
+                      first_token_steps=handover.first_token_steps, batching=batching)
     if opt is None:
         n = -(-conc // y)
         return (None, role_times(spec, req, decode, batch=-(-n // req.decode.replicas))[1],
