@@ -8,8 +8,9 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
   model's DP ranks run each forward together, an idle one a dummy batch: vLLM's
   DPEngineCoreProc, SGLang's DP attention), each with its own FCFS queue (a new request goes to
   the rank with the fewest prompt tokens queued, the DP load balancer's least-loaded pick). A
-  step starts when the worker is idle and a prompt waits, or when its last step ends and one
-  waits (synchronous scheduling). Each rank takes waiting prompts in order while its token budget
+  step starts when the worker is idle and a prompt arrives (with every prompt arriving at that
+  instant), or when its last step ends and one waits (synchronous scheduling). Each rank
+  takes waiting prompts in order while its token budget
   (`SchedulerConfig.max_num_batched_tokens`: vLLM's max_num_batched_tokens, SGLang's chunked
   prefill size) and seats (`max_num_seqs`) last, as kvplan.analysis.simulate.scheduler admits
   (step 2 of its docstring); with chunked prefill the prompt crossing the budget takes what is
@@ -41,6 +42,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvplan.analysis.simulate.scheduler import SchedulerConfig
+
+# Events. A kick starts an idle worker's step; it is queued rather than run inline so that every
+# request arriving at the same instant (a closed loop's resends after one decode step, the
+# prompts one prefill step ends) is in the queue when the step is formed.
+_PREFILL_END, _DECODE_END, _PREFILL_KICK, _DECODE_KICK = range(4)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,9 +132,7 @@ class _Run:
         rank = min(range(len(self.p_queue)), key=lambda r: (self.p_tokens[r], r))
         self.p_queue[rank].append(req)
         self.p_tokens[rank] += req.remaining
-        w = rank // self.inp.prefill_ranks
-        if not self.p_busy[w]:
-            self._prefill_step(w, t)
+        self._push(t, _PREFILL_KICK, rank // self.inp.prefill_ranks, None)
 
     def _prefill_step(self, w: int, t: float) -> None:
         cfg, ranks = self.inp.prefill, self.inp.prefill_ranks
@@ -157,7 +161,7 @@ class _Run:
         self.p_busy[w] = True
         self.p_steps += 1
         self.p_prompts += most[1]
-        self._push(t + self.p_cost(*most), 0, w, taken)
+        self._push(t + self.p_cost(*most), _PREFILL_END, w, taken)
 
     def _prefill_end(self, w: int, t: float, taken: list[tuple[int, list[tuple[_Req, int]]]]
                      ) -> None:
@@ -179,8 +183,7 @@ class _Run:
             req.first_s = req.ready_s
         w = rank // self.inp.decode_ranks
         self.d_wait[w].append(req)
-        if not self.d_busy[w]:
-            self._decode_step(w, t)
+        self._push(t, _DECODE_KICK, w, None)
 
     def _decode_step(self, w: int, t: float) -> None:
         inp = self.inp
@@ -214,7 +217,7 @@ class _Run:
         if batch:
             self.d_steps += 1
             self.d_batch_sum += batch
-        self._push(t + dur, 1, w, None)
+        self._push(t + dur, _DECODE_END, w, None)
 
     def _decode_end(self, w: int, t: float) -> None:
         step = self.d_step[w]
@@ -235,10 +238,14 @@ class _Run:
             self._send(user, 0, 0.0)
         while self.events:
             t, _, kind, w, payload = heapq.heappop(self.events)
-            if kind == 0:
+            if kind == _PREFILL_END:
                 self._prefill_end(w, t, payload)  # type: ignore[arg-type]
-            else:
+            elif kind == _DECODE_END:
                 self._decode_end(w, t)
+            elif kind == _PREFILL_KICK and not self.p_busy[w]:
+                self._prefill_step(w, t)
+            elif kind == _DECODE_KICK and not self.d_busy[w]:
+                self._decode_step(w, t)
         rounds = self.inp.rounds
         measured = [r for r in self.done if 0 < r.round < rounds - 1] or [
             r for r in self.done if r.round > 0] or self.done
