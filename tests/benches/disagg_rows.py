@@ -26,6 +26,7 @@ import gzip
 import io
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,9 +40,10 @@ from kvplan.analysis.disagg import (
     role_times,
     transfer_seconds,
 )
-from kvplan.analysis.disagg_ratio import RatioTarget, evaluate_xy
-from kvplan.analysis.plan_types import Layout
+from kvplan.analysis.disagg_ratio import PrefillBatching, RatioTarget, evaluate_xy
+from kvplan.analysis.plan_types import Candidate, Layout
 from kvplan.engines.base import Engine
+from kvplan.engines.handover import Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
@@ -220,31 +222,68 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode") -> Dis
         kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
 
 
+# The fields a row's deployment is set by (not its load): rows differing only in concurrency
+# share one setup (`_setup`).
+_SETUP_FIELDS = ("model_path", "precision", "system", "backend", "backend_version", "isl", "osl",
+                 *(f"{r}_{f}" for r in ("prefill", "decode")
+                   for f in ("num_workers", "tp_size", "pp_size", "attention_dp_size",
+                             "moe_ep_size")))
+
+
+def _setup_key(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
+    return (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""))
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Setup:
+    req: DisaggRequest
+    prefill: Candidate
+    decode: Candidate
+    handover: Handover
+    prefill_ms: float
+    batching: PrefillBatching | None
+    tpot_ms: Callable[[int], float | None]
+
+
+@cache
+def _setup(key: tuple[tuple[str, str], ...]) -> _Setup:
+    row = dict(key)
+    row["silicon_data_source"] = f"config_id={row['config_id']}"
+    spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
+    req, p_req = _request(row, 1), _request(row, 1, "prefill")
+    prefill = _candidate(spec, p_req, "prefill", req.prefill)
+    decode = _candidate(spec, req, "decode", req.decode)
+    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
+    rec = recipe(row)
+
+    @cache
+    def tpot_ms(batch: int) -> float | None:
+        return role_times(spec, req, decode, batch=batch)[1]
+
+    return _Setup(req=req, prefill=prefill, decode=decode,
+                  handover=handover_for(spec, req, decode), prefill_ms=p_ms or math.nan,
+                  batching=prefill_batching(spec, p_req, prefill, decode, token_budget=(
+                      rec.prefill_max_num_batched_tokens if rec is not None else None)),
+                  tpot_ms=tpot_ms)
+
+
 def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated)."""
-    spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
-    req, p_req = _request(row, conc), _request(row, conc, "prefill")
-    prefill = _candidate(spec, p_req, "prefill", req.prefill)
-    decode = _candidate(spec, req, "decode", req.decode)
-    handover = handover_for(spec, req, decode)
-    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
+    st = _setup(_setup_key(row))
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
-    rec = recipe(row)
-    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
-        rec.prefill_max_num_batched_tokens if rec is not None else None))
-    opt = evaluate_xy(RatioTarget(output_len=req.output_len, concurrency=conc), prefill, decode,
-                      transfer_seconds(handover, req.link), x, y, prefill_ms=p_ms or math.nan,
-                      decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1],
-                      first_token_steps=handover.first_token_steps, batching=batching)
+    opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
+                      st.decode, transfer_seconds(st.handover, st.req.link), x, y,
+                      prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
+                      first_token_steps=st.handover.first_token_steps, batching=st.batching)
     if opt is None:
         n = -(-conc // y)
-        return (None, role_times(spec, req, decode, batch=-(-n // req.decode.replicas))[1],
-                p_ms or math.nan)
-    return opt.ttft_ms, opt.tpot_ms, p_ms or math.nan
+        return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
+    return opt.ttft_ms, opt.tpot_ms, st.prefill_ms
 
 
-def _why_not(row: dict[str, str], conc: int | None) -> str:
+def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False) -> str:
     key = (row["model_path"], row["precision"])
     if key not in MODELS or row["system"] not in GPUS:
         return f"{row['model_path']} ({row['precision']}) on {row['system']}: not sized here"
@@ -252,26 +291,33 @@ def _why_not(row: dict[str, str], conc: int | None) -> str:
         Engine(row["backend"]).rules.kv_connector(None)
     except KvplanError:
         return f"{row['backend']}: kvplan does not model its handover yet"
-    if row["backend"] != "vllm":
+    if row["backend"] != "vllm" and not prospective:
         # SGLang's and TensorRT-LLM's handovers landed after these rows were read; their time
         # side and role budgets at these layouts are not checked yet, so not replayed.
         return f"{row['backend']}: handover modelled, its disaggregated timing not yet checked"
+    if Engine(row["backend"]).rules.scheduler is None:
+        return f"{row['backend']}: kvplan does not simulate its scheduler (prefill batching)"
     if conc is None:
         return "concurrency unstated (gtl row: decode_batch_size is the engine's max batch)"
     return ""
 
 
-def replay(row: dict[str, str]) -> Replay:
+def replay(row: dict[str, str], *, prospective: bool = False) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
             "input_len": int(row["isl"]), "output_len": int(row["osl"])}
-    why = _why_not(row, conc)
+    why = _why_not(row, conc, prospective=prospective)
     if why:
         return Replay(**base, why_not=why)
     assert conc is not None
-    ttft, tpot, prefill = predict(row, conc)
+    try:
+        ttft, tpot, prefill = predict(row, conc)
+    except KvplanError as e:
+        return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
+    if tpot is None:
+        return Replay(**base, why_not="the time model does not cover a role's layout")
     return Replay(**base, ttft_ms=ttft, tpot_ms=tpot, prefill_ms=prefill)
 
 
@@ -282,3 +328,13 @@ def _replays() -> tuple[Replay, ...]:
 
 def replays() -> list[Replay]:
     return list(_replays())
+
+
+@cache
+def _prospective() -> tuple[Replay, ...]:
+    return tuple(replay(r, prospective=True) for r in prospective_rows())
+
+
+def prospective_replays() -> list[Replay]:
+    """The frozen prospective rows (PROSPECTIVE_FILE) replayed, or why not."""
+    return list(_prospective())
