@@ -284,4 +284,11 @@ LAST_RULE_CHANGE = {
     # landed by this merge.
     "cost": RuleChange(commit="ef67085f15da", time="2026-12-02T18:19:27+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
+    # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
+    # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective
+    # rows (tests/data/disagg/aiconfigurator_prospective_disagg.csv.gz) were frozen before it,
+    # at c72d9db, and first evaluated after it.
+    "disagg": RuleChange(commit="bc0cfecc4136", time="2026-12-03T01:09:23+00:00",
+                         paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
+                               "disagg_sim.py, kvplan/perf/costmodel.py"),
 }
