@@ -297,6 +297,10 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
         return f"{row['backend']}: handover modelled, its disaggregated timing not yet checked"
     if Engine(row["backend"]).rules.scheduler is None:
         return f"{row['backend']}: kvplan does not simulate its scheduler (prefill batching)"
+    unstated = [f for r in ("prefill", "decode") for f in (f"{r}_num_workers", f"{r}_tp_size")
+                if not row[f].strip()]
+    if unstated:
+        return f"layout not stated ({', '.join(unstated)} empty)"
     if conc is None:
         return "concurrency unstated (gtl row: decode_batch_size is the engine's max batch)"
     return ""
