@@ -1,7 +1,8 @@
 """The published disaggregated serving measurements the disagg bench replays (issue 29), and the
 replay: each row at its own prefill and decode workers, layouts and concurrency through
-`kvplan.analysis.disagg_ratio.evaluate_xy` (TTFT = M/D/1 queue + prefill + handover, TPOT at
-the decode batch).
+`kvplan.analysis.disagg_ratio.evaluate_xy` (at a stated concurrency: the closed-loop simulation
+of both roles, kvplan.analysis.simulate.disagg_sim). The prospective rows (PROSPECTIVE_FILE)
+are replayed by the same code, reported apart.
 
 Rows: aiconfigurator's measured disaggregated rows with full worker layouts
 (tests/data/disagg/SOURCES.md). A row is replayed when kvplan sizes its checkpoint and models its
@@ -294,7 +295,8 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
     if row["backend"] != "vllm" and not prospective:
         # SGLang's and TensorRT-LLM's handovers landed after these rows were read; their time
         # side and role budgets at these layouts are not checked yet, so not replayed.
-        return f"{row['backend']}: handover modelled, its disaggregated timing not yet checked"
+        return (f"{row['backend']}: handover modelled, its disaggregated timing not yet checked "
+                "(in the prospective set, section 3)")
     if Engine(row["backend"]).rules.scheduler is None:
         return f"{row['backend']}: kvplan does not simulate its scheduler (prefill batching)"
     unstated = [f for r in ("prefill", "decode") for f in (f"{r}_num_workers", f"{r}_tp_size")
