@@ -82,3 +82,15 @@ def test_vllm_ep_without_dp_attention_has_no_all_to_all() -> None:
     dep = replace(tep, layout=Layout(tp=4, ep=4, dp_attention=True),
                   efficiency=engine_efficiency("vllm", device_efficiency(gpu)))
     assert "ep_all_to_all" in predict(spec, gpu, dep).decode_ms_by_op
+
+
+def test_the_prospective_set_is_the_frozen_file() -> None:
+    # Frozen at c72d9db before the disaggregated simulator was written (issue 29's honest
+    # split): every aiconfigurator disaggregated row at 095f58a5 but the vLLM rows above.
+    from collections import Counter
+
+    rows = disagg_rows.prospective_rows()
+    assert len(rows) == 1585
+    assert Counter(r["backend"] for r in rows) == {"sglang": 534, "trtllm": 1051}
+    vllm = {r["id"] for r in disagg_rows.rows() if r["backend"] == "vllm"}
+    assert not vllm & {r["id"] for r in rows}

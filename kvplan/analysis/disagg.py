@@ -10,12 +10,13 @@ target (--concurrency or --rate), the x prefill : y decode workers the time mode
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from kvplan._util.errors import InputError
-from kvplan.analysis.disagg_ratio import RatioPlan, RatioTarget, plan_ratio
+from kvplan.analysis.disagg_ratio import PrefillBatching, RatioPlan, RatioTarget, plan_ratio
 from kvplan.analysis.launch import command_text, launch_for
-from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict
+from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, prefill_step_ms
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
@@ -167,6 +168,42 @@ def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: i
                      replace(cand, context=req.input_len + req.output_len // 2))
     return (prefill.ttft_ms if prefill is not None else None,
             decode.tpot_ms if decode is not None else None)
+
+
+def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
+                     decode: Candidate, *, token_budget: int | None = None
+                     ) -> PrefillBatching | None:
+    """How the engine's scheduler batches prompts on a prefill rank, for the closed-loop
+    simulation (kvplan.analysis.simulate.disagg_sim), or None where kvplan does not simulate
+    the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step: vLLM
+    ("mixed-token-budget") max_num_batched_tokens and max_num_seqs (`vllm serve`'s defaults by
+    version and device, EngineArgs.get_batch_defaults: kvplan.engines.vllm.alloc); SGLang
+    ("prefill-first") its chunked prefill size (kvplan.perf.serving), seats bounded by the KV.
+    Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked prefill).
+    `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
+    rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds."""
+    from kvplan.engines.vllm.alloc import vllm_batch_defaults
+    from kvplan.perf.serving import sglang_chunked_prefill_tokens
+
+    kind = req.engine.rules.scheduler
+    if kind is None:
+        return None
+    total = req.gpu.total_bytes
+    seqs, tokens = vllm_batch_defaults(total, is_a100=req.gpu.is_a100,
+                                       version=req.engine_version)
+    if kind == "prefill-first":
+        tokens, seqs = sglang_chunked_prefill_tokens(req.gpu), 1 << 30
+    d_lay = decode.layout
+    p_req = _role_request(req, prefill.layout.replicas)
+    p_cand = replace(prefill, context=req.input_len)
+
+    @cache
+    def step_ms(tokens_: int, prompts: int) -> float | None:
+        return prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
+
+    return PrefillBatching(
+        input_len=req.input_len, token_budget=token_budget or tokens, max_seqs=seqs, chunked=True,
+        decode_max_seqs=max(1, min(seqs, decode.requests // d_lay.replicas)), step_ms=step_ms)
 
 
 def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Handover:

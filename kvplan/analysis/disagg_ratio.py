@@ -16,6 +16,13 @@ kvplan's time model (kvplan.perf) and each role's KV capacity, with no fitted fa
   takes that many more steps to the first token, all at the decode step time of the running
   batch: max(1, ceil(transfer / step)) x step + first_token_steps x step. Otherwise the
   transfer time alone.
+- At a stated concurrency with the engine's prefill batching known (`PrefillBatching`),
+  `evaluate_xy` (one given xPyD, as the bench replays published rows) takes TTFT and TPOT from
+  the closed-loop simulation of both roles instead (kvplan.analysis.simulate.disagg_sim):
+  prompts batched per step up to the engine's token budget, the handover on the decode
+  worker's simulated step boundaries, the decode steps at their simulated batch. The ratio
+  search (`plan_ratio`, up to 32 x 32 options per target, and every --rate target) keeps the
+  M/D/1 formulas above: a simulation per option is too slow there.
 - --slo-tpot-ms bounds the decode batch, --slo-ttft-ms the prefill utilisation (without it,
   the mean queue is held to one prefill: rho <= 2/3). Options list, for the first decode
   counts y that serve the target, the fewest prefill workers; the chosen one is the cheapest
@@ -30,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan.analysis.plan_types import Candidate
+from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
+from kvplan.analysis.simulate.scheduler import SchedulerConfig
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +52,21 @@ class RatioTarget:
     slo_tpot_ms: float | None = None
     price_per_gpu_hour: float | None = None
     max_workers: int = 32  # per role
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrefillBatching:
+    """How a prefill rank batches prompts per step (the engine's scheduler: token budget,
+    seats, chunking), the most requests a decode rank runs, and the time of one prefill step
+    (`step_ms(tokens, prompts)` on the busiest rank, prompts of `input_len` tokens; None: not
+    modelled)."""
+
+    input_len: int
+    token_budget: int
+    max_seqs: int
+    chunked: bool
+    decode_max_seqs: int
+    step_ms: Callable[[int, int], float | None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,12 +212,67 @@ def handover_s(transfer_s: float, step_s: float, first_token_steps: float | None
 def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float,
                 x: int, y: int, *, prefill_ms: float,
                 decode_tpot_ms: Callable[[int], float | None],
-                first_token_steps: float | None = None) -> RatioOption | None:
-    """One given xPyD at the target (the bench replays published layouts with it)."""
+                first_token_steps: float | None = None,
+                batching: PrefillBatching | None = None) -> RatioOption | None:
+    """One given xPyD at the target (the bench replays published layouts with it): simulated
+    (module docstring) at a concurrency with `batching`, else the formulas."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
     state = model.decode_state(y)
-    return None if state is None else model.option(x, y, state)
+    if state is None:
+        return None
+    if batching is None or req.concurrency is None:
+        return model.option(x, y, state)
+    return _simulated(model, x, y, state, batching)
+
+
+def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, float],
+               batching: PrefillBatching) -> RatioOption | None:
+    """`model.option` with TTFT / TPOT from the two-role closed-loop simulation."""
+    req = model.req
+    assert req.concurrency is not None
+    ranks_p, ranks_d = model.prefill.layout.replicas, model.decode.layout.replicas
+    missing: list[str] = []
+
+    def prefill_s(tokens: int, prompts: int) -> float:
+        ms = batching.step_ms(tokens, prompts)
+        if ms is None:
+            missing.append("prefill")
+            return math.inf
+        return ms / 1e3
+
+    def decode_s(batch: int) -> float:
+        t = model.tpot_s(batch)
+        if t is None:
+            missing.append("decode")
+            return math.inf
+        return t
+
+    input_len = batching.input_len
+    res = simulate_disagg(DisaggSimInputs(
+        concurrency=req.concurrency, input_len=input_len, output_len=req.output_len,
+        prefill_workers=x, prefill_ranks=ranks_p, decode_workers=y, decode_ranks=ranks_d,
+        prefill=SchedulerConfig(max_num_seqs=batching.max_seqs,
+                                max_num_batched_tokens=batching.token_budget,
+                                max_model_len=input_len),
+        chunked_prefill=batching.chunked, decode_max_seqs=batching.decode_max_seqs,
+        transfer_s=model.transfer_s, first_token_steps=model.first_token_steps),
+        prefill_step_s=prefill_s, decode_step_s=decode_s)
+    if missing or not math.isfinite(res.ttft_ms):
+        return None
+    n, batch, _, _ = state
+    # Little's law over the simulated times: requests in flight / time each is in flight.
+    rate = req.concurrency / ((res.ttft_ms + (req.output_len - 1) * res.tpot_ms) / 1e3)
+    rho = rate * model.prefill_s / (x * ranks_p)
+    ok = ((req.slo_ttft_ms is None or res.ttft_ms <= req.slo_ttft_ms)
+          and (req.slo_tpot_ms is None or res.tpot_ms <= req.slo_tpot_ms))
+    gpus = x * model.prefill.layout.gpus + y * model.decode.layout.gpus
+    price = req.price_per_gpu_hour
+    return RatioOption(
+        prefill_workers=x, decode_workers=y, gpus=gpus,
+        cost_per_hour_usd=None if price is None else price * gpus, rate_rps=rate,
+        decode_in_flight=n, decode_batch=batch, prefill_utilization=rho,
+        ttft_ms=res.ttft_ms, tpot_ms=res.tpot_ms, meets_slo=ok)
 
 
 def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float, *,

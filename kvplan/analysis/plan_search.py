@@ -191,8 +191,37 @@ def predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     """Decode and prefill time at the target load (kvplan.perf.costmodel), with the cost per
     million output tokens where the GPU has a price, for layouts it models (no pipeline
     stages); None otherwise."""
-    from kvplan.perf.costmodel import CostInputs
     from kvplan.perf.costmodel import predict as cost_predict
+
+    setup = _cost_setup(spec, req, cand)
+    if setup is None:
+        return None
+    try:
+        return cost_predict(*setup)
+    except KvplanError:
+        return None
+
+
+def prefill_step_ms(spec: ModelSpec, req: PlanRequest, cand: Candidate, *, prompts: int,
+                    tokens: int) -> float | None:
+    """One prefill step on a rank of `cand` (the busiest, in lockstep) running `tokens` prompt
+    tokens of `prompts` prompts of `cand.context` tokens (kvplan.perf.costmodel.prefill_seconds;
+    prompts=1, tokens=context: `predict`'s ttft_ms), or None where `predict` is."""
+    from kvplan.perf.costmodel import prefill_seconds
+
+    setup = _cost_setup(spec, req, cand)
+    if setup is None:
+        return None
+    try:
+        return prefill_seconds(*setup, tokens=tokens, prompts=prompts) * 1e3
+    except KvplanError:
+        return None
+
+
+def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
+    """(served spec, GPU, CostInputs) the cost model times `cand` with, or None where it does not
+    model the layout (pipeline stages, a device known only by its size)."""
+    from kvplan.perf.costmodel import CostInputs
     from kvplan.perf.efficiency import device_efficiency
     from kvplan.perf.engine_traits import engine_efficiency
     from kvplan.perf.flops import MLAForm
@@ -211,15 +240,15 @@ def predict(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         # The recurrent state in the dtypes the engine keeps it (decode reads and writes it).
         conv, ssm = req.engine.rules.state_dtypes(spec, plan_inputs_for(
             req, cand.gpu, lay, cand.kv_dtype, cand.mem_fraction, cand.context))
-        return cost_predict(spec, cand.gpu, CostInputs(
-            context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
-            layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
-                              ep=lay.ep if lay.ep > 1 else 1),
-            efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu),
-                                         enforce_eager=bool(req.extra.get("enforce_eager"))),
-            conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name)))
     except KvplanError:
         return None
+    return spec, cand.gpu, CostInputs(
+        context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
+        layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,
+                          ep=lay.ep if lay.ep > 1 else 1),
+        efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu),
+                                     enforce_eager=bool(req.extra.get("enforce_eager"))),
+        conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name))
 
 
 def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:

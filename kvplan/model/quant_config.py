@@ -8,6 +8,7 @@ import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kvplan._util.errors import SpecError
@@ -51,6 +52,7 @@ def _text_model_name(pattern: str) -> str:
     return pattern
 
 
+@lru_cache(maxsize=1 << 20)  # pure; the cost model asks it for every module of every step
 def _name_matches(pattern: str, name: str) -> bool:
     """vLLM's is_layer_skipped and compressed-tensors' should_ignore_layer: ``re:`` patterns are
     regexes (re.match); otherwise an exact module name or any dotted suffix/prefix of it

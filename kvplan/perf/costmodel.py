@@ -11,6 +11,7 @@ sec. 5.4.3: 85-90 % acceptance of the second token, the default 0.85).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kvplan._util.errors import InputError
 from kvplan.hardware.gpus import GPU
@@ -89,17 +90,32 @@ def naive_roofline_seconds(spec: ModelSpec, gpu: GPU, *, context: int, batch: in
     return cost.step_seconds
 
 
+def _common(inputs: CostInputs, gpu: GPU) -> dict[str, Any]:
+    """step_time's arguments `inputs` fixes (the layout, efficiency, dtypes)."""
+    return {"kv_dtype": inputs.kv_dtype, "mla_form": inputs.mla_form, "layout": inputs.layout,
+            "eff": inputs.efficiency if inputs.efficiency is not None else device_efficiency(gpu),
+            "fp8_attention": inputs.fp8_attention, "quantization": inputs.quantization,
+            "conv_dtype": inputs.conv_dtype, "ssm_dtype": inputs.ssm_dtype}
+
+
+def prefill_seconds(spec: ModelSpec, gpu: GPU, inputs: CostInputs, *, tokens: int,
+                    prompts: int) -> float:
+    """One prefill step of `prompts` prompts of `inputs.context` tokens each, `tokens` tokens
+    in all (a batch of whole prompts: prompts x context; a chunk: fewer), each attending
+    within its own prompt: step_time's prefill form at that context, `tokens` rows through
+    every layer, one logit row per prompt, the eager launch time (where the engine pays it)
+    once per step."""
+    return step_time(spec, gpu, tokens=tokens, context=inputs.context, requests=prompts,
+                     phase="prefill", logits=prompts, **_common(inputs, gpu)).seconds
+
+
 def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     """Decode (tpot) and prefill (ttft) time, throughput per GPU and cost per million output
     tokens, for one scheme on one layout. Pure: a `plan` command can call it as is."""
     if inputs.draft_tokens < 0:
         raise InputError("draft tokens must be >= 0")
     layout = inputs.layout
-    eff = inputs.efficiency if inputs.efficiency is not None else device_efficiency(gpu)
-    common = {"kv_dtype": inputs.kv_dtype, "mla_form": inputs.mla_form, "layout": layout,
-              "eff": eff, "fp8_attention": inputs.fp8_attention,
-              "quantization": inputs.quantization, "conv_dtype": inputs.conv_dtype,
-              "ssm_dtype": inputs.ssm_dtype}
+    common = _common(inputs, gpu)
     q = inputs.batch * (1 + inputs.draft_tokens)
     decode = step_time(spec, gpu, tokens=q, context=inputs.context, requests=inputs.batch,
                        logits=q, **common)
@@ -114,8 +130,7 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
         seconds += inputs.draft_tokens * draft.seconds
         by_op["mtp_draft"] = inputs.draft_tokens * draft.seconds * 1e3
     per_step = tokens_per_step(inputs.draft_tokens, inputs.acceptance)
-    prefill = step_time(spec, gpu, tokens=inputs.context, context=inputs.context, requests=1,
-                        phase="prefill", logits=1, **common)
+    prefill_s = prefill_seconds(spec, gpu, inputs, tokens=inputs.context, prompts=1)
     gpus = layout.world
     # Requests decoded at once by the `gpus` GPUs: `batch` per attention data-parallel rank.
     total_requests = inputs.batch * layout.dp_ranks
@@ -129,7 +144,7 @@ def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     return Prediction(
         tpot_ms=seconds / per_step * 1e3,
         decode_step_ms=seconds * 1e3,
-        ttft_ms=prefill.seconds * 1e3,
+        ttft_ms=prefill_s * 1e3,
         tokens_per_step=per_step,
         output_tokens_per_s_per_gpu=per_gpu,
         gpus=gpus,

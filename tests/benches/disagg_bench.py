@@ -6,7 +6,10 @@ public measurements (issue 29). Two parts, nothing fitted to either:
 2. Predicted TTFT / TPOT against aiconfigurator's measured disaggregated rows with full worker
    layouts (tests/data/disagg/aiconfigurator_*.csv): the rows in kvplan's scope (vLLM, a model
    and checkpoint kvplan sizes), replayed at their own xPyD with
-   kvplan.analysis.disagg_ratio.evaluate_xy, and the count of the rest with why.
+   kvplan.analysis.disagg_ratio.evaluate_xy (the closed-loop simulation at their stated
+   concurrency), and the count of the rest with why.
+3. The prospective (blind) set: every other aiconfigurator disaggregated row, frozen at commit
+   c72d9db before the simulator was written, evaluated once after it, reported apart.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ from kvplan.analysis.plan_types import Layout
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
-from tests.benches.disagg_rows import PREFIX, RECIPES, Replay, predict, replays, rows
+from tests.benches.disagg_rows import (
+    PREFIX,
+    RECIPES,
+    Replay,
+    predict,
+    prospective_replays,
+    replays,
+    rows,
+)
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
 
@@ -64,28 +75,36 @@ def _log_rows() -> list[str]:
     return out
 
 
-def _silicon_rows() -> list[str]:
-    all_rows = replays()
-    done = [r for r in all_rows if r.replayed]
-    fits = fitted_ids()
-    shaped = {row for s in SHAPED_BY for row in s.rows}
-    held = [r for r in done if r.id not in fits]
+def _table(done: list[Replay]) -> list[str]:
     out = ["| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "
            "ratio TTFT / TPOT | |", "|---|---|---|---|---|---|"]
     for r in done:
+        assert r.tpot_ms is not None
         rt = "prefill saturated" if r.ttft_ms is None else f"{r.ttft_ms:,.1f}"
         ratio = ("- / " + f"{r.tpot_ms / r.measured_tpot_ms:.2f}" if r.ratios is None
                  else " / ".join(f"{x:.2f}" for x in r.ratios))
         out.append(f"| {r.id.removeprefix(PREFIX)} | {r.label} | {r.measured_ttft_ms:,.1f} / "
                    f"{r.measured_tpot_ms:,.2f} | {rt} / {r.tpot_ms:,.2f} | {ratio} | "
                    f"{'in' if r.inside else 'out'} |")
+    return out
 
-    def share(rows: list[Replay], test: Callable[[Replay], bool]) -> str:
-        n = sum(test(r) for r in rows)
-        return f"{n} of {len(rows)}" + (f" ({n / len(rows):.0%})" if rows else "")
 
-    def inside(i: int) -> Callable[[Replay], bool]:
-        return lambda r: r.ratios is not None and BAND[0] <= r.ratios[i] <= BAND[1]
+def share(rows: list[Replay], test: Callable[[Replay], bool]) -> str:
+    n = sum(test(r) for r in rows)
+    return f"{n} of {len(rows)}" + (f" ({n / len(rows):.0%})" if rows else "")
+
+
+def inside(i: int) -> Callable[[Replay], bool]:
+    return lambda r: r.ratios is not None and BAND[0] <= r.ratios[i] <= BAND[1]
+
+
+def _silicon_rows() -> list[str]:
+    all_rows = replays()
+    done = [r for r in all_rows if r.replayed]
+    fits = fitted_ids()
+    shaped = {row for s in SHAPED_BY for row in s.rows}
+    held = [r for r in done if r.id not in fits]
+    out = _table(done)
 
     unshaped = [r for r in held if r.id not in shaped]
     out += ["", f"Replayed: {len(done)} of {len(all_rows)} rows. Fitted: "
@@ -102,9 +121,37 @@ def _silicon_rows() -> list[str]:
     why = Counter(r.why_not for r in all_rows if not r.replayed)
     out += ["", "Not replayed:", ""]
     out += [f"- {n} x {reason}" for reason, n in sorted(why.items())]
-    out.append("- 1,585 SGLang / TensorRT-LLM rows of silicon_sample.csv, not copied here "
-               "(tests/data/disagg/SOURCES.md): kvplan does not model their handover yet")
+    out.append("- the 1,585 SGLang / TensorRT-LLM rows: the prospective set, section 3")
     return out
+
+
+def _prospective_rows() -> list[str]:
+    """Section 3: the frozen prospective rows, replayed once after the rules were written."""
+    all_rows = prospective_replays()
+    done = [r for r in all_rows if r.replayed]
+    why = Counter(r.why_not for r in all_rows if not r.replayed)
+    out = [f"{len(all_rows):,} rows; replayed {len(done)}. Blind: frozen at commit c72d9db "
+           "(tests/data/disagg/aiconfigurator_prospective_disagg.csv.gz) before the "
+           "simulator and its rules (bc0cfec) were written, first evaluated after them, with "
+           "no change since. Inside [0.75, 1.33] on both TTFT and TPOT: "
+           f"{share(done, lambda r: r.inside)}; TTFT alone {share(done, inside(0))}, TPOT "
+           f"alone {share(done, inside(1))}.", ""]
+    by_engine: dict[str, list[Replay]] = {}
+    for r in done:
+        by_engine.setdefault(_engine_of(r), []).append(r)
+    for name, group in sorted(by_engine.items()):
+        out.append(f"- {name}: both {share(group, lambda r: r.inside)}; TTFT "
+                   f"{share(group, inside(0))}; TPOT {share(group, inside(1))}")
+    out += ["", "| not replayed: why | rows |", "|---|---|"]
+    out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
+    out += ["", *_table(done)]
+    return out
+
+
+def _engine_of(r: Replay) -> str:
+    """The rows' model, GPU and engine as their ids spell them (for the per-group counts)."""
+    parts = r.id.removeprefix(PREFIX).split("_disagg_")[0].split("_")
+    return " ".join(p for p in parts if not p.isdigit())
 
 
 def _unstated_row() -> list[str]:
@@ -140,13 +187,11 @@ def _residuals() -> list[str]:
         if gaps:
             lines.append(f"- {isl:,} tokens: {gaps[0]:+,.0f} to {gaps[-1]:+,.0f} ms "
                          f"({len(gaps)} rows)")
-    lines += ["", "Not modelled: a prefill worker packs the waiting prompts into one step (vLLM "
-              "takes them up to --max-num-batched-tokens, 16,384 in these recipes, with "
-              "chunked prefill off), so under load a prompt costs less than alone, above all "
-              "an eager one whose launch time is paid once per step; kvplan's M/D/1 queue "
-              "serves one prompt per step. Where the measured TTFT shows a saturated prefill "
-              "worker (over a second), Little's law over the measured times (requests in "
-              "flight / (TTFT + (O - 1) x TPOT)) gives the rate it served:"]
+    lines += ["", "The simulation packs the waiting prompts into one prefill step (vLLM takes "
+              "them up to --max-num-batched-tokens, 16,384 in these recipes), so an eager "
+              "prompt's launch time is paid once per step. Where the measured TTFT shows a "
+              "saturated prefill worker (over a second), Little's law over the measured times "
+              "(requests in flight / (TTFT + (O - 1) x TPOT)) gives the rate it served:"]
     for r in replays():
         if r.replayed and r.concurrency is not None and r.measured_ttft_ms > 1000:
             rate = r.concurrency / ((r.measured_ttft_ms + (r.output_len - 1)
@@ -179,9 +224,14 @@ def main() -> None:
         "Rows of https://github.com/ai-dynamo/aiconfigurator (commit 095f58a5, "
         "tools/accuracy_tracking/silicon_refs.csv and aic-core/.../silicon_sample.csv; "
         "tests/benches/disagg_rows.py), each replayed at its own prefill and decode worker "
-        "counts, layouts and stated concurrency (`evaluate_xy`: TTFT = M/D/1 queue + prefill "
-        "+ the handover, ended on a decode step's boundary, + 1.5 decode steps to the first "
-        "token (vLLM's NIXL flow); TPOT at the decode batch). Kimi-K2.5 runs as its language "
+        "counts, layouts and stated concurrency (`evaluate_xy` at a stated concurrency: the "
+        "closed-loop simulation of both roles, kvplan.analysis.simulate.disagg_sim: the users "
+        "resend when their last token arrives; each prefill rank batches the waiting prompts "
+        "up to the engine's token budget per step, the step timed by the cost model for that "
+        "many prompts; the handover ends on a simulated decode step's boundary, + 1.5 decode "
+        "steps to the first token (vLLM's NIXL flow); TPOT from the simulated decode steps at "
+        "their batch; the mean over every user's requests but the first and last). Kimi-K2.5 "
+        "runs as its language "
         "model (tests/data/disagg/SOURCES.md). The vLLM Kimi-K2.5 rows run at their public "
         "recipes' layouts, which their fields misstate (DP ranks written as tp_size): "
         + RECIPES[("moonshotai/Kimi-K2.5", "gb200", "vllm", "697")].source + ".",
@@ -191,6 +241,16 @@ def main() -> None:
         *_residuals(),
         "",
         *_unstated_row(),
+        "",
+        "## 3. Prospective (blind) rows",
+        "",
+        "Every other disaggregated row aiconfigurator has at 095f58a5 (SGLang and TensorRT-LLM, "
+        "tests/data/disagg/SOURCES.md), replayed by the same code as section 2 at the row's own "
+        "fields (TP = tp_size x attention_dp_size, EP = moe_ep_size; no recipe is known for "
+        "them), where kvplan sizes the checkpoint, simulates the engine's scheduler and the row "
+        "states its concurrency; the others counted with why.",
+        "",
+        *_prospective_rows(),
     ]
     print("\n".join(lines))
 

@@ -1,7 +1,8 @@
 """The published disaggregated serving measurements the disagg bench replays (issue 29), and the
 replay: each row at its own prefill and decode workers, layouts and concurrency through
-`kvplan.analysis.disagg_ratio.evaluate_xy` (TTFT = M/D/1 queue + prefill + handover, TPOT at
-the decode batch).
+`kvplan.analysis.disagg_ratio.evaluate_xy` (at a stated concurrency: the closed-loop simulation
+of both roles, kvplan.analysis.simulate.disagg_sim). The prospective rows (PROSPECTIVE_FILE)
+are replayed by the same code, reported apart.
 
 Rows: aiconfigurator's measured disaggregated rows with full worker layouts
 (tests/data/disagg/SOURCES.md). A row is replayed when kvplan sizes its checkpoint and models its
@@ -22,8 +23,11 @@ engine's handover and the row states its concurrency; the others are listed with
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -33,12 +37,14 @@ from kvplan.analysis.disagg import (
     DisaggRequest,
     _candidate,
     handover_for,
+    prefill_batching,
     role_times,
     transfer_seconds,
 )
-from kvplan.analysis.disagg_ratio import RatioTarget, evaluate_xy
-from kvplan.analysis.plan_types import Layout
+from kvplan.analysis.disagg_ratio import PrefillBatching, RatioTarget, evaluate_xy
+from kvplan.analysis.plan_types import Candidate, Layout
 from kvplan.engines.base import Engine
+from kvplan.engines.handover import Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
@@ -46,6 +52,16 @@ from kvplan.sources.resolve import load_model
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
 FILES = ("aiconfigurator_silicon_refs_disagg.csv", "aiconfigurator_silicon_sample_vllm_disagg.csv")
+# The PROSPECTIVE set (issue 29's honest split): every disaggregated row of aiconfigurator at
+# commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce that the 14 shaped vLLM Kimi-K2.5 rows and the
+# vLLM gtl rows above are not: the SGLang and TensorRT-LLM rows of
+# https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/systems/silicon_sample.csv
+# (1,574 ids) and
+# https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/tools/accuracy_tracking/silicon_refs.csv
+# (11 more ids), 1,585 rows, header kept, sorted by id. Frozen (committed) before the
+# disaggregated simulator's rules were written and before kvplan's errors on them were looked
+# at; evaluated once, after (tests/benches/disagg_bench.py reports them apart).
+PROSPECTIVE_FILE = "aiconfigurator_prospective_disagg.csv.gz"
 BAND = (0.75, 1.33)
 PREFIX = "aiconfigurator "
 
@@ -62,6 +78,10 @@ MODELS = {
                                       "the language model of nvidia/Kimi-K2.5-NVFP4"),
     ("deepseek-ai/DeepSeek-V3", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
                                          "deepseek-ai/DeepSeek-V3's config"),
+    # DeepSeek-R1 is DeepSeek-V3's architecture and checkpoint format (its config.json has the
+    # same fields and sizes); stated here with the prospective set, before it was evaluated.
+    ("deepseek-ai/DeepSeek-R1", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
+                                         "deepseek-ai/DeepSeek-V3's config (R1: same shapes)"),
 }
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
@@ -79,6 +99,7 @@ class Recipe:
     decode: Layout
     prefill_eager: bool  # --enforce-eager on the prefill workers
     source: str
+    prefill_max_num_batched_tokens: int | None = None  # the recipe's, where it states one
 
 
 # aiconfigurator's vLLM Kimi-K2.5 GB200 configs 697 (1 prefill worker of 4 GPUs, 1 decode
@@ -97,10 +118,10 @@ _DEP4 = Layout(tp=4, dp=4, ep=4, dp_attention=True, gpus_per_node=4)
 RECIPES = {
     ("moonshotai/Kimi-K2.5", "gb200", "vllm", "697"): Recipe(
         prefill=_DEP4, decode=Layout(tp=16, dp=16, ep=16, dp_attention=True, gpus_per_node=4),
-        prefill_eager=True, source=_KIMI_SOURCE),
+        prefill_eager=True, source=_KIMI_SOURCE, prefill_max_num_batched_tokens=16384),
     ("moonshotai/Kimi-K2.5", "gb200", "vllm", "698"): Recipe(
         prefill=_DEP4, decode=Layout(tp=4, ep=4, gpus_per_node=4), prefill_eager=True,
-        source=_KIMI_SOURCE),
+        source=_KIMI_SOURCE, prefill_max_num_batched_tokens=16384),
 }
 
 
@@ -150,6 +171,12 @@ def rows() -> list[dict[str, str]]:
     return list(seen.values())
 
 
+def prospective_rows() -> list[dict[str, str]]:
+    """The frozen prospective rows (PROSPECTIVE_FILE), in file order."""
+    with gzip.open(DATA / PROSPECTIVE_FILE, "rt") as f:
+        return list(csv.DictReader(io.StringIO(f.read())))
+
+
 def row_ids() -> list[str]:
     return [PREFIX + r["id"] for r in rows()]
 
@@ -196,28 +223,68 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode") -> Dis
         kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
 
 
+# The fields a row's deployment is set by (not its load): rows differing only in concurrency
+# share one setup (`_setup`).
+_SETUP_FIELDS = ("model_path", "precision", "system", "backend", "backend_version", "isl", "osl",
+                 *(f"{r}_{f}" for r in ("prefill", "decode")
+                   for f in ("num_workers", "tp_size", "pp_size", "attention_dp_size",
+                             "moe_ep_size")))
+
+
+def _setup_key(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
+    return (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""))
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Setup:
+    req: DisaggRequest
+    prefill: Candidate
+    decode: Candidate
+    handover: Handover
+    prefill_ms: float
+    batching: PrefillBatching | None
+    tpot_ms: Callable[[int], float | None]
+
+
+@cache
+def _setup(key: tuple[tuple[str, str], ...]) -> _Setup:
+    row = dict(key)
+    row["silicon_data_source"] = f"config_id={row['config_id']}"
+    spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
+    req, p_req = _request(row, 1), _request(row, 1, "prefill")
+    prefill = _candidate(spec, p_req, "prefill", req.prefill)
+    decode = _candidate(spec, req, "decode", req.decode)
+    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
+    rec = recipe(row)
+
+    @cache
+    def tpot_ms(batch: int) -> float | None:
+        return role_times(spec, req, decode, batch=batch)[1]
+
+    return _Setup(req=req, prefill=prefill, decode=decode,
+                  handover=handover_for(spec, req, decode), prefill_ms=p_ms or math.nan,
+                  batching=prefill_batching(spec, p_req, prefill, decode, token_budget=(
+                      rec.prefill_max_num_batched_tokens if rec is not None else None)),
+                  tpot_ms=tpot_ms)
+
+
 def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated)."""
-    spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
-    req, p_req = _request(row, conc), _request(row, conc, "prefill")
-    prefill = _candidate(spec, p_req, "prefill", req.prefill)
-    decode = _candidate(spec, req, "decode", req.decode)
-    handover = handover_for(spec, req, decode)
-    p_ms, _ = role_times(spec, p_req, prefill, batch=1)
+    st = _setup(_setup_key(row))
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
-    opt = evaluate_xy(RatioTarget(output_len=req.output_len, concurrency=conc), prefill, decode,
-                      transfer_seconds(handover, req.link), x, y, prefill_ms=p_ms or math.nan,
-                      decode_tpot_ms=lambda b: role_times(spec, req, decode, batch=b)[1],
-                      first_token_steps=handover.first_token_steps)
+    opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
+                      st.decode, transfer_seconds(st.handover, st.req.link), x, y,
+                      prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
+                      first_token_steps=st.handover.first_token_steps, batching=st.batching)
     if opt is None:
         n = -(-conc // y)
-        return (None, role_times(spec, req, decode, batch=-(-n // req.decode.replicas))[1],
-                p_ms or math.nan)
-    return opt.ttft_ms, opt.tpot_ms, p_ms or math.nan
+        return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
+    return opt.ttft_ms, opt.tpot_ms, st.prefill_ms
 
 
-def _why_not(row: dict[str, str], conc: int | None) -> str:
+def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False) -> str:
     key = (row["model_path"], row["precision"])
     if key not in MODELS or row["system"] not in GPUS:
         return f"{row['model_path']} ({row['precision']}) on {row['system']}: not sized here"
@@ -225,26 +292,38 @@ def _why_not(row: dict[str, str], conc: int | None) -> str:
         Engine(row["backend"]).rules.kv_connector(None)
     except KvplanError:
         return f"{row['backend']}: kvplan does not model its handover yet"
-    if row["backend"] != "vllm":
+    if row["backend"] != "vllm" and not prospective:
         # SGLang's and TensorRT-LLM's handovers landed after these rows were read; their time
         # side and role budgets at these layouts are not checked yet, so not replayed.
-        return f"{row['backend']}: handover modelled, its disaggregated timing not yet checked"
+        return (f"{row['backend']}: handover modelled, its disaggregated timing not yet checked "
+                "(in the prospective set, section 3)")
+    if Engine(row["backend"]).rules.scheduler is None:
+        return f"{row['backend']}: kvplan does not simulate its scheduler (prefill batching)"
+    unstated = [f for r in ("prefill", "decode") for f in (f"{r}_num_workers", f"{r}_tp_size")
+                if not row[f].strip()]
+    if unstated:
+        return f"layout not stated ({', '.join(unstated)} empty)"
     if conc is None:
         return "concurrency unstated (gtl row: decode_batch_size is the engine's max batch)"
     return ""
 
 
-def replay(row: dict[str, str]) -> Replay:
+def replay(row: dict[str, str], *, prospective: bool = False) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
             "input_len": int(row["isl"]), "output_len": int(row["osl"])}
-    why = _why_not(row, conc)
+    why = _why_not(row, conc, prospective=prospective)
     if why:
         return Replay(**base, why_not=why)
     assert conc is not None
-    ttft, tpot, prefill = predict(row, conc)
+    try:
+        ttft, tpot, prefill = predict(row, conc)
+    except KvplanError as e:
+        return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
+    if tpot is None:
+        return Replay(**base, why_not="the time model does not cover a role's layout")
     return Replay(**base, ttft_ms=ttft, tpot_ms=tpot, prefill_ms=prefill)
 
 
@@ -255,3 +334,13 @@ def _replays() -> tuple[Replay, ...]:
 
 def replays() -> list[Replay]:
     return list(_replays())
+
+
+@cache
+def _prospective() -> tuple[Replay, ...]:
+    return tuple(replay(r, prospective=True) for r in prospective_rows())
+
+
+def prospective_replays() -> list[Replay]:
+    """The frozen prospective rows (PROSPECTIVE_FILE) replayed, or why not."""
+    return list(_prospective())

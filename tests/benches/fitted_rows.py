@@ -94,6 +94,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "at their public recipes' layouts (DEP4 eager prefill, DEP16 / TEP4 decode), "
                 "read after their TTFT came out 0.16-0.31x the measured",
            rows=_AIC_KIMI_VLLM),
+    Shaped(commit="06dbf93",
+           rule="the disaggregated TTFT / TPOT at a stated concurrency from a closed-loop "
+                "two-role simulation (kvplan.analysis.simulate.disagg_sim: prompts batched per "
+                "prefill step to the engine's token budget, the Kimi recipes' "
+                "max_num_batched_tokens 16,384, the handover on simulated decode step "
+                "boundaries; arrivals at one instant share a step, bc0cfec), written after "
+                "these rows' M/D/1 TTFT came out 0.52-0.69x the measured at c16-c128",
+           rows=_AIC_KIMI_VLLM),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -276,4 +284,11 @@ LAST_RULE_CHANGE = {
     # landed by this merge.
     "cost": RuleChange(commit="ef67085f15da", time="2026-12-02T18:19:27+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
+    # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
+    # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective
+    # rows (tests/data/disagg/aiconfigurator_prospective_disagg.csv.gz) were frozen before it,
+    # at c72d9db, and first evaluated after it.
+    "disagg": RuleChange(commit="bc0cfecc4136", time="2026-12-03T01:09:23+00:00",
+                         paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
+                               "disagg_sim.py, kvplan/perf/costmodel.py"),
 }

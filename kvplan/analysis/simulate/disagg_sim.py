@@ -1,0 +1,259 @@
+"""A closed-loop simulation of a disaggregated deployment (issue 29): x prefill workers batch the
+waiting prompts into steps as their engine's scheduler does, hand each request's KV to one of y
+decode workers, whose steps decode every request they hold; `concurrency` users each send their
+next request when the last one's final token arrives (a benchmark client at a stated
+concurrency: aiperf / genai-perf / vllm bench's closed loop).
+
+- Prefill worker: `ranks` ranks (attention-DP ranks or DP engines) stepping in lockstep (a MoE
+  model's DP ranks run each forward together, an idle one a dummy batch: vLLM's
+  DPEngineCoreProc, SGLang's DP attention), each with its own FCFS queue (a new request goes to
+  the rank with the fewest prompt tokens queued, the DP load balancer's least-loaded pick). A
+  step starts when the worker is idle and a prompt arrives (with every prompt arriving at that
+  instant), or when its last step ends and one waits (synchronous scheduling). Each rank
+  takes waiting prompts in order while its token budget
+  (`SchedulerConfig.max_num_batched_tokens`: vLLM's max_num_batched_tokens, SGLang's chunked
+  prefill size) and seats (`max_num_seqs`) last, as kvplan.analysis.simulate.scheduler admits
+  (step 2 of its docstring); with chunked prefill the prompt crossing the budget takes what is
+  left and continues next step, without it admission stops there. The step takes
+  `prefill_step_s(tokens, prompts)` of the busiest rank (most tokens).
+- Handover: a prompt done at t is assigned to the decode rank holding the fewest requests
+  (running or arriving); its KV is there at t + transfer. Where the connector's flow is read
+  (`first_token_steps`, e.g. vLLM NIXL's 1.5): the decode worker sees the KV on its first step
+  boundary at or after that (it steps while any request is on its way), the request joins that
+  step's batch and its first token comes first_token_steps x that step's time later
+  (kvplan.analysis.disagg_ratio.handover_s, the same rule on real step boundaries). Without it:
+  the first token at t + transfer (the prefill samples it), the request decoding from the next
+  boundary.
+- Decode worker: `ranks` ranks in lockstep; each holds at most `decode_max_seqs` running
+  requests (more wait, ready, for a seat); a step takes `decode_step_s(batch)` at the largest
+  rank's batch, and each running request gains one token.
+
+Measured: TTFT (sent -> first token) and TPOT ((last - first) / (O - 1)) averaged over the
+requests of every round but each user's first (the start-up burst) and last (the drain), as a
+benchmark's steady state. Step times are given (callables): nothing here is fitted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kvplan.analysis.simulate.scheduler import SchedulerConfig
+
+# Events. A kick starts an idle worker's step; it is queued rather than run inline so that every
+# request arriving at the same instant (a closed loop's resends after one decode step, the
+# prompts one prefill step ends) is in the queue when the step is formed.
+_PREFILL_END, _DECODE_END, _PREFILL_KICK, _DECODE_KICK = range(4)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisaggSimInputs:
+    concurrency: int
+    input_len: int
+    output_len: int
+    prefill_workers: int
+    prefill_ranks: int  # lockstep ranks per prefill worker
+    decode_workers: int
+    decode_ranks: int
+    prefill: SchedulerConfig  # per prefill rank: token budget and seats per step
+    chunked_prefill: bool
+    decode_max_seqs: int  # running requests per decode rank
+    transfer_s: float
+    first_token_steps: float | None
+    rounds: int = 4  # requests per user (the first and last are not measured)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DisaggSimResult:
+    ttft_ms: float
+    tpot_ms: float
+    measured: int  # requests averaged
+    prefill_prompts_per_step: float  # mean prompts finishing per busiest-rank step
+    decode_batch: float  # mean largest-rank batch per decode step
+
+
+@dataclass(eq=False)
+class _Req:
+    rid: int
+    user: int
+    round: int
+    sent_s: float
+    remaining: int  # prompt tokens not yet prefilled
+    rank: int = -1  # decode rank
+    ready_s: float = 0.0
+    end_step: int = 0
+    first_s: float = -1.0
+    last_s: float = -1.0
+
+
+def simulate_disagg(inp: DisaggSimInputs, *, prefill_step_s: Callable[[int, int], float],
+                    decode_step_s: Callable[[int], float]) -> DisaggSimResult:
+    """Run the closed loop to the end (module docstring) and average the measured requests."""
+    if min(inp.concurrency, inp.input_len, inp.output_len, inp.prefill_workers,
+           inp.prefill_ranks, inp.decode_workers, inp.decode_ranks, inp.rounds) < 1:
+        raise ValueError("disaggregated simulation: every count must be >= 1")
+    return _Run(inp, prefill_step_s, decode_step_s).run()
+
+
+class _Run:
+    def __init__(self, inp: DisaggSimInputs, prefill_step_s: Callable[[int, int], float],
+                 decode_step_s: Callable[[int], float]) -> None:
+        self.inp, self.p_cost, self.d_cost = inp, prefill_step_s, decode_step_s
+        np, nd = inp.prefill_workers * inp.prefill_ranks, inp.decode_workers * inp.decode_ranks
+        self.p_queue: list[deque[_Req]] = [deque() for _ in range(np)]
+        self.p_tokens = [0] * np  # prompt tokens queued per prefill rank
+        self.p_busy = [False] * inp.prefill_workers
+        self.d_held = [0] * nd  # requests per decode rank (running, arriving or seated-waiting)
+        self.d_running = [0] * nd
+        self.d_wait: list[list[_Req]] = [[] for _ in range(inp.decode_workers)]  # by ready_s
+        self.d_ends: list[list[tuple[int, int, _Req]]] = [[] for _ in range(inp.decode_workers)]
+        self.d_step = [0] * inp.decode_workers
+        self.d_busy = [False] * inp.decode_workers
+        self.events: list[tuple[float, int, int, int, object]] = []
+        self.seq = 0
+        self.next_rid = 0
+        self.done: list[_Req] = []
+        self.p_steps = self.p_prompts = 0
+        self.d_steps = 0
+        self.d_batch_sum = 0
+
+    def _push(self, t: float, kind: int, worker: int, payload: object) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (t, self.seq, kind, worker, payload))
+
+    # prefill role
+    def _send(self, user: int, round_: int, t: float) -> None:
+        req = _Req(rid=self.next_rid, user=user, round=round_, sent_s=t,
+                   remaining=self.inp.input_len)
+        self.next_rid += 1
+        rank = min(range(len(self.p_queue)), key=lambda r: (self.p_tokens[r], r))
+        self.p_queue[rank].append(req)
+        self.p_tokens[rank] += req.remaining
+        self._push(t, _PREFILL_KICK, rank // self.inp.prefill_ranks, None)
+
+    def _prefill_step(self, w: int, t: float) -> None:
+        cfg, ranks = self.inp.prefill, self.inp.prefill_ranks
+        taken: list[tuple[int, list[tuple[_Req, int]]]] = []
+        most = (0, 0)
+        for rank in range(w * ranks, (w + 1) * ranks):
+            budget, seats, sched = cfg.max_num_batched_tokens, cfg.max_num_seqs, []
+            for req in self.p_queue[rank]:
+                if budget <= 0 or seats <= 0:
+                    break
+                take = min(req.remaining, budget)
+                if take < req.remaining and not self.inp.chunked_prefill and sched:
+                    break  # without chunked prefill a prompt runs whole (the first always)
+                take = take if self.inp.chunked_prefill else req.remaining
+                sched.append((req, take))
+                budget -= take
+                seats -= 1
+            if sched:
+                taken.append((rank, sched))
+                tokens = sum(n for _, n in sched)
+                finishing = sum(n == r.remaining for r, n in sched)
+                most = max(most, (tokens, max(1, finishing)))
+        if not taken:
+            self.p_busy[w] = False
+            return
+        self.p_busy[w] = True
+        self.p_steps += 1
+        self.p_prompts += most[1]
+        self._push(t + self.p_cost(*most), _PREFILL_END, w, taken)
+
+    def _prefill_end(self, w: int, t: float, taken: list[tuple[int, list[tuple[_Req, int]]]]
+                     ) -> None:
+        for rank, sched in taken:
+            for req, n in sched:
+                req.remaining -= n
+                self.p_tokens[rank] -= n
+            queue = self.p_queue[rank]
+            while queue and queue[0].remaining == 0:
+                self._handover(queue.popleft(), t)
+        self._prefill_step(w, t)
+
+    # handover and decode role
+    def _handover(self, req: _Req, t: float) -> None:
+        rank = min(range(len(self.d_held)), key=lambda r: (self.d_held[r], r))
+        self.d_held[rank] += 1
+        req.rank, req.ready_s = rank, t + self.inp.transfer_s
+        if self.inp.first_token_steps is None:
+            req.first_s = req.ready_s
+        w = rank // self.inp.decode_ranks
+        self.d_wait[w].append(req)
+        self._push(t, _DECODE_KICK, w, None)
+
+    def _decode_step(self, w: int, t: float) -> None:
+        inp = self.inp
+        joined: list[_Req] = []
+        keep: list[_Req] = []
+        for req in self.d_wait[w]:
+            if req.ready_s <= t and self.d_running[req.rank] < inp.decode_max_seqs:
+                self.d_running[req.rank] += 1
+                joined.append(req)
+            else:
+                keep.append(req)
+        self.d_wait[w] = keep
+        lo = w * inp.decode_ranks
+        batch = max(self.d_running[lo:lo + inp.decode_ranks])
+        if batch == 0 and not keep:
+            self.d_busy[w] = False
+            return
+        self.d_busy[w] = True
+        step = self.d_step[w]
+        dur = self.d_cost(max(1, batch))
+        fts = inp.first_token_steps
+        # Steps the request is in the batch for: to its first token, then O - 1 more tokens.
+        to_first = 0 if fts is None else max(1, math.ceil(fts))
+        for req in joined:
+            if fts is not None:
+                req.first_s = t + fts * dur
+            req.end_step = step + to_first + inp.output_len - 1 - 1
+            if req.end_step < step:  # one output token, sampled by the prefill: no decode step
+                req.end_step = step
+            heapq.heappush(self.d_ends[w], (req.end_step, req.rid, req))
+        if batch:
+            self.d_steps += 1
+            self.d_batch_sum += batch
+        self._push(t + dur, _DECODE_END, w, None)
+
+    def _decode_end(self, w: int, t: float) -> None:
+        step = self.d_step[w]
+        ends = self.d_ends[w]
+        while ends and ends[0][0] <= step:
+            _, _, req = heapq.heappop(ends)
+            req.last_s = t
+            self.d_running[req.rank] -= 1
+            self.d_held[req.rank] -= 1
+            self.done.append(req)
+            if req.round + 1 < self.inp.rounds:
+                self._send(req.user, req.round + 1, t)
+        self.d_step[w] = step + 1
+        self._decode_step(w, t)
+
+    def run(self) -> DisaggSimResult:
+        for user in range(self.inp.concurrency):
+            self._send(user, 0, 0.0)
+        while self.events:
+            t, _, kind, w, payload = heapq.heappop(self.events)
+            if kind == _PREFILL_END:
+                self._prefill_end(w, t, payload)  # type: ignore[arg-type]
+            elif kind == _DECODE_END:
+                self._decode_end(w, t)
+            elif kind == _PREFILL_KICK and not self.p_busy[w]:
+                self._prefill_step(w, t)
+            elif kind == _DECODE_KICK and not self.d_busy[w]:
+                self._decode_step(w, t)
+        rounds = self.inp.rounds
+        measured = [r for r in self.done if 0 < r.round < rounds - 1] or [
+            r for r in self.done if r.round > 0] or self.done
+        o = self.inp.output_len
+        ttft = sum(r.first_s - r.sent_s for r in measured) / len(measured)
+        tpot = (sum((r.last_s - r.first_s) / (o - 1) for r in measured) / len(measured)
+                if o > 1 else 0.0)
+        return DisaggSimResult(
+            ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3, measured=len(measured),
+            prefill_prompts_per_step=self.p_prompts / max(1, self.p_steps),
+            decode_batch=self.d_batch_sum / max(1, self.d_steps))
