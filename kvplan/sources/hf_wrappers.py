@@ -51,6 +51,9 @@ WRAPPERS: dict[str, Wrapper] = {
     # glm4_1v.py: architectures=["Glm4MoeForCausalLM"] over text_config for glm4v_moe.
     "glm4v_moe": Wrapper(keys=("text_config",), default_text="glm4v_moe_text",
                          vllm="glm4_1v.py"),
+    # kimi_k25.py: architectures=["DeepseekV2ForCausalLM"] (MLA) over text_config; Kimi_K25Config
+    # (transformers 5.19) builds text_config as DeepseekV3Config, kimi_k2 read as deepseek_v3.
+    "kimi_k25": Wrapper(keys=("text_config",), default_text="deepseek_v3", vllm="kimi_k25.py"),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
