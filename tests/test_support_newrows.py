@@ -36,6 +36,18 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # 2 B = 57,344 B per token.
     "ling-lite-1.5": (CONFIGS / "ling-lite-1.5.json", 28 * 2 * 4 * 128 * 2,
                       HF + "inclusionAI/Ling-lite-1.5"),
+    # models/gemma4_mm.py builds Gemma4ForCausalLM (gemma4.py) over text_config: layer_types
+    # 25 sliding (window 1024) of num_key_value_heads 8 x head_dim 256, and 5 full layers of
+    # num_global_key_value_heads 2 x global_head_dim 512 (attention_k_eq_v: K loaded into both
+    # K and V slots, both cached): 25 x 2 x 8 x 256 x 2 + 5 x 2 x 2 x 512 x 2 = 225,280 B per
+    # token. The 128 experts (enable_moe_block) change weights only.
+    "gemma-4-26b-a4b": (CONFIGS / "gemma-4-26b-a4b.json",
+                        25 * 2 * 8 * 256 * 2 + 5 * 2 * 2 * 512 * 2, HF + "google/gemma-4-26B-A4B"),
+    # models/phi3v.py builds LlamaForCausalLM over the whole flat config: 32 KV heads (MHA) of
+    # 3072 / 32 = 96, sliding_window 262144 on every layer (no layer_types; longer than any
+    # request of max_position_embeddings 131072): 32 x 2 x 32 x 96 x 2 B = 393,216 B per token.
+    "phi-3.5-vision": (CONFIGS / "phi-3.5-vision.json", 32 * 2 * 32 * 96 * 2,
+                       HF + "microsoft/Phi-3.5-vision-instruct"),
 }
 
 TABLE = support_table()

@@ -145,7 +145,7 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
 def untouched_towers(config: Mapping[str, Any]) -> list[str]:
     """The sub-configs of a wrapper's towers (vision, audio, ...) present in config.json."""
     return [k for k in ("vision_config", "audio_config", "audio_tower_config",
-                        "vision_tower_config", "perceiver_config")
+                        "vision_tower_config", "perceiver_config", "img_processor")
             if isinstance(config.get(k), Mapping)]
 
 
