@@ -29,6 +29,7 @@ from kvplan.sources.support import (
 )
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 from tests.test_support_mm import GOLDEN_MM
+from tests.test_support_newrows import GOLDEN_NEW
 from tests.test_support_text import TEXT_GOLDEN
 
 DATA = Path(__file__).parent / "data"
@@ -287,6 +288,8 @@ GOLDEN.update(TEXT_GOLDEN)
 GOLDEN.update(HYBRID_GOLDEN)
 # Multimodal wrappers' golden configs live in their own file (tests/test_support_mm.py).
 GOLDEN.update(GOLDEN_MM)
+# Rows made exact once a published config was found (tests/test_support_newrows.py).
+GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
 

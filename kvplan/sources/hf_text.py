@@ -134,6 +134,16 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # InternLM3ForCausalLM: models/llama.py LlamaAttention (head_dim or hidden / heads, windows
     # from layer_types).
     "internlm3": TextFamily(source="models/llama.py", reads_layer_types=True),
+    # BailingMoeForCausalLM (Ling): models/bailing_moe.py BailingAttention: num_kv_heads =
+    # config.num_key_value_heads, head_dim = config.head_dim or hidden / heads; no per-layer
+    # window. Remote BailingMoeConfig (no transformers class); use_qkv_bias / use_bias are
+    # weights only.
+    "bailing_moe": TextFamily(source="models/bailing_moe.py"),
+    # Phi3VForCausalLM (Phi-3 / 3.5-vision, remote Phi3VConfig): models/phi3v.py builds
+    # LlamaForCausalLM over the whole flat config (llama.py LlamaAttention: head_dim or hidden /
+    # heads, num_key_value_heads, windows from layer_types, else CacheConfig's sliding_window on
+    # every layer). The CLIP tower (img_processor) holds no KV cache.
+    "phi3_v": TextFamily(source="models/phi3v.py (LlamaForCausalLM)", reads_layer_types=True),
 }
 
 

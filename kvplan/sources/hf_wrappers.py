@@ -52,6 +52,9 @@ WRAPPERS: dict[str, Wrapper] = {
     # glm4_1v.py: architectures=["Glm4MoeForCausalLM"] over text_config for glm4v_moe.
     "glm4v_moe": Wrapper(keys=("text_config",), default_text="glm4v_moe_text",
                          vllm="glm4_1v.py"),
+    # kimi_k25.py: architectures=["DeepseekV2ForCausalLM"] (MLA) over text_config; Kimi_K25Config
+    # (transformers 5.19) builds text_config as DeepseekV3Config, kimi_k2 read as deepseek_v3.
+    "kimi_k25": Wrapper(keys=("text_config",), default_text="deepseek_v3", vllm="kimi_k25.py"),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
@@ -122,7 +125,7 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
 def untouched_towers(config: Mapping[str, Any]) -> list[str]:
     """The sub-configs of a wrapper's towers (vision, audio, ...) present in config.json."""
     return [k for k in ("vision_config", "audio_config", "audio_tower_config",
-                        "vision_tower_config", "perceiver_config")
+                        "vision_tower_config", "perceiver_config", "img_processor")
             if isinstance(config.get(k), Mapping)]
 
 

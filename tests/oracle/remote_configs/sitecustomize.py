@@ -20,6 +20,10 @@ _ALIASES = {"exaone": {"num_layers": "num_hidden_layers"}}
 # Remote-class defaults for fields a published config.json leaves out and vLLM reads
 # (MiniCPMConfig: tie_word_embeddings=True; models/minicpm.py reads config.tie_word_embeddings).
 _DEFAULTS = {"minicpm": {"tie_word_embeddings": True}}
+# Standard fields a remote class never defines, left unset when config.json leaves them out
+# (Phi3VConfig has no head_dim: transformers' longrope validation takes hidden / heads only when
+# the attribute is absent, not when it is None).
+_UNSET = {"phi3_v": ("head_dim",)}
 
 
 def _register() -> None:
@@ -44,6 +48,8 @@ def _register() -> None:
                     if old in kwargs and new not in kwargs:
                         kwargs[new] = kwargs[old]
                 for key in _STANDARD:
+                    if key in _UNSET.get(model_type, ()) and key not in kwargs:
+                        continue
                     setattr(self, key, kwargs.pop(key, None))
                 for key in list(kwargs):
                     if key not in ("bos_token_id", "eos_token_id", "pad_token_id",
@@ -71,7 +77,7 @@ def _register() -> None:
         return RemoteConfig
 
     for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
-                       "deepseek"):
+                       "deepseek", "bailing_moe", "phi3_v"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config

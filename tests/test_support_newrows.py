@@ -1,0 +1,88 @@
+"""Rows of the support table made exact once a published config.json was found (issue 26: the
+rows refused only for "no published config sourced"): each golden config against the KV bytes
+derived here by hand from vLLM 0.32's model code, and its vLLM-oracle case.
+
+Sources of the golden configs: tests/data/configs/SOURCES-newrows.md. `GOLDEN_NEW` is merged
+into tests/test_support.py's GOLDEN, so the table's own checks (golden backs an exact row,
+refused rows refused) cover these rows too; the oracle cases (tests/data/oracle/<case>) are
+replayed by tests/test_vllm_oracle.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan.kv.cache import rank_caches
+from kvplan.sources.hf_config import load_config
+from kvplan.sources.support import EXACT, support_table
+
+DATA = Path(__file__).parent / "data"
+CONFIGS = DATA / "configs"
+ORACLE = DATA / "oracle"
+HF = "https://huggingface.co/"
+
+# id -> (file, KV bytes per token at bf16 over all layers at TP 1, the model's Hub page).
+GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
+    # models/kimi_k25.py builds DeepseekV2ForCausalLM (MLA) over text_config (model_type
+    # kimi_k2, which Kimi_K25Config builds as DeepseekV3Config). MLA caches one latent of
+    # kv_lora_rank + qk_rope_head_dim per layer (v1/kv_cache_interface.py MLAAttentionSpec):
+    # 61 layers x (512 + 64) x 2 B = 70,272 B per token. The vision tower holds no KV cache.
+    "kimi-k2.5": (CONFIGS / "kimi-k2.5.json", 61 * (512 + 64) * 2, HF + "moonshotai/Kimi-K2.5"),
+    # models/bailing_moe.py BailingAttention: num_key_value_heads 4, head_dim = config.head_dim
+    # (absent) or hidden / heads = 2048 / 16 = 128, no window: 28 layers x 2 (K, V) x 4 x 128 x
+    # 2 B = 57,344 B per token.
+    "ling-lite-1.5": (CONFIGS / "ling-lite-1.5.json", 28 * 2 * 4 * 128 * 2,
+                      HF + "inclusionAI/Ling-lite-1.5"),
+    # models/gemma4_mm.py builds Gemma4ForCausalLM (gemma4.py) over text_config: layer_types
+    # 25 sliding (window 1024) of num_key_value_heads 8 x head_dim 256, and 5 full layers of
+    # num_global_key_value_heads 2 x global_head_dim 512 (attention_k_eq_v: K loaded into both
+    # K and V slots, both cached): 25 x 2 x 8 x 256 x 2 + 5 x 2 x 2 x 512 x 2 = 225,280 B per
+    # token. The 128 experts (enable_moe_block) change weights only.
+    "gemma-4-26b-a4b": (CONFIGS / "gemma-4-26b-a4b.json",
+                        25 * 2 * 8 * 256 * 2 + 5 * 2 * 2 * 512 * 2, HF + "google/gemma-4-26B-A4B"),
+    # models/phi3v.py builds LlamaForCausalLM over the whole flat config: 32 KV heads (MHA) of
+    # 3072 / 32 = 96, sliding_window 262144 on every layer (no layer_types; longer than any
+    # request of max_position_embeddings 131072): 32 x 2 x 32 x 96 x 2 B = 393,216 B per token.
+    "phi-3.5-vision": (CONFIGS / "phi-3.5-vision.json", 32 * 2 * 32 * 96 * 2,
+                       HF + "microsoft/Phi-3.5-vision-instruct"),
+}
+
+TABLE = support_table()
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN_NEW))
+def test_new_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
+    path, token_bytes, _url = GOLDEN_NEW[golden]
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN_NEW))
+def test_new_rows_are_exact_with_an_oracle_case(golden: str) -> None:
+    architecture = json.loads(GOLDEN_NEW[golden][0].read_text())["architectures"][0]
+    row = TABLE[architecture]
+    assert row.status == EXACT and row.golden == golden
+    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
+    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
+    assert shrunk["architectures"] == [architecture]
+
+
+def test_kimi_k25_reads_its_text_config_as_mla() -> None:
+    # The wrapper's language model is Kimi-K2's MLA decoder; the INT4 compressed-tensors
+    # quantization of the experts is the text_config's own.
+    spec, warnings = load_config(CONFIGS / "kimi-k2.5.json")
+    assert spec.attention.kind == "mla" and spec.num_hidden_layers == 61
+    assert any("kimi_k25.py" in w for w in warnings)
+
+
+def test_ling_lite_weighs_its_published_size() -> None:
+    # Ling-lite: 16.8B parameters (inclusionAI/Ling README: "Ling-Lite has 16.8 billion
+    # parameters"), 64 experts of 1408 plus two shared, over 28 layers.
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(CONFIGS / "ling-lite-1.5.json")
+    assert spec.exact
+    assert abs(count_params(spec).total / 1e9 - 16.8) < 0.05
