@@ -1,0 +1,254 @@
+"""Fail closed on a config.json of a *known* family carrying a field that may shape the cache
+and that kvplan's reader for that family does not cover (issue 26: exact or refused, never a
+guess that looks like an answer).
+
+kvplan.sources.hf_unknown refuses such fields on an unknown ``model_type``; this module does the
+same, family by family, for the families listed in `FAMILY_FIELDS`. Each row names, for one
+``model_type`` (the text model's, after the wrappers are unwrapped), the vLLM 0.32 file that
+builds its layers and every field whose name says it may shape the cache (hf_unknown.CACHE_WORDS)
+that kvplan covers: read the way that file reads it, or known to change no cache size there.
+Any other such field -- an alias the model code never reads (``num_kv_heads`` on Llama, where
+vLLM's llama.py reads ``num_key_value_heads`` only), a field another family reads
+(``use_sliding_window`` or ``kv_lora_rank`` on Llama) -- is refused with one line naming the
+file and the field. Fields on hf_unknown.IGNORED (dropout, norm epsilons, MoE routing, ...) are
+harmless everywhere.
+
+`CLASS_DEFAULTS` holds the transformers 5.19 config class's default of a cache field that a
+config.json may leave out, where that default is not the one kvplan's readers assume (e.g.
+MistralConfig's sliding_window 4096: left out, vLLM slides every layer over 4096 tokens).
+
+Families not listed here (the A-K half of vLLM's registry is audited apart) are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvplan._util.errors import SpecError
+from kvplan.sources.hf_unknown import CACHE_WORDS, IGNORED
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyFields:
+    """One family's covered cache fields (see the module docstring)."""
+
+    source: str  # the vLLM 0.32 model file whose reads the row follows
+    covered: frozenset[str]  # cache-word fields kvplan reads as `source` does, or harmless there
+    # transformers 5.19 config-class defaults of cache fields, taken when config.json leaves the
+    # key out (an explicit null stays null, as the config class keeps it).
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _fields(*groups: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    return frozenset(name for group in groups for name in group)
+
+
+# Every decoder's layer and head counts.
+_BASE = ("num_hidden_layers", "num_attention_heads", "attention_bias")
+# KV heads as config.num_key_value_heads and head size config.head_dim (else hidden / heads).
+_GQA = ("num_key_value_heads", "head_dim")
+# A window from sliding_window, per layer from layer_types (models/llama.py LlamaAttention:
+# `per_layer_sliding_window` from layer_types, else CacheConfig's window on every layer).
+_WINDOWS = ("sliding_window", "layer_types")
+# The Qwen config classes' window switch (kvplan.sources.hf_families._qwen_windows).
+_QWEN_WINDOWS = ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types")
+# Weights-only fields with cache words in their names.
+_WEIGHTS = ("qkv_bias", "mlp_only_layers", "decoder_sparse_step", "use_qkv_bias",
+            "num_experts_per_tok", "interleave_moe_layer_step", "moe_layer_freq",
+            "shared_expert_intermediate_size", "first_k_dense_replace")
+# Gated delta-net (linear attention) layers (kvplan.sources.hf_hybrid).
+_HYBRID_LINEAR = ("layer_types", "full_attention_interval", "linear_conv_kernel_dim",
+                  "linear_key_head_dim", "linear_num_key_heads", "linear_num_value_heads",
+                  "linear_value_head_dim", "attn_output_gate", "mamba_ssm_dtype")
+# MTP layers (kvplan.sources.hf_families.mtp_layers): vLLM builds them only for speculative
+# decoding, which kvplan's vLLM plan does not model.
+_MTP = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
+# MLA (kvplan.sources.hf_families.mla_attention).
+_MLA = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+
+
+FAMILY_FIELDS: dict[str, FamilyFields] = {
+    # models/llama.py LlamaAttention (also LLaMAForCausalLM, the text model of llava and
+    # llava_next): num_key_value_heads (default the heads), head_dim or hidden / heads,
+    # sliding_window per layer_types' sliding layers, else CacheConfig's on every layer
+    # (oracle cases llama-3.1-8b-sliding, llama-3.1-8b-layer-types). `use_sliding_window` is a
+    # Qwen switch llama.py never reads: refused (kvplan would drop the window).
+    "llama": FamilyFields(source="models/llama.py",
+                          covered=_fields(_BASE, _GQA, _WINDOWS, ("qkv_bias",))),
+    # models/mistral.py MistralAttention is LlamaAttention. MistralConfig defaults
+    # num_key_value_heads 8 and sliding_window 4096 (null: none).
+    "mistral": FamilyFields(source="models/mistral.py (LlamaAttention)",
+                            covered=_fields(_BASE, _GQA, _WINDOWS),
+                            defaults={"num_key_value_heads": 8, "sliding_window": 4096}),
+    # models/phi3.py is LlamaForCausalLM; Phi3Config's sliding_window defaults to null.
+    "phi3": FamilyFields(source="models/phi3.py (models/llama.py)",
+                         covered=_fields(_BASE, _GQA, _WINDOWS)),
+    # models/mixtral.py MixtralAttention: num_key_value_heads, head_dim or hidden / heads, no
+    # per-layer window (CacheConfig's sliding_window on every layer). layer_types is not read:
+    # refused. MixtralConfig defaults num_key_value_heads 8.
+    "mixtral": FamilyFields(source="models/mixtral.py",
+                            covered=_fields(_BASE, _GQA, ("sliding_window",), _WEIGHTS),
+                            defaults={"num_key_value_heads": 8}),
+    # models/qwen2.py Qwen2Attention: head_dim = hidden / heads (config.head_dim unread),
+    # num_key_value_heads (Qwen2Config default 32), windows as _qwen_windows. Also the text
+    # model of qwen2_audio and qwen2_5_vl.
+    "qwen2": FamilyFields(source="models/qwen2.py",
+                          covered=_fields(_BASE, ("num_key_value_heads", "head_dim"),
+                                          _QWEN_WINDOWS),
+                          defaults={"num_key_value_heads": 32}),
+    # models/mimo.py: Qwen2Model plus MTP layers.
+    "mimo": FamilyFields(source="models/mimo.py (models/qwen2.py)",
+                         covered=_fields(_BASE, ("num_key_value_heads", "head_dim"),
+                                         _QWEN_WINDOWS, _MTP),
+                         defaults={"num_key_value_heads": 32}),
+    # models/qwen2_moe.py Qwen2MoeAttention: head_dim = hidden / heads, num_key_value_heads
+    # (Qwen2MoeConfig default 16).
+    "qwen2_moe": FamilyFields(source="models/qwen2_moe.py",
+                              covered=_fields(_BASE, ("num_key_value_heads", "head_dim"),
+                                              _QWEN_WINDOWS, _WEIGHTS),
+                              defaults={"num_key_value_heads": 16}),
+    # models/qwen3.py Qwen3Attention: head_dim (Qwen3Config default 128, not hidden / heads),
+    # num_key_value_heads (default 32). Also the text model of qwen3_vl.
+    "qwen3": FamilyFields(source="models/qwen3.py",
+                          covered=_fields(_BASE, _GQA, _QWEN_WINDOWS),
+                          defaults={"num_key_value_heads": 32, "head_dim": 128}),
+    # models/qwen3_moe.py Qwen3MoeAttention: head_dim or hidden / heads (Qwen3MoeConfig has
+    # none), num_key_value_heads (default 4). Also the text model of qwen3_vl_moe.
+    "qwen3_moe": FamilyFields(source="models/qwen3_moe.py",
+                              covered=_fields(_BASE, _GQA, _QWEN_WINDOWS, _WEIGHTS),
+                              defaults={"num_key_value_heads": 4}),
+    # models/minicpm.py, models/orion.py: head_dim = hidden / heads (head_dim unread),
+    # num_key_value_heads, no per-layer window (CacheConfig's window on every layer).
+    "minicpm": FamilyFields(source="models/minicpm.py",
+                            covered=_fields(_BASE, ("num_key_value_heads", "head_dim",
+                                                    "sliding_window"))),
+    "orion": FamilyFields(source="models/orion.py",
+                          covered=_fields(_BASE, ("num_key_value_heads", "head_dim",
+                                                  "sliding_window"))),
+    # models/minicpm3.py MiniCPM3Attention: MLA from kv_lora_rank, q_lora_rank,
+    # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
+    "minicpm3": FamilyFields(source="models/minicpm3.py",
+                             covered=_fields(_BASE, _MLA, ("num_key_value_heads", "head_dim"))),
+    # models/nemotron.py NemotronAttention: num_key_value_heads (else the heads), head_dim or
+    # hidden / heads, no per-layer window.
+    "nemotron": FamilyFields(source="models/nemotron.py",
+                             covered=_fields(_BASE, _GQA, ("sliding_window",
+                                                           # Megatron's name; nemotron.py
+                                                           # reads head_dim only.
+                                                           "kv_channels"))),
+    # models/phimoe.py PhiMoEAttention: num_key_value_heads, head_dim or hidden / heads, no
+    # per-layer window.
+    "phimoe": FamilyFields(source="models/phimoe.py",
+                           covered=_fields(_BASE, _GQA, ("sliding_window", "lm_head_bias"),
+                                           _WEIGHTS)),
+    # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
+    # window.
+    "olmoe": FamilyFields(source="models/olmoe.py",
+                          covered=_fields(_BASE, ("num_key_value_heads", "head_dim",
+                                                  "clip_qkv"), _WEIGHTS)),
+    "stablelm": FamilyFields(source="models/stablelm.py",
+                             covered=_fields(_BASE, ("num_key_value_heads", "head_dim"),
+                                             _WEIGHTS)),
+    # models/minimax_m2.py MiniMaxM2Attention: head_dim (MiniMaxM2Config default 128),
+    # num_key_value_heads (default 8); no window; MTP modules only for speculative decoding.
+    "minimax_m2": FamilyFields(source="models/minimax_m2.py",
+                               covered=_fields(_BASE, _GQA, _WEIGHTS, _MTP, (
+                                   "num_mtp_modules", "mtp_transformer_layers", "use_mtp",
+                                   # MiniMax-M1's lightning-attention switch per layer;
+                                   # minimax_m2.py never reads it (every layer full).
+                                   "attn_type_list")),
+                               defaults={"num_key_value_heads": 8, "head_dim": 128}),
+    # models/opt.py OPTAttention: one KV head per query head of hidden / heads; no window.
+    "opt": FamilyFields(source="models/opt.py",
+                        covered=_fields(_BASE, ("do_layer_norm_before", "layerdrop",
+                                                "layer_norm_elementwise_affine"))),
+    # Served by the Transformers backend (models/transformers/base.py): KV heads and head size
+    # from ModelConfig (model_arch_config_convertor.py get_total_num_kv_heads: n_head_kv,
+    # num_kv_heads, num_key_value_heads, the first present -- the aliases are refused here;
+    # get_head_size: head_dim, else hidden_size_per_head, else hidden / heads), a window on
+    # layer_types' sliding layers. SeedOssConfig defaults num_key_value_heads 8 and head_dim
+    # 128 (not hidden / heads).
+    "olmo": FamilyFields(source="models/transformers/base.py (OlmoConfig)",
+                         covered=_fields(_BASE, _GQA, _WINDOWS, ("clip_qkv",))),
+    "olmo3": FamilyFields(source="models/transformers/base.py (Olmo3Config)",
+                          covered=_fields(_BASE, _GQA, _WINDOWS)),
+    "seed_oss": FamilyFields(source="models/transformers/base.py (SeedOssConfig)",
+                             covered=_fields(_BASE, _GQA, _WINDOWS, ("attention_out_bias",)),
+                             defaults={"num_key_value_heads": 8, "head_dim": 128}),
+    "smollm3": FamilyFields(source="models/transformers/base.py (SmolLM3Config)",
+                            covered=_fields(_BASE, _GQA, _WINDOWS, (
+                                "use_sliding_window", "no_rope_layers",
+                                "no_rope_layer_interval"))),
+    "vaultgemma": FamilyFields(source="models/transformers/base.py (VaultGemmaConfig)",
+                               covered=_fields(_BASE, _GQA, _WINDOWS)),
+    # models/qwen3_next.py, qwen3_5.py: attention layers of num_key_value_heads x head_dim on
+    # layer_types' full layers (the config class builds them from full_attention_interval),
+    # gated delta-net states from linear_*; no window (use_sliding_window unread; a
+    # sliding_window is refused). MTP layers only for speculative decoding.
+    "qwen3_next": FamilyFields(source="models/qwen3_next.py",
+                               covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP,
+                                               ("use_sliding_window",))),
+    "qwen3_5": FamilyFields(source="models/qwen3_5.py",
+                            covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP)),
+    "qwen3_5_moe": FamilyFields(source="models/qwen3_5.py",
+                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP)),
+    # models/olmo_hybrid.py: head size hidden / heads (head_dim unread), num_key_value_heads,
+    # gated delta-net layers from layer_types and linear_*.
+    "olmo_hybrid": FamilyFields(source="models/olmo_hybrid.py",
+                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR,
+                                                ("linear_allow_neg_eigval",))),
+    # models/nemotron_h.py: attention layers of num_key_value_heads x head_dim where
+    # hybrid_override_pattern says "*", Mamba-2 states from ssm_state_size, mamba_num_heads,
+    # mamba_head_dim, n_groups, conv_kernel. NemotronHAttention passes config.sliding_window as
+    # every attention layer's window, which kvplan does not read: refused when set.
+    "nemotron_h": FamilyFields(source="models/nemotron_h.py",
+                               covered=_fields(_BASE, _GQA, _WEIGHTS, _MTP, (
+                                   "hybrid_override_pattern", "ssm_state_size",
+                                   "mamba_num_heads", "mamba_head_dim", "n_groups",
+                                   "conv_kernel", "chunk_size", "use_conv_bias",
+                                   "mamba_hidden_act", "mamba_proj_bias", "use_mamba_kernels",
+                                   "mamba_ssm_cache_dtype", "moe_shared_expert_intermediate_size",
+                                   "moe_latent_size", "moe_shared_expert_overlap"))),
+}
+
+
+# Fields kvplan's readers take as present even when null (hf_families._windows tests
+# `"use_sliding_window" in config`): a null there is not the same as absent.
+_NULL_IS_READ = frozenset({"use_sliding_window"})
+
+
+def fill_class_defaults(data: dict, model_type: str, warnings: list[str]) -> dict:
+    """`data` with the family's config-class defaults of cache fields config.json leaves out
+    (each said in a warning). Only a top-level config.json: a wrapper's text sub-config comes
+    with its class's defaults already (kvplan.sources.hf_wrappers) and its explicit nulls
+    dropped, so absence there does not mean "left to the class"."""
+    family = FAMILY_FIELDS.get(model_type)
+    if family is None or data.get("_wrapper_model_type") is not None:
+        return data
+    used = {k: v for k, v in family.defaults.items() if k not in data}
+    if not used:
+        return data
+    warnings.append(f"not in config.json, taken from the {model_type} config class's defaults "
+                    "as vLLM loads them: " + ", ".join(f"{k} {v}" for k, v in used.items()))
+    return {**data, **used}
+
+
+def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> None:
+    """Refuse a field that may shape the cache (by its name) which the family's reader does not
+    cover (`FAMILY_FIELDS`); one line naming the file, the field and the vLLM file."""
+    family = FAMILY_FIELDS.get(model_type)
+    if family is None:
+        return
+    for key, value in data.items():
+        name = str(key)
+        if name.startswith("_") or name in family.covered or name in IGNORED:
+            continue
+        if value is None and name not in _NULL_IS_READ:
+            continue  # unset, as vLLM's getattr(config, name, None) reads it
+        lower = name.lower()
+        if any(word in lower for word in CACHE_WORDS):
+            raise SpecError(path, name, f"not read by kvplan for model_type {model_type!r} "
+                                        f"({family.source}), and it may change the cache; "
+                                        "refused rather than guessed")
