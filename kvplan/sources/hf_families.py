@@ -238,6 +238,10 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt in _BACKEND_LAYER_TYPES:
         return _backend_windows(c, layers)
     window = c.data.get("sliding_window")
+    if window == 0 and not isinstance(window, bool):
+        # vLLM 0.32 config/model.py: "Some checkpoints set sliding_window to 0 to indicate that
+        # sliding window is disabled" (Qwen2MoeConfig stores 0 when use_sliding_window is off).
+        window = None
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
         c.warn("sliding_window absent: Gemma2Config default 4096")

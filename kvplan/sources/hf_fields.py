@@ -45,8 +45,10 @@ def _fields(*groups: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
     return frozenset(name for group in groups for name in group)
 
 
-# Every decoder's layer and head counts.
-_BASE = ("num_hidden_layers", "num_attention_heads", "attention_bias")
+# Every decoder's layer and head counts; transformers' PretrainedConfig's own output switches
+# (a config.json written with to_dict carries them; no model code sizes a cache from them).
+_BASE = ("num_hidden_layers", "num_attention_heads", "attention_bias",
+         "chunk_size_feed_forward", "output_attentions", "output_hidden_states")
 # KV heads as config.num_key_value_heads and head size config.head_dim (else hidden / heads).
 _GQA = ("num_key_value_heads", "head_dim")
 # A window from sliding_window, per layer from layer_types (models/llama.py LlamaAttention:
@@ -54,6 +56,9 @@ _GQA = ("num_key_value_heads", "head_dim")
 _WINDOWS = ("sliding_window", "layer_types")
 # The Qwen config classes' window switch (kvplan.sources.hf_families._qwen_windows).
 _QWEN_WINDOWS = ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types")
+# Families of kvplan.sources.hf_text take sliding_window as it is whatever use_sliding_window
+# says, as their vLLM code and config classes do (tests/test_support_text.py).
+_TEXT_WINDOW = ("sliding_window", "use_sliding_window")
 # Weights-only fields with cache words in their names.
 _WEIGHTS = ("qkv_bias", "mlp_only_layers", "decoder_sparse_step", "use_qkv_bias",
             "num_experts_per_tok", "interleave_moe_layer_step", "moe_layer_freq",
@@ -122,11 +127,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/minicpm.py, models/orion.py: head_dim = hidden / heads (head_dim unread),
     # num_key_value_heads, no per-layer window (CacheConfig's window on every layer).
     "minicpm": FamilyFields(source="models/minicpm.py",
-                            covered=_fields(_BASE, ("num_key_value_heads", "head_dim",
-                                                    "sliding_window"))),
+                            covered=_fields(_BASE, ("num_key_value_heads", "head_dim"),
+                                            _TEXT_WINDOW)),
     "orion": FamilyFields(source="models/orion.py",
-                          covered=_fields(_BASE, ("num_key_value_heads", "head_dim",
-                                                  "sliding_window"))),
+                          covered=_fields(_BASE, ("num_key_value_heads", "head_dim"),
+                                          _TEXT_WINDOW)),
     # models/minicpm3.py MiniCPM3Attention: MLA from kv_lora_rank, q_lora_rank,
     # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
     "minicpm3": FamilyFields(source="models/minicpm3.py",
@@ -134,14 +139,13 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/nemotron.py NemotronAttention: num_key_value_heads (else the heads), head_dim or
     # hidden / heads, no per-layer window.
     "nemotron": FamilyFields(source="models/nemotron.py",
-                             covered=_fields(_BASE, _GQA, ("sliding_window",
-                                                           # Megatron's name; nemotron.py
-                                                           # reads head_dim only.
-                                                           "kv_channels"))),
+                             covered=_fields(_BASE, _GQA, _TEXT_WINDOW,
+                                             # Megatron's name; nemotron.py reads head_dim.
+                                             ("kv_channels",))),
     # models/phimoe.py PhiMoEAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window.
     "phimoe": FamilyFields(source="models/phimoe.py",
-                           covered=_fields(_BASE, _GQA, ("sliding_window", "lm_head_bias"),
+                           covered=_fields(_BASE, _GQA, _TEXT_WINDOW, ("lm_head_bias",),
                                            _WEIGHTS)),
     # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
     # window.
@@ -182,7 +186,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                 "use_sliding_window", "no_rope_layers",
                                 "no_rope_layer_interval"))),
     "vaultgemma": FamilyFields(source="models/transformers/base.py (VaultGemmaConfig)",
-                               covered=_fields(_BASE, _GQA, _WINDOWS)),
+                               covered=_fields(_BASE, _GQA, _WINDOWS, _TEXT_WINDOW)),
     # models/qwen3_next.py, qwen3_5.py: attention layers of num_key_value_heads x head_dim on
     # layer_types' full layers (the config class builds them from full_attention_interval),
     # gated delta-net states from linear_*; no window (use_sliding_window unread; a
