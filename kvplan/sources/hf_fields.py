@@ -215,6 +215,44 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                    "mamba_hidden_act", "mamba_proj_bias", "use_mamba_kernels",
                                    "mamba_ssm_cache_dtype", "moe_shared_expert_intermediate_size",
                                    "moe_latent_size", "moe_shared_expert_overlap"))),
+    # models/llama4.py Llama4Attention: num_key_value_heads x config.head_dim; chunked local
+    # attention over attention_chunk_size on the layers no_rope_layers marks 1 (RoPE), global
+    # on the others (kvplan.sources.hf_hybrid._llama4). layer_types is read by neither.
+    # Llama4TextConfig defaults head_dim 128, num_key_value_heads 8, attention_chunk_size 8192.
+    "llama4": FamilyFields(source="models/llama4.py",
+                           covered=_fields(_BASE, _GQA, _WEIGHTS, (
+                               "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval",
+                               "layer_types", "attn_scale", "attn_temperature_tuning",
+                               "moe_layers", "for_llm_compressor")),
+                           defaults={"num_key_value_heads": 8, "head_dim": 128,
+                                     "attention_chunk_size": 8192}),
+    # models/lfm2.py, lfm2_moe.py: attention layers of num_key_value_heads x hidden / heads
+    # (head_dim unread) where layer_types says full_attention (Lfm2Config builds them from
+    # full_attn_idxs), short-conv states of conv_L_cache (kvplan.sources.hf_hybrid._lfm2);
+    # block_* and conv_* the rest are the MLP's and the conv's weights.
+    "lfm2": FamilyFields(source="models/lfm2.py",
+                         covered=_fields(_BASE, ("num_key_value_heads", "head_dim", "num_heads",
+                                                 "layer_types", "full_attn_idxs",
+                                                 "conv_L_cache", "conv_bias", "conv_dim",
+                                                 "conv_dim_out", "conv_use_xavier_init",
+                                                 "block_auto_adjust_ff_dim", "block_dim",
+                                                 "block_ff_dim", "block_ffn_dim_multiplier",
+                                                 "block_multiple_of", "block_norm_eps",
+                                                 "block_mlp_init_scale", "block_out_init_scale",
+                                                 "block_use_swiglu", "block_use_xavier_init"))),
+    "lfm2_moe": FamilyFields(source="models/lfm2_moe.py",
+                             covered=_fields(_BASE, _WEIGHTS, (
+                                 "num_key_value_heads", "head_dim", "layer_types",
+                                 "conv_L_cache", "conv_bias", "num_dense_layers"))),
+    # models/mamba.py, mamba2.py: no attention; states from state_size and conv_kernel (Mamba-2:
+    # num_heads x head_dim, n_groups); chunk_size is the scan's (compute only).
+    "mamba": FamilyFields(source="models/mamba.py",
+                          covered=_fields(_BASE, ("state_size", "conv_kernel", "use_conv_bias",
+                                                  "use_mambapy", "n_layer"))),
+    "mamba2": FamilyFields(source="models/mamba2.py",
+                           covered=_fields(_BASE, ("state_size", "conv_kernel", "use_conv_bias",
+                                                   "num_heads", "head_dim", "n_groups",
+                                                   "chunk_size"))),
 }
 
 
