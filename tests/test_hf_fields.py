@@ -1,0 +1,118 @@
+"""Known families fail closed on a cache field kvplan does not read (kvplan.sources.hf_fields,
+issue 26: exact or refused). Each refusal here is a config a real sibling checkpoint could carry
+on which kvplan answered a number vLLM 0.32 does not give, or would have; each answer is held to
+vLLM by an oracle case (tests/data/oracle/, named in the test)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan._util.errors import SpecError
+from kvplan.cli import app
+from kvplan.sources.hf_config import load_config
+from kvplan.sources.hf_fields import FAMILY_FIELDS
+
+ORACLE = Path(__file__).parent / "data" / "oracle"
+
+
+def _golden(name: str) -> dict:
+    return json.loads((ORACLE / name / "config.json").read_text())
+
+
+def _write(tmp_path: Path, config: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+# (oracle config, fields set on it, the field refused, why)
+REFUSED = [
+    # vLLM's llama.py reads num_key_value_heads only (LlamaConfig: default the query heads):
+    # vLLM measured 16,384 tokens (32 KV heads) where kvplan read num_kv_heads 8: 65,536.
+    ("llama-3.1-8b", {"num_kv_heads": 8, "num_key_value_heads": None}, "num_kv_heads"),
+    # A Qwen switch llama.py never reads: kvplan's reader would drop the window on "false".
+    ("llama-3.1-8b", {"use_sliding_window": False, "sliding_window": 1024},
+     "use_sliding_window"),
+    # MLA fields on Llama: vLLM builds LlamaAttention, kvplan would size MLA.
+    ("llama-3.1-8b", {"kv_lora_rank": 512}, "kv_lora_rank"),
+    # mixtral.py passes no per-layer window: layer_types is vLLM's CacheConfig business only.
+    ("mixtral-8x7b", {"sliding_window": 1024,
+                      "layer_types": ["sliding_attention", "full_attention"] * 2},
+     "layer_types"),
+    # nemotron_h.py gives every attention layer config.sliding_window; kvplan reads none.
+    ("nemotron-nano-9b-v2", {"sliding_window": 1024}, "sliding_window"),
+    # qwen3_next.py reads no window at all; a sliding_window there is not kvplan's to guess.
+    ("qwen3-next-80b-a3b", {"sliding_window": 1024}, "sliding_window"),
+    # minicpm3.py builds MLA; a CacheConfig window over MLA is not modelled.
+    ("minicpm3-4b", {"sliding_window": 1024}, "sliding_window"),
+    # An Eagle drafter's layer offset into layer_types (llama.py target_layer_count).
+    ("llama-3.1-8b", {"target_layer_count": 2}, "target_layer_count"),
+]
+
+
+@pytest.mark.parametrize(("name", "changes", "field"), REFUSED,
+                         ids=[f"{n}-{f}" for n, _, f in REFUSED])
+def test_unread_cache_field_refused(tmp_path: Path, name: str, changes: dict,
+                                    field: str) -> None:
+    config = _golden(name)
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    with pytest.raises(SpecError, match=f"{field}: not read by kvplan"):
+        load_config(_write(tmp_path, config))
+
+
+def test_refusal_is_one_line_exit_2(tmp_path: Path) -> None:
+    config = _golden("llama-3.1-8b")
+    config["num_kv_heads"] = config.pop("num_key_value_heads")
+    result = CliRunner().invoke(app, ["estimate", str(_write(tmp_path, config)),
+                                      "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "num_kv_heads" in line and "models/llama.py" in line
+
+
+def test_mistral_window_left_out_is_the_class_default(tmp_path: Path) -> None:
+    # MistralConfig (transformers 5.19) defaults sliding_window to 4096: a config.json without
+    # the key slides every layer over 4096 tokens in vLLM (oracle case mistral-7b-no-window:
+    # 85,598 tokens at 1 GiB, 8192 tokens per request, where kvplan said 65,536 before).
+    config = _golden("mistral-7b-v0.1")
+    config.pop("sliding_window")
+    spec, warnings = load_config(_write(tmp_path, config))
+    assert spec.layer_windows == (4096,) * 4
+    assert any("sliding_window 4096" in w for w in warnings)
+    config["sliding_window"] = None  # explicit null: no window, as MistralConfig keeps it
+    assert load_config(_write(tmp_path, config))[0].layer_windows == (None,) * 4
+
+
+def test_qwen2_head_size_is_hidden_over_heads(tmp_path: Path) -> None:
+    # vLLM 0.32 qwen2.py Qwen2Attention: head_dim = hidden_size // num_heads = 3584 // 28 = 128,
+    # whatever config.head_dim says (oracle case qwen2.5-7b-head-dim-64: 131,072 tokens, where
+    # kvplan read head_dim 64 and said 262,144).
+    config = _golden("qwen2.5-7b")
+    config["head_dim"] = 64
+    spec, _ = load_config(_write(tmp_path, config))
+    assert spec.attention.head_dim == 128
+
+
+def test_class_default_head_dim(tmp_path: Path) -> None:
+    # SeedOssConfig defaults head_dim to 128 when config.json leaves it out (its __post_init__
+    # falls back to hidden / heads only for an explicit null); 5120 / 80 would be 64.
+    config = _golden("seed-oss-36b")
+    config.pop("head_dim")
+    assert load_config(_write(tmp_path, config))[0].attention.head_dim == 128
+    config["head_dim"] = None
+    assert load_config(_write(tmp_path, config))[0].attention.head_dim == 64
+
+
+def test_aliases_are_never_covered() -> None:
+    # The KV-head aliases vLLM's config layer reads for other families (Falcon's n_head_kv,
+    # num_kv_heads) are read by no model code of these families: never on a covered list.
+    for family in FAMILY_FIELDS.values():
+        assert not {"num_kv_heads", "n_head_kv", "hidden_size_per_head"} & family.covered
