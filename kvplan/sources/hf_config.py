@@ -149,6 +149,8 @@ def unwrap_text_config(config: Mapping[str, Any], warnings: list[str]) -> dict:
                     merged[outer] = config[outer]
             merged.setdefault("model_type", config_model_type(config))
             merged["_wrapper_model_type"] = config_model_type(config)
+            # Stated as null (dropped above): not left to the config class's default.
+            merged["_null_keys"] = tuple(k for k, v in text.items() if v is None)
             towers = [k for k in ("vision_config", "audio_config") if isinstance(
                 config.get(k), Mapping)]
             if towers:

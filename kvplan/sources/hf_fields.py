@@ -39,6 +39,9 @@ class FamilyFields:
     # transformers 5.19 config-class defaults of cache fields, taken when config.json leaves the
     # key out (an explicit null stays null, as the config class keeps it).
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    # The model_type of the config class `defaults` come from, when not the row's own (a text
+    # model_type kvplan reads under its wrapper family's name).
+    config_class: str | None = None
 
 
 def _fields(*groups: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
@@ -225,7 +228,8 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                "layer_types", "attn_scale", "attn_temperature_tuning",
                                "moe_layers", "for_llm_compressor")),
                            defaults={"num_key_value_heads": 8, "head_dim": 128,
-                                     "attention_chunk_size": 8192}),
+                                     "attention_chunk_size": 8192},
+                           config_class="llama4_text"),
     # models/lfm2.py, lfm2_moe.py: attention layers of num_key_value_heads x hidden / heads
     # (head_dim unread) where layer_types says full_attention (Lfm2Config builds them from
     # full_attn_idxs), short-conv states of conv_L_cache (kvplan.sources.hf_hybrid._lfm2);
@@ -263,13 +267,15 @@ _NULL_IS_READ = frozenset({"use_sliding_window"})
 
 def fill_class_defaults(data: dict, model_type: str, warnings: list[str]) -> dict:
     """`data` with the family's config-class defaults of cache fields config.json leaves out
-    (each said in a warning). Only a top-level config.json: a wrapper's text sub-config comes
-    with its class's defaults already (kvplan.sources.hf_wrappers) and its explicit nulls
-    dropped, so absence there does not mean "left to the class"."""
+    (each said in a warning). A wrapper's text sub-config (Mistral-3's MistralConfig) is filled
+    too, unless it named another class (qwen2_5_vl_text is not Qwen2Config) or stated the field
+    as null (the unwrapping records those in `_null_keys`, having dropped them)."""
     family = FAMILY_FIELDS.get(model_type)
-    if family is None or data.get("_wrapper_model_type") is not None:
+    if family is None or data.get("model_type", model_type) != (
+            family.config_class or model_type):
         return data
-    used = {k: v for k, v in family.defaults.items() if k not in data}
+    nulls = data.get("_null_keys", ())
+    used = {k: v for k, v in family.defaults.items() if k not in data and k not in nulls}
     if not used:
         return data
     warnings.append(f"not in config.json, taken from the {model_type} config class's defaults "
