@@ -42,11 +42,10 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
 # gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
 # internlm2.py InternLM2Attention, olmo_hybrid.py OlmoHybridAttention, dbrx.py DbrxAttention,
-# qwen2.py Qwen2Attention (also mimo.py's), qwen2_moe.py Qwen2MoeAttention, lfm2.py
-# Lfm2Attention (issue 26: a head_dim beside them was read, doubling the cache of a head_dim 64
-# variant of Qwen2.5-7B and of a head_dim 32 variant of LFM2-1.2B).
+# qwen2.py Qwen2Attention (also mimo.py's), qwen2_moe.py Qwen2MoeAttention (issue 26: a head_dim
+# beside them was read, doubling the cache of a head_dim 64 variant of Qwen2.5-7B).
 _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2",
-                         "olmo_hybrid", "dbrx", "qwen2", "qwen2_moe", "mimo", "lfm2"} | {
+                         "olmo_hybrid", "dbrx", "qwen2", "qwen2_moe", "mimo"} | {
     name for name, family in TEXT_FAMILIES.items() if family.head_dim == "hidden"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their config classes set it) and head size config.head_dim, else hidden_size /

@@ -42,6 +42,12 @@ class FamilyFields:
     # The model_type of the config class `defaults` come from, when not the row's own (a text
     # model_type kvplan reads under its wrapper family's name).
     config_class: str | None = None
+    # A hybrid whose attention layers take hidden / heads while vLLM's page-size unification
+    # (0.32 platforms/interface.py, the "Padding mamba page size" step) takes
+    # ModelConfig.get_head_size(), i.e. config.head_dim: a head_dim other than hidden / heads
+    # pads the states to a page no layer has (LFM2-1.2B with head_dim 32: vLLM pads by 1500 %,
+    # not 3100 %). Refused rather than modelled.
+    head_dim_is_hidden: bool = False
 
 
 def _fields(*groups: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
@@ -203,7 +209,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                 covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP)),
     # models/olmo_hybrid.py: head size hidden / heads (head_dim unread), num_key_value_heads,
     # gated delta-net layers from layer_types and linear_*.
-    "olmo_hybrid": FamilyFields(source="models/olmo_hybrid.py",
+    "olmo_hybrid": FamilyFields(source="models/olmo_hybrid.py", head_dim_is_hidden=True,
                                 covered=_fields(_BASE, _GQA, _HYBRID_LINEAR,
                                                 ("linear_allow_neg_eigval",))),
     # models/nemotron_h.py: attention layers of num_key_value_heads x head_dim where
@@ -234,7 +240,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # (head_dim unread) where layer_types says full_attention (Lfm2Config builds them from
     # full_attn_idxs), short-conv states of conv_L_cache (kvplan.sources.hf_hybrid._lfm2);
     # block_* and conv_* the rest are the MLP's and the conv's weights.
-    "lfm2": FamilyFields(source="models/lfm2.py",
+    "lfm2": FamilyFields(source="models/lfm2.py", head_dim_is_hidden=True,
                          covered=_fields(_BASE, ("num_key_value_heads", "head_dim", "num_heads",
                                                  "layer_types", "full_attn_idxs",
                                                  "conv_L_cache", "conv_bias", "conv_dim",
@@ -244,7 +250,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                                  "block_multiple_of", "block_norm_eps",
                                                  "block_mlp_init_scale", "block_out_init_scale",
                                                  "block_use_swiglu", "block_use_xavier_init"))),
-    "lfm2_moe": FamilyFields(source="models/lfm2_moe.py",
+    "lfm2_moe": FamilyFields(source="models/lfm2_moe.py", head_dim_is_hidden=True,
                              covered=_fields(_BASE, _WEIGHTS, (
                                  "num_key_value_heads", "head_dim", "layer_types",
                                  "conv_L_cache", "conv_bias", "num_dense_layers"))),
@@ -289,6 +295,15 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
     family = FAMILY_FIELDS.get(model_type)
     if family is None:
         return
+    head_dim, hidden, heads = (data.get(k) for k in ("head_dim", "hidden_size",
+                                                     "num_attention_heads"))
+    if family.head_dim_is_hidden and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                         for v in (head_dim, hidden, heads)) and (
+            head_dim * heads != hidden):
+        raise SpecError(path, "head_dim", f"{head_dim} is not hidden_size / num_attention_heads "
+                                          f"({hidden} / {heads}): {family.source} sizes its "
+                                          "attention by the quotient while vLLM pads the "
+                                          "recurrent state pages by head_dim; refused")
     for key, value in data.items():
         name = str(key)
         if name.startswith("_") or name in family.covered or name in IGNORED:
