@@ -76,6 +76,12 @@ _WEIGHTS = ("qkv_bias", "mlp_only_layers", "decoder_sparse_step", "use_qkv_bias"
 _HYBRID_LINEAR = ("layer_types", "full_attention_interval", "linear_conv_kernel_dim",
                   "linear_key_head_dim", "linear_num_key_heads", "linear_num_value_heads",
                   "linear_value_head_dim", "attn_output_gate", "mamba_ssm_dtype")
+# Qwen3NextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig (transformers 5.19): head_dim 256 (not
+# hidden / heads), the gated delta-net's shapes, and layer_types full every 4th layer when
+# neither layer_types nor full_attention_interval is given.
+_QWEN_LINEAR_DEFAULTS = {"head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+                         "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                         "linear_num_value_heads": 32, "full_attention_interval": 4}
 # MTP layers (kvplan.sources.hf_families.mtp_layers): vLLM builds them only for speculative
 # decoding, which kvplan's vLLM plan does not model.
 _MTP = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
@@ -202,11 +208,16 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # sliding_window is refused). MTP layers only for speculative decoding.
     "qwen3_next": FamilyFields(source="models/qwen3_next.py",
                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP,
-                                               ("use_sliding_window",))),
+                                               ("use_sliding_window",)),
+                               defaults={"num_key_value_heads": 2, **_QWEN_LINEAR_DEFAULTS}),
     "qwen3_5": FamilyFields(source="models/qwen3_5.py",
-                            covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP)),
+                            covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP),
+                            defaults={"num_key_value_heads": 4, **_QWEN_LINEAR_DEFAULTS},
+                            config_class="qwen3_5_text"),
     "qwen3_5_moe": FamilyFields(source="models/qwen3_5.py",
-                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP)),
+                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP),
+                                defaults={"num_key_value_heads": 2, **_QWEN_LINEAR_DEFAULTS},
+                                config_class="qwen3_5_moe_text"),
     # models/olmo_hybrid.py: head size hidden / heads (head_dim unread), num_key_value_heads,
     # gated delta-net layers from layer_types and linear_*.
     "olmo_hybrid": FamilyFields(source="models/olmo_hybrid.py", head_dim_is_hidden=True,
@@ -223,7 +234,9 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                    "conv_kernel", "chunk_size", "use_conv_bias",
                                    "mamba_hidden_act", "mamba_proj_bias", "use_mamba_kernels",
                                    "mamba_ssm_cache_dtype", "moe_shared_expert_intermediate_size",
-                                   "moe_latent_size", "moe_shared_expert_overlap"))),
+                                   "moe_latent_size", "moe_shared_expert_overlap",
+                                   "mtp_hybrid_override_pattern", "mtp_layers_block_type")),
+                               defaults={"num_key_value_heads": 8, "head_dim": 128}),
     # models/llama4.py Llama4Attention: num_key_value_heads x config.head_dim; chunked local
     # attention over attention_chunk_size on the layers no_rope_layers marks 1 (RoPE), global
     # on the others (kvplan.sources.hf_hybrid._llama4). layer_types is read by neither.
