@@ -267,6 +267,20 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                              covered=_fields(_BASE, _WEIGHTS, (
                                  "num_key_value_heads", "head_dim", "layer_types",
                                  "conv_L_cache", "conv_bias", "num_dense_layers"))),
+    # models/zamba2.py (kvplan.sources.hf_hybrid._zamba2): one MHA cache of
+    # num_attention_heads x attention_head_dim per "hybrid" layer of layers_block_type (KV
+    # heads and num_key_value_heads unread; hybrid_layer_ids rebuilt from layers_block_type
+    # by Zamba2Config), Mamba-2 states from the mamba_* fields; adapters and the shared
+    # blocks' count are weights.
+    "zamba2": FamilyFields(source="models/zamba2.py",
+                           covered=_fields(_BASE, (
+                               "num_key_value_heads", "attention_head_dim",
+                               "attention_hidden_size", "layers_block_type", "hybrid_layer_ids",
+                               "mamba_d_conv", "mamba_d_state", "mamba_expand", "mamba_headdim",
+                               "mamba_ngroups", "n_mamba_heads", "chunk_size", "use_conv_bias",
+                               "add_bias_linear", "num_mem_blocks", "use_mem_rope",
+                               "use_shared_attention_adapter", "adapter_rank", "kv_channels",
+                               "num_query_groups"))),
     # models/mamba.py, mamba2.py: no attention; states from state_size and conv_kernel (Mamba-2:
     # num_heads x head_dim, n_groups); chunk_size is the scan's (compute only).
     "mamba": FamilyFields(source="models/mamba.py",
