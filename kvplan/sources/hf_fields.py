@@ -103,8 +103,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                             covered=_fields(_BASE, _GQA, _WINDOWS),
                             defaults={"num_key_value_heads": 8, "sliding_window": 4096}),
     # models/phi3.py is LlamaForCausalLM; Phi3Config's sliding_window defaults to null.
+    # Phi-4-mini's remote-config fields full_attn_mod (1: every layer full) and lm_head_bias
+    # are read by neither (oracle case phi-4-mini).
     "phi3": FamilyFields(source="models/phi3.py (models/llama.py)",
-                         covered=_fields(_BASE, _GQA, _WINDOWS)),
+                         covered=_fields(_BASE, _GQA, _WINDOWS, ("full_attn_mod",
+                                                                 "lm_head_bias"))),
     # models/mixtral.py MixtralAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window (CacheConfig's sliding_window on every layer). layer_types is not read:
     # refused. MixtralConfig defaults num_key_value_heads 8.
@@ -280,7 +283,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                                "mamba_ngroups", "n_mamba_heads", "chunk_size", "use_conv_bias",
                                "add_bias_linear", "num_mem_blocks", "use_mem_rope",
                                "use_shared_attention_adapter", "adapter_rank", "kv_channels",
-                               "num_query_groups"))),
+                               "num_query_groups", "use_mamba_kernels", "use_mem_eff_path",
+                               # Zamba2Config's alias of layers_block_type, read as such
+                               # (its other alias, head_dim -> attention_head_dim, is not:
+                               # refused).
+                               "layer_types"))),
     # models/mamba.py, mamba2.py: no attention; states from state_size and conv_kernel (Mamba-2:
     # num_heads x head_dim, n_groups); chunk_size is the scan's (compute only).
     "mamba": FamilyFields(source="models/mamba.py",
