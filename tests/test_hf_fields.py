@@ -120,3 +120,44 @@ def test_aliases_are_never_covered() -> None:
     # num_kv_heads) are read by no model code of these families: never on a covered list.
     for family in FAMILY_FIELDS.values():
         assert not {"num_kv_heads", "n_head_kv", "hidden_size_per_head"} & family.covered
+
+
+def test_qwen3_next_class_defaults(tmp_path: Path) -> None:
+    # Qwen3NextConfig (transformers 5.19): head_dim 256 (hidden 1024 / 16 heads would be 64),
+    # linear_conv_kernel_dim 4, linear_key_head_dim / linear_value_head_dim 128,
+    # linear_num_key_heads 16, linear_num_value_heads 32, and layer_types full on every 4th layer
+    # (`bool((i + 1) % 4)` linear) when neither layer_types nor full_attention_interval is given.
+    config = _golden("qwen3-next-80b-a3b")
+    for key in ("head_dim", "linear_conv_kernel_dim", "linear_key_head_dim",
+                "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads",
+                "full_attention_interval"):
+        config.pop(key, None)
+    spec, _ = load_config(_write(tmp_path, config))
+    assert spec.attention.head_dim == 256
+    rec = spec.recurrent
+    assert (rec.conv_kernel, rec.num_key_heads, rec.num_value_heads, rec.key_head_dim,
+            rec.value_head_dim) == (4, 16, 32, 128, 128)
+    assert spec.layer_mixers == ("recurrent",) * 3 + ("attention",) + ("recurrent",) * 3 + (
+        "attention",)
+
+
+def test_wrapped_text_null_is_not_left_to_the_class(tmp_path: Path) -> None:
+    # Mistral3Config builds its text_config as MistralConfig(**text_config): a sliding_window
+    # left out is 4096 (oracle case mistral-small-3.1-24b-no-window: vLLM 85,598 tokens), an
+    # explicit null none (mistral-small-3.1-24b, the published file).
+    config = _golden("mistral-small-3.1-24b")
+    assert config["text_config"]["sliding_window"] is None
+    assert load_config(_write(tmp_path, config))[0].layer_windows == (None,) * 4
+    del config["text_config"]["sliding_window"]
+    assert load_config(_write(tmp_path, config))[0].layer_windows == (4096,) * 4
+
+
+def test_llama4_text_chunk_default(tmp_path: Path) -> None:
+    # Llama4TextConfig's attention_chunk_size defaults to 8192: left out, vLLM's llama4.py still
+    # builds chunked local attention on the RoPE layers (no_rope_layers 1).
+    config = _golden("llama-4-scout-text")
+    del config["attention_chunk_size"]
+    spec, _ = load_config(_write(tmp_path, config))
+    nope = config["no_rope_layers"]
+    assert spec.layer_chunks == tuple(8192 if rope else None for rope in nope)
+    assert 8192 in spec.layer_chunks and None in spec.layer_chunks
