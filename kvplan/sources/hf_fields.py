@@ -48,6 +48,9 @@ class FamilyFields:
     # pads the states to a page no layer has (LFM2-1.2B with head_dim 32: vLLM pads by 1500 %,
     # not 3100 %). Refused rather than modelled.
     head_dim_is_hidden: bool = False
+    # Fields the config class leaves null when config.json does, which vLLM 0.32 then fails to
+    # load (its ModelConfig wants an int): refused when absent or null rather than answered.
+    required: tuple[str, ...] = ()
 
 
 def _fields(*groups: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
@@ -154,9 +157,10 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
     "minicpm3": FamilyFields(source="models/minicpm3.py",
                              covered=_fields(_BASE, _MLA, ("num_key_value_heads", "head_dim"))),
-    # models/nemotron.py NemotronAttention: num_key_value_heads (else the heads), head_dim or
-    # hidden / heads, no per-layer window.
-    "nemotron": FamilyFields(source="models/nemotron.py",
+    # models/nemotron.py NemotronAttention: num_key_value_heads, head_dim or hidden / heads, no
+    # per-layer window. NemotronConfig leaves num_key_value_heads null when absent, and vLLM
+    # 0.32 then fails its ModelConfig validation (transformers' default NemotronConfig, run).
+    "nemotron": FamilyFields(source="models/nemotron.py", required=("num_key_value_heads",),
                              covered=_fields(_BASE, _GQA, _TEXT_WINDOW,
                                              # Megatron's name; nemotron.py reads head_dim.
                                              ("kv_channels",))),
@@ -329,6 +333,10 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
     family = FAMILY_FIELDS.get(model_type)
     if family is None:
         return
+    for key in family.required:
+        if data.get(key) is None:
+            raise SpecError(path, key, f"missing: the {model_type} config class leaves it null "
+                                       "and vLLM 0.32 does not load the model without it")
     head_dim, hidden, heads = (data.get(k) for k in ("head_dim", "hidden_size",
                                                      "num_attention_heads"))
     if family.head_dim_is_hidden and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
