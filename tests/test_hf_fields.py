@@ -72,6 +72,16 @@ def test_unread_cache_field_refused(tmp_path: Path, name: str, changes: dict,
         load_config(_write(tmp_path, config))
 
 
+def test_nemotron_without_kv_heads_refused(tmp_path: Path) -> None:
+    # NemotronConfig leaves num_key_value_heads null when config.json does; vLLM 0.32 then fails
+    # ModelConfig's validation (transformers' default NemotronConfig, shrunk, run through the
+    # oracle), so kvplan refuses rather than answering with one KV head per query head.
+    config = _golden("minitron-8b")
+    del config["num_key_value_heads"]
+    with pytest.raises(SpecError, match="num_key_value_heads: missing"):
+        load_config(_write(tmp_path, config))
+
+
 def test_refusal_is_one_line_exit_2(tmp_path: Path) -> None:
     config = _golden("llama-3.1-8b")
     config["num_kv_heads"] = config.pop("num_key_value_heads")
