@@ -13,9 +13,11 @@ vLLM's llama.py reads ``num_key_value_heads`` only), a field another family read
 file and the field. Fields on hf_unknown.IGNORED (dropout, norm epsilons, MoE routing, ...) are
 harmless everywhere.
 
-`CLASS_DEFAULTS` holds the transformers 5.19 config class's default of a cache field that a
-config.json may leave out, where that default is not the one kvplan's readers assume (e.g.
-MistralConfig's sliding_window 4096: left out, vLLM slides every layer over 4096 tokens).
+A row's `defaults` are the transformers 5.19 config class's defaults of cache fields a
+config.json may leave out, where kvplan's readers would assume another value (MistralConfig's
+sliding_window 4096: left out, vLLM slides every layer over 4096 tokens; Qwen3Config's head_dim
+128, not hidden / heads); `fill_class_defaults` applies them. `head_dim_is_hidden` and
+`required` refuse two layouts vLLM itself handles inconsistently or not at all.
 
 Families not listed here (the A-K half of vLLM's registry is audited apart) are unchanged.
 """
