@@ -209,6 +209,14 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                             covered=_fields(_BASE, _GQA, _WINDOWS, (
                                 "use_sliding_window", "no_rope_layers",
                                 "no_rope_layer_interval"))),
+    # Olmo2, Phi, Starcoder2: the Transformers backend as above; kvplan reads them through
+    # kvplan.sources.hf_text (use_sliding_window unread by either).
+    "olmo2": FamilyFields(source="models/transformers/base.py (Olmo2Config)",
+                          covered=_fields(_BASE, _GQA, _WINDOWS, _TEXT_WINDOW)),
+    "phi": FamilyFields(source="models/transformers/base.py (PhiConfig)",
+                        covered=_fields(_BASE, _GQA, _WINDOWS, _TEXT_WINDOW)),
+    "starcoder2": FamilyFields(source="models/transformers/base.py (Starcoder2Config)",
+                               covered=_fields(_BASE, _GQA, _WINDOWS, _TEXT_WINDOW)),
     "vaultgemma": FamilyFields(source="models/transformers/base.py (VaultGemmaConfig)",
                                covered=_fields(_BASE, _GQA, _WINDOWS, _TEXT_WINDOW)),
     # models/qwen3_next.py, qwen3_5.py: attention layers of num_key_value_heads x head_dim on
