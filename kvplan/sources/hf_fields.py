@@ -158,7 +158,9 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/minicpm3.py MiniCPM3Attention: MLA from kv_lora_rank, q_lora_rank,
     # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
     "minicpm3": FamilyFields(source="models/minicpm3.py",
-                             covered=_fields(_BASE, _MLA, ("num_key_value_heads", "head_dim"))),
+                             covered=_fields(_BASE, _MLA, ("num_key_value_heads", "head_dim",
+                                                           # MiniCPM3Config's nope + rope
+                                                           "qk_head_dim"))),
     # models/nemotron.py NemotronAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window. NemotronConfig leaves num_key_value_heads null when absent, and vLLM
     # 0.32 then fails its ModelConfig validation (transformers' default NemotronConfig, run).
@@ -238,8 +240,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/olmo_hybrid.py: head size hidden / heads (head_dim unread), num_key_value_heads,
     # gated delta-net layers from layer_types and linear_*.
     "olmo_hybrid": FamilyFields(source="models/olmo_hybrid.py", head_dim_is_hidden=True,
-                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR,
-                                                ("linear_allow_neg_eigval",))),
+                                covered=_fields(_BASE, _GQA, _HYBRID_LINEAR, (
+                                    # the delta rule's sign, A_log and dt ranges (compute)
+                                    "linear_allow_neg_eigval", "linear_a_log_min",
+                                    "linear_a_log_max", "linear_dt_min", "linear_dt_max",
+                                    "linear_dt_init_floor"))),
     # models/nemotron_h.py: attention layers of num_key_value_heads x head_dim where
     # hybrid_override_pattern says "*", Mamba-2 states from ssm_state_size, mamba_num_heads,
     # mamba_head_dim, n_groups, conv_kernel. NemotronHAttention passes config.sliding_window as
