@@ -55,6 +55,18 @@ REFUSED = [
     # config.head_dim (vLLM 0.32 at 1 GiB, 4096 tokens: 77,596 tokens, padding 1500 %, where
     # kvplan read head_dim 32 and said 155,306).
     ("lfm2-1.2b", {"head_dim": 32}, "head_dim"),
+    # Mixtral, Mistral, Phi-3 read no use_sliding_window (kvplan's Qwen reading would drop the
+    # window vLLM keeps on every layer).
+    ("mixtral-8x7b", {"use_sliding_window": False, "sliding_window": 4096},
+     "use_sliding_window"),
+    ("mistral-7b-v0.1", {"use_sliding_window": False}, "use_sliding_window"),
+    # MiniMaxM2Config has no window; vLLM's CacheConfig would slide every layer.
+    ("minimax-m2", {"sliding_window": 1024}, "sliding_window"),
+    # Zamba2Config maps head_dim onto attention_head_dim; kvplan reads attention_head_dim only.
+    ("zamba2-2.7b", {"head_dim": 64}, "head_dim"),
+    # Nemotron-H in transformers 5.19's own format (layers_block_type, not
+    # hybrid_override_pattern): not read by kvplan's nemotron_h reader.
+    ("nemotron-nano-9b-v2", {"layers_block_type": ["mamba", "attention"]}, "layers_block_type"),
 ]
 
 
