@@ -355,24 +355,18 @@ def test_yaml_round_trip(name):
     assert _strip(again) == _strip(parse_spec(mapping, path=path, spec_id="x"))
 
 
-def test_num_kv_shared_layers_becomes_kv_sharing(tmp_path) -> None:
-    """gemma-3n's field, read wherever it appears: the last N layers own no cache."""
-    import yaml
-
+def test_num_kv_shared_layers_on_llama_refused(tmp_path) -> None:
+    """gemma-3n's field on a llama config: vLLM 0.32's models/llama.py never reads it and gives
+    every layer its own cache, so kvplan refuses it (kvplan.sources.hf_fields) rather than
+    sharing the last layers' caches as Gemma-3n does (oracle case gemma-3n-e4b holds that)."""
     cfg = {"model_type": "llama", "num_hidden_layers": 6, "hidden_size": 256,
            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
            "intermediate_size": 512, "vocab_size": 1000, "torch_dtype": "bfloat16",
            "tie_word_embeddings": False, "num_kv_shared_layers": 2}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
-    spec, _ = load_config(path)
-    assert spec.kv_sources == (None, None, None, None, 3, 3)
-    mapping, warnings = spec_mapping_from_config(cfg, path=str(path))
-    text = spec_yaml_text(mapping, warnings)
-    assert yaml.safe_load(text)["kv_sharing"] == {"num_kv_shared_layers": 2}
-    cfg["num_kv_shared_layers"] = 0
-    path.write_text(json.dumps(cfg))
-    assert load_config(path)[0].kv_sources == ()
+    with pytest.raises(SpecError, match="num_kv_shared_layers: not read by kvplan"):
+        load_config(path)
 
 
 # --- 2025-26 families --------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from kvplan.sources.hf_families import (
     mla_attention,
     mtp_layers,
 )
+from kvplan.sources.hf_fields import check_family_fields, fill_class_defaults
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
 from kvplan.sources.hf_mlp import mlp_section
 from kvplan.sources.hf_moe import moe_section
@@ -148,6 +149,8 @@ def unwrap_text_config(config: Mapping[str, Any], warnings: list[str]) -> dict:
                     merged[outer] = config[outer]
             merged.setdefault("model_type", config_model_type(config))
             merged["_wrapper_model_type"] = config_model_type(config)
+            # Stated as null (dropped above): not left to the config class's default.
+            merged["_null_keys"] = tuple(k for k, v in text.items() if v is None)
             towers = [k for k in ("vision_config", "audio_config") if isinstance(
                 config.get(k), Mapping)]
             if towers:
@@ -218,7 +221,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     if model_type == "dbrx":
         data = _dbrx_fields(data, path)
     data = fill_family_defaults(data, model_type, pre_warnings)
+    data = fill_class_defaults(data, model_type, pre_warnings)
     check_layer_types(data, model_type, path)
+    check_family_fields(data, path, model_type)  # a known family's unread cache field: refused
     data["model_type"] = model_type
     c = ConfigReader(data, path, model_type)
     c.warnings.extend(pre_warnings)

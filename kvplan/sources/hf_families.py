@@ -41,9 +41,11 @@ GPT2_NAMES = GPT2_STYLE | {"gptj"}
 # Families whose vLLM model code takes the head size as hidden_size / num_attention_heads and
 # never reads config.head_dim (0.32): olmoe.py OlmoeAttention, stablelm.py StablelmAttention,
 # gpt_j.py GPTJAttention, granitemoe.py GraniteMoeAttention, lfm2_moe.py Lfm2MoeAttention,
-# internlm2.py InternLM2Attention, olmo_hybrid.py OlmoHybridAttention, dbrx.py DbrxAttention.
+# internlm2.py InternLM2Attention, olmo_hybrid.py OlmoHybridAttention, dbrx.py DbrxAttention,
+# qwen2.py Qwen2Attention (also mimo.py's), qwen2_moe.py Qwen2MoeAttention (issue 26: a head_dim
+# beside them was read, doubling the cache of a head_dim 64 variant of Qwen2.5-7B).
 _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", "internlm2",
-                         "olmo_hybrid", "dbrx"} | {
+                         "olmo_hybrid", "dbrx", "qwen2", "qwen2_moe", "mimo"} | {
     name for name, family in TEXT_FAMILIES.items() if family.head_dim == "hidden"}
 # Llama-like families whose KV heads are config.num_key_value_heads (default: the query heads,
 # as their config classes set it) and head size config.head_dim, else hidden_size /
@@ -236,6 +238,10 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt in _BACKEND_LAYER_TYPES:
         return _backend_windows(c, layers)
     window = c.data.get("sliding_window")
+    if window == 0 and not isinstance(window, bool):
+        # vLLM 0.32 config/model.py: "Some checkpoints set sliding_window to 0 to indicate that
+        # sliding window is disabled" (Qwen2MoeConfig stores 0 when use_sliding_window is off).
+        window = None
     if mt == "gemma2" and window is None:
         window = 4096  # Gemma2Config default
         c.warn("sliding_window absent: Gemma2Config default 4096")
