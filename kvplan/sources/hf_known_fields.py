@@ -137,7 +137,9 @@ FAMILY_FIELDS: dict[str, Mapping[str, Covered]] = {
         "n_heads": Covered("read: query heads"), "n_layers": Covered("read: layers"),
         "num_key_value_heads": Covered("set from attn_config.kv_n_heads")},
     # models/nemotron_nas.py: every layer's shape from block_configs.
+    # (head size: config.head_dim or hidden / heads, as LlamaAttention takes it.)
     "nemotron-nas": {"block_configs": Covered("read: each layer's attention and FFN"),
+                     "head_dim": Covered("read: head size"),
                      "num_key_value_heads": only(None, why="each layer's KV heads come from "
                                                            "block_configs")},
     # models/deepseek_v2.py DeepseekAttention (model_type deepseek): MHA/GQA of hidden / heads.
@@ -283,6 +285,7 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
                                             "rather than guessed")
             continue
         if rule.accepts is not None and not rule.accepts(value):
-            raise SpecError(path, name, f"{value!r} on {model_type}: kvplan reads only "
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise SpecError(path, name, f"{shown} on {model_type}: kvplan reads only "
                                         f"{rule.expected} ({rule.why}); refused rather than "
                                         "guessed")

@@ -1,0 +1,109 @@
+"""Known families fail closed on a cache field their reader does not read (issue 26; the A-K
+families of kvplan.sources.hf_known_fields).
+
+Each case is a real published config.json (tests/data/configs, tests/data/oracle) changed the
+way a sibling checkpoint plausibly would; kvplan must refuse with one line naming the field
+(SpecError -> exit 2), not size it as if the field were not there. Where the unrefused number
+was measured against vLLM's CPU build the comment says so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan._util.errors import SpecError
+from kvplan.sources.hf_config import spec_mapping_from_config
+from kvplan.sources.hf_known_fields import FAMILY_FIELDS, check_family_fields
+from kvplan.sources.support import support_table
+
+DATA = Path(__file__).parent / "data"
+
+
+def config(name: str, **changes: object) -> dict:
+    path = DATA / "configs" / f"{name}.json"
+    if not path.exists():
+        path = DATA / "oracle" / name / "config.json"
+    data = json.loads(path.read_text())
+    data.update(changes)
+    return data
+
+
+REFUSED = [
+    # vLLM 0.32 models/falcon.py reads config.num_kv_heads; transformers' FalconConfig has no
+    # n_head_kv (vLLM's own RWConfig maps it only for model_type RefinedWeb): with
+    # new_decoder_architecture, vLLM keeps num_kv_heads = num_attention_heads (71).
+    ("falcon-7b", {"new_decoder_architecture": True, "n_head_kv": 8}, "n_head_kv"),
+    # falcon.py, jamba.py, granitemoehybrid.py and gpt_neox.py take the head size as
+    # hidden_size / num_attention_heads; kvplan's readers would have taken config.head_dim.
+    ("falcon-7b", {"head_dim": 128}, "head_dim"),
+    ("jamba-mini", {"head_dim": 64}, "head_dim"),
+    ("granite-4.0-h-micro", {"head_dim": 128}, "head_dim"),
+    ("pythia-410m", {"head_dim": 128}, "head_dim"),
+    # gemma.py and glm4_moe.py pass no per-layer window: with layer_types mixing sliding and
+    # full layers vLLM's CacheConfig keeps no window, so no layer slides (kvplan would have
+    # slid the sliding_attention ones).
+    ("gemma-7b", {"sliding_window": 512,
+                  "layer_types": ["sliding_attention", "full_attention"] * 14}, "layer_types"),
+    ("glm-4.5-air", {"sliding_window": 512,
+                     "layer_types": ["sliding_attention", "full_attention"] * 23}, "layer_types"),
+    # A window on a hybrid's attention layers (jamba.py: CacheConfig's) is not modelled.
+    ("jamba-mini", {"sliding_window": 4096}, "sliding_window"),
+    # gemma3.py: bidirectional attention is an encoder's.
+    ("gemma-3-27b", {"use_bidirectional_attention": True}, "use_bidirectional_attention"),
+    # DeepSeek-V3.2's indexer shared across layers (deepseek_v2.py index_topk_pattern).
+    ("deepseek-v3.2", {"index_topk_pattern": "FFSS"}, "index_topk_pattern"),
+    # A field no reader of the family reads, of a cache-shaping name.
+    ("gemma-2-9b", {"attention_chunk_size": 8192}, "attention_chunk_size"),
+    ("falcon-h1-34b", {"sliding_window": 4096}, "sliding_window"),
+]
+
+
+@pytest.mark.parametrize(("name", "changes", "field"), REFUSED,
+                         ids=[f"{n}-{f}" for n, _, f in REFUSED])
+def test_unread_cache_field_is_refused(name: str, changes: dict, field: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        spec_mapping_from_config(config(name, **changes), path="cfg/config.json")
+    assert refused.value.field == field and "\n" not in str(refused.value)
+
+
+def test_harmless_fields_pass() -> None:
+    # transformers' generic flags and fields vLLM's model code does not read.
+    check_family_fields({"output_attentions": False, "chunk_size_feed_forward": 0,
+                         "attention_bias": True, "attn_layer_indices": [1, 2]},
+                        "cfg/config.json", "falcon_h1")
+    with pytest.raises(SpecError):
+        check_family_fields({"add_cross_attention": True}, "cfg/config.json", "gpt2")
+
+
+A_TO_K = ("ApertusForCausalLM ArceeForCausalLM BloomForCausalLM ChatGLMModel Cohere2ForCausalLM "
+          "CohereForCausalLM CwmForCausalLM DbrxForCausalLM DeciLMForCausalLM "
+          "DeepseekForCausalLM DeepseekV2ForCausalLM DeepseekV32ForCausalLM "
+          "DeepseekV3ForCausalLM Ernie4_5ForCausalLM Ernie4_5_MoeForCausalLM Exaone4ForCausalLM "
+          "ExaoneForCausalLM FalconForCausalLM FalconH1ForCausalLM FalconMambaForCausalLM "
+          "GLM4VForCausalLM GPT2LMHeadModel GPTBigCodeForCausalLM GPTJForCausalLM "
+          "GPTNeoXForCausalLM Gemma2ForCausalLM Gemma3ForCausalLM Gemma3ForConditionalGeneration "
+          "Gemma3nForCausalLM Gemma3nForConditionalGeneration Gemma4ForCausalLM "
+          "GemmaForCausalLM Glm4ForCausalLM Glm4MoeForCausalLM Glm4MoeLiteForCausalLM "
+          "Glm4vMoeForConditionalGeneration GlmForCausalLM GptOssForCausalLM "
+          "GraniteForCausalLM GraniteMoeForCausalLM GraniteMoeHybridForCausalLM "
+          "HunYuanDenseV1ForCausalLM InternLM2ForCausalLM InternLM3ForCausalLM "
+          "JambaForCausalLM KimiLinearForCausalLM").split()
+
+
+def test_every_a_to_k_exact_family_is_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The family each exact A-K architecture's golden config is read as declares its fields
+    # (Idefics3's text model is read as llama, declared with the L-Z half).
+    import kvplan.sources.hf_config as hf_config
+
+    seen: set[str] = set()
+    monkeypatch.setattr(hf_config, "check_family_fields",
+                        lambda data, path, model_type: seen.add(model_type))
+    rows = support_table()
+    for arch in A_TO_K:
+        seen.clear()
+        spec_mapping_from_config(config(rows[arch].oracle or rows[arch].golden),
+                                 path="cfg/config.json")
+        assert seen and seen <= set(FAMILY_FIELDS), (arch, seen)
