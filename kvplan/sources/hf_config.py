@@ -39,7 +39,7 @@ from kvplan.sources.hf_families import (
     mtp_layers,
 )
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
-from kvplan.sources.hf_known_fields import check_family_fields
+from kvplan.sources.hf_known_fields import check_family_fields, fill_class_defaults
 from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_notes import family_notes
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
@@ -236,6 +236,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     if model_type == "dbrx":
         data = _dbrx_fields(data, path)
     data = fill_family_defaults(data, model_type, pre_warnings)
+    data = fill_class_defaults(data, model_type, pre_warnings)
     check_layer_types(data, model_type, path)
     check_family_fields(data, path, model_type)  # known families: fields read, else refused
     data["model_type"] = model_type

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan._util.errors import SpecError
-from kvplan.model.spec import SLIDING
+from kvplan.model.spec import FULL, SLIDING
 from kvplan.sources.hf_unknown import CACHE_WORDS, IGNORED
 
 
@@ -289,3 +289,45 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
             raise SpecError(path, name, f"{shown} on {model_type}: kvplan reads only "
                                         f"{rule.expected} ({rule.why}); refused rather than "
                                         "guessed")
+
+
+# Config-class defaults of cache fields for families outside kvplan.sources.hf_text's table, used
+# when config.json leaves the key out (vLLM loads the class, so it sizes the default; kvplan had
+# taken hidden / heads and one KV head per query head). Values as transformers 5.19's classes
+# hold them (`AutoConfig.for_model(model_type)`): Gemma2Config, GemmaConfig, Gemma4TextConfig
+# head_dim 256; Ernie4_5Config and Glm4Config head_dim 128; GptOssConfig head_dim 64 and
+# sliding_window 128; Gemma3nTextConfig sliding_window 512 and layer_types full every fifth
+# layer (`(i + 1) % 5 == 0`).
+CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ernie4_5": {"head_dim": 128, "num_key_value_heads": 2},
+    "ernie4_5_moe": {"num_key_value_heads": 4},
+    "falcon_h1": {"num_key_value_heads": 8},
+    "gemma": {"head_dim": 256, "num_key_value_heads": 16},
+    "gemma2": {"head_dim": 256, "num_key_value_heads": 4},
+    "gemma3n": {"head_dim": 256, "num_key_value_heads": 2, "sliding_window": 512},
+    "gemma4": {"head_dim": 256, "num_key_value_heads": 4},
+    "glm4": {"head_dim": 128, "num_key_value_heads": 2},
+    "gpt_oss": {"head_dim": 64, "num_key_value_heads": 8, "sliding_window": 128},
+    "jamba": {"num_key_value_heads": 8},
+}
+_CLASS_LAYER_TYPES: dict[str, Callable[[int], str]] = {
+    "gemma3n": lambda i: FULL if (i + 1) % 5 == 0 else SLIDING,
+}
+
+
+def fill_class_defaults(data: dict, model_type: str, warnings: list[str]) -> dict:
+    """`data` with the `CLASS_DEFAULTS` of its family for the keys config.json leaves out (an
+    explicit null stays null, as the class keeps it), each default said in a warning."""
+    defaults = CLASS_DEFAULTS.get(model_type, {})
+    used = [f"{k} {v}" for k, v in defaults.items() if k not in data]
+    data = {**defaults, **data} if used else data
+    build = _CLASS_LAYER_TYPES.get(model_type)
+    layers = data.get("num_hidden_layers")
+    if (build is not None and data.get("layer_types") is None and isinstance(layers, int)
+            and not isinstance(layers, bool) and 0 < layers <= 4096):
+        data = {**data, "layer_types": [build(i) for i in range(layers)]}
+        used.append("layer_types (the class's pattern)")
+    if used:
+        warnings.append(f"not in config.json, taken from the {model_type} config class's "
+                        f"defaults: {', '.join(used)}")
+    return data
