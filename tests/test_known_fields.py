@@ -107,3 +107,44 @@ def test_every_a_to_k_exact_family_is_scanned(monkeypatch: pytest.MonkeyPatch) -
         spec_mapping_from_config(config(rows[arch].oracle or rows[arch].golden),
                                  path="cfg/config.json")
         assert seen and seen <= set(FAMILY_FIELDS), (arch, seen)
+
+
+def spec_of(data: dict):
+    from kvplan.sources.spec_yaml import parse_spec
+
+    mapping, _ = spec_mapping_from_config(data, path="cfg/config.json")
+    return parse_spec(mapping, path="cfg/config.json", spec_id="x")
+
+
+def test_config_class_defaults_when_config_json_omits_a_cache_field() -> None:
+    from kvplan.kv.cache import estimate
+
+    # google/gemma-7b (tests/data/configs/gemma-7b.json): 28 layers, 16 heads = 16 KV heads,
+    # hidden 3072, head_dim 256. Without head_dim vLLM loads GemmaConfig's default 256
+    # (transformers 5.19), not hidden / heads = 192: per token 28 x 16 x 256 x 2 x 2 B =
+    # 458,752 B (kvplan had 28 x 16 x 192 x 4 = 344,064 B).
+    data = config("gemma-7b")
+    del data["head_dim"]
+    assert estimate(spec_of(data), context=1).bytes_per_token == 458_752
+    # openai/gpt-oss-20b (tests/data/configs/gpt-oss-20b.json): 24 layers, 8 KV heads. Without
+    # head_dim and sliding_window GptOssConfig holds 64 and 128, and vLLM's gpt_oss.py slides
+    # the even layers: 24 x 8 x 64 x 2 x 2 B = 49,152 B per token, windows 128 / full.
+    data = config("gpt-oss-20b")
+    for key in ("head_dim", "sliding_window", "layer_types"):
+        data.pop(key, None)
+    spec = spec_of(data)
+    assert estimate(spec, context=1).bytes_per_token == 49_152
+    assert spec.layer_windows == (128, None) * 12
+    # An explicit null stays null, as the class keeps it: hidden / heads = 2880 / 64 = 45.
+    assert spec_of({**config("gpt-oss-20b"), "head_dim": None}).attention.head_dim == 45
+
+
+def test_gpt_oss_windows_sit_on_even_layers_whatever_layer_types_says() -> None:
+    # vLLM 0.32 models/gpt_oss.py: `sliding_window if self.layer_idx % 2 == 0`; the odd layers
+    # take CacheConfig's window, kept only when layer_types is all sliding. Oracle cases
+    # gpt-oss-20b-full-types (136,366 tokens; kvplan had 87,296) and gpt-oss-20b-no-types.
+    data = config("gpt-oss-20b")
+    full = spec_of({**data, "layer_types": ["full_attention"] * 24})
+    assert full.layer_windows == (128, None) * 12
+    every = spec_of({**data, "layer_types": ["sliding_attention"] * 24})
+    assert every.layer_windows == (128,) * 24

@@ -73,7 +73,6 @@ _MLA = {k: Covered("read: MLA latent row") for k in (
     "num_key_value_heads": Covered("not read for an MLA cache (one latent row per token)"),
     "head_dim": Covered("not read for an MLA cache (kv_lora_rank + qk_rope_head_dim)"),
     "sliding_window": Covered("not passed to MLAAttention by the model code (no window)"),
-    "num_nextn_predict_layers": Covered("read: MTP layers"),
     "mlp_layer_types": Covered("dense versus MoE MLP (weights only)"),
 }
 _NO_WINDOW_HYBRID = {
@@ -220,8 +219,8 @@ FAMILY_FIELDS: dict[str, Mapping[str, Covered]] = {
         "weights or compute only", "enable_moe_block", "hidden_size_per_layer_input",
         "vocab_size_per_layer_input"),
     # models/glm4.py and glm4_moe.py: no per-layer window.
-    "glm4": _KV | _WINDOW_EVERY_LAYER | {"num_nextn_predict_layers": Covered("read: MTP")},
-    "glm4_moe": _KV | _WINDOW_EVERY_LAYER | {"num_nextn_predict_layers": Covered("read: MTP")},
+    "glm4": _KV | _WINDOW_EVERY_LAYER,
+    "glm4_moe": _KV | _WINDOW_EVERY_LAYER,
     # models/gpt_oss.py: even layers take sliding_window whatever layer_types says
     # (kvplan.sources.hf_families._gpt_oss_windows).
     "gpt_oss": _KV | _why("read: as gpt_oss.py places the windows", "sliding_window",
@@ -264,6 +263,8 @@ _COMMON: dict[str, Covered] = _why(
     "transformers' forward-pass output flags", "output_attentions", "output_hidden_states") | _why(
     "transformers' feed-forward chunking (compute only)", "chunk_size_feed_forward") | {
     "attention_bias": Covered("biases (weights only)"),
+    "num_nextn_predict_layers": Covered("read: MTP layers, for every family "
+                                        "(kvplan.sources.hf_families.mtp_layers)"),
     "add_cross_attention": only(False, why="a decoder without cross-attention")}
 
 
