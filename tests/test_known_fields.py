@@ -148,3 +148,17 @@ def test_gpt_oss_windows_sit_on_even_layers_whatever_layer_types_says() -> None:
     assert full.layer_windows == (128, None) * 12
     every = spec_of({**data, "layer_types": ["sliding_attention"] * 24})
     assert every.layer_windows == (128,) * 24
+
+
+def test_mla_without_kv_lora_rank_stays_mla() -> None:
+    from kvplan.kv.cache import estimate
+
+    # deepseek-ai/DeepSeek-V3 (tests/data/configs/deepseek-v3.json): 61 layers. Without
+    # kv_lora_rank vLLM still builds MLA with DeepseekV3Config's 512: one latent row of
+    # 512 + 64 (qk_rope_head_dim) per token and layer, 61 x 576 x 2 B = 70,272 B (kvplan had
+    # read a config without it as 128-head GQA).
+    data = config("deepseek-v3")
+    del data["kv_lora_rank"]
+    spec = spec_of(data)
+    assert spec.attention.kind.value == "mla"
+    assert estimate(spec, context=1).bytes_per_token == 70_272

@@ -299,6 +299,8 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
 # head_dim 256; Ernie4_5Config and Glm4Config head_dim 128; GptOssConfig head_dim 64 and
 # sliding_window 128; Gemma3nTextConfig sliding_window 512 and layer_types full every fifth
 # layer (`(i + 1) % 5 == 0`).
+_DEEPSEEK_MLA = {"kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+                 "qk_nope_head_dim": 128, "v_head_dim": 128}
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "ernie4_5": {"head_dim": 128, "num_key_value_heads": 2},
     "ernie4_5_moe": {"num_key_value_heads": 4},
@@ -310,6 +312,13 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "glm4": {"head_dim": 128, "num_key_value_heads": 2},
     "gpt_oss": {"head_dim": 64, "num_key_value_heads": 8, "sliding_window": 128},
     "jamba": {"num_key_value_heads": 8},
+    # DeepseekV2Config, DeepseekV3Config, DeepseekV32Config, Glm4MoeLiteConfig: MLA ranks (a
+    # config.json without kv_lora_rank is still MLA in vLLM; kvplan had sized it as GQA).
+    "deepseek_v2": _DEEPSEEK_MLA,
+    "deepseek_v3": _DEEPSEEK_MLA,
+    "deepseek_v32": _DEEPSEEK_MLA,
+    "glm4_moe_lite": {"kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64,
+                      "qk_nope_head_dim": 192, "v_head_dim": 256},
 }
 _CLASS_LAYER_TYPES: dict[str, Callable[[int], str]] = {
     "gemma3n": lambda i: FULL if (i + 1) % 5 == 0 else SLIDING,
