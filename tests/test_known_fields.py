@@ -162,3 +162,14 @@ def test_mla_without_kv_lora_rank_stays_mla() -> None:
     spec = spec_of(data)
     assert spec.attention.kind.value == "mla"
     assert estimate(spec, context=1).bytes_per_token == 70_272
+
+
+def test_jamba_attention_layers_from_the_class_default_offset() -> None:
+    # ai21labs/AI21-Jamba-1.5-Mini (tests/data/configs/jamba-mini.json): attn_layer_period 8,
+    # attn_layer_offset 4. Without the offset JambaConfig holds 4 (layers 4, 12, 20, 28 are
+    # attention in vLLM's jamba.py layers_block_type), not 0.
+    data = config("jamba-mini")
+    del data["attn_layer_offset"]
+    mapping, _ = spec_mapping_from_config(data, path="cfg/config.json")
+    assert [i for i, t in enumerate(mapping["layer_types"]) if t == "full_attention"] == [
+        4, 12, 20, 28]

@@ -311,7 +311,9 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma4": {"head_dim": 256, "num_key_value_heads": 4},
     "glm4": {"head_dim": 128, "num_key_value_heads": 2},
     "gpt_oss": {"head_dim": 64, "num_key_value_heads": 8, "sliding_window": 128},
-    "jamba": {"num_key_value_heads": 8},
+    # JambaConfig: attention every 8th layer from layer 4 (kvplan had taken offset 0).
+    "jamba": {"num_key_value_heads": 8, "attn_layer_period": 8, "attn_layer_offset": 4,
+              "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2},
     # DeepseekV2Config, DeepseekV3Config, DeepseekV32Config, Glm4MoeLiteConfig: MLA ranks (a
     # config.json without kv_lora_rank is still MLA in vLLM; kvplan had sized it as GQA).
     "deepseek_v2": _DEEPSEEK_MLA,
