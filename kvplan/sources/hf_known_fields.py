@@ -53,9 +53,9 @@ def _unmixed(value: Any) -> bool:
 _WINDOW_EVERY_LAYER = {
     "sliding_window": Covered("read: on every layer (the model code passes no per-layer window; "
                               "CacheConfig's window applies)"),
-    "layer_types": Covered("read: all sliding or none (the model code reads no layer_types)",
-                           _unmixed, "no mix of sliding and full layers (vLLM would slide on "
-                                     "no layer)"),
+    "layer_types": Covered("the model code reads no layer_types: with sliding and full layers "
+                           "CacheConfig keeps no window and vLLM slides no layer",
+                           _unmixed, "all sliding or all full"),
 }
 # The model code reads layer_types and gives sliding_attention layers config.sliding_window.
 _WINDOW_PER_LAYER = {
@@ -287,9 +287,8 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
             continue
         if rule.accepts is not None and not rule.accepts(value):
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise SpecError(path, name, f"{shown} on {model_type}: kvplan reads only "
-                                        f"{rule.expected} ({rule.why}); refused rather than "
-                                        "guessed")
+            raise SpecError(path, name, f"{shown} on {model_type}: expected {rule.expected} "
+                                        f"({rule.why}); refused rather than guessed")
 
 
 # Config-class defaults of cache fields for families outside kvplan.sources.hf_text's table, used
