@@ -36,12 +36,13 @@ REFUSED = [
     # n_head_kv (vLLM's own RWConfig maps it only for model_type RefinedWeb): with
     # new_decoder_architecture, vLLM keeps num_kv_heads = num_attention_heads (71).
     ("falcon-7b", {"new_decoder_architecture": True, "n_head_kv": 8}, "n_head_kv"),
-    # falcon.py, jamba.py, granitemoehybrid.py and gpt_neox.py take the head size as
+    # falcon.py, jamba.py, granitemoehybrid.py, gpt_neox.py and gpt2.py take the head size as
     # hidden_size / num_attention_heads; kvplan's readers would have taken config.head_dim.
     ("falcon-7b", {"head_dim": 128}, "head_dim"),
     ("jamba-mini", {"head_dim": 64}, "head_dim"),
     ("granite-4.0-h-micro", {"head_dim": 128}, "head_dim"),
     ("pythia-410m", {"head_dim": 128}, "head_dim"),
+    ("gpt2", {"head_dim": 128}, "head_dim"),
     # gemma.py and glm4_moe.py pass no per-layer window: with layer_types mixing sliding and
     # full layers vLLM's CacheConfig keeps no window, so no layer slides (kvplan would have
     # slid the sliding_attention ones). Measured on the gemma-7b oracle config (4 layers,

@@ -11,6 +11,9 @@ or shown to change no cache size in vLLM's model file and config class (the reas
 entry). Fields of `kvplan.sources.hf_unknown.IGNORED` hold for every family. Any other cache-word
 field, or a covered field holding a value outside the one kvplan assumes, is refused with one
 line naming the file and the field. Families not in `FAMILY_FIELDS` are not scanned here.
+
+`CLASS_DEFAULTS`: what the family's transformers config class holds for a cache field that
+config.json leaves out (vLLM loads the class, so it sizes that default).
 """
 
 from __future__ import annotations
@@ -177,8 +180,9 @@ FAMILY_FIELDS: dict[str, Mapping[str, Covered]] = {
     # models/mamba.py: the Mamba1 state.
     "falcon_mamba": _why("read: Mamba state", "state_size", "conv_kernel") | _why(
         "weights or compute only", "use_conv_bias", "use_mambapy", "use_falcon_mambapy"),
-    # models/gpt2.py: MHA of hidden / n_head; no cross-attention is built.
-    "gpt2": _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _GPT2 | _why(
+    # models/gpt2.py: MHA of hidden / n_head (head_dim not covered: kvplan's reader would take
+    # it).
+    "gpt2": _WINDOW_EVERY_LAYER | _GPT2 | _why(
         "a scalar or dtype of the attention scores", "reorder_and_upcast_attn",
         "scale_attn_by_inverse_layer_idx"),
     # Transformers backend; GPTBigCodeConfig: one KV head when multi_query.
