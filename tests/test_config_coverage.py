@@ -357,11 +357,13 @@ def test_ernie45_and_glm4_0414() -> None:
     spec, _ = spec_of(real("ernie-4.5-0.3b", num_hidden_layers=18))
     assert spec.exact and estimate(spec, context=1).bytes_per_token == 18_432
     # THUDM/GLM-4-9B-0414 (https://huggingface.co/THUDM/GLM-4-9B-0414/blob/main/config.json):
-    # 40 layers, 32 heads, 2 KV heads, head_dim 128; vLLM models/glm4.py Glm4Attention (no
-    # sliding window). Per token: 40 x 2 x 128 x 2 x 2 B = 40,960 B.
+    # 40 layers, 32 heads, 2 KV heads, head_dim 128. Per token: 40 x 2 x 128 x 2 x 2 B =
+    # 40,960 B. vLLM models/glm4.py Glm4Attention passes no per-layer window, so a config's
+    # sliding_window reaches every layer through CacheConfig (issue 26; vLLM's CPU build on
+    # oracle case glm-4-9b-0414-swa: 399,457 tokens, not the 131,072 of no window).
     spec, _ = spec_of(real("glm-4-9b-0414", num_hidden_layers=40, sliding_window=4096))
     assert spec.exact and estimate(spec, context=1).bytes_per_token == 40_960
-    assert spec.sliding_window is None
+    assert spec.sliding_window == 4096 and spec.layer_windows == (4096,) * 40
 
 
 def test_falcon_mamba_7b() -> None:
@@ -442,8 +444,14 @@ def test_import_yaml_round_trip(tmp_path: Path, name: str) -> None:
 def test_command_r_v01_has_no_sliding_layer() -> None:
     # CohereForAI/c4ai-command-r-v01 (https://huggingface.co/CohereForAI/c4ai-command-r-v01/
     # blob/main/config.json): model_type cohere, 40 layers, 64 heads = 64 KV heads, hidden
-    # 8192 (head_dim 128). vLLM 0.32 models/commandr.py: CohereConfig is "v1", no sliding
-    # window on any layer. Per token: 40 x 64 x 128 x 2 x 2 B = 1,310,720 B.
-    spec, _ = spec_of(real("command-r-v01", num_hidden_layers=40, sliding_window=4096))
+    # 8192 (head_dim 128). vLLM 0.32 models/commandr.py: CohereConfig is "v1", no per-layer
+    # window. Per token: 40 x 64 x 128 x 2 x 2 B = 1,310,720 B.
+    spec, _ = spec_of(real("command-r-v01", num_hidden_layers=40))
     assert spec.exact and spec.sliding_window is None
     assert estimate(spec, context=1).bytes_per_token == 1_310_720
+    # A sliding_window in config.json reaches every layer through CacheConfig (no layer_types:
+    # engine/arg_utils.py keeps it; layers/attention/attention.py hands it to each layer that
+    # passes none). vLLM's CPU build, oracle case command-r-v01-swa (window 512, 4096-token
+    # requests): 12,483 tokens, concurrency 3.05 -- not the 8,192 / 2.00 of no window.
+    spec, _ = spec_of(real("command-r-v01", num_hidden_layers=40, sliding_window=4096))
+    assert spec.layer_windows == (4096,) * 40

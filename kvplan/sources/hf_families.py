@@ -231,8 +231,11 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         return _unknown_windows(c, layers)
     if mt in PATTERN_FAMILIES:
         return _pattern_windows(c, layers)
-    if mt in _OTHER_ATTENTION:
-        return {}  # no sliding layers in vLLM's commandr.py (v1), chatglm.py and glm4.py
+    # (_OTHER_ATTENTION: vLLM's commandr.py (v1), chatglm.py and glm4.py pass no per-layer
+    # window, so a config's sliding_window reaches every layer through CacheConfig when
+    # layer_types is absent or all sliding: the generic rule below; issue 26.)
+    if mt == "gpt_oss":
+        return _gpt_oss_windows(c, layers)
     if mt in _GEMMA4:
         return _gemma4_windows(c, layers)
     if mt in _BACKEND_LAYER_TYPES:
@@ -276,6 +279,26 @@ def _windows(c: ConfigReader, layers: int) -> dict:
     if mt not in ("mistral", "mixtral"):
         c.warn(f"sliding_window {window} applied to every layer (no layer_types or pattern given)")
     return {"sliding_window": window}
+
+
+def _gpt_oss_windows(c: ConfigReader, layers: int) -> dict:
+    """gpt-oss as vLLM 0.32 models/gpt_oss.py OAIAttention places its windows: `sliding_window
+    if layer_idx % 2 == 0`, whatever layer_types says; the odd layers pass none and take
+    CacheConfig's window, kept only when layer_types is absent or all sliding
+    (engine/arg_utils.py). GptOssConfig builds layer_types (alternating) when absent, so odd
+    layers slide only when a config's layer_types is all sliding."""
+    window = c.data.get("sliding_window")
+    if window is None:
+        return {}
+    window = checked_int(window, path=c.path, field="sliding_window")
+    types = c.data.get("layer_types")
+    if isinstance(types, list) and len(types) != layers:
+        raise SpecError(c.path, "layer_types",
+                        f"expected {layers} entries (one per layer), got {len(types)}")
+    if isinstance(types, list) and types and all(t == SLIDING for t in types):
+        return {"sliding_window": window}
+    return _from_layer_types(c, window, [SLIDING if i % 2 == 0 else FULL
+                                         for i in range(layers)], layers)
 
 
 # Qwen families whose vLLM 0.32 model is models/qwen2.py's Qwen2Model (Qwen2, Qwen3, MiMo):

@@ -45,6 +45,12 @@ IGNORED: dict[str, str] = {
     "layernorm_epsilon": "a norm's epsilon",
     "use_cache": "transformers' generate() flag; vLLM always caches",
     "cache_implementation": "transformers' generate() cache class; vLLM builds its own",
+    "num_beam_groups": "transformers' generate() beam search setting (no cache size)",
+    "attn_implementation": "transformers' attention kernel choice; vLLM picks its own backend",
+    "pruned_heads": "transformers' record of pruned heads; vLLM builds every head the config "
+                    "counts",
+    "cross_attention_hidden_size": "an encoder-decoder's cross-attention width, used only "
+                                   "with add_cross_attention (refused where true)",
     "initializer_range": "training-time initialisation",
     "qk_layernorm": "a norm of q and k (weights only)",
     "use_qk_norm": "a norm of q and k (weights only)",
