@@ -1,5 +1,5 @@
 """Known families fail closed on a cache field their reader does not read (issue 26; the A-K
-families of kvplan.sources.hf_known_fields).
+families of kvplan.sources.hf_fields, audit A-K).
 
 Each case is a real published config.json (tests/data/configs, tests/data/oracle) changed the
 way a sibling checkpoint plausibly would; kvplan must refuse with one line naming the field
@@ -16,7 +16,7 @@ import pytest
 
 from kvplan._util.errors import SpecError
 from kvplan.sources.hf_config import spec_mapping_from_config
-from kvplan.sources.hf_known_fields import FAMILY_FIELDS, check_family_fields
+from kvplan.sources.hf_fields import FAMILY_FIELDS, check_family_fields
 from kvplan.sources.support import support_table
 
 DATA = Path(__file__).parent / "data"
@@ -99,10 +99,10 @@ A_TO_K = ("ApertusForCausalLM ArceeForCausalLM BloomForCausalLM ChatGLMModel Coh
 def test_every_a_to_k_exact_family_is_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
     # The family each exact A-K architecture's golden config is read as declares its fields
     # (Idefics3's text model is read as llama, declared with the L-Z half).
-    import kvplan.sources.hf_known_fields as hf_known_fields
+    import kvplan.sources.hf_config as hf_config
 
     seen: set[str] = set()
-    monkeypatch.setattr(hf_known_fields, "check_family_fields",
+    monkeypatch.setattr(hf_config, "check_family_fields",
                         lambda data, path, model_type: seen.add(model_type))
     rows = support_table()
     for arch in A_TO_K:
@@ -178,11 +178,12 @@ def test_jamba_attention_layers_from_the_class_default_offset() -> None:
         4, 12, 20, 28]
 
 
-def test_the_two_halves_of_the_audit_are_disjoint() -> None:
-    # kvplan.sources.hf_config runs both tables on every config; a family in both would be held
-    # to two covered lists.
-    from kvplan.sources import hf_fields, hf_known_fields
+def test_every_family_with_class_defaults_has_a_row() -> None:
+    # kvplan.sources.hf_defaults holds the known families' cache-field defaults (`_FIELDS`);
+    # only kvplan.sources.hf_fields fills them, for a family with a row naming that class.
+    from kvplan.sources import hf_defaults
 
-    assert not set(hf_fields.FAMILY_FIELDS) & set(hf_known_fields.FAMILY_FIELDS)
-    assert not set(hf_known_fields.CLASS_DEFAULTS) & {
-        name for name, row in hf_fields.FAMILY_FIELDS.items() if row.defaults}
+    classes = {row.config_class or name for name, row in FAMILY_FIELDS.items()}
+    held = {name for name in hf_defaults.CLASS_DEFAULTS
+            if hf_defaults.field_defaults(name)}
+    assert held and held <= classes, held - classes
