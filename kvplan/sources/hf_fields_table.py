@@ -227,6 +227,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "not read by HunYuanDenseV1Config nor the backend (no KV shared across layers)",
         "attention_head_dim", "cla_share_factor", "use_cla") | _why(
         "a classification head (weights only)", "add_classification_head")),
+    # models/bailing_moe.py BailingAttention (Ling; remote BailingMoeConfig, no class
+    # defaults): num_key_value_heads, head_dim or hidden / heads; no per-layer window.
+    "bailing_moe": _ak("models/bailing_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(
+        "weights or compute only (biases, lm_head's norm, shared experts)", "use_qkv_bias",
+        "norm_head", "moe_shared_expert_intermediate_size")),
     # models/bloom.py: MHA of hidden / n_head whatever the config says.
     "bloom": _ak("models/bloom.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | {
         "num_key_value_heads": Covered("not read (BloomAttention is MHA)")} | _why(
@@ -400,8 +405,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # Phi-4-mini's remote-config fields full_attn_mod (1: every layer full) and lm_head_bias
     # are read by neither (oracle case phi-4-mini).
     "phi3": _lz(source="models/phi3.py (models/llama.py)",
-                covered=_fields(_GQA, _WINDOWS, ("full_attn_mod",
-                                                        "lm_head_bias"))),
+                covered=_fields(_GQA, _WINDOWS, ("full_attn_mod", "lm_head_bias"))),
+    # models/phi3v.py builds LlamaForCausalLM (models/llama.py, as "llama") over the whole flat
+    # config; embd_layer configures the image embedding (no KV cache).
+    "phi3_v": _lz(source="models/phi3v.py (models/llama.py)",
+                  covered=_fields(_GQA, _WINDOWS, ("embd_layer",))),
     # models/mixtral.py MixtralAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window (CacheConfig's sliding_window on every layer). layer_types is not read:
     # refused. MixtralConfig defaults num_key_value_heads 8.
@@ -410,18 +418,14 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/qwen2.py Qwen2Attention: head_dim = hidden / heads (config.head_dim unread),
     # num_key_value_heads (Qwen2Config default 32), windows as _qwen_windows. Also the text
     # model of qwen2_audio and qwen2_5_vl.
-    "qwen2": _lz(source="models/qwen2.py",
-                 covered=_fields(("num_key_value_heads", "head_dim"),
-                                 _QWEN_WINDOWS)),
+    "qwen2": _lz(source="models/qwen2.py", covered=_fields(_GQA, _QWEN_WINDOWS)),
     # models/mimo.py: Qwen2Model plus MTP layers.
     "mimo": _lz(source="models/mimo.py (models/qwen2.py)",
-                covered=_fields(("num_key_value_heads", "head_dim"),
-                                _QWEN_WINDOWS, _MTP)),
+                covered=_fields(_GQA, _QWEN_WINDOWS, _MTP)),
     # models/qwen2_moe.py Qwen2MoeAttention: head_dim = hidden / heads, num_key_value_heads
     # (Qwen2MoeConfig default 16).
     "qwen2_moe": _lz(source="models/qwen2_moe.py",
-                     covered=_fields(("num_key_value_heads", "head_dim"),
-                                     _QWEN_WINDOWS, _WEIGHTS)),
+                     covered=_fields(_GQA, _QWEN_WINDOWS, _WEIGHTS)),
     # models/qwen3.py Qwen3Attention: head_dim (Qwen3Config default 128, not hidden / heads),
     # num_key_value_heads (default 32). Also the text model of qwen3_vl.
     "qwen3": _lz(source="models/qwen3.py",
@@ -432,12 +436,8 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                      covered=_fields(_GQA, _QWEN_WINDOWS, _WEIGHTS)),
     # models/minicpm.py, models/orion.py: head_dim = hidden / heads (head_dim unread),
     # num_key_value_heads, no per-layer window (CacheConfig's window on every layer).
-    "minicpm": _lz(source="models/minicpm.py",
-                   covered=_fields(("num_key_value_heads", "head_dim"),
-                                   _TEXT_WINDOW)),
-    "orion": _lz(source="models/orion.py",
-                 covered=_fields(("num_key_value_heads", "head_dim"),
-                                 _TEXT_WINDOW)),
+    "minicpm": _lz(source="models/minicpm.py", covered=_fields(_GQA, _TEXT_WINDOW)),
+    "orion": _lz(source="models/orion.py", covered=_fields(_GQA, _TEXT_WINDOW)),
     # models/minicpm3.py MiniCPM3Attention: MLA from kv_lora_rank, q_lora_rank,
     # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
     "minicpm3": _lz(source="models/minicpm3.py",
@@ -454,16 +454,13 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/phimoe.py PhiMoEAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window.
     "phimoe": _lz(source="models/phimoe.py",
-                  covered=_fields(_GQA, _TEXT_WINDOW, ("lm_head_bias",),
-                                  _WEIGHTS)),
+                  covered=_fields(_GQA, _TEXT_WINDOW, ("lm_head_bias",), _WEIGHTS)),
     # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
     # window.
     "olmoe": _lz(source="models/olmoe.py",
-                 covered=_fields(("num_key_value_heads", "head_dim",
-                                         "clip_qkv"), _WEIGHTS)),
+                 covered=_fields(_GQA, ("clip_qkv",), _WEIGHTS)),
     "stablelm": _lz(source="models/stablelm.py",
-                    covered=_fields(("num_key_value_heads", "head_dim"),
-                                    _WEIGHTS)),
+                    covered=_fields(_GQA, _WEIGHTS)),
     # models/minimax_m2.py MiniMaxM2Attention: head_dim (MiniMaxM2Config default 128),
     # num_key_value_heads (default 8); no window; MTP modules only for speculative decoding.
     "minimax_m2": _lz(source="models/minimax_m2.py",
@@ -475,7 +472,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/opt.py OPTAttention: one KV head per query head of hidden / heads; no window.
     "opt": _lz(source="models/opt.py",
                covered=_fields(("do_layer_norm_before", "layerdrop",
-                                       "layer_norm_elementwise_affine"))),
+                                "layer_norm_elementwise_affine"))),
     # Served by the Transformers backend (models/transformers/base.py): KV heads and head size
     # from ModelConfig (model_arch_config_convertor.py get_total_num_kv_heads: n_head_kv,
     # num_kv_heads, num_key_value_heads, the first present -- the aliases are refused here;
@@ -552,14 +549,14 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # block_* and conv_* the rest are the MLP's and the conv's weights.
     "lfm2": _lz(source="models/lfm2.py", head_dim_is_hidden=True,
                 covered=_fields(("num_key_value_heads", "head_dim", "num_heads",
-                                        "layer_types", "full_attn_idxs",
-                                        "conv_L_cache", "conv_bias", "conv_dim",
-                                        "conv_dim_out", "conv_use_xavier_init",
-                                        "block_auto_adjust_ff_dim", "block_dim",
-                                        "block_ff_dim", "block_ffn_dim_multiplier",
-                                        "block_multiple_of", "block_norm_eps",
-                                        "block_mlp_init_scale", "block_out_init_scale",
-                                        "block_use_swiglu", "block_use_xavier_init"))),
+                                 "layer_types", "full_attn_idxs",
+                                 "conv_L_cache", "conv_bias", "conv_dim",
+                                 "conv_dim_out", "conv_use_xavier_init",
+                                 "block_auto_adjust_ff_dim", "block_dim",
+                                 "block_ff_dim", "block_ffn_dim_multiplier",
+                                 "block_multiple_of", "block_norm_eps",
+                                 "block_mlp_init_scale", "block_out_init_scale",
+                                 "block_use_swiglu", "block_use_xavier_init"))),
     "lfm2_moe": _lz(source="models/lfm2_moe.py", head_dim_is_hidden=True,
                     covered=_fields(_WEIGHTS, (
                         "num_key_value_heads", "head_dim", "layer_types",
@@ -585,10 +582,9 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/mamba.py, mamba2.py: no attention; states from state_size and conv_kernel (Mamba-2:
     # num_heads x head_dim, n_groups); chunk_size is the scan's (compute only).
     "mamba": _lz(source="models/mamba.py",
-                 covered=_fields(("state_size", "conv_kernel", "use_conv_bias",
-                                         "use_mambapy", "n_layer"))),
+                 covered=_fields(("state_size", "conv_kernel", "use_conv_bias", "use_mambapy",
+                                  "n_layer"))),
     "mamba2": _lz(source="models/mamba2.py",
-                  covered=_fields(("state_size", "conv_kernel", "use_conv_bias",
-                                          "num_heads", "head_dim", "n_groups",
-                                          "chunk_size"))),
+                  covered=_fields(("state_size", "conv_kernel", "use_conv_bias", "num_heads",
+                                   "head_dim", "n_groups", "chunk_size"))),
 }
