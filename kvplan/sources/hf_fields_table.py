@@ -129,8 +129,10 @@ def _lz(*, covered: Mapping[str, Covered], **row: Any) -> FamilyFields:
 _ROW_SAYS = Covered("covered: the row's comment says how its vLLM file reads it")
 
 
-def _fields(*groups: tuple[str, ...]) -> dict[str, Covered]:
-    return {name: _ROW_SAYS for group in groups for name in group}
+def _fields(*groups: tuple[str, ...] | Mapping[str, Covered]) -> dict[str, Covered]:
+    """The covered fields of groups: a shared group's own reasons, else the row's comment."""
+    return {name: group[name] if isinstance(group, Mapping) else _ROW_SAYS
+            for group in groups for name in group}
 
 
 # -- Groups of the A-K rows.
@@ -182,16 +184,19 @@ _MAMBA = {k: Covered("read: Mamba state") for k in (
 _GPT2 = {"attn_pdrop": Covered("training-time dropout"),
          "scale_attn_weights": Covered("a scalar on the attention scores")}
 _NOT_BIDIRECTIONAL = {"use_bidirectional_attention": only(None, False, why="causal decoder")}
-# Gemma3nTextConfig: layer_types full every fifth layer (`(i + 1) % 5 == 0`).
-_GEMMA3N_LAYERS: Callable[[int], str] = lambda i: FULL if (i + 1) % 5 == 0 else SLIDING  # noqa: E731
+
+
+def _gemma3n_layers(i: int) -> str:
+    """Gemma3nTextConfig's layer_types: full every fifth layer (`(i + 1) % 5 == 0`)."""
+    return FULL if (i + 1) % 5 == 0 else SLIDING
+
 
 # -- Groups of the L-Z rows.
 
-# KV heads as config.num_key_value_heads and head size config.head_dim (else hidden / heads).
-_GQA = ("num_key_value_heads", "head_dim")
-# A window from sliding_window, per layer from layer_types (models/llama.py LlamaAttention:
-# `per_layer_sliding_window` from layer_types, else CacheConfig's window on every layer).
-_WINDOWS = ("sliding_window", "layer_types")
+# _KV: KV heads as config.num_key_value_heads, head size config.head_dim (else hidden / heads).
+# _WINDOW_PER_LAYER: a window from sliding_window, per layer from layer_types (models/llama.py
+# LlamaAttention: `per_layer_sliding_window` from layer_types, else CacheConfig's window on every
+# layer).
 # The Qwen config classes' window switch (kvplan.sources.hf_families._qwen_windows).
 _QWEN_WINDOWS = ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types")
 # Families of kvplan.sources.hf_text take sliding_window as it is whatever use_sliding_window
@@ -339,7 +344,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "gemma3n": _ak("models/gemma3n.py", _KV | _WINDOW_PER_LAYER | {
         "num_kv_shared_layers": Covered("read: cross-layer KV sharing")} | _why(
         "weights or compute only", "activation_sparsity_pattern", "hidden_size_per_layer_input",
-        "vocab_size_per_layer_input"), default_layer_types=_GEMMA3N_LAYERS),
+        "vocab_size_per_layer_input"), default_layer_types=_gemma3n_layers),
     # models/gemma4.py: sliding and global layer shapes, KV sharing.
     "gemma4": _ak("models/gemma4.py", _KV | _WINDOW_PER_LAYER | _why(
         "read: the global layers' shape", "global_head_dim", "num_global_key_value_heads",
@@ -394,50 +399,50 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # (oracle cases llama-3.1-8b-sliding, llama-3.1-8b-layer-types). `use_sliding_window` is a
     # Qwen switch llama.py never reads: refused (kvplan would drop the window).
     "llama": _lz(source="models/llama.py",
-                 covered=_fields(_GQA, _WINDOWS, ("qkv_bias",))),
+                 covered=_fields(_KV, _WINDOW_PER_LAYER, ("qkv_bias",))),
     # models/mistral.py MistralAttention is LlamaAttention. MistralConfig defaults
     # num_key_value_heads 8 and sliding_window 4096 (null: none).
     "mistral": _lz(source="models/mistral.py (LlamaAttention)",
-                   covered=_fields(_GQA, _WINDOWS),
+                   covered=_fields(_KV, _WINDOW_PER_LAYER),
                    # hf_defaults' MistralConfig entry, which wrappers' text models take too.
                    shared_defaults=("num_key_value_heads", "sliding_window")),
     # models/phi3.py is LlamaForCausalLM; Phi3Config's sliding_window defaults to null.
     # Phi-4-mini's remote-config fields full_attn_mod (1: every layer full) and lm_head_bias
     # are read by neither (oracle case phi-4-mini).
     "phi3": _lz(source="models/phi3.py (models/llama.py)",
-                covered=_fields(_GQA, _WINDOWS, ("full_attn_mod", "lm_head_bias"))),
+                covered=_fields(_KV, _WINDOW_PER_LAYER, ("full_attn_mod", "lm_head_bias"))),
     # models/phi3v.py builds LlamaForCausalLM (models/llama.py, as "llama") over the whole flat
     # config; embd_layer configures the image embedding (no KV cache).
     "phi3_v": _lz(source="models/phi3v.py (models/llama.py)",
-                  covered=_fields(_GQA, _WINDOWS, ("embd_layer",))),
+                  covered=_fields(_KV, _WINDOW_PER_LAYER, ("embd_layer",))),
     # models/mixtral.py MixtralAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window (CacheConfig's sliding_window on every layer). layer_types is not read:
     # refused. MixtralConfig defaults num_key_value_heads 8.
     "mixtral": _lz(source="models/mixtral.py",
-                   covered=_fields(_GQA, ("sliding_window",), _WEIGHTS)),
+                   covered=_fields(_KV, ("sliding_window",), _WEIGHTS)),
     # models/qwen2.py Qwen2Attention: head_dim = hidden / heads (config.head_dim unread),
     # num_key_value_heads (Qwen2Config default 32), windows as _qwen_windows. Also the text
     # model of qwen2_audio and qwen2_5_vl.
-    "qwen2": _lz(source="models/qwen2.py", covered=_fields(_GQA, _QWEN_WINDOWS)),
+    "qwen2": _lz(source="models/qwen2.py", covered=_fields(_KV, _QWEN_WINDOWS)),
     # models/mimo.py: Qwen2Model plus MTP layers.
     "mimo": _lz(source="models/mimo.py (models/qwen2.py)",
-                covered=_fields(_GQA, _QWEN_WINDOWS, _MTP)),
+                covered=_fields(_KV, _QWEN_WINDOWS, _MTP)),
     # models/qwen2_moe.py Qwen2MoeAttention: head_dim = hidden / heads, num_key_value_heads
     # (Qwen2MoeConfig default 16).
     "qwen2_moe": _lz(source="models/qwen2_moe.py",
-                     covered=_fields(_GQA, _QWEN_WINDOWS, _WEIGHTS)),
+                     covered=_fields(_KV, _QWEN_WINDOWS, _WEIGHTS)),
     # models/qwen3.py Qwen3Attention: head_dim (Qwen3Config default 128, not hidden / heads),
     # num_key_value_heads (default 32). Also the text model of qwen3_vl.
     "qwen3": _lz(source="models/qwen3.py",
-                 covered=_fields(_GQA, _QWEN_WINDOWS)),
+                 covered=_fields(_KV, _QWEN_WINDOWS)),
     # models/qwen3_moe.py Qwen3MoeAttention: head_dim or hidden / heads (Qwen3MoeConfig has
     # none), num_key_value_heads (default 4). Also the text model of qwen3_vl_moe.
     "qwen3_moe": _lz(source="models/qwen3_moe.py",
-                     covered=_fields(_GQA, _QWEN_WINDOWS, _WEIGHTS)),
+                     covered=_fields(_KV, _QWEN_WINDOWS, _WEIGHTS)),
     # models/minicpm.py, models/orion.py: head_dim = hidden / heads (head_dim unread),
     # num_key_value_heads, no per-layer window (CacheConfig's window on every layer).
-    "minicpm": _lz(source="models/minicpm.py", covered=_fields(_GQA, _TEXT_WINDOW)),
-    "orion": _lz(source="models/orion.py", covered=_fields(_GQA, _TEXT_WINDOW)),
+    "minicpm": _lz(source="models/minicpm.py", covered=_fields(_KV, _TEXT_WINDOW)),
+    "orion": _lz(source="models/orion.py", covered=_fields(_KV, _TEXT_WINDOW)),
     # models/minicpm3.py MiniCPM3Attention: MLA from kv_lora_rank, q_lora_rank,
     # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
     "minicpm3": _lz(source="models/minicpm3.py",
@@ -448,23 +453,23 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # per-layer window. NemotronConfig leaves num_key_value_heads null when absent, and vLLM
     # 0.32 then fails its ModelConfig validation (transformers' default NemotronConfig, run).
     "nemotron": _lz(source="models/nemotron.py", required=("num_key_value_heads",),
-                    covered=_fields(_GQA, _TEXT_WINDOW,
+                    covered=_fields(_KV, _TEXT_WINDOW,
                                     # Megatron's name; nemotron.py reads head_dim.
                                     ("kv_channels",))),
     # models/phimoe.py PhiMoEAttention: num_key_value_heads, head_dim or hidden / heads, no
     # per-layer window.
     "phimoe": _lz(source="models/phimoe.py",
-                  covered=_fields(_GQA, _TEXT_WINDOW, ("lm_head_bias",), _WEIGHTS)),
+                  covered=_fields(_KV, _TEXT_WINDOW, ("lm_head_bias",), _WEIGHTS)),
     # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
     # window.
     "olmoe": _lz(source="models/olmoe.py",
-                 covered=_fields(_GQA, ("clip_qkv",), _WEIGHTS)),
+                 covered=_fields(_KV, ("clip_qkv",), _WEIGHTS)),
     "stablelm": _lz(source="models/stablelm.py",
-                    covered=_fields(_GQA, _WEIGHTS)),
+                    covered=_fields(_KV, _WEIGHTS)),
     # models/minimax_m2.py MiniMaxM2Attention: head_dim (MiniMaxM2Config default 128),
     # num_key_value_heads (default 8); no window; MTP modules only for speculative decoding.
     "minimax_m2": _lz(source="models/minimax_m2.py",
-                      covered=_fields(_GQA, _WEIGHTS, _MTP, (
+                      covered=_fields(_KV, _WEIGHTS, _MTP, (
                           "num_mtp_modules", "mtp_transformer_layers", "use_mtp",
                           # MiniMax-M1's lightning-attention switch per layer;
                           # minimax_m2.py never reads it (every layer full).
@@ -480,42 +485,42 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # layer_types' sliding layers. SeedOssConfig defaults num_key_value_heads 8 and head_dim
     # 128 (not hidden / heads).
     "olmo": _lz(source="models/transformers/base.py (OlmoConfig)",
-                covered=_fields(_GQA, _WINDOWS, ("clip_qkv",))),
+                covered=_fields(_KV, _WINDOW_PER_LAYER, ("clip_qkv",))),
     "olmo3": _lz(source="models/transformers/base.py (Olmo3Config)",
-                 covered=_fields(_GQA, _WINDOWS)),
+                 covered=_fields(_KV, _WINDOW_PER_LAYER)),
     "seed_oss": _lz(source="models/transformers/base.py (SeedOssConfig)",
-                    covered=_fields(_GQA, _WINDOWS, ("attention_out_bias",))),
+                    covered=_fields(_KV, _WINDOW_PER_LAYER, ("attention_out_bias",))),
     "smollm3": _lz(source="models/transformers/base.py (SmolLM3Config)",
-                   covered=_fields(_GQA, _WINDOWS, (
+                   covered=_fields(_KV, _WINDOW_PER_LAYER, (
                        "use_sliding_window", "no_rope_layers",
                        "no_rope_layer_interval"))),
     # Olmo2, Phi, Starcoder2: the Transformers backend as above; kvplan reads them through
     # kvplan.sources.hf_text (use_sliding_window unread by either).
     "olmo2": _lz(source="models/transformers/base.py (Olmo2Config)",
-                 covered=_fields(_GQA, _WINDOWS, _TEXT_WINDOW)),
+                 covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
     "phi": _lz(source="models/transformers/base.py (PhiConfig)",
-               covered=_fields(_GQA, _WINDOWS, _TEXT_WINDOW)),
+               covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
     "starcoder2": _lz(source="models/transformers/base.py (Starcoder2Config)",
-                      covered=_fields(_GQA, _WINDOWS, _TEXT_WINDOW)),
+                      covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
     "vaultgemma": _lz(source="models/transformers/base.py (VaultGemmaConfig)",
-                      covered=_fields(_GQA, _WINDOWS, _TEXT_WINDOW)),
+                      covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
     # models/qwen3_next.py, qwen3_5.py: attention layers of num_key_value_heads x head_dim on
     # layer_types' full layers (the config class builds them from full_attention_interval),
     # gated delta-net states from linear_*; no window (use_sliding_window unread; a
     # sliding_window is refused). MTP layers only for speculative decoding.
     "qwen3_next": _lz(source="models/qwen3_next.py",
-                      covered=_fields(_GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP,
+                      covered=_fields(_KV, _HYBRID_LINEAR, _WEIGHTS, _MTP,
                                       ("use_sliding_window",))),
     "qwen3_5": _lz(source="models/qwen3_5.py",
-                   covered=_fields(_GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP),
+                   covered=_fields(_KV, _HYBRID_LINEAR, _WEIGHTS, _MTP),
                    config_class="qwen3_5_text"),
     "qwen3_5_moe": _lz(source="models/qwen3_5.py",
-                       covered=_fields(_GQA, _HYBRID_LINEAR, _WEIGHTS, _MTP),
+                       covered=_fields(_KV, _HYBRID_LINEAR, _WEIGHTS, _MTP),
                        config_class="qwen3_5_moe_text"),
     # models/olmo_hybrid.py: head size hidden / heads (head_dim unread), num_key_value_heads,
     # gated delta-net layers from layer_types and linear_*.
     "olmo_hybrid": _lz(source="models/olmo_hybrid.py", head_dim_is_hidden=True,
-                       covered=_fields(_GQA, _HYBRID_LINEAR, (
+                       covered=_fields(_KV, _HYBRID_LINEAR, (
                            # the delta rule's sign, A_log and dt ranges (compute)
                            "linear_allow_neg_eigval", "linear_a_log_min",
                            "linear_a_log_max", "linear_dt_min", "linear_dt_max",
@@ -525,7 +530,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # mamba_head_dim, n_groups, conv_kernel. NemotronHAttention passes config.sliding_window as
     # every attention layer's window, which kvplan does not read: refused when set.
     "nemotron_h": _lz(source="models/nemotron_h.py",
-                      covered=_fields(_GQA, _WEIGHTS, _MTP, (
+                      covered=_fields(_KV, _WEIGHTS, _MTP, (
                           "hybrid_override_pattern", "ssm_state_size",
                           "mamba_num_heads", "mamba_head_dim", "n_groups",
                           "conv_kernel", "chunk_size", "use_conv_bias",
@@ -538,7 +543,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # on the others (kvplan.sources.hf_hybrid._llama4). layer_types is read by neither.
     # Llama4TextConfig defaults head_dim 128, num_key_value_heads 8, attention_chunk_size 8192.
     "llama4": _lz(source="models/llama4.py",
-                  covered=_fields(_GQA, _WEIGHTS, (
+                  covered=_fields(_KV, _WEIGHTS, (
                       "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval",
                       "layer_types", "attn_scale", "attn_temperature_tuning",
                       "moe_layers", "for_llm_compressor")),
