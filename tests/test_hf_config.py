@@ -131,7 +131,7 @@ def test_explicit_head_dim_beats_hidden_over_heads(name, head_dim, naive, absent
     spec, _ = load_config(CONFIGS / f"{name}.json")
     assert spec.attention.head_dim == head_dim
     # Without head_dim the import takes what vLLM loads: the config class's default where it
-    # has one (Gemma2Config and GemmaConfig: 256, issue 26; hf_known_fields.CLASS_DEFAULTS),
+    # has one (Gemma2Config and GemmaConfig: 256, issue 26; hf_defaults.CLASS_DEFAULTS),
     # else hidden_size / num_attention_heads.
     del config["head_dim"]
     spec, _ = spec_of(config)

@@ -1,5 +1,5 @@
 """Known families fail closed on a cache field their reader does not read (issue 26; the A-K
-families of kvplan.sources.hf_known_fields).
+families of kvplan.sources.hf_fields, audit A-K).
 
 Each case is a real published config.json (tests/data/configs, tests/data/oracle) changed the
 way a sibling checkpoint plausibly would; kvplan must refuse with one line naming the field
@@ -16,7 +16,7 @@ import pytest
 
 from kvplan._util.errors import SpecError
 from kvplan.sources.hf_config import spec_mapping_from_config
-from kvplan.sources.hf_known_fields import FAMILY_FIELDS, check_family_fields
+from kvplan.sources.hf_fields import FAMILY_FIELDS, check_family_fields
 from kvplan.sources.support import support_table
 
 DATA = Path(__file__).parent / "data"
@@ -61,6 +61,16 @@ REFUSED = [
     # A field no reader of the family reads, of a cache-shaping name.
     ("gemma-2-9b", {"attention_chunk_size": 8192}, "attention_chunk_size"),
     ("falcon-h1-34b", {"sliding_window": 4096}, "sliding_window"),
+    # bailing_moe.py and phi3v.py (llama.py) read num_key_value_heads only; vLLM's config layer
+    # takes num_kv_heads first (model_arch_config_convertor.py): which one sizes the cache is
+    # not settled, so the alias is refused. layer_types mixing sliding and full layers on
+    # bailing_moe.py, which reads none: vLLM would slide no layer.
+    ("ling-lite-1.5", {"num_kv_heads": 2}, "num_kv_heads"),
+    ("ling-lite-1.5", {"sliding_window": 4096, "layer_types": ["sliding_attention"] * 27
+                       + ["full_attention"]}, "layer_types"),
+    # phi3v.py builds llama.py's LlamaForCausalLM, which never reads Qwen's switch.
+    ("phi-3.5-vision", {"num_kv_heads": 8}, "num_kv_heads"),
+    ("phi-3.5-vision", {"use_sliding_window": False}, "use_sliding_window"),
 ]
 
 
@@ -81,7 +91,8 @@ def test_harmless_fields_pass() -> None:
         check_family_fields({"add_cross_attention": True}, "cfg/config.json", "gpt2")
 
 
-A_TO_K = ("ApertusForCausalLM ArceeForCausalLM BloomForCausalLM ChatGLMModel Cohere2ForCausalLM "
+A_TO_K = ("ApertusForCausalLM ArceeForCausalLM BailingMoeForCausalLM BloomForCausalLM ChatGLMModel "
+          "Cohere2ForCausalLM "
           "CohereForCausalLM CwmForCausalLM DbrxForCausalLM DeciLMForCausalLM "
           "DeepseekForCausalLM DeepseekV2ForCausalLM DeepseekV32ForCausalLM "
           "DeepseekV3ForCausalLM Ernie4_5ForCausalLM Ernie4_5_MoeForCausalLM Exaone4ForCausalLM "
@@ -99,10 +110,10 @@ A_TO_K = ("ApertusForCausalLM ArceeForCausalLM BloomForCausalLM ChatGLMModel Coh
 def test_every_a_to_k_exact_family_is_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
     # The family each exact A-K architecture's golden config is read as declares its fields
     # (Idefics3's text model is read as llama, declared with the L-Z half).
-    import kvplan.sources.hf_known_fields as hf_known_fields
+    import kvplan.sources.hf_config as hf_config
 
     seen: set[str] = set()
-    monkeypatch.setattr(hf_known_fields, "check_family_fields",
+    monkeypatch.setattr(hf_config, "check_family_fields",
                         lambda data, path, model_type: seen.add(model_type))
     rows = support_table()
     for arch in A_TO_K:
@@ -178,11 +189,12 @@ def test_jamba_attention_layers_from_the_class_default_offset() -> None:
         4, 12, 20, 28]
 
 
-def test_the_two_halves_of_the_audit_are_disjoint() -> None:
-    # kvplan.sources.hf_config runs both tables on every config; a family in both would be held
-    # to two covered lists.
-    from kvplan.sources import hf_fields, hf_known_fields
+def test_every_family_with_class_defaults_has_a_row() -> None:
+    # kvplan.sources.hf_defaults holds the known families' cache-field defaults (`_FIELDS`);
+    # only kvplan.sources.hf_fields fills them, for a family with a row naming that class.
+    from kvplan.sources import hf_defaults
 
-    assert not set(hf_fields.FAMILY_FIELDS) & set(hf_known_fields.FAMILY_FIELDS)
-    assert not set(hf_known_fields.CLASS_DEFAULTS) & {
-        name for name, row in hf_fields.FAMILY_FIELDS.items() if row.defaults}
+    classes = {row.config_class or name for name, row in FAMILY_FIELDS.items()}
+    held = {name for name in hf_defaults.CLASS_DEFAULTS
+            if hf_defaults.field_defaults(name)}
+    assert held and held <= classes, held - classes

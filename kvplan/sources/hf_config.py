@@ -25,7 +25,6 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
-from kvplan.sources import hf_fields, hf_known_fields
 from kvplan.sources.files import path_kind, read_text, shown_path
 from kvplan.sources.hf_defaults import class_defaults, tie_default
 from kvplan.sources.hf_families import (
@@ -40,6 +39,7 @@ from kvplan.sources.hf_families import (
     mla_attention,
     mtp_layers,
 )
+from kvplan.sources.hf_fields import check_family_fields, fill_class_defaults
 from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
 from kvplan.sources.hf_mlp import mlp_section
 from kvplan.sources.hf_moe import moe_section
@@ -67,10 +67,6 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "shieldgemma2": "gemma3",
                  # CONFIG_MAPPING["gpt-sw3"] is GPT2Config; vLLM serves GPT2LMHeadModel.
                  "gpt-sw3": "gpt2"}
-# The known families' covered cache fields and config-class defaults of cache fields, audited
-# in two halves of vLLM's registry (model_types A-K: hf_known_fields, L-Z: hf_fields; disjoint,
-# tests/test_known_fields.py), each a no-op for the other half's families.
-FAMILY_FIELD_TABLES = (hf_known_fields, hf_fields)
 # Configs that keep Gemma-3's decoder under text_config (or at the top: gemma3_text).
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 
@@ -225,11 +221,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     if model_type == "dbrx":
         data = _dbrx_fields(data, path)
     data = fill_family_defaults(data, model_type, pre_warnings)
-    for half in FAMILY_FIELD_TABLES:
-        data = half.fill_class_defaults(data, model_type, pre_warnings)
+    data = fill_class_defaults(data, model_type, pre_warnings)
     check_layer_types(data, model_type, path)
-    for half in FAMILY_FIELD_TABLES:  # a known family's unread cache field: refused
-        half.check_family_fields(data, path, model_type)
+    check_family_fields(data, path, model_type)  # a known family's unread cache field: refused
     data["model_type"] = model_type
     c = ConfigReader(data, path, model_type)
     c.warnings.extend(pre_warnings)

@@ -9,7 +9,9 @@ itself. Who fills them, and how a fill is reported, stays with each reader:
 - a top-level text family (kvplan.sources.hf_text.fill_family_defaults): the cache fields;
 - a multimodal wrapper's text sub-config (kvplan.sources.hf_wrappers.wrapped_text_config);
 - Gemma-3's ``text_config`` (kvplan.sources.hf_config);
-- ``tie_word_embeddings`` for every reader (`tie_default`; weights only).
+- ``tie_word_embeddings`` for every reader (`tie_default`; weights only);
+- a known family's cache fields (kvplan.sources.hf_fields.fill_class_defaults; `field_defaults`),
+  held under `_FIELDS` in the class's entry.
 """
 
 from __future__ import annotations
@@ -18,6 +20,23 @@ from collections.abc import Mapping
 from typing import Any
 
 _TIE = "tie_word_embeddings"
+# The cache fields only the known families' field reader fills (kvplan.sources.hf_fields, after
+# the readers above, for the keys config.json leaves out). Held apart from the keys the other
+# readers fill: a wrapper whose text model names one of these classes would otherwise take them
+# too and answer differently (kimi_k25's deepseek_v3 text model without its KV fields is refused
+# by kvplan.sources.hf_wrappers, whose class defaults it does not hold; a qwen2_audio's
+# Qwen2Config text model gets its 32 KV heads from hf_fields, said in hf_fields' warning).
+_FIELDS = "cache fields of a known family"
+# DeepseekV2Config, DeepseekV3Config, DeepseekV32Config: MLA ranks (a config.json without
+# kv_lora_rank is still MLA in vLLM; kvplan had sized it as GQA).
+_DEEPSEEK_MLA = {"kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+                 "qk_nope_head_dim": 128, "v_head_dim": 128}
+# Qwen3NextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig: head_dim 256 (not hidden / heads),
+# the gated delta-net's shapes, and layer_types full every 4th layer when neither layer_types
+# nor full_attention_interval is given.
+_QWEN_LINEAR = {"head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+                "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                "linear_num_value_heads": 32, "full_attention_interval": 4}
 
 CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     # LlamaConfig(): num_key_value_heads unset means num_attention_heads.
@@ -31,7 +50,8 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     # Qwen2Config(): use_sliding_window false (sliding_window then unused).
     "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
               "num_hidden_layers": 32, "num_attention_heads": 32,
-              "max_position_embeddings": 32768, "use_sliding_window": False, _TIE: False},
+              "max_position_embeddings": 32768, "use_sliding_window": False, _TIE: False,
+              _FIELDS: {"num_key_value_heads": 32}},
     # Gemma3TextConfig().
     "gemma3_text": {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
                     "num_hidden_layers": 26, "num_attention_heads": 8,
@@ -45,26 +65,70 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
                    _TIE: True},
     "cwm": {"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 8192},
     # Each class's tie_word_embeddings where no other default is listed.
-    "gemma": {_TIE: True}, "gemma2": {_TIE: True}, "gemma3": {_TIE: True},
+    "gemma3": {_TIE: True},
     "minicpm3": {_TIE: True}, "falcon": {_TIE: True}, "gpt2": {_TIE: True}, "opt": {_TIE: True},
     "lfm2": {_TIE: True}, "cohere": {_TIE: True}, "cohere2": {_TIE: True},
     "mamba": {_TIE: True}, "falcon_mamba": {_TIE: True}, "zamba2": {_TIE: True},
-    "gemma4": {_TIE: True}, "gpt_bigcode": {_TIE: True}, "gptj": {_TIE: False},
+    "gpt_bigcode": {_TIE: True}, "gptj": {_TIE: False},
     "stablelm": {_TIE: False}, "olmoe": {_TIE: False}, "granitemoe": {_TIE: False},
-    "apertus": {_TIE: False}, "seed_oss": {_TIE: False}, "ernie4_5_moe": {_TIE: True},
-    "lfm2_moe": {_TIE: True}, "olmo": {_TIE: False}, "hunyuan_v1_dense": {_TIE: True},
+    "apertus": {_TIE: False}, "lfm2_moe": {_TIE: True}, "olmo": {_TIE: False},
+    "hunyuan_v1_dense": {_TIE: True},
     "internlm2": {_TIE: False}, "exaone": {_TIE: False}, "bloom": {_TIE: True},
     "minicpm": {_TIE: True}, "dbrx": {_TIE: False}, "olmo_hybrid": {_TIE: False},
-    # Gemma3nTextConfig() and Gemma3nConfig().
-    "gemma3n": {_TIE: True},
     # Starcoder2Config() (use_bias True too), PhiConfig(), Olmo2Config().
     "starcoder2": {_TIE: True, "use_bias": True}, "phi": {_TIE: False}, "olmo2": {_TIE: False},
+    # The known families' cache fields (`_FIELDS`), as transformers 5.19's classes hold them
+    # (`AutoConfig.for_model(model_type)`), where kvplan had taken hidden / heads, one KV head
+    # per query head, or no window.
+    "gemma": {_TIE: True, _FIELDS: {"head_dim": 256, "num_key_value_heads": 16}},
+    "gemma2": {_TIE: True, _FIELDS: {"head_dim": 256, "num_key_value_heads": 4}},
+    # Gemma3nTextConfig() and Gemma3nConfig() (its layer_types: kvplan.sources.hf_fields_table).
+    "gemma3n": {_TIE: True, _FIELDS: {"head_dim": 256, "num_key_value_heads": 2,
+                                      "sliding_window": 512}},
+    "gemma4": {_TIE: True, _FIELDS: {"head_dim": 256, "num_key_value_heads": 4}},
+    "ernie4_5": {_FIELDS: {"head_dim": 128, "num_key_value_heads": 2}},
+    "ernie4_5_moe": {_TIE: True, _FIELDS: {"num_key_value_heads": 4}},
+    "falcon_h1": {_FIELDS: {"num_key_value_heads": 8}},
+    "glm4": {_FIELDS: {"head_dim": 128, "num_key_value_heads": 2}},
+    "gpt_oss": {_FIELDS: {"head_dim": 64, "num_key_value_heads": 8, "sliding_window": 128}},
+    # JambaConfig: attention every 8th layer from layer 4 (kvplan had taken offset 0).
+    "jamba": {_FIELDS: {"num_key_value_heads": 8, "attn_layer_period": 8, "attn_layer_offset": 4,
+                        "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2}},
+    "deepseek_v2": {_FIELDS: _DEEPSEEK_MLA},
+    "deepseek_v3": {_FIELDS: _DEEPSEEK_MLA},
+    "deepseek_v32": {_FIELDS: _DEEPSEEK_MLA},
+    # Glm4MoeLiteConfig: its MLA ranks.
+    "glm4_moe_lite": {_FIELDS: {"kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64,
+                                "qk_nope_head_dim": 192, "v_head_dim": 256}},
+    "mixtral": {_FIELDS: {"num_key_value_heads": 8}},
+    "mimo": {_FIELDS: {"num_key_value_heads": 32}},
+    "qwen2_moe": {_FIELDS: {"num_key_value_heads": 16}},
+    # Qwen3Config: head_dim 128, not hidden / heads.
+    "qwen3": {_FIELDS: {"num_key_value_heads": 32, "head_dim": 128}},
+    "qwen3_moe": {_FIELDS: {"num_key_value_heads": 4}},
+    "minimax_m2": {_FIELDS: {"num_key_value_heads": 8, "head_dim": 128}},
+    "seed_oss": {_TIE: False, _FIELDS: {"num_key_value_heads": 8, "head_dim": 128}},
+    "nemotron_h": {_FIELDS: {"num_key_value_heads": 8, "head_dim": 128}},
+    "qwen3_next": {_FIELDS: {"num_key_value_heads": 2, **_QWEN_LINEAR}},
+    "qwen3_5_text": {_FIELDS: {"num_key_value_heads": 4, **_QWEN_LINEAR}},
+    "qwen3_5_moe_text": {_FIELDS: {"num_key_value_heads": 2, **_QWEN_LINEAR}},
+    # Llama4TextConfig: attention_chunk_size 8192.
+    "llama4_text": {_FIELDS: {"num_key_value_heads": 8, "head_dim": 128,
+                              "attention_chunk_size": 8192}},
 }
 
 
 def class_defaults(model_type: str) -> Mapping[str, Any]:
-    """The config class's defaults for the fields kvplan reads ({} when not held)."""
-    return CLASS_DEFAULTS.get(model_type, {})
+    """The config class's defaults for the fields kvplan reads ({} when not held), less the
+    known-family cache fields only kvplan.sources.hf_fields fills (`field_defaults`)."""
+    return {k: v for k, v in CLASS_DEFAULTS.get(model_type, {}).items() if k != _FIELDS}
+
+
+def field_defaults(model_type: str, shared: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The class's defaults of a known family's cache fields (kvplan.sources.hf_fields), with
+    the `shared` ones the other readers fill too."""
+    entry = CLASS_DEFAULTS.get(model_type, {})
+    return {**{k: entry[k] for k in shared}, **entry.get(_FIELDS, {})}
 
 
 def cache_defaults(model_type: str) -> dict[str, Any]:

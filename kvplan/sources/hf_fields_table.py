@@ -1,0 +1,595 @@
+"""The known families' covered cache fields, one row per ``model_type`` (the design and the
+readers: kvplan.sources.hf_fields; the config-class defaults: kvplan.sources.hf_defaults).
+
+Each row names the vLLM 0.32 file that builds the family's layers, and every field whose name
+says it may shape the cache (`kvplan.sources.hf_unknown.CACHE_WORDS`) that kvplan covers, with
+why: read as that file reads it, or shown to change no cache size there. A covered field may
+accept only some values (`only`): any other is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kvplan.model.spec import FULL, SLIDING
+
+
+@dataclass(frozen=True)
+class Covered:
+    """A field a family's reader covers: why, and (optionally) which values it covers."""
+
+    why: str
+    accepts: Callable[[Any], bool] | None = None  # None: every value
+    expected: str = ""  # what `accepts` takes, said in the refusal
+
+
+def only(*values: Any, why: str) -> Covered:
+    """Covered only with one of `values` (booleans matched as booleans)."""
+    def accepts(value: Any) -> bool:
+        return any(value is v if isinstance(v, bool) or v is None else (
+            value == v and not isinstance(value, bool)) for v in values)
+    return Covered(why, accepts, " or ".join(repr(v) for v in values))
+
+
+def _why(text: str, *fields: str) -> dict[str, Covered]:
+    return {f: Covered(text) for f in fields}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Audit:
+    """The rules one audit of vLLM's registry held its families to. The families were audited
+    in two halves (model_types A-K and L-Z) that settled five points differently; each
+    difference changes an answer or a message on some config.json, so both are kept, explicit,
+    until one is shown right against vLLM (see kvplan.sources.hf_fields)."""
+
+    name: str
+    # Fields covered on every family of the audit.
+    common: Mapping[str, Covered]
+    # An uncovered field stated null is unset (vLLM's getattr(config, name, None)), not refused;
+    # `null_is_read` fields excepted (hf_families._windows tests `"use_sliding_window" in
+    # config`: a null there is not the same as absent).
+    skips_null: bool
+    null_is_read: frozenset[str] = frozenset()
+    # The refusal of an unread field, formatted with model_type and the row's source.
+    unread: str
+    # Class defaults: only when config.json's model_type is the row's config class (else any
+    # model_type kvplan reads as the family), a wrapper text sub-config's stated nulls kept
+    # (`_null_keys`; else filled), and the warning's words after "defaults".
+    same_class_only: bool
+    keeps_stated_nulls: bool
+    fill_words: str
+
+
+# Every decoder's layer and head counts; transformers' PretrainedConfig's own fields (a
+# config.json written with to_dict carries them; no model code sizes a cache from them).
+_COUNTS = _why("read: layers and heads", "num_hidden_layers", "num_attention_heads")
+_OUTPUTS = _why("transformers' forward-pass output flags", "output_attentions",
+                "output_hidden_states") | _why(
+    "transformers' feed-forward chunking (compute only)", "chunk_size_feed_forward") | {
+    "attention_bias": Covered("biases (weights only)")}
+# Model types A-K (audit-ak): every family also covers the GPT-2 names of the counts, MTP layers
+# and add_cross_attention false; a stated null is refused like any value.
+AK = Audit(
+    name="A-K", skips_null=False, same_class_only=False, keeps_stated_nulls=False,
+    fill_words="",
+    common=_COUNTS | _why("read: layers and heads", "n_layer", "n_head", "num_layers")
+    | _OUTPUTS | {
+        "num_nextn_predict_layers": Covered("read: MTP layers, for every family "
+                                            "(kvplan.sources.hf_families.mtp_layers)"),
+        "add_cross_attention": only(False, why="a decoder without cross-attention")},
+    unread="not read by kvplan's {model_type} reader, and it may change the cache vLLM builds; "
+           "refused rather than guessed")
+# Model types L-Z (audit-lz): MTP fields per row (vLLM builds MTP layers only for speculative
+# decoding); a stated null is unset.
+LZ = Audit(
+    name="L-Z", skips_null=True, null_is_read=frozenset({"use_sliding_window"}),
+    same_class_only=True, keeps_stated_nulls=True, fill_words=" as vLLM loads them",
+    common=_COUNTS | _OUTPUTS,
+    unread="not read by kvplan for model_type {model_type!r} ({source}), and it may change the "
+           "cache; refused rather than guessed")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyFields:
+    """One family's covered cache fields (see kvplan.sources.hf_fields)."""
+
+    source: str  # the vLLM 0.32 model file whose reads the row follows
+    covered: Mapping[str, Covered]  # besides `audit.common`
+    audit: Audit
+    # The model_type of the config class whose defaults (kvplan.sources.hf_defaults
+    # .field_defaults) apply, when not the row's own (a text model_type kvplan reads under its
+    # wrapper family's name).
+    config_class: str | None = None
+    # Defaults of the class the other readers fill too (hf_defaults' shared keys), filled here
+    # for a top-level config.json.
+    shared_defaults: tuple[str, ...] = ()
+    # The class's layer_types when config.json has none (layer index -> kind).
+    default_layer_types: Callable[[int], str] | None = None
+    # A hybrid whose attention layers take hidden / heads while vLLM's page-size unification
+    # (0.32 platforms/interface.py, the "Padding mamba page size" step) takes
+    # ModelConfig.get_head_size(), i.e. config.head_dim: a head_dim other than hidden / heads
+    # pads the states to a page no layer has (LFM2-1.2B with head_dim 32: vLLM pads by 1500 %,
+    # not 3100 %). Refused rather than modelled.
+    head_dim_is_hidden: bool = False
+    # Fields the config class leaves null when config.json does, which vLLM 0.32 then fails to
+    # load (its ModelConfig wants an int): refused when absent or null rather than answered.
+    required: tuple[str, ...] = ()
+
+
+def _ak(source: str, covered: Mapping[str, Covered], **row: Any) -> FamilyFields:
+    return FamilyFields(source=source, covered=covered, audit=AK, **row)
+
+
+def _lz(*, covered: Mapping[str, Covered], **row: Any) -> FamilyFields:
+    return FamilyFields(covered=covered, audit=LZ, **row)
+
+
+_ROW_SAYS = Covered("covered: the row's comment says how its vLLM file reads it")
+
+
+def _fields(*groups: tuple[str, ...] | Mapping[str, Covered]) -> dict[str, Covered]:
+    """The covered fields of groups: a shared group's own reasons, else the row's comment."""
+    return {name: group[name] if isinstance(group, Mapping) else _ROW_SAYS
+            for group in groups for name in group}
+
+
+# -- Groups of the A-K rows.
+
+def _unmixed(value: Any) -> bool:
+    return not (isinstance(value, list) and SLIDING in value and any(t != SLIDING for t in value))
+
+
+# vLLM 0.32 engine/arg_utils.py create_engine_config keeps CacheConfig.sliding_window only when
+# layer_types is absent or all sliding, and layers/attention/attention.py gives a layer the cache
+# config's window when the model code passes no per-layer one. A family whose model code passes
+# none slides every layer then, or none once layer_types mixes: the latter is refused, as
+# kvplan.sources.hf_text.check_layer_types refuses it for its table's families.
+_WINDOW_EVERY_LAYER = {
+    "sliding_window": Covered("read: on every layer (the model code passes no per-layer window; "
+                              "CacheConfig's window applies)"),
+    "layer_types": Covered("the model code reads no layer_types: with sliding and full layers "
+                           "CacheConfig keeps no window and vLLM slides no layer",
+                           _unmixed, "all sliding or all full"),
+}
+# The model code reads layer_types and gives sliding_attention layers config.sliding_window.
+_WINDOW_PER_LAYER = {
+    "sliding_window": Covered("read: the window of layer_types' sliding layers"),
+    "layer_types": Covered("read: which layers slide"),
+}
+_KV = {"num_key_value_heads": Covered("read: KV heads"), "head_dim": Covered("read: head size")}
+# head size hidden_size / num_attention_heads in vLLM's code and in kvplan's reader alike.
+_HEAD_DIM_UNREAD = {"head_dim": Covered("not read by vLLM's model code (hidden / heads), nor by "
+                                        "kvplan's reader")}
+_MLA = {k: Covered("read: MLA latent row") for k in (
+    "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")} | {
+    "qk_head_dim": Covered("qk_nope_head_dim + qk_rope_head_dim (the config class derives it)"),
+    "rope_interleave": Covered("rotary layout (no cache size)"),
+    "num_key_value_heads": Covered("not read for an MLA cache (one latent row per token)"),
+    "head_dim": Covered("not read for an MLA cache (kv_lora_rank + qk_rope_head_dim)"),
+    "sliding_window": Covered("not passed to MLAAttention by the model code (no window)"),
+    "mlp_layer_types": Covered("dense versus MoE MLP (weights only)"),
+}
+_NO_WINDOW_HYBRID = {
+    "sliding_window": only(None, why="a window on this hybrid's attention layers is not "
+                                     "modelled"),
+}
+_MAMBA = {k: Covered("read: Mamba state") for k in (
+    "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_d_head", "mamba_n_heads",
+    "mamba_n_groups", "mamba_d_ssm")} | {k: Covered("Mamba weights or compute only") for k in (
+        "mamba_conv_bias", "mamba_proj_bias", "mamba_chunk_size", "mamba_dt_rank",
+        "mamba_norm_before_gate", "mamba_rms_norm", "mamba_use_mlp", "use_mamba_kernels",
+        "use_mambapy")}
+_GPT2 = {"attn_pdrop": Covered("training-time dropout"),
+         "scale_attn_weights": Covered("a scalar on the attention scores")}
+_NOT_BIDIRECTIONAL = {"use_bidirectional_attention": only(None, False, why="causal decoder")}
+
+
+def _gemma3n_layers(i: int) -> str:
+    """Gemma3nTextConfig's layer_types: full every fifth layer (`(i + 1) % 5 == 0`)."""
+    return FULL if (i + 1) % 5 == 0 else SLIDING
+
+
+# -- Groups of the L-Z rows.
+
+# _KV: KV heads as config.num_key_value_heads, head size config.head_dim (else hidden / heads).
+# _WINDOW_PER_LAYER: a window from sliding_window, per layer from layer_types (models/llama.py
+# LlamaAttention: `per_layer_sliding_window` from layer_types, else CacheConfig's window on every
+# layer).
+# The Qwen config classes' window switch (kvplan.sources.hf_families._qwen_windows).
+_QWEN_WINDOWS = ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types")
+# Families of kvplan.sources.hf_text take sliding_window as it is whatever use_sliding_window
+# says, as their vLLM code and config classes do (tests/test_support_text.py).
+_TEXT_WINDOW = ("sliding_window", "use_sliding_window")
+# Weights-only fields with cache words in their names.
+_WEIGHTS = ("qkv_bias", "mlp_only_layers", "decoder_sparse_step", "use_qkv_bias",
+            "num_experts_per_tok", "interleave_moe_layer_step", "moe_layer_freq",
+            "shared_expert_intermediate_size", "first_k_dense_replace")
+# Gated delta-net (linear attention) layers (kvplan.sources.hf_hybrid).
+_HYBRID_LINEAR = ("layer_types", "full_attention_interval", "linear_conv_kernel_dim",
+                  "linear_key_head_dim", "linear_num_key_heads", "linear_num_value_heads",
+                  "linear_value_head_dim", "attn_output_gate", "mamba_ssm_dtype")
+# MTP layers (kvplan.sources.hf_families.mtp_layers): vLLM builds them only for speculative
+# decoding, which kvplan's vLLM plan does not model.
+_MTP = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
+# MLA (kvplan.sources.hf_families.mla_attention).
+_MLA_RANKS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+
+
+# model_type (as kvplan names the family after unwrapping, kvplan.sources.hf_config) -> its row.
+FAMILY_FIELDS: dict[str, FamilyFields] = {
+    # ---- Model types A-K (audit-ak).
+    # models/apertus.py ApertusAttention: num_key_value_heads, head_dim, layer_types' windows.
+    "apertus": _ak("models/apertus.py", _KV | _WINDOW_PER_LAYER),
+    # Transformers backend (models/transformers/base.py): config num_key_value_heads, head_dim,
+    # per-layer windows from layer_types.
+    "arcee": _ak("models/transformers/base.py (ArceeConfig)", _KV | _WINDOW_PER_LAYER),
+    "cwm": _ak("models/transformers/base.py (CwmConfig)", _KV | _WINDOW_PER_LAYER),
+    "glm": _ak("models/transformers/base.py (GlmConfig)", _KV | _WINDOW_PER_LAYER),
+    "hunyuan_v1_dense": _ak("models/transformers/base.py (HunYuanDenseV1Config)",
+        _KV | _WINDOW_PER_LAYER | _why(
+        "not read by HunYuanDenseV1Config nor the backend (no KV shared across layers)",
+        "attention_head_dim", "cla_share_factor", "use_cla") | _why(
+        "a classification head (weights only)", "add_classification_head")),
+    # models/bailing_moe.py BailingAttention (Ling; remote BailingMoeConfig, no class
+    # defaults): num_key_value_heads, head_dim or hidden / heads; no per-layer window.
+    "bailing_moe": _ak("models/bailing_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(
+        "weights or compute only (biases, lm_head's norm, shared experts)", "use_qkv_bias",
+        "norm_head", "moe_shared_expert_intermediate_size")),
+    # models/bloom.py: MHA of hidden / n_head whatever the config says.
+    "bloom": _ak("models/bloom.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | {
+        "num_key_value_heads": Covered("not read (BloomAttention is MHA)")} | _why(
+        "weights or compute only", "apply_residual_connection_post_layernorm",
+        "attention_softmax_in_fp32", "skip_bias_add", "skip_bias_add_qkv")),
+    # models/chatglm.py GLMAttention: multi_query_group_num KV heads when multi_query_attention,
+    # head size hidden / heads (kv_channels unread for the cache).
+    "chatglm": _ak("models/chatglm.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _why(
+        "read: KV heads", "multi_query_attention", "multi_query_group_num") | {
+        "num_key_value_heads": Covered("not read by chatglm.py (multi_query_group_num is)"),
+        "kv_channels": Covered("not read for the cache (head size hidden / heads)")} | _why(
+        "weights or compute only", "add_bias_linear", "add_qkv_bias",
+        "apply_query_key_layer_scaling", "apply_residual_connection_post_layernorm",
+        "attention_softmax_in_fp32", "post_layer_norm", "fp32_residual_connection")),
+    # models/commandr.py, v1 (CohereConfig): no per-layer window.
+    "cohere": _ak("models/commandr.py", _KV | _WINDOW_EVERY_LAYER),
+    # models/commandr.py, v2: layer_types' sliding layers take sliding_window + 1; the
+    # Cohere2Config builds layer_types from sliding_window_pattern.
+    "cohere2": _ak("models/commandr.py", _KV | _WINDOW_PER_LAYER | {
+        "sliding_window_pattern": Covered("read: layer_types when absent")} | _why(
+        "not read by Cohere2Config nor commandr.py", "layer_switch",
+        "order_of_interleaved_layers", "use_parallel_block")),
+    # models/dbrx.py: attn_config.kv_n_heads (hf_config._dbrx_fields), head size d_model / n_heads.
+    "dbrx": _ak("models/dbrx.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | {
+        "attn_config": Covered("read: kv_n_heads (clip_qkv, rope_theta: no cache size)"),
+        "n_heads": Covered("read: query heads"), "n_layers": Covered("read: layers"),
+        "num_key_value_heads": Covered("set from attn_config.kv_n_heads")}),
+    # models/nemotron_nas.py: every layer's shape from block_configs.
+    # (head size: config.head_dim or hidden / heads, as LlamaAttention takes it.)
+    "nemotron-nas": _ak("models/nemotron_nas.py",
+        {"block_configs": Covered("read: each layer's attention and FFN"),
+                     "head_dim": Covered("read: head size"),
+                     "num_key_value_heads": only(None, why="each layer's KV heads come from "
+                                                           "block_configs")}),
+    # models/deepseek_v2.py DeepseekAttention (model_type deepseek): MHA/GQA of hidden / heads.
+    "deepseek": _ak("models/deepseek_v2.py (DeepseekAttention)",
+        _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | {
+        "num_key_value_heads": Covered("read: KV heads")}),
+    "deepseek_v2": _ak("models/deepseek_v2.py", _MLA),
+    "deepseek_v3": _ak("models/deepseek_v2.py", _MLA),
+    "kimi_k2": _ak("models/deepseek_v2.py", _MLA),
+    # DeepSeek-V3.2: the indexer's own cache (kvplan.sources.hf_config reads index_*).
+    "deepseek_v32": _ak("models/deepseek_v2.py",
+        _MLA | _why("read: the indexer cache", "index_head_dim", "index_n_heads",
+                                "index_topk") | _why("rotary layout (no cache size)",
+                                                     "indexer_rope_interleave")),
+    "glm4_moe_lite": _ak("models/glm4_moe_lite.py", _MLA),
+    # models/ernie45.py is models/llama.py (layer_types' windows).
+    "ernie4_5": _ak("models/ernie45.py", _KV | _WINDOW_PER_LAYER),
+    # models/ernie45_moe.py: no per-layer window.
+    "ernie4_5_moe": _ak("models/ernie45_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(
+        "which layers are MoE, shared experts (weights only)", "moe_layer_start_index",
+        "moe_layer_end_index", "moe_layer_interval", "moe_num_shared_experts")),
+    # models/exaone4.py: layer_types' windows; Exaone4Config builds them from the pattern.
+    "exaone4": _ak("models/exaone4.py", _KV | _WINDOW_PER_LAYER | {
+        "sliding_window_pattern": Covered("read: layer_types when absent")}),
+    # models/exaone.py ExaoneBlockAttention: head_dim or hidden / heads, no per-layer window.
+    "exaone": _ak("models/exaone.py", _KV | _WINDOW_EVERY_LAYER),
+    # models/falcon.py: num_kv_heads (new_decoder_architecture) or multi_query, head size hidden
+    # / heads; a config's n_head_kv is not read by FalconConfig (model_type falcon).
+    "falcon": _ak("models/falcon.py",
+        _WINDOW_EVERY_LAYER | _why("read: KV heads", "num_kv_heads", "multi_query") | _why(
+        "weights or compute only", "parallel_attn", "num_ln_in_parallel_attn",
+        "apply_residual_connection_post_layernorm")),
+    # models/falcon_h1.py: attention and Mamba2 on every layer (attn_layer_indices unread).
+    "falcon_h1": _ak("models/falcon_h1.py", _KV | _MAMBA | _NO_WINDOW_HYBRID | {
+        "attn_layer_indices": Covered("not read by falcon_h1.py (every layer has both)")} | _why(
+        "a scalar multiplier (no cache size)", "attention_in_multiplier",
+        "attention_out_multiplier", "ssm_in_multiplier", "ssm_multipliers",
+        "ssm_out_multiplier", "lm_head_multiplier", "key_multiplier")),
+    # models/mamba.py: the Mamba1 state.
+    "falcon_mamba": _ak("models/mamba.py",
+        _why("read: Mamba state", "state_size", "conv_kernel") | _why(
+        "weights or compute only", "use_conv_bias", "use_mambapy", "use_falcon_mambapy")),
+    # models/gpt2.py: MHA of hidden / n_head (head_dim not covered: kvplan's reader would take
+    # it).
+    "gpt2": _ak("models/gpt2.py", _WINDOW_EVERY_LAYER | _GPT2 | _why(
+        "a scalar or dtype of the attention scores", "reorder_and_upcast_attn",
+        "scale_attn_by_inverse_layer_idx")),
+    # Transformers backend; GPTBigCodeConfig: one KV head when multi_query.
+    "gpt_bigcode": _ak("models/transformers/base.py (GPTBigCodeConfig)",
+        _WINDOW_PER_LAYER | _GPT2 | {
+        "multi_query": Covered("read: KV heads"),
+        "num_key_value_heads": Covered("overwritten by GPTBigCodeConfig from multi_query")} | _why(
+        "the dtype of the attention scores", "attention_softmax_in_fp32",
+        "scale_attention_softmax_in_fp32")),
+    # models/gpt_j.py: MHA of hidden / n_head.
+    "gptj": _ak("models/gpt_j.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _GPT2),
+    # models/gpt_neox.py: MHA of hidden / heads (head_dim not covered: kvplan's reader would
+    # take it).
+    "gpt_neox": _ak("models/gpt_neox.py", _WINDOW_EVERY_LAYER),
+    # models/gemma.py: num_key_value_heads, head_dim; no per-layer window.
+    "gemma": _ak("models/gemma.py", _KV | _WINDOW_EVERY_LAYER | _NOT_BIDIRECTIONAL),
+    # models/gemma2.py: layer_types' windows (Gemma2Config builds them, alternating).
+    "gemma2": _ak("models/gemma2.py", _KV | _WINDOW_PER_LAYER | _NOT_BIDIRECTIONAL | {
+        "sliding_window_size": Covered("not read by Gemma2Config nor gemma2.py "
+                                       "(sliding_window is)")}),
+    # models/gemma3.py: layer_types' windows (Gemma3TextConfig builds them from the pattern).
+    "gemma3": _ak("models/gemma3.py", _KV | _WINDOW_PER_LAYER | _NOT_BIDIRECTIONAL | {
+        "sliding_window_pattern": Covered("read: layer_types when absent")} | _why(
+        "a special token's id", "boi_token_index", "eoi_token_index", "image_token_index")),
+    "gemma3_text": _ak("models/gemma3.py", _KV | _WINDOW_PER_LAYER | _NOT_BIDIRECTIONAL | {
+        "sliding_window_pattern": Covered("read: layer_types when absent")}),
+    # models/gemma3n.py: layer_types' windows, the last num_kv_shared_layers share KV.
+    "gemma3n": _ak("models/gemma3n.py", _KV | _WINDOW_PER_LAYER | {
+        "num_kv_shared_layers": Covered("read: cross-layer KV sharing")} | _why(
+        "weights or compute only", "activation_sparsity_pattern", "hidden_size_per_layer_input",
+        "vocab_size_per_layer_input"), default_layer_types=_gemma3n_layers),
+    # models/gemma4.py: sliding and global layer shapes, KV sharing.
+    "gemma4": _ak("models/gemma4.py", _KV | _WINDOW_PER_LAYER | _why(
+        "read: the global layers' shape", "global_head_dim", "num_global_key_value_heads",
+        "attention_k_eq_v") | {
+        "num_kv_shared_layers": Covered("read: cross-layer KV sharing"),
+        "use_bidirectional_attention": Covered("read: 'all' refused; 'vision' touches image "
+                                               "tokens only")} | _why(
+        "weights or compute only", "enable_moe_block", "hidden_size_per_layer_input",
+        "vocab_size_per_layer_input")),
+    # models/glm4.py and glm4_moe.py: no per-layer window.
+    "glm4": _ak("models/glm4.py", _KV | _WINDOW_EVERY_LAYER),
+    "glm4_moe": _ak("models/glm4_moe.py", _KV | _WINDOW_EVERY_LAYER),
+    # models/gpt_oss.py: even layers take sliding_window whatever layer_types says
+    # (kvplan.sources.hf_families._gpt_oss_windows).
+    "gpt_oss": _ak("models/gpt_oss.py",
+        _KV | _why("read: as gpt_oss.py places the windows", "sliding_window",
+                          "layer_types")),
+    # models/granite.py, granitemoe.py (granite_layer_attn_params): layer_types' windows.
+    "granite": _ak("models/granite.py", _KV | _WINDOW_PER_LAYER | _why(
+        "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
+    "granitemoe": _ak("models/granitemoe.py", _HEAD_DIM_UNREAD | _WINDOW_PER_LAYER | {
+        "num_key_value_heads": Covered("read: KV heads")} | _why(
+        "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
+    # models/granitemoehybrid.py: attention of hidden / heads (head_dim not covered: kvplan's
+    # reader would take it), Mamba2 layers from layer_types.
+    "granitemoehybrid": _ak("models/granitemoehybrid.py", _MAMBA | _NO_WINDOW_HYBRID | {
+        "num_key_value_heads": Covered("read: KV heads"),
+        "layer_types": Covered("read: mamba or attention")}),
+    # models/internlm2.py: hidden / heads, no per-layer window.
+    "internlm2": _ak("models/internlm2.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | {
+        "num_key_value_heads": Covered("read: KV heads"),
+        "attn_implementation": Covered("transformers' kernel choice")}),
+    # InternLM3ForCausalLM: models/llama.py.
+    "internlm3": _ak("models/llama.py (InternLM3ForCausalLM)",
+        _KV | _WINDOW_PER_LAYER | {"qkv_bias": Covered("biases (weights only)")}),
+    # models/jamba.py: attention of hidden / heads every attn_layer_period-th layer from
+    # attn_layer_offset (head_dim not covered: kvplan's reader would take it).
+    "jamba": _ak("models/jamba.py", _MAMBA | _NO_WINDOW_HYBRID | _why(
+        "read: which layers are attention", "attn_layer_offset", "attn_layer_period") | {
+        "num_key_value_heads": Covered("read: KV heads")} | _why(
+        "which layers are MoE (weights only)", "expert_layer_offset", "expert_layer_period")),
+    # models/kimi_linear.py: MLA full layers, KDA layers from linear_attn_config.
+    "kimi_linear": _ak("models/kimi_linear.py", _MLA | {
+        "linear_attn_config": Covered("read: KDA layers and state"),
+        "mla_use_nope": Covered("rotary use of the MLA layers (the oracle case kimi-linear-48b-a3b "
+                                "has it true: the latent row is unchanged)")} | _why(
+        "MoE routing (compute only)", "num_expert_group", "use_grouped_topk")),
+    # ---- Model types L-Z (audit-lz).
+    # models/llama.py LlamaAttention (also LLaMAForCausalLM, the text model of llava and
+    # llava_next): num_key_value_heads (default the heads), head_dim or hidden / heads,
+    # sliding_window per layer_types' sliding layers, else CacheConfig's on every layer
+    # (oracle cases llama-3.1-8b-sliding, llama-3.1-8b-layer-types). `use_sliding_window` is a
+    # Qwen switch llama.py never reads: refused (kvplan would drop the window).
+    "llama": _lz(source="models/llama.py",
+                 covered=_fields(_KV, _WINDOW_PER_LAYER, ("qkv_bias",))),
+    # models/mistral.py MistralAttention is LlamaAttention. MistralConfig defaults
+    # num_key_value_heads 8 and sliding_window 4096 (null: none).
+    "mistral": _lz(source="models/mistral.py (LlamaAttention)",
+                   covered=_fields(_KV, _WINDOW_PER_LAYER),
+                   # hf_defaults' MistralConfig entry, which wrappers' text models take too.
+                   shared_defaults=("num_key_value_heads", "sliding_window")),
+    # models/phi3.py is LlamaForCausalLM; Phi3Config's sliding_window defaults to null.
+    # Phi-4-mini's remote-config fields full_attn_mod (1: every layer full) and lm_head_bias
+    # are read by neither (oracle case phi-4-mini).
+    "phi3": _lz(source="models/phi3.py (models/llama.py)",
+                covered=_fields(_KV, _WINDOW_PER_LAYER, ("full_attn_mod", "lm_head_bias"))),
+    # models/phi3v.py builds LlamaForCausalLM (models/llama.py, as "llama") over the whole flat
+    # config; embd_layer configures the image embedding (no KV cache).
+    "phi3_v": _lz(source="models/phi3v.py (models/llama.py)",
+                  covered=_fields(_KV, _WINDOW_PER_LAYER, ("embd_layer",))),
+    # models/mixtral.py MixtralAttention: num_key_value_heads, head_dim or hidden / heads, no
+    # per-layer window (CacheConfig's sliding_window on every layer). layer_types is not read:
+    # refused. MixtralConfig defaults num_key_value_heads 8.
+    "mixtral": _lz(source="models/mixtral.py",
+                   covered=_fields(_KV, ("sliding_window",), _WEIGHTS)),
+    # models/qwen2.py Qwen2Attention: head_dim = hidden / heads (config.head_dim unread),
+    # num_key_value_heads (Qwen2Config default 32), windows as _qwen_windows. Also the text
+    # model of qwen2_audio and qwen2_5_vl.
+    "qwen2": _lz(source="models/qwen2.py", covered=_fields(_KV, _QWEN_WINDOWS)),
+    # models/mimo.py: Qwen2Model plus MTP layers.
+    "mimo": _lz(source="models/mimo.py (models/qwen2.py)",
+                covered=_fields(_KV, _QWEN_WINDOWS, _MTP)),
+    # models/qwen2_moe.py Qwen2MoeAttention: head_dim = hidden / heads, num_key_value_heads
+    # (Qwen2MoeConfig default 16).
+    "qwen2_moe": _lz(source="models/qwen2_moe.py",
+                     covered=_fields(_KV, _QWEN_WINDOWS, _WEIGHTS)),
+    # models/qwen3.py Qwen3Attention: head_dim (Qwen3Config default 128, not hidden / heads),
+    # num_key_value_heads (default 32). Also the text model of qwen3_vl.
+    "qwen3": _lz(source="models/qwen3.py",
+                 covered=_fields(_KV, _QWEN_WINDOWS)),
+    # models/qwen3_moe.py Qwen3MoeAttention: head_dim or hidden / heads (Qwen3MoeConfig has
+    # none), num_key_value_heads (default 4). Also the text model of qwen3_vl_moe.
+    "qwen3_moe": _lz(source="models/qwen3_moe.py",
+                     covered=_fields(_KV, _QWEN_WINDOWS, _WEIGHTS)),
+    # models/minicpm.py, models/orion.py: head_dim = hidden / heads (head_dim unread),
+    # num_key_value_heads, no per-layer window (CacheConfig's window on every layer).
+    "minicpm": _lz(source="models/minicpm.py", covered=_fields(_KV, _TEXT_WINDOW)),
+    "orion": _lz(source="models/orion.py", covered=_fields(_KV, _TEXT_WINDOW)),
+    # models/minicpm3.py MiniCPM3Attention: MLA from kv_lora_rank, q_lora_rank,
+    # qk_nope_head_dim, qk_rope_head_dim, v_head_dim; num_key_value_heads and head_dim unread.
+    "minicpm3": _lz(source="models/minicpm3.py",
+                    covered=_fields(_MLA_RANKS, ("num_key_value_heads", "head_dim",
+                                                  # MiniCPM3Config's nope + rope
+                                                  "qk_head_dim"))),
+    # models/nemotron.py NemotronAttention: num_key_value_heads, head_dim or hidden / heads, no
+    # per-layer window. NemotronConfig leaves num_key_value_heads null when absent, and vLLM
+    # 0.32 then fails its ModelConfig validation (transformers' default NemotronConfig, run).
+    "nemotron": _lz(source="models/nemotron.py", required=("num_key_value_heads",),
+                    covered=_fields(_KV, _TEXT_WINDOW,
+                                    # Megatron's name; nemotron.py reads head_dim.
+                                    ("kv_channels",))),
+    # models/phimoe.py PhiMoEAttention: num_key_value_heads, head_dim or hidden / heads, no
+    # per-layer window.
+    "phimoe": _lz(source="models/phimoe.py",
+                  covered=_fields(_KV, _TEXT_WINDOW, ("lm_head_bias",), _WEIGHTS)),
+    # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
+    # window.
+    "olmoe": _lz(source="models/olmoe.py",
+                 covered=_fields(_KV, ("clip_qkv",), _WEIGHTS)),
+    "stablelm": _lz(source="models/stablelm.py",
+                    covered=_fields(_KV, _WEIGHTS)),
+    # models/minimax_m2.py MiniMaxM2Attention: head_dim (MiniMaxM2Config default 128),
+    # num_key_value_heads (default 8); no window; MTP modules only for speculative decoding.
+    "minimax_m2": _lz(source="models/minimax_m2.py",
+                      covered=_fields(_KV, _WEIGHTS, _MTP, (
+                          "num_mtp_modules", "mtp_transformer_layers", "use_mtp",
+                          # MiniMax-M1's lightning-attention switch per layer;
+                          # minimax_m2.py never reads it (every layer full).
+                          "attn_type_list"))),
+    # models/opt.py OPTAttention: one KV head per query head of hidden / heads; no window.
+    "opt": _lz(source="models/opt.py",
+               covered=_fields(("do_layer_norm_before", "layerdrop",
+                                "layer_norm_elementwise_affine"))),
+    # Served by the Transformers backend (models/transformers/base.py): KV heads and head size
+    # from ModelConfig (model_arch_config_convertor.py get_total_num_kv_heads: n_head_kv,
+    # num_kv_heads, num_key_value_heads, the first present -- the aliases are refused here;
+    # get_head_size: head_dim, else hidden_size_per_head, else hidden / heads), a window on
+    # layer_types' sliding layers. SeedOssConfig defaults num_key_value_heads 8 and head_dim
+    # 128 (not hidden / heads).
+    "olmo": _lz(source="models/transformers/base.py (OlmoConfig)",
+                covered=_fields(_KV, _WINDOW_PER_LAYER, ("clip_qkv",))),
+    "olmo3": _lz(source="models/transformers/base.py (Olmo3Config)",
+                 covered=_fields(_KV, _WINDOW_PER_LAYER)),
+    "seed_oss": _lz(source="models/transformers/base.py (SeedOssConfig)",
+                    covered=_fields(_KV, _WINDOW_PER_LAYER, ("attention_out_bias",))),
+    "smollm3": _lz(source="models/transformers/base.py (SmolLM3Config)",
+                   covered=_fields(_KV, _WINDOW_PER_LAYER, (
+                       "use_sliding_window", "no_rope_layers",
+                       "no_rope_layer_interval"))),
+    # Olmo2, Phi, Starcoder2: the Transformers backend as above; kvplan reads them through
+    # kvplan.sources.hf_text (use_sliding_window unread by either).
+    "olmo2": _lz(source="models/transformers/base.py (Olmo2Config)",
+                 covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
+    "phi": _lz(source="models/transformers/base.py (PhiConfig)",
+               covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
+    "starcoder2": _lz(source="models/transformers/base.py (Starcoder2Config)",
+                      covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
+    "vaultgemma": _lz(source="models/transformers/base.py (VaultGemmaConfig)",
+                      covered=_fields(_KV, _WINDOW_PER_LAYER, _TEXT_WINDOW)),
+    # models/qwen3_next.py, qwen3_5.py: attention layers of num_key_value_heads x head_dim on
+    # layer_types' full layers (the config class builds them from full_attention_interval),
+    # gated delta-net states from linear_*; no window (use_sliding_window unread; a
+    # sliding_window is refused). MTP layers only for speculative decoding.
+    "qwen3_next": _lz(source="models/qwen3_next.py",
+                      covered=_fields(_KV, _HYBRID_LINEAR, _WEIGHTS, _MTP,
+                                      ("use_sliding_window",))),
+    "qwen3_5": _lz(source="models/qwen3_5.py",
+                   covered=_fields(_KV, _HYBRID_LINEAR, _WEIGHTS, _MTP),
+                   config_class="qwen3_5_text"),
+    "qwen3_5_moe": _lz(source="models/qwen3_5.py",
+                       covered=_fields(_KV, _HYBRID_LINEAR, _WEIGHTS, _MTP),
+                       config_class="qwen3_5_moe_text"),
+    # models/olmo_hybrid.py: head size hidden / heads (head_dim unread), num_key_value_heads,
+    # gated delta-net layers from layer_types and linear_*.
+    "olmo_hybrid": _lz(source="models/olmo_hybrid.py", head_dim_is_hidden=True,
+                       covered=_fields(_KV, _HYBRID_LINEAR, (
+                           # the delta rule's sign, A_log and dt ranges (compute)
+                           "linear_allow_neg_eigval", "linear_a_log_min",
+                           "linear_a_log_max", "linear_dt_min", "linear_dt_max",
+                           "linear_dt_init_floor"))),
+    # models/nemotron_h.py: attention layers of num_key_value_heads x head_dim where
+    # hybrid_override_pattern says "*", Mamba-2 states from ssm_state_size, mamba_num_heads,
+    # mamba_head_dim, n_groups, conv_kernel. NemotronHAttention passes config.sliding_window as
+    # every attention layer's window, which kvplan does not read: refused when set.
+    "nemotron_h": _lz(source="models/nemotron_h.py",
+                      covered=_fields(_KV, _WEIGHTS, _MTP, (
+                          "hybrid_override_pattern", "ssm_state_size",
+                          "mamba_num_heads", "mamba_head_dim", "n_groups",
+                          "conv_kernel", "chunk_size", "use_conv_bias",
+                          "mamba_hidden_act", "mamba_proj_bias", "use_mamba_kernels",
+                          "mamba_ssm_cache_dtype", "moe_shared_expert_intermediate_size",
+                          "moe_latent_size", "moe_shared_expert_overlap",
+                          "mtp_hybrid_override_pattern", "mtp_layers_block_type"))),
+    # models/llama4.py Llama4Attention: num_key_value_heads x config.head_dim; chunked local
+    # attention over attention_chunk_size on the layers no_rope_layers marks 1 (RoPE), global
+    # on the others (kvplan.sources.hf_hybrid._llama4). layer_types is read by neither.
+    # Llama4TextConfig defaults head_dim 128, num_key_value_heads 8, attention_chunk_size 8192.
+    "llama4": _lz(source="models/llama4.py",
+                  covered=_fields(_KV, _WEIGHTS, (
+                      "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval",
+                      "layer_types", "attn_scale", "attn_temperature_tuning",
+                      "moe_layers", "for_llm_compressor")),
+                  config_class="llama4_text"),
+    # models/lfm2.py, lfm2_moe.py: attention layers of num_key_value_heads x hidden / heads
+    # (head_dim unread) where layer_types says full_attention (Lfm2Config builds them from
+    # full_attn_idxs), short-conv states of conv_L_cache (kvplan.sources.hf_hybrid._lfm2);
+    # block_* and conv_* the rest are the MLP's and the conv's weights.
+    "lfm2": _lz(source="models/lfm2.py", head_dim_is_hidden=True,
+                covered=_fields(("num_key_value_heads", "head_dim", "num_heads",
+                                 "layer_types", "full_attn_idxs",
+                                 "conv_L_cache", "conv_bias", "conv_dim",
+                                 "conv_dim_out", "conv_use_xavier_init",
+                                 "block_auto_adjust_ff_dim", "block_dim",
+                                 "block_ff_dim", "block_ffn_dim_multiplier",
+                                 "block_multiple_of", "block_norm_eps",
+                                 "block_mlp_init_scale", "block_out_init_scale",
+                                 "block_use_swiglu", "block_use_xavier_init"))),
+    "lfm2_moe": _lz(source="models/lfm2_moe.py", head_dim_is_hidden=True,
+                    covered=_fields(_WEIGHTS, (
+                        "num_key_value_heads", "head_dim", "layer_types",
+                        "conv_L_cache", "conv_bias", "num_dense_layers"))),
+    # models/zamba2.py (kvplan.sources.hf_hybrid._zamba2): one MHA cache of
+    # num_attention_heads x attention_head_dim per "hybrid" layer of layers_block_type (KV
+    # heads and num_key_value_heads unread; hybrid_layer_ids rebuilt from layers_block_type
+    # by Zamba2Config), Mamba-2 states from the mamba_* fields; adapters and the shared
+    # blocks' count are weights.
+    "zamba2": _lz(source="models/zamba2.py",
+                  covered=_fields((
+                      "num_key_value_heads", "attention_head_dim",
+                      "attention_hidden_size", "layers_block_type", "hybrid_layer_ids",
+                      "mamba_d_conv", "mamba_d_state", "mamba_expand", "mamba_headdim",
+                      "mamba_ngroups", "n_mamba_heads", "chunk_size", "use_conv_bias",
+                      "add_bias_linear", "num_mem_blocks", "use_mem_rope",
+                      "use_shared_attention_adapter", "adapter_rank", "kv_channels",
+                      "num_query_groups", "use_mamba_kernels", "use_mem_eff_path",
+                      # Zamba2Config's alias of layers_block_type, read as such
+                      # (its other alias, head_dim -> attention_head_dim, is not:
+                      # refused).
+                      "layer_types"))),
+    # models/mamba.py, mamba2.py: no attention; states from state_size and conv_kernel (Mamba-2:
+    # num_heads x head_dim, n_groups); chunk_size is the scan's (compute only).
+    "mamba": _lz(source="models/mamba.py",
+                 covered=_fields(("state_size", "conv_kernel", "use_conv_bias", "use_mambapy",
+                                  "n_layer"))),
+    "mamba2": _lz(source="models/mamba2.py",
+                  covered=_fields(("state_size", "conv_kernel", "use_conv_bias", "num_heads",
+                                   "head_dim", "n_groups", "chunk_size"))),
+}
