@@ -203,18 +203,21 @@ def test_the_two_audits_differences_stay_explicit() -> None:
     check_family_fields({"kv_extra": None}, "cfg/config.json", "llama")
     with pytest.raises(SpecError):
         check_family_fields({"kv_extra": None}, "cfg/config.json", "gemma")
-    # A wrapper text sub-config's stated null: filled by A-K, kept by L-Z.
+    # Settled: a wrapper text sub-config's stated null is kept by both (the class keeps it);
+    # MTP layers are covered by both.
     warnings: list[str] = []
     filled = fill_class_defaults({"model_type": "gemma4_text", "_null_keys": ("head_dim",)},
                                  "gemma4", warnings)
-    assert filled["head_dim"] == 256 and warnings == [
-        "not in config.json, taken from the gemma4 config class's defaults: head_dim 256, "
+    assert "head_dim" not in filled and warnings == [
+        "not in config.json, taken from the gemma4 config class's defaults: "
         "num_key_value_heads 4"]
+    for family in ("gemma", "llama"):
+        check_family_fields({"num_nextn_predict_layers": 1}, "cfg/config.json", family)
     kept = fill_class_defaults({"model_type": "qwen3", "_null_keys": ("head_dim",)}, "qwen3",
                                warnings)
     assert "head_dim" not in kept and warnings[-1].endswith(
         "defaults as vLLM loads them: num_key_value_heads 32")
-    # Another class's model_type read as the family: filled by A-K (above: gemma4_text), not
+    # Another class's model_type read as the family: filled by A-K (gemma4_text), not
     # by L-Z (Qwen3VLTextConfig is not Qwen3Config).
     assert fill_class_defaults({"model_type": "qwen3_vl_text"}, "qwen3", warnings) == {
         "model_type": "qwen3_vl_text"}

@@ -24,16 +24,15 @@ inconsistently or not at all.
 
 The families were audited in two halves of vLLM's registry (model_types A-K, L-Z) that settled
 five points differently; each row says which (`FamilyFields.audit`, hf_fields_table.AK / LZ).
-Unifying them would change answers, so the differences stay explicit until each is settled
-against vLLM:
+Two are settled: both cover num_nextn_predict_layers, and both keep a wrapper text
+sub-config's stated nulls (as its transformers config class does). Unifying the other three
+would change answers, so they stay explicit until each is settled against vLLM:
 
-- fields every family covers: A-K also covers n_layer, n_head, num_layers,
-  num_nextn_predict_layers and add_cross_attention false; L-Z refuses those on a family whose
-  row does not list them;
+- fields every family covers: A-K also covers n_layer, n_head, num_layers and
+  add_cross_attention false; L-Z refuses those on a family whose row does not list them;
 - an uncovered cache field stated null: refused by A-K, taken as unset by L-Z;
 - class defaults on a config whose model_type is not the class's: A-K fills them for any
   model_type read as the family, L-Z only for the class's own (`config_class`);
-- a wrapper text sub-config's stated nulls (`_null_keys`): A-K fills them, L-Z keeps them null;
 - the wording of the refusal and of the defaults warning.
 """
 

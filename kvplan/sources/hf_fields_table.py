@@ -69,24 +69,26 @@ _OUTPUTS = _why("transformers' forward-pass output flags", "output_attentions",
                 "output_hidden_states") | _why(
     "transformers' feed-forward chunking (compute only)", "chunk_size_feed_forward") | {
     "attention_bias": Covered("biases (weights only)")}
-# Model types A-K (audit-ak): every family also covers the GPT-2 names of the counts, MTP layers
-# and add_cross_attention false; a stated null is refused like any value.
+# MTP layers: kvplan.sources.hf_families.mtp_layers reads them for every family, and sizes them
+# only with --speculative-method mtp (vLLM builds them only for MTP speculative decoding).
+_MTP_LAYERS = {"num_nextn_predict_layers": Covered("read: MTP layers, for every family "
+                                            "(kvplan.sources.hf_families.mtp_layers)")}
+# Model types A-K (audit-ak): every family also covers the GPT-2 names of the counts and
+# add_cross_attention false; a stated null is refused like any value. Both audits keep a wrapper
+# text sub-config's stated null, as its transformers config class does.
 AK = Audit(
-    name="A-K", skips_null=False, same_class_only=False, keeps_stated_nulls=False,
+    name="A-K", skips_null=False, same_class_only=False, keeps_stated_nulls=True,
     fill_words="",
     common=_COUNTS | _why("read: layers and heads", "n_layer", "n_head", "num_layers")
-    | _OUTPUTS | {
-        "num_nextn_predict_layers": Covered("read: MTP layers, for every family "
-                                            "(kvplan.sources.hf_families.mtp_layers)"),
+    | _OUTPUTS | _MTP_LAYERS | {
         "add_cross_attention": only(False, why="a decoder without cross-attention")},
     unread="not read by kvplan's {model_type} reader, and it may change the cache vLLM builds; "
            "refused rather than guessed")
-# Model types L-Z (audit-lz): MTP fields per row (vLLM builds MTP layers only for speculative
-# decoding); a stated null is unset.
+# Model types L-Z (audit-lz): a stated null is unset.
 LZ = Audit(
     name="L-Z", skips_null=True, null_is_read=frozenset({"use_sliding_window"}),
     same_class_only=True, keeps_stated_nulls=True, fill_words=" as vLLM loads them",
-    common=_COUNTS | _OUTPUTS,
+    common=_COUNTS | _OUTPUTS | _MTP_LAYERS,
     unread="not read by kvplan for model_type {model_type!r} ({source}), and it may change the "
            "cache; refused rather than guessed")
 
