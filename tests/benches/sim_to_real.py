@@ -46,6 +46,7 @@ from kvplan.analysis.simulate.metrics import metrics, summary_ms
 from kvplan.analysis.simulate.run import setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
+from tests.benches import accelmark_runs
 from tests.benches.fitted_rows import SHAPED_BY
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
@@ -365,6 +366,10 @@ def print_section() -> None:
           "run (median over its stages). The issue's target: TTFT <= 15 %, ITL and E2E <= "
           "10 %.\n")
     _per_set((("shaped", stages), ("prospective", ahead), ("blind", blind)))
+    accelmark_runs.print_per_set()
+    print("\nblind2 (AccelMark, section 'Blind 2' below) publishes no mean and no E2E: its "
+          "rows compare kvplan's p50 TTFT and p50 TPOT with the published p50s, per QPS level "
+          "(the 'stages' column).")
     print("\n### Every stage beside the study's simulators\n")
     print("Signed error of mean TTFT / mean E2E per load stage (predicted / measured - 1), "
           "kvplan's and each simulator's the study ran on that run (error_records.csv); '-': "

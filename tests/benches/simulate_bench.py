@@ -26,7 +26,7 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
-from tests.benches import sim_to_real
+from tests.benches import accelmark_runs, sim_to_real
 from tests.benches.cost_bench import TTFT_CASES, case_spec
 from tests.benches.cost_cases import CASES, Case
 from tests.benches.fitted_rows import FITTED, SHAPED_BY
@@ -165,9 +165,11 @@ def main() -> None:
           "(issue 30; tests/test_examples.py holds it current). Do not edit by hand. Three "
           "sets of runs: the sim-to-real study's (an open-loop request rate in load stages, "
           "each stage's TTFT, ITL and E2E measured, beside the study's own simulators on the "
-          "same runs; its prospective and blind runs apart), then the cost bench's vLLM runs "
-          "and its SGLang runs at a fixed concurrency (TPOT).\n")
+          "same runs; its prospective and blind runs apart), AccelMark's published online "
+          "results (blind2: Poisson load per QPS level, p50 TTFT and TPOT), then the cost "
+          "bench's vLLM runs and its SGLang runs at a fixed concurrency (TPOT).\n")
     sim_to_real.print_section()
+    accelmark_runs.print_section()
     print("\n## The cost bench's vLLM serving runs (fixed concurrency)\n")
     print("Each run of the cost bench (tests/benches/cost_cases.py) that served "
           "vLLM to a client at a fixed concurrency with its request count published, replayed "
