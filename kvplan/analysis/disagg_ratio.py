@@ -181,14 +181,19 @@ class _Model:
     def option(self, x: int, y: int, state: tuple[int, int, float, float]
                ) -> RatioOption | None:
         """x prefill workers with y decode workers in `state` (None: prefill saturated)."""
-        req = self.req
         n, batch, t, rate = state
         rho = rate * self.prefill_s / (x * self.prefill.layout.replicas)
         if rho >= 1:
             return None
         ttft_ms = (_md1_wait_s(rho, self.prefill_s) + self.prefill_s
                    + handover_s(self.transfer_s, t, self.first_token_steps)) * 1e3
-        tpot_ms = t * 1e3
+        return self.ratio_option(x, y, rate=rate, in_flight=n, batch=batch, rho=rho,
+                                 ttft_ms=ttft_ms, tpot_ms=t * 1e3)
+
+    def ratio_option(self, x: int, y: int, *, rate: float, in_flight: int, batch: int,
+                     rho: float, ttft_ms: float, tpot_ms: float) -> RatioOption:
+        """x prefill : y decode workers with their times, GPUs, price and the SLO verdict."""
+        req = self.req
         ok = ((req.slo_ttft_ms is None or ttft_ms <= req.slo_ttft_ms)
               and (req.slo_tpot_ms is None or tpot_ms <= req.slo_tpot_ms))
         gpus = x * self.prefill.layout.gpus + y * self.decode.layout.gpus
@@ -196,7 +201,7 @@ class _Model:
         return RatioOption(
             prefill_workers=x, decode_workers=y, gpus=gpus,
             cost_per_hour_usd=None if price is None else price * gpus, rate_rps=rate,
-            decode_in_flight=n, decode_batch=batch, prefill_utilization=rho,
+            decode_in_flight=in_flight, decode_batch=batch, prefill_utilization=rho,
             ttft_ms=ttft_ms, tpot_ms=tpot_ms, meets_slo=ok)
 
 
@@ -264,15 +269,8 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
     # Little's law over the simulated times: requests in flight / time each is in flight.
     rate = req.concurrency / ((res.ttft_ms + (req.output_len - 1) * res.tpot_ms) / 1e3)
     rho = rate * model.prefill_s / (x * ranks_p)
-    ok = ((req.slo_ttft_ms is None or res.ttft_ms <= req.slo_ttft_ms)
-          and (req.slo_tpot_ms is None or res.tpot_ms <= req.slo_tpot_ms))
-    gpus = x * model.prefill.layout.gpus + y * model.decode.layout.gpus
-    price = req.price_per_gpu_hour
-    return RatioOption(
-        prefill_workers=x, decode_workers=y, gpus=gpus,
-        cost_per_hour_usd=None if price is None else price * gpus, rate_rps=rate,
-        decode_in_flight=n, decode_batch=batch, prefill_utilization=rho,
-        ttft_ms=res.ttft_ms, tpot_ms=res.tpot_ms, meets_slo=ok)
+    return model.ratio_option(x, y, rate=rate, in_flight=n, batch=batch, rho=rho,
+                              ttft_ms=res.ttft_ms, tpot_ms=res.tpot_ms)
 
 
 def plan_ratio(req: RatioTarget, prefill: Candidate, decode: Candidate, transfer_s: float, *,
