@@ -92,6 +92,8 @@ IGNORED: dict[str, str] = {
     "layernorm_mlp_beta": "MiniMax's residual scale after an MLP (vLLM 0.32 reads it nowhere)",
     "shared_moe_mode": "MiniMax's shared-expert gating (vLLM 0.32 reads it nowhere; weights "
                        "only)",
+    "qk_layer_norms": "a norm of q and k (weights only; vLLM 0.32 reads it nowhere)",
+    "rope_interleaved": "a rotary layout flag (no cache size; vLLM 0.32 reads it nowhere)",
 }
 
 
