@@ -43,9 +43,11 @@ def test_qwen35_vision_config_is_read() -> None:
     assert vit.deepstack_layers == 0
     # Qwen3.5-27B: the same tower, merged into a 5120-wide language model.
     assert load_config(CONFIGS / "qwen3.5-27b.json")[0].qwen_vit.out_hidden_size == 5120
+    # Qwen3.6-35B-A3B's published config.json: the same tower, merged into a 2048-wide MoE.
+    assert load_config(CONFIGS / "qwen3.6-35b-a3b.json")[0].qwen_vit.out_hidden_size == 2048
     # Text models and configs without a vision_config get none.
     assert load_config(CONFIGS / "qwen3-8b.json")[0].qwen_vit is None
-    assert load_config(CONFIGS / "qwen3.6-35b-a3b.json")[0].qwen_vit is None
+    assert load_config(CONFIGS / "qwen3.6-35b-a3b-text.json")[0].qwen_vit is None
 
 
 def test_qwen35_largest_items() -> None:

@@ -85,6 +85,15 @@ IGNORED: dict[str, str] = {
     "n_group": "MoE routing groups (compute only)",
     "topk_group": "MoE routing groups (compute only)",
     "topk_method": "MoE routing (compute only)",
+    "layernorm_full_attention_beta": "MiniMax's residual scale after a full-attention block "
+                                     "(vLLM 0.32 reads it nowhere; no cache size)",
+    "layernorm_linear_attention_beta": "MiniMax's residual scale after a linear-attention block "
+                                       "(vLLM 0.32 reads it nowhere; no cache size)",
+    "layernorm_mlp_beta": "MiniMax's residual scale after an MLP (vLLM 0.32 reads it nowhere)",
+    "shared_moe_mode": "MiniMax's shared-expert gating (vLLM 0.32 reads it nowhere; weights "
+                       "only)",
+    "qk_layer_norms": "a norm of q and k (weights only; vLLM 0.32 reads it nowhere)",
+    "rope_interleaved": "a rotary layout flag (no cache size; vLLM 0.32 reads it nowhere)",
 }
 
 
