@@ -221,3 +221,15 @@ def test_the_two_audits_differences_stay_explicit() -> None:
     # by L-Z (Qwen3VLTextConfig is not Qwen3Config).
     assert fill_class_defaults({"model_type": "qwen3_vl_text"}, "qwen3", warnings) == {
         "model_type": "qwen3_vl_text"}
+
+
+def test_add_cross_attention_false_is_a_plain_decoder_on_both_halves() -> None:
+    # HuggingFaceTB/SmolVLM-256M-Instruct's published text_config (llama) carries
+    # add_cross_attention false, as transformers' to_dict writes it: no cache change; true is
+    # refused on every audited family (vLLM's decoders build no cross-attention).
+    from kvplan.sources.hf_fields import check_family_fields
+
+    for family in ("llama", "gemma", "qwen2"):
+        check_family_fields({"add_cross_attention": False}, "cfg/config.json", family)
+        with pytest.raises(SpecError):
+            check_family_fields({"add_cross_attention": True}, "cfg/config.json", family)

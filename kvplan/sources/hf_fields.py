@@ -28,8 +28,8 @@ Two are settled: both cover num_nextn_predict_layers, and both keep a wrapper te
 sub-config's stated nulls (as its transformers config class does). Unifying the other three
 would change answers, so they stay explicit until each is settled against vLLM:
 
-- fields every family covers: A-K also covers n_layer, n_head, num_layers and
-  add_cross_attention false; L-Z refuses those on a family whose row does not list them;
+- fields every family covers: A-K also covers n_layer, n_head and num_layers; L-Z refuses
+  those on a family whose row does not list them (both cover add_cross_attention false);
 - an uncovered cache field stated null: refused by A-K, taken as unset by L-Z;
 - class defaults on a config whose model_type is not the class's: A-K fills them for any
   model_type read as the family, L-Z only for the class's own (`config_class`);

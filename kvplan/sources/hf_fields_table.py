@@ -73,6 +73,10 @@ _OUTPUTS = _why("transformers' forward-pass output flags", "output_attentions",
 # only with --speculative-method mtp (vLLM builds them only for MTP speculative decoding).
 _MTP_LAYERS = {"num_nextn_predict_layers": Covered("read: MTP layers, for every family "
                                             "(kvplan.sources.hf_families.mtp_layers)")}
+# transformers' add_cross_attention (a config.json written by to_dict carries it, false): a
+# decoder without cross-attention; true is refused (vLLM's decoders build none; gpt2.py asserts
+# it false).
+_NO_CROSS = {"add_cross_attention": only(False, why="a decoder without cross-attention")}
 # Model types A-K (audit-ak): every family also covers the GPT-2 names of the counts and
 # add_cross_attention false; a stated null is refused like any value. Both audits keep a wrapper
 # text sub-config's stated null, as its transformers config class does.
@@ -80,15 +84,14 @@ AK = Audit(
     name="A-K", skips_null=False, same_class_only=False, keeps_stated_nulls=True,
     fill_words="",
     common=_COUNTS | _why("read: layers and heads", "n_layer", "n_head", "num_layers")
-    | _OUTPUTS | _MTP_LAYERS | {
-        "add_cross_attention": only(False, why="a decoder without cross-attention")},
+    | _OUTPUTS | _MTP_LAYERS | _NO_CROSS,
     unread="not read by kvplan's {model_type} reader, and it may change the cache vLLM builds; "
            "refused rather than guessed")
 # Model types L-Z (audit-lz): a stated null is unset.
 LZ = Audit(
     name="L-Z", skips_null=True, null_is_read=frozenset({"use_sliding_window"}),
     same_class_only=True, keeps_stated_nulls=True, fill_words=" as vLLM loads them",
-    common=_COUNTS | _OUTPUTS | _MTP_LAYERS,
+    common=_COUNTS | _OUTPUTS | _MTP_LAYERS | _NO_CROSS,
     unread="not read by kvplan for model_type {model_type!r} ({source}), and it may change the "
            "cache; refused rather than guessed")
 
