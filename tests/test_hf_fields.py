@@ -195,10 +195,13 @@ def test_the_two_audits_differences_stay_explicit() -> None:
     from kvplan.sources.hf_fields_table import AK
 
     assert FAMILY_FIELDS["gemma"].audit is AK and FAMILY_FIELDS["llama"].audit is LZ
-    # GPT-2's names of the counts: covered on every A-K family, refused on L-Z ones.
-    check_family_fields({"n_layer": 2}, "cfg/config.json", "gemma")
-    with pytest.raises(SpecError):
-        check_family_fields({"n_layer": 2}, "cfg/config.json", "llama")
+    # Settled: the counts' other names only where the config class takes them (GPT2Config's
+    # attribute_map, the remote ChatGLM config's num_layers), on either half.
+    check_family_fields({"n_layer": 2, "n_head": 2}, "cfg/config.json", "gpt2")
+    check_family_fields({"num_layers": 2}, "cfg/config.json", "chatglm")
+    for family in ("gemma", "llama"):
+        with pytest.raises(SpecError):
+            check_family_fields({"n_layer": 2}, "cfg/config.json", family)
     # An uncovered cache field stated null: refused by A-K, unset for L-Z.
     check_family_fields({"kv_extra": None}, "cfg/config.json", "llama")
     with pytest.raises(SpecError):

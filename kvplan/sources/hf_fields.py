@@ -24,12 +24,12 @@ inconsistently or not at all.
 
 The families were audited in two halves of vLLM's registry (model_types A-K, L-Z) that settled
 five points differently; each row says which (`FamilyFields.audit`, hf_fields_table.AK / LZ).
-Two are settled: both cover num_nextn_predict_layers, and both keep a wrapper text
-sub-config's stated nulls (as its transformers config class does). Unifying the other three
-would change answers, so they stay explicit until each is settled against vLLM:
+Two are settled. The fields every family covers: both cover num_nextn_predict_layers and
+add_cross_attention false, and the counts' other names (n_layer, n_head, num_layers) only on
+the families whose config class takes them. A wrapper text sub-config's stated nulls: both
+keep them, as its transformers config class does. The other three would change answers if
+unified, so they stay explicit until each is settled against vLLM:
 
-- fields every family covers: A-K also covers n_layer, n_head and num_layers; L-Z refuses
-  those on a family whose row does not list them (both cover add_cross_attention false);
 - an uncovered cache field stated null: refused by A-K, taken as unset by L-Z;
 - class defaults on a config whose model_type is not the class's: A-K fills them for any
   model_type read as the family, L-Z only for the class's own (`config_class`);

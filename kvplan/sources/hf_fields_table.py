@@ -39,10 +39,8 @@ def _why(text: str, *fields: str) -> dict[str, Covered]:
 
 @dataclass(frozen=True, kw_only=True)
 class Audit:
-    """The rules one audit of vLLM's registry held its families to. The families were audited
-    in two halves (model_types A-K and L-Z) that settled five points differently; each
-    difference changes an answer or a message on some config.json, so both are kept, explicit,
-    until one is shown right against vLLM (see kvplan.sources.hf_fields)."""
+    """The rules one audit of vLLM's registry held its families to (model_types A-K, L-Z);
+    where they differ, both are kept explicit until settled (kvplan.sources.hf_fields)."""
 
     name: str
     # Fields covered on every family of the audit.
@@ -77,14 +75,15 @@ _MTP_LAYERS = {"num_nextn_predict_layers": Covered("read: MTP layers, for every 
 # decoder without cross-attention; true is refused (vLLM's decoders build none; gpt2.py asserts
 # it false).
 _NO_CROSS = {"add_cross_attention": only(False, why="a decoder without cross-attention")}
-# Model types A-K (audit-ak): every family also covers the GPT-2 names of the counts and
-# add_cross_attention false; a stated null is refused like any value. Both audits keep a wrapper
-# text sub-config's stated null, as its transformers config class does.
+# Other names of the counts, only where the config class takes them (attribute_map of GPT-2,
+# GPT-J, GPTBigCode, BLOOM; remote ChatGLM / EXAONE 3 num_layers): elsewhere vLLM ignores them.
+_LAYER_NAMES = _why("read: the counts under the config class's names", "n_layer", "n_head")
+_NUM_LAYERS = _why("read: the layer count under the remote config's name", "num_layers")
+# Model types A-K (audit-ak): a stated null is refused like any value (both keep a wrapper
+# text sub-config's stated null, as its config class does).
 AK = Audit(
     name="A-K", skips_null=False, same_class_only=False, keeps_stated_nulls=True,
-    fill_words="",
-    common=_COUNTS | _why("read: layers and heads", "n_layer", "n_head", "num_layers")
-    | _OUTPUTS | _MTP_LAYERS | _NO_CROSS,
+    fill_words="", common=_COUNTS | _OUTPUTS | _MTP_LAYERS | _NO_CROSS,
     unread="not read by kvplan's {model_type} reader, and it may change the cache vLLM builds; "
            "refused rather than guessed")
 # Model types L-Z (audit-lz): a stated null is unset.
@@ -187,7 +186,7 @@ _MAMBA = {k: Covered("read: Mamba state") for k in (
         "mamba_norm_before_gate", "mamba_rms_norm", "mamba_use_mlp", "use_mamba_kernels",
         "use_mambapy")}
 _GPT2 = {"attn_pdrop": Covered("training-time dropout"),
-         "scale_attn_weights": Covered("a scalar on the attention scores")}
+         "scale_attn_weights": Covered("a scalar on the attention scores")} | _LAYER_NAMES
 _NOT_BIDIRECTIONAL = {"use_bidirectional_attention": only(None, False, why="causal decoder")}
 
 
@@ -243,13 +242,13 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "weights or compute only (biases, lm_head's norm, shared experts)", "use_qkv_bias",
         "norm_head", "moe_shared_expert_intermediate_size")),
     # models/bloom.py: MHA of hidden / n_head whatever the config says.
-    "bloom": _ak("models/bloom.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | {
+    "bloom": _ak("models/bloom.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _LAYER_NAMES | {
         "num_key_value_heads": Covered("not read (BloomAttention is MHA)")} | _why(
         "weights or compute only", "apply_residual_connection_post_layernorm",
         "attention_softmax_in_fp32", "skip_bias_add", "skip_bias_add_qkv")),
     # models/chatglm.py GLMAttention: multi_query_group_num KV heads when multi_query_attention,
     # head size hidden / heads (kv_channels unread for the cache).
-    "chatglm": _ak("models/chatglm.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _why(
+    "chatglm": _ak("models/chatglm.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _NUM_LAYERS | _why(
         "read: KV heads", "multi_query_attention", "multi_query_group_num") | {
         "num_key_value_heads": Covered("not read by chatglm.py (multi_query_group_num is)"),
         "kv_channels": Covered("not read for the cache (head size hidden / heads)")} | _why(
@@ -299,7 +298,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "exaone4": _ak("models/exaone4.py", _KV | _WINDOW_PER_LAYER | {
         "sliding_window_pattern": Covered("read: layer_types when absent")}),
     # models/exaone.py ExaoneBlockAttention: head_dim or hidden / heads, no per-layer window.
-    "exaone": _ak("models/exaone.py", _KV | _WINDOW_EVERY_LAYER),
+    "exaone": _ak("models/exaone.py", _KV | _WINDOW_EVERY_LAYER | _NUM_LAYERS),
     # models/falcon.py: num_kv_heads (new_decoder_architecture) or multi_query, head size hidden
     # / heads; a config's n_head_kv is not read by FalconConfig (model_type falcon).
     "falcon": _ak("models/falcon.py",
