@@ -113,7 +113,7 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
             merged[outer] = config[outer]
     merged["model_type"] = text_type
     merged["_wrapper_model_type"] = config_model_type(config)
-    # Stated as null, or filled from TEXT_DEFAULTS: not left to the class (hf_fields).
+    # Stated as null: not left to the class's default by kvplan.sources.hf_fields.
     merged["_null_keys"] = tuple(k for k, v in text.items() if v is None)
     if filled:
         warnings.append(f"{where} of a {config_model_type(config)} wrapper leaves out "
