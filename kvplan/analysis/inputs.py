@@ -91,10 +91,13 @@ class EstimateInputs:
     """The --gpu preset, if one was named."""
     device: str
     """How the capacity table names the device ("H100-80GB, 79.19 GiB driver-reported")."""
+    kv_dtype_note: str | None = None
+    """With no --kv-dtype given: the line saying the checkpoint chose the KV dtype, if it did."""
 
 
 def estimate_inputs(
-    spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", engine: Engine = DEFAULT_ENGINE,
+    spec: ModelSpec, *, context: int, kv_dtype: str | None = "bf16",
+    engine: Engine = DEFAULT_ENGINE,
     gpu: str | None = None, gpu_mem_gib: float | None = None, platform: str | None = None,
     weights_gib: float | None = None, reserve_gib: float | None = None,
     kv_budget_gib: float | None = None, kv_cache_memory: int | None = None,
@@ -109,7 +112,11 @@ def estimate_inputs(
     """`kvplan estimate`'s options as PlanInputs. The options named here need converting or
     checking (GiB to bytes, a GPU name, --kv-cache-memory vs --kv-budget-gib, the speculative
     and prefix-caching flags, --limit-mm-per-prompt and --vision-tower text); `engine_options`
-    are PlanInputs fields, passed on as given."""
+    are PlanInputs fields, passed on as given. `kv_dtype` None: the engine's default
+    (EngineRules.auto_kv_dtype: the checkpoint's declared KV dtype, else bf16)."""
+    kv_dtype_note = None
+    if kv_dtype is None:
+        kv_dtype, kv_dtype_note = engine.rules.auto_kv_dtype(spec)
     # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
     spec = engine.rules.served_spec(spec)
     if gpu is not None and gpu_mem_gib is not None:
@@ -171,7 +178,8 @@ def estimate_inputs(
     elif kv_budget_gib is not None:
         total, device = None, "given KV budget"
     else:
-        return EstimateInputs(spec=spec, sizing=sizing, capacity=None, gpu=None, device="")
+        return EstimateInputs(spec=spec, sizing=sizing, capacity=None, gpu=None, device="",
+                              kv_dtype_note=kv_dtype_note)
     capacity = build_inputs(
         **common, total_bytes=total, pp=pp, mem_fraction=mem_fraction,
         weights_bytes=None if weights_gib is None else gib_to_bytes(weights_gib),
@@ -179,4 +187,5 @@ def estimate_inputs(
         kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
         shared_prefix=shared_prefix, dp_attention=dp_attention,
         ep=tp if expert_parallel else 1, max_num_seqs=max_num_seqs)
-    return EstimateInputs(spec=spec, sizing=sizing, capacity=capacity, gpu=preset, device=device)
+    return EstimateInputs(spec=spec, sizing=sizing, capacity=capacity, gpu=preset, device=device,
+                          kv_dtype_note=kv_dtype_note)

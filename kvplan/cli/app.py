@@ -129,6 +129,7 @@ def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 
 
 def estimate_cmd(
+    ctx: typer.Context,
     model: ModelArg,
     context: Annotated[int, typer.Option(
         *CONTEXT_FLAGS, parser=tokens_option,
@@ -287,8 +288,11 @@ def estimate_cmd(
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with handle_errors():
+        # Not given: the engine's default, which a checkpoint's KV-cache quantization can set.
+        given = getattr(ctx.get_parameter_source("kv_dtype"), "name", None)
         inputs = estimate_inputs(
-            load_spec(model), context=context, kv_dtype=kv_dtype, engine=engine, gpu=gpu,
+            load_spec(model), context=context, engine=engine, gpu=gpu,
+            kv_dtype=None if given == "DEFAULT" else kv_dtype,
             gpu_mem_gib=gpu_mem_gib, platform=None if platform is None else platform.value,
             weights_gib=weights_gib, reserve_gib=reserve_gib, kv_budget_gib=kv_budget_gib,
             kv_cache_memory=kv_cache_memory, expert_parallel=expert_parallel,
@@ -315,6 +319,8 @@ def estimate_cmd(
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory)
+        if inputs.kv_dtype_note is not None:
+            warn(f"kvplan: warning: {inputs.kv_dtype_note}")
         ask = oo.offload_ask(**{k: v for k, v in locals().items() if k in oo.ASK_KEYS})
         answer = run_estimate(inputs, batch=concurrency or 1,
                               requests=None if inputs.capacity is None else concurrency,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -312,6 +312,11 @@ class EngineRules(Protocol):
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, caches the engine's pools are not modelled for."""
 
+    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
+        """The KV dtype the engine runs when none is given (its --kv-cache-dtype auto) and, when
+        the checkpoint's quantization_config decides it, the line that says so (or refuse, in
+        one line, to guess it)."""
+
     def default_speculative_tokens(self) -> int:
         """Draft tokens per step when a speculative method is given without a count (or
         refuse, in one line, to guess them)."""
@@ -403,6 +408,19 @@ def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
         where = f" on {gpu.name}" if gpu is not None and kv_dtype == "fp8" else ""
         raise InputError(f"--kv-dtype: {engine.value} cannot run KV cache dtype {kv_dtype}{where} "
                          f"(supported here: {', '.join(allowed)})")
+
+
+def refuse_declared_kv_dtype(display_name: str, spec: ModelSpec) -> tuple[str, None]:
+    """bf16 (kvplan's default KV dtype) for a checkpoint that declares no KV-cache quantization;
+    refused in one line where it declares one: how this engine reads it is not modelled."""
+    from kvplan.model.quant_config import declared_kv_cache_dtype
+
+    declared = declared_kv_cache_dtype(spec.quantization_config)
+    if declared is not None:
+        field, dtype = declared
+        raise UnmodelledError(f"{field}: the checkpoint declares an {dtype} KV cache; whether "
+                              f"{display_name} uses it by default is not modelled: give --kv-dtype")
+    return "bf16", None
 
 
 def gpu_inputs(gpu: GPU) -> dict[str, Any]:

@@ -350,3 +350,42 @@ def bitsandbytes_config(*, bits: int = 4, double_quant: bool = True) -> QuantCon
                           "load_in_4bit": bits == 4, "load_in_8bit": bits == 8,
                           "bnb_4bit_use_double_quant": double_quant}
     return parse_quantization_config(qc, "--quantization bitsandbytes")
+
+
+def declared_kv_cache_dtype(qc: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """(field, KV dtype) a checkpoint's quantization_config declares for the KV cache, as vLLM
+    0.32 reads it when started with its default --kv-cache-dtype auto; None: the model dtype.
+
+    ModelOpt (quant_method modelopt*): utils/torch_utils.py get_kv_cache_quant_algo_string,
+    called by engine/arg_utils.py resolve_kv_cache_dtype_string: kv_cache_scheme (under
+    ``quantization`` or top level) before kv_cache_quant_algo; a scheme {dynamic: false,
+    num_bits: 8, type: float} is fp8 (fp8_e4m3), {num_bits: 4, type: float} nvfp4; the strings
+    fp8 / nvfp4 likewise; anything else falls back to auto. compressed-tensors (llm-compressor):
+    model_executor/layers/attention/attention.py turns auto into fp8 when kv_cache_scheme is
+    not null."""
+    if not isinstance(qc, Mapping):
+        return None
+    method = str(qc.get("quant_method", ""))
+    if method.startswith("modelopt"):
+        inner = qc.get("quantization", qc)
+        inner = inner if isinstance(inner, Mapping) else qc
+        for key, where in (("kv_cache_scheme", inner), ("kv_cache_scheme", qc),
+                           ("kv_cache_quant_algo", inner), ("kv_cache_quant_algo", qc)):
+            value = where.get(key)
+            if not value:
+                continue
+            field = ("quantization_config.quantization." if where is not qc
+                     else "quantization_config.") + key
+            if isinstance(value, Mapping):
+                if (value.get("dynamic") is False and value.get("num_bits") == 8
+                        and value.get("type") == "float"):
+                    return field, "fp8"
+                if value.get("num_bits") == 4 and value.get("type") == "float":
+                    return field, "nvfp4"
+                return None
+            dtype = {"fp8": "fp8", "nvfp4": "nvfp4"}.get(str(value).lower())
+            return None if dtype is None else (field, dtype)
+        return None
+    if method == "compressed-tensors" and qc.get("kv_cache_scheme") is not None:
+        return "quantization_config.kv_cache_scheme", "fp8"
+    return None

@@ -18,6 +18,7 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
+    refuse_declared_kv_dtype,
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
@@ -110,6 +111,9 @@ class SglangEngine:
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)
+
+    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
+        return refuse_declared_kv_dtype(self.display_name, spec)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_sglang_served(spec, inputs)

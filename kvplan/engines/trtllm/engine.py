@@ -17,6 +17,7 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
+    refuse_declared_kv_dtype,
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
@@ -96,6 +97,9 @@ class TrtllmEngine:
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
+
+    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
+        return refuse_declared_kv_dtype(self.display_name, spec)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Pools for recurrent state, chunked attention, the sparse indexer and draft layers are

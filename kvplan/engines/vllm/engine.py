@@ -100,6 +100,25 @@ class VllmEngine:
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Everything kvplan sizes is modelled for vLLM (kvplan.engines.vllm.alloc)."""
 
+    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
+        """--kv-cache-dtype auto: the KV dtype the checkpoint's quantization_config declares
+        (kvplan.model.quant_config.declared_kv_cache_dtype), else the model's 16-bit dtype. A
+        compressed-tensors kv_cache_scheme acts in Attention.__init__ only (layers/attention/
+        attention.py); MLA layers read cache_config.cache_dtype (mla_attention.py), so an MLA
+        model keeps its 16-bit cache."""
+        from kvplan.model.quant_config import declared_kv_cache_dtype
+
+        declared = declared_kv_cache_dtype(spec.quantization_config)
+        if declared is None or (isinstance(spec.attention, LatentAttention)
+                                and declared[0] == "quantization_config.kv_cache_scheme"
+                                and (spec.quantization_config or {}).get("quant_method")
+                                == "compressed-tensors"):
+            return "bf16", None
+        field, dtype = declared
+        return dtype, (f"KV cache {dtype}: {field} declares it, and vLLM's default "
+                       "--kv-cache-dtype auto uses it (engine/arg_utils.py "
+                       "resolve_kv_cache_dtype_string); --kv-dtype overrides")
+
     def default_speculative_tokens(self) -> int:
         return 1
 

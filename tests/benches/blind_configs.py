@@ -1,0 +1,172 @@
+"""examples/blind-configs.md: issue 26's prospective blind check, re-computed from the frozen list.
+
+    python -m tests.benches.blind_configs > examples/blind-configs.md
+
+The list (`tests/data/blind26/frozen.json`, verbatim copies under `real/`) was committed before
+kvplan or vLLM ran on any of its configs: real published config.json files of architectures in
+vLLM 0.32's registry, none with the content of a file under tests/data. For each:
+
+1. kvplan on the real file, as a new user would run it: `estimate FILE -f json -c 4096`. Exit 2
+   is a refusal (its one line is shown); exit 0 is an answer, checked in step 2.
+2. vLLM's CPU build on a shrunken copy (`shrunk/<id>/config.json`,
+   tests/benches/blind_shrink.py: same layer pattern and KV fields, fewer layers, small
+   vocabulary / MLP / experts), recorded by tests/benches/blind_oracle_run.py in
+   `shrunk/<id>/results.json` (1 GiB VLLM_CPU_KVCACHE_SPACE, max_model_len 8192, its num_blocks
+   and block size read from the scheduler), and kvplan on the SAME shrunken file with the
+   oracle's settings (ORACLE_ARGS). `equal` when num_blocks, block_size,
+   reported_kv_cache_tokens and two-decimal max_concurrency all equal vLLM's; `WRONG exit 0`
+   otherwise.
+3. `notes.json` holds what a run cannot show: why vLLM's CPU build could not run a case, facts
+   read from vLLM's source for a case the CPU build cannot run (`expect`: JSON fields kvplan's
+   answer on the real file must have), a judgement of each refusal, and the verdict a case had
+   before a rule was written for it (`shaped`: no longer prospective)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BLIND = Path(__file__).resolve().parents[1] / "data" / "blind26"
+USER_ARGS = ("-f", "json", "-c", "4096")
+ORACLE_ARGS = ("-f", "json", "-c", "8192", "--kv-budget-gib", "1", "--platform", "cpu",
+               "--engine-version", "0.32", "--kv-dtype", "bf16", "--max-num-batched-tokens", "2048")
+COMPARED = (("num_blocks", "num_blocks"), ("block_size", "block_size"),
+            ("reported_kv_cache_tokens", "kv_cache_tokens"))
+
+
+@dataclass
+class Row:
+    """One frozen config: kvplan's answer on the real file and on the shrunken one, vLLM's run."""
+
+    id: str
+    hub: str
+    source: str
+    architecture: str
+    exit_code: int
+    refusal: str = ""
+    kvplan: dict[str, Any] = field(default_factory=dict)
+    vllm: dict[str, Any] = field(default_factory=dict)
+    verdict: str = ""
+    note: str = ""
+    shaped: str = ""
+
+
+def run_cli(args: list[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `kvplan <args>` in-process."""
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+
+    result = CliRunner().invoke(app, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def compared(plan: dict[str, Any]) -> dict[str, Any]:
+    return {k: plan.get(k) for k, _ in COMPARED} | {
+        "max_concurrency": round(plan.get("max_concurrency") or 0.0, 2)}
+
+
+def vllm_side(output: dict[str, Any]) -> dict[str, Any]:
+    return {k: output.get(v) for k, v in COMPARED} | {
+        "max_concurrency": round(output.get("max_concurrency") or 0.0, 2)}
+
+
+def expect_failures(plan: dict[str, Any], expect: dict[str, Any]) -> list[str]:
+    return [f"{k}: kvplan {plan.get(k)!r}, vLLM {v!r}" for k, v in expect.items()
+            if plan.get(k) != v]
+
+
+def evaluate(entry: dict[str, Any], notes: dict[str, Any]) -> Row:
+    cid = entry["id"]
+    note = notes.get(cid, {})
+    source = f"{entry['repo']}@{entry['commit'][:7]}:{entry['path']}"
+    row = Row(id=cid, hub=entry["hub"], source=source,
+              architecture=entry["architecture"], exit_code=0, note=note.get("note", ""),
+              shaped=note.get("shaped", ""))
+    code, out, err = run_cli(["estimate", str(BLIND / "real" / f"{cid}.json"), *USER_ARGS])
+    row.exit_code = code
+    if code != 0:
+        lines = [line for line in err.splitlines() if line.strip()]
+        row.refusal = lines[-1] if lines else ""
+        one_line = code == 2 and len([line for line in lines if "error" in line]) == 1
+        row.verdict = "refused" if one_line else f"FAILED exit {code}"
+        return row
+    wrong = expect_failures(json.loads(out), note.get("expect", {}))
+    results = BLIND / "shrunk" / cid / "results.json"
+    if not results.is_file():
+        row.verdict = "WRONG exit 0" if wrong else "not run"
+        row.note = "; ".join([*wrong, row.note]) if wrong else row.note
+        return row
+    output = json.loads(results.read_text())[-1]["output"]
+    if not output.get("ok"):
+        row.verdict = "WRONG exit 0" if wrong else "vLLM CPU could not run"
+        row.note = "; ".join([*wrong, row.note or output.get("error", "")[-160:]])
+        return row
+    shrunk = str(BLIND / "shrunk" / cid / "config.json")
+    code, out, err = run_cli(["estimate", shrunk, *ORACLE_ARGS])
+    if code != 0:
+        row.verdict = "refused (shrunken copy)"
+        row.refusal = err.strip().splitlines()[-1] if err.strip() else ""
+        return row
+    row.kvplan, row.vllm = compared(json.loads(out)), vllm_side(output)
+    row.verdict = "equal" if row.kvplan == row.vllm and not wrong else "WRONG exit 0"
+    if wrong:
+        row.note = "; ".join([*wrong, row.note])
+    return row
+
+
+def rows() -> list[Row]:
+    frozen = json.loads((BLIND / "frozen.json").read_text())["configs"]
+    notes_file = BLIND / "notes.json"
+    notes = json.loads(notes_file.read_text()) if notes_file.is_file() else {}
+    return [evaluate(entry, notes) for entry in frozen]
+
+
+def cell(values: dict[str, Any], key: str) -> str:
+    v = values.get(key)
+    return "-" if v is None else f"{v:,}" if isinstance(v, int) else f"{v}"
+
+
+def main() -> str:
+    table = rows()
+    counts: dict[str, int] = {}
+    for r in table:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    shaped = [r for r in table if r.shaped]
+    lines = ["# Blind check: kvplan on real configs it was not built on (issue 26)", "",
+             "Generated by `python -m tests.benches.blind_configs` (the method is in its "
+             "docstring). The list was frozen (commit 71849b2) before kvplan or vLLM 0.32 ran on "
+             "any of its files; "
+             "vLLM's numbers come from its CPU build on shrunken copies with dummy weights.", "",
+             "Verdicts: " + ", ".join(f"**{k}** {v}" for k, v in sorted(counts.items())) +
+             f" of {len(table)} configs" + (f"; {len(shaped)} shaped (a rule was written after "
+                                            "this check found them: no longer prospective, their "
+                                            "verdict before the fix is shown)" if shaped else "")
+             + ".", "",
+             "| config (Hub) | architecture | kvplan | blocks kvplan / vLLM | "
+             "tokens kvplan / vLLM | "
+             "conc. kvplan / vLLM | block kvplan / vLLM | verdict |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
+    for r in table:
+        status = "exit 2" if r.exit_code == 2 else f"exit {r.exit_code}"
+        pairs = [f"{cell(r.kvplan, k)} / {cell(r.vllm, k)}" if r.vllm else "-"
+                 for k in ("num_blocks", "reported_kv_cache_tokens", "max_concurrency",
+                           "block_size")]
+        verdict = r.verdict + (f" (before the fix: {r.shaped})" if r.shaped else "")
+        lines.append(f"| {r.id} ({r.hub}) | {r.architecture} | {status} | " + " | ".join(pairs)
+                     + f" | {verdict} |")
+    lines += ["", "## Sources, refusals and notes", ""]
+    for r in table:
+        text = f"- **{r.id}**: `{r.source}`."
+        if r.refusal:
+            text += f" Refusal: `{r.refusal.removeprefix('kvplan: error: ')}`"
+        if r.note:
+            text += f" {r.note}"
+        lines.append(text)
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(main(), end="")

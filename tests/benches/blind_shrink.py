@@ -1,0 +1,118 @@
+"""Shrink the frozen blind configs (tests/data/blind26/real/) for vLLM's CPU build (issue 26's
+blind check).
+
+    python tests/benches/blind_shrink.py ID ...   # tests/data/blind26/shrunk/<id>/config.json
+
+What changes: fewer layers with the same layer pattern (per-layer lists and pattern strings cut
+to whole periods), a 4,096-token vocabulary, small MLPs and expert counts, and no weight
+quantization (the CPU build runs none of these checkpoints' schemes); a `kv_cache_scheme` /
+`kv_cache_quant_algo` that sets the KV dtype is not kept, so such a case is compared at the
+model dtype and recorded as such. Every field the KV cache depends on (heads, head sizes,
+windows, patterns, chunking, latent ranks, state sizes, sharing) is kept."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+BLIND = Path(__file__).resolve().parents[1] / "data" / "blind26"
+LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer")
+NESTED = ("text_config", "llm_config", "language_config")
+SMALL = {"intermediate_size": 512, "moe_intermediate_size": 256,
+         "shared_expert_intermediate_size": 256, "ffn_hidden_size": 512, "n_inner": 512}
+EXPERT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
+# Layer counts chosen by hand where a period is not visible in a list (implicit patterns).
+LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
+          "llama-4-maverick-instruct": 8, "deepseek-r1": 5, "qwen3-coder-next-base": 8,
+          "mimo-7b-base": 4, "starcoder2-15b": 4}
+# Overrides applied after the generic pass (KV sharing needs whole groups at the end).
+OVERRIDES: dict[str, dict[str, Any]] = {
+    "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
+}
+
+
+def period(seq: list[Any] | str) -> int:
+    """Smallest p with seq[i] == seq[i % p] for every i (len(seq) when there is none)."""
+    for p in range(1, len(seq) + 1):
+        if all(seq[i] == seq[i % p] for i in range(len(seq))):
+            return p
+    return len(seq)
+
+
+def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
+    n = next((cfg[k] for k in LAYER_KEYS if isinstance(cfg.get(k), int)), None)
+    if n is not None:
+        per_layer = [k for k, v in cfg.items() if isinstance(v, (list, str)) and len(v) == n
+                     and n > 1 and k not in ("architectures",)]
+        if layers is None:
+            p = 1
+            for k in per_layer:
+                p = math.lcm(p, period(cfg[k]))
+            first_dense = int(cfg.get("first_k_dense_replace") or 0)
+            if p <= n // 2:
+                layers = min(n, max(4, 2 * p, first_dense + 2))
+            else:  # no period: the shortest prefix of at least 12 layers holding every layer type
+                seen = max(max(list(cfg[k]).index(t) for t in set(cfg[k])) for k in per_layer)
+                layers = min(n, max(12, seen + 1))
+        for k in LAYER_KEYS:
+            if isinstance(cfg.get(k), int):
+                cfg[k] = layers
+        for k in per_layer:
+            cfg[k] = cfg[k][:layers]
+        for k in ("mlp_only_layers",):
+            if isinstance(cfg.get(k), list):
+                cfg[k] = [i for i in cfg[k] if i < layers]
+    if isinstance(cfg.get("vocab_size"), int) and cfg["vocab_size"] > 4096:
+        cfg["vocab_size"] = 4096
+        for k in ("pad_token_id", "bos_token_id", "eos_token_id", "padded_vocab_size"):
+            v = cfg.get(k)
+            if isinstance(v, int) and v >= 4096:
+                cfg[k] = 4096 if k == "padded_vocab_size" else 1
+            elif isinstance(v, list):
+                cfg[k] = [t if t < 4096 else 1 for t in v]
+    for k, v in SMALL.items():
+        if isinstance(cfg.get(k), int) and cfg[k] > v:
+            cfg[k] = v
+    topk = int(cfg.get("num_experts_per_tok") or cfg.get("moe_topk") or 1)
+    for k in EXPERT_KEYS:
+        if isinstance(cfg.get(k), int) and cfg[k] > 16:
+            groups = int(cfg.get("n_group") or 1)
+            cfg[k] = max(16, 2 * topk, groups * 2)
+    cfg.pop("quantization_config", None)
+
+
+def shrink(cid: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(cfg)
+    out.pop("quantization_config", None)
+    scopes = [out] + [out[k] for k in NESTED if isinstance(out.get(k), dict)]
+    for scope in scopes:
+        shrink_scope(scope, LAYERS.get(cid))
+    for key, value in OVERRIDES.get(cid, {}).items():
+        if isinstance(value, dict):
+            out[key].update(value)
+            if "layer_types" in out[key]:
+                out[key]["layer_types"] = out[key]["layer_types"][:out[key]["num_hidden_layers"]]
+        else:
+            out[key] = value
+    return out
+
+
+def main(ids: list[str]) -> None:
+    """Shrink the frozen configs named (all when none are; the folders of those kvplan refuses
+    are not kept: vLLM is not asked about them)."""
+    frozen = json.loads((BLIND / "frozen.json").read_text())["configs"]
+    for row in frozen:
+        if ids and row["id"] not in ids:
+            continue
+        real = json.loads((BLIND / "real" / f"{row['id']}.json").read_text())
+        folder = BLIND / "shrunk" / row["id"]
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.json").write_text(json.dumps(shrink(row["id"], real), indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
