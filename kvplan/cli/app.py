@@ -142,7 +142,8 @@ def estimate_cmd(
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
         help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
-             "spellings too (auto, fp8_e4m3, fp8_e5m2, bfloat16).")] = "bf16",
+             "spellings too (auto, fp8_e4m3, fp8_e5m2, bfloat16). Not given: bf16, or for vLLM "
+             "the KV dtype the checkpoint's quantization_config declares (its auto).")] = "bf16",
     block_size: Annotated[int | None, typer.Option(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (SGLang --page-size). Default: the engine's (vLLM 16 on "

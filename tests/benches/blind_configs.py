@@ -89,7 +89,7 @@ def evaluate(entry: dict[str, Any], notes: dict[str, Any]) -> Row:
     row.exit_code = code
     if code != 0:
         lines = [line for line in err.splitlines() if line.strip()]
-        row.refusal = lines[-1] if lines else ""
+        row.refusal = (lines[-1] if lines else "").replace(f"{BLIND.parents[2]}/", "")
         one_line = code == 2 and len([line for line in lines if "error" in line]) == 1
         row.verdict = "refused" if one_line else f"FAILED exit {code}"
         return row
