@@ -11,8 +11,9 @@ vLLM 0.32's registry, none with the content of a file under tests/data. For each
 2. vLLM's CPU build on a shrunken copy (`shrunk/<id>/config.json`,
    tests/benches/blind_shrink.py: same layer pattern and KV fields, fewer layers, small
    vocabulary / MLP / experts), recorded by tests/benches/blind_oracle_run.py in
-   `shrunk/<id>/results.json` (1 GiB VLLM_CPU_KVCACHE_SPACE, max_model_len 8192, its num_blocks
-   and block size read from the scheduler), and kvplan on the SAME shrunken file with the
+   `shrunk/<id>/results.json` (1 GiB VLLM_CPU_KVCACHE_SPACE, max_model_len 8192, or 4096 where
+   max_position_embeddings is 4096; its num_blocks and block size read from the scheduler),
+   and kvplan on the SAME shrunken file with the
    oracle's settings (ORACLE_ARGS). `equal` when num_blocks, block_size,
    reported_kv_cache_tokens and two-decimal max_concurrency all equal vLLM's; `WRONG exit 0`
    otherwise.
@@ -30,7 +31,7 @@ from typing import Any
 
 BLIND = Path(__file__).resolve().parents[1] / "data" / "blind26"
 USER_ARGS = ("-f", "json", "-c", "4096")
-ORACLE_ARGS = ("-f", "json", "-c", "8192", "--kv-budget-gib", "1", "--platform", "cpu",
+ORACLE_ARGS = ("-f", "json", "--kv-budget-gib", "1", "--platform", "cpu",
                "--engine-version", "0.32", "--kv-dtype", "bf16", "--max-num-batched-tokens", "2048")
 COMPARED = (("num_blocks", "num_blocks"), ("block_size", "block_size"),
             ("reported_kv_cache_tokens", "kv_cache_tokens"))
@@ -105,7 +106,8 @@ def evaluate(entry: dict[str, Any], notes: dict[str, Any]) -> Row:
         row.note = "; ".join([*wrong, row.note or output.get("error", "")[-160:]])
         return row
     shrunk = str(BLIND / "shrunk" / cid / "config.json")
-    code, out, err = run_cli(["estimate", shrunk, *ORACLE_ARGS])
+    context = str(output["settings"]["max_model_len"])
+    code, out, err = run_cli(["estimate", shrunk, "-c", context, *ORACLE_ARGS])
     if code != 0:
         row.verdict = "refused (shrunken copy)"
         row.refusal = err.strip().splitlines()[-1] if err.strip() else ""
@@ -129,8 +131,8 @@ def cell(values: dict[str, Any], key: str) -> str:
     return "-" if v is None else f"{v:,}" if isinstance(v, int) else f"{v}"
 
 
-def main() -> str:
-    table = rows()
+def main(table: list[Row] | None = None) -> str:
+    table = rows() if table is None else table
     counts: dict[str, int] = {}
     for r in table:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1

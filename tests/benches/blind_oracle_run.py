@@ -46,6 +46,8 @@ PATTERNS = {
     "mamba_cache_mode": r"Mamba cache mode is set to '(\w+)'",
 }
 STUBS = Path(__file__).resolve().parents[3] / "shared" / "tools" / "vllm-oracle-stubs"
+# tests/oracle/import_fixes: the import fixes the recorded multimodal oracle runs use (Kimi-K2.5).
+FIXES = Path(__file__).resolve().parents[1] / "oracle" / "import_fixes"
 
 
 def main() -> int:
@@ -68,7 +70,7 @@ def main() -> int:
     env = dict(os.environ, VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE=str(a.kv_gib))
     if a.stub_torchvision:
         rest = os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
-        env["PYTHONPATH"] = str(STUBS) + rest
+        env["PYTHONPATH"] = str(FIXES) + os.pathsep + str(STUBS) + rest
     py = os.environ.get("VLLM_ORACLE_PYTHON", "python3")
     try:
         r = subprocess.run([py, "-c", CHILD, json.dumps(kw)], capture_output=True, text=True,
