@@ -413,6 +413,8 @@ def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
 def refuse_declared_kv_dtype(display_name: str, spec: ModelSpec) -> tuple[str, None]:
     """bf16 (kvplan's default KV dtype) for a checkpoint that declares no KV-cache quantization;
     refused in one line where it declares one: how this engine reads it is not modelled."""
+    if spec.quantization_json is None:  # (quant_config not imported: estimate's start-up)
+        return "bf16", None
     from kvplan.model.quant_config import declared_kv_cache_dtype
 
     declared = declared_kv_cache_dtype(spec.quantization_config)

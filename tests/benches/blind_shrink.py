@@ -33,6 +33,10 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
 }
+# NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
+# experts: they become dense MLP layers ("-"), which hold none either.
+NO_CACHE_SWAPS = {"nemotron-3-nano-30b-a3b": ("hybrid_override_pattern", "E", "-"),
+                  "nemotron-3-super-120b-fp8": ("hybrid_override_pattern", "E", "-")}
 
 
 def period(seq: list[Any] | str) -> int:
@@ -66,6 +70,8 @@ def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
         for k in ("mlp_only_layers",):
             if isinstance(cfg.get(k), list):
                 cfg[k] = [i for i in cfg[k] if i < layers]
+        if isinstance(cfg.get("max_window_layers"), int):  # a layer count too (Qwen2's)
+            cfg["max_window_layers"] = min(cfg["max_window_layers"], layers)
     if isinstance(cfg.get("vocab_size"), int) and cfg["vocab_size"] > 4096:
         cfg["vocab_size"] = 4096
         for k in ("pad_token_id", "bos_token_id", "eos_token_id", "padded_vocab_size"):
@@ -91,6 +97,9 @@ def shrink(cid: str, cfg: dict[str, Any]) -> dict[str, Any]:
     scopes = [out] + [out[k] for k in NESTED if isinstance(out.get(k), dict)]
     for scope in scopes:
         shrink_scope(scope, LAYERS.get(cid))
+    if cid in NO_CACHE_SWAPS:
+        key, old, new = NO_CACHE_SWAPS[cid]
+        out[key] = out[key].replace(old, new)
     for key, value in OVERRIDES.get(cid, {}).items():
         if isinstance(value, dict):
             out[key].update(value)

@@ -106,6 +106,8 @@ class VllmEngine:
         compressed-tensors kv_cache_scheme acts in Attention.__init__ only (layers/attention/
         attention.py); MLA layers read cache_config.cache_dtype (mla_attention.py), so an MLA
         model keeps its 16-bit cache."""
+        if spec.quantization_json is None:  # (quant_config not imported: estimate's start-up)
+            return "bf16", None
         from kvplan.model.quant_config import declared_kv_cache_dtype
 
         declared = declared_kv_cache_dtype(spec.quantization_config)
