@@ -58,6 +58,8 @@ def main() -> int:
     p.add_argument("--kv-cache-dtype")
     p.add_argument("--stub-torchvision", action="store_true")
     p.add_argument("--limit-mm", action="store_true")
+    p.add_argument("--remote-configs", action="store_true",
+                   help="tests/oracle/remote_configs on the path (remote config classes)")
     p.add_argument("--timeout", type=int, default=900)
     a = p.parse_args()
     kw = {"model": os.path.abspath(a.model_dir), "load_format": "dummy",
@@ -71,6 +73,9 @@ def main() -> int:
     if a.stub_torchvision:
         rest = os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
         env["PYTHONPATH"] = str(FIXES) + os.pathsep + str(STUBS) + rest
+    if a.remote_configs:
+        rest = os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        env["PYTHONPATH"] = str(FIXES.parent / "remote_configs") + rest
     py = os.environ.get("VLLM_ORACLE_PYTHON", "python3")
     try:
         r = subprocess.run([py, "-c", CHILD, json.dumps(kw)], capture_output=True, text=True,
