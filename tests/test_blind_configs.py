@@ -79,12 +79,12 @@ def test_no_blind_config_gets_a_wrong_number_with_exit_0() -> None:
     from tests.benches.blind_configs import main, rows
 
     table = rows()
-    # examples/blind-configs.md is current (python -m tests.benches.blind_configs).
-    page = Path(__file__).parents[1] / "examples" / "blind-configs.md"
-    assert main(table) == page.read_text()
     assert len(table) >= 40
     wrong = [(r.id, r.kvplan, r.vllm, r.note) for r in table
              if r.verdict.startswith("WRONG") or r.verdict.startswith("FAILED")]
     assert wrong == []
     # A refusal is one line naming what blocks the answer.
     assert all(r.refusal.startswith("kvplan: error: ") for r in table if r.verdict == "refused")
+    # examples/blind-configs.md is current (python -m tests.benches.blind_configs).
+    page = Path(__file__).parents[1] / "examples" / "blind-configs.md"
+    assert main(table) == page.read_text()
