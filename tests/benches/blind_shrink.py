@@ -28,15 +28,18 @@ EXPERT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 # Layer counts chosen by hand where a period is not visible in a list (implicit patterns).
 LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
           "llama-4-maverick-instruct": 8, "deepseek-r1": 5, "qwen3-coder-next-base": 8,
-          "mimo-7b-base": 4, "starcoder2-15b": 4}
+          "mimo-7b-base": 4, "starcoder2-15b": 4, "qwen3-next-80b-a3b-instruct-fp8": 8,
+          "llama-4-scout-instruct": 8}
 # Overrides applied after the generic pass (KV sharing needs whole groups at the end).
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
+    "gemma-4-e4b-it": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
 NO_CACHE_SWAPS = {"nemotron-3-nano-30b-a3b": ("hybrid_override_pattern", "E", "-"),
-                  "nemotron-3-super-120b-fp8": ("hybrid_override_pattern", "E", "-")}
+                  "nemotron-3-super-120b-fp8": ("hybrid_override_pattern", "E", "-"),
+                  "nemotron-3-nano-30b-a3b-nvfp4": ("hybrid_override_pattern", "E", "-")}
 
 
 def period(seq: list[Any] | str) -> int:
