@@ -82,7 +82,24 @@ MODELS = {
     # same fields and sizes); stated here with the prospective set, before it was evaluated.
     ("deepseek-ai/DeepSeek-R1", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
                                          "deepseek-ai/DeepSeek-V3's config (R1: same shapes)"),
+    # The NVFP4 DeepSeek-R1 the SGLang fp4 rows ran (nvidia/DeepSeek-R1-0528-FP4-v2; its
+    # quantization_config reconstructed from ModelOpt's DeepSeek recipe, tests/data/disagg/
+    # SOURCES.md): bf16 MLA, NVFP4 (W4A4) MLP and experts, FP8 KV (kv_cache_quant_algo FP8,
+    # which SGLang's --kv-cache-dtype auto follows). Added at dis29, before these rows were
+    # replayed: `COHORTS`.
+    ("deepseek-ai/DeepSeek-V3", "fp4"): ("tests/data/disagg/deepseek-r1-nvfp4.json", "fp8",
+                                         "DeepSeek-R1 NVFP4 (ModelOpt layout)"),
+    ("deepseek-ai/DeepSeek-R1", "fp4"): ("tests/data/disagg/deepseek-r1-nvfp4.json", "fp8",
+                                         "DeepSeek-R1 NVFP4 (ModelOpt layout)"),
 }
+# When each prospective row was first replayed, by its checkpoint: the rule that chose the
+# prospective rows a session replays for the first time is fixed before their results are
+# seen. bc0cfec (the disaggregated simulator): the FP8 DeepSeek rows; dis29 (the GEMM-type
+# rule: NVFP4 at the FP4 peak): every frozen row that entry of MODELS makes replayable, i.e. all
+# SGLang NVFP4 DeepSeek-R1 rows with full worker layouts and a stated concurrency (42; the
+# other frozen rows lack worker counts or are TensorRT-LLM's, whose scheduler is not simulated).
+COHORTS = {("deepseek-ai/DeepSeek-V3", "fp4"): "dis29", ("deepseek-ai/DeepSeek-R1", "fp4"): "dis29"}
+FIRST_COHORT = "bc0cfec"
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
 # The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
@@ -144,6 +161,7 @@ class Replay:
     tpot_ms: float | None = None
     prefill_ms: float | None = None  # one prompt alone on one prefill worker
     why_not: str = ""  # set when the row is not replayed
+    cohort: str = FIRST_COHORT  # the session that first replayed it (`COHORTS`)
 
     @property
     def replayed(self) -> bool:
@@ -179,6 +197,10 @@ def prospective_rows() -> list[dict[str, str]]:
 
 def row_ids() -> list[str]:
     return [PREFIX + r["id"] for r in rows()]
+
+
+def prospective_row_ids() -> list[str]:
+    return [PREFIX + r["id"] for r in prospective_rows()]
 
 
 def stated_concurrency(row: dict[str, str]) -> int | None:
@@ -313,7 +335,8 @@ def replay(row: dict[str, str], *, prospective: bool = False) -> Replay:
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
-            "input_len": int(row["isl"]), "output_len": int(row["osl"])}
+            "input_len": int(row["isl"]), "output_len": int(row["osl"]),
+            "cohort": COHORTS.get((row["model_path"], row["precision"]), FIRST_COHORT)}
     why = _why_not(row, conc, prospective=prospective)
     if why:
         return Replay(**base, why_not=why)
