@@ -35,6 +35,7 @@ from tests.benches.disagg_rows import (
     prospective_replays,
     replays,
     rows,
+    without_fp4,
 )
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
@@ -163,6 +164,7 @@ def _prospective_rows() -> list[str]:
            "frozen row has both a full layout and an engine whose scheduler kvplan simulates). "
            f"Shaped rows among them: {sum(r.id in shaped for r in new)}.", "",
            *_counts(new), "",
+           *_counterfactual(new), "",
            f"### 3b. Shaped: {len(first)} rows first replayed after bc0cfec", "",
            "Read before the GEMM-type rule was written (their misses named it as a suspect): "
            f"shaped by it ({sum(r.id in rule.rows for r in first)} of {len(first)}), no blind "
@@ -171,8 +173,52 @@ def _prospective_rows() -> list[str]:
            *_counts(first), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
-    out += ["", "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
-            *_table(first)]
+    out += ["", *_saturation(new), "", "Prospective rows (3a):", "", *_table(new), "",
+            "Shaped rows (3b):", "", *_table(first)]
+    return out
+
+
+def _counterfactual(done: list[Replay]) -> list[str]:
+    """The same rows under the rule before bc725f6 (NVFP4 at bf16 math): what the rule did to
+    the blind rows, measured once with it (not a tuning target)."""
+    old = [r for r in without_fp4(done) if r.replayed]
+    return [f"The same {len(old)} rows with the cards' FP4 peak removed (NVFP4 GEMMs at bf16 "
+            "math and one kernel each, the rule before bc725f6), computed beside it, not used "
+            f"to choose it: both {share(old, lambda r: r.inside)}; TTFT "
+            f"{share(old, inside(0))}; TPOT {share(old, inside(1))}. The rule prices the "
+            "prefill's expert and MLP GEMMs faster (lower TTFT, where kvplan was already "
+            "below the measured at load) and adds an activation-quantization kernel to each "
+            "W4A4 GEMM (higher TPOT at small batches, where it was already above)."]
+
+
+def _saturation(done: list[Replay]) -> list[str]:
+    """The prospective rows' TTFT misses by load, and, where the measured TTFT is over a
+    second, the prompts per second each prefill worker served (Little's law over the measured
+    times) against one prompt alone on a worker in kvplan's cost model."""
+    def share_low(rows: list[Replay]) -> str:
+        return share(rows, lambda r: r.ratios is not None and r.ratios[0] < BAND[0])
+
+    low = [r for r in done if r.concurrency is not None and r.concurrency <= 16]
+    high = [r for r in done if r.concurrency is not None and r.concurrency >= 32]
+    out = [f"Where 3a misses: TTFT below the band at 16 or fewer requests in flight "
+           f"{share_low(low)}, at 32 or more {share_low(high)}; TPOT above the band at 16 or "
+           f"fewer {share(low, lambda r: r.tpot_ms > BAND[1] * r.measured_tpot_ms)}. Where "
+           "the measured TTFT is over a second, Little's law over the measured times "
+           "(requests in flight / (TTFT + (O - 1) x TPOT), over the row's prefill workers) "
+           "gives the rate each prefill worker served, beside kvplan's time for one prompt "
+           "alone on one of the worker's ranks (a DP-attention worker runs one per rank at "
+           "once, and the simulation batches prompts up to the chunked-prefill budget, so a "
+           "worker serves more than 1,000 / that a second):", ""]
+    for r in done:
+        if r.concurrency is None or r.measured_ttft_ms <= 1000 or r.prefill_ms is None:
+            continue
+        workers = int(r.label.split("P ")[0])
+        rate = r.concurrency / ((r.measured_ttft_ms + (r.output_len - 1)
+                                 * r.measured_tpot_ms) / 1e3) / workers
+        out.append(f"- {r.id.removeprefix(PREFIX)}: {rate:,.2f} prompts/s of "
+                   f"{r.input_len:,} tokens per worker ({1e3 / rate:,.0f} ms each); kvplan "
+                   f"{r.prefill_ms:,.0f} ms for one alone on a rank, TTFT {r.ttft_ms or 0:,.0f} vs "
+                   f"{r.measured_ttft_ms:,.0f} ms measured")
     return out
 
 

@@ -28,7 +28,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -233,14 +233,20 @@ def _label(row: dict[str, str], conc: int | None) -> str:
     return f"{role('prefill')} : {role('decode')}, {row['isl']}/{row['osl']}, {load}"
 
 
-def _request(row: dict[str, str], conc: int | None, role: str = "decode") -> DisaggRequest:
+def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
+             fp4: bool = True) -> DisaggRequest:
+    """`fp4` False: the card without its FP4 peak (NVFP4 priced as before bc725f6, weight-only
+    bf16 math), for the counterfactual line of the bench; nothing else uses it."""
     _config, kv_dtype, _ = MODELS[(row["model_path"], row["precision"])]
     r = recipe(row)
     eager = role == "prefill" and r is not None and r.prefill_eager
+    gpu = get_gpu(GPUS[row["system"]])
+    if not fp4:
+        gpu = replace(gpu, peak_fp4_flops_per_s=None)
     return DisaggRequest(
         prefill=layout(row, "prefill"), decode=layout(row, "decode"),
         input_len=int(row["isl"]), output_len=int(row["osl"]),
-        gpu=get_gpu(GPUS[row["system"]]), link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
+        gpu=gpu, link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
         engine=Engine(row["backend"]), engine_version=row["backend_version"],
         kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
 
@@ -270,11 +276,11 @@ class _Setup:
 
 
 @cache
-def _setup(key: tuple[tuple[str, str], ...]) -> _Setup:
+def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True) -> _Setup:
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']}"
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
-    req, p_req = _request(row, 1), _request(row, 1, "prefill")
+    req, p_req = _request(row, 1, fp4=fp4), _request(row, 1, "prefill", fp4=fp4)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
@@ -291,10 +297,11 @@ def _setup(key: tuple[tuple[str, str], ...]) -> _Setup:
                   tpot_ms=tpot_ms)
 
 
-def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None, float]:
+def predict(row: dict[str, str], conc: int, *, fp4: bool = True
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated)."""
-    st = _setup(_setup_key(row))
+    st = _setup(_setup_key(row), fp4)
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
     opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
                       st.decode, transfer_seconds(st.handover, st.req.link), x, y,
@@ -330,7 +337,7 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
     return ""
 
 
-def replay(row: dict[str, str], *, prospective: bool = False) -> Replay:
+def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -342,7 +349,7 @@ def replay(row: dict[str, str], *, prospective: bool = False) -> Replay:
         return Replay(**base, why_not=why)
     assert conc is not None
     try:
-        ttft, tpot, prefill = predict(row, conc)
+        ttft, tpot, prefill = predict(row, conc, fp4=fp4)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -367,3 +374,10 @@ def _prospective() -> tuple[Replay, ...]:
 def prospective_replays() -> list[Replay]:
     """The frozen prospective rows (PROSPECTIVE_FILE) replayed, or why not."""
     return list(_prospective())
+
+
+def without_fp4(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again with the cards' FP4 peak removed (NVFP4 GEMMs at bf16 math, the
+    rule before bc725f6): the counterfactual the bench prints beside the prospective cohort."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, fp4=False) for r in rows]
