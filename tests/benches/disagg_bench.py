@@ -32,6 +32,7 @@ from tests.benches.disagg_rows import (
     RECIPES,
     Replay,
     predict,
+    prefill_capacity,
     prospective_replays,
     replays,
     rows,
@@ -173,8 +174,9 @@ def _prospective_rows() -> list[str]:
            *_counts(first), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
-    out += ["", *_saturation(new), "", "Prospective rows (3a):", "", *_table(new), "",
-            "Shaped rows (3b):", "", *_table(first)]
+    out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
+            "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
+            *_table(first)]
     return out
 
 
@@ -191,7 +193,7 @@ def _counterfactual(done: list[Replay]) -> list[str]:
             "W4A4 GEMM (higher TPOT at small batches, where it was already above)."]
 
 
-def _saturation(done: list[Replay]) -> list[str]:
+def _saturation(done: list[Replay], name: str) -> list[str]:
     """The prospective rows' TTFT misses by load, and, where the measured TTFT is over a
     second, the prompts per second each prefill worker served (Little's law over the measured
     times) against one prompt alone on a worker in kvplan's cost model."""
@@ -200,7 +202,7 @@ def _saturation(done: list[Replay]) -> list[str]:
 
     low = [r for r in done if r.concurrency is not None and r.concurrency <= 16]
     high = [r for r in done if r.concurrency is not None and r.concurrency >= 32]
-    out = [f"Where 3a misses: TTFT below the band at 16 or fewer requests in flight "
+    out = [f"Where {name} misses: TTFT below the band at 16 or fewer requests in flight "
            f"{share_low(low)}, at 32 or more {share_low(high)}; TPOT above the band at 16 or "
            f"fewer {share(low, lambda r: r.tpot_ms > BAND[1] * r.measured_tpot_ms)}. Where "
            "the measured TTFT is over a second, Little's law over the measured times "
@@ -215,10 +217,15 @@ def _saturation(done: list[Replay]) -> list[str]:
         workers = int(r.label.split("P ")[0])
         rate = r.concurrency / ((r.measured_ttft_ms + (r.output_len - 1)
                                  * r.measured_tpot_ms) / 1e3) / workers
+        cap = prefill_capacity(r)
+        full = "" if cap is None else (
+            f"; a full simulated step ({cap[0]} prompts on each of {cap[1]} ranks) takes "
+            f"{cap[2]:,.0f} ms: at most {cap[0] * cap[1] * 1e3 / cap[2]:,.1f} prompts/s, "
+            f"{cap[0] * cap[1] * 1e3 / cap[2] / rate:,.1f} x the measured rate")
         out.append(f"- {r.id.removeprefix(PREFIX)}: {rate:,.2f} prompts/s of "
                    f"{r.input_len:,} tokens per worker ({1e3 / rate:,.0f} ms each); kvplan "
-                   f"{r.prefill_ms:,.0f} ms for one alone on a rank, TTFT {r.ttft_ms or 0:,.0f} vs "
-                   f"{r.measured_ttft_ms:,.0f} ms measured")
+                   f"{r.prefill_ms:,.0f} ms for one alone on a rank{full}; TTFT "
+                   f"{r.ttft_ms or 0:,.0f} vs {r.measured_ttft_ms:,.0f} ms measured")
     return out
 
 

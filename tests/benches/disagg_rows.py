@@ -381,3 +381,16 @@ def without_fp4(rows: list[Replay]) -> list[Replay]:
     rule before bc725f6): the counterfactual the bench prints beside the prospective cohort."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, fp4=False) for r in rows]
+
+
+def prefill_capacity(replayed: Replay) -> tuple[int, int, float] | None:
+    """(prompts per rank per step, ranks, step ms) of a full prefill step in the simulation of
+    a prospective row: the most prompts a prefill worker serves is ranks x prompts / step."""
+    row = next(r for r in prospective_rows() if PREFIX + r["id"] == replayed.id)
+    st = _setup(_setup_key(row))
+    if st.batching is None:
+        return None
+    n = max(1, st.batching.token_budget // replayed.input_len)
+    ms = st.batching.step_ms(n * replayed.input_len, n)
+    lay = layout(row, "prefill")
+    return (n, lay.dp if lay.dp_attention else 1, ms) if ms is not None else None
