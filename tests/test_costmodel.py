@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan import load_spec
+from kvplan._util.dtypes import GemmMath
 from kvplan._util.errors import InputError
 from kvplan.analysis.compare import compare_schemes
 from kvplan.cli.app import app
@@ -299,11 +300,11 @@ def test_replicated_fp8_projections_stay_fp8() -> None:
     # on one rank and on eight.
     spec = load_spec("deepseek-v3")
     for tp in (1, 8):
-        _, fp8 = bytes_per_param(spec, tp)
-        assert fp8 == {"attention": True, "dense_mlp": True, "experts": True,
-                       "lm_head": False}
+        _, math = bytes_per_param(spec, tp)
+        assert math == {"attention": GemmMath.fp8, "dense_mlp": GemmMath.fp8,
+                        "experts": GemmMath.fp8, "lm_head": GemmMath.bf16}
     # A bf16 model is never FP8.
-    assert not any(bytes_per_param(load_spec("qwen3-8b"), 8)[1].values())
+    assert set(bytes_per_param(load_spec("qwen3-8b"), 8)[1].values()) == {GemmMath.bf16}
 
 
 def test_layer_overhead_is_per_layer_per_step() -> None:

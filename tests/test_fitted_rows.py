@@ -82,7 +82,8 @@ def engine_rows() -> dict[str, list[dict[str, Any]]]:
 def all_row_ids() -> list[str]:
     return ([log["id"] for logs in engine_rows().values() for log in logs]
             + [c.label for c in cost_bench.all_cases()] + sim_to_real.row_ids()
-            + disagg_rows.row_ids())
+            + disagg_rows.row_ids()
+            + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
 
 
 def test_every_fitted_constant_has_its_record() -> None:

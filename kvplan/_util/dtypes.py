@@ -86,3 +86,15 @@ KV_DTYPE_ALIASES = {
     "half": "fp16", "float32": "fp32", "fp32": "fp32", "fp8": "fp8", "fp8_e4m3": "fp8",
     "fp8_e5m2": "fp8", "int8": "int8", "int4": "int4", "nvfp4": "nvfp4",
 }
+
+
+class GemmMath(str, Enum):
+    """The tensor-core input type a GEMM over quantized weights runs at: the activations' type
+    where the engine quantizes them too (W8A8 FP8, W4A4 NVFP4), the compute dtype (bf16) where
+    it only dequantizes the weights (weight-only W4A16 / W8A16: Marlin, Machete). What a
+    checkpoint's format asks for (kvplan.model.quant.QuantScheme.math); what a device really
+    runs it at, falling back where it lacks those tensor cores: kvplan.hardware.gpus.GPU.runs."""
+
+    bf16 = "bf16"
+    fp8 = "fp8"
+    fp4 = "fp4"

@@ -24,10 +24,13 @@ Units are in the field names. Three memory figures are easy to confuse:
 its defaults (``mem_fraction_static``, cuda-graph batch sizes) from ``nvidia-smi
 --query-gpu=memory.total``, not from torch.
 
-FLOPs are DENSE tensor-core peaks. Datasheets usually print the 2:4-sparsity figure in the same
-row ("1,979 TFLOPS*"); that number is halved here. GeForce cards run bf16 and fp8 matmuls at the
-"FP32 accumulate" rate of their whitepaper, half the "FP16 accumulate" headline. Bandwidth is
-decimal (TB/s = 10**12 B/s).
+FLOPs are DENSE tensor-core peaks, one per GEMM input type (`GPU.peak_flops`, `GPU.runs`: bf16,
+fp8 and, on Blackwell, fp4; a type the card has no tensor cores for is None). Datasheets
+usually print the 2:4-sparsity figure in the same row ("1,979 TFLOPS*"); that number is halved
+here. GeForce cards run bf16 and fp8 matmuls at the "FP32 accumulate" rate of their whitepaper,
+half the "FP16 accumulate" headline. Bandwidth is decimal (TB/s = 10**12 B/s). FP4 is read for
+the data-centre Blackwell parts (B200, B300, GB200, GB300) and GB10 only; on the RTX Blackwell
+cards it is not read, so an NVFP4 GEMM there is priced as weight-only (bf16 math).
 
 The figures live in ``gpus.json`` beside this module, each number with its source and each preset
 with notes on how its figures were read; they are read once, on first use (`GPUS`, `get_gpu`),
@@ -45,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kvplan._util.dtypes import GemmMath
 from kvplan._util.errors import InputError
 from kvplan._util.lazy import LazyMapping
 from kvplan._util.search import close_names
@@ -75,6 +79,9 @@ class GPU:
     """Dense fp8 tensor-core peak; None where the card has no fp8 tensor cores (Ampere)."""
     source: str
     """Datasheet URL for memory, bandwidth and FLOPs (and how a figure was derived from it)."""
+    peak_fp4_flops_per_s: int | None = None
+    """Dense fp4 (NVFP4 / MXFP4 inputs) tensor-core peak; None where the card has none (before
+    Blackwell) or where no figure was read (gpus.json: ``fp4_dense`` absent)."""
     is_a100: bool = False
     """vLLM treats A100 specially when choosing the default max_num_batched_tokens."""
     reported_total_kind: str = ""
@@ -90,6 +97,28 @@ class GPU:
     aliases: tuple[str, ...] = ()
     """Other spellings accepted by `get_gpu` (compared case- and separator-insensitively)."""
 
+    def runs(self, math: GemmMath) -> GemmMath:
+        """The type a GEMM the checkpoint asks to run at `math` really runs at on this card.
+        The engines fall back to a weight-only kernel (dequantize the weights to bf16 in the
+        GEMM: Marlin) where the card has no tensor cores for the activations' type: vLLM
+        modelopt.py / compressed_tensors_w4a4_nvfp4.py pick the FP4 Marlin kernel below
+        compute capability 10.0 (`is_fp4_marlin_supported`), and fp8.py the FP8 Marlin kernel
+        below 8.9 (Ampere); SGLang's quantization/ modules do likewise."""
+        if math is GemmMath.fp4 and self.peak_fp4_flops_per_s:
+            return GemmMath.fp4
+        if math is GemmMath.fp8 and self.peak_fp8_flops_per_s:
+            return GemmMath.fp8
+        return GemmMath.bf16
+
+    def peak_flops(self, math: GemmMath) -> int:
+        """Dense tensor-core FLOP/s of a GEMM the checkpoint asks to run at `math` (`runs`)."""
+        ran = self.runs(math)
+        if ran is GemmMath.fp4 and self.peak_fp4_flops_per_s:
+            return self.peak_fp4_flops_per_s
+        if ran is GemmMath.fp8 and self.peak_fp8_flops_per_s:
+            return self.peak_fp8_flops_per_s
+        return self.peak_bf16_flops_per_s
+
     @property
     def total_bytes(self) -> int:
         """What engines see as the device total: the reported figure when known, else capacity."""
@@ -104,6 +133,7 @@ _DECIMAL_UNITS = {"GB/s": GB, "TB/s": TB, "TFLOPS": 10**12}
 # gpus.json's number fields -> the GPU field each sets.
 _NUMBERS = {"memory": "memory_bytes", "bandwidth": "hbm_bytes_per_s",
             "bf16_dense": "peak_bf16_flops_per_s", "fp8_dense": "peak_fp8_flops_per_s",
+            "fp4_dense": "peak_fp4_flops_per_s",
             "reported_total": "reported_total_bytes", "smi_total": "smi_total_bytes"}
 _FLAGS = {"name", "notes", "full_name", "aliases", "datasheet", "platform", "is_a100",
           "unified_memory"}
@@ -143,8 +173,8 @@ def _preset(entry: dict[str, Any]) -> tuple[GPU, dict[str, str]]:
         raise ValueError(f"{DATA_FILE.name}: {where}: unknown fields {sorted(unknown)}")
     numbers, sources = {}, {}
     for key, field_name in _NUMBERS.items():
-        if entry.get(key) is None and key in ("reported_total", "smi_total"):  # none found
-            numbers[field_name], sources[field_name] = None, (
+        if entry.get(key) is None and key in ("reported_total", "smi_total", "fp4_dense"):
+            numbers[field_name], sources[field_name] = None, (  # none found / no fp4 read
                 NO_LOG if key == "reported_total" else "")
             continue
         numbers[field_name], sources[field_name] = _number(entry, key, where)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from kvplan._util.dtypes import GemmMath
 from kvplan._util.units import cdiv
 
 FP32_BYTES = 4
@@ -50,6 +51,9 @@ class QuantScheme(Protocol):
     """A storage format for linear weights."""
 
     name: str
+    math: GemmMath
+    """The type its GEMMs run at where the device has the tensor cores (`GemmMath`): FP8
+    for W8A8, FP4 for W4A4 NVFP4, bf16 for weight-only formats and unquantized weights."""
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         """One (out, in) matrix, scales included."""
@@ -63,7 +67,10 @@ class QuantScheme(Protocol):
 
 class FusedExperts:
     """Default expert layout: vLLM's FusedMoE stacks w13 (2I x H, or I x H ungated) and w2 (H x I)
-    per expert (vllm/model_executor/layers/fused_moe/layer.py) in the scheme's matrix format."""
+    per expert (vllm/model_executor/layers/fused_moe/layer.py) in the scheme's matrix format.
+    Its GEMMs run in the compute dtype (weight-only) unless the format says otherwise."""
+
+    math: GemmMath = GemmMath.bf16
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         raise NotImplementedError

@@ -202,7 +202,8 @@ def _parse_modelopt(qc: Mapping[str, Any], path: str) -> QuantConfig:
                        rules=(Rule(targets=_ALL_LINEAR, scheme=scheme),), ignore=ignore)
 
 
-def _ct_scheme(weights: Mapping[str, Any], path: str, key: str) -> QuantScheme:
+def _ct_scheme(weights: Mapping[str, Any], path: str, key: str,
+               activations: object = None) -> QuantScheme:
     """One compressed-tensors config group's ``weights`` args (compressed_tensors
     QuantizationArgs: num_bits, type int|float, strategy tensor|channel|group|block|
     tensor_group, group_size, block_structure, symmetric, actorder)."""
@@ -224,7 +225,11 @@ def _ct_scheme(weights: Mapping[str, Any], path: str, key: str) -> QuantScheme:
             return Fp8Block(block_n=block[0], block_k=block[1])
         return Fp8PerTensor()
     if kind == "float" and bits == 4:
-        return Nvfp4(group=group or 16)
+        # W4A4 when the group quantizes its input activations to 4-bit floats too
+        # (compressed_tensors_w4a4_nvfp4.py), else NVFP4A16 (compressed_tensors_w4a16_nvfp4.py).
+        w4a4 = (isinstance(activations, Mapping) and activations.get("type") == "float"
+                and activations.get("num_bits") == 4)
+        return Nvfp4(group=group or 16, fp4_activations=w4a4)
     if kind == "int" and bits == 8 and strategy in ("channel", "tensor"):
         return Int8PerChannel(per_tensor=strategy == "tensor")
     if kind == "int" and bits in (2, 3, 4, 8):
@@ -253,7 +258,8 @@ def _parse_compressed_tensors(qc: Mapping[str, Any], path: str) -> QuantConfig:
             raise SpecError(path, f"quantization_config.config_groups.{key}.targets",
                             "expected a list of strings")
         rules.append(Rule(targets=tuple(targets),
-                          scheme=_ct_scheme(group["weights"], path, str(key))))
+                          scheme=_ct_scheme(group["weights"], path, str(key),
+                                            group.get("input_activations"))))
     ignore = _str_list(qc, ("ignore",), path)
     return QuantConfig(method="compressed-tensors", rules=tuple(rules), ignore=ignore)
 

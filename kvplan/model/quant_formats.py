@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import ClassVar
 
+from kvplan._util.dtypes import GemmMath
 from kvplan._util.units import cdiv
 from kvplan.model.quant import FP32_BYTES, INT32_BYTES, FusedExperts, MatrixBytes, round_up
 
@@ -21,6 +23,9 @@ class Fp8PerTensor(FusedExperts):
 
     static_activations: bool = False
     name: str = "fp8 per-tensor"
+    # W8A8: the activations are quantized to FP8 per token (group) before each GEMM (vLLM
+    # fp8.py Fp8LinearMethod.apply, W8A8BlockFp8LinearOp; SGLang fp8_utils.py).
+    math: ClassVar[GemmMath] = GemmMath.fp8
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         scales = FP32_BYTES * (2 if self.static_activations else 1)
@@ -33,6 +38,7 @@ class Fp8PerChannel(FusedExperts):
     vLLM compressed_tensors_w8a8_fp8.py creates a ChannelQuantScaleParameter of float32)."""
 
     name: str = "fp8 per-channel"
+    math: ClassVar[GemmMath] = GemmMath.fp8  # W8A8, as Fp8PerTensor
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         return MatrixBytes(weight=out_features * in_features, scales=out_features * FP32_BYTES)
@@ -48,6 +54,7 @@ class Fp8Block(FusedExperts):
     block_n: int = 128
     block_k: int = 128
     name: str = "fp8 block"
+    math: ClassVar[GemmMath] = GemmMath.fp8  # W8A8, as Fp8PerTensor
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         tiles = cdiv(out_features, self.block_n) * cdiv(in_features, self.block_k)
@@ -142,7 +149,16 @@ class Nvfp4(FusedExperts):
 
     group: int = 16
     swizzle: bool = True
+    # W4A4 (modelopt NVFP4; compressed-tensors with 4-bit float input_activations): the
+    # activations are quantized to NVFP4 before each GEMM (vLLM ModelOptNvFp4LinearMethod.apply
+    # and SGLang modelopt_quant.py ModelOptFp4LinearMethod.apply: scaled_fp4_quant, then
+    # cutlass_scaled_fp4_mm). False: W4A16 (compressed-tensors NVFP4A16, a Marlin kernel).
+    fp4_activations: bool = True
     name: str = "nvfp4"
+
+    @property
+    def math(self) -> GemmMath:  # type: ignore[override]
+        return GemmMath.fp4 if self.fp4_activations else GemmMath.bf16
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         rows, cols = out_features, cdiv(in_features, self.group)

@@ -7,10 +7,12 @@ ModelSpec field (kvplan.sources.features names the code behind each)."""
 
 from __future__ import annotations
 
+from kvplan._util.dtypes import GemmMath
+from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec, RecurrentSpec
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout
-from kvplan.perf.weight_bytes import bytes_per_param
+from kvplan.perf.weight_bytes import bytes_per_param, gemm_math
 from kvplan.weights.params import count_params
 
 # Small kernels per layer besides the matmuls and attention (each costs the kernel floor):
@@ -312,7 +314,7 @@ def _recurrent_layer_ops(spec: ModelSpec, index: int, *, tp: int, fp8: bool) -> 
 
 def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
                       quantization: str | None = None, *, platform: str = "cuda",
-                      fused_norms: bool = False) -> int:
+                      fused_norms: bool = False, gpu: GPU | None = None) -> int:
     """Ops SGLang launches in one prefill step of `spec` on one rank of `layout` (on
     `platform`, GPU.platform: "cuda" or "rocm"): every decoder layer, plus embedding (+ its
     all-reduce under TP, layers/vocab_parallel_embedding.py),
@@ -322,9 +324,13 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
     forward_with_allreduce_fusion) for each all-reduce and the norm after it."""
     check_layout(spec, layout)
     att_tp = layout.attention_tp
-    _, fp8 = bytes_per_param(spec, att_tp, quantization)
     expert_ranks = layout.ep if layout.ep > 1 else layout.tp
-    _, fp8_exp = bytes_per_param(spec, expert_ranks, quantization)
+    # A GEMM that quantizes its activations first (w8a8, w4a4 where the card runs it so:
+    # `gpu`; without one, as its format asks) launches that op too.
+    fp8, fp8_exp = ({g: m is not GemmMath.bf16 for g, m in (
+        gemm_math(spec, tp, gpu, quantization) if gpu is not None
+        else bytes_per_param(spec, tp, quantization)[1]).items()}
+        for tp in (att_tp, expert_ranks))
     counts = count_params(spec)
     total = 0
     for i in range(spec.num_hidden_layers):

@@ -31,7 +31,7 @@ Kernels:
   CUDA (kvplan.perf.op_counts.fused_shared_expert), with no kernels or prefill ops of its own.
   Both read from SGLang 0.5.6's code (ModelSpec.compiled_grouped_topk and
   ModelSpec.shared_expert_in_fused_moe, set by kvplan.sources.features), not fitted.
-- FP8 (w8a8) GEMMs are two kernels each: the activations are quantized first
+- FP8 (w8a8) and FP4 (w4a4) GEMMs are two kernels each: the activations are quantized first
   (SGLang layers/quantization/fp8_utils.py `apply_w8a8_block_fp8_linear` runs
   `per_token_group_quant_fp8` before the block-FP8 GEMM; fused_moe quantizes before each of its
   two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
@@ -49,8 +49,16 @@ An eager SGLang prefill launches `RecurrentMixerOps.extend_ops` per mixer, count
 0.5.6's code for Gated DeltaNet and Mamba2; the other kinds keep a five-op placeholder
 (`counted_from_code` is False).
 
-FP8 peaks apply only to GEMMs whose weights are stored in FP8 (w8a8); attention runs in bf16
-(DeepSeek runs MLA in bf16) unless `fp8_attention`. Weight-only int4/fp4 GEMMs compute in bf16.
+A GEMM runs at the peak of the type its format asks for where the card has those tensor cores
+(kvplan.perf.weight_bytes.group_math, kvplan.hardware.gpus.GPU.runs / peak_flops): W8A8 FP8
+weights at the FP8 peak (Hopper, Ada, Blackwell), W4A4 NVFP4 weights at the FP4 peak (Blackwell:
+B200 9,000, GB200 10,000, B300 13,125, GB300 15,000 dense TFLOPS, gpus.json's sources),
+weight-only formats (GPTQ / AWQ / Marlin int4, MXFP4 experts, NVFP4A16, and W4A4 NVFP4 on a card
+without FP4 tensor cores, which the engines run with the FP4 Marlin kernel) at the bf16 peak.
+W4A4 GEMMs are two kernels as w8a8 ones (the activations quantized first: scaled_fp4_quant) and
+stream at `hbm` (NVFP4's block scales are native to Blackwell's tensor cores; `fp8_gemm_hbm` is
+DeepGEMM's Hopper FP8 measurement). Attention runs in bf16 (DeepSeek runs MLA in bf16) unless
+`fp8_attention`.
 
 Layouts (kvplan.perf.layout.Layout): `tp` splits attention, dense MLP and (without `ep`)
 experts over ranks, with two all-reduces per layer; `dp_attention` gives each rank its own
@@ -79,6 +87,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
@@ -137,18 +146,19 @@ class _Step:
         self.by_op: dict[str, float] = {}
         self.flops = self.bytes = self.comm = 0.0
 
-    def op(self, name: str, *, flops: float, nbytes: float, fp8: bool = False,
+    def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
            attention: bool = False, kernels: int = 1, least_s: float | None = None) -> None:
-        """`least_s`: the operation's measured least time, in place of its kernels' floors."""
-        peak = self.gpu.peak_bf16_flops_per_s
+        """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
+        GPU.runs). `least_s`: the operation's measured least time, in place of its kernels'
+        floors."""
+        ran = self.gpu.runs(math)
+        peak = self.gpu.peak_flops(math)
         frac = self.eff.attention if attention else self.eff.gemm
-        if fp8 and self.gpu.peak_fp8_flops_per_s:
-            peak = self.gpu.peak_fp8_flops_per_s
-            if not attention and self.eff.fp8_gemm is not None:
-                frac = self.eff.fp8_gemm
-        hbm = self.eff.fp8_gemm_hbm if fp8 and not attention else self.eff.hbm
-        if fp8 and not attention:
-            kernels *= 2  # each w8a8 GEMM quantizes its activations first (docstring)
+        if ran is GemmMath.fp8 and not attention and self.eff.fp8_gemm is not None:
+            frac = self.eff.fp8_gemm
+        hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
+        if ran is not GemmMath.bf16 and not attention:
+            kernels *= 2  # each w8a8 / w4a4 GEMM quantizes its activations first (docstring)
         floor = kernels * self.floor_s if least_s is None else least_s
         t = max(flops / (peak * frac), nbytes / (self.gpu.hbm_bytes_per_s * hbm), floor)
         self.flops += flops
@@ -204,9 +214,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     h = spec.hidden_size
     att_tp = layout.attention_tp
     counts = count_params(spec)
-    bpp_attn, fp8 = bytes_per_param(spec, att_tp, quantization)
+    bpp_attn, math = bytes_per_param(spec, att_tp, quantization)
     expert_ranks = layout.ep if layout.ep > 1 else layout.tp
-    bpp_exp, fp8_exp = bytes_per_param(spec, expert_ranks, quantization)
+    bpp_exp, math_exp = bytes_per_param(spec, expert_ranks, quantization)
     att = spec.attention
     latent = isinstance(att, LatentAttention)
     form = mla_form if phase == "decode" else (
@@ -247,7 +257,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             proj = f.q_proj + f.kv_proj + f.absorb + f.o_proj
             s.op("attention_proj", flops=tokens * proj / att_tp,
                  nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
-                 * bpp_attn["attention"], fp8=fp8["attention"],
+                 * bpp_attn["attention"], math=math["attention"],
                  kernels=_projection_kernels(latent, form, f.absorb))
             core = (f.scores + f.values) / att_tp
             if phase == "decode":
@@ -265,8 +275,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 up_flops = (requests if phase == "decode" else tokens) * f.kv_up_proj / att_tp
                 s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
                 kv_read += up_bytes
-            s.op("attention", flops=tokens * core, nbytes=kv_read, fp8=fp8_attention,
-                 attention=True)
+            s.op("attention", flops=tokens * core, nbytes=kv_read, attention=True,
+                 math=GemmMath.fp8 if fp8_attention else GemmMath.bf16)
             s.kernels("small_kernels", ATTN_KERNELS + (MLA_EXTRA_KERNELS if latent else 0)
                       + output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
             if spec.full_width_qk_norm:
@@ -296,7 +306,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
         if lp.mlp and not folded:
             s.op("mlp", flops=tokens * 2 * lp.mlp / att_tp,
-                 nbytes=lp.mlp * bpp_attn["dense_mlp"], fp8=fp8["dense_mlp"], kernels=2)
+                 nbytes=lp.mlp * bpp_attn["dense_mlp"], math=math["dense_mlp"], kernels=2)
         if lp.routed_experts and spec.moe is not None:
             moe = spec.moe
             n, k = moe.n_routed_experts, moe.num_experts_per_tok
@@ -305,7 +315,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             shared_bytes = lp.mlp * bpp_attn["dense_mlp"] if folded else 0.0
             s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks + shared_flops,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
-                 + shared_bytes, fp8=fp8_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
+                 + shared_bytes, math=math_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream
@@ -329,10 +339,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
     s.op("lm_head", flops=rows * 2 * head / att_tp, nbytes=head * bpp_attn["lm_head"],
-         fp8=fp8["lm_head"])
+         math=math["lm_head"])
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
         s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,
-                                                    platform=gpu.platform, fused_norms=fused)
+                                                    platform=gpu.platform, fused_norms=fused,
+                                                    gpu=gpu)
                 * eff.prefill_launch_s)
     return s.result()

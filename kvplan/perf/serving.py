@@ -128,5 +128,5 @@ def prefill_launch_ms(spec: ModelSpec, layout: Layout = ONE_GPU,
     fused = gpu is not None and fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
     if gpu is not None:
         platform = gpu.platform
-    return (eager_prefill_ops(spec, layout, quantization, platform=platform, fused_norms=fused)
-            * eff.prefill_launch_s * 1e3)
+    return (eager_prefill_ops(spec, layout, quantization, platform=platform, fused_norms=fused,
+                              gpu=gpu) * eff.prefill_launch_s * 1e3)

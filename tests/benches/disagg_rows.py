@@ -28,7 +28,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -82,7 +82,24 @@ MODELS = {
     # same fields and sizes); stated here with the prospective set, before it was evaluated.
     ("deepseek-ai/DeepSeek-R1", "fp8"): ("tests/data/configs/deepseek-v3.json", "bf16",
                                          "deepseek-ai/DeepSeek-V3's config (R1: same shapes)"),
+    # The NVFP4 DeepSeek-R1 the SGLang fp4 rows ran (nvidia/DeepSeek-R1-0528-FP4-v2; its
+    # quantization_config reconstructed from ModelOpt's DeepSeek recipe, tests/data/disagg/
+    # SOURCES.md): bf16 MLA, NVFP4 (W4A4) MLP and experts, FP8 KV (kv_cache_quant_algo FP8,
+    # which SGLang's --kv-cache-dtype auto follows). Added at dis29, before these rows were
+    # replayed: `COHORTS`.
+    ("deepseek-ai/DeepSeek-V3", "fp4"): ("tests/data/disagg/deepseek-r1-nvfp4.json", "fp8",
+                                         "DeepSeek-R1 NVFP4 (ModelOpt layout)"),
+    ("deepseek-ai/DeepSeek-R1", "fp4"): ("tests/data/disagg/deepseek-r1-nvfp4.json", "fp8",
+                                         "DeepSeek-R1 NVFP4 (ModelOpt layout)"),
 }
+# When each prospective row was first replayed, by its checkpoint: the rule that chose the
+# prospective rows a session replays for the first time is fixed before their results are
+# seen. bc0cfec (the disaggregated simulator): the FP8 DeepSeek rows; dis29 (the GEMM-type
+# rule: NVFP4 at the FP4 peak): every frozen row that entry of MODELS makes replayable, i.e. all
+# SGLang NVFP4 DeepSeek-R1 rows with full worker layouts and a stated concurrency (42; the
+# other frozen rows lack worker counts or are TensorRT-LLM's, whose scheduler is not simulated).
+COHORTS = {("deepseek-ai/DeepSeek-V3", "fp4"): "dis29", ("deepseek-ai/DeepSeek-R1", "fp4"): "dis29"}
+FIRST_COHORT = "bc0cfec"
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
 # The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
@@ -144,6 +161,7 @@ class Replay:
     tpot_ms: float | None = None
     prefill_ms: float | None = None  # one prompt alone on one prefill worker
     why_not: str = ""  # set when the row is not replayed
+    cohort: str = FIRST_COHORT  # the session that first replayed it (`COHORTS`)
 
     @property
     def replayed(self) -> bool:
@@ -181,6 +199,10 @@ def row_ids() -> list[str]:
     return [PREFIX + r["id"] for r in rows()]
 
 
+def prospective_row_ids() -> list[str]:
+    return [PREFIX + r["id"] for r in prospective_rows()]
+
+
 def stated_concurrency(row: dict[str, str]) -> int | None:
     m = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
     return int(m.group(1)) if m else None
@@ -211,14 +233,20 @@ def _label(row: dict[str, str], conc: int | None) -> str:
     return f"{role('prefill')} : {role('decode')}, {row['isl']}/{row['osl']}, {load}"
 
 
-def _request(row: dict[str, str], conc: int | None, role: str = "decode") -> DisaggRequest:
+def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
+             fp4: bool = True) -> DisaggRequest:
+    """`fp4` False: the card without its FP4 peak (NVFP4 priced as before bc725f6, weight-only
+    bf16 math), for the counterfactual line of the bench; nothing else uses it."""
     _config, kv_dtype, _ = MODELS[(row["model_path"], row["precision"])]
     r = recipe(row)
     eager = role == "prefill" and r is not None and r.prefill_eager
+    gpu = get_gpu(GPUS[row["system"]])
+    if not fp4:
+        gpu = replace(gpu, peak_fp4_flops_per_s=None)
     return DisaggRequest(
         prefill=layout(row, "prefill"), decode=layout(row, "decode"),
         input_len=int(row["isl"]), output_len=int(row["osl"]),
-        gpu=get_gpu(GPUS[row["system"]]), link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
+        gpu=gpu, link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
         engine=Engine(row["backend"]), engine_version=row["backend_version"],
         kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
 
@@ -248,11 +276,11 @@ class _Setup:
 
 
 @cache
-def _setup(key: tuple[tuple[str, str], ...]) -> _Setup:
+def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True) -> _Setup:
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']}"
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
-    req, p_req = _request(row, 1), _request(row, 1, "prefill")
+    req, p_req = _request(row, 1, fp4=fp4), _request(row, 1, "prefill", fp4=fp4)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
@@ -269,10 +297,11 @@ def _setup(key: tuple[tuple[str, str], ...]) -> _Setup:
                   tpot_ms=tpot_ms)
 
 
-def predict(row: dict[str, str], conc: int) -> tuple[float | None, float | None, float]:
+def predict(row: dict[str, str], conc: int, *, fp4: bool = True
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated)."""
-    st = _setup(_setup_key(row))
+    st = _setup(_setup_key(row), fp4)
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
     opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
                       st.decode, transfer_seconds(st.handover, st.req.link), x, y,
@@ -308,18 +337,19 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
     return ""
 
 
-def replay(row: dict[str, str], *, prospective: bool = False) -> Replay:
+def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
-            "input_len": int(row["isl"]), "output_len": int(row["osl"])}
+            "input_len": int(row["isl"]), "output_len": int(row["osl"]),
+            "cohort": COHORTS.get((row["model_path"], row["precision"]), FIRST_COHORT)}
     why = _why_not(row, conc, prospective=prospective)
     if why:
         return Replay(**base, why_not=why)
     assert conc is not None
     try:
-        ttft, tpot, prefill = predict(row, conc)
+        ttft, tpot, prefill = predict(row, conc, fp4=fp4)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -344,3 +374,23 @@ def _prospective() -> tuple[Replay, ...]:
 def prospective_replays() -> list[Replay]:
     """The frozen prospective rows (PROSPECTIVE_FILE) replayed, or why not."""
     return list(_prospective())
+
+
+def without_fp4(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again with the cards' FP4 peak removed (NVFP4 GEMMs at bf16 math, the
+    rule before bc725f6): the counterfactual the bench prints beside the prospective cohort."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, fp4=False) for r in rows]
+
+
+def prefill_capacity(replayed: Replay) -> tuple[int, int, float] | None:
+    """(prompts per rank per step, ranks, step ms) of a full prefill step in the simulation of
+    a prospective row: the most prompts a prefill worker serves is ranks x prompts / step."""
+    row = next(r for r in prospective_rows() if PREFIX + r["id"] == replayed.id)
+    st = _setup(_setup_key(row))
+    if st.batching is None:
+        return None
+    n = max(1, st.batching.token_budget // replayed.input_len)
+    ms = st.batching.step_ms(n * replayed.input_len, n)
+    lay = layout(row, "prefill")
+    return (n, lay.dp if lay.dp_attention else 1, ms) if ms is not None else None

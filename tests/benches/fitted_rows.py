@@ -76,7 +76,71 @@ _AIC_KIMI_VLLM = tuple(
         "8192x1024_c4_cfg698", "8192x1024_c128_cfg698"))
 
 
+# The 50 prospective SGLang FP8 DeepSeek-R1 rows (tests/benches/disagg_rows.py, cohort bc0cfec)
+# first replayed after the disaggregated simulator: their misses were read before the GEMM-type
+# rule below was written.
+_AIC_PROSPECTIVE_BC0CFEC = tuple(f"aiconfigurator {run}" for run in (
+        "dsr1_b200_sglang_fp8_disagg_1024x1024_c4_cfg455",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c1024_cfg655",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c128_cfg457",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c128_cfg639",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c160_cfg641",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c256_cfg459",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c288_cfg641",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c288_cfg649",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c32_cfg455",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c4_cfg455",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c512_cfg654",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c64_cfg453",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c64_cfg455",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c2048_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c4096_cfg236",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c4096_cfg508",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c4096_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c6144_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c1024_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c1024_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c16_cfg536",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c2048_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c2048_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c4_cfg536",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c512_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c512_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c6144_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c6144_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c8_cfg536",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c1024_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c16_cfg517",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c2048_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c32_cfg517",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c4096_cfg526",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c4096_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c4_cfg517",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c6144_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c7168_cfg526",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c7680_cfg526",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c8_cfg517",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c1024_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c128_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c256_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c4_cfg519",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c512_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c8_cfg519",
+        "dsr1_h200_sglang_fp8_disagg_8192x1024_c128_cfg434",
+        "dsr1_h200_sglang_fp8_disagg_8192x1024_c256_cfg434",
+        "dsr1_h200_sglang_fp8_disagg_8192x1024_c64_cfg434",
+))
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
+    Shaped(commit="bc725f6",
+           rule="the type a quantized GEMM runs at, by format and card (GemmMath, GPU.runs): "
+                "W4A4 NVFP4 at the dense FP4 peak on Blackwell, W8A8 FP8 at FP8, weight-only "
+                "formats at bf16, read from the engines' quantization layers after these rows' "
+                "misses were seen (NVFP4 had been priced at bf16 math; the FP8 rows move not "
+                "at all, already at the FP8 peak)",
+           rows=(*_AIC_KIMI_VLLM, *_AIC_PROSPECTIVE_BC0CFEC)),
     Shaped(commit="38d75c1",
            rule="vLLM NIXL's decode side of TTFT (the transfer ends on a decode step's "
                 "boundary, then 1.5 steps to the first token), read from vLLM's scheduler "
@@ -288,7 +352,12 @@ LAST_RULE_CHANGE = {
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective
     # rows (tests/data/disagg/aiconfigurator_prospective_disagg.csv.gz) were frozen before it,
     # at c72d9db, and first evaluated after it.
-    "disagg": RuleChange(commit="bc0cfecc4136", time="2026-12-03T01:09:23+00:00",
+    # dis29's GEMM-type rule (bc725f6: GemmMath, GPU.runs / peak_flops, NVFP4 at the FP4
+    # peak), the last commit on its branch that touched kvplan/: the 42 SGLang NVFP4 rows of the
+    # frozen prospective set (cohort dis29, tests/benches/disagg_rows.py COHORTS) were first
+    # evaluated after it; the 50 FP8 rows evaluated after bc0cfec shaped it (SHAPED_BY).
+    "disagg": RuleChange(commit="bc725f698398", time="2026-12-03T05:28:36+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
-                               "disagg_sim.py, kvplan/perf/costmodel.py"),
+                               "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
+                               "kvplan/model/quant*.py"),
 }
