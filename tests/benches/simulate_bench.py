@@ -87,7 +87,8 @@ def run_case(case: Case, engine: str = "vllm") -> tuple[float, float, int]:
                              engine=Engine(engine),
                              engine_version=_version(case.label,
                                                      "SGLang" if engine == "sglang" else "vLLM"))
-    sim, _ = setup(spec, inputs)
+    # AccelMark's runner drives an in-process engine (no API server, no tokenizer batcher).
+    sim, _ = setup(spec, inputs, api_server="AccelMark" not in case.label)
     assert case.requests is not None
     specs = [RequestSpec(arrival_s=0.0, prompt_len=case.input_len, output_len=case.output_len)
              for _ in range(case.requests)]
