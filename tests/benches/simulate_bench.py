@@ -12,7 +12,9 @@ a row is marked "fitted" when one of them names it, "same configuration" when it
 fitted row's model, GPU and TP, "shaped" when a cost-model rule was written with it in view
 (tests/benches/fitted_rows.py SHAPED_BY), else "held out". The simulator's TPOT is the cost
 model's decode step plus what the schedule adds (the prefills run inside decode steps, queueing
-at the concurrency); its TTFT has no HTTP, tokenisation or streaming time.
+at the concurrency); its TTFT holds the API server's tokenizer batch wait (vLLM 0.11-0.23,
+kvplan.engines.vllm.frontend; not for AccelMark's in-process engine) but no HTTP, tokenisation
+or streaming time.
 """
 
 from __future__ import annotations
