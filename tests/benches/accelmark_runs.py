@@ -125,7 +125,7 @@ def simulate(run: dict, doc: dict) -> list[Level]:  # type: ignore[type-arg]
                              mem_fraction=run["gpu_memory_utilization"],
                              max_num_batched_tokens=run["max_num_batched_tokens"],
                              max_num_seqs=run["max_num_seqs"])
-    sim, _ = setup(spec, inputs)
+    sim, _ = setup(spec, inputs, api_server=False)  # in process: AsyncLLMEngine, no server
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
                        sim.scheduler, sim.cost)
     tagged = list(requests(run, doc))

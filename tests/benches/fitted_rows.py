@@ -133,6 +133,22 @@ _AIC_PROSPECTIVE_BC0CFEC = tuple(f"aiconfigurator {run}" for run in (
 ))
 
 
+# Every load stage of the sim-to-real study in the simulate bench (tests/benches/sim_to_real.py
+# row ids): the 11 runs' 19 (by campaign folder), the prospective runs 28, 30, 31 and the blind
+# runs 49, 50, 51, 56 (by the study's run id).
+_SIM_TO_REAL_ALL = (
+    *(f"sim-to-real {folder}, stage {i}" for folder, n in (
+        ("13-qwen3-14b-tp1-general-1", 2), ("14-qwen3-14b-tp1-codegen-1", 2),
+        ("15-qwen3-14b-tp1-roleplay-1", 1), ("16-llama-3-1-8b-tp1-general-1", 2),
+        ("18-llama-3-1-8b-tp1-codegen-1", 2), ("19-llama-3-1-8b-tp1-roleplay-1", 1),
+        ("22-llama-3-1-8b-tp1-general-1", 2), ("23-llama-3-1-8b-tp1-general-1", 2),
+        ("25-llama-3-1-8b-tp1-general-1", 2), ("26-llama-3-1-8b-tp2-general-2", 2),
+        ("46-llama-3-1-8b-tp1-reasoning-1", 1)) for i in range(n)),
+    *(f"sim-to-real study run {run}, stage {i}" for run, n in (
+        (28, 2), (30, 2), (31, 2), (49, 2), (50, 2), (51, 1), (56, 2)) for i in range(n)),
+)
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="bc725f6",
            rule="the type a quantized GEMM runs at, by format and card (GemmMath, GPU.runs): "
@@ -326,6 +342,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
         "sim-to-real 26-llama-3-1-8b-tp2-general-2, stage 1",
         "sim-to-real 46-llama-3-1-8b-tp1-reasoning-1, stage 0",
     )),
+    Shaped(commit="914a7cc",
+           rule="vLLM's API-server tokenizer batcher before the engine (AsyncMicrobatchTokenizer: "
+                "a prompt waits up to 2 ms for others, 0.11-0.23; kvplan.engines.vllm.frontend, "
+                "read from the code, nothing fitted): read after the study's stages' mean TTFT "
+                "stayed below the measured (prospective 22.1 %, blind 19.4 % as first "
+                "evaluated, shaped 8.6 %); every stage of the study is shaped by it",
+           rows=_SIM_TO_REAL_ALL),
 )
 
 

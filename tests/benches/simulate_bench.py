@@ -12,7 +12,9 @@ a row is marked "fitted" when one of them names it, "same configuration" when it
 fitted row's model, GPU and TP, "shaped" when a cost-model rule was written with it in view
 (tests/benches/fitted_rows.py SHAPED_BY), else "held out". The simulator's TPOT is the cost
 model's decode step plus what the schedule adds (the prefills run inside decode steps, queueing
-at the concurrency); its TTFT has no HTTP, tokenisation or streaming time.
+at the concurrency); its TTFT holds the API server's tokenizer batch wait (vLLM 0.11-0.23,
+kvplan.engines.vllm.frontend; not for AccelMark's in-process engine) but no HTTP, tokenisation
+or streaming time.
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ def run_case(case: Case, engine: str = "vllm") -> tuple[float, float, int]:
                              engine=Engine(engine),
                              engine_version=_version(case.label,
                                                      "SGLang" if engine == "sglang" else "vLLM"))
-    sim, _ = setup(spec, inputs)
+    # AccelMark's runner drives an in-process engine (no API server, no tokenizer batcher).
+    sim, _ = setup(spec, inputs, api_server="AccelMark" not in case.label)
     assert case.requests is not None
     specs = [RequestSpec(arrival_s=0.0, prompt_len=case.input_len, output_len=case.output_len)
              for _ in range(case.requests)]

@@ -29,6 +29,7 @@ from kvplan.engines.vllm.alloc import (
 )
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
+from kvplan.engines.vllm.frontend import vllm_api_tokenizer_batching
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -90,11 +91,14 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 
 def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           max_num_seqs: int | None = None, async_scheduling: bool | None = None,
-          sglang: SglangOptionsSim | None = None) -> tuple[SimSetup, list[str]]:
+          sglang: SglangOptionsSim | None = None, api_server: bool = True
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
-    --max-num-seqs / SGLang --max-running-requests. Returns it and the notes to show."""
+    --max-num-seqs / SGLang --max-running-requests. `api_server`: the requests come through
+    `vllm serve`'s OpenAI server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to
+    an engine run in process. Returns it and the notes to show."""
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
         raise InputError("simulate: give --gpu (the step time needs a GPU preset)")
@@ -135,9 +139,15 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
         max_num_seqs=max_num_seqs, max_num_batched_tokens=cap.max_num_batched_tokens)
     cost = _step_cost(spec, inputs, graphs)
+    batching = vllm_api_tokenizer_batching(cap.engine_version) if api_server else None
+    if batching is not None:
+        notes.append(f"API server: prompts tokenized in batches released "
+                     f"{batching.wait_s * 1e3:g} ms after the first (up to {batching.max_batch}; "
+                     "vLLM's AsyncMicrobatchTokenizer, 0.11-0.23)")
     sched = SchedulerConfig(max_num_seqs=max_num_seqs,
                             max_num_batched_tokens=cap.max_num_batched_tokens,
-                            max_model_len=cap.context, async_scheduling=async_scheduling)
+                            max_model_len=cap.context, async_scheduling=async_scheduling,
+                            tokenizer_batching=batching)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
                     dp=dp), notes
 

@@ -26,6 +26,11 @@ step scheduled after the engine was idle sees every arrival up to its own start.
 still reach the client when their step ends (the engine blocks on step k while k+1 runs). Not
 modelled: a request finished in step k keeps its seat and blocks while step k+1 is scheduled.
 
+Before the engine: a server whose tokenizer batches prompts (`SchedulerConfig.tokenizer_batching`,
+vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a request to the engine
+core only when its batch is released (kvplan.analysis.simulate.frontend); its TTFT and E2E still
+count from when it was sent.
+
 For speed the decodes are kept as one collective batch whenever the scheduler's outcome for them
 is known without looking at each (`_batch_step`): a step then costs O(1) plus the requests that
 join, leave or take a block in it.
@@ -40,9 +45,11 @@ from typing import Protocol
 
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
+from kvplan.analysis.simulate.frontend import TokenizerBatcher
 from kvplan.analysis.simulate.hybrid_pool import HybridHold, HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.engines.vllm.frontend import TokenizerBatching
 
 
 class SimRequest:
@@ -53,11 +60,12 @@ class SimRequest:
                  "num_output", "alloc", "freed", "blocks", "cached_blocks", "first_token_s",
                  "last_token_s", "finish_s", "preemptions", "_hashes", "admitted", "in_batch",
                  "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept",
-                 "hybrid")
+                 "hybrid", "seen_s")
 
     def __init__(self, rid: int, spec: RequestSpec, sent_s: float, groups: int) -> None:
         self.rid = rid
         self.sent_s = sent_s
+        self.seen_s = sent_s  # when the engine core can first schedule it (the server's batcher)
         self.prompt_len = spec.prompt_len
         self.output_len = spec.output_len
         self.segments = spec.segments
@@ -122,6 +130,9 @@ class SchedulerConfig:
     max_num_batched_tokens: int
     max_model_len: int
     async_scheduling: bool = False
+    # The server's tokenizer batcher in front of the engine (kvplan.analysis.simulate.frontend);
+    # None: the engine sees a request when it is sent.
+    tokenizer_batching: TokenizerBatching | None = None
 
 
 @dataclass(kw_only=True)
@@ -468,6 +479,8 @@ class Simulator:
         source: Iterator[RequestSpec] = iter(specs)
         upcoming: deque[tuple[float, RequestSpec]] = deque()
         sent: deque[SimRequest] = deque()  # sent, not yet seen by the scheduler (async)
+        rule = self.config.tokenizer_batching
+        batcher = TokenizerBatcher(rule) if rule is not None else None
         in_flight = 0
         next_id = 0
         last_arrival = 0.0
@@ -505,6 +518,8 @@ class Simulator:
                                  len(self.pool.groups))
                 next_id += 1
                 in_flight += 1
+                if batcher is not None:
+                    batcher.admit(req)
                 sent.append(req)
 
         pull()
@@ -517,11 +532,12 @@ class Simulator:
         while True:
             admit_arrivals(st.clock_s)
             cutoff = st.clock_s if prev_start is None else prev_start
-            while sent and sent[0].sent_s <= cutoff:
+            while sent and sent[0].seen_s <= cutoff:
                 self.waiting.append(sent.popleft())
             if not self._busy():
                 prev_start = None  # the engine idles: the next step sees every arrival
-                if sent:
+                if sent:  # still in the server's tokenizer batch: idle until it is released
+                    st.clock_s = max(st.clock_s, sent[0].seen_s)
                     continue
                 pull()
                 if not upcoming:

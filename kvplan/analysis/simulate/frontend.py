@@ -1,0 +1,47 @@
+"""When the engine core can first see each request, given the server's tokenizer batcher
+(kvplan.engines.vllm.frontend.TokenizerBatching; vLLM's `AsyncMicrobatchTokenizer`
+`_batch_encode_loop`).
+
+The batcher takes the first queued prompt at its arrival (the batcher idle) and sets the batch's
+deadline `wait_s` later; every prompt that arrives by the deadline joins, until the batch holds
+`max_batch`; the batch is released at its deadline, or at the arrival of the prompt that fills
+it. The tokenizer's own time is not modelled (zero): the next prompt after a release opens a new
+batch at its own arrival. Releases are in arrival order, so the engine sees requests in the
+order they were sent.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from kvplan.engines.vllm.frontend import TokenizerBatching
+
+
+class Released(Protocol):
+    """A request the batcher times: sent at `sent_s`, seen by the engine at `seen_s`."""
+
+    sent_s: float
+    seen_s: float
+
+
+class TokenizerBatcher:
+    """One server's batcher over the requests sent to one engine, in arrival order."""
+
+    def __init__(self, rule: TokenizerBatching) -> None:
+        self.rule = rule
+        self._deadline = float("-inf")
+        self._members: list[Released] = []
+
+    def admit(self, req: Released) -> None:
+        """Set `req.seen_s` (and the earlier members' of its batch, when it fills it)."""
+        t = req.sent_s
+        if t > self._deadline or len(self._members) >= self.rule.max_batch:
+            self._deadline = t + self.rule.wait_s
+            self._members = []
+        self._members.append(req)
+        req.seen_s = self._deadline
+        if len(self._members) >= self.rule.max_batch:
+            for m in self._members:  # full: released now, at the filling arrival
+                m.seen_s = t
+            self._deadline = float("-inf")
+            self._members = []
