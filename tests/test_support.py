@@ -130,7 +130,12 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/kimi_linear.py: MLA in the 7 full_attn_layers: 7 x (512 + 64) x 2 B.
     "kimi-linear-48b-a3b": (CONFIGS / "kimi-linear-48b-a3b.json", 7 * (512 + 64) * 2,
                             HF + "moonshotai/Kimi-Linear-48B-A3B-Instruct"),
-    # models/llama4.py: 48 x 2 x 8 x 128 x 2 B (chunked layers: one page a token too).
+    # models/llama4.py: 48 x 2 x 8 x 128 x 2 B (chunked layers: one page a token too). The
+    # row's golden is unsloth's re-upload of the Instruct checkpoint, a verbatim published
+    # config.json (no_rope_layers written out as [1, 1, 1, 0] x 12, the list Llama4TextConfig
+    # fills in for []); llama-4-scout.json, assembled for Meta's own file, is kept beside it.
+    "llama-4-scout-unsloth": (CONFIGS / "llama-4-scout-unsloth.json", 48 * 2 * 8 * 128 * 2,
+                              HF + "unsloth/Llama-4-Scout-17B-16E-Instruct"),
     "llama-4-scout": (CONFIGS / "llama-4-scout.json", 48 * 2 * 8 * 128 * 2,
                       HF + "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
     # models/lfm2.py: 6 full_attn_idxs of 16 layers: 6 x 2 x 8 x 64 x 2 B.
@@ -291,7 +296,7 @@ GOLDEN.update(GOLDEN_MM)
 # Rows made exact once a published config was found (tests/test_support_newrows.py).
 GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
-EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b")
+EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
