@@ -274,10 +274,12 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # OlmoForCausalLM (Transformers backend): 16 KV heads of 2048 / 16 = 128:
     # 16 x 2 x 16 x 128 x 2 B.
     "olmo-1b-hf": (CONFIGS / "olmo-1b-hf.json", 16 * 2 * 16 * 128 * 2, HF + "allenai/OLMo-1B-hf"),
-    # HunYuanDenseV1ForCausalLM (Transformers backend): 8 KV heads of head_dim 128, no
-    # cross-layer sharing in transformers' HunYuanDenseV1 (use_cla false here anyway):
-    # 32 x 2 x 8 x 128 x 2 B.
-    "hy-mt2-7b": (CONFIGS / "hy-mt2-7b.json", 32 * 2 * 8 * 128 * 2, HF + "tencent/Hy-MT2-7B"),
+    # HunYuanDenseV1ForCausalLM (Transformers backend, models/transformers/base.py over
+    # transformers' modeling_hunyuan_v1_dense.py): tencent/Hunyuan-7B-Instruct's published file,
+    # num_key_value_heads 8 of head_dim 128, no cross-layer sharing in transformers'
+    # HunYuanDenseV1 (use_cla false here anyway): 32 x 2 x 8 x 128 x 2 B.
+    "hunyuan-7b-instruct": (CONFIGS / "hunyuan-7b-instruct.json", 32 * 2 * 8 * 128 * 2,
+                            HF + "tencent/Hunyuan-7B-Instruct"),
     # models/internlm2.py InternLM2Attention: 8 KV heads of 2048 / 16 = 128:
     # 24 x 2 x 8 x 128 x 2 B.
     "internlm2-chat-1.8b": (CONFIGS / "internlm2-chat-1.8b.json", 24 * 2 * 8 * 128 * 2,
