@@ -110,9 +110,12 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/nemotron_h.py: 4 '*' layers in hybrid_override_pattern: 4 x 2 x 8 x 128 x 2 B.
     "nemotron-nano-9b-v2": (CONFIGS / "nemotron-nano-9b-v2.json", 4 * 2 * 8 * 128 * 2,
                             HF + "nvidia/NVIDIA-Nemotron-Nano-9B-v2"),
-    # models/granitemoehybrid.py: 4 "attention" of 40 layer_types: 4 x 2 x 8 x 64 x 2 B.
-    "granite-4.0-h-micro": (CONFIGS / "granite-4.0-h-micro.json", 4 * 2 * 8 * 64 * 2,
-                            HF + "ibm-granite/granite-4.0-h-micro"),
+    # models/granitemoehybrid.py: 4 "attention" of 40 layer_types (layers 5, 15, 25, 35), 8 KV
+    # heads of hidden_size / num_attention_heads = 2048 / 32 = 64: 4 x 2 x 8 x 64 x 2 B. The
+    # published base checkpoint's file (the instruct one, granite-4.0-h-micro.json, is rebuilt
+    # and differs only in vocab_size).
+    "granite-4.0-h-micro-base": (CONFIGS / "granite-4.0-h-micro-base.json", 4 * 2 * 8 * 64 * 2,
+                                 HF + "ibm-granite/granite-4.0-h-micro-base"),
     # models/falcon_h1.py: attention beside Mamba2 in all 72 layers: 72 x 2 x 4 x 128 x 2 B.
     "falcon-h1-34b": (CONFIGS / "falcon-h1-34b.json", 72 * 2 * 4 * 128 * 2,
                       HF + "tiiuae/Falcon-H1-34B-Instruct"),
@@ -370,7 +373,7 @@ def test_golden_layer_counts_are_the_configs() -> None:
         return data.get("text_config", data)
 
     assert text("nemotron-nano-9b-v2")["hybrid_override_pattern"].count("*") == 4
-    assert text("granite-4.0-h-micro")["layer_types"].count("attention") == 4
+    assert text("granite-4.0-h-micro-base")["layer_types"].count("attention") == 4
     assert text("qwen3.5-9b")["layer_types"].count("full_attention") == 8
     assert text("qwen3.6-35b-a3b")["layer_types"].count("full_attention") == 10
     assert len(text("kimi-linear-48b-a3b")["linear_attn_config"]["full_attn_layers"]) == 7
