@@ -139,8 +139,13 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/llama4.py: 48 x 2 x 8 x 128 x 2 B (chunked layers: one page a token too).
     "llama-4-scout": (CONFIGS / "llama-4-scout.json", 48 * 2 * 8 * 128 * 2,
                       HF + "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
-    # models/lfm2.py: 6 full_attn_idxs of 16 layers: 6 x 2 x 8 x 64 x 2 B.
-    "lfm2-1.2b": (CONFIGS / "lfm2-1.2b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-1.2B"),
+    # models/lfm2.py: 6 full_attention of 16 layer_types (full_attn_idxs null), 8 KV heads of
+    # hidden_size / num_attention_heads = 2048 / 32 = 64: 6 x 2 x 8 x 64 x 2 B (float16 here,
+    # 2 B too). A third party's fine-tune of LiquidAI/LFM2.5-1.2B-Thinking, the one verbatim
+    # Lfm2ForCausalLM file found (LFM2-1.2B's own, lfm2-1.2b.json, is a corrected copy).
+    "lfm2.5-1.2b-distilled-claude-4.6": (
+        CONFIGS / "lfm2.5-1.2b-distilled-claude-4.6.json", 6 * 2 * 8 * 64 * 2,
+        HF + "FlameF0X/LFM2.5-1.2B-Distilled-Claude-4.6"),
     # models/gpt_oss.py: 24 x 2 x 8 x 64 x 2 B.
     "gpt-oss-20b": (CONFIGS / "gpt-oss-20b.json", 24 * 2 * 8 * 64 * 2,
                     HF + "openai/gpt-oss-20b"),
@@ -381,15 +386,18 @@ def test_golden_layer_counts_are_the_configs() -> None:
     assert text("qwen3.6-35b-a3b")["layer_types"].count("full_attention") == 10
     assert len(text("kimi-linear-48b-a3b")["linear_attn_config"]["full_attn_layers"]) == 7
     assert len(text("lfm2-1.2b")["full_attn_idxs"]) == 6
+    assert text("lfm2.5-1.2b-distilled-claude-4.6")["layer_types"].count("full_attention") == 6
     jamba = text("jamba-mini")
     assert sum(i % jamba["attn_layer_period"] == jamba["attn_layer_offset"]
                for i in range(jamba["num_hidden_layers"])) == 4
 
 
 def test_lfm2_state_by_hand() -> None:
-    # models/lfm2.py ShortConv: 10 conv layers x (conv_L_cache 3 - 1) x 2048 channels x 2 B.
-    spec, _ = load_config(CONFIGS / "lfm2-1.2b.json")
-    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
+    # models/lfm2.py ShortConv: 10 conv layers x (conv_L_cache 3 - 1) x 2048 channels x 2 B
+    # (conv_dim 2048; bfloat16 in lfm2-1.2b.json, float16 in the golden, 2 B either way).
+    for name in ("lfm2-1.2b", "lfm2.5-1.2b-distilled-claude-4.6"):
+        spec, _ = load_config(CONFIGS / f"{name}.json")
+        assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
 
 
 def test_lfm2_moe_state_by_hand() -> None:
