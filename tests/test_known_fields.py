@@ -40,7 +40,7 @@ REFUSED = [
     # hidden_size / num_attention_heads; kvplan's readers would have taken config.head_dim.
     ("falcon-7b", {"head_dim": 128}, "head_dim"),
     ("jamba-mini", {"head_dim": 64}, "head_dim"),
-    ("granite-4.0-h-micro", {"head_dim": 128}, "head_dim"),
+    ("granite-4.0-h-micro-base", {"head_dim": 128}, "head_dim"),
     ("pythia-410m", {"head_dim": 128}, "head_dim"),
     ("gpt2", {"head_dim": 128}, "head_dim"),
     # gemma.py and glm4_moe.py pass no per-layer window: with layer_types mixing sliding and

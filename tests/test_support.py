@@ -107,12 +107,18 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/granite.py: 40 x 2 x 8 x (2048 / 32 = 64) x 2 B.
     "granite-3.0-2b": (CONFIGS / "granite-3.0-2b.json", 40 * 2 * 8 * 64 * 2,
                        HF + "ibm-granite/granite-3.0-2b-base"),
-    # models/nemotron_h.py: 4 '*' layers in hybrid_override_pattern: 4 x 2 x 8 x 128 x 2 B.
-    "nemotron-nano-9b-v2": (CONFIGS / "nemotron-nano-9b-v2.json", 4 * 2 * 8 * 128 * 2,
-                            HF + "nvidia/NVIDIA-Nemotron-Nano-9B-v2"),
-    # models/granitemoehybrid.py: 4 "attention" of 40 layer_types: 4 x 2 x 8 x 64 x 2 B.
-    "granite-4.0-h-micro": (CONFIGS / "granite-4.0-h-micro.json", 4 * 2 * 8 * 64 * 2,
-                            HF + "ibm-granite/granite-4.0-h-micro"),
+    # models/nemotron_h.py: attention at the 6 '*' of hybrid_override_pattern (layers 7, 16,
+    # 25, 34, 43, 52 of 62), 8 KV heads of head_dim 128: 6 x 2 x 8 x 128 x 2 B. The published
+    # NVIDIA-Nemotron-Nano-12B-v2 file (no verbatim copy of the 9B-v2 one was found; that
+    # partial file, nemotron-nano-9b-v2.json, stays for the tests that name it).
+    "nemotron-nano-12b-v2": (CONFIGS / "nemotron-nano-12b-v2.json", 6 * 2 * 8 * 128 * 2,
+                             HF + "nvidia/NVIDIA-Nemotron-Nano-12B-v2"),
+    # models/granitemoehybrid.py: 4 "attention" of 40 layer_types (layers 5, 15, 25, 35), 8 KV
+    # heads of hidden_size / num_attention_heads = 2048 / 32 = 64: 4 x 2 x 8 x 64 x 2 B. The
+    # published base checkpoint's file (the instruct one, granite-4.0-h-micro.json, is rebuilt
+    # and differs only in vocab_size).
+    "granite-4.0-h-micro-base": (CONFIGS / "granite-4.0-h-micro-base.json", 4 * 2 * 8 * 64 * 2,
+                                 HF + "ibm-granite/granite-4.0-h-micro-base"),
     # models/falcon_h1.py: attention beside Mamba2 in all 72 layers: 72 x 2 x 4 x 128 x 2 B.
     "falcon-h1-34b": (CONFIGS / "falcon-h1-34b.json", 72 * 2 * 4 * 128 * 2,
                       HF + "tiiuae/Falcon-H1-34B-Instruct"),
@@ -138,8 +144,13 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                               HF + "unsloth/Llama-4-Scout-17B-16E-Instruct"),
     "llama-4-scout": (CONFIGS / "llama-4-scout.json", 48 * 2 * 8 * 128 * 2,
                       HF + "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
-    # models/lfm2.py: 6 full_attn_idxs of 16 layers: 6 x 2 x 8 x 64 x 2 B.
-    "lfm2-1.2b": (CONFIGS / "lfm2-1.2b.json", 6 * 2 * 8 * 64 * 2, HF + "LiquidAI/LFM2-1.2B"),
+    # models/lfm2.py: 6 full_attention of 16 layer_types (full_attn_idxs null), 8 KV heads of
+    # hidden_size / num_attention_heads = 2048 / 32 = 64: 6 x 2 x 8 x 64 x 2 B (float16 here,
+    # 2 B too). A third party's fine-tune of LiquidAI/LFM2.5-1.2B-Thinking, the one verbatim
+    # Lfm2ForCausalLM file found (LFM2-1.2B's own, lfm2-1.2b.json, is a corrected copy).
+    "lfm2.5-1.2b-distilled-claude-4.6": (
+        CONFIGS / "lfm2.5-1.2b-distilled-claude-4.6.json", 6 * 2 * 8 * 64 * 2,
+        HF + "FlameF0X/LFM2.5-1.2B-Distilled-Claude-4.6"),
     # models/gpt_oss.py: 24 x 2 x 8 x 64 x 2 B.
     "gpt-oss-20b": (CONFIGS / "gpt-oss-20b.json", 24 * 2 * 8 * 64 * 2,
                     HF + "openai/gpt-oss-20b"),
@@ -376,21 +387,24 @@ def test_golden_layer_counts_are_the_configs() -> None:
         data = json.loads((CONFIGS / f"{name}.json").read_text())
         return data.get("text_config", data)
 
-    assert text("nemotron-nano-9b-v2")["hybrid_override_pattern"].count("*") == 4
-    assert text("granite-4.0-h-micro")["layer_types"].count("attention") == 4
+    assert text("nemotron-nano-12b-v2")["hybrid_override_pattern"].count("*") == 6
+    assert text("granite-4.0-h-micro-base")["layer_types"].count("attention") == 4
     assert text("qwen3.5-9b")["layer_types"].count("full_attention") == 8
     assert text("qwen3.6-35b-a3b")["layer_types"].count("full_attention") == 10
     assert len(text("kimi-linear-48b-a3b")["linear_attn_config"]["full_attn_layers"]) == 7
     assert len(text("lfm2-1.2b")["full_attn_idxs"]) == 6
+    assert text("lfm2.5-1.2b-distilled-claude-4.6")["layer_types"].count("full_attention") == 6
     jamba = text("jamba-mini")
     assert sum(i % jamba["attn_layer_period"] == jamba["attn_layer_offset"]
                for i in range(jamba["num_hidden_layers"])) == 4
 
 
 def test_lfm2_state_by_hand() -> None:
-    # models/lfm2.py ShortConv: 10 conv layers x (conv_L_cache 3 - 1) x 2048 channels x 2 B.
-    spec, _ = load_config(CONFIGS / "lfm2-1.2b.json")
-    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
+    # models/lfm2.py ShortConv: 10 conv layers x (conv_L_cache 3 - 1) x 2048 channels x 2 B
+    # (conv_dim 2048; bfloat16 in lfm2-1.2b.json, float16 in the golden, 2 B either way).
+    for name in ("lfm2-1.2b", "lfm2.5-1.2b-distilled-claude-4.6"):
+        spec, _ = load_config(CONFIGS / f"{name}.json")
+        assert rank_caches(spec, kv_dtype="bf16").state_bytes == 10 * (3 - 1) * 2048 * 2
 
 
 def test_lfm2_moe_state_by_hand() -> None:
@@ -398,6 +412,17 @@ def test_lfm2_moe_state_by_hand() -> None:
     # intermediate_size = hidden_size; 18 conv layers x (conv_L_cache 3 - 1) x 2048 x 2 B.
     spec, _ = load_config(CONFIGS / "lfm2-8b-a1b.json")
     assert rank_caches(spec, kv_dtype="bf16").state_bytes == 18 * (3 - 1) * 2048 * 2
+
+
+def test_nemotron_nano_12b_v2_state_by_hand() -> None:
+    # The NemotronH golden's per-request state: its 28 'M' layers are Mamba-2 (models/
+    # nemotron_h.py, mamba_utils.py mamba2_state_shape): conv (conv_kernel 4 - 1,
+    # mamba_num_heads 128 x mamba_head_dim 80 + 2 x n_groups 8 x ssm_state_size 128) at the
+    # model's 2 B, ssm (128, 80, 128) at float32 (models/config.py NemotronHForCausalLMConfig
+    # DEFAULT_MAMBA_SSM_CACHE_DTYPE, the file naming no mamba_ssm_cache_dtype).
+    spec, _ = load_config(CONFIGS / "nemotron-nano-12b-v2.json")
+    assert rank_caches(spec, kv_dtype="bf16").state_bytes == 28 * (
+        3 * (128 * 80 + 2 * 8 * 128) * 2 + 128 * 80 * 128 * 4)
 
 
 def test_mamba_states_by_hand() -> None:

@@ -43,9 +43,10 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
                               HF + "llava-hf/llava-v1.6-mistral-7b-hf"),
     # models/qwen2_audio.py: Qwen2ForCausalLM over text_config; Qwen2Config defaults 32 layers,
     # hidden 4096, 32 heads, KV heads = heads, use_sliding_window false (the file's
-    # sliding_window 32768 unused): 32 x 2 x 32 x 128 x 2 B.
-    "qwen2-audio-7b": (MM / "qwen2-audio-7b.json", 32 * 2 * 32 * 128 * 2,
-                       HF + "Qwen/Qwen2-Audio-7B"),
+    # sliding_window 32768 unused): 32 x 2 x 32 x 128 x 2 B. (The Instruct checkpoint's file:
+    # the one found verbatim; its text_config is the base checkpoint's as quoted.)
+    "qwen2-audio-7b-instruct": (MM / "qwen2-audio-7b-instruct.json", 32 * 2 * 32 * 128 * 2,
+                                HF + "Qwen/Qwen2-Audio-7B-Instruct"),
     # models/qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py) over text_config, head_dim 128:
     # 48 x 2 x 4 x 128 x 2 B.
     "qwen3-vl-30b-a3b": (MM / "qwen3-vl-30b-a3b.json", 48 * 2 * 4 * 128 * 2,
