@@ -89,7 +89,7 @@ def test_nemotron_without_kv_heads_refused(tmp_path: Path) -> None:
     # NemotronConfig leaves num_key_value_heads null when config.json does; vLLM 0.32 then fails
     # ModelConfig's validation (transformers' default NemotronConfig, shrunk, run through the
     # oracle), so kvplan refuses rather than answering with one KV head per query head.
-    config = _golden("minitron-8b")
+    config = _golden("nemotron-mini-4b-instruct")
     del config["num_key_value_heads"]
     with pytest.raises(SpecError, match="num_key_value_heads: missing"):
         load_config(_write(tmp_path, config))

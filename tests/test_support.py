@@ -267,10 +267,10 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/apertus.py ApertusAttention: 8 KV heads of 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
     "apertus-8b": (CONFIGS / "apertus-8b.json", 32 * 2 * 8 * 128 * 2,
                    HF + "swiss-ai/Apertus-8B-Instruct-2509"),
-    # models/granitemoe.py GraniteMoeAttention: 8 KV heads of 1536 / 24 = 64:
-    # 32 x 2 x 8 x 64 x 2 B.
+    # models/granitemoe.py GraniteMoeAttention: 8 KV heads of 1536 / 24 = 64 (the base
+    # checkpoint's file; the Instruct one differs only in vocab_size): 32 x 2 x 8 x 64 x 2 B.
     "granite-3.1-3b-a800m": (CONFIGS / "granite-3.1-3b-a800m.json", 32 * 2 * 8 * 64 * 2,
-                             HF + "ibm-granite/granite-3.1-3b-a800m-instruct"),
+                             HF + "ibm-granite/granite-3.1-3b-a800m-base"),
     # SeedOssForCausalLM (Transformers backend): 8 KV heads of head_dim 128:
     # 64 x 2 x 8 x 128 x 2 B.
     "seed-oss-36b": (CONFIGS / "seed-oss-36b.json", 64 * 2 * 8 * 128 * 2,

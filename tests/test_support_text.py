@@ -41,10 +41,11 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 4 x 2 x 8 x 128 x 2 B.
     "phi-3.5-moe": (ORACLE / "phi-3.5-moe" / "config.json", 4 * 2 * 8 * 128 * 2,
                     HF + "microsoft/Phi-3.5-MoE-instruct"),
-    # models/nemotron.py NemotronAttention: num_key_value_heads 8, head_dim 128 from the config
-    # (48 heads x 128 = 6144 is not hidden_size 4096); 4 of 32 layers: 4 x 2 x 8 x 128 x 2 B.
-    "minitron-8b": (ORACLE / "minitron-8b" / "config.json", 4 * 2 * 8 * 128 * 2,
-                    HF + "nvidia/Minitron-8B-Base"),
+    # models/nemotron.py NemotronAttention: num_key_value_heads 8; the file states no head_dim
+    # (its kv_channels 128 is read by neither transformers' NemotronConfig nor vLLM), so
+    # head_dim = hidden_size / heads = 3072 / 24 = 128; 32 layers: 32 x 2 x 8 x 128 x 2 B.
+    "nemotron-mini-4b-instruct": (CONFIGS / "nemotron-mini-4b-instruct.json",
+                                  32 * 2 * 8 * 128 * 2, HF + "nvidia/Nemotron-Mini-4B-Instruct"),
     # GlmForCausalLM, Transformers backend (models/transformers/base.py: the config's
     # num_key_value_heads 2 and head_dim 128), 40 layers: 40 x 2 x 2 x 128 x 2 B.
     "glm-4-9b-chat-hf": (CONFIGS / "glm-4-9b-chat-hf.json", 40 * 2 * 2 * 128 * 2,
@@ -98,6 +99,7 @@ SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS,
           "internlm3-8b": _SHRUNK_FIELDS | {"auto_map"}, "afm-4.5b": _SHRUNK_FIELDS,
           "glm-4-9b-chat-hf": _SHRUNK_FIELDS | {"pad_token_id", "eos_token_id"},
           "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
+          "nemotron-mini-4b-instruct": _SHRUNK_FIELDS,
           "deepseek-moe-16b": _SHRUNK_FIELDS | {"auto_map", "moe_intermediate_size",
                                                 "n_routed_experts"},
           "mimo-7b-rl": _SHRUNK_FIELDS | {"max_window_layers", "bos_token_id",
@@ -122,7 +124,7 @@ def test_text_golden_bytes(golden: str) -> None:
     # per-layer bytes times the real depth.
     ("bloom-560m", 24, 24 * 2 * 16 * 64 * 2),
     ("phi-3.5-moe", 32, 32 * 2 * 8 * 128 * 2),
-    ("minitron-8b", 32, 32 * 2 * 8 * 128 * 2),
+    ("nemotron-mini-4b-instruct", 32, 32 * 2 * 8 * 128 * 2),
     ("glm-4-9b-chat-hf", 40, 40 * 2 * 2 * 128 * 2),
     ("afm-4.5b", 36, 36 * 2 * 4 * 128 * 2),
     ("cwm", 64, 64 * 2 * 8 * 128 * 2),
