@@ -176,7 +176,7 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                    HF + "HuggingFaceTB/SmolLM3-3B"),
     # models/qwen3_vl.py over qwen3.py (text_config, head_dim 128): 36 x 2 x 8 x 128 x 2 B.
     "qwen3-vl-4b": (CONFIGS / "qwen3-vl-4b.json", 36 * 2 * 8 * 128 * 2,
-                    HF + "Qwen/Qwen3-VL-4B-Instruct"),
+                    HF + "Qwen/Qwen3-VL-4B-Thinking"),
     # Rows made exact with issue 26's readers: the vLLM-oracle configs themselves, SHRUNK (fewer
     # layers, same layer pattern) and REBUILT from the published files rather than downloaded
     # (zamba2-2.7b and gemma-4-31b are not published files at all: built from transformers'
