@@ -341,13 +341,36 @@ def test_smollm3_nope_layers_change_no_cache() -> None:
     # no_rope_layers (every 4th layer NoPE), use_sliding_window false. SmolLM3Config makes a
     # layer slide only with use_sliding_window on; NoPE changes positions, not the cache.
     # Per token: 36 x 4 x 128 x 2 x 2 B = 73,728 B, every layer full.
-    config = real("smollm3-3b", num_hidden_layers=36, no_rope_layers=[1, 1, 1, 0] * 9)
+    config = real("smollm3-3b", num_hidden_layers=36, no_rope_layers=[1, 1, 1, 0] * 9,
+                  layer_types=["full_attention"] * 36)
     spec, _ = spec_of(config)
     assert spec.exact and estimate(spec, context=1).bytes_per_token == 73_728
     assert spec.sliding_window is None
-    # With use_sliding_window, SmolLM3Config slides the NoPE layers.
-    spec, _ = spec_of({**config, "use_sliding_window": True, "sliding_window": 4096})
+    # With use_sliding_window and no layer_types (the published file lists them, all full),
+    # SmolLM3Config slides the NoPE layers.
+    unlisted = {k: v for k, v in config.items() if k != "layer_types"}
+    spec, _ = spec_of({**unlisted, "use_sliding_window": True, "sliding_window": 4096})
     assert spec.layer_windows == (None, None, None, 4096) * 9
+
+
+def test_smollm3_published_file_is_tied() -> None:
+    # The published SmolLM3-3B config.json (tests/data/configs/smollm3-3b.json,
+    # SOURCES-attention.md) has no tie_word_embeddings: SmolLM3Config's default, True
+    # (transformers 5.19 models/smollm3/configuration_smollm3.py, what vLLM 0.32's Transformers
+    # backend loads), ties lm_head to the embedding. Parameters by hand: embedding
+    # 128256 x 2048 = 262,668,288; per layer q / o 2 x 2048 x 2048 + k / v 2 x 2048 x 512
+    # (4 KV heads x 128) + gate / up / down 3 x 2048 x 11008 + two norms 2 x 2048 = 78,123,008,
+    # x 36 = 2,812,428,288; final norm 2048: 3,075,098,624 (no lm_head of its own).
+    spec, warnings = load_config(Path(__file__).parent / "data" / "configs" / "smollm3-3b.json")
+    assert spec.tie_word_embeddings
+    assert "tie_word_embeddings absent: smollm3 default (true)" in warnings
+    per_layer = 2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 11008 + 2 * 2048
+    params = 128256 * 2048 + 36 * per_layer + 2048
+    assert params == 3_075_098_624
+    path = Path(__file__).parent / "data" / "configs" / "smollm3-3b.json"
+    result = runner.invoke(app, ["estimate", str(path), "-c", "4096", "--gpu", "h100", "-f",
+                                 "json"])
+    assert json.loads(result.stdout)["params"] == params
 
 
 def test_ernie45_and_glm4_0414() -> None:

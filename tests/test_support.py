@@ -192,7 +192,7 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                    HF + "HuggingFaceTB/SmolLM3-3B"),
     # models/qwen3_vl.py over qwen3.py (text_config, head_dim 128): 36 x 2 x 8 x 128 x 2 B.
     "qwen3-vl-4b": (CONFIGS / "qwen3-vl-4b.json", 36 * 2 * 8 * 128 * 2,
-                    HF + "Qwen/Qwen3-VL-4B-Instruct"),
+                    HF + "Qwen/Qwen3-VL-4B-Thinking"),
     # Rows made exact with issue 26's readers: the vLLM-oracle configs themselves, SHRUNK (fewer
     # layers, same layer pattern) and REBUILT from the published files rather than downloaded
     # (zamba2-2.7b and gemma-4-31b are not published files at all: built from transformers'
@@ -207,9 +207,12 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # num_attention_heads = 4096 / 32 = 128; 4 layers: 4 x 2 x 2 x 128 x 2 B.
     "glm-4-9b": (ORACLE / "glm-4-9b" / "config.json", 4 * 2 * 2 * 128 * 2,
                  HF + "THUDM/glm-4-9b-chat"),
-    # models/exaone4.py: 8 layers ("LLLG" twice, window 4096) x 2 x 8 x 128 x 2 B.
-    "exaone-4.0-32b": (ORACLE / "exaone-4.0-32b" / "config.json", 8 * 2 * 8 * 128 * 2,
-                       HF + "LGAI-EXAONE/EXAONE-4.0-32B"),
+    # models/exaone4.py Exaone4Attention: num_key_value_heads 8 of head_dim 64 (2048 / 32), every
+    # layer full (layer_types all full_attention, sliding_window null): 30 x 2 x 8 x 64 x 2 B.
+    # The published EXAONE-4.0-1.2B file (SOURCES-coverage.md); the 32B's sliding "LLLG" layout
+    # is held to vLLM by the oracle case exaone-4.0-32b and tests/test_config_coverage.py.
+    "exaone-4.0-1.2b": (CONFIGS / "exaone-4.0-1.2b.json", 30 * 2 * 8 * 64 * 2,
+                        HF + "LGAI-EXAONE/EXAONE-4.0-1.2B"),
     # Olmo3ForCausalLM (Transformers backend, models/transformers/base.py; layer_types three
     # sliding to one full): 8 layers x 2 x 32 (MHA) x (4096 / 32 = 128) x 2 B.
     "olmo3-7b": (ORACLE / "olmo3-7b" / "config.json", 8 * 2 * 32 * 128 * 2,

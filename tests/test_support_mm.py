@@ -170,16 +170,22 @@ def test_unpriced_tower_leaves_the_kv_exact() -> None:
 
 
 def test_qwen2_5_vl_flat_config_reads_as_its_nested_form(tmp_path: Path) -> None:
-    # Qwen/Qwen2.5-VL-7B-Instruct's published config.json is flat (the decoder's fields at the
-    # top, no text_config); transformers 5 writes them again under text_config. Both read as
-    # qwen2 (vLLM qwen2_5_vl.py: Qwen2ForCausalLM): 28 layers x 4 KV heads x 128 x 2 x 2 B =
-    # 57,344 B per token, only the unpriced tower assumed.
-    nested = json.loads((Path(__file__).parent / "data" / "configs"
-                         / "qwen2.5-vl-7b.json").read_text())
-    flat = {k: v for k, v in nested.items() if k != "text_config"}
-    (tmp_path / "config.json").write_text(json.dumps(flat))
-    result = CliRunner().invoke(app, ["estimate", str(tmp_path), "-c", "4096", "-f", "json"])
-    data = json.loads(result.stdout)
-    assert data["bytes_per_token"] == 28 * 4 * 128 * 2 * 2 == 57_344
-    assert data["kv_exact"] is True
-    assert [a["field"] for a in data["assumptions"]] == ["vision_config"]
+    # Qwen/Qwen2.5-VL-7B-Instruct's published config.json (the golden) is flat: the decoder's
+    # fields at the top, no text_config; a transformers >= 4.53 save writes them again under
+    # text_config (model_type qwen2_5_vl_text). Both read as qwen2 (vLLM qwen2_5_vl.py:
+    # Qwen2ForCausalLM): 28 layers x 4 KV heads x 128 x 2 x 2 B = 57,344 B per token, only the
+    # unpriced tower assumed.
+    flat = json.loads((Path(__file__).parent / "data" / "configs"
+                       / "qwen2.5-vl-7b.json").read_text())
+    assert "text_config" not in flat
+    text = {k: v for k, v in flat.items() if k not in ("vision_config", "architectures")}
+    nested = {**flat, "text_config": {**text, "model_type": "qwen2_5_vl_text"}}
+    for name, config in (("flat", flat), ("nested", nested)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(config))
+        result = CliRunner().invoke(app, ["estimate", str(tmp_path / name), "-c", "4096",
+                                          "-f", "json"])
+        data = json.loads(result.stdout)
+        assert data["bytes_per_token"] == 28 * 4 * 128 * 2 * 2 == 57_344, name
+        assert data["kv_exact"] is True, name
+        assert [a["field"] for a in data["assumptions"]] == ["vision_config"], name

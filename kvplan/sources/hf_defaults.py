@@ -73,6 +73,8 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "stablelm": {_TIE: False}, "olmoe": {_TIE: False}, "granitemoe": {_TIE: False},
     "apertus": {_TIE: False}, "lfm2_moe": {_TIE: True}, "olmo": {_TIE: False},
     "hunyuan_v1_dense": {_TIE: True},
+    # SmolLM3Config (the published SmolLM3-3B config.json leaves the flag to it).
+    "smollm3": {_TIE: True},
     "internlm2": {_TIE: False}, "exaone": {_TIE: False}, "bloom": {_TIE: True},
     "minicpm": {_TIE: True}, "dbrx": {_TIE: False}, "olmo_hybrid": {_TIE: False},
     # Starcoder2Config() (use_bias True too), PhiConfig(), Olmo2Config().
