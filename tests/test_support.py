@@ -21,6 +21,7 @@ from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config
 from kvplan.sources.support import (
     EXACT,
+    GOLDEN_CONFIG_KINDS,
     NOT_A_DECODER,
     REFUSED,
     STATUSES,
@@ -331,8 +332,10 @@ def test_entries_are_well_formed() -> None:
         assert row.status in STATUSES, row
         if row.status == EXACT:
             assert row.golden in GOLDEN and row.reason is None, row
+            assert row.golden_config in GOLDEN_CONFIG_KINDS, row
         else:
             assert row.reason and "\n" not in row.reason and row.golden is None, row
+            assert row.golden_config is None, row
         if row.oracle is not None:
             assert (ORACLE / row.oracle / "results.json").is_file(), row
 

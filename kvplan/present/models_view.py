@@ -5,14 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvplan.present.render import Column, View
-from kvplan.sources.support import EXACT, STATUSES, Support, support_table, support_version
+from kvplan.sources.support import (
+    EXACT,
+    GOLDEN_CONFIG_KINDS,
+    STATUSES,
+    Support,
+    support_table,
+    support_version,
+)
 
 
 def _why(row: Support) -> str:
     """Exact rows: what holds them; the others: the one-line reason kvplan refuses with."""
     if row.status == EXACT:
         oracle = f", vLLM oracle {row.oracle}" if row.oracle else ", no CPU oracle"
-        return f"golden {row.golden}{oracle}"
+        return f"golden {row.golden} ({row.golden_config} config){oracle}"
     return row.reason or ""
 
 
@@ -20,6 +27,7 @@ def models_view(rows: Sequence[Support]) -> View:
     """The support table's `rows` (a selection of its architectures)."""
     total = len(support_table())
     counts = {s: sum(r.status == s for r in rows) for s in STATUSES}
+    configs = {k: sum(r.golden_config == k for r in rows) for k in GOLDEN_CONFIG_KINDS}
     return View(
         title=f"vLLM {support_version()} architectures and kvplan's status",
         columns=[Column(header="architecture", no_wrap=True), Column(header="status"),
@@ -30,10 +38,15 @@ def models_view(rows: Sequence[Support]) -> View:
         records=[{"architecture": r.architecture, "status": r.status,
                   "vllm_group": r.category, "model_types": list(r.model_types),
                   "example": r.example, "reason": r.reason, "golden": r.golden,
-                  "oracle": r.oracle} for r in rows],
+                  "oracle": r.oracle, "golden_config": r.golden_config} for r in rows],
         notes=[f"{len(rows)} of {total} architectures: "
                + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
                "exact: kvplan's KV numbers equal vLLM's (a golden test of the real "
                "config.json, and the vLLM oracle where vLLM's CPU build runs the family); "
                "refused / not a decoder: a config.json naming the architecture exits 2 with "
-               "the reason shown."])
+               "the reason shown.",
+               "golden configs of the exact rows: " + ", ".join(
+                   f"{configs[k]} {k}" for k in GOLDEN_CONFIG_KINDS) + " (verbatim: a copy of "
+               "the published config.json's text; content: its keys and values in another "
+               "layout; rebuilt: assembled from partial public copies; unrecorded: a seed "
+               "fixture of unknown source; each source in tests/data/configs/SOURCES*.md)."])

@@ -31,6 +31,10 @@ EXACT = "exact"
 REFUSED = "refused"
 NOT_A_DECODER = "not a decoder"
 STATUSES = (EXACT, REFUSED, NOT_A_DECODER)
+# What an exact row's golden config.json is (its source: tests/data/configs/SOURCES*.md): a copy of
+# the published file's text (or a shrink of it), the same keys and values in another layout,
+# assembled from partial public copies, or a seed fixture whose source was never recorded.
+GOLDEN_CONFIG_KINDS = ("verbatim", "content", "rebuilt", "unrecorded")
 
 _HERE = Path(__file__).parent
 
@@ -47,6 +51,7 @@ class Support:
     reason: str | None = None  # why refused / not a decoder
     golden: str | None = None  # exact: the golden config's id (tests/test_support.py)
     oracle: str | None = None  # exact: the vLLM-oracle case (tests/data/oracle/<oracle>)
+    golden_config: str | None = None  # exact: one of GOLDEN_CONFIG_KINDS
 
 
 @cache
@@ -70,7 +75,8 @@ def support_table() -> dict[str, Support]:
             architecture=name, status=entry["status"],
             category=registry.get(name, {}).get("category", "?"),
             model_types=tuple(entry.get("model_types") or ()), example=entry.get("example"),
-            reason=entry.get("reason"), golden=entry.get("golden"), oracle=entry.get("oracle"))
+            reason=entry.get("reason"), golden=entry.get("golden"), oracle=entry.get("oracle"),
+            golden_config=entry.get("golden_config"))
     return table
 
 
