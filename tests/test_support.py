@@ -25,6 +25,7 @@ from kvplan.sources.support import (
     NOT_A_DECODER,
     REFUSED,
     STATUSES,
+    golden_config_kinds,
     support_table,
     vllm_registry,
 )
@@ -340,6 +341,11 @@ def test_entries_are_well_formed() -> None:
             assert (ORACLE / row.oracle / "results.json").is_file(), row
 
 
+def test_golden_config_kinds_are_described_once() -> None:
+    # support.json describes each kind of golden config; the code's list is the same, in order.
+    assert tuple(golden_config_kinds()) == GOLDEN_CONFIG_KINDS
+
+
 def test_pooling_groups_are_not_decoders() -> None:
     for row in TABLE.values():
         if row.category in ("embedding", "late-interaction", "reward", "token-classification",
@@ -593,3 +599,6 @@ def test_readme_counts_are_the_tables() -> None:
     counts = {s: sum(r.status == s for r in TABLE.values()) for s in STATUSES}
     assert tuple(map(int, found.groups())) == (counts[EXACT], len(TABLE), counts[REFUSED],
                                                counts[NOT_A_DECODER])
+    verbatim = re.search(r"(\d+) of them verbatim copies of published files", text)
+    assert verbatim, "README: the count of verbatim golden configs"
+    assert int(verbatim.group(1)) == sum(r.golden_config == "verbatim" for r in TABLE.values())

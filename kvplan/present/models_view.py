@@ -10,6 +10,7 @@ from kvplan.sources.support import (
     GOLDEN_CONFIG_KINDS,
     STATUSES,
     Support,
+    golden_config_kinds,
     support_table,
     support_version,
 )
@@ -46,7 +47,6 @@ def models_view(rows: Sequence[Support]) -> View:
                "refused / not a decoder: a config.json naming the architecture exits 2 with "
                "the reason shown.",
                "golden configs of the exact rows: " + ", ".join(
-                   f"{configs[k]} {k}" for k in GOLDEN_CONFIG_KINDS) + " (verbatim: a copy of "
-               "the published config.json's text; content: its keys and values in another "
-               "layout; rebuilt: assembled from partial public copies; unrecorded: a seed "
-               "fixture of unknown source; each source in tests/data/configs/SOURCES*.md)."])
+                   f"{configs[k]} {k}" for k in GOLDEN_CONFIG_KINDS) + " (" + "; ".join(
+                   f"{k}: {v}" for k, v in golden_config_kinds().items()) + "; each file's "
+               "source: tests/data/configs/SOURCES*.md)."])

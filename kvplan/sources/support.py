@@ -31,10 +31,9 @@ EXACT = "exact"
 REFUSED = "refused"
 NOT_A_DECODER = "not a decoder"
 STATUSES = (EXACT, REFUSED, NOT_A_DECODER)
-# What an exact row's golden config.json is (its source: tests/data/configs/SOURCES*.md): a copy of
-# the published file's text (or a shrink of it), the same keys and values in another layout,
-# assembled from partial public copies, or a seed fixture whose source was never recorded.
-GOLDEN_CONFIG_KINDS = ("verbatim", "content", "rebuilt", "unrecorded")
+# What an exact row's golden config.json is (support.json's "golden_configs" says each in a line;
+# every file's source: tests/data/configs/SOURCES*.md), best first.
+GOLDEN_CONFIG_KINDS = ("verbatim", "content", "derived", "rebuilt", "unrecorded")
 
 _HERE = Path(__file__).parent
 
@@ -78,6 +77,11 @@ def support_table() -> dict[str, Support]:
             reason=entry.get("reason"), golden=entry.get("golden"), oracle=entry.get("oracle"),
             golden_config=entry.get("golden_config"))
     return table
+
+
+def golden_config_kinds() -> dict[str, str]:
+    """Each kind of golden config.json (GOLDEN_CONFIG_KINDS) with what it means."""
+    return dict(_support_data()["golden_configs"])
 
 
 def support_version() -> str:
