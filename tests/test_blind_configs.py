@@ -88,3 +88,21 @@ def test_no_blind_config_gets_a_wrong_number_with_exit_0() -> None:
     # examples/blind-configs.md is current (python -m tests.benches.blind_configs).
     page = Path(__file__).parents[1] / "examples" / "blind-configs.md"
     assert main(table) == page.read_text()
+
+
+def test_simulate_takes_the_same_kv_dtype_as_estimate() -> None:
+    # nvidia/Gemma-4-31B-IT-NVFP4 declares an fp8 KV cache (ModelOpt kv_cache_scheme): with no
+    # --kv-dtype, `simulate` sizes its pool as `estimate` does (fp8), and --kv-dtype bf16 halves it.
+    config = str(BLIND / "real" / "gemma-4-31b-it-nvfp4.json")
+    args = ["simulate", config, "--gpu", "B200", "--num-requests", "4", "--input-len", "512",
+            "--output-len", "16", "--rate", "1", "-f", "json"]
+    runs = {}
+    for extra in ((), ("--kv-dtype", "fp8"), ("--kv-dtype", "bf16")):
+        result = CliRunner().invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.stderr
+        runs[extra] = json.loads(result.stdout)
+    default, fp8, bf16 = runs.values()
+    assert default["kv_dtype"] == fp8["kv_dtype"] == "fp8" and bf16["kv_dtype"] == "bf16"
+    assert default["num_blocks"] == fp8["num_blocks"] == 2 * bf16["num_blocks"]
+    code, plan, _ = estimate(config, "-c", "4096", "--gpu", "B200")
+    assert code == 0 and plan["kv_dtype"] == "fp8"

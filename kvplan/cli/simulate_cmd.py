@@ -64,9 +64,10 @@ def simulate_cmd(
         "--engine", help="Whose scheduler to simulate: vLLM's V1 or SGLang's (TensorRT-LLM's "
                          "is not modelled).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
-    kv_dtype: Annotated[str, typer.Option(
+    kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
-        help="KV-cache element type (bf16, fp8, ...).")] = "bf16",
+        help="KV-cache element type (bf16, fp8, ...). Not given: as `estimate` (bf16, or for "
+             "vLLM the KV dtype the checkpoint's quantization_config declares).")] = None,
     max_model_len: Annotated[int | None, typer.Option(
         *CONTEXT_FLAGS, parser=tokens_option,
         metavar="TOKENS",
@@ -214,6 +215,8 @@ def simulate_cmd(
                                chunked_prefill_size=chunked_prefill_size,
                                schedule_conservativeness=schedule_conservativeness,
                                schedule_policy=schedule_policy))
+        if inputs.kv_dtype_note is not None:
+            notes = [*notes, inputs.kv_dtype_note]
         with progress_shown():
             result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
                               slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
