@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -60,12 +61,18 @@ _FATAL_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM
 
 
 @contextmanager
-def _cleanup_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
+def _cleanup_on_signals(cleanup: Callable[[], None]) -> Iterator[list[int]]:
     """A signal whose default action ends the process (SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2,
     SIGALRM, SIGXCPU) removes the temporary file before kvplan exits with 128 + its number
     (SIGQUIT left it, issue 32); SIGINT does through KeyboardInterrupt. SIGKILL cannot be
-    caught: the target is still untouched, and only a hidden .NAME.*.tmp file can be left."""
+    caught: the target is still untouched, and only a hidden .NAME.*.tmp file can be left.
+    Yields the list the caught signal is noted in: a signal that lands while Python runs a
+    callback whose exceptions it ignores (an import lock's weakref callback) does not end the
+    process there, so the caller ends it (`_exit_if_caught`)."""
+    caught: list[int] = []
+
     def handler(signum: int, _frame: object) -> None:
+        caught.append(signum)
         cleanup()
         raise SystemExit(128 + signum)
 
@@ -78,11 +85,26 @@ def _cleanup_on_signals(cleanup: Callable[[], None]) -> Iterator[None]:
             previous[sig] = signal.signal(sig, handler)
         except ValueError:  # not the main thread
             pass
+    hook = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:  # the handler's SystemExit, swallowed: said by the exit
+        if not (caught and info.exc_type is SystemExit):
+            hook(info)
+
+    sys.unraisablehook = unraisable
     try:
-        yield
+        yield caught
     finally:
+        sys.unraisablehook = hook
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def _exit_if_caught(caught: list[int]) -> None:
+    """Exit with 128 + the signal's number if one was caught (its handler's SystemExit may have
+    been swallowed)."""
+    if caught:
+        raise SystemExit(128 + caught[0])
 
 
 def atomic_write(option: str, path: Path, write: Callable[[Path], None], *,
@@ -108,18 +130,22 @@ def atomic_write(option: str, path: Path, write: Callable[[Path], None], *,
         with contextlib.suppress(OSError):
             tmp.unlink()
 
+    caught: list[int] = []
     try:
-        with _cleanup_on_signals(remove_tmp):
+        with _cleanup_on_signals(remove_tmp) as caught:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would otherwise stick to the result
             write(tmp)
+            _exit_if_caught(caught)
             # Between the check above and now the target may have appeared: check again.
             check_output(option, path, force=force, inputs=inputs)
             os.replace(tmp, path)
     except OSError as exc:
         remove_tmp()
+        _exit_if_caught(caught)
         raise InputError(f"{option}: cannot write {shown!r}: {exc.strerror or exc}") from None
     except BaseException:
         remove_tmp()
+        _exit_if_caught(caught)
         raise

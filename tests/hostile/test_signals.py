@@ -38,3 +38,34 @@ def test_a_signal_during_sweep_output_leaves_nothing(tmp_path: Path, sig: int) -
     assert "Traceback" not in run.stderr and len(run.stderr.splitlines()) <= 1, run.stderr
     no_temporary_file(tmp_path)
     assert listing(tmp_path) == before  # the old file, untouched
+
+
+def test_a_signal_swallowed_by_a_callback_still_ends_the_write(tmp_path: Path) -> None:
+    # A signal whose handler runs inside a callback Python ignores exceptions of (seen: an import
+    # lock's weakref callback, during a sweep's write) must not let the write go on and fail with
+    # "cannot write ...: No such file" (exit 2): it ends with 128 + the signal, nothing left.
+    import gc
+    import weakref
+
+    from kvplan.cli.outputs import atomic_write
+
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+
+    class Thing:
+        pass
+
+    def write(tmp: Path) -> None:
+        tmp.write_text("partial\n")
+        thing = Thing()
+        ref = weakref.ref(thing, lambda _r: signal.raise_signal(signal.SIGTERM))
+        del thing  # the callback runs here; the handler's SystemExit is swallowed
+        gc.collect()
+        assert ref() is None
+        tmp.write_text("more\n")  # the temporary file is gone: this is what failed
+
+    with pytest.raises(SystemExit) as ended:
+        atomic_write("-o", out, write, force=True)
+    assert ended.value.code == 128 + signal.SIGTERM
+    no_temporary_file(tmp_path)
+    assert out.read_text() == "old\n"
