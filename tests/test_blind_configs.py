@@ -106,3 +106,21 @@ def test_simulate_takes_the_same_kv_dtype_as_estimate() -> None:
     assert default["num_blocks"] == fp8["num_blocks"] == 2 * bf16["num_blocks"]
     code, plan, _ = estimate(config, "-c", "4096", "--gpu", "B200")
     assert code == 0 and plan["kv_dtype"] == "fp8"
+
+
+def test_a_16_bit_plan_of_a_checkpoint_declaring_fp8_kv_names_its_dtype() -> None:
+    # vLLM's default --kv-cache-dtype auto takes the checkpoint's declared fp8 KV cache, so a plan
+    # sized at 16 bits must say --kv-cache-dtype bfloat16 (vllm/config/cache.py CacheDType);
+    # a checkpoint that declares none keeps the default, and an fp8 plan says fp8.
+    def command(model: str, dtype: str) -> str:
+        result = CliRunner().invoke(app, ["plan", model, "--gpu", "B200", "-c", "8192",
+                                          "--concurrency", "64", "--kv-dtype", dtype,
+                                          "-f", "json"])
+        assert result.exit_code == 0, result.stderr
+        plan = json.loads(result.stdout)
+        return (plan[0] if isinstance(plan, list) else plan)["command"]
+
+    gemma = str(BLIND / "real" / "gemma-4-31b-it-nvfp4.json")
+    assert "--kv-cache-dtype bfloat16" in command(gemma, "bf16")
+    assert "--kv-cache-dtype fp8" in command(gemma, "fp8")
+    assert "--kv-cache-dtype" not in command("llama-3.1-8b", "bf16")

@@ -23,7 +23,7 @@ from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import Handover
-from kvplan.engines.launch import LaunchPlan, LaunchSettings
+from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.kv_links import KvLink
 from kvplan.model.spec import ModelSpec
@@ -150,6 +150,7 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
     connector = req.engine.rules.kv_connector(req.connector)
     return launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
+        declared_kv_dtype=declared_kv_dtype(spec),
         concurrency=max(1, concurrency), version=req.engine_version,
         extra_groups=connector.launch_groups(role, req.engine_version,
                                              req.extra.get("block_size")),

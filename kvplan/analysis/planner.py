@@ -40,7 +40,7 @@ from kvplan.analysis.plan_types import (
     ServingPlan,
 )
 from kvplan.engines.base import check_kv_dtype, supported_kv_dtypes
-from kvplan.engines.launch import LaunchPlan, LaunchSettings
+from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
 
@@ -52,6 +52,7 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
     """The engine's own commands for the plan, head node first (kvplan.analysis.launch)."""
     return launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
+        declared_kv_dtype=declared_kv_dtype(spec),
         concurrency=req.concurrency, version=req.engine_version,
         speculative_method=req.extra.get("speculative_method"),
         num_speculative_tokens=req.extra.get("num_speculative_tokens") or 0,

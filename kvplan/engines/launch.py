@@ -9,9 +9,12 @@ is shared here. Pure: commands are argv lists, never run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.model.spec import ModelSpec
 
 # The head node's address: every multi-node command names it by this placeholder.
 HEAD_IP = "$HEAD_IP"
@@ -87,6 +90,19 @@ class LaunchSettings:
     extra_groups: tuple[tuple[str, ...], ...] = ()
     # Lines a role adds to an engine's options file (TensorRT-LLM's cache transceiver).
     extra_yaml: str = ""
+    # The KV dtype the checkpoint's quantization_config declares (None: none), which an engine's
+    # default may take (vLLM's --kv-cache-dtype auto): a 16-bit plan then says so.
+    declared_kv_dtype: str | None = None
+
+
+def declared_kv_dtype(spec: ModelSpec) -> str | None:
+    """The KV dtype `spec`'s quantization_config declares (kvplan.model.quant_config)."""
+    if spec.quantization_json is None:
+        return None
+    from kvplan.model.quant_config import declared_kv_cache_dtype
+
+    declared = declared_kv_cache_dtype(spec.quantization_config)
+    return None if declared is None else declared[1]
 
 
 # An EAGLE / EAGLE-3 drafter is a separate checkpoint kvplan does not know: the commands name it
