@@ -104,3 +104,17 @@ def test_modelopt_mixed_precision_is_weights_only() -> None:
     # 2 B = 20,480 B per token.
     plan = estimate("qwen3.6-35b-a3b-nvfp4")
     assert plan["bytes_per_token"] == 20480 and plan["kv_exact"] is True
+
+
+def test_attention_free_block_is_max_model_len_on_vllm_032() -> None:
+    # vLLM 0.32 model_executor/models/config.py:708-709 (MambaModelConfig, prefix caching off,
+    # the default for attention-free models): mamba_block_size = max_model_len; v1/engine/
+    # core.py:352 sets cache_config.block_size to the smallest group block: 8192 here, as the
+    # recorded run of the shrunken mamba-1.4b logs (tests/data/blind26/shrunk/mamba-1.4b).
+    args = ["estimate", str(REAL / "mamba-1.4b.json"), "-f", "json", "-c", "8192",
+            "--platform", "cpu", "--kv-budget-gib", "1"]
+    result = CliRunner().invoke(app, [*args, "--engine-version", "0.32"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 8192
+    # Older profiles keep the platform's block (not checked against those versions).
+    result = CliRunner().invoke(app, [*args, "--engine-version", "0.21"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 128
