@@ -221,8 +221,7 @@ _MTP = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 # nemotron_h.py NemotronHAttention takes config.head_dim (NemotronHConfig's default 128), never
 # attention_head_dim (no attribute_map entry); mamba: ssm_cfg {} (HF conversions) or null only.
 _NEMOTRON_H_HEAD = {"attention_head_dim": Covered("unread; equal to head_dim", same_as="head_dim")}
-_SSM_CFG = {"ssm_cfg": only({}, None, why="the mamba_ssm package's options: read by neither "
-                                          "MambaConfig nor vLLM's mamba.py")}
+_SSM_CFG = {"ssm_cfg": only({}, None, why="mamba_ssm's options: MambaConfig, mamba.py read none")}
 # MLA (kvplan.sources.hf_families.mla_attention).
 _MLA_RANKS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
