@@ -207,9 +207,9 @@ def _quantization(c: ConfigReader) -> dict | None:
     parsed = parse_quantization_config(quant, c.path)
     c.warn(f"quantization_config: {parsed.description}")
     if not parsed.weights_exact:
-        c.assume("quantization_config.quant_algo", quant.get("quant_algo"),
-                 f"{parsed.method}: weights priced per quantized_layers entry, a reading not "
-                 "checked against vLLM; the KV cache does not depend on it", affects="weights")
+        c.assume("quantization_config.quant_algo", parsed.method,
+                 "weights priced per quantized_layers entry, a reading not checked against "
+                 "vLLM; the KV cache does not depend on it", affects="weights")
     return dict(quant)
 
 
