@@ -65,9 +65,9 @@ REFUSED = [
     ("minimax-m2", {"sliding_window": 1024}, "sliding_window"),
     # Zamba2Config maps head_dim onto attention_head_dim; kvplan reads attention_head_dim only.
     ("zamba2-2.7b", {"head_dim": 64}, "head_dim"),
-    # Nemotron-H in transformers 5.19's own format (layers_block_type, not
-    # hybrid_override_pattern): not read by kvplan's nemotron_h reader.
-    ("nemotron-nano-9b-v2", {"layers_block_type": ["mamba", "attention"]}, "layers_block_type"),
+    # Nemotron-H in transformers 5.19's own format (layers_block_type) is read as
+    # NemotronHConfig reads it (tests/test_blind_refusals.py); a kind it does not take is not.
+    ("nemotron-nano-9b-v2", {"layers_block_type": ["mamba", "conv"]}, "layers_block_type"),
 ]
 
 

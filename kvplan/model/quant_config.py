@@ -97,6 +97,9 @@ class QuantConfig:
     ignore: tuple[str, ...] = ()
     quantize_lm_head: bool = False
     notes: tuple[str, ...] = ()
+    # False: the weights' pricing rests on a reading kvplan has not checked against vLLM
+    # (ModelOpt MIXED_PRECISION); the config reader lists it as an assumption on weights.
+    weights_exact: bool = True
 
     def scheme_for(self, name: str) -> QuantScheme | None:
         if name == "lm_head" and not self.quantize_lm_head:
@@ -187,19 +190,54 @@ def _parse_modelopt(qc: Mapping[str, Any], path: str) -> QuantConfig:
     inner = qc.get("quantization") if isinstance(qc.get("quantization"), Mapping) else qc
     algo = str(inner.get("quant_algo", "")).upper()
     ignore = _str_list(inner, ("exclude_modules", "ignore", "modules_to_not_convert"), path)
-    scheme: QuantScheme
-    if algo == "NVFP4":
-        scheme = Nvfp4(group=_get_int(inner, "group_size", path, 16))
-    elif algo == "FP8":
-        scheme = Fp8PerTensor(static_activations=True)
-    elif algo in ("FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"):
-        scheme = Fp8PerChannel()
-    else:
+    if algo == "MIXED_PRECISION":
+        return _parse_modelopt_mixed(qc, inner, ignore)
+    scheme = _modelopt_scheme(algo, _get_int(inner, "group_size", path, 16))
+    if scheme is None:
         raise SpecError(path, "quantization_config.quant_algo",
                         f"modelopt algorithm {algo or 'missing'!r} not modelled "
-                        "(known: NVFP4, FP8, FP8_PER_CHANNEL_PER_TOKEN)")
+                        "(known: NVFP4, FP8, FP8_PER_CHANNEL_PER_TOKEN, MIXED_PRECISION)")
     return QuantConfig(method=f"modelopt {algo.lower()}",
                        rules=(Rule(targets=_ALL_LINEAR, scheme=scheme),), ignore=ignore)
+
+
+def _modelopt_scheme(algo: str, group: int) -> QuantScheme | None:
+    # W4A16_NVFP4 stores its weights as NVFP4 does (vLLM modelopt.py: the same
+    # ModelOptNvFp4Config, Marlin GEMM with 16-bit activations).
+    if algo in ("NVFP4", "W4A16_NVFP4"):
+        return Nvfp4(group=group)
+    if algo == "FP8":
+        return Fp8PerTensor(static_activations=True)
+    if algo in ("FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO"):
+        return Fp8PerChannel()
+    return None
+
+
+def _parse_modelopt_mixed(qc: Mapping[str, Any], inner: Mapping[str, Any],
+                          ignore: tuple[str, ...]) -> QuantConfig:
+    """ModelOpt MIXED_PRECISION (vLLM 0.32 modelopt.py ModelOptMixedPrecisionConfig): each
+    module's algorithm from quantized_layers (in quantization_config, else under
+    ``quantization``). It describes the weights only: the KV cache is set apart
+    (kv_cache_scheme, `declared_kv_cache_dtype`). Priced here per prefix with kvplan's module
+    names, which are not checked against vLLM's per-layer lookup, so the weights are marked
+    not exact (`weights_exact`) and never block a KV answer; an algorithm kvplan does not
+    model leaves its modules in the model dtype."""
+    layers = qc.get("quantized_layers") or inner.get("quantized_layers") or {}
+    by_scheme: dict[QuantScheme, list[str]] = {}
+    for prefix, recipe in layers.items() if isinstance(layers, Mapping) else ():
+        if not isinstance(recipe, Mapping):
+            continue
+        group = recipe.get("group_size", 16)
+        scheme = _modelopt_scheme(str(recipe.get("quant_algo", "")).upper(),
+                                  group if isinstance(group, int) and group > 0 else 16)
+        if scheme is not None:
+            by_scheme.setdefault(scheme, []).append(str(prefix))
+    rules = tuple(Rule(targets=tuple(names), scheme=scheme)
+                  for scheme, names in by_scheme.items())
+    return QuantConfig(method="modelopt mixed_precision", rules=rules, ignore=ignore,
+                       quantize_lm_head=any(n == "lm_head" for ns in by_scheme.values()
+                                            for n in ns),
+                       weights_exact=False)
 
 
 def _ct_scheme(weights: Mapping[str, Any], path: str, key: str,

@@ -40,7 +40,12 @@ from kvplan.sources.hf_families import (
     mtp_layers,
 )
 from kvplan.sources.hf_fields import check_family_fields, fill_class_defaults
-from kvplan.sources.hf_hybrid import PURE_RECURRENT_TYPES, STATE_FIELDS, layer_plan
+from kvplan.sources.hf_hybrid import (
+    PURE_RECURRENT_TYPES,
+    STATE_FIELDS,
+    layer_plan,
+    nemotron_h_layers,
+)
 from kvplan.sources.hf_mlp import mlp_section
 from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_notes import family_notes
@@ -201,6 +206,10 @@ def _quantization(c: ConfigReader) -> dict | None:
         return None
     parsed = parse_quantization_config(quant, c.path)
     c.warn(f"quantization_config: {parsed.description}")
+    if not parsed.weights_exact:
+        c.assume("quantization_config.quant_algo", parsed.method,
+                 "weights priced per quantized_layers entry, a reading not checked against "
+                 "vLLM; the KV cache does not depend on it", affects="weights")
     return dict(quant)
 
 
@@ -223,6 +232,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     model_type = _TEXT_ALIASES.get(model_type, TEXT_FAMILY.get(model_type, model_type))
     if model_type == "dbrx":
         data = _dbrx_fields(data, path)
+    if model_type == "nemotron_h":
+        data = nemotron_h_layers(data, path, pre_warnings)
     data = fill_family_defaults(data, model_type, pre_warnings)
     data = fill_class_defaults(data, model_type, pre_warnings)
     check_layer_types(data, model_type, path)

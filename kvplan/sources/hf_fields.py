@@ -105,6 +105,10 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
                 raise SpecError(path, name, audit.unread.format(model_type=model_type,
                                                                 source=family.source))
             continue
+        if rule.same_as and value != data.get(rule.same_as):
+            raise SpecError(path, name, f"{value!r} on {model_type}: vLLM 0.32 sizes the cache "
+                                        f"by {rule.same_as} ({data.get(rule.same_as)!r}), which "
+                                        "these weights do not fit; refused rather than guessed")
         if rule.accepts is not None and not rule.accepts(value):
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
             raise SpecError(path, name, f"{shown} on {model_type}: expected {rule.expected} "

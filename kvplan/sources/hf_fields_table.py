@@ -23,6 +23,7 @@ class Covered:
     why: str
     accepts: Callable[[Any], bool] | None = None  # None: every value
     expected: str = ""  # what `accepts` takes, said in the refusal
+    same_as: str = ""  # covered only when equal to this field's value (after class defaults)
 
 
 def only(*values: Any, why: str) -> Covered:
@@ -217,6 +218,10 @@ _HYBRID_LINEAR = ("layer_types", "full_attention_interval", "linear_conv_kernel_
 # MTP layers (kvplan.sources.hf_families.mtp_layers): vLLM builds them only for speculative
 # decoding, which kvplan's vLLM plan does not model.
 _MTP = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
+# nemotron_h.py NemotronHAttention takes config.head_dim (NemotronHConfig's default 128), never
+# attention_head_dim (no attribute_map entry); mamba: ssm_cfg {} (HF conversions) or null only.
+_NEMOTRON_H_HEAD = {"attention_head_dim": Covered("unread; equal to head_dim", same_as="head_dim")}
+_SSM_CFG = {"ssm_cfg": only({}, None, why="mamba_ssm's options: MambaConfig, mamba.py read none")}
 # MLA (kvplan.sources.hf_families.mla_attention).
 _MLA_RANKS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
@@ -530,18 +535,18 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                            "linear_a_log_max", "linear_dt_min", "linear_dt_max",
                            "linear_dt_init_floor"))),
     # models/nemotron_h.py: attention layers of num_key_value_heads x head_dim where
-    # hybrid_override_pattern says "*", Mamba-2 states from ssm_state_size, mamba_num_heads,
-    # mamba_head_dim, n_groups, conv_kernel. NemotronHAttention passes config.sliding_window as
-    # every attention layer's window, which kvplan does not read: refused when set.
+    # hybrid_override_pattern (layers_block_type first: hf_hybrid) says "*", Mamba-2 states from
+    # ssm_state_size, mamba_num_heads, mamba_head_dim, n_groups, conv_kernel; config.sliding_window
+    # (every attention layer's window) is not read: refused when set.
     "nemotron_h": _lz(source="models/nemotron_h.py",
                       covered=_fields(_KV, _WEIGHTS, _MTP, (
-                          "hybrid_override_pattern", "ssm_state_size",
-                          "mamba_num_heads", "mamba_head_dim", "n_groups",
-                          "conv_kernel", "chunk_size", "use_conv_bias",
-                          "mamba_hidden_act", "mamba_proj_bias", "use_mamba_kernels",
-                          "mamba_ssm_cache_dtype", "moe_shared_expert_intermediate_size",
-                          "moe_latent_size", "moe_shared_expert_overlap",
-                          "mtp_hybrid_override_pattern", "mtp_layers_block_type"))),
+                          "hybrid_override_pattern", "layers_block_type", "ssm_state_size",
+                          "mamba_num_heads", "mamba_head_dim", "n_groups", "conv_kernel",
+                          "chunk_size", "use_conv_bias", "mamba_hidden_act", "mamba_proj_bias",
+                          "use_mamba_kernels", "mamba_ssm_cache_dtype",
+                          "moe_shared_expert_intermediate_size", "moe_latent_size",
+                          "moe_shared_expert_overlap", "mtp_hybrid_override_pattern",
+                          "mtp_layers_block_type"), _NEMOTRON_H_HEAD)),
     # models/llama4.py Llama4Attention: num_key_value_heads x config.head_dim; chunked local
     # attention over attention_chunk_size on the layers no_rope_layers marks 1 (RoPE), global
     # on the others (kvplan.sources.hf_hybrid._llama4). layer_types is read by neither.
@@ -557,19 +562,16 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # full_attn_idxs), short-conv states of conv_L_cache (kvplan.sources.hf_hybrid._lfm2);
     # block_* and conv_* the rest are the MLP's and the conv's weights.
     "lfm2": _lz(source="models/lfm2.py", head_dim_is_hidden=True,
-                covered=_fields(("num_key_value_heads", "head_dim", "num_heads",
-                                 "layer_types", "full_attn_idxs",
-                                 "conv_L_cache", "conv_bias", "conv_dim",
-                                 "conv_dim_out", "conv_use_xavier_init",
-                                 "block_auto_adjust_ff_dim", "block_dim",
-                                 "block_ff_dim", "block_ffn_dim_multiplier",
-                                 "block_multiple_of", "block_norm_eps",
-                                 "block_mlp_init_scale", "block_out_init_scale",
-                                 "block_use_swiglu", "block_use_xavier_init"))),
+                covered=_fields((
+                    "num_key_value_heads", "head_dim", "num_heads", "layer_types",
+                    "full_attn_idxs", "conv_L_cache", "conv_bias", "conv_dim", "conv_dim_out",
+                    "conv_use_xavier_init", "block_auto_adjust_ff_dim", "block_dim",
+                    "block_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of",
+                    "block_norm_eps", "block_mlp_init_scale", "block_out_init_scale",
+                    "block_use_swiglu", "block_use_xavier_init"))),
     "lfm2_moe": _lz(source="models/lfm2_moe.py", head_dim_is_hidden=True,
-                    covered=_fields(_WEIGHTS, (
-                        "num_key_value_heads", "head_dim", "layer_types",
-                        "conv_L_cache", "conv_bias", "num_dense_layers"))),
+                    covered=_fields(_WEIGHTS, ("num_key_value_heads", "head_dim", "layer_types",
+                                               "conv_L_cache", "conv_bias", "num_dense_layers"))),
     # models/zamba2.py (kvplan.sources.hf_hybrid._zamba2): one MHA cache of
     # num_attention_heads x attention_head_dim per "hybrid" layer of layers_block_type (KV
     # heads and num_key_value_heads unread; hybrid_layer_ids rebuilt from layers_block_type
@@ -577,13 +579,12 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # blocks' count are weights.
     "zamba2": _lz(source="models/zamba2.py",
                   covered=_fields((
-                      "num_key_value_heads", "attention_head_dim",
-                      "attention_hidden_size", "layers_block_type", "hybrid_layer_ids",
-                      "mamba_d_conv", "mamba_d_state", "mamba_expand", "mamba_headdim",
-                      "mamba_ngroups", "n_mamba_heads", "chunk_size", "use_conv_bias",
-                      "add_bias_linear", "num_mem_blocks", "use_mem_rope",
-                      "use_shared_attention_adapter", "adapter_rank", "kv_channels",
-                      "num_query_groups", "use_mamba_kernels", "use_mem_eff_path",
+                      "num_key_value_heads", "attention_head_dim", "attention_hidden_size",
+                      "layers_block_type", "hybrid_layer_ids", "mamba_d_conv", "mamba_d_state",
+                      "mamba_expand", "mamba_headdim", "mamba_ngroups", "n_mamba_heads",
+                      "chunk_size", "use_conv_bias", "add_bias_linear", "num_mem_blocks",
+                      "use_mem_rope", "use_shared_attention_adapter", "adapter_rank",
+                      "kv_channels", "num_query_groups", "use_mamba_kernels", "use_mem_eff_path",
                       # Zamba2Config's alias of layers_block_type, read as such
                       # (its other alias, head_dim -> attention_head_dim, is not:
                       # refused).
@@ -592,7 +593,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # num_heads x head_dim, n_groups); chunk_size is the scan's (compute only).
     "mamba": _lz(source="models/mamba.py",
                  covered=_fields(("state_size", "conv_kernel", "use_conv_bias", "use_mambapy",
-                                  "n_layer"))),
+                                  "n_layer"), _SSM_CFG)),
     "mamba2": _lz(source="models/mamba2.py",
                   covered=_fields(("state_size", "conv_kernel", "use_conv_bias", "num_heads",
                                    "head_dim", "n_groups", "chunk_size"))),

@@ -46,6 +46,39 @@ def _need(c: ConfigReader, *keys: str) -> int:
     return value
 
 
+# NemotronHConfig's layer kinds (transformers 5.19 _pattern_to_list), with the legacy names
+# configuration_utils._LEGACY_LAYER_TYPE_REMAP renames (mamba, attention).
+_NEMOTRON_H_KINDS = {"linear_attention": "M", "mamba": "M", "full_attention": "*",
+                     "attention": "*", "moe": "E", "mlp": "-"}
+
+
+def nemotron_h_layers(data: dict, path: str, warnings: list[str]) -> dict:
+    """`data` with the layer pattern NemotronHConfig (transformers 5.19, as vLLM 0.32 loads it)
+    builds: layers_block_type when given (hybrid_override_pattern is read only when it is absent
+    or null), and the layer count its length (num_hidden_layers is then ignored, as the class's
+    property is). vLLM's models/nemotron_h.py reads the pattern as the class's
+    hybrid_override_pattern property, one character per layer, so it is written there."""
+    types = data.get("layers_block_type")
+    if types is None:
+        return data
+    if not isinstance(types, list) or not types or len(types) > 4096:
+        raise SpecError(path, "layers_block_type", "expected a non-empty list of layer kinds")
+    bad = [t for t in types if not isinstance(t, str) or t not in _NEMOTRON_H_KINDS]
+    if bad:
+        raise SpecError(path, "layers_block_type", f"layer kind {bad[0]!r} is not one "
+                        f"NemotronHConfig takes ({', '.join(_NEMOTRON_H_KINDS)})")
+    pattern = "".join(_NEMOTRON_H_KINDS[t] for t in types)
+    layers = data.get("num_hidden_layers")
+    if layers is not None and layers != len(types):
+        warnings.append(f"num_hidden_layers {layers} ignored: NemotronHConfig counts the "
+                        f"{len(types)} entries of layers_block_type")
+    stated = data.get("hybrid_override_pattern")
+    if stated is not None and stated != pattern:
+        warnings.append("hybrid_override_pattern ignored: NemotronHConfig builds the layers "
+                        "from layers_block_type")
+    return {**data, "hybrid_override_pattern": pattern, "num_hidden_layers": len(types)}
+
+
 def _nemotron_h(c: ConfigReader, layers: int) -> LayerPlan:
     # hybrid_override_pattern: one character per layer. M = Mamba2, * = attention, - = MLP,
     # E = MoE (vllm/model_executor/models/nemotron_h.py); a mixer layer holds no MLP of its own.

@@ -94,6 +94,13 @@ IGNORED: dict[str, str] = {
                        "only)",
     "qk_layer_norms": "a norm of q and k (weights only; vLLM 0.32 reads it nowhere)",
     "rope_interleaved": "a rotary layout flag (no cache size; vLLM 0.32 reads it nowhere)",
+    "attention_softmax_in_fp32": "the dtype of the attention scores (activations only; "
+                                 "StarCoder2's original code, not Starcoder2Config)",
+    "scale_attention_softmax_in_fp32": "the dtype of the attention scores (activations only)",
+    "scale_attn_weights": "a scalar on the attention scores (GPT-2's; vLLM 0.32 reads it "
+                          "nowhere)",
+    "pre_allocate_kv_cache": "the original GPTBigCode code's own cache switch; vLLM 0.32 "
+                             "allocates its paged cache whatever it says",
 }
 
 

@@ -157,6 +157,10 @@ def main(table: list[Row] | None = None) -> str:
     for r in table:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     shaped = [r for r in table if r.shaped]
+    blind: dict[str, int] = {}
+    for r in table:
+        if not r.shaped:
+            blind[r.verdict] = blind.get(r.verdict, 0) + 1
     batches = {}
     frozen = {e["id"]: e.get("batch", 1) for e in
               json.loads((BLIND / "frozen.json").read_text())["configs"]}
@@ -173,11 +177,18 @@ def main(table: list[Row] | None = None) -> str:
                                             "this check found them: no longer prospective, their "
                                             "verdict before the fix is shown)" if shaped else "")
              + ".", "",
+             *(["Not shaped (still blind): " + ", ".join(
+                 f"**{k}** {v}" for k, v in sorted(blind.items()))
+                + f" of {len(table) - len(shaped)}.", ""] if shaped else []),
              *[f"- batch {n}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
                for n, c in sorted(batches.items())],
              "", "Batch 1 was frozen (commit 71849b2) before anything ran; batch 2 (commit "
              "50b7b28) after the one rule this check led to (a checkpoint's KV-cache dtype, "
-             "85907cf), so it is prospective for that rule too.", "",
+             "85907cf), so it is prospective for that rule too. Eight refusals it judged "
+             "unneeded or fixable were answered by field rules written after both batches "
+             "(branch refuse26: weight-only and leftover fields, NemotronH's layers_block_type, "
+             "and the block size vLLM reports for attention-free models): those rows shaped "
+             "the rules.", "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
              "tokens kvplan / vLLM | "

@@ -39,7 +39,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
 # experts: they become dense MLP layers ("-"), which hold none either.
 NO_CACHE_SWAPS = {"nemotron-3-nano-30b-a3b": ("hybrid_override_pattern", "E", "-"),
                   "nemotron-3-super-120b-fp8": ("hybrid_override_pattern", "E", "-"),
-                  "nemotron-3-nano-30b-a3b-nvfp4": ("hybrid_override_pattern", "E", "-")}
+                  "nemotron-3-nano-30b-a3b-nvfp4": ("hybrid_override_pattern", "E", "-"),
+                  "nemotron-3-ultra-550b-a55b": ("layers_block_type", "moe", "mlp"),
+                  "nemotron-3.5-lightning-30b-a3b-nvfp4": ("layers_block_type", "moe", "mlp")}
 
 
 def period(seq: list[Any] | str) -> int:
@@ -52,6 +54,8 @@ def period(seq: list[Any] | str) -> int:
 
 def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
     n = next((cfg[k] for k in LAYER_KEYS if isinstance(cfg.get(k), int)), None)
+    if n is None and isinstance(cfg.get("layers_block_type"), list):  # NemotronH: its length
+        n = len(cfg["layers_block_type"])
     if n is not None:
         per_layer = [k for k, v in cfg.items() if isinstance(v, (list, str)) and len(v) == n
                      and n > 1 and k not in ("architectures",)]
@@ -102,7 +106,8 @@ def shrink(cid: str, cfg: dict[str, Any]) -> dict[str, Any]:
         shrink_scope(scope, LAYERS.get(cid))
     if cid in NO_CACHE_SWAPS:
         key, old, new = NO_CACHE_SWAPS[cid]
-        out[key] = out[key].replace(old, new)
+        out[key] = (out[key].replace(old, new) if isinstance(out[key], str)
+                    else [new if t == old else t for t in out[key]])
     for key, value in OVERRIDES.get(cid, {}).items():
         if isinstance(value, dict):
             out[key].update(value)

@@ -56,6 +56,10 @@ class VllmProfile:
     # 128 for the TRT-LLM/FlashInfer MLA kernels; 0.11: FlashMLA's 64, as Kimi-Linear's log
     # "GPU KV cache size: 75,840 tokens" = 79 x 960 shows, vllm issue #28228).
     mla_hybrid_alignment: int = 128
+    # Attention-free models (pure Mamba) report one request's max_model_len as the block: 0.32
+    # model_executor/models/config.py MambaModelConfig (mamba_block_size = max_model_len with
+    # prefix caching off), v1/engine/core.py (cache_config.block_size = the groups' smallest).
+    attention_free_block_is_max_len: bool = False
     notes: str = ""
 
 
@@ -96,7 +100,7 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
     VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=2, chunked_local_hybrid=True,
-                hybrid_prefix_caching=True,
+                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 notes="sliding/chunked layers keep max_in_flight_tokens (2 batches with async "
                       "scheduling); prefix caching on for hybrids: mamba cache mode 'align'"),
 )
@@ -357,6 +361,9 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     # Attention block size raised until one page holds a recurrent state
     # (Platform._align_hybrid_block_size); the state is padded to exactly that page.
     bs = requested
+    if states and not attention and mamba_mode == "none" and (
+            profile.attention_free_block_is_max_len):
+        bs = context
     state_bytes = max((s.state_bytes for s in states), default=0)
     padding = None
     if states and attention:
