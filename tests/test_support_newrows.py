@@ -54,6 +54,17 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # token (a sliding layer keeps at most its window).
     "trinity-mini": (CONFIGS / "trinity-mini.json", 32 * 2 * 4 * 128 * 2,
                      HF + "arcee-ai/Trinity-Mini"),
+    # models/hy_v3.py HYV3Attention: num_key_value_heads 8 x config.head_dim 128, no window
+    # (Attention without a per-layer one, no sliding_window): 80 layers x 2 x 8 x 128 x 2 B =
+    # 327,680 B per token. The MTP layer (num_nextn_predict_layers 1) is built only with
+    # speculative decoding.
+    "hy3-preview": (CONFIGS / "hy3-preview.json", 80 * 2 * 8 * 128 * 2,
+                    HF + "tencent/Hy3-preview"),
+    # InternVL -hf: interns1.py builds text_config's Qwen2ForCausalLM (qwen2.py): 2 KV heads of
+    # 1536 / 12 = 128 (no head_dim), use_sliding_window false: 28 layers x 2 x 2 x 128 x 2 B =
+    # 28,672 B per token. The InternViT tower holds no KV cache.
+    "internvl3-2b-hf": (CONFIGS / "mm" / "internvl3-2b-hf.json", 28 * 2 * 2 * 128 * 2,
+                        HF + "OpenGVLab/InternVL3-2B-hf"),
 }
 
 TABLE = support_table()

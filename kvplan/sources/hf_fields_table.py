@@ -152,13 +152,10 @@ _WINDOW_EVERY_LAYER = {
                               "CacheConfig's window applies)"),
     "layer_types": Covered("the model code reads no layer_types: with sliding and full layers "
                            "CacheConfig keeps no window and vLLM slides no layer",
-                           _unmixed, "all sliding or all full"),
-}
+                           _unmixed, "all sliding or all full")}
 # The model code reads layer_types and gives sliding_attention layers config.sliding_window.
-_WINDOW_PER_LAYER = {
-    "sliding_window": Covered("read: the window of layer_types' sliding layers"),
-    "layer_types": Covered("read: which layers slide"),
-}
+_WINDOW_PER_LAYER = {"sliding_window": Covered("read: the window of layer_types' sliding layers"),
+                     "layer_types": Covered("read: which layers slide")}
 _KV = {"num_key_value_heads": Covered("read: KV heads"), "head_dim": Covered("read: head size")}
 # head size hidden_size / num_attention_heads in vLLM's code and in kvplan's reader alike.
 _HEAD_DIM_UNREAD = {"head_dim": Covered("not read by vLLM's model code (hidden / heads), nor by "
@@ -227,16 +224,19 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "cwm": _ak("models/transformers/base.py (CwmConfig)", _KV | _WINDOW_PER_LAYER),
     # models/afmoe.py: KV heads, head_dim, layer_types' windows (AfmoeConfig's period 4: hf_text)
     "afmoe": _ak("models/afmoe.py", _KV | _WINDOW_PER_LAYER | {"global_attn_every_n_layers": only(
-        4, why="AfmoeConfig's layer_types period, as kvplan builds them")} | _why(
-        "MoE layout, routing or weights only (afmoe.py)", "num_dense_layers", "n_group",
-        "num_shared_experts", "num_expert_groups", "num_limited_groups", "topk_group",
-        "use_grouped_mm")),
+        4, why="AfmoeConfig's layer_types period, as kvplan builds them")} | _why("MoE only",
+        "num_dense_layers", "n_group", "num_shared_experts", "num_expert_groups",
+        "num_limited_groups", "topk_group", "use_grouped_mm")),
     "glm": _ak("models/transformers/base.py (GlmConfig)", _KV | _WINDOW_PER_LAYER),
     "hunyuan_v1_dense": _ak("models/transformers/base.py (HunYuanDenseV1Config)",
         _KV | _WINDOW_PER_LAYER | _why(
         "not read by HunYuanDenseV1Config nor the backend (no KV shared across layers)",
         "attention_head_dim", "cla_share_factor", "use_cla") | _why(
         "a classification head (weights only)", "add_classification_head")),
+    # models/hy_v3.py HYV3Attention: KV heads, head_dim (else hidden / heads), no window.
+    "hy_v3": _ak("models/hy_v3.py", _KV | _WINDOW_EVERY_LAYER | _why(
+        "MoE, precision or weights only", "num_shared_experts", "use_grouped_mm",
+        "enable_attention_fp32_softmax", "enable_lm_head_fp32", "mlp_layer_types")),
     # models/bailing_moe.py BailingAttention (Ling; remote BailingMoeConfig, no class
     # defaults): num_key_value_heads, head_dim or hidden / heads; no per-layer window.
     "bailing_moe": _ak("models/bailing_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(

@@ -153,6 +153,12 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # without layer_types is refused, kvplan.sources.hf_fields_table).
     "afmoe": TextFamily(source="models/afmoe.py", reads_layer_types=True,
                         default_layer_types=lambda i: SLIDING if (i + 1) % 4 else FULL),
+    # HYV3ForCausalLM (Tencent Hy3): models/hy_v3.py HYV3Attention: num_kv_heads =
+    # config.num_key_value_heads, head_dim = config.head_dim when set, else hidden / heads;
+    # Attention(cache_config=...) with no per-layer window. HYV3Config (transformers 5.19)
+    # defaults num_key_value_heads 8, head_dim 128. MTP layers (num_nextn_predict_layers) only
+    # with speculative decoding.
+    "hy_v3": TextFamily(source="models/hy_v3.py"),
 }
 
 
