@@ -65,6 +65,12 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # 28,672 B per token. The InternViT tower holds no KV cache.
     "internvl3-2b-hf": (CONFIGS / "mm" / "internvl3-2b-hf.json", 28 * 2 * 2 * 128 * 2,
                         HF + "OpenGVLab/InternVL3-2B-hf"),
+    # exaone4_5.py builds Exaone4ForCausalLM (exaone4.py) over text_config: 8 KV heads of
+    # hidden / heads = 5120 / 40 = 128 (no head_dim), sliding_window 4096 on layer_types' 48
+    # sliding_attention layers, 16 full: 64 x 2 x 8 x 128 x 2 B = 262,144 B per token. The MTP
+    # layer is built only for speculative decoding (Exaone4_5_MTP); the vision tower holds none.
+    "exaone-4.5-33b": (CONFIGS / "mm" / "exaone-4.5-33b.json", 64 * 2 * 8 * 128 * 2,
+                       HF + "LGAI-EXAONE/EXAONE-4.5-33B"),
 }
 
 TABLE = support_table()

@@ -233,10 +233,9 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "not read by HunYuanDenseV1Config nor the backend (no KV shared across layers)",
         "attention_head_dim", "cla_share_factor", "use_cla") | _why(
         "a classification head (weights only)", "add_classification_head")),
-    # models/hy_v3.py HYV3Attention: KV heads, head_dim (else hidden / heads), no window.
-    "hy_v3": _ak("models/hy_v3.py", _KV | _WINDOW_EVERY_LAYER | _why(
-        "MoE, precision or weights only", "num_shared_experts", "use_grouped_mm",
-        "enable_attention_fp32_softmax", "enable_lm_head_fp32", "mlp_layer_types")),
+    "hy_v3": _ak("models/hy_v3.py", _KV | _WINDOW_EVERY_LAYER | _why("MoE or precision only",
+        "num_shared_experts", "use_grouped_mm", "enable_attention_fp32_softmax",
+        "enable_lm_head_fp32", "mlp_layer_types")),  # HYV3Attention: no per-layer window
     # models/bailing_moe.py BailingAttention (Ling; remote BailingMoeConfig, no class
     # defaults): num_key_value_heads, head_dim or hidden / heads; no per-layer window.
     "bailing_moe": _ak("models/bailing_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(
@@ -297,7 +296,8 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "moe_layer_end_index", "moe_layer_interval", "moe_num_shared_experts")),
     # models/exaone4.py: layer_types' windows; Exaone4Config builds them from the pattern.
     "exaone4": _ak("models/exaone4.py", _KV | _WINDOW_PER_LAYER | {
-        "sliding_window_pattern": Covered("read: layer_types when absent")}),
+        "sliding_window_pattern": Covered("read: layer_types when absent"),
+        "mtp_share_layers": Covered("EXAONE-4.5's MTP flag: read by no vLLM 0.32 code")}),
     # models/exaone.py ExaoneBlockAttention: head_dim or hidden / heads, no per-layer window.
     "exaone": _ak("models/exaone.py", _KV | _WINDOW_EVERY_LAYER | _NUM_LAYERS),
     # models/falcon.py: num_kv_heads (new_decoder_architecture) or multi_query, head size hidden
