@@ -48,6 +48,29 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # request of max_position_embeddings 131072): 32 x 2 x 32 x 96 x 2 B = 393,216 B per token.
     "phi-3.5-vision": (CONFIGS / "phi-3.5-vision.json", 32 * 2 * 32 * 96 * 2,
                        HF + "microsoft/Phi-3.5-vision-instruct"),
+    # models/afmoe.py AfmoeAttention: num_key_value_heads 4 x head_dim 128 on all 32 layers,
+    # per_layer_sliding_window = sliding_window 2048 on layer_types' 24 sliding_attention
+    # layers (the 8 full ones hold the whole context): 32 x 2 x 4 x 128 x 2 B = 65,536 B per
+    # token (a sliding layer keeps at most its window).
+    "trinity-mini": (CONFIGS / "trinity-mini.json", 32 * 2 * 4 * 128 * 2,
+                     HF + "arcee-ai/Trinity-Mini"),
+    # models/hy_v3.py HYV3Attention: num_key_value_heads 8 x config.head_dim 128, no window
+    # (Attention without a per-layer one, no sliding_window): 80 layers x 2 x 8 x 128 x 2 B =
+    # 327,680 B per token. The MTP layer (num_nextn_predict_layers 1) is built only with
+    # speculative decoding.
+    "hy3-preview": (CONFIGS / "hy3-preview.json", 80 * 2 * 8 * 128 * 2,
+                    HF + "tencent/Hy3-preview"),
+    # InternVL -hf: interns1.py builds text_config's Qwen2ForCausalLM (qwen2.py): 2 KV heads of
+    # 1536 / 12 = 128 (no head_dim), use_sliding_window false: 28 layers x 2 x 2 x 128 x 2 B =
+    # 28,672 B per token. The InternViT tower holds no KV cache.
+    "internvl3-2b-hf": (CONFIGS / "mm" / "internvl3-2b-hf.json", 28 * 2 * 2 * 128 * 2,
+                        HF + "OpenGVLab/InternVL3-2B-hf"),
+    # exaone4_5.py builds Exaone4ForCausalLM (exaone4.py) over text_config: 8 KV heads of
+    # hidden / heads = 5120 / 40 = 128 (no head_dim), sliding_window 4096 on layer_types' 48
+    # sliding_attention layers, 16 full: 64 x 2 x 8 x 128 x 2 B = 262,144 B per token. The MTP
+    # layer is built only for speculative decoding (Exaone4_5_MTP); the vision tower holds none.
+    "exaone-4.5-33b": (CONFIGS / "mm" / "exaone-4.5-33b.json", 64 * 2 * 8 * 128 * 2,
+                       HF + "LGAI-EXAONE/EXAONE-4.5-33B"),
 }
 
 TABLE = support_table()
@@ -86,3 +109,14 @@ def test_ling_lite_weighs_its_published_size() -> None:
     spec, _ = load_config(CONFIGS / "ling-lite-1.5.json")
     assert spec.exact
     assert abs(count_params(spec).total / 1e9 - 16.8) < 0.05
+
+
+def test_trinity_mini_without_layer_types_takes_the_config_class_pattern(tmp_path: Path) -> None:
+    # AfmoeConfig.__post_init__: layer_types sliding unless (i + 1) % 4 == 0 (the period
+    # global_attn_every_n_layers, 4 here): the same layers as the published list.
+    data = json.loads((CONFIGS / "trinity-mini.json").read_text())
+    published = load_config(CONFIGS / "trinity-mini.json")[0].layer_windows
+    del data["layer_types"]
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert load_config(tmp_path / "config.json")[0].layer_windows == published
+    assert published.count(2048) == 24 and published[3] is None

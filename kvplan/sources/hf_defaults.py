@@ -64,6 +64,10 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "vaultgemma": {"num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096,
                    _TIE: True},
     "cwm": {"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 8192},
+    # AfmoeConfig(): head_dim 128, sliding_window 1024 (its layer_types: kvplan.sources.hf_text).
+    "afmoe": {"head_dim": 128, "sliding_window": 1024, _TIE: False},
+    # HYV3Config(): the cache fields.
+    "hy_v3": {"num_key_value_heads": 8, "head_dim": 128, _TIE: False},
     # Each class's tie_word_embeddings where no other default is listed.
     "gemma3": {_TIE: True},
     "minicpm3": {_TIE: True}, "falcon": {_TIE: True}, "gpt2": {_TIE: True}, "opt": {_TIE: True},

@@ -72,9 +72,8 @@ _OUTPUTS = _why("transformers' forward-pass output flags", "output_attentions",
 # only with --speculative-method mtp (vLLM builds them only for MTP speculative decoding).
 _MTP_LAYERS = {"num_nextn_predict_layers": Covered("read: MTP layers, for every family "
                                             "(kvplan.sources.hf_families.mtp_layers)")}
-# transformers' add_cross_attention (a config.json written by to_dict carries it, false): a
-# decoder without cross-attention; true is refused (vLLM's decoders build none; gpt2.py asserts
-# it false).
+# transformers' add_cross_attention (to_dict writes it, false): a decoder without
+# cross-attention; true is refused (vLLM's decoders build none; gpt2.py asserts it false).
 _NO_CROSS = {"add_cross_attention": only(False, why="a decoder without cross-attention")}
 # Other names of the counts, only where the config class takes them (attribute_map of GPT-2,
 # GPT-J, GPTBigCode, BLOOM; remote ChatGLM / EXAONE 3 num_layers): elsewhere vLLM ignores them.
@@ -103,12 +102,10 @@ class FamilyFields:
     source: str  # the vLLM 0.32 model file whose reads the row follows
     covered: Mapping[str, Covered]  # besides `audit.common`
     audit: Audit
-    # The model_type of the config class whose defaults (kvplan.sources.hf_defaults
-    # .field_defaults) apply, when not the row's own (a text model_type kvplan reads under its
-    # wrapper family's name).
+    # The model_type of the config class whose defaults (hf_defaults.field_defaults) apply,
+    # when not the row's own (a text model_type kvplan reads under its wrapper family's name).
     config_class: str | None = None
-    # Defaults of the class the other readers fill too (hf_defaults' shared keys), filled here
-    # for a top-level config.json.
+    # Defaults of the class the other readers fill too, filled here for a top-level config.
     shared_defaults: tuple[str, ...] = ()
     # The class's layer_types when config.json has none (layer index -> kind).
     default_layer_types: Callable[[int], str] | None = None
@@ -156,13 +153,10 @@ _WINDOW_EVERY_LAYER = {
                               "CacheConfig's window applies)"),
     "layer_types": Covered("the model code reads no layer_types: with sliding and full layers "
                            "CacheConfig keeps no window and vLLM slides no layer",
-                           _unmixed, "all sliding or all full"),
-}
+                           _unmixed, "all sliding or all full")}
 # The model code reads layer_types and gives sliding_attention layers config.sliding_window.
-_WINDOW_PER_LAYER = {
-    "sliding_window": Covered("read: the window of layer_types' sliding layers"),
-    "layer_types": Covered("read: which layers slide"),
-}
+_WINDOW_PER_LAYER = {"sliding_window": Covered("read: the window of layer_types' sliding layers"),
+                     "layer_types": Covered("read: which layers slide")}
 _KV = {"num_key_value_heads": Covered("read: KV heads"), "head_dim": Covered("read: head size")}
 # head size hidden_size / num_attention_heads in vLLM's code and in kvplan's reader alike.
 _HEAD_DIM_UNREAD = {"head_dim": Covered("not read by vLLM's model code (hidden / heads), nor by "
@@ -176,10 +170,8 @@ _MLA = {k: Covered("read: MLA latent row") for k in (
     "sliding_window": Covered("not passed to MLAAttention by the model code (no window)"),
     "mlp_layer_types": Covered("dense versus MoE MLP (weights only)"),
 }
-_NO_WINDOW_HYBRID = {
-    "sliding_window": only(None, why="a window on this hybrid's attention layers is not "
-                                     "modelled"),
-}
+_NO_WINDOW_HYBRID = {"sliding_window": only(None, why="a window on this hybrid's attention "
+                                                      "layers is not modelled")}
 _MAMBA = {k: Covered("read: Mamba state") for k in (
     "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_d_head", "mamba_n_heads",
     "mamba_n_groups", "mamba_d_ssm")} | {k: Covered("Mamba weights or compute only") for k in (
@@ -235,12 +227,20 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # per-layer windows from layer_types.
     "arcee": _ak("models/transformers/base.py (ArceeConfig)", _KV | _WINDOW_PER_LAYER),
     "cwm": _ak("models/transformers/base.py (CwmConfig)", _KV | _WINDOW_PER_LAYER),
+    # models/afmoe.py: KV heads, head_dim, layer_types' windows (AfmoeConfig's period 4: hf_text)
+    "afmoe": _ak("models/afmoe.py", _KV | _WINDOW_PER_LAYER | {"global_attn_every_n_layers": only(
+        4, why="AfmoeConfig's layer_types period, as kvplan builds them")} | _why("MoE only",
+        "num_dense_layers", "n_group", "num_shared_experts", "num_expert_groups",
+        "num_limited_groups", "topk_group", "use_grouped_mm")),
     "glm": _ak("models/transformers/base.py (GlmConfig)", _KV | _WINDOW_PER_LAYER),
     "hunyuan_v1_dense": _ak("models/transformers/base.py (HunYuanDenseV1Config)",
         _KV | _WINDOW_PER_LAYER | _why(
         "not read by HunYuanDenseV1Config nor the backend (no KV shared across layers)",
         "attention_head_dim", "cla_share_factor", "use_cla") | _why(
         "a classification head (weights only)", "add_classification_head")),
+    "hy_v3": _ak("models/hy_v3.py", _KV | _WINDOW_EVERY_LAYER | _why("MoE or precision only",
+        "num_shared_experts", "use_grouped_mm", "enable_attention_fp32_softmax",
+        "enable_lm_head_fp32", "mlp_layer_types")),  # HYV3Attention: no per-layer window
     # models/bailing_moe.py BailingAttention (Ling; remote BailingMoeConfig, no class
     # defaults): num_key_value_heads, head_dim or hidden / heads; no per-layer window.
     "bailing_moe": _ak("models/bailing_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(
@@ -301,7 +301,8 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "moe_layer_end_index", "moe_layer_interval", "moe_num_shared_experts")),
     # models/exaone4.py: layer_types' windows; Exaone4Config builds them from the pattern.
     "exaone4": _ak("models/exaone4.py", _KV | _WINDOW_PER_LAYER | {
-        "sliding_window_pattern": Covered("read: layer_types when absent")}),
+        "sliding_window_pattern": Covered("read: layer_types when absent"),
+        "mtp_share_layers": Covered("EXAONE-4.5's MTP flag: read by no vLLM 0.32 code")}),
     # models/exaone.py ExaoneBlockAttention: head_dim or hidden / heads, no per-layer window.
     "exaone": _ak("models/exaone.py", _KV | _WINDOW_EVERY_LAYER | _NUM_LAYERS),
     # models/falcon.py: num_kv_heads (new_decoder_architecture) or multi_query, head size hidden

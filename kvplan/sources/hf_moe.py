@@ -59,8 +59,10 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         # moe_layers = every interleave_moe_layer_step-th layer (1-based).
         step = c.int_or("interleave_moe_layer_step", 1) or 1
         first_k, freq = step - 1, step
-    if c.model_type == "lfm2_moe":
-        first_k = c.int_or("num_dense_layers", 2)  # lfm2_moe.py: dense below num_dense_layers
+    if c.model_type in ("lfm2_moe", "afmoe"):
+        # lfm2_moe.py, afmoe.py (`moe_enabled = layer_idx >= config.num_dense_layers`): dense
+        # below num_dense_layers (Lfm2MoeConfig default 2, AfmoeConfig 1).
+        first_k = c.int_or("num_dense_layers", 2 if c.model_type == "lfm2_moe" else 1)
     if ernie:
         # Ernie4_5_MoeDecoderLayer: MoE when moe_layer_start_index <= i <= moe_layer_end_index
         # (default the last layer) and (i + 1) % moe_layer_interval == 0.

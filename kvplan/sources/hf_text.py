@@ -144,6 +144,21 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # heads, num_key_value_heads, windows from layer_types, else CacheConfig's sliding_window on
     # every layer). The CLIP tower (img_processor) holds no KV cache.
     "phi3_v": TextFamily(source="models/phi3v.py (LlamaForCausalLM)", reads_layer_types=True),
+    # AfmoeForCausalLM (Arcee Trinity): models/afmoe.py AfmoeAttention: num_kv_heads =
+    # config.num_key_value_heads, head_dim = config.head_dim (or hidden / heads when null),
+    # `per_layer_sliding_window = config.sliding_window` on layer_types' sliding_attention
+    # layers, none on the others. AfmoeConfig (transformers 5.19) defaults head_dim 128,
+    # sliding_window 1024, num_key_value_heads to the heads, and builds layer_types with every
+    # global_attn_every_n_layers-th layer full (`bool((i + 1) % n)`, n 4 by default; another n
+    # without layer_types is refused, kvplan.sources.hf_fields_table).
+    "afmoe": TextFamily(source="models/afmoe.py", reads_layer_types=True,
+                        default_layer_types=lambda i: SLIDING if (i + 1) % 4 else FULL),
+    # HYV3ForCausalLM (Tencent Hy3): models/hy_v3.py HYV3Attention: num_kv_heads =
+    # config.num_key_value_heads, head_dim = config.head_dim when set, else hidden / heads;
+    # Attention(cache_config=...) with no per-layer window. HYV3Config (transformers 5.19)
+    # defaults num_key_value_heads 8, head_dim 128. MTP layers (num_nextn_predict_layers) only
+    # with speculative decoding.
+    "hy_v3": TextFamily(source="models/hy_v3.py"),
 }
 
 

@@ -55,6 +55,15 @@ WRAPPERS: dict[str, Wrapper] = {
     # kimi_k25.py: architectures=["DeepseekV2ForCausalLM"] (MLA) over text_config; Kimi_K25Config
     # (transformers 5.19) builds text_config as DeepseekV3Config, kimi_k2 read as deepseek_v3.
     "kimi_k25": Wrapper(keys=("text_config",), default_text="deepseek_v3", vllm="kimi_k25.py"),
+    # InternVLForConditionalGeneration (InternVL -hf): registry.py maps it to interns1.py's
+    # InternS1ForConditionalGeneration, which builds text_config's own architecture
+    # (init_vllm_registered_model(hf_config=config.text_config)); InternVLConfig (transformers
+    # 5.19) defaults text_config's model_type to qwen2.
+    "internvl": Wrapper(keys=("text_config",), default_text="qwen2", vllm="interns1.py"),
+    # exaone4_5.py: architectures=["Exaone4ForCausalLM"] (exaone4.py) over get_text_config();
+    # Exaone4_5_Config (transformers 5.19) builds text_config as Exaone4Config (its model_type
+    # exaone4_5_text is rewritten to exaone4; absent: exaone4).
+    "exaone4_5": Wrapper(keys=("text_config",), default_text="exaone4", vllm="exaone4_5.py"),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
@@ -65,6 +74,8 @@ TEXT_FAMILY: dict[str, str] = {
     "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe",
     # glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over glm4v_moe's text config.
     "glm4v_moe_text": "glm4_moe",
+    # exaone4_5.py: Exaone4ForCausalLM (exaone4.py) over the text config.
+    "exaone4_5_text": "exaone4",
 }
 
 # The wrapper's own fields that hold for its language model when the sub-config leaves them out.
