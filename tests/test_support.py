@@ -589,10 +589,11 @@ def test_models_command_filters_and_formats() -> None:
     assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1
 
 
-def test_readme_counts_are_the_tables() -> None:
+@pytest.mark.parametrize("page", ["README.md", "examples/overview.md"])
+def test_readme_counts_are_the_tables(page: str) -> None:
     import re
 
-    text = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    text = " ".join((Path(__file__).resolve().parent.parent / page).read_text().split())
     found = re.search(r"(\d+) of (\d+) are \*exact\*.*?(\d+) are \*refused\*.*?(\d+) are "
                       r"pooling models", text)
     assert found, "README: the 'Which models' counts"

@@ -192,8 +192,7 @@ def _gemma3n_layers(i: int) -> str:
 
 # _KV: KV heads as config.num_key_value_heads, head size config.head_dim (else hidden / heads).
 # _WINDOW_PER_LAYER: a window from sliding_window, per layer from layer_types (models/llama.py
-# LlamaAttention: `per_layer_sliding_window` from layer_types, else CacheConfig's window on every
-# layer).
+# LlamaAttention: per_layer_sliding_window from layer_types, else CacheConfig's window everywhere).
 # The Qwen config classes' window switch (kvplan.sources.hf_families._qwen_windows).
 _QWEN_WINDOWS = ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types")
 # Families of kvplan.sources.hf_text take sliding_window as it is whatever use_sliding_window
