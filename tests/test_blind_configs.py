@@ -33,6 +33,10 @@ def test_modelopt_kv_cache_scheme_sets_the_kv_dtype_vllm_runs() -> None:
     code, plan, err = estimate(str(KIMI_NVFP4), "-c", "4096")
     assert code == 0 and plan["kv_dtype"] == "fp8" and plan["bytes_per_token"] == 35136
     assert "quantization_config.kv_cache_scheme declares it" in err
+    # vLLM's own spelling of the default, --kv-cache-dtype auto, means the same (it was read as
+    # bf16 before: a vLLM command line pasted into kvplan got half the capacity, exit 0).
+    code, plan, _ = estimate(str(KIMI_NVFP4), "-c", "4096", "--kv-cache-dtype", "auto")
+    assert code == 0 and plan["kv_dtype"] == "fp8" and plan["bytes_per_token"] == 35136
     # An explicit --kv-dtype wins, as in vLLM (--kv-cache-dtype bfloat16).
     code, plan, _ = estimate(str(KIMI_NVFP4), "-c", "4096", "--kv-dtype", "bf16")
     assert code == 0 and plan["kv_dtype"] == "bf16" and plan["bytes_per_token"] == 70272
@@ -97,11 +101,12 @@ def test_simulate_takes_the_same_kv_dtype_as_estimate() -> None:
     args = ["simulate", config, "--gpu", "B200", "--num-requests", "4", "--input-len", "512",
             "--output-len", "16", "--rate", "1", "-f", "json"]
     runs = {}
-    for extra in ((), ("--kv-dtype", "fp8"), ("--kv-dtype", "bf16")):
+    for extra in ((), ("--kv-dtype", "fp8"), ("--kv-dtype", "bf16"), ("--kv-dtype", "auto")):
         result = CliRunner().invoke(app, [*args, *extra])
         assert result.exit_code == 0, result.stderr
         runs[extra] = json.loads(result.stdout)
-    default, fp8, bf16 = runs.values()
+    default, fp8, bf16, auto = runs.values()
+    assert default == auto
     assert default["kv_dtype"] == fp8["kv_dtype"] == "fp8" and bf16["kv_dtype"] == "bf16"
     assert default["num_blocks"] == fp8["num_blocks"] == 2 * bf16["num_blocks"]
     code, plan, _ = estimate(config, "-c", "4096", "--gpu", "B200")

@@ -61,10 +61,11 @@ from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import (
     CONCURRENCY_FLAGS,
     CONTEXT_FLAGS,
+    ENGINE_AUTO,
     SGLANG_PANEL,
     TRTLLM_PANEL,
     VLLM_PANEL,
-    kv_dtype_option,
+    kv_dtype_or_auto_option,
     tokens_option,
     tokens_or_zero_option,
 )
@@ -129,7 +130,6 @@ def gpus_cmd(fmt: FormatOpt = OutputFormat.table) -> None:
 
 
 def estimate_cmd(
-    ctx: typer.Context,
     model: ModelArg,
     context: Annotated[int, typer.Option(
         *CONTEXT_FLAGS, parser=tokens_option,
@@ -140,10 +140,11 @@ def estimate_cmd(
         help="Concurrent requests (default 1): their KV cache; with a GPU or KV budget, also "
              "the longest context and the memory fraction they need.")] = None,
     kv_dtype: Annotated[str, typer.Option(
-        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
+        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_or_auto_option, metavar="DTYPE",
         help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
-             "spellings too (auto, fp8_e4m3, fp8_e5m2, bfloat16). Not given: bf16, or for vLLM "
-             "the KV dtype the checkpoint's quantization_config declares (its auto).")] = "bf16",
+             "spellings too (fp8_e4m3, fp8_e5m2, bfloat16). auto (the default): the engine's "
+             "own, i.e. bf16, or for vLLM the KV dtype the checkpoint's quantization_config "
+             "declares.")] = ENGINE_AUTO,
     block_size: Annotated[int | None, typer.Option(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (SGLang --page-size). Default: the engine's (vLLM 16 on "
@@ -289,11 +290,9 @@ def estimate_cmd(
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
     with handle_errors():
-        # Not given: the engine's default, which a checkpoint's KV-cache quantization can set.
-        given = getattr(ctx.get_parameter_source("kv_dtype"), "name", None)
         inputs = estimate_inputs(
             load_spec(model), context=context, engine=engine, gpu=gpu,
-            kv_dtype=None if given == "DEFAULT" else kv_dtype,
+            kv_dtype=None if kv_dtype == ENGINE_AUTO else kv_dtype,
             gpu_mem_gib=gpu_mem_gib, platform=None if platform is None else platform.value,
             weights_gib=weights_gib, reserve_gib=reserve_gib, kv_budget_gib=kv_budget_gib,
             kv_cache_memory=kv_cache_memory, expert_parallel=expert_parallel,

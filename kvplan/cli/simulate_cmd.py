@@ -20,8 +20,9 @@ from kvplan.cli.common import (
 from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import (
     CONTEXT_FLAGS,
+    ENGINE_AUTO,
     SGLANG_PANEL,
-    kv_dtype_option,
+    kv_dtype_or_auto_option,
     tokens_option,
     tokens_or_off_option,
     tokens_or_zero_option,
@@ -64,10 +65,11 @@ def simulate_cmd(
         "--engine", help="Whose scheduler to simulate: vLLM's V1 or SGLang's (TensorRT-LLM's "
                          "is not modelled).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
-    kv_dtype: Annotated[str | None, typer.Option(
-        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_option, metavar="DTYPE",
-        help="KV-cache element type (bf16, fp8, ...). Not given: as `estimate` (bf16, or for "
-             "vLLM the KV dtype the checkpoint's quantization_config declares).")] = None,
+    kv_dtype: Annotated[str, typer.Option(
+        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_or_auto_option, metavar="DTYPE",
+        help="KV-cache element type (bf16, fp8, ...). auto (the default): as `estimate` (bf16, "
+             "or for vLLM the KV dtype the checkpoint's quantization_config declares).")
+    ] = ENGINE_AUTO,
     max_model_len: Annotated[int | None, typer.Option(
         *CONTEXT_FLAGS, parser=tokens_option,
         metavar="TOKENS",
@@ -200,7 +202,8 @@ def simulate_cmd(
 
             raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated")
         inputs = estimate_inputs(
-            spec, context=context, kv_dtype=kv_dtype, engine=engine, gpu=gpu, tp=tp, pp=pp,
+            spec, context=context, kv_dtype=None if kv_dtype == ENGINE_AUTO else kv_dtype,
+            engine=engine, gpu=gpu, tp=tp, pp=pp,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,

@@ -10,9 +10,10 @@ import re
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 
-__all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
-           "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option", "parse_kv_dtype",
-           "parse_tokens", "tokens_option", "tokens_or_zero_option"]
+__all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_AUTO", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
+           "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
+           "kv_dtype_or_auto_option", "parse_kv_dtype", "parse_tokens", "tokens_option",
+           "tokens_or_zero_option"]
 
 # The spellings of the request count and of the context, in every command that takes them (the
 # first is the name used in messages and JSON; an error names the spelling the user wrote).
@@ -80,3 +81,13 @@ def kv_dtype_option(value: str) -> str:
         return parse_kv_dtype("value", value)
     except InputError as exc:
         raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
+
+
+ENGINE_AUTO = "auto"
+
+
+def kv_dtype_or_auto_option(value: str) -> str:
+    """typer parser for a --kv-dtype whose `auto` is the engine's own (vLLM: the KV dtype the
+    checkpoint declares, else the model's): `auto` stays ENGINE_AUTO; the rest as
+    kv_dtype_option."""
+    return ENGINE_AUTO if value.strip().lower() == ENGINE_AUTO else kv_dtype_option(value)
