@@ -18,7 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError, UnmodelledError
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, declared_kv_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.handover import KvConnector
@@ -413,11 +413,7 @@ def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
 def refuse_declared_kv_dtype(display_name: str, spec: ModelSpec) -> tuple[str, None]:
     """bf16 (kvplan's default KV dtype) for a checkpoint that declares no KV-cache quantization;
     refused in one line where it declares one: how this engine reads it is not modelled."""
-    if spec.quantization_json is None:  # (quant_config not imported: estimate's start-up)
-        return "bf16", None
-    from kvplan.model.quant_config import declared_kv_cache_dtype
-
-    declared = declared_kv_cache_dtype(spec.quantization_config)
+    declared = declared_kv_cache(spec)
     if declared is not None:
         field, dtype = declared
         raise UnmodelledError(f"{field}: the checkpoint declares an {dtype} KV cache; whether "

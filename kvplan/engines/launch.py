@@ -95,13 +95,19 @@ class LaunchSettings:
     declared_kv_dtype: str | None = None
 
 
-def declared_kv_dtype(spec: ModelSpec) -> str | None:
-    """The KV dtype `spec`'s quantization_config declares (kvplan.model.quant_config)."""
-    if spec.quantization_json is None:
+def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:
+    """(field, KV dtype) `spec`'s quantization_config declares for the KV cache
+    (kvplan.model.quant_config.declared_kv_cache_dtype), None where it declares none."""
+    if spec.quantization_json is None:  # (quant_config not imported: estimate's start-up)
         return None
     from kvplan.model.quant_config import declared_kv_cache_dtype
 
-    declared = declared_kv_cache_dtype(spec.quantization_config)
+    return declared_kv_cache_dtype(spec.quantization_config)
+
+
+def declared_kv_dtype(spec: ModelSpec) -> str | None:
+    """The KV dtype of `declared_kv_cache`, None where none is declared."""
+    declared = declared_kv_cache(spec)
     return None if declared is None else declared[1]
 
 

@@ -19,7 +19,13 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
+from kvplan.engines.launch import (
+    LaunchLayout,
+    LaunchPlan,
+    LaunchSettings,
+    declared_kv_cache,
+    layout_text,
+)
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
@@ -106,11 +112,7 @@ class VllmEngine:
         compressed-tensors kv_cache_scheme acts in Attention.__init__ only (layers/attention/
         attention.py); MLA layers read cache_config.cache_dtype (mla_attention.py), so an MLA
         model keeps its 16-bit cache."""
-        if spec.quantization_json is None:  # (quant_config not imported: estimate's start-up)
-            return "bf16", None
-        from kvplan.model.quant_config import declared_kv_cache_dtype
-
-        declared = declared_kv_cache_dtype(spec.quantization_config)
+        declared = declared_kv_cache(spec)
         if declared is None or (isinstance(spec.attention, LatentAttention)
                                 and declared[0] == "quantization_config.kv_cache_scheme"
                                 and (spec.quantization_config or {}).get("quant_method")
