@@ -346,6 +346,41 @@ def _parse_bitsandbytes(qc: Mapping[str, Any], path: str) -> QuantConfig:
                        ignore=ignore)
 
 
+# ModelOpt's quant_algo values vLLM 0.32 gives a quant_method when it meets ModelOpt's own
+# {"producer", "quantization"} layout (`quant_method`).
+_MODELOPT_METHOD = {"FP8": "modelopt", "FP8_PER_CHANNEL_PER_TOKEN": "modelopt",
+                    "FP8_PB_WO": "modelopt", "NVFP4": "modelopt_fp4"}
+
+
+def quant_method(qc: Mapping[str, Any], path: str = "quantization_config") -> str:
+    """The quant_method vLLM 0.32 reads `qc` as (lower case), "" where it names none.
+
+    hf_quant_config.json (ModelOpt 0.29 and older, which vLLM's transformers_utils/config.py
+    get_config takes as the quantization config when config.json has none) names no
+    quant_method: vLLM's transformers_utils/model_arch_config_convertor.py
+    _normalize_quantization_config sets it, in place, when producer.name is "modelopt" (or
+    ``quantization`` holds ``modelopt_quant_config``) from quantization.quant_algo: FP8,
+    FP8_PER_CHANNEL_PER_TOKEN and FP8_PB_WO are "modelopt", NVFP4 "modelopt_fp4", any other
+    algorithm a ValueError at start-up (refused here, in one line). Every later reader (the
+    KV dtype of --kv-cache-dtype auto, the weights' format) sees that quant_method."""
+    inner = qc.get("quantization")
+    producer = qc.get("producer")
+    name = producer.get("name") if isinstance(producer, Mapping) else None
+    legacy = isinstance(inner, Mapping) and "modelopt_quant_config" in inner
+    if (name == "modelopt" or legacy) and isinstance(inner, Mapping):
+        algo = inner.get("quant_algo")
+        if algo is not None:
+            method = _MODELOPT_METHOD.get(str(algo).upper())
+            if method is None:
+                raise SpecError(path, "quantization.quant_algo",
+                                f"ModelOpt algorithm {algo!r}: vLLM 0.32 refuses it in this "
+                                f"layout (model_arch_config_convertor.py: Unknown ModelOpt "
+                                f"quant algo; known: {', '.join(_MODELOPT_METHOD)})")
+            return method
+    method = qc.get("quant_method", "")
+    return str(method).lower().replace("compressed_tensors", "compressed-tensors")
+
+
 QUANT_METHODS = ("fp8", "mxfp4", "modelopt", "modelopt_fp4", "compressed-tensors", "gptq",
                  "gptq_marlin", "awq", "awq_marlin", "bitsandbytes")
 
@@ -361,9 +396,9 @@ def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
     Unknown methods raise SpecError naming ``quantization_config.quant_method``."""
     if not isinstance(qc, Mapping):
         raise SpecError(path, "quantization_config", "expected a mapping")
-    method = str(qc.get("quant_method", "")).lower().replace("_", "-")
+    method = quant_method(qc, path).replace("_", "-")
     if not method and isinstance(qc.get("quantization"), Mapping):
-        method = "modelopt"  # hf_quant_config.json from ModelOpt has no quant_method
+        method = "modelopt"  # a ModelOpt {"quantization": ...} layout without its producer
     if method == "fp8":
         return _parse_fp8(qc, path)
     if method == "mxfp4":
@@ -409,7 +444,7 @@ def declared_kv_cache_dtype(qc: Mapping[str, Any] | None) -> tuple[str, str] | N
     not null."""
     if not isinstance(qc, Mapping):
         return None
-    method = str(qc.get("quant_method", ""))
+    method = quant_method(qc)
     if method.startswith("modelopt"):
         inner = qc.get("quantization", qc)
         inner = inner if isinstance(inner, Mapping) else qc

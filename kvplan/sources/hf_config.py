@@ -25,7 +25,7 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
-from kvplan.sources.files import path_kind, read_text, shown_path
+from kvplan.sources.files import parse_json, path_kind, read_text, shown_path
 from kvplan.sources.hf_defaults import class_defaults, tie_default
 from kvplan.sources.hf_families import (
     GPT2_NAMES,
@@ -200,12 +200,18 @@ def _dtype(c: ConfigReader) -> str:
     return value
 
 
-def _quantization(c: ConfigReader) -> dict | None:
+def _quantization(c: ConfigReader, origin: str | None) -> dict | None:
+    """quantization_config, checked; `origin`: the hf_quant_config.json it was read from
+    (read_config), said in the warning."""
     quant = c.data.get("quantization_config")
     if quant is None:
         return None
-    parsed = parse_quantization_config(quant, c.path)
-    c.warn(f"quantization_config: {parsed.description}")
+    parsed = parse_quantization_config(quant, origin or c.path)
+    if origin is None:
+        c.warn(f"quantization_config: {parsed.description}")
+    else:
+        c.warn(f"{QUANT_FILE}: {parsed.description}, read as vLLM does when config.json has no "
+               f"quantization_config (transformers_utils/config.py get_config; {origin})")
     if not parsed.weights_exact:
         c.assume("quantization_config.quant_algo", parsed.method,
                  "weights priced per quantized_layers entry, a reading not checked against "
@@ -361,7 +367,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     mapping["mlp"] = mlp
     if moe is not None:
         mapping["moe"] = moe
-    quant = _quantization(c)
+    quant = _quantization(c, config.get(QUANT_FILE_KEY))
     if quant is not None:
         mapping["quantization_config"] = quant
     if plan is not None:
@@ -438,7 +444,39 @@ def read_config(path: Path) -> tuple[dict, str]:
                         ) from None
     if not isinstance(data, dict):
         raise SpecError(shown, None, "expected a JSON object at the top level")
-    return _drop_non_finite(data, shown), shown
+    data = _drop_non_finite(data, shown)
+    if data.get("quantization_config") is None and (
+            path_kind(Path(path)) == "dir" or file.name == "config.json"):
+        quant = read_quant_file(file.parent)
+        if quant is not None:
+            data["quantization_config"], data[QUANT_FILE_KEY] = quant
+    return data, shown
+
+
+# ModelOpt 0.29 and older write the quantization config beside config.json, not in it.
+QUANT_FILE = "hf_quant_config.json"
+# Where read_config notes that quantization_config came from QUANT_FILE (its shown path).
+QUANT_FILE_KEY = "_quantization_file"
+
+
+def read_quant_file(folder: Path) -> tuple[dict, str] | None:
+    """`folder`'s hf_quant_config.json as (mapping, shown path); None when there is none.
+
+    vLLM 0.32 transformers_utils/config.py get_config: when config.json has no
+    quantization_config (absent or null) and the model's folder or Hub repo holds
+    hf_quant_config.json (file_or_path_exists), its content (get_hf_file_to_dict) becomes
+    config.quantization_config, read from then on as if config.json held it (its
+    --kv-cache-dtype auto included). A file kvplan cannot read as a JSON object is one line
+    naming it."""
+    file = folder / QUANT_FILE
+    if path_kind(file) is None:
+        return None
+    shown = shown_path(file)
+    data = parse_json(read_text(file), shown)
+    if not isinstance(data, dict):
+        raise SpecError(shown, None, "expected a JSON object at the top level (ModelOpt's "
+                                     "{\"producer\", \"quantization\"})")
+    return data, shown
 
 
 # Fields where a published config carries JSON's Infinity and kvplan reads nothing: dropped.

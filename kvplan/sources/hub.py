@@ -41,7 +41,7 @@ from kvplan.sources.checkpoint import (
     read_checkpoint,
 )
 from kvplan.sources.files import parse_json, path_kind, shown_path
-from kvplan.sources.hf_config import load_config
+from kvplan.sources.hf_config import QUANT_FILE, load_config
 from kvplan.sources.hub_http import HubGaveUp, bounded_hub, gave_up
 
 if TYPE_CHECKING:
@@ -225,6 +225,44 @@ def _config_path(model_id: str, hint: str = "") -> Path:
         raise _problem(model_id, exc, hint=hint) from None
 
 
+def _fetch_quant_file(model_id: str, revision: str | None) -> None:
+    """Make sure the snapshot holding config.json also holds the repo's hf_quant_config.json
+    when it has one, for kvplan.sources.hf_config.read_config to read beside config.json (as
+    vLLM 0.32's get_config does: transformers_utils/repo_utils.py file_or_path_exists, the cache
+    first, then the Hub). Nothing to do when the cache holds it, or records that the repo has
+    none (huggingface_hub's .no_exist, written when the Hub answered 404), or HF_HUB_OFFLINE
+    is set (vLLM offline reads the cached snapshot's folder alone: get_model_path); else one
+    download, and a repo without the file (the usual case) is no error."""
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+    from huggingface_hub.errors import RemoteEntryNotFoundError
+
+    if _offline():
+        return
+    kw = _client_kwargs()
+    try:
+        cached = try_to_load_from_cache(model_id, QUANT_FILE, cache_dir=kw.get("cache_dir"),
+                                        revision=revision)
+    except Exception:  # noqa: BLE001 - a damaged entry: the download below says what it is
+        cached = None
+    if cached is not None:  # a path, or huggingface_hub's record that the repo has none
+        return
+    try:
+        hf_hub_download(model_id, QUANT_FILE, revision=revision, endpoint=_endpoint(), **kw)
+    except RemoteEntryNotFoundError:
+        return
+    except Exception as exc:
+        found = gave_up(exc) or _cause(exc)
+        if isinstance(found, HubGaveUp) and not found.connected:
+            where = _endpoint() or "huggingface.co"
+            raise SpecError(model_id, None, f"config.json is in the local cache, "
+                                            f"{QUANT_FILE} is not (nor a record that the repo "
+                                            f"has none), and the Hub ({where}) is out of reach "
+                                            f"({found.reason}); HF_HUB_OFFLINE=1 reads the "
+                                            "cached snapshot alone, as vLLM does offline"
+                            ) from None
+        raise _problem(model_id, exc) from None
+
+
 def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights | None:
     """The headers of a snapshot whose weight files are all in the cache, else None."""
     index = snapshot / INDEX_FILE
@@ -297,9 +335,11 @@ def load_hub_model(model_id: str, *, hint: str = "", timeout_s: float | None = N
 def _load(model_id: str, hint: str, weights_from: str) -> tuple[ModelSpec, list[str]]:
     with phase(f"Hub: {model_id}: config.json"):
         config = _config_path(model_id, hint)
-    spec, warnings = load_config(config)
-    # The cache keeps files under snapshots/<commit>/: pin the headers to that commit.
+    # The cache keeps files under snapshots/<commit>/: pin the other files to that commit.
     revision = config.parent.name if re.fullmatch(r"[0-9a-f]{40}", config.parent.name) else None
+    with phase(f"Hub: {model_id}: {QUANT_FILE}"):
+        _fetch_quant_file(model_id, revision)
+    spec, warnings = load_config(config)
     if weights_from == "config":
         warnings.append(FROM_CONFIG_NOTE)
         return replace(spec, id=model_id.rsplit("/", 1)[1], source=f"hf://{model_id}"), warnings
