@@ -102,7 +102,12 @@ def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:
         return None
     from kvplan.model.quant_config import declared_kv_cache_dtype
 
-    return declared_kv_cache_dtype(spec.quantization_config)
+    declared = declared_kv_cache_dtype(spec.quantization_config)
+    if declared is None or spec.quantization_file is None:
+        return declared
+    # Read from hf_quant_config.json: its field named in that file ("quantization.kv_...").
+    field, dtype = declared
+    return f"{spec.quantization_file} {field.removeprefix('quantization_config.')}", dtype
 
 
 def declared_kv_dtype(spec: ModelSpec) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -521,7 +521,10 @@ def load_config(path: Path) -> tuple[ModelSpec, list[str]]:
     data, shown = read_config(Path(path))
     mapping, warnings = spec_mapping_from_config(data, path=shown)
     spec_id = _id_from_path(shown) or mapping["model_type"]
-    return parse_spec(mapping, path=shown, spec_id=spec_id), warnings
+    spec = parse_spec(mapping, path=shown, spec_id=spec_id)
+    if QUANT_FILE_KEY in data:
+        spec = replace(spec, quantization_file=QUANT_FILE)
+    return spec, warnings
 
 
 def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) -> str:
