@@ -87,6 +87,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             payload = json.dumps({"error": code}).encode()
             self.send_response(status)
             self.send_header("X-Error-Code", code)
+            if code == "EntryNotFound":  # the Hub names the commit it looked in
+                self.send_header("X-Repo-Commit", COMMIT)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
@@ -166,7 +168,11 @@ def test_sharded_repo(hub_env: FakeHub, tmp_path: Path) -> None:
     assert all(r[2] is not None for r in gets)
 
 
-def _fill_cache(cache: Path, repo: str, folder: Path, files: tuple[str, ...]) -> Path:
+def _fill_cache(cache: Path, repo: str, folder: Path, files: tuple[str, ...], *,
+                quant_file_known: bool = True) -> Path:
+    """A snapshot holding `files`. `quant_file_known`: when hf_quant_config.json is not among
+    them, the cache records that the repo has none (huggingface_hub's .no_exist, written when
+    the Hub answered 404 for it: what kvplan's first online look leaves)."""
     root = cache / f"models--{repo.replace('/', '--')}"
     snapshot = root / "snapshots" / COMMIT
     snapshot.mkdir(parents=True)
@@ -174,6 +180,9 @@ def _fill_cache(cache: Path, repo: str, folder: Path, files: tuple[str, ...]) ->
     (root / "refs" / "main").write_text(COMMIT)
     for name in files:
         (snapshot / name).write_bytes((folder / name).read_bytes())
+    if quant_file_known and "hf_quant_config.json" not in files:
+        (root / ".no_exist" / COMMIT).mkdir(parents=True)
+        (root / ".no_exist" / COMMIT / "hf_quant_config.json").touch()
     return snapshot
 
 
@@ -387,3 +396,85 @@ def test_cached_config_with_headers_out_of_reach(hub_env: FakeHub, tmp_path: Pat
     assert code == 2 and out == "" and seconds <= 3.0 and len(err.splitlines()) == 1, err
     assert "config.json is in the local cache, its weight files' headers are not" in err
     assert "--weights-from config" in err
+
+
+# hf_quant_config.json (ModelOpt 0.29 and older): vLLM 0.32 reads it beside a config.json without
+# quantization_config (transformers_utils/config.py get_config; repo_utils.py file_or_path_exists:
+# the cache first, then the Hub). A ModelOpt FP8 checkpoint's file: FP8 weights, FP8 KV cache.
+HF_QUANT = {"producer": {"name": "modelopt", "version": "0.23.0"},
+            "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                             "exclude_modules": ["lm_head"]}}
+
+
+def _quant_requests(hub: FakeHub) -> list[tuple[str, str, str | None]]:
+    return [r for r in hub.requests if r[1].endswith("/hf_quant_config.json")]
+
+
+def test_hf_quant_config_json_is_read_from_the_hub(hub_env: FakeHub, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    (folder / "hf_quant_config.json").write_text(json.dumps(HF_QUANT))
+    hub_env.add("org/fp8", folder)
+    spec, warnings = load_model("org/fp8")
+    assert spec.quantization_config == HF_QUANT
+    assert spec.quantization_file == "hf_quant_config.json"
+    assert any(w.startswith("hf_quant_config.json: modelopt fp8") for w in warnings)
+    snapshot = tmp_path / "hf-cache" / "models--org--fp8" / "snapshots" / COMMIT
+    assert (snapshot / "hf_quant_config.json").is_file()
+    # Read once: the next run takes it from the cache, and the weights' headers too.
+    (snapshot / "model.safetensors").write_bytes((folder / "model.safetensors").read_bytes())
+    hub_env.requests.clear()
+    code, out, err = _estimate("org/fp8")
+    assert code == 0 and hub_env.requests == [], err
+    assert "KV (fp8)" in out and "hf_quant_config.json quantization.kv_cache_quant_algo" in err
+
+
+def test_a_repo_without_it_is_asked_once(hub_env: FakeHub, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    hub_env.add("org/plain", folder)
+    _fill_cache(tmp_path / "hf-cache", "org/plain", folder, ("config.json", "model.safetensors"),
+                quant_file_known=False)
+    spec, warnings = load_model("org/plain")
+    assert spec.quantization_config is None and spec.quantization_file is None
+    assert not any("hf_quant_config" in w for w in warnings)
+    assert [r[0] for r in _quant_requests(hub_env)] == ["HEAD"]  # 404: no error
+    hub_env.requests.clear()
+    load_model("org/plain")  # huggingface_hub recorded the 404 (.no_exist): nothing asked
+    assert hub_env.requests == []
+
+
+def test_offline_reads_the_cached_snapshot_alone(hub_env: FakeHub, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # vLLM offline (repo_utils.py get_model_path): the cached snapshot's folder is the model.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    (folder / "hf_quant_config.json").write_text(json.dumps(HF_QUANT))
+    _fill_cache(tmp_path / "hf-cache", "org/cached-fp8", folder,
+                ("config.json", "hf_quant_config.json", "model.safetensors"))
+    _fill_cache(tmp_path / "hf-cache", "org/cached-plain", folder,
+                ("config.json", "model.safetensors"), quant_file_known=False)
+    assert load_model("org/cached-fp8")[0].quantization_file == "hf_quant_config.json"
+    assert load_model("org/cached-plain")[0].quantization_config is None
+    assert hub_env.requests == []
+
+
+def test_not_knowing_it_with_the_hub_out_of_reach_is_one_line(
+        hub_env: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    _fill_cache(tmp_path / "hf-cache", "org/unknown", folder, ("config.json", "model.safetensors"),
+                quant_file_known=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{s.getsockname()[1]}")
+        code, out, err, seconds = _timed("estimate", "org/unknown", "--gpu", "H100")
+    assert code == 2 and out == "" and seconds <= 3.0 and len(err.splitlines()) == 1, err
+    assert "hf_quant_config.json is not (nor a record that the repo has none)" in err
+    assert "HF_HUB_OFFLINE=1" in err
+
+
+def test_a_bad_remote_file_is_one_line(hub_env: FakeHub, tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "src", LLAMA_CONFIG, llama_tensors())
+    (folder / "hf_quant_config.json").write_text('{"quantization": {')
+    hub_env.add("org/bad-quant", folder)
+    code, out, err = _estimate("org/bad-quant")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "hf_quant_config.json: not valid JSON" in err
