@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kvplan._util.errors import KvplanError, SpecError
 from kvplan._util.progress import phase
@@ -234,7 +234,7 @@ def _fetch_quant_file(model_id: str, revision: str | None) -> None:
     is set (vLLM offline reads the cached snapshot's folder alone: get_model_path); else one
     download, and a repo without the file (the usual case) is no error."""
     from huggingface_hub import hf_hub_download, try_to_load_from_cache
-    from huggingface_hub.errors import RemoteEntryNotFoundError
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
     if _offline():
         return
@@ -248,19 +248,25 @@ def _fetch_quant_file(model_id: str, revision: str | None) -> None:
         return
     try:
         hf_hub_download(model_id, QUANT_FILE, revision=revision, endpoint=_endpoint(), **kw)
-    except RemoteEntryNotFoundError:
-        return
+    except EntryNotFoundError as exc:
+        if not isinstance(exc, LocalEntryNotFoundError):
+            return  # the Hub answered 404 (RemoteEntryNotFoundError from 1.0): none
+        _quant_file_problem(model_id, exc)
     except Exception as exc:
-        found = gave_up(exc) or _cause(exc)
-        if isinstance(found, HubGaveUp) and not found.connected:
-            where = _endpoint() or "huggingface.co"
-            raise SpecError(model_id, None, f"config.json is in the local cache, "
-                                            f"{QUANT_FILE} is not (nor a record that the repo "
-                                            f"has none), and the Hub ({where}) is out of reach "
-                                            f"({found.reason}); HF_HUB_OFFLINE=1 reads the "
-                                            "cached snapshot alone, as vLLM does offline"
-                            ) from None
-        raise _problem(model_id, exc) from None
+        _quant_file_problem(model_id, exc)
+
+
+def _quant_file_problem(model_id: str, exc: Exception) -> NoReturn:
+    """Raise the one line for a failed look for hf_quant_config.json."""
+    found = gave_up(exc) or _cause(exc)
+    if isinstance(found, HubGaveUp) and not found.connected:
+        where = _endpoint() or "huggingface.co"
+        raise SpecError(model_id, None, f"config.json is in the local cache, {QUANT_FILE} is "
+                                        f"not (nor a record that the repo has none), and the "
+                                        f"Hub ({where}) is out of reach ({found.reason}); "
+                                        "HF_HUB_OFFLINE=1 reads the cached snapshot alone, as "
+                                        "vLLM does offline") from None
+    raise _problem(model_id, exc) from None
 
 
 def _cached_weights(snapshot: Path, num_hidden_layers: int) -> CheckpointWeights | None:
