@@ -469,7 +469,7 @@ def read_quant_file(folder: Path) -> tuple[dict, str] | None:
     --kv-cache-dtype auto included). A file kvplan cannot read as a JSON object is one line
     naming it."""
     file = folder / QUANT_FILE
-    if path_kind(file) is None:
+    if path_kind(file) != "file":  # vLLM: (local_path / config_name).is_file()
         return None
     shown = shown_path(file)
     data = parse_json(read_text(file), shown)
