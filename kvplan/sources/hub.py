@@ -4,12 +4,16 @@ What is read, in order:
 
 1. config.json from the local Hugging Face cache (``HF_HUB_CACHE`` / ``HF_HOME``), else from the
    Hub (one small download into that cache);
-2. the safetensors headers: from the cached snapshot when every weight file is there, else from
+2. hf_quant_config.json beside it (ModelOpt 0.29 and older; read as the quantization config when
+   config.json has none, as vLLM does): from the cache, else not asked for when the cache
+   records that the repo has none, else one download (a 404 is no error, and is recorded);
+3. the safetensors headers: from the cached snapshot when every weight file is there, else from
    the Hub by HTTP range requests (``get_safetensors_metadata``: the first 100 kB of each file,
    plus the rest of a header when longer). The weights themselves are never downloaded.
 
 ``HF_HUB_OFFLINE=1`` keeps kvplan off the network: config.json must be in the cache, and without
-cached weight files the weights come from the architecture (with a warning). ``HF_ENDPOINT``,
+cached weight files the weights come from the architecture (with a warning); hf_quant_config.json
+is read when the cached snapshot holds it. ``HF_ENDPOINT``,
 ``HF_TOKEN`` and the cache variables are huggingface_hub's own; they are read when kvplan calls
 it, so they can be set per run.
 
