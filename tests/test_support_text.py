@@ -30,11 +30,12 @@ ORACLE = DATA / "oracle"
 HF = "https://huggingface.co/"
 
 TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
-    # models/bloom.py BloomAttention: n_head 16 query heads, one KV head each (MHA), head size
-    # hidden_size / n_head = 1024 / 16 = 64; the oracle shrink keeps 4 of 24 layers:
+    # models/bloom.py BloomAttention: num_attention_heads 16 query heads, one KV head each
+    # (MHA), head size n_embed / heads = 1024 / 16 = 64 (BloomConfig maps n_embed to
+    # hidden_size); the oracle shrink of bigscience/bloomz-560m keeps 4 of 24 layers:
     # 4 x 2 x 16 x 64 x 2 B.
-    "bloom-560m": (ORACLE / "bloom-560m" / "config.json", 4 * 2 * 16 * 64 * 2,
-                   HF + "bigscience/bloom-560m"),
+    "bloomz-560m": (ORACLE / "bloomz-560m" / "config.json", 4 * 2 * 16 * 64 * 2,
+                    HF + "bigscience/bloomz-560m"),
     # models/phimoe.py PhiMoEAttention: num_key_value_heads 8, head_dim = 4096 / 32 = 128 (no
     # head_dim in the config); sliding_window 131072 on every layer (CacheConfig's window: the
     # Attention takes no per-layer one), still one page a token; 4 of 32 layers:
@@ -122,7 +123,7 @@ def test_text_golden_bytes(golden: str) -> None:
 @pytest.mark.parametrize(("golden", "layers", "token_bytes"), [
     # The published layer counts (the shrunk copies keep every other KV field): the same
     # per-layer bytes times the real depth.
-    ("bloom-560m", 24, 24 * 2 * 16 * 64 * 2),
+    ("bloomz-560m", 24, 24 * 2 * 16 * 64 * 2),
     ("phi-3.5-moe", 32, 32 * 2 * 8 * 128 * 2),
     ("nemotron-mini-4b-instruct", 32, 32 * 2 * 8 * 128 * 2),
     ("glm-4-9b-chat-hf", 40, 40 * 2 * 2 * 128 * 2),
@@ -171,9 +172,11 @@ def test_text_config_class_defaults() -> None:
     spec, warnings = _spec(config)
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * 2 * 2 * 128 * 2
     assert any("head_dim 128" in w and "num_key_value_heads 2" in w for w in warnings)
-    # BloomConfig takes `n_embed` as hidden_size (the older BLOOM files spell it so).
-    config = json.loads(TEXT_GOLDEN["bloom-560m"][0].read_text())
-    config["n_embed"] = config.pop("hidden_size")
+    # BloomConfig takes `n_embed` as hidden_size and `num_attention_heads` as n_head (the
+    # published BLOOM files spell them so); the later spellings size the same cache.
+    config = json.loads(TEXT_GOLDEN["bloomz-560m"][0].read_text())
+    config["hidden_size"] = config.pop("n_embed")
+    config["n_head"] = config.pop("num_attention_heads")
     spec, _ = _spec(config)
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * 2 * 16 * 64 * 2
 
@@ -191,7 +194,7 @@ def test_head_dim_from_hidden_families_ignore_head_dim() -> None:
 
 def test_bloom_ignores_kv_head_fields() -> None:
     # bloom.py builds one KV head per query head whatever the config says.
-    config = json.loads(TEXT_GOLDEN["bloom-560m"][0].read_text())
+    config = json.loads(TEXT_GOLDEN["bloomz-560m"][0].read_text())
     config["num_key_value_heads"] = 4
     spec, _ = _spec(config)
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * 2 * 16 * 64 * 2
