@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config
+from kvplan.sources.hf_reader import config_model_type
 from kvplan.sources.hf_text import TEXT_FAMILIES
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import EXACT, support_table
@@ -63,7 +64,9 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 64 layers: 8 x 2 x 8 x 128 x 2 B (a sliding layer holds one page a token too).
     "cwm": (ORACLE / "cwm" / "config.json", 8 * 2 * 8 * 128 * 2, HF + "facebook/cwm"),
     # models/minicpm.py MiniCPMAttention: num_key_value_heads 36 (MHA) of hidden_size / heads =
-    # 2304 / 36 = 64: 40 x 2 x 36 x 64 x 2 B.
+    # 2304 / 36 = 64: 40 x 2 x 36 x 64 x 2 B. The published file states no model_type (remote
+    # code: its auto_map's MiniCPMConfig sets "minicpm"; vLLM builds minicpm.py by the
+    # architecture).
     "minicpm-2b": (CONFIGS / "minicpm-2b.json", 40 * 2 * 36 * 64 * 2,
                    HF + "openbmb/MiniCPM-2B-sft-bf16"),
     # models/orion.py OrionAttention: num_key_value_heads 40 (MHA) of 5120 / 40 = 128:
@@ -95,7 +98,7 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
 # The oracle shrinks (tests/data/oracle/<name>) of the configs above that tests/data/configs
 # holds whole, with the fields each shrink changes (none of them sizes the cache per layer).
 _SHRUNK_FIELDS = {"num_hidden_layers", "vocab_size", "intermediate_size"}
-SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS | {"auto_map"},
+SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS | {"auto_map"}, "orion-14b": _SHRUNK_FIELDS | {"auto_map"},
           "internlm3-8b": _SHRUNK_FIELDS | {"auto_map"}, "afm-4.5b": _SHRUNK_FIELDS,
           "glm-4-9b-chat-hf": _SHRUNK_FIELDS | {"pad_token_id", "eos_token_id"},
           "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
@@ -189,6 +192,21 @@ def test_head_dim_from_hidden_families_ignore_head_dim() -> None:
         assert any("head_dim 96 ignored" in w for w in warnings)
 
 
+def test_remote_code_config_without_model_type_reads_its_class_model_type() -> None:
+    # openbmb/MiniCPM-2B-sft-bf16's config.json names no model_type, only auto_map's
+    # configuration_minicpm.MiniCPMConfig (model_type "minicpm"); vLLM's get_config loads that
+    # class (transformers_utils/config.py) and builds models/minicpm.py by the architecture.
+    # kvplan reads it as minicpm, exact: 40 x 2 x 36 x 64 x 2 B, not an unknown family.
+    config = json.loads(TEXT_GOLDEN["minicpm-2b"][0].read_text())
+    assert "model_type" not in config
+    assert config_model_type(config) == "minicpm"
+    spec, warnings = _spec(config)
+    assert spec.exact and not any("unknown" in w for w in warnings)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 40 * 2 * 36 * 64 * 2
+    # Only a table architecture: another one without model_type stays unknown.
+    assert config_model_type({"architectures": ["LlamaForCausalLM"]}) == "unknown"
+
+
 def test_bloom_ignores_kv_head_fields() -> None:
     # bloom.py builds one KV head per query head whatever the config says.
     config = json.loads(TEXT_GOLDEN["bloom-560m"][0].read_text())
@@ -228,7 +246,7 @@ def test_text_rows_are_exact_and_shrinks_match() -> None:
     # (Families whose golden lives in tests/test_support_newrows.py count too.)
     from tests.test_support_newrows import GOLDEN_NEW
 
-    golden_types = {json.loads(path.read_text())["model_type"]
+    golden_types = {config_model_type(json.loads(path.read_text()))
                     for path, _, _ in [*TEXT_GOLDEN.values(), *GOLDEN_NEW.values()]} - {"llama"}
     golden_types |= {"olmo2", "phi", "starcoder2"}  # golden in tests/test_support.py
     assert set(TEXT_FAMILIES) - golden_types == {"jais2", "granitemoeshared", "solar"}
