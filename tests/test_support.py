@@ -216,9 +216,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "exaone-4.0-1.2b": (CONFIGS / "exaone-4.0-1.2b.json", 30 * 2 * 8 * 64 * 2,
                         HF + "LGAI-EXAONE/EXAONE-4.0-1.2B"),
     # Olmo3ForCausalLM (Transformers backend, models/transformers/base.py; layer_types three
-    # sliding to one full): 8 layers x 2 x 32 (MHA) x (4096 / 32 = 128) x 2 B.
-    "olmo3-7b": (ORACLE / "olmo3-7b" / "config.json", 8 * 2 * 32 * 128 * 2,
-                 HF + "allenai/Olmo-3-1025-7B"),
+    # sliding to one full, window 4096): 12 layers x 2 x 12 (MHA) x (768 / 12 = 64) x 2 B. A
+    # third party's Olmo 3 checkpoint, its file published whole (no allenai Olmo 3 file found);
+    # the 7B's shape stays held by the oracle case olmo3-7b (tests/test_config_coverage.py).
+    "olmo3-190m-zh-continue": (CONFIGS / "olmo3-190m-zh-continue.json", 12 * 2 * 12 * 64 * 2,
+                               HF + "complexly/olmo3-190m-zh-continue"),
     # models/ernie45.py (LlamaForCausalLM): 8 layers x 2 x 2 KV heads x 128 x 2 B.
     "ernie-4.5-0.3b": (ORACLE / "ernie-4.5-0.3b" / "config.json", 8 * 2 * 2 * 128 * 2,
                        HF + "baidu/ERNIE-4.5-0.3B-PT"),
