@@ -216,9 +216,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "exaone-4.0-1.2b": (CONFIGS / "exaone-4.0-1.2b.json", 30 * 2 * 8 * 64 * 2,
                         HF + "LGAI-EXAONE/EXAONE-4.0-1.2B"),
     # Olmo3ForCausalLM (Transformers backend, models/transformers/base.py; layer_types three
-    # sliding to one full): 8 layers x 2 x 32 (MHA) x (4096 / 32 = 128) x 2 B.
-    "olmo3-7b": (ORACLE / "olmo3-7b" / "config.json", 8 * 2 * 32 * 128 * 2,
-                 HF + "allenai/Olmo-3-1025-7B"),
+    # sliding to one full, window 4096): 12 layers x 2 x 12 (MHA) x (768 / 12 = 64) x 2 B. A
+    # third party's Olmo 3 checkpoint, its file published whole (no allenai Olmo 3 file found);
+    # the 7B's shape stays held by the oracle case olmo3-7b (tests/test_config_coverage.py).
+    "olmo3-190m-zh-continue": (CONFIGS / "olmo3-190m-zh-continue.json", 12 * 2 * 12 * 64 * 2,
+                               HF + "complexly/olmo3-190m-zh-continue"),
     # models/ernie45.py (LlamaForCausalLM): 8 layers x 2 x 2 KV heads x 128 x 2 B.
     "ernie-4.5-0.3b": (ORACLE / "ernie-4.5-0.3b" / "config.json", 8 * 2 * 2 * 128 * 2,
                        HF + "baidu/ERNIE-4.5-0.3B-PT"),
@@ -262,9 +264,10 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 28 x 2 x 16 x 256 x 2 B.
     "gpt-j-6b": (CONFIGS / "gpt-j-6b.json", 28 * 2 * 16 * 256 * 2, HF + "EleutherAI/gpt-j-6b"),
     # models/olmoe.py OlmoeAttention: num_key_value_heads 16 of 2048 / 16 = 128:
-    # 16 x 2 x 16 x 128 x 2 B.
-    "olmoe-1b-7b": (CONFIGS / "olmoe-1b-7b.json", 16 * 2 * 16 * 128 * 2,
-                    HF + "allenai/OLMoE-1B-7B-0924"),
+    # 16 x 2 x 16 x 128 x 2 B (the 64 experts hold no cache). The SFT checkpoint of
+    # OLMoE-1B-7B-0924: the same class and shape, its file published whole.
+    "olmoe-1b-7b-0924-sft": (CONFIGS / "olmoe-1b-7b-0924-sft.json", 16 * 2 * 16 * 128 * 2,
+                             HF + "allenai/OLMoE-1B-7B-0924-SFT"),
     # models/stablelm.py StablelmAttention: num_key_value_heads 32 of 2048 / 32 = 64:
     # 24 x 2 x 32 x 64 x 2 B (partial_rotary_factor changes positions, not the cache).
     "stablelm-2-1.6b": (CONFIGS / "stablelm-2-1.6b.json", 24 * 2 * 32 * 64 * 2,
@@ -488,7 +491,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("golden", "published_b"), [
     # Parameter counts in billions as the model cards and names publish them: the weights read
     # from the same configs (MLP widths per block for Nemotron-NAS, moe_* fields for ERNIE).
-    ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
+    ("gpt-j-6b", 6.05), ("olmoe-1b-7b-0924-sft", 6.9), ("stablelm-2-1.6b", 1.64),
     ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
     ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
     ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18), ("exaone-3.0-7.8b", 7.8),

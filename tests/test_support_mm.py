@@ -38,9 +38,11 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
                      HF + "llava-hf/llava-1.5-7b-hf"),
     # models/llava_next.py over text_config's MistralForCausalLM: MistralConfig defaults 32
     # layers, hidden 4096, 32 heads; the file's 8 KV heads and sliding_window null (no window,
-    # not MistralConfig's default 4096): 32 x 2 x 8 x 128 x 2 B.
-    "llava-v1.6-mistral-7b": (MM / "llava-v1.6-mistral-7b.json", 32 * 2 * 8 * 128 * 2,
-                              HF + "llava-hf/llava-v1.6-mistral-7b-hf"),
+    # not MistralConfig's default 4096): 32 x 2 x 8 x 128 x 2 B. (A third party's re-save of
+    # llava-hf/llava-v1.6-mistral-7b-hf with three more grid pinpoints: its text_config is the
+    # original's, key for key.)
+    "llava-v1.6-mistral-7b-3x3": (MM / "llava-v1.6-mistral-7b-3x3.json", 32 * 2 * 8 * 128 * 2,
+                                  HF + "orby-yanan/llava-v1.6-mistral-7b-3x3"),
     # models/qwen2_audio.py: Qwen2ForCausalLM over text_config; Qwen2Config defaults 32 layers,
     # hidden 4096, 32 heads, KV heads = heads, use_sliding_window false (the file's
     # sliding_window 32768 unused): 32 x 2 x 32 x 128 x 2 B. (The Instruct checkpoint's file:
@@ -96,7 +98,7 @@ def test_uncounted_towers_are_an_assumption() -> None:
 def test_defaults_come_from_the_text_class(tmp_path: Path) -> None:
     # MistralConfig's sliding_window is 4096: a text_config that leaves the key out slides (as
     # transformers builds it and vLLM's llama.py reads it); the published null does not.
-    config = json.loads((MM / "llava-v1.6-mistral-7b.json").read_text())
+    config = json.loads((MM / "llava-v1.6-mistral-7b-3x3.json").read_text())
     del config["text_config"]["sliding_window"]
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config
+from kvplan.sources.hf_reader import config_model_type
 from kvplan.sources.hf_text import TEXT_FAMILIES
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import EXACT, support_table
@@ -36,12 +37,13 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 4 x 2 x 16 x 64 x 2 B.
     "bloomz-560m": (ORACLE / "bloomz-560m" / "config.json", 4 * 2 * 16 * 64 * 2,
                     HF + "bigscience/bloomz-560m"),
-    # models/phimoe.py PhiMoEAttention: num_key_value_heads 8, head_dim = 4096 / 32 = 128 (no
-    # head_dim in the config); sliding_window 131072 on every layer (CacheConfig's window: the
-    # Attention takes no per-layer one), still one page a token; 4 of 32 layers:
-    # 4 x 2 x 8 x 128 x 2 B.
-    "phi-3.5-moe": (ORACLE / "phi-3.5-moe" / "config.json", 4 * 2 * 8 * 128 * 2,
-                    HF + "microsoft/Phi-3.5-MoE-instruct"),
+    # models/phimoe.py PhiMoEAttention: num_key_value_heads 8, head_dim = 3584 / 32 = 112 (no
+    # head_dim in the config); sliding_window 4096 on every layer (CacheConfig's window: the
+    # Attention takes no per-layer one), still one page a token: 32 x 2 x 8 x 112 x 2 B. A third
+    # party's pruned Phi-3.5-MoE-instruct, its file published whole (no copy of Microsoft's own
+    # file was found whole); Phi-3.5-MoE's shape stays held by PHIMOE_SHRINK below.
+    "phi-moe-30-attn2": (CONFIGS / "phi-moe-30-attn2.json", 32 * 2 * 8 * 112 * 2,
+                         HF + "Pearush/phi_moe_30_attn2"),
     # models/nemotron.py NemotronAttention: num_key_value_heads 8; the file states no head_dim
     # (its kv_channels 128 is read by neither transformers' NemotronConfig nor vLLM), so
     # head_dim = hidden_size / heads = 3072 / 24 = 128; 32 layers: 32 x 2 x 8 x 128 x 2 B.
@@ -64,7 +66,9 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 64 layers: 8 x 2 x 8 x 128 x 2 B (a sliding layer holds one page a token too).
     "cwm": (ORACLE / "cwm" / "config.json", 8 * 2 * 8 * 128 * 2, HF + "facebook/cwm"),
     # models/minicpm.py MiniCPMAttention: num_key_value_heads 36 (MHA) of hidden_size / heads =
-    # 2304 / 36 = 64: 40 x 2 x 36 x 64 x 2 B.
+    # 2304 / 36 = 64: 40 x 2 x 36 x 64 x 2 B. The published file states no model_type (remote
+    # code: its auto_map's MiniCPMConfig sets "minicpm"; vLLM builds minicpm.py by the
+    # architecture).
     "minicpm-2b": (CONFIGS / "minicpm-2b.json", 40 * 2 * 36 * 64 * 2,
                    HF + "openbmb/MiniCPM-2B-sft-bf16"),
     # models/orion.py OrionAttention: num_key_value_heads 40 (MHA) of 5120 / 40 = 128:
@@ -93,10 +97,14 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
                              HF + "decapoda-research/llama-7b-hf"),
 }
 
+# microsoft/Phi-3.5-MoE-instruct's fields (rebuilt, SOURCES-text.md) shrunk to 4 layers: 8 KV heads
+# of 4096 / 32 = 128, sliding_window 131072 on every layer (the oracle case phi-3.5-moe).
+PHIMOE_SHRINK = ORACLE / "phi-3.5-moe" / "config.json"
+
 # The oracle shrinks (tests/data/oracle/<name>) of the configs above that tests/data/configs
 # holds whole, with the fields each shrink changes (none of them sizes the cache per layer).
 _SHRUNK_FIELDS = {"num_hidden_layers", "vocab_size", "intermediate_size"}
-SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS | {"auto_map"},
+SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS | {"auto_map"}, "orion-14b": _SHRUNK_FIELDS | {"auto_map"},
           "internlm3-8b": _SHRUNK_FIELDS | {"auto_map"}, "afm-4.5b": _SHRUNK_FIELDS,
           "glm-4-9b-chat-hf": _SHRUNK_FIELDS | {"pad_token_id", "eos_token_id"},
           "llama-7b-hf-decapoda": _SHRUNK_FIELDS,
@@ -104,7 +112,8 @@ SHRUNK = {"minicpm-2b": _SHRUNK_FIELDS, "orion-14b": _SHRUNK_FIELDS | {"auto_map
           "deepseek-moe-16b": _SHRUNK_FIELDS | {"auto_map", "moe_intermediate_size",
                                                 "n_routed_experts"},
           "mimo-7b-rl": _SHRUNK_FIELDS | {"max_window_layers", "bos_token_id",
-                                          "eos_token_id"}}
+                                          "eos_token_id"},
+          "phi-moe-30-attn2": _SHRUNK_FIELDS | {"auto_map", "num_local_experts"}}
 
 
 def _spec(config: dict, path: str = "cfg/config.json"):
@@ -124,7 +133,7 @@ def test_text_golden_bytes(golden: str) -> None:
     # The published layer counts (the shrunk copies keep every other KV field): the same
     # per-layer bytes times the real depth.
     ("bloomz-560m", 24, 24 * 2 * 16 * 64 * 2),
-    ("phi-3.5-moe", 32, 32 * 2 * 8 * 128 * 2),
+    ("phi-moe-30-attn2", 32, 32 * 2 * 8 * 112 * 2),
     ("nemotron-mini-4b-instruct", 32, 32 * 2 * 8 * 128 * 2),
     ("glm-4-9b-chat-hf", 40, 40 * 2 * 2 * 128 * 2),
     ("afm-4.5b", 36, 36 * 2 * 4 * 128 * 2),
@@ -143,7 +152,7 @@ def test_text_published_depths(golden: str, layers: int, token_bytes: int) -> No
 
 def test_text_windows_by_hand() -> None:
     # phimoe: every layer slides over 131072 (vLLM's CacheConfig window, no layer_types).
-    spec, warnings = load_config(TEXT_GOLDEN["phi-3.5-moe"][0])
+    spec, warnings = load_config(PHIMOE_SHRINK)
     assert spec.layer_windows == (131072,) * 4
     assert any("every layer" in w for w in warnings)
     # vaultgemma: sliding on even layers (VaultGemmaConfig's `(i + 1) % 2`), window 512.
@@ -192,6 +201,21 @@ def test_head_dim_from_hidden_families_ignore_head_dim() -> None:
         assert any("head_dim 96 ignored" in w for w in warnings)
 
 
+def test_remote_code_config_without_model_type_reads_its_class_model_type() -> None:
+    # openbmb/MiniCPM-2B-sft-bf16's config.json names no model_type, only auto_map's
+    # configuration_minicpm.MiniCPMConfig (model_type "minicpm"); vLLM's get_config loads that
+    # class (transformers_utils/config.py) and builds models/minicpm.py by the architecture.
+    # kvplan reads it as minicpm, exact: 40 x 2 x 36 x 64 x 2 B, not an unknown family.
+    config = json.loads(TEXT_GOLDEN["minicpm-2b"][0].read_text())
+    assert "model_type" not in config
+    assert config_model_type(config) == "minicpm"
+    spec, warnings = _spec(config)
+    assert spec.exact and not any("unknown" in w for w in warnings)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 40 * 2 * 36 * 64 * 2
+    # Only a table architecture: another one without model_type stays unknown.
+    assert config_model_type({"architectures": ["LlamaForCausalLM"]}) == "unknown"
+
+
 def test_bloom_ignores_kv_head_fields() -> None:
     # bloom.py builds one KV head per query head whatever the config says.
     config = json.loads(TEXT_GOLDEN["bloomz-560m"][0].read_text())
@@ -203,7 +227,7 @@ def test_bloom_ignores_kv_head_fields() -> None:
 def test_layer_types_on_a_family_that_ignores_them_is_refused(tmp_path: Path) -> None:
     # models/phimoe.py passes no per-layer window: with layer_types mixing sliding and full,
     # vLLM's CacheConfig keeps no window, and no layer slides -- refused, one line.
-    config = json.loads(TEXT_GOLDEN["phi-3.5-moe"][0].read_text())
+    config = json.loads(PHIMOE_SHRINK.read_text())
     config["layer_types"] = ["sliding_attention", "full_attention"] * 2
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
@@ -231,7 +255,7 @@ def test_text_rows_are_exact_and_shrinks_match() -> None:
     # (Families whose golden lives in tests/test_support_newrows.py count too.)
     from tests.test_support_newrows import GOLDEN_NEW
 
-    golden_types = {json.loads(path.read_text())["model_type"]
+    golden_types = {config_model_type(json.loads(path.read_text()))
                     for path, _, _ in [*TEXT_GOLDEN.values(), *GOLDEN_NEW.values()]} - {"llama"}
     golden_types |= {"olmo2", "phi", "starcoder2"}  # golden in tests/test_support.py
     assert set(TEXT_FAMILIES) - golden_types == {"jais2", "granitemoeshared", "solar"}
@@ -243,7 +267,7 @@ def test_use_sliding_window_false_does_not_hide_the_window() -> None:
     # PhimoeConfig has no use_sliding_window: vLLM's CacheConfig takes sliding_window as it is,
     # so a config saying use_sliding_window false still slides every layer (a Qwen-style
     # reading would size full attention: 8,192 tokens more than vLLM holds per request).
-    config = json.loads(TEXT_GOLDEN["phi-3.5-moe"][0].read_text())
+    config = json.loads(PHIMOE_SHRINK.read_text())
     config.update(use_sliding_window=False, sliding_window=4096)
     spec, _ = _spec(config)
     assert spec.layer_windows == (4096,) * 4

@@ -76,6 +76,22 @@ class ConfigReader:
         self.warnings.append(message)
 
 
+# Checkpoints whose config.json states no model_type, only remote code in auto_map: the
+# model_type their config class sets, by architecture (vLLM's transformers_utils/config.py
+# get_config: _ARCHITECTURE_TO_MODEL_TYPE, else AutoConfig's trust_remote_code class, whose
+# model_type attribute it is). MiniCPM-2B's published config.json names no model_type; its
+# configuration_minicpm.MiniCPMConfig sets "minicpm" (vLLM then builds models/minicpm.py by the
+# architecture).
+_ARCHITECTURE_MODEL_TYPE = {"MiniCPMForCausalLM": "minicpm",
+                            "LongcatFlashForCausalLM": "longcat_flash",
+                            "LongcatFlashNgramForCausalLM": "longcat_flash"}
+
+
 def config_model_type(config: Mapping[str, Any]) -> str:
     value = config.get("model_type")
-    return value.strip() if isinstance(value, str) and value.strip() else "unknown"
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    architectures = config.get("architectures")
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
+        return _ARCHITECTURE_MODEL_TYPE.get(architectures[0], "unknown")
+    return "unknown"
