@@ -267,8 +267,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                     HF + "allenai/OLMoE-1B-7B-0924"),
     # models/stablelm.py StablelmAttention: num_key_value_heads 32 of 2048 / 32 = 64:
     # 24 x 2 x 32 x 64 x 2 B (partial_rotary_factor changes positions, not the cache).
-    "stablelm-2-1.6b": (CONFIGS / "stablelm-2-1.6b.json", 24 * 2 * 32 * 64 * 2,
-                        HF + "stabilityai/stablelm-2-1_6b"),
+    "stablelm-2-zephyr-1.6b": (CONFIGS / "stablelm-2-zephyr-1.6b.json", 24 * 2 * 32 * 64 * 2,
+                               HF + "stabilityai/stablelm-2-zephyr-1_6b"),
     # models/apertus.py ApertusAttention: 8 KV heads of 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
     "apertus-8b": (CONFIGS / "apertus-8b.json", 32 * 2 * 8 * 128 * 2,
                    HF + "swiss-ai/Apertus-8B-Instruct-2509"),
@@ -488,7 +488,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("golden", "published_b"), [
     # Parameter counts in billions as the model cards and names publish them: the weights read
     # from the same configs (MLP widths per block for Nemotron-NAS, moe_* fields for ERNIE).
-    ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-1.6b", 1.64),
+    ("gpt-j-6b", 6.05), ("olmoe-1b-7b", 6.9), ("stablelm-2-zephyr-1.6b", 1.64),
     ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
     ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
     ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18), ("exaone-3.0-7.8b", 7.8),
