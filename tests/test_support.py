@@ -95,7 +95,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "minicpm3-4b": (CONFIGS / "minicpm3-4b.json", 62 * (256 + 32) * 2,
                     HF + "openbmb/MiniCPM3-4B"),
     # models/falcon.py, multi_query: 1 KV head of 4544 / 71 = 64: 32 x 2 x 1 x 64 x 2 B.
-    "falcon-7b": (CONFIGS / "falcon-7b.json", 32 * 2 * 1 * 64 * 2, HF + "tiiuae/falcon-7b"),
+    "falcon-7b-instruct": (CONFIGS / "falcon-7b-instruct.json", 32 * 2 * 1 * 64 * 2,
+                           HF + "tiiuae/falcon-7b-instruct"),
     # models/gpt2.py (MHA, 12 heads x 64 = 768): 12 x 2 x 768 x 2 B.
     "gpt2": (CONFIGS / "gpt2.json", 12 * 2 * 768 * 2, HF + "openai-community/gpt2"),
     # GPT-NeoX (Transformers backend in 0.32; MHA 16 x 64 = 1024): 24 x 2 x 1024 x 2 B.

@@ -64,7 +64,9 @@ def test_every_family_has_oracle_runs() -> None:
             "olmoe-1b-7b", "stablelm-2-zephyr-1.6b", "lfm2-8b-a1b", "olmo-1b-hf",
             "hunyuan-7b-instruct", "internlm2-chat-1.8b", "exaone-3.0-7.8b",
             # issue 26's third verbatim pass: shrinks of published files
-            "exaone-4.0-1.2b"} <= families
+            "exaone-4.0-1.2b",
+            # issue 26's fifth verbatim pass: a published Falcon file (TII's instruct checkpoint)
+            "falcon-7b-instruct"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
