@@ -56,9 +56,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                      HF + "mistralai/Mixtral-8x7B-v0.1"),
     # models/qwen2.py Qwen2Attention: 28 layers x 2 x 4 KV heads x (3584 / 28 = 128) x 2 B.
     "qwen2.5-7b": (CONFIGS / "qwen2.5-7b.json", 28 * 2 * 4 * 128 * 2, HF + "Qwen/Qwen2.5-7B"),
-    # models/qwen2_moe.py: 24 x 2 x 16 KV heads (MHA) x (2048 / 16 = 128) x 2 B.
-    "qwen1.5-moe-a2.7b": (CONFIGS / "qwen1.5-moe-a2.7b.json", 24 * 2 * 16 * 128 * 2,
-                          HF + "Qwen/Qwen1.5-MoE-A2.7B"),
+    # models/qwen2_moe.py Qwen2MoeAttention: head_dim = hidden_size / num_attention_heads =
+    # 3584 / 28 = 128, num_key_value_heads 4 (GQA); the experts size no cache:
+    # 28 x 2 x 4 x 128 x 2 B.
+    "qwen2-57b-a14b": (CONFIGS / "qwen2-57b-a14b.json", 28 * 2 * 4 * 128 * 2,
+                       HF + "Qwen/Qwen2-57B-A14B"),
     # models/qwen3.py Qwen3Attention (head_dim from config): 36 x 2 x 8 x 128 x 2 B.
     "qwen3-8b": (CONFIGS / "qwen3-8b.json", 36 * 2 * 8 * 128 * 2, HF + "Qwen/Qwen3-8B"),
     # models/qwen3_moe.py: 48 x 2 x 4 x 128 x 2 B.
