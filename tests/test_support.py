@@ -56,9 +56,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                      HF + "mistralai/Mixtral-8x7B-v0.1"),
     # models/qwen2.py Qwen2Attention: 28 layers x 2 x 4 KV heads x (3584 / 28 = 128) x 2 B.
     "qwen2.5-7b": (CONFIGS / "qwen2.5-7b.json", 28 * 2 * 4 * 128 * 2, HF + "Qwen/Qwen2.5-7B"),
-    # models/qwen2_moe.py: 24 x 2 x 16 KV heads (MHA) x (2048 / 16 = 128) x 2 B.
-    "qwen1.5-moe-a2.7b": (CONFIGS / "qwen1.5-moe-a2.7b.json", 24 * 2 * 16 * 128 * 2,
-                          HF + "Qwen/Qwen1.5-MoE-A2.7B"),
+    # models/qwen2_moe.py Qwen2MoeAttention: head_dim = hidden_size / num_attention_heads =
+    # 3584 / 28 = 128, num_key_value_heads 4 (GQA); the experts size no cache:
+    # 28 x 2 x 4 x 128 x 2 B.
+    "qwen2-57b-a14b": (CONFIGS / "qwen2-57b-a14b.json", 28 * 2 * 4 * 128 * 2,
+                       HF + "Qwen/Qwen2-57B-A14B"),
     # models/qwen3.py Qwen3Attention (head_dim from config): 36 x 2 x 8 x 128 x 2 B.
     "qwen3-8b": (CONFIGS / "qwen3-8b.json", 36 * 2 * 8 * 128 * 2, HF + "Qwen/Qwen3-8B"),
     # models/qwen3_moe.py: 48 x 2 x 4 x 128 x 2 B.
@@ -95,7 +97,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "minicpm3-4b": (CONFIGS / "minicpm3-4b.json", 62 * (256 + 32) * 2,
                     HF + "openbmb/MiniCPM3-4B"),
     # models/falcon.py, multi_query: 1 KV head of 4544 / 71 = 64: 32 x 2 x 1 x 64 x 2 B.
-    "falcon-7b": (CONFIGS / "falcon-7b.json", 32 * 2 * 1 * 64 * 2, HF + "tiiuae/falcon-7b"),
+    "falcon-7b-instruct": (CONFIGS / "falcon-7b-instruct.json", 32 * 2 * 1 * 64 * 2,
+                           HF + "tiiuae/falcon-7b-instruct"),
     # models/gpt2.py (MHA, 12 heads x 64 = 768): 12 x 2 x 768 x 2 B.
     "gpt2": (CONFIGS / "gpt2.json", 12 * 2 * 768 * 2, HF + "openai-community/gpt2"),
     # GPT-NeoX (Transformers backend in 0.32; MHA 16 x 64 = 1024): 24 x 2 x 1024 x 2 B.
@@ -270,8 +273,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                              HF + "allenai/OLMoE-1B-7B-0924-SFT"),
     # models/stablelm.py StablelmAttention: num_key_value_heads 32 of 2048 / 32 = 64:
     # 24 x 2 x 32 x 64 x 2 B (partial_rotary_factor changes positions, not the cache).
-    "stablelm-2-1.6b": (CONFIGS / "stablelm-2-1.6b.json", 24 * 2 * 32 * 64 * 2,
-                        HF + "stabilityai/stablelm-2-1_6b"),
+    "stablelm-2-zephyr-1.6b": (CONFIGS / "stablelm-2-zephyr-1.6b.json", 24 * 2 * 32 * 64 * 2,
+                               HF + "stabilityai/stablelm-2-zephyr-1_6b"),
     # models/apertus.py ApertusAttention: 8 KV heads of 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
     "apertus-8b": (CONFIGS / "apertus-8b.json", 32 * 2 * 8 * 128 * 2,
                    HF + "swiss-ai/Apertus-8B-Instruct-2509"),
@@ -491,7 +494,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("golden", "published_b"), [
     # Parameter counts in billions as the model cards and names publish them: the weights read
     # from the same configs (MLP widths per block for Nemotron-NAS, moe_* fields for ERNIE).
-    ("gpt-j-6b", 6.05), ("olmoe-1b-7b-0924-sft", 6.9), ("stablelm-2-1.6b", 1.64),
+    ("gpt-j-6b", 6.05), ("olmoe-1b-7b-0924-sft", 6.9), ("stablelm-2-zephyr-1.6b", 1.64),
     ("apertus-8b", 8.05), ("granite-3.1-3b-a800m", 3.3), ("seed-oss-36b", 36.15),
     ("nemotron-super-49b", 49.9), ("nemotron-ultra-253b", 253.4), ("ernie-4.5-21b-a3b", 21.8),
     ("lfm2-8b-a1b", 8.3), ("olmo-1b-hf", 1.18), ("exaone-3.0-7.8b", 7.8),

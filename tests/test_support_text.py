@@ -57,8 +57,10 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # rope_scaling changes no cache size): 36 x 2 x 4 x 128 x 2 B.
     "afm-4.5b": (CONFIGS / "afm-4.5b.json", 36 * 2 * 4 * 128 * 2,
                  HF + "arcee-ai/AFM-4.5B-Base"),
-    # VaultGemmaForCausalLM, Transformers backend: 4 KV heads of head_dim 256, layer_types
-    # alternating sliding (window 512) and full; 4 of 26 layers: 4 x 2 x 4 x 256 x 2 B.
+    # VaultGemmaForCausalLM, Transformers backend: 4 KV heads of head_dim 256, layer_types all
+    # full_attention beside sliding_window 512 (the published file, vLLM issue 49795: vLLM 0.32's
+    # EngineArgs keeps no CacheConfig window then, and base.py passes per_layer_sliding_window to
+    # sliding_attention layers only, so no layer slides); 4 of 26 layers: 4 x 2 x 4 x 256 x 2 B.
     "vaultgemma-1b": (ORACLE / "vaultgemma-1b" / "config.json", 4 * 2 * 4 * 256 * 2,
                       HF + "google/vaultgemma-1b"),
     # CwmForCausalLM, Transformers backend: 8 KV heads of head_dim 128, layer_types full on
@@ -155,9 +157,10 @@ def test_text_windows_by_hand() -> None:
     spec, warnings = load_config(PHIMOE_SHRINK)
     assert spec.layer_windows == (131072,) * 4
     assert any("every layer" in w for w in warnings)
-    # vaultgemma: sliding on even layers (VaultGemmaConfig's `(i + 1) % 2`), window 512.
+    # vaultgemma: layer_types all full_attention beside sliding_window 512: no layer slides
+    # (vLLM 0.32 engine/arg_utils.py keeps CacheConfig's window only when every layer slides).
     spec, _ = load_config(TEXT_GOLDEN["vaultgemma-1b"][0])
-    assert spec.layer_windows == (512, None, 512, None)
+    assert spec.layer_windows == (None,) * 4
     # cwm: full on i % 4 == 0 and on the last layer, sliding 8192 elsewhere.
     spec, _ = load_config(TEXT_GOLDEN["cwm"][0])
     assert spec.layer_windows == (None, 8192, 8192, 8192, None, 8192, 8192, None)
@@ -290,6 +293,7 @@ def test_explicit_null_window_is_no_window() -> None:
     # VaultGemmaConfig keeps an explicit `"sliding_window": null` (its 4096 default is for an
     # absent field): the Transformers backend then passes no window, every layer full.
     config = json.loads(TEXT_GOLDEN["vaultgemma-1b"][0].read_text())
+    del config["layer_types"]  # so the class's alternating pattern would slide, but for the null
     config["sliding_window"] = None
     spec, _ = _spec(config)
     assert spec.layer_windows == (None,) * 4

@@ -61,12 +61,14 @@ def test_every_family_has_oracle_runs() -> None:
             # issue 26's second pass: multi_query, block_configs and the families made exact
             "santacoder", "nemotron-super-49b", "nemotron-nas-mixed-kv", "gpt-j-6b",
             "apertus-8b", "granite-3.1-3b-a800m", "seed-oss-36b", "ernie-4.5-21b-a3b",
-            "olmoe-1b-7b-0924-sft", "stablelm-2-1.6b", "lfm2-8b-a1b", "olmo-1b-hf",
+            "olmoe-1b-7b-0924-sft", "stablelm-2-zephyr-1.6b", "lfm2-8b-a1b", "olmo-1b-hf",
             "hunyuan-7b-instruct", "internlm2-chat-1.8b", "exaone-3.0-7.8b",
             # issue 26's third verbatim pass: shrinks of published files
             "exaone-4.0-1.2b",
-            # issue 26's fifth verbatim pass: published files run whole
-            "olmo3-190m-zh-continue", "phi-moe-30-attn2"} <= families
+            # issue 26's fifth verbatim pass: published files run whole, and published files of
+            # other checkpoints of the class
+            "olmo3-190m-zh-continue", "phi-moe-30-attn2", "falcon-7b-instruct",
+            "qwen2-57b-a14b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
