@@ -206,8 +206,13 @@ _HYBRID_LINEAR = ("layer_types", "full_attention_interval", "linear_conv_kernel_
 # decoding, which kvplan's vLLM plan does not model.
 _MTP = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 # nemotron_h.py NemotronHAttention takes config.head_dim (NemotronHConfig's default 128), never
-# attention_head_dim (no attribute_map entry); mamba: ssm_cfg {} (HF conversions) or null only.
-_NEMOTRON_H_HEAD = {"attention_head_dim": Covered("unread; equal to head_dim", same_as="head_dim")}
+# attention_head_dim (no attribute_map entry); its Mamba mixer and state shapes take
+# config.ssm_state_size (nemotron_h.py:393, 809), never mamba_d_state (transformers 5.19
+# NemotronHConfig has no such field: an older export's name, kept as an extra attribute).
+# Either is covered only when equal to what vLLM reads. mamba: ssm_cfg {} or null only.
+_NEMOTRON_H_UNREAD = {
+    "attention_head_dim": Covered("unread; equal to head_dim", same_as="head_dim"),
+    "mamba_d_state": Covered("unread; equal to ssm_state_size", same_as="ssm_state_size")}
 _SSM_CFG = {"ssm_cfg": only({}, None, why="mamba_ssm's options: MambaConfig, mamba.py read none")}
 # MLA (kvplan.sources.hf_families.mla_attention).
 _MLA_RANKS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")

@@ -19,7 +19,7 @@ from kvplan.sources.hf_fields_groups import (
     _MLA,
     _MLA_RANKS,
     _MTP,
-    _NEMOTRON_H_HEAD,
+    _NEMOTRON_H_UNREAD,
     _NO_WINDOW_HYBRID,
     _NOT_BIDIRECTIONAL,
     _NUM_LAYERS,
@@ -372,7 +372,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                           "use_mamba_kernels", "mamba_ssm_cache_dtype",
                           "moe_shared_expert_intermediate_size", "moe_latent_size",
                           "moe_shared_expert_overlap", "mtp_hybrid_override_pattern",
-                          "mtp_layers_block_type"), _NEMOTRON_H_HEAD)),
+                          "mtp_layers_block_type"), _NEMOTRON_H_UNREAD)),
     # models/llama4.py Llama4Attention: num_key_value_heads x config.head_dim; chunked local
     # attention over attention_chunk_size on the layers no_rope_layers marks 1 (RoPE), global
     # on the others (kvplan.sources.hf_hybrid._llama4). layer_types is read by neither.
