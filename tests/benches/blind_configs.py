@@ -195,9 +195,10 @@ def main(table: list[Row] | None = None) -> str:
              "unneeded or fixable were answered by field rules written after both batches "
              "(branch refuse26: weight-only and leftover fields, NemotronH's layers_block_type, "
              "and the block size vLLM reports for attention-free models): those rows shaped "
-             "the rules. Batch 3 (commit 7522f21) was frozen after all of that; the rules it "
-             "led to (NemotronH's mamba_d_state, the SmolVLM wrapper) came after its runs, and "
-             "the rows that shaped them are marked.", "",
+             "the rules. Batch 3 (commit 7522f21) was frozen after all of that, before kvplan "
+             "or vLLM ran on its files; what it led to came after its runs (NemotronH's "
+             "mamba_d_state; the SmolVLM, Glm4v and LLaVA-OneVision wrappers made exact from "
+             "the published configs it found), and the four rows that shaped it are marked.", "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
              "tokens kvplan / vLLM | "
