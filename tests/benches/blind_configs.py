@@ -197,8 +197,9 @@ def main(table: list[Row] | None = None) -> str:
              "and the block size vLLM reports for attention-free models): those rows shaped "
              "the rules. Batch 3 (commit 7522f21) was frozen after all of that, before kvplan "
              "or vLLM ran on its files; what it led to came after its runs (NemotronH's "
-             "mamba_d_state; the SmolVLM, Glm4v and LLaVA-OneVision wrappers made exact from "
-             "the published configs it found), and the four rows that shaped it are marked.", "",
+             "mamba_d_state; the SmolVLM, Glm4v, LLaVA-OneVision and Jais2 rows made exact from "
+             "the published configs it found), and the five rows that shaped it are marked.",
+             "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
              "tokens kvplan / vLLM | "
