@@ -69,6 +69,26 @@ def test_nemotron_h_attention_head_dim_equal_to_head_dim() -> None:
         spec_mapping_from_config({**config, "attention_head_dim": 64}, path="x.json")
 
 
+def test_nemotron_h_mamba_d_state_equal_to_ssm_state_size(tmp_path: Path) -> None:
+    # nvidia/Nemotron-H-47B-Reasoning-128K-FP8 (blind batch 3): mamba_d_state 256 beside
+    # ssm_state_size 256. vLLM 0.32 models/nemotron_h.py:393 (mixer) and :809 (state shape) read
+    # config.ssm_state_size only; transformers 5.19 NemotronHConfig has no mamba_d_state. Its
+    # hybrid_override_pattern (98 layers) holds 5 "*": 5 x 2 x 8 KV heads x 128 x 2 B = 20,480 B
+    # per token. (The real file stays refused for its quantization_config, which names no
+    # quant_method: see tests/data/blind26/notes.json; the check here is on the same file
+    # without it.)
+    config = json.loads((REAL / "nemotron-h-47b-reasoning-fp8.json").read_text())
+    config.pop("quantization_config")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json", "-c", "4096"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["bytes_per_token"] == 20480
+    # Another value than the ssm_state_size vLLM sizes the states by is refused.
+    with pytest.raises(SpecError, match="mamba_d_state"):
+        spec_mapping_from_config({**config, "mamba_d_state": 128}, path="x.json")
+
+
 def test_nemotron_h_layers_block_type_is_the_pattern() -> None:
     # transformers 5.19 configuration_nemotron_h.py: layers_block_type (attribute_map's
     # layer_types) wins; hybrid_override_pattern is read only when it is absent (line 160), the

@@ -57,6 +57,23 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # "llama"); 3 KV heads of 576 / 9 = 64: 30 x 2 x 3 x 64 x 2 B.
     "smolvlm-256m": (MM / "smolvlm-256m.json", 30 * 2 * 3 * 64 * 2,
                      HF + "HuggingFaceTB/SmolVLM-256M-Instruct"),
+    # models/smolvlm.py: SmolVLMForConditionalGeneration is Idefics3's class (LlamaModel over
+    # text_config). SmolVLM2-2.2B's text_config (model_type llama) states head_dim 64, hidden
+    # 2048, 24 layers and neither head count: LlamaConfig's defaults, 32 heads and
+    # num_key_value_heads = heads (its perceiver_config's 1 KV head is the unused resampler's).
+    # 24 x 2 x 32 x 64 x 2 B. (The top-level torch_dtype float32 is downcast to 16 bits by
+    # vLLM's config/model.py _resolve_auto_dtype: 2 B per element.)
+    "smolvlm2-2.2b": (MM / "smolvlm2-2.2b.json", 24 * 2 * 32 * 64 * 2,
+                      HF + "HuggingFaceTB/SmolVLM2-2.2B-Instruct"),
+    # models/glm4_1v.py: model_type glm4v builds architectures=["Glm4ForCausalLM"] (glm4.py)
+    # over text_config (glm4v_text): 40 layers x 2 x 2 KV heads x 4096 / 32 = 128 x 2 B.
+    "glm-4.6v-flash": (MM / "glm-4.6v-flash.json", 40 * 2 * 2 * 128 * 2,
+                       HF + "zai-org/GLM-4.6V-Flash"),
+    # models/llava_onevision.py: text_config's own Qwen2ForCausalLM (qwen2.py): 28 layers x 2
+    # x 4 KV heads x 3584 / 28 = 128 x 2 B; Qwen2Config's use_sliding_window false (no window).
+    "llava-onevision-qwen2-7b-ov": (MM / "llava-onevision-qwen2-7b-ov.json",
+                                    28 * 2 * 4 * 128 * 2,
+                                    HF + "llava-hf/llava-onevision-qwen2-7b-ov-hf"),
     # models/glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over text_config (glm4v_moe_text):
     # 46 layers x 2 x 8 KV heads x head_dim 128 x 2 B (its 96 query heads change no cache).
     "glm-4.5v": (MM / "glm-4.5v.json", 46 * 2 * 8 * 128 * 2, HF + "zai-org/GLM-4.5V"),

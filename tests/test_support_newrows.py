@@ -71,6 +71,13 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # layer is built only for speculative decoding (Exaone4_5_MTP); the vision tower holds none.
     "exaone-4.5-33b": (CONFIGS / "mm" / "exaone-4.5-33b.json", 64 * 2 * 8 * 128 * 2,
                        HF + "LGAI-EXAONE/EXAONE-4.5-33B"),
+    # Jais2ForCausalLM: the Transformers backend (0.32 registry.py; models/transformers/base.py
+    # _create_attention_instances: head_size from the arch config's head_dim 128, KV heads
+    # from num_key_value_heads 26, MHA), no window (no sliding_window, no layer_types):
+    # 32 layers x 2 x 26 x 128 x 2 B = 425,984 B per token. (The official
+    # inceptionai/Jais-2-8B-Chat config is gated; this fine-tune's is published, blind batch 3.)
+    "jais2-it-0.3": (CONFIGS / "jais2-it-0.3.json", 32 * 2 * 26 * 128 * 2,
+                     HF + "yoriis/JAIS2-IT-0.3"),
 }
 
 TABLE = support_table()

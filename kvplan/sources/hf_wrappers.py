@@ -49,6 +49,18 @@ WRAPPERS: dict[str, Wrapper] = {
                             vllm="qwen3_vl_moe.py"),
     # idefics3.py: LlamaModel(vllm_config.with_hf_config(config.text_config)).
     "idefics3": Wrapper(keys=("text_config",), default_text="llama", vllm="idefics3.py"),
+    # llava_onevision.py: text_config's own architecture (init_vllm_registered_model over
+    # config.text_config); LlavaOnevisionConfig (transformers 5.19) defaults its model_type
+    # to qwen2.
+    "llava_onevision": Wrapper(keys=("text_config",), default_text="qwen2",
+                               vllm="llava_onevision.py"),
+    # glm4_1v.py: Glm4vForConditionalGeneration builds architectures=["Glm4ForCausalLM"] over
+    # text_config (glm4v_text, read as glm4: TEXT_FAMILY).
+    "glm4v": Wrapper(keys=("text_config",), default_text="glm4v_text", vllm="glm4_1v.py"),
+    # smolvlm.py: SmolVLMForConditionalGeneration is Idefics3ForConditionalGeneration's class
+    # (the same LlamaModel over text_config); SmolVLMConfig (transformers 5.19) defaults
+    # text_config's model_type to llama.
+    "smolvlm": Wrapper(keys=("text_config",), default_text="llama", vllm="smolvlm.py"),
     # glm4_1v.py: architectures=["Glm4MoeForCausalLM"] over text_config for glm4v_moe.
     "glm4v_moe": Wrapper(keys=("text_config",), default_text="glm4v_moe_text",
                          vllm="glm4_1v.py"),
@@ -72,6 +84,8 @@ TEXT_FAMILY: dict[str, str] = {
     "qwen2_5_vl_text": "qwen2",
     # qwen3_vl.py: Qwen3LLMModel (qwen3.py); qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py).
     "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe",
+    # glm4_1v.py: Glm4ForCausalLM (glm4.py) over glm4v's text config.
+    "glm4v_text": "glm4",
     # glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over glm4v_moe's text config.
     "glm4v_moe_text": "glm4_moe",
     # exaone4_5.py: Exaone4ForCausalLM (exaone4.py) over the text config.
