@@ -20,7 +20,13 @@ from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, pref
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
-from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
+from kvplan.engines.base import (
+    DEFAULT_ENGINE,
+    ENGINE_AUTO,
+    Engine,
+    check_kv_dtype,
+    run_kv_dtype,
+)
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import Handover
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
@@ -42,7 +48,7 @@ class DisaggRequest:
     engine: Engine = DEFAULT_ENGINE
     engine_version: str | None = None
     connector: str | None = None  # None: the engine's default
-    kv_dtype: str = "bf16"
+    kv_dtype: str = ENGINE_AUTO  # the engine's own for the model (run_kv_dtype), as estimate
     mem_fraction: float | None = None
     model_ref: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # further PlanInputs fields
@@ -233,6 +239,7 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     """Both roles' plans, the handover and (with a target) the xPyD ratio."""
     if req.input_len < 1 or req.output_len < 1:
         raise InputError("--input-len / --output-len: must be >= 1")
+    req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype)[0])
     check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
     for role, lay in (("prefill", req.prefill), ("decode", req.decode)):
         if lay.dp_attention and lay.tp % lay.dp:

@@ -410,6 +410,33 @@ def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
                          f"(supported here: {', '.join(allowed)})")
 
 
+# The KV dtype the engine picks itself, as vLLM spells it (--kv-cache-dtype auto, its default):
+# every command's --kv-dtype default, resolved for a model by `run_kv_dtype`.
+ENGINE_AUTO = "auto"
+
+
+def asked_kv_dtype(text: str) -> str | None:
+    """The KV dtype a --kv-dtype spelling asks for: ENGINE_AUTO for `auto` (vLLM's spelling of
+    its default, the engine's own; KV_DTYPE_ALIASES' "auto" -> bf16 is what a server that ran it
+    reports), else the dtype of an engine's spelling (fp8_e4m3 -> fp8); None: unknown."""
+    from kvplan._util.dtypes import KV_DTYPE_ALIASES
+
+    key = text.strip().lower()
+    return ENGINE_AUTO if key == ENGINE_AUTO else KV_DTYPE_ALIASES.get(key)
+
+
+def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_AUTO
+                 ) -> tuple[str, str | None]:
+    """The KV dtype `engine` runs `spec` at when asked for `kv_dtype`, and the line saying the
+    checkpoint chose it (None: it did not). None or ENGINE_AUTO: the engine's own default
+    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
+    and TensorRT-LLM refuse to guess where one is declared); any other dtype as given. Every
+    command's default goes through here, so estimate, sweep, compare, report and plan agree."""
+    if kv_dtype is None or kv_dtype == ENGINE_AUTO:
+        return engine.rules.auto_kv_dtype(spec)
+    return kv_dtype, None
+
+
 def refuse_declared_kv_dtype(display_name: str, spec: ModelSpec) -> tuple[str, None]:
     """bf16 (kvplan's default KV dtype) for a checkpoint that declares no KV-cache quantization;
     refused in one line where it declares one: how this engine reads it is not modelled."""
