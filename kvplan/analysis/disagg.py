@@ -182,24 +182,17 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
                      ) -> PrefillBatching | None:
     """How the engine's scheduler batches prompts on a prefill rank, for the closed-loop
     simulation (kvplan.analysis.simulate.disagg_sim), or None where kvplan does not simulate
-    the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step: vLLM
-    ("mixed-token-budget") max_num_batched_tokens and max_num_seqs (`vllm serve`'s defaults by
-    version and device, EngineArgs.get_batch_defaults: kvplan.engines.vllm.alloc); SGLang
-    ("prefill-first") its chunked prefill size (kvplan.perf.serving), seats bounded by the KV.
-    Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked prefill).
+    the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step, as the engine
+    answers it (EngineRules.prefill_step_defaults): vLLM max_num_batched_tokens and max_num_seqs
+    (`vllm serve`'s defaults by version and device, EngineArgs.get_batch_defaults); SGLang its
+    chunked prefill size, seats bounded by the KV. Both chunk the prompt crossing the budget
+    (vLLM V1 and SGLang default to chunked prefill).
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
     rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds."""
-    from kvplan.engines.vllm.alloc import vllm_batch_defaults
-    from kvplan.perf.serving import sglang_chunked_prefill_tokens
-
-    kind = req.engine.rules.scheduler
-    if kind is None:
+    rules = req.engine.rules
+    if rules.scheduler is None:
         return None
-    total = req.gpu.total_bytes
-    seqs, tokens = vllm_batch_defaults(total, is_a100=req.gpu.is_a100,
-                                       version=req.engine_version)
-    if kind == "prefill-first":
-        tokens, seqs = sglang_chunked_prefill_tokens(req.gpu), 1 << 30
+    tokens, seqs = rules.prefill_step_defaults(req.gpu, req.engine_version)
     d_lay = decode.layout
     p_req = _role_request(req, prefill.layout.replicas)
     p_cand = replace(prefill, context=req.input_len)

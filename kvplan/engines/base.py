@@ -67,6 +67,17 @@ class Engine(str, Enum):
 DEFAULT_ENGINE = Engine.vllm
 
 
+class Scheduler(str, Enum):
+    """The scheduler `kvplan simulate` runs for an engine (kvplan.analysis.simulate.run maps each
+    to its simulator set-up); the engine answers its own batch questions
+    (EngineRules.prefill_step_defaults)."""
+
+    # vLLM V1 (vllm/v1/core/sched/scheduler.py): prefill chunks and decodes in one token budget.
+    mixed_token_budget = "mixed-token-budget"
+    # SGLang (python/sglang/srt/managers/scheduler.py): prefill batches before decode batches.
+    prefill_first = "prefill-first"
+
+
 @dataclass(frozen=True, kw_only=True)
 class EngineOptions:
     """Settings one engine alone reads (each engine subclasses it with its flags)."""
@@ -287,10 +298,8 @@ class EngineRules(Protocol):
     kv_dtypes: tuple[str, ...]  # KV dtypes it runs, best quality first
     launch: Launch
     cost_traits: CostTraits
-    # The scheduler `kvplan simulate` runs for it (kvplan.analysis.simulate):
-    # "mixed-token-budget" (vLLM V1: prefill chunks and decodes in one token budget),
-    # "prefill-first" (SGLang: prefill batches before decode batches), None (not modelled).
-    scheduler: str | None
+    # The scheduler `kvplan simulate` runs for it (kvplan.analysis.simulate); None: not modelled.
+    scheduler: Scheduler | None
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         """The engine's own settings in `inputs` (its defaults where none are given)."""
@@ -301,6 +310,10 @@ class EngineRules(Protocol):
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
                                        version: str | None) -> int:
         """The engine's default tokens per forward step (the profile run's size)."""
+
+    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+        """(tokens, requests) one prefill step of its scheduler takes at most by default (or
+        refuse, in one line, where its scheduler is not modelled)."""
 
     def served_spec(self, spec: ModelSpec) -> ModelSpec:
         """The model as the engine's implementation caches it (weights unchanged)."""
