@@ -164,7 +164,8 @@ def plan_cmd(
     engine_version: EngineVersionOpt = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
-        help="Only this KV dtype (default: search every dtype the engine runs on the GPU).")
+        help="Only this KV dtype (default: search every dtype the engine runs on the GPU; "
+             "auto: the engine's own, as `kvplan estimate` takes it).")
     ] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.01,
