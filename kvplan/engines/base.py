@@ -430,8 +430,9 @@ ENGINE_AUTO = "auto"
 
 def asked_kv_dtype(text: str) -> str | None:
     """The KV dtype a --kv-dtype spelling asks for: ENGINE_AUTO for `auto` (vLLM's spelling of
-    its default, the engine's own; KV_DTYPE_ALIASES' "auto" -> bf16 is what a server that ran it
-    reports), else the dtype of an engine's spelling (fp8_e4m3 -> fp8); None: unknown."""
+    its default, the engine's own), else the dtype of an engine's spelling (fp8_e4m3 -> fp8);
+    None: unknown. (KV_DTYPE_ALIASES' own "auto" -> bf16 is left to the running-server readers,
+    kvplan.engines.*.live.)"""
     from kvplan._util.dtypes import KV_DTYPE_ALIASES
 
     key = text.strip().lower()
