@@ -104,13 +104,15 @@ def plan(model: str | ModelSpec, *, concurrency: int = 1, context: int | str | N
         raise InputError(f"engine: expected one of {', '.join(e.value for e in Engine)}, "
                          f"got {engine!r}") from None
     dtypes = None
-    if kv_dtype is not None:
+    if kv_dtype is not None:  # "auto": the engine's own for the model, as `kvplan estimate`
         from kvplan._util.dtypes import KV_DTYPE_ALIASES
+        from kvplan.engines.base import asked_kv_dtype
 
-        if kv_dtype.strip().lower() not in KV_DTYPE_ALIASES:
+        asked = asked_kv_dtype(kv_dtype)
+        if asked is None:
             raise InputError(f"kv_dtype: unknown KV dtype {kv_dtype!r}; expected one of "
                              f"{', '.join(sorted(set(KV_DTYPE_ALIASES.values())))}")
-        dtypes = (KV_DTYPE_ALIASES[kv_dtype.strip().lower()],)
+        dtypes = (asked,)
     return plan_serving(spec, PlanRequest(
         concurrency=concurrency, context=context, gpu=get_gpu(gpu), gpus_per_node=gpus_per_node,
         nodes=nodes, engine=engine_, engine_version=engine_version, kv_dtypes=dtypes,

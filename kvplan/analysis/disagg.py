@@ -20,7 +20,13 @@ from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, pref
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
-from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
+from kvplan.engines.base import (
+    DEFAULT_ENGINE,
+    ENGINE_AUTO,
+    Engine,
+    check_kv_dtype,
+    run_kv_dtype,
+)
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import Handover
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
@@ -42,7 +48,7 @@ class DisaggRequest:
     engine: Engine = DEFAULT_ENGINE
     engine_version: str | None = None
     connector: str | None = None  # None: the engine's default
-    kv_dtype: str = "bf16"
+    kv_dtype: str = ENGINE_AUTO  # the engine's own for the model (run_kv_dtype), as estimate
     mem_fraction: float | None = None
     model_ref: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # further PlanInputs fields
@@ -176,24 +182,17 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
                      ) -> PrefillBatching | None:
     """How the engine's scheduler batches prompts on a prefill rank, for the closed-loop
     simulation (kvplan.analysis.simulate.disagg_sim), or None where kvplan does not simulate
-    the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step: vLLM
-    ("mixed-token-budget") max_num_batched_tokens and max_num_seqs (`vllm serve`'s defaults by
-    version and device, EngineArgs.get_batch_defaults: kvplan.engines.vllm.alloc); SGLang
-    ("prefill-first") its chunked prefill size (kvplan.perf.serving), seats bounded by the KV.
-    Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked prefill).
+    the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step, as the engine
+    answers it (EngineRules.prefill_step_defaults): vLLM max_num_batched_tokens and max_num_seqs
+    (`vllm serve`'s defaults by version and device, EngineArgs.get_batch_defaults); SGLang its
+    chunked prefill size, seats bounded by the KV. Both chunk the prompt crossing the budget
+    (vLLM V1 and SGLang default to chunked prefill).
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
     rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds."""
-    from kvplan.engines.vllm.alloc import vllm_batch_defaults
-    from kvplan.perf.serving import sglang_chunked_prefill_tokens
-
-    kind = req.engine.rules.scheduler
-    if kind is None:
+    rules = req.engine.rules
+    if rules.scheduler is None:
         return None
-    total = req.gpu.total_bytes
-    seqs, tokens = vllm_batch_defaults(total, is_a100=req.gpu.is_a100,
-                                       version=req.engine_version)
-    if kind == "prefill-first":
-        tokens, seqs = sglang_chunked_prefill_tokens(req.gpu), 1 << 30
+    tokens, seqs = rules.prefill_step_defaults(req.gpu, req.engine_version)
     d_lay = decode.layout
     p_req = _role_request(req, prefill.layout.replicas)
     p_cand = replace(prefill, context=req.input_len)
@@ -233,6 +232,7 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     """Both roles' plans, the handover and (with a target) the xPyD ratio."""
     if req.input_len < 1 or req.output_len < 1:
         raise InputError("--input-len / --output-len: must be >= 1")
+    req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype)[0])
     check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
     for role, lay in (("prefill", req.prefill), ("decode", req.decode)):
         if lay.dp_attention and lay.tp % lay.dp:

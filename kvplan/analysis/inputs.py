@@ -23,6 +23,7 @@ from kvplan.engines.base import (
     default_max_num_batched_tokens,
     gpu_inputs,
     plan_inputs,
+    run_kv_dtype,
 )
 from kvplan.model.spec import ModelSpec
 
@@ -112,11 +113,10 @@ def estimate_inputs(
     """`kvplan estimate`'s options as PlanInputs. The options named here need converting or
     checking (GiB to bytes, a GPU name, --kv-cache-memory vs --kv-budget-gib, the speculative
     and prefix-caching flags, --limit-mm-per-prompt and --vision-tower text); `engine_options`
-    are PlanInputs fields, passed on as given. `kv_dtype` None: the engine's default
-    (EngineRules.auto_kv_dtype: the checkpoint's declared KV dtype, else bf16)."""
-    kv_dtype_note = None
-    if kv_dtype is None:
-        kv_dtype, kv_dtype_note = engine.rules.auto_kv_dtype(spec)
+    are PlanInputs fields, passed on as given. `kv_dtype` None or ENGINE_AUTO: the engine's
+    default (kvplan.engines.base.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
+    else bf16)."""
+    kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype)
     # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
     spec = engine.rules.served_spec(spec)
     if gpu is not None and gpu_mem_gib is not None:

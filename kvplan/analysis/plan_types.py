@@ -80,7 +80,8 @@ class PlanRequest:
     nodes: int = 1
     engine: Engine = DEFAULT_ENGINE
     engine_version: str | None = None
-    kv_dtypes: tuple[str, ...] | None = None  # None: every dtype the engine supports here
+    # None: every dtype the engine supports here; ENGINE_AUTO: the engine's own (plan_serving)
+    kv_dtypes: tuple[str, ...] | None = None
     mem_fraction: float | None = None  # None: search the engine's fractions
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None  # None: the engine's default (as `kvplan estimate`)

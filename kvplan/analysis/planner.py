@@ -39,7 +39,7 @@ from kvplan.analysis.plan_types import (
     PlanRequest,
     ServingPlan,
 )
-from kvplan.engines.base import check_kv_dtype, supported_kv_dtypes
+from kvplan.engines.base import check_kv_dtype, run_kv_dtype, supported_kv_dtypes
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
@@ -184,7 +184,11 @@ def _with_commands(spec: ModelSpec, req: PlanRequest, plan: ServingPlan) -> Serv
 
 def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
     """The answer to "can I serve this?": the verdict with its margin, the plan and its command,
-    and ranked alternatives, over every GPU type asked for."""
+    and ranked alternatives, over every GPU type asked for. A `kv_dtypes` of ENGINE_AUTO is the
+    engine's own for the model, as `kvplan estimate` takes it (run_kv_dtype)."""
+    if req.kv_dtypes:
+        req = replace(req, kv_dtypes=tuple(dict.fromkeys(
+            run_kv_dtype(req.engine, spec, dtype)[0] for dtype in req.kv_dtypes)))
     _check(req)
     gpus = req.gpu_list
     plans = [_plan_on(spec, replace(req, gpu=g), g) for g in gpus]

@@ -14,7 +14,7 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
 from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
-from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.engines.base import DEFAULT_ENGINE, ENGINE_AUTO, Engine, run_kv_dtype
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.machine import usable_cpus
 
@@ -65,12 +65,14 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   slo_tpot_ms: float | None, percentile: int = 90, gpu: str = "H100-80GB",
                   context: int | None = None, gpus_per_node: int = 8, nodes: int = 1,
                   engine: Engine = DEFAULT_ENGINE, engine_version: str | None = None,
-                  kv_dtype: str = "bf16", workload: WorkloadOptions | None = None,
+                  kv_dtype: str = ENGINE_AUTO, workload: WorkloadOptions | None = None,
                   executor: Executor = Executor.process, jobs: int | None = None) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
-    the usable CPUs); the answer is the same with any."""
+    the usable CPUs); the answer is the same with any. `kv_dtype` ENGINE_AUTO: the engine's own
+    for the model, as `kvplan estimate` takes it (run_kv_dtype)."""
+    kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype)
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
     ctx = context or spec.max_position_embeddings

@@ -34,6 +34,7 @@ class ReportData:
     curves: pd.DataFrame | None = None  # None: not asked (markdown) or nothing to draw
     gpus_per_node: int = 8
     offload: OffloadPlan | None = None  # the offload tiers, when asked
+    kv_dtype_note: str | None = None  # the line saying the checkpoint chose the KV dtype
 
 
 def device_text(gpu: GPU) -> str:
@@ -48,7 +49,9 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
                  curves: bool = True, offload: OffloadAsk | None = None) -> ReportData:
     """With `concurrency`: `kvplan plan`'s answer (plan_serving) and its chosen candidate's
     capacity; without: `kvplan estimate --gpu`'s (run_estimate) at `tp`. `curves`: also the
-    capacity against context (kvplan.analysis.curves; loads pandas)."""
+    capacity against context (kvplan.analysis.curves; loads pandas). `kv_dtype` ENGINE_AUTO,
+    and None for an estimate: the engine's own for the model, as `kvplan estimate` takes it
+    (kvplan.engines.base.run_kv_dtype); None for a plan: every dtype the engine runs."""
     from kvplan.analysis.curves import candidate_tps, capacity_curves, plan_curves
     from kvplan.analysis.estimate_run import run_estimate
     from kvplan.analysis.inputs import estimate_inputs
@@ -74,7 +77,7 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
                           answer=answer, curves=df, gpus_per_node=gpus_per_node,
                           offload=tiers)
 
-    inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype or "bf16", engine=engine,
+    inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype, engine=engine,
                              gpu=gpu.name, tp=tp, mem_fraction=mem_fraction,
                              engine_version=engine_version)
     answer = run_estimate(inputs, offload=offload)
@@ -82,7 +85,8 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
     if curves:
         tps: Any = candidate_tps(inputs.spec, gpus_per_node, tp)
         df = capacity_curves(inputs.spec, context=context, gpu=gpu.name, engine=engine,
-                             kv_dtype=kv_dtype or "bf16", mem_fraction=mem_fraction, tps=tps)
+                             kv_dtype=inputs.sizing.kv_dtype, mem_fraction=mem_fraction,
+                             tps=tps)
     return ReportData(spec=inputs.spec, device=inputs.device, capacity=answer.plan,
                       answer=answer, curves=df, gpus_per_node=gpus_per_node,
-                      offload=answer.offload)
+                      offload=answer.offload, kv_dtype_note=inputs.kv_dtype_note)

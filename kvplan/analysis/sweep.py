@@ -34,8 +34,10 @@ from kvplan.analysis.inputs import build_inputs
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
+    ENGINE_AUTO,
     Engine,
     PlanInputs,
+    run_kv_dtype,
 )
 from kvplan.hardware.gpus import GPU, get_gpu
 from kvplan.kv.cache import check_tp, rank_caches
@@ -190,7 +192,8 @@ def _parse_choices(option: str, text: str, known: Sequence[str], what: str) -> t
 
 
 def parse_dtype_list(option: str, text: str) -> tuple[str, ...]:
-    return _parse_choices(option, text, tuple(DTYPES), "dtype")
+    """KV dtypes; `auto` (ENGINE_AUTO) is the engine's own for each model (`run_kv_dtypes`)."""
+    return _parse_choices(option, text, (ENGINE_AUTO, *DTYPES), "dtype")
 
 
 def parse_scheme_list(option: str, text: str) -> tuple[str, ...]:
@@ -218,7 +221,7 @@ class SweepGrid:
 
     contexts: tuple[int, ...] = (4096,)
     batches: tuple[int, ...] = (1,)
-    kv_dtypes: tuple[str, ...] = ("bf16",)
+    kv_dtypes: tuple[str, ...] = (ENGINE_AUTO,)  # ENGINE_AUTO: the engine's, per model
     schemes: tuple[str, ...] = ("native",)
     gpus: tuple[str, ...] = ()
     tps: tuple[int, ...] = (1,)
@@ -234,6 +237,7 @@ class SweepGrid:
 
     @property
     def num_points(self) -> int:
+        """Points of the grid as asked: a bound (`auto` may name a dtype also listed)."""
         return (len(self.contexts) * len(self.batches) * len(self.kv_dtypes) * len(self.schemes)
                 * max(1, len(self.gpus)) * len(self.tps) * max(1, len(self.mem_fractions)))
 
@@ -252,6 +256,15 @@ def scheme_spec(spec: ModelSpec, scheme: str, *, groups: int = 8) -> tuple[str, 
                     with_attention(spec, attention))
     check_gqa_groups(spec, groups)
     raise AssertionError(f"scheme {scheme!r}: no variant")  # pragma: no cover
+
+
+def run_kv_dtypes(spec: ModelSpec, grid: SweepGrid) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The KV dtypes the grid's engine runs `spec` (as published, whatever the scheme) at for
+    the grid's --kv-dtype list, each once (`auto` resolved by run_kv_dtype, as `estimate`
+    resolves it), and the lines saying the checkpoint chose one."""
+    runs = [run_kv_dtype(grid.engine, spec, dtype) for dtype in grid.kv_dtypes]
+    return (_unique([dtype for dtype, _ in runs]),
+            _unique([note for _, note in runs if note is not None]))
 
 
 def check_points(points: int, *, held: str | None, max_points: int | None = None,
@@ -346,13 +359,14 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
     gpus: list[GPU | None] = [get_gpu(g) for g in grid.gpus] or [None]
     fractions: list[float | None] = list(grid.mem_fractions) or [None]
 
-    blocks = len(grid.schemes) * len(grid.kv_dtypes) * len(grid.tps) * len(gpus)
+    kv_dtypes, _ = run_kv_dtypes(spec, grid)
+    blocks = len(grid.schemes) * len(kv_dtypes) * len(grid.tps) * len(gpus)
     done = 0
     for scheme in grid.schemes:
         label, sized = scheme_spec(spec, scheme, groups=grid.groups)
         rules = grid.engine.rules
         sized = rules.served_spec(sized)  # as the engine caches it, as `estimate`
-        for dtype in grid.kv_dtypes:
+        for dtype in kv_dtypes:
             for tp in grid.tps:
                 check_tp(sized, tp)
                 # vLLM raises the block for recurrent state: the effective one, as `estimate`.

@@ -292,7 +292,7 @@ def estimate_cmd(
     with handle_errors():
         inputs = estimate_inputs(
             load_spec(model), context=context, engine=engine, gpu=gpu,
-            kv_dtype=None if kv_dtype == ENGINE_AUTO else kv_dtype,
+            kv_dtype=kv_dtype,
             gpu_mem_gib=gpu_mem_gib, platform=None if platform is None else platform.value,
             weights_gib=weights_gib, reserve_gib=reserve_gib, kv_budget_gib=kv_budget_gib,
             kv_cache_memory=kv_cache_memory, expert_parallel=expert_parallel,

@@ -8,11 +8,9 @@ from typing import Annotated
 
 import typer
 
-from kvplan._util.dtypes import KVDType
 from kvplan.cli.common import (
     ExplainOpt,
     FormatOpt,
-    KVDTypeOpt,
     ModelArg,
     handle_errors,
     load_spec,
@@ -20,11 +18,14 @@ from kvplan.cli.common import (
 from kvplan.cli.vocab import (
     CONCURRENCY_FLAGS,
     CONTEXT_FLAGS,
+    ENGINE_AUTO,
+    kv_dtype_or_auto_option,
     tokens_option,
     tokens_or_zero_option,
 )
+from kvplan.engines.base import DEFAULT_ENGINE, run_kv_dtype
 from kvplan.hardware.interconnect import InterconnectName
-from kvplan.present.render import OutputFormat, emit
+from kvplan.present.render import OutputFormat, emit, warn
 
 
 def compare_cmd(
@@ -44,7 +45,13 @@ def compare_cmd(
     rope_dim: Annotated[int | None, typer.Option(
         "--rope-dim", min=1,
         help="MLA decoupled RoPE key width (default: the model's, else head_dim / 2).")] = None,
-    kv_dtype: KVDTypeOpt = KVDType.bf16,
+    kv_dtype: Annotated[str, typer.Option(
+        "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_or_auto_option, metavar="DTYPE",
+        help="KV-cache element type of every row: fp32, bf16, fp16, fp8, int8, int4, nvfp4 "
+             "(fp8_e4m3, bfloat16 too). auto (the default): the one `kvplan estimate` takes "
+             "for the model as published (vLLM's --kv-cache-dtype auto: the KV dtype the "
+             "checkpoint's quantization_config declares, else bf16), kept for every variant "
+             "so they differ in attention only.")] = ENGINE_AUTO,
     block_size: Annotated[int, typer.Option("--block-size", min=1,
                                             help="Tokens per paged block.")] = 16,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
@@ -125,6 +132,11 @@ def compare_cmd(
         from kvplan.present.compare_view import compare_view
 
         spec = load_spec(model)
+        # The "as published" row's dtype is estimate's (the default engine's auto); the
+        # rewritten schemes keep it, so the rows differ in attention only.
+        kv_dtype, kv_dtype_note = run_kv_dtype(DEFAULT_ENGINE, spec, kv_dtype)
+        if kv_dtype_note is not None:
+            warn(f"kvplan: warning: {kv_dtype_note}")
         preset = get_gpu(gpu) if gpu is not None else None
         layout = Layout(tp=tp, dp_attention=dp_attention, ep=ep,
                         interconnect=None if interconnect is None
@@ -141,7 +153,7 @@ def compare_cmd(
         efficiency = replace(base, **overrides, prefill_launch_s=prefill_launch_us * 1e-6,
                              layer_overhead_s=layer_overhead_us * 1e-6)
         comparison = compare_schemes(
-            spec, context=context, kv_dtype=kv_dtype.value, batch=batch, groups=groups,
+            spec, context=context, kv_dtype=kv_dtype, batch=batch, groups=groups,
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
             gpu=preset, share_layers=share_layers, layout=layout, efficiency=efficiency,
             draft_tokens=mtp_tokens, acceptance=mtp_acceptance, gpu_hour_usd=gpu_hour_usd,
@@ -149,10 +161,10 @@ def compare_cmd(
         if plot is not None:
             from kvplan.cli.plots import plot_compare
 
-            plot_compare(plot, spec, context=context, kv_dtype=kv_dtype.value, tp=tp, gpu=gpu,
+            plot_compare(plot, spec, context=context, kv_dtype=kv_dtype, tp=tp, gpu=gpu,
                          groups=8 if groups is None else groups, block_size=block_size, force=force)
         view = compare_view(spec, comparison, context=context, batch=batch,
-                            kv_dtype=kv_dtype.value, tp=tp, gpu=preset, share_layers=share_layers)
+                            kv_dtype=kv_dtype, tp=tp, gpu=preset, share_layers=share_layers)
         # Every row at the same context and request count, under the names every command uses.
         emit(replace(view, records=[{**r, "context": context, "concurrency": batch}
                                     for r in view.records]), fmt, explain=explain)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from kvplan._util.errors import InputError
+from kvplan.engines.base import ENGINE_AUTO
 
 DisaggOpt = Annotated[bool, typer.Option(
     "--disagg", help="Plan a disaggregated deployment: prefill workers handing each request's "
@@ -100,7 +101,7 @@ def disagg_plan_view(opts: dict[str, Any]) -> Any:
         output_len=opts["output_len"], gpu=gpu,
         link=get_kv_link(opts["link"]).with_rails(opts.get("rails")),
         engine=opts["engine"], engine_version=opts.get("engine_version"),
-        connector=opts.get("connector"), kv_dtype=opts.get("kv_dtype") or "bf16",
+        connector=opts.get("connector"), kv_dtype=opts.get("kv_dtype") or ENGINE_AUTO,
         mem_fraction=opts.get("mem_fraction"), extra=extra,
         concurrency=opts.get("concurrency"), rate=opts.get("rate"),
         slo_ttft_ms=opts.get("slo_ttft_ms"), slo_tpot_ms=opts.get("slo_tpot_ms"),

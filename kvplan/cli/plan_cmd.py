@@ -50,7 +50,7 @@ from kvplan.cli.disagg_opts import (
 from kvplan.cli.vocab import (
     CONCURRENCY_FLAGS,
     CONTEXT_FLAGS,
-    parse_kv_dtype,
+    parse_kv_dtype_or_auto,
     parse_tokens,
     tokens_option,
     tokens_or_zero_option,
@@ -104,7 +104,7 @@ def _from_file(values: dict[str, Any], file: str) -> dict[str, Any]:
                 raise where(key, exc) from None
     try:
         if "kv_dtype" in out:
-            out["kv_dtype"] = parse_kv_dtype("kv_dtype", out["kv_dtype"])
+            out["kv_dtype"] = parse_kv_dtype_or_auto("kv_dtype", out["kv_dtype"])
     except InputError as exc:
         raise where("kv_dtype", exc) from None
     for key, kind in (("engine", Engine), ("dtype", WeightDType)):
@@ -164,7 +164,8 @@ def plan_cmd(
     engine_version: EngineVersionOpt = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
-        help="Only this KV dtype (default: search every dtype the engine runs on the GPU).")
+        help="Only this KV dtype (default: search every dtype the engine runs on the GPU; "
+             "auto: the engine's own, as `kvplan estimate` takes it).")
     ] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.01,
@@ -259,8 +260,8 @@ def plan_cmd(
                 "model": model, "concurrency": concurrency, "rate": rate, "gpu": gpu,
                 "gpus_per_node": gpus_per_node, "engine": engine or DEFAULT_ENGINE,
                 "engine_version": engine_version, "mem_fraction": mem_fraction,
-                "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype",
-                                                                         kv_dtype),
+                "kv_dtype": None if kv_dtype is None else parse_kv_dtype_or_auto("--kv-dtype",
+                                                                                 kv_dtype),
                 "slo_ttft_ms": slo_ttft_ms, "slo_tpot_ms": slo_tpot_ms,
                 "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
                 "output_len": output_len, "link": link, "rails": rails,
@@ -311,7 +312,8 @@ def plan_cmd(
             "dtype": None if dtype is WeightDType.auto else dtype,
             "gpu_mem_gib": gpu_mem_gib, "weights_gib": weights_gib, "reserve_gib": reserve_gib,
             "context": context,
-            "kv_dtype": None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
+            "kv_dtype": None if kv_dtype is None else parse_kv_dtype_or_auto("--kv-dtype",
+                                                                             kv_dtype),
             "shared_prefix": shared_prefix or None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
@@ -400,6 +402,8 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
             raise InputError("MODEL: missing (--rate does not read --scenario)")
         trace = workload["trace"]
         context = given.pop("context")
+        if given.get("kv_dtype") is not None:
+            given["kv_dtype"] = parse_kv_dtype_or_auto("--kv-dtype", given["kv_dtype"])
         options = {k: v for k, v in given.items() if v is not None}
         spec = load_spec(model)
         with progress_shown():  # a simulation per layout tried

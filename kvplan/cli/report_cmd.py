@@ -14,7 +14,12 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.plan_types import DOES_NOT_FIT
 from kvplan.cli.common import EXIT_DOES_NOT_FIT, ModelArg, handle_errors, load_spec
 from kvplan.cli.outputs import atomic_write, check_output
-from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, parse_kv_dtype, tokens_option
+from kvplan.cli.vocab import (
+    CONCURRENCY_FLAGS,
+    CONTEXT_FLAGS,
+    parse_kv_dtype_or_auto,
+    tokens_option,
+)
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.present.render import warn
 from kvplan.sources.files import shown_path
@@ -48,8 +53,10 @@ def report_cmd(
     engine_version: Annotated[str | None, typer.Option("--engine-version")] = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
-        help="KV dtype (a plan: only this one; default: every dtype the engine runs; an "
-             "estimate: bf16).")] = None,
+        help="KV dtype (a plan: only this one, default every dtype the engine runs; an "
+             "estimate: default auto). auto: the engine's own, as `kvplan estimate` takes it: "
+             "bf16, or for vLLM the KV dtype the checkpoint's quantization_config declares.")
+    ] = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", "--mem-fraction-static", min=0.01,
         max=1.0, help="Memory fraction (default: the engine's).")] = None,
@@ -93,8 +100,11 @@ def report_cmd(
             spec, context=ctx, gpu=get_gpu(gpu), concurrency=concurrency,
             gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
             engine_version=engine_version, tp=tp, mem_fraction=mem_fraction,
-            kv_dtype=None if kv_dtype is None else parse_kv_dtype("--kv-dtype", kv_dtype),
+            kv_dtype=None if kv_dtype is None else parse_kv_dtype_or_auto("--kv-dtype",
+                                                                           kv_dtype),
             curves=html, offload=ask)
+        if data.kv_dtype_note is not None:
+            warn(f"kvplan: warning: {data.kv_dtype_note}")
         text = to_report_html(data) if html else to_report_markdown(data)
         atomic_write("-o", output, lambda tmp: tmp.write_text(text, encoding="utf-8"),
                      force=force, inputs=[Path(spec.path)])

@@ -202,7 +202,7 @@ def simulate_cmd(
 
             raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated")
         inputs = estimate_inputs(
-            spec, context=context, kv_dtype=None if kv_dtype == ENGINE_AUTO else kv_dtype,
+            spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=tp, pp=pp,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,

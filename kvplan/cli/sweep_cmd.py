@@ -26,7 +26,7 @@ from kvplan.cli.common import (
     written_flag,
 )
 from kvplan.cli.outputs import atomic_write, check_output
-from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS
+from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, ENGINE_AUTO
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.progress_view import progress_shown
@@ -133,7 +133,9 @@ def sweep_cmd(
         help="Concurrent requests (batch sizes): 1,8,64 or a range like 1..256:x2.")] = "1",
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", metavar="DTYPE,...",
-        help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4).")] = "bf16",
+        help="KV dtypes: bf16,fp8 (fp32, fp16, int8, int4, nvfp4). auto (the default): the "
+             "engine's own, as `kvplan estimate` takes it: bf16, or for vLLM the KV dtype the "
+             "checkpoint's quantization_config declares.")] = ENGINE_AUTO,
     scheme: Annotated[str, typer.Option(
         "--scheme", help="Attention schemes: native (the model as is), mha, gqa (--groups KV "
                          "heads), mqa, mla (absorbed); as `kvplan compare` rewrites them.")
@@ -182,6 +184,7 @@ def sweep_cmd(
         parse_gpu_list,
         parse_int_list,
         parse_scheme_list,
+        run_kv_dtypes,
     )
     from kvplan.present.sweep_view import (
         csv_chunks,
@@ -226,7 +229,15 @@ def sweep_cmd(
             check_output(opt, target, force=force, inputs=inputs)
         if len(targets) == 2 and targets[0][1].absolute() == targets[1][1].absolute():
             raise InputError("-o and --plot: the same file")
-        for dtype in grid.kv_dtypes:  # what the engine cannot run: said, then sized anyway
+        # `auto`, per model, as `kvplan estimate` resolves it (SGLang / TRT-LLM refuse it for a
+        # checkpoint that declares a KV dtype): before the work, saying what the checkpoint chose.
+        kv_dtypes: dict[str, None] = {}
+        for s in specs:
+            dtypes, notes = run_kv_dtypes(s, grid)
+            kv_dtypes.update(dict.fromkeys(dtypes))
+            for note in notes:
+                warn(f"kvplan: warning: {s.id + ': ' if len(specs) > 1 else ''}{note}")
+        for dtype in kv_dtypes:  # what the engine cannot run: said, then sized anyway
             for gpu_name in grid.gpus or (None,):
                 try:
                     check_kv_dtype(engine, dtype, None if gpu_name is None else get_gpu(gpu_name))

@@ -9,11 +9,12 @@ import re
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
+from kvplan.engines.base import ENGINE_AUTO, asked_kv_dtype
 
 __all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_AUTO", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
            "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
-           "kv_dtype_or_auto_option", "parse_kv_dtype", "parse_tokens", "tokens_option",
-           "tokens_or_zero_option"]
+           "kv_dtype_or_auto_option", "parse_kv_dtype", "parse_kv_dtype_or_auto", "parse_tokens",
+           "tokens_option", "tokens_or_zero_option"]
 
 # The spellings of the request count and of the context, in every command that takes them (the
 # first is the name used in messages and JSON; an error names the spelling the user wrote).
@@ -83,11 +84,19 @@ def kv_dtype_option(value: str) -> str:
         raise typer.BadParameter(str(exc).removeprefix("value: ")) from None
 
 
-ENGINE_AUTO = "auto"
+def parse_kv_dtype_or_auto(option: str, text: str) -> str:
+    """A --kv-dtype whose `auto` is the engine's own (vLLM: the KV dtype the checkpoint
+    declares, else the model's; kvplan.engines.base.run_kv_dtype): `auto` stays ENGINE_AUTO,
+    the rest as parse_kv_dtype (kvplan.engines.base.asked_kv_dtype)."""
+    asked = asked_kv_dtype(text)
+    return parse_kv_dtype(option, text) if asked is None else asked
 
 
 def kv_dtype_or_auto_option(value: str) -> str:
-    """typer parser for a --kv-dtype whose `auto` is the engine's own (vLLM: the KV dtype the
-    checkpoint declares, else the model's): `auto` stays ENGINE_AUTO; the rest as
-    kv_dtype_option."""
-    return ENGINE_AUTO if value.strip().lower() == ENGINE_AUTO else kv_dtype_option(value)
+    """typer parser for parse_kv_dtype_or_auto (one clear usage error otherwise)."""
+    import typer
+
+    try:
+        return parse_kv_dtype_or_auto("value", value)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("value: ")) from None

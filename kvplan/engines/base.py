@@ -67,6 +67,17 @@ class Engine(str, Enum):
 DEFAULT_ENGINE = Engine.vllm
 
 
+class Scheduler(str, Enum):
+    """The scheduler `kvplan simulate` runs for an engine (kvplan.analysis.simulate.run maps each
+    to its simulator set-up); the engine answers its own batch questions
+    (EngineRules.prefill_step_defaults)."""
+
+    # vLLM V1 (vllm/v1/core/sched/scheduler.py): prefill chunks and decodes in one token budget.
+    mixed_token_budget = "mixed-token-budget"
+    # SGLang (python/sglang/srt/managers/scheduler.py): prefill batches before decode batches.
+    prefill_first = "prefill-first"
+
+
 @dataclass(frozen=True, kw_only=True)
 class EngineOptions:
     """Settings one engine alone reads (each engine subclasses it with its flags)."""
@@ -287,10 +298,8 @@ class EngineRules(Protocol):
     kv_dtypes: tuple[str, ...]  # KV dtypes it runs, best quality first
     launch: Launch
     cost_traits: CostTraits
-    # The scheduler `kvplan simulate` runs for it (kvplan.analysis.simulate):
-    # "mixed-token-budget" (vLLM V1: prefill chunks and decodes in one token budget),
-    # "prefill-first" (SGLang: prefill batches before decode batches), None (not modelled).
-    scheduler: str | None
+    # The scheduler `kvplan simulate` runs for it (kvplan.analysis.simulate); None: not modelled.
+    scheduler: Scheduler | None
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         """The engine's own settings in `inputs` (its defaults where none are given)."""
@@ -301,6 +310,10 @@ class EngineRules(Protocol):
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
                                        version: str | None) -> int:
         """The engine's default tokens per forward step (the profile run's size)."""
+
+    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+        """(tokens, requests) one prefill step of its scheduler takes at most by default (or
+        refuse, in one line, where its scheduler is not modelled)."""
 
     def served_spec(self, spec: ModelSpec) -> ModelSpec:
         """The model as the engine's implementation caches it (weights unchanged)."""
@@ -408,6 +421,34 @@ def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
         where = f" on {gpu.name}" if gpu is not None and kv_dtype == "fp8" else ""
         raise InputError(f"--kv-dtype: {engine.value} cannot run KV cache dtype {kv_dtype}{where} "
                          f"(supported here: {', '.join(allowed)})")
+
+
+# The KV dtype the engine picks itself, as vLLM spells it (--kv-cache-dtype auto, its default):
+# every command's --kv-dtype default, resolved for a model by `run_kv_dtype`.
+ENGINE_AUTO = "auto"
+
+
+def asked_kv_dtype(text: str) -> str | None:
+    """The KV dtype a --kv-dtype spelling asks for: ENGINE_AUTO for `auto` (vLLM's spelling of
+    its default, the engine's own), else the dtype of an engine's spelling (fp8_e4m3 -> fp8);
+    None: unknown. (KV_DTYPE_ALIASES' own "auto" -> bf16 is left to the running-server readers,
+    kvplan.engines.*.live.)"""
+    from kvplan._util.dtypes import KV_DTYPE_ALIASES
+
+    key = text.strip().lower()
+    return ENGINE_AUTO if key == ENGINE_AUTO else KV_DTYPE_ALIASES.get(key)
+
+
+def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_AUTO
+                 ) -> tuple[str, str | None]:
+    """The KV dtype `engine` runs `spec` at when asked for `kv_dtype`, and the line saying the
+    checkpoint chose it (None: it did not). None or ENGINE_AUTO: the engine's own default
+    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
+    and TensorRT-LLM refuse to guess where one is declared); any other dtype as given. Every
+    command's default goes through here, so estimate, sweep, compare, report and plan agree."""
+    if kv_dtype is None or kv_dtype == ENGINE_AUTO:
+        return engine.rules.auto_kv_dtype(spec)
+    return kv_dtype, None
 
 
 def refuse_declared_kv_dtype(display_name: str, spec: ModelSpec) -> tuple[str, None]:

@@ -9,23 +9,18 @@ from __future__ import annotations
 import math
 
 from kvplan._util.errors import InputError
+
+# SGLang's default chunked prefill size is its own setting (kept with its options), named here
+# too, where its prefill steps are counted.
+from kvplan.engines.sglang.options import (
+    sglang_chunked_prefill_tokens as sglang_chunked_prefill_tokens,
+)
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.op_counts import eager_prefill_ops
-
-
-def sglang_chunked_prefill_tokens(gpu: GPU) -> int:
-    """Tokens one SGLang prefill step takes at most by default (`--chunked-prefill-size`):
-    server_args.py (0.5.x, `_handle_gpu_memory_settings`; 0.4.x `__post_init__` the same
-    tiers): GPU memory < 35 GiB 2,048; < 160 GiB (A100, H100, H200) 8,192; else (B200, MI300)
-    16,384. `max_prefill_tokens` (default 16,384) bounds the step too; it binds only on the
-    largest tier, where it is equal."""
-    if gpu.memory_bytes < 35 * 2**30:
-        return 2048
-    return 8192 if gpu.memory_bytes < 160 * 2**30 else 16384
 
 
 def _poisson(mean: float) -> list[float]:

@@ -22,6 +22,7 @@ from kvplan.analysis.simulate.sglang_scheduler import (
 )
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
+from kvplan.engines.base import Scheduler
 from kvplan.engines.vllm.alloc import (
     VllmKVConfig,
     vllm_async_scheduling_default,
@@ -102,7 +103,6 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
         raise InputError("simulate: give --gpu (the step time needs a GPU preset)")
-    spec = inputs.spec
     rules = cap.engine.rules
     if rules.scheduler is None:
         raise InputError(f"simulate: {rules.display_name}'s scheduler is not modelled "
@@ -111,9 +111,20 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
     if cap.num_speculative_tokens:
         raise InputError("simulate: speculative decoding is not simulated")
-    if rules.scheduler == "prefill-first":
-        return _sglang_setup(spec, inputs, dp=dp, max_running=max_num_seqs,
-                             overlap=async_scheduling, schedule=sglang)
+    return _SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
+                                    async_scheduling=async_scheduling, sglang=sglang,
+                                    api_server=api_server)
+
+
+def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
+                async_scheduling: bool | None, sglang: SglangOptionsSim | None,
+                api_server: bool) -> tuple[SimSetup, list[str]]:
+    """vLLM V1's engine (kvplan.analysis.simulate.scheduler): its KV-cache groups and pool as
+    `estimate` sizes them, its batch defaults, prefix caching and async scheduling by version,
+    the API server's tokenizer batching. (`sglang`: SGLang's options, not read here.)"""
+    cap = inputs.capacity
+    assert cap is not None
+    rules = cap.engine.rules
     if not isinstance(rules.estimate_config(spec, cap), VllmKVConfig):
         raise InputError("simulate: this model's vLLM KV groups are not simulated")
     if async_scheduling is None:
@@ -194,13 +205,16 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
                          mla_form=form, graph_sizes=graphs)
 
 
-def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_running: int | None,
-                  overlap: bool | None, schedule: SglangOptionsSim | None
-                  ) -> tuple[SimSetup, list[str]]:
+def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
+                  async_scheduling: bool | None, sglang: SglangOptionsSim | None,
+                  api_server: bool) -> tuple[SimSetup, list[str]]:
     """SGLang's engine (kvplan.analysis.simulate.sglang_scheduler): its token pool as
     `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool), its
-    max_running_requests, chunked_prefill_size by GPU (kvplan.perf.serving), the radix cache
-    (on unless --disable-radix-cache), the overlap scheduler (on unless turned off)."""
+    max_running_requests (`max_num_seqs`), chunked_prefill_size by GPU
+    (kvplan.engines.sglang.options), the radix cache (on unless --disable-radix-cache), the
+    overlap scheduler (`async_scheduling`; on unless turned off). (`api_server`: not modelled
+    for SGLang.)"""
+    max_running, overlap, schedule = max_num_seqs, async_scheduling, sglang
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     plan = plan_capacity(spec, cap)
@@ -236,6 +250,10 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_runni
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching,
                     cost=_step_cost(spec, inputs, ()), dp=dp, sglang=sg,
                     pool_blocks=tokens // plan.block_size + 1), notes
+
+
+# Each engine's scheduler (EngineRules.scheduler) and the set-up that simulates it.
+_SETUPS = {Scheduler.mixed_token_budget: _vllm_setup, Scheduler.prefill_first: _sglang_setup}
 
 
 def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) -> Simulator:

@@ -16,6 +16,7 @@ from kvplan.engines.base import (
     Launch,
     PlanFacts,
     PlanInputs,
+    Scheduler,
     StageFacts,
     StagePool,
     refuse_declared_kv_dtype,
@@ -24,7 +25,7 @@ from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.launch import sglang_launch
-from kvplan.engines.sglang.options import sglang_options
+from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
     check_sglang_served,
     default_max_running_requests,
@@ -34,6 +35,7 @@ from kvplan.engines.sglang.pools import (
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.spec import ModelSpec
 
@@ -93,10 +95,15 @@ class SglangEngine:
     # decode batches only); the fused all-reduce + RMSNorm above.
     cost_traits = CostTraits(eager_prefill=True,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
-    scheduler = "prefill-first"  # python/sglang/srt/managers/scheduler.py
+    scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return sglang_options(inputs)
+
+    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+        """Its chunked prefill size by GPU (sglang_chunked_prefill_tokens); no cap on the
+        prompts a step takes but the KV."""
+        return sglang_chunked_prefill_tokens(gpu), 1 << 30
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         return 1  # page_size 1

@@ -35,6 +35,7 @@ from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.spec import ModelSpec
 
@@ -80,6 +81,10 @@ class TrtllmEngine:
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
     scheduler = None  # its C++ batch manager is not simulated
+
+    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+        raise UnmodelledError(f"{self.display_name}'s scheduler is not modelled (--engine vllm "
+                              "or sglang)")
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return trtllm_options(inputs)

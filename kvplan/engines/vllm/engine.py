@@ -14,6 +14,7 @@ from kvplan.engines.base import (
     Launch,
     PlanFacts,
     PlanInputs,
+    Scheduler,
     StageFacts,
     StagePool,
 )
@@ -32,6 +33,7 @@ from kvplan.engines.vllm.options import vllm_options
 from kvplan.model.attention import LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.spec import ModelSpec
 
@@ -82,10 +84,17 @@ class VllmEngine:
     # default); with --enable-expert-parallel on TP ranks alone, FusedMoE reduces the experts'
     # output with the TP all-reduce (`reduce_results`), as without EP.
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True)
-    scheduler = "mixed-token-budget"  # vllm/v1/core/sched/scheduler.py
+    scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return vllm_options(inputs)
+
+    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+        """`vllm serve`'s max_num_batched_tokens and max_num_seqs by version and device
+        (EngineArgs.get_batch_defaults: alloc.vllm_batch_defaults)."""
+        seqs, tokens = alloc.vllm_batch_defaults(gpu.total_bytes, is_a100=gpu.is_a100,
+                                                 version=version)
+        return tokens, seqs
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         # 16 on CUDA; MLA backends force their own (FlashMLA 64, CUTLASS MLA 128): pass it.
