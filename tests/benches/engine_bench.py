@@ -48,6 +48,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from kvplan._util.versions import version_key
 from tests.benches import honest, kv_token_runs, trtllm_bench
 from tests.benches.replay import (
     ROOT,
@@ -334,8 +335,24 @@ def print_vllm_split(rows: list[dict[str, Any]], split: honest.Split, held: set[
           "fitted log's configuration.")
     print(f"- held out, less the logs a rule was later written for (below): "
           f"{_within_text([r for r in rows if r['log']['id'] in unshaped])}.")
-    print(f"- {honest.prospective_line(split, 'logs')}.")
+    print_prospective(rows, split)
     print_shaped(split)
+
+
+def print_prospective(rows: list[dict[str, Any]], split: honest.Split) -> None:
+    """The prospective logs' figures, overall and by vLLM release, and the held-out logs whose
+    source was read before the last rule change (`seen_before_rule_change`)."""
+    mine = [r for r in rows if r["log"]["id"] in set(split.prospective)]
+    print(f"- {honest.prospective_line(split, 'logs')}"
+          + (f": {_within_text(mine)}." if mine else "."))
+    for version in sorted({r["log"]["vllm_version"] for r in mine}, key=version_key):
+        subset = [r for r in mine if r["log"]["vllm_version"] == version]
+        print(f"  - vLLM {version}: {_within_text(subset)} "
+              f"({'; '.join(r['log']['id'] for r in subset)}).")
+    seen = [r for r in rows if r["log"]["id"] in set(split.seen_before)]
+    if seen:
+        print(f"- held out, added after that change, but read before it "
+              f"(`seen_before_rule_change`, so not prospective): {_within_text(seen)}.")
 
 
 def print_sglang_split(replayed: list[dict[str, Any]]) -> None:
@@ -380,8 +397,6 @@ def main() -> None:
               f"{r['logged_gib']:.2f} | {r['error']:+.1%} | {'yes' if r['within'] else 'no'} | "
               f"{'fit' if log['fitted'] else ''} | {log['url']} |")
     print()
-    from kvplan._util.versions import version_key
-
     split = vllm_split(rows)
     held = set(split.held_out)
     for name, subset in (("all", rows), ("not marked `fit` (the sampler rule's fit only)",
