@@ -156,9 +156,10 @@ def test_the_issue_25_counts() -> None:
     not_marked = {log["id"] for log in replayed if not log["fitted"]}
     assert len(not_marked) == 28
     assert len(not_marked - set(trtllm.held_out)) == 19
-    # Prospective: the 8 startup26 logs (committed in c9999d3 before any prediction for them);
-    # its 7 held-out llm-d-benchmark runs were read before the rule change (seen_before).
-    assert len(vllm.prospective) == 8 and len(vllm.seen_before) == 7
+    # Prospective: the 9 startup26 logs (committed in c9999d3 and adf9a1b before any prediction
+    # for them); its 7 held-out llm-d-benchmark runs were read before the rule change
+    # (seen_before).
+    assert len(vllm.prospective) == 9 and len(vllm.seen_before) == 7
     assert not sglang.prospective and not trtllm.prospective
 
 

@@ -364,8 +364,8 @@ def _figures_text(subset: list[dict[str, Any]]) -> str:
             f"{TOLERANCE_GIB} GiB)")
 
 
-# Read after the prospective logs (startup26, committed in c9999d3 before any prediction for them)
-# were first evaluated; no rule or constant was changed for them.
+# Read after the prospective logs (startup26, committed in c9999d3 and adf9a1b before any
+# prediction for them) were first evaluated; no rule or constant was changed for them.
 PROSPECTIVE_FINDING = (
     "The prospective misses, read after the first evaluation (no rule changed). "
     "index-29233847939 (GLM-4.7-NVFP4, TP 4, -30 %): the report's fraction 0.80 cannot have "
