@@ -140,10 +140,12 @@ def test_the_issue_25_counts() -> None:
     # Issue 25's corrections, from the rows each constant was fitted on (its `..._FIT`):
     # vLLM: 21 logs marked `fitted` (the sampler rule) and the 23 other H100 0.19.0 logs of
     # llm-d-planner PR #205 behind the non-torch medians: 44 fitted, 44 held out (the "67");
-    # issue #26 added held-out logs (the Qwen3-235B-A22B-FP8 TP 8 one shaped a rule).
+    # issue #26 added held-out logs (the Qwen3-235B-A22B-FP8 TP 8 one shaped a rule). The
+    # startup26 rows: llm-d-benchmark's Llama-3.3-70B FP8 TP 2 run is the 0.10 non-torch fit's
+    # TP 2 point (fitted), its Llama-3.1-8B H100 TP 1 run shares a fitted configuration.
     vllm = _split(engine_bench.load_logs())
-    assert (len(vllm.fitted), len(vllm.same_config)) == (44, 0)
-    assert len(vllm.held_out) == len(engine_bench.load_logs()) - 44 >= 45
+    assert (len(vllm.fitted), len(vllm.same_config)) == (45, 1)
+    assert len(vllm.held_out) == len(engine_bench.load_logs()) - 46 >= 62
     # SGLang: 10 of the 19 replayed logs set the preload constants.
     sglang = _split([log for log in engine_bench.load_sglang_logs() if log["replay"]])
     assert (len(sglang.fitted), len(sglang.held_out)) == (10, 9)
@@ -154,8 +156,11 @@ def test_the_issue_25_counts() -> None:
     not_marked = {log["id"] for log in replayed if not log["fitted"]}
     assert len(not_marked) == 28
     assert len(not_marked - set(trtllm.held_out)) == 19
-    # No row was added after the last rule change: nothing is prospective yet.
-    assert not vllm.prospective and not sglang.prospective and not trtllm.prospective
+    # Prospective: the 9 startup26 logs (committed in c9999d3 and adf9a1b before any prediction
+    # for them); its 7 held-out llm-d-benchmark runs were read before the rule change
+    # (seen_before).
+    assert len(vllm.prospective) == 9 and len(vllm.seen_before) == 7
+    assert not sglang.prospective and not trtllm.prospective
 
 
 def test_cost_split() -> None:

@@ -364,8 +364,11 @@ class RuleChange:
 
 
 LAST_RULE_CHANGE = {
-    # budget-logs' Llama-4 vision rules (a571d7e on its branch), landed by this merge.
-    "engine": RuleChange(commit="d5c65abd303a", time="2026-12-02T18:19:37+00:00",
+    # The last first-parent commit on main touching these paths before the startup26 rows
+    # (45ef050: the checkpoint's declared KV dtype read in one place; after d5c65ab, budget-logs'
+    # Llama-4 vision rules, came the KV-dtype-auto, refusal and connector changes of 12-03). A
+    # commit that only names rows in a `Fitted` record's fitted_on changes no rule.
+    "engine": RuleChange(commit="45ef05084e90", time="2026-12-03T07:27:33+00:00",
                          paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
     # disagg-rows' vLLM EP and --enforce-eager prefill rules (ff02f27, ce9cfae on its branch),
     # landed by this merge.

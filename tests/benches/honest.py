@@ -4,9 +4,10 @@ A row is *fitted* when a fitted constant's `Fitted` record (beside it in kvplan,
 tests/benches/fitted_rows.py) names it in `fitted_on`; *same configuration* when it shares a fitted
 row's (model, GPU, TP, EP) in the same table; *held out* otherwise. A held-out row is *prospective*
 when it was committed after the last change to the rules that predict it (`LAST_RULE_CHANGE`: no
-rule was written with it in view), and *shaped* when a rule was written after it was in the bench
-to move it (`SHAPED_BY`): it was not used to fit a number, but it is no blind test of that rule
-either.
+rule was written with it in view) and its source was not read before that change (`seen_before`:
+a public log whose figures were in view when a rule or constant was written, though it entered the
+bench later), and *shaped* when a rule was written after it was in the bench to move it
+(`SHAPED_BY`): it was not used to fit a number, but it is no blind test of that rule either.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Row:
     tp: int
     ep: int
     added_in: str
+    seen_before: bool = False
 
     @property
     def config(self) -> tuple[str, str, int, int]:
@@ -51,6 +53,7 @@ class Split:
     prospective: tuple[str, ...]
     shaped: tuple[tuple[Shaped, tuple[str, ...]], ...]
     rule_change: RuleChange
+    seen_before: tuple[str, ...] = ()
 
     @property
     def unshaped(self) -> tuple[str, ...]:
@@ -73,9 +76,11 @@ def split(rows: Iterable[Row], bench: str) -> Split:
                    if any(r in held for r in s.rows))
     # A row a rule was written for is no blind test, even when it entered the bench after it.
     touched = {r for _, ids in shaped for r in ids}
-    prospective = tuple(r for r in held if added[r] > change.time and r not in touched)
+    seen = tuple(r.id for r in rows if r.seen_before and r.id in held)
+    prospective = tuple(r for r in held
+                        if added[r] > change.time and r not in touched and r not in seen)
     return Split(rows=rows, fitted=fitted, same_config=same, held_out=held,
-                 prospective=prospective, shaped=shaped, rule_change=change)
+                 prospective=prospective, shaped=shaped, rule_change=change, seen_before=seen)
 
 
 def prospective_line(s: Split, unit: str) -> str:

@@ -94,9 +94,9 @@ def print_runs(compared: list[dict[str, Any]]) -> None:
               f"{'yes' if r['within'] else 'no'} | {run['url']} ({run['id']}) |")
     s = split(compared)
     held = set(s.held_out)
-    seen = {r["run"]["id"] for r in compared if r["run"].get("seen_before_rule_change")}
+    seen = set(s.seen_before)
     unshaped = set(s.unshaped)
-    prospective = [p for p in s.prospective if p not in seen]
+    prospective = set(s.prospective)
     print()
     print(f"- {honest.HELD_OUT}: {_line([r for r in compared if r['run']['id'] in held])}.")
     print("- held out, less the runs a rule was later written for: "
@@ -104,7 +104,7 @@ def print_runs(compared: list[dict[str, Any]]) -> None:
     print(f"- prospective (held out, added after the last rule change "
           f"{s.rule_change.commit[:7]} and not looked at before it): "
           f"{_line([r for r in compared if r['run']['id'] in prospective])}; "
-          f"{len(seen & held)} held-out runs were looked at before that change "
+          f"{len(seen)} held-out runs were looked at before that change "
           "(`seen_before_rule_change`).")
     lines = honest.shaped_lines(s)
     if lines:

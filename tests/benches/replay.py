@@ -45,7 +45,8 @@ def fmt(x: float | None) -> str:
 
 def row(log: dict[str, Any], ep: int) -> honest.Row:
     return honest.Row(id=log["id"], model=log["model"], gpu=log["gpu"], tp=log["tp"], ep=ep,
-                      added_in=log["added_in"])
+                      added_in=log["added_in"],
+                      seen_before=bool(log.get("seen_before_rule_change")))
 
 
 def print_shaped(split: honest.Split) -> None:

@@ -7,7 +7,9 @@ row of today, the first commit whose version of the file holds it:
 - the engine bench's JSON logs (tests/data/engine_logs/): a row is its `id` (vLLM's start-up logs
   get one here, from the log's file name or index file id) or, for vLLM rows written before ids,
   its (url, model, TP, PP, fraction, version, max_model_len); the commit goes into the row as
-  `added_in`, written into the JSON text without reformatting it;
+  `added_in`, written into the JSON text without reformatting it; rows that already carry one keep
+  it, so rows appended later (and committed, without `added_in`, before anyone looked at kvplan's
+  prediction for them) are stamped with the commit that added them on the next run;
 - the cost bench's cases (tests/benches/cost_bench.py): a case is its label, or its measured
   figure and source together (so a relabelled row keeps its first commit), looked up in each
   committed examples/cost-bench.md; the commits go to tests/benches/row_commits.py (ADDED_IN),
@@ -78,7 +80,8 @@ def _vllm_key(log: dict[str, Any]) -> tuple:
 
 def _insert_after(text: str, anchor: str, rows: list[dict[str, Any]],
                   fields: Callable[[dict[str, Any]], dict[str, str]]) -> str:
-    """Insert each row's `fields` after its object's `anchor` key line (two-space keys)."""
+    """Insert each row's `fields` after its object's `anchor` key line (two-space keys); a row
+    whose `fields` are empty is left as it is."""
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith(f'  "{anchor}": ')]
     if len(starts) != len(rows):
@@ -95,23 +98,25 @@ def stamp_engine_logs() -> None:
     text = path.read_text()
     rows = json.loads(text)
     first = first_commits(path, lambda t: map(_vllm_key, json.loads(t)))
-    seen: dict[str, int] = {}
-    if "id" not in rows[0]:
-        ids = [vllm_row_id(r, seen) for r in rows]
-        text = _insert_after(text, "url", rows, lambda r: {"id": ids[rows.index(r)]})
+    if any("id" not in r for r in rows):
+        seen = {r["id"]: 1 for r in rows if "id" in r}
+        ids = [r.get("id") or vllm_row_id(r, seen) for r in rows]
+        text = _insert_after(text, "url", rows,
+                             lambda r: {} if "id" in r else {"id": ids[rows.index(r)]})
         rows = json.loads(text)
-    if "added_in" not in rows[0]:
-        text = _insert_after(text, "id", rows, lambda r: {"added_in": first[_vllm_key(r)]})
+    text = _insert_after(text, "id", rows, lambda r: {} if "added_in" in r
+                         else {"added_in": first[_vllm_key(r)]})
     path.write_text(text)
-    for name in ("sglang_startup_logs", "trtllm_budget_logs", "trtllm_capacity_points"):
+    for name in ("sglang_startup_logs", "trtllm_budget_logs", "trtllm_capacity_points",
+                 "vllm_kv_token_runs"):
         path = LOGS / f"{name}.json"
         text = path.read_text()
         rows = json.loads(text)
-        if "added_in" in rows[0]:
+        if all("added_in" in r for r in rows):
             continue
         first = first_commits(path, lambda t: (r.get("id") for r in json.loads(t)))
-        path.write_text(_insert_after(text, "id", rows,
-                                      lambda r, first=first: {"added_in": first[r["id"]]}))
+        path.write_text(_insert_after(text, "id", rows, lambda r, first=first: {}
+                                      if "added_in" in r else {"added_in": first[r["id"]]}))
 
 
 def _md_rows(text: str) -> set[str]:

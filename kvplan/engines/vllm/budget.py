@@ -109,8 +109,10 @@ _VLLM_0_19_PP = (
 )
 VLLM_NON_TORCH_GIB_0_10_FIT = Fitted(
     value=((1, 0.13), (2, 0.55), (4, 1.84)),
-    source="vllm issue #50722 (TP1), llm-d-benchmark (TP2), vllm issue #24881 (TP4): logs that "
-           "are no bench row", fitted_on=())
+    source="vllm issue #50722 (TP1), llm-d-benchmark (TP2: its Llama-3.3-70B FP8 TP 2 run's "
+           "0.55 GiB), vllm issue #24881 (TP4); the TP2 run is a bench row since it was added "
+           "with its source's other runs",
+    fitted_on=("llm-d-benchmark-llama-3-3-70b-fp8-tp2-16000",))
 VLLM_NON_TORCH_GIB_0_19_FIT = Fitted(
     value=((1, 0.25), (2, 2.07), (4, 2.17)),
     source="medians of the H100 0.19.0 logs of llm-d-planner PR #205 (TP1 / TP2 / TP4); commit "
