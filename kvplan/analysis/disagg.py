@@ -179,7 +179,8 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step: vLLM
     ("mixed-token-budget") max_num_batched_tokens and max_num_seqs (`vllm serve`'s defaults by
     version and device, EngineArgs.get_batch_defaults: kvplan.engines.vllm.alloc); SGLang
-    ("prefill-first") its chunked prefill size (kvplan.perf.serving), seats bounded by the KV.
+    ("prefill-first") its chunked prefill size per rank (kvplan.perf.serving: divided by the
+    --dp-size under DP attention), seats bounded by the KV.
     Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked prefill).
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
     rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds."""
@@ -193,7 +194,10 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     seqs, tokens = vllm_batch_defaults(total, is_a100=req.gpu.is_a100,
                                        version=req.engine_version)
     if kind == "prefill-first":
-        tokens, seqs = sglang_chunked_prefill_tokens(req.gpu), 1 << 30
+        p_lay = prefill.layout
+        tokens = sglang_chunked_prefill_tokens(
+            req.gpu, dp_attention=p_lay.dp if p_lay.dp_attention else 1)
+        seqs = 1 << 30
     d_lay = decode.layout
     p_req = _role_request(req, prefill.layout.replicas)
     p_cand = replace(prefill, context=req.input_len)
