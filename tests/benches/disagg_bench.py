@@ -165,6 +165,7 @@ def _prospective_rows() -> list[str]:
            "frozen row has both a full layout and an engine whose scheduler kvplan simulates). "
            f"Shaped rows among them: {sum(r.id in shaped for r in new)}.", "",
            *_counts(new), "",
+           *_still_blind(new, shaped), "",
            *_counterfactual(new), "",
            f"### 3b. Shaped: {len(first)} rows first replayed after bc0cfec", "",
            "Read before the GEMM-type rule was written (their misses named it as a suspect): "
@@ -178,6 +179,16 @@ def _prospective_rows() -> list[str]:
             "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
             *_table(first)]
     return out
+
+
+def _still_blind(done: list[Replay], shaped: set[str]) -> list[str]:
+    """The cohort less the rows a rule was since written for (SHAPED_BY): the blind test left."""
+    blind = [r for r in done if r.id not in shaped]
+    rules = sorted({s.commit for s in SHAPED_BY if any(r.id in s.rows for r in done)})
+    return [f"Shaped since ({', '.join(rules) or 'none'}, SHAPED_BY): "
+            f"{len(done) - len(blind)} of these {len(done)}; the {len(blind)} still blind: "
+            f"both {share(blind, lambda r: r.inside)}; TTFT {share(blind, inside(0))}; TPOT "
+            f"{share(blind, inside(1))}."]
 
 
 def _counterfactual(done: list[Replay]) -> list[str]:
