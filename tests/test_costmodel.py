@@ -615,6 +615,10 @@ def test_sglang_default_chunk_by_gpu_memory() -> None:
     assert sglang_chunked_prefill_tokens(H100) == 8192
     assert sglang_chunked_prefill_tokens(H200) == 8192
     assert sglang_chunked_prefill_tokens(get_gpu("B200")) == 16384
+    # _handle_data_parallelism: under --enable-dp-attention each rank gets the default
+    # // --dp-size (16,384 // 4 = 4,096 on B200; 8,192 // 8 = 1,024 on H200).
+    assert sglang_chunked_prefill_tokens(get_gpu("B200"), dp_attention=4) == 4096
+    assert sglang_chunked_prefill_tokens(H200, dp_attention=8) == 1024
 
 
 def test_tp8_moe_qwen3_235b_sglang_b200_concurrency_100() -> None:

@@ -228,3 +228,37 @@ def test_dense_handover_is_the_paged_prompt_cache(prompt: int, tps: tuple[int, i
     page = h.block_size
     assert h.bytes_per_request == 32 * math.ceil(prompt / page) * page * 2 * 8 * 128 * 2
     assert sum(h.transfer_bytes) == sum(h.sender_bytes) == h.bytes_per_request
+
+
+def test_sglang_dp_attention_divides_the_chunked_prefill_size() -> None:
+    # SGLang server_args.py, ServerArgs.__post_init__ runs _handle_gpu_memory_settings (the
+    # default --chunked-prefill-size: 16,384 on a card of >= 160 GiB, GB200's 186 GiB and
+    # B200's 179 GiB; 8,192 below, H200's 141 GiB) before _handle_data_parallelism, which under
+    # --enable-dp-attention sets `chunked_prefill_size = chunked_prefill_size // dp_size`
+    # ("DP attention is enabled. The chunked prefill size is adjusted to N to avoid MoE kernel
+    # issues."); each attention-DP rank's scheduler takes that many prompt tokens per step.
+    # - NVFP4 DeepSeek-R1, prefill DP 4 (TP 4, EP 4) on GB200: 16,384 // 4 = 4,096 per rank,
+    #   four 1,024-token prompts a step (was 16,384: sixteen);
+    # - DeepSeek-V3 FP8, prefill DP 8 (TP 8, EP 8) on B200: 16,384 // 8 = 2,048 per rank;
+    # - the same at TP 8 without DP attention: one scheduler, the whole 16,384;
+    # - on H200 at DP 8: 8,192 // 8 = 1,024.
+    from kvplan.analysis.disagg import _candidate, prefill_batching
+
+    def budget(model: str, gpu: str, prefill: Layout, kv: str) -> int:
+        spec, _ = load_model(model)
+        req = DisaggRequest(prefill=prefill, decode=prefill, input_len=1024, output_len=1024,
+                            gpu=get_gpu(gpu), link=get_kv_link("nvlink5"), engine=SG,
+                            engine_version="0.5.8", kv_dtype=kv)
+        p = _candidate(spec, req, "prefill", prefill)
+        batching = prefill_batching(spec, req, p, p)
+        assert batching is not None
+        return batching.token_budget
+
+    nvfp4 = str(Path(__file__).parent / "data" / "disagg" / "deepseek-r1-nvfp4.json")
+    dep4 = Layout(tp=4, dp=4, ep=4, dp_attention=True, gpus_per_node=4)
+    assert budget(nvfp4, "GB200", dep4, "fp8") == 16384 // 4 == 4096
+    dep8 = Layout(tp=8, dp=8, ep=8, dp_attention=True)
+    v3 = str(CONFIGS / "deepseek-v3.json")
+    assert budget(v3, "B200", dep8, "bf16") == 16384 // 8 == 2048
+    assert budget(v3, "B200", Layout(tp=8, ep=8), "bf16") == 16384
+    assert budget(v3, "H200", dep8, "bf16") == 8192 // 8 == 1024

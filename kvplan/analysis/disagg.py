@@ -185,14 +185,17 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step, as the engine
     answers it (EngineRules.prefill_step_defaults): vLLM max_num_batched_tokens and max_num_seqs
     (`vllm serve`'s defaults by version and device, EngineArgs.get_batch_defaults); SGLang its
-    chunked prefill size, seats bounded by the KV. Both chunk the prompt crossing the budget
-    (vLLM V1 and SGLang default to chunked prefill).
+    chunked prefill size per rank (divided by the --dp-size under DP attention), seats bounded by
+    the KV. Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked
+    prefill).
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
     rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds."""
     rules = req.engine.rules
     if rules.scheduler is None:
         return None
-    tokens, seqs = rules.prefill_step_defaults(req.gpu, req.engine_version)
+    p_lay = prefill.layout
+    tokens, seqs = rules.prefill_step_defaults(
+        req.gpu, req.engine_version, dp_attention=p_lay.dp if p_lay.dp_attention else 1)
     d_lay = decode.layout
     p_req = _role_request(req, prefill.layout.replicas)
     p_cand = replace(prefill, context=req.input_len)

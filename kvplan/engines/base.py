@@ -311,8 +311,10 @@ class EngineRules(Protocol):
                                        version: str | None) -> int:
         """The engine's default tokens per forward step (the profile run's size)."""
 
-    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
-        """(tokens, requests) one prefill step of its scheduler takes at most by default (or
+    def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
+                              dp_attention: int = 1) -> tuple[int, int]:
+        """(tokens, requests) one prefill step of its scheduler takes at most by default, on one
+        scheduler of a layout whose attention is data-parallel over `dp_attention` ranks (or
         refuse, in one line, where its scheduler is not modelled)."""
 
     def served_spec(self, spec: ModelSpec) -> ModelSpec:

@@ -165,6 +165,7 @@ def _prospective_rows() -> list[str]:
            "frozen row has both a full layout and an engine whose scheduler kvplan simulates). "
            f"Shaped rows among them: {sum(r.id in shaped for r in new)}.", "",
            *_counts(new), "",
+           *_still_blind(new, shaped), "",
            *_counterfactual(new), "",
            f"### 3b. Shaped: {len(first)} rows first replayed after bc0cfec", "",
            "Read before the GEMM-type rule was written (their misses named it as a suspect): "
@@ -178,6 +179,16 @@ def _prospective_rows() -> list[str]:
             "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
             *_table(first)]
     return out
+
+
+def _still_blind(done: list[Replay], shaped: set[str]) -> list[str]:
+    """The cohort less the rows a rule was since written for (SHAPED_BY): the blind test left."""
+    blind = [r for r in done if r.id not in shaped]
+    rules = sorted({s.commit for s in SHAPED_BY if any(r.id in s.rows for r in done)})
+    return [f"Shaped since ({', '.join(rules) or 'none'}, SHAPED_BY): "
+            f"{len(done) - len(blind)} of these {len(done)}; the {len(blind)} still blind: "
+            f"both {share(blind, lambda r: r.inside)}; TTFT {share(blind, inside(0))}; TPOT "
+            f"{share(blind, inside(1))}."]
 
 
 def _counterfactual(done: list[Replay]) -> list[str]:
@@ -211,6 +222,7 @@ def _saturation(done: list[Replay], name: str) -> list[str]:
            "alone on one of the worker's ranks (a DP-attention worker runs one per rank at "
            "once, and the simulation batches prompts up to the chunked-prefill budget, so a "
            "worker serves more than 1,000 / that a second):", ""]
+    over: list[float] = []
     for r in done:
         if r.concurrency is None or r.measured_ttft_ms <= 1000 or r.prefill_ms is None:
             continue
@@ -218,14 +230,25 @@ def _saturation(done: list[Replay], name: str) -> list[str]:
         rate = r.concurrency / ((r.measured_ttft_ms + (r.output_len - 1)
                                  * r.measured_tpot_ms) / 1e3) / workers
         cap = prefill_capacity(r)
+        what = "" if cap is None else (
+            f"a full simulated step ({cap[0]} prompts on each of {cap[1]} ranks) takes"
+            if cap[3] == 1 else f"one prompt in {cap[3]} chunked steps on each of {cap[1]} "
+            "ranks takes")
         full = "" if cap is None else (
-            f"; a full simulated step ({cap[0]} prompts on each of {cap[1]} ranks) takes "
-            f"{cap[2]:,.0f} ms: at most {cap[0] * cap[1] * 1e3 / cap[2]:,.1f} prompts/s, "
-            f"{cap[0] * cap[1] * 1e3 / cap[2] / rate:,.1f} x the measured rate")
+            f"; {what} {cap[2]:,.0f} ms: at most {cap[0] * cap[1] * 1e3 / cap[2]:,.1f} "
+            f"prompts/s, {cap[0] * cap[1] * 1e3 / cap[2] / rate:,.1f} x the measured rate")
+        if cap is not None:
+            over.append(cap[0] * cap[1] * 1e3 / cap[2] / rate)
         out.append(f"- {r.id.removeprefix(PREFIX)}: {rate:,.2f} prompts/s of "
                    f"{r.input_len:,} tokens per worker ({1e3 / rate:,.0f} ms each); kvplan "
                    f"{r.prefill_ms:,.0f} ms for one alone on a rank{full}; TTFT "
                    f"{r.ttft_ms or 0:,.0f} vs {r.measured_ttft_ms:,.0f} ms measured")
+    if over:
+        over.sort()
+        out += ["", f"kvplan's most prompts a second over the measured rate, these "
+                f"{len(over)} rows: median {over[len(over) // 2]:,.2f}, from {over[0]:,.2f} "
+                f"to {over[-1]:,.2f} (the measured rate is a floor of the worker's capacity "
+                "where its TTFT shows no queue)."]
     return out
 
 

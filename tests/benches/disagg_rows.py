@@ -383,14 +383,23 @@ def without_fp4(rows: list[Replay]) -> list[Replay]:
     return [replay(by_id[r.id], prospective=True, fp4=False) for r in rows]
 
 
-def prefill_capacity(replayed: Replay) -> tuple[int, int, float] | None:
-    """(prompts per rank per step, ranks, step ms) of a full prefill step in the simulation of
-    a prospective row: the most prompts a prefill worker serves is ranks x prompts / step."""
+def prefill_capacity(replayed: Replay) -> tuple[int, int, float, int] | None:
+    """(prompts per rank per step, ranks, ms, chunks) of a full prefill step in the simulation
+    of a prospective row: the most prompts a prefill worker serves is ranks x prompts / ms. A
+    prompt longer than the token budget runs in `chunks` steps of up to the budget each (one
+    prompt a rank, `ms` their sum), as the simulation chunks it."""
     row = next(r for r in prospective_rows() if PREFIX + r["id"] == replayed.id)
     st = _setup(_setup_key(row))
     if st.batching is None:
         return None
-    n = max(1, st.batching.token_budget // replayed.input_len)
-    ms = st.batching.step_ms(n * replayed.input_len, n)
+    budget, isl = st.batching.token_budget, replayed.input_len
     lay = layout(row, "prefill")
-    return (n, lay.dp if lay.dp_attention else 1, ms) if ms is not None else None
+    ranks = lay.dp if lay.dp_attention else 1
+    if isl <= budget:
+        n = budget // isl
+        ms = st.batching.step_ms(n * isl, n)
+        return (n, ranks, ms, 1) if ms is not None else None
+    steps = [st.batching.step_ms(min(budget, isl - done), 1) for done in range(0, isl, budget)]
+    if any(t is None for t in steps):
+        return None
+    return 1, ranks, sum(t for t in steps if t is not None), len(steps)

@@ -133,6 +133,68 @@ _AIC_PROSPECTIVE_BC0CFEC = tuple(f"aiconfigurator {run}" for run in (
 ))
 
 
+# The prospective SGLang DeepSeek-R1 rows whose prefill workers run DP attention (both cohorts,
+# tests/benches/disagg_rows.py): their saturated prefill rates (Little's law over the measured
+# times) were read before SGLang's per-rank chunked prefill size under DP attention was written.
+_AIC_SGLANG_DP_PREFILL = tuple(f"aiconfigurator {run}" for run in (
+        "dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg527",
+        "dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg532",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c1024_cfg538",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c128_cfg530",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c2048_cfg538",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c64_cfg530",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c1024_cfg655",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c128_cfg457",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c128_cfg639",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c160_cfg641",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c256_cfg459",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c288_cfg641",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c288_cfg649",
+        "dsr1_b200_sglang_fp8_disagg_8192x1024_c512_cfg654",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c12000_cfg259",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c32_cfg252",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c4096_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c512_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c64_cfg252",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8192_cfg259",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8192_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8_cfg252",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c1024_cfg254",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c2048_cfg254",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c8192_cfg254",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c2048_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c4096_cfg236",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c4096_cfg508",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c4096_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_1024x1024_c6144_cfg523",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c1024_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c1024_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c2048_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c2048_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c512_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c512_cfg533",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c6144_cfg253",
+        "dsr1_gb200_sglang_fp8_disagg_8192x1024_c6144_cfg533",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c2048_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c4096_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c512_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c8192_cfg576",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c1024_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c2048_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c4096_cfg526",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c4096_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c6144_cfg528",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c7168_cfg526",
+        "dsr1_gb300_sglang_fp8_disagg_1024x1024_c7680_cfg526",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c1024_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c128_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c256_cfg505",
+        "dsr1_gb300_sglang_fp8_disagg_8192x1024_c512_cfg505",
+))
+
+
 # Every load stage of the sim-to-real study in the simulate bench (tests/benches/sim_to_real.py
 # row ids): the 11 runs' 19 (by campaign folder), the prospective runs 28, 30, 31 and the blind
 # runs 49, 50, 51, 56 (by the study's run id).
@@ -182,6 +244,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "boundaries; arrivals at one instant share a step, bc0cfec), written after "
                 "these rows' M/D/1 TTFT came out 0.52-0.69x the measured at c16-c128",
            rows=_AIC_KIMI_VLLM),
+    Shaped(commit="4da0407",
+           rule="SGLang's --chunked-prefill-size under DP attention is per rank, the default "
+                "// --dp-size (server_args.py _handle_data_parallelism, after "
+                "_handle_gpu_memory_settings: GB200 DP4 16,384 -> 4,096 tokens a step, DP8 "
+                "2,048), read after these rows' prefill workers came out serving 1.0-2.6x the "
+                "measured saturated prompt rate (kvplan.perf.serving, disagg.prefill_batching)",
+           rows=_AIC_SGLANG_DP_PREFILL),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -382,7 +451,11 @@ LAST_RULE_CHANGE = {
     # peak), the last commit on its branch that touched kvplan/: the 42 SGLang NVFP4 rows of the
     # frozen prospective set (cohort dis29, tests/benches/disagg_rows.py COHORTS) were first
     # evaluated after it; the 50 FP8 rows evaluated after bc0cfec shaped it (SHAPED_BY).
-    "disagg": RuleChange(commit="bc725f698398", time="2026-12-03T05:28:36+00:00",
+    # disagg29's SGLang DP-attention chunk rule (4da0407, kvplan/perf/serving.py and
+    # kvplan/analysis/disagg.py), the last commit on its branch that touched kvplan/: every
+    # replayed prospective row with a DP-attention prefill shaped it (SHAPED_BY); no disagg row
+    # has been added since.
+    "disagg": RuleChange(commit="4da0407f3898", time="2026-12-03T08:05:14+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py"),

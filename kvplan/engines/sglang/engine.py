@@ -100,10 +100,11 @@ class SglangEngine:
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return sglang_options(inputs)
 
-    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
-        """Its chunked prefill size by GPU (sglang_chunked_prefill_tokens); no cap on the
-        prompts a step takes but the KV."""
-        return sglang_chunked_prefill_tokens(gpu), 1 << 30
+    def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
+                              dp_attention: int = 1) -> tuple[int, int]:
+        """Its chunked prefill size by GPU, per attention-DP rank (sglang_chunked_prefill_tokens);
+        no cap on the prompts a step takes but the KV."""
+        return sglang_chunked_prefill_tokens(gpu, dp_attention=dp_attention), 1 << 30
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         return 1  # page_size 1

@@ -34,12 +34,20 @@ def sglang_options(inputs: PlanInputs) -> SglangOptions:
     return opts
 
 
-def sglang_chunked_prefill_tokens(gpu: GPU) -> int:
-    """Tokens one SGLang prefill step takes at most by default (`--chunked-prefill-size`):
-    server_args.py (0.5.x, `_handle_gpu_memory_settings`; 0.4.x `__post_init__` the same
-    tiers): GPU memory < 35 GiB 2,048; < 160 GiB (A100, H100, H200) 8,192; else (B200, MI300)
-    16,384. `max_prefill_tokens` (default 16,384) bounds the step too; it binds only on the
-    largest tier, where it is equal."""
+def sglang_chunked_prefill_tokens(gpu: GPU, *, dp_attention: int = 1) -> int:
+    """Tokens one SGLang prefill step takes at most by default (`--chunked-prefill-size`), on
+    each scheduler (one per attention-DP rank): server_args.py (0.5.x,
+    `_handle_gpu_memory_settings`; 0.4.x `__post_init__` the same tiers): GPU memory < 35 GiB
+    2,048; < 160 GiB (A100, H100, H200) 8,192; else (B200, MI300) 16,384. With DP attention
+    (`dp_attention`: its --dp-size) each rank's scheduler gets that // dp-size:
+    server_args.py `_handle_data_parallelism`, `self.chunked_prefill_size =
+    self.chunked_prefill_size // self.dp_size` under `if self.enable_dp_attention` (logged as
+    "DP attention is enabled. The chunked prefill size is adjusted to N to avoid MoE kernel
+    issues."), run after `_handle_gpu_memory_settings` in `__post_init__`, so the default is
+    divided too (0.4.x: the same division in `__post_init__`). `max_prefill_tokens` (default
+    16,384, not divided) bounds the step too; it binds only where it is the smaller."""
     if gpu.memory_bytes < 35 * 2**30:
-        return 2048
-    return 8192 if gpu.memory_bytes < 160 * 2**30 else 16384
+        tokens = 2048
+    else:
+        tokens = 8192 if gpu.memory_bytes < 160 * 2**30 else 16384
+    return tokens // max(1, dp_attention)

@@ -82,7 +82,8 @@ class TrtllmEngine:
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
     scheduler = None  # its C++ batch manager is not simulated
 
-    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+    def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
+                              dp_attention: int = 1) -> tuple[int, int]:
         raise UnmodelledError(f"{self.display_name}'s scheduler is not modelled (--engine vllm "
                               "or sglang)")
 

@@ -89,9 +89,11 @@ class VllmEngine:
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return vllm_options(inputs)
 
-    def prefill_step_defaults(self, gpu: GPU, version: str | None) -> tuple[int, int]:
+    def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
+                              dp_attention: int = 1) -> tuple[int, int]:
         """`vllm serve`'s max_num_batched_tokens and max_num_seqs by version and device
-        (EngineArgs.get_batch_defaults: alloc.vllm_batch_defaults)."""
+        (EngineArgs.get_batch_defaults: alloc.vllm_batch_defaults), on every DP engine alike
+        (each data-parallel engine core runs its own scheduler with the same limits)."""
         seqs, tokens = alloc.vllm_batch_defaults(gpu.total_bytes, is_a100=gpu.is_a100,
                                                  version=version)
         return tokens, seqs
