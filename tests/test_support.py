@@ -68,12 +68,6 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                       HF + "Qwen/Qwen3-30B-A3B"),
     # models/gemma.py GemmaAttention (head_dim 256 from config): 28 x 2 x 16 x 256 x 2 B.
     "gemma-7b": (CONFIGS / "gemma-7b.json", 28 * 2 * 16 * 256 * 2, HF + "google/gemma-7b"),
-    # The GemmaForCausalLM row's golden since the sixth verbatim pass: a published fine-tune of
-    # google/gemma-7b (HF staff's alignment-handbook SFT), its config.json verbatim (Hub blame page,
-    # 667 Bytes). Same geometry: models/gemma.py GemmaAttention, head_dim 256 from the config,
-    # 16 KV heads = 16 heads (MHA), 28 layers: 28 x 2 x 16 x 256 x 2 B = 458,752 B a token.
-    "gemma-7b-sft-deita": (CONFIGS / "gemma-7b-sft-deita.json", 28 * 2 * 16 * 256 * 2,
-                           HF + "lewtun/gemma-7b-sft-full-deita-10k-v0"),
     # models/gemma2.py: 42 x 2 x 8 x 256 x 2 B (the sliding half is still one page a token).
     "gemma-2-9b": (CONFIGS / "gemma-2-9b.json", 42 * 2 * 8 * 256 * 2, HF + "google/gemma-2-9b"),
     # models/gemma3.py, text-only class; Gemma-3-27B's text config shrunk to 12 layers (same

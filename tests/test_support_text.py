@@ -57,6 +57,12 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # rope_scaling changes no cache size): 36 x 2 x 4 x 128 x 2 B.
     "afm-4.5b": (CONFIGS / "afm-4.5b.json", 36 * 2 * 4 * 128 * 2,
                  HF + "arcee-ai/AFM-4.5B-Base"),
+    # GemmaForCausalLM: the row's golden since the sixth verbatim pass: a published fine-tune of
+    # google/gemma-7b (HF staff's alignment-handbook SFT), its config.json verbatim (Hub blame page,
+    # 667 Bytes). Same geometry: models/gemma.py GemmaAttention, head_dim 256 from the config,
+    # 16 KV heads = 16 heads (MHA), 28 layers: 28 x 2 x 16 x 256 x 2 B = 458,752 B a token.
+    "gemma-7b-sft-deita": (CONFIGS / "gemma-7b-sft-deita.json", 28 * 2 * 16 * 256 * 2,
+                           HF + "lewtun/gemma-7b-sft-full-deita-10k-v0"),
     # VaultGemmaForCausalLM, Transformers backend: 4 KV heads of head_dim 256, layer_types all
     # full_attention beside sliding_window 512 (the published file, vLLM issue 49795: vLLM 0.32's
     # EngineArgs keeps no CacheConfig window then, and base.py passes per_layer_sliding_window to
