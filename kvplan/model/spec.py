@@ -359,6 +359,11 @@ class ModelSpec:
                             source=f"{where} max_position_embeddings")
 
     @property
+    def max_context_tokens(self) -> int | None:
+        limit = self.max_context
+        return None if limit is None else limit.tokens
+
+    @property
     def sliding_window(self) -> int | None:
         windows = {w for w in self.layer_windows if w is not None}
         return max(windows) if windows else None
