@@ -227,9 +227,10 @@ class SweepGrid:
     engine: Engine = DEFAULT_ENGINE
     block_size: int | None = None  # None: the engine's default
     groups: int = 8  # GQA KV heads for the "gqa" scheme
-    # Contexts above a model's maximum (kvplan.engines.context) are left out of its rows, as the
-    # engines refuse to start with them; True: computed all the same.
-    allow_long_context: bool = False
+    # True: contexts above a model's maximum (kvplan.engines.context) are left out of its rows,
+    # as the engines refuse to start with them (`kvplan sweep` without --allow-long-context);
+    # False: every context computed, as `estimate` computes one.
+    skip_long_contexts: bool = False
 
     @property
     def resolved_block_size(self) -> int:
@@ -283,9 +284,9 @@ def check_points(points: int, *, held: str | None, max_points: int | None = None
 
 
 def skipped_contexts(spec: ModelSpec, grid: SweepGrid) -> tuple[int, ...]:
-    """The grid's contexts a sweep of `spec` leaves out: those above the model's maximum, unless
-    the grid allows them."""
-    if grid.allow_long_context:
+    """The grid's contexts a sweep of `spec` leaves out: those above the model's maximum when
+    the grid skips them."""
+    if not grid.skip_long_contexts:
         return ()
     return tuple(c for c in grid.contexts if above_max_context(spec, c))
 

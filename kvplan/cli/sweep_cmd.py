@@ -214,7 +214,7 @@ def sweep_cmd(
             mem_fractions=() if mem_fraction is None else parse_fraction_list(
                 "--mem-fraction", mem_fraction),
             engine=engine, block_size=block_size, groups=8 if groups is None else groups,
-            allow_long_context=allow_long_context,
+            skip_long_contexts=not allow_long_context,
         )
         out_fmt = None if output is None else file_format("-o", output, FILE_FORMATS)
         plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)
