@@ -175,3 +175,17 @@ def test_simulate_refuses(flag: str) -> None:
     assert result.exit_code == 2
     assert "--max-model-len 8192: above LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct's maximum" in (
         result.stderr)
+
+
+def test_vllm_oracle_refuses_above_and_starts_at_the_maximum() -> None:
+    # Recorded runs of vLLM 0.32's CPU build on the shrunk internlm2-chat-1.8b (rope_scaling
+    # dynamic x2): --max-model-len 65537 is refused with the derived 65536.0, 65536 starts.
+    record = json.loads((DATA / "oracle" / "internlm2-chat-1.8b" / "max_model_len.json")
+                        .read_text())
+    above, at = (run["output"] for run in record["runs"])
+    limit = load_config(DATA / "oracle" / "internlm2-chat-1.8b")[0].max_context
+    assert limit is not None and limit.tokens == 65536
+    assert not above["ok"] and above["settings"]["max_model_len"] == limit.tokens + 1
+    assert ("greater than the derived max_model_len (max_position_embeddings=65536.0"
+            in above["error"])
+    assert at["ok"] and at["settings"]["max_model_len"] == limit.tokens
