@@ -189,3 +189,15 @@ def test_vllm_oracle_refuses_above_and_starts_at_the_maximum() -> None:
     assert ("greater than the derived max_model_len (max_position_embeddings=65536.0"
             in above["error"])
     assert at["ok"] and at["settings"]["max_model_len"] == limit.tokens
+
+
+def test_disagg_refuses_input_plus_output_above_the_maximum() -> None:
+    # Each role runs with max_model_len I + O = 4,096 + 1,024 = 5,120 > 4,096.
+    args = ["plan", EXAONE, "--disagg", "--input-len", "4k", "--output-len", "1k", "--gpu",
+            "H100"]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2
+    assert "--input-len + --output-len 5120: above" in refused.stderr
+    allowed = runner.invoke(app, [*args, "--allow-long-context", "-f", "json"])
+    assert allowed.exit_code == 0, allowed.stderr
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve" in allowed.stdout

@@ -22,6 +22,7 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.handover import Handover
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU
@@ -53,6 +54,9 @@ class DisaggRequest:
     slo_tpot_ms: float | None = None
     prices: dict[str, float] = field(default_factory=dict)
     max_workers: int = 32  # per role, for the ratio search
+    # I + O above the model's maximum: planned (launch lines with the engine's override), not
+    # refused (kvplan.engines.context).
+    allow_long_context: bool = False
 
     @property
     def context(self) -> int:
@@ -148,7 +152,7 @@ def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -
 def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
             concurrency: int) -> LaunchPlan:
     connector = req.engine.rules.kv_connector(req.connector)
-    return launch_for(spec, req.engine, cand.layout, LaunchSettings(
+    launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
         concurrency=max(1, concurrency), version=req.engine_version,
@@ -156,6 +160,8 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
                                              req.extra.get("block_size")),
         extra_yaml=connector.launch_yaml(role, req.engine_version,
                                          req.extra.get("block_size"))), ref=req.model_ref)
+    env = long_context_env(spec, req.context, req.engine)
+    return replace(launch, env=launch.env + env) if env else launch
 
 
 def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: int
@@ -234,6 +240,8 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     if req.input_len < 1 or req.output_len < 1:
         raise InputError("--input-len / --output-len: must be >= 1")
     check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
+    check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context,
+                  option="--input-len + --output-len")
     for role, lay in (("prefill", req.prefill), ("decode", req.decode)):
         if lay.dp_attention and lay.tp % lay.dp:
             raise InputError(f"--{role}-dp {lay.dp}: attention DP needs it to divide "

@@ -267,6 +267,7 @@ def plan_cmd(
                 "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
                 "output_len": output_len, "link": link, "rails": rails,
                 "connector": connector, "block_size": block_size,
+                "allow_long_context": allow_long_context,
                 **{f"{role}_{k}": v for role, vals in (
                     ("prefill", (prefill_tp, prefill_pp, prefill_dp, prefill_ep,
                                  prefill_dp_attention)),
