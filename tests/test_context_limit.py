@@ -201,3 +201,12 @@ def test_disagg_refuses_input_plus_output_above_the_maximum() -> None:
     allowed = runner.invoke(app, [*args, "--allow-long-context", "-f", "json"])
     assert allowed.exit_code == 0, allowed.stderr
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve" in allowed.stdout
+
+
+def test_longest_context_is_capped_at_the_derived_maximum() -> None:
+    # internlm/internlm3-8b-instruct: max_position_embeddings 32768, rope_scaling dynamic factor
+    # 6 -> 196,608; one request of it fits on an H200, so the answer is the cap itself (it was
+    # capped at 32,768 before).
+    result = runner.invoke(app, ["estimate", str(DATA / "configs" / "internlm3-8b.json"),
+                                 "--gpu", "H200", "--requests", "1", "-f", "json"])
+    assert json.loads(result.stdout)["longest_context_for_requests"] == 32768 * 6
