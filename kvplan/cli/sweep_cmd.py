@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -229,7 +230,9 @@ def sweep_cmd(
             if skipped and len(skipped) < len(grid.contexts):
                 line = context_refusal(s, skipped[0], engine).replace(
                     f" {skipped[0]}:", " " + ",".join(map(str, skipped)) + ":", 1)
-                warn(f"kvplan: warning: {line}; left out of the sweep")
+                # Wrapped to 80 columns: a note beside the rows, not a one-line error.
+                warn("\n".join(textwrap.wrap(f"kvplan: warning: {line}; left out of the sweep",
+                                              width=80, subsequent_indent="  ")))
         inputs = tuple(Path(s.path) for s in specs)
         targets = [(opt, Path(p)) for opt, p in (("-o", output), ("--plot", plot))
                    if p is not None]
