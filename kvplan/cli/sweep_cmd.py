@@ -228,8 +228,10 @@ def sweep_cmd(
         for s in specs:  # contexts the engines refuse to start with: left out, said here
             skipped = skipped_contexts(s, grid)
             if skipped and len(skipped) < len(grid.contexts):
+                shown = ",".join(map(str, skipped)) if len(skipped) <= 4 else (
+                    f"{skipped[0]},{skipped[1]},...,{skipped[-1]} ({len(skipped):,} contexts)")
                 line = context_refusal(s, skipped[0], engine).replace(
-                    f" {skipped[0]}:", " " + ",".join(map(str, skipped)) + ":", 1)
+                    f" {skipped[0]}:", f" {shown}:", 1)
                 # Wrapped to 80 columns: a note beside the rows, not a one-line error.
                 warn("\n".join(textwrap.wrap(f"kvplan: warning: {line}; left out of the sweep",
                                               width=80, subsequent_indent="  ")))
