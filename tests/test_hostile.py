@@ -312,8 +312,8 @@ def test_sigterm_during_a_write_removes_the_temporary_file(tmp_path: Path) -> No
     (["estimate"], "MODEL: missing"),
     (["sweep", "llama-3-8b", "--context", "1k..128k:x²"], "--context: range step 'x²'"),
     (["sweep", "llama-3-8b", "--batch", str(2**63)], "--batch: "),
-    (["sweep", "llama-3-8b", "--context", "1m", "--batch", "1000000000"],
-     "overflows 64-bit integers"),
+    (["sweep", "llama-3-8b", "--context", "1m", "--batch", "1000000000",
+      "--allow-long-context"], "overflows 64-bit integers"),
     (["sweep", "llama-3-8b", "--groups", "0"], "--groups: must be >= 1, got 0"),
     (["compare", "llama-3-8b", "--tp", "0"], "--tp: must be >= 1, got 0"),
 ])

@@ -290,7 +290,8 @@ def test_csv_output() -> None:
 
 
 def test_json_and_markdown_output() -> None:
-    result = sweep("gpt2", "-c", "1k,2k", "-f", "json")
+    # GPT-2's maximum is 1,024 tokens (n_positions): 2k is computed only when allowed.
+    result = sweep("gpt2", "-c", "1k,2k", "-f", "json", "--allow-long-context")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert [d["context"] for d in data] == [1024, 2048]
@@ -301,6 +302,17 @@ def test_json_and_markdown_output() -> None:
     assert md.stdout.startswith("### KV sweep: llama-3.1-8b, 16 points")
     assert sum(line.startswith("| ") for line in md.stdout.splitlines()) == 1 + 16
     assert "▁" not in md.stdout  # the sparkline is for the terminal table only
+
+
+def test_contexts_above_the_maximum_are_left_out() -> None:
+    # GPT-2: n_positions 1024 (model_specs/gpt2.yaml max_position_embeddings); vLLM 0.32
+    # refuses --max-model-len 2048 (config/model.py _get_and_verify_max_len).
+    result = sweep("gpt2", "-c", "512,1k,2k,4k", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    assert [d["context"] for d in json.loads(result.stdout)] == [512, 1024]
+    assert ("--context 2048,4096: above GPT-2's maximum of 1,024 tokens" in result.stderr
+            and "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in result.stderr
+            and "left out of the sweep" in result.stderr)
 
 
 def test_table_output_and_large_grid_note() -> None:
@@ -391,7 +403,9 @@ def test_output_file_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     (["--gpu", "H200", "--tp", "1,3"], "--tp: 3 does not divide"),
     (["--tp", "0"], "--tp: values must be >= 1"),
     (["--scheme", "gqa", "--groups", "5"], "--groups: 5 KV heads is not a GQA layout"),
-    (["-c", "1024m", "-b", "1m", "--scheme", "mha", "--kv-dtype", "fp32"], "overflows"),
+    (["-c", "1024m", "-b", "1m", "--scheme", "mha", "--kv-dtype", "fp32",
+      "--allow-long-context"], "overflows"),
+    (["-c", "256k"], "--context 262144: above Llama-3.1-8B's maximum of 131,072 tokens"),
     (["--plot", "x.pdf"], "--plot: 'x.pdf': unknown extension"),
 ])
 def test_bad_grid_is_one_line_exit_2(args: list[str], fragment: str) -> None:

@@ -56,7 +56,7 @@ def candidate_tps(spec: ModelSpec, gpus: int, chosen: int | None = None) -> tupl
 def capacity_curves(spec: ModelSpec, *, context: int, gpu: str, engine: Engine, kv_dtype: str,
                     mem_fraction: float | None, tps: tuple[int, ...]) -> pd.DataFrame:
     """Max concurrency of one replica against context, one line per TP degree."""
-    grid = SweepGrid(contexts=context_axis(context, spec.max_position_embeddings),
+    grid = SweepGrid(contexts=context_axis(context, spec.max_context_tokens),
                      kv_dtypes=(kv_dtype,), gpus=(gpu,), tps=tps, engine=engine,
                      mem_fractions=() if mem_fraction is None else (mem_fraction,))
     return evaluate(spec, grid)
@@ -88,7 +88,7 @@ def compare_curves(spec: ModelSpec, *, context: int, kv_dtype: str, tp: int, gpu
         except KvplanError:
             continue
         schemes.append(scheme)
-    grid = SweepGrid(contexts=context_axis(context, spec.max_position_embeddings),
+    grid = SweepGrid(contexts=context_axis(context, spec.max_context_tokens),
                      kv_dtypes=(kv_dtype,), schemes=tuple(schemes),
                      gpus=() if gpu is None else (gpu,), tps=(tp,), block_size=block_size,
                      groups=groups)

@@ -28,6 +28,7 @@ from kvplan.engines.base import (
     run_kv_dtype,
 )
 from kvplan.engines.caches import stage_caches
+from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.handover import Handover
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU
@@ -59,6 +60,9 @@ class DisaggRequest:
     slo_tpot_ms: float | None = None
     prices: dict[str, float] = field(default_factory=dict)
     max_workers: int = 32  # per role, for the ratio search
+    # I + O above the model's maximum: planned (launch lines with the engine's override), not
+    # refused (kvplan.engines.context).
+    allow_long_context: bool = False
 
     @property
     def context(self) -> int:
@@ -154,7 +158,7 @@ def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -
 def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
             concurrency: int) -> LaunchPlan:
     connector = req.engine.rules.kv_connector(req.connector)
-    return launch_for(spec, req.engine, cand.layout, LaunchSettings(
+    launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
         concurrency=max(1, concurrency), version=req.engine_version,
@@ -162,6 +166,8 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
                                              req.extra.get("block_size")),
         extra_yaml=connector.launch_yaml(role, req.engine_version,
                                          req.extra.get("block_size"))), ref=req.model_ref)
+    env = long_context_env(spec, req.context, req.engine)
+    return replace(launch, env=launch.env + env) if env else launch
 
 
 def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: int
@@ -237,6 +243,8 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
         raise InputError("--input-len / --output-len: must be >= 1")
     req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype)[0])
     check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
+    check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context,
+                  option="--input-len + --output-len")
     for role, lay in (("prefill", req.prefill), ("decode", req.decode)):
         if lay.dp_attention and lay.tp % lay.dp:
             raise InputError(f"--{role}-dp {lay.dp}: attention DP needs it to divide "

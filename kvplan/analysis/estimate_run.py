@@ -83,7 +83,7 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
         reverse = ReverseAnswers(
             requests=requests, longest_context=longest,
             longest_context_capped=longest is not None and longest == (
-                spec.max_position_embeddings or 1 << 24),
+                spec.max_context_tokens or 1 << 24),
             fraction_needed=fraction_needed(spec, inputs.capacity, requests),
         )
     tiers = None

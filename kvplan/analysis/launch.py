@@ -36,4 +36,4 @@ def launch_for(spec: ModelSpec, engine: Engine, layout: LaunchLayout,
 
 def command_text(plan: LaunchPlan) -> str:
     """The head node's command as one shell line (the `command` of plan's JSON)."""
-    return shlex.join(plan.head.argv)
+    return " ".join([f"{k}={shlex.quote(v)}" for k, v in plan.env] + [shlex.join(plan.head.argv)])

@@ -90,6 +90,9 @@ class PlanRequest:
     # Several GPU types (--gpu H100,H200): searched in turn; () is `gpu` alone.
     gpu_types: tuple[GPU, ...] = ()
     prices: dict[str, float] = field(default_factory=dict)  # preset name -> USD per GPU-hour
+    # A context above the model's maximum is planned (the launch line then carries the engine's
+    # override) rather than refused (kvplan.engines.context).
+    allow_long_context: bool = False
 
     @property
     def gpu_list(self) -> tuple[GPU, ...]:

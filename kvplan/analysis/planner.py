@@ -40,6 +40,7 @@ from kvplan.analysis.plan_types import (
     ServingPlan,
 )
 from kvplan.engines.base import check_kv_dtype, run_kv_dtype, supported_kv_dtypes
+from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
@@ -50,7 +51,7 @@ __all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command"
 
 def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPlan:
     """The engine's own commands for the plan, head node first (kvplan.analysis.launch)."""
-    return launch_for(spec, req.engine, cand.layout, LaunchSettings(
+    launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
         concurrency=req.concurrency, version=req.engine_version,
@@ -59,6 +60,8 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
         speculative_eagle_topk=req.extra.get("speculative_eagle_topk"),
         speculative_num_draft_tokens=req.extra.get("speculative_num_draft_tokens")),
         ref=req.model_ref)
+    env = long_context_env(spec, cand.context, req.engine)
+    return replace(launch, env=launch.env + env) if env else launch
 
 
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:
@@ -190,6 +193,7 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
         req = replace(req, kv_dtypes=tuple(dict.fromkeys(
             run_kv_dtype(req.engine, spec, dtype)[0] for dtype in req.kv_dtypes)))
     _check(req)
+    check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context)
     gpus = req.gpu_list
     plans = [_plan_on(spec, replace(req, gpu=g), g) for g in gpus]
     ranking = ("Ranked by cost per hour of the whole layout, then GPUs, then headroom."

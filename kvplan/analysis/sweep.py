@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.dtypes import DTYPES
@@ -39,6 +39,7 @@ from kvplan.engines.base import (
     PlanInputs,
     run_kv_dtype,
 )
+from kvplan.engines.context import above_max_context, context_refusal
 from kvplan.hardware.gpus import GPU, get_gpu
 from kvplan.kv.cache import check_tp, rank_caches
 from kvplan.model.attention import HeadAttention, LatentAttention
@@ -229,6 +230,10 @@ class SweepGrid:
     engine: Engine = DEFAULT_ENGINE
     block_size: int | None = None  # None: the engine's default
     groups: int = 8  # GQA KV heads for the "gqa" scheme
+    # True: contexts above a model's maximum (kvplan.engines.context) are left out of its rows,
+    # as the engines refuse to start with them (`kvplan sweep` without --allow-long-context);
+    # False: every context computed, as `estimate` computes one.
+    skip_long_contexts: bool = False
 
     @property
     def resolved_block_size(self) -> int:
@@ -291,6 +296,25 @@ def check_points(points: int, *, held: str | None, max_points: int | None = None
                          "(about 14 minutes of CSV here): pass --max-points N to go past")
 
 
+def skipped_contexts(spec: ModelSpec, grid: SweepGrid) -> tuple[int, ...]:
+    """The grid's contexts a sweep of `spec` leaves out: those above the model's maximum when
+    the grid skips them."""
+    if not grid.skip_long_contexts:
+        return ()
+    return tuple(c for c in grid.contexts if above_max_context(spec, c))
+
+
+def _grid_for(spec: ModelSpec, grid: SweepGrid) -> SweepGrid:
+    """`grid` without the contexts `spec` cannot start with; none left: refused (one line)."""
+    skipped = skipped_contexts(spec, grid)
+    if not skipped:
+        return grid
+    kept = tuple(c for c in grid.contexts if c not in skipped)
+    if not kept:
+        raise InputError(context_refusal(spec, min(skipped), grid.engine))
+    return replace(grid, contexts=kept)
+
+
 def evaluate_models(specs: Sequence[ModelSpec], grid: SweepGrid, *,
                     max_points: int | None = None, held: str = "dataframe") -> pd.DataFrame:
     """Several models over the same grid: their rows one after the other (column `model`)."""
@@ -309,6 +333,7 @@ def evaluate(spec: ModelSpec, grid: SweepGrid, *, max_points: int | None = None,
     before any work (`check_points`)."""
     import numpy as np
 
+    grid = _grid_for(spec, grid)
     check_points(grid.num_points, held=held, max_points=max_points,
                  available_bytes=available_memory_bytes())
     parts = list(_row_blocks(spec, grid, chunk_rows=None))
@@ -320,7 +345,7 @@ def iter_frames(specs: Sequence[ModelSpec], grid: SweepGrid, *,
     """The rows of `evaluate_models`, in the same order, as DataFrames of at most `chunk_rows`
     rows each: what a streamed writer holds at once, whatever the grid's size."""
     for spec in specs:
-        for block in _row_blocks(spec, grid, chunk_rows=chunk_rows):
+        for block in _row_blocks(spec, _grid_for(spec, grid), chunk_rows=chunk_rows):
             yield _frame(block, grid)
 
 

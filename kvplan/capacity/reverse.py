@@ -13,9 +13,10 @@ from kvplan.model.spec import ModelSpec
 
 def longest_context(spec: ModelSpec, inputs: PlanInputs, requests: int) -> int | None:
     """The longest context at which `requests` concurrent requests still fit (per GPU / DP rank);
-    None if not even one token's worth fits. Capped at the model's max_position_embeddings
-    (or 2^24 tokens), since sliding-window-only models never run out."""
-    limit = spec.max_position_embeddings or (1 << 24)
+    None if not even one token's worth fits. Capped at the model's maximum context (vLLM's
+    derived max_model_len, kvplan.model.context_limit; else 2^24 tokens), since
+    sliding-window-only models never run out."""
+    limit = spec.max_context_tokens or (1 << 24)
 
     def fits(ctx: int) -> bool:
         shared = min(inputs.shared_prefix, ctx)

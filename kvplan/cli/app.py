@@ -24,6 +24,7 @@ from kvplan.analysis.answers import estimate_headline
 from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.cli.common import (
+    AllowLongContextOpt,
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
@@ -73,6 +74,7 @@ from kvplan.engines.base import (
     DEFAULT_ENGINE,
     Engine,
 )
+from kvplan.engines.context import above_max_record, context_refusal
 from kvplan.present.answers import estimate_answer
 from kvplan.present.capacity_view import capacity_summary_view, capacity_view
 from kvplan.present.estimate_view import estimate_summary, estimate_view
@@ -286,6 +288,7 @@ def estimate_cmd(
     prefix_hit_rate: oo.PrefixHitOpt = 0.0,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
+    allow_long_context: AllowLongContextOpt = False,
 ) -> None:
     """KV-cache size per token, per layer, per paged block, per sequence and for a batch;
     with --gpu, --gpu-mem-gib or --kv-budget-gib, also how many requests fit on one GPU."""
@@ -327,6 +330,14 @@ def estimate_cmd(
                               offload=ask,
                               on_warning=lambda message: warn(f"kvplan: warning: {message}"))
         view = estimate_view(inputs.spec, answer.estimate)
+        # A context the engine refuses to start with: computed all the same (estimate is the
+        # calculator; its --context defaults to 4,096 whatever the model), said on stderr
+        # unless --allow-long-context, and recorded under "above_max_context".
+        above = above_max_record(inputs.spec, context, engine)
+        if above is not None:
+            if not allow_long_context:
+                warn("kvplan: warning: " + context_refusal(inputs.spec, context, engine))
+            view = replace(view, records={**view.records, "above_max_context": above})
         # "batch" kept; "concurrency" is the same count under the name every command uses.
         view = replace(view, records=with_keys_after(view.records, "batch",
                                                      concurrency=answer.estimate.batch))

@@ -105,5 +105,6 @@ def disagg_plan_view(opts: dict[str, Any]) -> Any:
         mem_fraction=opts.get("mem_fraction"), extra=extra,
         concurrency=opts.get("concurrency"), rate=opts.get("rate"),
         slo_ttft_ms=opts.get("slo_ttft_ms"), slo_tpot_ms=opts.get("slo_tpot_ms"),
-        prices=opts.get("prices") or {})
+        prices=opts.get("prices") or {},
+        allow_long_context=bool(opts.get("allow_long_context")))
     return disagg_view(spec, plan_disagg(spec, req))

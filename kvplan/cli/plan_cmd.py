@@ -10,6 +10,7 @@ from kvplan._util.errors import InputError, KvplanError
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
+    AllowLongContextOpt,
     DTypeOpt,
     EngineVersionOpt,
     ExplainOpt,
@@ -226,6 +227,7 @@ def plan_cmd(
     connector: ConnectorOpt = None,
     block_size: DisaggBlockOpt = None,
     explain: ExplainOpt = False,
+    allow_long_context: AllowLongContextOpt = False,
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
     (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
@@ -266,6 +268,7 @@ def plan_cmd(
                 "prices": dict(_price(p) for p in price or ()), "input_len": input_len,
                 "output_len": output_len, "link": link, "rails": rails,
                 "connector": connector, "block_size": block_size,
+                "allow_long_context": allow_long_context,
                 **{f"{role}_{k}": v for role, vals in (
                     ("prefill", (prefill_tp, prefill_pp, prefill_dp, prefill_ep,
                                  prefill_dp_attention)),
@@ -279,7 +282,8 @@ def plan_cmd(
             with handle_errors():
                 raise InputError("--rate: the simulator runs without offload tiers or a shared "
                                  "prefix; plan them without --rate")
-        _rate_plan(model, rate=rate, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
+        _rate_plan(model, allow_long=allow_long_context, rate=rate, slo_ttft_ms=slo_ttft_ms,
+                   slo_tpot_ms=slo_tpot_ms,
                    percentile=slo_percentile, gpu=gpu, context=context,
                    gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
                    engine_version=engine_version, kv_dtype=kv_dtype,
@@ -315,6 +319,7 @@ def plan_cmd(
             "kv_dtype": None if kv_dtype is None else parse_kv_dtype_or_auto("--kv-dtype",
                                                                              kv_dtype),
             "shared_prefix": shared_prefix or None,
+            "allow_long_context": allow_long_context or None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
         if prices is not None or price:
@@ -386,12 +391,13 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
         engine_version=opts.get("engine_version"), kv_dtypes=None if dtype is None else (dtype,),
         mem_fraction=opts.get("mem_fraction"), max_num_seqs=opts.get("max_num_seqs"),
         max_num_batched_tokens=opts.get("max_num_batched_tokens"),
-        prices=opts.get("prices") or {}, extra=extra)
+        prices=opts.get("prices") or {}, extra=extra,
+        allow_long_context=bool(opts.get("allow_long_context")))
     return plan_serving(spec, req), spec, req
 
 
 def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat,
-               explain: bool = False, **given: Any) -> None:
+               explain: bool = False, allow_long: bool = False, **given: Any) -> None:
     """`plan --rate`: parse, one library call (kvplan.analysis.rate_plan), present."""
     from kvplan.analysis.rate_plan import plan_for_rate
     from kvplan.analysis.simulate.workload import WorkloadOptions
@@ -406,6 +412,11 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
             given["kv_dtype"] = parse_kv_dtype_or_auto("--kv-dtype", given["kv_dtype"])
         options = {k: v for k, v in given.items() if v is not None}
         spec = load_spec(model)
+        if context is not None:
+            from kvplan.engines.context import check_context
+
+            check_context(spec, context, engine=options.get("engine") or DEFAULT_ENGINE,
+                          allow_long=allow_long)
         with progress_shown():  # a simulation per layout tried
             result = plan_for_rate(
                 spec, model=model, rate=given["rate"],

@@ -33,7 +33,7 @@ def plot_plan(path: Path, spec: ModelSpec, plan: dict[str, Any], *, gpus_per_nod
     verdict = "fits" if plan["fits"] else "does not fit"
     title = (f"{spec.id} on {plan['gpu']} ({plan['engine']}, {plan.get('kv_dtype') or 'bf16'} "
              f"KV): requests per replica vs context; the target {verdict}")
-    write_plot(df, path, fmt, force=force, max_contexts={spec.id: spec.max_position_embeddings},
+    write_plot(df, path, fmt, force=force, max_contexts={spec.id: spec.max_context_tokens},
                title=title, target=(int(plan["context"]), int(plan["concurrency"])))
     warn(f"kvplan: wrote plot to {shown_path(path)}")
 
@@ -47,5 +47,5 @@ def plot_compare(path: Path, spec: ModelSpec, *, context: int, kv_dtype: str, tp
     fmt = _prepare(path, spec, force)
     df = compare_curves(spec, context=context, kv_dtype=kv_dtype, tp=tp, gpu=gpu, groups=groups,
                         block_size=block_size)
-    write_plot(df, path, fmt, force=force, max_contexts={spec.id: spec.max_position_embeddings})
+    write_plot(df, path, fmt, force=force, max_contexts={spec.id: spec.max_context_tokens})
     warn(f"kvplan: wrote plot to {shown_path(path)}")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kvplan.cli.common import (
+    AllowLongContextOpt,
     EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
@@ -159,6 +160,7 @@ def simulate_cmd(
                      ] = False,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
+    allow_long_context: AllowLongContextOpt = False,
 ) -> None:
     """Serve a stream of requests in a simulation of vLLM V1's scheduler (token budget,
     chunked prefill, FCFS, preemption, prefix caching; or SGLang's: prefill first,
@@ -189,6 +191,10 @@ def simulate_cmd(
             from kvplan._util.errors import InputError
 
             raise InputError("--max-model-len: the model's maximum length is unknown; give it")
+        from kvplan.engines.context import check_context
+
+        check_context(spec, context, engine=engine, allow_long=allow_long_context,
+                      option="--max-model-len")
         requests = requests_from(WorkloadOptions(
             num_requests=num_requests, max_requests=max_sim_requests, rate=rate,
             arrival=arrival, burstiness=burstiness,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,6 +19,7 @@ import typer
 
 from kvplan._util.errors import InputError
 from kvplan.cli.common import (
+    AllowLongContextOpt,
     ExplainOpt,
     FormatOpt,
     ModelArg,
@@ -28,6 +30,7 @@ from kvplan.cli.common import (
 from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, ENGINE_AUTO
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
+from kvplan.engines.context import context_refusal
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn
@@ -171,6 +174,7 @@ def sweep_cmd(
              "are streamed; for a table, Markdown, parquet or plot, what half the available "
              "memory holds).")] = None,
     explain: ExplainOpt = False,
+    allow_long_context: AllowLongContextOpt = False,
 ) -> None:
     """The estimate/capacity numbers over a grid: every combination of the comma lists given,
     one row per point, as a table, CSV/JSON/Markdown, a file and/or a plot."""
@@ -185,6 +189,7 @@ def sweep_cmd(
         parse_int_list,
         parse_scheme_list,
         run_kv_dtypes,
+        skipped_contexts,
     )
     from kvplan.present.sweep_view import (
         csv_chunks,
@@ -213,6 +218,7 @@ def sweep_cmd(
             mem_fractions=() if mem_fraction is None else parse_fraction_list(
                 "--mem-fraction", mem_fraction),
             engine=engine, block_size=block_size, groups=8 if groups is None else groups,
+            skip_long_contexts=not allow_long_context,
         )
         out_fmt = None if output is None else file_format("-o", output, FILE_FORMATS)
         plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)
@@ -222,6 +228,16 @@ def sweep_cmd(
         names = [model] if "," not in model or Path(model).exists() else [
             m.strip() for m in model.split(",") if m.strip()]
         specs = [load_spec(m) for m in names]
+        for s in specs:  # contexts the engines refuse to start with: left out, said here
+            skipped = skipped_contexts(s, grid)
+            if skipped and len(skipped) < len(grid.contexts):
+                shown = ",".join(map(str, skipped)) if len(skipped) <= 4 else (
+                    f"{skipped[0]},{skipped[1]},...,{skipped[-1]} ({len(skipped):,} contexts)")
+                line = context_refusal(s, skipped[0], engine).replace(
+                    f" {skipped[0]}:", f" {shown}:", 1)
+                # Wrapped to 80 columns: a note beside the rows, not a one-line error.
+                warn("\n".join(textwrap.wrap(f"kvplan: warning: {line}; left out of the sweep",
+                                              width=80, subsequent_indent="  ")))
         inputs = tuple(Path(s.path) for s in specs)
         targets = [(opt, Path(p)) for opt, p in (("-o", output), ("--plot", plot))
                    if p is not None]
@@ -264,7 +280,7 @@ def sweep_cmd(
             warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")
         if plot is not None and plot_fmt is not None:
             write_plot(df, Path(plot), plot_fmt, force=force, inputs=inputs,
-                       max_contexts={s.id: s.max_position_embeddings for s in specs})
+                       max_contexts={s.id: s.max_context_tokens for s in specs})
             warn(f"kvplan: wrote plot to {shown_path(plot)}")
         if output is not None:
             return

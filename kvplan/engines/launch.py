@@ -153,6 +153,9 @@ class LaunchPlan:
     commands: tuple[Command, ...]
     notes: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (name, text)
+    # Environment every command runs with: (name, value); the engine's long-context override
+    # when the plan's context is above the model's maximum (kvplan.engines.context).
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def head(self) -> Command:
@@ -165,7 +168,8 @@ class LaunchPlan:
     def to_dict(self) -> dict[str, Any]:
         return {"commands": [{"node": c.node, "argv": c.argv, "gpus": c.gpus,
                               "setup": [list(s) for s in c.setup]} for c in self.commands],
-                "notes": list(self.notes), "files": dict(self.files)}
+                "notes": list(self.notes), "files": dict(self.files),
+                **({"env": dict(self.env)} if self.env else {})}
 
 
 def pack_replicas(replicas: int, replica_gpus: int, gpus_per_node: int) -> list[int]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError, SpecError
 from kvplan.model.attention import Attention, AttentionKind
+from kvplan.model.context_limit import ContextLimit
 
 if TYPE_CHECKING:
     from kvplan.model.checkpoint import CheckpointWeights
@@ -215,6 +216,9 @@ class ModelSpec:
     tie_word_embeddings: bool = False
     position_embedding: str = "rope"
     max_position_embeddings: int | None = None
+    # The longest context vLLM starts with (kvplan.model.context_limit), where the config's
+    # position keys or RoPE scaling make it differ from max_position_embeddings; None: that.
+    context_limit: ContextLimit | None = None
     norm_type: str = "rmsnorm"
     # One entry per layer: the sliding window in tokens, or None for full attention.
     layer_windows: tuple[int | None, ...] = ()
@@ -345,6 +349,23 @@ class ModelSpec:
         """Some layers slide and some attend to the whole context (gemma-2, gemma-3)."""
         return len({w is None for w in self.layer_windows}) > 1 or any(
             c is not None for c in self.layer_chunks) or self.num_recurrent_layers > 0
+
+    @property
+    def max_context(self) -> ContextLimit | None:
+        """The model's maximum context (vLLM's derived max_model_len): `context_limit`, else
+        max_position_embeddings; None when the spec states neither."""
+        if self.context_limit is not None:
+            return self.context_limit
+        if self.max_position_embeddings is None:
+            return None
+        where = "config.json" if self.path.endswith(".json") else "spec"
+        return ContextLimit(tokens=self.max_position_embeddings,
+                            source=f"{where} max_position_embeddings")
+
+    @property
+    def max_context_tokens(self) -> int | None:
+        limit = self.max_context
+        return None if limit is None else limit.tokens
 
     @property
     def sliding_window(self) -> int | None:

@@ -59,6 +59,8 @@ def launch_lines(plan: LaunchPlan, width: int = WIDTH) -> list[str]:
     out = ["# launch, node by node in this order:" if several else "# launch:"]
     for name, text in plan.files:
         out += [f"cat > {shlex.quote(name)} <<'EOF'", *text.rstrip("\n").split("\n"), "EOF"]
+    # The engine's long-context override (on every node).
+    out += [f"export {k}={shlex.quote(v)}" for k, v in plan.env]
 
     def node(cmd: Command, when: str = "") -> list[str]:
         if not several:

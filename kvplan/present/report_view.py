@@ -247,7 +247,7 @@ def curves_svg(data: ReportData) -> str | None:
     target = None
     if data.plan is not None:
         target = (data.plan.context, data.plan.concurrency)
-    fig = sweep_figure(data.curves, max_contexts={data.spec.id: data.spec.max_position_embeddings},
+    fig = sweep_figure(data.curves, max_contexts={data.spec.id: data.spec.max_context_tokens},
                        title="requests per replica vs context, per tensor-parallel degree",
                        target=target)
     return _svg(fig)

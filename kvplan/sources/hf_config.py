@@ -23,6 +23,7 @@ from typing import Any
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS
+from kvplan.model.context_limit import context_limit_from_config
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import parse_json, path_kind, read_text, shown_path
@@ -81,7 +82,7 @@ _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 _TOP_ORDER = (
     "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
     "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
-    "norm_type",
+    "max_model_len", "max_model_len_source", "norm_type",
 )
 
 
@@ -362,6 +363,11 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     }
     if max_pos is not None:
         mapping["max_position_embeddings"] = max_pos
+    limit = context_limit_from_config(data, mt)
+    if limit is not None and (limit.tokens, limit.source) != (
+            max_pos, "config.json max_position_embeddings"):
+        mapping["max_model_len"] = limit.tokens
+        mapping["max_model_len_source"] = limit.source
     mapping["norm_type"] = norm
     mapping["attention"] = attention
     mapping["mlp"] = mlp

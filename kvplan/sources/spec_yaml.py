@@ -11,6 +11,7 @@ from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
+from kvplan.model.context_limit import ContextLimit
 from kvplan.model.spec import (
     CHUNKED,
     FULL,
@@ -410,6 +411,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         tie_word_embeddings=r.bool("tie_word_embeddings"),
         position_embedding=position_embedding,
         max_position_embeddings=max_pos,
+        context_limit=_parse_context_limit(r),
         norm_type=r.str("norm_type", required=False, default="rmsnorm",
                         choices=("rmsnorm", "layernorm")),
         layer_windows=windows,
@@ -515,6 +517,14 @@ def _parse_assumptions(r: _Reader) -> tuple[Assumption, ...]:
         out.append(Assumption(**{k: checked_text(item[k], path=r.path, field=f"{where}.{k}")
                                  for k in ("field", "value", "why")}, affects=affects))
     return tuple(out)
+
+
+def _parse_context_limit(r: _Reader) -> ContextLimit | None:
+    """Optional `max_model_len` (the longest context vLLM starts with, when it is not
+    max_position_embeddings) and `max_model_len_source` (the config field it comes from)."""
+    tokens = r.int("max_model_len", required=False)
+    source = r.str("max_model_len_source", required=False, default="spec max_model_len")
+    return None if tokens is None else ContextLimit(tokens=tokens, source=source)
 
 
 def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
