@@ -111,11 +111,14 @@ def test_smallest_key_wins() -> None:
 
 
 def test_no_position_key_no_limit() -> None:
-    # bigscience/bloom-560m (ALiBi) states none of the keys: vLLM takes any max_model_len given
-    # (config/model.py ~2561: "If max_model_len is specified, we use it"); the recorded oracle
-    # run starts at 8,192.
-    spec, _ = load_config(DATA / "oracle" / "bloom-560m")
+    # transformers' default BloomConfig (ALiBi; the oracle case default-bloom) states none of the
+    # keys and BloomConfig defines none: vLLM takes any max_model_len given (config/model.py
+    # ~2561: "If max_model_len is specified, we use it"); the recorded oracle run starts at
+    # 8,192. (The published bigscience/bloomz-560m file states seq_length 2048: limited below.)
+    spec, _ = load_config(DATA / "oracle" / "default-bloom")
     assert spec.max_context is None
+    bloomz, _ = load_config(DATA / "oracle" / "bloomz-560m")
+    assert bloomz.max_context_tokens == 2048
     assert context_limit_from_config({"hidden_size": 8}, "bloom") is None
 
 
