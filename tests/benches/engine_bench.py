@@ -166,6 +166,8 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
         args += ["--block-size", str(log["page_size"])]
     if log.get("context_len"):  # SGLang's max_running_requests default scales with it
         args += ["--context", str(log["context_len"])]
+    if (log.get("kv_cache_dtype") or "auto").startswith("fp8"):  # the log's --kv-cache-dtype
+        args += ["--kv-dtype", "fp8"]
     if log.get("vision_tower"):  # a multimodal checkpoint's encoder (SGLang's VLM fraction)
         args += ["--vision-tower", ",".join(map(str, log["vision_tower"]))]
     spec = log.get("speculative")
