@@ -445,7 +445,9 @@ SGLANG_PROSPECTIVE_FINDING = (
     "command line, so 0.82 may be the user's. At 0.82 the replay gives 135,246 (+1.6 %). "
     "granite-4.0-h-micro-16gb-bench-one-batch (-7.2 %, inside the 0.25 GiB band of its "
     "small hybrid cell): bench_one_batch prints no ServerArgs, so its fraction is unknown; the "
-    "16 GB GPU is inferred, not named. The B200 DeepSeek-R1-NVFP4 runs (SGLang 0.5.9, "
+    "16 GB GPU is inferred, not named. The B200 DeepSeek-R1-NVFP4 runs (SGLang 0.5.9; the "
+    "repository's TensorRT-LLM logs were read for this bench before, its SGLang logs were in "
+    "none, "
     "+0.75 % at TP 4, -0.33 % at TP 8) differ in the preload only: logged 1.79 GiB at both TP "
     "sizes, kvplan's TP-step constants 1.32 (TP 4) and 2.14 (TP 8).")
 

@@ -312,7 +312,9 @@ PROSPECTIVE_FINDING = (
     "WSL2 can differ) with the checkpoint's 0.25 GiB as weights. What the log leaves for the "
     "reserve (total - 9.06 / 0.9 - weights) is 1.67 GiB against kvplan's 2.23 (activation + "
     "non-torch, the latter the B200-fitted TP-1 point of kvplan.engines.trtllm.budget; the "
-    "TinyLlama RTX 6000 Ada log measured 1.11 GiB outside torch). The likely cause is the "
+    "TinyLlama RTX 6000 Ada log measured 1.11 GiB outside torch). Whatever the total, "
+    "kvplan's reserve is too large: to give 9.06 GiB its replay would need a 12.55 GiB device, "
+    "more than the 12 GiB card. The likely cause is the "
     "non-torch part on a small consumer card (CUDA context, no NCCL at TP 1) read off "
     "tensorrt_llm/_torch/pyexecutor/_util.py's estimate (total - peak + temporary KV) x "
     "fraction, which charges whatever the profile saw outside torch.")
