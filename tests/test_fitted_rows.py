@@ -146,21 +146,25 @@ def test_the_issue_25_counts() -> None:
     vllm = _split(engine_bench.load_logs())
     assert (len(vllm.fitted), len(vllm.same_config)) == (45, 1)
     assert len(vllm.held_out) == len(engine_bench.load_logs()) - 46 >= 62
-    # SGLang: 10 of the 19 replayed logs set the preload constants.
+    # SGLang: 10 of the 28 replayed logs set the preload constants (the 9 startsgl logs are
+    # all held out).
     sglang = _split([log for log in engine_bench.load_sglang_logs() if log["replay"]])
-    assert (len(sglang.fitted), len(sglang.held_out)) == (10, 9)
-    # TensorRT-LLM: 19 of the 28 logs not marked `fit` share a fitted log's configuration.
+    assert (len(sglang.fitted), len(sglang.held_out)) == (10, 18)
+    # TensorRT-LLM: 19 of the 29 logs not marked `fit` share a fitted log's configuration.
     replayed = [log for log in trtllm_bench.load_trtllm_logs() if log["replay"]]
     trtllm = _split(replayed, "ep")
-    assert (len(trtllm.fitted), len(trtllm.same_config), len(trtllm.held_out)) == (12, 11, 9)
+    assert (len(trtllm.fitted), len(trtllm.same_config), len(trtllm.held_out)) == (12, 11, 10)
     not_marked = {log["id"] for log in replayed if not log["fitted"]}
-    assert len(not_marked) == 28
+    assert len(not_marked) == 29
     assert len(not_marked - set(trtllm.held_out)) == 19
     # Prospective: the 9 startup26 logs (committed in c9999d3 and adf9a1b before any prediction
     # for them); its 7 held-out llm-d-benchmark runs were read before the rule change
     # (seen_before).
     assert len(vllm.prospective) == 9 and len(vllm.seen_before) == 7
-    assert not sglang.prospective and not trtllm.prospective
+    # The startsgl logs (committed in cd15e16 and 610b696 before any prediction for them):
+    # 9 SGLang (0.4.4 1, 0.5.9 6, newest 2), 1 TensorRT-LLM 1.2.1.
+    assert len(sglang.prospective) == 9 and not sglang.seen_before
+    assert len(trtllm.prospective) == 1 and not trtllm.seen_before
 
 
 def test_cost_split() -> None:

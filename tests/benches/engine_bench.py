@@ -166,6 +166,8 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
         args += ["--block-size", str(log["page_size"])]
     if log.get("context_len"):  # SGLang's max_running_requests default scales with it
         args += ["--context", str(log["context_len"])]
+    if (log.get("kv_cache_dtype") or "auto").startswith("fp8"):  # the log's --kv-cache-dtype
+        args += ["--kv-dtype", "fp8"]
     if log.get("vision_tower"):  # a multimodal checkpoint's encoder (SGLang's VLM fraction)
         args += ["--vision-tower", ",".join(map(str, log["vision_tower"]))]
     spec = log.get("speculative")
@@ -399,8 +401,55 @@ def print_sglang_split(replayed: list[dict[str, Any]]) -> None:
         else:
             text = "0 logs"
         print(f"- {name}: {text}.")
-    print(f"- {honest.prospective_line(split, 'logs')}.")
+    print_sglang_prospective(replayed, split)
     print_shaped(split)
+
+
+def _sglang_figures(subset: list[dict[str, Any]]) -> str:
+    s = sglang_summary(subset)
+    within = sum(r["within"] for r in subset)
+    return (f"median |error| {s['median_error']:.2%}, {within} of {s['logs']} within max(2 %, "
+            f"{TOLERANCE_GIB} GiB of KV)")
+
+
+def print_sglang_prospective(replayed: list[dict[str, Any]], split: honest.Split) -> None:
+    """The prospective SGLang logs' figures, overall and by SGLang release ('newest': a source
+    checkout or a build without a release number, replayed with kvplan's newest rules)."""
+    mine = [r for r in replayed if r["log"]["id"] in set(split.prospective)]
+    print(f"- {honest.prospective_line(split, 'logs')}"
+          + (f" ({_sglang_figures(mine)})." if mine else "."))
+    versions = {r["log"]["engine_version_arg"] for r in mine}
+    for version in sorted(versions, key=lambda v: version_key(v)):
+        subset = [r for r in mine if r["log"]["engine_version_arg"] == version]
+        print(f"  - SGLang {version or 'newest'}: {_sglang_figures(subset)} "
+              f"({'; '.join(r['log']['id'] for r in subset)}).")
+    if mine:
+        print(f"\n{SGLANG_PROSPECTIVE_FINDING}")
+
+
+# Read after the startsgl logs (committed in cd15e16 and 610b696 before any prediction for
+# them) were first evaluated; no rule or constant was changed for them.
+SGLANG_PROSPECTIVE_FINDING = (
+    "The prospective misses, read after the first evaluation (no rule changed). "
+    "gemma-3-4b-it-h200-pr4826 (+5.6 %): SGLang of that date lowered the fraction for "
+    "multimodal models inside the model runner, after ServerArgs printed 0.88 "
+    "(model_executor/model_runner.py: `if self.is_multimodal: self.mem_fraction_static *= "
+    "0.95`, 'Automatically reduce --mem-fraction-static ... because this is a multimodal "
+    "model'; 0.90 in later releases, then replaced by server_args.py's "
+    "adjust_mem_fraction_for_vlm); kvplan's 0.4.4 profile applies no VLM reduction. At 0.88 x "
+    "0.95 = 0.836 the replay gives 833,907 tokens (-0.08 %). "
+    "qwen2.5-7b-instruct-awq-16gb-workflow-aware-prompt-cache (-14.8 %): the fraction. "
+    "ServerArgs print 0.82 and kvplan's newest default for a 16 GB card is 0.743 (its "
+    "reserved-memory formula, server_args.py _handle_gpu_memory_settings, with the card's "
+    "chunked_prefill_size 8192 and --disable-cuda-graph in this log); the repository has no "
+    "command line, so 0.82 may be the user's. At 0.82 the replay gives 135,246 (+1.6 %). "
+    "granite-4.0-h-micro-16gb-bench-one-batch (-7.2 %, inside the 0.25 GiB band of its "
+    "small hybrid cell): bench_one_batch prints no ServerArgs, so its fraction is unknown; the "
+    "16 GB GPU is inferred, not named. The B200 DeepSeek-R1-NVFP4 runs (SGLang 0.5.9; the "
+    "repository's TensorRT-LLM logs were read for this bench before, its SGLang logs were in "
+    "none, "
+    "+0.75 % at TP 4, -0.33 % at TP 8) differ in the preload only: logged 1.79 GiB at both TP "
+    "sizes, kvplan's TP-step constants 1.32 (TP 4) and 2.14 (TP 8).")
 
 
 def main() -> None:
