@@ -127,9 +127,12 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/falcon_h1.py: attention beside Mamba2 in all 72 layers: 72 x 2 x 4 x 128 x 2 B.
     "falcon-h1-34b": (CONFIGS / "falcon-h1-34b.json", 72 * 2 * 4 * 128 * 2,
                       HF + "tiiuae/Falcon-H1-34B-Instruct"),
-    # models/jamba.py: attention every attn_layer_period 8 from offset 4: 4 x 2 x 8 x 128 x 2 B.
-    "jamba-mini": (CONFIGS / "jamba-mini.json", 4 * 2 * 8 * 128 * 2,
-                   HF + "ai21labs/AI21-Jamba-1.5-Mini"),
+    # models/jamba.py: attention where i % attn_layer_period 8 == attn_layer_offset 4, i.e.
+    # layers 4, 12, 20, 28 of 32; 8 KV heads of 4096 / 32 = 128: 4 x 2 x 8 x 128 x 2 B (float16 in
+    # this file, 2 B as bf16). A third party's fine-tune of Jamba-v0.1 (the published file, issue
+    # 26's sixth verbatim pass); AI21-Jamba-1.5-Mini's shape (jamba-mini.json) is the same.
+    "jamba-v0.1-claude-chat": (CONFIGS / "jamba-v0.1-claude-chat.json", 4 * 2 * 8 * 128 * 2,
+                               HF + "Norquinal/Jamba-v0.1-Claude-Chat"),
     # models/qwen3_next.py: full_attention_interval 4 -> 12 of 48: 12 x 2 x 2 x 256 x 2 B.
     "qwen3-next-80b-a3b": (CONFIGS / "qwen3-next-80b-a3b.json", 12 * 2 * 2 * 256 * 2,
                            HF + "Qwen/Qwen3-Next-80B-A3B-Instruct"),

@@ -68,7 +68,9 @@ def test_every_family_has_oracle_runs() -> None:
             # issue 26's fifth verbatim pass: published files run whole, and published files of
             # other checkpoints of the class
             "olmo3-190m-zh-continue", "phi-moe-30-attn2", "falcon-7b-instruct",
-            "qwen2-57b-a14b"} <= families
+            "qwen2-57b-a14b",
+            # issue 26's sixth verbatim pass: a published Jamba file (a fine-tune of Jamba-v0.1)
+            "jamba-v0.1-claude-chat"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
