@@ -220,7 +220,14 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "jamba": _ak("models/jamba.py", _MAMBA | _NO_WINDOW_HYBRID | _why(
         "read: which layers are attention", "attn_layer_offset", "attn_layer_period") | {
         "num_key_value_heads": Covered("read: KV heads")} | _why(
-        "which layers are MoE (weights only)", "expert_layer_offset", "expert_layer_period")),
+        "which layers are MoE (weights only)", "expert_layer_offset", "expert_layer_period") | {
+        # Jamba-v0.1's remote-code fields: vLLM's MambaMixer always builds the inner RMS norms
+        # (models/jamba.py use_rms_norm=True), so only true is what vLLM loads; n_ctx is a
+        # context length vLLM 0.32 does not read (model_arch_config_convertor.py's position
+        # keys: JambaConfig's max_position_embeddings, default 262144, sets the limit).
+        "mamba_inner_layernorms": only(True, why="inner RMS norms of the Mamba mixer (weights "
+                                       "only; vLLM builds them always)"),
+        "n_ctx": Covered("a context length vLLM does not read")}),
     # models/kimi_linear.py: MLA full layers, KDA layers from linear_attn_config.
     "kimi_linear": _ak("models/kimi_linear.py", _MLA | {
         "linear_attn_config": Covered("read: KDA layers and state"),
