@@ -474,7 +474,10 @@ LAST_RULE_CHANGE = {
     # kvplan/analysis/disagg.py), the last commit on its branch that touched kvplan/: every
     # replayed prospective row with a DP-attention prefill shaped it (SHAPED_BY); no disagg row
     # has been added since.
-    "disagg": RuleChange(commit="4da0407f3898", time="2026-12-03T08:05:14+00:00",
+    # gpusmi's preset totals (cb2d7c4, kvplan/hardware/gpus.json: GB300 276.50 GiB among them),
+    # the last commit on its branch that touched these paths: examples/disagg-bench.md came out
+    # byte-identical after it (no disagg row's prediction moved).
+    "disagg": RuleChange(commit="cb2d7c49b426", time="2026-12-03T08:58:26+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py"),
