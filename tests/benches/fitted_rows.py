@@ -211,7 +211,26 @@ _SIM_TO_REAL_ALL = (
 )
 
 
+# The rows whose prediction moved when the GPU presets took the driver-reported totals public logs
+# print (gpusmi, cb2d7c4: H100-NVL 93.09 GiB, GB300 276.50, MI355X 287.98, ...): the H100 NVL
+# start-up log's miss prompted the search; the others move with it. aiconfigurator's 48 GB300
+# TensorRT-LLM capacity points were known to over-predict at the nominal 288 GiB.
+_GB300_TRTLLM_POINTS = tuple(
+    f"aiconfigurator-gb300-{model}-tp{tp}-isl{isl}-osl{osl}-f{fraction}"
+    for model in ("qwen3-32b-fp8", "llama-3.1-8b") for fraction in (0.8, 0.9)
+    for tp in (1, 2, 4) for isl in (2048, 4096) for osl in (2048, 4096))
+_PRESET_TOTALS = ("index-67592774702", "kimi-k2.5-8xmi355x", "qwen2.5-0.5b-h100nvl-shared",
+                  "glm-5-fp8-8xmi355x", "qwen3-0.6b-mi355x-rocm-shim", *_GB300_TRTLLM_POINTS)
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
+    Shaped(commit="cb2d7c4",
+           rule="the GPU presets' device totals as the driver reports them (kvplan/hardware/"
+                "gpus.json reported_total, each cited: H100-NVL 93.09 GiB from PyTorch / OpenCL "
+                "logs, GB300 276.50 from torchtitan logs, MI325X 255.98, MI355X 287.98; "
+                "H100-PCIe, H800 and H20 nvidia-smi's MiB), looked for after the H100 NVL "
+                "start-up log came out +7.4 % on the 94 GiB datasheet figure (+3.2 % since)",
+           rows=_PRESET_TOTALS),
     Shaped(commit="bc725f6",
            rule="the type a quantized GEMM runs at, by format and card (GemmMath, GPU.runs): "
                 "W4A4 NVFP4 at the dense FP4 peak on Blackwell, W8A8 FP8 at FP8, weight-only "
@@ -455,7 +474,10 @@ LAST_RULE_CHANGE = {
     # kvplan/analysis/disagg.py), the last commit on its branch that touched kvplan/: every
     # replayed prospective row with a DP-attention prefill shaped it (SHAPED_BY); no disagg row
     # has been added since.
-    "disagg": RuleChange(commit="4da0407f3898", time="2026-12-03T08:05:14+00:00",
+    # gpusmi's preset totals (cb2d7c4, kvplan/hardware/gpus.json: GB300 276.50 GiB among them),
+    # the last commit on its branch that touched these paths: examples/disagg-bench.md came out
+    # byte-identical after it (no disagg row's prediction moved).
+    "disagg": RuleChange(commit="cb2d7c49b426", time="2026-12-03T08:58:26+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py"),
