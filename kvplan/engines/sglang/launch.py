@@ -34,6 +34,7 @@ from kvplan.engines.launch import (
     nodes_per_replica,
     pack_replicas,
 )
+from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag
 
 PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
 EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
@@ -61,8 +62,9 @@ def _speculative(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     groups = [("--context-length", str(s.context), "--mem-fraction-static", f"{s.fraction:g}")]
-    if s.kv_dtype == "fp8":
-        groups.append(("--kv-cache-dtype", "fp8_e4m3"))
+    flag = sglang_kv_dtype_flag(s.kv_dtype, s.declared_kv_dtype, s.version)
+    if flag:
+        groups.append(flag)
     groups.append(("--max-running-requests", str(s.concurrency)))
     return tuple(groups) + _speculative(s) + s.extra_groups
 
