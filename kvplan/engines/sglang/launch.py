@@ -14,6 +14,8 @@ argparse abbreviations).
   parallel controller places them from GPU 0 on its own node); over several nodes each node's
   (or, for a replica wider than a node, each replica's) server is independent, behind a load
   balancer such as sglang-router.
+- KV dtype: `--kv-cache-dtype fp8_e4m3` for fp8; for a checkpoint that declares an fp8 KV cache
+  a bf16 plan names `bfloat16` (kvplan.engines.sglang.kv_dtype.sglang_kv_dtype_flag).
 """
 
 from __future__ import annotations
