@@ -6,8 +6,9 @@ kv_cache_scheme {num_bits: 8, type: float}); vLLM 0.32's default --kv-cache-dtyp
 (engine/arg_utils.py resolve_kv_cache_dtype_string -> utils/torch_utils.py
 get_kv_cache_quant_algo_string -> 'fp8_e4m3'). Its text_config is DeepSeek-V3's MLA: 61 layers x
 (kv_lora_rank 512 + qk_rope_head_dim 64) = 576 elements per token per layer, so at 1 B (fp8)
-61 x 576 = 35,136 B per token, and at 2 B (bf16) 70,272. SGLang and TensorRT-LLM: whether they
-take it by default is not modelled, so each command refuses in one line without --kv-dtype.
+61 x 576 = 35,136 B per token, and at 2 B (bf16) 70,272. SGLang (0.5.3+) and TensorRT-LLM
+(declared in config.json): whether they take it by default is not settled by their code, so each
+command refuses in one line without --kv-dtype; where it is settled, below.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from kvplan._util.errors import InputError
 from kvplan.cli import app
 
 KIMI = str(Path(__file__).parent / "data" / "blind26" / "real" / "kimi-k2.6-nvfp4.json")
@@ -128,3 +130,124 @@ def test_the_library_plan_takes_auto_as_the_command_does() -> None:
 
     assert kvplan.plan(KIMI, concurrency=1, context=4096, gpu="B200",
                        kv_dtype="auto").chosen.kv_dtype == "fp8"
+
+
+# SGLang and TensorRT-LLM (kvplan.engines.sglang.kv_dtype, kvplan.engines.trtllm.kv_dtype), read
+# from their code. SGLang, python/sglang/srt/ of each release's wheel: model_executor/
+# model_runner.py 0.4.5-0.5.2 (0.5.2 line 1231) `auto` -> self.dtype whatever the checkpoint
+# declares; from 0.5.3 (0.5.14 configure_kv_cache_dtype, line 2337) fp8_e4m3 when
+# model.quant_config.kv_cache_quant_algo is "FP8" (ModelOpt only; not every model class keeps
+# quant_config: refused); server_args.py --kv-cache-dtype has "bf16"/"bfloat16" from 0.5.4.
+# TensorRT-LLM, tensorrt_llm/_torch/: model_config.py load_modelopt_quant_config reads
+# hf_quant_config.json's kv_cache_quant_algo, and pyexecutor validate_and_set_kv_cache_quant keeps
+# it with dtype auto; its dtype values are auto, fp8 (later nvfp4): no 16-bit one.
+LLAMA_FP8 = Path(__file__).parent / "data" / "hf_quant" / "llama-3.1-70b-instruct-fp8"
+# nvidia/Llama-3.1-70B-Instruct-FP8: 80 layers x 2 (K, V) x 8 KV heads x 128 = 163,840 elements.
+LLAMA_FP8_BYTES = 80 * 2 * 8 * 128
+
+
+def first(out: str) -> dict:
+    answer = json.loads(out)
+    return answer[0] if isinstance(answer, list) else answer
+
+
+def test_sglang_auto_by_version() -> None:
+    # Before 0.5.3 auto is the model dtype: bf16, 61 x 576 x 2 = 70,272 B per token, said once.
+    code, out, err = run("estimate", KIMI, "-c", "4096", "-f", "json", "--engine", "sglang",
+                         "--engine-version", "0.5.2")
+    assert code == 0, err
+    assert (first(out)["kv_dtype"], first(out)["bytes_per_token"]) == ("bf16", BF16_BYTES)
+    assert "declares fp8, but SGLang's default --kv-cache-dtype auto keeps the model dtype" in err
+    # From 0.5.3 it takes a ModelOpt FP8 only where the model class keeps quant_config: refused.
+    for version in ("0.5.3", "0.5.14"):
+        refused("estimate", KIMI, "-c", "4096", "--engine", "sglang", "--engine-version", version)
+
+
+def test_sglang_auto_keeps_a_compressed_tensors_scheme_16_bit(tmp_path: Path) -> None:
+    # Llama-3.1-8B with an llm-compressor fp8 kv_cache_scheme (laguna-xs.2-fp8's quantization
+    # config, tests/data/blind26/real): CompressedTensorsConfig has no kv_cache_quant_algo, so
+    # SGLang's auto keeps the model dtype in every version; vLLM's takes fp8. 32 layers x 2 x 8
+    # KV heads x 128 = 65,536 elements: 131,072 B at bf16, 65,536 at fp8.
+    data = Path(__file__).parent / "data"
+    config = json.loads((data / "configs" / "llama-3.1-8b.json").read_text())
+    config["quantization_config"] = json.loads(
+        (data / "blind26" / "real" / "laguna-xs.2-fp8.json").read_text())["quantization_config"]
+    path = tmp_path / "llama-ct-fp8kv.json"
+    path.write_text(json.dumps(config))
+    for engine, version, want in (("sglang", "0.5.14", ("bf16", 131072)),
+                                  ("sglang", "0.5.3", ("bf16", 131072)),
+                                  ("vllm", None, ("fp8", 65536))):
+        extra = ("--engine-version", version) if version else ()
+        code, out, err = run("estimate", str(path), "-c", "4096", "-f", "json",
+                             "--engine", engine, *extra)
+        assert code == 0, err
+        assert (first(out)["kv_dtype"], first(out)["bytes_per_token"]) == want, engine
+
+
+def test_sglang_plan_runs_what_it_planned() -> None:
+    def plan(*extra: str) -> dict:
+        code, out, err = run("plan", KIMI, "--gpu", "B200", "-c", "4096", "-n", "1", "-f", "json",
+                             "--engine", "sglang", *extra)
+        assert code == 0, err
+        return first(out)
+
+    # 0.5.4+: a bf16 plan names its dtype, so auto cannot take the declared fp8.
+    searched = plan()
+    assert searched["kv_dtype"] == "bf16" and "--kv-cache-dtype bfloat16 " in searched["command"]
+    assert "--kv-cache-dtype fp8_e4m3 " in plan("--kv-dtype", "fp8")["command"]
+    # 0.5.3 has no bf16 choice and its auto may take fp8: plan searches fp8 alone ...
+    only = plan("--engine-version", "0.5.3")
+    assert only["kv_dtype"] == "fp8" and "--kv-cache-dtype fp8_e4m3 " in only["command"]
+    # ... and refuses bf16 in one line.
+    code, _, err = run("plan", KIMI, "--gpu", "B200", "-c", "4096", "-n", "1", "--engine",
+                       "sglang", "--engine-version", "0.5.3", "--kv-dtype", "bf16")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "cannot name bf16" in err and "give --kv-dtype fp8" in err
+    # Before 0.5.3 auto is the model dtype: no flag needed, none written.
+    old = plan("--engine-version", "0.5.2")
+    assert old["kv_dtype"] == "bf16" and "--kv-cache-dtype" not in old["command"]
+
+
+def test_sglang_kv_dtype_flag_by_version() -> None:
+    from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag as flag
+
+    assert flag("fp8", None, "0.4.5") == flag("fp8", "fp8", None) == (
+        "--kv-cache-dtype", "fp8_e4m3")
+    assert flag("bf16", None, None) == flag("bf16", "nvfp4", None) == ()  # auto: model dtype
+    assert flag("bf16", "fp8", "0.5.2") == ()
+    assert flag("bf16", "fp8", "0.5.4") == flag("bf16", "fp8", None) == (
+        "--kv-cache-dtype", "bfloat16")
+    with pytest.raises(InputError, match="cannot name bf16"):
+        flag("bf16", "fp8", "0.5.3.post3")
+    with pytest.raises(InputError, match="cannot name fp16"):
+        flag("fp16", "fp8", "0.5.14")
+
+
+def test_trtllm_auto_takes_hf_quant_config_fp8() -> None:
+    code, out, err = run("estimate", str(LLAMA_FP8), "-c", "8192", "--gpu", "H200", "-f",
+                         "json", "--engine", "trtllm")
+    assert code == 0, err
+    assert (first(out)["kv_dtype"], first(out)["bytes_per_token"]) == ("fp8", LLAMA_FP8_BYTES)
+    assert ("KV cache fp8: hf_quant_config.json quantization.kv_cache_quant_algo declares it, "
+            "and TensorRT-LLM's default") in err
+    # Declared in config.json: which inline formats it reads changed by release: refused.
+    refused("estimate", KIMI, "-c", "4096", "--engine", "trtllm")
+
+
+def test_trtllm_plan_runs_only_the_declared_dtype() -> None:
+    code, out, err = run("plan", str(LLAMA_FP8), "--gpu", "H200", "-c", "8192", "-n", "4",
+                         "-f", "json", "--engine", "trtllm")
+    assert code == 0, err
+    plan = first(out)
+    assert plan["kv_dtype"] == "fp8"
+    assert "  dtype: fp8\n" in plan["launch"]["files"]["kvplan-trtllm.yaml"]
+    # Kimi's config.json declaration: plan searches fp8 alone and names it in the YAML.
+    code, out, err = run("plan", KIMI, "--gpu", "B200", "-c", "4096", "-n", "1", "-f", "json",
+                         "--engine", "trtllm")
+    assert code == 0, err
+    assert "  dtype: fp8\n" in first(out)["launch"]["files"]["kvplan-trtllm.yaml"]
+    # kv_cache_config.dtype has no 16-bit value: a bf16 plan is refused in one line.
+    code, _, err = run("plan", str(LLAMA_FP8), "--gpu", "H200", "-c", "8192", "-n", "4",
+                       "--engine", "trtllm", "--kv-dtype", "bf16")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "cannot run a bf16 one: give --kv-dtype fp8" in err

@@ -131,17 +131,19 @@ def test_a_bad_file_is_one_line_exit_2(tmp_path: Path, text: str, fragment: str)
 
 
 def test_engines_that_do_not_model_it_refuse_in_one_line() -> None:
-    # SGLang (python/sglang/srt/configs/model_config.py _parse_quant_hf_config) and TensorRT-LLM
-    # (tensorrt_llm/_torch/model_config.py load_modelopt_quant_config) read hf_quant_config.json
-    # too; what their default KV dtype makes of it is not modelled: refused, as for a dtype
-    # config.json declares, until --kv-dtype is given.
-    for engine in ("sglang", "trtllm"):
-        code, _, err = run("estimate", str(LLAMA_FP8), "-c", "4096", "--engine", engine)
-        assert code == 2 and len(err.strip().splitlines()) == 1, err
-        assert err.startswith("kvplan: error: hf_quant_config.json "
-                              "quantization.kv_cache_quant_algo: the checkpoint declares an fp8")
+    # SGLang (python/sglang/srt/configs/model_config.py _parse_quant_hf_config) reads
+    # hf_quant_config.json too; whether its default auto takes the fp8 (from 0.5.3: only where the
+    # model class keeps quant_config, kvplan.engines.sglang.kv_dtype) is not modelled: refused,
+    # as for a dtype config.json declares, until --kv-dtype is given. TensorRT-LLM
+    # (tensorrt_llm/_torch/model_config.py load_modelopt_quant_config) takes it with its default
+    # dtype auto: fp8 (kvplan.engines.trtllm.kv_dtype; tests/test_kv_auto.py).
+    code, _, err = run("estimate", str(LLAMA_FP8), "-c", "4096", "--engine", "sglang")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("kvplan: error: hf_quant_config.json "
+                          "quantization.kv_cache_quant_algo: the checkpoint declares an fp8")
+    for engine, extra in (("sglang", ("--kv-dtype", "fp8")), ("trtllm", ())):
         code, plan, err = run("estimate", str(LLAMA_FP8), "-c", "4096", "--engine", engine,
-                              "--kv-dtype", "fp8")
+                              *extra)
         assert code == 0 and plan["kv_dtype"] == "fp8", err
 
 

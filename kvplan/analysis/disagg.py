@@ -241,7 +241,8 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     """Both roles' plans, the handover and (with a target) the xPyD ratio."""
     if req.input_len < 1 or req.output_len < 1:
         raise InputError("--input-len / --output-len: must be >= 1")
-    req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype)[0])
+    req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype,
+                                             req.engine_version)[0])
     check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
     check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context,
                   option="--input-len + --output-len")

@@ -116,7 +116,7 @@ def estimate_inputs(
     are PlanInputs fields, passed on as given. `kv_dtype` None or ENGINE_AUTO: the engine's
     default (kvplan.engines.base.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
     else bf16)."""
-    kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype)
+    kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype, engine_version)
     # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
     spec = engine.rules.served_spec(spec)
     if gpu is not None and gpu_mem_gib is not None:

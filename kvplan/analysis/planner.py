@@ -191,7 +191,11 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
     engine's own for the model, as `kvplan estimate` takes it (run_kv_dtype)."""
     if req.kv_dtypes:
         req = replace(req, kv_dtypes=tuple(dict.fromkeys(
-            run_kv_dtype(req.engine, spec, dtype)[0] for dtype in req.kv_dtypes)))
+            run_kv_dtype(req.engine, spec, dtype, req.engine_version)[0]
+            for dtype in req.kv_dtypes)))
+    else:  # every dtype the engine can be told to run for this checkpoint
+        req = replace(req, kv_dtypes=req.engine.rules.runnable_kv_dtypes(
+            spec, req.engine_version))
     _check(req)
     check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context)
     gpus = req.gpu_list

@@ -72,7 +72,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
     the usable CPUs); the answer is the same with any. `kv_dtype` ENGINE_AUTO: the engine's own
     for the model, as `kvplan estimate` takes it (run_kv_dtype)."""
-    kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype)
+    kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype, engine_version)
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
     ctx = context or spec.max_position_embeddings

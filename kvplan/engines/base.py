@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvplan._util.errors import InputError, UnmodelledError
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, declared_kv_cache
+from kvplan._util.errors import InputError
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.handover import KvConnector
@@ -327,10 +327,17 @@ class EngineRules(Protocol):
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, caches the engine's pools are not modelled for."""
 
-    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
-        """The KV dtype the engine runs when none is given (its --kv-cache-dtype auto) and, when
-        the checkpoint's quantization_config decides it, the line that says so (or refuse, in
-        one line, to guess it)."""
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
+                      ) -> tuple[str, str | None]:
+        """The KV dtype the engine (`version`; None: the newest modelled) runs when none is
+        given (its --kv-cache-dtype auto) and, when the checkpoint's quantization_config
+        decides it, the line that says so (or refuse, in one line, to guess it)."""
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
+                           ) -> tuple[str, ...] | None:
+        """The KV dtypes the engine (`version`) can be told to run `spec` at, where the
+        checkpoint narrows them (None: every one in `kv_dtypes`): `kvplan plan` searches only
+        these, so its launch line runs what it planned."""
 
     def default_speculative_tokens(self) -> int:
         """Draft tokens per step when a speculative method is given without a count (or
@@ -441,27 +448,17 @@ def asked_kv_dtype(text: str) -> str | None:
     return ENGINE_AUTO if key == ENGINE_AUTO else KV_DTYPE_ALIASES.get(key)
 
 
-def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_AUTO
-                 ) -> tuple[str, str | None]:
-    """The KV dtype `engine` runs `spec` at when asked for `kv_dtype`, and the line saying the
-    checkpoint chose it (None: it did not). None or ENGINE_AUTO: the engine's own default
-    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
-    and TensorRT-LLM refuse to guess where one is declared); any other dtype as given. Every
-    command's default goes through here, so estimate, sweep, compare, report and plan agree."""
+def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_AUTO,
+                 version: str | None = None) -> tuple[str, str | None]:
+    """The KV dtype `engine` (`version`; None: the newest) runs `spec` at when asked for
+    `kv_dtype`, and the line saying the checkpoint chose it (None: nothing to say). None or
+    ENGINE_AUTO: the engine's own default (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's
+    declared KV dtype, else bf16; SGLang and TensorRT-LLM where their code settles it, else they
+    refuse to guess); any other dtype as given. Every command's default goes through here, so
+    estimate, sweep, compare, report and plan agree."""
     if kv_dtype is None or kv_dtype == ENGINE_AUTO:
-        return engine.rules.auto_kv_dtype(spec)
+        return engine.rules.auto_kv_dtype(spec, version)
     return kv_dtype, None
-
-
-def refuse_declared_kv_dtype(display_name: str, spec: ModelSpec) -> tuple[str, None]:
-    """bf16 (kvplan's default KV dtype) for a checkpoint that declares no KV-cache quantization;
-    refused in one line where it declares one: how this engine reads it is not modelled."""
-    declared = declared_kv_cache(spec)
-    if declared is not None:
-        field, dtype = declared
-        raise UnmodelledError(f"{field}: the checkpoint declares an {dtype} KV cache; whether "
-                              f"{display_name} uses it by default is not modelled: give --kv-dtype")
-    return "bf16", None
 
 
 def gpu_inputs(gpu: GPU) -> dict[str, Any]:

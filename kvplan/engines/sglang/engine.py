@@ -19,11 +19,11 @@ from kvplan.engines.base import (
     Scheduler,
     StageFacts,
     StagePool,
-    refuse_declared_kv_dtype,
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.connectors import sglang_connector
+from kvplan.engines.sglang.kv_dtype import sglang_auto_kv_dtype, sglang_runnable_kv_dtypes
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
@@ -120,8 +120,14 @@ class SglangEngine:
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)
 
-    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
-        return refuse_declared_kv_dtype(self.display_name, spec)
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
+                      ) -> tuple[str, str | None]:
+        """--kv-cache-dtype auto by version (kvplan.engines.sglang.kv_dtype)."""
+        return sglang_auto_kv_dtype(spec, version)
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
+                           ) -> tuple[str, ...] | None:
+        return sglang_runnable_kv_dtypes(spec, version)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_sglang_served(spec, inputs)

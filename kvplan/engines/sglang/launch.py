@@ -14,6 +14,8 @@ argparse abbreviations).
   parallel controller places them from GPU 0 on its own node); over several nodes each node's
   (or, for a replica wider than a node, each replica's) server is independent, behind a load
   balancer such as sglang-router.
+- KV dtype: `--kv-cache-dtype fp8_e4m3` for fp8; for a checkpoint that declares an fp8 KV cache
+  a bf16 plan names `bfloat16` (kvplan.engines.sglang.kv_dtype.sglang_kv_dtype_flag).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from kvplan.engines.launch import (
     nodes_per_replica,
     pack_replicas,
 )
+from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag
 
 PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
 EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
@@ -61,8 +64,9 @@ def _speculative(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     groups = [("--context-length", str(s.context), "--mem-fraction-static", f"{s.fraction:g}")]
-    if s.kv_dtype == "fp8":
-        groups.append(("--kv-cache-dtype", "fp8_e4m3"))
+    flag = sglang_kv_dtype_flag(s.kv_dtype, s.declared_kv_dtype, s.version)
+    if flag:
+        groups.append(flag)
     groups.append(("--max-running-requests", str(s.concurrency)))
     return tuple(groups) + _speculative(s) + s.extra_groups
 

@@ -17,7 +17,6 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
-    refuse_declared_kv_dtype,
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
@@ -29,6 +28,7 @@ from kvplan.engines.trtllm.budget import (
     TRTLLM_PROFILES,
 )
 from kvplan.engines.trtllm.connectors import trtllm_connector
+from kvplan.engines.trtllm.kv_dtype import trtllm_auto_kv_dtype, trtllm_runnable_kv_dtypes
 from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
@@ -104,8 +104,14 @@ class TrtllmEngine:
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
 
-    def auto_kv_dtype(self, spec: ModelSpec) -> tuple[str, str | None]:
-        return refuse_declared_kv_dtype(self.display_name, spec)
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
+                      ) -> tuple[str, str | None]:
+        """kv_cache_config.dtype auto (kvplan.engines.trtllm.kv_dtype)."""
+        return trtllm_auto_kv_dtype(spec)
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
+                           ) -> tuple[str, ...] | None:
+        return trtllm_runnable_kv_dtypes(spec)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Pools for recurrent state, chunked attention, the sparse indexer and draft layers are

@@ -9,7 +9,8 @@ tests/data/launch_flags/trtllm-1.2.json).
   over the TP group (llmapi/llm_args.py).
 - Experts: `--ep_size` within the TP group (moe_tp x moe_ep = tp, tensorrt_llm/mapping.py).
 - fp8 KV: `kv_cache_config.dtype: fp8` in the YAML the server reads (with the memory fraction:
-  the YAML's kv_cache_config replaces the flag's).
+  the YAML's kv_cache_config replaces the flag's). A checkpoint that declares a KV dtype runs
+  only at it (kvplan.engines.trtllm.kv_dtype): another plan is refused.
 - MTP speculative decoding: `speculative_config` in the YAML, `decoding_type: MTP` with
   `num_nextn_predict_layers` the draft tokens per step (llmapi/llm_args.py MTPDecodingConfig;
   the DeepSeek-R1 serving docs' example). EAGLE needs a draft checkpoint kvplan does not
@@ -32,12 +33,14 @@ from kvplan.engines.launch import (
     nodes_per_replica,
     pack_replicas,
 )
+from kvplan.engines.trtllm.kv_dtype import check_trtllm_kv_dtype
 
 OPTIONS_FILE = "kvplan-trtllm.yaml"
 PORT = 8000  # trtllm-serve's default; replica i listens on PORT + i
 
 
 def _yaml(lay: LaunchLayout, s: LaunchSettings) -> str | None:
+    check_trtllm_kv_dtype(s.kv_dtype, s.declared_kv_dtype)
     text = "enable_attention_dp: true\n" if lay.dp_attention else ""
     if s.kv_dtype == "fp8":
         text += ("kv_cache_config:\n"

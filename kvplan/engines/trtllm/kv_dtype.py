@@ -1,0 +1,67 @@
+"""TensorRT-LLM's kv_cache_config.dtype (PyTorch backend) for a checkpoint that declares a
+KV-cache dtype: what its default `auto` runs, and which plans its options file can launch. Read
+from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the files named; the
+1.x tags themselves could not be pinned from here):
+
+- model_config.py ModelConfig.from_pretrained: a checkpoint with hf_quant_config.json is read by
+  load_modelopt_quant_config, ``quant_config.kv_cache_quant_algo =
+  json_quant_configs.get('kv_cache_quant_algo')`` (before config.json's quantization_config,
+  which goes to load_hf_quant_config; which inline formats that reads -- ModelOpt's flat
+  kv_cache_scheme, compressed-tensors -- changed between releases: not modelled).
+- pyexecutor (model_engine.py, later model_loader.py) validate_and_set_kv_cache_quant: with
+  dtype "auto" it returns at once, "Using checkpoint KV quantization"; the values it accepts are
+  _VALID_KV_CACHE_DTYPES ("fp8", "auto"; later "nvfp4" too) -- no 16-bit value -- and an
+  explicit one other than the checkpoint's raises "Attempting to override KV cache
+  quantization" (later releases warn and override, still only to fp8 / nvfp4).
+- pyexecutor/_util.py get_cache_size_per_token: 1 byte per element when quant_mode
+  has_fp8_kv_cache, else 2.
+
+So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
+checkpoint that declares a KV dtype cannot be run at 16 bits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvplan._util.errors import InputError, UnmodelledError
+from kvplan.engines.launch import declared_kv_cache
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.model.spec import ModelSpec
+
+
+def trtllm_auto_kv_dtype(spec: ModelSpec) -> tuple[str, str | None]:
+    """The KV dtype TensorRT-LLM runs `spec` at with kv_cache_config.dtype auto, and the line
+    saying the checkpoint chose it: fp8 where hf_quant_config.json declares it; bf16 where
+    nothing is declared; refused in one line for a KV dtype declared in config.json (see the
+    module)."""
+    declared = declared_kv_cache(spec)
+    if declared is None:
+        return "bf16", None
+    field, dtype = declared
+    if spec.quantization_file is not None and dtype == "fp8":
+        return "fp8", (f"KV cache fp8: {field} declares it, and TensorRT-LLM's default "
+                       "kv_cache_config.dtype auto uses it (_torch/model_config.py "
+                       "load_modelopt_quant_config); --kv-dtype overrides")
+    raise UnmodelledError(f"{field}: the checkpoint declares an {dtype} KV cache; whether "
+                          "TensorRT-LLM reads it from config.json by default is not modelled: "
+                          "give --kv-dtype")
+
+
+def trtllm_runnable_kv_dtypes(spec: ModelSpec) -> tuple[str, ...] | None:
+    """Only the declared KV dtype where the checkpoint declares one (`check_trtllm_kv_dtype`),
+    else every one kvplan plans."""
+    declared = declared_kv_cache(spec)
+    return None if declared is None else (declared[1],)
+
+
+def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None) -> None:
+    """Refuse, in one line, a plan TensorRT-LLM cannot be told to run: a KV dtype other than
+    the one the checkpoint declares (kv_cache_config.dtype takes only auto, which uses the
+    checkpoint's, fp8 and nvfp4; see the module)."""
+    if declared is not None and kv_dtype != declared:
+        raise InputError(f"--engine trtllm: the checkpoint declares an {declared} KV cache and "
+                         "TensorRT-LLM's kv_cache_config.dtype takes auto (the checkpoint's), "
+                         f"fp8 or nvfp4, so it cannot run a {kv_dtype} one: give --kv-dtype "
+                         f"{declared}")
