@@ -456,6 +456,12 @@ LAST_RULE_CHANGE = {
     # (45ef050: the checkpoint's declared KV dtype read in one place; after d5c65ab, budget-logs'
     # Llama-4 vision rules, came the KV-dtype-auto, refusal and connector changes of 12-03). A
     # commit that only names rows in a `Fitted` record's fitted_on changes no rule.
+    # Rule commits landed after the startup26 / startsgl rows (stop 39's merges: hf_quant_config
+    # reading, the KV dtype default across commands and per engine, the maximum context, the
+    # prefill-step defaults asked of the engine): none was written after looking at those rows,
+    # and examples/engine-bench.md came out byte-identical after each merge, so no row's
+    # prediction moved; the commit stays the one before the rows. The one row a later change
+    # was written for (the H100 NVL log, gpusmi's preset totals) is SHAPED_BY.
     "engine": RuleChange(commit="45ef05084e90", time="2026-12-03T07:27:33+00:00",
                          paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
     # disagg-rows' vLLM EP and --enforce-eager prefill rules (ff02f27, ce9cfae on its branch),
