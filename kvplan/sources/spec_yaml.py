@@ -412,6 +412,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         position_embedding=position_embedding,
         max_position_embeddings=max_pos,
         context_limit=_parse_context_limit(r),
+        engine_context_limits=_parse_engine_context_limits(r),
         norm_type=r.str("norm_type", required=False, default="rmsnorm",
                         choices=("rmsnorm", "layernorm")),
         layer_windows=windows,
@@ -525,6 +526,30 @@ def _parse_context_limit(r: _Reader) -> ContextLimit | None:
     tokens = r.int("max_model_len", required=False)
     source = r.str("max_model_len_source", required=False, default="spec max_model_len")
     return None if tokens is None else ContextLimit(tokens=tokens, source=source)
+
+
+# The engines whose own maximum context a spec may state (kvplan.model.context_limit).
+ENGINE_CONTEXT_KEYS = ("sglang", "trtllm")
+
+
+def _parse_engine_context_limits(r: _Reader) -> tuple[tuple[str, ContextLimit], ...]:
+    """Optional `engine_max_model_len`: per engine (sglang, trtllm), `max_model_len` and
+    `source`, where that engine derives a maximum other than max_model_len's."""
+    section = r.section("engine_max_model_len", required=False)
+    if section is None:
+        return ()
+    out = []
+    for engine in ENGINE_CONTEXT_KEYS:
+        sub = section.section(engine, required=False)
+        if sub is None:
+            continue
+        tokens = sub.int("max_model_len")
+        source = sub.str("source", required=False, default=f"spec {engine} max_model_len")
+        sub.finish()
+        assert tokens is not None
+        out.append((engine, ContextLimit(tokens=tokens, source=source)))
+    section.finish()
+    return tuple(out)
 
 
 def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
