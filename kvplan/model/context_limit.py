@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # derive_max_model_len_and_key's possible_keys, in vLLM's order.
@@ -186,15 +186,21 @@ ENGINE_RULES = {"sglang": sglang_context_limit, "trtllm": trtllm_context_limit}
 def engine_context_limits(config: Mapping[str, Any], max_position: int | None,
                           vllm: ContextLimit | None) -> dict[str, dict[str, Any]]:
     """`engine_max_model_len` of a spec: per engine whose own maximum (number or source) differs
-    from vLLM's `vllm`, its max_model_len and source. `max_position` is the max_position_embeddings
-    kvplan read (a config-class default where the config states none, e.g. Falcon's 2048): the
-    engines read the config object, where that default stands."""
+    from vLLM's `vllm`, its max_model_len and source; where its rule finds no key, vLLM's stands.
+    `max_position` is the max_position_embeddings kvplan read: the engines read the config
+    object, where a config-class default (Falcon's 2048, Gemma-3's 131,072) or the n_positions
+    alias (GPT-2's attribute_map) answers to max_position_embeddings; a seq_length does not."""
     seen = dict(config)
-    if not _number(seen.get("max_position_embeddings")) and max_position is not None:
+    if (not _number(seen.get("max_position_embeddings")) and max_position is not None
+            and (_number(seen.get("n_positions")) or not _number(seen.get("seq_length")))):
         seen["max_position_embeddings"] = max_position
+    alias = "n_positions" if "max_position_embeddings" not in config and _number(
+        config.get("n_positions")) else None
     out: dict[str, dict[str, Any]] = {}
     for engine, rule in ENGINE_RULES.items():
         limit = rule(seen)
+        if limit is not None and alias:
+            limit = replace(limit, source=limit.source.replace("max_position_embeddings", alias))
         if limit is not None and limit != vllm:
             out[engine] = {"max_model_len": limit.tokens, "source": limit.source}
     return out
