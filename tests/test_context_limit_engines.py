@@ -75,9 +75,10 @@ def test_first_key_not_smallest() -> None:
     vllm, sglang, trtllm = _limits("orion-14b")
     assert sglang == ContextLimit(tokens=4096, source="config.json max_sequence_length")
     assert vllm == trtllm == ContextLimit(tokens=4096, source="config.json max_position_embeddings")
-    # Both seq_length and max_position_embeddings, disagreeing (Qwen-14B's remote-code config
-    # states seq_length 2048 beside max_position_embeddings 8192): vLLM the smallest (2,048),
-    # SGLang the first of its order (seq_length, 2,048), TensorRT-LLM max_position_embeddings
+    # Both seq_length and max_position_embeddings, disagreeing (a constructed config: no
+    # bundled one has both): seq_length 2048, max_position_embeddings 8192: vLLM the smallest
+    # (2,048), SGLang the first of its order (seq_length, 2,048), TensorRT-LLM
+    # max_position_embeddings
     # (8,192). The other way round (seq_length 32768, max_position_embeddings 8192): vLLM 8,192,
     # SGLang seq_length 32,768.
     config = {"seq_length": 2048, "max_position_embeddings": 8192}
