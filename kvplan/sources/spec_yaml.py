@@ -37,6 +37,7 @@ from kvplan.model.spec import (
     validate_kv_sources,
 )
 from kvplan.sources.features import architecture_features
+from kvplan.sources.spec_context import FIELD, engine_context_limits
 
 # ---------------------------------------------------------------------------------------------
 # Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
@@ -412,7 +413,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         position_embedding=position_embedding,
         max_position_embeddings=max_pos,
         context_limit=_parse_context_limit(r),
-        engine_context_limits=_parse_engine_context_limits(r),
+        engine_context_limits=engine_context_limits(r._get(FIELD, False), r.path),
         norm_type=r.str("norm_type", required=False, default="rmsnorm",
                         choices=("rmsnorm", "layernorm")),
         layer_windows=windows,
@@ -526,30 +527,6 @@ def _parse_context_limit(r: _Reader) -> ContextLimit | None:
     tokens = r.int("max_model_len", required=False)
     source = r.str("max_model_len_source", required=False, default="spec max_model_len")
     return None if tokens is None else ContextLimit(tokens=tokens, source=source)
-
-
-# The engines whose own maximum context a spec may state (kvplan.model.context_limit).
-ENGINE_CONTEXT_KEYS = ("sglang", "trtllm")
-
-
-def _parse_engine_context_limits(r: _Reader) -> tuple[tuple[str, ContextLimit], ...]:
-    """Optional `engine_max_model_len`: per engine (sglang, trtllm), `max_model_len` and
-    `source`, where that engine derives a maximum other than max_model_len's."""
-    section = r.section("engine_max_model_len", required=False)
-    if section is None:
-        return ()
-    out = []
-    for engine in ENGINE_CONTEXT_KEYS:
-        sub = section.section(engine, required=False)
-        if sub is None:
-            continue
-        tokens = sub.int("max_model_len")
-        source = sub.str("source", required=False, default=f"spec {engine} max_model_len")
-        sub.finish()
-        assert tokens is not None
-        out.append((engine, ContextLimit(tokens=tokens, source=source)))
-    section.finish()
-    return tuple(out)
 
 
 def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
