@@ -47,6 +47,12 @@ def above_max_context(spec: ModelSpec, context: int, engine: object = DEFAULT_EN
     return _above(spec, context, engine) is not None
 
 
+def max_context_tokens(spec: ModelSpec, engine: object = DEFAULT_ENGINE) -> int | None:
+    """The model's maximum context in tokens as `engine` derives it; None: it derives none."""
+    limit = _rules(engine).max_context(spec)
+    return None if limit is None else limit.tokens
+
+
 def context_refusal(spec: ModelSpec, context: int, engine: object = DEFAULT_ENGINE,
                     option: str = "--context") -> str:
     """One line: `context` is above the model's maximum, what the engine does with it, the
