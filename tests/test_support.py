@@ -70,10 +70,22 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     "gemma-7b": (CONFIGS / "gemma-7b.json", 28 * 2 * 16 * 256 * 2, HF + "google/gemma-7b"),
     # models/gemma2.py: 42 x 2 x 8 x 256 x 2 B (the sliding half is still one page a token).
     "gemma-2-9b": (CONFIGS / "gemma-2-9b.json", 42 * 2 * 8 * 256 * 2, HF + "google/gemma-2-9b"),
+    # The Gemma2ForCausalLM row's golden: google/gemma-2-9b-it's published file (issue 26's
+    # seventh verbatim pass), the same fields as gemma-2-9b.json but torch_dtype bfloat16:
+    # models/gemma2.py Gemma2Attention, 42 x 2 x 8 x 256 x 2 B.
+    "gemma-2-9b-it": (CONFIGS / "gemma-2-9b-it.json", 42 * 2 * 8 * 256 * 2,
+                      HF + "google/gemma-2-9b-it"),
     # models/gemma3.py, text-only class; Gemma-3-27B's text config shrunk to 12 layers (same
     # 5 sliding : 1 global pattern, 16 KV heads, head_dim 128): 12 x 2 x 16 x 128 x 2 B.
     "gemma-3-27b-text": (ORACLE / "gemma-3-27b" / "config.json", 12 * 2 * 16 * 128 * 2,
                          HF + "google/gemma-3-27b-it"),
+    # The Gemma3ForCausalLM row's golden (issue 26's seventh verbatim pass): a published
+    # text-only checkpoint of the class, Creekside/gemma-3 (a third party's; Gemma-3-4B's text
+    # shape). models/gemma3.py Gemma3Attention: every one of the 34 layers holds K and V, the 29
+    # sliding ones (sliding_window 1024, every 6th layer global) one page a token too; 4 KV
+    # heads of head_dim 256: 34 x 2 x 4 x 256 x 2 B.
+    "gemma-3-4b-text-creekside": (CONFIGS / "gemma-3-4b-text-creekside.json",
+                                  34 * 2 * 4 * 256 * 2, HF + "Creekside/gemma-3"),
     # models/gemma3_mm.py over gemma3.py: 62 x 2 x 16 x 128 x 2 B.
     "gemma-3-27b": (CONFIGS / "gemma-3-27b.json", 62 * 2 * 16 * 128 * 2,
                     HF + "google/gemma-3-27b-it"),
@@ -309,6 +321,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 24 x 2 x 8 x 128 x 2 B.
     "internlm2-chat-1.8b": (CONFIGS / "internlm2-chat-1.8b.json", 24 * 2 * 8 * 128 * 2,
                             HF + "internlm/internlm2-chat-1_8b"),
+    # The InternLM2ForCausalLM row's golden (issue 26's seventh verbatim pass): InternLM's own
+    # published internlm2-chat-7b-sft file. models/internlm2.py InternLM2Attention: 8 KV heads
+    # of 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
+    "internlm2-chat-7b-sft": (CONFIGS / "internlm2-chat-7b-sft.json", 32 * 2 * 8 * 128 * 2,
+                              HF + "internlm/internlm2-chat-7b-sft"),
     # models/exaone.py ExaoneBlockAttention: 32 layers (num_layers), 8 KV heads of
     # 4096 / 32 = 128: 32 x 2 x 8 x 128 x 2 B.
     "exaone-3.0-7.8b": (CONFIGS / "exaone-3.0-7.8b.json", 32 * 2 * 8 * 128 * 2,
@@ -323,7 +340,8 @@ GOLDEN.update(GOLDEN_MM)
 # Rows made exact once a published config was found (tests/test_support_newrows.py).
 GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
-EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b")
+EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
+                "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
