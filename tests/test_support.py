@@ -255,6 +255,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
                         HF + "tiiuae/falcon-mamba-7b"),
     "mamba-codestral-7b": (ORACLE / "mamba-codestral-7b" / "config.json", 0,
                            HF + "mistralai/Mamba-Codestral-7B-v0.1"),
+    # The Mamba2ForCausalLM row's golden (issue 26's seventh verbatim pass): Molbap/code2, Hugging
+    # Face's published transformers conversion of Mamba-Codestral-7B (the same 64 Mamba-2 layers:
+    # no attention, no per-token cache; its per-request state is the shrink's above, 16 x).
+    "mamba-codestral-7b-hf-molbap": (CONFIGS / "mamba-codestral-7b-hf-molbap.json", 0,
+                                     HF + "Molbap/code2"),
     # models/zamba2.py: one Attention per hybrid layer (shared weights, own KV), 32 KV heads of
     # 2 x 2560 / 32 = 160; 2 hybrid layers of 12: 2 x 2 x 32 x 160 x 2 B.
     "zamba2-2.7b": (ORACLE / "zamba2-2.7b" / "config.json", 2 * 2 * 32 * 160 * 2,
@@ -341,7 +346,8 @@ GOLDEN.update(GOLDEN_MM)
 GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
-                "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b")
+                "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
+                "mamba-codestral-7b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -477,6 +483,8 @@ def test_mamba_states_by_hand() -> None:
 
     per_layer = {name: state(name) // 4 for name in ("mamba-2.8b", "falcon-mamba-7b",
                                                      "mamba-codestral-7b")}
+    # The published file the Mamba2 row now rests on: 64 such layers.
+    assert state("mamba-codestral-7b-hf-molbap") == 64 * per_layer["mamba-codestral-7b"]
     assert per_layer == {"mamba-2.8b": (3 * 5120 + 5120 * 16) * 2,
                          "falcon-mamba-7b": (3 * 8192 + 8192 * 16) * 2,
                          "mamba-codestral-7b": (3 * (8192 + 2 * 8 * 128) + 128 * 64 * 128) * 2}
