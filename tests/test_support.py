@@ -190,6 +190,11 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # _TRANSFORMERS_SUPPORTED_MODELS); transformers' PhiAttention: 32 KV heads (MHA) of
     # 2560 / 32 = 80: 32 x 2 x 32 x 80 x 2 B.
     "phi-2": (CONFIGS / "phi-2.json", 32 * 2 * 32 * 80 * 2, HF + "microsoft/phi-2"),
+    # The PhiForCausalLM row's golden (issue 26's seventh verbatim pass): NingLab/eCeLLM-S, a
+    # published fine-tune of microsoft/phi-2 (its file keeps phi-2's fields, auto_map and
+    # float16): models/phi.py, 32 x 2 x 32 (MHA) x (2560 / 32 = 80) x 2 B.
+    "phi-2-ecellm-s": (CONFIGS / "phi-2-ecellm-s.json", 32 * 2 * 32 * 80 * 2,
+                       HF + "NingLab/eCeLLM-S"),
     # Starcoder2ForCausalLM (Transformers backend): 30 x 2 x 2 x (3072 / 24 = 128) x 2 B; every
     # layer slides over 4,096 tokens (one page a token all the same).
     "starcoder2-3b": (CONFIGS / "starcoder2-3b.json", 30 * 2 * 2 * 128 * 2,
@@ -347,7 +352,7 @@ GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
-                "mamba-codestral-7b")
+                "mamba-codestral-7b", "phi-2")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
