@@ -71,8 +71,9 @@ def test_every_family_has_oracle_runs() -> None:
             "qwen2-57b-a14b",
             # issue 26's sixth verbatim pass: a published Jamba file (a fine-tune of Jamba-v0.1)
             "jamba-v0.1-claude-chat",
-            # issue 26's seventh verbatim pass: a published text-only Gemma3ForCausalLM file
-            "gemma-3-4b-text-creekside"} <= families
+            # issue 26's seventh verbatim pass: a published text-only Gemma3ForCausalLM file and
+            # InternLM's internlm2-chat-7b-sft file
+            "gemma-3-4b-text-creekside", "internlm2-chat-7b-sft"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
