@@ -107,6 +107,11 @@ TEXT_GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 32 x 2 x 32 x 128 x 2 B.
     "llama-7b-hf-decapoda": (CONFIGS / "llama-7b-hf-decapoda.json", 32 * 2 * 32 * 128 * 2,
                              HF + "decapoda-research/llama-7b-hf"),
+    # The LLaMAForCausalLM row's golden (issue 26's seventh verbatim pass): chavinlo/alpaca-native,
+    # a published full fine-tune of decapoda-research/llama-7b-hf whose file (revision 4381f6d)
+    # still names LLaMAForCausalLM; the same attention: 32 x 2 x 32 x 128 x 2 B.
+    "llama-7b-alpaca-native": (CONFIGS / "llama-7b-alpaca-native.json", 32 * 2 * 32 * 128 * 2,
+                               HF + "chavinlo/alpaca-native"),
 }
 
 # microsoft/Phi-3.5-MoE-instruct's fields (rebuilt, SOURCES-text.md) shrunk to 4 layers: 8 KV heads
@@ -253,9 +258,10 @@ def test_layer_types_on_a_family_that_ignores_them_is_refused(tmp_path: Path) ->
 def test_text_rows_are_exact_and_shrinks_match() -> None:
     table = support_table()
     golden = {row.golden for row in table.values() if row.status == EXACT}
-    # deepseek-moe-16b (the base checkpoint's file, in content) stays for its oracle shrink; the
-    # row's golden is deepseek-moe-16b-chat (tests/test_support.py lists it in EXTRA_GOLDEN).
-    assert set(TEXT_GOLDEN) - {"deepseek-moe-16b"} <= golden
+    # deepseek-moe-16b and llama-7b-hf-decapoda (files in content) stay for their oracle shrinks;
+    # the rows' goldens are deepseek-moe-16b-chat and llama-7b-alpaca-native (tests/test_support.py
+    # lists the two in EXTRA_GOLDEN).
+    assert set(TEXT_GOLDEN) - {"deepseek-moe-16b", "llama-7b-hf-decapoda"} <= golden
     for name, fields in SHRUNK.items():
         whole = json.loads((CONFIGS / f"{name}.json").read_text())
         shrunk = json.loads((ORACLE / name / "config.json").read_text())
