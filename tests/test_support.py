@@ -311,7 +311,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 64 x 2 x 8 x 128 x 2 B.
     "seed-oss-36b": (CONFIGS / "seed-oss-36b.json", 64 * 2 * 8 * 128 * 2,
                      HF + "ByteDance-Seed/Seed-OSS-36B-Instruct"),
-    # models/ernie45_moe.py Ernie4_5_MoeAttention: 4 KV heads of head_dim 128:
+    # models/ernie45_moe.py Ernie4_5_MoeAttention: 4 KV heads of head_dim 128 (the file, like the
+    # published one, has no head_dim: `head_dim or hidden_size // num_heads` = 2560 // 20):
     # 28 x 2 x 4 x 128 x 2 B.
     "ernie-4.5-21b-a3b": (CONFIGS / "ernie-4.5-21b-a3b.json", 28 * 2 * 4 * 128 * 2,
                           HF + "baidu/ERNIE-4.5-21B-A3B-PT"),
