@@ -70,7 +70,9 @@ def test_every_family_has_oracle_runs() -> None:
             "olmo3-190m-zh-continue", "phi-moe-30-attn2", "falcon-7b-instruct",
             "qwen2-57b-a14b",
             # issue 26's sixth verbatim pass: a published Jamba file (a fine-tune of Jamba-v0.1)
-            "jamba-v0.1-claude-chat"} <= families
+            "jamba-v0.1-claude-chat",
+            # the seventh: a published Seed-OSS file (darkc0de/4.3test2, a Hermes-4.3-36B copy)
+            "hermes-4.3-36b-4.3test2"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
