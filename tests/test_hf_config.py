@@ -207,6 +207,18 @@ def test_minicpm3_v_head_dim_derived():
     assert any("v_head_dim" in w for w in warnings)
 
 
+def test_minicpm3_published_config_names_no_model_type():
+    # openbmb/MiniCPM3-4B's config.json (as its Hub pages print it: 41 lines, 1,898 B) ends at
+    # scale_depth, with no model_type: remote code, auto_map's configuration_minicpm.MiniCPM3Config
+    # sets "minicpm3" and vLLM builds models/minicpm3.py by the architecture. Read as an unknown
+    # family it would be sized as a bare MLA latent (62 x 576 B a token), not minicpm3's cache.
+    config = json.loads((CONFIGS / "minicpm3-4b.json").read_text())
+    assert "model_type" not in config
+    assert config_model_type(config) == "minicpm3"
+    spec, warnings = load_config(CONFIGS / "minicpm3-4b.json")
+    assert spec.exact and not any("unknown" in w for w in warnings)
+
+
 def test_gemma3_text_config_and_defaults():
     spec, warnings = load_config(CONFIGS / "gemma-3-27b.json")
     assert spec.attention.head_dim == 128  # explicit in text_config, not the 256 default

@@ -105,7 +105,8 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 61 x ((512 + 64) x 2 + 128 + 4).
     "deepseek-v3.2": (CONFIGS / "deepseek-v3.2.json", 61 * ((512 + 64) * 2 + 128 + 4),
                       HF + "deepseek-ai/DeepSeek-V3.2-Exp"),
-    # models/minicpm3.py MLA: 62 x (256 + 32) x 2 B.
+    # models/minicpm3.py MLA: 62 x (256 + 32) x 2 B. The published file names no model_type
+    # (remote code; read as minicpm3 by its architecture, kvplan.sources.hf_reader).
     "minicpm3-4b": (CONFIGS / "minicpm3-4b.json", 62 * (256 + 32) * 2,
                     HF + "openbmb/MiniCPM3-4B"),
     # models/falcon.py, multi_query: 1 KV head of 4544 / 71 = 64: 32 x 2 x 1 x 64 x 2 B.
@@ -311,6 +312,14 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 64 x 2 x 8 x 128 x 2 B.
     "seed-oss-36b": (CONFIGS / "seed-oss-36b.json", 64 * 2 * 8 * 128 * 2,
                      HF + "ByteDance-Seed/Seed-OSS-36B-Instruct"),
+    # The row's golden since the seventh verbatim pass: the published config.json of
+    # darkc0de/4.3test2 (a third party's duplicate of a Hermes-4.3-36B re-save, a fine-tune of
+    # Seed-OSS-36B-Base), SeedOssForCausalLM with the same cache fields: head_dim 128 explicit,
+    # 8 KV heads, 64 layers (registry.py maps it to the Transformers backend,
+    # models/transformers; transformers' SeedOssAttention):
+    # 64 x 2 x 8 x 128 x 2 B.
+    "hermes-4.3-36b-4.3test2": (CONFIGS / "hermes-4.3-36b-4.3test2.json", 64 * 2 * 8 * 128 * 2,
+                                HF + "darkc0de/4.3test2"),
     # models/ernie45_moe.py Ernie4_5_MoeAttention: 4 KV heads of head_dim 128 (the file, like the
     # published one, has no head_dim: `head_dim or hidden_size // num_heads` = 2560 // 20):
     # 28 x 2 x 4 x 128 x 2 B.
@@ -353,7 +362,7 @@ GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
-                "mamba-codestral-7b", "phi-2", "llama-7b-hf-decapoda")
+                "mamba-codestral-7b", "phi-2", "llama-7b-hf-decapoda", "seed-oss-36b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]

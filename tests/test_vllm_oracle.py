@@ -71,9 +71,11 @@ def test_every_family_has_oracle_runs() -> None:
             "qwen2-57b-a14b",
             # issue 26's sixth verbatim pass: a published Jamba file (a fine-tune of Jamba-v0.1)
             "jamba-v0.1-claude-chat",
-            # issue 26's seventh verbatim pass: a published text-only Gemma3ForCausalLM file and
-            # InternLM's internlm2-chat-7b-sft file
-            "gemma-3-4b-text-creekside", "internlm2-chat-7b-sft"} <= families
+            # issue 26's seventh verbatim pass: a published text-only Gemma3ForCausalLM file,
+            # InternLM's internlm2-chat-7b-sft file and a published Seed-OSS file
+            # (darkc0de/4.3test2, a Hermes-4.3-36B copy)
+            "gemma-3-4b-text-creekside", "internlm2-chat-7b-sft",
+            "hermes-4.3-36b-4.3test2"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,

@@ -81,8 +81,11 @@ class ConfigReader:
 # get_config: _ARCHITECTURE_TO_MODEL_TYPE, else AutoConfig's trust_remote_code class, whose
 # model_type attribute it is). MiniCPM-2B's published config.json names no model_type; its
 # configuration_minicpm.MiniCPMConfig sets "minicpm" (vLLM then builds models/minicpm.py by the
-# architecture).
+# architecture). MiniCPM3-4B's names none either (its Hub commit 8fa0de6 renamed auto_map to
+# configuration_minicpm.MiniCPM3Config, model_type "minicpm3", as transformers' re-saves of it
+# write; vLLM builds models/minicpm3.py by the architecture).
 _ARCHITECTURE_MODEL_TYPE = {"MiniCPMForCausalLM": "minicpm",
+                            "MiniCPM3ForCausalLM": "minicpm3",
                             "LongcatFlashForCausalLM": "longcat_flash",
                             "LongcatFlashNgramForCausalLM": "longcat_flash"}
 
