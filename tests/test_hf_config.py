@@ -35,7 +35,7 @@ import pytest
 import yaml
 
 from kvplan._util.errors import SpecError
-from kvplan.model.attention import AttentionKind, LatentAttention
+from kvplan.model.attention import AttentionKind
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config, spec_yaml_text
 from kvplan.sources.hf_reader import config_model_type
 from kvplan.sources.resolve import bundled_spec_ids, load_spec
@@ -190,15 +190,17 @@ def test_gpt_neox_opt_phi3_granite():
     assert granite.kind is AttentionKind.gqa and granite.tie_word_embeddings
 
 
-def test_mla_is_recognised_by_fields_not_name():
+def test_mla_fields_of_an_unknown_model_type_are_refused():
+    # An unknown model_type carrying kv_lora_rank used to be sized as a DeepSeek latent. vLLM's
+    # families cache MLA fields differently: DeepSeek-V2 caches kv_lora_rank + qk_rope_head_dim
+    # = 512 + 64 a token (models/deepseek_v2.py), MiniCPM3 full heads from the same fields
+    # (models/minicpm3.py: 40 x (64 + 32) K and 40 x 64 V), so the latent would be 26.7x too
+    # small there. Refused in one line naming the field (issue 26, fail closed).
     config = raw("deepseek-v2-lite")
     config["model_type"] = "my_private_arch"
     config["architectures"] = ["SomethingForCausalLM"]
-    spec, warnings = spec_of(config)
-    assert isinstance(spec.attention, LatentAttention)
-    assert spec.attention.kv_lora_rank == 512 and spec.attention.q_lora_rank is None
-    assert spec.moe is not None and spec.moe.n_routed_experts == 64
-    assert any("my_private_arch" in w for w in warnings)
+    with pytest.raises(SpecError, match="kv_lora_rank.*my_private_arch.*refused"):
+        spec_of(config)
 
 
 def test_minicpm3_v_head_dim_derived():

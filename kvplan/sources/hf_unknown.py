@@ -32,9 +32,16 @@ READ = frozenset({
     "num_kv_heads", "n_head_kv", "attention_bias", "sliding_window", "layer_types",
     "use_sliding_window", "num_nextn_predict_layers", "n_layer", "num_layers", "n_head",
     "multi_query_group_num", "num_attention_groups",
-    # MLA, recognised by its fields (kvplan.sources.hf_families.mla_attention).
-    "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
 })
+
+# MLA's fields: what vLLM caches for them depends on the family, so an unknown model_type that
+# carries one is refused. DeepSeek-V2/V3 and their peers cache one latent row of kv_lora_rank +
+# qk_rope_head_dim a token (models/deepseek_v2.py, MLAAttention); MiniCPM3 builds plain
+# attention over num_attention_heads x (qk_nope_head_dim + qk_rope_head_dim) from the same
+# fields (models/minicpm3.py MiniCPM3Attention), 26.7x the latent on MiniCPM3-4B's published
+# config (62 x 15,360 B a token against 62 x 576), which a config naming no model_type was once
+# sized as.
+MLA_FIELDS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
 # Fields whose names match CACHE_WORDS but that change no cache size: why, field by field.
 IGNORED: dict[str, str] = {
@@ -116,6 +123,12 @@ def check_unknown_fields(config: Mapping[str, Any], path: str, model_type: str) 
     that kvplan neither reads nor knows to be harmless (one line: file, field, why)."""
     for key in config:
         name = str(key)
+        if name in MLA_FIELDS and config[key] is not None:
+            raise SpecError(path, name, f"model_type {model_type!r} is not a family kvplan "
+                                        "reads field by field, and vLLM's families cache MLA "
+                                        "fields differently (the latent: models/deepseek_v2.py; "
+                                        "full heads: models/minicpm3.py); refused rather than "
+                                        "guessed")
         if name.startswith("_") or name in READ or name in IGNORED:
             continue
         off = OFF_VALUES.get(name)
