@@ -37,6 +37,8 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
     "gemma-4-e4b-it": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
+    # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
+    "olmocr-7b": {"vision_config": {"depth": 2}},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
@@ -77,7 +79,7 @@ def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
                 cfg[k] = layers
         for k in per_layer:
             cfg[k] = cfg[k][:layers]
-        for k in ("mlp_only_layers",):
+        for k in ("mlp_only_layers", "full_attn_idxs"):  # layer indices (LFM2's attention)
             if isinstance(cfg.get(k), list):
                 cfg[k] = [i for i in cfg[k] if i < layers]
         if isinstance(cfg.get("max_window_layers"), int):  # a layer count too (Qwen2's)
