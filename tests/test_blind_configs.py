@@ -129,3 +129,56 @@ def test_a_16_bit_plan_of_a_checkpoint_declaring_fp8_kv_names_its_dtype() -> Non
     assert "--kv-cache-dtype bfloat16" in command(gemma, "bf16")
     assert "--kv-cache-dtype fp8" in command(gemma, "fp8")
     assert "--kv-cache-dtype" not in command("llama-3.1-8b", "bf16")
+
+
+def test_a_file_vllm_refuses_to_build_is_refused_in_one_line(tmp_path: Path) -> None:
+    # Blind check batch 4: two published files vLLM 0.32 does not start on, which kvplan had
+    # answered with exit 0 (tests/data/blind26/shrunk/<id>/results.json: vLLM's own errors).
+    # (1) zai-org/glm-4v-9b's first config.json: architectures ChatGLMModel with a vision_config.
+    # models/chatglm.py ChatGLMForCausalLM raises ("the text-only version of this model ... use
+    # --hf-overrides '{"architectures": ["GLM4VForCausalLM"]}'"); support.json's refused_with.
+    glm4v = json.loads((BLIND / "real" / "glm-4v-9b.json").read_text())
+    assert glm4v["architectures"] == ["ChatGLMModel"] and "vision_config" in glm4v
+    code, _, err = estimate(str(BLIND / "real" / "glm-4v-9b.json"), "-c", "4096")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "vision_config" in err and "GLM4VForCausalLM" in err
+    # Under the architecture vLLM asks for, its models/chatglm.py GLMAttention: 40 layers x 2 x
+    # multi_query_group_num 2 KV heads x kv_channels 128 x 2 B = 40,960 B/token.
+    (tmp_path / "glm4v").mkdir()
+    (tmp_path / "glm4v" / "config.json").write_text(
+        json.dumps({**glm4v, "architectures": ["GLM4VForCausalLM"]}))
+    code, plan, _ = estimate(str(tmp_path / "glm4v"), "-c", "4096")
+    assert code == 0 and plan["bytes_per_token"] == 40 * 2 * 2 * 128 * 2 == 40960
+    # (2) mlx-community/Llama-4-Maverick-17B-128E-Instruct-6bit: text_config
+    # attn_temperature_tuning 4. transformers 5.19 Llama4TextConfig types it bool and vLLM 0.32
+    # stops at loading the config ("Field 'attn_temperature_tuning' expected bool, got int").
+    mlx = json.loads((BLIND / "real" / "llama-4-maverick-mlx-6bit.json").read_text())
+    code, _, err = estimate(str(BLIND / "real" / "llama-4-maverick-mlx-6bit.json"), "-c", "4096")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "attn_temperature_tuning" in err
+    # With true (the value transformers takes), models/llama4.py: 48 layers x 2 x 8 KV heads x
+    # head_dim 128 x 2 B = 196,608 B/token.
+    mlx["text_config"]["attn_temperature_tuning"] = True
+    (tmp_path / "mlx").mkdir()
+    (tmp_path / "mlx" / "config.json").write_text(json.dumps(mlx))
+    code, plan, _ = estimate(str(tmp_path / "mlx"), "-c", "4096")
+    assert code == 0 and plan["bytes_per_token"] == 48 * 2 * 8 * 128 * 2 == 196608
+    # (3) bryce-hoehn/Qwen3.5-18B-REAP-A3B-Coding: architectures Qwen3_5MoeForConditionalGeneration
+    # over a flat text config (model_type qwen3_5_moe_text). models/qwen3_5.py reads
+    # config.vision_config unconditionally; vLLM stops ("'Qwen3_5MoeTextConfig' object has no
+    # attribute 'vision_config'"). support.json's refused_model_types.
+    reap = BLIND / "real" / "qwen3.5-18b-reap-a3b-coding.json"
+    code, _, err = estimate(str(reap), "-c", "4096")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "qwen3_5_moe_text" in err and "Qwen3_5MoeForCausalLM" in err
+    # The nested form (model_type qwen3_5_moe, no vision_config: Qwen3_5MoeConfig builds a
+    # default tower) is what vLLM runs (tests/data/oracle/qwen3.6-35b-a3b): answered.
+    oracle = Path(__file__).parent / "data" / "oracle" / "qwen3.6-35b-a3b" / "config.json"
+    assert "vision_config" not in json.loads(oracle.read_text())
+    assert estimate(str(oracle), "-c", "4096")[0] == 0
+    # Under the text architecture vLLM serves it: 10 of 40 layers full attention x 2 x 2 KV heads
+    # x head_dim 256 x 2 B = 20,480 B/token (plus the linear layers' fixed state).
+    text = {**json.loads(reap.read_text()), "architectures": ["Qwen3_5MoeForCausalLM"]}
+    (tmp_path / "reap").mkdir()
+    (tmp_path / "reap" / "config.json").write_text(json.dumps(text))
+    code, plan, _ = estimate(str(tmp_path / "reap"), "-c", "4096")
+    assert code == 0 and plan["bytes_per_token"] == 10 * 2 * 2 * 256 * 2 == 20480

@@ -424,6 +424,25 @@ def test_lfm2_layers_from_full_attn_idxs() -> None:
         spec_of({**raw("lfm2-1.2b"), "full_attn_idxs": [2, 16]})
 
 
+def test_lfm2_width_from_block_ff_dim() -> None:
+    # The first LFM2-1.2B config.json (blind check batch 4, tests/data/blind26/real/lfm2-1.2b.json)
+    # states block_ff_dim 12,288 and no intermediate_size. transformers' Lfm2Config, which vLLM
+    # 0.32 loads, takes it: `self.intermediate_size = kwargs.pop("block_ff_dim", ...)`. Then
+    # models/lfm2.py Lfm2MLP (block_auto_adjust_ff_dim): int(2 x 12,288 / 3) = 8,192, x 1.0,
+    # rounded up to 256: 8,192 - the width of today's file (intermediate_size 12,288).
+    first = json.loads((Path(__file__).parent / "data" / "blind26" / "real" /
+                        "lfm2-1.2b.json").read_text())
+    assert "intermediate_size" not in first and first["block_ff_dim"] == 12288
+    spec, _ = spec_of(first)
+    assert spec.mlp.intermediate_size == 8192 == spec_of(raw("lfm2-1.2b"))[0].mlp.intermediate_size
+    # block_ff_dim wins where both are stated (kwargs.pop overrides intermediate_size).
+    both = {**raw("lfm2-1.2b"), "block_ff_dim": 6144, "intermediate_size": 12288}
+    assert spec_of(both)[0].mlp.intermediate_size == 4096  # int(2 x 6,144 / 3) = 4,096
+    neither = {k: v for k, v in first.items() if k != "block_ff_dim"}
+    with pytest.raises(SpecError, match="block_ff_dim"):
+        spec_of(neither)
+
+
 def test_glm_moe_dsa_reads_as_mla_with_indexer() -> None:
     config = {"model_type": "glm_moe_dsa", "num_hidden_layers": 4, "hidden_size": 64,
               "num_attention_heads": 4, "vocab_size": 256, "intermediate_size": 128,

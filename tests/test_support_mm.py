@@ -77,6 +77,11 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # models/glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over text_config (glm4v_moe_text):
     # 46 layers x 2 x 8 KV heads x head_dim 128 x 2 B (its 96 query heads change no cache).
     "glm-4.5v": (MM / "glm-4.5v.json", 46 * 2 * 8 * 128 * 2, HF + "zai-org/GLM-4.5V"),
+    # models/qwen2_vl.py: Qwen2ForCausalLM (qwen2.py) over the text config; this file is flat
+    # (transformers 5.19 Qwen2VLConfig pops its top-level text keys into Qwen2VLTextConfig):
+    # 28 layers x 2 x 4 KV heads x 3584 / 28 = 128 x 2 B; use_sliding_window false (no window).
+    "olmocr-7b-0225-preview": (MM / "olmocr-7b-0225-preview.json", 28 * 2 * 4 * 128 * 2,
+                               HF + "allenai/olmOCR-7B-0225-preview"),
 }
 
 TABLE = support_table()
@@ -188,17 +193,20 @@ def test_unpriced_tower_leaves_the_kv_exact() -> None:
     assert "is read from its standard fields" not in table.stdout
 
 
-def test_qwen2_5_vl_flat_config_reads_as_its_nested_form(tmp_path: Path) -> None:
-    # Qwen/Qwen2.5-VL-7B-Instruct's published config.json (the golden) is flat: the decoder's
-    # fields at the top, no text_config; a transformers >= 4.53 save writes them again under
-    # text_config (model_type qwen2_5_vl_text). Both read as qwen2 (vLLM qwen2_5_vl.py:
+@pytest.mark.parametrize(("golden", "text_type"), [
+    ("qwen2.5-vl-7b.json", "qwen2_5_vl_text"), ("mm/olmocr-7b-0225-preview.json", "qwen2_vl_text")])
+def test_qwen2_vl_flat_config_reads_as_its_nested_form(tmp_path: Path, golden: str,
+                                                      text_type: str) -> None:
+    # Qwen/Qwen2.5-VL-7B-Instruct's and allenai/olmOCR-7B-0225-preview's (Qwen2-VL-7B) published
+    # config.json (the goldens) are flat: the decoder's fields at the top, no text_config; a
+    # transformers >= 4.53 save writes them again under text_config (model_type
+    # qwen2_5_vl_text / qwen2_vl_text). Both read as qwen2 (vLLM qwen2_5_vl.py / qwen2_vl.py:
     # Qwen2ForCausalLM): 28 layers x 4 KV heads x 128 x 2 x 2 B = 57,344 B per token, only the
     # unpriced tower assumed.
-    flat = json.loads((Path(__file__).parent / "data" / "configs"
-                       / "qwen2.5-vl-7b.json").read_text())
+    flat = json.loads((Path(__file__).parent / "data" / "configs" / golden).read_text())
     assert "text_config" not in flat
     text = {k: v for k, v in flat.items() if k not in ("vision_config", "architectures")}
-    nested = {**flat, "text_config": {**text, "model_type": "qwen2_5_vl_text"}}
+    nested = {**flat, "text_config": {**text, "model_type": text_type}}
     for name, config in (("flat", flat), ("nested", nested)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.json").write_text(json.dumps(config))

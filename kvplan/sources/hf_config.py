@@ -75,7 +75,10 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "gpt-sw3": "gpt2",
                  # Qwen2.5-VL's published config.json keeps the decoder's fields at the top
                  # (no text_config): qwen2_5_vl.py builds Qwen2ForCausalLM over them.
-                 "qwen2_5_vl": "qwen2"}
+                 "qwen2_5_vl": "qwen2",
+                 # Qwen2-VL's too: transformers 5.19 Qwen2VLConfig pops the flat file's text
+                 # keys into Qwen2VLTextConfig, and qwen2_vl.py builds Qwen2ForCausalLM over it.
+                 "qwen2_vl": "qwen2"}
 # Configs that keep Gemma-3's decoder under text_config (or at the top: gemma3_text).
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 

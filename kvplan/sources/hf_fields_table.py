@@ -387,8 +387,12 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "llama4": _lz(source="models/llama4.py",
                   covered=_fields(_KV, _WEIGHTS, (
                       "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval",
-                      "layer_types", "attn_scale", "attn_temperature_tuning",
-                      "moe_layers", "for_llm_compressor")),
+                      "layer_types", "attn_scale", "moe_layers", "for_llm_compressor"), {
+                      # Llama4TextConfig (transformers 5.19, which vLLM 0.32 loads) types it
+                      # bool and refuses the file on another value (Meta's first files: 4).
+                      "attn_temperature_tuning": only(True, False, why=(
+                          "query temperature tuning, no cache; transformers 5.19 refuses a "
+                          "non-boolean, so vLLM 0.32 does not start"))}),
                   config_class="llama4_text"),
     # models/lfm2.py, lfm2_moe.py: attention layers of num_key_value_heads x hidden / heads
     # (head_dim unread) where layer_types says full_attention (Lfm2Config builds them from

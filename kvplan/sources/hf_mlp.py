@@ -80,9 +80,12 @@ def _lfm2_ff_dim(c: ConfigReader) -> int:
     """LFM2's MLP width as vLLM builds it (models/lfm2.py Lfm2MLP): with
     block_auto_adjust_ff_dim (Lfm2Config default true) intermediate_size becomes
     int(2 * intermediate_size / 3), times block_ffn_dim_multiplier (default 1.0), rounded up to
-    block_multiple_of (default 256). LFM2-VL-1.6B's published 12,288 is 8,192 wide."""
-    width = c.int("intermediate_size", required="intermediate_size",
-                  what="missing: needed for the weight count")
+    block_multiple_of (default 256). LFM2-VL-1.6B's published 12,288 is 8,192 wide.
+    The width itself: block_ff_dim before intermediate_size (transformers' Lfm2Config, which
+    vLLM 0.32 loads: `self.intermediate_size = kwargs.pop("block_ff_dim", ...)`), so the first
+    LFM2 releases, which state block_ff_dim alone, are read as vLLM reads them."""
+    width = c.int("block_ff_dim", "intermediate_size", required="intermediate_size",
+                  what="missing (nor block_ff_dim): needed for the weight count")
     if not c.bool("block_auto_adjust_ff_dim", True):
         return width
     width = int(2 * width / 3)

@@ -82,6 +82,9 @@ WRAPPERS: dict[str, Wrapper] = {
 TEXT_FAMILY: dict[str, str] = {
     # qwen2_5_vl.py: Qwen2ForCausalLM (qwen2.py) over the text config.
     "qwen2_5_vl_text": "qwen2",
+    # qwen2_vl.py: Qwen2ForCausalLM (qwen2.py) over the text config (Qwen2-VL saved by
+    # transformers >= 4.53 nests it under text_config, model_type qwen2_vl_text).
+    "qwen2_vl_text": "qwen2",
     # qwen3_vl.py: Qwen3LLMModel (qwen3.py); qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py).
     "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe",
     # glm4_1v.py: Glm4ForCausalLM (glm4.py) over glm4v's text config.

@@ -51,6 +51,12 @@ class Support:
     golden: str | None = None  # exact: the golden config's id (tests/test_support.py)
     oracle: str | None = None  # exact: the vLLM-oracle case (tests/data/oracle/<oracle>)
     golden_config: str | None = None  # exact: one of GOLDEN_CONFIG_KINDS
+    # exact: fields with which vLLM refuses to build this architecture, and why (support.json
+    # "refused_with": {field: reason}); a config stating one is refused with that reason.
+    refused_with: tuple[tuple[str, str], ...] = ()
+    # exact: config classes (model_type) over which vLLM refuses to build it
+    # ("refused_model_types": {model_type: reason}).
+    refused_model_types: tuple[tuple[str, str], ...] = ()
 
 
 @cache
@@ -75,7 +81,9 @@ def support_table() -> dict[str, Support]:
             category=registry.get(name, {}).get("category", "?"),
             model_types=tuple(entry.get("model_types") or ()), example=entry.get("example"),
             reason=entry.get("reason"), golden=entry.get("golden"), oracle=entry.get("oracle"),
-            golden_config=entry.get("golden_config"))
+            golden_config=entry.get("golden_config"),
+            refused_with=tuple((entry.get("refused_with") or {}).items()),
+            refused_model_types=tuple((entry.get("refused_model_types") or {}).items()))
     return table
 
 
@@ -106,7 +114,15 @@ def check_architecture(config: Mapping[str, Any], path: str) -> None:
     """Refuse (SpecError, exit 2) a config whose architecture the table does not mark exact,
     with the table's one-line reason."""
     row = config_architecture(config)
-    if row is None or row.status == EXACT:
+    if row is None:
+        return
+    if row.status == EXACT:
+        refusals = [(field, f"{field} stated", why) for field, why in row.refused_with
+                    if config.get(field) is not None]
+        refusals += [("model_type", f"model_type {kind!r}", why)
+                     for kind, why in row.refused_model_types if config.get("model_type") == kind]
+        for field, what, why in refusals[:1]:
+            raise SpecError(path, field, f"{row.architecture} with {what}: {why}")
         return
     what = "not a decoder" if row.status == NOT_A_DECODER else "refused"
     raise SpecError(path, "architectures",

@@ -198,7 +198,15 @@ def main(table: list[Row] | None = None) -> str:
              "the rules. Batch 3 (commit 7522f21) was frozen after all of that, before kvplan "
              "or vLLM ran on its files; what it led to came after its runs (NemotronH's "
              "mamba_d_state; the SmolVLM, Glm4v, LLaVA-OneVision and Jais2 rows made exact from "
-             "the published configs it found), and the five rows that shaped it are marked.",
+             "the published configs it found), and the five rows that shaped it are marked. "
+             "Batch 4 (commit c49537d) was frozen the same way, after all of that. Three of its "
+             "files vLLM 0.32 does not start on (a vision checkpoint under ChatGLMModel, a Qwen3.5 "
+             "text config under the multimodal class, an integer Llama-4 "
+             "attn_temperature_tuning), which kvplan had answered with exit 0: refused since, "
+             "in one line saying what vLLM says (support.json refused_with / "
+             "refused_model_types, a boolean-only field). Two refusals were not needed (LFM2's "
+             "block_ff_dim; Qwen2-VL, made exact from the published olmOCR config it found). "
+             "All five came after its runs and are marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -24,6 +24,9 @@ LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer")
 NESTED = ("text_config", "llm_config", "language_config")
 SMALL = {"intermediate_size": 512, "moe_intermediate_size": 256,
          "shared_expert_intermediate_size": 256, "ffn_hidden_size": 512, "n_inner": 512}
+# Strings that are no layer pattern, whatever their length (a 24-character _name_or_path is not a
+# pattern of a 24-layer model).
+NOT_PER_LAYER = ("architectures", "model_type", "torch_dtype", "dtype", "transformers_version")
 EXPERT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 # Layer counts chosen by hand where a period is not visible in a list (implicit patterns).
 LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
@@ -34,6 +37,8 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
     "gemma-4-e4b-it": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
+    # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
+    "olmocr-7b": {"vision_config": {"depth": 2}},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
@@ -58,7 +63,7 @@ def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
         n = len(cfg["layers_block_type"])
     if n is not None:
         per_layer = [k for k, v in cfg.items() if isinstance(v, (list, str)) and len(v) == n
-                     and n > 1 and k not in ("architectures",)]
+                     and n > 1 and k not in NOT_PER_LAYER and not k.startswith("_")]
         if layers is None:
             p = 1
             for k in per_layer:
@@ -74,7 +79,7 @@ def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
                 cfg[k] = layers
         for k in per_layer:
             cfg[k] = cfg[k][:layers]
-        for k in ("mlp_only_layers",):
+        for k in ("mlp_only_layers", "full_attn_idxs"):  # layer indices (LFM2's attention)
             if isinstance(cfg.get(k), list):
                 cfg[k] = [i for i in cfg[k] if i < layers]
         if isinstance(cfg.get("max_window_layers"), int):  # a layer count too (Qwen2's)
