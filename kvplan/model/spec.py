@@ -219,6 +219,9 @@ class ModelSpec:
     # The longest context vLLM starts with (kvplan.model.context_limit), where the config's
     # position keys or RoPE scaling make it differ from max_position_embeddings; None: that.
     context_limit: ContextLimit | None = None
+    # Engines whose own derived maximum (kvplan.model.context_limit: sglang_context_limit,
+    # trtllm_context_limit) differs from `max_context`, by --engine value; the others use that.
+    engine_context_limits: tuple[tuple[str, ContextLimit], ...] = ()
     norm_type: str = "rmsnorm"
     # One entry per layer: the sliding window in tokens, or None for full attention.
     layer_windows: tuple[int | None, ...] = ()
@@ -361,6 +364,11 @@ class ModelSpec:
         where = "config.json" if self.path.endswith(".json") else "spec"
         return ContextLimit(tokens=self.max_position_embeddings,
                             source=f"{where} max_position_embeddings")
+
+    def engine_max_context(self, engine: str) -> ContextLimit | None:
+        """The maximum context `engine` (its --engine value) derives: its own where it differs
+        from vLLM's, else `max_context`."""
+        return dict(self.engine_context_limits).get(engine, self.max_context)
 
     @property
     def max_context_tokens(self) -> int | None:

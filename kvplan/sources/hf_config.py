@@ -23,7 +23,11 @@ from typing import Any
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS
-from kvplan.model.context_limit import context_limit_from_config
+from kvplan.model.context_limit import (
+    ContextLimit,
+    context_limit_from_config,
+    engine_context_limits,
+)
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import parse_json, path_kind, read_text, shown_path
@@ -82,7 +86,7 @@ _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 _TOP_ORDER = (
     "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
     "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
-    "max_model_len", "max_model_len_source", "norm_type",
+    "max_model_len", "max_model_len_source", "engine_max_model_len", "norm_type",
 )
 
 
@@ -368,6 +372,11 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             max_pos, "config.json max_position_embeddings"):
         mapping["max_model_len"] = limit.tokens
         mapping["max_model_len_source"] = limit.source
+    engines = engine_context_limits(data, max_pos, limit or (
+        None if max_pos is None else ContextLimit(
+            tokens=max_pos, source="config.json max_position_embeddings")))
+    if engines:
+        mapping["engine_max_model_len"] = engines
     mapping["norm_type"] = norm
     mapping["attention"] = attention
     mapping["mlp"] = mlp
