@@ -1,6 +1,7 @@
-"""Each engine's own maximum context (kvplan.model.context_limit: sglang_context_limit,
-trtllm_context_limit; asked of the engine's rules, `max_context`), where it differs from vLLM
-0.32's (tests/test_context_limit.py), and what each does with a longer context.
+"""Each engine's own maximum context (kvplan.engines.sglang.context, kvplan.engines.trtllm.context
+over the spec's engine-neutral position_fields; asked of the engine's rules, `max_context`),
+where it differs from vLLM 0.32's (tests/test_context_limit.py), and what each does with a
+longer context.
 
 - SGLang: python/sglang/srt/hf_transformers_utils.py `get_context_length` (0.4.8 lines 159-185;
   0.5.6 srt/utils/hf_transformers_utils.py lines 327-353, the same code): the FIRST stated of
@@ -22,22 +23,34 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from kvplan._util.errors import SpecError
 from kvplan.analysis.sweep import SweepGrid, skipped_contexts
 from kvplan.cli import app
 from kvplan.engines.base import Engine
-from kvplan.model.context_limit import (
-    ContextLimit,
-    context_limit_from_config,
-    sglang_context_limit,
-    trtllm_context_limit,
-)
+from kvplan.engines.sglang.context import sglang_context_limit as _sglang
+from kvplan.engines.trtllm.context import trtllm_context_limit as _trtllm
+from kvplan.model.context_limit import ContextLimit, context_limit_from_config
 from kvplan.sources.hf_config import load_config
+from kvplan.sources.spec_context import position_fields_from_config
 from kvplan.sources.spec_yaml import parse_spec
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()
+
+
+def sglang_context_limit(config: dict) -> ContextLimit | None:
+    """SGLang's rule over the position fields of a config mapping (its stated
+    max_position_embeddings)."""
+    fields = position_fields_from_config(config, config.get("max_position_embeddings"))
+    return None if fields is None else _sglang(fields)
+
+
+def trtllm_context_limit(config: dict) -> ContextLimit | None:
+    fields = position_fields_from_config(config, config.get("max_position_embeddings"))
+    return None if fields is None else _trtllm(fields)
 
 
 def _limits(name: str) -> tuple[ContextLimit | None, ...]:
@@ -152,17 +165,50 @@ def test_no_key_keeps_vllms() -> None:
     assert {lim.source for lim in gpt2} == {"config.json n_positions"}
 
 
-def test_yaml_spec_states_engine_maxima() -> None:
+def test_yaml_spec_states_position_fields() -> None:
+    # A YAML spec's position_fields (engine-neutral, as config.json states them): seq_length
+    # 4096 and max_position_embeddings 32768 (a constructed pair): vLLM keeps the spec's
+    # max_model_len (4,096, the smallest); SGLang the first of its order (seq_length, 4,096,
+    # named as the spec names it); TensorRT-LLM max_position_embeddings (32,768).
     base = {"name": "x", "source": "x", "num_hidden_layers": 2, "hidden_size": 64,
-            "vocab_size": 100, "max_position_embeddings": 4096,
+            "vocab_size": 100, "max_position_embeddings": 32768, "max_model_len": 4096,
+            "max_model_len_source": "config.json seq_length",
             "attention": {"kind": "gqa", "num_attention_heads": 4, "num_key_value_heads": 2,
                           "head_dim": 16},
             "mlp": {"intermediate_size": 128},
-            "engine_max_model_len": {"sglang": {"max_model_len": 32768, "source": "s"}}}
+            "position_fields": {"max_position_embeddings": 32768, "seq_length": 4096}}
     spec = parse_spec(base, path="x.yaml", spec_id="x")
-    assert Engine.sglang.rules.max_context(spec) == ContextLimit(tokens=32768, source="s")
-    assert Engine.trtllm.rules.max_context(spec) == Engine.vllm.rules.max_context(spec) == (
-        ContextLimit(tokens=4096, source="spec max_position_embeddings"))
+    stated = ContextLimit(tokens=4096, source="config.json seq_length")
+    assert Engine.vllm.rules.max_context(spec) == Engine.sglang.rules.max_context(spec) == stated
+    assert Engine.trtllm.rules.max_context(spec) == ContextLimit(
+        tokens=32768, source="config.json max_position_embeddings")
+    # Without position_fields every engine keeps the spec's maximum.
+    del base["position_fields"]
+    spec = parse_spec(base, path="x.yaml", spec_id="x")
+    assert {e.rules.max_context(spec) for e in Engine} == {stated}
+
+
+def test_bundled_gemma3_27b_yaml() -> None:
+    # model_specs/gemma-3-27b.yaml position_fields: google/gemma-3-27b-it text_config
+    # max_position_embeddings 131072, rope_scaling {"rope_type": "linear", "factor": 8.0}:
+    # vLLM 131,072 (gemma3 skips the factor), SGLang and TensorRT-LLM 131,072 x 8 = 1,048,576.
+    from kvplan.sources.resolve import load_spec
+
+    spec = load_spec("gemma-3-27b")
+    assert [e.rules.max_context(spec).tokens for e in (Engine.vllm, Engine.sglang,
+                                                       Engine.trtllm)] == [131072, 1048576, 1048576]
+
+
+def test_position_fields_yaml_refusals() -> None:
+    base = {"name": "x", "source": "x", "num_hidden_layers": 2, "hidden_size": 64,
+            "vocab_size": 100, "attention": {"kind": "gqa", "num_attention_heads": 4,
+                                             "num_key_value_heads": 2, "head_dim": 16},
+            "mlp": {"intermediate_size": 128}}
+    for bad, field in (({"context_length": 8}, "position_fields.context_length"),
+                       ({"seq_length": "8k"}, "position_fields.seq_length"),
+                       ({"rope_scaling": {"alpha": 1}}, "position_fields.rope_scaling")):
+        with pytest.raises(SpecError, match=field):
+            parse_spec({**base, "position_fields": bad}, path="x.yaml", spec_id="x")
 
 
 GEMMA = str(DATA / "configs" / "gemma-3-12b.json")

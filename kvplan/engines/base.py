@@ -313,8 +313,9 @@ class EngineRules(Protocol):
     long_context: LongContext  # what it does with a context above `max_context`
 
     def max_context(self, spec: ModelSpec) -> ContextLimit | None:
-        """The model's maximum context as this engine derives it (kvplan.model.context_limit);
-        None: it checks none."""
+        """The model's maximum context as this engine derives it (vLLM's: the spec's
+        max_context; the others: their own rule over spec.position_fields,
+        kvplan.engines.<name>.context); None: it checks none."""
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         """The engine's own settings in `inputs` (its defaults where none are given)."""

@@ -1,6 +1,7 @@
-"""A context above the model's maximum: each engine's own maximum (its rules' `max_context`,
-from kvplan.model.context_limit), what it does with a longer context (its `long_context`) and
-the environment variable that lets it take it anyway.
+"""A context above the model's maximum: each engine's own maximum (its rules' `max_context`:
+kvplan.model.context_limit for vLLM, kvplan.engines.<name>.context for the others), what it does
+with a longer context (its `long_context`) and the environment variable that lets it take it
+anyway.
 
 - vLLM 0.32 raises ValueError at start-up (vllm/config/model.py `_get_and_verify_max_len`,
   lines 2639-2665: "User-specified max_model_len (...) is greater than the derived

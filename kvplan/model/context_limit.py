@@ -22,10 +22,10 @@ The sliding-window cap (only with --disable-sliding-window), the tokenizer's mod
 (pooling models only) and an encoder's max_seq_length (sentence-transformers) do not apply to
 the generative models kvplan plans.
 
-SGLang and TensorRT-LLM derive the maximum their own way (`sglang_context_limit`,
-`trtllm_context_limit` below; each engine's rules answer with its own:
-kvplan.engines.<name>.engine `max_context`); where their number or its source differs from vLLM's,
-the spec keeps it under `engine_max_model_len`.
+Other engines derive the maximum their own way from the same config fields: the spec keeps
+them as `PositionFields` (config.json's position keys and rope_scaling, engine-neutral; YAML
+`position_fields`), and each engine's rules compose the helpers below (`PositionFields.first_of`,
+`RopeScaling.scaled`, `scaled_limit`) into its own `max_context` (kvplan.engines.<name>.context).
 
 A config.json that states no position key: `context_limit_from_config` answers None and the
 spec's own max_position_embeddings (a class default kvplan read, e.g. Falcon's 2048) stands, else
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 # derive_max_model_len_and_key's possible_keys, in vLLM's order.
@@ -46,14 +46,6 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
 # _get_and_verify_max_len: rope types whose factor does not multiply the stated maximum.
 UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3", "yarn", "deepseek_yarn",
                        "deepseek_llama_scaling")
-VLLM_OVERRIDE_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
-SGLANG_OVERRIDE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
-TRTLLM_OVERRIDE_ENV = "TLLM_ALLOW_LONG_MAX_MODEL_LEN"
-# SGLang's get_context_length: CONTEXT_LENGTH_KEYS, in its order (the first stated one wins).
-SGLANG_CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
-                       "max_position_embeddings")
-# TensorRT-LLM's infer_max_seq_len: rope types whose factor does not multiply.
-TRTLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3", "yarn")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,89 +110,62 @@ def _shown(factor: float) -> int | float:
     return int(factor) if float(factor).is_integer() else factor
 
 
-def sglang_context_limit(config: Mapping[str, Any]) -> ContextLimit | None:
-    """SGLang's derived context_len of a (text) config mapping; None when it states no key.
-
-    python/sglang/srt/hf_transformers_utils.py `get_context_length` (0.4.8 lines 159-185,
-    0.4.10 179-205, 0.5.2 236-262; moved to srt/utils/hf_transformers_utils.py in 0.5.3:
-    0.5.6 lines 327-353, 0.5.10 680-706, the same code in each):
-    - rope_scaling (only that attribute) truthy: factor = rope_scaling.get("factor", 1), set
-      back to 1 when rope_scaling names original_max_position_embeddings or its "rope_type"
-      (not "type") is llama3; so YaRN WITH original_max_position_embeddings keeps the stated
-      maximum, YaRN without it, linear, dynamic (and Gemma-3's linear 8) multiply;
-    - the FIRST stated of CONTEXT_LENGTH_KEYS (max_sequence_length, seq_length, max_seq_len,
-      model_max_length, max_position_embeddings), not the smallest: int(factor * value);
-    - none stated: 2048. SGLang reads the transformers config object, so a config class's own
-      default stands before that; kvplan does not hold those defaults and answers None (no
-      limit), as for vLLM.
-    """
-    factor: Any = 1
-    params = config.get("rope_scaling")
-    if isinstance(params, Mapping) and params:
-        factor = params.get("factor", 1)
-        if "original_max_position_embeddings" in params or params.get("rope_type") == "llama3":
-            factor = 1
-    factor = factor if _number(factor) else 1
-    for key in SGLANG_CONTEXT_KEYS:
-        value = config.get(key)
-        if _number(value):
-            source = f"config.json {key}"
-            if factor != 1:
-                source += f" x rope_scaling.factor {_shown(factor)}"
-            return ContextLimit(tokens=int(factor * value), source=source)
-    return None
+# The neutral record the engines' own rules read (kvplan.engines.<name>.context: each composes
+# these helpers into its `max_context`); built from config.json in kvplan.sources.spec_context.
 
 
-def trtllm_context_limit(config: Mapping[str, Any]) -> ContextLimit | None:
-    """TensorRT-LLM's (PyTorch backend) inferred max_seq_len of a (text) config mapping; None
-    when it states no max_position_embeddings.
+@dataclass(frozen=True, kw_only=True)
+class RopeScaling:
+    """config.json's top-level `rope_scaling`, the fields a maximum-context rule reads; None
+    where it states none (or not of the right type)."""
 
-    tensorrt_llm/_torch/models/modeling_utils.py `DecoderModelForCausalLM.infer_max_seq_len`
-    ("Modified from tensorrt_llm/builder.py _init_max_seq_len"):
-    - rope_scaling not None: its type is rope_scaling.get("type", rope_scaling.get("rope_type"));
-      unless that is su, longrope, llama3 or yarn, factor = rope_scaling.get("factor", 1.0);
-    - max_position_embeddings only (no other key; 2048 when the config class has none: kvplan
-      answers None there, as for vLLM), times the factor, rounded up (math.ceil).
-    """
-    factor: Any = 1
-    params = config.get("rope_scaling")
-    if isinstance(params, Mapping):
-        rope_type = params.get("type", params.get("rope_type"))
-        if rope_type not in TRTLLM_UNSCALED_ROPE_TYPES:
-            factor = params.get("factor", 1.0)
-    factor = factor if _number(factor) else 1
-    value = config.get("max_position_embeddings")
-    if not _number(value):
+    factor: int | float | None = None
+    rope_type: str | None = None  # its "rope_type" key
+    type: str | None = None  # its legacy "type" key
+    original_max_position_embeddings: int | float | None = None
+
+    def scaled(self, *, unless_types: tuple[str, ...] = (),
+               legacy_type_first: bool = False) -> int | float:
+        """The factor that multiplies the stated maximum: 1 where none is stated or the rope
+        type (the legacy "type" before "rope_type" when `legacy_type_first`, else "rope_type"
+        only) is one of `unless_types`."""
+        rope = (self.type if self.type is not None else self.rope_type) if legacy_type_first \
+            else self.rope_type
+        if rope in unless_types or self.factor is None:
+            return 1
+        return self.factor
+
+
+@dataclass(frozen=True, kw_only=True)
+class PositionFields:
+    """The position keys a model's config holds (`POSITION_KEYS`, as stated; max_position_embeddings
+    also as its config class defaults it) and its rope_scaling: what each engine derives its own
+    maximum context from."""
+
+    keys: tuple[tuple[str, int | float], ...] = ()
+    rope_scaling: RopeScaling | None = None
+
+    def stated(self, key: str) -> tuple[str, int | float] | None:
+        """(the name it is stated under, its value): max_position_embeddings also through its
+        n_positions alias (transformers' GPT2Config attribute_map); None when not stated."""
+        keys = dict(self.keys)
+        if key in keys:
+            return key, keys[key]
+        if key == "max_position_embeddings" and "n_positions" in keys:
+            return "n_positions", keys["n_positions"]
         return None
-    source = "config.json max_position_embeddings"
-    if factor != 1:
-        source += f" x rope_scaling.factor {_shown(factor)}"
-        return ContextLimit(tokens=math.ceil(value * factor), source=source)
-    return ContextLimit(tokens=int(value), source=source)
+
+    def first_of(self, keys: tuple[str, ...]) -> tuple[str, int | float] | None:
+        """The first of `keys`, in that order, the config states."""
+        return next((found for key in keys if (found := self.stated(key)) is not None), None)
 
 
-# Each engine's own rule, by --engine value (vLLM's is `context_limit_from_config`).
-ENGINE_RULES = {"sglang": sglang_context_limit, "trtllm": trtllm_context_limit}
-
-
-def engine_context_limits(config: Mapping[str, Any], max_position: int | None,
-                          vllm: ContextLimit | None) -> dict[str, dict[str, Any]]:
-    """`engine_max_model_len` of a spec: per engine whose own maximum (number or source) differs
-    from vLLM's `vllm`, its max_model_len and source; where its rule finds no key, vLLM's stands.
-    `max_position` is the max_position_embeddings kvplan read: the engines read the config
-    object, where a config-class default (Falcon's 2048, Gemma-3's 131,072) or the n_positions
-    alias (GPT-2's attribute_map) answers to max_position_embeddings; a seq_length does not."""
-    seen = dict(config)
-    if (not _number(seen.get("max_position_embeddings")) and max_position is not None
-            and (_number(seen.get("n_positions")) or not _number(seen.get("seq_length")))):
-        seen["max_position_embeddings"] = max_position
-    alias = "n_positions" if "max_position_embeddings" not in config and _number(
-        config.get("n_positions")) else None
-    out: dict[str, dict[str, Any]] = {}
-    for engine, rule in ENGINE_RULES.items():
-        limit = rule(seen)
-        if limit is not None and alias:
-            limit = replace(limit, source=limit.source.replace("max_position_embeddings", alias))
-        if limit is not None and limit != vllm:
-            out[engine] = {"max_model_len": limit.tokens, "source": limit.source}
-    return out
+def scaled_limit(key: str, value: int | float, factor: int | float, *,
+                 round_up: bool = False) -> ContextLimit:
+    """`value` of config key `key` times `factor` (truncated, or rounded up), worded as the
+    refusals say it: "config.json max_position_embeddings x rope_scaling.factor 8"."""
+    source = f"config.json {key}"
+    if factor == 1:
+        return ContextLimit(tokens=int(value), source=source)
+    tokens = math.ceil(value * factor) if round_up else int(factor * value)
+    return ContextLimit(tokens=tokens, source=f"{source} x rope_scaling.factor {_shown(factor)}")

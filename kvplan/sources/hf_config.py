@@ -23,11 +23,7 @@ from typing import Any
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS
-from kvplan.model.context_limit import (
-    ContextLimit,
-    context_limit_from_config,
-    engine_context_limits,
-)
+from kvplan.model.context_limit import context_limit_from_config
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import parse_json, path_kind, read_text, shown_path
@@ -64,6 +60,7 @@ from kvplan.sources.hf_wrappers import (
     wrapped_text_config,
     wrapper_of,
 )
+from kvplan.sources.spec_context import position_fields_from_config, position_fields_mapping
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import check_architecture
 
@@ -86,7 +83,7 @@ _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 _TOP_ORDER = (
     "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
     "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
-    "max_model_len", "max_model_len_source", "engine_max_model_len", "norm_type",
+    "max_model_len", "max_model_len_source", "position_fields", "norm_type",
 )
 
 
@@ -372,11 +369,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             max_pos, "config.json max_position_embeddings"):
         mapping["max_model_len"] = limit.tokens
         mapping["max_model_len_source"] = limit.source
-    engines = engine_context_limits(data, max_pos, limit or (
-        None if max_pos is None else ContextLimit(
-            tokens=max_pos, source="config.json max_position_embeddings")))
-    if engines:
-        mapping["engine_max_model_len"] = engines
+    fields = position_fields_mapping(position_fields_from_config(data, max_pos))
+    if fields is not None:
+        mapping["position_fields"] = fields
     mapping["norm_type"] = norm
     mapping["attention"] = attention
     mapping["mlp"] = mlp

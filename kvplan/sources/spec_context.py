@@ -1,10 +1,14 @@
-"""A spec's `engine_max_model_len` -> the engines' own maximum contexts
-(kvplan.model.context_limit: sglang_context_limit, trtllm_context_limit), where they differ
-from vLLM's `max_model_len`:
+"""A spec's `position_fields`: config.json's position keys and rope_scaling as stated, from which
+each engine derives its own maximum context (kvplan.model.context_limit.PositionFields; the
+engines' rules: kvplan.engines.<name>.context). Engine-neutral data:
 
-    engine_max_model_len:
-      sglang: {max_model_len: 1048576, source: config.json max_position_embeddings x ...}
-      trtllm: {max_model_len: 8192}
+    position_fields:
+      max_position_embeddings: 131072
+      seq_length: 8192
+      rope_scaling: {rope_type: linear, factor: 8}
+
+`kvplan import` writes it where it says more than max_position_embeddings alone; a spec without
+it has every engine use its `max_model_len`, else `max_position_embeddings`.
 """
 
 from __future__ import annotations
@@ -13,28 +17,85 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan._util.errors import SpecError
-from kvplan._util.validate import MAX_SIZE, checked_int, checked_text
-from kvplan.model.context_limit import ENGINE_RULES, ContextLimit
+from kvplan._util.validate import checked_text
+from kvplan.model.context_limit import POSITION_KEYS, PositionFields, RopeScaling
 
-FIELD = "engine_max_model_len"
+FIELD = "position_fields"
+_ROPE = "rope_scaling"
+_ROPE_NUMBERS = ("factor", "original_max_position_embeddings")
+_ROPE_NAMES = ("rope_type", "type")
 
 
-def engine_context_limits(value: Any, path: str) -> tuple[tuple[str, ContextLimit], ...]:
-    """The (engine, maximum) pairs `value` (the field's mapping, or None) states."""
-    if value is None:
-        return ()
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _rope_from_config(value: Any) -> RopeScaling | None:
     if not isinstance(value, Mapping):
-        raise SpecError(path, FIELD, "expected a mapping of engine: {max_model_len, source}")
-    out = []
-    for engine, entry in value.items():
-        where = f"{FIELD}.{engine}"
-        if engine not in ENGINE_RULES:
-            raise SpecError(path, where, f"expected one of {', '.join(ENGINE_RULES)}")
-        if not isinstance(entry, Mapping) or set(entry) - {"max_model_len", "source"}:
-            raise SpecError(path, where, "expected a mapping of max_model_len and source")
-        tokens = checked_int(entry.get("max_model_len"), path=path,
-                             field=f"{where}.max_model_len", minimum=1, maximum=MAX_SIZE)
-        source = entry.get("source", f"spec {engine} max_model_len")
-        checked_text(source, path=path, field=f"{where}.source")
-        out.append((str(engine), ContextLimit(tokens=tokens, source=source)))
-    return tuple(out)
+        return None
+    rope = RopeScaling(**{k: value[k] for k in _ROPE_NUMBERS if _number(value.get(k))},
+                       **{k: value[k] for k in _ROPE_NAMES if isinstance(value.get(k), str)})
+    return None if rope == RopeScaling() else rope
+
+
+def position_fields_from_config(config: Mapping[str, Any],
+                                max_position: int | None) -> PositionFields | None:
+    """The (text) config's position keys and rope_scaling as stated; `max_position` is the
+    max_position_embeddings kvplan read: where the config states none, its config class's
+    default (Falcon's 2048, Gemma-3's 131,072) stands for it, as in the config object the
+    engines read, unless an n_positions alias or a seq_length gave it. None when that says
+    nothing beyond max_position_embeddings (`max_position`) itself."""
+    keys = {k: config[k] for k in POSITION_KEYS if _number(config.get(k))}
+    if ("max_position_embeddings" not in keys and max_position is not None
+            and "n_positions" not in keys and "seq_length" not in keys):
+        keys["max_position_embeddings"] = max_position
+    fields = PositionFields(keys=tuple(keys.items()), rope_scaling=_rope_from_config(
+        config.get(_ROPE)))
+    plain = PositionFields(keys=() if max_position is None else (
+        ("max_position_embeddings", max_position),))
+    return None if fields == plain else fields
+
+
+def position_fields_mapping(fields: PositionFields | None) -> dict[str, Any] | None:
+    """The spec mapping's `position_fields` (what `kvplan import` writes)."""
+    if fields is None:
+        return None
+    out: dict[str, Any] = dict(fields.keys)
+    rope = fields.rope_scaling
+    if rope is not None:
+        out[_ROPE] = {k: getattr(rope, k) for k in ("rope_type", "type", *_ROPE_NUMBERS)
+                      if getattr(rope, k) is not None}
+    return out
+
+
+def parse_position_fields(value: Any, path: str) -> PositionFields | None:
+    """A spec's `position_fields` (None when absent)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise SpecError(path, FIELD, "expected a mapping of config.json position keys "
+                                     f"({', '.join(POSITION_KEYS)}) and rope_scaling")
+    keys = []
+    for key, number in value.items():
+        if key == _ROPE:
+            continue
+        if key not in POSITION_KEYS:
+            raise SpecError(path, f"{FIELD}.{key}",
+                            f"expected one of {', '.join(POSITION_KEYS)} or {_ROPE}")
+        if not _number(number):
+            raise SpecError(path, f"{FIELD}.{key}", "expected a number (as config.json states it)")
+        keys.append((str(key), number))
+    rope = value.get(_ROPE)
+    if rope is not None:
+        where = f"{FIELD}.{_ROPE}"
+        if not isinstance(rope, Mapping) or set(rope) - {*_ROPE_NUMBERS, *_ROPE_NAMES}:
+            raise SpecError(path, where, "expected a mapping of factor, rope_type, type, "
+                                         "original_max_position_embeddings")
+        for k in _ROPE_NUMBERS:
+            if k in rope and not _number(rope[k]):
+                raise SpecError(path, f"{where}.{k}", "expected a number")
+        for k in _ROPE_NAMES:
+            if k in rope:
+                checked_text(rope[k], path=path, field=f"{where}.{k}")
+        rope = RopeScaling(**rope)
+    return PositionFields(keys=tuple(keys), rope_scaling=rope)

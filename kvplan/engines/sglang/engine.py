@@ -24,6 +24,7 @@ from kvplan.engines.base import (
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.connectors import sglang_connector
+from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
 from kvplan.engines.sglang.kv_dtype import sglang_auto_kv_dtype, sglang_runnable_kv_dtypes
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
@@ -34,7 +35,6 @@ from kvplan.engines.sglang.pools import (
     sglang_state_dtypes,
 )
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
-from kvplan.model.context_limit import SGLANG_OVERRIDE_ENV
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -107,11 +107,11 @@ class SglangEngine:
     # 137-153): they only warn and start with the longer context.
     long_context = LongContext(
         refuses=True, action="refuses to start with it (0.5.1 on; 0.4.x and 0.5.0 warn)",
-        override_env=SGLANG_OVERRIDE_ENV)
+        override_env=OVERRIDE_ENV)
 
     def max_context(self, spec: ModelSpec) -> ContextLimit | None:
-        # get_context_length (kvplan.model.context_limit.sglang_context_limit).
-        return spec.engine_max_context(self.name)
+        # get_context_length (kvplan.engines.sglang.context).
+        return spec.engine_max_context(sglang_context_limit)
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return sglang_options(inputs)

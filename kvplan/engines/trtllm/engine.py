@@ -29,12 +29,12 @@ from kvplan.engines.trtllm.budget import (
     TRTLLM_PROFILES,
 )
 from kvplan.engines.trtllm.connectors import trtllm_connector
+from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
 from kvplan.engines.trtllm.kv_dtype import trtllm_auto_kv_dtype, trtllm_runnable_kv_dtypes
 from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
-from kvplan.model.context_limit import TRTLLM_OVERRIDE_ENV
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -90,11 +90,11 @@ class TrtllmEngine:
     # then uses that smaller value), unless TLLM_ALLOW_LONG_MAX_MODEL_LEN is 1/true (in the
     # releases that read it) keeps the user's value. It starts, but not at the asked context.
     long_context = LongContext(refuses=False, action="lowers max_seq_len to it",
-                               override_env=TRTLLM_OVERRIDE_ENV)
+                               override_env=OVERRIDE_ENV)
 
     def max_context(self, spec: ModelSpec) -> ContextLimit | None:
-        # infer_max_seq_len (kvplan.model.context_limit.trtllm_context_limit).
-        return spec.engine_max_context(self.name)
+        # infer_max_seq_len (kvplan.engines.trtllm.context).
+        return spec.engine_max_context(trtllm_context_limit)
 
     def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
                               dp_attention: int = 1) -> tuple[int, int]:

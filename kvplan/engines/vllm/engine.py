@@ -32,7 +32,6 @@ from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.model.attention import LatentAttention
-from kvplan.model.context_limit import VLLM_OVERRIDE_ENV
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -91,7 +90,7 @@ class VllmEngine:
     # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
     # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.
     long_context = LongContext(refuses=True, action="refuses to start with it",
-                               override_env=VLLM_OVERRIDE_ENV)
+                               override_env="VLLM_ALLOW_LONG_MAX_MODEL_LEN")
 
     def max_context(self, spec: ModelSpec) -> ContextLimit | None:
         return spec.max_context
