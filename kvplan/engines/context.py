@@ -54,6 +54,13 @@ def max_context_tokens(spec: ModelSpec, engine: object = DEFAULT_ENGINE) -> int 
     return None if limit is None else limit.tokens
 
 
+def default_context(spec: ModelSpec, engine: object = DEFAULT_ENGINE) -> int | None:
+    """The context `engine` starts with when none is given: its own maximum (vLLM's
+    max_model_len, SGLang's --context-length and TensorRT-LLM's max_seq_len each default to the
+    maximum it derives), so a default never refuses itself; None where it derives none."""
+    return max_context_tokens(spec, engine)
+
+
 def context_refusal(spec: ModelSpec, context: int, engine: object = DEFAULT_ENGINE,
                     option: str = "--context") -> str:
     """One line: `context` is above the model's maximum, what the engine does with it, the
