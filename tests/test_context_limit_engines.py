@@ -32,7 +32,7 @@ from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.engines.sglang.context import sglang_context_limit as _sglang
 from kvplan.engines.trtllm.context import trtllm_context_limit as _trtllm
-from kvplan.model.context_limit import ContextLimit, context_limit_from_config
+from kvplan.model.context_limit import ContextLimit, PositionFields, context_limit_from_config
 from kvplan.sources.hf_config import load_config
 from kvplan.sources.spec_context import position_fields_from_config
 from kvplan.sources.spec_yaml import parse_spec
@@ -41,16 +41,17 @@ DATA = Path(__file__).parent / "data"
 runner = CliRunner()
 
 
+def _fields(config: dict) -> PositionFields:
+    """The position fields a config mapping states (no class default)."""
+    return position_fields_from_config(config, None) or PositionFields()
+
+
 def sglang_context_limit(config: dict) -> ContextLimit | None:
-    """SGLang's rule over the position fields of a config mapping (its stated
-    max_position_embeddings)."""
-    fields = position_fields_from_config(config, config.get("max_position_embeddings"))
-    return None if fields is None else _sglang(fields)
+    return _sglang(_fields(config))
 
 
 def trtllm_context_limit(config: dict) -> ContextLimit | None:
-    fields = position_fields_from_config(config, config.get("max_position_embeddings"))
-    return None if fields is None else _trtllm(fields)
+    return _trtllm(_fields(config))
 
 
 def _limits(name: str) -> tuple[ContextLimit | None, ...]:
@@ -157,6 +158,9 @@ def test_no_key_keeps_vllms() -> None:
     assert all(e.rules.max_context(spec) is None for e in Engine)
     assert sglang_context_limit({"hidden_size": 8}) is None
     assert trtllm_context_limit({"hidden_size": 8}) is None
+    # max_position_embeddings alone (the spec holds no position_fields): every engine keeps it.
+    assert position_fields_from_config({"max_position_embeddings": 4096}, 4096) is None
+    assert trtllm_context_limit({"max_position_embeddings": 4096}).tokens == 4096
     falcon, _ = load_config(DATA / "configs" / "falcon-7b.json")
     assert {e.rules.max_context(falcon).tokens for e in Engine} == {2048}
     # gpt2: n_positions 1024 (GPT2Config maps max_position_embeddings to it) -> 1,024 each.
@@ -249,3 +253,20 @@ def test_sweep_leaves_out_by_the_engines_maximum() -> None:
     grid = SweepGrid(contexts=(4096, 200000, 2000000), skip_long_contexts=True)
     assert skipped_contexts(spec, grid) == (200000, 2000000)
     assert skipped_contexts(spec, replace(grid, engine=Engine.sglang)) == (2000000,)
+
+
+def test_import_writes_position_fields_only_where_they_say_more() -> None:
+    # `kvplan import` keeps config.json's position fields (engine-neutral) where they say more
+    # than max_position_embeddings: Gemma-3-12B's linear x8, Llama-3.1-8B's llama3 scaling;
+    # Mistral-7B-v0.1 (max_position_embeddings 32768, no rope_scaling) states none.
+    from kvplan.sources.hf_config import read_config, spec_mapping_from_config
+
+    def fields(name: str) -> object:
+        data, shown = read_config(DATA / "configs" / f"{name}.json")
+        return spec_mapping_from_config(data, path=shown)[0].get("position_fields")
+
+    assert fields("gemma-3-12b") == {"max_position_embeddings": 131072,
+                                     "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
+    assert fields("llama-3.1-8b") == {"max_position_embeddings": 131072, "rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}}
+    assert fields("mistral-7b-v0.1") is None
