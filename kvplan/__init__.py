@@ -84,25 +84,27 @@ def plan(model: str | ModelSpec, *, concurrency: int = 1, context: int | str | N
          mem_fraction: float | None = None) -> ServingPlan:
     """``kvplan plan`` as a call: can ``model`` (an id, a file, or a ``ModelSpec``) serve
     ``concurrency`` requests of ``context`` tokens (an int, or ``"32k"``; default the model's
-    maximum) on ``gpu``? Searches layouts, KV dtypes (``kv_dtype`` pins one) and memory fractions
-    (``mem_fraction`` pins one) like the command (``kvplan.analysis.planner.plan_serving``)."""
+    maximum as ``engine`` derives it) on ``gpu``? Searches layouts, KV dtypes (``kv_dtype`` pins
+    one) and memory fractions (``mem_fraction`` pins one) like the command
+    (``kvplan.analysis.planner.plan_serving``)."""
     from kvplan.analysis.planner import PlanRequest, plan_serving
     from kvplan.analysis.sweep import parse_size
     from kvplan.engines.base import Engine
+    from kvplan.engines.context import default_context
     from kvplan.hardware.gpus import get_gpu
 
     spec = load_spec(model) if isinstance(model, str) else model
-    if context is None:
-        if spec.max_position_embeddings is None:
-            raise InputError("context: the model's max length is unknown; give context=")
-        context = spec.max_position_embeddings
-    elif isinstance(context, str):
-        context = parse_size("context", context)
     try:
         engine_ = Engine(engine)
     except ValueError:
         raise InputError(f"engine: expected one of {', '.join(e.value for e in Engine)}, "
                          f"got {engine!r}") from None
+    if context is None:
+        context = default_context(spec, engine_)  # the engine's own maximum
+        if context is None:
+            raise InputError("context: the model's max length is unknown; give context=")
+    elif isinstance(context, str):
+        context = parse_size("context", context)
     dtypes = None
     if kv_dtype is not None:  # "auto": the engine's own for the model, as `kvplan estimate`
         from kvplan._util.dtypes import KV_DTYPE_ALIASES

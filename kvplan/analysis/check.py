@@ -20,6 +20,7 @@ from kvplan._util.units import GiB
 from kvplan._util.versions import version_key
 from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.engines.context import default_context
 from kvplan.engines.live import EXACT, QUANTITIES, LiveDeployment, MeasuredError, live_reader
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -198,12 +199,13 @@ def check_deployment(spec: ModelSpec, live: LiveDeployment, *, url: str,
     if used.get("context") is None:
         # Unset on the server (SGLang's context_length None): the model's own length, as the
         # engines default it.
-        if spec.max_position_embeddings is None:
+        own = default_context(spec, live.engine)
+        if own is None:
             raise InputError("--context: neither the server nor the model states the max "
                              "length; give --context")
-        used["context"] = spec.max_position_embeddings
+        used["context"] = own
         extra_notes.append(f"max_model_len: the server leaves it unset; the model's "
-                           f"{spec.max_position_embeddings:,} tokens used")
+                           f"{own:,} tokens used")
     kwargs = {**options, **used}
     inputs = estimate_inputs(spec, engine=live.engine, **kwargs)
     answer = run_estimate(inputs)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.sweep import SweepGrid, evaluate
 from kvplan.engines.base import Engine
+from kvplan.engines.context import max_context_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -56,7 +57,7 @@ def candidate_tps(spec: ModelSpec, gpus: int, chosen: int | None = None) -> tupl
 def capacity_curves(spec: ModelSpec, *, context: int, gpu: str, engine: Engine, kv_dtype: str,
                     mem_fraction: float | None, tps: tuple[int, ...]) -> pd.DataFrame:
     """Max concurrency of one replica against context, one line per TP degree."""
-    grid = SweepGrid(contexts=context_axis(context, spec.max_context_tokens),
+    grid = SweepGrid(contexts=context_axis(context, max_context_tokens(spec, engine)),
                      kv_dtypes=(kv_dtype,), gpus=(gpu,), tps=tps, engine=engine,
                      mem_fractions=() if mem_fraction is None else (mem_fraction,))
     return evaluate(spec, grid)

@@ -12,6 +12,7 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
 from kvplan.engines.base import check_kv_dtype
 from kvplan.engines.caches import draft_layers
+from kvplan.engines.context import max_context_tokens
 from kvplan.kv.cache import Estimate, estimate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,7 +84,7 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
         reverse = ReverseAnswers(
             requests=requests, longest_context=longest,
             longest_context_capped=longest is not None and longest == (
-                spec.max_context_tokens or 1 << 24),
+                max_context_tokens(spec, inputs.capacity.engine) or 1 << 24),
             fraction_needed=fraction_needed(spec, inputs.capacity, requests),
         )
     tiers = None

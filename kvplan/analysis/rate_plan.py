@@ -15,6 +15,7 @@ from kvplan.analysis.simulate.executor import Executor
 from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
 from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
 from kvplan.engines.base import DEFAULT_ENGINE, ENGINE_AUTO, Engine, run_kv_dtype
+from kvplan.engines.context import default_context
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.machine import usable_cpus
 
@@ -75,7 +76,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype, engine_version)
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
-    ctx = context or spec.max_position_embeddings
+    ctx = context or default_context(spec, engine)
     if ctx is None:
         raise InputError("--context: the model's max length is unknown; give --context")
     options = WorkloadOptions(rate=rate) if workload is None else workload

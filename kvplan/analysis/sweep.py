@@ -301,7 +301,7 @@ def skipped_contexts(spec: ModelSpec, grid: SweepGrid) -> tuple[int, ...]:
     the grid skips them."""
     if not grid.skip_long_contexts:
         return ()
-    return tuple(c for c in grid.contexts if above_max_context(spec, c))
+    return tuple(c for c in grid.contexts if above_max_context(spec, c, grid.engine))
 
 
 def _grid_for(spec: ModelSpec, grid: SweepGrid) -> SweepGrid:

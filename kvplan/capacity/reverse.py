@@ -8,15 +8,16 @@ from dataclasses import replace
 from kvplan._util.search import first_true
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import PlanInputs
+from kvplan.engines.context import max_context_tokens
 from kvplan.model.spec import ModelSpec
 
 
 def longest_context(spec: ModelSpec, inputs: PlanInputs, requests: int) -> int | None:
     """The longest context at which `requests` concurrent requests still fit (per GPU / DP rank);
-    None if not even one token's worth fits. Capped at the model's maximum context (vLLM's
-    derived max_model_len, kvplan.model.context_limit; else 2^24 tokens), since
+    None if not even one token's worth fits. Capped at the model's maximum context (as
+    the engine's own derived maximum, kvplan.engines.context; else 2^24 tokens), since
     sliding-window-only models never run out."""
-    limit = spec.max_context_tokens or (1 << 24)
+    limit = max_context_tokens(spec, inputs.engine) or (1 << 24)
 
     def fits(ctx: int) -> bool:
         shared = min(inputs.shared_prefix, ctx)

@@ -37,10 +37,12 @@ ExplainOpt = Annotated[bool, typer.Option(
                       "table and note; JSON, CSV and Markdown always have it).")]
 KVDTypeOpt = Annotated[KVDType, typer.Option("--kv-dtype", help="KV-cache element type.")]
 AllowLongContextOpt = Annotated[bool, typer.Option(
-    "--allow-long-context", help="Allow a context above the model's maximum (vLLM's derived "
-    "max_model_len: max_position_embeddings and the like), which the engines refuse to start "
-    "with: plan and simulate refuse it, sweep leaves it out, estimate warns. Launch lines then "
-    "carry VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.")]
+    "--allow-long-context", help="Allow a context above the model's maximum as the engine "
+    "derives it (max_position_embeddings and the like: vLLM's max_model_len, SGLang's "
+    "context length, TensorRT-LLM's max_seq_len), which vLLM and SGLang refuse to start with "
+    "and TensorRT-LLM lowers max_seq_len to: plan and simulate refuse it, sweep leaves it out, "
+    "estimate warns. Launch lines then carry VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 / "
+    "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 / TLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")]
 BlockSizeOpt = Annotated[
     int | None,
     typer.Option("--block-size", min=1,

@@ -71,6 +71,7 @@ from kvplan.cli.workload_opts import (
     TraceOpt,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.engines.context import default_context
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
 
@@ -140,8 +141,9 @@ def plan_cmd(
         *CONCURRENCY_FLAGS, min=1, help="Concurrent requests to serve (default 1).")] = None,
     context: Annotated[int | None, typer.Option(
         *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
-        help="Tokens per request (32k, 1m accepted); default: the model's max length, as vLLM's "
-             "max_model_len.")] = None,
+        help="Tokens per request (32k, 1m accepted); default: the model's max length as the "
+             "engine derives it (vLLM's max_model_len, SGLang's context length, TensorRT-LLM's "
+             "max_seq_len).")] = None,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU, or several to search them all: H100,H200,B200 (default H100-80GB; "
                       "see `kvplan gpus`).")] = None,
@@ -354,11 +356,12 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     if opts.get("model") is None:
         raise InputError("MODEL: missing (give it, or `model:` in --scenario)")
     spec = load_spec(opts["model"])
+    engine = opts.get("engine") or DEFAULT_ENGINE
     ctx = opts.get("context")
     if ctx is None:
-        if spec.max_position_embeddings is None:
+        ctx = default_context(spec, engine)
+        if ctx is None:
             raise InputError("--context: the model's max length is unknown; give --context")
-        ctx = spec.max_position_embeddings
     extra: dict[str, Any] = {}
     if opts.get("gpu_mem_gib") is not None:
         if opts.get("gpu") is not None:
@@ -380,7 +383,6 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
             extra[key] = opts[key]
     if opts.get("dtype") not in (None, WeightDType.auto):
         extra["dtype"] = WeightDType(opts["dtype"]).value
-    engine = opts.get("engine") or DEFAULT_ENGINE
     extra["num_speculative_tokens"] = speculative_tokens(
         engine, opts.get("speculative_method"), opts.get("num_speculative_tokens") or 0)
     dtype = opts.get("kv_dtype")

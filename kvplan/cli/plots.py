@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kvplan.cli.sweep_cmd import PLOT_FORMATS, _matplotlib_figure, file_format, write_plot
+from kvplan.engines.context import max_context_tokens
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import warn
 from kvplan.sources.files import shown_path
@@ -33,7 +34,8 @@ def plot_plan(path: Path, spec: ModelSpec, plan: dict[str, Any], *, gpus_per_nod
     verdict = "fits" if plan["fits"] else "does not fit"
     title = (f"{spec.id} on {plan['gpu']} ({plan['engine']}, {plan.get('kv_dtype') or 'bf16'} "
              f"KV): requests per replica vs context; the target {verdict}")
-    write_plot(df, path, fmt, force=force, max_contexts={spec.id: spec.max_context_tokens},
+    write_plot(df, path, fmt, force=force,
+               max_contexts={spec.id: max_context_tokens(spec, plan["engine"])},
                title=title, target=(int(plan["context"]), int(plan["concurrency"])))
     warn(f"kvplan: wrote plot to {shown_path(path)}")
 

@@ -21,6 +21,7 @@ from kvplan.cli.vocab import (
     tokens_option,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.engines.context import default_context
 from kvplan.present.render import warn
 from kvplan.sources.files import shown_path
 
@@ -42,7 +43,8 @@ def report_cmd(
              "without it, an estimate (`kvplan estimate --gpu`) at --tp.")] = None,
     context: Annotated[int | None, typer.Option(
         *CONTEXT_FLAGS, parser=tokens_option, metavar="TOKENS",
-        help="Tokens per request (32k, 1m accepted); default: the model's max length.")] = None,
+        help="Tokens per request (32k, 1m accepted); default: the model's max length as the "
+             "engine derives it.")] = None,
     gpu: Annotated[str, typer.Option("--gpu", help="GPU (see `kvplan gpus`).")] = "H100-80GB",
     gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1)] = 8,
     nodes: Annotated[int, typer.Option("--nodes", min=1)] = 1,
@@ -90,12 +92,9 @@ def report_cmd(
                              "--format markdown)")
         spec = load_spec(model)
         check_output("-o", output, force=force, inputs=[Path(spec.path)])  # before the work
-        if context is None:
-            if spec.max_position_embeddings is None:
-                raise InputError("--context: the model's max length is unknown; give --context")
-            ctx = spec.max_position_embeddings
-        else:
-            ctx = context
+        ctx = context if context is not None else default_context(spec, engine)
+        if ctx is None:
+            raise InputError("--context: the model's max length is unknown; give --context")
         data = build_report(
             spec, context=ctx, gpu=get_gpu(gpu), concurrency=concurrency,
             gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,

@@ -75,7 +75,7 @@ def simulate_cmd(
         *CONTEXT_FLAGS, parser=tokens_option,
         metavar="TOKENS",
         help="Tokens per request at most, vLLM --max-model-len (default: the model's "
-             "maximum).")
+             "maximum as the engine derives it).")
     ] = None,
     max_num_seqs: Annotated[int | None, typer.Option(
         "--max-num-seqs", min=1,
@@ -186,12 +186,13 @@ def simulate_cmd(
                 from kvplan._util.errors import InputError
 
                 raise InputError(f"--plot: needs matplotlib: {PLOT_HINT}")
-        context = max_model_len or spec.max_position_embeddings
+        from kvplan.engines.context import check_context, default_context
+
+        context = max_model_len or default_context(spec, engine)
         if context is None:
             from kvplan._util.errors import InputError
 
             raise InputError("--max-model-len: the model's maximum length is unknown; give it")
-        from kvplan.engines.context import check_context
 
         check_context(spec, context, engine=engine, allow_long=allow_long_context,
                       option="--max-model-len")

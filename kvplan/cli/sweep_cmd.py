@@ -30,7 +30,7 @@ from kvplan.cli.common import (
 from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, ENGINE_AUTO
 from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
-from kvplan.engines.context import context_refusal
+from kvplan.engines.context import context_refusal, max_context_tokens
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn
@@ -280,7 +280,7 @@ def sweep_cmd(
             warn(f"kvplan: wrote {len(df):,} rows to {shown_path(output)}")
         if plot is not None and plot_fmt is not None:
             write_plot(df, Path(plot), plot_fmt, force=force, inputs=inputs,
-                       max_contexts={s.id: s.max_context_tokens for s in specs})
+                       max_contexts={s.id: max_context_tokens(s, engine) for s in specs})
             warn(f"kvplan: wrote plot to {shown_path(plot)}")
         if output is not None:
             return

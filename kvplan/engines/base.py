@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.reserve import Reserve
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
 
 
@@ -242,6 +243,15 @@ class Launch:
     dp_attention: bool = True
 
 
+@dataclass(frozen=True, kw_only=True)
+class LongContext:
+    """What the engine does with a context above the model's maximum (kvplan.engines.context)."""
+
+    refuses: bool  # True: it refuses to start; False: it starts with its maximum instead
+    action: str  # as the refusal line says it: "refuses to start with it"
+    override_env: str | None  # the variable that lets it take the longer context anyway
+
+
 class PlanFacts(Protocol):
     """The plan fields an engine's view notes read (kvplan.capacity.plan.CapacityPlan)."""
 
@@ -300,6 +310,12 @@ class EngineRules(Protocol):
     cost_traits: CostTraits
     # The scheduler `kvplan simulate` runs for it (kvplan.analysis.simulate); None: not modelled.
     scheduler: Scheduler | None
+    long_context: LongContext  # what it does with a context above `max_context`
+
+    def max_context(self, spec: ModelSpec) -> ContextLimit | None:
+        """The model's maximum context as this engine derives it (vLLM's: the spec's
+        max_context; the others: their own rule over spec.position_fields,
+        kvplan.engines.<name>.context); None: it checks none."""
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         """The engine's own settings in `inputs` (its defaults where none are given)."""

@@ -22,13 +22,10 @@ The sliding-window cap (only with --disable-sliding-window), the tokenizer's mod
 (pooling models only) and an encoder's max_seq_length (sentence-transformers) do not apply to
 the generative models kvplan plans.
 
-SGLang (python/sglang/srt/configs/model_config.py ``_derive_context_length``, and
-python/sglang/srt/utils/hf_transformers_utils.py ``get_context_length``) refuses a longer
---context-length unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1, but derives the maximum its
-own way: the FIRST of max_sequence_length, seq_length, max_seq_len, model_max_length,
-max_position_embeddings (not the smallest), times rope_scaling.factor unless rope_scaling names
-original_max_position_embeddings or rope_type llama3. The two agree on every config whose position
-keys agree; kvplan holds vLLM's (the engine of the oracle) for both.
+Other engines derive the maximum their own way from the same config fields: the spec keeps
+them as `PositionFields` (config.json's position keys and rope_scaling, engine-neutral; YAML
+`position_fields`), and each engine's rules compose the helpers below (`PositionFields.first_of`,
+`RopeScaling.scaled`, `scaled_limit`) into its own `max_context` (kvplan.engines.<name>.context).
 
 A config.json that states no position key: `context_limit_from_config` answers None and the
 spec's own max_position_embeddings (a class default kvplan read, e.g. Falcon's 2048) stands, else
@@ -37,6 +34,7 @@ there is no limit (BLOOM, Mamba: the recorded oracle runs start at 8,192).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,8 +46,6 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
 # _get_and_verify_max_len: rope types whose factor does not multiply the stated maximum.
 UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3", "yarn", "deepseek_yarn",
                        "deepseek_llama_scaling")
-VLLM_OVERRIDE_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
-SGLANG_OVERRIDE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,3 +104,68 @@ def context_limit_from_config(config: Mapping[str, Any], model_type: str) -> Con
             shown = int(factor) if float(factor).is_integer() else factor
             source += f" x rope_scaling.factor {shown}"
     return ContextLimit(tokens=int(tokens), source=source)
+
+
+def _shown(factor: float) -> int | float:
+    return int(factor) if float(factor).is_integer() else factor
+
+
+# The neutral record the engines' own rules read (kvplan.engines.<name>.context: each composes
+# these helpers into its `max_context`); built from config.json in kvplan.sources.spec_context.
+
+
+@dataclass(frozen=True, kw_only=True)
+class RopeScaling:
+    """config.json's top-level `rope_scaling`, the fields a maximum-context rule reads; None
+    where it states none (or not of the right type)."""
+
+    factor: int | float | None = None
+    rope_type: str | None = None  # its "rope_type" key
+    type: str | None = None  # its legacy "type" key
+    original_max_position_embeddings: int | float | None = None
+
+    def scaled(self, *, unless_types: tuple[str, ...] = (),
+               legacy_type_first: bool = False) -> int | float:
+        """The factor that multiplies the stated maximum: 1 where none is stated or the rope
+        type (the legacy "type" before "rope_type" when `legacy_type_first`, else "rope_type"
+        only) is one of `unless_types`."""
+        rope = (self.type if self.type is not None else self.rope_type) if legacy_type_first \
+            else self.rope_type
+        if rope in unless_types or self.factor is None:
+            return 1
+        return self.factor
+
+
+@dataclass(frozen=True, kw_only=True)
+class PositionFields:
+    """The position keys a model's config holds (`POSITION_KEYS`, as stated; max_position_embeddings
+    also as its config class defaults it) and its rope_scaling: what each engine derives its own
+    maximum context from."""
+
+    keys: tuple[tuple[str, int | float], ...] = ()
+    rope_scaling: RopeScaling | None = None
+
+    def stated(self, key: str) -> tuple[str, int | float] | None:
+        """(the name it is stated under, its value): max_position_embeddings also through its
+        n_positions alias (transformers' GPT2Config attribute_map); None when not stated."""
+        keys = dict(self.keys)
+        if key in keys:
+            return key, keys[key]
+        if key == "max_position_embeddings" and "n_positions" in keys:
+            return "n_positions", keys["n_positions"]
+        return None
+
+    def first_of(self, keys: tuple[str, ...]) -> tuple[str, int | float] | None:
+        """The first of `keys`, in that order, the config states."""
+        return next((found for key in keys if (found := self.stated(key)) is not None), None)
+
+
+def scaled_limit(key: str, value: int | float, factor: int | float, *,
+                 round_up: bool = False) -> ContextLimit:
+    """`value` of config key `key` times `factor` (truncated, or rounded up), worded as the
+    refusals say it: "config.json max_position_embeddings x rope_scaling.factor 8"."""
+    source = f"config.json {key}"
+    if factor == 1:
+        return ContextLimit(tokens=int(value), source=source)
+    tokens = math.ceil(value * factor) if round_up else int(factor * value)
+    return ContextLimit(tokens=tokens, source=f"{source} x rope_scaling.factor {_shown(factor)}")

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError, SpecError
 from kvplan.model.attention import Attention, AttentionKind
-from kvplan.model.context_limit import ContextLimit
+from kvplan.model.context_limit import ContextLimit, PositionFields
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kvplan.model.checkpoint import CheckpointWeights
 
 SLIDING = "sliding_attention"
@@ -219,6 +221,9 @@ class ModelSpec:
     # The longest context vLLM starts with (kvplan.model.context_limit), where the config's
     # position keys or RoPE scaling make it differ from max_position_embeddings; None: that.
     context_limit: ContextLimit | None = None
+    # config.json's position keys and rope_scaling, from which each engine derives its own
+    # maximum (`engine_max_context`); None: the spec states only `max_context`'s fields.
+    position_fields: PositionFields | None = None
     norm_type: str = "rmsnorm"
     # One entry per layer: the sliding window in tokens, or None for full attention.
     layer_windows: tuple[int | None, ...] = ()
@@ -361,6 +366,18 @@ class ModelSpec:
         where = "config.json" if self.path.endswith(".json") else "spec"
         return ContextLimit(tokens=self.max_position_embeddings,
                             source=f"{where} max_position_embeddings")
+
+    def engine_max_context(self, rule: Callable[[PositionFields], ContextLimit | None]
+                           ) -> ContextLimit | None:
+        """The maximum context an engine whose own rule is `rule` derives from
+        `position_fields`; `max_context` where the spec holds none or the rule finds no key, and
+        where the two name the same key and number (one wording for one answer)."""
+        stated = self.max_context
+        own = None if self.position_fields is None else rule(self.position_fields)
+        if own is None or (stated is not None and stated.tokens == own.tokens
+                           and stated.source.split(" ", 1)[-1] == own.source.split(" ", 1)[-1]):
+            return stated
+        return own
 
     @property
     def max_context_tokens(self) -> int | None:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.units import GiB
 from kvplan._util.version import __version__
+from kvplan.engines.base import DEFAULT_ENGINE
+from kvplan.engines.context import max_context_tokens
 from kvplan.present.capacity_view import capacity_view, plan_view
 from kvplan.present.estimate_view import estimate_view
 from kvplan.present.offload_view import with_offload
@@ -247,7 +249,9 @@ def curves_svg(data: ReportData) -> str | None:
     target = None
     if data.plan is not None:
         target = (data.plan.context, data.plan.concurrency)
-    fig = sweep_figure(data.curves, max_contexts={data.spec.id: data.spec.max_context_tokens},
+    engine = data.capacity.engine if data.capacity is not None else DEFAULT_ENGINE
+    fig = sweep_figure(data.curves, max_contexts={data.spec.id: max_context_tokens(data.spec,
+                                                                                  engine)},
                        title="requests per replica vs context, per tensor-parallel degree",
                        target=target)
     return _svg(fig)

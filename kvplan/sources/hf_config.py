@@ -60,6 +60,7 @@ from kvplan.sources.hf_wrappers import (
     wrapped_text_config,
     wrapper_of,
 )
+from kvplan.sources.spec_context import position_fields_from_config, position_fields_mapping
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import check_architecture
 
@@ -85,7 +86,7 @@ _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 _TOP_ORDER = (
     "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
     "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
-    "max_model_len", "max_model_len_source", "norm_type",
+    "max_model_len", "max_model_len_source", "position_fields", "norm_type",
 )
 
 
@@ -371,6 +372,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             max_pos, "config.json max_position_embeddings"):
         mapping["max_model_len"] = limit.tokens
         mapping["max_model_len_source"] = limit.source
+    fields = position_fields_mapping(position_fields_from_config(data, max_pos))
+    if fields is not None:
+        mapping["position_fields"] = fields
     mapping["norm_type"] = norm
     mapping["attention"] = attention
     mapping["mlp"] = mlp

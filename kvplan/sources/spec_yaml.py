@@ -37,6 +37,7 @@ from kvplan.model.spec import (
     validate_kv_sources,
 )
 from kvplan.sources.features import architecture_features
+from kvplan.sources.spec_context import FIELD, parse_position_fields
 
 # ---------------------------------------------------------------------------------------------
 # Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
@@ -412,6 +413,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         position_embedding=position_embedding,
         max_position_embeddings=max_pos,
         context_limit=_parse_context_limit(r),
+        position_fields=parse_position_fields(r._get(FIELD, False), r.path),
         norm_type=r.str("norm_type", required=False, default="rmsnorm",
                         choices=("rmsnorm", "layernorm")),
         layer_windows=windows,

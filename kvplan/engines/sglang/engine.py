@@ -14,6 +14,7 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
+    LongContext,
     PlanFacts,
     PlanInputs,
     Scheduler,
@@ -23,6 +24,7 @@ from kvplan.engines.base import (
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.connectors import sglang_connector
+from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
 from kvplan.engines.sglang.kv_dtype import sglang_auto_kv_dtype, sglang_runnable_kv_dtypes
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
@@ -37,6 +39,7 @@ from kvplan.engines.vllm.alloc import vllm_batch_defaults
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
 
 # Fused all-reduce + residual + RMSNorm (kvplan.perf.costmodel: a step that takes it pays no
@@ -96,6 +99,19 @@ class SglangEngine:
     cost_traits = CostTraits(eager_prefill=True,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
+    # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
+    # `_derive_context_length` from 0.5.3 (0.5.6 lines 286-315, 0.5.10 379-408): a
+    # --context-length above the derived one raises ValueError "To allow overriding this
+    # maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" unless it is set
+    # (environ.py EnvBool(False)). 0.4.x to 0.5.0rc0 read it with default="True" (0.4.8 lines
+    # 137-153): they only warn and start with the longer context.
+    long_context = LongContext(
+        refuses=True, action="refuses to start with it (0.5.1 on; 0.4.x and 0.5.0 warn)",
+        override_env=OVERRIDE_ENV)
+
+    def max_context(self, spec: ModelSpec) -> ContextLimit | None:
+        # get_context_length (kvplan.engines.sglang.context).
+        return spec.engine_max_context(sglang_context_limit)
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return sglang_options(inputs)

@@ -13,6 +13,7 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
+    LongContext,
     PlanFacts,
     PlanInputs,
     StageFacts,
@@ -28,6 +29,7 @@ from kvplan.engines.trtllm.budget import (
     TRTLLM_PROFILES,
 )
 from kvplan.engines.trtllm.connectors import trtllm_connector
+from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
 from kvplan.engines.trtllm.kv_dtype import trtllm_auto_kv_dtype, trtllm_runnable_kv_dtypes
 from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
@@ -37,6 +39,7 @@ from kvplan.kv.kinds import FullAttentionCache, RequestShape
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
 
 
@@ -81,6 +84,17 @@ class TrtllmEngine:
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
     scheduler = None  # its C++ batch manager is not simulated
+    # tensorrt_llm/_torch/pyexecutor/model_engine.py PyTorchModelEngine._init_max_seq_len: a
+    # max_seq_len above the model's infer_max_seq_len is lowered to it with a warning
+    # ("Specified self.max_seq_len=... is larger than what the model can support"; the executor
+    # then uses that smaller value), unless TLLM_ALLOW_LONG_MAX_MODEL_LEN is 1/true (in the
+    # releases that read it) keeps the user's value. It starts, but not at the asked context.
+    long_context = LongContext(refuses=False, action="lowers max_seq_len to it",
+                               override_env=OVERRIDE_ENV)
+
+    def max_context(self, spec: ModelSpec) -> ContextLimit | None:
+        # infer_max_seq_len (kvplan.engines.trtllm.context).
+        return spec.engine_max_context(trtllm_context_limit)
 
     def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
                               dp_attention: int = 1) -> tuple[int, int]:

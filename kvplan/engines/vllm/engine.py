@@ -12,6 +12,7 @@ from kvplan.engines.base import (
     EngineOptions,
     GridPages,
     Launch,
+    LongContext,
     PlanFacts,
     PlanInputs,
     Scheduler,
@@ -35,6 +36,7 @@ from kvplan.model.attention import LatentAttention
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
 
 
@@ -85,6 +87,13 @@ class VllmEngine:
     # output with the TP all-reduce (`reduce_results`), as without EP.
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
+    # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
+    # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.
+    long_context = LongContext(refuses=True, action="refuses to start with it",
+                               override_env="VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+
+    def max_context(self, spec: ModelSpec) -> ContextLimit | None:
+        return spec.max_context
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return vllm_options(inputs)
