@@ -120,14 +120,14 @@ class SglangEngine:
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)
 
-    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
-                      ) -> tuple[str, str | None]:
-        """--kv-cache-dtype auto by version (kvplan.engines.sglang.kv_dtype)."""
-        return sglang_auto_kv_dtype(spec, version)
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
+                      gpu: GPU | None = None) -> tuple[str, str | None]:
+        """--kv-cache-dtype auto by version and GPU (kvplan.engines.sglang.kv_dtype)."""
+        return sglang_auto_kv_dtype(spec, version, gpu)
 
-    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
-                           ) -> tuple[str, ...] | None:
-        return sglang_runnable_kv_dtypes(spec, version)
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
+                           gpu: GPU | None = None) -> tuple[str, ...] | None:
+        return sglang_runnable_kv_dtypes(spec, version, gpu)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_sglang_served(spec, inputs)
