@@ -23,7 +23,11 @@ from kvplan.engines.base import (
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.connectors import sglang_connector
-from kvplan.engines.sglang.kv_dtype import sglang_auto_kv_dtype, sglang_runnable_kv_dtypes
+from kvplan.engines.sglang.kv_dtype import (
+    check_sglang_quant_file,
+    sglang_auto_kv_dtype,
+    sglang_runnable_kv_dtypes,
+)
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
@@ -155,6 +159,7 @@ class SglangEngine:
                    budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
         """SGLang's pools for the stage: the full-attention token pool in pages, with its
         sliding-window or recurrent-state pool beside it."""
+        check_sglang_quant_file(spec, inputs.engine_version)
         pool = sglang_pool(spec, inputs, caches)
         if pool is None:
             return None

@@ -167,3 +167,23 @@ def sglang_kv_dtype_flag(kv_dtype: str, declared: str | None, version: str | Non
                      f"declares an fp8 KV cache, which --kv-cache-dtype auto may take, and this "
                      f"version's --kv-cache-dtype cannot name {kv_dtype} (server_args.py): give "
                      f"--kv-dtype fp8{newer}")
+
+
+NULL_QUANT_ALGO_SINCE = (0, 5, 4)  # configs/model_config.py _parse_modelopt_quant_config
+
+
+def check_sglang_quant_file(spec: ModelSpec, version: str | None) -> None:
+    """Refuse, in one line, an hf_quant_config.json with ``quant_algo: null`` before SGLang
+    0.5.4: configs/model_config.py (0.5.3: _parse_quant_hf_config) reads any such file as
+    quant_method "modelopt", and layers/quantization/modelopt_quant.py ModelOptFp8Config.
+    from_config raises "Cannot find 'quant_algo' in the model's quantization config". From 0.5.4
+    _parse_modelopt_quant_config returns None for it: weights and KV cache unquantized
+    (kvplan.model.quant_config.modelopt_unquantized)."""
+    if spec.quantization_file is None or version_key(version) >= NULL_QUANT_ALGO_SINCE:
+        return
+    from kvplan.model.quant_config import modelopt_unquantized
+
+    if modelopt_unquantized(spec.quantization_config or {}):
+        raise InputError(f"{spec.quantization_file}: quantization.quant_algo is null, which "
+                         f"SGLang {version} refuses at start-up (ModelOptFp8Config: Cannot find "
+                         "'quant_algo'): give --engine-version 0.5.4 or newer")
