@@ -126,3 +126,17 @@ def test_launch_names_bfloat16_where_auto_is_fp8() -> None:
     assert "--kv-cache-dtype" not in out  # auto is bfloat16 there
     code, _, err = run(*common, "--gpu", "B200", "--engine-version", "0.5.4")
     assert code == 2 and "give --kv-dtype fp8" in err
+
+
+def test_sweep_takes_auto_per_gpu_type() -> None:
+    def rows(gpus: str) -> list[tuple[str, int]]:
+        code, out, err = run("sweep", V32, "--engine", "sglang", "--gpu", gpus, "-c", "4k",
+                             "-f", "json")
+        assert code == 0, err
+        return [(r["kv_dtype"], r["bytes_per_token"]) for r in json.loads(out)]
+
+    assert rows("B200") == [("fp8", V32_FP8)]
+    assert rows("H100,H200") == [("bf16", V32_BF16)] * 2
+    # Auto differs between the GPU types asked: one line, not two dtypes in one grid.
+    code, _, err = run("sweep", V32, "--engine", "sglang", "--gpu", "H100,B200", "-c", "4k")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "give --kv-dtype" in err
