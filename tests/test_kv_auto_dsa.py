@@ -140,3 +140,15 @@ def test_sweep_takes_auto_per_gpu_type() -> None:
     # Auto differs between the GPU types asked: one line, not two dtypes in one grid.
     code, _, err = run("sweep", V32, "--engine", "sglang", "--gpu", "H100,B200", "-c", "4k")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "give --kv-dtype" in err
+
+
+def test_every_gpu_preset_knows_its_compute_capability() -> None:
+    from kvplan.hardware.gpus import GPUS
+
+    assert all(g.compute_capability is not None for g in GPUS.values())
+    by_name = {name: GPUS[name].compute_capability for name in (
+        "A100-80GB", "L40S", "H100-80GB", "H200", "B200", "B300", "RTX-5090", "GB10", "MI300X",
+        "MI355X")}
+    assert by_name == {"A100-80GB": (8, 0), "L40S": (8, 9), "H100-80GB": (9, 0), "H200": (9, 0),
+                       "B200": (10, 0), "B300": (10, 3), "RTX-5090": (12, 0), "GB10": (12, 1),
+                       "MI300X": (9, 4), "MI355X": (9, 5)}
