@@ -124,8 +124,14 @@ def test_launch_names_bfloat16_where_auto_is_fp8() -> None:
     code, out, err = run(*common, "--gpu", "H200")
     assert code == 0, err
     assert "--kv-cache-dtype" not in out  # auto is bfloat16 there
-    code, _, err = run(*common, "--gpu", "B200", "--engine-version", "0.5.4")
-    assert code == 2 and "give --kv-dtype fp8" in err
+    # 0.5.3-0.5.4 set fp8 on SM10+ whatever was asked: told bf16, it runs (and kvplan sizes) fp8.
+    code, out, err = run(*common, "--gpu", "B200", "--engine-version", "0.5.4")
+    assert code == 0, err
+    assert "--kv-cache-dtype fp8_e4m3" in out
+    assert estimate(V32, "--gpu", "B200", "--engine-version", "0.5.4", "--kv-dtype", "bf16") == (
+        "fp8", V32_FP8)
+    assert estimate(V32, "--gpu", "B200", "--engine-version", "0.5.5", "--kv-dtype", "bf16") == (
+        "bf16", V32_BF16)
 
 
 def test_sweep_takes_auto_per_gpu_type() -> None:

@@ -334,6 +334,11 @@ class EngineRules(Protocol):
         quantization_config or the engine's own rule for the model and GPU decides it, the
         line that says so (or refuse, in one line, to guess it)."""
 
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """The KV dtype the engine runs `spec` at on `gpu` when told `kv_dtype` (where its own
+        rule overrides what it is told, the line that says so; else `kv_dtype`, None)."""
+
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
         """The KV dtypes the engine (`version`) can be told to run `spec` at on `gpu`, where
@@ -457,11 +462,13 @@ def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_
     (None: nothing to say). None or ENGINE_AUTO: the engine's own default
     (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
     and TensorRT-LLM where their code settles it, else they refuse to guess; SGLang's for
-    DeepSeek's sparse attention by the GPU); any other dtype as given. Every command's default
-    goes through here, so estimate, sweep, compare, report and plan agree."""
+    DeepSeek's sparse attention by the GPU); any other dtype as the engine runs it when told
+    (EngineRules.given_kv_dtype: as given, but SGLang 0.5.3-0.5.4's fp8 for DeepSeek's sparse
+    attention on SM10+). Every command's default goes through here, so estimate, sweep,
+    compare, report and plan agree."""
     if kv_dtype is None or kv_dtype == ENGINE_AUTO:
         return engine.rules.auto_kv_dtype(spec, version, gpu)
-    return kv_dtype, None
+    return engine.rules.given_kv_dtype(spec, kv_dtype, version, gpu)
 
 
 def known_auto_kv_dtype(engine: Engine, spec: ModelSpec, version: str | None,

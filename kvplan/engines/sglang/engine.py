@@ -26,6 +26,7 @@ from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.kv_dtype import (
     check_sglang_quant_file,
     sglang_auto_kv_dtype,
+    sglang_given_kv_dtype,
     sglang_runnable_kv_dtypes,
 )
 from kvplan.engines.sglang.launch import sglang_launch
@@ -128,6 +129,11 @@ class SglangEngine:
                       gpu: GPU | None = None) -> tuple[str, str | None]:
         """--kv-cache-dtype auto by version and GPU (kvplan.engines.sglang.kv_dtype)."""
         return sglang_auto_kv_dtype(spec, version, gpu)
+
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """As given, but where server_args.py overrides it (kvplan.engines.sglang.kv_dtype)."""
+        return sglang_given_kv_dtype(spec, kv_dtype, version, gpu)
 
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:

@@ -86,8 +86,9 @@ def _dsa_note(dtype: str, gpu: GPU | None, version: str | None) -> str:
     how = ("sets every --kv-cache-dtype to it" if version_key(version) < DSA_AUTO_ONLY_SINCE
            else "takes it for --kv-cache-dtype auto")
     return (f"KV cache {dtype}: SGLang {how} for DeepSeek's sparse attention on SM{major}{minor} "
-            f"({gpu.name}; server_args.py, fp8_e4m3 from SM100, bfloat16 below); --kv-dtype "
-            "overrides" + (" to fp8 only" if how.startswith("sets") else ""))
+            f"({gpu.name}; server_args.py, fp8_e4m3 from SM100, bfloat16 below); "
+            + ("no --kv-dtype changes it before 0.5.5" if how.startswith("sets")
+               else "--kv-dtype overrides"))
 
 
 def _model_dtype_note(field: str, dtype: str, why: str) -> str:
@@ -122,6 +123,18 @@ def sglang_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None =
         f"{field}: the checkpoint declares an {dtype} KV cache; SGLang's default --kv-cache-dtype "
         "auto takes it only where the model class keeps its quant_config (model_runner.py "
         "configure_kv_cache_dtype), which kvplan does not model: give --kv-dtype")
+
+
+def sglang_given_kv_dtype(spec: ModelSpec, kv_dtype: str, version: str | None,
+                          gpu: GPU | None = None) -> tuple[str, str | None]:
+    """The KV dtype SGLang `version` runs `spec` at on `gpu` when told `kv_dtype`: as told, but
+    fp8 for DeepSeek's sparse attention on SM10+ in 0.5.3-0.5.4 (server_args.py sets it
+    whatever was asked, see the module), with the line that says so. A GPU not named: as told
+    (kvplan cannot see the override; `plan` always has the GPU)."""
+    if (kv_dtype != "fp8" and gpu is not None and version_key(version) < DSA_AUTO_ONLY_SINCE
+            and _dsa_rule(spec, version, gpu) == "fp8"):
+        return "fp8", _dsa_note("fp8", gpu, version)
+    return kv_dtype, None
 
 
 def sglang_runnable_kv_dtypes(spec: ModelSpec, version: str | None, gpu: GPU | None = None

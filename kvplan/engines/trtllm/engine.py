@@ -109,6 +109,11 @@ class TrtllmEngine:
         """kv_cache_config.dtype auto (kvplan.engines.trtllm.kv_dtype)."""
         return trtllm_auto_kv_dtype(spec)
 
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """kv_cache_config.dtype as given (the launch refuses what it cannot name)."""
+        return kv_dtype, None
+
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
         return trtllm_runnable_kv_dtypes(spec)

@@ -135,6 +135,11 @@ class VllmEngine:
                        "--kv-cache-dtype auto uses it (engine/arg_utils.py "
                        "resolve_kv_cache_dtype_string); --kv-dtype overrides")
 
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """--kv-cache-dtype as given."""
+        return kv_dtype, None
+
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
         """Every one: --kv-cache-dtype names bfloat16 and fp8 (kvplan.engines.vllm.launch)."""
