@@ -25,6 +25,7 @@ from kvplan.engines.base import (
     ENGINE_AUTO,
     Engine,
     check_kv_dtype,
+    known_auto_kv_dtype,
     run_kv_dtype,
 )
 from kvplan.engines.caches import stage_caches
@@ -161,6 +162,7 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
     launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
+        auto_kv_dtype=known_auto_kv_dtype(req.engine, spec, req.engine_version, req.gpu),
         concurrency=max(1, concurrency), version=req.engine_version,
         extra_groups=connector.launch_groups(role, req.engine_version,
                                              req.extra.get("block_size")),
@@ -242,7 +244,7 @@ def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     if req.input_len < 1 or req.output_len < 1:
         raise InputError("--input-len / --output-len: must be >= 1")
     req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype,
-                                             req.engine_version)[0])
+                                             req.engine_version, req.gpu)[0])
     check_kv_dtype(req.engine, req.kv_dtype, req.gpu)
     check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context,
                   option="--input-len + --output-len")

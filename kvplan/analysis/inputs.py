@@ -116,9 +116,6 @@ def estimate_inputs(
     are PlanInputs fields, passed on as given. `kv_dtype` None or ENGINE_AUTO: the engine's
     default (kvplan.engines.base.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
     else bf16)."""
-    kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype, engine_version)
-    # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
-    spec = engine.rules.served_spec(spec)
     if gpu is not None and gpu_mem_gib is not None:
         raise InputError("--gpu and --gpu-mem-gib: give one, not both")
     if kv_cache_memory is not None:
@@ -130,6 +127,9 @@ def estimate_inputs(
         from kvplan.hardware.gpus import get_gpu  # imported (and read) when a GPU is named
 
         preset = get_gpu(gpu)
+    kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype, engine_version, preset)
+    # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
+    spec = engine.rules.served_spec(spec)
     if platform is None:
         platform = preset.platform if preset is not None else "cuda"
     if speculative_method is not None:

@@ -39,7 +39,12 @@ from kvplan.analysis.plan_types import (
     PlanRequest,
     ServingPlan,
 )
-from kvplan.engines.base import check_kv_dtype, run_kv_dtype, supported_kv_dtypes
+from kvplan.engines.base import (
+    check_kv_dtype,
+    known_auto_kv_dtype,
+    run_kv_dtype,
+    supported_kv_dtypes,
+)
 from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU, GPUS
@@ -54,6 +59,7 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
     launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
+        auto_kv_dtype=known_auto_kv_dtype(req.engine, spec, req.engine_version, cand.gpu),
         concurrency=req.concurrency, version=req.engine_version,
         speculative_method=req.extra.get("speculative_method"),
         num_speculative_tokens=req.extra.get("num_speculative_tokens") or 0,
@@ -69,7 +75,7 @@ def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:
     return command_text(launch_plan(spec, req, cand))
 
 
-def _check(req: PlanRequest) -> None:
+def _check(spec: ModelSpec, req: PlanRequest) -> None:
     if req.concurrency < 1:
         raise InputError(f"--concurrency: must be >= 1, got {req.concurrency}")
     if req.context < 1:
@@ -85,8 +91,18 @@ def _check(req: PlanRequest) -> None:
             raise InputError(f"--price: no price for {', '.join(missing)} (give --price "
                              f"{missing[0]}=USD_PER_HOUR, or leave it out of --gpu)")
     for gpu in gpus:
-        for dtype in req.kv_dtypes or ():
+        for dtype in kv_dtypes_on(spec, req, gpu) or ():
             check_kv_dtype(req.engine, dtype, gpu)
+
+
+def kv_dtypes_on(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> tuple[str, ...] | None:
+    """The KV dtypes `req` plans on `gpu`: those asked, ENGINE_AUTO as the engine's own for the
+    model on that GPU (run_kv_dtype, as `kvplan estimate` takes it), else every dtype the
+    engine can be told to run for this checkpoint there (None: every one it runs)."""
+    if req.kv_dtypes:
+        return tuple(dict.fromkeys(run_kv_dtype(req.engine, spec, dtype, req.engine_version,
+                                                gpu)[0] for dtype in req.kv_dtypes))
+    return req.engine.rules.runnable_kv_dtypes(spec, req.engine_version, gpu)
 
 
 def _gib(n: int) -> str:
@@ -153,9 +169,11 @@ def _larger_gpu(spec: ModelSpec, req: PlanRequest, tried: tuple[GPU, ...]) -> Al
             continue
         at_most = None if req.prices or found is None else found[1].layout.gpus
         try:
-            for dtype in req.kv_dtypes or ():
+            dtypes = kv_dtypes_on(spec, req, gpu)
+            for dtype in dtypes or ():
                 check_kv_dtype(req.engine, dtype, gpu)
-            best = smallest_serving(spec, replace(req, gpu=gpu), gpu, at_most=at_most)
+            best = smallest_serving(spec, replace(req, gpu=gpu, kv_dtypes=dtypes), gpu,
+                                    at_most=at_most)
         except InputError:
             continue  # a GPU the engine cannot run or kvplan cannot model: not an alternative
         if best is None:
@@ -189,17 +207,11 @@ def plan_serving(spec: ModelSpec, req: PlanRequest) -> ServingPlan:
     """The answer to "can I serve this?": the verdict with its margin, the plan and its command,
     and ranked alternatives, over every GPU type asked for. A `kv_dtypes` of ENGINE_AUTO is the
     engine's own for the model, as `kvplan estimate` takes it (run_kv_dtype)."""
-    if req.kv_dtypes:
-        req = replace(req, kv_dtypes=tuple(dict.fromkeys(
-            run_kv_dtype(req.engine, spec, dtype, req.engine_version)[0]
-            for dtype in req.kv_dtypes)))
-    else:  # every dtype the engine can be told to run for this checkpoint
-        req = replace(req, kv_dtypes=req.engine.rules.runnable_kv_dtypes(
-            spec, req.engine_version))
-    _check(req)
+    _check(spec, req)
     check_context(spec, req.context, engine=req.engine, allow_long=req.allow_long_context)
     gpus = req.gpu_list
-    plans = [_plan_on(spec, replace(req, gpu=g), g) for g in gpus]
+    plans = [_plan_on(spec, replace(req, gpu=g, kv_dtypes=kv_dtypes_on(spec, req, g)), g)
+             for g in gpus]
     ranking = ("Ranked by cost per hour of the whole layout, then GPUs, then headroom."
                if req.prices else
                "No prices given: ranked by GPU count, then headroom (--price GPU=USD_PER_HOUR "

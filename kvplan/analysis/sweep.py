@@ -267,7 +267,14 @@ def run_kv_dtypes(spec: ModelSpec, grid: SweepGrid) -> tuple[tuple[str, ...], tu
     """The KV dtypes the grid's engine runs `spec` (as published, whatever the scheme) at for
     the grid's --kv-dtype list, each once (`auto` resolved by run_kv_dtype, as `estimate`
     resolves it), and the lines saying the checkpoint chose one."""
-    runs = [run_kv_dtype(grid.engine, spec, dtype) for dtype in grid.kv_dtypes]
+    gpus = [get_gpu(g) for g in grid.gpus] or [None]
+    runs = [run_kv_dtype(grid.engine, spec, dtype, None, gpus[0]) for dtype in grid.kv_dtypes]
+    for gpu in gpus[1:]:
+        if [run_kv_dtype(grid.engine, spec, dtype, None, gpu)[0]
+                for dtype in grid.kv_dtypes] != [dtype for dtype, _ in runs]:
+            raise InputError(f"--kv-dtype auto: {grid.engine.value} runs this model at another "
+                             f"KV dtype on {gpu.name} than on {gpus[0].name}: give --kv-dtype "
+                             "or one GPU type")
     return (_unique([dtype for dtype, _ in runs]),
             _unique([note for _, note in runs if note is not None]))
 

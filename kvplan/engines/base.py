@@ -343,17 +343,24 @@ class EngineRules(Protocol):
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, caches the engine's pools are not modelled for."""
 
-    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
-                      ) -> tuple[str, str | None]:
-        """The KV dtype the engine (`version`; None: the newest modelled) runs when none is
-        given (its --kv-cache-dtype auto) and, when the checkpoint's quantization_config
-        decides it, the line that says so (or refuse, in one line, to guess it)."""
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
+                      gpu: GPU | None = None) -> tuple[str, str | None]:
+        """The KV dtype the engine (`version`; None: the newest modelled) runs on `gpu` (None:
+        not named) when none is given (its --kv-cache-dtype auto) and, when the checkpoint's
+        quantization_config or the engine's own rule for the model and GPU decides it, the
+        line that says so (or refuse, in one line, to guess it)."""
 
-    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
-                           ) -> tuple[str, ...] | None:
-        """The KV dtypes the engine (`version`) can be told to run `spec` at, where the
-        checkpoint narrows them (None: every one in `kv_dtypes`): `kvplan plan` searches only
-        these, so its launch line runs what it planned."""
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """The KV dtype the engine runs `spec` at on `gpu` when told `kv_dtype` (where its own
+        rule overrides what it is told, the line that says so; else `kv_dtype`, None)."""
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
+                           gpu: GPU | None = None) -> tuple[str, ...] | None:
+        """The KV dtypes the engine (`version`) can be told to run `spec` at on `gpu`, where
+        the checkpoint or the engine's rule for the model narrows them (None: every one in
+        `kv_dtypes`): `kvplan plan` searches only these, so its launch line runs what it
+        planned."""
 
     def default_speculative_tokens(self) -> int:
         """Draft tokens per step when a speculative method is given without a count (or
@@ -465,16 +472,30 @@ def asked_kv_dtype(text: str) -> str | None:
 
 
 def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_AUTO,
-                 version: str | None = None) -> tuple[str, str | None]:
-    """The KV dtype `engine` (`version`; None: the newest) runs `spec` at when asked for
-    `kv_dtype`, and the line saying the checkpoint chose it (None: nothing to say). None or
-    ENGINE_AUTO: the engine's own default (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's
-    declared KV dtype, else bf16; SGLang and TensorRT-LLM where their code settles it, else they
-    refuse to guess); any other dtype as given. Every command's default goes through here, so
-    estimate, sweep, compare, report and plan agree."""
+                 version: str | None = None, gpu: GPU | None = None) -> tuple[str, str | None]:
+    """The KV dtype `engine` (`version`; None: the newest) runs `spec` at on `gpu` (None: not
+    named) when asked for `kv_dtype`, and the line saying the checkpoint or the engine chose it
+    (None: nothing to say). None or ENGINE_AUTO: the engine's own default
+    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
+    and TensorRT-LLM where their code settles it, else they refuse to guess; SGLang's for
+    DeepSeek's sparse attention by the GPU); any other dtype as the engine runs it when told
+    (EngineRules.given_kv_dtype: as given, but SGLang 0.5.3-0.5.4's fp8 for DeepSeek's sparse
+    attention on SM10+). Every command's default goes through here, so estimate, sweep,
+    compare, report and plan agree."""
     if kv_dtype is None or kv_dtype == ENGINE_AUTO:
-        return engine.rules.auto_kv_dtype(spec, version)
-    return kv_dtype, None
+        return engine.rules.auto_kv_dtype(spec, version, gpu)
+    return engine.rules.given_kv_dtype(spec, kv_dtype, version, gpu)
+
+
+def known_auto_kv_dtype(engine: Engine, spec: ModelSpec, version: str | None,
+                        gpu: GPU | None) -> str | None:
+    """What `engine`'s --kv-cache-dtype auto runs `spec` at on `gpu`, None where that is not
+    known (auto_kv_dtype refuses to guess): a launch line names a planned dtype auto would
+    not run (LaunchSettings.auto_kv_dtype)."""
+    try:
+        return engine.rules.auto_kv_dtype(spec, version, gpu)[0]
+    except InputError:
+        return None
 
 
 def gpu_inputs(gpu: GPU) -> dict[str, Any]:

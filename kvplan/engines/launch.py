@@ -93,6 +93,9 @@ class LaunchSettings:
     # The KV dtype the checkpoint's quantization_config declares (None: none), which an engine's
     # default may take (vLLM's --kv-cache-dtype auto): a 16-bit plan then says so.
     declared_kv_dtype: str | None = None
+    # What the engine's --kv-cache-dtype auto runs for the model on the plan's GPU (None: not
+    # known; kvplan.engines.base.known_auto_kv_dtype): a plan at another dtype names its own.
+    auto_kv_dtype: str | None = None
 
 
 def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:

@@ -90,6 +90,10 @@ class GPU:
     """nvidia-smi's ``MiB`` total where a public log shows it (what SGLang sizes defaults by)."""
     smi_total_source: str = ""
     """URL of the nvidia-smi table; "" when ``smi_total_bytes`` is None."""
+    compute_capability: tuple[int, int] | None = None
+    """What ``torch.cuda.get_device_capability()`` returns on it (H100 (9, 0), B200 (10, 0);
+    ROCm: the gfx version, MI300X gfx942 (9, 4)): the engines pick defaults by it (SGLang's
+    KV dtype for DeepSeek's sparse attention, kvplan.engines.sglang.kv_dtype)."""
     platform: str = "cuda"
     """Software platform: ``"cuda"`` or ``"rocm"``."""
     unified_memory: bool = False
@@ -136,7 +140,7 @@ _NUMBERS = {"memory": "memory_bytes", "bandwidth": "hbm_bytes_per_s",
             "fp4_dense": "peak_fp4_flops_per_s",
             "reported_total": "reported_total_bytes", "smi_total": "smi_total_bytes"}
 _FLAGS = {"name", "notes", "full_name", "aliases", "datasheet", "platform", "is_a100",
-          "unified_memory"}
+          "unified_memory", "compute_capability"}
 
 
 def _quantity(text: object, where: str) -> int:
@@ -165,6 +169,19 @@ def _number(entry: dict[str, Any], key: str, where: str) -> tuple[int | None, st
     return (None if value is None else _quantity(value, f"{where}.{key}")), item["source"]
 
 
+def _capability(entry: dict[str, Any], where: str) -> tuple[int, int]:
+    """``{"value": "9.0", "source": ...}`` as (9, 0)."""
+    item = entry.get("compute_capability")
+    if not isinstance(item, dict) or not item.get("source") or "value" not in item:
+        raise ValueError(f"{DATA_FILE.name}: {where}.compute_capability: needs a value and its "
+                         "source")
+    major, dot, minor = str(item["value"]).partition(".")
+    if not (dot and major.isdigit() and minor.isdigit()):
+        raise ValueError(f"{DATA_FILE.name}: {where}.compute_capability: {item['value']!r}: "
+                         "expected major.minor")
+    return int(major), int(minor)
+
+
 def _preset(entry: dict[str, Any]) -> tuple[GPU, dict[str, str]]:
     """One gpus.json entry as a GPU, and the source of each of its numbers by GPU field."""
     where = f"gpus: {entry.get('name')}"
@@ -180,6 +197,7 @@ def _preset(entry: dict[str, Any]) -> tuple[GPU, dict[str, str]]:
         numbers[field_name], sources[field_name] = _number(entry, key, where)
     reported = entry.get("reported_total")
     gpu = GPU(
+        compute_capability=_capability(entry, where),
         name=entry["name"], full_name=entry["full_name"], source=entry["datasheet"],
         reported_total_source=sources["reported_total_bytes"],
         reported_total_kind="" if reported is None else reported["kind"],

@@ -184,9 +184,29 @@ def _parse_mxfp4(qc: Mapping[str, Any], path: str, backend: Mxfp4Backend) -> Qua
                        notes=(f"mxfp4 experts laid out for vLLM's {backend.value} MoE kernel",))
 
 
+def modelopt_unquantized(qc: Mapping[str, Any]) -> bool:
+    """hf_quant_config.json's layout ({"producer": {"name": "modelopt"}, "quantization": {...}})
+    with ``quant_algo: null`` (a ModelOpt export that quantized no weights, e.g. an FP8 KV cache
+    alone). vLLM 0.32 runs the weights unquantized: model_arch_config_convertor.py
+    _normalize_quantization_config sets quant_method "" for it, so config/model.py selects no
+    quantization (ModelConfig.quantization None) and utils/torch_utils.py
+    get_kv_cache_quant_algo_string, which reads kv_cache_quant_algo for a modelopt* quant_method
+    only, leaves --kv-cache-dtype auto at the model dtype (tests/data/hf_quant/vllm.json,
+    kv-only-modelopt). SGLang 0.5.4+ likewise (configs/model_config.py
+    _parse_modelopt_quant_config returns None for it); TensorRT-LLM reads kv_cache_quant_algo
+    whatever quant_algo is (kvplan.engines.trtllm.kv_dtype)."""
+    inner = qc.get("quantization")
+    producer = qc.get("producer")
+    name = producer.get("name") if isinstance(producer, Mapping) else None
+    return (isinstance(inner, Mapping) and (name == "modelopt" or "modelopt_quant_config" in inner)
+            and "quant_algo" in inner and inner["quant_algo"] is None)
+
+
 def _parse_modelopt(qc: Mapping[str, Any], path: str) -> QuantConfig:
     # vLLM modelopt.py: ModelOptFp8Config / ModelOptNvFp4Config read either the flat HF form
     # (quant_algo, exclude_modules, group_size) or hf_quant_config.json's {"quantization": {...}}.
+    if modelopt_unquantized(qc):
+        return QuantConfig(method="modelopt, quant_algo null: weights not quantized", rules=())
     inner = qc.get("quantization") if isinstance(qc.get("quantization"), Mapping) else qc
     algo = str(inner.get("quant_algo", "")).upper()
     ignore = _str_list(inner, ("exclude_modules", "ignore", "modules_to_not_convert"), path)

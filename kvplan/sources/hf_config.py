@@ -462,6 +462,7 @@ def read_config(path: Path) -> tuple[dict, str]:
             path_kind(Path(path)) == "dir" or file.name == "config.json"):
         quant = read_quant_file(file.parent)
         if quant is not None:
+            _refuse_two_quantizations(data, shown, *quant)
             data["quantization_config"], data[QUANT_FILE_KEY] = quant
     return data, shown
 
@@ -470,6 +471,25 @@ def read_config(path: Path) -> tuple[dict, str]:
 QUANT_FILE = "hf_quant_config.json"
 # Where read_config notes that quantization_config came from QUANT_FILE (its shown path).
 QUANT_FILE_KEY = "_quantization_file"
+
+
+def _refuse_two_quantizations(data: Mapping[str, Any], shown: str, quant: Mapping[str, Any],
+                              quant_file: str) -> None:
+    """One line where a text sub-config holds a quantization_config and hf_quant_config.json
+    sits beside config.json too: vLLM 0.32 takes the file as hf_config.quantization_config
+    (get_config) and selects its method and --kv-cache-dtype auto from it alone
+    (config/model.py _parse_quant_hf_config, utils/torch_utils.py
+    resolve_kv_cache_dtype_string), not the text_config's the weights were saved with (checked
+    with vLLM 0.32's own EngineArgs.create_model_config: Kimi-K2.5's compressed-tensors
+    text_config beside a ModelOpt FP8 file gives quantization modelopt, KV fp8_e4m3), so the
+    two disagree on the weights and kvplan does not guess which holds."""
+    for key in _TEXT_KEYS:
+        sub = data.get(key)
+        if isinstance(sub, Mapping) and sub.get("quantization_config") not in (None, quant):
+            raise SpecError(shown, f"{key}.quantization_config",
+                            f"set, and {quant_file} beside it, which vLLM takes instead for the "
+                            "weights' format and the KV dtype (transformers_utils/config.py "
+                            "get_config): remove one of them")
 
 
 def read_quant_file(folder: Path) -> tuple[dict, str] | None:

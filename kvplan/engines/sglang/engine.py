@@ -25,7 +25,12 @@ from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
-from kvplan.engines.sglang.kv_dtype import sglang_auto_kv_dtype, sglang_runnable_kv_dtypes
+from kvplan.engines.sglang.kv_dtype import (
+    check_sglang_quant_file,
+    sglang_auto_kv_dtype,
+    sglang_given_kv_dtype,
+    sglang_runnable_kv_dtypes,
+)
 from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
@@ -136,14 +141,19 @@ class SglangEngine:
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)
 
-    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
-                      ) -> tuple[str, str | None]:
-        """--kv-cache-dtype auto by version (kvplan.engines.sglang.kv_dtype)."""
-        return sglang_auto_kv_dtype(spec, version)
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
+                      gpu: GPU | None = None) -> tuple[str, str | None]:
+        """--kv-cache-dtype auto by version and GPU (kvplan.engines.sglang.kv_dtype)."""
+        return sglang_auto_kv_dtype(spec, version, gpu)
 
-    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
-                           ) -> tuple[str, ...] | None:
-        return sglang_runnable_kv_dtypes(spec, version)
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """As given, but where server_args.py overrides it (kvplan.engines.sglang.kv_dtype)."""
+        return sglang_given_kv_dtype(spec, kv_dtype, version, gpu)
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
+                           gpu: GPU | None = None) -> tuple[str, ...] | None:
+        return sglang_runnable_kv_dtypes(spec, version, gpu)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_sglang_served(spec, inputs)
@@ -171,6 +181,7 @@ class SglangEngine:
                    budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
         """SGLang's pools for the stage: the full-attention token pool in pages, with its
         sliding-window or recurrent-state pool beside it."""
+        check_sglang_quant_file(spec, inputs.engine_version)
         pool = sglang_pool(spec, inputs, caches)
         if pool is None:
             return None

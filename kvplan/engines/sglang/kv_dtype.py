@@ -17,6 +17,23 @@ wheel (sglang==X from PyPI), python/sglang/srt/:
 - compressed-tensors' kv_cache_scheme: CompressedTensorsConfig (compressed_tensors.py) has no
   kv_cache_quant_algo, so auto stays the model dtype in every version; likewise a ModelOpt NVFP4
   KV cache ("NVFP4" is not "FP8").
+- DeepSeek's sparse attention (DSA: DeepSeek-V3.2, GLM-5; kvplan: a spec with an indexer),
+  server_args.py, whatever the checkpoint declares, by the GPU's compute capability
+  (``torch.cuda.get_device_capability()``; kvplan.hardware.gpus.GPU.compute_capability):
+  0.5.3-0.5.4 (_handle_model_specific_adjustments; 0.5.3 line 829, 0.5.4 line 1029): ``if
+  major >= 10: self.kv_cache_dtype = "fp8_e4m3"`` -- on Blackwell every --kv-cache-dtype is
+  turned to fp8; below, auto is left to model_runner.py (above). 0.5.5-0.5.14 (0.5.5 line 1083;
+  0.5.9-0.5.14 _set_default_nsa_kv_cache_dtype / _set_default_dsa_kv_cache_dtype, 0.5.14 line
+  3416) and 0.5.15-0.5.23 (arg_groups/overrides.py _dsa_kv_cache_dtype_default, 0.5.23 line
+  532): only auto is switched, to "fp8_e4m3" if major >= 10 else "bfloat16" (so below SM10 a
+  declared fp8 KV cache is not taken either). (0.5.20+ keeps bfloat16 on SM10 for a config with
+  ``learnable_sink``: neither DeepSeek-V3.2's nor GLM-5's has one.) ROCm reports the gfx
+  version (MI300X 9.4): bfloat16. Which architectures: configs/model_config.py
+  is_deepseek_nsa / is_deepseek_dsa (index_topk set) within the server_args.py list; DeepSeek-
+  V3.2 in every version (to 0.5.11 utils/hf_transformers get_config renames the
+  DeepseekV32ForCausalLM that transformers does not know to DeepseekV3ForCausalLM; from 0.5.12
+  the list names it); GlmMoeDsaForCausalLM from 0.5.9, the first release with the model
+  (models/glm4_moe.py EntryClass; earlier releases cannot load GLM-5).
 - server_args.py --kv-cache-dtype choices: "auto", "fp8_e5m2", "fp8_e4m3" to 0.5.3; "bf16",
   "bfloat16" from 0.5.4 (line 1786); "fp4_e2m1" from 0.5.5.
 """
@@ -30,10 +47,48 @@ from kvplan._util.versions import version_key
 from kvplan.engines.launch import declared_kv_cache
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
     from kvplan.model.spec import ModelSpec
 
 AUTO_READS_CHECKPOINT_SINCE = (0, 5, 3)  # model_runner.py: auto takes kv_cache_quant_algo FP8
 BF16_CHOICE_SINCE = (0, 5, 4)  # server_args.py: --kv-cache-dtype bf16 / bfloat16
+DSA_BY_GPU_SINCE = (0, 5, 3)  # server_args.py: fp8_e4m3 on SM10+ for DeepSeek's sparse attention
+DSA_AUTO_ONLY_SINCE = (0, 5, 5)  # server_args.py: only auto switched, bfloat16 below SM10
+GLM_DSA_SINCE = (0, 5, 9)  # GlmMoeDsaForCausalLM: the model and its server_args.py entry
+GLM_DSA_MODEL_TYPE = "glm_moe_dsa"
+
+
+def _dsa_rule(spec: ModelSpec, version: str | None, gpu: GPU | None) -> str | None:
+    """The KV dtype server_args.py sets for DeepSeek's sparse attention (see the module) on
+    `gpu`, whatever --kv-cache-dtype says (0.5.3-0.5.4, SM10+) or for auto (0.5.5+); None
+    where it sets none. Refused in one line where it depends on a GPU not named."""
+    key = version_key(version)
+    if spec.indexer is None or key < DSA_BY_GPU_SINCE:
+        return None
+    where = f"--engine sglang{' ' + version if version else ''}"
+    if spec.model_type == GLM_DSA_MODEL_TYPE and key < GLM_DSA_SINCE:
+        raise InputError(f"{where}: SGLang runs GlmMoeDsaForCausalLM (GLM-5) from 0.5.9 "
+                         "(models/, server_args.py): give --engine-version 0.5.9 or newer")
+    capability = None if gpu is None else gpu.compute_capability
+    if capability is None:
+        raise UnmodelledError(
+            f"{where}: SGLang's --kv-cache-dtype for DeepSeek's sparse attention is fp8_e4m3 on "
+            "SM10+ GPUs (Blackwell) and bfloat16 below (server_args.py, by "
+            "torch.cuda.get_device_capability()): give --gpu or --kv-dtype")
+    if capability[0] >= 10:
+        return "fp8"
+    return "bf16" if key >= DSA_AUTO_ONLY_SINCE else None
+
+
+def _dsa_note(dtype: str, gpu: GPU | None, version: str | None) -> str:
+    assert gpu is not None and gpu.compute_capability is not None
+    major, minor = gpu.compute_capability
+    how = ("sets every --kv-cache-dtype to it" if version_key(version) < DSA_AUTO_ONLY_SINCE
+           else "takes it for --kv-cache-dtype auto")
+    return (f"KV cache {dtype}: SGLang {how} for DeepSeek's sparse attention on SM{major}{minor} "
+            f"({gpu.name}; server_args.py, fp8_e4m3 from SM100, bfloat16 below); "
+            + ("no --kv-dtype changes it before 0.5.5" if how.startswith("sets")
+               else "--kv-dtype overrides"))
 
 
 def _model_dtype_note(field: str, dtype: str, why: str) -> str:
@@ -41,10 +96,17 @@ def _model_dtype_note(field: str, dtype: str, why: str) -> str:
             f"keeps the model dtype ({why}); --kv-dtype overrides")
 
 
-def sglang_auto_kv_dtype(spec: ModelSpec, version: str | None) -> tuple[str, str | None]:
-    """The KV dtype SGLang `version` runs `spec` at with --kv-cache-dtype auto, and the line
-    saying why where the checkpoint declares one; refused in one line where that depends on the
-    model class (a ModelOpt fp8 KV cache from 0.5.3: see the module)."""
+def sglang_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None = None
+                         ) -> tuple[str, str | None]:
+    """The KV dtype SGLang `version` runs `spec` at on `gpu` with --kv-cache-dtype auto, and the
+    line saying why where the checkpoint or server_args.py chose it; refused in one line where
+    that depends on the model class (a ModelOpt fp8 KV cache from 0.5.3) or on a GPU not named
+    (DeepSeek's sparse attention): see the module."""
+    dsa = _dsa_rule(spec, version, gpu)
+    if dsa == "fp8" or (dsa == "bf16" and declared_kv_cache(spec) is not None):
+        return dsa, _dsa_note(dsa, gpu, version)
+    if dsa is not None:
+        return dsa, None
     declared = declared_kv_cache(spec)
     if declared is None:
         return "bf16", None
@@ -63,28 +125,53 @@ def sglang_auto_kv_dtype(spec: ModelSpec, version: str | None) -> tuple[str, str
         "configure_kv_cache_dtype), which kvplan does not model: give --kv-dtype")
 
 
-def sglang_runnable_kv_dtypes(spec: ModelSpec, version: str | None) -> tuple[str, ...] | None:
+def sglang_given_kv_dtype(spec: ModelSpec, kv_dtype: str, version: str | None,
+                          gpu: GPU | None = None) -> tuple[str, str | None]:
+    """The KV dtype SGLang `version` runs `spec` at on `gpu` when told `kv_dtype`: as told, but
+    fp8 for DeepSeek's sparse attention on SM10+ in 0.5.3-0.5.4 (server_args.py sets it
+    whatever was asked, see the module), with the line that says so. A GPU not named: as told
+    (kvplan cannot see the override; `plan` always has the GPU)."""
+    if (kv_dtype != "fp8" and gpu is not None and version_key(version) < DSA_AUTO_ONLY_SINCE
+            and _dsa_rule(spec, version, gpu) == "fp8"):
+        return "fp8", _dsa_note("fp8", gpu, version)
+    return kv_dtype, None
+
+
+def sglang_runnable_kv_dtypes(spec: ModelSpec, version: str | None, gpu: GPU | None = None
+                              ) -> tuple[str, ...] | None:
     """Only fp8 in 0.5.3 for a checkpoint that declares an fp8 KV cache (`sglang_kv_dtype_flag`
-    refuses the others), else every one kvplan plans."""
+    refuses the others) and, in 0.5.3-0.5.4, for DeepSeek's sparse attention on SM10+
+    (server_args.py sets fp8 whatever is asked); else every one kvplan plans."""
     declared = declared_kv_cache(spec)
     key = version_key(version)
+    if (key < DSA_AUTO_ONLY_SINCE and gpu is not None
+            and _dsa_rule(spec, version, gpu) == "fp8"):
+        return ("fp8",)
     if (declared is not None and declared[1] == "fp8"
             and AUTO_READS_CHECKPOINT_SINCE <= key < BF16_CHOICE_SINCE):
         return ("fp8",)
     return None
 
 
-def sglang_kv_dtype_flag(kv_dtype: str, declared: str | None, version: str | None
-                         ) -> tuple[str, ...]:
+def sglang_kv_dtype_flag(kv_dtype: str, declared: str | None, version: str | None,
+                         auto: str | None = None) -> tuple[str, ...]:
     """The --kv-cache-dtype flag that makes SGLang `version` run the planned `kv_dtype` (none:
-    its auto runs it). fp8 is named always. Only a declared fp8 can turn auto away from the model
-    dtype (from 0.5.3, see the module): a bf16 plan for such a checkpoint is named bfloat16 from
-    0.5.4 and refused in 0.5.3, which has no bf16 choice (also for a compressed-tensors scheme,
-    whose fp8 auto would not take: the launch knows the declared dtype only)."""
+    its auto runs it). fp8 is named always. A declared fp8 can turn auto away from the model
+    dtype (from 0.5.3), and so does server_args.py for DeepSeek's sparse attention on SM10+
+    (`auto`: what auto runs there, see the module): a bf16 plan is then named bfloat16 from 0.5.4
+    and refused in 0.5.3, which has no bf16 choice (also for a compressed-tensors scheme, whose
+    fp8 auto would not take: the launch knows the declared dtype only)."""
     if kv_dtype == "fp8":
         return ("--kv-cache-dtype", "fp8_e4m3")
     key = version_key(version)
-    if declared != "fp8" or key < AUTO_READS_CHECKPOINT_SINCE:
+    if auto == "fp8" and key < DSA_AUTO_ONLY_SINCE:
+        raise InputError(f"--engine sglang{' ' + version if version else ''}: server_args.py "
+                         "sets an fp8 KV cache for DeepSeek's sparse attention on this GPU "
+                         "whatever --kv-cache-dtype says: give --kv-dtype fp8 or "
+                         "--engine-version 0.5.5 or newer")
+    if auto == "fp8":
+        return ("--kv-cache-dtype", "bfloat16")
+    if (declared != "fp8" and auto != "fp8") or key < AUTO_READS_CHECKPOINT_SINCE:
         return ()
     if kv_dtype == "bf16" and key >= BF16_CHOICE_SINCE:
         return ("--kv-cache-dtype", "bfloat16")
@@ -93,3 +180,23 @@ def sglang_kv_dtype_flag(kv_dtype: str, declared: str | None, version: str | Non
                      f"declares an fp8 KV cache, which --kv-cache-dtype auto may take, and this "
                      f"version's --kv-cache-dtype cannot name {kv_dtype} (server_args.py): give "
                      f"--kv-dtype fp8{newer}")
+
+
+NULL_QUANT_ALGO_SINCE = (0, 5, 4)  # configs/model_config.py _parse_modelopt_quant_config
+
+
+def check_sglang_quant_file(spec: ModelSpec, version: str | None) -> None:
+    """Refuse, in one line, an hf_quant_config.json with ``quant_algo: null`` before SGLang
+    0.5.4: configs/model_config.py (0.5.3: _parse_quant_hf_config) reads any such file as
+    quant_method "modelopt", and layers/quantization/modelopt_quant.py ModelOptFp8Config.
+    from_config raises "Cannot find 'quant_algo' in the model's quantization config". From 0.5.4
+    _parse_modelopt_quant_config returns None for it: weights and KV cache unquantized
+    (kvplan.model.quant_config.modelopt_unquantized)."""
+    if spec.quantization_file is None or version_key(version) >= NULL_QUANT_ALGO_SINCE:
+        return
+    from kvplan.model.quant_config import modelopt_unquantized
+
+    if modelopt_unquantized(spec.quantization_config or {}):
+        raise InputError(f"{spec.quantization_file}: quantization.quant_algo is null, which "
+                         f"SGLang {version} refuses at start-up (ModelOptFp8Config: Cannot find "
+                         "'quant_algo'): give --engine-version 0.5.4 or newer")

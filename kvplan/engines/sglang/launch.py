@@ -14,8 +14,9 @@ argparse abbreviations).
   parallel controller places them from GPU 0 on its own node); over several nodes each node's
   (or, for a replica wider than a node, each replica's) server is independent, behind a load
   balancer such as sglang-router.
-- KV dtype: `--kv-cache-dtype fp8_e4m3` for fp8; for a checkpoint that declares an fp8 KV cache
-  a bf16 plan names `bfloat16` (kvplan.engines.sglang.kv_dtype.sglang_kv_dtype_flag).
+- KV dtype: `--kv-cache-dtype fp8_e4m3` for fp8; for a checkpoint that declares an fp8 KV cache,
+  and for DeepSeek's sparse attention on SM10+ (where auto is fp8), a bf16 plan names
+  `bfloat16` (kvplan.engines.sglang.kv_dtype.sglang_kv_dtype_flag).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def _speculative(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     groups = [("--context-length", str(s.context), "--mem-fraction-static", f"{s.fraction:g}")]
-    flag = sglang_kv_dtype_flag(s.kv_dtype, s.declared_kv_dtype, s.version)
+    flag = sglang_kv_dtype_flag(s.kv_dtype, s.declared_kv_dtype, s.version,
+                                s.auto_kv_dtype)
     if flag:
         groups.append(flag)
     groups.append(("--max-running-requests", str(s.concurrency)))

@@ -118,13 +118,18 @@ class TrtllmEngine:
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
 
-    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
-                      ) -> tuple[str, str | None]:
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
+                      gpu: GPU | None = None) -> tuple[str, str | None]:
         """kv_cache_config.dtype auto (kvplan.engines.trtllm.kv_dtype)."""
         return trtllm_auto_kv_dtype(spec)
 
-    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
-                           ) -> tuple[str, ...] | None:
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """kv_cache_config.dtype as given (the launch refuses what it cannot name)."""
+        return kv_dtype, None
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
+                           gpu: GPU | None = None) -> tuple[str, ...] | None:
         return trtllm_runnable_kv_dtypes(spec)
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:

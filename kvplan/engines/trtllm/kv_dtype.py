@@ -17,7 +17,11 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
   has_fp8_kv_cache, else 2.
 
 So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
-checkpoint that declares a KV dtype cannot be run at 16 bits.
+checkpoint that declares a KV dtype cannot be run at 16 bits. That holds with ``quant_algo:
+null`` too (a ModelOpt export of the KV cache alone): load_modelopt_quant_config reads
+kv_cache_quant_algo whatever quant_algo is (newer releases: _build_modelopt_quant_config,
+"modelopt hf_quant_config.json may spell 'no quantization' as JSON null"), where vLLM and SGLang
+quantize nothing (kvplan.model.quant_config.modelopt_unquantized).
 """
 
 from __future__ import annotations
@@ -31,12 +35,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
 
 
+def _trtllm_declared(spec: ModelSpec) -> tuple[str, str] | None:
+    """(field, KV dtype) TensorRT-LLM reads as the checkpoint's: `declared_kv_cache`, or an FP8
+    kv_cache_quant_algo in an hf_quant_config.json whose quant_algo is null (see the module)."""
+    declared = declared_kv_cache(spec)
+    if declared is not None or spec.quantization_file is None:
+        return declared
+    from kvplan.model.quant_config import modelopt_unquantized
+
+    qc = spec.quantization_config or {}
+    if modelopt_unquantized(qc):
+        if str(qc["quantization"].get("kv_cache_quant_algo")).upper() == "FP8":
+            return f"{spec.quantization_file} quantization.kv_cache_quant_algo", "fp8"
+    return declared
+
+
 def trtllm_auto_kv_dtype(spec: ModelSpec) -> tuple[str, str | None]:
     """The KV dtype TensorRT-LLM runs `spec` at with kv_cache_config.dtype auto, and the line
     saying the checkpoint chose it: fp8 where hf_quant_config.json declares it; bf16 where
     nothing is declared; refused in one line for a KV dtype declared in config.json (see the
     module)."""
-    declared = declared_kv_cache(spec)
+    declared = _trtllm_declared(spec)
     if declared is None:
         return "bf16", None
     field, dtype = declared
@@ -52,7 +71,7 @@ def trtllm_auto_kv_dtype(spec: ModelSpec) -> tuple[str, str | None]:
 def trtllm_runnable_kv_dtypes(spec: ModelSpec) -> tuple[str, ...] | None:
     """Only the declared KV dtype where the checkpoint declares one (`check_trtllm_kv_dtype`),
     else every one kvplan plans."""
-    declared = declared_kv_cache(spec)
+    declared = _trtllm_declared(spec)
     return None if declared is None else (declared[1],)
 
 

@@ -126,8 +126,8 @@ class VllmEngine:
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Everything kvplan sizes is modelled for vLLM (kvplan.engines.vllm.alloc)."""
 
-    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None
-                      ) -> tuple[str, str | None]:
+    def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
+                      gpu: GPU | None = None) -> tuple[str, str | None]:
         """--kv-cache-dtype auto: the KV dtype the checkpoint's quantization_config declares
         (kvplan.model.quant_config.declared_kv_cache_dtype), else the model's 16-bit dtype. A
         compressed-tensors kv_cache_scheme acts in Attention.__init__ only (layers/attention/
@@ -144,8 +144,13 @@ class VllmEngine:
                        "--kv-cache-dtype auto uses it (engine/arg_utils.py "
                        "resolve_kv_cache_dtype_string); --kv-dtype overrides")
 
-    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None
-                           ) -> tuple[str, ...] | None:
+    def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
+                       gpu: GPU | None = None) -> tuple[str, str | None]:
+        """--kv-cache-dtype as given."""
+        return kv_dtype, None
+
+    def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
+                           gpu: GPU | None = None) -> tuple[str, ...] | None:
         """Every one: --kv-cache-dtype names bfloat16 and fp8 (kvplan.engines.vllm.launch)."""
         return None
 
