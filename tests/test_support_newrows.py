@@ -78,6 +78,15 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # inceptionai/Jais-2-8B-Chat config is gated; this fine-tune's is published, blind batch 3.)
     "jais2-it-0.3": (CONFIGS / "jais2-it-0.3.json", 32 * 2 * 26 * 128 * 2,
                      HF + "yoriis/JAIS2-IT-0.3"),
+    # Ministral3ForCausalLM: registry.py maps it to models/mistral.py MistralForCausalLM, a
+    # LlamaForCausalLM whose MistralAttention (LlamaAttention) caches num_key_value_heads 8 x
+    # head_dim 128 on every layer, sliding_window null (rope_parameters' yarn and
+    # llama_4_scaling_beta scale queries, no cache): 88 layers x 2 x 8 x 128 x 2 B = 360,448 B
+    # per token. FP8 weights (quantization_config fp8, no KV-cache scheme) leave the cache at the
+    # model dtype. (Blind batch 5's devstral-2-123b-instruct, refused there.)
+    "devstral-2-123b-instruct-2512": (CONFIGS / "devstral-2-123b-instruct-2512.json",
+                                      88 * 2 * 8 * 128 * 2,
+                                      HF + "mistralai/Devstral-2-123B-Instruct-2512"),
 }
 
 TABLE = support_table()

@@ -79,7 +79,10 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "qwen2_5_vl": "qwen2",
                  # Qwen2-VL's too: transformers 5.19 Qwen2VLConfig pops the flat file's text
                  # keys into Qwen2VLTextConfig, and qwen2_vl.py builds Qwen2ForCausalLM over it.
-                 "qwen2_vl": "qwen2"}
+                 "qwen2_vl": "qwen2",
+                 # Ministral-3 (Ministral3Config, transformers 5.19): registry.py serves
+                 # Ministral3ForCausalLM with models/mistral.py MistralForCausalLM.
+                 "ministral3": "mistral"}
 # Configs that keep Gemma-3's decoder under text_config (or at the top: gemma3_text).
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 

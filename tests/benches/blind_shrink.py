@@ -39,6 +39,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e4b-it": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
     # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
     "olmocr-7b": {"vision_config": {"depth": 2}},
+    "olmocr-2-7b-1025": {"vision_config": {"depth": 2}},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
@@ -46,7 +47,8 @@ NO_CACHE_SWAPS = {"nemotron-3-nano-30b-a3b": ("hybrid_override_pattern", "E", "-
                   "nemotron-3-super-120b-fp8": ("hybrid_override_pattern", "E", "-"),
                   "nemotron-3-nano-30b-a3b-nvfp4": ("hybrid_override_pattern", "E", "-"),
                   "nemotron-3-ultra-550b-a55b": ("layers_block_type", "moe", "mlp"),
-                  "nemotron-3.5-lightning-30b-a3b-nvfp4": ("layers_block_type", "moe", "mlp")}
+                  "nemotron-3.5-lightning-30b-a3b-nvfp4": ("layers_block_type", "moe", "mlp"),
+                  "nemotron-ultra-rl-050826": ("layers_block_type", "moe", "mlp")}
 
 
 def period(seq: list[Any] | str) -> int:
