@@ -643,6 +643,24 @@ def test_models_command_filters_and_formats() -> None:
     assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1
 
 
+def test_models_command_shows_an_exact_rows_refusals() -> None:
+    # ChatGLMModel is exact, but a config of it stating vision_config is refused (vLLM 0.32's
+    # models/chatglm.py raises for it): `kvplan models` says so in JSON and in the table.
+    runner = CliRunner()
+    out = runner.invoke(app, ["models", "ChatGLMModel", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    (row,) = [r for r in json.loads(out.stdout) if r["architecture"] == "ChatGLMModel"]
+    assert row["status"] == "exact"
+    assert [w["when"] for w in row["refused_where"]] == ["vision_config is stated"]
+    assert "GLM4VForCausalLM" in row["refused_where"][0]["reason"]
+    qwen = runner.invoke(app, ["models", "Qwen3_5ForConditionalGeneration", "--format", "json"])
+    (q,) = [r for r in json.loads(qwen.stdout)
+            if r["architecture"] == "Qwen3_5ForConditionalGeneration"]
+    assert [w["when"] for w in q["refused_where"]] == ["model_type is qwen3_5_text"]
+    table = runner.invoke(app, ["models", "ChatGLMModel", "--format", "markdown"])
+    assert "refused where vision_config is stated" in table.stdout
+
+
 @pytest.mark.parametrize("page", ["README.md", "examples/overview.md"])
 def test_readme_counts_are_the_tables(page: str) -> None:
     import re

@@ -20,8 +20,15 @@ def _why(row: Support) -> str:
     """Exact rows: what holds them; the others: the one-line reason kvplan refuses with."""
     if row.status == EXACT:
         oracle = f", vLLM oracle {row.oracle}" if row.oracle else ", no CPU oracle"
-        return f"golden {row.golden} ({row.golden_config} config){oracle}"
+        return f"golden {row.golden} ({row.golden_config} config){oracle}" + "".join(
+            f"; refused where {name}: {why}" for name, why in _refusals(row))
     return row.reason or ""
+
+
+def _refusals(row: Support) -> list[tuple[str, str]]:
+    """An exact row's configs refused all the same: (what marks them, why)."""
+    return ([(f"{field} is stated", why) for field, why in row.refused_with]
+            + [(f"model_type is {kind}", why) for kind, why in row.refused_model_types])
 
 
 def models_view(rows: Sequence[Support]) -> View:
@@ -39,7 +46,9 @@ def models_view(rows: Sequence[Support]) -> View:
         records=[{"architecture": r.architecture, "status": r.status,
                   "vllm_group": r.category, "model_types": list(r.model_types),
                   "example": r.example, "reason": r.reason, "golden": r.golden,
-                  "oracle": r.oracle, "golden_config": r.golden_config} for r in rows],
+                  "oracle": r.oracle, "golden_config": r.golden_config,
+                  "refused_where": [{"when": when, "reason": why}
+                                    for when, why in _refusals(r)]} for r in rows],
         notes=[f"{len(rows)} of {total} architectures: "
                + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
                "exact: kvplan's KV numbers equal vLLM's (a golden test of the real "
