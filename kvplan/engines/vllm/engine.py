@@ -31,6 +31,7 @@ from kvplan.engines.launch import (
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
+from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.model.attention import LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +57,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
                       caches: tuple[LayerCaches, ...] | None = None) -> alloc.VllmKVConfig:
     """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
     alloc.check_model_served(spec.model_type, inputs.engine_version)
+    check_quantization_loadable(spec, inputs.quantization, inputs.engine_version,
+                                alloc.DEFAULT_VLLM_VERSION)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
     return alloc.vllm_kv_config(
