@@ -213,7 +213,11 @@ def main(table: list[Row] | None = None) -> str:
              "edit, a dense perf config, a serving shim, trimmed copies) to see what vLLM and "
              "kvplan make of them. One refusal was not needed (Ministral3ForCausalLM, whose "
              "reason said no text-only config was published: Devstral-2-123B's is one), made "
-             "exact after its runs and marked.",
+             "exact after its runs and marked. Batch 3's bitsandbytes checkpoint "
+             "(falcon-mamba-7b-instruct-4bit) was equal on its shrunken copy, which drops "
+             "quantization_config, but vLLM 0.32 does not start on the real file (bitsandbytes "
+             "left vLLM in 0.28.0): refused since for vLLM 0.28 and later, naming the last "
+             "release that loads it, and marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
