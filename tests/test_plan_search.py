@@ -265,9 +265,11 @@ def test_weights_reserve_device_and_dtype_options_as_in_estimate() -> None:
 
 
 def test_quantization_option_reaches_the_weights() -> None:
-    _, plain = plan_json("llama-3.1-8b", "-n", "1", "-c", "4k", "--gpu", "L4")
+    # vLLM 0.27.1 is the last release with bitsandbytes (kvplan.engines.vllm.quant_methods).
+    _, plain = plan_json("llama-3.1-8b", "-n", "1", "-c", "4k", "--gpu", "L4",
+                         "--engine-version", "0.27.1")
     _, nf4 = plan_json("llama-3.1-8b", "-n", "1", "-c", "4k", "--gpu", "L4",
-                       "--quantization", "bitsandbytes")
+                       "--quantization", "bitsandbytes", "--engine-version", "0.27.1")
     assert nf4["weights_bytes"] < plain["weights_bytes"] / 2
 
 
