@@ -59,7 +59,8 @@ def main() -> None:
     l70_tp1 = estimate(*base)
     l70_tp2 = estimate(*base, "--tp", "2")
     l70_tp4 = estimate(*base, "--tp", "4")
-    l70_4bit = estimate(*base, "--quantization", "bitsandbytes")
+    # vLLM 0.27.1: the last release with bitsandbytes (kvplan.engines.vllm.quant_methods).
+    l70_4bit = estimate(*base, "--quantization", "bitsandbytes", "--engine-version", "0.27.1")
 
     speedup = lat["MHA"].tpot_ms / lat["MLA (absorbed)"].tpot_ms
     cache_ratio = mha.bytes_per_token / mla.bytes_per_token
@@ -153,7 +154,8 @@ def main() -> None:
             "An 80 GB A100 serves fewer than 8 concurrent 4K requests of a 70B model",
             f"`kvplan estimate llama-3-70b --gpu A100-80GB`: bf16 weights "
             f"({l70_tp1['weights_bytes'] / GiB:.0f} GiB) do not fit one A100-80GB "
-            f"({l70_tp1['max_requests']} requests); `--quantization bitsandbytes` (4-bit): "
+            f"({l70_tp1['max_requests']} requests); `--quantization bitsandbytes` (4-bit, "
+            "`--engine-version 0.27.1`: vLLM 0.28 and later have no bitsandbytes): "
             f"{l70_4bit['max_requests']} requests; a TP-2 pair serves "
             f"{l70_tp2['max_requests']} and a TP-4 group {l70_tp4['max_requests']} requests of "
             f"4,096 tokens (vLLM accounting, utilisation {l70_tp1['mem_fraction']:g}, estimated "
