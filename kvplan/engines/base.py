@@ -106,6 +106,9 @@ class PlanInputs:
     ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
     engine_version: str | None = None  # None: the newest modelled
     platform: str = "cuda"  # cuda | rocm | cpu
+    # torch.cuda.get_device_capability() of the GPU (None: not known); vLLM picks its sparse MLA
+    # backend by it (kvplan.engines.vllm.kv_dtype).
+    compute_capability: tuple[int, int] | None = None
     prefix_caching: bool | None = None  # None: that version's default (SGLang: radix cache)
     ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype
     speculative_method: str | None = None  # mtp | eagle | eagle3
@@ -505,7 +508,8 @@ def gpu_inputs(gpu: GPU) -> dict[str, Any]:
     return {"total_bytes": gpu.total_bytes, "is_a100": gpu.is_a100,
             "smi_total_bytes": gpu.smi_total_bytes, "platform": gpu.platform,
             "nvlink": default_interconnect(gpu.name).name.startswith("nvlink"),
-            "unified_memory": gpu.unified_memory}
+            "unified_memory": gpu.unified_memory,
+            "compute_capability": gpu.compute_capability}
 
 
 def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,
