@@ -111,7 +111,7 @@ def test_runnable_dtypes_by_gpu() -> None:
 
 def test_launch_names_bfloat16_where_auto_is_fp8() -> None:
     common = ("plan", GLM, "--engine", "vllm", "--context", "8192", "--concurrency", "4",
-              "--kv-dtype", "bf16")
+              "--kv-dtype", "bf16", "--nodes", "2")  # bf16 weights: 16 GPUs
     code, out, err = run(*common, "--gpu", "B200")
     assert code == 0, err
     assert "--kv-cache-dtype bfloat16" in out  # auto would run fp8_e4m3 there
