@@ -53,7 +53,12 @@ _DSA = _why("read: the indexer cache", "index_head_dim", "index_n_heads", "index
     "index_topk_freq": only(1, why="every layer keeps its indexer (attention.py skip_topk)"),
     "index_topk_pattern": only(None, why="no layer skips its indexer (attention.py)"),
     "index_skip_topk_offset": Covered("with index_topk_freq 1 no layer is skipped whatever "
-                                      "the offset (attention.py skip_topk)")}
+                                      "the offset (attention.py skip_topk)"),
+    # NVIDIA's GLM-5.1-NVFP4 lists one indexer kind per layer; vLLM's DSA model reads no such
+    # field (only models/hy_v4 shares indexers), and "full" on every layer is what it builds.
+    "indexer_types": Covered("unread by models/deepseek_v32; every layer builds its own indexer",
+                             lambda v: isinstance(v, list) and all(k == "full" for k in v),
+                             "a list of 'full' only")}
 
 FAMILY_FIELDS: dict[str, FamilyFields] = {
     # ---- Model types A-K (audit-ak).

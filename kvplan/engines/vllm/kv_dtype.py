@@ -66,8 +66,8 @@ def check_sparse_mla_backend(spec: ModelSpec, inputs: PlanInputs) -> None:
     major = _sparse_major(spec, inputs.platform, inputs.compute_capability)
     if major == SPARSE_FLASHINFER_FP8_MAJOR and inputs.kv_dtype == "fp8":
         raise UnmodelledError(
-            "KV cache fp8 (--kv-dtype fp8, or vLLM's auto for GLM-5 on SM 10.x): there vLLM "
-            "0.32 runs fp8 sparse MLA (DeepSeek-V3.2, GLM-5) on FLASHINFER_MLA_SPARSE "
+            "KV cache fp8 on SM 10.x (given, declared by the checkpoint, or GLM-5's auto): "
+            "there vLLM 0.32 runs fp8 sparse MLA (DeepSeek-V3.2, GLM-5) on FLASHINFER_MLA_SPARSE "
             "(platforms/cuda.py), whose standard 576-B fp8 row and page alignment "
             "kvplan does not size (it sizes FlashMLA-sparse's 656-B "
             "fp8_ds_mla): give --kv-dtype bf16")
