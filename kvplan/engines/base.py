@@ -479,7 +479,8 @@ def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_
     """The KV dtype `engine` (`version`; None: the newest) runs `spec` at on `gpu` (None: not
     named) when asked for `kv_dtype`, and the line saying the checkpoint or the engine chose it
     (None: nothing to say). None or ENGINE_AUTO: the engine's own default
-    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
+    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16, but
+    fp8 for GLM-5 on SM 10.x and for DeepSeek's sparse attention on SM 12.x; SGLang
     and TensorRT-LLM where their code settles it, else they refuse to guess; SGLang's for
     DeepSeek's sparse attention by the GPU); any other dtype as the engine runs it when told
     (EngineRules.given_kv_dtype: as given, but SGLang 0.5.3-0.5.4's fp8 for DeepSeek's sparse
