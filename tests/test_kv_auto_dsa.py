@@ -18,10 +18,9 @@ fp8 + 128 / 128 x 4 B scale = 132 B, uint8 whatever the KV dtype):
 - DeepSeek-V3.2 (tests/data/configs/deepseek-v3.2.json, verbatim): 61 layers; bf16
   61 x ((512 + 64) x 2 + 132) = 61 x 1,284 = 78,324 B/token; fp8 61 x (656 + 132) = 61 x 788
   = 48,068 B/token.
-- GLM-5.1 (tests/data/blind26/real/glm-5.1.json, verbatim; GlmMoeDsaForCausalLM): 78 layers;
-  bf16 78 x 1,284 = 100,152 B/token; fp8 78 x 788 = 61,464 B/token. Its architecture is refused
-  at read for vLLM's sake (kvplan/sources/support.json), so the test reads the same file without
-  its architectures list (the model_type glm_moe_dsa reader): the SGLang rule is held here.
+- GLM-5.1 (tests/data/configs/glm-5.1.json, verbatim; GlmMoeDsaForCausalLM): 78 layers;
+  bf16 78 x 1,284 = 100,152 B/token; fp8 78 x 788 = 61,464 B/token. (vLLM's own rule for it:
+  tests/test_kv_auto_vllm_dsa.py.)
 """
 
 from __future__ import annotations
@@ -59,12 +58,8 @@ def estimate(model: str, *extra: str) -> tuple[str, int]:
 
 
 @pytest.fixture(scope="module")
-def glm(tmp_path_factory: pytest.TempPathFactory) -> str:
-    config = json.loads((DATA / "blind26" / "real" / "glm-5.1.json").read_text())
-    del config["architectures"]  # see the module: GLM-5 is refused at read for vLLM
-    path = tmp_path_factory.mktemp("glm") / "glm-5.1.json"
-    path.write_text(json.dumps(config))
-    return str(path)
+def glm() -> str:
+    return str(DATA / "configs" / "glm-5.1.json")
 
 
 @pytest.mark.parametrize(("gpu", "expected"), [

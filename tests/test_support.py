@@ -105,6 +105,13 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # 61 x ((512 + 64) x 2 + 128 + 4).
     "deepseek-v3.2": (CONFIGS / "deepseek-v3.2.json", 61 * ((512 + 64) * 2 + 128 + 4),
                       HF + "deepseek-ai/DeepSeek-V3.2-Exp"),
+    # GlmMoeDsaForCausalLM (GLM-5.1): on CUDA vLLM builds DeepSeek-V3.2's model for it
+    # (models/deepseek_v32/__init__.py -> nvidia/model.py; attention.py DeepseekV32Indexer
+    # k_cache: index_head_dim 128 + 128 // 128 x 4 = 132 uint8 per token, every layer, no
+    # index_topk_freq / index_topk_pattern): 78 layers x ((512 + 64) x 2 + 132) = 78 x 1,284
+    # = 100,152 B per token (the fp8 row, by GPU: tests/test_kv_auto_vllm_dsa.py).
+    "glm-5.1": (CONFIGS / "glm-5.1.json", 78 * ((512 + 64) * 2 + 128 + 4),
+                HF + "zai-org/GLM-5.1"),
     # models/minicpm3.py MLA: 62 x (256 + 32) x 2 B. The published file names no model_type
     # (remote code; read as minicpm3 by its architecture, kvplan.sources.hf_reader).
     "minicpm3-4b": (CONFIGS / "minicpm3-4b.json", 62 * (256 + 32) * 2,

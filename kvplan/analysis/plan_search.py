@@ -256,12 +256,20 @@ def cost_per_hour(req: PlanRequest, cand: Candidate) -> float | None:
     return None if price is None else price * cand.layout.gpus
 
 
+
+def fp8_runnable(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> bool:
+    """Whether the engine runs an fp8 KV cache for `spec` on `gpu` (its dtypes there, narrowed
+    by EngineRules.runnable_kv_dtypes): an fp8 alternative is offered only then."""
+    runnable = req.engine.rules.runnable_kv_dtypes(spec, req.engine_version, gpu)
+    return "fp8" in supported_kv_dtypes(req.engine, gpu) and (runnable is None
+                                                                 or "fp8" in runnable)
+
 def alternatives_when_fits(spec: ModelSpec, req: PlanRequest, best: Candidate
                            ) -> list[Alternative]:
     out = []
     gpu = best.gpu
     # A cheaper KV dtype on the same hardware budget: fewer GPUs, or more requests.
-    if best.kv_dtype != "fp8" and "fp8" in supported_kv_dtypes(req.engine, gpu):
+    if best.kv_dtype != "fp8" and fp8_runnable(spec, req, gpu):
         fp8, _, _ = search(spec, req, gpu, kv_dtypes=("fp8",))
         if fp8 is not None and fp8.layout.gpus < best.layout.gpus:
             out.append(Alternative(label=f"fp8 KV: fits on {fp8.layout.gpus} GPUs "
@@ -335,8 +343,8 @@ def longest_context(spec: ModelSpec, req: PlanRequest, gpu: GPU) -> Candidate | 
 def alternatives_when_not(spec: ModelSpec, req: PlanRequest, gpu: GPU,
                           closest: Candidate | None) -> list[Alternative]:
     """What would serve the target: more GPUs of this type, fp8 KV on the GPUs given (when
-    the search was held to another dtype), the longest context that serves the concurrency on
-    them; and the closest candidate, for scale."""
+    the search was held to another dtype and the engine can run fp8 there), the longest context
+    that serves the concurrency on them; and the closest candidate, for scale."""
     out = []
     more = smallest_serving(spec, req, gpu)
     if more is not None:
@@ -344,8 +352,7 @@ def alternatives_when_not(spec: ModelSpec, req: PlanRequest, gpu: GPU,
                                fits=True, gpus=more.layout.gpus, requests=more.requests,
                                candidate=more, with_command=True,
                                cost_per_hour_usd=cost_per_hour(req, more)))
-    if req.kv_dtypes and "fp8" not in req.kv_dtypes and (
-            "fp8" in supported_kv_dtypes(req.engine, gpu)):
+    if req.kv_dtypes and "fp8" not in req.kv_dtypes and fp8_runnable(spec, req, gpu):
         fp8, _, _ = search(spec, req, gpu, kv_dtypes=("fp8",))
         if fp8 is not None:
             out.append(Alternative(label=f"fp8 KV: serves it on {layout_text(fp8, req)}", fits=True,

@@ -106,6 +106,9 @@ class PlanInputs:
     ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
     engine_version: str | None = None  # None: the newest modelled
     platform: str = "cuda"  # cuda | rocm | cpu
+    # torch.cuda.get_device_capability() of the GPU (None: not known); vLLM picks its sparse MLA
+    # backend by it (kvplan.engines.vllm.kv_dtype).
+    compute_capability: tuple[int, int] | None = None
     prefix_caching: bool | None = None  # None: that version's default (SGLang: radix cache)
     ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype
     speculative_method: str | None = None  # mtp | eagle | eagle3
@@ -476,7 +479,8 @@ def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_
     """The KV dtype `engine` (`version`; None: the newest) runs `spec` at on `gpu` (None: not
     named) when asked for `kv_dtype`, and the line saying the checkpoint or the engine chose it
     (None: nothing to say). None or ENGINE_AUTO: the engine's own default
-    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16; SGLang
+    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16, but
+    fp8 for GLM-5 on SM 10.x and for DeepSeek's sparse attention on SM 12.x; SGLang
     and TensorRT-LLM where their code settles it, else they refuse to guess; SGLang's for
     DeepSeek's sparse attention by the GPU); any other dtype as the engine runs it when told
     (EngineRules.given_kv_dtype: as given, but SGLang 0.5.3-0.5.4's fp8 for DeepSeek's sparse
@@ -505,7 +509,8 @@ def gpu_inputs(gpu: GPU) -> dict[str, Any]:
     return {"total_bytes": gpu.total_bytes, "is_a100": gpu.is_a100,
             "smi_total_bytes": gpu.smi_total_bytes, "platform": gpu.platform,
             "nvlink": default_interconnect(gpu.name).name.startswith("nvlink"),
-            "unified_memory": gpu.unified_memory}
+            "unified_memory": gpu.unified_memory,
+            "compute_capability": gpu.compute_capability}
 
 
 def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,

