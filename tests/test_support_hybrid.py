@@ -260,9 +260,15 @@ def test_lfm2_mlp_width_by_hand(tmp_path: Path) -> None:
     path.write_text(json.dumps(text))
     spec, _ = load_config(path)
     assert spec.mlp.intermediate_size == 8192
-    # 10,000 -> int(20,000 / 3) = 6,666, x 1.5 = 9,999, up to 10,240 (a multiple of 256).
-    path.write_text(json.dumps(dict(text, intermediate_size=10_000, block_ffn_dim_multiplier=1.5)))
+    # 10,000 -> int(20,000 / 3) = 6,666, x 1.5 = 9,999, up to 10,240 (a multiple of 256). The
+    # width is block_ff_dim where the file states it (transformers' Lfm2Config pops it over
+    # intermediate_size), so it goes too; stated beside another intermediate_size, it wins.
+    no_ff = {k: v for k, v in text.items() if k != "block_ff_dim"}
+    path.write_text(json.dumps(dict(no_ff, intermediate_size=10_000,
+                                    block_ffn_dim_multiplier=1.5)))
     assert load_config(path)[0].mlp.intermediate_size == 10_240
+    path.write_text(json.dumps(dict(text, intermediate_size=10_000)))
+    assert load_config(path)[0].mlp.intermediate_size == 8192
     path.write_text(json.dumps(dict(text, block_auto_adjust_ff_dim=False)))
     assert load_config(path)[0].mlp.intermediate_size == 12_288
 
