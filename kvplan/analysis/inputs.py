@@ -168,6 +168,8 @@ def estimate_inputs(
               **options}
     # The KV table sizes one replica: no device total, stages or budget overrides.
     sizing = build_inputs(**common, total_bytes=None)
+    # On that device at that KV dtype (vLLM: DeepSeek's sparse attention's fp8 row on SM 10.x).
+    spec = engine.rules.served_spec(spec, sizing)
     if preset is not None:
         total = preset.total_bytes
         device = (f"{preset.name}, {total / GiB:.2f} GiB "

@@ -124,7 +124,7 @@ def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: Offl
 
     c = plan.chosen
     inputs = plan_inputs_for(req, c.gpu, c.layout, c.kv_dtype, c.mem_fraction, c.context)
-    off = run_offload(req.engine.rules.served_spec(spec), inputs, c.capacity, c.gpu, ask)
+    off = run_offload(req.engine.rules.served_spec(spec, inputs), inputs, c.capacity, c.gpu, ask)
     if off is None:
         return plan, None
     if off.host_mem_fits is False:

@@ -98,7 +98,7 @@ def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
 def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = None,
                   ) -> CapacityPlan:
     rules = inputs.engine.rules
-    spec = rules.served_spec(spec)
+    spec = rules.served_spec(spec, inputs)
     if spec.kind.value == "mla" and not inputs.is_mla:
         inputs = replace(inputs, is_mla=True)
     if spec.vision is not None and inputs.vision_tower is None:

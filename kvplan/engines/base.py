@@ -336,8 +336,9 @@ class EngineRules(Protocol):
         scheduler of a layout whose attention is data-parallel over `dp_attention` ranks (or
         refuse, in one line, where its scheduler is not modelled)."""
 
-    def served_spec(self, spec: ModelSpec) -> ModelSpec:
-        """The model as the engine's implementation caches it (weights unchanged)."""
+    def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
+        """The model as the engine's implementation caches it (weights unchanged); with
+        `inputs`, as it caches it on that device at that KV dtype (vLLM's sparse MLA row)."""
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         """(conv, SSM) dtypes of the recurrent state as the engine keeps it (conv None: the

@@ -38,7 +38,7 @@ def stage_caches(spec: ModelSpec, inputs: PlanInputs, layers: range | None = Non
     """Every cache one rank of a pipeline stage holds (default: the whole model), as the
     engine's implementation of the model caches it (`served_spec`)."""
     rules = inputs.engine.rules
-    spec = rules.served_spec(spec)
+    spec = rules.served_spec(spec, inputs)
     conv, ssm = rules.state_dtypes(spec, inputs)
     return layer_caches(spec, kv_dtype=inputs.kv_dtype, tp=inputs.kv_tp, layer_range=layers,
                         ssm_dtype=ssm, conv_dtype=conv,

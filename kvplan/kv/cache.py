@@ -279,11 +279,13 @@ def recurrent_state(rec: RecurrentSpec, *, tp: int, conv_dtype: str,
 def attention_token_bytes(spec: ModelSpec, kv_dtype: str, tp: int,
                           att: Attention | None = None) -> int:
     """Bytes per token of one attention layer's cache on one rank (MLA: the latent row; with
-    the sparse indexer at fp8, the 656-byte fp8_ds_mla row). `att`: a layer's own shape
+    the sparse indexer at fp8, the 656-byte fp8_ds_mla row, unless the engine's backend keeps
+    the standard one-byte row: `LatentAttention.standard_fp8_row`). `att`: a layer's own shape
     (`ModelSpec.attention_at`); default the spec's."""
     att = spec.attention if att is None else att
     dtype = resolve_kv_dtype(kv_dtype)
-    if isinstance(att, LatentAttention) and spec.indexer is not None and dtype.name == "fp8":
+    if isinstance(att, LatentAttention) and spec.indexer is not None and dtype.name == "fp8" \
+            and not att.standard_fp8_row:
         if att.kv_lora_rank != 512 or att.qk_rope_head_dim != 64:
             raise InputError("--kv-dtype fp8: the fp8_ds_mla layout is defined for a 512 + 64 "
                              "latent only")

@@ -90,6 +90,11 @@ class LatentAttention:
     # num_kv_heads = the query heads and K, V of qk_nope + qk_rope dims, V zero-padded;
     # vllm/model_executor/models/minicpm3.py). The weights are MLA's either way.
     decompressed_cache: bool = False
+    # Set by an engine whose sparse MLA backend (DeepSeek's sparse attention: a spec with an
+    # indexer) keeps an fp8 cache as the standard row, kv_lora_rank + qk_rope_head_dim values
+    # of one byte each, not DeepSeek's 656-B fp8_ds_mla row (vLLM's FLASHINFER_MLA_SPARSE on
+    # SM 10.x: kvplan.engines.vllm.kv_dtype).
+    standard_fp8_row: bool = False
 
     def kv_heads_per_rank(self, tp: int = 1) -> int:
         return max(1, self.num_attention_heads // tp) if self.decompressed_cache else 1

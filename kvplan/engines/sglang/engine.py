@@ -135,7 +135,7 @@ class SglangEngine:
         """kvplan sizes SGLang's forward step as vLLM's default (`vllm serve`'s)."""
         return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
-    def served_spec(self, spec: ModelSpec) -> ModelSpec:
+    def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         return spec
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:

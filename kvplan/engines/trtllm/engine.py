@@ -112,7 +112,7 @@ class TrtllmEngine:
         """max_num_tokens (8192, llm_args.py) whatever the device."""
         return TRTLLM_MAX_NUM_TOKENS
 
-    def served_spec(self, spec: ModelSpec) -> ModelSpec:
+    def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         return spec
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:

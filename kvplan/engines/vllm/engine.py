@@ -30,6 +30,7 @@ from kvplan.engines.launch import (
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
+    sparse_mla_served,
     vllm_auto_kv_dtype,
     vllm_runnable_kv_dtypes,
 )
@@ -124,9 +125,12 @@ class VllmEngine:
         """`vllm serve`'s chunked-prefill budget (EngineArgs.get_batch_defaults)."""
         return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
-    def served_spec(self, spec: ModelSpec) -> ModelSpec:
-        """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`)."""
-        return alloc.vllm_cached_spec(spec)
+    def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
+        """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`,
+        DeepSeek's sparse attention at fp8 on SM 10.x in the standard fp8 row
+        (kvplan.engines.vllm.kv_dtype.sparse_mla_served)."""
+        spec = alloc.vllm_cached_spec(spec)
+        return spec if inputs is None else sparse_mla_served(spec, inputs)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)

@@ -25,9 +25,23 @@ dtype, except where vLLM's own rule for a model and GPU decides it. Read from vL
   and FlashMLA-sparse's fp8_ds_mla row (656 B). SM 12.x: FLASHINFER_MLA_SPARSE_SM120 is the
   only sparse backend (TRITON_MLA is not sparse); it takes auto, fp8 and fp8_e4m3 and runs them
   as fp8_ds_mla, and has no bfloat16: auto is fp8, bf16 is refused. SM 10.x at fp8:
-  FLASHINFER_MLA_SPARSE comes first and keeps the standard fp8 row (576 B; "Using standard
-  fp8 KV cache format", flashinfer_mla_sparse.py refuses fp8_ds_mla) with its page alignment
-  (customize_spec): not modelled, refused (give bf16).
+  FLASHINFER_MLA_SPARSE comes first (FlashInferMLASparseTRTLLMBackend, major 10 only; it
+  refuses fp8_ds_mla) and mla_attention.py leaves fp8 / fp8_e4m3 as given ("Using standard
+  fp8 KV cache format"): get_kv_cache_spec builds MLAAttentionSpec(head_size 576, dtype fp8,
+  state_content_bytes None), so state_content_size_bytes = (576 + head_size_v 0) x 1 = 576 B
+  (v1/kv_cache_interface.py AttentionSpec), kv_quant_mode FP8_PER_TENSOR (no inline scales:
+  MLACommonBackend.customize_spec adds them for per-token-head modes only, and this backend's
+  customize_spec does not call it). Its customize_spec, align_blocks_to_rows(spec, 32)
+  (sparse_utils.py; kernel blocks MultipleOf(32)), sets block_stride_alignment = 32 x 576 =
+  18,432 B. The indexer's DeepseekV32IndexerBackend takes kernel block [64] only, so the
+  platform's block (interface.py _preferred_block_size_for_backends: lcm(32, 64)) is 64, and
+  any block either backend takes is a multiple of 32: a page (64 x 576 = 36,864 B) is whole
+  rows of 32, and v1/core/kv_cache_utils.py _get_kv_cache_bytes_per_block pads nothing
+  (layer-outer LBNHC, the default preference's first block-compact layout, attention/
+  backends/utils.py: round_up(page, 18,432) = page; block-outer would round the sum to
+  lcm(18,432, 1)). The indexer (deepseek_v2.py DeepseekV32IndexerCache, 128 + 4 B uint8) is
+  the backend's own, unchanged. So kvplan sizes it as the 576-B row (`sparse_mla_served`):
+  576 + 132 = 708 B per token per layer. Read in 0.32 only: an older version is refused.
 """
 
 from __future__ import annotations
@@ -36,6 +50,8 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
+from dataclasses import replace
+
 from kvplan.engines.launch import declared_kv_cache
 from kvplan.model.attention import LatentAttention
 
@@ -48,6 +64,7 @@ GLM_DSA_MODEL_TYPE = "glm_moe_dsa"  # GlmMoeDsaForCausalLM (vllm_registry.json)
 GLM_DSA_FP8_READ_IN = (0, 32)  # models/config.py GlmMoeDsaForCausalLM: the fp8 rule, as read
 GLM_DSA_FAMILY = 10  # is_device_capability_family(100): SM 10.x
 SPARSE_FLASHINFER_FP8_MAJOR = 10  # platforms/cuda.py: FLASHINFER_MLA_SPARSE first for fp8
+SPARSE_FLASHINFER_FP8_READ_IN = (0, 32)  # its standard fp8 row and alignment, as read
 SPARSE_SM120_MAJOR = 12  # platforms/cuda.py: FLASHINFER_MLA_SPARSE_SM120, fp8_ds_mla only
 
 
@@ -64,13 +81,15 @@ def check_sparse_mla_backend(spec: ModelSpec, inputs: PlanInputs) -> None:
     """Refuse, in one line, DeepSeek's sparse attention at a KV dtype whose row vLLM's sparse
     MLA backend on the GPU lays out otherwise than kvplan sizes it (see the module)."""
     major = _sparse_major(spec, inputs.platform, inputs.compute_capability)
-    if major == SPARSE_FLASHINFER_FP8_MAJOR and inputs.kv_dtype == "fp8":
+    if major == SPARSE_FLASHINFER_FP8_MAJOR and inputs.kv_dtype == "fp8" and (
+            inputs.engine_version is not None
+            and version_key(inputs.engine_version) < SPARSE_FLASHINFER_FP8_READ_IN):
         raise UnmodelledError(
-            "KV cache fp8 on SM 10.x (given, declared by the checkpoint, or GLM-5's auto): "
-            "there vLLM 0.32 runs fp8 sparse MLA (DeepSeek-V3.2, GLM-5) on FLASHINFER_MLA_SPARSE "
-            "(platforms/cuda.py), whose standard 576-B fp8 row and page alignment "
-            "kvplan does not size (it sizes FlashMLA-sparse's 656-B "
-            "fp8_ds_mla): give --kv-dtype bf16")
+            f"--engine-version {inputs.engine_version}: KV cache fp8 on SM 10.x (given, "
+            "declared by the checkpoint, or GLM-5's auto): which sparse MLA backend and fp8 "
+            "row this vLLM runs DeepSeek-V3.2 / GLM-5 on was read in 0.32 only "
+            "(FLASHINFER_MLA_SPARSE, standard 576-B row): give --engine-version 0.32 or "
+            "--kv-dtype bf16")
     if major == SPARSE_SM120_MAJOR and inputs.kv_dtype != "fp8":
         raise UnmodelledError(
             f"--kv-dtype {inputs.kv_dtype}: on SM 12.x vLLM 0.32's only sparse MLA backend "
@@ -78,12 +97,24 @@ def check_sparse_mla_backend(spec: ModelSpec, inputs: PlanInputs) -> None:
             "fp8_ds_mla and takes no 16-bit cache: give --kv-dtype fp8")
 
 
+def sparse_mla_served(spec: ModelSpec, inputs: PlanInputs) -> ModelSpec:
+    """`spec` with its latent row as vLLM's sparse MLA backend keeps it at `inputs`' KV dtype on
+    its device: the standard fp8 row (576 x 1 B) for DeepSeek's sparse attention at fp8 on
+    SM 10.x (FLASHINFER_MLA_SPARSE, see the module), else fp8_ds_mla's (the default)."""
+    att = spec.attention
+    if not isinstance(att, LatentAttention):
+        return spec
+    standard = (inputs.kv_dtype == "fp8" and _sparse_major(
+        spec, inputs.platform, inputs.compute_capability) == SPARSE_FLASHINFER_FP8_MAJOR)
+    if att.standard_fp8_row == standard:
+        return spec
+    return replace(spec, attention=replace(att, standard_fp8_row=standard))
+
+
 def vllm_runnable_kv_dtypes(spec: ModelSpec, gpu: GPU | None) -> tuple[str, ...] | None:
-    """The KV dtypes kvplan sizes vLLM running `spec` at on `gpu`: bf16 only for DeepSeek's
-    sparse attention on SM 10.x, fp8 only on SM 12.x (see the module); None: every one."""
+    """The KV dtypes kvplan sizes vLLM running `spec` at on `gpu`: fp8 only for DeepSeek's
+    sparse attention on SM 12.x (see the module); None: every one."""
     major = None if gpu is None else _sparse_major(spec, gpu.platform, gpu.compute_capability)
-    if major == SPARSE_FLASHINFER_FP8_MAJOR:
-        return ("bf16",)
     if major == SPARSE_SM120_MAJOR:
         return ("fp8",)
     return None
