@@ -6,8 +6,8 @@
   B200 10.0, GB300 10.3; not H200 9.0, RTX 5090 12.0, nor ROCm's MI300X); DeepSeek-V3.2 has no
   such rule.
 - platforms/cuda.py _get_backend_priorities: on SM 10.x an fp8 cache goes to
-  FLASHINFER_MLA_SPARSE, which keeps the standard fp8 row (576 B, not fp8_ds_mla's 656):
-  kvplan refuses it; on SM 12.x FLASHINFER_MLA_SPARSE_SM120 is the only sparse backend and
+  FLASHINFER_MLA_SPARSE, which keeps the standard fp8 row (576 B, not fp8_ds_mla's 656),
+  sized below (read in 0.32 only: older versions refused); on SM 12.x FLASHINFER_MLA_SPARSE_SM120 is the only sparse backend and
   mla_attention.py _canonicalize_sparse_mla_kv_cache_dtype runs auto as fp8_ds_mla, with no
   bf16 cache (refused).
 
@@ -21,6 +21,35 @@ B scales + 64 x 2 B RoPE):
   100,152 B/token; fp8 (fp8_ds_mla) 78 x (656 + 132) = 78 x 788 = 61,464 B/token.
 - DeepSeek-V3.2 (tests/data/configs/deepseek-v3.2.json; 61 layers): bf16 61 x 1,284 = 78,324;
   fp8 61 x 788 = 48,068.
+
+fp8 on SM 10.x (B200), FLASHINFER_MLA_SPARSE (vLLM 0.32, each step's file):
+1. v1/attention/backends/mla/flashinfer_mla_sparse.py FlashInferMLASparseTRTLLMBackend: major 10
+   only, kv-cache dtypes auto/float16/bfloat16/fp8/fp8_e4m3, supports_combination refuses
+   fp8_ds_mla; model_executor/layers/attention/mla_attention.py
+   _canonicalize_sparse_mla_kv_cache_dtype leaves fp8 as given (only FLASHMLA_SPARSE and
+   FLASHINFER_MLA_SPARSE_SM120 switch to fp8_ds_mla).
+2. mla_attention.py get_kv_cache_spec: MLAAttentionSpec(head_size 576 = 512 + 64, dtype fp8 (1 B),
+   state_content_bytes None: only fp8_ds_mla / nvfp4_ds_mla set it); v1/kv_cache_interface.py
+   AttentionSpec.state_content_size_bytes = (576 + head_size_v 0) x 1 = 576 B per token.
+   kv_quant_mode FP8_PER_TENSOR: no inline scales (MLACommonBackend.customize_spec packs them for
+   per-token-head modes only, and this backend's customize_spec does not call it).
+3. Its customize_spec: sparse_utils.py align_blocks_to_rows(spec, 32) (kernel blocks
+   MultipleOf(32)): block_stride_alignment = 32 x 576 = 18,432 B.
+4. The block: platforms/interface.py _preferred_block_size_for_backends over
+   FLASHINFER_MLA_SPARSE (MultipleOf(32)) and v1/attention/backends/mla/indexer.py
+   DeepseekV32IndexerBackend ([64]): 16 taken by neither, lcm(32, 64) = 64.
+5. The indexer: models/deepseek_v2.py Indexer k_cache = DeepseekV32IndexerCache(head_dim 128 +
+   128 // 128 x 4 = 132, uint8): 132 B, whatever the MLA backend. Its alignment
+   (v1/worker/utils.py customize_attention_spec: MultipleOf(64)) is 1 at block 64
+   (KVCacheSpec.get_block_stride_alignment: gcd(64, 64) == block_size).
+6. Layout: neither backend declares layouts, so attention/backends/utils.py's default preference;
+   the MLA and indexer pages differ (36,864 vs 8,448 B), so resolve_kv_cache_layout keeps the
+   block-compact ones: LBNHC (layer outer). v1/core/kv_cache_utils.py
+   _get_kv_cache_bytes_per_block: sum over layers of round_up(page, alignment):
+   MLA round_up(64 x 576 = 36,864, 18,432) = 36,864 (two whole 32-row kernel pages: no padding),
+   indexer 64 x 132 = 8,448. Per layer per block 45,312 B; per token per layer 576 + 132 = 708.
+- GLM-5.1: 78 x 708 = 55,224 B/token; 78 x 45,312 = 3,534,336 B per 64-token block.
+- DeepSeek-V3.2: 61 x 708 = 43,188 B/token; 61 x 45,312 = 2,764,032 B per block.
 """
 
 from __future__ import annotations
@@ -41,6 +70,8 @@ GLM = str(CONFIGS / "glm-5.1.json")
 V32 = str(CONFIGS / "deepseek-v3.2.json")
 GLM_BF16, GLM_FP8 = 78 * 1284, 78 * 788  # 100,152 and 61,464 (above)
 V32_BF16, V32_FP8 = 61 * 1284, 61 * 788  # 78,324 and 48,068 (above)
+SM10_ROW = 512 + 64  # standard fp8 row, 1 B a value (steps 1-2 above)
+SM10_LAYER_BLOCK = 64 * SM10_ROW + 64 * 132  # 36,864 + 8,448 = 45,312 (steps 3-6)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -79,11 +110,36 @@ def test_glm5_auto_is_fp8_on_sm10x() -> None:
     v32, _ = load_config(Path(V32))
     assert run_kv_dtype(Engine.vllm, v32, "auto", None, get_gpu("B200"))[0] == "bf16"
     assert estimate(V32, "--gpu", "B200") == ("bf16", V32_BF16)
-    # That fp8 runs on FLASHINFER_MLA_SPARSE's rows, which kvplan does not size: refused, and
-    # bf16 given is sized.
-    assert "FLASHINFER_MLA_SPARSE" in refused(GLM, "--gpu", "B200")
-    assert "give --kv-dtype bf16" in refused(V32, "--gpu", "B200", "--kv-dtype", "fp8")
+    # That fp8 runs on FLASHINFER_MLA_SPARSE's standard rows (the module's golden test below);
+    # bf16 given is sized as bf16.
+    assert estimate(GLM, "--gpu", "B200") == ("fp8", 78 * 708)
     assert estimate(GLM, "--gpu", "B200", "--kv-dtype", "bf16") == ("bf16", GLM_BF16)
+
+
+@pytest.mark.parametrize(("model", "layers"), [(GLM, 78), (V32, 61)])
+@pytest.mark.parametrize("gpu", ["B200", "GB200", "B300"])
+def test_sm10x_fp8_standard_row_golden(model: str, layers: int, gpu: str) -> None:
+    """The module's steps 1-6: 708 B per token per layer, 45,312 B per 64-token block."""
+    assert SM10_ROW + 132 == 708 and SM10_LAYER_BLOCK == 45312
+    code, out, err = run("estimate", model, "--engine", "vllm", "-c", "4096", "-f", "json",
+                         "--gpu", gpu, "--kv-dtype", "fp8")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["bytes_per_token_per_layer"] == SM10_ROW == 576
+    assert plan["bytes_per_token"] == layers * 708  # GLM-5.1 55,224; V3.2 43,188
+    assert plan["block_size"] == 64
+    assert plan["bytes_per_block"] == layers * SM10_LAYER_BLOCK  # 3,534,336; 2,764,032
+    # Off SM 10.x fp8 stays FlashMLA-sparse's / SM120's fp8_ds_mla (656 + 132 = 788).
+    h200 = json.loads(run("estimate", model, "--engine", "vllm", "-c", "4096", "-f", "json",
+                          "--gpu", "H200", "--kv-dtype", "fp8")[1])
+    assert h200["bytes_per_token"] == layers * 788
+
+
+def test_sm10x_fp8_read_in_032_only() -> None:
+    line = refused(V32, "--gpu", "B200", "--kv-dtype", "fp8", "--engine-version", "0.21")
+    assert "read in 0.32 only" in line and "FLASHINFER_MLA_SPARSE" in line
+    assert estimate(V32, "--gpu", "B200", "--kv-dtype", "bf16", "--engine-version", "0.21") \
+        == ("bf16", V32_BF16)
 
 
 def test_sm12x_runs_fp8_ds_mla_only() -> None:
@@ -104,7 +160,7 @@ def test_glm5_auto_needs_a_gpu_or_a_dtype() -> None:
 def test_runnable_dtypes_by_gpu() -> None:
     spec, _ = load_config(Path(GLM))
     rules = Engine.vllm.rules
-    assert rules.runnable_kv_dtypes(spec, None, get_gpu("B200")) == ("bf16",)
+    assert rules.runnable_kv_dtypes(spec, None, get_gpu("B200")) is None
     assert rules.runnable_kv_dtypes(spec, None, get_gpu("RTX-5090")) == ("fp8",)
     assert rules.runnable_kv_dtypes(spec, None, get_gpu("H200")) is None
 
@@ -118,3 +174,11 @@ def test_launch_names_bfloat16_where_auto_is_fp8() -> None:
     code, out, err = run(*common, "--gpu", "H200")
     assert code == 0, err
     assert "--kv-cache-dtype" not in out  # auto is bf16 there
+
+
+def test_plan_answers_on_b200_at_auto() -> None:
+    """GLM-5's auto is fp8 on B200: planned on the standard fp8 row, not refused."""
+    code, out, err = run("plan", GLM, "--engine", "vllm", "--context", "8192",
+                         "--concurrency", "4", "--nodes", "2", "--gpu", "B200")
+    assert code in (0, 3) and "Traceback" not in err, err
+    assert "fp8" in out
