@@ -7,7 +7,8 @@
   such rule.
 - platforms/cuda.py _get_backend_priorities: on SM 10.x an fp8 cache goes to
   FLASHINFER_MLA_SPARSE, which keeps the standard fp8 row (576 B, not fp8_ds_mla's 656),
-  sized below (read in 0.32 only: older versions refused); on SM 12.x FLASHINFER_MLA_SPARSE_SM120 is the only sparse backend and
+  sized below (read in 0.32 only: older versions refused); on SM 12.x
+  FLASHINFER_MLA_SPARSE_SM120 is the only sparse backend and
   mla_attention.py _canonicalize_sparse_mla_kv_cache_dtype runs auto as fp8_ds_mla, with no
   bf16 cache (refused).
 

@@ -227,21 +227,23 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
     from kvplan.perf.flops import MLAForm
     from kvplan.perf.layout import Layout as CostLayout
 
-    # Timed as the engine runs it: vLLM attends over MiniCPM3's decompressed cache.
-    spec = req.engine.rules.served_spec(spec)
-    att = spec.attention
-    form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
-            else MLAForm.absorbed)
     lay = cand.layout
     if lay.pp > 1 or cand.gpu.hbm_bytes_per_s <= 0:
         return None  # pipeline stages, or a device known only by its size (--gpu-mem-gib)
     batch = max(1, -(-req.concurrency // lay.replicas))
     try:
+        inputs = plan_inputs_for(req, cand.gpu, lay, cand.kv_dtype, cand.mem_fraction,
+                                 cand.context)
+        # Timed as the engine runs it on this device: vLLM attends over MiniCPM3's
+        # decompressed cache, and DeepSeek's sparse attention's fp8 row on SM 10.x.
+        spec = req.engine.rules.served_spec(spec, inputs)
         # The recurrent state in the dtypes the engine keeps it (decode reads and writes it).
-        conv, ssm = req.engine.rules.state_dtypes(spec, plan_inputs_for(
-            req, cand.gpu, lay, cand.kv_dtype, cand.mem_fraction, cand.context))
+        conv, ssm = req.engine.rules.state_dtypes(spec, inputs)
     except KvplanError:
         return None
+    att = spec.attention
+    form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
+            else MLAForm.absorbed)
     return spec, cand.gpu, CostInputs(
         context=cand.context, batch=batch, kv_dtype=cand.kv_dtype, mla_form=form,
         layout=CostLayout(tp=lay.tp, dp_attention=lay.dp_attention,

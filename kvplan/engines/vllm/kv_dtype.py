@@ -46,12 +46,11 @@ dtype, except where vLLM's own rule for a model and GPU decides it. Read from vL
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from dataclasses import replace
-
 from kvplan.engines.launch import declared_kv_cache
 from kvplan.model.attention import LatentAttention
 
