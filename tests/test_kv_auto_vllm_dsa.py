@@ -183,3 +183,16 @@ def test_plan_answers_on_b200_at_auto() -> None:
                          "--concurrency", "4", "--nodes", "2", "--gpu", "B200")
     assert code in (0, 3) and "Traceback" not in err, err
     assert "fp8" in out
+
+
+def test_sweep_sizes_the_row_per_gpu() -> None:
+    """`sweep` sizes each GPU's rows as `estimate --gpu` does: 708 B/token/layer on B200, 788
+    (fp8_ds_mla) on H200, and B200's num_blocks = budget // 61 x 45,312 B."""
+    code, out, err = run("sweep", V32, "-c", "4k", "--kv-dtype", "fp8", "--gpu", "B200,H200",
+                         "--tp", "8", "-f", "json")
+    assert code == 0, err
+    rows = {r["gpu"]: r for r in json.loads(out)}
+    assert rows["B200"]["bytes_per_token"] == 61 * 708
+    assert rows["H200"]["bytes_per_token"] == 61 * 788
+    b200 = rows["B200"]
+    assert b200["num_blocks"] == b200["kv_budget_bytes"] // (61 * SM10_LAYER_BLOCK)

@@ -419,19 +419,30 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                 for gpu in gpus:
                     report(f"sweep: {spec.id}", done, blocks)
                     done += 1
+                    # As the engine caches it on this GPU (vLLM: DeepSeek's sparse attention's
+                    # fp8 row on SM 10.x), as `estimate --gpu`.
+                    on_gpu, gpu_caches, gpu_seq = sized, caches, per_seq
+                    if gpu is not None:
+                        on_gpu = rules.served_spec(sized, PlanInputs(
+                            context=int(contexts[0]), kv_dtype=dtype, tp=tp,
+                            platform=gpu.platform, compute_capability=gpu.compute_capability))
+                    if on_gpu is not sized:
+                        gpu_caches = rank_caches(on_gpu, kv_dtype=dtype, tp=tp)
+                        gpu_seq = np.asarray(gpu_caches.sequence_bytes(contexts, eff_bs),
+                                             dtype=np.int64) + np.zeros(n_c, dtype=np.int64)
                     # Every memory fraction at once: one plan per GPU, budgets as arrays.
-                    cap = _capacity(sized, contexts, grid, dtype=dtype, tp=tp, gpu=gpu,
+                    cap = _capacity(on_gpu, contexts, grid, dtype=dtype, tp=tp, gpu=gpu,
                                     fractions=fractions)
                     values = {"model": spec.id, "scheme": label, "kv_dtype": dtype,
                               "gpu": None if gpu is None else gpu.name, "tp": tp,
                               "engine": grid.engine.value, "block_size": eff_bs,
-                              "bytes_per_token": caches.bytes_per_token}
+                              "bytes_per_token": gpu_caches.bytes_per_token}
                     n_f = 1 if cap.mem_fractions is None else len(cap.mem_fractions)
                     total = n_f * n_c * len(batches)
                     step = total if chunk_rows is None else chunk_rows
                     for lo in range(0, total, step):
                         yield _rows(lo, min(total, lo + step), contexts=contexts,
-                                    batches=batches, per_seq=per_seq, cap=cap, values=values)
+                                    batches=batches, per_seq=gpu_seq, cap=cap, values=values)
 
 
 @dataclass(frozen=True, kw_only=True)
