@@ -254,7 +254,9 @@ class VllmEngine:
 
     def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
         notes = []
-        if isinstance(spec.attention, LatentAttention):
+        if isinstance(spec.attention, LatentAttention) and spec.indexer is None:
+            # Dense MLA only: DeepSeek's sparse attention runs its indexer's 64-token block
+            # (plan.block_size), whatever the MLA backend.
             notes.append("MLA block: 16 (FLASH_ATTN_MLA on Hopper); FlashMLA uses 64, CUTLASS "
                          "MLA 128: pass --block-size to match.")
         notes.append(f"vLLM {plan.engine_version} rules, platform {plan.platform} "
