@@ -217,7 +217,15 @@ def main(table: list[Row] | None = None) -> str:
              "(falcon-mamba-7b-instruct-4bit) was equal on its shrunken copy, which drops "
              "quantization_config, but vLLM 0.32 does not start on the real file (bitsandbytes "
              "left vLLM in 0.28.0): refused since for vLLM 0.28 and later, naming the last "
-             "release that loads it, and marked.",
+             "release that loads it, and marked. Batch 6 (commit 9d864bb) was frozen the same "
+             "way, from Hugging Face blob, blame and commit pages rather than GitHub copies "
+             "(each file re-typed whole from the page text and checked against the page's "
+             "File size, or the diff's line count where none is shown): AWQ, GPTQ, FP8 and "
+             "MLX re-releases and fine-tunes of Qwen2/3, Gemma 2/3, Granite 3.2, EXAONE 3.5, "
+             "Mistral, Llama 1-3.2, Yi, OPT and SmolLM2; ten more (Qwen3-MoE fine-tunes, "
+             "Phi-4 AWQ and MLX, Phi-3 MLX, bitsandbytes Phi-3 and Granite, OLMo fine-tunes) "
+             "were frozen in a second commit (4fc1c5e) after the first 24 ran, no rule having "
+             "changed. Nothing came of it to fix: no rule was written after its runs.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
