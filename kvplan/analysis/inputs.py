@@ -128,8 +128,6 @@ def estimate_inputs(
 
         preset = get_gpu(gpu)
     kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype, engine_version, preset)
-    # As the engine's implementation caches it (vLLM: MiniCPM3's MLA decompressed).
-    spec = engine.rules.served_spec(spec)
     if platform is None:
         platform = preset.platform if preset is not None else "cuda"
     if speculative_method is not None:
@@ -168,7 +166,8 @@ def estimate_inputs(
               **options}
     # The KV table sizes one replica: no device total, stages or budget overrides.
     sizing = build_inputs(**common, total_bytes=None)
-    # On that device at that KV dtype (vLLM: DeepSeek's sparse attention's fp8 row on SM 10.x).
+    # As the engine's implementation caches it on that device at that KV dtype (vLLM: MiniCPM3's
+    # MLA decompressed, DeepSeek's sparse attention's fp8 row on SM 10.x).
     spec = engine.rules.served_spec(spec, sizing)
     if preset is not None:
         total = preset.total_bytes
