@@ -89,6 +89,15 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # models/gemma3_mm.py over gemma3.py: 62 x 2 x 16 x 128 x 2 B.
     "gemma-3-27b": (CONFIGS / "gemma-3-27b.json", 62 * 2 * 16 * 128 * 2,
                     HF + "google/gemma-3-27b-it"),
+    # The Gemma3ForConditionalGeneration row's golden (issue 26's ninth verbatim pass): the
+    # published config.json of mlx-community/gemma-3-4b-it-bf16 (an MLX bf16 re-release of
+    # google/gemma-3-4b-it, no quantization block; 970 B as its Hub tree page states). Its
+    # text_config names only hidden 2560, 34 layers and sliding_window 1024: transformers'
+    # Gemma3TextConfig supplies num_key_value_heads 4, head_dim 256 and sliding_window_pattern 6
+    # (every 6th layer global, 29 sliding). models/gemma3_mm.py over gemma3.py Gemma3Attention:
+    # every layer holds K and V, a sliding one one page a token too: 34 x 2 x 4 x 256 x 2 B.
+    "gemma-3-4b-it-bf16-mlx": (CONFIGS / "gemma-3-4b-it-bf16-mlx.json", 34 * 2 * 4 * 256 * 2,
+                               HF + "mlx-community/gemma-3-4b-it-bf16"),
     # models/gemma3n.py: the last 15 of 35 layers reuse earlier layers' KV
     # (num_kv_shared_layers): 20 x 2 x 2 x 256 x 2 B.
     "gemma-3n-e4b": (CONFIGS / "gemma-3n-e4b.json", (35 - 15) * 2 * 2 * 256 * 2,
@@ -369,7 +378,8 @@ GOLDEN.update(GOLDEN_NEW)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
-                "mamba-codestral-7b", "phi-2", "llama-7b-hf-decapoda", "seed-oss-36b")
+                "mamba-codestral-7b", "phi-2", "llama-7b-hf-decapoda", "seed-oss-36b",
+                "gemma-3-27b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -468,6 +478,16 @@ def test_golden_layer_counts_are_the_configs() -> None:
     jamba = text("jamba-mini")
     assert sum(i % jamba["attn_layer_period"] == jamba["attn_layer_offset"]
                for i in range(jamba["num_hidden_layers"])) == 4
+
+
+def test_gemma3_mlx_bf16_layer_pattern_by_hand() -> None:
+    # mlx-community/gemma-3-4b-it-bf16's text_config states no sliding_window_pattern nor
+    # layer_types: Gemma3TextConfig's default 6 makes layer i global where (i + 1) % 6 == 0
+    # (layers 5, 11, 17, 23, 29 of 34), the other 29 slide over its sliding_window 1024
+    # (models/gemma3.py: Attention per_layer_sliding_window for sliding_attention only).
+    spec, _ = load_config(CONFIGS / "gemma-3-4b-it-bf16-mlx.json")
+    assert spec.layer_windows == tuple(None if (i + 1) % 6 == 0 else 1024 for i in range(34))
+    assert spec.exact and not spec.assumptions
 
 
 def test_lfm2_state_by_hand() -> None:

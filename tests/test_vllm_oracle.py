@@ -75,7 +75,9 @@ def test_every_family_has_oracle_runs() -> None:
             # InternLM's internlm2-chat-7b-sft file and a published Seed-OSS file
             # (darkc0de/4.3test2, a Hermes-4.3-36B copy)
             "gemma-3-4b-text-creekside", "internlm2-chat-7b-sft",
-            "hermes-4.3-36b-4.3test2"} <= families
+            "hermes-4.3-36b-4.3test2",
+            # issue 26's ninth verbatim pass: published files of the class's other checkpoints
+            "gemma-3-4b-it-bf16-mlx"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
