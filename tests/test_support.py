@@ -102,6 +102,15 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # (num_kv_shared_layers): 20 x 2 x 2 x 256 x 2 B.
     "gemma-3n-e4b": (CONFIGS / "gemma-3n-e4b.json", (35 - 15) * 2 * 2 * 256 * 2,
                      HF + "google/gemma-3n-E4B-it"),
+    # The Gemma3nForConditionalGeneration row's golden (issue 26's ninth verbatim pass): a whole
+    # published Gemma-3n-E2B-it config.json, unsloth's re-release by its `unsloth_fixed` flag, as
+    # the checkpoint folder github.com/ernestlsy/3n-server gemma-3n-e2b-it/ holds it (commit
+    # 0f49b40, 4,299 B). models/gemma3n.py Gemma3nAttention: 8 heads, 2 KV heads of head_dim
+    # 256; the last num_kv_shared_layers 10 of 30 layers reuse layer 19's (full) or 18's
+    # (sliding) KV (kv_sharing_target_layer_name, offset 1 / 2 before the first shared layer)
+    # and allocate none: 20 x 2 x 2 x 256 x 2 B.
+    "gemma-3n-e2b-it-3n-server": (CONFIGS / "gemma-3n-e2b-it-3n-server.json",
+                                  (30 - 10) * 2 * 2 * 256 * 2, HF + "unsloth/gemma-3n-E2B-it"),
     # models/deepseek_v2.py MLA: 27 x (512 + 64) x 2 B.
     "deepseek-v2-lite": (CONFIGS / "deepseek-v2-lite.json", 27 * (512 + 64) * 2,
                          HF + "deepseek-ai/DeepSeek-V2-Lite"),
@@ -379,7 +388,7 @@ GOLDEN.update(GOLDEN_NEW)
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
                 "mamba-codestral-7b", "phi-2", "llama-7b-hf-decapoda", "seed-oss-36b",
-                "gemma-3-27b")
+                "gemma-3-27b", "gemma-3n-e4b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -488,6 +497,19 @@ def test_gemma3_mlx_bf16_layer_pattern_by_hand() -> None:
     spec, _ = load_config(CONFIGS / "gemma-3-4b-it-bf16-mlx.json")
     assert spec.layer_windows == tuple(None if (i + 1) % 6 == 0 else 1024 for i in range(34))
     assert spec.exact and not spec.assumptions
+
+
+def test_gemma3n_e2b_layers_by_hand() -> None:
+    # The published E2B file: 30 layer_types, (4 sliding + 1 full) x 6; the last 10 layers
+    # (num_kv_shared_layers) hold no KV of their own, so 20 layers do: 16 sliding over 512
+    # tokens and 4 full (models/gemma3n.py; vLLM's sliding spec pages a sliding layer per token
+    # all the same).
+    config = json.loads((CONFIGS / "gemma-3n-e2b-it-3n-server.json").read_text())["text_config"]
+    assert config["layer_types"] == (["sliding_attention"] * 4 + ["full_attention"]) * 6
+    spec, _ = load_config(CONFIGS / "gemma-3n-e2b-it-3n-server.json")
+    assert (spec.num_hidden_layers, spec.num_kv_shared_layers) == (30, 10)
+    own = spec.layer_windows[:20]
+    assert (own.count(512), own.count(None)) == (16, 4)
 
 
 def test_lfm2_state_by_hand() -> None:
