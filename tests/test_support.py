@@ -134,6 +134,13 @@ GOLDEN: dict[str, tuple[Path, int, str]] = {
     # (remote code; read as minicpm3 by its architecture, kvplan.sources.hf_reader).
     "minicpm3-4b": (CONFIGS / "minicpm3-4b.json", 62 * (256 + 32) * 2,
                     HF + "openbmb/MiniCPM3-4B"),
+    # The MiniCPM3ForCausalLM row's golden (issue 26's ninth verbatim pass): openbmb's own
+    # published MiniCPM3-4B-GPTQ-Int4 file (2,918 B, 97 lines, as its Hub blame page at 4fc73a8
+    # states), the 4B's fields with model_type minicpm3 and a GPTQ int4 quantization_config
+    # (weights only; the cache is the model dtype's, float16 here, 2 B like bf16). The same
+    # cache as above: 62 x (256 + 32) x 2 B.
+    "minicpm3-4b-gptq-int4": (CONFIGS / "minicpm3-4b-gptq-int4.json", 62 * (256 + 32) * 2,
+                              HF + "openbmb/MiniCPM3-4B-GPTQ-Int4"),
     # models/falcon.py, multi_query: 1 KV head of 4544 / 71 = 64: 32 x 2 x 1 x 64 x 2 B.
     "falcon-7b-instruct": (CONFIGS / "falcon-7b-instruct.json", 32 * 2 * 1 * 64 * 2,
                            HF + "tiiuae/falcon-7b-instruct"),
@@ -388,7 +395,7 @@ GOLDEN.update(GOLDEN_NEW)
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
                 "mamba-codestral-7b", "phi-2", "llama-7b-hf-decapoda", "seed-oss-36b",
-                "gemma-3-27b", "gemma-3n-e4b")
+                "gemma-3-27b", "gemma-3n-e4b", "minicpm3-4b")
 
 TABLE = support_table()
 EXACT_ROWS = [row for row in TABLE.values() if row.status == EXACT]
@@ -510,6 +517,22 @@ def test_gemma3n_e2b_layers_by_hand() -> None:
     assert (spec.num_hidden_layers, spec.num_kv_shared_layers) == (30, 10)
     own = spec.layer_windows[:20]
     assert (own.count(512), own.count(None)) == (16, 4)
+
+
+def test_minicpm3_gptq_file_is_served_decompressed_by_hand() -> None:
+    # openbmb/MiniCPM3-4B-GPTQ-Int4 states head_dim 96 and v_head_dim 64 (the rebuilt 4B file
+    # leaves v_head_dim to hidden / heads = 2560 / 40 = 64). vLLM's models/minicpm3.py caches the
+    # up-projected heads through the plain Attention layer: 40 KV heads of qk_nope 64 + qk_rope 32
+    # = 96 for K and V (V padded from 64): 62 x 40 x (96 + 96) x 2 B = 952,320 B a token; GPTQ
+    # quantizes the weights only (tests/test_cache_golden.py holds the same for the 4B file).
+    from kvplan.capacity.plan import plan_capacity
+    from kvplan.engines.base import PlanInputs
+
+    spec, warnings = load_config(CONFIGS / "minicpm3-4b-gptq-int4.json")
+    assert spec.attention.v_head_dim == 64 and not any("v_head_dim" in w for w in warnings)
+    assert any("gptq" in w for w in warnings)
+    plan = plan_capacity(spec, PlanInputs(context=8192, kv_budget_bytes=1 << 30))
+    assert plan.per_gpu_bytes_per_token == 62 * 40 * (96 + 96) * 2
 
 
 def test_lfm2_state_by_hand() -> None:
