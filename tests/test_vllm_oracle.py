@@ -77,7 +77,8 @@ def test_every_family_has_oracle_runs() -> None:
             "gemma-3-4b-text-creekside", "internlm2-chat-7b-sft",
             "hermes-4.3-36b-4.3test2",
             # issue 26's ninth verbatim pass: published files of the class's other checkpoints
-            "gemma-3-4b-it-bf16-mlx", "gemma-3n-e2b-it-3n-server", "minicpm3-4b-gptq-int4"} <= families
+            "gemma-3-4b-it-bf16-mlx", "gemma-3n-e2b-it-3n-server",
+            "minicpm3-4b-gptq-int4"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
