@@ -143,9 +143,10 @@ def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len:
 
 
 def test_bamba_refused_where_vllm_removed_it() -> None:
-    # tests/data/oracle/bamba-9b: vLLM 0.32 lists BambaForCausalLM as removed in 0.23.0 and its
+    # tests/data/oracle/bamba-9b: vLLM 0.32 lists BambaForCausalLM in _PREVIOUSLY_SUPPORTED_MODELS
+    # as "supported in vLLM until v0.23.0" (PR #45990 removed it after 0.23.0) and its
     # Transformers fallback raises on the first mamba layer, so a plan for 0.32 is refused in one
-    # line; 0.22 still served it.
+    # line; 0.23 still served it (kvplan.engines.vllm.architectures).
     from typer.testing import CliRunner
 
     from kvplan.cli import app
@@ -153,7 +154,7 @@ def test_bamba_refused_where_vllm_removed_it() -> None:
     config = str(Path(__file__).parent / "data" / "oracle" / "bamba-9b" / "config.json")
     refused = CliRunner().invoke(app, ["estimate", config, "--context", "8192"])
     assert refused.exit_code == 2
-    assert "removed in vLLM 0.23" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert "removed after vLLM 0.23.0" in refused.stderr and len(refused.stderr.splitlines()) == 1
     served = CliRunner().invoke(app, ["estimate", config, "--context", "8192",
-                                      "--engine-version", "0.22", "--format", "json"])
+                                      "--engine-version", "0.23", "--format", "json"])
     assert served.exit_code == 0, served.output

@@ -5,6 +5,7 @@ layout (kvplan.engines.launch; each engine writes its flags in kvplan.engines.<n
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import PurePath
 
 from kvplan.engines.base import Engine
@@ -31,6 +32,7 @@ def model_ref(spec: ModelSpec) -> str:
 def launch_for(spec: ModelSpec, engine: Engine, layout: LaunchLayout,
                settings: LaunchSettings, *, ref: str | None = None) -> LaunchPlan:
     """The commands that start `layout` on `engine` (head node first)."""
+    settings = replace(settings, architectures=spec.architectures, remote_code=spec.remote_code)
     return engine.rules.launch_plan(ref or model_ref(spec), layout, settings)
 
 

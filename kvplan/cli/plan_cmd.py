@@ -341,7 +341,8 @@ def plan_cmd(
 
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force)
-        emit(with_offload(plan_view(spec, result), tiers), fmt, explain=explain)
+        shown = req.engine.rules.served_architecture(spec, req.engine_version)
+        emit(with_offload(plan_view(shown, result), tiers), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
 

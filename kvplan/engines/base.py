@@ -340,6 +340,10 @@ class EngineRules(Protocol):
         """The model as the engine's implementation caches it (weights unchanged); with
         `inputs`, as it caches it on that device at that KV dtype (vLLM's sparse MLA row)."""
 
+    def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
+        """The model as the engine's model registry builds it from the config's `architectures`
+        (vLLM: refused, or with an assumption, where its registry lists none of them)."""
+
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         """(conv, SSM) dtypes of the recurrent state as the engine keeps it (conv None: the
         model's compute dtype)."""

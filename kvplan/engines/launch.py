@@ -96,6 +96,11 @@ class LaunchSettings:
     # What the engine's --kv-cache-dtype auto runs for the model on the plan's GPU (None: not
     # known; kvplan.engines.base.known_auto_kv_dtype): a plan at another dtype names its own.
     auto_kv_dtype: str | None = None
+    # The config's model classes and whether its auto_map names remote code (ModelSpec.
+    # architectures, .remote_code; kvplan.analysis.launch.launch_for fills them): whether the
+    # engine must be told to trust remote code is its rule.
+    architectures: tuple[str, ...] = ()
+    remote_code: bool = False
 
 
 def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:

@@ -284,6 +284,12 @@ class ModelSpec:
     # What was assumed rather than read (an unknown model_type's config.json): empty for every
     # family kvplan reads field by field and for the bundled specs.
     assumptions: tuple[Assumption, ...] = ()
+    # config.json's `architectures` (the model classes it names, first first) and whether its
+    # `auto_map` names remote modeling code (an AutoModel* entry): what an engine's model
+    # registry picks its implementation by (kvplan.engines.vllm.architectures). Empty / False:
+    # a spec file, or a config without them.
+    architectures: tuple[str, ...] = ()
+    remote_code: bool = False
 
     @property
     def exact(self) -> bool:

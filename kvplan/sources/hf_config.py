@@ -62,7 +62,7 @@ from kvplan.sources.hf_wrappers import (
 )
 from kvplan.sources.spec_context import position_fields_from_config, position_fields_mapping
 from kvplan.sources.spec_yaml import parse_spec
-from kvplan.sources.support import check_architecture
+from kvplan.sources.support import check_architecture, config_architectures
 
 # Model types read as another family: a multimodal wrapper's text model goes by the wrapper
 # family's name, and a model_type transformers maps to another family's config class by it.
@@ -560,7 +560,8 @@ def load_config(path: Path) -> tuple[ModelSpec, list[str]]:
     spec = parse_spec(mapping, path=shown, spec_id=spec_id)
     if QUANT_FILE_KEY in data:
         spec = replace(spec, quantization_file=QUANT_FILE)
-    return spec, warnings
+    names, remote = config_architectures(data)
+    return replace(spec, architectures=names, remote_code=remote), warnings
 
 
 def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) -> str:

@@ -12,8 +12,10 @@ cross-encoder, speculative draft, ...); and ``support.json``, one entry per arch
 - *not a decoder*: pooling and encoder-only models, also refused: nothing to plan.
 
 A config is matched by its ``architectures`` list, as vLLM picks its model class: the first name
-the registry knows decides. An architecture outside the registry (a removed one, a new one) is
-left to the config readers and their own refusals.
+the registry knows decides. A config none of whose names the registry lists (a removed one, an
+out-of-tree one, a new one, a remote-code class) is read by the config readers, and the engine
+decides what it can serve: vLLM's rules for such names (its removed and out-of-tree tables, its
+Transformers backend) are kvplan/engines/vllm/architectures.py's.
 """
 
 from __future__ import annotations
@@ -108,6 +110,18 @@ def config_architecture(config: Mapping[str, Any]) -> Support | None:
         if isinstance(name, str) and name in table:
             return table[name]
     return None
+
+
+def config_architectures(config: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
+    """config.json's `architectures` names (strings only) and whether its `auto_map` names a
+    model class of the checkpoint's own code (an `AutoModel*` entry), which an engine loads only
+    when told to trust remote code (ModelSpec.architectures, .remote_code)."""
+    names = config.get("architectures")
+    auto_map = config.get("auto_map")
+    remote = isinstance(auto_map, Mapping) and any(
+        isinstance(key, str) and key.startswith("AutoModel") for key in auto_map)
+    return (tuple(n for n in names if isinstance(n, str)) if isinstance(names, list) else (),
+            remote)
 
 
 def check_architecture(config: Mapping[str, Any], path: str) -> None:

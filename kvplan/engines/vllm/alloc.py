@@ -107,16 +107,6 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
 DEFAULT_VLLM_VERSION = VLLM_PROFILES[-1].version
 
 
-# Model types a vLLM version no longer serves: (removed from, why). vLLM 0.32's registry lists
-# BambaForCausalLM among the models removed in 0.23.0; the Transformers fallback it takes instead
-# raises "Layer 0 (linear_attention) does not dispatch through the Transformers attention
-# interface" (vllm-oracle runs in tests/data/oracle/bamba-9b).
-VLLM_REMOVED_MODELS: dict[str, tuple[tuple[int, ...], str]] = {
-    "bamba": ((0, 23), "BambaForCausalLM was removed in vLLM 0.23 and its Transformers fallback "
-                       "refuses the mamba layers"),
-}
-
-
 # Model types whose vLLM implementation has MLA's weights but caches per-head K and V through
 # the plain Attention layer (FullAttentionSpec, the platform's default block): MiniCPM3 in every
 # V1 release (vllm/model_executor/models/minicpm3.py, MiniCPM3Attention; the only model with
@@ -132,17 +122,6 @@ def vllm_cached_spec(spec: ModelSpec) -> ModelSpec:
             and not att.decompressed_cache):
         return replace(spec, attention=replace(att, decompressed_cache=True))
     return spec
-
-
-def check_model_served(model_type: str, version: str | None) -> None:
-    """Refuse, in one line, a model the vLLM version cannot load at all."""
-    removed = VLLM_REMOVED_MODELS.get(model_type)
-    if removed is not None and version_key(version) >= removed[0]:
-        shown = version or DEFAULT_VLLM_VERSION
-        raise UnmodelledError(
-            f"--engine-version: vLLM {shown} cannot serve model_type "
-            f"{model_type!r}: {removed[1]}; plan with --engine-version "
-            f"{removed[0][0]}.{removed[0][1] - 1} or older")
 
 
 def vllm_profile(version: str | None) -> VllmProfile:

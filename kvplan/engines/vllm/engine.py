@@ -27,6 +27,7 @@ from kvplan.engines.launch import (
     LaunchSettings,
     layout_text,
 )
+from kvplan.engines.vllm.architectures import vllm_served_architecture
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
@@ -61,7 +62,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
                       context: int | None = None, *,
                       caches: tuple[LayerCaches, ...] | None = None) -> alloc.VllmKVConfig:
     """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
-    alloc.check_model_served(spec.model_type, inputs.engine_version)
+    vllm_served_architecture(spec, inputs.engine_version, alloc.DEFAULT_VLLM_VERSION)
     check_quantization_loadable(spec, inputs.quantization, inputs.engine_version,
                                 alloc.DEFAULT_VLLM_VERSION)
     check_sparse_mla_backend(spec, inputs)
@@ -126,11 +127,20 @@ class VllmEngine:
         return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
-        """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`,
-        DeepSeek's sparse attention at fp8 on SM 10.x in the standard fp8 row
+        """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`, an
+        architecture outside its registry as `served_architecture` says, and DeepSeek's sparse
+        attention at fp8 on SM 10.x in the standard fp8 row
         (kvplan.engines.vllm.kv_dtype.sparse_mla_served)."""
         spec = alloc.vllm_cached_spec(spec)
-        return spec if inputs is None else sparse_mla_served(spec, inputs)
+        if inputs is None:
+            return spec
+        spec = self.served_architecture(spec, inputs.engine_version)
+        return sparse_mla_served(spec, inputs)
+
+    def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
+        """An architecture vLLM's registry does not list: refused, or served by its
+        Transformers backend with an assumption (kvplan.engines.vllm.architectures)."""
+        return vllm_served_architecture(spec, version, alloc.DEFAULT_VLLM_VERSION)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)

