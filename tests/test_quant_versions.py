@@ -239,7 +239,7 @@ def test_sglang_load_time_bitsandbytes_follows_the_same_windows() -> None:
     assert run(*args, "--engine-version", "0.5.8").exit_code == 0
 
 
-def test_sglang_mxfp4_and_nvfp4_arrivals() -> None:
+def test_sglang_mxfp4_and_nvfp4_arrivals(tmp_path: Path) -> None:
     # mxfp4: not in 0.4.10.post2's registry (the wheel has no gpt-oss), in 0.5.0rc0's on CUDA
     # (sglang PR #8843).
     code, _, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.4.10.post2")
@@ -248,14 +248,19 @@ def test_sglang_mxfp4_and_nvfp4_arrivals() -> None:
              "--engine-version 0.5.0rc0 or newer")
     code, answer, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.5.0rc0")
     assert code == 0 and answer["bytes_per_token"] == GPT_OSS_BYTES, err
-    # ModelOpt NVFP4 (hf_quant_config.json quant_algo NVFP4): modelopt_fp4 from 0.4.5.post1 (PR
-    # #3972); 0.4.5's ModelOptFp8Config raises "ModelOpt only supports static FP8".
-    code, _, err = estimate_json(str(NVFP4), "--engine", "sglang", "--engine-version", "0.4.5",
+    # ModelOpt NVFP4 in the nested layout (nvidia/Qwen3-235B-A22B-NVFP4's hf_quant_config.json,
+    # here as config.json's quantization_config): modelopt_fp4 is registered from 0.4.5.post1
+    # (PR #3972); 0.4.5's ModelOptFp8Config raises "ModelOpt only supports static FP8".
+    config = json.loads((NVFP4 / "config.json").read_text())
+    config["quantization_config"] = json.loads((NVFP4 / "hf_quant_config.json").read_text())
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps(config))
+    code, _, err = estimate_json(str(file), "--engine", "sglang", "--engine-version", "0.4.5",
                                  "--kv-dtype", "fp8")
     assert code == 2
-    one_line(err, "hf_quant_config.json quantization.quant_algo: SGLang 0.4.5 cannot load a "
+    one_line(err, f"{file}: quantization_config.quant_method: SGLang 0.4.5 cannot load a "
                   "'modelopt_fp4' checkpoint", "PR #3972", "--engine-version 0.4.5.post1")
-    code, answer, err = estimate_json(str(NVFP4), "--engine", "sglang", "--engine-version",
+    code, answer, err = estimate_json(str(file), "--engine", "sglang", "--engine-version",
                                       "0.4.5.post1", "--kv-dtype", "fp8")
     assert code == 0 and answer["bytes_per_token"] == NVFP4_FP8_BYTES == 96_256, err
 
@@ -267,3 +272,28 @@ def test_release_post_key_tells_post_releases_apart() -> None:
         < release_post_key("0.5.4.post2") < release_post_key("0.5.5") < release_post_key(None)
     assert release_post_key("0.5.0rc0") == release_post_key("0.5.0") == (0, 5, 0, 0, 0)
     assert release_post_key("0.10.1.1") == (0, 10, 1, 1, 0)
+
+
+def test_sglang_reads_modelopt_files_by_version() -> None:
+    # configs/model_config.py _parse_quant_hf_config opens hf_quant_config.json from 0.4.5.post1
+    # (0.4.5's wheel never does: the FP8 checkpoint would start unquantized).
+    code, _, err = estimate_json(str(LLAMA_FP8), "--engine", "sglang", "--engine-version", "0.4.5")
+    assert code == 2
+    one_line(err, "hf_quant_config.json beside it: SGLang 0.4.5 does not read the file",
+             "--engine-version 0.4.5.post1 or newer")
+    code, answer, err = estimate_json(str(LLAMA_FP8), "--engine", "sglang", "--engine-version",
+                                      "0.4.5.post1", "--kv-dtype", "fp8")
+    assert code == 0 and answer["bytes_per_token"] == LLAMA_FP8_BYTES, err
+    # A flat config.json quantization_config (nvidia/Kimi-K2.6-NVFP4's, blind batch 5): modelopt_
+    # quant.py from_config reads it from 0.5.1; to 0.5.0rc2 only {"quantization": {...}}.
+    kimi = str(DATA / "blind26" / "real" / "kimi-k2.6-nvfp4.json")
+    code, _, err = estimate_json(kimi, "--engine", "sglang", "--engine-version", "0.5.0rc2",
+                                 "--kv-dtype", "fp8")
+    assert code == 2
+    one_line(err, f"{kimi}: quantization_config.quant_algo: SGLang 0.5.0rc2 reads ModelOpt's "
+                  "quantization config only in hf_quant_config.json's nested",
+             "--engine-version 0.5.1 or newer")
+    # 0.5.1: Kimi-K2.6's MLA latent, 61 layers x (512 + 64) at fp8 = 35,136 B per token.
+    code, answer, err = estimate_json(kimi, "--engine", "sglang", "--engine-version", "0.5.1",
+                                      "--kv-dtype", "fp8")
+    assert code == 0 and answer["bytes_per_token"] == 61 * 576 == 35_136, err

@@ -28,10 +28,27 @@ parses (kvplan.model.quant_config.QUANT_METHODS):
   offers the --quantization choice, which _verify_quantization then refuses); back, native
   (layers/quantization/bitsandbytes.py), from 0.5.8 (sglang PR #15325).
 
-Post releases matter here (0.4.5.post1, 0.5.4.post2): versions compare by
-kvplan._util.versions.release_post_key. Not read here: ModelOpt's quant_algo variants in SGLang
-(FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, W4A16_NVFP4, MIXED_PRECISION), whose handling changed
-between releases in modelopt_quant.py and configs/model_config.py."""
+- modelopt (ModelOpt FP8): from 0.4.1.post5 (modelopt_quant.py; 0.3.6-0.4.1.post4 have none).
+
+How ModelOpt's own files are read (configs/model_config.py _parse_quant_hf_config, layers/
+quantization/modelopt_quant.py from_config):
+
+- hf_quant_config.json beside config.json (ModelOpt 0.29 and older): detected from 0.4.5.post1
+  (as quant_method "modelopt"); 0.4.5 and older never open it and start the checkpoint
+  unquantized.
+- A flat config.json quantization_config ({"quant_method": "modelopt", "quant_algo": ...},
+  ModelOpt 0.31 on): from 0.5.1; to 0.5.0rc2 from_config reads only the nested
+  {"quantization": {...}} layout (get_from_keys(config, ["quantization"]) raises).
+
+Post releases matter here (0.4.1.post5, 0.4.5.post1, 0.5.4.post2): versions compare by
+kvplan._util.versions.release_post_key.
+
+Not modelled (found, left open): before 0.5.4 no override claims a ModelOpt NVFP4 checkpoint
+for modelopt_fp4 on CUDA (0.5.3: only Petit's, on ROCm; _parse_quant_hf_config makes an
+hf_quant_config.json "modelopt"), so ModelOptFp8Config.from_config refuses NVFP4 ("only supports
+static FP8") unless SGLang is started with --quantization modelopt_fp4, which kvplan's launch
+line does not write; and ModelOpt's other quant_algo values (FP8_PER_CHANNEL_PER_TOKEN,
+FP8_PB_WO, W4A16_NVFP4, MIXED_PRECISION), whose handling changed between releases."""
 
 from __future__ import annotations
 
@@ -73,8 +90,9 @@ class Window:
 
 
 # Only the methods some release kvplan may be asked about lacks; every other one kvplan parses
-# is registered in every release read (0.4.4 on).
+# is registered in every release read (0.3.6, 0.4.0-0.4.1.post7, 0.4.2-0.5.23 and posts).
 SGLANG_QUANT_WINDOWS: dict[str, tuple[Window, ...]] = {
+    "modelopt": (Window((0, 4, 1, 0, 5), "0.4.1.post5", "modelopt_quant.py"),),
     "modelopt_fp4": (Window((0, 4, 5, 0, 1), "0.4.5.post1", "PR #3972"),),
     "mxfp4": (Window((0, 5, 0, 0, 0), "0.5.0rc0", "PR #8843"),),
     "bitsandbytes": (
@@ -83,6 +101,10 @@ SGLANG_QUANT_WINDOWS: dict[str, tuple[Window, ...]] = {
         Window((0, 5, 8, 0, 0), "0.5.8", "PR #15325"),
     ),
 }
+
+
+QUANT_FILE_SINCE = (0, 4, 5, 0, 1)  # hf_quant_config.json detected (_parse_quant_hf_config)
+FLAT_MODELOPT_SINCE = (0, 5, 1, 0, 0)  # ModelOpt's flat quantization_config (from_config)
 
 
 def _why_not(method: str, version: str | None) -> str | None:
@@ -122,7 +144,21 @@ def check_sglang_quantization(spec: ModelSpec, load_quantization: str | None,
                                   f"{load_quantization!r}: {why}")
     if spec.quantization_json is None:
         return
-    method = sglang_method(spec.quantization_config or {})
+    qc = spec.quantization_config or {}
+    key = release_post_key(version)
+    if spec.quantization_file is not None and key < QUANT_FILE_SINCE:
+        raise UnmodelledError(
+            f"{spec.path}: {spec.quantization_file} beside it: {shown} does not read the file "
+            "(configs/model_config.py _parse_quant_hf_config detects it from 0.4.5.post1) and "
+            "starts the checkpoint unquantized: give --engine-version 0.4.5.post1 or newer")
+    method = sglang_method(qc)
+    if (method.startswith("modelopt") and spec.quantization_file is None
+            and not isinstance(qc.get("quantization"), Mapping) and key < FLAT_MODELOPT_SINCE):
+        raise UnmodelledError(
+            f"{spec.path}: quantization_config.quant_algo: {shown} reads ModelOpt's "
+            "quantization config only in hf_quant_config.json's nested {\"quantization\": "
+            "{...}} layout (layers/quantization/modelopt_quant.py from_config); a flat "
+            "config.json quantization_config from 0.5.1: give --engine-version 0.5.1 or newer")
     why = _why_not(method, version)
     if why is None:
         return
