@@ -18,16 +18,17 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
 
 So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
 checkpoint that declares a KV dtype cannot be run at 16 bits: auto takes the checkpoint's, and a
-16-bit kv_cache_config.dtype ("bf16", "bfloat16", "float16") fails validate_and_set_kv_cache_quant
-("Overriding KV cache quantization with an invalid type llm_args.KvCacheConfig.dtype=... Accepted
-types are ('fp8', 'auto')"; _torch/pyexecutor/model_loader.py, every stored version, before and
-after the override became a warning). Every command asking for another dtype (estimate's
---kv-dtype as much as plan's launch) is refused in one line (`trtllm_given_kv_dtype`,
-`check_trtllm_kv_dtype`), not sized at a dtype the server never runs. That holds with ``quant_algo:
-null`` too (a ModelOpt export of the KV cache alone): load_modelopt_quant_config reads
-kv_cache_quant_algo whatever quant_algo is (newer releases: _build_modelopt_quant_config,
-"modelopt hf_quant_config.json may spell 'no quantization' as JSON null"), where vLLM and SGLang
-quantize nothing (kvplan.model.quant_config.modelopt_unquantized).
+16-bit kv_cache_config.dtype ("bf16", "bfloat16", "float16"; llmapi/llm_args.py
+KvCacheConfig.dtype is a free string, default "auto") fails validate_and_set_kv_cache_quant
+("Overriding KV cache quantization with an invalid type llm_args.KvCacheConfig.dtype=...
+Accepted types are ('fp8', 'auto')", later ('fp8', 'nvfp4', 'auto')), in every stored version,
+before and after the override became a warning. Every command asking for another dtype
+(estimate's --kv-dtype as much as plan's launch) is refused in one line
+(`trtllm_given_kv_dtype`, `check_trtllm_kv_dtype`), not sized at a dtype the server never runs.
+That holds with ``quant_algo: null`` too (a ModelOpt export of the KV cache alone):
+load_modelopt_quant_config reads kv_cache_quant_algo whatever quant_algo is (newer releases:
+_build_modelopt_quant_config, "modelopt hf_quant_config.json may spell 'no quantization' as JSON
+null"), where vLLM and SGLang quantize nothing (kvplan.model.quant_config.modelopt_unquantized).
 """
 
 from __future__ import annotations
