@@ -251,3 +251,33 @@ def test_trtllm_plan_runs_only_the_declared_dtype() -> None:
                        "--engine", "trtllm", "--kv-dtype", "bf16")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "cannot run a bf16 one: give --kv-dtype fp8" in err
+
+
+def test_trtllm_estimate_refuses_what_plan_cannot_launch() -> None:
+    # TensorRT-LLM's _torch/pyexecutor/model_loader.py validate_and_set_kv_cache_quant: "auto"
+    # takes the checkpoint's kv_cache_quant_algo (hf_quant_config.json: FP8), and any other
+    # kv_cache_config.dtype must be in _VALID_KV_CACHE_DTYPES ("fp8", "auto"; later "nvfp4"),
+    # else "Overriding KV cache quantization with an invalid type": no 16-bit KV cache for this
+    # checkpoint. estimate used to size bf16 here (80 x 2 x 8 x 128 x 2 = 327,680 B per token)
+    # with exit 0; now it refuses in one line, naming the file and field, as plan does.
+    for command in (("estimate", str(LLAMA_FP8), "-c", "8192"),
+                    ("plan", str(LLAMA_FP8), "--gpu", "H200", "-c", "8192", "-n", "4")):
+        code, out, err = run(*command, "--engine", "trtllm", "--kv-dtype", "bf16")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert (f"{LLAMA_FP8}/config.json: hf_quant_config.json quantization.kv_cache_quant_algo: "
+                "declares an fp8 KV cache") in err
+        assert "cannot run a bf16 one: give --kv-dtype fp8" in err
+    # fp8, asked or by default: 80 x 2 x 8 x 128 x 1 B = 163,840 B per token.
+    for kv in ((), ("--kv-dtype", "fp8")):
+        code, out, err = run("estimate", str(LLAMA_FP8), "-c", "8192", "-f", "json",
+                             "--engine", "trtllm", *kv)
+        assert code == 0, err
+        assert first(out)["bytes_per_token"] == LLAMA_FP8_BYTES == 163_840
+    # Declared in config.json (Kimi-K2.6's kv_cache_scheme): the same one line for bf16.
+    code, _, err = run("estimate", KIMI, "-c", "4096", "--engine", "trtllm", "--kv-dtype", "bf16")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "kv_cache_scheme: declares an fp8 KV cache" in err
+    # Nothing declared: bf16 is what auto runs (Llama-3.1-8B: 32 x 2 x 8 x 128 x 2 B = 131,072).
+    code, out, err = run("estimate", "llama-3.1-8b", "-c", "8192", "-f", "json", "--engine",
+                         "trtllm", "--kv-dtype", "bf16")
+    assert code == 0 and first(out)["bytes_per_token"] == 131_072, err

@@ -1,6 +1,6 @@
-"""Which checkpoint quantization methods each vLLM release loads (kvplan.engines.vllm.
-quant_methods): kvplan refuses, in one line, where vLLM would stop at start-up (issue 26: no wrong
-number with exit 0), and answers as before elsewhere."""
+"""Which checkpoint quantization methods each vLLM and SGLang release loads (kvplan.engines.vllm.
+quant_methods, kvplan.engines.sglang.quant_methods): kvplan refuses, in one line, where the engine
+would stop at start-up (issue 26: no wrong number with exit 0), and answers as before elsewhere."""
 
 from __future__ import annotations
 
@@ -82,8 +82,9 @@ def test_load_time_bitsandbytes_follows_the_same_rule() -> None:
 
 
 def test_other_engines_keep_their_own_rules(tmp_path: Path) -> None:
-    # SGLang's own registry decides for SGLang (not modelled by version here): a bitsandbytes
-    # Llama checkpoint is still answered for it, and for vLLM 0.27.
+    # SGLang's own registry decides for SGLang (kvplan.engines.sglang.quant_methods: the newest
+    # release registers bitsandbytes again): a bitsandbytes Llama checkpoint is still answered
+    # for it, and for vLLM 0.27.
     config = json.loads((DATA / "configs" / "llama-3.1-8b.json").read_text())
     config["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True,
                                      "bnb_4bit_quant_type": "nf4"}
@@ -102,3 +103,197 @@ def test_oracle_case_records_vllm_refusing_it() -> None:
     assert config["quantization_config"]["quant_method"] == "bitsandbytes"
     result = run("estimate", str(BNB_ORACLE / "config.json"), "-c", "8192")
     assert result.exit_code == 2 and "quantization_config.quant_method" in result.stderr
+
+
+# --- Methods that arrived after the oldest release kvplan models (issue 26). Each boundary was
+# read from the release wheels on PyPI (vllm==X, sglang==X; kvplan.engines.vllm.quant_methods and
+# kvplan.engines.sglang.quant_methods give the files and PRs).
+
+GPT_OSS = str(DATA / "configs" / "gpt-oss-20b.json")
+# openai/gpt-oss-20b: 24 layers (12 sliding, 12 full), 8 KV heads of 64, bf16 KV:
+# 24 x 2 (K, V) x 8 x 64 x 2 B = 49,152 B per token.
+GPT_OSS_BYTES = 24 * 2 * 8 * 64 * 2
+LLAMA_FP8 = DATA / "hf_quant" / "llama-3.1-70b-instruct-fp8"
+# nvidia/Llama-3.1-70B-Instruct-FP8: 80 layers x 2 x 8 KV heads x 128, fp8 KV (1 B) = 163,840.
+LLAMA_FP8_BYTES = 80 * 2 * 8 * 128
+NVFP4 = DATA / "hf_quant" / "qwen3-235b-a22b-nvfp4"
+# nvidia/Qwen3-235B-A22B-NVFP4: 94 layers x 2 x 4 KV heads x 128 at fp8 (1 B) = 96,256.
+NVFP4_FP8_BYTES = 94 * 2 * 4 * 128
+# meta-llama/Llama-3.1-8B: 32 layers x 2 x 8 KV heads x 128 x 2 B (bf16) = 131,072.
+LLAMA_8B_BYTES = 32 * 2 * 8 * 128 * 2
+
+
+def estimate_json(*args: str) -> tuple[int, dict | None, str]:
+    result = run("estimate", *args, "-c", "8192", "-f", "json")
+    return result.exit_code, json.loads(result.stdout) if result.exit_code == 0 else None, \
+        result.stderr
+
+
+def one_line(err: str, *parts: str) -> None:
+    (line,) = err.strip().splitlines()[-1:]
+    assert line.startswith("kvplan: error: "), err
+    assert len([x for x in err.splitlines() if x.startswith("kvplan: error")]) == 1
+    for part in parts:
+        assert part in line, (part, line)
+
+
+@pytest.mark.parametrize(("version", "refused"), [
+    ("0.10", True), ("0.10.0", True), ("0.10.1", False), ("0.11", False), ("0.32", False)])
+def test_vllm_mxfp4_arrives_in_0_10_1(version: str, refused: bool) -> None:
+    # vLLM 0.10.0's QuantizationMethods (model_executor/layers/quantization/__init__.py, from the
+    # 0.10.0 wheel) has no "mxfp4": config.py _verify_quantization raises "Unknown quantization
+    # method: mxfp4". PR #22339 (merged 2025-08-06) added it; the 0.10.1 wheel lists it.
+    code, answer, err = estimate_json(GPT_OSS, "--engine-version", version)
+    if refused:
+        assert code == 2
+        one_line(err, f"{GPT_OSS}: quantization_config.quant_method: vLLM {version} cannot "
+                      "load a 'mxfp4' checkpoint", "arrived in vLLM 0.10.1", "PR #22339",
+                 "--engine-version 0.10.1 or newer")
+    else:
+        assert code == 0, err
+        assert answer["bytes_per_token"] == GPT_OSS_BYTES == 49_152
+
+
+def modelopt_llama(tmp_path: Path, algo: str, **extra: object) -> str:
+    config = json.loads((DATA / "configs" / "llama-3.1-8b.json").read_text())
+    config["quantization_config"] = {"quant_method": "modelopt", "quant_algo": algo, **extra}
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps(config))
+    return str(file)
+
+
+@pytest.mark.parametrize(("algo", "extra", "last_without", "first", "pr"), [
+    # modelopt.py QUANT_ALGOS: ["FP8", "NVFP4"] in the 0.10.0-0.13.0 wheels; PR #30957 adds the
+    # two FP8 variants (0.14.0 wheel), PR #35047 MIXED_PRECISION (0.17.0, not 0.16.0), PR
+    # #41769 W4A16_NVFP4 (0.21.0, not 0.20.2). Older releases: from_config raises "ModelOpt
+    # currently only supports: [...]".
+    ("FP8_PB_WO", {}, "0.13", "0.14.0", "30957"),
+    ("FP8_PER_CHANNEL_PER_TOKEN", {}, "0.13", "0.14.0", "30957"),
+    ("MIXED_PRECISION", {"quantized_layers": {"model.layers.0.mlp.down_proj":
+                                              {"quant_algo": "FP8"}}}, "0.16", "0.17.0", "35047"),
+    ("W4A16_NVFP4", {"group_size": 16}, "0.20.2", "0.21.0", "41769"),
+])
+def test_vllm_modelopt_algorithms_by_version(tmp_path: Path, algo: str, extra: dict,
+                                             last_without: str, first: str, pr: str) -> None:
+    file = modelopt_llama(tmp_path, algo, **extra)
+    code, _, err = estimate_json(file, "--engine-version", last_without)
+    assert code == 2
+    one_line(err, f"{file}: quantization_config.quant_algo: vLLM {last_without} cannot load "
+                  f"ModelOpt {algo!r}", f"arrived in vLLM {first}", f"PR #{pr}",
+             f"--engine-version {first} or newer")
+    for version in (first, None):
+        code, answer, err = estimate_json(file, *(("--engine-version", version) if version
+                                                  else ()))
+        # The KV cache stays bf16 (no kv_cache_quant_algo): 131,072 B per token.
+        assert code == 0 and answer["bytes_per_token"] == LLAMA_8B_BYTES == 131_072, err
+
+
+def test_vllm_reads_hf_quant_config_json_from_0_10_1() -> None:
+    # vLLM PR #22073 ("Auto detect modelopt quant"): transformers_utils/config.py get_config
+    # reads hf_quant_config.json from 0.10.1; the 0.10.0 wheel never opens it and would start the
+    # FP8 checkpoint unquantized.
+    code, _, err = estimate_json(str(LLAMA_FP8), "--engine-version", "0.10.0")
+    assert code == 2
+    one_line(err, "hf_quant_config.json beside it: vLLM 0.10.0 does not read the file",
+             "arrived in vLLM 0.10.1", "PR #22073", "--engine-version 0.10.1 or newer")
+    code, answer, err = estimate_json(str(LLAMA_FP8), "--engine-version", "0.10.1")
+    assert code == 0 and answer["bytes_per_token"] == LLAMA_FP8_BYTES == 163_840, err
+    # quant_algo null quantizes nothing in any release: 0.10.0 is answered (bf16, 327,680 B).
+    code, answer, err = estimate_json(str(DATA / "hf_quant" / "kv-only-modelopt"),
+                                      "--engine-version", "0.10.0")
+    assert code == 0 and answer["bytes_per_token"] == 2 * LLAMA_FP8_BYTES, err
+
+
+BNB_LLAMA = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+
+
+@pytest.mark.parametrize(("version", "refused"), [
+    ("0.4.5", False), ("0.5.4", False), ("0.5.4.post1", False), ("0.5.4.post2", True),
+    ("0.5.5", True), ("0.5.7", True), ("0.5.8", False), ("0.5.23", False), (None, False)])
+def test_sglang_bitsandbytes_windows(tmp_path: Path, version: str | None, refused: bool) -> None:
+    # sglang wheels, layers/quantization/__init__.py: "bitsandbytes" in VLLM_QUANTIZATION_METHODS
+    # to 0.5.4.post1; absent 0.5.4.post2-0.5.7 (PR #12268: configs/model_config.py
+    # _verify_quantization raises "Unknown quantization method: bitsandbytes"); native
+    # (quantization/bitsandbytes.py) from 0.5.8 (PR #15325).
+    config = json.loads((DATA / "configs" / "llama-3.1-8b.json").read_text())
+    config["quantization_config"] = BNB_LLAMA
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps(config))
+    pinned = ("--engine-version", version) if version else ()
+    code, answer, err = estimate_json(str(file), "--engine", "sglang", *pinned)
+    if refused:
+        assert code == 2
+        one_line(err, f"{file}: quantization_config.quant_method: SGLang {version} cannot load "
+                      "a 'bitsandbytes' checkpoint", "0.5.4.post2 dropped it (PR #12268",
+                 "--engine-version 0.5.8 or newer")
+    else:
+        assert code == 0 and answer["bytes_per_token"] == LLAMA_8B_BYTES == 131_072, err
+
+
+def test_sglang_load_time_bitsandbytes_follows_the_same_windows() -> None:
+    args = ("plan", "llama-3.1-8b", "-n", "1", "-c", "4k", "--gpu", "L4", "--engine", "sglang",
+            "--quantization", "bitsandbytes", "-f", "json")
+    refused = run(*args, "--engine-version", "0.5.6")
+    assert refused.exit_code == 2
+    one_line(refused.stderr, "--quantization: SGLang 0.5.6 cannot quantize with 'bitsandbytes'")
+    assert run(*args, "--engine-version", "0.5.8").exit_code == 0
+
+
+def test_sglang_mxfp4_and_nvfp4_arrivals(tmp_path: Path) -> None:
+    # mxfp4: not in 0.4.10.post2's registry (the wheel has no gpt-oss), in 0.5.0rc0's on CUDA
+    # (sglang PR #8843).
+    code, _, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.4.10.post2")
+    assert code == 2
+    one_line(err, "SGLang 0.4.10.post2 cannot load a 'mxfp4' checkpoint", "PR #8843",
+             "--engine-version 0.5.0rc0 or newer")
+    code, answer, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.5.0rc0")
+    assert code == 0 and answer["bytes_per_token"] == GPT_OSS_BYTES, err
+    # ModelOpt NVFP4 in the nested layout (nvidia/Qwen3-235B-A22B-NVFP4's hf_quant_config.json,
+    # here as config.json's quantization_config): modelopt_fp4 is registered from 0.4.5.post1
+    # (PR #3972); 0.4.5's ModelOptFp8Config raises "ModelOpt only supports static FP8".
+    config = json.loads((NVFP4 / "config.json").read_text())
+    config["quantization_config"] = json.loads((NVFP4 / "hf_quant_config.json").read_text())
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps(config))
+    code, _, err = estimate_json(str(file), "--engine", "sglang", "--engine-version", "0.4.5",
+                                 "--kv-dtype", "fp8")
+    assert code == 2
+    one_line(err, f"{file}: quantization_config.quant_method: SGLang 0.4.5 cannot load a "
+                  "'modelopt_fp4' checkpoint", "PR #3972", "--engine-version 0.4.5.post1")
+    code, answer, err = estimate_json(str(file), "--engine", "sglang", "--engine-version",
+                                      "0.4.5.post1", "--kv-dtype", "fp8")
+    assert code == 0 and answer["bytes_per_token"] == NVFP4_FP8_BYTES == 96_256, err
+
+
+def test_release_post_key_tells_post_releases_apart() -> None:
+    from kvplan._util.versions import release_post_key
+
+    assert release_post_key("0.5.4") < release_post_key("0.5.4.post1") \
+        < release_post_key("0.5.4.post2") < release_post_key("0.5.5") < release_post_key(None)
+    assert release_post_key("0.5.0rc0") == release_post_key("0.5.0") == (0, 5, 0, 0, 0)
+    assert release_post_key("0.10.1.1") == (0, 10, 1, 1, 0)
+
+
+def test_sglang_reads_modelopt_files_by_version() -> None:
+    # configs/model_config.py _parse_quant_hf_config opens hf_quant_config.json from 0.4.5.post1
+    # (0.4.5's wheel never does: the FP8 checkpoint would start unquantized).
+    code, _, err = estimate_json(str(LLAMA_FP8), "--engine", "sglang", "--engine-version", "0.4.5")
+    assert code == 2
+    one_line(err, "hf_quant_config.json beside it: SGLang 0.4.5 does not read the file",
+             "--engine-version 0.4.5.post1 or newer")
+    code, answer, err = estimate_json(str(LLAMA_FP8), "--engine", "sglang", "--engine-version",
+                                      "0.4.5.post1", "--kv-dtype", "fp8")
+    assert code == 0 and answer["bytes_per_token"] == LLAMA_FP8_BYTES, err
+    # A flat config.json quantization_config (nvidia/Kimi-K2.6-NVFP4's, blind batch 5): modelopt_
+    # quant.py from_config reads it from 0.5.1; to 0.5.0rc2 only {"quantization": {...}}.
+    kimi = str(DATA / "blind26" / "real" / "kimi-k2.6-nvfp4.json")
+    code, _, err = estimate_json(kimi, "--engine", "sglang", "--engine-version", "0.5.0rc2",
+                                 "--kv-dtype", "fp8")
+    assert code == 2
+    one_line(err, f"{kimi}: quantization_config.quant_algo: SGLang 0.5.0rc2 reads ModelOpt's "
+                  "quantization config only in hf_quant_config.json's nested",
+             "--engine-version 0.5.1 or newer")
+    # 0.5.1: Kimi-K2.6's MLA latent, 61 layers x (512 + 64) at fp8 = 35,136 B per token.
+    code, answer, err = estimate_json(kimi, "--engine", "sglang", "--engine-version", "0.5.1",
+                                      "--kv-dtype", "fp8")
+    assert code == 0 and answer["bytes_per_token"] == 61 * 576 == 35_136, err

@@ -20,3 +20,17 @@ def version_key(text: str | None) -> tuple[int, ...]:
         raise InputError(f"--engine-version: expected X.Y[.Z] (e.g. 0.19, 0.10.1.1, "
                          f"0.11.0rc1), got {text!r}")
     return tuple(int(p) for p in found.group(1).split("."))
+
+
+_POST = re.compile(r"\.?post(\d+)")
+
+
+def release_post_key(text: str | None) -> tuple[int, ...]:
+    """`version_key` padded to four parts, then the post-release number (0 where there is none),
+    for the few rules a post release changed: SGLang 0.5.4.post2 dropped bitsandbytes that
+    0.5.4.post1 loads (kvplan.engines.sglang.quant_methods). None: the newest, (99,)."""
+    release = version_key(text)
+    if text is None:
+        return release
+    post = _POST.search(text.strip())
+    return (*release, *(0,) * (4 - len(release)), int(post.group(1)) if post else 0)

@@ -39,6 +39,7 @@ from kvplan.engines.sglang.pools import (
     sglang_pool,
     sglang_state_dtypes,
 )
+from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,7 +176,14 @@ class SglangEngine:
         (0.5.14+: kvplan then needs --weights-gib, pools.check_draft_weights_known)."""
         return False
 
+    def check_loadable(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        """Refuse, in one line, a checkpoint quantization this SGLang release stops on at
+        start-up: every command passes here (estimate_config, stage_pool)."""
+        check_sglang_quant_file(spec, inputs.engine_version)
+        check_sglang_quantization(spec, inputs.quantization, inputs.engine_version)
+
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        self.check_loadable(spec, inputs)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
                 or spec.layer_attention):
             self.refuse_unmodelled(spec, inputs)
@@ -184,7 +192,7 @@ class SglangEngine:
                    budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
         """SGLang's pools for the stage: the full-attention token pool in pages, with its
         sliding-window or recurrent-state pool beside it."""
-        check_sglang_quant_file(spec, inputs.engine_version)
+        self.check_loadable(spec, inputs)
         pool = sglang_pool(spec, inputs, caches)
         if pool is None:
             return None

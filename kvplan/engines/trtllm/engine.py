@@ -30,7 +30,11 @@ from kvplan.engines.trtllm.budget import (
 )
 from kvplan.engines.trtllm.connectors import trtllm_connector
 from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
-from kvplan.engines.trtllm.kv_dtype import trtllm_auto_kv_dtype, trtllm_runnable_kv_dtypes
+from kvplan.engines.trtllm.kv_dtype import (
+    trtllm_auto_kv_dtype,
+    trtllm_given_kv_dtype,
+    trtllm_runnable_kv_dtypes,
+)
 from kvplan.engines.trtllm.launch import trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
@@ -128,8 +132,9 @@ class TrtllmEngine:
 
     def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,
                        gpu: GPU | None = None) -> tuple[str, str | None]:
-        """kv_cache_config.dtype as given (the launch refuses what it cannot name)."""
-        return kv_dtype, None
+        """kv_cache_config.dtype as given, refused where the checkpoint declares another
+        (kvplan.engines.trtllm.kv_dtype)."""
+        return trtllm_given_kv_dtype(spec, kv_dtype)
 
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:

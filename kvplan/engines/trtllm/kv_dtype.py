@@ -17,11 +17,18 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
   has_fp8_kv_cache, else 2.
 
 So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
-checkpoint that declares a KV dtype cannot be run at 16 bits. That holds with ``quant_algo:
-null`` too (a ModelOpt export of the KV cache alone): load_modelopt_quant_config reads
-kv_cache_quant_algo whatever quant_algo is (newer releases: _build_modelopt_quant_config,
-"modelopt hf_quant_config.json may spell 'no quantization' as JSON null"), where vLLM and SGLang
-quantize nothing (kvplan.model.quant_config.modelopt_unquantized).
+checkpoint that declares a KV dtype cannot be run at 16 bits: auto takes the checkpoint's, and a
+16-bit kv_cache_config.dtype ("bf16", "bfloat16", "float16"; llmapi/llm_args.py
+KvCacheConfig.dtype is a free string, default "auto") fails validate_and_set_kv_cache_quant
+("Overriding KV cache quantization with an invalid type llm_args.KvCacheConfig.dtype=...
+Accepted types are ('fp8', 'auto')", later ('fp8', 'nvfp4', 'auto')), in every stored version,
+before and after the override became a warning. Every command asking for another dtype
+(estimate's --kv-dtype as much as plan's launch) is refused in one line
+(`trtllm_given_kv_dtype`, `check_trtllm_kv_dtype`), not sized at a dtype the server never runs.
+That holds with ``quant_algo: null`` too (a ModelOpt export of the KV cache alone):
+load_modelopt_quant_config reads kv_cache_quant_algo whatever quant_algo is (newer releases:
+_build_modelopt_quant_config, "modelopt hf_quant_config.json may spell 'no quantization' as JSON
+null"), where vLLM and SGLang quantize nothing (kvplan.model.quant_config.modelopt_unquantized).
 """
 
 from __future__ import annotations
@@ -75,12 +82,23 @@ def trtllm_runnable_kv_dtypes(spec: ModelSpec) -> tuple[str, ...] | None:
     return None if declared is None else (declared[1],)
 
 
-def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None) -> None:
-    """Refuse, in one line, a plan TensorRT-LLM cannot be told to run: a KV dtype other than
-    the one the checkpoint declares (kv_cache_config.dtype takes only auto, which uses the
-    checkpoint's, fp8 and nvfp4; see the module)."""
+def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None, field: str | None = None) -> None:
+    """Refuse, in one line, a KV dtype TensorRT-LLM cannot be told to run: one other than the
+    one the checkpoint declares (`field`, where known; kv_cache_config.dtype takes only auto,
+    which uses the checkpoint's, fp8 and nvfp4; see the module)."""
     if declared is not None and kv_dtype != declared:
-        raise InputError(f"--engine trtllm: the checkpoint declares an {declared} KV cache and "
+        where = f"{field}: " if field else "--engine trtllm: the checkpoint "
+        raise InputError(f"{where}declares an {declared} KV cache and "
                          "TensorRT-LLM's kv_cache_config.dtype takes auto (the checkpoint's), "
                          f"fp8 or nvfp4, so it cannot run a {kv_dtype} one: give --kv-dtype "
                          f"{declared}")
+
+
+def trtllm_given_kv_dtype(spec: ModelSpec, kv_dtype: str) -> tuple[str, str | None]:
+    """The KV dtype TensorRT-LLM runs `spec` at when told `kv_dtype`: as told, or refused in
+    one line where the checkpoint declares another (`check_trtllm_kv_dtype`): every command,
+    not only plan's launch, so estimate never sizes a bf16 cache the server cannot run."""
+    declared = _trtllm_declared(spec)
+    if declared is not None:
+        check_trtllm_kv_dtype(kv_dtype, declared[1], f"{spec.path}: {declared[0]}")
+    return kv_dtype, None

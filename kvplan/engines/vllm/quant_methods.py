@@ -10,12 +10,23 @@ override_quantization_method, and a checkpoint they do not claim keeps its quant
 method not in QUANTIZATION_METHODS (model_executor/layers/quantization/__init__.py) then raises
 "Unknown quantization method: <method>. Must be one of [...]". Every other method kvplan
 parses (fp8, mxfp4, modelopt, modelopt_fp4, compressed-tensors, gptq, gptq_marlin, awq,
-awq_marlin) is registered in vLLM 0.32, which kvplan models as the newest release."""
+awq_marlin) is registered in vLLM 0.32, which kvplan models as the newest release.
+
+Older releases lack some of them. Read from each release's wheel (vllm==X from PyPI:
+model_executor/layers/quantization/__init__.py QuantizationMethods, quantization/modelopt.py
+QUANT_ALGOS, transformers_utils/config.py get_config), for the releases kvplan models (0.10 on):
+0.10.0 registers fp8, modelopt, modelopt_fp4, compressed-tensors, gptq, gptq_marlin, awq,
+awq_marlin and bitsandbytes, but not mxfp4 (0.10.1 does); ModelOpt's quant_algo is checked
+against QUANT_ALGOS in ModelOptFp8Config / ModelOptQuantConfigBase.from_config ("ModelOpt
+currently only supports: [...]"), ["FP8", "NVFP4"] in 0.10.0-0.13.0, which later releases grow
+(VLLM_MODELOPT_ALGOS_SINCE); and 0.10.0's get_config does not read hf_quant_config.json at all
+(0.10.1 does), so a ModelOpt 0.29 checkpoint starts there as an unquantized model."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
@@ -54,6 +65,70 @@ VLLM_REMOVED_QUANT_METHODS: dict[str, Removed] = {
 }
 
 
+@dataclass(frozen=True)
+class Arrived:
+    """A format vLLM loads from a release on: that release, the PR that brought it, and what an
+    older release does with it."""
+
+    since: tuple[int, ...]
+    first: str
+    pr: str
+    before: str
+
+    def advice(self, subject: str = "it") -> str:
+        return (f"{subject} arrived in vLLM {self.first} (PR #{self.pr}; before it {self.before}): "
+                f"plan with --engine-version {self.first} or newer")
+
+
+# A checkpoint's quant_method (as kvplan.model.quant_config.quant_method reads it): the first
+# release whose QuantizationMethods lists it. mxfp4: vLLM PR #22339 (merged 2025-08-06: added
+# quantization/mxfp4.py and "mxfp4" to quantization/__init__.py for gpt-oss); the 0.10.0 wheel's
+# list has no "mxfp4", the 0.10.1 wheel's has it. Every other method kvplan parses is in 0.10.0's.
+VLLM_ARRIVED_QUANT_METHODS: dict[str, Arrived] = {
+    "mxfp4": Arrived(since=(0, 10, 1), first="0.10.1", pr="22339",
+                     before="config.py _verify_quantization stops with 'Unknown quantization "
+                            "method: mxfp4'"),
+}
+
+_MODELOPT_BEFORE = ("quantization/modelopt.py from_config stops with 'ModelOpt currently only "
+                    "supports: [...]'")
+# ModelOpt's quant_algo (flat quantization_config or hf_quant_config.json's "quantization"): the
+# first release whose modelopt.py QUANT_ALGOS lists it (0.10.0-0.13.0: FP8 and NVFP4 only).
+# FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO: PR #30957 (opened 2025-12-18), in the 0.14.0 wheel, not
+# 0.13.0's. MIXED_PRECISION (method modelopt_mixed): PR #35047 (opened 2026-02-22), in 0.17.0,
+# not 0.16.0. W4A16_NVFP4: PR #41769 (opened 2026-05-06), in 0.21.0, not 0.20.0 nor 0.20.2 (where
+# the NVFP4 override claims it and from_config refuses it).
+VLLM_MODELOPT_ALGOS_SINCE: dict[str, Arrived] = {
+    "FP8_PER_CHANNEL_PER_TOKEN": Arrived((0, 14), "0.14.0", "30957", _MODELOPT_BEFORE),
+    "FP8_PB_WO": Arrived((0, 14), "0.14.0", "30957", _MODELOPT_BEFORE),
+    "MIXED_PRECISION": Arrived((0, 17), "0.17.0", "35047", _MODELOPT_BEFORE),
+    "W4A16_NVFP4": Arrived((0, 21), "0.21.0", "41769", _MODELOPT_BEFORE),
+}
+
+# hf_quant_config.json beside config.json (ModelOpt 0.29 and older): transformers_utils/config.py
+# get_config takes it as the quantization config from 0.10.1 (vLLM PR #22073, "Auto detect
+# modelopt quant", opened 2025-08-01); 0.10.0's get_config never opens it, so the checkpoint is
+# started as an unquantized model (ModelConfig._parse_quant_hf_config reads config.json alone).
+VLLM_QUANT_FILE_SINCE = Arrived(since=(0, 10, 1), first="0.10.1", pr="22073",
+                                before="get_config does not read it and the checkpoint is "
+                                       "started as an unquantized model")
+
+
+def _modelopt_algo(qc: Mapping[str, Any]) -> str | None:
+    """ModelOpt's quant_algo, upper case, from a flat quantization_config or the
+    {"quantization": {...}} layout; None where it names none."""
+    inner = qc.get("quantization")
+    inner = inner if isinstance(inner, Mapping) else qc
+    algo = inner.get("quant_algo")
+    return None if algo is None else str(algo).upper()
+
+
+def _not_yet(arrived: Arrived | None, version: str | None) -> Arrived | None:
+    if arrived is not None and version_key(version) < arrived.since:
+        return arrived
+    return None
+
+
 def _removed(method: str, version: str | None) -> Removed | None:
     removed = VLLM_REMOVED_QUANT_METHODS.get(method)
     if removed is not None and version_key(version) >= removed.since:
@@ -73,14 +148,36 @@ def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
                 f"{load_quantization!r}: {removed.advice}")
     if spec.quantization_json is None:
         return
-    from kvplan.model.quant_config import quant_method
+    from kvplan.model.quant_config import modelopt_unquantized, quant_method
 
-    method = quant_method(spec.quantization_config or {})
+    qc = spec.quantization_config or {}
+    in_file = spec.quantization_file
+    shown_version = version or shown
+    # (A file with quant_algo null quantizes nothing in any release: nothing to refuse.)
+    if in_file is not None and not modelopt_unquantized(qc):
+        late = _not_yet(VLLM_QUANT_FILE_SINCE, version)
+        if late is not None:
+            raise UnmodelledError(
+                f"{spec.path}: {in_file} beside it: vLLM {shown_version} does not read the "
+                "file: " + late.advice("reading it as the quantization config"))
+    method = quant_method(qc)
+    where = (f"{spec.path}: quantization_config.quant_method" if in_file is None
+             else f"{spec.path}: {in_file} quant_method")
     removed = _removed(method, version)
-    if removed is None:
-        return
-    where = (f"{spec.path}: quantization_config.quant_method" if spec.quantization_file is None
-             else f"{spec.path}: {spec.quantization_file} quant_method")
-    raise UnmodelledError(
-        f"{where}: vLLM {version or shown} cannot load a {method!r} checkpoint: "
-        f"{removed.advice}")
+    if removed is not None:
+        raise UnmodelledError(
+            f"{where}: vLLM {shown_version} cannot load a {method!r} checkpoint: "
+            f"{removed.advice}")
+    late = _not_yet(VLLM_ARRIVED_QUANT_METHODS.get(method), version)
+    if late is not None:
+        raise UnmodelledError(f"{where}: vLLM {shown_version} cannot load a {method!r} "
+                              f"checkpoint: {late.advice()}")
+    algo = _modelopt_algo(qc) if method.startswith("modelopt") or not method else None
+    late = _not_yet(VLLM_MODELOPT_ALGOS_SINCE.get(algo or ""), version)
+    if late is not None:
+        field = ("quantization_config.quant_algo" if "quantization" not in qc
+                 else "quantization_config.quantization.quant_algo")
+        if in_file is not None:
+            field = f"{in_file} quantization.quant_algo"
+        raise UnmodelledError(f"{spec.path}: {field}: vLLM {shown_version} cannot load ModelOpt "
+                              f"{algo!r}: {late.advice()}")
