@@ -191,3 +191,14 @@ def test_without_block_size_nothing_changes() -> None:
     assert estimate(V32, "--gpu", "H100")["block_size"] == 64
     assert estimate(LLAMA, "--platform", "cpu", "--kv-budget-gib", "1")["block_size"] == 128
     assert estimate(V3, "--platform", "cpu", "--kv-budget-gib", "1")["block_size"] == 16
+
+
+def test_plan_search_refuses_rather_than_skipping() -> None:
+    # The refusal holds for every layout (UnmodelledError): `plan --disagg` says it in one line
+    # instead of finding no layout that fits; 48 is planned.
+    code, _, err = run("plan", "llama-3.1-8b", "--disagg", "--gpu", "H100", "--input-len", "4k",
+                       "--output-len", "512", "--block-size", "24")
+    assert code == 2 and "--block-size 24" in err and "multiples of 16" in err
+    code, _, err = run("plan", "llama-3.1-8b", "--disagg", "--gpu", "H100", "--input-len", "4k",
+                       "--output-len", "512", "--block-size", "48")
+    assert code == 0, err

@@ -39,16 +39,18 @@ vLLM refuses to start (issue 26: no wrong number with exit 0). Read from vLLM 0.
   kvplan cannot tell the host, so it refuses. Sparse attention: ``NotImplementedError("Sparse
   Attention is not supported on CPU.")``.
 
-The rule is checked on the block asked for where the backend is chosen by it (CUDA, ROCm) and
-on the block run (after raising for recurrent state) everywhere. Read in 0.32 only: an older
-version is held to the sizes every release's config/cache.py BlockSize listed as well.
+Refused as UnmodelledError: no layout would do (`kvplan plan`'s search re-raises it rather
+than skipping the layout). The rule is checked on the block asked for where the backend is
+chosen by it (CUDA, ROCm) and on the block run (after raising for recurrent state) everywhere.
+Read in 0.32 only: an older version is held to the sizes every release's config/cache.py
+BlockSize listed as well.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
 from kvplan.kv.kinds import IndexerCache, MLACache, RecurrentState
 
@@ -139,7 +141,7 @@ def check_block_size(caches: tuple[LayerCaches, ...], inputs: PlanInputs,
     for block in (*asked, config.block_size):
         if block % multiple:
             shown = "" if block == requested else f" (raised to {block} for recurrent state)"
-            raise InputError(
+            raise UnmodelledError(
                 f"--block-size {requested}{shown}: vLLM 0.32 on {platform.name} runs "
                 f"{_LABELS[kind]} only at multiples of {multiple} "
                 f"({_SOURCES[(platform.name, kind)]}): give {_nearest(block, multiple)}")
