@@ -155,6 +155,14 @@ class Platform:
     # vLLM's CPU backend (x86 with AVX512-BF16) keeps the SSM state in float32 unless a GDN
     # model is given bf16/fp16 explicitly (platforms/cpu.py).
     fp32_ssm_state: bool = False
+    # --block-size N as 0.32 takes it, by cache kind (kvplan.engines.vllm.block_size): N must be
+    # a multiple of this; None: this platform runs no such --block-size kvplan can size.
+    attention_block_multiple: int = 16
+    mla_block_multiple: int | None = 16
+    sparse_mla_block_multiple: int | None = 64
+    # The backend is chosen for the --block-size asked (CUDA, ROCm), or not at all (CPU: only
+    # the worker's kernel block, of the block after raising for recurrent state, is checked).
+    selects_backend_by_block: bool = True
 
 
 PLATFORMS: dict[str, Platform] = {
@@ -165,11 +173,13 @@ PLATFORMS: dict[str, Platform] = {
                      async_scheduling=True),
     # ROCm as logged in ROCm issue 5590 (granite-4.0-h-small: 528 = 33 x 16).
     "rocm": Platform(name="rocm", default_block=16, mla_block=16, kernel_block=16,
-                     async_scheduling=True),
+                     async_scheduling=True, sparse_mla_block_multiple=16),
     # vllm-cpu: block 128 (kernels take multiples of 32), the reference MLA backend 16; async
     # scheduling off; VLLM_CPU_KVCACHE_SPACE is the budget.
     "cpu": Platform(name="cpu", default_block=128, mla_block=16, kernel_block=32,
-                    async_scheduling=False, fp32_ssm_state=True),
+                    async_scheduling=False, fp32_ssm_state=True, attention_block_multiple=32,
+                    mla_block_multiple=None, sparse_mla_block_multiple=None,
+                    selects_backend_by_block=False),
 }
 
 

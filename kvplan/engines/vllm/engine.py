@@ -28,6 +28,7 @@ from kvplan.engines.launch import (
     layout_text,
 )
 from kvplan.engines.vllm.architectures import vllm_served_architecture
+from kvplan.engines.vllm.block_size import check_block_size
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
@@ -68,7 +69,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     check_sparse_mla_backend(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
-    return alloc.vllm_kv_config(
+    config = alloc.vllm_kv_config(
         caches, context=inputs.context if context is None else context,
         profile=alloc.vllm_profile(inputs.engine_version),
         platform=alloc.get_platform(inputs.platform), block_size=inputs.block_size,
@@ -76,6 +77,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         prefix_caching=inputs.prefix_caching,
         max_num_batched_tokens=inputs.max_num_batched_tokens,
         num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
+    check_block_size(caches, inputs, config)
+    return config
 
 
 class VllmEngine:
