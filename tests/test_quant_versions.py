@@ -297,3 +297,54 @@ def test_sglang_reads_modelopt_files_by_version() -> None:
     code, answer, err = estimate_json(kimi, "--engine", "sglang", "--engine-version", "0.5.1",
                                       "--kv-dtype", "fp8")
     assert code == 0 and answer["bytes_per_token"] == 61 * 576 == 35_136, err
+# Blind batch 7 (tests/data/blind26): EchoCog/gpt-oss-20b's config.json after its commit
+# 'Update config.json' (52971a1) changed quantization_config.quant_method mxfp4 -> gptq and kept
+# only modules_to_not_convert: no bits, group_size, desc_act or sym. vLLM 0.32 maps gptq to
+# AutoGPTQConfig (model_executor/layers/quantization/__init__.py), whose from_config
+# (auto_gptq.py) reads all four with get_from_keys: "Cannot find any of ['bits'] in the model's
+# quantization config." at start-up. kvplan had answered it (exit 0, AutoGPTQ's defaults).
+GPTQ_EDIT = str(DATA / "blind26" / "real" / "gpt-oss-20b-gptq-edit.json")
+GPTQ_EDIT_ORACLE = DATA / "oracle" / "gpt-oss-20b-gptq-edit"
+
+
+def test_gptq_config_without_its_keys_refused_in_one_line() -> None:
+    result = run("estimate", GPTQ_EDIT, "-c", "4096")
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"kvplan: error: {GPTQ_EDIT}: quantization_config.bits: missing: ")
+    assert "'gptq'" in line and "auto_gptq.py" in line
+    # SGLang is not decided by vLLM's config class.
+    assert run("estimate", GPTQ_EDIT, "-c", "4096", "--engine", "sglang").exit_code == 0
+
+
+@pytest.mark.parametrize(("name", "drop", "field"), [
+    # TheBloke/law-LLM-GPTQ (blind batch 6): bits, group_size, desc_act, sym all present.
+    ("law-llm-gptq", None, None), ("law-llm-gptq", "sym", "sym"),
+    ("law-llm-gptq", "desc_act", "desc_act"),
+    # TheBloke/CodeLlama-34B-AWQ (blind batch 6): bits, group_size, zero_point; AutoAWQConfig
+    # takes w_bit or bits, q_group_size or group_size, and zero_point (auto_awq.py from_config).
+    ("codellama-34b-awq", None, None), ("codellama-34b-awq", "zero_point", "zero_point"),
+    ("codellama-34b-awq", "bits", "w_bit")])
+def test_the_keys_vllm_reads_without_default(tmp_path: Path, name: str, drop: str | None,
+                                             field: str | None) -> None:
+    config = json.loads((DATA / "blind26" / "real" / f"{name}.json").read_text())
+    if drop is not None:
+        del config["quantization_config"][drop]
+    file = tmp_path / "config.json"
+    file.write_text(json.dumps(config))
+    result = run("estimate", str(file), "-c", "4096")
+    if field is None:
+        assert result.exit_code == 0, result.stderr
+    else:
+        assert result.exit_code == 2
+        assert f"quantization_config.{field}: missing" in result.stderr
+
+
+def test_oracle_case_records_vllm_refusing_the_gptq_edit() -> None:
+    (record,) = json.loads((GPTQ_EDIT_ORACLE / "results.json").read_text())
+    assert record["output"]["ok"] is False
+    assert "Cannot find any of ['bits']" in record["note"]
+    config = json.loads((GPTQ_EDIT_ORACLE / "config.json").read_text())
+    assert config["quantization_config"]["quant_method"] == "gptq"
+    result = run("estimate", str(GPTQ_EDIT_ORACLE / "config.json"), "-c", "8192")
+    assert result.exit_code == 2 and "quantization_config.bits: missing" in result.stderr

@@ -225,7 +225,15 @@ def main(table: list[Row] | None = None) -> str:
              "Mistral, Llama 1-3.2, Yi, OPT and SmolLM2; ten more (Qwen3-MoE fine-tunes, "
              "Phi-4 AWQ and MLX, Phi-3 MLX, bitsandbytes Phi-3 and Granite, OLMo fine-tunes) "
              "were frozen in a second commit (4fc1c5e) after the first 24 ran, no rule having "
-             "changed. Nothing came of it to fix: no rule was written after its runs.",
+             "changed. Nothing came of it to fix: no rule was written after its runs. Batch 7 "
+             "(commit 19b95f5) was frozen the same way, from hlky/dinoml_v2's _sources files "
+             "earlier batches did not take (byte-exact git blobs) and one GitHub copy of "
+             "gpt-oss-20b whose config.json was edited to quant_method gptq with none of GPTQ's "
+             "keys, weighted to architectures covered fewer than 4 times (multimodal and speech "
+             "wrappers, MLX / AWQ / FP8 / ONNX re-releases, MoE, SSMs). That copy was a wrong "
+             "answer with exit 0: vLLM 0.32 does not start on it (AutoGPTQConfig reads bits, "
+             "group_size, desc_act and sym without default); refused since (a gptq or awq config "
+             "missing a key vLLM reads without default) and marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -40,6 +40,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
     "olmocr-7b": {"vision_config": {"depth": 2}},
     "olmocr-2-7b-1025": {"vision_config": {"depth": 2}},
+    # A tiny-random test model (hidden 8, moe_intermediate 4): vLLM's CPU build finds no
+    # unquantized MoE backend for it ("No Unquantized MoE backend supports the deployment
+    # configuration"). Wider hidden and MLP sizes; the MLA cache fields (kv_lora_rank 2,
+    # qk_rope_head_dim 2) are kept. It still does not run ("invalid weight out features 2": the
+    # CPU linear kernels take no 2-wide projection); both runs are in its results.json.
+    "deepseek-v2-tiny-random": {"hidden_size": 256, "moe_intermediate_size": 256,
+                                "intermediate_size": 512},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.

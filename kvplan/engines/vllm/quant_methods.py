@@ -129,6 +129,30 @@ def _not_yet(arrived: Arrived | None, version: str | None) -> Arrived | None:
     return None
 
 
+# The keys vLLM's config class reads from a checkpoint's quantization_config with get_from_keys,
+# which has no default and raises "Cannot find any of [...] in the model's quantization config."
+# while the server builds its VllmConfig, before any weight is read (dummy weights too). Read in
+# vLLM 0.32 (model_executor/layers/quantization/__init__.py get_quantization_config maps gptq,
+# gptq_marlin and auto_gptq to AutoGPTQConfig, awq, awq_marlin and auto_awq to AutoAWQConfig;
+# auto_gptq.py from_config: bits, group_size, desc_act, sym; auto_awq.py from_config: w_bit or
+# bits, q_group_size or group_size, zero_point). kvplan's parser (kvplan.model.quant_config)
+# takes the AutoGPTQ / AutoAWQ defaults where a key is absent, which sizes a checkpoint vLLM does
+# not start on: blind batch 7's gpt-oss copy edited to quant_method gptq names none of them.
+# Applied to every release kvplan models; only 0.32's files were read.
+_GPTQ_KEYS = (("bits",), ("group_size",), ("desc_act",), ("sym",))
+_AWQ_KEYS = (("w_bit", "bits"), ("q_group_size", "group_size"), ("zero_point",))
+VLLM_REQUIRED_QUANT_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "gptq": _GPTQ_KEYS, "gptq_marlin": _GPTQ_KEYS, "auto_gptq": _GPTQ_KEYS,
+    "awq": _AWQ_KEYS, "awq_marlin": _AWQ_KEYS, "auto_awq": _AWQ_KEYS,
+}
+
+
+def _missing_key(method: str, qc: dict) -> tuple[str, ...] | None:
+    """The first key group of `method` with none of its names in `qc` (None: all there)."""
+    return next((names for names in VLLM_REQUIRED_QUANT_KEYS.get(method, ())
+                 if not any(name in qc for name in names)), None)
+
+
 def _removed(method: str, version: str | None) -> Removed | None:
     removed = VLLM_REMOVED_QUANT_METHODS.get(method)
     if removed is not None and version_key(version) >= removed.since:
@@ -163,6 +187,13 @@ def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
     method = quant_method(qc)
     where = (f"{spec.path}: quantization_config.quant_method" if in_file is None
              else f"{spec.path}: {in_file} quant_method")
+    missing = _missing_key(method, qc)
+    if missing is not None:
+        raise UnmodelledError(
+            f"{where.removesuffix('quant_method')}{missing[0]}: missing: vLLM reads a {method!r} "
+            f"config's {' or '.join(missing)} with no default (quantization "
+            f"{'auto_gptq.py' if 'gptq' in method else 'auto_awq.py'} from_config) and does not "
+            "start without it")
     removed = _removed(method, version)
     if removed is not None:
         raise UnmodelledError(
