@@ -10,7 +10,7 @@ Read (see each engine's kv_dtype.py for the lines):
   that dtype (utils/torch_utils.py kv_cache_dtype_str_to_dtype: ``model_config.dtype``).
 - SGLang, configs/model_config.py _get_and_verify_dtype (0.4.5-0.5.23): float16 and bfloat16
   kept, float32 (or none) -> float16, but bfloat16 for a model_type starting with "gemma";
-  model_runner.py configure_kv_cache_dtype: auto -> ``self.dtype``.
+  server_args.py forces bfloat16 for GptOssForCausalLM in MXFP4; model_runner.py configure_kv_cache_dtype: auto -> ``self.dtype``.
 - TensorRT-LLM, _torch/pyexecutor/_util.py: ``str_dtype_to_binding(torch_dtype_to_str(
   model_engine.dtype))`` without an fp8 / nvfp4 KV cache; _torch/model_config.py torch_dtype:
   ``pretrained_config.torch_dtype or torch.bfloat16``.
@@ -22,6 +22,7 @@ Configs (verbatim published config.json files):
   torch_dtype float16, 18 layers, 1 KV head of 256: 2 x 18 x 1 x 256 x 2 B = 18,432 B per token.
 - google/gemma-2-9b (tests/data/configs/gemma-2-9b.json): gemma2, float32.
 - chavinlo/alpaca-native (tests/data/configs/llama-7b-alpaca-native.json): llama, float32.
+- openai/gpt-oss-20b (tests/data/configs/gpt-oss-20b.json): no torch_dtype, quant_method mxfp4.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ LLAMA2 = str(DATA / "configs" / "llama-2-7b.json")
 GEMMA3_FP16 = str(DATA / "blind26" / "real" / "gemma3-270m-leetcode.json")
 GEMMA2_FP32 = str(DATA / "configs" / "gemma-2-9b.json")
 ALPACA_FP32 = str(DATA / "configs" / "llama-7b-alpaca-native.json")
+GPT_OSS = str(DATA / "configs" / "gpt-oss-20b.json")
 LLAMA2_BYTES = 2 * 32 * 32 * 128 * 2  # 524,288 (above)
 GEMMA3_BYTES = 2 * 18 * 1 * 256 * 2  # 18,432 (above)
 
@@ -66,6 +68,8 @@ def first(out: str) -> dict:
     # float32: vLLM downcasts to bfloat16; SGLang to float16, but bfloat16 for Gemma.
     (ALPACA_FP32, "vllm", "bf16"), (ALPACA_FP32, "sglang", "fp16"),
     (GEMMA2_FP32, "vllm", "bf16"), (GEMMA2_FP32, "sglang", "bf16"),
+    # No torch_dtype (float32), but SGLang's server_args.py forces bfloat16 for GPT-OSS in MXFP4.
+    (GPT_OSS, "vllm", "bf16"), (GPT_OSS, "sglang", "bf16"),
 ])
 def test_auto_is_the_model_dtype(path: str, engine: str, expected: str) -> None:
     spec = load_spec(path)

@@ -38,8 +38,13 @@ wheel (sglang==X from PyPI), python/sglang/srt/:
   release read, 0.4.5-0.5.23; 0.5.23 line 2284), with --dtype auto: hf_text_config's dtype /
   torch_dtype, float32 where absent; float32 becomes float16 ("Following the common practice,
   we use float16 for float32 models"), bfloat16 for a model_type starting with "gemma"; float16
-  and bfloat16 are kept. model_runner.py's auto (above) takes it: a float16 checkpoint's KV
-  cache is float16, and so is a float32 one's (2 B either way, as bf16).
+  and bfloat16 are kept. server_args.py then forces --dtype bfloat16 for some architectures,
+  whatever config.json says: GptOssForCausalLM with an mxfp4 quantization_config ("use bf16 for
+  mxfp4 triton kernels", 0.5.0rc0 on; 0.5.23 arg_groups/model_overrides/gpt_oss.py), and
+  MistralLarge3ForCausalLM / PixtralForConditionalGeneration (0.5.14 line 3508; 0.5.23
+  model_override_base.py MODEL_OVERRIDES), published in bfloat16 (kvplan does not tell them
+  apart). model_runner.py's auto (above) takes that dtype: a float16 checkpoint's KV cache is
+  float16, and so is a float32 one's (2 B either way, as bf16).
 - server_args.py --kv-cache-dtype choices: "auto", "fp8_e5m2", "fp8_e4m3" to 0.5.3; "bf16",
   "bfloat16" from 0.5.4 (line 1786); "fp4_e2m1" from 0.5.5.
 """
@@ -68,7 +73,10 @@ def sglang_model_dtype(spec: ModelSpec) -> str:
     """The 16-bit dtype SGLang computes `spec` in under --dtype auto, which its
     --kv-cache-dtype auto takes where nothing else decides (see the module): bf16 for a
     bfloat16 checkpoint, fp16 for a float16 one, and for a float32 one (or no dtype) fp16, but
-    bf16 for Gemma."""
+    bf16 for Gemma; bf16 for GPT-OSS in MXFP4 (server_args.py's override)."""
+    if spec.model_type == "gpt_oss" and (
+            spec.quantization_config or {}).get("quant_method") == "mxfp4":
+        return "bf16"
     if spec.weight_dtype in ("bf16", "fp16"):
         return spec.weight_dtype
     if spec.weight_dtype == "fp32":
