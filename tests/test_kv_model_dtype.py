@@ -10,7 +10,8 @@ Read (see each engine's kv_dtype.py for the lines):
   that dtype (utils/torch_utils.py kv_cache_dtype_str_to_dtype: ``model_config.dtype``).
 - SGLang, configs/model_config.py _get_and_verify_dtype (0.4.5-0.5.23): float16 and bfloat16
   kept, float32 (or none) -> float16, but bfloat16 for a model_type starting with "gemma";
-  server_args.py forces bfloat16 for GptOssForCausalLM in MXFP4; model_runner.py configure_kv_cache_dtype: auto -> ``self.dtype``.
+  server_args.py forces bfloat16 for GptOssForCausalLM in MXFP4; model_runner.py
+  configure_kv_cache_dtype: auto -> ``self.dtype``.
 - TensorRT-LLM, _torch/pyexecutor/_util.py: ``str_dtype_to_binding(torch_dtype_to_str(
   model_engine.dtype))`` without an fp8 / nvfp4 KV cache; _torch/model_config.py torch_dtype:
   ``pretrained_config.torch_dtype or torch.bfloat16``.
