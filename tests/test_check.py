@@ -196,7 +196,8 @@ def test_vllm_010_reads_the_new_names_over_the_deprecated() -> None:
     assert live.capacity == {"num_gpu_blocks": 102564}
     assert live.load.prefix_cache_queries == 32.0  # prefix_cache_queries_total, not gpu_*
     assert live.load.kv_usage == pytest.approx(9.75010481363281e-06)
-    assert live.settings["mem_fraction"] == 0.9 and live.settings["kv_dtype"] == "bf16"
+    # cache_dtype auto: the engine's own, resolved for the model by run_kv_dtype (not bf16).
+    assert live.settings["mem_fraction"] == 0.9 and live.settings["kv_dtype"] == "auto"
     assert "block_size" not in live.settings  # 16: vLLM's default, kvplan derives it
 
 

@@ -20,6 +20,7 @@ from kvplan._util.units import GiB
 from kvplan._util.versions import version_key
 from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.engines.base import ENGINE_AUTO, run_kv_dtype
 from kvplan.engines.context import default_context
 from kvplan.engines.live import EXACT, QUANTITIES, LiveDeployment, MeasuredError, live_reader
 
@@ -184,13 +185,36 @@ def compare(live_q: Mapping[str, float], predicted: Mapping[str, float], *,
     return out
 
 
+def _auto_resolved(spec: ModelSpec, live: LiveDeployment, stated: Mapping[str, Any],
+                   options: Mapping[str, Any]) -> LiveDeployment:
+    """`live` with a server's cache dtype ``auto`` as its engine runs it for `spec`
+    (kvplan.engines.base.run_kv_dtype: fp16 for a float16 checkpoint, the declared dtype where
+    one is), so that a stated --kv-dtype is compared with what the server runs; left ``auto``
+    where that is refused (the estimate then refuses it in one line)."""
+    if live.settings.get("kv_dtype") != ENGINE_AUTO:
+        return live
+    from dataclasses import replace
+
+    from kvplan.hardware.gpus import get_gpu
+
+    gpu = get_gpu(str(options["gpu"])) if options.get("gpu") else None
+    version = stated.get("engine_version") or live.settings.get("engine_version")
+    try:
+        kv, _ = run_kv_dtype(live.engine, spec, ENGINE_AUTO, version, gpu)
+    except InputError:
+        return live
+    return replace(live, settings={**live.settings, "kv_dtype": kv})
+
+
 def check_deployment(spec: ModelSpec, live: LiveDeployment, *, url: str,
                      stated: Mapping[str, Any], options: Mapping[str, Any]) -> CheckResult:
     """The plan for the deployment's settings (`stated` over the server's), compared with what
     the server allocated. `options` are further estimate_inputs keywords the server cannot
     state (gpu, gpu_mem_gib, platform, max_num_batched_tokens, weights_gib, ...)."""
     reader = live_reader(live.engine)
-    used, rows = used_settings(live, stated)
+    used, rows = used_settings(_auto_resolved(spec, live, stated, options), stated)
+    if live.settings.get("kv_dtype") == ENGINE_AUTO and "kv_dtype" not in stated:
+        used["kv_dtype"] = ENGINE_AUTO  # the estimate resolves it again, with its note
     budget_given = any(used.get(k) is not None for k in ("kv_cache_memory", "kv_budget_gib"))
     if not budget_given and options.get("gpu") is None and options.get("gpu_mem_gib") is None:
         raise InputError("--gpu: the server does not say its device; give --gpu or "

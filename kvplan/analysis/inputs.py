@@ -115,7 +115,7 @@ def estimate_inputs(
     and prefix-caching flags, --limit-mm-per-prompt and --vision-tower text); `engine_options`
     are PlanInputs fields, passed on as given. `kv_dtype` None or ENGINE_AUTO: the engine's
     default (kvplan.engines.base.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
-    else bf16)."""
+    else the model dtype)."""
     if gpu is not None and gpu_mem_gib is not None:
         raise InputError("--gpu and --gpu-mem-gib: give one, not both")
     if kv_cache_memory is not None:

@@ -14,7 +14,7 @@ from kvplan.analysis.inputs import build_inputs
 from kvplan.analysis.plan_types import Alternative, Candidate, Layout, Margin, PlanRequest
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.accuracy import measured_error
-from kvplan.engines.base import PlanInputs, supported_kv_dtypes
+from kvplan.engines.base import PlanInputs, planned_kv_dtypes, supported_kv_dtypes
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import scale_up_gpus
 from kvplan.model.attention import LatentAttention
@@ -120,7 +120,7 @@ def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | 
     context = req.context if context is None else context
     per_node = gpus_per_node or req.gpus_per_node
     max_gpus = max_gpus or req.gpus_per_node * req.nodes
-    dtypes = kv_dtypes or req.kv_dtypes or supported_kv_dtypes(req.engine, gpu)
+    dtypes = kv_dtypes or req.kv_dtypes or planned_kv_dtypes(req.engine, spec, gpu)
     best = closest = None
     searched = 0
 

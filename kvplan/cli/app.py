@@ -145,8 +145,8 @@ def estimate_cmd(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_or_auto_option, metavar="DTYPE",
         help="KV-cache element type: fp32, bf16, fp16, fp8, int8, int4, nvfp4; the engines' "
              "spellings too (fp8_e4m3, fp8_e5m2, bfloat16). auto (the default): the engine's "
-             "own, i.e. bf16, or for vLLM the KV dtype the checkpoint's quantization_config "
-             "declares.")] = ENGINE_AUTO,
+             "own, i.e. the model dtype (bf16; fp16 for a float16 checkpoint), or for vLLM the "
+             "KV dtype the checkpoint's quantization_config declares.")] = ENGINE_AUTO,
     block_size: Annotated[int | None, typer.Option(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (SGLang --page-size). Default: the engine's (vLLM 16 on "

@@ -50,8 +50,8 @@ def compare_cmd(
         help="KV-cache element type of every row: fp32, bf16, fp16, fp8, int8, int4, nvfp4 "
              "(fp8_e4m3, bfloat16 too). auto (the default): the one `kvplan estimate` takes "
              "for the model as published (vLLM's --kv-cache-dtype auto: the KV dtype the "
-             "checkpoint's quantization_config declares, else bf16), kept for every variant "
-             "so they differ in attention only.")] = ENGINE_AUTO,
+             "checkpoint's quantization_config declares, else the model dtype), kept for every "
+             "variant so they differ in attention only.")] = ENGINE_AUTO,
     block_size: Annotated[int, typer.Option("--block-size", min=1,
                                             help="Tokens per paged block.")] = 16,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,

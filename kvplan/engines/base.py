@@ -351,6 +351,11 @@ class EngineRules(Protocol):
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, caches the engine's pools are not modelled for."""
 
+    def model_dtype(self, spec: ModelSpec) -> str:
+        """The 16-bit dtype (bf16, fp16) the engine computes `spec` in under its --dtype auto,
+        which its --kv-cache-dtype auto takes where neither the checkpoint nor a rule of the
+        engine decides (fp16 for a float16 checkpoint)."""
+
     def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
                       gpu: GPU | None = None) -> tuple[str, str | None]:
         """The KV dtype the engine (`version`; None: the newest modelled) runs on `gpu` (None:
@@ -452,6 +457,14 @@ def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
     return dtypes
 
 
+def planned_kv_dtypes(engine: Engine, spec: ModelSpec, gpu: GPU | None) -> tuple[str, ...]:
+    """The KV dtypes `kvplan plan` searches for `spec` by default: `supported_kv_dtypes`, its
+    16-bit one named as the engine's model dtype (EngineRules.model_dtype: fp16 for a float16
+    checkpoint), so that a 16-bit plan is what the engine runs without a --kv-cache-dtype."""
+    model = engine.rules.model_dtype(spec)
+    return tuple(model if d == "bf16" else d for d in supported_kv_dtypes(engine, gpu))
+
+
 def check_kv_dtype(engine: Engine, kv_dtype: str, gpu: GPU | None) -> None:
     """Refuse, in one line, a KV dtype the engine cannot run (on this GPU)."""
     allowed = supported_kv_dtypes(engine, gpu)
@@ -484,7 +497,8 @@ def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_
     """The KV dtype `engine` (`version`; None: the newest) runs `spec` at on `gpu` (None: not
     named) when asked for `kv_dtype`, and the line saying the checkpoint or the engine chose it
     (None: nothing to say). None or ENGINE_AUTO: the engine's own default
-    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else bf16, but
+    (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else the model
+    dtype (EngineRules.model_dtype: bf16, fp16 for a float16 checkpoint), but
     fp8 for GLM-5 on SM 10.x and for DeepSeek's sparse attention on SM 12.x; SGLang
     and TensorRT-LLM where their code settles it, else they refuse to guess; SGLang's for
     DeepSeek's sparse attention by the GPU); any other dtype as the engine runs it when told

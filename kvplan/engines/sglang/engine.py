@@ -29,6 +29,7 @@ from kvplan.engines.sglang.kv_dtype import (
     check_sglang_quant_file,
     sglang_auto_kv_dtype,
     sglang_given_kv_dtype,
+    sglang_model_dtype,
     sglang_runnable_kv_dtypes,
 )
 from kvplan.engines.sglang.launch import sglang_launch
@@ -144,6 +145,9 @@ class SglangEngine:
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)
+
+    def model_dtype(self, spec: ModelSpec) -> str:
+        return sglang_model_dtype(spec)
 
     def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
                       gpu: GPU | None = None) -> tuple[str, str | None]:

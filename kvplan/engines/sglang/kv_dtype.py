@@ -34,6 +34,17 @@ wheel (sglang==X from PyPI), python/sglang/srt/:
   DeepseekV32ForCausalLM that transformers does not know to DeepseekV3ForCausalLM; from 0.5.12
   the list names it); GlmMoeDsaForCausalLM from 0.5.9, the first release with the model
   (models/glm4_moe.py EntryClass; earlier releases cannot load GLM-5).
+- The model dtype (`sglang_model_dtype`), configs/model_config.py _get_and_verify_dtype (every
+  release read, 0.4.5-0.5.23; 0.5.23 line 2284), with --dtype auto: hf_text_config's dtype /
+  torch_dtype, float32 where absent; float32 becomes float16 ("Following the common practice,
+  we use float16 for float32 models"), bfloat16 for a model_type starting with "gemma"; float16
+  and bfloat16 are kept. server_args.py then forces --dtype bfloat16 for some architectures,
+  whatever config.json says: GptOssForCausalLM with an mxfp4 quantization_config ("use bf16 for
+  mxfp4 triton kernels", 0.5.0rc0 on; 0.5.23 arg_groups/model_overrides/gpt_oss.py), and
+  MistralLarge3ForCausalLM / PixtralForConditionalGeneration (0.5.14 line 3508; 0.5.23
+  model_override_base.py MODEL_OVERRIDES), published in bfloat16 (kvplan does not tell them
+  apart). model_runner.py's auto (above) takes that dtype: a float16 checkpoint's KV cache is
+  float16, and so is a float32 one's (2 B either way, as bf16).
 - server_args.py --kv-cache-dtype choices: "auto", "fp8_e5m2", "fp8_e4m3" to 0.5.3; "bf16",
   "bfloat16" from 0.5.4 (line 1786); "fp4_e2m1" from 0.5.5.
 """
@@ -56,6 +67,21 @@ DSA_BY_GPU_SINCE = (0, 5, 3)  # server_args.py: fp8_e4m3 on SM10+ for DeepSeek's
 DSA_AUTO_ONLY_SINCE = (0, 5, 5)  # server_args.py: only auto switched, bfloat16 below SM10
 GLM_DSA_SINCE = (0, 5, 9)  # GlmMoeDsaForCausalLM: the model and its server_args.py entry
 GLM_DSA_MODEL_TYPE = "glm_moe_dsa"
+
+
+def sglang_model_dtype(spec: ModelSpec) -> str:
+    """The 16-bit dtype SGLang computes `spec` in under --dtype auto, which its
+    --kv-cache-dtype auto takes where nothing else decides (see the module): bf16 for a
+    bfloat16 checkpoint, fp16 for a float16 one, and for a float32 one (or no dtype) fp16, but
+    bf16 for Gemma; bf16 for GPT-OSS in MXFP4 (server_args.py's override)."""
+    if spec.model_type == "gpt_oss" and (
+            spec.quantization_config or {}).get("quant_method") == "mxfp4":
+        return "bf16"
+    if spec.weight_dtype in ("bf16", "fp16"):
+        return spec.weight_dtype
+    if spec.weight_dtype == "fp32":
+        return "bf16" if spec.model_type.startswith("gemma") else "fp16"
+    return "bf16"  # a quantized torch_dtype kvplan reads as bfloat16 (hf_config._dtype)
 
 
 def _dsa_rule(spec: ModelSpec, version: str | None, gpu: GPU | None) -> str | None:
@@ -91,8 +117,9 @@ def _dsa_note(dtype: str, gpu: GPU | None, version: str | None) -> str:
                else "--kv-dtype overrides"))
 
 
-def _model_dtype_note(field: str, dtype: str, why: str) -> str:
-    return (f"KV cache bf16: {field} declares {dtype}, but SGLang's default --kv-cache-dtype auto "
+def _model_dtype_note(spec: ModelSpec, field: str, dtype: str, why: str) -> str:
+    return (f"KV cache {sglang_model_dtype(spec)}: {field} declares {dtype}, but SGLang's default "
+            "--kv-cache-dtype auto "
             f"keeps the model dtype ({why}); --kv-dtype overrides")
 
 
@@ -108,17 +135,18 @@ def sglang_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None =
     if dsa is not None:
         return dsa, None
     declared = declared_kv_cache(spec)
+    model = sglang_model_dtype(spec)
     if declared is None:
-        return "bf16", None
+        return model, None
     field, dtype = declared
     if version_key(version) < AUTO_READS_CHECKPOINT_SINCE:
-        return "bf16", _model_dtype_note(field, dtype, f"model_runner.py before 0.5.3, here "
-                                         f"{version}")
+        return model, _model_dtype_note(spec, field, dtype, f"model_runner.py before 0.5.3, "
+                                        f"here {version}")
     if (spec.quantization_config or {}).get("quant_method") == "compressed-tensors":
-        return "bf16", _model_dtype_note(field, dtype, "model_runner.py reads only ModelOpt's "
-                                         "kv_cache_quant_algo")
+        return model, _model_dtype_note(spec, field, dtype, "model_runner.py reads only "
+                                        "ModelOpt's kv_cache_quant_algo")
     if dtype != "fp8":
-        return "bf16", _model_dtype_note(field, dtype, "model_runner.py takes only FP8")
+        return model, _model_dtype_note(spec, field, dtype, "model_runner.py takes only FP8")
     raise UnmodelledError(
         f"{field}: the checkpoint declares an {dtype} KV cache; SGLang's default --kv-cache-dtype "
         "auto takes it only where the model class keeps its quant_config (model_runner.py "
@@ -158,28 +186,32 @@ def sglang_kv_dtype_flag(kv_dtype: str, declared: str | None, version: str | Non
     """The --kv-cache-dtype flag that makes SGLang `version` run the planned `kv_dtype` (none:
     its auto runs it). fp8 is named always. A declared fp8 can turn auto away from the model
     dtype (from 0.5.3), and so does server_args.py for DeepSeek's sparse attention on SM10+
-    (`auto`: what auto runs there, see the module): a bf16 plan is then named bfloat16 from 0.5.4
-    and refused in 0.5.3, which has no bf16 choice (also for a compressed-tensors scheme, whose
-    fp8 auto would not take: the launch knows the declared dtype only)."""
+    (`auto`: what auto runs there, see the module), and auto runs the model dtype (fp16 for a
+    float16 checkpoint, `sglang_model_dtype`), not another 16-bit one: a bf16 plan is then named
+    bfloat16 from 0.5.4 and refused before, which has no bf16 choice (also for a
+    compressed-tensors scheme, whose fp8 auto would not take: the launch knows the declared
+    dtype only); any other (fp16, fp32) is refused, --kv-cache-dtype having no choice for it."""
     if kv_dtype == "fp8":
         return ("--kv-cache-dtype", "fp8_e4m3")
     key = version_key(version)
+    where = f"--engine sglang{' ' + version if version else ''}"
     if auto == "fp8" and key < DSA_AUTO_ONLY_SINCE:
-        raise InputError(f"--engine sglang{' ' + version if version else ''}: server_args.py "
-                         "sets an fp8 KV cache for DeepSeek's sparse attention on this GPU "
-                         "whatever --kv-cache-dtype says: give --kv-dtype fp8 or "
-                         "--engine-version 0.5.5 or newer")
-    if auto == "fp8":
-        return ("--kv-cache-dtype", "bfloat16")
-    if (declared != "fp8" and auto != "fp8") or key < AUTO_READS_CHECKPOINT_SINCE:
+        raise InputError(f"{where}: server_args.py sets an fp8 KV cache for DeepSeek's sparse "
+                         "attention on this GPU whatever --kv-cache-dtype says: give --kv-dtype "
+                         "fp8 or --engine-version 0.5.5 or newer")
+    declared_moves = declared == "fp8" and key >= AUTO_READS_CHECKPOINT_SINCE
+    if auto != "fp8" and not declared_moves and auto in (None, kv_dtype):
         return ()
     if kv_dtype == "bf16" and key >= BF16_CHOICE_SINCE:
         return ("--kv-cache-dtype", "bfloat16")
     newer = " or --engine-version 0.5.4 or newer" if kv_dtype == "bf16" else ""
-    raise InputError(f"--engine sglang{' ' + version if version else ''}: the checkpoint "
-                     f"declares an fp8 KV cache, which --kv-cache-dtype auto may take, and this "
-                     f"version's --kv-cache-dtype cannot name {kv_dtype} (server_args.py): give "
-                     f"--kv-dtype fp8{newer}")
+    if auto == "fp8" or declared_moves:
+        raise InputError(f"{where}: the checkpoint declares an fp8 KV cache, which "
+                         "--kv-cache-dtype auto may take, and this version's --kv-cache-dtype "
+                         f"cannot name {kv_dtype} (server_args.py): give --kv-dtype fp8{newer}")
+    raise InputError(f"{where}: --kv-cache-dtype auto runs the model dtype ({auto}, "
+                     "model_runner.py) and this version's --kv-cache-dtype cannot name "
+                     f"{kv_dtype} (server_args.py): give --kv-dtype {auto} or fp8{newer}")
 
 
 NULL_QUANT_ALGO_SINCE = (0, 5, 4)  # configs/model_config.py _parse_modelopt_quant_config

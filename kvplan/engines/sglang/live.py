@@ -24,10 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
-from kvplan.engines.base import Engine
+from kvplan.engines.base import Engine, asked_kv_dtype
 from kvplan.engines.live import (
     CapacityFacts,
     LiveDeployment,
@@ -97,7 +96,7 @@ class SglangLive:
                                   else "/v1/models max_model_len")
         dtype = info.get("kv_cache_dtype")
         if isinstance(dtype, str):
-            kv = KV_DTYPE_ALIASES.get(dtype.lower())
+            kv = asked_kv_dtype(dtype)  # auto: the engine's own (run_kv_dtype), not bf16
             if kv is None:
                 notes.append(f"kv_cache_dtype {dtype!r} is not one kvplan models: give "
                              "--kv-dtype")

@@ -33,6 +33,7 @@ from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
 from kvplan.engines.trtllm.kv_dtype import (
     trtllm_auto_kv_dtype,
     trtllm_given_kv_dtype,
+    trtllm_model_dtype,
     trtllm_runnable_kv_dtypes,
 )
 from kvplan.engines.trtllm.launch import trtllm_launch
@@ -124,6 +125,9 @@ class TrtllmEngine:
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
+
+    def model_dtype(self, spec: ModelSpec) -> str:
+        return trtllm_model_dtype(spec)
 
     def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
                       gpu: GPU | None = None) -> tuple[str, str | None]:

@@ -16,6 +16,14 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
 - pyexecutor/_util.py get_cache_size_per_token: 1 byte per element when quant_mode
   has_fp8_kv_cache, else 2.
 
+- Otherwise the KV cache takes the model dtype: pyexecutor/_util.py builds the KV cache manager
+  with ``kv_cache_dtype = str_dtype_to_binding(torch_dtype_to_str(model_engine.dtype))`` where
+  the checkpoint declares no fp8 / nvfp4 KV cache, and model_config.py ModelConfig.torch_dtype
+  is ``self.pretrained_config.torch_dtype or torch.bfloat16``: float16 for a float16
+  checkpoint, bfloat16 for a bfloat16 one or one without a dtype (`trtllm_model_dtype`; the
+  same 2 B). A float32 config.json: whether the LLM API's dtype auto downcasts it was not read;
+  kvplan sizes it at 2 B, named bf16, as before.
+
 So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
 checkpoint that declares a KV dtype cannot be run at 16 bits: auto takes the checkpoint's, and a
 16-bit kv_cache_config.dtype ("bf16", "bfloat16", "float16"; llmapi/llm_args.py
@@ -57,14 +65,20 @@ def _trtllm_declared(spec: ModelSpec) -> tuple[str, str] | None:
     return declared
 
 
+def trtllm_model_dtype(spec: ModelSpec) -> str:
+    """The 16-bit dtype TensorRT-LLM keeps `spec`'s KV cache in when the checkpoint declares
+    none (see the module): fp16 for a float16 checkpoint, else bf16."""
+    return "fp16" if spec.weight_dtype == "fp16" else "bf16"
+
+
 def trtllm_auto_kv_dtype(spec: ModelSpec) -> tuple[str, str | None]:
     """The KV dtype TensorRT-LLM runs `spec` at with kv_cache_config.dtype auto, and the line
-    saying the checkpoint chose it: fp8 where hf_quant_config.json declares it; bf16 where
-    nothing is declared; refused in one line for a KV dtype declared in config.json (see the
-    module)."""
+    saying the checkpoint chose it: fp8 where hf_quant_config.json declares it; the model's
+    16-bit dtype (`trtllm_model_dtype`) where nothing is declared; refused in one line for a
+    KV dtype declared in config.json (see the module)."""
     declared = _trtllm_declared(spec)
     if declared is None:
-        return "bf16", None
+        return trtllm_model_dtype(spec), None
     field, dtype = declared
     if spec.quantization_file is not None and dtype == "fp8":
         return "fp8", (f"KV cache fp8: {field} declares it, and TensorRT-LLM's default "
@@ -82,10 +96,17 @@ def trtllm_runnable_kv_dtypes(spec: ModelSpec) -> tuple[str, ...] | None:
     return None if declared is None else (declared[1],)
 
 
-def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None, field: str | None = None) -> None:
+def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None, auto: str | None = None,
+                          field: str | None = None) -> None:
     """Refuse, in one line, a KV dtype TensorRT-LLM cannot be told to run: one other than the
     one the checkpoint declares (`field`, where known; kv_cache_config.dtype takes only auto,
-    which uses the checkpoint's, fp8 and nvfp4; see the module)."""
+    which uses the checkpoint's, fp8 and nvfp4; see the module), or a 16/32-bit one other than
+    the model dtype its auto runs (`auto`, known: bf16 or fp16)."""
+    if (auto in ("bf16", "fp16") and kv_dtype in ("bf16", "fp16", "fp32")
+            and kv_dtype != auto):
+        raise InputError(f"--engine trtllm: kv_cache_config.dtype takes auto (the model dtype, "
+                         f"here {auto}), fp8 or nvfp4, so it cannot run a {kv_dtype} KV cache: "
+                         f"give --kv-dtype {auto}")
     if declared is not None and kv_dtype != declared:
         where = f"{field}: " if field else "--engine trtllm: the checkpoint "
         raise InputError(f"{where}declares an {declared} KV cache and "
@@ -100,5 +121,5 @@ def trtllm_given_kv_dtype(spec: ModelSpec, kv_dtype: str) -> tuple[str, str | No
     not only plan's launch, so estimate never sizes a bf16 cache the server cannot run."""
     declared = _trtllm_declared(spec)
     if declared is not None:
-        check_trtllm_kv_dtype(kv_dtype, declared[1], f"{spec.path}: {declared[0]}")
+        check_trtllm_kv_dtype(kv_dtype, declared[1], field=f"{spec.path}: {declared[0]}")
     return kv_dtype, None

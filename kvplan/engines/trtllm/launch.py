@@ -40,10 +40,11 @@ PORT = 8000  # trtllm-serve's default; replica i listens on PORT + i
 
 
 def _yaml(lay: LaunchLayout, s: LaunchSettings) -> str | None:
-    # Its auto is 16-bit unless the checkpoint declares the KV dtype (kv_dtype.py), also where
-    # only TensorRT-LLM reads that declaration (an hf_quant_config.json with quant_algo null).
-    checkpoint = s.auto_kv_dtype if s.auto_kv_dtype not in (None, "bf16") else None
-    check_trtllm_kv_dtype(s.kv_dtype, s.declared_kv_dtype or checkpoint)
+    # Its auto is the model's 16-bit dtype unless the checkpoint declares the KV dtype
+    # (kv_dtype.py), also where only TensorRT-LLM reads that declaration (an hf_quant_config.json
+    # with quant_algo null).
+    checkpoint = s.auto_kv_dtype if s.auto_kv_dtype not in (None, "bf16", "fp16") else None
+    check_trtllm_kv_dtype(s.kv_dtype, s.declared_kv_dtype or checkpoint, s.auto_kv_dtype)
     text = "enable_attention_dp: true\n" if lay.dp_attention else ""
     if s.kv_dtype == "fp8":
         text += ("kv_cache_config:\n"

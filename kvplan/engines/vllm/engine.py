@@ -34,6 +34,7 @@ from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
     sparse_mla_served,
     vllm_auto_kv_dtype,
+    vllm_model_dtype,
     vllm_runnable_kv_dtypes,
 )
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
@@ -151,10 +152,14 @@ class VllmEngine:
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Everything kvplan sizes is modelled for vLLM (kvplan.engines.vllm.alloc)."""
 
+    def model_dtype(self, spec: ModelSpec) -> str:
+        return vllm_model_dtype(spec)
+
     def auto_kv_dtype(self, spec: ModelSpec, version: str | None = None,
                       gpu: GPU | None = None) -> tuple[str, str | None]:
-        """--kv-cache-dtype auto: the checkpoint's declared KV dtype, else bf16, but fp8 for
-        GLM-5 on SM 10.x (kvplan.engines.vllm.kv_dtype)."""
+        """--kv-cache-dtype auto: the checkpoint's declared KV dtype, else the model dtype
+        (bf16, fp16 for a float16 checkpoint), but fp8 for GLM-5 on SM 10.x
+        (kvplan.engines.vllm.kv_dtype)."""
         return vllm_auto_kv_dtype(spec, version, gpu)
 
     def given_kv_dtype(self, spec: ModelSpec, kv_dtype: str, version: str | None = None,

@@ -1,6 +1,19 @@
 """vLLM's --kv-cache-dtype auto: the checkpoint's declared KV dtype, else the model's 16-bit
 dtype, except where vLLM's own rule for a model and GPU decides it. Read from vLLM 0.32
-(vllm/model_executor/models/config.py, engine/arg_utils.py):
+(vllm/model_executor/models/config.py, engine/arg_utils.py, config/model.py):
+
+- The model dtype (`vllm_model_dtype`), config/model.py _get_and_verify_dtype with --dtype auto:
+  ModelArchConfigConvertorBase.get_torch_dtype reads config.json's dtype / torch_dtype (float32
+  where absent; kvplan reads an absent one as float32 too, kvplan.sources.hf_config._dtype), and
+  _resolve_auto_dtype keeps it where the platform supports it, downcasts float32 to the
+  platform's first supported dtype (CUDA SM 8.0+ and ROCm: [bfloat16, float16, float32],
+  platforms/cuda.py / interface.py supported_dtypes), and falls back to that first dtype for
+  float16 on the model types _FLOAT16_NOT_SUPPORTED_MODELS lists (gemma2, gemma3, gemma3_text,
+  glm4: "Numerical instability"). So float16 -> float16, bfloat16 -> bfloat16, float32 ->
+  bfloat16 (a pooling model would take float16: kvplan plans generation only). cache_config's
+  auto is that dtype (utils/torch_utils.py kv_cache_dtype_str_to_dtype: ``return
+  model_config.dtype``): a float16 checkpoint's KV cache is float16, the same 2 B as bfloat16.
+  Below SM 8.0 (no preset has one) vLLM casts bfloat16 to float16; not modelled.
 
 - engine/arg_utils.py create_engine_config, utils/torch_utils.py
   resolve_kv_cache_dtype_string: auto takes the dtype the checkpoint's quantization_config
@@ -59,6 +72,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.model.spec import ModelSpec
 
+# config/model.py _FLOAT16_NOT_SUPPORTED_MODELS: --dtype auto runs these in bfloat16 even when
+# config.json says float16 (see the module).
+FLOAT16_NOT_SUPPORTED_MODEL_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4"})
 GLM_DSA_MODEL_TYPE = "glm_moe_dsa"  # GlmMoeDsaForCausalLM (vllm_registry.json)
 GLM_DSA_FP8_READ_IN = (0, 32)  # models/config.py GlmMoeDsaForCausalLM: the fp8 rule, as read
 GLM_DSA_FAMILY = 10  # is_device_capability_family(100): SM 10.x
@@ -142,6 +158,16 @@ def _glm_dsa_rule(spec: ModelSpec, version: str | None, gpu: GPU | None) -> str 
     return "fp8"
 
 
+def vllm_model_dtype(spec: ModelSpec) -> str:
+    """The 16-bit dtype vLLM 0.32 computes `spec` in under --dtype auto, which its
+    --kv-cache-dtype auto takes where nothing else decides (see the module): fp16 for a float16
+    checkpoint (but bf16 for the model types FLOAT16_NOT_SUPPORTED_MODEL_TYPES lists), else
+    bf16 (bfloat16, float32 or no dtype)."""
+    if spec.weight_dtype == "fp16" and spec.model_type not in FLOAT16_NOT_SUPPORTED_MODEL_TYPES:
+        return "fp16"
+    return "bf16"
+
+
 def vllm_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None = None
                        ) -> tuple[str, str | None]:
     """The KV dtype vLLM `version` runs `spec` at on `gpu` with --kv-cache-dtype auto, and the
@@ -166,4 +192,4 @@ def vllm_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None = N
         return "fp8", (f"KV cache fp8: vLLM's --kv-cache-dtype auto takes fp8_e4m3 for "
                        f"GlmMoeDsaForCausalLM on SM{major}{minor} ({gpu.name}; "
                        "models/config.py, SM 10.x only); --kv-dtype overrides")
-    return "bf16", None
+    return vllm_model_dtype(spec), None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from kvplan._util.errors import InputError
 from kvplan._util.versions import version_key
 from kvplan.engines.launch import (
     DRAFT_MODEL,
@@ -73,6 +74,19 @@ def vllm_running_cap(lay: LaunchLayout, concurrency: int) -> int:
     return -(-concurrency // lay.dp)
 
 
+# config/cache.py CacheDType (vLLM 0.32): the 16-bit spellings; it has no float32.
+CACHE_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+
+
+def _cache_dtype(kv_dtype: str) -> str:
+    """`kv_dtype` as --kv-cache-dtype spells it, or refuse in one line where it has none."""
+    if kv_dtype not in CACHE_DTYPES:
+        raise InputError(f"--kv-dtype {kv_dtype}: vLLM's --kv-cache-dtype cannot name it "
+                         "(config/cache.py CacheDType) and auto would run another dtype here: "
+                         "give --kv-dtype auto, bf16, fp16 or fp8")
+    return CACHE_DTYPES[kv_dtype]
+
+
 def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ...]:
     groups = [("--max-model-len", str(s.context), "--gpu-memory-utilization", f"{s.fraction:g}")]
     if s.kv_dtype == "fp8":
@@ -80,9 +94,10 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
     elif s.declared_kv_dtype not in (None, s.kv_dtype) or s.auto_kv_dtype not in (None,
                                                                             s.kv_dtype):
         # --kv-cache-dtype auto would take the checkpoint's declared dtype (engine/arg_utils.py
-        # resolve_kv_cache_dtype_string) or GLM-5's fp8 on SM 10.x (kvplan.engines.vllm.
-        # kv_dtype): a 16-bit plan names its dtype.
-        groups.append(("--kv-cache-dtype", "bfloat16"))
+        # resolve_kv_cache_dtype_string), GLM-5's fp8 on SM 10.x or the model dtype when the
+        # plan is the other 16-bit one (kvplan.engines.vllm.kv_dtype): a 16-bit plan names
+        # its dtype as config/cache.py CacheDType spells it.
+        groups.append(("--kv-cache-dtype", _cache_dtype(s.kv_dtype)))
     # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
     groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))
     if s.speculative_method is not None:

@@ -32,9 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError
-from kvplan.engines.base import Engine
+from kvplan.engines.base import Engine, asked_kv_dtype
 from kvplan.engines.live import (
     CapacityFacts,
     LiveDeployment,
@@ -144,7 +143,9 @@ class VllmLive:
             setting("context", max_len, str(max_len), "/v1/models max_model_len")
         dtype = labels.get("cache_dtype")
         if dtype is not None:
-            kv = KV_DTYPE_ALIASES.get(dtype.lower())
+            # auto: the engine's own, resolved for the model (kvplan.engines.base.run_kv_dtype:
+            # the checkpoint's declared dtype, else the model dtype), not bf16.
+            kv = asked_kv_dtype(dtype)
             if kv is None:
                 notes.append(f"cache_dtype {dtype!r} is not one kvplan models: give --kv-dtype")
             setting("kv_dtype", kv, f"cache_dtype {dtype}", f"{where} cache_dtype")
