@@ -96,6 +96,10 @@ class LaunchSettings:
     # What the engine's --kv-cache-dtype auto runs for the model on the plan's GPU (None: not
     # known; kvplan.engines.base.known_auto_kv_dtype): a plan at another dtype names its own.
     auto_kv_dtype: str | None = None
+    # The checkpoint's quantization as kvplan.model.spec.ModelSpec holds it (quantization_json,
+    # quantization_file: where it was read from), for an engine that must be told the method.
+    quantization_json: str | None = None
+    quantization_file: str | None = None
 
 
 def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:
