@@ -55,7 +55,9 @@ A ModelOpt NVFP4 checkpoint that SGLang claims for modelopt_fp4 only when starte
   until 0.5.10's ModelOptFp4Config.override_quantization_method also claims
   `quant_cfg["quant_method"] == "modelopt"`. With the flag, _verify_quantization accepts it
   (compatible_quantization_methods["modelopt_fp4"] == ["modelopt"]) and ModelOptFp4Config.
-  from_config reads both layouts.
+  from_config reads both layouts. (On ROCm, 0.5.3's PetitNvFp4Config.override_quantization_method
+  claims a "modelopt" checkpoint for petit_nvfp4 whatever --quantization says; the flag is
+  written for every GPU.)
 
 Not modelled (found, left open): ModelOpt's other quant_algo values (FP8_PER_CHANNEL_PER_TOKEN,
 FP8_PB_WO, W4A16_NVFP4, MIXED_PRECISION), whose handling changed between releases."""
