@@ -239,7 +239,7 @@ def test_sglang_load_time_bitsandbytes_follows_the_same_windows() -> None:
     assert run(*args, "--engine-version", "0.5.8").exit_code == 0
 
 
-def test_sglang_mxfp4_and_nvfp4_arrivals(tmp_path: Path) -> None:
+def test_sglang_mxfp4_and_nvfp4_arrivals() -> None:
     # mxfp4: not in 0.4.10.post2's registry (the wheel has no gpt-oss), in 0.5.0rc0's on CUDA
     # (sglang PR #8843).
     code, _, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.4.10.post2")
@@ -248,19 +248,16 @@ def test_sglang_mxfp4_and_nvfp4_arrivals(tmp_path: Path) -> None:
              "--engine-version 0.5.0rc0 or newer")
     code, answer, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.5.0rc0")
     assert code == 0 and answer["bytes_per_token"] == GPT_OSS_BYTES, err
-    # ModelOpt NVFP4 in the nested layout (nvidia/Qwen3-235B-A22B-NVFP4's hf_quant_config.json,
-    # here as config.json's quantization_config): modelopt_fp4 is registered from 0.4.5.post1
-    # (PR #3972); 0.4.5's ModelOptFp8Config raises "ModelOpt only supports static FP8".
-    config = json.loads((NVFP4 / "config.json").read_text())
-    config["quantization_config"] = json.loads((NVFP4 / "hf_quant_config.json").read_text())
-    file = tmp_path / "config.json"
-    file.write_text(json.dumps(config))
-    code, _, err = estimate_json(str(file), "--engine", "sglang", "--engine-version", "0.4.5",
+    # ModelOpt NVFP4 as nvidia/Qwen3-235B-A22B-NVFP4 ships it: hf_quant_config.json beside
+    # config.json. 0.4.5 never opens the file (refused by that rule first; its registry has no
+    # modelopt_fp4 either, sglang PR #3972: tests/test_sglang_nvfp4_flag.py); from 0.4.5.post1
+    # it loads (with --quantization modelopt_fp4 to 0.4.7.post1, the launch line's business).
+    code, _, err = estimate_json(str(NVFP4), "--engine", "sglang", "--engine-version", "0.4.5",
                                  "--kv-dtype", "fp8")
     assert code == 2
-    one_line(err, f"{file}: quantization_config.quant_method: SGLang 0.4.5 cannot load a "
-                  "'modelopt_fp4' checkpoint", "PR #3972", "--engine-version 0.4.5.post1")
-    code, answer, err = estimate_json(str(file), "--engine", "sglang", "--engine-version",
+    one_line(err, f"{NVFP4 / 'config.json'}: hf_quant_config.json beside it: SGLang 0.4.5 does "
+                  "not read the file", "--engine-version 0.4.5.post1")
+    code, answer, err = estimate_json(str(NVFP4), "--engine", "sglang", "--engine-version",
                                       "0.4.5.post1", "--kv-dtype", "fp8")
     assert code == 0 and answer["bytes_per_token"] == NVFP4_FP8_BYTES == 96_256, err
 

@@ -162,6 +162,8 @@ def _launch(spec: ModelSpec, req: DisaggRequest, role: str, cand: Candidate,
     launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=req.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
+        quantization_json=spec.quantization_json,
+        quantization_file=spec.quantization_file,
         auto_kv_dtype=known_auto_kv_dtype(req.engine, spec, req.engine_version, req.gpu),
         concurrency=max(1, concurrency), version=req.engine_version,
         extra_groups=connector.launch_groups(role, req.engine_version,

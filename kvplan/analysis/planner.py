@@ -59,6 +59,8 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
     launch = launch_for(spec, req.engine, cand.layout, LaunchSettings(
         context=cand.context, fraction=cand.mem_fraction, kv_dtype=cand.kv_dtype,
         declared_kv_dtype=declared_kv_dtype(spec),
+        quantization_json=spec.quantization_json,
+        quantization_file=spec.quantization_file,
         auto_kv_dtype=known_auto_kv_dtype(req.engine, spec, req.engine_version, cand.gpu),
         concurrency=req.concurrency, version=req.engine_version,
         speculative_method=req.extra.get("speculative_method"),

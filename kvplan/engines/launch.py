@@ -101,6 +101,10 @@ class LaunchSettings:
     # engine must be told to trust remote code is its rule.
     architectures: tuple[str, ...] = ()
     remote_code: bool = False
+    # The checkpoint's quantization as kvplan.model.spec.ModelSpec holds it (quantization_json,
+    # quantization_file: where it was read from), for an engine that must be told the method.
+    quantization_json: str | None = None
+    quantization_file: str | None = None
 
 
 def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:

@@ -17,6 +17,8 @@ argparse abbreviations).
 - KV dtype: `--kv-cache-dtype fp8_e4m3` for fp8; for a checkpoint that declares an fp8 KV cache,
   and for DeepSeek's sparse attention on SM10+ (where auto is fp8), a bf16 plan names
   `bfloat16` (kvplan.engines.sglang.kv_dtype.sglang_kv_dtype_flag).
+- `--quantization modelopt_fp4` for a ModelOpt NVFP4 checkpoint on the releases that start it
+  only so (kvplan.engines.sglang.quant_methods.sglang_quantization_flag).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from kvplan.engines.launch import (
     pack_replicas,
 )
 from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag
+from kvplan.engines.sglang.quant_methods import sglang_quantization_flag
 
 PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
 EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
@@ -64,7 +67,10 @@ def _speculative(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
 
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
-    groups = [("--context-length", str(s.context), "--mem-fraction-static", f"{s.fraction:g}")]
+    quant = sglang_quantization_flag(s.quantization_json, s.quantization_file, s.version)
+    groups = [quant] if quant else []
+    groups.append(("--context-length", str(s.context), "--mem-fraction-static",
+                   f"{s.fraction:g}"))
     flag = sglang_kv_dtype_flag(s.kv_dtype, s.declared_kv_dtype, s.version,
                                 s.auto_kv_dtype)
     if flag:

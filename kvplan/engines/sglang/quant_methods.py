@@ -43,15 +43,28 @@ quantization/modelopt_quant.py from_config):
 Post releases matter here (0.4.1.post5, 0.4.5.post1, 0.5.4.post2): versions compare by
 kvplan._util.versions.release_post_key.
 
-Not modelled (found, left open): before 0.5.4 no override claims a ModelOpt NVFP4 checkpoint
-for modelopt_fp4 on CUDA (0.5.3: only Petit's, on ROCm; _parse_quant_hf_config makes an
-hf_quant_config.json "modelopt"), so ModelOptFp8Config.from_config refuses NVFP4 ("only supports
-static FP8") unless SGLang is started with --quantization modelopt_fp4, which kvplan's launch
-line does not write; and ModelOpt's other quant_algo values (FP8_PER_CHANNEL_PER_TOKEN,
+A ModelOpt NVFP4 checkpoint that SGLang claims for modelopt_fp4 only when started with
+`--quantization modelopt_fp4` (sglang_quantization_flag; the launch line writes it):
+
+- hf_quant_config.json, 0.4.5.post1-0.4.7.post1: model_loader/weight_utils.py get_quant_config
+  hands the file to ModelOptFp8Config.from_config, which raises "ModelOpt only supports static
+  FP8" for quant_algo NVFP4; 0.4.8 checks `"FP4" in quant_algo` there and picks ModelOptFp4Config;
+  0.5.4 on, _parse_modelopt_quant_config maps it to modelopt_fp4.
+- config.json's flat quantization_config ({"quant_method": "modelopt", "quant_algo": "NVFP4"}),
+  0.5.1-0.5.9 and their post releases: "modelopt" wins and ModelOptFp8Config raises the same,
+  until 0.5.10's ModelOptFp4Config.override_quantization_method also claims
+  `quant_cfg["quant_method"] == "modelopt"`. With the flag, _verify_quantization accepts it
+  (compatible_quantization_methods["modelopt_fp4"] == ["modelopt"]) and ModelOptFp4Config.
+  from_config reads both layouts. (On ROCm, 0.5.3's PetitNvFp4Config.override_quantization_method
+  claims a "modelopt" checkpoint for petit_nvfp4 whatever --quantization says; the flag is
+  written for every GPU.)
+
+Not modelled (found, left open): ModelOpt's other quant_algo values (FP8_PER_CHANNEL_PER_TOKEN,
 FP8_PB_WO, W4A16_NVFP4, MIXED_PRECISION), whose handling changed between releases."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -105,6 +118,9 @@ SGLANG_QUANT_WINDOWS: dict[str, tuple[Window, ...]] = {
 
 QUANT_FILE_SINCE = (0, 4, 5, 0, 1)  # hf_quant_config.json detected (_parse_quant_hf_config)
 FLAT_MODELOPT_SINCE = (0, 5, 1, 0, 0)  # ModelOpt's flat quantization_config (from_config)
+# Where a ModelOpt NVFP4 checkpoint needs `--quantization modelopt_fp4`, by layout: [from, to).
+NVFP4_FLAG_FILE = ((0, 4, 5, 0, 1), (0, 4, 8, 0, 0))  # hf_quant_config.json (get_quant_config)
+NVFP4_FLAG_FLAT = ((0, 5, 1, 0, 0), (0, 5, 10, 0, 0))  # config.json's flat quantization_config
 
 
 def _why_not(method: str, version: str | None) -> str | None:
@@ -166,3 +182,24 @@ def check_sglang_quantization(spec: ModelSpec, load_quantization: str | None,
              else f"{spec.path}: {spec.quantization_file} quantization.quant_algo")
     raise UnmodelledError(f"{where}: {shown} cannot load a {method!r} checkpoint "
                           f"(layers/quantization/__init__.py QUANTIZATION_METHODS): {why}")
+
+
+def sglang_quantization_flag(quantization_json: str | None, quantization_file: str | None,
+                             version: str | None) -> tuple[str, ...]:
+    """`--quantization modelopt_fp4` where SGLang `version` (None: the newest) starts a ModelOpt
+    NVFP4 checkpoint only with it (the module's docstring: hf_quant_config.json on
+    0.4.5.post1-0.4.7.post1, a flat config.json quantization_config on 0.5.1-0.5.9), else ().
+    `quantization_json` / `quantization_file` as kvplan.model.spec.ModelSpec holds them."""
+    if quantization_json is None:
+        return ()
+    qc = json.loads(quantization_json)
+    if sglang_method(qc) != "modelopt_fp4":
+        return ()
+    if quantization_file is not None:
+        since, until = NVFP4_FLAG_FILE
+    elif not isinstance(qc.get("quantization"), Mapping):  # flat: {"quant_method": "modelopt"}
+        since, until = NVFP4_FLAG_FLAT
+    else:  # the nested layout inside config.json: not a layout ModelOpt writes; not read
+        return ()
+    key = release_post_key(version)
+    return ("--quantization", "modelopt_fp4") if since <= key < until else ()
