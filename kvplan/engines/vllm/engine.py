@@ -222,8 +222,11 @@ class VllmEngine:
                          block_size=config.block_size)
 
     def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
-        """vLLM raises the block for recurrent state: the effective one, as `estimate`."""
-        if not spec.num_recurrent_layers:
+        """The block vLLM runs, as `estimate`: raised for recurrent state, dense MLA's by GPU and
+        KV dtype, the sparse indexer's (kvplan.engines.vllm.block_size.default_block)."""
+        latent = isinstance(spec.attention, LatentAttention) and not (
+            spec.attention.decompressed_cache)
+        if not (spec.num_recurrent_layers or latent):
             return None
         return vllm_stage_config(spec, inputs).block_size
 
