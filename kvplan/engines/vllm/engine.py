@@ -318,7 +318,10 @@ class VllmEngine:
             "engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on start-up logs of "
             "older versions; --engine-version X.Y picks the newest profile at or below X.Y.",
             "Platforms: " + "; ".join(
-                f"{p.name}: block {p.default_block}, MLA {p.mla_block}, kernel alignment "
+                f"{p.name}: block {p.default_block}, MLA {p.mla_block}"
+                f"{' (no --gpu; by GPU and KV dtype: block_size.py)' if p.name == 'cuda' else ''}"
+                + (f", sparse MLA {p.sparse_mla_block}" if p.sparse_mla_block_multiple
+                   else ", no sparse MLA") + f", kernel alignment "
                 f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
                 for p in alloc.PLATFORMS.values()) + ".",
             "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and "
