@@ -56,7 +56,8 @@ validate_configuration: compute capability, kv_cache_dtype, supports_combination
 - any other (SM 8.x, 12.x; a head size outside 320/512/576 anywhere): TRITON_MLA (% 16) -> 16.
 No --gpu (no compute capability): Hopper's (SM 9.0). ROCm: TRITON_MLA 16 (dense), sparse 16
 (both backends take MultipleOf(16)); CPU: CPU_MLA 16 (dense), sparse refused as above. Read in
-0.32 only: an older version keeps 16 where 0.32 takes 16 and is refused elsewhere.
+0.32 only: an older version keeps kvplan's earlier 16 (FLASH_ATTN_MLA on Hopper at bf16, as
+PR #20665's log shows; not read for other GPUs or fp8: issue 26 keeps it open).
 
 Refused as UnmodelledError: no layout would do (`kvplan plan`'s search re-raises it rather
 than skipping the layout). The rule is checked on the block asked for where the backend is
@@ -144,14 +145,11 @@ def default_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: Plan
     att = spec.attention
     if platform.name != "cuda" or not isinstance(att, LatentAttention):
         return platform.mla_block
-    block = MLA_BACKEND_BLOCKS[cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability)]
     version = inputs.engine_version
-    if block != platform.mla_block and version is not None and version_key(version) < READ_IN:
-        raise UnmodelledError(
-            f"--engine-version {version}: which MLA backend, and so which block, this vLLM "
-            "picks on this GPU at this KV dtype was read in 0.32 only (0.32: "
-            f"{block}, platforms/cuda.py): give --block-size or --engine-version 0.32")
-    return block
+    if version is not None and version_key(version) < READ_IN:
+        # Not read before 0.32: kvplan keeps its earlier answer (Hopper's 16) there.
+        return platform.mla_block
+    return MLA_BACKEND_BLOCKS[cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability)]
 
 
 def mla_block_note(platform: str | None) -> str | None:
