@@ -144,7 +144,14 @@ def expected_row(spec, *, scheme: str, kv_dtype: str, context: int, batch: int, 
                  groups: int = 8) -> dict:
     """What `kvplan estimate` computes for one point (its CLI's defaults included)."""
     _, sized = scheme_spec(spec, scheme, groups=groups)
-    bs = block_size or engine.rules.default_block_size(PlanInputs(context=1, engine=engine))
+    # The engine's block as `estimate` takes it (vLLM: raised for recurrent state, dense MLA's
+    # by GPU and KV dtype, kvplan.engines.vllm.block_size): its own allocator's.
+    on = gpu_inputs(get_gpu(gpu)) if gpu is not None else {}
+    asked = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
+                       engine=engine, **{k: on[k] for k in ("platform", "compute_capability")
+                                         if k in on})
+    config = engine.rules.estimate_config(sized, asked)
+    bs = getattr(config, "block_size", None) or asked.resolved_block_size
     est = estimate(sized, context=context, batch=batch, kv_dtype=kv_dtype, block_size=bs, tp=tp)
     row = {"bytes_per_token": est.bytes_per_token, "bytes_per_sequence": est.bytes_per_sequence,
            "bytes_per_batch": est.bytes_per_batch, "block_size": bs}
@@ -153,7 +160,7 @@ def expected_row(spec, *, scheme: str, kv_dtype: str, context: int, batch: int, 
         mnbt = default_max_num_batched_tokens(preset.total_bytes, is_a100=preset.is_a100,
                                               engine=engine)
         plan = plan_capacity(sized, PlanInputs(
-            context=context, kv_dtype=kv_dtype, block_size=bs, tp=tp, engine=engine,
+            context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp, engine=engine,
             mem_fraction=mem_fraction, max_num_batched_tokens=mnbt, **gpu_inputs(preset)))
         row |= {"mem_fraction": plan.mem_fraction, "weights_bytes": plan.weights_bytes,
                 "reserve_bytes": plan.reserve_bytes, "kv_budget_bytes": plan.kv_budget_bytes,

@@ -46,6 +46,7 @@ def test_every_point_equals_plan_capacity(engine: Engine, model: str) -> None:
         plan = plan_capacity(sized, PlanInputs(
             context=int(row["context"]), kv_dtype=row["kv_dtype"], engine=engine,
             mem_fraction=float(row["mem_fraction"]), total_bytes=gpu.total_bytes,
+            platform=gpu.platform, compute_capability=gpu.compute_capability,
             max_num_batched_tokens=default_max_num_batched_tokens(
                 gpu.total_bytes, is_a100=gpu.is_a100, engine=engine)))
         got = (row["kv_budget_bytes"], row["num_blocks"], row["token_capacity"],

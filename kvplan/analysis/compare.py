@@ -165,7 +165,7 @@ class Comparison:
 
 def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", batch: int = 1,
                     groups: int | None = None, kv_lora_rank: int | None = None,
-                    rope_dim: int | None = None, block_size: int = 16, tp: int = 1,
+                    rope_dim: int | None = None, block_size: int | None = None, tp: int = 1,
                     gpu: GPU | None = None, share_layers: int = 1,
                     layout: Layout | None = None, efficiency: Efficiency | None = None,
                     draft_tokens: int = 0, acceptance: float | None = None,
@@ -175,7 +175,9 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     of them (the model's own sharing, if any, is replaced). With a `gpu`, each row also carries
     kvplan.perf.costmodel's predictions on `layout` (default: plain TP over `tp` ranks).
     `groups`: the GQA row's KV heads (refused when not a GQA layout of the model's heads);
-    None: 8, left out where it is not one."""
+    None: 8, left out where it is not one. `block_size` None: each row at the engine's default
+    block for its variant (vLLM: 16, MLA's by GPU and KV dtype, the sparse indexer's), as
+    `kvplan estimate` takes it."""
     if spec.layer_attention or spec.kind is AttentionKind.none:
         raise InputError(f"compare: {spec.id} has "
                          + ("attention shapes that differ by layer type" if spec.layer_attention
@@ -186,7 +188,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
         # Every scheme keeps the model's query heads; vLLM and SGLang need TP to divide them.
         raise InputError(f"--tp: {tp} does not divide num_attention_heads ({heads}) of "
                          f"{spec.id}; vLLM and SGLang refuse this layout")
-    if block_size < 1:
+    if block_size is not None and block_size < 1:
         raise InputError(f"--block-size: must be >= 1, got {block_size}")
     if groups is None:
         groups = DEFAULT_GQA_GROUPS
@@ -233,11 +235,19 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                 context=context, batch=batch, kv_dtype=kv_dtype,
                 mla_form=form or MLAForm.absorbed, **cost_kw))  # type: ignore[arg-type]
         max_requests = None
+        inputs = build_inputs(context=context, gpu=gpu, kv_dtype=kv_dtype,
+                              block_size=block_size, tp=tp, dp_attention=par.dp_attention)
+        block = block_size
         if gpu is not None:
-            capacity = plan_capacity(sized, build_inputs(
-                context=context, gpu=gpu, kv_dtype=kv_dtype, block_size=block_size, tp=tp,
-                dp_attention=par.dp_attention))
+            capacity = plan_capacity(sized, inputs)
             max_requests, fraction = capacity.max_requests, capacity.mem_fraction
+            block = block or capacity.requested_block_size
+        if block is None:
+            # The engine's block for this variant before any raising for recurrent state, as
+            # `kvplan estimate` sizes a sequence.
+            config = inputs.engine.rules.estimate_config(sized, inputs)
+            block = (config.requested_block_size if config is not None  # type: ignore[attr-defined]
+                     else inputs.resolved_block_size)
         rows.append(SchemeRow(
             scheme=label + (f" + CLA x{share_layers}" if share_layers > 1 else ""),
             native=_is_native(spec, attention, form),
@@ -246,7 +256,7 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
             elements_per_token_per_layer=sized.attention.elements_per_token(),
             bytes_per_token=caches.attention_bytes_per_token,
             ratio_vs_mha=caches.attention_bytes_per_token / mha_bytes,
-            bytes_per_request=int(caches.sequence_bytes(context, block_size)),
+            bytes_per_request=int(caches.sequence_bytes(context, block)),
             max_requests=max_requests,
             decode_flops_per_token=cost.decode_flops_per_token,
             attention_flops_per_token=cost.attention_flops_per_token,

@@ -77,7 +77,7 @@ def plan_curves(spec: ModelSpec, plan: dict[str, object], *, gpus: int) -> pd.Da
 
 
 def compare_curves(spec: ModelSpec, *, context: int, kv_dtype: str, tp: int, gpu: str | None,
-                   groups: int, block_size: int) -> pd.DataFrame:
+                   groups: int, block_size: int | None) -> pd.DataFrame:
     """`kvplan compare`'s schemes against context: max concurrency on `gpu`, else bytes per
     sequence (the sweep's `--scheme native,mha,gqa,mqa,mla`)."""
     from kvplan.analysis.sweep import scheme_spec

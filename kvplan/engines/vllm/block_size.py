@@ -39,6 +39,26 @@ vLLM refuses to start (issue 26: no wrong number with exit 0). Read from vLLM 0.
   kvplan cannot tell the host, so it refuses. Sparse attention: ``NotImplementedError("Sparse
   Attention is not supported on CPU.")``.
 
+With no --block-size (CacheConfig.block_size None; config/cache.py DEFAULT_BLOCK_SIZE 16):
+v1/attention/selector.py picks the backend with block None (every backend's supports_block_size
+passes it), then platforms/interface.py update_block_size_for_backend phase 1 sets the block to
+_preferred_block_size_for_backends: one backend, its get_preferred_block_size(16)
+(v1/attention/backend.py: 16 if the backend takes it, else the smallest of its kernel blocks);
+several (MLA + indexer), 16 if all take it, else the smallest lcm all take. Dense MLA on CUDA
+(`cuda_mla_backend`, platforms/cuda.py _get_backend_priorities, each backend's
+validate_configuration: compute capability, kv_cache_dtype, supports_combination):
+- SM 10.x: FLASHINFER_MLA (kernel blocks [32, 64], auto/bf16/fp8; supports_combination:
+  qk_nope_head_dim in [64, 128, 192]) -> 32. Otherwise TOKENSPEED_MLA (fp8 and qk_nope 128
+  only, so never here), CUTLASS_MLA ([128], any KV dtype; head size 320, 512 or 576,
+  mla_attention.py MLACommonBackend) -> 128.
+- SM 9.x: FLASH_ATTN_MLA (MultipleOf(16); kv_cache_dtype auto/float16/bfloat16 only) -> 16;
+  at fp8 FLASHMLA ([64], fp8 taken, ops/flashmla.py is_flashmla_dense_supported: Hopper) -> 64.
+- any other (SM 8.x, 12.x; a head size outside 320/512/576 anywhere): TRITON_MLA (% 16) -> 16.
+No --gpu (no compute capability): Hopper's (SM 9.0). ROCm: TRITON_MLA 16 (dense), sparse 16
+(both backends take MultipleOf(16)); CPU: CPU_MLA 16 (dense), sparse refused as above. Read in
+0.32 only: an older version keeps kvplan's earlier 16 (FLASH_ATTN_MLA on Hopper at bf16, as
+PR #20665's log shows; not read for other GPUs or fp8: issue 26 keeps it open).
+
 Refused as UnmodelledError: no layout would do (`kvplan plan`'s search re-raises it rather
 than skipping the layout). The rule is checked on the block asked for where the backend is
 chosen by it (CUDA, ROCm) and on the block run (after raising for recurrent state) everywhere.
@@ -53,11 +73,13 @@ from typing import TYPE_CHECKING
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
 from kvplan.kv.kinds import IndexerCache, MLACache, RecurrentState
+from kvplan.model.attention import LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import PlanInputs
     from kvplan.engines.vllm.alloc import Platform, VllmKVConfig
     from kvplan.kv.kinds import LayerCaches
+    from kvplan.model.spec import ModelSpec
 
 READ_IN = (0, 32)
 # Sizes in every older release's BlockSize Literal (config/cache.py: [1, 8, 16, 32, 64, 128],
@@ -82,6 +104,64 @@ _SOURCES = {
 }
 _LABELS = {"attention": "standard attention", "mla": "MLA",
            "sparse": "DeepSeek's sparse MLA (an indexer)"}
+
+
+# Dense MLA on CUDA, vLLM 0.32 (see the module): backend and its preferred block.
+HOPPER = (9, 0)  # no --gpu: the capability kvplan assumes
+FLASHINFER_MLA_QK_NOPE = (64, 128, 192)  # flashinfer_mla.py supports_combination
+MLA_COMMON_HEAD_SIZES = (320, 512, 576)  # mla_attention.py MLACommonBackend
+MLA_BACKEND_BLOCKS = {"FLASHINFER_MLA": 32, "CUTLASS_MLA": 128, "FLASH_ATTN_MLA": 16,
+                      "FLASHMLA": 64, "TRITON_MLA": 16}
+
+
+def cuda_mla_backend(att: LatentAttention, kv_dtype: str,
+                     capability: tuple[int, int] | None) -> str:
+    """The dense MLA backend vLLM 0.32 picks on CUDA with no --block-size (see the module)."""
+    major = (capability or HOPPER)[0]
+    head_size = att.kv_lora_rank + att.qk_rope_head_dim
+    if head_size in MLA_COMMON_HEAD_SIZES:
+        if major == 10:
+            return ("FLASHINFER_MLA" if att.qk_nope_head_dim in FLASHINFER_MLA_QK_NOPE
+                    else "CUTLASS_MLA")
+        if major == 9:
+            return "FLASHMLA" if kv_dtype == "fp8" else "FLASH_ATTN_MLA"
+    return "TRITON_MLA"
+
+
+def default_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInputs,
+                  platform: Platform) -> int:
+    """The block vLLM 0.32 runs these caches at when no --block-size is given (see the module),
+    before any raising for recurrent state; refused in one line where kvplan cannot size it."""
+    kind = _kind(caches)
+    if kind == "sparse":
+        if platform.sparse_mla_block_multiple is None:
+            raise UnmodelledError(
+                f"--platform {platform.name}: vLLM 0.32 runs no sparse MLA there "
+                "(DeepSeek-V3.2 / GLM-5: platforms/cpu.py get_attn_backend_cls, 'Sparse "
+                "Attention is not supported on CPU')")
+        return platform.sparse_mla_block
+    if kind != "mla":
+        return platform.default_block
+    att = spec.attention
+    if platform.name != "cuda" or not isinstance(att, LatentAttention):
+        return platform.mla_block
+    version = inputs.engine_version
+    if version is not None and version_key(version) < READ_IN:
+        # Not read before 0.32: kvplan keeps its earlier answer (Hopper's 16) there.
+        return platform.mla_block
+    return MLA_BACKEND_BLOCKS[cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability)]
+
+
+def mla_block_note(platform: str | None) -> str | None:
+    """What decides a dense MLA model's block on `platform` (see the module)."""
+    if platform == "cuda":
+        return ("MLA block: with no --block-size vLLM 0.32 takes its first MLA backend's "
+                "(platforms/cuda.py): FLASHINFER_MLA 32 on SM 10.x (B200), FLASH_ATTN_MLA 16 on "
+                "SM 9.x (H100) or FlashMLA 64 there at fp8 KV, TRITON_MLA 16 on SM 8.x and 12.x; "
+                "no --gpu: Hopper's. A --block-size given runs as given.")
+    if platform == "rocm":
+        return "MLA block: 16 (TRITON_MLA, platforms/rocm.py); a --block-size given runs as given."
+    return None
 
 
 def _kind(caches: tuple[LayerCaches, ...]) -> str | None:

@@ -28,7 +28,7 @@ from kvplan.engines.launch import (
     layout_text,
 )
 from kvplan.engines.vllm.architectures import vllm_served_architecture
-from kvplan.engines.vllm.block_size import check_block_size
+from kvplan.engines.vllm.block_size import check_block_size, default_block, mla_block_note
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
@@ -70,10 +70,12 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     check_sparse_mla_backend(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
+    platform = alloc.get_platform(inputs.platform)
+    block = inputs.block_size or default_block(caches, spec, inputs, platform)
     config = alloc.vllm_kv_config(
         caches, context=inputs.context if context is None else context,
         profile=alloc.vllm_profile(inputs.engine_version),
-        platform=alloc.get_platform(inputs.platform), block_size=inputs.block_size,
+        platform=platform, block_size=block,
         hybrid_manager=vllm_options(inputs).hybrid_kv_cache_manager,
         prefix_caching=inputs.prefix_caching,
         max_num_batched_tokens=inputs.max_num_batched_tokens,
@@ -122,7 +124,8 @@ class VllmEngine:
         return tokens, seqs
 
     def default_block_size(self, inputs: PlanInputs) -> int:
-        # 16 on CUDA; MLA backends force their own (FlashMLA 64, CUTLASS MLA 128): pass it.
+        # The platform's attention block; the model's own (MLA by GPU and KV dtype, the sparse
+        # indexer's) is block_size.default_block, as the plan reports it.
         return alloc.get_platform(inputs.platform).default_block
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
@@ -224,8 +227,11 @@ class VllmEngine:
                          block_size=config.block_size)
 
     def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
-        """vLLM raises the block for recurrent state: the effective one, as `estimate`."""
-        if not spec.num_recurrent_layers:
+        """The block vLLM runs, as `estimate`: raised for recurrent state, dense MLA's by GPU and
+        KV dtype, the sparse indexer's (kvplan.engines.vllm.block_size.default_block)."""
+        latent = isinstance(spec.attention, LatentAttention) and not (
+            spec.attention.decompressed_cache)
+        if not (spec.num_recurrent_layers or latent):
             return None
         return vllm_stage_config(spec, inputs).block_size
 
@@ -272,11 +278,12 @@ class VllmEngine:
 
     def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
         notes = []
-        if isinstance(spec.attention, LatentAttention) and spec.indexer is None:
-            # Dense MLA only: DeepSeek's sparse attention runs its indexer's 64-token block
+        note = mla_block_note(plan.platform)
+        if (isinstance(spec.attention, LatentAttention) and spec.indexer is None
+                and not spec.attention.decompressed_cache and note):
+            # Dense MLA only: DeepSeek's sparse attention runs its indexer's block
             # (plan.block_size), whatever the MLA backend.
-            notes.append("MLA block: 16 (FLASH_ATTN_MLA on Hopper); FlashMLA uses 64, CUTLASS "
-                         "MLA 128: pass --block-size to match.")
+            notes.append(note)
         notes.append(f"vLLM {plan.engine_version} rules, platform {plan.platform} "
                      "(see `kvplan engines`).")
         if plan.block_size != plan.requested_block_size and plan.state_padding_percent:
@@ -316,7 +323,10 @@ class VllmEngine:
             "engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on start-up logs of "
             "older versions; --engine-version X.Y picks the newest profile at or below X.Y.",
             "Platforms: " + "; ".join(
-                f"{p.name}: block {p.default_block}, MLA {p.mla_block}, kernel alignment "
+                f"{p.name}: block {p.default_block}, MLA {p.mla_block}"
+                f"{' (no --gpu; by GPU and KV dtype: block_size.py)' if p.name == 'cuda' else ''}"
+                + (f", sparse MLA {p.sparse_mla_block}" if p.sparse_mla_block_multiple
+                   else ", no sparse MLA") + f", kernel alignment "
                 f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
                 for p in alloc.PLATFORMS.values()) + ".",
             "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and "
