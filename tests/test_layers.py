@@ -13,10 +13,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
@@ -242,9 +242,17 @@ HYBRIDS = ["qwen3-next-80b-a3b", "nemotron-nano-9b-v2", "granite-4.0-h-small", "
        version=st.sampled_from(["0.10", "0.13", "0.19", "0.21", "0.32"]),
        prefix=st.sampled_from([None, True, False]))
 def test_requests_fit_the_pool(model, context, budget_mib, platform, version, prefix) -> None:
-    plan = plan_capacity(load_spec(model), plan_inputs(
-        context=context, kv_budget_bytes=budget_mib << 20, platform=platform,
-        engine_version=version, prefix_caching=prefix))
+    try:
+        plan = plan_capacity(load_spec(model), plan_inputs(
+            context=context, kv_budget_bytes=budget_mib << 20, platform=platform,
+            engine_version=version, prefix_caching=prefix))
+    except UnmodelledError as refused:
+        # Combinations vLLM does not start (each refusal has its own test): DeepSeek's sparse
+        # MLA on the CPU platform (test_vllm_mla_default_block), mxfp4 before vLLM 0.10.1
+        # (test_quant_versions). The property is about the answers kvplan gives.
+        assert (model, platform) == ("deepseek-v3.2", "cpu") or (
+            model == "gpt-oss-20b" and version == "0.10"), refused
+        assume(False)
     # Whole requests fit the blocks; the blocks fit the budget.
     assert plan.max_requests * plan.blocks_per_request <= plan.num_blocks
     stage = plan.stages[0]
