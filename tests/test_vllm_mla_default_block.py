@@ -17,11 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvplan.cli import app
 from kvplan.engines.vllm.block_size import cuda_mla_backend
 from kvplan.sources.hf_config import load_config
+from tests.test_vllm_block_size import estimate, refused, run
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 V3 = str(CONFIGS / "deepseek-v3.json")
@@ -29,23 +28,6 @@ V32 = str(CONFIGS / "deepseek-v3.2.json")  # V3's MLA + the indexer (128 + 4 B a
 LAYERS = 61
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def estimate(model: str, *extra: str) -> dict:
-    code, out, err = run("estimate", model, "--engine", "vllm", "-c", "4096", "-f", "json",
-                         *extra)
-    assert code == 0, err
-    return json.loads(out)
-
-
-def refused(model: str, *extra: str) -> str:
-    code, _, err = run("estimate", model, "--engine", "vllm", "-c", "4096", *extra)
-    errors = [line for line in err.splitlines() if line.startswith("kvplan: error:")]
-    assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
-    return errors[0]
 
 
 @pytest.mark.parametrize(("gpu", "kv_dtype", "block", "row_bytes"), [
