@@ -34,6 +34,9 @@ from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.run import setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.efficiency import Efficiency
+from kvplan.perf.mixed_step import MixedStepCost
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
 REPO = Path(__file__).resolve().parents[2]
@@ -44,6 +47,52 @@ _OUTPUT_SEED = 1
 _INPUT_SEED = 2
 # The figures compared: measured key -> kvplan's.
 PAIRS = (("ttft_ms_p50", "ttft_p50"), ("ttft_ms_p90", "ttft_p90"), ("tpot_ms_p50", "tpot_p50"))
+# Every fraction of the datasheet peaks at 1 and no overhead: the cost model as a lower bound on
+# a step's time (`work_bound_s`).
+PEAK = Efficiency(hbm=1.0, fp8_gemm_hbm=1.0, gemm=1.0, attention=1.0, kernel_floor_s=0.0,
+                  prefill_launch_s=0.0, layer_overhead_s=0.0)
+# A run's replayed prompts need more than this share of the measured elapsed time at the
+# datasheet peak: its replay does not match what ran (`what_differs`). Prefill at long context
+# reaches 0.6-0.7 of the peak at best (kvplan.perf.efficiency's GEMM and attention fractions).
+_FALSIFIED_AT = 0.8
+
+
+# Read after the set was first evaluated (no rule or constant changed: the figures are the
+# published ones, kvplan's as in the table above and the cost bench's, examples/cost-bench.md).
+FINDING = (
+    "What the misses are (read after the first evaluation; no rule was changed, so no row is "
+    "shaped). (1) Suite D's replay is not what ran: its assumed prompts (200 of about 28.7 K "
+    "tokens, drawn from the suite's stated distribution because the dataset file is not in the "
+    "stored snapshot) need more of the GPU than the measured run took, at every fraction of "
+    "the datasheet peak equal to 1 (last column): the RTX-5090 run would have had to run "
+    "faster than its peak, the A100 one at a share of it no long-context prefill reaches. "
+    "Fewer or shorter prompts, or prompts sharing a prefix, ran; its six levels measure the "
+    "assumption, and the set's medians less them are shown apart (a split made after the "
+    "evaluation, by this bound alone; it leaves the set's medians as they were, as many of "
+    "suite D's errors lying above them as below). (2) At the lowest QPS kvplan's p50 TTFT is "
+    "short by a near-constant time per host: 12-13 ms on the A100 host for the 8B models and "
+    "4.6 ms for the 0.5B one, 24-25 ms on the RTX-5090 host for the 8B ones and 26.5 ms for "
+    "the 0.5B one. On the RTX-5090 host the 0.5B model's batch-1 TPOT is 5.11 ms measured "
+    "against 1.83 ms on the A100 host (the cost bench's AccelMark interactive rows, 2.26 ms "
+    "predicted): that host spends several ms per step outside the GPU, which kvplan has no "
+    "cost for, and with two to three steps inside a TTFT it shows as the offset; the A100 "
+    "host's is smaller. Neither the runner (AsyncLLMEngine in the load generator's own "
+    "process, tokenizing in its input processor and detokenizing every step in its output "
+    "handler) nor vLLM's engine core gives a time for that work in code. (3) On the A100, "
+    "the measured p50 TPOT grows 13.2 -> 17.6 -> 22.3 ms from QPS 5 to 10 to 25 and above "
+    "(suites A and C), kvplan's 10.7 -> 11.3 -> 13-14 ms; at QPS 25 and above the runs took "
+    "22-26 s for 300 requests, what 128 seats (vLLM's default max_num_seqs for an engine "
+    "built in process) at about 22 ms a step give: the engine was saturated and queued (p90 "
+    "TTFT 4.3-10.2 s) where kvplan's, with steps 1.5x shorter, is not (p90 under 40 ms at "
+    "QPS 25). The cost bench has no A100 vLLM row above batch 8 (1.05-1.08 measured / "
+    "predicted at batch 1 and 8), so nothing held out shows the cost model short on the "
+    "A100 from a batch of about 16 up, as these runs do; on the RTX-5090 the saturated TPOT "
+    "matches (28.4-28.8 ms measured, 26.9-28.5 simulated). No code read here says why "
+    "(candidates not checked: FlashAttention-2's varlen kernel in mixed prefill-decode "
+    "batches, which packs the query heads of a KV head only when every query has length 1 "
+    "(flash_api.cpp `seqlenq_ngroups_swapped`); per-request CPU work in the engine core on "
+    "the EPYC 7742 host); a fraction fitted to these rows "
+    "would make them shaped, so none was set.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,12 +196,62 @@ def levels() -> tuple[Level, ...]:
     return tuple(lv for run in runs for lv in simulate(run, doc))
 
 
+def work_bound_s(run: dict, doc: dict) -> float:  # type: ignore[type-arg]
+    """Seconds to prefill one run's replayed prompts (`_lengths`) in chunks of the run's
+    max_num_batched_tokens at the GPU's datasheet peaks (`PEAK`): a lower bound on the time
+    the engine needs for one run of any QPS level, whatever the batching."""
+    spec = load_spec(str(REPO / run["model"]))
+    cost = MixedStepCost(spec, get_gpu(run["gpu"]), eff=PEAK)
+    budget = run["max_num_batched_tokens"]
+    total = 0.0
+    for prompt, _ in _lengths(run, doc):
+        for start in range(0, prompt, budget):
+            total += cost.seconds(decode_contexts=[], chunks=[(start, min(budget, prompt - start))])
+    return total
+
+
+@functools.cache
+def falsified() -> frozenset[str]:
+    """The runs whose replayed prompts cannot have been what ran: at the datasheet peak they
+    need more than `_FALSIFIED_AT` of the shortest measured elapsed time of a run."""
+    doc, runs = load()
+    return frozenset(r["id"] for r in runs if work_bound_s(r, doc) > _FALSIFIED_AT * min(
+        m["elapsed_seconds_median"] for m in r["measured"]))
+
+
 def _err(lv: Level, measured: str, simulated: str) -> float:
     return lv.simulated[simulated] / lv.measured[measured] - 1
 
 
 def _median(part: list[Level], measured: str, simulated: str) -> str:
     return f"{statistics.median(abs(_err(lv, measured, simulated)) for lv in part):.1%}"
+
+
+def what_differs(runs: list[dict], doc: dict, part: list[Level]) -> None:  # type: ignore[type-arg]
+    """Per run: the p50 TTFT kvplan misses at its lowest QPS (a near-constant offset points
+    to a per-request cost), the p50 TPOT ratio at its lowest and highest QPS (a growth with
+    load to the step time), and the replayed prompts' prefill at the datasheet peak over the
+    shortest measured elapsed time of a run (above 1: the replay cannot be what ran)."""
+    print("\nWhat differs, per run: the lowest QPS level's p50 TTFT gap (measured - simulated, "
+          "and that over the measured p50 TPOT), the p50 TPOT measured / simulated at the "
+          "lowest and the highest level, and the replayed prompts' prefill time at the "
+          "datasheet peaks (kvplan's cost model with every efficiency 1, no overhead; "
+          "chunks of max_num_batched_tokens) over the shortest measured elapsed time of one "
+          "run of a level.\n")
+    print("| run | lowest QPS | TTFT p50 gap ms | in measured TPOTs | TPOT measured / "
+          "simulated, lowest QPS | same, highest QPS | prefill at peak / elapsed |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for run in runs:
+        mine = [lv for lv in part if lv.run_id == run["id"]]
+        low, high = mine[0], mine[-1]
+        gap = low.measured["ttft_ms_p50"] - low.simulated["ttft_p50"]
+        elapsed = min(m["elapsed_seconds_median"] for m in run["measured"])
+        print(f"| {run['id']} | {low.qps:g} | {gap:+,.1f} | "
+              f"{gap / low.measured['tpot_ms_p50']:+.2f} | "
+              f"{low.measured['tpot_ms_p50'] / low.simulated['tpot_p50']:.2f} | "
+              f"{high.measured['tpot_ms_p50'] / high.simulated['tpot_p50']:.2f} | "
+              f"{work_bound_s(run, doc) / elapsed:.2f} |")
+    print(f"\n{FINDING}")
 
 
 def print_per_set() -> None:
@@ -162,6 +261,10 @@ def print_per_set() -> None:
     print(f"| blind2 (AccelMark, p50s) | all | {len(part)} | "
           f"{_median(part, 'ttft_ms_p50', 'ttft_p50')} | "
           f"{_median(part, 'tpot_ms_p50', 'tpot_p50')} | - |")
+    kept = [lv for lv in part if lv.run_id not in falsified()]
+    print(f"| blind2 (AccelMark, p50s), less the replays the work bound falsifies | all | "
+          f"{len(kept)} | {_median(kept, 'ttft_ms_p50', 'ttft_p50')} | "
+          f"{_median(kept, 'tpot_ms_p50', 'tpot_p50')} | - |")
     for run_id in dict.fromkeys(lv.run_id for lv in part):
         mine = [lv for lv in part if lv.run_id == run_id]
         print(f"| blind2 (AccelMark, p50s) | {run_id} | {len(mine)} | "
@@ -184,6 +287,9 @@ def print_section() -> None:
     print("|---|---:|---:|---:|---:|")
     print(f"| blind2 | {len(part)} | " + " | ".join(_median(part, m, s) for m, s in PAIRS)
           + " |")
+    kept = [lv for lv in part if lv.run_id not in falsified()]
+    print(f"| blind2, less the falsified replays | {len(kept)} | "
+          + " | ".join(_median(kept, m, s) for m, s in PAIRS) + " |")
     for gpu in dict.fromkeys(r["gpu"] for r in runs):
         ids = {r["id"] for r in runs if r["gpu"] == gpu}
         mine = [lv for lv in part if lv.run_id in ids]
@@ -199,6 +305,7 @@ def print_section() -> None:
               f"{s['tpot_p50']:.2f} | "
               + " | ".join(f"{_err(lv, a, b):+.1%}" for a, b in PAIRS)
               + f" | {lv.preemptions:,} |")
+    what_differs(runs, doc, part)
     print("\nSources (result.json at AccelMark commit 5797fc4):\n")
     for r in runs:
         print(f"- {r['id']}: {r['result']} ({r['model_id']}, {r['gpu_reported']}, vLLM "
