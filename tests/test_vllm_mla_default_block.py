@@ -4,6 +4,8 @@ platforms/cuda.py _get_backend_priorities (the MLA lists by compute capability),
 platforms/interface.py update_block_size_for_backend / _preferred_block_size_for_backends,
 v1/attention/backend.py get_preferred_block_size (16 if the backend takes it, else its smallest
 kernel block), and v1/attention/backends/mla/*.py (kernel blocks, KV dtypes, capabilities).
+Older releases (0.10.0 to 0.31.0, each PyPI wheel read where the code changes): the rows of
+block_size.MLA_BLOCK_RULES, cited line by line below.
 
 By hand from DeepSeek-V3's config (tests/data/configs/deepseek-v3.json: 61 layers,
 kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128): the latent row is 512 + 64 = 576
@@ -18,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from kvplan.engines.vllm.block_size import cuda_mla_backend
+from kvplan.engines.vllm.block_size import MLA_BLOCK_RULES, cuda_mla_backend, mla_block_rule
+from kvplan.engines.vllm.engine import VllmEngine
+from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.hf_config import load_config
 from tests.test_vllm_block_size import estimate, refused, run
 
@@ -90,10 +94,120 @@ def test_sparse_mla_on_cpu_is_refused_without_block() -> None:
     assert "runs no sparse MLA" in line and "--platform cpu" in line
 
 
-def test_older_versions_keep_16() -> None:
-    # Read in 0.32 only: an older version keeps kvplan's earlier 16 (see block_size.py).
-    assert estimate(V3, "--gpu", "B200", "--engine-version", "0.11")["block_size"] == 16
-    assert estimate(V3, "--gpu", "H100", "--engine-version", "0.11")["block_size"] == 16
+# Older releases (issue 26), each row read in that release's PyPI wheel (block_size.py
+# MLA_BLOCK_RULES gives every file and line). DeepSeek-V3 at --kv-budget-gib 10 (10,737,418,240
+# B): a block of B tokens is 61 x B x 1,152 B at bf16 (576 B at fp8), num_blocks = budget // it:
+# B 16: 1,124,352 B -> 9,549; 32: 2,248,704 B -> 4,774; 64: 4,497,408 B -> 2,387;
+# 128: 8,994,816 B -> 1,193; 64 at fp8: 2,248,704 B -> 4,774.
+@pytest.mark.parametrize(("version", "gpu", "extra", "block", "num_blocks"), [
+    # 0.10.0 platforms/cuda.py:152-170: FlashMLA forced to 64 where is_flashmla_supported
+    # (attention/ops/flashmla.py:29, SM 9.x only); nothing on B200 (TRITON_MLA, 16).
+    ("0.10.0", "H100", (), 64, 2_387), ("0.10.0", "B200", (), 16, 9_549),
+    # 0.10.1 cuda.py:152 is_device_capability(100) -> CUTLASS_MLA, :175 forced to 128; B300 is
+    # SM 10.3, not 10.0: TRITON_MLA's 16.
+    ("0.10.1", "B200", (), 128, 1_193), ("0.10.1", "B300", (), 16, 9_549),
+    # Until 0.11.0 any other block is replaced (cuda.py:163 'block_size != 64'), even a given
+    # one; from 0.11.1 only a non-multiple (cuda.py:207 'block_size % 64 != 0').
+    ("0.11.0", "H100", ("--block-size", "128"), 64, 2_387),
+    ("0.11.1", "H100", ("--block-size", "128"), 128, 1_193),
+    ("0.12", "H100", ("--block-size", "16"), 64, 2_387),
+    # 0.13.0 cuda.py:185 is_device_capability_family(100): B300 too.
+    ("0.13", "B300", (), 128, 1_193),
+    # 0.15.0 cuda.py:192 qk_nope_head_dim == 128 -> FLASHINFER_MLA, :234 forced to 64 (it
+    # keeps 32 or a multiple of 64).
+    ("0.15", "B200", (), 64, 2_387), ("0.17", "B200", ("--block-size", "32"), 32, 4_774),
+    ("0.17", "A100-80GB", (), 16, 9_549),
+    # 0.18.0: no forcing (platforms/interface.py:427 update_block_size_for_backend); the 0.32
+    # priorities: FLASH_ATTN_MLA 16 on Hopper, FlashMLA 64 at fp8, FLASHINFER_MLA 32 on SM 10.x.
+    ("0.18", "H100", (), 16, 9_549), ("0.18", "H100", ("--kv-dtype", "fp8"), 64, 4_774),
+    ("0.19", "B200", (), 32, 4_774), ("0.25", "B300", (), 32, 4_774),
+])
+def test_older_releases_by_hand(version: str, gpu: str, extra: tuple[str, ...], block: int,
+                                num_blocks: int) -> None:
+    est = estimate(V3, "--gpu", gpu, "--engine-version", version, "--kv-budget-gib", "10",
+                   *extra)
+    assert est["block_size"] == block
+    assert est["num_blocks"] == num_blocks
+    assert est["num_blocks"] == 10 * 2**30 // est["bytes_per_block"]
+
+
+def test_backend_by_release() -> None:
+    att = load_config(CONFIGS / "deepseek-v3.json")[0].attention
+    glm = load_config(CONFIGS / "glm-4.7-flash.json")[0].attention  # qk_nope_head_dim 192
+    assert mla_block_rule("0.11").since == (0, 10, 2, 0)  # 0.11 is 0.11.0
+    assert mla_block_rule("0.10.1.1").since == (0, 10, 1, 0)
+    assert mla_block_rule(None) == MLA_BLOCK_RULES[-1]
+    assert [r.since for r in MLA_BLOCK_RULES] == sorted(r.since for r in MLA_BLOCK_RULES)
+    # 0.15-0.17 force FLASHINFER_MLA for qk_nope_head_dim 128 alone (cuda.py:192): GLM-4.7-Flash
+    # gets CUTLASS_MLA; 0.18.x's FLASHINFER_MLA takes [64, 128] (flashinfer_mla.py:87), 0.19
+    # [64, 128, 192].
+    assert cuda_mla_backend(att, "bf16", (10, 0), "0.15") == "FLASHINFER_MLA"
+    assert cuda_mla_backend(glm, "bf16", (10, 0), "0.15") == "CUTLASS_MLA"
+    assert cuda_mla_backend(glm, "bf16", (10, 0), "0.18") == "CUTLASS_MLA"
+    assert cuda_mla_backend(glm, "bf16", (10, 0), "0.19") == "FLASHINFER_MLA"
+    # Head size 512 (kv_lora_rank 448): MLACommonBackend takes it from 0.30 (mla_attention.py
+    # :1596), so before that only TRITON_MLA runs it on B200.
+    odd = replace(att, kv_lora_rank=448)
+    assert cuda_mla_backend(odd, "bf16", (10, 0), "0.29") == "TRITON_MLA"
+    assert cuda_mla_backend(odd, "bf16", (10, 0), "0.30") == "FLASHINFER_MLA"
+
+
+@pytest.mark.parametrize(("version", "gpu"), [
+    ("0.10.1", "H100"), ("0.10.0", "B200"), ("0.10.1", "B200"), ("0.12", "B300"),
+    ("0.17", "L40S"), ("0.17", "RTX-5090"), ("0.17", "MI300X"),
+])
+def test_fp8_without_an_fp8_backend_is_refused(version: str, gpu: str) -> None:
+    # triton_mla.py:69 (0.10.x-0.11.0) 'TritonMLA V1 with FP8 KV cache not yet supported', then
+    # kv dtypes ['auto'(, 'bfloat16')] until 0.18; flashmla.py:149/171 and cutlass_mla.py:113
+    # likewise in 0.10.0-0.10.1.
+    line = refused(V3, "--gpu", gpu, "--engine-version", version, "--kv-dtype", "fp8")
+    assert "--kv-dtype fp8" in line and "takes no fp8 KV cache" in line
+
+
+def test_fp8_where_a_backend_takes_it() -> None:
+    # FlashMLA fp8 from 0.10.2 (64), CUTLASS_MLA fp8 from 0.10.2 (128), TRITON_MLA from 0.18.
+    assert estimate(V3, "--gpu", "H100", "--engine-version", "0.10.2", "--kv-dtype",
+                    "fp8")["block_size"] == 64
+    assert estimate(V3, "--gpu", "B200", "--engine-version", "0.12", "--kv-dtype",
+                    "fp8")["block_size"] == 128
+    assert estimate(V3, "--gpu", "RTX-5090", "--engine-version", "0.18", "--kv-dtype",
+                    "fp8")["block_size"] == 16
+
+
+def test_plan_searches_bf16_alone_where_fp8_does_not_start() -> None:
+    # `kvplan plan` asks runnable_kv_dtypes, so it neither refuses nor offers fp8 there.
+    v3 = load_config(CONFIGS / "deepseek-v3.json")[0]
+    rules = VllmEngine()
+    assert rules.runnable_kv_dtypes(v3, "0.10.1", get_gpu("H100")) == ("bf16",)
+    assert rules.runnable_kv_dtypes(v3, "0.17", get_gpu("L40S")) == ("bf16",)
+    assert rules.runnable_kv_dtypes(v3, "0.11", get_gpu("H100")) is None
+    assert rules.runnable_kv_dtypes(v3, "0.18", get_gpu("MI300X")) is None
+
+
+def test_sparse_mla_by_release() -> None:
+    # CUDA: 64 in every release; before 0.18 forced even when given (cuda.py:229 in 0.11.1,
+    # :270 in 0.17.1: 'block_size != 64'); from 0.18 the indexer's [64] (built before the MLA
+    # layer in deepseek_v2.py, so the first backend update_block_size_for_backend reads).
+    assert estimate(V32, "--gpu", "H100", "--engine-version", "0.15", "--block-size",
+                    "128")["block_size"] == 64
+    assert estimate(V32, "--gpu", "B200", "--engine-version", "0.19")["block_size"] == 64
+    # ROCm: not before 0.18 (rocm.py: 0.11.0 :201 'Sparse Attention is not supported on ROCm',
+    # 0.12.0 :228 'assert block_size == 1'); 16 from 0.18 (rocm.py:707, indexer.py:40 [1]).
+    assert "from 0.18" in refused(V32, "--gpu", "MI300X", "--engine-version", "0.17")
+    assert estimate(V32, "--gpu", "MI300X", "--engine-version", "0.18")["block_size"] == 16
+
+
+def test_mla_hybrid_before_032_keeps_16() -> None:
+    # Kimi-Linear (MLA + KDA): the MLA block before 0.32 was not read; kvplan keeps 16 before
+    # raising it for the state, and the note says so.
+    code, out, err = run("estimate", str(CONFIGS / "kimi-linear-48b-a3b.json"), "--gpu", "H100",
+                         "--engine-version", "0.13", "-c", "4096", "-f", "json")
+    assert code == 0, err
+    assert json.loads(out)["requested_block_size"] == 16
+    code, out, err = run("estimate", str(CONFIGS / "kimi-linear-48b-a3b.json"), "--gpu", "H100",
+                         "--engine-version", "0.13", "-c", "4096")
+    assert "hybrid before vLLM 0.32 the MLA backend's block was not read" in " ".join(
+        (out + err).split())
 
 
 def test_note_says_what_decides() -> None:
@@ -101,6 +215,10 @@ def test_note_says_what_decides() -> None:
     assert code == 0, err
     text = " ".join((out + err).split())
     assert "FLASHINFER_MLA 32 on SM 10.x" in text and "FlashMLA uses 64" not in text
+    assert "Before 0.18" not in text
+    code, out, err = run("estimate", V3, "--gpu", "B200", "-c", "4096", "--engine-version", "0.15")
+    assert code == 0, err
+    assert "Before 0.18 platforms/cuda.py forces the block" in " ".join((out + err).split())
 
 
 def compare(*extra: str) -> dict[str, dict]:

@@ -166,10 +166,10 @@ class Platform:
 
 
 PLATFORMS: dict[str, Platform] = {
-    # CUDA: block 16 (CacheConfig.DEFAULT_BLOCK_SIZE); dense MLA's default depends on the GPU and
-    # KV dtype (kvplan.engines.vllm.block_size.cuda_mla_backend; mla_block is Hopper's at bf16,
-    # FLASH_ATTN_MLA, as the DeepSeek-V2-Lite log of PR #20665 shows). The sparse indexer (V3.2)
-    # forces 64.
+    # CUDA: block 16 (CacheConfig.DEFAULT_BLOCK_SIZE); dense MLA's default depends on the GPU, KV
+    # dtype and release (kvplan.engines.vllm.block_size.vllm_block; mla_block is Hopper's at bf16
+    # from 0.18, FLASH_ATTN_MLA, as the DeepSeek-V2-Lite log of PR #20665 shows, and a 0.19.0
+    # log: 1,505,552 tokens = 94,097 x 16). The sparse indexer (V3.2) forces 64.
     "cuda": Platform(name="cuda", default_block=16, mla_block=16, kernel_block=16,
                      async_scheduling=True),
     # ROCm as logged in ROCm issue 5590 (granite-4.0-h-small: 528 = 33 x 16). Sparse MLA:

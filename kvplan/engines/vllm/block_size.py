@@ -55,9 +55,40 @@ validate_configuration: compute capability, kv_cache_dtype, supports_combination
   at fp8 FLASHMLA ([64], fp8 taken, ops/flashmla.py is_flashmla_dense_supported: Hopper) -> 64.
 - any other (SM 8.x, 12.x; a head size outside 320/512/576 anywhere): TRITON_MLA (% 16) -> 16.
 No --gpu (no compute capability): Hopper's (SM 9.0). ROCm: TRITON_MLA 16 (dense), sparse 16
-(both backends take MultipleOf(16)); CPU: CPU_MLA 16 (dense), sparse refused as above. Read in
-0.32 only: an older version keeps kvplan's earlier 16 (FLASH_ATTN_MLA on Hopper at bf16, as
-PR #20665's log shows; not read for other GPUs or fp8: issue 26 keeps it open).
+(both backends take MultipleOf(16)); CPU: CPU_MLA 16 (dense), sparse refused as above.
+
+Older releases (issue 26), read in every release's PyPI wheel from 0.10.0 to 0.32.0 (the files
+and lines are in MLA_BLOCK_RULES, one row per range where the code changes):
+- 0.10.0 to 0.17.x: platforms/cuda.py check_and_update_config sets the MLA block itself, after
+  defaulting None to 16, and whether or not --block-size was given (user_specified_block_size
+  is not read there):
+  FlashMLA's 64 on SM 9.x (attention/ops/flashmla.py: Hopper only, and _flashmla_C ships in the
+  wheel); from 0.10.1 CUTLASS_MLA's 128 on SM 10.0 exactly (is_device_capability(100); B300's
+  10.3 keeps 16), on SM 10.x from 0.13; from 0.15 FLASHINFER_MLA's 64 (any block but 32 or a
+  multiple of 64) on SM 10.x when qk_nope_head_dim is 128, CUTLASS_MLA's 128 otherwise. Until
+  0.11.0 any other block is replaced (``!= 64``), from 0.11.1 only a non-multiple (``% 64``).
+  Elsewhere (SM 8.x, 12.x; SM 10.x in 0.10.0, B300's 10.3 before 0.13) TRITON_MLA runs the
+  block, 16 by default. Start-up logs print the forcing: "[cuda.py:162] Forcing kv cache block
+  size to 64 for FlashMLA backend" (8 x H100, 0.10.0's line; code index file id 56876437070),
+  "[cuda.py:210] ..." (DeepSeek-V2-Lite, 0.11.1's and 0.11.2's line; id 56715473834). A 0.11.2
+  DeepSeek-R1 log on 8 x H200 (tests/data/engine_logs, "GPU KV cache size: 635,648 tokens" =
+  9,932 x 64) agrees with 64 (and with 16: its 41.60 GiB is rounded), a 0.19.0 DeepSeek-V2-Lite
+  log on H100 (1,505,552 = 94,097 x 16, not a multiple of 32) with 0.18's 16. DeepSeek's
+  sparse attention (from 0.11.0): 64, forced likewise (``block_size != 64``).
+- fp8 KV: TRITON_MLA takes none before 0.18 (triton_mla.py "TritonMLA V1 with FP8 KV cache not
+  yet supported", then kv dtypes ["auto"(, "bfloat16")] and "No valid attention backend"),
+  FlashMLA and CUTLASS_MLA none before 0.10.2; vLLM does not start there (off SM 9.x and 10.0,
+  0.10.0 and 0.10.1 fall back to the V0 engine instead, not modelled): refused, and `kvplan
+  plan` searches bf16 alone there (VllmEngine.runnable_kv_dtypes).
+- 0.18 on: the 0.32 rule above (platforms/interface.py update_block_size_for_backend, the first
+  layer's backend: DeepSeek-V3.2's indexer cache is built before its MLA layer, so 64), except
+  FLASHINFER_MLA's qk_nope_head_dim list ([64, 128] in 0.18.x) and MLACommonBackend's head
+  sizes ([320, 576] before 0.30).
+- ROCm: 16 in every release (check_and_update_config; TRITON_MLA, fp8 from 0.18 only); sparse
+  MLA not before 0.18 (0.11.x: "Sparse Attention is not supported on ROCm"; 0.12-0.17:
+  ``assert block_size == 1``): refused.
+- MLA + recurrent hybrids (Kimi-Linear) before 0.32: not read; kvplan keeps 16 before raising
+  it for the recurrent state (kvplan.engines.vllm.alloc), and the note says so.
 
 Refused as UnmodelledError: no layout would do (`kvplan plan`'s search re-raises it rather
 than skipping the layout). The rule is checked on the block asked for where the backend is
@@ -68,6 +99,7 @@ BlockSize listed as well.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
@@ -106,59 +138,236 @@ _LABELS = {"attention": "standard attention", "mla": "MLA",
            "sparse": "DeepSeek's sparse MLA (an indexer)"}
 
 
-# Dense MLA on CUDA, vLLM 0.32 (see the module): backend and its preferred block.
+# Dense MLA on CUDA (see the module): each backend's block, with no --block-size.
 HOPPER = (9, 0)  # no --gpu: the capability kvplan assumes
-FLASHINFER_MLA_QK_NOPE = (64, 128, 192)  # flashinfer_mla.py supports_combination
-MLA_COMMON_HEAD_SIZES = (320, 512, 576)  # mla_attention.py MLACommonBackend
 MLA_BACKEND_BLOCKS = {"FLASHINFER_MLA": 32, "CUTLASS_MLA": 128, "FLASH_ATTN_MLA": 16,
                       "FLASHMLA": 64, "TRITON_MLA": 16}
+# The blocks platforms/cuda.py check_and_update_config forces before 0.18: FlashMLA 64,
+# CUTLASS_MLA 128, FLASHINFER_MLA 64 (it keeps 32 too).
+FORCED_BLOCKS = {"FLASHMLA": 64, "CUTLASS_MLA": 128, "FLASHINFER_MLA": 64}
+FORCED_SPARSE_BLOCK = 64  # cuda.py: ``if use_sparse and cache_config.block_size != 64``
+
+
+@dataclass(frozen=True, kw_only=True)
+class MlaBlockRule:
+    """How the vLLM releases from `since` (to the next row) set a dense MLA model's block on
+    CUDA (see the module); `read`: the releases read, with the file and line of each rule."""
+
+    since: tuple[int, int, int, int]
+    read: str
+    # platforms/cuda.py check_and_update_config sets the block, given or not (before 0.18).
+    forced: bool
+    # Forced only when the block is not a multiple of the backend's (0.11.1 on); else any other.
+    keeps_multiples: bool = True
+    # SM 10.x: the backend forced there (None: none), on 10.0 alone or on every 10.x.
+    sm10_backend: str | None = None
+    sm10_family: bool = True
+    # FLASHINFER_MLA's qk_nope_head_dim: forced era, the values that force it on SM 10.x;
+    # from 0.18, those its supports_combination takes.
+    flashinfer_qk_nope: tuple[int, ...] = ()
+    head_sizes: tuple[int, ...] = (320, 512, 576)  # MLACommonBackend.get_supported_head_sizes
+    fp8_backends: frozenset[str] = frozenset(
+        {"FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA"})
+
+
+_FP8_BEFORE_TRITON = frozenset({"FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA"})
+# Oldest first; a release takes the last row at or below it. Lines are each wheel's
+# (vllm-X-cp38-abi3-manylinux1_x86_64.whl, `pip download vllm==X --no-deps`).
+MLA_BLOCK_RULES: tuple[MlaBlockRule, ...] = (
+    MlaBlockRule(since=(0, 10, 0, 0), forced=True, keeps_multiples=False,
+                 fp8_backends=frozenset(),
+                 read="0.10.0 platforms/cuda.py:152-170 (VLLM_ATTENTION_BACKEND unset: FlashMLA, "
+                      ":159 block forced to 64 when is_flashmla_supported, attention/ops/"
+                      "flashmla.py:29 SM 9.x only; CUTLASS_MLA only when named); :209 TRITON_MLA "
+                      "for any other block; v1/attention/backends/mla/flashmla.py:149, "
+                      "triton_mla.py:69 'FP8 KV cache not yet supported'"),
+    MlaBlockRule(since=(0, 10, 1, 0), forced=True, keeps_multiples=False,
+                 sm10_backend="CUTLASS_MLA", sm10_family=False, fp8_backends=frozenset(),
+                 read="0.10.1, 0.10.1.1 platforms/cuda.py:152 is_device_capability(100) -> "
+                      "CUTLASS_MLA, :175 forced to 128; mla/cutlass_mla.py:113, flashmla.py:171 "
+                      "'FP8 KV cache not yet supported'"),
+    MlaBlockRule(since=(0, 10, 2, 0), forced=True, keeps_multiples=False,
+                 sm10_backend="CUTLASS_MLA", sm10_family=False, fp8_backends=_FP8_BEFORE_TRITON,
+                 read="0.10.2, 0.11.0 platforms/cuda.py:172 (0.11.0 :163; :181 sparse forced to "
+                      "64); mla/flashmla.py refuses no fp8, cutlass_mla.py:194 takes it, "
+                      "triton_mla.py:69 still refuses it"),
+    MlaBlockRule(since=(0, 11, 1, 0), forced=True, sm10_backend="CUTLASS_MLA",
+                 sm10_family=False, fp8_backends=_FP8_BEFORE_TRITON,
+                 read="0.11.1, 0.11.2, 0.12.0 platforms/cuda.py:186 is_device_capability(100) "
+                      "(0.12.0 :184), :207 'block_size % 64 != 0', :212 '% 128', :229 sparse; "
+                      "mla/triton_mla.py:31 kv dtypes ['auto']"),
+    MlaBlockRule(since=(0, 13, 0, 0), forced=True, sm10_backend="CUTLASS_MLA",
+                 fp8_backends=_FP8_BEFORE_TRITON,
+                 read="0.13.0, 0.14.0, 0.14.1 platforms/cuda.py:185 "
+                      "is_device_capability_family(100) and not use_sparse"),
+    MlaBlockRule(since=(0, 15, 0, 0), forced=True, sm10_backend="CUTLASS_MLA",
+                 flashinfer_qk_nope=(128,), fp8_backends=_FP8_BEFORE_TRITON,
+                 read="0.15.0 platforms/cuda.py:192 'qk_nope_head_dim == 128' -> FLASHINFER_MLA, "
+                      ":234 forced to 64 unless 32 or a multiple of 64, :205 FlashMLA; 0.16.0, "
+                      "0.17.0, 0.17.1 (cuda.py:212, :270 sparse), triton_mla.py:31 ['auto', "
+                      "'bfloat16']"),
+    MlaBlockRule(since=(0, 18, 0, 0), forced=False, flashinfer_qk_nope=(64, 128),
+                 head_sizes=(320, 576),
+                 read="0.18.0, 0.18.1 platforms/interface.py:427 update_block_size_for_backend "
+                      "(a --block-size given is kept), v1/attention/backend.py:189 "
+                      "get_preferred_block_size, platforms/cuda.py:48 _get_backend_priorities, "
+                      "mla/flashinfer_mla.py:87 qk_nope_head_dim [64, 128], triton_mla.py:32 "
+                      "fp8, layers/attention/mla_attention.py:1154 head sizes [320, 576]"),
+    MlaBlockRule(since=(0, 19, 0, 0), forced=False, flashinfer_qk_nope=(64, 128, 192),
+                 head_sizes=(320, 576),
+                 read="0.19.0 mla/flashinfer_mla.py:87 [64, 128, 192]; 0.19.1 to 0.29.0 the "
+                      "same priorities, kernel blocks, KV dtypes and capabilities "
+                      "(mla_attention.py:1473 in 0.29.0)"),
+    MlaBlockRule(since=(0, 30, 0, 0), forced=False, flashinfer_qk_nope=(64, 128, 192),
+                 read="0.30.0 layers/attention/mla_attention.py:1596 [320, 512, 576]; 0.31.0, "
+                      "0.32.0 (TOKENSPEED_MLA after FLASHINFER_MLA, fp8 and qk_nope 128 only: "
+                      "never first; SM 12.x: TRITON_MLA first)"),
+)
+ROCM_SPARSE_SINCE = (0, 18, 0, 0)  # platforms/rocm.py: 0.11.0 :201, 0.12.0 :228, 0.17.1 :369
+
+
+def _release(version: str | None) -> tuple[int, ...]:
+    """The release padded to four parts, so 0.11 is 0.11.0.0 (None: the newest)."""
+    key = version_key(version)
+    return key + (0,) * (4 - len(key))
+
+
+def mla_block_rule(version: str | None) -> MlaBlockRule:
+    """The MLA_BLOCK_RULES row that describes `version` (None: the newest)."""
+    key = _release(version)
+    found = MLA_BLOCK_RULES[0]
+    for rule in MLA_BLOCK_RULES:
+        if rule.since <= key:
+            found = rule
+    return found
 
 
 def cuda_mla_backend(att: LatentAttention, kv_dtype: str,
-                     capability: tuple[int, int] | None) -> str:
-    """The dense MLA backend vLLM 0.32 picks on CUDA with no --block-size (see the module)."""
-    major = (capability or HOPPER)[0]
+                     capability: tuple[int, int] | None, version: str | None = None) -> str:
+    """The dense MLA backend vLLM `version` (None: the newest) picks on CUDA with no
+    --block-size; before 0.18, the one whose block platforms/cuda.py forces (see the module)."""
+    rule = mla_block_rule(version)
+    major, minor = capability or HOPPER
+    if rule.forced:
+        if major == 10 and (rule.sm10_family or minor == 0):
+            if att.qk_nope_head_dim in rule.flashinfer_qk_nope:
+                return "FLASHINFER_MLA"
+            if rule.sm10_backend is not None:
+                return rule.sm10_backend
+        return "FLASHMLA" if major == 9 else "TRITON_MLA"
     head_size = att.kv_lora_rank + att.qk_rope_head_dim
-    if head_size in MLA_COMMON_HEAD_SIZES:
+    if head_size in rule.head_sizes:
         if major == 10:
-            return ("FLASHINFER_MLA" if att.qk_nope_head_dim in FLASHINFER_MLA_QK_NOPE
+            return ("FLASHINFER_MLA" if att.qk_nope_head_dim in rule.flashinfer_qk_nope
                     else "CUTLASS_MLA")
         if major == 9:
             return "FLASHMLA" if kv_dtype == "fp8" else "FLASH_ATTN_MLA"
     return "TRITON_MLA"
 
 
-def default_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInputs,
-                  platform: Platform) -> int:
-    """The block vLLM 0.32 runs these caches at when no --block-size is given (see the module),
-    before any raising for recurrent state; refused in one line where kvplan cannot size it."""
+def _forced(block: int, backend: str, rule: MlaBlockRule) -> int:
+    """The block platforms/cuda.py check_and_update_config leaves for `backend` (see the
+    module): its own unless `block` is a multiple of it (or FLASHINFER_MLA's 32)."""
+    own = FORCED_BLOCKS.get(backend)
+    if own is None or block == own or (backend == "FLASHINFER_MLA" and block == 32):
+        return block
+    return block if rule.keeps_multiples and block % own == 0 else own
+
+
+# 0.10.0, 0.10.1 engine/arg_utils.py _is_v1_supported_oracle: --kv-cache-dtype fp8 where
+# platforms/cuda.py is_kv_cache_dtype_supported says no (not SM 10.0, no FlashAttention fp8: not
+# Hopper) falls back to the V0 engine, which kvplan does not model.
+V0_FALLBACK = " (off SM 9.x and 10.0 it falls back to the V0 engine, which kvplan does not model)"
+
+
+def mla_fp8_missing(att: LatentAttention, version: str | None, platform: str,
+                    capability: tuple[int, int] | None) -> str | None:
+    """The dense MLA backend, and where, that vLLM `version` runs with no fp8 KV cache (see the
+    module: vLLM does not start); None where it takes fp8 (or is the newest, or not CUDA/ROCm)."""
+    if version is None or platform not in ("cuda", "rocm"):
+        return None
+    rule = mla_block_rule(version)
+    if platform == "rocm":
+        backend, where = "TRITON_MLA", "ROCm"
+    else:
+        backend = cuda_mla_backend(att, "fp8", capability, version)
+        major, minor = capability or HOPPER
+        where = f"SM {major}.{minor}"
+    return None if backend in rule.fp8_backends else f"{backend} on {where}"
+
+
+def _refuse_fp8(att: LatentAttention, inputs: PlanInputs) -> None:
+    missing = mla_fp8_missing(att, inputs.engine_version, inputs.platform,
+                              inputs.compute_capability)
+    if inputs.kv_dtype == "fp8" and missing is not None:
+        raise UnmodelledError(
+            f"--kv-dtype fp8: vLLM {inputs.engine_version} runs MLA with {missing}, which takes "
+            "no fp8 KV cache ('FP8 KV cache not yet supported', v1/attention/backends/mla/; "
+            "TRITON_MLA takes it from 0.18, FlashMLA and CUTLASS_MLA from 0.10.2), so vLLM does "
+            f"not start{V0_FALLBACK if _release(inputs.engine_version) < (0, 10, 2, 0) else ''}"
+            ": give --kv-dtype bf16 or a later --engine-version")
+
+
+def vllm_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInputs,
+               platform: Platform) -> int:
+    """The block vLLM `inputs.engine_version` runs these caches at, --block-size given or not
+    (see the module), before any raising for recurrent state; refused in one line where
+    kvplan cannot size it or vLLM does not start."""
     kind = _kind(caches)
+    given = inputs.block_size
+    version = inputs.engine_version
+    rule = mla_block_rule(version)
     if kind == "sparse":
         if platform.sparse_mla_block_multiple is None:
+            if given:
+                return given  # check_block_size refuses it, naming the block
             raise UnmodelledError(
                 f"--platform {platform.name}: vLLM 0.32 runs no sparse MLA there "
                 "(DeepSeek-V3.2 / GLM-5: platforms/cpu.py get_attn_backend_cls, 'Sparse "
                 "Attention is not supported on CPU')")
-        return platform.sparse_mla_block
-    if kind != "mla":
-        return platform.default_block
+        if platform.name == "rocm" and _release(version) < ROCM_SPARSE_SINCE:
+            raise UnmodelledError(
+                f"--engine-version {version}: vLLM runs DeepSeek's sparse attention on ROCm "
+                "from 0.18 (platforms/rocm.py: 0.11 'Sparse Attention is not supported on "
+                "ROCm', 0.12-0.17 'assert block_size == 1'): give --engine-version 0.18")
+        if platform.name == "cuda" and rule.forced:
+            return FORCED_SPARSE_BLOCK
+        return given or platform.sparse_mla_block
     att = spec.attention
-    if platform.name != "cuda" or not isinstance(att, LatentAttention):
-        return platform.mla_block
-    version = inputs.engine_version
-    if version is not None and version_key(version) < READ_IN:
-        # Not read before 0.32: kvplan keeps its earlier answer (Hopper's 16) there.
-        return platform.mla_block
-    return MLA_BACKEND_BLOCKS[cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability)]
+    hybrid = any(isinstance(c, RecurrentState) for lc in caches for c in lc.caches)
+    if kind != "mla" or platform.name == "cpu" or not isinstance(att, LatentAttention):
+        return given or (platform.mla_block if kind == "mla" else platform.default_block)
+    _refuse_fp8(att, inputs)
+    if platform.name == "rocm" or (
+            hybrid and version is not None and _release(version) < (*READ_IN, 0, 0)):
+        # ROCm: TRITON_MLA's 16. MLA + recurrent hybrids before 0.32: not read (kvplan's
+        # earlier 16, then raised for the state; see the module).
+        return given or platform.mla_block
+    backend = cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability, version)
+    if rule.forced:
+        return _forced(given or platform.default_block, backend, rule)
+    return given or MLA_BACKEND_BLOCKS[backend]
 
 
-def mla_block_note(platform: str | None) -> str | None:
-    """What decides a dense MLA model's block on `platform` (see the module)."""
+def mla_block_note(platform: str | None, profile: str | None = None,
+                   hybrid: bool = False) -> str | None:
+    """What decides a dense MLA model's block on `platform` under the vLLM profile `profile`
+    (kvplan.engines.vllm.alloc.VLLM_PROFILES: 0.13 covers 0.13-0.18; see the module)."""
+    older = profile is not None and _release(profile) < (0, 19, 0, 0)
+    if hybrid and profile is not None and _release(profile) < (*READ_IN, 0, 0):
+        return ("MLA block: for an MLA + recurrent hybrid before vLLM 0.32 the MLA backend's "
+                "block was not read; kvplan keeps 16 before raising it for the state.")
     if platform == "cuda":
-        return ("MLA block: with no --block-size vLLM 0.32 takes its first MLA backend's "
+        note = ("MLA block: with no --block-size vLLM 0.32 takes its first MLA backend's "
                 "(platforms/cuda.py): FLASHINFER_MLA 32 on SM 10.x (B200), FLASH_ATTN_MLA 16 on "
                 "SM 9.x (H100) or FlashMLA 64 there at fp8 KV, TRITON_MLA 16 on SM 8.x and 12.x; "
                 "no --gpu: Hopper's. A --block-size given runs as given.")
+        if older:
+            note += (" vLLM 0.18 on: the same. Before 0.18 platforms/cuda.py forces the block, "
+                     "given or not: FlashMLA 64 on SM 9.x; CUTLASS_MLA 128 on SM 10.0 from "
+                     "0.10.1 (SM 10.x from 0.13); from 0.15 FLASHINFER_MLA 64 on SM 10.x when "
+                     "qk_nope_head_dim is 128; else 16 (TRITON_MLA, no fp8 KV).")
+        return note
     if platform == "rocm":
         return "MLA block: 16 (TRITON_MLA, platforms/rocm.py); a --block-size given runs as given."
     return None

@@ -28,7 +28,12 @@ from kvplan.engines.launch import (
     layout_text,
 )
 from kvplan.engines.vllm.architectures import vllm_served_architecture
-from kvplan.engines.vllm.block_size import check_block_size, default_block, mla_block_note
+from kvplan.engines.vllm.block_size import (
+    check_block_size,
+    mla_block_note,
+    mla_fp8_missing,
+    vllm_block,
+)
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
@@ -71,7 +76,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
     platform = alloc.get_platform(inputs.platform)
-    block = inputs.block_size or default_block(caches, spec, inputs, platform)
+    block = vllm_block(caches, spec, inputs, platform)
     config = alloc.vllm_kv_config(
         caches, context=inputs.context if context is None else context,
         profile=alloc.vllm_profile(inputs.engine_version),
@@ -82,6 +87,9 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
     check_block_size(caches, inputs, config)
     return config
+
+
+CUDA_MLA_BLOCK_TEXT = " (no --gpu, 0.18 on; by GPU, KV dtype and release: block_size.py)"
 
 
 class VllmEngine:
@@ -125,7 +133,7 @@ class VllmEngine:
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         # The platform's attention block; the model's own (MLA by GPU and KV dtype, the sparse
-        # indexer's) is block_size.default_block, as the plan reports it.
+        # indexer's) is block_size.vllm_block, as the plan reports it.
         return alloc.get_platform(inputs.platform).default_block
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
@@ -173,7 +181,14 @@ class VllmEngine:
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
         """Every one --kv-cache-dtype names (bfloat16, fp8: kvplan.engines.vllm.launch) but
-        where the sparse MLA backend on `gpu` narrows them (kvplan.engines.vllm.kv_dtype)."""
+        where the sparse MLA backend on `gpu` narrows them (kvplan.engines.vllm.kv_dtype), or
+        an older release's dense MLA backend takes no fp8 (kvplan.engines.vllm.block_size)."""
+        att = alloc.vllm_cached_spec(spec).attention
+        if (isinstance(att, LatentAttention) and not att.decompressed_cache
+                and spec.indexer is None and mla_fp8_missing(
+                    att, version, "cuda" if gpu is None else gpu.platform,
+                    None if gpu is None else gpu.compute_capability)):
+            return ("bf16",)
         return vllm_runnable_kv_dtypes(spec, gpu)
 
     def default_speculative_tokens(self) -> int:
@@ -228,7 +243,7 @@ class VllmEngine:
 
     def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
         """The block vLLM runs, as `estimate`: raised for recurrent state, dense MLA's by GPU and
-        KV dtype, the sparse indexer's (kvplan.engines.vllm.block_size.default_block)."""
+        KV dtype, the sparse indexer's (kvplan.engines.vllm.block_size.vllm_block)."""
         latent = isinstance(spec.attention, LatentAttention) and not (
             spec.attention.decompressed_cache)
         if not (spec.num_recurrent_layers or latent):
@@ -278,7 +293,7 @@ class VllmEngine:
 
     def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
         notes = []
-        note = mla_block_note(plan.platform)
+        note = mla_block_note(plan.platform, plan.engine_version, spec.num_recurrent_layers > 0)
         if (isinstance(spec.attention, LatentAttention) and spec.indexer is None
                 and not spec.attention.decompressed_cache and note):
             # Dense MLA only: DeepSeek's sparse attention runs its indexer's block
@@ -324,7 +339,7 @@ class VllmEngine:
             "older versions; --engine-version X.Y picks the newest profile at or below X.Y.",
             "Platforms: " + "; ".join(
                 f"{p.name}: block {p.default_block}, MLA {p.mla_block}"
-                f"{' (no --gpu; by GPU and KV dtype: block_size.py)' if p.name == 'cuda' else ''}"
+                f"{CUDA_MLA_BLOCK_TEXT if p.name == 'cuda' else ''}"
                 + (f", sparse MLA {p.sparse_mla_block}" if p.sparse_mla_block_multiple
                    else ", no sparse MLA") + f", kernel alignment "
                 f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
