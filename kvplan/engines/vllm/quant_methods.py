@@ -217,12 +217,13 @@ def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
 
 def check_load_quantization(spec: ModelSpec, load_quantization: str | None, method: str) -> None:
     """Refuse, in one line, a --quantization other than the quantized checkpoint's own method
-    (`method`, as vLLM reads it; "" where the config names none). vLLM (config/model.py
-    ModelConfig._verify_quantization, 0.32 and the releases with bitsandbytes alike) takes the
-    checkpoint's quant_method, lets the override classes claim it (ModelOpt's and gpt-oss's
-    MXFP4 ones whatever --quantization says), and raises "Quantization method specified in the
-    model config (X) does not match the quantization method specified in the `quantization`
-    argument (Y)" where the result differs from the flag; "" is None there, which differs too.
+    (`method`, as vLLM reads it; "" where the config names none). vLLM's
+    ModelConfig._verify_quantization (config/model.py of 0.32 and 0.27.1, config.py of 0.10.0:
+    the same steps) takes the checkpoint's quant_method, lets the override classes claim it
+    (0.32: ModelOpt FP8's and gpt-oss's MXFP4 ones whatever --quantization says), and raises
+    "Quantization method specified in the model config (X) does not match the quantization
+    method specified in the `quantization` argument (Y)" where the result differs from the
+    flag; "" is None there (0.27.1, 0.32), which differs too.
     So a quantized checkpoint is never re-quantized at load time: it is refused or (override)
     loaded as the checkpoint says, never sized as --quantization. The same method (a
     bitsandbytes checkpoint with --quantization bitsandbytes) is the checkpoint's, as sized."""
