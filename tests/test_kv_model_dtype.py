@@ -131,6 +131,32 @@ def test_a_16_bit_plan_other_than_auto_names_its_dtype_or_is_refused() -> None:
     assert "cannot run a bf16 KV cache: give --kv-dtype fp16" in err
 
 
+@pytest.mark.parametrize("command", ["estimate", "plan"])
+def test_trtllm_16_bit_rule_is_one_for_estimate_and_plan(command: str) -> None:
+    # Issue 26: estimate answered --engine trtllm --kv-dtype bf16 on Llama-2-7B (torch_dtype
+    # float16), which plan's launch refused. One rule (kvplan.engines.trtllm.kv_dtype
+    # check_trtllm_kv_dtype, through trtllm_given_kv_dtype) for both: kv_cache_config.dtype takes
+    # auto (here float16: _torch/model_config.py torch_dtype = pretrained_config.torch_dtype),
+    # fp8 or nvfp4 (_VALID_KV_CACHE_DTYPES), so bf16 and fp32 are refused in the same line.
+    extra = ("--gpu", "H100", "-n", "1") if command == "plan" else ()
+    for asked in ("bf16", "fp32"):
+        code, _, err = run(command, LLAMA2, "-c", "4096", "--engine", "trtllm", "--kv-dtype",
+                           asked, *extra)
+        assert code == 2 and err.strip().splitlines() == [
+            "kvplan: error: --engine trtllm: kv_cache_config.dtype takes auto (the model dtype, "
+            f"here fp16), fp8 or nvfp4, so it cannot run a {asked} KV cache: give --kv-dtype "
+            "fp16"], err
+    # What it runs: fp16 and fp8 (estimate: 2 x 32 x 32 x 128 x 2 B = 524,288 B per token
+    # at fp16, half at fp8).
+    for asked, per_token in (("fp16", 524_288), ("fp8", 262_144)):
+        code, out, err = run(command, LLAMA2, "-c", "4096", "--engine", "trtllm", "--kv-dtype",
+                             asked, "-f", "json", *extra)
+        assert code == 0, err
+        answer = first(out)
+        assert answer["kv_dtype"] == asked
+        assert answer.get("bytes_per_token", per_token) == per_token
+
+
 def test_sglang_flag_for_a_float16_model() -> None:
     from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag as flag
 

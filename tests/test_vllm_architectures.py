@@ -140,3 +140,51 @@ def test_unresolvable_name_refused_out_of_tree_name_not_exact(tmp_path: Path) ->
     data = json.loads(_run("estimate", str(tmp_path), "-c", "4096", "-f", "json").stdout)
     assert data["exact"] is False
     assert [a["value"] for a in data["assumptions"]] == ["MBartForConditionalGeneration"]
+
+
+def _imported(config: str, folder: Path) -> str:
+    """`kvplan import` of `config` to a spec YAML in `folder` (its path)."""
+    out = folder / f"{Path(config).parent.name}.yaml"
+    assert _run("import", config, "-o", str(out)).exit_code == 0
+    return str(out)
+
+
+def test_imported_yaml_keeps_the_registry_rule(tmp_path: Path) -> None:
+    # Issue 26: `kvplan import` wrote neither `architectures` nor `remote_code`, so the YAML it
+    # made skipped vLLM's registry rule (grok-2's YAML answered exit 0, ERNIE's exact: true).
+    # Now the YAML gives the same refusal, exact: false and launch line as the config.json.
+    grok = _imported(GROK2, tmp_path)
+    text = Path(grok).read_text()
+    assert "architectures:\n- Grok1ForCausalLM\nremote_code: false\n" in text
+    lines = [_one_line_refusal(_run("estimate", s, "-c", "4096")) for s in (grok, GROK2)]
+    assert f"{grok}: architectures: vLLM 0.32 cannot serve it" in lines[0]
+    assert lines[0].replace(grok, GROK2) == lines[1]
+    assert _run("estimate", grok, "-c", "4096", "--engine-version", "0.24").exit_code == 0
+    ernie = _imported(str(ERNIE_REMOTE), tmp_path)
+    assert "architectures:\n- Ernie4_5_ForCausalLM\nremote_code: true\n" in Path(
+        ernie).read_text()
+    answers = [json.loads(_run("estimate", m, "-c", "4096", "-f", "json").stdout)
+               for m in (ernie, str(ERNIE_REMOTE))]
+    for data in answers:
+        data.pop("model"), data.pop("model_name")
+    assert answers[0] == answers[1] and answers[0]["exact"] is False
+    plans = [json.loads(_run("plan", m, "--concurrency", "4", "--context", "4096", "--gpu",
+                             "H100", "-f", "json").stdout)["command"]
+             for m in (ernie, str(ERNIE_REMOTE))]
+    assert plans[0].split(" ", 3)[3] == plans[1].split(" ", 3)[3]  # past `vllm serve MODEL`
+    assert plans[0].endswith("--max-num-seqs 4 --trust-remote-code")
+
+
+def test_spec_yaml_architectures_checked(tmp_path: Path) -> None:
+    # Both fields optional (every model_specs/*.yaml has neither); a wrong type is one line.
+    spec = tmp_path / "m.yaml"
+    base = Path(_imported(str(ERNIE_REMOTE), tmp_path)).read_text()
+    for bad, field in (("architectures: Ernie4_5_ForCausalLM", "architectures"),
+                       ("architectures: [1]", "architectures"),
+                       ("remote_code: yes please", "remote_code")):
+        key = bad.split(":")[0]
+        lines = [bad if line.startswith(f"{key}:") else line for line in base.splitlines()
+                 if not line.startswith("- ")]
+        spec.write_text("\n".join(lines) + "\n")
+        line = _one_line_refusal(_run("estimate", str(spec), "-c", "4096"))
+        assert f"m.yaml: {field}: expected" in line, line

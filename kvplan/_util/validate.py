@@ -69,6 +69,15 @@ def checked_int_list(value: Any, *, path: str, field: str | None, minimum: int =
     return list(value)
 
 
+def checked_text_list(value: Any, *, path: str, field: str | None) -> tuple[str, ...]:
+    """A list of `checked_text` strings (None: empty)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise SpecError(path, field, f"expected a list of names, got {describe(value)}")
+    return tuple(checked_text(item, path=path, field=field) for item in value)
+
+
 def checked_text(value: Any, *, path: str, field: str | None) -> str:
     """A non-empty, one-line string: a newline or other control character in a name would break
     tables and inject lines into the YAML header `kvplan import` writes."""

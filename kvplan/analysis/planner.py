@@ -61,6 +61,7 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
         declared_kv_dtype=declared_kv_dtype(spec),
         quantization_json=spec.quantization_json,
         quantization_file=spec.quantization_file,
+        load_quantization=req.extra.get("quantization"),
         auto_kv_dtype=known_auto_kv_dtype(req.engine, spec, req.engine_version, cand.gpu),
         concurrency=req.concurrency, version=req.engine_version,
         speculative_method=req.extra.get("speculative_method"),

@@ -32,6 +32,11 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     from kvplan.weights.base import engine_dtype
     from kvplan.weights.breakdown import weight_breakdown
 
+    # Load-time quantization re-quantizes a 16-bit checkpoint only: the engines take a quantized
+    # checkpoint's own method and refuse another --quantization (each engine's quant_methods),
+    # so a bitsandbytes checkpoint given --quantization bitsandbytes keeps its own config.
+    if spec.quantization_json is not None:
+        quantization = None
     quant = None
     if quantization == "bitsandbytes":
         from kvplan.model.quant_config import (

@@ -280,10 +280,10 @@ def plan_cmd(
                                    strict=True)}}), fmt)
         return
     if rate is not None:
-        if ask is not None or shared_prefix:
+        if ask is not None or shared_prefix or quantization is not None:
             with handle_errors():
-                raise InputError("--rate: the simulator runs without offload tiers or a shared "
-                                 "prefix; plan them without --rate")
+                raise InputError("--rate: the simulator runs without offload tiers, a shared "
+                                 "prefix or --quantization; plan them without --rate")
         _rate_plan(model, allow_long=allow_long_context, rate=rate, slo_ttft_ms=slo_ttft_ms,
                    slo_tpot_ms=slo_tpot_ms,
                    percentile=slo_percentile, gpu=gpu, context=context,

@@ -105,6 +105,9 @@ class LaunchSettings:
     # quantization_file: where it was read from), for an engine that must be told the method.
     quantization_json: str | None = None
     quantization_file: str | None = None
+    # --quantization as plan was given it (load-time quantization, bitsandbytes: the weights
+    # plan sized), which each engine's line must carry or refuse (issue 26).
+    load_quantization: str | None = None
 
 
 def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:

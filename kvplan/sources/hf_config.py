@@ -87,9 +87,10 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 
 _TOP_ORDER = (
-    "name", "source", "model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
-    "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
-    "max_model_len", "max_model_len_source", "position_fields", "norm_type",
+    "name", "source", "model_type", "architectures", "remote_code", "torch_dtype",
+    "num_hidden_layers", "hidden_size", "vocab_size", "tie_word_embeddings", "position_embedding",
+    "max_position_embeddings", "max_model_len", "max_model_len_source", "position_fields",
+    "norm_type",
 )
 
 
@@ -368,6 +369,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         "tie_word_embeddings": tie,
         "position_embedding": position,
     }
+    names, remote = config_architectures(config)  # vLLM's registry rule reads both
+    if names:
+        mapping.update(architectures=list(names), remote_code=remote)
     if max_pos is not None:
         mapping["max_position_embeddings"] = max_pos
     limit = context_limit_from_config(data, mt)
@@ -560,8 +564,7 @@ def load_config(path: Path) -> tuple[ModelSpec, list[str]]:
     spec = parse_spec(mapping, path=shown, spec_id=spec_id)
     if QUANT_FILE_KEY in data:
         spec = replace(spec, quantization_file=QUANT_FILE)
-    names, remote = config_architectures(data)
-    return replace(spec, architectures=names, remote_code=remote), warnings
+    return spec, warnings
 
 
 def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
-from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text
+from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text, checked_text_list
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.context_limit import ContextLimit
 from kvplan.model.spec import (
@@ -215,7 +215,6 @@ def _parse_sharing(r: _Reader, windows: tuple[int | None, ...]) -> tuple[int | N
     return sources
 
 
-
 def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
     moe = MoESpec(
         n_routed_experts=r.int("n_routed_experts"),
@@ -402,6 +401,10 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         source=r.str("source"),
         path=path,
         model_type=r.str("model_type", required=False, default="unknown"),
+        # config.json's model classes and auto_map (ModelSpec.architectures): vLLM's registry rule
+        architectures=checked_text_list(r._get("architectures", False), path=path,
+                                        field="architectures"),
+        remote_code=r.bool("remote_code"),
         weight_dtype=WEIGHT_DTYPE_ALIASES[weight_dtype],
         num_hidden_layers=layers,
         hidden_size=r.int("hidden_size"),

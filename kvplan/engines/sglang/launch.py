@@ -18,7 +18,9 @@ argparse abbreviations).
   and for DeepSeek's sparse attention on SM10+ (where auto is fp8), a bf16 plan names
   `bfloat16` (kvplan.engines.sglang.kv_dtype.sglang_kv_dtype_flag).
 - `--quantization modelopt_fp4` for a ModelOpt NVFP4 checkpoint on the releases that start it
-  only so (kvplan.engines.sglang.quant_methods.sglang_quantization_flag).
+  only so (kvplan.engines.sglang.quant_methods.sglang_quantization_flag); plan's load-time
+  `--quantization bitsandbytes` as `--quantization bitsandbytes --load-format bitsandbytes`
+  (sglang_load_quantization_flags).
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ from kvplan.engines.launch import (
     pack_replicas,
 )
 from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag
-from kvplan.engines.sglang.quant_methods import sglang_quantization_flag
+from kvplan.engines.sglang.quant_methods import (
+    sglang_load_quantization_flags,
+    sglang_quantization_flag,
+)
 
 PP_SINCE = (0, 4, 8)  # --pp-size / --pipeline-parallel-size
 EP_SIZE_ALONE_SINCE = (0, 5)  # --ep-size alone; --enable-ep-moe "(Deprecated)" from 0.5.0rc0
@@ -67,7 +72,8 @@ def _speculative(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
 
 
 def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
-    quant = sglang_quantization_flag(s.quantization_json, s.quantization_file, s.version)
+    quant = (sglang_load_quantization_flags(s.load_quantization)  # the weights plan sized
+             or sglang_quantization_flag(s.quantization_json, s.quantization_file, s.version))
     groups = [quant] if quant else []
     groups.append(("--context-length", str(s.context), "--mem-fraction-static",
                    f"{s.fraction:g}"))

@@ -161,6 +161,7 @@ def check_sglang_quantization(spec: ModelSpec, load_quantization: str | None,
     if spec.quantization_json is None:
         return
     qc = spec.quantization_config or {}
+    check_sglang_load_quantization(spec, load_quantization, sglang_method(qc))
     key = release_post_key(version)
     if spec.quantization_file is not None and key < QUANT_FILE_SINCE:
         raise UnmodelledError(
@@ -203,3 +204,41 @@ def sglang_quantization_flag(quantization_json: str | None, quantization_file: s
         return ()
     key = release_post_key(version)
     return ("--quantization", "modelopt_fp4") if since <= key < until else ()
+
+
+def check_sglang_load_quantization(spec: ModelSpec, load_quantization: str | None,
+                                   method: str) -> None:
+    """Refuse, in one line, a --quantization other than the quantized checkpoint's own method
+    (`method`, `sglang_method`). SGLang's configs/model_config.py _verify_quantization (vLLM's,
+    adapted; 0.4.5 and 0.5.14 wheels read) takes the checkpoint's quant_method after the
+    overrides and raises "Quantization method specified in the model config (X) does not match
+    the quantization method specified in the `quantization` argument (Y)" unless its
+    compatible_quantization_methods pairs them (modelopt_fp8 / modelopt_fp4 / petit_nvfp4 with
+    modelopt, w8a8_* with compressed-tensors: never bitsandbytes). A quantized checkpoint is so
+    never re-quantized at load time; kvplan refuses every one with another --quantization (also
+    the edge cases SGLang reads apart, a ModelOpt file with quant_algo null among them)."""
+    if load_quantization is None or method == load_quantization:
+        return
+    where = (f"{spec.path}: quantization_config" if spec.quantization_file is None
+             else f"{spec.path}: {spec.quantization_file}")
+    raise UnmodelledError(
+        f"--quantization {load_quantization}: {where}: the checkpoint is already quantized "
+        f"({method or 'no quant_method'}) and SGLang does not re-quantize it: 'Quantization "
+        f"method specified in the model config ({method or None}) does not match the "
+        f"quantization method specified in the `quantization` argument ({load_quantization})' "
+        "(configs/model_config.py _verify_quantization): drop --quantization")
+
+
+def sglang_load_quantization_flags(load_quantization: str | None) -> tuple[str, ...]:
+    """The flags of plan's load-time quantization (None: ()). bitsandbytes: `--quantization
+    bitsandbytes --load-format bitsandbytes`. SGLang picks its BitsAndBytesModelLoader, which
+    quantizes 16-bit weights as it reads them, by the load format alone (model_loader/loader.py
+    get_model_loader: ``load_config.load_format == LoadFormat.BITSANDBYTES``; nothing sets it
+    from --quantization: server_args.py, configs/load_config.py and the loaders of the 0.4.5,
+    0.5.3, 0.5.8 and 0.5.14 wheels read); the default loader would load the 16-bit tensors into
+    the packed parameters BitsAndBytesLinearMethod creates. Both flags are choices of every
+    release read (server_args.py --quantization and --load-format choices)."""
+    if load_quantization is None:
+        return ()
+    return ("--quantization", load_quantization) + (
+        ("--load-format", "bitsandbytes") if load_quantization == "bitsandbytes" else ())

@@ -36,7 +36,7 @@ from kvplan.engines.trtllm.kv_dtype import (
     trtllm_model_dtype,
     trtllm_runnable_kv_dtypes,
 )
-from kvplan.engines.trtllm.launch import trtllm_launch
+from kvplan.engines.trtllm.launch import check_trtllm_load_quantization, trtllm_launch
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
@@ -170,6 +170,7 @@ class TrtllmEngine:
         return True
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
+        check_trtllm_load_quantization(inputs.quantization)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
                 or spec.layer_attention):
             self.refuse_unmodelled(spec, inputs)
@@ -177,6 +178,7 @@ class TrtllmEngine:
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,
                    budget: int, caches: tuple[LayerCaches, ...]) -> StagePool | None:
         """TRT-LLM's pool: every layer sized as full attention, one group."""
+        check_trtllm_load_quantization(inputs.quantization)
         self.refuse_unmodelled(spec, inputs)
         pool = token_pool(caches, inputs.resolved_block_size)
         if pool is None:

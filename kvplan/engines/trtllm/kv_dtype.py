@@ -22,7 +22,9 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
   is ``self.pretrained_config.torch_dtype or torch.bfloat16``: float16 for a float16
   checkpoint, bfloat16 for a bfloat16 one or one without a dtype (`trtllm_model_dtype`; the
   same 2 B). A float32 config.json: whether the LLM API's dtype auto downcasts it was not read;
-  kvplan sizes it at 2 B, named bf16, as before.
+  kvplan sizes it at 2 B, named bf16, as before. kv_cache_config.dtype has no 16-bit value, so a
+  16/32-bit --kv-dtype other than that model dtype is refused by every command, estimate as much
+  as plan's launch (`check_trtllm_kv_dtype` from `trtllm_given_kv_dtype` and from launch.py).
 
 So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
 checkpoint that declares a KV dtype cannot be run at 16 bits: auto takes the checkpoint's, and a
@@ -117,9 +119,13 @@ def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None, auto: str | None 
 
 def trtllm_given_kv_dtype(spec: ModelSpec, kv_dtype: str) -> tuple[str, str | None]:
     """The KV dtype TensorRT-LLM runs `spec` at when told `kv_dtype`: as told, or refused in
-    one line where the checkpoint declares another (`check_trtllm_kv_dtype`): every command,
-    not only plan's launch, so estimate never sizes a bf16 cache the server cannot run."""
+    one line where the checkpoint declares another, or where it is a 16/32-bit one other than
+    the model dtype auto runs (`check_trtllm_kv_dtype`, the rule plan's launch applies too):
+    every command, not only plan's launch, so estimate never sizes a cache the server cannot
+    run (issue 26: estimate sized bf16 on a float16 checkpoint that plan refused)."""
     declared = _trtllm_declared(spec)
-    if declared is not None:
+    if declared is None:
+        check_trtllm_kv_dtype(kv_dtype, None, trtllm_model_dtype(spec))
+    else:
         check_trtllm_kv_dtype(kv_dtype, declared[1], field=f"{spec.path}: {declared[0]}")
     return kv_dtype, None

@@ -22,7 +22,7 @@ tests/data/launch_flags/trtllm-1.2.json).
 
 from __future__ import annotations
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.engines.launch import (
     Command,
     LaunchLayout,
@@ -37,6 +37,22 @@ from kvplan.engines.trtllm.kv_dtype import check_trtllm_kv_dtype
 
 OPTIONS_FILE = "kvplan-trtllm.yaml"
 PORT = 8000  # trtllm-serve's default; replica i listens on PORT + i
+
+
+def check_trtllm_load_quantization(load_quantization: str | None) -> None:
+    """Refuse, in one line, load-time quantization (--quantization) for TensorRT-LLM, in every
+    command (estimate, plan: the engine's estimate_config and stage_pool, and the launch):
+    trtllm-serve has no such flag (tensorrt_llm/commands/serve.py, tests/data/launch_flags/
+    trtllm-1.2.json), its PyTorch backend takes the checkpoint's own quantization
+    (_torch/model_config.py from_pretrained: hf_quant_config.json / quantization_config), and
+    QuantAlgo (tensorrt_llm/quantization/mode.py) has no bitsandbytes method. A launch without
+    it would load 16-bit weights that plan did not size."""
+    if load_quantization is not None:
+        raise UnmodelledError(
+            f"--engine trtllm --quantization {load_quantization}: trtllm-serve has no "
+            "--quantization and TensorRT-LLM no such method (quantization/mode.py QuantAlgo): "
+            "it loads the checkpoint's own quantization; drop --quantization, or give a "
+            "checkpoint quantized beforehand (ModelOpt)")
 
 
 def _yaml(lay: LaunchLayout, s: LaunchSettings) -> str | None:
@@ -77,6 +93,7 @@ def _merge(text: str, extra: str) -> str:
 
 
 def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
+    check_trtllm_load_quantization(s.load_quantization)
     size = ("--tp_size", str(lay.tp), "--pp_size", str(lay.pp)) + (
         ("--ep_size", str(lay.tp)) if lay.ep > 1 else ())
     options = _yaml(lay, s)

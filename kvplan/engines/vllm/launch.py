@@ -41,6 +41,7 @@ from kvplan.engines.launch import (
     pack_replicas,
 )
 from kvplan.engines.vllm.architectures import needs_trust_remote_code
+from kvplan.engines.vllm.quant_methods import vllm_quantization_flags
 
 MP_MULTI_NODE_SINCE = (0, 11, 1)  # --nnodes / --node-rank / --master-addr (PR 23691)
 DP_RPC_PORT = "13345"  # any free port, the same on every node (the docs' example)
@@ -100,6 +101,9 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
         groups.append(("--kv-cache-dtype", _cache_dtype(s.kv_dtype)))
     # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
     groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))
+    quant = vllm_quantization_flags(s.load_quantization)  # the weights plan sized
+    if quant:
+        groups.append(quant)
     if s.speculative_method is not None:
         groups.append(("--speculative-config", speculative_config(s)))
     if needs_trust_remote_code(s.architectures, s.remote_code, s.version):

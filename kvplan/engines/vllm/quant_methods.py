@@ -175,6 +175,7 @@ def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
     from kvplan.model.quant_config import modelopt_unquantized, quant_method
 
     qc = spec.quantization_config or {}
+    check_load_quantization(spec, load_quantization, quant_method(qc))
     in_file = spec.quantization_file
     shown_version = version or shown
     # (A file with quant_algo null quantizes nothing in any release: nothing to refuse.)
@@ -212,3 +213,35 @@ def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
             field = f"{in_file} quantization.quant_algo"
         raise UnmodelledError(f"{spec.path}: {field}: vLLM {shown_version} cannot load ModelOpt "
                               f"{algo!r}: {late.advice()}")
+
+
+def check_load_quantization(spec: ModelSpec, load_quantization: str | None, method: str) -> None:
+    """Refuse, in one line, a --quantization other than the quantized checkpoint's own method
+    (`method`, as vLLM reads it; "" where the config names none). vLLM's
+    ModelConfig._verify_quantization (config/model.py of 0.32 and 0.27.1, config.py of 0.10.0:
+    the same steps) takes the checkpoint's quant_method, lets the override classes claim it
+    (0.32: ModelOpt FP8's and gpt-oss's MXFP4 ones whatever --quantization says), and raises
+    "Quantization method specified in the model config (X) does not match the quantization
+    method specified in the `quantization` argument (Y)" where the result differs from the
+    flag; "" is None there (0.27.1, 0.32), which differs too.
+    So a quantized checkpoint is never re-quantized at load time: it is refused or (override)
+    loaded as the checkpoint says, never sized as --quantization. The same method (a
+    bitsandbytes checkpoint with --quantization bitsandbytes) is the checkpoint's, as sized."""
+    if load_quantization is None or method == load_quantization:
+        return
+    where = (f"{spec.path}: quantization_config" if spec.quantization_file is None
+             else f"{spec.path}: {spec.quantization_file}")
+    raise UnmodelledError(
+        f"--quantization {load_quantization}: {where}: the checkpoint is already quantized "
+        f"({method or 'no quant_method'}) and vLLM does not re-quantize it: 'Quantization "
+        f"method specified in the model config ({method or None}) does not match the "
+        f"quantization method specified in the `quantization` argument ({load_quantization})' "
+        "(config/model.py _verify_quantization): drop --quantization")
+
+
+def vllm_quantization_flags(load_quantization: str | None) -> tuple[str, ...]:
+    """`--quantization METHOD` for plan's load-time quantization (None: ()). bitsandbytes
+    needs no --load-format: EngineArgs.create_load_config sets load_format "bitsandbytes"
+    whenever quantization is "bitsandbytes" (engine/arg_utils.py, every release kvplan models
+    that has the method, 0.10-0.27.1; check_quantization_loadable refuses it from 0.28)."""
+    return () if load_quantization is None else ("--quantization", load_quantization)
