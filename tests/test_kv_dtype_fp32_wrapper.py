@@ -69,6 +69,16 @@ def test_trtllm_refuses_a_float32_checkpoint(path: str, kv: tuple[str, ...]) -> 
     assert "expected bfloat16 or float16" in line
 
 
+@pytest.mark.parametrize("command", ["plan", "sweep"])
+def test_trtllm_plan_and_sweep_refuse_it_too(command: str) -> None:
+    # plan searches its dtypes without the auto / given path: the pool refuses it
+    # (TrtllmRules.refuse_unmodelled).
+    code, out, err = run(command, ALPACA_FP32, "--engine", "trtllm", "--gpu", "H100", "-f",
+                         "json", *(("-c", "4096", "-n", "2") if command == "plan" else ()))
+    assert code == 2 and out == ""
+    assert "torch_dtype: float32: TensorRT-LLM" in err.strip()
+
+
 @pytest.mark.parametrize(("engine", "kv_dtype"), [("vllm", "bf16"), ("sglang", "fp16")])
 def test_vllm_and_sglang_serve_float32_at_two_bytes(engine: str, kv_dtype: str) -> None:
     code, out, _ = run("estimate", ALPACA_FP32, "--engine", engine, "-f", "json")
