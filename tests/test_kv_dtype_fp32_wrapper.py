@@ -74,7 +74,7 @@ def test_trtllm_plan_and_sweep_refuse_it_too(command: str) -> None:
     # plan searches its dtypes without the auto / given path: the pool refuses it
     # (TrtllmRules.refuse_unmodelled).
     code, out, err = run(command, ALPACA_FP32, "--engine", "trtllm", "--gpu", "H100", "-f",
-                         "json", *(("-c", "4096", "-n", "2") if command == "plan" else ()))
+                         "json", *(("-c", "2048", "-n", "2") if command == "plan" else ()))
     assert code == 2 and out == ""
     assert "torch_dtype: float32: TensorRT-LLM" in err.strip()
 
