@@ -23,12 +23,14 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
   checkpoint, bfloat16 for a bfloat16 one or one without a dtype (`trtllm_model_dtype`; the
   same 2 B; transformers leaves an absent torch_dtype None, ModelSpec.weight_dtype_stated).
 
-- A float32 config.json is refused (`check_trtllm_float32`), in every version 0.20-1.3: nothing
-  casts it. The PyTorch backend reads config.json through transformers.AutoConfig
-  (pyexecutor/config_utils.py load_pretrained_config), PyTorchModelEngine keeps ``self.dtype =
-  self.model.config.torch_dtype`` (float32), and the LLM API's dtype "auto" reaches only the
-  TensorRT-engine path (llmapi/llm_utils.py ModelLoader); a few models pin bfloat16 themselves
-  (Gemma-3's VLM, MiniMax-M3), not the generic decoders. So weights and KV cache are float32
+- A float32 config.json is refused (`check_trtllm_float32`): nothing casts it, in the stored
+  versions read (0.20-era and 1.x _util.py / model_engine.py, a 1.2+ resource_manager.py, the
+  newest model_config.py; tags not pinned). The PyTorch backend reads config.json through
+  transformers.AutoConfig (pyexecutor/config_utils.py load_pretrained_config),
+  PyTorchModelEngine keeps ``self.dtype = self.model.config.torch_dtype`` (float32), and no use
+  of the LLM API's dtype ("auto") was found under _torch (the hits are llmapi/llm_utils.py's
+  TensorRT-engine ModelLoader); a few models pin bfloat16 themselves (Gemma-3's VLM,
+  MiniMax-M3), not the generic decoders. So weights and KV cache are float32
   (_util.py: DataType.FLOAT; resource_manager.py get_cache_bytes_per_token accepts FLOAT, 4 B
   per element), but the estimate sizes its pool at 2 B per element
   (KVCacheManager.get_cache_size_per_token: ``mem_per_token *= 2`` for any unquantized cache,
