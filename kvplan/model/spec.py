@@ -284,6 +284,12 @@ class ModelSpec:
     # What was assumed rather than read (an unknown model_type's config.json): empty for every
     # family kvplan reads field by field and for the bundled specs.
     assumptions: tuple[Assumption, ...] = ()
+    # Whether config.json states torch_dtype / dtype: False where weight_dtype is transformers'
+    # float32 default for an absent one (TensorRT-LLM reads None as bfloat16 instead).
+    weight_dtype_stated: bool = True
+    # A multimodal wrapper's own torch_dtype where it differs from its text part's weight_dtype:
+    # vLLM's get_torch_dtype reads the outer config's first, SGLang the text config's.
+    wrapper_dtype: str | None = None
     # config.json's `architectures` (the model classes it names, first first) and whether its
     # `auto_map` names remote modeling code (an AutoModel* entry): what an engine's model
     # registry picks its implementation by (kvplan.engines.vllm.architectures). Empty / False:

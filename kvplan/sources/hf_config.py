@@ -56,6 +56,7 @@ from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import llama4_tower, qwen_vit, siglip_tower
 from kvplan.sources.hf_wrappers import (
     TEXT_FAMILY,
+    dtype_fields,
     tower_assumption,
     wrapped_text_config,
     wrapper_of,
@@ -368,6 +369,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         "vocab_size": vocab,
         "tie_word_embeddings": tie,
         "position_embedding": position,
+        **dtype_fields(config, data),
     }
     names, remote = config_architectures(config)  # vLLM's registry rule reads both
     if names:

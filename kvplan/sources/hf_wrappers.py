@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
 from kvplan.sources.hf_defaults import class_defaults
 from kvplan.sources.hf_reader import config_model_type
@@ -150,6 +151,30 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     warnings.append(f"{where} of a {config_model_type(config)} wrapper read as the language "
                     f"model (vLLM models/{wrapper.vllm})")
     return merged
+
+
+def dtype_fields(config: Mapping[str, Any], data: Mapping[str, Any]) -> dict:
+    """The spec keys beside torch_dtype (`data`'s, the language model's) that say where it came
+    from: ``torch_dtype_stated: false`` where config.json states no torch_dtype / dtype (read as
+    transformers' float32 default), and ``wrapper_torch_dtype`` where a multimodal wrapper
+    (`config`; `data` unwrapped from it) states its own dtype and its text part another.
+    transformers 5.19 keeps both: LlavaOnevisionConfig of llava-onevision-qwen2-0.5b-ov loads
+    with dtype float16 and get_text_config().dtype bfloat16. vLLM 0.32 reads the outer one first
+    (transformers_utils/model_arch_config_convertor.py get_torch_dtype: ``hf_config.dtype``,
+    then ``hf_config.get_text_config().dtype``), SGLang the text config's
+    (kvplan.engines.sglang.kv_dtype)."""
+    out: dict[str, Any] = {}
+    inner = next((data[k] for k in ("torch_dtype", "dtype") if data.get(k) is not None), None)
+    if inner is None:
+        out["torch_dtype_stated"] = False
+    if "_wrapper_model_type" in data:
+        outer = next((config[k] for k in ("torch_dtype", "dtype")
+                      if config.get(k) is not None), None)
+        if isinstance(outer, str) and outer in WEIGHT_DTYPE_ALIASES and (
+                not isinstance(inner, str)
+                or WEIGHT_DTYPE_ALIASES.get(inner) != WEIGHT_DTYPE_ALIASES[outer]):
+            out["wrapper_torch_dtype"] = outer
+    return out
 
 
 def untouched_towers(config: Mapping[str, Any]) -> list[str]:

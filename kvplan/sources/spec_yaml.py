@@ -435,6 +435,9 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         quantization_json=_parse_quantization(r, path),
         assumptions=_parse_assumptions(r),
         layer_attention=layer_attention,
+        weight_dtype_stated=r.bool("torch_dtype_stated", default=True),
+        wrapper_dtype=WEIGHT_DTYPE_ALIASES.get(r.str(
+            "wrapper_torch_dtype", required=False, choices=tuple(WEIGHT_DTYPE_ALIASES)) or ""),
     )
     # Architecture features: the file's own keys, else the table by model_type.
     spec = replace(spec, **{name: r.bool(name, default=value) for name, value in

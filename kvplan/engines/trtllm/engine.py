@@ -31,6 +31,7 @@ from kvplan.engines.trtllm.budget import (
 from kvplan.engines.trtllm.connectors import trtllm_connector
 from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
 from kvplan.engines.trtllm.kv_dtype import (
+    check_trtllm_float32,
     trtllm_auto_kv_dtype,
     trtllm_given_kv_dtype,
     trtllm_model_dtype,
@@ -146,7 +147,9 @@ class TrtllmEngine:
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Pools for recurrent state, chunked attention, the sparse indexer and draft layers are
-        not modelled: refuse rather than size them as attention."""
+        not modelled: refuse rather than size them as attention; nor is a float32 checkpoint's
+        pool (kvplan.engines.trtllm.kv_dtype.check_trtllm_float32)."""
+        check_trtllm_float32(spec)
         what = None
         if spec.num_recurrent_layers:
             what = "recurrent-state layers"

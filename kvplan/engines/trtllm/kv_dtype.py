@@ -21,10 +21,27 @@ from NVIDIA/TensorRT-LLM, tensorrt_llm/_torch/ (every stored version of the file
   the checkpoint declares no fp8 / nvfp4 KV cache, and model_config.py ModelConfig.torch_dtype
   is ``self.pretrained_config.torch_dtype or torch.bfloat16``: float16 for a float16
   checkpoint, bfloat16 for a bfloat16 one or one without a dtype (`trtllm_model_dtype`; the
-  same 2 B). A float32 config.json: whether the LLM API's dtype auto downcasts it was not read;
-  kvplan sizes it at 2 B, named bf16, as before. kv_cache_config.dtype has no 16-bit value, so a
-  16/32-bit --kv-dtype other than that model dtype is refused by every command, estimate as much
-  as plan's launch (`check_trtllm_kv_dtype` from `trtllm_given_kv_dtype` and from launch.py).
+  same 2 B; transformers leaves an absent torch_dtype None, ModelSpec.weight_dtype_stated).
+  kv_cache_config.dtype has no 16-bit value, so a 16-bit --kv-dtype other than that model dtype
+  is refused by every command, estimate as much as plan's launch (`check_trtllm_kv_dtype` from
+  `trtllm_given_kv_dtype` and from launch.py).
+
+- A float32 config.json is refused (`check_trtllm_float32`): nothing casts it, in the stored
+  versions read (0.20-era and 1.x _util.py / model_engine.py, a 1.2+ resource_manager.py, the
+  newest model_config.py; tags not pinned). The PyTorch backend reads config.json through
+  transformers.AutoConfig (pyexecutor/config_utils.py load_pretrained_config),
+  PyTorchModelEngine keeps ``self.dtype = self.model.config.torch_dtype`` (float32), and no use
+  of the LLM API's dtype ("auto") was found under _torch (the hits are llmapi/llm_utils.py's
+  TensorRT-engine ModelLoader); a few models pin bfloat16 themselves (Gemma-3's VLM,
+  MiniMax-M3), not the generic decoders. So weights and KV cache are float32
+  (_util.py: DataType.FLOAT; resource_manager.py get_cache_bytes_per_token accepts FLOAT, 4 B
+  per element), but the estimate sizes its pool at 2 B per element
+  (KVCacheManager.get_cache_size_per_token: ``mem_per_token *= 2`` for any unquantized cache,
+  "fp16/bf16 kv cache"; 0.20's _util.py ``mem_per_token = 2``) and calculate_max_num_blocks then
+  takes min(that max_tokens, free_gpu_memory_fraction x free memory after the estimate / the
+  4-B row). Neither kvplan's 2-B weights nor its budget is that pool, so kvplan sizes no
+  TensorRT-LLM KV cache for a float32 checkpoint (vLLM serves one in bfloat16, SGLang in
+  float16: kvplan.weights.base.engine_dtype, both 2 B).
 
 So an FP8 kv_cache_quant_algo in hf_quant_config.json is an fp8 KV cache by default, and a
 checkpoint that declares a KV dtype cannot be run at 16 bits: auto takes the checkpoint's, and a
@@ -67,6 +84,21 @@ def _trtllm_declared(spec: ModelSpec) -> tuple[str, str] | None:
     return declared
 
 
+def check_trtllm_float32(spec: ModelSpec) -> None:
+    """Refuse, in one line, a checkpoint whose config.json states float32 (the text part's or a
+    wrapper's own): TensorRT-LLM runs it, KV cache included, in float32 and sizes the pool by
+    another rule (see the module). An absent torch_dtype is bfloat16 there, and sized."""
+    stated = [d for d in (spec.weight_dtype if spec.weight_dtype_stated else None,
+                          spec.wrapper_dtype) if d is not None]
+    if "fp32" in stated:
+        raise UnmodelledError(
+            f"{spec.path}: torch_dtype: float32: TensorRT-LLM's PyTorch backend keeps a float32 "
+            "checkpoint in float32 (weights and KV cache 4 B per element; "
+            "_torch/model_config.py torch_dtype) and sizes its KV pool at 2 B per element "
+            "(get_cache_size_per_token), then by free memory: not modelled; expected "
+            "bfloat16 or float16 (a converted checkpoint), or --engine vllm / sglang")
+
+
 def trtllm_model_dtype(spec: ModelSpec) -> str:
     """The 16-bit dtype TensorRT-LLM keeps `spec`'s KV cache in when the checkpoint declares
     none (see the module): fp16 for a float16 checkpoint, else bf16."""
@@ -77,7 +109,8 @@ def trtllm_auto_kv_dtype(spec: ModelSpec) -> tuple[str, str | None]:
     """The KV dtype TensorRT-LLM runs `spec` at with kv_cache_config.dtype auto, and the line
     saying the checkpoint chose it: fp8 where hf_quant_config.json declares it; the model's
     16-bit dtype (`trtllm_model_dtype`) where nothing is declared; refused in one line for a
-    KV dtype declared in config.json (see the module)."""
+    KV dtype declared in config.json, or for a float32 checkpoint (see the module)."""
+    check_trtllm_float32(spec)
     declared = _trtllm_declared(spec)
     if declared is None:
         return trtllm_model_dtype(spec), None
@@ -119,10 +152,12 @@ def check_trtllm_kv_dtype(kv_dtype: str, declared: str | None, auto: str | None 
 
 def trtllm_given_kv_dtype(spec: ModelSpec, kv_dtype: str) -> tuple[str, str | None]:
     """The KV dtype TensorRT-LLM runs `spec` at when told `kv_dtype`: as told, or refused in
-    one line where the checkpoint declares another, or where it is a 16/32-bit one other than
-    the model dtype auto runs (`check_trtllm_kv_dtype`, the rule plan's launch applies too):
-    every command, not only plan's launch, so estimate never sizes a cache the server cannot
-    run (issue 26: estimate sized bf16 on a float16 checkpoint that plan refused)."""
+    one line where the checkpoint declares another, or where it is a 16-bit one other than the
+    model dtype auto runs (`check_trtllm_kv_dtype`, the rule plan's launch applies too): every
+    command, not only plan's launch, so estimate never sizes a cache the server cannot run (issue
+    26: estimate sized bf16 on a float16 checkpoint that plan refused); a float32 checkpoint is
+    refused whatever is told (`check_trtllm_float32`)."""
+    check_trtllm_float32(spec)
     declared = _trtllm_declared(spec)
     if declared is None:
         check_trtllm_kv_dtype(kv_dtype, None, trtllm_model_dtype(spec))

@@ -4,7 +4,10 @@ dtype, except where vLLM's own rule for a model and GPU decides it. Read from vL
 
 - The model dtype (`vllm_model_dtype`), config/model.py _get_and_verify_dtype with --dtype auto:
   ModelArchConfigConvertorBase.get_torch_dtype reads config.json's dtype / torch_dtype (float32
-  where absent; kvplan reads an absent one as float32 too, kvplan.sources.hf_config._dtype), and
+  where absent; kvplan reads an absent one as float32 too, kvplan.sources.hf_config._dtype) --
+  a multimodal wrapper's outer one first, then its text config's (``hf_config.dtype``, then
+  ``hf_config.get_text_config().dtype``; kvplan.sources.hf_wrappers.dtype_fields, the spec's
+  wrapper_dtype: LLaVA-OneVision's float16 wrapper around a bfloat16 Qwen2 runs float16), and
   _resolve_auto_dtype keeps it where the platform supports it, downcasts float32 to the
   platform's first supported dtype (CUDA SM 8.0+ and ROCm: [bfloat16, float16, float32],
   platforms/cuda.py / interface.py supported_dtypes), and falls back to that first dtype for
@@ -161,9 +164,10 @@ def _glm_dsa_rule(spec: ModelSpec, version: str | None, gpu: GPU | None) -> str 
 def vllm_model_dtype(spec: ModelSpec) -> str:
     """The 16-bit dtype vLLM 0.32 computes `spec` in under --dtype auto, which its
     --kv-cache-dtype auto takes where nothing else decides (see the module): fp16 for a float16
-    checkpoint (but bf16 for the model types FLOAT16_NOT_SUPPORTED_MODEL_TYPES lists), else
-    bf16 (bfloat16, float32 or no dtype)."""
-    if spec.weight_dtype == "fp16" and spec.model_type not in FLOAT16_NOT_SUPPORTED_MODEL_TYPES:
+    checkpoint (a wrapper's outer dtype first; but bf16 for the model types
+    FLOAT16_NOT_SUPPORTED_MODEL_TYPES lists), else bf16 (bfloat16, float32 or no dtype)."""
+    dtype = spec.wrapper_dtype or spec.weight_dtype
+    if dtype == "fp16" and spec.model_type not in FLOAT16_NOT_SUPPORTED_MODEL_TYPES:
         return "fp16"
     return "bf16"
 
