@@ -314,3 +314,35 @@ def test_sglang_never_loads_fp8_variants_alone(tmp_path: Path, algo: str,
              "--engine vllm")
     code, answer, err = estimate(file, "--engine-version", "0.14.0")
     assert code == 0 and answer["bytes_per_token"] == LLAMA_8B_BYTES, err
+
+
+# --- SGLang compressed-tensors -------------------------------------------------------------
+
+def test_sglang_compressed_tensors_families(tmp_path: Path) -> None:
+    # The published Command-A NVFP4 (W4A4): _is_fp4a4_nvfp4 from 0.5.7 (compressed_tensors.py:469);
+    # 0.5.6.post2 raises "No compressed-tensors compatible scheme was found.".
+    published = str(REAL / "command-a-03-2025-nvfp4.json")
+    code, _, err = estimate(published, "--engine", "sglang", "--engine-version", "0.5.6.post2")
+    assert code == 2
+    one_line(err, f"{published}: quantization_config.config_groups.group_0: SGLang 0.5.6.post2 "
+                  "cannot load compressed-tensors NVFP4", "--engine-version 0.5.7 or newer")
+    code, answer, err = estimate(published, "--engine", "sglang", "--engine-version", "0.5.7")
+    assert code == 0 and answer["bytes_per_token"] == 64 * 2 * 8 * 128 * 2, err
+    # Without input activations (NVFP4A16): _is_fp4a16_nvfp4 from 0.5.22
+    # (compressed_tensors.py:753).
+    qc = real_qc("command-a-03-2025-nvfp4")
+    qc["config_groups"]["group_0"]["input_activations"] = None
+    file = graft(tmp_path, "llama-3.1-8b", qc)
+    assert estimate(file, "--engine", "sglang", "--engine-version", "0.5.21")[0] == 2
+    code, answer, err = estimate(file, "--engine", "sglang", "--engine-version", "0.5.22")
+    assert code == 0 and answer["bytes_per_token"] == LLAMA_8B_BYTES, err
+    # Laguna-XS.2-FP8's block FP8: _is_fp8_w8a8 takes BLOCK from 0.5.6.post1 (a post release).
+    fp8 = real_qc("laguna-xs.2-fp8")
+    del fp8["kv_cache_scheme"]
+    file = graft(tmp_path, "llama-3.1-8b", fp8)
+    code, _, err = estimate(file, "--engine", "sglang", "--engine-version", "0.5.6")
+    assert code == 2
+    one_line(err, "SGLang 0.5.6 cannot load compressed-tensors W8A8 FP8 block",
+             "--engine-version 0.5.6.post1 or newer")
+    code, answer, err = estimate(file, "--engine", "sglang", "--engine-version", "0.5.6.post1")
+    assert code == 0 and answer["bytes_per_token"] == LLAMA_8B_BYTES, err

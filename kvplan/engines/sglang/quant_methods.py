@@ -81,7 +81,16 @@ the same wheels; line numbers in the first release named):
   layer algorithm has a first release (SGLANG_MIXED_LAYER_ALGOS_SINCE): NVFP4 and FP8 0.5.15
   (0.5.10 on Nemotron-H), W4A16_NVFP4 0.5.15, MXFP8 0.5.17, FP8_PB_WO 0.5.18, FP8_BLOCK_SCALES
   0.5.20. A MIXED_PRECISION file with no NVFP4 layer goes to w4afp8 in every release: not gated.
-  kvplan's own reading of MIXED_PRECISION weights is not exact (kvplan.model.quant_config)."""
+  kvplan's own reading of MIXED_PRECISION weights is not exact (kvplan.model.quant_config).
+
+compressed-tensors config groups (SGLANG_CT_SCHEMES_SINCE; layers/quantization/compressed_tensors/
+compressed_tensors.py _get_scheme_from_parts raises "No compressed-tensors compatible scheme was
+found." for a group it does not claim, compressed_tensors_moe.py likewise for fused experts):
+W8A8 FP8 block from 0.5.6.post1 (_is_fp8_w8a8 takes BLOCK, compressed_tensors.py:334, and the
+MoE method, compressed_tensors_moe.py:220), NVFP4 W4A4 from 0.5.7 (compressed_tensors.py:469,
+compressed_tensors_moe.py:108), NVFP4A16 from 0.5.22 (compressed_tensors.py:753 and :945). Not
+gated (found, left open): MXFP4 (fused experts only from 0.5.17, _is_mxfp4_moe; no linear scheme
+in 0.5.23), W4A8 (MoE 0.5.8, W4AFP8 MoE 0.5.16) and the 2:4 marlin-24 scheme (dropped in 0.5.4)."""
 
 from __future__ import annotations
 
@@ -92,6 +101,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import release_post_key
+from kvplan.model.quant_config import compressed_tensors_family
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -208,6 +218,31 @@ def _check_modelopt_algo(spec: ModelSpec, qc: Mapping[str, Any], version: str | 
             f"{layer_algo} layers (quantized_layers): {why}")
 
 
+# compressed-tensors groups by family (kvplan.model.quant_config.compressed_tensors_family): the
+# first release with a scheme for it, linear and fused MoE alike (the module's docstring).
+SGLANG_CT_SCHEMES_SINCE: dict[str, Window] = {
+    "fp8 block": Window((0, 5, 6, 0, 1), "0.5.6.post1", "compressed_tensors.py:334 _is_fp8_w8a8"),
+    "nvfp4": Window((0, 5, 7, 0, 0), "0.5.7", "compressed_tensors.py:469 _is_fp4a4_nvfp4"),
+    "nvfp4a16": Window((0, 5, 22, 0, 0), "0.5.22", "compressed_tensors.py:753 _is_fp4a16_nvfp4"),
+}
+_CT_LABELS = {"fp8 block": "W8A8 FP8 block (weights float 8, strategy block)",
+              "nvfp4": "NVFP4 (weights and input_activations float 4)",
+              "nvfp4a16": "NVFP4A16 (weights float 4, no input_activations)"}
+
+
+def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
+                              shown: str) -> None:
+    groups = qc.get("config_groups")
+    for key, group in (groups.items() if isinstance(groups, Mapping) else ()):
+        family = compressed_tensors_family(group) if isinstance(group, Mapping) else None
+        window = SGLANG_CT_SCHEMES_SINCE.get(family or "")
+        why = window.why_not(version) if window is not None else None
+        if why is not None:
+            raise UnmodelledError(
+                f"{spec.path}: quantization_config.config_groups.{key}: {shown} cannot load "
+                f"compressed-tensors {_CT_LABELS[family or '']}: {why}")
+
+
 QUANT_FILE_SINCE = (0, 4, 5, 0, 1)  # hf_quant_config.json detected (_parse_quant_hf_config)
 FLAT_MODELOPT_SINCE = (0, 5, 1, 0, 0)  # ModelOpt's flat quantization_config (from_config)
 # Where a ModelOpt NVFP4 checkpoint needs `--quantization modelopt_fp4`, by layout: [from, to).
@@ -276,6 +311,8 @@ def check_sglang_quantization(spec: ModelSpec, load_quantization: str | None,
                               f"(layers/quantization/__init__.py QUANTIZATION_METHODS): {why}")
     if method.startswith("modelopt"):
         _check_modelopt_algo(spec, qc, version, shown)
+    elif method == "compressed-tensors":
+        _check_compressed_tensors(spec, qc, version, shown)
 
 
 def sglang_quantization_flag(quantization_json: str | None, quantization_file: str | None,

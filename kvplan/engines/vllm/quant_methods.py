@@ -30,6 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
+from kvplan.model.quant_config import (
+    compressed_tensors_covers_experts,
+    compressed_tensors_family,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -186,33 +190,6 @@ VLLM_CT_MARLIN24_REMOVED = Removed(since=(0, 16), last="0.15.1",
                                        "(CompressedTensorsW4A16Sparse24)")
 
 
-def _ct_kind(group: Mapping[str, Any]) -> str | None:
-    """The scheme family of one compressed-tensors config group, where some release kvplan
-    models lacks it (VLLM_CT_SCHEMES_SINCE / VLLM_CT_MOE_SCHEMES_SINCE keys); None otherwise."""
-    weights, acts = group.get("weights"), group.get("input_activations")
-    if not isinstance(weights, Mapping):
-        return None
-    kind, bits = weights.get("type", "int"), weights.get("num_bits", 8)
-    strategy, group_size = weights.get("strategy", "tensor"), weights.get("group_size")
-    act_bits = acts.get("num_bits") if isinstance(acts, Mapping) else None
-    if kind == "float" and strategy == "group" and group_size == 32 and bits in (4, 8):
-        return f"mxfp{bits}"
-    if kind == "float" and bits == 8 and strategy == "block":
-        return "fp8 block"
-    if kind == "float" and bits == 4 and act_bits is None:
-        return "nvfp4a16"
-    if kind == "int" and bits == 4 and act_bits == 8 and isinstance(acts, Mapping):
-        return "w4a8 fp8" if acts.get("type") == "float" else "w4a8 int"
-    return None
-
-
-def _ct_covers_experts(group: Mapping[str, Any]) -> bool:
-    # vLLM's fused-MoE layer takes the group whose targets match it: "Linear" (llm-compressor's
-    # default) or a name / regex naming the experts.
-    targets = group.get("targets") or ["Linear"]
-    return any(t == "Linear" or "expert" in str(t).lower() for t in targets)
-
-
 def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
                               shown_version: str) -> None:
     where = f"{spec.path}: quantization_config"
@@ -231,12 +208,12 @@ def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: s
             if removed is not None:
                 raise UnmodelledError(f"{where}.format: vLLM {shown_version} cannot load a "
                                       f"marlin-24 compressed-tensors checkpoint: {removed.advice}")
-        kind = _ct_kind(group)
+        kind = compressed_tensors_family(group)
         if kind is None:
             continue
         late = _not_yet(VLLM_CT_SCHEMES_SINCE.get(kind), version)
         on = ""
-        if late is None and spec.moe is not None and _ct_covers_experts(group):
+        if late is None and spec.moe is not None and compressed_tensors_covers_experts(group):
             late = _not_yet(VLLM_CT_MOE_SCHEMES_SINCE.get(kind), version)
             on = " on fused MoE experts"
         if late is not None:
