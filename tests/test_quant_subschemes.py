@@ -179,7 +179,7 @@ def test_mxfp8_from_0_20(tmp_path: Path) -> None:
     # (compressed_tensors.py:631, the MoE method too).
     weights = {"num_bits": 8, "type": "float", "strategy": "group", "group_size": 32,
                "symmetric": True, "dynamic": False, "scale_dtype": "torch.uint8"}
-    file = graft(tmp_path, "llama-3.1-8b", ct_group(weights, None, format="mxfp8-quantized"))
+    file = graft(tmp_path, "llama-3.1-8b", ct_group(weights, None, format="float-quantized"))
     code, _, err = estimate(file, "--engine-version", "0.19.1")
     assert code == 2
     one_line(err, "cannot load compressed-tensors MXFP8", "--engine-version 0.20.0 or newer")
