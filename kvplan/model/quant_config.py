@@ -301,6 +301,38 @@ def _ct_scheme(weights: Mapping[str, Any], path: str, key: str,
                     f"num_bits {bits} type {kind} strategy {strategy} not modelled")
 
 
+def compressed_tensors_family(group: Mapping[str, Any]) -> str | None:
+    """The scheme family of one compressed-tensors config group (its ``weights`` and
+    ``input_activations`` QuantizationArgs), for the families engines took up release by release
+    (kvplan.engines.vllm.quant_methods, kvplan.engines.sglang.quant_methods): "fp8 block" (float 8,
+    strategy block), "mxfp4" / "mxfp8" (float 4 / 8, strategy group, group_size 32), "nvfp4"
+    (other float 4 with float 4 activations, W4A4) and "nvfp4a16" (without activations), "w4a8
+    int" / "w4a8 fp8" (int 4 weights, 8-bit int / float activations). None: any other group."""
+    weights, acts = group.get("weights"), group.get("input_activations")
+    if not isinstance(weights, Mapping):
+        return None
+    kind, bits = weights.get("type", "int"), weights.get("num_bits", 8)
+    strategy, group_size = weights.get("strategy", "tensor"), weights.get("group_size")
+    act_bits = acts.get("num_bits") if isinstance(acts, Mapping) else None
+    if kind == "float" and strategy == "group" and group_size == 32 and bits in (4, 8):
+        return f"mxfp{bits}"
+    if kind == "float" and bits == 8 and strategy == "block":
+        return "fp8 block"
+    if kind == "float" and bits == 4:
+        return "nvfp4a16" if act_bits is None else "nvfp4"
+    if kind == "int" and bits == 4 and act_bits == 8 and isinstance(acts, Mapping):
+        return "w4a8 fp8" if acts.get("type") == "float" else "w4a8 int"
+    return None
+
+
+def compressed_tensors_covers_experts(group: Mapping[str, Any]) -> bool:
+    """Whether a compressed-tensors config group reaches a fused-MoE layer's experts: its targets
+    hold "Linear" (llm-compressor's default, which the engines match against fused experts) or a
+    name / regex naming experts."""
+    targets = group.get("targets") or ["Linear"]
+    return any(t == "Linear" or "expert" in str(t).lower() for t in targets)
+
+
 def _parse_compressed_tensors(qc: Mapping[str, Any], path: str) -> QuantConfig:
     groups = qc.get("config_groups")
     if not isinstance(groups, Mapping) or not groups:

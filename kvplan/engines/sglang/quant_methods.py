@@ -59,8 +59,38 @@ A ModelOpt NVFP4 checkpoint that SGLang claims for modelopt_fp4 only when starte
   claims a "modelopt" checkpoint for petit_nvfp4 whatever --quantization says; the flag is
   written for every GPU.)
 
-Not modelled (found, left open): ModelOpt's other quant_algo values (FP8_PER_CHANNEL_PER_TOKEN,
-FP8_PB_WO, W4A16_NVFP4, MIXED_PRECISION), whose handling changed between releases."""
+ModelOpt's other quant_algo values (SGLANG_MODELOPT_ALGOS_SINCE and the tables beside it, read from
+the same wheels; line numbers in the first release named):
+
+- W4A16_NVFP4 alone: "FP4" in it, so it is claimed for modelopt_fp4, whose ModelOptFp4Config.
+  from_config accepts it from 0.5.19 (modelopt_quant.py:1580, `quant_method not in ["FP8",
+  "NVFP4", "NVFP4_AWQ", "W4A16_NVFP4"]`); 0.4.5.post1-0.5.18 raise "ModelOpt currently only
+  supports: FP8, NVFP4[, NVFP4_AWQ]".
+- FP8_PB_WO, FP8_PER_CHANNEL_PER_TOKEN alone: no release loads them as written. From 0.5.18
+  ModelOptFp8Config.from_config raises "ModelOptFp8Config only supports regular FP8 quantization"
+  (modelopt_quant.py:465, `quant_method != "FP8"`); before, its test is `"FP8" not in
+  quant_method` (0.5.17 modelopt_quant.py:468), so it takes them for static per-tensor FP8, which
+  their per-block / per-channel scales are not (in 0.5.18-0.5.23 FP8_PB_WO loads only as a layer of
+  a MIXED_PRECISION checkpoint).
+- MIXED_PRECISION: configs/model_config.py _parse_modelopt_quant_config sends it to modelopt_mixed
+  (ModelOptMixedPrecisionConfig, registered from 0.5.10) when some layer is NVFP4 or W4A16_NVFP4
+  from 0.5.15 (model_config.py:1155); in 0.5.10-0.5.14 only for Nemotron-H (model_type nemotron_h
+  or an architecture NemotronH*); otherwise, and in every release from 0.4.9.post1 to 0.5.9, to
+  w4afp8 (W4AFp8Config, for W4A8_AWQ experts), which does not read NVFP4 layers. Its
+  get_quant_method leaves a layer algorithm it does not know unquantized (bf16 weights), so each
+  layer algorithm has a first release (SGLANG_MIXED_LAYER_ALGOS_SINCE): NVFP4 and FP8 0.5.15
+  (0.5.10 on Nemotron-H), W4A16_NVFP4 0.5.15, MXFP8 0.5.17, FP8_PB_WO 0.5.18, FP8_BLOCK_SCALES
+  0.5.20. A MIXED_PRECISION file with no NVFP4 layer goes to w4afp8 in every release: not gated.
+  kvplan's own reading of MIXED_PRECISION weights is not exact (kvplan.model.quant_config).
+
+compressed-tensors config groups (SGLANG_CT_SCHEMES_SINCE; layers/quantization/compressed_tensors/
+compressed_tensors.py _get_scheme_from_parts raises "No compressed-tensors compatible scheme was
+found." for a group it does not claim, compressed_tensors_moe.py likewise for fused experts):
+W8A8 FP8 block from 0.5.6.post1 (_is_fp8_w8a8 takes BLOCK, compressed_tensors.py:334, and the
+MoE method, compressed_tensors_moe.py:220), NVFP4 W4A4 from 0.5.7 (compressed_tensors.py:469,
+compressed_tensors_moe.py:108), NVFP4A16 from 0.5.22 (compressed_tensors.py:753 and :945). Not
+gated (found, left open): MXFP4 (fused experts only from 0.5.17, _is_mxfp4_moe; no linear scheme
+in 0.5.23), W4A8 (MoE 0.5.8, W4AFP8 MoE 0.5.16) and the 2:4 marlin-24 scheme (dropped in 0.5.4)."""
 
 from __future__ import annotations
 
@@ -71,6 +101,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import release_post_key
+from kvplan.model.quant_config import compressed_tensors_family
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -114,6 +145,102 @@ SGLANG_QUANT_WINDOWS: dict[str, tuple[Window, ...]] = {
         Window((0, 5, 8, 0, 0), "0.5.8", "PR #15325"),
     ),
 }
+
+
+# ModelOpt quant_algo values other than FP8 / NVFP4 (the module's docstring gives the files).
+SGLANG_MODELOPT_ALGOS_SINCE: dict[str, Window] = {
+    "W4A16_NVFP4": Window((0, 5, 19, 0, 0), "0.5.19", "ModelOptFp4Config.from_config, "
+                                                       "modelopt_quant.py:1580"),
+}
+_PER_TENSOR = ("no SGLang release loads it as written: 0.5.18 on, ModelOptFp8Config.from_config "
+               "raises 'only supports regular FP8 quantization' (modelopt_quant.py:465); before, "
+               "it is read as static per-tensor FP8 (the test is '\"FP8\" in quant_algo'), which "
+               "its scales are not: plan it for vLLM (--engine vllm)")
+SGLANG_MODELOPT_ALGOS_NEVER: dict[str, str] = {
+    "FP8_PB_WO": _PER_TENSOR, "FP8_PER_CHANNEL_PER_TOKEN": _PER_TENSOR,
+}
+_MIXED = "ModelOptMixedPrecisionConfig.get_quant_method, modelopt_quant.py"
+# A MIXED_PRECISION checkpoint's layer algorithms (quantized_layers): the first release that
+# routes it to modelopt_mixed (model_config.py:1155) and quantizes a layer of that algorithm.
+_ROUTED = "model_config.py:1155 _parse_modelopt_quant_config"
+SGLANG_MIXED_LAYER_ALGOS_SINCE: dict[str, Window] = {
+    "NVFP4": Window((0, 5, 15, 0, 0), "0.5.15", _ROUTED),
+    "FP8": Window((0, 5, 15, 0, 0), "0.5.15", _ROUTED),
+    "W4A16_NVFP4": Window((0, 5, 15, 0, 0), "0.5.15", f"{_MIXED}:815"),
+    "MXFP8": Window((0, 5, 17, 0, 0), "0.5.17", f"{_MIXED}:835"),
+    "FP8_PB_WO": Window((0, 5, 18, 0, 0), "0.5.18", f"{_MIXED}:949"),
+    "FP8_BLOCK_SCALES": Window((0, 5, 20, 0, 0), "0.5.20", f"{_MIXED}, _BLOCK_FP8_ALGOS"),
+}
+# 0.5.10-0.5.14 route MIXED_PRECISION to modelopt_mixed for Nemotron-H only, which quantizes its
+# NVFP4 and FP8 layers (0.5.10 model_config.py:810).
+NEMOTRON_H_MIXED_SINCE = (0, 5, 10, 0, 0)
+
+
+def _modelopt_fields(qc: Mapping[str, Any]) -> Mapping[str, Any]:
+    inner = qc.get("quantization")
+    return inner if isinstance(inner, Mapping) else qc
+
+
+def _check_modelopt_algo(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
+                         shown: str) -> None:
+    """Refuse a ModelOpt quant_algo SGLang `version` does not load as written."""
+    fields = _modelopt_fields(qc)
+    algo = str(fields.get("quant_algo") or "").upper()
+    field = (f"{spec.path}: {spec.quantization_file} quantization.quant_algo"
+             if spec.quantization_file is not None else
+             f"{spec.path}: quantization_config.quant_algo")
+    never = SGLANG_MODELOPT_ALGOS_NEVER.get(algo)
+    if never is not None:
+        raise UnmodelledError(f"{field}: {shown} cannot load ModelOpt {algo!r}: {never}")
+    window = SGLANG_MODELOPT_ALGOS_SINCE.get(algo)
+    why = window.why_not(version) if window is not None else None
+    if why is not None:
+        raise UnmodelledError(f"{field}: {shown} cannot load ModelOpt {algo!r}: {why}")
+    if algo != "MIXED_PRECISION":
+        return
+    layers = qc.get("quantized_layers") or fields.get("quantized_layers") or {}
+    algos = {str(info.get("quant_algo") or "").upper()
+             for info in (layers.values() if isinstance(layers, Mapping) else ())
+             if isinstance(info, Mapping)}
+    if not algos & {"NVFP4", "W4A16_NVFP4"}:
+        return  # w4afp8 in every release (the module's docstring): not gated
+    nemotron_h = spec.model_type == "nemotron_h" or any(
+        a.startswith("NemotronH") for a in spec.architectures)
+    key = release_post_key(version)
+    late = [(window.since or (), layer_algo, why) for layer_algo in sorted(algos)
+            if not (nemotron_h and layer_algo in ("NVFP4", "FP8") and key >= NEMOTRON_H_MIXED_SINCE)
+            and (window := SGLANG_MIXED_LAYER_ALGOS_SINCE.get(layer_algo)) is not None
+            and (why := window.why_not(version)) is not None]
+    if late:  # name the layer algorithm that needs the newest release
+        _, layer_algo, why = max(late)
+        raise UnmodelledError(
+            f"{field}: {shown} cannot load a ModelOpt MIXED_PRECISION checkpoint with "
+            f"{layer_algo} layers (quantized_layers): {why}")
+
+
+# compressed-tensors groups by family (kvplan.model.quant_config.compressed_tensors_family): the
+# first release with a scheme for it, linear and fused MoE alike (the module's docstring).
+SGLANG_CT_SCHEMES_SINCE: dict[str, Window] = {
+    "fp8 block": Window((0, 5, 6, 0, 1), "0.5.6.post1", "compressed_tensors.py:334 _is_fp8_w8a8"),
+    "nvfp4": Window((0, 5, 7, 0, 0), "0.5.7", "compressed_tensors.py:469 _is_fp4a4_nvfp4"),
+    "nvfp4a16": Window((0, 5, 22, 0, 0), "0.5.22", "compressed_tensors.py:753 _is_fp4a16_nvfp4"),
+}
+_CT_LABELS = {"fp8 block": "W8A8 FP8 block (weights float 8, strategy block)",
+              "nvfp4": "NVFP4 (weights and input_activations float 4)",
+              "nvfp4a16": "NVFP4A16 (weights float 4, no input_activations)"}
+
+
+def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
+                              shown: str) -> None:
+    groups = qc.get("config_groups")
+    for key, group in (groups.items() if isinstance(groups, Mapping) else ()):
+        family = compressed_tensors_family(group) if isinstance(group, Mapping) else None
+        window = SGLANG_CT_SCHEMES_SINCE.get(family or "")
+        why = window.why_not(version) if window is not None else None
+        if why is not None:
+            raise UnmodelledError(
+                f"{spec.path}: quantization_config.config_groups.{key}: {shown} cannot load "
+                f"compressed-tensors {_CT_LABELS[family or '']}: {why}")
 
 
 QUANT_FILE_SINCE = (0, 4, 5, 0, 1)  # hf_quant_config.json detected (_parse_quant_hf_config)
@@ -177,12 +304,16 @@ def check_sglang_quantization(spec: ModelSpec, load_quantization: str | None,
             "{...}} layout (layers/quantization/modelopt_quant.py from_config); a flat "
             "config.json quantization_config from 0.5.1: give --engine-version 0.5.1 or newer")
     why = _why_not(method, version)
-    if why is None:
-        return
-    where = (f"{spec.path}: quantization_config.quant_method" if spec.quantization_file is None
-             else f"{spec.path}: {spec.quantization_file} quantization.quant_algo")
-    raise UnmodelledError(f"{where}: {shown} cannot load a {method!r} checkpoint "
-                          f"(layers/quantization/__init__.py QUANTIZATION_METHODS): {why}")
+    if why is not None:
+        where = (f"{spec.path}: quantization_config.quant_method"
+                 if spec.quantization_file is None
+                 else f"{spec.path}: {spec.quantization_file} quantization.quant_algo")
+        raise UnmodelledError(f"{where}: {shown} cannot load a {method!r} checkpoint "
+                              f"(layers/quantization/__init__.py QUANTIZATION_METHODS): {why}")
+    if method.startswith("modelopt"):
+        _check_modelopt_algo(spec, qc, version, shown)
+    elif method == "compressed-tensors":
+        _check_compressed_tensors(spec, qc, version, shown)
 
 
 def sglang_quantization_flag(quantization_json: str | None, quantization_file: str | None,

@@ -30,6 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
+from kvplan.model.quant_config import (
+    compressed_tensors_covers_experts,
+    compressed_tensors_family,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -76,7 +80,9 @@ class Arrived:
     before: str
 
     def advice(self, subject: str = "it") -> str:
-        return (f"{subject} arrived in vLLM {self.first} (PR #{self.pr}; before it {self.before}): "
+        # `pr`: a PR number, or where no PR was found the file and line that brought it.
+        source = f"PR #{self.pr}" if self.pr.isdigit() else self.pr
+        return (f"{subject} arrived in vLLM {self.first} ({source}; before it {self.before}): "
                 f"plan with --engine-version {self.first} or newer")
 
 
@@ -112,6 +118,108 @@ VLLM_MODELOPT_ALGOS_SINCE: dict[str, Arrived] = {
 VLLM_QUANT_FILE_SINCE = Arrived(since=(0, 10, 1), first="0.10.1", pr="22073",
                                 before="get_config does not read it and the checkpoint is "
                                        "started as an unquantized model")
+
+
+# compressed-tensors (llm-compressor) config groups: vLLM picks a scheme per linear layer in
+# compressed_tensors/compressed_tensors.py CompressedTensorsConfig._get_scheme_from_parts and one
+# per fused-MoE layer in compressed_tensors_moe.py CompressedTensorsMoEMethod.get_moe_method; a
+# group neither claims stops the server while the model is built (dummy weights too): "No
+# compressed-tensors compatible scheme was found." / the MoE method's RuntimeError or ValueError.
+# kvplan prices these groups (kvplan.model.quant_config._ct_scheme) whatever the release; the
+# first release that claims each one, read from the vllm==X wheels 0.10.0-0.32.0 (file:line in
+# that first release; no PR was identified for these, so the file is cited):
+# - W8A8 FP8 block (weights float 8, strategy block): 0.11.0, linear (_is_fp8_w8a8 takes BLOCK,
+#   compressed_tensors.py:361) and MoE (compressed_tensors_moe.py:644); 0.10.x tensor / channel.
+# - MXFP4 (float 4, strategy group, group_size 32): linear 0.14.0 (_is_mxfp4 ->
+#   CompressedTensorsW4A16Mxfp4, compressed_tensors.py:573), MoE 0.15.0
+#   (CompressedTensorsW4A4Mxfp4MoEMethod, compressed_tensors_moe.py:158). Whatever the input
+#   activations: 0.14-0.21 run W4A4 MXFP4 as W4A16, 0.22 has CompressedTensorsW4A4Mxfp4.
+# - MXFP8 (float 8, strategy group, group_size 32): 0.20.0, linear (_is_mxfp8,
+#   compressed_tensors.py:631) and MoE (compressed_tensors_moe/compressed_tensors_moe.py:71).
+# - NVFP4 (float 4, tensor_group, group 16): linear W4A4 and W4A16 in 0.10.0 already
+#   (CompressedTensorsW4A4Fp4 / W4A16Fp4), fused MoE W4A4 too (CompressedTensorsW4A4MoeMethod);
+#   weight-only (NVFP4A16) MoE from 0.14.0 (_is_nvfp4_format with use_marlin,
+#   compressed_tensors_moe.py:188; 0.10-0.13 test _is_fp4a4_nvfp4 only and raise).
+# - W4A8, int 4 weights with int 8 dynamic per-token activations: linear 0.10.1
+#   (CompressedTensorsW4A8Int, compressed_tensors.py:476), MoE 0.11.0
+#   (CompressedTensorsW4A8Int8MoEMethod, compressed_tensors_moe.py:145).
+# - W4A8 with fp8 activations: linear 0.10.2 (CompressedTensorsW4A8Fp8, compressed_tensors.py:457;
+#   0.10.1's W4A8Int test reads no activation type, so 0.10.1 may take it on the int kernel:
+#   kvplan asks for the release with the fp8 scheme), MoE 0.13.0 (CompressedTensorsW4A8Fp8MoEMethod,
+#   compressed_tensors_moe.py:213).
+# Every other group kvplan parses (fp8 tensor / channel, int8, wNa16, NVFP4) loads in 0.10.0.
+_CT_BEFORE = ("compressed_tensors.py _get_scheme_from_parts raises 'No compressed-tensors "
+              "compatible scheme was found.'")
+_CT_MOE_BEFORE = "compressed_tensors_moe.py get_moe_method raises for the fused experts"
+VLLM_CT_SCHEMES_SINCE: dict[str, Arrived] = {
+    "fp8 block": Arrived((0, 11), "0.11.0", "compressed_tensors.py:361", _CT_BEFORE),
+    "mxfp4": Arrived((0, 14), "0.14.0", "compressed_tensors.py:573", _CT_BEFORE),
+    "mxfp8": Arrived((0, 20), "0.20.0", "compressed_tensors.py:631", _CT_BEFORE),
+    "w4a8 int": Arrived((0, 10, 1), "0.10.1", "compressed_tensors.py:476", _CT_BEFORE),
+    "w4a8 fp8": Arrived((0, 10, 2), "0.10.2", "compressed_tensors.py:457", _CT_BEFORE),
+}
+VLLM_CT_MOE_SCHEMES_SINCE: dict[str, Arrived] = {
+    "fp8 block": Arrived((0, 11), "0.11.0", "compressed_tensors_moe.py:644", _CT_MOE_BEFORE),
+    "mxfp4": Arrived((0, 15), "0.15.0", "compressed_tensors_moe.py:158", _CT_MOE_BEFORE),
+    "mxfp8": Arrived((0, 20), "0.20.0", "compressed_tensors_moe.py:71", _CT_MOE_BEFORE),
+    "nvfp4a16": Arrived((0, 14), "0.14.0", "compressed_tensors_moe.py:188", _CT_MOE_BEFORE),
+    "w4a8 int": Arrived((0, 11), "0.11.0", "compressed_tensors_moe.py:145", _CT_MOE_BEFORE),
+    "w4a8 fp8": Arrived((0, 13), "0.13.0", "compressed_tensors_moe.py:213", _CT_MOE_BEFORE),
+}
+_CT_LABELS = {
+    "fp8 block": "W8A8 FP8 block (weights float 8, strategy block)",
+    "mxfp4": "MXFP4 (weights float 4, strategy group, group_size 32)",
+    "mxfp8": "MXFP8 (weights float 8, strategy group, group_size 32)",
+    "nvfp4a16": "NVFP4A16 (weights float 4, tensor_group, no input_activations)",
+    "w4a8 int": "W4A8 (weights int 4, input_activations int 8)",
+    "w4a8 fp8": "W4A8 FP8 (weights int 4, input_activations float 8)",
+}
+# 2:4 sparse compressed-tensors checkpoints (sparsity_config naming targets): 0.22.0's
+# compressed_tensors.py _parse_sparsity_config raises DeprecationWarning("Sparsity support has been
+# removed from compressed-tensors. ...") in from_config (0.21.0 still has supports_cutlass_24 and
+# schemes/compressed_tensors_24.py); the marlin-24 format (int 4 weights, 2:4) went earlier, in
+# 0.16.0 (schemes/compressed_tensors_w4a16_24.py and the CompressionFormat.marlin_24 branch are in
+# 0.15.1, not 0.16.0, whose _get_scheme_from_parts then finds no scheme). vLLM PR #36799
+# ("[Sparse24] [Deprecation] Remove Sparse24 CT integration and kernels") describes the removal.
+VLLM_CT_SPARSE_REMOVED = Removed(since=(0, 22), last="0.21.0",
+                                 why="vLLM 0.22.0 dropped 2:4 sparse compressed-tensors "
+                                     "checkpoints (compressed_tensors.py _parse_sparsity_config: "
+                                     "'Sparsity support has been removed')")
+VLLM_CT_MARLIN24_REMOVED = Removed(since=(0, 16), last="0.15.1",
+                                   why="vLLM 0.16.0 dropped the marlin-24 format "
+                                       "(CompressedTensorsW4A16Sparse24)")
+
+
+def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
+                              shown_version: str) -> None:
+    where = f"{spec.path}: quantization_config"
+    sparsity = qc.get("sparsity_config")
+    if isinstance(sparsity, Mapping) and sparsity.get("targets"):
+        removed = _removed_by(VLLM_CT_SPARSE_REMOVED, version)
+        if removed is not None:
+            raise UnmodelledError(f"{where}.sparsity_config: vLLM {shown_version} cannot load a "
+                                  f"2:4 sparse compressed-tensors checkpoint: {removed.advice}")
+    groups = qc.get("config_groups")
+    for key, group in (groups.items() if isinstance(groups, Mapping) else ()):
+        if not isinstance(group, Mapping):
+            continue
+        if "marlin-24" in (qc.get("format"), group.get("format")):
+            removed = _removed_by(VLLM_CT_MARLIN24_REMOVED, version)
+            if removed is not None:
+                raise UnmodelledError(f"{where}.format: vLLM {shown_version} cannot load a "
+                                      f"marlin-24 compressed-tensors checkpoint: {removed.advice}")
+        kind = compressed_tensors_family(group)
+        if kind is None:
+            continue
+        late = _not_yet(VLLM_CT_SCHEMES_SINCE.get(kind), version)
+        on = ""
+        if late is None and spec.moe is not None and compressed_tensors_covers_experts(group):
+            late = _not_yet(VLLM_CT_MOE_SCHEMES_SINCE.get(kind), version)
+            on = " on fused MoE experts"
+        if late is not None:
+            raise UnmodelledError(
+                f"{where}.config_groups.{key}: vLLM {shown_version} cannot load compressed-tensors "
+                f"{_CT_LABELS[kind]}{on}: {late.advice()}")
 
 
 def _modelopt_algo(qc: Mapping[str, Any]) -> str | None:
@@ -153,11 +261,14 @@ def _missing_key(method: str, qc: dict) -> tuple[str, ...] | None:
                  if not any(name in qc for name in names)), None)
 
 
-def _removed(method: str, version: str | None) -> Removed | None:
-    removed = VLLM_REMOVED_QUANT_METHODS.get(method)
+def _removed_by(removed: Removed | None, version: str | None) -> Removed | None:
     if removed is not None and version_key(version) >= removed.since:
         return removed
     return None
+
+
+def _removed(method: str, version: str | None) -> Removed | None:
+    return _removed_by(VLLM_REMOVED_QUANT_METHODS.get(method), version)
 
 
 def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
@@ -204,6 +315,8 @@ def check_quantization_loadable(spec: ModelSpec, load_quantization: str | None,
     if late is not None:
         raise UnmodelledError(f"{where}: vLLM {shown_version} cannot load a {method!r} "
                               f"checkpoint: {late.advice()}")
+    if method == "compressed-tensors":
+        _check_compressed_tensors(spec, qc, version, shown_version)
     algo = _modelopt_algo(qc) if method.startswith("modelopt") or not method else None
     late = _not_yet(VLLM_MODELOPT_ALGOS_SINCE.get(algo or ""), version)
     if late is not None:
