@@ -132,6 +132,18 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # flat: 18 layers x 2 x 2 KV heads x head_dim 128 (not 1024 / 16 = 64) x 2 B; no window.
     "paddleocr-vl-1.5": (MM / "paddleocr-vl-1.5.json", 18 * 2 * 2 * 128 * 2,
                          HF + "PaddlePaddle/PaddleOCR-VL-1.5"),
+    # models/phi4siglip.py: Phi4ForCausalLMV builds architectures=["Phi3ForCausalLM"] over the
+    # whole flat config (model_type phi4-siglip, a remote Phi3Config subclass): 40 layers x 2 x
+    # 10 KV heads x 5120 / 40 = 128 x 2 B; sliding_window null.
+    "phi-4-reasoning-vision-15b": (MM / "phi-4-reasoning-vision-15b.json",
+                                   40 * 2 * 10 * 128 * 2,
+                                   HF + "microsoft/Phi-4-reasoning-vision-15B"),
+    # models/minicpmv4_6.py: Qwen3_5ForCausalLM (qwen3_5.py) over text_config (qwen3_5_text,
+    # read as Qwen3.5's wrapper reads it): full attention every 4th layer, 6 of 24, x 2 x 2 KV
+    # heads x head_dim 256 x 2 B of KV per token; its 18 Gated DeltaNet layers hold a state
+    # per request (not per token).
+    "minicpm-v-4.6": (MM / "minicpm-v-4.6.json", 6 * 2 * 2 * 256 * 2,
+                      HF + "openbmb/MiniCPM-V-4_6"),
 }
 
 TABLE = support_table()

@@ -60,6 +60,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Its encoder concatenates layer 3's states (cat_hidden_layers [3]): 4 blocks kept.
     "granite-speech-4.1-2b-plus": {"encoder_config": {"num_layers": 4}},
     "paddleocr-vl-1.5": {"vision_config": {"num_hidden_layers": 2}},
+    "phi-4-reasoning-vision-15b": {"vision_config": {"num_hidden_layers": 2}},
     # A tiny-random test model (hidden 8, moe_intermediate 4): vLLM's CPU build finds no
     # unquantized MoE backend for it ("No Unquantized MoE backend supports the deployment
     # configuration"). Wider hidden and MLP sizes; the MLA cache fields (kv_lora_rank 2,
