@@ -82,18 +82,7 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
                  "qwen2_vl": "qwen2",
                  # Ministral-3 (Ministral3Config, transformers 5.19): registry.py serves
                  # Ministral3ForCausalLM with models/mistral.py MistralForCausalLM.
-                 "ministral3": "mistral",
-                 # PaddleOCR-VL (paddleocr_vl.py): the text config's fields copied over the
-                 # top-level ones (config.update(text_config.to_dict()), model_type, architectures
-                 # and the tie flag kept), then Ernie4_5ForCausalLM (ernie45.py) over the whole;
-                 # the published file is flat (transformers 5.19 PaddleOCRVLConfig pops its
-                 # text keys into PaddleOCRTextConfig, paddleocr_vl_text, whose defaults are
-                 # Ernie4_5Config's cache fields: head_dim 128, 2 KV heads).
-                 "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5",
-                 # Phi-4-reasoning-vision (phi4siglip.py): Phi3ForCausalLM (phi3.py) over the
-                 # whole flat config; its remote config class (trust_remote_code) is a
-                 # Phi3Config subclass adding only the vision fields.
-                 "phi4-siglip": "phi3"}
+                 "ministral3": "mistral"}
 # Configs that keep Gemma-3's decoder under text_config (or at the top: gemma3_text).
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 

@@ -112,7 +112,8 @@ WRAPPERS: dict[str, Wrapper] = {
     "exaone4_5": Wrapper(keys=("text_config",), default_text="exaone4", vllm="exaone4_5.py"),
 }
 
-# Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
+# Text sub-config model_types vLLM builds with another family's decoder, by kvplan family (and
+# flat multimodal configs whose whole file is that decoder's config).
 TEXT_FAMILY: dict[str, str] = {
     # qwen2_5_vl.py: Qwen2ForCausalLM (qwen2.py) over the text config.
     "qwen2_5_vl_text": "qwen2",
@@ -131,6 +132,16 @@ TEXT_FAMILY: dict[str, str] = {
     "qwen2_5_omni_text": "qwen2",
     # glm4_1v.py (GlmOcrForConditionalGeneration's base): Glm4ForCausalLM (glm4.py).
     "glm_ocr_text": "glm4",
+    # paddleocr_vl.py: the text config's fields copied over the top-level ones
+    # (config.update(text_config.to_dict()); model_type, architectures and the tie flag kept),
+    # then Ernie4_5ForCausalLM (ernie45.py) over the whole. The published file is flat
+    # (transformers 5.19 PaddleOCRVLConfig pops its text keys into PaddleOCRTextConfig,
+    # paddleocr_vl_text, whose cache defaults are Ernie4_5Config's: head_dim 128, 2 KV heads).
+    "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5",
+    # phi4siglip.py: Phi3ForCausalLM (phi3.py) over the whole flat config; the checkpoint's
+    # remote config class (model_type phi4-siglip) is a Phi3Config subclass adding only the
+    # vision fields.
+    "phi4-siglip": "phi3",
 }
 
 # The wrapper's own fields that hold for its language model when the sub-config leaves them out.
