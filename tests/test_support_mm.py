@@ -82,6 +82,68 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # 28 layers x 2 x 4 KV heads x 3584 / 28 = 128 x 2 B; use_sliding_window false (no window).
     "olmocr-7b-0225-preview": (MM / "olmocr-7b-0225-preview.json", 28 * 2 * 4 * 128 * 2,
                                HF + "allenai/olmOCR-7B-0225-preview"),
+    # Issue 26, blind batch 4 / 7's wrappers (their published files, verbatim):
+    # models/qwen2_5_omni_thinker.py: Qwen2_5OmniModel is the thinker, which builds
+    # architectures=["Qwen2ForCausalLM"] (qwen2.py) over thinker_config.text_config; the audio
+    # tower (transformers' Qwen2_5OmniAudioEncoder) and the Qwen2.5-VL vision tower hold no
+    # paged cache, the talker is not built. 28 layers x 2 x 4 KV heads x 3584 / 28 = 128 x 2 B;
+    # use_sliding_window false (its sliding_window 32768 unused).
+    "qwen2.5-omni-7b": (MM / "qwen2.5-omni-7b.json", 28 * 2 * 4 * 128 * 2,
+                        HF + "Qwen/Qwen2.5-Omni-7B"),
+    # The AWQ release (Qwen2_5OmniForConditionalGeneration, the same thinker in vLLM's
+    # registry): the same text_config; AWQ packs the weights only, the cache is at the model
+    # dtype (bf16): 28 x 2 x 4 x 128 x 2 B.
+    "qwen2.5-omni-7b-awq": (MM / "qwen2.5-omni-7b-awq.json", 28 * 2 * 4 * 128 * 2,
+                            HF + "Qwen/Qwen2.5-Omni-7B-AWQ"),
+    # models/lightonocr.py: LightOnOCRForConditionalGeneration (Mistral3's class, model_type
+    # mistral3) builds text_config's own Qwen3ForCausalLM (qwen3.py): 28 layers x 2 x 8 KV
+    # heads x head_dim 128 (not hidden 1024 / 16 heads = 64) x 2 B.
+    "lightonocr-1b-1025": (MM / "lightonocr-1b-1025.json", 28 * 2 * 8 * 128 * 2,
+                           HF + "lightonai/LightOnOCR-1B-1025"),
+    # models/llava_next_video.py: text_config's own LlamaForCausalLM. The text_config states
+    # vocab, positions, rope_scaling and the norm only: LlavaNextVideoConfig builds
+    # LlamaConfig(**text_config), whose defaults are 32 layers, hidden 4096, 32 heads and
+    # num_key_value_heads = heads: 32 x 2 x 32 x 128 x 2 B.
+    "llava-next-video-7b": (MM / "llava-next-video-7b.json", 32 * 2 * 32 * 128 * 2,
+                            HF + "llava-hf/LLaVA-NeXT-Video-7B-hf"),
+    # models/granite_speech.py: text_config's own GraniteForCausalLM (granite.py); the
+    # conformer encoder and Q-Former projector attend in plain torch. 40 layers x 2 x 8 KV heads
+    # x 4096 / 32 = 128 x 2 B.
+    "granite-speech-3.3-8b": (MM / "granite-speech-3.3-8b.json", 40 * 2 * 8 * 128 * 2,
+                              HF + "ibm-granite/granite-speech-3.3-8b"),
+    # models/granite_speech_plus.py: GraniteSpeechForConditionalGeneration's class with another
+    # CTC encoder, the same text_config GraniteForCausalLM: 40 layers x 2 x 4 KV heads x
+    # 2048 / 16 = 128 x 2 B. (text_config's dtype float32 is the 16-bit model dtype's: the
+    # root's bfloat16 is vLLM's, and vLLM downcasts float32 anyway.)
+    "granite-speech-4.1-2b-plus": (MM / "granite-speech-4.1-2b-plus.json",
+                                   40 * 2 * 4 * 128 * 2,
+                                   HF + "ibm-granite/granite-speech-4.1-2b-plus"),
+    # models/glm_ocr.py: Glm4vForConditionalGeneration's class, glm4_1v.py builds
+    # architectures=["Glm4ForCausalLM"] (glm4.py, head_dim = config.head_dim) for glm_ocr:
+    # 16 layers x 2 x 8 KV heads x head_dim 128 (not 1536 / 16 = 96) x 2 B. Its
+    # num_nextn_predict_layers 1 is the MTP draft (GlmOcrMTPModel), not built by Glm4ForCausalLM.
+    "glm-ocr": (MM / "glm-ocr.json", 16 * 2 * 8 * 128 * 2, HF + "zai-org/GLM-OCR"),
+    # models/ovis.py: Ovis builds get_text_config()'s own architecture; vLLM's OvisConfig makes
+    # llm_config the text config (Qwen2ForCausalLM here): 28 layers x 2 x 4 KV heads x
+    # 3584 / 28 = 128 x 2 B; use_sliding_window false.
+    "ovis2-8b": (MM / "ovis2-8b.json", 28 * 2 * 4 * 128 * 2, HF + "AIDC-AI/Ovis2-8B"),
+    # models/paddleocr_vl.py: copies text_config's fields over the top-level config and builds
+    # Ernie4_5ForCausalLM (ernie45.py, models/llama.py's layers) over it. The published file is
+    # flat: 18 layers x 2 x 2 KV heads x head_dim 128 (not 1024 / 16 = 64) x 2 B; no window.
+    "paddleocr-vl-1.5": (MM / "paddleocr-vl-1.5.json", 18 * 2 * 2 * 128 * 2,
+                         HF + "PaddlePaddle/PaddleOCR-VL-1.5"),
+    # models/phi4siglip.py: Phi4ForCausalLMV builds architectures=["Phi3ForCausalLM"] over the
+    # whole flat config (model_type phi4-siglip, a remote Phi3Config subclass): 40 layers x 2 x
+    # 10 KV heads x 5120 / 40 = 128 x 2 B; sliding_window null.
+    "phi-4-reasoning-vision-15b": (MM / "phi-4-reasoning-vision-15b.json",
+                                   40 * 2 * 10 * 128 * 2,
+                                   HF + "microsoft/Phi-4-reasoning-vision-15B"),
+    # models/minicpmv4_6.py: Qwen3_5ForCausalLM (qwen3_5.py) over text_config (qwen3_5_text,
+    # read as Qwen3.5's wrapper reads it): full attention every 4th layer, 6 of 24, x 2 x 2 KV
+    # heads x head_dim 256 x 2 B of KV per token; its 18 Gated DeltaNet layers hold a state
+    # per request (not per token).
+    "minicpm-v-4.6": (MM / "minicpm-v-4.6.json", 6 * 2 * 2 * 256 * 2,
+                      HF + "openbmb/MiniCPM-V-4_6"),
 }
 
 TABLE = support_table()
@@ -216,3 +278,39 @@ def test_qwen2_vl_flat_config_reads_as_its_nested_form(tmp_path: Path, golden: s
         assert data["bytes_per_token"] == 28 * 4 * 128 * 2 * 2 == 57_344, name
         assert data["kv_exact"] is True, name
         assert [a["field"] for a in data["assumptions"]] == ["vision_config"], name
+
+
+def test_omni_towers_beside_the_thinkers_text_config_are_the_assumption() -> None:
+    # Qwen2.5-Omni keeps its towers in thinker_config, beside the language model: the weights
+    # leave them out (an assumption on the weights only), the cache is the text model's.
+    spec, warnings = load_config(MM / "qwen2.5-omni-7b.json")
+    (assumed,) = spec.assumptions
+    assert assumed.field == "thinker_config.vision_config, thinker_config.audio_config"
+    assert assumed.affects == "weights"
+    assert any("thinker_config.text_config of a qwen2_5_omni wrapper" in w for w in warnings)
+
+
+def test_ovis_without_a_text_model_type_is_refused(tmp_path: Path) -> None:
+    # vLLM's OvisConfig builds llm_config with AutoConfig.for_model(llm_config["model_type"]):
+    # no default, so a file without it does not load in vLLM; kvplan says so in one line.
+    config = json.loads((MM / "ovis2-8b.json").read_text())
+    del config["llm_config"]["model_type"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "llm_config.model_type" in line and "ovis.py" in line
+
+
+def test_glm_ocr_without_head_dim_is_refused(tmp_path: Path) -> None:
+    # GlmOcrTextConfig has no head_dim: vLLM's glm4.py would take 1536 / 16 = 96, not the
+    # glm4 reader's Glm4Config default 128; kvplan refuses rather than guess.
+    config = json.loads((MM / "glm-ocr.json").read_text())
+    del config["text_config"]["head_dim"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "text_config.head_dim" in line

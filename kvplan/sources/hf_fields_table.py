@@ -134,8 +134,14 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # (models/deepseek_v32/__init__.py, nvidia/model.py), the same MLA + indexer caches.
     "glm_moe_dsa": _ak("models/deepseek_v32/attention.py", _MLA | _DSA),
     "glm4_moe_lite": _ak("models/glm4_moe_lite.py", _MLA),
-    # models/ernie45.py is models/llama.py (layer_types' windows).
-    "ernie4_5": _ak("models/ernie45.py", _KV | _WINDOW_PER_LAYER),
+    # models/ernie45.py is models/llama.py (layer_types' windows). PaddleOCR-VL's flat config
+    # (read as ernie4_5: kvplan.sources.hf_config) carries its Paddle code's own fields, which
+    # neither models/paddleocr_vl.py nor ernie45.py / llama.py reads (nor transformers 5.19's
+    # PaddleOCR-VL classes).
+    "ernie4_5": _ak("models/ernie45.py", _KV | _WINDOW_PER_LAYER | _why(
+        "PaddleOCR-VL's Paddle-code fields: training dropout, loss index, kernel choice, bias "
+        "sharing, image compression (vLLM 0.32 reads none)", "attention_probs_dropout_prob",
+        "ignored_index", "use_flash_attention", "weight_share_add_bias", "compression_ratio")),
     # models/ernie45_moe.py: no per-layer window.
     "ernie4_5_moe": _ak("models/ernie45_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(
         "which layers are MoE, shared experts (weights only)", "moe_layer_start_index",

@@ -33,7 +33,9 @@ class Wrapper:
     config class assumes when the sub-config does not say, and the vLLM file that builds it."""
 
     keys: tuple[str, ...]  # e.g. ("text_config",), ("thinker_config", "text_config")
-    default_text: str  # the sub-config's model_type when it names none (the class default)
+    # The sub-config's model_type when it names none (the class default); None: the config
+    # class has none (vLLM fails to load such a file), so kvplan refuses it.
+    default_text: str | None
     vllm: str  # vLLM 0.32 models/<file>: the decoder it builds from the sub-config
 
 
@@ -73,13 +75,46 @@ WRAPPERS: dict[str, Wrapper] = {
     # (init_vllm_registered_model(hf_config=config.text_config)); InternVLConfig (transformers
     # 5.19) defaults text_config's model_type to qwen2.
     "internvl": Wrapper(keys=("text_config",), default_text="qwen2", vllm="interns1.py"),
+    # qwen2_5_omni_thinker.py: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration are
+    # Qwen2_5OmniThinkerForConditionalGeneration (registry.py), which builds
+    # architectures=["Qwen2ForCausalLM"] over thinker_config.text_config; its audio tower is
+    # transformers' Qwen2_5OmniAudioEncoder and its vision tower Qwen2_5_VisionTransformer (no
+    # paged cache); the talker and token2wav are not built. Qwen2_5OmniThinkerConfig (transformers
+    # 5.19) builds text_config as Qwen2_5OmniTextConfig (qwen2_5_omni_text, read as qwen2).
+    "qwen2_5_omni": Wrapper(keys=("thinker_config", "text_config"),
+                            default_text="qwen2_5_omni_text", vllm="qwen2_5_omni_thinker.py"),
+    # llava_next_video.py: text_config's own architecture (init_vllm_registered_model over
+    # config.text_config); LlavaNextVideoConfig (transformers 5.19) defaults its model_type to
+    # llama; the video pooler and CLIP tower hold no cache.
+    "llava_next_video": Wrapper(keys=("text_config",), default_text="llama",
+                                vllm="llava_next_video.py"),
+    # granite_speech.py: text_config's own architecture (GraniteForCausalLM in the published
+    # files); GraniteSpeechConfig (transformers 5.19) defaults its model_type to granite. The
+    # conformer encoder and the Blip-2 Q-Former projector attend in plain torch (no paged
+    # cache).
+    "granite_speech": Wrapper(keys=("text_config",), default_text="granite",
+                              vllm="granite_speech.py"),
+    # granite_speech_plus.py: GraniteSpeechForConditionalGeneration's class with another CTC
+    # encoder (its cat_hidden_layers concatenate encoder states, no cache); the same language
+    # model over text_config, GraniteSpeechPlusConfig's default model_type granite.
+    "granite_speech_plus": Wrapper(keys=("text_config",), default_text="granite",
+                                   vllm="granite_speech_plus.py"),
+    # glm_ocr.py: GlmOcrForConditionalGeneration is Glm4vForConditionalGeneration's class
+    # (glm4_1v.py: architectures=["Glm4ForCausalLM"] for model_type glm_ocr) over text_config
+    # (glm_ocr_text, read as glm4: TEXT_FAMILY); its vision attention is MMEncoderAttention.
+    "glm_ocr": Wrapper(keys=("text_config",), default_text="glm_ocr_text", vllm="glm_ocr.py"),
+    # ovis.py: Ovis builds get_text_config()'s own architecture; vLLM's OvisConfig
+    # (transformers_utils/configs/ovis.py) makes llm_config the text config, built by
+    # AutoConfig.for_model(llm_config["model_type"]): no default model_type (a KeyError).
+    "ovis": Wrapper(keys=("llm_config",), default_text=None, vllm="ovis.py"),
     # exaone4_5.py: architectures=["Exaone4ForCausalLM"] (exaone4.py) over get_text_config();
     # Exaone4_5_Config (transformers 5.19) builds text_config as Exaone4Config (its model_type
     # exaone4_5_text is rewritten to exaone4; absent: exaone4).
     "exaone4_5": Wrapper(keys=("text_config",), default_text="exaone4", vllm="exaone4_5.py"),
 }
 
-# Text sub-config model_types vLLM builds with another family's decoder, by kvplan family.
+# Text sub-config model_types vLLM builds with another family's decoder, by kvplan family (and
+# flat multimodal configs whose whole file is that decoder's config).
 TEXT_FAMILY: dict[str, str] = {
     # qwen2_5_vl.py: Qwen2ForCausalLM (qwen2.py) over the text config.
     "qwen2_5_vl_text": "qwen2",
@@ -94,6 +129,20 @@ TEXT_FAMILY: dict[str, str] = {
     "glm4v_moe_text": "glm4_moe",
     # exaone4_5.py: Exaone4ForCausalLM (exaone4.py) over the text config.
     "exaone4_5_text": "exaone4",
+    # qwen2_5_omni_thinker.py: Qwen2ForCausalLM (qwen2.py) over the thinker's text config.
+    "qwen2_5_omni_text": "qwen2",
+    # glm4_1v.py (GlmOcrForConditionalGeneration's base): Glm4ForCausalLM (glm4.py).
+    "glm_ocr_text": "glm4",
+    # paddleocr_vl.py: the text config's fields copied over the top-level ones
+    # (config.update(text_config.to_dict()); model_type, architectures and the tie flag kept),
+    # then Ernie4_5ForCausalLM (ernie45.py) over the whole. The published file is flat
+    # (transformers 5.19 PaddleOCRVLConfig pops its text keys into PaddleOCRTextConfig,
+    # paddleocr_vl_text, whose cache defaults are Ernie4_5Config's: head_dim 128, 2 KV heads).
+    "paddleocr_vl": "ernie4_5", "paddleocr_vl_text": "ernie4_5",
+    # phi4siglip.py: Phi3ForCausalLM (phi3.py) over the whole flat config; the checkpoint's
+    # remote config class (model_type phi4-siglip) is a Phi3Config subclass adding only the
+    # vision fields.
+    "phi4-siglip": "phi3",
 }
 
 # The wrapper's own fields that hold for its language model when the sub-config leaves them out.
@@ -101,7 +150,10 @@ _OUTER = ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config", 
 # Fields every text sub-config must state when kvplan does not hold its class's defaults.
 _KV_FIELDS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size")
 # Qwen3VLMoeTextConfig's head_dim defaults to 128, not hidden_size / num_attention_heads.
-_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",)}
+# GlmOcrTextConfig has no head_dim: vLLM's glm4.py then takes hidden / heads, where kvplan's
+# glm4 reader would fill Glm4Config's 128 (kvplan.sources.hf_defaults).
+_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",),
+                   "glm_ocr_text": ("head_dim",)}
 
 
 def wrapper_of(config: Mapping[str, Any]) -> Wrapper | None:
@@ -124,6 +176,10 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     text = dict(text) if isinstance(text, Mapping) else {}
     text_type = text.get("model_type")
     if not isinstance(text_type, str) or not text_type.strip():
+        if wrapper.default_text is None:
+            raise SpecError(path, f"{where}.model_type", f"missing: the "
+                            f"{config_model_type(config)} config class has no default text "
+                            f"model (vLLM models/{wrapper.vllm} cannot build one)")
         text_type = wrapper.default_text
     defaults = class_defaults(text_type)
     filled = [f"{k} {v}" for k, v in defaults.items() if k not in text
@@ -177,11 +233,24 @@ def dtype_fields(config: Mapping[str, Any], data: Mapping[str, Any]) -> dict:
     return out
 
 
+_TOWERS = ("vision_config", "audio_config", "audio_tower_config", "vision_tower_config",
+           "perceiver_config", "img_processor", "encoder_config", "projector_config",
+           "visual_tokenizer_config")
+
+
 def untouched_towers(config: Mapping[str, Any]) -> list[str]:
-    """The sub-configs of a wrapper's towers (vision, audio, ...) present in config.json."""
-    return [k for k in ("vision_config", "audio_config", "audio_tower_config",
-                        "vision_tower_config", "perceiver_config", "img_processor")
-            if isinstance(config.get(k), Mapping)]
+    """The sub-configs of a wrapper's towers (vision, audio, ...) present in config.json, at the
+    top or beside the language model (``thinker_config.audio_config``)."""
+    towers = [k for k in _TOWERS if isinstance(config.get(k), Mapping)]
+    wrapper = wrapper_of(config)
+    if wrapper is not None and len(wrapper.keys) > 1:
+        parent: Any = config
+        for key in wrapper.keys[:-1]:
+            parent = parent.get(key) if isinstance(parent, Mapping) else None
+        if isinstance(parent, Mapping):
+            where = ".".join(wrapper.keys[:-1])
+            towers += [f"{where}.{k}" for k in _TOWERS if isinstance(parent.get(k), Mapping)]
+    return towers
 
 
 def tower_assumption(config: Mapping[str, Any]) -> tuple[str, str, str] | None:

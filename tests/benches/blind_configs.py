@@ -233,7 +233,12 @@ def main(table: list[Row] | None = None) -> str:
              "wrappers, MLX / AWQ / FP8 / ONNX re-releases, MoE, SSMs). That copy was a wrong "
              "answer with exit 0: vLLM 0.32 does not start on it (AutoGPTQConfig reads bits, "
              "group_size, desc_act and sym without default); refused since (a gptq or awq config "
-             "missing a key vLLM reads without default) and marked.",
+             "missing a key vLLM reads without default) and marked. After batch 7, the "
+             "multimodal and speech wrappers batches 4 and 7 had found refused were read "
+             "(branch wrappers: Qwen2.5-Omni, LightOnOCR, Ovis, GLM-OCR, LLaVA-NeXT-Video, "
+             "Granite Speech and Speech Plus, PaddleOCR-VL, Phi-4-reasoning-vision, MiniCPM-V "
+             "4.6), each made exact from one of these files with an oracle case, and the rows "
+             "they shaped are marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -22,6 +22,8 @@ from typing import Any
 BLIND = Path(__file__).resolve().parents[1] / "data" / "blind26"
 LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer")
 NESTED = ("text_config", "llm_config", "language_config")
+# Language models two levels down (Qwen2.5-Omni's thinker_config.text_config).
+NESTED2 = (("thinker_config", "text_config"),)
 SMALL = {"intermediate_size": 512, "moe_intermediate_size": 256,
          "shared_expert_intermediate_size": 256, "ffn_hidden_size": 512, "n_inner": 512}
 # Strings that are no layer pattern, whatever their length (a 24-character _name_or_path is not a
@@ -40,6 +42,25 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
     "olmocr-7b": {"vision_config": {"depth": 2}},
     "olmocr-2-7b-1025": {"vision_config": {"depth": 2}},
+    # Issue 26 wrappers (branch wrappers): 2-block towers (no cache; only the start is slower).
+    **{cid: {"thinker_config": {"vision_config": {"depth": 2, "fullatt_block_indexes": [1]},
+                                "audio_config": {"encoder_layers": 2, "num_hidden_layers": 2}}}
+       for cid in ("qwen2.5-omni-7b", "qwen2.5-omni-3b", "qwen2.5-omni-7b-awq",
+                   "qwen2.5-omni-7b-gptq-int4")},
+    **{cid: {"vision_config": {"num_hidden_layers": 2}}
+       for cid in ("lightonocr-1b-1025", "lightonocr-2-1b-bbox-soup",
+                   "llava-next-video-34b-dpo")},
+    **{cid: {"vision_config": {"depth": 2}} for cid in ("glm-ocr", "glm-ocr-bf16-mlx")},
+    # Its text_config states no layer count or MLP size (LlamaConfig's 32 layers and 11008 are
+    # the defaults): 4 layers and a small MLP stated, the heads and hidden size left to them.
+    "llava-next-video-7b-hf": {"vision_config": {"num_hidden_layers": 2},
+                               "text_config": {"num_hidden_layers": 4, "intermediate_size": 512}},
+    **{cid: {"encoder_config": {"num_layers": 2}}
+       for cid in ("granite-speech-3.3-8b", "granite-speech-3.3-2b")},
+    # Its encoder concatenates layer 3's states (cat_hidden_layers [3]): 4 blocks kept.
+    "granite-speech-4.1-2b-plus": {"encoder_config": {"num_layers": 4}},
+    "paddleocr-vl-1.5": {"vision_config": {"num_hidden_layers": 2}},
+    "phi-4-reasoning-vision-15b": {"vision_config": {"num_hidden_layers": 2}},
     # A tiny-random test model (hidden 8, moe_intermediate 4): vLLM's CPU build finds no
     # unquantized MoE backend for it ("No Unquantized MoE backend supports the deployment
     # configuration"). Wider hidden and MLP sizes; the MLA cache fields (kv_lora_rank 2,
@@ -112,10 +133,21 @@ def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
     cfg.pop("quantization_config", None)
 
 
+def deep_update(target: dict[str, Any], value: dict[str, Any]) -> None:
+    """`target` updated key by key, nested dicts merged (not replaced)."""
+    for k, v in value.items():
+        if isinstance(v, dict) and isinstance(target.get(k), dict):
+            deep_update(target[k], v)
+        else:
+            target[k] = v
+
+
 def shrink(cid: str, cfg: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(cfg)
     out.pop("quantization_config", None)
-    scopes = [out] + [out[k] for k in NESTED if isinstance(out.get(k), dict)]
+    scopes = [out] + [out[k] for k in NESTED if isinstance(out.get(k), dict)] + [
+        out[a][b] for a, b in NESTED2
+        if isinstance(out.get(a), dict) and isinstance(out[a].get(b), dict)]
     for scope in scopes:
         shrink_scope(scope, LAYERS.get(cid))
     if cid in NO_CACHE_SWAPS:
@@ -124,7 +156,7 @@ def shrink(cid: str, cfg: dict[str, Any]) -> dict[str, Any]:
                     else [new if t == old else t for t in out[key]])
     for key, value in OVERRIDES.get(cid, {}).items():
         if isinstance(value, dict):
-            out[key].update(value)
+            deep_update(out[key], value)
             if "layer_types" in out[key]:
                 out[key]["layer_types"] = out[key]["layer_types"][:out[key]["num_hidden_layers"]]
         else:

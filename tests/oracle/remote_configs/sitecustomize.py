@@ -8,7 +8,8 @@ aliases the remote classes define (ExaoneConfig: num_layers -> num_hidden_layers
 `rope_parameters` from rope_theta / rope_scaling as transformers 5 expects; it sizes nothing.
 Nemotron-NAS (DeciLMConfig): each block_configs entry becomes attributes
 (block.attention.no_op, .n_heads_in_group, block.ffn.ffn_mult, ...), what vLLM 0.32
-models/nemotron_nas.py reads."""
+models/nemotron_nas.py reads. MiMo and Phi-4-reasoning-vision, whose remote classes subclass a
+transformers class, subclass it here too."""
 
 from types import SimpleNamespace
 
@@ -89,6 +90,27 @@ def _register() -> None:
         model_type = "mimo"
 
     AutoConfig.register("mimo", MiMoConfig)
+
+    # Phi-4-reasoning-vision (microsoft/Phi-4-reasoning-vision-15B): its remote config class
+    # (Phi4VisionR, model_type phi4-siglip) subclasses Phi3Config, adding only the vision
+    # fields, kept as given (vision_config stays a dict, as vLLM's phi4siglip.py expects).
+    from transformers import Phi3Config
+
+    class Phi4SiglipConfig(Phi3Config):
+        model_type = "phi4-siglip"
+
+        def __init__(self, mm_vision_tower=None, mm_projector_type="mlp2x_gelu",
+                     mm_hidden_size=1152, min_num_patches=256, max_num_patches=3600,
+                     vision_config=None, **kwargs):
+            super().__init__(**kwargs)
+            self.mm_vision_tower = mm_vision_tower
+            self.mm_projector_type = mm_projector_type
+            self.mm_hidden_size = mm_hidden_size
+            self.min_num_patches = min_num_patches
+            self.max_num_patches = max_num_patches
+            self.vision_config = vision_config
+
+    AutoConfig.register("phi4-siglip", Phi4SiglipConfig)
 
 
 try:
