@@ -99,6 +99,8 @@ def main() -> int:
     p.add_argument("--extra", nargs="*", default=[], help="more server flags, both roles")
     p.add_argument("--timeout", type=float, default=300)
     a = p.parse_args()
+    # A `timeout` around this script sends SIGTERM: run the `finally` that stops the servers.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     import vllm  # the venv this runs in is the one the servers run in
 
     model = os.path.abspath(a.model_dir)
