@@ -183,6 +183,33 @@ def test_kvplan_equals_the_logged_transfer_size(log: dict) -> None:
             assert len(h.transfer_bytes) == log["transfers"]
 
 
+# --- measured here: vLLM 0.32.0's CPU build with NIXL (not public logs) -----------------------
+
+CPU_RUNS = sorted((DATA / "disagg" / "nixl_cpu").glob("*/run.json"))
+CPU_REQUESTS = [(run, i) for run in CPU_RUNS
+                for i in range(len(json.loads(run.read_text())["requests"]))]
+
+
+@pytest.mark.parametrize("run_json,i", CPU_REQUESTS,
+                         ids=[f"{r.parent.name}-{i}" for r, i in CPU_REQUESTS])
+def test_kvplan_equals_the_transfer_measured_here(run_json: Path, i: int) -> None:
+    # tests/benches/nixl_cpu_run.py: one request's KV read by a vLLM 0.32.0 decode server from a
+    # prefill server over NIXL on this machine's CPUs; the decode log's "Num successful
+    # transfers" (one read per decode rank and prefill source) and "Avg MB per transfer"
+    # (bytes / 2**20 rounded to 3 decimals, nixl/stats.py) for the exact prompt length.
+    run = json.loads(run_json.read_text())
+    r = run["requests"][i]
+    h = _handover(str(run_json.parent / "config.json"), Layout(tp=run["prefill_tp"]),
+                  Layout(tp=run["decode_tp"]), r["prompt_tokens"],
+                  extra={"block_size": run["block_size"]}, gpu="H100")
+    assert {round(b / MiB, 3) for b in h.transfer_bytes} == {r["avg_mib_per_transfer"]}
+    assert len(h.transfer_bytes) == r["transfers"]
+    # The prefill server's kv_transfer_params named cdiv(prompt, block) blocks per group
+    # (None: a run rebuilt from the servers' logs, which do not print them).
+    if r["remote_blocks_per_group"] is not None:
+        assert r["remote_blocks_per_group"] == [-(-r["prompt_tokens"] // run["block_size"])]
+
+
 def test_the_log_file_keeps_an_url_for_each_log() -> None:
     data = json.loads((DATA / "disagg" / "nixl_logs.json").read_text())
     assert all(log["url"] for log in data["logs"])

@@ -80,6 +80,37 @@ def _log_rows() -> list[str]:
     return out
 
 
+def _transfer_mib(spec, prefill_tp: int, decode_tp: int, prompt: int, block: int,
+                  kv_dtype: str) -> list[float]:
+    """kvplan's transfer sizes in the log's unit (MiB rounded to 3 decimals, nixl/stats.py)."""
+    req = DisaggRequest(prefill=Layout(tp=prefill_tp), decode=Layout(tp=decode_tp),
+                        input_len=prompt, output_len=16, gpu=get_gpu("H100"),
+                        link=get_kv_link("ib-ndr"), kv_dtype=kv_dtype,
+                        extra={"block_size": block})
+    h = handover_for(spec, req, _candidate(spec, req, "decode", req.decode))
+    return [round(b / 2**20, 3) for b in h.transfer_bytes]
+
+
+def _measured_here_rows() -> list[str]:
+    """Section 1b: NIXL handovers run on this machine (tests/data/disagg/nixl_cpu/)."""
+    out = ["| run | P / D TP | block | prompt tokens | logged MiB x transfers | kvplan MiB | |",
+           "|---|---|---|---|---|---|---|"]
+    n = equal = 0
+    for run_json in sorted((DATA / "nixl_cpu").glob("*/run.json")):
+        run = json.loads(run_json.read_text())
+        spec, _ = load_model(str(run_json.parent / "config.json"))
+        for r in run["requests"]:
+            got = _transfer_mib(spec, run["prefill_tp"], run["decode_tp"], r["prompt_tokens"],
+                                run["block_size"], "bf16")
+            ok = set(got) == {r["avg_mib_per_transfer"]} and len(got) == r["transfers"]
+            n, equal = n + 1, equal + ok
+            out.append(f"| {run_json.parent.name} | {run['prefill_tp']} / {run['decode_tp']} | "
+                       f"{run['block_size']} | {r['prompt_tokens']:,} | "
+                       f"{r['avg_mib_per_transfer']:g} x {r['transfers']} | "
+                       f"{', '.join(f'{g:g}' for g in got)} | {'equal' if ok else 'MISS'} |")
+    return out + ["", f"{equal} of {n} equal (size and number of transfers)."]
+
+
 def _table(done: list[Replay]) -> list[str]:
     out = ["| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "
            "ratio TTFT / TPOT | |", "|---|---|---|---|---|---|"]
@@ -322,6 +353,22 @@ def main() -> None:
         "allows:",
         "",
         *_log_rows(),
+        "",
+        "### 1b. Measured here with vLLM 0.32.0's CPU build (not public logs)",
+        "",
+        "No public log covers MLA or a prefill/decode TP mismatch, so these were produced on "
+        "this project's own machine (2 CPU cores): vLLM 0.32.0's CPU build with NIXL 1.5.1 "
+        "(UCX over TCP / shared memory), a prefill and a decode OpenAI server on 127.0.0.1 "
+        "(NixlConnector, kv_buffer_device cpu), shrunken real configs with dummy weights, one "
+        "request at a time (tests/benches/nixl_cpu_run.py; each run's commands, versions, "
+        "config and log lines in tests/data/disagg/nixl_cpu/). The CPU attention backend "
+        "takes blocks of a multiple of 32; the MLA runs were given no block size and read "
+        "128-token blocks (the decode log's 'remote block size 128', the block ids the "
+        "prefill server named). The rules were read from vLLM's source before these runs; "
+        "none was changed after them. The decode server logs an idle interval's metrics at "
+        "DEBUG (vllm/v1/metrics/loggers.py), so the runs log at DEBUG.",
+        "",
+        *_measured_here_rows(),
         "",
         "## 2. TTFT and TPOT, against aiconfigurator's measured disaggregated rows",
         "",

@@ -146,7 +146,12 @@ def logs_section() -> list[str]:
               "count), and the TensorRT-LLM logs found print a secondary pool of 0 "
               "(host_cache_size unset, which the rule also gives): no log of those two sizes a "
               "tier kvplan could compare, so their rules rest on the engines' source (golden "
-              "tests in `tests/test_offload.py`).", ""]
+              "tests in `tests/test_offload.py`). No vLLM tier could be measured on this project's "
+              "machine: vLLM 0.32.0's CPU build refuses `--kv-offloading-size` at start-up "
+              "(`Exception: CPU Offloading is currently only supported on CUDA-alike and XPU "
+              "GPUs`, vllm/v1/kv_offload/cpu/spec.py get_worker, tried 2026-12-03 on the "
+              "qwen3-8b shrink); vLLM's own CPUOffloadingSpec sizing is run directly by "
+              "tests/oracle/vllm_offload_check.py.", ""]
     return lines
 
 
