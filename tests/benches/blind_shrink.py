@@ -47,6 +47,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # CPU linear kernels take no 2-wide projection); both runs are in its results.json.
     "deepseek-v2-tiny-random": {"hidden_size": 256, "moe_intermediate_size": 256,
                                 "intermediate_size": 512},
+    # Falcon-180B: vLLM 0.32's falcon.py sizes the MLP as 4 * hidden_size whatever
+    # ffn_hidden_size says, so 4 layers at hidden 14,848 are ~18 GB of dummy weights. Hidden 1,024
+    # over 16 heads keeps head_dim 64 (falcon.py: hidden_size // num_attention_heads) and the 8
+    # KV heads (num_kv_heads, new_decoder_architecture): the cache per token is unchanged.
+    "falcon-180b-space-copy": {"hidden_size": 1024, "num_attention_heads": 16},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
