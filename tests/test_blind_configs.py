@@ -182,3 +182,17 @@ def test_a_file_vllm_refuses_to_build_is_refused_in_one_line(tmp_path: Path) -> 
     (tmp_path / "reap" / "config.json").write_text(json.dumps(text))
     code, plan, _ = estimate(str(tmp_path / "reap"), "-c", "4096")
     assert code == 0 and plan["bytes_per_token"] == 10 * 2 * 2 * 256 * 2 == 20480
+
+
+def test_a_jamba_file_without_an_attention_layer_is_refused() -> None:
+    # Blind batch 8: the 4-layer shrunken copy of AI21-Jamba2-Mini (attn_layer_offset 4,
+    # attn_layer_period 8, so no layer i with i % 8 == 4) was answered exit 0 as attention-free
+    # (block 8,192, 3,833,856 tokens) where vLLM 0.32's CPU build ran the class as the hybrid it
+    # is (prefix caching on, Mamba 'align' mode: block 16, 1,916,928 tokens, 234.00x; results.json).
+    shrunk = BLIND / "shrunk" / "ai21-jamba2-mini-mlx-fp16" / "config.json"
+    code, _, err = estimate(str(shrunk), "-c", "8192")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "attn_layer_offset" in err
+    # The published file has 32 layers: attention at 4, 12, 20, 28 (models/jamba.py), each
+    # 2 (K, V) x 8 KV heads x 128 (4,096 / 32 heads) x 2 B = 4,096 B: 16,384 B per token.
+    code, plan, _ = estimate(str(BLIND / "real" / "ai21-jamba2-mini-mlx-fp16.json"), "-c", "4096")
+    assert code == 0 and plan["bytes_per_token"] == 16384

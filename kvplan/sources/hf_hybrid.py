@@ -160,6 +160,15 @@ def _jamba(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
     period = _need(c, "attn_layer_period")
     offset = c.int_or("attn_layer_offset", 0)
     types = [FULL if i % period == offset else RECURRENT for i in range(layers)]
+    if FULL not in types:
+        # The class is hybrid, not attention-free: an engine keeps its hybrid cache handling
+        # (vLLM 0.32: prefix caching stays on, Mamba 'align' mode at the attention block size,
+        # config/model.py is_prefix_caching_supported reads the class's is_attention_free),
+        # which the attention-free sizing does not describe. Found by blind batch 8's 4-layer
+        # shrunken Jamba2-Mini (offset 4, period 8): exit 0 with block 8,192 where vLLM ran 16.
+        raise SpecError(c.path, "attn_layer_offset",
+                        f"{offset} with attn_layer_period {period} puts no attention layer in "
+                        f"{layers} layers: a Jamba model without attention is not sized")
     expand = _need(c, "mamba_expand")
     rec = {"kind": "mamba1", "conv_kernel": _need(c, "mamba_d_conv"),
            "intermediate_size": expand * hidden, "state_size": _need(c, "mamba_d_state"),

@@ -34,7 +34,11 @@ EXPERT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
           "llama-4-maverick-instruct": 8, "deepseek-r1": 5, "qwen3-coder-next-base": 8,
           "mimo-7b-base": 4, "starcoder2-15b": 4, "qwen3-next-80b-a3b-instruct-fp8": 8,
-          "llama-4-scout-instruct": 8}
+          "llama-4-scout-instruct": 8,
+          # Jamba's attention layers are implicit (i % attn_layer_period == attn_layer_offset, 8 and
+          # 4): 4 layers would hold none. ai21-jamba2-mini-mlx-fp16 ran at 4 before this line
+          # (no attention layer; kvplan refuses that copy since), the other two keep layer 4.
+          "jamba-small-v1-oxxocodes": 8, "jamba-v0.1-models123": 8}
 # Overrides applied after the generic pass (KV sharing needs whole groups at the end).
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
@@ -68,6 +72,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # CPU linear kernels take no 2-wide projection); both runs are in its results.json.
     "deepseek-v2-tiny-random": {"hidden_size": 256, "moe_intermediate_size": 256,
                                 "intermediate_size": 512},
+    # Falcon-180B: vLLM 0.32's falcon.py sizes the MLP as 4 * hidden_size whatever
+    # ffn_hidden_size says, so 4 layers at hidden 14,848 are ~18 GB of dummy weights. Hidden 1,024
+    # over 16 heads keeps head_dim 64 (falcon.py: hidden_size // num_attention_heads) and the 8
+    # KV heads (num_kv_heads, new_decoder_architecture): the cache per token is unchanged.
+    "falcon-180b-space-copy": {"hidden_size": 1024, "num_attention_heads": 16},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
