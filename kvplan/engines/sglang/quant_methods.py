@@ -101,7 +101,6 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import release_post_key
-from kvplan.model.quant_config import compressed_tensors_family
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -232,6 +231,9 @@ _CT_LABELS = {"fp8 block": "W8A8 FP8 block (weights float 8, strategy block)",
 
 def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
                               shown: str) -> None:
+    # Imported here: only a compressed-tensors checkpoint needs it (estimate's start-up).
+    from kvplan.model.quant_config import compressed_tensors_family
+
     groups = qc.get("config_groups")
     for key, group in (groups.items() if isinstance(groups, Mapping) else ()):
         family = compressed_tensors_family(group) if isinstance(group, Mapping) else None

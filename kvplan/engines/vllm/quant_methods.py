@@ -30,10 +30,6 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.model.quant_config import (
-    compressed_tensors_covers_experts,
-    compressed_tensors_family,
-)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -192,6 +188,13 @@ VLLM_CT_MARLIN24_REMOVED = Removed(since=(0, 16), last="0.15.1",
 
 def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
                               shown_version: str) -> None:
+    # Imported here: only a compressed-tensors checkpoint needs it (estimate's start-up,
+    # tests/test_cli.py test_estimate_loads_only_the_rules_it_uses).
+    from kvplan.model.quant_config import (
+        compressed_tensors_covers_experts,
+        compressed_tensors_family,
+    )
+
     where = f"{spec.path}: quantization_config"
     sparsity = qc.get("sparsity_config")
     if isinstance(sparsity, Mapping) and sparsity.get("targets"):
