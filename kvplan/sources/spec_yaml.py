@@ -405,6 +405,8 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         architectures=checked_text_list(r._get("architectures", False), path=path,
                                         field="architectures"),
         remote_code=r.bool("remote_code"),
+        remote_config=r.str("remote_config", required=False),
+        config_model_type=r.str("config_model_type", required=False),
         weight_dtype=WEIGHT_DTYPE_ALIASES[weight_dtype],
         num_hidden_layers=layers,
         hidden_size=r.int("hidden_size"),

@@ -124,6 +124,16 @@ def config_architectures(config: Mapping[str, Any]) -> tuple[tuple[str, ...], bo
             remote)
 
 
+def config_remote_config(config: Mapping[str, Any]) -> str | None:
+    """The configuration class config.json's `auto_map` names for AutoConfig (the checkpoint's
+    own code, "configuration_exaone.ExaoneConfig"), which transformers' AutoConfig runs only
+    with trust_remote_code where it has no class of the config's model_type; None where auto_map
+    names none (ModelSpec.remote_config)."""
+    auto_map = config.get("auto_map")
+    ref = auto_map.get("AutoConfig") if isinstance(auto_map, Mapping) else None
+    return ref if isinstance(ref, str) and ref.strip() else None
+
+
 def check_architecture(config: Mapping[str, Any], path: str) -> None:
     """Refuse (SpecError, exit 2) a config whose architecture the table does not mark exact,
     with the table's one-line reason."""
