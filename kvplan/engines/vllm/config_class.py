@@ -17,6 +17,11 @@ The tables are config_types.json, dumped by tests/benches/vllm_config_types_dump
 0.32.0's CPU build with transformers 5.19.0 (vLLM 0.32 pins transformers >= 5.16.1, < 5.20.0: a
 model_type added after 5.16.1 would need the flag under the oldest pin). For older vLLM versions
 the same tables are taken.
+Run on vLLM 0.32.0's CPU build (dummy weights): tests/data/oracle/exaone-3.0-7.8b's shrink with
+EXAONE-3.0's auto_map.AutoConfig put back, without trust_remote_code: ValueError "... Please pass
+the argument `trust_remote_code=True` to allow custom code to be run." (ModelConfig validation
+fails); with it and a local stand-in configuration_exaone.py (the venv has no remote code):
+"Resolved architecture: ExaoneForCausalLM", 65,536 KV tokens at 1 GiB, as recorded without it.
 """
 
 from __future__ import annotations
