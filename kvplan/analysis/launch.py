@@ -32,7 +32,9 @@ def model_ref(spec: ModelSpec) -> str:
 def launch_for(spec: ModelSpec, engine: Engine, layout: LaunchLayout,
                settings: LaunchSettings, *, ref: str | None = None) -> LaunchPlan:
     """The commands that start `layout` on `engine` (head node first)."""
-    settings = replace(settings, architectures=spec.architectures, remote_code=spec.remote_code)
+    settings = replace(settings, architectures=spec.architectures, remote_code=spec.remote_code,
+                       remote_config=spec.remote_config,
+                       config_model_type=spec.config_model_type)
     return engine.rules.launch_plan(ref or model_ref(spec), layout, settings)
 
 

@@ -101,6 +101,9 @@ class LaunchSettings:
     # engine must be told to trust remote code is its rule.
     architectures: tuple[str, ...] = ()
     remote_code: bool = False
+    # ModelSpec.remote_config and .config_model_type: whether the config class is remote code.
+    remote_config: str | None = None
+    config_model_type: str | None = None
     # The checkpoint's quantization as kvplan.model.spec.ModelSpec holds it (quantization_json,
     # quantization_file: where it was read from), for an engine that must be told the method.
     quantization_json: str | None = None

@@ -296,6 +296,13 @@ class ModelSpec:
     # a spec file, or a config without them.
     architectures: tuple[str, ...] = ()
     remote_code: bool = False
+    # The config class `auto_map` names for AutoConfig (the checkpoint's own code, None: none),
+    # and config.json's top-level model_type as stated beside it (None: none stated; a wrapper's
+    # own, where model_type is its text part's): an engine builds the config without that code
+    # only from a class its transformers or its own registry has for that model_type
+    # (kvplan.engines.vllm.config_class).
+    remote_config: str | None = None
+    config_model_type: str | None = None
 
     @property
     def exact(self) -> bool:

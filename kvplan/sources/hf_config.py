@@ -63,7 +63,7 @@ from kvplan.sources.hf_wrappers import (
 )
 from kvplan.sources.spec_context import position_fields_from_config, position_fields_mapping
 from kvplan.sources.spec_yaml import parse_spec
-from kvplan.sources.support import check_architecture, config_architectures
+from kvplan.sources.support import check_architecture, config_code_fields
 
 # Model types read as another family: a multimodal wrapper's text model goes by the wrapper
 # family's name, and a model_type transformers maps to another family's config class by it.
@@ -88,8 +88,9 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 
 _TOP_ORDER = (
-    "name", "source", "model_type", "architectures", "remote_code", "torch_dtype",
-    "num_hidden_layers", "hidden_size", "vocab_size", "tie_word_embeddings", "position_embedding",
+    "name", "source", "model_type", "architectures", "remote_code", "remote_config",
+    "config_model_type", "torch_dtype", "num_hidden_layers", "hidden_size", "vocab_size",
+    "tie_word_embeddings", "position_embedding",
     "max_position_embeddings", "max_model_len", "max_model_len_source", "position_fields",
     "norm_type",
 )
@@ -371,9 +372,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         "position_embedding": position,
         **dtype_fields(config, data),
     }
-    names, remote = config_architectures(config)  # vLLM's registry rule reads both
-    if names:
-        mapping.update(architectures=list(names), remote_code=remote)
+    mapping.update(config_code_fields(config))  # engines' model and config class rules
     if max_pos is not None:
         mapping["max_position_embeddings"] = max_pos
     limit = context_limit_from_config(data, mt)

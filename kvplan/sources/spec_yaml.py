@@ -396,22 +396,18 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     if position_embedding == "learned" and max_pos is None:
         raise r.error("max_position_embeddings", "required with position_embedding: learned")
     spec = ModelSpec(
-        id=spec_id,
-        name=r.str("name"),
-        source=r.str("source"),
-        path=path,
+        id=spec_id, name=r.str("name"), source=r.str("source"), path=path,
         model_type=r.str("model_type", required=False, default="unknown"),
         # config.json's model classes and auto_map (ModelSpec.architectures): vLLM's registry rule
         architectures=checked_text_list(r._get("architectures", False), path=path,
                                         field="architectures"),
         remote_code=r.bool("remote_code"),
+        **{k: r.str(k, required=False) for k in ("remote_config", "config_model_type")},
         weight_dtype=WEIGHT_DTYPE_ALIASES[weight_dtype],
         num_hidden_layers=layers,
         hidden_size=r.int("hidden_size"),
         vocab_size=r.int("vocab_size"),
-        attention=attention,
-        mlp=mlp,
-        moe=moe,
+        attention=attention, mlp=mlp, moe=moe,
         tie_word_embeddings=r.bool("tie_word_embeddings"),
         position_embedding=position_embedding,
         max_position_embeddings=max_pos,

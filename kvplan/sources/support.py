@@ -124,6 +124,27 @@ def config_architectures(config: Mapping[str, Any]) -> tuple[tuple[str, ...], bo
             remote)
 
 
+def config_code_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec fields (ModelSpec.architectures, .remote_code, .remote_config,
+    .config_model_type) an engine's model-class and config-class rules read from the outer
+    config.json (a wrapper's own, not its text part's): its model classes, whether auto_map
+    names remote modeling code, the class auto_map names for AutoConfig (the checkpoint's own
+    configuration code, which transformers' AutoConfig runs only with trust_remote_code where
+    it has no class of the model_type) and the model_type stated beside it."""
+    fields: dict[str, Any] = {}
+    names, remote = config_architectures(config)
+    if names:
+        fields.update(architectures=list(names), remote_code=remote)
+    auto_map = config.get("auto_map")
+    ref = auto_map.get("AutoConfig") if isinstance(auto_map, Mapping) else None
+    if isinstance(ref, str) and ref.strip():
+        fields["remote_config"] = ref
+        stated = config.get("model_type")
+        if isinstance(stated, str) and stated.strip():
+            fields["config_model_type"] = stated
+    return fields
+
+
 def check_architecture(config: Mapping[str, Any], path: str) -> None:
     """Refuse (SpecError, exit 2) a config whose architecture the table does not mark exact,
     with the table's one-line reason."""

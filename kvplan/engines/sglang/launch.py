@@ -41,6 +41,7 @@ from kvplan.engines.launch import (
     nodes_per_replica,
     pack_replicas,
 )
+from kvplan.engines.sglang.config_class import sglang_remote_config_reason
 from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag
 from kvplan.engines.sglang.quant_methods import (
     sglang_load_quantization_flags,
@@ -82,6 +83,8 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     if flag:
         groups.append(flag)
     groups.append(("--max-running-requests", str(s.concurrency)))
+    if _config_reason(s):
+        groups.append(("--trust-remote-code",))  # kvplan.engines.sglang.config_class
     return tuple(groups) + _speculative(s) + s.extra_groups
 
 
@@ -91,7 +94,12 @@ def _ep(tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
 
 def sglang_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
     plan = _launch(ref, lay, s)
-    return replace(plan, notes=plan.notes + draft_note(s))
+    reason = _config_reason(s)
+    return replace(plan, notes=plan.notes + draft_note(s) + ((reason,) if reason else ()))
+
+
+def _config_reason(s: LaunchSettings) -> str | None:
+    return sglang_remote_config_reason(s.remote_config, s.config_model_type)
 
 
 def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:

@@ -41,6 +41,7 @@ from kvplan.engines.launch import (
     pack_replicas,
 )
 from kvplan.engines.vllm.architectures import needs_trust_remote_code
+from kvplan.engines.vllm.config_class import vllm_remote_config_reason
 from kvplan.engines.vllm.quant_methods import vllm_quantization_flags
 
 MP_MULTI_NODE_SINCE = (0, 11, 1)  # --nnodes / --node-rank / --master-addr (PR 23691)
@@ -106,9 +107,10 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
         groups.append(quant)
     if s.speculative_method is not None:
         groups.append(("--speculative-config", speculative_config(s)))
-    if needs_trust_remote_code(s.architectures, s.remote_code, s.version):
+    if needs_trust_remote_code(s.architectures, s.remote_code, s.version) or _config_reason(s):
         # An architecture only the checkpoint's auto_map provides: the Transformers backend
-        # loads it only with trust_remote_code (kvplan.engines.vllm.architectures).
+        # loads it only with trust_remote_code (kvplan.engines.vllm.architectures); or a config
+        # class only auto_map provides (kvplan.engines.vllm.config_class).
         groups.append(("--trust-remote-code",))
     return tuple(groups) + s.extra_groups
 
@@ -127,7 +129,12 @@ def _parallel(tp: int, pp: int, dp: int, ep: bool) -> tuple[tuple[str, ...], ...
 
 def vllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
     plan = _launch(ref, lay, s)
-    return replace(plan, notes=plan.notes + draft_note(s))
+    reason = _config_reason(s)
+    return replace(plan, notes=plan.notes + draft_note(s) + ((reason,) if reason else ()))
+
+
+def _config_reason(s: LaunchSettings) -> str | None:
+    return vllm_remote_config_reason(s.remote_config, s.config_model_type, s.architectures)
 
 
 def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
