@@ -87,6 +87,15 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     "devstral-2-123b-instruct-2512": (CONFIGS / "devstral-2-123b-instruct-2512.json",
                                       88 * 2 * 8 * 128 * 2,
                                       HF + "mistralai/Devstral-2-123B-Instruct-2512"),
+    # HyperCLOVAXForCausalLM: models/hyperclovax.py HyperCLOVAXAttention caches
+    # num_key_value_heads 8 (decoder layer: num_kv_heads=config.num_key_value_heads) x
+    # config.head_dim 128 (not hidden / heads = 6144 / 48 = 128, equal here) on every layer,
+    # Attention(cache_config=...) with no per-layer window and no sliding_window in the file:
+    # 38 layers x 2 x 8 x 128 x 2 B = 155,648 B per token. torch_dtype float32 runs at bf16 in
+    # vLLM's auto (the oracle's log: dtype=torch.bfloat16). (Blind batch 8's copy, refused there.)
+    "hyperclovax-seed-think-14b": (CONFIGS / "hyperclovax-seed-think-14b.json",
+                                   38 * 2 * 8 * 128 * 2,
+                                   HF + "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B"),
 }
 
 TABLE = support_table()
