@@ -96,6 +96,16 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     "hyperclovax-seed-think-14b": (CONFIGS / "hyperclovax-seed-think-14b.json",
                                    38 * 2 * 8 * 128 * 2,
                                    HF + "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B"),
+    # SolarForCausalLM (Solar Pro): models/solar.py SolarAttention: num_kv_heads =
+    # num_key_value_heads 10, head_dim = getattr(config, "head_dim", None) or hidden / heads =
+    # 5120 / 40 = 128; Attention(cache_config=...) with no per-layer window, so the file's
+    # sliding_window 2047 (no layer_types) is CacheConfig's window on all 64 layers (0.32
+    # engine/arg_utils.py: the model is all sliding window). The bskcn_* skip connections mix
+    # hidden states only: 64 x 2 x 10 x 128 x 2 B = 327,680 B per token (each layer holding at
+    # most the window plus a block).
+    "solar-pro-preview-instruct": (CONFIGS / "solar-pro-preview-instruct.json",
+                                   64 * 2 * 10 * 128 * 2,
+                                   HF + "upstage/solar-pro-preview-instruct"),
 }
 
 TABLE = support_table()
