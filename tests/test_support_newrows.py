@@ -87,6 +87,25 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     "devstral-2-123b-instruct-2512": (CONFIGS / "devstral-2-123b-instruct-2512.json",
                                       88 * 2 * 8 * 128 * 2,
                                       HF + "mistralai/Devstral-2-123B-Instruct-2512"),
+    # HyperCLOVAXForCausalLM: models/hyperclovax.py HyperCLOVAXAttention caches
+    # num_key_value_heads 8 (decoder layer: num_kv_heads=config.num_key_value_heads) x
+    # config.head_dim 128 (not hidden / heads = 6144 / 48 = 128, equal here) on every layer,
+    # Attention(cache_config=...) with no per-layer window and no sliding_window in the file:
+    # 38 layers x 2 x 8 x 128 x 2 B = 155,648 B per token. torch_dtype float32 runs at bf16 in
+    # vLLM's auto (the oracle's log: dtype=torch.bfloat16). (Blind batch 8's copy, refused there.)
+    "hyperclovax-seed-think-14b": (CONFIGS / "hyperclovax-seed-think-14b.json",
+                                   38 * 2 * 8 * 128 * 2,
+                                   HF + "naver-hyperclovax/HyperCLOVAX-SEED-Think-14B"),
+    # SolarForCausalLM (Solar Pro): models/solar.py SolarAttention: num_kv_heads =
+    # num_key_value_heads 10, head_dim = getattr(config, "head_dim", None) or hidden / heads =
+    # 5120 / 40 = 128; Attention(cache_config=...) with no per-layer window, so the file's
+    # sliding_window 2047 (no layer_types) is CacheConfig's window on all 64 layers (0.32
+    # engine/arg_utils.py: the model is all sliding window). The bskcn_* skip connections mix
+    # hidden states only: 64 x 2 x 10 x 128 x 2 B = 327,680 B per token (each layer holding at
+    # most the window plus a block).
+    "solar-pro-preview-instruct": (CONFIGS / "solar-pro-preview-instruct.json",
+                                   64 * 2 * 10 * 128 * 2,
+                                   HF + "upstage/solar-pro-preview-instruct"),
 }
 
 TABLE = support_table()

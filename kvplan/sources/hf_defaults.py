@@ -68,6 +68,9 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "afmoe": {"head_dim": 128, "sliding_window": 1024, _TIE: False},
     # HYV3Config(): the cache fields.
     "hy_v3": {"num_key_value_heads": 8, "head_dim": 128, _TIE: False},
+    # HyperCLOVAXConfig: num_key_value_heads and head_dim None -> the heads and hidden / heads
+    # (its __post_init__), as kvplan's reader falls back without a default.
+    "hyperclovax": {_TIE: False},
     # Each class's tie_word_embeddings where no other default is listed.
     "gemma3": {_TIE: True},
     "minicpm3": {_TIE: True}, "falcon": {_TIE: True}, "gpt2": {_TIE: True}, "opt": {_TIE: True},

@@ -82,6 +82,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "hy_v3": _ak("models/hy_v3.py", _KV | _WINDOW_EVERY_LAYER | _why("MoE or precision only",
         "num_shared_experts", "use_grouped_mm", "enable_attention_fp32_softmax",
         "enable_lm_head_fp32", "mlp_layer_types")),  # HYV3Attention: no per-layer window
+    # models/hyperclovax.py HyperCLOVAXAttention: num_key_value_heads, config.head_dim; no
+    # per-layer window (Attention takes CacheConfig's).
+    "hyperclovax": _ak("models/hyperclovax.py", _KV | _WINDOW_EVERY_LAYER | _why(
+        "training-time dropout (HyperCLOVAX-SEED's remote config; not read by vLLM)",
+        "attn_pdrop")),
     # models/bailing_moe.py BailingAttention (Ling; remote BailingMoeConfig, no class
     # defaults): num_key_value_heads, head_dim or hidden / heads; no per-layer window.
     "bailing_moe": _ak("models/bailing_moe.py", _KV | _WINDOW_EVERY_LAYER | _why(

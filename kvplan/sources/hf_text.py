@@ -159,6 +159,11 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # defaults num_key_value_heads 8, head_dim 128. MTP layers (num_nextn_predict_layers) only
     # with speculative decoding.
     "hy_v3": TextFamily(source="models/hy_v3.py"),
+    # HyperCLOVAXForCausalLM: models/hyperclovax.py HyperCLOVAXAttention: num_kv_heads =
+    # config.num_key_value_heads, head_dim = config.head_dim (HyperCLOVAXConfig, transformers
+    # 5.19, sets it to hidden / heads when None, and the KV heads to the heads);
+    # Attention(cache_config=...) with no per-layer window. use_post_norm adds norms only.
+    "hyperclovax": TextFamily(source="models/hyperclovax.py"),
 }
 
 

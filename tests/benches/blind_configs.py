@@ -257,7 +257,9 @@ def main(table: list[Row] | None = None) -> str:
              "shrinks, with no kvplan change between (Ministral-3, Granite-4.0-H and LFM2-MoE "
              "tiny-random equal; Qwen3-Next tiny-random not run by the CPU build), and the "
              "Falcon-180B copy, which stopped at max_model_len 8192 (no max_position_embeddings: "
-             "FalconConfig's default 2048), was rerun at 2048.",
+             "FalconConfig's default 2048), was rerun at 2048. Its HyperCLOVAX-SEED-Think-14B "
+             "row, refused for 'no published config sourced', was made exact after the run "
+             "from this very file (golden and oracle case) and is marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

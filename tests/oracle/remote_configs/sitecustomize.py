@@ -78,7 +78,7 @@ def _register() -> None:
         return RemoteConfig
 
     for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
-                       "deepseek", "bailing_moe", "phi3_v"):
+                       "deepseek", "bailing_moe", "phi3_v", "solar"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
