@@ -40,6 +40,7 @@ from tests.benches.disagg_rows import (
 )
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
+from tests.benches.nixl_cpu_record import kvplan_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -81,12 +82,12 @@ def _log_rows() -> list[str]:
 
 
 def _transfer_mib(spec, prefill_tp: int, decode_tp: int, prompt: int, block: int,
-                  kv_dtype: str) -> list[float]:
+                  kv_dtype: str, extra: dict | None = None) -> list[float]:
     """kvplan's transfer sizes in the log's unit (MiB rounded to 3 decimals, nixl/stats.py)."""
     req = DisaggRequest(prefill=Layout(tp=prefill_tp), decode=Layout(tp=decode_tp),
                         input_len=prompt, output_len=16, gpu=get_gpu("H100"),
                         link=get_kv_link("ib-ndr"), kv_dtype=kv_dtype,
-                        extra={"block_size": block})
+                        extra={"block_size": block, **(extra or {})})
     h = handover_for(spec, req, _candidate(spec, req, "decode", req.decode))
     return [round(b / 2**20, 3) for b in h.transfer_bytes]
 
@@ -100,8 +101,10 @@ def _measured_here_rows() -> list[str]:
         run = json.loads(run_json.read_text())
         spec, _ = load_model(str(run_json.parent / "config.json"))
         for r in run["requests"]:
+            given = kvplan_inputs(run)
             got = _transfer_mib(spec, run["prefill_tp"], run["decode_tp"], r["prompt_tokens"],
-                                run["block_size"], "bf16")
+                                run["block_size"], given.get("kv_dtype", "bf16"),
+                                given["extra"])
             ok = set(got) == {r["avg_mib_per_transfer"]} and len(got) == r["transfers"]
             n, equal = n + 1, equal + ok
             out.append(f"| {run_json.parent.name} | {run['prefill_tp']} / {run['decode_tp']} | "
