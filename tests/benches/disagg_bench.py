@@ -369,7 +369,15 @@ def main() -> None:
         "128-token blocks (the decode log's 'remote block size 128', the block ids the "
         "prefill server named). The rules were read from vLLM's source before these runs; "
         "none was changed after them. The decode server logs an idle interval's metrics at "
-        "DEBUG (vllm/v1/metrics/loggers.py), so the runs log at DEBUG.",
+        "DEBUG (vllm/v1/metrics/loggers.py), so the runs log at DEBUG. Per layer kind "
+        "(issue 29): the sliding-window run is the gemma-3-27b shrink with its window cut to "
+        "512, so that a 1,500-token prompt runs past it; the prefill server named 17 blocks "
+        "(cdiv(512, 32) + 1, nixl/base_scheduler.py blocks_per_sw) for each of the five "
+        "sliding groups and 47 for the full group, and the decode read that many: NIXL sends "
+        "the window's tail of a sliding layer, not every block. The fp8 run is given "
+        "--kv-cache-dtype fp8 (per-tensor scales, kept beside the cache, not in its pages: the "
+        "only fp8 the CPU backend takes). kvplan's number for each of these was written down "
+        "before its run.",
         "",
         *_measured_here_rows(),
         "",
