@@ -376,8 +376,13 @@ def main() -> None:
         "sliding groups and 47 for the full group, and the decode read that many: NIXL sends "
         "the window's tail of a sliding layer, not every block. The fp8 run is given "
         "--kv-cache-dtype fp8 (per-tensor scales, kept beside the cache, not in its pages: the "
-        "only fp8 the CPU backend takes). kvplan's number for each of these was written down "
-        "before its run.",
+        "only fp8 the CPU backend takes). The hybrid run is the granite-4.0-h-micro shrink "
+        "(18 Mamba2 layers, 2 attention) with VLLM_SSM_CONV_STATE_LAYOUT=DS, which NIXL "
+        "asserts for Mamba (nixl/base_worker.py); vLLM raised its attention block to 1152 and "
+        "kept the SSM state in float32 (platforms/cpu.py), so kvplan sizes it for the CPU "
+        "platform (kvplan_platform in its run.json): one state slot per Mamba layer, 999 of "
+        "the 1,000 tokens (the last is recomputed on decode). kvplan's number for each of "
+        "these three was written down before its run.",
         "",
         *_measured_here_rows(),
         "",
