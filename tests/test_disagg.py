@@ -31,6 +31,7 @@ from kvplan.cli import app
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link, kv_link_names
 from kvplan.sources.resolve import load_model
+from tests.benches.nixl_cpu_record import kvplan_inputs
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -200,14 +201,16 @@ def test_kvplan_equals_the_transfer_measured_here(run_json: Path, i: int) -> Non
     run = json.loads(run_json.read_text())
     r = run["requests"][i]
     h = _handover(str(run_json.parent / "config.json"), Layout(tp=run["prefill_tp"]),
-                  Layout(tp=run["decode_tp"]), r["prompt_tokens"],
-                  extra={"block_size": run["block_size"]}, gpu="H100")
+                  Layout(tp=run["decode_tp"]), r["prompt_tokens"], gpu="H100",
+                  **kvplan_inputs(run))
     assert {round(b / MiB, 3) for b in h.transfer_bytes} == {r["avg_mib_per_transfer"]}
     assert len(h.transfer_bytes) == r["transfers"]
-    # The prefill server's kv_transfer_params named cdiv(prompt, block) blocks per group
-    # (None: a run rebuilt from the servers' logs, which do not print them).
+    # The prefill server's kv_transfer_params named, per KV cache group, the blocks kvplan moves
+    # per layer of that kind (cdiv(prompt, block); a sliding group its clipped tail, a recurrent
+    # group its state slot: base_scheduler.py get_exchange_clipped_blocks). None: a run rebuilt
+    # from the servers' logs, which do not print them.
     if r["remote_blocks_per_group"] is not None:
-        assert r["remote_blocks_per_group"] == [-(-r["prompt_tokens"] // run["block_size"])]
+        assert set(r["remote_blocks_per_group"]) == {m.units for m in h.moves}
 
 
 def test_the_log_file_keeps_an_url_for_each_log() -> None:

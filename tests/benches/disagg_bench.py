@@ -40,6 +40,7 @@ from tests.benches.disagg_rows import (
 )
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
+from tests.benches.nixl_cpu_record import kvplan_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -81,12 +82,12 @@ def _log_rows() -> list[str]:
 
 
 def _transfer_mib(spec, prefill_tp: int, decode_tp: int, prompt: int, block: int,
-                  kv_dtype: str) -> list[float]:
+                  kv_dtype: str, extra: dict | None = None) -> list[float]:
     """kvplan's transfer sizes in the log's unit (MiB rounded to 3 decimals, nixl/stats.py)."""
     req = DisaggRequest(prefill=Layout(tp=prefill_tp), decode=Layout(tp=decode_tp),
                         input_len=prompt, output_len=16, gpu=get_gpu("H100"),
                         link=get_kv_link("ib-ndr"), kv_dtype=kv_dtype,
-                        extra={"block_size": block})
+                        extra={"block_size": block, **(extra or {})})
     h = handover_for(spec, req, _candidate(spec, req, "decode", req.decode))
     return [round(b / 2**20, 3) for b in h.transfer_bytes]
 
@@ -100,8 +101,10 @@ def _measured_here_rows() -> list[str]:
         run = json.loads(run_json.read_text())
         spec, _ = load_model(str(run_json.parent / "config.json"))
         for r in run["requests"]:
+            given = kvplan_inputs(run)
             got = _transfer_mib(spec, run["prefill_tp"], run["decode_tp"], r["prompt_tokens"],
-                                run["block_size"], "bf16")
+                                run["block_size"], given.get("kv_dtype", "bf16"),
+                                given["extra"])
             ok = set(got) == {r["avg_mib_per_transfer"]} and len(got) == r["transfers"]
             n, equal = n + 1, equal + ok
             out.append(f"| {run_json.parent.name} | {run['prefill_tp']} / {run['decode_tp']} | "
@@ -366,7 +369,20 @@ def main() -> None:
         "128-token blocks (the decode log's 'remote block size 128', the block ids the "
         "prefill server named). The rules were read from vLLM's source before these runs; "
         "none was changed after them. The decode server logs an idle interval's metrics at "
-        "DEBUG (vllm/v1/metrics/loggers.py), so the runs log at DEBUG.",
+        "DEBUG (vllm/v1/metrics/loggers.py), so the runs log at DEBUG. Per layer kind "
+        "(issue 29): the sliding-window run is the gemma-3-27b shrink with its window cut to "
+        "512, so that a 1,500-token prompt runs past it; the prefill server named 17 blocks "
+        "(cdiv(512, 32) + 1, nixl/base_scheduler.py blocks_per_sw) for each of the five "
+        "sliding groups and 47 for the full group, and the decode read that many: NIXL sends "
+        "the window's tail of a sliding layer, not every block. The fp8 run is given "
+        "--kv-cache-dtype fp8 (per-tensor scales, kept beside the cache, not in its pages: the "
+        "only fp8 the CPU backend takes). The hybrid run is the granite-4.0-h-micro shrink "
+        "(18 Mamba2 layers, 2 attention) with VLLM_SSM_CONV_STATE_LAYOUT=DS, which NIXL "
+        "asserts for Mamba (nixl/base_worker.py); vLLM raised its attention block to 1152 and "
+        "kept the SSM state in float32 (platforms/cpu.py), so kvplan sizes it for the CPU "
+        "platform (kvplan_platform in its run.json): one state slot per Mamba layer, 999 of "
+        "the 1,000 tokens (the last is recomputed on decode). kvplan's number for each of "
+        "these three was written down before its run.",
         "",
         *_measured_here_rows(),
         "",

@@ -103,6 +103,8 @@ def main() -> int:
     p.add_argument("--max-model-len", type=int, default=4096)
     p.add_argument("--kv-gib", type=int, default=1)
     p.add_argument("--extra", nargs="*", default=[], help="more server flags, both roles")
+    p.add_argument("--env", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="more environment, both roles (VLLM_SSM_CONV_STATE_LAYOUT=DS for Mamba)")
     p.add_argument("--timeout", type=float, default=300)
     a = p.parse_args()
     # A `timeout` around this script sends SIGTERM: run the `finally` that stops the servers.
@@ -133,7 +135,8 @@ def main() -> int:
                                                          range(tp)),
                    "UCX_TLS": "tcp,sm,self",
                    # vLLM logs an idle interval's stats at DEBUG (v1/metrics/loggers.py)
-                   "VLLM_LOGGING_LEVEL": "DEBUG"}
+                   "VLLM_LOGGING_LEVEL": "DEBUG",
+                   **dict(kv.split("=", 1) for kv in a.env)}
             log = tmp / f"{role}.log"
             with log.open("w") as fh:
                 procs[role] = (subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT,
