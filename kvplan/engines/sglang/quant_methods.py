@@ -101,6 +101,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import release_post_key
+from kvplan.engines.requantize import refuse_requantization
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -350,16 +351,8 @@ def check_sglang_load_quantization(spec: ModelSpec, load_quantization: str | Non
     modelopt, w8a8_* with compressed-tensors: never bitsandbytes). A quantized checkpoint is so
     never re-quantized at load time; kvplan refuses every one with another --quantization (also
     the edge cases SGLang reads apart, a ModelOpt file with quant_algo null among them)."""
-    if load_quantization is None or method == load_quantization:
-        return
-    where = (f"{spec.path}: quantization_config" if spec.quantization_file is None
-             else f"{spec.path}: {spec.quantization_file}")
-    raise UnmodelledError(
-        f"--quantization {load_quantization}: {where}: the checkpoint is already quantized "
-        f"({method or 'no quant_method'}) and SGLang does not re-quantize it: 'Quantization "
-        f"method specified in the model config ({method or None}) does not match the "
-        f"quantization method specified in the `quantization` argument ({load_quantization})' "
-        "(configs/model_config.py _verify_quantization): drop --quantization")
+    refuse_requantization(spec, load_quantization, method, engine="SGLang",
+                          source="configs/model_config.py _verify_quantization")
 
 
 def sglang_load_quantization_flags(load_quantization: str | None) -> tuple[str, ...]:

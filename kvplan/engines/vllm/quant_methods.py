@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
+from kvplan.engines.requantize import refuse_requantization
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -343,16 +344,8 @@ def check_load_quantization(spec: ModelSpec, load_quantization: str | None, meth
     So a quantized checkpoint is never re-quantized at load time: it is refused or (override)
     loaded as the checkpoint says, never sized as --quantization. The same method (a
     bitsandbytes checkpoint with --quantization bitsandbytes) is the checkpoint's, as sized."""
-    if load_quantization is None or method == load_quantization:
-        return
-    where = (f"{spec.path}: quantization_config" if spec.quantization_file is None
-             else f"{spec.path}: {spec.quantization_file}")
-    raise UnmodelledError(
-        f"--quantization {load_quantization}: {where}: the checkpoint is already quantized "
-        f"({method or 'no quant_method'}) and vLLM does not re-quantize it: 'Quantization "
-        f"method specified in the model config ({method or None}) does not match the "
-        f"quantization method specified in the `quantization` argument ({load_quantization})' "
-        "(config/model.py _verify_quantization): drop --quantization")
+    refuse_requantization(spec, load_quantization, method, engine="vLLM",
+                          source="config/model.py _verify_quantization")
 
 
 def vllm_quantization_flags(load_quantization: str | None) -> tuple[str, ...]:
