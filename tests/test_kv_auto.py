@@ -166,8 +166,10 @@ def test_sglang_auto_by_version() -> None:
 def test_sglang_auto_keeps_a_compressed_tensors_scheme_16_bit(tmp_path: Path) -> None:
     # Llama-3.1-8B with an llm-compressor fp8 kv_cache_scheme (laguna-xs.2-fp8's quantization
     # config, tests/data/blind26/real): CompressedTensorsConfig has no kv_cache_quant_algo, so
-    # SGLang's auto keeps the model dtype in every version; vLLM's takes fp8. 32 layers x 2 x 8
-    # KV heads x 128 = 65,536 elements: 131,072 B at bf16, 65,536 at fp8.
+    # SGLang's auto keeps the model dtype in every version that loads it (its W8A8 FP8 block
+    # weights from 0.5.6.post1, kvplan.engines.sglang.quant_methods: 0.5.3 refuses); vLLM's
+    # takes fp8. 32 layers x 2 x 8 KV heads x 128 = 65,536 elements: 131,072 B at bf16, 65,536
+    # at fp8.
     data = Path(__file__).parent / "data"
     config = json.loads((data / "configs" / "llama-3.1-8b.json").read_text())
     config["quantization_config"] = json.loads(
@@ -175,13 +177,16 @@ def test_sglang_auto_keeps_a_compressed_tensors_scheme_16_bit(tmp_path: Path) ->
     path = tmp_path / "llama-ct-fp8kv.json"
     path.write_text(json.dumps(config))
     for engine, version, want in (("sglang", "0.5.14", ("bf16", 131072)),
-                                  ("sglang", "0.5.3", ("bf16", 131072)),
+                                  ("sglang", "0.5.6.post1", ("bf16", 131072)),
                                   ("vllm", None, ("fp8", 65536))):
         extra = ("--engine-version", version) if version else ()
         code, out, err = run("estimate", str(path), "-c", "4096", "-f", "json",
                              "--engine", engine, *extra)
         assert code == 0, err
         assert (first(out)["kv_dtype"], first(out)["bytes_per_token"]) == want, engine
+    code, _, err = run("estimate", str(path), "-c", "4096", "--engine", "sglang",
+                       "--engine-version", "0.5.3")
+    assert code == 2 and "SGLang 0.5.3 cannot load compressed-tensors W8A8 FP8 block" in err
 
 
 def test_sglang_plan_runs_what_it_planned() -> None:
