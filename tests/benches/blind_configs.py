@@ -252,14 +252,14 @@ def main(table: list[Row] | None = None) -> str:
              "period 8, so it had no attention layer: kvplan answered it as attention-free, "
              "exit 0, where vLLM ran the hybrid class (Mamba align mode, block 16); such a file "
              "is refused since and marked, and the other two Jamba copies are shrunk to 8 layers. "
-             "Four of its rows had no vLLM run by the batch's deadline (the CPU oracle is "
-             "shared, one run at a time); they were run after it on the same frozen files and "
-             "shrinks, with no kvplan rule written for them (Ministral-3, Granite-4.0-H and LFM2-MoE "
+             "Four of its rows had no vLLM run by the batch's deadline (the CPU oracle is shared, "
+             "one run at a time); they were run after it on the same frozen files and shrinks, "
+             "with no kvplan rule written for them (Ministral-3, Granite-4.0-H and LFM2-MoE "
              "tiny-random equal; Qwen3-Next tiny-random not run by the CPU build), and the "
              "Falcon-180B copy, which stopped at max_model_len 8192 (no max_position_embeddings: "
              "FalconConfig's default 2048), was rerun at 2048. Its HyperCLOVAX-SEED-Think-14B "
-             "row, refused for 'no published config sourced', was made exact after the run "
-             "from this very file (golden and oracle case) and is marked.",
+             "row, refused for 'no published config sourced', was made exact after the run from "
+             "this very file (golden and oracle case) and is marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
