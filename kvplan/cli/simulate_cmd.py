@@ -231,7 +231,8 @@ def simulate_cmd(
             result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
                               slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
         name = inputs.gpu.name if inputs.gpu is not None else str(gpu)
-        view = simulate_view(result, model=model, gpu=name, notes=notes)
+        view = simulate_view(result, model=model, gpu=name, notes=notes,
+                             spec=inputs.spec)
         # The context and the closed-loop request count under every command's names.
         view = replace(view, records=with_keys_after(view.records, "max_model_len",
                                                      context=context, concurrency=concurrency))

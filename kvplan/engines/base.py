@@ -13,12 +13,14 @@ use, so `kvplan estimate` without a device never builds a budget rule
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.handover import KvConnector
@@ -307,6 +309,8 @@ class EngineRules(Protocol):
 
     name: str  # the --engine value
     display_name: str  # as people write it: vLLM, SGLang, TensorRT-LLM
+    # The newest release whose sizing code kvplan has read (`flag_unread_version`).
+    newest_read: str
     fraction_name: str  # the engine's name for its memory fraction
     kv_dtypes: tuple[str, ...]  # KV dtypes it runs, best quality first
     launch: Launch
@@ -555,3 +559,18 @@ def total_bytes_of(inputs: PlanInputs) -> int:
     if inputs.total_bytes is None:
         raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
     return inputs.total_bytes
+
+
+def flag_unread_version(spec: ModelSpec, rules: EngineRules, version: str | None) -> ModelSpec:
+    """`spec` as planned for `version` of the engine: a release newer than the newest whose
+    sizing code kvplan has read (`EngineRules.newest_read`) is answered with that release's
+    rules, `exact: false`, with an assumption on `engine_version` (its JSON and the table's
+    assumptions say so). No version: the engine's default, which kvplan has read."""
+    if version is None or version_key(version) <= version_key(rules.newest_read):
+        return spec
+    if any(a.field == "engine_version" for a in spec.assumptions):
+        return spec  # already flagged (served_spec runs more than once)
+    return replace(spec, assumptions=spec.assumptions + (Assumption(
+        field="engine_version", value=f"{rules.newest_read} rules",
+        why=f"kvplan has read {rules.display_name}'s code up to {rules.newest_read}; "
+            f"{version} is newer"),))

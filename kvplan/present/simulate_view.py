@@ -11,7 +11,9 @@ from typing import Any
 
 from kvplan.analysis.answers import simulate_headline
 from kvplan.analysis.simulate.run import SimResult
+from kvplan.model.spec import ModelSpec
 from kvplan.present.answers import simulate_answer
+from kvplan.present.estimate_view import assumption_records, assumptions_views
 from kvplan.present.render import Column, View
 
 _LATENCIES = (("ttft_ms", "TTFT (ms)"), ("tpot_ms", "TPOT (ms)"), ("itl_ms", "ITL (ms)"),
@@ -53,7 +55,10 @@ def simulate_records(result: SimResult, *, model: str, gpu: str) -> dict[str, An
     }
 
 
-def simulate_view(result: SimResult, *, model: str, gpu: str, notes: list[str]) -> View:
+def simulate_view(result: SimResult, *, model: str, gpu: str, notes: list[str],
+                  spec: ModelSpec | None = None) -> View:
+    """The run's view; `spec` (as the engine serves it): its assumptions, as estimate and plan
+    show them (an engine release newer than kvplan has read: kvplan.engines.base)."""
     m = result.metrics
     rows = [[label, _ms(getattr(m, key)["mean"]), _ms(getattr(m, key)["p50"]),
              _ms(getattr(m, key)["p90"]), _ms(getattr(m, key)["p99"])]
@@ -75,8 +80,10 @@ def simulate_view(result: SimResult, *, model: str, gpu: str, notes: list[str]) 
                  Column(header="p50", numeric=True), Column(header="p90", numeric=True),
                  Column(header="p99", numeric=True)],
         rows=rows,
-        records=simulate_records(result, model=model, gpu=gpu),
+        records={**simulate_records(result, model=model, gpu=gpu),
+                 **({} if spec is None else assumption_records(spec))},
         notes=tuple(shown),
+        more=() if spec is None else assumptions_views(spec),
     )
 
 

@@ -20,6 +20,7 @@ from kvplan.engines.base import (
     Scheduler,
     StageFacts,
     StagePool,
+    flag_unread_version,
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
@@ -97,6 +98,9 @@ SGLANG_FRACTION_RULES = (
 class SglangEngine:
     name = "sglang"
     display_name = "SGLang"
+    # The newest release whose sizing code kvplan has read: 0.5.23 (pools.py: 0.5.14-0.5.23
+    # DefaultPoolConfigurator; kv_dtype.py and quant_methods.py read to 0.5.23).
+    newest_read = "0.5.23"
     fraction_name = "mem_fraction_static"
     kv_dtypes = ("bf16", "fp8")
     # The default fraction depends on TP and memory (kvplan.engines.sglang.budget).
@@ -138,10 +142,12 @@ class SglangEngine:
         return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
-        return spec
+        return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        return spec  # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+        # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
+        # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
+        return flag_unread_version(spec, self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)

@@ -18,6 +18,7 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
+    flag_unread_version,
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
@@ -83,6 +84,9 @@ def token_pool(caches: tuple[LayerCaches, ...], block_size: int) -> TokenPool | 
 class TrtllmEngine:
     name = "trtllm"
     display_name = "TensorRT-LLM"
+    # The newest release whose sizing code kvplan has read: 1.3.0rc10 (budget.py: KvCacheCreator
+    # read for 1.0-1.3, its rules checked on 1.3.0rc10 logs; PyPI's newest final is 1.2.1).
+    newest_read = "1.3.0rc10"
     fraction_name = "free_gpu_memory_fraction"
     kv_dtypes = ("bf16", "fp8")
     # The default: the budget's (KvCacheConfig.free_gpu_memory_fraction, 0.9), as `kvplan
@@ -119,10 +123,12 @@ class TrtllmEngine:
         return TRTLLM_MAX_NUM_TOKENS
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
-        return spec
+        return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        return spec  # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+        # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
+        # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
+        return flag_unread_version(spec, self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)

@@ -9,6 +9,7 @@ versions kept in `VllmProfile`. Pure: plain ints in, a frozen result out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,12 @@ class VllmProfile:
     # model_executor/models/config.py MambaModelConfig (mamba_block_size = max_model_len with
     # prefix caching off), v1/engine/core.py (cache_config.block_size = the groups' smallest).
     attention_free_block_is_max_len: bool = False
+    # Gated DeltaNet layers export prefill checkpoints in mamba cache mode 'align' where their
+    # prefill runs on FlashInfer (CUDA SM 9.0; see vllm_gdn_checkpoints): one more state page
+    # per request and an attention block that is a multiple of 64 tokens (0.33.0
+    # model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:691-696 and :746-750,
+    # platforms/interface.py:1089-1094, v1/attention/backends/gdn_attn.py:34).
+    gdn_prefill_checkpoint: bool = False
     notes: str = ""
 
 
@@ -103,8 +110,33 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 notes="sliding/chunked layers keep max_in_flight_tokens (2 batches with async "
                       "scheduling); prefix caching on for hybrids: mamba cache mode 'align'"),
+    # 0.33.0 and 0.34.0 read against 0.32.0 (kv_cache_utils.py split into kv_cache_planning.py
+    # and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
+    # pool's block and the concurrency print unchanged): the allocator moves only for Gated
+    # DeltaNet hybrids in mode 'align' on FlashInfer's GDN prefill. Their budgets are not
+    # modelled (kvplan.engines.vllm.budget.VLLM_UNSIZED_BUDGETS).
+    VllmProfile(version="0.33", group_size_ratio=1.5, reported_tokens="concurrency",
+                in_flight_batches_async=2, chunked_local_hybrid=True,
+                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
+                gdn_prefill_checkpoint=True,
+                notes="Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill "
+                      "checkpoint page per request, block a multiple of 64"),
+    VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
+                in_flight_batches_async=2, chunked_local_hybrid=True,
+                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
+                gdn_prefill_checkpoint=True,
+                notes="the allocator as 0.33; the KV cache sized after warm-up on CUDA and "
+                      "ROCm (extensible KV cache): budget not modelled"),
 )
-DEFAULT_VLLM_VERSION = VLLM_PROFILES[-1].version
+# The default: the newest release whose KV budget kvplan models. 0.33 and 0.34 are modelled for
+# their allocators but not their budgets (kvplan.engines.vllm.budget.VLLM_UNSIZED_BUDGETS), so a
+# plan with no --engine-version keeps 0.32's rules.
+DEFAULT_VLLM_VERSION = "0.32"
+# The newest release whose sizing code kvplan has read (kvplan.engines.base.flag_unread_version).
+NEWEST_READ_VLLM = "0.34.0"
+# Gated DeltaNet's prefill checkpoints land on this grid (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT,
+# 0.33.0 and 0.34.0 v1/attention/backends/gdn_attn.py:34 / :35).
+GDN_CHECKPOINT_ALIGNMENT = 64
 
 
 # Model types whose vLLM implementation has MLA's weights but caches per-head K and V through
@@ -125,9 +157,10 @@ def vllm_cached_spec(spec: ModelSpec) -> ModelSpec:
 
 
 def vllm_profile(version: str | None) -> VllmProfile:
-    """The profile that models `version` (default: the newest). V1 only: before 0.10 refused."""
+    """The profile that models `version` (default: DEFAULT_VLLM_VERSION's; a release newer than
+    the newest profile: the newest). V1 only: before 0.10 refused."""
     if version is None:
-        return VLLM_PROFILES[-1]
+        version = DEFAULT_VLLM_VERSION
     key = version_key(version)
     if key < version_key(VLLM_PROFILES[0].version):
         raise UnmodelledError(
@@ -138,6 +171,34 @@ def vllm_profile(version: str | None) -> VllmProfile:
         if version_key(profile.version) <= key:
             found = profile
     return found
+
+
+def vllm_gdn_checkpoints(spec: ModelSpec, profile: VllmProfile, platform: str,
+                         capability: tuple[int, int] | None) -> bool:
+    """Whether vLLM's Gated DeltaNet layers export prefill checkpoints (in mode 'align'): from
+    0.33, where every recurrent layer is GDN and its prefill runs on FlashInfer, which
+    _resolve_gdn_prefill_backend picks on CUDA at SM 9.0 whatever the head size, and at SM
+    10.x / 12.x for linear_key_head_dim 128 when the build's CUDA runtime is 13 or newer
+    (0.33.0 qwen_gdn_linear_attn.py:249-262; 0.34.0 :321-342, SM 11.x: CuteDSL only). kvplan
+    cannot tell the build's CUDA runtime: that case is refused. `capability` None: Hopper, as
+    for the MLA backends (kvplan.engines.vllm.block_size.HOPPER)."""
+    rec = spec.recurrent
+    if not profile.gdn_prefill_checkpoint or platform != "cuda" or rec is None:
+        return False
+    if rec.kind != "gated_delta_net":
+        return False
+    major, minor = capability or (9, 0)
+    if (major, minor) == (9, 0):
+        return True
+    if major in (10, 12) and rec.key_head_dim == 128:
+        raise UnmodelledError(
+            f"vLLM {profile.version} on SM {major}.{minor}: a Gated DeltaNet model's prefill "
+            "runs on FlashInfer (prefill checkpoints in mamba cache mode 'align': one more "
+            "state page per request, a block a multiple of 64) only when vLLM was built with "
+            "CUDA 13 or newer (model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py "
+            "_resolve_gdn_prefill_backend), which kvplan cannot tell; give "
+            "--no-enable-prefix-caching or --engine-version 0.32")
+    return False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,11 +379,12 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    platform: Platform, block_size: int | None = None,
                    hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
-                   pp: int = 1) -> VllmKVConfig:
+                   pp: int = 1, gdn_checkpoint: bool = False) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
-    default (sets the mamba cache mode)."""
+    default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
+    prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`)."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -350,6 +412,13 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
             # support prefix caching since the feature is still experimental").
             on = False
         mamba_mode = "align" if on and profile.mamba_align_mode else "none"
+    checkpoint = gdn_checkpoint and mamba_mode == "align"
+    if checkpoint:
+        # Each GDN layer's spec keeps one prefill checkpoint page per request (0.33.0
+        # qwen_gdn_linear_attn.py:746-750: num_prefill_checkpoint_blocks=1; MambaSpec.
+        # max_memory_usage_bytes: 2 + spec + checkpoint pages in mode 'align').
+        entries = [(i, replace(c, checkpoint_pages=1) if isinstance(c, RecurrentState) else c)
+                   for i, c in entries]
 
     # Attention block size raised until one page holds a recurrent state
     # (Platform._align_hybrid_block_size); the state is padded to exactly that page.
@@ -364,6 +433,10 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         align = max(platform.kernel_block, requested)
         if has_mla:
             align = max(align, profile.mla_hybrid_alignment)
+        if checkpoint:
+            # Internal prefill checkpoints land on block boundaries (0.33.0
+            # platforms/interface.py:1089-1094: lcm with the checkpoint alignment).
+            align = math.lcm(align, GDN_CHECKPOINT_ALIGNMENT)
         needed = align * cdiv(state_bytes, align * per_token)
         needed = platform.kernel_block * cdiv(needed, platform.kernel_block)
         bs = max(bs, needed)

@@ -221,7 +221,11 @@ MLA_BLOCK_RULES: tuple[MlaBlockRule, ...] = (
     MlaBlockRule(since=(0, 30, 0, 0), forced=False, flashinfer_qk_nope=(64, 128, 192),
                  read="0.30.0 layers/attention/mla_attention.py:1596 [320, 512, 576]; 0.31.0, "
                       "0.32.0 (TOKENSPEED_MLA after FLASHINFER_MLA, fp8 and qk_nope 128 only: "
-                      "never first; SM 12.x: TRITON_MLA first)"),
+                      "never first; SM 12.x: TRITON_MLA first); 0.33.0 and 0.34.0 the same "
+                      "dense priorities (platforms/cuda.py:84 / :81), kernel blocks and head "
+                      "sizes (mla_attention.py:1624 / :1828); sparse on SM 10.x at bf16 with "
+                      "<= 16 heads tries FLASH_ATTN_MLA_SPARSE_FA4 first (cuda.py:112 / :109), "
+                      "MultipleOf(64) as before (mla/flashattn_mla_sparse.py:284)"),
 )
 ROCM_SPARSE_SINCE = (0, 18, 0, 0)  # platforms/rocm.py: 0.11.0 :201, 0.12.0 :228, 0.17.1 :369
 

@@ -38,6 +38,7 @@ from kvplan.engines.reserve import (
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
+from kvplan.engines.vllm.unsized import refuse_unsized_budget, vllm_extensible_kv_cache
 
 if TYPE_CHECKING:
     from kvplan.engines.base import PlanInputs
@@ -471,6 +472,7 @@ class VllmBudget:
 
     def check_reserve_known(self, inputs: PlanInputs) -> None:
         """Refuse, in one line, a budget kvplan cannot derive without a given reserve."""
+        refuse_unsized_budget(inputs.engine_version, inputs.platform)  # 0.33 on (unsized.py)
         if inputs.unified_memory:
             # utils/mem_utils.py MemorySnapshot.measure (0.19.0-0.32.0 wheels): on the
             # shared-memory SoCs (compute capability 8.7 Orin, 11.0 Thor, 12.1 Spark) free
@@ -587,8 +589,9 @@ class VllmBudget:
 
     def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
         # config/cache.py CacheConfig.gpu_memory_utilization and entrypoints/llm.py LLM(): 0.9 in
-        # the 0.10.2 and 0.19.0 wheels, 0.92 in every wheel read from 0.20.0 to 0.32.0 (`vllm
-        # serve` and the offline LLM class alike).
+        # the 0.10.2 and 0.19.0 wheels, 0.92 from 0.20.0 to 0.33.0 (serve and LLM alike).
+        if vllm_extensible_kv_cache(inputs.engine_version, inputs.platform):
+            return 1.0, "vLLM gpu_memory_utilization default with the extensible KV cache (0.34)"
         if version_key(inputs.engine_version) >= VLLM_UTILIZATION_092_SINCE:
             return 0.92, "vLLM gpu_memory_utilization default from 0.20"
         return 0.9, "vLLM gpu_memory_utilization default to 0.19"

@@ -18,6 +18,7 @@ from kvplan.engines.base import (
     Scheduler,
     StageFacts,
     StagePool,
+    flag_unread_version,
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
@@ -77,14 +78,17 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         caches = stage_caches(spec, inputs, layers)
     platform = alloc.get_platform(inputs.platform)
     block = vllm_block(caches, spec, inputs, platform)
+    profile = alloc.vllm_profile(inputs.engine_version)
     config = alloc.vllm_kv_config(
         caches, context=inputs.context if context is None else context,
-        profile=alloc.vllm_profile(inputs.engine_version),
+        profile=profile,
         platform=platform, block_size=block,
         hybrid_manager=vllm_options(inputs).hybrid_kv_cache_manager,
         prefix_caching=inputs.prefix_caching,
         max_num_batched_tokens=inputs.max_num_batched_tokens,
-        num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp)
+        num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp,
+        gdn_checkpoint=alloc.vllm_gdn_checkpoints(spec, profile, inputs.platform,
+                                                  inputs.compute_capability))
     check_block_size(caches, inputs, config)
     return config
 
@@ -95,6 +99,7 @@ CUDA_MLA_BLOCK_TEXT = " (no --gpu, 0.18 on; by GPU, KV dtype and release: block_
 class VllmEngine:
     name = "vllm"
     display_name = "vLLM"
+    newest_read = alloc.NEWEST_READ_VLLM
     fraction_name = "gpu_memory_utilization"
     # --kv-cache-dtype choices: auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc
     # (vllm/config/cache.py CacheDType): no int4/nvfp4 KV cache.
@@ -155,7 +160,8 @@ class VllmEngine:
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         """An architecture vLLM's registry does not list: refused, or served by its
         Transformers backend with an assumption (kvplan.engines.vllm.architectures)."""
-        return vllm_served_architecture(spec, version, alloc.DEFAULT_VLLM_VERSION)
+        return flag_unread_version(
+            vllm_served_architecture(spec, version, alloc.DEFAULT_VLLM_VERSION), self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)
