@@ -87,9 +87,11 @@ class SpecMethod(str, Enum):
 
 
 EngineVersionOpt = Annotated[str | None, typer.Option(
-    "--engine-version", help="Engine version whose rules to follow (vLLM 0.10 to 0.32, SGLang "
-                             "0.4.5 to 0.5.23, TensorRT-LLM 0.20 to 1.3; default the newest "
-                             "modelled). See `kvplan engines`.")]
+    "--engine-version", help="Engine version whose rules to follow (vLLM 0.10 to 0.34, its "
+                             "0.33 and 0.34 budgets refused unless given; SGLang 0.4.5 to "
+                             "0.5.23, TensorRT-LLM 0.20 to 1.3; default the newest modelled, "
+                             "vLLM 0.32; a newer release takes the newest rules read, not "
+                             "exact). See `kvplan engines`.")]
 PlatformOpt = Annotated[Platform | None, typer.Option(
     "--platform", rich_help_panel=VLLM_PANEL,
     help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "

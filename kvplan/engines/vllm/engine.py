@@ -339,10 +339,13 @@ class VllmEngine:
                           "none; align with prefix caching") if p.mamba_align_mode else "none"])
             records.append({"engine": "vllm", **dict(p.__dict__.items())})
         notes = [f"vllm {p.version}: {p.notes}." for p in alloc.VLLM_PROFILES] + [
-            "Rules read from vLLM's source (0.32: v1/kv_cache_interface.py, "
-            "v1/core/kv_cache_utils.py, platforms/interface.py, config/vllm.py, "
-            "engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on start-up logs of "
-            "older versions; --engine-version X.Y picks the newest profile at or below X.Y.",
+            "Rules read from vLLM's source (0.32 to 0.34: v1/kv_cache_interface.py, "
+            "v1/core/kv_cache_utils.py and 0.33's kv_cache_planning.py, platforms/interface.py, "
+            "config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on "
+            "start-up logs of older versions; --engine-version X.Y picks the newest profile at "
+            f"or below X.Y (none given: {alloc.DEFAULT_VLLM_VERSION}, the newest whose CUDA "
+            "budget kvplan models; 0.33's and 0.34's are refused unless the budget or reserve "
+            f"is given); a release after {alloc.NEWEST_READ_VLLM} takes its rules, not exact.",
             "Platforms: " + "; ".join(
                 f"{p.name}: block {p.default_block}, MLA {p.mla_block}"
                 f"{CUDA_MLA_BLOCK_TEXT if p.name == 'cuda' else ''}"
