@@ -114,7 +114,7 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     # and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
     # pool's block and the concurrency print unchanged): the allocator moves only for Gated
     # DeltaNet hybrids in mode 'align' on FlashInfer's GDN prefill. Their budgets are not
-    # modelled (kvplan.engines.vllm.budget.VLLM_UNSIZED_BUDGETS).
+    # modelled (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS).
     VllmProfile(version="0.33", group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=2, chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
@@ -129,7 +129,7 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                       "ROCm (extensible KV cache): budget not modelled"),
 )
 # The default: the newest release whose KV budget kvplan models. 0.33 and 0.34 are modelled for
-# their allocators but not their budgets (kvplan.engines.vllm.budget.VLLM_UNSIZED_BUDGETS), so a
+# their allocators but not their budgets (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS), so a
 # plan with no --engine-version keeps 0.32's rules.
 DEFAULT_VLLM_VERSION = "0.32"
 # The newest release whose sizing code kvplan has read (kvplan.engines.base.flag_unread_version).
