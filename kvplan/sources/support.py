@@ -174,7 +174,8 @@ def check_architecture(config: Mapping[str, Any], path: str) -> None:
         return
     what = "not a decoder" if row.status == NOT_A_DECODER else "refused"
     where = (f"for the vLLM releases up to {row.removed_after} that registered it"
-             if row.removed_after else f"for vLLM {support_version()}'s registry")
+             if row.removed_after else f"for vLLM {support_version()}'s registry" + (
+                 f", which lists it from {row.registered_from}" if row.registered_from else ""))
     raise SpecError(path, "architectures",
                     f"{row.architecture}: {row.reason} ({what} {where}; see `kvplan models`)")
 
