@@ -1,9 +1,11 @@
 """Which architectures of vLLM's model registry kvplan sizes exactly, refuses, or does not plan.
 
 Two data files beside this module: ``vllm_registry.json``, every architecture of vLLM's registry
-(``vllm/model_executor/models/registry.py`` of the newest modelled vLLM, dumped by
-``tests/benches/vllm_registry_dump.py``) with its group (text generation, multimodal, embedding,
-cross-encoder, speculative draft, ...); and ``support.json``, one entry per architecture:
+(``vllm/model_executor/models/registry.py`` of vLLM 0.34: the names 0.32 has, dumped with 0.32's
+import by ``tests/benches/vllm_registry_dump.py``; the rest read from 0.34's source by
+``tests/benches/vllm_registry_static.py``, each with the release that first registers it) with
+its group (text generation, multimodal, embedding, cross-encoder, speculative draft, ...); and
+``support.json``, one entry per architecture (and per architecture 0.33 or 0.34 dropped):
 
 - *exact*: kvplan's KV numbers equal vLLM's, held by a golden test of the model's real config.json
   (``tests/test_support.py``) and, where vLLM's CPU build runs it, a vLLM-oracle case
