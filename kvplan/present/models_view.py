@@ -17,7 +17,14 @@ from kvplan.sources.support import (
 
 
 def _why(row: Support) -> str:
-    """Exact rows: what holds them; the others: the one-line reason kvplan refuses with."""
+    """Exact rows: what holds them; the others: the one-line reason kvplan refuses with (after
+    the release that first registers it, for an architecture newer than vLLM 0.32)."""
+    since = (f"registered from vLLM {row.registered_from}; " if row.registered_from else
+             f"removed after vLLM {row.removed_after}; " if row.removed_after else "")
+    return since + _held_or_refused(row)
+
+
+def _held_or_refused(row: Support) -> str:
     if row.status == EXACT:
         oracle = f", vLLM oracle {row.oracle}" if row.oracle else ", no CPU oracle"
         return f"golden {row.golden} ({row.golden_config} config){oracle}" + "".join(
@@ -47,6 +54,7 @@ def models_view(rows: Sequence[Support]) -> View:
                   "vllm_group": r.category, "model_types": list(r.model_types),
                   "example": r.example, "reason": r.reason, "golden": r.golden,
                   "oracle": r.oracle, "golden_config": r.golden_config,
+                  "registered_from": r.registered_from, "removed_after": r.removed_after,
                   "refused_where": [{"when": when, "reason": why}
                                     for when, why in _refusals(r)]} for r in rows],
         notes=[f"{len(rows)} of {total} architectures: "

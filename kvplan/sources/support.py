@@ -1,9 +1,11 @@
 """Which architectures of vLLM's model registry kvplan sizes exactly, refuses, or does not plan.
 
 Two data files beside this module: ``vllm_registry.json``, every architecture of vLLM's registry
-(``vllm/model_executor/models/registry.py`` of the newest modelled vLLM, dumped by
-``tests/benches/vllm_registry_dump.py``) with its group (text generation, multimodal, embedding,
-cross-encoder, speculative draft, ...); and ``support.json``, one entry per architecture:
+(``vllm/model_executor/models/registry.py`` of vLLM 0.34: the names 0.32 has, dumped with 0.32's
+import by ``tests/benches/vllm_registry_dump.py``; the rest read from 0.34's source by
+``tests/benches/vllm_registry_static.py``, each with the release that first registers it) with
+its group (text generation, multimodal, embedding, cross-encoder, speculative draft, ...); and
+``support.json``, one entry per architecture (and per architecture 0.33 or 0.34 dropped):
 
 - *exact*: kvplan's KV numbers equal vLLM's, held by a golden test of the model's real config.json
   (``tests/test_support.py``) and, where vLLM's CPU build runs it, a vLLM-oracle case
@@ -59,6 +61,15 @@ class Support:
     # exact: config classes (model_type) over which vLLM refuses to build it
     # ("refused_model_types": {model_type: reason}).
     refused_model_types: tuple[tuple[str, str], ...] = ()
+    # the first vLLM release whose registry lists it, where that is newer than the oldest
+    # registry kvplan has read statically (support.json "registered_from"; None: listed by the
+    # registry dumped by import, vLLM 0.32, or earlier). kvplan/engines/vllm/architectures.py
+    # refuses it at an older --engine-version.
+    registered_from: str | None = None
+    # the last vLLM release read whose registry lists it, for an architecture the newest one no
+    # longer lists (support.json "removed_after"): its row still answers for the releases that
+    # served it.
+    removed_after: str | None = None
 
 
 @cache
@@ -74,18 +85,22 @@ def _support_data() -> dict[str, Any]:
 
 @cache
 def support_table() -> dict[str, Support]:
-    """Every architecture with a support.json entry, by name (registry order: alphabetical)."""
+    """Every architecture with a support.json entry, by name (registry order: alphabetical):
+    the registry's, and those an earlier registry listed (`removed_after`, category
+    "removed")."""
     registry = vllm_registry()["architectures"]
     table = {}
     for name, entry in _support_data()["architectures"].items():
         table[name] = Support(
             architecture=name, status=entry["status"],
-            category=registry.get(name, {}).get("category", "?"),
+            category=registry.get(name, {}).get("category", "removed"),
             model_types=tuple(entry.get("model_types") or ()), example=entry.get("example"),
             reason=entry.get("reason"), golden=entry.get("golden"), oracle=entry.get("oracle"),
             golden_config=entry.get("golden_config"),
             refused_with=tuple((entry.get("refused_with") or {}).items()),
-            refused_model_types=tuple((entry.get("refused_model_types") or {}).items()))
+            refused_model_types=tuple((entry.get("refused_model_types") or {}).items()),
+            registered_from=entry.get("registered_from"),
+            removed_after=entry.get("removed_after"))
     return table
 
 
@@ -160,9 +175,11 @@ def check_architecture(config: Mapping[str, Any], path: str) -> None:
             raise SpecError(path, field, f"{row.architecture} with {what}: {why}")
         return
     what = "not a decoder" if row.status == NOT_A_DECODER else "refused"
+    where = (f"for the vLLM releases up to {row.removed_after} that registered it"
+             if row.removed_after else f"for vLLM {support_version()}'s registry" + (
+                 f", which lists it from {row.registered_from}" if row.registered_from else ""))
     raise SpecError(path, "architectures",
-                    f"{row.architecture}: {row.reason} ({what} for vLLM "
-                    f"{support_version()}'s registry; see `kvplan models`)")
+                    f"{row.architecture}: {row.reason} ({what} {where}; see `kvplan models`)")
 
 
 def find_support(*, status: str | None = None, term: str | None = None) -> list[Support]:

@@ -4,6 +4,10 @@ Run with the python of a vLLM install (not kvplan's venv), e.g. vLLM 0.32's CPU 
 
     ~/vllm-cpu/bin/python tests/benches/vllm_registry_dump.py > kvplan/sources/vllm_registry.json
 
+or, for a release that does not import here (no CUDA build: vLLM 0.33, 0.34), statically from its
+source tree over this dump of an earlier release: tests/benches/vllm_registry_static.py. Each
+architecture's "read" says which way it was read ("inspected 0.32.0": this script).
+
 It reads vllm/model_executor/models/registry.py's tables (each architecture's group: text
 generation, multimodal, embedding, ...; its module) and vLLM's own inspection of each model class
 (`_ModelInfo.from_model_cls`, as ModelRegistry inspects a class: is_text_generation_model,
@@ -98,6 +102,21 @@ def transformers_backend(registered: set[str], names: set[str]) -> dict[str, boo
     return found
 
 
+def dump(head: dict, architectures: dict, previous: dict, out_of_tree: dict,
+         backend: dict) -> str:
+    """The data file's text: the head's fields, then each table one entry a line (so that a new
+    vLLM's dump diffs line by line)."""
+
+    def block(name: str, table: dict) -> str:
+        body = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in table.items()]
+        return f"{json.dumps(name)}: {{\n" + ",\n".join(body) + "}"
+
+    tables = [block("architectures", dict(sorted(architectures.items()))),
+              block("previously_supported", previous), block("out_of_tree", out_of_tree),
+              block("transformers_backend", backend)]
+    return json.dumps(head)[:-1] + ", " + ",\n".join(tables) + "}"
+
+
 def main() -> int:
     import vllm
     from vllm.model_executor.models import registry as r
@@ -135,15 +154,9 @@ def main() -> int:
     backend = transformers_backend(set(r.ModelRegistry.models),
                                    generative | set(previous) | set(out_of_tree))
 
-    def block(name: str, table: dict) -> str:
-        # One entry a line, so that a new vLLM's dump diffs line by line.
-        body = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in table.items()]
-        return f"{json.dumps(name)}: {{\n" + ",\n".join(body) + "}"
-
-    tables = [block("architectures", dict(sorted(architectures.items()))),
-              block("previously_supported", previous), block("out_of_tree", out_of_tree),
-              block("transformers_backend", backend)]
-    print(json.dumps(head)[:-1] + ", " + ",\n".join(tables) + "}")
+    for entry in architectures.values():
+        entry["read"] = f"inspected {vllm.__version__}"
+    print(dump(head, architectures, previous, out_of_tree, backend))
     return 0
 
 

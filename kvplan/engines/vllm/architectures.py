@@ -48,7 +48,12 @@ kvplan's rule, here: a config with a registered name is the support table's
   "--engine-version X or older", an out-of-tree one with its plugin URL, any other name as vLLM
   refuses it.
 A removed name is registered in the releases up to the one its table gives: at those versions
-nothing here applies. The tables are vLLM 0.32's; for older versions the same rules are taken
+nothing here applies. A name the registry file lists with a `registered_from` release (one first
+listed after vLLM 0.32, read statically from 0.33's and 0.34's registry.py) is not registered
+before that release: planned older, it goes through the rules above like any unregistered name,
+and where vLLM would refuse it the line says the release that serves it ("--engine-version R or
+newer"). The tables are vLLM 0.34's registry (its entries of 0.32 inspected by import, the rest
+read from source: vllm_registry.json "read"); for older versions the same rules are taken
 (the Transformers backend serves unregistered classes in every V1 release kvplan models).
 SGLang and TensorRT-LLM pick their model classes from registries of their own, not modelled here.
 """
@@ -61,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
+from kvplan.engines.vllm.alloc import DEFAULT_VLLM_VERSION
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import Assumption
 from kvplan.sources.support import vllm_registry
@@ -73,6 +79,9 @@ if TYPE_CHECKING:  # pragma: no cover
 def _tables() -> dict[str, Any]:
     data = vllm_registry()
     return {"registered": frozenset(data["architectures"]),
+            "arrivals": {name: entry["registered_from"]
+                         for name, entry in data["architectures"].items()
+                         if entry.get("registered_from")},
             "previous": dict(data.get("previously_supported", {})),
             "out_of_tree": dict(data.get("out_of_tree", {})),
             "backend": dict(data.get("transformers_backend", {})),
@@ -91,6 +100,31 @@ def _registered_then(name: str, version: str | None) -> bool:
     return last is not None and version_key(version) < _next_minor(last)
 
 
+def _registered_at(name: str, version: str | None) -> bool:
+    """Whether vLLM `version` (None: kvplan's default vLLM) lists `name`: the registry file
+    lists it, from its `registered_from` release where it gives one, or it is a removed name
+    still registered then."""
+    t = _tables()
+    if name in t["registered"]:
+        first = t["arrivals"].get(name)
+        return first is None or version_key(version or DEFAULT_VLLM_VERSION)[:2] >= \
+            _last_minor(first)
+    return _registered_then(name, version)
+
+
+def _arrival(spec: ModelSpec, version: str | None) -> str:
+    """"; <name> is served by vLLM from R: --engine-version R or newer" for the first of the
+    config's names the registry lists from a release newer than `version`, else ""."""
+    for name in spec.architectures:
+        first = _tables()["arrivals"].get(name)
+        if first is not None and not _registered_at(name, version):
+            major, minor = _last_minor(first)
+            return (f"; {name} is served by vLLM from {major}.{minor} (registry.py; "
+                    f"vllm_registry.json registered_from): --engine-version {major}.{minor} "
+                    "or newer")
+    return ""
+
+
 def _next_minor(release: str) -> tuple[int, int]:
     major, minor = _last_minor(release)
     return major, minor + 1
@@ -100,9 +134,7 @@ def unregistered(spec: ModelSpec, version: str | None) -> bool:
     """Whether vLLM `version` registers none of the config's `architectures` (a spec without
     them: False, nothing to check)."""
     names = spec.architectures
-    registered = _tables()["registered"]
-    return bool(names) and not any(
-        n in registered or _registered_then(n, version) for n in names)
+    return bool(names) and not any(_registered_at(n, version) for n in names)
 
 
 def _backend_class(spec: ModelSpec) -> str | None:
@@ -122,9 +154,8 @@ def needs_trust_remote_code(architectures: tuple[str, ...], remote_code: bool,
     registered and architectures[0] a class only the checkpoint's auto_map provides."""
     if not architectures or not remote_code:
         return False
-    t = _tables()
-    return (not any(n in t["registered"] or _registered_then(n, version) for n in architectures)
-            and architectures[0] not in t["backend"])
+    return (not any(_registered_at(n, version) for n in architectures)
+            and architectures[0] not in _tables()["backend"])
 
 
 def _plain_attention(spec: ModelSpec) -> str | None:
@@ -160,7 +191,7 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
     where = f"{spec.path}: architectures: vLLM {version or shown}"
     how = _backend_class(spec)
     removed = next((n for n in spec.architectures if n in t["previous"]), None)
-    gone = advice = ""
+    gone, advice = "", _arrival(spec, version)
     if removed is not None:
         last = t["previous"][removed]
         major, minor = _last_minor(last)
@@ -181,7 +212,7 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
             f"{where} refuses {list(spec.architectures)} ('are not supported for now'): not in "
             "its registry, no backend-compatible transformers class of that name, and no "
             "auto_map AutoModel entry to load with --trust-remote-code (registry.py "
-            "_try_resolve_transformers)")
+            f"_try_resolve_transformers){advice}")
     unlike = _plain_attention(spec)
     if unlike is not None:
         raise UnmodelledError(f"{where} would build {name} only through its Transformers "
@@ -190,8 +221,9 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
                               f"{'; ' + gone if gone else ''}{advice}")
     source = ("transformers' class" if how == "transformers" else
               "the checkpoint's remote code (auto_map; vllm serve needs --trust-remote-code)")
-    why = (f"not in vLLM {t['version']}'s registry: vLLM builds it only through its Transformers "
-           f"backend from {source}, one Attention per layer of num_key_value_heads x head_dim "
+    why = (f"not in vLLM {version or shown}'s registry: vLLM builds it only through its "
+           f"Transformers backend from {source}, one Attention per layer of "
+           "num_key_value_heads x head_dim "
            "(models/transformers/base.py _create_attention_instances), which is kvplan's "
            f"reading of model_type {spec.model_type!r}; not checked against a vLLM run, and "
            "vLLM refuses the class if its attention does not go through transformers' "
