@@ -6,6 +6,7 @@ vllm/model_executor/models/registry.py of every release 0.10.0 - 0.34.0)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -158,3 +159,28 @@ def test_dump_is_current() -> None:
         sys.path.pop(0)
     data = json.loads(ARRIVALS.read_text())
     assert arrivals(VLLM_SRC)["architectures"] == data["architectures"]
+
+
+def test_bundled_specs_state_their_configs_architectures() -> None:
+    # A bundled spec imported from a config.json copy (its first lines name it) states that
+    # file's `architectures` and remote code, so the registry rule holds for `kvplan estimate
+    # deepseek-v3.2` as for the file: vLLM 0.10 has no DeepseekV32ForCausalLM.
+    from kvplan.sources.resolve import load_spec
+    from kvplan.sources.support import config_architectures
+
+    root = Path(__file__).parents[1]
+    checked = 0
+    for path in sorted((root / "model_specs").glob("*.yaml")):
+        text = path.read_text()
+        head = text[:text.index("\nname:")]  # the comment block above the fields
+        found = re.search(r"from (tests/data/\S+\.json)", head)
+        if found is None:
+            continue
+        names, remote = config_architectures(json.loads((root / found.group(1)).read_text()))
+        spec = load_spec(path.stem)
+        assert (spec.architectures, spec.remote_code) == (names, remote), path.name
+        checked += 1
+    assert checked == 14
+    line = _one_line_refusal(_run("estimate", "deepseek-v3.2", "-c", "4096",
+                                  "--engine-version", "0.10"))
+    assert "DeepseekV32ForCausalLM is served by vLLM from 0.11" in line
