@@ -139,14 +139,25 @@ def one_line(err: str, *parts: str) -> None:
 
 @pytest.mark.parametrize(("version", "refused"), [
     ("0.10", True), ("0.10.0", True), ("0.10.1", False), ("0.11", False), ("0.32", False)])
-def test_vllm_mxfp4_arrives_in_0_10_1(version: str, refused: bool) -> None:
+def test_vllm_mxfp4_arrives_in_0_10_1(version: str, refused: bool, tmp_path: Path) -> None:
     # vLLM 0.10.0's QuantizationMethods (model_executor/layers/quantization/__init__.py, from the
     # 0.10.0 wheel) has no "mxfp4": config.py _verify_quantization raises "Unknown quantization
     # method: mxfp4". PR #22339 (merged 2025-08-06) added it; the 0.10.1 wheel lists it.
     code, answer, err = estimate_json(GPT_OSS, "--engine-version", version)
     if refused:
+        # GptOssForCausalLM itself arrived with it: 0.10.0's registry.py does not list it
+        # (kvplan/engines/vllm/arrivals.json; tests/test_vllm_arrivals.py). The quantization
+        # rule, on the same file without `architectures` (nothing for the registry rule to check):
         assert code == 2
-        one_line(err, f"{GPT_OSS}: quantization_config.quant_method: vLLM {version} cannot "
+        one_line(err, f"{GPT_OSS}: architectures: GptOssForCausalLM is served by vLLM from "
+                      "0.10.1; --engine-version 0.10.1 or newer")
+        config = json.loads(Path(GPT_OSS).read_text())
+        del config["architectures"]
+        nameless = tmp_path / "config.json"
+        nameless.write_text(json.dumps(config))
+        code, answer, err = estimate_json(str(nameless), "--engine-version", version)
+        assert code == 2
+        one_line(err, f"{nameless}: quantization_config.quant_method: vLLM {version} cannot "
                       "load a 'mxfp4' checkpoint", "arrived in vLLM 0.10.1", "PR #22339",
                  "--engine-version 0.10.1 or newer")
     else:

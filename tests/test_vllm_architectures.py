@@ -176,7 +176,8 @@ def test_imported_yaml_keeps_the_registry_rule(tmp_path: Path) -> None:
 
 
 def test_spec_yaml_architectures_checked(tmp_path: Path) -> None:
-    # Both fields optional (every model_specs/*.yaml has neither); a wrong type is one line.
+    # Both fields optional (a model_specs/*.yaml written by hand may have neither; those imported
+    # from a config.json copy state them); a wrong type is one line.
     spec = tmp_path / "m.yaml"
     base = Path(_imported(str(ERNIE_REMOTE), tmp_path)).read_text()
     for bad, field in (("architectures: Ernie4_5_ForCausalLM", "architectures"),

@@ -47,21 +47,31 @@ kvplan's rule, here: a config with a registered name is the support table's
 - else refused in one line: a removed name with the release that last served it and
   "--engine-version X or older", an out-of-tree one with its plugin URL, any other name as vLLM
   refuses it.
-A removed name is registered in the releases up to the one its table gives: at those versions
-nothing here applies. A name the registry file lists with a `registered_from` release (one first
-listed after vLLM 0.32, read statically from 0.33's and 0.34's registry.py) is not registered
-before that release: planned older, it goes through the rules above like any unregistered name,
-and where vLLM would refuse it the line says the release that serves it ("--engine-version R or
-newer"). The tables are vLLM 0.34's registry (its entries of 0.32 inspected by import, the rest
-read from source: vllm_registry.json "read"); for older versions the same rules are taken
-(the Transformers backend serves unregistered classes in every V1 release kvplan models).
-SGLang and TensorRT-LLM pick their model classes from registries of their own, not modelled here.
+Which names a release registers is arrivals.json (beside this module; written by
+tests/benches/vllm_arrivals_dump.py from registry.py's `_VLLM_MODELS` of every release 0.10.0 -
+0.34.0, one patch release read per minor): each name's ranges of releases that register it. A
+version stands for the release read at or below it in its minor (0.14.0 and 0.14: 0.14.1, the only
+0.14 read; 0.10.1: 0.10.0), else the newest read below it (0.35: 0.34.0). So a name is registered
+at a version only within its ranges: before its first release vLLM has no class of that name
+(issue 26: GLM-4.7-Flash's Glm4MoeLiteForCausalLM, first in 0.15.1, was answered at 0.13), and
+the rules above apply to it there: the Transformers backend where it serves the class, else
+refused with the release it arrives in ("--engine-version R or newer"). A removed name is
+registered up to the last release its ranges give. A name a release registers that neither vLLM
+0.32's registry (the support table's, kvplan/sources/support.py) nor a removed-names table
+lists (a 0.33 or 0.34 arrival, a class removed before 0.32 without a table entry) is refused at
+the versions that register it: kvplan has no row saying how that class caches. The removed,
+out-of-tree and backend tables are vLLM 0.32's (removed names: also 0.34's); for other versions
+the same rules are taken (the Transformers backend serves unregistered classes in every V1
+release kvplan models). SGLang and TensorRT-LLM pick their model classes from registries of their
+own, not modelled here.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
@@ -69,23 +79,38 @@ from kvplan._util.versions import version_key
 from kvplan.engines.vllm.alloc import DEFAULT_VLLM_VERSION
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import Assumption
-from kvplan.sources.support import vllm_registry
+from kvplan.sources.support import support_table, vllm_registry
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
 
 
+_HERE = Path(__file__).parent
+
+
+@cache
+def _arrivals() -> dict[str, Any]:
+    """arrivals.json: {"releases": [...], "oldest", "previously_supported",
+    "architectures": {name: {"served": [[first, last or None], ...], "renamed"?}}}."""
+    return json.loads((_HERE / "arrivals.json").read_text(encoding="utf-8"))
+
+
 @cache
 def _tables() -> dict[str, Any]:
     data = vllm_registry()
-    return {"registered": frozenset(data["architectures"]),
-            "arrivals": {name: entry["registered_from"]
-                         for name, entry in data["architectures"].items()
-                         if entry.get("registered_from")},
-            "previous": dict(data.get("previously_supported", {})),
+    previous = {**_arrivals()["previously_supported"], **data.get("previously_supported", {})}
+    return {"known": frozenset(data["architectures"]) | frozenset(support_table())
+            | frozenset(previous),
+            "previous": previous,
             "out_of_tree": dict(data.get("out_of_tree", {})),
             "backend": dict(data.get("transformers_backend", {})),
             "version": str(data["vllm_version"])}
+
+
+def _key(release: str) -> tuple[int, ...]:
+    """A release as four ints (0.14 and 0.14.0 alike: (0, 14, 0, 0))."""
+    key = version_key(release)
+    return key + (0,) * (4 - len(key))
 
 
 def _last_minor(release: str) -> tuple[int, int]:
@@ -93,48 +118,70 @@ def _last_minor(release: str) -> tuple[int, int]:
     return major, minor
 
 
-def _registered_then(name: str, version: str | None) -> bool:
-    """Whether vLLM `version` still registered a name its table lists as removed (served up to
-    and with the minor release the table gives; removed from the next minor)."""
-    last = _tables()["previous"].get(name)
-    return last is not None and version_key(version) < _next_minor(last)
+@cache
+def release_read(version: str | None) -> str:
+    """The release read (arrivals.json "releases") whose registry stands for vLLM `version`
+    (None: the newest modelled), by patch release: the first read at or above it in its minor
+    (0.10.1.1, a fix of 0.10.1, for 0.10.1; 0.11.2, two days after 0.11.1, for 0.11.1; 0.14.1 for
+    0.14.0), else the newest read of its minor (0.11.2 for 0.11.5), else the newest read below
+    it (0.34.0 for 0.35), else the oldest read ("0.10 or earlier"). vLLM's patch releases after
+    the first of a minor are where its models arrive only when the release is a feature release
+    (0.10.1, 0.10.2, 0.11.1): the unread ones are taken as the read release after them
+    (Kimi-Linear, first read in 0.11.2, ran on a 0.11.1 development build of 2025-11-06:
+    tests/data/engine_logs/vllm_hybrid_logs.json, vllm issue 28228)."""
+    releases = _arrivals()["releases"]
+    key = _key(version or DEFAULT_VLLM_VERSION)[:3]
+    minor = [r for r in releases if _key(r)[:2] == key[:2]]
+    if minor:
+        return next((r for r in minor if _key(r)[:3] >= key), minor[-1])
+    below = [r for r in releases if _key(r)[:3] < key]
+    return below[-1] if below else releases[0]
 
 
-def _registered_at(name: str, version: str | None) -> bool:
-    """Whether vLLM `version` (None: kvplan's default vLLM) lists `name`: the registry file
-    lists it, from its `registered_from` release where it gives one, or it is a removed name
-    still registered then."""
-    t = _tables()
-    if name in t["registered"]:
-        first = t["arrivals"].get(name)
-        return first is None or version_key(version or DEFAULT_VLLM_VERSION)[:2] >= \
-            _last_minor(first)
-    return _registered_then(name, version)
+def _served(name: str) -> list[tuple[str, str | None]]:
+    row = _arrivals()["architectures"].get(name)
+    return [(first, last) for first, last in row["served"]] if row else []
 
 
-def _arrival(spec: ModelSpec, version: str | None) -> str:
-    """"; <name> is served by vLLM from R: --engine-version R or newer" for the first of the
-    config's names the registry lists from a release newer than `version`, else ""."""
-    for name in spec.architectures:
-        first = _tables()["arrivals"].get(name)
-        if first is not None and not _registered_at(name, version):
-            major, minor = _last_minor(first)
-            return (f"; {name} is served by vLLM from {major}.{minor} (registry.py; "
-                    f"vllm_registry.json registered_from): --engine-version {major}.{minor} "
-                    "or newer")
-    return ""
+def registered(name: str, version: str | None) -> bool:
+    """Whether vLLM `version`'s registry lists `name` (arrivals.json)."""
+    at = _key(release_read(version))
+    return any(_key(first) <= at and (last is None or at <= _key(last))
+               for first, last in _served(name))
 
 
-def _next_minor(release: str) -> tuple[int, int]:
-    major, minor = _last_minor(release)
-    return major, minor + 1
+def shown_release(release: str) -> str:
+    """The oldest version `release_read` answers with `release`, as kvplan names it in advice:
+    the minor where `release` is the first read of its minor ("0.15" for 0.15.1), else the patch
+    release after the read before it (0.11.1 for 0.11.2, 0.10.1 for 0.10.1.1, 0.10.2)."""
+    minor = [r for r in _arrivals()["releases"] if _key(r)[:2] == _key(release)[:2]]
+    at = minor.index(release)
+    if at == 0:
+        return "{}.{}".format(*_key(release)[:2])
+    return "{}.{}.{}".format(*_key(minor[at - 1])[:2], _key(minor[at - 1])[2] + 1)
+
+
+def arrival(name: str, version: str | None) -> str | None:
+    """The first release read after the one standing for `version` that registers `name`, as
+    `shown_release` gives it (None: it registers it then, or never after)."""
+    at = _key(release_read(version))
+    later = [first for first, _ in _served(name) if _key(first) > at]
+    return shown_release(later[0]) if later and not registered(name, version) else None
+
+
+def _earlier(name: str, version: str | None) -> str:
+    """", which X to Y did": the releases before `version` that registered `name` (a name that
+    left and came back), else ""."""
+    at = _key(release_read(version))
+    gone = [(first, last) for first, last in _served(name) if last and _key(last) < at]
+    return "".join(f"; {shown_release(first)} to {last} did" for first, last in gone)
 
 
 def unregistered(spec: ModelSpec, version: str | None) -> bool:
     """Whether vLLM `version` registers none of the config's `architectures` (a spec without
     them: False, nothing to check)."""
     names = spec.architectures
-    return bool(names) and not any(_registered_at(n, version) for n in names)
+    return bool(names) and not any(registered(n, version) for n in names)
 
 
 def _backend_class(spec: ModelSpec) -> str | None:
@@ -154,7 +201,7 @@ def needs_trust_remote_code(architectures: tuple[str, ...], remote_code: bool,
     registered and architectures[0] a class only the checkpoint's auto_map provides."""
     if not architectures or not remote_code:
         return False
-    return (not any(_registered_at(n, version) for n in architectures)
+    return (not any(registered(n, version) for n in architectures)
             and architectures[0] not in _tables()["backend"])
 
 
@@ -181,17 +228,38 @@ def _plain_attention(spec: ModelSpec) -> str | None:
 def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -> ModelSpec:
     """`spec` as vLLM `version` (None: the newest, shown as `shown`) builds it when its registry
     lists none of the config's `architectures`: through its Transformers backend, `exact: false`
-    with an assumption on `architectures`; refused in one line where vLLM cannot build it."""
-    if not unregistered(spec, version):
+    with an assumption on `architectures`; refused in one line where vLLM cannot build it,
+    and where its registry lists a class kvplan has no support row for (or not yet: the
+    release it arrives in)."""
+    if not spec.architectures:
+        return spec
+    t = _tables()
+    at = version or shown
+    chosen = next((n for n in spec.architectures if registered(n, version)), None)
+    if chosen is not None:  # the first registered name wins (registry.py inspect_model_cls)
+        if chosen not in t["known"]:
+            first = next(f for f, _ in _served(chosen) if _key(f) <= _key(release_read(version)))
+            raise UnmodelledError(
+                f"{spec.path}: architectures: vLLM {at} registers {chosen} (from "
+                f"{shown_release(first)}, registry.py _VLLM_MODELS), a class kvplan's support "
+                f"table (vLLM {t['version']}'s registry) has no row for: not modelled")
         return spec
     if any(a.field == "architectures" for a in spec.assumptions):
         return spec  # already served (served_spec runs more than once)
-    t = _tables()
     name = spec.architectures[0]
-    where = f"{spec.path}: architectures: vLLM {version or shown}"
+    where = f"{spec.path}: architectures: vLLM {at}"
     how = _backend_class(spec)
+    later = next(((n, r) for n in spec.architectures if (r := arrival(n, version))), None)
+    if later is not None:
+        coming, release = later
+        arrives = (f"{spec.path}: architectures: {coming} is served by vLLM from {release}; "
+                   f"--engine-version {release} or newer (vLLM {at}'s registry.py does not "
+                   f"list it{_earlier(coming, version)}, and ")
+        if how is None:
+            raise UnmodelledError(f"{arrives}neither transformers nor auto_map gives its "
+                                  "Transformers backend a class)")
     removed = next((n for n in spec.architectures if n in t["previous"]), None)
-    gone, advice = "", _arrival(spec, version)
+    gone = advice = ""
     if removed is not None:
         last = t["previous"][removed]
         major, minor = _last_minor(last)
@@ -212,8 +280,11 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
             f"{where} refuses {list(spec.architectures)} ('are not supported for now'): not in "
             "its registry, no backend-compatible transformers class of that name, and no "
             "auto_map AutoModel entry to load with --trust-remote-code (registry.py "
-            f"_try_resolve_transformers){advice}")
+            "_try_resolve_transformers)")
     unlike = _plain_attention(spec)
+    if unlike is not None and later is not None:
+        raise UnmodelledError(f"{arrives}its Transformers backend's caches are not sized by "
+                              f"kvplan for {unlike})")
     if unlike is not None:
         raise UnmodelledError(f"{where} would build {name} only through its Transformers "
                               f"backend (registry.py _try_resolve_transformers), whose caches "
@@ -221,10 +292,11 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
                               f"{'; ' + gone if gone else ''}{advice}")
     source = ("transformers' class" if how == "transformers" else
               "the checkpoint's remote code (auto_map; vllm serve needs --trust-remote-code)")
-    why = (f"not in vLLM {version or shown}'s registry: vLLM builds it only through its "
+    coming_note = f" (registered from {later[1]})" if later is not None else ""
+    why = (f"not in vLLM {at}'s registry{coming_note}: vLLM builds it only through its "
            f"Transformers backend from {source}, one Attention per layer of "
-           "num_key_value_heads x head_dim "
-           "(models/transformers/base.py _create_attention_instances), which is kvplan's "
+           "num_key_value_heads x head_dim (models/transformers/base.py "
+           "_create_attention_instances), which is kvplan's "
            f"reading of model_type {spec.model_type!r}; not checked against a vLLM run, and "
            "vLLM refuses the class if its attention does not go through transformers' "
            "attention interface")
