@@ -130,24 +130,18 @@ def _llama_as(tmp_path: Path, name: str, *, remote: bool = False) -> str:
 
 
 def test_newer_than_the_support_table(tmp_path: Path) -> None:
-    # DomynEdgeForCausalLM: first in vLLM 0.33.0 (registry.py:100), after the vLLM 0.32 registry
-    # kvplan's support table covers. At 0.33 and later vLLM builds its own class, which kvplan
-    # has no row for: refused. At 0.32 it is not registered: the arrival refusal, or with
-    # auto_map's remote code the Transformers backend (exact: false), as for any unlisted name.
+    # DomynEdgeForCausalLM: first in vLLM 0.33.0 (registry.py:100). Its support row (read from
+    # 0.34.0's registry, support.json "registered_from": "0.33.0") refuses it when the config is
+    # loaded, before any version is read: at 0.33 and 0.34 vLLM builds its own class, which
+    # kvplan does not size; at 0.32 (the default) the arrival rule would refuse it too, and with
+    # auto_map's remote code the row still refuses rather than answer through the backend.
     config = _llama_as(tmp_path, "DomynEdgeForCausalLM")
-    for version in ("0.33", "0.34"):
-        line = _one_line_refusal(_run("estimate", config, "-c", "4096", "--engine-version",
-                                      version))
-        assert f"vLLM {version} registers DomynEdgeForCausalLM (from 0.33" in line
-        assert "not modelled" in line
-    line = _one_line_refusal(_run("estimate", config, "-c", "4096"))
-    assert "DomynEdgeForCausalLM is served by vLLM from 0.33; --engine-version 0.33" in line
+    for extra in (("--engine-version", "0.33"), ("--engine-version", "0.34"), ()):
+        line = _one_line_refusal(_run("estimate", config, "-c", "4096", *extra))
+        assert "DomynEdgeForCausalLM" in line and "from 0.33.0" in line
     remote = _llama_as(tmp_path, "DomynEdgeForCausalLM", remote=True)
-    data = json.loads(_run("estimate", remote, "-c", "4096", "-f", "json").stdout)
-    [assumed] = [a for a in data["assumptions"] if a["field"] == "architectures"]
-    assert data["exact"] is False and "(registered from 0.33)" in assumed["why"]
-    # 32 layers x 2 (K, V) x 8 KV heads x 128 x 2 B: the backend's one Attention per layer.
-    assert data["bytes_per_token"] == 32 * 2 * 8 * 128 * 2
+    line = _one_line_refusal(_run("estimate", remote, "-c", "4096"))
+    assert "DomynEdgeForCausalLM" in line and "from 0.33.0" in line
 
 
 @pytest.mark.skipif(not VLLM_SRC.is_dir(), reason="vLLM releases not unpacked at /tmp/vllm-src")
