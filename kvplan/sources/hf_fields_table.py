@@ -227,6 +227,9 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/granite.py, granitemoe.py (granite_layer_attn_params): layer_types' windows.
     "granite": _ak("models/granite.py", _KV | _WINDOW_PER_LAYER | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
+    # GraniteSWAForCausalLM: models/granite.py as granite (kvplan.sources.hf_text).
+    "granite_swa": _ak("models/granite.py (GraniteSWAConfig)", _KV | _WINDOW_PER_LAYER | _why(
+        "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
     "granitemoe": _ak("models/granitemoe.py", _HEAD_DIM_UNREAD | _WINDOW_PER_LAYER | {
         "num_key_value_heads": Covered("read: KV heads")} | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
