@@ -118,6 +118,16 @@ def test_granite_swash_2b_oracle_by_hand() -> None:
     assert plan.reported_kv_cache_tokens == 142179 == int(2048 / 118 * 8192)
 
 
+def test_granite_swa_refused_before_vllm_registered_it() -> None:
+    spec, _ = load_config(CONFIGS / "granite-swash-2b.json")
+    with pytest.raises(KvplanError, match="0.29"):
+        plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                         engine_version="0.28"))
+    plan = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                           engine_version="0.29"))
+    assert plan.reported_kv_cache_tokens > 0
+
+
 def test_granite_swa_layer_types_default_as_its_config_class() -> None:
     # GraniteSWAConfig (transformers 5.19) without layer_types: full where i % 4 == 0.
     config = json.loads((CONFIGS / "granite-swash-2b.json").read_text())

@@ -148,7 +148,7 @@ def _plain_attention(spec: ModelSpec) -> str | None:
 
 
 # Registered architectures kvplan sizes from one vLLM release on only, with why the releases
-# before it are refused (read in each release's model file under vllm/model_executor/models/).
+# before it are refused (read in each release's registry.py and model file).
 # MiMo-V2 (models/mimo_v2_flash.py from 0.14, mimo_v2.py from 0.21): up to 0.19 the sliding and
 # global layers padded V to the K head size (`functional.pad(v, [0, head_dim - v_head_dim])`,
 # a cache of 2 x head_dim per head); 0.20 to 0.31 pass head_size_v but leave CacheConfig's
@@ -161,7 +161,11 @@ _MIMO_V2_BEFORE_0_32 = ("before it the V head size was padded to the K head size
                         "(models/mimo_v2.py sets cache_config.sliding_window = None from 0.32)")
 SIZED_SINCE: dict[str, tuple[str, str]] = {
     "MiMoV2FlashForCausalLM": ("0.32", _MIMO_V2_BEFORE_0_32),
-    "MiMoV2ForCausalLM": ("0.32", _MIMO_V2_BEFORE_0_32)}
+    "MiMoV2ForCausalLM": ("0.32", _MIMO_V2_BEFORE_0_32),
+    # granite.py granite_layer_attn_params, unchanged 0.29 to 0.34.
+    "GraniteSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); what "
+                                      "an older release's Transformers fallback builds of it "
+                                      "is not checked")}
 
 
 def _check_sized_since(spec: ModelSpec, version: str | None) -> None:
