@@ -148,6 +148,16 @@ def test_mimo_v2_flash_without_a_field_vllm_reads_is_refused(field: str) -> None
     assert err.value.field == field
 
 
+def test_mimo_v2_flash_unread_cache_field_is_refused() -> None:
+    # kvplan.sources.hf_fields_table's row: a field named like a cache field that
+    # models/mimo_v2.py does not read (here the transformers-native layer_types spelling).
+    config = json.loads((CONFIGS / "mimo-v2-flash.json").read_text())
+    config["layer_types"] = ["full_attention"] * 48
+    with pytest.raises(SpecError) as err:
+        spec_mapping_from_config(config, path="c.json")
+    assert err.value.field == "layer_types"
+
+
 def test_mimo_v2_flash_v_head_dims_default_to_the_k_size() -> None:
     # MiMoV2Attention: v_head_dim None -> head_dim (a cache of 2 x 192 per KV head).
     config = json.loads((CONFIGS / "mimo-v2-flash.json").read_text())
