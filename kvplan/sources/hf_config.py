@@ -35,8 +35,8 @@ from kvplan.sources.hf_families import (
     LAYERNORM_FAMILY,
     MLA_FAMILY,
     gemma3_rope_tables,
-    gemma4_global_shape,
     head_attention,
+    layer_type_shapes,
     mla_attention,
     mtp_layers,
 )
@@ -297,10 +297,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         attention = head_attention(c, heads, hidden, layers)
     if plan is not None:
         attention.update(plan.attention)
-    if mt == "gemma4":
-        global_shape = gemma4_global_shape(c, attention)
-        if global_shape is not None:
-            attention["full_layers"] = global_shape
+    layer_type_shapes(c, attention)  # shapes that differ by layer type (Gemma-4, MiMo-V2)
     if isinstance(c.data.get("indexer_types"), list) and any(
             t != "full" for t in c.data["indexer_types"]):
         raise SpecError(c.path, "indexer_types", "layers that share another layer's indexer "

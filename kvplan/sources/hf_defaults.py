@@ -66,6 +66,9 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "cwm": {"num_key_value_heads": 8, "head_dim": 128, "sliding_window": 8192},
     # AfmoeConfig(): head_dim 128, sliding_window 1024 (its layer_types: kvplan.sources.hf_text).
     "afmoe": {"head_dim": 128, "sliding_window": 1024, _TIE: False},
+    # GraniteSWAConfig() (transformers 5.19): the cache fields (its layer_types:
+    # kvplan.sources.hf_text).
+    "granite_swa": {"num_key_value_heads": 4, "sliding_window": 128, _TIE: True},
     # HYV3Config(): the cache fields.
     "hy_v3": {"num_key_value_heads": 8, "head_dim": 128, _TIE: False},
     # HyperCLOVAXConfig: num_key_value_heads and head_dim None -> the heads and hidden / heads

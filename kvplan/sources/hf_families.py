@@ -14,6 +14,11 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, checked_int
 from kvplan.model.spec import FULL, SLIDING
 from kvplan.sources.hf_hybrid import HYBRID_MODEL_TYPES
+from kvplan.sources.hf_layer_shapes import (
+    LAYER_TYPE_FIELDS,
+    layer_type_windows,
+    sliding_layer_shape,
+)
 from kvplan.sources.hf_reader import MISSING, ConfigReader
 from kvplan.sources.hf_text import TEXT_FAMILIES
 
@@ -97,7 +102,7 @@ _EVERY_LAYER_WINDOW = {"starcoder2"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _LLAMA_LIKE_MORE | _QWEN | _GEMMA | MLA_FAMILY
                               | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
-                              | _GEMMA4 | _BACKEND_LAYER_TYPES)
+                              | _GEMMA4 | _BACKEND_LAYER_TYPES | set(LAYER_TYPE_FIELDS))
 
 def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                    windows: bool = True) -> dict:
@@ -238,6 +243,8 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         return _gpt_oss_windows(c, layers)
     if mt in _GEMMA4:
         return _gemma4_windows(c, layers)
+    if mt in LAYER_TYPE_FIELDS:
+        return layer_type_windows(c, layers)
     if mt in _BACKEND_LAYER_TYPES:
         return _backend_windows(c, layers)
     window = c.data.get("sliding_window")
@@ -414,6 +421,17 @@ def gemma4_global_shape(c: ConfigReader, att: dict) -> dict | None:
                    kind="mha" if kv == heads else "mqa" if kv == 1 else "gqa")
         return None
     return {"num_key_value_heads": kv, "head_dim": head_dim}
+
+
+def layer_type_shapes(c: ConfigReader, attention: dict) -> None:
+    """Each layer type's own attention shape, added to the attention section in place where the
+    family's config gives one (kvplan.sources.hf_layer_shapes; Gemma-4's global layers)."""
+    if c.model_type in _GEMMA4:
+        global_shape = gemma4_global_shape(c, attention)
+        if global_shape is not None:
+            attention["full_layers"] = global_shape
+    elif c.model_type in LAYER_TYPE_FIELDS:
+        sliding_layer_shape(c, attention)
 
 
 def _pattern_windows(c: ConfigReader, layers: int) -> dict:

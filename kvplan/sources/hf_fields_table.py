@@ -227,6 +227,20 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/granite.py, granitemoe.py (granite_layer_attn_params): layer_types' windows.
     "granite": _ak("models/granite.py", _KV | _WINDOW_PER_LAYER | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
+    # models/mimo_v2.py MiMoV2FlashDecoderLayer: shapes per layer type
+    # (kvplan.sources.hf_layer_shapes); mimo_v2.py never reads sliding_window (it clears
+    # CacheConfig's), attention_chunk_size, add_full_attention_sink_bias nor layer_types.
+    "mimo_v2_flash": _ak("models/mimo_v2.py", _KV | _why(
+        "read: shapes per layer type (kvplan.sources.hf_layer_shapes)", "v_head_dim",
+        "hybrid_layer_pattern", "sliding_window_size", "swa_num_attention_heads",
+        "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim") | _why(
+        "not read by models/mimo_v2.py (no cache size)", "sliding_window",
+        "attention_chunk_size", "add_full_attention_sink_bias") | _why(
+        "a sink logit per head, a rotary base or a V scale (no cache size)",
+        "add_swa_attention_sink_bias", "swa_rope_theta", "attention_value_scale")),
+    # GraniteSWAForCausalLM: models/granite.py as granite (kvplan.sources.hf_text).
+    "granite_swa": _ak("models/granite.py (GraniteSWAConfig)", _KV | _WINDOW_PER_LAYER | _why(
+        "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
     "granitemoe": _ak("models/granitemoe.py", _HEAD_DIM_UNREAD | _WINDOW_PER_LAYER | {
         "num_key_value_heads": Covered("read: KV heads")} | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),

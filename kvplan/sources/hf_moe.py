@@ -54,7 +54,20 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         moe["shared_expert_intermediate_size"] = shared_width
     # 0 and null both mean "unset" in these config classes.
     first_k = c.int_or("first_k_dense_replace", 0)
-    freq = c.int_or("moe_layer_freq", 1) or 1
+    freq = 1
+    if c.model_type == "mimo_v2_flash":
+        # models/mimo_v2.py is_moe_layer: MoE where a *list* moe_layer_freq says so (an int, or
+        # none: every layer dense).
+        if not isinstance(c.data.get("moe_layer_freq"), list):
+            return None
+        flags = c.int_list("moe_layer_freq")[:layers]
+        first_k = next((i for i, f in enumerate(flags) if f), len(flags))
+        if not all(flags[first_k:]) or len(flags) < layers:
+            raise SpecError(c.path, "moe_layer_freq", "MoE layers other than every layer from "
+                                                      "the first MoE one on: not expressible "
+                                                      "in kvplan's MoE section; refused")
+    else:
+        freq = c.int_or("moe_layer_freq", 1) or 1
     if c.model_type == "llama4":
         # moe_layers = every interleave_moe_layer_step-th layer (1-based).
         step = c.int_or("interleave_moe_layer_step", 1) or 1

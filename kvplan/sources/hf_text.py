@@ -102,6 +102,15 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # (granite.py granite_layer_attn_params).
     "granitemoeshared": TextFamily(source="models/granitemoeshared.py", head_dim="hidden",
                                    reads_layer_types=True),
+    # GraniteSWAForCausalLM: vLLM 0.32 registry.py serves it with models/granite.py
+    # GraniteForCausalLM: GraniteAttention num_key_value_heads x getattr(config, "head_dim",
+    # None) or hidden / heads; granite_layer_attn_params gives `config.sliding_window` to the
+    # layers layer_types marks sliding_attention (attention sinks and layer_rope_theta: no
+    # cache). GraniteSWAConfig (transformers 5.19) builds layer_types full at i % 4 == 0 and
+    # defaults sliding_window 128, num_key_value_heads 4 (kvplan.sources.hf_defaults).
+    "granite_swa": TextFamily(
+        source="models/granite.py (GraniteSWAConfig)", reads_layer_types=True,
+        default_layer_types=lambda i: FULL if i % 4 == 0 else SLIDING),
     # models/minicpm.py MiniCPMAttention: head_dim = hidden / heads (never config.head_dim),
     # num_key_value_heads; no per-layer window.
     "minicpm": TextFamily(source="models/minicpm.py", head_dim="hidden"),

@@ -471,9 +471,8 @@ def _parse_layer_kv_heads(r: _Reader, attention: Attention, layers: int
 
 def _parse_layer_shapes(r: _Reader, attention: Attention, windows: tuple[int | None, ...]
                         ) -> tuple[Attention, ...]:
-    """`attention.full_layers` / `attention.sliding_layers`: other KV heads and head size for
-    the full-attention (or sliding) layers than the section's own (Gemma-4: global layers of
-    num_global_key_value_heads x global_head_dim). Empty when neither is given."""
+    """`attention.full_layers` / `sliding_layers`: those layers' own heads, KV heads, K and V head
+    sizes (Gemma-4, MiMo-V2: kvplan.sources.hf_layer_shapes). Empty when neither is given."""
     shapes: dict[bool, Attention] = {}
     for key, sliding in (("full_layers", False), ("sliding_layers", True)):
         sub = r.section(key, required=False)
@@ -481,18 +480,20 @@ def _parse_layer_shapes(r: _Reader, attention: Attention, windows: tuple[int | N
             continue
         if not isinstance(attention, HeadAttention) or attention.kind is AttentionKind.none:
             raise r.error(key, "only for kinds mha, gqa and mqa")
+        heads = sub.int("num_attention_heads", default=attention.num_attention_heads,
+                        required=False)
         kv = sub.int("num_key_value_heads", default=attention.num_key_value_heads,
                      required=False)
         head_dim = sub.int("head_dim", default=attention.head_dim, required=False)
         v_head_dim = sub.int("v_head_dim", default=head_dim, required=False)
         sub.finish()
-        heads = attention.num_attention_heads
-        if kv is None or head_dim is None or v_head_dim is None or heads % kv:
+        if heads is None or kv is None or head_dim is None or v_head_dim is None or heads % kv:
             raise sub.error("num_key_value_heads", f"must divide num_attention_heads ({heads})")
         kind = (AttentionKind.mha if kv == heads else AttentionKind.mqa if kv == 1
                 else AttentionKind.gqa)
-        shapes[sliding] = replace(attention, kind=kind, num_key_value_heads=kv,
-                                  head_dim=head_dim, v_head_dim=v_head_dim)
+        shapes[sliding] = replace(attention, kind=kind, num_attention_heads=heads,
+                                  num_key_value_heads=kv, head_dim=head_dim,
+                                  v_head_dim=v_head_dim)
     if not shapes:
         return ()
     return tuple(shapes.get(w is not None, attention) for w in windows)

@@ -225,14 +225,48 @@ def _plain_attention(spec: ModelSpec) -> str | None:
     return None
 
 
+# Registered architectures kvplan sizes from one vLLM release on only, with why the releases
+# before it are refused (read in each release's registry.py and model file).
+# MiMo-V2 (models/mimo_v2_flash.py from 0.14, mimo_v2.py from 0.21): up to 0.19 the sliding and
+# global layers padded V to the K head size (`functional.pad(v, [0, head_dim - v_head_dim])`,
+# a cache of 2 x head_dim per head); 0.20 to 0.31 pass head_size_v but leave CacheConfig's
+# window in place, which a config class without layer_types (the checkpoint's remote
+# MiMoV2FlashConfig) sets from sliding_window and the global layers then take (0.32 sets
+# `cache_config.sliding_window = None`: "global layers would otherwise fall back to it").
+_MIMO_V2_BEFORE_0_32 = ("before it the V head size was padded to the K head size (up to "
+                        "0.19), then the global layers could take the config's sliding_window "
+                        "as CacheConfig's, depending on the config class loaded "
+                        "(models/mimo_v2.py sets cache_config.sliding_window = None from 0.32)")
+SIZED_SINCE: dict[str, tuple[str, str]] = {
+    "MiMoV2FlashForCausalLM": ("0.32", _MIMO_V2_BEFORE_0_32),
+    "MiMoV2ForCausalLM": ("0.32", _MIMO_V2_BEFORE_0_32),
+    # granite.py granite_layer_attn_params, unchanged 0.29 to 0.34.
+    "GraniteSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); what "
+                                      "an older release's Transformers fallback builds of it "
+                                      "is not checked")}
+
+
+def _check_sized_since(spec: ModelSpec, version: str | None) -> None:
+    name = next((n for n in spec.architectures if registered(n, version)), None)
+    if name is None or name not in SIZED_SINCE or version is None:
+        return
+    since, why = SIZED_SINCE[name]
+    if version_key(version) < version_key(since):
+        raise UnmodelledError(f"{spec.path}: architectures: {name} is sized for vLLM {since} "
+                              f"and later only: {why}; plan with --engine-version {since} or "
+                              "newer")
+
+
 def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -> ModelSpec:
     """`spec` as vLLM `version` (None: the newest, shown as `shown`) builds it when its registry
     lists none of the config's `architectures`: through its Transformers backend, `exact: false`
     with an assumption on `architectures`; refused in one line where vLLM cannot build it,
     and where its registry lists a class kvplan has no support row for (or not yet: the
-    release it arrives in)."""
+    release it arrives in), or where kvplan sizes the registered class from a later release on
+    only (`SIZED_SINCE`)."""
     if not spec.architectures:
         return spec
+    _check_sized_since(spec, version)
     t = _tables()
     at = version or shown
     chosen = next((n for n in spec.architectures if registered(n, version)), None)

@@ -1,0 +1,179 @@
+"""Rows made exact by reading attention shapes per layer type as vLLM's model code reads them
+(kvplan.sources.hf_layer_shapes; issue 26 item 2): each golden config against the KV bytes
+derived here by hand from vLLM 0.32's model code, its vLLM-oracle case worked out by hand, and
+the refusals around it (an engine kvplan does not size it for, a vLLM release before the rule).
+
+Sources of the golden configs: tests/data/configs/SOURCES-layer-shapes.md. `GOLDEN_SHAPES` is
+merged into tests/test_support.py's GOLDEN; the oracle cases are replayed by
+tests/test_vllm_oracle.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvplan._util.errors import KvplanError, SpecError
+from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.base import Engine, plan_inputs
+from kvplan.kv.cache import rank_caches
+from kvplan.sources.hf_config import load_config, spec_mapping_from_config
+from kvplan.sources.support import EXACT, support_table
+from tests.oracle.vllm_oracle import oracle_inputs
+
+DATA = Path(__file__).parent / "data"
+CONFIGS = DATA / "configs"
+ORACLE = DATA / "oracle"
+HF = "https://huggingface.co/"
+
+# id -> (file, KV bytes per token at bf16 over all layers at TP 1, the model's Hub page).
+GOLDEN_SHAPES: dict[str, tuple[Path, int, str]] = {
+    # MiMoV2FlashForCausalLM: vLLM 0.32 models/mimo_v2.py MiMoV2FlashDecoderLayer (lines
+    # 360-470). hybrid_layer_pattern[i] == 1 (39 layers: all but 0, 5, 11, ..., 47) builds
+    # MiMoV2Attention with swa_num_key_value_heads 8, swa_head_dim 192, swa_v_head_dim 128 and
+    # a window of sliding_window_size 128; the 9 others num_key_value_heads 4, head_dim 192,
+    # v_head_dim 128, no window (cache_config.sliding_window = None). Attention(head_size_v=
+    # v_head_dim) (lines 326-339) caches K and V of their own sizes: v1/kv_cache_interface.py
+    # AttentionSpec.state_content_size_bytes = (head_size + head_size_v) x 2 B per KV head.
+    # Per token: 9 x 4 x (192 + 128) x 2 + 39 x 8 x (192 + 128) x 2 = 23,040 + 199,680 =
+    # 222,720 B (a sliding layer holds at most its window plus the in-flight tokens).
+    "mimo-v2-flash": (CONFIGS / "mimo-v2-flash.json",
+                      9 * 4 * (192 + 128) * 2 + 39 * 8 * (192 + 128) * 2,
+                      HF + "XiaomiMiMo/MiMo-V2-Flash"),
+    # GraniteSWAForCausalLM: vLLM 0.32 registry.py serves it with models/granite.py
+    # GraniteForCausalLM. GraniteAttention (lines 160-215): num_key_value_heads 4, head_dim =
+    # getattr(config, "head_dim", None) or hidden / heads = 2560 / 20 = 128;
+    # granite_layer_attn_params (lines 80-110) gives config.sliding_window 128 to the 18 layers
+    # layer_types marks sliding_attention, none to the 6 full ones (0, 4, ..., 20); the
+    # attention sinks are a per-head logit (no cache). Per token: 24 x 2 x 4 x 128 x 2 B =
+    # 49,152 B.
+    "granite-swash-2b": (CONFIGS / "granite-swash-2b.json", 24 * 2 * 4 * 128 * 2,
+                         HF + "ibm-granite/granite-swash-2b"),
+}
+
+TABLE = support_table()
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN_SHAPES))
+def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
+    path, token_bytes, _url = GOLDEN_SHAPES[golden]
+    spec, _ = load_config(path)
+    assert spec.exact
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
+
+
+@pytest.mark.parametrize("golden", sorted(GOLDEN_SHAPES))
+def test_rows_are_exact_with_an_oracle_case(golden: str) -> None:
+    architecture = json.loads(GOLDEN_SHAPES[golden][0].read_text())["architectures"][0]
+    row = TABLE[architecture]
+    assert row.status == EXACT and row.golden == golden
+    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
+    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
+    assert shrunk["architectures"] == [architecture]
+
+
+def test_mimo_v2_flash_layer_shapes() -> None:
+    spec, _ = load_config(CONFIGS / "mimo-v2-flash.json")
+    full = [i for i, w in enumerate(spec.layer_windows) if w is None]
+    assert full == [0, 5, 11, 17, 23, 29, 35, 41, 47]
+    assert {w for w in spec.layer_windows if w is not None} == {128}
+    sliding = spec.attention_at(1)
+    assert (sliding.num_key_value_heads, sliding.head_dim, sliding.v_head_dim) == (8, 192, 128)
+    glob = spec.attention_at(0)
+    assert (glob.num_key_value_heads, glob.head_dim, glob.v_head_dim) == (4, 192, 128)
+    # moe_layer_freq [0, 1, ..., 1]: layer 0 dense, 47 MoE layers (mimo_v2.py is_moe_layer).
+    assert spec.moe is not None and spec.moe.first_k_dense_replace == 1
+
+
+def test_mimo_v2_flash_oracle_by_hand() -> None:
+    # tests/data/oracle/mimo-v2-flash: 6 layers, hybrid_layer_pattern [0, 1, 1, 1, 1, 0]. vLLM
+    # 0.32 CPU, block 128, 1 GiB, max_model_len 8192, 2048 batched tokens, no async scheduling.
+    # Pages: full 128 x 4 x 320 x 2 = 327,680 B, sliding 128 x 8 x 320 x 2 = 655,360 B;
+    # kv_cache_utils.py unify_kv_cache_spec_page_size doubles the full layers' block to 256
+    # (log: "kv cache group sizes (256, 128, 128)"). Groups of 2 layers: one full, two
+    # sliding; a block = 2 x 655,360 = 1,310,720 B; 1 GiB // that = 819 blocks. Per request:
+    # full cdiv(8192, 256) = 32, sliding 2 x (cdiv(min(127 + 2048, 8192), 128) + 1) = 2 x 18:
+    # 68 blocks; 819 / 68 = 12.04x, int(12.044... x 8192) = 98,665 tokens.
+    run = json.loads((ORACLE / "mimo-v2-flash" / "results.json").read_text())[0]
+    assert (run["output"]["kv_cache_tokens"], run["output"]["max_concurrency"]) == (98665, 12.04)
+    spec, _ = load_config(ORACLE / "mimo-v2-flash" / "config.json")
+    plan = plan_capacity(spec, oracle_inputs(run["output"], run["argv"]))
+    assert plan.reported_kv_cache_tokens == 98665 == int(819 / 68 * 8192)
+
+
+def test_granite_swash_2b_oracle_by_hand() -> None:
+    # tests/data/oracle/granite-swash-2b: 8 layers (full 0 and 4). vLLM 0.32 CPU, block 128,
+    # 1 GiB, max_model_len 8192, 2048 batched tokens. One page: 128 x 4 x (128 + 128) x 2 =
+    # 262,144 B for every layer; groups of 2 layers (2 full, 6 sliding: 6 is not under 1.5 x
+    # 2): one full, three sliding; a block = 2 x 262,144 B, 1 GiB // that = 2,048 blocks. Per
+    # request: full cdiv(8192, 128) = 64, sliding 3 x (cdiv(127 + 2048, 128) + 1) = 3 x 18:
+    # 118 blocks; 2048 / 118 = 17.36x, int(17.355... x 8192) = 142,179 tokens.
+    run = json.loads((ORACLE / "granite-swash-2b" / "results.json").read_text())[0]
+    assert (run["output"]["kv_cache_tokens"], run["output"]["max_concurrency"]) == (142179,
+                                                                                    17.36)
+    spec, _ = load_config(ORACLE / "granite-swash-2b" / "config.json")
+    plan = plan_capacity(spec, oracle_inputs(run["output"], run["argv"]))
+    assert plan.reported_kv_cache_tokens == 142179 == int(2048 / 118 * 8192)
+
+
+def test_granite_swa_refused_before_vllm_registered_it() -> None:
+    spec, _ = load_config(CONFIGS / "granite-swash-2b.json")
+    with pytest.raises(KvplanError, match="0.29"):
+        plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                         engine_version="0.28"))
+    plan = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                           engine_version="0.29"))
+    assert plan.reported_kv_cache_tokens > 0
+
+
+def test_granite_swa_layer_types_default_as_its_config_class() -> None:
+    # GraniteSWAConfig (transformers 5.19) without layer_types: full where i % 4 == 0.
+    config = json.loads((CONFIGS / "granite-swash-2b.json").read_text())
+    del config["layer_types"], config["sliding_window"]
+    mapping, _ = spec_mapping_from_config(config, path="c.json")
+    types = mapping["attention"]["layer_types"]
+    assert [i for i, t in enumerate(types) if t == "full_attention"] == [0, 4, 8, 12, 16, 20]
+    assert mapping["attention"]["sliding_window"] == 128
+
+
+@pytest.mark.parametrize("field", ["hybrid_layer_pattern", "sliding_window_size",
+                                   "swa_num_key_value_heads", "swa_head_dim"])
+def test_mimo_v2_flash_without_a_field_vllm_reads_is_refused(field: str) -> None:
+    config = json.loads((CONFIGS / "mimo-v2-flash.json").read_text())
+    del config[field]
+    with pytest.raises(SpecError) as err:
+        spec_mapping_from_config(config, path="c.json")
+    assert err.value.field == field
+
+
+def test_mimo_v2_flash_unread_cache_field_is_refused() -> None:
+    # kvplan.sources.hf_fields_table's row: a field named like a cache field that
+    # models/mimo_v2.py does not read (here the transformers-native layer_types spelling).
+    config = json.loads((CONFIGS / "mimo-v2-flash.json").read_text())
+    config["layer_types"] = ["full_attention"] * 48
+    with pytest.raises(SpecError) as err:
+        spec_mapping_from_config(config, path="c.json")
+    assert err.value.field == "layer_types"
+
+
+def test_mimo_v2_flash_v_head_dims_default_to_the_k_size() -> None:
+    # MiMoV2Attention: v_head_dim None -> head_dim (a cache of 2 x 192 per KV head).
+    config = json.loads((CONFIGS / "mimo-v2-flash.json").read_text())
+    del config["swa_v_head_dim"], config["v_head_dim"]
+    mapping, _ = spec_mapping_from_config(config, path="c.json")
+    assert mapping["attention"]["v_head_dim"] == 192
+    assert mapping["attention"]["sliding_layers"]["v_head_dim"] == 192
+
+
+@pytest.mark.parametrize(("engine", "version"), [("sglang", None), ("trtllm", None),
+                                                 ("vllm", "0.31"), ("vllm", "0.19")])
+def test_mimo_v2_flash_refused_where_not_sized(engine: str, version: str | None) -> None:
+    # SGLang and TensorRT-LLM serve MiMo-V2-Flash, but kvplan does not read their pools for
+    # shapes that differ by layer type; vLLM before 0.32 (architectures.SIZED_SINCE).
+    spec, _ = load_config(CONFIGS / "mimo-v2-flash.json")
+    inputs = plan_inputs(context=8192, kv_budget_bytes=1 << 30, engine=Engine(engine),
+                         engine_version=version)
+    with pytest.raises(KvplanError):
+        plan_capacity(spec, inputs)
