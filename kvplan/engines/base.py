@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -555,3 +555,16 @@ def total_bytes_of(inputs: PlanInputs) -> int:
     if inputs.total_bytes is None:
         raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
     return inputs.total_bytes
+
+
+def check_one_attention_per_layer(spec: ModelSpec, engine_name: str) -> ModelSpec:
+    """`spec`, refused in one line for an engine whose model code kvplan has not read for
+    decoder layers of several attentions (ModelSpec.layers_per_block: LongCat-Flash's two MLA
+    attentions per layer, read for vLLM in kvplan.engines.vllm.architectures)."""
+    if spec.layers_per_block > 1:
+        name = spec.architectures[0] if spec.architectures else spec.model_type
+        raise UnmodelledError(
+            f"{spec.path}: architectures: {name} holds {spec.layers_per_block} attentions in "
+            f"every decoder layer; how {engine_name} lays out their caches is not modelled "
+            "(plan it with --engine vllm)")
+    return spec

@@ -20,6 +20,7 @@ from kvplan.engines.base import (
     Scheduler,
     StageFacts,
     StagePool,
+    check_one_attention_per_layer,
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
@@ -138,10 +139,11 @@ class SglangEngine:
         return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
-        return spec
+        return check_one_attention_per_layer(spec, "SGLang")
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        return spec  # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+        # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+        return check_one_attention_per_layer(spec, "SGLang")
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)

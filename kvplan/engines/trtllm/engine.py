@@ -18,6 +18,7 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
+    check_one_attention_per_layer,
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
@@ -119,10 +120,11 @@ class TrtllmEngine:
         return TRTLLM_MAX_NUM_TOKENS
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
-        return spec
+        return check_one_attention_per_layer(spec, "TensorRT-LLM")
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        return spec  # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+        # its own model registry: not modelled (kvplan.engines.vllm.architectures)
+        return check_one_attention_per_layer(spec, "TensorRT-LLM")
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)

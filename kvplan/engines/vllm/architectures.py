@@ -147,10 +147,39 @@ def _plain_attention(spec: ModelSpec) -> str | None:
     return None
 
 
+# Registered classes kvplan sizes from a release on only: {architecture: (the first release
+# sized, why not before)}. LongcatFlashForCausalLM: models/longcat_flash.py 0.11-0.31 builds
+# FlashConfig(**hf_config.__dict__).num_hidden_layers decoder layers (FlashModel's make_layers),
+# i.e. config.json's num_hidden_layers, else num_layers -- unless the transformers release's own
+# LongcatFlashConfig already set num_hidden_layers = 2 x num_layers (5.19's property does),
+# which doubles them: the count depends on the transformers install, not on config.json.
+# From 0.32 FlashModel builds config.num_layers decoder layers (two MLA attentions each).
+_SIZED_SINCE: dict[str, tuple[tuple[int, int], str]] = {
+    "LongcatFlashForCausalLM": ((0, 32), (
+        "models/longcat_flash.py builds FlashConfig(**hf_config.__dict__).num_hidden_layers "
+        "decoder layers before 0.32, a count that depends on the transformers release's "
+        "LongcatFlashConfig (5.19's derives 2 x num_layers), not on config.json")),
+}
+
+
+def _check_sized_release(spec: ModelSpec, version: str | None) -> None:
+    """Refuse, in one line, a release before the one kvplan sizes the architecture from."""
+    for name in spec.architectures[:1]:
+        if name in _SIZED_SINCE and version is not None:
+            since, why = _SIZED_SINCE[name]
+            if version_key(version) < since:
+                first = ".".join(map(str, since))
+                raise UnmodelledError(
+                    f"{spec.path}: architectures: {name} at vLLM {version}: {why}; kvplan sizes "
+                    f"it from vLLM {first} on (--engine-version {first} or newer)")
+
+
 def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -> ModelSpec:
     """`spec` as vLLM `version` (None: the newest, shown as `shown`) builds it when its registry
     lists none of the config's `architectures`: through its Transformers backend, `exact: false`
-    with an assumption on `architectures`; refused in one line where vLLM cannot build it."""
+    with an assumption on `architectures`; refused in one line where vLLM cannot build it (or
+    where kvplan sizes a registered class only from a later release: _SIZED_SINCE)."""
+    _check_sized_release(spec, version)
     if not unregistered(spec, version):
         return spec
     if any(a.field == "architectures" for a in spec.assumptions):
