@@ -29,6 +29,7 @@ from kvplan.sources.support import (
     support_table,
     vllm_registry,
 )
+from tests.test_longcat import GOLDEN_LONGCAT
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 from tests.test_support_mm import GOLDEN_MM
 from tests.test_support_newrows import GOLDEN_NEW
@@ -391,6 +392,8 @@ GOLDEN.update(HYBRID_GOLDEN)
 GOLDEN.update(GOLDEN_MM)
 # Rows made exact once a published config was found (tests/test_support_newrows.py).
 GOLDEN.update(GOLDEN_NEW)
+# LongCat-Flash: two MLA attentions per decoder layer (tests/test_longcat.py).
+GOLDEN.update(GOLDEN_LONGCAT)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",
