@@ -154,7 +154,12 @@ def _plain_attention(spec: ModelSpec) -> str | None:
 # LongcatFlashConfig already set num_hidden_layers = 2 x num_layers (5.19's property does),
 # which doubles them: the count depends on the transformers install, not on config.json.
 # From 0.32 FlashModel builds config.num_layers decoder layers (two MLA attentions each).
-_SIZED_SINCE: dict[str, tuple[tuple[int, int], str]] = {
+_SIZED_SINCE: dict[str, tuple[tuple[int, ...], str]] = {
+    # models/kimi_linear.py is in the 0.11.2 wheel and registered there, not in 0.10.x's nor
+    # 0.11.0's (0.11.1, not read, served it: vllm issue #28228's log, tests/test_layers.py).
+    "KimiLinearForCausalLM": ((0, 11), (
+        "not in the registry of vLLM 0.10 (models/kimi_linear.py is first in the 0.11.2 wheel "
+        "read; 0.11.0 lacks it too)")),
     "LongcatFlashForCausalLM": ((0, 32), (
         "models/longcat_flash.py builds FlashConfig(**hf_config.__dict__).num_hidden_layers "
         "decoder layers before 0.32, a count that depends on the transformers release's "
