@@ -29,6 +29,7 @@ from kvplan.sources.support import (
     support_table,
     vllm_registry,
 )
+from tests.test_longcat import GOLDEN_LONGCAT
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 from tests.test_support_layer_shapes import GOLDEN_SHAPES
 from tests.test_support_mm import GOLDEN_MM
@@ -394,6 +395,8 @@ GOLDEN.update(GOLDEN_MM)
 GOLDEN.update(GOLDEN_NEW)
 # Rows made exact by reading shapes per layer type (tests/test_support_layer_shapes.py).
 GOLDEN.update(GOLDEN_SHAPES)
+# LongCat-Flash: two MLA attentions per decoder layer (tests/test_longcat.py).
+GOLDEN.update(GOLDEN_LONGCAT)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).
 EXTRA_GOLDEN = ("kimi-k2", "falcon-40b", "nemotron-ultra-253b", "llama-4-scout", "gemma-7b",
                 "gemma-2-9b", "gemma-3-27b-text", "internlm2-chat-1.8b", "deepseek-moe-16b",

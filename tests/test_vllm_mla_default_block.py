@@ -197,17 +197,17 @@ def test_sparse_mla_by_release() -> None:
     assert estimate(V32, "--gpu", "MI300X", "--engine-version", "0.18")["block_size"] == 16
 
 
-def test_mla_hybrid_before_032_keeps_16() -> None:
-    # Kimi-Linear (MLA + KDA): the MLA block before 0.32 was not read; kvplan keeps 16 before
-    # raising it for the state, and the note says so.
+def test_mla_hybrid_before_020_starts_from_16() -> None:
+    # Kimi-Linear (MLA + KDA) before 0.20: HybridAttentionMambaModelConfig raises CacheConfig's
+    # 16 in steps of 64 for the state (read in every wheel since: tests/test_kimi_linear_blocks.py),
+    # and the note says so.
     code, out, err = run("estimate", str(CONFIGS / "kimi-linear-48b-a3b.json"), "--gpu", "H100",
                          "--engine-version", "0.13", "-c", "4096", "-f", "json")
     assert code == 0, err
     assert json.loads(out)["requested_block_size"] == 16
     code, out, err = run("estimate", str(CONFIGS / "kimi-linear-48b-a3b.json"), "--gpu", "H100",
                          "--engine-version", "0.13", "-c", "4096")
-    assert "hybrid before vLLM 0.32 the MLA backend's block was not read" in " ".join(
-        (out + err).split())
+    assert "aligned to 64 before vLLM 0.20" in " ".join((out + err).split())
 
 
 def test_note_says_what_decides() -> None:

@@ -225,7 +225,8 @@ def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Hand
     inputs = plan_inputs_for(_role_request(req, 1), req.gpu, decode.layout, decode.kv_dtype,
                              decode.mem_fraction, req.context)
     stages = tuple(stage_caches(spec, inputs, rng) for rng in
-                   (pp_layer_ranges(spec.num_hidden_layers, decode.layout.pp)
+                   (pp_layer_ranges(spec.num_hidden_layers, decode.layout.pp,
+                                    spec.layers_per_block)
                     if decode.layout.pp > 1 else [None]))
     return req.engine.rules.kv_connector(req.connector).handover(
         spec, input_len=req.input_len, prefill=req.prefill, decode=decode.layout,

@@ -113,7 +113,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
     counts = count_params(spec)
     stages = tuple(
         stage_plan(spec, inputs, counts, i, layers, context)
-        for i, layers in enumerate(pp_layer_ranges(spec.num_hidden_layers, inputs.pp))
+        for i, layers in enumerate(pp_layer_ranges(spec.num_hidden_layers, inputs.pp,
+                                                   spec.layers_per_block))
     )
     # The least-capable stage sets the answer: every request needs blocks on every stage.
     limiting = min(stages, key=lambda s: (s.max_concurrency, s.num_blocks))

@@ -19,18 +19,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.weights.params import ParamCount
 
 
-def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
+def pp_layer_ranges(num_layers: int, pp: int, per_block: int = 1) -> list[range]:
     """Layers per pipeline stage as vLLM splits them (``vllm/distributed/utils.py:
-    get_pp_indices``): equal shares, the remainder going one each to the stages before the last."""
-    if pp > num_layers:
-        raise InputError(f"--pp: {pp} stages for {num_layers} layers; need at most one per layer")
-    sizes = [num_layers // pp] * pp
-    for i in range(2, num_layers % pp + 2):
+    get_pp_indices``): equal shares, the remainder going one each to the stages before the last.
+    vLLM splits the model code's decoder layers, each `per_block` of kvplan's layers
+    (ModelSpec.layers_per_block: LongCat-Flash's two attentions stay on one stage)."""
+    blocks = num_layers // per_block
+    if pp > blocks:
+        raise InputError(f"--pp: {pp} stages for {blocks} layers; need at most one per layer")
+    sizes = [blocks // pp] * pp
+    for i in range(2, blocks % pp + 2):
         sizes[-i] += 1
     ranges, start = [], 0
     for size in sizes:
-        ranges.append(range(start, start + size))
-        start += size
+        ranges.append(range(start, start + size * per_block))
+        start += size * per_block
     return ranges
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import version_key
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.model.spec import Assumption
@@ -574,3 +574,16 @@ def flag_unread_version(spec: ModelSpec, rules: EngineRules, version: str | None
         field="engine_version", value=f"{rules.newest_read} rules",
         why=f"kvplan has read {rules.display_name}'s code up to {rules.newest_read}; "
             f"{version} is newer"),))
+
+
+def check_one_attention_per_layer(spec: ModelSpec, engine_name: str) -> ModelSpec:
+    """`spec`, refused in one line for an engine whose model code kvplan has not read for
+    decoder layers of several attentions (ModelSpec.layers_per_block: LongCat-Flash's two MLA
+    attentions per layer, read for vLLM in kvplan.engines.vllm.architectures)."""
+    if spec.layers_per_block > 1:
+        name = spec.architectures[0] if spec.architectures else spec.model_type
+        raise UnmodelledError(
+            f"{spec.path}: architectures: {name} holds {spec.layers_per_block} attentions in "
+            f"every decoder layer; how {engine_name} lays out their caches is not modelled "
+            "(plan it with --engine vllm)")
+    return spec

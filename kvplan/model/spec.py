@@ -71,6 +71,10 @@ class MoESpec:
     shared_expert_intermediate_size: int = 0
     first_k_dense_replace: int = 0
     moe_layer_freq: int = 1
+    # Identity ("zero-computation") experts beside the routed ones (LongCat-Flash's
+    # zero_expert_num): no weights, but columns of the router (models/longcat_flash.py
+    # LongcatRouter: n_routed_experts + zero_expert_num outputs).
+    zero_experts: int = 0
 
     def is_moe_layer(self, index: int) -> bool:
         return index >= self.first_k_dense_replace and (
@@ -237,6 +241,10 @@ class ModelSpec:
     layer_chunks: tuple[int | None, ...] = ()
     # Whether each layer has an MLP/MoE block (Nemotron-H: mixer layers do not). Empty: all.
     layer_has_mlp: tuple[bool, ...] = ()
+    # kvplan layers (one attention each) per decoder layer of the model code: LongCat-Flash's
+    # FlashDecoderLayer holds two MLA attentions (models/longcat_flash.py self_attn, a ModuleList
+    # of 2), read as two layers; pipeline stages split whole decoder layers (capacity.stages).
+    layers_per_block: int = 1
     recurrent: RecurrentSpec | None = None
     indexer: IndexerSpec | None = None
     # Multi-token-prediction layers after the main stack (DeepSeek-V3, GLM-4.5, Qwen3-Next):

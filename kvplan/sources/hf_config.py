@@ -51,6 +51,7 @@ from kvplan.sources.hf_mlp import mlp_section
 from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_notes import family_notes
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
+from kvplan.sources.hf_renamed import renamed_fields
 from kvplan.sources.hf_text import check_layer_types, fill_family_defaults, text_family
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import llama4_tower, qwen_vit, siglip_tower
@@ -127,31 +128,6 @@ def _text_config(config: Mapping[str, Any], model_type: str, cfg_warn: list[str]
 # Sub-configs that hold a multimodal checkpoint's language model, as vLLM's get_hf_text_config
 # looks for them (text_config, then llm_config / language_config of some wrappers).
 _TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
-
-
-def _dbrx_fields(config: Mapping[str, Any], path: str) -> dict:
-    """DBRX names its fields its own way; vLLM 0.32 models/dbrx.py reads d_model, n_heads,
-    n_layers, attn_config.kv_n_heads (KV heads; head size d_model / n_heads) and ffn_config's
-    moe_num_experts, moe_top_k and ffn_hidden_size (one expert's width). Mapped here onto the
-    standard names. attn_config.clip_qkv and rope_theta, ffn_config's moe_jitter_eps and
-    moe_loss_weight change neither the cache nor the weights' size."""
-    data = dict(config)
-    attn, ffn = config.get("attn_config"), config.get("ffn_config")
-    for name, part, keys in (("attn_config", attn, ("kv_n_heads",)),
-                             ("ffn_config", ffn, ("moe_num_experts", "moe_top_k",
-                                                  "ffn_hidden_size"))):
-        if not isinstance(part, Mapping):
-            raise SpecError(path, name, "missing: DBRX keeps " + ", ".join(keys) + " there")
-        for key in keys:
-            if part.get(key) is None:
-                raise SpecError(path, f"{name}.{key}", "missing: vLLM's dbrx.py reads it")
-    for ours, theirs in (("num_hidden_layers", "n_layers"), ("num_attention_heads", "n_heads"),
-                         ("hidden_size", "d_model"), ("max_position_embeddings", "max_seq_len")):
-        if theirs in config:
-            data[ours] = config[theirs]
-    data.update(num_key_value_heads=attn["kv_n_heads"], num_local_experts=ffn["moe_num_experts"],
-                num_experts_per_tok=ffn["moe_top_k"], intermediate_size=ffn["ffn_hidden_size"])
-    return data
 
 
 def unwrap_text_config(config: Mapping[str, Any], warnings: list[str]) -> dict:
@@ -247,8 +223,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         data = unwrap_text_config(config, pre_warnings)
         model_type = config_model_type(data)
     model_type = _TEXT_ALIASES.get(model_type, TEXT_FAMILY.get(model_type, model_type))
-    if model_type == "dbrx":
-        data = _dbrx_fields(data, path)
+    data, renamed = renamed_fields(data, model_type, path)  # DBRX's, LongCat-Flash's names
     if model_type == "nemotron_h":
         data = nemotron_h_layers(data, path, pre_warnings)
     data = fill_family_defaults(data, model_type, pre_warnings)
@@ -382,6 +357,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         mapping["position_fields"] = fields
     mapping["norm_type"] = norm
     mapping["attention"] = attention
+    mapping.update(renamed)
     mapping["mlp"] = mlp
     if moe is not None:
         mapping["moe"] = moe

@@ -30,7 +30,7 @@ _LLAMA_LIKE = {"llama", "mistral", "mixtral", "granite", "phi3", "gpt_oss", "min
 _QWEN = {"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "mimo"}
 _GEMMA = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_FAMILY = {"deepseek_v2", "deepseek_v3", "kimi_k2", "minicpm3", "deepseek_v32",
-              "glm_moe_dsa", "glm4_moe_lite"}
+              "glm_moe_dsa", "glm4_moe_lite", "longcat_flash"}
 LAYERNORM_FAMILY = {"falcon", "gpt2", "gpt_bigcode", "gpt_neox", "opt", "gptj", "stablelm",
                     "dbrx"} | {name for name, family in TEXT_FAMILIES.items() if family.layernorm}
 # GPT-2's field names (n_layer, n_head, n_embd, n_inner, n_positions), learned positions.

@@ -275,6 +275,17 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "mla_use_nope": Covered("rotary use of the MLA layers (the oracle case kimi-linear-48b-a3b "
                                 "has it true: the latent row is unchanged)")} | _why(
         "MoE routing (compute only)", "num_expert_group", "use_grouped_topk")),
+    # models/longcat_flash.py FlashDecoderLayer: two DeepseekV2MLAAttention per decoder layer
+    # (kvplan.sources.hf_renamed reads num_layers x 2 MLA layers), the MoE's own field names.
+    "longcat_flash": _ak("models/longcat_flash.py", _MLA | {
+        "num_layers": Covered("read: decoder layers, two MLA attentions each"),
+        "attention_method": only("MLA", why="LongCat's remote-code switch; vLLM builds MLA "
+                                             "whatever it says"),
+        "moe_topk": Covered("read: experts per token (weights only)")} | _why(
+        "a scale folded into the q / kv_a norms' weights at load (no cache size)",
+        "mla_scale_q_lora", "mla_scale_kv_lora") | _why(
+        "set by kvplan's LongCat reading: which layers are MoE (weights only)",
+        "moe_layer_freq", "first_k_dense_replace", "num_experts_per_tok")),
     # ---- Model types L-Z (audit-lz).
     # models/llama.py LlamaAttention (also LLaMAForCausalLM, the text model of llava and
     # llava_next): num_key_value_heads (default the heads), head_dim or hidden / heads,

@@ -105,4 +105,7 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         raise SpecError(c.path, "first_k_dense_replace", f"must be <= num_hidden_layers ({layers})")
     moe["first_k_dense_replace"] = first_k
     moe["moe_layer_freq"] = freq
+    zero = c.int_or("zero_expert_num", 0)  # LongCat-Flash's identity experts: router columns
+    if zero:
+        moe["zero_experts"] = zero
     return moe

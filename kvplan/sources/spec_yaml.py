@@ -226,6 +226,7 @@ def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
         ),
         first_k_dense_replace=r.int("first_k_dense_replace", required=False, default=0, minimum=0),
         moe_layer_freq=r.int("moe_layer_freq", required=False, default=1),
+        zero_experts=r.int("zero_experts", required=False, default=0, minimum=0),
     )
     if moe.num_experts_per_tok > moe.n_routed_experts:
         raise r.error("num_experts_per_tok",
@@ -420,6 +421,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         layer_mixers=mixers,
         layer_chunks=chunks,
         layer_has_mlp=has_mlp,
+        layers_per_block=r.int("layers_per_block", required=False, default=1, minimum=1),
         recurrent=recurrent,
         indexer=indexer,
         num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,

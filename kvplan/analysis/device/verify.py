@@ -122,7 +122,7 @@ def plan_rank(spec: ModelSpec, *, rank: int, tp: int, pp: int, context: int, kv_
     if context < 1:
         raise InputError(f"--context: must be >= 1, got {context}")
     stage, tp_rank = divmod(rank, tp)
-    layers = pp_layer_ranges(spec.num_hidden_layers, pp)[stage]
+    layers = pp_layer_ranges(spec.num_hidden_layers, pp, spec.layers_per_block)[stage]
     work = workspace_bytes(budget)
     inputs = PlanInputs(context=context, kv_dtype=kv_dtype, block_size=block_size, tp=tp, pp=pp,
                         kv_budget_bytes=budget - work,

@@ -20,6 +20,7 @@ from kvplan.engines.base import (
     Scheduler,
     StageFacts,
     StagePool,
+    check_one_attention_per_layer,
     flag_unread_version,
 )
 from kvplan.engines.handover import KvConnector
@@ -142,12 +143,13 @@ class SglangEngine:
         return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
+        spec = check_one_attention_per_layer(spec, "SGLang")
         return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
         # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
-        return flag_unread_version(spec, self, version)
+        return flag_unread_version(check_one_attention_per_layer(spec, "SGLang"), self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)

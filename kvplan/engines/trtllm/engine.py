@@ -18,6 +18,7 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
+    check_one_attention_per_layer,
     flag_unread_version,
 )
 from kvplan.engines.caches import stage_caches
@@ -123,12 +124,13 @@ class TrtllmEngine:
         return TRTLLM_MAX_NUM_TOKENS
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
+        spec = check_one_attention_per_layer(spec, "TensorRT-LLM")
         return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
         # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
-        return flag_unread_version(spec, self, version)
+        return flag_unread_version(check_one_attention_per_layer(spec, "TensorRT-LLM"), self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)

@@ -53,10 +53,6 @@ class VllmProfile:
     # Mamba cache mode 'align' exists (prefix caching keeps extra state pages); before it, a
     # request held one state page whatever prefix caching said.
     mamba_align_mode: bool = True
-    # MLA + recurrent hybrids align the attention block to this many tokens at least (0.32:
-    # 128 for the TRT-LLM/FlashInfer MLA kernels; 0.11: FlashMLA's 64, as Kimi-Linear's log
-    # "GPU KV cache size: 75,840 tokens" = 79 x 960 shows, vllm issue #28228).
-    mla_hybrid_alignment: int = 128
     # Attention-free models (pure Mamba) report one request's max_model_len as the block: 0.32
     # model_executor/models/config.py MambaModelConfig (mamba_block_size = max_model_len with
     # prefix caching off), v1/engine/core.py (cache_config.block_size = the groups' smallest).
@@ -72,12 +68,12 @@ class VllmProfile:
 
 # Ordered oldest to newest; a version resolves to the newest profile at or below it.
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
-    VllmProfile(version="0.10", mamba_align_mode=False, mla_hybrid_alignment=64,
+    VllmProfile(version="0.10", mamba_align_mode=False,
                 group_size_ratio=None, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size = the smaller type's layer count; tokens = blocks x size"),
-    VllmProfile(version="0.13", mamba_align_mode=False, mla_hybrid_alignment=64,
+    VllmProfile(version="0.13", mamba_align_mode=False,
                 group_size_ratio=1.25, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
@@ -94,14 +90,12 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     # tests/data/engine_logs/vllm_hybrid_logs.json: Qwen3.6-35B-A3B (club-3090 #652: 300 blocks
     # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
     # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
-    VllmProfile(version="0.19", mla_hybrid_alignment=64,
-                group_size_ratio=1.5, reported_tokens="blocks",
+    VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
                       "caching on a recurrent hybrid: mamba cache mode 'align'"),
-    VllmProfile(version="0.21", mla_hybrid_alignment=64,
-                group_size_ratio=1.5, reported_tokens="concurrency",
+    VllmProfile(version="0.21", group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=1, chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
@@ -379,12 +373,15 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    platform: Platform, block_size: int | None = None,
                    hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
-                   pp: int = 1, gdn_checkpoint: bool = False) -> VllmKVConfig:
+                   pp: int = 1, gdn_checkpoint: bool = False,
+                   mla_hybrid_alignment: int = 128) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
     default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
-    prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`)."""
+    prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`); `mla_hybrid_alignment`: the
+    least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
+    version)."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -432,7 +429,7 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         per_token = max(c.bytes_per_token for c in attention if not isinstance(c, IndexerCache))
         align = max(platform.kernel_block, requested)
         if has_mla:
-            align = max(align, profile.mla_hybrid_alignment)
+            align = max(align, mla_hybrid_alignment)
         if checkpoint:
             # Internal prefill checkpoints land on block boundaries (0.33.0
             # platforms/interface.py:1089-1094: lcm with the checkpoint alignment).

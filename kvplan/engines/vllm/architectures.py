@@ -225,14 +225,23 @@ def _plain_attention(spec: ModelSpec) -> str | None:
     return None
 
 
-# Registered architectures kvplan sizes from one vLLM release on only, with why the releases
-# before it are refused (read in each release's registry.py and model file).
+# Registered architectures kvplan sizes from one vLLM release on only: {architecture: (the first
+# release sized, why not before)}, read in each release's registry.py and model file.
 # MiMo-V2 (models/mimo_v2_flash.py from 0.14, mimo_v2.py from 0.21): up to 0.19 the sliding and
 # global layers padded V to the K head size (`functional.pad(v, [0, head_dim - v_head_dim])`,
 # a cache of 2 x head_dim per head); 0.20 to 0.31 pass head_size_v but leave CacheConfig's
 # window in place, which a config class without layer_types (the checkpoint's remote
 # MiMoV2FlashConfig) sets from sliding_window and the global layers then take (0.32 sets
 # `cache_config.sliding_window = None`: "global layers would otherwise fall back to it").
+# LongcatFlashForCausalLM: models/longcat_flash.py 0.11-0.31 builds
+# FlashConfig(**hf_config.__dict__).num_hidden_layers decoder layers (FlashModel's make_layers),
+# i.e. config.json's num_hidden_layers, else num_layers -- unless the transformers release's own
+# LongcatFlashConfig already set num_hidden_layers = 2 x num_layers (5.19's property does),
+# which doubles them: the count depends on the transformers install, not on config.json.
+# From 0.32 FlashModel builds config.num_layers decoder layers (two MLA attentions each).
+# KimiLinearForCausalLM: models/kimi_linear.py is in the 0.11.2 wheel and registered there, not
+# in 0.10.x's nor 0.11.0's (0.11.1, not read, served it: vllm issue #28228's log,
+# tests/test_layers.py); arrivals.json says the same for the registry.
 _MIMO_V2_BEFORE_0_32 = ("before it the V head size was padded to the K head size (up to "
                         "0.19), then the global layers could take the config's sliding_window "
                         "as CacheConfig's, depending on the config class loaded "
@@ -243,18 +252,27 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
     # granite.py granite_layer_attn_params, unchanged 0.29 to 0.34.
     "GraniteSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); what "
                                       "an older release's Transformers fallback builds of it "
-                                      "is not checked")}
+                                      "is not checked"),
+    "KimiLinearForCausalLM": ("0.11", "not in the registry of vLLM 0.10 (models/kimi_linear.py "
+                                      "is first in the 0.11.2 wheel read; 0.11.0 lacks it too)"),
+    "LongcatFlashForCausalLM": ("0.32", "models/longcat_flash.py builds "
+                                        "FlashConfig(**hf_config.__dict__).num_hidden_layers "
+                                        "decoder layers before 0.32, a count that depends on the "
+                                        "transformers release's LongcatFlashConfig (5.19's "
+                                        "derives 2 x num_layers), not on config.json"),
+}
 
 
 def _check_sized_since(spec: ModelSpec, version: str | None) -> None:
-    name = next((n for n in spec.architectures if registered(n, version)), None)
-    if name is None or name not in SIZED_SINCE or version is None:
+    """Refuse, in one line, a release before the one kvplan sizes the architecture from."""
+    name = next((n for n in spec.architectures if n in SIZED_SINCE), None)
+    if name is None or version is None:
         return
     since, why = SIZED_SINCE[name]
     if version_key(version) < version_key(since):
-        raise UnmodelledError(f"{spec.path}: architectures: {name} is sized for vLLM {since} "
-                              f"and later only: {why}; plan with --engine-version {since} or "
-                              "newer")
+        raise UnmodelledError(f"{spec.path}: architectures: {name} at vLLM {version}: {why}; "
+                              f"kvplan sizes it from vLLM {since} on (--engine-version {since} "
+                              "or newer)")
 
 
 def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -> ModelSpec:

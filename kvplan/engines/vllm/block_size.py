@@ -87,8 +87,25 @@ and lines are in MLA_BLOCK_RULES, one row per range where the code changes):
 - ROCm: 16 in every release (check_and_update_config; TRITON_MLA, fp8 from 0.18 only); sparse
   MLA not before 0.18 (0.11.x: "Sparse Attention is not supported on ROCm"; 0.12-0.17:
   ``assert block_size == 1``): refused.
-- MLA + recurrent hybrids (Kimi-Linear) before 0.32: not read; kvplan keeps 16 before raising
-  it for the recurrent state (kvplan.engines.vllm.alloc), and the note says so.
+- MLA + recurrent hybrids (Kimi-Linear; issue 26, read in every wheel it is registered in,
+  0.11.2 on): the block is raised until one MLA page holds the recurrent state, in steps of an
+  alignment (MLA_HYBRID_ALIGNMENT; kvplan.engines.vllm.alloc raises it):
+  0.11.2-0.19.1: model_executor/models/config.py HybridAttentionMambaModelConfig, in VllmConfig's
+  __post_init__ before the platform's check: 64 (128 only for a CUTLASS_MLA named with
+  --attention-backend), from CacheConfig's 16 whatever the GPU; 0.11.2-0.17.1's
+  platforms/cuda.py then forces a block that is not a multiple of its backend's (FlashMLA 64,
+  CUTLASS_MLA 128, FLASHINFER_MLA 64): the MLA page no longer matches the padded state page and
+  vLLM does not start (refused); 0.18-0.19's update_block_size_for_backend resets a hybrid to 16
+  in the worker, and get_kv_cache_configs scales the MLA spec back up to the padded state page
+  (unify_kv_cache_spec_page_size), so the aligned block stands. A --block-size takes another
+  path there (the alignment ignores it, then keeps a larger one): refused. Prefix caching does
+  not: Kimi-Linear has no mamba prefix caching, so MambaModelConfig turns it off (0.11.2-0.14)
+  or sets mode 'align' (0.15 on), and only mode 'all' aligns to the mamba chunk size.
+  0.20.2-0.26.0: platforms/interface.py update_block_size_for_backend picks the MLA backend's
+  block as for a plain MLA model (phase 1), then _align_hybrid_block_size aligns to max(the
+  backend's smallest kernel block, that block): no floor of its own.
+  0.27.1-0.32.0: the same, at least 128 (0.32 also a multiple of every non-SSM backend's
+  smallest kernel block: for one MLA backend a divisor of 128).
 
 Refused as UnmodelledError: no layout would do (`kvplan plan`'s search re-raises it rather
 than skipping the layout). The rule is checked on the block asked for where the backend is
@@ -114,6 +131,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
 
 READ_IN = (0, 32)
+# MLA + recurrent hybrids (see the module): (first release, least block aligned to, where read).
+MLA_HYBRID_ALIGNMENT: tuple[tuple[tuple[int, int, int, int], int, str], ...] = (
+    ((0, 10, 0, 0), 64, "0.11.2 model_executor/models/config.py:349 (`128 if use_cutlass_mla "
+                        "else 64`), :423; 0.15.1 :421, :495; 0.19.1 :210, :273"),
+    ((0, 20, 0, 0), 0, "0.20.2 platforms/interface.py:499 _align_hybrid_block_size, :577 "
+                       "max(smallest kernel block, block_size); 0.26.0 :645, :876"),
+    ((0, 27, 0, 0), 128, "0.27.1 platforms/interface.py:888 max(kernel_block_alignment_size, "
+                         "128); 0.31.0 :963; 0.32.0 :1082"),
+)
+# From this release the hybrid's block starts from the MLA backend's own (update_block_size_
+# for_backend's phase 1, platforms/interface.py); before, from CacheConfig's 16.
+HYBRID_BACKEND_BLOCK_SINCE = (0, 20, 0, 0)
 # Sizes in every older release's BlockSize Literal (config/cache.py: [1, 8, 16, 32, 64, 128],
 # later with 256) that some backend of theirs takes.
 OLDER_RELEASE_SIZES = (16, 32, 64, 128)
@@ -343,14 +372,53 @@ def vllm_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInp
         return given or (platform.mla_block if kind == "mla" else platform.default_block)
     _refuse_fp8(att, inputs)
     if platform.name == "rocm" or (
-            hybrid and version is not None and _release(version) < (*READ_IN, 0, 0)):
-        # ROCm: TRITON_MLA's 16. MLA + recurrent hybrids before 0.32: not read (kvplan's
-        # earlier 16, then raised for the state; see the module).
+            hybrid and _release(version) < HYBRID_BACKEND_BLOCK_SINCE):
+        # ROCm: TRITON_MLA's 16. MLA + recurrent hybrids before 0.20: CacheConfig's 16, then
+        # raised for the state (see the module).
         return given or platform.mla_block
     backend = cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability, version)
     if rule.forced:
         return _forced(given or platform.default_block, backend, rule)
     return given or MLA_BACKEND_BLOCKS[backend]
+
+
+def mla_hybrid_alignment(version: str | None) -> int:
+    """The least block vLLM `version` aligns an MLA + recurrent hybrid's to (0: the backend's
+    own block alone; see the module)."""
+    key = _release(version)
+    return [align for since, align, _ in MLA_HYBRID_ALIGNMENT if since <= key][-1]
+
+
+def check_hybrid_mla_block(caches: tuple[LayerCaches, ...], spec: ModelSpec,
+                           inputs: PlanInputs, config: VllmKVConfig) -> None:
+    """Refuse, in one line, an MLA + recurrent hybrid on CUDA where vLLM `version` does not run
+    the aligned block kvplan sizes (see the module): before 0.20 a --block-size (another path),
+    or a block its MLA backend forces (before 0.18) or has no kernel block for. Prefix caching
+    takes the same path for Kimi-Linear: off before 0.15 (no mamba prefix caching support:
+    MambaModelConfig disables it), mamba cache mode 'align' from 0.15 (the chunk-aligned branch
+    is mode 'all' only)."""
+    hybrid = any(isinstance(c, RecurrentState) for lc in caches for c in lc.caches)
+    att = spec.attention
+    if (not hybrid or _kind(caches) != "mla" or config.platform.name != "cuda"
+            or not isinstance(att, LatentAttention)):
+        return
+    version = inputs.engine_version
+    key = _release(version)
+    where = f"vLLM {version or 'newest'}: an MLA + recurrent hybrid"
+    if key < HYBRID_BACKEND_BLOCK_SINCE and inputs.block_size is not None:
+        raise UnmodelledError(
+            f"{where} with --block-size takes another path (model_executor/models/config.py "
+            "HybridAttentionMambaModelConfig aligns to 64 whatever block is given, then keeps a "
+            "larger one), not modelled: leave it out or give --engine-version 0.20 or later")
+    rule = mla_block_rule(version)
+    backend = cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability, version)
+    need = FORCED_BLOCKS.get(backend, 1) if rule.forced else MLA_BACKEND_BLOCKS[backend]
+    if config.block_size % need:
+        how = ("platforms/cuda.py forces it to" if rule.forced else "its kernels take only")
+        raise UnmodelledError(
+            f"{where} is aligned to block {config.block_size}, and {backend} ({how} multiples "
+            f"of {need}) leaves an MLA page that no longer matches the padded recurrent-state "
+            "page: vLLM does not start (v1/core/kv_cache_utils.py: the pages do not unify)")
 
 
 def mla_block_note(platform: str | None, profile: str | None = None,
@@ -359,8 +427,10 @@ def mla_block_note(platform: str | None, profile: str | None = None,
     (kvplan.engines.vllm.alloc.VLLM_PROFILES: 0.13 covers 0.13-0.18; see the module)."""
     older = profile is not None and _release(profile) < (0, 19, 0, 0)
     if hybrid and profile is not None and _release(profile) < (*READ_IN, 0, 0):
-        return ("MLA block: for an MLA + recurrent hybrid before vLLM 0.32 the MLA backend's "
-                "block was not read; kvplan keeps 16 before raising it for the state.")
+        return ("MLA block: an MLA + recurrent hybrid's block is raised until one MLA page holds "
+                "the recurrent state, aligned to 64 before vLLM 0.20 "
+                "(HybridAttentionMambaModelConfig), to the MLA backend's own block in 0.20-0.26 "
+                "and to at least 128 from 0.27 (platforms/interface.py).")
     if platform == "cuda":
         note = ("MLA block: with no --block-size vLLM 0.32 takes its first MLA backend's "
                 "(platforms/cuda.py): FLASHINFER_MLA 32 on SM 10.x (B200), FLASH_ATTN_MLA 16 on "

@@ -31,8 +31,10 @@ from kvplan.engines.launch import (
 from kvplan.engines.vllm.architectures import vllm_served_architecture
 from kvplan.engines.vllm.block_size import (
     check_block_size,
+    check_hybrid_mla_block,
     mla_block_note,
     mla_fp8_missing,
+    mla_hybrid_alignment,
     vllm_block,
 )
 from kvplan.engines.vllm.connectors import vllm_connector
@@ -88,8 +90,10 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         max_num_batched_tokens=inputs.max_num_batched_tokens,
         num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp,
         gdn_checkpoint=alloc.vllm_gdn_checkpoints(spec, profile, inputs.platform,
-                                                  inputs.compute_capability))
+                                                  inputs.compute_capability),
+        mla_hybrid_alignment=mla_hybrid_alignment(inputs.engine_version))
     check_block_size(caches, inputs, config)
+    check_hybrid_mla_block(caches, spec, inputs, config)
     return config
 
 
