@@ -124,6 +124,12 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # 128, no window: 140 layers x 2 x 160 x 128 x 2 B = 11,468,800 B per token.
     "tele-flm-1t": (CONFIGS / "tele-flm-1t.json", 140 * 2 * 160 * 128 * 2,
                     HF + "CofeAI/Tele-FLM-1T"),
+    # ChatGLMForConditionalGeneration (NEUDM/PICA-V1, a ChatGLM2-6B P-tuning fine-tune): the
+    # registry serves it with models/chatglm.py ChatGLMForCausalLM, as ChatGLMModel (exact):
+    # GLMAttention (lines 60-75) total_num_kv_heads = multi_query_group_num 2 (multi_query_attention
+    # true), head_dim = hidden / heads = 4096 / 32 = 128, no window; config.num_layers 28:
+    # 28 x 2 x 2 x 128 x 2 B = 28,672 B per token (pre_seq_len's prefix encoder is not built).
+    "pica-v1": (CONFIGS / "pica-v1.json", 28 * 2 * 2 * 128 * 2, HF + "NEUDM/PICA-V1"),
 }
 
 # Goldens whose architecture vLLM 0.32's CPU build does not run (no oracle case), with the
