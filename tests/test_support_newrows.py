@@ -130,6 +130,12 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # true), head_dim = hidden / heads = 4096 / 32 = 128, no window; config.num_layers 28:
     # 28 x 2 x 2 x 128 x 2 B = 28,672 B per token (pre_seq_len's prefix encoder is not built).
     "pica-v1": (CONFIGS / "pica-v1.json", 28 * 2 * 2 * 128 * 2, HF + "NEUDM/PICA-V1"),
+    # IQuestCoderForCausalLM: 0.32 registry.py maps it to llama.py's LlamaForCausalLM:
+    # num_key_value_heads 8 (line 288), head_dim 128 (config.head_dim, lines 158-159),
+    # sliding_window null and no layer_types: 80 x 2 x 8 x 128 x 2 B = 327,680 B per token.
+    "iquest-coder-v1-40b-base": (CONFIGS / "iquest-coder-v1-40b-base.json",
+                                 80 * 2 * 8 * 128 * 2,
+                                 HF + "IQuestLab/IQuest-Coder-V1-40B-Base"),
 }
 
 # Goldens whose architecture vLLM 0.32's CPU build does not run (no oracle case), with the

@@ -185,6 +185,12 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # TeleFLMForCausalLM (remote model_type "TeleFLM"): models/teleflm.py is llama.py's
     # LlamaForCausalLM with muP scaling of the embeddings and logits only.
     "TeleFLM": TextFamily(source="models/teleflm.py (LlamaForCausalLM)", reads_layer_types=True),
+    # IQuestCoderForCausalLM (remote model_type "iquestcoder"): 0.32 registry.py serves it with
+    # llama.py's LlamaForCausalLM (num_key_value_heads, head_dim or hidden / heads, windows from
+    # layer_types only). Its files' use_sliding_window / max_window_layers / clip_qkv are read
+    # by no vLLM code; a sliding_window without layer_types is CacheConfig's, on every layer.
+    "iquestcoder": TextFamily(source="models/llama.py (LlamaForCausalLM)",
+                              reads_layer_types=True),
 }
 
 

@@ -86,7 +86,7 @@ def _register() -> None:
 
     for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
                        "deepseek", "bailing_moe", "phi3_v", "solar", "step1", "telechat",
-                       "TeleFLM"):
+                       "iquestcoder", "TeleFLM"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
