@@ -136,6 +136,11 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     "iquest-coder-v1-40b-base": (CONFIGS / "iquest-coder-v1-40b-base.json",
                                  80 * 2 * 8 * 128 * 2,
                                  HF + "IQuestLab/IQuest-Coder-V1-40B-Base"),
+    # NanbeigeForCausalLM: the Transformers backend (models/transformers/base.py lines 633-676:
+    # head_size = arch_config.head_size = 4096 / 32 = 128, num_kv_heads = get_num_kv_heads() =
+    # num_key_value_heads 32, no layer_types): 36 x 2 x 32 x 128 x 2 B = 589,824 B per token.
+    "nanbeige2-8b-chat": (CONFIGS / "nanbeige2-8b-chat.json", 36 * 2 * 32 * 128 * 2,
+                          HF + "Nanbeige/Nanbeige2-8B-Chat"),
 }
 
 # Goldens whose architecture vLLM 0.32's CPU build does not run (no oracle case), with the

@@ -191,6 +191,12 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # by no vLLM code; a sliding_window without layer_types is CacheConfig's, on every layer.
     "iquestcoder": TextFamily(source="models/llama.py (LlamaForCausalLM)",
                               reads_layer_types=True),
+    # NanbeigeForCausalLM (remote model_type "nanbeige"): the Transformers backend (0.32
+    # registry.py _TRANSFORMERS_BACKEND_MODELS; models/transformers/base.py: num_kv_heads from
+    # model_config.get_num_kv_heads, head_size from arch_config.head_size -- head_dim, else
+    # hidden / heads -- and per-layer windows from layer_types).
+    "nanbeige": TextFamily(source="models/transformers/base.py (remote NanbeigeConfig)",
+                           reads_layer_types=True),
 }
 
 

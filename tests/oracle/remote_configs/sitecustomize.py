@@ -120,6 +120,22 @@ def _register() -> None:
 
     AutoConfig.register("phi4-siglip", Phi4SiglipConfig)
 
+    # Nanbeige (Nanbeige/Nanbeige2-*): vLLM 0.32 serves NanbeigeForCausalLM with its
+    # Transformers backend (AutoModel.from_config), whose KV cache takes its heads and head size
+    # from the config alone (models/transformers/base.py: model_config.get_num_kv_heads,
+    # arch_config.head_size). The remote configuration_nanbeige.py / modeling_nanbeige.py are
+    # Llama's, so LlamaConfig / LlamaModel stand in for them; they size nothing here.
+    from transformers import AutoModel, LlamaConfig, LlamaModel
+
+    class NanbeigeConfig(LlamaConfig):
+        model_type = "nanbeige"
+
+    class NanbeigeModel(LlamaModel):
+        config_class = NanbeigeConfig
+
+    AutoConfig.register("nanbeige", NanbeigeConfig)
+    AutoModel.register(NanbeigeConfig, NanbeigeModel)
+
 
 try:
     _register()
