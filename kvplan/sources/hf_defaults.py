@@ -74,6 +74,9 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     # HyperCLOVAXConfig: num_key_value_heads and head_dim None -> the heads and hidden / heads
     # (its __post_init__), as kvplan's reader falls back without a default.
     "hyperclovax": {_TIE: False},
+    # Step1Config (remote, Step-Audio's configuration_step1.py): num_attention_groups 8; no
+    # tie flag, so PretrainedConfig's True (models/step1.py ties lm_head when it is true).
+    "step1": {"num_attention_groups": 8, _TIE: True},
     # Each class's tie_word_embeddings where no other default is listed.
     "gemma3": {_TIE: True},
     "minicpm3": {_TIE: True}, "falcon": {_TIE: True}, "gpt2": {_TIE: True}, "opt": {_TIE: True},

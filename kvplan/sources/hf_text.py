@@ -45,6 +45,9 @@ class TextFamily:
     default_layer_types: Callable[[int], str] | None = None  # the config class's pattern
     # other name -> the standard name (or names) it stands for
     aliases: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+    # other name -> the standard name it replaces whatever config.json says of the standard
+    # one (the model code reads only the other, which its config class always sets)
+    overrides: Mapping[str, str] = field(default_factory=dict)
     # Weights only: the MLP, the norm, biases and positions.
     gated_mlp: bool = True
     mlp_bias: bool | None = None  # None: the config's mlp_bias
@@ -173,6 +176,36 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # 5.19, sets it to hidden / heads when None, and the KV heads to the heads);
     # Attention(cache_config=...) with no per-layer window. use_post_norm adds norms only.
     "hyperclovax": TextFamily(source="models/hyperclovax.py"),
+    # Step1ForCausalLM (Step-Audio): models/step1.py StepAttention: head_dim = hidden / heads,
+    # num_kv_heads = getattr(config, "num_attention_groups", getattr(config,
+    # "num_key_value_heads", 1)); the remote Step1Config always sets num_attention_groups
+    # (default 8), so num_key_value_heads is never read. ALiBi (use_alibi_sqrt), no window.
+    "step1": TextFamily(source="models/step1.py", head_dim="hidden",
+                        overrides={"num_attention_groups": "num_key_value_heads"},
+                        position="alibi"),
+    # TeleChat2ForCausalLM: models/telechat2.py sets the config's attribute_map (n_layer ->
+    # num_hidden_layers, n_head -> num_attention_heads, ffn_hidden_size -> intermediate_size)
+    # and builds llama.py's LlamaModel: LlamaAttention num_kv_heads = num_key_value_heads (else
+    # the heads), head_dim or hidden / heads, windows from layer_types.
+    "telechat": TextFamily(source="models/telechat2.py (LlamaModel)", reads_layer_types=True,
+                           aliases={"n_layer": "num_hidden_layers",
+                                    "n_head": "num_attention_heads",
+                                    "ffn_hidden_size": "intermediate_size"}),
+    # TeleFLMForCausalLM (remote model_type "TeleFLM"): models/teleflm.py is llama.py's
+    # LlamaForCausalLM with muP scaling of the embeddings and logits only.
+    "TeleFLM": TextFamily(source="models/teleflm.py (LlamaForCausalLM)", reads_layer_types=True),
+    # IQuestCoderForCausalLM (remote model_type "iquestcoder"): 0.32 registry.py serves it with
+    # llama.py's LlamaForCausalLM (num_key_value_heads, head_dim or hidden / heads, windows from
+    # layer_types only). Its files' use_sliding_window / max_window_layers / clip_qkv are read
+    # by no vLLM code; a sliding_window without layer_types is CacheConfig's, on every layer.
+    "iquestcoder": TextFamily(source="models/llama.py (LlamaForCausalLM)",
+                              reads_layer_types=True),
+    # NanbeigeForCausalLM (remote model_type "nanbeige"): the Transformers backend (0.32
+    # registry.py _TRANSFORMERS_BACKEND_MODELS; models/transformers/base.py: num_kv_heads from
+    # model_config.get_num_kv_heads, head_size from arch_config.head_size -- head_dim, else
+    # hidden / heads -- and per-layer windows from layer_types).
+    "nanbeige": TextFamily(source="models/transformers/base.py (remote NanbeigeConfig)",
+                           reads_layer_types=True),
 }
 
 
@@ -202,6 +235,9 @@ def fill_family_defaults(data: dict, model_type: str, warnings: list[str]) -> di
             data[key] = value
             used.append(f"{key} {value}")
     _read_aliases(data, family)  # then a default given under another name (use_bias)
+    for other, standard in family.overrides.items():
+        if data.get(other) is not None:
+            data[standard] = data[other]
     if used:
         warnings.append(f"not in config.json, taken from the {model_type} config class's "
                         f"defaults: {', '.join(used)}")

@@ -17,14 +17,21 @@ _STANDARD = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_he
              "num_key_value_heads", "intermediate_size", "hidden_act", "max_position_embeddings",
              "rms_norm_eps", "rope_theta", "rope_scaling", "attention_bias", "mlp_bias",
              "head_dim")
-_ALIASES = {"exaone": {"num_layers": "num_hidden_layers"}}
+_ALIASES = {"exaone": {"num_layers": "num_hidden_layers"},
+            # Telechat2Config (TeleChat2's configuration_telechat2.py): GPT-2-style names.
+            "telechat": {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+                         "ffn_hidden_size": "intermediate_size",
+                         "layer_norm_epsilon": "rms_norm_eps"}}
 # Remote-class defaults for fields a published config.json leaves out and vLLM reads
 # (MiniCPMConfig: tie_word_embeddings=True; models/minicpm.py reads config.tie_word_embeddings).
 _DEFAULTS = {"minicpm": {"tie_word_embeddings": True}}
 # Standard fields a remote class never defines, left unset when config.json leaves them out
 # (Phi3VConfig has no head_dim: transformers' longrope validation takes hidden / heads only when
 # the attribute is absent, not when it is None).
-_UNSET = {"phi3_v": ("head_dim",)}
+# Step1Config (Step-Audio's configuration_step1.py) defines neither num_key_value_heads nor
+# head_dim: vLLM's get_total_num_kv_heads takes the first of its names present, so a None
+# num_key_value_heads would hide num_attention_groups.
+_UNSET = {"phi3_v": ("head_dim",), "step1": ("num_key_value_heads", "head_dim")}
 
 
 def _register() -> None:
@@ -78,7 +85,8 @@ def _register() -> None:
         return RemoteConfig
 
     for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
-                       "deepseek", "bailing_moe", "phi3_v", "solar"):
+                       "deepseek", "bailing_moe", "phi3_v", "solar", "step1", "telechat",
+                       "iquestcoder", "TeleFLM"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
@@ -111,6 +119,22 @@ def _register() -> None:
             self.vision_config = vision_config
 
     AutoConfig.register("phi4-siglip", Phi4SiglipConfig)
+
+    # Nanbeige (Nanbeige/Nanbeige2-*): vLLM 0.32 serves NanbeigeForCausalLM with its
+    # Transformers backend (AutoModel.from_config), whose KV cache takes its heads and head size
+    # from the config alone (models/transformers/base.py: model_config.get_num_kv_heads,
+    # arch_config.head_size). The remote configuration_nanbeige.py / modeling_nanbeige.py are
+    # Llama's, so LlamaConfig / LlamaModel stand in for them; they size nothing here.
+    from transformers import AutoModel, LlamaConfig, LlamaModel
+
+    class NanbeigeConfig(LlamaConfig):
+        model_type = "nanbeige"
+
+    class NanbeigeModel(LlamaModel):
+        config_class = NanbeigeConfig
+
+    AutoConfig.register("nanbeige", NanbeigeConfig)
+    AutoModel.register(NanbeigeConfig, NanbeigeModel)
 
 
 try:
