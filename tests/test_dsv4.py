@@ -211,3 +211,26 @@ def test_reader_names_file_and_field(change: dict, field: str) -> None:
     with pytest.raises(SpecError) as err:
         read_compressed_sparse_attention(config, "v4/config.json")
     assert str(err.value).startswith(f"v4/config.json: {field}: ")
+
+
+# --- real start-up logs (tests/data/engine_logs/vllm_dsv4_logs.json) ---------------------------
+
+LOGS = json.loads((DATA / "engine_logs" / "vllm_dsv4_logs.json").read_text())
+
+
+def test_every_log_is_replayed_or_says_why() -> None:
+    # None so far: every public V4 log found predates vLLM 0.29's packed groups (0.22-0.26),
+    # whose DeepSeek-V4 path (group_and_unify_kv_cache_specs) kvplan does not model.
+    for log in LOGS:
+        assert log["url"].startswith("https://") and log["read"].startswith("held out")
+        assert log["replay"] is None and log["skip_reason"] in log["notes"]
+    assert len(LOGS) == 5
+
+
+def test_b200_log_is_beyond_the_032_rule() -> None:
+    # vllm issue 51454 (0.25.0, 8x B200, TP 8, 1M tokens, 8,192 batched tokens): 20.43x. Under
+    # 0.32's rule that is 20.43 x 10,778 blocks x 1,002,240 B = 220.7 GB of KV on each GPU,
+    # more than a B200's 178 GiB: the older release charged a request far fewer blocks.
+    k = v4_config(CONFIGS / "deepseek-v4-flash.json", context=1_048_576,
+                  platform=get_platform("cuda"), version="0.32")
+    assert 20.43 * k.blocks_per_request * k.bytes_per_block > 200 * GiB
