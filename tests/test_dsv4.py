@@ -28,9 +28,10 @@ import pytest
 
 from kvplan._util.errors import SpecError, UnmodelledError
 from kvplan._util.units import GiB
-from kvplan.engines.vllm.alloc import get_platform
+from kvplan.engines.vllm.alloc import get_platform, vllm_batch_defaults
 from kvplan.engines.vllm.compressed import vllm_v4_kv_config
 from kvplan.engines.vllm.packed import approximate_gcd
+from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.compressed import v4_layer_caches
 from kvplan.sources.hf_dsv4 import read_compressed_sparse_attention
 
@@ -234,3 +235,28 @@ def test_b200_log_is_beyond_the_032_rule() -> None:
     k = v4_config(CONFIGS / "deepseek-v4-flash.json", context=1_048_576,
                   platform=get_platform("cuda"), version="0.32")
     assert 20.43 * k.blocks_per_request * k.bytes_per_block > 200 * GiB
+
+
+@pytest.mark.parametrize(("gpu", "blocks"), [("H100-80GB", 10_778), ("H200", 10_778),
+                                             ("B200", 17_434), ("GB200", 17_434)])
+def test_default_layout_by_gpu(gpu: str, blocks: int) -> None:
+    # Every one of these is SM 9.x / 10.x: FlashMLA's fp8_ds_mla rows and cache block 256 (the
+    # indexer's only size), whatever the KV flag. `vllm serve` batches 8,192 tokens on an
+    # 80-150 GiB card and 16,384 on a >= 160 GiB one (EngineArgs.get_batch_defaults, 0.28+),
+    # two batches in flight. B200 / GB200 at 1,048,576 tokens: the rows 4,096 blocks; the
+    # windows 2 x (cdiv(127 + 32,768, 64) + 1) = 2 x 515; the CSA states cdiv(7 + 32,768, 4) +
+    # 1 = 8,195; the HCA states cdiv(127 + 32,768, 8) + 1 = 4,113: 17,434 (H100: 10,778,
+    # test_flash_pool_by_hand).
+    g = get_gpu(gpu)
+    _, batched = vllm_batch_defaults(g.memory_bytes, is_a100=False, version="0.32")
+    k = v4_config(CONFIGS / "deepseek-v4-flash.json", context=1_048_576,
+                  platform=get_platform("cuda"), version="0.32", max_num_batched_tokens=batched,
+                  compute_capability=g.compute_capability)
+    assert k.block_size == 256 and k.blocks_per_request == blocks
+
+
+def test_rtx_pro_6000_refused() -> None:
+    g = get_gpu("RTX-PRO-6000")
+    with pytest.raises(UnmodelledError, match="SM 12.x"):
+        v4_config(CONFIGS / "deepseek-v4-flash.json", context=8192, platform=get_platform("cuda"),
+                  compute_capability=g.compute_capability)
