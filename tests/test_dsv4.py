@@ -188,7 +188,7 @@ def test_oracle_cases_recorded() -> None:
     ({"version": "0.19"}, "first registered in vLLM 0.20"),
     ({"version": "0.26"}, "on vLLM 0.32 and later"),
     ({"kv_cache_dtype": "bfloat16"}, "fp8_ds_mla only"),
-    ({"block_size": 128}, "block 256 only"),
+    ({"block_size": 128}, "block 256 only"),  # on CUDA; the CPU platform sets 256 (oracle)
     ({"compute_capability": (12, 0)}, "SM 12.x"),
     ({"platform": get_platform("rocm")}, "CUDA and CPU only"),
     ({"num_spec_tokens": 1}, "speculative decoding"),

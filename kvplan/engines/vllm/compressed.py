@@ -13,7 +13,7 @@ Read in vLLM 0.32 (the same in 0.33 and 0.34):
 - v1/attention/backends/mla/indexer.py DeepseekV4IndexerBackend.get_supported_kernel_block_sizes
   is [256] and platforms/interface.py _preferred_block_size_for_backends takes the smallest size
   every backend accepts: the cache block is 256 (the SWA cache, 64, and the compressor states, 4
-  and 8, keep their own blocks);
+  and 8, keep their own blocks); the CPU platform sets 256 over any --block-size;
 - config/vllm.py max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (2
   batches with async scheduling at PP 1).
 """
@@ -75,7 +75,11 @@ def vllm_v4_kv_config(att: CompressedSparseAttention, num_hidden_layers: int, *,
     check_v4_version(version)
     check_v4_layout(kv_cache_dtype, platform=platform.name,
                     compute_capability=compute_capability)
-    if block_size not in (None, V4_CACHE_BLOCK):
+    if block_size not in (None, V4_CACHE_BLOCK) and platform.name != "cpu":
+        # The CPU platform overrides any --block-size to 256 for V4 (platforms/cpu.py
+        # check_and_update_config: "DeepSeek-V4 CPU backend requires block_size=256,
+        # overriding user-specified block_size"); CUDA keeps the user's size and the worker's
+        # kernel-block check then finds no size the indexer takes.
         raise UnmodelledError(
             f"--block-size {block_size}: vLLM's DeepSeek-V4 indexer takes block "
             f"{V4_CACHE_BLOCK} only (DeepseekV4IndexerBackend)")
