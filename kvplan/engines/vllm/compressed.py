@@ -14,6 +14,10 @@ Read in vLLM 0.32 (the same in 0.33 and 0.34):
   is [256] and platforms/interface.py _preferred_block_size_for_backends takes the smallest size
   every backend accepts: the cache block is 256 (the SWA cache, 64, and the compressor states, 4
   and 8, keep their own blocks); the CPU platform sets 256 over any --block-size;
+- the pool is packed (kv_cache_utils.py _get_packed_kv_cache_groups needs a block-outermost
+  layout): DeepseekV4IndexerBackend.supported_kv_cache_layouts is (BLHNC, BLNHC), both
+  block-outermost, and v1/attention/backends/utils.py resolve_kv_cache_layout keeps a layout
+  every backend supports (vLLM's CPU build logs "Using BLHNC KV cache layout");
 - config/vllm.py max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (2
   batches with async scheduling at PP 1).
 """

@@ -130,12 +130,14 @@ def vllm_packed_config(layers: tuple[LayerCaches, ...], *, context: int, cache_b
     (_get_kv_cache_bytes_per_block, block-outermost: no spec here sets a block stride
     alignment, so no rounding); a request takes each group's pages at max_model_len
     (get_max_concurrency_for_kv_cache_config)."""
-    entries = [(lc.index, c) for lc in layers for c in lc.caches]
-    if not all(isinstance(c, PagedRowCache) for _, c in entries):
-        raise TypeError("vllm_packed_config takes kvplan.kv.compressed kinds only")
+    entries: list[tuple[int, PagedRowCache]] = []
+    for lc in layers:
+        for c in lc.caches:
+            if not isinstance(c, PagedRowCache):
+                raise TypeError("vllm_packed_config takes kvplan.kv.compressed kinds only")
+            entries.append((lc.index, c))
     shape = RequestShape(in_flight_tokens=in_flight_tokens)
-    groups = packed_groups(entries, cache_block=cache_block, context=context,  # type: ignore[arg-type]
-                           shape=shape)
+    groups = packed_groups(entries, cache_block=cache_block, context=context, shape=shape)
     return VllmKVConfig(
         profile=profile, platform=platform, block_size=cache_block,
         requested_block_size=cache_block, state_page_bytes=0, state_padding_percent=None,
