@@ -128,3 +128,37 @@ class LatentAttention:
 
 
 Attention = HeadAttention | LatentAttention
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompressedSparseAttention:
+    """DeepSeek-V4's attention (model card: Compressed Sparse Attention + Heavily Compressed
+    Attention): one KV head of ``head_dim`` (NoPE + ``qk_rope_head_dim`` RoPE) per token, kept
+    raw for the last ``sliding_window`` tokens of every layer and, on a layer whose
+    ``compress_ratios`` entry r is 4 (CSA) or 128 (HCA), also compressed to one row per r
+    tokens; CSA layers add a lightning indexer (``index_n_heads`` x ``index_head_dim`` queries,
+    one ``index_head_dim`` key per compressed row, ``index_topk`` rows selected).
+    ``compress_ratios`` lists the main layers then the MTP layers (0: window only)."""
+
+    num_attention_heads: int
+    head_dim: int
+    qk_rope_head_dim: int
+    sliding_window: int
+    compress_ratios: tuple[int, ...]
+    q_lora_rank: int
+    o_lora_rank: int
+    o_groups: int
+    index_head_dim: int
+    index_n_heads: int
+    index_topk: int
+
+    def compress_ratio(self, layer: int) -> int:
+        """Layer `layer`'s ratio as vLLM reads it (DeepseekV4Attention: max(1, ratio); layers
+        past the list, the MTP ones, keep the window only)."""
+        if layer < len(self.compress_ratios):
+            return max(1, self.compress_ratios[layer])
+        return 1
+
+    def describe(self) -> str:
+        return (f"compressed sparse attention: window {self.sliding_window} + rows of "
+                f"{self.head_dim} compressed 1:4 (indexed) or 1:128")

@@ -1,0 +1,100 @@
+"""vLLM's rules for DeepSeek-V4's compressed sparse attention: which releases, KV dtypes,
+platforms and block sizes kvplan sizes, and the pool they give (kvplan.engines.vllm.packed).
+
+Read in vLLM 0.32 (the same in 0.33 and 0.34):
+- model_executor/models/registry.py first lists DeepseekV4ForCausalLM in 0.20 (0.20.2 in the
+  releases read); the packed KV-cache groups (kv_cache_utils.py _get_packed_kv_cache_groups)
+  replaced 0.26's DeepSeek-V4 path (group_and_unify_kv_cache_specs) in 0.29, and 0.32 is the
+  first release whose whole path kvplan read and checked (CPU oracle), so 0.20-0.31 are refused;
+- models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype: the FlashMLA layout (CUDA but
+  SM 12.x, and the CPU backend) stores fp8_ds_mla whatever fp8 flag is given, and "auto" means
+  fp8 too; a bf16 KV cache is refused there ("only supports fp8 kv-cache"). SM 12.x (FlashInfer,
+  plain bf16 / fp8 rows) and ROCm (its own classes) are not modelled;
+- v1/attention/backends/mla/indexer.py DeepseekV4IndexerBackend.get_supported_kernel_block_sizes
+  is [256] and platforms/interface.py _preferred_block_size_for_backends takes the smallest size
+  every backend accepts: the cache block is 256 (the SWA cache, 64, and the compressor states, 4
+  and 8, keep their own blocks); the CPU platform sets 256 over any --block-size;
+- the pool is packed (kv_cache_utils.py _get_packed_kv_cache_groups needs a block-outermost
+  layout): DeepseekV4IndexerBackend.supported_kv_cache_layouts is (BLHNC, BLNHC), both
+  block-outermost, and v1/attention/backends/utils.py resolve_kv_cache_layout keeps a layout
+  every backend supports (vLLM's CPU build logs "Using BLHNC KV cache layout");
+- config/vllm.py max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (2
+  batches with async scheduling at PP 1).
+"""
+
+from __future__ import annotations
+
+from kvplan._util.errors import UnmodelledError
+from kvplan._util.versions import version_key
+from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, vllm_profile
+from kvplan.engines.vllm.packed import vllm_packed_config
+from kvplan.kv.compressed import v4_layers
+from kvplan.model.attention import CompressedSparseAttention
+
+FIRST_REGISTERED = "0.20"
+FIRST_CHECKED = "0.32"
+V4_CACHE_BLOCK = 256
+# --kv-cache-dtype values the FlashMLA layout turns into fp8_ds_mla.
+FP8_DS_MLA_FLAGS = frozenset({"auto", "fp8", "fp8_e4m3", "fp8_ds_mla"})
+
+
+def check_v4_version(version: str | None) -> None:
+    """Refuse a release that predates DeepSeek-V4 or that kvplan has not checked, in one line."""
+    key = version_key(version)
+    if key < version_key(FIRST_REGISTERED):
+        raise UnmodelledError(
+            f"--engine-version: vLLM {version} does not serve DeepseekV4ForCausalLM (first "
+            f"registered in vLLM {FIRST_REGISTERED})")
+    if key < version_key(FIRST_CHECKED):
+        raise UnmodelledError(
+            f"--engine-version: kvplan sizes DeepSeek-V4 on vLLM {FIRST_CHECKED} and later "
+            f"(its packed KV-cache groups, checked against vLLM's CPU build); vLLM {version} "
+            "is not checked")
+
+
+def check_v4_layout(kv_cache_dtype: str, *, platform: str,
+                    compute_capability: tuple[int, int] | None) -> None:
+    """The FlashMLA fp8_ds_mla layout only."""
+    if platform not in ("cuda", "cpu"):
+        raise UnmodelledError(f"--platform {platform}: DeepSeek-V4's caches are modelled on "
+                              "CUDA and CPU only (vLLM's ROCm classes are not read)")
+    if platform == "cuda" and compute_capability is not None and compute_capability[0] == 12:
+        raise UnmodelledError(
+            "DeepSeek-V4 on SM 12.x: vLLM picks FlashInfer's plain-row KV cache there "
+            "(models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls), not modelled")
+    if kv_cache_dtype not in FP8_DS_MLA_FLAGS:
+        raise UnmodelledError(
+            f"--kv-dtype {kv_cache_dtype}: vLLM's FlashMLA DeepSeek-V4 layout stores fp8_ds_mla "
+            "only (auto or fp8; attention.py _resolve_dsv4_kv_cache_dtype refuses the rest)")
+
+
+def vllm_v4_kv_config(att: CompressedSparseAttention, num_hidden_layers: int, *, context: int,
+                      platform: Platform, version: str | None = None,
+                      kv_cache_dtype: str = "auto", block_size: int | None = None,
+                      compute_capability: tuple[int, int] | None = None,
+                      max_num_batched_tokens: int = 8192, async_scheduling: bool | None = None,
+                      pp: int = 1, num_spec_tokens: int = 0) -> VllmKVConfig:
+    """vLLM's pool for DeepSeek-V4 on one rank (every rank holds every layer's caches: the
+    specs say max_tp_shards=1). `async_scheduling` None: the platform's default."""
+    check_v4_version(version)
+    check_v4_layout(kv_cache_dtype, platform=platform.name,
+                    compute_capability=compute_capability)
+    if block_size not in (None, V4_CACHE_BLOCK) and platform.name != "cpu":
+        # The CPU platform overrides any --block-size to 256 for V4 (platforms/cpu.py
+        # check_and_update_config: "DeepSeek-V4 CPU backend requires block_size=256,
+        # overriding user-specified block_size"); CUDA keeps the user's size and the worker's
+        # kernel-block check then finds no size the indexer takes.
+        raise UnmodelledError(
+            f"--block-size {block_size}: vLLM's DeepSeek-V4 indexer takes block "
+            f"{V4_CACHE_BLOCK} only (DeepseekV4IndexerBackend)")
+    if num_spec_tokens:
+        raise UnmodelledError("DeepSeek-V4 with speculative decoding (MTP / DSpark): the draft "
+                              "layers' caches are not modelled")
+    if pp != 1:
+        raise UnmodelledError("DeepSeek-V4 with pipeline parallelism: not modelled")
+    profile = vllm_profile(version)
+    on = platform.async_scheduling if async_scheduling is None else async_scheduling
+    batches = profile.in_flight_batches_async if on else 1
+    return vllm_packed_config(v4_layers(att, num_hidden_layers), context=context,
+                              cache_block=V4_CACHE_BLOCK, profile=profile, platform=platform,
+                              in_flight_tokens=max_num_batched_tokens * batches)
