@@ -33,6 +33,15 @@ def test_starcoder2_7b_leftover_fields_do_not_block() -> None:
     assert plan["bytes_per_token"] == 65536 and plan["exact"] is True
 
 
+def test_starcoder2_tiny_random_attention_probs_dropout_prob_does_not_block() -> None:
+    # hf-internal-testing/tiny-random-Starcoder2ForCausalLM (blind batch 9) carries BERT's
+    # attention_probs_dropout_prob 0.1: training-time dropout; transformers 5.19's Starcoder2
+    # reads attention_dropout only, and vLLM 0.32 reads the name only in blip2.py's Q-Former.
+    # 2 layers x 2 (K, V) x 2 KV heads x head 32 / 4 = 8 x 2 B = 128 B per token.
+    plan = estimate("starcoder2-tiny-random-hf-internal")
+    assert plan["bytes_per_token"] == 2 * 2 * 2 * (32 // 4) * 2 == 128
+
+
 def test_mamba_ssm_cfg_empty_does_not_block() -> None:
     # state-spaces/mamba-1.4b-hf: ssm_cfg {} (the mamba_ssm package's options), read by neither
     # MambaConfig nor vLLM's models/mamba.py. State per request (layers/mamba/mamba_utils.py

@@ -47,6 +47,9 @@ MLA_FIELDS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_d
 IGNORED: dict[str, str] = {
     "attention_dropout": "training-time dropout",
     "hidden_dropout": "training-time dropout",
+    "attention_probs_dropout_prob": "training-time dropout (BERT's name, left in test configs "
+                                    "such as hf-internal-testing's; vLLM 0.32 reads it only in "
+                                    "blip2.py's Q-Former, transformers' Starcoder2 not at all)",
     "layer_norm_eps": "a norm's epsilon",
     "layer_norm_epsilon": "a norm's epsilon",
     "layernorm_epsilon": "a norm's epsilon",

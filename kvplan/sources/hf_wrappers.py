@@ -150,10 +150,14 @@ _OUTER = ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config", 
 # Fields every text sub-config must state when kvplan does not hold its class's defaults.
 _KV_FIELDS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size")
 # Qwen3VLMoeTextConfig's head_dim defaults to 128, not hidden_size / num_attention_heads.
-# GlmOcrTextConfig has no head_dim: vLLM's glm4.py then takes hidden / heads, where kvplan's
-# glm4 reader would fill Glm4Config's 128 (kvplan.sources.hf_defaults).
-_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",),
-                   "glm_ocr_text": ("head_dim",)}
+_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",)}
+# Text classes with no head_dim read by the glm4 family: transformers 5.19's Glm4vTextConfig and
+# GlmOcrTextConfig hold none, and vLLM 0.32's glm4.py builds Glm4Attention with
+# head_dim=getattr(config, "head_dim", None), then `head_dim or hidden_size // total_num_heads`.
+# Left out, it is hidden / heads, not the 128 kvplan's glm4 reader would take from Glm4Config
+# (kvplan.sources.hf_defaults). Issue 26, blind batch 9: tiny-random/glm-4v (hidden 64, 2 heads)
+# was sized at head_dim 128 where vLLM's CPU build cached 32, 4x fewer blocks.
+_HEAD_DIM_HIDDEN_OVER_HEADS = ("glm4v_text", "glm_ocr_text")
 
 
 def wrapper_of(config: Mapping[str, Any]) -> Wrapper | None:
@@ -196,6 +200,11 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     for outer in _OUTER:
         if outer not in text and config.get(outer) is not None:
             merged[outer] = config[outer]
+    if text_type in _HEAD_DIM_HIDDEN_OVER_HEADS and "head_dim" not in merged:
+        merged["head_dim"] = merged["hidden_size"] // merged["num_attention_heads"]
+        warnings.append(f"{where}.head_dim: not stated; {text_type} has no head_dim, so vLLM "
+                        f"models/glm4.py takes hidden_size / num_attention_heads = "
+                        f"{merged['head_dim']}")
     merged["model_type"] = text_type
     merged["_wrapper_model_type"] = config_model_type(config)
     # Stated as null: not left to the class's default by kvplan.sources.hf_fields.

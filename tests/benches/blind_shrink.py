@@ -77,6 +77,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # over 16 heads keeps head_dim 64 (falcon.py: hidden_size // num_attention_heads) and the 8
     # KV heads (num_kv_heads, new_decoder_architecture): the cache per token is unchanged.
     "falcon-180b-space-copy": {"hidden_size": 1024, "num_attention_heads": 16},
+    # Blind batch 9: 2-block vision towers (no cache; only the start is slower).
+    **{cid: {"vision_config": {"num_hidden_layers": 2}}
+       for cid in ("paddleocr-vl-90dbf489", "lightonocr-0.9b-16k-1025")},
+    # Its text_config states no layer count (MistralConfig's default 32): 4 stated.
+    "llava-next-video-7b-32k-hf": {"vision_config": {"num_hidden_layers": 2},
+                                   "text_config": {"num_hidden_layers": 4}},
+    "glm-ocr-onnx": {"vision_config": {"depth": 2}},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.

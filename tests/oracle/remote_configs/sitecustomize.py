@@ -84,9 +84,12 @@ def _register() -> None:
         RemoteConfig.__name__ = f"RemoteConfig_{model_type.replace('-', '_')}"
         return RemoteConfig
 
-    for model_type in ("nemotron-nas", "internlm2", "exaone", "orion", "minicpm", "internlm3",
-                       "deepseek", "bailing_moe", "phi3_v", "solar", "step1", "telechat",
-                       "iquestcoder", "TeleFLM"):
+    # "internlm": early InternLM2 repos (internlm/internlm2-math-plus-1_8b) name their remote
+    # class configuration_internlm.InternLMConfig, model_type internlm, under
+    # InternLM2ForCausalLM.
+    for model_type in ("nemotron-nas", "internlm2", "internlm", "exaone", "orion", "minicpm",
+                       "internlm3", "deepseek", "bailing_moe", "phi3_v", "solar", "step1",
+                       "telechat", "iquestcoder", "TeleFLM"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
