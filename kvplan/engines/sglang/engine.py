@@ -149,7 +149,8 @@ class SglangEngine:
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
         # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
-        return flag_unread_version(check_one_attention_per_layer(spec, "SGLang"), self, version)
+        spec = check_one_attention_per_layer(spec, "SGLang")
+        return flag_unread_version(spec, self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return sglang_state_dtypes(spec, inputs.ssm_dtype)

@@ -130,7 +130,8 @@ class TrtllmEngine:
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
         # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
-        return flag_unread_version(check_one_attention_per_layer(spec, "TensorRT-LLM"), self, version)
+        spec = check_one_attention_per_layer(spec, "TensorRT-LLM")
+        return flag_unread_version(spec, self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
