@@ -11,32 +11,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvplan.cli import app
 from kvplan.engines.vllm.architectures import (
     arrival,
     registered,
     release_read,
     shown_release,
 )
+from tests.test_vllm_architectures import _one_line_refusal, _run
 
 DATA = Path(__file__).parent / "data"
 GLM47_FLASH = str(DATA / "configs" / "glm-4.7-flash.json")
 DSV32 = str(DATA / "configs" / "deepseek-v3.2.json")
 VLLM_SRC = Path("/tmp/vllm-src")  # each release's wheel unpacked (not in CI: that test skips)
 ARRIVALS = Path(__file__).parents[1] / "kvplan" / "engines" / "vllm" / "arrivals.json"
-
-
-def _run(*args: str):
-    return CliRunner().invoke(app, list(args))
-
-
-def _one_line_refusal(result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.stderr.splitlines() if "error" in line]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize(("name", "first", "line", "before"), [
