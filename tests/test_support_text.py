@@ -273,11 +273,14 @@ def test_text_rows_are_exact_and_shrinks_match() -> None:
         assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 4 * per_layer
     # Families of the table without an exact row yet (no published config sourced): their
     # support rows stay refused, naming the vLLM file kvplan reads them by.
-    # (Families whose golden lives in tests/test_support_newrows.py count too.)
+    # (Families whose golden lives in tests/test_support_newrows.py or
+    # tests/test_support_layer_shapes.py count too.)
+    from tests.test_support_layer_shapes import GOLDEN_SHAPES
     from tests.test_support_newrows import GOLDEN_NEW
 
-    golden_types = {config_model_type(json.loads(path.read_text()))
-                    for path, _, _ in [*TEXT_GOLDEN.values(), *GOLDEN_NEW.values()]} - {"llama"}
+    goldens = [*TEXT_GOLDEN.values(), *GOLDEN_NEW.values(), *GOLDEN_SHAPES.values()]
+    golden_types = {config_model_type(json.loads(entry[0].read_text()))
+                    for entry in goldens} - {"llama"}
     golden_types |= {"olmo2", "phi", "starcoder2"}  # golden in tests/test_support.py
     assert set(TEXT_FAMILIES) - golden_types == {"granitemoeshared"}
     for arch in ("GraniteMoeSharedForCausalLM",):
