@@ -144,6 +144,13 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # per request (not per token).
     "minicpm-v-4.6": (MM / "minicpm-v-4.6.json", 6 * 2 * 2 * 256 * 2,
                       HF + "openbmb/MiniCPM-V-4_6"),
+    # models/glmasr.py (vLLM 0.32, GlmAsrForConditionalGeneration.__init__):
+    # init_vllm_registered_model(hf_config=config.text_config,
+    # architectures=["LlamaForCausalLM"]); llama.py's LlamaAttention: head_dim from the config
+    # (128), 4 KV heads. The GlmAsrEncoder (MMEncoderAttention) and projector hold no paged
+    # cache. 28 layers x 2 x 4 x 128 x 2 B = 57,344 B. (Blind batch 9's frozen copy.)
+    "glm-asr-nano-2512": (MM / "glm-asr-nano-2512.json", 28 * 2 * 4 * 128 * 2,
+                          HF + "zai-org/GLM-ASR-Nano-2512"),
 }
 
 TABLE = support_table()
@@ -326,3 +333,35 @@ def test_glm4_text_without_head_dim_takes_hidden_over_heads(tmp_path: Path, path
     spec, warnings = load_config(tmp_path / "config.json")
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
     assert any("text_config.head_dim: not stated" in w for w in warnings)
+
+
+def test_glmasr_text_defaults_are_its_config_class(tmp_path: Path) -> None:
+    # GlmAsrConfig (transformers 5.19) lays _default_text_config_kwargs (28 layers, 16 heads,
+    # 4 KV heads, hidden 2048) under text_config's keys, not LlamaConfig's defaults (32 layers
+    # of 32 MHA heads x 128): a text_config leaving the layer and head counts out, or none at
+    # all, is GLM-ASR-Nano's language model, 28 x 2 x 4 x (2048 / 16 = 128) x 2 B.
+    config = json.loads((MM / "glm-asr-nano-2512.json").read_text())
+    for key in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim"):
+        del config["text_config"][key]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, warnings = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 28 * 2 * 4 * 128 * 2
+    assert any("num_key_value_heads 4" in w for w in warnings)
+    del config["text_config"]
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 28 * 2 * 4 * 128 * 2
+
+
+def test_glmasr_other_text_model_is_refused(tmp_path: Path) -> None:
+    # glmasr.py builds LlamaForCausalLM over text_config whatever its model_type: a qwen2 text
+    # config would be read by llama.py, not qwen2.py; kvplan refuses it in one line.
+    config = json.loads((MM / "glm-asr-nano-2512.json").read_text())
+    config["text_config"]["model_type"] = "qwen2"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "text_config.model_type" in line and "glmasr.py" in line

@@ -18,7 +18,7 @@ The towers hold no KV cache; their weights are not counted (an assumption on the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
@@ -37,6 +37,14 @@ class Wrapper:
     # class has none (vLLM fails to load such a file), so kvplan refuses it.
     default_text: str | None
     vllm: str  # vLLM 0.32 models/<file>: the decoder it builds from the sub-config
+    # The wrapper config class's own defaults for its text sub-config, under the file's keys
+    # and over the text class's (GlmAsrConfig builds CONFIG_MAPPING[model_type](**{
+    # **_default_text_config_kwargs, **text_config})); empty: none.
+    text_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    # The text model_types the wrapper's vLLM class builds as they are; another is refused
+    # (glmasr.py builds architectures=["LlamaForCausalLM"] whatever text_config's model_type
+    # says). Empty: any.
+    text_types: tuple[str, ...] = ()
 
 
 # vLLM 0.32, vllm/model_executor/models/: each builds its decoder with
@@ -111,6 +119,17 @@ WRAPPERS: dict[str, Wrapper] = {
     # Exaone4_5_Config (transformers 5.19) builds text_config as Exaone4Config (its model_type
     # exaone4_5_text is rewritten to exaone4; absent: exaone4).
     "exaone4_5": Wrapper(keys=("text_config",), default_text="exaone4", vllm="exaone4_5.py"),
+    # glmasr.py: GlmAsrForConditionalGeneration builds architectures=["LlamaForCausalLM"] over
+    # config.text_config (llama.py); its audio tower (GlmAsrEncoder: MMEncoderAttention, no
+    # paged cache) and projector hold no KV. GlmAsrConfig (transformers 5.19,
+    # models/glmasr/configuration_glmasr.py) defaults text_config's model_type to llama and lays
+    # its _default_text_config_kwargs (GLM-ASR-Nano's language model) under the file's keys.
+    "glmasr": Wrapper(keys=("text_config",), default_text="llama", vllm="glmasr.py",
+                      text_kwargs={"vocab_size": 59264, "hidden_size": 2048,
+                                   "intermediate_size": 6144, "num_hidden_layers": 28,
+                                   "num_attention_heads": 16, "num_key_value_heads": 4,
+                                   "max_position_embeddings": 8192, "rms_norm_eps": 1e-05},
+                      text_types=("llama",)),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family (and
@@ -185,6 +204,19 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
                             f"{config_model_type(config)} config class has no default text "
                             f"model (vLLM models/{wrapper.vllm} cannot build one)")
         text_type = wrapper.default_text
+    if wrapper.text_types and text_type not in wrapper.text_types:
+        raise SpecError(path, f"{where}.model_type", f"{text_type!r}: vLLM models/"
+                        f"{wrapper.vllm} builds {' / '.join(wrapper.text_types)} model code over "
+                        "it whatever it says; kvplan reads no other text config under a "
+                        f"{config_model_type(config)} wrapper")
+    if wrapper.text_kwargs:
+        stated = set(text)
+        text = {**wrapper.text_kwargs, **text}
+        given = [f"{k} {v}" for k, v in wrapper.text_kwargs.items() if k not in stated]
+        if given:
+            warnings.append(f"{where} of a {config_model_type(config)} wrapper leaves out "
+                            f"{len(given)} field(s), taken from its config class's text defaults "
+                            "as vLLM loads them: " + ", ".join(given))
     defaults = class_defaults(text_type)
     filled = [f"{k} {v}" for k, v in defaults.items() if k not in text
               and not (k in _OUTER and config.get(k) is not None)]

@@ -277,7 +277,10 @@ def main(table: list[Row] | None = None) -> str:
              "the CPU build, run after the fix) and marked. Its InternLM2-Math-Plus-1.8B names "
              "its remote config class InternLMConfig (model_type internlm): the CPU build loads "
              "it only with that class, whose stand-in the oracle's remote_configs gained after "
-             "the first run.",
+             "the first run. Its GLM-ASR-Nano refusal, judged not needed, was answered after the "
+             "batch (branch cohere2moe: glmasr.py's LlamaForCausalLM over text_config, with "
+             "GlmAsrConfig's own text defaults), this file its golden; its shrunk copy was run "
+             "after the fix (equal) and the row is marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -84,6 +84,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "llava-next-video-7b-32k-hf": {"vision_config": {"num_hidden_layers": 2},
                                    "text_config": {"num_hidden_layers": 4}},
     "glm-ocr-onnx": {"vision_config": {"depth": 2}},
+    # GLM-ASR's Whisper-like audio encoder (no paged cache): 2 layers (branch cohere2moe).
+    "glm-asr-nano-2512": {"audio_config": {"num_hidden_layers": 2}},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
