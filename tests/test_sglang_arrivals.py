@@ -11,10 +11,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvplan.cli import app
 from kvplan.engines.sglang.architectures import arrival, registered, release_read
+from tests.test_vllm_architectures import _one_line_refusal, _run
 
 DATA = Path(__file__).parent / "data" / "configs"
 GRANITE_SWA = str(DATA / "granite-swash-2b.json")
@@ -24,15 +23,18 @@ ARRIVALS = Path(__file__).parents[1] / "kvplan" / "engines" / "sglang" / "arriva
 WHEELS = Path("/tmp/sglwheels")  # pip download --no-deps sglang==X -d /tmp/sglwheels/X (not in CI)
 
 
-def _run(*args: str):
-    return CliRunner().invoke(app, list(args))
-
-
-def _one_line_refusal(result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = [line for line in result.stderr.splitlines() if "error" in line]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
+def renamed(model: Path, tmp_path: Path, name: str) -> Path:
+    """The checkpoint (a config.json or its folder) with config.json's `architectures` set to
+    `name`, hf_quant_config.json copied beside it where there is one: a version rule checked on
+    a release that lacks the checkpoint's own class."""
+    source = model / "config.json" if model.is_dir() else model
+    config = json.loads(source.read_text())
+    config["architectures"] = [name]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    if model.is_dir() and (model / "hf_quant_config.json").is_file():
+        (tmp_path / "hf_quant_config.json").write_text(
+            (model / "hf_quant_config.json").read_text())
+    return tmp_path if model.is_dir() else tmp_path / "config.json"
 
 
 @pytest.mark.parametrize(("name", "first", "module", "line", "before"), [
