@@ -44,8 +44,8 @@ def renamed(model: Path, tmp_path: Path, name: str) -> Path:
     ("GraniteSWAForCausalLM", "0.5.19", "granite.py", 553, "0.5.18"),
     # 0.4.5.post2 qwen3.py:335  EntryClass = Qwen3ForCausalLM (0.4.5.post1 has no qwen3.py)
     ("Qwen3ForCausalLM", "0.4.5.post2", "qwen3.py", 335, "0.4.5.post1"),
-    # 0.5.1 gpt_oss.py:1216  EntryClass = GptOssForCausalLM
-    ("GptOssForCausalLM", "0.5.1", "gpt_oss.py", 1216, "0.4.10.post2"),
+    # 0.5.0rc0 gpt_oss.py:1134  EntryClass = GptOssForCausalLM (the pre-release wheels are read)
+    ("GptOssForCausalLM", "0.5.0rc0", "gpt_oss.py", 1134, "0.4.10.post2"),
     # 0.5.17 qwen3_5_text.py:208  EntryClass = [Qwen3_5MoeForCausalLM, Qwen3_5ForCausalLM]
     ("Qwen3_5ForCausalLM", "0.5.17", "qwen3_5_text.py", 208, "0.5.16"),
     # 0.5.20 mamba2.py:262  EntryClass = Mamba2ForCausalLM
@@ -77,11 +77,13 @@ def test_a_removed_name() -> None:
 
 
 def test_releases_stand_for_versions() -> None:
-    # Every release 0.4.5 - 0.5.23 read, post releases included: a version takes the newest read
-    # at or below it; below 0.4.5 the oldest, none (SGLang's default) the newest.
+    # Every release 0.4.5 - 0.5.23 read, post releases and 0.5.0rc0 - rc2 included: a version
+    # takes the release of its name, else the newest read at or below it; below 0.4.5 the
+    # oldest, none (SGLang's default) the newest.
     assert release_read("0.5.6.post1") == "0.5.6.post1" and release_read("0.5.6") == "0.5.6"
     assert release_read("0.5.6.post3") == "0.5.6.post2"
-    assert release_read("0.5.0rc0") == "0.4.10.post2" and release_read("0.5") == "0.4.10.post2"
+    assert release_read("0.5.0rc0") == "0.5.0rc0" and release_read("0.5.0rc1") == "0.5.0rc1"
+    assert release_read("0.5") == release_read("0.5.0") == "0.5.0rc2"
     assert release_read("0.4.4") == "0.4.5"
     assert release_read(None) == "0.5.23" and release_read("0.6") == "0.5.23"
 

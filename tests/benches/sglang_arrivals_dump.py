@@ -87,7 +87,8 @@ def read_release(wheel: Path) -> tuple[list[str], str | None]:
 
 def arrivals(source: Path) -> dict:
     wheels = {p.parent.name: p for p in source.glob("*/sglang-*.whl")}
-    releases = sorted(wheels, key=release_post_key)
+    # 0.5.0rc0 - rc2 share 0.5.0's key: the name orders them.
+    releases = sorted(wheels, key=lambda r: (release_post_key(r), r))
     read = {r: read_release(wheels[r]) for r in releases}
     architectures: dict[str, dict] = {}
     for arch in sorted({a for names, _ in read.values() for a in names}):

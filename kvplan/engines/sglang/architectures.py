@@ -29,8 +29,9 @@ a default where config.json names none, or model_types kvplan does not read).
 
 Which names a release registers is arrivals.json (beside this module; written by
 tests/benches/sglang_arrivals_dump.py from the EntryClass of srt/models/*.py in every SGLang
-wheel 0.4.5 - 0.5.23, post releases included). A version stands for the newest release read at
-or below it (0.5.6.post3, not a release: 0.5.6.post2; 0.5.0rc0: 0.4.10.post2); one below 0.4.5
+wheel 0.4.5 - 0.5.23, post releases and 0.5.0rc0 - rc2 included). A version stands for the
+release of that name, else the newest read at or below it (0.5.6.post3, not a release:
+0.5.6.post2; 0.5.0: 0.5.0rc2, the last before 0.5.1); one below 0.4.5
 for 0.4.5 (whose table is taken for older releases); None (SGLang's default in kvplan) and one
 above 0.5.23 for 0.5.23.
 """
@@ -75,6 +76,8 @@ def release_read(version: str | None) -> str:
     releases = _arrivals()["releases"]
     if version is None:
         return releases[-1]
+    if version in releases:  # 0.5.0rc0 - rc2: one key, three registries
+        return version
     key = release_post_key(version)
     below = [r for r in releases if release_post_key(r) <= key]
     return below[-1] if below else releases[0]
