@@ -21,6 +21,8 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.cli import app
+from kvplan.engines.sglang.architectures import registered
+from tests.test_sglang_arrivals import renamed
 
 KIMI = str(Path(__file__).parent / "data" / "blind26" / "real" / "kimi-k2.6-nvfp4.json")
 FP8_BYTES, BF16_BYTES = 61 * 576, 61 * 576 * 2  # 35,136 and 70,272 (above)
@@ -151,16 +153,19 @@ def first(out: str) -> dict:
     return answer[0] if isinstance(answer, list) else answer
 
 
-def test_sglang_auto_by_version() -> None:
+def test_sglang_auto_by_version(tmp_path: Path) -> None:
     # Before 0.5.3 auto is the model dtype: bf16, 61 x 576 x 2 = 70,272 B per token, said once.
-    code, out, err = run("estimate", KIMI, "-c", "4096", "-f", "json", "--engine", "sglang",
+    # SGLang has KimiK25ForConditionalGeneration from 0.5.9 only (kvplan/engines/sglang/
+    # arrivals.json): before it the rule is checked under Kimi-K2's DeepseekV3ForCausalLM.
+    early = str(renamed(Path(KIMI), tmp_path, "DeepseekV3ForCausalLM"))
+    code, out, err = run("estimate", early, "-c", "4096", "-f", "json", "--engine", "sglang",
                          "--engine-version", "0.5.2")
     assert code == 0, err
     assert (first(out)["kv_dtype"], first(out)["bytes_per_token"]) == ("bf16", BF16_BYTES)
     assert "declares fp8, but SGLang's default --kv-cache-dtype auto keeps the model dtype" in err
     # From 0.5.3 it takes a ModelOpt FP8 only where the model class keeps quant_config: refused.
-    for version in ("0.5.3", "0.5.14"):
-        refused("estimate", KIMI, "-c", "4096", "--engine", "sglang", "--engine-version", version)
+    refused("estimate", early, "-c", "4096", "--engine", "sglang", "--engine-version", "0.5.3")
+    refused("estimate", KIMI, "-c", "4096", "--engine", "sglang", "--engine-version", "0.5.14")
 
 
 def test_sglang_auto_keeps_a_compressed_tensors_scheme_16_bit(tmp_path: Path) -> None:
@@ -189,10 +194,16 @@ def test_sglang_auto_keeps_a_compressed_tensors_scheme_16_bit(tmp_path: Path) ->
     assert code == 2 and "SGLang 0.5.3 cannot load compressed-tensors W8A8 FP8 block" in err
 
 
-def test_sglang_plan_runs_what_it_planned() -> None:
+def test_sglang_plan_runs_what_it_planned(tmp_path: Path) -> None:
+    # Before 0.5.9 (KimiK25ForConditionalGeneration's first release) under DeepseekV3ForCausalLM.
+    early = str(renamed(Path(KIMI), tmp_path, "DeepseekV3ForCausalLM"))
+
     def plan(*extra: str) -> dict:
-        code, out, err = run("plan", KIMI, "--gpu", "B200", "-c", "4096", "-n", "1", "-f", "json",
-                             "--engine", "sglang", *extra)
+        version = extra[extra.index("--engine-version") + 1] if "--engine-version" in extra \
+            else None
+        model = KIMI if registered("KimiK25ForConditionalGeneration", version) else early
+        code, out, err = run("plan", model, "--gpu", "B200", "-c", "4096", "-n", "1", "-f",
+                             "json", "--engine", "sglang", *extra)
         assert code == 0, err
         return first(out)
 
@@ -204,7 +215,7 @@ def test_sglang_plan_runs_what_it_planned() -> None:
     only = plan("--engine-version", "0.5.3")
     assert only["kv_dtype"] == "fp8" and "--kv-cache-dtype fp8_e4m3 " in only["command"]
     # ... and refuses bf16 in one line.
-    code, _, err = run("plan", KIMI, "--gpu", "B200", "-c", "4096", "-n", "1", "--engine",
+    code, _, err = run("plan", early, "--gpu", "B200", "-c", "4096", "-n", "1", "--engine",
                        "sglang", "--engine-version", "0.5.3", "--kv-dtype", "bf16")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "cannot name bf16" in err and "give --kv-dtype fp8" in err

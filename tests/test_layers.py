@@ -222,9 +222,13 @@ def test_unmodelled_engines_refuse_hybrids() -> None:
         plan_capacity(load_spec("qwen3-next-80b-a3b"),
                       plan_inputs(context=8192, kv_budget_bytes=GiB, engine=Engine.trtllm))
     # SGLang's mamba pool is modelled (kvplan.engines.sglang.pools), its Mamba-1 pool is not.
+    # SGLang has no JambaForCausalLM class (kvplan/engines/sglang/arrivals.json): the pool rule
+    # is checked on the spec without its architectures (MambaForCausalLM, from 0.5.20, is Mamba-1).
+    sglang = plan_inputs(context=8192, kv_budget_bytes=GiB, engine=Engine.sglang)
+    with pytest.raises(InputError, match="no model class for JambaForCausalLM"):
+        plan_capacity(load_spec("jamba-mini"), sglang)
     with pytest.raises(InputError, match="does not model SGLang's pool for mamba1"):
-        plan_capacity(load_spec("jamba-mini"),
-                      plan_inputs(context=8192, kv_budget_bytes=GiB, engine=Engine.sglang))
+        plan_capacity(replace(load_spec("jamba-mini"), architectures=()), sglang)
 
 
 def test_engine_version_before_v1_is_refused() -> None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 from kvplan.engines.vllm.quant_methods import VLLM_REMOVED_QUANT_METHODS
 from kvplan.model.quant_config import QUANT_METHODS
+from tests.test_sglang_arrivals import renamed
 
 DATA = Path(__file__).parent / "data"
 # tiiuae/falcon-mamba-7b-instruct-4bit's published config.json (blind batch 3, verbatim):
@@ -250,12 +251,14 @@ def test_sglang_load_time_bitsandbytes_follows_the_same_windows() -> None:
     assert run(*args, "--engine-version", "0.5.8").exit_code == 0
 
 
-def test_sglang_mxfp4_and_nvfp4_arrivals() -> None:
+def test_sglang_mxfp4_and_nvfp4_arrivals(tmp_path: Path) -> None:
     # mxfp4: not in 0.4.10.post2's registry (the wheel has no gpt-oss), in 0.5.0rc0's on CUDA
     # (sglang PR #8843).
+    # 0.4.10.post2 has no GptOssForCausalLM either (kvplan/engines/sglang/arrivals.json): that
+    # refusal comes first, naming the same release.
     code, _, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.4.10.post2")
     assert code == 2
-    one_line(err, "SGLang 0.4.10.post2 cannot load a 'mxfp4' checkpoint", "PR #8843",
+    one_line(err, "SGLang 0.4.10.post2 has no model class for GptOssForCausalLM",
              "--engine-version 0.5.0rc0 or newer")
     code, answer, err = estimate_json(GPT_OSS, "--engine", "sglang", "--engine-version", "0.5.0rc0")
     assert code == 0 and answer["bytes_per_token"] == GPT_OSS_BYTES, err
@@ -263,12 +266,15 @@ def test_sglang_mxfp4_and_nvfp4_arrivals() -> None:
     # config.json. 0.4.5 never opens the file (refused by that rule first; its registry has no
     # modelopt_fp4 either, sglang PR #3972: tests/test_sglang_nvfp4_flag.py); from 0.4.5.post1
     # it loads (with --quantization modelopt_fp4 to 0.4.7.post1, the launch line's business).
-    code, _, err = estimate_json(str(NVFP4), "--engine", "sglang", "--engine-version", "0.4.5",
+    # Qwen3MoeForCausalLM arrives in 0.4.5.post2: the rule is checked under Qwen2MoeForCausalLM,
+    # which 0.4.5 has (tests/test_sglang_arrivals.py renamed).
+    early = renamed(NVFP4, tmp_path, "Qwen2MoeForCausalLM")
+    code, _, err = estimate_json(str(early), "--engine", "sglang", "--engine-version", "0.4.5",
                                  "--kv-dtype", "fp8")
     assert code == 2
-    one_line(err, f"{NVFP4 / 'config.json'}: hf_quant_config.json beside it: SGLang 0.4.5 does "
+    one_line(err, f"{early / 'config.json'}: hf_quant_config.json beside it: SGLang 0.4.5 does "
                   "not read the file", "--engine-version 0.4.5.post1")
-    code, answer, err = estimate_json(str(NVFP4), "--engine", "sglang", "--engine-version",
+    code, answer, err = estimate_json(str(early), "--engine", "sglang", "--engine-version",
                                       "0.4.5.post1", "--kv-dtype", "fp8")
     assert code == 0 and answer["bytes_per_token"] == NVFP4_FP8_BYTES == 96_256, err
 
@@ -282,7 +288,7 @@ def test_release_post_key_tells_post_releases_apart() -> None:
     assert release_post_key("0.10.1.1") == (0, 10, 1, 1, 0)
 
 
-def test_sglang_reads_modelopt_files_by_version() -> None:
+def test_sglang_reads_modelopt_files_by_version(tmp_path: Path) -> None:
     # configs/model_config.py _parse_quant_hf_config opens hf_quant_config.json from 0.4.5.post1
     # (0.4.5's wheel never does: the FP8 checkpoint would start unquantized).
     code, _, err = estimate_json(str(LLAMA_FP8), "--engine", "sglang", "--engine-version", "0.4.5")
@@ -294,7 +300,10 @@ def test_sglang_reads_modelopt_files_by_version() -> None:
     assert code == 0 and answer["bytes_per_token"] == LLAMA_FP8_BYTES, err
     # A flat config.json quantization_config (nvidia/Kimi-K2.6-NVFP4's, blind batch 5): modelopt_
     # quant.py from_config reads it from 0.5.1; to 0.5.0rc2 only {"quantization": {...}}.
-    kimi = str(DATA / "blind26" / "real" / "kimi-k2.6-nvfp4.json")
+    # SGLang has KimiK25ForConditionalGeneration from 0.5.9: checked under Kimi-K2's
+    # DeepseekV3ForCausalLM, which every release read has (tests/test_sglang_arrivals.py renamed).
+    kimi = str(renamed(DATA / "blind26" / "real" / "kimi-k2.6-nvfp4.json", tmp_path,
+                       "DeepseekV3ForCausalLM"))
     code, _, err = estimate_json(kimi, "--engine", "sglang", "--engine-version", "0.5.0rc2",
                                  "--kv-dtype", "fp8")
     assert code == 2

@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 from kvplan.engines.sglang.quant_methods import _why_not, sglang_quantization_flag
 from tests.launch_flags import parse
+from tests.test_sglang_arrivals import renamed
 
 DATA = Path(__file__).parent / "data"
 # nvidia/Kimi-K2.6-NVFP4's published config.json (blind batch 5): a flat quantization_config
@@ -93,9 +94,11 @@ def _find_command(obj: object) -> str:
     return ""
 
 
+# Each release here has the checkpoint's model class (kvplan/engines/sglang/arrivals.json):
+# KimiK25ForConditionalGeneration from 0.5.9, Qwen3MoeForCausalLM from 0.4.5.post2.
 @pytest.mark.parametrize(("model", "version", "flag"), [
-    (KIMI, "0.5.1", True), (KIMI, "0.5.9.post1", True), (KIMI, "0.5.10", False),
-    (QWEN, "0.4.5.post1", True), (QWEN, "0.4.7.post1", True), (QWEN, "0.4.8", False)])
+    (KIMI, "0.5.9", True), (KIMI, "0.5.9.post1", True), (KIMI, "0.5.10", False),
+    (QWEN, "0.4.5.post2", True), (QWEN, "0.4.7.post1", True), (QWEN, "0.4.8", False)])
 def test_plan_launch_line(model: Path, version: str, flag: bool) -> None:
     code, line = _command(model, version)
     assert code == 0, line
@@ -106,13 +109,21 @@ def test_plan_launch_line(model: Path, version: str, flag: bool) -> None:
     assert ns.quantization == ("modelopt_fp4" if flag else None), line
 
 
-@pytest.mark.parametrize(("model", "version", "says"), [
-    # As before this change: 0.5.0's modelopt_quant.py from_config reads only the nested layout.
-    (KIMI, "0.5.0", "reads ModelOpt's quantization config only in hf_quant_config.json's"),
-    # 0.4.5's wheel never opens hf_quant_config.json.
-    (QWEN, "0.4.5", "hf_quant_config.json beside it: SGLang 0.4.5 does not read the file")])
-def test_older_releases_refused_as_before(model: Path, version: str, says: str) -> None:
+@pytest.mark.parametrize(("model", "version", "served_as", "arrives", "says"), [
+    # 0.5.0's modelopt_quant.py from_config reads only the nested layout. 0.5.0 has no
+    # KimiK25ForConditionalGeneration (from 0.5.9): the quantization rule is checked on the
+    # config under Kimi-K2's DeepseekV3ForCausalLM, a class every release read has.
+    (KIMI, "0.5.0", "DeepseekV3ForCausalLM", "0.5.9",
+     "reads ModelOpt's quantization config only in hf_quant_config.json's"),
+    # 0.4.5's wheel never opens hf_quant_config.json. 0.4.5 has no Qwen3MoeForCausalLM (from
+    # 0.4.5.post2): checked under Qwen2MoeForCausalLM, which 0.4.5 has.
+    (QWEN, "0.4.5", "Qwen2MoeForCausalLM", "0.4.5.post2",
+     "hf_quant_config.json beside it: SGLang 0.4.5 does not read the file")])
+def test_older_releases_refused_as_before(model: Path, version: str, served_as: str,
+                                          arrives: str, says: str, tmp_path: Path) -> None:
     code, err = _command(model, version)
+    assert code == 2 and f"--engine-version {arrives} or newer" in err, err
+    code, err = _command(renamed(model, tmp_path, served_as), version)
     assert code == 2 and says in err, err
 
 

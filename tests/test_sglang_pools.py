@@ -168,8 +168,13 @@ def test_mamba_ratio_by_version_and_the_explicit_sizes() -> None:
     rest = 20 * GiB
     per_req = pool("qwen3.5-9b").per_req  # TP1: 24 x (3 x 8,192 x 2 + 32 x 128 x 128 x 4)
     assert per_req == 24 * (49_152 + 2 * MiB)
-    assert pool("qwen3.5-9b", engine_version="0.5.3").size(rest).max_mamba_cache_size == int(
-        rest * 0.2 / 1.2 // per_req)
+    # SGLang has Qwen3_5ForConditionalGeneration from 0.5.9 only: the 0.5.3 ratio is checked on
+    # Qwen3-Next (from 0.5.2), whose 36 Gated DeltaNet layers hold the same state per layer,
+    # TP1: 36 x (3 x 8,192 x 2 + 32 x 128 x 128 x 4).
+    next_per_req = pool("qwen3-next-80b-a3b").per_req
+    assert next_per_req == 36 * (49_152 + 2 * MiB)
+    assert pool("qwen3-next-80b-a3b", engine_version="0.5.3").size(
+        rest).max_mamba_cache_size == int(rest * 0.2 / 1.2 // next_per_req)
     # --max-mamba-cache-size as given; the tokens get the rest of the rest.
     sizes = pool("qwen3.5-9b", max_mamba_cache_size=100).size(rest)
     assert sizes.max_mamba_cache_size == 100
@@ -178,7 +183,7 @@ def test_mamba_ratio_by_version_and_the_explicit_sizes() -> None:
     # slots are that many, without it 512 before sglang PR #18786 (0.5.9), the ratio after.
     off = pool("qwen3.5-9b", prefix_caching=False, max_num_seqs=48).size(rest)
     assert (off.max_mamba_cache_size, off.max_running_requests) == (48, 48)
-    assert pool("qwen3.5-9b", prefix_caching=False, engine_version="0.5.8").size(
+    assert pool("qwen3-next-80b-a3b", prefix_caching=False, engine_version="0.5.8").size(
         rest).max_mamba_cache_size == 512
     ratio = pool("qwen3.5-9b", prefix_caching=False).size(rest)
     assert ratio.max_mamba_cache_size == int(rest * 0.9 / 1.9 // per_req)
@@ -271,8 +276,11 @@ def test_deepseek_v32_cell_with_the_indexer() -> None:
 
 
 @pytest.mark.parametrize(("model", "kw", "words"), [
-    ("jamba-mini", {}, "mamba1"),
-    ("qwen3.5-9b", {"engine_version": "0.5.1"}, "before SGLang 0.5.2"),
+    # JambaForCausalLM: no SGLang release read has a model class for it (srt/models EntryClass,
+    # kvplan/engines/sglang/arrivals.json), refused before its mamba1 layers are looked at.
+    ("jamba-mini", {}, "no model class for JambaForCausalLM"),
+    # Qwen3_5ForConditionalGeneration: from SGLang 0.5.9 (qwen3_5.py EntryClass).
+    ("qwen3.5-9b", {"engine_version": "0.5.1"}, "from 0.5.9: --engine-version 0.5.9 or newer"),
     ("qwen3-next-80b-a3b", {"speculative_method": "mtp", "num_speculative_tokens": 1},
      "speculative"),
     ("deepseek-v3", {"speculative_method": "mtp", "num_speculative_tokens": 1, "pp": 2},
@@ -281,8 +289,9 @@ def test_deepseek_v32_cell_with_the_indexer() -> None:
                      "dp_attention": True, "tp": 8}, "DP"),
     ("gpt-oss-20b", {"speculative_method": "eagle3", "num_speculative_tokens": 3},
      "sliding-window pool"),
+    # Glm4MoeForCausalLM (glm4_moe.py EntryClass) from 0.4.9.post5, still before 0.4.10.
     ("glm-4.5-air", {"speculative_method": "mtp", "num_speculative_tokens": 1,
-                     "engine_version": "0.4.9"}, "non-MLA NextN"),
+                     "engine_version": "0.4.9.post5"}, "non-MLA NextN"),
 ])
 def test_unmodelled_is_refused_in_one_line(model: str, kw, words: str) -> None:
     with pytest.raises(InputError, match=words) as err:
@@ -318,4 +327,4 @@ def test_cli_json_has_the_pool_keys() -> None:
                               "--max-running-requests", "64", "--format", "json"])
     assert json.loads(off.stdout)["max_mamba_cache_size"] == 64
     table = runner.invoke(app, ["estimate", "jamba-mini", "--engine", "sglang"])
-    assert table.exit_code == 2 and "mamba1" in table.output
+    assert table.exit_code == 2 and "no model class for JambaForCausalLM" in table.output

@@ -25,6 +25,7 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
+from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
 from kvplan.engines.sglang.kv_dtype import (
@@ -147,9 +148,10 @@ class SglangEngine:
         return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
-        # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
-        spec = check_one_attention_per_layer(spec, "SGLang")
+        # An architecture its release has no model class for: refused
+        # (kvplan.engines.sglang.architectures); a release newer than kvplan has read: flagged
+        # (kvplan.engines.base.flag_unread_version).
+        spec = sglang_served_architecture(check_one_attention_per_layer(spec, "SGLang"), version)
         return flag_unread_version(spec, self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
