@@ -104,6 +104,16 @@ def test_granite_swa_refused_before_its_arrival() -> None:
     assert _run("estimate", GRANITE_SWA, "-c", "4096", "--engine", "vllm").exit_code == 0
 
 
+def test_granite_swa_served_but_its_hybrid_swa_pool_is_not_read() -> None:
+    # From 0.5.19 SGLang serves it, and 0.5.23's configs/model_config.py is_hybrid_swa_model
+    # (SWA_SINK_ARCHS: GptOss, GraniteSWA, GraniteMoeSWA, IQuestQ1) gives it the separate
+    # sliding-window pool, which kvplan has read for llama4 and gpt-oss only
+    # (pools.SGLANG_HYBRID_SWA): refused, not sized as full attention.
+    line = _one_line_refusal(_run("estimate", GRANITE_SWA, "-c", "4096", "--gpu", "H100",
+                                  "--engine", "sglang"))
+    assert "hybrid sliding-window pool for GraniteSWAForCausalLM" in line
+
+
 def test_no_release_serves_it() -> None:
     # FalconForCausalLM: no srt/models module of any release 0.4.5 - 0.5.23 lists it; SGLang
     # would try its Transformers fallback (transformers 5.19.0 in 0.5.23), not sized here.

@@ -120,6 +120,13 @@ SGLANG_STATE_KINDS = ("mamba2", "gated_delta_net", "kda", "short_conv")
 # gpt-oss: 0.5.0-0.5.3's server_args.py disables the hybrid pool for GptOssForCausalLM; by
 # January 2026 it is on (sglang PR #17517 turns it off only with speculative decoding).
 SGLANG_HYBRID_SWA = {"llama4": (0,), "gpt_oss": (0, 5, 8)}
+# Architectures with sliding layers that SGLang 0.5.23's model_config.py is_hybrid_swa_model
+# (its hybrid_swa_archs and SWA_SINK_ARCHS) gives the separate sliding-window pool, whose sizing
+# kvplan has not read for them (the release each joined the list is not read either): refused
+# rather than sized as full attention (sliding layers at full length, the non-hybrid pool).
+SGLANG_UNREAD_HYBRID_SWA = frozenset({"GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+                                      "IQuestQ1ForCausalLM", "BeamForCausalLM",
+                                      "LagunaForCausalLM", "MellumForCausalLM"})
 
 
 def mamba_full_memory_ratio(version: str | None) -> float:
@@ -460,6 +467,10 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     spec_on = inputs.speculative_method is not None
     if spec.layer_attention:
         what = "attention shapes that differ by layer type (SGLang's pools not read for them)"
+    elif spec.sliding_window and (hybrid := SGLANG_UNREAD_HYBRID_SWA.intersection(
+            spec.architectures)):
+        what = (f"SGLang's hybrid sliding-window pool for {min(hybrid)} (configs/model_config.py "
+                "is_hybrid_swa_model), not read")
     elif spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
         what = f"SGLang's pool for {rec.kind} recurrent state"
     elif spec.num_recurrent_layers and version_key(inputs.engine_version) < (0, 5, 2):
