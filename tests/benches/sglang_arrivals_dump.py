@@ -25,13 +25,13 @@ fallback (models/transformers.py, TransformersForCausalLM, from 0.4.7) loads cla
 from __future__ import annotations
 
 import ast
-import json
 import re
 import sys
 import zipfile
 from pathlib import Path
 
 from kvplan._util.versions import release_post_key
+from tests.benches.vllm_arrivals_dump import line_per_entry
 
 PACKAGE = "sglang/srt/models/"
 
@@ -111,16 +111,7 @@ def arrivals(source: Path) -> dict:
 
 def main(argv: list[str]) -> int:
     data = arrivals(Path(argv[1] if len(argv) > 1 else "/tmp/sglwheels"))
-    head = {k: v for k, v in data.items() if k not in ("transformers_pin", "architectures")}
-
-    def block(name: str, table: dict) -> str:
-        # One entry a line, so that a new release's dump diffs line by line.
-        body = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in table.items()]
-        return f"{json.dumps(name)}: {{\n" + ",\n".join(body) + "}"
-
-    tables = [block("transformers_pin", data["transformers_pin"]),
-              block("architectures", data["architectures"])]
-    print(json.dumps(head)[:-1] + ",\n" + ",\n".join(tables) + "}")
+    print(line_per_entry(data, ("transformers_pin", "architectures")))
     return 0
 
 

@@ -95,19 +95,21 @@ def arrivals(source: Path) -> dict:
             "architectures": architectures}
 
 
-def main(argv: list[str]) -> int:
-    source = Path(argv[1] if len(argv) > 1 else "/tmp/vllm-src")
-    data = arrivals(source)
-    head = {k: v for k, v in data.items() if k not in ("previously_supported", "architectures")}
+def line_per_entry(data: dict, tables: tuple[str, ...]) -> str:
+    """`data` as JSON, each of its `tables` one entry a line (so that a new release's dump diffs
+    line by line), after the other keys; also sglang_arrivals_dump's writer."""
+    head = {k: v for k, v in data.items() if k not in tables}
 
-    def block(name: str, table: dict) -> str:
-        # One entry a line, so that a new release's dump diffs line by line.
-        body = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in table.items()]
+    def block(name: str) -> str:
+        body = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in data[name].items()]
         return f"{json.dumps(name)}: {{\n" + ",\n".join(body) + "}"
 
-    tables = [block("previously_supported", data["previously_supported"]),
-              block("architectures", data["architectures"])]
-    print(json.dumps(head)[:-1] + ",\n" + ",\n".join(tables) + "}")
+    return json.dumps(head)[:-1] + ",\n" + ",\n".join(block(t) for t in tables) + "}"
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[1] if len(argv) > 1 else "/tmp/vllm-src")
+    print(line_per_entry(arrivals(source), ("previously_supported", "architectures")))
     return 0
 
 
