@@ -86,7 +86,8 @@ def test_not_registered_in_0_10() -> None:
     from kvplan.engines.vllm.architectures import vllm_served_architecture
 
     spec, _ = load_config(CONFIG)
-    with pytest.raises(UnmodelledError, match="from vLLM 0.11 on"):
+    # arrivals.json: first registered in the 0.11.2 wheel, named 0.11.1 (vllm issue #28228).
+    with pytest.raises(UnmodelledError, match="served by vLLM from 0.11.1"):
         vllm_served_architecture(spec, "0.10", "0.32")
 
 

@@ -239,9 +239,8 @@ def _plain_attention(spec: ModelSpec) -> str | None:
 # LongcatFlashConfig already set num_hidden_layers = 2 x num_layers (5.19's property does),
 # which doubles them: the count depends on the transformers install, not on config.json.
 # From 0.32 FlashModel builds config.num_layers decoder layers (two MLA attentions each).
-# KimiLinearForCausalLM: models/kimi_linear.py is in the 0.11.2 wheel and registered there, not
-# in 0.10.x's nor 0.11.0's (0.11.1, not read, served it: vllm issue #28228's log,
-# tests/test_layers.py); arrivals.json says the same for the registry.
+# (Kimi-Linear's first release, 0.11.1 as kvplan names it, is arrivals.json's: registry arrivals
+# are that table's, not this one's.)
 _MIMO_V2_BEFORE_0_32 = ("before it the V head size was padded to the K head size (up to "
                         "0.19), then the global layers could take the config's sliding_window "
                         "as CacheConfig's, depending on the config class loaded "
@@ -253,8 +252,6 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
     "GraniteSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); what "
                                       "an older release's Transformers fallback builds of it "
                                       "is not checked"),
-    "KimiLinearForCausalLM": ("0.11", "not in the registry of vLLM 0.10 (models/kimi_linear.py "
-                                      "is first in the 0.11.2 wheel read; 0.11.0 lacks it too)"),
     "LongcatFlashForCausalLM": ("0.32", "models/longcat_flash.py builds "
                                         "FlashConfig(**hf_config.__dict__).num_hidden_layers "
                                         "decoder layers before 0.32, a count that depends on the "
