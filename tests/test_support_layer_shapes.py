@@ -51,6 +51,16 @@ GOLDEN_SHAPES: dict[str, tuple[Path, int, str]] = {
     # 49,152 B.
     "granite-swash-2b": (CONFIGS / "granite-swash-2b.json", 24 * 2 * 4 * 128 * 2,
                          HF + "ibm-granite/granite-swash-2b"),
+    # MiMoV2ForCausalLM (MiMo-V2.5-Pro): vLLM 0.32 models/mimo_v2.py line 997, a subclass of
+    # MiMoV2FlashForCausalLM (only packed_modules_mapping differs), so the same
+    # MiMoV2FlashDecoderLayer (lines 360-470): hybrid_layer_pattern has 0 at layers 0, 7, 15,
+    # 23, 31, 39, 47, 55, 62 and 69 (10 global layers: num_key_value_heads 8, head_dim 192,
+    # v_head_dim 128, no window) and 1 at the 60 others (swa_num_key_value_heads 8,
+    # swa_head_dim 192, swa_v_head_dim 128, window sliding_window_size 128). Per token:
+    # 10 x 8 x (192 + 128) x 2 + 60 x 8 x (192 + 128) x 2 = 51,200 + 307,200 = 358,400 B.
+    "mimo-v2.5-pro": (CONFIGS / "mimo-v2.5-pro.json",
+                      10 * 8 * (192 + 128) * 2 + 60 * 8 * (192 + 128) * 2,
+                      HF + "XiaomiMiMo/MiMo-V2.5-Pro"),
 }
 
 TABLE = support_table()
@@ -177,3 +187,47 @@ def test_mimo_v2_flash_refused_where_not_sized(engine: str, version: str | None)
                          engine_version=version)
     with pytest.raises(KvplanError):
         plan_capacity(spec, inputs)
+
+
+def test_mimo_v2_5_pro_oracle_by_hand() -> None:
+    # tests/data/oracle/mimo-v2.5-pro: 8 layers, hybrid_layer_pattern [0, 1, 1, 1, 1, 1, 1, 0]
+    # (the published first eight). vLLM 0.32 CPU, block 128, 1 GiB, max_model_len 8192, 2048
+    # batched tokens. Global and sliding layers have one page size, 128 x 8 x (192 + 128) x 2 =
+    # 655,360 B (log: "kv cache group sizes (128, 128, 128, 128)"); groups of 2 layers (2 full,
+    # 6 sliding): one full, three sliding; a block = 2 x 655,360 B, 1 GiB // that = 819 blocks.
+    # Per request: full cdiv(8192, 128) = 64, sliding 3 x (cdiv(127 + 2048, 128) + 1) = 3 x 18:
+    # 118 blocks; 819 / 118 = 6.94x, int(6.9406... x 8192) = 56,858 tokens.
+    run = json.loads((ORACLE / "mimo-v2.5-pro" / "results.json").read_text())[0]
+    assert (run["output"]["kv_cache_tokens"], run["output"]["max_concurrency"]) == (56858, 6.94)
+    spec, _ = load_config(ORACLE / "mimo-v2.5-pro" / "config.json")
+    plan = plan_capacity(spec, oracle_inputs(run["output"], run["argv"]))
+    assert plan.reported_kv_cache_tokens == 56858 == int(819 / 118 * 8192)
+
+
+def test_mimo_v2_5_pro_weighs_its_published_tensors() -> None:
+    # The published checkpoint's tensors (a report listing its 34 safetensors files, code index
+    # id 62727537601; SOURCES-layer-shapes.md): 1,023,244,718,976 elements. vLLM's
+    # MiMoV2ForCausalLM loads no MTP layer (model.mtp.layers.0-2, each eh_proj 6,144 x 12,288,
+    # five norms of 6,144, a dense MLP 3 x 6,144 x 16,384, a sliding layer's attention
+    # (128 x 192 + 8 x 192 + 8 x 128) x 6,144 + 128 x 128 x 6,144 and 128 sinks:
+    # 644,905,088), and kvplan
+    # counts no fp8 block scale (qkv 70 x 216 x 48, experts 69 x 384 x 3 x 768, dense and MTP
+    # MLPs 4 x 3 x 6,144, MTP qkv 3 x 216 x 48: 61,877,376), no sink (60 x 128) and no
+    # e_score_correction_bias (69 x 384): what is left is kvplan's count.
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(CONFIGS / "mimo-v2.5-pro.json")
+    scales = 70 * 216 * 48 + 69 * 384 * 3 * 768 + 4 * 3 * 6144 + 3 * 216 * 48
+    assert scales == 61_877_376
+    assert count_params(spec).total == (1_023_244_718_976 - 3 * 644_905_088 - scales
+                                        - 60 * 128 - 69 * 384)
+
+
+def test_mimo_v2_with_a_vision_config_is_refused() -> None:
+    # vLLM 0.32 transformers_utils/model_arch_config_convertor.py MimoV2ModelArchConfigConvertor:
+    # a vision_config turns the architectures into MiMoV2OmniForCausalLM (refused row).
+    config = json.loads((CONFIGS / "mimo-v2.5-pro.json").read_text())
+    config["vision_config"] = {"depth": 28}
+    with pytest.raises(SpecError) as err:
+        spec_mapping_from_config(config, path="c.json")
+    assert err.value.field == "vision_config"

@@ -45,6 +45,20 @@ __all__ = ["AK", "FAMILY_FIELDS", "LZ", "Covered", "FamilyFields", "only"]
 
 # model_type (as kvplan names the family after unwrapping, kvplan.sources.hf_config) -> its row.
 
+# models/mimo_v2.py MiMoV2FlashDecoderLayer: shapes per layer type
+# (kvplan.sources.hf_layer_shapes); mimo_v2.py never reads sliding_window (it clears
+# CacheConfig's), attention_chunk_size, add_full_attention_sink_bias nor layer_types.
+_MIMO_V2_FIELDS = _ak("models/mimo_v2.py", _KV | _why(
+    "read: shapes per layer type (kvplan.sources.hf_layer_shapes)", "v_head_dim",
+    "hybrid_layer_pattern", "sliding_window_size", "swa_num_attention_heads",
+    "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim") | _why(
+    "not read by models/mimo_v2.py (no cache size)", "sliding_window",
+    "attention_chunk_size", "add_full_attention_sink_bias") | _why(
+    "a sink logit per head, a rotary base or a V scale (no cache size)",
+    "add_swa_attention_sink_bias", "swa_rope_theta", "attention_value_scale") | _why(
+    "the q/k/v weights fused or split (unread by 0.32; from 0.33 it pads an fp8 checkpoint's "
+    "fused K|V rows to whole scale blocks: weights only)", "attention_projection_layout"))
+
 # DeepSeek's sparse attention (models/deepseek_v32/attention.py): every layer keeps an indexer
 # unless index_topk_freq / index_topk_pattern skip some (``skip_topk``: no indexer, no cache);
 # kvplan gives every layer one, so only the values that skip none are covered.
@@ -227,17 +241,11 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/granite.py, granitemoe.py (granite_layer_attn_params): layer_types' windows.
     "granite": _ak("models/granite.py", _KV | _WINDOW_PER_LAYER | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
-    # models/mimo_v2.py MiMoV2FlashDecoderLayer: shapes per layer type
-    # (kvplan.sources.hf_layer_shapes); mimo_v2.py never reads sliding_window (it clears
-    # CacheConfig's), attention_chunk_size, add_full_attention_sink_bias nor layer_types.
-    "mimo_v2_flash": _ak("models/mimo_v2.py", _KV | _why(
-        "read: shapes per layer type (kvplan.sources.hf_layer_shapes)", "v_head_dim",
-        "hybrid_layer_pattern", "sliding_window_size", "swa_num_attention_heads",
-        "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim") | _why(
-        "not read by models/mimo_v2.py (no cache size)", "sliding_window",
-        "attention_chunk_size", "add_full_attention_sink_bias") | _why(
-        "a sink logit per head, a rotary base or a V scale (no cache size)",
-        "add_swa_attention_sink_bias", "swa_rope_theta", "attention_value_scale")),
+    # MiMoV2FlashForCausalLM: models/mimo_v2.py (the row above the table).
+    "mimo_v2_flash": _MIMO_V2_FIELDS,
+    # MiMoV2ForCausalLM (model_type mimo_v2): the same decoder layers (kvplan.sources.
+    # hf_layer_shapes).
+    "mimo_v2": _MIMO_V2_FIELDS,
     # GraniteSWAForCausalLM: models/granite.py as granite (kvplan.sources.hf_text).
     "granite_swa": _ak("models/granite.py (GraniteSWAConfig)", _KV | _WINDOW_PER_LAYER | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),

@@ -46,24 +46,30 @@ class LayerTypeFields:
     v_head_dim: str | None = None
 
 
+# vLLM 0.32 models/mimo_v2.py MiMoV2FlashDecoderLayer (MiMoV2FlashForCausalLM and
+# MiMoV2ForCausalLM): `hybrid_layer_pattern[layer_id] == 1` builds MiMoV2Attention of
+# swa_num_attention_heads, swa_num_key_value_heads, swa_head_dim and
+# getattr(config, "swa_v_head_dim", None) over `sliding_window_size`, with attention sinks
+# (a per-head bias: no cache); every other layer num_attention_heads,
+# num_key_value_heads, head_dim and getattr(config, "v_head_dim", None), no window
+# (`cache_config.sliding_window = None`, so config.sliding_window reaches no layer). A None
+# V size is the K size (MiMoV2Attention.__init__); Attention(head_size_v=v_head_dim)
+# caches K and V of their own sizes (kv_cache_interface.py AttentionSpec:
+# (head_size + head_size_v) x dtype per head and token).
+_MIMO_V2 = LayerTypeFields(
+    source="models/mimo_v2.py MiMoV2FlashDecoderLayer", pattern="hybrid_layer_pattern",
+    sliding_mark=1, window="sliding_window_size",
+    sliding={"num_attention_heads": "swa_num_attention_heads",
+             "num_key_value_heads": "swa_num_key_value_heads",
+             "head_dim": "swa_head_dim"},
+    sliding_v_head_dim="swa_v_head_dim", v_head_dim="v_head_dim")
+
 LAYER_TYPE_FIELDS: dict[str, LayerTypeFields] = {
-    # vLLM 0.32 models/mimo_v2.py MiMoV2FlashDecoderLayer (MiMoV2FlashForCausalLM and
-    # MiMoV2ForCausalLM): `hybrid_layer_pattern[layer_id] == 1` builds MiMoV2Attention of
-    # swa_num_attention_heads, swa_num_key_value_heads, swa_head_dim and
-    # getattr(config, "swa_v_head_dim", None) over `sliding_window_size`, with attention sinks
-    # (a per-head bias: no cache); every other layer num_attention_heads,
-    # num_key_value_heads, head_dim and getattr(config, "v_head_dim", None), no window
-    # (`cache_config.sliding_window = None`, so config.sliding_window reaches no layer). A None
-    # V size is the K size (MiMoV2Attention.__init__); Attention(head_size_v=v_head_dim)
-    # caches K and V of their own sizes (kv_cache_interface.py AttentionSpec:
-    # (head_size + head_size_v) x dtype per head and token).
-    "mimo_v2_flash": LayerTypeFields(
-        source="models/mimo_v2.py MiMoV2FlashDecoderLayer", pattern="hybrid_layer_pattern",
-        sliding_mark=1, window="sliding_window_size",
-        sliding={"num_attention_heads": "swa_num_attention_heads",
-                 "num_key_value_heads": "swa_num_key_value_heads",
-                 "head_dim": "swa_head_dim"},
-        sliding_v_head_dim="swa_v_head_dim", v_head_dim="v_head_dim"),
+    "mimo_v2_flash": _MIMO_V2,
+    # MiMoV2ForCausalLM (MiMo-V2.5-Pro, model_type mimo_v2): a subclass of
+    # MiMoV2FlashForCausalLM that only maps the checkpoint's fused qkv_proj
+    # (packed_modules_mapping); the same decoder layers read the same fields (0.32 to 0.34).
+    "mimo_v2": _MIMO_V2,
 }
 
 

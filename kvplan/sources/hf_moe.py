@@ -55,9 +55,10 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
     # 0 and null both mean "unset" in these config classes.
     first_k = c.int_or("first_k_dense_replace", 0)
     freq = 1
-    if c.model_type == "mimo_v2_flash":
-        # models/mimo_v2.py is_moe_layer: MoE where a *list* moe_layer_freq says so (an int, or
-        # none: every layer dense).
+    if c.model_type in ("mimo_v2_flash", "mimo_v2"):
+        # models/mimo_v2.py is_moe_layer (MiMoV2FlashForCausalLM and its subclass
+        # MiMoV2ForCausalLM): MoE where a *list* moe_layer_freq says so (an int, or none: every
+        # layer dense).
         if not isinstance(c.data.get("moe_layer_freq"), list):
             return None
         flags = c.int_list("moe_layer_freq")[:layers]

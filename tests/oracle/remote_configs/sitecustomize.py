@@ -84,12 +84,14 @@ def _register() -> None:
         RemoteConfig.__name__ = f"RemoteConfig_{model_type.replace('-', '_')}"
         return RemoteConfig
 
+    # "mimo_v2": MiMo-V2.5-Pro's remote configuration_mimo_v2.MiMoV2Config (transformers 5.19
+    # ships only mimo_v2_flash); vLLM 0.32 models/mimo_v2.py reads its fields as attributes.
     # "internlm": early InternLM2 repos (internlm/internlm2-math-plus-1_8b) name their remote
     # class configuration_internlm.InternLMConfig, model_type internlm, under
     # InternLM2ForCausalLM.
     for model_type in ("nemotron-nas", "internlm2", "internlm", "exaone", "orion", "minicpm",
                        "internlm3", "deepseek", "bailing_moe", "phi3_v", "solar", "step1",
-                       "telechat", "iquestcoder", "TeleFLM"):
+                       "telechat", "iquestcoder", "TeleFLM", "mimo_v2"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
