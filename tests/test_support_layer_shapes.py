@@ -51,6 +51,15 @@ GOLDEN_SHAPES: dict[str, tuple[Path, int, str]] = {
     # 49,152 B.
     "granite-swash-2b": (CONFIGS / "granite-swash-2b.json", 24 * 2 * 4 * 128 * 2,
                          HF + "ibm-granite/granite-swash-2b"),
+    # GraniteMoeSWAForCausalLM: vLLM 0.32 registry.py serves it with models/granitemoeshared.py
+    # GraniteMoeSharedForCausalLM, whose layers take granitemoe.py GraniteMoeAttention (lines
+    # 141-224): num_key_value_heads 4, head_dim = hidden / heads = 1280 / 20 = 64 (never
+    # config.head_dim); granite.py granite_layer_attn_params (lines 80-110) gives
+    # config.sliding_window 128 to the 20 layers layer_types marks sliding_attention, none to
+    # the 8 full ones (0, 3, 7, ..., 27); the sinks are a per-head logit (no cache). Per token:
+    # 28 x 2 x 4 x 64 x 2 B = 28,672 B.
+    "granite-swash-3b-a600m": (CONFIGS / "granite-swash-3b-a600m.json", 28 * 2 * 4 * 64 * 2,
+                               HF + "ibm-granite/granite-swash-3b-a600m"),
     # MiMoV2ForCausalLM (MiMo-V2.5-Pro): vLLM 0.32 models/mimo_v2.py line 997, a subclass of
     # MiMoV2FlashForCausalLM (only packed_modules_mapping differs), so the same
     # MiMoV2FlashDecoderLayer (lines 360-470): hybrid_layer_pattern has 0 at layers 0, 7, 15,
@@ -231,3 +240,54 @@ def test_mimo_v2_with_a_vision_config_is_refused() -> None:
     with pytest.raises(SpecError) as err:
         spec_mapping_from_config(config, path="c.json")
     assert err.value.field == "vision_config"
+
+
+def test_granite_swash_3b_a600m_oracle_by_hand() -> None:
+    # tests/data/oracle/granite-swash-3b-a600m: 8 layers (layer_types' first 8: full 0, 3, 7),
+    # vocab 1024, 8 experts (2 per token). vLLM 0.32 CPU, block 128, 1 GiB, max_model_len 8192,
+    # 2048 batched tokens. One page: 128 x 4 x (64 + 64) x 2 = 131,072 B for every layer;
+    # groups of 3 layers (3 full, 5 sliding): one full, two sliding; a block = 3 x 131,072 B,
+    # 1 GiB // that = 2,730 blocks. Per request: full cdiv(8192, 128) = 64, sliding
+    # 2 x (cdiv(127 + 2048, 128) + 1) = 2 x 18: 100 blocks; 27.30x, 27.3 x 8192 = 223,641 tokens.
+    run = json.loads((ORACLE / "granite-swash-3b-a600m" / "results.json").read_text())[0]
+    assert (run["output"]["kv_cache_tokens"], run["output"]["max_concurrency"]) == (223641,
+                                                                                    27.3)
+    spec, _ = load_config(ORACLE / "granite-swash-3b-a600m" / "config.json")
+    plan = plan_capacity(spec, oracle_inputs(run["output"], run["argv"]))
+    assert plan.reported_kv_cache_tokens == 223641 == int(2730 / 100 * 8192)
+
+
+def test_granite_swash_3b_a600m_weighs_its_name() -> None:
+    # "3b-a600m": per layer q and o 1280 x 1280, k and v 1280 x 256, 48 experts of 3 x 512 x
+    # 1280 (4 per token), the shared MLP 3 x 1280 x 1280, the router 48 x 1280; the embedding
+    # 100,352 x 1280, tied. kvplan also counts a shared-expert gate of 1280 per layer that
+    # granitemoeshared.py does not build (kvplan.weights.params: 28 x 1280 too many).
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(CONFIGS / "granite-swash-3b-a600m.json")
+    counts = count_params(spec)
+    assert round(counts.total / 1e9, 1) == 3.0 and round(counts.active / 1e6, -2) == 600
+
+
+def test_granitemoe_swa_layer_types_default_as_its_config_class() -> None:
+    # GraniteMoeSWAConfig (transformers 5.19) without layer_types: full where i % 4 == 0;
+    # sliding_window 128.
+    config = json.loads((CONFIGS / "granite-swash-3b-a600m.json").read_text())
+    del config["layer_types"], config["sliding_window"]
+    mapping, _ = spec_mapping_from_config(config, path="c.json")
+    types = mapping["attention"]["layer_types"]
+    assert [i for i, t in enumerate(types) if t == "full_attention"] == [0, 4, 8, 12, 16, 20, 24]
+    assert mapping["attention"]["sliding_window"] == 128
+
+
+@pytest.mark.parametrize(("engine", "version"), [("vllm", "0.28"), ("sglang", None)])
+def test_granitemoe_swa_refused_where_not_sized(engine: str, version: str | None) -> None:
+    # vLLM before 0.29 has no registry entry (architectures.SIZED_SINCE); SGLang serves it with
+    # a hybrid sliding-window pool kvplan has not read (pools.SGLANG_UNREAD_HYBRID_SWA).
+    spec, _ = load_config(CONFIGS / "granite-swash-3b-a600m.json")
+    with pytest.raises(KvplanError):
+        plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                         engine=Engine(engine), engine_version=version))
+    plan = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                           engine_version="0.29"))
+    assert plan.reported_kv_cache_tokens > 0

@@ -69,6 +69,9 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     # GraniteSWAConfig() (transformers 5.19): the cache fields (its layer_types:
     # kvplan.sources.hf_text).
     "granite_swa": {"num_key_value_heads": 4, "sliding_window": 128, _TIE: True},
+    # GraniteMoeSWAConfig() (transformers 5.19): sliding_window 128, untied; num_key_value_heads
+    # None -> the heads (its __post_init__), as kvplan's reader falls back without a default.
+    "granitemoe_swa": {"sliding_window": 128, _TIE: False},
     # HYV3Config(): the cache fields.
     "hy_v3": {"num_key_value_heads": 8, "head_dim": 128, _TIE: False},
     # HyperCLOVAXConfig: num_key_value_heads and head_dim None -> the heads and hidden / heads

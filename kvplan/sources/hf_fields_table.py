@@ -252,6 +252,12 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "granitemoe": _ak("models/granitemoe.py", _HEAD_DIM_UNREAD | _WINDOW_PER_LAYER | {
         "num_key_value_heads": Covered("read: KV heads")} | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
+    # GraniteMoeSWAForCausalLM: models/granitemoeshared.py over granitemoe.py (kvplan.sources.
+    # hf_text): attention of hidden / heads, layer_types' windows.
+    "granitemoe_swa": _ak("models/granitemoeshared.py (GraniteMoeSWAConfig)",
+                          _HEAD_DIM_UNREAD | _WINDOW_PER_LAYER | {
+        "num_key_value_heads": Covered("read: KV heads")} | _why(
+        "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
     # models/granitemoehybrid.py: attention of hidden / heads (head_dim not covered: kvplan's
     # reader would take it), Mamba2 layers from layer_types.
     "granitemoehybrid": _ak("models/granitemoehybrid.py", _MAMBA | _NO_WINDOW_HYBRID | {

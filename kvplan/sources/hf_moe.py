@@ -12,7 +12,7 @@ from kvplan.sources.hf_reader import ConfigReader
 # MoE families whose intermediate_size is one routed expert's width (no moe_intermediate_size).
 _EXPERT_WIDTH_IS_INTERMEDIATE = {"mixtral", "gpt_oss", "llama4", "granitemoehybrid",
                                  "minimax_m2", "olmoe", "granitemoe", "phimoe",
-                                 "granitemoeshared", "dbrx"}
+                                 "granitemoeshared", "granitemoe_swa", "dbrx"}
 
 
 def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:

@@ -114,6 +114,16 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     "granite_swa": TextFamily(
         source="models/granite.py (GraniteSWAConfig)", reads_layer_types=True,
         default_layer_types=lambda i: FULL if i % 4 == 0 else SLIDING),
+    # GraniteMoeSWAForCausalLM: vLLM 0.32 registry.py serves it with models/granitemoeshared.py
+    # GraniteMoeSharedForCausalLM (0.29 to 0.34): granitemoe.py GraniteMoeAttention,
+    # num_key_value_heads x hidden / heads (config.head_dim never read);
+    # granite_layer_attn_params gives `config.sliding_window` to the layers layer_types marks
+    # sliding_attention (attention sinks and layer_rope_theta: no cache). GraniteMoeSWAConfig
+    # (transformers 5.19) builds layer_types full at i % 4 == 0 and defaults sliding_window 128
+    # and num_key_value_heads to the heads (kvplan.sources.hf_defaults).
+    "granitemoe_swa": TextFamily(
+        source="models/granitemoeshared.py (GraniteMoeSWAConfig)", head_dim="hidden",
+        reads_layer_types=True, default_layer_types=lambda i: FULL if i % 4 == 0 else SLIDING),
     # models/minicpm.py MiniCPMAttention: head_dim = hidden / heads (never config.head_dim),
     # num_key_value_heads; no per-layer window.
     "minicpm": TextFamily(source="models/minicpm.py", head_dim="hidden"),

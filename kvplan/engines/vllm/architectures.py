@@ -252,6 +252,10 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
     "GraniteSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); what "
                                       "an older release's Transformers fallback builds of it "
                                       "is not checked"),
+    # granitemoeshared.py over granitemoe.py and granite_layer_attn_params, unchanged 0.29-0.34.
+    "GraniteMoeSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); "
+                                         "what an older release's Transformers fallback builds "
+                                         "of it is not checked"),
     "LongcatFlashForCausalLM": ("0.32", "models/longcat_flash.py builds "
                                         "FlashConfig(**hf_config.__dict__).num_hidden_layers "
                                         "decoder layers before 0.32, a count that depends on the "
