@@ -241,7 +241,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/granite.py, granitemoe.py (granite_layer_attn_params): layer_types' windows.
     "granite": _ak("models/granite.py", _KV | _WINDOW_PER_LAYER | _why(
         "a rotary base or sink logits (no cache size)", "layer_rope_theta", "attention_sinks")),
-    # MiMoV2FlashForCausalLM: models/mimo_v2.py (the row above the table).
+    # MiMoV2FlashForCausalLM: models/mimo_v2.py (_MIMO_V2_FIELDS, above the table).
     "mimo_v2_flash": _MIMO_V2_FIELDS,
     # MiMoV2ForCausalLM (model_type mimo_v2): the same decoder layers (kvplan.sources.
     # hf_layer_shapes).
