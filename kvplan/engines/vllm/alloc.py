@@ -44,7 +44,8 @@ class VllmProfile:
     # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
     reported_tokens: str
     # Sliding/chunked layers reserve in-flight tokens (VllmConfig.max_in_flight_tokens:
-    # 2 x max_num_batched_tokens with async scheduling); before, max_num_batched_tokens.
+    # max_concurrent_batches x max_num_batched_tokens, 2 batches with async scheduling at PP 1:
+    # vllm_max_concurrent_batches); 1: max_num_batched_tokens alone, whatever PP and async.
     in_flight_batches_async: int
     # Hybrid KV-cache manager on for Llama-4's chunked local attention by default.
     chunked_local_hybrid: bool
@@ -440,11 +441,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         attention_page = bs * per_token
         if attention_page != state_bytes:
             padding = 100 * (attention_page - state_bytes) / state_bytes
-    # VllmConfig.max_concurrent_batches: 2 with async scheduling at PP 1, else the PP degree.
-    batches = 1
-    if profile.in_flight_batches_async > 1:
-        batches = profile.in_flight_batches_async if platform.async_scheduling and pp == 1 else pp
-    in_flight = max_num_batched_tokens * batches
+    in_flight = max_num_batched_tokens * vllm_max_concurrent_batches(
+        profile, async_scheduling=platform.async_scheduling, pp=pp)
     shape = RequestShape(in_flight_tokens=in_flight, mamba_align=mamba_mode == "align",
                          num_spec_tokens=num_spec_tokens)
 
@@ -547,3 +545,21 @@ def vllm_async_scheduling_default(version: str | None) -> bool:
     without it; kvplan's simulator refuses those). Before 0.14 it was off unless asked for.
     No version: the newest kvplan knows (on)."""
     return version_key(version) >= (0, 14)
+
+
+def vllm_max_concurrent_batches(profile: VllmProfile, *, async_scheduling: bool, pp: int) -> int:
+    """Batches in flight at once (VllmConfig.max_concurrent_batches; the engine core's batch
+    queue, v1/engine/core.py `batch_queue_size`), which sliding and chunked layers reserve
+    tokens for (`max_in_flight_tokens` = this x max_num_batched_tokens).
+
+    0.32.0 and 0.33.0 config/vllm.py (:577-587, :588-598): with async scheduling, PP + 1 on
+    model runner V2, 2 on the V1 runner at PP 1; otherwise PP. V2 is the default wherever
+    Triton runs (`use_v2_model_runner`: V1 only for suffix/Medusa/MLP-speculator drafts,
+    P-EAGLE, heterogeneous-vocabulary drafts or an external launcher at PP > 1, none of which
+    kvplan sizes); async scheduling is on by default at PP > 1 on V2 (:1634-1644) and off on
+    the CPU platform (platforms/cpu.py:331). 0.34.0 (:560-566) dropped the V1 runner: async
+    scheduling, PP + 1; otherwise PP. So PP 1 with async gives 2, PP 2 gives 3.
+    Profiles reserving one batch (`in_flight_batches_async` 1) keep 1."""
+    if profile.in_flight_batches_async == 1:
+        return 1
+    return pp + 1 if async_scheduling else pp
