@@ -23,12 +23,21 @@ Not read by kvplan elsewhere: the CUDA-graph sizes and the sampler's warm-up do 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvplan import load_spec
+from kvplan._util.errors import UnmodelledError
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
-from kvplan.engines.vllm.alloc import vllm_max_concurrent_batches, vllm_profile
+from kvplan.engines.vllm.alloc import (
+    get_platform,
+    vllm_kv_config,
+    vllm_max_concurrent_batches,
+    vllm_profile,
+)
+from kvplan.kv.kinds import LayerCaches, MLACache, SlidingWindowCache
 
 GiB = 1 << 30
 
@@ -67,3 +76,54 @@ def test_gpt_oss_sliding_pages_at_pp() -> None:
     assert sliding_pages(pp=2, platform="cpu", block_size=32) == 517
     # 0.19 (one batch of max_num_batched_tokens whatever PP): cdiv(127 + 8,192, 16) + 1 = 521.
     assert sliding_pages(pp=2, engine_version="0.19") == 521
+
+
+# --- 0.34's full-allocation fallback for sliding-window MLA (kvplan.engines.vllm.mla_fallback) --
+
+
+def dsa_with_windows(tmp_path):
+    """DeepSeek-V3.2-Exp (model_specs/deepseek-v3.2.yaml, its Hub config.json) given sliding
+    layers (window 4,096, every 2nd layer global): no released checkpoint has them, and no
+    bundled config reaches the fallback (the reader drops sliding_window for MLA, as vLLM's
+    DeepSeek-V2 family does); this is the smallest spec that does."""
+    text = (Path(__file__).parent.parent / "model_specs" / "deepseek-v3.2.yaml").read_text()
+    text = text.replace("  q_lora_rank: 1536\n", "  q_lora_rank: 1536\n  sliding_window: 4096\n"
+                        "  sliding_window_pattern: 2\n", 1)
+    path = tmp_path / "dsa-swa.yaml"
+    path.write_text(text)
+    return load_spec(str(path))
+
+
+def test_sliding_mla_full_allocation_fallback(tmp_path) -> None:
+    spec = dsa_with_windows(tmp_path)
+    # Pages at block 64 (the sparse MLA block), bf16: MLA (512 + 64) x 2 = 1,152 B a token,
+    # 73,728 B a page, on every layer, sliding ones included (SlidingWindowMLASpec); the
+    # indexer 128 + 4 = 132 B a token, 8,448 B a page. 73,728 % 8,448 != 0 and an
+    # MLAAttentionSpec page cannot be padded (0.34.0 v1/core/kv_cache_planning.py:437-452), so
+    # unify_kv_cache_spec_page_size raises and get_kv_cache_groups (:1213-1219) falls back
+    # (:859-894): sliding layers promoted to MLA, one uniform-type group of all 61 layers. A
+    # block holds 61 x (73,728 + 8,448) = 5,012,736 B; 40 GiB // that = 8,568 blocks; a request
+    # of 32,768 tokens takes 32,768 / 64 = 512: 8,568 / 512 = 16.734375x.
+    plan = plan_capacity(spec, plan_inputs(context=32768, kv_budget_bytes=40 * GiB,
+                                          engine_version="0.34"))
+    assert [(g["kind"], g["layers"]) for g in plan.kv_cache_groups] == [("mla+indexer", 61)]
+    assert plan.num_blocks == 8568
+    assert plan.max_concurrency == 16.734375
+    # 0.32 and 0.33 skip the fallback when a layer is a SlidingWindowMLASpec (0.32.0
+    # v1/core/kv_cache_utils.py:1771-1775): vLLM fails to start, kvplan refuses in one line.
+    for version in ("0.32", "0.33"):
+        with pytest.raises(UnmodelledError, match=f"vLLM {version} cannot start this model"):
+            plan_capacity(spec, plan_inputs(context=32768, kv_budget_bytes=40 * GiB,
+                                            engine_version=version))
+
+
+def test_sliding_mla_with_equal_pages_keeps_its_groups() -> None:
+    # The same model with MLA pages all equal (DeepSeek-V3's latent on every layer, no indexer)
+    # unifies, so no fallback at any version: a sliding group and an MLA group.
+    layers = tuple(LayerCaches(index=i, caches=(
+        SlidingWindowCache(token_bytes=1152, window=4096) if i % 2 == 0 else
+        MLACache(token_bytes=1152),)) for i in range(4))
+    for version in ("0.32", "0.34"):
+        config = vllm_kv_config(layers, context=32768, profile=vllm_profile(version),
+                                platform=get_platform("cuda"))
+        assert [g.kind for g in config.groups] == ["sliding", "mla"]

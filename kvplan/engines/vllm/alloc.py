@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
+from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
     FullAttentionCache,
@@ -64,6 +65,9 @@ class VllmProfile:
     # model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:691-696 and :746-750,
     # platforms/interface.py:1089-1094, v1/attention/backends/gdn_attn.py:34).
     gdn_prefill_checkpoint: bool = False
+    # An MLA model whose pages cannot be unified allocates its sliding-window MLA layers as
+    # full attention (kvplan.engines.vllm.mla_fallback); before, vLLM fails to start.
+    sliding_mla_full_fallback: bool = False
     notes: str = ""
 
 
@@ -119,7 +123,7 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=2, chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True,
+                gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
                 notes="the allocator as 0.33; the KV cache sized after warm-up on CUDA and "
                       "ROCm (extensible KV cache): budget not modelled"),
 )
@@ -498,12 +502,14 @@ def _groups(entries: list[tuple[int, Any]], *, bs: int, context: int, shape: Req
             spec_of[key] = (c, bs)
         elif max_page % pages[key] == 0:
             spec_of[key] = (c, bs * (max_page // pages[key]))  # a bigger block, same page
-        elif not isinstance(c, MLACache):
+        elif not isinstance(c, (MLACache, IndexerCache)):
             spec_of[key] = (c, bs)  # padded page (strided view)
         else:
-            raise UnmodelledError(
-                "vLLM cannot unify this model's page sizes (an MLA page that does "
-                "not divide the largest page); kvplan refuses to guess")
+            # An MLAAttentionSpec page (the indexer's too) cannot be padded: vLLM's fallback.
+            promoted = full_allocation_fallback(
+                entries, version=profile.version, sliding_mla=profile.sliding_mla_full_fallback)
+            return _groups(promoted, bs=bs, context=context, shape=shape, profile=profile,
+                           pad_state_to=pad_state_to)
     counts = [len(v) for v in buckets.values()]
     smallest, largest = min(counts), max(counts)
     group_size = smallest
