@@ -29,6 +29,8 @@ import pytest
 
 from kvplan import load_spec
 from kvplan._util.errors import UnmodelledError
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.run import setup
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
 from kvplan.engines.vllm.alloc import (
@@ -38,6 +40,7 @@ from kvplan.engines.vllm.alloc import (
     vllm_profile,
 )
 from kvplan.kv.kinds import LayerCaches, MLACache, SlidingWindowCache
+from kvplan.sources.resolve import load_model
 
 GiB = 1 << 30
 
@@ -127,3 +130,18 @@ def test_sliding_mla_with_equal_pages_keeps_its_groups() -> None:
         config = vllm_kv_config(layers, context=32768, profile=vllm_profile(version),
                                 platform=get_platform("cuda"))
         assert [g.kind for g in config.groups] == ["sliding", "mla"]
+
+
+def test_simulator_pool_follows_its_scheduling() -> None:
+    # `kvplan simulate` runs async scheduling or not (--[no-]async-scheduling); its pool is
+    # `estimate`'s under the same setting (VllmOptions.async_scheduling). gpt-oss-20b on an
+    # H100 at 32,768 tokens, max_num_batched_tokens 8,192, vLLM 0.32: async, 2 batches in flight:
+    # cdiv(127 + 16,384, 16) + 1 = 1,033 sliding pages; synchronous (config/vllm.py:577-587:
+    # PP 1 without async is 1 batch): cdiv(127 + 8,192, 16) + 1 = 521.
+    spec = load_model("gpt-oss-20b")[0]
+    inputs = estimate_inputs(spec, context=32768, gpu="H100-80GB")
+    for mode, pages in ((True, 1033), (False, 521)):
+        sim = setup(spec, inputs, async_scheduling=mode)[0]
+        assert {g["kind"]: g["pages_per_request"] for g in sim.plan.kv_cache_groups} == {
+            "sliding": pages, "full": 32768 // 16}
+        assert sim.scheduler.async_scheduling is mode

@@ -124,8 +124,9 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 in_flight_batches_async=2, chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
-                notes="the allocator as 0.33; the KV cache sized after warm-up on CUDA and "
-                      "ROCm (extensible KV cache): budget not modelled"),
+                notes="the allocator as 0.33, and MLA pages that cannot be unified put "
+                      "sliding-window MLA layers in full attention; the KV cache sized after "
+                      "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled"),
 )
 # The default: the newest release whose KV budget kvplan models. 0.33 and 0.34 are modelled for
 # their allocators but not their budgets (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS), so a
@@ -379,14 +380,15 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
                    pp: int = 1, gdn_checkpoint: bool = False,
-                   mla_hybrid_alignment: int = 128) -> VllmKVConfig:
+                   mla_hybrid_alignment: int = 128,
+                   async_scheduling: bool | None = None) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
     default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
     prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`); `mla_hybrid_alignment`: the
     least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
-    version)."""
+    version); `async_scheduling` None: the platform's."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -446,7 +448,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         if attention_page != state_bytes:
             padding = 100 * (attention_page - state_bytes) / state_bytes
     in_flight = max_num_batched_tokens * vllm_max_concurrent_batches(
-        profile, async_scheduling=platform.async_scheduling, pp=pp)
+        profile, pp=pp, async_scheduling=platform.async_scheduling if async_scheduling is None
+        else async_scheduling)
     shape = RequestShape(in_flight_tokens=in_flight, mamba_align=mamba_mode == "align",
                          num_spec_tokens=num_spec_tokens)
 
