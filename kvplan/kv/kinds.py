@@ -37,8 +37,9 @@ class RequestShape:
     """What besides the context decides the pages a request holds (vLLM's scheduler settings).
 
     ``in_flight_tokens``: tokens scheduled but not yet settled; vLLM 0.32's
-    ``VllmConfig.max_in_flight_tokens`` = max_concurrent_batches x max_num_batched_tokens (2
-    batches with async scheduling, else the PP degree). Sliding and chunked layers keep these.
+    ``VllmConfig.max_in_flight_tokens`` = max_concurrent_batches x max_num_batched_tokens (PP + 1
+    batches with async scheduling, else the PP degree: kvplan.engines.vllm.alloc.
+    vllm_max_concurrent_batches). Sliding and chunked layers keep these.
     ``mamba_align``: mamba cache mode ``align`` (prefix caching on) rather than ``none``;
     ``num_spec_tokens``: speculative tokens, one more state page each.
     """

@@ -31,6 +31,7 @@ from kvplan.engines.vllm.alloc import (
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.engines.vllm.frontend import vllm_api_tokenizer_batching
+from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -129,6 +130,9 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
         raise InputError("simulate: this model's vLLM KV groups are not simulated")
     if async_scheduling is None:
         async_scheduling = vllm_async_scheduling_default(cap.engine_version)
+    # The pool as vLLM sizes it under this scheduling: sliding and chunked groups reserve the
+    # batches in flight (kvplan.engines.vllm.alloc.vllm_max_concurrent_batches).
+    cap = replace(cap, options=replace(vllm_options(cap), async_scheduling=async_scheduling))
     notes = [f"scheduler: vLLM {_SCHEDULER_VERSION} V1 (FCFS, chunked prefill, preemption by "
              f"recompute, {'async' if async_scheduling else 'synchronous'} scheduling); pool "
              f"and groups: vLLM {cap.engine.rules.reported_version(cap)} rules as `estimate`"]

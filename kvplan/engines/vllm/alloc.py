@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
+from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
     FullAttentionCache,
@@ -44,7 +45,8 @@ class VllmProfile:
     # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
     reported_tokens: str
     # Sliding/chunked layers reserve in-flight tokens (VllmConfig.max_in_flight_tokens:
-    # 2 x max_num_batched_tokens with async scheduling); before, max_num_batched_tokens.
+    # max_concurrent_batches x max_num_batched_tokens, 2 batches with async scheduling at PP 1:
+    # vllm_max_concurrent_batches); 1: max_num_batched_tokens alone, whatever PP and async.
     in_flight_batches_async: int
     # Hybrid KV-cache manager on for Llama-4's chunked local attention by default.
     chunked_local_hybrid: bool
@@ -63,6 +65,9 @@ class VllmProfile:
     # model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:691-696 and :746-750,
     # platforms/interface.py:1089-1094, v1/attention/backends/gdn_attn.py:34).
     gdn_prefill_checkpoint: bool = False
+    # An MLA model whose pages cannot be unified allocates its sliding-window MLA layers as
+    # full attention (kvplan.engines.vllm.mla_fallback); before, vLLM fails to start.
+    sliding_mla_full_fallback: bool = False
     notes: str = ""
 
 
@@ -118,9 +123,10 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
                 in_flight_batches_async=2, chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True,
-                notes="the allocator as 0.33; the KV cache sized after warm-up on CUDA and "
-                      "ROCm (extensible KV cache): budget not modelled"),
+                gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
+                notes="the allocator as 0.33, and MLA pages that cannot be unified put "
+                      "sliding-window MLA layers in full attention; the KV cache sized after "
+                      "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled"),
 )
 # The default: the newest release whose KV budget kvplan models. 0.33 and 0.34 are modelled for
 # their allocators but not their budgets (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS), so a
@@ -374,14 +380,15 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
                    pp: int = 1, gdn_checkpoint: bool = False,
-                   mla_hybrid_alignment: int = 128) -> VllmKVConfig:
+                   mla_hybrid_alignment: int = 128,
+                   async_scheduling: bool | None = None) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
     default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
     prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`); `mla_hybrid_alignment`: the
     least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
-    version)."""
+    version); `async_scheduling` None: the platform's."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -440,11 +447,9 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         attention_page = bs * per_token
         if attention_page != state_bytes:
             padding = 100 * (attention_page - state_bytes) / state_bytes
-    # VllmConfig.max_concurrent_batches: 2 with async scheduling at PP 1, else the PP degree.
-    batches = 1
-    if profile.in_flight_batches_async > 1:
-        batches = profile.in_flight_batches_async if platform.async_scheduling and pp == 1 else pp
-    in_flight = max_num_batched_tokens * batches
+    in_flight = max_num_batched_tokens * vllm_max_concurrent_batches(
+        profile, pp=pp, async_scheduling=platform.async_scheduling if async_scheduling is None
+        else async_scheduling)
     shape = RequestShape(in_flight_tokens=in_flight, mamba_align=mamba_mode == "align",
                          num_spec_tokens=num_spec_tokens)
 
@@ -500,12 +505,14 @@ def _groups(entries: list[tuple[int, Any]], *, bs: int, context: int, shape: Req
             spec_of[key] = (c, bs)
         elif max_page % pages[key] == 0:
             spec_of[key] = (c, bs * (max_page // pages[key]))  # a bigger block, same page
-        elif not isinstance(c, MLACache):
+        elif not isinstance(c, (MLACache, IndexerCache)):
             spec_of[key] = (c, bs)  # padded page (strided view)
         else:
-            raise UnmodelledError(
-                "vLLM cannot unify this model's page sizes (an MLA page that does "
-                "not divide the largest page); kvplan refuses to guess")
+            # An MLAAttentionSpec page (the indexer's too) cannot be padded: vLLM's fallback.
+            promoted = full_allocation_fallback(
+                entries, version=profile.version, sliding_mla=profile.sliding_mla_full_fallback)
+            return _groups(promoted, bs=bs, context=context, shape=shape, profile=profile,
+                           pad_state_to=pad_state_to)
     counts = [len(v) for v in buckets.values()]
     smallest, largest = min(counts), max(counts)
     group_size = smallest
@@ -547,3 +554,21 @@ def vllm_async_scheduling_default(version: str | None) -> bool:
     without it; kvplan's simulator refuses those). Before 0.14 it was off unless asked for.
     No version: the newest kvplan knows (on)."""
     return version_key(version) >= (0, 14)
+
+
+def vllm_max_concurrent_batches(profile: VllmProfile, *, async_scheduling: bool, pp: int) -> int:
+    """Batches in flight at once (VllmConfig.max_concurrent_batches; the engine core's batch
+    queue, v1/engine/core.py `batch_queue_size`), which sliding and chunked layers reserve
+    tokens for (`max_in_flight_tokens` = this x max_num_batched_tokens).
+
+    0.32.0 and 0.33.0 config/vllm.py (:577-587, :588-598): with async scheduling, PP + 1 on
+    model runner V2, 2 on the V1 runner at PP 1; otherwise PP. V2 is the default wherever
+    Triton runs (`use_v2_model_runner`: V1 only for suffix/Medusa/MLP-speculator drafts,
+    P-EAGLE, heterogeneous-vocabulary drafts or an external launcher at PP > 1, none of which
+    kvplan sizes); async scheduling is on by default at PP > 1 on V2 (:1634-1644) and off on
+    the CPU platform (platforms/cpu.py:331). 0.34.0 (:560-566) dropped the V1 runner: async
+    scheduling, PP + 1; otherwise PP. So PP 1 with async gives 2, PP 2 gives 3.
+    Profiles reserving one batch (`in_flight_batches_async` 1) keep 1."""
+    if profile.in_flight_batches_async == 1:
+        return 1
+    return pp + 1 if async_scheduling else pp

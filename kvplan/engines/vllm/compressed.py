@@ -26,7 +26,12 @@ from __future__ import annotations
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, vllm_profile
+from kvplan.engines.vllm.alloc import (
+    Platform,
+    VllmKVConfig,
+    vllm_max_concurrent_batches,
+    vllm_profile,
+)
 from kvplan.engines.vllm.packed import vllm_packed_config
 from kvplan.kv.compressed import v4_layers
 from kvplan.model.attention import CompressedSparseAttention
@@ -94,7 +99,7 @@ def vllm_v4_kv_config(att: CompressedSparseAttention, num_hidden_layers: int, *,
         raise UnmodelledError("DeepSeek-V4 with pipeline parallelism: not modelled")
     profile = vllm_profile(version)
     on = platform.async_scheduling if async_scheduling is None else async_scheduling
-    batches = profile.in_flight_batches_async if on else 1
+    batches = vllm_max_concurrent_batches(profile, async_scheduling=on, pp=pp)
     return vllm_packed_config(v4_layers(att, num_hidden_layers), context=context,
                               cache_block=V4_CACHE_BLOCK, profile=profile, platform=platform,
                               in_flight_tokens=max_num_batched_tokens * batches)

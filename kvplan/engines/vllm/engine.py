@@ -91,7 +91,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         num_spec_tokens=inputs.num_speculative_tokens, pp=inputs.pp,
         gdn_checkpoint=alloc.vllm_gdn_checkpoints(spec, profile, inputs.platform,
                                                   inputs.compute_capability),
-        mla_hybrid_alignment=mla_hybrid_alignment(inputs.engine_version))
+        mla_hybrid_alignment=mla_hybrid_alignment(inputs.engine_version),
+        async_scheduling=vllm_options(inputs).async_scheduling)
     check_block_size(caches, inputs, config)
     check_hybrid_mla_block(caches, spec, inputs, config)
     return config
@@ -336,8 +337,7 @@ class VllmEngine:
             rows.append([f"vllm {p.version}", ratio,
                          "blocks//groups x bs" if p.reported_tokens == "blocks" else
                          "int(conc. x len)",
-                         f"{p.in_flight_batches_async} batch" + (
-                             "es" if p.in_flight_batches_async > 1 else ""),
+                         "PP + 1 batches" if p.in_flight_batches_async > 1 else "1 batch",
                          "on" if p.chunked_local_hybrid else "off",
                          ("align" if p.hybrid_prefix_caching else
                           "none; align with prefix caching") if p.mamba_align_mode else "none"])

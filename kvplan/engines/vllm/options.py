@@ -23,6 +23,10 @@ class VllmOptions(EngineOptions):
     skip_mm_profiling: bool = False
     mm_encoder_tp_mode: str = "weights"  # --mm-encoder-tp-mode: weights | data
     disable_custom_all_reduce: bool = False  # --disable-custom-all-reduce
+    # --[no-]async-scheduling; None: the platform's (kvplan.engines.vllm.alloc.Platform). It sets
+    # the batches in flight, which sliding and chunked layers reserve tokens for
+    # (alloc.vllm_max_concurrent_batches); `kvplan simulate` passes the scheduling it runs.
+    async_scheduling: bool | None = None
 
 
 OPTIONS = VllmOptions
