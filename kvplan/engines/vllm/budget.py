@@ -428,14 +428,14 @@ VLLM_V2_MODEL_TYPES: tuple[tuple[tuple[int, ...], frozenset[str], bool], ...] = 
 )
 
 
-def vllm_model_runner(version: str | None, spec: ModelSpec) -> VllmModelRunner:
-    """The runner vLLM uses for `spec` by default (config/vllm.py: use_v2_model_runner and
-    _is_default_v2_model_runner_model, read in each wheel): V2 for the listed architectures
-    from 0.22 (VLLM_V2_MODEL_TYPES); from 0.25 also for every text-generation model that is
-    neither MoE nor hybrid (`not model_config.is_moe`, hybrids excluded); from 0.29 for every
-    model unless a feature V2 lacks is on (ngram speculation, dual batch overlap, ...: not
-    modelled); else V1. VLLM_USE_V2_MODEL_RUNNER overrides all (not modelled)."""
+def vllm_model_runner(version: str | None, spec: ModelSpec, *, pp: int = 1,
+                      speculative_method: str | None = None) -> VllmModelRunner:
+    """The runner vLLM picks for `spec` (config/vllm.py use_v2_model_runner): V2 for the listed
+    types from 0.22, text models neither MoE nor hybrid from 0.25, all from 0.29; V1 where V2
+    lacks a feature (EAGLE3 at PP > 1 to 0.29, 0.26.0 :2176-2180; ngram, DBO: not modelled)."""
     key = version_key(version)
+    if (0, 22) <= key < (0, 30) and speculative_method == "eagle3" and pp > 1:
+        return VLLM_RUNNER_V1
     if key >= (0, 29):
         return VLLM_RUNNER_V2
     hybrid = spec.recurrent is not None or any(m in ("recurrent", "hybrid")
