@@ -44,7 +44,11 @@ from kvplan.analysis.simulate.run import setup
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
 from kvplan.engines.vllm.alloc import get_platform, vllm_kv_config, vllm_profile
-from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
+from kvplan.engines.vllm.in_flight import (
+    in_flight_span,
+    in_flight_text,
+    vllm_max_concurrent_batches,
+)
 from kvplan.kv.kinds import LayerCaches, MLACache, SlidingWindowCache
 from kvplan.sources.resolve import load_model
 
@@ -200,3 +204,12 @@ def test_simulator_pool_follows_its_scheduling() -> None:
         assert {g["kind"]: g["pages_per_request"] for g in sim.plan.kv_cache_groups} == {
             "sliding": pages, "full": 32768 // 16}
         assert sim.scheduler.async_scheduling is mode
+
+
+def test_engines_view_names_the_release_the_rule_changes() -> None:
+    # `kvplan engines`: the 0.21 profile stands for 0.21-0.31, one batch to 0.25 and
+    # max_in_flight_tokens from 0.26 (VLLM_IN_FLIGHT_RULES); 0.19's profile ends before 0.21.
+    assert in_flight_span("0.21", "0.32") == "1 batch; PP + 1 from 0.26"
+    assert in_flight_span("0.19", "0.21") == "1 batch"
+    assert in_flight_span("0.32", "0.33") == in_flight_span("0.34", None) == "PP + 1 batches"
+    assert "from 0.26" in in_flight_text() and "to vLLM 0.25" in in_flight_text()

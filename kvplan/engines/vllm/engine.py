@@ -37,7 +37,6 @@ from kvplan.engines.vllm.block_size import (
     mla_hybrid_alignment,
     vllm_block,
 )
-from kvplan.engines.vllm.budget import VLLM_RUNNER_V2, vllm_model_runner
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.kv_dtype import (
@@ -50,6 +49,7 @@ from kvplan.engines.vllm.kv_dtype import (
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
+from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.model.attention import LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,9 +95,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
                                                   inputs.compute_capability),
         mla_hybrid_alignment=mla_hybrid_alignment(inputs.engine_version),
         async_scheduling=vllm_options(inputs).async_scheduling, version=inputs.engine_version,
-        v2_runner=vllm_model_runner(inputs.engine_version, spec, pp=inputs.pp,
-                                    speculative_method=inputs.speculative_method
-                                    ) is VLLM_RUNNER_V2)
+        v2_runner=vllm_runs_v2(inputs.engine_version, spec, pp=inputs.pp,
+                               speculative_method=inputs.speculative_method))
     check_block_size(caches, inputs, config)
     check_hybrid_mla_block(caches, spec, inputs, config)
     return config

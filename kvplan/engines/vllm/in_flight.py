@@ -16,7 +16,7 @@ Async scheduling is on by default from 0.14 wherever the executor supports it (m
 uniproc; Ray does not, and kvplan's launch lines use multiproc from 0.11.1), unless a pooling
 model or a speculator other than EAGLE / MTP / n-gram / draft model (kvplan sizes MTP, EAGLE,
 EAGLE3: async stays on); the CPU platform turns it off (platforms/cpu.py). Which runner a model
-gets is kvplan.engines.vllm.budget.vllm_model_runner's rule (the reserve follows it too). The
+gets is kvplan.engines.vllm.runner.vllm_runs_v2's rule (the reserve follows it too). The
 rows below give the files and lines read in each release's wheel (/tmp/vllm-src/<v>/vllm/);
 one row per range where the code changes.
 """
