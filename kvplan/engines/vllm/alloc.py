@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
+from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
@@ -44,10 +45,6 @@ class VllmProfile:
     # "GPU KV cache size: N tokens": "blocks" = num_blocks // num_groups x block_size (<= 0.19),
     # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
     reported_tokens: str
-    # Sliding/chunked layers reserve in-flight tokens (VllmConfig.max_in_flight_tokens:
-    # max_concurrent_batches x max_num_batched_tokens, 2 batches with async scheduling at PP 1:
-    # vllm_max_concurrent_batches); 1: max_num_batched_tokens alone, whatever PP and async.
-    in_flight_batches_async: int
     # Hybrid KV-cache manager on for Llama-4's chunked local attention by default.
     chunked_local_hybrid: bool
     # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
@@ -75,12 +72,12 @@ class VllmProfile:
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
     VllmProfile(version="0.10", mamba_align_mode=False,
                 group_size_ratio=None, reported_tokens="blocks",
-                in_flight_batches_async=1, chunked_local_hybrid=False,
+                chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size = the smaller type's layer count; tokens = blocks x size"),
     VllmProfile(version="0.13", mamba_align_mode=False,
                 group_size_ratio=1.25, reported_tokens="blocks",
-                in_flight_batches_async=1, chunked_local_hybrid=False,
+                chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: the larger count when under 1.25x the smaller"),
     # From 0.19 (at the latest), --enable-prefix-caching on a GDN/Mamba hybrid sets mamba cache
@@ -96,32 +93,31 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
     # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
     VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
-                in_flight_batches_async=1, chunked_local_hybrid=False,
+                chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
                       "caching on a recurrent hybrid: mamba cache mode 'align'"),
     VllmProfile(version="0.21", group_size_ratio=1.5, reported_tokens="concurrency",
-                in_flight_batches_async=1, chunked_local_hybrid=False,
+                chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
     VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
-                in_flight_batches_async=2, chunked_local_hybrid=True,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                notes="sliding/chunked layers keep max_in_flight_tokens (2 batches with async "
-                      "scheduling); prefix caching on for hybrids: mamba cache mode 'align'"),
+                notes="prefix caching on for hybrids: mamba cache mode 'align'"),
     # 0.33.0 and 0.34.0 read against 0.32.0 (kv_cache_utils.py split into kv_cache_planning.py
     # and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
     # pool's block and the concurrency print unchanged): the allocator moves only for Gated
     # DeltaNet hybrids in mode 'align' on FlashInfer's GDN prefill. Their budgets are not
     # modelled (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS).
     VllmProfile(version="0.33", group_size_ratio=1.5, reported_tokens="concurrency",
-                in_flight_batches_async=2, chunked_local_hybrid=True,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 gdn_prefill_checkpoint=True,
                 notes="Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill "
                       "checkpoint page per request, block a multiple of 64"),
     VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
-                in_flight_batches_async=2, chunked_local_hybrid=True,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
                 notes="the allocator as 0.33, and MLA pages that cannot be unified put "
@@ -380,15 +376,17 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    hybrid_manager: bool | None = None, prefix_caching: bool | None = None,
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
                    pp: int = 1, gdn_checkpoint: bool = False,
-                   mla_hybrid_alignment: int = 128,
-                   async_scheduling: bool | None = None) -> VllmKVConfig:
+                   mla_hybrid_alignment: int = 128, async_scheduling: bool | None = None,
+                   version: str | None = None, v2_runner: bool = True) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
     default (sets the mamba cache mode); `gdn_checkpoint`: Gated DeltaNet layers export
     prefill checkpoints in mode 'align' (`vllm_gdn_checkpoints`); `mla_hybrid_alignment`: the
     least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
-    version); `async_scheduling` None: the platform's."""
+    version); `async_scheduling` None: the platform's; `version`: the release asked (None: the
+    profile's), `v2_runner`: model runner V2 runs it, which with the scheduling and PP set the
+    batches in flight (kvplan.engines.vllm.in_flight)."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -448,7 +446,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
         if attention_page != state_bytes:
             padding = 100 * (attention_page - state_bytes) / state_bytes
     in_flight = max_num_batched_tokens * vllm_max_concurrent_batches(
-        profile, pp=pp, async_scheduling=platform.async_scheduling if async_scheduling is None
+        version or profile.version, pp=pp, v2_runner=v2_runner,
+        async_scheduling=platform.async_scheduling if async_scheduling is None
         else async_scheduling)
     shape = RequestShape(in_flight_tokens=in_flight, mamba_align=mamba_mode == "align",
                          num_spec_tokens=num_spec_tokens)
@@ -554,21 +553,3 @@ def vllm_async_scheduling_default(version: str | None) -> bool:
     without it; kvplan's simulator refuses those). Before 0.14 it was off unless asked for.
     No version: the newest kvplan knows (on)."""
     return version_key(version) >= (0, 14)
-
-
-def vllm_max_concurrent_batches(profile: VllmProfile, *, async_scheduling: bool, pp: int) -> int:
-    """Batches in flight at once (VllmConfig.max_concurrent_batches; the engine core's batch
-    queue, v1/engine/core.py `batch_queue_size`), which sliding and chunked layers reserve
-    tokens for (`max_in_flight_tokens` = this x max_num_batched_tokens).
-
-    0.32.0 and 0.33.0 config/vllm.py (:577-587, :588-598): with async scheduling, PP + 1 on
-    model runner V2, 2 on the V1 runner at PP 1; otherwise PP. V2 is the default wherever
-    Triton runs (`use_v2_model_runner`: V1 only for suffix/Medusa/MLP-speculator drafts,
-    P-EAGLE, heterogeneous-vocabulary drafts or an external launcher at PP > 1, none of which
-    kvplan sizes); async scheduling is on by default at PP > 1 on V2 (:1634-1644) and off on
-    the CPU platform (platforms/cpu.py:331). 0.34.0 (:560-566) dropped the V1 runner: async
-    scheduling, PP + 1; otherwise PP. So PP 1 with async gives 2, PP 2 gives 3.
-    Profiles reserving one batch (`in_flight_batches_async` 1) keep 1."""
-    if profile.in_flight_batches_async == 1:
-        return 1
-    return pp + 1 if async_scheduling else pp

@@ -38,6 +38,7 @@ from kvplan.engines.reserve import (
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
+from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.engines.vllm.unsized import refuse_unsized_budget, vllm_extensible_kv_cache
 
 if TYPE_CHECKING:
@@ -415,41 +416,9 @@ VLLM_RUNNER_V2 = VllmModelRunner(name="model runner V2", sampler_rules=(VLLM_V2_
                                  encoder_profile_since=(0, 27))
 
 
-# config/vllm.py DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES by release, as Hugging Face model_type
-# (Qwen3ForCausalLM: qwen3, LlamaForCausalLM: llama, MistralForCausalLM: mistral,
-# DeepseekV2ForCausalLM: deepseek_v2, Qwen2MoeForCausalLM: qwen2_moe, GraniteMoeForCausalLM:
-# granitemoe); 0.22-0.23 take them only unquantized and not MoE.
-VLLM_V2_MODEL_TYPES: tuple[tuple[tuple[int, ...], frozenset[str], bool], ...] = (
-    ((0, 22), frozenset({"qwen3"}), True),
-    ((0, 23), frozenset({"qwen3", "llama", "mistral"}), True),
-    ((0, 24), frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe",
-                         "granitemoe"}), False),
-    ((0, 25), frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"}), False),
-)
-
-
 def vllm_model_runner(version: str | None, spec: ModelSpec) -> VllmModelRunner:
-    """The runner vLLM uses for `spec` by default (config/vllm.py: use_v2_model_runner and
-    _is_default_v2_model_runner_model, read in each wheel): V2 for the listed architectures
-    from 0.22 (VLLM_V2_MODEL_TYPES); from 0.25 also for every text-generation model that is
-    neither MoE nor hybrid (`not model_config.is_moe`, hybrids excluded); from 0.29 for every
-    model unless a feature V2 lacks is on (ngram speculation, dual batch overlap, ...: not
-    modelled); else V1. VLLM_USE_V2_MODEL_RUNNER overrides all (not modelled)."""
-    key = version_key(version)
-    if key >= (0, 29):
-        return VLLM_RUNNER_V2
-    hybrid = spec.recurrent is not None or any(m in ("recurrent", "hybrid")
-                                               for m in spec.layer_mixers)
-    if key >= (0, 25) and spec.moe is None and not hybrid:
-        return VLLM_RUNNER_V2
-    listed = [(types, plain) for since, types, plain in VLLM_V2_MODEL_TYPES if key >= since]
-    if listed:
-        types, plain_only = listed[-1]
-        quantized = spec.quantization_json is not None or spec.weight_dtype not in (
-            "bf16", "fp16", "fp32")
-        if spec.model_type in types and not (plain_only and (quantized or spec.moe)):
-            return VLLM_RUNNER_V2
-    return VLLM_RUNNER_V1
+    """The runner vLLM uses for `spec` by default (kvplan.engines.vllm.runner.vllm_runs_v2)."""
+    return VLLM_RUNNER_V2 if vllm_runs_v2(version, spec) else VLLM_RUNNER_V1
 
 
 def vllm_sampler_rule(version: str | None, flashinfer_sampler: bool | None = None

@@ -19,19 +19,15 @@ Read in vLLM 0.32 (the same in 0.33 and 0.34):
   block-outermost, and v1/attention/backends/utils.py resolve_kv_cache_layout keeps a layout
   every backend supports (vLLM's CPU build logs "Using BLHNC KV cache layout");
 - config/vllm.py max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens (2
-  batches with async scheduling at PP 1).
+  batches with async scheduling at PP 1: kvplan.engines.vllm.in_flight).
 """
 
 from __future__ import annotations
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import (
-    Platform,
-    VllmKVConfig,
-    vllm_max_concurrent_batches,
-    vllm_profile,
-)
+from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, vllm_profile
+from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.packed import vllm_packed_config
 from kvplan.kv.compressed import v4_layers
 from kvplan.model.attention import CompressedSparseAttention
@@ -99,7 +95,7 @@ def vllm_v4_kv_config(att: CompressedSparseAttention, num_hidden_layers: int, *,
         raise UnmodelledError("DeepSeek-V4 with pipeline parallelism: not modelled")
     profile = vllm_profile(version)
     on = platform.async_scheduling if async_scheduling is None else async_scheduling
-    batches = vllm_max_concurrent_batches(profile, async_scheduling=on, pp=pp)
+    batches = vllm_max_concurrent_batches(version, async_scheduling=on, pp=pp)
     return vllm_packed_config(v4_layers(att, num_hidden_layers), context=context,
                               cache_block=V4_CACHE_BLOCK, profile=profile, platform=platform,
                               in_flight_tokens=max_num_batched_tokens * batches)

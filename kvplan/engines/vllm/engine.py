@@ -38,6 +38,7 @@ from kvplan.engines.vllm.block_size import (
     vllm_block,
 )
 from kvplan.engines.vllm.connectors import vllm_connector
+from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
     sparse_mla_served,
@@ -48,6 +49,7 @@ from kvplan.engines.vllm.kv_dtype import (
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
+from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.model.attention import LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,7 +94,9 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         gdn_checkpoint=alloc.vllm_gdn_checkpoints(spec, profile, inputs.platform,
                                                   inputs.compute_capability),
         mla_hybrid_alignment=mla_hybrid_alignment(inputs.engine_version),
-        async_scheduling=vllm_options(inputs).async_scheduling)
+        async_scheduling=vllm_options(inputs).async_scheduling, version=inputs.engine_version,
+        v2_runner=vllm_runs_v2(inputs.engine_version, spec, pp=inputs.pp,
+                               speculative_method=inputs.speculative_method))
     check_block_size(caches, inputs, config)
     check_hybrid_mla_block(caches, spec, inputs, config)
     return config
@@ -321,8 +325,8 @@ class VllmEngine:
         if spec.is_hybrid or spec.sliding_window:
             notes.append(
                 "Sliding and chunked groups keep the window (chunk) plus the tokens in flight "
-                "(max_num_batched_tokens, x2 with async scheduling from vLLM 0.32 on CUDA); "
-                "recurrent groups keep 1 state page per request, 2 (Mamba2: 3) in mode align.")
+                f"({in_flight_text()}); recurrent groups keep 1 state page per request, 2 "
+                "(Mamba2: 3) in mode align.")
         return notes
 
     def shows_groups(self, plan: PlanFacts) -> bool:
@@ -331,17 +335,17 @@ class VllmEngine:
     def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
         """`kvplan engines`: a row and a record per vLLM profile, and the notes on its rules."""
         rows, records = [], []
-        for p in alloc.VLLM_PROFILES:
+        for p, nxt in zip(alloc.VLLM_PROFILES, (*alloc.VLLM_PROFILES[1:], None), strict=True):
             ratio = "smaller count" if p.group_size_ratio is None else (
                 f"larger if < {p.group_size_ratio:g}x smaller")
             rows.append([f"vllm {p.version}", ratio,
                          "blocks//groups x bs" if p.reported_tokens == "blocks" else
                          "int(conc. x len)",
-                         "PP + 1 batches" if p.in_flight_batches_async > 1 else "1 batch",
+                         (in_flight := in_flight_span(p.version, nxt.version if nxt else None)),
                          "on" if p.chunked_local_hybrid else "off",
                          ("align" if p.hybrid_prefix_caching else
                           "none; align with prefix caching") if p.mamba_align_mode else "none"])
-            records.append({"engine": "vllm", **dict(p.__dict__.items())})
+            records.append({"engine": "vllm", **dict(p.__dict__.items()), "in_flight": in_flight})
         notes = [f"vllm {p.version}: {p.notes}." for p in alloc.VLLM_PROFILES] + [
             "Rules read from vLLM's source (0.32 to 0.34: v1/kv_cache_interface.py, "
             "v1/core/kv_cache_utils.py and 0.33's kv_cache_planning.py, platforms/interface.py, "
@@ -350,6 +354,8 @@ class VllmEngine:
             f"or below X.Y (none given: {alloc.DEFAULT_VLLM_VERSION}, the newest whose CUDA "
             "budget kvplan models; 0.33's and 0.34's are refused unless the budget or reserve "
             f"is given); a release after {alloc.NEWEST_READ_VLLM} takes its rules, not exact.",
+            f"Sliding and chunked layers keep their tokens in flight: {in_flight_text()} "
+            "(kvplan.engines.vllm.in_flight).",
             "Platforms: " + "; ".join(
                 f"{p.name}: block {p.default_block}, MLA {p.mla_block}"
                 f"{CUDA_MLA_BLOCK_TEXT if p.name == 'cuda' else ''}"
