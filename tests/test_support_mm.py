@@ -365,3 +365,25 @@ def test_glmasr_other_text_model_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert "text_config.model_type" in line and "glmasr.py" in line
+
+
+def test_granite_speech_projector_type_unknown_to_transformers_is_refused(tmp_path: Path) -> None:
+    # ibm-granite/granite-speech-3.2-8b (issue 26, blind batch 10: hlky/dinoml_v2's byte-exact
+    # copy) names projector_config.model_type 'granite_speech_qformer', a transformers 4.50-era
+    # name. GraniteSpeechConfig.__post_init__ (transformers 5.19, what vLLM 0.32 loads) builds
+    # CONFIG_MAPPING[projector_config["model_type"]], which has no such key: vLLM 0.32's CPU
+    # build stopped at "KeyError: 'granite_speech_qformer'" (tests/data/blind26/shrunk/
+    # granite-speech-3.2-8b/results.json), where kvplan had answered exit 0.
+    real = DATA / "blind26" / "real" / "granite-speech-3.2-8b.json"
+    result = CliRunner().invoke(app, ["estimate", str(real), "--context", "4096"])
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "projector_config.model_type" in line and "granite_speech_qformer" in line
+    # The same file with 5.19's Blip-2 Q-Former type loads: text_config's GraniteForCausalLM,
+    # 40 layers x 2 (K, V) x 8 KV heads x (4096 / 32 = 128) x 2 B = 163,840 B/token.
+    config = json.loads(real.read_text())
+    config["projector_config"]["model_type"] = "blip_2_qformer"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    spec, _ = load_config(path)
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 40 * 2 * 8 * 128 * 2

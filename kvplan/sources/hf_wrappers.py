@@ -45,6 +45,10 @@ class Wrapper:
     # (glmasr.py builds architectures=["LlamaForCausalLM"] whatever text_config's model_type
     # says). Empty: any.
     text_types: tuple[str, ...] = ()
+    # Tower sub-configs the wrapper's config class builds as CONFIG_MAPPING[model_type], and the
+    # model_types kvplan takes there (its class default first); another is refused, since
+    # transformers 5.19 (what vLLM 0.32 loads) may not know it and the file would not load.
+    tower_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # vLLM 0.32, vllm/model_executor/models/: each builds its decoder with
@@ -100,13 +104,19 @@ WRAPPERS: dict[str, Wrapper] = {
     # files); GraniteSpeechConfig (transformers 5.19) defaults its model_type to granite. The
     # conformer encoder and the Blip-2 Q-Former projector attend in plain torch (no paged
     # cache).
+    # GraniteSpeechConfig.__post_init__ builds projector_config as CONFIG_MAPPING[its
+    # model_type] (default blip_2_qformer); the 4.50-era name granite_speech_qformer of
+    # ibm-granite/granite-speech-3.2-8b's file is no 5.19 config type: a KeyError, vLLM 0.32
+    # does not start (blind batch 10's CPU run). GraniteSpeechPlusConfig does the same.
     "granite_speech": Wrapper(keys=("text_config",), default_text="granite",
-                              vllm="granite_speech.py"),
+                              vllm="granite_speech.py",
+                              tower_types={"projector_config": ("blip_2_qformer",)}),
     # granite_speech_plus.py: GraniteSpeechForConditionalGeneration's class with another CTC
     # encoder (its cat_hidden_layers concatenate encoder states, no cache); the same language
     # model over text_config, GraniteSpeechPlusConfig's default model_type granite.
     "granite_speech_plus": Wrapper(keys=("text_config",), default_text="granite",
-                                   vllm="granite_speech_plus.py"),
+                                   vllm="granite_speech_plus.py",
+                                   tower_types={"projector_config": ("blip_2_qformer",)}),
     # glm_ocr.py: GlmOcrForConditionalGeneration is Glm4vForConditionalGeneration's class
     # (glm4_1v.py: architectures=["Glm4ForCausalLM"] for model_type glm_ocr) over text_config
     # (glm_ocr_text, read as glm4: TEXT_FAMILY); its vision attention is MMEncoderAttention.
@@ -192,6 +202,15 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     that text class's defaults (kvplan.sources.hf_defaults; each reported), explicit nulls kept
     as unset; the wrapper's dtype, tie flag and quantization where the sub-config leaves them
     out."""
+    for tower, known in wrapper.tower_types.items():
+        sub = config.get(tower)
+        kind = sub.get("model_type", known[0]) if isinstance(sub, Mapping) else known[0]
+        if kind not in known:
+            raise SpecError(path, f"{tower}.model_type", f"{kind!r}: the "
+                            f"{config_model_type(config)} config class builds {tower} as "
+                            "transformers' CONFIG_MAPPING[model_type], and transformers 5.19 "
+                            "(vLLM 0.32's) registers no such type (KeyError): vLLM does not load "
+                            f"this file; kvplan takes {' / '.join(known)}")
     text: Any = config
     for key in wrapper.keys:
         text = text.get(key) if isinstance(text, Mapping) else None

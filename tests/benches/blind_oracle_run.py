@@ -9,6 +9,7 @@ attention block size of `cache_config`.
     VLLM_ORACLE_PYTHON=/root/vllm-cpu/bin/python nice -n 10 \
         python tests/benches/blind_oracle_run.py \
         tests/data/blind26/shrunk/<id> [--kv-cache-dtype fp8] [--stub-torchvision] [--limit-mm]
+        [--attention-backend CPU_MLA]
 
 Prints the JSON appended to tests/data/blind26/shrunk/<id>/results.json by hand."""
 
@@ -56,6 +57,10 @@ def main() -> int:
     p.add_argument("--kv-gib", type=int, default=1)
     p.add_argument("--max-model-len", type=int, default=8192)
     p.add_argument("--kv-cache-dtype")
+    # CPU_MLA: the reference CPU MLA backend, block 16, which vLLM picks on a host without AMX;
+    # on an AMX host it takes AMX_MLA and a 128-token block instead (platforms/cpu.py
+    # check_and_update_config), which kvplan's --platform cpu does not model (blind batch 10).
+    p.add_argument("--attention-backend")
     p.add_argument("--stub-torchvision", action="store_true")
     p.add_argument("--limit-mm", action="store_true")
     p.add_argument("--remote-configs", action="store_true",
@@ -67,6 +72,8 @@ def main() -> int:
           "enforce_eager": True, "max_num_batched_tokens": 2048}
     if a.kv_cache_dtype:
         kw["kv_cache_dtype"] = a.kv_cache_dtype
+    if a.attention_backend:
+        kw["attention_backend"] = a.attention_backend
     if a.limit_mm:
         kw["limit_mm_per_prompt"] = {"image": 0, "video": 0, "audio": 0}
     env = dict(os.environ, VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE=str(a.kv_gib))
