@@ -252,6 +252,11 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
     "GraniteSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); what "
                                       "an older release's Transformers fallback builds of it "
                                       "is not checked"),
+    # models/step3p5.py, read in 0.32 (0.33 and 0.34: the same caches for the configs
+    # kvplan.sources.hf_step3p5 accepts); registered from 0.15.1, whose Step3p5Config kept the
+    # MTP layers' layer_types entries (truncated from 0.20): the older releases are not compared.
+    "Step3p5ForCausalLM": ("0.32", "kvplan read models/step3p5.py of 0.32 to 0.34; the "
+                                   "releases before (from 0.15.1) are not compared"),
     "LongcatFlashForCausalLM": ("0.32", "models/longcat_flash.py builds "
                                         "FlashConfig(**hf_config.__dict__).num_hidden_layers "
                                         "decoder layers before 0.32, a count that depends on the "
