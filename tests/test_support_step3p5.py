@@ -138,12 +138,23 @@ def test_layer_types_longer_than_the_layers_are_truncated() -> None:
 
 
 @pytest.mark.parametrize(("engine", "version"), [("sglang", None), ("trtllm", None),
-                                                 ("vllm", "0.31")])
+                                                 ("vllm", "0.31"), ("vllm", "0.33"),
+                                                 ("vllm", "0.34")])
 def test_refused_where_not_sized(engine: str, version: str | None) -> None:
     # SGLang and TensorRT-LLM: kvplan has not read their pools for shapes that differ by layer
-    # type (their code for Step-3.5 not read); vLLM before 0.32: architectures.SIZED_SINCE.
+    # type (their code for Step-3.5 not read); vLLM before 0.32 (architectures.SIZED_SINCE) and
+    # after it (SIZED_UNTIL: 0.33 reads step3p5 configs through transformers'
+    # Step3p7TextConfig).
     spec, _ = load_config(GOLDEN)
     inputs = plan_inputs(context=8192, kv_budget_bytes=1 << 30, engine=Engine(engine),
                          engine_version=version)
     with pytest.raises(KvplanError):
         plan_capacity(spec, inputs)
+
+
+def test_sized_at_vllm_0_32() -> None:
+    spec, _ = load_config(GOLDEN)
+    for version in (None, "0.32", "0.32.0"):
+        plan = plan_capacity(spec, plan_inputs(context=8192, kv_budget_bytes=1 << 30,
+                                               engine_version=version))
+        assert plan.reported_kv_cache_tokens > 0

@@ -10,10 +10,12 @@ Step3p5Config, registered for model_type step3p5, so no remote code runs):
   num_attention_heads, num_attention_groups and head_dim instead; Step3p5Attention gives
   `layer_types`' sliding_attention layers `config.sliding_window` (per_layer_sliding_window) and
   clears CacheConfig's window. Step3p5Config truncates `layer_types` to num_hidden_layers (the
-  checkpoint lists the MTP layers too). vLLM 0.33 and 0.34 (the file rewritten: `
-  _get_num_attention_heads`) take only the query heads from attention_other_setting and keep
-  num_attention_groups and head_dim on every layer: a config whose sliding section states other
-  KV heads or head size is sized differently by the two, so it is refused here.
+  checkpoint lists the MTP layers too). vLLM 0.33 and 0.34 (the file rewritten:
+  `_get_num_attention_heads`) take only the query heads from attention_other_setting and keep
+  num_attention_groups and head_dim on every layer, over transformers' Step3p7TextConfig
+  (kvplan.engines.vllm.architectures.SIZED_UNTIL refuses them); a config whose sliding section
+  states other KV heads or head size than the top level is refused here (no such config was
+  compared with vLLM).
 - The MoE layers are `moe_layers_enum` (comma-separated indices; absent: 1 .. L - 1); each holds
   FusedMoEBlock: moe_num_experts experts of moe_intermediate_size, moe_top_k per token, a shared
   expert `share_expert` = Step3p5MLP of share_expert_dim (Step3p5Config: moe_intermediate_size x
@@ -123,9 +125,9 @@ def step3p5_fields(config: Mapping[str, Any], path: str) -> tuple[dict, dict[str
         for key, top in (("num_attention_groups", kv), ("head_dim", head_dim)):
             if other.get(key) != top:
                 raise SpecError(path, f"attention_other_setting.{key}",
-                                f"{other.get(key)!r}, not the top-level {top}: vLLM 0.32's "
-                                f"{SOURCE} caches the sliding layers with it, 0.33's with the "
-                                "top-level value; refused rather than sized for one of them")
+                                f"{other.get(key)!r}, not the top-level {top}: sliding "
+                                "layers of their own KV shape are not compared with vLLM "
+                                "(0.32 caches them with it, 0.33 with the top-level value)")
     experts = _need(config, "moe_num_experts", path)
     width = _need(config, "moe_intermediate_size", path)
     top_k = _need(config, "moe_top_k", path)
