@@ -70,6 +70,17 @@ GOLDEN_SHAPES: dict[str, tuple[Path, int, str]] = {
     "mimo-v2.5-pro": (CONFIGS / "mimo-v2.5-pro.json",
                       10 * 8 * (192 + 128) * 2 + 60 * 8 * (192 + 128) * 2,
                       HF + "XiaomiMiMo/MiMo-V2.5-Pro"),
+    # Step3p5ForCausalLM: vLLM 0.32 models/step3p5.py Step3p5DecoderLayer (lines 396-460):
+    # every layer num_attention_groups 8 KV heads of head_dim 128; layer_types' sliding layers
+    # (33 of the first 45: all but 0, 4, ..., 44) take attention_other_setting's 96 query
+    # heads, 8 KV heads and head_dim 128 and a window of sliding_window 512 (Step3p5Attention,
+    # lines 146-160, per_layer_sliding_window); `cache_config.sliding_window = None` (line 411)
+    # leaves the 12 full layers without one. Attention (lines 236-246) caches K and V of
+    # head_dim: AttentionSpec 2 x 128 x 2 B per KV head. Per token: 45 x 8 x 2 x 128 x 2 B =
+    # 184,320 B. (Step3p5Config truncates the 48 layer_types entries to num_hidden_layers; the
+    # 3 MTP layers are Step3p5MTP's.)
+    "step-3.5-flash": (CONFIGS / "step-3.5-flash.json", 45 * 8 * 2 * 128 * 2,
+                       HF + "stepfun-ai/Step-3.5-Flash"),
 }
 
 TABLE = support_table()

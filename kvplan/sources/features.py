@@ -24,6 +24,10 @@ from __future__ import annotations
 # - triton_causal_conv: SGLang's Mamba2 layers run the Triton causal conv;
 # - mtp_own_head: each MTP draft layer holds its own lm head and a replicated eh_proj (read by
 #   the weights, kvplan.weights.breakdown, with --speculative-method mtp).
+# - head_wise_attn_gate: a g_proj linear (hidden_size -> num_attention_heads, column-split)
+#   whose sigmoid scales each query head's attention output (read by the weights);
+# - fp32_router: the MoE router's weight (hidden_size x experts) and a bias per expert held in
+#   float32 whatever the model dtype (read by the weights).
 FEATURE_FIELDS = (
     "per_head_qk_norm",
     "full_width_qk_norm",
@@ -33,6 +37,8 @@ FEATURE_FIELDS = (
     "compiled_grouped_topk",
     "triton_causal_conv",
     "mtp_own_head",
+    "head_wise_attn_gate",
+    "fp32_router",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -101,6 +107,14 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # triton_causal_conv: models/nemotron_h.py NemotronHMambaDecoderLayer.forward passes
     # use_triton_causal_conv=True to its MambaMixer2.
     "nemotron_h": {"triton_causal_conv": True},
+    # vLLM models/step3p5.py (kvplan.sources.hf_step3p5, which refuses a config without
+    # use_head_wise_attn_gate): per_head_qk_norm (Step3p5Attention.q_norm / k_norm, GemmaRMSNorm
+    # of head_dim, applied to every layer); head_wise_attn_gate (`self.g_proj =
+    # ColumnParallelLinear(hidden_size, self.total_num_heads, bias=False)`, `attn_output *
+    # extra_dims.unsqueeze(-1).sigmoid()`); fp32_router (FusedMoEBlock: `self.gate =
+    # GateLinear(hidden_size, moe_num_experts, params_dtype=torch.float32)` and `router_bias =
+    # nn.Parameter(torch.zeros(moe_num_experts, dtype=torch.float32))`).
+    "step3p5": {"per_head_qk_norm": True, "head_wise_attn_gate": True, "fp32_router": True},
 }
 
 

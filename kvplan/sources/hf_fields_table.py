@@ -382,6 +382,18 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                           # MiniMax-M1's lightning-attention switch per layer;
                           # minimax_m2.py never reads it (every layer full).
                           "attn_type_list"))),
+    # models/step3p5.py (kvplan.sources.hf_step3p5, hf_layer_shapes): KV heads
+    # num_attention_groups (read as num_key_value_heads), head_dim, attention_other_setting's
+    # shape on layer_types' sliding layers, sliding_window on them; moe_layers_enum picks the
+    # MoE layers, share_expert_dim the shared expert. moe_every_n_layer / moe_layer_offset /
+    # use_moe are Step3p5Config fields models/step3p5.py never reads; use_head_wise_attn_gate
+    # adds g_proj (weights only).
+    "step3p5": _lz(source="models/step3p5.py",
+                   covered=_fields(_KV, _WINDOW_PER_LAYER, _WEIGHTS, (
+                       "num_attention_groups", "attention_other_setting", "moe_layers_enum",
+                       "share_expert_dim", "n_shared_experts", "moe_every_n_layer",
+                       "moe_layer_offset", "use_head_wise_attn_gate", "att_impl_type",
+                       "swiglu_limits_shared", "use_rope_layers", "yarn_only_types"))),
     # models/opt.py OPTAttention: one KV head per query head of hidden / heads; no window.
     "opt": _lz(source="models/opt.py",
                covered=_fields(("do_layer_norm_before", "layerdrop",

@@ -70,13 +70,35 @@ LAYER_TYPE_FIELDS: dict[str, LayerTypeFields] = {
     # MiMoV2FlashForCausalLM that only maps the checkpoint's fused qkv_proj
     # (packed_modules_mapping); the same decoder layers read the same fields (0.32 to 0.34).
     "mimo_v2": _MIMO_V2,
+    # vLLM 0.32 models/step3p5.py Step3p5DecoderLayer (kvplan.sources.hf_step3p5): a layer whose
+    # layer_types entry is attention_other_setting's attention_type ("sliding_attention", the
+    # only one read) takes that section's num_attention_heads, num_attention_groups and
+    # head_dim, and Step3p5Attention gives it `config.sliding_window` (every other layer: no
+    # window; `cache_config.sliding_window = None`). K and V of head_dim each. The reader
+    # refuses a section whose KV heads or head size differ from the top-level ones (vLLM 0.33
+    # reads only its query heads), so only the query heads (the weights) differ here.
+    "step3p5": LayerTypeFields(
+        source="models/step3p5.py Step3p5DecoderLayer", pattern="layer_types",
+        sliding_mark="sliding_attention", window="sliding_window",
+        sliding={"num_attention_heads": "attention_other_setting.num_attention_heads",
+                 "num_key_value_heads": "attention_other_setting.num_attention_groups",
+                 "head_dim": "attention_other_setting.head_dim"}),
 }
 
 
 def _required(c: ConfigReader, key: str, source: str) -> int:
-    value = c.int(key, required=key,
-                  what=f"missing: vLLM's {source} reads it without a default and does not "
-                       "build the model without it")
+    """`key` of config.json, read without a default; ``section.key``: a key of a nested section
+    (Step-3.5's attention_other_setting)."""
+    what = (f"missing: vLLM's {source} reads it without a default and does not build the model "
+            "without it")
+    section, _, inner = key.rpartition(".")
+    if section:
+        part = c.data.get(section)
+        value = part.get(inner) if isinstance(part, Mapping) else None
+        if value is None:
+            raise SpecError(c.path, key, what)
+        return checked_int(value, path=c.path, field=key, minimum=1)
+    value = c.int(key, required=key, what=what)
     assert value is not None
     return value
 

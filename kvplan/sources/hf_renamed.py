@@ -1,5 +1,6 @@
 """Families whose config.json names its fields its own way, mapped onto the standard names the
-rest of the reader (kvplan.sources.hf_config) takes: DBRX and LongCat-Flash.
+rest of the reader (kvplan.sources.hf_config) takes: DBRX, LongCat-Flash and Step-3.5
+(kvplan.sources.hf_step3p5).
 
 `renamed_fields` returns the mapped config and the spec keys the mapping adds (empty for every
 other family)."""
@@ -11,6 +12,7 @@ from typing import Any
 
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, checked_int
+from kvplan.sources.hf_step3p5 import step3p5_fields
 
 
 def renamed_fields(config: Mapping[str, Any], model_type: str, path: str
@@ -20,6 +22,8 @@ def renamed_fields(config: Mapping[str, Any], model_type: str, path: str
         return _dbrx_fields(config, path), {}
     if model_type == "longcat_flash":
         return _longcat_fields(config, path), {"layers_per_block": LONGCAT_ATTENTIONS_PER_LAYER}
+    if model_type == "step3p5":
+        return step3p5_fields(config, path)
     return dict(config), {}
 
 

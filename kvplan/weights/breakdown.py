@@ -98,6 +98,10 @@ def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
         t.vector("attention", q_out + k_out + v_out)
     if att.o_proj_bias:
         t.vector("attention", h)
+    if spec.head_wise_attn_gate:
+        # Step-3.5 (models/step3p5.py Step3p5Attention.g_proj): ColumnParallelLinear(hidden,
+        # num_heads), one logit per query head of the rank.
+        t.linear("attention", f"{pre}.g_proj", _split(att.num_attention_heads, tp), h)
 
 
 def _recurrent(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
@@ -340,7 +344,12 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
-            t.vector("experts", layer.router)  # the router (gate) stays unquantized
+            if spec.fp32_router:
+                # Step-3.5 (models/step3p5.py FusedMoEBlock): GateLinear(params_dtype=float32)
+                # and router_bias, float32 of one value per expert, whatever the model dtype.
+                t.add("experts", MatrixBytes(weight=(layer.router + moe.n_routed_experts) * 4))
+            else:
+                t.vector("experts", layer.router)  # the router (gate) stays unquantized
             shared = f"model.layers.{i}.mlp.shared_experts"
             _ffn(t, spec, "dense_mlp", shared, moe.n_shared_experts * moe.moe_intermediate_size,
                  tp)

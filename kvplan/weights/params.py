@@ -96,6 +96,8 @@ def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
         n += q_out + k_out + v_out
     if att.o_proj_bias:
         n += h
+    if spec.head_wise_attn_gate:
+        n += h * att.num_attention_heads  # g_proj (Step-3.5): one gate logit per query head
     return n
 
 

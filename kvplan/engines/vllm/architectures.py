@@ -256,6 +256,10 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
     "GraniteMoeSWAForCausalLM": ("0.29", "vLLM's registry lists it from 0.29 (registry.py); "
                                          "what an older release's Transformers fallback builds "
                                          "of it is not checked"),
+    # models/step3p5.py, read in 0.32; registered from 0.15.1, whose Step3p5Config kept the MTP
+    # layers' layer_types entries (truncated from 0.20): the older releases are not compared.
+    "Step3p5ForCausalLM": ("0.32", "kvplan read models/step3p5.py of 0.32; the releases "
+                                   "before (from 0.15.1) are not compared"),
     "LongcatFlashForCausalLM": ("0.32", "models/longcat_flash.py builds "
                                         "FlashConfig(**hf_config.__dict__).num_hidden_layers "
                                         "decoder layers before 0.32, a count that depends on the "
@@ -264,16 +268,40 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
 }
 
 
+# Registered architectures kvplan sizes up to one vLLM release only: {architecture: (the last
+# release sized, why not after)}.
+# Step3p5ForCausalLM: from 0.33 vLLM builds model_type step3p5's config with transformers'
+# Step3p7TextConfig (0.33 transformers_utils/config.py: "Upstream class, hub remote code fails
+# validation"), which rereads the hub fields its own way (transformers 5.19
+# configuration_step3p7.py: moe_layers_enum absent -> MoE from layer 3, not 1; layer_types
+# split into MTP entries only when exactly num_hidden_layers + num_nextn_predict_layers long;
+# rotary parameters per layer type), and models/step3p5.py keeps num_attention_groups and
+# head_dim on the sliding layers: not compared with vLLM.
+SIZED_UNTIL: dict[str, tuple[str, str]] = {
+    "Step3p5ForCausalLM": ("0.32", "from 0.33 vLLM reads step3p5 configs through transformers' "
+                                   "Step3p7TextConfig, a reading kvplan has not compared"),
+}
+
+
 def _check_sized_since(spec: ModelSpec, version: str | None) -> None:
-    """Refuse, in one line, a release before the one kvplan sizes the architecture from."""
-    name = next((n for n in spec.architectures if n in SIZED_SINCE), None)
-    if name is None or version is None:
+    """Refuse, in one line, a release before the one kvplan sizes the architecture from, or
+    after the last one it sizes it at (`SIZED_UNTIL`)."""
+    if version is None:
         return
-    since, why = SIZED_SINCE[name]
-    if version_key(version) < version_key(since):
-        raise UnmodelledError(f"{spec.path}: architectures: {name} at vLLM {version}: {why}; "
-                              f"kvplan sizes it from vLLM {since} on (--engine-version {since} "
-                              "or newer)")
+    name = next((n for n in spec.architectures if n in SIZED_SINCE), None)
+    if name is not None:
+        since, why = SIZED_SINCE[name]
+        if version_key(version) < version_key(since):
+            raise UnmodelledError(f"{spec.path}: architectures: {name} at vLLM {version}: "
+                                  f"{why}; kvplan sizes it from vLLM {since} on "
+                                  f"(--engine-version {since} or newer)")
+    name = next((n for n in spec.architectures if n in SIZED_UNTIL), None)
+    if name is not None:
+        until, why = SIZED_UNTIL[name]
+        if version_key(version)[:2] > version_key(until)[:2]:
+            raise UnmodelledError(f"{spec.path}: architectures: {name} at vLLM {version}: "
+                                  f"{why}; kvplan sizes it up to vLLM {until} "
+                                  f"(--engine-version {until})")
 
 
 def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -> ModelSpec:
