@@ -32,6 +32,7 @@ from kvplan.sources.support import (
 from tests.test_longcat import GOLDEN_LONGCAT
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 from tests.test_support_layer_shapes import GOLDEN_SHAPES
+from tests.test_support_layer_windows import GOLDEN_WINDOWS
 from tests.test_support_mm import GOLDEN_MM
 from tests.test_support_newrows import GOLDEN_NEW
 from tests.test_support_text import TEXT_GOLDEN
@@ -395,6 +396,8 @@ GOLDEN.update(GOLDEN_MM)
 GOLDEN.update(GOLDEN_NEW)
 # Rows made exact by reading shapes per layer type (tests/test_support_layer_shapes.py).
 GOLDEN.update(GOLDEN_SHAPES)
+# Rows made exact by reading per-layer windows from a list (tests/test_support_layer_windows.py).
+GOLDEN.update(GOLDEN_WINDOWS)
 # LongCat-Flash: two MLA attentions per decoder layer (tests/test_longcat.py).
 GOLDEN.update(GOLDEN_LONGCAT)
 # Golden configs that are not an exact row's own (other configs of an exact architecture).

@@ -95,6 +95,10 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # Qwen3.5 do not: qwen3_next_mtp.py's `fc` is a ColumnParallelLinear and its lm_head is the
     # target's (eagle.py: "Detected MTP model. Sharing target model lm_head weights").
     "deepseek_v3": {"mtp_own_head": True},
+    # per_head_qk_norm: models/exaone_moe.py ExaoneMoeAttention and models/plamo3.py
+    # Plamo3AttentionMixer (q_norm / k_norm = RMSNorm(head_dim)).
+    "exaone_moe": {"per_head_qk_norm": True},
+    "plamo3": {"per_head_qk_norm": True},
     "deepseek_v32": {"mtp_own_head": True},
     # full_width_qk_norm: MiniMax-M2's q / k RMSNorm spans all heads (config.json "qk_norm_type":
     # "per_layer"): models/minimax_m2.py MiniMaxM2QKRMSNorm._forward_naive (the default; the

@@ -130,6 +130,15 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     "qwen3_next": {_FIELDS: {"num_key_value_heads": 2, **_QWEN_LINEAR}},
     "qwen3_5_text": {_FIELDS: {"num_key_value_heads": 4, **_QWEN_LINEAR}},
     "qwen3_5_moe_text": {_FIELDS: {"num_key_value_heads": 2, **_QWEN_LINEAR}},
+    # ExaoneMoeConfig (transformers 5.19): its windows (kvplan.sources.hf_layer_windows builds
+    # layer_types from the pattern when absent) and first dense layers.
+    "exaone_moe": {_TIE: False, _FIELDS: {"num_key_value_heads": 32, "sliding_window": 4096,
+                                          "sliding_window_pattern": 4,
+                                          "first_k_dense_replace": 1}},
+    # The remote Plamo3Config (configuration_plamo3.py of pfnet's PLaMo-3 checkpoints): the
+    # defaults its published versions share (window_size differs between them: not filled).
+    "plamo3": {_TIE: True, _FIELDS: {"num_key_value_heads": 4, "head_dim": 128,
+                                     "sliding_window_pattern": 8}},
     # Llama4TextConfig: attention_chunk_size 8192.
     "llama4_text": {_FIELDS: {"num_key_value_heads": 8, "head_dim": 128,
                               "attention_chunk_size": 8192}},

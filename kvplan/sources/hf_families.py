@@ -19,6 +19,7 @@ from kvplan.sources.hf_layer_shapes import (
     layer_type_windows,
     sliding_layer_shape,
 )
+from kvplan.sources.hf_layer_windows import LAYER_WINDOW_LISTS, layer_window_list
 from kvplan.sources.hf_reader import MISSING, ConfigReader
 from kvplan.sources.hf_text import TEXT_FAMILIES
 
@@ -66,8 +67,12 @@ _HEAD_DIM_FROM_HIDDEN = {"olmoe", "stablelm", "gptj", "granitemoe", "lfm2_moe", 
 #   (models/transformers/base.py: the config's num_key_value_heads and head_dim). Their
 #   transformers config classes add no layer_types, and transformers' HunYuanDenseV1 shares no
 #   KV across layers, so a config's use_cla / cla_share_factor changes nothing in vLLM.
+# - exaone_moe.py ExaoneMoeAttention (getattr(config, "head_dim", None) or hidden / heads) and
+#   plamo3.py Plamo3AttentionMixer (config.head_dim), each window from a per-layer list
+#   (kvplan.sources.hf_layer_windows).
 _LLAMA_LIKE_MORE = {"olmoe", "stablelm", "granitemoe", "apertus", "seed_oss", "ernie4_5_moe",
-                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone", "dbrx"} | set(TEXT_FAMILIES)
+                    "olmo", "hunyuan_v1_dense", "internlm2", "exaone", "dbrx"} | set(
+    TEXT_FAMILIES) | LAYER_WINDOW_LISTS
 # Two-matrix MLPs (up and down, no gate): apertus.py ApertusMLP (xIELU).
 NON_GATED_MLP = {"apertus"} | {
     name for name, family in TEXT_FAMILIES.items() if not family.gated_mlp}
@@ -245,6 +250,8 @@ def _windows(c: ConfigReader, layers: int) -> dict:
         return _gemma4_windows(c, layers)
     if mt in LAYER_TYPE_FIELDS:
         return layer_type_windows(c, layers)
+    if mt in LAYER_WINDOW_LISTS:
+        return layer_window_list(c, layers)
     if mt in _BACKEND_LAYER_TYPES:
         return _backend_windows(c, layers)
     window = c.data.get("sliding_window")

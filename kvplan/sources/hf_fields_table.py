@@ -171,6 +171,16 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "mtp_share_layers": Covered("EXAONE-4.5's MTP flag: read by no vLLM 0.32 code")}),
     # models/exaone.py ExaoneBlockAttention: head_dim or hidden / heads, no per-layer window.
     "exaone": _ak("models/exaone.py", _KV | _WINDOW_EVERY_LAYER | _NUM_LAYERS),
+    # models/exaone_moe.py ExaoneMoeAttention: num_key_value_heads, head_dim or hidden / heads,
+    # each layer's window from layer_types and sliding_windows / sliding_window
+    # (kvplan.sources.hf_layer_windows); the MTP fields shape the draft only.
+    "exaone_moe": _ak("models/exaone_moe.py", _KV | _WINDOW_PER_LAYER | _why(
+        "read: per-layer windows (kvplan.sources.hf_layer_windows)", "sliding_windows",
+        "sliding_window_pattern") | _why(
+        "the MTP draft's layers (exaone_moe_mtp.py), not the target's cache",
+        "mtp_layer_types", "mtp_sliding_windows") | _why(
+        "dense versus MoE MLP, expert groups (weights only)", "mlp_layer_types",
+        "first_k_dense_replace", "n_group", "topk_group", "num_shared_experts")),
     # models/falcon.py: num_kv_heads (new_decoder_architecture) or multi_query, head size hidden
     # / heads; a config's n_head_kv is not read by FalconConfig (model_type falcon).
     "falcon": _ak("models/falcon.py",
@@ -368,6 +378,15 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # per-layer window.
     "phimoe": _lz(source="models/phimoe.py",
                   covered=_fields(_KV, _TEXT_WINDOW, ("lm_head_bias",), _WEIGHTS)),
+    # models/plamo3.py Plamo3AttentionMixer: num_key_value_heads, head_dim, each layer's window
+    # from the remote Plamo3Config's interleaved_sliding_window (kvplan.sources.
+    # hf_layer_windows: window_size, sliding_window_pattern).
+    "plamo3": _lz(source="models/plamo3.py",
+                  covered=_fields(_KV, _WEIGHTS) | _why(
+                      "read: per-layer windows (kvplan.sources.hf_layer_windows)",
+                      "window_size", "sliding_window_pattern", "sliding_window") | _why(
+                      "RoPE of the sliding / full layers (no cache size)", "rope_local_theta",
+                      "rope_global_theta")),
     # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
     # window.
     "olmoe": _lz(source="models/olmoe.py",

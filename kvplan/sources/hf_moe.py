@@ -54,6 +54,16 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
         moe["shared_expert_intermediate_size"] = shared_width
     # 0 and null both mean "unset" in these config classes.
     first_k = c.int_or("first_k_dense_replace", 0)
+    kinds = c.data.get("mlp_layer_types")
+    if isinstance(kinds, list) and c.model_type == "exaone_moe":
+        # models/exaone_moe.py: MoE where mlp_layer_types[layer_idx] == "sparse" (the list
+        # takes precedence over first_k_dense_replace in ExaoneMoeConfig).
+        first_k = next((i for i, k in enumerate(kinds) if k == "sparse"), len(kinds))
+        if len(kinds) < layers or any(k != "sparse" for k in kinds[first_k:layers]):
+            raise SpecError(c.path, "mlp_layer_types", "MoE layers other than every layer "
+                                                       "from the first sparse one on: not "
+                                                       "expressible in kvplan's MoE section; "
+                                                       "refused")
     freq = 1
     if c.model_type in ("mimo_v2_flash", "mimo_v2"):
         # models/mimo_v2.py is_moe_layer (MiMoV2FlashForCausalLM and its subclass

@@ -127,6 +127,10 @@ SGLANG_HYBRID_SWA = {"llama4": (0,), "gpt_oss": (0, 5, 8)}
 SGLANG_UNREAD_HYBRID_SWA = frozenset({"GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
                                       "IQuestQ1ForCausalLM", "BeamForCausalLM",
                                       "LagunaForCausalLM", "MellumForCausalLM"})
+# Architectures whose sliding windows kvplan reads from a per-layer list as vLLM's model code
+# reads them (kvplan.sources.hf_layer_windows); SGLang's model code for them is not read.
+SGLANG_UNREAD_WINDOW_LISTS = frozenset({"ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM",
+                                        "Plamo3ForCausalLM"})
 
 
 def mamba_full_memory_ratio(version: str | None) -> float:
@@ -471,6 +475,9 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
             spec.architectures)):
         what = (f"SGLang's hybrid sliding-window pool for {min(hybrid)} (configs/model_config.py "
                 "is_hybrid_swa_model), not read")
+    elif lists := SGLANG_UNREAD_WINDOW_LISTS.intersection(spec.architectures):
+        what = (f"per-layer sliding windows of {min(lists)}, read from vLLM's model code only "
+                "(SGLang's not read)")
     elif spec.num_recurrent_layers and rec is not None and rec.kind not in SGLANG_STATE_KINDS:
         what = f"SGLang's pool for {rec.kind} recurrent state"
     elif spec.num_recurrent_layers and version_key(inputs.engine_version) < (0, 5, 2):

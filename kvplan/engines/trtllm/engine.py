@@ -50,6 +50,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
 
+# Architectures whose sliding windows kvplan reads from a per-layer list as vLLM's model code
+# reads them (kvplan.sources.hf_layer_windows); TensorRT-LLM's model code for them
+# (tensorrt_llm/_torch/models/modeling_exaone_moe.py) is not read.
+TRTLLM_UNREAD_WINDOW_LISTS = frozenset({"ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM",
+                                        "Plamo3ForCausalLM"})
+
 
 @dataclass(frozen=True, kw_only=True)
 class TokenPool:
@@ -170,6 +176,8 @@ class TrtllmEngine:
             what = "speculative-decoding draft layers"
         elif spec.layer_attention:
             what = "attention shapes that differ by layer type"
+        elif TRTLLM_UNREAD_WINDOW_LISTS.intersection(spec.architectures):
+            what = "per-layer sliding windows read from vLLM's model code only"
         if what is not None:
             raise UnmodelledError(
                 f"--engine {inputs.engine.value}: {spec.id} has {what}, which "
@@ -184,7 +192,8 @@ class TrtllmEngine:
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_trtllm_load_quantization(inputs.quantization)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
-                or spec.layer_attention):
+                or spec.layer_attention
+                or TRTLLM_UNREAD_WINDOW_LISTS.intersection(spec.architectures)):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,

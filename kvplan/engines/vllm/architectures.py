@@ -260,6 +260,13 @@ SIZED_SINCE: dict[str, tuple[str, str]] = {
     # layers' layer_types entries (truncated from 0.20): the older releases are not compared.
     "Step3p5ForCausalLM": ("0.32", "kvplan read models/step3p5.py of 0.32; the releases "
                                    "before (from 0.15.1) are not compared"),
+    # ExaoneMoE: 0.14-0.26 build exaone4.py's Exaone4Attention (config.sliding_window on
+    # layer_types' sliding layers, whatever sliding_windows says); 0.27-0.31 register only
+    # ExaoneMoeForCausalLM and read config.sliding_windows as an attribute, with no
+    # sliding_window fallback; 0.32 the rule kvplan reads (kvplan.sources.hf_layer_windows).
+    "ExaoneMoEForCausalLM": ("0.32", "before it models/exaone_moe.py placed the windows "
+                                     "otherwise (0.14-0.26: exaone4.py's attention, "
+                                     "ignoring sliding_windows), not checked against vLLM"),
     "LongcatFlashForCausalLM": ("0.32", "models/longcat_flash.py builds "
                                         "FlashConfig(**hf_config.__dict__).num_hidden_layers "
                                         "decoder layers before 0.32, a count that depends on the "

@@ -141,6 +141,57 @@ def _register() -> None:
     AutoConfig.register("nanbeige", NanbeigeConfig)
     AutoModel.register(NanbeigeConfig, NanbeigeModel)
 
+    # PLaMo-3 (pfnet/plamo-3-nict-*): the remote configuration_plamo3.py (its later published
+    # version, as read in public copies) keeps window_size and sliding_window_pattern and
+    # derives, as properties, what vLLM 0.32 models/plamo3.py reads: interleaved_sliding_window
+    # (None where (i + 1) % sliding_window_pattern == 0, else window_size), layer_types from it,
+    # sliding_window = window_size, and rope_parameters per layer type. This stand-in derives
+    # the same; it sizes nothing.
+    class Plamo3Config(PretrainedConfig):
+        model_type = "plamo3"
+
+        def __init__(self, hidden_size=4096, num_hidden_layers=32, rms_norm_eps=1e-6,
+                     tie_word_embeddings=True, num_attention_heads=32, num_key_value_heads=4,
+                     head_dim=128, max_position_embeddings=2048, window_size=128,
+                     sliding_window_pattern=8, rope_theta=1_000_000, rope_local_theta=10_000,
+                     intermediate_size=13312, vocab_size=32000, **kwargs):
+            kwargs.pop("sliding_window", None)
+            self.hidden_size, self.num_hidden_layers = hidden_size, num_hidden_layers
+            self.rms_norm_eps, self.num_attention_heads = rms_norm_eps, num_attention_heads
+            self.num_key_value_heads, self.head_dim = num_key_value_heads, head_dim
+            self.max_position_embeddings, self.window_size = max_position_embeddings, window_size
+            self.sliding_window_pattern = sliding_window_pattern
+            self.rope_theta, self.rope_local_theta = rope_theta, rope_local_theta
+            self.intermediate_size, self.vocab_size = intermediate_size, vocab_size
+            super().__init__(tie_word_embeddings=tie_word_embeddings, **kwargs)
+
+        @property
+        def sliding_window(self):
+            return self.window_size
+
+        @property
+        def interleaved_sliding_window(self):
+            return [None if (i + 1) % self.sliding_window_pattern == 0 else self.window_size
+                    for i in range(self.num_hidden_layers)]
+
+        @property
+        def layer_types(self):
+            return ["full_attention" if w is None else "sliding_attention"
+                    for w in self.interleaved_sliding_window]
+
+        @property
+        def rope_parameters(self):
+            every = {"full_attention": {"rope_theta": self.rope_theta, "rope_type": "default"},
+                     "sliding_attention": {"rope_theta": self.rope_local_theta,
+                                           "rope_type": "default"}}
+            return {kind: every[kind] for kind in set(self.layer_types)}
+
+        @rope_parameters.setter
+        def rope_parameters(self, value):
+            pass
+
+    AutoConfig.register("plamo3", Plamo3Config)
+
 
 try:
     _register()
