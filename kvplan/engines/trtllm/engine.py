@@ -43,6 +43,7 @@ from kvplan.engines.trtllm.launch import check_trtllm_load_quantization, trtllm_
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
+from kvplan.model.attention import AttentionKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -160,7 +161,9 @@ class TrtllmEngine:
         pool (kvplan.engines.trtllm.kv_dtype.check_trtllm_float32)."""
         check_trtllm_float32(spec)
         what = None
-        if spec.num_recurrent_layers:
+        if spec.kind is AttentionKind.csa:
+            what = "DeepSeek-V4's compressed sparse attention"
+        elif spec.num_recurrent_layers:
             what = "recurrent-state layers"
         elif spec.layer_chunks:
             what = "chunked local attention"
@@ -184,7 +187,7 @@ class TrtllmEngine:
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_trtllm_load_quantization(inputs.quantization)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
-                or spec.layer_attention):
+                or spec.layer_attention or spec.kind is AttentionKind.csa):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,

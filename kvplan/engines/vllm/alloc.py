@@ -287,6 +287,9 @@ class VllmKVConfig:
     bytes_per_block: int  # the pool's block: the largest group's pages summed
     in_flight_tokens: int
     request_shape: RequestShape
+    # Packed groups (kvplan.engines.vllm.packed): each group's pages side by side in a pool
+    # block of `bytes_per_block`, not one page size x a group's layers.
+    packed: bool = False
 
     def describe_groups(self) -> list[dict[str, Any]]:
         """The groups merged by kind for display: kind, groups, layers, page, pages per

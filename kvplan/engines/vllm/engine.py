@@ -37,6 +37,7 @@ from kvplan.engines.vllm.block_size import (
     mla_hybrid_alignment,
     vllm_block,
 )
+from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
@@ -48,7 +49,7 @@ from kvplan.engines.vllm.kv_dtype import (
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
-from kvplan.model.attention import LatentAttention
+from kvplan.model.attention import CompressedSparseAttention, LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -75,6 +76,11 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     vllm_served_architecture(spec, inputs.engine_version, alloc.DEFAULT_VLLM_VERSION)
     check_quantization_loadable(spec, inputs.quantization, inputs.engine_version,
                                 alloc.DEFAULT_VLLM_VERSION)
+    if isinstance(spec.attention, CompressedSparseAttention):
+        # DeepSeek-V4's caches take vLLM's packed groups, with its own releases, KV dtype and
+        # block (kvplan.engines.vllm.compressed); pipeline stages are refused there.
+        return vllm_v4_stage_config(spec, spec.attention, inputs,
+                                    inputs.context if context is None else context)
     check_sparse_mla_backend(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
@@ -218,17 +224,25 @@ class VllmEngine:
             return None
         num_blocks = config.num_blocks(budget)
         first = config.groups[0]
+        # A packed pool's block is its widest group's pages side by side (one slot of
+        # bytes_per_block); else one page size x a group's layers.
+        page, size = ((config.bytes_per_block, 1) if config.packed else
+                      (first.page_bytes, len(first.layers) + first.padding_layers))
         return StagePool(
-            per_gpu_bytes_per_token=sum(c.bytes_per_token for lc in caches for c in lc.caches),
-            page_bytes=first.page_bytes, group_size=len(first.layers) + first.padding_layers,
+            per_gpu_bytes_per_token=(sum(c.bytes_per_token for lc in caches for c in lc.caches)
+                                     if all(c.per_token for lc in caches for c in lc.caches)
+                                     else None),
+            page_bytes=page, group_size=size,
             num_groups=len(config.groups), num_blocks=num_blocks,
             blocks_per_request=config.blocks_per_request,
             # A shared prefix is cached once, in whole blocks, by the groups whose kind keeps
             # every token (full attention, MLA); windows, chunks and states are per request.
             shared_prefix_blocks=sum(min(inputs.shared_prefix, context) // g.block_size
                                      for g in config.groups if g.cache.shares_prefix),
-            # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size".
-            token_capacity=num_blocks // len(config.groups) * config.block_size,
+            # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size";
+            # a packed pool (0.29+) has no such count: what vLLM logs.
+            token_capacity=(config.reported_tokens(num_blocks, context) if config.packed else
+                            num_blocks // len(config.groups) * config.block_size),
             block_size=config.block_size, requested_block_size=config.requested_block_size,
             state_bytes_per_request=config.state_bytes_per_request,
             state_padding_percent=config.state_padding_percent,
