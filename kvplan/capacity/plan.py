@@ -88,12 +88,15 @@ class CapacityPlan:
 
     def to_dict(self) -> dict[str, object]:
         record = asdict(self)
-        if not self.weights_counted:
-            record.update(params=None, params_active=None)
-            if self.weights_source != "given":
-                record["weights_bytes"] = None
-            if not self.reserve_breakdown.get("given"):
-                record["reserve_bytes"] = None
+        # Not a key of its own: weights_source says "not counted" (the JSON of every other
+        # model unchanged).
+        if record.pop("weights_counted"):
+            return record
+        record.update(params=None, params_active=None)
+        if self.weights_source != "given":
+            record["weights_bytes"] = None
+        if not self.reserve_breakdown.get("given"):
+            record["reserve_bytes"] = None
         return record
 
 
