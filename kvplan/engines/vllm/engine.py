@@ -239,10 +239,8 @@ class VllmEngine:
             # every token (full attention, MLA); windows, chunks and states are per request.
             shared_prefix_blocks=sum(min(inputs.shared_prefix, context) // g.block_size
                                      for g in config.groups if g.cache.shares_prefix),
-            # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size";
-            # a packed pool (0.29+) has no such count: what vLLM logs.
-            token_capacity=(config.reported_tokens(num_blocks, context) if config.packed else
-                            num_blocks // len(config.groups) * config.block_size),
+            # vLLM <= 0.19 logs num_blocks // num_groups x block_size as "GPU KV cache size".
+            token_capacity=num_blocks // len(config.groups) * config.block_size,
             block_size=config.block_size, requested_block_size=config.requested_block_size,
             state_bytes_per_request=config.state_bytes_per_request,
             state_padding_percent=config.state_padding_percent,
@@ -301,6 +299,11 @@ class VllmEngine:
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
+        if page_bytes not in {g["page_bytes"] for g in plan.kv_cache_groups}:
+            # A packed pool (kvplan.engines.vllm.packed): stage_pool gives its pool block as the
+            # page, no group's own page size.
+            return "pool block", (f"{num_groups} groups' pages side by side, the widest "
+                                  "group's (vLLM's packed KV-cache groups)")
         return "page (block per layer)", (
             f"{plan.block_size} tokens; {group_size} layers share a block slot"
             + (f", {num_groups} groups" if num_groups > 1 else ""))
