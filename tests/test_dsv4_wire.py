@@ -77,6 +77,21 @@ def test_flash_on_h200_tp8_by_hand() -> None:
     assert d["exact"] and d["attention_kind"] == "csa"
 
 
+def test_flash_request_in_decode_by_hand() -> None:
+    # Without a device: one request of 1,048,576 tokens in decode (nothing in flight) holds, per
+    # packed group, its steady pages, each a whole pool block of 1,002,240 B (a narrower
+    # group's pages are padded to the widest group's): the rows cdiv(1,048,576, 256) = 4,096;
+    # each of the 2 window groups min(cdiv(1,048,576, 64), cdiv(127, 64) + 1) = 3; the CSA
+    # states (window 8, block 4) cdiv(7, 4) + 1 = 3; the HCA states (window 128, block 8)
+    # cdiv(127, 8) + 1 = 17: 4,096 + 6 + 3 + 17 = 4,122 blocks = 4,131,233,280 B.
+    d = estimate_json(FLASH, "--context", "1m")
+    assert d["blocks_per_sequence"] == 4_096 + 2 * 3 + 3 + 17 == 4_122
+    assert d["bytes_per_sequence"] == 4_122 * 1_002_240 == 4_131_233_280
+    # At admission vLLM charges more: the windows and states keep the tokens in flight too
+    # (2 x 8,192 with async scheduling): 10,778 blocks (test_dsv4.py test_flash_pool_by_hand).
+    assert d["blocks_per_request"] == 10_778
+
+
 def test_pro_on_h200_tp8_vllm_034_by_hand() -> None:
     # V4-Pro, 131,072 tokens, vLLM 0.34, 80 GiB given: pool blocks of 1,435,968 B and 7,194
     # blocks a request (test_dsv4.py test_pro_pool_by_hand, the same 8,192 x 2 in flight).

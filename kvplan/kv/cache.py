@@ -147,6 +147,11 @@ class EngineKVConfig(Protocol):
 
     def pages_per_request(self, context: Any) -> Any: ...
 
+    def steady_pool_blocks(self, context: Any) -> Any: ...
+
+    @property
+    def bytes_per_block(self) -> int: ...
+
 
 def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
              block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1,
@@ -179,6 +184,11 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
                          num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
                          conv_dtype=conv_dtype)
     per_sequence = int(caches.sequence_bytes(context, block_size))
+    blocks = int(caches.pages_per_sequence(context, block_size))
+    pool_blocks = None if engine_config is None else engine_config.steady_pool_blocks(context)
+    if pool_blocks is not None:
+        # A packed pool (DeepSeek-V4 on vLLM): a request holds whole pool blocks.
+        blocks, per_sequence = int(pool_blocks), int(pool_blocks) * engine_config.bytes_per_block
     per_layer = attention_token_bytes(spec, kv_dtype, tp) if caches.per_token else None
     per_token = caches.bytes_per_token if caches.per_token else None
     return Estimate(
@@ -201,7 +211,7 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
         bytes_per_token=per_token,
         bytes_per_block_per_layer=None if per_layer is None else block_size * per_layer,
         bytes_per_block=None if per_token is None else block_size * per_token,
-        blocks_per_sequence=int(caches.pages_per_sequence(context, block_size)),
+        blocks_per_sequence=blocks,
         bytes_per_sequence_unpaged=int(caches.sequence_bytes_unpaged(context)),
         bytes_per_sequence=per_sequence,
         bytes_per_batch=per_sequence * batch,

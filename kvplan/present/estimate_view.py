@@ -44,7 +44,9 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         # compressed): no whole bytes per token; vLLM's groups size it.
         why = "no whole bytes per token: paged by kind (the groups, --explain)"
         rows = [[label, "-", "-", "-", why] for label in ("per token", "per block")]
+        blocks = "pool blocks"  # vLLM's packed pool: whole pool blocks (kv.cache.estimate)
     else:
+        blocks = "layer-blocks"
         rows = [
             row("per token per layer", est.bytes_per_token_per_layer or 0,
                 f"{est.elements_per_token_per_layer:,} elements x {est.kv_dtype}"),
@@ -56,7 +58,7 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
         ]
     rows += [
         row("per sequence", est.bytes_per_sequence,
-            f"{est.context:,} tokens, block-rounded, {est.blocks_per_sequence:,} layer-blocks"),
+            f"{est.context:,} tokens, block-rounded, {est.blocks_per_sequence:,} {blocks}"),
         row(f"batch of {est.batch:,}", est.bytes_per_batch, f"{est.batch:,} x per sequence"),
     ]
     if est.state_bytes_per_request:

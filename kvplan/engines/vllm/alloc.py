@@ -337,6 +337,15 @@ class VllmKVConfig:
     def blocks_per_request(self) -> int:
         return sum(g.pages_per_request for g in self.groups)
 
+    def steady_pool_blocks(self, context: Any) -> Any:
+        """A packed pool's blocks one request holds in decode at `context` tokens (each group's
+        steady pages, no chunk in flight); None for other pools, whose pages kvplan.kv sums
+        layer by layer. Each such block is a whole pool block (`bytes_per_block`): a narrower
+        group's pages are padded to the widest's."""
+        if not self.packed:
+            return None
+        return sum(g.cache.steady_pages(context, g.block_size) for g in self.groups)
+
     def num_blocks(self, kv_budget_bytes: int) -> int:
         if not self.groups:
             return 0
