@@ -92,6 +92,16 @@ def test_flash_request_in_decode_by_hand() -> None:
     assert d["blocks_per_request"] == 10_778
 
 
+def test_flash_on_b200_by_hand() -> None:
+    # A B200 (>= 160 GiB) batches 16,384 tokens: 17,434 blocks a request at 1,048,576 tokens
+    # (test_dsv4.py test_default_layout_by_gpu). 150 GiB = 161,061,273,600 B // 1,002,240 =
+    # 160,701 blocks; 160,701 / 17,434 = 9.218 -> "9.22x", 9 requests.
+    d = estimate_json(FLASH, "--gpu", "B200", "--kv-budget-gib", "150", "--context", "1m")
+    assert (d["max_num_batched_tokens"], d["num_blocks"], d["blocks_per_request"]) == (
+        16_384, 160_701, 17_434)
+    assert f"{d['max_concurrency']:.2f}" == "9.22" and d["max_requests"] == 9
+
+
 def test_pro_on_h200_tp8_vllm_034_by_hand() -> None:
     # V4-Pro, 131,072 tokens, vLLM 0.34, 80 GiB given: pool blocks of 1,435,968 B and 7,194
     # blocks a request (test_dsv4.py test_pro_pool_by_hand, the same 8,192 x 2 in flight).
@@ -190,6 +200,11 @@ def test_cli_equals_vllm_cpu(case: str, output: dict) -> None:
     (("plan", FLASH, "--gpu", "H200", "--concurrency", "4", "--weights-gib", "40",
       "--reserve-gib", "5", "--rate", "2", "--slo-ttft-ms", "1000"), "plan --rate: "),
     (("estimate", FLASH, "--kv-budget-gib", "60", "--pp", "2"), "pipeline parallelism"),
+    (("estimate", FLASH, "--kv-budget-gib", "60", "--shared-prefix", "1000"), "--shared-prefix"),
+    (("estimate", FLASH, "--gpu", "RTX-PRO-6000", "--kv-budget-gib", "60"), "SM 12.x"),
+    (("estimate", FLASH, "--gpu", "MI300X", "--kv-budget-gib", "60"), "CUDA and CPU only"),
+    (("estimate", FLASH, "--gpu", "H100", "--kv-budget-gib", "60", "--block-size", "128"),
+     "block 256 only"),
     (("estimate", FLASH, "--kv-budget-gib", "60", "--speculative-method", "mtp"),
      "speculative decoding"),
 ])

@@ -111,6 +111,11 @@ def vllm_v4_stage_config(spec: ModelSpec, att: CompressedSparseAttention, inputs
     """`vllm_v4_kv_config` for a plan's inputs (kvplan.engines.vllm.engine.vllm_stage_config):
     the KV dtype kvplan resolved (fp8 for auto: kv_dtype.py), --block-size as given, the
     device's compute capability, the scheduler's batch; the whole model (no pipeline stages)."""
+    if inputs.shared_prefix:
+        # Prefix blocks of the compressed rows shared across requests in the packed pool (and
+        # the windows' and states' own copies) were not checked against vLLM.
+        raise UnmodelledError("--shared-prefix: a prefix shared by DeepSeek-V4's requests in "
+                              "vLLM's packed pool is not modelled")
     return vllm_v4_kv_config(
         att, spec.num_hidden_layers, context=context, platform=get_platform(inputs.platform),
         version=inputs.engine_version, kv_cache_dtype=inputs.kv_dtype,
