@@ -30,7 +30,7 @@ class EstimateHeadline:
     context: int
     batch: int
     kv_dtype: str
-    bytes_per_token: int
+    bytes_per_token: int | None  # None: no whole bytes per token (DeepSeek-V4)
     bytes_per_sequence: int
     bytes_per_batch: int
     max_requests: int | None = None  # None: no device or KV budget was given

@@ -178,10 +178,12 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
     None: 8, left out where it is not one. `block_size` None: each row at the engine's default
     block for its variant (vLLM: 16, MLA's by GPU and KV dtype, the sparse indexer's), as
     `kvplan estimate` takes it."""
-    if spec.layer_attention or spec.kind is AttentionKind.none:
+    if spec.layer_attention or spec.kind in (AttentionKind.none, AttentionKind.csa):
         raise InputError(f"compare: {spec.id} has "
                          + ("attention shapes that differ by layer type" if spec.layer_attention
-                            else "no attention layer")
+                            else "no attention layer" if spec.kind is AttentionKind.none
+                            else "DeepSeek-V4's compressed sparse attention (no MHA / GQA / MQA "
+                            "/ MLA rewrite of it is modelled)")
                          + "; its schemes are not rewritten (use estimate)")
     heads = spec.attention.num_attention_heads
     if tp < 1 or (tp > 1 and heads % tp):

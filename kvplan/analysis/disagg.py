@@ -34,6 +34,7 @@ from kvplan.engines.handover import Handover
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.kv_links import KvLink
+from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 
 ROLES = ("prefill", "decode")
@@ -244,6 +245,7 @@ def transfer_seconds(handover: Handover, link: KvLink) -> float:
 
 def plan_disagg(spec: ModelSpec, req: DisaggRequest) -> DisaggPlan:
     """Both roles' plans, the handover and (with a target) the xPyD ratio."""
+    check_token_sized(spec, "disagg")
     if req.input_len < 1 or req.output_len < 1:
         raise InputError("--input-len / --output-len: must be >= 1")
     req = replace(req, kv_dtype=run_kv_dtype(req.engine, spec, req.kv_dtype,

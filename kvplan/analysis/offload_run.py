@@ -12,6 +12,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import GB, GiB
 from kvplan.capacity.offload import HostMemory, OffloadPlan, offload_plan
 from kvplan.engines.offload import OffloadSettings
+from kvplan.kv.cache import check_token_sized
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.analysis.plan_types import PlanRequest, ServingPlan
@@ -105,6 +106,7 @@ def run_offload(spec: ModelSpec, inputs: PlanInputs, plan: CapacityPlan, gpu: GP
     engine serves it (EngineRules.served_spec)."""
     if not ask.asked:
         return None
+    check_token_sized(spec, "the offload tiers")
     if ask.disk_read_gbps is not None and ask.disk_read_gbps <= 0:
         raise InputError("--disk-read-gbps: must be > 0")
     off = offload_plan(spec, inputs, plan, ask.settings, _host(ask, gpu), prompt=prompt,
@@ -119,6 +121,7 @@ def plan_offload(spec: ModelSpec, req: PlanRequest, plan: ServingPlan, ask: Offl
     SGLang checks the DRAM free, vLLM and TensorRT-LLM fail to pin it)."""
     if ask is None or not ask.asked or plan.chosen is None:
         return plan, None
+    check_token_sized(spec, "the offload tiers")
     from kvplan.analysis.plan_search import plan_inputs_for
     from kvplan.analysis.plan_types import DOES_NOT_FIT
 

@@ -17,6 +17,7 @@ from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
 from kvplan.engines.base import DEFAULT_ENGINE, ENGINE_AUTO, Engine, run_kv_dtype
 from kvplan.engines.context import default_context
 from kvplan.hardware.gpus import get_gpu
+from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.machine import usable_cpus
 
@@ -74,6 +75,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
     the usable CPUs); the answer is the same with any. `kv_dtype` ENGINE_AUTO: the engine's own
     for the model, as `kvplan estimate` takes it (run_kv_dtype)."""
+    check_token_sized(spec, "plan --rate")
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
     kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype, engine_version, get_gpu(gpu))

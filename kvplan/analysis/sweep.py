@@ -41,7 +41,7 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.context import above_max_context, context_refusal
 from kvplan.hardware.gpus import GPU, get_gpu
-from kvplan.kv.cache import check_tp, rank_caches
+from kvplan.kv.cache import check_token_sized, check_tp, rank_caches
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.flops import MLAForm, with_attention
@@ -338,6 +338,7 @@ def evaluate(spec: ModelSpec, grid: SweepGrid, *, max_points: int | None = None,
     """One row per grid point, in the order scheme, kv_dtype, gpu, tp, mem_fraction, context,
     batch (outermost first); columns `COLUMNS`. A grid past the memory available is refused
     before any work (`check_points`)."""
+    check_token_sized(spec, "sweep")
     import numpy as np
 
     grid = _grid_for(spec, grid)

@@ -9,13 +9,18 @@ capable stage sets the answer, capped by the engine's limit on running requests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.capacity.stages import StagePlan, budget_and_formula, pp_layer_ranges, stage_plan
 from kvplan.engines.base import PlanInputs
 from kvplan.kv.cache import check_tp
 from kvplan.model.spec import ModelSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.weights.params import ParamCount
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +44,7 @@ class CapacityPlan:
     weights_bytes: int
     reserve_bytes: int
     kv_budget_bytes: int
-    per_gpu_bytes_per_token: int
+    per_gpu_bytes_per_token: int | None  # None: no whole bytes per token (DeepSeek-V4)
     num_blocks: int
     blocks_per_request: int
     token_capacity: int
@@ -77,8 +82,36 @@ class CapacityPlan:
     draft_kv_bytes: int | None = None
     sglang_pool: dict[str, object] = field(default_factory=dict)
 
+    # False: the model's weights are not counted (DeepSeek-V4): the budget was given, and
+    # params, weights and reserve are not kvplan's numbers (null in the JSON unless given).
+    weights_counted: bool = True
+
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        record = asdict(self)
+        # Not a key of its own: weights_source says "not counted" (the JSON of every other
+        # model unchanged).
+        if record.pop("weights_counted"):
+            return record
+        record.update(params=None, params_active=None)
+        if self.weights_source != "given":
+            record["weights_bytes"] = None
+        if not self.reserve_breakdown.get("given"):
+            record["reserve_bytes"] = None
+        return record
+
+
+def param_counts(spec: ModelSpec, inputs: PlanInputs,
+                 count: Callable[[ModelSpec], ParamCount]) -> ParamCount | None:
+    """The model's parameters (`count`: kvplan.weights.params.count_params), or None where
+    kvplan does not count them (an UnmodelledError: DeepSeek-V4) and the budget does not need
+    them: --kv-budget-gib, or both --weights-gib and --reserve-gib given; else that refusal."""
+    try:
+        return count(spec)
+    except UnmodelledError:
+        if inputs.kv_budget_bytes is not None or (
+                inputs.weights_bytes is not None and inputs.reserve_bytes is not None):
+            return None
+        raise
 
 
 def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
@@ -110,7 +143,7 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         count_params,  # on first plan: `kvplan estimate` alone never counts
     )
 
-    counts = count_params(spec)
+    counts = param_counts(spec, inputs, count_params)
     stages = tuple(
         stage_plan(spec, inputs, counts, i, layers, context)
         for i, layers in enumerate(pp_layer_ranges(spec.num_hidden_layers, inputs.pp,
@@ -139,8 +172,9 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         total_bytes=inputs.total_bytes,
         budget_formula=formula,
         kv_budget_given=inputs.kv_budget_bytes is not None,
-        params=counts.total,
-        params_active=counts.active,
+        params=0 if counts is None else counts.total,
+        params_active=0 if counts is None else counts.active,
+        weights_counted=counts is not None,
         weight_dtype=(limiting.weights_breakdown.dtype if limiting.weights_breakdown
                       else spec.weight_dtype),
         weights_bytes=limiting.weights_bytes,
@@ -165,7 +199,8 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
         mamba_cache_mode=limiting.mamba_cache_mode,
         kv_cache_groups=limiting.kv_cache_groups,
         reported_kv_cache_tokens=limiting.reported_kv_cache_tokens,
-        weights_source="given" if inputs.weights_bytes is not None else (
+        weights_source="given" if inputs.weights_bytes is not None else "not counted" if (
+            counts is None) else (
             limiting.weights_breakdown.source if limiting.weights_breakdown else "architecture"),
         weights_breakdown=(limiting.weights_breakdown.as_dict()
                            if limiting.weights_breakdown else {}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvplan._util.errors import UnmodelledError
 from kvplan._util.search import first_true
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import PlanInputs
@@ -36,13 +37,21 @@ def longest_context(spec: ModelSpec, inputs: PlanInputs, requests: int) -> int |
 
 def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float | None:
     """The memory fraction at which `requests` requests of `inputs.context` tokens fit (per GPU),
-    in the selected engine's meaning of the fraction. None without a device total."""
+    in the selected engine's meaning of the fraction. None without a device total, or where the
+    budget from the device is not derived (DeepSeek-V4's weights: kvplan.capacity.plan.
+    param_counts refuses it without --kv-budget-gib, which this question sets aside)."""
     if inputs.total_bytes is None:
         return None
     probe = replace(inputs, mem_fraction=1.0, kv_budget_bytes=None)
     worst = 0.0
     rules, budget = inputs.engine.rules, inputs.engine.budget
-    for st in plan_capacity(spec, probe).stages:
+    try:
+        stages = plan_capacity(spec, probe).stages
+    except UnmodelledError:
+        if inputs.kv_budget_bytes is None:
+            raise
+        return None
+    for st in stages:
         need_bytes = rules.kv_bytes_needed(st, requests, inputs.context,
                                            min(inputs.shared_prefix, inputs.context))
         f = budget.fraction_for(probe, need_bytes, st.weights_bytes, st.reserve_bytes)

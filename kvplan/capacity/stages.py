@@ -47,7 +47,7 @@ class StagePlan:
     weights_bytes: int
     reserve_bytes: int
     kv_budget_bytes: int
-    per_gpu_bytes_per_token: int
+    per_gpu_bytes_per_token: int | None
     page_bytes: int
     group_size: int
     num_groups: int
@@ -112,10 +112,17 @@ def _no_cache(stage_index: int, layers: range) -> InputError:
                       "stage's or hold none); choose another --pp")
 
 
-def stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount, stage_index: int,
-                layers: range, context: int) -> StagePlan:
-    weights, reserve, breakdown, parts = _weights_and_reserve(spec, inputs, counts, stage_index,
-                                                              layers)
+def stage_plan(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount | None,
+               stage_index: int, layers: range, context: int) -> StagePlan:
+    """`counts` None: the weights are not counted (kvplan.capacity.plan.param_counts), and the
+    budget is the one given, or the device's less the weights and reserve given."""
+    if counts is None:
+        weights, reserve = inputs.weights_bytes or 0, inputs.reserve_bytes or 0
+        breakdown, parts = None, None if inputs.reserve_bytes is None else Reserve(parts=(
+            ReservePart(name="given", bytes=inputs.reserve_bytes, rule="--reserve-gib"),))
+    else:
+        weights, reserve, breakdown, parts = _weights_and_reserve(spec, inputs, counts,
+                                                                  stage_index, layers)
     budget, _ = budget_and_formula(inputs, weights, reserve)
     caches = stage_caches(spec, inputs, layers)
     pool = inputs.engine.rules.stage_pool(spec, inputs, layers, context, budget, caches)

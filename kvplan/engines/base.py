@@ -177,7 +177,7 @@ class StagePool:
     """One pipeline stage's KV pool as its engine sizes it from the stage's budget: the fields
     of the stage's plan the engine decides (kvplan.capacity.stages.StagePlan)."""
 
-    per_gpu_bytes_per_token: int
+    per_gpu_bytes_per_token: int | None  # None: no whole bytes per token (DeepSeek-V4)
     page_bytes: int
     group_size: int
     num_groups: int

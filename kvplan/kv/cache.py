@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from kvplan._util.dtypes import DTYPES, DType
 from kvplan._util.errors import InputError, UnmodelledError
+from kvplan.kv.compressed import v4_rank_layers
 from kvplan.kv.kinds import (
     FP8_DS_MLA_ROW_BYTES,
     ChunkedLocalCache,
@@ -24,7 +25,7 @@ from kvplan.kv.kinds import (
     SlidingWindowCache,
     StateTensor,
 )
-from kvplan.model.attention import Attention, LatentAttention
+from kvplan.model.attention import Attention, CompressedSparseAttention, LatentAttention
 from kvplan.model.spec import ModelSpec, RecurrentSpec
 
 DEFAULT_BLOCK_SIZE = 16
@@ -64,6 +65,17 @@ def _check_kv_heads(spec: ModelSpec, kv: int | None, tp: int) -> None:
             "evenly across ranks)")
 
 
+def check_token_sized(spec: ModelSpec, what: str) -> None:
+    """Refuse `what` (a command or option whose rules read the KV cache per token, or the time
+    model) in one line for a model whose caches have no whole bytes per token: DeepSeek-V4's
+    compressed rows (kvplan.kv.compressed), which `estimate` and `plan` size by vLLM's pages."""
+    if isinstance(spec.attention, CompressedSparseAttention):
+        raise UnmodelledError(
+            f"{what}: {spec.id} has DeepSeek-V4's compressed sparse attention (one row per 4 or "
+            "128 tokens in pages of its own), which kvplan sizes with estimate and plan on "
+            "vLLM only")
+
+
 def resolve_kv_dtype(name: str) -> DType:
     """The KV-cache dtype named `name`; a one-line InputError if kvplan does not know it."""
     try:
@@ -90,11 +102,12 @@ class Estimate:
     num_sliding_layers: int
     num_kv_shared_layers: int
     sliding_window: int | None
-    elements_per_token_per_layer: int
-    bytes_per_token_per_layer: int
-    bytes_per_token: int
-    bytes_per_block_per_layer: int
-    bytes_per_block: int
+    # None where a cache has no whole bytes per token (DeepSeek-V4: kvplan.kv.compressed).
+    elements_per_token_per_layer: int | None
+    bytes_per_token_per_layer: int | None
+    bytes_per_token: int | None
+    bytes_per_block_per_layer: int | None
+    bytes_per_block: int | None
     blocks_per_sequence: int
     bytes_per_sequence_unpaged: int
     bytes_per_sequence: int
@@ -134,6 +147,11 @@ class EngineKVConfig(Protocol):
 
     def pages_per_request(self, context: Any) -> Any: ...
 
+    def steady_pool_blocks(self, context: Any) -> Any: ...
+
+    @property
+    def bytes_per_block(self) -> int: ...
+
 
 def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
              block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1,
@@ -166,7 +184,13 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
                          num_draft_layers=num_draft_layers, num_spec_tokens=num_spec_tokens,
                          conv_dtype=conv_dtype)
     per_sequence = int(caches.sequence_bytes(context, block_size))
-    per_layer = attention_token_bytes(spec, kv_dtype, tp)
+    blocks = int(caches.pages_per_sequence(context, block_size))
+    pool_blocks = None if engine_config is None else engine_config.steady_pool_blocks(context)
+    if pool_blocks is not None:
+        # A packed pool (DeepSeek-V4 on vLLM): a request holds whole pool blocks.
+        blocks, per_sequence = int(pool_blocks), int(pool_blocks) * engine_config.bytes_per_block
+    per_layer = attention_token_bytes(spec, kv_dtype, tp) if caches.per_token else None
+    per_token = caches.bytes_per_token if caches.per_token else None
     return Estimate(
         model=spec.id,
         model_name=spec.name,
@@ -181,12 +205,13 @@ def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "
         num_sliding_layers=sum(1 for w in spec.layer_windows if w is not None),
         num_kv_shared_layers=spec.num_kv_shared_layers,
         sliding_window=spec.sliding_window,
-        elements_per_token_per_layer=spec.attention.elements_per_token(tp),
+        elements_per_token_per_layer=(spec.attention.elements_per_token(tp) if caches.per_token
+                                      else None),
         bytes_per_token_per_layer=per_layer,
-        bytes_per_token=caches.bytes_per_token,
-        bytes_per_block_per_layer=block_size * per_layer,
-        bytes_per_block=block_size * caches.bytes_per_token,
-        blocks_per_sequence=int(caches.pages_per_sequence(context, block_size)),
+        bytes_per_token=per_token,
+        bytes_per_block_per_layer=None if per_layer is None else block_size * per_layer,
+        bytes_per_block=None if per_token is None else block_size * per_token,
+        blocks_per_sequence=blocks,
         bytes_per_sequence_unpaged=int(caches.sequence_bytes_unpaged(context)),
         bytes_per_sequence=per_sequence,
         bytes_per_batch=per_sequence * batch,
@@ -321,6 +346,11 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
     follow the main stack. `layer_range` selects a pipeline stage (draft layers go to the
     last stage, as vLLM places the MTP module). `conv_dtype`: the recurrent conv state's dtype
     (None: the model's compute dtype, as vLLM keeps it; SGLang keeps bfloat16)."""
+    if isinstance(spec.attention, CompressedSparseAttention):
+        # DeepSeek-V4 keeps its own kinds in its own pages, fp8_ds_mla whatever `kv_dtype`
+        # (the engine refuses a KV dtype it does not run): kvplan.kv.compressed.
+        return v4_rank_layers(spec.attention, spec.num_hidden_layers, layer_range=layer_range,
+                              num_draft_layers=num_draft_layers)
     token_bytes = attention_token_bytes(spec, kv_dtype, tp)
     indexer = None
     if spec.indexer is not None:

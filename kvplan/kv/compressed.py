@@ -55,6 +55,7 @@ class PagedRowCache(CacheKind):
     tokens_per_state: int = 1
     alignment: int = 1
     block_size: int | None = None
+    per_token: ClassVar[bool] = False
 
     @property
     def bytes_per_token(self) -> int:
@@ -207,3 +208,15 @@ def v4_layers(att: CompressedSparseAttention, num_hidden_layers: int
     tensor parallelism replicates them)."""
     return tuple(LayerCaches(index=i, caches=v4_layer_caches(att, i))
                  for i in range(num_hidden_layers))
+
+
+def v4_rank_layers(att: CompressedSparseAttention, num_hidden_layers: int, *,
+                   layer_range: range | None = None, num_draft_layers: int = 0
+                   ) -> tuple[LayerCaches, ...]:
+    """`v4_layers` for kvplan.kv.cache.layer_caches: a pipeline stage's layers (`layer_range`;
+    None: all); the MTP draft layers' caches are refused (not checked against vLLM)."""
+    if num_draft_layers:
+        raise UnmodelledError("DeepSeek-V4 with speculative decoding (MTP): the draft layers' "
+                              "caches are not modelled")
+    return tuple(lc for lc in v4_layers(att, num_hidden_layers)
+                 if layer_range is None or lc.index in layer_range)

@@ -56,6 +56,9 @@ class CacheKind:
     # The layer's attention cache (K and V, or MLA's latent), the part `kvplan compare` rewrites;
     # not the indexer's keys nor a recurrent state.
     is_attention: ClassVar[bool] = False
+    # Whether one token costs a whole number of bytes (`bytes_per_token`): not so for a cache
+    # of one row per several tokens in fixed pages (kvplan.kv.compressed).
+    per_token: ClassVar[bool] = True
 
     @property
     def bytes_per_token(self) -> int:
@@ -346,6 +349,11 @@ class RankCaches:
     per scheme and `kvplan sweep` evaluates over arrays of contexts."""
 
     layers: tuple[LayerCaches, ...]
+
+    @property
+    def per_token(self) -> bool:
+        """Whether every cache has whole bytes per token (`bytes_per_token` answers)."""
+        return all(c.per_token for lc in self.layers for c in lc.caches)
 
     @property
     def bytes_per_token(self) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from kvplan._util.errors import UnmodelledError
+
 
 class AttentionKind(str, Enum):
     mha = "mha"
@@ -16,6 +18,7 @@ class AttentionKind(str, Enum):
     mqa = "mqa"
     mla = "mla"
     none = "none"  # no attention layer at all (Mamba, Mamba2): `HeadAttention.none()`
+    csa = "csa"  # DeepSeek-V4's compressed sparse attention (`CompressedSparseAttention`)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,9 +130,6 @@ class LatentAttention:
         return f"MLA: latent {self.kv_lora_rank} + RoPE key {self.qk_rope_head_dim}"
 
 
-Attention = HeadAttention | LatentAttention
-
-
 @dataclass(frozen=True, kw_only=True)
 class CompressedSparseAttention:
     """DeepSeek-V4's attention (model card: Compressed Sparse Attention + Heavily Compressed
@@ -159,6 +159,32 @@ class CompressedSparseAttention:
             return max(1, self.compress_ratios[layer])
         return 1
 
+    @property
+    def kind(self) -> AttentionKind:
+        return AttentionKind.csa
+
+    @property
+    def q_head_dim(self) -> int:
+        return self.head_dim
+
+    def kv_heads_per_rank(self, tp: int = 1) -> int:
+        """One KV head on every rank: vLLM's V4 cache specs are replicated across tensor-parallel
+        ranks (kv_cache_interface.py max_tp_shards=1)."""
+        return 1
+
+    def elements_per_token(self, tp: int = 1) -> int:
+        """No whole number: a compressed layer keeps one row per 1 or 128 tokens and a window
+        (kvplan.kv.compressed sizes it by pages)."""
+        raise UnmodelledError(
+            "DeepSeek-V4's compressed sparse attention has no whole elements per token (one row "
+            "per 4 or 128 tokens, plus a window): kvplan sizes it by vLLM's pages")
+
+    def short(self) -> str:
+        return f"csa {self.head_dim} (window {self.sliding_window}, 1:4 / 1:128)"
+
     def describe(self) -> str:
         return (f"compressed sparse attention: window {self.sliding_window} + rows of "
                 f"{self.head_dim} compressed 1:4 (indexed) or 1:128")
+
+
+Attention = HeadAttention | LatentAttention | CompressedSparseAttention

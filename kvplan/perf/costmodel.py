@@ -15,6 +15,7 @@ from typing import Any
 
 from kvplan._util.errors import InputError
 from kvplan.hardware.gpus import GPU
+from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.flops import MLAForm, decode_cost
@@ -112,6 +113,7 @@ def prefill_seconds(spec: ModelSpec, gpu: GPU, inputs: CostInputs, *, tokens: in
 def predict(spec: ModelSpec, gpu: GPU, inputs: CostInputs) -> Prediction:
     """Decode (tpot) and prefill (ttft) time, throughput per GPU and cost per million output
     tokens, for one scheme on one layout. Pure: a `plan` command can call it as is."""
+    check_token_sized(spec, "the time model")
     if inputs.draft_tokens < 0:
         raise InputError("draft tokens must be >= 0")
     layout = inputs.layout

@@ -33,7 +33,9 @@ def estimate_answer(h: EstimateHeadline) -> str:
     """'110 requests of 4,096 tokens fit (110.85x) on H100-80GB, vLLM 0.32, bf16 KV', or without
     a device the bytes: 'KV (bf16): 128.00 KiB/token, 512.00 MiB/request of 4,096 tokens'."""
     if h.max_requests is None or h.max_concurrency is None:
-        text = (f"KV ({h.kv_dtype}): {human_bytes(h.bytes_per_token)}/token, "
+        per_token = ("" if h.bytes_per_token is None else
+                     f"{human_bytes(h.bytes_per_token)}/token, ")
+        text = (f"KV ({h.kv_dtype}): {per_token}"
                 f"{human_bytes(h.bytes_per_sequence)}/request of {h.context:,} tokens")
         if h.batch > 1:
             text += f", {human_bytes(h.bytes_per_batch)} for {h.batch:,}"

@@ -49,9 +49,10 @@ def capacity_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                 str(part["rule"]))
     row("KV budget per GPU", gib_text(plan.kv_budget_bytes), plan.kv_budget_bytes,
         plan.budget_formula)
-    row("KV bytes per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
-        plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention
-                                                        else ""))
+    if plan.per_gpu_bytes_per_token is not None:
+        row("KV bytes per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
+            plan.per_gpu_bytes_per_token, f"tp {plan.tp}" + (", dp-attention"
+                                                            if plan.dp_attention else ""))
     stage = plan.stages[plan.limiting_stage]
     label, how = rules.page_row(plan, stage.page_bytes, stage.group_size, stage.num_groups)
     row(label, human_bytes(stage.page_bytes), stage.page_bytes, how)
@@ -159,10 +160,11 @@ def capacity_summary_view(spec: ModelSpec, plan: CapacityPlan, *, device: str,
                  ["reserve", gib_text(plan.reserve_bytes),
                   f"{len(plan.reserve_breakdown)} parts (--explain)"
                   if plan.reserve_breakdown else ""]]
-    rows += [["KV budget per GPU", gib_text(plan.kv_budget_bytes), plan.budget_formula],
-             ["KV per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
-              f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention else "")],
-             ["KV per request", human_bytes(est.bytes_per_sequence),
+    rows += [["KV budget per GPU", gib_text(plan.kv_budget_bytes), plan.budget_formula]]
+    if plan.per_gpu_bytes_per_token is not None:
+        rows += [["KV per token per GPU", human_bytes(plan.per_gpu_bytes_per_token),
+                  f"tp {plan.tp}" + (", dp-attention" if plan.dp_attention else "")]]
+    rows += [["KV per request", human_bytes(est.bytes_per_sequence),
               f"{plan.context:,} tokens, block-rounded"
               + (", per GPU" if plan.tp > 1 else "") + (", all stages" if plan.pp > 1 else "")],
              ["max_concurrency", f"{plan.max_concurrency:,.2f}x",

@@ -39,16 +39,26 @@ def estimate_view(spec: ModelSpec, est: Estimate) -> View:
     def row(label: str, n: int, how: str) -> list[str]:
         return [label, commas(n), human_bytes(n), human_bytes_decimal(n), how]
 
-    rows = [
-        row("per token per layer", est.bytes_per_token_per_layer,
-            f"{est.elements_per_token_per_layer:,} elements x {est.kv_dtype}"),
-        row("per token (all layers)", est.bytes_per_token,
-            f"x {est.num_kv_layers} cache-owning layers"),
-        row("per block per layer (page)", est.bytes_per_block_per_layer,
-            f"{est.block_size} tokens"),
-        row("per block (all layers)", est.bytes_per_block, f"{est.block_size} tokens"),
+    if est.bytes_per_token is None or est.elements_per_token_per_layer is None:
+        # DeepSeek-V4: rows of one per 4 or 128 tokens in pages of their own (kvplan.kv.
+        # compressed): no whole bytes per token; vLLM's groups size it.
+        why = "no whole bytes per token: paged by kind (the groups, --explain)"
+        rows = [[label, "-", "-", "-", why] for label in ("per token", "per block")]
+        blocks = "pool blocks"  # vLLM's packed pool: whole pool blocks (kv.cache.estimate)
+    else:
+        blocks = "layer-blocks"
+        rows = [
+            row("per token per layer", est.bytes_per_token_per_layer or 0,
+                f"{est.elements_per_token_per_layer:,} elements x {est.kv_dtype}"),
+            row("per token (all layers)", est.bytes_per_token,
+                f"x {est.num_kv_layers} cache-owning layers"),
+            row("per block per layer (page)", est.bytes_per_block_per_layer or 0,
+                f"{est.block_size} tokens"),
+            row("per block (all layers)", est.bytes_per_block or 0, f"{est.block_size} tokens"),
+        ]
+    rows += [
         row("per sequence", est.bytes_per_sequence,
-            f"{est.context:,} tokens, block-rounded, {est.blocks_per_sequence:,} layer-blocks"),
+            f"{est.context:,} tokens, block-rounded, {est.blocks_per_sequence:,} {blocks}"),
         row(f"batch of {est.batch:,}", est.bytes_per_batch, f"{est.batch:,} x per sequence"),
     ]
     if est.state_bytes_per_request:

@@ -28,6 +28,7 @@ from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.files import parse_json, path_kind, read_text, shown_path
 from kvplan.sources.hf_defaults import class_defaults, tie_default
+from kvplan.sources.hf_dsv4 import CSA_MODEL_TYPE, csa_attention_mapping
 from kvplan.sources.hf_families import (
     GPT2_NAMES,
     GPT2_STYLE,
@@ -264,6 +265,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     is_mla = c.has("kv_lora_rank")
     if pure:
         attention: dict[str, Any] = {"kind": "none"}
+    elif mt == CSA_MODEL_TYPE:  # DeepSeek-V4: its own attention section (hf_dsv4)
+        attention = csa_attention_mapping(c.data, c.path)
     elif is_mla:
         attention = mla_attention(c, heads, hidden)
     elif plan is not None:
@@ -277,7 +280,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
             t != "full" for t in c.data["indexer_types"]):
         raise SpecError(c.path, "indexer_types", "layers that share another layer's indexer "
                                                  "are not modelled; refused rather than guessed")
-    if c.has("index_head_dim") or (c.has("index_topk") and mt in MLA_FAMILY):
+    if mt != CSA_MODEL_TYPE and (c.has("index_head_dim") or (c.has("index_topk")
+                                                             and mt in MLA_FAMILY)):
         attention["indexer"] = {"index_head_dim": c.int("index_head_dim",
                                                         required="index_head_dim"),
                                 "index_n_heads": c.int("index_n_heads", required="index_n_heads"),

@@ -107,7 +107,8 @@ _EVERY_LAYER_WINDOW = {"starcoder2"}
 KNOWN_MODEL_TYPES = frozenset(_LLAMA_LIKE | _LLAMA_LIKE_MORE | _QWEN | _GEMMA | MLA_FAMILY
                               | LAYERNORM_FAMILY
                               | HYBRID_MODEL_TYPES | set(PATTERN_FAMILIES) | _OTHER_ATTENTION
-                              | _GEMMA4 | _BACKEND_LAYER_TYPES | set(LAYER_TYPE_FIELDS))
+                              | _GEMMA4 | _BACKEND_LAYER_TYPES | set(LAYER_TYPE_FIELDS)
+                              | {"deepseek_v4"})  # its attention: kvplan.sources.hf_dsv4
 
 def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
                    windows: bool = True) -> dict:

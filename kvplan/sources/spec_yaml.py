@@ -37,6 +37,7 @@ from kvplan.model.spec import (
     validate_kv_sources,
 )
 from kvplan.sources.features import architecture_features
+from kvplan.sources.hf_dsv4 import csa_section
 from kvplan.sources.spec_context import FIELD, parse_position_fields
 
 # ---------------------------------------------------------------------------------------------
@@ -116,8 +117,9 @@ _MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "q_lora_r
 
 
 def _parse_attention(r: _Reader) -> Attention:
-    kind_name = r.str("kind", choices=tuple(k.value for k in AttentionKind))
-    kind = AttentionKind(kind_name)
+    kind = AttentionKind(r.str("kind", choices=tuple(k.value for k in AttentionKind)))
+    if kind is AttentionKind.csa:  # DeepSeek-V4: kvplan.sources.hf_dsv4 checks the section
+        return csa_section(r.data, r.path, r.prefix, r.seen)
     if kind is AttentionKind.none:
         r.forbid(("num_attention_heads", *_HEAD_FIELDS, *_MLA_FIELDS),
                  "not used by kind none (a model without attention layers)")
@@ -371,8 +373,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     mlp_r.finish()
     has_mlp: tuple[bool, ...] = ()
     if present is not None:
-        # `mlp.layers`: one true / false per layer, whether it holds the MLP (Nemotron-NAS
-        # blocks whose ffn is a no-op).
+        # `mlp.layers`: per layer, whether it holds the MLP (Nemotron-NAS's no-op ffn blocks).
         if not in_mixer_layers:
             raise r.error("mlp.layers", "not with mlp.in_mixer_layers")
         if not isinstance(present, list) or len(present) != layers or not all(

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvplan.model.attention import Attention, HeadAttention, LatentAttention
+from kvplan._util.errors import UnmodelledError
+from kvplan.model.attention import (
+    Attention,
+    CompressedSparseAttention,
+    HeadAttention,
+    LatentAttention,
+)
 from kvplan.model.spec import ModelSpec
 
 
@@ -87,6 +93,12 @@ def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
         kv_b = att.kv_lora_rank * att.num_attention_heads * (att.qk_nope_head_dim + att.v_head_dim)
         o = att.num_attention_heads * att.v_head_dim * h
         return q + kv_a + kv_norm + kv_b + o
+    if isinstance(att, CompressedSparseAttention):
+        raise UnmodelledError(
+            f"{spec.source}: DeepSeek-V4's weights (its compressors, indexer, grouped output "
+            "projection, hyper-connections and FP4 experts) are not counted, so vLLM's budget "
+            "from the GPU is not derived: give --kv-budget-gib, or --weights-gib and "
+            "--reserve-gib")
     assert isinstance(att, HeadAttention)
     q_out = att.num_attention_heads * att.head_dim
     k_out = att.num_key_value_heads * att.head_dim

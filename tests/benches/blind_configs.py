@@ -88,7 +88,8 @@ def expect_failures(plan: dict[str, Any], expect: dict[str, Any]) -> list[str]:
 
 def kv_dtype_failures(plan: dict[str, Any], vllm: str | None) -> list[str]:
     """kvplan's KV dtype against vLLM's resolved auto (fp8_e4m3 -> fp8; None: 16-bit)."""
-    want = {"fp8_e4m3": ("fp8",), "nvfp4": ("nvfp4",)}.get(vllm or "", ("bf16", "fp16"))
+    want = {"fp8_e4m3": ("fp8",), "fp8_ds_mla": ("fp8",), "nvfp4": ("nvfp4",)}.get(
+        vllm or "", ("bf16", "fp16"))
     return [] if plan.get("kv_dtype") in want else [
         f"kv_dtype: kvplan {plan.get('kv_dtype')!r}, vLLM auto {vllm or 'the model dtype'!r}"]
 
@@ -109,10 +110,13 @@ def evaluate(entry: dict[str, Any], notes: dict[str, Any], kv_dtypes: dict[str, 
         row.verdict = "refused" if one_line else f"FAILED exit {code}"
         return row
     plan = json.loads(out)
-    row.kv_dtype, row.vllm_kv_dtype = plan.get("kv_dtype", ""), str(kv_dtypes.get(cid) or "auto")
+    # A model class may store another dtype than the engine-args resolution kv_dtype.json
+    # records (notes.json "model_kv_dtype", its source in the note): DeepSeek-V4's fp8_ds_mla.
+    vllm_dtype = note.get("model_kv_dtype", kv_dtypes.get(cid))
+    row.kv_dtype, row.vllm_kv_dtype = plan.get("kv_dtype", ""), str(vllm_dtype or "auto")
     wrong = expect_failures(plan, note.get("expect", {}))
     if cid in kv_dtypes:
-        wrong += kv_dtype_failures(plan, kv_dtypes[cid])
+        wrong += kv_dtype_failures(plan, vllm_dtype)
     results = BLIND / "shrunk" / cid / "results.json"
     if not results.is_file():
         row.verdict = "WRONG exit 0" if wrong else "not run"

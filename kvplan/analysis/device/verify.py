@@ -59,6 +59,7 @@ from kvplan.engines.base import PlanInputs
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.vllm.alloc import VllmKVConfig, vllm_cached_spec
 from kvplan.engines.vllm.engine import vllm_stage_config
+from kvplan.kv.cache import check_token_sized
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 
@@ -259,6 +260,7 @@ def verify(spec: ModelSpec, *, device: str = "auto", context: int = 4096,
            dev: Device | None = None) -> VerifyResult:
     """Verify rank `rank` of a `tp` x `pp` layout on `device` (see the module docstring).
     `dev` replaces the device (tests inject a fake to drive the search's branches)."""
+    check_token_sized(spec, "verify")
     import torch
 
     # vLLM's cache of a decompressed MLA model (MiniCPM3) is plain per-head K and V: allocate

@@ -32,6 +32,7 @@ from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.engines.vllm.frontend import vllm_api_tokenizer_batching
 from kvplan.engines.vllm.options import vllm_options
+from kvplan.kv.cache import check_token_sized
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -101,6 +102,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     --max-num-seqs / SGLang --max-running-requests. `api_server`: the requests come through
     `vllm serve`'s OpenAI server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to
     an engine run in process. Returns it and the notes to show."""
+    check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
         raise InputError("simulate: give --gpu (the step time needs a GPU preset)")

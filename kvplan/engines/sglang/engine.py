@@ -45,6 +45,7 @@ from kvplan.engines.sglang.pools import (
 )
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
+from kvplan.model.attention import AttentionKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -200,7 +201,7 @@ class SglangEngine:
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         self.check_loadable(spec, inputs)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
-                or spec.layer_attention):
+                or spec.layer_attention or spec.kind is AttentionKind.csa):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,

@@ -83,6 +83,7 @@ from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.kv.kinds import ChunkedLocalCache, LayerCaches, RecurrentState, SlidingWindowCache
+from kvplan.model.attention import AttentionKind
 
 if TYPE_CHECKING:
     from kvplan.engines.base import PlanInputs
@@ -469,7 +470,9 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     what = None
     rec = spec.recurrent
     spec_on = inputs.speculative_method is not None
-    if spec.layer_attention:
+    if spec.kind is AttentionKind.csa:
+        what = "DeepSeek-V4's compressed sparse attention (SGLang's pools for it not read)"
+    elif spec.layer_attention:
         what = "attention shapes that differ by layer type (SGLang's pools not read for them)"
     elif spec.sliding_window and (hybrid := SGLANG_UNREAD_HYBRID_SWA.intersection(
             spec.architectures)):

@@ -43,6 +43,7 @@ from kvplan.engines.trtllm.launch import check_trtllm_load_quantization, trtllm_
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
+from kvplan.model.attention import AttentionKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -166,7 +167,9 @@ class TrtllmEngine:
         pool (kvplan.engines.trtllm.kv_dtype.check_trtllm_float32)."""
         check_trtllm_float32(spec)
         what = None
-        if spec.num_recurrent_layers:
+        if spec.kind is AttentionKind.csa:
+            what = "DeepSeek-V4's compressed sparse attention"
+        elif spec.num_recurrent_layers:
             what = "recurrent-state layers"
         elif spec.layer_chunks:
             what = "chunked local attention"
@@ -192,7 +195,7 @@ class TrtllmEngine:
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         check_trtllm_load_quantization(inputs.quantization)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
-                or spec.layer_attention
+                or spec.layer_attention or spec.kind is AttentionKind.csa
                 or TRTLLM_UNREAD_WINDOW_LISTS.intersection(spec.architectures)):
             self.refuse_unmodelled(spec, inputs)
 

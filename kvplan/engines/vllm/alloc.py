@@ -289,6 +289,9 @@ class VllmKVConfig:
     bytes_per_block: int  # the pool's block: the largest group's pages summed
     in_flight_tokens: int
     request_shape: RequestShape
+    # Packed groups (kvplan.engines.vllm.packed): each group's pages side by side in a pool
+    # block of `bytes_per_block`, not one page size x a group's layers.
+    packed: bool = False
 
     def describe_groups(self) -> list[dict[str, Any]]:
         """The groups merged by kind for display: kind, groups, layers, page, pages per
@@ -335,6 +338,15 @@ class VllmKVConfig:
     @property
     def blocks_per_request(self) -> int:
         return sum(g.pages_per_request for g in self.groups)
+
+    def steady_pool_blocks(self, context: Any) -> Any:
+        """A packed pool's blocks one request holds in decode at `context` tokens (each group's
+        steady pages, no chunk in flight); None for other pools, whose pages kvplan.kv sums
+        layer by layer. Each such block is a whole pool block (`bytes_per_block`): a narrower
+        group's pages are padded to the widest's."""
+        if not self.packed:
+            return None
+        return sum(g.cache.steady_pages(context, g.block_size) for g in self.groups)
 
     def num_blocks(self, kv_budget_bytes: int) -> int:
         if not self.groups:

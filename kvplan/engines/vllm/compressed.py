@@ -24,13 +24,19 @@ Read in vLLM 0.32 (the same in 0.33 and 0.34):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, vllm_profile
+from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, get_platform, vllm_profile
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.packed import vllm_packed_config
 from kvplan.kv.compressed import v4_layers
 from kvplan.model.attention import CompressedSparseAttention
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.base import PlanInputs
+    from kvplan.model.spec import ModelSpec
 
 FIRST_REGISTERED = "0.20"
 FIRST_CHECKED = "0.32"
@@ -99,3 +105,21 @@ def vllm_v4_kv_config(att: CompressedSparseAttention, num_hidden_layers: int, *,
     return vllm_packed_config(v4_layers(att, num_hidden_layers), context=context,
                               cache_block=V4_CACHE_BLOCK, profile=profile, platform=platform,
                               in_flight_tokens=max_num_batched_tokens * batches)
+
+
+def vllm_v4_stage_config(spec: ModelSpec, att: CompressedSparseAttention, inputs: PlanInputs,
+                         context: int) -> VllmKVConfig:
+    """`vllm_v4_kv_config` for a plan's inputs (kvplan.engines.vllm.engine.vllm_stage_config):
+    the KV dtype kvplan resolved (fp8 for auto: kv_dtype.py), --block-size as given, the
+    device's compute capability, the scheduler's batch; the whole model (no pipeline stages)."""
+    if inputs.shared_prefix:
+        # Prefix blocks of the compressed rows shared across requests in the packed pool (and
+        # the windows' and states' own copies) were not checked against vLLM.
+        raise UnmodelledError("--shared-prefix: a prefix shared by DeepSeek-V4's requests in "
+                              "vLLM's packed pool is not modelled")
+    return vllm_v4_kv_config(
+        att, spec.num_hidden_layers, context=context, platform=get_platform(inputs.platform),
+        version=inputs.engine_version, kv_cache_dtype=inputs.kv_dtype,
+        block_size=inputs.block_size, compute_capability=inputs.compute_capability,
+        max_num_batched_tokens=inputs.max_num_batched_tokens, pp=inputs.pp,
+        num_spec_tokens=inputs.num_speculative_tokens)

@@ -37,6 +37,7 @@ from kvplan.engines.vllm.block_size import (
     mla_hybrid_alignment,
     vllm_block,
 )
+from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.kv_dtype import (
@@ -50,7 +51,7 @@ from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.runner import vllm_runs_v2
-from kvplan.model.attention import LatentAttention
+from kvplan.model.attention import CompressedSparseAttention, LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -77,6 +78,11 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     vllm_served_architecture(spec, inputs.engine_version, alloc.DEFAULT_VLLM_VERSION)
     check_quantization_loadable(spec, inputs.quantization, inputs.engine_version,
                                 alloc.DEFAULT_VLLM_VERSION)
+    if isinstance(spec.attention, CompressedSparseAttention):
+        # DeepSeek-V4's caches take vLLM's packed groups, with its own releases, KV dtype and
+        # block (kvplan.engines.vllm.compressed); pipeline stages are refused there.
+        return vllm_v4_stage_config(spec, spec.attention, inputs,
+                                    inputs.context if context is None else context)
     check_sparse_mla_backend(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
@@ -223,9 +229,15 @@ class VllmEngine:
             return None
         num_blocks = config.num_blocks(budget)
         first = config.groups[0]
+        # A packed pool's block is its widest group's pages side by side (one slot of
+        # bytes_per_block); else one page size x a group's layers.
+        page, size = ((config.bytes_per_block, 1) if config.packed else
+                      (first.page_bytes, len(first.layers) + first.padding_layers))
         return StagePool(
-            per_gpu_bytes_per_token=sum(c.bytes_per_token for lc in caches for c in lc.caches),
-            page_bytes=first.page_bytes, group_size=len(first.layers) + first.padding_layers,
+            per_gpu_bytes_per_token=(sum(c.bytes_per_token for lc in caches for c in lc.caches)
+                                     if all(c.per_token for lc in caches for c in lc.caches)
+                                     else None),
+            page_bytes=page, group_size=size,
             num_groups=len(config.groups), num_blocks=num_blocks,
             blocks_per_request=config.blocks_per_request,
             # A shared prefix is cached once, in whole blocks, by the groups whose kind keeps
@@ -292,6 +304,11 @@ class VllmEngine:
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
+        if page_bytes not in {g["page_bytes"] for g in plan.kv_cache_groups}:
+            # A packed pool (kvplan.engines.vllm.packed): stage_pool gives its pool block as the
+            # page, no group's own page size.
+            return "pool block", (f"{num_groups} groups' pages side by side, the widest "
+                                  "group's (vLLM's packed KV-cache groups)")
         return "page (block per layer)", (
             f"{plan.block_size} tokens; {group_size} layers share a block slot"
             + (f", {num_groups} groups" if num_groups > 1 else ""))

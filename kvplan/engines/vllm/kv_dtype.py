@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
 from kvplan.engines.launch import declared_kv_cache
-from kvplan.model.attention import LatentAttention
+from kvplan.model.attention import CompressedSparseAttention, LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import PlanInputs
@@ -132,6 +132,8 @@ def sparse_mla_served(spec: ModelSpec, inputs: PlanInputs) -> ModelSpec:
 def vllm_runnable_kv_dtypes(spec: ModelSpec, gpu: GPU | None) -> tuple[str, ...] | None:
     """The KV dtypes kvplan sizes vLLM running `spec` at on `gpu`: fp8 only for DeepSeek's
     sparse attention on SM 12.x (see the module); None: every one."""
+    if isinstance(spec.attention, CompressedSparseAttention):
+        return ("fp8",)  # DeepSeek-V4: fp8_ds_mla only (kvplan.engines.vllm.compressed)
     major = None if gpu is None else _sparse_major(spec, gpu.platform, gpu.compute_capability)
     if major == SPARSE_SM120_MAJOR:
         return ("fp8",)
@@ -185,6 +187,10 @@ def vllm_auto_kv_dtype(spec: ModelSpec, version: str | None, gpu: GPU | None = N
         return dtype, (f"KV cache {dtype}: {field} declares it, and vLLM's default "
                        "--kv-cache-dtype auto uses it (engine/arg_utils.py "
                        "resolve_kv_cache_dtype_string); --kv-dtype overrides")
+    if isinstance(spec.attention, CompressedSparseAttention):
+        return "fp8", ("KV cache fp8: vLLM stores DeepSeek-V4's caches as fp8_ds_mla with "
+                       "--kv-cache-dtype auto (models/deepseek_v4/attention.py "
+                       "_resolve_dsv4_kv_cache_dtype)")
     if gpu is not None and _sparse_major(spec, gpu.platform, gpu.compute_capability) \
             == SPARSE_SM120_MAJOR:
         return "fp8", (f"KV cache fp8: vLLM runs DeepSeek's sparse attention on {gpu.name} "

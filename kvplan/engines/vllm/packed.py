@@ -143,5 +143,5 @@ def vllm_packed_config(layers: tuple[LayerCaches, ...], *, context: int, cache_b
         requested_block_size=cache_block, state_page_bytes=0, state_padding_percent=None,
         hybrid_manager=True, mamba_cache_mode=None, groups=tuple(groups),
         bytes_per_block=max(g.bytes_per_block for g in groups), in_flight_tokens=in_flight_tokens,
-        request_shape=shape)
+        request_shape=shape, packed=True)
 
