@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.benches import (
+    accelmark_runs,
     cost_bench,
     disagg_rows,
     engine_bench,
@@ -82,7 +83,7 @@ def engine_rows() -> dict[str, list[dict[str, Any]]]:
 def all_row_ids() -> list[str]:
     return ([log["id"] for logs in engine_rows().values() for log in logs]
             + [c.label for c in cost_bench.all_cases()] + sim_to_real.row_ids()
-            + disagg_rows.row_ids()
+            + disagg_rows.row_ids() + accelmark_runs.row_ids()
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import version_key
+from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.model.spec import Assumption
 
@@ -235,6 +236,9 @@ class CostTraits:
     # the experts' partial sums join in the TP all-reduce after the MoE layer. False: EP always
     # runs the all-to-all.
     ep_all_to_all_needs_dp: bool = False
+    # The varlen attention kernels the engine runs on full-attention layers, by GPU (the first
+    # whose compute_capability_majors hold the GPU's); (): priced as exact query-key pairs.
+    attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -110,6 +110,7 @@ from dataclasses import dataclass, replace
 
 from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
+from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.hardware.gpus import GPU
 
@@ -167,6 +168,9 @@ class Efficiency:
     # The engine runs EP's all-to-all only under data-parallel attention
     # (kvplan.engines.base.CostTraits.ep_all_to_all_needs_dp); False: always.
     ep_all_to_all_needs_dp: bool = False
+    # The engine's varlen attention kernels by GPU (kvplan.engines.base.CostTraits.
+    # attention_kernels, priced by kvplan.perf.attention_kernel); (): exact pairs.
+    attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

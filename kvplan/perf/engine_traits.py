@@ -1,7 +1,7 @@
 """What the cost model takes from an engine (kvplan.engines.base.CostTraits, declared by each
-engine): its fused TP all-reduce + RMSNorm and whether it launches prefill ops eagerly;
-`engine_efficiency` applies both to an `Efficiency` (kvplan.perf.efficiency). Read from the
-engines' code, not fitted."""
+engine): its fused TP all-reduce + RMSNorm, whether it launches prefill ops eagerly, its varlen
+attention kernels; `engine_efficiency` applies them to an `Efficiency` (kvplan.perf.efficiency).
+Read from the engines' code, not fitted."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     in for the other engine's."""
     traits = Engine(engine).rules.cost_traits
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
-                  ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp)
+                  ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp,
+                  attention_kernels=traits.attention_kernels)
     eager = traits.eager_prefill or enforce_eager
     return eff if eager else replace(eff, prefill_launch_s=0.0)

@@ -20,7 +20,10 @@ costs, nothing fitted here:
   decode form for decode tokens and of the prefill form for prompt tokens), bytes = the cache
   rows read (every attended key of a decode; a chunk's earlier tokens once) and written (the
   chunk's own). A layer's pairs follow its cache kind (kvplan.perf.flops.attended_tokens): a
-  window of W tokens, a chunk of C, or the whole context.
+  window of W tokens, a chunk of C, or the whole context. Where the engine declares its varlen
+  kernel for the GPU (kvplan.perf.attention_kernel: vLLM's FlashAttention 2 on SM 8.x / 12.x),
+  a decode token's FLOPs are its kernel's query tiles': 64 rows per query head when a prefill
+  chunk shares the step, ceil(g / 64) x 64 rows per KV head in a decode-only step.
 
 A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
 (`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import attention_token_bytes
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.attention_kernel import decode_flop_factor, varlen_kernel
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.flops import MLAForm, attention_flops
 from kvplan.perf.layout import ONE_GPU, Layout
@@ -114,6 +118,14 @@ class MixedStepCost:
             kinds[(window, chunk)] = kinds.get((window, chunk), 0) + 1
         self.kinds = tuple(_LayerKind(layers=n, window=w, chunk=c)
                            for (w, c), n in kinds.items())
+        # The decode FLOPs' factor of the engine's attention kernel per layer kind, in a step of
+        # single-token queries and in a step with a prefill chunk (kvplan.perf.attention_kernel).
+        kernel = varlen_kernel(self.eff, spec, gpu, kv_dtype)
+        self._decode_factor = {
+            (kind.window, single): decode_flop_factor(
+                kernel, spec, att_tp, query_len=1, single_token_call=single,
+                windowed=kind.window is not None)
+            for kind in self.kinds for single in (True, False)}
         # CUDA-graph capture sizes (ascending): a step of up to the largest runs its GEMMs padded
         # to the next size (vLLM: kvplan.engines.vllm.budget.vllm_cuda_graph_sizes); () none.
         self.graph_sizes = tuple(sorted(graph_sizes))
@@ -179,9 +191,12 @@ class MixedStepCost:
         """Every attention layer attends the whole context (no window, no chunk)."""
         return all(k.window is None and k.chunk is None for k in self.kinds)
 
-    def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int) -> float:
-        """One attention layer's kernel over the mix (roofline._Step.op's charge)."""
-        flops = dec_pairs * self.decode_pair_flops + pre_pairs * self.prefill_pair_flops
+    def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int,
+                       decode_factor: float = 1.0) -> float:
+        """One attention layer's kernel over the mix (roofline._Step.op's charge), the decodes'
+        FLOPs times the kernel's `decode_factor`."""
+        flops = (dec_pairs * self.decode_pair_flops * decode_factor
+                 + pre_pairs * self.prefill_pair_flops)
         return max(flops / self._flops_rate, rows * self.kv_row_bytes / self._byte_rate,
                    self._floor)
 
@@ -191,6 +206,7 @@ class MixedStepCost:
         cached tokens plus the new one) and prefill chunks (start, tokens)."""
         decodes = list(decode_contexts)
         parts = list(chunks)
+        single = all(n <= 1 for _, n in parts)
         total = 0.0
         for kind in self.kinds:
             if kind.window is None and kind.chunk is None:
@@ -209,7 +225,8 @@ class MixedStepCost:
             # Rows read: every attended key of a decode; a chunk's earlier keys in its span,
             # once, and its own rows written.
             rows = dec_pairs + earlier + sum(n for _, n in parts)
-            total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows)
+            factor = self._decode_factor[(kind.window, single)]
+            total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows, factor)
         return total
 
     def seconds_from_sums(self, decodes: int, decode_keys: int,
@@ -225,9 +242,11 @@ class MixedStepCost:
         earlier = sum(s for s, _ in chunks)
         pre_pairs = sum(_window_pairs(s, n, None, None) for s, n in chunks)
         rows = decode_keys + earlier + sum(n for _, n in chunks)
+        single = all(n <= 1 for _, n in chunks)
         attention = 0.0
         for kind in self.kinds:
-            attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows)
+            factor = self._decode_factor[(kind.window, single)]
+            attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor)
         return self.dense_seconds(tokens, decodes + len(chunks)) + attention
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:

@@ -92,6 +92,7 @@ from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.attention_kernel import decode_flop_factor, varlen_kernel
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm
 from kvplan.perf.flops import (
@@ -236,6 +237,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's fused all-reduce + residual + RMSNorm (engine_traits.AllReduceNormFusion): the
     # norm after each fused all-reduce costs no kernel of its own.
     fused = fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
+    # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
+    # queries are `tokens / requests` tokens per request (1: single-token calls).
+    kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
+    query_len = max(1, tokens // max(1, requests))
     state = None
     rec_weights = rec_proj_flops = rec_state_flops = 0
     if spec.recurrent is not None:
@@ -260,6 +265,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  * bpp_attn["attention"], math=math["attention"],
                  kernels=_projection_kernels(latent, form, f.absorb))
             core = (f.scores + f.values) / att_tp
+            if kernel is not None:
+                core *= decode_flop_factor(
+                    kernel, spec, att_tp, query_len=query_len, single_token_call=query_len == 1,
+                    windowed=bool(spec.layer_windows) and spec.layer_windows[i] is not None)
             if phase == "decode":
                 kv_read = requests * span * kv_layer
             else:

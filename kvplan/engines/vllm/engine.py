@@ -29,6 +29,7 @@ from kvplan.engines.launch import (
     layout_text,
 )
 from kvplan.engines.vllm.architectures import vllm_served_architecture
+from kvplan.engines.vllm.attention_backend import VLLM_ATTENTION_KERNELS
 from kvplan.engines.vllm.block_size import (
     check_block_size,
     check_hybrid_mla_block,
@@ -129,7 +130,9 @@ class VllmEngine:
     # dp_size > 1` (0.11-0.18; later also with prefill-context or sequence parallelism, off by
     # default); with --enable-expert-parallel on TP ranks alone, FusedMoE reduces the experts'
     # output with the TP all-reduce (`reduce_results`), as without EP.
-    cost_traits = CostTraits(ep_all_to_all_needs_dp=True)
+    # Its attention kernel by GPU: FlashAttention 2's 64-row query tiles on SM 8.x / 12.x
+    # (kvplan.engines.vllm.attention_backend).
+    cost_traits = CostTraits(ep_all_to_all_needs_dp=True, attention_kernels=VLLM_ATTENTION_KERNELS)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
     # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
     # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.

@@ -1,0 +1,27 @@
+"""An engine's attention kernel as plain data (`VarlenAttentionKernel`): the engines declare
+theirs in CostTraits.attention_kernels (kvplan.engines.base), kvplan.perf.attention_kernel
+prices its query tiles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class VarlenAttentionKernel:
+    """A FlashAttention-style varlen attention kernel an engine runs by default, as plain data
+    (kvplan.perf.attention_kernel prices its query tiles): one thread block computes a tile of
+    `tile_rows` query rows against every key it attends, whether the rows hold queries or
+    padding. `packs_gqa`: "always" (the query heads sharing a KV head fill one tile's rows),
+    "single_token_steps" (only when every query of the kernel call is one token long and the
+    layer has no window; otherwise each query head has tiles of its own), "never". Where:
+    GPUs of these compute-capability majors, non-latent attention, these KV dtypes, head
+    dimensions that are multiples of 8 up to `max_head_dim`."""
+
+    name: str
+    tile_rows: int
+    packs_gqa: str
+    compute_capability_majors: tuple[int, ...]
+    kv_dtypes: tuple[str, ...]
+    max_head_dim: int
+    source: str

@@ -1,0 +1,50 @@
+"""The attention kernel vLLM runs on full-attention (non-latent) layers, as the time model needs
+it (kvplan.engines.attention_kernel.VarlenAttentionKernel, priced by kvplan.perf.attention_kernel).
+
+Which backend: vllm/platforms/cuda.py `_get_backend_priorities` (0.19.1, 0.20.2; the same order
+in 0.15-0.34) puts FLASH_ATTN first on every CUDA GPU but SM 10.x (FlashInfer first there), and
+vllm/v1/attention/backends/fa_utils.py `get_flash_attn_version` gives FlashAttention 3 on SM 9.x,
+4 on SM 10.x and 2 on the rest (SM 8.x: A100, A10, L40S; SM 12.x: RTX-5090, RTX PRO 6000).
+FlashAttention 2 does not take an FP8 cache (fa_utils `flash_attn_supports_fp8`: FA3 only), so
+an FP8 KV cache on those GPUs runs another backend: the kernel applies to 16-bit caches only;
+FlashAttentionBackend.supports_head_size: head sizes that are multiples of 8, up to 256.
+
+What FA2 computes (vllm-project/flash-attention csrc/flash_attn/flash_api.cpp at 04325b6,
+`mha_varlen_fwd`; src/flash_fwd_launch_template.h at fcc8a21): vLLM calls
+flash_attn_varlen_func with the block table (vllm/v1/attention/backends/flash_attn.py
+FlashAttentionImpl.forward: max_seqlen_q = the step's longest query, causal), so `paged_KV` and
+`run_mha_fwd(params, stream, /*force_split_kernel=*/paged_KV)` always runs the split-KV kernel,
+`run_mha_fwd_splitkv_dispatch`: kBlockM = 64 "Fixed for all head dimensions", one thread block
+per 64 query rows of one query head of one sequence (grid (m_blocks, b, h)), whose MMAs cover the
+whole 64-row tile whether its rows hold queries or not. Only when max_seqlen_q == 1 (causal is
+then dropped) and the layer has no window does `seqlenq_ngroups_swapped` fold the query heads of
+a KV head into the tile's rows (q reshaped to (b * ngroups, num_heads_k, d), max_seqlen_q =
+ngroups). So in a step that mixes a prefill chunk with decodes, every decode token costs 64 rows
+per query head; in a decode-only step, ceil(ngroups / 64) x 64 rows per KV head.
+
+FlashAttention 3 (SM 9.x) is not declared: hopper/heuristics.h `should_pack_gqa` returns true for
+every varlen call, so a decode's query heads share one tile (128 rows at head dim 128,
+hopper/tile_size.h) in mixed and decode-only steps alike: 128 x (2 d_qk + 2 d_v) FLOPs per key per
+KV head against (d_qk + d_v) x 2 bytes, 128 FLOPs per byte, below the H100's and H200's ratio of
+attention FLOPs to HBM bytes at kvplan's fractions (989.5 x 0.60 / (3.35 x 0.90) = 197; / 4.8 TB/s:
+137): the exact pairs price it already.
+"""
+
+from __future__ import annotations
+
+from kvplan.engines.attention_kernel import VarlenAttentionKernel
+
+FLASH_ATTENTION_2 = VarlenAttentionKernel(
+    name="FlashAttention 2 (vllm-flash-attn split-KV kernel)",
+    tile_rows=64,
+    packs_gqa="single_token_steps",
+    compute_capability_majors=(8, 12),
+    kv_dtypes=("bf16", "fp16"),
+    max_head_dim=256,  # flash_attn.py FlashAttentionBackend.supports_head_size (FA2: <= 256)
+    source="vllm-project/flash-attention csrc/flash_attn/flash_api.cpp mha_varlen_fwd "
+           "(seqlenq_ngroups_swapped, run_mha_fwd force_split_kernel); "
+           "src/flash_fwd_launch_template.h run_mha_fwd_splitkv_dispatch (kBlockM = 64); "
+           "vllm 0.19.1 / 0.20.2 fa_utils.get_flash_attn_version, platforms/cuda.py",
+)
+
+VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2,)

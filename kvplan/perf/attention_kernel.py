@@ -1,0 +1,65 @@
+"""What a varlen attention kernel computes for its query tiles (kvplan.engines.attention_kernel.
+VarlenAttentionKernel, declared by the engine that runs it: vLLM's FlashAttention 2,
+kvplan.engines.vllm.attention_backend).
+
+The exact pairs (kvplan.perf.flops.attention_flops) count one query row per query head per
+token. A FlashAttention kernel computes whole tiles of `tile_rows` query rows: a sequence
+with q query tokens in a call costs, per query head, ceil(q / T) x T rows against every key it
+attends; where the kernel folds the g query heads of a KV head into the rows (`packs_gqa`),
+ceil(q x g / T) x T rows per KV head. The FLOPs of a token are then the exact ones times
+
+    unpacked: ceil(q / T) x T / q        packed: ceil(q x g / T) x T / (q x g)
+
+A decode token in a step that also holds a prefill chunk (FlashAttention 2: 64-row tiles, not
+packed) is charged 64x its exact FLOPs; in a decode-only step (packed), ceil(g / 64) x 64 / g
+(16x for Llama-3-8B's g = 4). The KV bytes stay the cache rows read once per KV head: the g
+query heads' thread blocks of one sequence re-read the same rows, and kvplan counts them as
+served by L2 (an assumption: nothing read here measures it). Prefill chunks keep their exact
+pairs (a chunk wastes less than one tile of rows, and the causal diagonal's masked half-tile).
+"""
+
+from __future__ import annotations
+
+from kvplan.engines.attention_kernel import VarlenAttentionKernel
+from kvplan.hardware.gpus import GPU
+from kvplan.model.attention import LatentAttention
+from kvplan.model.spec import ModelSpec
+from kvplan.perf.efficiency import Efficiency
+
+
+def varlen_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU,
+                  kv_dtype: str) -> VarlenAttentionKernel | None:
+    """The kernel `eff`'s engine runs for `spec`'s attention on `gpu` with a `kv_dtype` cache
+    (the first declared for the GPU's compute-capability major), or None: exact pairs."""
+    att = spec.attention
+    if isinstance(att, LatentAttention) or gpu.compute_capability is None:
+        return None
+    major = gpu.compute_capability[0]
+    for kernel in eff.attention_kernels:
+        if major not in kernel.compute_capability_majors:
+            continue
+        dims = (att.head_dim, att.v_head_dim)
+        fits = all(d % 8 == 0 and d <= kernel.max_head_dim for d in dims)
+        return kernel if kv_dtype in kernel.kv_dtypes and fits else None
+    return None
+
+
+def _ceil_to(n: int, tile: int) -> int:
+    return -(-n // tile) * tile
+
+
+def decode_flop_factor(kernel: VarlenAttentionKernel | None, spec: ModelSpec, att_tp: int, *,
+                       query_len: int, single_token_call: bool, windowed: bool) -> float:
+    """The kernel's FLOPs for a token of a sequence with `query_len` query tokens in the call,
+    over its exact pairs' FLOPs (module docstring). `single_token_call`: every query of the
+    call is one token long; `windowed`: the layer has a sliding window."""
+    if kernel is None or query_len < 1:
+        return 1.0
+    tile = kernel.tile_rows
+    att = spec.attention
+    heads = max(1, att.num_attention_heads // att_tp)
+    groups = max(1, heads // att.kv_heads_per_rank(att_tp))
+    packs = kernel.packs_gqa == "always" or (
+        kernel.packs_gqa == "single_token_steps" and single_token_call and not windowed)
+    rows = query_len * groups if packs else query_len
+    return _ceil_to(rows, tile) / rows
