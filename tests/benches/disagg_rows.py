@@ -306,7 +306,9 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True
     opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
                       st.decode, transfer_seconds(st.handover, st.req.link), x, y,
                       prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
-                      first_token_steps=st.handover.first_token_steps, batching=st.batching)
+                      first_token_steps=st.handover.first_token_steps, batching=st.batching,
+                      prefill_flow=(st.handover.prefill_lookahead,
+                                    st.handover.prefill_random_rank))
     if opt is None:
         n = -(-conc // y)
         return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
