@@ -103,6 +103,24 @@ def test_sglang_mla_latent_from_one_rank() -> None:
     assert h.bytes_per_rank == (61 * 8192 * 1152,) * 8
 
 
+def test_sglang_time_side_of_the_handover() -> None:
+    # SGLang's disaggregated scheduler as read in 0.5.5.post2 / 0.5.8.post1 (connectors.py
+    # docstring): the overlap decode loop streams the prebuilt batch's first token one step
+    # after the boundary that saw the transfer done (decode.py event_loop_overlap_disagg_decode,
+    # get_new_prebuilt_batch); the overlap prefill loop forms step k + 1 as step k starts
+    # (prefill.py event_loop_overlap_disagg_prefill), through 0.5.21 (0.5.22 rewrote it); the
+    # prefill's DP rank is bootstrap_room % dp_size (data_parallel_controller.py).
+    for version, lookahead in (("0.5.5.post2", True), ("0.5.8.post1", True), ("0.5.21", True),
+                               ("0.5.22", False)):
+        h = _handover("deepseek-v2-lite", Layout(tp=1), Layout(tp=1), 1000, engine=SG,
+                      engine_version=version)
+        assert (h.first_token_steps, h.prefill_lookahead, h.prefill_random_rank) == (
+            1.0, lookahead, True)
+    d = h.to_dict()
+    assert (d["first_token_steps"], d["prefill_lookahead"], d["prefill_random_rank"]) == (
+        1.0, False, True)
+
+
 def test_sglang_sliding_window_pool_sends_its_window_pages() -> None:
     # gpt-oss-20b (24 layers alternating window 128 and full; 8 KV heads x 64: 2,048 B/token)
     # with SGLang's SWA pool (0.5.8+), --page-size 16, 8,192 tokens. Full layers: 512 pages.

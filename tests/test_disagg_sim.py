@@ -3,9 +3,11 @@ by hand and a property."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
+from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, _Run, simulate_disagg
 from kvplan.analysis.simulate.scheduler import SchedulerConfig
 
 
@@ -78,3 +80,35 @@ def test_ttft_nondecreasing_in_concurrency() -> None:
     high = [ttft(c) for c in (16, 24, 32, 48, 64, 128, 256)]
     assert all(b >= 0.95 * a for a, b in zip(high, high[1:], strict=False))
     assert high[-1] > 1.5 * high[0]
+
+
+def _five_users(lookahead: bool) -> DisaggSimInputs:
+    return replace(_inputs(concurrency=5, budget=200, fts=1.0), prefill_lookahead=lookahead)
+
+
+def test_prefill_lookahead_by_hand() -> None:
+    # SGLang's overlap prefill loop (kvplan.engines.sglang.connectors): step k + 1 is formed
+    # when step k starts. Five users, two prompts a step (200 of 200 tokens), steps of 0.1 s,
+    # decode steps of 0.01 s, first token 1 step after the boundary that sees the KV.
+    # Round 0: A 0-0.1 (users 0, 1), B 0.1-0.2 (2, 3), C 0.2-0.3 (4): C was formed at 0.1, as B
+    # started, when only user 4 waited; users 0 and 1 (first token 0.12, last 0.14) resend at
+    # 0.14 and run in D 0.3-0.4 (formed at 0.2); the KV is there at 0.405, seen on the decode
+    # boundary 0.41, first token 0.42: TTFT 0.28. Users 2, 3 resend at 0.24, during C, after
+    # D was formed: E 0.4-0.5, first 0.52, TTFT 0.28; user 4 at 0.34: F 0.5-0.6, first 0.62,
+    # TTFT 0.28. Mean 280 ms.
+    run = _Run(_five_users(True), lambda tokens, prompts: 0.1, lambda batch: 0.01)
+    assert run.run().ttft_ms == pytest.approx(280.0)
+    round1 = sorted((r.user, round(r.first_s, 6)) for r in run.done if r.round == 1)
+    assert round1 == [(0, 0.42), (1, 0.42), (2, 0.52), (3, 0.52), (4, 0.62)]
+    # Without it, C at 0.2 takes user 4 and user 0 (resent at 0.14): users 0, 1 get TTFT 0.18
+    # and 0.28, 2 0.18, 3 0.28, 4 0.18: mean 220 ms.
+    assert _fixed(_five_users(False)).ttft_ms == pytest.approx(220.0)
+
+
+def test_random_rank_pick_is_reproducible_and_moot_on_one_rank() -> None:
+    # One rank a worker: the random pick (SGLang's bootstrap_room % dp_size) is that rank.
+    base = _inputs(concurrency=4, budget=200, fts=1.0)
+    assert _fixed(replace(base, prefill_random_rank=True)) == _fixed(base)
+    # Four DP ranks: a fixed-seed draw, the same result run after run.
+    dp = replace(base, prefill_ranks=4, prefill_random_rank=True, concurrency=16)
+    assert _fixed(dp) == _fixed(dp)

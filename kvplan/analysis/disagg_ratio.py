@@ -218,9 +218,12 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
                 x: int, y: int, *, prefill_ms: float,
                 decode_tpot_ms: Callable[[int], float | None],
                 first_token_steps: float | None = None,
-                batching: PrefillBatching | None = None) -> RatioOption | None:
+                batching: PrefillBatching | None = None,
+                prefill_flow: tuple[bool, bool] = (False, False)) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it): simulated
-    (module docstring) at a concurrency with `batching`, else the formulas."""
+    (module docstring) at a concurrency with `batching`, else the formulas. `prefill_flow`:
+    the connector's (`Handover.prefill_lookahead`, `Handover.prefill_random_rank`), for the
+    simulation."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
     state = model.decode_state(y)
@@ -228,11 +231,12 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
         return None
     if batching is None or req.concurrency is None:
         return model.option(x, y, state)
-    return _simulated(model, x, y, state, batching)
+    return _simulated(model, x, y, state, batching, prefill_flow)
 
 
 def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, float],
-               batching: PrefillBatching) -> RatioOption | None:
+               batching: PrefillBatching, prefill_flow: tuple[bool, bool]
+               ) -> RatioOption | None:
     """`model.option` with TTFT / TPOT from the two-role closed-loop simulation."""
     req = model.req
     assert req.concurrency is not None
@@ -261,7 +265,8 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
                                 max_num_batched_tokens=batching.token_budget,
                                 max_model_len=input_len),
         chunked_prefill=batching.chunked, decode_max_seqs=batching.decode_max_seqs,
-        transfer_s=model.transfer_s, first_token_steps=model.first_token_steps),
+        transfer_s=model.transfer_s, first_token_steps=model.first_token_steps,
+        prefill_lookahead=prefill_flow[0], prefill_random_rank=prefill_flow[1]),
         prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None

@@ -61,6 +61,12 @@ class Handover:
     # more decode steps pass before the first token (kvplan.analysis.disagg_ratio). None: not
     # read; TTFT counts the transfer time alone.
     first_token_steps: float | None = None
+    # The prefill worker's side, where the engine's disaggregated scheduler is read (for the
+    # closed-loop simulation, kvplan.analysis.simulate.disagg_sim): it forms its next step
+    # when the current one starts (`prefill_lookahead`), and it puts a request on an
+    # attention-DP rank by a random id rather than by load (`prefill_random_rank`).
+    prefill_lookahead: bool = False
+    prefill_random_rank: bool = False
 
     @property
     def bytes_per_request(self) -> int:
@@ -76,7 +82,9 @@ class Handover:
                 "transfer_bytes": list(self.transfer_bytes),
                 "sender_bytes_per_rank": list(self.sender_bytes),
                 "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes),
-                "first_token_steps": self.first_token_steps}
+                "first_token_steps": self.first_token_steps,
+                "prefill_lookahead": self.prefill_lookahead,
+                "prefill_random_rank": self.prefill_random_rank}
 
 
 class KvConnector(Protocol):

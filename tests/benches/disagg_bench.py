@@ -36,6 +36,7 @@ from tests.benches.disagg_rows import (
     prospective_replays,
     replays,
     rows,
+    without_flow,
     without_fp4,
 )
 from tests.benches.fitted_rows import SHAPED_BY
@@ -207,11 +208,39 @@ def _prospective_rows() -> list[str]:
            "test of it. They run FP8 (W8A8) GEMMs, which kvplan already priced at the FP8 "
            "peak, so the rule moves none of them.", "",
            *_counts(first), "",
+           *_flow(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
             "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
             *_table(first)]
+    return out
+
+
+def _flow(done: list[Replay]) -> list[str]:
+    """Both cohorts with and without SGLang's disaggregated time side (63c3946), a rule every
+    one of them shaped: the before and after, not a blind test."""
+    rule = next(s for s in SHAPED_BY if s.commit == "63c3946")
+    old = [r for r in without_flow(done) if r.replayed]
+    n = sum(r.id in rule.rows for r in done)
+    out = [f"### 3c. Shaped: SGLang's disaggregated time side ({rule.commit}), both cohorts", "",
+           f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
+           "(all were read before it); no blind test of it. No frozen row that was not yet "
+           "replayed becomes replayable with it (it changes times, not what kvplan sizes), so "
+           "no new cohort was evaluated. The bootstrap (a prompt joins the prefill queue once "
+           "the decode worker has preallocated its pages) and the decode side's admission by "
+           "free pages are not modelled.", "",
+           f"With it (above, both cohorts): both {share(done, lambda r: r.inside)}; TTFT "
+           f"{share(done, inside(0))}; TPOT {share(done, inside(1))}.",
+           f"Without it (the first token at the transfer's end, the prefill step formed when "
+           f"the last ends, the least-loaded rank), computed beside it: both "
+           f"{share(old, lambda r: r.inside)}; TTFT {share(old, inside(0))}; TPOT "
+           f"{share(old, inside(1))}."]
+    ratios = sorted(r.ratios[0] for r in done if r.ratios is not None)
+    before = sorted(r.ratios[0] for r in old if r.ratios is not None)
+    if ratios and before:
+        out += [f"Median TTFT ratio (kvplan / measured): {before[len(before) // 2]:.2f} "
+                f"without, {ratios[len(ratios) // 2]:.2f} with."]
     return out
 
 

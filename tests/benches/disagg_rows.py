@@ -297,16 +297,21 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True) -> _Setup:
                   tpot_ms=tpot_ms)
 
 
-def predict(row: dict[str, str], conc: int, *, fp4: bool = True
+def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
-    requests in flight (TTFT None: the prefill workers are saturated)."""
+    requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
+    connector's time side left out (first token at the transfer's end, no prefill lookahead,
+    least-loaded ranks: SGLang's before 63c3946), for the bench's counterfactual only."""
     st = _setup(_setup_key(row), fp4)
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
+    h = st.handover
     opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
-                      st.decode, transfer_seconds(st.handover, st.req.link), x, y,
+                      st.decode, transfer_seconds(h, st.req.link), x, y,
                       prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
-                      first_token_steps=st.handover.first_token_steps, batching=st.batching)
+                      first_token_steps=h.first_token_steps if flow else None,
+                      batching=st.batching, prefill_flow=(
+                          flow and h.prefill_lookahead, flow and h.prefill_random_rank))
     if opt is None:
         n = -(-conc // y)
         return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
@@ -337,7 +342,8 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
     return ""
 
 
-def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True) -> Replay:
+def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
+           flow: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -349,7 +355,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True) 
         return Replay(**base, why_not=why)
     assert conc is not None
     try:
-        ttft, tpot, prefill = predict(row, conc, fp4=fp4)
+        ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -381,6 +387,13 @@ def without_fp4(rows: list[Replay]) -> list[Replay]:
     rule before bc725f6): the counterfactual the bench prints beside the prospective cohort."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, fp4=False) for r in rows]
+
+
+def without_flow(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again without the connector's time side (`predict`'s `flow`): the
+    counterfactual the bench prints beside SGLang's (63c3946)."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, flow=False) for r in rows]
 
 
 def prefill_capacity(replayed: Replay) -> tuple[int, int, float, int] | None:

@@ -133,6 +133,57 @@ _AIC_PROSPECTIVE_BC0CFEC = tuple(f"aiconfigurator {run}" for run in (
 ))
 
 
+# The 42 prospective SGLang NVFP4 DeepSeek-R1 rows (tests/benches/disagg_rows.py, cohort dis29),
+# first replayed after the GEMM-type rule (bc725f6); with the 50 FP8 rows above, every replayed
+# prospective SGLang row: their TTFT (below the measured on 53 of the 56 under 1,024 in flight,
+# median 0.46x) was read
+# before SGLang's disaggregated time side (63c3946) was written.
+_AIC_PROSPECTIVE_DIS29 = tuple(f"aiconfigurator {run}" for run in (
+        "dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg527",
+        "dsr1_b200_sglang_fp4_disagg_1024x1024_c512_cfg532",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c1024_cfg538",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c128_cfg530",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c16_cfg535",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c2048_cfg538",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c4_cfg535",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c64_cfg530",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c64_cfg535",
+        "dsr1_b200_sglang_fp4_disagg_8192x1024_c8_cfg535",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c12000_cfg259",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c32_cfg252",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c32_cfg486",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c4096_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c4_cfg486",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c512_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c64_cfg252",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8192_cfg259",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8192_cfg483",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8_cfg252",
+        "dsr1_gb200_sglang_fp4_disagg_1024x1024_c8_cfg486",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c1024_cfg254",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c2048_cfg254",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c2048_cfg489",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c32_cfg255",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c4_cfg481",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c64_cfg255",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c8192_cfg254",
+        "dsr1_gb200_sglang_fp4_disagg_8192x1024_c8_cfg481",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c2048_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c32_cfg571",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c4096_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c4_cfg571",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c512_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c8192_cfg576",
+        "dsr1_gb300_sglang_fp4_disagg_1024x1024_c8_cfg571",
+        "dsr1_gb300_sglang_fp4_disagg_8192x1024_c2048_cfg575",
+        "dsr1_gb300_sglang_fp4_disagg_8192x1024_c32_cfg569",
+        "dsr1_gb300_sglang_fp4_disagg_8192x1024_c4_cfg569",
+        "dsr1_gb300_sglang_fp4_disagg_8192x1024_c64_cfg569",
+        "dsr1_gb300_sglang_fp4_disagg_8192x1024_c8_cfg569",
+))
+
+
 # The prospective SGLang DeepSeek-R1 rows whose prefill workers run DP attention (both cohorts,
 # tests/benches/disagg_rows.py): their saturated prefill rates (Little's law over the measured
 # times) were read before SGLang's per-rank chunked prefill size under DP attention was written.
@@ -284,6 +335,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "2,048), read after these rows' prefill workers came out serving 1.0-2.6x the "
                 "measured saturated prompt rate (kvplan.perf.serving, disagg.prefill_batching)",
            rows=_AIC_SGLANG_DP_PREFILL),
+    Shaped(commit="63c3946",
+           rule="SGLang's disaggregated time side (kvplan.engines.sglang.connectors): the first "
+                "token one decode step after the boundary that sees the KV (the overlap decode "
+                "loop streams the prebuilt batch's token next iteration), the prefill's overlap "
+                "loop forming step k + 1 as step k starts, the prefill's DP rank "
+                "bootstrap_room % dp_size (uniform random), read from SGLang 0.5.5.post2 / "
+                "0.5.8.post1 after these rows' TTFT came out below the measured on 53 of the "
+                "56 under 1,024 in flight (median 0.46x)",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -497,8 +557,12 @@ LAST_RULE_CHANGE = {
     # gpusmi's preset totals (cb2d7c4, kvplan/hardware/gpus.json: GB300 276.50 GiB among them),
     # the last commit on its branch that touched these paths: examples/disagg-bench.md came out
     # byte-identical after it (no disagg row's prediction moved).
-    "disagg": RuleChange(commit="cb2d7c49b426", time="2026-12-03T08:58:26+00:00",
+    # sgldisagg's SGLang disaggregated time side (63c3946: kvplan/engines/sglang/connectors.py,
+    # kvplan/analysis/simulate/disagg_sim.py), the last commit on its branch that touched these
+    # paths: every replayed prospective SGLang row shaped it (SHAPED_BY); no frozen row not yet
+    # replayed became replayable with it.
+    "disagg": RuleChange(commit="63c3946804b9", time="2026-12-03T22:42:16+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
-                               "kvplan/model/quant*.py"),
+                               "kvplan/model/quant*.py, kvplan/engines/*/connectors.py"),
 }

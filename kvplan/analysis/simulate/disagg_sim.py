@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ class DisaggSimInputs:
     transfer_s: float
     first_token_steps: float | None
     rounds: int = 4  # requests per user (the first and last are not measured)
+    prefill_lookahead: bool = False  # module docstring
+    prefill_random_rank: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +109,8 @@ class _Run:
         self.p_queue: list[deque[_Req]] = [deque() for _ in range(np)]
         self.p_tokens = [0] * np  # prompt tokens queued per prefill rank
         self.p_busy = [False] * inp.prefill_workers
+        self.p_started = [0.0] * inp.prefill_workers  # when each worker's running step began
+        self.rng = random.Random(0)  # the request ids a random rank pick reads
         self.d_held = [0] * nd  # requests per decode rank (running, arriving or seated-waiting)
         self.d_running = [0] * nd
         self.d_wait: list[list[_Req]] = [[] for _ in range(inp.decode_workers)]  # by ready_s
@@ -129,19 +134,32 @@ class _Run:
         req = _Req(rid=self.next_rid, user=user, round=round_, sent_s=t,
                    remaining=self.inp.input_len)
         self.next_rid += 1
-        rank = min(range(len(self.p_queue)), key=lambda r: (self.p_tokens[r], r))
+        ranks = self.inp.prefill_ranks
+        if self.inp.prefill_random_rank:
+            # The worker as the router picks it (least loaded), the rank by the request's id.
+            w = min(range(self.inp.prefill_workers),
+                    key=lambda w: (sum(self.p_tokens[w * ranks:(w + 1) * ranks]), w))
+            rank = w * ranks + self.rng.randrange(ranks)
+        else:
+            rank = min(range(len(self.p_queue)), key=lambda r: (self.p_tokens[r], r))
         self.p_queue[rank].append(req)
         self.p_tokens[rank] += req.remaining
         self._push(t, _PREFILL_KICK, rank // self.inp.prefill_ranks, None)
 
-    def _prefill_step(self, w: int, t: float) -> None:
+    def _prefill_step(self, w: int, t: float, cutoff: float = math.inf) -> None:
+        """Form and start worker w's next step at t from the prompts sent by `cutoff` (the
+        running step's start, with `prefill_lookahead`), or from all queued where none was."""
         cfg, ranks = self.inp.prefill, self.inp.prefill_ranks
+        lo, hi = w * ranks, (w + 1) * ranks
+        if cutoff < math.inf and not any(q and q[0].sent_s <= cutoff
+                                         for q in self.p_queue[lo:hi]):
+            cutoff = math.inf  # no step was formed ahead: the loop forms one now
         taken: list[tuple[int, list[tuple[_Req, int]]]] = []
         most = (0, 0)
-        for rank in range(w * ranks, (w + 1) * ranks):
+        for rank in range(lo, hi):
             budget, seats, sched = cfg.max_num_batched_tokens, cfg.max_num_seqs, []
             for req in self.p_queue[rank]:
-                if budget <= 0 or seats <= 0:
+                if budget <= 0 or seats <= 0 or req.sent_s > cutoff:
                     break
                 take = min(req.remaining, budget)
                 if take < req.remaining and not self.inp.chunked_prefill and sched:
@@ -159,6 +177,7 @@ class _Run:
             self.p_busy[w] = False
             return
         self.p_busy[w] = True
+        self.p_started[w] = t
         self.p_steps += 1
         self.p_prompts += most[1]
         self._push(t + self.p_cost(*most), _PREFILL_END, w, taken)
@@ -172,7 +191,7 @@ class _Run:
             queue = self.p_queue[rank]
             while queue and queue[0].remaining == 0:
                 self._handover(queue.popleft(), t)
-        self._prefill_step(w, t)
+        self._prefill_step(w, t, self.p_started[w] if self.inp.prefill_lookahead else math.inf)
 
     # handover and decode role
     def _handover(self, req: _Req, t: float) -> None:

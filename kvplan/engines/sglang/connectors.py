@@ -28,11 +28,36 @@ the pages the decode rank allocated and registered.
   every one of the P / D prefill ranks, each its `max(1, H / P)` heads -- no deduplication,
   so when H < P replicated heads are written once per replica. The SWA and Mamba state paths
   with unequal TP are refused here (not read).
+
+The time side (`Handover.first_token_steps`, `prefill_lookahead`, `prefill_random_rank`), read
+in the releases the measured rows ran (0.5.5.post2, 0.5.8, 0.5.8.post1; the same code in
+0.5.0rc0 and 0.5.2) and written after those rows' TTFT came out below the measured (issue 29):
+- Decode (decode.py `event_loop_overlap_disagg_decode`, the default overlap loop): each
+  iteration polls the transfer queue (`process_decode_queue` -> `pop_transferred`) as the
+  previous step starts on the GPU, so a finished transfer is seen on the first step boundary
+  after it; that iteration runs the request as a "prebuilt" batch (`get_new_prebuilt_batch`:
+  no forward, its first token is the one the prefill sampled and sent in the aux buffers),
+  and its result (`process_batch_result` -> stream_output, the first token to the client) is
+  processed by the next iteration, after the running step ends: first_token_steps = 1.
+  SGLang's prefill server streams nothing the client sees (its `stream_output` closes the
+  request with FINISH_LENGTH(0) once the transfer is done).
+- Prefill (prefill.py `event_loop_overlap_disagg_prefill`): an iteration forms and launches
+  its batch, then waits for the previous batch's result; so step k + 1 is formed when step k
+  starts, and a prompt arriving during step k runs in step k + 2 at the earliest (when no step
+  was formed ahead, the next iteration forms one when step k ends). Through 0.5.21; 0.5.22
+  rewrote the loop (continuous input polling, two forwards in flight): not read, not applied.
+- DP attention on the prefill (data_parallel_controller.py): a request goes to rank
+  `bootstrap_room % dp_size` (0.5.0-0.5.5: `round_robin_scheduler` under disaggregation; from
+  0.5.8 `load_balance_method` auto -> "follow_bootstrap_room" in prefill mode), the room a
+  random 63-bit id the router draws: a uniform random rank, whatever the ranks' queues.
+Not modelled: the bootstrap (a prompt enters the prefill's waiting queue once the decode
+worker has preallocated its pages, `pop_bootstrapped`: at most about one decode step at an
+idle prefill) and the decode worker's admission by free pages (`pop_preallocated`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan._util.errors import InputError, UnmodelledError
@@ -55,6 +80,11 @@ from kvplan.model.spec import ModelSpec
 # and the SWA / Mamba state payloads are 0.5-era code: a named version before 0.5 is refused.
 DISAGG_SINCE = (0, 5)
 BACKENDS = ("mooncake", "nixl")
+# Decode steps after the boundary that sees the transfer done, to the first token (module
+# docstring): the overlap loop streams the prebuilt batch's token one iteration later.
+FIRST_TOKEN_STEPS = 1.0
+# The last release whose prefill overlap loop forms one step ahead as read (module docstring).
+PREFILL_LOOKAHEAD_UNTIL = (0, 5, 21)
 
 
 def _window(cache: SlidingWindowCache) -> int:
@@ -136,9 +166,12 @@ class SglangDisagg:
 
         notes = (f"SGLang ({self.backend}): the prefill ranks write {tokens:,} prompt tokens' "
                  f"pages of {page} into the decode rank's pages.",)
-        return assemble(connector=self.name, version=version, input_len=input_len,
-                        tokens=tokens, block_size=page, decode_stages=decode_stages,
-                        d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes)
+        handover = assemble(connector=self.name, version=version, input_len=input_len,
+                            tokens=tokens, block_size=page, decode_stages=decode_stages,
+                            d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes,
+                            first_token_steps=FIRST_TOKEN_STEPS)
+        return replace(handover, prefill_random_rank=True, prefill_lookahead=(
+            version_key(version) <= PREFILL_LOOKAHEAD_UNTIL))
 
 
 def sglang_connector(name: str | None) -> SglangDisagg:
