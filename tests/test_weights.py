@@ -39,6 +39,7 @@ from kvplan.sources.resolve import bundled_spec_ids, load_spec
 from kvplan.weights.base import engine_dtype, engine_dtype_note, rope_cache_elements
 from kvplan.weights.breakdown import weight_breakdown
 from kvplan.weights.params import count_params
+from kvplan.weights.routers import router_bytes
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -227,7 +228,8 @@ def test_rope_table_by_attention_kind() -> None:
 # Every linear is fp8 with one fp32 scale per 128x128 tile. An expert (moe_intermediate 2048,
 # hidden 7168): w13 4096 x 7168 -> 32 x 56 tiles, w2 7168 x 2048 -> 56 x 16 tiles: 2688 scales =
 # 10,752 B next to 44,040,192 B of fp8. 58 MoE layers x 256 experts: 653,908,770,816 B of fp8
-# experts (+ bf16 routers 58 x 7168 x 256 x 2) and 159,645,696 B of their scales.
+# experts (+ bf16 routers 58 x 7168 x 256 x 2 and their float32 e_score_correction_bias,
+# 58 x 256 x 4: models/deepseek_v2.py:320-332) and 159,645,696 B of their scales.
 
 
 def test_deepseek_v3_fp8_block() -> None:
@@ -238,7 +240,8 @@ def test_deepseek_v3_fp8_block() -> None:
     assert one.weight == 3 * 7168 * 2048 == 44_040_192
     assert one.scales == (32 * 56 + 56 * 16) * 4 == 10_752
     b = weight_breakdown(load_spec("deepseek-v3"), quant, dtype="bf16")
-    assert b.experts - 58 * 7168 * 256 * 2 == 58 * 256 * 44_040_192 == 653_908_770_816
+    assert (b.experts - 58 * 7168 * 256 * 2 - 58 * 256 * 4 == 58 * 256 * 44_040_192
+            == 653_908_770_816)
     # Embeddings and lm_head stay bf16 (not LinearBase in vLLM): 129,280 x 7168 x 2 each.
     assert b.embeddings == b.lm_head == 129_280 * 7168 * 2
     tp8 = weight_breakdown(load_spec("deepseek-v3"), quant, dtype="bf16", tp=8)
@@ -335,13 +338,16 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
     # vLLM's vocabulary padding to a multiple of 64 (gpt2's 50,257 -> 50,304; minicpm3's 73,448
     # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`). A vision tower
     # (spec.vision, spec.qwen_vit) is not in the text model's parameter count; it is the
-    # "vision" group.
+    # "vision" group. A router vLLM holds in float32 and its float32 score bias
+    # (kvplan.weights.routers) add their bytes beyond 2 per parameter, in each MoE layer.
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
     heads = 1 if spec.tie_word_embeddings else 2
+    routers = sum(router_bytes(spec, 16) - 2 * layer.router
+                  for layer in count_params(spec).layers if layer.router)
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
-        padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec)
+        padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec) + routers
     assert (b.vision > 0) == (spec.vision is not None or spec.qwen_vit is not None)
     assert weight_breakdown(spec, None, dtype="bf16", vision=False).vision == 0
 

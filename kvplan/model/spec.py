@@ -75,6 +75,10 @@ class MoESpec:
     # zero_expert_num): no weights, but columns of the router (models/longcat_flash.py
     # LongcatRouter: n_routed_experts + zero_expert_num outputs).
     zero_experts: int = 0
+    # The config switches on a float32 per-expert score-correction bias of the router
+    # (topk_method noaux_tc, use_routing_bias, use_expert_bias, moe_router_enable_expert_bias):
+    # priced where the family builds it only so (kvplan.weights.routers).
+    score_bias: bool = False
 
     def is_moe_layer(self, index: int) -> bool:
         return index >= self.first_k_dense_replace and (

@@ -26,6 +26,7 @@ from kvplan.weights.base import (
     stage_has_attention,
 )
 from kvplan.weights.params import count_params, recurrent_params
+from kvplan.weights.routers import router_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -270,7 +271,7 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
             m.add("mtp", scheme.experts_bytes(moe.n_routed_experts, h,
                                               _split(moe.moe_intermediate_size, tp),
                                               spec.mlp.gated))
-            m.vector("mtp", counts.layers[like].router)
+            m.add("mtp", MatrixBytes(weight=router_bytes(spec, m.bits)))
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_experts",
                  moe.n_shared_experts * moe.moe_intermediate_size, tp)
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_expert",
@@ -340,7 +341,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
-            t.vector("experts", layer.router)  # the router (gate) stays unquantized
+            # The router (gate) stays unquantized, in the dtype vLLM builds it in.
+            t.add("experts", MatrixBytes(weight=router_bytes(spec, t.bits)))
             shared = f"model.layers.{i}.mlp.shared_experts"
             _ffn(t, spec, "dense_mlp", shared, moe.n_shared_experts * moe.moe_intermediate_size,
                  tp)

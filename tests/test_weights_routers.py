@@ -1,0 +1,76 @@
+"""MoE routers priced as vLLM builds them (issue 26, kvplan/weights/routers.py): the gate's dtype,
+the float32 score-correction bias and the Qwen-only shared-expert gate, by hand from real
+published configs (tests/data/configs/, provenance in SOURCES-*.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvplan.sources.resolve import load_spec
+from kvplan.weights.params import count_params
+from kvplan.weights.routers import ROUTERS, router_build, router_bytes
+
+CONFIGS = Path(__file__).resolve().parent / "data" / "configs"
+
+
+def _moe_layers(spec) -> int:
+    return sum(spec.moe.is_moe_layer(i) for i in range(spec.num_hidden_layers)
+               if spec.has_mlp(i))
+
+
+@pytest.mark.parametrize(("config", "layers", "per_layer"), [
+    # XiaomiMiMo/MiMo-V2-Flash: hidden 4096, 256 routed experts, moe_layer_freq 47 of 48 layers.
+    # models/mimo_v2.py:158-170 (vLLM 0.32): the gate in moe_router_dtype, default float32, and
+    # e_score_correction_bias in float32: 256 x 4096 x 4 + 256 x 4 = 4,195,328 B a layer,
+    # 47 x 4,195,328 = 197,180,416 B (kvplan counted 47 x 2,097,152 = 98,566,144 B in bf16).
+    ("mimo-v2-flash", 47, 256 * 4096 * 4 + 256 * 4),
+    # meituan-longcat/LongCat-Flash-Chat: 28 decoder layers (each one MoE), hidden 6144,
+    # 512 routed + 256 zero experts. models/longcat_flash.py:153-167, 190: classifier and
+    # e_score_correction_bias in float32, 768 wide: 768 x 6144 x 4 + 768 x 4 = 18,877,440 B,
+    # x 28 = 528,568,320 B (264,327,168 B more than in bf16).
+    ("longcat-flash-chat", 28, 768 * 6144 * 4 + 768 * 4),
+    # MiniMaxAI/MiniMax-M2: 62 layers, hidden 3072, 256 experts, use_routing_bias true.
+    # models/minimax_m2.py:85-116: the gate float32, the bias float32:
+    # 256 x 3072 x 4 + 256 x 4 = 3,146,752 B a layer.
+    ("minimax-m2", 62, 256 * 3072 * 4 + 256 * 4),
+    # deepseek-ai/DeepSeek-V3: 61 layers, first_k_dense_replace 3, hidden 7168, 256 experts,
+    # topk_method noaux_tc. models/deepseek_v2.py:320-332: the gate in the compute dtype (bf16),
+    # e_score_correction_bias float32: 256 x 7168 x 2 + 256 x 4 = 3,671,040 B a layer.
+    ("deepseek-v3", 58, 256 * 7168 * 2 + 256 * 4),
+    # Qwen/Qwen2-57B-A14B: 28 layers, hidden 3584, 64 experts, one shared expert (20,480 wide).
+    # models/qwen2_moe.py:142-153: gate and shared_expert_gate (1 x 3584) in bf16, no bias:
+    # (64 + 1) x 3584 x 2 = 465,920 B a layer.
+    ("qwen2-57b-a14b", 28, 65 * 3584 * 2),
+    # ibm-granite/granite-swash-3b-a600m (GraniteMoeSWA): 28 layers, hidden 1280, 48 experts
+    # and a shared MLP (shared_intermediate_size 1280) without a gate (granitemoeshared.py:
+    # 110-114): 48 x 1280 x 2 = 122,880 B a layer, no shared-expert gate.
+    ("granite-swash-3b-a600m", 28, 48 * 1280 * 2),
+])
+def test_router_bytes_by_hand(config: str, layers: int, per_layer: int) -> None:
+    spec = load_spec(str(CONFIGS / f"{config}.json"))
+    assert _moe_layers(spec) == layers
+    assert router_bytes(spec, 16) == per_layer
+
+
+def test_granite_shared_mlp_has_no_gate_parameter() -> None:
+    # GraniteMoeSWA's router: 48 x 1280 = 61,440 parameters a layer (the shared MLP's gate that a
+    # Qwen block would add, 1,280, is not built): the oracle shrink's +20,160 B went with it.
+    spec = load_spec(str(CONFIGS / "granite-swash-3b-a600m.json"))
+    assert {x.router for x in count_params(spec).layers} == {48 * 1280}
+
+
+def test_every_entry_names_its_vllm_source() -> None:
+    for name, build in ROUTERS.items():
+        assert build.source.startswith("models/"), name
+        assert build.score_bias in ("always", "config", "never"), name
+
+
+def test_spec_file_without_architectures_takes_its_model_type_row() -> None:
+    # model_specs/deepseek-v3.yaml names no architectures: its model_type's row of the support
+    # table (DeepseekV3ForCausalLM) gives the router; its score_bias is stated in the file.
+    spec = load_spec("deepseek-v3")
+    assert spec.architectures == ()
+    assert router_build(spec) is ROUTERS["DeepseekV3ForCausalLM"]
+    assert spec.moe.score_bias
