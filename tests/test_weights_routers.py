@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from kvplan.sources.checkpoint import from_headers
 from kvplan.sources.resolve import load_spec
+from kvplan.weights.checkpoint import checkpoint_breakdown
 from kvplan.weights.params import count_params
 from kvplan.weights.routers import ROUTERS, router_build, router_bytes
 
@@ -74,3 +76,21 @@ def test_spec_file_without_architectures_takes_its_model_type_row() -> None:
     assert spec.architectures == ()
     assert router_build(spec) is ROUTERS["DeepseekV3ForCausalLM"]
     assert spec.moe.score_bias
+
+
+def test_checkpoint_router_held_in_float32() -> None:
+    # MiniMax-M2's checkpoint stores each layer's router as a (256, 3072) BF16 matrix and its
+    # e_score_correction_bias as (256,); vLLM 0.32 (models/minimax_m2.py:85-116) builds both in
+    # float32: 256 x 3072 x 4 + 256 x 4 = 3,146,752 B for one layer, where converting the
+    # stored tensors to the compute dtype gave 256 x 3072 x 2 + 256 x 2 = 1,573,376 B.
+    spec = load_spec("minimax-m2")
+    header = {
+        "model.layers.0.block_sparse_moe.gate.weight": {
+            "dtype": "BF16", "shape": [256, 3072], "data_offsets": [0, 256 * 3072 * 2]},
+        "model.layers.0.block_sparse_moe.e_score_correction_bias": {
+            "dtype": "BF16", "shape": [256], "data_offsets": [0, 256 * 2]},
+    }
+    ckpt = from_headers("x", {"a.safetensors": header}, None,
+                        num_hidden_layers=spec.num_hidden_layers)
+    b = checkpoint_breakdown(ckpt, spec, None, dtype="bf16", layers=range(0, 1))
+    assert b.experts + b.dense_mlp + b.norms == 3_146_752
