@@ -12,8 +12,12 @@ vLLM allocates it, not as the checkpoint stores it. Three things differ by famil
 - a sigmoid gate of the shared expert (``shared_expert_gate``, a ReplicatedLinear(hidden, 1) in
   the compute dtype) that only the Qwen MoE blocks build; Granite's shared MLP has none.
 
-Read in vLLM 0.32.0 (lines below), unchanged in 0.33.0 and 0.34.0 for these classes. An
-architecture not listed builds its gate in the compute dtype, with no bias and no shared gate.
+Read in vLLM 0.32.0 (lines below), unchanged in 0.33.0 and 0.34.0 for these classes, and the
+same float32 builds back to each family's first release, except two older ones this table does
+not model: GLM-4.5's gate is float32 from 0.10.1 (0.10.0 glm4_moe.py:122 a plain
+ReplicatedLinear), ERNIE-4.5-MoE's from 0.11.2 (0.11.0 ernie45_moe.py:120-127, its bias in the
+compute dtype too). An architecture not listed builds its gate in the compute dtype, with no
+bias and no shared gate.
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ import os
 import re
 import sys
 
-ROUTER = re.compile(r"(\.gate\.weight|\.gate\.e_score_correction_bias|\.gate\.expert_bias"
-                    r"|expert_bias|e_score_correction_bias|\.router\.|shared_expert_gate"
-                    r"|\.classifier\.weight)$|\.router\.")
+# An MoE router's tensors: the gate (mlp.gate, block_sparse_moe.gate, LongCat's
+# router.classifier, Llama-4's router), its score-correction bias, Qwen's shared_expert_gate.
+ROUTER = re.compile(r"(\.gate\.weight|expert_bias|e_score_correction_bias"
+                    r"|shared_expert_gate\.weight|\.classifier\.weight)$|\.router\.")
 
 
 def measure(model) -> dict:
