@@ -59,17 +59,18 @@ def _qc(model: str) -> dict[str, Any]:
 # Attention (bf16): (4096 + 512 + 512) x 2880 + 2880 x 4096 = 26,542,080 + biases 8000
 #   -> 53,100,160 B x 36 = 1,911,605,760.
 # Embeddings and lm_head (bf16, untied): 201,088 x 2880 x 2 = 1,158,266,880 B each.
-# Routers 36 x 2880 x 128 x 2 = 26,542,080; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
+# Routers 36 x 2880 x 128 x 2 = 26,542,080 and their bias (models/gpt_oss.py:383-389, GateLinear
+# bias=True) 36 x 128 x 2 = 9,216; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
 # Rotary table (YaRN, 4096 x 32 = 131,072 rows of head_dim 64, bf16): 16,777,216 (rope_cache).
-# Total 70,773,355,648 B = 65.9128 GiB (log 65.9651: -0.08 %).
-GPT_OSS_120B_BYTES = 70_773_355_648
+# Total 70,773,364,864 B = 65.9128 GiB (log 65.9651: -0.08 %).
+GPT_OSS_120B_BYTES = 70_773_364_864
 
 
 def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-120b"), "gpt-oss-120b.json")
     b = weight_breakdown(load_spec("gpt-oss-120b"), quant, dtype=engine_dtype(None))
     assert b.quantization_scales == 3_906_994_176
-    assert b.experts == 62_594_482_176 + 26_542_080
+    assert b.experts == 62_594_482_176 + 26_542_080 + 9_216
     assert b.attention == 1_911_605_760
     assert b.rope_cache == 16_777_216
     assert b.embeddings == b.lm_head == 1_158_266_880
@@ -88,13 +89,14 @@ def test_gpt_oss_counted_in_fp32_was_the_bug() -> None:
 # https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/ : "Model loading took 13.72 GiB memory".
 # Same per-expert bytes as above x 32 experts x 24 layers: 10,418,651,136 of 4-bit weights,
 # 13,762,560 of biases, 651,165,696 of scales; attention 53,100,160 x 24; embeddings + lm_head
-# 2,316,533,760; rotary table 16,777,216 -> 14,696,000,128 B = 13.6867 GiB (-0.24 %).
+# 2,316,533,760; router biases 24 x 32 x 2 = 1,536; rotary table 16,777,216
+# -> 14,696,001,664 B = 13.6867 GiB (-0.24 %).
 
 
 def test_gpt_oss_20b_mxfp4_a100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-20b"), "gpt-oss-20b.json")
     b = weight_breakdown(load_spec("gpt-oss-20b"), quant, dtype="bf16")
-    assert b.total == 14_696_000_128
+    assert b.total == 14_696_001_664
     assert abs(b.total / GiB / 13.72 - 1) < 0.005
 
 

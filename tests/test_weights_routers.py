@@ -4,12 +4,16 @@ published configs (tests/data/configs/, provenance in SOURCES-*.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from kvplan._util.dtypes import get_dtype
 from kvplan.sources.checkpoint import from_headers
 from kvplan.sources.resolve import load_spec
+from kvplan.weights.base import engine_dtype
+from kvplan.weights.breakdown import weight_breakdown
 from kvplan.weights.checkpoint import checkpoint_breakdown
 from kvplan.weights.params import count_params
 from kvplan.weights.routers import ROUTERS, router_build, router_bytes
@@ -94,3 +98,27 @@ def test_checkpoint_router_held_in_float32() -> None:
                         num_hidden_layers=spec.num_hidden_layers)
     b = checkpoint_breakdown(ckpt, spec, None, dtype="bf16", layers=range(0, 1))
     assert b.experts + b.dense_mlp + b.norms == 3_146_752
+
+
+ORACLE = Path(__file__).resolve().parent / "data" / "oracle"
+MEASURED = json.loads((ORACLE / "weight-bytes.json").read_text())["cases"]
+# Cases whose every parameter byte kvplan now counts as vLLM 0.32 holds it (before this table:
+# LongCat -73,872 B, ERNIE -122,976 B, GLM-4.7-Flash -98,400 B, the float32 routers and biases).
+WHOLE = ("longcat-flash-chat", "ernie-4.5-21b-a3b", "glm-4.7-flash")
+
+
+@pytest.mark.parametrize("case", sorted(MEASURED))
+def test_router_bytes_equal_vllm_on_the_oracle(case: str) -> None:
+    # vLLM's own router / gate / score-bias parameters after loading the shrunk config
+    # (tests/oracle/vllm_weight_bytes.py): kvplan's router bytes per MoE layer times its MoE
+    # layers, in the model dtype the case's config gives.
+    spec = load_spec(str(ORACLE / case))
+    bits = get_dtype(engine_dtype(spec.weight_dtype if spec.weight_dtype_stated else None))
+    assert _moe_layers(spec) * router_bytes(spec, bits.element_bits) == MEASURED[case]["router"]
+
+
+@pytest.mark.parametrize("case", WHOLE)
+def test_whole_weights_equal_vllm_on_the_oracle(case: str) -> None:
+    spec = load_spec(str(ORACLE / case))
+    b = weight_breakdown(spec, None, dtype=engine_dtype(spec.weight_dtype))
+    assert b.total - b.rope_cache == MEASURED[case]["params"]

@@ -9,6 +9,7 @@ vLLM allocates it, not as the checkpoint stores it. Three things differ by famil
 - a per-expert score-correction bias (``e_score_correction_bias`` / ``expert_bias``), an
   ``nn.Parameter`` of one float32 per router column, built always or only where the config
   switches it on (`MoESpec.score_bias`, read by kvplan.sources.hf_moe);
+- a bias of the gate itself in the compute dtype (gpt-oss: ``GateLinear(..., bias=True)``);
 - a sigmoid gate of the shared expert (``shared_expert_gate``, a ReplicatedLinear(hidden, 1) in
   the compute dtype) that only the Qwen MoE blocks build; Granite's shared MLP has none.
 
@@ -36,10 +37,12 @@ class RouterBuild:
     """One family's router as vLLM builds it. ``weight_fp32``: the gate's weight in float32
     (else the compute dtype). ``score_bias``: "always", "config" (where `MoESpec.score_bias`)
     or "never": a float32 per-column bias. ``shared_expert_gate``: a (1 x hidden) gate on the
-    shared expert, where the layer has one. ``source``: the vLLM 0.32 file and lines."""
+    shared expert, where the layer has one. ``gate_bias``: the gate's own bias, one per column
+    in the gate's dtype. ``source``: the vLLM 0.32 file and lines."""
 
     weight_fp32: bool = False
     score_bias: str = "never"
+    gate_bias: bool = False
     shared_expert_gate: bool = False
     source: str = "layers/fused_moe/router/gate_linear.py GateLinear in the compute dtype"
 
@@ -76,6 +79,9 @@ ROUTERS: dict[str, RouterBuild] = {
     "Ernie4_5_MoeForCausalLM": RouterBuild(weight_fp32=True, score_bias="always", source=(
         "models/ernie45_moe.py:156-166: GateLinear params_dtype float32, "
         "e_score_correction_bias float32")),
+    "GptOssForCausalLM": RouterBuild(gate_bias=True, source=(
+        "models/gpt_oss.py:383-389 MLPBlock: router = GateLinear(hidden, experts, bias=True) "
+        "in the compute dtype")),
     "Glm4MoeForCausalLM": _GLM4_MOE,
     # glm4_moe_lite.py:92 Glm4MoeLite(Glm4MoE); glm4_1v.py:1803 builds its text model as
     # Glm4MoeForCausalLM.
@@ -145,15 +151,16 @@ def router_params(spec: ModelSpec) -> int:
 
 def router_bytes(spec: ModelSpec, compute_bits: int) -> int:
     """Bytes of one MoE layer's router as vLLM allocates it (replicated on every rank): the gate
-    in float32 or the compute dtype, the shared expert's gate in the compute dtype, and the
-    float32 score bias where built."""
+    in float32 or the compute dtype (with its own bias where built), the shared expert's gate in
+    the compute dtype, and the float32 score bias where built."""
     moe = spec.moe
     if moe is None:
         return 0
     build = router_build(spec)
     h = spec.hidden_size
     columns = router_columns(spec)
-    n = cdiv(h * columns * (FLOAT32_BITS if build.weight_fp32 else compute_bits), 8)
+    gate_bits = FLOAT32_BITS if build.weight_fp32 else compute_bits
+    n = cdiv((h + int(build.gate_bias)) * columns * gate_bits, 8)
     n += cdiv((router_params(spec) - h * columns) * compute_bits, 8)
     if build.score_bias == "always" or (build.score_bias == "config" and moe.score_bias):
         n += columns * FLOAT32_BITS // 8
