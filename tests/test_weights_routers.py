@@ -103,8 +103,10 @@ def test_checkpoint_router_held_in_float32() -> None:
 ORACLE = Path(__file__).resolve().parent / "data" / "oracle"
 MEASURED = json.loads((ORACLE / "weight-bytes.json").read_text())["cases"]
 # Cases whose every parameter byte kvplan now counts as vLLM 0.32 holds it (before this table:
-# LongCat -73,872 B, ERNIE -122,976 B, GLM-4.7-Flash -98,400 B, the float32 routers and biases).
-WHOLE = ("longcat-flash-chat", "ernie-4.5-21b-a3b", "glm-4.7-flash")
+# LongCat -73,872 B, ERNIE -122,976 B, GLM-4.7-Flash -98,400 B, the float32 routers and biases;
+# DeepSeek-V3 -32 B, its score bias), and MoE cases that were exact and stay so.
+WHOLE = ("longcat-flash-chat", "ernie-4.5-21b-a3b", "glm-4.7-flash", "deepseek-v3",
+         "deepseek-v2-lite", "ling-lite-1.5", "mixtral-8x7b", "qwen2-57b-a14b")
 
 
 @pytest.mark.parametrize("case", sorted(MEASURED))
