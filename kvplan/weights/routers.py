@@ -107,6 +107,12 @@ ROUTERS: dict[str, RouterBuild] = {
     "MiniMaxM2ForCausalLM": RouterBuild(weight_fp32=True, score_bias="config", source=(
         "models/minimax_m2.py:85-116: GateLinear params_dtype float32, "
         "e_score_correction_bias float32 where use_routing_bias")),
+    # The gate's dtype depends on the GPU here (force_fp32_compute=True: float32 unless a
+    # Hopper / Blackwell router kernel serves it, gate_linear.py:80-87), which the weights do
+    # not know: the compute dtype is taken; the bias is float32 everywhere.
+    "NemotronHForCausalLM": RouterBuild(score_bias="always", source=(
+        "models/nemotron_h.py:160-170: GateLinear(force_fp32_compute=True), "
+        "e_score_correction_bias float32")),
     "Qwen2MoeForCausalLM": _QWEN_SHARED_GATE,
     "Qwen3MoeForCausalLM": _QWEN_SHARED_GATE,
     "Qwen3NextForCausalLM": _QWEN_SHARED_GATE,
