@@ -39,6 +39,7 @@ from kvplan.sources.resolve import bundled_spec_ids, load_spec
 from kvplan.weights.base import engine_dtype, engine_dtype_note, rope_cache_elements
 from kvplan.weights.breakdown import weight_breakdown
 from kvplan.weights.params import count_params
+from kvplan.weights.routers import router_bytes
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -58,17 +59,18 @@ def _qc(model: str) -> dict[str, Any]:
 # Attention (bf16): (4096 + 512 + 512) x 2880 + 2880 x 4096 = 26,542,080 + biases 8000
 #   -> 53,100,160 B x 36 = 1,911,605,760.
 # Embeddings and lm_head (bf16, untied): 201,088 x 2880 x 2 = 1,158,266,880 B each.
-# Routers 36 x 2880 x 128 x 2 = 26,542,080; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
+# Routers 36 x 2880 x 128 x 2 = 26,542,080 and their bias (models/gpt_oss.py:383-389, GateLinear
+# bias=True) 36 x 128 x 2 = 9,216; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
 # Rotary table (YaRN, 4096 x 32 = 131,072 rows of head_dim 64, bf16): 16,777,216 (rope_cache).
-# Total 70,773,355,648 B = 65.9128 GiB (log 65.9651: -0.08 %).
-GPT_OSS_120B_BYTES = 70_773_355_648
+# Total 70,773,364,864 B = 65.9128 GiB (log 65.9651: -0.08 %).
+GPT_OSS_120B_BYTES = 70_773_364_864
 
 
 def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-120b"), "gpt-oss-120b.json")
     b = weight_breakdown(load_spec("gpt-oss-120b"), quant, dtype=engine_dtype(None))
     assert b.quantization_scales == 3_906_994_176
-    assert b.experts == 62_594_482_176 + 26_542_080
+    assert b.experts == 62_594_482_176 + 26_542_080 + 9_216
     assert b.attention == 1_911_605_760
     assert b.rope_cache == 16_777_216
     assert b.embeddings == b.lm_head == 1_158_266_880
@@ -87,13 +89,14 @@ def test_gpt_oss_counted_in_fp32_was_the_bug() -> None:
 # https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/ : "Model loading took 13.72 GiB memory".
 # Same per-expert bytes as above x 32 experts x 24 layers: 10,418,651,136 of 4-bit weights,
 # 13,762,560 of biases, 651,165,696 of scales; attention 53,100,160 x 24; embeddings + lm_head
-# 2,316,533,760; rotary table 16,777,216 -> 14,696,000,128 B = 13.6867 GiB (-0.24 %).
+# 2,316,533,760; router biases 24 x 32 x 2 = 1,536; rotary table 16,777,216
+# -> 14,696,001,664 B = 13.6867 GiB (-0.24 %).
 
 
 def test_gpt_oss_20b_mxfp4_a100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-20b"), "gpt-oss-20b.json")
     b = weight_breakdown(load_spec("gpt-oss-20b"), quant, dtype="bf16")
-    assert b.total == 14_696_000_128
+    assert b.total == 14_696_001_664
     assert abs(b.total / GiB / 13.72 - 1) < 0.005
 
 
@@ -227,7 +230,8 @@ def test_rope_table_by_attention_kind() -> None:
 # Every linear is fp8 with one fp32 scale per 128x128 tile. An expert (moe_intermediate 2048,
 # hidden 7168): w13 4096 x 7168 -> 32 x 56 tiles, w2 7168 x 2048 -> 56 x 16 tiles: 2688 scales =
 # 10,752 B next to 44,040,192 B of fp8. 58 MoE layers x 256 experts: 653,908,770,816 B of fp8
-# experts (+ bf16 routers 58 x 7168 x 256 x 2) and 159,645,696 B of their scales.
+# experts (+ bf16 routers 58 x 7168 x 256 x 2 and their float32 e_score_correction_bias,
+# 58 x 256 x 4: models/deepseek_v2.py:320-332) and 159,645,696 B of their scales.
 
 
 def test_deepseek_v3_fp8_block() -> None:
@@ -238,7 +242,8 @@ def test_deepseek_v3_fp8_block() -> None:
     assert one.weight == 3 * 7168 * 2048 == 44_040_192
     assert one.scales == (32 * 56 + 56 * 16) * 4 == 10_752
     b = weight_breakdown(load_spec("deepseek-v3"), quant, dtype="bf16")
-    assert b.experts - 58 * 7168 * 256 * 2 == 58 * 256 * 44_040_192 == 653_908_770_816
+    assert (b.experts - 58 * 7168 * 256 * 2 - 58 * 256 * 4 == 58 * 256 * 44_040_192
+            == 653_908_770_816)
     # Embeddings and lm_head stay bf16 (not LinearBase in vLLM): 129,280 x 7168 x 2 each.
     assert b.embeddings == b.lm_head == 129_280 * 7168 * 2
     tp8 = weight_breakdown(load_spec("deepseek-v3"), quant, dtype="bf16", tp=8)
@@ -335,13 +340,16 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
     # vLLM's vocabulary padding to a multiple of 64 (gpt2's 50,257 -> 50,304; minicpm3's 73,448
     # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`). A vision tower
     # (spec.vision, spec.qwen_vit) is not in the text model's parameter count; it is the
-    # "vision" group.
+    # "vision" group. A router vLLM holds in float32 and its float32 score bias
+    # (kvplan.weights.routers) add their bytes beyond 2 per parameter, in each MoE layer.
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
     heads = 1 if spec.tie_word_embeddings else 2
+    routers = sum(router_bytes(spec, 16) - 2 * layer.router
+                  for layer in count_params(spec).layers if layer.router)
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
-        padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec)
+        padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec) + routers
     assert (b.vision > 0) == (spec.vision is not None or spec.qwen_vit is not None)
     assert weight_breakdown(spec, None, dtype="bf16", vision=False).vision == 0
 

@@ -75,6 +75,10 @@ class MoESpec:
     # zero_expert_num): no weights, but columns of the router (models/longcat_flash.py
     # LongcatRouter: n_routed_experts + zero_expert_num outputs).
     zero_experts: int = 0
+    # The config switches on a float32 per-expert score-correction bias of the router
+    # (topk_method noaux_tc, use_routing_bias, use_expert_bias, moe_router_enable_expert_bias):
+    # priced where the family builds it only so (kvplan.weights.routers).
+    score_bias: bool = False
 
     def is_moe_layer(self, index: int) -> bool:
         return index >= self.first_k_dense_replace and (
@@ -287,7 +291,6 @@ class ModelSpec:
     triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
     mtp_own_head: bool = False  # each MTP layer its own lm head, eh_proj whole (DeepSeek-V3)
     head_wise_attn_gate: bool = False  # g_proj: a sigmoid logit per query head (Step-3.5)
-    fp32_router: bool = False  # MoE router weight and per-expert bias in float32 (Step-3.5)
     # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
     # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
     layer_attention: tuple[Attention, ...] = ()

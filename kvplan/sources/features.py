@@ -25,9 +25,8 @@ from __future__ import annotations
 # - mtp_own_head: each MTP draft layer holds its own lm head and a replicated eh_proj (read by
 #   the weights, kvplan.weights.breakdown, with --speculative-method mtp).
 # - head_wise_attn_gate: a g_proj linear (hidden_size -> num_attention_heads, column-split)
-#   whose sigmoid scales each query head's attention output (read by the weights);
-# - fp32_router: the MoE router's weight (hidden_size x experts) and a bias per expert held in
-#   float32 whatever the model dtype (read by the weights).
+#   whose sigmoid scales each query head's attention output (read by the weights).
+# (A router held in float32, as Step-3.5's, is kvplan.weights.routers' table, by architecture.)
 FEATURE_FIELDS = (
     "per_head_qk_norm",
     "full_width_qk_norm",
@@ -38,7 +37,6 @@ FEATURE_FIELDS = (
     "triton_causal_conv",
     "mtp_own_head",
     "head_wise_attn_gate",
-    "fp32_router",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -115,10 +113,8 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # use_head_wise_attn_gate): per_head_qk_norm (Step3p5Attention.q_norm / k_norm, GemmaRMSNorm
     # of head_dim, applied to every layer); head_wise_attn_gate (`self.g_proj =
     # ColumnParallelLinear(hidden_size, self.total_num_heads, bias=False)`, `attn_output *
-    # extra_dims.unsqueeze(-1).sigmoid()`); fp32_router (FusedMoEBlock: `self.gate =
-    # GateLinear(hidden_size, moe_num_experts, params_dtype=torch.float32)` and `router_bias =
-    # nn.Parameter(torch.zeros(moe_num_experts, dtype=torch.float32))`).
-    "step3p5": {"per_head_qk_norm": True, "head_wise_attn_gate": True, "fp32_router": True},
+    # extra_dims.unsqueeze(-1).sigmoid()`). Its float32 router: kvplan.weights.routers.
+    "step3p5": {"per_head_qk_norm": True, "head_wise_attn_gate": True},
 }
 
 

@@ -119,4 +119,12 @@ def moe_section(c: ConfigReader, layers: int, dense_width: int) -> dict | None:
     zero = c.int_or("zero_expert_num", 0)  # LongCat-Flash's identity experts: router columns
     if zero:
         moe["zero_experts"] = zero
+    # A float32 per-expert score-correction bias of the router, where the config switches it on
+    # (DeepSeek-V3's topk_method noaux_tc, MiniMax-M2's use_routing_bias, LFM2-MoE's
+    # use_expert_bias, Ling's moe_router_enable_expert_bias); which families build it so, and
+    # which build it always: kvplan.weights.routers.
+    if (c.data.get("topk_method") == "noaux_tc"
+            or any(c.data.get(k) is True for k in ("use_routing_bias", "use_expert_bias",
+                                                   "moe_router_enable_expert_bias"))):
+        moe["score_bias"] = True
     return moe

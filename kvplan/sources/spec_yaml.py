@@ -229,6 +229,7 @@ def _parse_moe(r: _Reader, num_layers: int) -> MoESpec:
         first_k_dense_replace=r.int("first_k_dense_replace", required=False, default=0, minimum=0),
         moe_layer_freq=r.int("moe_layer_freq", required=False, default=1),
         zero_experts=r.int("zero_experts", required=False, default=0, minimum=0),
+        score_bias=r.bool("score_bias"),
     )
     if moe.num_experts_per_tok > moe.n_routed_experts:
         raise r.error("num_experts_per_tok",

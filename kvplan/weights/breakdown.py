@@ -26,6 +26,7 @@ from kvplan.weights.base import (
     stage_has_attention,
 )
 from kvplan.weights.params import count_params, recurrent_params
+from kvplan.weights.routers import router_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -274,7 +275,7 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
             m.add("mtp", scheme.experts_bytes(moe.n_routed_experts, h,
                                               _split(moe.moe_intermediate_size, tp),
                                               spec.mlp.gated))
-            m.vector("mtp", counts.layers[like].router)
+            m.add("mtp", MatrixBytes(weight=router_bytes(spec, m.bits)))
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_experts",
                  moe.n_shared_experts * moe.moe_intermediate_size, tp)
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_expert",
@@ -344,12 +345,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
-            if spec.fp32_router:
-                # Step-3.5 (models/step3p5.py FusedMoEBlock): GateLinear(params_dtype=float32)
-                # and router_bias, float32 of one value per expert, whatever the model dtype.
-                t.add("experts", MatrixBytes(weight=(layer.router + moe.n_routed_experts) * 4))
-            else:
-                t.vector("experts", layer.router)  # the router (gate) stays unquantized
+            # The router (gate) stays unquantized, in the dtype vLLM builds it in.
+            t.add("experts", MatrixBytes(weight=router_bytes(spec, t.bits)))
             shared = f"model.layers.{i}.mlp.shared_experts"
             _ffn(t, spec, "dense_mlp", shared, moe.n_shared_experts * moe.moe_intermediate_size,
                  tp)

@@ -26,6 +26,7 @@ from kvplan.weights.base import (
     stage_has_attention,
 )
 from kvplan.weights.params import count_params
+from kvplan.weights.routers import FLOAT32_BITS, router_build, router_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -211,6 +212,7 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
     scales = expert_scales = 0
     has_lm_head = False
     converted = False
+    router_fp32 = router_build(spec).weight_fp32
     for t in ckpt.tensors:
         owner = _owner(t.name, num_layers) if t.category == "quantization_scales" else t.category
         if (owner == "vision" and not vision) or (owner == "mtp" and not mtp):
@@ -235,7 +237,10 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
             if index is not None and int(index.group(1)) >= experts_per_rank:
                 continue  # another EP rank's expert (vLLM places experts in order)
         bits = DTYPE_BITS[t.dtype]
-        if (t.dtype in _FLOAT and t.category != "quantization_scales"
+        if (t.dtype in _FLOAT and not expert and t.category != "quantization_scales"
+                and _is_router(t, spec, router_fp32)):
+            bits = FLOAT32_BITS  # held in float32 whatever the stored dtype (routers.py)
+        elif (t.dtype in _FLOAT and t.category != "quantization_scales"
                 and not t.name.endswith("e_score_correction_bias")):
             converted = converted or bits != compute.element_bits
             bits = compute.element_bits
@@ -270,6 +275,16 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         # architecture path, `rope_cache_elements`).
         rope_cache=cdiv(rope_cache_elements(spec) * compute.element_bits, 8)
         if stage_has_attention(spec, layers) else 0)
+
+
+def _is_router(t: TensorInfo, spec: ModelSpec, weight_fp32: bool) -> bool:
+    """Whether vLLM holds `t` in float32 as part of a router (kvplan.weights.routers): a
+    score-correction bias (float32 in every family that builds one), or, where the family's gate
+    is float32, the (router columns x hidden) gate matrix of an MoE layer."""
+    if t.name.endswith(("e_score_correction_bias", "expert_bias")):
+        return True
+    return (weight_fp32 and t.name.endswith(".weight")
+            and t.shape == (router_columns(spec), spec.hidden_size))
 
 
 def _engine_added(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig | None,

@@ -20,6 +20,7 @@ from kvplan.model.attention import (
     LatentAttention,
 )
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.routers import router_params
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,9 +185,9 @@ def count_params(spec: ModelSpec) -> ParamCount:
         elif moe is not None and moe.is_moe_layer(i):
             expert = _ffn(spec, moe.moe_intermediate_size)
             shared = moe.n_shared_experts * expert + _ffn(spec, moe.shared_expert_intermediate_size)
-            # One router column per routed and per zero (identity) expert (LongCat-Flash).
-            router = (h * (moe.n_routed_experts + moe.zero_experts)
-                      + (h if moe.shared_expert_intermediate_size else 0))
+            # One router column per routed and per zero (identity) expert, and the shared
+            # expert's gate where the family builds one (kvplan.weights.routers).
+            router = router_params(spec)
             layers.append(LayerParams(
                 attention=att, mlp=shared, routed_experts=moe.n_routed_experts * expert,
                 routed_active=moe.num_experts_per_tok * expert, router=router, norms=norms,

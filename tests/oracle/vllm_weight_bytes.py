@@ -1,0 +1,68 @@
+"""Run under vLLM's own python (VLLM_ORACLE_PYTHON): start vLLM's CPU build on a config folder
+with dummy weights, as ../shared/tools/vllm-oracle does, and print, as one JSON object, the bytes
+of what the loaded model holds: parameters (each tensor once), buffers (the rotary cos/sin
+tables), and the part of the parameters in router / gate / score-bias tensors, with their dtypes.
+What vLLM's KV budget subtracts on a GPU is these bytes ("Model loading took X GiB").
+
+    flock /tmp/oracle.lock env VLLM_CPU_KVCACHE_SPACE=1 VLLM_ENABLE_V1_MULTIPROCESSING=0 \\
+        $VLLM_ORACLE_PYTHON tests/oracle/vllm_weight_bytes.py DIR [PYTHONPATH-extra]
+"""
+
+import json
+import os
+import re
+import sys
+
+# An MoE router's tensors: the gate (mlp.gate, block_sparse_moe.gate, LongCat's
+# router.classifier, Llama-4's router), its score-correction bias, Qwen's shared_expert_gate.
+ROUTER = re.compile(r"(\.gate\.weight|expert_bias|e_score_correction_bias"
+                    r"|shared_expert_gate\.weight|\.classifier\.weight)$|\.router\.")
+
+
+def measure(model) -> dict:
+    seen = set()
+    params = buffers = router = 0
+    router_dtypes: dict[str, int] = {}
+    sinks = 0
+    for name, p in model.named_parameters(remove_duplicate=False):
+        if p.data_ptr() in seen:
+            continue
+        seen.add(p.data_ptr())
+        n = p.numel() * p.element_size()
+        params += n
+        if ROUTER.search(name):
+            router += n
+            key = f"{name.split('.')[-2]}.{name.split('.')[-1]}:{str(p.dtype)[6:]}"
+            router_dtypes[key] = router_dtypes.get(key, 0) + n
+        if name.endswith("sinks"):
+            sinks += n
+    for _, b in model.named_buffers():
+        if b.data_ptr() not in seen:
+            seen.add(b.data_ptr())
+            buffers += b.numel() * b.element_size()
+    return {"params": params, "buffers": buffers, "router": router, "sinks": sinks,
+            "router_by_dtype": router_dtypes}
+
+
+def main() -> None:
+    # Measured before process_weights_after_loading: the CPU backend then repacks linears and
+    # experts into kernel-specific tensors that are no longer parameters; a GPU keeps the bytes.
+    import vllm.model_executor.model_loader.base_loader as base_loader
+    from vllm import LLM
+
+    after = base_loader.process_weights_after_loading
+
+    def spy(model, *args, **kwargs):
+        print("WEIGHT-BYTES " + json.dumps(measure(model)), flush=True)
+        return after(model, *args, **kwargs)
+
+    base_loader.process_weights_after_loading = spy
+
+    llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=True,
+              max_model_len=8192, enforce_eager=True, max_num_batched_tokens=2048)
+    del llm
+
+
+if __name__ == "__main__":
+    main()
+    os._exit(0)
