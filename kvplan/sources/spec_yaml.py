@@ -40,7 +40,6 @@ from kvplan.sources.features import architecture_features
 from kvplan.sources.hf_dsv4 import csa_section
 from kvplan.sources.spec_context import FIELD, parse_position_fields
 
-# ---------------------------------------------------------------------------------------------
 # Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
 
 
