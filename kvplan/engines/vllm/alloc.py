@@ -45,7 +45,11 @@ class VllmProfile:
     # "GPU KV cache size: N tokens": "blocks" = num_blocks // num_groups x block_size (<= 0.19),
     # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
     reported_tokens: str
-    # Hybrid KV-cache manager on for Llama-4's chunked local attention by default.
+    # Hybrid KV-cache manager on for Llama-4's chunked local attention by default: envs.py's
+    # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default, which config/vllm.py reads
+    # (unset to "0": need_disable_hybrid_kv_cache_manager when attention_chunk_size is set).
+    # Off: ChunkedLocalAttentionSpec layers are promoted to FullAttentionSpec
+    # (kv_cache_utils.py unify_hybrid_kv_cache_specs); on: they keep chunk + in-flight tokens.
     chunked_local_hybrid: bool
     # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
     hybrid_prefix_caching: bool
@@ -75,11 +79,27 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size = the smaller type's layer count; tokens = blocks x size"),
+    # 0.13.0 envs.py:1432-1434 VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default "0",
+    # read by config/vllm.py:905-925: Llama-4's chunked layers run as full attention.
     VllmProfile(version="0.13", mamba_align_mode=False,
                 group_size_ratio=1.25, reported_tokens="blocks",
                 chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: the larger count when under 1.25x the smaller"),
+    # Issue 26: 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976, the
+    # same test: only EAGLE with chunked attention still turns the manager off), and every
+    # later release keeps it: 0.15.1 envs.py:1473, 0.16.0 :1387, 0.17.1 :1444, 0.18.1 :1441,
+    # 0.19.1 :1460, 0.20.2 :1531, 0.21.0 :1540, 0.22.1 :1717, 0.23.0 :1741, 0.24.0 :1652,
+    # 0.25.1 :1689, 0.26.0 :1734, 0.27.1 :1761, 0.28.0 :1836, 0.29.0 :1835, 0.30.0 :1831,
+    # 0.31.0 :1886, 0.32.0 :1941 (config/vllm.py 0.31.0 :2229-2249, 0.32.0 :2148-2168).
+    # ChunkedLocalAttentionSpec (0.14.1 v1/kv_cache_interface.py, layers/attention/
+    # chunked_local_attention.py:122-130) is 0.13's: chunk + max_num_batched_tokens tokens.
+    VllmProfile(version="0.14", mamba_align_mode=False,
+                group_size_ratio=1.25, reported_tokens="blocks",
+                chunked_local_hybrid=True,
+                hybrid_prefix_caching=False,
+                notes="chunked local attention (Llama 4) keeps the hybrid KV-cache manager on "
+                      "by default (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)"),
     # From 0.19 (at the latest), --enable-prefix-caching on a GDN/Mamba hybrid sets mamba cache
     # mode 'align' (model_executor/models/config.py, MambaModelConfig.verify_and_update_config:
     # "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when
@@ -93,12 +113,12 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
     # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
     VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
-                chunked_local_hybrid=False,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=False,
                 notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
                       "caching on a recurrent hybrid: mamba cache mode 'align'"),
     VllmProfile(version="0.21", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=False,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=False,
                 notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
     VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
