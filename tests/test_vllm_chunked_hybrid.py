@@ -17,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from kvplan import load_spec
+from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
@@ -30,14 +31,18 @@ BUDGET = 20 * GiB
 CONTEXT = 131072
 
 
-def _plan(version: str):
+def _plan(version: str, **kw):
     return plan_capacity(load_spec("llama-4-scout"),
                          plan_inputs(context=CONTEXT, kv_budget_bytes=BUDGET,
-                                     engine_version=version))
+                                     engine_version=version, **kw))
 
 
 def test_profile_field_by_release() -> None:
-    assert not vllm_profile("0.13.0").chunked_local_hybrid
+    # 0.10.0 has no switch (only EAGLE turns the manager off); 0.10.1.1 adds the variable, "0"
+    # (envs.py:1142), to 0.13.0.
+    assert vllm_profile("0.10.0").chunked_local_hybrid
+    for version in ("0.10.1.1", "0.10.2", "0.11.0", "0.12.0", "0.13.0"):
+        assert not vllm_profile(version).chunked_local_hybrid, version
     for version in ("0.14.1", "0.15.1", "0.18.1", "0.19.1", "0.20.2", "0.25.1", "0.31.0",
                     "0.32.0"):
         assert vllm_profile(version).chunked_local_hybrid, version
@@ -79,3 +84,25 @@ def test_llama4_scout_reported_tokens_0_21_to_0_25() -> None:
     plan = _plan("0.25.1")
     assert plan.num_blocks == 27306
     assert plan.reported_kv_cache_tokens == 317742
+
+
+@pytest.mark.parametrize("version", ["0.10.0", "0.20.2", "0.32"])
+def test_llama4_scout_eagle_turns_the_manager_off(version: str) -> None:
+    # An EAGLE3 drafter (use_eagle(): MTP, EAGLE, EAGLE3) with chunked local attention turns
+    # the hybrid manager off in every release (0.14.1 config/vllm.py:960-966, 0.32.0
+    # :2152-2158): the 48 layers and the draft's one all full attention, a block of
+    # 49 x 65,536 = 3,211,264 B: 21,474,836,480 // 3,211,264 = 6,687 blocks, 8,192 a request.
+    plan = _plan(version, speculative_method="eagle3", num_speculative_tokens=3)
+    assert [(g["kind"], g["layers"]) for g in plan.kv_cache_groups] == [("full", 49)]
+    assert plan.num_blocks == 6687
+    assert plan.max_concurrency == pytest.approx(6687 / 8192)
+
+
+def test_llama4_scout_eagle_with_the_manager_forced_on() -> None:
+    # Explicitly on, vLLM raises from 0.13 (0.14.1 config/vllm.py:1001, 0.32.0 :2199: "Hybrid
+    # KV cache manager was explicitly enabled but is not supported"); before, it overrides it.
+    eagle = {"speculative_method": "eagle3", "num_speculative_tokens": 3,
+             "hybrid_kv_cache_manager": True}
+    with pytest.raises(InputError, match="hybrid-kv-cache-manager"):
+        _plan("0.20.2", **eagle)
+    assert _plan("0.12.0", **eagle).num_blocks == 6687

@@ -74,11 +74,19 @@ class VllmProfile:
 
 # Ordered oldest to newest; a version resolves to the newest profile at or below it.
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
+    # 0.10.0 has no switch for chunked attention (config.py: only EAGLE turns the manager off;
+    # gpu_model_runner.py:2794-2814 ChunkedLocalAttentionSpec); 0.10.1.1 adds the variable with
+    # default "0" (envs.py:1142; 0.10.2 :1205, 0.11.0 :1391, 0.11.2 :1378, 0.12.0 as 0.13.0).
     VllmProfile(version="0.10", mamba_align_mode=False,
+                group_size_ratio=None, reported_tokens="blocks",
+                chunked_local_hybrid=True,
+                hybrid_prefix_caching=False,
+                notes="group size = the smaller type's layer count; tokens = blocks x size"),
+    VllmProfile(version="0.10.1", mamba_align_mode=False,
                 group_size_ratio=None, reported_tokens="blocks",
                 chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
-                notes="group size = the smaller type's layer count; tokens = blocks x size"),
+                notes="chunked local attention turns the hybrid manager off by default"),
     # 0.13.0 envs.py:1432-1434 VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default "0",
     # read by config/vllm.py:905-925: Llama-4's chunked layers run as full attention.
     VllmProfile(version="0.13", mamba_align_mode=False,
@@ -397,7 +405,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
                    pp: int = 1, gdn_checkpoint: bool = False,
                    mla_hybrid_alignment: int = 128, async_scheduling: bool | None = None,
-                   version: str | None = None, v2_runner: bool = True) -> VllmKVConfig:
+                   version: str | None = None, v2_runner: bool = True,
+                   eagle_drafter: bool = False) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
@@ -406,7 +415,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
     version); `async_scheduling` None: the platform's; `version`: the release asked (None: the
     profile's), `v2_runner`: model runner V2 runs it, which with the scheduling and PP set the
-    batches in flight (kvplan.engines.vllm.in_flight)."""
+    batches in flight (kvplan.engines.vllm.in_flight); `eagle_drafter`: an MTP / EAGLE / EAGLE3
+    drafter (vLLM's use_eagle())."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -418,6 +428,16 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     requested = block_size or default
     has_local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache)) for c in attention)
     has_chunked = any(isinstance(c, ChunkedLocalCache) for c in attention)
+    if has_chunked and eagle_drafter:
+        # Chunked local attention with a drafter on the target's hidden states (use_eagle():
+        # MTP, EAGLE, EAGLE3) turns the manager off in every release (0.10.0 config.py, 0.14.1
+        # config/vllm.py:960-966, 0.32.0 :2152-2158); explicitly on, vLLM raises from 0.13
+        # ("Hybrid KV cache manager was explicitly enabled but is not supported", 0.13.0
+        # config/vllm.py, 0.14.1 :1001, 0.32.0 :2199) and overrides it silently before.
+        if hybrid_manager and version_key(version or profile.version) >= (0, 13):
+            raise InputError("--hybrid-kv-cache-manager on: vLLM refuses it for chunked local "
+                             "attention with an MTP / EAGLE / EAGLE3 drafter; use auto or off")
+        hybrid_manager = False
     if hybrid_manager is None:
         hybrid_manager = profile.chunked_local_hybrid or not has_chunked
     if not hybrid_manager:
