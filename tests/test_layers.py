@@ -161,10 +161,16 @@ def test_llama4_chunked_local_attention() -> None:
     off = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB,
                                          hybrid_kv_cache_manager=False))
     assert [(g["kind"], g["layers"]) for g in off.kv_cache_groups] == [("full", 48)]
-    # Before 0.32 (0.19 profile) the hybrid manager was off for chunked attention by default.
+    # To 0.13 the hybrid manager was off for chunked attention by default (0.13.0 envs.py:1433,
+    # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"); from 0.14.1 on ("1", envs.py:1469;
+    # issue 26), so 0.19 keeps its chunked groups (one batch in flight there: cdiv(16,384, 16)).
     old = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB,
-                                         engine_version="0.19"))
+                                         engine_version="0.13"))
     assert len(old.kv_cache_groups) == 1
+    mid = plan_capacity(spec, plan_inputs(context=131072, kv_budget_bytes=10 * GiB,
+                                         engine_version="0.19"))
+    assert {g["kind"]: g["pages_per_request"] for g in mid.kv_cache_groups} == {
+        "chunked": cdiv(8192 + 8192, 16), "full": 131072 // 16}
 
 
 def test_deepseek_v32_fp8_ds_mla_row_and_indexer() -> None:

@@ -45,7 +45,11 @@ class VllmProfile:
     # "GPU KV cache size: N tokens": "blocks" = num_blocks // num_groups x block_size (<= 0.19),
     # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
     reported_tokens: str
-    # Hybrid KV-cache manager on for Llama-4's chunked local attention by default.
+    # Hybrid KV-cache manager on for Llama-4's chunked local attention by default: envs.py's
+    # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default, which config/vllm.py reads
+    # (unset to "0": need_disable_hybrid_kv_cache_manager when attention_chunk_size is set).
+    # Off: ChunkedLocalAttentionSpec layers are promoted to FullAttentionSpec
+    # (kv_cache_utils.py unify_hybrid_kv_cache_specs); on: they keep chunk + in-flight tokens.
     chunked_local_hybrid: bool
     # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
     hybrid_prefix_caching: bool
@@ -70,16 +74,40 @@ class VllmProfile:
 
 # Ordered oldest to newest; a version resolves to the newest profile at or below it.
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
+    # 0.10.0 has no switch for chunked attention (config.py: only EAGLE turns the manager off;
+    # gpu_model_runner.py:2794-2814 ChunkedLocalAttentionSpec); 0.10.1.1 adds the variable with
+    # default "0" (envs.py:1142; 0.10.2 :1205, 0.11.0 :1391, 0.11.2 :1378, 0.12.0 as 0.13.0).
     VllmProfile(version="0.10", mamba_align_mode=False,
+                group_size_ratio=None, reported_tokens="blocks",
+                chunked_local_hybrid=True,
+                hybrid_prefix_caching=False,
+                notes="group size = the smaller type's layer count; tokens = blocks x size"),
+    VllmProfile(version="0.10.1", mamba_align_mode=False,
                 group_size_ratio=None, reported_tokens="blocks",
                 chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
-                notes="group size = the smaller type's layer count; tokens = blocks x size"),
+                notes="chunked local attention turns the hybrid manager off by default"),
+    # 0.13.0 envs.py:1432-1434 VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default "0",
+    # read by config/vllm.py:905-925: Llama-4's chunked layers run as full attention.
     VllmProfile(version="0.13", mamba_align_mode=False,
                 group_size_ratio=1.25, reported_tokens="blocks",
                 chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: the larger count when under 1.25x the smaller"),
+    # Issue 26: 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976, the
+    # same test: only EAGLE with chunked attention still turns the manager off), and every
+    # later release keeps it: 0.15.1 envs.py:1473, 0.16.0 :1387, 0.17.1 :1444, 0.18.1 :1441,
+    # 0.19.1 :1460, 0.20.2 :1531, 0.21.0 :1540, 0.22.1 :1717, 0.23.0 :1741, 0.24.0 :1652,
+    # 0.25.1 :1689, 0.26.0 :1734, 0.27.1 :1761, 0.28.0 :1836, 0.29.0 :1835, 0.30.0 :1831,
+    # 0.31.0 :1886, 0.32.0 :1941 (config/vllm.py 0.31.0 :2229-2249, 0.32.0 :2148-2168).
+    # ChunkedLocalAttentionSpec (0.14.1 v1/kv_cache_interface.py, layers/attention/
+    # chunked_local_attention.py:122-130) is 0.13's: chunk + max_num_batched_tokens tokens.
+    VllmProfile(version="0.14", mamba_align_mode=False,
+                group_size_ratio=1.25, reported_tokens="blocks",
+                chunked_local_hybrid=True,
+                hybrid_prefix_caching=False,
+                notes="chunked local attention (Llama 4) keeps the hybrid KV-cache manager on "
+                      "by default (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)"),
     # From 0.19 (at the latest), --enable-prefix-caching on a GDN/Mamba hybrid sets mamba cache
     # mode 'align' (model_executor/models/config.py, MambaModelConfig.verify_and_update_config:
     # "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when
@@ -93,12 +121,12 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
     # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
     VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
-                chunked_local_hybrid=False,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=False,
                 notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
                       "caching on a recurrent hybrid: mamba cache mode 'align'"),
     VllmProfile(version="0.21", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=False,
+                chunked_local_hybrid=True,
                 hybrid_prefix_caching=False,
                 notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
     VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
@@ -389,7 +417,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
                    max_num_batched_tokens: int = 8192, num_spec_tokens: int = 0,
                    pp: int = 1, gdn_checkpoint: bool = False,
                    mla_hybrid_alignment: int = 128, async_scheduling: bool | None = None,
-                   version: str | None = None, v2_runner: bool = True) -> VllmKVConfig:
+                   version: str | None = None, v2_runner: bool = True,
+                   eagle_drafter: bool = False) -> VllmKVConfig:
     """vLLM's KV-cache groups for one rank's layers. `block_size` None: the platform's default
     (its MLA backend's for MLA models; vllm_stage_config passes the GPU's, block_size.py);
     `hybrid_manager` None: what this version does; `prefix_caching` None: this version's
@@ -398,7 +427,8 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     least block an MLA + recurrent hybrid is aligned to (block_size.mla_hybrid_alignment, by
     version); `async_scheduling` None: the platform's; `version`: the release asked (None: the
     profile's), `v2_runner`: model runner V2 runs it, which with the scheduling and PP set the
-    batches in flight (kvplan.engines.vllm.in_flight)."""
+    batches in flight (kvplan.engines.vllm.in_flight); `eagle_drafter`: an MTP / EAGLE / EAGLE3
+    drafter (vLLM's use_eagle())."""
     entries = [(lc.index, c) for lc in layers for c in lc.caches]
     has_mla = any(isinstance(c, MLACache) for _, c in entries)
     states = [c for _, c in entries if isinstance(c, RecurrentState)]
@@ -410,6 +440,16 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
     requested = block_size or default
     has_local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache)) for c in attention)
     has_chunked = any(isinstance(c, ChunkedLocalCache) for c in attention)
+    if has_chunked and eagle_drafter:
+        # Chunked local attention with a drafter on the target's hidden states (use_eagle():
+        # MTP, EAGLE, EAGLE3) turns the manager off in every release (0.10.0 config.py, 0.14.1
+        # config/vllm.py:960-966, 0.32.0 :2152-2158); explicitly on, vLLM raises from 0.13
+        # ("Hybrid KV cache manager was explicitly enabled but is not supported", 0.13.0
+        # config/vllm.py, 0.14.1 :1001, 0.32.0 :2199) and overrides it silently before.
+        if hybrid_manager and version_key(version or profile.version) >= (0, 13):
+            raise InputError("--hybrid-kv-cache-manager on: vLLM refuses it for chunked local "
+                             "attention with an MTP / EAGLE / EAGLE3 drafter; use auto or off")
+        hybrid_manager = False
     if hybrid_manager is None:
         hybrid_manager = profile.chunked_local_hybrid or not has_chunked
     if not hybrid_manager:

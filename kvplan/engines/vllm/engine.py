@@ -103,7 +103,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         mla_hybrid_alignment=mla_hybrid_alignment(inputs.engine_version),
         async_scheduling=vllm_options(inputs).async_scheduling, version=inputs.engine_version,
         v2_runner=vllm_runs_v2(inputs.engine_version, spec, pp=inputs.pp,
-                               speculative_method=inputs.speculative_method))
+                               speculative_method=inputs.speculative_method),
+        eagle_drafter=inputs.speculative_method is not None)
     check_block_size(caches, inputs, config)
     check_hybrid_mla_block(caches, spec, inputs, config)
     return config
