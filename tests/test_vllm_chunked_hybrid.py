@@ -2,7 +2,10 @@
 for chunked local attention by default from 0.14.1, off in 0.13.
 
 vLLM's envs.py sets VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE's default: "0" in 0.13.0
-(envs.py:1432-1434), "1" from 0.14.1 (envs.py:1468-1470) to 0.34.0. config/vllm.py reads it
+(envs.py:1432-1434), "1" from 0.14.1 (envs.py:1468-1470) to 0.34.0 (read in every release:
+0.10.1.1 envs.py:1142, 0.10.2 :1205, 0.11.0 :1391, 0.11.2 :1378, 0.12.0 as 0.13.0; 0.15.1 :1473,
+0.16.0 :1387, 0.17.1 :1444, 0.18.1 :1441, 0.19.1 :1460, 0.20.2 :1531, 0.21.0 :1540, 0.22.1 :1717, 0.23.0 :1741, 0.24.0 :1652, 0.25.1 :1689, 0.26.0 :1734, 0.27.1 :1761,
+0.28.0 :1836, 0.29.0 :1835, 0.30.0 :1831, 0.31.0 :1886, 0.32.0 :1941). config/vllm.py reads it
 (0.13.0 :905-925, 0.14.1 :956-976, 0.20.2 :1266-1286, 0.32.0 :2148-2168): with the variable off
 and attention_chunk_size set, need_disable_hybrid_kv_cache_manager, and
 v1/core/kv_cache_utils.py unify_hybrid_kv_cache_specs then turns every ChunkedLocalAttentionSpec

@@ -48,8 +48,7 @@ class VllmProfile:
     # Hybrid KV-cache manager on for Llama-4's chunked local attention by default: envs.py's
     # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default, which config/vllm.py reads
     # (unset to "0": need_disable_hybrid_kv_cache_manager when attention_chunk_size is set).
-    # Off: ChunkedLocalAttentionSpec layers are promoted to FullAttentionSpec
-    # (kv_cache_utils.py unify_hybrid_kv_cache_specs); on: they keep chunk + in-flight tokens.
+    # Off: chunked layers become FullAttentionSpec (kv_cache_utils unify_hybrid_kv_cache_specs).
     chunked_local_hybrid: bool
     # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
     hybrid_prefix_caching: bool
@@ -74,9 +73,8 @@ class VllmProfile:
 
 # Ordered oldest to newest; a version resolves to the newest profile at or below it.
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
-    # 0.10.0 has no switch for chunked attention (config.py: only EAGLE turns the manager off;
-    # gpu_model_runner.py:2794-2814 ChunkedLocalAttentionSpec); 0.10.1.1 adds the variable with
-    # default "0" (envs.py:1142; 0.10.2 :1205, 0.11.0 :1391, 0.11.2 :1378, 0.12.0 as 0.13.0).
+    # 0.10.0: no switch (only EAGLE turns the manager off); 0.10.1.1 adds the variable, default
+    # "0" (envs.py:1142; other releases' lines: tests/test_vllm_chunked_hybrid.py).
     VllmProfile(version="0.10", mamba_align_mode=False,
                 group_size_ratio=None, reported_tokens="blocks",
                 chunked_local_hybrid=True,
@@ -94,14 +92,9 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 chunked_local_hybrid=False,
                 hybrid_prefix_caching=False,
                 notes="group size: the larger count when under 1.25x the smaller"),
-    # Issue 26: 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976, the
-    # same test: only EAGLE with chunked attention still turns the manager off), and every
-    # later release keeps it: 0.15.1 envs.py:1473, 0.16.0 :1387, 0.17.1 :1444, 0.18.1 :1441,
-    # 0.19.1 :1460, 0.20.2 :1531, 0.21.0 :1540, 0.22.1 :1717, 0.23.0 :1741, 0.24.0 :1652,
-    # 0.25.1 :1689, 0.26.0 :1734, 0.27.1 :1761, 0.28.0 :1836, 0.29.0 :1835, 0.30.0 :1831,
-    # 0.31.0 :1886, 0.32.0 :1941 (config/vllm.py 0.31.0 :2229-2249, 0.32.0 :2148-2168).
-    # ChunkedLocalAttentionSpec (0.14.1 v1/kv_cache_interface.py, layers/attention/
-    # chunked_local_attention.py:122-130) is 0.13's: chunk + max_num_batched_tokens tokens.
+    # 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976: only EAGLE
+    # with chunked attention still turns it off); kept to 0.32.0 (envs.py:1941; config/vllm.py
+    # :2148-2168; every release's line: tests/test_vllm_chunked_hybrid.py). The spec is 0.13's.
     VllmProfile(version="0.14", mamba_align_mode=False,
                 group_size_ratio=1.25, reported_tokens="blocks",
                 chunked_local_hybrid=True,
