@@ -5,8 +5,12 @@ rules apply; a pre-release, post-release or local suffix follows its release's r
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from kvplan._util.errors import InputError
+
+_Row = TypeVar("_Row")
 
 _RELEASE = re.compile(r"v?(\d+(?:\.\d+){1,3})(?:(?:rc|a|b|\.?post|\.?dev)\d*)*(?:\+[\w.]+)?")
 
@@ -34,3 +38,14 @@ def release_post_key(text: str | None) -> tuple[int, ...]:
         return release
     post = _POST.search(text.strip())
     return (*release, *(0,) * (4 - len(release)), int(post.group(1)) if post else 0)
+
+
+def newest_at(rows: Sequence[_Row], key: tuple[int, ...],
+              since: Callable[[_Row], tuple[int, ...]]) -> _Row:
+    """The last of `rows` (ordered oldest first) whose `since(row)` is at or below `key`; the
+    first row where none is: the one lookup of the engines' per-release tables."""
+    found = rows[0]
+    for row in rows:
+        if since(row) <= key:
+            found = row
+    return found

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
-from kvplan._util.versions import version_key
+from kvplan._util.versions import newest_at, version_key
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
 from kvplan.kv.kinds import (
@@ -183,11 +183,7 @@ def vllm_profile(version: str | None) -> VllmProfile:
         raise UnmodelledError(
             f"--engine-version: vLLM {version} predates the V1 engine rules kvplan "
             f"models (from {VLLM_PROFILES[0].version})")
-    found = VLLM_PROFILES[0]
-    for profile in VLLM_PROFILES:
-        if version_key(profile.version) <= key:
-            found = profile
-    return found
+    return newest_at(VLLM_PROFILES, key, lambda profile: version_key(profile.version))
 
 
 def vllm_gdn_checkpoints(spec: ModelSpec, profile: VllmProfile, platform: str,

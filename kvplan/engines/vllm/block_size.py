@@ -120,7 +120,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
-from kvplan._util.versions import version_key
+from kvplan._util.versions import newest_at, version_key
 from kvplan.kv.kinds import IndexerCache, MLACache, RecurrentState
 from kvplan.model.attention import LatentAttention
 
@@ -267,12 +267,7 @@ def _release(version: str | None) -> tuple[int, ...]:
 
 def mla_block_rule(version: str | None) -> MlaBlockRule:
     """The MLA_BLOCK_RULES row that describes `version` (None: the newest)."""
-    key = _release(version)
-    found = MLA_BLOCK_RULES[0]
-    for rule in MLA_BLOCK_RULES:
-        if rule.since <= key:
-            found = rule
-    return found
+    return newest_at(MLA_BLOCK_RULES, _release(version), lambda rule: rule.since)
 
 
 def cuda_mla_backend(att: LatentAttention, kv_dtype: str,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvplan._util.versions import version_key
+from kvplan._util.versions import newest_at, version_key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,12 +70,7 @@ VLLM_IN_FLIGHT_RULES: tuple[InFlightRule, ...] = (
 
 def in_flight_rule(version: str | None) -> InFlightRule:
     """The VLLM_IN_FLIGHT_RULES row that describes `version` (None: the newest)."""
-    key = version_key(version)
-    found = VLLM_IN_FLIGHT_RULES[0]
-    for rule in VLLM_IN_FLIGHT_RULES:
-        if rule.since <= key:
-            found = rule
-    return found
+    return newest_at(VLLM_IN_FLIGHT_RULES, version_key(version), lambda rule: rule.since)
 
 
 def vllm_max_concurrent_batches(version: str | None, *, async_scheduling: bool, pp: int,
