@@ -280,3 +280,21 @@ def test_sglang_dp_attention_divides_the_chunked_prefill_size() -> None:
     assert budget(v3, "B200", dep8, "bf16") == 16384 // 8 == 2048
     assert budget(v3, "B200", Layout(tp=8, ep=8), "bf16") == 16384
     assert budget(v3, "H200", dep8, "bf16") == 8192 // 8 == 1024
+
+
+def test_vllm_nixl_refuses_llama4_chunked_groups_from_0_14_1() -> None:
+    # vLLM 0.32.0 config/vllm.py :2148-2185: chunked local attention keeps the hybrid KV-cache
+    # manager on (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "1" from 0.14.1) and
+    # NixlConnector is SupportsHMA, so Llama-4's chunked layers stay ChunkedLocalAttentionSpec
+    # groups, whose handover (nixl/base_scheduler.py get_exchange_clipped_blocks clips only
+    # sliding groups) kvplan has not read: refused. At 0.13 the manager is off and every local
+    # layer is full attention: every block moves, as before.
+    from kvplan._util.errors import UnmodelledError
+
+    with pytest.raises(UnmodelledError, match="chunked local attention"):
+        _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 8192, gpu="H200")
+    old = _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 8192, gpu="H200",
+                    engine_version="0.13")
+    # 48 layers as full attention, 8 KV heads / TP 4 = 2 per rank x 128 x 2 (K, V) x 2 B =
+    # 1,024 B a token and layer; 8,192 tokens = 512 blocks of 16: 48 x 512 x 16 x 1,024 B.
+    assert old.bytes_per_rank == (48 * 512 * 16 * 1024,) * 4

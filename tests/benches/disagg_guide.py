@@ -87,8 +87,9 @@ def main() -> None:
         "(replicated regions) | base_worker.py _build_fa_remote |",
         "| sliding window | cdiv(window, block) + 1 (the in-window tail), at most cdiv(T, block) "
         "| base_scheduler.py blocks_per_sw |",
-        "| chunked local (Llama 4) | cdiv(T, block): the hybrid manager is off by default, so "
-        "local layers run as full attention | vllm/config/vllm.py |",
+        "| chunked local (Llama 4) | to vLLM 0.13, cdiv(T, block): the hybrid manager is off "
+        "by default, so local layers run as full attention; from 0.14.1 it stays on and kvplan "
+        "refuses (the chunked groups' handover is not read) | vllm/config/vllm.py |",
         "| recurrent (Mamba, GDN) | one state slot, its own bytes; T = I - 1 (the decode "
         "worker recomputes the last token) | base_scheduler.py _prefill_backoff |",
         "",

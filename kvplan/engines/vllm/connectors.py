@@ -13,11 +13,12 @@ the prefill worker's ranks once the prefill finishes.
   KV cache manager on (the default: NixlConnector is `SupportsHMA`, vllm/config/vllm.py): only
   the in-window tail, `cdiv(window, block) + 1` blocks ("add 1 to conservatively account for
   boundary overlap", base_scheduler.py `blocks_per_sw`), at most the cdiv(T, block) there are.
-  Chunked local attention (Llama 4) turns the hybrid manager off by default
-  (vllm/config/vllm.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), and
+  Chunked local attention (Llama 4): to 0.13 it turns the hybrid manager off by default
+  (vllm/config/vllm.py, VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE "0"), and
   `unify_hybrid_kv_cache_specs` then makes every local layer full attention: every block
-  moves. Recurrent (Mamba, GDN) layers: the one state slot (`clip_ssm_state_blocks`), conv and
-  SSM state (nixl/base_worker.py `_build_mamba_remote`: the state's own bytes, not the padded
+  moves; from 0.14.1 the manager stays on (NixlConnector is SupportsHMA) and kvplan refuses.
+  Recurrent (Mamba, GDN) layers: the one state slot (`clip_ssm_state_blocks`), conv and SSM
+  state (nixl/base_worker.py `_build_mamba_remote`: the state's own bytes, not the padded
   page).
 - How many tokens (base_scheduler.py `_prefill_backoff`): T = I, except models with recurrent
   layers, where the prefill stops one token short and the decode worker recomputes it: T = I - 1.
@@ -48,7 +49,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.handover import (
@@ -59,6 +60,7 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.vllm.alloc import vllm_profile
 from kvplan.kv.kinds import (
     CacheKind,
     ChunkedLocalCache,
@@ -100,7 +102,7 @@ def _units(cache: CacheKind, tokens: int, block: int) -> tuple[int, str]:
         return blocks, f"cdiv({tokens}, {block}): the prompt is inside the window"
     if isinstance(cache, ChunkedLocalCache):
         return blocks, (f"cdiv({tokens}, {block}): chunked local runs as full attention "
-                        "(hybrid manager off by default)")
+                        "(hybrid manager off by default to 0.13)")
     return blocks, f"cdiv({tokens}, {block}), the last block whole"
 
 
@@ -144,6 +146,16 @@ class NixlConnector:
             raise InputError(f"--engine-version {version}: kvplan reads NIXL's sliding-window, "
                              "recurrent and indexer rules from vLLM 0.32 only; give 0.32 or "
                              "newer")
+        if (any(isinstance(c, ChunkedLocalCache) for c in caches)
+                and vllm_profile(version).chunked_local_hybrid):
+            # From 0.14.1 chunked local attention keeps the hybrid manager on, and NixlConnector
+            # is SupportsHMA (config/vllm.py 0.32.0 :2148-2185): its chunked groups are handed
+            # over by rules (get_exchange_clipped_blocks clips sliding groups only) not read.
+            raise UnmodelledError(
+                f"--disagg: {spec.id}'s chunked local attention layers keep vLLM's hybrid "
+                f"KV-cache manager on (vLLM {version or 'default'}, from 0.14.1), and what "
+                "NixlConnector hands over for a chunked group is not read; give "
+                "--engine-version 0.13 or older")
         recurrent = any(c.is_state for c in caches)
         tokens = input_len - 1 if recurrent and input_len > 1 else input_len
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
