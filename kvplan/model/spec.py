@@ -290,6 +290,7 @@ class ModelSpec:
     compiled_grouped_topk: bool = False  # no fused SGLang top-k for its router (GLM-4.5)
     triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
     mtp_own_head: bool = False  # each MTP layer its own lm head, eh_proj whole (DeepSeek-V3)
+    sandwich_norms: bool = False  # four hidden-size norms per layer, not two (Trinity / Afmoe)
     # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
     # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
     layer_attention: tuple[Attention, ...] = ()
