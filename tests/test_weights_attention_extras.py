@@ -1,7 +1,8 @@
-"""Attention weights vLLM builds beside q/k/v/o (issue 26, the gaps that are not routers): the
+"""Weights vLLM builds that kvplan did not count (issue 26, the gaps that are not routers): the
 attention output gate, per-head q/k norms and sandwich norms (kvplan.weights.params), held
 against hand-worked bytes from real configs and against vLLM 0.32's own parameter bytes on the
-oracle shrinks (tests/oracle/vllm_weight_bytes.py, tests/data/oracle/weight-bytes.json)."""
+oracle shrinks (tests/oracle/vllm_weight_bytes.py, tests/data/oracle/weight-bytes.json); and
+gpt-oss's float32 rotary table (kvplan.weights.base.rope_cache_bytes)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,12 @@ def test_gated_delta_net_short_only_its_float32_a_log(case: str) -> None:
     spec = load_spec(str(DATA / "oracle" / case))
     b = weight_breakdown(spec, None, dtype=engine_dtype(spec.weight_dtype))
     assert MEASURED[case]["params"] - (b.total - b.rope_cache) == 6 * 32 * 2
+
+
+def test_gpt_oss_rope_table_in_float32() -> None:
+    # openai/gpt-oss-20b config.json: max_position_embeddings 131,072, head_dim 64; vLLM 0.32
+    # models/gpt_oss.py:110-113 get_rope(..., dtype=torch.float32): 131,072 x 64 x 4 B =
+    # 33,554,432 B whatever the model dtype (the oracle shrink's cos_sin_cache: float32,
+    # [131072, 64]); bf16 pricing gave 16,777,216.
+    spec, _ = load_config(DATA / "configs" / "gpt-oss-20b.json")
+    assert weight_breakdown(spec, None, dtype="bf16").rope_cache == 33_554_432

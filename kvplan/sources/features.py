@@ -25,7 +25,9 @@ from __future__ import annotations
 # - mtp_own_head: each MTP draft layer holds its own lm head and a replicated eh_proj (read by
 #   the weights, kvplan.weights.breakdown, with --speculative-method mtp);
 # - sandwich_norms: each decoder layer normalises the attention and the MLP outputs too, four
-#   hidden-size norms instead of two (read by the weights, kvplan.weights.params).
+#   hidden-size norms instead of two (read by the weights, kvplan.weights.params);
+# - rope_table_float32: vLLM builds the rotary cos/sin table in float32 whatever the model dtype
+#   (read by the weights, kvplan.weights.base.rope_cache_bytes).
 # The weights also read per_head_qk_norm (q_norm and k_norm of head_dim each) and
 # attention_output_gate (num_heads x head_dim more query-projection rows; kvplan.weights.params).
 FEATURE_FIELDS = (
@@ -38,6 +40,7 @@ FEATURE_FIELDS = (
     "triton_causal_conv",
     "mtp_own_head",
     "sandwich_norms",
+    "rope_table_float32",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -67,6 +70,10 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # (:216-222), and q_norm / k_norm of head_dim (:225-226); AfmoeDecoderLayer four RMSNorms
     # (input, post_attention, pre_mlp, post_mlp: :327-332).
     "afmoe": {"per_head_qk_norm": True, "attention_output_gate": True, "sandwich_norms": True},
+    # rope_table_float32: vLLM 0.32 models/gpt_oss.py:110-113 OAIAttention builds
+    # `get_rope(..., dtype=torch.float32)` (the weight-bytes oracle's gpt-oss-20b: a float32
+    # cos_sin_cache of 131,072 x 64).
+    "gpt_oss": {"rope_table_float32": True},
     # shared_expert_gate: models/qwen2_moe.py Qwen2MoeSparseMoeBlock._forward_shared_experts,
     # `F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_output`.
     "qwen2_moe": {"shared_expert_gate": True},

@@ -22,7 +22,7 @@ from kvplan.model.spec import ModelSpec, QwenViTSpec, VisionTowerSpec
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
-    rope_cache_elements,
+    rope_cache_bytes,
     stage_has_attention,
 )
 from kvplan.weights.params import (
@@ -378,6 +378,6 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
-        rope_cache=cdiv(rope_cache_elements(spec) * bits, 8)
+        rope_cache=rope_cache_bytes(spec, bits)
         if stage_has_attention(spec, layers) else 0,
     )
