@@ -68,12 +68,13 @@ def test_weights_by_hand() -> None:
     # - norms: input / post-attention GemmaRMSNorm per layer and the final norm, 91 x 4096.
     # - rotary tables (get_rope, one per distinct set): full layers rotary_dim 128 x 0.5 = 64,
     #   sliding 128, max_position_embeddings 262,144 rows each: 262,144 x 192 x 2 B.
-    # Not counted: q_norm / k_norm (45 x 2 x 128 x 2 B = 23,040 B), as for Qwen3
-    # (kvplan.weights.params).
+    # - q_norm / k_norm (GemmaRMSNorm of head_dim, per_head_qk_norm; kvplan.weights.params
+    #   qk_norm_params, in the attention group): 45 x 2 x 128 x 2 B = 23,040 B.
     spec, _ = load_config(GOLDEN)
     b = weight_breakdown(spec, None, dtype="bf16")
     assert b.embeddings == b.lm_head == 128896 * 4096 * 2 == 1_055_916_032
-    assert b.attention == (12 * 75_759_616 + 33 * 109_445_120) * 2 == 9_041_608_704
+    assert b.attention == (12 * 75_759_616 + 33 * 109_445_120) * 2 + 45 * 2 * 128 * 2 \
+        == 9_041_631_744
     assert b.dense_mlp == (3 * 3 * 4096 * 11264 + 42 * 3 * 4096 * 1280) * 2
     assert b.experts == 42 * 288 * 3 * 4096 * 1280 * 2 + 42 * (4096 * 288 + 288) * 4
     assert b.norms == 91 * 4096 * 2
@@ -84,14 +85,13 @@ def test_oracle_case_weights_equal_vllms_tensors() -> None:
     # vLLM 0.32's CPU build on tests/data/oracle/step-3.5-flash (dummy weights), its model's
     # named_parameters and named_buffers summed just before process_weights_after_loading
     # (the CPU build repacks the linear weights after it), 3 December 2026: parameters
-    # 1,276,095,584 B, of which q_norm / k_norm 6 x 2 x 128 x 2 = 3,072 B (not counted by
-    # kvplan); rotary cos_sin_cache buffers [262144, 64] and [262144, 128] in bf16,
+    # 1,276,095,584 B, q_norm / k_norm (6 x 2 x 128 x 2 = 3,072 B) among them; rotary cos_sin_cache buffers [262144, 64] and [262144, 128] in bf16,
     # 100,663,296 B (and 24 float32 attention scale scalars, 96 B, counted by kvplan for no
     # model).
     spec, _ = load_config(ORACLE / "config.json")
     b = weight_breakdown(spec, None, dtype="bf16")
     parameters = b.embeddings + b.attention + b.dense_mlp + b.experts + b.lm_head + b.norms
-    assert parameters == 1_276_095_584 - 3_072
+    assert parameters == 1_276_095_584
     assert b.rope_cache == 100_663_296
 
 

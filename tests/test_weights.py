@@ -36,7 +36,12 @@ from kvplan.model.quant_formats import (
 from kvplan.sources.checkpoint import categorise, read_checkpoint
 from kvplan.sources.hf_config import load_config
 from kvplan.sources.resolve import bundled_spec_ids, load_spec
-from kvplan.weights.base import engine_dtype, engine_dtype_note, rope_cache_elements
+from kvplan.weights.base import (
+    engine_dtype,
+    engine_dtype_note,
+    rope_cache_bytes,
+    rope_cache_elements,
+)
 from kvplan.weights.breakdown import weight_breakdown
 from kvplan.weights.params import count_params
 from kvplan.weights.routers import router_bytes
@@ -61,9 +66,10 @@ def _qc(model: str) -> dict[str, Any]:
 # Embeddings and lm_head (bf16, untied): 201,088 x 2880 x 2 = 1,158,266,880 B each.
 # Routers 36 x 2880 x 128 x 2 = 26,542,080 and their bias (models/gpt_oss.py:383-389, GateLinear
 # bias=True) 36 x 128 x 2 = 9,216; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
-# Rotary table (YaRN, 4096 x 32 = 131,072 rows of head_dim 64, bf16): 16,777,216 (rope_cache).
-# Total 70,773,364,864 B = 65.9128 GiB (log 65.9651: -0.08 %).
-GPT_OSS_120B_BYTES = 70_773_364_864
+# Rotary table (YaRN, 4096 x 32 = 131,072 rows of head_dim 64, float32: models/gpt_oss.py:110-113
+# get_rope(..., dtype=torch.float32), since 0.10.1): 33,554,432 (rope_cache; 16,777,216 in bf16).
+# Total 70,790,142,080 B = 65.9284 GiB (log 65.9651: -0.06 %; -0.08 % with a bf16 table).
+GPT_OSS_120B_BYTES = 70_790_142_080
 
 
 def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
@@ -72,7 +78,7 @@ def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
     assert b.quantization_scales == 3_906_994_176
     assert b.experts == 62_594_482_176 + 26_542_080 + 9_216
     assert b.attention == 1_911_605_760
-    assert b.rope_cache == 16_777_216
+    assert b.rope_cache == 33_554_432
     assert b.embeddings == b.lm_head == 1_158_266_880
     assert b.total == GPT_OSS_120B_BYTES
     assert abs(b.total / GiB / 65.9651 - 1) < 0.005
@@ -89,14 +95,14 @@ def test_gpt_oss_counted_in_fp32_was_the_bug() -> None:
 # https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/ : "Model loading took 13.72 GiB memory".
 # Same per-expert bytes as above x 32 experts x 24 layers: 10,418,651,136 of 4-bit weights,
 # 13,762,560 of biases, 651,165,696 of scales; attention 53,100,160 x 24; embeddings + lm_head
-# 2,316,533,760; router biases 24 x 32 x 2 = 1,536; rotary table 16,777,216
-# -> 14,696,001,664 B = 13.6867 GiB (-0.24 %).
+# 2,316,533,760; router biases 24 x 32 x 2 = 1,536; rotary table 33,554,432 (float32, above)
+# -> 14,712,778,880 B = 13.7023 GiB (-0.13 %; -0.24 % with a bf16 table).
 
 
 def test_gpt_oss_20b_mxfp4_a100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-20b"), "gpt-oss-20b.json")
     b = weight_breakdown(load_spec("gpt-oss-20b"), quant, dtype="bf16")
-    assert b.total == 14_696_001_664
+    assert b.total == 14_712_778_880
     assert abs(b.total / GiB / 13.72 - 1) < 0.005
 
 
@@ -338,7 +344,7 @@ def test_gemma2_float32_config_loads_bf16() -> None:
 def test_unquantized_matches_param_count(spec_id: str) -> None:
     # With no quantization the layout is the parameter count in the compute dtype, except for
     # vLLM's vocabulary padding to a multiple of 64 (gpt2's 50,257 -> 50,304; minicpm3's 73,448
-    # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_elements`). A vision tower
+    # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_bytes`). A vision tower
     # (spec.vision, spec.qwen_vit) is not in the text model's parameter count; it is the
     # "vision" group. A router vLLM holds in float32 and its float32 score bias
     # (kvplan.weights.routers) add their bytes beyond 2 per parameter, in each MoE layer.
@@ -349,7 +355,7 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
     routers = sum(router_bytes(spec, 16) - 2 * layer.router
                   for layer in count_params(spec).layers if layer.router)
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
-        padded - spec.vocab_size) * spec.hidden_size + 2 * rope_cache_elements(spec) + routers
+        padded - spec.vocab_size) * spec.hidden_size + rope_cache_bytes(spec, 16) + routers
     assert (b.vision > 0) == (spec.vision is not None or spec.qwen_vit is not None)
     assert weight_breakdown(spec, None, dtype="bf16", vision=False).vision == 0
 

@@ -291,6 +291,8 @@ class ModelSpec:
     triton_causal_conv: bool = False  # SGLang's Mamba2 layers use the Triton conv (Nemotron-H)
     mtp_own_head: bool = False  # each MTP layer its own lm head, eh_proj whole (DeepSeek-V3)
     head_wise_attn_gate: bool = False  # g_proj: a sigmoid logit per query head (Step-3.5)
+    sandwich_norms: bool = False  # four hidden-size norms per layer, not two (Trinity / Afmoe)
+    rope_table_float32: bool = False  # the rotary table in float32 whatever the dtype (gpt-oss)
     # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
     # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
     layer_attention: tuple[Attention, ...] = ()

@@ -23,9 +23,15 @@ from __future__ import annotations
 #   (more than 32 experts per group): a torch.compile'd graph of several kernels;
 # - triton_causal_conv: SGLang's Mamba2 layers run the Triton causal conv;
 # - mtp_own_head: each MTP draft layer holds its own lm head and a replicated eh_proj (read by
-#   the weights, kvplan.weights.breakdown, with --speculative-method mtp).
+#   the weights, kvplan.weights.breakdown, with --speculative-method mtp);
 # - head_wise_attn_gate: a g_proj linear (hidden_size -> num_attention_heads, column-split)
-#   whose sigmoid scales each query head's attention output (read by the weights).
+#   whose sigmoid scales each query head's attention output (read by the weights);
+# - sandwich_norms: each decoder layer normalises the attention and the MLP outputs too, four
+#   hidden-size norms instead of two (read by the weights, kvplan.weights.params);
+# - rope_table_float32: vLLM builds the rotary cos/sin table in float32 whatever the model dtype
+#   (read by the weights, kvplan.weights.base.rope_cache_bytes).
+# The weights also read per_head_qk_norm (q_norm and k_norm of head_dim each) and
+# attention_output_gate (num_heads x head_dim more query-projection rows; kvplan.weights.params).
 # (A router held in float32, as Step-3.5's, is kvplan.weights.routers' table, by architecture.)
 FEATURE_FIELDS = (
     "per_head_qk_norm",
@@ -37,6 +43,8 @@ FEATURE_FIELDS = (
     "triton_causal_conv",
     "mtp_own_head",
     "head_wise_attn_gate",
+    "sandwich_norms",
+    "rope_table_float32",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -55,6 +63,21 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # shared_expert_gate (its MoE layers are qwen2_moe.py's Qwen2MoeSparseMoeBlock, below).
     "qwen3_next": {"per_head_qk_norm": True, "attention_output_gate": True,
                    "shared_expert_gate": True},
+    # vLLM 0.32 models/qwen3_5.py: Qwen3_5DecoderLayer builds qwen3_next.py's Qwen3NextAttention
+    # (q_norm / k_norm of head_dim; qkv_proj with `total_num_heads * (1 + attn_output_gate)`
+    # query heads, attn_output_gate true in every Qwen3.5 / 3.6 config.json): per_head_qk_norm,
+    # attention_output_gate, as Qwen3-Next (the weight-bytes oracle: qwen3.6-35b-a3b-text).
+    "qwen3_5": {"per_head_qk_norm": True, "attention_output_gate": True},
+    "qwen3_5_moe": {"per_head_qk_norm": True, "attention_output_gate": True},
+    # vLLM 0.32 models/afmoe.py (Trinity): AfmoeAttention builds `gate_proj`, a
+    # ColumnParallelLinear(hidden, num_heads x head_dim) whose sigmoid gates the attention output
+    # (:216-222), and q_norm / k_norm of head_dim (:225-226); AfmoeDecoderLayer four RMSNorms
+    # (input, post_attention, pre_mlp, post_mlp: :327-332).
+    "afmoe": {"per_head_qk_norm": True, "attention_output_gate": True, "sandwich_norms": True},
+    # rope_table_float32: vLLM 0.32 models/gpt_oss.py:110-113 OAIAttention builds
+    # `get_rope(..., dtype=torch.float32)` (the weight-bytes oracle's gpt-oss-20b: a float32
+    # cos_sin_cache of 131,072 x 64).
+    "gpt_oss": {"rope_table_float32": True},
     # shared_expert_gate: models/qwen2_moe.py Qwen2MoeSparseMoeBlock._forward_shared_experts,
     # `F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_output`.
     "qwen2_moe": {"shared_expert_gate": True},

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
+from kvplan._util.units import cdiv
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
 
@@ -124,6 +125,15 @@ def rope_cache_elements(spec: ModelSpec) -> int:
     else:
         return 0
     return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim
+
+
+def rope_cache_bytes(spec: ModelSpec, compute_bits: int) -> int:
+    """Bytes of the rotary tables (`rope_cache_elements`): in the compute dtype of
+    ``compute_bits``, or float32 where the family asks get_rope for it
+    (ModelSpec.rope_table_float32: vLLM 0.32 models/gpt_oss.py:110-113 `get_rope(...,
+    dtype=torch.float32)`; gpt-oss-20b 131,072 x 64 x 4 B = 32 MiB, where bf16 gave 16 MiB)."""
+    bits = 32 if spec.rope_table_float32 else compute_bits
+    return cdiv(rope_cache_elements(spec) * bits, 8)
 
 
 def stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:

@@ -22,10 +22,15 @@ from kvplan.model.spec import ModelSpec, QwenViTSpec, VisionTowerSpec
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
-    rope_cache_elements,
+    rope_cache_bytes,
     stage_has_attention,
 )
-from kvplan.weights.params import count_params, recurrent_params
+from kvplan.weights.params import (
+    count_params,
+    output_gate_rows,
+    qk_norm_params,
+    recurrent_params,
+)
 from kvplan.weights.routers import router_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,8 +97,11 @@ def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
     q_out = _split(att.num_attention_heads, tp) * att.head_dim
     kv_heads = att.kv_heads_per_rank(tp)  # KV heads are replicated when fewer than ranks
     k_out, v_out = kv_heads * att.head_dim, kv_heads * att.v_head_dim
-    # vLLM fuses q/k/v into one QKVParallelLinear (one block-scale grid over the fused rows).
-    t.linear("attention", f"{pre}.q_proj", q_out + k_out + v_out, h)
+    # vLLM fuses q/k/v into one QKVParallelLinear (one block-scale grid over the fused rows),
+    # with the output gate's rows where the family has one (kvplan.weights.params).
+    gate = output_gate_rows(spec, att, _split(att.num_attention_heads, tp))
+    t.linear("attention", f"{pre}.q_proj", q_out + gate + k_out + v_out, h)
+    t.vector("attention", qk_norm_params(spec, att))
     t.linear("attention", f"{pre}.o_proj", h, _split(att.num_attention_heads, tp) * att.v_head_dim)
     if att.attention_bias:
         t.vector("attention", q_out + k_out + v_out)
@@ -374,6 +382,6 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
-        rope_cache=cdiv(rope_cache_elements(spec) * bits, 8)
+        rope_cache=rope_cache_bytes(spec, bits)
         if stage_has_attention(spec, layers) else 0,
     )

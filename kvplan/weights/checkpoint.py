@@ -22,7 +22,7 @@ from kvplan.sources.checkpoint import DTYPE_BITS, categorise
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
-    rope_cache_elements,
+    rope_cache_bytes,
     stage_has_attention,
 )
 from kvplan.weights.params import count_params
@@ -273,7 +273,7 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         expert_scales=expert_scales, source="checkpoint", engine_added=sum(added.values()),
         # Not a checkpoint tensor: vLLM computes the rotary table at start-up (as on the
         # architecture path, `rope_cache_elements`).
-        rope_cache=cdiv(rope_cache_elements(spec) * compute.element_bits, 8)
+        rope_cache=rope_cache_bytes(spec, compute.element_bits)
         if stage_has_attention(spec, layers) else 0)
 
 

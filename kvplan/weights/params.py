@@ -3,9 +3,11 @@
 Counted: token embeddings, learned position embeddings (gpt2), per-layer attention projections
 (MLA: q_a/q_b or q, kv_a (latent + RoPE key), kv_b (per-head K_nope and V up-projections), o, and
 the latent/query norms), dense MLP, MoE routed and shared experts and the router, norms (RMSNorm:
-weight; LayerNorm: weight and bias; two per layer), the final norm and an untied lm_head.
-Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers), q/k norms of
-Qwen3/Gemma-3 and Gemma's extra post-norms (a few thousand parameters), quantisation scales.
+weight; LayerNorm: weight and bias; two per layer, four with ModelSpec.sandwich_norms), per-head
+q/k norms and the attention output gate where the spec has them, the final norm and an untied
+lm_head. Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers),
+Gemma's extra post-norms and full-width q/k norms (a few thousand parameters), quantisation
+scales.
 """
 
 from __future__ import annotations
@@ -78,6 +80,22 @@ def _norm(spec: ModelSpec, width: int) -> int:
     return width * (2 if spec.norm_type == "layernorm" else 1)
 
 
+def output_gate_rows(spec: ModelSpec, att: HeadAttention, heads: int) -> int:
+    """Rows the attention output gate adds to the query projection for `heads` query heads
+    (ModelSpec.attention_output_gate): one logit per head dimension, so as many rows as the
+    queries. vLLM 0.32 models/qwen3_next.py:317-321 (Qwen3.5 reuses it) fuses them into qkv_proj
+    (`total_num_heads * (1 + attn_output_gate)` query heads); models/afmoe.py:216-222 builds a
+    ColumnParallelLinear gate_proj(hidden, num_heads x head_dim) of the same size."""
+    return heads * att.head_dim if spec.attention_output_gate else 0
+
+
+def qk_norm_params(spec: ModelSpec, att: HeadAttention) -> int:
+    """q_norm and k_norm, RMSNorms of head_dim each, whole on every rank
+    (ModelSpec.per_head_qk_norm: models/qwen3.py Qwen3Attention, qwen3_next.py:370-371,
+    afmoe.py:225-226)."""
+    return 2 * att.head_dim if spec.per_head_qk_norm else 0
+
+
 def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
     """One layer's attention projections; `att`: that layer's shape (default the spec's)."""
     h = spec.hidden_size
@@ -105,6 +123,7 @@ def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
     k_out = att.num_key_value_heads * att.head_dim
     v_out = att.num_key_value_heads * att.v_head_dim
     n = h * (q_out + k_out + v_out) + att.num_attention_heads * att.v_head_dim * h
+    n += h * output_gate_rows(spec, att, att.num_attention_heads) + qk_norm_params(spec, att)
     if att.attention_bias:
         n += q_out + k_out + v_out
     if att.o_proj_bias:
@@ -176,8 +195,10 @@ def count_params(spec: ModelSpec) -> ParamCount:
             rec_params if spec.has_recurrent(i) else 0)
         has_mixer = spec.mixer(i) != "mlp"
         has_mlp = spec.has_mlp(i)
-        # One norm before each block the layer has (mixer, MLP).
-        norms = (int(has_mixer) + int(has_mlp)) * _norm(spec, h)
+        # One norm before each block the layer has (mixer, MLP), and one after each with
+        # sandwich norms (models/afmoe.py:327-332: post_attention_layernorm, post_mlp_layernorm).
+        norms = ((int(has_mixer) + int(has_mlp)) * (2 if spec.sandwich_norms else 1)
+                 * _norm(spec, h))
         moe = spec.moe
         if not has_mlp:
             layers.append(LayerParams(attention=att, mlp=0, routed_experts=0, routed_active=0,

@@ -40,8 +40,14 @@ def measure(model) -> dict:
         if b.data_ptr() not in seen:
             seen.add(b.data_ptr())
             buffers += b.numel() * b.element_size()
-    return {"params": params, "buffers": buffers, "router": router, "sinks": sinks,
-            "router_by_dtype": router_dtypes}
+    out = {"params": params, "buffers": buffers, "router": router, "sinks": sinks,
+           "router_by_dtype": router_dtypes}
+    if os.environ.get("WEIGHT_BYTES_LIST"):
+        # Every tensor by name, shape and dtype (parameters, then buffers), to find what a
+        # family builds that kvplan does not count: WEIGHT_BYTES_LIST=1.
+        out["tensors"] = [[name, list(t.shape), str(t.dtype)[6:]] for name, t in
+                          [*model.named_parameters(), *model.named_buffers()]]
+    return out
 
 
 def main() -> None:
