@@ -85,7 +85,8 @@ def test_oracle_case_weights_equal_vllms_tensors() -> None:
     # vLLM 0.32's CPU build on tests/data/oracle/step-3.5-flash (dummy weights), its model's
     # named_parameters and named_buffers summed just before process_weights_after_loading
     # (the CPU build repacks the linear weights after it), 3 December 2026: parameters
-    # 1,276,095,584 B, q_norm / k_norm (6 x 2 x 128 x 2 = 3,072 B) among them; rotary cos_sin_cache buffers [262144, 64] and [262144, 128] in bf16,
+    # 1,276,095,584 B, q_norm / k_norm (6 x 2 x 128 x 2 = 3,072 B) among them; rotary
+    # cos_sin_cache buffers [262144, 64] and [262144, 128] in bf16,
     # 100,663,296 B (and 24 float32 attention scale scalars, 96 B, counted by kvplan for no
     # model).
     spec, _ = load_config(ORACLE / "config.json")
