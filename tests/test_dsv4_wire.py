@@ -228,3 +228,15 @@ def test_recorded_logs_still_not_replayable(log: dict) -> None:
     version = log["vllm_version"].split()[0]
     code, _, err = run("estimate", FLASH, "--kv-budget-gib", "60", "--engine-version", version)
     assert code == 2 and "vLLM 0.32 and later" in err
+
+
+def test_mtp_note_says_v4_mtp_is_refused() -> None:
+    # V4-Flash's config.json states num_nextn_predict_layers 1; the generic note ("its KV counts
+    # with --speculative-method mtp") would point at an option kvplan refuses for V4.
+    code, _, err = run("estimate", FLASH, "--kv-budget-gib", "50", "-c", "100000")
+    assert code == 0, err
+    assert "does not size DeepSeek-V4 with --speculative-method mtp" in err
+    assert "its KV counts with --speculative-method mtp" not in err
+    code, _, err = run("estimate", FLASH, "--kv-budget-gib", "50", "-c", "100000",
+                       "--speculative-method", "mtp")
+    assert code == 2 and "speculative" in err

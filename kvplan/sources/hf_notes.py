@@ -26,7 +26,11 @@ def family_notes(c: ConfigReader) -> None:
         c.warn(f"rotary_pct {c.data['rotary_pct']}: only part of each head rotates; "
                "KV size unchanged")
     nextn = c.data.get("num_nextn_predict_layers")
-    if nextn:
+    if nextn and mt == "deepseek_v4":
+        c.warn(f"num_nextn_predict_layers {nextn}: the multi-token-prediction module is not "
+               "part of num_hidden_layers, and kvplan does not size DeepSeek-V4 with "
+               "--speculative-method mtp (refused)")
+    elif nextn:
         c.warn(f"num_nextn_predict_layers {nextn}: the multi-token-prediction module is not "
                "part of num_hidden_layers; its KV counts with --speculative-method mtp, its "
                "weights are not counted")
