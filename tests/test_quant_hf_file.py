@@ -71,8 +71,10 @@ def test_qwen3_235b_a22b_nvfp4_golden(tmp_path: Path) -> None:
     # KV: 94 layers x 2 x 4 KV heads x head_dim 128 x 1 B = 96,256 B per token.
     assert plan["kv_dtype"] == "fp8" and plan["bytes_per_token"] == 96256
     # Attention at 4 bits: 94 x (q 8192x4096 + k, v 512x4096 each + o 4096x8192) = 6,702,497,792
-    # elements / 2 = 3,351,248,896 B (their fp8 block scales are counted apart).
-    assert plan["weights_breakdown"]["attention"] == 3351248896
+    # elements / 2 = 3,351,248,896 B (their fp8 block scales are counted apart), plus the
+    # unquantized bf16 q_norm / k_norm of head_dim each (models/qwen3_moe.py Qwen3MoeAttention):
+    # 94 x 2 x 128 x 2 B = 48,128 B.
+    assert plan["weights_breakdown"]["attention"] == 3351248896 + 94 * 2 * 128 * 2
     assert "hf_quant_config.json: modelopt nvfp4 (nvfp4)" in err
     # Read exactly as if config.json held the file's content as its quantization_config (what
     # vLLM does with it): the same bytes, every part.
