@@ -127,14 +127,21 @@ def pick_connector(name: str | None, known: tuple[str, ...], what: str, suffix: 
     return key
 
 
-def check_tp_pair(p_tp: int, d_tp: int, p_pp: int, d_pp: int, engine: str) -> None:
-    """Both roles' TP sizes must divide one another, and kvplan pairs equal pipelines only."""
-    if p_pp != d_pp:
-        raise InputError(f"--prefill-pp {p_pp} / --decode-pp {d_pp}: kvplan models {engine} "
-                         "handovers between equal pipeline layouts only")
+def handover_tps(input_len: int, prefill: LaunchLayout, decode: LaunchLayout, engine: str
+                 ) -> tuple[int, int]:
+    """The (prefill, decode) attention TP sizes of a handover of `input_len` prompt tokens, as
+    every connector checks them: at least one token, both roles' TP sizes dividing one
+    another, and equal pipelines only (what kvplan pairs; `engine`: whose handover)."""
+    if input_len < 1:
+        raise InputError(f"--input-len: must be >= 1, got {input_len}")
+    p_tp, d_tp = prefill.attention_tp, decode.attention_tp
+    if prefill.pp != decode.pp:
+        raise InputError(f"--prefill-pp {prefill.pp} / --decode-pp {decode.pp}: kvplan models "
+                         f"{engine} handovers between equal pipeline layouts only")
     if max(p_tp, d_tp) % min(p_tp, d_tp):
         raise InputError(f"--prefill-tp {p_tp} / --decode-tp {d_tp}: {engine} needs one "
                          "attention TP size to divide the other")
+    return p_tp, d_tp
 
 
 def unique_head_sources(d_rank: int, d_tp: int, p_tp: int, kv_heads: int | None) -> list[int]:

@@ -63,7 +63,7 @@ from typing import Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
-from kvplan.engines.handover import Handover, assemble, check_tp_pair, pick_connector
+from kvplan.engines.handover import Handover, assemble, handover_tps, pick_connector
 from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.pools import hybrid_swa
 from kvplan.kv.kinds import (
@@ -125,10 +125,7 @@ class SglangDisagg:
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: Any = None) -> Handover:
         self._check_version(version)
-        if input_len < 1:
-            raise InputError(f"--input-len: must be >= 1, got {input_len}")
-        p_tp, d_tp = prefill.attention_tp, decode.attention_tp
-        check_tp_pair(p_tp, d_tp, prefill.pp, decode.pp, "SGLang's disaggregation")
+        p_tp, d_tp = handover_tps(input_len, prefill, decode, "SGLang's disaggregation")
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
         swa_pool = inputs is not None and hybrid_swa(spec, inputs)
         if swa_pool and any(isinstance(c, ChunkedLocalCache) for c in caches):

@@ -35,7 +35,7 @@ from kvplan._util.versions import version_key
 from kvplan.engines.handover import (
     Handover,
     assemble,
-    check_tp_pair,
+    handover_tps,
     pick_connector,
     unique_head_sources,
 )
@@ -84,10 +84,7 @@ class TrtllmTransceiver:
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: Any = None) -> Handover:
         self._check_version(version)
-        if input_len < 1:
-            raise InputError(f"--input-len: must be >= 1, got {input_len}")
-        p_tp, d_tp = prefill.attention_tp, decode.attention_tp
-        check_tp_pair(p_tp, d_tp, prefill.pp, decode.pp, "TensorRT-LLM's cache transceiver")
+        p_tp, d_tp = handover_tps(input_len, prefill, decode, "TensorRT-LLM's cache transceiver")
         caches = {c for stage in decode_stages for lc in stage for c in lc.caches}
         windows = {c.window for c in caches if isinstance(c, SlidingWindowCache)}
         several = len(windows) + any(not isinstance(c, SlidingWindowCache)

@@ -55,7 +55,7 @@ from kvplan._util.versions import version_key
 from kvplan.engines.handover import (
     Handover,
     assemble,
-    check_tp_pair,
+    handover_tps,
     pick_connector,
     unique_head_sources,
 )
@@ -134,11 +134,8 @@ class NixlConnector:
                  block_size: int, version: str | None, inputs: PlanInputs | None = None
                  ) -> Handover:
         self._check_version(version)
-        if input_len < 1:
-            raise InputError(f"--input-len: must be >= 1, got {input_len}")
-        p_tp, d_tp = prefill.attention_tp, decode.attention_tp
-        check_tp_pair(p_tp, d_tp, prefill.pp, decode.pp,
-                      "vLLM's NIXL (kv_connector/utils.py tp_ratio)")
+        p_tp, d_tp = handover_tps(input_len, prefill, decode,
+                                  "vLLM's NIXL (kv_connector/utils.py tp_ratio)")
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
         hybrid = any(c.is_state or isinstance(c, (SlidingWindowCache, IndexerCache))
                      for c in caches)
