@@ -455,6 +455,13 @@ class EngineRules(Protocol):
         """`kvplan engines`: a row and a record per modelled version, and notes on the rules."""
 
 
+def block_pool_kv_bytes(stage: StageFacts, requests: int) -> int:
+    """KV bytes of `requests` requests in a pool of blocks (vLLM's, TensorRT-LLM's): the shared
+    prefix's blocks once, each request's own blocks, a block a page per layer of its group."""
+    own = stage.blocks_per_request - stage.shared_prefix_blocks
+    return (stage.shared_prefix_blocks + requests * own) * stage.page_bytes * stage.group_size
+
+
 def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
     """KV dtypes `engine` runs (on `gpu`): fp8 only on GPUs with fp8 tensor cores (Ada, Hopper,
     Blackwell, MI300): vLLM's and SGLang's fp8 KV kernels are documented for those; kvplan does

@@ -72,6 +72,14 @@ def layout_text(tp: int, pp: int, dp: int, ep: int, dp_word: str) -> str:
     return ", ".join(parts)
 
 
+def tp_layout_text(layout: LaunchLayout) -> str:
+    """`layout_text` for an engine whose TP size spans its attention-DP ranks (SGLang's `--tp T
+    --dp-size D --enable-dp-attention`, TensorRT-LLM's tp_size T with `enable_attention_dp:
+    true`): T GPUs, D attention ranks, "tp 8, dp-attention 8"."""
+    return layout_text(layout.tp, layout.pp, layout.dp, layout.ep,
+                       "dp-attention" if layout.dp_attention else "dp")
+
+
 @dataclass(frozen=True, kw_only=True)
 class LaunchSettings:
     """What a launch line sets besides the layout."""

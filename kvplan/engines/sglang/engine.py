@@ -24,7 +24,7 @@ from kvplan.engines.base import (
     flag_unread_version,
 )
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
@@ -275,9 +275,7 @@ class SglangEngine:
         return sglang_connector(name)
 
     def layout_text(self, layout: LaunchLayout) -> str:
-        # `--tp T --dp-size D --enable-dp-attention` (sglang/launch.py): T GPUs, D attention ranks.
-        return layout_text(layout.tp, layout.pp, layout.dp, layout.ep,
-                           "dp-attention" if layout.dp_attention else "dp")
+        return tp_layout_text(layout)  # `--tp T --dp-size D --enable-dp-attention` (launch.py)
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         # `--max-running-requests` is the server's total: each DP rank's model runner takes

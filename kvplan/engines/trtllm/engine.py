@@ -18,12 +18,13 @@ from kvplan.engines.base import (
     PlanInputs,
     StageFacts,
     StagePool,
+    block_pool_kv_bytes,
     check_one_attention_per_layer,
     flag_unread_version,
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, layout_text
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
@@ -228,9 +229,7 @@ class TrtllmEngine:
 
     def kv_bytes_needed(self, stage: StageFacts, requests: int, context: int,
                         shared_prefix: int) -> int:
-        own = stage.blocks_per_request - stage.shared_prefix_blocks
-        return (stage.shared_prefix_blocks + requests * own) * stage.page_bytes * \
-            stage.group_size
+        return block_pool_kv_bytes(stage, requests)
 
     def grid_pages(self, spec: ModelSpec, inputs: PlanInputs, stage: StageFacts,
                    contexts: Any) -> GridPages:
@@ -263,9 +262,7 @@ class TrtllmEngine:
         return trtllm_connector(name)
 
     def layout_text(self, layout: LaunchLayout) -> str:
-        # tp_size T with `enable_attention_dp: true` in the options YAML (trtllm/launch.py).
-        return layout_text(layout.tp, layout.pp, layout.dp, layout.ep,
-                           "dp-attention" if layout.dp_attention else "dp")
+        return tp_layout_text(layout)  # tp_size T, `enable_attention_dp: true` (launch.py)
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         return concurrency  # `--max_batch_size` as the launch writes it (not re-read here)

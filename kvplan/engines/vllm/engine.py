@@ -18,6 +18,7 @@ from kvplan.engines.base import (
     Scheduler,
     StageFacts,
     StagePool,
+    block_pool_kv_bytes,
     flag_unread_version,
 )
 from kvplan.engines.caches import stage_caches
@@ -260,9 +261,7 @@ class VllmEngine:
 
     def kv_bytes_needed(self, stage: StageFacts, requests: int, context: int,
                         shared_prefix: int) -> int:
-        own = stage.blocks_per_request - stage.shared_prefix_blocks
-        return (stage.shared_prefix_blocks + requests * own) * stage.page_bytes * \
-            stage.group_size
+        return block_pool_kv_bytes(stage, requests)
 
     def grid_pages(self, spec: ModelSpec, inputs: PlanInputs, stage: StageFacts,
                    contexts: Any) -> GridPages:
