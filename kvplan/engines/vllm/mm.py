@@ -139,7 +139,25 @@ class QwenViTProfiler:
 
 
 @dataclass(frozen=True)
-class SiglipProfiler:
+class _TowerProfiler:
+    """A tower whose outputs are projected to the language model's hidden size (`text_hidden`,
+    kept in the encoder cache per token), peaking at `per_patch_elements` per patch."""
+
+    tower: VisionTowerSpec
+    text_hidden: int
+
+    def per_patch_elements(self, tp: int) -> int:
+        raise NotImplementedError
+
+    def peak_bytes(self, patches: int, *, tp: int, element_bytes: int) -> int:
+        return patches * self.per_patch_elements(tp) * element_bytes
+
+    def output_bytes(self, tokens: int, *, element_bytes: int) -> int:
+        return tokens * self.text_hidden * element_bytes
+
+
+@dataclass(frozen=True)
+class SiglipProfiler(_TowerProfiler):
     """Gemma-3's SigLIP tower (models/siglip.py SiglipEncoderLayer, gemma3_mm.py).
 
     One image is image_size^2 pixels, (image_size / patch)^2 patches (4,096 at 896 / 14) and
@@ -150,8 +168,6 @@ class SiglipProfiler:
     norm, qkv 3h / TP, output h / TP, projection h: 3h + 4h / TP). Outputs kept: tokens x the
     language model's hidden size."""
 
-    tower: VisionTowerSpec
-    text_hidden: int
     source: str = "siglip.py SiglipEncoderLayer, gemma3_mm.py"
     # gemma3_mm.py does not declare supports_encoder_tp_data: config/model.py falls back to
     # "weights" for --mm-encoder-tp-mode data.
@@ -167,18 +183,12 @@ class SiglipProfiler:
         block = max(3 * h + 4 * h // tp, 2 * h + 2 * inter // tp, 3 * h + inter // tp)
         return t.num_channels * t.patch_size ** 2 + block
 
-    def peak_bytes(self, patches: int, *, tp: int, element_bytes: int) -> int:
-        return patches * self.per_patch_elements(tp) * element_bytes
-
-    def output_bytes(self, tokens: int, *, element_bytes: int) -> int:
-        return tokens * self.text_hidden * element_bytes
-
     def busiest_rank_patches(self, items: int, modality: EncoderModality, tp: int) -> int:
         return _items_per_rank(items, modality, tp)
 
 
 @dataclass(frozen=True)
-class Llama4VisionProfiler:
+class Llama4VisionProfiler(_TowerProfiler):
     """Llama-4's vision model (models/mllama4.py Llama4VisionModel, read in the 0.15.1 wheel; eager:
     its support_torch_compile is enabled only with compile_mm_encoder, off by default).
 
@@ -198,8 +208,6 @@ class Llama4VisionProfiler:
     and its GELU), narrower for Llama-4 (I = 4 h). Outputs kept in the encoder cache: tokens x
     the language model's hidden size (Llama4MultiModalProjector, gathered)."""
 
-    tower: VisionTowerSpec
-    text_hidden: int
     source: str = "mllama4.py Llama4VisionModel"
     # Llama4ForConditionalGeneration.supports_encoder_tp_data.
     supports_encoder_tp_data: bool = True
@@ -220,12 +228,6 @@ class Llama4VisionProfiler:
         h, inter = t.hidden_size, t.intermediate_size
         block = max(2 * h + 13 * h // tp, 2 * h + 2 * inter // tp)
         return t.num_channels * t.patch_size ** 2 + block
-
-    def peak_bytes(self, patches: int, *, tp: int, element_bytes: int) -> int:
-        return patches * self.per_patch_elements(tp) * element_bytes
-
-    def output_bytes(self, tokens: int, *, element_bytes: int) -> int:
-        return tokens * self.text_hidden * element_bytes
 
     def busiest_rank_patches(self, items: int, modality: EncoderModality, tp: int) -> int:
         """models/vision.py run_dp_sharded_vision_model: the tiles of every item are split
