@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.capacity.stages import StagePlan, budget_and_formula, pp_layer_ranges, stage_plan
-from kvplan.engines.base import PlanInputs
+from kvplan.engines.base import PlanInputs, total_bytes_of
 from kvplan.kv.cache import check_tp
 from kvplan.model.spec import ModelSpec
 
@@ -115,8 +115,8 @@ def param_counts(spec: ModelSpec, inputs: PlanInputs,
 
 
 def _check(spec: ModelSpec, inputs: PlanInputs) -> None:
-    if inputs.kv_budget_bytes is None and inputs.total_bytes is None:
-        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
+    if inputs.kv_budget_bytes is None:
+        total_bytes_of(inputs)  # refuses a plan with neither a device size nor a KV budget
     f = inputs.resolved_mem_fraction
     if not 0 < f <= 1:
         raise InputError(f"--mem-fraction: must be in (0, 1], got {f}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan.capacity.weights import weights_breakdown
-from kvplan.engines.base import PlanInputs
+from kvplan.engines.base import PlanInputs, total_bytes_of
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.reserve import Reserve, ReservePart
 from kvplan.model.spec import ModelSpec
@@ -84,13 +84,11 @@ def budget_and_formula(inputs: PlanInputs, weights: int, reserve: int) -> tuple[
     """The engine's KV budget (kvplan.engines.<name>.budget), or the one given."""
     if inputs.kv_budget_bytes is not None:
         return inputs.kv_budget_bytes, "given (--kv-budget-gib)"
-    if inputs.total_bytes is None:
-        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
+    total = total_bytes_of(inputs)
     rule = inputs.engine.budget
     if inputs.reserve_bytes is None:
         rule.check_reserve_known(inputs)  # TRT-LLM refuses the engine path, unified memory
-    return int(rule.kv_bytes(inputs.total_bytes, inputs.resolved_mem_fraction, weights,
-                             reserve)), rule.formula
+    return int(rule.kv_bytes(total, inputs.resolved_mem_fraction, weights, reserve)), rule.formula
 
 
 def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,
