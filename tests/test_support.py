@@ -35,7 +35,7 @@ from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
 from tests.test_support_layer_shapes import GOLDEN_SHAPES
 from tests.test_support_layer_windows import GOLDEN_WINDOWS
 from tests.test_support_mm import GOLDEN_MM
-from tests.test_support_newrows import GOLDEN_NEW
+from tests.test_support_newrows import GOLDEN_NEW, NO_ORACLE
 from tests.test_support_text import TEXT_GOLDEN
 
 DATA = Path(__file__).parent / "data"
@@ -458,6 +458,27 @@ def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
     path, token_bytes, _url = GOLDEN[golden]
     spec, _ = load_config(path)
     assert _kv_size(spec) == token_bytes
+
+
+# The rows of the multimodal wrappers (tests/test_support_mm.py), of the published configs found
+# later (tests/test_support_newrows.py) and of the per-layer-type shapes
+# (tests/test_support_layer_shapes.py): each is exact with a vLLM-oracle case whose shrunk copy
+# (fewer layers, a wrapper's tower small) keeps every field the KV cache reads, but NO_ORACLE's
+# goldens (vLLM's CPU build stops on them).
+ORACLE_CASE_GOLDEN = sorted({*GOLDEN_MM, *GOLDEN_NEW, *GOLDEN_SHAPES})
+
+
+@pytest.mark.parametrize("golden", ORACLE_CASE_GOLDEN)
+def test_rows_are_exact_with_an_oracle_case(golden: str) -> None:
+    architecture = json.loads(GOLDEN[golden][0].read_text())["architectures"][0]
+    row = TABLE[architecture]
+    assert row.status == EXACT and row.golden == golden
+    if golden in NO_ORACLE:
+        assert row.oracle is None
+        return
+    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
+    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
+    assert shrunk["architectures"] == [architecture]
 
 
 def _kv_size(spec) -> int | None:

@@ -4,8 +4,8 @@ derived here by hand from vLLM 0.32's model code, its vLLM-oracle case worked ou
 the refusals around it (an engine kvplan does not size it for, a vLLM release before the rule).
 
 Sources of the golden configs: tests/data/configs/SOURCES-layer-shapes.md. `GOLDEN_SHAPES` is
-merged into tests/test_support.py's GOLDEN; the oracle cases are replayed by
-tests/test_vllm_oracle.py.
+merged into tests/test_support.py's GOLDEN (which holds each row exact with its oracle case); the
+oracle cases are replayed by tests/test_vllm_oracle.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import Engine, plan_inputs
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config
-from kvplan.sources.support import EXACT, support_table
 from tests.oracle.vllm_oracle import oracle_inputs
 
 DATA = Path(__file__).parent / "data"
@@ -83,8 +82,6 @@ GOLDEN_SHAPES: dict[str, tuple[Path, int, str]] = {
                        HF + "stepfun-ai/Step-3.5-Flash"),
 }
 
-TABLE = support_table()
-
 
 @pytest.mark.parametrize("golden", sorted(GOLDEN_SHAPES))
 def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
@@ -92,16 +89,6 @@ def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
     spec, _ = load_config(path)
     assert spec.exact
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
-
-
-@pytest.mark.parametrize("golden", sorted(GOLDEN_SHAPES))
-def test_rows_are_exact_with_an_oracle_case(golden: str) -> None:
-    architecture = json.loads(GOLDEN_SHAPES[golden][0].read_text())["architectures"][0]
-    row = TABLE[architecture]
-    assert row.status == EXACT and row.golden == golden
-    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
-    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
-    assert shrunk["architectures"] == [architecture]
 
 
 def test_mimo_v2_flash_layer_shapes() -> None:

@@ -5,9 +5,9 @@ keys it leaves out, the text family vLLM builds), with refusals where kvplan doe
 vLLM would read.
 
 Sources of the golden configs: tests/data/configs/mm/SOURCES.md. `GOLDEN_MM` is merged into
-tests/test_support.py's GOLDEN, so the table's own checks (golden backs an exact row, refused rows
-refused) cover these rows too; the oracle cases (tests/data/oracle/<case>) are replayed by
-tests/test_vllm_oracle.py.
+tests/test_support.py's GOLDEN, so the table's own checks (the hand-derived bytes, an exact row
+with its oracle case, golden backs an exact row, refused rows refused) cover these rows too; the
+oracle cases (tests/data/oracle/<case>) are replayed by tests/test_vllm_oracle.py.
 """
 
 from __future__ import annotations
@@ -21,11 +21,9 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config
-from kvplan.sources.support import EXACT, support_table
 
 DATA = Path(__file__).parent / "data"
 MM = DATA / "configs" / "mm"
-ORACLE = DATA / "oracle"
 HF = "https://huggingface.co/"
 
 # id -> (file, KV bytes per token at bf16 over all layers at TP 1, the model's Hub page).
@@ -152,27 +150,6 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     "glm-asr-nano-2512": (MM / "glm-asr-nano-2512.json", 28 * 2 * 4 * 128 * 2,
                           HF + "zai-org/GLM-ASR-Nano-2512"),
 }
-
-TABLE = support_table()
-
-
-@pytest.mark.parametrize("golden", sorted(GOLDEN_MM))
-def test_wrapper_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
-    path, token_bytes, _url = GOLDEN_MM[golden]
-    spec, _ = load_config(path)
-    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
-
-
-@pytest.mark.parametrize("golden", sorted(GOLDEN_MM))
-def test_wrapper_rows_are_exact_with_an_oracle_case(golden: str) -> None:
-    architecture = json.loads(GOLDEN_MM[golden][0].read_text())["architectures"][0]
-    row = TABLE[architecture]
-    assert row.status == EXACT and row.golden == golden
-    # Each exact wrapper has a vLLM-oracle case: its shrunk copy (fewer LM layers, a small
-    # tower) keeps every field the KV cache reads.
-    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
-    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
-    assert shrunk["architectures"] == [architecture]
 
 
 def test_uncounted_towers_are_an_assumption() -> None:

@@ -2,10 +2,10 @@
 rows refused only for "no published config sourced"): each golden config against the KV bytes
 derived here by hand from vLLM 0.32's model code, and its vLLM-oracle case.
 
-Sources of the golden configs: tests/data/configs/SOURCES-newrows.md. `GOLDEN_NEW` is merged
-into tests/test_support.py's GOLDEN, so the table's own checks (golden backs an exact row,
-refused rows refused) cover these rows too; the oracle cases (tests/data/oracle/<case>) are
-replayed by tests/test_vllm_oracle.py.
+Sources of the golden configs: tests/data/configs/SOURCES-newrows.md. `GOLDEN_NEW` is merged into
+tests/test_support.py's GOLDEN, so the table's own checks (the hand-derived bytes, an exact row
+with its oracle case but NO_ORACLE's, golden backs an exact row, refused rows refused) cover these
+rows too; the oracle cases (tests/data/oracle/<case>) are replayed by tests/test_vllm_oracle.py.
 """
 
 from __future__ import annotations
@@ -17,11 +17,9 @@ import pytest
 
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config
-from kvplan.sources.support import EXACT, support_table
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
-ORACLE = DATA / "oracle"
 HF = "https://huggingface.co/"
 
 # id -> (file, KV bytes per token at bf16 over all layers at TP 1, the model's Hub page).
@@ -151,28 +149,6 @@ NO_ORACLE = {
     # (3 December 2026; vLLM's own tests run it with TRITON_ATTN on GPU).
     "step-audio-tts-3b": "use_alibi_sqrt is not supported by backend CPU_ATTN",
 }
-
-TABLE = support_table()
-
-
-@pytest.mark.parametrize("golden", sorted(GOLDEN_NEW))
-def test_new_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
-    path, token_bytes, _url = GOLDEN_NEW[golden]
-    spec, _ = load_config(path)
-    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == token_bytes
-
-
-@pytest.mark.parametrize("golden", sorted(GOLDEN_NEW))
-def test_new_rows_are_exact_with_an_oracle_case(golden: str) -> None:
-    architecture = json.loads(GOLDEN_NEW[golden][0].read_text())["architectures"][0]
-    row = TABLE[architecture]
-    assert row.status == EXACT and row.golden == golden
-    if golden in NO_ORACLE:
-        assert row.oracle is None
-        return
-    assert row.oracle is not None and (ORACLE / row.oracle / "results.json").is_file()
-    shrunk = json.loads((ORACLE / row.oracle / "config.json").read_text())
-    assert shrunk["architectures"] == [architecture]
 
 
 def test_kimi_k25_reads_its_text_config_as_mla() -> None:
