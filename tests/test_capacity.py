@@ -259,6 +259,21 @@ def test_shared_prefix_counts_once() -> None:
     assert plan.max_requests == (1000 - 250) // 262
 
 
+@pytest.mark.parametrize(("engine", "block"), [(Engine.vllm, 16), (Engine.trtllm, 32)])
+def test_block_pool_kv_bytes_by_hand(engine: Engine, block: int) -> None:
+    # kvplan.engines.base.block_pool_kv_bytes (vLLM's and TensorRT-LLM's kv_bytes_needed).
+    # Llama-3.1-8B's config.json: 32 layers, 8 KV heads of 128, so 2 x 8 x 128 x 2 B = 4,096 B
+    # per token and layer. 3 requests of 8,192 tokens sharing a 4,096-token prefix: the prefix's
+    # 4,096 / block blocks once, each request's other 4,096 / block its own, a block slot
+    # block x 4,096 B x 32 layers: (1 + 3) x 4,096 tokens x 32 x 4,096 B = 2 GiB, either block.
+    plan = plan_capacity(load_spec("llama-3.1-8b"), PlanInputs(
+        context=8192, kv_budget_bytes=16 * GiB, engine=engine, shared_prefix=4096))
+    (stage,) = plan.stages
+    assert (stage.block_size, stage.shared_prefix_blocks) == (block, 4096 // block)
+    assert engine.rules.kv_bytes_needed(stage, 3, 8192, 4096) == (1 + 3) * 4096 * 32 * 4096
+    assert (1 + 3) * 4096 * 32 * 4096 == 2 * GiB
+
+
 @settings(max_examples=200, deadline=None)
 @given(model=st.sampled_from(["llama-3.1-8b", "deepseek-v2-lite", "gemma-2-9b", "falcon-7b",
                               "mistral-7b-v0.1", "qwen3-8b"]),
