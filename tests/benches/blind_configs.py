@@ -129,7 +129,13 @@ def evaluate(entry: dict[str, Any], notes: dict[str, Any], kv_dtypes: dict[str, 
         return row
     shrunk = str(BLIND / "shrunk" / cid / "config.json")
     context = str(output["settings"]["max_model_len"])
-    code, out, err = run_cli(["estimate", shrunk, "-c", context, *ORACLE_ARGS])
+    # A model class storing its own dtype (notes.json model_kv_dtype: DeepSeek-V4's
+    # fp8_ds_mla, which refuses bf16) is compared at vLLM's auto, as its oracle run was.
+    args = ORACLE_ARGS
+    if "model_kv_dtype" in note:
+        at = args.index("--kv-dtype")
+        args = args[:at] + args[at + 2:]
+    code, out, err = run_cli(["estimate", shrunk, "-c", context, *args])
     if code != 0:
         row.verdict = "refused (shrunken copy)"
         row.refusal = (err.strip().splitlines()[-1] if err.strip() else "").replace(
