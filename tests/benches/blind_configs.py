@@ -324,7 +324,9 @@ def main(table: list[Row] | None = None) -> str:
              "a model_kv_dtype note are compared at auto since), but vLLM sets "
              "cache_config.block_size after allocation to the smallest prefix-cacheable group's "
              "block (v1/engine/core.py), 4 (a compressor state), where kvplan reports the "
-             "256-token cache block: wrong on the block size, not fixed in that batch.",
+             "256-token cache block: wrong on the block size; kvplan reports the groups' "
+             "smallest block since (the cache block 256 kept as the requested one), and both "
+             "rows are marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
