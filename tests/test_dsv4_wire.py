@@ -60,8 +60,10 @@ def test_flash_on_h200_tp8_by_hand() -> None:
     # 10,422,911 tokens (vLLM 0.32 logs int(max_concurrency x max_model_len)).
     d = estimate_json(FLASH, "--gpu", "H200", "--tp", "8", "--kv-budget-gib", "100",
                       "--context", "1m")
-    assert (d["block_size"], d["kv_dtype"], d["engine"], d["engine_version"]) == (
-        256, "fp8", "vllm", "0.32")
+    # The block vLLM reports is the groups' smallest, 4 (v1/engine/core.py, after allocation:
+    # min over the prefix-cacheable groups' blocks); the cache block stays 256.
+    assert (d["block_size"], d["requested_block_size"], d["kv_dtype"], d["engine"],
+            d["engine_version"]) == (4, 256, "fp8", "vllm", "0.32")
     assert (d["num_blocks"], d["blocks_per_request"]) == (107_134, 10_778)
     assert f"{d['max_concurrency']:.2f}" == "9.94" and d["max_requests"] == 9
     assert d["reported_kv_cache_tokens"] == int(107_134 / 10_778 * 1_048_576) == 10_422_911
@@ -142,7 +144,7 @@ def test_plan_with_weights_and_reserve_given() -> None:
     d = estimate_json(FLASH, "--gpu", "H200", "--kv-budget-gib",
                       repr(plan["kv_budget_bytes"] / (1 << 30)), "--context", "32k")
     assert plan["kv_budget_bytes"] == d["kv_budget_bytes"]
-    assert (plan["num_blocks"], plan["block_size"]) == (d["num_blocks"], 256)
+    assert (plan["num_blocks"], plan["block_size"]) == (d["num_blocks"], 4)
     assert f"{plan['max_concurrency']:.4f}" == f"{d['max_concurrency']:.4f}"
     assert plan["weights_bytes"] == 40 << 30 and plan["tpot_ms"] is None
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kvplan._util.errors import SpecError
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config
 
@@ -197,3 +198,20 @@ def test_step1_kv_heads_are_num_attention_groups(tmp_path: Path, fields: dict,
     (tmp_path / "config.json").write_text(json.dumps(data))
     spec, _ = load_config(tmp_path / "config.json")
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 32 * 2 * kv_heads * 64 * 2
+
+
+def test_hy_v3_without_first_k_dense_replace_is_refused(tmp_path: Path) -> None:
+    # hf-internal-testing/HYV3-tiny-random (blind batch 11, tests/data/blind26/real) states
+    # mlp_layer_types but no first_k_dense_replace: vLLM's models/hy_v3.py HYV3DecoderLayer
+    # raises "first_k_dense_replace not exist" (lines 391-392, 0.20.2 to 0.34.0) and
+    # transformers 5.19's HYV3Config defines no such field, so vLLM 0.32's CPU build stopped on
+    # it; kvplan had answered 8 x 2 x 4 x 64 x 2 B = 8,192 B per token with exit 0.
+    real = DATA / "blind26" / "real" / "hyv3-tiny-random-hf-internal.json"
+    with pytest.raises(SpecError, match="first_k_dense_replace: missing"):
+        load_config(real)
+    # Stated (as Hy3-preview's 1), the same file is the plain GQA cache: 8 layers x 2 (K, V) x
+    # 4 KV heads x head_dim 64 x 2 B = 8,192 B per token.
+    data = {**json.loads(real.read_text()), "first_k_dense_replace": 1}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    spec, _ = load_config(tmp_path / "config.json")
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 8 * 2 * 4 * 64 * 2 == 8192

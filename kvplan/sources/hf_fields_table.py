@@ -93,9 +93,13 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         "not read by HunYuanDenseV1Config nor the backend (no KV shared across layers)",
         "attention_head_dim", "cla_share_factor", "use_cla") | _why(
         "a classification head (weights only)", "add_classification_head")),
+    # HYV3Attention: no per-layer window. HYV3DecoderLayer raises "first_k_dense_replace not
+    # exist" when the config lacks it (models/hy_v3.py:391-392, every release 0.20.2-0.34.0),
+    # and transformers 5.19's HYV3Config has no such field (it builds mlp_layer_types): blind
+    # batch 11's hf-internal-testing/HYV3-tiny-random stopped vLLM's CPU build there.
     "hy_v3": _ak("models/hy_v3.py", _KV | _WINDOW_EVERY_LAYER | _why("MoE or precision only",
         "num_shared_experts", "use_grouped_mm", "enable_attention_fp32_softmax",
-        "enable_lm_head_fp32", "mlp_layer_types")),  # HYV3Attention: no per-layer window
+        "enable_lm_head_fp32", "mlp_layer_types"), required=("first_k_dense_replace",)),
     # models/hyperclovax.py HyperCLOVAXAttention: num_key_value_heads, config.head_dim; no
     # per-layer window (Attention takes CacheConfig's).
     "hyperclovax": _ak("models/hyperclovax.py", _KV | _WINDOW_EVERY_LAYER | _why(

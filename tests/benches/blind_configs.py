@@ -129,7 +129,13 @@ def evaluate(entry: dict[str, Any], notes: dict[str, Any], kv_dtypes: dict[str, 
         return row
     shrunk = str(BLIND / "shrunk" / cid / "config.json")
     context = str(output["settings"]["max_model_len"])
-    code, out, err = run_cli(["estimate", shrunk, "-c", context, *ORACLE_ARGS])
+    # A model class storing its own dtype (notes.json model_kv_dtype: DeepSeek-V4's
+    # fp8_ds_mla, which refuses bf16) is compared at vLLM's auto, as its oracle run was.
+    args = ORACLE_ARGS
+    if "model_kv_dtype" in note:
+        at = args.index("--kv-dtype")
+        args = args[:at] + args[at + 2:]
+    code, out, err = run_cli(["estimate", shrunk, "-c", context, *args])
     if code != 0:
         row.verdict = "refused (shrunken copy)"
         row.refusal = (err.strip().splitlines()[-1] if err.strip() else "").replace(
@@ -302,7 +308,25 @@ def main(table: list[Row] | None = None) -> str:
              "default is AMX_MLA with a 128-token block, not the reference CPU_MLA's 16 that "
              "kvplan's --platform cpu models (earlier batches' hosts ran CPU_MLA): LongCat's "
              "shrunk copy differed by default (1,820 blocks of 128 against 14,563 of 16) and is "
-             "compared on a run forcing CPU_MLA.",
+             "compared on a run forcing CPU_MLA. "
+             "Batch 11 (commit 0d890dc) was frozen the same way, all byte-exact git blobs: 18 "
+             "from hlky/dinoml_v2 (12 outside the _sources folders earlier batches read), 8 "
+             "aiconfigurator blobs batch 5 did not take (two of them trimmed hand copies, not the "
+             "Hub file), two community W8A8 EXAONE-4.0-1.2B quantizations, the MiMo-7B copy "
+             "FastMTP ships and a Gemma-3 text checkpoint; no GitHub copy of a Step-3.5, "
+             "Kimi-Linear, Falcon-H1, EXAONE-MoE, MiMo-V2 or GraniteMoeSWA config was found in "
+             "the stores. Its hf-internal-testing/HYV3-tiny-random was a wrong answer with exit "
+             "0: it states mlp_layer_types but no first_k_dense_replace, which vLLM's hy_v3.py "
+             "requires (it raises 'first_k_dense_replace not exist'; transformers 5.19's "
+             "HYV3Config has no such field); such a file is refused since and the row is marked. "
+             "Its two DeepSeek-V4-Flash re-releases kvplan answers (NVFP4, NVFP4-FP8) equal "
+             "vLLM's CPU build on blocks, tokens and concurrency at auto (fp8_ds_mla; rows with "
+             "a model_kv_dtype note are compared at auto since), but vLLM sets "
+             "cache_config.block_size after allocation to the smallest prefix-cacheable group's "
+             "block (v1/engine/core.py), 4 (a compressor state), where kvplan reports the "
+             "256-token cache block: wrong on the block size; kvplan reports the groups' "
+             "smallest block since (the cache block 256 kept as the requested one), and both "
+             "rows are marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -43,6 +43,7 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
 OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
     "gemma-4-e4b-it": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
+    "gemma-4-e2b": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
     # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
     "olmocr-7b": {"vision_config": {"depth": 2}},
     "olmocr-2-7b-1025": {"vision_config": {"depth": 2}},
@@ -104,6 +105,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
                               "intermediate_size": 512},
     # The same for this one's text model (hidden 8; head_dim 32 stated), and the vision
     # merger's output width with it.
+    # Blind batch 11: a tiny-random test model (hidden 8, MLPs 64 / 32), widened before its first
+    # run as the two above (the CPU build finds no MoE backend for such widths); head_dim 32 and
+    # global_head_dim 64 are stated, so the cache per token is unchanged.
+    "gemma-4-moe-tiny-random": {"text_config": {"hidden_size": 256, "moe_intermediate_size": 256,
+                                                "intermediate_size": 512}},
     "qwen3-vl-moe-tiny-random": {"text_config": {"hidden_size": 256, "moe_intermediate_size": 256,
                                                  "intermediate_size": 512},
                                  "vision_config": {"out_hidden_size": 256}},
@@ -111,6 +117,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.
 NO_CACHE_SWAPS = {"nemotron-3-nano-30b-a3b": ("hybrid_override_pattern", "E", "-"),
+                  "nemotron-3-nano-30b-a3b-base": ("hybrid_override_pattern", "E", "-"),
                   "nemotron-3-super-120b-fp8": ("hybrid_override_pattern", "E", "-"),
                   "nemotron-3-nano-30b-a3b-nvfp4": ("hybrid_override_pattern", "E", "-"),
                   "nemotron-3-ultra-550b-a55b": ("layers_block_type", "moe", "mlp"),

@@ -138,8 +138,14 @@ def vllm_packed_config(layers: tuple[LayerCaches, ...], *, context: int, cache_b
             entries.append((lc.index, c))
     shape = RequestShape(in_flight_tokens=in_flight_tokens)
     groups = packed_groups(entries, cache_block=cache_block, context=context, shape=shape)
+    # The block size vLLM reports: after allocation v1/engine/core.py (0.32, lines 341-356) sets
+    # cache_config.block_size to the smallest block of the prefix-cacheable groups. Every packed
+    # DeepSeek-V4 spec is (SlidingWindowMLASpec.prefix_cacheable is `not bounded_replay`, which
+    # models/deepseek_v4 never sets): 4 with a compress-ratio-4 layer (vLLM logs "kv cache group
+    # sizes (64, 64, 256, 4, 8)"), not the 256-token cache block. Blind batch 11: vLLM's CPU
+    # build reported 4 where kvplan had said 256 (blocks, tokens and concurrency equal).
     return VllmKVConfig(
-        profile=profile, platform=platform, block_size=cache_block,
+        profile=profile, platform=platform, block_size=min(g.block_size for g in groups),
         requested_block_size=cache_block, state_page_bytes=0, state_padding_percent=None,
         hybrid_manager=True, mamba_cache_mode=None, groups=tuple(groups),
         bytes_per_block=max(g.bytes_per_block for g in groups), in_flight_tokens=in_flight_tokens,
