@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import DEFAULT_VLLM_VERSION
+from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import Assumption
 from kvplan.sources.support import support_table, vllm_registry
