@@ -30,6 +30,7 @@ from kvplan.kv.kinds import (
     RequestShape,
     SlidingWindowCache,
 )
+from kvplan.model.attention import LatentAttention
 from kvplan.sources.resolve import load_spec
 
 # --- recurrent state shapes ------------------------------------------------------------------
@@ -259,7 +260,8 @@ def test_requests_fit_the_pool(model, context, budget_mib, platform, version, pr
     try:
         plan = plan_capacity(load_spec(model), plan_inputs(
             context=context, kv_budget_bytes=budget_mib << 20, platform=platform,
-            engine_version=version, prefix_caching=prefix))
+            engine_version=version, prefix_caching=prefix,
+            cpu_amx=False if platform == "cpu" else None))
     except UnmodelledError as refused:
         # Combinations vLLM does not start (each refusal has its own test): DeepSeek's sparse
         # MLA on the CPU platform (test_vllm_mla_default_block), mxfp4 before vLLM 0.10.1
@@ -272,6 +274,9 @@ def test_requests_fit_the_pool(model, context, budget_mib, platform, version, pr
         # A recurrent hybrid on the CPU platform before 0.10.2 (hybrid manager off there:
         # test_vllm_profiles).
         cpu_off = (platform, version) == ("cpu", "0.10") and load_spec(model).recurrent
+        # MLA on the CPU platform before vLLM 0.28 (test_vllm_profiles).
+        cpu_off = cpu_off or (platform == "cpu" and version != "0.32" and isinstance(
+            load_spec(model).attention, LatentAttention))
         assert all_mode or cpu_off or (model, platform) == ("deepseek-v3.2", "cpu") or (
             model == "gpt-oss-20b" and version == "0.10") or any(
             arrival(name, version) for name in load_spec(model).architectures), refused

@@ -158,6 +158,18 @@ def test_mamba_prefix_caching_mode_all_is_refused() -> None:
     assert modes == ["none", "align"]
 
 
+def test_align_with_a_drafter_before_0_17_does_not_start() -> None:
+    # 0.15.1 and 0.16.0 models/config.py:357-360 assert no speculative_config in mode 'align'
+    # (gone in 0.17.1): Qwen3-Next with MTP and --enable-prefix-caching does not start there.
+    spec = load_spec("qwen3-next-80b-a3b")
+    ask = {"context": 8192, "kv_budget_bytes": 8 * GiB, "prefix_caching": True,
+           "speculative_method": "mtp", "num_speculative_tokens": 1}
+    with pytest.raises(UnmodelledError, match="not compatible with speculative decoding"):
+        plan_capacity(spec, plan_inputs(engine_version="0.16", **ask))
+    assert plan_capacity(spec, plan_inputs(engine_version="0.17", **ask)
+                         ).mamba_cache_mode == "align"
+
+
 @pytest.mark.parametrize(("version", "tokens", "block"), [
     # Mamba-Codestral-7B: 64 Mamba2 layers, a state of conv (8,192 + 2 x 8 x 128) x 3 x 2 B =
     # 61,440 + ssm 128 heads x 64 x 128 x 2 B = 2,097,152 -> 2,158,592 B a layer; one block of
@@ -200,6 +212,22 @@ def test_cpu_mla_needs_the_host() -> None:
     line = _refused(str(DSV2_LITE), "-c", "8192", "--platform", "cpu", "--kv-budget-gib", "1",
                     "--cpu-amx", "--block-size", "16")
     assert "multiples of 32" in line
+
+
+@pytest.mark.parametrize(("host", "block", "tokens"), [
+    # hf-internal-testing's LongCat-ShortCat (shrunk, tests/data/blind26/shrunk): 4 MLA layers
+    # of (512 + 64) x 2 B = 4,608 B a token, 1 GiB, 8,192 tokens, both recorded on vLLM 0.32's
+    # CPU build on an AMX host (its results.json). AMX_MLA by default: block 128, 128 x 4,608
+    # = 589,824 B; 1 GiB // 589,824 = 1,820 blocks; 8,192 / 128 = 64 a request: 28.4375x ->
+    # 232,960 tokens. Forced to CPU_MLA (--attention-backend CPU_MLA, what a host without AMX
+    # runs): 16 x 4,608 = 73,728 B; 14,563 blocks; 512 a request: 28.443359375x -> 233,008.
+    ("--cpu-amx", 128, 232_960), ("--no-cpu-amx", 16, 233_008),
+])
+def test_cpu_mla_by_host_as_recorded(host: str, block: int, tokens: int) -> None:
+    config = DATA / "blind26" / "shrunk" / "longcat-shortcat-hf-internal" / "config.json"
+    out = _estimate(str(config), "-c", "8192", "--platform", "cpu", "--kv-budget-gib", "1",
+                    "--max-num-batched-tokens", "2048", host)
+    assert (out["block_size"], out["reported_kv_cache_tokens"]) == (block, tokens)
 
 
 def test_cpu_mla_by_release() -> None:

@@ -388,5 +388,11 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
            f"reading of model_type {spec.model_type!r}; not checked against a vLLM run, and "
            "vLLM refuses the class if its attention does not go through transformers' "
            "attention interface")
+    if gone:
+        # A removed name reaches _raise_for_unsupported only after both Transformers
+        # fallbacks fail (0.32.0 registry.py inspect_model_cls :1346-1374): served or refused
+        # by the remote class's code, which kvplan does not read.
+        why += (f"; {gone}, raised when that class fails the check (transformers' "
+                f"is_backend_compatible / _can_set_attn_implementation){advice}")
     return replace(spec, assumptions=spec.assumptions + (
         Assumption(field="architectures", value=name, why=why),))

@@ -91,7 +91,8 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
     platform = alloc.get_platform(inputs.platform)
     block = vllm_block(caches, spec, inputs, platform)
     profile = profiles.vllm_profile(inputs.engine_version)
-    profiles.check_mamba_prefix_caching(spec, inputs.engine_version, inputs.prefix_caching)
+    profiles.check_mamba_prefix_caching(spec, inputs.engine_version, inputs.prefix_caching,
+                                        drafter=inputs.speculative_method is not None)
     config = alloc.vllm_kv_config(
         caches, context=inputs.context if context is None else context,
         profile=profile,

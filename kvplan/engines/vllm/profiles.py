@@ -202,17 +202,34 @@ MAMBA_PREFIX_CACHING_CLASSES = frozenset({
 MAMBA_ALL_MODE = ((0, 11, 2), (0, 28))
 
 
+# 0.15.1 and 0.16.0 models/config.py:357-360: `assert not vllm_config.speculative_config`
+# ("Mamba cache mode 'align' is currently not compatible with speculative decoding"); gone in
+# 0.17.1.
+ALIGN_WITHOUT_DRAFTER = ((0, 15), (0, 17))
+# 0.20.2 models/config.py:352-357: with a drafter, mode 'align' for those classes too.
+ALL_MODE_DRAFTER_ALIGN = (0, 20, 2)
+
+
 def check_mamba_prefix_caching(spec: ModelSpec, version: str | None,
-                               prefix_caching: bool | None) -> None:
+                               prefix_caching: bool | None, drafter: bool = False) -> None:
     """Refuse, in one line, prefix caching on a class with mamba prefix caching in the releases
     that keep a state page per block for it (see MAMBA_PREFIX_CACHING_CLASSES): kvplan does not
-    size mode 'all'. Off by default there, so only an explicit --enable-prefix-caching."""
+    size mode 'all'; and mode 'align' with a drafter where vLLM asserts it away. Off by default
+    there, so only an explicit --enable-prefix-caching."""
     if not prefix_caching or spec.recurrent is None:
         return
-    since, until = MAMBA_ALL_MODE
-    if not since <= version_key(version or DEFAULT_VLLM_VERSION) < until:
-        return
+    key = version_key(version or DEFAULT_VLLM_VERSION)
     name = next((n for n in spec.architectures if n in MAMBA_PREFIX_CACHING_CLASSES), None)
+    since, until = ALIGN_WITHOUT_DRAFTER
+    if drafter and since <= key < until and name is None:
+        raise UnmodelledError(
+            f"--enable-prefix-caching with a drafter: vLLM {version} does not start on a "
+            "recurrent hybrid ('Mamba cache mode 'align' is currently not compatible with "
+            "speculative decoding', model_executor/models/config.py MambaModelConfig; "
+            "allowed from 0.17)")
+    since, until = MAMBA_ALL_MODE
+    if not since <= key < until or (drafter and key >= ALL_MODE_DRAFTER_ALIGN):
+        return
     if name is not None:
         raise UnmodelledError(
             f"{spec.path}: architectures: {name} with --enable-prefix-caching at vLLM {version}"
