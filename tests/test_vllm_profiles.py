@@ -230,6 +230,20 @@ def test_cpu_mla_by_host_as_recorded(host: str, block: int, tokens: int) -> None
     assert (out["block_size"], out["reported_kv_cache_tokens"]) == (block, tokens)
 
 
+def test_cpu_mla_default_on_an_amx_host_as_recorded() -> None:
+    # DeepSeek-V2-Lite shrunk (3 MLA layers), 1 GiB, 8,192 tokens, vLLM 0.32's CPU build on an
+    # AMX host with no hook (tests/data/oracle/cpu-amx-runs.json): 310,656 tokens, 37.92x.
+    # --cpu-amx: block 128, 3 x 128 x 1,152 = 442,368 B; 1 GiB // 442,368 = 2,427 blocks; 64 a
+    # request: 37.921875x -> 310,656. --no-cpu-amx (CPU_MLA 16) would say 310,688: the host
+    # moves the print.
+    [run] = json.loads((DATA / "oracle" / "cpu-amx-runs.json").read_text())["runs"]
+    logged = run["output"]["kv_cache_tokens"]
+    args = (str(DSV2_LITE), "-c", "8192", "--platform", "cpu", "--kv-budget-gib", "1",
+            "--max-num-batched-tokens", "2048")
+    assert _estimate(*args, "--cpu-amx")["reported_kv_cache_tokens"] == logged == 310_656
+    assert _estimate(*args, "--no-cpu-amx")["reported_kv_cache_tokens"] == 310_688
+
+
 def test_cpu_mla_by_release() -> None:
     # 0.27.1 platforms/cpu.py:83-84: "MLA is not supported on CPU."; 0.28.0 CPU_MLA only (no
     # AMX_MLA before 0.29.0): 16 on any host.

@@ -276,7 +276,9 @@ def _release(version: str | None) -> tuple[int, ...]:
 # :251-292), which keeps a given block and else takes 128 (0.32.0 :291-292; 0.33.0 :561-563
 # update_block_size_for_backend: AMX_MLA's preferred block for 128), its kernels MultipleOf(32)
 # (v1/attention/backends/mla/amx_mla.py:134); CPU_MLA (16) elsewhere. Which one runs depends on
-# the host, which kvplan is told (--cpu-amx / --no-cpu-amx) or refuses to guess.
+# the host, which kvplan is told (--cpu-amx / --no-cpu-amx) or refuses to guess. Held to vLLM
+# 0.32's CPU build on an AMX host (DeepSeek-V2-Lite and LongCat-ShortCat shrunk, 128 by default
+# and 64 given) and without it (the oracle's MLA cases, 16): tests/test_vllm_profiles.py.
 CPU_MLA_SINCE = (0, 28, 0, 0)
 CPU_AMX_MLA_SINCE = (0, 29, 0, 0)
 CPU_MLA_BLOCK = 16
