@@ -158,6 +158,20 @@ def test_mamba_prefix_caching_mode_all_is_refused() -> None:
     assert modes == ["none", "align"]
 
 
+def test_mamba2_prefill_checkpoint_from_0_32() -> None:
+    # Granite-4.0-H-Small (36 Mamba2 + 4 attention layers: 9 state groups of 4 + 1 full), mode
+    # 'align' by default from 0.28 (prefix caching on for hybrids). A request at 32,768 tokens:
+    # cdiv(32,768, 528) = 63 attention blocks + per state group 2 pages (the running state and
+    # the last block-aligned one, MambaSpec.max_memory_usage_bytes) to 0.31, 3 from 0.32.0,
+    # whose MambaMixer2.get_kv_cache_spec adds num_prefill_checkpoint_blocks=1
+    # (mamba_mixer2.py:1098-1108; 0.31.0's has none): 63 + 9 x 2 = 81, 63 + 9 x 3 = 90.
+    spec = load_spec("granite-4.0-h-small")
+    per_request = [plan_capacity(spec, plan_inputs(
+        context=32768, kv_budget_bytes=8 * GiB, engine_version=v)).blocks_per_request
+        for v in ("0.31", "0.32")]
+    assert per_request == [81, 90]
+
+
 def test_align_with_a_drafter_before_0_17_does_not_start() -> None:
     # 0.15.1 and 0.16.0 models/config.py:357-360 assert no speculative_config in mode 'align'
     # (gone in 0.17.1): Qwen3-Next with MTP and --enable-prefix-caching does not start there.

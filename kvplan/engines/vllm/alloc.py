@@ -356,6 +356,10 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
             # support prefix caching since the feature is still experimental").
             on = False
         mamba_mode = "align" if on and profile.mamba_align_mode else "none"
+    if not profile.mamba2_prefill_checkpoint:
+        # Before 0.32 Mamba2 keeps no prefill checkpoint page (kvplan.kv sets it for 0.32 on).
+        entries = [(i, replace(c, checkpoint_pages=0) if isinstance(c, RecurrentState) else c)
+                   for i, c in entries]
     checkpoint = gdn_checkpoint and mamba_mode == "align"
     if checkpoint:
         # Each GDN layer's spec keeps one prefill checkpoint page per request (0.33.0

@@ -46,6 +46,10 @@ class VllmProfile:
     # a single-type model (_get_kv_cache_config_uniform_type) prints num_blocks x CacheConfig's
     # block instead (0.10.x), which for a pure Mamba model is not its state block.
     reported_block_is_groups_min: bool = True
+    # Mamba2 layers keep one prefill checkpoint page per request in mode 'align' (0.32.0
+    # model_executor/layers/mamba/mamba_mixer2.py:1098-1108 num_prefill_checkpoint_blocks=1;
+    # 0.31.0 and older: no such spec field set, 2 pages).
+    mamba2_prefill_checkpoint: bool = False
     # Gated DeltaNet layers export prefill checkpoints in mamba cache mode 'align' where their
     # prefill runs on FlashInfer (CUDA SM 9.0; see vllm_gdn_checkpoints): one more state page
     # per request and an attention block that is a multiple of 64 tokens (0.33.0
@@ -140,12 +144,12 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
                 chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 notes="prefix caching on for hybrids: mamba cache mode 'align'"),
-    # 0.32: the rules of 0.28 (read again in 0.32.0); its own row because it is the default
-    # (DEFAULT_VLLM_VERSION) a plan names.
+    # 0.32.0 mamba_mixer2.py:1098-1108: Mamba2's prefill checkpoint page in mode 'align'
+    # (0.20.2 - 0.31.0 mamba_mixer2.py: none).
     VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
+                chunked_local_hybrid=True, mamba2_prefill_checkpoint=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                notes="the allocator as 0.28 (the default: the newest budget modelled)"),
+                notes="Mamba2 keeps a prefill checkpoint page per request in mode 'align'"),
     # 0.33.0 and 0.34.0 read against 0.32.0 (kv_cache_utils.py split into kv_cache_planning.py
     # and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
     # pool's block and the concurrency print unchanged): the allocator moves only for Gated
@@ -154,13 +158,14 @@ VLLM_PROFILES: tuple[VllmProfile, ...] = (
     VllmProfile(version="0.33", group_size_ratio=1.5, reported_tokens="concurrency",
                 chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True,
+                gdn_prefill_checkpoint=True, mamba2_prefill_checkpoint=True,
                 notes="Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill "
                       "checkpoint page per request, block a multiple of 64"),
     VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
                 chunked_local_hybrid=True,
                 hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
                 gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
+                mamba2_prefill_checkpoint=True,
                 notes="the allocator as 0.33, and MLA pages that cannot be unified put "
                       "sliding-window MLA layers in full attention; the KV cache sized after "
                       "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled"),
