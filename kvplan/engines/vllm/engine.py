@@ -373,8 +373,10 @@ class VllmEngine:
         notes = [f"vllm {p.version}: {p.notes}." for p in profiles.VLLM_PROFILES] + [
             "Rules read from vLLM's source (0.32 to 0.34: v1/kv_cache_interface.py, "
             "v1/core/kv_cache_utils.py and 0.33's kv_cache_planning.py, platforms/interface.py, "
-            "config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on "
-            "start-up logs of older versions; --engine-version X.Y picks the newest profile at "
+            "config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py), each profile's "
+            "change at the first wheel 0.10.0 - 0.34.0 that has it (kvplan.engines.vllm."
+            "profiles), and checked on start-up logs; --engine-version X.Y picks the newest "
+            "profile at "
             f"or below X.Y (none given: {profiles.DEFAULT_VLLM_VERSION}, the newest whose CUDA "
             "budget kvplan models; 0.33's and 0.34's are refused unless the budget or reserve "
             f"is given); a release after {profiles.NEWEST_READ_VLLM} takes its rules, not exact.",
