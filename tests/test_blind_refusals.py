@@ -144,6 +144,9 @@ def test_attention_free_block_is_max_model_len_on_vllm_032() -> None:
             "--platform", "cpu", "--kv-budget-gib", "1"]
     result = CliRunner().invoke(app, [*args, "--engine-version", "0.32"])
     assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 8192
-    # Older profiles keep the platform's block (not checked against those versions).
+    # core.py sets it from 0.19.1 (:273); 0.18.1 has no such line and keeps CacheConfig's,
+    # the platform's block (not checked against a run of those versions).
     result = CliRunner().invoke(app, [*args, "--engine-version", "0.21"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 8192
+    result = CliRunner().invoke(app, [*args, "--engine-version", "0.18"])
     assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 128

@@ -22,6 +22,7 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
 from kvplan.engines.vllm.architectures import arrival
 from kvplan.engines.vllm.engine import vllm_stage_config
+from kvplan.engines.vllm.profiles import MAMBA_PREFIX_CACHING_CLASSES
 from kvplan.kv.cache import layer_caches, rank_caches, recurrent_state
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
@@ -29,6 +30,7 @@ from kvplan.kv.kinds import (
     RequestShape,
     SlidingWindowCache,
 )
+from kvplan.model.attention import LatentAttention
 from kvplan.sources.resolve import load_spec
 
 # --- recurrent state shapes ------------------------------------------------------------------
@@ -258,13 +260,24 @@ def test_requests_fit_the_pool(model, context, budget_mib, platform, version, pr
     try:
         plan = plan_capacity(load_spec(model), plan_inputs(
             context=context, kv_budget_bytes=budget_mib << 20, platform=platform,
-            engine_version=version, prefix_caching=prefix))
+            engine_version=version, prefix_caching=prefix,
+            cpu_amx=False if platform == "cpu" else None))
     except UnmodelledError as refused:
         # Combinations vLLM does not start (each refusal has its own test): DeepSeek's sparse
         # MLA on the CPU platform (test_vllm_mla_default_block), mxfp4 before vLLM 0.10.1
         # (test_quant_versions), an architecture before the first release that registers it
         # (test_vllm_arrivals). The property is about the answers kvplan gives.
-        assert (model, platform) == ("deepseek-v3.2", "cpu") or (
+        # Prefix caching on a class with mamba prefix caching, 0.11.2 - 0.27 (mode 'all':
+        # test_vllm_profiles).
+        all_mode = prefix and version in ("0.13", "0.19", "0.21") and any(
+            n in MAMBA_PREFIX_CACHING_CLASSES for n in load_spec(model).architectures)
+        # A recurrent hybrid on the CPU platform before 0.10.2 (hybrid manager off there:
+        # test_vllm_profiles).
+        cpu_off = (platform, version) == ("cpu", "0.10") and load_spec(model).recurrent
+        # MLA on the CPU platform before vLLM 0.28 (test_vllm_profiles).
+        cpu_off = cpu_off or (platform == "cpu" and version != "0.32" and isinstance(
+            load_spec(model).attention, LatentAttention))
+        assert all_mode or cpu_off or (model, platform) == ("deepseek-v3.2", "cpu") or (
             model == "gpt-oss-20b" and version == "0.10") or any(
             arrival(name, version) for name in load_spec(model).architectures), refused
         assume(False)

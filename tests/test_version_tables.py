@@ -5,14 +5,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvplan._util.versions import newest_at, version_key
-from kvplan.engines.vllm.alloc import vllm_profile
 from kvplan.engines.vllm.in_flight import in_flight_rule
+from kvplan.engines.vllm.profiles import vllm_profile
 
 
 def test_release_between_rows_takes_the_older_row() -> None:
-    # VLLM_PROFILES has rows 0.14, 0.19 and 0.21: 0.18.1 is still 0.14's, 0.20.2 is 0.19's.
-    assert vllm_profile("0.18.1").version == "0.14"
-    assert vllm_profile("0.20.2").version == "0.19"
+    # VLLM_PROFILES has rows 0.15, 0.18, 0.19 and 0.20.2: 0.17.1 is still 0.15's, 0.18.1 is
+    # 0.18's, 0.20.0 and 0.20.1 are 0.19's, 0.27.1 is 0.20.2's.
+    assert vllm_profile("0.17.1").version == "0.15"
+    assert vllm_profile("0.18.1").version == "0.18"
+    assert vllm_profile("0.20.1").version == "0.19"
+    assert vllm_profile("0.27.1").version == "0.20.2"
     # VLLM_IN_FLIGHT_RULES: 0.26.0 starts reserving the tokens in flight; 0.25.1 does not.
     assert in_flight_rule("0.25.1").reserves_in_flight is False
     assert in_flight_rule("0.26.0").reserves_in_flight is True

@@ -103,6 +103,25 @@ def test_remote_code_architecture_sized_but_not_exact() -> None:
     assert not [a for a in sglang["assumptions"] if a["field"] == "architectures"]
 
 
+def test_removed_name_through_remote_code_says_when_vllm_serves_it() -> None:
+    # TeleChatForCausalLM left vLLM's registry after 0.25.0 (0.32.0 registry.py:834). vLLM does
+    # not always refuse it: inspect_model_cls (0.32.0 registry.py:1323-1374) tries the
+    # Transformers backend (:1346-1355, :1363-1372) before _raise_for_unsupported (:1374, "was
+    # supported in vLLM until v0.25.0" at :1187-1195), and serves the auto_map class loaded
+    # with --trust-remote-code when it passes is_backend_compatible() or
+    # _can_set_attn_implementation(). Whether it does is in the remote modeling file, which
+    # kvplan does not read: TeleChat's copies on GitHub (TelechatAttention(nn.Module), no
+    # ALL_ATTENTION_FUNCTIONS) fail it, and vLLM 0.32 stopped with that message
+    # (tests/data/blind26/notes.json). So exact: false, the removal and the release named, not
+    # a refusal: another checkpoint's remote class may pass.
+    real = DATA / "blind26" / "real" / "telechat2-7b-cd0b54c.json"
+    data = json.loads(_run("estimate", str(real), "-c", "4096", "-f", "json").stdout)
+    assert data["exact"] is False
+    [assumed] = [a for a in data["assumptions"] if a["field"] == "architectures"]
+    assert "removed after vLLM 0.25.0" in assumed["why"]
+    assert "--engine-version 0.25 or older" in assumed["why"]
+
+
 def test_registered_name_is_unchanged(tmp_path: Path) -> None:
     # The same file naming the registered Ernie4_5ForCausalLM: exact, no --trust-remote-code
     # (the registry's class wins before any auto_map is looked at).

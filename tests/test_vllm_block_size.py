@@ -148,19 +148,22 @@ def test_cpu_runs_as_vllm_did(case: dict) -> None:
     assert f"{plan.max_concurrency:.2f}" == f"{case['max_concurrency']:.2f}"
 
 
-def test_cpu_mla_is_refused() -> None:
+def test_cpu_mla_depends_on_the_host() -> None:
     # platforms/cpu.py: without AMX the reference CPU_MLA overrides a given block to 16; with
     # AMX (AMX_MLA, MultipleOf(32)) it keeps it: DeepSeek-V2-Lite shrunk at --block-size 64 ran
     # block 64 on an AMX host (block-size-runs.json), where a host without AMX runs 16. kvplan
-    # cannot tell the host: refused; without --block-size it sizes CPU_MLA's 16, as before.
-    # At 16 the AMX host stopped ("No common block size for 16 (AMX_MLA: [MultipleOf(32)])")
-    # where a host without AMX runs exactly 16.
+    # cannot tell the host: refused unless told (--cpu-amx / --no-cpu-amx; the numbers:
+    # tests/test_vllm_profiles.py). At 16 the AMX host stopped ("No common block size for 16
+    # (AMX_MLA: [MultipleOf(32)])") where a host without AMX runs exactly 16.
     runs = {r["name"]: r for r in RUNS if r["config"] in MLA_RUNS}
     amx = runs["deepseek-v2-lite-64-amx"]
     assert amx["started"] and amx["backends"] == ["AMX_MLA"] and amx["blocks"] == [64]
     assert not runs["deepseek-v2-lite-16-amx"]["started"]
     line = refused(V3, "--platform", "cpu", "--block-size", "64", "--kv-budget-gib", "1")
-    assert "depends on the host" in line and "AMX" in line
+    assert "cannot tell the host" in line and "--cpu-amx" in line
+    line = refused(V3, "--platform", "cpu", "--block-size", "16", "--kv-budget-gib", "1",
+                   "--cpu-amx")
+    assert "AMX_MLA takes only multiples of 32" in line
 
 
 def test_cpu_sparse_is_refused() -> None:
@@ -190,7 +193,8 @@ def test_without_block_size_nothing_changes() -> None:
     # The default is the platform's own (16 on CUDA, 64 for sparse MLA, 128 on CPU): no check.
     assert estimate(V32, "--gpu", "H100")["block_size"] == 64
     assert estimate(LLAMA, "--platform", "cpu", "--kv-budget-gib", "1")["block_size"] == 128
-    assert estimate(V3, "--platform", "cpu", "--kv-budget-gib", "1")["block_size"] == 16
+    assert estimate(V3, "--platform", "cpu", "--kv-budget-gib", "1", "--no-cpu-amx"
+                    )["block_size"] == 16
 
 
 def test_plan_search_refuses_rather_than_skipping() -> None:

@@ -25,7 +25,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
-from kvplan.engines.vllm.alloc import vllm_profile
+from kvplan.engines.vllm.profiles import vllm_profile
 
 # Llama-4-Scout (model_specs/llama-4-scout.yaml, from Meta's config.json): 48 layers, every 4th
 # full attention (no RoPE), the other 36 chunked local with attention_chunk_size 8,192; 8 KV
@@ -71,7 +71,9 @@ def test_llama4_scout_chunked_groups_from_0_14_1(version: str) -> None:
     # A request: full 8,192 blocks; each chunked group cdiv(min(8,192 + 8,192, 131,072), 16)
     # = 1,024 (one batch in flight to 0.25); 8,192 + 3 x 1,024 = 11,264 blocks.
     # 27,306 / 11,264 = 2.424x (kvplan said 0.833x before, the chunked layers as full attention).
-    # 'GPU KV cache size' (<= 0.19 style): 27,306 // 4 groups x 16 = 109,216, the same print.
+    # 'GPU KV cache size' (to 0.20.1: blocks // groups x block): 27,306 // 4 groups x 16
+    # = 109,216, the same print; 0.20.2's is int(max_concurrency x max_model_len)
+    # (kv_cache_utils.py:1706): int(27,306 / 11,264 x 131,072) = 317,742.
     plan = _plan(version)
     groups = {g["kind"]: (g["groups"], g["layers"], g["pages_per_request"])
               for g in plan.kv_cache_groups}
@@ -79,11 +81,11 @@ def test_llama4_scout_chunked_groups_from_0_14_1(version: str) -> None:
     assert plan.num_blocks == 27306
     assert plan.max_concurrency == pytest.approx(27306 / 11264)
     assert plan.max_requests == 2
-    assert plan.reported_kv_cache_tokens == 109216
+    assert plan.reported_kv_cache_tokens == (109216 if version == "0.14.1" else 317742)
 
 
 def test_llama4_scout_reported_tokens_0_21_to_0_25() -> None:
-    # 0.21-0.25: the print is int(max_concurrency x max_model_len) (get_kv_cache_capacity):
+    # 0.20.2-0.25: the print is int(max_concurrency x max_model_len) (get_kv_cache_capacity):
     # int(27,306 / 11,264 x 131,072) = int(317,742.5) = 317,742 (hybrid off: 109,216).
     plan = _plan("0.25.1")
     assert plan.num_blocks == 27306

@@ -156,11 +156,14 @@ def test_qwen3_6_35b_a3b_prefix_caching_align_by_hand() -> None:
     assert plan.mamba_cache_mode == "align"
     assert plan.num_blocks == 300 and plan.blocks_per_request == 69
     assert plan.reported_kv_cache_tokens == 569_878
-    # 0.17 took 'align' only from --mamba-cache-mode align (vllm-ascend PR #7103).
+    # 0.17.1 sets 'align' itself with --enable-prefix-caching (model_executor/models/
+    # config.py:376-391, "all" only for classes with mamba prefix caching, from 0.15.1
+    # :332-347), the same 69 blocks; vllm-ascend PR #7103's "--mamba-cache-mode align" beside
+    # it is that platform's advice, not 0.17's default.
     old = plan_capacity(spec, PlanInputs(context=131072, kv_budget_bytes=int(6.01 * GiB),
                                          kv_dtype="fp8", engine_version="0.17",
                                          prefix_caching=True))
-    assert old.mamba_cache_mode == "none" and old.blocks_per_request == 66
+    assert old.mamba_cache_mode == "align" and old.blocks_per_request == 69
 
 
 def test_qwen3_6_27b_mtp_align_by_hand() -> None:

@@ -43,12 +43,13 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import plan_inputs
-from kvplan.engines.vllm.alloc import get_platform, vllm_kv_config, vllm_profile
+from kvplan.engines.vllm.alloc import get_platform, vllm_kv_config
 from kvplan.engines.vllm.in_flight import (
     in_flight_span,
     in_flight_text,
     vllm_max_concurrent_batches,
 )
+from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.kinds import LayerCaches, MLACache, SlidingWindowCache
 from kvplan.sources.resolve import load_model
 

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app
-from kvplan.engines.vllm.alloc import DEFAULT_VLLM_VERSION, NEWEST_READ_VLLM, vllm_profile
+from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION, NEWEST_READ_VLLM, vllm_profile
 
 GiB = 1 << 30
 

@@ -25,6 +25,7 @@ from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.cli.common import (
     AllowLongContextOpt,
+    CpuAmxOpt,
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
@@ -198,6 +199,7 @@ def estimate_cmd(
         "instead of a 1/tp slice of every one.")] = False,
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
+    cpu_amx: CpuAmxOpt = None,
     hybrid_manager: HybridManagerOpt = HybridManager.auto,
     disable_hybrid: DisableHybridOpt = False,
     prefix_caching: PrefixCachingOpt = None,
@@ -308,7 +310,7 @@ def estimate_cmd(
             speculative_method=None if speculative_method is None else speculative_method.value,
             num_speculative_tokens=num_speculative_tokens,
             # PlanInputs fields, as given:
-            prefix_caching=prefix_caching, ssm_dtype=ssm_dtype.value,
+            prefix_caching=prefix_caching, ssm_dtype=ssm_dtype.value, cpu_amx=cpu_amx,
             speculative_eagle_topk=speculative_eagle_topk,
             speculative_num_draft_tokens=speculative_num_draft_tokens,
             dtype=None if dtype is WeightDType.auto else dtype.value,

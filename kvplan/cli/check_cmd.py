@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from kvplan.cli.common import (
+    CpuAmxOpt,
     DisableHybridOpt,
     DTypeOpt,
     EngineVersionOpt,
@@ -92,6 +93,7 @@ def check_cmd(
              "`vllm serve` for the GPU).")] = None,
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
+    cpu_amx: CpuAmxOpt = None,
     hybrid_manager: HybridManagerOpt = HybridManager.auto,
     disable_hybrid: DisableHybridOpt = False,
     prefix_caching: PrefixCachingOpt = None,
@@ -138,7 +140,7 @@ def check_cmd(
     options = {k: v for k, v in {
         "gpu": gpu, "gpu_mem_gib": gpu_mem_gib, "pp": pp, "reserve_gib": reserve_gib,
         "max_num_batched_tokens": max_num_batched_tokens,
-        "platform": None if platform is None else platform.value,
+        "platform": None if platform is None else platform.value, "cpu_amx": cpu_amx,
         "hybrid_manager": hybrid_manager.value, "disable_hybrid": disable_hybrid,
         "speculative_method": None if speculative_method is None else speculative_method.value,
         "num_speculative_tokens": num_speculative_tokens,

@@ -96,6 +96,12 @@ PlatformOpt = Annotated[Platform | None, typer.Option(
     "--platform", rich_help_panel=VLLM_PANEL,
     help="vLLM platform: block sizes and scheduling (default: rocm for MI* GPU "
                        "presets, else cuda).")]
+CpuAmxOpt = Annotated[bool | None, typer.Option(
+    "--cpu-amx/--no-cpu-amx", rich_help_panel=VLLM_PANEL,
+    help="--platform cpu: the host has AMX tiles or not (torch.cpu._is_amx_tile_supported()). "
+         "vLLM 0.29 on runs MLA there with AMX_MLA (block 128, or --block-size) on such a host, "
+         "with CPU_MLA (block 16) on others; MLA on the CPU platform is refused without it.",
+    show_default=False)]
 HybridManagerOpt = Annotated[HybridManager, typer.Option(
     "--hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="vLLM's hybrid KV-cache manager (auto: what that version does for the model; off: "

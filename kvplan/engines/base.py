@@ -109,6 +109,9 @@ class PlanInputs:
     ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
     engine_version: str | None = None  # None: the newest modelled
     platform: str = "cuda"  # cuda | rocm | cpu
+    # --platform cpu: the host has AMX tiles (vLLM's MLA backend and block depend on it; None:
+    # not known, MLA there refused: kvplan.engines.vllm.block_size.cpu_mla_block).
+    cpu_amx: bool | None = None
     # torch.cuda.get_device_capability() of the GPU (None: not known); vLLM picks its sparse MLA
     # backend by it (kvplan.engines.vllm.kv_dtype).
     compute_capability: tuple[int, int] | None = None

@@ -36,7 +36,9 @@ from typing import Any
 
 BLIND = Path(__file__).resolve().parents[1] / "data" / "blind26"
 USER_ARGS = ("-f", "json", "-c", "4096")
-ORACLE_ARGS = ("-f", "json", "--kv-budget-gib", "1", "--platform", "cpu",
+# --no-cpu-amx: the MLA rows ran CPU_MLA (hosts without AMX, or LongCat-ShortCat's record forcing
+# it on an AMX host), which kvplan is told (kvplan.engines.vllm.block_size.cpu_mla_block).
+ORACLE_ARGS = ("-f", "json", "--kv-budget-gib", "1", "--platform", "cpu", "--no-cpu-amx",
                "--engine-version", "0.32", "--kv-dtype", "bf16", "--max-num-batched-tokens", "2048")
 COMPARED = (("num_blocks", "num_blocks"), ("block_size", "block_size"),
             ("reported_kv_cache_tokens", "kv_cache_tokens"))

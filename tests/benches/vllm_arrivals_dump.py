@@ -17,7 +17,7 @@ the releases where its (module, class) changed, which matter to kvplan only thro
 (a class renamed under a registered name is still served). The newest release's
 _PREVIOUSLY_SUPPORTED_MODELS is kept beside it (`previously_supported`).
 
-kvplan models vLLM from 0.10 (kvplan.engines.vllm.alloc.VLLM_PROFILES): the oldest release read
+kvplan models vLLM from 0.10 (kvplan.engines.vllm.profiles.VLLM_PROFILES): the oldest release read
 (0.10.0) stands for "0.10 or earlier" (`oldest`).
 """
 

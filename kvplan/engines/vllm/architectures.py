@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import DEFAULT_VLLM_VERSION
+from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import Assumption
 from kvplan.sources.support import support_table, vllm_registry
@@ -388,5 +388,11 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
            f"reading of model_type {spec.model_type!r}; not checked against a vLLM run, and "
            "vLLM refuses the class if its attention does not go through transformers' "
            "attention interface")
+    if gone:
+        # A removed name reaches _raise_for_unsupported only after both Transformers
+        # fallbacks fail (0.32.0 registry.py inspect_model_cls :1346-1374): served or refused
+        # by the remote class's code, which kvplan does not read.
+        why += (f"; {gone}, raised when that class fails the check (transformers' "
+                f"is_backend_compatible / _can_set_attn_implementation){advice}")
     return replace(spec, assumptions=spec.assumptions + (
         Assumption(field="architectures", value=name, why=why),))

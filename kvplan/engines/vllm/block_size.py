@@ -35,9 +35,10 @@ vLLM refuses to start (issue 26: no wrong number with exit 0). Read from vLLM 0.
   CPU build, Llama-3.1-8B shrunk, --block-size 16). MLA depends on the host: without AMX the
   reference CPU_MLA overrides any block to 16 ("CPU MLA backend requires block_size=16,
   overriding user-specified block_size"), with AMX (AMX_MLA, MultipleOf(32)) it keeps N
-  (DeepSeek-V2-Lite shrunk, --block-size 64 on an AMX host: block 64, 310,656 tokens at 1 GiB);
-  kvplan cannot tell the host, so it refuses. Sparse attention: ``NotImplementedError("Sparse
-  Attention is not supported on CPU.")``.
+  (DeepSeek-V2-Lite shrunk, --block-size 64 on an AMX host: block 64, 310,656 tokens at 1 GiB),
+  and takes 128 when none is given; kvplan cannot tell the host, so it is told (--cpu-amx /
+  --no-cpu-amx) or refuses MLA there (`cpu_mla_block`, with the releases). Sparse attention:
+  ``NotImplementedError("Sparse Attention is not supported on CPU.")``.
 
 With no --block-size (CacheConfig.block_size None; config/cache.py DEFAULT_BLOCK_SIZE 16):
 v1/attention/selector.py picks the backend with block None (every backend's supports_block_size
@@ -55,7 +56,8 @@ validate_configuration: compute capability, kv_cache_dtype, supports_combination
   at fp8 FLASHMLA ([64], fp8 taken, ops/flashmla.py is_flashmla_dense_supported: Hopper) -> 64.
 - any other (SM 8.x, 12.x; a head size outside 320/512/576 anywhere): TRITON_MLA (% 16) -> 16.
 No --gpu (no compute capability): Hopper's (SM 9.0). ROCm: TRITON_MLA 16 (dense), sparse 16
-(both backends take MultipleOf(16)); CPU: CPU_MLA 16 (dense), sparse refused as above.
+(both backends take MultipleOf(16)); CPU: CPU_MLA 16 or AMX_MLA 128 by host (dense), sparse
+refused as above.
 
 Older releases (issue 26), read in every release's PyPI wheel from 0.10.0 to 0.32.0 (the files
 and lines are in MLA_BLOCK_RULES, one row per range where the code changes):
@@ -121,6 +123,7 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import newest_at, version_key
+from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION
 from kvplan.kv.kinds import IndexerCache, MLACache, RecurrentState
 from kvplan.model.attention import LatentAttention
 
@@ -265,6 +268,52 @@ def _release(version: str | None) -> tuple[int, ...]:
     return key + (0,) * (4 - len(key))
 
 
+# MLA on vLLM's CPU platform (platforms/cpu.py), by release: none before 0.28 (0.27.1 :83-84
+# get_attn_backend_cls: NotImplementedError("MLA is not supported on CPU.")); 0.28.0 the
+# reference CPU_MLA, its block forced to 16 (:140-147, "CPU MLA backend requires block_size=16,
+# overriding user-specified block_size"); from 0.29.0 AMX_MLA where the host has AMX tiles
+# (x86 and torch.cpu._is_amx_tile_supported(): 0.29.0 :145-160 and :215-231, 0.32.0 :151-164 and
+# :251-292), which keeps a given block and else takes 128 (0.32.0 :291-292; 0.33.0 :561-563
+# update_block_size_for_backend: AMX_MLA's preferred block for 128), its kernels MultipleOf(32)
+# (v1/attention/backends/mla/amx_mla.py:134); CPU_MLA (16) elsewhere. Which one runs depends on
+# the host, which kvplan is told (--cpu-amx / --no-cpu-amx) or refuses to guess. Held to vLLM
+# 0.32's CPU build on an AMX host (DeepSeek-V2-Lite and LongCat-ShortCat shrunk, 128 by default
+# and 64 given) and without it (the oracle's MLA cases, 16): tests/test_vllm_profiles.py.
+CPU_MLA_SINCE = (0, 28, 0, 0)
+CPU_AMX_MLA_SINCE = (0, 29, 0, 0)
+CPU_MLA_BLOCK = 16
+AMX_MLA_BLOCK = 128
+AMX_MLA_MULTIPLE = 32
+
+
+def cpu_mla_block(given: int | None, version: str | None, amx: bool | None) -> int:
+    """The block vLLM `version` runs a dense MLA model at on the CPU platform, on a host with
+    AMX tiles or not (`amx` None: not known); refused in one line where vLLM runs no MLA there,
+    where the answer depends on the host and `amx` is None, or where AMX_MLA takes no such
+    block (see CPU_MLA_SINCE)."""
+    key = _release(version)
+    at = f"vLLM {version or DEFAULT_VLLM_VERSION}"
+    if key < CPU_MLA_SINCE:
+        raise UnmodelledError(
+            f"--platform cpu: {at} runs no MLA there (platforms/cpu.py get_attn_backend_cls: "
+            "'MLA is not supported on CPU' before 0.28): give --engine-version 0.28 or later")
+    if key < CPU_AMX_MLA_SINCE or amx is False:
+        return CPU_MLA_BLOCK
+    if amx is None:
+        raise UnmodelledError(
+            f"--platform cpu: {at} runs MLA with AMX_MLA (block {given or AMX_MLA_BLOCK}) on a "
+            f"host with AMX tiles and with CPU_MLA (block {CPU_MLA_BLOCK}, whatever "
+            "--block-size) on one without (platforms/cpu.py, torch.cpu._is_amx_tile_supported()"
+            "); kvplan cannot tell the host: give --cpu-amx or --no-cpu-amx")
+    block = given or AMX_MLA_BLOCK
+    if block % AMX_MLA_MULTIPLE:
+        raise UnmodelledError(
+            f"--block-size {block}: vLLM's AMX_MLA takes only multiples of {AMX_MLA_MULTIPLE} "
+            "(v1/attention/backends/mla/amx_mla.py; 'No common block size for 16 (AMX_MLA: "
+            f"[MultipleOf(32)])' on an AMX host): give {_nearest(block, AMX_MLA_MULTIPLE)}")
+    return block
+
+
 def mla_block_rule(version: str | None) -> MlaBlockRule:
     """The MLA_BLOCK_RULES row that describes `version` (None: the newest)."""
     return newest_at(MLA_BLOCK_RULES, _release(version), lambda rule: rule.since)
@@ -363,7 +412,9 @@ def vllm_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInp
         return given or platform.sparse_mla_block
     att = spec.attention
     hybrid = any(isinstance(c, RecurrentState) for lc in caches for c in lc.caches)
-    if kind != "mla" or platform.name == "cpu" or not isinstance(att, LatentAttention):
+    if kind == "mla" and platform.name == "cpu":
+        return cpu_mla_block(given, version, inputs.cpu_amx)
+    if kind != "mla" or not isinstance(att, LatentAttention):
         return given or (platform.mla_block if kind == "mla" else platform.default_block)
     _refuse_fp8(att, inputs)
     if platform.name == "rocm" or (
@@ -419,7 +470,7 @@ def check_hybrid_mla_block(caches: tuple[LayerCaches, ...], spec: ModelSpec,
 def mla_block_note(platform: str | None, profile: str | None = None,
                    hybrid: bool = False) -> str | None:
     """What decides a dense MLA model's block on `platform` under the vLLM profile `profile`
-    (kvplan.engines.vllm.alloc.VLLM_PROFILES: 0.13 covers 0.13-0.18; see the module)."""
+    (kvplan.engines.vllm.profiles.VLLM_PROFILES; see the module)."""
     older = profile is not None and _release(profile) < (0, 19, 0, 0)
     if hybrid and profile is not None and _release(profile) < (*READ_IN, 0, 0):
         return ("MLA block: an MLA + recurrent hybrid's block is raised until one MLA page holds "
@@ -461,17 +512,12 @@ def _multiple(platform: Platform, kind: str) -> int | None:
             "sparse": platform.sparse_mla_block_multiple}[kind]
 
 
-def _refuse_host_dependent(requested: int, platform: Platform, kind: str) -> None:
-    if kind == "sparse":
-        raise UnmodelledError(
-            f"--block-size {requested}: vLLM 0.32's {platform.name} platform runs no sparse "
-            "MLA (DeepSeek-V3.2 / GLM-5: platforms/cpu.py get_attn_backend_cls, 'Sparse "
-            "Attention is not supported on CPU')")
+def _refuse_no_sparse(requested: int, platform: Platform) -> None:
+    """A platform with no sparse MLA (CPU; its dense MLA: cpu_mla_block)."""
     raise UnmodelledError(
-        f"--block-size {requested}: vLLM 0.32 on CPU runs MLA at a block that depends on the "
-        "host (platforms/cpu.py: without AMX CPU_MLA overrides it to 16, with AMX AMX_MLA keeps "
-        "it, multiples of 32 only); kvplan cannot tell which: leave --block-size out (kvplan "
-        "then sizes CPU_MLA's 16)")
+        f"--block-size {requested}: vLLM 0.32's {platform.name} platform runs no sparse "
+        "MLA (DeepSeek-V3.2 / GLM-5: platforms/cpu.py get_attn_backend_cls, 'Sparse "
+        "Attention is not supported on CPU')")
 
 
 def _nearest(requested: int, multiple: int) -> str:
@@ -491,9 +537,11 @@ def check_block_size(caches: tuple[LayerCaches, ...], inputs: PlanInputs,
     if kind is None:
         return
     platform = config.platform
+    if kind == "mla" and platform.name == "cpu":
+        return  # cpu_mla_block: the block asked, by host and release
     multiple = _multiple(platform, kind)
     if multiple is None:
-        _refuse_host_dependent(requested, platform, kind)
+        _refuse_no_sparse(requested, platform)
         return
     asked = (requested,) if platform.selects_backend_by_block else ()
     for block in (*asked, config.block_size):

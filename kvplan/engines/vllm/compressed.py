@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, get_platform, vllm_profile
+from kvplan.engines.vllm.alloc import Platform, VllmKVConfig, get_platform
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.packed import vllm_packed_config
+from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.compressed import v4_layers
 from kvplan.model.attention import CompressedSparseAttention
 

@@ -60,7 +60,7 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
-from kvplan.engines.vllm.alloc import vllm_profile
+from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.kinds import (
     CacheKind,
     ChunkedLocalCache,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import kvplan.engines.vllm.alloc as alloc
+import kvplan.engines.vllm.profiles as profiles
 from kvplan.engines.base import (
     CostTraits,
     EngineOptions,
@@ -77,9 +78,9 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
                       context: int | None = None, *,
                       caches: tuple[LayerCaches, ...] | None = None) -> alloc.VllmKVConfig:
     """vLLM's KV-cache groups for one pipeline stage (default: the whole model)."""
-    vllm_served_architecture(spec, inputs.engine_version, alloc.DEFAULT_VLLM_VERSION)
+    vllm_served_architecture(spec, inputs.engine_version, profiles.DEFAULT_VLLM_VERSION)
     check_quantization_loadable(spec, inputs.quantization, inputs.engine_version,
-                                alloc.DEFAULT_VLLM_VERSION)
+                                profiles.DEFAULT_VLLM_VERSION)
     if isinstance(spec.attention, CompressedSparseAttention):
         # DeepSeek-V4's caches take vLLM's packed groups, with its own releases, KV dtype and
         # block (kvplan.engines.vllm.compressed); pipeline stages are refused there.
@@ -90,7 +91,9 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         caches = stage_caches(spec, inputs, layers)
     platform = alloc.get_platform(inputs.platform)
     block = vllm_block(caches, spec, inputs, platform)
-    profile = alloc.vllm_profile(inputs.engine_version)
+    profile = profiles.vllm_profile(inputs.engine_version)
+    profiles.check_mamba_prefix_caching(spec, inputs.engine_version, inputs.prefix_caching,
+                                        drafter=inputs.speculative_method is not None)
     config = alloc.vllm_kv_config(
         caches, context=inputs.context if context is None else context,
         profile=profile,
@@ -117,7 +120,7 @@ CUDA_MLA_BLOCK_TEXT = " (no --gpu, 0.18 on; by GPU, KV dtype and release: block_
 class VllmEngine:
     name = "vllm"
     display_name = "vLLM"
-    newest_read = alloc.NEWEST_READ_VLLM
+    newest_read = profiles.NEWEST_READ_VLLM
     fraction_name = "gpu_memory_utilization"
     # --kv-cache-dtype choices: auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc
     # (vllm/config/cache.py CacheDType): no int4/nvfp4 KV cache.
@@ -181,7 +184,7 @@ class VllmEngine:
         """An architecture vLLM's registry does not list: refused, or served by its
         Transformers backend with an assumption (kvplan.engines.vllm.architectures)."""
         return flag_unread_version(
-            vllm_served_architecture(spec, version, alloc.DEFAULT_VLLM_VERSION), self, version)
+            vllm_served_architecture(spec, version, profiles.DEFAULT_VLLM_VERSION), self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)
@@ -284,7 +287,7 @@ class VllmEngine:
         return None
 
     def reported_version(self, inputs: PlanInputs) -> str | None:
-        return alloc.vllm_profile(inputs.engine_version).version
+        return profiles.vllm_profile(inputs.engine_version).version
 
     def reported_platform(self, inputs: PlanInputs) -> str | None:
         return inputs.platform
@@ -355,7 +358,7 @@ class VllmEngine:
     def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
         """`kvplan engines`: a row and a record per vLLM profile, and the notes on its rules."""
         rows, records = [], []
-        for p, nxt in zip(alloc.VLLM_PROFILES, (*alloc.VLLM_PROFILES[1:], None), strict=True):
+        for p, nxt in zip(profiles.VLLM_PROFILES, (*profiles.VLLM_PROFILES[1:], None), strict=True):
             ratio = "smaller count" if p.group_size_ratio is None else (
                 f"larger if < {p.group_size_ratio:g}x smaller")
             rows.append([f"vllm {p.version}", ratio,
@@ -366,14 +369,16 @@ class VllmEngine:
                          ("align" if p.hybrid_prefix_caching else
                           "none; align with prefix caching") if p.mamba_align_mode else "none"])
             records.append({"engine": "vllm", **dict(p.__dict__.items()), "in_flight": in_flight})
-        notes = [f"vllm {p.version}: {p.notes}." for p in alloc.VLLM_PROFILES] + [
+        notes = [f"vllm {p.version}: {p.notes}." for p in profiles.VLLM_PROFILES] + [
             "Rules read from vLLM's source (0.32 to 0.34: v1/kv_cache_interface.py, "
             "v1/core/kv_cache_utils.py and 0.33's kv_cache_planning.py, platforms/interface.py, "
-            "config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py) and checked on "
-            "start-up logs of older versions; --engine-version X.Y picks the newest profile at "
-            f"or below X.Y (none given: {alloc.DEFAULT_VLLM_VERSION}, the newest whose CUDA "
+            "config/vllm.py, engine/arg_utils.py, v1/worker/gpu_worker.py), each profile's "
+            "change at the first wheel 0.10.0 - 0.34.0 that has it (kvplan.engines.vllm."
+            "profiles), and checked on start-up logs; --engine-version X.Y picks the newest "
+            "profile at "
+            f"or below X.Y (none given: {profiles.DEFAULT_VLLM_VERSION}, the newest whose CUDA "
             "budget kvplan models; 0.33's and 0.34's are refused unless the budget or reserve "
-            f"is given); a release after {alloc.NEWEST_READ_VLLM} takes its rules, not exact.",
+            f"is given); a release after {profiles.NEWEST_READ_VLLM} takes its rules, not exact.",
             f"Sliding and chunked layers keep their tokens in flight: {in_flight_text()} "
             "(kvplan.engines.vllm.in_flight).",
             "Platforms: " + "; ".join(

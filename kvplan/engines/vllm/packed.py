@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan._util.units import cdiv
-from kvplan.engines.vllm.alloc import KVGroup, Platform, VllmKVConfig, VllmProfile
+from kvplan.engines.vllm.alloc import KVGroup, Platform, VllmKVConfig
+from kvplan.engines.vllm.profiles import VllmProfile
 from kvplan.kv.compressed import PagedRowCache, SlidingRowCache
 from kvplan.kv.kinds import LayerCaches, RequestShape
 

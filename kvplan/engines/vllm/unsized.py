@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
-from kvplan.engines.vllm.alloc import DEFAULT_VLLM_VERSION, vllm_profile
+from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION, vllm_profile
 
 # The extensible KV cache (on by default on CUDA and ROCm) from this release.
 VLLM_EXTENSIBLE_SINCE = (0, 34)
@@ -47,7 +47,7 @@ VLLM_UNSIZED_BUDGETS: tuple[tuple[tuple[int, ...], str, str], ...] = (
 def vllm_unsized_budget(version: str | None, platform: str) -> tuple[str, str] | None:
     """Why kvplan cannot derive vLLM `version`'s KV budget on `platform`, and the start-up line
     that gives it (None: it can; no version: the default release,
-    kvplan.engines.vllm.alloc.DEFAULT_VLLM_VERSION)."""
+    kvplan.engines.vllm.profiles.DEFAULT_VLLM_VERSION)."""
     if platform == "cpu":
         return None
     key = version_key(version or DEFAULT_VLLM_VERSION)
