@@ -61,10 +61,13 @@ from kvplan.weights.params import head_hyper_connection_params, hyper_connection
 FP32_BYTES = 4
 INT32_BYTES = 4
 E8M0_BYTES = 1
-# Every MXFP4 MoE kernel vLLM 0.32 picks on CUDA pads hidden and per-rank intermediate sizes to
-# at most 256 (fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size):
-# sizes that are multiples of 256 are held as they are, whatever the kernel.
-MXFP4_PAD = 256
+# Every MXFP4 MoE kernel vLLM 0.32 picks on CUDA pads the hidden size to at most 256 and the
+# per-rank intermediate size to at most 128 (fused_moe/oracle/mxfp4.py:816-895
+# mxfp4_round_up_hidden_size_and_intermediate_size: Marlin and TRT-LLM 256 / 128, DeepGEMM and
+# CUTLASS 128 / 128, the rest 64 or less): sizes that are such multiples are held as they are,
+# whatever the kernel.
+MXFP4_PAD_HIDDEN = 256
+MXFP4_PAD_INTERMEDIATE = 128
 # nvidia/flashmla.py:78-85: the FP8 decode kernel takes 64 or 128 query heads.
 SINK_HEADS = (64, 128)
 
@@ -185,10 +188,11 @@ def _layer(t: _Tally, spec: ModelSpec, f: _Formats, i: int, tp: int) -> None:
     elif moe.score_bias:
         t.raw("experts", e * FP32_BYTES)  # e_score_correction_bias
     inter = cdiv(moe.moe_intermediate_size, tp)
-    if f.mxfp4 and (h % MXFP4_PAD or inter % MXFP4_PAD):
+    if f.mxfp4 and (h % MXFP4_PAD_HIDDEN or inter % MXFP4_PAD_INTERMEDIATE):
         raise UnmodelledError(
             f"{spec.source}: DeepSeek-V4's MXFP4 experts of hidden {h} and width {inter} per "
-            f"rank (tp {tp}): the MoE kernel's padding to {MXFP4_PAD} is not modelled")
+            f"rank (tp {tp}): the MoE kernel's padding (to {MXFP4_PAD_HIDDEN} / "
+            f"{MXFP4_PAD_INTERMEDIATE}, by kernel) is not modelled")
     t.add("experts", f.experts.experts_bytes(e, h, inter, True))
     shared = _shared_width(spec, f, tp)
     t.add("dense_mlp", f.linear.matrix_bytes(2 * shared, h) + f.linear.matrix_bytes(h, shared))
