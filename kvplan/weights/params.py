@@ -7,7 +7,8 @@ weight; LayerNorm: weight and bias; two per layer, four with ModelSpec.sandwich_
 q/k norms and the attention output gate where the spec has them, the final norm and an untied
 lm_head. Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers),
 Gemma's extra post-norms and full-width q/k norms (a few thousand parameters), quantisation
-scales.
+scales. DeepSeek-V4 (attention kind csa) is counted by `csa_params`, as kvplan.weights.csa
+prices it.
 """
 
 from __future__ import annotations
