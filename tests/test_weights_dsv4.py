@@ -112,3 +112,12 @@ def test_kernel_padding_refused() -> None:
     spec = load_spec(str(DATA / "configs" / "dsv4" / "deepseek-v4-pro.json"))
     with pytest.raises(UnmodelledError, match="padding"):
         weights_breakdown(spec, tp=16)
+
+
+def test_nvfp4_experts_not_counted_but_a_given_budget_still_answers() -> None:
+    # nvidia/DeepSeek-V4-Flash-NVFP4 (moe_quant_algo NVFP4: vLLM's ModelOptNvFp4FusedMoE
+    # experts, not read): its weights are refused in one line naming the field, and a
+    # question with the budget given is answered without them (weights "not counted").
+    spec = load_spec(str(DATA / "blind26" / "real" / "deepseek-v4-flash-nvfp4.json"))
+    with pytest.raises(UnmodelledError, match="moe_quant_algo.*--kv-budget-gib"):
+        count_params(spec)

@@ -45,22 +45,19 @@ allocated beside the weights: 16 MiB at 8,192 tokens).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from kvplan._util.dtypes import get_dtype
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan.model.attention import CompressedSparseAttention
-from kvplan.model.quant import MatrixBytes, QuantScheme, Unquantized, round_up
-from kvplan.model.quant_formats import Fp8Block, Mxfp4
+from kvplan.model.quant import MatrixBytes, round_up
+from kvplan.model.quant_formats import Fp8Block
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.base import VOCAB_PADDING, WeightBreakdown
+from kvplan.weights.csa_format import CsaFormats, csa_formats
 from kvplan.weights.params import head_hyper_connection_params, hyper_connection_params
 
 FP32_BYTES = 4
 INT32_BYTES = 4
-E8M0_BYTES = 1
 # Every MXFP4 MoE kernel vLLM 0.32 picks on CUDA pads the hidden size to at most 256 and the
 # per-rank intermediate size to at most 128 (fused_moe/oracle/mxfp4.py:816-895
 # mxfp4_round_up_hidden_size_and_intermediate_size: Marlin and TRT-LLM 256 / 128, DeepGEMM and
@@ -76,48 +73,6 @@ def _att(spec: ModelSpec) -> CompressedSparseAttention:
     att = spec.attention
     assert isinstance(att, CompressedSparseAttention)
     return att
-
-
-class _Formats:
-    """How the checkpoint stores V4's linears and routed experts (DeepseekV4FP8Config), or the
-    compute dtype for an unquantized config."""
-
-    def __init__(self, spec: ModelSpec, bits: int) -> None:
-        att = _att(spec)
-        self.plain = Unquantized(bits=bits)
-        self.bits = bits
-        qc = spec.quantization_config
-        if qc is None:
-            self.linear: QuantScheme = self.plain
-            self.experts: QuantScheme = self.plain
-            self.mxfp4 = False
-            return
-        self.linear, self.experts, self.mxfp4 = _checkpoint_formats(qc, spec.path, att)
-
-
-def _checkpoint_formats(qc: Mapping[str, Any], path: str, att: CompressedSparseAttention
-                        ) -> tuple[QuantScheme, QuantScheme, bool]:
-    where = "quantization_config"
-    method = qc.get("quant_method")
-    if method not in ("fp8", "deepseek_v4_fp8"):
-        raise UnmodelledError(f"{path}: {where}.quant_method: {method!r} for DeepSeek-V4: "
-                              "kvplan counts its fp8 checkpoints (DeepseekV4FP8Config) only")
-    block = qc.get("weight_block_size")
-    if (not isinstance(block, list) or len(block) != 2
-            or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
-        raise UnmodelledError(f"{path}: {where}.weight_block_size: expected two positive "
-                              f"integers (V4's fp8 blocks), got {block!r}")
-    for field in ("ignored_layers", "modules_to_not_convert", "moe_quant_algo"):
-        if qc.get(field):
-            raise UnmodelledError(f"{path}: {where}.{field}: not modelled for DeepSeek-V4 "
-                                  "(kvplan counts the published fp8 / fp4-expert layout)")
-    fp4 = att.expert_dtype == "fp4"
-    linear = Fp8Block(block_n=block[0], block_k=block[1],
-                      scale_bytes=E8M0_BYTES if fp4 else FP32_BYTES)
-    if fp4:
-        return linear, Mxfp4(expert_bias=False), True
-    # expert_dtype fp8: Fp8Config's Fp8MoEMethod, float32 block scales.
-    return linear, Fp8Block(block_n=block[0], block_k=block[1]), False
 
 
 class _Tally:
@@ -136,7 +91,7 @@ class _Tally:
         self.add(group, MatrixBytes(weight=n_bytes))
 
 
-def _compressor_bytes(f: _Formats, h: int, ratio: int, head: int) -> int:
+def _compressor_bytes(f: CsaFormats, h: int, ratio: int, head: int) -> int:
     """compressor.py:258-280: ape (float32, ratio x coff head), fused_wkv_wgate (hidden ->
     2 coff head, unquantized, replicated) and its norm (head)."""
     coff = 2 if ratio == 4 else 1
@@ -144,7 +99,7 @@ def _compressor_bytes(f: _Formats, h: int, ratio: int, head: int) -> int:
             + cdiv(2 * coff * head * h * f.bits, 8) + cdiv(head * f.bits, 8))
 
 
-def _shared_width(spec: ModelSpec, f: _Formats, tp: int) -> int:
+def _shared_width(spec: ModelSpec, f: CsaFormats, tp: int) -> int:
     """The shared expert's width on one rank (nvidia/model.py:150-155: with FP8 blocks the
     width is rounded up to whole 128-blocks per rank)."""
     moe = spec.moe
@@ -156,7 +111,7 @@ def _shared_width(spec: ModelSpec, f: _Formats, tp: int) -> int:
     return cdiv(width, tp)
 
 
-def _layer(t: _Tally, spec: ModelSpec, f: _Formats, i: int, tp: int) -> None:
+def _layer(t: _Tally, spec: ModelSpec, f: CsaFormats, i: int, tp: int) -> None:
     att = _att(spec)
     moe = spec.moe
     if moe is None:
@@ -234,7 +189,7 @@ def csa_weight_breakdown(spec: ModelSpec, *, dtype: str, tp: int = 1,
                               f"{att.num_attention_heads} heads and {att.o_groups} output "
                               "groups (attention.py asserts it)")
     bits = get_dtype(dtype).element_bits
-    f = _Formats(spec, bits)
+    f = csa_formats(spec, bits)
     t = _Tally()
     h = spec.hidden_size
     vocab_rank = cdiv(round_up(spec.vocab_size, VOCAB_PADDING), tp)

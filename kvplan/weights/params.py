@@ -23,6 +23,7 @@ from kvplan.model.attention import (
     LatentAttention,
 )
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.csa_format import csa_formats
 from kvplan.weights.routers import router_params
 
 
@@ -208,6 +209,7 @@ def csa_params(spec: ModelSpec) -> ParamCount:
     moe = spec.moe
     if moe is None:
         raise UnmodelledError(f"{spec.source}: DeepSeek-V4 without MoE layers is not modelled")
+    csa_formats(spec, 16)  # a checkpoint layout kvplan does not price is refused here
     h = spec.hidden_size
     expert = 3 * h * moe.moe_intermediate_size
     layers = []
