@@ -6,9 +6,10 @@ code with the JSON keys every model has, on the published configs (tests/data/co
 sources in tests/data/configs/SOURCES-dsv4.md) and on the oracle cases; what kvplan cannot size
 exactly is refused in one line, exit 2:
 
-- the budget from the GPU: vLLM subtracts the loaded weights (kvplan does not count V4's:
-  compressors, indexer, grouped output projection, hyper-connections, FP4 experts) and its
-  profile's peak; so a budget must be given (--kv-budget-gib, or --weights-gib and --reserve-gib);
+- the budget from the GPU: vLLM subtracts the loaded weights (counted since dsv4weights:
+  kvplan.weights.csa, tests/test_weights_dsv4.py) and its profile's peak, whose V4 workspaces
+  (sparse indexer, FlashMLA prefill gather, hyper-connection stream) kvplan does not model; so
+  the reserve (--reserve-gib) or the budget (--kv-budget-gib) must be given;
 - releases before 0.32 (0.20-0.31: registered, but another path kvplan has not checked), the
   other engines, compare's rewrites, sweep, simulate, verify, the offload tiers, plan --rate,
   pipeline stages and MTP draft layers.
@@ -72,10 +73,11 @@ def test_flash_on_h200_tp8_by_hand() -> None:
             d["kv_cache_groups"]] == [("sliding", 2, 43, 64), ("indexer+compressed", 1, 62, 256),
                                       ("compressor state", 1, 42, 4),
                                       ("compressor state", 1, 20, 8)]
-    # No whole bytes per token, and weights that kvplan did not count: null, never a guess.
+    # No whole bytes per token: null, never a guess. The weights are counted (284.3B
+    # parameters; 21,181,771,804 B a rank at TP 8: tests/test_weights_dsv4.py), the reserve
+    # is not (the budget was given).
     assert d["bytes_per_token"] is None and d["per_gpu_bytes_per_token"] is None
-    assert (d["params"], d["weights_bytes"], d["reserve_bytes"], d["weights_source"]) == (
-        None, None, None, "not counted")
+    assert (d["params"], d["weights_bytes"]) == (284_334_567_511, 21_181_771_804)
     assert d["exact"] and d["attention_kind"] == "csa"
 
 
@@ -134,6 +136,18 @@ def test_longest_context_for_requests_by_hand() -> None:
     assert 4_031 + 2 * 259 + 4_099 + 2_065 == 10_713 <= 64_280 // 6
 
 
+def test_budget_from_the_gpu_with_the_reserve_given() -> None:
+    # 8 x H200 at TP 8, --reserve-gib 8: vLLM's budget is 0.92 x 150,119,844,413 B (the H200's
+    # driver-reported total, 139.81 GiB) less kvplan's weights for a rank (21,181,771,804 B,
+    # tests/test_weights_dsv4.py) less 8 GiB: 108,338,550,463 B (100.90 GiB), printed.
+    d = estimate_json(FLASH, "--gpu", "H200", "--tp", "8", "--reserve-gib", "8", "--context",
+                      "128k")
+    assert d["weights_bytes"] == 21_181_771_804 and d["reserve_bytes"] == 8 << 30
+    assert d["total_bytes"] == 150_119_844_413 and d["kv_budget_bytes"] == 108_338_550_463
+    code, out, err = run("estimate", FLASH, "--gpu", "B200", "--tp", "8", "--reserve-gib", "8")
+    assert code == 0 and "KV budget per GPU" in out and "19.73 GiB" in out, err
+
+
 def test_plan_with_weights_and_reserve_given() -> None:
     # `plan` derives the budget from the device only with the weights and the reserve given;
     # it then agrees with `estimate` on that budget (the same pool code).
@@ -185,8 +199,10 @@ def test_cli_equals_vllm_cpu(case: str, output: dict) -> None:
 # --- refusals, one line, exit 2 ----------------------------------------------------------------
 
 @pytest.mark.parametrize(("args", "text"), [
-    (("estimate", FLASH, "--gpu", "H200", "--tp", "8"), "give --kv-budget-gib, or --weights-gib"),
-    (("plan", FLASH, "--gpu", "H200", "--concurrency", "4"), "weights"),
+    (("estimate", FLASH, "--gpu", "H200", "--tp", "8"), "profile-run workspaces"),
+    (("estimate", FLASH, "--gpu", "H200", "--tp", "8", "--weights-gib", "20"),
+     "give --reserve-gib (kvplan counts the weights) or --kv-budget-gib"),
+    (("plan", FLASH, "--gpu", "H200", "--concurrency", "4"), "profile-run workspaces"),
     (("estimate", FLASH, "--engine-version", "0.19"), "from 0.20"),
     (("estimate", FLASH, "--engine-version", "0.31"), "on vLLM 0.32 and later"),
     (("estimate", FLASH, "--kv-dtype", "bf16"), "fp8_ds_mla only"),

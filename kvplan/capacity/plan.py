@@ -82,7 +82,8 @@ class CapacityPlan:
     draft_kv_bytes: int | None = None
     sglang_pool: dict[str, object] = field(default_factory=dict)
 
-    # False: the model's weights are not counted (DeepSeek-V4): the budget was given, and
+    # False: the model's weights are not counted (none since dsv4weights counted DeepSeek-V4's;
+    # kept for a family kvplan cannot count): the budget was given, and
     # params, weights and reserve are not kvplan's numbers (null in the JSON unless given).
     weights_counted: bool = True
 
@@ -103,7 +104,7 @@ class CapacityPlan:
 def param_counts(spec: ModelSpec, inputs: PlanInputs,
                  count: Callable[[ModelSpec], ParamCount]) -> ParamCount | None:
     """The model's parameters (`count`: kvplan.weights.params.count_params), or None where
-    kvplan does not count them (an UnmodelledError: DeepSeek-V4) and the budget does not need
+    kvplan does not count them (an UnmodelledError) and the budget does not need
     them: --kv-budget-gib, or both --weights-gib and --reserve-gib given; else that refusal."""
     try:
         return count(spec)

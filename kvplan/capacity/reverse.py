@@ -38,8 +38,9 @@ def longest_context(spec: ModelSpec, inputs: PlanInputs, requests: int) -> int |
 def fraction_needed(spec: ModelSpec, inputs: PlanInputs, requests: int) -> float | None:
     """The memory fraction at which `requests` requests of `inputs.context` tokens fit (per GPU),
     in the selected engine's meaning of the fraction. None without a device total, or where the
-    budget from the device is not derived (DeepSeek-V4's weights: kvplan.capacity.plan.
-    param_counts refuses it without --kv-budget-gib, which this question sets aside)."""
+    budget from the device is not derived without a given reserve (DeepSeek-V4's profile-run
+    workspaces: kvplan.engines.vllm.compressed.refuse_v4_profile_peaks) and only
+    --kv-budget-gib was given, which this question sets aside)."""
     if inputs.total_bytes is None:
         return None
     probe = replace(inputs, mem_fraction=1.0, kv_budget_bytes=None)

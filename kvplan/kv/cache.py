@@ -68,8 +68,9 @@ def _check_kv_heads(spec: ModelSpec, kv: int | None, tp: int) -> None:
 def check_token_sized(spec: ModelSpec, what: str) -> None:
     """Refuse `what` (a command or option whose rules read the KV cache per token, or the time
     model) in one line for a model whose caches have no whole bytes per token: DeepSeek-V4's
-    compressed rows (kvplan.kv.compressed), which `estimate` and `plan` size by vLLM's pages."""
-    if isinstance(spec.attention, CompressedSparseAttention):
+    compressed rows (kvplan.kv.compressed), which `estimate` and `plan` size by vLLM's pages.
+    The caches answer (`CacheKind.per_token`), not the attention's type."""
+    if not rank_caches(spec).per_token:
         raise UnmodelledError(
             f"{what}: {spec.id} has DeepSeek-V4's compressed sparse attention (one row per 4 or "
             "128 tokens in pages of its own), which kvplan sizes with estimate and plan on "

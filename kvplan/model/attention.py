@@ -151,6 +151,14 @@ class CompressedSparseAttention:
     index_head_dim: int
     index_n_heads: int
     index_topk: int
+    # The V4 block's other weight-shaping fields, read with its attention from the same
+    # config.json (kvplan.sources.hf_dsv4) for its weights (kvplan.weights.csa): the
+    # hyper-connection width (hc_mult residual streams), the first `num_hash_layers` MoE layers
+    # routed by a token-id table, and the routed experts' checkpoint format (vLLM 0.32
+    # models/deepseek_v4/quant_config.py: "fp4" MXFP4, the default, or "fp8" blocks).
+    hc_mult: int = 1
+    num_hash_layers: int = 0
+    expert_dtype: str = "fp4"
 
     def compress_ratio(self, layer: int) -> int:
         """Layer `layer`'s ratio as vLLM reads it (DeepseekV4Attention: max(1, ratio); layers

@@ -53,12 +53,16 @@ class Fp8Block(FusedExperts):
 
     block_n: int = 128
     block_k: int = 128
+    # 1: ue8m0 scales (float8_e8m0fnu), as vLLM 0.32 fp8.py create_weights takes them where the
+    # config says so (DeepSeek-V4's FP4-expert checkpoints: models/deepseek_v4/quant_config.py
+    # DeepseekV4FP8Config.is_scale_e8m0).
+    scale_bytes: int = FP32_BYTES
     name: str = "fp8 block"
     math: ClassVar[GemmMath] = GemmMath.fp8  # W8A8, as Fp8PerTensor
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         tiles = cdiv(out_features, self.block_n) * cdiv(in_features, self.block_k)
-        return MatrixBytes(weight=out_features * in_features, scales=tiles * FP32_BYTES)
+        return MatrixBytes(weight=out_features * in_features, scales=tiles * self.scale_bytes)
 
 
 class Mxfp4Backend(str, Enum):

@@ -195,7 +195,11 @@ def _quantization(c: ConfigReader, origin: str | None) -> dict | None:
     if quant is None:
         return None
     parsed = parse_quantization_config(quant, origin or c.path)
-    if origin is None:
+    if origin is None and c.data.get("model_type") == CSA_MODEL_TYPE:
+        # vLLM runs a V4 fp8 config as deepseek_v4_fp8 (kvplan.weights.csa prices it).
+        c.warn(f"quantization_config: {parsed.description}, run by vLLM as deepseek_v4_fp8 "
+               f"with {c.data.get('expert_dtype', 'fp4')} experts")
+    elif origin is None:
         c.warn(f"quantization_config: {parsed.description}")
     else:
         c.warn(f"{QUANT_FILE}: {parsed.description}, read as vLLM does when config.json has no "

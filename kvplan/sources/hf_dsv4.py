@@ -16,6 +16,11 @@ from kvplan.model.attention import CompressedSparseAttention
 CSA_MODEL_TYPE = "deepseek_v4"
 _INTS = ("num_attention_heads", "head_dim", "qk_rope_head_dim", "sliding_window", "q_lora_rank",
          "o_lora_rank", "o_groups", "index_head_dim", "index_n_heads", "index_topk")
+# The block's fields its weights read (kvplan.weights.csa): vLLM 0.32 nvidia/model.py
+# DeepseekV4DecoderLayer (hc_mult), DeepseekV4MoE (num_hash_layers, may be 0) and
+# quant_config.py DeepseekV4FP8Config (expert_dtype, "fp4" when absent).
+_BLOCK_INTS = ("hc_mult", "num_hash_layers")
+EXPERT_DTYPES = ("fp4", "fp8")
 _SECTION_NAMES = {"sliding_window": "window"}  # config.json field -> spec section key
 _CONFIG_NAMES = {v: k for k, v in _SECTION_NAMES.items()}
 # vllm/models/deepseek_v4/compressor.py CompressorStateCache: "assert compress_ratio in
@@ -37,6 +42,16 @@ def read_compressed_sparse_attention(config: Mapping[str, Any], path: str, *,
     fields named `prefix` + field), or a one-line SpecError. `num_hidden_layers` None: the
     config's own."""
     values = {f: _int(config, path, f, prefix) for f in _INTS}
+    for f in _BLOCK_INTS:
+        value = config.get(f)
+        if isinstance(value, bool) or not isinstance(value, int) or value < (f == "hc_mult"):
+            kind = "positive" if f == "hc_mult" else "non-negative"
+            raise SpecError(path, prefix + f, f"expected a {kind} integer, got {value!r}")
+        values[f] = value
+    expert_dtype = config.get("expert_dtype", "fp4")
+    if expert_dtype not in EXPERT_DTYPES:
+        raise SpecError(path, prefix + "expert_dtype", f"expected one of {EXPERT_DTYPES} "
+                        f"(vLLM's DeepseekV4FP8Config), got {expert_dtype!r}")
     if config.get("num_key_value_heads", 1) != 1:
         raise SpecError(path, prefix + "num_key_value_heads", "DeepSeek-V4 caches one KV head; "
                         f"got {config.get('num_key_value_heads')!r}")
@@ -52,7 +67,8 @@ def read_compressed_sparse_attention(config: Mapping[str, Any], path: str, *,
               else num_hidden_layers)
     if len(ratios) < layers:
         raise SpecError(path, field, f"{len(ratios)} entries for {layers} layers")
-    return CompressedSparseAttention(compress_ratios=tuple(ratios), **values)
+    return CompressedSparseAttention(compress_ratios=tuple(ratios), expert_dtype=expert_dtype,
+                                     **values)
 
 
 def csa_attention_mapping(config: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -61,8 +77,9 @@ def csa_attention_mapping(config: Mapping[str, Any], path: str) -> dict[str, Any
     att = read_compressed_sparse_attention(config, path)
     # The window as `window`: a spec's attention.sliding_window means sliding-window layers
     # (kvplan.kv.kinds.SlidingWindowCache), which V4's layers are not.
-    return {"kind": "csa", **{_SECTION_NAMES.get(f, f): getattr(att, f) for f in _INTS},
-            "compress_ratios": list(att.compress_ratios)}
+    return {"kind": "csa", **{_SECTION_NAMES.get(f, f): getattr(att, f)
+                              for f in _INTS + _BLOCK_INTS},
+            "expert_dtype": att.expert_dtype, "compress_ratios": list(att.compress_ratios)}
 
 
 def csa_section(section: Mapping[str, Any], path: str, prefix: str, seen: set[str]

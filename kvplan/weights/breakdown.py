@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvplan._util.dtypes import get_dtype
+from kvplan._util.errors import UnmodelledError
 from kvplan._util.units import cdiv
-from kvplan.model.attention import HeadAttention, LatentAttention
+from kvplan.model.attention import CompressedSparseAttention, HeadAttention, LatentAttention
 from kvplan.model.quant import MatrixBytes, QuantScheme, Unquantized, round_up
 from kvplan.model.spec import ModelSpec, QwenViTSpec, VisionTowerSpec
 from kvplan.weights.base import (
@@ -25,6 +26,7 @@ from kvplan.weights.base import (
     rope_cache_bytes,
     stage_has_attention,
 )
+from kvplan.weights.csa import csa_weight_breakdown
 from kvplan.weights.params import (
     count_params,
     output_gate_rows,
@@ -319,6 +321,13 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     (--speculative-method mtp), on the last stage (`_mtp_layers`)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
+    if isinstance(spec.attention, CompressedSparseAttention):
+        # DeepSeek-V4's blocks are its own (kvplan.weights.csa), in its own checkpoint format.
+        if quant is not None and spec.quantization_json is None:
+            raise UnmodelledError(f"{spec.source}: DeepSeek-V4 with load-time quantization "
+                                  f"({quant.method}) is not modelled")
+        return csa_weight_breakdown(spec, dtype=dtype, tp=tp, layers=layers, first=first,
+                                    last=last)
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
     if vision and spec.vision is not None:

@@ -7,7 +7,8 @@ weight; LayerNorm: weight and bias; two per layer, four with ModelSpec.sandwich_
 q/k norms and the attention output gate where the spec has them, the final norm and an untied
 lm_head. Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers),
 Gemma's extra post-norms and full-width q/k norms (a few thousand parameters), quantisation
-scales.
+scales. DeepSeek-V4 (attention kind csa) is counted by `csa_params`, as kvplan.weights.csa
+prices it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from kvplan.model.attention import (
     LatentAttention,
 )
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.csa_format import csa_formats
 from kvplan.weights.routers import router_params
 
 
@@ -112,13 +114,7 @@ def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
         kv_b = att.kv_lora_rank * att.num_attention_heads * (att.qk_nope_head_dim + att.v_head_dim)
         o = att.num_attention_heads * att.v_head_dim * h
         return q + kv_a + kv_norm + kv_b + o
-    if isinstance(att, CompressedSparseAttention):
-        raise UnmodelledError(
-            f"{spec.source}: DeepSeek-V4's weights (its compressors, indexer, grouped output "
-            "projection, hyper-connections and FP4 experts) are not counted, so vLLM's budget "
-            "from the GPU is not derived: give --kv-budget-gib, or --weights-gib and "
-            "--reserve-gib")
-    assert isinstance(att, HeadAttention)
+    assert isinstance(att, HeadAttention)  # DeepSeek-V4 (csa): `csa_params`, whole model
     q_out = att.num_attention_heads * att.head_dim
     k_out = att.num_key_value_heads * att.head_dim
     v_out = att.num_key_value_heads * att.v_head_dim
@@ -183,7 +179,68 @@ def recurrent_params(spec: ModelSpec) -> int:
     return 4 * h * proj + proj * h
 
 
+def _csa(spec: ModelSpec) -> CompressedSparseAttention:
+    att = spec.attention
+    assert isinstance(att, CompressedSparseAttention)
+    return att
+
+
+def hyper_connection_params(spec: ModelSpec) -> int:
+    """A DeepSeek-V4 decoder layer's hyper-connections (float32 in vLLM): hc_attn_fn and
+    hc_ffn_fn of (mix, m x hidden), their bases (mix) and scales (3), mix = (2 + m) m, m =
+    hc_mult (vLLM 0.32 models/deepseek_v4/nvidia/model.py:1097-1141)."""
+    m = _csa(spec).hc_mult
+    mix = (2 + m) * m
+    return 2 * mix * m * spec.hidden_size + 2 * mix + 2 * 3
+
+
+def head_hyper_connection_params(spec: ModelSpec) -> int:
+    """hc_head_fn (m, m x hidden), hc_head_base (m) and hc_head_scale (1), float32, once
+    (nvidia/model.py:1359-1378)."""
+    m = _csa(spec).hc_mult
+    return m * m * spec.hidden_size + m + 1
+
+
+def csa_params(spec: ModelSpec) -> ParamCount:
+    """DeepSeek-V4's parameters (elements, whole model): the tensors kvplan.weights.csa
+    prices, each counted once; the token -> expert table and the float32 hyper-connections
+    included (they are parameters in vLLM), the rotary tables not (buffers)."""
+    att = _csa(spec)
+    moe = spec.moe
+    if moe is None:
+        raise UnmodelledError(f"{spec.source}: DeepSeek-V4 without MoE layers is not modelled")
+    csa_formats(spec, 16)  # a checkpoint layout kvplan does not price is refused here
+    h = spec.hidden_size
+    expert = 3 * h * moe.moe_intermediate_size
+    layers = []
+    for i in range(spec.num_hidden_layers):
+        ratio = att.compress_ratio(i)
+        n = (att.num_attention_heads + h * (att.q_lora_rank + att.head_dim) + att.q_lora_rank
+             + att.head_dim + att.q_lora_rank * att.num_attention_heads * att.head_dim
+             + att.o_lora_rank * att.num_attention_heads * att.head_dim  # wo_a
+             + att.o_groups * att.o_lora_rank * h)  # wo_b
+        for head in ((att.head_dim,) if ratio > 1 else ()) + (
+                (att.index_head_dim,) if ratio == 4 else ()):
+            coff = 2 if ratio == 4 else 1
+            n += ratio * coff * head + 2 * coff * head * h + head
+        if ratio == 4:
+            n += att.q_lora_rank * att.index_n_heads * att.index_head_dim + att.index_n_heads * h
+        router = moe.n_routed_experts * h + (
+            spec.vocab_size * moe.num_experts_per_tok if i < att.num_hash_layers
+            else moe.n_routed_experts if moe.score_bias else 0)
+        layers.append(LayerParams(
+            attention=n, mlp=moe.n_shared_experts * expert,
+            routed_experts=moe.n_routed_experts * expert,
+            routed_active=moe.num_experts_per_tok * expert, router=router,
+            norms=2 * h + hyper_connection_params(spec)))
+    return ParamCount(embedding=spec.vocab_size * h, position_embedding=0,
+                      lm_head=spec.vocab_size * h,
+                      final_norm=h + head_hyper_connection_params(spec), layers=tuple(layers))
+
+
 def count_params(spec: ModelSpec) -> ParamCount:
+    if isinstance(spec.attention, CompressedSparseAttention):
+        return csa_params(spec)
     h = spec.hidden_size
     full_att = attention_params(spec)
     rec_params = recurrent_params(spec)

@@ -36,6 +36,7 @@ from kvplan.engines.reserve import (
     trunc,
 )
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
+from kvplan.engines.vllm.compressed import refuse_v4_profile_peaks
 from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.runner import vllm_runs_v2
@@ -460,6 +461,7 @@ class VllmBudget:
                 "available KV) or --kv-budget-gib")
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
+        refuse_v4_profile_peaks(spec, inputs)
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
             inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)

@@ -33,7 +33,7 @@ from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.packed import vllm_packed_config
 from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.compressed import v4_layers
-from kvplan.model.attention import CompressedSparseAttention
+from kvplan.model.attention import AttentionKind, CompressedSparseAttention
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import PlanInputs
@@ -124,3 +124,30 @@ def vllm_v4_stage_config(spec: ModelSpec, att: CompressedSparseAttention, inputs
         block_size=inputs.block_size, compute_capability=inputs.compute_capability,
         max_num_batched_tokens=inputs.max_num_batched_tokens, pp=inputs.pp,
         num_spec_tokens=inputs.num_speculative_tokens)
+
+
+def refuse_v4_profile_peaks(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse vLLM's budget from the device for DeepSeek-V4 unless the reserve (or the budget)
+    is given: its weights are counted (kvplan.weights.csa), but its profile run holds
+    workspaces kvplan's activation model (kvplan.engines.reserve.activation_bytes: the widest
+    dense layer, and the fused-MoE buffers) does not have, read in 0.32:
+    - layers/sparse_attn_indexer.py:445-472, the indexer's dummy run: a K-gather workspace of
+      max_total_seq_len rows (indexer.py get_max_prefill_buffer_size over the ratio, 132 B a
+      row), the radix top-k workspace and a VLLM_SPARSE_INDEXER_MAX_LOGITS_MB (512 MiB) logits
+      tensor, and the top-k row-exchange transient;
+    - models/deepseek_v4/nvidia/flashmla.py:104-128: a bf16 prefill gather of
+      PREFILL_CHUNK_SIZE (4) x (max_model_len / ratio + window + max_num_batched_tokens) x
+      head_dim, with top-k and length index buffers;
+    - nvidia/model.py:1413-1419: a residual stream hc_mult times the hidden size wide.
+    Which of these are live together at the peak was not measured (no GPU log of V4 read)."""
+    if spec.attention.kind is not AttentionKind.csa:
+        return
+    if inputs.reserve_bytes is not None or inputs.kv_budget_bytes is not None:
+        return
+    raise UnmodelledError(
+        f"{spec.source}: DeepSeek-V4's profile-run workspaces in vLLM (the sparse indexer's "
+        "512 MiB logits and K-gather buffers, FlashMLA's bf16 prefill gather over "
+        "max_model_len / ratio rows, the hc_mult-wide residual stream) are not modelled, so "
+        "the budget from the GPU is not derived: give --reserve-gib (kvplan counts the "
+        "weights) or --kv-budget-gib")
+
