@@ -121,7 +121,7 @@ def rope_cache_elements(spec: ModelSpec) -> int:
     if isinstance(att, LatentAttention):
         rotary_dim = att.qk_rope_head_dim
     elif isinstance(att, HeadAttention):
-        rotary_dim = att.head_dim
+        rotary_dim = spec.rotary_dim or att.head_dim
     else:
         return 0
     return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim
