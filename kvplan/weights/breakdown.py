@@ -360,8 +360,9 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
-            t.vector("experts", moe.n_routed_experts * expert_bias_params(
-                spec, _split(moe.moe_intermediate_size, tp)))
+            if not getattr(scheme, "expert_bias", False):  # Mxfp4 prices its padded biases
+                t.vector("experts", moe.n_routed_experts * expert_bias_params(
+                    spec, _split(moe.moe_intermediate_size, tp)))
             # The router (gate) stays unquantized, in the dtype vLLM builds it in.
             t.add("experts", MatrixBytes(weight=router_bytes(spec, t.bits)))
             shared = f"model.layers.{i}.mlp.shared_experts"
