@@ -140,6 +140,10 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # Plamo3AttentionMixer (q_norm / k_norm = RMSNorm(head_dim)).
     "exaone_moe": {"per_head_qk_norm": True},
     "plamo3": {"per_head_qk_norm": True},
+    # per_head_qk_norm: vLLM 0.32 models/lfm2.py:161-162 and lfm2_moe.py:242-243 Lfm2Attention
+    # q_layernorm / k_layernorm = RMSNorm(head_dim) (the oracle shrink lfm2-8b-a1b: 512 B).
+    "lfm2": {"per_head_qk_norm": True},
+    "lfm2_moe": {"per_head_qk_norm": True},
     "deepseek_v32": {"mtp_own_head": True},
     # full_width_qk_norm: MiniMax-M2's q / k RMSNorm spans all heads (config.json "qk_norm_type":
     # "per_layer"): models/minimax_m2.py MiniMaxM2QKRMSNorm._forward_naive (the default; the

@@ -168,6 +168,11 @@ def _ffn(spec: ModelSpec, width: int, *, bias: bool = False) -> int:
     return n
 
 
+# Mamba-1 families whose mixer normalises dt, B and C with weighted RMSNorms (Jamba; Falcon-Mamba's
+# have no weight: models/mamba.py:72 rms_norm_has_weight=not is_falcon_mamba).
+_MAMBA1_DT_BC_NORMS = frozenset({"jamba"})
+
+
 def recurrent_params(spec: ModelSpec) -> int:
     """One recurrent mixer's weights, as the reference implementations lay them out
     (transformers' modeling_<family>.py; vLLM's MambaMixer2, GatedDeltaNet, KDA, ShortConv)."""
@@ -185,9 +190,12 @@ def recurrent_params(spec: ModelSpec) -> int:
     if rec.kind == "mamba1":
         d = rec.intermediate_size
         dt_rank = rec.dt_rank or -(-h // 16)
-        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out.
+        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out; and
+        # Jamba's RMSNorms of dt, B and C (vLLM 0.32 models/jamba.py:136 use_rms_norm=True,
+        # layers/mamba/mamba_mixer.py:161-180 dt_layernorm / b_layernorm / c_layernorm).
+        norms = dt_rank + 2 * rec.state_size if spec.model_type in _MAMBA1_DT_BC_NORMS else 0
         return (h * 2 * d + d * (k + int(rec.conv_bias)) + d * (dt_rank + 2 * rec.state_size)
-                + dt_rank * d + d + d * rec.state_size + d + d * h)
+                + dt_rank * d + d + d * rec.state_size + d + d * h + norms)
     if rec.kind == "gated_delta_net":
         key = rec.num_key_heads * rec.key_head_dim
         value = rec.num_value_heads * rec.value_head_dim
