@@ -149,7 +149,8 @@ KNOWN_GAPS = {
     # GPT-J's and Phi-2's parallel blocks hold one LayerNorm (weight and bias), not two, and their
     # lm_head a bias (gpt_j.py, phi: 4 layers x 4,096 x 2 x 2 B - 1,024 x 2 B); vLLM 0.32 serves
     # PhiForCausalLM with the Transformers backend (registry.py:725), which builds no cos/sin table.
-    "gpt-j-6b": (63_488, 0), "phi-2": (40_960, 131_072),
+    # GPTNeoXForCausalLM likewise (registry.py:716): pythia-410m's 2,048 x 16 x 2 B table.
+    "gpt-j-6b": (63_488, 0), "phi-2": (40_960, 131_072), "pythia-410m": (0, 65_536),
     # The derived text config states no max_position_embeddings: vLLM builds Qwen3_5MoeTextConfig's
     # default 32,768 rows (x 64 x 2 B); kvplan builds none.
     "qwen3.6-35b-a3b-text": (0, -4_194_304),
