@@ -4,10 +4,11 @@ Counted: token embeddings, learned position embeddings (gpt2), per-layer attenti
 (MLA: q_a/q_b or q, kv_a (latent + RoPE key), kv_b (per-head K_nope and V up-projections), o, and
 the latent/query norms), dense MLP, MoE routed and shared experts and the router, norms (RMSNorm:
 weight; LayerNorm: weight and bias; two per layer, four with ModelSpec.sandwich_norms), per-head
-q/k norms and the attention output gate where the spec has them, the final norm and an untied
-lm_head. Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers),
-Gemma's extra post-norms and full-width q/k norms (a few thousand parameters), quantisation
-scales.
+q/k norms (or full-width ones), attention sinks, the attention output gate and routed-expert
+biases where the spec has them, the final norm and an untied lm_head. Not counted: DeepSeek-V3's
+multi-token-prediction module (not in num_hidden_layers), quantisation scales, MiMo-V2's sliding
+layers' sink logits, and GPT-J / Phi-2's parallel blocks' single norm and lm_head bias (counted as
+two norms and no bias: a few kilobytes).
 """
 
 from __future__ import annotations
