@@ -56,7 +56,7 @@ COMPARED = (
     "attention", "layer_windows", "num_hidden_layers", "hidden_size", "vocab_size", "mlp", "moe",
     "tie_word_embeddings", "norm_type", "position_embedding", "max_position_embeddings",
     "weight_dtype", "model_type", "layer_mixers", "layer_chunks", "layer_has_mlp", "recurrent",
-    "indexer", "num_nextn_predict_layers", "kv_sources",
+    "indexer", "num_nextn_predict_layers", "kv_sources", "rotary_dim", "rope_tables",
 )
 
 

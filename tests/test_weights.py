@@ -43,7 +43,7 @@ from kvplan.weights.base import (
     rope_cache_elements,
 )
 from kvplan.weights.breakdown import weight_breakdown
-from kvplan.weights.params import count_params
+from kvplan.weights.params import count_params, recurrent_float32_params
 from kvplan.weights.routers import router_bytes
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
@@ -62,14 +62,15 @@ def _qc(model: str) -> dict[str, Any]:
 #   4-bit: 13,565,952 B; e8m0 scale per 32: 847,872 B; bf16 biases (5888 + 3072) x 2 = 17,920 B.
 #   x 128 x 36: weights 62,511,906,816 + biases 82,575,360 = 62,594,482,176; scales 3,906,994,176.
 # Attention (bf16): (4096 + 512 + 512) x 2880 + 2880 x 4096 = 26,542,080 + biases 8000
-#   -> 53,100,160 B x 36 = 1,911,605,760.
+#   -> 53,100,160 B x 36 = 1,911,605,760; attention sinks (models/gpt_oss.py:130-132, one bf16
+#   logit per q head: ModelSpec.attention_sinks, wgaps2) 64 x 2 x 36 = 4,608 -> 1,911,610,368.
 # Embeddings and lm_head (bf16, untied): 201,088 x 2880 x 2 = 1,158,266,880 B each.
 # Routers 36 x 2880 x 128 x 2 = 26,542,080 and their bias (models/gpt_oss.py:383-389, GateLinear
 # bias=True) 36 x 128 x 2 = 9,216; norms (36 x 2 + 1) x 2880 x 2 = 420,480.
 # Rotary table (YaRN, 4096 x 32 = 131,072 rows of head_dim 64, float32: models/gpt_oss.py:110-113
 # get_rope(..., dtype=torch.float32), since 0.10.1): 33,554,432 (rope_cache; 16,777,216 in bf16).
-# Total 70,790,142,080 B = 65.9284 GiB (log 65.9651: -0.06 %; -0.08 % with a bf16 table).
-GPT_OSS_120B_BYTES = 70_790_142_080
+# Total 70,790,146,688 B = 65.9284 GiB (log 65.9651: -0.06 %; -0.08 % with a bf16 table).
+GPT_OSS_120B_BYTES = 70_790_146_688
 
 
 def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
@@ -77,7 +78,7 @@ def test_gpt_oss_120b_mxfp4_marlin_h100() -> None:
     b = weight_breakdown(load_spec("gpt-oss-120b"), quant, dtype=engine_dtype(None))
     assert b.quantization_scales == 3_906_994_176
     assert b.experts == 62_594_482_176 + 26_542_080 + 9_216
-    assert b.attention == 1_911_605_760
+    assert b.attention == 1_911_610_368
     assert b.rope_cache == 33_554_432
     assert b.embeddings == b.lm_head == 1_158_266_880
     assert b.total == GPT_OSS_120B_BYTES
@@ -95,14 +96,15 @@ def test_gpt_oss_counted_in_fp32_was_the_bug() -> None:
 # https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/ : "Model loading took 13.72 GiB memory".
 # Same per-expert bytes as above x 32 experts x 24 layers: 10,418,651,136 of 4-bit weights,
 # 13,762,560 of biases, 651,165,696 of scales; attention 53,100,160 x 24; embeddings + lm_head
-# 2,316,533,760; router biases 24 x 32 x 2 = 1,536; rotary table 33,554,432 (float32, above)
-# -> 14,712,778,880 B = 13.7023 GiB (-0.13 %; -0.24 % with a bf16 table).
+# 2,316,533,760; router biases 24 x 32 x 2 = 1,536; rotary table 33,554,432 (float32, above);
+# attention sinks 24 x 64 x 2 = 3,072 (wgaps2) -> 14,712,781,952 B = 13.7023 GiB (-0.13 %; -0.24 %
+# with a bf16 table).
 
 
 def test_gpt_oss_20b_mxfp4_a100() -> None:
     quant = parse_quantization_config(_qc("gpt-oss-20b"), "gpt-oss-20b.json")
     b = weight_breakdown(load_spec("gpt-oss-20b"), quant, dtype="bf16")
-    assert b.total == 14_712_778_880
+    assert b.total == 14_712_781_952
     assert abs(b.total / GiB / 13.72 - 1) < 0.005
 
 
@@ -347,15 +349,19 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
     # -> 73,472) and the rotary cos/sin table it builds (`rope_cache_bytes`). A vision tower
     # (spec.vision, spec.qwen_vit) is not in the text model's parameter count; it is the
     # "vision" group. A router vLLM holds in float32 and its float32 score bias
-    # (kvplan.weights.routers) add their bytes beyond 2 per parameter, in each MoE layer.
+    # (kvplan.weights.routers) add their bytes beyond 2 per parameter, in each MoE layer; so do
+    # the recurrent mixers' float32 parameters (A, A_log: recurrent_float32_params), 2 B more
+    # each, in each recurrent layer.
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
     heads = 1 if spec.tie_word_embeddings else 2
     routers = sum(router_bytes(spec, 16) - 2 * layer.router
                   for layer in count_params(spec).layers if layer.router)
+    fp32 = 2 * recurrent_float32_params(spec) * sum(
+        spec.has_recurrent(i) for i in range(spec.num_hidden_layers))
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
-        padded - spec.vocab_size) * spec.hidden_size + rope_cache_bytes(spec, 16) + routers
+        padded - spec.vocab_size) * spec.hidden_size + rope_cache_bytes(spec, 16) + routers + fp32
     assert (b.vision > 0) == (spec.vision is not None or spec.qwen_vit is not None)
     assert weight_breakdown(spec, None, dtype="bf16", vision=False).vision == 0
 
@@ -394,7 +400,9 @@ def test_qwen35_vision_transformer_weights() -> None:
 # Patch Conv2d 1152 x 3 x 14 x 14 + 1152 = 678,528; 4,096 positions x 1152 = 4,718,592;
 # post_layernorm 2,304; projector 1152 x 5376 = 6,193,152 + its RMSNorm 1,152.
 # 423,060,336 params x 2 B + position_ids 4,096 x 8 B = 846,153,440 B. Rotary tables:
-# (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B.
+# (131,072 + 131,072 x 8) rows x 128 x 2 B = 301,989,888 B. The text decoder's pre/post-feedforward
+# norms and per-head q/k norms (vLLM gemma3.py:149-150, 241-250; wgaps2): 62 layers x (2 x 5,376 +
+# 2 x 128) x 2 B = 1,364,992 B more than before (55,165,470,944).
 # Text model 2 x 27,008,663,808 = 54,017,327,616 B. Total 55,165,470,944 B = 51.377 GiB; vLLM
 # 0.19.0 on an H100 logged "Model loading took 51.45 GiB" (tests/data/weights/logs.json): -0.14 %
 # (was -2.16 % without the tower and with one unscaled rotary table).
@@ -405,7 +413,7 @@ def test_gemma3_vision_tower_and_rope_tables() -> None:
     b = weight_breakdown(spec, None, dtype="bf16")
     assert b.vision == 846_153_440
     assert b.rope_cache == 301_989_888
-    assert b.total == 55_165_470_944
+    assert b.total == 55_166_835_936
     assert abs(b.total / GiB / 51.45 - 1) < 0.002
     # The config.json path builds the same spec fields.
     from_config = load_spec(str(Path(__file__).parent / "data" / "configs" / "gemma-3-27b.json"))

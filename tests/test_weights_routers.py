@@ -110,8 +110,11 @@ WHOLE = ("longcat-flash-chat", "ernie-4.5-21b-a3b", "glm-4.7-flash", "deepseek-v
 
 
 # DeepSeek-V4's routers (a score bias on its non-hash layers only) are counted with its blocks,
-# kvplan.weights.csa, and held whole against vLLM in tests/test_weights_dsv4.py.
-@pytest.mark.parametrize("case", sorted(c for c in MEASURED if not c.startswith("deepseek-v4/")))
+# kvplan.weights.csa, and held whole against vLLM in tests/test_weights_dsv4.py. The MoE cases (the
+# file also holds dense and hybrid shrinks, measured for wgaps2's rotary tables:
+# tests/test_weights_rotary_extras.py).
+@pytest.mark.parametrize("case", sorted(c for c, row in MEASURED.items()
+                                        if row.get("router") and not c.startswith("deepseek-v4/")))
 def test_router_bytes_equal_vllm_on_the_oracle(case: str) -> None:
     # vLLM's own router / gate / score-bias parameters after loading the shrunk config
     # (tests/oracle/vllm_weight_bytes.py): kvplan's router bytes per MoE layer times its MoE

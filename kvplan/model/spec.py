@@ -224,7 +224,7 @@ class ModelSpec:
     mlp: MLPSpec
     moe: MoESpec | None = None
     tie_word_embeddings: bool = False
-    position_embedding: str = "rope"
+    position_embedding: str = "rope"  # rope, learned, alibi, or none (no rotary table built)
     max_position_embeddings: int | None = None
     # The longest context vLLM starts with (kvplan.model.context_limit), where the config's
     # position keys or RoPE scaling make it differ from max_position_embeddings; None: that.
@@ -262,6 +262,10 @@ class ModelSpec:
     # (kvplan.weights.base.rope_cache_elements).
     # Empty: one table of max_position_embeddings rows.
     rope_tables: tuple[int, ...] = ()
+    # Values per row of those tables where only part of each head rotates (vLLM get_rope's
+    # rotary_dim: head_dim x partial_rotary_factor, or the family's rotary_dim; read by
+    # kvplan.sources.hf_rotary). None: the attention's head_dim (MLA: qk_rope_head_dim).
+    rotary_dim: int | None = None
     # A multimodal checkpoint's vision encoder, counted in its weights (no KV cache). None: a
     # text-only model, or a tower kvplan does not describe (flagged where it matters).
     vision: VisionTowerSpec | None = None
@@ -293,6 +297,8 @@ class ModelSpec:
     head_wise_attn_gate: bool = False  # g_proj: a sigmoid logit per query head (Step-3.5)
     sandwich_norms: bool = False  # four hidden-size norms per layer, not two (Trinity / Afmoe)
     rope_table_float32: bool = False  # the rotary table in float32 whatever the dtype (gpt-oss)
+    attention_sinks: bool = False  # a learned sink logit per query head and layer (gpt-oss)
+    expert_biases: bool = False  # routed experts' gate_up and down biases (gpt-oss)
     # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
     # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
     layer_attention: tuple[Attention, ...] = ()

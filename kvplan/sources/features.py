@@ -29,7 +29,10 @@ from __future__ import annotations
 # - sandwich_norms: each decoder layer normalises the attention and the MLP outputs too, four
 #   hidden-size norms instead of two (read by the weights, kvplan.weights.params);
 # - rope_table_float32: vLLM builds the rotary cos/sin table in float32 whatever the model dtype
-#   (read by the weights, kvplan.weights.base.rope_cache_bytes).
+#   (read by the weights, kvplan.weights.base.rope_cache_bytes);
+# - attention_sinks: a learned sink logit per query head on every attention layer;
+# - expert_biases: each routed expert has gate_up and down biases (both read by the weights,
+#   kvplan.weights.params sink_params / expert_bias_params).
 # The weights also read per_head_qk_norm (q_norm and k_norm of head_dim each) and
 # attention_output_gate (num_heads x head_dim more query-projection rows; kvplan.weights.params).
 # (A router held in float32, as Step-3.5's, is kvplan.weights.routers' table, by architecture.)
@@ -45,6 +48,8 @@ FEATURE_FIELDS = (
     "head_wise_attn_gate",
     "sandwich_norms",
     "rope_table_float32",
+    "attention_sinks",
+    "expert_biases",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -74,10 +79,25 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # (:216-222), and q_norm / k_norm of head_dim (:225-226); AfmoeDecoderLayer four RMSNorms
     # (input, post_attention, pre_mlp, post_mlp: :327-332).
     "afmoe": {"per_head_qk_norm": True, "attention_output_gate": True, "sandwich_norms": True},
+    # sandwich_norms: vLLM 0.32 models/gemma2.py:213-222 Gemma2DecoderLayer (input,
+    # post_attention, pre_feedforward and post_feedforward GemmaRMSNorms); models/gemma3.py:
+    # the same four (:241-250) and q_norm / k_norm of head_dim (:149-150); models/glm4.py:176-183
+    # Glm4DecoderLayer (input, post_attention, post_self_attn, post_mlp). The weight-bytes
+    # oracle shrinks gemma-2-9b, gemma-3-27b and glm-4-9b-0414 list them (wgaps2).
+    "gemma2": {"sandwich_norms": True},
+    "gemma3": {"sandwich_norms": True, "per_head_qk_norm": True},
+    "gemma3_text": {"sandwich_norms": True, "per_head_qk_norm": True},
+    "glm4": {"sandwich_norms": True},
+    # vLLM 0.32 models/gemma4.py:618-627 Gemma4DecoderLayer (the same four norms) and
+    # :432-446 q_norm / k_norm of the layer's head_dim (the oracle shrink gemma-4-31b).
+    "gemma4": {"sandwich_norms": True, "per_head_qk_norm": True},
     # rope_table_float32: vLLM 0.32 models/gpt_oss.py:110-113 OAIAttention builds
     # `get_rope(..., dtype=torch.float32)` (the weight-bytes oracle's gpt-oss-20b: a float32
-    # cos_sin_cache of 131,072 x 64).
-    "gpt_oss": {"rope_table_float32": True},
+    # cos_sin_cache of 131,072 x 64). attention_sinks: gpt_oss.py:130-132 OAIAttention.sinks
+    # (num_attention_heads // tp). expert_biases: gpt_oss.py:390-401 MLPBlock builds its
+    # FusedMoE with has_bias=True (w13_bias, w2_bias). The oracle shrink's 148,224 B kvplan
+    # missed: 6 layers x (64 sinks + 4 experts x (2 x 2,048 + 1,024)) x 2 B (wgaps2).
+    "gpt_oss": {"rope_table_float32": True, "attention_sinks": True, "expert_biases": True},
     # shared_expert_gate: models/qwen2_moe.py Qwen2MoeSparseMoeBlock._forward_shared_experts,
     # `F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_output`.
     "qwen2_moe": {"shared_expert_gate": True},
@@ -120,6 +140,10 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # Plamo3AttentionMixer (q_norm / k_norm = RMSNorm(head_dim)).
     "exaone_moe": {"per_head_qk_norm": True},
     "plamo3": {"per_head_qk_norm": True},
+    # per_head_qk_norm: vLLM 0.32 models/lfm2.py:161-162 and lfm2_moe.py:242-243 Lfm2Attention
+    # q_layernorm / k_layernorm = RMSNorm(head_dim) (the oracle shrink lfm2-8b-a1b: 512 B).
+    "lfm2": {"per_head_qk_norm": True},
+    "lfm2_moe": {"per_head_qk_norm": True},
     "deepseek_v32": {"mtp_own_head": True},
     # full_width_qk_norm: MiniMax-M2's q / k RMSNorm spans all heads (config.json "qk_norm_type":
     # "per_layer"): models/minimax_m2.py MiniMaxM2QKRMSNorm._forward_naive (the default; the

@@ -53,6 +53,7 @@ from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_notes import family_notes
 from kvplan.sources.hf_reader import ConfigReader, config_model_type
 from kvplan.sources.hf_renamed import renamed_fields
+from kvplan.sources.hf_rotary import builds_rotary_table, rope_table_rows, rotary_dim
 from kvplan.sources.hf_text import check_layer_types, fill_family_defaults, text_family
 from kvplan.sources.hf_unknown import check_unknown_fields
 from kvplan.sources.hf_vision import llama4_tower, qwen_vit, siglip_tower
@@ -324,6 +325,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     else:
         family = text_family(mt)
         position = "alibi" if c.bool("alibi", False) else family.position if family else "rope"
+        if position == "rope" and not builds_rotary_table(c.data, mt):
+            position = "none"  # attention without a rotary table (Nemotron-H, Jamba)
         max_pos = c.int("max_position_embeddings", "n_positions", "seq_length")
         if mt == "falcon" and max_pos is None:
             max_pos = 2048
@@ -386,6 +389,13 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same
         # attention type (transformers' Gemma3n attention), whatever the model_type is called.
         mapping["kv_sharing"] = {"num_kv_shared_layers": shared}
+    if position == "rope" and isinstance(attention.get("head_dim"), int):
+        rotary = rotary_dim(c.data, mt, attention["head_dim"], c.path)  # partial rotary
+        if rotary is not None:
+            mapping["rotary_dim"] = rotary
+        tables = rope_table_rows(c.data, mt, max_pos, c.path) if max_pos else None
+        if tables:
+            mapping["rope_tables"] = tables
     if mt in ("gemma3", "gemma3_text") and max_pos is not None:
         mapping["rope_tables"] = gemma3_rope_tables(c, max_pos)
         tower = siglip_tower(config, path)

@@ -183,8 +183,9 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = c.bool("attention_bias", False) or c.bool("bias", False)
     elif mt == "stablelm":
         qkv_bias, o_bias = c.bool("use_qkv_bias", False), False  # stablelm.py: o_proj bias=False
-    elif mt == "glm4":
-        qkv_bias, o_bias = c.bool("attention_bias", False), False  # glm4.py: o_proj bias=False
+    elif mt in ("glm4", "glm4_moe"):
+        # glm4.py, glm4_moe.py:272-278: o_proj bias=False whatever attention_bias says
+        qkv_bias, o_bias = c.bool("attention_bias", False), False
     elif mt == "chatglm":
         o_bias = c.bool("add_bias_linear", False)
         qkv_bias = o_bias or c.bool("add_qkv_bias", False)

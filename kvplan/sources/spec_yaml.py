@@ -391,9 +391,8 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     sources = _parse_sharing(sharing_r, windows) if sharing_r is not None else ()
     moe_r = r.section("moe", required=False)
     moe = _parse_moe(moe_r, layers) if moe_r is not None else None
-    position_embedding = r.str(
-        "position_embedding", required=False, default="rope", choices=("rope", "learned", "alibi")
-    )
+    position_embedding = r.str("position_embedding", required=False, default="rope",
+                               choices=("rope", "learned", "alibi", "none"))
     max_pos = r.int("max_position_embeddings", required=False)
     if position_embedding == "learned" and max_pos is None:
         raise r.error("max_position_embeddings", "required with position_embedding: learned")
@@ -425,7 +424,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         indexer=indexer,
         num_nextn_predict_layers=r.int("num_nextn_predict_layers", required=False, default=0,
                                        minimum=0),
-        rope_tables=_parse_rope_tables(r),
+        rope_tables=_parse_rope_tables(r), rotary_dim=r.int("rotary_dim", required=False),
         qk_norm=r.bool("qk_norm"),
         vision=_parse_vision(r.section("vision", required=False)),
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),

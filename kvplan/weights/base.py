@@ -112,16 +112,18 @@ def rope_cache_elements(spec: ModelSpec) -> int:
     sliding layers use rope_local_base_freq without scaling, max_position_embeddings rows; global
     layers config.rope_scaling, and rotary_embedding/linear_scaling_rope.py
     LinearScalingRotaryEmbedding builds max_position_embeddings x factor rows: 131,072 x 8 for
-    gemma-3-27b, 256 MiB in bf16). rotary_dim is head_dim (MLA: qk_rope_head_dim); a partial
-    rotary factor (not in the spec) and longrope's short/long pair are not modelled. No rope
-    (learned or ALiBi positions) or no max_position_embeddings: 0."""
+    gemma-3-27b, 256 MiB in bf16). rotary_dim is ModelSpec.rotary_dim where only part of each
+    head rotates (head_dim x partial_rotary_factor, kvplan.sources.hf_rotary: Qwen3-Next's
+    262,144 x 64, not x 256), else head_dim (MLA: qk_rope_head_dim); longrope's short/long pair
+    is not modelled. No rope (learned or ALiBi positions, or "none": attention without a rotary
+    table, as Nemotron-H's) or no max_position_embeddings: 0."""
     if spec.position_embedding != "rope" or not spec.max_position_embeddings:
         return 0
     att = spec.attention
     if isinstance(att, LatentAttention):
         rotary_dim = att.qk_rope_head_dim
     elif isinstance(att, HeadAttention):
-        rotary_dim = att.head_dim
+        rotary_dim = spec.rotary_dim or att.head_dim
     else:
         return 0
     return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim

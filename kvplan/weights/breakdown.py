@@ -29,9 +29,12 @@ from kvplan.weights.base import (
 from kvplan.weights.csa import csa_weight_breakdown
 from kvplan.weights.params import (
     count_params,
+    expert_bias_params,
     output_gate_rows,
     qk_norm_params,
+    recurrent_float32_params,
     recurrent_params,
+    sink_params,
 )
 from kvplan.weights.routers import router_bytes
 
@@ -103,7 +106,8 @@ def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
     # with the output gate's rows where the family has one (kvplan.weights.params).
     gate = output_gate_rows(spec, att, _split(att.num_attention_heads, tp))
     t.linear("attention", f"{pre}.q_proj", q_out + gate + k_out + v_out, h)
-    t.vector("attention", qk_norm_params(spec, att))
+    t.vector("attention", qk_norm_params(spec, att, q_out, k_out)
+             + sink_params(spec, _split(att.num_attention_heads, tp)))
     t.linear("attention", f"{pre}.o_proj", h, _split(att.num_attention_heads, tp) * att.v_head_dim)
     if att.attention_bias:
         t.vector("attention", q_out + k_out + v_out)
@@ -118,11 +122,14 @@ def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
 def _recurrent(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
     # The mixer's projections dominate its weights (in_proj, out_proj); kvplan.weights.params
     # counts its parameters as a whole, so they are priced as one (n / hidden, hidden) matrix
-    # split over TP.
-    n = recurrent_params(spec)
+    # split over TP; the part vLLM holds in float32 (A, A_log, KDA's dt_bias and convolutions:
+    # kvplan.weights.params.recurrent_float32_params) at 4 B, split over TP too.
+    fp32 = recurrent_float32_params(spec)
+    n = recurrent_params(spec) - fp32
     h = spec.hidden_size
     t.linear("attention", f"model.layers.{layer}.mixer.in_proj", _split(n // h, tp), h)
     t.vector("attention", n % h)
+    t.add("attention", MatrixBytes(weight=_split(fp32, tp) * 4))
 
 
 def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
@@ -362,6 +369,9 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
+            if not getattr(scheme, "expert_bias", False):  # Mxfp4 prices its padded biases
+                t.vector("experts", moe.n_routed_experts * expert_bias_params(
+                    spec, _split(moe.moe_intermediate_size, tp)))
             # The router (gate) stays unquantized, in the dtype vLLM builds it in.
             t.add("experts", MatrixBytes(weight=router_bytes(spec, t.bits)))
             shared = f"model.layers.{i}.mlp.shared_experts"

@@ -4,11 +4,12 @@ Counted: token embeddings, learned position embeddings (gpt2), per-layer attenti
 (MLA: q_a/q_b or q, kv_a (latent + RoPE key), kv_b (per-head K_nope and V up-projections), o, and
 the latent/query norms), dense MLP, MoE routed and shared experts and the router, norms (RMSNorm:
 weight; LayerNorm: weight and bias; two per layer, four with ModelSpec.sandwich_norms), per-head
-q/k norms and the attention output gate where the spec has them, the final norm and an untied
-lm_head. Not counted: DeepSeek-V3's multi-token-prediction module (not in num_hidden_layers),
-Gemma's extra post-norms and full-width q/k norms (a few thousand parameters), quantisation
-scales. DeepSeek-V4 (attention kind csa) is counted by `csa_params`, as kvplan.weights.csa
-prices it.
+q/k norms (or full-width ones), attention sinks, the attention output gate and routed-expert
+biases where the spec has them, the final norm and an untied lm_head. Not counted: DeepSeek-V3's
+multi-token-prediction module (not in num_hidden_layers), quantisation scales, MiMo-V2's sliding
+layers' sink logits, and GPT-J / Phi-2's parallel blocks' single norm and lm_head bias (counted as
+two norms and no bias: a few kilobytes). DeepSeek-V4
+(attention kind csa) is counted by `csa_params`, as kvplan.weights.csa prices it.
 """
 
 from __future__ import annotations
@@ -91,11 +92,34 @@ def output_gate_rows(spec: ModelSpec, att: HeadAttention, heads: int) -> int:
     return heads * att.head_dim if spec.attention_output_gate else 0
 
 
-def qk_norm_params(spec: ModelSpec, att: HeadAttention) -> int:
-    """q_norm and k_norm, RMSNorms of head_dim each, whole on every rank
+def qk_norm_params(spec: ModelSpec, att: HeadAttention, q_out: int, k_out: int) -> int:
+    """q_norm and k_norm of one layer on a rank whose query and key projections have `q_out`
+    and `k_out` rows: RMSNorms of head_dim each, whole on every rank
     (ModelSpec.per_head_qk_norm: models/qwen3.py Qwen3Attention, qwen3_next.py:370-371,
-    afmoe.py:225-226)."""
+    afmoe.py:225-226, gemma3.py:149-150); or one norm over all of the rank's query rows and one
+    over its key rows (ModelSpec.full_width_qk_norm: vLLM 0.32 models/minimax_m2.py:215-231
+    MiniMaxText01RMSNormTP(head_dim x heads), its weight split like the heads)."""
+    if spec.full_width_qk_norm:
+        return q_out + k_out
     return 2 * att.head_dim if spec.per_head_qk_norm else 0
+
+
+def sink_params(spec: ModelSpec, heads: int) -> int:
+    """Attention sinks of one layer on a rank with `heads` query heads
+    (ModelSpec.attention_sinks): one learned logit per head, in the compute dtype (vLLM 0.32
+    models/gpt_oss.py:130-132 `torch.empty(num_attention_heads // tp_size)`)."""
+    return heads if spec.attention_sinks else 0
+
+
+def expert_bias_params(spec: ModelSpec, width: int) -> int:
+    """Biases of one routed expert whose (rank's) intermediate width is `width`
+    (ModelSpec.expert_biases): gate_up (2 x width, or width ungated) and down (hidden, whole on
+    every rank). vLLM 0.32 layers/fused_moe/unquantized_fused_moe_method.py:99-127
+    (has_bias: w13_bias (experts, w13_up_dim), w2_bias (experts, hidden)) in the compute
+    dtype; layers/quantization/mxfp4.py:271-291 the same shapes in bfloat16."""
+    if not spec.expert_biases:
+        return 0
+    return (2 if spec.mlp.gated else 1) * width + spec.hidden_size
 
 
 def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
@@ -119,7 +143,8 @@ def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
     k_out = att.num_key_value_heads * att.head_dim
     v_out = att.num_key_value_heads * att.v_head_dim
     n = h * (q_out + k_out + v_out) + att.num_attention_heads * att.v_head_dim * h
-    n += h * output_gate_rows(spec, att, att.num_attention_heads) + qk_norm_params(spec, att)
+    n += (h * output_gate_rows(spec, att, att.num_attention_heads)
+          + qk_norm_params(spec, att, q_out, k_out) + sink_params(spec, att.num_attention_heads))
     if att.attention_bias:
         n += q_out + k_out + v_out
     if att.o_proj_bias:
@@ -140,6 +165,11 @@ def _ffn(spec: ModelSpec, width: int, *, bias: bool = False) -> int:
     return n
 
 
+# Mamba-1 families whose mixer normalises dt, B and C with weighted RMSNorms (Jamba; Falcon-Mamba's
+# have no weight: models/mamba.py:72 rms_norm_has_weight=not is_falcon_mamba).
+_MAMBA1_DT_BC_NORMS = frozenset({"jamba"})
+
+
 def recurrent_params(spec: ModelSpec) -> int:
     """One recurrent mixer's weights, as the reference implementations lay them out
     (transformers' modeling_<family>.py; vLLM's MambaMixer2, GatedDeltaNet, KDA, ShortConv)."""
@@ -157,9 +187,12 @@ def recurrent_params(spec: ModelSpec) -> int:
     if rec.kind == "mamba1":
         d = rec.intermediate_size
         dt_rank = rec.dt_rank or -(-h // 16)
-        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out.
+        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out; and
+        # Jamba's RMSNorms of dt, B and C (vLLM 0.32 models/jamba.py:136 use_rms_norm=True,
+        # layers/mamba/mamba_mixer.py:161-180 dt_layernorm / b_layernorm / c_layernorm).
+        norms = dt_rank + 2 * rec.state_size if spec.model_type in _MAMBA1_DT_BC_NORMS else 0
         return (h * 2 * d + d * (k + int(rec.conv_bias)) + d * (dt_rank + 2 * rec.state_size)
-                + dt_rank * d + d + d * rec.state_size + d + d * h)
+                + dt_rank * d + d + d * rec.state_size + d + d * h + norms)
     if rec.kind == "gated_delta_net":
         key = rec.num_key_heads * rec.key_head_dim
         value = rec.num_value_heads * rec.value_head_dim
@@ -238,6 +271,39 @@ def csa_params(spec: ModelSpec) -> ParamCount:
                       final_norm=h + head_hyper_connection_params(spec), layers=tuple(layers))
 
 
+# Gated-DeltaNet families whose vLLM layer builds A_log in the model dtype (vLLM 0.32
+# layers/mamba/gdn/olmo_gdn_linear_attn.py:139-143 `torch.empty(num_v_heads // tp)`); the
+# others' is float32 (qwen_gdn_linear_attn.py:555-560, used by qwen3_next.py and qwen3_5.py).
+_GDN_A_LOG_IN_MODEL_DTYPE = frozenset({"olmo_hybrid"})
+
+
+def recurrent_float32_params(spec: ModelSpec) -> int:
+    """Of one recurrent mixer's parameters (`recurrent_params`), those vLLM 0.32 holds in
+    float32 whatever the model dtype, split over tensor-parallel ranks like the heads:
+
+    - mamba2: A, one per head (layers/mamba/mamba_mixer2.py:480-485; D and dt_bias in the model
+      dtype);
+    - mamba1: A, intermediate_size x state_size (layers/mamba/mamba_mixer.py:141-147);
+    - gated_delta_net: A_log, one per value head (layers/mamba/gdn/qwen_gdn_linear_attn.py:
+      555-560), except `_GDN_A_LOG_IN_MODEL_DTYPE`;
+    - kda: dt_bias (heads x head_dim), the q/k/v short convolutions (3 x heads x head_dim x
+      kernel, params_dtype float32) and A_log (one per head)
+      (layers/mamba/gdn/kimi_gdn_linear_attn.py:237-268)."""
+    rec = spec.recurrent
+    if rec is None:
+        return 0
+    if rec.kind == "mamba2":
+        return rec.num_heads
+    if rec.kind == "mamba1":
+        return rec.intermediate_size * rec.state_size
+    if rec.kind == "gated_delta_net":
+        return 0 if spec.model_type in _GDN_A_LOG_IN_MODEL_DTYPE else rec.num_value_heads
+    if rec.kind == "kda":
+        proj = rec.num_heads * rec.head_dim
+        return proj + 3 * proj * rec.conv_kernel + rec.num_heads
+    return 0
+
+
 def count_params(spec: ModelSpec) -> ParamCount:
     if isinstance(spec.attention, CompressedSparseAttention):
         return csa_params(spec)
@@ -261,7 +327,8 @@ def count_params(spec: ModelSpec) -> ParamCount:
             layers.append(LayerParams(attention=att, mlp=0, routed_experts=0, routed_active=0,
                                       router=0, norms=norms))
         elif moe is not None and moe.is_moe_layer(i):
-            expert = _ffn(spec, moe.moe_intermediate_size)
+            expert = _ffn(spec, moe.moe_intermediate_size) + expert_bias_params(
+                spec, moe.moe_intermediate_size)
             shared = moe.n_shared_experts * expert + _ffn(spec, moe.shared_expert_intermediate_size)
             # One router column per routed and per zero (identity) expert, and the shared
             # expert's gate where the family builds one (kvplan.weights.routers).

@@ -6,6 +6,10 @@ What vLLM's KV budget subtracts on a GPU is these bytes ("Model loading took X G
 
     flock /tmp/oracle.lock env VLLM_CPU_KVCACHE_SPACE=1 VLLM_ENABLE_V1_MULTIPROCESSING=0 \\
         $VLLM_ORACLE_PYTHON tests/oracle/vllm_weight_bytes.py DIR [PYTHONPATH-extra]
+
+A shrink whose config names remote code (MiMo-V2.5-Pro) needs
+PYTHONPATH=tests/oracle/remote_configs; one whose max_position_embeddings is under 8,192 needs
+VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the rotary tables keep max_position_embeddings rows either way).
 """
 
 import json
