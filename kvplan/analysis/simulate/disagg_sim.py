@@ -236,6 +236,7 @@ class _Run:
         adm = self.admission
         assert adm is not None
         inp = self.inp
+        admitted: list[_Req] = []
         for rank in range(w * inp.decode_ranks, (w + 1) * inp.decode_ranks):
             queue = self.d_queue[rank]
             if not queue:
@@ -247,7 +248,12 @@ class _Run:
             for _ in range(adm.admits(state, len(queue), inp.input_len, inp.output_len)):
                 self.d_alloc[rank] += cdiv(inp.input_len, adm.page_tokens) * adm.page_tokens
                 self.d_pending[rank] += 1
-                self._enqueue_prefill(queue.popleft(), t)
+                admitted.append(queue.popleft())
+        # The prefill holds every prompt in its bootstrap queue in arrival order and moves
+        # those its decode rank has admitted on to its waiting queue in that order (prefill.py:253
+        # pop_bootstrapped), whichever decode rank admitted them.
+        for req in sorted(admitted, key=lambda r: r.rid):
+            self._enqueue_prefill(req, t)
 
     def _handover(self, req: _Req, t: float) -> None:
         if self.admission is None:
