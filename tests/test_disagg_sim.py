@@ -112,3 +112,41 @@ def test_random_rank_pick_is_reproducible_and_moot_on_one_rank() -> None:
     # Four DP ranks: a fixed-seed draw, the same result run after run.
     dp = replace(base, prefill_ranks=4, prefill_random_rank=True, concurrency=16)
     assert _fixed(dp) == _fixed(dp)
+
+
+class _OneAtATime:
+    """A decode admission holding one request at a time (a stub of the protocol)."""
+
+    pool_tokens = 10**9
+    page_tokens = 1
+    max_running = 10
+
+    def admits(self, state, queued: int, input_len: int, max_new_tokens: int) -> int:
+        return min(queued, 1) if state.held == 0 else 0
+
+
+def test_decode_admission_holds_the_prompt_by_hand() -> None:
+    # Two users, a decode rank that admits one request at a time, the first token at the
+    # transfer's end (fts None). A request runs prefill 0.1 s, transfer 0.005, one empty decode
+    # step 0.01 (the KV lands mid-step), then 2 steps: 0.13 s from admission to its end. A
+    # user resending at its request's end queues behind the other user's, admitted at that
+    # request's end 0.13 s later: TTFT 0.13 + 0.105 = 0.235 s (without admission: 0.105).
+    # Its first token at admission + 0.105, its last at admission + 0.13: TPOT 12.5 ms.
+    res = _fixed(replace(_inputs(fts=None), decode_admission=_OneAtATime()))
+    assert res.ttft_ms == pytest.approx(235.0)
+    assert res.tpot_ms == pytest.approx(12.5)
+
+
+def test_decode_admission_pages_are_all_returned() -> None:
+    # SGLang's rule with pages of 4 (prompt 100, 3 tokens out): the pool the sim tracks is
+    # whole again once every request has ended (3 held at most: 1,936 - 3 x 612 < 612).
+    from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission
+
+    adm = SglangDecodeAdmission(pool_tokens=3 * 612 + 100, page_tokens=4, max_num_reqs=64,
+                                max_running=64)
+    run = _Run(replace(_inputs(concurrency=8, rounds=4), decode_admission=adm),
+               lambda tokens, prompts: 0.1, lambda batch: 0.01)
+    res = run.run()
+    assert res.measured == 16
+    assert run.d_alloc == [0] and run.d_tokens == [0] and run.d_pending == [0]
+    assert run.d_by_phase == [[0, 0, 0, 0]]

@@ -200,7 +200,9 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     the KV. Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked
     prefill).
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
-    rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds."""
+    rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds; where the
+    connector's decode side admits a prompt before its prefill (SGLang's preallocation,
+    `KvConnector.decode_admission`), that rule and its running cap instead."""
     rules = req.engine.rules
     if rules.scheduler is None:
         return None
@@ -215,9 +217,18 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     def step_ms(tokens_: int, prompts: int) -> float | None:
         return prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
 
+    cap = decode.capacity
+    admission = req.engine.rules.kv_connector(req.connector).decode_admission(
+        pool_tokens=cap.token_capacity, max_num_reqs=cap.max_running_requests or 0,
+        page_tokens=cap.block_size, dp_attention=d_lay.dp if d_lay.dp_attention else 1,
+        user_max_running=req.extra.get("max_num_seqs"))
+    # Where the decode rank admits by its own rule, that rule bounds its running batch (its
+    # pages, not requests of I + O tokens, limit what it holds).
+    running = (admission.max_running if admission is not None
+               else min(seqs, decode.requests // d_lay.replicas))
     return PrefillBatching(
         input_len=req.input_len, token_budget=token_budget or tokens, max_seqs=seqs, chunked=True,
-        decode_max_seqs=max(1, min(seqs, decode.requests // d_lay.replicas)), step_ms=step_ms)
+        decode_max_seqs=max(1, running), step_ms=step_ms, decode_admission=admission)
 
 
 def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Handover:

@@ -39,6 +39,7 @@ from typing import Any
 from kvplan.analysis.plan_types import Candidate
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
 from kvplan.analysis.simulate.scheduler import SchedulerConfig
+from kvplan.engines.handover import DecodeAdmission
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +68,9 @@ class PrefillBatching:
     chunked: bool
     decode_max_seqs: int
     step_ms: Callable[[int, int], float | None]
+    # The decode rank's admission before the prefill, where the connector's flow has one
+    # (kvplan.engines.handover.DecodeAdmission; the simulation holds each prompt until then).
+    decode_admission: DecodeAdmission | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,7 +270,8 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
                                 max_model_len=input_len),
         chunked_prefill=batching.chunked, decode_max_seqs=batching.decode_max_seqs,
         transfer_s=model.transfer_s, first_token_steps=model.first_token_steps,
-        prefill_lookahead=prefill_flow[0], prefill_random_rank=prefill_flow[1]),
+        prefill_lookahead=prefill_flow[0], prefill_random_rank=prefill_flow[1],
+        decode_admission=batching.decode_admission),
         prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None

@@ -87,6 +87,36 @@ class Handover:
                 "prefill_random_rank": self.prefill_random_rank}
 
 
+@dataclass(frozen=True, kw_only=True)
+class DecodeRankState:
+    """One decode attention rank as its admission sees it (for the closed-loop simulation,
+    kvplan.analysis.simulate.disagg_sim): what its requests hold."""
+
+    free_tokens: int  # pool tokens no request holds (whole pages)
+    running: int  # requests in the running batch
+    pending: int  # admitted, not yet running (in transfer or waiting for a seat)
+    running_tokens: int  # prompt + generated tokens of the running requests
+
+    @property
+    def held(self) -> int:
+        return self.running + self.pending
+
+
+class DecodeAdmission(Protocol):
+    """A decode worker's admission of a prompt before its prefill runs (the engine's
+    disaggregated flow, where read): the prompt waits until the decode rank takes it, which
+    then holds its prompt's pages and a request slot until the request ends."""
+
+    pool_tokens: int  # the rank's pool
+    page_tokens: int  # its page size
+    max_running: int  # running requests at most
+
+    def admits(self, state: DecodeRankState, queued: int, input_len: int,
+               max_new_tokens: int) -> int:
+        """How many of `queued` prompts of `input_len` tokens at the head of the rank's queue
+        it admits now."""
+
+
 class KvConnector(Protocol):
     """One engine's connector (by version): which caches move, and the flags that turn it on."""
 
@@ -108,6 +138,14 @@ class KvConnector(Protocol):
 
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         """Lines a role's options file adds (engines configured by YAML), else ""."""
+
+    def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
+                         dp_attention: int, user_max_running: int | None
+                         ) -> DecodeAdmission | None:
+        """The decode rank's admission of a prompt before its prefill (`DecodeAdmission`),
+        from its pool's tokens, request slots and page size, and the launch's running-request
+        flag (None: unset); None where the connector's flow admits on the decode side only
+        after the handover (or it is not read)."""
 
 
 # One decode rank's share of one cache kind, by prefill rank: (source rank, bytes) pairs.

@@ -44,7 +44,7 @@ from kvplan.analysis.disagg import (
 from kvplan.analysis.disagg_ratio import PrefillBatching, RatioTarget, evaluate_xy
 from kvplan.analysis.plan_types import Candidate, Layout
 from kvplan.engines.base import Engine
-from kvplan.engines.handover import Handover
+from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
@@ -63,6 +63,9 @@ FILES = ("aiconfigurator_silicon_refs_disagg.csv", "aiconfigurator_silicon_sampl
 # at; evaluated once, after (tests/benches/disagg_bench.py reports them apart).
 PROSPECTIVE_FILE = "aiconfigurator_prospective_disagg.csv.gz"
 BAND = (0.75, 1.33)
+# The commit of SGLang's decode-side admission rule (kvplan.engines.sglang.decode_admission,
+# the simulation's hold before the prefill), which every replayed prospective row shaped.
+ADMISSION_COMMIT = "abc0049"
 PREFIX = "aiconfigurator "
 
 # (model_path, precision) -> (config kvplan sizes, KV dtype, what it is).
@@ -297,20 +300,28 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True) -> _Setup:
                   tpot_ms=tpot_ms)
 
 
-def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True
-            ) -> tuple[float | None, float | None, float]:
+def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
+            admission: bool = True) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
-    least-loaded ranks: SGLang's before 63c3946), for the bench's counterfactual only."""
+    least-loaded ranks: SGLang's before 63c3946), for the bench's counterfactual only.
+    `admission` False: no decode-side admission before the prefill (SGLang's before
+    ADMISSION_COMMIT): the decode rank's running requests bounded by requests of I + O tokens
+    its KV holds, as kvplan.analysis.disagg.prefill_batching bounds them for a connector
+    without one; the bench's counterfactual only."""
     st = _setup(_setup_key(row), fp4)
+    batching = st.batching
+    if not admission and batching is not None and batching.decode_admission is not None:
+        batching = replace(batching, decode_admission=None, decode_max_seqs=max(
+            1, min(batching.max_seqs, st.decode.requests // st.req.decode.replicas)))
     x, y = int(row["prefill_num_workers"]), int(row["decode_num_workers"])
     h = st.handover
     opt = evaluate_xy(RatioTarget(output_len=st.req.output_len, concurrency=conc), st.prefill,
                       st.decode, transfer_seconds(h, st.req.link), x, y,
                       prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
                       first_token_steps=h.first_token_steps if flow else None,
-                      batching=st.batching, prefill_flow=(
+                      batching=batching, prefill_flow=(
                           flow and h.prefill_lookahead, flow and h.prefill_random_rank))
     if opt is None:
         n = -(-conc // y)
@@ -343,7 +354,7 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 
 
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
-           flow: bool = True) -> Replay:
+           flow: bool = True, admission: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -355,7 +366,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
         return Replay(**base, why_not=why)
     assert conc is not None
     try:
-        ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow)
+        ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -394,6 +405,29 @@ def without_flow(rows: list[Replay]) -> list[Replay]:
     counterfactual the bench prints beside SGLang's (63c3946)."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, flow=False) for r in rows]
+
+
+def without_admission(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again without the decode side's admission before the prefill
+    (`predict`'s `admission`): the counterfactual the bench prints beside SGLang's
+    (ADMISSION_COMMIT)."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, admission=False) for r in rows]
+
+
+def admits_all(replayed: Replay) -> bool:
+    """Whether each decode rank of the row's setup admits all the users it serves at once at
+    the row's load (their prompts plus the reservation within its pool, within its slots)."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    row = by_id[replayed.id]
+    st = _setup(_setup_key(row))
+    adm = st.batching.decode_admission if st.batching is not None else None
+    if adm is None or replayed.concurrency is None:
+        return False
+    users = -(-replayed.concurrency // (int(row["decode_num_workers"])
+                                       * st.req.decode.replicas))
+    empty = DecodeRankState(free_tokens=adm.pool_tokens, running=0, pending=0, running_tokens=0)
+    return adm.admits(empty, users, replayed.input_len, replayed.output_len) == users
 
 
 def prefill_capacity(replayed: Replay) -> tuple[int, int, float, int] | None:

@@ -344,6 +344,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "0.5.8.post1 after these rows' TTFT came out below the measured on 53 of the "
                 "56 under 1,024 in flight (median 0.46x)",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="abc0049",
+           rule="SGLang's decode-side admission (kvplan.engines.sglang.decode_admission): a "
+                "prompt joins the prefill queue once the decode rank preallocates it "
+                "(pop_preallocated: FIFO, a request slot, prompt + 512 reserved tokens free "
+                "beyond 512 per held request), the simulation holding it until then, read from "
+                "SGLang 0.5.5.post2 / 0.5.8.post1 after these rows' TTFT came out far below "
+                "the measured at high concurrency (cfg527: 835 vs 7,816 ms)",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -561,8 +569,14 @@ LAST_RULE_CHANGE = {
     # kvplan/analysis/simulate/disagg_sim.py), the last commit on its branch that touched these
     # paths: every replayed prospective SGLang row shaped it (SHAPED_BY); no frozen row not yet
     # replayed became replayable with it.
-    "disagg": RuleChange(commit="63c3946804b9", time="2026-12-03T22:42:16+00:00",
+    # sgldecode's SGLang decode-side admission (abc0049, then 40fd318: the simulation's
+    # arrival order; kvplan/engines/sglang/decode_admission.py, kvplan/analysis/simulate/
+    # disagg_sim.py, kvplan/analysis/disagg*.py, the connectors), the last commit on its branch
+    # that touched these paths: every replayed prospective SGLang row shaped it (SHAPED_BY); no
+    # frozen row not yet replayed became replayable with it.
+    "disagg": RuleChange(commit="40fd31843fcc", time="2026-12-04T04:15:46+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
-                               "kvplan/model/quant*.py, kvplan/engines/*/connectors.py"),
+                               "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "
+                               "kvplan/engines/sglang/decode_admission.py"),
 }

@@ -24,6 +24,14 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
   (kvplan.analysis.disagg_ratio.handover_s, the same rule on real step boundaries). Without it:
   the first token at t + transfer (the prefill samples it), the request decoding from the next
   boundary.
+- Decode admission, where the engine's flow is read (`decode_admission`, e.g. SGLang's
+  preallocation: kvplan.engines.sglang.decode_admission): a prompt is first put on a decode
+  rank (the one holding the fewest requests, queued included) and waits in that rank's FIFO
+  queue until the rank admits it, on the decode worker's step boundaries (at once when it is
+  idle); only then does it join the prefill queue. An admitted request holds its prompt's
+  pages and a slot until it ends, and one more token a decode step it runs (its pages
+  whole); the rule reads the rank's free tokens, running and pending counts and the running
+  requests' tokens (kvplan.engines.handover.DecodeRankState). Its TTFT includes the wait.
 - Decode worker: `ranks` ranks in lockstep; each holds at most `decode_max_seqs` running
   requests (more wait, ready, for a seat); a step takes `decode_step_s(batch)` at the largest
   rank's batch, and each running request gains one token.
@@ -42,7 +50,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kvplan._util.units import cdiv
 from kvplan.analysis.simulate.scheduler import SchedulerConfig
+from kvplan.engines.handover import DecodeAdmission, DecodeRankState
 
 # Events. A kick starts an idle worker's step; it is queued rather than run inline so that every
 # request arriving at the same instant (a closed loop's resends after one decode step, the
@@ -67,6 +77,7 @@ class DisaggSimInputs:
     rounds: int = 4  # requests per user (the first and last are not measured)
     prefill_lookahead: bool = False  # module docstring
     prefill_random_rank: bool = False
+    decode_admission: DecodeAdmission | None = None  # module docstring
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +96,8 @@ class _Req:
     round: int
     sent_s: float
     remaining: int  # prompt tokens not yet prefilled
+    queued_s: float = 0.0  # when it joined the prefill queue
+    join_step: int = 0  # the decode step it joined the running batch at
     rank: int = -1  # decode rank
     ready_s: float = 0.0
     end_step: int = 0
@@ -124,6 +137,16 @@ class _Run:
         self.p_steps = self.p_prompts = 0
         self.d_steps = 0
         self.d_batch_sum = 0
+        # Decode admission (module docstring): per rank, the queue before admission, the pool
+        # tokens held, requests admitted but not running, the running requests' tokens, and
+        # the running requests by join step modulo the page (they take a new page together).
+        self.admission = inp.decode_admission
+        page = self.admission.page_tokens if self.admission is not None else 1
+        self.d_queue: list[deque[_Req]] = [deque() for _ in range(nd)]
+        self.d_alloc = [0] * nd
+        self.d_pending = [0] * nd
+        self.d_tokens = [0] * nd
+        self.d_by_phase = [[0] * page for _ in range(nd)]
 
     def _push(self, t: float, kind: int, worker: int, payload: object) -> None:
         self.seq += 1
@@ -134,6 +157,17 @@ class _Run:
         req = _Req(rid=self.next_rid, user=user, round=round_, sent_s=t,
                    remaining=self.inp.input_len)
         self.next_rid += 1
+        if self.admission is None:
+            self._enqueue_prefill(req, t)
+            return
+        rank = self._decode_rank()
+        self.d_held[rank] += 1
+        req.rank = rank
+        self.d_queue[rank].append(req)
+        self._push(t, _DECODE_KICK, rank // self.inp.decode_ranks, None)
+
+    def _enqueue_prefill(self, req: _Req, t: float) -> None:
+        req.queued_s = t
         ranks = self.inp.prefill_ranks
         if self.inp.prefill_random_rank:
             # The worker as the router picks it (least loaded), the rank by the request's id.
@@ -151,7 +185,7 @@ class _Run:
         running step's start, with `prefill_lookahead`), or from all queued where none was."""
         cfg, ranks = self.inp.prefill, self.inp.prefill_ranks
         lo, hi = w * ranks, (w + 1) * ranks
-        if cutoff < math.inf and not any(q and q[0].sent_s <= cutoff
+        if cutoff < math.inf and not any(q and q[0].queued_s <= cutoff
                                          for q in self.p_queue[lo:hi]):
             cutoff = math.inf  # no step was formed ahead: the loop forms one now
         taken: list[tuple[int, list[tuple[_Req, int]]]] = []
@@ -159,7 +193,7 @@ class _Run:
         for rank in range(lo, hi):
             budget, seats, sched = cfg.max_num_batched_tokens, cfg.max_num_seqs, []
             for req in self.p_queue[rank]:
-                if budget <= 0 or seats <= 0 or req.sent_s > cutoff:
+                if budget <= 0 or seats <= 0 or req.queued_s > cutoff:
                     break
                 take = min(req.remaining, budget)
                 if take < req.remaining and not self.inp.chunked_prefill and sched:
@@ -194,9 +228,39 @@ class _Run:
         self._prefill_step(w, t, self.p_started[w] if self.inp.prefill_lookahead else math.inf)
 
     # handover and decode role
+    def _decode_rank(self) -> int:
+        return min(range(len(self.d_held)), key=lambda r: (self.d_held[r], r))
+
+    def _admit(self, w: int, t: float) -> None:
+        """Each of worker w's ranks admits from its queue's head what its rule allows."""
+        adm = self.admission
+        assert adm is not None
+        inp = self.inp
+        admitted: list[_Req] = []
+        for rank in range(w * inp.decode_ranks, (w + 1) * inp.decode_ranks):
+            queue = self.d_queue[rank]
+            if not queue:
+                continue
+            state = DecodeRankState(
+                free_tokens=adm.pool_tokens - self.d_alloc[rank],
+                running=self.d_running[rank], pending=self.d_pending[rank],
+                running_tokens=self.d_tokens[rank])
+            for _ in range(adm.admits(state, len(queue), inp.input_len, inp.output_len)):
+                self.d_alloc[rank] += cdiv(inp.input_len, adm.page_tokens) * adm.page_tokens
+                self.d_pending[rank] += 1
+                admitted.append(queue.popleft())
+        # The prefill holds every prompt in its bootstrap queue in arrival order and moves
+        # those its decode rank has admitted on to its waiting queue in that order (prefill.py:253
+        # pop_bootstrapped), whichever decode rank admitted them.
+        for req in sorted(admitted, key=lambda r: r.rid):
+            self._enqueue_prefill(req, t)
+
     def _handover(self, req: _Req, t: float) -> None:
-        rank = min(range(len(self.d_held)), key=lambda r: (self.d_held[r], r))
-        self.d_held[rank] += 1
+        if self.admission is None:
+            rank = self._decode_rank()
+            self.d_held[rank] += 1
+        else:
+            rank = req.rank
         req.rank, req.ready_s = rank, t + self.inp.transfer_s
         if self.inp.first_token_steps is None:
             req.first_s = req.ready_s
@@ -206,12 +270,20 @@ class _Run:
 
     def _decode_step(self, w: int, t: float) -> None:
         inp = self.inp
+        if self.admission is not None:
+            self._admit(w, t)
         joined: list[_Req] = []
         keep: list[_Req] = []
+        step = self.d_step[w]
         for req in self.d_wait[w]:
             if req.ready_s <= t and self.d_running[req.rank] < inp.decode_max_seqs:
                 self.d_running[req.rank] += 1
                 joined.append(req)
+                if self.admission is not None:
+                    self.d_pending[req.rank] -= 1
+                    self.d_tokens[req.rank] += inp.input_len
+                    req.join_step = step
+                    self.d_by_phase[req.rank][step % self.admission.page_tokens] += 1
             else:
                 keep.append(req)
         self.d_wait[w] = keep
@@ -221,7 +293,6 @@ class _Run:
             self.d_busy[w] = False
             return
         self.d_busy[w] = True
-        step = self.d_step[w]
         dur = self.d_cost(max(1, batch))
         fts = inp.first_token_steps
         # Steps the request is in the batch for: to its first token, then O - 1 more tokens.
@@ -240,17 +311,40 @@ class _Run:
 
     def _decode_end(self, w: int, t: float) -> None:
         step = self.d_step[w]
+        if self.admission is not None:
+            self._grow(w, step)
         ends = self.d_ends[w]
         while ends and ends[0][0] <= step:
             _, _, req = heapq.heappop(ends)
             req.last_s = t
             self.d_running[req.rank] -= 1
             self.d_held[req.rank] -= 1
+            if self.admission is not None:
+                self._free(req, step)
             self.done.append(req)
             if req.round + 1 < self.inp.rounds:
                 self._send(req.user, req.round + 1, t)
         self.d_step[w] = step + 1
         self._decode_step(w, t)
+
+    def _grow(self, w: int, step: int) -> None:
+        """Every running request of worker w gained a token in `step`: one joined at step j
+        holds I + (step - j) tokens before it, so it takes a new page where that is a whole
+        number of pages, i.e. j = I + step modulo the page (all such requests at once)."""
+        adm = self.admission
+        assert adm is not None
+        page = adm.page_tokens
+        for rank in range(w * self.inp.decode_ranks, (w + 1) * self.inp.decode_ranks):
+            self.d_tokens[rank] += self.d_running[rank]
+            self.d_alloc[rank] += page * self.d_by_phase[rank][(self.inp.input_len + step) % page]
+
+    def _free(self, req: _Req, step: int) -> None:
+        adm = self.admission
+        assert adm is not None
+        tokens = self.inp.input_len + step + 1 - req.join_step
+        self.d_tokens[req.rank] -= tokens
+        self.d_alloc[req.rank] -= cdiv(tokens, adm.page_tokens) * adm.page_tokens
+        self.d_by_phase[req.rank][req.join_step % adm.page_tokens] -= 1
 
     def run(self) -> DisaggSimResult:
         for user in range(self.inp.concurrency):

@@ -50,9 +50,9 @@ in the releases the measured rows ran (0.5.5.post2, 0.5.8, 0.5.8.post1; the same
   `bootstrap_room % dp_size` (0.5.0-0.5.5: `round_robin_scheduler` under disaggregation; from
   0.5.8 `load_balance_method` auto -> "follow_bootstrap_room" in prefill mode), the room a
   random 63-bit id the router draws: a uniform random rank, whatever the ranks' queues.
-Not modelled: the bootstrap (a prompt enters the prefill's waiting queue once the decode
-worker has preallocated its pages, `pop_bootstrapped`: at most about one decode step at an
-idle prefill) and the decode worker's admission by free pages (`pop_preallocated`).
+The bootstrap (a prompt enters the prefill's waiting queue once the decode worker has
+preallocated its pages, `pop_bootstrapped`) and the decode worker's admission by free pages
+(`pop_preallocated`): kvplan.engines.sglang.decode_admission (`decode_admission` below).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.handover import Handover, assemble, handover_tps, pick_connector
 from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission, sglang_decode_admission
 from kvplan.engines.sglang.pools import hybrid_swa
 from kvplan.kv.kinds import (
     CacheKind,
@@ -120,6 +121,14 @@ class SglangDisagg:
 
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         return ""
+
+    def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
+                         dp_attention: int, user_max_running: int | None
+                         ) -> SglangDecodeAdmission:
+        # The preallocation that gates the prefill (kvplan.engines.sglang.decode_admission).
+        return sglang_decode_admission(pool_tokens=pool_tokens, max_num_reqs=max_num_reqs,
+                                       page_tokens=page_tokens, dp_attention=dp_attention,
+                                       user_max_running=user_max_running)
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],

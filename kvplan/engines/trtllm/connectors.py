@@ -80,6 +80,11 @@ class TrtllmTransceiver:
             text += f"kv_cache_config:\n  tokens_per_block: {block_size}\n"
         return text
 
+    def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
+                         dp_attention: int, user_max_running: int | None) -> None:
+        # Its decode-side admission is not read.
+        return None
+
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: Any = None) -> Handover:

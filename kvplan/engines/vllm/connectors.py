@@ -129,6 +129,11 @@ class NixlConnector:
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         return ""
 
+    def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
+                         dp_attention: int, user_max_running: int | None) -> None:
+        # The request reaches the decode scheduler after its prefill (the proxy's flow).
+        return None
+
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: PlanInputs | None = None

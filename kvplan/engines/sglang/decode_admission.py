@@ -1,0 +1,103 @@
+"""What an SGLang decode worker (`--disaggregation-mode decode`) admits, per attention rank:
+the preallocation that gates a prompt's prefill (issue 29). Read in SGLang 0.5.5.post2 and
+0.5.8.post1 (the releases the aiconfigurator rows ran; the same code in both):
+
+- The bootstrap: a prompt enters the prefill server's waiting queue only once the decode rank
+  has preallocated its pages and told the sender where to write (prefill.py
+  `PrefillBootstrapQueue.pop_bootstrapped` waits for the sender's WaitingForInput; the decode
+  side's `DecodePreallocQueue.pop_preallocated`, decode.py:447-590 in 0.5.8.post1, inits the
+  receiver with the page indices). The decode scheduler runs `process_decode_queue`
+  (decode.py:1001) once per loop iteration, i.e. on its step boundaries (every iteration:
+  `disaggregation_decode_polling_interval` 1).
+- `pop_preallocated` takes the queue FIFO and stops at the first request that does not fit
+  (decode.py:477-517): a free request slot (`req_to_token_pool.available_size() > 0`), and
+  tokens: with R = `num_reserved_decode_tokens` (server_args.py:640, default 512) and
+  `retractable` = the prompt + output tokens of the running batch,
+      allocatable = free pool tokens - max(R x (running + in transfer + waiting),
+                                           need_space_for_single_req)        (:598-654)
+  with need_space_for_single_req = max over running of (min(max_new_tokens, CLIP) + prompt)
+  - retractable (CLIP = SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION, default 4096, decode.py:73);
+  a request of prompt I is admitted when max(I + R, I + min(max_new_tokens, CLIP) -
+  retractable) <= allocatable, which then drops by I + R. The admitted request holds the
+  pages of its I tokens at once (`_pre_alloc`, :656-696: fill_len = I, page-rounded by
+  `alloc_extend`), and one more token a decode step.
+- Request slots: `DecodeReqToTokenPool` (decode.py:76-121) has max_num_reqs slots plus
+  `pre_alloc_size` = 2 x max_num_reqs where max_num_reqs <= 32 (model_runner_kv_cache_mixin.py
+  :347-348; model_runner.py in 0.5.5.post2); max_num_reqs = --max-running-requests, else
+  init_memory_pool's default (kvplan.engines.sglang.pools.default_max_running_requests). A slot
+  is held from preallocation to the request's end. The metadata buffers (2 x the slots,
+  scheduler.py:858) never bind before the slots do.
+- Running: `get_new_prebuilt_batch` (decode.py:959) seats min(req_to_token_pool.size,
+  max_running_requests) in the running batch, max_running_requests = min(max_total_num_tokens
+  // 2, max_num_reqs), or --max-running-requests // dp_size under DP attention in place of
+  the first (model_runner.py:558-565; tp_worker.py:281-289 in 0.5.5.post2).
+
+Not modelled: retraction (a running request out of pages is retracted and resumed later,
+`retracted_queue`), the last prebuilt batch's reservation (:635-643, a transient of one
+iteration), and the prefill's own bootstrap-queue poll (one prefill iteration at most).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan.engines.handover import DecodeRankState
+
+# server_args.py:640 (0.5.8.post1; :545 in 0.5.5.post2): num_reserved_decode_tokens, tokens
+# kept free per held request "for future decode".
+RESERVED_DECODE_TOKENS = 512
+# decode.py:73: SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION, the max_new_tokens the estimate uses.
+CLIP_MAX_NEW_TOKENS = 4096
+# model_runner_kv_cache_mixin.py:347-348: up to this many max_num_reqs, the decode pool
+# preallocates PRE_ALLOC_FACTOR x more request slots (held by preallocated requests).
+PRE_ALLOC_UP_TO = 32
+PRE_ALLOC_FACTOR = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangDecodeAdmission:
+    """One decode attention rank's limits (module docstring)."""
+
+    pool_tokens: int  # max_total_num_tokens of the rank's pool
+    page_tokens: int  # page_size
+    max_num_reqs: int  # req_to_token_pool.size
+    max_running: int  # the scheduler's max_running_requests
+    reserved_tokens: int = RESERVED_DECODE_TOKENS
+    clip_new_tokens: int = CLIP_MAX_NEW_TOKENS
+
+    @property
+    def slots(self) -> int:
+        """Requests the rank holds at once (preallocated, in transfer, waiting, running)."""
+        extra = PRE_ALLOC_FACTOR * self.max_num_reqs if self.max_num_reqs <= PRE_ALLOC_UP_TO else 0
+        return self.max_num_reqs + extra
+
+    def admits(self, state: DecodeRankState, queued: int, input_len: int,
+               max_new_tokens: int) -> int:
+        """How many of `queued` requests of `input_len` prompt tokens at the head of the
+        rank's preallocation queue `pop_preallocated` takes now (FIFO, stopping at the first
+        that does not fit)."""
+        new = min(max_new_tokens, self.clip_new_tokens)
+        retractable = state.running_tokens
+        single = new + input_len - retractable if state.running else 0
+        allocatable = state.free_tokens - max(
+            self.reserved_tokens * (state.running + state.pending), single)
+        required = input_len + self.reserved_tokens
+        taken = 0
+        while taken < queued and state.held + taken < self.slots:
+            if max(required, input_len + new - retractable) > allocatable:
+                break
+            allocatable -= required
+            taken += 1
+        return taken
+
+
+def sglang_decode_admission(*, pool_tokens: int, max_num_reqs: int, page_tokens: int,
+                            dp_attention: int, user_max_running: int | None
+                            ) -> SglangDecodeAdmission:
+    """The limits of one decode rank from its pool (kvplan.engines.sglang.pools: the tokens
+    and max_num_reqs it sizes) and the launch's --max-running-requests (None: unset) over
+    `dp_attention` DP-attention ranks (1: none)."""
+    first = pool_tokens // 2 if user_max_running is None else user_max_running // dp_attention
+    return SglangDecodeAdmission(pool_tokens=pool_tokens, page_tokens=page_tokens,
+                                 max_num_reqs=max_num_reqs,
+                                 max_running=max(1, min(first, max_num_reqs)))
