@@ -109,11 +109,8 @@ class PlanInputs:
     ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
     engine_version: str | None = None  # None: the newest modelled
     platform: str = "cuda"  # cuda | rocm | cpu
-    # --platform cpu: the host has AMX tiles (vLLM's MLA backend and block depend on it; None:
-    # not known, MLA there refused: kvplan.engines.vllm.block_size.cpu_mla_block).
-    cpu_amx: bool | None = None
-    # torch.cuda.get_device_capability() of the GPU (None: not known); vLLM picks its sparse MLA
-    # backend by it (kvplan.engines.vllm.kv_dtype).
+    cpu_amx: bool | None = None  # --platform cpu host has AMX (None: unknown; vllm.block_size)
+    # the GPU's torch.cuda.get_device_capability() (None: unknown); vLLM's sparse MLA backend
     compute_capability: tuple[int, int] | None = None
     prefix_caching: bool | None = None  # None: that version's default (SGLang: radix cache)
     ssm_dtype: str = "auto"  # vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype
@@ -124,8 +121,7 @@ class PlanInputs:
     enforce_eager: bool = False  # vLLM / TRT-LLM: no CUDA graphs (nothing reserved for them)
     is_a100: bool = False  # vLLM's batch defaults treat A100s apart
     smi_total_bytes: int | None = None  # nvidia-smi's total (SGLang sizes defaults from it)
-    # The GPUs share NVLink, so vLLM's custom all-reduce runs (PCIe-only cards: it does not).
-    nvlink: bool = True
+    nvlink: bool = True  # NVLink between the GPUs: vLLM's custom all-reduce runs (not on PCIe)
     unified_memory: bool = False  # GB10: the OS's memory counts as used (TRT-LLM refuses)
     is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
     # A multimodal checkpoint's vision encoder (num_hidden_layers, hidden_size): SGLang lowers its
@@ -460,9 +456,10 @@ class EngineRules(Protocol):
 
 def block_pool_kv_bytes(stage: StageFacts, requests: int) -> int:
     """KV bytes of `requests` requests in a pool of blocks (vLLM's, TensorRT-LLM's): the shared
-    prefix's blocks once, each request's own blocks, a block a page per layer of its group."""
-    own = stage.blocks_per_request - stage.shared_prefix_blocks
-    return (stage.shared_prefix_blocks + requests * own) * stage.page_bytes * stage.group_size
+    prefix's blocks once, each request's own, a block a page per layer of its group."""
+    blocks = stage.shared_prefix_blocks + requests * (
+        stage.blocks_per_request - stage.shared_prefix_blocks)
+    return blocks * stage.page_bytes * stage.group_size
 
 
 def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
