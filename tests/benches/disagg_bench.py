@@ -268,13 +268,15 @@ def _admission(done: list[Replay]) -> list[str]:
            f"{share(old, lambda r: r.inside)}; TTFT {share(old, inside(0))}; TPOT "
            f"{share(old, inside(1))}."]
     fits = sum(admits_all(r) for r in done)
+    c527 = next((r.ratios[0] for r in done if r.id.endswith("cfg527") and r.ratios), None)
     out += ["", f"At those defaults a decode rank's pool holds all its users' prompts plus 512 "
             f"reserved tokens each at once on {fits} of the {len(done)} rows (users over the "
             "decode ranks x (I + 512) within the pool's tokens), so there the admission holds "
             "no prompt back beyond the bootstrap's wait for the decode rank's next step "
-            "boundary; the high-concurrency TTFT misses (cfg527: kvplan 0.11x the measured) are "
-            "not the decode side's admission: kvplan's prefill serves more prompts a second than "
-            "the rows' measured rate (the lines below 'Where 3a misses').", ""]
+            "boundary; the high-concurrency TTFT misses "
+            + (f"(cfg527: kvplan {c527:.2f}x the measured) " if c527 is not None else "")
+            + "are not the decode side's admission: kvplan's prefill serves more prompts a "
+            "second than the rows' measured rate (the lines below 'Where 3a misses').", ""]
     pairs = {r.id: r.ratios for r in old if r.ratios is not None}
     moved = [(r, pairs[r.id]) for r in done if r.ratios is not None and r.id in pairs
              and abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05]
