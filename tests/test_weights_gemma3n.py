@@ -96,3 +96,28 @@ def test_rope_scaling_refused() -> None:
     config["rope_scaling"] = {"rope_type": "linear", "factor": 2.0}
     with pytest.raises(SpecError, match="rope_scaling"):
         spec_mapping_from_config(config, path="gemma-3n.json")
+
+
+def test_wrapper_towers_refuse_the_budget_from_the_gpu() -> None:
+    # Gemma3nForConditionalGeneration (vLLM 0.32 models/gemma3n_mm.py:616-640) loads a timm
+    # MobileNetV5 vision tower, an audio conformer and their embedders, and allocates
+    # per_layer_embeddings (max_num_batched_tokens x 35 x 256 x 2 B: 146.8 MB at 8,192 tokens)
+    # beside the language model; kvplan counts none of them, so a GPU's budget is refused
+    # unless the weights or the budget are given (exit 2, the file and the towers named).
+    from typer.testing import CliRunner
+
+    from kvplan.cli.app import app
+
+    runner = CliRunner()
+    wrapper = str(DATA / "configs" / "gemma-3n-e4b.json")
+    for model in (wrapper, "gemma-3n-e4b"):
+        result = runner.invoke(app, ["estimate", model, "--gpu", "H100", "--context", "8k"])
+        assert result.exit_code == 2
+        assert "vision_config, audio_config" in result.stderr
+        assert "--weights-gib" in result.stderr
+    given = runner.invoke(app, ["estimate", wrapper, "--gpu", "H100", "--context", "8k",
+                                "--weights-gib", "16"])
+    assert given.exit_code == 0, given.stderr
+    text = runner.invoke(app, ["estimate", str(DATA / "configs" / "gemma-3n-e4b-text.json"),
+                               "--gpu", "H100", "--context", "8k"])
+    assert text.exit_code == 0, text.stderr

@@ -221,6 +221,10 @@ class Gemma3nBlocksSpec:
     laurel_rank: int
     hidden_size_per_layer_input: int
     vocab_size_per_layer_input: int
+    # The multimodal wrapper's towers beside the language model (vision_config, audio_config:
+    # Gemma3nForConditionalGeneration), not counted: a budget from the device needs the weights
+    # given (kvplan.capacity.stages). Empty: the text model alone.
+    towers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -62,6 +62,7 @@ from kvplan.sources.hf_wrappers import (
     TEXT_FAMILY,
     dtype_fields,
     tower_assumption,
+    untouched_towers,
     wrapped_text_config,
     wrapper_of,
 )
@@ -397,7 +398,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         tables = rope_table_rows(c.data, mt, max_pos, c.path) if max_pos else None
         if tables:
             mapping["rope_tables"] = tables
-    blocks = gemma3n_blocks(c.data, mt, c.path)  # per-layer embeddings, AltUp, LAuReL
+    blocks = gemma3n_blocks(c.data, mt, c.path, untouched_towers(config))  # PLE, AltUp, LAuReL
     if blocks is not None:
         mapping["gemma3n_blocks"] = blocks
         if position == "rope" and max_pos:

@@ -24,24 +24,35 @@ DEFAULTS = {"altup_num_inputs": 4, "laurel_rank": 64, "hidden_size_per_layer_inp
             "vocab_size_per_layer_input": 262_144}
 
 
-def gemma3n_blocks(data: Mapping[str, Any], model_type: str, path: str) -> dict[str, int] | None:
-    """The `gemma3n_blocks` mapping of a Gemma-3n text config, else None."""
+def gemma3n_blocks(data: Mapping[str, Any], model_type: str, path: str,
+                   towers: list[str]) -> dict[str, Any] | None:
+    """The `gemma3n_blocks` mapping of a Gemma-3n text config, else None; `towers`: the
+    wrapper's tower sub-configs (kvplan.sources.hf_wrappers.untouched_towers), whose weights
+    kvplan does not count (Gemma3nBlocksSpec.towers)."""
     if model_type not in GEMMA3N_FAMILIES:
         return None
-    return {key: checked_int(data.get(key, default), path=path, field=key)
-            for key, default in DEFAULTS.items()}
+    blocks: dict[str, Any] = {key: checked_int(data.get(key, default), path=path, field=key)
+                              for key, default in DEFAULTS.items()}
+    if towers:
+        blocks["towers"] = list(towers)
+    return blocks
 
 
 def parse_gemma3n_blocks(value: Any, path: str) -> Gemma3nBlocksSpec | None:
-    """A spec's `gemma3n_blocks` section (exactly the four sizes), else None."""
+    """A spec's `gemma3n_blocks` section (the four sizes, and optionally `towers`, a list of
+    tower names), else None."""
     if value is None:
         return None
-    if not isinstance(value, Mapping) or set(value) != set(DEFAULTS):
-        raise SpecError(path, "gemma3n_blocks", "expected a mapping of exactly "
-                                                + ", ".join(DEFAULTS))
+    if not isinstance(value, Mapping) or not set(DEFAULTS) <= set(value) <= {*DEFAULTS,
+                                                                             "towers"}:
+        raise SpecError(path, "gemma3n_blocks", "expected a mapping of "
+                                                + ", ".join(DEFAULTS) + " (and towers)")
+    towers = value.get("towers", [])
+    if not isinstance(towers, list) or not all(isinstance(t, str) for t in towers):
+        raise SpecError(path, "gemma3n_blocks.towers", "expected a list of names")
     return Gemma3nBlocksSpec(**{key: checked_int(value[key], path=path,
                                                  field=f"gemma3n_blocks.{key}")
-                                for key in DEFAULTS})
+                                for key in DEFAULTS}, towers=tuple(towers))
 
 
 def gemma3n_rope_tables(data: Mapping[str, Any], max_pos: int, path: str) -> list[int]:
