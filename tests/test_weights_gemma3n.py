@@ -121,3 +121,15 @@ def test_wrapper_towers_refuse_the_budget_from_the_gpu() -> None:
     text = runner.invoke(app, ["estimate", str(DATA / "configs" / "gemma-3n-e4b-text.json"),
                                "--gpu", "H100", "--context", "8k"])
     assert text.exit_code == 0, text.stderr
+
+
+def test_spec_section_refuses_unknown_keys() -> None:
+    from kvplan.sources.hf_gemma3n import parse_gemma3n_blocks
+
+    sizes = {"altup_num_inputs": 4, "laurel_rank": 64, "hidden_size_per_layer_input": 256,
+             "vocab_size_per_layer_input": 262_144}
+    assert parse_gemma3n_blocks(sizes, "g.yaml").towers == ()
+    with pytest.raises(SpecError, match="gemma3n_blocks"):
+        parse_gemma3n_blocks({**sizes, "altup_rank": 1}, "g.yaml")
+    with pytest.raises(SpecError, match="gemma3n_blocks.towers"):
+        parse_gemma3n_blocks({**sizes, "towers": "vision_config"}, "g.yaml")
