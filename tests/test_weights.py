@@ -43,6 +43,7 @@ from kvplan.weights.base import (
     rope_cache_elements,
 )
 from kvplan.weights.breakdown import weight_breakdown
+from kvplan.weights.gemma3n import layer_tensors
 from kvplan.weights.params import count_params, recurrent_float32_params
 from kvplan.weights.routers import router_bytes
 
@@ -351,7 +352,7 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
     # "vision" group. A router vLLM holds in float32 and its float32 score bias
     # (kvplan.weights.routers) add their bytes beyond 2 per parameter, in each MoE layer; so do
     # the recurrent mixers' float32 parameters (A, A_log: recurrent_float32_params), 2 B more
-    # each, in each recurrent layer.
+    # each, in each recurrent layer; and Gemma-3n's float32 AltUp scale.
     spec = load_spec(spec_id)
     b = weight_breakdown(spec, None, dtype="bf16")
     padded = -(-spec.vocab_size // 64) * 64
@@ -360,6 +361,9 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
                   for layer in count_params(spec).layers if layer.router)
     fp32 = 2 * recurrent_float32_params(spec) * sum(
         spec.has_recurrent(i) for i in range(spec.num_hidden_layers))
+    # Gemma-3n's float32 AltUp correct_output_scale (kvplan.weights.gemma3n), 2 B more each.
+    fp32 += 2 * sum(x.rows for i in range(spec.num_hidden_layers)
+                    for x in layer_tensors(spec, i) if x.float32)
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (
         padded - spec.vocab_size) * spec.hidden_size + rope_cache_bytes(spec, 16) + routers + fp32
     assert (b.vision > 0) == (spec.vision is not None or spec.qwen_vit is not None)

@@ -142,7 +142,8 @@ ROTARY = sorted(case for case, row in MEASURED.items() if "rotary" in row)
 
 
 # What kvplan still gets wrong on a shrink, (parameters, rotary tables) in bytes, kvplan minus vLLM;
-# each a gap left for later (issue 26), small on the full models except gemma-3n's:
+# each a gap left for later (issue 26), small on the full models (gemma-3n's closed by
+# gemma3nw: tests/test_weights_gemma3n.py):
 KNOWN_GAPS = {
     # MiMo-V2's sink logits on its sliding layers (mimo_v2.py:290-294 attention_sink_bias).
     "mimo-v2-flash": (-512, 0), "mimo-v2.5-pro": (-192, 0),
@@ -154,8 +155,6 @@ KNOWN_GAPS = {
     # The derived text config states no max_position_embeddings: vLLM builds Qwen3_5MoeTextConfig's
     # default 32,768 rows (x 64 x 2 B); kvplan builds none.
     "qwen3.6-35b-a3b-text": (0, -4_194_304),
-    # Gemma-3n's per-layer embeddings, AltUp and LAuReL weights, and its second (local) table.
-    "gemma-3n-e4b-text": (-1_362_859_584, -16_777_216),
     # A transformers-default config whose '-' layers carry n_routed_experts: vLLM builds a dense
     # MLP there (nemotron_h.py), kvplan an MoE.
     "transformers-default-nemotron-h": (4_227_088, 0),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, UnmodelledError
 from kvplan.capacity.weights import weights_breakdown
 from kvplan.engines.base import PlanInputs, total_bytes_of
 from kvplan.engines.caches import stage_caches
@@ -91,9 +91,28 @@ def budget_and_formula(inputs: PlanInputs, weights: int, reserve: int) -> tuple[
     return int(rule.kv_bytes(total, inputs.resolved_mem_fraction, weights, reserve)), rule.formula
 
 
+def refuse_uncounted_towers(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse a budget from the device for a Gemma-3n wrapper (Gemma3nBlocksSpec.towers) unless
+    the weights or the budget are given: its MobileNetV5 vision tower (a timm model) and its
+    audio conformer are loaded beside the language model (unless every modality's prompt limit
+    is 0) and kvplan does not count them, nor the wrapper's per-layer-embedding buffer
+    (max_num_batched_tokens x layers x hidden_size_per_layer_input); the budget would come out
+    high by their size."""
+    blocks = spec.gemma3n_blocks
+    if blocks is None or not blocks.towers or inputs.weights_bytes is not None or (
+            inputs.kv_budget_bytes is not None):
+        return
+    raise UnmodelledError(
+        f"{spec.source}: {', '.join(blocks.towers)}: Gemma-3n's vision and audio towers and "
+        "the wrapper's per-layer-embedding buffer are not counted in the weights, so the "
+        "budget from the GPU is not derived: give --weights-gib (the logged model loading "
+        "size) or --kv-budget-gib")
+
+
 def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,
                          stage_index: int, layers: range
                          ) -> tuple[int, int, WeightBreakdown, Reserve]:
+    refuse_uncounted_towers(spec, inputs)
     breakdown = _weights_bytes(spec, inputs, layers, pp_first=stage_index == 0,
                                pp_last=layers.stop == spec.num_hidden_layers)
     weights = breakdown.total if inputs.weights_bytes is None else inputs.weights_bytes

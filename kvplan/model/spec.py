@@ -210,6 +210,24 @@ class QwenViTSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Gemma3nBlocksSpec:
+    """Gemma-3n's weights beyond attention and MLP, as vLLM 0.32 models/gemma3n.py builds them
+    (counted by kvplan.weights.gemma3n): per-layer embeddings (a second vocabulary table of
+    num_layers x hidden_size_per_layer_input columns and a projection into it), AltUp over
+    altup_num_inputs copies of the residual stream, LAuReL's rank-`laurel_rank` side branch; and
+    KV-shared layers that build only q_proj and q_norm (Gemma3nAttention: no k/v, no k_norm)."""
+
+    altup_num_inputs: int
+    laurel_rank: int
+    hidden_size_per_layer_input: int
+    vocab_size_per_layer_input: int
+    # The multimodal wrapper's towers beside the language model (vision_config, audio_config:
+    # Gemma3nForConditionalGeneration), not counted: a budget from the device needs the weights
+    # given (kvplan.capacity.stages). Empty: the text model alone.
+    towers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     id: str
     name: str
@@ -272,6 +290,8 @@ class ModelSpec:
     # A Qwen3-VL / Qwen3.5 vision transformer: not in the weight estimate (as before), sized for
     # vLLM's encoder profile only. None: none, or one kvplan does not describe.
     qwen_vit: QwenViTSpec | None = None
+    # Gemma-3n's per-layer embeddings, AltUp and LAuReL weights; None: a model without them.
+    gemma3n_blocks: Gemma3nBlocksSpec | None = None
     # config.json's quantization_config, as canonical JSON text (validated at load time by
     # kvplan.model.quant_config.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
@@ -380,6 +400,11 @@ class ModelSpec:
         if not self.kv_sources:
             return (True,) * self.num_hidden_layers
         return tuple(src is None for src in self.kv_sources)
+
+    def projects_kv(self, index: int) -> bool:
+        """Whether layer `index` builds key/value projections: not a KV-shared Gemma-3n layer
+        (models/gemma3n.py Gemma3nAttention: `if self.is_kv_shared_layer`, q_proj only)."""
+        return self.gemma3n_blocks is None or self.kv_owner_flags[index]
 
     @property
     def num_kv_shared_layers(self) -> int:

@@ -233,8 +233,10 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # models/gemma3n.py: layer_types' windows, the last num_kv_shared_layers share KV.
     "gemma3n": _ak("models/gemma3n.py", _KV | _WINDOW_PER_LAYER | {
         "num_kv_shared_layers": Covered("read: cross-layer KV sharing")} | _why(
-        "weights or compute only", "activation_sparsity_pattern", "hidden_size_per_layer_input",
-        "vocab_size_per_layer_input"), default_layer_types=_gemma3n_layers),
+        "compute only", "activation_sparsity_pattern") | _why(
+        "read: weights (kvplan.sources.hf_gemma3n)", "hidden_size_per_layer_input",
+        "vocab_size_per_layer_input", "altup_num_inputs", "laurel_rank"),
+        default_layer_types=_gemma3n_layers),
     # models/gemma4.py: sliding and global layer shapes, KV sharing.
     "gemma4": _ak("models/gemma4.py", _KV | _WINDOW_PER_LAYER | _why(
         "read: the global layers' shape", "global_head_dim", "num_global_key_value_heads",

@@ -27,6 +27,7 @@ from kvplan.weights.base import (
     stage_has_attention,
 )
 from kvplan.weights.csa import csa_weight_breakdown
+from kvplan.weights.gemma3n import Tensor, elements, layer_tensors, outer_tensors
 from kvplan.weights.params import (
     count_params,
     expert_bias_params,
@@ -100,13 +101,14 @@ def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
         return
     assert isinstance(att, HeadAttention)
     q_out = _split(att.num_attention_heads, tp) * att.head_dim
-    kv_heads = att.kv_heads_per_rank(tp)  # KV heads are replicated when fewer than ranks
+    # KV heads are replicated when fewer than ranks; a KV-shared Gemma-3n layer has none.
+    kv_heads = att.kv_heads_per_rank(tp) * spec.projects_kv(layer)
     k_out, v_out = kv_heads * att.head_dim, kv_heads * att.v_head_dim
     # vLLM fuses q/k/v into one QKVParallelLinear (one block-scale grid over the fused rows),
     # with the output gate's rows where the family has one (kvplan.weights.params).
     gate = output_gate_rows(spec, att, _split(att.num_attention_heads, tp))
     t.linear("attention", f"{pre}.q_proj", q_out + gate + k_out + v_out, h)
-    t.vector("attention", qk_norm_params(spec, att, q_out, k_out)
+    t.vector("attention", qk_norm_params(spec, att, q_out, k_out, kv=spec.projects_kv(layer))
              + sink_params(spec, _split(att.num_attention_heads, tp)))
     t.linear("attention", f"{pre}.o_proj", h, _split(att.num_attention_heads, tp) * att.v_head_dim)
     if att.attention_bias:
@@ -144,6 +146,18 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
     t.linear(group, f"{name}.down_proj", h, w)
     if bias:
         t.vector(group, (2 if gated else 1) * w + h)
+
+
+def _gemma3n(t: _Tally, tensors: list[Tensor]) -> None:
+    """Gemma-3n's extra tensors (kvplan.weights.gemma3n): matrices through the quantization
+    rules, vectors in the compute dtype, correct_output_scale in float32."""
+    for x in tensors:
+        if x.float32:
+            t.add(x.group, MatrixBytes(weight=x.rows * x.cols * 4))
+        elif x.name is None:
+            t.vector(x.group, x.rows * x.cols)
+        else:
+            t.linear(x.group, x.name, x.rows, x.cols)
 
 
 def _vit_block(t: _Tally, names: tuple[str, str, str, str], h: int, inter: int, tp: int) -> None:
@@ -351,12 +365,14 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         t.vector("embeddings", vocab_rank * h)
         if counts.position_embedding:
             t.vector("embeddings", counts.position_embedding)
+        _gemma3n(t, outer_tensors(spec, tp))
     norms = counts.final_norm if last else 0
     moe = spec.moe
     for i, layer in enumerate(counts.layers):
         if layers is not None and i not in layers:
             continue
-        norms += layer.norms
+        norms += layer.norms - elements(layer_tensors(spec, i), "norms")
+        _gemma3n(t, layer_tensors(spec, i, tp))
         if spec.has_attention(i):
             _attention(t, spec, i, tp)
         if spec.has_recurrent(i):

@@ -25,6 +25,7 @@ from kvplan.model.attention import (
 )
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.csa_format import csa_formats
+from kvplan.weights.gemma3n import elements, layer_tensors, outer_tensors
 from kvplan.weights.routers import router_params
 
 
@@ -53,6 +54,9 @@ class ParamCount:
     lm_head: int  # 0 when tied to the embeddings
     final_norm: int
     layers: tuple[LayerParams, ...]
+    # Gemma-3n's per-layer embeddings and AltUp projections (kvplan.weights.gemma3n), first
+    # stage (vLLM serves Gemma-3n without pipeline parallelism: no SupportsPP).
+    per_layer_embedding: int = 0
 
     @property
     def total(self) -> int:
@@ -60,7 +64,8 @@ class ParamCount:
 
     @property
     def _outer(self) -> int:
-        return self.embedding + self.position_embedding + self.lm_head + self.final_norm
+        return (self.embedding + self.position_embedding + self.lm_head + self.final_norm
+                + self.per_layer_embedding)
 
     @property
     def active(self) -> int:
@@ -71,7 +76,7 @@ class ParamCount:
         """Parameters of a pipeline stage holding layers [first, last)."""
         n = sum(x.total for x in self.layers[first:last])
         if is_first:
-            n += self.embedding + self.position_embedding
+            n += self.embedding + self.position_embedding + self.per_layer_embedding
         if is_last:
             n += self.final_norm + self.lm_head
             if self.lm_head == 0 and not is_first:
@@ -92,7 +97,8 @@ def output_gate_rows(spec: ModelSpec, att: HeadAttention, heads: int) -> int:
     return heads * att.head_dim if spec.attention_output_gate else 0
 
 
-def qk_norm_params(spec: ModelSpec, att: HeadAttention, q_out: int, k_out: int) -> int:
+def qk_norm_params(spec: ModelSpec, att: HeadAttention, q_out: int, k_out: int, *,
+                   kv: bool = True) -> int:
     """q_norm and k_norm of one layer on a rank whose query and key projections have `q_out`
     and `k_out` rows: RMSNorms of head_dim each, whole on every rank
     (ModelSpec.per_head_qk_norm: models/qwen3.py Qwen3Attention, qwen3_next.py:370-371,
@@ -101,7 +107,7 @@ def qk_norm_params(spec: ModelSpec, att: HeadAttention, q_out: int, k_out: int) 
     MiniMaxText01RMSNormTP(head_dim x heads), its weight split like the heads)."""
     if spec.full_width_qk_norm:
         return q_out + k_out
-    return 2 * att.head_dim if spec.per_head_qk_norm else 0
+    return (1 + kv) * att.head_dim if spec.per_head_qk_norm else 0
 
 
 def sink_params(spec: ModelSpec, heads: int) -> int:
@@ -122,8 +128,9 @@ def expert_bias_params(spec: ModelSpec, width: int) -> int:
     return (2 if spec.mlp.gated else 1) * width + spec.hidden_size
 
 
-def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
-    """One layer's attention projections; `att`: that layer's shape (default the spec's)."""
+def attention_params(spec: ModelSpec, att: Attention | None = None, *, kv: bool = True) -> int:
+    """One layer's attention projections; `att`: that layer's shape (default the spec's); `kv`
+    False: a layer that builds no key/value projections and no k_norm (ModelSpec.projects_kv)."""
     h = spec.hidden_size
     att = spec.attention if att is None else att
     if isinstance(att, LatentAttention):
@@ -140,11 +147,12 @@ def attention_params(spec: ModelSpec, att: Attention | None = None) -> int:
         return q + kv_a + kv_norm + kv_b + o
     assert isinstance(att, HeadAttention)  # DeepSeek-V4 (csa): `csa_params`, whole model
     q_out = att.num_attention_heads * att.head_dim
-    k_out = att.num_key_value_heads * att.head_dim
-    v_out = att.num_key_value_heads * att.v_head_dim
+    k_out = att.num_key_value_heads * att.head_dim * kv
+    v_out = att.num_key_value_heads * att.v_head_dim * kv
     n = h * (q_out + k_out + v_out) + att.num_attention_heads * att.v_head_dim * h
     n += (h * output_gate_rows(spec, att, att.num_attention_heads)
-          + qk_norm_params(spec, att, q_out, k_out) + sink_params(spec, att.num_attention_heads))
+          + qk_norm_params(spec, att, q_out, k_out, kv=kv)
+          + sink_params(spec, att.num_attention_heads))
     if att.attention_bias:
         n += q_out + k_out + v_out
     if att.o_proj_bias:
@@ -312,8 +320,8 @@ def count_params(spec: ModelSpec) -> ParamCount:
     rec_params = recurrent_params(spec)
     layers = []
     for i in range(spec.num_hidden_layers):
-        own_att = full_att if not spec.layer_attention else attention_params(
-            spec, spec.attention_at(i))
+        own_att = full_att if not spec.layer_attention and spec.projects_kv(i) else (
+            attention_params(spec, spec.attention_at(i), kv=spec.projects_kv(i)))
         att = (own_att if spec.has_attention(i) else 0) + (
             rec_params if spec.has_recurrent(i) else 0)
         has_mixer = spec.mixer(i) != "mlp"
@@ -322,6 +330,8 @@ def count_params(spec: ModelSpec) -> ParamCount:
         # sandwich norms (models/afmoe.py:327-332: post_attention_layernorm, post_mlp_layernorm).
         norms = ((int(has_mixer) + int(has_mlp)) * (2 if spec.sandwich_norms else 1)
                  * _norm(spec, h))
+        extra = layer_tensors(spec, i)  # Gemma-3n's AltUp, LAuReL, per-layer input gate
+        norms += elements(extra, "norms")
         moe = spec.moe
         if not has_mlp:
             layers.append(LayerParams(attention=att, mlp=0, routed_experts=0, routed_active=0,
@@ -339,7 +349,8 @@ def count_params(spec: ModelSpec) -> ParamCount:
             ))
         else:
             layers.append(LayerParams(
-                attention=att, mlp=_ffn(spec, spec.mlp.intermediate_size, bias=spec.mlp.bias),
+                attention=att, mlp=_ffn(spec, spec.mlp.intermediate_size, bias=spec.mlp.bias)
+                + elements(extra, "dense_mlp"),
                 routed_experts=0, routed_active=0, router=0, norms=norms,
             ))
     position = 0
@@ -351,4 +362,5 @@ def count_params(spec: ModelSpec) -> ParamCount:
         lm_head=0 if spec.tie_word_embeddings else spec.vocab_size * h,
         final_norm=_norm(spec, h),
         layers=tuple(layers),
+        per_layer_embedding=elements(outer_tensors(spec)),
     )
