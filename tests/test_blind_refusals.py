@@ -150,3 +150,40 @@ def test_attention_free_block_is_max_model_len_on_vllm_032() -> None:
     assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 8192
     result = CliRunner().invoke(app, [*args, "--engine-version", "0.18"])
     assert result.exit_code == 0 and json.loads(result.stdout)["block_size"] == 128
+
+
+def test_nemotron_h_megatron_leftovers_are_unread() -> None:
+    # blind batch 11's Nemotron-H micro test model: mamba_num_groups 8 (n_groups 8),
+    # mamba_state_dim 128 (ssm_state_size 256), num_query_groups 8 (num_key_value_heads 4).
+    # transformers 5.19 NemotronHConfig declares none (its __post_init__ renames mamba_n_groups
+    # only); vLLM 0.32 models/nemotron_h.py reads n_groups, ssm_state_size and
+    # num_key_value_heads (:398, :443, :806-816). Pattern M-M-M-M*-M-M: one attention layer,
+    # 2 x 4 KV heads x head_dim 128 x 2 B = 2,048 B per token; six Mamba-2 layers, each a conv
+    # state of (conv_kernel 4 - 1) x (80 heads x 80 + 2 x 8 groups x 256) = 31,488 bf16 values
+    # (62,976 B) and an SSM state of 80 x 80 x 256 float32 values (NemotronHConfig's
+    # mamba_ssm_cache_dtype; 6,553,600 B): 6 x 6,616,576 = 39,699,456 B per request (by
+    # mamba_state_dim 128 it would be 6 x 3,339,776). vLLM's CPU build on the shrunken copy:
+    # 157 blocks of 3,328 tokens, 61,244 tokens, 7.48x, kvplan equal (blind_configs.py).
+    plan = estimate("nemotron-h-micro-test03")
+    assert plan["bytes_per_token"] == 2048
+    assert plan["num_recurrent_layers"] == 6 and plan["state_bytes_per_request"] == 39699456
+
+
+def test_glm_5_3_index_share_for_mtp_iteration_is_not_the_refusal() -> None:
+    # nvidia/GLM-5.3-NVFP4: index_share_for_mtp_iteration is read only by an MTP draft's
+    # proposer (vLLM 0.32 v1/spec_decode/llm_base_proposer.py:1592-1603: step 0 computes the
+    # indexer's top-k, later steps reuse it); MTP layers build their indexer either way
+    # (models/deepseek_v32/attention.py:179-199), the target's layers never read it. The file
+    # stays refused, rightly, for index_topk_freq 4 (offset 3): vLLM skips the indexer, and its
+    # cache, on layers 3-5, 7-9, ... (attention.py:166-177: 21 of 78 keep one), which kvplan's
+    # DSA reader does not model.
+    config = json.loads((REAL / "glm-5.3-nvfp4-nvidia.json").read_text())
+    with pytest.raises(SpecError, match="index_topk_freq"):
+        spec_mapping_from_config(config, path="x.json")
+    # On GLM-5.1's golden (answered), the field changes nothing, whatever its value.
+    golden = json.loads((Path(__file__).parent / "data" / "configs" / "glm-5.1.json").read_text())
+    base, _ = spec_mapping_from_config(golden, path="x.json")
+    for value in (True, False):
+        shared, _ = spec_mapping_from_config({**golden, "index_share_for_mtp_iteration": value},
+                                             path="x.json")
+        assert shared == base

@@ -149,6 +149,14 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # cache. 28 layers x 2 x 4 x 128 x 2 B = 57,344 B. (Blind batch 9's frozen copy.)
     "glm-asr-nano-2512": (MM / "glm-asr-nano-2512.json", 28 * 2 * 4 * 128 * 2,
                           HF + "zai-org/GLM-ASR-Nano-2512"),
+    # models/hyperclovax_vision_v2.py (vLLM 0.32, HCXVisionV2ForCausalLM.__init__, :404-444):
+    # init_vllm_registered_model(hf_config=config.text_config), its architecture
+    # HyperCLOVAXForCausalLM (models/hyperclovax.py: num_key_value_heads x config.head_dim, no
+    # window); the Qwen2.5-VL vision tower and linear projector hold no paged cache. 72 layers
+    # x 2 x 8 KV heads x 128 x 2 B = 294,912 B. (Blind batch 11's frozen copy; its shrunken
+    # copy, 4 text layers, equals vLLM's CPU build: 512 blocks of 128, 65,536 tokens, 8.0x.)
+    "hyperclovax-seed-think-32b": (MM / "hyperclovax-seed-think-32b.json", 72 * 2 * 8 * 128 * 2,
+                                   HF + "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B"),
 }
 
 
@@ -364,3 +372,27 @@ def test_granite_speech_projector_type_unknown_to_transformers_is_refused(tmp_pa
     path.write_text(json.dumps(config))
     spec, _ = load_config(path)
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 40 * 2 * 8 * 128 * 2
+
+
+def test_hyperclovax_vision_without_a_text_model_type_is_refused(tmp_path: Path) -> None:
+    # The remote HCXVisionConfig (model_type vlm) builds text_config from its own model_type,
+    # with no default text model: left out, kvplan refuses rather than guess one.
+    config = json.loads((MM / "hyperclovax-seed-think-32b.json").read_text())
+    del config["text_config"]["model_type"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
+    assert result.exit_code == 2 and "text_config.model_type" in result.stderr
+
+
+def test_hyperclovax_omni_audio_tower_is_refused() -> None:
+    # naver-hyperclovax/HyperCLOVAX-SEED-Omni-8B (blind batch 11's frozen copy): the same
+    # HCXVisionV2ForCausalLM over a llama text_config (36 layers x 8 KV heads x 128), plus
+    # audio_config and discrete_audio_config. vLLM 0.32's class builds no audio tower and its
+    # AutoWeightsLoader ignores only discrete_vision_model (hyperclovax_vision_v2.py:381-391;
+    # models/utils.py raises on a weight with no module), so the checkpoint's audio weights
+    # would stop the load: refused in one line.
+    path = DATA / "blind26" / "real" / "hyperclovax-seed-omni-8b.json"
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "audio_config" in result.stderr and "hyperclovax_vision_v2.py" in result.stderr

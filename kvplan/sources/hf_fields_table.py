@@ -68,6 +68,12 @@ _DSA = _why("read: the indexer cache", "index_head_dim", "index_n_heads", "index
     "index_topk_pattern": only(None, why="no layer skips its indexer (attention.py)"),
     "index_skip_topk_offset": Covered("with index_topk_freq 1 no layer is skipped whatever "
                                       "the offset (attention.py skip_topk)"),
+    # NVIDIA's GLM-5.3-NVFP4: a runtime toggle of an MTP draft's indexer (v1/spec_decode/
+    # llm_base_proposer.py:1592-1603, step 0 computes the top-k, later steps reuse it); an MTP
+    # layer builds its indexer and its cache whatever it says (attention.py:179-199,
+    # deepseek_v2.py:1158-1168), and the target's layers never read it.
+    "index_share_for_mtp_iteration": Covered("read only by an MTP draft's proposer; every "
+                                             "layer builds its indexer either way"),
     # NVIDIA's GLM-5.1-NVFP4 lists one indexer kind per layer; vLLM's DSA model reads no such
     # field (only models/hy_v4 shares indexers), and "full" on every layer is what it builds.
     "indexer_types": Covered("unread by models/deepseek_v32; every layer builds its own indexer",

@@ -49,6 +49,9 @@ class Wrapper:
     # model_types kvplan takes there (its class default first); another is refused, since
     # transformers 5.19 (what vLLM 0.32 loads) may not know it and the file would not load.
     tower_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Tower sub-configs whose weights the wrapper's vLLM class neither builds nor skips: its
+    # AutoWeightsLoader raises on them (models/utils.py), so such a checkpoint does not load.
+    unloaded_towers: tuple[str, ...] = ()
 
 
 # vLLM 0.32, vllm/model_executor/models/: each builds its decoder with
@@ -140,6 +143,16 @@ WRAPPERS: dict[str, Wrapper] = {
                                    "num_attention_heads": 16, "num_key_value_heads": 4,
                                    "max_position_embeddings": 8192, "rms_norm_eps": 1e-05},
                       text_types=("llama",)),
+    # hyperclovax_vision_v2.py (HCXVisionV2ForCausalLM, :404-444): init_vllm_registered_model
+    # over config.text_config, its own architecture (HyperCLOVAX-SEED-Think-32B:
+    # HyperCLOVAXForCausalLM, models/hyperclovax.py); the Qwen2.5-VL vision tower and the
+    # linear projector hold no paged cache. The remote HCXVisionConfig (model_type vlm;
+    # transformers_utils/config.py:343) builds text_config from its own model_type: no default
+    # (vLLM's vendored copy of a later release builds none when it is absent). Its class builds
+    # no audio tower and its loader ignores only discrete_vision_model (:381-391), so a
+    # checkpoint with an audio_config (HyperCLOVAX-SEED-Omni-8B) meets weights it cannot load.
+    "vlm": Wrapper(keys=("text_config",), default_text=None, vllm="hyperclovax_vision_v2.py",
+                   unloaded_towers=("audio_config", "discrete_audio_config")),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family (and
@@ -211,6 +224,11 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
                             "transformers' CONFIG_MAPPING[model_type], and transformers 5.19 "
                             "(vLLM 0.32's) registers no such type (KeyError): vLLM does not load "
                             f"this file; kvplan takes {' / '.join(known)}")
+    for tower in wrapper.unloaded_towers:
+        if config.get(tower) is not None:
+            raise SpecError(path, tower, f"vLLM models/{wrapper.vllm} builds no such tower and "
+                            "its weight loader raises on that tower's weights (it skips none); "
+                            "refused")
     text: Any = config
     for key in wrapper.keys:
         text = text.get(key) if isinstance(text, Mapping) else None

@@ -328,7 +328,16 @@ def main(table: list[Row] | None = None) -> str:
              "block (v1/engine/core.py), 4 (a compressor state), where kvplan reports the "
              "256-token cache block: wrong on the block size; kvplan reports the groups' "
              "smallest block since (the cache block 256 kept as the requested one), and both "
-             "rows are marked.",
+             "rows are marked. Four of its refusals judged not needed were read against vLLM "
+             "0.32 after its runs (branch refusals11), and the rows are marked: a Nemotron-H "
+             "test model's Megatron leftovers (mamba_num_groups, mamba_state_dim, "
+             "num_query_groups), which nemotron_h.py never reads, covered (equal since); "
+             "HyperCLOVAX-SEED-Think-32B's wrapper made exact from this file (equal since); "
+             "HyperCLOVAX-SEED-Omni-8B still refused, now for its audio tower, which vLLM's "
+             "class neither builds nor skips on loading; GLM-5.3-NVFP4's "
+             "index_share_for_mtp_iteration, read only by an MTP proposer, covered, the file "
+             "refused since for its index_topk_freq 4 (layers without an indexer cache, not "
+             "modelled).",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -192,6 +192,27 @@ def _register() -> None:
 
     AutoConfig.register("plamo3", Plamo3Config)
 
+    # HyperCLOVAX-SEED-Think-32B (HCXVisionV2ForCausalLM): the remote configuration_vlm.py's
+    # HCXVisionConfig (model_type vlm) builds text_config from its own model_type
+    # (hyperclovax: transformers 5.19's HyperCLOVAXConfig) and vision_config as the
+    # qwen2_5_vl_visual alias vLLM 0.32 registers (transformers_utils/config.py:343); the rest
+    # are kept as attributes. vLLM's hyperclovax_vision_v2.py reads text_config and
+    # vision_config; this stand-in sizes nothing.
+    from transformers import CONFIG_MAPPING, Qwen2_5_VLVisionConfig
+
+    class HCXVisionConfig(PretrainedConfig):
+        model_type = "vlm"
+
+        def __init__(self, text_config=None, vision_config=None, **kwargs):
+            if isinstance(text_config, dict):
+                text_config = CONFIG_MAPPING[text_config["model_type"]](**text_config)
+            if isinstance(vision_config, dict):
+                vision_config = Qwen2_5_VLVisionConfig(**vision_config)
+            self.text_config, self.vision_config = text_config, vision_config
+            super().__init__(**kwargs)
+
+    AutoConfig.register("vlm", HCXVisionConfig)
+
 
 try:
     _register()
