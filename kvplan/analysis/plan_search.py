@@ -54,7 +54,7 @@ def plan_inputs_for(req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
                         engine_version=req.engine_version,
                         max_num_batched_tokens=req.max_num_batched_tokens, kv_dtype=kv_dtype,
                         tp=layout.tp, pp=layout.pp, mem_fraction=fraction,
-                        dp_attention=layout.dp_attention, **extra)
+                        dp_attention=layout.dp_attention, ep=layout.ep, **extra)
 
 
 def evaluate(spec: ModelSpec, req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
@@ -85,19 +85,84 @@ def _layouts(spec: ModelSpec, req: PlanRequest, gpus_per_node: int, max_gpus: in
                 break
             if pp > 1 and tp != gpus_per_node:
                 continue  # a stage per node uses the whole node
-            out.append(Layout(tp=tp, pp=pp, gpus_per_node=gpus_per_node))
+            out.append(with_ep(spec, req, Layout(tp=tp, pp=pp, gpus_per_node=gpus_per_node)))
             if is_mla and tp > 1 and pp == 1 and req.engine.rules.launch.dp_attention:
-                out.append(Layout(tp=tp, pp=1, dp=tp, dp_attention=True,
-                                  gpus_per_node=gpus_per_node))
+                out.append(with_ep(spec, req, Layout(tp=tp, pp=1, dp=tp, dp_attention=True,
+                                                     gpus_per_node=gpus_per_node)))
     return out
 
 
-def _with_ep(spec: ModelSpec, layout: Layout) -> Layout:
+def with_ep(spec: ModelSpec, req: PlanRequest, layout: Layout) -> Layout:
+    """`layout` with the expert-parallel ranks its launch command runs a MoE model with: every
+    rank of the TP group (SGLang --ep-size, TensorRT-LLM --ep_size: EP within TP), or where the
+    engine's EP spans the data-parallel replicas too (vLLM: EP = TP x DP), all of them; EP only
+    where the routed experts split evenly over those ranks (else 1: experts split by TP)."""
     if spec.moe is None:
         return layout
-    ranks = layout.tp * (layout.dp if not layout.dp_attention else 1)
+    spans = req.engine.rules.launch.ep_over_dp and not layout.dp_attention
+    ranks = layout.tp * (layout.dp if spans else 1)
     ep = ranks if spec.moe.n_routed_experts % ranks == 0 else 1
     return replace(layout, ep=ep)
+
+
+def _replicated(spec: ModelSpec, req: PlanRequest, cand: Candidate, fraction: float | None,
+                max_gpus: int) -> Candidate:
+    """`cand` (one replica of its layout) with as many data-parallel replicas as the target
+    needs, within the GPUs (else `cand` as it is). Where the engine's EP spans the replicas
+    (vLLM), each replica count is a layout of its own: its ranks hold ceil(E / (TP x DP))
+    experts, so it is evaluated again with that EP (the weights, budget and blocks `estimate`
+    gives for it); the fewest replicas that serve the target are kept."""
+    lay, per = cand.layout, cand.capacity.max_requests
+    if lay.dp_attention or per <= 0:
+        return cand
+    if spec.moe is not None and req.engine.rules.launch.ep_over_dp:
+        return _ep_replicated(spec, req, cand, fraction, max_gpus)
+    dp = -(-req.concurrency // per)
+    if dp * lay.gpus > max_gpus:
+        return cand
+    return replace(cand, layout=replace(lay, dp=dp),
+                   max_concurrency=cand.capacity.max_concurrency * dp)
+
+
+def _ep_replicated(spec: ModelSpec, req: PlanRequest, cand: Candidate,
+                   fraction: float | None, max_gpus: int) -> Candidate:
+    """`_replicated` where EP spans the replicas. Replica counts whose experts do not split
+    evenly are not offered (vLLM would split them by TP over the TP x DP ranks: not modelled),
+    nor those kvplan does not size (DeepSeek-V4 with more EP ranks than heads: an
+    UnmodelledError). More replicas leave each rank fewer experts, so a replica holds no fewer
+    requests: the most replicas kvplan sizes, then the fewest that serve, by bisection."""
+    layouts = [with_ep(spec, req, replace(cand.layout, dp=dp))
+               for dp in range(2, max_gpus // cand.layout.gpus + 1)]
+    layouts = [x for x in layouts if x.ep > 1]
+    seen: dict[int, Candidate | None] = {}
+
+    def at(i: int) -> Candidate | None:
+        if i not in seen:
+            try:
+                seen[i] = evaluate(spec, req, cand.gpu, layouts[i], cand.kv_dtype, fraction,
+                                   cand.context)
+            except UnmodelledError:
+                seen[i] = None
+        return seen[i]
+
+    lo, hi = 0, len(layouts) - 1
+    while lo < hi:  # the last layout kvplan sizes
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if at(mid) is not None else (lo, mid - 1)
+    top = hi
+    if top < 0 or not _serves(req, at(top)):
+        return cand
+    lo, hi = 0, top
+    while lo < hi:  # the fewest replicas that serve
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _serves(req, at(mid)) else (mid + 1, hi)
+    found = at(lo)
+    assert found is not None
+    return found
+
+
+def _serves(req: PlanRequest, cand: Candidate | None) -> bool:
+    return cand is not None and cand.requests >= req.concurrency
 
 
 def fractions(req: PlanRequest) -> tuple[float | None, ...]:
@@ -139,14 +204,8 @@ def search(spec: ModelSpec, req: PlanRequest, gpu: GPU, *, gpus_per_node: int | 
                 searched += 1
                 if cand is None:
                     continue
-                per = cand.capacity.max_requests
-                if not layout.dp_attention and per > 0:
-                    # Replicas of this layout: as many as the target needs, within the GPUs.
-                    dp = -(-req.concurrency // per)
-                    if dp * layout.gpus <= max_gpus:
-                        cand = replace(cand, layout=replace(layout, dp=dp),
-                                       max_concurrency=cand.capacity.max_concurrency * dp)
-                cand = replace(cand, layout=_with_ep(spec, cand.layout))
+                if cand.requests < req.concurrency:
+                    cand = _replicated(spec, req, cand, fraction, max_gpus)
                 if cand.requests >= req.concurrency and cand.layout.gpus <= max_gpus:
                     if best is None or rank(cand) < rank(best):
                         best = cand

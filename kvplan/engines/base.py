@@ -247,8 +247,8 @@ class Launch:
 
     fractions: tuple[float | None, float]
     context_flag: str
-    # With dp_attention on an MLA model (each rank its own requests): whether it runs it.
-    dp_attention: bool = True
+    dp_attention: bool = True  # runs dp_attention on an MLA model (each rank its own requests)
+    ep_over_dp: bool = False  # EP spans the DP replicas (vLLM: EP = TP x DP), not one TP group
 
 
 @dataclass(frozen=True, kw_only=True)

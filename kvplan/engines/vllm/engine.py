@@ -127,7 +127,10 @@ class VllmEngine:
     kv_dtypes = ("bf16", "fp8")
     # The default: the budget's, by version (0.9 to 0.19, 0.92 from 0.20: VllmBudget.
     # default_fraction), as `kvplan estimate` takes it; up to 0.95 as in vLLM's examples.
-    launch = Launch(fractions=(None, 0.95), context_flag="max-model-len")
+    # EP = TP x DP: the MoE layers flatten TP across the DP ranks and, with
+    # --enable-expert-parallel, hold ceil(E / (TP x DP)) experts whole per rank
+    # (vllm/model_executor/layers/fused_moe/config.py: FusedMoEParallelConfig.make).
+    launch = Launch(fractions=(None, 0.95), context_flag="max-model-len", ep_over_dp=True)
     # Prefills of up to 512 tokens (by default) replay piecewise CUDA graphs; its fused
     # all-reduce + RMSNorm compilation pass (fuse_allreduce_rms) is not modelled.
     # vllm/model_executor/layers/fused_moe/config.py, FusedMoEParallelConfig: the all-to-all
