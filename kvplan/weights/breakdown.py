@@ -26,7 +26,6 @@ from kvplan.weights.base import (
     rope_cache_bytes,
     stage_has_attention,
 )
-from kvplan.weights.csa import csa_weight_breakdown
 from kvplan.weights.gemma3n import Tensor, elements, layer_tensors, outer_tensors
 from kvplan.weights.params import (
     count_params,
@@ -347,6 +346,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         if quant is not None and spec.quantization_json is None:
             raise UnmodelledError(f"{spec.source}: DeepSeek-V4 with load-time quantization "
                                   f"({quant.method}) is not modelled")
+        from kvplan.weights.csa import csa_weight_breakdown  # V4 only: keeps start-up lean
+
         return csa_weight_breakdown(spec, dtype=dtype, tp=tp, layers=layers, first=first,
                                     last=last)
     bits = get_dtype(dtype).element_bits

@@ -24,7 +24,6 @@ from kvplan.model.attention import (
     LatentAttention,
 )
 from kvplan.model.spec import ModelSpec
-from kvplan.weights.csa_format import csa_formats
 from kvplan.weights.gemma3n import elements, layer_tensors, outer_tensors
 from kvplan.weights.routers import router_params
 
@@ -250,6 +249,9 @@ def csa_params(spec: ModelSpec) -> ParamCount:
     moe = spec.moe
     if moe is None:
         raise UnmodelledError(f"{spec.source}: DeepSeek-V4 without MoE layers is not modelled")
+    # Imported here: only DeepSeek-V4 needs the quantization formats (estimate's start-up).
+    from kvplan.weights.csa_format import csa_formats
+
     csa_formats(spec, 16)  # a checkpoint layout kvplan does not price is refused here
     h = spec.hidden_size
     expert = 3 * h * moe.moe_intermediate_size
