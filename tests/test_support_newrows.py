@@ -140,6 +140,16 @@ GOLDEN_NEW: dict[str, tuple[Path, int, str]] = {
     # num_key_value_heads 32, no layer_types): 36 x 2 x 32 x 128 x 2 B = 589,824 B per token.
     "nanbeige2-8b-chat": (CONFIGS / "nanbeige2-8b-chat.json", 36 * 2 * 32 * 128 * 2,
                           HF + "Nanbeige/Nanbeige2-8B-Chat"),
+    # PanguEmbeddedForCausalLM (openPangu-Embedded-7B-V1.1): 0.32 models/openpangu.py
+    # OpenPanguDecoderLayer builds OpenPanguEmbeddedAttention (no MLA fields, no
+    # param_sink_number: lines 790-880) with num_kv_heads = num_key_value_heads 8 and head_dim =
+    # getattr(config, "head_dim", None) or 4096 / 32 = 128 (lines 434-436), no
+    # interleaved_sliding_window, so no window (lines 463-476): 34 x 2 x 8 x 128 x 2 B =
+    # 139,264 B per token. The loaded model's printout beside the config agrees: k_proj 4096 ->
+    # 1024 = 8 x 128, 34 layers.
+    "openpangu-embedded-7b-v1.1": (CONFIGS / "openpangu-embedded-7b-v1.1.json",
+                                   34 * 2 * 8 * 128 * 2,
+                                   HF + "FreedomIntelligence/openPangu-Embedded-7B-V1.1"),
 }
 
 # Goldens whose architecture vLLM 0.32's CPU build does not run (no oracle case), with the
@@ -215,3 +225,36 @@ def test_hy_v3_without_first_k_dense_replace_is_refused(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(data))
     spec, _ = load_config(tmp_path / "config.json")
     assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 8 * 2 * 4 * 64 * 2 == 8192
+
+
+@pytest.mark.parametrize(("fields", "field"), [
+    # OpenPanguSinkAttention (a sink_len of param_sink_number keys per layer): not modelled.
+    ({"param_sink_number": 128}, "param_sink_number"),
+    # A window per layer index (openpangu.py lines 463-476): not read by kvplan.
+    ({"interleaved_sliding_window": [4096, 4096, 4096, None]}, "interleaved_sliding_window"),
+    # All four MLA fields make the layer OpenPanguMLAAttention (lines 790-812).
+    ({"kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128},
+     "kv_lora_rank"),
+    # is_causal false builds a bidirectional encoder (AttentionType.ENCODER_ONLY).
+    ({"is_causal": False}, "is_causal"),
+])
+def test_pangu_embedded_other_layouts_refused(tmp_path: Path, fields: dict, field: str) -> None:
+    data = {**json.loads((CONFIGS / "openpangu-embedded-7b-v1.1.json").read_text()), **fields}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(SpecError) as err:
+        load_config(tmp_path / "config.json")
+    assert err.value.field == field
+
+
+def test_pangu_embedded_weighs_its_printed_modules() -> None:
+    # The model printout beside the golden config: q/k/v/o with biases (config `bias` true,
+    # openpangu.py lines 853-857), MLP 4096 -> 12800 without bias, two RMSNorms a layer, an
+    # untied lm_head: 2 x 153,376 x 4,096 + 34 x (2 x (4096 x 4096 + 4096) + 2 x (4096 x 1024 +
+    # 1024) + 3 x 4096 x 12800 + 2 x 4096) + 4096 = 8,030,887,936 parameters ("7B" counts no
+    # embeddings: less 2 x 628,228,096, 6.77B).
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(CONFIGS / "openpangu-embedded-7b-v1.1.json")
+    per_layer = (2 * (4096 * 4096 + 4096) + 2 * (4096 * 1024 + 1024) + 3 * 4096 * 12800
+                 + 2 * 4096)
+    assert count_params(spec).total == 2 * 153_376 * 4096 + 34 * per_layer + 4096

@@ -399,6 +399,18 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
                       "window_size", "sliding_window_pattern", "sliding_window") | _why(
                       "RoPE of the sliding / full layers (no cache size)", "rope_local_theta",
                       "rope_global_theta")),
+    # models/openpangu.py OpenPanguEmbeddedAttention (kvplan.sources.hf_text "PanguEmbedded"):
+    # KV heads, head_dim or hidden / heads, CacheConfig's window on every layer. Its other
+    # layouts are refused: MLA (all four MLA fields, lines 790-812: their cache words refuse
+    # them here), sink attention (param_sink_number > 0: OpenPanguSinkAttention's sink_len),
+    # interleaved_sliding_window (a window per layer index: cache words), a bidirectional
+    # encoder (is_causal false) and the sandwich norms (two more norms a layer: weights).
+    "PanguEmbedded": _lz(source="models/openpangu.py (OpenPanguEmbeddedAttention)",
+                         covered=_fields(_KV, _WINDOW_EVERY_LAYER) | {
+        "param_sink_number": only(None, 0, why="no sink attention (OpenPanguSinkAttention's "
+                                               "sink_len is not modelled)"),
+        "is_causal": only(None, True, why="a causal decoder (false builds an encoder)"),
+        "sandwich_norm": only(None, False, why="no extra norms (weights)")}),
     # models/olmoe.py, models/stablelm.py: head_dim = hidden / heads, num_key_value_heads, no
     # window.
     "olmoe": _lz(source="models/olmoe.py",

@@ -91,7 +91,7 @@ def _register() -> None:
     # InternLM2ForCausalLM.
     for model_type in ("nemotron-nas", "internlm2", "internlm", "exaone", "orion", "minicpm",
                        "internlm3", "deepseek", "bailing_moe", "phi3_v", "solar", "step1",
-                       "telechat", "iquestcoder", "TeleFLM", "mimo_v2"):
+                       "telechat", "iquestcoder", "TeleFLM", "mimo_v2", "PanguEmbedded"):
         AutoConfig.register(model_type, config_class(model_type))
 
     # MiMo (XiaomiMiMo/MiMo-7B-*): its remote configuration_mimo.py subclasses Qwen2Config
