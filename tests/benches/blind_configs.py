@@ -337,7 +337,18 @@ def main(table: list[Row] | None = None) -> str:
              "class neither builds nor skips on loading; GLM-5.3-NVFP4's "
              "index_share_for_mtp_iteration, read only by an MTP proposer, covered, the file "
              "refused since for its index_topk_freq 4 (layers without an indexer cache, not "
-             "modelled).",
+             "modelled). "
+             "Batch 12 (commit 0718a6e) was frozen the same way, all byte-exact git blobs: 29 "
+             "from hlky/dinoml_v2 that batches 1-11 did not take and 4 aiconfigurator blobs "
+             "(nvidia's DeepSeek-V4-Pro-NVFP4 without quantization_config, GLM-5.2, a trimmed "
+             "Llama-4-Scout, the collector's fake_hf_model Qwen3, not a Hub file), weighted to the "
+             "families made exact lately (DeepSeek-V4-Pro x2, Gemma-4 x3, GLM-5.x x4, Llama-4 x2, "
+             "Nemotron-H x4, Qwen3-VL FP8 and MoE, MiniMax-M2.1, Ministral-3) and to pooling "
+             "architectures never covered (ModernBERT and XLM-RoBERTa token classification, "
+             "SigLIP, jina-embeddings-v3); again no whole Step-3.5, Kimi-Linear, Falcon-H1, "
+             "EXAONE-MoE, MiMo-V2 or GraniteMoeSWA config was found in the stores. No rule was "
+             "written after its runs: no wrong answer with exit 0; its tiny Nemotron-H test model "
+             "did not run on the CPU build (non-gated relu2 MoE, CUDA / XPU / ROCm only).",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -35,6 +35,7 @@ LAYERS = {"command-a-03-2025": 8, "gemma-2-2b": 4, "gemma-2-27b-it": 4,
           "llama-4-maverick-instruct": 8, "deepseek-r1": 5, "qwen3-coder-next-base": 8,
           "mimo-7b-base": 4, "starcoder2-15b": 4, "qwen3-next-80b-a3b-instruct-fp8": 8,
           "llama-4-scout-instruct": 8,
+          "llama-4-scout-instruct-aic-dd7f8dc": 8, "llama-4-maverick-instruct-unsloth": 8,
           # Jamba's attention layers are implicit (i % attn_layer_period == attn_layer_offset, 8 and
           # 4): 4 layers would hold none. ai21-jamba2-mini-mlx-fp16 ran at 4 before this line
           # (no attention layer; kvplan refuses that copy since), the other two keep layer 4.
@@ -44,6 +45,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "gemma-4-e2b-it": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
     "gemma-4-e4b-it": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
     "gemma-4-e2b": {"text_config": {"num_hidden_layers": 10, "num_kv_shared_layers": 5}},
+    "gemma-4-e4b": {"text_config": {"num_hidden_layers": 12, "num_kv_shared_layers": 6}},
     # A 2-block vision tower (no cache; 32 dummy blocks only slow the CPU build's start).
     "olmocr-7b": {"vision_config": {"depth": 2}},
     "olmocr-2-7b-1025": {"vision_config": {"depth": 2}},
