@@ -53,6 +53,21 @@ in the releases the measured rows ran (0.5.5.post2, 0.5.8, 0.5.8.post1; the same
 The bootstrap (a prompt enters the prefill's waiting queue once the decode worker has
 preallocated its pages, `pop_bootstrapped`) and the decode worker's admission by free pages
 (`pop_preallocated`): kvplan.engines.sglang.decode_admission (`decode_admission` below).
+
+Read in 0.5.8.post1 (0.5.5.post2 alike) as the prefill-side cause of the rows' high-concurrency
+TTFT misses (cfg527) and ruled out, so nothing is modelled for them: the prompts a prefill rank
+holds until its transfer succeeds (metadata buffers, 2 x max_running_requests, scheduler.py:
+910-913, freed at prefill.py:590; max_num_reqs >= 2048 by default,
+model_runner_kv_cache_mixin.py:257-265; the KV pool: ~430k bf16 tokens a B200 DEP4 rank) bind
+at over 10x the ~30 prompts a rank held; max_new_tokens 1 on the prefill (prefill.py:221-225);
+the chunk budget 16,384 // dp_size (server_args.py:955-958, :1937) is what the simulation
+takes; the overlap loop is kept in prefill mode (scheduler.py:2980-2983; server_args.py:2328-
+2341 only turns CUDA graphs off, and kvplan prices SGLang's eager prefill launches); mooncake
+moves the KV off the scheduler's thread (conn.py:173-195, 4 queues). These defaults are the
+same on B200, GB200 and GB300 (all >= 160 GiB), whose DEP4 workers served 15.6 and 17.2
+(B200, cfg527 / cfg532, 122 and 131 prompts in flight), 41.5 (GB200 0.5.8, cfg483) and 42.7
+(GB300, cfg576, 105 each at c4096) 1,024-token prompts a second (Little's law over the measured
+times): the gap is the deployment's, not a rule of this code.
 """
 
 from __future__ import annotations
