@@ -85,22 +85,29 @@ def read_release(wheel: Path) -> tuple[list[str], str | None]:
     return sorted(set(names)), pin
 
 
-def arrivals(source: Path) -> dict:
-    wheels = {p.parent.name: p for p in source.glob("*/sglang-*.whl")}
-    # 0.5.0rc0 - rc2 share 0.5.0's key: the name orders them.
-    releases = sorted(wheels, key=lambda r: (release_post_key(r), r))
-    read = {r: read_release(wheels[r]) for r in releases}
+def served_ranges(releases: list[str], names: dict[str, list[str]]) -> dict[str, dict]:
+    """{architecture: {"served": [[first, last or None], ...]}}: the runs of consecutive
+    `releases` (oldest first) whose `names` hold it; also trtllm_arrivals_dump's."""
     architectures: dict[str, dict] = {}
-    for arch in sorted({a for names, _ in read.values() for a in names}):
+    for arch in sorted({a for found in names.values() for a in found}):
         served: list[list[str | None]] = []
         for i, release in enumerate(releases):
-            if arch not in read[release][0]:
+            if arch not in names[release]:
                 if served and served[-1][1] is None:
                     served[-1][1] = releases[i - 1]
                 continue
             if not served or served[-1][1] is not None:
                 served.append([release, None])
         architectures[arch] = {"served": served}
+    return architectures
+
+
+def arrivals(source: Path) -> dict:
+    wheels = {p.parent.name: p for p in source.glob("*/sglang-*.whl")}
+    # 0.5.0rc0 - rc2 share 0.5.0's key: the name orders them.
+    releases = sorted(wheels, key=lambda r: (release_post_key(r), r))
+    read = {r: read_release(wheels[r]) for r in releases}
+    architectures = served_ranges(releases, {r: read[r][0] for r in releases})
     return {"source": "python/sglang/srt/models/*.py EntryClass of each SGLang wheel (read "
                       "statically, ast; registry.py import_model_classes); written by "
                       "tests/benches/sglang_arrivals_dump.py",

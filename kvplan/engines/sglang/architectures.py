@@ -38,13 +38,12 @@ above 0.5.23 for 0.5.23.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import release_post_key
+from kvplan.engines import arrivals as shared
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
@@ -67,23 +66,17 @@ CONFIG_RENAMES: dict[str, tuple[str, str, str]] = {
 def _arrivals() -> dict[str, Any]:
     """arrivals.json: {"releases": [...], "oldest", "transformers_pin": {release: version},
     "architectures": {name: {"served": [[first, last or None], ...]}}}."""
-    return json.loads((_HERE / "arrivals.json").read_text(encoding="utf-8"))
+    return shared.load_arrivals(_HERE / "arrivals.json")
 
 
 @cache
 def release_read(version: str | None) -> str:
-    """The release read whose registry stands for SGLang `version` (None: the newest read)."""
-    releases = _arrivals()["releases"]
-    if version is None:
-        return releases[-1]
-    if version in releases:  # 0.5.0rc0 - rc2: one key, three registries
-        return version
-    key = release_post_key(version)
-    below = [r for r in releases if release_post_key(r) <= key]
-    return below[-1] if below else releases[0]
+    """The release read whose registry stands for SGLang `version` (None: the newest read;
+    0.5.0rc0 - rc2: one key, three registries, each read under its own name)."""
+    return shared.release_read(_arrivals()["releases"], version, release_post_key)
 
 
-def _served(name: str, model_type: str | None = None) -> list[tuple[str, str | None]]:
+def _served(name: str, model_type: str | None = None) -> shared.Ranges:
     """The ranges of releases read that register `name`; for a `CONFIG_RENAMES` name of its
     model_type, those of the name it is renamed to from the release that renames it."""
     rename = CONFIG_RENAMES.get(name)
@@ -93,65 +86,43 @@ def _served(name: str, model_type: str | None = None) -> list[tuple[str, str | N
         return [(first if release_post_key(first) >= at else since, last)
                 for first, last in _served(target)
                 if last is None or release_post_key(last) >= at]
-    row = _arrivals()["architectures"].get(name)
-    return [(first, last) for first, last in row["served"]] if row else []
+    return shared.served_ranges(_arrivals(), name)
 
 
 def registered(name: str, version: str | None, model_type: str | None = None) -> bool:
     """Whether SGLang `version`'s srt/models registers `name` (arrivals.json), as a config of
     `model_type` names it (`CONFIG_RENAMES`)."""
-    at = release_post_key(release_read(version))
-    return any(release_post_key(first) <= at
-               and (last is None or at <= release_post_key(last))
-               for first, last in _served(name, model_type))
+    return shared.covers(_served(name, model_type), release_read(version), release_post_key)
 
 
 def arrival(name: str, version: str | None, model_type: str | None = None) -> str | None:
     """The first release read after the one standing for `version` that registers `name`
     (None: none, or it registers it then)."""
-    if registered(name, version, model_type):
-        return None
-    at = release_post_key(release_read(version))
-    return next((first for first, _ in _served(name, model_type)
-                 if release_post_key(first) > at), None)
+    return shared.first_after(_served(name, model_type), release_read(version),
+                              release_post_key)
 
 
 def departure(name: str, version: str | None, model_type: str | None = None) -> str | None:
     """The last release read before the one standing for `version` that registered `name`
     (None: none, or it registers it then)."""
-    if registered(name, version, model_type):
-        return None
-    at = release_post_key(release_read(version))
-    gone = [last for _, last in _served(name, model_type)
-            if last and release_post_key(last) < at]
-    return gone[-1] if gone else None
+    return shared.last_before(_served(name, model_type), release_read(version),
+                              release_post_key)
 
 
 def sglang_served_architecture(spec: ModelSpec, version: str | None) -> ModelSpec:
     """`spec` unchanged where SGLang `version` (None: the newest read) registers one of its
-    `architectures` (or it names none); else refused in one line (module docstring)."""
+    `architectures` (or it names none); else refused in one line (module docstring,
+    kvplan.engines.arrivals.refuse_unregistered)."""
     names, kind = spec.architectures, spec.model_type
     if not names or any(registered(n, version, kind) for n in names):
         return spec
     release = release_read(version)
-    shown = version or release
-    releases = _arrivals()["releases"]
-    where = (f"{spec.path}: architectures: SGLang {shown} has no model class for "
+    where = (f"{spec.path}: architectures: SGLang {version or release} has no model class for "
              f"{', '.join(names)} (srt/models/*.py EntryClass, registry.py)")
     fallback = ""
     if registered(FALLBACK, version):
         pin = _arrivals()["transformers_pin"].get(release)
         fallback = (f"; its Transformers fallback ({FALLBACK}, model_loader/utils.py "
                     f"resolve_transformers_arch, transformers {pin}) is not sized by kvplan")
-    later = [(n, r) for n in names if (r := arrival(n, version, kind))]
-    if later:
-        name, first = min(later, key=lambda nr: release_post_key(nr[1]))
-        raise UnmodelledError(f"{where}; SGLang serves {name} from {first}: --engine-version "
-                              f"{first} or newer{fallback}")
-    earlier = [(n, r) for n in names if (r := departure(n, version, kind))]
-    if earlier:
-        name, last = max(earlier, key=lambda nr: release_post_key(nr[1]))
-        raise UnmodelledError(f"{where}; SGLang served {name} up to {last}: --engine-version "
-                              f"{last} or older{fallback}")
-    raise UnmodelledError(f"{where}, nor does any release read ({releases[0]} to "
-                          f"{releases[-1]}){fallback}")
+    shared.refuse_unregistered(where, "SGLang", {n: _served(n, kind) for n in names}, release,
+                               _arrivals()["releases"], release_post_key, fallback)

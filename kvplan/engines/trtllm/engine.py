@@ -136,8 +136,11 @@ class TrtllmEngine:
         return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        # Its own model registry: not modelled (kvplan.engines.vllm.architectures); a release
-        # newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
+        # Its own model registry (register_auto_model; AutoModelForCausalLM reads
+        # architectures[0] only): not modelled yet, its per-release table is to be written by
+        # tests/benches/trtllm_arrivals_dump.py and read with kvplan.engines.arrivals, as
+        # SGLang's; a release newer than kvplan has read: flagged
+        # (kvplan.engines.base.flag_unread_version).
         spec = check_one_attention_per_layer(spec, "TensorRT-LLM")
         return flag_unread_version(spec, self, version)
 
