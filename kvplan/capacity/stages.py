@@ -92,13 +92,13 @@ def budget_and_formula(inputs: PlanInputs, weights: int, reserve: int) -> tuple[
 
 
 def refuse_uncounted_towers(spec: ModelSpec, inputs: PlanInputs) -> None:
-    """Refuse a budget from the device for a Gemma-3n wrapper (Gemma3nBlocksSpec.towers) unless
+    """Refuse a budget from the device for a Gemma-3n wrapper (GemmaBlocksSpec.towers) unless
     the weights or the budget are given: its MobileNetV5 vision tower (a timm model) and its
     audio conformer are loaded beside the language model (unless every modality's prompt limit
     is 0) and kvplan does not count them, nor the wrapper's per-layer-embedding buffer
     (max_num_batched_tokens x layers x hidden_size_per_layer_input); the budget would come out
     high by their size."""
-    blocks = spec.gemma3n_blocks
+    blocks = spec.gemma_blocks
     if blocks is None or not blocks.towers or inputs.weights_bytes is not None or (
             inputs.kv_budget_bytes is not None):
         return
