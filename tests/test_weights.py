@@ -43,7 +43,7 @@ from kvplan.weights.base import (
     rope_cache_elements,
 )
 from kvplan.weights.breakdown import weight_breakdown
-from kvplan.weights.gemma3n import layer_tensors
+from kvplan.weights.gemma_blocks import layer_tensors
 from kvplan.weights.params import count_params, recurrent_float32_params
 from kvplan.weights.routers import router_bytes
 
@@ -361,7 +361,7 @@ def test_unquantized_matches_param_count(spec_id: str) -> None:
                   for layer in count_params(spec).layers if layer.router)
     fp32 = 2 * recurrent_float32_params(spec) * sum(
         spec.has_recurrent(i) for i in range(spec.num_hidden_layers))
-    # Gemma-3n's float32 AltUp correct_output_scale (kvplan.weights.gemma3n), 2 B more each.
+    # Gemma-3n's float32 AltUp correct_output_scale (kvplan.weights.gemma_blocks), 2 B more each.
     fp32 += 2 * sum(x.rows for i in range(spec.num_hidden_layers)
                     for x in layer_tensors(spec, i) if x.float32)
     assert b.total - b.vision == 2 * count_params(spec).total + 2 * heads * (

@@ -1,7 +1,7 @@
 """Gemma-3n's weights as vLLM 0.32 builds them (issue 26, gemma3nw): per-layer embeddings, AltUp,
 LAuReL, q-only KV-shared layers, the sandwich and q/k norms, and two rotary tables
-(kvplan.weights.gemma3n, kvplan.sources.hf_gemma3n). Held against bytes worked by hand from
-google/gemma-3n-E4B-it's text config, and against vLLM's own bytes on the oracle shrink
+(kvplan.weights.gemma_blocks, kvplan.sources.hf_gemma_blocks). Held against bytes worked by hand
+from google/gemma-3n-E4B-it's text config, and against vLLM's own bytes on the oracle shrink
 (tests/test_weights_rotary_extras.py::test_weights_and_rotary_tables_equal_vllm,
 gemma-3n-e4b-text: params 2,130,984,512 B and two 16,777,216 B tables, re-measured 2026-12-04
 with tests/oracle/vllm_weight_bytes.py)."""
@@ -124,12 +124,12 @@ def test_wrapper_towers_refuse_the_budget_from_the_gpu() -> None:
 
 
 def test_spec_section_refuses_unknown_keys() -> None:
-    from kvplan.sources.hf_gemma3n import parse_gemma3n_blocks
+    from kvplan.sources.hf_gemma_blocks import parse_gemma_blocks
 
     sizes = {"altup_num_inputs": 4, "laurel_rank": 64, "hidden_size_per_layer_input": 256,
              "vocab_size_per_layer_input": 262_144}
-    assert parse_gemma3n_blocks(sizes, "g.yaml").towers == ()
-    with pytest.raises(SpecError, match="gemma3n_blocks"):
-        parse_gemma3n_blocks({**sizes, "altup_rank": 1}, "g.yaml")
-    with pytest.raises(SpecError, match="gemma3n_blocks.towers"):
-        parse_gemma3n_blocks({**sizes, "towers": "vision_config"}, "g.yaml")
+    assert parse_gemma_blocks(sizes, "g.yaml").towers == ()
+    with pytest.raises(SpecError, match="gemma_blocks"):
+        parse_gemma_blocks({**sizes, "altup_rank": 1}, "g.yaml")
+    with pytest.raises(SpecError, match="gemma_blocks.towers"):
+        parse_gemma_blocks({**sizes, "towers": "vision_config"}, "g.yaml")

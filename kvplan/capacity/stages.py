@@ -92,21 +92,22 @@ def budget_and_formula(inputs: PlanInputs, weights: int, reserve: int) -> tuple[
 
 
 def refuse_uncounted_towers(spec: ModelSpec, inputs: PlanInputs) -> None:
-    """Refuse a budget from the device for a Gemma-3n wrapper (Gemma3nBlocksSpec.towers) unless
-    the weights or the budget are given: its MobileNetV5 vision tower (a timm model) and its
-    audio conformer are loaded beside the language model (unless every modality's prompt limit
-    is 0) and kvplan does not count them, nor the wrapper's per-layer-embedding buffer
+    """Refuse a budget from the device for a Gemma-3n or Gemma-4 wrapper (GemmaBlocksSpec.towers:
+    the towers the engine builds) unless the weights or the budget are given: Gemma-3n's
+    MobileNetV5 vision tower (a timm model) and audio conformer, Gemma-4's vision and audio
+    towers (transformers' own modules, gemma4_mm.py:1095-1133) are loaded beside the language
+    model and kvplan does not count them, nor Gemma-3n's per-layer-embedding buffer
     (max_num_batched_tokens x layers x hidden_size_per_layer_input); the budget would come out
     high by their size."""
-    blocks = spec.gemma3n_blocks
+    blocks = spec.gemma_blocks
     if blocks is None or not blocks.towers or inputs.weights_bytes is not None or (
             inputs.kv_budget_bytes is not None):
         return
     raise UnmodelledError(
-        f"{spec.source}: {', '.join(blocks.towers)}: Gemma-3n's vision and audio towers and "
-        "the wrapper's per-layer-embedding buffer are not counted in the weights, so the "
-        "budget from the GPU is not derived: give --weights-gib (the logged model loading "
-        "size) or --kv-budget-gib")
+        f"{spec.source}: {', '.join(blocks.towers)}: the wrapper's vision / audio towers are "
+        "not counted in the weights, so the budget from the GPU is not derived: give "
+        "--weights-gib (the logged model loading size) or --kv-budget-gib, or, for vLLM, "
+        "--limit-mm-per-prompt with 0 for the towers' modalities as the server is started")
 
 
 def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount,

@@ -210,20 +210,31 @@ class QwenViTSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Gemma3nBlocksSpec:
-    """Gemma-3n's weights beyond attention and MLP, as vLLM 0.32 models/gemma3n.py builds them
-    (counted by kvplan.weights.gemma3n): per-layer embeddings (a second vocabulary table of
-    num_layers x hidden_size_per_layer_input columns and a projection into it), AltUp over
-    altup_num_inputs copies of the residual stream, LAuReL's rank-`laurel_rank` side branch; and
-    KV-shared layers that build only q_proj and q_norm (Gemma3nAttention: no k/v, no k_norm)."""
+class GemmaBlocksSpec:
+    """Gemma-3n's and Gemma-4's weights beyond attention and MLP, as vLLM 0.32 models/gemma3n.py
+    and models/gemma4.py build them (counted by kvplan.weights.gemma_blocks): per-layer
+    embeddings (a second vocabulary table of num_layers x hidden_size_per_layer_input columns, a
+    projection into it and a gate in each layer; 0: none), AltUp over altup_num_inputs copies of
+    the residual stream and LAuReL's rank-`laurel_rank` side branch (Gemma-3n; 0: none); and
+    KV-shared layers that build only q_proj and q_norm (Gemma3nAttention, Gemma4Attention: no
+    k/v, no k_norm)."""
 
-    altup_num_inputs: int
-    laurel_rank: int
-    hidden_size_per_layer_input: int
-    vocab_size_per_layer_input: int
+    altup_num_inputs: int = 0
+    laurel_rank: int = 0
+    hidden_size_per_layer_input: int = 0
+    vocab_size_per_layer_input: int = 0
+    # Gemma-4's use_double_wide_mlp: the KV-shared layers' MLP twice intermediate_size wide
+    # (gemma4.py:570-582 Gemma4DecoderLayer).
+    double_wide_shared_mlp: bool = False
+    # Gemma-4's enable_moe_block: each MoE layer keeps its dense MLP beside the experts, with
+    # three more norms (gemma4.py:605-651: post_feedforward_layernorm_1 / _2,
+    # pre_feedforward_layernorm_2); the router's scale and per-expert scale are
+    # kvplan.weights.routers'.
+    dense_mlp_beside_moe: bool = False
     # The multimodal wrapper's towers beside the language model (vision_config, audio_config:
-    # Gemma3nForConditionalGeneration), not counted: a budget from the device needs the weights
-    # given (kvplan.capacity.stages). Empty: the text model alone.
+    # Gemma3nForConditionalGeneration, Gemma4ForConditionalGeneration), not counted: a budget
+    # from the device needs the weights given (kvplan.capacity.stages). Empty: the text model
+    # alone.
     towers: tuple[str, ...] = ()
 
 
@@ -291,7 +302,7 @@ class ModelSpec:
     # vLLM's encoder profile only. None: none, or one kvplan does not describe.
     qwen_vit: QwenViTSpec | None = None
     # Gemma-3n's per-layer embeddings, AltUp and LAuReL weights; None: a model without them.
-    gemma3n_blocks: Gemma3nBlocksSpec | None = None
+    gemma_blocks: GemmaBlocksSpec | None = None
     # config.json's quantization_config, as canonical JSON text (validated at load time by
     # kvplan.model.quant_config.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
@@ -402,9 +413,17 @@ class ModelSpec:
         return tuple(src is None for src in self.kv_sources)
 
     def projects_kv(self, index: int) -> bool:
-        """Whether layer `index` builds key/value projections: not a KV-shared Gemma-3n layer
-        (models/gemma3n.py Gemma3nAttention: `if self.is_kv_shared_layer`, q_proj only)."""
-        return self.gemma3n_blocks is None or self.kv_owner_flags[index]
+        """Whether layer `index` builds key/value projections: not a KV-shared Gemma-3n or
+        Gemma-4 layer (models/gemma3n.py Gemma3nAttention, models/gemma4.py:409-418
+        Gemma4Attention: `if self.is_kv_shared_layer`, q_proj only)."""
+        return self.gemma_blocks is None or self.kv_owner_flags[index]
+
+    def mlp_width(self, index: int) -> int:
+        """The dense MLP's width in layer `index`: intermediate_size, twice that on a KV-shared
+        layer of a Gemma-4 with use_double_wide_mlp (GemmaBlocksSpec.double_wide_shared_mlp)."""
+        b = self.gemma_blocks
+        wide = b is not None and b.double_wide_shared_mlp and not self.kv_owner_flags[index]
+        return self.mlp.intermediate_size * (2 if wide else 1)
 
     @property
     def num_kv_shared_layers(self) -> int:

@@ -92,7 +92,7 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # :432-446 q_norm / k_norm of the layer's head_dim (the oracle shrink gemma-4-31b).
     "gemma4": {"sandwich_norms": True, "per_head_qk_norm": True},
     # vLLM 0.32 models/gemma3n.py:511-530 Gemma3nDecoderLayer (the same four norms; its fifth,
-    # post_per_layer_input_norm, is counted with kvplan.weights.gemma3n) and :347 q_norm, :336
+    # post_per_layer_input_norm, is counted with kvplan.weights.gemma_blocks) and :347 q_norm, :336
     # k_norm of head_dim (none on KV-shared layers: ModelSpec.projects_kv).
     "gemma3n": {"sandwich_norms": True, "per_head_qk_norm": True},
     # rope_table_float32: vLLM 0.32 models/gpt_oss.py:110-113 OAIAttention builds

@@ -42,7 +42,7 @@ from kvplan.sources.hf_families import (
     mtp_layers,
 )
 from kvplan.sources.hf_fields import check_family_fields, fill_class_defaults
-from kvplan.sources.hf_gemma3n import gemma3n_blocks, gemma3n_rope_tables
+from kvplan.sources.hf_gemma_blocks import GEMMA3N_FAMILIES, gemma3n_rope_tables, gemma_blocks
 from kvplan.sources.hf_hybrid import (
     PURE_RECURRENT_TYPES,
     STATE_FIELDS,
@@ -398,10 +398,10 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         tables = rope_table_rows(c.data, mt, max_pos, c.path) if max_pos else None
         if tables:
             mapping["rope_tables"] = tables
-    blocks = gemma3n_blocks(c.data, mt, c.path, untouched_towers(config))  # PLE, AltUp, LAuReL
+    blocks = gemma_blocks(c.data, mt, c.path, untouched_towers(config))  # PLE, AltUp, LAuReL
     if blocks is not None:
-        mapping["gemma3n_blocks"] = blocks
-        if position == "rope" and max_pos:
+        mapping["gemma_blocks"] = blocks
+        if position == "rope" and max_pos and mt in GEMMA3N_FAMILIES:
             mapping["rope_tables"] = gemma3n_rope_tables(c.data, max_pos, c.path)
     if mt in ("gemma3", "gemma3_text") and max_pos is not None:
         mapping["rope_tables"] = gemma3_rope_tables(c, max_pos)

@@ -240,7 +240,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     "gemma3n": _ak("models/gemma3n.py", _KV | _WINDOW_PER_LAYER | {
         "num_kv_shared_layers": Covered("read: cross-layer KV sharing")} | _why(
         "compute only", "activation_sparsity_pattern") | _why(
-        "read: weights (kvplan.sources.hf_gemma3n)", "hidden_size_per_layer_input",
+        "read: weights (kvplan.sources.hf_gemma_blocks)", "hidden_size_per_layer_input",
         "vocab_size_per_layer_input", "altup_num_inputs", "laurel_rank"),
         default_layer_types=_gemma3n_layers),
     # models/gemma4.py: sliding and global layer shapes, KV sharing.

@@ -15,9 +15,6 @@ def family_notes(c: ConfigReader) -> None:
         if proj is not None and proj != hidden:
             c.warn(f"word_embed_proj_dim {proj} != hidden_size {hidden}: the project_in/out "
                    "matrices are not counted, and the embeddings are counted hidden_size wide")
-    if mt == "gemma4" and c.data.get("hidden_size_per_layer_input"):
-        c.warn("gemma-4's per-layer embeddings (vocab_size_per_layer_input x "
-               "hidden_size_per_layer_input per layer) are not counted: weights come out low")
     if mt == "gpt_neox" and c.data.get("rotary_pct") not in (None, 1, 1.0):
         c.warn(f"rotary_pct {c.data['rotary_pct']}: only part of each head rotates; "
                "KV size unchanged")

@@ -38,7 +38,7 @@ from kvplan.model.spec import (
 )
 from kvplan.sources.features import architecture_features
 from kvplan.sources.hf_dsv4 import csa_section
-from kvplan.sources.hf_gemma3n import parse_gemma3n_blocks
+from kvplan.sources.hf_gemma_blocks import parse_gemma_blocks
 from kvplan.sources.spec_context import FIELD, parse_position_fields
 
 # Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
@@ -428,7 +428,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         qk_norm=r.bool("qk_norm"),
         vision=_parse_vision(r.section("vision", required=False)),
         qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
-        gemma3n_blocks=parse_gemma3n_blocks(r._get("gemma3n_blocks", False), path),
+        gemma_blocks=parse_gemma_blocks(r._get("gemma_blocks", False), path),
         quantization_json=_parse_quantization(r, path),
         assumptions=_parse_assumptions(r),
         layer_attention=layer_attention,

@@ -26,7 +26,7 @@ from kvplan.weights.base import (
     rope_cache_bytes,
     stage_has_attention,
 )
-from kvplan.weights.gemma3n import Tensor, elements, layer_tensors, outer_tensors
+from kvplan.weights.gemma_blocks import Tensor, elements, layer_tensors, outer_tensors
 from kvplan.weights.params import (
     count_params,
     expert_bias_params,
@@ -100,7 +100,7 @@ def _attention(t: _Tally, spec: ModelSpec, layer: int, tp: int) -> None:
         return
     assert isinstance(att, HeadAttention)
     q_out = _split(att.num_attention_heads, tp) * att.head_dim
-    # KV heads are replicated when fewer than ranks; a KV-shared Gemma-3n layer has none.
+    # KV heads are replicated when fewer than ranks; a KV-shared Gemma-3n / Gemma-4 layer has none.
     kv_heads = att.kv_heads_per_rank(tp) * spec.projects_kv(layer)
     k_out, v_out = kv_heads * att.head_dim, kv_heads * att.v_head_dim
     # vLLM fuses q/k/v into one QKVParallelLinear (one block-scale grid over the fused rows),
@@ -147,9 +147,9 @@ def _ffn(t: _Tally, spec: ModelSpec, group: str, name: str, width: int, tp: int,
         t.vector(group, (2 if gated else 1) * w + h)
 
 
-def _gemma3n(t: _Tally, tensors: list[Tensor]) -> None:
-    """Gemma-3n's extra tensors (kvplan.weights.gemma3n): matrices through the quantization
-    rules, vectors in the compute dtype, correct_output_scale in float32."""
+def _gemma_blocks(t: _Tally, tensors: list[Tensor]) -> None:
+    """Gemma-3n's and Gemma-4's extra tensors (kvplan.weights.gemma_blocks): matrices through
+    the quantization rules, vectors in the compute dtype, correct_output_scale in float32."""
     for x in tensors:
         if x.float32:
             t.add(x.group, MatrixBytes(weight=x.rows * x.cols * 4))
@@ -366,14 +366,14 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         t.vector("embeddings", vocab_rank * h)
         if counts.position_embedding:
             t.vector("embeddings", counts.position_embedding)
-        _gemma3n(t, outer_tensors(spec, tp))
+        _gemma_blocks(t, outer_tensors(spec, tp))
     norms = counts.final_norm if last else 0
     moe = spec.moe
     for i, layer in enumerate(counts.layers):
         if layers is not None and i not in layers:
             continue
         norms += layer.norms - elements(layer_tensors(spec, i), "norms")
-        _gemma3n(t, layer_tensors(spec, i, tp))
+        _gemma_blocks(t, layer_tensors(spec, i, tp))
         if spec.has_attention(i):
             _attention(t, spec, i, tp)
         if spec.has_recurrent(i):
@@ -397,7 +397,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             _ffn(t, spec, "dense_mlp", f"model.layers.{i}.mlp.shared_expert",
                  moe.shared_expert_intermediate_size, tp)
         else:
-            _ffn(t, spec, "dense_mlp", f"model.layers.{i}.mlp", spec.mlp.intermediate_size, tp,
+            _ffn(t, spec, "dense_mlp", f"model.layers.{i}.mlp", spec.mlp_width(i), tp,
                  bias=spec.mlp.bias)
     t.vector("norms", norms)
     if last and spec.tie_word_embeddings and not first:

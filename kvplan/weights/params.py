@@ -24,7 +24,7 @@ from kvplan.model.attention import (
     LatentAttention,
 )
 from kvplan.model.spec import ModelSpec
-from kvplan.weights.gemma3n import elements, layer_tensors, outer_tensors
+from kvplan.weights.gemma_blocks import elements, layer_tensors, outer_tensors
 from kvplan.weights.routers import router_params
 
 
@@ -53,8 +53,9 @@ class ParamCount:
     lm_head: int  # 0 when tied to the embeddings
     final_norm: int
     layers: tuple[LayerParams, ...]
-    # Gemma-3n's per-layer embeddings and AltUp projections (kvplan.weights.gemma3n), first
-    # stage (vLLM serves Gemma-3n without pipeline parallelism: no SupportsPP).
+    # Gemma-3n's / Gemma-4's per-layer embeddings, Gemma-3n's AltUp projections
+    # (kvplan.weights.gemma_blocks), first stage (vLLM serves Gemma-3n without pipeline
+    # parallelism: no SupportsPP).
     per_layer_embedding: int = 0
 
     @property
@@ -332,7 +333,9 @@ def count_params(spec: ModelSpec) -> ParamCount:
         # sandwich norms (models/afmoe.py:327-332: post_attention_layernorm, post_mlp_layernorm).
         norms = ((int(has_mixer) + int(has_mlp)) * (2 if spec.sandwich_norms else 1)
                  * _norm(spec, h))
-        extra = layer_tensors(spec, i)  # Gemma-3n's AltUp, LAuReL, per-layer input gate
+        # Gemma-3n's AltUp and LAuReL, Gemma-3n's / Gemma-4's per-layer input gate, Gemma-4's
+        # dense MLP beside the experts (kvplan.weights.gemma_blocks)
+        extra = layer_tensors(spec, i)
         norms += elements(extra, "norms")
         moe = spec.moe
         if not has_mlp:
@@ -346,12 +349,13 @@ def count_params(spec: ModelSpec) -> ParamCount:
             # expert's gate where the family builds one (kvplan.weights.routers).
             router = router_params(spec)
             layers.append(LayerParams(
-                attention=att, mlp=shared, routed_experts=moe.n_routed_experts * expert,
+                attention=att, mlp=shared + elements(extra, "dense_mlp"),
+                routed_experts=moe.n_routed_experts * expert,
                 routed_active=moe.num_experts_per_tok * expert, router=router, norms=norms,
             ))
         else:
             layers.append(LayerParams(
-                attention=att, mlp=_ffn(spec, spec.mlp.intermediate_size, bias=spec.mlp.bias)
+                attention=att, mlp=_ffn(spec, spec.mlp_width(i), bias=spec.mlp.bias)
                 + elements(extra, "dense_mlp"),
                 routed_experts=0, routed_active=0, router=0, norms=norms,
             ))

@@ -11,7 +11,9 @@ vLLM allocates it, not as the checkpoint stores it. Three things differ by famil
   switches it on (`MoESpec.score_bias`, read by kvplan.sources.hf_moe);
 - a bias of the gate itself in the compute dtype (gpt-oss: ``GateLinear(..., bias=True)``);
 - a sigmoid gate of the shared expert (``shared_expert_gate``, a ReplicatedLinear(hidden, 1) in
-  the compute dtype) that only the Qwen MoE blocks build; Granite's shared MLP has none.
+  the compute dtype) that only the Qwen MoE blocks build; Granite's shared MLP has none;
+- Gemma-4's scales around its gate (``router.scale`` of hidden and ``router.per_expert_scale``
+  of one per expert, in the compute dtype).
 
 Read in vLLM 0.32.0 (lines below), unchanged in 0.33.0 and 0.34.0 for these classes, and the
 same float32 builds back to each family's first release, except two older ones this table does
@@ -44,6 +46,8 @@ class RouterBuild:
     score_bias: str = "never"
     gate_bias: bool = False
     shared_expert_gate: bool = False
+    # A learned scale of the router's input (hidden) and one per expert (Gemma-4).
+    input_and_expert_scales: bool = False
     source: str = "layers/fused_moe/router/gate_linear.py GateLinear in the compute dtype"
 
 
@@ -65,6 +69,11 @@ _GRANITE_SHARED = RouterBuild(source=(
     "models/granitemoeshared.py:110-114, granitemoehybrid.py:102-106: shared_mlp without a "
     "gate; the router GateLinear in the compute dtype (granitemoe.py:99-102)"))
 
+_GEMMA4 = RouterBuild(input_and_expert_scales=True, source=(
+    "models/gemma4.py:298-323 Gemma4Router: scale = nn.Parameter(ones(hidden)), "
+    "per_expert_scale = nn.Parameter(ones(num_experts)), proj = GateLinear(hidden, experts) in "
+    "the compute dtype (the oracle shrink gemma-4-26b-a4b: all three bfloat16)"))
+
 ROUTERS: dict[str, RouterBuild] = {
     "AfmoeForCausalLM": RouterBuild(weight_fp32=True, score_bias="always", source=(
         "models/afmoe.py:86-95: GateLinear params_dtype float32, expert_bias float32")),
@@ -79,6 +88,8 @@ ROUTERS: dict[str, RouterBuild] = {
     "Ernie4_5_MoeForCausalLM": RouterBuild(weight_fp32=True, score_bias="always", source=(
         "models/ernie45_moe.py:156-166: GateLinear params_dtype float32, "
         "e_score_correction_bias float32")),
+    "Gemma4ForCausalLM": _GEMMA4,
+    "Gemma4ForConditionalGeneration": _GEMMA4,
     "GptOssForCausalLM": RouterBuild(gate_bias=True, source=(
         "models/gpt_oss.py:383-389 MLPBlock: router = GateLinear(hidden, experts, bias=True) "
         "in the compute dtype")),
@@ -149,13 +160,16 @@ def router_columns(spec: ModelSpec) -> int:
 
 def router_params(spec: ModelSpec) -> int:
     """Parameters of one MoE layer's gate matrices: the router and, where the family builds
-    one, the shared expert's gate (the score bias is priced by `router_bytes`)."""
+    them, the shared expert's gate and the router's scales (the score bias is priced by
+    `router_bytes`)."""
     moe = spec.moe
     if moe is None:
         return 0
     h = spec.hidden_size
-    shared_gate = router_build(spec).shared_expert_gate and moe.shared_expert_intermediate_size
-    return h * router_columns(spec) + (h if shared_gate else 0)
+    build = router_build(spec)
+    shared_gate = build.shared_expert_gate and moe.shared_expert_intermediate_size
+    scales = h + router_columns(spec) if build.input_and_expert_scales else 0
+    return h * router_columns(spec) + (h if shared_gate else 0) + scales
 
 
 def router_bytes(spec: ModelSpec, compute_bits: int) -> int:

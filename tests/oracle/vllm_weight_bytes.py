@@ -10,6 +10,9 @@ What vLLM's KV budget subtracts on a GPU is these bytes ("Model loading took X G
 A shrink whose config names remote code (MiMo-V2.5-Pro) needs
 PYTHONPATH=tests/oracle/remote_configs; one whose max_position_embeddings is under 8,192 needs
 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the rotary tables keep max_position_embeddings rows either way).
+A multimodal wrapper whose processor needs a tokenizer (Gemma-4) starts only with every modality's
+prompt limit 0: WEIGHT_BYTES_LIMIT_MM=1 passes limit_mm_per_prompt image=0, video=0, audio=0, as
+vllm-oracle's --limit-mm does (vLLM then builds no tower: interfaces.py _mark_tower_model).
 """
 
 import json
@@ -68,8 +71,10 @@ def main() -> None:
 
     base_loader.process_weights_after_loading = spy
 
+    limits = ({"limit_mm_per_prompt": {"image": 0, "video": 0, "audio": 0}}
+              if os.environ.get("WEIGHT_BYTES_LIMIT_MM") else {})
     llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=True,
-              max_model_len=8192, enforce_eager=True, max_num_batched_tokens=2048)
+              max_model_len=8192, enforce_eager=True, max_num_batched_tokens=2048, **limits)
     del llm
 
 

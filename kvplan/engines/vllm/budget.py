@@ -40,6 +40,7 @@ from kvplan.engines.vllm.compressed import refuse_v4_profile_peaks
 from kvplan.engines.vllm.moe import vllm_moe_workspace
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.runner import vllm_runs_v2
+from kvplan.engines.vllm.towers import ple_buffer_bytes
 from kvplan.engines.vllm.unsized import refuse_unsized_budget, vllm_extensible_kv_cache
 
 if TYPE_CHECKING:
@@ -507,6 +508,14 @@ class VllmBudget:
                                 ", no NVLink growth (PCIe GPUs, or custom all-reduce disabled)")
                              + " (public logs, by version)"),
         ]
+        # Made while the model loads: inside a --weights-gib read from "Model loading took".
+        ple = ple_buffer_bytes(spec, max_num_batched_tokens=tokens, element_bytes=width)
+        if ple and inputs.weights_bytes is None:
+            parts.append(ReservePart(
+                name="ple_buffer", bytes=ple,
+                rule=f"the Gemma wrapper's per-layer-embedding buffer: {tokens:,} tokens x "
+                     f"{spec.num_hidden_layers} layers x hidden_size_per_layer_input x {width} B "
+                     "(kvplan.engines.vllm.towers)"))
         encoder = None
         has_tower = spec.qwen_vit is not None or spec.vision is not None
         if (has_tower and runner.profiles_encoder(inputs.engine_version)

@@ -54,6 +54,7 @@ from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.runner import vllm_runs_v2
+from kvplan.engines.vllm.towers import without_skipped_towers
 from kvplan.model.attention import CompressedSparseAttention, LatentAttention
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -176,11 +177,13 @@ class VllmEngine:
         """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`, an
         architecture outside its registry as `served_architecture` says, and DeepSeek's sparse
         attention at fp8 on SM 10.x in the standard fp8 row
-        (kvplan.engines.vllm.kv_dtype.sparse_mla_served)."""
+        (kvplan.engines.vllm.kv_dtype.sparse_mla_served), and a Gemma wrapper without the towers
+        its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers)."""
         spec = alloc.vllm_cached_spec(spec)
         if inputs is None:
             return spec
         spec = self.served_architecture(spec, inputs.engine_version)
+        spec = without_skipped_towers(spec, vllm_options(inputs).limit_mm_per_prompt)
         return sparse_mla_served(spec, inputs)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
