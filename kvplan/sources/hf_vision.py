@@ -1,6 +1,6 @@
 """A multimodal checkpoint's vision_config as the spec's vision sections: Gemma-3's SigLIP tower
 and Llama-4's vision model (``vision``), and the Qwen3-VL / Qwen3.5 vision transformer
-(``qwen_vit``)."""
+(``qwen_vit``), and the Qwen2-VL / Qwen2.5-VL one (``qwen2_vit``)."""
 
 from __future__ import annotations
 
@@ -107,4 +107,61 @@ def qwen_vit(config: Mapping[str, Any], path: str) -> dict | None:
         "in_channels": r.int("in_channels") or 3,
         "deepstack_layers": len(deepstack),
         "num_position_embeddings": r.int("num_position_embeddings") or 2304,
+    }
+
+
+# The wrappers vLLM 0.32 builds over the Qwen2-VL / Qwen2.5-VL vision transformer
+# (models/registry.py): model_type -> the architecture (config.json's architectures, when
+# stated, must name it: a subclass such as Tarsier2 may build its tower otherwise).
+_QWEN2_VIT_WRAPPERS = {"qwen2_vl": "Qwen2VLForConditionalGeneration",
+                       "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration"}
+
+
+def qwen2_vit(config: Mapping[str, Any], path: str) -> dict | None:
+    """A Qwen2-VL / Qwen2.5-VL checkpoint's vision_config as the spec's qwen2_vit section
+    (kvplan.weights.breakdown counts it as vLLM 0.32's qwen2_vl.py / qwen2_5_vl.py build it).
+    None for other models, and for a wrapper whose architectures name another class.
+
+    Qwen2-VL (transformers' Qwen2VLVisionConfig, read by qwen2_vl.py:545-555): the tower's
+    width is ``embed_dim``, its MLP int(embed_dim x mlp_ratio), and ``hidden_size`` is the
+    merger's output (the language model's width); LayerNorm, fc1 / fc2. Qwen2.5-VL
+    (Qwen2_5_VLVisionConfig, qwen2_5_vl.py:643-650): ``hidden_size`` is the width,
+    ``intermediate_size`` the gated MLP's, ``out_hidden_size`` the merger's output; RMSNorm.
+    ``in_chans`` in the published files is not a field of either config class (vLLM reads
+    ``in_channels``, 3 by default); patch 14, merge 2, temporal 2 are the classes' defaults."""
+    vc = config.get("vision_config")
+    kind = config_model_type(config)
+    if kind not in _QWEN2_VIT_WRAPPERS or not isinstance(vc, Mapping):
+        return None
+    architectures = config.get("architectures")
+    if isinstance(architectures, list) and architectures and (
+            architectures[0] != _QWEN2_VIT_WRAPPERS[kind]):
+        return None
+    r = ConfigReader(dict(vc), path, f"{kind}_vision")
+    qwen2 = kind == "qwen2_vl"
+    width_key = "embed_dim" if qwen2 else "hidden_size"
+    width = r.int(width_key, required=f"vision_config.{width_key}")
+    if qwen2:
+        ratio = vc.get("mlp_ratio", 4)
+        if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
+            raise SpecError(path, "vision_config.mlp_ratio",
+                            f"expected a positive number, got {ratio!r}")
+        inter = int(width * ratio)  # Qwen2VisionBlock: mlp_hidden_dim = int(dim * mlp_ratio)
+        out = r.int("hidden_size", required="vision_config.hidden_size")
+    else:
+        inter = r.int("intermediate_size", required="vision_config.intermediate_size")
+        out = r.int("out_hidden_size", required="vision_config.out_hidden_size")
+    return {
+        "kind": kind,
+        "depth": r.int("depth", required="vision_config.depth", maximum=MAX_LAYERS),
+        "hidden_size": width,
+        "intermediate_size": inter,
+        "num_heads": r.int("num_heads", required="vision_config.num_heads"),
+        "patch_size": r.int("patch_size") or 14,
+        "spatial_merge_size": r.int("spatial_merge_size") or 2,
+        "temporal_patch_size": r.int("temporal_patch_size") or 2,
+        "out_hidden_size": out,
+        "in_channels": r.int("in_channels") or 3,
+        "rms_norm": not qwen2,
+        "gated_mlp": not qwen2,
     }

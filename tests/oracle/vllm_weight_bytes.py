@@ -10,6 +10,8 @@ What vLLM's KV budget subtracts on a GPU is these bytes ("Model loading took X G
 A shrink whose config names remote code (MiMo-V2.5-Pro) needs
 PYTHONPATH=tests/oracle/remote_configs; one whose max_position_embeddings is under 8,192 needs
 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the rotary tables keep max_position_embeddings rows either way).
+A multimodal wrapper whose processor needs a tokenizer (Qwen2-VL, Qwen2.5-VL) needs
+WEIGHT_BYTES_NO_TOKENIZER=1 and PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision).
 """
 
 import json
@@ -68,7 +70,10 @@ def main() -> None:
 
     base_loader.process_weights_after_loading = spy
 
-    llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=True,
+    # WEIGHT_BYTES_TOKENIZER=1: a multimodal wrapper whose processor needs a tokenizer (Qwen2-VL,
+    # Qwen2.5-VL: --limit-mm-per-prompt 0 would leave the tower unbuilt) reads the folder's own.
+    skip = not os.environ.get("WEIGHT_BYTES_TOKENIZER")
+    llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=skip,
               max_model_len=8192, enforce_eager=True, max_num_batched_tokens=2048)
     del llm
 
