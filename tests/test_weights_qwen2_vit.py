@@ -75,6 +75,19 @@ def test_qwen2_vl_vision_transformer_by_hand() -> None:
     assert weight_breakdown(spec, None, dtype="bf16").vision == OLMOCR_7B_VISION
 
 
+def test_fields_left_out_take_the_config_class_defaults() -> None:
+    # Qwen/Qwen2.5-VL-32B-Instruct's published vision_config (tests/data/blind26/real/) states
+    # hidden 1280, intermediate 3456, out_hidden_size 5120 and neither depth nor num_heads:
+    # transformers 5.19's Qwen2_5_VLVisionConfig gives 32 and 16, as vLLM builds it. Per block
+    # 2 x 1280 + 3840 x 1280 + 3840 + 1280 x 1280 + 1280 + 2 x 3456 x 1280 + 6912 + 1280 x 3456
+    # + 1280 = 19,840,512, x 32 = 634,896,384; merger 1280 + 5120 x 5120 + 5120 + 5120 x 5120
+    # + 5120 = 52,440,320; patch embed 1,505,280 and rotary 327,680: 689,169,664 x 2 B + 24 B.
+    spec, _ = load_config(DATA / "blind26" / "real" / "qwen2.5-vl-32b-instruct.json")
+    assert spec.qwen2_vit is not None and (spec.qwen2_vit.depth, spec.qwen2_vit.num_heads) == (
+        32, 16)
+    assert weight_breakdown(spec, None, dtype="bf16").vision == 1_378_339_352
+
+
 def test_priced_towers_leave_no_weight_assumption() -> None:
     # The tower is counted, so the weights are exact: no vision_config assumption.
     for path in (DATA / "configs" / "qwen2.5-vl-7b.json",

@@ -117,6 +117,18 @@ _QWEN2_VIT_WRAPPERS = {"qwen2_vl": "Qwen2VLForConditionalGeneration",
                        "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration"}
 
 
+# transformers 5.19's vision config classes: the defaults a vision_config leaves to them
+# (Qwen2.5-VL-32B-Instruct's states neither depth nor num_heads). Qwen2VLVisionConfig
+# (models/qwen2_vl/configuration_qwen2_vl.py:33-42), Qwen2_5_VLVisionConfig
+# (models/qwen2_5_vl/configuration_qwen2_5_vl.py:53-64).
+_QWEN2_VIT_DEFAULTS = {
+    "qwen2_vl": {"depth": 32, "embed_dim": 1280, "hidden_size": 3584, "mlp_ratio": 4,
+                 "num_heads": 16},
+    "qwen2_5_vl": {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420,
+                   "num_heads": 16, "out_hidden_size": 3584},
+}
+
+
 def qwen2_vit(config: Mapping[str, Any], path: str) -> dict | None:
     """A Qwen2-VL / Qwen2.5-VL checkpoint's vision_config as the spec's qwen2_vit section
     (kvplan.weights.breakdown counts it as vLLM 0.32's qwen2_vl.py / qwen2_5_vl.py build it).
@@ -127,8 +139,9 @@ def qwen2_vit(config: Mapping[str, Any], path: str) -> dict | None:
     merger's output (the language model's width); LayerNorm, fc1 / fc2. Qwen2.5-VL
     (Qwen2_5_VLVisionConfig, qwen2_5_vl.py:643-650): ``hidden_size`` is the width,
     ``intermediate_size`` the gated MLP's, ``out_hidden_size`` the merger's output; RMSNorm.
-    ``in_chans`` in the published files is not a field of either config class (vLLM reads
-    ``in_channels``, 3 by default); patch 14, merge 2, temporal 2 are the classes' defaults."""
+    A field left out takes the config class's default (`_QWEN2_VIT_DEFAULTS`; patch 14, merge
+    2, temporal 2, 3 channels in both). ``in_chans`` in the published files is not a field of
+    either class (vLLM reads ``in_channels``); ``num_attention_heads`` is num_heads' alias."""
     vc = config.get("vision_config")
     kind = config_model_type(config)
     if kind not in _QWEN2_VIT_WRAPPERS or not isinstance(vc, Mapping):
@@ -138,25 +151,31 @@ def qwen2_vit(config: Mapping[str, Any], path: str) -> dict | None:
             architectures[0] != _QWEN2_VIT_WRAPPERS[kind]):
         return None
     r = ConfigReader(dict(vc), path, f"{kind}_vision")
+    default = _QWEN2_VIT_DEFAULTS[kind]
+
+    def read(key: str) -> int:
+        value = r.int(key)
+        return default[key] if value is None else value
+
     qwen2 = kind == "qwen2_vl"
-    width_key = "embed_dim" if qwen2 else "hidden_size"
-    width = r.int(width_key, required=f"vision_config.{width_key}")
     if qwen2:
-        ratio = vc.get("mlp_ratio", 4)
+        width = read("embed_dim")
+        ratio = vc.get("mlp_ratio", default["mlp_ratio"])
         if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
             raise SpecError(path, "vision_config.mlp_ratio",
                             f"expected a positive number, got {ratio!r}")
         inter = int(width * ratio)  # Qwen2VisionBlock: mlp_hidden_dim = int(dim * mlp_ratio)
-        out = r.int("hidden_size", required="vision_config.hidden_size")
+        out = read("hidden_size")
     else:
-        inter = r.int("intermediate_size", required="vision_config.intermediate_size")
-        out = r.int("out_hidden_size", required="vision_config.out_hidden_size")
+        width, inter, out = read("hidden_size"), read("intermediate_size"), read("out_hidden_size")
+    depth = r.int("depth", maximum=MAX_LAYERS)
+    heads = r.int("num_heads", "num_attention_heads")
     return {
         "kind": kind,
-        "depth": r.int("depth", required="vision_config.depth", maximum=MAX_LAYERS),
+        "depth": default["depth"] if depth is None else depth,
         "hidden_size": width,
         "intermediate_size": inter,
-        "num_heads": r.int("num_heads", required="vision_config.num_heads"),
+        "num_heads": default["num_heads"] if heads is None else heads,
         "patch_size": r.int("patch_size") or 14,
         "spatial_merge_size": r.int("spatial_merge_size") or 2,
         "temporal_patch_size": r.int("temporal_patch_size") or 2,
