@@ -423,14 +423,14 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     vit2 = qwen2_vit(config, path)
     if vit2 is not None:
         mapping["qwen2_vit"] = vit2
-    priced = "vision" in mapping or vit is not None or vit2 is not None
-    towers = tower_assumption(config) if not priced else None
+    towers = None if "vision" in mapping or vit or vit2 else tower_assumption(config)  # priced
     if towers is not None:
         c.assume(*towers, affects="weights")
         mapping["assumptions"] = [asdict(x) for x in c.assumed]
     if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
             and vit is None):
-        c.warn(f"vision_config of a {config_model_type(config)} checkpoint not read: vLLM's "
+        read = ": its tower is weighed, but" if vit2 is not None else " not read:"
+        c.warn(f"vision_config of a {config_model_type(config)} checkpoint{read} vLLM's "
                "multimodal encoder profile is not in its reserve (give --reserve-gib, or "
                "--limit-mm-per-prompt image=0,video=0 as vLLM would be started)")
     return mapping, c.warnings
