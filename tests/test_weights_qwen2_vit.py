@@ -119,7 +119,18 @@ def test_tower_and_whole_weights_equal_vllm_on_the_oracle(case: str) -> None:
     row = MEASURED[case]
     assert b.vision == row["vision"]
     assert b.total - b.rope_cache == row["params"] + row["vision_buffers"]
-    # Left for later: the language model's MRoPE table keeps 4 x max_position_embeddings rows in
-    # vLLM (rotary_embedding/mrope.py:347-351, "we enlarge max_position_embeddings to 4 times"),
-    # kvplan's one: a quarter of vLLM's (98,304,000 B short on the full Qwen2.5-VL-7B).
-    assert 4 * b.rope_cache == row["lm_rotary"]
+    # The language model's MRoPE table: 4 x max_position_embeddings rows (get_rope's default
+    # mrope_positions_factor, rotary_embedding/mrope.py:347-351; kvplan.sources.hf_rotary
+    # MROPE_X4_WRAPPERS): a quarter of it before, 98,304,000 B short on the 7B shrink.
+    assert b.rope_cache == row["lm_rotary"]
+
+
+def test_language_model_mrope_table_is_four_times_the_positions() -> None:
+    # Qwen2.5-VL-7B-Instruct: max_position_embeddings 128,000, head_dim 3584 / 28 = 128,
+    # rope_scaling {"type": "mrope", "mrope_section": [16, 24, 24]}: qwen2.py's get_rope builds
+    # MRotaryEmbedding with positions_factor 4 (rotary_embedding/__init__.py:112-123):
+    # 4 x 128,000 x 128 x 2 B = 131,072,000 B (the text-only Qwen2.5-7B: its 131,072 x 128 x 2 B).
+    spec, _ = load_config(DATA / "configs" / "qwen2.5-vl-7b.json")
+    assert weight_breakdown(spec, None, dtype="bf16").rope_cache == 131_072_000
+    spec, _ = load_config(DATA / "configs" / "qwen2.5-7b.json")
+    assert weight_breakdown(spec, None, dtype="bf16").rope_cache == 131_072 * 128 * 2
