@@ -134,3 +134,19 @@ def test_language_model_mrope_table_is_four_times_the_positions() -> None:
     assert weight_breakdown(spec, None, dtype="bf16").rope_cache == 131_072_000
     spec, _ = load_config(DATA / "configs" / "qwen2.5-7b.json")
     assert weight_breakdown(spec, None, dtype="bf16").rope_cache == 131_072 * 128 * 2
+
+
+def test_an_ignore_list_naming_the_tower_keeps_it_unquantized() -> None:
+    # An AWQ checkpoint's modules_to_not_convert names the tower "visual" (the pre-4.52 names) or
+    # "model.visual" (vLLM's WeightsMapper maps it onto its visual.): vLLM's is_layer_skipped
+    # leaves those linears unquantized either way, so the tower weighs what it does in fp16.
+    from kvplan.model.quant_config import parse_quantization_config
+
+    spec, _ = load_config(DATA / "configs" / "qwen2.5-vl-7b.json")
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+           "version": "gemm"}
+    for skip in (["visual"], ["model.visual"]):
+        quant = parse_quantization_config({**awq, "modules_to_not_convert": skip}, "test")
+        assert weight_breakdown(spec, quant, dtype="fp16").vision == QWEN25_VL_7B_VISION
+    quant = parse_quantization_config(awq, "test")
+    assert weight_breakdown(spec, quant, dtype="fp16").vision < QWEN25_VL_7B_VISION / 2

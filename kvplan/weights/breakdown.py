@@ -273,9 +273,11 @@ QWEN_VIT_ROPE_POSITIONS = 8192
 def _qwen2_vit(t: _Tally, vit: Qwen2ViTSpec, tp: int) -> None:
     """A Qwen2-VL / Qwen2.5-VL vision transformer, per tensor-parallel rank, in group "vision"
     (vLLM 0.32 models/qwen2_vl.py Qwen2VisionTransformer, :525-602; models/qwen2_5_vl.py
-    Qwen2_5_VisionTransformer, :622-719; both built with the model's quant_config under the
-    checkpoint's ``visual.`` names). Replicated: the Conv3d patch embedding (hidden x
-    in_channels x temporal_patch x patch^2, no bias: qwen2_vl.py:461-467, qwen2_5_vl.py:554-560),
+    Qwen2_5_VisionTransformer, :622-719; both built with the model's quant_config). Named as
+    transformers >= 4.52 saves them, ``model.visual.``, which an ignore list's ``visual`` or
+    ``model.visual`` both match (vLLM maps the latter onto its ``visual.``). Replicated: the
+    Conv3d patch embedding (hidden x in_channels x temporal_patch x patch^2, no bias:
+    qwen2_vl.py:461-467, qwen2_5_vl.py:554-560),
     each block's two norms (Qwen2-VL LayerNorm, weight and bias; Qwen2.5-VL RMSNorm, weight
     only), the merger's ln_q over hidden, and the blocks' rotary table (get_rope over head_dim
     / 2 rotary dimensions, 8,192 positions, in the model dtype). Split over TP: each block's qkv
@@ -288,7 +290,7 @@ def _qwen2_vit(t: _Tally, vit: Qwen2ViTSpec, tp: int) -> None:
     h, inter = vit.hidden_size, vit.intermediate_size
     norm = h if vit.rms_norm else 2 * h
     merged = h * vit.spatial_merge_size ** 2
-    pre = "visual"
+    pre = "model.visual"
     t.vector("vision", vit.pixels_per_patch * h)  # patch_embed.proj, no bias
     t.vector("vision", QWEN_VIT_ROPE_POSITIONS * (h // vit.num_heads // 2))  # rotary table
     # input_norm: FusedMMInputNorm's float32 weight and bias buffers, one value per channel
