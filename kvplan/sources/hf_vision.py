@@ -1,6 +1,6 @@
 """A multimodal checkpoint's vision_config as the spec's vision sections: Gemma-3's SigLIP tower
-and Llama-4's vision model (``vision``), and the Qwen3-VL / Qwen3.5 vision transformer
-(``qwen_vit``), and the Qwen2-VL / Qwen2.5-VL one (``qwen2_vit``)."""
+and Llama-4's vision model (``vision``), the Qwen3-VL / Qwen3.5 vision transformer
+(``qwen_vit``) and the Qwen2-VL / Qwen2.5-VL one (``qwen2_vit``)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ _QWEN3_VIT_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
 def qwen_vit(config: Mapping[str, Any], path: str) -> dict | None:
     """A Qwen3-VL / Qwen3.5 checkpoint's vision_config as the spec's qwen_vit section (vLLM's
     encoder profile sizes it, kvplan.engines.vllm.mm). None for other models; Qwen2-VL and
-    Qwen2.5-VL (a different tower, profiled with a video in vLLM) are not described."""
+    Qwen2.5-VL (a different tower, profiled with a video in vLLM) are `qwen2_vit`'s."""
     vc = config.get("vision_config")
     if config_model_type(config) not in _QWEN3_VIT_WRAPPERS or not isinstance(vc, Mapping):
         return None
