@@ -10,8 +10,10 @@ What vLLM's KV budget subtracts on a GPU is these bytes ("Model loading took X G
 A shrink whose config names remote code (MiMo-V2.5-Pro) needs
 PYTHONPATH=tests/oracle/remote_configs; one whose max_position_embeddings is under 8,192 needs
 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the rotary tables keep max_position_embeddings rows either way).
-A multimodal wrapper whose processor needs a tokenizer (Qwen2-VL, Qwen2.5-VL) needs
-WEIGHT_BYTES_NO_TOKENIZER=1 and PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision).
+A multimodal wrapper whose processor needs a tokenizer (Qwen2-VL, Qwen2.5-VL: the probe runs with
+skip_tokenizer_init, and --limit-mm-per-prompt 0 would leave the tower unbuilt) needs a copy of
+the folder with a tokenizer and a preprocessor_config.json in it, WEIGHT_BYTES_TOKENIZER=1, and
+PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision); weight-bytes.json's cases say which.
 """
 
 import json
