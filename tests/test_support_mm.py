@@ -207,8 +207,9 @@ def test_qwen_vl_text_models_read_as_their_family() -> None:
     # Qwen3LLMModel): read field by field, not as an unknown model_type with assumptions.
     spec, _ = load_config(DATA / "configs" / "qwen3-vl-4b.json")
     assert spec.exact
+    # Qwen2.5-VL's tower is priced too (kvplan.weights.breakdown._qwen2_vit): nothing assumed.
     spec, _ = load_config(DATA / "configs" / "qwen2.5-vl-7b.json")
-    assert [a.field for a in spec.assumptions] == ["vision_config"]
+    assert spec.exact and spec.qwen2_vit is not None
     assert spec.attention.attention_bias  # qwen2's q/k/v biases, as the family reads them
 
 
@@ -255,8 +256,8 @@ def test_qwen2_vl_flat_config_reads_as_its_nested_form(tmp_path: Path, golden: s
     # config.json (the goldens) are flat: the decoder's fields at the top, no text_config; a
     # transformers >= 4.53 save writes them again under text_config (model_type
     # qwen2_5_vl_text / qwen2_vl_text). Both read as qwen2 (vLLM qwen2_5_vl.py / qwen2_vl.py:
-    # Qwen2ForCausalLM): 28 layers x 4 KV heads x 128 x 2 x 2 B = 57,344 B per token, only the
-    # unpriced tower assumed.
+    # Qwen2ForCausalLM): 28 layers x 4 KV heads x 128 x 2 x 2 B = 57,344 B per token, and the
+    # tower priced (kvplan.weights.breakdown._qwen2_vit): exact, nothing assumed.
     flat = json.loads((Path(__file__).parent / "data" / "configs" / golden).read_text())
     assert "text_config" not in flat
     text = {k: v for k, v in flat.items() if k not in ("vision_config", "architectures")}
@@ -268,8 +269,8 @@ def test_qwen2_vl_flat_config_reads_as_its_nested_form(tmp_path: Path, golden: s
                                           "-f", "json"])
         data = json.loads(result.stdout)
         assert data["bytes_per_token"] == 28 * 4 * 128 * 2 * 2 == 57_344, name
-        assert data["kv_exact"] is True, name
-        assert [a["field"] for a in data["assumptions"]] == ["vision_config"], name
+        assert data["kv_exact"] is True and data["exact"] is True, name
+        assert data["assumptions"] == [], name
 
 
 def test_omni_towers_beside_the_thinkers_text_config_are_the_assumption() -> None:

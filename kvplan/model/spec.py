@@ -210,6 +210,39 @@ class QwenViTSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Qwen2ViTSpec:
+    """The vision transformer of Qwen2-VL and Qwen2.5-VL checkpoints (vision_config), as vLLM
+    0.32 builds it (models/qwen2_vl.py Qwen2VisionTransformer, models/qwen2_5_vl.py
+    Qwen2_5_VisionTransformer): a Conv3d patch embed without bias over temporal_patch_size x
+    patch_size^2 pixels, `depth` pre-norm blocks (fused qkv with bias, output projection with
+    bias, an MLP with biases: fc1 / fc2 (Qwen2-VL, QuickGELU) or gate_up / down (Qwen2.5-VL,
+    gated)), a rotary table, and a patch merger (a norm, then spatial_merge_size^2 x hidden ->
+    same -> out_hidden_size). Qwen2.5-VL's window attention changes no weight. Its weights are
+    counted in group "vision" (kvplan.weights.breakdown); vLLM's encoder profile of it is not
+    modelled (the reader warns)."""
+
+    kind: str  # "qwen2_vl" | "qwen2_5_vl"
+    depth: int
+    hidden_size: int  # the tower's width (Qwen2-VL: vision_config.embed_dim)
+    intermediate_size: int  # the block MLP's (Qwen2-VL: int(embed_dim x mlp_ratio))
+    num_heads: int
+    patch_size: int
+    spatial_merge_size: int
+    temporal_patch_size: int
+    out_hidden_size: int  # the merger's output (Qwen2-VL: vision_config.hidden_size)
+    in_channels: int = 3
+    # Qwen2.5-VL: RMSNorm (weight only) and a gated MLP; Qwen2-VL: LayerNorm (weight and
+    # bias) and fc1 / fc2.
+    rms_norm: bool = False
+    gated_mlp: bool = False
+
+    @property
+    def pixels_per_patch(self) -> int:
+        """Elements of one patch: in_channels x temporal_patch_size x patch_size^2."""
+        return self.in_channels * self.temporal_patch_size * self.patch_size ** 2
+
+
+@dataclass(frozen=True, kw_only=True)
 class GemmaBlocksSpec:
     """Gemma-3n's and Gemma-4's weights beyond attention and MLP, as vLLM 0.32 models/gemma3n.py
     and models/gemma4.py build them (counted by kvplan.weights.gemma_blocks): per-layer
@@ -301,6 +334,9 @@ class ModelSpec:
     # A Qwen3-VL / Qwen3.5 vision transformer: not in the weight estimate (as before), sized for
     # vLLM's encoder profile only. None: none, or one kvplan does not describe.
     qwen_vit: QwenViTSpec | None = None
+    # A Qwen2-VL / Qwen2.5-VL vision transformer, counted in the weights (group "vision"); its
+    # encoder profile is not modelled. None: none, or one kvplan does not describe.
+    qwen2_vit: Qwen2ViTSpec | None = None
     # Gemma-3n's per-layer embeddings, AltUp and LAuReL weights; None: a model without them.
     gemma_blocks: GemmaBlocksSpec | None = None
     # config.json's quantization_config, as canonical JSON text (validated at load time by

@@ -57,7 +57,7 @@ from kvplan.sources.hf_renamed import renamed_fields
 from kvplan.sources.hf_rotary import builds_rotary_table, rope_table_rows, rotary_dim
 from kvplan.sources.hf_text import check_layer_types, fill_family_defaults, text_family
 from kvplan.sources.hf_unknown import check_unknown_fields
-from kvplan.sources.hf_vision import llama4_tower, qwen_vit, siglip_tower
+from kvplan.sources.hf_vision import llama4_tower, qwen2_vit, qwen_vit, siglip_tower
 from kvplan.sources.hf_wrappers import (
     TEXT_FAMILY,
     dtype_fields,
@@ -420,13 +420,17 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     llama4_vision = llama4_tower(config, path)
     if llama4_vision is not None:
         mapping["vision"] = llama4_vision
-    towers = tower_assumption(config) if "vision" not in mapping and vit is None else None
+    vit2 = qwen2_vit(config, path)
+    if vit2 is not None:
+        mapping["qwen2_vit"] = vit2
+    towers = None if "vision" in mapping or vit or vit2 else tower_assumption(config)  # priced
     if towers is not None:
         c.assume(*towers, affects="weights")
         mapping["assumptions"] = [asdict(x) for x in c.assumed]
     if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
             and vit is None):
-        c.warn(f"vision_config of a {config_model_type(config)} checkpoint not read: vLLM's "
+        read = ": its tower is weighed, but" if vit2 is not None else " not read:"
+        c.warn(f"vision_config of a {config_model_type(config)} checkpoint{read} vLLM's "
                "multimodal encoder profile is not in its reserve (give --reserve-gib, or "
                "--limit-mm-per-prompt image=0,video=0 as vLLM would be started)")
     return mapping, c.warnings
@@ -584,12 +588,12 @@ def spec_yaml_text(mapping: dict, warnings: list[str] | tuple[str, ...] = ()) ->
                 if k not in top and k not in ("attention", "mlp", "moe", "kv_sharing",
                                               "recurrent", "layer_types",
                                               "quantization_config", "vision", "qwen_vit",
-                                              "assumptions")})
+                                              "qwen2_vit", "assumptions")})
     parts = ["\n".join(lines), yaml.safe_dump(top, sort_keys=False, default_flow_style=False)]
     if "layer_types" in mapping:
         parts.append("layer_types: [" + ", ".join(mapping["layer_types"]) + "]")
     for section in ("attention", "recurrent", "mlp", "moe", "kv_sharing", "vision",
-                    "qwen_vit", "quantization_config", "assumptions"):
+                    "qwen_vit", "qwen2_vit", "quantization_config", "assumptions"):
         if section in mapping:
             parts.append(yaml.safe_dump({section: mapping[section]}, sort_keys=False,
                                         default_flow_style=False))

@@ -136,10 +136,29 @@ def _nested_tables(data: Mapping[str, Any], model_type: str, max_pos: int,
     return list(tables.values()) if len(tables) > 1 else None
 
 
+# Wrappers whose language model (models/qwen2.py, built by qwen2_vl.py / qwen2_5_vl.py) gets its
+# MRoPE table from get_rope with the default mrope_positions_factor 4 (vLLM 0.32
+# layers/rotary_embedding/__init__.py:112-123, mrope.py:347-351: "we enlarge
+# max_position_embeddings to 4 times"): one table of 4 x max_position_embeddings rows. The
+# oracle shrinks qwen2.5-vl-7b and olmocr-7b-0225-preview hold [512000, 128] and [131072, 128]
+# (tests/data/oracle/weight-bytes.json, lm_rotary). Other MRoPE families are not read here.
+MROPE_X4_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "Qwen2VLForConditionalGeneration",
+                     "Qwen2_5_VLForConditionalGeneration")
+
+
 def rope_table_rows(data: Mapping[str, Any], model_type: str, max_pos: int,
                     path: str) -> list[int] | None:
     """Rows of each distinct rotary table (ModelSpec.rope_tables) where a family builds more
-    than one of max_position_embeddings rows; None: one table."""
+    than one of max_position_embeddings rows, or one of another size; None: one table of
+    max_position_embeddings rows."""
+    # A flat Qwen2-VL file reads as qwen2: its architectures name the wrapper.
+    names = data.get("architectures")
+    wrapper = {data.get("_wrapper_model_type") or data.get("model_type"),
+               names[0] if isinstance(names, list) and names else None}
+    rope = data.get("rope_parameters") or data.get("rope_scaling")
+    if (wrapper & set(MROPE_X4_WRAPPERS) and isinstance(rope, Mapping)
+            and "mrope_section" in rope):
+        return [4 * max_pos]
     if model_type in NESTED_ROPE_HEAD_DIMS:
         return _nested_tables(data, model_type, max_pos, path)
     if model_type not in SWA_ROPE_THETA_FAMILIES or data.get("swa_rope_theta") is None:

@@ -1,6 +1,6 @@
 """A multimodal checkpoint's vision_config as the spec's vision sections: Gemma-3's SigLIP tower
-and Llama-4's vision model (``vision``), and the Qwen3-VL / Qwen3.5 vision transformer
-(``qwen_vit``)."""
+and Llama-4's vision model (``vision``), the Qwen3-VL / Qwen3.5 vision transformer
+(``qwen_vit``) and the Qwen2-VL / Qwen2.5-VL one (``qwen2_vit``)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ _QWEN3_VIT_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
 def qwen_vit(config: Mapping[str, Any], path: str) -> dict | None:
     """A Qwen3-VL / Qwen3.5 checkpoint's vision_config as the spec's qwen_vit section (vLLM's
     encoder profile sizes it, kvplan.engines.vllm.mm). None for other models; Qwen2-VL and
-    Qwen2.5-VL (a different tower, profiled with a video in vLLM) are not described."""
+    Qwen2.5-VL (a different tower, profiled with a video in vLLM) are `qwen2_vit`'s."""
     vc = config.get("vision_config")
     if config_model_type(config) not in _QWEN3_VIT_WRAPPERS or not isinstance(vc, Mapping):
         return None
@@ -107,4 +107,80 @@ def qwen_vit(config: Mapping[str, Any], path: str) -> dict | None:
         "in_channels": r.int("in_channels") or 3,
         "deepstack_layers": len(deepstack),
         "num_position_embeddings": r.int("num_position_embeddings") or 2304,
+    }
+
+
+# The wrappers vLLM 0.32 builds over the Qwen2-VL / Qwen2.5-VL vision transformer
+# (models/registry.py): model_type -> the architecture (config.json's architectures, when
+# stated, must name it: a subclass such as Tarsier2 may build its tower otherwise).
+_QWEN2_VIT_WRAPPERS = {"qwen2_vl": "Qwen2VLForConditionalGeneration",
+                       "qwen2_5_vl": "Qwen2_5_VLForConditionalGeneration"}
+
+
+# transformers 5.19's vision config classes: the defaults a vision_config leaves to them
+# (Qwen2.5-VL-32B-Instruct's states neither depth nor num_heads). Qwen2VLVisionConfig
+# (models/qwen2_vl/configuration_qwen2_vl.py:33-42), Qwen2_5_VLVisionConfig
+# (models/qwen2_5_vl/configuration_qwen2_5_vl.py:53-64).
+_QWEN2_VIT_DEFAULTS = {
+    "qwen2_vl": {"depth": 32, "embed_dim": 1280, "hidden_size": 3584, "mlp_ratio": 4,
+                 "num_heads": 16},
+    "qwen2_5_vl": {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420,
+                   "num_heads": 16, "out_hidden_size": 3584},
+}
+
+
+def qwen2_vit(config: Mapping[str, Any], path: str) -> dict | None:
+    """A Qwen2-VL / Qwen2.5-VL checkpoint's vision_config as the spec's qwen2_vit section
+    (kvplan.weights.breakdown counts it as vLLM 0.32's qwen2_vl.py / qwen2_5_vl.py build it).
+    None for other models, and for a wrapper whose architectures name another class.
+
+    Qwen2-VL (transformers' Qwen2VLVisionConfig, read by qwen2_vl.py:545-555): the tower's
+    width is ``embed_dim``, its MLP int(embed_dim x mlp_ratio), and ``hidden_size`` is the
+    merger's output (the language model's width); LayerNorm, fc1 / fc2. Qwen2.5-VL
+    (Qwen2_5_VLVisionConfig, qwen2_5_vl.py:643-650): ``hidden_size`` is the width,
+    ``intermediate_size`` the gated MLP's, ``out_hidden_size`` the merger's output; RMSNorm.
+    A field left out takes the config class's default (`_QWEN2_VIT_DEFAULTS`; patch 14, merge
+    2, temporal 2, 3 channels in both). ``in_chans`` in the published files is not a field of
+    either class (vLLM reads ``in_channels``); ``num_attention_heads`` is num_heads' alias."""
+    vc = config.get("vision_config")
+    kind = config_model_type(config)
+    if kind not in _QWEN2_VIT_WRAPPERS or not isinstance(vc, Mapping):
+        return None
+    architectures = config.get("architectures")
+    if isinstance(architectures, list) and architectures and (
+            architectures[0] != _QWEN2_VIT_WRAPPERS[kind]):
+        return None
+    r = ConfigReader(dict(vc), path, f"{kind}_vision")
+    default = _QWEN2_VIT_DEFAULTS[kind]
+
+    def read(key: str) -> int:
+        value = r.int(key)
+        return default[key] if value is None else value
+
+    qwen2 = kind == "qwen2_vl"
+    if qwen2:
+        width = read("embed_dim")
+        ratio = vc.get("mlp_ratio", default["mlp_ratio"])
+        if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
+            raise SpecError(path, "vision_config.mlp_ratio",
+                            f"expected a positive number, got {ratio!r}")
+        inter = int(width * ratio)  # Qwen2VisionBlock: mlp_hidden_dim = int(dim * mlp_ratio)
+        out = read("hidden_size")
+    else:
+        width, inter, out = read("hidden_size"), read("intermediate_size"), read("out_hidden_size")
+    depth = r.int("depth", maximum=MAX_LAYERS)
+    heads = r.int("num_heads", "num_attention_heads")
+    return {
+        "kind": kind,
+        "depth": default["depth"] if depth is None else depth,
+        "hidden_size": width,
+        "intermediate_size": inter,
+        "num_heads": default["num_heads"] if heads is None else heads,
+        "patch_size": r.int("patch_size") or 14,
+        "spatial_merge_size": r.int("spatial_merge_size") or 2,
+        "temporal_patch_size": r.int("temporal_patch_size") or 2,
+        "out_hidden_size": out,
+        "in_channels": r.int("in_channels") or 3,
+        "rms_norm": not qwen2,
+        "gated_mlp": not qwen2,
     }

@@ -9,7 +9,7 @@ from typing import Any
 
 from kvplan._util.dtypes import WEIGHT_DTYPE_ALIASES
 from kvplan._util.errors import SpecError
-from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text, checked_text_list
+from kvplan._util.validate import MAX_LAYERS, checked_int, checked_text, checked_text_list
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.context_limit import ContextLimit
 from kvplan.model.spec import (
@@ -18,8 +18,6 @@ from kvplan.model.spec import (
     HYBRID,
     LAYER_TYPES,
     MLP_ONLY,
-    QWEN3_VL_MAX_PIXELS,
-    QWEN3_VL_VIDEO_MAX_PIXELS,
     RECURRENT,
     RECURRENT_FIELDS,
     SLIDING,
@@ -29,9 +27,7 @@ from kvplan.model.spec import (
     MLPSpec,
     ModelSpec,
     MoESpec,
-    QwenViTSpec,
     RecurrentSpec,
-    VisionTowerSpec,
     last_layers_sources,
     share_every_sources,
     validate_kv_sources,
@@ -40,76 +36,10 @@ from kvplan.sources.features import architecture_features
 from kvplan.sources.hf_dsv4 import csa_section
 from kvplan.sources.hf_gemma_blocks import parse_gemma_blocks
 from kvplan.sources.spec_context import FIELD, parse_position_fields
+from kvplan.sources.spec_reader import SectionReader as _Reader
+from kvplan.sources.spec_vision import parse_qwen2_vit, parse_qwen_vit, parse_vision
 
 # Validation helpers. Each takes the mapping, the key and the dotted prefix used in messages.
-
-
-class _Reader:
-    """Reads one mapping section, remembering which keys were consumed."""
-
-    def __init__(self, data: Any, path: str, prefix: str) -> None:
-        if not isinstance(data, Mapping):
-            raise SpecError(path, prefix.rstrip(".") or None, "expected a mapping of fields")
-        self.data = data
-        self.path = path
-        self.prefix = prefix
-        self.seen: set[str] = set()
-
-    def field(self, key: str) -> str:
-        return f"{self.prefix}{key}"
-
-    def error(self, key: str, message: str) -> SpecError:
-        return SpecError(self.path, self.field(key), message)
-
-    def _get(self, key: str, required: bool) -> Any:
-        self.seen.add(key)
-        if key not in self.data or self.data[key] is None:
-            if required:
-                raise self.error(key, "missing required field")
-            return None
-        return self.data[key]
-
-    def int(self, key: str, *, required: bool = True, default: int | None = None,
-            minimum: int = 1, maximum: int = MAX_SIZE) -> int | None:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        return checked_int(value, path=self.path, field=self.field(key), minimum=minimum,
-                           maximum=maximum)
-
-    def str(self, key: str, *, required: bool = True, default: str | None = None,
-            choices: tuple[str, ...] | None = None) -> str | None:
-        value = self._get(key, required)
-        if value is None:
-            return default
-        checked_text(value, path=self.path, field=self.field(key))
-        if choices is not None and value not in choices:
-            raise self.error(key, f"expected one of {', '.join(choices)}, got {value!r}")
-        return value
-
-    def bool(self, key: str, *, default: bool = False) -> bool:
-        value = self._get(key, False)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, got {value!r}")
-        return value
-
-    def section(self, key: str, *, required: bool = True) -> _Reader | None:
-        value = self._get(key, required)
-        if value is None:
-            return None
-        return _Reader(value, self.path, self.field(key) + ".")
-
-    def forbid(self, keys: tuple[str, ...], why: str) -> None:
-        for key in keys:
-            if key in self.data:
-                raise self.error(key, why)
-
-    def finish(self) -> None:
-        unknown = sorted(str(k) for k in self.data if k not in self.seen)
-        if unknown:
-            raise self.error(unknown[0], "unknown field (see model_specs/README.md for the schema)")
 
 
 _HEAD_FIELDS = ("num_key_value_heads", "head_dim")
@@ -426,8 +356,9 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
                                        minimum=0),
         rope_tables=_parse_rope_tables(r), rotary_dim=r.int("rotary_dim", required=False),
         qk_norm=r.bool("qk_norm"),
-        vision=_parse_vision(r.section("vision", required=False)),
-        qwen_vit=_parse_qwen_vit(r.section("qwen_vit", required=False)),
+        vision=parse_vision(r.section("vision", required=False)),
+        qwen_vit=parse_qwen_vit(r.section("qwen_vit", required=False)),
+        qwen2_vit=parse_qwen2_vit(r.section("qwen2_vit", required=False)),
         gemma_blocks=parse_gemma_blocks(r._get("gemma_blocks", False), path),
         quantization_json=_parse_quantization(r, path),
         assumptions=_parse_assumptions(r),
@@ -540,61 +471,5 @@ def _parse_rope_tables(r: _Reader) -> tuple[int, ...]:
     if not isinstance(value, list) or not value:
         raise r.error("rope_tables", "expected a list of row counts (one per rotary table)")
     return tuple(checked_int(v, path=r.path, field=r.field("rope_tables")) for v in value)
-
-
-def _parse_vision(r: _Reader | None) -> VisionTowerSpec | None:
-    if r is None:
-        return None
-    kind = r.str("kind", choices=("siglip", "llama4"))
-    llama4 = kind == "llama4"
-    tower = VisionTowerSpec(
-        kind=kind,
-        hidden_size=r.int("hidden_size"),
-        intermediate_size=r.int("intermediate_size"),
-        num_hidden_layers=r.int("num_hidden_layers"),
-        num_attention_heads=r.int("num_attention_heads"),
-        image_size=r.int("image_size"),
-        patch_size=r.int("patch_size"),
-        num_channels=r.int("num_channels", required=False, default=3),
-        projector=r.str("projector", choices=("llama4",) if llama4 else ("gemma3",)),
-        tokens_per_image=r.int("tokens_per_image", required=False, default=256),
-        patches_per_token=r.int("patches_per_token", required=False, default=4),
-        projector_input_dim=r.int("projector_input_dim", required=llama4, default=0),
-        projector_output_dim=r.int("projector_output_dim", required=llama4, default=0),
-        vision_output_dim=r.int("vision_output_dim", required=llama4, default=0),
-        max_tiles=r.int("max_tiles", required=False, default=16),
-    )
-    r.finish()
-    if llama4 and tower.num_positions % tower.patches_per_token:
-        raise r.error("patches_per_token", "must divide the patches of a tile")
-    if tower.hidden_size % tower.num_attention_heads:
-        raise r.error("num_attention_heads", "must divide hidden_size")
-    return tower
-
-
-def _parse_qwen_vit(r: _Reader | None) -> QwenViTSpec | None:
-    if r is None:
-        return None
-    tower = QwenViTSpec(
-        kind=r.str("kind", choices=("qwen3_vl",)),
-        depth=r.int("depth"),
-        hidden_size=r.int("hidden_size"),
-        intermediate_size=r.int("intermediate_size"),
-        num_heads=r.int("num_heads"),
-        patch_size=r.int("patch_size"),
-        spatial_merge_size=r.int("spatial_merge_size"),
-        temporal_patch_size=r.int("temporal_patch_size"),
-        out_hidden_size=r.int("out_hidden_size"),
-        in_channels=r.int("in_channels", required=False, default=3),
-        deepstack_layers=r.int("deepstack_layers", required=False, default=0, minimum=0),
-        num_position_embeddings=r.int("num_position_embeddings", required=False, default=2304),
-        max_pixels=r.int("max_pixels", required=False, default=QWEN3_VL_MAX_PIXELS),
-        video_max_pixels=r.int("video_max_pixels", required=False,
-                               default=QWEN3_VL_VIDEO_MAX_PIXELS),
-    )
-    r.finish()
-    if tower.hidden_size % tower.num_heads:
-        raise r.error("num_heads", "must divide hidden_size")
-    return tower
 
 

@@ -19,7 +19,7 @@ from kvplan._util.errors import UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan.model.attention import CompressedSparseAttention, HeadAttention, LatentAttention
 from kvplan.model.quant import MatrixBytes, QuantScheme, Unquantized, round_up
-from kvplan.model.spec import ModelSpec, QwenViTSpec, VisionTowerSpec
+from kvplan.model.spec import ModelSpec, Qwen2ViTSpec, QwenViTSpec, VisionTowerSpec
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
@@ -270,6 +270,52 @@ def _qwen_vit(t: _Tally, vit: QwenViTSpec, tp: int) -> None:
 QWEN_VIT_ROPE_POSITIONS = 8192
 
 
+def _qwen2_vit(t: _Tally, vit: Qwen2ViTSpec, tp: int) -> None:
+    """A Qwen2-VL / Qwen2.5-VL vision transformer, per tensor-parallel rank, in group "vision"
+    (vLLM 0.32 models/qwen2_vl.py Qwen2VisionTransformer, :525-602; models/qwen2_5_vl.py
+    Qwen2_5_VisionTransformer, :622-719; both built with the model's quant_config). Named as
+    transformers >= 4.52 saves them, ``model.visual.``, which an ignore list's ``visual`` or
+    ``model.visual`` both match (vLLM maps the latter onto its ``visual.``). Replicated: the
+    Conv3d patch embedding (hidden x in_channels x temporal_patch x patch^2, no bias:
+    qwen2_vl.py:461-467, qwen2_5_vl.py:554-560),
+    each block's two norms (Qwen2-VL LayerNorm, weight and bias; Qwen2.5-VL RMSNorm, weight
+    only), the merger's ln_q over hidden, and the blocks' rotary table (get_rope over head_dim
+    / 2 rotary dimensions, 8,192 positions, in the model dtype). Split over TP: each block's qkv
+    (Qwen2-VL ColumnParallelLinear 3 x hidden, Qwen2.5-VL QKVParallelLinear; bias) and proj
+    (RowParallelLinear, bias whole); its MLP, Qwen2-VL's fc1 (column) / fc2 (row) of
+    int(hidden x mlp_ratio) or Qwen2.5-VL's gate_up (MergedColumnParallelLinear, 2 x
+    intermediate) / down (row), all with bias; the merger's mlp.0 (hidden x merge^2 squared,
+    column) and mlp.2 (to out_hidden_size, row), with bias. Window attention (Qwen2.5-VL's
+    window_size, fullatt_block_indexes) builds nothing."""
+    h, inter = vit.hidden_size, vit.intermediate_size
+    norm = h if vit.rms_norm else 2 * h
+    merged = h * vit.spatial_merge_size ** 2
+    pre = "model.visual"
+    t.vector("vision", vit.pixels_per_patch * h)  # patch_embed.proj, no bias
+    t.vector("vision", QWEN_VIT_ROPE_POSITIONS * (h // vit.num_heads // 2))  # rotary table
+    # input_norm: FusedMMInputNorm's float32 weight and bias buffers, one value per channel
+    # (layers/fusion/mm_input_norm.py:236-248), built since both classes set
+    # supports_mm_device_do_normalize (on by default, config/model.py:1071-1085) and the
+    # published preprocessor configs normalise (CLIP mean / std, rescale 1/255).
+    t.add("vision", MatrixBytes(weight=2 * vit.in_channels * 4))
+    for i in range(vit.depth):
+        block = f"{pre}.blocks.{i}"
+        t.vector("vision", 2 * norm)  # norm1, norm2
+        t.linear("vision", f"{block}.attn.qkv", 3 * _split(h, tp), h)
+        t.linear("vision", f"{block}.attn.proj", h, _split(h, tp))
+        t.vector("vision", 3 * _split(h, tp) + h)  # their biases
+        ups = ("gate_proj", "up_proj") if vit.gated_mlp else ("fc1",)
+        for up in ups:
+            t.linear("vision", f"{block}.mlp.{up}", _split(inter, tp), h)
+        down = "down_proj" if vit.gated_mlp else "fc2"
+        t.linear("vision", f"{block}.mlp.{down}", h, _split(inter, tp))
+        t.vector("vision", len(ups) * _split(inter, tp) + h)  # their biases
+    t.vector("vision", norm)  # merger.ln_q
+    t.linear("vision", f"{pre}.merger.mlp.0", _split(merged, tp), merged)
+    t.linear("vision", f"{pre}.merger.mlp.2", vit.out_hidden_size, _split(merged, tp))
+    t.vector("vision", _split(merged, tp) + vit.out_hidden_size)  # biases
+
+
 def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
     """The MTP draft's weights on one rank, as vLLM loads them with --speculative-method mtp.
     Per MTP layer: a whole decoder layer like the target's last (attention and MoE, quantized
@@ -359,6 +405,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             _vision_tower(t, spec.vision, spec.hidden_size, tp)
     if vision and spec.qwen_vit is not None:
         _qwen_vit(t, spec.qwen_vit, tp)
+    if vision and spec.qwen2_vit is not None:
+        _qwen2_vit(t, spec.qwen2_vit, tp)
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)

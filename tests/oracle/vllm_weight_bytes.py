@@ -13,6 +13,10 @@ VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the rotary tables keep max_position_embeddings 
 A multimodal wrapper whose processor needs a tokenizer (Gemma-4) starts only with every modality's
 prompt limit 0: WEIGHT_BYTES_LIMIT_MM=1 passes limit_mm_per_prompt image=0, video=0, audio=0, as
 vllm-oracle's --limit-mm does (vLLM then builds no tower: interfaces.py _mark_tower_model).
+A multimodal wrapper whose processor needs a tokenizer (Qwen2-VL, Qwen2.5-VL: the probe runs with
+skip_tokenizer_init, and --limit-mm-per-prompt 0 would leave the tower unbuilt) needs a copy of
+the folder with a tokenizer and a preprocessor_config.json in it, WEIGHT_BYTES_TOKENIZER=1, and
+PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision); weight-bytes.json's cases say which.
 """
 
 import json
@@ -73,7 +77,10 @@ def main() -> None:
 
     limits = ({"limit_mm_per_prompt": {"image": 0, "video": 0, "audio": 0}}
               if os.environ.get("WEIGHT_BYTES_LIMIT_MM") else {})
-    llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=True,
+    # WEIGHT_BYTES_TOKENIZER=1: a multimodal wrapper whose processor needs a tokenizer (Qwen2-VL,
+    # Qwen2.5-VL: --limit-mm-per-prompt 0 would leave the tower unbuilt) reads the folder's own.
+    skip = not os.environ.get("WEIGHT_BYTES_TOKENIZER")
+    llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=skip,
               max_model_len=8192, enforce_eager=True, max_num_batched_tokens=2048, **limits)
     del llm
 
