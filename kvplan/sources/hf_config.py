@@ -423,7 +423,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     vit2 = qwen2_vit(config, path)
     if vit2 is not None:
         mapping["qwen2_vit"] = vit2
-    towers = None if "vision" in mapping or vit or vit2 else tower_assumption(config)  # priced
+    towers = (None if "vision" in mapping or vit  # priced, with their encoder profile
+              else tower_assumption(config, weighed=vit2 is not None))
     if towers is not None:
         c.assume(*towers, affects="weights")
         mapping["assumptions"] = [asdict(x) for x in c.assumed]
@@ -434,9 +435,6 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
                "multimodal encoder profile is not in its reserve (give --reserve-gib, or "
                "--limit-mm-per-prompt image=0,video=0 as vLLM would be started)")
     return mapping, c.warnings
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def _config_path(path: Path) -> Path:

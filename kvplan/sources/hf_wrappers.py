@@ -331,11 +331,24 @@ def untouched_towers(config: Mapping[str, Any]) -> list[str]:
     return towers
 
 
-def tower_assumption(config: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    """(field, value, why) of the weights kvplan leaves out for a wrapper's towers, or None."""
+def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False
+                     ) -> tuple[str, str, str] | None:
+    """(field, value, why) of the weights kvplan leaves out for a wrapper's towers, or None;
+    `weighed`: the vision tower's weights are counted, its encoder profile is not."""
+    if weighed:
+        return unprofiled_tower_assumption()
     towers = untouched_towers(config)
     if not towers:
         return None
     return (", ".join(towers), "not counted in the weights",
             "the wrapper's vision / audio tower and projector hold no KV cache; their weights "
             "are left out of the weight count (a GPU budget is high by their size)")
+
+
+def unprofiled_tower_assumption() -> tuple[str, str, str]:
+    """(field, value, why) for a tower whose weights are counted but whose encoder-profile peak
+    (kvplan.engines.vllm.mm) is not modelled: the reserve lacks it."""
+    return ("vision_config", "encoder profile not in the reserve",
+            "vLLM runs the vision encoder on its largest dummy items before sizing the KV cache; "
+            "that peak is not modelled for this tower, so a GPU budget is high by it unless vLLM "
+            "starts with --limit-mm-per-prompt image=0,video=0 or --skip-mm-profiling")
