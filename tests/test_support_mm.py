@@ -207,9 +207,12 @@ def test_qwen_vl_text_models_read_as_their_family() -> None:
     # Qwen3LLMModel): read field by field, not as an unknown model_type with assumptions.
     spec, _ = load_config(DATA / "configs" / "qwen3-vl-4b.json")
     assert spec.exact
-    # Qwen2.5-VL's tower is priced too (kvplan.weights.breakdown._qwen2_vit): nothing assumed.
+    # Qwen2.5-VL's tower is priced too (kvplan.weights.breakdown._qwen2_vit), but not vLLM's
+    # encoder profile of it (kvplan.engines.vllm.mm): the one assumption left, on the budget.
     spec, _ = load_config(DATA / "configs" / "qwen2.5-vl-7b.json")
-    assert spec.exact and spec.qwen2_vit is not None
+    assert spec.qwen2_vit is not None and spec.kv_exact and not spec.exact
+    assert [(a.field, a.value, a.affects) for a in spec.assumptions] == [
+        ("vision_config", "encoder profile not in the reserve", "weights")]
     assert spec.attention.attention_bias  # qwen2's q/k/v biases, as the family reads them
 
 
@@ -257,7 +260,8 @@ def test_qwen2_vl_flat_config_reads_as_its_nested_form(tmp_path: Path, golden: s
     # transformers >= 4.53 save writes them again under text_config (model_type
     # qwen2_5_vl_text / qwen2_vl_text). Both read as qwen2 (vLLM qwen2_5_vl.py / qwen2_vl.py:
     # Qwen2ForCausalLM): 28 layers x 4 KV heads x 128 x 2 x 2 B = 57,344 B per token, and the
-    # tower priced (kvplan.weights.breakdown._qwen2_vit): exact, nothing assumed.
+    # tower priced (kvplan.weights.breakdown._qwen2_vit); only vLLM's encoder profile of it
+    # is assumed (not modelled: exact false).
     flat = json.loads((Path(__file__).parent / "data" / "configs" / golden).read_text())
     assert "text_config" not in flat
     text = {k: v for k, v in flat.items() if k not in ("vision_config", "architectures")}
@@ -269,8 +273,9 @@ def test_qwen2_vl_flat_config_reads_as_its_nested_form(tmp_path: Path, golden: s
                                           "-f", "json"])
         data = json.loads(result.stdout)
         assert data["bytes_per_token"] == 28 * 4 * 128 * 2 * 2 == 57_344, name
-        assert data["kv_exact"] is True and data["exact"] is True, name
-        assert data["assumptions"] == [], name
+        assert data["kv_exact"] is True and data["exact"] is False, name
+        assert [a["value"] for a in data["assumptions"]] == [
+            "encoder profile not in the reserve"], name
 
 
 def test_omni_towers_beside_the_thinkers_text_config_are_the_assumption() -> None:
