@@ -157,6 +157,15 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # copy, 4 text layers, equals vLLM's CPU build: 512 blocks of 128, 65,536 tokens, 8.0x.)
     "hyperclovax-seed-think-32b": (MM / "hyperclovax-seed-think-32b.json", 72 * 2 * 8 * 128 * 2,
                                    HF + "naver-hyperclovax/HyperCLOVAX-SEED-Think-32B"),
+    # models/qwen3_asr.py (vLLM 0.32, Qwen3ASRForConditionalGeneration.__init__, :440-462):
+    # Qwen3ForCausalLM over thinker_config.text_config (qwen3.py: num_key_value_heads x the
+    # config's head_dim, no window); the audio tower (Qwen3OmniMoeAudioEncoder) attends with
+    # MMEncoderAttention, no paged cache. text_config: 28 layers, 8 KV heads, head_dim 128
+    # (not hidden 1024 / 16 heads = 64): 28 x 2 x 8 x 128 x 2 B = 114,688 B. The file states no
+    # dtype at the top nor in text_config (thinker_config's bfloat16 is not read): vLLM takes
+    # the safetensors' dtype, or float32 downcast to bfloat16 without them.
+    "qwen3-asr-0.6b": (MM / "qwen3-asr-0.6b.json", 28 * 2 * 8 * 128 * 2,
+                       HF + "Qwen/Qwen3-ASR-0.6B"),
 }
 
 
@@ -402,3 +411,15 @@ def test_hyperclovax_omni_audio_tower_is_refused() -> None:
     result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "audio_config" in result.stderr and "hyperclovax_vision_v2.py" in result.stderr
+
+
+def test_qwen3_asr_text_model_other_than_qwen3_is_refused(tmp_path: Path) -> None:
+    # vLLM's Qwen3ASRConfig builds thinker_config.text_config as Qwen3ASRTextConfig and
+    # qwen3_asr.py builds Qwen3ForCausalLM over it whatever its model_type says; kvplan reads
+    # it as qwen3 only (Qwen3ASRTextConfig's cache defaults are Qwen3Config's).
+    config = json.loads((MM / "qwen3-asr-0.6b.json").read_text())
+    config["thinker_config"]["text_config"]["model_type"] = "llama"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
+    assert result.exit_code == 2 and "thinker_config.text_config.model_type" in result.stderr

@@ -153,6 +153,16 @@ WRAPPERS: dict[str, Wrapper] = {
     # checkpoint with an audio_config (HyperCLOVAX-SEED-Omni-8B) meets weights it cannot load.
     "vlm": Wrapper(keys=("text_config",), default_text=None, vllm="hyperclovax_vision_v2.py",
                    unloaded_towers=("audio_config", "discrete_audio_config")),
+    # qwen3_asr.py (Qwen3ASRForConditionalGeneration.__init__, :440-462): Qwen3ForCausalLM
+    # (qwen3.py, no window) over thinker_config.text_config with architectures=["Qwen3ForCausalLM"];
+    # the audio tower (qwen3_omni_moe_thinker.py Qwen3OmniMoeAudioEncoder) attends with
+    # MMEncoderAttention, no paged cache. vLLM's own Qwen3ASRConfig (transformers_utils/configs/
+    # qwen3_asr.py, registered for qwen3_asr in transformers_utils/config.py) builds text_config
+    # as Qwen3ASRTextConfig whatever its model_type says; that class's cache defaults (32 layers,
+    # hidden 4096, 32 heads, 32 KV heads, head_dim 128, no window) are Qwen3Config's, so the
+    # published files' text model_type qwen3 reads it, and no other is taken.
+    "qwen3_asr": Wrapper(keys=("thinker_config", "text_config"), default_text="qwen3",
+                         vllm="qwen3_asr.py", text_types=("qwen3",)),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family (and
