@@ -337,7 +337,11 @@ def main(table: list[Row] | None = None) -> str:
              "class neither builds nor skips on loading; GLM-5.3-NVFP4's "
              "index_share_for_mtp_iteration, read only by an MTP proposer, covered, the file "
              "refused since for its index_topk_freq 4 (layers without an indexer cache, not "
-             "modelled).",
+             "modelled). IndexCache was read after that (branch indexcache: vLLM 0.32 builds "
+             "the indexer, and its cache, on 21 of GLM-5.3's 78 layers); that row and batch 5's "
+             "GLM-5.2-NVFP4, refused for the same field, are answered since (not asked of "
+             "vLLM's CPU build, which runs no sparse attention; the bytes read from vLLM's "
+             "source, its grouping code run on hand-built specs) and marked.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
