@@ -174,12 +174,12 @@ def test_glm_5_3_index_share_for_mtp_iteration_is_not_the_refusal() -> None:
     # proposer (vLLM 0.32 v1/spec_decode/llm_base_proposer.py:1592-1603: step 0 computes the
     # indexer's top-k, later steps reuse it); MTP layers build their indexer either way
     # (models/deepseek_v32/attention.py:179-199), the target's layers never read it. The file
-    # stays refused, rightly, for index_topk_freq 4 (offset 3): vLLM skips the indexer, and its
-    # cache, on layers 3-5, 7-9, ... (attention.py:166-177: 21 of 78 keep one), which kvplan's
-    # DSA reader does not model.
+    # was refused next for index_topk_freq 4 (offset 3), now answered: vLLM skips the indexer,
+    # and its cache, on 57 of the 78 layers (attention.py:166-177), as kvplan reads it since
+    # (kvplan.sources.hf_index_cache; the golden bytes: tests/test_index_cache.py).
     config = json.loads((REAL / "glm-5.3-nvfp4-nvidia.json").read_text())
-    with pytest.raises(SpecError, match="index_topk_freq"):
-        spec_mapping_from_config(config, path="x.json")
+    mapping, _ = spec_mapping_from_config(config, path="x.json")
+    assert len(mapping["attention"]["indexer"]["skipped_layers"]) == 57
     # On GLM-5.1's golden (answered), the field changes nothing, whatever its value.
     golden = json.loads((Path(__file__).parent / "data" / "configs" / "glm-5.1.json").read_text())
     base, _ = spec_mapping_from_config(golden, path="x.json")

@@ -56,8 +56,7 @@ REFUSED = [
     ("jamba-mini", {"sliding_window": 4096}, "sliding_window"),
     # gemma3.py: bidirectional attention is an encoder's.
     ("gemma-3-27b", {"use_bidirectional_attention": True}, "use_bidirectional_attention"),
-    # DeepSeek-V3.2's indexer shared across layers (deepseek_v2.py index_topk_pattern).
-    ("deepseek-v3.2", {"index_topk_pattern": "FFSS"}, "index_topk_pattern"),
+    # (DeepSeek-V3.2's index_topk_pattern is read since IndexCache: tests/test_index_cache.py.)
     # A field no reader of the family reads, of a cache-shaping name.
     ("gemma-2-9b", {"attention_chunk_size": 8192}, "attention_chunk_size"),
     ("falcon-h1-34b", {"sliding_window": 4096}, "sliding_window"),

@@ -372,7 +372,7 @@ def layer_caches(spec: ModelSpec, *, kv_dtype: str = "bf16", tp: int = 1,
             own = token_bytes if not spec.layer_attention else attention_token_bytes(
                 spec, kv_dtype, tp, spec.attention_at(i))
             caches.append(attention_cache(spec, i, own))
-            if indexer is not None:
+            if indexer is not None and spec.indexer is not None and spec.indexer.keeps(i):
                 caches.append(indexer)
         if spec.has_recurrent(i):
             assert state is not None

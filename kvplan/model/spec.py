@@ -113,11 +113,19 @@ class RecurrentSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class IndexerSpec:
-    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5)."""
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5). IndexCache
+    (GLM-5.2/5.3's ``index_topk_freq`` > 1): the main-stack layers in ``skipped_layers`` build no
+    indexer, hence no indexer cache, and reuse an earlier layer's top-k; MTP draft layers always
+    keep theirs (kvplan.sources.hf_index_cache reads the set)."""
 
     index_head_dim: int
     index_n_heads: int
     index_topk: int
+    skipped_layers: frozenset[int] = frozenset()
+
+    def keeps(self, layer: int) -> bool:
+        """Whether main-stack layer `layer` has its own indexer and indexer cache."""
+        return layer not in self.skipped_layers
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -49,6 +49,7 @@ from kvplan.sources.hf_hybrid import (
     layer_plan,
     nemotron_h_layers,
 )
+from kvplan.sources.hf_index_cache import indexer_mapping
 from kvplan.sources.hf_mlp import mlp_section
 from kvplan.sources.hf_moe import moe_section
 from kvplan.sources.hf_notes import family_notes
@@ -283,16 +284,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     if plan is not None:
         attention.update(plan.attention)
     layer_type_shapes(c, attention)  # shapes that differ by layer type (Gemma-4, MiMo-V2)
-    if isinstance(c.data.get("indexer_types"), list) and any(
-            t != "full" for t in c.data["indexer_types"]):
-        raise SpecError(c.path, "indexer_types", "layers that share another layer's indexer "
-                                                 "are not modelled; refused rather than guessed")
     if mt != CSA_MODEL_TYPE and (c.has("index_head_dim") or (c.has("index_topk")
                                                              and mt in MLA_FAMILY)):
-        attention["indexer"] = {"index_head_dim": c.int("index_head_dim",
-                                                        required="index_head_dim"),
-                                "index_n_heads": c.int("index_n_heads", required="index_n_heads"),
-                                "index_topk": c.int("index_topk", required="index_topk")}
+        attention["indexer"] = indexer_mapping(c, layers)  # IndexCache's skipped layers too
     # Mamba layers hold no MLP (in_mixer_layers false below): the section's width is unused.
     if plan is not None and plan.mlp is not None:
         mlp = {"gated": True, "bias": c.bool("mlp_bias", False), **plan.mlp}

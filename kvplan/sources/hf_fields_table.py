@@ -60,25 +60,29 @@ _MIMO_V2_FIELDS = _ak("models/mimo_v2.py", _KV | _why(
     "fused K|V rows to whole scale blocks: weights only)", "attention_projection_layout"))
 
 # DeepSeek's sparse attention (models/deepseek_v32/attention.py): every layer keeps an indexer
-# unless index_topk_freq / index_topk_pattern skip some (``skip_topk``: no indexer, no cache);
-# kvplan gives every layer one, so only the values that skip none are covered.
+# unless IndexCache's index_topk_freq / index_skip_topk_offset / index_topk_pattern skip it
+# (attention.py:166-190: no indexer, no indexer cache); kvplan.sources.hf_index_cache reads them.
 _DSA = _why("read: the indexer cache", "index_head_dim", "index_n_heads", "index_topk") | _why(
-    "rotary layout (no cache size)", "indexer_rope_interleave") | {
-    "index_topk_freq": only(1, why="every layer keeps its indexer (attention.py skip_topk)"),
-    "index_topk_pattern": only(None, why="no layer skips its indexer (attention.py)"),
-    "index_skip_topk_offset": Covered("with index_topk_freq 1 no layer is skipped whatever "
-                                      "the offset (attention.py skip_topk)"),
+    "rotary layout (no cache size)", "indexer_rope_interleave") | _why(
+    "read: the layers with no indexer (IndexCache, kvplan.sources.hf_index_cache)",
+    "index_topk_freq", "index_topk_pattern", "index_skip_topk_offset") | {
     # NVIDIA's GLM-5.3-NVFP4: a runtime toggle of an MTP draft's indexer (v1/spec_decode/
     # llm_base_proposer.py:1592-1603, step 0 computes the top-k, later steps reuse it); an MTP
     # layer builds its indexer and its cache whatever it says (attention.py:179-199,
     # deepseek_v2.py:1158-1168), and the target's layers never read it.
     "index_share_for_mtp_iteration": Covered("read only by an MTP draft's proposer; every "
-                                             "layer builds its indexer either way"),
-    # NVIDIA's GLM-5.1-NVFP4 lists one indexer kind per layer; vLLM's DSA model reads no such
-    # field (only models/hy_v4 shares indexers), and "full" on every layer is what it builds.
-    "indexer_types": Covered("unread by models/deepseek_v32; every layer builds its own indexer",
-                             lambda v: isinstance(v, list) and all(k == "full" for k in v),
-                             "a list of 'full' only")}
+                                             "MTP layer builds its indexer either way"),
+    # NVIDIA's GLM-5.x NVFP4 exports list "full" / "shared" per layer; vLLM 0.32's DSA model
+    # reads no such field (0.34 reads it instead of index_topk_freq): hf_index_cache refuses a
+    # list that disagrees with the layers index_topk_freq skips.
+    "indexer_types": Covered("unread by vLLM 0.32's DSA model; checked against the layers "
+                             "index_topk_freq skips (kvplan.sources.hf_index_cache)"),
+    # NVIDIA's GLM-5.3-NVFP4 names every layer "deepseek_sparse_attention"; neither
+    # models/deepseek_v32 nor deepseek_v2.py reads layer_types (every layer is sparse MLA).
+    "layer_types": Covered("unread by vLLM 0.32's DSA model; every layer is sparse MLA",
+                           lambda v: isinstance(v, list)
+                           and all(t == "deepseek_sparse_attention" for t in v),
+                           "a list of 'deepseek_sparse_attention' only")}
 
 FAMILY_FIELDS: dict[str, FamilyFields] = {
     # ---- Model types A-K (audit-ak).

@@ -23,7 +23,6 @@ from kvplan.model.spec import (
     SLIDING,
     STATE_DTYPES,
     Assumption,
-    IndexerSpec,
     MLPSpec,
     ModelSpec,
     MoESpec,
@@ -35,6 +34,7 @@ from kvplan.model.spec import (
 from kvplan.sources.features import architecture_features
 from kvplan.sources.hf_dsv4 import csa_section
 from kvplan.sources.hf_gemma_blocks import parse_gemma_blocks
+from kvplan.sources.hf_index_cache import parse_indexer
 from kvplan.sources.spec_context import FIELD, parse_position_fields
 from kvplan.sources.spec_reader import SectionReader as _Reader
 from kvplan.sources.spec_vision import parse_qwen2_vit, parse_qwen_vit, parse_vision
@@ -219,16 +219,6 @@ def _parse_layer_types(r: _Reader, att_r: _Reader, types: Any, num_layers: int
     return windows, chunks, tuple(_MIXER_OF[t] for t in types)
 
 
-def _parse_indexer(r: _Reader, attention: Attention) -> IndexerSpec:
-    if not isinstance(attention, LatentAttention):
-        raise SpecError(r.path, r.prefix.rstrip("."), "the sparse-attention indexer is only "
-                                                      "modelled for kind mla")
-    spec = IndexerSpec(index_head_dim=r.int("index_head_dim"), index_n_heads=r.int("index_n_heads"),
-                       index_topk=r.int("index_topk"))
-    r.finish()
-    return spec
-
-
 def _parse_recurrent(r: _Reader) -> RecurrentSpec:
     kind = r.str("kind", choices=tuple(RECURRENT_FIELDS))
     needed = RECURRENT_FIELDS[kind]
@@ -279,7 +269,7 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
     layer_attention = (_parse_layer_kv_heads(att_r, attention, layers)
                        or _parse_layer_shapes(att_r, attention, windows))
     indexer_r = att_r.section("indexer", required=False)
-    indexer = _parse_indexer(indexer_r, attention) if indexer_r is not None else None
+    indexer = parse_indexer(indexer_r, attention) if indexer_r is not None else None
     att_r.finish()
     rec_r = r.section("recurrent", required=False)
     needs_state = any(m in ("recurrent", "hybrid") for m in mixers)

@@ -201,7 +201,8 @@ class SglangEngine:
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         self.check_loadable(spec, inputs)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
-                or spec.layer_attention or spec.kind is AttentionKind.csa):
+                or spec.layer_attention or spec.kind is AttentionKind.csa
+                or (spec.indexer is not None and spec.indexer.skipped_layers)):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,

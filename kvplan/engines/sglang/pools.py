@@ -472,6 +472,8 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     spec_on = inputs.speculative_method is not None
     if spec.kind is AttentionKind.csa:
         what = "DeepSeek-V4's compressed sparse attention (SGLang's pools for it not read)"
+    elif spec.indexer is not None and spec.indexer.skipped_layers:
+        what = "IndexCache's layers with no indexer (index_topk_freq > 1; SGLang's not read)"
     elif spec.layer_attention:
         what = "attention shapes that differ by layer type (SGLang's pools not read for them)"
     elif spec.sliding_window and (hybrid := SGLANG_UNREAD_HYBRID_SWA.intersection(

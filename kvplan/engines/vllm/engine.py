@@ -43,6 +43,7 @@ from kvplan.engines.vllm.block_size import (
 from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
+from kvplan.engines.vllm.index_cache import index_cache_served
 from kvplan.engines.vllm.kv_dtype import (
     check_sparse_mla_backend,
     sparse_mla_served,
@@ -177,13 +178,15 @@ class VllmEngine:
         """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`, an
         architecture outside its registry as `served_architecture` says, and DeepSeek's sparse
         attention at fp8 on SM 10.x in the standard fp8 row
-        (kvplan.engines.vllm.kv_dtype.sparse_mla_served), and a Gemma wrapper without the towers
-        its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers)."""
+        (kvplan.engines.vllm.kv_dtype.sparse_mla_served), a Gemma wrapper without the towers
+        its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers), and IndexCache's
+        indexer on the layers this release builds it on (kvplan.engines.vllm.index_cache)."""
         spec = alloc.vllm_cached_spec(spec)
         if inputs is None:
             return spec
         spec = self.served_architecture(spec, inputs.engine_version)
         spec = without_skipped_towers(spec, vllm_options(inputs).limit_mm_per_prompt)
+        spec = index_cache_served(spec, inputs.engine_version, profiles.DEFAULT_VLLM_VERSION)
         return sparse_mla_served(spec, inputs)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
