@@ -12,6 +12,7 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, MAX_SIZE, checked_int, checked_text, checked_text_list
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.context_limit import ContextLimit
+from kvplan.model.recurrent import RECURRENT_FIELDS, RECURRENT_KINDS, RecurrentSpec
 from kvplan.model.spec import (
     CHUNKED,
     FULL,
@@ -21,7 +22,6 @@ from kvplan.model.spec import (
     QWEN3_VL_MAX_PIXELS,
     QWEN3_VL_VIDEO_MAX_PIXELS,
     RECURRENT,
-    RECURRENT_FIELDS,
     SLIDING,
     STATE_DTYPES,
     Assumption,
@@ -30,7 +30,6 @@ from kvplan.model.spec import (
     ModelSpec,
     MoESpec,
     QwenViTSpec,
-    RecurrentSpec,
     VisionTowerSpec,
     last_layers_sources,
     share_every_sources,
@@ -302,7 +301,7 @@ def _parse_indexer(r: _Reader, attention: Attention) -> IndexerSpec:
 def _parse_recurrent(r: _Reader) -> RecurrentSpec:
     kind = r.str("kind", choices=tuple(RECURRENT_FIELDS))
     needed = RECURRENT_FIELDS[kind]
-    values: dict[str, Any] = {"kind": kind}
+    values: dict[str, Any] = {}
     for name in ("conv_kernel", "intermediate_size", "state_size", "n_groups", "num_heads",
                  "head_dim", "num_key_heads", "num_value_heads", "key_head_dim",
                  "value_head_dim", "dt_rank"):
@@ -316,7 +315,7 @@ def _parse_recurrent(r: _Reader) -> RecurrentSpec:
                 values[name] = value
     values["ssm_dtype"] = r.str("ssm_dtype", required=False, choices=STATE_DTYPES)
     values["conv_bias"] = r.bool("conv_bias", default=True)
-    rec = RecurrentSpec(**values)
+    rec = RECURRENT_KINDS[kind](**values)
     if kind == "mamba2":
         if rec.num_heads % rec.n_groups:
             raise r.error("n_groups", f"must divide num_heads ({rec.num_heads})")
