@@ -81,3 +81,17 @@ def test_cpu_mla_without_the_host_refused_as_estimate(command: tuple[str, ...]) 
 def test_platform_not_taken_with_disagg() -> None:
     line = _refused("plan", "llama-3.1-8b", "--disagg", "--rate", "1", "--platform", "cpu")
     assert line.startswith("kvplan: error: --platform: not taken with --disagg")
+
+
+def test_plot_curves_at_the_platform() -> None:
+    # plan --plot and compare --plot draw sweep grids (kvplan.analysis.curves): the same block.
+    from kvplan.analysis.curves import capacity_curves, compare_curves
+    from kvplan.engines.base import DEFAULT_ENGINE
+    from kvplan.sources.resolve import load_spec
+
+    spec = load_spec("llama-3.1-8b")
+    plan = capacity_curves(spec, context=1000, gpu="H100", engine=DEFAULT_ENGINE,
+                           kv_dtype="bf16", mem_fraction=None, tps=(1,), platform="cpu")
+    schemes = compare_curves(spec, context=1000, kv_dtype="bf16", tp=1, gpu="H100", groups=8,
+                             block_size=None, platform="cpu", cpu_amx=True)
+    assert set(plan["block_size"]) == {128} and set(schemes["block_size"]) == {128}

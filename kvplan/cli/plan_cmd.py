@@ -347,7 +347,7 @@ def plan_cmd(
             from kvplan.cli.plots import plot_plan
 
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
-                      force=force)
+                      force=force, platform=opts.get("platform"), cpu_amx=opts.get("cpu_amx"))
         shown = req.engine.rules.served_architecture(spec, req.engine_version)
         emit(with_offload(plan_view(shown, result), tiers), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
