@@ -5,6 +5,7 @@ backend by host (kvplan.engines.vllm.block_size.cpu_mla_block). Numbers worked b
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.cli import app
 from kvplan.engines.base import plan_inputs
 from kvplan.engines.vllm.alloc import get_platform, vllm_kv_config
-from kvplan.engines.vllm.profiles import vllm_profile
+from kvplan.engines.vllm.profiles import VLLM_PROFILES, VllmProfile, vllm_profile
 from kvplan.kv.kinds import FullAttentionCache, LayerCaches, SlidingWindowCache
 from kvplan.sources.resolve import load_spec
 
@@ -267,3 +268,51 @@ def test_cpu_mla_by_release() -> None:
     out = _estimate(str(DSV2_LITE), "-c", "8192", "--platform", "cpu", "--kv-budget-gib", "1",
                     "--engine-version", "0.28")
     assert out["block_size"] == 16
+
+
+
+# Every release's profile as the table gave it before its rows were built from the release before
+# (dataclasses.replace): the rewrite must not move a value. Fields in VllmProfile's order.
+FROZEN_PROFILE_FIELDS = (
+    'version', 'group_size_ratio', 'reported_tokens', 'chunked_local_hybrid',
+    'hybrid_prefix_caching', 'mamba_align_mode', 'attention_free_block_is_max_len',
+    'reported_block_is_groups_min', 'mamba2_prefill_checkpoint', 'gdn_prefill_checkpoint',
+    'sliding_mla_full_fallback', 'notes'
+)
+FROZEN_PROFILES = (
+    ('0.10', None, 'blocks', True, False, False, False, False, False, False, False,
+     "group size = the smaller type's layer count; tokens = blocks x size"),
+    ('0.10.1', None, 'blocks', False, False, False, False, False, False, False, False,
+     'chunked local attention turns the hybrid manager off by default'),
+    ('0.11', None, 'blocks', False, False, False, False, True, False, False, False,
+     "'GPU KV cache size' takes the groups' smallest block for every model"),
+    ('0.12', 1.25, 'blocks', False, False, False, False, True, False, False, False,
+     'group size: the larger count when under 1.25x the smaller'),
+    ('0.14', 1.25, 'blocks', True, False, False, False, True, False, False, False,
+     'chunked local attention (Llama 4) keeps the hybrid KV-cache manager on by '
+     'default (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)'),
+    ('0.15', 1.25, 'blocks', True, False, True, False, True, False, False, False,
+     "--enable-prefix-caching on a recurrent hybrid: mamba cache mode 'align'"),
+    ('0.18', 1.5, 'blocks', True, False, True, False, True, False, False, False,
+     'group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full)'),
+    ('0.19', 1.5, 'blocks', True, False, True, True, True, False, False, False,
+     "the block reported is the groups' smallest (pure Mamba: max_model_len)"),
+    ('0.20.2', 1.5, 'concurrency', True, False, True, True, True, False, False, False,
+     "'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
+    ('0.28', 1.5, 'concurrency', True, True, True, True, True, False, False, False,
+     "prefix caching on for hybrids: mamba cache mode 'align'"),
+    ('0.32', 1.5, 'concurrency', True, True, True, True, True, True, False, False,
+     "Mamba2 keeps a prefill checkpoint page per request in mode 'align'"),
+    ('0.33', 1.5, 'concurrency', True, True, True, True, True, True, True, False,
+     "Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill checkpoint "
+     'page per request, block a multiple of 64'),
+    ('0.34', 1.5, 'concurrency', True, True, True, True, True, True, True, True,
+     'the allocator as 0.33, and MLA pages that cannot be unified put sliding-window '
+     'MLA layers in full attention; the KV cache sized after warm-up on CUDA and ROCm '
+     '(extensible KV cache): budget not modelled'),
+)
+
+
+def test_profiles_equal_the_table_before_rows_were_built_from_the_release_before() -> None:
+    assert [f.name for f in dataclasses.fields(VllmProfile)] == list(FROZEN_PROFILE_FIELDS)
+    assert [dataclasses.astuple(p) for p in VLLM_PROFILES] == list(FROZEN_PROFILES)

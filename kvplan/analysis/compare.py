@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from kvplan._util.errors import InputError
-from kvplan.analysis.inputs import build_inputs
+from kvplan.analysis.inputs import build_inputs, platform_fields
 from kvplan.capacity.plan import plan_capacity
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import rank_caches
@@ -170,14 +170,15 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                     layout: Layout | None = None, efficiency: Efficiency | None = None,
                     draft_tokens: int = 0, acceptance: float | None = None,
                     gpu_hour_usd: float | None = None, fp8_attention: bool = False,
-                    ) -> Comparison:
+                    platform: str | None = None, cpu_amx: bool | None = None) -> Comparison:
     """Every scheme for `spec`; `share_layers` k > 1 applies cross-layer sharing (CLA x k) to all
     of them (the model's own sharing, if any, is replaced). With a `gpu`, each row also carries
     kvplan.perf.costmodel's predictions on `layout` (default: plain TP over `tp` ranks).
     `groups`: the GQA row's KV heads (refused when not a GQA layout of the model's heads);
     None: 8, left out where it is not one. `block_size` None: each row at the engine's default
     block for its variant (vLLM: 16, MLA's by GPU and KV dtype, the sparse indexer's), as
-    `kvplan estimate` takes it."""
+    `kvplan estimate` takes it. `platform`, `cpu_amx`: vLLM's platform and the CPU host's AMX, as
+    estimate's --platform and --cpu-amx (kvplan.analysis.inputs.platform_fields)."""
     if spec.layer_attention or spec.kind in (AttentionKind.none, AttentionKind.csa):
         raise InputError(f"compare: {spec.id} has "
                          + ("attention shapes that differ by layer type" if spec.layer_attention
@@ -238,7 +239,8 @@ def compare_schemes(spec: ModelSpec, *, context: int, kv_dtype: str = "bf16", ba
                 mla_form=form or MLAForm.absorbed, **cost_kw))  # type: ignore[arg-type]
         max_requests = None
         inputs = build_inputs(context=context, gpu=gpu, kv_dtype=kv_dtype,
-                              block_size=block_size, tp=tp, dp_attention=par.dp_attention)
+                              block_size=block_size, tp=tp, dp_attention=par.dp_attention,
+                              **platform_fields(platform, cpu_amx))
         block = block_size
         if gpu is not None:
             capacity = plan_capacity(sized, inputs)

@@ -55,15 +55,19 @@ def candidate_tps(spec: ModelSpec, gpus: int, chosen: int | None = None) -> tupl
 
 
 def capacity_curves(spec: ModelSpec, *, context: int, gpu: str, engine: Engine, kv_dtype: str,
-                    mem_fraction: float | None, tps: tuple[int, ...]) -> pd.DataFrame:
-    """Max concurrency of one replica against context, one line per TP degree."""
+                    mem_fraction: float | None, tps: tuple[int, ...],
+                    platform: str | None = None, cpu_amx: bool | None = None) -> pd.DataFrame:
+    """Max concurrency of one replica against context, one line per TP degree (`platform`,
+    `cpu_amx`: estimate's --platform and --cpu-amx)."""
     grid = SweepGrid(contexts=context_axis(context, max_context_tokens(spec, engine)),
                      kv_dtypes=(kv_dtype,), gpus=(gpu,), tps=tps, engine=engine,
-                     mem_fractions=() if mem_fraction is None else (mem_fraction,))
+                     mem_fractions=() if mem_fraction is None else (mem_fraction,),
+                     platform=platform, cpu_amx=cpu_amx)
     return evaluate(spec, grid)
 
 
-def plan_curves(spec: ModelSpec, plan: dict[str, object], *, gpus: int) -> pd.DataFrame:
+def plan_curves(spec: ModelSpec, plan: dict[str, object], *, gpus: int,
+                platform: str | None = None, cpu_amx: bool | None = None) -> pd.DataFrame:
     """Max concurrency of one replica against context, one line per candidate TP degree, at the
     plan's KV dtype, memory fraction, GPU and engine (`plan` is `ServingPlan.to_dict()`)."""
     layout = plan.get("layout") or {}
@@ -73,11 +77,12 @@ def plan_curves(spec: ModelSpec, plan: dict[str, object], *, gpus: int) -> pd.Da
         spec, context=int(str(plan["context"])), gpu=str(plan["gpu"]),
         engine=Engine(str(plan["engine"])), kv_dtype=str(plan.get("kv_dtype") or "bf16"),
         mem_fraction=None if fraction is None else float(str(fraction)),
-        tps=candidate_tps(spec, gpus, layout.get("tp")))
+        tps=candidate_tps(spec, gpus, layout.get("tp")), platform=platform, cpu_amx=cpu_amx)
 
 
 def compare_curves(spec: ModelSpec, *, context: int, kv_dtype: str, tp: int, gpu: str | None,
-                   groups: int, block_size: int | None) -> pd.DataFrame:
+                   groups: int, block_size: int | None, platform: str | None = None,
+                   cpu_amx: bool | None = None) -> pd.DataFrame:
     """`kvplan compare`'s schemes against context: max concurrency on `gpu`, else bytes per
     sequence (the sweep's `--scheme native,mha,gqa,mqa,mla`)."""
     from kvplan.analysis.sweep import scheme_spec
@@ -92,5 +97,5 @@ def compare_curves(spec: ModelSpec, *, context: int, kv_dtype: str, tp: int, gpu
     grid = SweepGrid(contexts=context_axis(context, spec.max_context_tokens),
                      kv_dtypes=(kv_dtype,), schemes=tuple(schemes),
                      gpus=() if gpu is None else (gpu,), tps=(tp,), block_size=block_size,
-                     groups=groups)
+                     groups=groups, platform=platform, cpu_amx=cpu_amx)
     return evaluate(spec, grid)

@@ -47,6 +47,15 @@ def build_inputs(*, context: int, gpu: GPU | None = None, engine: Engine = DEFAU
                        max_num_batched_tokens=max_num_batched_tokens, **given)
 
 
+def platform_fields(platform: str | None, cpu_amx: bool | None) -> dict[str, Any]:
+    """--platform and --cpu-amx as PlanInputs fields, only those given: otherwise the GPU
+    preset's platform (`gpu_inputs`), else PlanInputs' cuda, and the host's AMX unknown. Every
+    command that sizes a vLLM pool takes them through here (estimate, check, plan, compare,
+    sweep, simulate)."""
+    return {name: value for name, value in (("platform", platform), ("cpu_amx", cpu_amx))
+            if value is not None}
+
+
 def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
     """--vision-tower LAYERS,HIDDEN (two positive ints), or None."""
     if text is None:
@@ -100,6 +109,7 @@ def estimate_inputs(
     spec: ModelSpec, *, context: int, kv_dtype: str | None = "bf16",
     engine: Engine = DEFAULT_ENGINE,
     gpu: str | None = None, gpu_mem_gib: float | None = None, platform: str | None = None,
+    cpu_amx: bool | None = None,
     weights_gib: float | None = None, reserve_gib: float | None = None,
     kv_budget_gib: float | None = None, kv_cache_memory: int | None = None,
     expert_parallel: bool = False, hybrid_manager: str = "auto", disable_hybrid: bool = False,
@@ -128,8 +138,6 @@ def estimate_inputs(
 
         preset = get_gpu(gpu)
     kv_dtype, kv_dtype_note = run_kv_dtype(engine, spec, kv_dtype, engine_version, preset)
-    if platform is None:
-        platform = preset.platform if preset is not None else "cuda"
     if speculative_method is not None:
         num_speculative_tokens = speculative_tokens(engine, speculative_method,
                                                     num_speculative_tokens)
@@ -143,7 +151,7 @@ def estimate_inputs(
 
         mm_limits = parse_mm_limits(limit_mm_per_prompt)
     options = {
-        "engine_version": engine_version, "platform": platform,
+        "engine_version": engine_version, **platform_fields(platform, cpu_amx),
         "hybrid_kv_cache_manager": hybrid_manager_choice(hybrid_manager, disable_hybrid),
         **engine_options,
         "speculative_method": speculative_method,

@@ -30,7 +30,7 @@ from kvplan._util.progress import report
 from kvplan._util.units import GiB
 from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import check_gqa_groups, scheme_variants
-from kvplan.analysis.inputs import build_inputs
+from kvplan.analysis.inputs import build_inputs, platform_fields
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.base import (
     DEFAULT_ENGINE,
@@ -234,11 +234,19 @@ class SweepGrid:
     # as the engines refuse to start with them (`kvplan sweep` without --allow-long-context);
     # False: every context computed, as `estimate` computes one.
     skip_long_contexts: bool = False
+    # vLLM's platform and the CPU host's AMX, as estimate's --platform and --cpu-amx (None: the
+    # GPU preset's platform, else cuda; the host unknown).
+    platform: str | None = None
+    cpu_amx: bool | None = None
+
+    @property
+    def platform_options(self) -> dict[str, Any]:
+        return platform_fields(self.platform, self.cpu_amx)
 
     @property
     def resolved_block_size(self) -> int:
         return self.block_size or self.engine.rules.default_block_size(
-            PlanInputs(context=1, engine=self.engine))
+            PlanInputs(context=1, engine=self.engine, **self.platform_options))
 
     @property
     def num_points(self) -> int:
@@ -405,7 +413,8 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                 # vLLM raises the block for recurrent state: the effective one, as `estimate`.
                 eff_bs = bs
                 raised = rules.grid_block_size(sized, PlanInputs(
-                    context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size, tp=tp))
+                    context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size, tp=tp,
+                    **grid.platform_options))
                 if raised is not None:
                     eff_bs = raised
                 # The same per-kind rules as `estimate` (kvplan.kv.kinds), over every context.
@@ -428,7 +437,8 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                     if gpu is not None:
                         on_gpu_inputs = PlanInputs(
                             context=int(contexts[0]), kv_dtype=dtype, tp=tp,
-                            platform=gpu.platform, compute_capability=gpu.compute_capability)
+                            compute_capability=gpu.compute_capability,
+                            **{"platform": gpu.platform, **grid.platform_options})
                         on_gpu = rules.served_spec(sized, on_gpu_inputs)
                         gpu_bs = rules.grid_block_size(on_gpu, replace(
                             on_gpu_inputs, block_size=grid.block_size)) or bs
@@ -482,7 +492,8 @@ def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, t
     if gpu is None:
         return _Capacity()
     inputs = build_inputs(context=int(contexts[0]), gpu=gpu, engine=grid.engine, kv_dtype=dtype,
-                          block_size=grid.block_size, tp=tp, mem_fraction=fractions[0])
+                          block_size=grid.block_size, tp=tp, mem_fraction=fractions[0],
+                          **grid.platform_options)
     # One exact plan per configuration; weights and reserve depend neither on the context nor
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)

@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 
 from kvplan.cli.common import (
+    CpuAmxOpt,
     ExplainOpt,
     FormatOpt,
     ModelArg,
+    PlatformOpt,
     handle_errors,
     load_spec,
 )
@@ -68,6 +70,8 @@ def compare_cmd(
         "--ep", min=1, help="Expert-parallel ranks: routed experts spread whole over N GPUs "
                             "(an all-to-all per MoE layer where the engine runs one: vLLM only "
                             "with --dp-attention).")] = 1,
+    platform: PlatformOpt = None,
+    cpu_amx: CpuAmxOpt = None,
     interconnect: Annotated[InterconnectName | None, typer.Option(
         "--interconnect", help="Scale-up link for TP/EP collectives (default: the GPU's usual "
                                "one); beyond 8 ranks (72 on GB200/GB300 NVL72), InfiniBand "
@@ -133,6 +137,7 @@ def compare_cmd(
         from kvplan.present.compare_view import compare_view
 
         spec = load_spec(model)
+        platform_name = None if platform is None else platform.value
         # The "as published" row's dtype is estimate's (the default engine's auto); the
         # rewritten schemes keep it, so the rows differ in attention only.
         kv_dtype, kv_dtype_note = run_kv_dtype(DEFAULT_ENGINE, spec, kv_dtype)
@@ -158,12 +163,13 @@ def compare_cmd(
             kv_lora_rank=kv_lora_rank, rope_dim=rope_dim, block_size=block_size, tp=tp,
             gpu=preset, share_layers=share_layers, layout=layout, efficiency=efficiency,
             draft_tokens=mtp_tokens, acceptance=mtp_acceptance, gpu_hour_usd=gpu_hour_usd,
-            fp8_attention=fp8_attention)
+            fp8_attention=fp8_attention, platform=platform_name, cpu_amx=cpu_amx)
         if plot is not None:
             from kvplan.cli.plots import plot_compare
 
             plot_compare(plot, spec, context=context, kv_dtype=kv_dtype, tp=tp, gpu=gpu,
-                         groups=8 if groups is None else groups, block_size=block_size, force=force)
+                         groups=8 if groups is None else groups, block_size=block_size, force=force,
+                         platform=platform_name, cpu_amx=cpu_amx)
         view = compare_view(spec, comparison, context=context, batch=batch,
                             kv_dtype=kv_dtype, tp=tp, gpu=preset, share_layers=share_layers)
         # Every row at the same context and request count, under the names every command uses.

@@ -11,6 +11,7 @@ from kvplan.analysis.simulate.executor import Executor
 from kvplan.cli.common import (
     EXIT_DOES_NOT_FIT,
     AllowLongContextOpt,
+    CpuAmxOpt,
     DTypeOpt,
     EngineVersionOpt,
     ExplainOpt,
@@ -19,6 +20,7 @@ from kvplan.cli.common import (
     LoadQuantization,
     MaxNumBatchedTokensOpt,
     MaxNumSeqsOpt,
+    PlatformOpt,
     QuantizationOpt,
     ReserveGibOpt,
     SpecMethod,
@@ -165,6 +167,8 @@ def plan_cmd(
     engine: Annotated[Engine | None, typer.Option(
         "--engine", help="The serving engine (default vllm).")] = None,
     engine_version: EngineVersionOpt = None,
+    platform: PlatformOpt = None,
+    cpu_amx: CpuAmxOpt = None,
     kv_dtype: Annotated[str | None, typer.Option(
         "--kv-dtype", "--kv-cache-dtype",
         help="Only this KV dtype (default: search every dtype the engine runs on the GPU; "
@@ -250,7 +254,8 @@ def plan_cmd(
             "--speculative-method": speculative_method, "--quantization": quantization,
             "--gpu-mem-gib": gpu_mem_gib, "--weights-gib": weights_gib,
             "--reserve-gib": reserve_gib, "--trace": trace, "--prices": prices,
-            "--num-requests": num_requests, "--plot": plot}, {
+            "--num-requests": num_requests, "--plot": plot, "--platform": platform,
+            "--cpu-amx/--no-cpu-amx": cpu_amx}, {
             "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
             "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
             "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
@@ -289,6 +294,7 @@ def plan_cmd(
                    percentile=slo_percentile, gpu=gpu, context=context,
                    gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
                    engine_version=engine_version, kv_dtype=kv_dtype,
+                   platform=None if platform is None else platform.value, cpu_amx=cpu_amx,
                    jobs=jobs, executor=executor,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
@@ -310,6 +316,7 @@ def plan_cmd(
             "model": model, "concurrency": concurrency, "gpu": gpu,
             "gpus_per_node": gpus_per_node, "nodes": nodes, "engine": engine,
             "engine_version": engine_version, "mem_fraction": mem_fraction,
+            "platform": None if platform is None else platform.value, "cpu_amx": cpu_amx,
             "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
             "speculative_method": None if speculative_method is None
             else speculative_method.value,
@@ -340,7 +347,7 @@ def plan_cmd(
             from kvplan.cli.plots import plot_plan
 
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
-                      force=force)
+                      force=force, platform=opts.get("platform"), cpu_amx=opts.get("cpu_amx"))
         shown = req.engine.rules.served_architecture(spec, req.engine_version)
         emit(with_offload(plan_view(shown, result), tiers), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
@@ -351,7 +358,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     """The request from the merged options (file, then flags), its plan, the spec and the
     request."""
     from kvplan._util.units import gib_to_bytes
-    from kvplan.analysis.inputs import speculative_tokens
+    from kvplan.analysis.inputs import platform_fields, speculative_tokens
     from kvplan.hardware.gpus import device_of_size, get_gpu
 
     if opts.get("model") is None:
@@ -379,6 +386,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     for key, field in (("weights_gib", "weights_bytes"), ("reserve_gib", "reserve_bytes")):
         if opts.get(key) is not None:
             extra[field] = gib_to_bytes(opts[key])
+    extra.update(platform_fields(opts.get("platform"), opts.get("cpu_amx")))
     for key in ("speculative_method", "quantization", "shared_prefix"):
         if opts.get(key) is not None:
             extra[key] = opts[key]
@@ -427,7 +435,7 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                 context=context,
                 **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes",
                                            "engine", "engine_version", "kv_dtype", "jobs",
-                                           "executor")
+                                           "executor", "platform", "cpu_amx")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))

@@ -9,10 +9,12 @@ import typer
 
 from kvplan.cli.common import (
     AllowLongContextOpt,
+    CpuAmxOpt,
     EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
     ModelArg,
+    PlatformOpt,
     PrefixCachingOpt,
     handle_errors,
     load_spec,
@@ -66,6 +68,8 @@ def simulate_cmd(
         "--engine", help="Whose scheduler to simulate: vLLM's V1 or SGLang's (TensorRT-LLM's "
                          "is not modelled).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
+    platform: PlatformOpt = None,
+    cpu_amx: CpuAmxOpt = None,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_or_auto_option, metavar="DTYPE",
         help="KV-cache element type (bf16, fp8, ...). auto (the default): as `estimate` (bf16, "
@@ -214,7 +218,8 @@ def simulate_cmd(
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
-            expert_parallel=ep > 1)
+            expert_parallel=ep > 1, platform=None if platform is None else platform.value,
+            cpu_amx=cpu_amx)
         if schedule_policy not in POLICIES:
             from kvplan._util.errors import InputError
 

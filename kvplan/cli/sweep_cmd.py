@@ -20,9 +20,11 @@ import typer
 from kvplan._util.errors import InputError
 from kvplan.cli.common import (
     AllowLongContextOpt,
+    CpuAmxOpt,
     ExplainOpt,
     FormatOpt,
     ModelArg,
+    PlatformOpt,
     handle_errors,
     load_spec,
     written_flag,
@@ -159,6 +161,8 @@ def sweep_cmd(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (default: the engine's: vLLM 16, SGLang 1, TRT-LLM 32).")
     ] = None,
+    platform: PlatformOpt = None,
+    cpu_amx: CpuAmxOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write every row to FILE (.csv, .json, .md, or .parquet with "
@@ -219,6 +223,7 @@ def sweep_cmd(
                 "--mem-fraction", mem_fraction),
             engine=engine, block_size=block_size, groups=8 if groups is None else groups,
             skip_long_contexts=not allow_long_context,
+            platform=None if platform is None else platform.value, cpu_amx=cpu_amx,
         )
         out_fmt = None if output is None else file_format("-o", output, FILE_FORMATS)
         plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)

@@ -240,11 +240,6 @@ def activation_dtype(spec: ModelSpec) -> str:
     return "float16" if spec.weight_dtype == "fp16" else "bfloat16"
 
 
-def _conv(kernel: int, num_spec: int, dim: int, tp: int) -> tuple[int, int]:
-    # vLLM keeps the last kernel - 1 inputs (+ one per speculative token), "SD" layout.
-    return (kernel - 1 + num_spec, _divide(dim, tp, "recurrent conv dim"))
-
-
 def _divide(n: int, tp: int, what: str) -> int:
     if n % tp:
         raise InputError(f"--tp: {tp} does not divide the {what} ({n}); vLLM refuses this "
@@ -259,47 +254,14 @@ def recurrent_state(rec: RecurrentSpec, *, tp: int, conv_dtype: str,
     types it: the conv state in the model dtype; the SSM state in ``ssm_dtype`` ('auto': the
     config's ssm_dtype, else the conv dtype; KDA's recurrent state defaults to float32)."""
     if ssm_dtype == "auto":
-        ssm_dtype = rec.ssm_dtype or ("float32" if rec.kind == "kda" else conv_dtype)
-    cb, sb = STATE_DTYPE_BYTES[conv_dtype], STATE_DTYPE_BYTES[ssm_dtype]
-
-    def conv(shape: tuple[int, ...]) -> StateTensor:
-        return StateTensor(name="conv", shape=shape, dtype_bytes=cb, dtype=conv_dtype)
-
-    def ssm(shape: tuple[int, ...], name: str = "ssm") -> StateTensor:
-        return StateTensor(name=name, shape=shape, dtype_bytes=sb, dtype=ssm_dtype)
-
-    k = rec.conv_kernel
-    if rec.kind == "mamba1":
-        # conv (kernel - 1, d_inner / tp); ssm (d_inner / tp, d_state). No speculative rows.
-        d = _divide(rec.intermediate_size, tp, "mamba intermediate size")
-        tensors = (conv((k - 1, d)), ssm((d, rec.state_size)))
-    elif rec.kind == "mamba2":
-        # Groups are replicated so each rank has the groups its heads need
-        # (extra_groups_for_head_shards): n_groups + (tp - n_groups) when tp does not divide.
-        groups = rec.n_groups if rec.n_groups % tp == 0 else tp
-        conv_dim = rec.intermediate_size + 2 * groups * rec.state_size
-        tensors = (conv(_conv(k, num_spec, conv_dim, tp)),
-                   ssm((_divide(rec.num_heads, tp, "mamba heads"), rec.head_dim,
-                        rec.state_size)))
-    elif rec.kind == "gated_delta_net":
-        conv_dim = 2 * rec.num_key_heads * rec.key_head_dim + (
-            rec.num_value_heads * rec.value_head_dim)
-        tensors = (conv(_conv(k, num_spec, conv_dim, tp)),
-                   ssm((_divide(rec.num_value_heads, tp, "linear value heads"),
-                        rec.value_head_dim, rec.key_head_dim)))
-    elif rec.kind == "kda":
-        conv_dim = 3 * rec.num_heads * rec.head_dim  # q, k and v, each heads x head_dim
-        tensors = (conv(_conv(k, num_spec, conv_dim, tp)),
-                   ssm((_divide(rec.num_heads, tp, "KDA heads"), rec.head_dim, rec.head_dim)))
-    elif rec.kind == "short_conv":
-        tensors = (conv(_conv(k, num_spec, rec.intermediate_size, tp)),)
-    elif rec.kind == "linear_attention":
-        # Lightning attention's KV state (heads / tp, head_dim, head_dim) in the state dtype.
-        tensors = (ssm((rec.num_heads // tp, rec.head_dim, rec.head_dim), "kv"),)
-    else:  # pragma: no cover - the spec loader only admits the kinds above
-        raise UnmodelledError(f"recurrent kind {rec.kind!r} is not modelled")
+        ssm_dtype = rec.default_ssm_dtype(conv_dtype)
+    dtypes = {"conv": conv_dtype}
+    tensors = tuple(
+        StateTensor(name=name, shape=shape, dtype=dtypes.get(name, ssm_dtype),
+                    dtype_bytes=STATE_DTYPE_BYTES[dtypes.get(name, ssm_dtype)])
+        for name, shape in rec.state_shapes(tp, num_spec, _divide))
     return RecurrentState(kind=rec.kind, tensors=tensors,
-                          checkpoint_pages=1 if rec.kind == "mamba2" else 0)
+                          checkpoint_pages=rec.checkpoint_pages)
 
 
 def attention_token_bytes(spec: ModelSpec, kv_dtype: str, tp: int,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, SpecError
 from kvplan.model.attention import Attention, AttentionKind
 from kvplan.model.context_limit import ContextLimit, PositionFields
+from kvplan.model.recurrent import RecurrentSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,17 +27,6 @@ HYBRID = "hybrid"  # attention and a recurrent state side by side in one layer (
 MLP_ONLY = "mlp"  # no token mixer at all (Nemotron-H's '-' and 'E' layers)
 LAYER_TYPES = (FULL, SLIDING, CHUNKED, RECURRENT, HYBRID, MLP_ONLY)
 
-# Recurrent state kinds and the fields each needs (see model_specs/README.md).
-RECURRENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "mamba1": ("intermediate_size", "state_size", "conv_kernel"),
-    "mamba2": ("intermediate_size", "state_size", "conv_kernel", "n_groups", "num_heads",
-               "head_dim"),
-    "gated_delta_net": ("num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim",
-                        "conv_kernel"),
-    "kda": ("num_heads", "head_dim", "conv_kernel"),
-    "short_conv": ("intermediate_size", "conv_kernel"),
-    "linear_attention": ("num_heads", "head_dim"),
-}
 STATE_DTYPES = ("float32", "bfloat16", "float16")
 
 
@@ -84,31 +74,6 @@ class MoESpec:
         return index >= self.first_k_dense_replace and (
             (index - self.first_k_dense_replace) % self.moe_layer_freq == 0
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecurrentSpec:
-    """The recurrent mixer of hybrid models; shapes as vLLM's MambaStateShapeCalculator uses them.
-
-    ``ssm_dtype``: the dtype the config fixes for the SSM/recurrent state (Nemotron-H's
-    ``mamba_ssm_cache_dtype``, default float32 in vLLM; Qwen3.5's ``mamba_ssm_dtype``); None:
-    the conv state's dtype (the model dtype), except KDA whose recurrent state is float32.
-    """
-
-    kind: str
-    conv_kernel: int = 0
-    intermediate_size: int = 0
-    state_size: int = 0
-    n_groups: int = 1
-    num_heads: int = 0
-    head_dim: int = 0
-    num_key_heads: int = 0
-    num_value_heads: int = 0
-    key_head_dim: int = 0
-    value_head_dim: int = 0
-    ssm_dtype: str | None = None
-    conv_bias: bool = True
-    dt_rank: int = 0  # mamba1 (0: ceil(hidden / 16))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -138,42 +138,16 @@ def recurrent_flops_per_token(spec: ModelSpec) -> int:
     return 2 * recurrent_params(spec) + recurrent_state_flops_per_token(spec)
 
 
-# Tokens per chunk of the chunked Gated DeltaNet prefill: SGLang 0.5.6 / fla
-# layers/attention/fla/chunk.py chunk_gated_delta_rule_fwd (chunk_local_cumsum(g,
-# chunk_size=64); chunk_scaled_dot_kkt_fwd, recompute_w_u_fwd, chunk_fwd_o use BT = 64).
-GDN_CHUNK_TOKENS = 64
-
-
 def recurrent_state_flops_per_token(spec: ModelSpec, phase: str = "decode") -> int:
     """One recurrent mixer's state work for one token, counted as the multiply-adds of a matmul
-    (Mamba2: B x outer product and C.h over heads x head_dim x d_state; Mamba1: the same over
-    d_inner x d_state; Gated DeltaNet / KDA: S.k, the rank-1 update and S.q over heads x d_v x
-    d_k; short conv: kernel x width).
-
-    prefill: Gated DeltaNet runs the chunked (WY) form (fla chunk.py, chunks of C = 64 tokens),
-    which adds per token and value head, besides the three d_k x d_v products (v_new = u - W h,
-    the state update K^T v_new, the read-out Q h): the in-chunk K K^T (2 C d_k,
-    chunk_scaled_dot_kkt_fwd), W = A (beta k) and U = A (beta v) (2 C (d_k + d_v),
-    recompute_w_u_fwd), the in-chunk Q K^T and its product with v_new (2 C (d_k + d_v),
-    chunk_fwd_o); solve_tril's 64 x 64 inverses (O(C^2) per token) are left out. The other
-    kinds keep the recurrent count (Mamba2's SSD chunk terms need the config's chunk size,
-    which the spec does not carry)."""
+    (`RecurrentSpec.state_flops_per_token`, kvplan.model.recurrent: Mamba2 and Mamba1 the B x
+    outer product and C.h, Gated DeltaNet and KDA S.k, the rank-1 update and S.q, short conv
+    kernel x width). prefill: Gated DeltaNet runs the chunked (WY) form (fla chunk.py, chunks
+    of kvplan.model.recurrent.GDN_CHUNK_TOKENS); the other kinds keep the recurrent count."""
     rec = spec.recurrent
     if rec is None:
         return 0
-    if rec.kind == "mamba2":
-        return 2 * 2 * rec.num_heads * rec.head_dim * rec.state_size
-    if rec.kind == "mamba1":
-        return 2 * 2 * rec.intermediate_size * rec.state_size
-    if rec.kind == "gated_delta_net":
-        dk, dv = rec.key_head_dim, rec.value_head_dim
-        state = 3 * 2 * dv * dk
-        if phase == "prefill":
-            state += 2 * GDN_CHUNK_TOKENS * (3 * dk + 2 * dv)
-        return rec.num_value_heads * state
-    if rec.kind in ("kda", "linear_attention"):
-        return 3 * 2 * rec.num_heads * rec.head_dim * rec.head_dim
-    return 2 * rec.intermediate_size * rec.conv_kernel  # short_conv
+    return rec.state_flops_per_token(phase)
 
 
 def attended_tokens(spec: ModelSpec, index: int, context: int) -> int:

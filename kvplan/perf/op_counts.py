@@ -10,7 +10,8 @@ from __future__ import annotations
 from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
-from kvplan.model.spec import ModelSpec, RecurrentSpec
+from kvplan.model.recurrent import RecurrentSpec
+from kvplan.model.spec import ModelSpec
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout
 from kvplan.perf.weight_bytes import bytes_per_param, gemm_math
 from kvplan.weights.params import count_params
@@ -287,7 +288,7 @@ class Mamba2Ops(RecurrentMixerOps):
 
 
 # One entry per recurrent kind whose ops are counted from SGLang's code; other kinds
-# (RECURRENT_FIELDS in kvplan/model/spec.py) get the base class.
+# (RECURRENT_KINDS in kvplan/model/recurrent.py) get the base class.
 RECURRENT_MIXER_OPS: dict[str, RecurrentMixerOps] = {
     "gated_delta_net": GatedDeltaNetOps(),
     "mamba2": Mamba2Ops(),

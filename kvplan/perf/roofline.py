@@ -39,7 +39,7 @@ Kernels:
 - A collective is a kernel too: at least one floor.
 
 Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of
-kvplan.model.spec.RECURRENT_FIELDS): the mixer's projections are GEMMs over its weights
+kvplan.model.recurrent.RECURRENT_KINDS): the mixer's projections are GEMMs over its weights
 (kvplan.perf.op_counts.RecurrentMixerOps.decode_gemm_kernels kernels in a decode step), and its
 state update reads and writes every request's conv and SSM state once per step
 (kvplan.kv.cache.recurrent_state, in the dtypes the engine keeps: SGLang a float32 SSM state by

@@ -12,6 +12,7 @@ from kvplan._util.errors import SpecError
 from kvplan._util.validate import MAX_LAYERS, checked_int, checked_text, checked_text_list
 from kvplan.model.attention import Attention, AttentionKind, HeadAttention, LatentAttention
 from kvplan.model.context_limit import ContextLimit
+from kvplan.model.recurrent import RECURRENT_FIELDS, RECURRENT_KINDS, RecurrentSpec
 from kvplan.model.spec import (
     CHUNKED,
     FULL,
@@ -19,14 +20,12 @@ from kvplan.model.spec import (
     LAYER_TYPES,
     MLP_ONLY,
     RECURRENT,
-    RECURRENT_FIELDS,
     SLIDING,
     STATE_DTYPES,
     Assumption,
     MLPSpec,
     ModelSpec,
     MoESpec,
-    RecurrentSpec,
     last_layers_sources,
     share_every_sources,
     validate_kv_sources,
@@ -222,7 +221,7 @@ def _parse_layer_types(r: _Reader, att_r: _Reader, types: Any, num_layers: int
 def _parse_recurrent(r: _Reader) -> RecurrentSpec:
     kind = r.str("kind", choices=tuple(RECURRENT_FIELDS))
     needed = RECURRENT_FIELDS[kind]
-    values: dict[str, Any] = {"kind": kind}
+    values: dict[str, Any] = {}
     for name in ("conv_kernel", "intermediate_size", "state_size", "n_groups", "num_heads",
                  "head_dim", "num_key_heads", "num_value_heads", "key_head_dim",
                  "value_head_dim", "dt_rank"):
@@ -236,7 +235,7 @@ def _parse_recurrent(r: _Reader) -> RecurrentSpec:
                 values[name] = value
     values["ssm_dtype"] = r.str("ssm_dtype", required=False, choices=STATE_DTYPES)
     values["conv_bias"] = r.bool("conv_bias", default=True)
-    rec = RecurrentSpec(**values)
+    rec = RECURRENT_KINDS[kind](**values)
     if kind == "mamba2":
         if rec.num_heads % rec.n_groups:
             raise r.error("n_groups", f"must divide num_heads ({rec.num_heads})")

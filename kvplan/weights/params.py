@@ -179,45 +179,11 @@ _MAMBA1_DT_BC_NORMS = frozenset({"jamba"})
 
 
 def recurrent_params(spec: ModelSpec) -> int:
-    """One recurrent mixer's weights, as the reference implementations lay them out
-    (transformers' modeling_<family>.py; vLLM's MambaMixer2, GatedDeltaNet, KDA, ShortConv)."""
+    """One recurrent mixer's weights (`RecurrentSpec.params`, kvplan.model.recurrent)."""
     rec = spec.recurrent
     if rec is None:
         return 0
-    h = spec.hidden_size
-    k = rec.conv_kernel
-    if rec.kind == "mamba2":
-        d = rec.intermediate_size
-        conv_dim = d + 2 * rec.n_groups * rec.state_size
-        # in_proj (z, x, B, C, dt), depthwise conv (+bias), A_log, D, dt_bias, gated norm, out.
-        return (h * (d + conv_dim + rec.num_heads) + conv_dim * (k + int(rec.conv_bias))
-                + 3 * rec.num_heads + d + d * h)
-    if rec.kind == "mamba1":
-        d = rec.intermediate_size
-        dt_rank = rec.dt_rank or -(-h // 16)
-        # in_proj (x, z), conv (+bias), x_proj (dt, B, C), dt_proj (+bias), A_log, D, out; and
-        # Jamba's RMSNorms of dt, B and C (vLLM 0.32 models/jamba.py:136 use_rms_norm=True,
-        # layers/mamba/mamba_mixer.py:161-180 dt_layernorm / b_layernorm / c_layernorm).
-        norms = dt_rank + 2 * rec.state_size if spec.model_type in _MAMBA1_DT_BC_NORMS else 0
-        return (h * 2 * d + d * (k + int(rec.conv_bias)) + d * (dt_rank + 2 * rec.state_size)
-                + dt_rank * d + d + d * rec.state_size + d + d * h + norms)
-    if rec.kind == "gated_delta_net":
-        key = rec.num_key_heads * rec.key_head_dim
-        value = rec.num_value_heads * rec.value_head_dim
-        # in_proj_qkvz, in_proj_ba, conv over q/k/v, dt_bias, A_log, gated norm, out_proj.
-        return (h * (2 * key + 2 * value) + h * 2 * rec.num_value_heads + (2 * key + value) * k
-                + 2 * rec.num_value_heads + rec.value_head_dim + value * h)
-    if rec.kind == "kda":
-        proj = rec.num_heads * rec.head_dim
-        # q/k/v, short convs, f_a/f_b and g_a/g_b low-rank gates, beta, A_log, dt_bias, norm, o.
-        return (3 * h * proj + 3 * proj * k + 2 * (h * rec.head_dim + rec.head_dim * proj)
-                + h * rec.num_heads + rec.num_heads + proj + rec.head_dim + proj * h)
-    if rec.kind == "short_conv":
-        d = rec.intermediate_size
-        return h * 3 * d + d * k + d * h  # in_proj (B, C, x), depthwise conv, out_proj
-    # linear_attention: q, k, v, output gate and out projections.
-    proj = rec.num_heads * rec.head_dim
-    return 4 * h * proj + proj * h
+    return rec.params(spec.hidden_size, dt_bc_norms=spec.model_type in _MAMBA1_DT_BC_NORMS)
 
 
 def _csa(spec: ModelSpec) -> CompressedSparseAttention:
@@ -290,29 +256,15 @@ _GDN_A_LOG_IN_MODEL_DTYPE = frozenset({"olmo_hybrid"})
 
 def recurrent_float32_params(spec: ModelSpec) -> int:
     """Of one recurrent mixer's parameters (`recurrent_params`), those vLLM 0.32 holds in
-    float32 whatever the model dtype, split over tensor-parallel ranks like the heads:
-
-    - mamba2: A, one per head (layers/mamba/mamba_mixer2.py:480-485; D and dt_bias in the model
-      dtype);
-    - mamba1: A, intermediate_size x state_size (layers/mamba/mamba_mixer.py:141-147);
-    - gated_delta_net: A_log, one per value head (layers/mamba/gdn/qwen_gdn_linear_attn.py:
-      555-560), except `_GDN_A_LOG_IN_MODEL_DTYPE`;
-    - kda: dt_bias (heads x head_dim), the q/k/v short convolutions (3 x heads x head_dim x
-      kernel, params_dtype float32) and A_log (one per head)
-      (layers/mamba/gdn/kimi_gdn_linear_attn.py:237-268)."""
+    float32 whatever the model dtype, split over tensor-parallel ranks like the heads
+    (`RecurrentSpec.float32_params`, kvplan.model.recurrent: Mamba2's and Mamba1's A, Gated
+    DeltaNet's A_log except in `_GDN_A_LOG_IN_MODEL_DTYPE`, KDA's dt_bias, short convolutions
+    and A_log)."""
     rec = spec.recurrent
     if rec is None:
         return 0
-    if rec.kind == "mamba2":
-        return rec.num_heads
-    if rec.kind == "mamba1":
-        return rec.intermediate_size * rec.state_size
-    if rec.kind == "gated_delta_net":
-        return 0 if spec.model_type in _GDN_A_LOG_IN_MODEL_DTYPE else rec.num_value_heads
-    if rec.kind == "kda":
-        proj = rec.num_heads * rec.head_dim
-        return proj + 3 * proj * rec.conv_kernel + rec.num_heads
-    return 0
+    return rec.float32_params(
+        a_log_in_model_dtype=spec.model_type in _GDN_A_LOG_IN_MODEL_DTYPE)
 
 
 def count_params(spec: ModelSpec) -> ParamCount:

@@ -31,6 +31,7 @@ from kvplan.kv.kinds import (
     SlidingWindowCache,
 )
 from kvplan.model.attention import LatentAttention
+from kvplan.model.recurrent import GatedDeltaNet
 
 if TYPE_CHECKING:
     from kvplan.model.spec import ModelSpec
@@ -68,9 +69,8 @@ def vllm_gdn_checkpoints(spec: ModelSpec, profile: VllmProfile, platform: str,
     cannot tell the build's CUDA runtime: that case is refused. `capability` None: Hopper, as
     for the MLA backends (kvplan.engines.vllm.block_size.HOPPER)."""
     rec = spec.recurrent
-    if not profile.gdn_prefill_checkpoint or platform != "cuda" or rec is None:
-        return False
-    if rec.kind != "gated_delta_net":
+    if not (profile.gdn_prefill_checkpoint and platform == "cuda"
+            and isinstance(rec, GatedDeltaNet)):
         return False
     major, minor = capability or (9, 0)
     if (major, minor) == (9, 0):

@@ -57,6 +57,7 @@ from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.runner import vllm_runs_v2
 from kvplan.engines.vllm.towers import without_skipped_towers
 from kvplan.model.attention import CompressedSparseAttention, LatentAttention
+from kvplan.model.recurrent import GatedDeltaNet
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -71,7 +72,7 @@ def resolved_ssm_dtype(spec: ModelSpec, inputs: PlanInputs) -> str:
     platform = alloc.get_platform(inputs.platform)
     if platform.fp32_ssm_state and spec.recurrent is not None:
         explicit_half = inputs.ssm_dtype in ("bfloat16", "float16")
-        if not (explicit_half and spec.recurrent.kind == "gated_delta_net"):
+        if not (explicit_half and isinstance(spec.recurrent, GatedDeltaNet)):
             return "float32"
     return inputs.ssm_dtype
 

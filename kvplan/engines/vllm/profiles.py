@@ -7,7 +7,7 @@ releases that kvplan does not size are refused here (`check_mamba_prefix_caching
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
@@ -62,114 +62,92 @@ class VllmProfile:
     notes: str = ""
 
 
-# Ordered oldest to newest; a version resolves to the newest profile at or below it.
+# One row per release where a rule changed, each built from the one before with only what that
+# release changed (dataclasses.replace); the comment above a row names the change and where it is
+# read. Ordered oldest to newest; a version resolves to the newest profile at or below it.
+
+# 0.10.0: no switch (only EAGLE turns the manager off); 0.10.1.1 adds the variable, default
+# "0" (envs.py:1142; other releases' lines: tests/test_vllm_chunked_hybrid.py). 0.10.0 -
+# 0.10.2 kv_cache_utils.py _get_kv_cache_config_uniform_type (0.10.0 :831, 0.10.2 :856):
+# "GPU KV cache size" = num_blocks x cache_config.block_size for a single-type model.
+_V0_10 = VllmProfile(version="0.10", mamba_align_mode=False, reported_block_is_groups_min=False,
+                     group_size_ratio=None, reported_tokens="blocks",
+                     chunked_local_hybrid=True,
+                     hybrid_prefix_caching=False,
+                     notes="group size = the smaller type's layer count; tokens = blocks x size")
+# 0.10.1.1 envs.py: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, default "0".
+_V0_10_1 = replace(_V0_10, version="0.10.1", chunked_local_hybrid=False,
+                   notes="chunked local attention turns the hybrid manager off by default")
+# 0.11.0 kv_cache_utils.py:1080 (_report_kv_cache_config): every model's print is
+# num_blocks // groups x min(group block sizes); a Mamba group's block is mamba_block_size,
+# max_model_len with prefix caching off (0.11.0 gpu_model_runner / 0.11.2
+# model_executor/models/config.py:291).
+_V0_11 = replace(_V0_10_1, version="0.11", reported_block_is_groups_min=True,
+                 notes="'GPU KV cache size' takes the groups' smallest block for every model")
+# 0.12.0 kv_cache_utils.py:1017 `max_num_layers < min_num_layers * 1.25` (0.11.2: none; the
+# same line to 0.17.1 :1043). 0.13.0 envs.py:1432-1434 still "0", read by config/vllm.py
+# :905-925: Llama-4's chunked layers run as full attention.
+_V0_12 = replace(_V0_11, version="0.12", group_size_ratio=1.25,
+                 notes="group size: the larger count when under 1.25x the smaller")
+# 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976: only EAGLE
+# with chunked attention still turns it off); kept to 0.32.0 (envs.py:1941; config/vllm.py
+# :2148-2168; every release's line: tests/test_vllm_chunked_hybrid.py).
+_V0_14 = replace(_V0_12, version="0.14", chunked_local_hybrid=True,
+                 notes="chunked local attention (Llama 4) keeps the hybrid KV-cache manager on "
+                       "by default (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)")
+# 0.15.1 model_executor/models/config.py:332-347 (MambaModelConfig, run for every hybrid by
+# config/vllm.py:1300-1301): --enable-prefix-caching sets mamba cache mode 'align' ('all'
+# for the classes with mamba prefix caching: `check_mamba_prefix_caching`); 0.14.1 :332-349
+# turned prefix caching off for the others instead. Still opt-in (hybrids: prefix caching
+# off by default to 0.27.1, engine/arg_utils.py).
+_V0_15 = replace(_V0_14, version="0.15", mamba_align_mode=True,
+                 notes="--enable-prefix-caching on a recurrent hybrid: mamba cache mode 'align'")
+# 0.18.1 kv_cache_utils.py:1043 `max_num_layers < min_num_layers * 1.5` (0.17.1 :1043:
+# 1.25). Held to the 0.24 logs of tests/data/engine_logs/vllm_hybrid_logs.json:
+# Qwen3.6-35B-A3B (club-3090 #652: 300 blocks / (63 + 3 x 2) = 4.35x, 569,878 tokens) and
+# Qwen3.6-27B + MTP 3 (club-3090 #295: 424 / (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens);
+# mode 'none' gives 4.55x and 2.41x.
+_V0_18 = replace(_V0_15, version="0.18", group_size_ratio=1.5,
+                 notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full)")
+# 0.19.1 v1/engine/core.py:273 sets cache_config.block_size to the groups' smallest block
+# (0.17.1 and 0.18.1: not there): a pure Mamba model's block is max_model_len.
+_V0_19 = replace(_V0_18, version="0.19", attention_free_block_is_max_len=True,
+                 notes="the block reported is the groups' smallest (pure Mamba: max_model_len)")
+# 0.20.2 kv_cache_utils.py:1706 `num_tokens = int(max_concurrency * max_model_len)` (0.19.1
+# :1302-1306: blocks // groups x block). 0.20.0 and 0.20.1 are not read: a 0.20.1rc1.dev16
+# build still printed the blocks form (vllm_hybrid_logs.json, club-3090 #37: 67,728 tokens
+# at 1.06x of 180,000), 0.20.2rc1.dev9 the concurrency form (#75: 188,838 at 1.02x of
+# 185,000); vllm issue 43308 (Gemma 4: ~55k tokens on 0.20.0, ~525k on 0.21.0) agrees.
+_V0_20_2 = replace(_V0_19, version="0.20.2", reported_tokens="concurrency",
+                   notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)")
+# 0.28.0 engine/arg_utils.py:2650 `default_prefix_caching = is_prefix_caching_supported`
+# (0.27.1 :2605 `... and not model_config.is_hybrid`; config/model.py: hybrids supported
+# from 0.26.0), and models/config.py drops mode 'all' (every hybrid takes 'align').
+_V0_28 = replace(_V0_20_2, version="0.28", hybrid_prefix_caching=True,
+                 notes="prefix caching on for hybrids: mamba cache mode 'align'")
+# 0.32.0 mamba_mixer2.py:1098-1108: Mamba2's prefill checkpoint page in mode 'align'
+# (0.20.2 - 0.31.0 mamba_mixer2.py: none).
+_V0_32 = replace(_V0_28, version="0.32", mamba2_prefill_checkpoint=True,
+                 notes="Mamba2 keeps a prefill checkpoint page per request in mode 'align'")
+# 0.33.0 and 0.34.0 read against 0.32.0 (kv_cache_utils.py split into kv_cache_planning.py
+# and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
+# pool's block and the concurrency print unchanged): the allocator moves only for Gated
+# DeltaNet hybrids in mode 'align' on FlashInfer's GDN prefill (0.33.0
+# model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py:691-696). Their budgets are not
+# modelled (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS).
+_V0_33 = replace(_V0_32, version="0.33", gdn_prefill_checkpoint=True,
+                 notes="Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill "
+                       "checkpoint page per request, block a multiple of 64")
+# 0.34.0 v1/core/kv_cache_planning.py:859-894: MLA pages that cannot be unified put
+# sliding-window MLA layers in full attention (0.33.0 :819-850: not SlidingWindowMLASpec; see
+# kvplan.engines.vllm.mla_fallback).
+_V0_34 = replace(_V0_33, version="0.34", sliding_mla_full_fallback=True,
+                 notes="the allocator as 0.33, and MLA pages that cannot be unified put "
+                       "sliding-window MLA layers in full attention; the KV cache sized after "
+                       "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled")
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
-    # 0.10.0: no switch (only EAGLE turns the manager off); 0.10.1.1 adds the variable, default
-    # "0" (envs.py:1142; other releases' lines: tests/test_vllm_chunked_hybrid.py). 0.10.0 -
-    # 0.10.2 kv_cache_utils.py _get_kv_cache_config_uniform_type (0.10.0 :831, 0.10.2 :856):
-    # "GPU KV cache size" = num_blocks x cache_config.block_size for a single-type model.
-    VllmProfile(version="0.10", mamba_align_mode=False, reported_block_is_groups_min=False,
-                group_size_ratio=None, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="group size = the smaller type's layer count; tokens = blocks x size"),
-    VllmProfile(version="0.10.1", mamba_align_mode=False, reported_block_is_groups_min=False,
-                group_size_ratio=None, reported_tokens="blocks",
-                chunked_local_hybrid=False,
-                hybrid_prefix_caching=False,
-                notes="chunked local attention turns the hybrid manager off by default"),
-    # 0.11.0 kv_cache_utils.py:1080 (_report_kv_cache_config): every model's print is
-    # num_blocks // groups x min(group block sizes); a Mamba group's block is mamba_block_size,
-    # max_model_len with prefix caching off (0.11.0 gpu_model_runner / 0.11.2
-    # model_executor/models/config.py:291).
-    VllmProfile(version="0.11", mamba_align_mode=False,
-                group_size_ratio=None, reported_tokens="blocks",
-                chunked_local_hybrid=False,
-                hybrid_prefix_caching=False,
-                notes="'GPU KV cache size' takes the groups' smallest block for every model"),
-    # 0.12.0 kv_cache_utils.py:1017 `max_num_layers < min_num_layers * 1.25` (0.11.2: none; the
-    # same line to 0.17.1 :1043). 0.13.0 envs.py:1432-1434 still "0", read by config/vllm.py
-    # :905-925: Llama-4's chunked layers run as full attention.
-    VllmProfile(version="0.12", mamba_align_mode=False,
-                group_size_ratio=1.25, reported_tokens="blocks",
-                chunked_local_hybrid=False,
-                hybrid_prefix_caching=False,
-                notes="group size: the larger count when under 1.25x the smaller"),
-    # 0.14.1 envs.py:1468-1470 turns the default to "1" (config/vllm.py:956-976: only EAGLE
-    # with chunked attention still turns it off); kept to 0.32.0 (envs.py:1941; config/vllm.py
-    # :2148-2168; every release's line: tests/test_vllm_chunked_hybrid.py).
-    VllmProfile(version="0.14", mamba_align_mode=False,
-                group_size_ratio=1.25, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="chunked local attention (Llama 4) keeps the hybrid KV-cache manager on "
-                      "by default (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1)"),
-    # 0.15.1 model_executor/models/config.py:332-347 (MambaModelConfig, run for every hybrid by
-    # config/vllm.py:1300-1301): --enable-prefix-caching sets mamba cache mode 'align' ('all'
-    # for the classes with mamba prefix caching: `check_mamba_prefix_caching`); 0.14.1 :332-349
-    # turned prefix caching off for the others instead. Still opt-in (hybrids: prefix caching
-    # off by default to 0.27.1, engine/arg_utils.py).
-    VllmProfile(version="0.15", group_size_ratio=1.25, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="--enable-prefix-caching on a recurrent hybrid: mamba cache mode 'align'"),
-    # 0.18.1 kv_cache_utils.py:1043 `max_num_layers < min_num_layers * 1.5` (0.17.1 :1043:
-    # 1.25). Held to the 0.24 logs of tests/data/engine_logs/vllm_hybrid_logs.json:
-    # Qwen3.6-35B-A3B (club-3090 #652: 300 blocks / (63 + 3 x 2) = 4.35x, 569,878 tokens) and
-    # Qwen3.6-27B + MTP 3 (club-3090 #295: 424 / (164 + 3 x (2 + 3)) = 2.37x, 620,944 tokens);
-    # mode 'none' gives 4.55x and 2.41x.
-    VllmProfile(version="0.18", group_size_ratio=1.5, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False,
-                notes="group size: under 1.5x (gpt-oss-20b + EAGLE: 12 sw + 13 full)"),
-    # 0.19.1 v1/engine/core.py:273 sets cache_config.block_size to the groups' smallest block
-    # (0.17.1 and 0.18.1: not there): a pure Mamba model's block is max_model_len.
-    VllmProfile(version="0.19", group_size_ratio=1.5, reported_tokens="blocks",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False, attention_free_block_is_max_len=True,
-                notes="the block reported is the groups' smallest (pure Mamba: max_model_len)"),
-    # 0.20.2 kv_cache_utils.py:1706 `num_tokens = int(max_concurrency * max_model_len)` (0.19.1
-    # :1302-1306: blocks // groups x block). 0.20.0 and 0.20.1 are not read: a 0.20.1rc1.dev16
-    # build still printed the blocks form (vllm_hybrid_logs.json, club-3090 #37: 67,728 tokens
-    # at 1.06x of 180,000), 0.20.2rc1.dev9 the concurrency form (#75: 188,838 at 1.02x of
-    # 185,000); vllm issue 43308 (Gemma 4: ~55k tokens on 0.20.0, ~525k on 0.21.0) agrees.
-    VllmProfile(version="0.20.2", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=False, attention_free_block_is_max_len=True,
-                notes="'KV cache size: N tokens' = int(max_concurrency x max_model_len)"),
-    # 0.28.0 engine/arg_utils.py:2650 `default_prefix_caching = is_prefix_caching_supported`
-    # (0.27.1 :2605 `... and not model_config.is_hybrid`; config/model.py: hybrids supported
-    # from 0.26.0), and models/config.py drops mode 'all' (every hybrid takes 'align').
-    VllmProfile(version="0.28", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                notes="prefix caching on for hybrids: mamba cache mode 'align'"),
-    # 0.32.0 mamba_mixer2.py:1098-1108: Mamba2's prefill checkpoint page in mode 'align'
-    # (0.20.2 - 0.31.0 mamba_mixer2.py: none).
-    VllmProfile(version="0.32", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True, mamba2_prefill_checkpoint=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                notes="Mamba2 keeps a prefill checkpoint page per request in mode 'align'"),
-    # 0.33.0 and 0.34.0 read against 0.32.0 (kv_cache_utils.py split into kv_cache_planning.py
-    # and kv_cache_config_builder.py; grouping, page unification, num_blocks = budget // the
-    # pool's block and the concurrency print unchanged): the allocator moves only for Gated
-    # DeltaNet hybrids in mode 'align' on FlashInfer's GDN prefill. Their budgets are not
-    # modelled (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS).
-    VllmProfile(version="0.33", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True, mamba2_prefill_checkpoint=True,
-                notes="Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill "
-                      "checkpoint page per request, block a multiple of 64"),
-    VllmProfile(version="0.34", group_size_ratio=1.5, reported_tokens="concurrency",
-                chunked_local_hybrid=True,
-                hybrid_prefix_caching=True, attention_free_block_is_max_len=True,
-                gdn_prefill_checkpoint=True, sliding_mla_full_fallback=True,
-                mamba2_prefill_checkpoint=True,
-                notes="the allocator as 0.33, and MLA pages that cannot be unified put "
-                      "sliding-window MLA layers in full attention; the KV cache sized after "
-                      "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled"),
-)
+    _V0_10, _V0_10_1, _V0_11, _V0_12, _V0_14, _V0_15, _V0_18, _V0_19, _V0_20_2, _V0_28, _V0_32,
+    _V0_33, _V0_34)
 # The default: the newest release whose KV budget kvplan models. 0.33 and 0.34 are modelled for
 # their allocators but not their budgets (kvplan.engines.vllm.unsized.VLLM_UNSIZED_BUDGETS), so a
 # plan with no --engine-version keeps 0.32's rules.
