@@ -28,6 +28,7 @@ FITTED_MODULES = (
     "kvplan.engines.sglang.budget",
     "kvplan.engines.trtllm.budget",
     "kvplan.perf.efficiency",
+    "kvplan.engines.vllm.frontend",
 )
 
 
