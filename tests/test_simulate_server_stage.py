@@ -4,7 +4,10 @@ queue worked by hand and its fitted constants against the rows they were fitted 
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
@@ -13,6 +16,7 @@ from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import (
     VLLM_API_SERVER_COST,
@@ -24,6 +28,8 @@ from kvplan.engines.vllm.frontend import (
 from kvplan.sources.resolve import load_model
 from tests.benches import prospective_runs
 from tests.test_simulate_frontend import _FixedCost
+
+runner = CliRunner()
 
 
 def _cost(ms: float, *, us_per_token: float = 0.0, latency_ms: float = 0.0) -> ApiServerCost:
@@ -111,3 +117,22 @@ def test_the_fitted_constants_reproduce_their_two_rows() -> None:
         sim, _ = setup(spec, inputs, frontend=True)
         ttft = simulate(sim, prospective_runs.requests(run)).metrics.ttft_ms["mean"]
         assert ttft == pytest.approx(run["measured"]["mean_ttft_ms"], rel=0.005)
+
+
+def test_cli_frontend_option() -> None:
+    # 100 requests at once (closed loop of 100): with --frontend the engine is handed the k-th
+    # (from 1) at 18.18 ms of latency + k x 11.85 ms, the 99th at 1,191 ms, so the p99 TTFT is
+    # above that, and the mean above kvplan's default (which hands all 100 over at t = 0).
+    # SGLang is refused in one line.
+    args = ["simulate", "llama-3.1-8b", "--gpu", "H100-80GB", "--max-model-len", "4096",
+            "--concurrency", "100", "--num-requests", "100", "--input-len", "512",
+            "--output-len", "8", "--engine-version", "0.19.0", "-f", "json"]
+    plain = runner.invoke(app, args)
+    served = runner.invoke(app, [*args, "--frontend"])
+    assert plain.exit_code == 0 and served.exit_code == 0, served.output
+    with_stage, without = json.loads(served.stdout)["ttft_ms"], json.loads(plain.stdout)["ttft_ms"]
+    assert with_stage["p99"] > 18.18 + 99 * 11.85
+    assert with_stage["mean"] > without["mean"]
+    refused = runner.invoke(app, [*args, "--engine", "sglang", "--frontend"])
+    assert refused.exit_code == 2 and "--frontend" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1

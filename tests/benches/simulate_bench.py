@@ -185,6 +185,22 @@ def main() -> None:
           "(public `vllm bench serve` runs frozen before kvplan was run on them: mean TTFT, "
           "TPOT and ITL, its medians apart), then the cost bench's vLLM runs and its SGLang "
           "runs at a fixed concurrency (TPOT).\n")
+    print("The API server's CPU stage, `kvplan simulate --frontend` (opt-in; "
+          "kvplan.engines.vllm.frontend ApiServerCost): a serial per-request stage on the "
+          "server's one asyncio loop (HTTP parsing, prompt rendering and tokenizing, the "
+          "engine request built and sent) in front of the tokenizer batcher, plus a fixed "
+          "per-request latency outside that queue; its shape read in vLLM's API server, "
+          "AsyncLLM and output processor (0.19.1, 0.15.1), its two constants (11.85 ms per "
+          "request, 18.18 ms latency) fitted by tests/benches/frontend_fit.py on two rows "
+          "only: prospective30's kvcached rate-inf and rate-16 seed-42 rows (one H100 host, "
+          "vLLM 0.19.0; tests/benches/fitted_rows.py collects the record). kvcached's other "
+          "seeds share their configuration; AccelMark's runs and gpustack's rows shaped it "
+          "(their misses were read before it was written; SHAPED_BY) but set no constant; "
+          "every other row is held out. Every set shows its medians with it (the '--frontend' "
+          "lines) beside kvplan's default, which does not simulate it: the per-output-token "
+          "work on the same loop is not simulated, the constants belong to one host, and on "
+          "the sim-to-real study's runs (another host, vLLM 0.15.1) the stage's fixed time "
+          "makes TTFT worse (below), so it stays opt-in.\n")
     sim_to_real.print_section()
     accelmark_runs.print_section()
     prospective_runs.print_section()

@@ -26,8 +26,10 @@ the 0.19.1 and 0.15.1 wheels (vllm/entrypoints/openai/api_server.py, completion/
 chat_completion/serving.py, v1/engine/async_llm.py, v1/engine/output_processor.py,
 v1/engine/core_client.py):
 - per request, serially: the HTTP request parsed and validated (uvicorn, FastAPI, pydantic),
-  the chat template rendered (jinja, /v1/chat/completions only), the prompt tokenized (the
-  batcher's single worker thread above, serial among prompts), `AsyncLLM.add_request` ->
+  the chat template rendered (jinja, /v1/chat/completions only; 0.19.1 runs it on the
+  renderer's thread pool, renderers/hf.py `_apply_chat_template_async`, but as Python under
+  the GIL it is serial with the loop all the same), the prompt tokenized (the batcher's single
+  worker thread above, serial among prompts), `AsyncLLM.add_request` ->
   `InputProcessor.process_inputs` (the EngineCoreRequest built and checked) and its msgpack
   encoding onto the engine core's ZMQ socket (`AsyncMPClient.add_request_async`). A queue
   served one request at a time: requests sent together are handed to the engine at most one
