@@ -21,6 +21,7 @@ from tests.benches import (
     engine_bench,
     honest,
     kv_token_runs,
+    prospective_runs,
     sim_to_real,
     trtllm_bench,
 )
@@ -84,12 +85,14 @@ def all_row_ids() -> list[str]:
     return ([log["id"] for logs in engine_rows().values() for log in logs]
             + [c.label for c in cost_bench.all_cases()] + sim_to_real.row_ids()
             + disagg_rows.row_ids() + accelmark_runs.row_ids()
+            + [run["id"] for run in prospective_runs.load()["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
 
 
 def test_every_fitted_constant_has_its_record() -> None:
-    # The 20 records: vLLM 8, SGLang 4, TensorRT-LLM 6, the cost model 2.
-    assert len(FITTED) == 20
+    # The 22 records: vLLM 8, SGLang 4, TensorRT-LLM 6, the cost model 2, vLLM's API-server
+    # stage 2 (`simulate --frontend`).
+    assert len(FITTED) == 22
     assert set(CONSTANT_OF) <= set(FITTED)
     assert all(name.endswith("_FIT") for name in FITTED)
 

@@ -94,6 +94,11 @@ def simulate_cmd(
         help="vLLM's async scheduling (default: the version's; on from 0.14) or SGLang's "
              "overlap scheduler (default on): a request arriving during a step waits one more "
              "step.")] = None,
+    frontend: Annotated[bool, typer.Option(
+        "--frontend",
+        help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
+             "(an ingestion ceiling) and a fixed per-request latency, with constants fitted on "
+             "one H100 host's vLLM 0.19 (another host differs).")] = False,
     schedule_policy: Annotated[str, typer.Option(
         "--schedule-policy", metavar="fcfs|lpm", rich_help_panel=SGLANG_PANEL,
         help="SGLang --schedule-policy (fcfs, or lpm: longest cached prefix first).")
@@ -226,6 +231,7 @@ def simulate_cmd(
             raise InputError(f"--schedule-policy: expected one of {', '.join(POLICIES)}, got "
                              f"{schedule_policy!r}")
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
+                           frontend=frontend,
                            sglang=SglangOptionsSim(
                                chunked_prefill_size=chunked_prefill_size,
                                schedule_conservativeness=schedule_conservativeness,

@@ -185,14 +185,18 @@ def _figures(done: list[SimRequest]) -> dict[str, float]:
             "tpot_p90": _percentile(tpot, 90)}
 
 
-def simulate(run: dict, doc: dict) -> list[Level]:  # type: ignore[type-arg]
+def simulate(run: dict, doc: dict, *,  # type: ignore[type-arg]
+             frontend: bool = False) -> list[Level]:
     spec = load_spec(str(REPO / run["model"]))
     inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=run["tp"],
                              engine_version=run["vllm"],
                              mem_fraction=run["gpu_memory_utilization"],
                              max_num_batched_tokens=run["max_num_batched_tokens"],
                              max_num_seqs=run["max_num_seqs"])
-    sim, _ = setup(spec, inputs, api_server=False)  # in process: AsyncLLMEngine, no server
+    # In process: AsyncLLMEngine, no server. `frontend`: the API server's CPU stage all the same
+    # (`simulate --frontend`, its constants fitted on an HTTP server's rows), for the bench's
+    # with / without line.
+    sim, _ = setup(spec, inputs, api_server=False, frontend=frontend)
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
                        sim.scheduler, sim.cost)
     tagged = list(requests(run, doc))
@@ -213,10 +217,12 @@ def row_ids() -> list[str]:
     return [run["id"] for run in load()[1]]
 
 
-def levels() -> tuple[Level, ...]:
-    """Every blind2 run's QPS levels, simulated (once per process)."""
+@functools.cache
+def levels(frontend: bool = False) -> tuple[Level, ...]:
+    """Every blind2 run's QPS levels, simulated (once per process); `frontend`: with the API
+    server's CPU stage (`simulate --frontend`)."""
     doc, runs = load()
-    return tuple(lv for run in runs for lv in simulate(run, doc))
+    return tuple(lv for run in runs for lv in simulate(run, doc, frontend=frontend))
 
 
 def work_bound_s(run: dict, doc: dict) -> float:  # type: ignore[type-arg]
@@ -288,6 +294,10 @@ def print_per_set() -> None:
     print(f"| blind2 (AccelMark, p50s), less the replays the work bound falsifies | all | "
           f"{len(kept)} | {_median(kept, 'ttft_ms_p50', 'ttft_p50')} | "
           f"{_median(kept, 'tpot_ms_p50', 'tpot_p50')} | - |")
+    served = list(levels(frontend=True))
+    print(f"| blind2 (AccelMark, p50s), --frontend | all | {len(served)} | "
+          f"{_median(served, 'ttft_ms_p50', 'ttft_p50')} | "
+          f"{_median(served, 'tpot_ms_p50', 'tpot_p50')} | - |")
     for run_id in dict.fromkeys(lv.run_id for lv in part):
         mine = [lv for lv in part if lv.run_id == run_id]
         print(f"| blind2 (AccelMark, p50s) | {run_id} | {len(mine)} | "
@@ -316,11 +326,18 @@ def print_section() -> None:
     kept = [lv for lv in part if lv.run_id not in falsified()]
     print(f"| blind2, less the falsified replays | {len(kept)} | "
           + " | ".join(_median(kept, m, s) for m, s in PAIRS) + " |")
+    served = list(levels(frontend=True))
+    print(f"| blind2, --frontend | {len(served)} | "
+          + " | ".join(_median(served, m, s) for m, s in PAIRS) + " |")
+    print(f"| blind2, less the falsified replays, --frontend | {len(kept)} | "
+          + " | ".join(_median([lv for lv in served if lv.run_id not in falsified()], m, s)
+                       for m, s in PAIRS) + " |")
     for gpu in dict.fromkeys(r["gpu"] for r in runs):
         ids = {r["id"] for r in runs if r["gpu"] == gpu}
-        mine = [lv for lv in part if lv.run_id in ids]
-        print(f"| blind2, {gpu} | {len(mine)} | "
-              + " | ".join(_median(mine, m, s) for m, s in PAIRS) + " |")
+        for label, levels_of in (("", part), (", --frontend", served)):
+            mine = [lv for lv in levels_of if lv.run_id in ids]
+            print(f"| blind2, {gpu}{label} | {len(mine)} | "
+                  + " | ".join(_median(mine, m, s) for m, s in PAIRS) + " |")
     print("\n| run | QPS | measured TTFT p50 / p90, TPOT p50 ms | simulated | TTFT p50 err | "
           "TTFT p90 err | TPOT p50 err | preemptions |")
     print("|---|---:|---|---|---:|---:|---:|---:|")

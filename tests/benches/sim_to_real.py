@@ -159,14 +159,15 @@ def row_ids() -> list[str]:
 
 
 def simulate_run(run: Run, *, async_scheduling: bool | None = None,
-                 api_server: bool = True) -> Simulated:
+                 api_server: bool = True, frontend: bool = False) -> Simulated:
     model = str(REPO / run.model) if run.model.endswith(".json") else run.model
     spec = load_spec(model)
     inputs = estimate_inputs(spec, context=run.max_model_len, gpu=run.gpu, tp=run.tp,
                              engine_version=run.vllm, mem_fraction=run.gpu_memory_utilization,
                              max_num_batched_tokens=run.max_num_batched_tokens,
                              max_num_seqs=run.max_num_seqs)
-    sim, _ = setup(spec, inputs, async_scheduling=async_scheduling, api_server=api_server)
+    sim, _ = setup(spec, inputs, async_scheduling=async_scheduling, api_server=api_server,
+                   frontend=frontend)
     # One replica (dp 1), as kvplan.analysis.simulate.run.simulate runs it, keeping the
     # finished requests to split them by the stage they were sent in.
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
@@ -204,6 +205,9 @@ class StageRow:
     # kvplan without the API server's tokenizer batcher (kvplan.engines.vllm.frontend): the
     # simulator before that rule (commit 'before the batcher' in fitted_rows.SHAPED_BY).
     unbatched: dict[str, float]
+    # kvplan with the API server's CPU stage (`simulate --frontend`, constants fitted on
+    # prospective30's kvcached rows: kvplan.engines.vllm.frontend); opt-in, not the default.
+    frontend: dict[str, float]
 
 
 def stage_rows(*, prospective: bool = False, blind: bool = False) -> list[StageRow]:
@@ -215,6 +219,7 @@ def stage_rows(*, prospective: bool = False, blind: bool = False) -> list[StageR
         sim = simulate_run(run)
         sync = None if prospective or blind else simulate_run(run, async_scheduling=False)
         bare = simulate_run(run, api_server=False)
+        served = simulate_run(run, frontend=True)
         for stage, figures in sorted(sim.stages.items(), key=lambda kv: (kv[0] < 0, kv[0])):
             measured = {m: records[(run.id, stage, m)]["measured"] for m in METRICS
                         if (run.id, stage, m) in records}
@@ -227,7 +232,8 @@ def stage_rows(*, prospective: bool = False, blind: bool = False) -> list[StageR
                                 rate=None if stage < 0 else run.stages[stage][0],
                                 measured=measured, simulated=figures, others=others, sim=sim,
                                 synchronous=None if sync is None else sync.stages[stage],
-                                unbatched=bare.stages[stage]))
+                                unbatched=bare.stages[stage],
+                                frontend=served.stages[stage]))
     return out
 
 
@@ -245,6 +251,8 @@ def _figures(r: StageRow, name: str) -> dict[str, float]:
         return r.synchronous or {}
     if name == "unbatched":
         return r.unbatched
+    if name == "frontend":
+        return r.frontend
     return r.others.get(name, {})
 
 
@@ -263,6 +271,8 @@ def _summary(stages: list[StageRow], *, synchronous: bool) -> None:
           + " | ".join(_fmt(_med("kvplan", k, stages)) for k in _KEYS) + " |")
     print(f"| kvplan, no tokenizer batcher | {len(stages)} | "
           + " | ".join(_fmt(_med("unbatched", k, stages)) for k in _KEYS) + " |")
+    print(f"| kvplan, --frontend | {len(stages)} | "
+          + " | ".join(_fmt(_med("frontend", k, stages)) for k in _KEYS) + " |")
     if synchronous:
         print(f"| kvplan, synchronous | {len(stages)} | "
               + " | ".join(_fmt(_med("sync", k, stages)) for k in _KEYS) + " |")
@@ -322,6 +332,8 @@ def _per_set(sets: tuple[tuple[str, list[StageRow]], ...]) -> None:
               + " | ".join(_fmt(_med("kvplan", k, part)) for k in keys) + " |")
         print(f"| {name}, no tokenizer batcher | all | {len(part)} | "
               + " | ".join(_fmt(_med("unbatched", k, part)) for k in keys) + " |")
+        print(f"| {name}, --frontend | all | {len(part)} | "
+              + " | ".join(_fmt(_med("frontend", k, part)) for k in keys) + " |")
         for folder in dict.fromkeys(r.run.folder for r in part):
             mine = [r for r in part if r.run.folder == folder]
             print(f"| {name} | {folder} | {len(mine)} | "

@@ -45,6 +45,8 @@ class Row:
     preemptions: int
     url: str
     refused: str = ""  # why kvplan does not simulate the run (its plan refuses it)
+    # With the API server's CPU stage (`simulate --frontend`; vLLM only): mean TPOT, mean TTFT.
+    served: tuple[float, float] | None = None
 
 
 def _fitted_labels() -> frozenset[str]:
@@ -82,7 +84,8 @@ def sglang_serving_cases() -> list[Case]:
             and not c.disaggregated]
 
 
-def run_case(case: Case, engine: str = "vllm") -> tuple[float, float, int]:
+def run_case(case: Case, engine: str = "vllm", *, frontend: bool = False
+             ) -> tuple[float, float, int]:
     spec = case_spec(case)
     context = case.input_len + case.output_len + 16
     inputs = estimate_inputs(spec, context=context, gpu=case.gpu, tp=case.layout.tp,
@@ -90,7 +93,7 @@ def run_case(case: Case, engine: str = "vllm") -> tuple[float, float, int]:
                              engine_version=_version(case.label,
                                                      "SGLang" if engine == "sglang" else "vLLM"))
     # AccelMark's runner drives an in-process engine (no API server, no tokenizer batcher).
-    sim, _ = setup(spec, inputs, api_server="AccelMark" not in case.label)
+    sim, _ = setup(spec, inputs, api_server="AccelMark" not in case.label, frontend=frontend)
     assert case.requests is not None
     specs = [RequestSpec(arrival_s=0.0, prompt_len=case.input_len, output_len=case.output_len)
              for _ in range(case.requests)]
@@ -123,10 +126,12 @@ def rows(engine: str = "vllm") -> list[Row]:
                       and (t.model, t.gpu, t.layout.tp) == (case.model, case.gpu, case.layout.tp)
                       and t.concurrency == case.batch and t.prompt_len == case.input_len),
                      None)
+        served = run_case(case, engine, frontend=True)[:2] if engine == "vllm" else None
         out.append(Row(label=case.label, split=_split(case, fitted),
                        measured_tpot_ms=case.measured_tpot_ms, simulated_tpot_ms=tpot,
                        measured_ttft_ms=None if match is None else match.measured_ttft_ms,
-                       simulated_ttft_ms=first, preemptions=preempted, url=case.url))
+                       simulated_ttft_ms=first, preemptions=preempted, url=case.url,
+                       served=served))
     return out
 
 
@@ -146,6 +151,13 @@ def _print_runs(table: list[Row]) -> None:
                 if r.measured_ttft_ms is not None and r.simulated_ttft_ms is not None]
         print(f"- {split}: median |simulated / measured - 1| of mean TPOT "
               f"{_median_error(tpot)}, of mean TTFT {_median_error(ttft)}")
+        served = [r for r in part if r.served is not None]
+        if served:
+            tpot = [(r.measured_tpot_ms, r.served[0]) for r in served if r.served]
+            ttft = [(r.measured_ttft_ms, r.served[1]) for r in served
+                    if r.served and r.measured_ttft_ms is not None]
+            print(f"- {split}, --frontend: median |simulated / measured - 1| of mean TPOT "
+                  f"{_median_error(tpot)}, of mean TTFT {_median_error(ttft)}")
     print()
     print("| run | split | measured TPOT ms | simulated TPOT ms | simulated / measured | "
           "measured TTFT ms | simulated TTFT ms | preemptions | source |")
@@ -173,6 +185,22 @@ def main() -> None:
           "(public `vllm bench serve` runs frozen before kvplan was run on them: mean TTFT, "
           "TPOT and ITL, its medians apart), then the cost bench's vLLM runs and its SGLang "
           "runs at a fixed concurrency (TPOT).\n")
+    print("The API server's CPU stage, `kvplan simulate --frontend` (opt-in; "
+          "kvplan.engines.vllm.frontend ApiServerCost): a serial per-request stage on the "
+          "server's one asyncio loop (HTTP parsing, prompt rendering and tokenizing, the "
+          "engine request built and sent) in front of the tokenizer batcher, plus a fixed "
+          "per-request latency outside that queue; its shape read in vLLM's API server, "
+          "AsyncLLM and output processor (0.19.1, 0.15.1), its two constants (11.85 ms per "
+          "request, 18.18 ms latency) fitted by tests/benches/frontend_fit.py on two rows "
+          "only: prospective30's kvcached rate-inf and rate-16 seed-42 rows (one H100 host, "
+          "vLLM 0.19.0; tests/benches/fitted_rows.py collects the record). kvcached's other "
+          "seeds share their configuration; AccelMark's runs and gpustack's rows shaped it "
+          "(their misses were read before it was written; SHAPED_BY) but set no constant; "
+          "every other row is held out. Every set shows its medians with it (the '--frontend' "
+          "lines) beside kvplan's default, which does not simulate it: the per-output-token "
+          "work on the same loop is not simulated, the constants belong to one host, and on "
+          "the sim-to-real study's runs (another host, vLLM 0.15.1) the stage's fixed time "
+          "makes TTFT worse (below), so it stays opt-in.\n")
     sim_to_real.print_section()
     accelmark_runs.print_section()
     prospective_runs.print_section()

@@ -8,13 +8,18 @@ deadline `wait_s` later; every prompt that arrives by the deadline joins, until 
 it. The tokenizer's own time is not modelled (zero): the next prompt after a release opens a new
 batch at its own arrival. Releases are in arrival order, so the engine sees requests in the
 order they were sent.
+
+In front of the batcher, with `kvplan simulate --frontend`: the API server's serial CPU stage
+(kvplan.engines.vllm.frontend.ApiServerCost; `ServerQueue`): a request reaches the server
+`latency_s` after it was sent, waits for the requests before it, and leaves `service_s` later;
+the batcher then takes it at that time.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from kvplan.engines.vllm.frontend import TokenizerBatching
+from kvplan.engines.vllm.frontend import ApiServerCost, TokenizerBatching
 
 
 class Released(Protocol):
@@ -32,9 +37,10 @@ class TokenizerBatcher:
         self._deadline = float("-inf")
         self._members: list[Released] = []
 
-    def admit(self, req: Released) -> None:
-        """Set `req.seen_s` (and the earlier members' of its batch, when it fills it)."""
-        t = req.sent_s
+    def admit(self, req: Released, at_s: float | None = None) -> None:
+        """Set `req.seen_s` (and the earlier members' of its batch, when it fills it); `at_s`:
+        when it reaches the batcher (default: when it was sent)."""
+        t = req.sent_s if at_s is None else at_s
         if t > self._deadline or len(self._members) >= self.rule.max_batch:
             self._deadline = t + self.rule.wait_s
             self._members = []
@@ -45,3 +51,19 @@ class TokenizerBatcher:
                 m.seen_s = t
             self._deadline = float("-inf")
             self._members = []
+
+
+class ServerQueue:
+    """The API server's serial stage over the requests sent to it, in arrival order: one server,
+    first come first served (the asyncio loop runs one request's work at a time)."""
+
+    def __init__(self, cost: ApiServerCost) -> None:
+        self.cost = cost
+        self._free_s = float("-inf")
+
+    def leave_s(self, sent_s: float, prompt_len: int) -> float:
+        """When a request sent at `sent_s` leaves the stage: it reaches the server `latency_s`
+        later, starts when the server is free and takes its service time."""
+        start = max(sent_s + self.cost.latency_s, self._free_s)
+        self._free_s = start + self.cost.service_s(prompt_len)
+        return self._free_s

@@ -30,7 +30,7 @@ from kvplan.engines.vllm.alloc import (
 )
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
-from kvplan.engines.vllm.frontend import vllm_api_tokenizer_batching
+from kvplan.engines.vllm.frontend import VLLM_API_SERVER_COST, vllm_api_tokenizer_batching
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.cache import check_token_sized
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
@@ -94,14 +94,16 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 
 def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           max_num_seqs: int | None = None, async_scheduling: bool | None = None,
-          sglang: SglangOptionsSim | None = None, api_server: bool = True
-          ) -> tuple[SimSetup, list[str]]:
+          sglang: SglangOptionsSim | None = None, api_server: bool = True,
+          frontend: bool = False) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
     --max-num-seqs / SGLang --max-running-requests. `api_server`: the requests come through
     `vllm serve`'s OpenAI server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to
-    an engine run in process. Returns it and the notes to show."""
+    an engine run in process. `frontend`: the API server's serial CPU stage before the engine,
+    with its fitted constants (`kvplan simulate --frontend`; vLLM only:
+    kvplan.engines.vllm.frontend.VLLM_API_SERVER_COST). Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -116,12 +118,12 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         raise InputError("simulate: speculative decoding is not simulated")
     return _SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
                                     async_scheduling=async_scheduling, sglang=sglang,
-                                    api_server=api_server)
+                                    api_server=api_server, frontend=frontend)
 
 
 def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
                 async_scheduling: bool | None, sglang: SglangOptionsSim | None,
-                api_server: bool) -> tuple[SimSetup, list[str]]:
+                api_server: bool, frontend: bool) -> tuple[SimSetup, list[str]]:
     """vLLM V1's engine (kvplan.analysis.simulate.scheduler): its KV-cache groups and pool as
     `estimate` sizes them, its batch defaults, prefix caching and async scheduling by version,
     the API server's tokenizer batching. (`sglang`: SGLang's options, not read here.)"""
@@ -161,10 +163,16 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
         notes.append(f"API server: prompts tokenized in batches released "
                      f"{batching.wait_s * 1e3:g} ms after the first (up to {batching.max_batch}; "
                      "vLLM's AsyncMicrobatchTokenizer, 0.11-0.23)")
+    server = VLLM_API_SERVER_COST if frontend else None
+    if server is not None:
+        notes.append(f"API server CPU (--frontend): {server.s_per_request * 1e3:.2f} ms per "
+                     f"request + {server.s_per_prompt_token * 1e6:.2f} us per prompt token, "
+                     f"one request at a time, + {server.latency_s * 1e3:.2f} ms per request "
+                     f"outside the queue; {server.source}")
     sched = SchedulerConfig(max_num_seqs=max_num_seqs,
                             max_num_batched_tokens=cap.max_num_batched_tokens,
                             max_model_len=cap.context, async_scheduling=async_scheduling,
-                            tokenizer_batching=batching)
+                            tokenizer_batching=batching, api_server=server)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching, cost=cost,
                     dp=dp), notes
 
@@ -213,13 +221,16 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
                   async_scheduling: bool | None, sglang: SglangOptionsSim | None,
-                  api_server: bool) -> tuple[SimSetup, list[str]]:
+                  api_server: bool, frontend: bool) -> tuple[SimSetup, list[str]]:
     """SGLang's engine (kvplan.analysis.simulate.sglang_scheduler): its token pool as
     `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool), its
     max_running_requests (`max_num_seqs`), chunked_prefill_size by GPU
     (kvplan.engines.sglang.options), the radix cache (on unless --disable-radix-cache), the
     overlap scheduler (`async_scheduling`; on unless turned off). (`api_server`: not modelled
     for SGLang.)"""
+    if frontend:
+        raise InputError("simulate --frontend: only vLLM's API server is modelled "
+                         "(--engine vllm)")
     max_running, overlap, schedule = max_num_seqs, async_scheduling, sglang
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None

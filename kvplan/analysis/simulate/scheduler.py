@@ -29,7 +29,9 @@ modelled: a request finished in step k keeps its seat and blocks while step k+1 
 Before the engine: a server whose tokenizer batches prompts (`SchedulerConfig.tokenizer_batching`,
 vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a request to the engine
 core only when its batch is released (kvplan.analysis.simulate.frontend); its TTFT and E2E still
-count from when it was sent.
+count from when it was sent. With `SchedulerConfig.api_server` (`kvplan simulate --frontend`),
+the API server's serial CPU stage comes first (kvplan.analysis.simulate.frontend.ServerQueue):
+the batcher, or the engine, takes the request when it leaves that stage.
 
 For speed the decodes are kept as one collective batch whenever the scheduler's outcome for them
 is known without looking at each (`_batch_step`): a step then costs O(1) plus the requests that
@@ -45,11 +47,11 @@ from typing import Protocol
 
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
-from kvplan.analysis.simulate.frontend import TokenizerBatcher
+from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
 from kvplan.analysis.simulate.hybrid_pool import HybridHold, HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.workload import RequestSpec
-from kvplan.engines.vllm.frontend import TokenizerBatching
+from kvplan.engines.vllm.frontend import ApiServerCost, TokenizerBatching
 
 
 class SimRequest:
@@ -133,6 +135,9 @@ class SchedulerConfig:
     # The server's tokenizer batcher in front of the engine (kvplan.analysis.simulate.frontend);
     # None: the engine sees a request when it is sent.
     tokenizer_batching: TokenizerBatching | None = None
+    # The API server's serial CPU stage before the batcher (kvplan.analysis.simulate.frontend
+    # ServerQueue); None: not simulated (the default).
+    api_server: ApiServerCost | None = None
 
 
 @dataclass(kw_only=True)
@@ -481,6 +486,7 @@ class Simulator:
         sent: deque[SimRequest] = deque()  # sent, not yet seen by the scheduler (async)
         rule = self.config.tokenizer_batching
         batcher = TokenizerBatcher(rule) if rule is not None else None
+        server = ServerQueue(self.config.api_server) if self.config.api_server else None
         in_flight = 0
         next_id = 0
         last_arrival = 0.0
@@ -518,8 +524,11 @@ class Simulator:
                                  len(self.pool.groups))
                 next_id += 1
                 in_flight += 1
+                ready = (req.sent_s if server is None
+                         else server.leave_s(req.sent_s, req.prompt_len))
+                req.seen_s = ready
                 if batcher is not None:
-                    batcher.admit(req)
+                    batcher.admit(req, ready)
                 sent.append(req)
 
         pull()

@@ -17,16 +17,46 @@ from the 0.32 wheel read here (whose renderers run the tokenizer on a thread poo
 kvplan applies it from 0.11 (the earliest release it takes async scheduling's era from; releases
 before 0.11 not checked) to 0.23.
 
-Not modelled: the tokenizer's own time, HTTP parsing, the ZMQ hop to the engine core, and the
-output path (detokenization, server-sent events), for which the code gives no cost. An engine
-run in process (`AsyncLLM.generate` with a text prompt, as AccelMark's runner does) tokenizes
-synchronously in its input processor: no batch wait.
+An engine run in process (`AsyncLLM.generate` with a text prompt, as AccelMark's runner does)
+tokenizes synchronously in its input processor: no batch wait.
+
+The API server's CPU (`ApiServerCost`, opt-in: `kvplan simulate --frontend`). What runs on the
+API server's one asyncio loop (one process, one thread, unless --api-server-count > 1), read in
+the 0.19.1 and 0.15.1 wheels (vllm/entrypoints/openai/api_server.py, completion/ and
+chat_completion/serving.py, v1/engine/async_llm.py, v1/engine/output_processor.py,
+v1/engine/core_client.py):
+- per request, serially: the HTTP request parsed and validated (uvicorn, FastAPI, pydantic),
+  the chat template rendered (jinja, /v1/chat/completions only; 0.19.1 runs it on the
+  renderer's thread pool, renderers/hf.py `_apply_chat_template_async`, but as Python under
+  the GIL it is serial with the loop all the same), the prompt tokenized (the batcher's single
+  worker thread above, serial among prompts), `AsyncLLM.add_request` ->
+  `InputProcessor.process_inputs` (the EngineCoreRequest built and checked) and its msgpack
+  encoding onto the engine core's ZMQ socket (`AsyncMPClient.add_request_async`). A queue
+  served one request at a time: requests sent together are handed to the engine at most one
+  per service time (the ingestion ceiling).
+- per prompt token: tokenizing (and the template's text), inside the same serial stage.
+- per step, per request that got a token: `output_handler` decodes the engine core's outputs
+  and `OutputProcessor.process_outputs` detokenizes each request's new tokens incrementally and
+  queues a RequestOutput (in chunks of VLLM_V1_OUTPUT_PROC_CHUNK_SIZE 128, yielding the loop
+  between them); each request's `generate()` task then renders its SSE chunk (JSON) and writes
+  it. Work that grows with the running batch, on the same loop as the ingestion.
+- not serial on that loop: the engine core (another process), the network, the client.
+
+kvplan's stage: a FIFO single server in front of the tokenizer batcher (ApiServerCost:
+`s_per_request` + `s_per_prompt_token` x prompt tokens per request) and a fixed `latency_s`
+every request pays outside the queue (the HTTP round trip, the ZMQ hops, the first token's
+output path). The per-output-token work is not simulated as such: no row separates it from the
+per-request time (the fitted rows' output work while requests queue is inside the fitted
+service time), so ITL carries none of it. The constants are host- and version-dependent and are
+fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with its source): an assumption
+wherever the stage is used, which the output states.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvplan._util.fitted import Fitted
 from kvplan._util.versions import version_key
 
 _MICROBATCH_SINCE = (0, 11)
@@ -54,3 +84,47 @@ def vllm_api_tokenizer_batching(version: str | None) -> TokenizerBatching | None
     if _MICROBATCH_SINCE <= key < _MICROBATCH_REMOVED:
         return VLLM_API_TOKENIZER_BATCHING
     return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiServerCost:
+    """The API server's serial CPU stage (module docstring): each request takes `s_per_request`
+    + `s_per_prompt_token` x its prompt tokens of the server, one request at a time in arrival
+    order, after `latency_s` that no other request waits on. `source`: where the constants come
+    from (the output states it)."""
+
+    s_per_request: float
+    s_per_prompt_token: float
+    latency_s: float
+    source: str
+
+    def service_s(self, prompt_len: int) -> float:
+        """The server's CPU seconds for one request of `prompt_len` prompt tokens."""
+        return self.s_per_request + self.s_per_prompt_token * prompt_len
+
+
+# Fitted by tests/benches/frontend_fit.py on two rows of one host (kvcached's H100 runs: vLLM
+# 0.19.0 `vllm serve Qwen/Qwen3-0.6B`, `vllm bench serve` random 512 in / 128 out, 500 prompts,
+# seed 42): the rate-inf row's mean TTFT (500 requests sent at once, its queue through the
+# server) and the rate-16 row's mean TTFT (the server idle between arrivals: service + latency),
+# solved together with the simulator in the loop. Both rows hold 512-token prompts, so the
+# per-prompt-token time cannot be told from the per-request time: it is 0 and the fitted
+# per-request time holds a 512-token prompt's tokenizing.
+VLLM_API_SERVER_S_PER_REQUEST = 0.01185  # s: 11.85 ms (tests/benches/frontend_fit.py)
+VLLM_API_SERVER_LATENCY_S = 0.01818  # s: 18.18 ms (same fit)
+_FIT_ROWS = ("kvcached-h100 Qwen3-0.6B rate inf seed 42",
+             "kvcached-h100 Qwen3-0.6B rate 16 seed 42")
+VLLM_API_SERVER_S_PER_REQUEST_FIT = Fitted(
+    value=VLLM_API_SERVER_S_PER_REQUEST,
+    source="tests/benches/frontend_fit.py: kvcached's H100 vLLM 0.19.0 Qwen3-0.6B rows (mean "
+           "TTFT at rate inf and rate 16, seed 42), solved with the simulator",
+    fitted_on=_FIT_ROWS)
+VLLM_API_SERVER_LATENCY_S_FIT = Fitted(
+    value=VLLM_API_SERVER_LATENCY_S, source=VLLM_API_SERVER_S_PER_REQUEST_FIT.source,
+    fitted_on=_FIT_ROWS)
+
+VLLM_API_SERVER_COST = ApiServerCost(
+    s_per_request=VLLM_API_SERVER_S_PER_REQUEST, s_per_prompt_token=0.0,
+    latency_s=VLLM_API_SERVER_LATENCY_S,
+    source="fitted on one H100 host's vLLM 0.19.0 `vllm serve` (kvcached's Qwen3-0.6B runs, "
+           "rate inf and rate 16, seed 42); another host or version differs")
