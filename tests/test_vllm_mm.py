@@ -111,6 +111,40 @@ def test_items_per_batch_rule() -> None:
                               max_model_len=4096, limit=1) == (5, 8192)
 
 
+def test_items_rule_against_vllm_budgets_of_qwen2_vl() -> None:
+    # vLLM 0.32's own MultiModalBudget on the Qwen2.5-VL-7B and olmOCR (Qwen2-VL) oracle shrinks
+    # with the published preprocessor_config.json (tests/oracle/vllm_mm_budget.py, recorded in
+    # tests/data/oracle/mm-budget.json; the CPU worker never runs profile_run, so it logs no
+    # "Encoder cache will be initialized" line). By hand from models/qwen2_vl.py (0.32): the
+    # largest image is max_pixels 12,845,056 // 28^2 = 16,384 tokens (3,584 x 3,584 px,
+    # get_image_size_with_most_features :1079); the dummy video repeats that frame, as many
+    # frames as keep ceil(frames / 2) x 16,384 <= max_model_len (frames padded to the temporal
+    # patch, :1031; _get_max_video_frames :1141 from 1 frame; at most 14, :120, :1164; one video,
+    # encoder_budget.py:93). max_model_len 8,192 or 16,384: 1 or 2 frames, one temporal patch,
+    # 16,384 tokens, a tie won by the later name (get_modality_with_max_tokens :184): video;
+    # 32,768: 4 frames, 32,768 tokens; 128,000: 14 frames, 7 x 16,384 = 114,688 tokens.
+    # Items and budget: mm.py's rule (MultiModalBudget._get_max_items :142) on those tokens.
+    # This checks the rule and the recorded tokens; kvplan does not model the Qwen2-VL tower's
+    # profile yet (hf_wrappers.py unprofiled_tower_assumption).
+    video_tokens = {8192: 16_384, 16_384: 16_384, 32_768: 32_768, 128_000: 114_688}
+    data = json.loads((Path(__file__).resolve().parent / "data" / "oracle"
+                       / "mm-budget.json").read_text())
+    seen = 0
+    for cases in data["cases"].values():
+        for case in cases:
+            assert case["tokens_per_item"] == {"image": 16_384,
+                                               "video": video_tokens[case["max_model_len"]]}
+            assert case["modality"] == "video"
+            items, budget = mm_items_per_batch(
+                tokens_per_item=case["tokens_per_item"]["video"],
+                max_num_batched_tokens=case["max_num_batched_tokens"],
+                max_num_seqs=case["max_num_seqs"], max_model_len=case["max_model_len"],
+                limit=999)
+            assert (items, budget) == (case["items"], case["budget_tokens"])
+            seen += 1
+    assert seen == 9
+
+
 def test_limits_choose_the_profiled_modality() -> None:
     # image=0 leaves the video (12,288 tokens: budget max(8,192, 12,288), one item, 49,152
     # patches); both 0: no encoder profile (compute_mm_encoder_budget returns 0, 0).
