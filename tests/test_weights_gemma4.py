@@ -70,6 +70,35 @@ def test_26b_a4b_moe_layer_by_hand() -> None:
     assert router_bytes(spec, 16) == 726_784
 
 
+def test_26b_a4b_nvfp4_experts_quantized_beside_the_ignored_mlp() -> None:
+    # RedHat/NVIDIA's NVFP4 gemma-4-26B-A4B (gemma-4-26b-a4b-nvfp4.json): modelopt NVFP4, group
+    # 16, targets Linear, ignore lm_head, the towers and per layer `...layers.N.mlp*`,
+    # `.router*`, `.self_attn*`. vLLM 0.32 models/gemma4.py:646-653 builds the experts as
+    # `{layer}.experts`, beside `{layer}.mlp` (not under it), so modelopt.py is_layer_excluded
+    # (the `mlp*` pattern split into `mlp` and `mlp.*` by apply_vllm_mapper) leaves them NVFP4
+    # (ModelOptNvFp4FusedMoE); kvplan looked them up as `mlp.experts` and priced them at bf16.
+    # Per expert (hidden 2,816, moe_intermediate 704; kvplan.model.quant_formats.Nvfp4):
+    #   w13 1,408 x 2,816: 1,982,464 B at 4 bits + fp8 scales 1,408 x 176 + 2 fp32 = 247,816
+    #   w2  2,816 x   704:   991,232 B            + fp8 scales 2,816 x  44 + 2 fp32 = 123,912
+    # x 128 experts x 30 layers: weights 11,418,992,640 B, scales 1,427,435,520 B; the router
+    # stays bf16 (726,784 B a layer, 21,803,520 B). Before: the experts at bf16,
+    # 30 x 128 x 3 x 704 x 2,816 x 2 B = 45,675,970,560 B, a model of 50,897,772,544 B;
+    # now 50,897,772,544 - 45,675,970,560 + 11,418,992,640 + 1,427,435,520 = 18,068,230,144 B.
+    from kvplan.capacity.weights import weights_breakdown
+    from kvplan.weights.base import experts_module
+
+    spec = load_spec(str(REAL / "gemma-4-26b-a4b-nvfp4.json"))
+    assert experts_module(spec, 3) == "model.layers.3.experts.0.gate_proj"
+    b = weights_breakdown(spec, tp=1)
+    assert b.experts == 11_418_992_640 + 21_803_520
+    assert b.expert_scales == b.quantization_scales == 1_427_435_520
+    assert b.dense_mlp == 30 * 17_842_176 * 2  # the ignored dense MLP stays bf16
+    assert b.total == 18_068_230_144
+    # Every other MoE keeps its experts under mlp (qwen3_moe.py: `{layer}.mlp.experts`).
+    assert experts_module(load_spec(str(DATA / "oracle" / "qwen3-30b-a3b")), 0) == (
+        "model.layers.0.mlp.experts.0.gate_proj")
+
+
 def test_router_bytes_equal_vllm_on_the_shrink() -> None:
     # gemma-4-26b-a4b: 6 layers x (2,816 x 4 + 2,816 + 4) x 2 B = 169,008 B, all bfloat16.
     spec = load_spec(str(DATA / "oracle" / "gemma-4-26b-a4b"))

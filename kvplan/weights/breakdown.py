@@ -23,6 +23,7 @@ from kvplan.model.spec import ModelSpec, Qwen2ViTSpec, QwenViTSpec, VisionTowerS
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
+    experts_module,
     rope_cache_bytes,
     stage_has_attention,
 )
@@ -347,7 +348,7 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
         _attention(m, spec, i, tp)
         m.vector("mtp", counts.layers[like].norms + 3 * h)
         if moe is not None and moe.is_moe_layer(like):
-            scheme = m.scheme(f"model.layers.{i}.mlp.experts.0.gate_proj")
+            scheme = m.scheme(experts_module(spec, i))
             m.add("mtp", scheme.experts_bytes(moe.n_routed_experts, h,
                                               _split(moe.moe_intermediate_size, tp),
                                               spec.mlp.gated))
@@ -429,8 +430,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         if not spec.has_mlp(i):
             continue
         if moe is not None and moe.is_moe_layer(i):
-            # Looked up as its first expert's gate_proj, the name checkpoints and ignore lists use.
-            scheme = t.scheme(f"model.layers.{i}.mlp.experts.0.gate_proj")
+            scheme = t.scheme(experts_module(spec, i))
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
