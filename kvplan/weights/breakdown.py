@@ -27,6 +27,7 @@ from kvplan.weights.base import (
     rope_cache_bytes,
     stage_has_attention,
 )
+from kvplan.weights.gemma4_towers import tower_bytes
 from kvplan.weights.gemma_blocks import Tensor, elements, layer_tensors, outer_tensors
 from kvplan.weights.params import (
     count_params,
@@ -408,6 +409,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         _qwen_vit(t, spec.qwen_vit, tp)
     if vision and spec.qwen2_vit is not None:
         _qwen2_vit(t, spec.qwen2_vit, tp)
+    if vision:  # Gemma-4's towers, replicated (kvplan.weights.gemma4_towers)
+        t.add("vision", MatrixBytes(weight=tower_bytes(spec, bits)))
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)
