@@ -101,3 +101,16 @@ def test_quantized_wrapper_towers_still_refused() -> None:
                                        "--gpu", "H100", "--context", "4096"])
     assert refused.exit_code == 2 and refused.stdout == ""
     assert "gemma-4-31b-it-nvfp4.json: vision_config:" in refused.stderr
+
+
+def test_tower_shapes_validated_and_missing_fields_left_uncounted() -> None:
+    from kvplan._util.errors import SpecError
+    from kvplan.sources.hf_gemma4_towers import parse_tower_shapes, tower_shapes
+
+    config = json.loads((REAL / "gemma-4-e2b.json").read_text())
+    shapes = tower_shapes(config)
+    assert shapes is not None and parse_tower_shapes(shapes, "x").audio is not None
+    del config["vision_config"]["head_dim"]  # a size the file does not state: not counted
+    assert tower_shapes(config) is None
+    with pytest.raises(SpecError, match="gemma_blocks.tower_shapes.vision.standardize"):
+        parse_tower_shapes({"vision": {**shapes["vision"], "standardize": 1}}, "x")
