@@ -52,7 +52,8 @@ def test_e2b_text_weights_by_hand() -> None:
     spec = load_spec(str(REAL / "gemma-4-e2b.json"))
     assert count_params(spec).total == 4_628_569_344
     b = weight_breakdown(spec, None, dtype="bf16")
-    assert b.total - b.rope_cache == 9_257_138_688
+    # (the towers beside it: tests/test_weights_gemma4_towers.py)
+    assert b.total - b.rope_cache - b.vision == 9_257_138_688
     assert b.rope_cache == 201_326_592
 
 
@@ -70,6 +71,35 @@ def test_26b_a4b_moe_layer_by_hand() -> None:
     assert router_bytes(spec, 16) == 726_784
 
 
+def test_26b_a4b_nvfp4_experts_quantized_beside_the_ignored_mlp() -> None:
+    # RedHat/NVIDIA's NVFP4 gemma-4-26B-A4B (gemma-4-26b-a4b-nvfp4.json): modelopt NVFP4, group
+    # 16, targets Linear, ignore lm_head, the towers and per layer `...layers.N.mlp*`,
+    # `.router*`, `.self_attn*`. vLLM 0.32 models/gemma4.py:646-653 builds the experts as
+    # `{layer}.experts`, beside `{layer}.mlp` (not under it), so modelopt.py is_layer_excluded
+    # (the `mlp*` pattern split into `mlp` and `mlp.*` by apply_vllm_mapper) leaves them NVFP4
+    # (ModelOptNvFp4FusedMoE); kvplan looked them up as `mlp.experts` and priced them at bf16.
+    # Per expert (hidden 2,816, moe_intermediate 704; kvplan.model.quant_formats.Nvfp4):
+    #   w13 1,408 x 2,816: 1,982,464 B at 4 bits + fp8 scales 1,408 x 176 + 2 fp32 = 247,816
+    #   w2  2,816 x   704:   991,232 B            + fp8 scales 2,816 x  44 + 2 fp32 = 123,912
+    # x 128 experts x 30 layers: weights 11,418,992,640 B, scales 1,427,435,520 B; the router
+    # stays bf16 (726,784 B a layer, 21,803,520 B). Before: the experts at bf16,
+    # 30 x 128 x 3 x 704 x 2,816 x 2 B = 45,675,970,560 B, a model of 50,897,772,544 B;
+    # now 50,897,772,544 - 45,675,970,560 + 11,418,992,640 + 1,427,435,520 = 18,068,230,144 B.
+    from kvplan.capacity.weights import weights_breakdown
+    from kvplan.weights.base import experts_module
+
+    spec = load_spec(str(REAL / "gemma-4-26b-a4b-nvfp4.json"))
+    assert experts_module(spec, 3) == "model.layers.3.experts.0.gate_proj"
+    b = weights_breakdown(spec, tp=1)
+    assert b.experts == 11_418_992_640 + 21_803_520
+    assert b.expert_scales == b.quantization_scales == 1_427_435_520
+    assert b.dense_mlp == 30 * 17_842_176 * 2  # the ignored dense MLP stays bf16
+    assert b.total == 18_068_230_144
+    # Every other MoE keeps its experts under mlp (qwen3_moe.py: `{layer}.mlp.experts`).
+    assert experts_module(load_spec(str(DATA / "oracle" / "qwen3-30b-a3b")), 0) == (
+        "model.layers.0.mlp.experts.0.gate_proj")
+
+
 def test_router_bytes_equal_vllm_on_the_shrink() -> None:
     # gemma-4-26b-a4b: 6 layers x (2,816 x 4 + 2,816 + 4) x 2 B = 169,008 B, all bfloat16.
     spec = load_spec(str(DATA / "oracle" / "gemma-4-26b-a4b"))
@@ -81,26 +111,20 @@ def _estimate(model: str, *extra: str):
                                     "--context", "4096", *extra])
 
 
-def test_wrapper_towers_refuse_the_budget_unless_not_built() -> None:
+def test_wrapper_towers_counted_unless_not_built() -> None:
     # Gemma4ForConditionalGeneration (gemma4_mm.py:1095-1133) builds a vision tower (for image
     # and video) and, with audio_config, an audio tower beside the language model; kvplan counts
-    # neither, so a GPU's budget is refused (exit 2, one line naming the file and the towers)
-    # unless the weights or the budget are given, or every tower's modalities are limited to 0
-    # (interfaces.py _mark_tower_model: then vLLM builds no tower; the oracle shrink
-    # gemma-4-26b-a4b so started holds its text model's parameters only).
-    refused = _estimate("gemma-4-e2b.json")
-    assert refused.exit_code == 2 and refused.stdout == ""
-    (line,) = refused.stderr.strip().splitlines()[-1:]
-    assert "gemma-4-e2b.json: vision_config, audio_config:" in line and "--weights-gib" in line
-    audio_on = _estimate("gemma-4-e2b.json", "--limit-mm-per-prompt", "image=0,video=0")
-    assert audio_on.exit_code == 2 and "audio_config:" in audio_on.stderr
+    # both (tests/test_weights_gemma4_towers.py), so a GPU's budget is derived; with every
+    # tower's modalities limited to 0 (interfaces.py _mark_tower_model) vLLM builds no tower
+    # (the oracle shrink gemma-4-26b-a4b so started holds its text model's parameters only).
+    assert _estimate("gemma-4-e2b.json").exit_code == 0
     text_only = _estimate("gemma-4-e2b.json", "--limit-mm-per-prompt", "image=0,video=0,audio=0",
                           "--format", "json")
     assert text_only.exit_code == 0, text_only.stderr
     given = _estimate("gemma-4-e2b.json", "--weights-gib", "10")
     assert given.exit_code == 0, given.stderr
     # gemma-4-31b-it has a vision tower only.
-    assert _estimate("gemma-4-31b-it.json").exit_code == 2
+    assert _estimate("gemma-4-31b-it.json").exit_code == 0
     assert _estimate("gemma-4-31b-it.json", "--limit-mm-per-prompt",
                      "image=0,video=0").exit_code == 0
 

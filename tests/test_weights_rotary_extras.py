@@ -164,7 +164,9 @@ KNOWN_GAPS = {
 @pytest.mark.parametrize("case", ROTARY)
 def test_weights_and_rotary_tables_equal_vllm(case: str) -> None:
     spec = load_spec(str(DATA / "oracle" / case))
-    b = weight_breakdown(spec, None, dtype=engine_dtype(spec.weight_dtype))
+    # gemma-4-26b-a4b was started with every modality's prompt limit 0: no tower built.
+    b = weight_breakdown(spec, None, dtype=engine_dtype(spec.weight_dtype),
+                         vision=case != "gemma-4-26b-a4b")
     params, rotary = KNOWN_GAPS.get(case, (0, 0))
     assert b.rope_cache - MEASURED[case]["rotary"] == rotary
     assert b.total - b.rope_cache - MEASURED[case]["params"] == params

@@ -12,6 +12,7 @@ from kvplan.engines.base import PlanInputs, total_bytes_of
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.reserve import Reserve, ReservePart
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.gemma4_towers import uncounted_towers
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.sglang.pools import SglangPool, SglangPoolSizes
@@ -92,19 +93,17 @@ def budget_and_formula(inputs: PlanInputs, weights: int, reserve: int) -> tuple[
 
 
 def refuse_uncounted_towers(spec: ModelSpec, inputs: PlanInputs) -> None:
-    """Refuse a budget from the device for a Gemma-3n or Gemma-4 wrapper (GemmaBlocksSpec.towers:
-    the towers the engine builds) unless the weights or the budget are given: Gemma-3n's
-    MobileNetV5 vision tower (a timm model) and audio conformer, Gemma-4's vision and audio
-    towers (transformers' own modules, gemma4_mm.py:1095-1133) are loaded beside the language
-    model and kvplan does not count them, nor Gemma-3n's per-layer-embedding buffer
-    (max_num_batched_tokens x layers x hidden_size_per_layer_input); the budget would come out
-    high by their size."""
-    blocks = spec.gemma_blocks
-    if blocks is None or not blocks.towers or inputs.weights_bytes is not None or (
-            inputs.kv_budget_bytes is not None):
+    """Refuse a budget from the device for a Gemma-3n or Gemma-4 wrapper whose built towers
+    (GemmaBlocksSpec.towers) kvplan does not count (kvplan.weights.gemma4_towers
+    uncounted_towers) unless the weights or the budget are given: Gemma-3n's MobileNetV5 vision
+    tower (a timm model) and audio conformer, and Gemma-4's towers where their sizes were not
+    read (a quantized wrapper, a field missing); Gemma-4's are otherwise counted in the weights.
+    The budget would come out high by their size."""
+    towers = uncounted_towers(spec)
+    if not towers or inputs.weights_bytes is not None or inputs.kv_budget_bytes is not None:
         return
     raise UnmodelledError(
-        f"{spec.source}: {', '.join(blocks.towers)}: the wrapper's vision / audio towers are "
+        f"{spec.source}: {', '.join(towers)}: the wrapper's vision / audio towers are "
         "not counted in the weights, so the budget from the GPU is not derived: give "
         "--weights-gib (the logged model loading size) or --kv-budget-gib, or, for vLLM, "
         "--limit-mm-per-prompt with 0 for the towers' modalities as the server is started")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, SpecError
 from kvplan.model.attention import Attention, AttentionKind
 from kvplan.model.context_limit import ContextLimit, PositionFields
+from kvplan.model.gemma4_towers import Gemma4Towers
 from kvplan.model.recurrent import RecurrentSpec
 
 if TYPE_CHECKING:
@@ -237,11 +238,14 @@ class GemmaBlocksSpec:
     # pre_feedforward_layernorm_2); the router's scale and per-expert scale are
     # kvplan.weights.routers'.
     dense_mlp_beside_moe: bool = False
-    # The multimodal wrapper's towers beside the language model (vision_config, audio_config:
-    # Gemma3nForConditionalGeneration, Gemma4ForConditionalGeneration), not counted: a budget
-    # from the device needs the weights given (kvplan.capacity.stages). Empty: the text model
-    # alone.
+    # The multimodal wrapper's towers vLLM builds beside the language model (vision_config,
+    # audio_config: Gemma3nForConditionalGeneration, Gemma4ForConditionalGeneration); where not
+    # counted (tower_shapes None), a budget from the device needs the weights given
+    # (kvplan.capacity.stages). Empty: the text model alone.
     towers: tuple[str, ...] = ()
+    # Gemma-4's towers' sizes, where kvplan counts them (kvplan.weights.gemma4_towers): the
+    # towers above are then priced, not refused.
+    tower_shapes: Gemma4Towers | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -392,7 +392,8 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         tables = rope_table_rows(c.data, mt, max_pos, c.path) if max_pos else None
         if tables:
             mapping["rope_tables"] = tables
-    blocks = gemma_blocks(c.data, mt, c.path, untouched_towers(config))  # PLE, AltUp, LAuReL
+    # PLE, AltUp, LAuReL; Gemma-4's tower sizes
+    blocks = gemma_blocks(c.data, mt, c.path, untouched_towers(config), config)
     if blocks is not None:
         mapping["gemma_blocks"] = blocks
         if position == "rope" and max_pos and mt in GEMMA3N_FAMILIES:
@@ -417,14 +418,15 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     vit2 = qwen2_vit(config, path)
     if vit2 is not None:
         mapping["qwen2_vit"] = vit2
+    counted = "tower_shapes" in mapping.get("gemma_blocks", {})  # Gemma-4's towers
     towers = (None if "vision" in mapping or vit  # priced, with their encoder profile
-              else tower_assumption(config, weighed=vit2 is not None))
+              else tower_assumption(config, weighed=vit2 is not None, counted=counted))
     if towers is not None:
         c.assume(*towers, affects="weights")
         mapping["assumptions"] = [asdict(x) for x in c.assumed]
     if (isinstance(config.get("vision_config"), Mapping) and "vision" not in mapping
             and vit is None):
-        read = ": its tower is weighed, but" if vit2 is not None else " not read:"
+        read = ": its tower is weighed, but" if vit2 is not None or counted else " not read:"
         c.warn(f"vision_config of a {config_model_type(config)} checkpoint{read} vLLM's "
                "multimodal encoder profile is not in its reserve (give --reserve-gib, or "
                "--limit-mm-per-prompt image=0,video=0 as vLLM would be started)")

@@ -19,6 +19,7 @@ from typing import Any
 from kvplan._util.errors import SpecError
 from kvplan._util.validate import checked_int
 from kvplan.model.spec import GemmaBlocksSpec
+from kvplan.sources.hf_gemma4_towers import parse_tower_shapes, tower_shapes
 
 # The families whose vLLM decoder layer is Gemma3nDecoderLayer (models/gemma3n.py).
 GEMMA3N_FAMILIES = frozenset({"gemma3n"})
@@ -36,10 +37,12 @@ FLAGS = ("double_wide_shared_mlp", "dense_mlp_beside_moe")
 
 
 def gemma_blocks(data: Mapping[str, Any], model_type: str, path: str,
-                 towers: list[str]) -> dict[str, Any] | None:
+                 towers: list[str], wrapper: Mapping[str, Any] | None = None
+                 ) -> dict[str, Any] | None:
     """The `gemma_blocks` mapping of a Gemma-3n or Gemma-4 text config, else None; `towers`:
     the wrapper's tower sub-configs (kvplan.sources.hf_wrappers.untouched_towers), whose
-    weights kvplan does not count (GemmaBlocksSpec.towers)."""
+    weights kvplan counts only for Gemma-4 (`wrapper`: the whole config.json, whose
+    vision_config / audio_config give `tower_shapes`, kvplan.sources.hf_gemma4_towers)."""
     gemma4 = model_type in GEMMA4_FAMILIES
     if model_type not in GEMMA3N_FAMILIES and not gemma4:
         return None
@@ -56,6 +59,9 @@ def gemma_blocks(data: Mapping[str, Any], model_type: str, path: str,
                       dense_mlp_beside_moe=True)
     if towers:
         blocks["towers"] = list(towers)
+        shapes = tower_shapes(wrapper) if gemma4 and wrapper is not None else None
+        if shapes is not None:
+            blocks["tower_shapes"] = shapes
     return blocks
 
 
@@ -65,7 +71,7 @@ def parse_gemma_blocks(value: Any, path: str) -> GemmaBlocksSpec | None:
     if value is None:
         return None
     if not isinstance(value, Mapping) or not set(DEFAULTS) <= set(value) <= {
-            *DEFAULTS, *FLAGS, "towers"}:
+            *DEFAULTS, *FLAGS, "towers", "tower_shapes"}:
         raise SpecError(path, "gemma_blocks", "expected a mapping of " + ", ".join(DEFAULTS)
                         + " (and " + ", ".join(FLAGS) + ", towers)")
     towers = value.get("towers", [])
@@ -78,7 +84,8 @@ def parse_gemma_blocks(value: Any, path: str) -> GemmaBlocksSpec | None:
                                                field=f"gemma_blocks.{key}", minimum=0)
                               for key in DEFAULTS},
                            **{flag: value.get(flag, False) for flag in FLAGS},
-                           towers=tuple(towers))
+                           towers=tuple(towers),
+                           tower_shapes=parse_tower_shapes(value.get("tower_shapes"), path))
 
 
 def gemma3n_rope_tables(data: Mapping[str, Any], max_pos: int, path: str) -> list[int]:

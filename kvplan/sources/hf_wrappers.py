@@ -341,15 +341,23 @@ def untouched_towers(config: Mapping[str, Any]) -> list[str]:
     return towers
 
 
-def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False
-                     ) -> tuple[str, str, str] | None:
+def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False,
+                     counted: bool = False) -> tuple[str, str, str] | None:
     """(field, value, why) of the weights kvplan leaves out for a wrapper's towers, or None;
-    `weighed`: the vision tower's weights are counted, its encoder profile is not."""
+    `weighed`: the vision tower's weights are counted, its encoder profile is not; `counted`:
+    every tower's weights are counted (Gemma-4's, kvplan.weights.gemma4_towers), their encoder
+    profile is not."""
     if weighed:
         return unprofiled_tower_assumption()
     towers = untouched_towers(config)
     if not towers:
         return None
+    if counted:
+        return (", ".join(towers), "encoder profile not in the reserve",
+                "the towers' weights are counted, but vLLM runs each encoder on its largest "
+                "dummy items before sizing the KV cache; that peak is not modelled, so a GPU "
+                "budget is high by it unless vLLM starts with --limit-mm-per-prompt 0 for "
+                "their modalities or --skip-mm-profiling")
     return (", ".join(towers), "not counted in the weights",
             "the wrapper's vision / audio tower and projector hold no KV cache; their weights "
             "are left out of the weight count (a GPU budget is high by their size)")

@@ -141,3 +141,18 @@ def rope_cache_bytes(spec: ModelSpec, compute_bits: int) -> int:
 def stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
     return any(spec.has_attention(i) for i in range(spec.num_hidden_layers)
                if layers is None or i in layers)
+
+
+def experts_module(spec: ModelSpec, layer: int) -> str:
+    """The name quantization configs match decoder layer `layer`'s routed experts by: their
+    first expert's gate_proj under the fused-MoE module (vLLM 0.32 compressed_tensors_moe.py:37
+    looks a FusedMoE up as ``{prefix}.0.gate_proj``; ModelOpt's is_layer_excluded matches the
+    prefix itself, which this name extends). The experts sit under ``mlp`` (``model.layers.3.
+    mlp.experts``) except in Gemma-4, whose layer builds them beside its dense MLP (models/
+    gemma4.py:646-653 Gemma4DecoderLayer: FusedMoE prefix ``{layer}.experts``; the wrapper maps
+    ``model.language_model.`` to ``language_model.model.``, gemma4_mm.py:1044-1055), so that an
+    ignore entry ``model.language_model.layers.0.mlp*`` (the NVFP4 26B-A4B's) leaves them
+    quantized."""
+    blocks = spec.gemma_blocks
+    under = "" if blocks is not None and blocks.dense_mlp_beside_moe else "mlp."
+    return f"model.layers.{layer}.{under}experts.0.gate_proj"

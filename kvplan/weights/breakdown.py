@@ -23,9 +23,11 @@ from kvplan.model.spec import ModelSpec, Qwen2ViTSpec, QwenViTSpec, VisionTowerS
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
+    experts_module,
     rope_cache_bytes,
     stage_has_attention,
 )
+from kvplan.weights.gemma4_towers import tower_bytes
 from kvplan.weights.gemma_blocks import Tensor, elements, layer_tensors, outer_tensors
 from kvplan.weights.params import (
     count_params,
@@ -347,7 +349,7 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
         _attention(m, spec, i, tp)
         m.vector("mtp", counts.layers[like].norms + 3 * h)
         if moe is not None and moe.is_moe_layer(like):
-            scheme = m.scheme(f"model.layers.{i}.mlp.experts.0.gate_proj")
+            scheme = m.scheme(experts_module(spec, i))
             m.add("mtp", scheme.experts_bytes(moe.n_routed_experts, h,
                                               _split(moe.moe_intermediate_size, tp),
                                               spec.mlp.gated))
@@ -407,6 +409,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         _qwen_vit(t, spec.qwen_vit, tp)
     if vision and spec.qwen2_vit is not None:
         _qwen2_vit(t, spec.qwen2_vit, tp)
+    if vision:  # Gemma-4's towers, replicated (kvplan.weights.gemma4_towers)
+        t.add("vision", MatrixBytes(weight=tower_bytes(spec, bits)))
     counts = count_params(spec)
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)
@@ -429,8 +433,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         if not spec.has_mlp(i):
             continue
         if moe is not None and moe.is_moe_layer(i):
-            # Looked up as its first expert's gate_proj, the name checkpoints and ignore lists use.
-            scheme = t.scheme(f"model.layers.{i}.mlp.experts.0.gate_proj")
+            scheme = t.scheme(experts_module(spec, i))
             t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))

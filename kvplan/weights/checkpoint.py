@@ -22,6 +22,7 @@ from kvplan.sources.checkpoint import DTYPE_BITS, categorise
 from kvplan.weights.base import (
     VOCAB_PADDING,
     WeightBreakdown,
+    experts_module,
     rope_cache_bytes,
     stage_has_attention,
 )
@@ -300,7 +301,7 @@ def _engine_added(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig |
     if moe is not None:
         pad = 0
         for i in stage:
-            scheme = quant.scheme_for(f"model.layers.{i}.mlp.experts.0.gate_proj")
+            scheme = quant.scheme_for(experts_module(spec, i))
             if not isinstance(scheme, Mxfp4) or not moe.is_moe_layer(i):
                 continue
             # Mxfp4MoEMethod.create_weights pads the expert shapes for the backend's kernel;

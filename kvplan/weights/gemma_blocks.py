@@ -26,7 +26,7 @@ Not counted here: the sandwich norms and q/k norms (kvplan.sources.features), th
 layers' missing k/v projections (ModelSpec.projects_kv), the double-wide MLP of Gemma-4's
 KV-shared layers (ModelSpec.mlp_width), Gemma-4's router scales (kvplan.weights.routers); nor
 Gemma-4's one-element `layer_scalar` buffer per layer (gemma4.py:693, 2 B a layer at bf16). The
-wrappers' towers are not counted (kvplan.sources.hf_wrappers flags them).
+wrappers' towers are not counted here (Gemma-4's: kvplan.weights.gemma4_towers).
 """
 
 from __future__ import annotations

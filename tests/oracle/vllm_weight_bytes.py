@@ -10,12 +10,13 @@ What vLLM's KV budget subtracts on a GPU is these bytes ("Model loading took X G
 A shrink whose config names remote code (MiMo-V2.5-Pro) needs
 PYTHONPATH=tests/oracle/remote_configs; one whose max_position_embeddings is under 8,192 needs
 VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the rotary tables keep max_position_embeddings rows either way).
-A multimodal wrapper whose processor needs a tokenizer (Gemma-4) starts only with every modality's
-prompt limit 0: WEIGHT_BYTES_LIMIT_MM=1 passes limit_mm_per_prompt image=0, video=0, audio=0, as
-vllm-oracle's --limit-mm does (vLLM then builds no tower: interfaces.py _mark_tower_model).
-A multimodal wrapper whose processor needs a tokenizer (Qwen2-VL, Qwen2.5-VL: the probe runs with
-skip_tokenizer_init, and --limit-mm-per-prompt 0 would leave the tower unbuilt) needs a copy of
-the folder with a tokenizer and a preprocessor_config.json in it, WEIGHT_BYTES_TOKENIZER=1, and
+A multimodal wrapper whose processor needs a tokenizer (Gemma-4) starts without one only with every
+modality's prompt limit 0: WEIGHT_BYTES_LIMIT_MM=1 passes limit_mm_per_prompt image=0, video=0,
+audio=0, as vllm-oracle's --limit-mm does (vLLM then builds no tower: interfaces.py
+_mark_tower_model). To measure the towers (Qwen2-VL, Qwen2.5-VL, Gemma-4: the probe runs with
+skip_tokenizer_init, and --limit-mm-per-prompt 0 would leave the tower unbuilt), make a copy of
+the folder with a tokenizer and a preprocessor / processor config in it (Gemma-4:
+tests/oracle/gemma4_processor_files.py) and run with WEIGHT_BYTES_TOKENIZER=1 and
 PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision); weight-bytes.json's cases say which.
 """
 

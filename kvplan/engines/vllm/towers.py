@@ -8,9 +8,10 @@ tower for "audio"). The oracle shrink gemma-4-26b-a4b, started with image, video
 holds no vision tower: its parameters are its text model's to the byte
 (tests/data/oracle/weight-bytes.json).
 
-kvplan does not count these towers (GemmaBlocksSpec.towers: a budget from the device is refused
-without them, kvplan.capacity.stages.refuse_uncounted_towers); a tower vLLM does not build needs
-no count.
+Gemma-4's towers are counted in the weights (kvplan.weights.gemma4_towers), Gemma-3n's and a
+quantized Gemma-4 wrapper's are not (GemmaBlocksSpec.towers: a budget from the device is refused
+without them, kvplan.capacity.stages.refuse_uncounted_towers); a tower vLLM does not build is
+neither counted nor refused.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ TOWER_MODALITIES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 
 def without_skipped_towers(spec: ModelSpec, limits: tuple[tuple[str, int], ...]) -> ModelSpec:
     """`spec` without the towers vLLM skips at these prompt limits (and, when none is left, without
-    the assumption that their weights are not counted)."""
+    the assumption about their weights or encoder profile)."""
     blocks = spec.gemma_blocks
     if blocks is None or not blocks.towers or not limits:
         return spec
