@@ -16,6 +16,7 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.compare import compare_schemes
 from kvplan.cli.app import app
 from kvplan.hardware.gpus import get_gpu
+from kvplan.model.recurrent import Mamba1
 from kvplan.perf.costmodel import CostInputs, predict, tokens_per_step
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.flops import MLAForm, decode_cost, recurrent_state_flops_per_token
@@ -404,8 +405,10 @@ def test_mamba2_eager_prefill_ops_from_sglang_0_5_6() -> None:
     assert spec.recurrent.n_groups == 8
     assert RECURRENT_MIXER_OPS["mamba2"].extend_ops(spec, tp=1, fp8=False) == 23
     # A kind not counted from SGLang's code keeps the five itemised kernels.
-    assert recurrent_mixer_ops(replace(spec.recurrent, kind="mamba1")).extend_ops(
-        spec, tp=1, fp8=False) == 5
+    rec = spec.recurrent
+    mamba1 = Mamba1(intermediate_size=rec.intermediate_size, state_size=rec.state_size,
+                    conv_kernel=rec.conv_kernel)
+    assert recurrent_mixer_ops(mamba1).extend_ops(spec, tp=1, fp8=False) == 5
 
 
 def test_qwen3_next_decode_reads_and_writes_each_requests_state() -> None:
