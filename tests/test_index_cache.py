@@ -141,11 +141,6 @@ def test_refusals(tmp_path: Path, changes: dict[str, object], words: str) -> Non
     assert words in refused(_variant(tmp_path, **changes))
 
 
-def test_sglang_refused() -> None:
-    code, _, err = run("estimate", GLM53, "--engine", "sglang", "-c", "8192", "--gpu", "H200")
-    assert code == 2 and "IndexCache" in err, err
-
-
 def test_spec_yaml_skipped_layers_validated() -> None:
     mapping, _ = spec_mapping_from_config(json.loads(Path(GLM53).read_text()), path="x.json")
     spec = parse_spec(mapping, path="x.yaml", spec_id="x")

@@ -238,10 +238,21 @@ class SweepGrid:
     # GPU preset's platform, else cuda; the host unknown).
     platform: str | None = None
     cpu_amx: bool | None = None
+    engine_version: str | None = None  # as estimate's --engine-version (None: the newest modelled)
 
     @property
     def platform_options(self) -> dict[str, Any]:
         return platform_fields(self.platform, self.cpu_amx)
+
+    def sizing_inputs(self, *, context: int, kv_dtype: str, tp: int, gpu: GPU | None = None,
+                      **fields: Any) -> PlanInputs:
+        """The inputs `estimate` sizes the KV with (kvplan.analysis.inputs.estimate_inputs):
+        the engine, its version, the platform fields and the GPU preset's, so that the served
+        spec (the engine's rules for this release and device) is estimate's."""
+        return build_inputs(context=context, gpu=gpu, engine=self.engine,
+                            engine_version=self.engine_version, kv_dtype=kv_dtype,
+                            block_size=self.block_size, tp=tp, **self.platform_options,
+                            **fields)
 
     @property
     def resolved_block_size(self) -> int:
@@ -276,9 +287,10 @@ def run_kv_dtypes(spec: ModelSpec, grid: SweepGrid) -> tuple[tuple[str, ...], tu
     the grid's --kv-dtype list, each once (`auto` resolved by run_kv_dtype, as `estimate`
     resolves it), and the lines saying the checkpoint chose one."""
     gpus = [get_gpu(g) for g in grid.gpus] or [None]
-    runs = [run_kv_dtype(grid.engine, spec, dtype, None, gpus[0]) for dtype in grid.kv_dtypes]
+    version = grid.engine_version
+    runs = [run_kv_dtype(grid.engine, spec, dtype, version, gpus[0]) for dtype in grid.kv_dtypes]
     for gpu in gpus[1:]:
-        if [run_kv_dtype(grid.engine, spec, dtype, None, gpu)[0]
+        if [run_kv_dtype(grid.engine, spec, dtype, version, gpu)[0]
                 for dtype in grid.kv_dtypes] != [dtype for dtype, _ in runs]:
             raise InputError(f"--kv-dtype auto: {grid.engine.value} runs this model at another "
                              f"KV dtype on {gpu.name} than on {gpus[0].name}: give --kv-dtype "
@@ -404,17 +416,18 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
     blocks = len(grid.schemes) * len(kv_dtypes) * len(grid.tps) * len(gpus)
     done = 0
     for scheme in grid.schemes:
-        label, sized = scheme_spec(spec, scheme, groups=grid.groups)
+        label, scheme_sized = scheme_spec(spec, scheme, groups=grid.groups)
         rules = grid.engine.rules
-        sized = rules.served_spec(sized)  # as the engine caches it, as `estimate`
         for dtype in kv_dtypes:
             for tp in grid.tps:
+                # As the engine caches it for this release and KV dtype, from the same inputs
+                # as `estimate` (SGLang: IndexCache's indexer layers by release).
+                inputs = grid.sizing_inputs(context=int(contexts[0]), kv_dtype=dtype, tp=tp)
+                sized = rules.served_spec(scheme_sized, inputs)
                 check_tp(sized, tp)
                 # vLLM raises the block for recurrent state: the effective one, as `estimate`.
                 eff_bs = bs
-                raised = rules.grid_block_size(sized, PlanInputs(
-                    context=int(contexts[0]), kv_dtype=dtype, block_size=grid.block_size, tp=tp,
-                    **grid.platform_options))
+                raised = rules.grid_block_size(sized, inputs)
                 if raised is not None:
                     eff_bs = raised
                 # The same per-kind rules as `estimate` (kvplan.kv.kinds), over every context.
@@ -435,14 +448,11 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                     # compute capability and KV dtype, kvplan.engines.vllm.block_size).
                     on_gpu, gpu_caches, gpu_seq, gpu_bs = sized, caches, per_seq, eff_bs
                     if gpu is not None:
-                        on_gpu_inputs = PlanInputs(
-                            context=int(contexts[0]), kv_dtype=dtype, tp=tp,
-                            compute_capability=gpu.compute_capability,
-                            **{"platform": gpu.platform, **grid.platform_options})
-                        on_gpu = rules.served_spec(sized, on_gpu_inputs)
-                        gpu_bs = rules.grid_block_size(on_gpu, replace(
-                            on_gpu_inputs, block_size=grid.block_size)) or bs
-                    if on_gpu is not sized or gpu_bs != eff_bs:
+                        on_gpu_inputs = grid.sizing_inputs(context=int(contexts[0]),
+                                                           kv_dtype=dtype, tp=tp, gpu=gpu)
+                        on_gpu = rules.served_spec(scheme_sized, on_gpu_inputs)
+                        gpu_bs = rules.grid_block_size(on_gpu, on_gpu_inputs) or bs
+                    if on_gpu != sized or gpu_bs != eff_bs:
                         gpu_caches = rank_caches(on_gpu, kv_dtype=dtype, tp=tp)
                         gpu_seq = np.asarray(gpu_caches.sequence_bytes(contexts, gpu_bs),
                                              dtype=np.int64) + np.zeros(n_c, dtype=np.int64)
@@ -491,9 +501,8 @@ def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, t
 
     if gpu is None:
         return _Capacity()
-    inputs = build_inputs(context=int(contexts[0]), gpu=gpu, engine=grid.engine, kv_dtype=dtype,
-                          block_size=grid.block_size, tp=tp, mem_fraction=fractions[0],
-                          **grid.platform_options)
+    inputs = grid.sizing_inputs(context=int(contexts[0]), kv_dtype=dtype, tp=tp, gpu=gpu,
+                                mem_fraction=fractions[0])
     # One exact plan per configuration; weights and reserve depend neither on the context nor
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)

@@ -21,6 +21,7 @@ from kvplan._util.errors import InputError
 from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
+    EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
     ModelArg,
@@ -157,6 +158,7 @@ def sweep_cmd(
         help="Memory fractions: 0.8,0.9 (default: the engine's).")] = None,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose memory-fraction accounting to follow.")] = DEFAULT_ENGINE,
+    engine_version: EngineVersionOpt = None,
     block_size: Annotated[int | None, typer.Option(
         "--block-size", "--page-size", min=1,
         help="Tokens per paged block (default: the engine's: vLLM 16, SGLang 1, TRT-LLM 32).")
@@ -224,6 +226,7 @@ def sweep_cmd(
             engine=engine, block_size=block_size, groups=8 if groups is None else groups,
             skip_long_contexts=not allow_long_context,
             platform=None if platform is None else platform.value, cpu_amx=cpu_amx,
+            engine_version=engine_version,
         )
         out_fmt = None if output is None else file_format("-o", output, FILE_FORMATS)
         plot_fmt = None if plot is None else file_format("--plot", plot, PLOT_FORMATS)

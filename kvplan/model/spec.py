@@ -82,12 +82,15 @@ class IndexerSpec:
     """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5). IndexCache
     (GLM-5.2/5.3's ``index_topk_freq`` > 1): the main-stack layers in ``skipped_layers`` build no
     indexer, hence no indexer cache, and reuse an earlier layer's top-k; MTP draft layers always
-    keep theirs (kvplan.sources.hf_index_cache reads the set)."""
+    keep theirs (kvplan.sources.hf_index_cache reads the set). ``indexer_types_length``: the
+    entries of the config's ``indexer_types`` list (None: it has none), which SGLang 0.5.20+
+    reads instead, keeping every layer past its end (kvplan.engines.sglang.index_cache)."""
 
     index_head_dim: int
     index_n_heads: int
     index_topk: int
     skipped_layers: frozenset[int] = frozenset()
+    indexer_types_length: int | None = None
 
     def keeps(self, layer: int) -> bool:
         """Whether main-stack layer `layer` has its own indexer and indexer cache."""

@@ -71,6 +71,9 @@ def indexer_mapping(c: ConfigReader, num_layers: int) -> dict[str, Any]:
     skipped = skipped_indexer_layers(dict(c.data), c.path, num_layers)
     if skipped:
         section["skipped_layers"] = sorted(skipped)
+        types = c.data.get("indexer_types")  # checked against `skipped` above
+        if isinstance(types, list):
+            section["indexer_types_length"] = len(types)
     return section
 
 
@@ -83,6 +86,7 @@ def parse_indexer(r: Any, attention: Attention) -> IndexerSpec:
     spec = IndexerSpec(index_head_dim=r.int("index_head_dim"), index_n_heads=r.int("index_n_heads"),
                        index_topk=r.int("index_topk"), skipped_layers=frozenset(checked_int_list(
                            [] if skipped is None else skipped, path=r.path,
-                           field=r.field("skipped_layers"))))
+                           field=r.field("skipped_layers"))),
+                       indexer_types_length=r.int("indexer_types_length", required=False))
     r.finish()
     return spec

@@ -28,6 +28,7 @@ from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_l
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
+from kvplan.engines.sglang.index_cache import index_cache_served
 from kvplan.engines.sglang.kv_dtype import (
     check_sglang_quant_file,
     sglang_auto_kv_dtype,
@@ -145,8 +146,14 @@ class SglangEngine:
         return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
+        """With `inputs`: an architecture this release does not register refused, and
+        IndexCache's indexer keys on the layers this release keeps them on
+        (kvplan.engines.sglang.index_cache)."""
         spec = check_one_attention_per_layer(spec, "SGLang")
-        return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
+        if inputs is None:
+            return spec
+        spec = self.served_architecture(spec, inputs.engine_version)
+        return index_cache_served(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # An architecture its release has no model class for: refused
@@ -201,8 +208,7 @@ class SglangEngine:
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         self.check_loadable(spec, inputs)
         if (spec.num_recurrent_layers or inputs.speculative_method is not None
-                or spec.layer_attention or spec.kind is AttentionKind.csa
-                or (spec.indexer is not None and spec.indexer.skipped_layers)):
+                or spec.layer_attention or spec.kind is AttentionKind.csa):
             self.refuse_unmodelled(spec, inputs)
 
     def stage_pool(self, spec: ModelSpec, inputs: PlanInputs, layers: range, context: int,

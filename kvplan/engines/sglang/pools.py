@@ -81,6 +81,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
+from kvplan.engines.sglang.index_cache import DSA_DRAFT_SINCE, dsa_budget_cell, dsa_indexer_cells
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.kv.kinds import ChunkedLocalCache, LayerCaches, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import AttentionKind
@@ -103,9 +104,8 @@ SGLANG_NEXTN_AUTO_DRAFT_TYPES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm
 
 
 def spec_default_running(v: tuple[int, ...]) -> int | None:
-    """--max-running-requests when unset with EAGLE-family speculative decoding
-    (server_args.py, release `v` as version_key gives it): 32 in 0.4.4-0.4.5, 48 from 0.4.6;
-    None before 0.4.4 (the pool's rule applies)."""
+    """--max-running-requests when unset with EAGLE-family speculative decoding (server_args.py,
+    release `v` as version_key gives it): 32 in 0.4.4-0.4.5, 48 from 0.4.6; None before 0.4.4."""
     if v < SPEC_HEADROOM_SINCE:
         return None
     return 32 if v < (0, 4, 6) else 48
@@ -126,8 +126,7 @@ SGLANG_HYBRID_SWA = {"llama4": (0,), "gpt_oss": (0, 5, 8)}
 # kvplan has not read for them (the release each joined the list is not read either): refused
 # rather than sized as full attention (sliding layers at full length, the non-hybrid pool).
 SGLANG_UNREAD_HYBRID_SWA = frozenset({"GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
-                                      "IQuestQ1ForCausalLM", "BeamForCausalLM",
-                                      "LagunaForCausalLM", "MellumForCausalLM"})
+    "IQuestQ1ForCausalLM", "BeamForCausalLM", "LagunaForCausalLM", "MellumForCausalLM"})
 # Architectures whose sliding windows kvplan reads from a per-layer list as vLLM's model code
 # reads them (kvplan.sources.hf_layer_windows); SGLang's model code for them is not read.
 SGLANG_UNREAD_WINDOW_LISTS = frozenset({"ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM",
@@ -187,6 +186,7 @@ class SglangDraft:
     cell: int  # the draft pool's bytes per token
     target_layers: int  # the target's layers on this rank (0.5.14's scaling)
     version: tuple[int, ...]
+    indexers: tuple[int, int] | None = None  # DSA: index-K B/token, target's and draft's
 
     @property
     def rule(self) -> str:
@@ -210,9 +210,12 @@ class SglangDraft:
         return self.version < SPEC_HEADROOM_SINCE
 
     def budget_cell(self, cell: int) -> int:
-        """The bytes per token the target's pool is sized with: from 0.5.14
-        int(cell x (1 + draft_layers / layers)) (pool_configurator.py), else the target's."""
+        """The bytes per token the target's pool is sized with: from 0.5.14 int(cell x (1 +
+        draft_layers / layers)) (pool_configurator.py; a DSA model from 0.5.18:
+        index_cache.dsa_budget_cell), else the target's."""
         if self.version >= SPEC_BUDGETED_SINCE and self.layers and self.target_layers:
+            if self.indexers is not None and self.version >= DSA_DRAFT_SINCE:
+                return dsa_budget_cell(cell, self.indexers, self.layers, self.target_layers)
             return int(cell * (1 + self.layers / self.target_layers))
         return cell
 
@@ -459,10 +462,8 @@ def _token_cell(caches: tuple[LayerCaches, ...], *, sliding: bool | None = None)
 
 
 def _window(caches: tuple[LayerCaches, ...]) -> int:
-    windows = {getattr(c, "window", None) or getattr(c, "chunk", None)
-               for lc in caches for c in lc.caches
-               if isinstance(c, (SlidingWindowCache, ChunkedLocalCache))}
-    return max(windows)
+    return max({getattr(c, "window", None) or getattr(c, "chunk", None) for lc in caches
+                for c in lc.caches if isinstance(c, (SlidingWindowCache, ChunkedLocalCache))})
 
 
 def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
@@ -472,8 +473,6 @@ def check_sglang_served(spec: ModelSpec, inputs: PlanInputs) -> None:
     spec_on = inputs.speculative_method is not None
     if spec.kind is AttentionKind.csa:
         what = "DeepSeek-V4's compressed sparse attention (SGLang's pools for it not read)"
-    elif spec.indexer is not None and spec.indexer.skipped_layers:
-        what = "IndexCache's layers with no indexer (index_topk_freq > 1; SGLang's not read)"
     elif spec.layer_attention:
         what = "attention shapes that differ by layer type (SGLang's pools not read for them)"
     elif spec.sliding_window and (hybrid := SGLANG_UNREAD_HYBRID_SWA.intersection(
@@ -544,8 +543,8 @@ def sglang_draft(inputs: PlanInputs, caches: tuple[LayerCaches, ...]) -> SglangD
     if tokens is None:
         raise InputError("--speculative-eagle-topk above 1: give --speculative-num-draft-tokens "
                          "(SGLang's tree size)")
-    return SglangDraft(num_steps=steps, topk=topk, num_draft_tokens=tokens,
-                       layers=len(draft), cell=_token_cell(draft),
+    return SglangDraft(num_steps=steps, topk=topk, num_draft_tokens=tokens, layers=len(draft),
+                       cell=_token_cell(draft), indexers=dsa_indexer_cells(caches),
                        target_layers=sum(1 for lc in caches if not lc.draft),
                        version=version_key(inputs.engine_version))
 
