@@ -155,3 +155,26 @@ def test_spec_yaml_indexer_types_length() -> None:
     mapping["attention"]["indexer"]["indexer_types_length"] = 0
     with pytest.raises(SpecError, match="attention.indexer.indexer_types_length"):
         parse_spec(mapping, path="x.yaml", spec_id="x")
+
+
+def _one_error(code: int, err: str) -> str:
+    errors = [line for line in err.splitlines() if line.startswith("kvplan: error:")]
+    assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
+    return errors[0]
+
+
+def test_hicache_and_disagg_refused_where_layers_lack_index_k() -> None:
+    # 0.5.18-0.5.21 keep every layer's index-K under HiCache / PD (kv_cache_configurator.py
+    # _should_elide_dsa_index_k); 0.5.22+ leave the shared layers out of the host pool and the
+    # transfer (pool_host/dsa.py): neither is read, so refused. 0.5.17 keeps them all anyway.
+    hicache = ("--gpu", "H200", "--tp", "8", "--weights-gib", "60",
+               "--enable-hierarchical-cache")
+    assert estimate(GLM53, "--engine-version", "0.5.17", *hicache)["bytes_per_token"] == EVERY
+    for version in ("0.5.18", "0.5.23"):
+        code, _, err = run("estimate", GLM53, "--engine", "sglang", "--engine-version", version,
+                           "-c", "8192", "--kv-dtype", "bf16", *hicache)
+        assert "IndexCache" in _one_error(code, err)
+    code, _, err = run("plan", GLM53, "--engine", "sglang", "--engine-version", "0.5.23",
+                       "--gpu", "H200", "--kv-dtype", "bf16", "-c", "8192", "--disagg",
+                       "--prefill-tp", "8", "--decode-tp", "8")
+    assert "--disagg" in _one_error(code, err)

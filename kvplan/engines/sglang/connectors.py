@@ -81,6 +81,7 @@ from kvplan._util.versions import version_key
 from kvplan.engines.handover import Handover, assemble, handover_tps, pick_connector
 from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission, sglang_decode_admission
+from kvplan.engines.sglang.index_cache import check_index_cache_offload
 from kvplan.engines.sglang.pools import hybrid_swa
 from kvplan.kv.kinds import (
     CacheKind,
@@ -149,6 +150,7 @@ class SglangDisagg:
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: Any = None) -> Handover:
         self._check_version(version)
+        check_index_cache_offload(spec, version, "--disagg --engine sglang")
         p_tp, d_tp = handover_tps(input_len, prefill, decode, "SGLang's disaggregation")
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
         swa_pool = inputs is not None and hybrid_swa(spec, inputs)

@@ -22,15 +22,19 @@ releases: on which layers the DSA pool keeps the indexer's index-K cache. Read f
   kv_cache_configurator.py:94-101); from 0.5.18 the target budgets it apart
   (pool_configurator.py:186-209, kvplan.engines.sglang.pools.SglangDraft.budget_cell).
 
-Not modelled (the pool then keeps every indexer): HiSparse (--enable-hisparse, every release);
-0.5.18-0.5.21 with HiCache (--enable-hierarchical-cache) or PD disaggregation (0.5.18
-kv_cache_configurator.py:94-101; 0.5.22 :126-140 elides under both on CUDA / ROCm).
+Not modelled: HiSparse (--enable-hisparse, every release: the pool keeps every indexer; kvplan
+has no such option). HiCache and PD disaggregation with an IndexCache model from 0.5.18 are
+refused (`check_index_cache_offload`): 0.5.18-0.5.21 then keep every layer's index-K on the
+device (0.5.18 kv_cache_configurator.py:94-101), 0.5.22+ elide it and leave the shared layers
+out of the host pool and the transfer (0.5.22 :126-140, mem_cache/pool_host/dsa.py:121-125),
+neither of which kvplan's HiCache tiers or handover read.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import version_key
 from kvplan.kv.kinds import IndexerCache, LayerCaches
 from kvplan.model.spec import ModelSpec
@@ -53,6 +57,18 @@ def index_cache_served(spec: ModelSpec, version: str | None) -> ModelSpec:
         # hf_index_cache refused a list that disagrees with `skipped` on its entries.
         skipped = frozenset(i for i in skipped if i < spec.indexer.indexer_types_length)
     return replace(spec, indexer=replace(spec.indexer, skipped_layers=skipped))
+
+
+def check_index_cache_offload(spec: ModelSpec, version: str | None, what: str) -> None:
+    """Refuse `what` (HiCache, PD disaggregation) where SGLang `version` leaves some layers of
+    `spec` (served or not) without index-K (see the module)."""
+    indexer = index_cache_served(spec, version).indexer
+    if indexer is not None and indexer.skipped_layers:
+        raise UnmodelledError(
+            f"{what}: {spec.id}: kvplan does not model SGLang's IndexCache layers (no index-K "
+            "on the layers sharing the top-k) with it: 0.5.18-0.5.21 keep every layer's index-K "
+            "on the device then, 0.5.22+ leave the shared layers out of the host pool and the "
+            "transfer")
 
 
 def dsa_indexer_cells(caches: tuple[LayerCaches, ...]) -> tuple[int, int] | None:

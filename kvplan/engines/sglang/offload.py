@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan.engines.offload import OffloadFacts, OffloadSettings, OffloadTier
+from kvplan.engines.sglang.index_cache import check_index_cache_offload
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import PlanInputs
@@ -69,6 +70,7 @@ class SglangOffload:
         if inputs.speculative_method is not None:
             raise InputError("--enable-hierarchical-cache: kvplan does not model HiCache with "
                              "a speculative draft pool")
+        check_index_cache_offload(spec, inputs.engine_version, "--enable-hierarchical-cache")
         cell, page = facts.bytes_per_token, facts.block_size
         size = hicache_host_tokens(facts.device_tokens, cell, page,
                                    ratio=settings.hicache_ratio, size_gb=settings.hicache_size_gb)
