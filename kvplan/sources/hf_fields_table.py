@@ -74,9 +74,11 @@ _DSA = _why("read: the indexer cache", "index_head_dim", "index_n_heads", "index
                                              "MTP layer builds its indexer either way"),
     # NVIDIA's GLM-5.x NVFP4 exports list "full" / "shared" per layer; vLLM 0.32's DSA model
     # reads no such field (0.34 reads it instead of index_topk_freq): hf_index_cache refuses a
-    # list that disagrees with the layers index_topk_freq skips.
+    # list that disagrees with the layers index_topk_freq skips. SGLang 0.5.20+ reads it first,
+    # a layer past its end keeping its indexer (kvplan.engines.sglang.index_cache: its length).
     "indexer_types": Covered("unread by vLLM 0.32's DSA model; checked against the layers "
-                             "index_topk_freq skips (kvplan.sources.hf_index_cache)"),
+                             "index_topk_freq skips (kvplan.sources.hf_index_cache); its "
+                             "length read for SGLang 0.5.20+"),
     # NVIDIA's GLM-5.3-NVFP4 names every layer "deepseek_sparse_attention"; neither
     # models/deepseek_v32 nor deepseek_v2.py reads layer_types (every layer is sparse MLA).
     "layer_types": Covered("unread by vLLM 0.32's DSA model; every layer is sparse MLA",
