@@ -458,3 +458,19 @@ def test_plan_row_and_max_num_seqs_say_what_the_vllm_launch_runs() -> None:
                                 "8k"], env={"COLUMNS": "100"})
     assert "tp 1, dp 8, ep 8 (data-parallel attention)" in table.stdout
     assert "8 per engine" in table.stdout
+
+
+@pytest.mark.parametrize(("engine", "flag"), [("vllm", "--max-num-seqs"),
+                                              ("sglang", "--max-running-requests"),
+                                              ("trtllm", "--max_batch_size")])
+def test_plan_max_num_seqs_goes_on_the_launch_line(engine: str, flag: str) -> None:
+    # plan --max-num-seqs N sizes the pool with the engine's running-request cap N (as estimate
+    # does), so the server must be started with it: the line carries N, not the target.
+    data = _json_plan("llama-3.1-8b", "-n", "12", "-c", "32k", "--gpu", "H100",
+                      "--engine", engine, "--max-num-seqs", "48")
+    argv = data["commands"][0]
+    assert argv[argv.index(flag) + 1] == "48"
+    _check_cli(data, engine, None)
+    default = _json_plan("llama-3.1-8b", "-n", "12", "-c", "32k", "--gpu", "H100",
+                         "--engine", engine)["commands"][0]
+    assert default[default.index(flag) + 1] == "12"

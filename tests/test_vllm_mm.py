@@ -214,20 +214,30 @@ def test_cli_limit_and_bad_value() -> None:
                                              "image=0,video=0"]).stdout)
     assert "mm_encoder" in with_mm["reserve_breakdown"]
     assert "mm_encoder" not in without["reserve_breakdown"]
+    # Both limits 0: no encoder profile, and no tower either (qwen3_5.py:513 builds it under
+    # _mark_tower_model, kvplan.engines.vllm.towers): its 912,610,784 B of weights go too.
+    assert with_mm["weights_breakdown"]["vision"] == 912_610_784
+    assert without["weights_breakdown"]["vision"] == 0
     assert without["kv_budget_bytes"] - with_mm["kv_budget_bytes"] == \
-        with_mm["reserve_breakdown"]["mm_encoder"]["bytes"]
+        with_mm["reserve_breakdown"]["mm_encoder"]["bytes"] + 912_610_784
     bad = runner.invoke(app, [*base, "--limit-mm-per-prompt", "image=lots"])
     assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "--limit-mm-per-prompt" in bad.stderr
 
 
 def test_unread_towers_add_nothing_and_say_so() -> None:
-    # Qwen2.5-VL's vision_config is not described: no encoder part (as before), and the import
-    # says the profile is missing from the reserve. Gemma-3-27B's, Llama-4's and Qwen3.5's
-    # towers are read: no such warning.
-    spec, warnings = load_config(CONFIGS / "qwen2.5-vl-7b.json")
-    assert spec.qwen_vit is None and spec.vision is None
+    # Mistral-Small-3.1's Pixtral tower is not described: no encoder part, and the import says
+    # the profile is missing from the reserve. Qwen2.5-VL's tower is weighed but not profiled:
+    # its assumption says so (and goes where vLLM profiles no encoder,
+    # tests/test_vllm_towers_unbuilt.py), with no warning, which would be false for a server
+    # started with --limit-mm-per-prompt 0. Gemma-3-27B's, Llama-4's and Qwen3.5's towers are
+    # read and profiled: neither.
+    _, warnings = load_config(CONFIGS / "mistral-small-3.1-24b.json")
     assert any("encoder profile is not in its reserve" in w for w in warnings)
+    spec, warnings = load_config(CONFIGS / "qwen2.5-vl-7b.json")
+    assert spec.qwen_vit is None and spec.vision is None and spec.qwen2_vit is not None
+    assert not any("encoder profile" in w for w in warnings)
+    assert [a.value for a in spec.assumptions] == ["encoder profile not in the reserve"]
     for name in ("gemma-3-27b", "qwen3.5-9b", "llama-4-scout"):
         assert not any("encoder profile" in w for w in load_config(CONFIGS / f"{name}.json")[1])
 

@@ -56,6 +56,21 @@ def platform_fields(platform: str | None, cpu_amx: bool | None) -> dict[str, Any
             if value is not None}
 
 
+def mm_fields(limit_mm_per_prompt: str | None, skip_mm_profiling: bool = False
+              ) -> dict[str, Any]:
+    """--limit-mm-per-prompt (parsed as vLLM takes it) and --skip-mm-profiling as PlanInputs
+    fields: vLLM's options, which every command that sizes a multimodal vLLM pool takes through
+    here (estimate, plan, plan --rate, simulate)."""
+    out: dict[str, Any] = {}
+    if limit_mm_per_prompt is not None:
+        from kvplan.engines.vllm.mm import parse_mm_limits
+
+        out["limit_mm_per_prompt"] = parse_mm_limits(limit_mm_per_prompt)
+    if skip_mm_profiling:
+        out["skip_mm_profiling"] = True
+    return out
+
+
 def parse_vision_tower(text: str | None) -> tuple[int, int] | None:
     """--vision-tower LAYERS,HIDDEN (two positive ints), or None."""
     if text is None:
@@ -145,11 +160,6 @@ def estimate_inputs(
                                        engine_options.get("speculative_num_draft_tokens")):
         raise InputError("--speculative-eagle-topk / --speculative-num-draft-tokens: need "
                          "--speculative-method")
-    mm_limits: tuple[tuple[str, int], ...] = ()
-    if limit_mm_per_prompt is not None:
-        from kvplan.engines.vllm.mm import parse_mm_limits
-
-        mm_limits = parse_mm_limits(limit_mm_per_prompt)
     options = {
         "engine_version": engine_version, **platform_fields(platform, cpu_amx),
         "hybrid_kv_cache_manager": hybrid_manager_choice(hybrid_manager, disable_hybrid),
@@ -157,7 +167,7 @@ def estimate_inputs(
         "speculative_method": speculative_method,
         "num_speculative_tokens": num_speculative_tokens,
         "vision_tower": parse_vision_tower(vision_tower),
-        "limit_mm_per_prompt": mm_limits,
+        **mm_fields(limit_mm_per_prompt),
     }
     if disable_radix_cache:
         if options.get("prefix_caching"):

@@ -25,6 +25,7 @@ from kvplan.analysis.plan_search import (
     cost_per_hour,
     layout_text,
     margin,
+    plan_inputs_for,
     predict,
     search,
     smallest_serving,
@@ -51,7 +52,7 @@ from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec
 
 __all__ = ["Candidate", "Layout", "PlanRequest", "ServingPlan", "launch_command", "launch_plan",
-           "plan_serving", "supported_kv_dtypes"]
+           "plan_serving", "planned_spec", "supported_kv_dtypes"]
 
 
 def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPlan:
@@ -67,10 +68,26 @@ def launch_plan(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> LaunchPla
         speculative_method=req.extra.get("speculative_method"),
         num_speculative_tokens=req.extra.get("num_speculative_tokens") or 0,
         speculative_eagle_topk=req.extra.get("speculative_eagle_topk"),
-        speculative_num_draft_tokens=req.extra.get("speculative_num_draft_tokens")),
+        speculative_num_draft_tokens=req.extra.get("speculative_num_draft_tokens"),
+        running_cap=req.max_num_seqs,
+        limit_mm_per_prompt=req.extra.get("limit_mm_per_prompt", ()),
+        skip_mm_profiling=bool(req.extra.get("skip_mm_profiling"))),
         ref=req.model_ref)
     env = long_context_env(spec, cand.context, req.engine)
     return replace(launch, env=launch.env + env) if env else launch
+
+
+def planned_spec(spec: ModelSpec, req: PlanRequest, plan: ServingPlan) -> ModelSpec:
+    """`spec` as the plan's engine serves its chosen candidate: the architecture it runs and the
+    assumptions that still hold at the plan's settings (a tower --limit-mm-per-prompt leaves
+    unbuilt takes its assumption with it), which the plan's output lists."""
+    shown = req.engine.rules.served_architecture(spec, req.engine_version)
+    cand = plan.chosen
+    if cand is None:
+        return shown
+    served = req.engine.rules.served_spec(spec, plan_inputs_for(
+        req, cand.gpu, cand.layout, cand.kv_dtype, cand.mem_fraction, cand.context))
+    return replace(shown, assumptions=served.assumptions)
 
 
 def launch_command(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> str:

@@ -70,13 +70,16 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   engine: Engine = DEFAULT_ENGINE, engine_version: str | None = None,
                   kv_dtype: str = ENGINE_AUTO, workload: WorkloadOptions | None = None,
                   executor: Executor = Executor.process, jobs: int | None = None,
-                  platform: str | None = None, cpu_amx: bool | None = None) -> RatePlan:
+                  platform: str | None = None, cpu_amx: bool | None = None,
+                  limit_mm_per_prompt: str | None = None,
+                  skip_mm_profiling: bool = False) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
     the usable CPUs); the answer is the same with any. `kv_dtype` ENGINE_AUTO: the engine's own
     for the model, as `kvplan estimate` takes it (run_kv_dtype). `platform`, `cpu_amx`: as
-    estimate's --platform and --cpu-amx."""
+    estimate's --platform and --cpu-amx; `limit_mm_per_prompt`, `skip_mm_profiling`: as its
+    --limit-mm-per-prompt and --skip-mm-profiling."""
     check_token_sized(spec, "plan --rate")
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
@@ -93,7 +96,9 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms,
                          percentile=percentile, tps=tps, max_gpus=max_gpus, engine=engine,
                          engine_version=engine_version, kv_dtype=kv_dtype,
-                         platform=platform, cpu_amx=cpu_amx, executor=executor,
+                         platform=platform, cpu_amx=cpu_amx,
+                         limit_mm_per_prompt=limit_mm_per_prompt,
+                         skip_mm_profiling=skip_mm_profiling, executor=executor,
                          jobs=usable_cpus() if jobs is None else jobs)
     return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,

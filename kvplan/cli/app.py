@@ -37,6 +37,7 @@ from kvplan.cli.common import (
     KVDTypeOpt,
     KvplanCommand,
     KvplanGroup,
+    LimitMmOpt,
     MaxNumBatchedTokensOpt,
     MaxNumSeqsOpt,
     MmEncoderTpMode,
@@ -45,6 +46,7 @@ from kvplan.cli.common import (
     PrefixCachingOpt,
     QuantizationOpt,
     ReserveGibOpt,
+    SkipMmProfilingOpt,
     SpecMethodOpt,
     SpecTokensOpt,
     StateDType,
@@ -239,14 +241,8 @@ def estimate_cmd(
         help="vLLM V1: FlashInfer's top-k/top-p sampler ran (VLLM_USE_FLASHINFER_SAMPLER, "
              "flashinfer installed) or not; default: that release's with the plain wheel "
              "(PyTorch sort to 0.16, Triton 0.17-0.21, FlashInfer from 0.22).")] = None,
-    limit_mm_per_prompt: Annotated[str | None, typer.Option(
-        "--limit-mm-per-prompt", rich_help_panel=VLLM_PANEL, metavar="MODALITY=N,...",
-        help="vLLM: multimodal items per prompt, e.g. image=0,video=0 or '{\"image\": 2}' "
-             "(unset modalities: 999). The profile run pushes the modality with the most tokens "
-             "through the vision encoder; one at 0 is not profiled, all at 0 none.")] = None,
-    skip_mm_profiling: Annotated[bool, typer.Option(
-        "--skip-mm-profiling", rich_help_panel=VLLM_PANEL,
-        help="vLLM: no multimodal encoder profile (nothing reserved for it).")] = False,
+    limit_mm_per_prompt: LimitMmOpt = None,
+    skip_mm_profiling: SkipMmProfilingOpt = False,
     mm_encoder_tp_mode: Annotated[MmEncoderTpMode, typer.Option(
         "--mm-encoder-tp-mode", rich_help_panel=VLLM_PANEL,
         help="vLLM: the vision encoder split over TP ranks (weights) or whole on each rank, the "

@@ -102,6 +102,14 @@ CpuAmxOpt = Annotated[bool | None, typer.Option(
          "vLLM 0.29 on runs MLA there with AMX_MLA (block 128, or --block-size) on such a host, "
          "with CPU_MLA (block 16) on others; MLA on the CPU platform is refused without it.",
     show_default=False)]
+LimitMmOpt = Annotated[str | None, typer.Option(
+    "--limit-mm-per-prompt", rich_help_panel=VLLM_PANEL, metavar="MODALITY=N,...",
+    help="vLLM: multimodal items per prompt, e.g. image=0,video=0 or '{\"image\": 2}' "
+         "(unset modalities: 999). The profile run pushes the modality with the most tokens "
+         "through the vision encoder; one at 0 is not profiled, all at 0 none.")]
+SkipMmProfilingOpt = Annotated[bool, typer.Option(
+    "--skip-mm-profiling", rich_help_panel=VLLM_PANEL,
+    help="vLLM: no multimodal encoder profile (nothing reserved for it).")]
 HybridManagerOpt = Annotated[HybridManager, typer.Option(
     "--hybrid-kv-cache-manager", rich_help_panel=VLLM_PANEL,
     help="vLLM's hybrid KV-cache manager (auto: what that version does for the model; off: "

@@ -17,12 +17,14 @@ from kvplan.cli.common import (
     ExplainOpt,
     FormatOpt,
     GpuMemGibOpt,
+    LimitMmOpt,
     LoadQuantization,
     MaxNumBatchedTokensOpt,
     MaxNumSeqsOpt,
     PlatformOpt,
     QuantizationOpt,
     ReserveGibOpt,
+    SkipMmProfilingOpt,
     SpecMethod,
     SpecMethodOpt,
     SpecTokensOpt,
@@ -199,6 +201,8 @@ def plan_cmd(
     seed: SeedOpt = 0,
     trace: TraceOpt = None,
     trace_format: TraceFormatOpt = None,
+    limit_mm_per_prompt: LimitMmOpt = None,
+    skip_mm_profiling: SkipMmProfilingOpt = False,
     shared_prefix: Annotated[int, typer.Option(
         "--shared-prefix-tokens", "--shared-prefix", parser=tokens_or_zero_option,
         metavar="TOKENS",
@@ -241,7 +245,7 @@ def plan_cmd(
     --rate and --slo-ttft-ms / --slo-tpot-ms: the fewest GPUs that serve that request rate
     within the SLOs in the simulator (`kvplan simulate`), and that one fewer misses."""
     from kvplan.analysis.offload_run import plan_offload
-    from kvplan.analysis.planner import PlanRequest, plan_serving
+    from kvplan.analysis.planner import PlanRequest, plan_serving, planned_spec
     from kvplan.present.capacity_view import plan_view
     from kvplan.present.offload_view import with_offload
 
@@ -255,7 +259,9 @@ def plan_cmd(
             "--gpu-mem-gib": gpu_mem_gib, "--weights-gib": weights_gib,
             "--reserve-gib": reserve_gib, "--trace": trace, "--prices": prices,
             "--num-requests": num_requests, "--plot": plot, "--platform": platform,
-            "--cpu-amx/--no-cpu-amx": cpu_amx}, {
+            "--cpu-amx/--no-cpu-amx": cpu_amx,
+            "--limit-mm-per-prompt": limit_mm_per_prompt,
+            "--skip-mm-profiling": skip_mm_profiling or None}, {
             "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
             "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
             "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
@@ -295,7 +301,8 @@ def plan_cmd(
                    gpus_per_node=gpus_per_node, nodes=nodes, engine=engine,
                    engine_version=engine_version, kv_dtype=kv_dtype,
                    platform=None if platform is None else platform.value, cpu_amx=cpu_amx,
-                   jobs=jobs, executor=executor,
+                   limit_mm_per_prompt=limit_mm_per_prompt,
+                   skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
                              "trace_format": trace_format}, fmt=fmt, explain=explain)
@@ -329,6 +336,8 @@ def plan_cmd(
                                                                              kv_dtype),
             "shared_prefix": shared_prefix or None,
             "allow_long_context": allow_long_context or None,
+            "limit_mm_per_prompt": limit_mm_per_prompt,
+            "skip_mm_profiling": skip_mm_profiling or None,
         }
         opts = {**given, **{k: v for k, v in flags.items() if v is not None}}
         if prices is not None or price:
@@ -348,7 +357,7 @@ def plan_cmd(
 
             plot_plan(plot, spec, result.to_dict(), gpus_per_node=opts.get("gpus_per_node") or 8,
                       force=force, platform=opts.get("platform"), cpu_amx=opts.get("cpu_amx"))
-        shown = req.engine.rules.served_architecture(spec, req.engine_version)
+        shown = planned_spec(spec, req, result)
         emit(with_offload(plan_view(shown, result), tiers), fmt, explain=explain)
     if result.verdict == "DOES NOT FIT":
         raise typer.Exit(EXIT_DOES_NOT_FIT)
@@ -358,7 +367,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
     """The request from the merged options (file, then flags), its plan, the spec and the
     request."""
     from kvplan._util.units import gib_to_bytes
-    from kvplan.analysis.inputs import platform_fields, speculative_tokens
+    from kvplan.analysis.inputs import mm_fields, platform_fields, speculative_tokens
     from kvplan.hardware.gpus import device_of_size, get_gpu
 
     if opts.get("model") is None:
@@ -387,6 +396,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
         if opts.get(key) is not None:
             extra[field] = gib_to_bytes(opts[key])
     extra.update(platform_fields(opts.get("platform"), opts.get("cpu_amx")))
+    extra.update(mm_fields(opts.get("limit_mm_per_prompt"), bool(opts.get("skip_mm_profiling"))))
     for key in ("speculative_method", "quantization", "shared_prefix"):
         if opts.get(key) is not None:
             extra[key] = opts[key]
@@ -435,7 +445,8 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                 context=context,
                 **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes",
                                            "engine", "engine_version", "kv_dtype", "jobs",
-                                           "executor", "platform", "cpu_amx")
+                                           "executor", "platform", "cpu_amx",
+                                           "limit_mm_per_prompt", "skip_mm_profiling")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))

@@ -13,9 +13,11 @@ from kvplan.cli.common import (
     EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
+    LimitMmOpt,
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
+    SkipMmProfilingOpt,
     handle_errors,
     load_spec,
     with_keys_after,
@@ -70,6 +72,8 @@ def simulate_cmd(
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
     cpu_amx: CpuAmxOpt = None,
+    limit_mm_per_prompt: LimitMmOpt = None,
+    skip_mm_profiling: SkipMmProfilingOpt = False,
     kv_dtype: Annotated[str, typer.Option(
         "--kv-dtype", "--kv-cache-dtype", parser=kv_dtype_or_auto_option, metavar="DTYPE",
         help="KV-cache element type (bf16, fp8, ...). auto (the default): as `estimate` (bf16, "
@@ -224,7 +228,8 @@ def simulate_cmd(
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1, platform=None if platform is None else platform.value,
-            cpu_amx=cpu_amx)
+            cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
+            skip_mm_profiling=skip_mm_profiling)
         if schedule_policy not in POLICIES:
             from kvplan._util.errors import InputError
 

@@ -119,6 +119,13 @@ class LaunchSettings:
     # --quantization as plan was given it (load-time quantization, bitsandbytes: the weights
     # plan sized), which each engine's line must carry or refuse (issue 26).
     load_quantization: str | None = None
+    # --max-num-seqs as plan was given it (the engine's running-request cap, which plan sized
+    # with); None: the cap the line derives from the target concurrency.
+    running_cap: int | None = None
+    # vLLM's --limit-mm-per-prompt (modality, count) pairs and --skip-mm-profiling as plan was
+    # given them (they change which towers load and what the profile reserves).
+    limit_mm_per_prompt: tuple[tuple[str, int], ...] = ()
+    skip_mm_profiling: bool = False
 
 
 def declared_kv_cache(spec: ModelSpec) -> tuple[str, str] | None:

@@ -341,6 +341,11 @@ def untouched_towers(config: Mapping[str, Any]) -> list[str]:
     return towers
 
 
+# The values of the tower assumptions below, as kvplan.engines.vllm.towers finds them again.
+PROFILE_NOT_RESERVED = "encoder profile not in the reserve"
+TOWER_NOT_COUNTED = "not counted in the weights"
+
+
 def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False,
                      counted: bool = False) -> tuple[str, str, str] | None:
     """(field, value, why) of the weights kvplan leaves out for a wrapper's towers, or None;
@@ -353,12 +358,12 @@ def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False,
     if not towers:
         return None
     if counted:
-        return (", ".join(towers), "encoder profile not in the reserve",
+        return (", ".join(towers), PROFILE_NOT_RESERVED,
                 "the towers' weights are counted, but vLLM runs each encoder on its largest "
                 "dummy items before sizing the KV cache; that peak is not modelled, so a GPU "
                 "budget is high by it unless vLLM starts with --limit-mm-per-prompt 0 for "
                 "their modalities or --skip-mm-profiling")
-    return (", ".join(towers), "not counted in the weights",
+    return (", ".join(towers), TOWER_NOT_COUNTED,
             "the wrapper's vision / audio tower and projector hold no KV cache; their weights "
             "are left out of the weight count (a GPU budget is high by their size)")
 
@@ -366,7 +371,7 @@ def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False,
 def unprofiled_tower_assumption() -> tuple[str, str, str]:
     """(field, value, why) for a tower whose weights are counted but whose encoder-profile peak
     (kvplan.engines.vllm.mm) is not modelled: the reserve lacks it."""
-    return ("vision_config", "encoder profile not in the reserve",
+    return ("vision_config", PROFILE_NOT_RESERVED,
             "vLLM runs the vision encoder on its largest dummy items before sizing the KV cache; "
             "that peak is not modelled for this tower, so a GPU budget is high by it unless vLLM "
             "starts with --limit-mm-per-prompt image=0,video=0 or --skip-mm-profiling")

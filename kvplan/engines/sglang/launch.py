@@ -82,7 +82,7 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
                                 s.auto_kv_dtype)
     if flag:
         groups.append(flag)
-    groups.append(("--max-running-requests", str(s.concurrency)))
+    groups.append(("--max-running-requests", str(s.running_cap or s.concurrency)))
     if _config_reason(s):
         groups.append(("--trust-remote-code",))  # kvplan.engines.sglang.config_class
     return tuple(groups) + _speculative(s) + s.extra_groups

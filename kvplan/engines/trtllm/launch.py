@@ -98,7 +98,8 @@ def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
         ("--ep_size", str(lay.tp)) if lay.ep > 1 else ())
     options = _yaml(lay, s)
     tail: tuple[tuple[str, ...], ...] = (
-        ("--max_seq_len", str(s.context), "--max_batch_size", str(s.concurrency)),
+        ("--max_seq_len", str(s.context), "--max_batch_size",
+         str(s.running_cap or s.concurrency)),
         ("--kv_cache_free_gpu_memory_fraction", f"{s.fraction:g}"),
     ) + ((("--extra_llm_api_options", OPTIONS_FILE),) if options else ())
     files = ((OPTIONS_FILE, options),) if options else ()

@@ -179,14 +179,18 @@ class VllmEngine:
         """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`, an
         architecture outside its registry as `served_architecture` says, and DeepSeek's sparse
         attention at fp8 on SM 10.x in the standard fp8 row
-        (kvplan.engines.vllm.kv_dtype.sparse_mla_served), a Gemma wrapper without the towers
-        its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers), and IndexCache's
-        indexer on the layers this release builds it on (kvplan.engines.vllm.index_cache)."""
+        (kvplan.engines.vllm.kv_dtype.sparse_mla_served), a multimodal wrapper without the
+        towers its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers), and
+        IndexCache's indexer on the layers this release builds it on
+        (kvplan.engines.vllm.index_cache)."""
         spec = alloc.vllm_cached_spec(spec)
         if inputs is None:
             return spec
         spec = self.served_architecture(spec, inputs.engine_version)
-        spec = without_skipped_towers(spec, vllm_options(inputs).limit_mm_per_prompt)
+        opts = vllm_options(inputs)
+        spec = without_skipped_towers(spec, opts.limit_mm_per_prompt,
+                                      inputs.engine_version or profiles.DEFAULT_VLLM_VERSION,
+                                      skip_mm_profiling=opts.skip_mm_profiling)
         spec = index_cache_served(spec, inputs.engine_version, profiles.DEFAULT_VLLM_VERSION)
         return sparse_mla_served(spec, inputs)
 

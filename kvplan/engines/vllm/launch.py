@@ -101,7 +101,8 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
         # its dtype as config/cache.py CacheDType spells it.
         groups.append(("--kv-cache-dtype", _cache_dtype(s.kv_dtype)))
     # The flags here exist in every V1 release kvplan models (tests/test_launch.py).
-    groups.append(("--max-num-seqs", str(vllm_running_cap(lay, s.concurrency))))
+    groups.append(("--max-num-seqs", str(s.running_cap or vllm_running_cap(lay, s.concurrency))))
+    groups.extend(_mm_flags(s))
     quant = vllm_quantization_flags(s.load_quantization)  # the weights plan sized
     if quant:
         groups.append(quant)
@@ -113,6 +114,24 @@ def _settings(s: LaunchSettings, lay: LaunchLayout) -> tuple[tuple[str, ...], ..
         # class only auto_map provides (kvplan.engines.vllm.config_class).
         groups.append(("--trust-remote-code",))
     return tuple(groups) + s.extra_groups
+
+
+# --skip-mm-profiling: from 0.11.0 (engine/arg_utils.py; tests/data/launch_flags/vllm-0.11.0.json,
+# absent from vllm-0.10.0.json); --limit-mm-per-prompt takes JSON in every release kvplan models.
+SKIP_MM_PROFILING_SINCE = (0, 11)
+
+
+def _mm_flags(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
+    groups: list[tuple[str, ...]] = []
+    if s.limit_mm_per_prompt:
+        groups.append(("--limit-mm-per-prompt",
+                       json.dumps(dict(s.limit_mm_per_prompt), separators=(",", ":"))))
+    if s.skip_mm_profiling:
+        if version_key(s.version) < SKIP_MM_PROFILING_SINCE:
+            raise InputError(f"--skip-mm-profiling: vLLM {s.version} has no such flag (added in "
+                             "0.11.0); give --engine-version 0.11 or later, or leave it out")
+        groups.append(("--skip-mm-profiling",))
+    return tuple(groups)
 
 
 def _parallel(tp: int, pp: int, dp: int, ep: bool) -> tuple[tuple[str, ...], ...]:
