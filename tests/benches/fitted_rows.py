@@ -259,7 +259,8 @@ _AIC_SGLANG_DP_PREFILL = tuple(f"aiconfigurator {run}" for run in (
 
 # Every load stage of the sim-to-real study in the simulate bench (tests/benches/sim_to_real.py
 # row ids): the 11 runs' 19 (by campaign folder), the prospective runs 28, 30, 31 and the blind
-# runs 49, 50, 51, 56 (by the study's run id).
+# runs 49, 50, 51, 56 (by the study's run id). The offload runs (runs.json "offload_runs",
+# evaluated after every rule here) are in no record.
 _SIM_TO_REAL_ALL = (
     *(f"sim-to-real {folder}, stage {i}" for folder, n in (
         ("13-qwen3-14b-tp1-general-1", 2), ("14-qwen3-14b-tp1-codegen-1", 2),
