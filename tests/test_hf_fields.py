@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import SpecError
 from kvplan.cli import app
+from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config
 from kvplan.sources.hf_fields import FAMILY_FIELDS
 from kvplan.sources.hf_fields_table import LZ
@@ -68,6 +69,12 @@ REFUSED = [
     # Nemotron-H in transformers 5.19's own format (layers_block_type) is read as
     # NemotronHConfig reads it (tests/test_blind_refusals.py); a kind it does not take is not.
     ("nemotron-nano-9b-v2", {"layers_block_type": ["mamba", "conv"]}, "layers_block_type"),
+    # GPT2Model.__init__ (vLLM 0.32 gpt2.py:201-202) asserts both attention-score options
+    # false: a GPT-2 config setting either does not start (kvplan had answered a number; the
+    # gpt2 oracle case with scale_attn_by_inverse_layer_idx true stops there on vLLM 0.32's CPU
+    # build: AssertionError at gpt2.py:201).
+    ("gpt2", {"scale_attn_by_inverse_layer_idx": True}, "scale_attn_by_inverse_layer_idx"),
+    ("gpt2", {"reorder_and_upcast_attn": True}, "reorder_and_upcast_attn"),
 ]
 
 
@@ -236,3 +243,18 @@ def test_add_cross_attention_false_is_a_plain_decoder_on_both_halves() -> None:
         check_family_fields({"add_cross_attention": False}, "cfg/config.json", family)
         with pytest.raises(SpecError):
             check_family_fields({"add_cross_attention": True}, "cfg/config.json", family)
+
+
+@pytest.mark.parametrize("case", ["tiny-random-gpt-bigcode", "tiny-random-gpt-bigcode-upcast"])
+def test_gpt_bigcode_carries_gpt2_attention_options(case: str) -> None:
+    # hf-internal-testing/tiny-random-GPTBigCodeForCausalLM's published config.json (the
+    # oracle case, verbatim) carries GPT-2's reorder_and_upcast_attn and
+    # scale_attn_by_inverse_layer_idx (false); the -upcast case sets both true. Neither
+    # GPTBigCodeConfig nor transformers' modeling_gpt_bigcode.py, which vLLM 0.32's Transformers
+    # backend builds, reads them: 5 layers x 2 x 1 KV head (multi_query) x (32 / 4 = 8) x 2 B
+    # (float32 run as bfloat16) = 160 B per token either way, equal to vLLM's CPU build
+    # (6,710,784 tokens at 1 GiB, 512 per request: tests/test_vllm_oracle.py).
+    config = _golden(case)
+    assert config["reorder_and_upcast_attn"] is config["scale_attn_by_inverse_layer_idx"]
+    spec, _ = load_config(ORACLE / case / "config.json")
+    assert rank_caches(spec, kv_dtype="bf16").bytes_per_token == 5 * 2 * 1 * 8 * 2

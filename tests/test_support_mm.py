@@ -166,6 +166,16 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     # the safetensors' dtype, or float32 downcast to bfloat16 without them.
     "qwen3-asr-0.6b": (MM / "qwen3-asr-0.6b.json", 28 * 2 * 8 * 128 * 2,
                        HF + "Qwen/Qwen3-ASR-0.6B"),
+    # models/blip2.py (vLLM 0.32, Blip2ForConditionalGeneration.__init__, :514-555): the
+    # text_config's own OPTForCausalLM (opt.py OPTAttention: every head its own KV head of
+    # hidden / heads, no window); the BLIP vision tower (MMEncoderAttention) and the Q-Former
+    # (plain-torch attention) hold no paged cache. microsoft/OmniParser's icon-caption BLIP-2
+    # (a fine-tune of Salesforce/blip2-opt-2.7b): text_config 32 layers, hidden 2560, 32 heads:
+    # 32 x 2 x 32 x (2560 / 32 = 80) x 2 B = 327,680 B. The wrapper's torch_dtype bfloat16 is
+    # the one vLLM reads (text_config's float16 is not): 2 B per element.
+    "omniparser-icon-caption-blip2": (MM / "omniparser-icon-caption-blip2.json",
+                                      32 * 2 * 32 * 80 * 2,
+                                      HF + "microsoft/OmniParser"),
 }
 
 
@@ -423,3 +433,24 @@ def test_qwen3_asr_text_model_other_than_qwen3_is_refused(tmp_path: Path) -> Non
     path.write_text(json.dumps(config))
     result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
     assert result.exit_code == 2 and "thinker_config.text_config.model_type" in result.stderr
+
+
+def test_blip2_text_model_left_to_opt_defaults() -> None:
+    # Blip2Config builds text_config as OPTConfig(**text_config) (transformers 5.19): the file
+    # leaves out vocab_size and max_position_embeddings, so OPTConfig's 50,272 and 2,048 hold
+    # (OmniParser's Hub checkpoint is the Salesforce model's 50,272-row embedding).
+    spec, warnings = load_config(MM / "omniparser-icon-caption-blip2.json")
+    assert spec.vocab_size == 50272 and spec.max_position_embeddings == 2048
+    assert any("vocab_size 50272, max_position_embeddings 2048" in w for w in warnings)
+
+
+def test_blip2_text_model_other_than_opt_is_refused(tmp_path: Path) -> None:
+    # blip2-flan-t5-* wrap a T5 encoder-decoder: vLLM's blip2.py would build its T5 class,
+    # which kvplan does not read; only an OPT text model is taken.
+    config = json.loads((MM / "omniparser-icon-caption-blip2.json").read_text())
+    config["text_config"]["model_type"] = "t5"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
+    assert result.exit_code == 2 and "text_config.model_type" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -80,9 +80,14 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     # Step1Config (remote, Step-Audio's configuration_step1.py): num_attention_groups 8; no
     # tie flag, so PretrainedConfig's True (models/step1.py ties lm_head when it is true).
     "step1": {"num_attention_groups": 8, _TIE: True},
+    # OPTConfig() (transformers 5.19, models/opt/configuration_opt.py): what a Blip-2 wrapper's
+    # text_config leaves out (Blip2Config builds CONFIG_MAPPING["opt"](**text_config));
+    # word_embed_proj_dim None -> hidden_size, enable_bias True.
+    "opt": {"vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12, "ffn_dim": 3072,
+            "num_attention_heads": 12, "max_position_embeddings": 2048, _TIE: True},
     # Each class's tie_word_embeddings where no other default is listed.
     "gemma3": {_TIE: True},
-    "minicpm3": {_TIE: True}, "falcon": {_TIE: True}, "gpt2": {_TIE: True}, "opt": {_TIE: True},
+    "minicpm3": {_TIE: True}, "falcon": {_TIE: True}, "gpt2": {_TIE: True},
     "lfm2": {_TIE: True}, "cohere": {_TIE: True}, "cohere2": {_TIE: True},
     "mamba": {_TIE: True}, "falcon_mamba": {_TIE: True}, "zamba2": {_TIE: True},
     "gpt_bigcode": {_TIE: True}, "gptj": {_TIE: False},

@@ -214,17 +214,28 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
         _why("read: Mamba state", "state_size", "conv_kernel") | _why(
         "weights or compute only", "use_conv_bias", "use_mambapy", "use_falcon_mambapy")),
     # models/gpt2.py: MHA of hidden / n_head (head_dim not covered: kvplan's reader would take
-    # it).
-    "gpt2": _ak("models/gpt2.py", _WINDOW_EVERY_LAYER | _GPT2 | _why(
-        "a scalar or dtype of the attention scores", "reorder_and_upcast_attn",
-        "scale_attn_by_inverse_layer_idx")),
-    # Transformers backend; GPTBigCodeConfig: one KV head when multi_query.
+    # it). GPT2Model.__init__ (vLLM 0.32 gpt2.py:201-202) asserts both attention-score options
+    # false: a config setting either does not start.
+    "gpt2": _ak("models/gpt2.py", _WINDOW_EVERY_LAYER | _GPT2 | {
+        name: only(None, False, why="a scalar or dtype of the attention scores; vLLM's gpt2.py "
+                   "asserts it false (true does not start)")
+        for name in ("reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx")}),
+    # Transformers backend (vLLM 0.32 registry.py:715: GPTBigCodeForCausalLM ->
+    # TransformersForCausalLM; 0.32 has no gpt_bigcode.py); GPTBigCodeConfig: one KV head when
+    # multi_query.
     "gpt_bigcode": _ak("models/transformers/base.py (GPTBigCodeConfig)",
         _WINDOW_PER_LAYER | _GPT2 | {
         "multi_query": Covered("read: KV heads"),
         "num_key_value_heads": Covered("overwritten by GPTBigCodeConfig from multi_query")} | _why(
         "the dtype of the attention scores", "attention_softmax_in_fp32",
-        "scale_attention_softmax_in_fp32")),
+        "scale_attention_softmax_in_fp32") | _why(
+        # GPT-2's attention-score options, left in GPT-2-derived files
+        # (hf-internal-testing/tiny-random-GPTBigCodeForCausalLM): read by neither
+        # GPTBigCodeConfig nor modeling_gpt_bigcode.py (transformers 5.19), which the Transformers
+        # backend builds, nor by any vLLM 0.32 file but gpt2.py; no cache, weight or numeric
+        # change at any value.
+        "GPT-2's attention-score options, read by nothing that builds GPTBigCode",
+        "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx")),
     # models/gpt_j.py: MHA of hidden / n_head.
     "gptj": _ak("models/gpt_j.py", _HEAD_DIM_UNREAD | _WINDOW_EVERY_LAYER | _GPT2),
     # models/gpt_neox.py: MHA of hidden / heads (head_dim not covered: kvplan's reader would

@@ -163,6 +163,15 @@ WRAPPERS: dict[str, Wrapper] = {
     # published files' text model_type qwen3 reads it, and no other is taken.
     "qwen3_asr": Wrapper(keys=("thinker_config", "text_config"), default_text="qwen3",
                          vllm="qwen3_asr.py", text_types=("qwen3",)),
+    # blip2.py (Blip2ForConditionalGeneration.__init__, :514-555): the text_config's own
+    # architecture (init_vllm_registered_model(hf_config=config.text_config)), OPTForCausalLM
+    # (opt.py) in every published checkpoint; the BLIP vision tower (blip.py: MMEncoderAttention),
+    # the Q-Former (plain-torch attention over the image features) and the projection hold no
+    # paged cache. Blip2Config (transformers 5.19) builds text_config as
+    # CONFIG_MAPPING[its model_type, default opt]; a T5 text model (blip2-flan-t5) is an
+    # encoder-decoder kvplan does not read, so only opt is taken.
+    "blip-2": Wrapper(keys=("text_config",), default_text="opt", vllm="blip2.py",
+                      text_types=("opt",)),
 }
 
 # Text sub-config model_types vLLM builds with another family's decoder, by kvplan family (and
@@ -323,7 +332,7 @@ def dtype_fields(config: Mapping[str, Any], data: Mapping[str, Any]) -> dict:
 
 _TOWERS = ("vision_config", "audio_config", "audio_tower_config", "vision_tower_config",
            "perceiver_config", "img_processor", "encoder_config", "projector_config",
-           "visual_tokenizer_config")
+           "visual_tokenizer_config", "qformer_config")
 
 
 def untouched_towers(config: Mapping[str, Any]) -> list[str]:
