@@ -5,6 +5,7 @@ classes vLLM refuses to split (no SupportsPP: vllm_registry.json `supports_pp`).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,20 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     with pytest.raises(InputError, match="SupportsPP"):
         plan_capacity(load_spec(str(DATA / "oracle" / "gemma-3n-e4b-text")),
                       PlanInputs(context=4096, pp=2, kv_budget_bytes=10 * GiB))
+
+
+def test_every_stage_equals_vllm_on_the_pp2_shrink() -> None:
+    # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
+    # hidden 1,536, per-layer width 256 over 262,144 rows, vocabulary 4,096, tied) started at
+    # pipeline_parallel_size 2 on vLLM 0.32's CPU build (weight-bytes.json, measured 2026-12-04
+    # with tests/oracle/vllm_weight_bytes.py, WEIGHT_BYTES_PP=2): each stage's worker holds
+    # 1,479,102,976 B of parameters, embed_tokens, embed_tokens_per_layer,
+    # per_layer_model_projection, per_layer_projection_norm and norm among them on both. The
+    # first / last split gave 1,479,099,904 B (no final norm) and 129,060,864 B (5 layers, the
+    # final norm and a tied lm_head copy of 12,582,912 B instead of the embeddings).
+    measured = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"][
+        "gemma-4-e2b-text-pp2"]["stages"]
+    spec = load_spec(str(DATA / "oracle" / "gemma-4-e2b-text-pp2"))
+    stages = _stages(spec)
+    assert [b.total - b.rope_cache for b in stages] == [s["params"] for s in measured]
+    assert measured[0]["outer"] == measured[1]["outer"]
