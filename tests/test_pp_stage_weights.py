@@ -1,7 +1,8 @@
 """Pipeline stages as vLLM 0.32 builds them (issue 26, pp26): the weights outside the decoder
 layers each stage holds (EngineRules.stage_outer; kvplan.engines.vllm.stage_weights: Gemma-4
-builds its embeddings, per-layer embeddings, final norm and tied head on every stage), and the
-classes vLLM refuses to split (no SupportsPP: vllm_registry.json `supports_pp`)."""
+builds its embeddings, per-layer embeddings, final norm and tied head on every stage, Qwen3-MoE
+its embeddings, final norm and lm_head), and the classes vLLM refuses to split (no SupportsPP:
+vllm_registry.json `supports_pp`)."""
 
 from __future__ import annotations
 
@@ -137,7 +138,15 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
                       PlanInputs(context=4096, pp=2, kv_budget_bytes=10 * GiB))
 
 
-def test_every_stage_equals_vllm_on_the_pp2_shrink() -> None:
+@pytest.mark.parametrize(("case", "config"), [
+    ("gemma-4-e2b-text-pp2", "gemma-4-e2b-text-pp2"),
+    # models/qwen3_moe.py:468-479, 580-587: embed_tokens, norm and the untied lm_head on every
+    # stage of the qwen3-30b-a3b shrink (4 layers of hidden 2,048, vocabulary 1,024): 96,556,032
+    # B each; the first / last split gave 92,357,632 and 92,361,728 (no head on stage 0, no
+    # embeddings on stage 1: 4,194,304 B each, and the final norm's 4,096).
+    ("qwen3-30b-a3b-pp2", "qwen3-30b-a3b"),
+])
+def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
     # hidden 1,536, per-layer width 256 over 262,144 rows, vocabulary 4,096, tied) started at
     # pipeline_parallel_size 2 on vLLM 0.32's CPU build (weight-bytes.json, measured 2026-12-04
@@ -147,8 +156,8 @@ def test_every_stage_equals_vllm_on_the_pp2_shrink() -> None:
     # first / last split gave 1,479,099,904 B (no final norm) and 129,060,864 B (5 layers, the
     # final norm and a tied lm_head copy of 12,582,912 B instead of the embeddings).
     measured = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"][
-        "gemma-4-e2b-text-pp2"]["stages"]
-    spec = load_spec(str(DATA / "oracle" / "gemma-4-e2b-text-pp2"))
+        case]["stages"]
+    spec = load_spec(str(DATA / "oracle" / config))
     stages = _stages(spec)
     assert [b.total - b.rope_cache for b in stages] == [s["params"] for s in measured]
     assert measured[0]["outer"] == measured[1]["outer"]

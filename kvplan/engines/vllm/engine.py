@@ -241,7 +241,7 @@ class VllmEngine:
         return True
 
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
-        """Gemma-4's embeddings and head on every stage (kvplan.engines.vllm.stage_weights)."""
+        """Gemma-4's and Qwen3-MoE's embeddings and head on every stage (stage_weights)."""
         return vllm_stage_outer(spec)
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:

@@ -22,7 +22,12 @@ per_layer_projection_norm, where hidden_size_per_layer_input > 0) and the final 
 unconditionally, and Gemma4ForCausalLM (:1447-1454) a ParallelLMHead tied to that stage's
 embed_tokens; only the forward pass reads the rank (:1335 is_first_rank, :1379 is_last_rank).
 The wrappers build that same Gemma4ForCausalLM (gemma4_mm.py:1136-1140,
-gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`).
+gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`). Qwen3-MoE does the same:
+models/qwen3_moe.py Qwen3MoeModel (:468-479) makes embed_tokens and norm, Qwen3MoeForCausalLM
+(:580-587) its lm_head (tied or not), with no rank test. Both measured at PP 2 on vLLM 0.32's CPU
+build (tests/data/oracle/weight-bytes.json: gemma-4-e2b-text-pp2, qwen3-30b-a3b-pp2): every
+stage holds them. Many more of vLLM 0.32's classes build them without a rank test (mixtral.py,
+qwen2_moe.py, gemma3.py, gpt_oss.py, ...); they are not listed here until read and measured.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from kvplan.weights.base import StageOuter
 # embeddings and the head on every pipeline stage.
 _OUTER_ON_EVERY_STAGE = frozenset({
     "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-    "Gemma4UnifiedForConditionalGeneration"})
+    "Gemma4UnifiedForConditionalGeneration", "Qwen3MoeForCausalLM"})
 
 
 def vllm_stage_outer(spec: ModelSpec) -> StageOuter:
