@@ -258,3 +258,64 @@ def test_pangu_embedded_weighs_its_printed_modules() -> None:
     per_layer = (2 * (4096 * 4096 + 4096) + 2 * (4096 * 1024 + 1024) + 3 * 4096 * 12800
                  + 2 * 4096)
     assert count_params(spec).total == 2 * 153_376 * 4096 + 34 * per_layer + 4096
+
+
+# (fields over the published config, q/k/v biased, o_proj biased). vLLM 0.32 models/openpangu.py
+# :853-858: o_proj's bias is `attention_bias or bias`, q/k/v's is qkv_bias where the config has
+# one, else the same; the remote PanguEmbeddedConfig (configuration_openpangu_dense.py) defaults
+# bias to true, so a config.json without it is biased (kvplan.sources.hf_defaults, with a
+# warning). kvplan had read `bias` only where attention_bias was absent and refused qkv_bias.
+PANGU_BIASES = [
+    ({}, True, True),  # the published config: "bias": true
+    ({"qkv_bias": False}, False, True),
+    ({"attention_bias": False}, True, True),  # False or True
+    ({"bias": False}, False, False),
+    ({"bias": False, "qkv_bias": True}, True, False),
+    ({"bias": None}, False, False),  # null: the remote class keeps None, falsy in vLLM
+    (None, True, True),  # "bias" left out: the remote class's default true
+]
+
+
+def _pangu(tmp_path: Path, base: Path, fields: dict | None) -> Path:
+    data = json.loads(base.read_text())
+    if fields is None:
+        del data["bias"]
+    else:
+        data.update(fields)
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    return tmp_path / "config.json"
+
+
+@pytest.mark.parametrize(("fields", "qkv", "o"), PANGU_BIASES)
+def test_pangu_embedded_biases_read_as_vllm_builds_them(tmp_path: Path, fields: dict | None,
+                                                        qkv: bool, o: bool) -> None:
+    # The published openPangu-Embedded-7B-V1.1 (34 layers, hidden 4,096, 32 heads, 8 KV heads of
+    # 128): q/k/v biases 4,096 + 2 x 1,024, o_proj's 4,096 a layer, on top of the unbiased
+    # 8,030,887,936 - 34 x 10,240 = 8,030,539,776 parameters.
+    from kvplan.weights.params import count_params
+
+    spec, _ = load_config(_pangu(tmp_path, CONFIGS / "openpangu-embedded-7b-v1.1.json", fields))
+    assert (spec.attention.attention_bias, spec.attention.o_proj_bias) == (qkv, o)
+    assert count_params(spec).total == 8_030_539_776 + 34 * (6_144 * qkv + 4_096 * o)
+
+
+# The oracle shrink tests/data/oracle/openpangu-embedded-7b-v1.1 (4 layers, hidden 4,096, MLP
+# 512, vocabulary 4,096, untied) with the same fields, measured with
+# tests/oracle/vllm_weight_bytes.py (vLLM 0.32.0 CPU, PYTHONPATH=tests/oracle/remote_configs,
+# whose stand-in class takes PanguEmbeddedConfig's bias default) on 2026-12-04: the model's
+# parameters at bf16. Unbiased: 2 x 4,096 x 4,096 + 4 x (2 x 4,096^2 + 2 x 4,096 x 1,024 + 3 x
+# 4,096 x 512 + 2 x 4,096) + 4,096 = 226,529,280 elements = 453,058,560 B; biases 4 x 6,144 and
+# 4 x 4,096 elements (49,152 B and 32,768 B).
+PANGU_SHRINK_MEASURED = {True: {True: 453_140_480, False: 453_107_712},
+                         False: {True: 453_091_328, False: 453_058_560}}
+
+
+@pytest.mark.parametrize(("fields", "qkv", "o"), PANGU_BIASES)
+def test_pangu_embedded_shrink_weights_equal_vllm(tmp_path: Path, fields: dict | None,
+                                                   qkv: bool, o: bool) -> None:
+    from kvplan.weights.breakdown import weight_breakdown
+
+    spec, _ = load_config(_pangu(tmp_path, DATA / "oracle" / "openpangu-embedded-7b-v1.1"
+                                 / "config.json", fields))
+    b = weight_breakdown(spec, None, dtype="bf16")
+    assert b.total - b.rope_cache == PANGU_SHRINK_MEASURED[qkv][o]

@@ -72,12 +72,16 @@ class StagePlan:
     sglang_pool: SglangPool | None = field(default=None, compare=False)
 
 
-def _weights_bytes(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first: bool,
+def stage_weights(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first: bool,
                    pp_last: bool) -> WeightBreakdown:
+    """The stage's weights: its layers, and the embeddings and head it holds, the first's and
+    the last's, or on every stage where the engine's model class builds them there
+    (EngineRules.stage_outer); the MTP draft layers on the last stage alone."""
+    first, last = inputs.engine.rules.stage_outer(spec).holds(first=pp_first, last=pp_last)
     return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
-                             quantization=inputs.quantization, layers=stage, first=pp_first,
-                             last=pp_last, dp_attention=inputs.dp_attention, ep=inputs.ep,
-                             mtp=inputs.speculative_method == "mtp"
+                             quantization=inputs.quantization, layers=stage, first=first,
+                             last=last, dp_attention=inputs.dp_attention, ep=inputs.ep,
+                             mtp=pp_last and inputs.speculative_method == "mtp"
                              and inputs.engine.rules.loads_draft_weights(inputs))
 
 
@@ -113,7 +117,7 @@ def _weights_and_reserve(spec: ModelSpec, inputs: PlanInputs, counts: ParamCount
                          stage_index: int, layers: range
                          ) -> tuple[int, int, WeightBreakdown, Reserve]:
     refuse_uncounted_towers(spec, inputs)
-    breakdown = _weights_bytes(spec, inputs, layers, pp_first=stage_index == 0,
+    breakdown = stage_weights(spec, inputs, layers, pp_first=stage_index == 0,
                                pp_last=layers.stop == spec.num_hidden_layers)
     weights = breakdown.total if inputs.weights_bytes is None else inputs.weights_bytes
     parts = inputs.engine.budget.reserve(spec, inputs)

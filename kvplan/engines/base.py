@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
+    from kvplan.weights.base import StageOuter
 
 
 class Engine(str, Enum):
@@ -125,8 +126,7 @@ class PlanInputs:
     unified_memory: bool = False  # GB10: the OS's memory counts as used (TRT-LLM refuses)
     is_mla: bool = False  # SGLang reserves more for MLA's prefill CUDA graphs (set from spec)
     # A multimodal checkpoint's vision encoder (num_hidden_layers, hidden_size): SGLang lowers its
-    # default fraction for it (kvplan.engines.sglang.budget.sglang_vlm_factor); set from the
-    # spec's vision tower, or given (--vision-tower).
+    # default fraction for it (sglang.budget.sglang_vlm_factor); from the spec, or --vision-tower.
     vision_tower: tuple[int, int] | None = None
     quantization: str | None = None  # load-time quantization (bitsandbytes)
     options: EngineOptions | None = None  # the selected engine's own settings
@@ -377,10 +377,9 @@ class EngineRules(Protocol):
 
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
-        """The KV dtypes the engine (`version`) can be told to run `spec` at on `gpu`, where
-        the checkpoint or the engine's rule for the model narrows them (None: every one in
-        `kv_dtypes`): `kvplan plan` searches only these, so its launch line runs what it
-        planned."""
+        """The KV dtypes the engine (`version`) can be told to run `spec` at on `gpu`, where the
+        checkpoint or the engine's rule for the model narrows them (None: every one in
+        `kv_dtypes`): `kvplan plan` searches only these, so its launch line runs what it planned."""
 
     def default_speculative_tokens(self) -> int:
         """Draft tokens per step when a speculative method is given without a count (or
@@ -388,6 +387,9 @@ class EngineRules(Protocol):
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         """Whether the target model's weights include the MTP layers with MTP speculation."""
+
+    def stage_outer(self, spec: ModelSpec) -> StageOuter:
+        """Outer weights (embeddings, head) it builds on stages not the first / last too."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
@@ -499,8 +501,7 @@ ENGINE_AUTO = "auto"
 def asked_kv_dtype(text: str) -> str | None:
     """The KV dtype a --kv-dtype spelling asks for: ENGINE_AUTO for `auto` (vLLM's spelling of
     its default, the engine's own), else the dtype of an engine's spelling (fp8_e4m3 -> fp8);
-    None: unknown. (KV_DTYPE_ALIASES' own "auto" -> bf16 is left to the running-server readers,
-    kvplan.engines.*.live.)"""
+    None: unknown. (KV_DTYPE_ALIASES' "auto" -> bf16 is the running-server readers': *.live.)"""
     from kvplan._util.dtypes import KV_DTYPE_ALIASES
 
     key = text.strip().lower()
@@ -513,13 +514,12 @@ def run_kv_dtype(engine: Engine, spec: ModelSpec, kv_dtype: str | None = ENGINE_
     named) when asked for `kv_dtype`, and the line saying the checkpoint or the engine chose it
     (None: nothing to say). None or ENGINE_AUTO: the engine's own default
     (EngineRules.auto_kv_dtype: vLLM takes the checkpoint's declared KV dtype, else the model
-    dtype (EngineRules.model_dtype: bf16, fp16 for a float16 checkpoint), but
-    fp8 for GLM-5 on SM 10.x and for DeepSeek's sparse attention on SM 12.x; SGLang
-    and TensorRT-LLM where their code settles it, else they refuse to guess; SGLang's for
-    DeepSeek's sparse attention by the GPU); any other dtype as the engine runs it when told
-    (EngineRules.given_kv_dtype: as given, but SGLang 0.5.3-0.5.4's fp8 for DeepSeek's sparse
-    attention on SM10+). Every command's default goes through here, so estimate, sweep,
-    compare, report and plan agree."""
+    dtype (EngineRules.model_dtype: bf16, fp16 for a float16 checkpoint), but fp8 for GLM-5 on
+    SM 10.x and for DeepSeek's sparse attention on SM 12.x; SGLang and TensorRT-LLM where their
+    code settles it, else they refuse to guess; SGLang's for DeepSeek's sparse attention by the
+    GPU); any other dtype as the engine runs it when told (EngineRules.given_kv_dtype: as given,
+    but SGLang 0.5.3-0.5.4's fp8 for DeepSeek's sparse attention on SM10+). Every command's
+    default goes through here, so estimate, sweep, compare, report and plan agree."""
     if kv_dtype is None or kv_dtype == ENGINE_AUTO:
         return engine.rules.auto_kv_dtype(spec, version, gpu)
     return engine.rules.given_kv_dtype(spec, kv_dtype, version, gpu)
@@ -567,9 +567,9 @@ def options_of(inputs: PlanInputs, kind: type[Any], name: str) -> Any:
 
 
 def total_bytes_of(inputs: PlanInputs) -> int:
-    if inputs.total_bytes is None:
-        raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
-    return inputs.total_bytes
+    if inputs.total_bytes is not None:
+        return inputs.total_bytes
+    raise InputError("give --gpu, --gpu-mem-gib or --kv-budget-gib to plan capacity")
 
 
 def flag_unread_version(spec: ModelSpec, rules: EngineRules, version: str | None) -> ModelSpec:

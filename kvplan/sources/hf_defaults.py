@@ -144,6 +144,9 @@ CLASS_DEFAULTS: dict[str, Mapping[str, Any]] = {
     # defaults its published versions share (window_size differs between them: not filled).
     "plamo3": {_TIE: True, _FIELDS: {"num_key_value_heads": 4, "head_dim": 128,
                                      "sliding_window_pattern": 8}},
+    # The remote PanguEmbeddedConfig (configuration_openpangu_dense.py of the openPangu-Embedded
+    # checkpoints; copy read: github.com/wujing215/OpenPangu7B-on-NVIDIA): bias=True, untied.
+    "PanguEmbedded": {"bias": True, _TIE: False},
     # Llama4TextConfig: attention_chunk_size 8192.
     "llama4_text": {_FIELDS: {"num_key_value_heads": 8, "head_dim": 128,
                               "attention_chunk_size": 8192}},

@@ -181,6 +181,13 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = o_bias = False  # internlm2.py: wqkv and wo bias=False whatever `bias` says
     elif mt == "exaone":
         qkv_bias = o_bias = c.bool("attention_bias", False) or c.bool("bias", False)
+    elif mt == "PanguEmbedded":
+        # vLLM 0.32 models/openpangu.py:853-858 (OpenPanguDecoderLayer): o_proj's bias is
+        # `attention_bias or bias` (the remote class's bias defaults true: kvplan.sources.
+        # hf_defaults), q/k/v's is the config's qkv_bias where it has one (null: none), else
+        # the same.
+        o_bias = c.bool("attention_bias", False) or c.bool("bias", False)
+        qkv_bias = c.bool("qkv_bias", False) if "qkv_bias" in c.data else o_bias
     elif mt == "stablelm":
         qkv_bias, o_bias = c.bool("use_qkv_bias", False), False  # stablelm.py: o_proj bias=False
     elif mt in ("glm4", "glm4_moe"):

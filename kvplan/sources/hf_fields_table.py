@@ -424,6 +424,7 @@ FAMILY_FIELDS: dict[str, FamilyFields] = {
     # encoder (is_causal false) and the sandwich norms (two more norms a layer: weights).
     "PanguEmbedded": _lz(source="models/openpangu.py (OpenPanguEmbeddedAttention)",
                          covered=_fields(_KV, _WINDOW_EVERY_LAYER) | {
+        "qkv_bias": Covered("q/k/v biases (weights only: kvplan.sources.hf_families)"),
         "param_sink_number": only(None, 0, why="no sink attention (OpenPanguSinkAttention's "
                                                "sink_len is not modelled)"),
         "is_causal": only(None, True, why="a causal decoder (false builds an encoder)"),

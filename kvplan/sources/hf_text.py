@@ -221,10 +221,10 @@ TEXT_FAMILIES: dict[str, TextFamily] = {
     # four MLA fields nor param_sink_number > 0 (lines 790-880): num_kv_heads =
     # getattr(config, "num_key_value_heads", heads), head_dim = getattr(config, "head_dim",
     # None) or hidden / heads (lines 434-436); a window only from interleaved_sliding_window
-    # (lines 463-476), else CacheConfig's. q/k/v and o biases from attention_bias or the
-    # remote config's `bias` (lines 853-857). The other layouts are refused by its fields row.
-    "PanguEmbedded": TextFamily(source="models/openpangu.py (OpenPanguEmbeddedAttention)",
-                                aliases={"bias": "attention_bias"}),
+    # (lines 463-476), else CacheConfig's. q/k/v and o biases from attention_bias, bias and
+    # qkv_bias (lines 853-858: kvplan.sources.hf_families). The other layouts are refused by
+    # its fields row.
+    "PanguEmbedded": TextFamily(source="models/openpangu.py (OpenPanguEmbeddedAttention)"),
 }
 
 

@@ -138,6 +138,23 @@ def rope_cache_bytes(spec: ModelSpec, compute_bits: int) -> int:
     return cdiv(rope_cache_elements(spec) * bits, 8)
 
 
+@dataclass(frozen=True, kw_only=True)
+class StageOuter:
+    """The weights outside the decoder layers that a pipeline stage holds beyond its place:
+    ``embeddings`` (the token, position and per-layer embeddings, which every engine builds on
+    the first stage) and ``head`` (the final norm and lm_head, built on the last stage). Both
+    False: the split `weight_breakdown` describes (vLLM's Llama: PPMissingLayer elsewhere);
+    both True: every stage builds them all, a tied lm_head then sharing its stage's embedding
+    (kvplan.engines.vllm.stage_weights: vLLM's Gemma-4)."""
+
+    embeddings: bool = False
+    head: bool = False
+
+    def holds(self, *, first: bool, last: bool) -> tuple[bool, bool]:
+        """(embeddings, head) of the stage that is the first / the last one or not."""
+        return first or self.embeddings, last or self.head
+
+
 def stage_has_attention(spec: ModelSpec, layers: range | None) -> bool:
     return any(spec.has_attention(i) for i in range(spec.num_hidden_layers)
                if layers is None or i in layers)

@@ -380,13 +380,15 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     ``dtype``. Embeddings and lm_head are vocab-parallel (padded to a multiple of 64, then split);
     attention heads, MLP and expert widths are split over ``tp``; replicated pieces (MLA's q_a and
     kv_a, norms, routers, KV heads when fewer than ranks) are counted whole on every rank.
-    ``layers``/``first``/``last``: one pipeline stage (vLLM's split: the embeddings on the first
-    stage, the final norm and lm_head on the last; a tied lm_head on a last stage that is not the
-    first keeps its own copy of the embedding matrix). ``vision``: a vision tower the spec
-    describes (`VisionTowerSpec`) is counted on every stage, as `checkpoint_breakdown` counts it
-    (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds the tower on every pipeline rank; vLLM
-    loads it unless --limit-mm-per-prompt is 0). ``mtp``: the MTP draft layers
-    (--speculative-method mtp), on the last stage (`_mtp_layers`)."""
+    ``layers``/``first``/``last``: one pipeline stage, holding the embeddings (``first``) and
+    the final norm and lm_head (``last``): Llama's split puts them on the first and last stages
+    (a tied lm_head on a last stage that is not the first keeps its own copy of the embedding
+    matrix); which stages hold them is the engine's rule (EngineRules.stage_outer: vLLM's
+    Gemma-4 builds both on every stage, its tied head sharing the stage's embeddings).
+    ``vision``: a vision tower the spec describes (`VisionTowerSpec`) is counted on every stage,
+    as `checkpoint_breakdown` counts it (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds
+    the tower on every pipeline rank; vLLM loads it unless --limit-mm-per-prompt is 0). ``mtp``:
+    the MTP draft layers (--speculative-method mtp), on the last stage (`_mtp_layers`)."""
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     if isinstance(spec.attention, CompressedSparseAttention):

@@ -54,8 +54,7 @@ class ParamCount:
     final_norm: int
     layers: tuple[LayerParams, ...]
     # Gemma-3n's / Gemma-4's per-layer embeddings, Gemma-3n's AltUp projections
-    # (kvplan.weights.gemma_blocks), first stage (vLLM serves Gemma-3n without pipeline
-    # parallelism: no SupportsPP).
+    # (kvplan.weights.gemma_blocks); which pipeline stages hold them: EngineRules.stage_outer.
     per_layer_embedding: int = 0
 
     @property
@@ -71,17 +70,6 @@ class ParamCount:
     def active(self) -> int:
         """Parameters one token touches (MoE: the routed top-k plus shared experts)."""
         return self._outer + sum(x.active for x in self.layers)
-
-    def stage_params(self, first: int, last: int, *, is_first: bool, is_last: bool) -> int:
-        """Parameters of a pipeline stage holding layers [first, last)."""
-        n = sum(x.total for x in self.layers[first:last])
-        if is_first:
-            n += self.embedding + self.position_embedding + self.per_layer_embedding
-        if is_last:
-            n += self.final_norm + self.lm_head
-            if self.lm_head == 0 and not is_first:
-                n += self.embedding  # a tied lm_head on another stage is a separate copy
-        return n
 
 
 def _norm(spec: ModelSpec, width: int) -> int:

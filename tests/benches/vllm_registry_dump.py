@@ -12,8 +12,8 @@ It reads vllm/model_executor/models/registry.py's tables (each architecture's gr
 generation, multimodal, embedding, ...; its module) and vLLM's own inspection of each model class
 (`_ModelInfo.from_model_cls`, as ModelRegistry inspects a class: is_text_generation_model,
 is_pooling_model, attn_type, supports_multimodal, supports_transcription, is_attention_free,
-is_hybrid), done in this one process (vLLM spawns one per class); an architecture whose module
-does not import here keeps its group only (`inspect_error`).
+is_hybrid, supports_pp), done in this one process (vLLM spawns one per class); an architecture
+whose module does not import here keeps its group only (`inspect_error`).
 
 Beside the registered architectures it records what vLLM does with a name it does not register
 (kvplan/engines/vllm/architectures.py reads them): `previously_supported` (registry.py
@@ -50,7 +50,7 @@ GROUPS = (
 )
 FLAGS = ("is_text_generation_model", "is_pooling_model", "attn_type", "supports_multimodal",
          "supports_transcription", "supports_transcription_only", "is_attention_free",
-         "is_hybrid")
+         "is_hybrid", "supports_pp")
 
 
 def subgroups(source: str) -> dict[str, str]:

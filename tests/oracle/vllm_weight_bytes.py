@@ -18,6 +18,8 @@ skip_tokenizer_init, and --limit-mm-per-prompt 0 would leave the tower unbuilt),
 the folder with a tokenizer and a preprocessor / processor config in it (Gemma-4:
 tests/oracle/gemma4_processor_files.py) and run with WEIGHT_BYTES_TOKENIZER=1 and
 PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision); weight-bytes.json's cases say which.
+WEIGHT_BYTES_PP=N (with VLLM_CPU_OMP_THREADS_BIND="0|1"...): N pipeline stages, one JSON line a
+stage (its `pp_rank`, the parameters it holds outside the decoder layers as `outer`).
 """
 
 import json
@@ -62,25 +64,49 @@ def measure(model) -> dict:
     return out
 
 
-def main() -> None:
-    # Measured before process_weights_after_loading: the CPU backend then repacks linears and
-    # experts into kernel-specific tensors that are no longer parameters; a GPU keeps the bytes.
+def install_spy() -> None:
+    """Print `measure` of the model once loaded, before process_weights_after_loading: the CPU
+    backend then repacks linears and experts into kernel-specific tensors that are no longer
+    parameters; a GPU keeps the bytes. Under pipeline parallelism each stage's worker prints
+    its own, with its rank (`pp_rank`) and its parameters outside the decoder layers
+    (`outer`)."""
     import vllm.model_executor.model_loader.base_loader as base_loader
-    from vllm import LLM
 
     after = base_loader.process_weights_after_loading
 
     def spy(model, *args, **kwargs):
-        print("WEIGHT-BYTES " + json.dumps(measure(model)), flush=True)
+        out = measure(model)
+        if os.environ.get("WEIGHT_BYTES_PP"):
+            from vllm.distributed import get_pp_group
+
+            out["pp_rank"] = get_pp_group().rank_in_group
+            out["outer"] = sorted({n for n, _ in model.named_parameters() if ".layers." not in n})
+        print("WEIGHT-BYTES " + json.dumps(out), flush=True)
         return after(model, *args, **kwargs)
 
     base_loader.process_weights_after_loading = spy
 
+
+def main() -> None:
+    from vllm import LLM
+
+    install_spy()
     limits = ({"limit_mm_per_prompt": {"image": 0, "video": 0, "audio": 0}}
               if os.environ.get("WEIGHT_BYTES_LIMIT_MM") else {})
     # WEIGHT_BYTES_TOKENIZER=1: a multimodal wrapper whose processor needs a tokenizer (Qwen2-VL,
     # Qwen2.5-VL: --limit-mm-per-prompt 0 would leave the tower unbuilt) reads the folder's own.
     skip = not os.environ.get("WEIGHT_BYTES_TOKENIZER")
+    # WEIGHT_BYTES_PP=N: N pipeline stages, one worker process each (vLLM spawns them), which
+    # install the spy at start-up through weight_bytes_pp/sitecustomize.py, put on their
+    # PYTHONPATH here. vLLM's CPU build binds each worker's threads to a core:
+    # VLLM_CPU_OMP_THREADS_BIND="0|1" on a one-NUMA-node machine.
+    pp = int(os.environ.get("WEIGHT_BYTES_PP") or 1)
+    if pp > 1:
+        limits.update(pipeline_parallel_size=pp, distributed_executor_backend="mp")
+        here = os.path.dirname(os.path.abspath(__file__))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [os.path.join(here, "weight_bytes_pp"), here]
+            + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     llm = LLM(model=os.path.abspath(sys.argv[1]), load_format="dummy", skip_tokenizer_init=skip,
               max_model_len=8192, enforce_eager=True, max_num_batched_tokens=2048, **limits)
     del llm

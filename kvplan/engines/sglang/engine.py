@@ -47,6 +47,7 @@ from kvplan.engines.sglang.pools import (
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
+from kvplan.weights.base import StageOuter
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -192,6 +193,11 @@ class SglangEngine:
                          "--speculative-num-steps (and --speculative-eagle-topk / "
                          "--speculative-num-draft-tokens for a tree), as the server "
                          "log's ServerArgs shows them")
+
+    def stage_outer(self, spec: ModelSpec) -> StageOuter:
+        """The first / last split: which of SGLang's model classes build more on every stage
+        is not read (vLLM's Gemma-4 does: kvplan.engines.vllm.stage_weights)."""
+        return StageOuter()
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         """The target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads

@@ -45,6 +45,7 @@ from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
 from kvplan.model.attention import AttentionKind
+from kvplan.weights.base import StageOuter
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -192,6 +193,11 @@ class TrtllmEngine:
 
     def default_speculative_tokens(self) -> int:
         return 1
+
+    def stage_outer(self, spec: ModelSpec) -> StageOuter:
+        """The first / last split: which of TensorRT-LLM's model classes build more on every stage
+        is not read (vLLM's Gemma-4 does: kvplan.engines.vllm.stage_weights)."""
+        return StageOuter()
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         return True

@@ -55,6 +55,7 @@ from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.runner import vllm_runs_v2
+from kvplan.engines.vllm.stage_weights import check_vllm_pipeline, vllm_stage_outer
 from kvplan.engines.vllm.towers import without_skipped_towers
 from kvplan.model.attention import CompressedSparseAttention, LatentAttention
 from kvplan.model.recurrent import GatedDeltaNet
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
+    from kvplan.weights.base import StageOuter
 
 
 def resolved_ssm_dtype(spec: ModelSpec, inputs: PlanInputs) -> str:
@@ -182,11 +184,13 @@ class VllmEngine:
         (kvplan.engines.vllm.kv_dtype.sparse_mla_served), a multimodal wrapper without the
         towers its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers), and
         IndexCache's indexer on the layers this release builds it on
-        (kvplan.engines.vllm.index_cache)."""
+        (kvplan.engines.vllm.index_cache); a class without SupportsPP refused at --pp > 1
+        (kvplan.engines.vllm.stage_weights)."""
         spec = alloc.vllm_cached_spec(spec)
         if inputs is None:
             return spec
         spec = self.served_architecture(spec, inputs.engine_version)
+        check_vllm_pipeline(spec, inputs.pp)
         opts = vllm_options(inputs)
         spec = without_skipped_towers(spec, opts.limit_mm_per_prompt,
                                       inputs.engine_version or profiles.DEFAULT_VLLM_VERSION,
@@ -239,6 +243,10 @@ class VllmEngine:
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         return True
+
+    def stage_outer(self, spec: ModelSpec) -> StageOuter:
+        """Gemma-4's and Qwen3-MoE's embeddings and head on every stage (stage_weights)."""
+        return vllm_stage_outer(spec)
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
         return vllm_stage_config(spec, inputs)

@@ -24,7 +24,9 @@ _ALIASES = {"exaone": {"num_layers": "num_hidden_layers"},
                          "layer_norm_epsilon": "rms_norm_eps"}}
 # Remote-class defaults for fields a published config.json leaves out and vLLM reads
 # (MiniCPMConfig: tie_word_embeddings=True; models/minicpm.py reads config.tie_word_embeddings).
-_DEFAULTS = {"minicpm": {"tie_word_embeddings": True}}
+# PanguEmbeddedConfig (configuration_openpangu_dense.py): bias=True (models/openpangu.py:853-858
+# reads it for the q/k/v and o_proj biases).
+_DEFAULTS = {"minicpm": {"tie_word_embeddings": True}, "PanguEmbedded": {"bias": True}}
 # Standard fields a remote class never defines, left unset when config.json leaves them out
 # (Phi3VConfig has no head_dim: transformers' longrope validation takes hidden / heads only when
 # the attribute is absent, not when it is None).

@@ -1,0 +1,163 @@
+"""Pipeline stages as vLLM 0.32 builds them (issue 26, pp26): the weights outside the decoder
+layers each stage holds (EngineRules.stage_outer; kvplan.engines.vllm.stage_weights: Gemma-4
+builds its embeddings, per-layer embeddings, final norm and tied head on every stage, Qwen3-MoE
+its embeddings, final norm and lm_head), and the classes vLLM refuses to split (no SupportsPP:
+vllm_registry.json `supports_pp`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kvplan import load_spec
+from kvplan._util.errors import InputError
+from kvplan._util.units import GiB
+from kvplan.capacity.plan import plan_capacity
+from kvplan.capacity.stages import pp_layer_ranges, stage_weights
+from kvplan.cli import app
+from kvplan.engines.base import Engine, PlanInputs
+from kvplan.sources.support import vllm_registry
+from kvplan.weights.base import StageOuter
+
+DATA = Path(__file__).resolve().parent / "data"
+REAL = DATA / "blind26" / "real"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _stages(spec, engine: Engine = Engine.vllm):
+    inputs = PlanInputs(context=4096, pp=2, engine=engine, kv_budget_bytes=10 * GiB)
+    ranges = pp_layer_ranges(spec.num_hidden_layers, 2)
+    return [stage_weights(spec, inputs, r, pp_first=i == 0,
+                          pp_last=r.stop == spec.num_hidden_layers)
+            for i, r in enumerate(ranges)]
+
+
+def test_e2b_every_stage_holds_the_embeddings_and_head_by_hand() -> None:
+    # google/gemma-4-E2B (tests/data/blind26/real/gemma-4-e2b.json; the hand count of the whole
+    # model: tests/test_weights_gemma4.py) at --pp 2: layers 0-17 and 18-34
+    # (vllm/distributed/utils.py get_pp_indices). vLLM 0.32 models/gemma4.py:1007-1087 builds on
+    # BOTH stages, in elements:
+    #   embed_tokens 262,144 x 1,536                                        =   402,653,184
+    #   embed_tokens_per_layer 262,144 x 8,960                             = 2,348,810,240
+    #   per_layer_model_projection 8,960 x 1,536 + its norm 256            =    13,762,816
+    #   final norm 1,536; lm_head tied to that stage's embed_tokens (:1454): 0
+    #   outer                                                              = 2,765,227,776
+    # stage 1 (layers 18-34, all KV-shared: q + o + q_norm, double-wide MLP):
+    #   13 sliding x ((2,048 + 2,048) x 1,536 + 256)                       =    81,792,256
+    #   4 full (19, 24, 29, 34) x ((4,096 + 4,096) x 1,536 + 512)          =    50,333,696
+    #   17 x 56,623,104 MLP + 17 x 794,112 (norms, per-layer gate / proj)  =   976,092,672
+    #   3,873,446,400 elements = 7,746,892,800 B at bf16
+    # stage 0 (layers 0-17: 12 sliding and 3 full own, 3 sliding shared):
+    #   84,940,800 + 42,470,400 + 3 x 6,291,712                            =   146,286,336
+    #   15 x 28,311,552 + 3 x 56,623,104 MLP + 18 x 794,112                =   608,836,608
+    #   3,520,350,720 elements = 7,040,701,440 B
+    # Before (the first / last split of models/llama.py) stage 1 held 3,021,746,688 B: a tied
+    # lm_head copy (805,306,368 B) but no per-layer embeddings; stage 0 no final norm (3,072 B).
+    # The towers (951,459,352 B) and rotary tables (201,326,592 B) are on both stages either way.
+    spec = load_spec(str(REAL / "gemma-4-e2b.json"))
+    first, last = _stages(spec)
+    assert [b.total - b.vision - b.rope_cache for b in (first, last)] == [
+        7_040_701_440, 7_746_892_800]
+    assert first.embeddings == last.embeddings == 2 * (402_653_184 + 2_348_810_240 + 13_762_560)
+    assert first.lm_head == last.lm_head == 0
+    assert first.vision == last.vision == 951_459_352
+
+
+def test_e4b_it_plan_holds_the_embeddings_on_both_stages() -> None:
+    # google/gemma-4-E4B-it (gemma-4-e4b-it.json): hidden 2,560, 42 layers of per-layer width
+    # 256, vocabulary 262,144 for both tables: embed_tokens 671,088,640 + embed_tokens_per_layer
+    # 262,144 x 10,752 = 2,818,572,288 + per_layer_model_projection 10,752 x 2,560 = 27,525,120
+    # elements = 7,034,372,096 B on each stage at --pp 2 (stage 1, layers 21-41, has layers
+    # 21-23 of its own cache, so vLLM runs it; KV-shared from 24).
+    spec = load_spec(str(REAL / "gemma-4-e4b-it.json"))
+    plan = plan_capacity(spec, PlanInputs(context=4096, pp=2, kv_budget_bytes=10 * GiB))
+    embeddings = [s.weights_breakdown.embeddings for s in plan.stages]
+    assert embeddings == [7_034_372_096, 7_034_372_096]
+    assert [s.weights_breakdown.lm_head for s in plan.stages] == [0, 0]
+
+
+def test_other_models_and_engines_keep_the_first_last_split() -> None:
+    # models/llama.py:377-397: embed_tokens on the first stage (and the last, tied), the norm on
+    # the last, PPMissingLayer elsewhere. Llama-3.1-8B's untied lm_head: 128,256 x 4,096 x 2 B.
+    llama = load_spec("llama-3.1-8b")
+    first, last = _stages(llama)
+    assert (first.embeddings, first.lm_head) == (1_050_673_152, 0)
+    assert (last.embeddings, last.lm_head) == (0, 1_050_673_152)
+    assert Engine.vllm.rules.stage_outer(llama) == StageOuter()
+    gemma4 = load_spec(str(REAL / "gemma-4-e2b.json"))
+    assert Engine.vllm.rules.stage_outer(gemma4) == StageOuter(embeddings=True, head=True)
+    for engine in (Engine.sglang, Engine.trtllm):  # not read for them
+        assert engine.rules.stage_outer(gemma4) == StageOuter()
+    assert StageOuter().holds(first=True, last=False) == (True, False)
+    assert StageOuter(embeddings=True, head=True).holds(first=False, last=False) == (True, True)
+
+
+def _estimate(*args: str):
+    return CliRunner().invoke(app, ["estimate", *args, "--kv-budget-gib", "10"])
+
+
+@pytest.mark.parametrize(("model", "name"), [
+    # models/gemma3n_mm.py:575-577, models/gemma3n.py:1102: no SupportsPP.
+    (str(ROOT / "model_specs" / "gemma-3n-e4b.yaml"), "Gemma3nForConditionalGeneration"),
+    (str(DATA / "oracle" / "gemma-3n-e4b-text"), "Gemma3nForCausalLM"),
+    # models/mamba2.py: Mamba2ForCausalLM(nn.Module, HasInnerState, IsAttentionFree, ...)
+    (str(DATA / "configs" / "mamba-codestral-7b.json"), "Mamba2ForCausalLM"),
+])
+def test_a_class_without_supports_pp_is_refused_at_pp_2(model: str, name: str) -> None:
+    # vllm/config/model.py:1556-1563: "Pipeline parallelism is not supported for this model.
+    # Supported models implement the `SupportsPP` interface."
+    result = _estimate(model, "--pp", "2")
+    assert result.exit_code == 2, result.output
+    lines = [x for x in result.stderr.splitlines() if "warning" not in x]
+    assert len(lines) == 1 and name in lines[0] and "SupportsPP" in lines[0], result.stderr
+    assert _estimate(model).exit_code == 0  # --pp 1 is planned as before
+
+
+def test_supports_pp_is_vllm_032s_own_flag() -> None:
+    # vllm_registry.json: `supports_pp` from _ModelInfo.from_model_cls (vLLM 0.32.0's CPU build,
+    # tests/benches/vllm_registry_dump.py), on each class it inspected.
+    rows = vllm_registry()["architectures"]
+    assert [rows[n]["supports_pp"] for n in (
+        "Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", "Mamba2ForCausalLM")] == [
+        False, False, False]
+    assert [rows[n]["supports_pp"] for n in (
+        "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "LlamaForCausalLM",
+        "Gemma3ForConditionalGeneration")] == [True, True, True, True]
+    inspected = [r for r in rows.values() if r["read"] == "inspected 0.32.0"
+                 and "inspect_error" not in r]
+    assert all(isinstance(r["supports_pp"], bool) for r in inspected)
+    # A Gemma-3 (SupportsPP) is planned at --pp 2.
+    spec = load_spec(str(DATA / "oracle" / "gemma-3-27b"))
+    assert len(plan_capacity(spec, PlanInputs(context=4096, pp=2,
+                                              kv_budget_bytes=10 * GiB)).stages) == 2
+    with pytest.raises(InputError, match="SupportsPP"):
+        plan_capacity(load_spec(str(DATA / "oracle" / "gemma-3n-e4b-text")),
+                      PlanInputs(context=4096, pp=2, kv_budget_bytes=10 * GiB))
+
+
+@pytest.mark.parametrize(("case", "config"), [
+    ("gemma-4-e2b-text-pp2", "gemma-4-e2b-text-pp2"),
+    # models/qwen3_moe.py:468-479, 580-587: embed_tokens, norm and the untied lm_head on every
+    # stage of the qwen3-30b-a3b shrink (4 layers of hidden 2,048, vocabulary 1,024): 96,556,032
+    # B each; the first / last split gave 92,357,632 and 92,361,728 (no head on stage 0, no
+    # embeddings on stage 1: 4,194,304 B each, and the final norm's 4,096).
+    ("qwen3-30b-a3b-pp2", "qwen3-30b-a3b"),
+])
+def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
+    # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
+    # hidden 1,536, per-layer width 256 over 262,144 rows, vocabulary 4,096, tied) started at
+    # pipeline_parallel_size 2 on vLLM 0.32's CPU build (weight-bytes.json, measured 2026-12-04
+    # with tests/oracle/vllm_weight_bytes.py, WEIGHT_BYTES_PP=2): each stage's worker holds
+    # 1,479,102,976 B of parameters, embed_tokens, embed_tokens_per_layer,
+    # per_layer_model_projection, per_layer_projection_norm and norm among them on both. The
+    # first / last split gave 1,479,099,904 B (no final norm) and 129,060,864 B (5 layers, the
+    # final norm and a tied lm_head copy of 12,582,912 B instead of the embeddings).
+    measured = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"][
+        case]["stages"]
+    spec = load_spec(str(DATA / "oracle" / config))
+    stages = _stages(spec)
+    assert [b.total - b.rope_cache for b in stages] == [s["params"] for s in measured]
+    assert measured[0]["outer"] == measured[1]["outer"]
