@@ -353,7 +353,20 @@ def main(table: list[Row] | None = None) -> str:
              "SigLIP, jina-embeddings-v3); again no whole Step-3.5, Kimi-Linear, Falcon-H1, "
              "EXAONE-MoE, MiMo-V2 or GraniteMoeSWA config was found in the stores. No rule was "
              "written after its runs: no wrong answer with exit 0; its tiny Nemotron-H test model "
-             "did not run on the CPU build (non-gated relu2 MoE, CUDA / XPU / ROCm only).",
+             "did not run on the CPU build (non-gated relu2 MoE, CUDA / XPU / ROCm only). "
+             "Batch 13 (commit 61c8f0c) was frozen the same way, all byte-exact git blobs: 28 "
+             "from hlky/dinoml_v2, what batches 1-12 left of every config blob in its history "
+             "(Aria x2, CodeLlama x3, Gemma-2 x4, GLM-5-FP8, Granite x3, Hunyuan-1.8B, "
+             "Ministral-3 Base x2, NomicBert, OLMo-2, Ovis2-34B, Qwen3-VL-4B FP8, SigLIP x2 and "
+             "tiny-random Llama, Gemma2, GPTBigCode, Granite, Mamba, OLMo and Qwen3 x2), and "
+             "aiconfigurator's DeepSeek-V4-Pro-FP8 copy with model_type deepseek_ref (the freeze "
+             "commit called it a copy without model_type; its description was corrected after, "
+             "the file unchanged). All 21 kvplan answered were equal on vLLM's CPU build (the "
+             "tiny-random Mamba at max_model_len 512, its n_positions, after a run at 8192 "
+             "stopped on vLLM's own length check); its GPTBigCode test model's refusal "
+             "(reorder_and_upcast_attn, false here and read by no vLLM 0.32 GPTBigCode code) "
+             "was judged not needed and is fixed on another branch (rows26). No rule was "
+             "written after its runs.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

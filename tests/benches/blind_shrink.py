@@ -150,7 +150,9 @@ def shrink_scope(cfg: dict[str, Any], layers: int | None) -> None:
             if p <= n // 2:
                 layers = min(n, max(4, 2 * p, first_dense + 2))
             else:  # no period: the shortest prefix of at least 12 layers holding every layer type
-                seen = max(max(list(cfg[k]).index(t) for t in set(cfg[k])) for k in per_layer)
+                # (a one-layer model has no per-layer list: it keeps its layer)
+                seen = max((max(list(cfg[k]).index(t) for t in set(cfg[k])) for k in per_layer),
+                           default=0)
                 layers = min(n, max(12, seen + 1))
         for k in LAYER_KEYS:
             if isinstance(cfg.get(k), int):
