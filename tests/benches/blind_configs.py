@@ -365,8 +365,9 @@ def main(table: list[Row] | None = None) -> str:
              "tiny-random Mamba at max_model_len 512, its n_positions, after a run at 8192 "
              "stopped on vLLM's own length check); its GPTBigCode test model's refusal "
              "(reorder_and_upcast_attn, false here and read by no vLLM 0.32 GPTBigCode code) "
-             "was judged not needed and is fixed on another branch (rows26). No rule was "
-             "written after its runs.",
+             "was judged not needed; the rule reading it (branch rows26) was written after the "
+             "lost stop-47 batch found the same refusal, so that row is shaped, then answered "
+             "and run at max_model_len 512. No other rule was written after its runs.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
