@@ -15,6 +15,7 @@ from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.engines.context import default_context
 from kvplan.sources.hf_config import load_config
+from tests.test_sglang_arrivals import renamed
 
 DATA = Path(__file__).parent / "data" / "configs"
 COMMAND_R = str(DATA / "command-r-v01.json")
@@ -28,12 +29,20 @@ def _plan_context(model: str, engine: str) -> int:
     return json.loads(result.stdout)["context"]
 
 
-def test_plan_defaults_to_each_engines_maximum() -> None:
+def command_r_as_llama(tmp_path: Path) -> str:
+    """Command-R v01's config under LlamaForCausalLM: TensorRT-LLM's PyTorch registry has no
+    CohereForCausalLM (kvplan/engines/trtllm/registry.json), so its context rule (which reads
+    the config's position fields, not its class) is checked on a name the registry has."""
+    return str(renamed(Path(COMMAND_R), tmp_path, "LlamaForCausalLM"))
+
+
+def test_plan_defaults_to_each_engines_maximum(tmp_path: Path) -> None:
     # CohereForAI/c4ai-command-r-v01: max_position_embeddings 8192, model_max_length 131072:
     # vLLM and SGLang start at 131,072 (model_max_length), TensorRT-LLM at 8,192
     # (max_position_embeddings only). The default was 8,192 for all three.
-    assert {e: _plan_context(COMMAND_R, e) for e in ("vllm", "sglang", "trtllm")} == {
-        "vllm": 131072, "sglang": 131072, "trtllm": 8192}
+    assert {e: _plan_context(COMMAND_R, e) for e in ("vllm", "sglang")} == {
+        "vllm": 131072, "sglang": 131072}
+    assert _plan_context(command_r_as_llama(tmp_path), "trtllm") == 8192
 
 
 def _short_seq_config(tmp_path: Path) -> Path:

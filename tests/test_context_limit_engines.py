@@ -36,6 +36,7 @@ from kvplan.model.context_limit import ContextLimit, PositionFields, context_lim
 from kvplan.sources.hf_config import load_config
 from kvplan.sources.spec_context import position_fields_from_config
 from kvplan.sources.spec_yaml import parse_spec
+from tests.test_context_default import command_r_as_llama
 
 DATA = Path(__file__).parent / "data"
 runner = CliRunner()
@@ -229,17 +230,20 @@ def test_plan_asks_the_engine() -> None:
     assert "SGLANG_ALLOW" not in json.loads(sglang.stdout)["command"]
 
 
-def test_trtllm_refusal_names_its_variable() -> None:
-    # 16,384 tokens on Command-R: within vLLM's 131,072, above TensorRT-LLM's 8,192.
+def test_trtllm_refusal_names_its_variable(tmp_path: Path) -> None:
+    # 16,384 tokens on Command-R: within vLLM's 131,072, above TensorRT-LLM's 8,192. Checked
+    # for TensorRT-LLM under LlamaForCausalLM (tests/test_context_default.command_r_as_llama:
+    # its PyTorch registry has no CohereForCausalLM).
     assert runner.invoke(app, ["plan", COMMAND_R, "-c", "16384", "--gpu", "H200"]).exit_code == 0
-    result = runner.invoke(app, ["plan", COMMAND_R, "-c", "16384", "--gpu", "H200", "--engine",
+    as_llama = command_r_as_llama(tmp_path)
+    result = runner.invoke(app, ["plan", as_llama, "-c", "16384", "--gpu", "H200", "--engine",
                                  "trtllm"])
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1] == (
         "kvplan: error: --context 16384: above HF_Final_weight_tie's maximum of 8,192 "
         "tokens (config.json max_position_embeddings); TensorRT-LLM lowers max_seq_len to it "
         "(TLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides; kvplan: --allow-long-context)")
-    estimate = runner.invoke(app, ["estimate", COMMAND_R, "-c", "16384", "--engine", "trtllm",
+    estimate = runner.invoke(app, ["estimate", as_llama, "-c", "16384", "--engine", "trtllm",
                                    "-f", "json"])
     assert json.loads(estimate.stdout)["above_max_context"] == {
         "max_context": 8192, "source": "config.json max_position_embeddings",

@@ -40,6 +40,36 @@ def release_post_key(text: str | None) -> tuple[int, ...]:
     return (*release, *(0,) * (4 - len(release)), int(post.group(1)) if post else 0)
 
 
+_PEP440 = re.compile(r"v?(\d+(?:\.\d+){1,3})(?:(a|b|rc)(\d*))?(?:\.?post(\d*))?"
+                     r"(?:\.?dev(\d*))?(?:\+[\w.]+)?")
+# Pre-release phases in PEP 440 order (a < b < rc < the release); a bare .devN of a release comes
+# before all of them.
+_PHASE = {"a": -3, "b": -2, "rc": -1, None: 0}
+
+
+def prerelease_key(text: str | None) -> tuple[int, ...]:
+    """A version's place in PEP 440 order, pre-releases included: the release padded to four
+    parts, then its phase (.devN < aN < bN < rcN < the release < .postN), so TensorRT-LLM's
+    1.3.0rc10 sorts below 1.3.0rc24 and both below 1.3.0 (which `version_key` and
+    `release_post_key` treat alike). A local suffix (+g065ff9e) is ignored. None: the newest,
+    (99,). One line on anything else."""
+    if text is None:
+        return (99,)
+    found = _PEP440.fullmatch(text.strip())
+    if found is None:
+        raise InputError(f"--engine-version: expected X.Y[.Z] with at most aN, bN or rcN, then "
+                         f".postN and .devN (e.g. 1.3.0rc10, 0.5.5.post1), got {text!r}")
+    release, phase, number, post, dev = found.groups()
+    parts = tuple(int(p) for p in release.split("."))
+    rank = _PHASE[phase]
+    if phase is None and post is None and dev is not None:
+        rank = -4  # X.devN: before X's pre-releases
+    return (*parts, *(0,) * (4 - len(parts)), rank, int(number or 0),
+            -1 if post is None else int(post or 0),
+            # a .devN before what it is a development of (the same pre- or post-release)
+            0 if dev is None else -1, int(dev or 0))
+
+
 def newest_at(rows: Sequence[_Row], key: tuple[int, ...],
               since: Callable[[_Row], tuple[int, ...]]) -> _Row:
     """The last of `rows` (ordered oldest first) whose `since(row)` is at or below `key`; the

@@ -18,7 +18,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError, UnmodelledError
-from kvplan._util.versions import version_key
+from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.model.spec import Assumption
@@ -576,8 +576,8 @@ def flag_unread_version(spec: ModelSpec, rules: EngineRules, version: str | None
     """`spec` as planned for `version` of the engine: a release newer than the newest whose
     sizing code kvplan has read (`EngineRules.newest_read`) is answered with that release's
     rules, `exact: false`, with an assumption on `engine_version` (its JSON and the table's
-    assumptions say so). No version: the engine's default, which kvplan has read."""
-    if version is None or version_key(version) <= version_key(rules.newest_read):
+    assumptions say so; pre-releases in order: 1.3.0rc24 after 1.3.0rc10). None: the default."""
+    if version is None or prerelease_key(version) <= prerelease_key(rules.newest_read):
         return spec
     if any(a.field == "engine_version" for a in spec.assumptions):
         return spec  # already flagged (served_spec runs more than once)

@@ -25,6 +25,7 @@ from kvplan.engines.base import (
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
+from kvplan.engines.trtllm.architectures import trtllm_served_architecture
 from kvplan.engines.trtllm.budget import (
     BUDGET,
     TRTLLM_DEFAULT_FRACTION,
@@ -134,16 +135,20 @@ class TrtllmEngine:
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         spec = check_one_attention_per_layer(spec, "TensorRT-LLM")
-        return spec if inputs is None else self.served_architecture(spec, inputs.engine_version)
+        if inputs is None:
+            return spec
+        if trtllm_options(inputs).trtllm_backend == "engine":
+            # A built TensorRT engine (the legacy tensorrt_llm/models path) is not built by
+            # the PyTorch backend's AutoModelForCausalLM: not held to its registry.
+            return flag_unread_version(spec, self, inputs.engine_version)
+        return self.served_architecture(spec, inputs.engine_version)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
-        # Its own model registry (register_auto_model; AutoModelForCausalLM reads
-        # architectures[0] only): not modelled yet, its per-release table is to be written by
-        # tests/benches/trtllm_arrivals_dump.py and read with kvplan.engines.arrivals, as
-        # SGLang's; a release newer than kvplan has read: flagged
-        # (kvplan.engines.base.flag_unread_version).
+        # The PyTorch backend's model registry (register_auto_model; AutoModelForCausalLM reads
+        # architectures[0] only), read at one commit: kvplan.engines.trtllm.architectures. A
+        # release newer than kvplan has read: flagged (kvplan.engines.base.flag_unread_version).
         spec = check_one_attention_per_layer(spec, "TensorRT-LLM")
-        return flag_unread_version(spec, self, version)
+        return flag_unread_version(trtllm_served_architecture(spec, version), self, version)
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
         return None, resolved_ssm_dtype(spec, inputs)  # vLLM's rule (recurrent pools: refused)
