@@ -95,6 +95,41 @@ def test_other_models_and_engines_keep_the_first_last_split() -> None:
     assert StageOuter(embeddings=True, head=True).holds(first=False, last=False) == (True, True)
 
 
+def test_mixtral_every_stage_holds_the_embeddings_and_head_by_hand() -> None:
+    # mistralai/Mixtral-8x7B-v0.1 (tests/data/configs/mixtral-8x7b.json: 32 layers of hidden
+    # 4,096, 32 heads / 8 KV heads of 128, 8 experts of 14,336, vocabulary 32,000, untied, bf16)
+    # at --pp 2: layers 0-15 and 16-31. vLLM 0.32 models/mixtral.py:316-336 builds embed_tokens
+    # and the final norm, :406-413 the lm_head, on every stage. In elements, per layer:
+    #   attention (4,096 + 1,024 + 1,024) x 4,096 + 4,096 x 4,096        =    41,943,040
+    #   experts 8 x 3 x 14,336 x 4,096 + router 8 x 4,096                  = 1,409,318,912
+    #   two norms 2 x 4,096                                                =         8,192
+    #   16 layers                                                          = 23,220,322,304
+    #   embed_tokens 32,000 x 4,096 + lm_head 32,000 x 4,096 + norm 4,096  =   262,148,096
+    #   23,482,470,400 elements = 46,964,940,800 B at bf16, on each stage.
+    # Before (the first / last split) each held 46,702,788,608 B: 262,144,000 B (a table) and
+    # the final norm's 8,192 B less on stage 0, the embeddings' 262,144,000 B less on stage 1.
+    spec = load_spec(str(DATA / "configs" / "mixtral-8x7b.json"))
+    stages = _stages(spec)
+    assert [b.total - b.rope_cache for b in stages] == [46_964_940_800, 46_964_940_800]
+    assert [(b.embeddings, b.lm_head) for b in stages] == [(262_144_000, 262_144_000)] * 2
+
+
+def test_qwen3_5_every_stage_holds_the_embeddings_alone_by_hand() -> None:
+    # Qwen/Qwen3.5-27B (tests/data/configs/qwen3.5-27b.json: Qwen3_5ForConditionalGeneration,
+    # 64 layers of hidden 5,120, vocabulary 248,320, tie_word_embeddings false) at --pp 2:
+    # vLLM 0.32 models/qwen3_5.py:522-524 builds Qwen3_5ForCausalLM, whose Qwen3_5Model makes
+    # embed_tokens on every stage (:251-254) but the final norm (:275-278) and the lm_head
+    # (:346-356) on the last alone, PPMissingLayer elsewhere. embed_tokens 248,320 x 5,120 x
+    # 2 B = 2,542,796,800 B on both stages (before: on stage 0 alone); the untied lm_head, the
+    # same size, and the final norm's 5,120 x 2 = 10,240 B on stage 1 alone.
+    spec = load_spec(str(DATA / "configs" / "qwen3.5-27b.json"))
+    assert Engine.vllm.rules.stage_outer(spec) == StageOuter(embeddings=True)
+    first, last = _stages(spec)
+    assert (first.embeddings, first.lm_head) == (2_542_796_800, 0)
+    assert (last.embeddings, last.lm_head) == (2_542_796_800, 2_542_796_800)
+    assert last.norms - first.norms == 10_240  # 32 layers on each; the final norm on stage 1
+
+
 def _estimate(*args: str):
     return CliRunner().invoke(app, ["estimate", *args, "--kv-budget-gib", "10"])
 
@@ -145,6 +180,10 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # B each; the first / last split gave 92,357,632 and 92,361,728 (no head on stage 0, no
     # embeddings on stage 1: 4,194,304 B each, and the final norm's 4,096).
     ("qwen3-30b-a3b-pp2", "qwen3-30b-a3b"),
+    # mixtral.py:316-336, 406-413 on the mixtral-8x7b shrink (4 layers of hidden 4,096,
+    # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
+    # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
+    ("mixtral-8x7b-pp2", "mixtral-8x7b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
