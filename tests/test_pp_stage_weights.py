@@ -184,6 +184,11 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # gemma2.py:259-270: embed_tokens and norm on every stage, no lm_head (the logits read the
+    # stage's embed_tokens) on the gemma-2-9b shrink (4 layers of hidden 3,584, vocabulary
+    # 1,024): 194,575,360 B each; the first / last split gave 194,568,192 (no final norm, 7,168
+    # B) and 194,575,360 (a tied lm_head copy in place of the embeddings).
+    ("gemma-2-9b-pp2", "gemma-2-9b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of

@@ -25,12 +25,13 @@ The wrappers build that same Gemma4ForCausalLM (gemma4_mm.py:1136-1140,
 gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`). Most MoE and hybrid
 families do the same (mixtral.py, qwen2_moe.py, qwen3_moe.py, gemma2.py, gemma3.py, gpt_oss.py,
 jamba.py, dbrx.py, granitemoe*.py, phimoe.py, nemotron_h.py, minicpm.py); Qwen3.5 and LFM2
-build only their embeddings on every stage, the final norm and the tied lm_head on the last
-(`_STAGE_OUTER` names the lines). Measured at PP 2 on vLLM 0.32's CPU build
+build only their embeddings on every stage, the final norm and the tied lm_head on the last;
+Qwen3-Next its embeddings and lm_head, the final norm on the last (`_STAGE_OUTER` names the
+lines). Measured at PP 2 on vLLM 0.32's CPU build
 (tests/data/oracle/weight-bytes.json, the `-pp2` cases): every stage holds them. Classes not in
 the table keep the first / last split, whether read to hold it (llama.py) or not yet read:
 vLLM 0.32's scan finds more without a rank test (gpt2.py, gpt_j.py, bloom.py, falcon.py,
-opt.py, internlm2.py, stablelm.py, qwen3_next.py's lm_head, ...).
+opt.py, internlm2.py, stablelm.py, ...).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from kvplan.weights.base import StageOuter
 
 _EVERY = StageOuter(embeddings=True, head=True)
 _EMBEDDINGS = StageOuter(embeddings=True)
+_EMBEDDINGS_LM_HEAD = StageOuter(embeddings=True, lm_head=True)
 
 # Architectures (config.json `architectures`, vLLM 0.32's registry names) whose class builds
 # the embeddings, or the embeddings and the head, on every pipeline stage, each as read in
@@ -92,6 +94,14 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     "Qwen3_5ForConditionalGeneration": _EMBEDDINGS,
     "Qwen3_5MoeForConditionalGeneration": _EMBEDDINGS,
     "Lfm2ForCausalLM": _EMBEDDINGS, "Lfm2MoeForCausalLM": _EMBEDDINGS,
+    # The embeddings and the lm_head, the final norm on the last stage alone:
+    # qwen3_next.py:660-663 (embed_tokens), :684-687 (norm, PPMissingLayer elsewhere),
+    # :851-855 (lm_head, untied, no rank test).
+    "Qwen3NextForCausalLM": _EMBEDDINGS_LM_HEAD,
+    # gemma.py:274-285 (embed_tokens, norm), :358-365 (lm_head, tied or not); olmoe.py:282-292
+    # (embed_tokens, norm), :372-377 (lm_head, untied). vLLM 0.32's registry.py:106, :184 name
+    # these native classes (vllm_registry.json lists the Transformers backend's entry).
+    "GemmaForCausalLM": _EVERY, "OlmoeForCausalLM": _EVERY,
 }
 
 
