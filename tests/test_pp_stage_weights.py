@@ -185,8 +185,9 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
     # gpt_oss.py:487-500, 1459-1463: embedding, norm and the untied lm_head on every stage of
-    # the gpt-oss-20b shrink (6 layers of hidden 1,024, vocabulary 4,096, bf16, no quantization_config):
-    # 149,047,704 B each; the first / last split gave 140,657,048 and 140,659,096.
+    # the gpt-oss-20b shrink (6 layers of hidden 1,024, vocabulary 4,096, bf16, no
+    # quantization_config): 149,047,704 B each; the first / last split gave 140,657,048 and
+    # 140,659,096.
     ("gpt-oss-20b-pp2", "gpt-oss-20b"),
     # gemma2.py:259-270: embed_tokens and norm on every stage, no lm_head (the logits read the
     # stage's embed_tokens) on the gemma-2-9b shrink (4 layers of hidden 3,584, vocabulary
