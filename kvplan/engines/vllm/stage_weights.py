@@ -24,14 +24,14 @@ embed_tokens; only the forward pass reads the rank (:1335 is_first_rank, :1379 i
 The wrappers build that same Gemma4ForCausalLM (gemma4_mm.py:1136-1140,
 gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`). Most MoE and hybrid
 families do the same (mixtral.py, qwen2_moe.py, qwen3_moe.py, gemma2.py, gemma3.py, gpt_oss.py,
-jamba.py, dbrx.py, granitemoe*.py, phimoe.py, nemotron_h.py, minicpm.py); Qwen3.5 and LFM2
-build only their embeddings on every stage, the final norm and the tied lm_head on the last;
-Qwen3-Next its embeddings and lm_head, the final norm on the last (`_STAGE_OUTER` names the
-lines). Measured at PP 2 on vLLM 0.32's CPU build
+jamba.py, dbrx.py, granitemoe*.py, phimoe.py, nemotron_h.py, minicpm.py, gemma.py, olmoe.py)
+and older dense ones (gpt2.py, gpt_j.py, bloom.py, falcon.py, opt.py, internlm2.py,
+stablelm.py); Qwen3.5 and LFM2 build only their embeddings on every stage, the final norm and
+the lm_head (LFM2's tied) on the last; Qwen3-Next its embeddings and lm_head, the final norm on
+the last (`_STAGE_OUTER` names the lines). Measured at PP 2 on vLLM 0.32's CPU build
 (tests/data/oracle/weight-bytes.json, the `-pp2` cases): every stage holds them. Classes not in
-the table keep the first / last split, whether read to hold it (llama.py) or not yet read:
-vLLM 0.32's scan finds more without a rank test (gpt2.py, gpt_j.py, bloom.py, falcon.py,
-opt.py, internlm2.py, stablelm.py, ...).
+the table keep the first / last split, whether read to hold it (llama.py) or not yet read
+(vLLM 0.32's scan finds more without a rank test: plamo3.py, olmo_hybrid.py, hy_v3.py, ...).
 """
 
 from __future__ import annotations
@@ -102,6 +102,17 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     # (embed_tokens, norm), :372-377 (lm_head, untied). vLLM 0.32's registry.py:106, :184 name
     # these native classes (vllm_registry.json lists the Transformers backend's entry).
     "GemmaForCausalLM": _EVERY, "OlmoeForCausalLM": _EVERY,
+    # The older dense families: gpt2.py:204-216 (wte, wpe, ln_f), :279-286 (lm_head, tied or
+    # not); gpt_j.py:201-210 (wte, ln_f), :265-271 (lm_head with its bias, untied); bloom.py
+    # :249-267 (word_embeddings, their LayerNorm, ln_f), :327-333 (lm_head, tied or not);
+    # falcon.py:380-395 (word_embeddings, ln_f), :497-510 (lm_head, tied unless the config
+    # says false); opt.py:212-257 (embed_tokens, embed_positions, project_in / project_out,
+    # final_layer_norm), :356-362 (lm_head, tied or not); internlm2.py:274-285 (tok_embeddings,
+    # norm), :348-355 (output, tied or not); stablelm.py:226-240 (embed_tokens, LayerNorm),
+    # :292-299 (lm_head, tied or not).
+    "GPT2LMHeadModel": _EVERY, "GPTJForCausalLM": _EVERY, "BloomForCausalLM": _EVERY,
+    "FalconForCausalLM": _EVERY, "OPTForCausalLM": _EVERY, "InternLM2ForCausalLM": _EVERY,
+    "StableLmForCausalLM": _EVERY,
 }
 
 
