@@ -130,6 +130,21 @@ def test_qwen3_5_every_stage_holds_the_embeddings_alone_by_hand() -> None:
     assert last.norms - first.norms == 10_240  # 32 layers on each; the final norm on stage 1
 
 
+def test_qwen3_next_every_stage_holds_the_embeddings_and_lm_head_by_hand() -> None:
+    # Qwen/Qwen3-Next-80B-A3B (tests/data/configs/qwen3-next-80b-a3b.json: 48 layers of hidden
+    # 2,048, vocabulary 151,936, untied, bf16) at --pp 2: vLLM 0.32 models/qwen3_next.py builds
+    # embed_tokens (:660-663) and the lm_head (:851-855) on every stage, the final norm
+    # (:684-687) on the last alone. 151,936 x 2,048 x 2 B = 622,329,856 B for each table on
+    # both stages (before: the embeddings on stage 0, the lm_head on stage 1); the final norm
+    # 2,048 x 2 = 4,096 B on stage 1 alone (24 layers on each).
+    spec = load_spec(str(DATA / "configs" / "qwen3-next-80b-a3b.json"))
+    assert Engine.vllm.rules.stage_outer(spec) == StageOuter(embeddings=True, lm_head=True)
+    first, last = _stages(spec)
+    assert [(b.embeddings, b.lm_head) for b in (first, last)] == [(622_329_856, 622_329_856)] * 2
+    assert last.norms - first.norms == 4_096
+    assert last.total - first.total == 4_096
+
+
 def _estimate(*args: str):
     return CliRunner().invoke(app, ["estimate", *args, "--kv-budget-gib", "10"])
 
