@@ -199,6 +199,11 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # qwen3_next.py:660-663, 851-855 (embed_tokens, lm_head on every stage), :684-687 (the
+    # final norm on the last) on the qwen3-next-80b-a3b shrink (8 layers of hidden 1,024,
+    # vocabulary 2,048, untied): 168,421,696 and 168,423,744 B; the first / last split gave
+    # 164,227,392 and 164,229,440 (4,194,304 B a table).
+    ("qwen3-next-80b-a3b-pp2", "qwen3-next-80b-a3b"),
     # lfm2_moe.py:427 (embed_tokens on every stage), :456-459 and :583-592 (embedding_norm and
     # the tied lm_head on the last alone) on the lfm2-8b-a1b shrink (8 layers of hidden 2,048,
     # vocabulary 1,024): 163,713,344 and 176,365,952 B, embed_tokens on both, embedding_norm on
