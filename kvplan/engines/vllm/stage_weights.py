@@ -24,14 +24,15 @@ embed_tokens; only the forward pass reads the rank (:1335 is_first_rank, :1379 i
 The wrappers build that same Gemma4ForCausalLM (gemma4_mm.py:1136-1140,
 gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`). Most MoE and hybrid
 families do the same (mixtral.py, qwen2_moe.py, qwen3_moe.py, gemma2.py, gemma3.py, gpt_oss.py,
-jamba.py, dbrx.py, granitemoe*.py, phimoe.py, nemotron_h.py, minicpm.py, gemma.py, olmoe.py)
-and older dense ones (gpt2.py, gpt_j.py, bloom.py, falcon.py, opt.py, internlm2.py,
-stablelm.py); Qwen3.5 and LFM2 build only their embeddings on every stage, the final norm and
-the lm_head (LFM2's tied) on the last; Qwen3-Next its embeddings and lm_head, the final norm on
-the last (`_STAGE_OUTER` names the lines). Measured at PP 2 on vLLM 0.32's CPU build
-(tests/data/oracle/weight-bytes.json, the `-pp2` cases): every stage holds them. Classes not in
-the table keep the first / last split, whether read to hold it (llama.py) or not yet read
-(vLLM 0.32's scan finds more without a rank test: plamo3.py, olmo_hybrid.py, hy_v3.py, ...).
+jamba.py, dbrx.py, granitemoe*.py, phimoe.py, nemotron_h.py, minicpm.py, gemma.py, olmoe.py,
+olmo_hybrid.py, hy_v3.py), and older dense ones (gpt2.py, gpt_j.py, bloom.py, falcon.py,
+opt.py, internlm2.py, stablelm.py). Qwen3.5 and LFM2 build only their embeddings on every
+stage, the final norm and the lm_head (LFM2's tied) on the last; Qwen3-Next its embeddings and
+lm_head, the final norm on the last. `_STAGE_OUTER` names the lines. Measured at PP 2 on vLLM
+0.32's CPU build (tests/data/oracle/weight-bytes.json, the `-pp2` cases): every stage holds
+them. Classes not in the table keep the first / last split, whether read to hold it (llama.py)
+or not yet read (vLLM 0.32's scan finds more without a rank test: plamo3.py, whose lm_head pads
+the vocabulary to 16 (:414-420), ...).
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     "GPT2LMHeadModel": _EVERY, "GPTJForCausalLM": _EVERY, "BloomForCausalLM": _EVERY,
     "FalconForCausalLM": _EVERY, "OPTForCausalLM": _EVERY, "InternLM2ForCausalLM": _EVERY,
     "StableLmForCausalLM": _EVERY,
+    # olmo_hybrid.py:325-342 (embed_tokens, norm), :402-409 (lm_head, tied or not); hy_v3.py
+    # :450-465 (embed_tokens, norm), :672-679 (lm_head, tied or not).
+    "OlmoHybridForCausalLM": _EVERY, "HYV3ForCausalLM": _EVERY,
 }
 
 
