@@ -199,6 +199,15 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # qwen2_moe.py:372-388, 462-469 on the qwen2-57b-a14b shrink (4 layers of hidden 3,584,
+    # vocabulary 1,024, untied): 157,076,480 B each, embed_tokens, norm and lm_head on both;
+    # the first / last split gave 149,729,280 and 149,736,448 (7,340,032 B a table).
+    ("qwen2-57b-a14b-pp2", "qwen2-57b-a14b"),
+    # gpt2.py:204-216 (wte, wpe, ln_f on every stage), :279-286 (the lm_head tied to the stage's
+    # wte) on the gpt2 shrink (4 layers of hidden 768, vocabulary 1,024, 1,024 positions):
+    # 31,500,288 B each; the first / last split gave 31,497,216 (no ln_f, 3,072 B) and
+    # 29,927,424 (no wpe, 1,572,864 B, a tied lm_head copy in place of wte).
+    ("gpt2-pp2", "gpt2"),
     # qwen3_next.py:660-663, 851-855 (embed_tokens, lm_head on every stage), :684-687 (the
     # final norm on the last) on the qwen3-next-80b-a3b shrink (8 layers of hidden 1,024,
     # vocabulary 2,048, untied): 168,421,696 and 168,423,744 B; the first / last split gave
