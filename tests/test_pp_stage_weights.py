@@ -199,6 +199,14 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # gemma.py:274-285, 358-365 on the gemma-7b shrink (4 layers of hidden 3,072, vocabulary
+    # 1,024, tied): 217,085,952 B each, embed_tokens and norm on both; the first / last split
+    # gave 217,079,808 (no final norm, 6,144 B) and 217,085,952 (a tied lm_head copy).
+    ("gemma-7b-pp2", "gemma-7b"),
+    # jamba.py:314-341, 426-430 on the jamba-mini shrink (16 layers of hidden 1,024, vocabulary
+    # 4,096, untied): 381,691,840 B each, embed_tokens, final_layernorm and lm_head on both; the
+    # first / last split gave 373,301,184 and 373,303,232 (8,388,608 B a table).
+    ("jamba-mini-pp2", "jamba-mini"),
     # qwen2_moe.py:372-388, 462-469 on the qwen2-57b-a14b shrink (4 layers of hidden 3,584,
     # vocabulary 1,024, untied): 157,076,480 B each, embed_tokens, norm and lm_head on both;
     # the first / last split gave 149,729,280 and 149,736,448 (7,340,032 B a table).
