@@ -199,6 +199,15 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # qwen3_5.py:251-254 (embed_tokens on every stage), :275-278 and :346-356 (the final norm
+    # and the untied lm_head on the last alone) on the qwen3.5-9b-text shrink (8 layers of
+    # hidden 1,024, vocabulary 2,048): 159,992,128 and 164,188,480 B; the first / last split
+    # gave 159,992,128 and 159,994,176 (no embed_tokens, 4,194,304 B, on stage 1).
+    ("qwen3.5-9b-text-pp2", "qwen3.5-9b-text"),
+    # granitemoe.py:333-345, 410-417 on the granite-3.1-3b-a800m shrink (4 layers of hidden
+    # 1,536, vocabulary 1,024, tied): 47,250,432 B each, embed_tokens and norm on both; the
+    # first / last split gave 47,247,360 (no final norm, 3,072 B) and 47,250,432.
+    ("granite-3.1-3b-a800m-pp2", "granite-3.1-3b-a800m"),
     # gemma.py:274-285, 358-365 on the gemma-7b shrink (4 layers of hidden 3,072, vocabulary
     # 1,024, tied): 217,085,952 B each, embed_tokens and norm on both; the first / last split
     # gave 217,079,808 (no final norm, 6,144 B) and 217,085,952 (a tied lm_head copy).
