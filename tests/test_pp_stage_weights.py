@@ -199,6 +199,14 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # nemotron_h.py:585-621, 844-849 on the nemotron-nano-9b-v2 shrink (10 layers of hidden
+    # 1,024, vocabulary 4,096, untied): 193,763,328 B each, embed_tokens, norm_f and lm_head on
+    # both; the first / last split gave 185,372,672 and 185,374,720 (8,388,608 B a table).
+    ("nemotron-nano-9b-v2-pp2", "nemotron-nano-9b-v2"),
+    # stablelm.py:226-240, 292-299 on the stablelm-2-zephyr-1.6b shrink (4 layers of hidden
+    # 2,048, vocabulary 1,024, untied): 88,145,920 B each; the first / last split gave
+    # 83,943,424 and 83,951,616 (4,194,304 B a table, the final LayerNorm's 8,192).
+    ("stablelm-2-zephyr-1.6b-pp2", "stablelm-2-zephyr-1.6b"),
     # qwen3_5.py:251-254 (embed_tokens on every stage), :275-278 and :346-356 (the final norm
     # and the untied lm_head on the last alone) on the qwen3.5-9b-text shrink (8 layers of
     # hidden 1,024, vocabulary 2,048): 159,992,128 and 164,188,480 B; the first / last split
