@@ -199,6 +199,14 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
     # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
     ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # gemma3.py:300-313, 392-399 on the gemma-3-27b shrink (12 layers of hidden 1,024,
+    # vocabulary 1,024, tied): 162,583,552 B each, embed_tokens and norm on both; the first /
+    # last split gave 162,581,504 (no final norm, 2,048 B) and 162,583,552.
+    ("gemma-3-27b-pp2", "gemma-3-27b"),
+    # granitemoehybrid.py:343-368, 668-675 on the granite-4.0-h-micro-base shrink (20 layers of
+    # hidden 2,048, vocabulary 4,096, tied): 566,000,640 B each; the first / last split gave
+    # 565,996,544 (no final norm, 4,096 B) and 566,000,640.
+    ("granite-4.0-h-micro-base-pp2", "granite-4.0-h-micro-base"),
     # nemotron_h.py:585-621, 844-849 on the nemotron-nano-9b-v2 shrink (10 layers of hidden
     # 1,024, vocabulary 4,096, untied): 193,763,328 B each, embed_tokens, norm_f and lm_head on
     # both; the first / last split gave 185,372,672 and 185,374,720 (8,388,608 B a table).
