@@ -95,6 +95,56 @@ def test_other_models_and_engines_keep_the_first_last_split() -> None:
     assert StageOuter(embeddings=True, head=True).holds(first=False, last=False) == (True, True)
 
 
+def test_mixtral_every_stage_holds_the_embeddings_and_head_by_hand() -> None:
+    # mistralai/Mixtral-8x7B-v0.1 (tests/data/configs/mixtral-8x7b.json: 32 layers of hidden
+    # 4,096, 32 heads / 8 KV heads of 128, 8 experts of 14,336, vocabulary 32,000, untied, bf16)
+    # at --pp 2: layers 0-15 and 16-31. vLLM 0.32 models/mixtral.py:316-336 builds embed_tokens
+    # and the final norm, :406-413 the lm_head, on every stage. In elements, per layer:
+    #   attention (4,096 + 1,024 + 1,024) x 4,096 + 4,096 x 4,096        =    41,943,040
+    #   experts 8 x 3 x 14,336 x 4,096 + router 8 x 4,096                  = 1,409,318,912
+    #   two norms 2 x 4,096                                                =         8,192
+    #   16 layers                                                          = 23,220,322,304
+    #   embed_tokens 32,000 x 4,096 + lm_head 32,000 x 4,096 + norm 4,096  =   262,148,096
+    #   23,482,470,400 elements = 46,964,940,800 B at bf16, on each stage.
+    # Before (the first / last split) each held 46,702,788,608 B: 262,144,000 B (a table) and
+    # the final norm's 8,192 B less on stage 0, the embeddings' 262,144,000 B less on stage 1.
+    spec = load_spec(str(DATA / "configs" / "mixtral-8x7b.json"))
+    stages = _stages(spec)
+    assert [b.total - b.rope_cache for b in stages] == [46_964_940_800, 46_964_940_800]
+    assert [(b.embeddings, b.lm_head) for b in stages] == [(262_144_000, 262_144_000)] * 2
+
+
+def test_qwen3_5_every_stage_holds_the_embeddings_alone_by_hand() -> None:
+    # Qwen/Qwen3.5-27B (tests/data/configs/qwen3.5-27b.json: Qwen3_5ForConditionalGeneration,
+    # 64 layers of hidden 5,120, vocabulary 248,320, tie_word_embeddings false) at --pp 2:
+    # vLLM 0.32 models/qwen3_5.py:522-524 builds Qwen3_5ForCausalLM, whose Qwen3_5Model makes
+    # embed_tokens on every stage (:251-254) but the final norm (:275-278) and the lm_head
+    # (:346-356) on the last alone, PPMissingLayer elsewhere. embed_tokens 248,320 x 5,120 x
+    # 2 B = 2,542,796,800 B on both stages (before: on stage 0 alone); the untied lm_head, the
+    # same size, and the final norm's 5,120 x 2 = 10,240 B on stage 1 alone.
+    spec = load_spec(str(DATA / "configs" / "qwen3.5-27b.json"))
+    assert Engine.vllm.rules.stage_outer(spec) == StageOuter(embeddings=True)
+    first, last = _stages(spec)
+    assert (first.embeddings, first.lm_head) == (2_542_796_800, 0)
+    assert (last.embeddings, last.lm_head) == (2_542_796_800, 2_542_796_800)
+    assert last.norms - first.norms == 10_240  # 32 layers on each; the final norm on stage 1
+
+
+def test_qwen3_next_every_stage_holds_the_embeddings_and_lm_head_by_hand() -> None:
+    # Qwen/Qwen3-Next-80B-A3B (tests/data/configs/qwen3-next-80b-a3b.json: 48 layers of hidden
+    # 2,048, vocabulary 151,936, untied, bf16) at --pp 2: vLLM 0.32 models/qwen3_next.py builds
+    # embed_tokens (:660-663) and the lm_head (:851-855) on every stage, the final norm
+    # (:684-687) on the last alone. 151,936 x 2,048 x 2 B = 622,329,856 B for each table on
+    # both stages (before: the embeddings on stage 0, the lm_head on stage 1); the final norm
+    # 2,048 x 2 = 4,096 B on stage 1 alone (24 layers on each).
+    spec = load_spec(str(DATA / "configs" / "qwen3-next-80b-a3b.json"))
+    assert Engine.vllm.rules.stage_outer(spec) == StageOuter(embeddings=True, lm_head=True)
+    first, last = _stages(spec)
+    assert [(b.embeddings, b.lm_head) for b in (first, last)] == [(622_329_856, 622_329_856)] * 2
+    assert last.norms - first.norms == 4_096
+    assert last.total - first.total == 4_096
+
+
 def _estimate(*args: str):
     return CliRunner().invoke(app, ["estimate", *args, "--kv-budget-gib", "10"])
 
@@ -145,6 +195,73 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # B each; the first / last split gave 92,357,632 and 92,361,728 (no head on stage 0, no
     # embeddings on stage 1: 4,194,304 B each, and the final norm's 4,096).
     ("qwen3-30b-a3b-pp2", "qwen3-30b-a3b"),
+    # mixtral.py:316-336, 406-413 on the mixtral-8x7b shrink (4 layers of hidden 4,096,
+    # vocabulary 1,024, untied): 285,384,704 B on each stage, lm_head, embed_tokens and norm on
+    # both; the first / last split gave 276,987,904 and 276,996,096 (8,388,608 B a table).
+    ("mixtral-8x7b-pp2", "mixtral-8x7b"),
+    # gemma3.py:300-313, 392-399 on the gemma-3-27b shrink (12 layers of hidden 1,024,
+    # vocabulary 1,024, tied): 162,583,552 B each, embed_tokens and norm on both; the first /
+    # last split gave 162,581,504 (no final norm, 2,048 B) and 162,583,552.
+    ("gemma-3-27b-pp2", "gemma-3-27b"),
+    # granitemoehybrid.py:343-368, 668-675 on the granite-4.0-h-micro-base shrink (20 layers of
+    # hidden 2,048, vocabulary 4,096, tied): 566,000,640 B each; the first / last split gave
+    # 565,996,544 (no final norm, 4,096 B) and 566,000,640.
+    ("granite-4.0-h-micro-base-pp2", "granite-4.0-h-micro-base"),
+    # nemotron_h.py:585-621, 844-849 on the nemotron-nano-9b-v2 shrink (10 layers of hidden
+    # 1,024, vocabulary 4,096, untied): 193,763,328 B each, embed_tokens, norm_f and lm_head on
+    # both; the first / last split gave 185,372,672 and 185,374,720 (8,388,608 B a table).
+    ("nemotron-nano-9b-v2-pp2", "nemotron-nano-9b-v2"),
+    # stablelm.py:226-240, 292-299 on the stablelm-2-zephyr-1.6b shrink (4 layers of hidden
+    # 2,048, vocabulary 1,024, untied): 88,145,920 B each; the first / last split gave
+    # 83,943,424 and 83,951,616 (4,194,304 B a table, the final LayerNorm's 8,192).
+    ("stablelm-2-zephyr-1.6b-pp2", "stablelm-2-zephyr-1.6b"),
+    # qwen3_5.py:251-254 (embed_tokens on every stage), :275-278 and :346-356 (the final norm
+    # and the untied lm_head on the last alone) on the qwen3.5-9b-text shrink (8 layers of
+    # hidden 1,024, vocabulary 2,048): 159,992,128 and 164,188,480 B; the first / last split
+    # gave 159,992,128 and 159,994,176 (no embed_tokens, 4,194,304 B, on stage 1).
+    ("qwen3.5-9b-text-pp2", "qwen3.5-9b-text"),
+    # granitemoe.py:333-345, 410-417 on the granite-3.1-3b-a800m shrink (4 layers of hidden
+    # 1,536, vocabulary 1,024, tied): 47,250,432 B each, embed_tokens and norm on both; the
+    # first / last split gave 47,247,360 (no final norm, 3,072 B) and 47,250,432.
+    ("granite-3.1-3b-a800m-pp2", "granite-3.1-3b-a800m"),
+    # gemma.py:274-285, 358-365 on the gemma-7b shrink (4 layers of hidden 3,072, vocabulary
+    # 1,024, tied): 217,085,952 B each, embed_tokens and norm on both; the first / last split
+    # gave 217,079,808 (no final norm, 6,144 B) and 217,085,952 (a tied lm_head copy).
+    ("gemma-7b-pp2", "gemma-7b"),
+    # jamba.py:314-341, 426-430 on the jamba-mini shrink (16 layers of hidden 1,024, vocabulary
+    # 4,096, untied): 381,691,840 B each, embed_tokens, final_layernorm and lm_head on both; the
+    # first / last split gave 373,301,184 and 373,303,232 (8,388,608 B a table).
+    ("jamba-mini-pp2", "jamba-mini"),
+    # qwen2_moe.py:372-388, 462-469 on the qwen2-57b-a14b shrink (4 layers of hidden 3,584,
+    # vocabulary 1,024, untied): 157,076,480 B each, embed_tokens, norm and lm_head on both;
+    # the first / last split gave 149,729,280 and 149,736,448 (7,340,032 B a table).
+    ("qwen2-57b-a14b-pp2", "qwen2-57b-a14b"),
+    # gpt2.py:204-216 (wte, wpe, ln_f on every stage), :279-286 (the lm_head tied to the stage's
+    # wte) on the gpt2 shrink (4 layers of hidden 768, vocabulary 1,024, 1,024 positions):
+    # 31,500,288 B each; the first / last split gave 31,497,216 (no ln_f, 3,072 B) and
+    # 29,927,424 (no wpe, 1,572,864 B, a tied lm_head copy in place of wte).
+    ("gpt2-pp2", "gpt2"),
+    # qwen3_next.py:660-663, 851-855 (embed_tokens, lm_head on every stage), :684-687 (the
+    # final norm on the last) on the qwen3-next-80b-a3b shrink (8 layers of hidden 1,024,
+    # vocabulary 2,048, untied): 168,421,696 and 168,423,744 B; the first / last split gave
+    # 164,227,392 and 164,229,440 (4,194,304 B a table).
+    ("qwen3-next-80b-a3b-pp2", "qwen3-next-80b-a3b"),
+    # lfm2_moe.py:427 (embed_tokens on every stage), :456-459 and :583-592 (embedding_norm and
+    # the tied lm_head on the last alone) on the lfm2-8b-a1b shrink (8 layers of hidden 2,048,
+    # vocabulary 1,024): 163,713,344 and 176,365,952 B, embed_tokens on both, embedding_norm on
+    # stage 1. The first / last split gave the same totals (its tied lm_head copy on stage 1 is
+    # the embeddings' size); the embeddings-only rule changes them for an untied Qwen3.5.
+    ("lfm2-8b-a1b-pp2", "lfm2-8b-a1b"),
+    # gpt_oss.py:487-500, 1459-1463: embedding, norm and the untied lm_head on every stage of
+    # the gpt-oss-20b shrink (6 layers of hidden 1,024, vocabulary 4,096, bf16, no
+    # quantization_config): 149,047,704 B each; the first / last split gave 140,657,048 and
+    # 140,659,096.
+    ("gpt-oss-20b-pp2", "gpt-oss-20b"),
+    # gemma2.py:259-270: embed_tokens and norm on every stage, no lm_head (the logits read the
+    # stage's embed_tokens) on the gemma-2-9b shrink (4 layers of hidden 3,584, vocabulary
+    # 1,024): 194,575,360 B each; the first / last split gave 194,568,192 (no final norm, 7,168
+    # B) and 194,575,360 (a tied lm_head copy in place of the embeddings).
+    ("gemma-2-9b-pp2", "gemma-2-9b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
@@ -160,4 +277,8 @@ def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> N
     spec = load_spec(str(DATA / "oracle" / config))
     stages = _stages(spec)
     assert [b.total - b.rope_cache for b in stages] == [s["params"] for s in measured]
-    assert measured[0]["outer"] == measured[1]["outer"]
+    # The token embeddings on both stages; the head's tensors too where the rule says so.
+    assert all(any("emb" in n or n.endswith("wte.weight") for n in s["outer"])
+               for s in measured)
+    if Engine.vllm.rules.stage_outer(spec).head:
+        assert measured[0]["outer"] == measured[1]["outer"]

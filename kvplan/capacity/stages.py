@@ -77,10 +77,12 @@ def stage_weights(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first
     """The stage's weights: its layers, and the embeddings and head it holds, the first's and
     the last's, or on every stage where the engine's model class builds them there
     (EngineRules.stage_outer); the MTP draft layers on the last stage alone."""
-    first, last = inputs.engine.rules.stage_outer(spec).holds(first=pp_first, last=pp_last)
+    outer = inputs.engine.rules.stage_outer(spec)
+    first, last = outer.holds(first=pp_first, last=pp_last)
     return weights_breakdown(spec, tp=inputs.tp, dtype=inputs.dtype,
                              quantization=inputs.quantization, layers=stage, first=first,
-                             last=last, dp_attention=inputs.dp_attention, ep=inputs.ep,
+                             last=last, lm_head=last or outer.lm_head,
+                             dp_attention=inputs.dp_attention, ep=inputs.ep,
                              mtp=pp_last and inputs.speculative_method == "mtp"
                              and inputs.engine.rules.loads_draft_weights(inputs))
 

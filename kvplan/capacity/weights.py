@@ -16,7 +16,7 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       quantization: str | None = None, layers: range | None = None,
                       first: bool = True, last: bool = True, dp_attention: bool = False,
                       ep: int = 1, mtp: bool = False, vision: bool = True,
-                      ) -> WeightBreakdown:
+                      lm_head: bool | None = None) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -53,7 +53,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         # weight; a floating checkpoint dtype follows the engines' auto rule.
         dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
             engine_dtype(spec.weight_dtype))
-    kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision}
+    kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision,
+          "lm_head": lm_head}
     if spec.checkpoint is not None and quantization != "bitsandbytes":
         from kvplan.weights.checkpoint import (  # with a checkpoint only
             check_parameter_count,

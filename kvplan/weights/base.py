@@ -145,10 +145,14 @@ class StageOuter:
     the first stage) and ``head`` (the final norm and lm_head, built on the last stage). Both
     False: the split `weight_breakdown` describes (vLLM's Llama: PPMissingLayer elsewhere);
     both True: every stage builds them all, a tied lm_head then sharing its stage's embedding
-    (kvplan.engines.vllm.stage_weights: vLLM's Gemma-4)."""
+    (kvplan.engines.vllm.stage_weights: vLLM's Gemma-4, Mixtral, ...); ``embeddings`` alone:
+    every stage builds the embeddings, the last alone the final norm and a lm_head tied to
+    them (vLLM's Qwen3.5, LFM2); ``lm_head``: the lm_head on every stage, the final norm on the
+    last alone (vLLM's Qwen3-Next)."""
 
     embeddings: bool = False
     head: bool = False
+    lm_head: bool = False
 
     def holds(self, *, first: bool, last: bool) -> tuple[bool, bool]:
         """(embeddings, head) of the stage that is the first / the last one or not."""

@@ -371,8 +371,8 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
 
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
-                     last: bool = True, vision: bool = True, mtp: bool = False
-                     ) -> WeightBreakdown:
+                     last: bool = True, vision: bool = True, mtp: bool = False,
+                     lm_head: bool | None = None) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
@@ -384,7 +384,9 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     the final norm and lm_head (``last``): Llama's split puts them on the first and last stages
     (a tied lm_head on a last stage that is not the first keeps its own copy of the embedding
     matrix); which stages hold them is the engine's rule (EngineRules.stage_outer: vLLM's
-    Gemma-4 builds both on every stage, its tied head sharing the stage's embeddings).
+    Gemma-4 builds both on every stage, its tied head sharing the stage's embeddings);
+    ``lm_head``: whether the stage holds the lm_head, where that differs from ``last`` (vLLM's
+    Qwen3-Next builds it on every stage, the final norm on the last alone).
     ``vision``: a vision tower the spec describes (`VisionTowerSpec`) is counted on every stage,
     as `checkpoint_breakdown` counts it (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds
     the tower on every pipeline rank; vLLM loads it unless --limit-mm-per-prompt is 0). ``mtp``:
@@ -453,14 +455,15 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             _ffn(t, spec, "dense_mlp", f"model.layers.{i}.mlp", spec.mlp_width(i), tp,
                  bias=spec.mlp.bias)
     t.vector("norms", norms)
-    if last and spec.tie_word_embeddings and not first:
+    head = last if lm_head is None else lm_head
+    if head and spec.tie_word_embeddings and not first:
         t.vector("lm_head", vocab_rank * h)
-    if last and not spec.tie_word_embeddings:
-        head = t.quant.scheme_for("lm_head") if t.quant is not None else None
-        if head is None:
+    if head and not spec.tie_word_embeddings:
+        scheme = t.quant.scheme_for("lm_head") if t.quant is not None else None
+        if scheme is None:
             t.vector("lm_head", vocab_rank * h)
         else:
-            t.add("lm_head", head.matrix_bytes(vocab_rank, h))
+            t.add("lm_head", scheme.matrix_bytes(vocab_rank, h))
     mtp_bytes = _mtp_layers(t, spec, tp) if mtp and last else 0
     g = t.groups
     return WeightBreakdown(

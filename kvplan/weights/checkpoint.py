@@ -183,7 +183,8 @@ def check_parameter_count(ckpt: CheckpointWeights, spec: ModelSpec) -> None:
 def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig | None,
                          *, dtype: str, tp: int = 1, ep: int = 1, dp_attention: bool = False,
                          layers: range | None = None, first: bool = True, last: bool = True,
-                         vision: bool = True, mtp: bool = False) -> WeightBreakdown:
+                         vision: bool = True, mtp: bool = False,
+                         lm_head: bool | None = None) -> WeightBreakdown:
     """The checkpoint's tensors one GPU holds, as vLLM loads them, by group.
 
     Each tensor is split over ``tp`` by its module name and shape (vLLM's parallel layers):
@@ -192,7 +193,7 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
     to 64, KV heads replicated when fewer than ranks; norms, routers and MLA's q_a/kv_a are whole
     on every rank. Routed experts are split over ``tp`` too, or with ``ep`` > 1 held whole,
     ceil(E/ep) per rank. ``dp_attention``: everything but the routed experts is whole.
-    ``layers``/``first``/``last``: one pipeline stage, as `weight_breakdown`.
+    ``layers``/``first``/``last``/``lm_head``: one pipeline stage, as `weight_breakdown`.
 
     Floating tensors are held in the compute ``dtype`` (vLLM casts a float32 checkpoint to the
     model dtype); quantized tensors and their scales as stored. The vision tower is counted when
@@ -212,6 +213,7 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
                             "norms", "vision", "mtp"), 0)
     scales = expert_scales = 0
     has_lm_head = False
+    head = last if lm_head is None else lm_head
     converted = False
     router_fp32 = router_build(spec).weight_fp32
     for t in ckpt.tensors:
@@ -229,8 +231,8 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         elif match is not None:
             if layers is not None and int(match.group(1)) not in layers:
                 continue
-        elif (owner == "embeddings" and not first) or (owner in ("lm_head", "other")
-                                                        and not last):
+        elif ((owner == "embeddings" and not first) or (owner == "lm_head" and not head)
+                or (owner == "other" and not last)):
             continue
         expert = ".experts." in t.name or t.name.endswith(".experts")
         if expert and ep > 1:
@@ -257,7 +259,7 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         notes.append(f"floating checkpoint tensors held in {compute.name}, the compute dtype")
     if vision and groups["vision"]:
         notes.append("vision tower counted: vLLM loads it unless --limit-mm-per-prompt is 0")
-    if last and not has_lm_head and spec.tie_word_embeddings and not first:
+    if head and not has_lm_head and spec.tie_word_embeddings and not first:
         # A tied lm_head on a last stage that is not the first holds its own embedding copy.
         groups["lm_head"] += cdiv(where.vocab_rows() * spec.hidden_size * compute.element_bits,
                                   8)

@@ -245,7 +245,7 @@ class VllmEngine:
         return True
 
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
-        """Gemma-4's and Qwen3-MoE's embeddings and head on every stage (stage_weights)."""
+        """The embeddings and head a class builds on every stage (stage_weights._STAGE_OUTER)."""
         return vllm_stage_outer(spec)
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:

@@ -22,12 +22,17 @@ per_layer_projection_norm, where hidden_size_per_layer_input > 0) and the final 
 unconditionally, and Gemma4ForCausalLM (:1447-1454) a ParallelLMHead tied to that stage's
 embed_tokens; only the forward pass reads the rank (:1335 is_first_rank, :1379 is_last_rank).
 The wrappers build that same Gemma4ForCausalLM (gemma4_mm.py:1136-1140,
-gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`). Qwen3-MoE does the same:
-models/qwen3_moe.py Qwen3MoeModel (:468-479) makes embed_tokens and norm, Qwen3MoeForCausalLM
-(:580-587) its lm_head (tied or not), with no rank test. Both measured at PP 2 on vLLM 0.32's CPU
-build (tests/data/oracle/weight-bytes.json: gemma-4-e2b-text-pp2, qwen3-30b-a3b-pp2): every
-stage holds them. Many more of vLLM 0.32's classes build them without a rank test (mixtral.py,
-qwen2_moe.py, gemma3.py, gpt_oss.py, ...); they are not listed here until read and measured.
+gemma4_unified.py:289-293, `architectures=["Gemma4ForCausalLM"]`). Most MoE and hybrid
+families do the same (mixtral.py, qwen2_moe.py, qwen3_moe.py, gemma2.py, gemma3.py, gpt_oss.py,
+jamba.py, dbrx.py, granitemoe*.py, phimoe.py, nemotron_h.py, minicpm.py, gemma.py, olmoe.py,
+olmo_hybrid.py, hy_v3.py), and older dense ones (gpt2.py, gpt_j.py, bloom.py, falcon.py,
+opt.py, internlm2.py, stablelm.py). Qwen3.5 and LFM2 build only their embeddings on every
+stage, the final norm and the lm_head (LFM2's tied) on the last; Qwen3-Next its embeddings and
+lm_head, the final norm on the last. `_STAGE_OUTER` names the lines. Measured at PP 2 on vLLM
+0.32's CPU build (tests/data/oracle/weight-bytes.json, the `-pp2` cases): every stage holds
+them. Classes not in the table keep the first / last split, whether read to hold it (llama.py)
+or not yet read (vLLM 0.32's scan finds more without a rank test: plamo3.py, whose lm_head pads
+the vocabulary to 16 (:414-420), ...).
 """
 
 from __future__ import annotations
@@ -37,18 +42,89 @@ from kvplan.model.spec import ModelSpec
 from kvplan.sources.support import vllm_registry
 from kvplan.weights.base import StageOuter
 
-# Architectures (config.json `architectures`, vLLM's registry names) whose class builds the
-# embeddings and the head on every pipeline stage.
-_OUTER_ON_EVERY_STAGE = frozenset({
-    "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-    "Gemma4UnifiedForConditionalGeneration", "Qwen3MoeForCausalLM"})
+_EVERY = StageOuter(embeddings=True, head=True)
+_EMBEDDINGS = StageOuter(embeddings=True)
+_EMBEDDINGS_LM_HEAD = StageOuter(embeddings=True, lm_head=True)
+
+# Architectures (config.json `architectures`, vLLM 0.32's registry names) whose class builds
+# the embeddings, or the embeddings and the head, on every pipeline stage, each as read in
+# vLLM 0.32.0's vllm/model_executor/models/<file>.py (the Model's __init__ and the
+# ForCausalLM's lm_head; no rank test in either unless said). A tied head is
+# `lm_head.tie_weights(self.model.embed_tokens)`: the stage's own embedding, no copy.
+_STAGE_OUTER: dict[str, StageOuter] = {
+    # gemma4.py:1007-1087 (embed_tokens, per-layer embeddings, norm), :1447-1454 (tied head);
+    # gemma4_mm.py:1136-1140 and gemma4_unified.py:289-293 build that Gemma4ForCausalLM.
+    "Gemma4ForCausalLM": _EVERY, "Gemma4ForConditionalGeneration": _EVERY,
+    "Gemma4UnifiedForConditionalGeneration": _EVERY,
+    # qwen3_moe.py:468-479 (embed_tokens, norm), :580-587 (lm_head, tied or not).
+    "Qwen3MoeForCausalLM": _EVERY,
+    # mixtral.py:316-336 (embed_tokens, norm), :406-413 (lm_head, tied or not).
+    "MixtralForCausalLM": _EVERY,
+    # qwen2_moe.py:372-388 (embed_tokens, norm), :462-469 (lm_head, tied or not).
+    "Qwen2MoeForCausalLM": _EVERY,
+    # gemma2.py:259-270 (embed_tokens, norm); no lm_head at all: the logits read the stage's
+    # embed_tokens (:342, :368).
+    "Gemma2ForCausalLM": _EVERY,
+    # gemma3.py:300-313 (embed_tokens, norm), :392-399 (lm_head, tied or not); gemma3_mm.py
+    # :561-565 builds that Gemma3ForCausalLM as its language model.
+    "Gemma3ForCausalLM": _EVERY, "Gemma3ForConditionalGeneration": _EVERY,
+    # gpt_oss.py:487-500 (embedding, norm), :1459-1463 (lm_head, untied).
+    "GptOssForCausalLM": _EVERY,
+    # jamba.py:314-341 (embed_tokens, final_layernorm), :426-430 (lm_head, untied).
+    "JambaForCausalLM": _EVERY,
+    # dbrx.py:343-352 (wte, norm_f), :439-444 (lm_head; tied refused at :432-433).
+    "DbrxForCausalLM": _EVERY,
+    # granitemoe.py:333-345 (embed_tokens, norm), :410-417 (lm_head, tied or not).
+    "GraniteMoeForCausalLM": _EVERY,
+    # granitemoeshared.py:167-182, :246-253 (the SWA checkpoints too: its docstring, :8).
+    "GraniteMoeSharedForCausalLM": _EVERY, "GraniteMoeSWAForCausalLM": _EVERY,
+    # granitemoehybrid.py:343-368 (embed_tokens, norm), :668-675 (lm_head, tied or not).
+    "GraniteMoeHybridForCausalLM": _EVERY,
+    # phimoe.py:458-471 (embed_tokens, LayerNorm), :551-557 (lm_head with its bias, untied).
+    "PhiMoEForCausalLM": _EVERY,
+    # nemotron_h.py:585-621 (embed_tokens, norm_f), :844-849 (lm_head, untied).
+    "NemotronHForCausalLM": _EVERY,
+    # minicpm.py:415-421 (embed_tokens, norm), :598-605 (lm_head, tied or not).
+    "MiniCPMForCausalLM": _EVERY,
+    # The embeddings alone: the final norm and the lm_head (tied to the stage's embed_tokens)
+    # on the last stage only, PPMissingLayer elsewhere. qwen3_5.py:251-254 (embed_tokens),
+    # :275-278 (norm), :346-356 (lm_head); the wrappers build Qwen3_5ForCausalLM (:522-524) and
+    # Qwen3_5MoeForCausalLM (:745-747). lfm2.py:325-354, :467-476; lfm2_moe.py:427-459,
+    # :583-592.
+    "Qwen3_5ForCausalLM": _EMBEDDINGS, "Qwen3_5MoeForCausalLM": _EMBEDDINGS,
+    "Qwen3_5ForConditionalGeneration": _EMBEDDINGS,
+    "Qwen3_5MoeForConditionalGeneration": _EMBEDDINGS,
+    "Lfm2ForCausalLM": _EMBEDDINGS, "Lfm2MoeForCausalLM": _EMBEDDINGS,
+    # The embeddings and the lm_head, the final norm on the last stage alone:
+    # qwen3_next.py:660-663 (embed_tokens), :684-687 (norm, PPMissingLayer elsewhere),
+    # :851-855 (lm_head, untied, no rank test).
+    "Qwen3NextForCausalLM": _EMBEDDINGS_LM_HEAD,
+    # gemma.py:274-285 (embed_tokens, norm), :358-365 (lm_head, tied or not); olmoe.py:282-292
+    # (embed_tokens, norm), :372-377 (lm_head, untied). vLLM 0.32's registry.py:106, :184 name
+    # these native classes (vllm_registry.json lists the Transformers backend's entry).
+    "GemmaForCausalLM": _EVERY, "OlmoeForCausalLM": _EVERY,
+    # The older dense families: gpt2.py:204-216 (wte, wpe, ln_f), :279-286 (lm_head, tied or
+    # not); gpt_j.py:201-210 (wte, ln_f), :265-271 (lm_head with its bias, untied); bloom.py
+    # :249-267 (word_embeddings, their LayerNorm, ln_f), :327-333 (lm_head, tied or not);
+    # falcon.py:380-395 (word_embeddings, ln_f), :497-510 (lm_head, tied unless the config
+    # says false); opt.py:212-257 (embed_tokens, embed_positions, project_in / project_out,
+    # final_layer_norm), :356-362 (lm_head, tied or not); internlm2.py:274-285 (tok_embeddings,
+    # norm), :348-355 (output, tied or not); stablelm.py:226-240 (embed_tokens, LayerNorm),
+    # :292-299 (lm_head, tied or not).
+    "GPT2LMHeadModel": _EVERY, "GPTJForCausalLM": _EVERY, "BloomForCausalLM": _EVERY,
+    "FalconForCausalLM": _EVERY, "OPTForCausalLM": _EVERY, "InternLM2ForCausalLM": _EVERY,
+    "StableLmForCausalLM": _EVERY,
+    # olmo_hybrid.py:325-342 (embed_tokens, norm), :402-409 (lm_head, tied or not); hy_v3.py
+    # :450-465 (embed_tokens, norm), :672-679 (lm_head, tied or not).
+    "OlmoHybridForCausalLM": _EVERY, "HYV3ForCausalLM": _EVERY,
+}
 
 
 def vllm_stage_outer(spec: ModelSpec) -> StageOuter:
-    """The outer weights vLLM builds on a stage that is not the first / not the last."""
-    if _OUTER_ON_EVERY_STAGE.intersection(spec.architectures):
-        return StageOuter(embeddings=True, head=True)
-    return StageOuter()
+    """The outer weights vLLM builds on a stage that is not the first / not the last: those of
+    the first of config.json's `architectures` the table lists."""
+    name = next((a for a in spec.architectures if a in _STAGE_OUTER), None)
+    return StageOuter() if name is None else _STAGE_OUTER[name]
 
 
 def check_vllm_pipeline(spec: ModelSpec, pp: int) -> None:
