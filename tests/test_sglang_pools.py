@@ -267,7 +267,11 @@ def test_deepseek_v32_cell_with_the_indexer() -> None:
     spec = load_spec("deepseek-v3.2")
     fp8 = plan_capacity(spec, sglang(kv_dtype="fp8", kv_budget_bytes=10 * GiB))
     assert fp8.per_gpu_bytes_per_token == 48_068
-    assert fp8.reported_kv_cache_tokens == 10 * GiB // 48_068
+    # 10 GiB // 48,068 = 223,379 tokens, floored to SGLang's DSA page of 64 (server_args.py
+    # "Setting page size to 64 for DeepSeek DSA"; kvplan.engines.sglang.dsa_page): 3,490 pages
+    # = 223,360 tokens (223,379 before the page rule).
+    assert fp8.reported_kv_cache_tokens == 223_360 == 10 * GiB // 48_068 // 64 * 64
+    assert fp8.block_size == 64
     bf16 = plan_capacity(spec, sglang(kv_budget_bytes=10 * GiB, tp=8))  # MLA: not split
     assert bf16.per_gpu_bytes_per_token == 78_324
 

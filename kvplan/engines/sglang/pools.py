@@ -81,6 +81,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
+from kvplan.engines.sglang.dsa_page import sglang_page_size
 from kvplan.engines.sglang.index_cache import DSA_DRAFT_SINCE, dsa_budget_cell, dsa_indexer_cells
 from kvplan.engines.sglang.options import sglang_options
 from kvplan.kv.kinds import ChunkedLocalCache, LayerCaches, RecurrentState, SlidingWindowCache
@@ -564,7 +565,7 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
     opts = sglang_options(inputs)
     draft = sglang_draft(inputs, caches)
     caches = tuple(lc for lc in caches if not lc.draft)
-    common = {"page_size": inputs.resolved_block_size,
+    common = {"page_size": sglang_page_size(spec, inputs),
               "max_total_tokens": opts.max_total_tokens,
               "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context}
     states = [c for lc in caches for c in lc.caches if isinstance(c, RecurrentState)]
