@@ -166,3 +166,72 @@ def test_newer_rc_than_the_budget_read_is_flagged() -> None:
     rc10 = _estimate(str(LLAMA), "--engine", "trtllm", "--gpu", "H100", "--engine-version",
                      "1.3.0rc10")
     assert not any(a["field"] == "engine_version" for a in rc10["assumptions"])
+
+
+# --- older releases, from TensorRT-LLM's release notes (kvplan/engines/trtllm/release_notes.json:
+# docs/source/release-notes.md at NVIDIA/TensorRT-LLM 001eaecea63dd6bdbfd02aed1bf8dc7fad567bd0,
+# each release's "Model Support" list) -------------------------------------------------------
+
+NOTED = [  # (config in tests/data/configs, its architectures[0], the release whose notes add it)
+    ("exaone-4.0-1.2b", "Exaone4ForCausalLM", "1.0"),  # "Add EXAONE 4.0 model support"
+    ("mistral-small-3.1-24b", "Mistral3ForConditionalGeneration", "1.0"),
+    ("gpt-oss-20b", "GptOssForCausalLM", "1.1"),  # "Add GPT-OSS model support."
+    ("hunyuan-7b-instruct", "HunYuanDenseV1ForCausalLM", "1.1"),
+    ("seed-oss-36b", "SeedOssForCausalLM", "1.1"),
+    ("k-exaone-236b-a23b", "ExaoneMoEForCausalLM", "1.2"),  # "Added support for K-EXAONE, ..."
+    ("qwen3-next-80b-a3b", "Qwen3NextForCausalLM", "1.2"),
+    ("qwen3-vl-4b", "Qwen3VLForConditionalGeneration", "1.2"),
+]
+BEFORE = {"1.0": "0.21.0", "1.1": "1.0.0", "1.2": "1.1.0"}  # the last release of the one before
+
+
+def test_the_release_notes_table() -> None:
+    from kvplan.engines.trtllm.architectures import noted_release, release_notes
+
+    data = release_notes()
+    assert "001eaecea63dd6bdbfd02aed1bf8dc7fad567bd0" in data["source"]
+    names = data["architectures"]
+    assert len(names) == 9
+    # Every name the notes add is in the registry read at 1.3.0rc24 (else it is refused anyway).
+    assert all(registered(n) for n in names)
+    assert {noted_release(n) for n in names} == {"1.0", "1.1", "1.2"}
+    assert noted_release("LlamaForCausalLM") is None
+    for config, arch, release in NOTED:
+        assert json.loads((DATA / f"{config}.json").read_text())["architectures"][0] == arch
+        assert noted_release(arch) == release
+
+
+@pytest.mark.parametrize(("config", "arch", "release"), NOTED)
+def test_refused_before_the_release_whose_notes_add_it(config: str, arch: str,
+                                                        release: str) -> None:
+    path = str(DATA / f"{config}.json")
+    older = BEFORE[release]
+    line = _one_line_refusal(_run("estimate", path, "--engine", "trtllm", "--engine-version",
+                                  older))
+    assert (f"{path}: architectures: {arch} is registered by TensorRT-LLM's PyTorch backend "
+            f"from {release} (release notes, docs/source/release-notes.md, 'TensorRT-LLM "
+            f"Release {release}': ") in line
+    assert line.endswith(f"not at {older}: --engine-version {release} or newer")
+    # At the release's own candidates: answered, exact false, with the registry's assumption
+    # (which candidate first registers it is not recorded). Asked of the registry check alone:
+    # Qwen3-Next's recurrent layers and K-EXAONE's per-layer windows are refused for TRT-LLM
+    # further on.
+    served = Engine.trtllm.rules.served_architecture(load_model(path), f"{release}.0rc1")
+    [assumed] = [a for a in served.assumptions if a.field == "architectures"]
+    assert assumed.value == arch
+
+
+def test_gpt_oss_by_release() -> None:
+    # gpt-oss-20b (GptOssForCausalLM): the 1.1 notes "Add GPT-OSS model support." (the gpt-oss
+    # PR #6645 went to main while 1.0 was on release/1.0). 0.21.0 and 1.0.0: refused; 1.1.0rc3
+    # (the DGX Spark log's release, tests/test_trtllm_logs.py) and no version: answered.
+    gpt_oss = str(DATA / "gpt-oss-20b.json")
+    for version in ("0.21.0", "1.0.0", "1.0"):
+        result = _run("estimate", gpt_oss, "--engine", "trtllm", "--engine-version", version)
+        assert result.exit_code == 2 and "from 1.1 (release notes" in result.stderr
+    for extra in (("--engine-version", "1.1.0rc3"), ("--engine-version", "1.3.0rc24"), ()):
+        assert _run("estimate", gpt_oss, "--engine", "trtllm", *extra).exit_code == 0
+    # A name the notes kept do not add (LlamaForCausalLM): at 0.20.0 as before, answered with the
+    # assumption.
+    answer = _estimate(str(LLAMA), "--engine", "trtllm", "--engine-version", "0.20.0")
+    assert any(a["field"] == "architectures" for a in answer["assumptions"])

@@ -28,6 +28,16 @@ kvplan's rule, here, for the PyTorch backend (`--trtllm-backend pytorch`, the de
   release (the name may have arrived after the version planned);
 - in it, at the release read, a newer one or no version: answered as before (a release newer
   than kvplan's budget reading is flagged by kvplan.engines.base.flag_unread_version).
+Older releases, from their release notes (release_notes.json beside this module: the "Model
+Support" lines of docs/source/release-notes.md at commit 001eaecea63dd6bdbfd02aed1bf8dc7fad567bd0,
+each naming the release that adds a model, e.g. 1.1 "Add GPT-OSS model support."): a registered
+name whose model the notes of release X add is refused at an --engine-version of an older
+release (major.minor below X's: X-1's branch did not have it), in one line naming X and the line;
+at X's release candidates it is answered with the assumption above (which candidate first has it
+is not recorded). Per-release registries themselves could not be read here: PyPI holds no
+tensorrt-llm wheel for 1.0.0, 1.1.0, 1.2.1 or 1.3.0rc10 (`pip download` finds 1.6-10 kB sdists
+only), the GitHub repository is a 2.5 GB mirror, and the search index keeps each file at the
+commits that changed it, not at release tags.
 A spec without `architectures` (a bundled YAML without them) is not checked. A built TensorRT
 engine (`--trtllm-backend engine`, the legacy tensorrt_llm/models path) does not go through this
 registry and is not held to it.
@@ -42,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import UnmodelledError
-from kvplan._util.versions import prerelease_key
+from kvplan._util.versions import prerelease_key, version_key
 from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +67,20 @@ def registry() -> dict[str, Any]:
     "architectures": {name: the modeling_* module that registers it}}."""
     data: dict[str, Any] = json.loads((_HERE / "registry.json").read_text(encoding="utf-8"))
     return data
+
+
+@cache
+def release_notes() -> dict[str, Any]:
+    """release_notes.json: {"source", "what", "architectures": {name: {"release", "line"}}}."""
+    data: dict[str, Any] = json.loads((_HERE / "release_notes.json").read_text(encoding="utf-8"))
+    return data
+
+
+def noted_release(name: str) -> str | None:
+    """The release ("1.1") whose notes add `name`'s model; None where the notes kvplan keeps
+    name none."""
+    entry = release_notes()["architectures"].get(name)
+    return None if entry is None else entry["release"]
 
 
 def registered(name: str) -> bool:
@@ -85,6 +109,13 @@ def trtllm_served_architecture(spec: ModelSpec, version: str | None) -> ModelSpe
             f"architectures[0] only){older}")
     if version is None or prerelease_key(version) >= prerelease_key(release):
         return spec
+    first = noted_release(name)
+    if first is not None and version_key(version)[:2] < version_key(first)[:2]:
+        line = release_notes()["architectures"][name]["line"]
+        raise UnmodelledError(
+            f"{spec.path}: architectures: {name} is registered by TensorRT-LLM's PyTorch backend "
+            f"from {first} (release notes, docs/source/release-notes.md, 'TensorRT-LLM Release "
+            f"{first}': \"{line}\"), not at {version}: --engine-version {first} or newer")
     assumed = Assumption(
         field="architectures", value=name,
         why=f"TensorRT-LLM's PyTorch model registry was read at {release} ({_read_at()}), "
