@@ -4,9 +4,9 @@ release's wheel (sglang==X from PyPI), python/sglang/srt/:
 
 - 0.5.2 and older: no DSA model; --page-size as given (default 1).
 - 0.5.3-0.5.7, server_args.py _handle_model_specific_adjustments, under ``is_deepseek_nsa
-  (hf_config)`` and ``if not is_npu():`` (0.5.3 lines 806-821, 0.5.6 lines 940-974, 0.5.7 lines
-  1029-1059): ``self.page_size = 64`` ("Setting page size to 64 for DeepSeek NSA."), on CUDA and
-  ROCm alike.
+  (hf_config)`` and ``if not is_npu():`` (0.5.3 lines 806-821, 0.5.4 line 1024, 0.5.5 line 1076,
+  0.5.6 lines 940-974, 0.5.7 lines 1029-1059): ``self.page_size = 64`` ("Setting page size to 64
+  for DeepSeek NSA."), on CUDA and ROCm alike.
 - 0.5.8-0.5.11 (0.5.8 lines 1110-1159, 0.5.9 lines 1205-1259, 0.5.11 lines 1745-1749): ``if
   is_hip(): self.page_size = 1`` ("... on ROCm"), else ``self.page_size = 64`` (CUDA).
 - 0.5.12-0.5.14 (0.5.12 lines 1862-1874, 0.5.14 lines 3611-3623): ROCm takes 1 only ``if
@@ -27,6 +27,13 @@ of 64 tokens and a request holds whole pages (kvplan.engines.sglang.pools.Sglang
 Where ROCm's page depends on the Triton and aiter found at start-up (0.5.12 on), kvplan takes
 the --block-size given (1: the legacy path, 64: the preshuffle kernel) and refuses in one line
 without one.
+
+Applied to the pool (kvplan.engines.sglang.pools.sglang_pool: capacity, pages per request, the
+inverse, the sweep's capacity, HiCache and the disaggregated hand-over, which read its page).
+Not applied: the per-sequence figures of `kvplan estimate` (Estimate.bytes_per_sequence) and of
+the sweep, which page by --block-size (1) for SGLang; and the other NSA settings of 0.5.3-0.5.7's
+server_args.py (``enable_dp_attention = True``, 0.5.3 line 815-818 to 0.5.7 line 1036;
+``mem_fraction_static = 0.8`` in 0.5.3, line 823), which kvplan does not model.
 """
 
 from __future__ import annotations
