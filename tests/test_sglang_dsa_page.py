@@ -86,3 +86,63 @@ def test_estimate_on_an_h200() -> None:
                                   "--tp", "8", "--engine-version", "0.5.14"))
     assert "give --block-size 64 or 1" in line
     assert Engine.sglang.rules.default_block_size(sglang()) == 1  # the default stays page 1
+
+
+# Every command pages a sequence as SGLang does (EngineRules.sequence_block_size): DeepSeek-V3.2
+# in bf16 caches 61 x ((512 + 64) x 2 + 132) = 78,324 B/token (the MLA latent 1,152 B and the
+# indexer's 128 fp8 keys + a 4 B scale per layer). 8,001 tokens take ceil(8001 / 64) = 126 pages
+# of 64 tokens (125 x 64 = 8,000) = 8,064 tokens, where page 1 held 8,001.
+PAGE_BYTES = 64 * 78_324  # 5,012,736 B: one 64-token page, all 61 layers
+PER_SEQUENCE = 126 * PAGE_BYTES  # 631,604,736 B (page 1: 8,001 x 78,324 = 626,670,324)
+
+
+def _json(*args: str) -> dict | list:
+    result = _run(*args, "-f", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_estimate_pages_a_sequence_by_64() -> None:
+    answer = _json("estimate", V32, "--engine", "sglang", "--kv-dtype", "bf16", "--tp", "8",
+                   "--context", "8001")
+    assert isinstance(answer, dict)
+    assert (answer["block_size"], answer["requested_block_size"]) == (64, 1)
+    assert answer["bytes_per_token"] == 78_324
+    assert answer["bytes_per_block_per_layer"] == 64 * 1_152  # 73,728: the latent's row
+    assert answer["bytes_per_block"] == PAGE_BYTES
+    # 61 latent and 61 indexer layer caches, 126 pages each: 122 x 126 = 15,372 layer-blocks.
+    assert answer["blocks_per_sequence"] == 15_372
+    assert answer["bytes_per_sequence"] == answer["bytes_per_batch"] == PER_SEQUENCE
+    assert answer["bytes_per_sequence_unpaged"] == 8001 * 78_324
+    # With a device: the same figures as the pool's (126 pages of 5,012,736 B).
+    answer = _json("estimate", V32, "--engine", "sglang", "--gpu", "H200", "--tp", "8",
+                   "--context", "8001")
+    assert isinstance(answer, dict)
+    assert (answer["block_size"], answer["blocks_per_request"]) == (64, 126)
+    assert answer["stages"][0]["page_bytes"] == answer["bytes_per_block"] == PAGE_BYTES
+    assert answer["bytes_per_sequence"] == 126 * answer["stages"][0]["page_bytes"]
+
+
+def test_estimate_keeps_the_page_given_where_sglang_does() -> None:
+    # 0.5.8-0.5.11 on ROCm: page_size 1 (0.5.9 server_args.py `if is_hip()`): 8,001 x 78,324.
+    answer = _json("estimate", V32, "--engine", "sglang", "--engine-version", "0.5.9",
+                   "--platform", "rocm", "--kv-dtype", "bf16", "--tp", "8", "--context", "8001")
+    assert isinstance(answer, dict)
+    assert (answer["block_size"], answer["bytes_per_block"]) == (1, 78_324)
+    assert answer["bytes_per_sequence"] == 8001 * 78_324
+    # ROCm from 0.5.12 without --block-size: refused in one line, as the pool is.
+    line = _one_line_refusal(_run("estimate", V32, "--engine", "sglang", "--engine-version",
+                                  "0.5.14", "--platform", "rocm", "--kv-dtype", "bf16"))
+    assert "give --block-size 64 or 1" in line
+
+
+def test_sweep_agrees_with_estimate() -> None:
+    # 1,000 tokens: ceil(1000 / 64) = 16 pages = 80,203,776 B; 8,001: 126 pages.
+    for gpu in ((), ("--gpu", "H200")):
+        rows = _json("sweep", V32, "--engine", "sglang", "--kv-dtype", "bf16", "--tp", "8",
+                     "-c", "1000,8001", "-n", "1", *gpu)
+        assert isinstance(rows, list)
+        assert [(r["block_size"], r["bytes_per_sequence"]) for r in rows] == [
+            (64, 16 * PAGE_BYTES), (64, PER_SEQUENCE)]
+        if gpu:
+            assert [r["blocks_per_request"] for r in rows] == [16, 126]

@@ -59,8 +59,11 @@ def run_estimate(inputs: EstimateInputs, *, batch: int = 1, requests: int | None
         if on_warning is not None:
             on_warning(f"{exc}; sizes shown anyway")
     conv_dtype, ssm_state_dtype = rules.state_dtypes(spec, sizing)
+    # The page a sequence is held in as the engine runs the model (SGLang: 64 for DeepSeek's
+    # sparse attention whatever --page-size says), the block asked reported beside it.
     est = estimate(spec, context=sizing.context, batch=batch, kv_dtype=sizing.kv_dtype,
-                   block_size=sizing.resolved_block_size, tp=sizing.tp,
+                   block_size=rules.sequence_block_size(spec, sizing),
+                   requested_block_size=sizing.resolved_block_size, tp=sizing.tp,
                    engine_config=engine_config, num_draft_layers=draft_layers(spec, sizing),
                    ssm_dtype=ssm_state_dtype, conv_dtype=conv_dtype,
                    num_spec_tokens=sizing.num_speculative_tokens)

@@ -425,11 +425,9 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                 inputs = grid.sizing_inputs(context=int(contexts[0]), kv_dtype=dtype, tp=tp)
                 sized = rules.served_spec(scheme_sized, inputs)
                 check_tp(sized, tp)
-                # vLLM raises the block for recurrent state: the effective one, as `estimate`.
-                eff_bs = bs
-                raised = rules.grid_block_size(sized, inputs)
-                if raised is not None:
-                    eff_bs = raised
+                # The page a sequence is held in, as `estimate` (EngineRules.sequence_block_size:
+                # vLLM's raised for recurrent state, SGLang's 64 for DeepSeek's sparse attention).
+                eff_bs = rules.sequence_block_size(sized, inputs)
                 # The same per-kind rules as `estimate` (kvplan.kv.kinds), over every context.
                 caches = rank_caches(sized, kv_dtype=dtype, tp=tp)
                 per_seq = np.asarray(caches.sequence_bytes(contexts, eff_bs), dtype=np.int64)
@@ -451,7 +449,7 @@ def _row_blocks(spec: ModelSpec, grid: SweepGrid, *, chunk_rows: int | None
                         on_gpu_inputs = grid.sizing_inputs(context=int(contexts[0]),
                                                            kv_dtype=dtype, tp=tp, gpu=gpu)
                         on_gpu = rules.served_spec(scheme_sized, on_gpu_inputs)
-                        gpu_bs = rules.grid_block_size(on_gpu, on_gpu_inputs) or bs
+                        gpu_bs = rules.sequence_block_size(on_gpu, on_gpu_inputs)
                     if on_gpu != sized or gpu_bs != eff_bs:
                         gpu_caches = rank_caches(on_gpu, kv_dtype=dtype, tp=tp)
                         gpu_seq = np.asarray(gpu_caches.sequence_bytes(contexts, gpu_bs),

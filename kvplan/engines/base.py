@@ -35,8 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Engine(str, Enum):
-    """The engines kvplan models (the registry: each value names its package under
-    kvplan.engines, loaded on first use)."""
+    """The engines kvplan models (each value names its package, loaded on first use)."""
 
     vllm = "vllm"
     sglang = "sglang"
@@ -407,8 +406,10 @@ class EngineRules(Protocol):
                    contexts: Any) -> GridPages:
         """The stage's pool over many contexts at once (the sweep)."""
 
-    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
-        """The block size the engine runs where it differs from the one asked (None: same)."""
+    def sequence_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int:
+        """The page (tokens) a sequence is held in as the engine runs `spec` (estimate's and the
+        sweep's per sequence): the block asked (`resolved_block_size`) or the engine's own
+        (vLLM's raised for recurrent state or MLA; SGLang's 64 for DeepSeek's sparse attention)."""
 
     def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
         """The engine's own cap on running requests over the sweep's grid (None: none)."""
@@ -466,8 +467,7 @@ def block_pool_kv_bytes(stage: StageFacts, requests: int) -> int:
 
 def supported_kv_dtypes(engine: Engine, gpu: GPU | None) -> tuple[str, ...]:
     """KV dtypes `engine` runs (on `gpu`): fp8 only on GPUs with fp8 tensor cores (Ada, Hopper,
-    Blackwell, MI300): vLLM's and SGLang's fp8 KV kernels are documented for those; kvplan does
-    not plan fp8 KV on Ampere."""
+    Blackwell, MI300), where vLLM's and SGLang's fp8 KV kernels are documented (not Ampere)."""
     dtypes = engine.rules.kv_dtypes
     if gpu is not None and not gpu.peak_fp8_flops_per_s:
         dtypes = tuple(d for d in dtypes if d != "fp8")

@@ -155,19 +155,20 @@ class EngineKVConfig(Protocol):
 
 
 def estimate(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str = "bf16",
-             block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1,
-             engine_config: EngineKVConfig | None = None,
+             block_size: int = DEFAULT_BLOCK_SIZE, requested_block_size: int | None = None,
+             tp: int = 1, engine_config: EngineKVConfig | None = None,
              num_draft_layers: int = 0, ssm_dtype: str = "auto", num_spec_tokens: int = 0,
              conv_dtype: str | None = None) -> Estimate:
-    """Sizes per token, block and sequence on one rank. `engine_config` (the engine's own
-    allocator for this model, e.g. kvplan.engines.vllm.alloc.VllmKVConfig) adds the engine's
-    groups and its effective block size (raised for recurrent state)."""
+    """Sizes per token, block and sequence on one rank, paged by `block_size` (the block asked:
+    `requested_block_size`, None: the same). `engine_config` (the engine's own allocator for
+    this model, e.g. kvplan.engines.vllm.alloc.VllmKVConfig) adds the engine's groups and its
+    effective block size (raised for recurrent state)."""
     if context < 1:
         raise InputError(f"--context: must be >= 1, got {context}")
     if batch < 1:
         raise InputError(f"--batch: must be >= 1, got {batch}")
     check_tp(spec, tp)
-    requested = block_size
+    requested = block_size if requested_block_size is None else requested_block_size
     groups: tuple[dict[str, object], ...] = ()
     extra: dict[str, Any] = {}
     if engine_config is not None:

@@ -29,11 +29,14 @@ the --block-size given (1: the legacy path, 64: the preshuffle kernel) and refus
 without one.
 
 Applied to the pool (kvplan.engines.sglang.pools.sglang_pool: capacity, pages per request, the
-inverse, the sweep's capacity, HiCache and the disaggregated hand-over, which read its page).
-Not applied: the per-sequence figures of `kvplan estimate` (Estimate.bytes_per_sequence) and of
-the sweep, which page by --block-size (1) for SGLang; and the other NSA settings of 0.5.3-0.5.7's
-server_args.py (``enable_dp_attention = True``, 0.5.3 line 815-818 to 0.5.7 line 1036;
-``mem_fraction_static = 0.8`` in 0.5.3, line 823), which kvplan does not model.
+inverse, the sweep's capacity, HiCache and the disaggregated hand-over, which read its page) and,
+through SglangEngine.sequence_block_size (EngineRules'), to every command's per-sequence figures:
+`kvplan estimate`'s block_size, bytes_per_block, blocks_per_sequence and bytes_per_sequence
+(requested_block_size: the --block-size asked) and the sweep's block_size and bytes_per_sequence.
+(`kvplan compare` takes no --engine: it pages by vLLM's rules.)
+Not applied: the other NSA settings of 0.5.3-0.5.7's server_args.py (``enable_dp_attention =
+True``, 0.5.3 line 815-818 to 0.5.7 line 1036; ``mem_fraction_static = 0.8`` in 0.5.3, line
+823), which kvplan does not model.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_l
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
+from kvplan.engines.sglang.dsa_page import sglang_page_size
 from kvplan.engines.sglang.index_cache import index_cache_served
 from kvplan.engines.sglang.kv_dtype import (
     check_sglang_quant_file,
@@ -264,8 +265,10 @@ class SglangEngine:
         return GridPages(pages_per_request=-(-np.asarray(contexts, dtype=np.int64) // block),
                          bytes_per_slot=block * pool.cell, num_groups=1, block_size=block)
 
-    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
-        return None
+    def sequence_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int:
+        """--page-size, but 64 for DeepSeek's sparse attention from 0.5.3 (the pool's page,
+        kvplan.engines.sglang.dsa_page)."""
+        return sglang_page_size(spec, inputs)
 
     def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
         """max_running_requests over the grid, as plan_capacity caps max_requests."""

@@ -256,8 +256,8 @@ class TrtllmEngine:
         return GridPages(pages_per_request=need, bytes_per_slot=pool.page_bytes * pool.num_layers,
                          num_groups=1, block_size=pool.block_size)
 
-    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
-        return None
+    def sequence_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int:
+        return inputs.resolved_block_size  # tokens_per_block as given
 
     def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
         return None

@@ -296,13 +296,13 @@ class VllmEngine:
                          bytes_per_slot=config.bytes_per_block, num_groups=len(config.groups),
                          block_size=config.block_size)
 
-    def grid_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int | None:
+    def sequence_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int:
         """The block vLLM runs, as `estimate`: raised for recurrent state, dense MLA's by GPU and
         KV dtype, the sparse indexer's (kvplan.engines.vllm.block_size.vllm_block)."""
         latent = isinstance(spec.attention, LatentAttention) and not (
             spec.attention.decompressed_cache)
         if not (spec.num_recurrent_layers or latent):
-            return None
+            return inputs.resolved_block_size
         return vllm_stage_config(spec, inputs).block_size
 
     def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
