@@ -98,20 +98,22 @@ def test_gdn_checkpoint_needs_prefix_caching_and_flashinfer() -> None:
     assert "CUDA 13" in line and "--no-enable-prefix-caching" in line
 
 
-@pytest.mark.parametrize(("version", "moved"), [
-    ("0.33", "sampler warm-up"),  # 0.33.0 v1/worker/gpu/model_runner.py:993
-    ("0.34", "extensible KV cache"),  # 0.34.0 v1/worker/extensible_kv_cache.py:592
-    ("0.35", "extensible KV cache"),  # newer than read: 0.34's rules
+@pytest.mark.parametrize(("version", "moved", "blocks"), [
+    ("0.33", "sampler warm-up", 10_240),  # 0.33.0 v1/worker/gpu/model_runner.py:993
+    ("0.34", "extensible KV cache", 2_560),  # 0.34.0 v1/worker/extensible_kv_cache.py:592
+    ("0.35", "extensible KV cache", 2_560),  # newer than read: 0.34's rules
 ])
-def test_budgets_of_0_33_and_0_34_are_refused(version: str, moved: str) -> None:
+def test_budgets_of_0_33_and_0_34_are_refused(version: str, moved: str, blocks: int) -> None:
     line = refused("plan", "llama-3.1-8b", "--concurrency", "12", "--context", "32k",
                    "--gpu", "H100", "--engine-version", version)
     assert moved in line and "--kv-budget-gib" in line and "--engine-version 0.32" in line
     # A budget given: the allocator's answer (Llama-3.1-8B: 32 layers x 8 x 128 x 2 x 2 B =
-    # 131,072 B a token; a block of 16: 2 MiB; 20 GiB: 10,240 blocks, 2 requests of 32k).
+    # 131,072 B a token; 0.33's block of 16: 2 MiB, 20 GiB: 10,240 blocks; 0.34's of 64
+    # (CacheConfig.DEFAULT_BLOCK_SIZE, test_vllm_default_block.py): 8 MiB, 2,560 blocks; 5
+    # requests of 32k either way).
     out = estimate("llama-3.1-8b", "-c", "32768", "--gpu", "H100", "--kv-budget-gib", "20",
                    "--engine-version", version)
-    assert out["num_blocks"] == 10_240
+    assert out["num_blocks"] == blocks
     assert out["max_concurrency"] == pytest.approx(5.0)
     # vLLM's CPU platform: neither change runs there (the sampler's second pass returns early
     # on CPU, 0.33.0 gpu/model_runner.py _dummy_sampler_run; the extensible KV cache is CUDA

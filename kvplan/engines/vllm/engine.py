@@ -42,6 +42,7 @@ from kvplan.engines.vllm.block_size import (
 )
 from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
+from kvplan.engines.vllm.default_block import attention_default_block
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.index_cache import index_cache_served
 from kvplan.engines.vllm.kv_dtype import (
@@ -170,7 +171,9 @@ class VllmEngine:
     def default_block_size(self, inputs: PlanInputs) -> int:
         # The platform's attention block; the model's own (MLA by GPU and KV dtype, the sparse
         # indexer's) is block_size.vllm_block, as the plan reports it.
-        return alloc.get_platform(inputs.platform).default_block
+        platform = alloc.get_platform(inputs.platform)
+        return attention_default_block(platform.name, platform.default_block,
+                                       inputs.engine_version)
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
                                        version: str | None) -> int:
@@ -410,6 +413,10 @@ class VllmEngine:
                    else ", no sparse MLA") + f", kernel alignment "
                 f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
                 for p in alloc.PLATFORMS.values()) + ".",
+            "Blocks with no --block-size from vLLM 0.34: CacheConfig.DEFAULT_BLOCK_SIZE 64 "
+            "(16 before): CUDA standard attention 64, MLA its backend's take of 64 (CUTLASS_MLA "
+            "128); ROCm MLA and sparse MLA 64, standard attention 16 (ROCM_ATTN's own); CPU "
+            "128 (kvplan.engines.vllm.default_block).",
             "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and "
             "the sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit on FlashInfer's "
             "or the Triton top-k/top-p, + 34.64 B on PyTorch's sort (0.10-0.16 without "
