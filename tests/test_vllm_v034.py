@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app
+from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION, NEWEST_READ_VLLM, vllm_profile
 
 GiB = 1 << 30
@@ -174,3 +175,28 @@ def test_plan_and_simulate_carry_the_flag() -> None:
     sim = json.loads(out)
     assert sim["exact"] is False
     assert [a["field"] for a in sim["assumptions"]] == ["engine_version"]
+
+
+def test_gb10_small_batch_tier_from_0_33() -> None:
+    # 0.33.0 engine/arg_utils.py:2961-2963, :2983-2987: GB10 (DGX Spark, capability 12.1) "has
+    # the memory but not the compute of a large discrete GPU": off the >= 70 GiB tier, so `vllm
+    # serve` takes 256 requests / 2,048 tokens a step (0.32.0 :2933: 1,024 / 8,192 on its
+    # 121.69 GiB). gpt-oss-20b (its config.json: 24 layers alternating sliding window 128 /
+    # full, 8 KV heads x 64 x 2 x 2 B = 2,048 B a token a layer), 40 GiB, 131,072 tokens:
+    # two groups of 12 layers, a block 12 x 16 x 2,048 = 393,216 B: 109,226 blocks.
+    # A sliding layer holds cdiv(127 + 2 batches in flight x step, 16) + 1 pages:
+    # 0.32 cdiv(127 + 16,384, 16) + 1 = 1,033; 0.33 cdiv(127 + 4,096, 16) + 1 = 265; full 8,192.
+    # 0.34 at its block of 64: cdiv(4,223, 64) + 1 = 67, full 2,048; 27,306 blocks.
+    def pages_at(version: str) -> dict:
+        out = estimate("gpt-oss-20b", "-c", "131072", "--gpu", "GB10", "--kv-budget-gib", "40",
+                       "--engine-version", version)
+        return {g["kind"]: g["pages_per_request"] for g in out["kv_cache_groups"]} | {
+            "blocks": out["num_blocks"]}
+    pages = {v: pages_at(v) for v in ("0.32", "0.33", "0.34")}
+    assert pages["0.32"] == {"sliding": 1033, "full": 8192, "blocks": 109_226}
+    assert pages["0.33"] == {"sliding": 265, "full": 8192, "blocks": 109_226}
+    assert pages["0.34"] == {"sliding": 67, "full": 2048, "blocks": 27_306}
+    gb10 = {"total_bytes": 130_660_000_000, "is_a100": False, "capability": (12, 1)}
+    assert vllm_batch_defaults(**gb10, version="0.32") == (1024, 8192)
+    assert vllm_batch_defaults(**gb10, version=None) == (1024, 8192)  # the default, 0.32
+    assert vllm_batch_defaults(**gb10, version="0.33") == (256, 2048)

@@ -165,7 +165,8 @@ class VllmEngine:
         (EngineArgs.get_batch_defaults: alloc.vllm_batch_defaults), on every DP engine alike
         (each data-parallel engine core runs its own scheduler with the same limits)."""
         seqs, tokens = alloc.vllm_batch_defaults(gpu.total_bytes, is_a100=gpu.is_a100,
-                                                 version=version)
+                                                 version=version,
+                                                 capability=gpu.compute_capability)
         return tokens, seqs
 
     def default_block_size(self, inputs: PlanInputs) -> int:
@@ -176,9 +177,11 @@ class VllmEngine:
                                        inputs.engine_version)
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
-                                       version: str | None) -> int:
+                                       version: str | None,
+                                       capability: tuple[int, int] | None = None) -> int:
         """`vllm serve`'s chunked-prefill budget (EngineArgs.get_batch_defaults)."""
-        return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
+        return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version,
+                                         capability=capability)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`, an
