@@ -200,3 +200,16 @@ def test_gb10_small_batch_tier_from_0_33() -> None:
     assert vllm_batch_defaults(**gb10, version="0.32") == (1024, 8192)
     assert vllm_batch_defaults(**gb10, version=None) == (1024, 8192)  # the default, 0.32
     assert vllm_batch_defaults(**gb10, version="0.33") == (256, 2048)
+
+
+@pytest.mark.parametrize("version", ["0.33", "0.34"])
+def test_cpu_mla_fp8_refused_from_0_33(version: str) -> None:
+    # 0.33.0 / 0.34.0 platforms/cpu.py:157-162: MLA with a KV cache other than auto / bfloat16 /
+    # float16 raises "--kv-cache-dtype fp8 is not supported by MLA attention on CPU" (0.32.0
+    # get_attn_backend_cls checks none: kvplan's 0.32 answer stands).
+    args = ("estimate", "deepseek-v2-lite", "-c", "4096", "--platform", "cpu", "--gpu-mem-gib",
+            "64", "--no-cpu-amx", "--kv-dtype", "fp8")
+    line = refused(*args, "--engine-version", version)
+    assert "not supported by MLA attention on CPU" in line and "--kv-dtype bf16" in line
+    assert estimate(*args[1:], "--engine-version", "0.32")["kv_dtype"] == "fp8"
+    assert estimate(*args[1:-1], "bf16", "--engine-version", version)["kv_dtype"] == "bf16"

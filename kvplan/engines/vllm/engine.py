@@ -46,6 +46,7 @@ from kvplan.engines.vllm.default_block import attention_default_block
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.index_cache import index_cache_served
 from kvplan.engines.vllm.kv_dtype import (
+    check_cpu_mla_kv_dtype,
     check_sparse_mla_backend,
     sparse_mla_served,
     vllm_auto_kv_dtype,
@@ -93,6 +94,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         return vllm_v4_stage_config(spec, spec.attention, inputs,
                                     inputs.context if context is None else context)
     check_sparse_mla_backend(spec, inputs)
+    check_cpu_mla_kv_dtype(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
     platform = alloc.get_platform(inputs.platform)
