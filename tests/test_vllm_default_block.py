@@ -126,3 +126,16 @@ def test_rocm_sparse_mla_block_64_from_0_34() -> None:
             "--kv-budget-gib", "40")
     assert estimate(*args, "--engine-version", "0.33")["block_size"] == 16
     assert estimate(*args, "--engine-version", "0.34")["block_size"] == 64
+
+
+def test_sweep_and_estimate_agree_at_0_34() -> None:
+    # One rule: `kvplan sweep` takes the release's block as `estimate` does. 10,000 tokens in
+    # blocks of 64: 157 x 64 = 10,048 tokens x 131,072 B = 1,317,011,456 B a sequence (0.33's
+    # 16: 625 x 16 = 10,000 tokens, 1,310,720,000 B).
+    result = CliRunner().invoke(app, ["sweep", "llama-3.1-8b", "--context", "10000",
+                                      "--engine-version", "0.34", "-f", "json"])
+    assert result.exit_code == 0, result.stderr
+    row = json.loads(result.stdout)[0]
+    one = estimate("llama-3.1-8b", "-c", "10000", "--engine-version", "0.34")
+    assert row["block_size"] == one["block_size"] == 64
+    assert row["bytes_per_sequence"] == one["bytes_per_sequence"] == 10_048 * 131_072
