@@ -139,3 +139,18 @@ def test_sweep_and_estimate_agree_at_0_34() -> None:
     one = estimate("llama-3.1-8b", "-c", "10000", "--engine-version", "0.34")
     assert row["block_size"] == one["block_size"] == 64
     assert row["bytes_per_sequence"] == one["bytes_per_sequence"] == 10_048 * 131_072
+
+
+def test_pure_mamba_on_cpu_keeps_the_default_from_0_33() -> None:
+    # A model with no attention backend (FalconMamba, the blind batch's shrunk config): 0.32's
+    # CPU check_and_update_config set 128 for every model (platforms/cpu.py:292-293); 0.33 moved
+    # it into update_block_size_for_backend, which returns first when no attention backend is
+    # found (0.33.0 :550-565), so CacheConfig's default stands: 16, 64 at 0.34. With prefix
+    # caching on, mamba_block_size is that block (models/config.py MambaModelConfig); the state
+    # pages, and so the blocks, do not move.
+    args = ("tests/data/blind26/shrunk/falcon-mamba-7b/config.json", "-c", "4096", "--platform",
+            "cpu", "--gpu-mem-gib", "64", "--enable-prefix-caching")
+    got = {v: estimate(*args, "--engine-version", v) for v in ("0.32", "0.33", "0.34")}
+    assert [got[v]["block_size"] for v in got] == [128, 16, 64]
+    assert len({got[v]["num_blocks"] for v in got}) == 1
+    assert estimate(*args)["block_size"] == 128  # no version: the default release, 0.32

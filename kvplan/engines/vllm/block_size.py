@@ -292,6 +292,7 @@ def _release(version: str | None) -> tuple[int, ...]:
 CPU_MLA_SINCE = (0, 28, 0, 0)
 CPU_AMX_MLA_SINCE = (0, 29, 0, 0)
 CPU_MLA_BLOCK = 16
+CPU_128_BEHIND_BACKENDS = (0, 33, 0, 0)  # a model with no attention backend keeps the default
 AMX_MLA_BLOCK = 128
 AMX_MLA_MULTIPLE = 32
 
@@ -426,8 +427,10 @@ def vllm_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInp
     if kind == "mla" and platform.name == "cpu":
         return cpu_mla_block(given, version, inputs.cpu_amx)
     if kind is None:
-        # No attention backend (pure Mamba): CacheConfig's default (CPU: its own 128).
-        return given or (platform.default_block if platform.name == "cpu" else default)
+        # No attention backend (pure Mamba): CacheConfig's default; the CPU's 128 to 0.32 (0.32.0
+        # platforms/cpu.py:292-293), which 0.33 moved behind the backends (0.33.0 :550-565).
+        return given or (platform.default_block if platform.name == "cpu" and _release(
+            version or DEFAULT_VLLM_VERSION) < CPU_128_BEHIND_BACKENDS else default)
     if kind != "mla" or not isinstance(att, LatentAttention):
         return given or (default if kind == "mla" else attention_default_block(
             platform.name, platform.default_block, version))
