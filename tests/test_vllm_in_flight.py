@@ -86,7 +86,10 @@ def test_gpt_oss_sliding_pages_at_pp() -> None:
     # CUDA, 0.32 / 0.34, PP 2: 3 batches: cdiv(127 + 24,576, 16) + 1 = 1,544 + 1 = 1,545
     # (kvplan held 2 batches at PP > 1 before: 1,033).
     assert sliding_pages(pp=2, engine_version="0.32") == 1545
-    assert sliding_pages(pp=2, engine_version="0.34") == 1545
+    assert sliding_pages(pp=2, engine_version="0.34", block_size=16) == 1545
+    # 0.34's own block is 64 (CacheConfig.DEFAULT_BLOCK_SIZE, 0.34.0 config/cache.py:185):
+    # cdiv(127 + 24,576, 64) + 1 = 386 + 1 = 387.
+    assert sliding_pages(pp=2, engine_version="0.34") == 387
     # PP 4: 5 batches: cdiv(127 + 40,960, 16) + 1 = 2,568 + 1 = 2,569.
     assert sliding_pages(pp=4, engine_version="0.32") == 2569
     # PP 1: 2 batches, as before: cdiv(127 + 16,384, 16) + 1 = 1,033.

@@ -307,7 +307,8 @@ FROZEN_PROFILES = (
      "Gated DeltaNet in mode 'align' on FlashInfer's prefill: a prefill checkpoint "
      'page per request, block a multiple of 64'),
     ('0.34', 1.5, 'concurrency', True, True, True, True, True, True, True, True,
-     'the allocator as 0.33, and MLA pages that cannot be unified put sliding-window '
+     'the allocator as 0.33 at a default block of 64 (16 before), and MLA pages that '
+     'cannot be unified put sliding-window '
      'MLA layers in full attention; the KV cache sized after warm-up on CUDA and ROCm '
      '(extensible KV cache): budget not modelled'),
 )

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app
+from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION, NEWEST_READ_VLLM, vllm_profile
 
 GiB = 1 << 30
@@ -98,20 +99,22 @@ def test_gdn_checkpoint_needs_prefix_caching_and_flashinfer() -> None:
     assert "CUDA 13" in line and "--no-enable-prefix-caching" in line
 
 
-@pytest.mark.parametrize(("version", "moved"), [
-    ("0.33", "sampler warm-up"),  # 0.33.0 v1/worker/gpu/model_runner.py:993
-    ("0.34", "extensible KV cache"),  # 0.34.0 v1/worker/extensible_kv_cache.py:592
-    ("0.35", "extensible KV cache"),  # newer than read: 0.34's rules
+@pytest.mark.parametrize(("version", "moved", "blocks"), [
+    ("0.33", "sampler warm-up", 10_240),  # 0.33.0 v1/worker/gpu/model_runner.py:993
+    ("0.34", "extensible KV cache", 2_560),  # 0.34.0 v1/worker/extensible_kv_cache.py:592
+    ("0.35", "extensible KV cache", 2_560),  # newer than read: 0.34's rules
 ])
-def test_budgets_of_0_33_and_0_34_are_refused(version: str, moved: str) -> None:
+def test_budgets_of_0_33_and_0_34_are_refused(version: str, moved: str, blocks: int) -> None:
     line = refused("plan", "llama-3.1-8b", "--concurrency", "12", "--context", "32k",
                    "--gpu", "H100", "--engine-version", version)
     assert moved in line and "--kv-budget-gib" in line and "--engine-version 0.32" in line
     # A budget given: the allocator's answer (Llama-3.1-8B: 32 layers x 8 x 128 x 2 x 2 B =
-    # 131,072 B a token; a block of 16: 2 MiB; 20 GiB: 10,240 blocks, 2 requests of 32k).
+    # 131,072 B a token; 0.33's block of 16: 2 MiB, 20 GiB: 10,240 blocks; 0.34's of 64
+    # (CacheConfig.DEFAULT_BLOCK_SIZE, test_vllm_default_block.py): 8 MiB, 2,560 blocks; 5
+    # requests of 32k either way).
     out = estimate("llama-3.1-8b", "-c", "32768", "--gpu", "H100", "--kv-budget-gib", "20",
                    "--engine-version", version)
-    assert out["num_blocks"] == 10_240
+    assert out["num_blocks"] == blocks
     assert out["max_concurrency"] == pytest.approx(5.0)
     # vLLM's CPU platform: neither change runs there (the sampler's second pass returns early
     # on CPU, 0.33.0 gpu/model_runner.py _dummy_sampler_run; the extensible KV cache is CUDA
@@ -172,3 +175,41 @@ def test_plan_and_simulate_carry_the_flag() -> None:
     sim = json.loads(out)
     assert sim["exact"] is False
     assert [a["field"] for a in sim["assumptions"]] == ["engine_version"]
+
+
+def test_gb10_small_batch_tier_from_0_33() -> None:
+    # 0.33.0 engine/arg_utils.py:2961-2963, :2983-2987: GB10 (DGX Spark, capability 12.1) "has
+    # the memory but not the compute of a large discrete GPU": off the >= 70 GiB tier, so `vllm
+    # serve` takes 256 requests / 2,048 tokens a step (0.32.0 :2933: 1,024 / 8,192 on its
+    # 121.69 GiB). gpt-oss-20b (its config.json: 24 layers alternating sliding window 128 /
+    # full, 8 KV heads x 64 x 2 x 2 B = 2,048 B a token a layer), 40 GiB, 131,072 tokens:
+    # two groups of 12 layers, a block 12 x 16 x 2,048 = 393,216 B: 109,226 blocks.
+    # A sliding layer holds cdiv(127 + 2 batches in flight x step, 16) + 1 pages:
+    # 0.32 cdiv(127 + 16,384, 16) + 1 = 1,033; 0.33 cdiv(127 + 4,096, 16) + 1 = 265; full 8,192.
+    # 0.34 at its block of 64: cdiv(4,223, 64) + 1 = 67, full 2,048; 27,306 blocks.
+    def pages_at(version: str) -> dict:
+        out = estimate("gpt-oss-20b", "-c", "131072", "--gpu", "GB10", "--kv-budget-gib", "40",
+                       "--engine-version", version)
+        return {g["kind"]: g["pages_per_request"] for g in out["kv_cache_groups"]} | {
+            "blocks": out["num_blocks"]}
+    pages = {v: pages_at(v) for v in ("0.32", "0.33", "0.34")}
+    assert pages["0.32"] == {"sliding": 1033, "full": 8192, "blocks": 109_226}
+    assert pages["0.33"] == {"sliding": 265, "full": 8192, "blocks": 109_226}
+    assert pages["0.34"] == {"sliding": 67, "full": 2048, "blocks": 27_306}
+    gb10 = {"total_bytes": 130_660_000_000, "is_a100": False, "capability": (12, 1)}
+    assert vllm_batch_defaults(**gb10, version="0.32") == (1024, 8192)
+    assert vllm_batch_defaults(**gb10, version=None) == (1024, 8192)  # the default, 0.32
+    assert vllm_batch_defaults(**gb10, version="0.33") == (256, 2048)
+
+
+@pytest.mark.parametrize("version", ["0.33", "0.34"])
+def test_cpu_mla_fp8_refused_from_0_33(version: str) -> None:
+    # 0.33.0 / 0.34.0 platforms/cpu.py:157-162: MLA with a KV cache other than auto / bfloat16 /
+    # float16 raises "--kv-cache-dtype fp8 is not supported by MLA attention on CPU" (0.32.0
+    # get_attn_backend_cls checks none: kvplan's 0.32 answer stands).
+    args = ("estimate", "deepseek-v2-lite", "-c", "4096", "--platform", "cpu", "--gpu-mem-gib",
+            "64", "--no-cpu-amx", "--kv-dtype", "fp8")
+    line = refused(*args, "--engine-version", version)
+    assert "not supported by MLA attention on CPU" in line and "--kv-dtype bf16" in line
+    assert estimate(*args[1:], "--engine-version", "0.32")["kv_dtype"] == "fp8"
+    assert estimate(*args[1:-1], "bf16", "--engine-version", version)["kv_dtype"] == "bf16"

@@ -42,7 +42,7 @@ def build_inputs(*, context: int, gpu: GPU | None = None, engine: Engine = DEFAU
     if max_num_batched_tokens is None:
         max_num_batched_tokens = default_max_num_batched_tokens(
             given.get("total_bytes"), is_a100=given.get("is_a100", False),
-            version=engine_version, engine=engine)
+            version=engine_version, engine=engine, capability=given.get("compute_capability"))
     return plan_inputs(context=context, engine=engine, engine_version=engine_version,
                        max_num_batched_tokens=max_num_batched_tokens, **given)
 
@@ -178,7 +178,7 @@ def estimate_inputs(
             None if gpu_mem_gib is None else gib_to_bytes(gpu_mem_gib))
         max_num_batched_tokens = default_max_num_batched_tokens(
             total, is_a100=preset is not None and preset.is_a100, version=engine_version,
-            engine=engine)
+            engine=engine, capability=preset.compute_capability if preset is not None else None)
     common = {"context": context, "kv_dtype": kv_dtype, "block_size": block_size, "tp": tp,
               "engine": engine, "gpu": preset, "max_num_batched_tokens": max_num_batched_tokens,
               **options}

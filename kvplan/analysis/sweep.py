@@ -257,7 +257,8 @@ class SweepGrid:
     @property
     def resolved_block_size(self) -> int:
         return self.block_size or self.engine.rules.default_block_size(
-            PlanInputs(context=1, engine=self.engine, **self.platform_options))
+            PlanInputs(context=1, engine=self.engine, engine_version=self.engine_version,
+                       **self.platform_options))
 
     @property
     def num_points(self) -> int:

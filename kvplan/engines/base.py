@@ -333,7 +333,8 @@ class EngineRules(Protocol):
         """Block (page) size in tokens when none is given."""
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
-                                       version: str | None) -> int:
+                                       version: str | None,
+                                       capability: tuple[int, int] | None = None) -> int:
         """The engine's default tokens per forward step (the profile run's size)."""
 
     def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
@@ -548,12 +549,11 @@ def gpu_inputs(gpu: GPU) -> dict[str, Any]:
 
 
 def default_max_num_batched_tokens(total_bytes: int | None, *, is_a100: bool = False,
-                                   version: str | None = None,
-                                   engine: Engine = DEFAULT_ENGINE) -> int:
-    """The engine's default tokens per forward step (vLLM: by version and device memory;
-    TRT-LLM: max_num_tokens whatever the device)."""
+                                   version: str | None = None, engine: Engine = DEFAULT_ENGINE,
+                                   capability: tuple[int, int] | None = None) -> int:
+    """The engine's default tokens per forward step (vLLM: by version and device)."""
     return engine.rules.default_max_num_batched_tokens(total_bytes, is_a100=is_a100,
-                                                       version=version)
+                                                       version=version, capability=capability)
 
 
 def options_of(inputs: PlanInputs, kind: type[Any], name: str) -> Any:

@@ -147,7 +147,8 @@ def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seq
         max_num_seqs = cap.max_num_seqs
     if max_num_seqs is None:
         max_num_seqs = vllm_batch_defaults(cap.total_bytes, is_a100=cap.is_a100,
-                                           version=cap.engine_version)[0]
+                                           version=cap.engine_version,
+                                           capability=cap.compute_capability)[0]
     caching, note = _vllm_caching(groups, stage, cap.prefix_caching)
     if note:
         notes.append(note)

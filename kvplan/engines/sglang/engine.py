@@ -143,9 +143,11 @@ class SglangEngine:
         return 1  # page_size 1
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
-                                       version: str | None) -> int:
+                                       version: str | None,
+                                       capability: tuple[int, int] | None = None) -> int:
         """kvplan sizes SGLang's forward step as vLLM's default (`vllm serve`'s)."""
-        return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
+        return vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version,
+                                   capability=capability)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         """With `inputs`: an architecture this release does not register refused, and

@@ -129,7 +129,8 @@ class TrtllmEngine:
         return 32  # tokens_per_block
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
-                                       version: str | None) -> int:
+                                       version: str | None,
+                                       capability: tuple[int, int] | None = None) -> int:
         """max_num_tokens (8192, llm_args.py) whatever the device."""
         return TRTLLM_MAX_NUM_TOKENS
 

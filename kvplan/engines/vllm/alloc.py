@@ -19,7 +19,7 @@ from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
 from kvplan.engines.vllm.mla_fallback import full_allocation_fallback
-from kvplan.engines.vllm.profiles import VllmProfile
+from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION, VllmProfile
 from kvplan.kv.kinds import (
     ChunkedLocalCache,
     FullAttentionCache,
@@ -478,12 +478,21 @@ def _groups(entries: list[tuple[int, Any]], *, bs: int, context: int, shape: Req
     return groups
 
 
-def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None
-                        ) -> tuple[int, int]:
+# GB10 (DGX Spark, compute capability 12.1) kept on the small tier from 0.33 (0.33.0
+# engine/arg_utils.py:2961-2963 and :2983-2987 `not is_gb10`; 0.32.0 :2933 has no such test).
+GB10_SMALL_TIER = ((12, 1), (0, 33))
+
+
+def vllm_batch_defaults(total_bytes: int | None, *, is_a100: bool, version: str | None,
+                        capability: tuple[int, int] | None = None) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) of `vllm serve` (EngineArgs.get_batch_defaults):
-    >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100:
-    1024 / 8192; otherwise 256 / 2048. Without a device total: the >= 70 GiB tier."""
+    >= 160 GiB devices (from 0.28: B200, MI300X): 1024 / 16384; >= 70 GiB and not an A100
+    (nor, from 0.33, a GB10: compute `capability` 12.1): 1024 / 8192; otherwise 256 / 2048.
+    Without a device total: the >= 70 GiB tier. No version: the default release's (0.32)."""
     big = total_bytes is None or total_bytes >= 70 * GiB
+    if capability == GB10_SMALL_TIER[0] and version_key(
+            version or DEFAULT_VLLM_VERSION) >= GB10_SMALL_TIER[1]:
+        big = False
     if total_bytes is not None and total_bytes >= 160 * GiB and version_key(version) >= (0, 28):
         return 1024, 16384
     if big and not is_a100:

@@ -40,7 +40,8 @@ vLLM refuses to start (issue 26: no wrong number with exit 0). Read from vLLM 0.
   --no-cpu-amx) or refuses MLA there (`cpu_mla_block`, with the releases). Sparse attention:
   ``NotImplementedError("Sparse Attention is not supported on CPU.")``.
 
-With no --block-size (CacheConfig.block_size None; config/cache.py DEFAULT_BLOCK_SIZE 16):
+With no --block-size (CacheConfig.block_size None; config/cache.py DEFAULT_BLOCK_SIZE 16, 64
+from 0.34: kvplan.engines.vllm.default_block, which takes the backends' kernel blocks below):
 v1/attention/selector.py picks the backend with block None (every backend's supports_block_size
 passes it), then platforms/interface.py update_block_size_for_backend phase 1 sets the block to
 _preferred_block_size_for_backends: one backend, its get_preferred_block_size(16)
@@ -123,6 +124,13 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
 from kvplan._util.versions import newest_at, version_key
+from kvplan.engines.vllm.default_block import (
+    DEFAULT_BLOCK_SIZES,
+    MLA_KERNEL_BLOCKS,
+    attention_default_block,
+    cache_default_block,
+    preferred_block,
+)
 from kvplan.engines.vllm.profiles import DEFAULT_VLLM_VERSION
 from kvplan.kv.kinds import IndexerCache, MLACache, RecurrentState
 from kvplan.model.attention import LatentAttention
@@ -170,10 +178,12 @@ _LABELS = {"attention": "standard attention", "mla": "MLA",
            "sparse": "DeepSeek's sparse MLA (an indexer)"}
 
 
-# Dense MLA on CUDA (see the module): each backend's block, with no --block-size.
+# Dense MLA on CUDA (see the module): each backend's smallest kernel block, its block with no
+# --block-size to 0.33 (0.34: default_block.preferred_block of 64).
 HOPPER = (9, 0)  # no --gpu: the capability kvplan assumes
-MLA_BACKEND_BLOCKS = {"FLASHINFER_MLA": 32, "CUTLASS_MLA": 128, "FLASH_ATTN_MLA": 16,
-                      "FLASHMLA": 64, "TRITON_MLA": 16}
+MLA_BACKEND_BLOCKS = {name: min(blocks) for name, blocks in MLA_KERNEL_BLOCKS.items()}
+# The newest CacheConfig default: (first release, shown as, block).
+NEWEST_DEFAULT = (DEFAULT_BLOCK_SIZES[-1][0], "0.34", DEFAULT_BLOCK_SIZES[-1][1])
 # The blocks platforms/cuda.py check_and_update_config forces before 0.18: FlashMLA 64,
 # CUTLASS_MLA 128, FLASHINFER_MLA 64 (it keeps 32 too).
 FORCED_BLOCKS = {"FLASHMLA": 64, "CUTLASS_MLA": 128, "FLASHINFER_MLA": 64}
@@ -282,6 +292,7 @@ def _release(version: str | None) -> tuple[int, ...]:
 CPU_MLA_SINCE = (0, 28, 0, 0)
 CPU_AMX_MLA_SINCE = (0, 29, 0, 0)
 CPU_MLA_BLOCK = 16
+CPU_128_BEHIND_BACKENDS = (0, 33, 0, 0)  # a model with no attention backend keeps the default
 AMX_MLA_BLOCK = 128
 AMX_MLA_MULTIPLE = 32
 
@@ -394,6 +405,7 @@ def vllm_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInp
     given = inputs.block_size
     version = inputs.engine_version
     rule = mla_block_rule(version)
+    default = cache_default_block(version)  # 64 from 0.34: kvplan.engines.vllm.default_block
     if kind == "sparse":
         if platform.sparse_mla_block_multiple is None:
             if given:
@@ -409,23 +421,29 @@ def vllm_block(caches: tuple[LayerCaches, ...], spec: ModelSpec, inputs: PlanInp
                 "ROCm', 0.12-0.17 'assert block_size == 1'): give --engine-version 0.18")
         if platform.name == "cuda" and rule.forced:
             return FORCED_SPARSE_BLOCK
-        return given or platform.sparse_mla_block
+        return given or preferred_block((platform.sparse_mla_block,), default)
     att = spec.attention
     hybrid = any(isinstance(c, RecurrentState) for lc in caches for c in lc.caches)
     if kind == "mla" and platform.name == "cpu":
         return cpu_mla_block(given, version, inputs.cpu_amx)
+    if kind is None:
+        # No attention backend (pure Mamba): CacheConfig's default; the CPU's 128 to 0.32 (0.32.0
+        # platforms/cpu.py:292-293), which 0.33 moved behind the backends (0.33.0 :550-565).
+        return given or (platform.default_block if platform.name == "cpu" and _release(
+            version or DEFAULT_VLLM_VERSION) < CPU_128_BEHIND_BACKENDS else default)
     if kind != "mla" or not isinstance(att, LatentAttention):
-        return given or (platform.mla_block if kind == "mla" else platform.default_block)
+        return given or (default if kind == "mla" else attention_default_block(
+            platform.name, platform.default_block, version))
     _refuse_fp8(att, inputs)
     if platform.name == "rocm" or (
             hybrid and _release(version) < HYBRID_BACKEND_BLOCK_SINCE):
-        # ROCm: TRITON_MLA's 16. MLA + recurrent hybrids before 0.20: CacheConfig's 16, then
-        # raised for the state (see the module).
-        return given or platform.mla_block
+        # ROCm: TRITON_MLA takes the default (16; 64 from 0.34). MLA + recurrent hybrids before
+        # 0.20: CacheConfig's 16, then raised for the state (see the module).
+        return given or default
     backend = cuda_mla_backend(att, inputs.kv_dtype, inputs.compute_capability, version)
     if rule.forced:
-        return _forced(given or platform.default_block, backend, rule)
-    return given or MLA_BACKEND_BLOCKS[backend]
+        return _forced(given or default, backend, rule)
+    return given or preferred_block(MLA_KERNEL_BLOCKS[backend], default)
 
 
 def mla_hybrid_alignment(version: str | None) -> int:
@@ -477,6 +495,12 @@ def mla_block_note(platform: str | None, profile: str | None = None,
                 "the recurrent state, aligned to 64 before vLLM 0.20 "
                 "(HybridAttentionMambaModelConfig), to the MLA backend's own block in 0.20-0.26 "
                 "and to at least 128 from 0.27 (platforms/interface.py).")
+    if profile is not None and _release(profile) >= (*NEWEST_DEFAULT[0], 0, 0) and platform in (
+            "cuda", "rocm"):
+        return (f"MLA block: with no --block-size vLLM {NEWEST_DEFAULT[1]} offers its "
+                f"CacheConfig default {NEWEST_DEFAULT[2]} to the MLA backend (platforms/"
+                "interface.py), which every one takes but CUTLASS_MLA (128; SM 10.x when "
+                "qk_nope_head_dim is not 64, 128 or 192). A --block-size given runs as given.")
     if platform == "cuda":
         note = ("MLA block: with no --block-size vLLM 0.32 takes its first MLA backend's "
                 "(platforms/cuda.py): FLASHINFER_MLA 32 on SM 10.x (B200), FLASH_ATTN_MLA 16 on "

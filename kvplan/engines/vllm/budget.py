@@ -464,7 +464,8 @@ class VllmBudget:
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         refuse_v4_profile_peaks(spec, inputs)
         seqs = inputs.max_num_seqs or vllm_batch_defaults(
-            inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version)[0]
+            inputs.total_bytes, is_a100=inputs.is_a100, version=inputs.engine_version,
+            capability=inputs.compute_capability)[0]
         rows = min(seqs, inputs.max_num_batched_tokens)
         tokens = inputs.max_num_batched_tokens
         # The non-torch growth with TP is an NVLink one (vllm_non_torch_gib): PCIe GPUs, with

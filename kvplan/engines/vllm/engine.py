@@ -42,9 +42,11 @@ from kvplan.engines.vllm.block_size import (
 )
 from kvplan.engines.vllm.compressed import vllm_v4_stage_config
 from kvplan.engines.vllm.connectors import vllm_connector
+from kvplan.engines.vllm.default_block import attention_default_block
 from kvplan.engines.vllm.in_flight import in_flight_span, in_flight_text
 from kvplan.engines.vllm.index_cache import index_cache_served
 from kvplan.engines.vllm.kv_dtype import (
+    check_cpu_mla_kv_dtype,
     check_sparse_mla_backend,
     sparse_mla_served,
     vllm_auto_kv_dtype,
@@ -92,6 +94,7 @@ def vllm_stage_config(spec: ModelSpec, inputs: PlanInputs, layers: range | None 
         return vllm_v4_stage_config(spec, spec.attention, inputs,
                                     inputs.context if context is None else context)
     check_sparse_mla_backend(spec, inputs)
+    check_cpu_mla_kv_dtype(spec, inputs)
     if caches is None:
         caches = stage_caches(spec, inputs, layers)
     platform = alloc.get_platform(inputs.platform)
@@ -164,18 +167,23 @@ class VllmEngine:
         (EngineArgs.get_batch_defaults: alloc.vllm_batch_defaults), on every DP engine alike
         (each data-parallel engine core runs its own scheduler with the same limits)."""
         seqs, tokens = alloc.vllm_batch_defaults(gpu.total_bytes, is_a100=gpu.is_a100,
-                                                 version=version)
+                                                 version=version,
+                                                 capability=gpu.compute_capability)
         return tokens, seqs
 
     def default_block_size(self, inputs: PlanInputs) -> int:
         # The platform's attention block; the model's own (MLA by GPU and KV dtype, the sparse
         # indexer's) is block_size.vllm_block, as the plan reports it.
-        return alloc.get_platform(inputs.platform).default_block
+        platform = alloc.get_platform(inputs.platform)
+        return attention_default_block(platform.name, platform.default_block,
+                                       inputs.engine_version)
 
     def default_max_num_batched_tokens(self, total_bytes: int | None, *, is_a100: bool,
-                                       version: str | None) -> int:
+                                       version: str | None,
+                                       capability: tuple[int, int] | None = None) -> int:
         """`vllm serve`'s chunked-prefill budget (EngineArgs.get_batch_defaults)."""
-        return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version)[1]
+        return alloc.vllm_batch_defaults(total_bytes, is_a100=is_a100, version=version,
+                                         capability=capability)[1]
 
     def served_spec(self, spec: ModelSpec, inputs: PlanInputs | None = None) -> ModelSpec:
         """vLLM caches MiniCPM3's MLA decompressed (`vllm_cached_spec`); with `inputs`, an
@@ -410,6 +418,10 @@ class VllmEngine:
                    else ", no sparse MLA") + f", kernel alignment "
                 f"{p.kernel_block}, async scheduling {'on' if p.async_scheduling else 'off'}"
                 for p in alloc.PLATFORMS.values()) + ".",
+            "Blocks with no --block-size from vLLM 0.34: CacheConfig.DEFAULT_BLOCK_SIZE 64 "
+            "(16 before): CUDA standard attention 64, MLA its backend's take of 64 (CUTLASS_MLA "
+            "128); ROCm MLA and sparse MLA 64, standard attention 16 (ROCM_ATTN's own); CPU "
+            "128 (kvplan.engines.vllm.default_block).",
             "vLLM reserve: the profile peak (max of the forward over max_num_batched_tokens and "
             "the sampler warm-up: model runner V1 0.13 GiB + 14.37 B per logit on FlashInfer's "
             "or the Triton top-k/top-p, + 34.64 B on PyTorch's sort (0.10-0.16 without "

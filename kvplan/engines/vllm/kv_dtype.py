@@ -84,6 +84,10 @@ GLM_DSA_FAMILY = 10  # is_device_capability_family(100): SM 10.x
 SPARSE_FLASHINFER_FP8_MAJOR = 10  # platforms/cuda.py: FLASHINFER_MLA_SPARSE first for fp8
 SPARSE_FLASHINFER_FP8_READ_IN = (0, 32)  # its standard fp8 row and alignment, as read
 SPARSE_SM120_MAJOR = 12  # platforms/cuda.py: FLASHINFER_MLA_SPARSE_SM120, fp8_ds_mla only
+# The CPU platform refuses a quantized KV cache for MLA from 0.33 (0.33.0 and 0.34.0
+# platforms/cpu.py:157-162 get_attn_backend_cls: "--kv-cache-dtype fp8 is not supported by MLA
+# attention on CPU"; 0.32.0 :150-175 checks none, and CPU_MLA lists "auto" alone).
+CPU_MLA_FP8_REFUSED_SINCE = (0, 33)
 
 
 def _sparse_major(spec: ModelSpec, platform: str, capability: tuple[int, int] | None
@@ -113,6 +117,19 @@ def check_sparse_mla_backend(spec: ModelSpec, inputs: PlanInputs) -> None:
             f"--kv-dtype {inputs.kv_dtype}: on SM 12.x vLLM 0.32's only sparse MLA backend "
             "(FLASHINFER_MLA_SPARSE_SM120, platforms/cuda.py) runs DeepSeek-V3.2 / GLM-5 at "
             "fp8_ds_mla and takes no 16-bit cache: give --kv-dtype fp8")
+
+
+def check_cpu_mla_kv_dtype(spec: ModelSpec, inputs: PlanInputs) -> None:
+    """Refuse, in one line, an fp8 KV cache for MLA on vLLM's CPU platform where vLLM stops
+    (CPU_MLA_FP8_REFUSED_SINCE; no version: the default release, 0.32, which starts)."""
+    if (inputs.platform != "cpu" or inputs.kv_dtype != "fp8" or inputs.engine_version is None
+            or not isinstance(spec.attention, LatentAttention)
+            or version_key(inputs.engine_version) < CPU_MLA_FP8_REFUSED_SINCE):
+        return
+    raise UnmodelledError(
+        f"--kv-dtype fp8 --platform cpu: vLLM {inputs.engine_version} does not start MLA with "
+        "an fp8 KV cache on CPU ('--kv-cache-dtype fp8 is not supported by MLA attention on "
+        "CPU', platforms/cpu.py get_attn_backend_cls, from 0.33): give --kv-dtype bf16")
 
 
 def sparse_mla_served(spec: ModelSpec, inputs: PlanInputs) -> ModelSpec:

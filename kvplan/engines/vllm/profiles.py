@@ -140,9 +140,11 @@ _V0_33 = replace(_V0_32, version="0.33", gdn_prefill_checkpoint=True,
                        "checkpoint page per request, block a multiple of 64")
 # 0.34.0 v1/core/kv_cache_planning.py:859-894: MLA pages that cannot be unified put
 # sliding-window MLA layers in full attention (0.33.0 :819-850: not SlidingWindowMLASpec; see
-# kvplan.engines.vllm.mla_fallback).
+# kvplan.engines.vllm.mla_fallback). 0.34.0 config/cache.py:185 CacheConfig.DEFAULT_BLOCK_SIZE
+# 64 (0.33.0 :185: 16): the block with no --block-size (kvplan.engines.vllm.default_block).
 _V0_34 = replace(_V0_33, version="0.34", sliding_mla_full_fallback=True,
-                 notes="the allocator as 0.33, and MLA pages that cannot be unified put "
+                 notes="the allocator as 0.33 at a default block of 64 (16 before), and MLA "
+                       "pages that cannot be unified put "
                        "sliding-window MLA layers in full attention; the KV cache sized after "
                        "warm-up on CUDA and ROCm (extensible KV cache): budget not modelled")
 VLLM_PROFILES: tuple[VllmProfile, ...] = (
