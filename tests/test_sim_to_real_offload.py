@@ -78,3 +78,37 @@ def test_the_kv_budget_grows_by_the_offloaded_gib(study_id: int) -> None:
     assert with_flag.reserve_bytes == without.reserve_bytes
     assert with_flag.kv_budget_bytes - without.kv_budget_bytes == 4 * GiB
     assert with_flag.num_blocks > without.num_blocks
+
+
+def test_the_dense_tp_breakdown_charges_vllm_0151s_all_reduce() -> None:
+    """The TP all-reduce column of tests/benches/tp_breakdown.py (the page's split of the dense
+    TP miss), worked by hand from vLLM 0.15.1's dispatch: a buffer under 8 MiB takes the custom
+    all-reduce (distributed/device_communicators/custom_all_reduce.py:245 `inp_size <
+    self.max_size`, max_size = min(all_reduce_utils.py:35-36 64 / 32 MiB, 8 MiB) = 8 MiB at 2 /
+    4 ranks on SM 9.0), one-shot at 2 ranks, at 4 ranks one-shot under 512 KiB and two-shot
+    from it (csrc/custom_all_reduce.cuh REDUCE_CASE). H100 NVLink 4: t1 = 5.718 us, t2 = 13.10 us
+    (test_costmodel's medians of vLLM PR 24111's in-graph timings), peers read at 360 GB/s.
+    Two all-reduces per layer (after o_proj and down_proj, vLLM models/llama.py)."""
+    from tests.benches import tp_breakdown
+
+    _, offloaded = load_runs(offload=True)
+    runs = {r.id: r for r in load_runs()[1] + offloaded}
+    split = {(r.label.split(" ")[0], r.step): r for r in tp_breakdown.rows(runs, run_inputs)}
+    t1, t2, b = 5.718e-6, 13.10e-6, 360e9
+    decode = 24 * 8192 * 2  # 24 tokens x hidden 8,192 x 2 B = 393,216 B (< 512 KiB)
+    chunk = 490 * 8192 * 2  # 24 + 466 tokens: 8,028,160 B, >= 512 KiB and < 8 MiB (8,388,608)
+    code, llama = "2-codellama-34b-tp2-codegen", "6-llama-2-70b-tp4-codegen"
+    step, mixed = "24 decodes", "24 decodes + a 466-token chunk"
+    # CodeLlama-34B TP 2, 48 layers x 2 = 96 one-shot all-reduces: 6.810 us each (0.654 ms);
+    # with the chunk 5.718 + 22.300 = 28.018 us each (2.690 ms).
+    assert split[(code, step)].ms["TP all-reduce"] == pytest.approx(
+        96 * (t1 + decode / b) * 1e3, rel=1e-3)
+    assert split[(code, mixed)].ms["TP all-reduce"] == pytest.approx(
+        96 * (t1 + chunk / b) * 1e3, rel=1e-3)
+    # Llama-2-70B TP 4, 80 layers x 2 = 160: one-shot 5.718 + 3 x 1.092 = 8.995 us (1.439 ms);
+    # with the chunk two-shot 13.10 + 1.5 x 22.300 = 46.55 us (7.449 ms).
+    assert split[(llama, step)].ms["TP all-reduce"] == pytest.approx(
+        160 * (t1 + 3 * decode / b) * 1e3, rel=1e-3)
+    assert split[(llama, mixed)].ms["TP all-reduce"] == pytest.approx(
+        160 * (t2 + 1.5 * chunk / b) * 1e3, rel=1e-3)
+    assert split[(llama, mixed)].ms["TP all-reduce"] == pytest.approx(7.449, abs=0.002)
