@@ -262,6 +262,18 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # 1,024): 194,575,360 B each; the first / last split gave 194,568,192 (no final norm, 7,168
     # B) and 194,575,360 (a tied lm_head copy in place of the embeddings).
     ("gemma-2-9b-pp2", "gemma-2-9b"),
+    # Recorded on branch pp26b with kvplan off by its PP 1 gap on each stage, equal since wgap26
+    # (each family's own tensors: kvplan.sources.features, tests/test_weights_family_gaps.py):
+    # DBRX 453,144,576 B a stage (was 61,440 over: LayerNorm biases dbrx.py:353-356 drops),
+    # Falcon-7B 837,604,608 (36,352 over: one LayerNorm per parallel block), GPT-J 302,059,520
+    # (30,720 over: the same, less its lm_head bias), OLMoE 100,765,696 (16,384 under: q / k
+    # norms over all heads), BLOOM 52,490,240 (4,096 under: word_embeddings_layernorm), OPT
+    # 15,763,456 (3,072 under: 2 offset position rows), Phi-MoE 235,071,488 (2,048 under: the
+    # lm_head bias), Hy3 339,387,424 / 347,382,848 (1,024 under: q / k norms from config qk_norm).
+    ("dbrx-instruct-pp2", "dbrx-instruct"), ("falcon-7b-pp2", "falcon-7b"),
+    ("gpt-j-6b-pp2", "gpt-j-6b"), ("olmoe-1b-7b-0924-sft-pp2", "olmoe-1b-7b-0924-sft"),
+    ("bloomz-560m-pp2", "bloomz-560m"), ("opt-125m-pp2", "opt-125m"),
+    ("phi-3.5-moe-pp2", "phi-3.5-moe"), ("hy3-preview-pp2", "hy3-preview"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
