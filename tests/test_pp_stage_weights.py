@@ -274,6 +274,11 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     ("gpt-j-6b-pp2", "gpt-j-6b"), ("olmoe-1b-7b-0924-sft-pp2", "olmoe-1b-7b-0924-sft"),
     ("bloomz-560m-pp2", "bloomz-560m"), ("opt-125m-pp2", "opt-125m"),
     ("phi-3.5-moe-pp2", "phi-3.5-moe"), ("hy3-preview-pp2", "hy3-preview"),
+    # The wgap26 scan's rules, predicted before the runs (held out): mamba.py:116, :134,
+    # :191-197 on the mamba-2.8b shrink (4 layers of hidden 2,560, vocabulary 1,024, tied):
+    # 170,552,320 B each, embeddings and norm_f on both; the first / last split gave 170,547,200
+    # (no norm_f) and 170,552,320.
+    ("mamba-2.8b-pp2", "mamba-2.8b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
@@ -294,3 +299,19 @@ def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> N
                for s in measured)
     if Engine.vllm.rules.stage_outer(spec).head:
         assert measured[0]["outer"] == measured[1]["outer"]
+
+
+def test_cohere_builds_its_embeddings_and_norm_on_every_stage() -> None:
+    # commandr.py:351-363 (embed_tokens, norm; no lm_head: the logits read the stage's
+    # embed_tokens, :460-468), the wgap26 scan's rule, predicted before the run: the command-r7b
+    # shrink (8 layers of hidden 4,096, tied, int4 layers) at PP 2 holds embed_tokens and norm on
+    # both stages, 107,913,544 B each. kvplan gives both stages the same bytes, 108,355,584 (the
+    # first / last split gave 108,347,392 on stage 0: no norm, 8,192 B); its 442,040 B over on
+    # each, alike, are in its pricing of the int4 layers, not the stage rule.
+    measured = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"][
+        "command-r7b-pp2"]["stages"]
+    assert [s["outer"] for s in measured] == [["model.embed_tokens.weight",
+                                               "model.norm.weight"]] * 2
+    stages = _stages(load_spec(str(DATA / "oracle" / "command-r7b")))
+    assert [b.total - b.rope_cache for b in stages] == [108_355_584] * 2
+    assert [s["params"] for s in measured] == [108_355_584 - 442_040] * 2
