@@ -279,6 +279,10 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # 170,552,320 B each, embeddings and norm_f on both; the first / last split gave 170,547,200
     # (no norm_f) and 170,552,320.
     ("mamba-2.8b-pp2", "mamba-2.8b"),
+    # chatglm.py:330-335, :284-289, :344-349 on the glm-4-9b shrink (ChatGLMModel, 4 layers of
+    # hidden 4,096, vocabulary 1,024, untied): 184,608,768 B each, embedding, final_layernorm and
+    # output_layer on both; the first / last split gave 176,211,968 and 176,220,160.
+    ("glm-4-9b-pp2", "glm-4-9b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
