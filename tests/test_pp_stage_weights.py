@@ -319,3 +319,25 @@ def test_cohere_builds_its_embeddings_and_norm_on_every_stage() -> None:
     stages = _stages(load_spec(str(DATA / "oracle" / "command-r7b")))
     assert [b.total - b.rope_cache for b in stages] == [108_355_584] * 2
     assert [s["params"] for s in measured] == [108_355_584 - 442_040] * 2
+
+
+@pytest.mark.parametrize(("model", "pp", "refused"), [
+    # The qwen3-vl-30b-a3b shrink (4 layers, deepstack_visual_indexes [1, 2, 3]) at PP 2: stage
+    # 1 starts at layer 2 < 3, and vLLM 0.32's CPU build stopped in Qwen3VLMoeForConditional-
+    # Generation.__init__ (models/qwen3_vl_moe.py:293-300, AssertionError "start_layer should be
+    # greater than or equal to len(deepstack_visual_indexes)"; wgap26's PP 2 probe, 2026-12-04).
+    (str(DATA / "oracle" / "qwen3-vl-30b-a3b"), 2, True),
+    # Qwen/Qwen3-VL-30B-A3B (48 layers, 3 deepstack indexes): 48 // 16 = 3 layers on the first
+    # stage of 16, allowed; 17 stages: 48 // 17 = 2 (remainder 14, not 16): refused.
+    (str(DATA / "configs" / "mm" / "qwen3-vl-30b-a3b.json"), 16, False),
+    (str(DATA / "configs" / "mm" / "qwen3-vl-30b-a3b.json"), 17, True),
+])
+def test_qwen3_vl_stages_start_after_the_deepstack_layers(model: str, pp: int,
+                                                          refused: bool) -> None:
+    spec = load_spec(model)
+    inputs = PlanInputs(context=4096, pp=pp, kv_budget_bytes=10 * GiB)
+    if refused:
+        with pytest.raises(InputError, match="deepstack_visual_indexes"):
+            plan_capacity(spec, inputs)
+    else:
+        assert len(plan_capacity(spec, inputs).stages) == pp

@@ -196,3 +196,22 @@ def check_vllm_pipeline(spec: ModelSpec, pp: int) -> None:
             f"{spec.path}: architectures: {name} (vLLM models/{rows[name]['module']}.py) does "
             "not implement SupportsPP, so vLLM refuses --pipeline-parallel-size "
             f"{pp} ('Pipeline parallelism is not supported for this model'); plan it with --pp 1")
+    # Qwen3-VL's classes assert on every stage but the first that it starts at or after layer
+    # len(deepstack_visual_indexes) (models/qwen3_vl.py:2051-2059, qwen3_vl_moe.py:293-300; the
+    # qwen3-vl-30b-a3b shrink, 4 layers and 3 deepstack indexes, stopped there at PP 2). The
+    # second stage starts after the first's layers: get_pp_indices gives it num_layers // pp,
+    # one more when the remainder is pp - 1 (kvplan.capacity.stages.pp_layer_ranges).
+    vit = spec.qwen_vit
+    if (name is not None and rows[name].get("module") in ("qwen3_vl", "qwen3_vl_moe")
+            and vit is not None and vit.deepstack_layers):
+        def second_start(stages: int) -> int:
+            layers = spec.num_hidden_layers
+            return layers // stages + (layers % stages == stages - 1)
+
+        if second_start(pp) < vit.deepstack_layers:
+            most = max(p for p in range(1, pp) if p == 1 or second_start(p) >= vit.deepstack_layers)
+            raise InputError(
+                f"--pp: {pp} stages put the second stage's first layer at {second_start(pp)}, "
+                f"before {name}'s {vit.deepstack_layers} deepstack layers; vLLM asserts "
+                "'start_layer should be greater than or equal to len(deepstack_visual_indexes)' "
+                f"(models/{rows[name]['module']}.py); plan it with --pp {most}")
