@@ -262,6 +262,27 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # 1,024): 194,575,360 B each; the first / last split gave 194,568,192 (no final norm, 7,168
     # B) and 194,575,360 (a tied lm_head copy in place of the embeddings).
     ("gemma-2-9b-pp2", "gemma-2-9b"),
+    # Recorded on branch pp26b with kvplan off by its PP 1 gap on each stage, equal since wgap26
+    # (each family's own tensors: kvplan.sources.features, tests/test_weights_family_gaps.py):
+    # DBRX 453,144,576 B a stage (was 61,440 over: LayerNorm biases dbrx.py:353-356 drops),
+    # Falcon-7B 837,604,608 (36,352 over: one LayerNorm per parallel block), GPT-J 302,059,520
+    # (30,720 over: the same, less its lm_head bias), OLMoE 100,765,696 (16,384 under: q / k
+    # norms over all heads), BLOOM 52,490,240 (4,096 under: word_embeddings_layernorm), OPT
+    # 15,763,456 (3,072 under: 2 offset position rows), Phi-MoE 235,071,488 (2,048 under: the
+    # lm_head bias), Hy3 339,387,424 / 347,382,848 (1,024 under: q / k norms from config qk_norm).
+    ("dbrx-instruct-pp2", "dbrx-instruct"), ("falcon-7b-pp2", "falcon-7b"),
+    ("gpt-j-6b-pp2", "gpt-j-6b"), ("olmoe-1b-7b-0924-sft-pp2", "olmoe-1b-7b-0924-sft"),
+    ("bloomz-560m-pp2", "bloomz-560m"), ("opt-125m-pp2", "opt-125m"),
+    ("phi-3.5-moe-pp2", "phi-3.5-moe"), ("hy3-preview-pp2", "hy3-preview"),
+    # The wgap26 scan's rules, predicted before the runs (held out): mamba.py:116, :134,
+    # :191-197 on the mamba-2.8b shrink (4 layers of hidden 2,560, vocabulary 1,024, tied):
+    # 170,552,320 B each, embeddings and norm_f on both; the first / last split gave 170,547,200
+    # (no norm_f) and 170,552,320.
+    ("mamba-2.8b-pp2", "mamba-2.8b"),
+    # chatglm.py:330-335, :284-289, :344-349 on the glm-4-9b shrink (ChatGLMModel, 4 layers of
+    # hidden 4,096, vocabulary 1,024, untied): 184,608,768 B each, embedding, final_layernorm and
+    # output_layer on both; the first / last split gave 176,211,968 and 176,220,160.
+    ("glm-4-9b-pp2", "glm-4-9b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
@@ -282,3 +303,41 @@ def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> N
                for s in measured)
     if Engine.vllm.rules.stage_outer(spec).head:
         assert measured[0]["outer"] == measured[1]["outer"]
+
+
+def test_cohere_builds_its_embeddings_and_norm_on_every_stage() -> None:
+    # commandr.py:351-363 (embed_tokens, norm; no lm_head: the logits read the stage's
+    # embed_tokens, :460-468), the wgap26 scan's rule, predicted before the run: the command-r7b
+    # shrink (8 layers of hidden 4,096, tied, int4 layers) at PP 2 holds embed_tokens and norm on
+    # both stages, 107,913,544 B each. kvplan gives both stages the same bytes, 108,355,584 (the
+    # first / last split gave 108,347,392 on stage 0: no norm, 8,192 B); its 442,040 B over on
+    # each, alike, are in its pricing of the int4 layers, not the stage rule.
+    measured = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"][
+        "command-r7b-pp2"]["stages"]
+    assert [s["outer"] for s in measured] == [["model.embed_tokens.weight",
+                                               "model.norm.weight"]] * 2
+    stages = _stages(load_spec(str(DATA / "oracle" / "command-r7b")))
+    assert [b.total - b.rope_cache for b in stages] == [108_355_584] * 2
+    assert [s["params"] for s in measured] == [108_355_584 - 442_040] * 2
+
+
+@pytest.mark.parametrize(("model", "pp", "refused"), [
+    # The qwen3-vl-30b-a3b shrink (4 layers, deepstack_visual_indexes [1, 2, 3]) at PP 2: stage
+    # 1 starts at layer 2 < 3, and vLLM 0.32's CPU build stopped in Qwen3VLMoeForConditional-
+    # Generation.__init__ (models/qwen3_vl_moe.py:293-300, AssertionError "start_layer should be
+    # greater than or equal to len(deepstack_visual_indexes)"; wgap26's PP 2 probe, 2026-12-04).
+    (str(DATA / "oracle" / "qwen3-vl-30b-a3b"), 2, True),
+    # Qwen/Qwen3-VL-30B-A3B (48 layers, 3 deepstack indexes): 48 // 16 = 3 layers on the first
+    # stage of 16, allowed; 17 stages: 48 // 17 = 2 (remainder 14, not 16): refused.
+    (str(DATA / "configs" / "mm" / "qwen3-vl-30b-a3b.json"), 16, False),
+    (str(DATA / "configs" / "mm" / "qwen3-vl-30b-a3b.json"), 17, True),
+])
+def test_qwen3_vl_stages_start_after_the_deepstack_layers(model: str, pp: int,
+                                                          refused: bool) -> None:
+    spec = load_spec(model)
+    inputs = PlanInputs(context=4096, pp=pp, kv_budget_bytes=10 * GiB)
+    if refused:
+        with pytest.raises(InputError, match="deepstack_visual_indexes"):
+            plan_capacity(spec, inputs)
+    else:
+        assert len(plan_capacity(spec, inputs).stages) == pp

@@ -353,11 +353,12 @@ def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
 # from each config (kvplan.weights.params: one norm before each block, LayerNorm = weight + bias):
 # - phi-2 (PhiConfig; hidden 2560, 32 layers, 32 heads, intermediate 10240, vocab 51200,
 #   untied): attention 4 x 2560^2 + 4 x 2560 biases = 26,224,640; fc1 + fc2 with biases
-#   2 x 2560 x 10240 + 10240 + 2560 = 52,441,600; two LayerNorms 2 x 2 x 2560 = 10,240; per
-#   layer 78,676,480, x 32 = 2,517,647,360; embeddings and lm_head 2 x 51200 x 2560 =
-#   262,144,000; final LayerNorm 5,120: 2,779,796,480 (HF's 2.78B; the real block has one
-#   LayerNorm for its parallel attention and MLP, 163,840 fewer, and an lm_head bias, 51,200
-#   more).
+#   2 x 2560 x 10240 + 10240 + 2560 = 52,441,600; one LayerNorm for the parallel attention and
+#   MLP (transformers' PhiDecoderLayer.input_layernorm; ModelSpec.parallel_block_norm since
+#   wgap26, was two: 163,840 more) 2 x 2560 = 5,120; per layer 78,671,360, x 32 =
+#   2,517,483,520; embeddings and lm_head 2 x 51200 x 2560 = 262,144,000; final LayerNorm
+#   5,120: 2,779,632,640 (HF's 2.78B; the checkpoint's lm_head bias, 51,200, is not built by
+#   vLLM's Transformers backend, models/transformers/causal.py:48-53).
 # - starcoder2-3b (Starcoder2Config; hidden 3072, 30 layers, 24 heads, 2 KV heads of 128,
 #   intermediate 12288, vocab 49152, use_bias true, tied by the class default): q and o
 #   2 x (3072^2 + 3072), k and v 2 x (3072 x 256 + 256) -> 20,453,888; c_fc + c_proj
@@ -370,7 +371,7 @@ def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
 #   lm_head 2 x 100352 x 4096 = 822,083,584; final norm 4,096: 7,298,355,200 (HF's 7.30B; q/k
 #   norms are not counted: 262,144 short of the checkpoint).
 @pytest.mark.parametrize(("golden", "params"), [
-    ("phi-2", 32 * (4 * 2560 * 2560 + 4 * 2560 + 2 * 2560 * 10240 + 10240 + 2560 + 2 * 2 * 2560)
+    ("phi-2", 32 * (4 * 2560 * 2560 + 4 * 2560 + 2 * 2560 * 10240 + 10240 + 2560 + 2 * 2560)
      + 2 * 51200 * 2560 + 2 * 2560),
     ("starcoder2-3b", 30 * (2 * (3072 * 3072 + 3072) + 2 * (3072 * 256 + 256)
                             + 2 * 3072 * 12288 + 12288 + 3072 + 2 * 2 * 3072)

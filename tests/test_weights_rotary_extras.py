@@ -147,11 +147,12 @@ ROTARY = sorted(case for case, row in MEASURED.items() if "rotary" in row)
 KNOWN_GAPS = {
     # MiMo-V2's sink logits on its sliding layers (mimo_v2.py:290-294 attention_sink_bias).
     "mimo-v2-flash": (-512, 0), "mimo-v2.5-pro": (-192, 0),
-    # GPT-J's and Phi-2's parallel blocks hold one LayerNorm (weight and bias), not two, and their
-    # lm_head a bias (gpt_j.py, phi: 4 layers x 4,096 x 2 x 2 B - 1,024 x 2 B); vLLM 0.32 serves
-    # PhiForCausalLM with the Transformers backend (registry.py:725), which builds no cos/sin table.
-    # GPTNeoXForCausalLM likewise (registry.py:716): pythia-410m's 2,048 x 16 x 2 B table.
-    "gpt-j-6b": (63_488, 0), "phi-2": (40_960, 131_072), "pythia-410m": (0, 65_536),
+    # vLLM 0.32 serves PhiForCausalLM with the Transformers backend (registry.py:725), which
+    # builds no cos/sin table; GPTNeoXForCausalLM likewise (registry.py:716): pythia-410m's 2,048
+    # x 16 x 2 B table. (GPT-J's and Phi-2's parameters were 63,488 and 40,960 B over until
+    # wgap26: their parallel blocks' one LayerNorm, GPT-J's lm_head bias;
+    # tests/test_weights_family_gaps.py.)
+    "phi-2": (0, 131_072), "pythia-410m": (0, 65_536),
     # The derived text config states no max_position_embeddings: vLLM builds Qwen3_5MoeTextConfig's
     # default 32,768 rows (x 64 x 2 B); kvplan builds none.
     "qwen3.6-35b-a3b-text": (0, -4_194_304),

@@ -346,6 +346,13 @@ class ModelSpec:
     rope_table_float32: bool = False  # the rotary table in float32 whatever the dtype (gpt-oss)
     attention_sinks: bool = False  # a learned sink logit per query head and layer (gpt-oss)
     expert_biases: bool = False  # routed experts' gate_up and down biases (gpt-oss)
+    # Weights only (kvplan.weights.params; the vLLM 0.32 lines: kvplan.sources.features):
+    layernorm_without_bias: bool = False  # LayerNorms hold no bias (DBRX drops them)
+    parallel_block_norm: bool = False  # one input norm feeds attention and MLP (GPT-J)
+    lm_head_bias: bool = False  # the untied lm_head has a bias over the vocabulary (GPT-J)
+    embedding_layernorm: bool = False  # a LayerNorm after the token embeddings (BLOOM)
+    learned_position_offset: bool = False  # 2 position rows past max_position_embeddings (OPT)
+    replicated_qk_norm: bool = False  # q / k norms over all heads, whole on every rank (OLMoE)
     # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
     # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
     layer_attention: tuple[Attention, ...] = ()

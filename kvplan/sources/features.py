@@ -11,6 +11,11 @@ names the engine code that establishes it (SGLang 0.5.6, pip wheel sglang==0.5.6
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.sources.hf_reader import ConfigReader
+
 # The feature fields, as ModelSpec and the spec YAML name them:
 # - per_head_qk_norm: RMSNorm of q and of k per head, before RoPE;
 # - full_width_qk_norm: one RMSNorm of q (and of k) over all heads (a weight of num_heads x
@@ -33,6 +38,15 @@ from __future__ import annotations
 # - attention_sinks: a learned sink logit per query head on every attention layer;
 # - expert_biases: each routed expert has gate_up and down biases (both read by the weights,
 #   kvplan.weights.params sink_params / expert_bias_params).
+# Weights only (kvplan.weights.params; each read in vLLM 0.32.0, models/<file>.py):
+# - layernorm_without_bias: every LayerNorm holds a weight and no bias;
+# - parallel_block_norm: attention and MLP read one input norm, one norm per layer, not two;
+# - lm_head_bias: the untied lm_head (a ParallelLMHead) holds a bias, one value per (padded)
+#   vocabulary row of the rank;
+# - embedding_layernorm: a LayerNorm (weight and bias) over the token embeddings, held with them;
+# - learned_position_offset: the learned position table holds max_position_embeddings + 2 rows;
+# - replicated_qk_norm: a q_norm over all query heads and a k_norm over all KV heads (num_heads x
+#   head_dim, num_kv_heads x head_dim), whole on every tensor-parallel rank.
 # The weights also read per_head_qk_norm (q_norm and k_norm of head_dim each) and
 # attention_output_gate (num_heads x head_dim more query-projection rows; kvplan.weights.params).
 # (A router held in float32, as Step-3.5's, is kvplan.weights.routers' table, by architecture.)
@@ -50,6 +64,12 @@ FEATURE_FIELDS = (
     "rope_table_float32",
     "attention_sinks",
     "expert_biases",
+    "layernorm_without_bias",
+    "parallel_block_norm",
+    "lm_head_bias",
+    "embedding_layernorm",
+    "learned_position_offset",
+    "replicated_qk_norm",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -166,7 +186,53 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # ColumnParallelLinear(hidden_size, self.total_num_heads, bias=False)`, `attn_output *
     # extra_dims.unsqueeze(-1).sigmoid()`). Its float32 router: kvplan.weights.routers.
     "step3p5": {"per_head_qk_norm": True, "head_wise_attn_gate": True},
+    # The weight-bytes oracle's gaps (issue 26, wgap26; tests/data/oracle/weight-bytes.json),
+    # each read in vLLM 0.32.0 models/<file>.py:
+    # - dbrx.py:286-287 (norm_1, norm_2), :352 (norm_f) build nn.LayerNorms, and :353-356 then
+    #   drop every module's bias ("Remove the bias term in Linear and LayerNorm").
+    "dbrx": {"layernorm_without_bias": True},
+    # - gpt_j.py:167 GPTJBlock builds one LayerNorm, ln_1, which feeds attention and MLP alike
+    #   (:179); :265-271 the lm_head with bias=True (read at :296).
+    "gptj": {"parallel_block_norm": True, "lm_head_bias": True},
+    # - PhiForCausalLM is served by the Transformers backend (registry.py:725): transformers'
+    #   PhiDecoderLayer builds one input_layernorm (models/phi/modeling_phi.py:257), and the
+    #   backend's lm_head is a ParallelLMHead without a bias (models/transformers/causal.py:48-53).
+    "phi": {"parallel_block_norm": True},
+    # - phimoe.py:551-557 PhiMoEForCausalLM.lm_head = ParallelLMHead(..., bias=True).
+    "phimoe": {"lm_head_bias": True},
+    # - bloom.py:253-255 BloomModel.word_embeddings_layernorm, an nn.LayerNorm over hidden.
+    "bloom": {"embedding_layernorm": True},
+    # - opt.py:60-66 OPTLearnedPositionalEmbedding: nn.Embedding(num_embeddings + 2) ("offset
+    #   the embedding ids by 2"), built with max_position_embeddings (:215-217).
+    "opt": {"learned_position_offset": True},
+    # - olmoe.py:164-165 q_norm = RMSNorm(total_num_heads x head_dim), k_norm =
+    #   RMSNorm(total_num_kv_heads x head_dim); _apply_qk_norm (:190-202) all-gathers q and k
+    #   under TP, so each rank holds both norms whole.
+    "olmoe": {"replicated_qk_norm": True},
+    # - hy_v3.py:260 `self.use_qk_norm = getattr(config, "qk_norm", False)`, :301-306 q_norm and
+    #   k_norm = RMSNorm(head_dim) (float32 only with the HPC attention backend, chosen by hand:
+    #   layers/hpc/rope_norm.py:177-182); config.json's qk_norm: `config_features`.
+    "hy_v3": {"per_head_qk_norm": USE_QK_NORM},
 }
+
+
+def config_features(c: ConfigReader) -> dict[str, bool]:
+    """The spec fields a config.json states beside its model_type's table entry: `qk_norm` (the
+    config's use_qk_norm; Hy3's qk_norm, hy_v3.py:260) and Falcon's parallel_block_norm. vLLM
+    0.32 models/falcon.py:284-303 FalconDecoderLayer: without parallel_attn an input and a
+    post-attention LayerNorm; with it ln_attn and ln_mlp when num_ln_in_parallel_attn is 2 (its
+    default under new_decoder_architecture, :287-288: Falcon-40B / 180B), else one
+    input_layernorm (Falcon-7B: parallel_attn, FalconConfig's default, true)."""
+    out: dict[str, bool] = {}
+    if c.bool("use_qk_norm", False) or (c.model_type == "hy_v3" and c.bool("qk_norm", False)):
+        out["qk_norm"] = True
+    if c.model_type == "falcon" and c.bool("parallel_attn", True):
+        stated = c.int("num_ln_in_parallel_attn")
+        lns = stated if stated is not None else (
+            2 if c.bool("new_decoder_architecture", False) else None)
+        if lns != 2:
+            out["parallel_block_norm"] = True
+    return out
 
 
 def architecture_features(model_type: str, *, qk_norm: bool) -> dict[str, bool]:

@@ -26,6 +26,7 @@ from kvplan._util.validate import MAX_LAYERS
 from kvplan.model.context_limit import context_limit_from_config
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.model.spec import ModelSpec
+from kvplan.sources.features import config_features
 from kvplan.sources.files import parse_json, path_kind, read_text, shown_path
 from kvplan.sources.hf_defaults import class_defaults, tie_default
 from kvplan.sources.hf_dsv4 import CSA_MODEL_TYPE, csa_attention_mapping
@@ -378,8 +379,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
     nextn = mtp_layers(c)
     if nextn:
         mapping["num_nextn_predict_layers"] = nextn
-    if c.bool("use_qk_norm", False):
-        mapping["qk_norm"] = True
+    mapping.update(config_features(c))  # qk_norm; Falcon's parallel_block_norm
     shared = c.int("num_kv_shared_layers", minimum=0, maximum=MAX_LAYERS)
     if shared:
         # gemma-3n: the last N layers reuse the KV cache of the last earlier layer of the same

@@ -31,7 +31,9 @@ from kvplan.weights.gemma4_towers import tower_bytes
 from kvplan.weights.gemma_blocks import Tensor, elements, layer_tensors, outer_tensors
 from kvplan.weights.params import (
     count_params,
+    embedding_norm_params,
     expert_bias_params,
+    lm_head_bias_rows,
     output_gate_rows,
     qk_norm_params,
     recurrent_float32_params,
@@ -419,7 +421,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     h = spec.hidden_size
     vocab_rank = _split(round_up(spec.vocab_size, VOCAB_PADDING), tp)
     if first:
-        t.vector("embeddings", vocab_rank * h)
+        t.vector("embeddings", vocab_rank * h + embedding_norm_params(spec))
         if counts.position_embedding:
             t.vector("embeddings", counts.position_embedding)
         _gemma_blocks(t, outer_tensors(spec, tp))
@@ -464,6 +466,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
             t.vector("lm_head", vocab_rank * h)
         else:
             t.add("lm_head", scheme.matrix_bytes(vocab_rank, h))
+        t.vector("lm_head", lm_head_bias_rows(spec, vocab_rank))
     mtp_bytes = _mtp_layers(t, spec, tp) if mtp and last else 0
     g = t.groups
     return WeightBreakdown(

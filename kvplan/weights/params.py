@@ -7,8 +7,10 @@ weight; LayerNorm: weight and bias; two per layer, four with ModelSpec.sandwich_
 q/k norms (or full-width ones), attention sinks, the attention output gate and routed-expert
 biases where the spec has them, the final norm and an untied lm_head. Not counted: DeepSeek-V3's
 multi-token-prediction module (not in num_hidden_layers), quantisation scales, MiMo-V2's sliding
-layers' sink logits, and GPT-J / Phi-2's parallel blocks' single norm and lm_head bias (counted as
-two norms and no bias: a few kilobytes). DeepSeek-V4
+layers' sink logits. Family details as vLLM 0.32 builds them (kvplan.sources.features): DBRX's
+LayerNorms without bias, GPT-J's / Phi-2's / Falcon-7B's one norm per parallel block, GPT-J's and
+Phi-MoE's lm_head bias, BLOOM's embedding LayerNorm, OPT's 2 offset position rows, OLMoE's q / k
+norms over all heads. DeepSeek-V4
 (attention kind csa) is counted by `csa_params`, as kvplan.weights.csa prices it.
 """
 
@@ -73,7 +75,23 @@ class ParamCount:
 
 
 def _norm(spec: ModelSpec, width: int) -> int:
-    return width * (2 if spec.norm_type == "layernorm" else 1)
+    """One norm over `width`: RMSNorm a weight, LayerNorm a weight and a bias, unless the
+    family drops its biases (ModelSpec.layernorm_without_bias: DBRX, kvplan.sources.features)."""
+    return width * (2 if spec.norm_type == "layernorm" and not spec.layernorm_without_bias
+                    else 1)
+
+
+def lm_head_bias_rows(spec: ModelSpec, rows: int) -> int:
+    """The bias of an untied lm_head over `rows` (the rank's padded vocabulary rows, as
+    ParallelLMHead._register_bias sizes it: vLLM 0.32 layers/vocab_parallel_embedding.py:628-
+    629), where the family builds one (ModelSpec.lm_head_bias: GPT-J, Phi-MoE)."""
+    return rows if spec.lm_head_bias and not spec.tie_word_embeddings else 0
+
+
+def embedding_norm_params(spec: ModelSpec) -> int:
+    """A LayerNorm over the token embeddings, held with them (ModelSpec.embedding_layernorm:
+    BLOOM's word_embeddings_layernorm, bloom.py:253-255)."""
+    return _norm(spec, spec.hidden_size) if spec.embedding_layernorm else 0
 
 
 def output_gate_rows(spec: ModelSpec, att: HeadAttention, heads: int) -> int:
@@ -92,7 +110,10 @@ def qk_norm_params(spec: ModelSpec, att: HeadAttention, q_out: int, k_out: int, 
     (ModelSpec.per_head_qk_norm: models/qwen3.py Qwen3Attention, qwen3_next.py:370-371,
     afmoe.py:225-226, gemma3.py:149-150); or one norm over all of the rank's query rows and one
     over its key rows (ModelSpec.full_width_qk_norm: vLLM 0.32 models/minimax_m2.py:215-231
-    MiniMaxText01RMSNormTP(head_dim x heads), its weight split like the heads)."""
+    MiniMaxText01RMSNormTP(head_dim x heads), its weight split like the heads); or those two
+    over all heads, whole on every rank (ModelSpec.replicated_qk_norm: olmoe.py:164-165)."""
+    if spec.replicated_qk_norm:
+        return (att.num_attention_heads + kv * att.num_key_value_heads) * att.head_dim
     if spec.full_width_qk_norm:
         return q_out + k_out
     return (1 + kv) * att.head_dim if spec.per_head_qk_norm else 0
@@ -270,9 +291,11 @@ def count_params(spec: ModelSpec) -> ParamCount:
         has_mixer = spec.mixer(i) != "mlp"
         has_mlp = spec.has_mlp(i)
         # One norm before each block the layer has (mixer, MLP), and one after each with
-        # sandwich norms (models/afmoe.py:327-332: post_attention_layernorm, post_mlp_layernorm).
-        norms = ((int(has_mixer) + int(has_mlp)) * (2 if spec.sandwich_norms else 1)
-                 * _norm(spec, h))
+        # sandwich norms (models/afmoe.py:327-332: post_attention_layernorm, post_mlp_layernorm);
+        # one for both blocks of a parallel block (ModelSpec.parallel_block_norm: gpt_j.py:167).
+        blocks = 1 if spec.parallel_block_norm and has_mixer and has_mlp else (
+            int(has_mixer) + int(has_mlp))
+        norms = blocks * (2 if spec.sandwich_norms else 1) * _norm(spec, h)
         # Gemma-3n's AltUp and LAuReL, Gemma-3n's / Gemma-4's per-layer input gate, Gemma-4's
         # dense MLP beside the experts (kvplan.weights.gemma_blocks)
         extra = layer_tensors(spec, i)
@@ -301,11 +324,14 @@ def count_params(spec: ModelSpec) -> ParamCount:
             ))
     position = 0
     if spec.position_embedding == "learned" and spec.max_position_embeddings:
-        position = spec.max_position_embeddings * h
+        # OPT's table: 2 rows more (ModelSpec.learned_position_offset, opt.py:60-66); its
+        # max_position_embeddings stays the context limit.
+        position = (spec.max_position_embeddings + 2 * spec.learned_position_offset) * h
     return ParamCount(
-        embedding=spec.vocab_size * h,
+        embedding=spec.vocab_size * h + embedding_norm_params(spec),
         position_embedding=position,
-        lm_head=0 if spec.tie_word_embeddings else spec.vocab_size * h,
+        lm_head=0 if spec.tie_word_embeddings else (
+            spec.vocab_size * h + lm_head_bias_rows(spec, spec.vocab_size)),
         final_norm=_norm(spec, h),
         layers=tuple(layers),
         per_layer_embedding=elements(outer_tensors(spec)),

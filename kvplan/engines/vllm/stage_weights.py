@@ -30,9 +30,12 @@ opt.py, internlm2.py, stablelm.py). Qwen3.5 and LFM2 build only their embeddings
 stage, the final norm and the lm_head (LFM2's tied) on the last; Qwen3-Next its embeddings and
 lm_head, the final norm on the last. `_STAGE_OUTER` names the lines. Measured at PP 2 on vLLM
 0.32's CPU build (tests/data/oracle/weight-bytes.json, the `-pp2` cases): every stage holds
-them. Classes not in the table keep the first / last split, whether read to hold it (llama.py)
-or not yet read (vLLM 0.32's scan finds more without a rank test: plamo3.py, whose lm_head pads
-the vocabulary to 16 (:414-420), ...).
+them. Classes not in the table keep the first / last split (llama.py and the others vLLM 0.32
+builds under `get_pp_group().is_first_rank` / `is_last_rank`, PPMissingLayer elsewhere). The
+scan of every model file vLLM 0.32 registers with SupportsPP (wgap26: an AST read of each
+VocabParallelEmbedding / ParallelLMHead / final norm for an enclosing rank test, each hit then
+read by hand) is examples/vllm-pp-stages.md; the rest of the table (ChatGLM, Cohere, Mamba,
+Orion, PLaMo-3, Molmo, the Qwen3-VL-MoE / Omni wrappers, ...) comes from it.
 """
 
 from __future__ import annotations
@@ -86,6 +89,9 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     "NemotronHForCausalLM": _EVERY,
     # minicpm.py:415-421 (embed_tokens, norm), :598-605 (lm_head, tied or not).
     "MiniCPMForCausalLM": _EVERY,
+    # minicpm3.py:207 MiniCPM3Model(MiniCPMModel), :224-240 MiniCPM3ForCausalLM(
+    # MiniCPMForCausalLM): the same embed_tokens, norm and lm_head (wgap26's scan).
+    "MiniCPM3ForCausalLM": _EVERY,
     # The embeddings alone: the final norm and the lm_head (tied to the stage's embed_tokens)
     # on the last stage only, PPMissingLayer elsewhere. qwen3_5.py:251-254 (embed_tokens),
     # :275-278 (norm), :346-356 (lm_head); the wrappers build Qwen3_5ForCausalLM (:522-524) and
@@ -117,6 +123,56 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     # olmo_hybrid.py:325-342 (embed_tokens, norm), :402-409 (lm_head, tied or not); hy_v3.py
     # :450-465 (embed_tokens, norm), :672-679 (lm_head, tied or not).
     "OlmoHybridForCausalLM": _EVERY, "HYV3ForCausalLM": _EVERY,
+    # The rest of vLLM 0.32's SupportsPP scan (wgap26; the list: examples/vllm-pp-stages.md).
+    # chatglm.py:330-335 (embedding), :284-289 (GLMTransformer's final_layernorm), :344-349
+    # (output_layer, untied); glm4v.py:379 GLM4VModel(ChatGLMModel).
+    "ChatGLMModel": _EVERY, "ChatGLMForConditionalGeneration": _EVERY,
+    "GLM4VForCausalLM": _EVERY,
+    # commandr.py:351-353 (embed_tokens), :362-363 (norm), no lm_head: the logits read the
+    # stage's embed_tokens (:460-468); cohere2_moe.py:402-414, :523; cohere_compass.py:2252-2267
+    # (its text model), :2322 (CohereForCausalLM's logits), built by the wrapper at :1381;
+    # cohere2_vision.py:351-356 builds the text_config's class (Cohere2ForCausalLM).
+    "CohereForCausalLM": _EVERY, "Cohere2ForCausalLM": _EVERY, "Cohere2MoeForCausalLM": _EVERY,
+    "CohereCompassForConditionalGeneration": _EVERY,
+    "Cohere2VisionForConditionalGeneration": _EVERY,
+    # mamba.py:116 (embeddings), :134 (norm_f), :191-197 (lm_head, tied or not); FalconMamba
+    # is the same class (registry.py:104).
+    "MambaForCausalLM": _EVERY, "FalconMambaForCausalLM": _EVERY,
+    # orion.py:231 (embed_tokens), :242 (norm), :301-308 (lm_head, tied or not); plamo3.py:342,
+    # :352, :414-424 (its lm_head's rows: the vocabulary rounded up to 16, then padded: a
+    # vocabulary not a multiple of 16 gives it 64 rows more, not modelled); rnj1.py:274, :287,
+    # :358-365; k2_horizon.py:1112, :1124, :1509; muse_glimmer.py:1310, :1326, :1512 (its
+    # ForConditionalGeneration is that class, registry.py:537); molmo.py:825, :843, :1346-1353;
+    # molmo2.py:1155, :1178, :2390; moondream3.py:830 (wte), :848 (post_ln), :1085-1091 (an
+    # lm_head with bias, not counted).
+    "OrionForCausalLM": _EVERY, "Plamo3ForCausalLM": _EVERY, "Rnj1ForCausalLM": _EVERY,
+    "K2HorizonForCausalLM": _EVERY, "MuseGlimmerForCausalLM": _EVERY,
+    "MuseGlimmerForConditionalGeneration": _EVERY, "MolmoForCausalLM": _EVERY,
+    "Molmo2ForConditionalGeneration": _EVERY, "Moondream3ForCausalLM": _EVERY,
+    "HfMoondream": _EVERY,
+    # Wrappers building one of the table's language models: qwen3_vl_moe.py:93, :165-175, :285
+    # and qwen3_omni_moe_thinker.py:1082, :1148-1155, :1721 (Qwen3MoeLLMModel is
+    # qwen3_moe.py's Qwen3MoeModel; lm_head tied or not); interns1_pro.py:457, :480-487, :584
+    # (the same model); cosmos3_edge.py:369 (NemotronHModel), :413 (lm_head), :574;
+    # paligemma.py:294-298 (the text_config's Gemma or Gemma-2 class).
+    "Qwen3VLMoeForConditionalGeneration": _EVERY, "Qwen3OmniMoeForConditionalGeneration": _EVERY,
+    "InternS1ProForConditionalGeneration": _EVERY,
+    "Cosmos3EdgeForConditionalGeneration": _EVERY, "PaliGemmaForConditionalGeneration": _EVERY,
+    # The embeddings alone, as Qwen3.5: interns2_mobius.py:303 (embed_tokens), :331-334 and
+    # :428-438 (norm, lm_head on the last); interns2_preview.py:32 subclasses
+    # Qwen3_5MoeForConditionalGeneration; minicpmv4_6.py:1252 builds Qwen3_5ForCausalLM, and
+    # minicpmv4_7.py:124 subclasses it.
+    "InternS2MobiusForConditionalGeneration": _EMBEDDINGS,
+    "InternS2PreviewForConditionalGeneration": _EMBEDDINGS,
+    "MiniCPMV4_6ForConditionalGeneration": _EMBEDDINGS,
+    "MiniCPMV4_7ForConditionalGeneration": _EMBEDDINGS,
+    # vLLM 0.32's own packages (vllm/models/<name>/, the nvidia/ build on every platform but
+    # ROCm): inkling/nvidia/model.py:274-293 (embed_tokens, embed_norm, norm), :439 (lm_head);
+    # qwen4_exp/nvidia/model.py:436 (embed_tokens), :737-741 (lm_head), the final stage's
+    # hyper-connection mixer on the last alone (:460).
+    "InklingForCausalLM": _EVERY, "InklingForConditionalGeneration": _EVERY,
+    "Qwen4ExpForCausalLM": _EMBEDDINGS_LM_HEAD,
+    "Qwen4ExpForConditionalGeneration": _EMBEDDINGS_LM_HEAD,
 }
 
 
@@ -140,3 +196,22 @@ def check_vllm_pipeline(spec: ModelSpec, pp: int) -> None:
             f"{spec.path}: architectures: {name} (vLLM models/{rows[name]['module']}.py) does "
             "not implement SupportsPP, so vLLM refuses --pipeline-parallel-size "
             f"{pp} ('Pipeline parallelism is not supported for this model'); plan it with --pp 1")
+    # Qwen3-VL's classes assert on every stage but the first that it starts at or after layer
+    # len(deepstack_visual_indexes) (models/qwen3_vl.py:2051-2059, qwen3_vl_moe.py:293-300; the
+    # qwen3-vl-30b-a3b shrink, 4 layers and 3 deepstack indexes, stopped there at PP 2). The
+    # second stage starts after the first's layers: get_pp_indices gives it num_layers // pp,
+    # one more when the remainder is pp - 1 (kvplan.capacity.stages.pp_layer_ranges).
+    vit = spec.qwen_vit
+    if (name is not None and rows[name].get("module") in ("qwen3_vl", "qwen3_vl_moe")
+            and vit is not None and vit.deepstack_layers):
+        def second_start(stages: int) -> int:
+            layers = spec.num_hidden_layers
+            return layers // stages + (layers % stages == stages - 1)
+
+        if second_start(pp) < vit.deepstack_layers:
+            most = max(p for p in range(1, pp) if p == 1 or second_start(p) >= vit.deepstack_layers)
+            raise InputError(
+                f"--pp: {pp} stages put the second stage's first layer at {second_start(pp)}, "
+                f"before {name}'s {vit.deepstack_layers} deepstack layers; vLLM asserts "
+                "'start_layer should be greater than or equal to len(deepstack_visual_indexes)' "
+                f"(models/{rows[name]['module']}.py); plan it with --pp {most}")
