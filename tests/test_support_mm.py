@@ -435,6 +435,42 @@ def test_qwen3_asr_text_model_other_than_qwen3_is_refused(tmp_path: Path) -> Non
     assert result.exit_code == 2 and "thinker_config.text_config.model_type" in result.stderr
 
 
+def test_qwen3_asr_text_class_model_type_reads_as_qwen3(tmp_path: Path) -> None:
+    # Issue 26, blind batch 14: sophgo/LLM-TPU's Qwen3-ASR copy (hidden 1024, 28 layers: the
+    # 0.6B shape), saved by transformers 4.57.6, names the text class by vLLM's own
+    # Qwen3ASRTextConfig model_type, qwen3_asr_text (vLLM 0.32
+    # transformers_utils/configs/qwen3_asr.py:234; built whatever the type says, :360-361), and
+    # qwen3_asr.py:459-461 builds Qwen3ForCausalLM over it. Refused before this case; read as
+    # qwen3 since: 28 layers x 2 x 8 KV heads x head_dim 128 (stated) x 2 B = 114,688 B.
+    path = DATA / "blind26" / "real" / "qwen3-asr-1.7b-sophgo.json"
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json", "-c", "4096"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["bytes_per_token"] == 28 * 2 * 8 * 128 * 2 == 114688
+    # head_dim left out is refused (kvplan holds no Qwen3ASRTextConfig defaults to fill it).
+    config = json.loads(path.read_text())
+    del config["thinker_config"]["text_config"]["head_dim"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json"])
+    assert result.exit_code == 2 and "text_config.head_dim" in result.stderr
+
+
+def test_flat_glm4v_config_reads_its_top_level_decoder() -> None:
+    # Issue 26, blind batch 14: GLM-4.1V-9B-Thinking as sophgo/LLM-TPU ships it (saved by
+    # transformers 4.53.0dev) has no text_config, its decoder's fields at the top. Glm4vConfig
+    # (transformers 5.19, vLLM 0.32's) builds text_config = Glm4vTextConfig(**kwargs) from
+    # them (__post_init__), and glm4_1v.py builds Glm4ForCausalLM over it; with no head_dim,
+    # glm4.py takes hidden 4096 / 32 heads = 128. Refused before this case ("left to the
+    # class defaults"); since: 40 layers x 2 x 2 KV heads x 128 x 2 B = 40,960 B.
+    path = DATA / "blind26" / "real" / "glm-4.1v-9b-thinking-sophgo.json"
+    assert "text_config" not in json.loads(path.read_text())
+    result = CliRunner().invoke(app, ["estimate", str(path), "-f", "json", "-c", "4096"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["bytes_per_token"] == 40 * 2 * 2 * 128 * 2 == 40960
+    assert "built from the file's top-level keys" not in result.stderr
+    assert "builds it from the file's top-level keys" in result.stderr
+
+
 def test_blip2_text_model_left_to_opt_defaults() -> None:
     # Blip2Config builds text_config as OPTConfig(**text_config) (transformers 5.19): the file
     # leaves out vocab_size and max_position_embeddings, so OPTConfig's 50,272 and 2,048 hold

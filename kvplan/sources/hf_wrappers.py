@@ -52,6 +52,10 @@ class Wrapper:
     # Tower sub-configs whose weights the wrapper's vLLM class neither builds nor skips: its
     # AutoWeightsLoader raises on them (models/utils.py), so such a checkpoint does not load.
     unloaded_towers: tuple[str, ...] = ()
+    # The config class builds an absent text sub-config from the file's top-level keys
+    # (Glm4vConfig.__post_init__, transformers 5.19: text_config = Glm4vTextConfig(**kwargs)),
+    # so a flat file's decoder fields are its text model's; False: the class's defaults.
+    flat_text: bool = False
 
 
 # vLLM 0.32, vllm/model_executor/models/: each builds its decoder with
@@ -73,8 +77,11 @@ WRAPPERS: dict[str, Wrapper] = {
     "llava_onevision": Wrapper(keys=("text_config",), default_text="qwen2",
                                vllm="llava_onevision.py"),
     # glm4_1v.py: Glm4vForConditionalGeneration builds architectures=["Glm4ForCausalLM"] over
-    # text_config (glm4v_text, read as glm4: TEXT_FAMILY).
-    "glm4v": Wrapper(keys=("text_config",), default_text="glm4v_text", vllm="glm4_1v.py"),
+    # text_config (glm4v_text, read as glm4: TEXT_FAMILY). A flat file (GLM-4.1V-9B-Thinking
+    # as sophgo/LLM-TPU ships it, saved by transformers 4.53.0dev, blind batch 14) is read from
+    # its top-level keys, as Glm4vConfig builds it (flat_text).
+    "glm4v": Wrapper(keys=("text_config",), default_text="glm4v_text", vllm="glm4_1v.py",
+                     flat_text=True),
     # smolvlm.py: SmolVLMForConditionalGeneration is Idefics3ForConditionalGeneration's class
     # (the same LlamaModel over text_config); SmolVLMConfig (transformers 5.19) defaults
     # text_config's model_type to llama.
@@ -160,9 +167,11 @@ WRAPPERS: dict[str, Wrapper] = {
     # qwen3_asr.py, registered for qwen3_asr in transformers_utils/config.py) builds text_config
     # as Qwen3ASRTextConfig whatever its model_type says; that class's cache defaults (32 layers,
     # hidden 4096, 32 heads, 32 KV heads, head_dim 128, no window) are Qwen3Config's, so the
-    # published files' text model_type qwen3 reads it, and no other is taken.
+    # published files' text model_type qwen3 reads it, and so does that class's own model_type
+    # qwen3_asr_text (configs/qwen3_asr.py:234; a Qwen3-ASR-0.6B copy saved by transformers
+    # 4.57.6, blind batch 14); no other is taken.
     "qwen3_asr": Wrapper(keys=("thinker_config", "text_config"), default_text="qwen3",
-                         vllm="qwen3_asr.py", text_types=("qwen3",)),
+                         vllm="qwen3_asr.py", text_types=("qwen3", "qwen3_asr_text")),
     # blip2.py (Blip2ForConditionalGeneration.__init__, :514-555): the text_config's own
     # architecture (init_vllm_registered_model(hf_config=config.text_config)), OPTForCausalLM
     # (opt.py) in every published checkpoint; the BLIP vision tower (blip.py: MMEncoderAttention),
@@ -184,6 +193,9 @@ TEXT_FAMILY: dict[str, str] = {
     "qwen2_vl_text": "qwen2",
     # qwen3_vl.py: Qwen3LLMModel (qwen3.py); qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py).
     "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe",
+    # qwen3_asr.py: Qwen3ForCausalLM (qwen3.py) over Qwen3ASRTextConfig (vLLM 0.32
+    # transformers_utils/configs/qwen3_asr.py:133-286, model_type qwen3_asr_text).
+    "qwen3_asr_text": "qwen3",
     # glm4_1v.py: Glm4ForCausalLM (glm4.py) over glm4v's text config.
     "glm4v_text": "glm4",
     # glm4_1v.py: Glm4MoeForCausalLM (glm4_moe.py) over glm4v_moe's text config.
@@ -211,7 +223,8 @@ _OUTER = ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config", 
 # Fields every text sub-config must state when kvplan does not hold its class's defaults.
 _KV_FIELDS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size")
 # Qwen3VLMoeTextConfig's head_dim defaults to 128, not hidden_size / num_attention_heads.
-_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",)}
+_KV_FIELDS_MORE = {"qwen3_vl_moe_text": ("head_dim",), "qwen3_vl_text": ("head_dim",),
+                   "qwen3_asr_text": ("head_dim",)}
 # Text classes with no head_dim read by the glm4 family: transformers 5.19's Glm4vTextConfig and
 # GlmOcrTextConfig hold none, and vLLM 0.32's glm4.py builds Glm4Attention with
 # head_dim=getattr(config, "head_dim", None), then `head_dim or hidden_size // total_num_heads`.
@@ -252,6 +265,12 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     for key in wrapper.keys:
         text = text.get(key) if isinstance(text, Mapping) else None
     where = ".".join(wrapper.keys)
+    if text is None and wrapper.flat_text:
+        # The class's own keys (model_type, architectures, towers) are not the text model's.
+        text = {k: v for k, v in config.items()
+                if k not in ("model_type", "architectures", "vision_config", *wrapper.keys)}
+        warnings.append(f"{where}: absent; the {config_model_type(config)} config class builds "
+                        "it from the file's top-level keys (a flat file)")
     text = dict(text) if isinstance(text, Mapping) else {}
     text_type = text.get("model_type")
     if not isinstance(text_type, str) or not text_type.strip():

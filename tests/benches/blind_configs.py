@@ -367,7 +367,22 @@ def main(table: list[Row] | None = None) -> str:
              "(reorder_and_upcast_attn, false here and read by no vLLM 0.32 GPTBigCode code) "
              "was judged not needed; the rule reading it (branch rows26) was written after the "
              "lost stop-47 batch found the same refusal, so that row is shaped, then answered "
-             "and run at max_model_len 512. No other rule was written after its runs.",
+             "and run at max_model_len 512. No other rule was written after its runs. "
+             "Batch 14 (commit 8217250) was frozen the same way, all byte-exact git blobs from "
+             "repositories no batch had used: 27 from sophgo/LLM-TPU (Sophgo's BM1684X deployment "
+             "repo, which keeps the config.json of each model it compiles; every config blob of "
+             "its history was scanned) and alibaba/rtp-llm's fake 1-layer LLaMA test model. Seven "
+             "sophgo copies state the length they were compiled at (seq_length or "
+             "max_position_embeddings 512 or 2048), which vLLM takes as the model's maximum: they "
+             "ran at that length, and kvplan warns at -c 4096 that vLLM refuses it. Two of its "
+             "refusals were judged not needed and read after its runs (marked): GLM-4.1V-9B-"
+             "Thinking's flat file (no text_config; transformers 5.19's Glm4vConfig builds the "
+             "text model from the top-level keys) and a Qwen3-ASR copy whose text model_type is "
+             "vLLM's own qwen3_asr_text; both equal on vLLM's CPU build after the fix. Its "
+             "InternVL2-2B / 4B refusals (no published InternVLChatModel config, which these are) "
+             "were judged not needed in principle and left. MiniCPM4-8B did not run on the CPU "
+             "build (remote config; with the oracle's MiniCPMConfig stand-in, a TypeError). "
+             "No wrong answer with exit 0.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "

@@ -58,6 +58,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
        for cid in ("lightonocr-1b-1025", "lightonocr-2-1b-bbox-soup",
                    "llava-next-video-34b-dpo")},
     **{cid: {"vision_config": {"depth": 2}} for cid in ("glm-ocr", "glm-ocr-bf16-mlx")},
+    # Blind batch 14: 2-block Qwen2-VL / Qwen2.5-VL towers (no cache; only the start is slower).
+    **{cid: {"vision_config": {"depth": 2}}
+       for cid in ("qwen2-vl-2b-instruct-awq-sophgo", "qwen2-vl-7b-instruct-sophgo",
+                   "qwen2.5-vl-3b-instruct-sophgo", "glm-4.1v-9b-thinking-sophgo")},
+    # Its thinker's 18-layer audio encoder cut to 2 (no cache), as the Qwen3-ASR oracle case.
+    "qwen3-asr-1.7b-sophgo": {"thinker_config": {"audio_config": {"encoder_layers": 2,
+                                                                  "num_hidden_layers": 2}}},
     # Its text_config states no layer count or MLP size (LlamaConfig's 32 layers and 11008 are
     # the defaults): 4 layers and a small MLP stated, the heads and hidden size left to them.
     "llava-next-video-7b-hf": {"vision_config": {"num_hidden_layers": 2},
