@@ -447,7 +447,7 @@ def print_section() -> None:
           "E=8, N=7168 / 3584 / 2048), whose MMAs run over whole blocks (fused_moe.py:499, 529), "
           "and the activations written and read between its four kernels (TritonExperts.apply, "
           "fused_moe.py:2053-2125: the w13 output, silu_and_mul, the w2 output, moe_sum): "
-          "98.6 MB a layer in a 491-token step at TP 2. kvplan now charges both "
+          "108.6 MB a layer in a 491-token step at TP 2. kvplan now charges both "
           "(kvplan.perf.moe_kernel, vLLM only, 16-bit experts, no EP; nothing fitted): run 28's "
           "491-token step (a 451-token chunk beside 40 decodes) goes from 19.43 to 20.33 ms "
           "(the experts 14.96 -> 15.54 ms, the activation and sum kernels 0.32 ms), a 40-token "
