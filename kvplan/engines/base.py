@@ -21,6 +21,7 @@ from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -229,14 +230,13 @@ class CostTraits:
     # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
     eager_prefill: bool = False
     allreduce_norm_fusion: AllReduceNormFusion | None = None
-    # Expert parallelism runs an all-to-all dispatch and combine only with data-parallel
-    # attention (each rank its own tokens); with TP attention every rank holds every token and
-    # the experts' partial sums join in the TP all-reduce after the MoE layer. False: EP always
-    # runs the all-to-all.
+    # EP runs an all-to-all only with data-parallel attention (with TP attention the experts'
+    # partial sums join the TP all-reduce after the MoE layer); False: always.
     ep_all_to_all_needs_dp: bool = False
     # The varlen attention kernels the engine runs on full-attention layers, by GPU (the first
     # whose compute_capability_majors hold the GPU's); (): priced as exact query-key pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
+    moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -112,6 +112,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
 from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.base import AllReduceNormFusion
+from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.hardware.gpus import GPU
 
 US = 1e-6
@@ -171,6 +172,9 @@ class Efficiency:
     # The engine's varlen attention kernels by GPU (kvplan.engines.base.CostTraits.
     # attention_kernels, priced by kvplan.perf.attention_kernel); (): exact pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
+    # The engine's fused MoE for 16-bit experts (kvplan.engines.base.CostTraits.moe_kernel,
+    # priced by kvplan.perf.moe_kernel); None: the experts' GEMM FLOPs and weights only.
+    moe_kernel: FusedMoeKernel | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

@@ -37,6 +37,11 @@ Kernels:
   two grouped GEMMs; vLLM's W8A8BlockFp8LinearOp likewise), so such an operation costs at least
   2k floors.
 - A collective is a kernel too: at least one floor.
+- An engine's fused MoE (Efficiency.moe_kernel, kvplan.perf.moe_kernel; vLLM's Triton fused_moe
+  on 16-bit experts on TP ranks, read in 0.15.1): its grouped GEMMs compute each expert's rows
+  padded to the kernel's block (FLOPs times `padded_rows_factor`) and move the activations
+  between its kernels besides the weights; the gated activation and the top-k sum are kernels
+  of their bytes. Engines that declare none keep the weights and exact FLOPs.
 
 Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of
 kvplan.model.recurrent.RECURRENT_KINDS): the mixer's projections are GEMMs over its weights
@@ -102,6 +107,12 @@ from kvplan.perf.flops import (
     recurrent_state_flops_per_token,
 )
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
+from kvplan.perf.moe_kernel import (
+    activation_bytes,
+    gemm_activation_bytes,
+    padded_rows_factor,
+    sum_bytes,
+)
 from kvplan.perf.op_counts import (
     ATTN_KERNELS,
     FULL_WIDTH_QK_NORM_KERNELS,
@@ -168,6 +179,13 @@ class _Step:
 
     def kernels(self, name: str, n: int) -> None:
         self.by_op[name] = self.by_op.get(name, 0.0) + n * self.floor_s
+
+    def over_floor(self, name: str, nbytes: float) -> None:
+        """A small kernel already counted at the floor moves `nbytes`: the time beyond it."""
+        t = nbytes / (self.gpu.hbm_bytes_per_s * self.eff.hbm)
+        self.bytes += nbytes
+        if t > self.floor_s:
+            self.by_op[name] = self.by_op.get(name, 0.0) + (t - self.floor_s)
 
     def fixed(self, name: str, seconds: float) -> None:
         """Time that depends on neither FLOPs nor bytes (the per-layer overhead)."""
@@ -322,9 +340,25 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             touched = 1 - (1 - k / n) ** moe_tokens
             shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
             shared_bytes = lp.mlp * bpp_attn["dense_mlp"] if folded else 0.0
-            s.op("experts", flops=moe_tokens * 2 * lp.routed_active / expert_ranks + shared_flops,
+            # The engine's fused MoE on 16-bit experts on TP ranks (kvplan.perf.moe_kernel): its
+            # GEMMs compute padded rows and move the activations; the gated activation and the
+            # top-k sum, counted at a floor each (MLP_KERNELS and MOE_EXTRA_KERNELS), take their
+            # bytes' time where it is longer.
+            # (16-bit: 2 B per parameter, the rank's share times its TP ranks.)
+            moe_kernel = (eff.moe_kernel if layout.ep == 1
+                          and round(bpp_exp["experts"] * expert_ranks) == 2 else None)
+            pad, extra = 1.0, 0
+            if moe_kernel is not None:
+                width = moe.moe_intermediate_size // expert_ranks
+                pad = padded_rows_factor(moe_kernel, moe_tokens, n, k)
+                extra = gemm_activation_bytes(moe_tokens, k, h, width, act_bytes)
+                s.over_floor("small_kernels", activation_bytes(moe_tokens, k, width, act_bytes))
+                s.over_floor("small_kernels", sum_bytes(moe_tokens, k, h, act_bytes))
+            s.op("experts",
+                 flops=moe_tokens * 2 * lp.routed_active / expert_ranks * pad + shared_flops,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
-                 + shared_bytes, math=math_exp["experts"], kernels=2, least_s=eff.moe_floor_s)
+                 + shared_bytes + extra, math=math_exp["experts"], kernels=2,
+                 least_s=eff.moe_floor_s)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream

@@ -1,0 +1,117 @@
+"""vLLM's Triton fused MoE (kvplan.engines.vllm.moe_kernel, priced by kvplan.perf.moe_kernel):
+padded rows and the activations between its kernels, worked by hand from Mixtral-8x7B's
+config.json (hidden 4096, intermediate 14336, 8 experts, top-2, 32 layers; issue 30)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+
+from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_MOE
+from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.engine_traits import engine_efficiency
+from kvplan.perf.layout import Layout
+from kvplan.perf.moe_kernel import (
+    activation_bytes,
+    block_rows,
+    expected_blocks,
+    gemm_activation_bytes,
+    padded_rows_factor,
+    sum_bytes,
+)
+from kvplan.perf.roofline import step_time
+from kvplan.sources.resolve import load_model
+
+
+def test_block_rows_follow_vllm_default_config() -> None:
+    # vllm 0.15.1 fused_moe.py get_default_config:1270: BLOCK_SIZE_M 16 when M <= E, else 64.
+    assert block_rows(VLLM_TRITON_MOE, 8, 8) == 16
+    assert block_rows(VLLM_TRITON_MOE, 9, 8) == 64
+    assert engine_efficiency("vllm").moe_kernel is VLLM_TRITON_MOE
+    assert engine_efficiency("sglang").moe_kernel is None
+    assert engine_efficiency("trtllm").moe_kernel is None
+
+
+def test_padded_rows_by_hand() -> None:
+    # 4 tokens, 8 experts, top-2 (M <= E: 16-row blocks): an expert holds X ~ Bin(4, 1/4) rows,
+    # always under one block, so it takes one block when X >= 1: E[ceil(X / 16)] = 1 - 0.75^4
+    # = 0.68359375, and 16 x that over E[X] = 1 row: 10.9375 rows computed per row routed.
+    assert expected_blocks(4, 0.25, 16) == pytest.approx(0.68359375)
+    assert padded_rows_factor(VLLM_TRITON_MOE, 4, 8, 2) == pytest.approx(10.9375)
+    # 40 decodes (M > E: 64-row blocks): X <= 40 < 64, one block when X >= 1:
+    # 64 x (1 - 0.75^40) / 10 = 6.4 (0.75^40 = 1.0e-5).
+    assert padded_rows_factor(VLLM_TRITON_MOE, 40, 8, 2) == pytest.approx(
+        6.4 * (1 - 0.75 ** 40))
+    # A 491-token prefill step: X ~ Bin(491, 1/4), mean 122.75, sd 9.6, so 65 <= X <= 192
+    # (6 sd either side) and ceil(X / 64) = 2 + [X >= 129]: E = 2 + P(X >= 129), the tail
+    # summed exactly here (normal approximation: z = (128.5 - 122.75) / 9.595 = 0.60, 0.27).
+    tail = sum(math.comb(491, x) * 0.25 ** x * 0.75 ** (491 - x) for x in range(129, 492))
+    assert tail == pytest.approx(0.27, abs=0.01)
+    assert expected_blocks(491, 0.25, 64) == pytest.approx(2 + tail, rel=1e-9)
+    assert padded_rows_factor(VLLM_TRITON_MOE, 491, 8, 2) == pytest.approx(
+        64 * (2 + tail) / 122.75, rel=1e-9)  # 1.186
+
+
+def test_activation_bytes_by_hand() -> None:
+    # Mixtral-8x7B at TP 2: I = 14336 / 2 = 7168 columns a rank, H = 4096; 491 tokens, top-2:
+    # P = 982 pairs. bf16 (2 B).
+    # GEMMs: input 491 x 4096 = 2,011,136; cache1 982 x 14336 = 14,077,952; cache2 read
+    # 982 x 7168 = 7,038,976; cache3 982 x 4096 = 4,022,272: 27,150,336 elements.
+    assert gemm_activation_bytes(491, 2, 4096, 7168) == 2 * 27_150_336
+    # silu_and_mul: 982 x (14336 + 7168) = 21,116,928 elements.
+    assert activation_bytes(491, 2, 7168) == 2 * 21_116_928
+    # moe_sum: 982 x 4096 read + 491 x 4096 written = 6,033,408 elements.
+    assert sum_bytes(491, 2, 4096) == 2 * 6_033_408
+
+
+def test_prefill_step_of_mixtral_tp2_by_hand() -> None:
+    # vLLM on one H100 rank of TP 2 (989.5 dense bf16 TFLOPS x 0.70, 3.35 TB/s x 0.90), a
+    # 491-token prefill step (study run 28's 451-token chunk and 40 decodes).
+    spec = load_model("mixtral-8x7b")[0]
+    gpu = get_gpu("H100-80GB")
+    with_kernel = engine_efficiency("vllm", device_efficiency(gpu))
+    without = replace(with_kernel, moe_kernel=None)
+    kw = {"tokens": 491, "context": 1, "requests": 1, "logits": 1, "layout": Layout(tp=2)}
+    new = step_time(spec, gpu, eff=with_kernel, **kw)
+    old = step_time(spec, gpu, eff=without, **kw)
+    bw = 3.35e12 * 0.90
+    # Experts, per layer: the rank's weights 8 x 3 x 4096 x 7168 x 2 B = 1,409,286,144 B and
+    # the replicated router 8 x 4096 x 2 B = 65,536 B (every expert touched), memory-bound
+    # before and after: 491 x 2 x (2 x 3 x 4096 x 7168) x 1.186 FLOPs = 205 GFLOP take 296 us
+    # at 692.7 TFLOPS, the bytes 467 us. The kernel adds 54,300,672 B a layer: 18.0 us.
+    weights = 1_409_286_144 + 65_536
+    assert old.by_op["experts"] == pytest.approx(32 * weights / bw, rel=1e-6)
+    assert new.by_op["experts"] - old.by_op["experts"] == pytest.approx(
+        32 * 54_300_672 / bw, rel=1e-6)  # 0.576 ms
+    # silu_and_mul: 42,233,856 B = 14.0 us in place of a 4 us floor; moe_sum 12,066,816 B =
+    # 4.002 us in place of one: 32 x 10.0 us = 0.320 ms more.
+    extra = 32 * (42_233_856 / bw - 4e-6 + 12_066_816 / bw - 4e-6)
+    assert new.by_op["small_kernels"] - old.by_op["small_kernels"] == pytest.approx(extra)
+    assert new.seconds - old.seconds == pytest.approx(
+        32 * 54_300_672 / bw + extra, rel=1e-6)  # 0.90 ms of 19.4
+    # A 40-token decode step: the activations are small (3.4 MB a layer), the experts stay
+    # weight-bound: 32 x 4.4 MB / 3.015 TB/s = 47 us more.
+    dec = {**kw, "tokens": 40, "requests": 40, "logits": 40}
+    delta = (step_time(spec, gpu, eff=with_kernel, **dec).seconds
+             - step_time(spec, gpu, eff=without, **dec).seconds)
+    assert delta == pytest.approx(32 * gemm_activation_bytes(40, 2, 4096, 7168) / bw, rel=1e-6)
+
+
+def test_quantized_experts_keep_the_old_charge() -> None:
+    # The rule is vLLM's 16-bit path (TritonExperts on unquantized weights); FP8 experts run
+    # other kernels (oracle/fp8.py) and keep the weights-and-FLOPs charge.
+    fp8 = json.dumps({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                      "weight_block_size": [128, 128]})
+    spec = replace(load_model("mixtral-8x7b")[0], quantization_json=fp8)
+    gpu = get_gpu("H100-80GB")
+    eff = engine_efficiency("vllm", device_efficiency(gpu))
+    kw = {"tokens": 491, "context": 1, "requests": 1, "logits": 1, "layout": Layout(tp=2)}
+    fp8_step = step_time(spec, gpu, eff=eff, **kw)
+    assert fp8_step.seconds == step_time(spec, gpu, eff=replace(eff, moe_kernel=None), **kw).seconds
+    # (and the checkpoint is read as FP8: its experts move half the bf16 bytes)
+    bf16 = step_time(load_model("mixtral-8x7b")[0], gpu, eff=replace(eff, moe_kernel=None), **kw)
+    assert fp8_step.bytes < 0.6 * bf16.bytes
