@@ -283,6 +283,11 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # hidden 4,096, vocabulary 1,024, untied): 184,608,768 B each, embedding, final_layernorm and
     # output_layer on both; the first / last split gave 176,211,968 and 176,220,160.
     ("glm-4-9b-pp2", "glm-4-9b"),
+    # minicpm3.py:207, :224 (MiniCPM3Model / ForCausalLM subclass minicpm.py's, :415-421,
+    # :598-605) on the minicpm3-4b shrink (4 layers, vocabulary 1,024, tied): 67,204,096 B each,
+    # embed_tokens and norm on both; the first / last split gave 67,198,976 (no norm) and
+    # 67,204,096.
+    ("minicpm3-4b-pp2", "minicpm3-4b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
