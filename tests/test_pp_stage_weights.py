@@ -283,6 +283,20 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # hidden 4,096, vocabulary 1,024, untied): 184,608,768 B each, embedding, final_layernorm and
     # output_layer on both; the first / last split gave 176,211,968 and 176,220,160.
     ("glm-4-9b-pp2", "glm-4-9b"),
+    # minicpm3.py:207, :224 (MiniCPM3Model / ForCausalLM subclass minicpm.py's, :415-421,
+    # :598-605) on the minicpm3-4b shrink (4 layers, vocabulary 1,024, tied): 67,204,096 B each,
+    # embed_tokens and norm on both; the first / last split gave 67,198,976 (no norm) and
+    # 67,204,096.
+    ("minicpm3-4b-pp2", "minicpm3-4b"),
+    # commandr.py:351-363 on the command-r-v01 shrink (4 layers of hidden 8,192, tied, fp16):
+    # 1,115,734,016 B each, embed_tokens and norm on both (the rule held out); kvplan's
+    # prediction was 32,768 B over on each, two norms a layer where CohereDecoderLayer builds
+    # one (commandr.py:309): that run shaped the Cohere parallel_block_norm rule.
+    ("command-r-v01-pp2", "command-r-v01"),
+    # glm4v.py:379 (GLM4VModel is ChatGLMModel) on the glm-4v-9b shrink, no tower built:
+    # 184,608,768 B each; mamba.py on the falcon-mamba-7b shrink (untied): 438,558,720 B each,
+    # embeddings, norm_f and lm_head on both (the first / last split: 430,161,920 / 430,170,112).
+    ("glm-4v-9b-pp2", "glm-4v-9b"), ("falcon-mamba-7b-pp2", "falcon-mamba-7b"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of
@@ -309,16 +323,17 @@ def test_cohere_builds_its_embeddings_and_norm_on_every_stage() -> None:
     # commandr.py:351-363 (embed_tokens, norm; no lm_head: the logits read the stage's
     # embed_tokens, :460-468), the wgap26 scan's rule, predicted before the run: the command-r7b
     # shrink (8 layers of hidden 4,096, tied, int4 layers) at PP 2 holds embed_tokens and norm on
-    # both stages, 107,913,544 B each. kvplan gives both stages the same bytes, 108,355,584 (the
-    # first / last split gave 108,347,392 on stage 0: no norm, 8,192 B); its 442,040 B over on
-    # each, alike, are in its pricing of the int4 layers, not the stage rule.
+    # both stages, 107,913,544 B each. kvplan gives both stages the same bytes, 108,322,816 (the
+    # first / last split gave 108,347,392 on stage 0 before the Cohere one-norm rule: no norm,
+    # 8,192 B); its 409,272 B over on each, alike, are in its pricing of the int4 layers, not
+    # the stage rule (442,040 before that rule: 2 more norms of 4,096 x 2 B a layer).
     measured = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"][
         "command-r7b-pp2"]["stages"]
     assert [s["outer"] for s in measured] == [["model.embed_tokens.weight",
                                                "model.norm.weight"]] * 2
     stages = _stages(load_spec(str(DATA / "oracle" / "command-r7b")))
-    assert [b.total - b.rope_cache for b in stages] == [108_355_584] * 2
-    assert [s["params"] for s in measured] == [108_355_584 - 442_040] * 2
+    assert [b.total - b.rope_cache for b in stages] == [108_322_816] * 2
+    assert [s["params"] for s in measured] == [108_322_816 - 409_272] * 2
 
 
 @pytest.mark.parametrize(("model", "pp", "refused"), [

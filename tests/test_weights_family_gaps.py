@@ -144,3 +144,14 @@ def test_hy3_qk_norms_from_config_qk_norm() -> None:
     assert spec.qk_norm and spec.per_head_qk_norm
     assert (_params_bytes(spec)
             - _params_bytes(replace(spec, per_head_qk_norm=False))) == 40_960
+
+
+def test_cohere_one_layernorm_a_block() -> None:
+    # CohereForCausalLM (tests/data/configs/command-r-v01.json: hidden 8,192, 40 layers):
+    # commandr.py:309 builds one input_layernorm (a weight, no bias) for the parallel attention
+    # and MLP: 40 x 8,192 x 2 B = 655,360 B fewer than two norms a layer. Found by the
+    # command-r-v01 shrink's PP 2 probe (32,768 B over on each stage: 2 layers x 8,192 x 2 B).
+    spec = _spec("command-r-v01")
+    assert spec.parallel_block_norm
+    assert (_params_bytes(replace(spec, parallel_block_norm=False))
+            - _params_bytes(spec)) == 655_360

@@ -198,6 +198,12 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     #   PhiDecoderLayer builds one input_layernorm (models/phi/modeling_phi.py:257), and the
     #   backend's lm_head is a ParallelLMHead without a bias (models/transformers/causal.py:48-53).
     "phi": {"parallel_block_norm": True},
+    # - commandr.py:309 CohereDecoderLayer builds one input_layernorm (weight only) for its
+    #   parallel attention and MLP (:319-326); cohere2_moe.py:367 the same. Found by the
+    #   command-r-v01 shrink's PP 2 probe (kvplan 32,768 B over on each stage; wgap26).
+    "cohere": {"parallel_block_norm": True},
+    "cohere2": {"parallel_block_norm": True},
+    "cohere2_moe": {"parallel_block_norm": True},
     # - phimoe.py:551-557 PhiMoEForCausalLM.lm_head = ParallelLMHead(..., bias=True).
     "phimoe": {"lm_head_bias": True},
     # - bloom.py:253-255 BloomModel.word_embeddings_layernorm, an nn.LayerNorm over hidden.
