@@ -230,11 +230,11 @@ class CostTraits:
     # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
     eager_prefill: bool = False
     allreduce_norm_fusion: AllReduceNormFusion | None = None
-    # Expert parallelism runs an all-to-all dispatch and combine only with data-parallel
-    # attention (each rank its own tokens); with TP attention every rank holds every token and
-    # the experts' partial sums join in the TP all-reduce after the MoE layer. False: EP always
-    # runs the all-to-all.
+    # EP runs its all-to-all only under DP attention (TP attention: the experts' partial sums
+    # join the TP all-reduce after the MoE layer); False: EP always runs it.
     ep_all_to_all_needs_dp: bool = False
+    # A prefill step's MLP layers gather by all-reduce, no all-to-all (perf.roofline: SGLang).
+    prefill_mlp_all_reduce: bool = False
     # The varlen attention kernels the engine runs on full-attention layers, by GPU (the first
     # whose compute_capability_majors hold the GPU's); (): priced as exact query-key pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
