@@ -230,9 +230,9 @@ class CostTraits:
     # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
     eager_prefill: bool = False
     allreduce_norm_fusion: AllReduceNormFusion | None = None
-    # EP runs an all-to-all only with data-parallel attention (with TP attention the experts'
-    # partial sums join the TP all-reduce after the MoE layer); False: always.
+    # EP's all-to-all only under DP attention (TP attention: the sums join the TP all-reduce).
     ep_all_to_all_needs_dp: bool = False
+    prefill_mlp_all_reduce: bool = False  # prefill MLPs gather by all-reduce (SGLang), no a2a
     # The varlen attention kernels the engine runs on full-attention layers, by GPU (the first
     # whose compute_capability_majors hold the GPU's); (): priced as exact query-key pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()

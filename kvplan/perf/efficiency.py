@@ -169,6 +169,9 @@ class Efficiency:
     # The engine runs EP's all-to-all only under data-parallel attention
     # (kvplan.engines.base.CostTraits.ep_all_to_all_needs_dp); False: always.
     ep_all_to_all_needs_dp: bool = False
+    # A prefill step's MLP layers gather by all-reduce, with no all-to-all
+    # (kvplan.engines.base.CostTraits.prefill_mlp_all_reduce; kvplan.perf.roofline).
+    prefill_mlp_all_reduce: bool = False
     # The engine's varlen attention kernels by GPU (kvplan.engines.base.CostTraits.
     # attention_kernels, priced by kvplan.perf.attention_kernel); (): exact pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()

@@ -71,6 +71,19 @@ requests, whole attention and dense layers; `ep` spreads whole experts over rank
 all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer
 (an engine that runs it only under DP attention, `Efficiency.ep_all_to_all_needs_dp`: vLLM's
 FusedMoE, reduces TP-attention EP in the TP all-reduce instead).
+An engine whose prefill (extend) step runs its MLP layers without an all-to-all
+(`Efficiency.prefill_mlp_all_reduce`: SGLang with --moe-a2a-backend none, its default, read in
+0.5.8.post1) pays instead, under DP attention, two all-reduces over the TP group of every rank's
+tokens in bf16 per layer with an MLP (dense or MoE): the gather (layers/dp_attention.py
+`get_dp_padding_mode`: an extend batch takes SUM_LEN, `_dp_gather_via_all_reduce`: each rank
+writes its slice of a zeroed buffer of the summed tokens and all-reduces it;
+layers/communicator.py `_gather_hidden_states_and_residual`; the dense layers too, their MLP
+being TP unless --moe-dense-tp-size 1, `_compute_mlp_mode`) and the output's
+(models/deepseek_v2.py `DeepseekV2MoE.forward_normal` all-reduces `final_hidden_states` when
+tp_size > 1 and not reduce-scattering, which only MAX_LEN does; `dp_scatter` then copies the
+rank's rows back). With TP attention such an EP step has no all-to-all: the experts' partial sums
+join the TP all-reduce after the layer. Decode steps (CUDA graphs, MAX_LEN: all-gather and
+reduce-scatter) keep the all-to-all above: not read here.
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
@@ -258,6 +271,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
     # queries are `tokens / requests` tokens per request (1: single-token calls).
     kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
+    # A prefill step whose MLP layers gather by all-reduce, no all-to-all (module docstring).
+    gather = phase == "prefill" and eff.prefill_mlp_all_reduce and layout.world > 1
     query_len = max(1, tokens // max(1, requests))
     state = None
     rec_weights = rec_proj_flops = rec_state_flops = 0
@@ -364,7 +379,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # current stream while the router and the routed experts run on alt_stream
             # (models/qwen2_moe.py forward_normal_dual_stream), so its kernels overlap them.
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
-            if layout.ep > 1 and (layout.dp_attention or not eff.ep_all_to_all_needs_dp):
+            if gather:
+                pass  # the gather's all-reduces below; TP attention: the TP all-reduce
+            elif layout.ep > 1 and (layout.dp_attention or not eff.ep_all_to_all_needs_dp):
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks. (An
                 # engine that runs it only under DP attention, e.g. vLLM, reduces TP-attention
                 # EP's expert outputs in the TP all-reduce after the layer, counted below.)
@@ -375,6 +392,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
                 s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
                     layout.tp, moe_tokens * h * act_bytes))
+        if gather and layout.dp_attention and (lp.mlp or lp.routed_experts):
+            # SUM_LEN gather of every rank's tokens, then the output's all-reduce (docstring).
+            ar = link(layout, gpu, layout.world).all_reduce_s(layout.world,
+                                                              moe_tokens * h * act_bytes)
+            s.collective("dp_gather_all_reduce", ar)
+            s.collective("dp_gather_all_reduce", ar)
         if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_attention(i):

@@ -41,6 +41,7 @@ from tests.benches.disagg_rows import (
     without_admission,
     without_flow,
     without_fp4,
+    without_gather,
 )
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
@@ -213,6 +214,7 @@ def _prospective_rows() -> list[str]:
            *_counts(first), "",
            *_flow(done), "",
            *_admission(done), "",
+           *_gather(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
@@ -283,6 +285,99 @@ def _admission(done: list[Replay]) -> list[str]:
     out += [f"TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
     out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
             f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
+    return out
+
+
+GATHER_COMMIT = "6084616"  # SGLang's prefill gather without DeepEP (kvplan.perf.roofline)
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
+def _gather(done: list[Replay]) -> list[str]:
+    """Both cohorts with and without SGLang's prefill gather (GATHER_COMMIT), a rule every one
+    of them shaped, and what else the prefill's cost was checked for (issue 29, disagg29)."""
+    rule = next(s for s in SHAPED_BY if s.commit == GATHER_COMMIT)
+    old = [r for r in without_gather(done) if r.replayed]
+    n = sum(r.id in rule.rows for r in done)
+
+    def med(rows: list[Replay]) -> str:
+        return f"{_median([r.ratios[0] for r in rows if r.ratios]):.2f}"
+
+    out = [f"### 3e. Shaped: SGLang's prefill gather without DeepEP ({rule.commit}), both "
+           "cohorts", "",
+           f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
+           "(all were read before it); no blind test of it. It changes times, not what kvplan "
+           "sizes: no frozen row not yet replayed becomes replayable, so no new cohort was "
+           "evaluated. The rows name no --moe-a2a-backend: SGLang's default (none) is taken; "
+           "on SM 10.x its MoE runner defaults to flashinfer_trtllm for these checkpoints "
+           "(server_args.py:1226-1234).", "",
+           f"With it (above, both cohorts): both {share(done, lambda r: r.inside)}; TTFT "
+           f"{share(done, inside(0))}; TPOT {share(done, inside(1))}; median TTFT ratio "
+           f"{med(done)}.",
+           f"Without it (the prefill's MLP layers as kvplan priced them before: an FP8 / bf16 "
+           f"all-to-all of each rank's tokens x top-8 under EP, one all-reduce under DP "
+           f"attention without EP), computed beside it: both {share(old, lambda r: r.inside)}; "
+           f"TTFT {share(old, inside(0))}; TPOT {share(old, inside(1))}; median TTFT ratio "
+           f"{med(old)}.", ""]
+    pairs = {r.id: r.ratios for r in old if r.ratios is not None}
+    moved = [(r, pairs[r.id]) for r in done if r.ratios is not None and r.id in pairs
+             and abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05]
+    out += [f"TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
+    out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
+            f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
+    out += ["", "What else a DeepSeek-R1 prefill worker was checked for against SGLang "
+            "0.5.8.post1's code and the cards' datasheets (issue 29, disagg29), with no rule "
+            "written (numbers at 6084616):", "",
+            "- kvplan's step on one rank of cfg527's prefill worker (B200 DP4 EP4, NVFP4, "
+            "chunk 4,096 tokens a rank): one 1,024-token prompt 181.7 ms (the eager launch "
+            "129.9: 70 us a launched op, PREFILL_LAUNCH_FIT, fitted on TP-8 H200 prefills; the "
+            "gather's all-reduces 15.9; attention projections 13.5; experts 12.8; the rest "
+            "9.6); a full step of 4 prompts 294.1 ms (launch 129.9, gather 60.7, projections "
+            "54.0, experts 26.6, attention 7.8, the kv_b up-projection 5.3, dense MLPs and "
+            "shared expert 4.9, the rest 5.0). The worker's measured 15.6 prompts a second "
+            "are 257 ms a prompt on each of its 4 ranks, as if each prompt paid most of a "
+            "step alone; kvplan's step grows with its prompts only by their GPU time.",
+            "- MLA's prefill as MHA: SGLang runs an extend step without speculative decoding as "
+            "MHA over the up-projected K / V (trtllm_mla, the SM 10.x default for "
+            "DeepseekV3ForCausalLM, server_args.py:1201-1210; models/deepseek_common/"
+            "attention_backend_handler.py handle_attention_trtllm_mla -> MHA_CHUNKED_KV): "
+            "q / k 192 and v 128 over 128 heads, 43.0 GFLOPs a layer for a 1,024-token prompt "
+            "and 2,749 at 8,192 (absorbed: 146.2 and 9,347). kvplan prices the prefill so "
+            "already (MLAForm.naive, with the kv_b up-projection of every prompt token: 34.4 "
+            "and 274.9 GFLOPs a layer); the absorbed form is 3.4x the attention FLOPs, the "
+            "other way from these misses. MHA_CHUNKED_KV up-projects a chunk's prefix again "
+            "(an 8,192-token prompt in 2,048-token chunks: 12,288 more kv_b rows a layer, "
+            "25.2 TFLOPs, about 16 ms at 0.7 of the bf16 peak against about 1,050 ms): not "
+            "charged, under 2 %.",
+            "- The chunk: --chunked-prefill-size 16,384 on cards of 160 GiB or more, // "
+            "--dp-size under DP attention (4da0407), --max-prefill-tokens 16,384: the "
+            "simulation's budget already. Two-batch and single-batch overlap are off by default "
+            "(server_args.py:575-576) and the rows state neither; on, they hide communication "
+            "(faster). Had the rows run DeepEP (not stated), its normal-mode dispatch sends a "
+            "token once to each rank holding one of its experts, at most min(8, EP) copies, "
+            "not kvplan's top-8: faster too.",
+            "- Peaks: gpus.json's dense figures are the datasheets' sparse ones halved (B200 "
+            "FP4 / FP8 / bf16 9,000 / 4,500 / 2,250 TFLOPS, GB200 10,000 / 5,000 / 2,500, GB300 "
+            "15,000 / 5,000 / 2,500: NVIDIA's 15 PF dense NVFP4 a Blackwell Ultra GPU); no "
+            "sparse figure is used. Unchanged.",
+            "- The KV send: SGLang's fp8 MLA cache holds 576 B a token a layer (the 512 latent "
+            "+ 64 rope values), x 61 layers = 35,136 B a token: 36.0 MB for a 1,024-token "
+            "prompt, 288 MB for 8,192; at the measured rates (cfg527 15.6 1,024-token prompts "
+            "a second, cfg655 5.2 8,192-token ones) 0.56 and 1.49 GB/s a worker, against "
+            "InfiniBand NDR's 45 GB/s a GPU (NVLink on GB200 / GB300), sent off the "
+            "scheduler's thread (kvplan.engines.sglang.connectors). Not binding.",
+            "- The rows' launch flags are not public: aiconfigurator's silicon_sample.csv is "
+            "'a 2026-04 dump of the internal benchmark DB' (docs/design/"
+            "prediction_regression_gate_design.md at 095f58a5). Every replayed row states "
+            "prefill_batch_size 1, which aiconfigurator's own generator writes as the prefill "
+            "worker's --max-running-requests (generator/rule_plugin/sglang.rule `prefill "
+            "max_batch_size`, config/backend_config_mapping.yaml); whether these runs took it "
+            "is not stated, so kvplan keeps SGLang's default. The gap left (kvplan's prefill "
+            "serving more prompts a second than measured) is unexplained by the code read."]
     return out
 
 

@@ -27,10 +27,13 @@ import gzip
 import io
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
+from unittest.mock import patch
 
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.disagg import (
@@ -278,8 +281,26 @@ class _Setup:
     tpot_ms: Callable[[int], float | None]
 
 
+@contextmanager
+def _no_prefill_gather() -> Iterator[None]:
+    """SGLang's prefill MLP layers priced as before 6084616 (their all-to-all, or one gather
+    all-reduce under DP attention, not SUM_LEN's two all-reduces: kvplan.perf.roofline), for
+    the bench's counterfactual only: every Efficiency the cost model takes is the engine's
+    less `prefill_mlp_all_reduce`."""
+    from kvplan.perf import engine_traits
+
+    real = engine_traits.engine_efficiency
+
+    def without(*args: Any, **kwargs: Any) -> Any:
+        return replace(real(*args, **kwargs), prefill_mlp_all_reduce=False)
+
+    with patch.object(engine_traits, "engine_efficiency", without):
+        yield
+
+
 @cache
-def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True) -> _Setup:
+def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True) -> _Setup:
+    """`gather` False: a setup whose times are only ever taken under `_no_prefill_gather`."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']}"
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
@@ -301,7 +322,8 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True) -> _Setup:
 
 
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
-            admission: bool = True) -> tuple[float | None, float | None, float]:
+            admission: bool = True, gather: bool = True
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -309,8 +331,15 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     `admission` False: no decode-side admission before the prefill (SGLang's before
     ADMISSION_COMMIT): the decode rank's running requests bounded by requests of I + O tokens
     its KV holds, as kvplan.analysis.disagg.prefill_batching bounds them for a connector
-    without one; the bench's counterfactual only."""
-    st = _setup(_setup_key(row), fp4)
+    without one; the bench's counterfactual only. `gather` False: SGLang's prefill MLP
+    layers priced as before 6084616 (`_no_prefill_gather`); the bench's counterfactual only."""
+    with nullcontext() if gather else _no_prefill_gather():
+        return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather)
+
+
+def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
+             gather: bool) -> tuple[float | None, float | None, float]:
+    st = _setup(_setup_key(row), fp4, gather)
     batching = st.batching
     if not admission and batching is not None and batching.decode_admission is not None:
         batching = replace(batching, decode_admission=None, decode_max_seqs=max(
@@ -354,7 +383,7 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 
 
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
-           flow: bool = True, admission: bool = True) -> Replay:
+           flow: bool = True, admission: bool = True, gather: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -366,7 +395,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
         return Replay(**base, why_not=why)
     assert conc is not None
     try:
-        ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission)
+        ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
+                                      gather=gather)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -413,6 +443,13 @@ def without_admission(rows: list[Replay]) -> list[Replay]:
     (ADMISSION_COMMIT)."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, admission=False) for r in rows]
+
+
+def without_gather(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again with SGLang's prefill MLP layers priced as before 6084616
+    (`predict`'s `gather`): the counterfactual the bench prints beside the rule."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, gather=False) for r in rows]
 
 
 def admits_all(replayed: Replay) -> bool:

@@ -371,6 +371,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "SGLang 0.5.5.post2 / 0.5.8.post1 after these rows' TTFT came out far below "
                 "the measured at high concurrency (cfg527: 835 vs 7,816 ms)",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="6084616",
+           rule="SGLang's prefill without DeepEP (--moe-a2a-backend none, its default): under DP "
+                "attention each MLP layer gathers every rank's tokens by an all-reduce of their "
+                "sum (SUM_LEN) and all-reduces the output, with no all-to-all; TP-attention EP "
+                "no all-to-all either (kvplan.perf.roofline), read from SGLang 0.5.8.post1 "
+                "after these rows' prefill workers came out serving a median 1.4x the measured "
+                "saturated prompt rate (cfg527 3.7x); decode steps unchanged",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -609,7 +617,11 @@ LAST_RULE_CHANGE = {
     # disagg_sim.py, kvplan/analysis/disagg*.py, the connectors), the last commit on its branch
     # that touched these paths: every replayed prospective SGLang row shaped it (SHAPED_BY); no
     # frozen row not yet replayed became replayable with it.
-    "disagg": RuleChange(commit="40fd31843fcc", time="2026-12-04T04:15:46+00:00",
+    # disagg29's SGLang prefill gather (6084616: kvplan/perf/roofline.py, efficiency.py,
+    # engine_traits.py, kvplan/engines/base.py CostTraits): every replayed prospective SGLang row
+    # shaped it (SHAPED_BY); examples/cost-bench.md, disagg.md and mla-claims.md came out
+    # byte-identical after it; no frozen row not yet replayed became replayable with it.
+    "disagg": RuleChange(commit="60846169bc34", time="2026-12-04T19:46:02+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "

@@ -112,8 +112,10 @@ class SglangEngine:
     # The default fraction depends on TP and memory (kvplan.engines.sglang.budget).
     launch = Launch(fractions=(None, 0.9), context_flag="context-length")
     # Prefill ops launched one by one from Python (model_executor/cuda_graph_runner.py captures
-    # decode batches only); the fused all-reduce + RMSNorm above.
-    cost_traits = CostTraits(eager_prefill=True,
+    # decode batches only); the fused all-reduce + RMSNorm above. Without DeepEP
+    # (--moe-a2a-backend none, the default: server_args.py:472, 0.5.8.post1) an extend step's
+    # MLP layers gather by all-reduce, with no all-to-all (kvplan.perf.roofline, `prefill_gather`).
+    cost_traits = CostTraits(eager_prefill=True, prefill_mlp_all_reduce=True,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
