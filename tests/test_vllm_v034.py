@@ -124,6 +124,22 @@ def test_budgets_of_0_33_and_0_34_are_refused(version: str, moved: str, blocks: 
             == estimate(*cpu, "--engine-version", "0.32")["kv_budget_bytes"])
 
 
+@pytest.mark.parametrize("gpu", ["H100", "MI300X"])
+def test_0_33_refusal_names_what_moved(gpu: str) -> None:
+    # Issue 26, 0.33.0 read against 0.32.0 (kvplan.engines.vllm.unsized: the budget formula and
+    # memory_profiling are unchanged): two moves kvplan cannot size, on CUDA and ROCm alike.
+    # (1) v1/worker/gpu/model_runner.py:993-1014 a second sampler pass with
+    # SamplingParams.for_sampler_warmup, whose fp32 copy of the logits (gpu/sample/sampler.py:242)
+    # kvplan's V2 rule does not hold; (2) gpu_worker.py:519-529 the cuBLAS handles made before
+    # the snapshot (:541), out of the non-torch growth fitted on 0.19 logs. No public 0.33 log.
+    line = refused("estimate", "llama-3.1-8b", "-c", "8192", "--gpu", gpu,
+                   "--engine-version", "0.33.0")
+    for moved in ("sampler warm-up", "fp32 copy of the logits", "cuBLAS handles before the "
+                  "memory snapshot", "no public 0.33 start-up log", "--kv-budget-gib",
+                  "--reserve-gib"):
+        assert moved in line, (moved, line)
+
+
 def test_default_utilization_with_the_extensible_kv_cache() -> None:
     # 0.34.0 config/cache.py:495 resolved_gpu_memory_utilization: 1.0 with the extensible KV
     # cache (CUDA and ROCm by default), 0.92 otherwise.
