@@ -12,6 +12,8 @@ extensible KV cache (budgets kvplan refuses).
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -138,6 +140,23 @@ def test_0_33_refusal_names_what_moved(gpu: str) -> None:
                   "memory snapshot", "no public 0.33 start-up log", "--kv-budget-gib",
                   "--reserve-gib"):
         assert moved in line, (moved, line)
+
+
+def test_pr_57926_measurement_recorded_in_unsized(tmp_path: Path) -> None:
+    # The one public before/after of 0.33's sampler warm-up pass (vllm-project/vllm PR #57926:
+    # L4, Qwen2.5-0.5B-Instruct, 256 sequences, max_model_len 2,048, utilization 0.98, runner
+    # V2: 1,733,440 -> 1,710,928 tokens), recorded in kvplan.engines.vllm.unsized, not fitted:
+    # this pins kvplan's 0.32 answer quoted there (1,746,672 tokens: +0.76 % / +2.09 %), and
+    # 0.33 on the same run is refused.
+    shutil.copy(Path(__file__).parent / "data" / "configs" / "qwen2.5-0.5b.json",
+                tmp_path / "config.json")
+    run_args = (str(tmp_path), "--gpu", "L4", "-c", "2048", "--gpu-memory-utilization", "0.98",
+                "--max-num-seqs", "256")
+    tokens = estimate(*run_args, "--engine-version", "0.32")["reported_kv_cache_tokens"]
+    assert tokens == 1_746_672
+    assert tokens / 1_733_440 - 1 == pytest.approx(0.0076, abs=5e-5)
+    assert tokens / 1_710_928 - 1 == pytest.approx(0.0209, abs=5e-5)
+    assert "sampler warm-up" in refused("estimate", *run_args, "--engine-version", "0.33")
 
 
 def test_default_utilization_with_the_extensible_kv_cache() -> None:

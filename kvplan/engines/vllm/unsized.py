@@ -48,7 +48,10 @@ VLLM_UNSIZED_BUDGETS: tuple[tuple[tuple[int, ...], str, str], ...] = (
     # 2026-09-21; a build between releases, not a 0.33 start-up log: recorded, fits nothing):
     # L4, Qwen2.5-0.5B-Instruct, 256 sequences, max_model_len 2,048, utilization 0.98, runner
     # V2: 1,733,440 -> 1,710,928 tokens (-22,512 x 12,288 B = 0.258 GiB, -1.30 %; 1.78 x the
-    # 256 x 151,936 fp32 logits). No public 0.33 or 0.34 start-up log was found (2026-12-04:
+    # 256 x 151,936 fp32 logits). kvplan's 0.29-0.32 rules there (tests/data/configs/
+    # qwen2.5-0.5b.json, its own weights; evaluated once on 2026-12-04, no bench row: the build
+    # is no release): 1,746,672 tokens, +0.76 % of the before, +2.09 % (0.41 GiB) of the after,
+    # outside max(2 %, 0.25 GiB). No public 0.33 or 0.34 start-up log was found (2026-12-04:
     # the version banners, 'V1 LLM engine (v0.33' / '(v0.34', the 0.33.0 / 0.34.0 line numbers
     # 'gpu_worker.py:772]' / ':795]', 'kv_cache_utils.py:1147]' / ':1168]', 'Memory after
     # warmup:', image tags and pins, in the code, issues and pages corpora; the newest logs
