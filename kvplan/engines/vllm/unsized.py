@@ -36,8 +36,9 @@ VLLM_UNSIZED_BUDGETS: tuple[tuple[tuple[int, ...], str, str], ...] = (
     #    alone. The CPU platform returns before the second pass (model_runner.py:1004-1007).
     # 2. gpu_worker.py:519-529 creates the cuBLAS and cuBLASLt handles (a 16 x 16 torch.mm and
     #    linear with a bias) before the snapshot (:541), so their memory (workspaces, the
-    #    kernels loaded with them) is no longer in the profile's free-memory delta; 0.32 paid it
-    #    inside the non-torch growth kvplan fitted on 0.19 logs (budget._VLLM_0_19_NON_TORCH).
+    #    kernels loaded with them) is no longer in the profile's free-memory delta; in 0.32 the
+    #    handles came after the snapshot, inside what kvplan's constants fitted on 0.19 logs
+    #    absorb (budget._VLLM_0_19_NON_TORCH; a torch-allocated workspace, the profile peak).
     #    Its size is the driver's, cuBLAS's and the GPU's, not in vLLM's source. Model runner V1
     #    (where V2 declines a feature) differs from 0.32 by this alone in the profile run
     #    (gpu_model_runner.py profile_run unchanged; _dummy_sampler_run only adds the 'fly'
@@ -60,8 +61,9 @@ VLLM_UNSIZED_BUDGETS: tuple[tuple[tuple[int, ...], str, str], ...] = (
               "(v1/worker/gpu/model_runner.py _dummy_sampler_run: an fp32 copy of the logits, "
               "top-k/top-p, penalties, logprobs; kvplan's model runner V2 rule holds the "
               "logits alone) and creates the cuBLAS handles before the memory snapshot "
-              "(v1/worker/gpu_worker.py: their memory leaves the non-torch growth kvplan "
-              "fitted on 0.19 logs), and no public 0.33 start-up log sizes either",
+              "(v1/worker/gpu_worker.py: their memory no longer comes off the budget, "
+              "where kvplan's constants fitted on 0.19 logs count it), and no public 0.33 "
+              "start-up log sizes either",
      "'Available KV cache memory'"),
     # 0.34.0 config/vllm.py:3180 _resolve_extensible_kv_cache: the extensible KV cache is on by
     # default on CUDA and ROCm (unless --kv-cache-memory, num_gpu_blocks_override, elastic EP or
