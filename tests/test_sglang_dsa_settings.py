@@ -137,3 +137,20 @@ def test_simulate_and_disagg_refuse_the_forced_layout() -> None:
                   "--concurrency", "16", "--context", "4096")
     assert result.exit_code == 2
     assert "give --prefill-dp 8 --prefill-dp-attention" in result.stderr
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_pooled_indexer_keys_are_refused(tmp_path: Path, engine: str) -> None:
+    # index_kpool > 1 (SGLang 0.5.22 configs/model_config.py:452; vLLM 0.32
+    # v1/attention/backends/mla/indexer.py:301-306): the indexer keys pooled by 4 would be
+    # ceil(132 / 4) = 33 B per layer and the page 256 in SGLang; kvplan sizes 132 B and 64:
+    # refused in one line, exit 2. index_kpool 1 is the plain cache.
+    config = json.loads(Path(V32).read_text())
+    for kpool, code in ((4, 2), (1, 0)):
+        path = tmp_path / f"kpool{kpool}.json"
+        path.write_text(json.dumps({**config, "index_kpool": kpool}))
+        result = _run("estimate", str(path), "--engine", engine, "--gpu", "H200", "--tp", "8")
+        assert result.exit_code == code, result.output
+        if code:
+            assert f"index_kpool {kpool}: kvplan does not model" in result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1
