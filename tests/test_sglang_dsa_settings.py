@@ -154,3 +154,15 @@ def test_pooled_indexer_keys_are_refused(tmp_path: Path, engine: str) -> None:
         if code:
             assert f"index_kpool {kpool}: kvplan does not model" in result.stderr
             assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_sweep_runs_0_5_3s_fraction_whatever_asked() -> None:
+    # Every --mem-fraction of a 0.5.3 sweep is 0.8 (server_args.py:823); 0.5.4 keeps them.
+    for version, expected in (("0.5.3", ["0.8", "0.8"]), ("0.5.4", ["0.85", "0.9"])):
+        result = _run("sweep", V32, "--engine", "sglang", "--engine-version", version, "--gpu",
+                      "H200", "--tp", "8", "--mem-fraction", "0.85,0.9", "--context", "4096",
+                      "--kv-dtype", "bf16", "-f", "csv")
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.strip().splitlines()
+        column = lines[0].split(",").index("mem_fraction")
+        assert [line.split(",")[column] for line in lines[1:]] == expected
