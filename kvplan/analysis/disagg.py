@@ -147,8 +147,12 @@ def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -
     cand = evaluate(spec, _role_request(req, 1), req.gpu, layout, req.kv_dtype,
                     req.mem_fraction, req.context)
     if cand is None:  # the engine refuses the layout: say why, as `kvplan estimate` would
-        plan_capacity(spec, plan_inputs_for(_role_request(req, 1), req.gpu, layout,
-                                            req.kv_dtype, req.mem_fraction, req.context))
+        cap = plan_capacity(spec, plan_inputs_for(_role_request(req, 1), req.gpu, layout,
+                                                  req.kv_dtype, req.mem_fraction, req.context))
+        if cap.dp_attention != layout.dp_attention:  # kvplan.engines.sglang.dsa_settings
+            raise InputError(f"--{role}-tp {layout.tp}: SGLang {req.engine_version} runs "
+                             f"{spec.id} with DP attention at TP > 1; give "
+                             f"--{role}-dp {layout.tp} --{role}-dp-attention")
     if cand is None or cand.capacity.kv_budget_bytes <= 0 or cand.requests < 1:
         raise InputError(f"--{role}-tp {layout.tp}: one {role} worker of {layout.gpus} x "
                          f"{req.gpu.name} does not hold one request of {req.context:,} tokens "

@@ -66,6 +66,10 @@ def evaluate(spec: ModelSpec, req: PlanRequest, gpu: GPU, layout: Layout, kv_dty
         raise  # no layout would do: refused as `estimate` refuses it (exit 2), not DOES NOT FIT
     except KvplanError:
         return None  # a layout the engine refuses (e.g. a PP stage with no cache)
+    if cap.dp_attention != layout.dp_attention:
+        # The engine runs it as the other layout (SGLang 0.5.3-0.5.5 turn DP attention on for
+        # DeepSeek's sparse attention, kvplan.engines.sglang.dsa_settings): that one is planned.
+        return None
     return Candidate(layout=layout, kv_dtype=kv_dtype, mem_fraction=cap.mem_fraction,
                      context=context, capacity=cap, gpu=gpu,
                      max_concurrency=cap.max_concurrency * layout.replicas,

@@ -506,7 +506,10 @@ def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, t
     # on the memory fraction, so the budgets of all fractions follow from this one plan.
     plan = plan_capacity(sized, inputs)
     stage = plan.stages[0]
-    resolved = np.asarray([plan.mem_fraction if f is None else f
+    # An engine that overrides a given fraction runs its own whatever was asked (SGLang 0.5.3's
+    # 0.8 for DeepSeek's sparse attention, kvplan.engines.sglang.dsa_settings).
+    forced = fractions[0] is not None and plan.mem_fraction != fractions[0]
+    resolved = np.asarray([plan.mem_fraction if f is None or forced else f
                            for f in fractions], dtype=np.float64)
     budgets = budget_bytes(grid.engine, gpu.total_bytes, resolved, stage.weights_bytes,
                            stage.reserve_bytes)

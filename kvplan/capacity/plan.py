@@ -133,6 +133,7 @@ def plan_capacity(spec: ModelSpec, inputs: PlanInputs, *, context: int | None = 
                   ) -> CapacityPlan:
     rules = inputs.engine.rules
     spec = rules.served_spec(spec, inputs)
+    inputs = rules.served_inputs(spec, inputs)  # SGLang's DSA settings (sglang.dsa_settings)
     if spec.kind.value == "mla" and not inputs.is_mla:
         inputs = replace(inputs, is_mla=True)
     if spec.vision is not None and inputs.vision_tower is None:

@@ -74,8 +74,7 @@ DEFAULT_ENGINE = Engine.vllm
 
 class Scheduler(str, Enum):
     """The scheduler `kvplan simulate` runs for an engine (kvplan.analysis.simulate.run maps each
-    to its simulator set-up); the engine answers its own batch questions
-    (EngineRules.prefill_step_defaults)."""
+    to its set-up); the engine answers its batch questions (EngineRules.prefill_step_defaults)."""
 
     # vLLM V1 (vllm/v1/core/sched/scheduler.py): prefill chunks and decodes in one token budget.
     mixed_token_budget = "mixed-token-budget"
@@ -347,13 +346,15 @@ class EngineRules(Protocol):
         """The model as the engine's implementation caches it (weights unchanged); with
         `inputs`, as it caches it on that device at that KV dtype (vLLM's sparse MLA row)."""
 
+    def served_inputs(self, spec: ModelSpec, inputs: PlanInputs) -> PlanInputs:
+        """`inputs` with the settings the engine forces for `spec` (SGLang's for DSA)."""
+
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         """The model as the engine's model registry builds it from the config's `architectures`
         (vLLM: refused, or with an assumption, where its registry lists none of them)."""
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
-        """(conv, SSM) dtypes of the recurrent state as the engine keeps it (conv None: the
-        model's compute dtype)."""
+        """(conv, SSM) dtypes of the recurrent state (conv None: the model's compute dtype)."""
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, caches the engine's pools are not modelled for."""
@@ -431,8 +432,7 @@ class EngineRules(Protocol):
 
     def kv_connector(self, name: str | None) -> KvConnector:
         """The connector `kvplan plan --disagg` sizes the handover with (None: the engine's
-        default), or an InputError where kvplan does not model the engine's (kvplan.engines.
-        handover)."""
+        default), or an InputError where kvplan does not model it (kvplan.engines.handover)."""
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         """The value of the engine's running-request flag that serves `concurrency` requests

@@ -65,7 +65,9 @@ _MIMO_V2_FIELDS = _ak("models/mimo_v2.py", _KV | _why(
 _DSA = _why("read: the indexer cache", "index_head_dim", "index_n_heads", "index_topk") | _why(
     "rotary layout (no cache size)", "indexer_rope_interleave") | _why(
     "read: the layers with no indexer (IndexCache, kvplan.sources.hf_index_cache)",
-    "index_topk_freq", "index_topk_pattern", "index_skip_topk_offset") | {
+    "index_topk_freq", "index_topk_pattern", "index_skip_topk_offset") | _why(
+    "read: above 1 refused (pooled indexer keys, kvplan.sources.hf_index_cache)",
+    "index_kpool") | {
     # NVIDIA's GLM-5.3-NVFP4: a runtime toggle of an MTP draft's indexer (v1/spec_decode/
     # llm_base_proposer.py:1592-1603, step 0 computes the top-k, later steps reuse it); an MTP
     # layer builds its indexer and its cache whatever it says (attention.py:179-199,

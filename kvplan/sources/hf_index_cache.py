@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvplan._util.errors import SpecError
+from kvplan._util.errors import SpecError, UnmodelledError
 from kvplan._util.validate import checked_int_list
 from kvplan.model.attention import Attention, LatentAttention
 from kvplan.model.spec import IndexerSpec
@@ -63,11 +63,26 @@ def skipped_indexer_layers(data: dict[str, Any], path: str, num_layers: int) -> 
     return skipped
 
 
+def check_index_kpool(data: dict[str, Any], path: str) -> None:
+    """Refuse ``index_kpool`` > 1 (the indexer keys pooled k tokens to one slot): both engines
+    read it and kvplan's indexer cache does not. SGLang 0.5.22+ pages such a model by
+    64 x index_kpool (configs/model_config.py:452 get_dsa_index_kpool) and sizes the index-K
+    cell ceil((d + d / 128 x 4) / index_kpool) B per layer (model_executor/
+    pool_configurator.py:540-543); vLLM 0.32 pools it as a compressed indexer
+    (v1/attention/backends/mla/indexer.py:301-306, 617-623). 1 or absent: the plain cache."""
+    kpool = _int(data, path, "index_kpool", 1, 1)
+    if kpool > 1:
+        raise UnmodelledError(
+            f"{path}: index_kpool {kpool}: kvplan does not model the pooled indexer keys "
+            f"(SGLang 0.5.22+ pages them by 64 x {kpool}, vLLM 0.32 compresses them)")
+
+
 def indexer_mapping(c: ConfigReader, num_layers: int) -> dict[str, Any]:
     """The spec's ``attention.indexer`` section (``skipped_layers`` only where IndexCache skips
     some)."""
     section: dict[str, Any] = {key: c.int(key, required=key) for key in
                                ("index_head_dim", "index_n_heads", "index_topk")}
+    check_index_kpool(dict(c.data), c.path)
     skipped = skipped_indexer_layers(dict(c.data), c.path, num_layers)
     if skipped:
         section["skipped_layers"] = sorted(skipped)

@@ -236,6 +236,11 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     plan = plan_capacity(spec, cap)
+    if plan.dp_attention:
+        raise InputError(f"simulate --engine sglang: SGLang {cap.engine_version} runs {spec.id} "
+                         "with DP attention at TP > 1 (DeepSeek NSA, kvplan.engines.sglang."
+                         "dsa_settings), which is not simulated; use --tp 1 or --engine-version "
+                         "0.5.6 or newer")
     kinds = {str(g.get("kind")) for g in plan.kv_cache_groups}
     if kinds != {"token"}:
         raise InputError(f"simulate --engine sglang: only SGLang's plain token pool is "

@@ -18,6 +18,7 @@ from kvplan._util.units import GiB, MiB
 from kvplan._util.versions import version_key
 from kvplan.engines.base import total_bytes_of
 from kvplan.engines.reserve import Reserve, ReservePart, interpolate, trunc
+from kvplan.engines.sglang.options import sglang_options
 
 if TYPE_CHECKING:
     from kvplan.engines.base import PlanInputs
@@ -203,12 +204,19 @@ class SglangBudget:
         return (need + weights) / (total_bytes_of(inputs) - reserve)
 
     def default_fraction(self, inputs: PlanInputs) -> tuple[float, str]:
+        opts = sglang_options(inputs)
+        if opts.forced_mem_fraction is not None:
+            return opts.forced_mem_fraction, (
+                f"{opts.forced_mem_fraction} for DeepSeek NSA, whatever given (0.5.3 "
+                "server_args.py:823)")
         mem = inputs.smi_total_bytes or inputs.total_bytes
         if mem is None:
             return 0.88, "SGLang default without a known GPU memory"
         return sglang_default_fraction(
             version=inputs.engine_version, gpu_mem_bytes=mem, tp=inputs.tp, pp=inputs.pp,
-            dp_attention=inputs.dp_attention, speculative=inputs.speculative_method is not None,
+            # DP attention SGLang forced for DSA came after the fraction (sglang.dsa_settings).
+            dp_attention=inputs.dp_attention and not opts.forced_dp_attention,
+            speculative=inputs.speculative_method is not None,
             is_mla=inputs.is_mla, vision_tower=inputs.vision_tower)
 
 

@@ -17,9 +17,9 @@ release's wheel (sglang==X from PyPI), python/sglang/srt/:
   144, 0.5.23 the same file lines 151-174, 0.5.22 lines 152-175), which win over the raw --page-size
   (model_override_base.py ResolvingConfig: the last declaration is read). 0.5.22+ make it
   ``64 * index_kpool`` (configs/model_config.py get_dsa_index_kpool, config.json's
-  ``index_kpool``, default 1): DeepSeek-V3.2's and GLM-5's configs have none, and kvplan does not
-  read the key (a config with index_kpool > 1 is not modelled). XPU takes 128, NPU keeps its own:
-  kvplan plans neither.
+  ``index_kpool``, default 1): DeepSeek-V3.2's and GLM-5's configs have none; a config with
+  index_kpool > 1 is refused (kvplan.sources.hf_index_cache.check_index_kpool). XPU takes 128,
+  NPU keeps its own: kvplan plans neither.
 The later page-size checks (0.5.23 arg_groups/overrides.py _mla_backend_page_constraints:
 flashmla 64; trtllm_mla, cutedsl_mla 32 or 64) keep 64. The pool is then floored to whole pages
 of 64 tokens and a request holds whole pages (kvplan.engines.sglang.pools.SglangPool).
@@ -34,9 +34,9 @@ through SglangEngine.sequence_block_size (EngineRules'), to every command's per-
 `kvplan estimate`'s block_size, bytes_per_block, blocks_per_sequence and bytes_per_sequence
 (requested_block_size: the --block-size asked) and the sweep's block_size and bytes_per_sequence.
 (`kvplan compare` takes no --engine: it pages by vLLM's rules.)
-Not applied: the other NSA settings of 0.5.3-0.5.7's server_args.py (``enable_dp_attention =
-True``, 0.5.3 line 815-818 to 0.5.7 line 1036; ``mem_fraction_static = 0.8`` in 0.5.3, line
-823), which kvplan does not model.
+The other NSA settings of 0.5.3-0.5.7's server_args.py (``enable_dp_attention = True``, 0.5.3
+lines 815-818 to 0.5.7 line 1036; ``mem_fraction_static = 0.8`` in 0.5.3, line 823) are
+kvplan.engines.sglang.dsa_settings'.
 """
 
 from __future__ import annotations

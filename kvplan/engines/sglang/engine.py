@@ -29,6 +29,7 @@ from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
 from kvplan.engines.sglang.dsa_page import sglang_page_size
+from kvplan.engines.sglang.dsa_settings import dsa_settings_notes, sglang_dsa_inputs
 from kvplan.engines.sglang.index_cache import index_cache_served
 from kvplan.engines.sglang.kv_dtype import (
     check_sglang_quant_file,
@@ -160,6 +161,11 @@ class SglangEngine:
             return spec
         spec = self.served_architecture(spec, inputs.engine_version)
         return index_cache_served(spec, inputs.engine_version)
+
+    def served_inputs(self, spec: ModelSpec, inputs: PlanInputs) -> PlanInputs:
+        """DP attention (0.5.3-0.5.5) and mem_fraction_static (0.5.3) as SGLang forces them for
+        DeepSeek's sparse attention (kvplan.engines.sglang.dsa_settings)."""
+        return sglang_dsa_inputs(spec, inputs)
 
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # An architecture its release has no model class for: refused
@@ -315,6 +321,10 @@ class SglangEngine:
         return False  # it prints the pool in tokens
 
     def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
+        notes = dsa_settings_notes(spec, plan.engine_version)
+        return notes + self._pool_notes(spec, plan)
+
+    def _pool_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
         kind = plan.sglang_pool.get("kind")
         if kind == "hybrid_swa":
             return ["SGLang keeps the sliding (Llama-4: chunked) layers in their own pool of "

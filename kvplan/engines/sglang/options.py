@@ -24,6 +24,11 @@ class SglangOptions(EngineOptions):
     mamba_full_memory_ratio: float | None = None  # --mamba-full-memory-ratio
     swa_full_tokens_ratio: float | None = None  # --swa-full-tokens-ratio
     disable_hybrid_swa_memory: bool = False  # --disable-hybrid-swa-memory
+    # Not flags: what SGLang forced for DeepSeek's sparse attention (sglang.dsa_settings), set
+    # by SglangEngine.served_inputs: DP attention it turned on after the default fraction was
+    # computed (which then holds no DP-attention reserve), and 0.5.3's fraction.
+    forced_dp_attention: bool = False
+    forced_mem_fraction: float | None = None
 
 
 OPTIONS = SglangOptions

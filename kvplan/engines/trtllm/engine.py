@@ -144,6 +144,9 @@ class TrtllmEngine:
             return flag_unread_version(spec, self, inputs.engine_version)
         return self.served_architecture(spec, inputs.engine_version)
 
+    def served_inputs(self, spec: ModelSpec, inputs: PlanInputs) -> PlanInputs:
+        return inputs  # it forces no setting kvplan's inputs carry
+
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         # The PyTorch backend's model registry (register_auto_model; AutoModelForCausalLM reads
         # architectures[0] only), read at one commit: kvplan.engines.trtllm.architectures. A

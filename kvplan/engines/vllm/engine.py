@@ -209,6 +209,9 @@ class VllmEngine:
         spec = index_cache_served(spec, inputs.engine_version, profiles.DEFAULT_VLLM_VERSION)
         return sparse_mla_served(spec, inputs)
 
+    def served_inputs(self, spec: ModelSpec, inputs: PlanInputs) -> PlanInputs:
+        return inputs  # it forces no setting kvplan's inputs carry
+
     def served_architecture(self, spec: ModelSpec, version: str | None) -> ModelSpec:
         """An architecture vLLM's registry does not list: refused, or served by its
         Transformers backend with an assumption (kvplan.engines.vllm.architectures)."""
