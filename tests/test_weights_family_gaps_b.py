@@ -1,0 +1,82 @@
+"""Weight gaps left by wgap26 (issue 26, wgap26b), each found by a vLLM 0.32 weight probe
+(tests/oracle/vllm_weight_bytes.py; tests/data/oracle/weight-bytes.json) and closed after it: the
+probes shaped these rules (no held-out test). Hand counts from the published configs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvplan._util.units import GiB
+from kvplan.capacity.stages import pp_layer_ranges, stage_weights
+from kvplan.engines.base import Engine, PlanInputs
+from kvplan.model.quant_config import parse_quantization_config
+from kvplan.sources.resolve import load_spec
+
+DATA = Path(__file__).resolve().parent / "data"
+REAL = DATA / "blind26" / "real"
+MEASURED = json.loads((DATA / "oracle" / "weight-bytes.json").read_text())["cases"]
+
+
+def _stages(spec, pp: int = 1, tp: int = 1):
+    inputs = PlanInputs(context=4096, pp=pp, tp=tp, engine=Engine.vllm,
+                        kv_budget_bytes=10 * GiB)
+    return [stage_weights(spec, inputs, r, pp_first=i == 0,
+                          pp_last=r.stop == spec.num_hidden_layers)
+            for i, r in enumerate(pp_layer_ranges(spec.num_hidden_layers, pp))]
+
+
+def _params(b) -> int:
+    return b.total - b.rope_cache
+
+
+def test_command_r7b_w4a16_weight_actorder_holds_no_g_idx_by_hand() -> None:
+    # Niazi/c4ai-command-r7b-12-2024-w4a16 (tests/data/blind26/real/command-r7b-12-2024-w4a16
+    # .json: Cohere2, hidden 4,096, 32 layers, 32 heads of 128, 8 KV heads, intermediate
+    # 14,336, vocabulary 256,000, tied; compressed-tensors pack-quantized int4, group 128,
+    # symmetric, "actorder": "weight", lm_head ignored). vLLM 0.32
+    # compressed_tensors_wNa16.py:103-236 (create_weights) gives each linear weight_packed
+    # (out x in/8 int32), weight_scale (out x in/128 in bf16), weight_shape (2 int64) and no
+    # g_idx (only "group" actorder had one, and 0.32 refuses it: compressed_tensors.py:336-344):
+    #   embed_tokens 256,000 x 4,096 x 2 B                                = 2,097,152,000
+    #   a layer: qkv_proj (4,096 + 2 x 1,024) x 4,096 / 2 + 6,144 x 32 x 2 =    12,976,128
+    #            o_proj 4,096 x 4,096 / 2 + 4,096 x 32 x 2                 =     8,650,752
+    #            gate_up 28,672 x 4,096 / 2 + 28,672 x 32 x 2              =    60,555,264
+    #            down 4,096 x 14,336 / 2 + 4,096 x 112 x 2                 =    30,277,632
+    #            4 weight_shape x 16 B, input_layernorm 4,096 x 2 B        =         8,256
+    #            = 112,468,032, x 32                                       = 3,598,977,024
+    #   final norm 4,096 x 2 B                                             =         8,192
+    #   5,696,137,216 B. Before: 2 x in x 4 B of g_idx and sort indices a linear (2 x 4 x
+    #   26,624 = 212,992 B a layer, 6,815,744 B in all) over, the weight_shape (2,048 B) under.
+    spec = load_spec(str(REAL / "command-r7b-12-2024-w4a16.json"))
+    (whole,) = _stages(spec)
+    assert _params(whole) == 5_696_137_216
+    assert whole.quantization_scales == 32 * (393_216 + 262_144 + 1_835_008 + 917_504 + 64)
+    # "group" (and its aliases) still prices the g_idx and Marlin's sort indices, as vLLM
+    # 0.10-0.31 built them (has_g_idx = actorder == ActivationOrdering.GROUP).
+    config = json.loads((REAL / "command-r7b-12-2024-w4a16.json").read_text())
+    qc = config["quantization_config"]
+    for actorder, extra in (("weight", 0), ("static", 0), (None, 0), ("group", 8 * 4_096),
+                            ("dynamic", 8 * 4_096), (True, 8 * 4_096)):
+        qc["config_groups"]["group_0"]["weights"]["actorder"] = actorder
+        scheme = parse_quantization_config(qc, "config.json").scheme_for(
+            "model.layers.0.self_attn.o_proj")
+        assert scheme.matrix_bytes(4_096, 4_096).scales == 262_144 + 16 + extra
+
+
+def test_command_r7b_shrink_equals_the_probe_but_the_attention_scales() -> None:
+    # The command-r7b shrink (tests/data/oracle/command-r7b: 8 layers of hidden 4,096,
+    # intermediate 512, vocabulary 1,024, the w4a16 scheme above) on vLLM 0.32's CPU build
+    # (weight-bytes.json `command-r7b`, PP 1, wgap26b): 207,430,288 B of parameters. kvplan
+    # was 208,248,832 (+818,544: 819,200 B of g_idx and sort indices, 512 B of weight_shape
+    # under). Now 207,430,144: the probe's 144 B more are each attention layer's k / v / q
+    # scales (3 x 4 B) and zero points (3 x 2 B), which the quant method deletes after loading
+    # (layers/quantization/kv_cache.py:105-108, compressed_tensors.py:1279), so the GPU does
+    # not hold them. At PP 2 (`command-r7b-pp2`): 107,913,544 B a stage, kvplan 107,913,472
+    # (72 B, 4 layers' scales; 108,322,816 before, +409,272).
+    spec = load_spec(str(DATA / "oracle" / "command-r7b"))
+    (whole,) = _stages(spec)
+    assert _params(whole) == MEASURED["command-r7b"]["params"] - 8 * 18 == 207_430_144
+    stages = _stages(spec, pp=2)
+    assert [_params(b) for b in stages] == [
+        s["params"] - 4 * 18 for s in MEASURED["command-r7b-pp2"]["stages"]]
