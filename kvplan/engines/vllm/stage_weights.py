@@ -178,8 +178,12 @@ _STAGE_OUTER: dict[str, StageOuter] = {
 
 def vllm_stage_outer(spec: ModelSpec) -> StageOuter:
     """The outer weights vLLM builds on a stage that is not the first / not the last: those of
-    the first of config.json's `architectures` the table lists."""
-    name = next((a for a in spec.architectures if a in _STAGE_OUTER), None)
+    the first of config.json's `architectures` the table lists, else of the language model
+    class a wrapper builds (ModelSpec.text_architectures: LLaVA over Mixtral builds
+    MixtralForCausalLM through init_vllm_registered_model, llava.py:569-573, and holds no
+    embedding or head of its own; the llava-mixtral shrink's PP 2 probe, wgap26b)."""
+    name = next((a for a in (*spec.architectures, *spec.text_architectures)
+                 if a in _STAGE_OUTER), None)
     return StageOuter() if name is None else _STAGE_OUTER[name]
 
 
