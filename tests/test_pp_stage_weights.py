@@ -297,6 +297,12 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     # 184,608,768 B each; mamba.py on the falcon-mamba-7b shrink (untied): 438,558,720 B each,
     # embeddings, norm_f and lm_head on both (the first / last split: 430,161,920 / 430,170,112).
     ("glm-4v-9b-pp2", "glm-4v-9b"), ("falcon-mamba-7b-pp2", "falcon-mamba-7b"),
+    # wgap26b: the command-r-plus shrink (use_qk_norm; the q / k norms shaped by these runs):
+    # 1,371,664,384 B each. LLaVA over the mixtral-8x7b shrink, no tower built: embed_tokens,
+    # norm and lm_head of the MixtralForCausalLM it builds on both, 285,384,704 B each, as
+    # predicted before the run (the stage rule by ModelSpec.text_architectures; held out); the
+    # first / last split gave 276,987,904 / 276,996,096.
+    ("command-r-plus-pp2", "command-r-plus"), ("llava-mixtral-pp2", "llava-mixtral"),
 ])
 def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> None:
     # tests/data/oracle/gemma-4-e2b-text-pp2 (gemma-4-e2b-text without KV sharing: 10 layers of

@@ -80,3 +80,94 @@ def test_command_r7b_shrink_equals_the_probe_but_the_attention_scales() -> None:
     stages = _stages(spec, pp=2)
     assert [_params(b) for b in stages] == [
         s["params"] - 4 * 18 for s in MEASURED["command-r7b-pp2"]["stages"]]
+
+
+def test_command_r_plus_q_k_norms_by_hand() -> None:
+    # CohereForAI/c4ai-command-r-plus (tests/data/blind26/real/command-r-plus-gptq.json, a GPTQ
+    # re-save of it: hidden 12,288, 64 layers, 96 heads and 8 KV heads of 128, use_qk_norm
+    # true, float16). vLLM 0.32 models/commandr.py:257-263 gives each layer q_norm.weight
+    # (heads of the rank, 128) and k_norm.weight (KV heads of the rank, 128; :184-199: total //
+    # tp, at least one), a weight alone:
+    #   TP 1: 64 x (96 + 8) x 128 x 2 B                                   = 1,703,936 B
+    #   TP 8: 64 x (12 + 1) x 128 x 2 B                                   =   212,992 B
+    # Before (no rule) kvplan counted none.
+    from dataclasses import replace
+
+    from kvplan.weights.breakdown import weight_breakdown
+    spec = load_spec(str(REAL / "command-r-plus-gptq.json"))
+    assert spec.qk_norm and spec.headwise_qk_norm and not spec.per_head_qk_norm
+    off = replace(spec, headwise_qk_norm=False)
+    for tp, expected in ((1, 1_703_936), (8, 212_992)):
+        assert (weight_breakdown(spec, None, dtype="fp16", tp=tp).total
+                - weight_breakdown(off, None, dtype="fp16", tp=tp).total) == expected
+    # Cohere without use_qk_norm (CohereForAI/aya-23-8b: "use_qk_norm": false) has none.
+    assert not load_spec(str(REAL / "aya-23-8b.json")).headwise_qk_norm
+
+
+def test_cohere_rotary_table_has_model_max_length_rows() -> None:
+    # commandr.py:202-204: max_position = config.model_max_length or max_position_embeddings.
+    # c4ai-command-r-plus (model_max_length 131,072, max_position_embeddings 8,192, head_dim
+    # 12,288 / 96 = 128, float16): one table of 131,072 x 128 x 2 B = 33,554,432 B (kvplan said
+    # 8,192 rows, 2,097,152 B). The command-r-plus shrink's probe: 33,554,432 B of cos_sin_cache
+    # (weight-bytes.json `command-r-plus`, `rotary`). CohereForAI/aya-23-8b states no
+    # model_max_length: 8,192 rows.
+    from kvplan.weights.breakdown import weight_breakdown
+    spec = load_spec(str(REAL / "command-r-plus-gptq.json"))
+    assert spec.rope_tables == (131_072,)
+    assert weight_breakdown(spec, None, dtype="fp16").rope_cache == 33_554_432
+    assert MEASURED["command-r-plus"]["rotary"] == 33_554_432
+    aya = load_spec(str(REAL / "aya-23-8b.json"))
+    assert weight_breakdown(aya, None, dtype="fp16").rope_cache == 8_192 * 128 * 2
+
+
+def test_command_r_plus_shrink_equals_the_probe_on_every_stage() -> None:
+    # The command-r-plus shrink (tests/data/oracle/command-r-plus: 4 layers, intermediate 256,
+    # vocabulary 1,024, no quantization_config) on vLLM 0.32's CPU build: 2,718,138,368 B at
+    # PP 1, 1,371,664,384 B a stage at PP 2 (embed_tokens and norm on both). kvplan was
+    # 106,496 and 53,248 B under (the q / k norms); these runs shaped the rule.
+    spec = load_spec(str(DATA / "oracle" / "command-r-plus"))
+    (whole,) = _stages(spec)
+    assert _params(whole) == MEASURED["command-r-plus"]["params"] == 2_718_138_368
+    assert [_params(b) for b in _stages(spec, pp=2)] == [
+        s["params"] for s in MEASURED["command-r-plus-pp2"]["stages"]] == [1_371_664_384] * 2
+
+
+def _llava_over(text: Path, folder: Path) -> Path:
+    """The llava-1.5-7b shrink's wrapper (tests/data/oracle/llava-1.5-7b) over a text config
+    without `architectures`, as the llava-mixtral shrink is built."""
+    wrapper = json.loads((DATA / "oracle" / "llava-1.5-7b" / "config.json").read_text())
+    inner = json.loads(text.read_text())
+    inner.pop("architectures", None)
+    wrapper.update(text_config=inner, vocab_size=inner["vocab_size"],
+                   torch_dtype=inner["torch_dtype"])
+    path = folder / "config.json"
+    path.write_text(json.dumps(wrapper))
+    return path
+
+
+def test_llava_over_mixtral_stages_follow_mixtral_by_hand(tmp_path: Path) -> None:
+    # mistralai/Mixtral-8x7B-v0.1 (tests/data/configs/mixtral-8x7b.json: hidden 4,096, 32
+    # layers, 32 heads and 8 KV heads of 128, 8 experts of 14,336, vocabulary 32,000, untied,
+    # bfloat16) under LLaVA at --pp 2. llava.py:569-573 builds its language model with
+    # init_vllm_registered_model over text_config; with no `architectures` there vLLM names it by
+    # model_type (config/vllm.py:942-951: MixtralForCausalLM), and mixtral.py:316-336, :406-413
+    # builds embed_tokens, norm and lm_head on every stage. Each stage (16 layers):
+    #   a layer: q, k, v, o (4,096 + 2 x 1,024 + 4,096) x 4,096                =    41,943,040
+    #            experts 8 x 3 x 4,096 x 14,336                                 = 1,409,286,144
+    #            router 8 x 4,096, 2 norms x 4,096                              =        40,960
+    #            = 1,451,270,144, x 16                                          = 23,220,322,304
+    #   embed_tokens and lm_head 2 x 32,000 x 4,096, norm 4,096                 =   262,148,096
+    #   23,482,470,400 elements x 2 B = 46,964,940,800 B on both, as bare Mixtral. Before
+    # (LlavaForConditionalGeneration not in the table: the first / last split) 46,702,788,608
+    # and 46,702,796,800. The llava-mixtral shrink's PP 2 probe: weight-bytes.json.
+    spec = load_spec(str(_llava_over(DATA / "configs" / "mixtral-8x7b.json", tmp_path)))
+    assert spec.architectures == ("LlavaForConditionalGeneration",)
+    assert spec.text_architectures == ("MixtralForCausalLM",)
+    assert [_params(b) for b in _stages(spec, pp=2)] == [46_964_940_800] * 2
+    # A Llama text model (the llava-1.5-7b shrink's own, LlamaForCausalLM) keeps the split.
+    llama = load_spec(str(DATA / "oracle" / "llava-1.5-7b"))
+    assert llama.text_architectures == ("LlamaForCausalLM",)
+    assert not Engine.vllm.rules.stage_outer(llama).embeddings
+    # A wrapper building its decoder from its own code names no class (idefics3.py LlamaModel).
+    from kvplan.sources.hf_wrappers import WRAPPERS
+    assert not WRAPPERS["idefics3"].registered and not WRAPPERS["smolvlm"].registered

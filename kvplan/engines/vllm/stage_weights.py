@@ -140,11 +140,12 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     "MambaForCausalLM": _EVERY, "FalconMambaForCausalLM": _EVERY,
     # orion.py:231 (embed_tokens), :242 (norm), :301-308 (lm_head, tied or not); plamo3.py:342,
     # :352, :414-424 (its lm_head's rows: the vocabulary rounded up to 16, then padded: a
-    # vocabulary not a multiple of 16 gives it 64 rows more, not modelled); rnj1.py:274, :287,
+    # vocabulary not a multiple of 16 gives an untied head 64 rows more, not modelled: no
+    # published PLaMo-3 config has one, wgap26b); rnj1.py:274, :287,
     # :358-365; k2_horizon.py:1112, :1124, :1509; muse_glimmer.py:1310, :1326, :1512 (its
     # ForConditionalGeneration is that class, registry.py:537); molmo.py:825, :843, :1346-1353;
     # molmo2.py:1155, :1178, :2390; moondream3.py:830 (wte), :848 (post_ln), :1085-1091 (an
-    # lm_head with bias, not counted).
+    # lm_head with bias, not counted: kvplan refuses Moondream3 whole, support.json).
     "OrionForCausalLM": _EVERY, "Plamo3ForCausalLM": _EVERY, "Rnj1ForCausalLM": _EVERY,
     "K2HorizonForCausalLM": _EVERY, "MuseGlimmerForCausalLM": _EVERY,
     "MuseGlimmerForConditionalGeneration": _EVERY, "MolmoForCausalLM": _EVERY,
