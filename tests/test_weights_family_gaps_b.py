@@ -171,3 +171,16 @@ def test_llava_over_mixtral_stages_follow_mixtral_by_hand(tmp_path: Path) -> Non
     # A wrapper building its decoder from its own code names no class (idefics3.py LlamaModel).
     from kvplan.sources.hf_wrappers import WRAPPERS
     assert not WRAPPERS["idefics3"].registered and not WRAPPERS["smolvlm"].registered
+
+
+def test_phi3_v_second_embedding_is_named_with_its_uncounted_tower() -> None:
+    # vLLM 0.32 models/phi3v.py:561-572 builds, under _mark_tower_model("image"), a
+    # VocabParallelEmbedding of its own (microsoft/Phi-3.5-vision-instruct: 32,064 x 3,072 x
+    # 2 B = 197,001,216 B) beside the image tower, and the LlamaForCausalLM it builds holds
+    # another (:575-584). kvplan leaves the tower out of the weights (an assumption); the
+    # assumption names that embedding too. Neither is built with --limit-mm-per-prompt image 0.
+    spec = load_spec(str(DATA / "configs" / "phi-3.5-vision.json"))
+    (tower,) = spec.assumptions
+    assert "second token embedding Phi-3-V builds" in tower.why
+    llava = load_spec(str(DATA / "oracle" / "llava-1.5-7b"))
+    assert "second token embedding" not in llava.assumptions[0].why

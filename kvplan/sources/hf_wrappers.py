@@ -450,9 +450,14 @@ def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False,
                 "dummy items before sizing the KV cache; that peak is not modelled, so a GPU "
                 "budget is high by it unless vLLM starts with --limit-mm-per-prompt 0 for "
                 "their modalities or --skip-mm-profiling")
+    # Phi-3-V builds a second token embedding (vocabulary x hidden) beside its image tower,
+    # under the same _mark_tower_model("image") (vLLM 0.32 models/phi3v.py:561-572): left out
+    # with the tower, and not built either with --limit-mm-per-prompt image 0.
+    extra = (", and the second token embedding Phi-3-V builds with them," if
+             config_model_type(config) == "phi3_v" else "")
     return (", ".join(towers), TOWER_NOT_COUNTED,
-            "the wrapper's vision / audio tower and projector hold no KV cache; their weights "
-            "are left out of the weight count (a GPU budget is high by their size)")
+            "the wrapper's vision / audio tower and projector hold no KV cache; their weights"
+            f"{extra} are left out of the weight count (a GPU budget is high by their size)")
 
 
 def unprofiled_tower_assumption() -> tuple[str, str, str]:
