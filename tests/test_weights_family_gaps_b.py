@@ -184,3 +184,32 @@ def test_phi3_v_second_embedding_is_named_with_its_uncounted_tower() -> None:
     assert "second token embedding Phi-3-V builds" in tower.why
     llava = load_spec(str(DATA / "oracle" / "llava-1.5-7b"))
     assert "second token embedding" not in llava.assumptions[0].why
+
+
+def test_group_actorder_refused_from_vllm_0_30(tmp_path: Path) -> None:
+    # vLLM PR #54809 removed group / dynamic activation ordering: the vllm==0.30.0 wheel's
+    # compressed_tensors.py:336-344 raises ValueError ("... is no longer supported") in
+    # from_config, as 0.32's does; 0.29.0's still builds weight_g_idx (has_g_idx). The
+    # command-r7b w4a16 file with "actorder": "group" is refused from 0.30 in one line, exit 2,
+    # and sized for 0.29 (its g_idx and sort indices priced); "weight" loads on every release.
+    from typer.testing import CliRunner
+
+    from kvplan.cli import app
+    config = json.loads((REAL / "command-r7b-12-2024-w4a16.json").read_text())
+    config["quantization_config"]["config_groups"]["group_0"]["weights"]["actorder"] = "group"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    runner = CliRunner()
+    for version, refused in ((None, True), ("0.30.0", True), ("0.29.0", False)):
+        args = ["estimate", str(path), "-c", "4096", "--gpu", "H100"]
+        result = runner.invoke(app, args + ([] if version is None else
+                                            ["--engine-version", version]))
+        if refused:
+            assert result.exit_code == 2 and result.stdout == ""
+            assert "weights.actorder: vLLM" in result.stderr
+            assert "0.29.0 is the last release" in result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1
+        else:
+            assert result.exit_code == 0, result.stderr
+    assert runner.invoke(app, ["estimate", str(REAL / "command-r7b-12-2024-w4a16.json"),
+                               "-c", "4096", "--gpu", "H100"]).exit_code == 0
