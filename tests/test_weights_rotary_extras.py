@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvplan._util.errors import SpecError
+from kvplan.model.quant_config import parse_quantization_config
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config
 from kvplan.sources.resolve import load_spec
 from kvplan.weights.base import engine_dtype
@@ -159,6 +160,10 @@ KNOWN_GAPS = {
     # A transformers-default config whose '-' layers carry n_routed_experts: vLLM builds a dense
     # MLP there (nemotron_h.py), kvplan an MoE.
     "transformers-default-nemotron-h": (4_227_088, 0),
+    # command-r7b (compressed-tensors int4): each attention layer's k / v / q scales and zero
+    # points, 8 x 18 B, which vLLM deletes after loading (kv_cache.py:105-108,
+    # compressed_tensors.py:1279; tests/test_weights_family_gaps_b.py).
+    "command-r7b": (-144, 0),
 }
 
 
@@ -166,7 +171,9 @@ KNOWN_GAPS = {
 def test_weights_and_rotary_tables_equal_vllm(case: str) -> None:
     spec = load_spec(str(DATA / "oracle" / case))
     # gemma-4-26b-a4b was started with every modality's prompt limit 0: no tower built.
-    b = weight_breakdown(spec, None, dtype=engine_dtype(spec.weight_dtype),
+    quant = (None if spec.quantization_json is None else
+             parse_quantization_config(json.loads(spec.quantization_json), spec.path))
+    b = weight_breakdown(spec, quant, dtype=engine_dtype(spec.weight_dtype),
                          vision=case != "gemma-4-26b-a4b")
     params, rotary = KNOWN_GAPS.get(case, (0, 0))
     assert b.rope_cache - MEASURED[case]["rotary"] == rotary

@@ -294,7 +294,18 @@ def _ct_scheme(weights: Mapping[str, Any], path: str, key: str,
         return IntGrouped(
             bits=bits, group_size=group if strategy == "group" else -1,
             zero_points=not weights.get("symmetric", True),
-            act_order=weights.get("actorder") in ("group", "weight", True),
+            # Only group-wise activation ordering gives the layer a g_idx (int32 per input,
+            # with Marlin's sort indices beside it): vLLM's CompressedTensorsWNA16 sets
+            # `has_g_idx = actorder == ActivationOrdering.GROUP` (0.10-0.31); "weight" (alias
+            # "static") reorders the columns once when the checkpoint is written and stores
+            # nothing. compressed-tensors reads `true` as "group" and "dynamic" as its alias.
+            # vLLM 0.32 compressed_tensors.py:336-344 refuses group / dynamic outright and its
+            # compressed_tensors_wNa16.py:103-236 create_weights makes weight_packed,
+            # weight_scale, weight_shape (and weight_zero_point when asymmetric), no g_idx.
+            # The command-r7b shrink ("actorder": "weight") on vLLM 0.32: 0 B of g_idx, where
+            # kvplan counted 2 x in x 4 B a linear (819,200 B over its 8 layers).
+            act_order=weights.get("actorder") in ("group", "dynamic", True),
+            shape_tensor_bytes=2 * 8,
             name=f"w{bits}a16" + (f" g{group}" if strategy == "group" else " per-channel"),
         )
     raise SpecError(path, f"quantization_config.config_groups.{key}.weights",

@@ -203,6 +203,12 @@ class IntGrouped(FusedExperts):
     kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin
     format_g_idx: bool = False  # the method allocates g_idx whatever desc_act (gptq_marlin.py)
     format_qzeros: bool = False  # the method allocates qzeros whatever sym (gptq_marlin.py)
+    # compressed-tensors' pack-quantized linears also hold `weight_shape`, the unpacked shape
+    # as 2 int64 (vLLM 0.32 compressed_tensors_wNa16.py:219-225), which no kernel's
+    # process_weights_after_loading drops: 16 B a matrix. 0: none (GPTQ, AWQ). The fused MoE's
+    # w13 / w2_weight_shape (compressed_tensors_moe_wna16.py:346-356, experts x 2 in the
+    # default dtype) are not counted.
+    shape_tensor_bytes: int = 0
 
     def matrix_bytes(self, out_features: int, in_features: int) -> MatrixBytes:
         pack = 32 // self.bits if 32 % self.bits == 0 else 0
@@ -214,6 +220,7 @@ class IntGrouped(FusedExperts):
         groups = cdiv(in_features, group)
         scales = groups * out_features * self.scales_bytes
         packed_zeros = groups * cdiv(out_features * self.bits, 32) * INT32_BYTES
+        scales += self.shape_tensor_bytes
         if self.kernel is MixedPrecisionKernel.marlin:
             if self.zero_points:
                 scales += packed_zeros
@@ -234,7 +241,7 @@ class IntGrouped(FusedExperts):
                       gated: bool) -> MatrixBytes:
         # MoE experts run the fused Marlin MoE methods (gptq_marlin.py GPTQMarlinMoEMethod,
         # awq_marlin.py AWQMarlinMoEMethod), never Machete: the Marlin layout.
-        marlin = replace(self, kernel=MixedPrecisionKernel.marlin)
+        marlin = replace(self, kernel=MixedPrecisionKernel.marlin, shape_tensor_bytes=0)
         return FusedExperts.experts_bytes(marlin, num_experts, hidden, intermediate, gated)
 
 

@@ -353,6 +353,7 @@ class ModelSpec:
     embedding_layernorm: bool = False  # a LayerNorm after the token embeddings (BLOOM)
     learned_position_offset: bool = False  # 2 position rows past max_position_embeddings (OPT)
     replicated_qk_norm: bool = False  # q / k norms over all heads, whole on every rank (OLMoE)
+    headwise_qk_norm: bool = False  # q / k norms of (heads, head_dim), split with them (Cohere)
     # One entry per layer when attention shapes differ by layer type (Gemma-4's global layers:
     # other KV heads and head size than the sliding ones); empty: `attention` on every layer.
     layer_attention: tuple[Attention, ...] = ()
@@ -371,6 +372,9 @@ class ModelSpec:
     # a spec file, or a config without them.
     architectures: tuple[str, ...] = ()
     remote_code: bool = False
+    # A multimodal wrapper's language model class, as vLLM builds it over the text sub-config
+    # (kvplan.sources.hf_wrappers.text_class_fields); empty: none, or not a wrapper.
+    text_architectures: tuple[str, ...] = ()
     # The config class `auto_map` names for AutoConfig (the checkpoint's own code, None: none),
     # and config.json's top-level model_type as stated beside it (None: none stated; a wrapper's
     # own, where model_type is its text part's): an engine builds the config without that code

@@ -47,6 +47,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # - learned_position_offset: the learned position table holds max_position_embeddings + 2 rows;
 # - replicated_qk_norm: a q_norm over all query heads and a k_norm over all KV heads (num_heads x
 #   head_dim, num_kv_heads x head_dim), whole on every tensor-parallel rank.
+# - headwise_qk_norm: a q_norm of (query heads, head_dim) and a k_norm of (KV heads, head_dim),
+#   one weight row per head, each rank holding its own heads' rows (a norm per head, no
+#   reduction across heads or ranks: not the cost model's full_width_qk_norm).
 # The weights also read per_head_qk_norm (q_norm and k_norm of head_dim each) and
 # attention_output_gate (num_heads x head_dim more query-projection rows; kvplan.weights.params).
 # (A router held in float32, as Step-3.5's, is kvplan.weights.routers' table, by architecture.)
@@ -70,6 +73,7 @@ FEATURE_FIELDS = (
     "embedding_layernorm",
     "learned_position_offset",
     "replicated_qk_norm",
+    "headwise_qk_norm",
 )
 
 # A table value that follows the config's `use_qk_norm` (ModelSpec.qk_norm) instead of a fixed
@@ -201,8 +205,14 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     # - commandr.py:309 CohereDecoderLayer builds one input_layernorm (weight only) for its
     #   parallel attention and MLP (:319-326); cohere2_moe.py:367 the same. Found by the
     #   command-r-v01 shrink's PP 2 probe (kvplan 32,768 B over on each stage; wgap26).
-    "cohere": {"parallel_block_norm": True},
-    "cohere2": {"parallel_block_norm": True},
+    # - commandr.py:207 `self.use_qk_norm = getattr(config, "use_qk_norm", False)`, :257-263
+    #   q_norm = norm_cls(param_shape=(self.num_heads, self.head_dim)) and k_norm of
+    #   (self.num_kv_heads, head_dim), the rank's heads (:184-199: total // tp, KV heads at least
+    #   one a rank); LayerNorm (:78-83) or RMSNorm (:104-108), a weight alone. Cohere2 is the
+    #   same class (registry.py:85); cohere2_moe.py builds no q / k norm. Found by the
+    #   command-r-plus shrink's probe (wgap26b).
+    "cohere": {"parallel_block_norm": True, "headwise_qk_norm": USE_QK_NORM},
+    "cohere2": {"parallel_block_norm": True, "headwise_qk_norm": USE_QK_NORM},
     "cohere2_moe": {"parallel_block_norm": True},
     # - phimoe.py:551-557 PhiMoEForCausalLM.lm_head = ParallelLMHead(..., bias=True).
     "phimoe": {"lm_head_bias": True},

@@ -63,6 +63,7 @@ from kvplan.sources.hf_vision import llama4_tower, qwen2_vit, qwen_vit, siglip_t
 from kvplan.sources.hf_wrappers import (
     TEXT_FAMILY,
     dtype_fields,
+    text_class_fields,
     tower_assumption,
     untouched_towers,
     wrapped_text_config,
@@ -95,7 +96,8 @@ _TEXT_ALIASES = {"llama4_text": "llama4", "qwen3_5_text": "qwen3_5",
 _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 
 _TOP_ORDER = (
-    "name", "source", "model_type", "architectures", "remote_code", "remote_config",
+    "name", "source", "model_type", "architectures", "text_architectures", "remote_code",
+    "remote_config",
     "config_model_type", "torch_dtype", "num_hidden_layers", "hidden_size", "vocab_size",
     "tie_word_embeddings", "position_embedding",
     "max_position_embeddings", "max_model_len", "max_model_len_source", "position_fields",
@@ -353,6 +355,7 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         **dtype_fields(config, data),
     }
     mapping.update(config_code_fields(config))  # engines' model and config class rules
+    mapping.update(text_class_fields(config, data))  # a wrapper's language model class
     if max_pos is not None:
         mapping["max_position_embeddings"] = max_pos
     limit = context_limit_from_config(data, mt)

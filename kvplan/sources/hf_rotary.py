@@ -161,6 +161,15 @@ def rope_table_rows(data: Mapping[str, Any], model_type: str, max_pos: int,
         return [4 * max_pos]
     if model_type in NESTED_ROPE_HEAD_DIMS:
         return _nested_tables(data, model_type, max_pos, path)
+    # Cohere / Cohere2 size the table by the config's model_max_length where it is set (vLLM
+    # 0.32 models/commandr.py:202-204: `getattr(config, "model_max_length", None) or
+    # getattr(config, "max_position_embeddings", 8192)`, then get_rope(max_position=...)):
+    # c4ai-command-r-plus's 131,072 rows, not its max_position_embeddings 8,192 (the
+    # command-r-plus shrink's probe, wgap26b: 33,554,432 B of cos_sin_cache in float16).
+    stated = data.get("model_max_length")
+    if (model_type in ("cohere", "cohere2") and isinstance(stated, int)
+            and not isinstance(stated, bool) and stated > 0):
+        return [stated]
     if model_type not in SWA_ROPE_THETA_FAMILIES or data.get("swa_rope_theta") is None:
         return None
     params = data.get("rope_parameters")

@@ -56,6 +56,12 @@ class Wrapper:
     # (Glm4vConfig.__post_init__, transformers 5.19: text_config = Glm4vTextConfig(**kwargs)),
     # so a flat file's decoder fields are its text model's; False: the class's defaults.
     flat_text: bool = False
+    # The class vLLM builds over the sub-config (init_vllm_registered_model(architectures=[...]),
+    # whatever the sub-config names); None: the sub-config's own (below, `text_class_fields`).
+    text_class: str | None = None
+    # False: the wrapper builds its decoder from its own code, not through vLLM's registry
+    # (idefics3.py's LlamaModel, qwen3_vl_moe.py's Qwen3MoeLLMForCausalLM): no text class.
+    registered: bool = True
 
 
 # vLLM 0.32, vllm/model_executor/models/: each builds its decoder with
@@ -65,12 +71,14 @@ WRAPPERS: dict[str, Wrapper] = {
     "llava": Wrapper(keys=("text_config",), default_text="llama", vllm="llava.py"),
     "llava_next": Wrapper(keys=("text_config",), default_text="llama", vllm="llava_next.py"),
     # qwen2_audio.py: architectures=["Qwen2ForCausalLM"], hf_config=config.text_config.
-    "qwen2_audio": Wrapper(keys=("text_config",), default_text="qwen2", vllm="qwen2_audio.py"),
+    "qwen2_audio": Wrapper(keys=("text_config",), default_text="qwen2", vllm="qwen2_audio.py",
+                           text_class="Qwen2ForCausalLM"),
     # qwen3_vl_moe.py: Qwen3MoeLLMModel (qwen3_moe.py's decoder) over text_config.
     "qwen3_vl_moe": Wrapper(keys=("text_config",), default_text="qwen3_vl_moe_text",
-                            vllm="qwen3_vl_moe.py"),
+                            vllm="qwen3_vl_moe.py", registered=False),
     # idefics3.py: LlamaModel(vllm_config.with_hf_config(config.text_config)).
-    "idefics3": Wrapper(keys=("text_config",), default_text="llama", vllm="idefics3.py"),
+    "idefics3": Wrapper(keys=("text_config",), default_text="llama", vllm="idefics3.py",
+                        registered=False),
     # llava_onevision.py: text_config's own architecture (init_vllm_registered_model over
     # config.text_config); LlavaOnevisionConfig (transformers 5.19) defaults its model_type
     # to qwen2.
@@ -81,17 +89,19 @@ WRAPPERS: dict[str, Wrapper] = {
     # as sophgo/LLM-TPU ships it, saved by transformers 4.53.0dev, blind batch 14) is read from
     # its top-level keys, as Glm4vConfig builds it (flat_text).
     "glm4v": Wrapper(keys=("text_config",), default_text="glm4v_text", vllm="glm4_1v.py",
-                     flat_text=True),
+                     flat_text=True, text_class="Glm4ForCausalLM"),
     # smolvlm.py: SmolVLMForConditionalGeneration is Idefics3ForConditionalGeneration's class
     # (the same LlamaModel over text_config); SmolVLMConfig (transformers 5.19) defaults
     # text_config's model_type to llama.
-    "smolvlm": Wrapper(keys=("text_config",), default_text="llama", vllm="smolvlm.py"),
+    "smolvlm": Wrapper(keys=("text_config",), default_text="llama", vllm="smolvlm.py",
+                       registered=False),
     # glm4_1v.py: architectures=["Glm4MoeForCausalLM"] over text_config for glm4v_moe.
     "glm4v_moe": Wrapper(keys=("text_config",), default_text="glm4v_moe_text",
-                         vllm="glm4_1v.py"),
+                         vllm="glm4_1v.py", text_class="Glm4MoeForCausalLM"),
     # kimi_k25.py: architectures=["DeepseekV2ForCausalLM"] (MLA) over text_config; Kimi_K25Config
     # (transformers 5.19) builds text_config as DeepseekV3Config, kimi_k2 read as deepseek_v3.
-    "kimi_k25": Wrapper(keys=("text_config",), default_text="deepseek_v3", vllm="kimi_k25.py"),
+    "kimi_k25": Wrapper(keys=("text_config",), default_text="deepseek_v3", vllm="kimi_k25.py",
+                        text_class="DeepseekV2ForCausalLM"),
     # InternVLForConditionalGeneration (InternVL -hf): registry.py maps it to interns1.py's
     # InternS1ForConditionalGeneration, which builds text_config's own architecture
     # (init_vllm_registered_model(hf_config=config.text_config)); InternVLConfig (transformers
@@ -104,7 +114,8 @@ WRAPPERS: dict[str, Wrapper] = {
     # paged cache); the talker and token2wav are not built. Qwen2_5OmniThinkerConfig (transformers
     # 5.19) builds text_config as Qwen2_5OmniTextConfig (qwen2_5_omni_text, read as qwen2).
     "qwen2_5_omni": Wrapper(keys=("thinker_config", "text_config"),
-                            default_text="qwen2_5_omni_text", vllm="qwen2_5_omni_thinker.py"),
+                            default_text="qwen2_5_omni_text", vllm="qwen2_5_omni_thinker.py",
+                            text_class="Qwen2ForCausalLM"),
     # llava_next_video.py: text_config's own architecture (init_vllm_registered_model over
     # config.text_config); LlavaNextVideoConfig (transformers 5.19) defaults its model_type to
     # llama; the video pooler and CLIP tower hold no cache.
@@ -130,7 +141,8 @@ WRAPPERS: dict[str, Wrapper] = {
     # glm_ocr.py: GlmOcrForConditionalGeneration is Glm4vForConditionalGeneration's class
     # (glm4_1v.py: architectures=["Glm4ForCausalLM"] for model_type glm_ocr) over text_config
     # (glm_ocr_text, read as glm4: TEXT_FAMILY); its vision attention is MMEncoderAttention.
-    "glm_ocr": Wrapper(keys=("text_config",), default_text="glm_ocr_text", vllm="glm_ocr.py"),
+    "glm_ocr": Wrapper(keys=("text_config",), default_text="glm_ocr_text", vllm="glm_ocr.py",
+                       text_class="Glm4ForCausalLM"),
     # ovis.py: Ovis builds get_text_config()'s own architecture; vLLM's OvisConfig
     # (transformers_utils/configs/ovis.py) makes llm_config the text config, built by
     # AutoConfig.for_model(llm_config["model_type"]): no default model_type (a KeyError).
@@ -138,7 +150,8 @@ WRAPPERS: dict[str, Wrapper] = {
     # exaone4_5.py: architectures=["Exaone4ForCausalLM"] (exaone4.py) over get_text_config();
     # Exaone4_5_Config (transformers 5.19) builds text_config as Exaone4Config (its model_type
     # exaone4_5_text is rewritten to exaone4; absent: exaone4).
-    "exaone4_5": Wrapper(keys=("text_config",), default_text="exaone4", vllm="exaone4_5.py"),
+    "exaone4_5": Wrapper(keys=("text_config",), default_text="exaone4", vllm="exaone4_5.py",
+                         text_class="Exaone4ForCausalLM"),
     # glmasr.py: GlmAsrForConditionalGeneration builds architectures=["LlamaForCausalLM"] over
     # config.text_config (llama.py); its audio tower (GlmAsrEncoder: MMEncoderAttention, no
     # paged cache) and projector hold no KV. GlmAsrConfig (transformers 5.19,
@@ -149,7 +162,7 @@ WRAPPERS: dict[str, Wrapper] = {
                                    "intermediate_size": 6144, "num_hidden_layers": 28,
                                    "num_attention_heads": 16, "num_key_value_heads": 4,
                                    "max_position_embeddings": 8192, "rms_norm_eps": 1e-05},
-                      text_types=("llama",)),
+                      text_types=("llama",), text_class="LlamaForCausalLM"),
     # hyperclovax_vision_v2.py (HCXVisionV2ForCausalLM, :404-444): init_vllm_registered_model
     # over config.text_config, its own architecture (HyperCLOVAX-SEED-Think-32B:
     # HyperCLOVAXForCausalLM, models/hyperclovax.py); the Qwen2.5-VL vision tower and the
@@ -171,7 +184,8 @@ WRAPPERS: dict[str, Wrapper] = {
     # qwen3_asr_text (configs/qwen3_asr.py:234; a Qwen3-ASR-0.6B copy saved by transformers
     # 4.57.6, blind batch 14); no other is taken.
     "qwen3_asr": Wrapper(keys=("thinker_config", "text_config"), default_text="qwen3",
-                         vllm="qwen3_asr.py", text_types=("qwen3", "qwen3_asr_text")),
+                         vllm="qwen3_asr.py", text_types=("qwen3", "qwen3_asr_text"),
+                         text_class="Qwen3ForCausalLM"),
     # blip2.py (Blip2ForConditionalGeneration.__init__, :514-555): the text_config's own
     # architecture (init_vllm_registered_model(hf_config=config.text_config)), OPTForCausalLM
     # (opt.py) in every published checkpoint; the BLIP vision tower (blip.py: MMEncoderAttention),
@@ -216,6 +230,31 @@ TEXT_FAMILY: dict[str, str] = {
     # remote config class (model_type phi4-siglip) is a Phi3Config subclass adding only the
     # vision fields.
     "phi4-siglip": "phi3",
+}
+
+# transformers 5.19 models/auto/modeling_auto.py MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, the entries
+# of the text model_types kvplan reads whose vLLM 0.32 class builds its embeddings or head on
+# every pipeline stage (kvplan.engines.vllm.stage_weights): vLLM's VllmConfig.with_hf_config
+# (config/vllm.py:934-951) names a sub-config without `architectures` by this table, then
+# init_vllm_registered_model builds that class (models/utils.py:624-643). Another model_type:
+# no class named (its stage split is Llama's either way).
+TEXT_CAUSAL_LM: dict[str, str] = {
+    "bloom": "BloomForCausalLM", "cohere": "CohereForCausalLM", "cohere2": "Cohere2ForCausalLM",
+    "cohere2_moe": "Cohere2MoeForCausalLM", "dbrx": "DbrxForCausalLM",
+    "falcon": "FalconForCausalLM", "falcon_mamba": "FalconMambaForCausalLM",
+    "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+    "gemma4_text": "Gemma4ForCausalLM", "gpt2": "GPT2LMHeadModel", "gpt_oss": "GptOssForCausalLM",
+    "gptj": "GPTJForCausalLM", "granitemoe": "GraniteMoeForCausalLM",
+    "granitemoehybrid": "GraniteMoeHybridForCausalLM",
+    "granitemoeshared": "GraniteMoeSharedForCausalLM", "hy_v3": "HYV3ForCausalLM",
+    "jamba": "JambaForCausalLM", "lfm2": "Lfm2ForCausalLM", "lfm2_moe": "Lfm2MoeForCausalLM",
+    "mamba": "MambaForCausalLM", "minicpm3": "MiniCPM3ForCausalLM",
+    "mixtral": "MixtralForCausalLM", "nemotron_h": "NemotronHForCausalLM",
+    "olmo_hybrid": "OlmoHybridForCausalLM", "olmoe": "OlmoeForCausalLM", "opt": "OPTForCausalLM",
+    "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_5": "Qwen3_5ForCausalLM",
+    "qwen3_5_moe": "Qwen3_5MoeForCausalLM", "qwen3_5_text": "Qwen3_5ForCausalLM",
+    "qwen3_5_moe_text": "Qwen3_5MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
+    "qwen3_next": "Qwen3NextForCausalLM", "stablelm": "StableLmForCausalLM",
 }
 
 # The wrapper's own fields that hold for its language model when the sub-config leaves them out.
@@ -349,6 +388,26 @@ def dtype_fields(config: Mapping[str, Any], data: Mapping[str, Any]) -> dict:
     return out
 
 
+def text_class_fields(config: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """ModelSpec.text_architectures: the class a multimodal wrapper builds as its language model
+    (`data`: the sub-config read by `wrapped_text_config` or hf_config.unwrap_text_config), as
+    vLLM names it: the wrapper's own choice (Wrapper.text_class), else the sub-config's
+    `architectures`, else transformers' causal-LM class of its model_type (TEXT_CAUSAL_LM).
+    Empty: not a wrapper, a wrapper that builds its decoder from its own code, or no name."""
+    if "_wrapper_model_type" not in data:
+        return {}
+    wrapper = wrapper_of(config)
+    if wrapper is not None and not wrapper.registered:
+        return {}
+    if wrapper is not None and wrapper.text_class is not None:
+        return {"text_architectures": [wrapper.text_class]}
+    names = data.get("architectures")
+    if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+        return {"text_architectures": list(names)}
+    stated = TEXT_CAUSAL_LM.get(str(data.get("model_type")))
+    return {"text_architectures": [stated]} if stated else {}
+
+
 _TOWERS = ("vision_config", "audio_config", "audio_tower_config", "vision_tower_config",
            "perceiver_config", "img_processor", "encoder_config", "projector_config",
            "visual_tokenizer_config", "qformer_config")
@@ -391,9 +450,14 @@ def tower_assumption(config: Mapping[str, Any], *, weighed: bool = False,
                 "dummy items before sizing the KV cache; that peak is not modelled, so a GPU "
                 "budget is high by it unless vLLM starts with --limit-mm-per-prompt 0 for "
                 "their modalities or --skip-mm-profiling")
+    # Phi-3-V builds a second token embedding (vocabulary x hidden) beside its image tower,
+    # under the same _mark_tower_model("image") (vLLM 0.32 models/phi3v.py:561-572): left out
+    # with the tower, and not built either with --limit-mm-per-prompt image 0.
+    extra = (", and the second token embedding Phi-3-V builds with them," if
+             config_model_type(config) == "phi3_v" else "")
     return (", ".join(towers), TOWER_NOT_COUNTED,
-            "the wrapper's vision / audio tower and projector hold no KV cache; their weights "
-            "are left out of the weight count (a GPU budget is high by their size)")
+            "the wrapper's vision / audio tower and projector hold no KV cache; their weights"
+            f"{extra} are left out of the weight count (a GPU budget is high by their size)")
 
 
 def unprofiled_tower_assumption() -> tuple[str, str, str]:

@@ -321,6 +321,8 @@ def parse_spec(data: Any, *, path: str, spec_id: str) -> ModelSpec:
         # config.json's model classes and auto_map (ModelSpec.architectures): vLLM's registry rule
         architectures=checked_text_list(r._get("architectures", False), path=path,
                                         field="architectures"),
+        text_architectures=checked_text_list(r._get("text_architectures", False), path=path,
+                                             field="text_architectures"),
         remote_code=r.bool("remote_code"),
         **{k: r.str(k, required=False) for k in ("remote_config", "config_model_type")},
         weight_dtype=WEIGHT_DTYPE_ALIASES[weight_dtype],

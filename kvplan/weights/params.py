@@ -111,10 +111,12 @@ def qk_norm_params(spec: ModelSpec, att: HeadAttention, q_out: int, k_out: int, 
     afmoe.py:225-226, gemma3.py:149-150); or one norm over all of the rank's query rows and one
     over its key rows (ModelSpec.full_width_qk_norm: vLLM 0.32 models/minimax_m2.py:215-231
     MiniMaxText01RMSNormTP(head_dim x heads), its weight split like the heads); or those two
-    over all heads, whole on every rank (ModelSpec.replicated_qk_norm: olmoe.py:164-165)."""
+    over all heads, whole on every rank (ModelSpec.replicated_qk_norm: olmoe.py:164-165); or
+    one row of head_dim per head of the rank (ModelSpec.headwise_qk_norm: commandr.py:257-263),
+    as many weights as the full-width norms."""
     if spec.replicated_qk_norm:
         return (att.num_attention_heads + kv * att.num_key_value_heads) * att.head_dim
-    if spec.full_width_qk_norm:
+    if spec.full_width_qk_norm or spec.headwise_qk_norm:
         return q_out + k_out
     return (1 + kv) * att.head_dim if spec.per_head_qk_norm else 0
 

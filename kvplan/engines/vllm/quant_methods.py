@@ -185,6 +185,17 @@ VLLM_CT_SPARSE_REMOVED = Removed(since=(0, 22), last="0.21.0",
 VLLM_CT_MARLIN24_REMOVED = Removed(since=(0, 16), last="0.15.1",
                                    why="vLLM 0.16.0 dropped the marlin-24 format "
                                        "(CompressedTensorsW4A16Sparse24)")
+# Group-wise activation ordering (a config group's weights.actorder "group", its alias "dynamic",
+# or true): vLLM PR #54809 (2026-09) removed the g_idx path; 0.30.0's compressed_tensors.py:
+# 336-344 (0.32's the same lines) raises ValueError "Compressed-tensors group/dynamic activation
+# ordering (actorder=...) is no longer supported" in from_config; 0.29.0 still builds the
+# layer's weight_g_idx (compressed_tensors_wNa16.py:68 has_g_idx). Read from the vllm==0.29.0,
+# 0.30.0 and 0.31.0 wheels (wgap26b). "weight" / "static" ordering holds no g_idx and loads.
+VLLM_CT_GROUP_ACTORDER_REMOVED = Removed(
+    since=(0, 30), last="0.29.0",
+    why="vLLM 0.30.0 dropped group / dynamic activation ordering for compressed-tensors "
+        "(compressed_tensors.py: 'is no longer supported. Use a checkpoint with static/weight "
+        "activation ordering')")
 
 
 def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: str | None,
@@ -212,6 +223,12 @@ def _check_compressed_tensors(spec: ModelSpec, qc: Mapping[str, Any], version: s
             if removed is not None:
                 raise UnmodelledError(f"{where}.format: vLLM {shown_version} cannot load a "
                                       f"marlin-24 compressed-tensors checkpoint: {removed.advice}")
+        weights = group.get("weights")
+        if (isinstance(weights, Mapping) and weights.get("actorder") in ("group", "dynamic", True)
+                and (removed := _removed_by(VLLM_CT_GROUP_ACTORDER_REMOVED, version)) is not None):
+            raise UnmodelledError(
+                f"{where}.config_groups.{key}.weights.actorder: vLLM {shown_version} cannot load "
+                f"{weights['actorder']!r}: {removed.advice}")
         kind = compressed_tensors_family(group)
         if kind is None:
             continue

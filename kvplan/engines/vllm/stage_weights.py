@@ -140,11 +140,12 @@ _STAGE_OUTER: dict[str, StageOuter] = {
     "MambaForCausalLM": _EVERY, "FalconMambaForCausalLM": _EVERY,
     # orion.py:231 (embed_tokens), :242 (norm), :301-308 (lm_head, tied or not); plamo3.py:342,
     # :352, :414-424 (its lm_head's rows: the vocabulary rounded up to 16, then padded: a
-    # vocabulary not a multiple of 16 gives it 64 rows more, not modelled); rnj1.py:274, :287,
+    # vocabulary not a multiple of 16 gives an untied head 64 rows more, not modelled: no
+    # published PLaMo-3 config has one, wgap26b); rnj1.py:274, :287,
     # :358-365; k2_horizon.py:1112, :1124, :1509; muse_glimmer.py:1310, :1326, :1512 (its
     # ForConditionalGeneration is that class, registry.py:537); molmo.py:825, :843, :1346-1353;
     # molmo2.py:1155, :1178, :2390; moondream3.py:830 (wte), :848 (post_ln), :1085-1091 (an
-    # lm_head with bias, not counted).
+    # lm_head with bias, not counted: kvplan refuses Moondream3 whole, support.json).
     "OrionForCausalLM": _EVERY, "Plamo3ForCausalLM": _EVERY, "Rnj1ForCausalLM": _EVERY,
     "K2HorizonForCausalLM": _EVERY, "MuseGlimmerForCausalLM": _EVERY,
     "MuseGlimmerForConditionalGeneration": _EVERY, "MolmoForCausalLM": _EVERY,
@@ -178,8 +179,12 @@ _STAGE_OUTER: dict[str, StageOuter] = {
 
 def vllm_stage_outer(spec: ModelSpec) -> StageOuter:
     """The outer weights vLLM builds on a stage that is not the first / not the last: those of
-    the first of config.json's `architectures` the table lists."""
-    name = next((a for a in spec.architectures if a in _STAGE_OUTER), None)
+    the first of config.json's `architectures` the table lists, else of the language model
+    class a wrapper builds (ModelSpec.text_architectures: LLaVA over Mixtral builds
+    MixtralForCausalLM through init_vllm_registered_model, llava.py:569-573, and holds no
+    embedding or head of its own; the llava-mixtral shrink's PP 2 probe, wgap26b)."""
+    name = next((a for a in (*spec.architectures, *spec.text_architectures)
+                 if a in _STAGE_OUTER), None)
     return StageOuter() if name is None else _STAGE_OUTER[name]
 
 
