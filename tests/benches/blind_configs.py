@@ -382,7 +382,10 @@ def main(table: list[Row] | None = None) -> str:
              "text model from the top-level keys) and a Qwen3-ASR copy whose text model_type is "
              "vLLM's own qwen3_asr_text; both equal on vLLM's CPU build after the fix. Its "
              "InternVL2-2B / 4B refusals (no published InternVLChatModel config, which these are) "
-             "were judged not needed in principle and left. MiniCPM4-8B did not run on the CPU "
+             "were judged not needed in principle; InternVLChatModel was made exact after its "
+             "runs from the 2B file (branch remote26: llm_config's language model, golden and "
+             "oracle case), both copies equal on vLLM's CPU build after the fix, and both rows "
+             "are marked. MiniCPM4-8B did not run on the CPU "
              "build (remote config; with the oracle's MiniCPMConfig stand-in, a TypeError). "
              "No wrong answer with exit 0.",
              "",
