@@ -465,6 +465,28 @@ def test_unknown_model_type_declaring_a_cache_is_refused(field, value) -> None:
         spec_of(config)
 
 
+def test_unknown_model_type_under_an_exact_architecture_names_its_model_type() -> None:
+    # Issue 26, blind batch 13: aiconfigurator's copy of sgl-project/DeepSeek-V4-Pro-FP8 states
+    # model_type deepseek_ref under DeepseekV4ForCausalLM (exact for deepseek_v4). transformers
+    # 5.19 and vLLM 0.32 know no deepseek_ref config (AutoConfig: 'does not recognize this
+    # architecture'; the file has no auto_map), and kvplan reads the DeepSeek-V4 fields only for
+    # deepseek_v4: the line names the first cache field it will not size and the model_type the
+    # architecture is read for.
+    path = Path(__file__).parent / "data" / "blind26" / "real" / "deepseek-v4-pro-fp8-sgl-aic.json"
+    with pytest.raises(SpecError) as refused:
+        load_config(path)
+    line = str(refused.value)
+    assert "index_head_dim: declares a cache kvplan does not model for model_type " \
+           "'deepseek_ref', no family kvplan reads field by field (DeepseekV4ForCausalLM, " \
+           "which it names, is read for model_type 'deepseek_v4'" in line
+    # An unknown architecture gets no such hint.
+    with pytest.raises(SpecError) as refused:
+        spec_of({"model_type": "brand_new_hybrid", "architectures": ["BrandNewForCausalLM"],
+                 "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+                 "vocab_size": 256, "index_head_dim": 128})
+    assert "field by field; refused rather than sized as attention" in str(refused.value)
+
+
 def test_unknown_layer_type_is_refused_not_sized_as_attention() -> None:
     config = raw("gemma-2-9b")
     config["layer_types"] = ["sliding_attention", "compressed_attention"] * 21

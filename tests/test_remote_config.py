@@ -28,6 +28,9 @@ VLLM_REMOTE = {
     "internlm2-chat-7b-sft.json": "internlm2", "internlm3-8b.json": "internlm3",
     "ling-lite-1.5.json": "bailing_moe", "minicpm-2b.json": None, "minicpm3-4b.json": None,
     "mm/phi-4-reasoning-vision-15b.json": "phi4-siglip",
+    # InternVL2-2B (branch remote26): the remote InternVLChatConfig; SGLang 0.5.9 ships its own
+    # InternVLChatConfig (its config registry), so not in SGLANG_REMOTE.
+    "mm/internvl2-2b.json": "internvl_chat",
     "nemotron-super-49b.json": "nemotron-nas", "nemotron-ultra-253b.json": "nemotron-nas",
     "orion-14b.json": "orion", "phi-3.5-vision.json": "phi3_v",
 }
@@ -37,7 +40,7 @@ VLLM_REMOTE = {
 # differ, in the flag and the note only): vLLM's list less exaone (SGLang registers ExaoneConfig),
 # plus model_types transformers 4.57.1 and SGLang 0.5.9 have no class for (kimi_k2, minimax_m2,
 # minicpm3, ovis, paddleocr_vl).
-SGLANG_REMOTE = sorted(set(VLLM_REMOTE) - {"exaone-3.0-7.8b.json"} | {
+SGLANG_REMOTE = sorted(set(VLLM_REMOTE) - {"exaone-3.0-7.8b.json", "mm/internvl2-2b.json"} | {
     "kimi-k2.json", "minimax-m2.json", "minicpm3-4b-gptq-int4.json", "mm/ovis2-8b.json",
     "mm/paddleocr-vl-1.5.json"})
 

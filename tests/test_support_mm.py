@@ -176,6 +176,17 @@ GOLDEN_MM: dict[str, tuple[Path, int, str]] = {
     "omniparser-icon-caption-blip2": (MM / "omniparser-icon-caption-blip2.json",
                                       32 * 2 * 32 * 80 * 2,
                                       HF + "microsoft/OmniParser"),
+    # models/internvl.py (vLLM 0.32, InternVLChatModel.__init__, :589-625):
+    # init_vllm_registered_model(hf_config=config.text_config), llm_config aliased as
+    # text_config (transformers_utils/config.py:152-154, :746-750); the checkpoint's remote
+    # InternVLChatConfig builds llm_config by architectures[0], here InternLM2ForCausalLM
+    # (models/internlm2.py: num_key_value_heads x hidden_size / num_attention_heads, no window);
+    # InternViT and the mlp1 projector hold no paged cache. llm_config: 24 layers, 8 KV heads of
+    # 2048 / 16 = 128: 24 x 2 x 8 x 128 x 2 B = 98,304 B. (Blind batch 14's frozen copy,
+    # sophgo/LLM-TPU's; its shrunken copy equals vLLM's CPU build: 512 blocks of 128, 65,536
+    # tokens, 64.0x at 1,024 tokens.)
+    "internvl2-2b": (MM / "internvl2-2b.json", 24 * 2 * 8 * 128 * 2,
+                     HF + "OpenGVLab/InternVL2-2B"),
 }
 
 

@@ -103,23 +103,49 @@ def test_remote_code_architecture_sized_but_not_exact() -> None:
     assert not [a for a in sglang["assumptions"] if a["field"] == "architectures"]
 
 
-def test_removed_name_through_remote_code_says_when_vllm_serves_it() -> None:
-    # TeleChatForCausalLM left vLLM's registry after 0.25.0 (0.32.0 registry.py:834). vLLM does
-    # not always refuse it: inspect_model_cls (0.32.0 registry.py:1323-1374) tries the
-    # Transformers backend (:1346-1355, :1363-1372) before _raise_for_unsupported (:1374, "was
-    # supported in vLLM until v0.25.0" at :1187-1195), and serves the auto_map class loaded
-    # with --trust-remote-code when it passes is_backend_compatible() or
-    # _can_set_attn_implementation(). Whether it does is in the remote modeling file, which
-    # kvplan does not read: TeleChat's copies on GitHub (TelechatAttention(nn.Module), no
-    # ALL_ATTENTION_FUNCTIONS) fail it, and vLLM 0.32 stopped with that message
-    # (tests/data/blind26/notes.json). So exact: false, the removal and the release named, not
-    # a refusal: another checkpoint's remote class may pass.
+def test_removed_name_through_remote_code_is_refused() -> None:
+    # TeleChatForCausalLM left vLLM's registry after 0.25.0 (0.32.0 registry.py:834). Unregistered,
+    # inspect_model_cls (0.32.0 registry.py:1323-1374) tries the Transformers backend (:1346-1355,
+    # :1363-1372) before _raise_for_unsupported (:1374, "was supported in vLLM until v0.25.0" at
+    # :1187-1195): transformers has no TeleChatForCausalLM (getattr(transformers, ...) at :1254),
+    # so the class is the auto_map's remote code (:1256-1266), served only if it passes
+    # is_backend_compatible() or _can_set_attn_implementation() (:1283-1285). That is in the
+    # remote modeling file, which kvplan does not read: TeleChat's copies on GitHub
+    # (TelechatAttention(nn.Module), no ALL_ATTENTION_FUNCTIONS) fail it, and vLLM 0.32 stopped
+    # with that message (tests/data/blind26/notes.json). Before issue 26's fix kvplan answered
+    # 491,520 B/token with exit 0 (exact: false); now it refuses in one line, fail closed.
     real = DATA / "blind26" / "real" / "telechat2-7b-cd0b54c.json"
-    data = json.loads(_run("estimate", str(real), "-c", "4096", "-f", "json").stdout)
-    assert data["exact"] is False
+    line = _one_line_refusal(_run("estimate", str(real), "-c", "4096"))
+    assert "telechat2-7b-cd0b54c.json: architectures: TeleChatForCausalLM was removed after " \
+           "vLLM 0.25.0" in line
+    assert "only if that code uses transformers' attention interface" in line
+    assert "which kvplan cannot read" in line and line.endswith("--engine-version 0.25 or older")
+    assert _run("plan", str(real), "--concurrency", "4", "--context", "4096", "--gpu", "H100"
+                ).exit_code == 2
+    assert _run("estimate", str(real), "-c", "4096", "--engine-version", "0.26").exit_code == 2
+    # 0.25.0 still registers it (arrivals.json; 0.25.0 registry.py maps it to telechat2.py's
+    # TeleChat2ForCausalLM): 30 layers x 2 (K, V) x 32 KV heads x 128 x 2 B = 491,520 B a token.
+    for version in ("0.25", "0.25.0"):
+        served = _run("estimate", str(real), "-c", "4096", "--engine-version", version, "-f",
+                      "json")
+        assert served.exit_code == 0, served.output
+        assert json.loads(served.stdout)["bytes_per_token"] == 30 * 2 * 32 * 128 * 2
+
+
+def test_removed_name_with_transformers_class_keeps_the_backend_route(tmp_path: Path) -> None:
+    # The refusal is for remote code only: MiniMaxForCausalLM (removed after 0.23.0) is a
+    # transformers 5.19 class that passes the check (vllm_registry.json transformers_backend),
+    # so an auto_map beside it changes nothing (getattr(transformers, ...) wins, registry.py
+    # :1254): exact: false with the removal named, as before. Ernie's file under that name is
+    # plain attention (4 layers x 2 x 2 KV heads x 128 x 2 B = 4,096 B a token).
+    config = json.loads(ERNIE_REMOTE.read_text())
+    config["architectures"] = ["MiniMaxForCausalLM"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    data = json.loads(_run("estimate", str(tmp_path), "-c", "4096", "-f", "json").stdout)
+    assert data["exact"] is False and data["bytes_per_token"] == 4096
     [assumed] = [a for a in data["assumptions"] if a["field"] == "architectures"]
-    assert "removed after vLLM 0.25.0" in assumed["why"]
-    assert "--engine-version 0.25 or older" in assumed["why"]
+    assert "removed after vLLM 0.23.0" in assumed["why"]
+    assert "transformers' class" in assumed["why"]
 
 
 def test_registered_name_is_unchanged(tmp_path: Path) -> None:

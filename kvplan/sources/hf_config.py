@@ -71,7 +71,7 @@ from kvplan.sources.hf_wrappers import (
 )
 from kvplan.sources.spec_context import position_fields_from_config, position_fields_mapping
 from kvplan.sources.spec_yaml import parse_spec
-from kvplan.sources.support import check_architecture, config_code_fields
+from kvplan.sources.support import check_architecture, config_code_fields, model_type_hint
 
 # Model types read as another family: a multimodal wrapper's text model goes by the wrapper
 # family's name, and a model_type transformers maps to another family's config class by it.
@@ -266,8 +266,9 @@ def spec_mapping_from_config(config: dict, *, path: str) -> tuple[dict, list[str
         declared = [k for k in STATE_FIELDS if k in c.data]
         if declared:
             raise SpecError(c.path, declared[0], f"declares a cache kvplan does not model for "
-                                                 f"model_type {mt!r}; refused rather than sized "
-                                                 "as attention")
+                                                 f"model_type {mt!r}, no family kvplan reads "
+                                                 f"field by field{model_type_hint(c.data, mt)}; "
+                                                 "refused rather than sized as attention")
         check_unknown_fields(c.data, c.path, mt)
         c.assume("model_type", mt, "not a family kvplan reads field by field: every layer "
                                    "sized as one attention cache from the standard fields, as "

@@ -52,6 +52,10 @@ class Wrapper:
     # Tower sub-configs whose weights the wrapper's vLLM class neither builds nor skips: its
     # AutoWeightsLoader raises on them (models/utils.py), so such a checkpoint does not load.
     unloaded_towers: tuple[str, ...] = ()
+    # The config class builds the text sub-config by its architectures[0], not its model_type
+    # ({architecture: the model_type of the class built}); another architecture, or a
+    # model_type that is not that class's, is refused. Empty: by model_type.
+    text_architectures: Mapping[str, str] = field(default_factory=dict)
     # The config class builds an absent text sub-config from the file's top-level keys
     # (Glm4vConfig.__post_init__, transformers 5.19: text_config = Glm4vTextConfig(**kwargs)),
     # so a flat file's decoder fields are its text model's; False: the class's defaults.
@@ -107,6 +111,20 @@ WRAPPERS: dict[str, Wrapper] = {
     # (init_vllm_registered_model(hf_config=config.text_config)); InternVLConfig (transformers
     # 5.19) defaults text_config's model_type to qwen2.
     "internvl": Wrapper(keys=("text_config",), default_text="qwen2", vllm="interns1.py"),
+    # internvl.py (vLLM 0.32, InternVLChatModel.__init__, :589-625): init_vllm_registered_model(
+    # hf_config=config.text_config), the llm_config's own architecture (transformers_utils/
+    # config.py:152-154 and :746-750 alias llm_config as text_config); InternVisionModel and
+    # the mlp1 projector hold no paged cache. The config class is the checkpoint's remote
+    # InternVLChatConfig (configuration_internvl_chat.py, OpenGVLab/InternVL2-*): it builds
+    # llm_config by llm_config["architectures"][0] (LlamaConfig, the checkpoint's
+    # InternLM2Config, Phi3Config or Qwen2Config; any other raises 'Unsupported architecture'),
+    # so no default text model. Later checkpoints' remote classes add others (Qwen3): their
+    # code is not read, so not taken.
+    "internvl_chat": Wrapper(keys=("llm_config",), default_text=None, vllm="internvl.py",
+                             text_architectures={"LlamaForCausalLM": "llama",
+                                                 "InternLM2ForCausalLM": "internlm2",
+                                                 "Phi3ForCausalLM": "phi3",
+                                                 "Qwen2ForCausalLM": "qwen2"}),
     # qwen2_5_omni_thinker.py: Qwen2_5OmniModel and Qwen2_5OmniForConditionalGeneration are
     # Qwen2_5OmniThinkerForConditionalGeneration (registry.py), which builds
     # architectures=["Qwen2ForCausalLM"] over thinker_config.text_config; its audio tower is
@@ -311,6 +329,8 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
         warnings.append(f"{where}: absent; the {config_model_type(config)} config class builds "
                         "it from the file's top-level keys (a flat file)")
     text = dict(text) if isinstance(text, Mapping) else {}
+    if wrapper.text_architectures:
+        _check_text_architecture(text, wrapper, where, path, config_model_type(config))
     text_type = text.get("model_type")
     if not isinstance(text_type, str) or not text_type.strip():
         if wrapper.default_text is None:
@@ -362,6 +382,24 @@ def wrapped_text_config(config: Mapping[str, Any], wrapper: Wrapper, path: str,
     warnings.append(f"{where} of a {config_model_type(config)} wrapper read as the language "
                     f"model (vLLM models/{wrapper.vllm})")
     return merged
+
+
+def _check_text_architecture(text: Mapping[str, Any], wrapper: Wrapper, where: str, path: str,
+                             outer: str) -> None:
+    """Refuse a text sub-config the wrapper's config class does not build as its model_type
+    says (`Wrapper.text_architectures`: the class is picked by architectures[0])."""
+    names = text.get("architectures")
+    name = names[0] if isinstance(names, list) and names else None
+    known = wrapper.text_architectures
+    if name not in known:
+        raise SpecError(path, f"{where}.architectures", f"{name!r}: the {outer} config class "
+                        f"builds {where} by its first architecture, and kvplan reads "
+                        f"{' / '.join(known)} only (vLLM models/{wrapper.vllm})")
+    stated = text.get("model_type")
+    if stated is not None and stated != known[name]:
+        raise SpecError(path, f"{where}.model_type", f"{stated!r}: the {outer} config class "
+                        f"builds {name}'s {known[name]} config over it, which kvplan does not "
+                        "read as this model_type; refused rather than guessed")
 
 
 def dtype_fields(config: Mapping[str, Any], data: Mapping[str, Any]) -> dict:

@@ -127,6 +127,19 @@ def config_architecture(config: Mapping[str, Any]) -> Support | None:
     return None
 
 
+def model_type_hint(config: Mapping[str, Any], model_type: str) -> str:
+    """For a refusal over a model_type kvplan does not read: " (ARCH, which it names, is read
+    for model_type T)" where the config's architecture is exact for other model_types (an
+    aiconfigurator copy of DeepSeek-V4-Pro-FP8 with model_type deepseek_ref: issue 26, blind
+    batch 13), else ""."""
+    row = config_architecture(config)
+    if row is None or row.status != EXACT or not row.model_types or model_type in row.model_types:
+        return ""
+    return (f" ({row.architecture}, which it names, is read for model_type "
+            f"{' / '.join(repr(t) for t in row.model_types)}; transformers and vLLM build its "
+            "config by model_type)")
+
+
 def config_architectures(config: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
     """config.json's `architectures` names (strings only) and whether its `auto_map` names a
     model class of the checkpoint's own code (an `AutoModel*` entry), which an engine loads only

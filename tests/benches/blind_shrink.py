@@ -122,6 +122,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "qwen3-vl-moe-tiny-random": {"text_config": {"hidden_size": 256, "moe_intermediate_size": 256,
                                                  "intermediate_size": 512},
                                  "vision_config": {"out_hidden_size": 256}},
+    # Blind batch 14's InternVL2 copies (branch remote26): 2-layer InternViT towers (no cache;
+    # only the start is slower).
+    **{cid: {"vision_config": {"num_hidden_layers": 2}}
+       for cid in ("internvl2-2b-sophgo", "internvl2-4b-sophgo")},
 }
 # NemotronH's MoE layers ("E") hold no cache, and the CPU build runs no non-gated (relu^2)
 # experts: they become dense MLP layers ("-"), which hold none either.

@@ -44,6 +44,13 @@ kvplan's rule, here: a config with a registered name is the support table's
   which is what that backend's per-layer Attention holds, but `exact: false` with an assumption
   on `architectures` (the backend may still refuse the class's layers, and a remote class may
   fail the compatibility check kvplan cannot run on config.json);
+- except a removed name (`_PREVIOUSLY_SUPPORTED_MODELS`) whose class only remote code gives: vLLM
+  serves it only if that code passes the check, else `_raise_for_unsupported` stops it, and
+  such checkpoints were published for vLLM's native class, their code often older than
+  transformers' attention interface (TeleChat2-7B at cd0b54c: TeleChatForCausalLM, remote code
+  for transformers 4.24, answered with exit 0 where vLLM 0.32 stopped; issue 26's blind batch
+  10). Refused in one line, naming the release that last served it (fail closed); transformers'
+  own class (vllm_registry.json `transformers_backend`) keeps the route;
 - else refused in one line: a removed name with the release that last served it and
   "--engine-version X or older", an out-of-tree one with its plugin URL, any other name as vLLM
   refuses it.
@@ -369,6 +376,19 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
             "its registry, no backend-compatible transformers class of that name, and no "
             "auto_map AutoModel entry to load with --trust-remote-code (registry.py "
             "_try_resolve_transformers)")
+    if how == "remote" and removed is not None:
+        # Fail closed (issue 26, TeleChat2-7B at cd0b54c): a removed name whose class only the
+        # checkpoint's auto_map gives is served only if that remote class passes
+        # is_backend_compatible() or _can_set_attn_implementation() (0.32.0 registry.py
+        # :1254-1285); else inspect_model_cls ends in _raise_for_unsupported (:1374, :1187).
+        # The remote modeling file decides, and kvplan does not read it.
+        raise UnmodelledError(
+            f"{spec.path}: architectures: {gone}; vLLM {at} would build {name} only through "
+            "its Transformers backend from the checkpoint's remote code (auto_map, "
+            "--trust-remote-code), and only if that code uses transformers' attention interface "
+            "(registry.py _try_resolve_transformers: is_backend_compatible / "
+            "_can_set_attn_implementation), which kvplan cannot read: refused rather than "
+            f"guessed{advice}")
     unlike = _plain_attention(spec)
     if unlike is not None and later is not None:
         raise UnmodelledError(f"{arrives}its Transformers backend's caches are not sized by "
@@ -390,8 +410,9 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
            "attention interface")
     if gone:
         # A removed name reaches _raise_for_unsupported only after both Transformers
-        # fallbacks fail (0.32.0 registry.py inspect_model_cls :1346-1374): served or refused
-        # by the remote class's code, which kvplan does not read.
+        # fallbacks fail (0.32.0 registry.py inspect_model_cls :1346-1374). Only transformers'
+        # own class reaches here (a remote one is refused above), and vllm_registry.json records
+        # that it passes the check under the transformers release read.
         why += (f"; {gone}, raised when that class fails the check (transformers' "
                 f"is_backend_compatible / _can_set_attn_implementation){advice}")
     return replace(spec, assumptions=spec.assumptions + (

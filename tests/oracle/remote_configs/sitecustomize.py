@@ -215,6 +215,44 @@ def _register() -> None:
 
     AutoConfig.register("vlm", HCXVisionConfig)
 
+    # InternVL2 (InternVLChatModel): the remote configuration_internvl_chat.py's
+    # InternVLChatConfig (model_type internvl_chat) builds llm_config by its architectures[0]
+    # (LlamaConfig, the checkpoint's InternLM2Config -- the internlm2 stand-in above --,
+    # Phi3Config or Qwen2Config; another raises) and vision_config as InternVisionConfig, whose
+    # fields vLLM 0.32's intern_vit.py reads as attributes; the rest are kept as attributes,
+    # tie_word_embeddings forced False as the remote class does. It sizes nothing.
+    from transformers import LlamaConfig, Phi3Config, Qwen2Config
+
+    class InternVisionConfig(PretrainedConfig):
+        model_type = "intern_vit_6b"
+
+    class InternVLChatConfig(PretrainedConfig):
+        model_type = "internvl_chat"
+
+        def __init__(self, vision_config=None, llm_config=None, **kwargs):
+            builders = {"LlamaForCausalLM": LlamaConfig, "Phi3ForCausalLM": Phi3Config,
+                        "Qwen2ForCausalLM": Qwen2Config,
+                        "InternLM2ForCausalLM": CONFIG_MAPPING["internlm2"]}
+            if isinstance(llm_config, dict):
+                scaling = llm_config.get("rope_scaling")
+                if isinstance(scaling, dict) and "original_max_position_embeddings" in llm_config:
+                    # transformers 5.19's longrope validation wants it in the rope parameters
+                    # (the checkpoint's own remote Phi3Config keeps it at the top).
+                    llm_config = dict(llm_config, rope_scaling=dict(
+                        scaling, original_max_position_embeddings=llm_config[
+                            "original_max_position_embeddings"]))
+                llm_config = builders[llm_config["architectures"][0]](**llm_config)
+            if isinstance(vision_config, dict):
+                vision_config = InternVisionConfig(**vision_config)
+            self.llm_config, self.vision_config = llm_config, vision_config
+            kwargs["tie_word_embeddings"] = False
+            super().__init__(**kwargs)
+            if llm_config is not None:
+                self.hidden_size = llm_config.hidden_size
+                llm_config.tie_word_embeddings = False
+
+    AutoConfig.register("internvl_chat", InternVLChatConfig)
+
 
 try:
     _register()
