@@ -474,6 +474,10 @@ def read_config(path: Path) -> tuple[dict, str]:
         if quant is not None:
             _refuse_two_quantizations(data, shown, *quant)
             data["quantization_config"], data[QUANT_FILE_KEY] = quant
+    if data.get("quantization_config") is None and isinstance(data.get("compression_config"), dict):
+        # compressed-tensors' older key, which vLLM 0.32 reads where quantization_config is absent
+        # (transformers_utils/model_arch_config_convertor.py:264-267, weight_utils.py:240-242).
+        data["quantization_config"] = data.pop("compression_config")
     return data, shown
 
 

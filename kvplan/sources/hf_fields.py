@@ -84,6 +84,16 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
     """Refuse a field that may shape the cache (by its name) which the family's reader does not
     cover, or a covered field holding a value it does not cover, and the row's `required` and
     `head_dim_is_hidden` layouts; one line naming the file and the field."""
+    for key in ("rope_scaling", "rope_parameters"):
+        # Every transformers 5.19 config class validates these as a mapping or null (a float
+        # rope_scaling raises StrictDataclass*ValidationError, checked on Llama, Qwen2/3-MoE,
+        # Mixtral, GPT-2, BLOOM, OPT), so vLLM 0.32 loads no such file (blind batch 15:
+        # mllm's Qwen3-30B-A3B edit, rope_scaling 1.0, stopped its CPU build).
+        value = data.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            raise SpecError(path, key, f"{value!r}: transformers 5.19's config classes take a "
+                                       "mapping or null, so vLLM 0.32 does not load this file")
+    _check_mrope_section(data, path)
     family = FAMILY_FIELDS.get(model_type)
     if family is None:
         return
@@ -113,6 +123,32 @@ def check_family_fields(data: Mapping[str, Any], path: str, model_type: str) -> 
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
             raise SpecError(path, name, f"{shown} on {model_type}: expected {rule.expected} "
                                         f"({rule.why}); refused rather than guessed")
+
+
+def _check_mrope_section(data: Mapping[str, Any], path: str) -> None:
+    """vLLM 0.32 builds M-RoPE only when mrope_section sums to half the rotary width
+    (layers/rotary_embedding/mrope.py:364 asserts it; rotary_embedding/__init__.py get_rope:
+    rope_dim, else head size x partial_rotary_factor): any other file stops vLLM on every
+    platform (blind batch 15: KsanaLLM's tiny Qwen2-VL, [16, 24, 24] on 64-wide heads)."""
+    key = "rope_parameters" if isinstance(data.get("rope_parameters"), Mapping) else "rope_scaling"
+    rope, ints = data.get(key), lambda v: isinstance(v, int) and not isinstance(v, bool)
+    section = rope.get("mrope_section") if isinstance(rope, Mapping) else None
+    hidden, heads = data.get("hidden_size"), data.get("num_attention_heads")
+    head = data.get("head_dim") if ints(data.get("head_dim")) else (
+        hidden // heads if ints(hidden) and ints(heads) and heads > 0 else None)
+    factor = rope.get("partial_rotary_factor", data.get("partial_rotary_factor")) \
+        if isinstance(rope, Mapping) else None
+    if not (isinstance(section, list) and section and all(ints(v) for v in section)
+            and head is not None and isinstance(factor, (int, float, type(None)))):
+        return
+    # No factor stated: a class default may halve the width (Glm4vTextConfig's 0.5), so only a
+    # section wider than the whole head is known to fail.
+    width = rope["rope_dim"] if ints(rope.get("rope_dim")) else int(head * (factor or 1.0))
+    if sum(section) > width // 2 or (factor is not None or ints(rope.get("rope_dim"))) and (
+            sum(section) != width // 2):
+        raise SpecError(path, f"{key}.mrope_section", f"sums to {sum(section)}, not half the "
+                                                      f"rotary width {width}: vLLM 0.32 does not "
+                                                      "build it (rotary_embedding/mrope.py)")
 
 
 def _check_head_dim(family: FamilyFields, data: Mapping[str, Any], path: str) -> None:

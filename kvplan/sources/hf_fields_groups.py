@@ -63,7 +63,12 @@ _COUNTS = _why("read: layers and heads", "num_hidden_layers", "num_attention_hea
 _OUTPUTS = _why("transformers' forward-pass output flags", "output_attentions",
                 "output_hidden_states") | _why(
     "transformers' feed-forward chunking (compute only)", "chunk_size_feed_forward") | {
-    "attention_bias": Covered("biases (weights only)")}
+    "attention_bias": Covered("biases (weights only)")} | _why(
+    # UbiquitousLearning/mllm's on-device export keys (its QNN KV length and linear kernels;
+    # blind batch 15): no code under vLLM 0.32's vllm/ reads any of them, nor does a
+    # transformers 5.19 config class, so vLLM sizes the cache from the standard fields.
+    "mllm's export keys, read by no vLLM 0.32 code", "max_cache_length", "linear_impl_type",
+    "linear_block_size")
 # MTP layers: kvplan.sources.hf_families.mtp_layers reads them for every family, and sizes them
 # only with --speculative-method mtp (vLLM builds them only for MTP speculative decoding).
 _MTP_LAYERS = {"num_nextn_predict_layers": Covered("read: MTP layers, for every family "

@@ -26,6 +26,10 @@ def main() -> None:
         cfg = json.loads((BLIND / "real" / f"{row['id']}.json").read_text())
         qc = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get(
             "quantization_config")
+        # compressed-tensors' older key: vLLM 0.32 reads it where quantization_config is absent
+        # (transformers_utils/model_arch_config_convertor.py:264-267,
+        # model_loader/weight_utils.py:240-242), so its kv_cache_scheme sets auto's dtype too.
+        qc = qc or cfg.get("compression_config")
         if not isinstance(qc, dict):
             out[row["id"]] = None
             continue

@@ -5,7 +5,8 @@ blind check).
 
 What changes: fewer layers with the same layer pattern (per-layer lists and pattern strings cut
 to whole periods), a 4,096-token vocabulary, small MLPs and expert counts, and no weight
-quantization (the CPU build runs none of these checkpoints' schemes); a `kv_cache_scheme` /
+quantization (the CPU build runs none of these checkpoints' schemes; quantization_config or
+compressed-tensors' older compression_config); a `kv_cache_scheme` /
 `kv_cache_quant_algo` that sets the KV dtype is not kept, so such a case is compared at the
 model dtype and recorded as such. Every field the KV cache depends on (heads, head sizes,
 windows, patterns, chunking, latent ranks, state sizes, sharing) is kept."""
@@ -61,7 +62,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Blind batch 14: 2-block Qwen2-VL / Qwen2.5-VL towers (no cache; only the start is slower).
     **{cid: {"vision_config": {"depth": 2}}
        for cid in ("qwen2-vl-2b-instruct-awq-sophgo", "qwen2-vl-7b-instruct-sophgo",
-                   "qwen2.5-vl-3b-instruct-sophgo", "glm-4.1v-9b-thinking-sophgo")},
+                   "qwen2.5-vl-3b-instruct-sophgo", "glm-4.1v-9b-thinking-sophgo",
+                   # Blind batch 15: KsanaLLM's tiny Qwen2-VL test config keeps a 32-block tower.
+                   "qwen2-vl-tiny-ksanallm")},
     # Its thinker's 18-layer audio encoder cut to 2 (no cache), as the Qwen3-ASR oracle case.
     "qwen3-asr-1.7b-sophgo": {"thinker_config": {"audio_config": {"encoder_layers": 2,
                                                                   "num_hidden_layers": 2}}},
@@ -206,6 +209,7 @@ def deep_update(target: dict[str, Any], value: dict[str, Any]) -> None:
 def shrink(cid: str, cfg: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(cfg)
     out.pop("quantization_config", None)
+    out.pop("compression_config", None)  # compressed-tensors' older key (blind batch 15)
     scopes = [out] + [out[k] for k in NESTED if isinstance(out.get(k), dict)] + [
         out[a][b] for a, b in NESTED2
         if isinstance(out.get(a), dict) and isinstance(out[a].get(b), dict)]
