@@ -97,15 +97,10 @@ _GEMMA3_CONFIGS = ("gemma3", "gemma3_text", "shieldgemma2")
 
 _TOP_ORDER = (
     "name", "source", "model_type", "architectures", "text_architectures", "remote_code",
-    "remote_config",
-    "config_model_type", "torch_dtype", "num_hidden_layers", "hidden_size", "vocab_size",
-    "tie_word_embeddings", "position_embedding",
-    "max_position_embeddings", "max_model_len", "max_model_len_source", "position_fields",
-    "norm_type",
+    "remote_config", "config_model_type", "torch_dtype", "num_hidden_layers", "hidden_size",
+    "vocab_size", "tie_word_embeddings", "position_embedding", "max_position_embeddings",
+    "max_model_len", "max_model_len_source", "position_fields", "norm_type",
 )
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def _text_config(config: Mapping[str, Any], model_type: str, cfg_warn: list[str]) -> dict:
@@ -475,8 +470,7 @@ def read_config(path: Path) -> tuple[dict, str]:
             _refuse_two_quantizations(data, shown, *quant)
             data["quantization_config"], data[QUANT_FILE_KEY] = quant
     if data.get("quantization_config") is None and isinstance(data.get("compression_config"), dict):
-        # compressed-tensors' older key, which vLLM 0.32 reads where quantization_config is absent
-        # (transformers_utils/model_arch_config_convertor.py:264-267, weight_utils.py:240-242).
+        # compressed-tensors' older key, read by vLLM 0.32 (model_arch_config_convertor.py:264)
         data["quantization_config"] = data.pop("compression_config")
     return data, shown
 
