@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
-    from kvplan.weights.base import StageOuter
+    from kvplan.weights.base import DpAttentionWeights, StageOuter
 
 
 class Engine(str, Enum):
@@ -74,8 +74,7 @@ DEFAULT_ENGINE = Engine.vllm
 
 class Scheduler(str, Enum):
     """The scheduler `kvplan simulate` runs for an engine (kvplan.analysis.simulate.run maps each
-    to its simulator set-up); the engine answers its own batch questions
-    (EngineRules.prefill_step_defaults)."""
+    to its simulator set-up); the engine answers its batch questions (prefill_step_defaults)."""
 
     # vLLM V1 (vllm/v1/core/sched/scheduler.py): prefill chunks and decodes in one token budget.
     mixed_token_budget = "mixed-token-budget"
@@ -352,8 +351,7 @@ class EngineRules(Protocol):
         (vLLM: refused, or with an assumption, where its registry lists none of them)."""
 
     def state_dtypes(self, spec: ModelSpec, inputs: PlanInputs) -> tuple[str | None, str]:
-        """(conv, SSM) dtypes of the recurrent state as the engine keeps it (conv None: the
-        model's compute dtype)."""
+        """(conv, SSM) recurrent-state dtypes the engine keeps (conv None: the compute dtype)."""
 
     def refuse_unmodelled(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, caches the engine's pools are not modelled for."""
@@ -390,6 +388,9 @@ class EngineRules(Protocol):
 
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
         """Outer weights (embeddings, head) it builds on stages not the first / last too."""
+
+    def dp_attention_weights(self) -> DpAttentionWeights:
+        """Which weights it keeps split over the TP group under data-parallel attention."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
@@ -431,8 +432,7 @@ class EngineRules(Protocol):
 
     def kv_connector(self, name: str | None) -> KvConnector:
         """The connector `kvplan plan --disagg` sizes the handover with (None: the engine's
-        default), or an InputError where kvplan does not model the engine's (kvplan.engines.
-        handover)."""
+        default), or an InputError where kvplan does not model it (kvplan.engines.handover)."""
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
         """The value of the engine's running-request flag that serves `concurrency` requests
