@@ -9,19 +9,21 @@ from typing import TYPE_CHECKING
 from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvplan.weights.base import WeightBreakdown
+    from kvplan.weights.base import DpAttentionWeights, WeightBreakdown
 
 
 def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       quantization: str | None = None, layers: range | None = None,
                       first: bool = True, last: bool = True, dp_attention: bool = False,
                       ep: int = 1, mtp: bool = False, vision: bool = True,
-                      lm_head: bool | None = None) -> WeightBreakdown:
+                      lm_head: bool | None = None,
+                      dp_split: DpAttentionWeights | None = None) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
-    rank holds all attention, dense-MLP, embedding and lm_head weights; only routed experts are
-    split over the ranks (SGLang --enable-dp-attention, vLLM DP + EP).
+    rank holds all attention and embedding weights, and the dense-MLP and lm_head weights
+    whole or split over the TP group as ``dp_split`` (the engine's `dp_attention_weights`;
+    None: whole, vLLM's DP + EP); routed experts are split over the ranks.
 
     A spec loaded with its checkpoint (a folder or Hub repo with safetensors) is measured from
     the tensor headers (`checkpoint_breakdown`, source "checkpoint"): experts held whole over
@@ -63,7 +65,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
 
         check_parameter_count(spec.checkpoint, spec)
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
-                                    dp_attention=dp_attention, mtp=mtp, **kw)
+                                    dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
+                                    **kw)
     split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **kw)
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
@@ -88,6 +91,11 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     # The MTP block keeps `split`'s count: its experts split over the ranks (its attention,
     # whole on each rank with DP attention, is counted split: at most its share of one layer).
     whole = weight_breakdown(spec, quant, tp=1, **kw)
-    return replace(whole, experts=split.experts, mtp=split.mtp,
-                   quantization_scales=whole.quantization_scales - whole.expert_scales
-                   + split.expert_scales, expert_scales=split.expert_scales)
+    kept = {"experts": split.experts, "mtp": split.mtp, "expert_scales": split.expert_scales}
+    if dp_split is not None and dp_split.mlp_split:
+        kept.update(dense_mlp=split.dense_mlp, dense_mlp_scales=split.dense_mlp_scales)
+    if dp_split is not None and dp_split.lm_head_split:
+        kept.update(lm_head=split.lm_head, lm_head_scales=split.lm_head_scales)
+    scales = whole.quantization_scales + sum(
+        kept[k] - getattr(whole, k) for k in kept if k.endswith("_scales"))
+    return replace(whole, quantization_scales=scales, **kept)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
     from kvplan.model.spec import ModelSpec
-    from kvplan.weights.base import StageOuter
+    from kvplan.weights.base import DpAttentionWeights, StageOuter
 
 
 class Engine(str, Enum):
@@ -383,14 +383,16 @@ class EngineRules(Protocol):
         `kv_dtypes`): `kvplan plan` searches only these, so its launch line runs what it planned."""
 
     def default_speculative_tokens(self) -> int:
-        """Draft tokens per step when a speculative method is given without a count (or
-        refuse, in one line, to guess them)."""
+        """Draft tokens per step for a speculative method given without a count (or refused)."""
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         """Whether the target model's weights include the MTP layers with MTP speculation."""
 
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
         """Outer weights (embeddings, head) it builds on stages not the first / last too."""
+
+    def dp_attention_weights(self) -> DpAttentionWeights:
+        """Which weights it keeps split over the TP group under data-parallel attention."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
@@ -424,8 +426,7 @@ class EngineRules(Protocol):
 
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
-        """The commands that start the plan, head node first, with the flags this version of
-        the engine's CLI takes (kvplan.engines.launch)."""
+        """The plan's commands, head node first, in this version's flags (engines.launch)."""
 
     def layout_text(self, layout: LaunchLayout) -> str:
         """The layout as the launch command runs it ("tp 8, dp-attention 8, ep 8")."""
@@ -435,8 +436,7 @@ class EngineRules(Protocol):
         default), or an InputError where kvplan does not model it (kvplan.engines.handover)."""
 
     def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
-        """The value of the engine's running-request flag that serves `concurrency` requests
-        over the layout (the flag is per scheduler or for the whole server, by engine)."""
+        """The running-request flag serving `concurrency` over the layout (per scheduler/server)."""
 
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:

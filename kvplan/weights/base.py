@@ -71,6 +71,10 @@ class WeightBreakdown:
     method: str  # "none" or the QuantConfig's description
     notes: tuple[str, ...] = field(default=())
     expert_scales: int = 0  # the part of quantization_scales that belongs to routed experts
+    # The parts of quantization_scales that belong to the dense MLPs (with shared experts) and
+    # to the lm_head (`DpAttentionWeights` keeps them split where the engine does).
+    dense_mlp_scales: int = 0
+    lm_head_scales: int = 0
     vision: int = 0  # a multimodal vision tower and projector (checkpoint, or spec.vision)
     mtp: int = 0  # multi-token-prediction layers, loaded with --speculative-method mtp
     source: str = "architecture"  # or "checkpoint" (sizes from the safetensors headers)
@@ -136,6 +140,20 @@ def rope_cache_bytes(spec: ModelSpec, compute_bits: int) -> int:
     dtype=torch.float32)`; gpt-oss-20b 131,072 x 64 x 4 B = 32 MiB, where bf16 gave 16 MiB)."""
     bits = 32 if spec.rope_table_float32 else compute_bits
     return cdiv(rope_cache_elements(spec) * bits, 8)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DpAttentionWeights:
+    """Where an engine's weights sit under data-parallel attention, one attention-DP rank per GPU
+    (attention TP 1): the attention projections and the token embeddings are whole on every
+    rank, the routed experts split over the ranks (TP or EP) as without it. ``mlp_split``: the
+    dense MLP layers and the shared experts stay split over the whole TP group, else they are
+    whole too; ``lm_head_split``: likewise the lm_head. vLLM's DP + EP runs each DP rank as a
+    replica of all but the routed experts (both False); SGLang builds only attention and
+    embeddings on the attention-TP group (kvplan.engines.sglang.engine `dp_attention_weights`)."""
+
+    mlp_split: bool = False
+    lm_head_split: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

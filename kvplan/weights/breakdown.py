@@ -477,6 +477,8 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
         method=quant.description if quant is not None else "none",
         notes=quant.notes if quant is not None else (),
         expert_scales=t.group_scales.get("experts", 0),
+        dense_mlp_scales=t.group_scales.get("dense_mlp", 0),
+        lm_head_scales=t.group_scales.get("lm_head", 0),
         rope_cache=rope_cache_bytes(spec, bits)
         if stage_has_attention(spec, layers) else 0,
     )

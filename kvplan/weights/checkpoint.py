@@ -7,7 +7,7 @@ beyond the stored tensors.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kvplan._util.dtypes import get_dtype
@@ -21,6 +21,7 @@ from kvplan.model.spec import ModelSpec
 from kvplan.sources.checkpoint import DTYPE_BITS, categorise
 from kvplan.weights.base import (
     VOCAB_PADDING,
+    DpAttentionWeights,
     WeightBreakdown,
     experts_module,
     rope_cache_bytes,
@@ -183,8 +184,8 @@ def check_parameter_count(ckpt: CheckpointWeights, spec: ModelSpec) -> None:
 def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig | None,
                          *, dtype: str, tp: int = 1, ep: int = 1, dp_attention: bool = False,
                          layers: range | None = None, first: bool = True, last: bool = True,
-                         vision: bool = True, mtp: bool = False,
-                         lm_head: bool | None = None) -> WeightBreakdown:
+                         vision: bool = True, mtp: bool = False, lm_head: bool | None = None,
+                         dp_split: DpAttentionWeights | None = None) -> WeightBreakdown:
     """The checkpoint's tensors one GPU holds, as vLLM loads them, by group.
 
     Each tensor is split over ``tp`` by its module name and shape (vLLM's parallel layers):
@@ -192,7 +193,9 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
     dim 1), o/down along their inputs (dim 1), embeddings and lm_head along the vocabulary padded
     to 64, KV heads replicated when fewer than ranks; norms, routers and MLA's q_a/kv_a are whole
     on every rank. Routed experts are split over ``tp`` too, or with ``ep`` > 1 held whole,
-    ceil(E/ep) per rank. ``dp_attention``: everything but the routed experts is whole.
+    ceil(E/ep) per rank. ``dp_attention``: everything but the routed experts is whole, except
+    the dense MLPs (with the shared experts) and the lm_head where ``dp_split`` keeps them split
+    over ``tp`` (the engine's `dp_attention_weights`; None: whole).
     ``layers``/``first``/``last``/``lm_head``: one pipeline stage, as `weight_breakdown`.
 
     Floating tensors are held in the compute ``dtype`` (vLLM casts a float32 checkpoint to the
@@ -207,11 +210,17 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
     num_layers = spec.num_hidden_layers
     where = _Placement(spec=spec, tp=1 if dp_attention else tp,
                        expert_tp=1 if ep > 1 else tp, ep=ep)
+    split = replace(where, tp=tp)
+    dp_split = dp_split or DpAttentionWeights()
+    # The groups the engine keeps split over the TP group under DP attention.
+    placed = {"dense_mlp": split if dp_split.mlp_split else where,
+              "lm_head": split if dp_split.lm_head_split else where}
     moe = spec.moe
     experts_per_rank = cdiv(moe.n_routed_experts, ep) if moe is not None else 0
     groups = dict.fromkeys(("embeddings", "attention", "dense_mlp", "experts", "lm_head",
                             "norms", "vision", "mtp"), 0)
     scales = expert_scales = 0
+    group_scales = dict.fromkeys(placed, 0)
     has_lm_head = False
     head = last if lm_head is None else lm_head
     converted = False
@@ -247,11 +256,13 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
                 and not t.name.endswith("e_score_correction_bias")):
             converted = converted or bits != compute.element_bits
             bits = compute.element_bits
-        nbytes = _tensor_rank_bytes(t, bits, where, expert)
+        nbytes = _tensor_rank_bytes(t, bits, placed.get(owner, where), expert)
         if t.category == "quantization_scales":
             scales += nbytes
             if expert:
                 expert_scales += nbytes
+            elif owner in placed:
+                group_scales[owner] += nbytes
             continue
         groups["norms" if owner == "other" else owner] += nbytes
     notes: list[str] = []
@@ -261,8 +272,8 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         notes.append("vision tower counted: vLLM loads it unless --limit-mm-per-prompt is 0")
     if head and not has_lm_head and spec.tie_word_embeddings and not first:
         # A tied lm_head on a last stage that is not the first holds its own embedding copy.
-        groups["lm_head"] += cdiv(where.vocab_rows() * spec.hidden_size * compute.element_bits,
-                                  8)
+        groups["lm_head"] += cdiv(placed["lm_head"].vocab_rows() * spec.hidden_size
+                                  * compute.element_bits, 8)
     added = _engine_added(ckpt, spec, quant, compute.element_bits, where, layers, notes)
     for group, extra in added.items():
         groups[group] += extra
@@ -273,7 +284,9 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
         mtp=groups["mtp"], dtype=compute.name,
         method=quant.description if quant is not None else "none",
         notes=(quant.notes if quant is not None else ()) + tuple(notes),
-        expert_scales=expert_scales, source="checkpoint", engine_added=sum(added.values()),
+        expert_scales=expert_scales, dense_mlp_scales=group_scales["dense_mlp"],
+        lm_head_scales=group_scales["lm_head"], source="checkpoint",
+        engine_added=sum(added.values()),
         # Not a checkpoint tensor: vLLM computes the rotary table at start-up (as on the
         # architecture path, `rope_cache_elements`).
         rope_cache=rope_cache_bytes(spec, compute.element_bits)

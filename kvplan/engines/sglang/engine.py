@@ -49,7 +49,7 @@ from kvplan.engines.sglang.pools import (
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
-from kvplan.weights.base import StageOuter
+from kvplan.weights.base import DpAttentionWeights, StageOuter
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -209,6 +209,23 @@ class SglangEngine:
         """The first / last split: which of SGLang's model classes build more on every stage
         is not read (vLLM's Gemma-4 does: kvplan.engines.vllm.stage_weights)."""
         return StageOuter()
+
+    def dp_attention_weights(self) -> DpAttentionWeights:
+        """Under --enable-dp-attention only the attention and the token embeddings are built
+        on the attention-TP group (size tp / dp: 1 with dp = tp, so whole on every GPU); the
+        dense MLP layers, the shared experts and the lm_head keep the whole TP group (SGLang
+        0.5.4 models/deepseek_v2.py: DeepseekV2MLP:391-424 takes tp_rank / tp_size None, the
+        TP group, for the dense layers :2454-2467 unless --moe-dense-tp-size 1, and for the
+        shared experts :601-615 unless --moe-a2a-backend deepep / mooncake or flashinfer-cutlass
+        fp4 all-gather; the embeddings :2647-2651 `enable_tp=not is_dp_attention_enabled()`;
+        ParallelLMHead :2862-2868 `use_attn_tp_group=enable_dp_lm_head`, False by default,
+        server_args.py:445; the attention :1056-1145 on get_attention_tp_size(). 0.5.9 the
+        same: :466-483, :2302-2313, :2531-2535 (use_attn_tp_group=is_dp_attention_enabled()),
+        :2818-2824; 0.4.6 :1377 and :1446-1451, no --enable-dp-lm-head yet). The other DP
+        attention families build the same way (qwen2_moe.py:175-183 and :527, qwen3_moe.py:680,
+        glm4_moe.py:694 / :738, gpt_oss.py:499 / :594, 0.5.4). kvplan models the defaults:
+        --moe-a2a-backend none, no --moe-dense-tp-size, no --enable-dp-lm-head."""
+        return DpAttentionWeights(mlp_split=True, lm_head_split=True)
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         """The target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads

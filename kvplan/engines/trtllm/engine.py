@@ -46,7 +46,7 @@ from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.engine import resolved_ssm_dtype
 from kvplan.kv.kinds import FullAttentionCache, RequestShape
 from kvplan.model.attention import AttentionKind
-from kvplan.weights.base import StageOuter
+from kvplan.weights.base import DpAttentionWeights, StageOuter
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -207,6 +207,11 @@ class TrtllmEngine:
         """The first / last split: which of TensorRT-LLM's model classes build more on every stage
         is not read (vLLM's Gemma-4 does: kvplan.engines.vllm.stage_weights)."""
         return StageOuter()
+
+    def dp_attention_weights(self) -> DpAttentionWeights:
+        """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held
+        whole, as kvplan counted them before reading SGLang's."""
+        return DpAttentionWeights()
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         return True

@@ -62,6 +62,7 @@ from kvplan.engines.vllm.stage_weights import check_vllm_pipeline, vllm_stage_ou
 from kvplan.engines.vllm.towers import without_skipped_towers
 from kvplan.model.attention import CompressedSparseAttention, LatentAttention
 from kvplan.model.recurrent import GatedDeltaNet
+from kvplan.weights.base import DpAttentionWeights
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
@@ -261,6 +262,10 @@ class VllmEngine:
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
         """The embeddings and head a class builds on every stage (stage_weights._STAGE_OUTER)."""
         return vllm_stage_outer(spec)
+
+    def dp_attention_weights(self) -> DpAttentionWeights:
+        """DP + EP: each DP rank a replica of all but the routed experts (its own TP group)."""
+        return DpAttentionWeights()
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
         return vllm_stage_config(spec, inputs)
