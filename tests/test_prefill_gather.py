@@ -59,11 +59,12 @@ def test_the_rule_is_sglangs_prefill_only() -> None:
     assert "dp_gather_all_reduce" not in vllm.by_op
     assert vllm.by_op["ep_all_to_all"] == pytest.approx(
         58 * (2 * 8e-6 + 4096 * 8 * 7168 * 3 * 3 / 4 / 720e9))
-    # SGLang's decode steps (CUDA graphs, MAX_LEN) are not changed: the all-to-all stays.
+    # SGLang's decode steps (CUDA graphs, MAX_LEN) gather otherwise: all-gather and
+    # reduce-scatter, no all-reduce (tests/test_decode_gather.py).
     spec = load_spec("deepseek-v3")
     decode = step_time(spec, B200, tokens=64, context=2048, requests=64, layout=DEP4,
                        eff=engine_efficiency("sglang"))
-    assert "ep_all_to_all" in decode.by_op and "dp_gather_all_reduce" not in decode.by_op
+    assert "ep_all_to_all" not in decode.by_op and "dp_gather_all_reduce" not in decode.by_op
 
 
 def test_sglang_tp_attention_ep_prefill_has_no_all_to_all() -> None:

@@ -232,8 +232,8 @@ class CostTraits:
     # EP's all-to-all only under DP attention (TP attention: the sums join the TP all-reduce).
     ep_all_to_all_needs_dp: bool = False
     prefill_mlp_all_reduce: bool = False  # prefill MLPs gather by all-reduce (SGLang), no a2a
-    # The varlen attention kernels the engine runs on full-attention layers, by GPU (the first
-    # whose compute_capability_majors hold the GPU's); (): priced as exact query-key pairs.
+    decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
+    # Varlen attention kernels on full-attention layers, by GPU (first matching major); (): pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
     moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
 

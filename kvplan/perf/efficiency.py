@@ -172,6 +172,9 @@ class Efficiency:
     # A prefill step's MLP layers gather by all-reduce, with no all-to-all
     # (kvplan.engines.base.CostTraits.prefill_mlp_all_reduce; kvplan.perf.roofline).
     prefill_mlp_all_reduce: bool = False
+    # A decode step's MLP layers gather by all-gather + reduce-scatter, with no all-to-all
+    # (kvplan.engines.base.CostTraits.decode_mlp_gather; kvplan.perf.roofline).
+    decode_mlp_gather: bool = False
     # The engine's varlen attention kernels by GPU (kvplan.engines.base.CostTraits.
     # attention_kernels, priced by kvplan.perf.attention_kernel); (): exact pairs.
     attention_kernels: tuple[VarlenAttentionKernel, ...] = ()

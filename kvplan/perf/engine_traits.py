@@ -51,6 +51,7 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
                   ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp,
                   prefill_mlp_all_reduce=traits.prefill_mlp_all_reduce,
+                  decode_mlp_gather=traits.decode_mlp_gather,
                   attention_kernels=traits.attention_kernels, moe_kernel=traits.moe_kernel)
     eager = traits.eager_prefill or enforce_eager
     return eff if eager else replace(eff, prefill_launch_s=0.0)

@@ -82,8 +82,14 @@ being TP unless --moe-dense-tp-size 1, `_compute_mlp_mode`) and the output's
 (models/deepseek_v2.py `DeepseekV2MoE.forward_normal` all-reduces `final_hidden_states` when
 tp_size > 1 and not reduce-scattering, which only MAX_LEN does; `dp_scatter` then copies the
 rank's rows back). With TP attention such an EP step has no all-to-all: the experts' partial sums
-join the TP all-reduce after the layer. Decode steps (CUDA graphs, MAX_LEN: all-gather and
-reduce-scatter) keep the all-to-all above: not read here.
+join the TP all-reduce after the layer. Its decode steps (`Efficiency.decode_mlp_gather`, read
+in 0.5.5.post2 and 0.5.8.post1) gather the same way but padded to the most tokens a rank holds
+(MAX_LEN: `get_default_mode_in_cuda_graph`, and `get_dp_padding_mode` when the ranks hold about
+as many): `_dp_gather_via_all_gather` (attention TP 1: one NCCL all_gather_into_tensor of the
+TP group) and, after the MLP, `dp_reduce_scatter_tensor` (one reduce_scatter_tensor) in place of
+the output's all-reduce (deepseek_v2.py skips it under `use_reduce_scatter`,
+communicator.py `should_use_reduce_scatter` / `_scatter_hidden_states`): each a ring half,
+latency + (n - 1) / n x the gathered bytes / bandwidth; no all-to-all, TP attention as above.
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
@@ -271,8 +277,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
     # queries are `tokens / requests` tokens per request (1: single-token calls).
     kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
-    # A prefill step whose MLP layers gather by all-reduce, no all-to-all (module docstring).
-    gather = phase == "prefill" and eff.prefill_mlp_all_reduce and layout.world > 1
+    # A step whose MLP layers gather every DP rank's tokens, no all-to-all (module docstring).
+    gather = layout.world > 1 and (eff.prefill_mlp_all_reduce if phase == "prefill"
+                                   else eff.decode_mlp_gather)
     query_len = max(1, tokens // max(1, requests))
     state = None
     rec_weights = rec_proj_flops = rec_state_flops = 0
@@ -393,11 +400,18 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
                     layout.tp, moe_tokens * h * act_bytes))
         if gather and layout.dp_attention and (lp.mlp or lp.routed_experts):
-            # SUM_LEN gather of every rank's tokens, then the output's all-reduce (docstring).
-            ar = link(layout, gpu, layout.world).all_reduce_s(layout.world,
-                                                              moe_tokens * h * act_bytes)
-            s.collective("dp_gather_all_reduce", ar)
-            s.collective("dp_gather_all_reduce", ar)
+            gather_link = link(layout, gpu, layout.world)
+            if phase == "prefill":
+                # SUM_LEN gather of every rank's tokens, then the output's all-reduce (docstring).
+                ar = gather_link.all_reduce_s(layout.world, moe_tokens * h * act_bytes)
+                s.collective("dp_gather_all_reduce", ar)
+                s.collective("dp_gather_all_reduce", ar)
+            else:
+                # MAX_LEN: all-gather in, reduce-scatter out, each half a ring (docstring).
+                half = gather_link.latency_s + (layout.world - 1) / layout.world * (
+                    moe_tokens * h * act_bytes) / gather_link.bytes_per_s
+                s.collective("dp_gather_all_gather", half)
+                s.collective("dp_gather_reduce_scatter", half)
         if (lp.mlp or lp.routed_experts) and not spec.has_attention(i):
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
         if spec.has_attention(i):

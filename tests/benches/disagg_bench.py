@@ -28,6 +28,7 @@ from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
 from tests.benches.disagg_rows import (
     ADMISSION_COMMIT,
+    DECODE_GATHER_COMMIT,
     FIRST_COHORT,
     PREFIX,
     RECIPES,
@@ -36,9 +37,11 @@ from tests.benches.disagg_rows import (
     predict,
     prefill_capacity,
     prospective_replays,
+    prospective_rows,
     replays,
     rows,
     without_admission,
+    without_decode_gather,
     without_flow,
     without_fp4,
     without_gather,
@@ -215,6 +218,7 @@ def _prospective_rows() -> list[str]:
            *_flow(done), "",
            *_admission(done), "",
            *_gather(done), "",
+           *_decode_gather(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
@@ -377,7 +381,75 @@ def _gather(done: list[Replay]) -> list[str]:
             "worker's --max-running-requests (generator/rule_plugin/sglang.rule `prefill "
             "max_batch_size`, config/backend_config_mapping.yaml); whether these runs took it "
             "is not stated, so kvplan keeps SGLang's default. The gap left (kvplan's prefill "
-            "serving more prompts a second than measured) is unexplained by the code read."]
+            "serving more prompts a second than measured) is unexplained by the code read. "
+            "Read further below (3f, the prefill rate)."]
+    return out
+
+
+def _decode_gather(done: list[Replay]) -> list[str]:
+    """Both cohorts with and without SGLang's decode gather (DECODE_GATHER_COMMIT), a rule
+    every one of them shaped, and what aiconfigurator's code says of the prefill's launch
+    (issue 29, disagg29)."""
+    rule = next(s for s in SHAPED_BY if s.commit == DECODE_GATHER_COMMIT)
+    old = [r for r in without_decode_gather(done) if r.replayed]
+    n = sum(r.id in rule.rows for r in done)
+
+    def med(rows: list[Replay]) -> str:
+        return f"{_median([r.ratios[1] for r in rows if r.ratios]):.2f}"
+
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    dp = sum(int(by_id[r.id]["prefill_attention_dp_size"] or 1) > 1 for r in done)
+    out = [f"### 3f. Shaped: SGLang's decode gather without DeepEP ({rule.commit}), both "
+           "cohorts", "",
+           f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
+           "(all were read before it); no blind test of it. It changes times, not what kvplan "
+           "sizes: no frozen row not yet replayed becomes replayable, so no new cohort was "
+           "evaluated. The rows name no --moe-a2a-backend and aiconfigurator's generator "
+           "writes none (generator/config/backend_templates/sglang/cli_args.0.5.8.j2 at "
+           "095f58a5 and at f90534bc, 2026-02-11): SGLang's default (none) is taken. SGLang's "
+           "decode CUDA graphs are captured at MAX_LEN; kvplan times the ranks even (the "
+           "busiest rank's batch on each).", "",
+           f"With it (above, both cohorts): both {share(done, lambda r: r.inside)}; TTFT "
+           f"{share(done, inside(0))}; TPOT {share(done, inside(1))}; median TPOT ratio "
+           f"{med(done)}.",
+           f"Without it (decode MLP layers as kvplan priced them before: an FP8 / bf16 "
+           f"all-to-all of each rank's tokens x top-8 under EP, TP attention too; one "
+           f"all-reduce on the MoE layers under DP attention without EP), computed beside it: "
+           f"both {share(old, lambda r: r.inside)}; TTFT {share(old, inside(0))}; TPOT "
+           f"{share(old, inside(1))}; median TPOT ratio {med(old)}.", ""]
+    pairs = {r.id: r.ratios for r in old if r.ratios is not None}
+    moved = [(r, pairs[r.id]) for r in done if r.ratios is not None and r.id in pairs
+             and (abs(r.ratios[1] / pairs[r.id][1] - 1) > 0.05
+                  or abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05)]
+    out += [f"TPOT or TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
+    out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
+            f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
+    out += ["", "The prefill rate (issue 29, disagg29): whether the measured prefill workers "
+            "ran one request at a time, read in ai-dynamo/aiconfigurator (095f58a5, and its "
+            "history to the rows' measurement dates) and SGLang 0.5.5.post2 / 0.5.8.post1; no "
+            "rule written:", "",
+            "- The generator turns a prefill worker's batch size into --max-running-requests "
+            "(generator/module_bridge.py `task_config_to_generator_config`: max_batch_size = "
+            "the result's (p)bs; config/backend_config_mapping.yaml max_batch_size -> "
+            "max-running-requests; backend_templates/sglang/cli_args.0.5.8.j2) and its SGLang "
+            "rules set `prefill max_batch_size = (max_batch_size if max_batch_size else 1)` and "
+            "--max-prefill-tokens ISL + 1,500 (generator/rule_plugin/benchmark/sglang.rule "
+            "from its benchmark mode, 71bb3d00, 2026-01-30; rule_plugin/sglang.rule too at "
+            "f90534bc, 2026-02-11, the day cfg527 was measured, and at 095f58a5).",
+            "- SGLang divides --max-running-requests by --dp-size under DP attention and "
+            "asserts the quotient above 0 (0.5.5.post2 managers/tp_worker.py:281-290; "
+            "0.5.8.post1 model_executor/model_runner.py:558-566, managers/tp_worker.py:281): "
+            "a DP-attention prefill worker given --max-running-requests 1 does not start "
+            "('max_running_request is zero'). "
+            f"{dp} of these {len(done)} rows have a DP-attention prefill worker, so they were "
+            "not launched with the generator's flag as written; the rows' source records no "
+            "launch command (silicon_data_source: a DB dump, config id, workflow run id), and "
+            "aiconfigurator's config adapter writes prefill_batch_size 1 where a recipe "
+            "declares no batch size, as an assumption (sdk/config_adapter/dynamo.py:648-652 at "
+            "095f58a5: 'prefill batch size defaults to 1').",
+            "- So the code read does not show the measured prefill workers ran one request at "
+            "a time (nor at the generator's --max-prefill-tokens): kvplan keeps SGLang's "
+            "defaults, and the prefill rate gap above stays unexplained."]
     return out
 
 

@@ -69,6 +69,7 @@ BAND = (0.75, 1.33)
 # The commit of SGLang's decode-side admission rule (kvplan.engines.sglang.decode_admission,
 # the simulation's hold before the prefill), which every replayed prospective row shaped.
 ADMISSION_COMMIT = "abc0049"
+DECODE_GATHER_COMMIT = "ca77c7a"  # SGLang's decode gather without DeepEP (kvplan.perf.roofline)
 PREFIX = "aiconfigurator "
 
 # (model_path, precision) -> (config kvplan sizes, KV dtype, what it is).
@@ -282,25 +283,29 @@ class _Setup:
 
 
 @contextmanager
-def _no_prefill_gather() -> Iterator[None]:
-    """SGLang's prefill MLP layers priced as before 6084616 (their all-to-all, or one gather
-    all-reduce under DP attention, not SUM_LEN's two all-reduces: kvplan.perf.roofline), for
-    the bench's counterfactual only: every Efficiency the cost model takes is the engine's
-    less `prefill_mlp_all_reduce`."""
+def _no_gather(prefill: bool, decode: bool) -> Iterator[None]:
+    """SGLang's prefill (`prefill` False) or decode (`decode` False) MLP layers priced as before
+    6084616 / DECODE_GATHER_COMMIT (their all-to-all, or one gather all-reduce under DP
+    attention: kvplan.perf.roofline), for the bench's counterfactuals only: every Efficiency
+    the cost model takes is the engine's less `prefill_mlp_all_reduce` / `decode_mlp_gather`."""
     from kvplan.perf import engine_traits
 
     real = engine_traits.engine_efficiency
 
     def without(*args: Any, **kwargs: Any) -> Any:
-        return replace(real(*args, **kwargs), prefill_mlp_all_reduce=False)
+        eff = real(*args, **kwargs)
+        return replace(eff, prefill_mlp_all_reduce=eff.prefill_mlp_all_reduce and prefill,
+                       decode_mlp_gather=eff.decode_mlp_gather and decode)
 
     with patch.object(engine_traits, "engine_efficiency", without):
         yield
 
 
 @cache
-def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True) -> _Setup:
-    """`gather` False: a setup whose times are only ever taken under `_no_prefill_gather`."""
+def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
+           decode_gather: bool = True) -> _Setup:
+    """`gather` / `decode_gather` False: a setup whose times are only ever taken under
+    `_no_gather`."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']}"
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
@@ -322,7 +327,7 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
 
 
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
-            admission: bool = True, gather: bool = True
+            admission: bool = True, gather: bool = True, decode_gather: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -332,14 +337,16 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     ADMISSION_COMMIT): the decode rank's running requests bounded by requests of I + O tokens
     its KV holds, as kvplan.analysis.disagg.prefill_batching bounds them for a connector
     without one; the bench's counterfactual only. `gather` False: SGLang's prefill MLP
-    layers priced as before 6084616 (`_no_prefill_gather`); the bench's counterfactual only."""
-    with nullcontext() if gather else _no_prefill_gather():
-        return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather)
+    layers priced as before 6084616 (`_no_gather`); `decode_gather` False: its decode MLP
+    layers priced as before DECODE_GATHER_COMMIT; the bench's counterfactuals only."""
+    with nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather):
+        return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
+                        decode_gather=decode_gather)
 
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
-             gather: bool) -> tuple[float | None, float | None, float]:
-    st = _setup(_setup_key(row), fp4, gather)
+             gather: bool, decode_gather: bool) -> tuple[float | None, float | None, float]:
+    st = _setup(_setup_key(row), fp4, gather, decode_gather)
     batching = st.batching
     if not admission and batching is not None and batching.decode_admission is not None:
         batching = replace(batching, decode_admission=None, decode_max_seqs=max(
@@ -383,7 +390,8 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 
 
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
-           flow: bool = True, admission: bool = True, gather: bool = True) -> Replay:
+           flow: bool = True, admission: bool = True, gather: bool = True,
+           decode_gather: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -396,7 +404,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
     assert conc is not None
     try:
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
-                                      gather=gather)
+                                      gather=gather, decode_gather=decode_gather)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -450,6 +458,13 @@ def without_gather(rows: list[Replay]) -> list[Replay]:
     (`predict`'s `gather`): the counterfactual the bench prints beside the rule."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, gather=False) for r in rows]
+
+
+def without_decode_gather(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again with SGLang's decode MLP layers priced as before
+    DECODE_GATHER_COMMIT (`predict`'s `decode_gather`): the counterfactual the bench prints."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, decode_gather=False) for r in rows]
 
 
 def admits_all(replayed: Replay) -> bool:

@@ -379,6 +379,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "after these rows' prefill workers came out serving a median 1.4x the measured "
                 "saturated prompt rate (cfg527 3.7x); decode steps unchanged",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="ca77c7a",
+           rule="SGLang's decode without DeepEP (--moe-a2a-backend none, its default): under DP "
+                "attention each MLP layer gathers every rank's tokens by an all-gather padded "
+                "to the most a rank holds (MAX_LEN) and reduce-scatters the output, with no "
+                "all-to-all; TP-attention EP no all-to-all either (kvplan.perf.roofline), read "
+                "from SGLang 0.5.5.post2 / 0.5.8.post1 after these rows' TPOT came out below "
+                "the measured at high concurrency (cfg526 c7680: 0.36x)",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -621,7 +629,10 @@ LAST_RULE_CHANGE = {
     # engine_traits.py, kvplan/engines/base.py CostTraits): every replayed prospective SGLang row
     # shaped it (SHAPED_BY); examples/cost-bench.md, disagg.md and mla-claims.md came out
     # byte-identical after it; no frozen row not yet replayed became replayable with it.
-    "disagg": RuleChange(commit="60846169bc34", time="2026-12-04T19:46:02+00:00",
+    # disagg29's SGLang decode gather (ca77c7a: kvplan/perf/roofline.py, efficiency.py,
+    # engine_traits.py, CostTraits, kvplan/engines/sglang/engine.py): every replayed prospective
+    # SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed became replayable with it.
+    "disagg": RuleChange(commit="ca77c7af9dde", time="2026-12-04T22:19:11+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "

@@ -115,8 +115,11 @@ class SglangEngine:
     # Prefill ops launched one by one from Python (model_executor/cuda_graph_runner.py captures
     # decode batches only); the fused all-reduce + RMSNorm above. Without DeepEP
     # (--moe-a2a-backend none, the default: server_args.py:472, 0.5.8.post1) an extend step's
-    # MLP layers gather by all-reduce, with no all-to-all (kvplan.perf.roofline, `prefill_gather`).
+    # MLP layers gather by all-reduce, with no all-to-all (kvplan.perf.roofline, `prefill_gather`);
+    # a decode step's (CUDA graphs, MAX_LEN) by all-gather and reduce-scatter, no all-to-all
+    # either (layers/dp_attention.py:76-82, :478-495, :552-561; communicator.py:566-576, :920-936).
     cost_traits = CostTraits(eager_prefill=True, prefill_mlp_all_reduce=True,
+                             decode_mlp_gather=True,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
