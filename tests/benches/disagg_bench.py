@@ -26,6 +26,7 @@ from kvplan.analysis.plan_types import Layout
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
+from tests.benches.disagg_public import section as public_runs_section
 from tests.benches.disagg_rows import (
     ADMISSION_COMMIT,
     DECODE_GATHER_COMMIT,
@@ -656,6 +657,15 @@ def main() -> None:
         "states its concurrency; the others counted with why.",
         "",
         *_prospective_rows(),
+        "",
+        "## 4. Public disaggregated runs outside aiconfigurator (held out, prospective)",
+        "",
+        "Measured TTFT / TPOT with both roles' layouts from public issues and reports "
+        "(tests/data/disagg/public_disagg_runs.json, committed before kvplan ran on it), "
+        "replayed by the same code as sections 2 and 3 at each point's stated concurrency "
+        "(tests/benches/disagg_public.py). `~`: the source rounds the number itself.",
+        "",
+        *public_runs_section(),
     ]
     print("\n".join(lines))
 
