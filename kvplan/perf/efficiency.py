@@ -107,6 +107,7 @@ changes one field.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
@@ -114,6 +115,9 @@ from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.hardware.gpus import GPU
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.weights.base import DpAttentionWeights
 
 US = 1e-6
 
@@ -181,6 +185,10 @@ class Efficiency:
     # The engine's fused MoE for 16-bit experts (kvplan.engines.base.CostTraits.moe_kernel,
     # priced by kvplan.perf.moe_kernel); None: the experts' GEMM FLOPs and weights only.
     moe_kernel: FusedMoeKernel | None = None
+    # Where the engine keeps its dense MLPs (with the shared experts) and lm_head under DP
+    # attention (kvplan.engines.base.EngineRules.dp_attention_weights, priced by
+    # kvplan.perf.roofline); None: whole on every rank, as DpAttentionWeights().
+    dp_attention_weights: DpAttentionWeights | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

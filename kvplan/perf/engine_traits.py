@@ -47,11 +47,13 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     compiled code, every prefill op launched from Python as SGLang's are, so the launch time
     applies; the ops are counted from SGLang's model code (kvplan.perf.op_counts), which stands
     in for the other engine's."""
-    traits = Engine(engine).rules.cost_traits
+    rules = Engine(engine).rules
+    traits = rules.cost_traits
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
                   ep_all_to_all_needs_dp=traits.ep_all_to_all_needs_dp,
                   prefill_mlp_all_reduce=traits.prefill_mlp_all_reduce,
                   decode_mlp_gather=traits.decode_mlp_gather,
-                  attention_kernels=traits.attention_kernels, moe_kernel=traits.moe_kernel)
+                  attention_kernels=traits.attention_kernels, moe_kernel=traits.moe_kernel,
+                  dp_attention_weights=rules.dp_attention_weights())
     eager = traits.eager_prefill or enforce_eager
     return eff if eager else replace(eff, prefill_launch_s=0.0)

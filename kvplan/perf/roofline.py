@@ -67,7 +67,13 @@ DeepGEMM's Hopper FP8 measurement). Attention runs in bf16 (DeepSeek runs MLA in
 
 Layouts (kvplan.perf.layout.Layout): `tp` splits attention, dense MLP and (without `ep`)
 experts over ranks, with two all-reduces per layer; `dp_attention` gives each rank its own
-requests, whole attention and dense layers; `ep` spreads whole experts over ranks, with an
+requests, whole attention, and the dense MLPs (with the shared experts) and the lm_head where
+the engine keeps them (`Efficiency.dp_attention_weights`, its EngineRules.dp_attention_weights):
+whole on every rank (vLLM, TensorRT-LLM), or split over the TP group (SGLang 0.5.4
+models/deepseek_v2.py:391-424, :601-615, :2862-2868), where a rank streams 1 / tp of their
+weights and runs them on the tokens gathered from every DP rank (the lm_head on the gathered
+rows: layers/logits_processor.py:576-582 `dp_gather_replicate`, 0.5.4), so their FLOPs per
+rank are the gathered tokens x 2 x params / tp; `ep` spreads whole experts over ranks, with an
 all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer
 (an engine that runs it only under DP attention, `Efficiency.ep_all_to_all_needs_dp`: vLLM's
 FusedMoE, reduces TP-attention EP in the TP all-reduce instead).
@@ -269,6 +275,20 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     attn_link = link(layout, gpu, layout.tp)
     # Tokens entering a MoE layer across the ranks that share its experts.
     moe_tokens = tokens * (layout.world if layout.dp_attention else 1)
+    # Under DP attention the engine keeps the dense MLPs (with the shared experts) and the
+    # lm_head whole on every rank or split over the TP group (`Efficiency.dp_attention_weights`,
+    # the engine's EngineRules.dp_attention_weights; module docstring): split, a rank streams
+    # its 1 / tp of their weights and runs them on every DP rank's gathered tokens / rows.
+    mlp_tp, mlp_tokens, head_tp, head_gather = att_tp, tokens, att_tp, 1
+    split = eff.dp_attention_weights if layout.dp_attention else None
+    bpp_mlp = bpp_head = bpp_attn
+    if split is not None and (split.mlp_split or split.lm_head_split):
+        bpp_tp = bpp_exp if expert_ranks == layout.tp else bytes_per_param(
+            spec, layout.tp, quantization)[0]
+        if split.mlp_split:
+            mlp_tp, mlp_tokens, bpp_mlp = layout.tp, moe_tokens, bpp_tp
+        if split.lm_head_split:
+            head_tp, head_gather, bpp_head = layout.tp, layout.world, bpp_tp
     act_bytes = 2  # bf16 activations
     chosen = layers if layers is not None else range(spec.num_hidden_layers)
     # The engine's fused all-reduce + residual + RMSNorm (engine_traits.AllReduceNormFusion): the
@@ -354,14 +374,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         # experts' two grouped GEMMs: its bytes and FLOPs join them, with no kernels of its own.
         folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
         if lp.mlp and not folded:
-            s.op("mlp", flops=tokens * 2 * lp.mlp / att_tp,
-                 nbytes=lp.mlp * bpp_attn["dense_mlp"], math=math["dense_mlp"], kernels=2)
+            s.op("mlp", flops=mlp_tokens * 2 * lp.mlp / mlp_tp,
+                 nbytes=lp.mlp * bpp_mlp["dense_mlp"], math=math["dense_mlp"], kernels=2)
         if lp.routed_experts and spec.moe is not None:
             moe = spec.moe
             n, k = moe.n_routed_experts, moe.num_experts_per_tok
             touched = 1 - (1 - k / n) ** moe_tokens
             shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
-            shared_bytes = lp.mlp * bpp_attn["dense_mlp"] if folded else 0.0
+            shared_bytes = lp.mlp * bpp_mlp["dense_mlp"] if folded else 0.0
             # The engine's fused MoE on 16-bit experts on TP ranks (kvplan.perf.moe_kernel): its
             # GEMMs compute padded rows and move the activations; the gated activation and the
             # top-k sum, counted at a floor each (MLP_KERNELS and MOE_EXTRA_KERNELS), take their
@@ -418,8 +438,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.collective("tp_all_reduce", attn_link.all_reduce_s(att_tp, tokens * h * act_bytes))
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
-    s.op("lm_head", flops=rows * 2 * head / att_tp, nbytes=head * bpp_attn["lm_head"],
-         math=math["lm_head"])
+    s.op("lm_head", flops=rows * head_gather * 2 * head / head_tp,
+         nbytes=head * bpp_head["lm_head"], math=math["lm_head"])
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
         s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,
