@@ -387,6 +387,14 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "from SGLang 0.5.5.post2 / 0.5.8.post1 after these rows' TPOT came out below "
                 "the measured at high concurrency (cfg526 c7680: 0.36x)",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="f25f433",
+           rule="SGLang's dense MLPs, shared experts and lm_head under DP attention split over "
+                "the TP group in the time model as in its weights (EngineRules."
+                "dp_attention_weights, SGLang 0.5.4 models/deepseek_v2.py:391-424, :601-615, "
+                ":2862-2868; kvplan.perf.roofline): a rank streams 1 / tp of them and runs them "
+                "on every DP rank's gathered tokens, written after these rows were read (the "
+                "capacity side's rule, sgldpw, applied to the step time)",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -632,7 +640,10 @@ LAST_RULE_CHANGE = {
     # disagg29's SGLang decode gather (ca77c7a: kvplan/perf/roofline.py, efficiency.py,
     # engine_traits.py, CostTraits, kvplan/engines/sglang/engine.py): every replayed prospective
     # SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed became replayable with it.
-    "disagg": RuleChange(commit="ca77c7af9dde", time="2026-12-04T22:19:11+00:00",
+    # sgltime's SGLang DP-attention weight placement in the time model (f25f433:
+    # kvplan/perf/roofline.py, efficiency.py, engine_traits.py): every replayed prospective
+    # SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed became replayable with it.
+    "disagg": RuleChange(commit="f25f4334fb1f", time="2026-12-04T23:25:34+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "
