@@ -126,8 +126,9 @@ def test_glm_45_folded_shared_expert_and_lm_head_split_by_hand() -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "trtllm"])
 def test_vllm_and_trtllm_keep_them_whole(engine: str) -> None:
-    # vLLM's DP + EP builds every DP rank as a replica of all but the routed experts, as does
-    # TensorRT-LLM's ADP: their steps keep today's price (DpAttentionWeights(): both whole).
+    # vLLM's DP + EP builds every DP rank as a replica of all but the routed experts;
+    # TensorRT-LLM's placement under enable_attention_dp is not read, held whole as before
+    # (DpAttentionWeights(): both whole): their steps keep today's price.
     spec = load_spec("deepseek-v3")
     before, after = _steps(spec, Layout(tp=8, ep=8, dp_attention=True), engine=engine,
                            tokens=64, context=2048, requests=64)
