@@ -2,7 +2,8 @@
 which link its collectives take.
 
 `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two all-reduces per
-layer; `dp_attention` gives each rank its own requests, whole attention and dense layers; `ep`
+layer; `dp_attention` gives each rank its own requests and whole attention (the dense MLPs and
+lm_head whole or split over the TP group as the engine keeps them: kvplan.perf.roofline); `ep`
 spreads whole experts over ranks, with an all-to-all dispatch and combine per MoE layer.
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one
 (`link`; the domain: kvplan.hardware.interconnect.scale_up_gpus).
