@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kvplan import load_spec
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.run import setup
 from kvplan.hardware.gpus import get_gpu
 from tests.benches import prospective_runs
 
@@ -38,3 +43,47 @@ def test_requests_follow_the_run() -> None:
     assert len(reqs) == 500 and reqs[0].arrival_s == 0.0
     assert 0.8 < reqs[-1].arrival_s / (499 / 16) < 1.2
     assert {(r.prompt_len, r.output_len) for r in reqs} == {(512, 128)}
+
+
+def test_gpustack_32k_step_by_hand() -> None:
+    # Issue 30 (branch gpustack31): the gpustack Qwen3-14B H100 rows run at about half kvplan's
+    # speed. The replay's engine is vLLM 0.11.0's `vllm serve` on an H100 (read in the 0.11.0
+    # wheel): UsageContext.OPENAI_API_SERVER (vllm/entrypoints/cli/serve.py:87), whose >= 70 GiB
+    # non-A100 defaults are max_num_batched_tokens 8192 and max_num_seqs 1024
+    # (vllm/engine/arg_utils.py:1605-1614, :1669-1671 with chunked prefill on, :1547-1548), and
+    # no per-request chunk cap (vllm/config/scheduler.py:59 long_prefill_token_threshold 0;
+    # vllm/v1/core/sched/scheduler.py:424-427 caps only when it is > 0).
+    run = next(r for r in prospective_runs.load()["runs"]
+               if r["id"] == "gpustack Qwen3-14B H100 random 32000/100")
+    spec = load_spec(str(ROOT / run["model"]))
+    inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=run["tp"],
+                             engine_version=run["vllm"],
+                             mem_fraction=run["gpu_memory_utilization"])
+    sim, _ = setup(spec, inputs)
+    assert (sim.scheduler.max_num_batched_tokens, sim.scheduler.max_num_seqs) == (8192, 1024)
+    # One step of the 32K case: the third 8,192-token chunk of a prompt (positions 16,384 ..
+    # 24,575), no decode beside it. Qwen3-14B (config: hidden 5120, 40 layers, 40 query heads,
+    # 8 KV heads, head_dim 128, intermediate 17408). Attention: each position p attends p + 1
+    # keys, 8,192 x (16,385 + 24,576) / 2 = 167,776,256 pairs per head per layer, 4 x 128
+    # FLOPs each (q.K and p.V), 40 heads, 40 layers = 1.37442e14 FLOPs at 989.5 TFLOPS x 0.60
+    # (kvplan.perf.efficiency `attention`; the H100 keeps exact pairs: no varlen kernel is
+    # declared for SM 9.x) = 231.5 ms.
+    pairs = 8192 * (16385 + 24576) // 2
+    assert pairs == 167_776_256
+    attention_s = 40 * 4 * 128 * 40 * pairs / (989.5e12 * 0.60)
+    assert sim.cost.attention_seconds([], [(16384, 8192)]) == pytest.approx(attention_s,
+                                                                            rel=1e-9)
+    # Projections and MLP: (2 x 5120 x 5120 + 2 x 5120 x 1024 + 3 x 5120 x 17408) = 330,301,440
+    # weights per layer x 40 = 13,212,057,600, 2 FLOPs per weight per token, 8,192 tokens at
+    # 989.5 TFLOPS x 0.70 (`gemm`) = 312.5 ms; the rest of the dense part (the lm_head's one row,
+    # 1.56 GB at 3.35 TB/s x 0.90 = 0.52 ms; 40 layers x 35 us of fitted layer overhead =
+    # 1.4 ms; norms and activations) adds under 1 %.
+    weights = 40 * (2 * 5120 * 5120 + 2 * 5120 * 1024 + 3 * 5120 * 17408)
+    assert weights == 13_212_057_600
+    gemm_s = 2 * 8192 * weights / (989.5e12 * 0.70)
+    dense_s = sim.cost.dense_seconds(8192, 1)
+    assert gemm_s + 40 * 35e-6 < dense_s < gemm_s * 1.01
+    # The step: 547 ms by kvplan; gpustack's published p99 ITL in this case (the longest steps)
+    # is 1,101 ms: the step, not the chunk, is where the two part (prospective_runs.SETTLED).
+    step = sim.cost.seconds(decode_contexts=[], chunks=[(16384, 8192)])
+    assert step == pytest.approx(0.547, abs=0.001)

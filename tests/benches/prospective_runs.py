@@ -69,6 +69,42 @@ FINDING = (
     "say which.")
 
 
+# Finding (3) read against vLLM 0.11.0's source (branch gpustack31): no rule or constant changed.
+SETTLED = (
+    "Finding (3) read against vLLM 0.11.0's source (the 0.11.0 wheel; no rule or constant was "
+    "changed, so every figure above is as before). kvplan's engine for these rows is vLLM 0.11's "
+    "`vllm serve` on an H100: the server builds its engine with UsageContext.OPENAI_API_SERVER "
+    "(vllm/entrypoints/cli/serve.py:87, :156), whose defaults on a device of >= 70 GiB that is not "
+    "an A100 are max_num_batched_tokens 8192 and max_num_seqs 1024 "
+    "(vllm/engine/arg_utils.py:1605-1614; the table's value with chunked prefill on, :1669-1671; "
+    "V1 turns chunked prefill and prefix caching on, :1547-1548, :1560-1561), as "
+    "kvplan.engines.vllm.alloc.vllm_batch_defaults reads them; one partial prefill at a time and "
+    "no per-request chunk cap (vllm/config/scheduler.py:49 max_num_partial_prefills 1, :59 "
+    "long_prefill_token_threshold 0, set only when partial prefills > 1, :210-212; "
+    "vllm/v1/core/sched/scheduler.py:216-219 and :424-427 cap a chunk only when the threshold is > "
+    "0), so a step takes 8,192 prompt tokens, as simulated; FlashAttention 3 on SM 9.x "
+    "(vllm/attention/utils/fa_utils.py:36-37), 16-token blocks (vllm/platforms/cuda.py:126-127), "
+    "CUDA graphs FULL_AND_PIECEWISE up to min(2 x max_num_seqs, 512) tokens "
+    "(vllm/config/__init__.py:361-366, vllm/config/scheduler.py:222-227). The replay follows the "
+    "client: vllm/benchmarks/datasets.py:389 (range ratio 0: every prompt the same length) and "
+    ":547-558 (each prompt re-encoded and cut to it: the printed totals), "
+    "vllm/benchmarks/lib/endpoint_request_func.py:249-270 (one user message, "
+    "max_completion_tokens, ignore_eos only with --ignore-eos). The published ITL percentiles (the "
+    "same page; not in the frozen figures) show the chunk is not smaller but every step slower: "
+    "the median ITL (a step with no 8,192-token chunk: decodes) is 43.5 / 43.9 / 46.0 ms for 32K / "
+    "4K / 2K against kvplan's 23.8 / 25.2 / 25.3 ms (1.83 / 1.74 / 1.82x), the p99 ITL (the "
+    "longest, full 8,192-token steps) 1,101 / 657 / 642 ms against 578 / 338 / 329 ms (1.90 / 1.94 "
+    "/ 1.95x). A 2,300-token chunk does not make a 1.1 s step: the '2,300 prompt tokens per step' "
+    "above divided by the mean TPOT, which averages both kinds of step. kvplan's step is its "
+    "formula as written: the 32K case's third chunk (8,192 tokens at position 16,384, no decode) "
+    "is 2 x 8,192 x 13,212,057,600 weights / (989.5 TFLOPS x 0.70) = 312.5 ms of GEMMs plus 40 "
+    "layers x 40 heads x 4 x 128 FLOPs x 167,776,256 query-key pairs / (989.5 TFLOPS x 0.60) = "
+    "231.5 ms of attention, 547 ms with the lm_head and the layer overhead "
+    "(tests/test_prospective30.py). Memory-bound decode steps and compute-bound prefill steps "
+    "alike took 1.7-2.0x kvplan's time on this host: a slowdown of the whole step that no vLLM "
+    "0.11 default states and the page does not explain (GPU clocks or power are not published). "
+    "No rule or constant was set from these rows.")
+
 # The API server stage written after this set's evaluation (opt-in: `simulate --frontend`).
 FRONTEND = (
     "After this set's evaluation, `kvplan simulate --frontend` (opt-in; "
@@ -205,6 +241,7 @@ def print_section() -> None:
               f"{_err(r, *PAIRS[0], served=True):+.1%} | {_err(r, *PAIRS[2], served=True):+.1%}"
               f" | {split_of(r.run_id)} |")
     print(f"\n{FINDING}")
+    print(f"\n{SETTLED}")
     print("\nSources:\n")
     for key, src in doc["sources"].items():
         print(f"- {key}: {src['url']}. Stated: {src['stated']} Assumed: {src['assumed']}")
