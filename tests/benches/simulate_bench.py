@@ -84,10 +84,33 @@ def sglang_serving_cases() -> list[Case]:
             and not c.disaggregated]
 
 
+def bench_serving_random(requests: int, input_len: int, output_len: int) -> list[RequestSpec]:
+    """The requests `python -m sglang.bench_serving --dataset-name random --num-prompts
+    requests --random-input-len input_len --random-output-len output_len` sends at its defaults
+    (--random-range-ratio 0.0, --seed 1), all at t = 0 for a closed loop. SGLang 0.5.6
+    python/sglang/bench_serving.py: main seeds `np.random.seed(args.seed)` (2334-2335, --seed
+    default 1 at 2683, --random-range-ratio default 0.0 at 2605-2608), then
+    sample_random_requests draws every prompt length first, `np.random.randint(max(int(
+    input_len x ratio), 1), input_len + 1)`, then every output length, `np.random.randint(int(
+    output_len x ratio), output_len + 1)` (1227-1236), sent as max_new_tokens with ignore_eos
+    (533-535). An output of 0 is sent as 1 (the simulator needs a token; bench_serving leaves a
+    request of one output token out of TPOT, 1712-1713). The draw reproduces the cookbook's
+    "Total input tokens" (6,101 for 10 prompts at 1000 in; test_simulate_bench)."""
+    import numpy as np  # lazy: a bench dependency (pandas')
+
+    draw = np.random.RandomState(1)  # the legacy global state np.random.seed(1) sets
+    prompts = draw.randint(1, input_len + 1, size=requests)
+    outputs = draw.randint(0, output_len + 1, size=requests)
+    return [RequestSpec(arrival_s=0.0, prompt_len=int(p), output_len=max(1, int(o)))
+            for p, o in zip(prompts, outputs, strict=True)]
+
+
 def run_case(case: Case, engine: str = "vllm", *, frontend: bool = False
              ) -> tuple[float, float, int]:
     spec = case_spec(case)
     context = case.input_len + case.output_len + 16
+    if case.bench_random is not None:  # the longest request the run could draw
+        context = sum(case.bench_random) + 16
     inputs = estimate_inputs(spec, context=context, gpu=case.gpu, tp=case.layout.tp,
                              engine=Engine(engine),
                              engine_version=_version(case.label,
@@ -95,8 +118,14 @@ def run_case(case: Case, engine: str = "vllm", *, frontend: bool = False
     # AccelMark's runner drives an in-process engine (no API server, no tokenizer batcher).
     sim, _ = setup(spec, inputs, api_server="AccelMark" not in case.label, frontend=frontend)
     assert case.requests is not None
-    specs = [RequestSpec(arrival_s=0.0, prompt_len=case.input_len, output_len=case.output_len)
-             for _ in range(case.requests)]
+    # A bench_serving random run replays its own drawn lengths: at the mean lengths every
+    # request of a closed loop starts, decodes and ends in step, so the prefills run in waves
+    # before the first tokens and none falls inside a request's decode (its TPOT); with the
+    # drawn lengths they spread out and interrupt the running decodes as in the real run.
+    specs = (bench_serving_random(case.requests, *case.bench_random)
+             if case.bench_random is not None else
+             [RequestSpec(arrival_s=0.0, prompt_len=case.input_len, output_len=case.output_len)
+              for _ in range(case.requests)])
     m = simulate(sim, specs, concurrency=case.batch * (case.layout.tp if case.layout.dp_attention
                                                        else 1)).metrics
     assert m.tpot_ms["mean"] is not None and m.ttft_ms["mean"] is not None
