@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.benches.cost_cases import CASES
+from tests.benches.fitted_rows import SIM_REPLAY_SHAPED
 from tests.benches.simulate_bench import bench_serving_random
 
 
@@ -41,3 +42,10 @@ def test_every_random_row_matches_its_draw(case) -> None:
     assert abs(mean_out - case.output_len) <= 1.5
     if case.label != KIMI_TYPO:
         assert abs(mean_in - case.input_len) <= 1.5
+
+
+def test_the_replay_record_names_exactly_the_random_rows() -> None:
+    # Every row replayed at its drawn lengths was read before that replay was written
+    # (SIM_REPLAY_SHAPED), and the record names no other row.
+    random_rows = {c.label for c in CASES if c.bench_random is not None}
+    assert {r for shaped in SIM_REPLAY_SHAPED for r in shaped.rows} == random_rows
