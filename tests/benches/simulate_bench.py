@@ -245,6 +245,11 @@ def main() -> None:
           "request at the run's mean lengths. Nothing is fitted to these rows; the split "
           "names the rows the cost model's two fitted constants were fitted on.\n")
     _print_runs(table)
+    print_sglang_section()
+
+
+def print_sglang_section() -> None:
+    """The page's last section: the cost bench's SGLang runs."""
     print("\n## The cost bench's SGLang serving runs (fixed concurrency)\n")
     print("Each run of the cost bench that served SGLang (`python -m sglang.bench_serving` or "
           "the same client shape) to a client at a fixed concurrency with its request count "
