@@ -3,6 +3,7 @@ with its URL (tests/benches/cost_bench.py predicts and prints them)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +91,10 @@ class Case:
     eager_prefill: bool = False  # the engine runs prefill outside CUDA graphs (SGLang)
     engine_timed: bool = False  # decode steps timed alone by the engine (bench_one_batch)
     requests: int | None = None  # requests of the run (--num-prompts); None: not published
+    # `python -m sglang.bench_serving --dataset-name random` at its default range ratio (0.0) and
+    # seed (1): (--random-input-len, --random-output-len). The simulator replays the lengths that
+    # run drew (tests.benches.simulate_bench.bench_serving_random), not the mean lengths.
+    bench_random: tuple[int, int] | None = None
     note: str = ""
 
 
@@ -143,17 +148,22 @@ def _sglang_random(c: int, n: int, tin: int, tout: int, tpot: float, isl: int) -
                 kind="dense TP8", model="llama-3.1-70b", gpu="A100-80GB", layout=Layout(tp=8),
                 batch=c, input_len=round(tin / n), output_len=round(tout / n),
                 measured_tpot_ms=tpot, url=LLAMA_70B_A100, note=A100_NOTE, eager_prefill=True,
-                requests=n)
+                requests=n, bench_random=(isl, 1000))
 
 
 def _cookbook_run(label: str, kind: str, model: str, gpu: str, layout: Layout, page: str,
                   c: int, n: int, tin: int, tout: int, tpot: float, **extra) -> Case:
     """One bench_serving row of an SGLang cookbook page (docs/autoregressive/`page`): mean TPOT
     `tpot` at max concurrency `c` over `n` requests of `tin` / `tout` total input / output
-    tokens (the run's own mean lengths); SGLang prefills eagerly."""
+    tokens (the run's own mean lengths); SGLang prefills eagerly. A label naming "1k/1k",
+    "1k/8k" or "8k/1k" is the page's bench_serving random 1000/1000, 1000/8000 or 8000/1000
+    run (`Case.bench_random`)."""
+    nominal = re.search(r", (\d)k/(\d)k,", label)
+    lengths = None if nominal is None else (int(nominal[1]) * 1000, int(nominal[2]) * 1000)
     return Case(label=label, kind=kind, model=model, gpu=gpu, layout=layout, batch=c,
                 input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=tpot,
-                url=COOKBOOK + page, eager_prefill=True, requests=n, **extra)
+                url=COOKBOOK + page, eager_prefill=True, requests=n, bench_random=lengths,
+                **extra)
 
 
 def _qwen3_235b(c: int, n: int, tin: int, tout: int, tpot: float, name: str) -> Case:
@@ -539,7 +549,7 @@ CASES: tuple[Case, ...] = (
     *(Case(label=f"Kimi-K2 FP8 TP8, SGLang 0.5.7 ROCm, 1k/1k, conc. {c}",
            kind="TP8 MoE (ROCm 2025)", model="kimi-k2", gpu="MI300X", layout=Layout(tp=8),
            batch=c, input_len=round(tin / n), output_len=round(tout / n), measured_tpot_ms=t,
-           url=KIMI_K2_COOKBOOK, eager_prefill=True, requests=n)
+           url=KIMI_K2_COOKBOOK, eager_prefill=True, requests=n, bench_random=(1000, 1000))
       for c, n, tin, tout, t in ((1, 10, 6101, 4220, 40.41), (16, 80, 49668, 40805, 46.85),
                                  (100, 500, 249841, 252662, 74.58))),
     # Decode steps timed by SGLang's bench_one_batch alone ("Decode.  median latency", the run

@@ -580,6 +580,34 @@ SHAPED_BY: tuple[Shaped, ...] = (
            rows=_SIM_TO_REAL_MIXTRAL),
 )
 
+# The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew
+# (tests.benches.simulate_bench.bench_serving_random), written after every such row's TPOT had
+# been read (at concurrency 64-100 0.45-0.70 of the measured): no blind test of the replay.
+# Not a cost-model rule (the cost bench's predictions of these rows do not move), so apart from
+# SHAPED_BY: only simulate-bench.md's split reads it ("held out, shaped the replay").
+_SGLANG_BENCH_RANDOM = (
+    *(f"Llama-3.1-70B bf16 TP8, SGLang 0.5.6, {isl} in, conc. {c}"
+      for isl, cs in (("1000", (1, 16, 100)), ("8000", (1, 16, 64))) for c in cs),
+    *(f"{model}, {name}, conc. {c}"
+      for model in ("Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6", "DeepSeek-R1 FP8 TP8, SGLang "
+                    "0.5.6.post1", "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1",
+                    "Qwen3-Coder-Next bf16 TP2, SGLang 0.5.8")
+      for name, cs in (("1k/1k", (1, 16, 100)), ("1k/8k", (1, 16, 64)), ("8k/1k", (1, 16, 64)))
+      for c in cs),
+    *(f"MiniMax-M2.5 FP8 TP8 EP8, SGLang 0.5.8, {name}, conc. {c}"
+      for name, cs in (("1k/1k", (1, 16, 100)), ("8k/1k", (1, 16, 64))) for c in cs),
+    *(f"MiniMax-M2.5 FP8 TP8 EP8, SGLang 0.5.9, 1k/1k, conc. {c}" for c in (1, 16, 100)),
+    *(f"Kimi-K2 FP8 TP8, SGLang 0.5.7 ROCm, 1k/1k, conc. {c}" for c in (1, 16, 100)),
+)
+SIM_REPLAY_SHAPED: tuple[Shaped, ...] = (
+    Shaped(commit="17439c3",
+           rule="SGLang bench_serving random runs replayed at the lengths the run drew (seed 1, "
+                "range ratio 0.0: SGLang 0.5.6 bench_serving.py 1227-1236), not at their mean "
+                "lengths, written after these rows' TPOT at concurrency 64-100 came out "
+                "0.45-0.70 of the measured",
+           rows=_SGLANG_BENCH_RANDOM),
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class RuleChange:
