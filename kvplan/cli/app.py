@@ -38,6 +38,8 @@ from kvplan.cli.common import (
     KvplanCommand,
     KvplanGroup,
     LimitMmOpt,
+    MambaFullMemoryRatioOpt,
+    MaxMambaCacheSizeOpt,
     MaxNumBatchedTokensOpt,
     MaxNumSeqsOpt,
     MmEncoderTpMode,
@@ -257,13 +259,8 @@ def estimate_cmd(
         help="TensorRT-LLM backend: pytorch (budget derived, blocks rounded "
         "by --engine-version) or engine (TensorRT engines: blocks rounded up; needs "
         "--reserve-gib or --kv-budget-gib).")] = TrtllmBackend.pytorch,
-    max_mamba_cache_size: Annotated[int | None, typer.Option(
-        "--max-mamba-cache-size", rich_help_panel=SGLANG_PANEL, min=1,
-        help="SGLang: recurrent-state slots (default: --mamba-full-memory-ratio decides).")
-    ] = None,
-    mamba_full_memory_ratio: Annotated[float | None, typer.Option(
-        "--mamba-full-memory-ratio", rich_help_panel=SGLANG_PANEL, min=0.001,
-        help="SGLang: recurrent-state memory / KV memory (0.9; 0.2 before 0.5.4).")] = None,
+    max_mamba_cache_size: MaxMambaCacheSizeOpt = None,
+    mamba_full_memory_ratio: MambaFullMemoryRatioOpt = None,
     swa_full_tokens_ratio: Annotated[float | None, typer.Option(
         "--swa-full-tokens-ratio", rich_help_panel=SGLANG_PANEL, min=0.001, max=1.0,
         help="SGLang: sliding-window pool tokens / full pool tokens (0.8).")] = None,

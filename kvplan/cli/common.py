@@ -19,7 +19,7 @@ from typer.core import TyperCommand, TyperGroup
 from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError, KvplanError
 from kvplan._util.validate import MAX_SIZE
-from kvplan.cli.vocab import VLLM_PANEL, tokens_option, tokens_or_zero_option
+from kvplan.cli.vocab import SGLANG_PANEL, VLLM_PANEL, tokens_option, tokens_or_zero_option
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
 from kvplan.sources.resolve import load_model
@@ -121,6 +121,12 @@ PrefixCachingOpt = Annotated[bool | None, typer.Option(
     "--enable-prefix-caching/--no-enable-prefix-caching", rich_help_panel=VLLM_PANEL,
     help="vLLM prefix caching (default: that version's; for recurrent-state models it sets the "
          "mamba cache mode: align with, none without).", show_default=False)]
+MaxMambaCacheSizeOpt = Annotated[int | None, typer.Option(
+    "--max-mamba-cache-size", rich_help_panel=SGLANG_PANEL, min=1,
+    help="SGLang: recurrent-state slots (default: --mamba-full-memory-ratio decides).")]
+MambaFullMemoryRatioOpt = Annotated[float | None, typer.Option(
+    "--mamba-full-memory-ratio", rich_help_panel=SGLANG_PANEL, min=0.001,
+    help="SGLang: recurrent-state memory / KV memory (0.9; 0.2 before 0.5.4).")]
 StateDTypeOpt = Annotated[StateDType, typer.Option(
     "--mamba-ssm-cache-dtype", "--mamba-ssm-dtype",
     help="dtype of the recurrent (SSM) state (vLLM --mamba-ssm-cache-dtype, SGLang "

@@ -14,6 +14,8 @@ from kvplan.cli.common import (
     ExplainOpt,
     FormatOpt,
     LimitMmOpt,
+    MambaFullMemoryRatioOpt,
+    MaxMambaCacheSizeOpt,
     ModelArg,
     PlatformOpt,
     PrefixCachingOpt,
@@ -114,6 +116,8 @@ def simulate_cmd(
         "--chunked-prefill-size", parser=tokens_or_off_option, metavar="TOKENS",
         rich_help_panel=SGLANG_PANEL,
         help="SGLang --chunked-prefill-size (default: its for the GPU; -1: off).")] = None,
+    max_mamba_cache_size: MaxMambaCacheSizeOpt = None,
+    mamba_full_memory_ratio: MambaFullMemoryRatioOpt = None,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", min=0.01, max=1.0,
         help="vLLM gpu_memory_utilization (default: that version's).")] = None,
@@ -229,7 +233,8 @@ def simulate_cmd(
             engine_version=engine_version, prefix_caching=prefix_caching,
             expert_parallel=ep > 1, platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
-            skip_mm_profiling=skip_mm_profiling)
+            skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
+            mamba_full_memory_ratio=mamba_full_memory_ratio)
         if schedule_policy not in POLICIES:
             from kvplan._util.errors import InputError
 

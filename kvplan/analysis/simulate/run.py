@@ -15,6 +15,7 @@ from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refu
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
+from kvplan.analysis.simulate.sglang_pools import sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import (
     SglangOptionsSim,
     SglangSchedule,
@@ -224,8 +225,9 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                   async_scheduling: bool | None, sglang: SglangOptionsSim | None,
                   api_server: bool, frontend: bool) -> tuple[SimSetup, list[str]]:
     """SGLang's engine (kvplan.analysis.simulate.sglang_scheduler): its token pool as
-    `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool), its
-    max_running_requests (`max_num_seqs`), chunked_prefill_size by GPU
+    `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool; a mamba
+    pool's slots beside it cap the running requests, kvplan.analysis.simulate.sglang_pools),
+    its max_running_requests (`max_num_seqs`), chunked_prefill_size by GPU
     (kvplan.engines.sglang.options), the radix cache (on unless --disable-radix-cache), the
     overlap scheduler (`async_scheduling`; on unless turned off). (`api_server`: not modelled
     for SGLang.)"""
@@ -241,10 +243,7 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                          "with DP attention at TP > 1 (DeepSeek NSA, kvplan.engines.sglang."
                          "dsa_settings), which is not simulated; use --tp 1 or --engine-version "
                          "0.5.6 or newer")
-    kinds = {str(g.get("kind")) for g in plan.kv_cache_groups}
-    if kinds != {"token"}:
-        raise InputError(f"simulate --engine sglang: only SGLang's plain token pool is "
-                         f"simulated (this model's is {', '.join(sorted(kinds))})")
+    pool = sglang_sim_pool(plan)
     if plan.max_concurrency < 1:
         raise InputError(f"simulate: one request of --context-length {cap.context:,} tokens "
                          f"does not fit SGLang's pool of {plan.token_capacity:,} tokens")
@@ -253,20 +252,23 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     # ModelRunner._resolve_max_num_reqs: min(clamp(tokens / context x 512, 2048, 4096),
     # tokens // 2), or --max-running-requests capped at tokens // 2.
     estimated = max(min(int(tokens / cap.context * 512), 4096), 2048)
-    cap_running = min(estimated if max_running is None else max_running, tokens // 2)
+    # A mamba pool also caps it by its slots (kvplan.analysis.simulate.sglang_pools).
+    cap_running = pool.running_cap(min(estimated if max_running is None else max_running,
+                                       tokens // 2))
     chunk = (sglang_chunked_prefill_tokens(inputs.gpu) if opts.chunked_prefill_size is None
              else (None if opts.chunked_prefill_size <= 0 else opts.chunked_prefill_size))
     sg = SglangSchedule(chunked_prefill_size=chunk, max_running_requests=cap_running,
                         schedule_conservativeness=opts.schedule_conservativeness,
                         policy=opts.schedule_policy)
-    caching = cap.prefix_caching is not False
+    caching, radix, cache_note = pool.caching(cap.prefix_caching)
     overlap = True if overlap is None else overlap
     notes = [f"scheduler: SGLang (prefill first, chunked prefill {chunk or 'off'}, "
              f"new-token ratio admission and retraction, {opts.schedule_policy}, radix cache "
-             f"{'on' if caching else 'off'}, overlap {'on' if overlap else 'off'}); pool: "
+             f"{radix}, overlap {'on' if overlap else 'off'}); pool: "
              f"SGLang {cap.engine.rules.reported_version(cap) or cap.engine_version or 'newest'}"
              " rules as `estimate` "
-             f"({tokens:,} tokens, max_running_requests {cap_running:,})"]
+             f"({pool.pool_text()}, max_running_requests {cap_running:,})"]
+    notes += [cache_note] if cache_note else []
     sched = SchedulerConfig(max_num_seqs=cap_running, max_num_batched_tokens=chunk or tokens,
                             max_model_len=cap.context, async_scheduling=overlap)
     groups = (GroupRule(kind="full", block_size=plan.block_size),)

@@ -1,0 +1,117 @@
+"""SGLang's pools as its scheduler meets them (`kvplan simulate --engine sglang`): one type per
+pool kind that `estimate` sizes (kvplan.engines.sglang.pools), each answering the set-up's
+questions -- the running-request cap, the radix cache, the pool's words in the notes.
+
+Read from sgl-project/sglang, ``python/sglang/srt/``, at 0.5.6, 0.5.8 and 0.5.9 (the same rules
+in all three):
+
+``SglangTokenPoolSim`` -- one token pool: every layer's KV in ``max_total_num_tokens`` tokens.
+``SglangMambaPoolSim`` -- the full-attention token pool beside ``MambaPool``'s recurrent-state
+    slots (Qwen3-Next, Qwen3.5, Nemotron-H, ...). What the scheduler does with the slots:
+    * each running request holds one slot (``mem_cache/memory_pool.py: HybridReqToTokenPool
+      .alloc``, 0.5.6:379-, called by ``mem_cache/common.py: alloc_req_slots``, 0.5.6:294);
+      the mamba radix cache holds one more per cached node (``mem_cache/mamba_radix_cache.py:
+      cache_unfinished_req`` forks the running request's slot at a chunk's end, 0.5.6:496;
+      ``cache_finished_req`` hands the request's slot to the tree, 0.5.6:428-472), and gives
+      them back on demand (``evict_mamba``, 0.5.6:584, called by ``alloc_req_slots`` when the
+      free slots are fewer than the requests admitted);
+    * so the slots never run out under the running requests: ``init_memory_pool`` caps
+      ``max_num_reqs`` at ``max_mamba_cache_size // 3`` with the radix cache on
+      (``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``, 0.5.6 ``model_executor/model_runner.py``
+      :240 and :1686-1695; ``mamba_scheduler_strategy`` "auto" is "no_buffer", 0.5.8
+      ``server_args.py``:842-845, adding no extra ratio, ``model_runner_kv_cache_mixin.py``
+      :268-281), ``// 1`` with ``--disable-radix-cache``; the request pool has that many rows
+      and ``tp_worker.py`` (0.5.6:289-297) makes the scheduler's ``max_running_requests``
+      ``min(max_total_num_tokens // 2 or --max-running-requests, req_to_token_pool.size)``.
+      When the slots are short, requests wait in the queue (``get_num_allocatable_reqs`` <= 0:
+      ``batch_is_full``, ``managers/scheduler.py`` 0.5.6:1706-1739); retraction happens only
+      when the token pool runs out (``schedule_batch.py: check_decode_mem``, 0.5.6:1567);
+    * the prefill budget counts the full-attention tokens only (``PrefillAdder.rem_total_tokens``
+      ``is_hybrid_gdn_cache``: the allocator's free tokens plus ``full_evictable_size``,
+      ``managers/schedule_policy.py`` 0.5.6:384-397).
+    The mamba radix cache's hits (only a cached node that holds a state matches,
+    ``_match_prefix_helper``: a finished request's whole sequence or a chunk's end) are not
+    simulated: with the radix cache on the run has no prefix hits; an explicit
+    ``--enable-prefix-caching`` is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan._util.errors import InputError
+from kvplan.capacity.plan import CapacityPlan
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangTokenPoolSim:
+    """One token pool of `plan.token_capacity` tokens (the plain pool)."""
+
+    plan: CapacityPlan
+
+    @classmethod
+    def from_plan(cls, plan: CapacityPlan) -> SglangTokenPoolSim:
+        return cls(plan=plan)
+
+    def running_cap(self, cap: int) -> int:
+        """The scheduler's max_running_requests, given the token pool's cap `cap`."""
+        return cap
+
+    def caching(self, asked: bool | None) -> tuple[bool, str, str]:
+        """(radix cache simulated, its word in the scheduler's note, a note of its own): on
+        unless turned off."""
+        on = asked is not False
+        return on, "on" if on else "off", ""
+
+    def pool_text(self) -> str:
+        return f"{self.plan.token_capacity:,} tokens"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangMambaPoolSim(SglangTokenPoolSim):
+    """The full-attention token pool and `slots` recurrent-state slots, `per_request` of them
+    reserved for each running request (3 with the radix cache, 1 without)."""
+
+    slots: int
+    per_request: int
+
+    @classmethod
+    def from_plan(cls, plan: CapacityPlan) -> SglangTokenPoolSim:
+        per = plan.sglang_pool.get("slots_per_request")
+        assert isinstance(per, int) and plan.max_mamba_cache_size is not None
+        return cls(plan=plan, slots=plan.max_mamba_cache_size, per_request=per)
+
+    def running_cap(self, cap: int) -> int:
+        # init_memory_pool: max_num_reqs = min(max_num_reqs, max_mamba_cache_size // ratio); the
+        # scheduler takes min(its cap, req_to_token_pool.size) (tp_worker.py).
+        return min(cap, self.slots // self.per_request)
+
+    def caching(self, asked: bool | None) -> tuple[bool, str, str]:
+        if asked:
+            raise InputError("--enable-prefix-caching: SGLang's mamba radix cache (hits only at "
+                             "a cached node holding a recurrent state) is not simulated")
+        if asked is False:
+            return False, "off", ""
+        return False, "on without hits", (
+            "the mamba radix cache is on (3 mamba slots per running request) but its prefix "
+            "hits are not simulated (SGLang matches only a node holding a recurrent state, "
+            "mamba_radix_cache.py): no prefix hits")
+
+    def pool_text(self) -> str:
+        return (f"{self.plan.token_capacity:,} full-attention tokens, {self.slots:,} mamba "
+                f"slots, {self.per_request} per running request")
+
+
+# The pool kinds `estimate` names (SglangPool.kind) that the simulator runs.
+_SIM_POOLS: dict[str, type[SglangTokenPoolSim]] = {"token": SglangTokenPoolSim,
+                                                    "mamba": SglangMambaPoolSim}
+
+
+def sglang_sim_pool(plan: CapacityPlan) -> SglangTokenPoolSim:
+    """The simulated pool for the kind `estimate` sized (refused for the others: hybrid_swa)."""
+    kinds = sorted({str(g.get("kind")) for g in plan.kv_cache_groups})
+    pool = _SIM_POOLS.get(kinds[0]) if len(kinds) == 1 else None
+    if pool is None:
+        raise InputError(f"simulate --engine sglang: only SGLang's plain token pool and its "
+                         f"mamba pool are simulated (this model's is {', '.join(kinds)})")
+    return pool.from_plan(plan)
