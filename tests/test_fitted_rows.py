@@ -21,6 +21,7 @@ from tests.benches import (
     engine_bench,
     honest,
     kv_token_runs,
+    prospective31_runs,
     prospective_runs,
     sim_to_real,
     trtllm_bench,
@@ -86,6 +87,7 @@ def all_row_ids() -> list[str]:
             + [c.label for c in cost_bench.all_cases()] + sim_to_real.row_ids()
             + disagg_rows.row_ids() + accelmark_runs.row_ids()
             + [run["id"] for run in prospective_runs.load()["runs"]]
+            + [run["id"] for run in prospective_runs.load(prospective31_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
 
 

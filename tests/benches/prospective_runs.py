@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvplan import load_spec
+from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
@@ -40,6 +41,8 @@ REPO = Path(__file__).resolve().parents[2]
 # The figures compared: measured key -> kvplan's (metric, statistic).
 PAIRS = (("mean_ttft_ms", "ttft_ms", "mean"), ("median_ttft_ms", "ttft_ms", "p50"),
          ("mean_tpot_ms", "tpot_ms", "mean"), ("mean_itl_ms", "itl_ms", "mean"))
+# Also simulated for every run (prospective31 compares it; prospective30's section does not).
+MEDIAN_TPOT = ("median_tpot_ms", "tpot_ms", "p50")
 
 
 # Read after the set was first evaluated (no rule or constant changed; the figures are the
@@ -139,10 +142,12 @@ class Result:
     served: dict[str, float]
     preemptions: int
     prefix_hit_rate: float
+    refused: str = ""  # kvplan's refusal (the run is not simulated), else ""
 
 
-def load() -> dict:  # type: ignore[type-arg]
-    return json.loads(DATA.read_text())
+def load(path: Path = DATA) -> dict:  # type: ignore[type-arg]
+    """A frozen set: prospective30.json unless `path` names another (prospective31.json)."""
+    return json.loads(path.read_text())
 
 
 def requests(run: dict) -> list[RequestSpec]:  # type: ignore[type-arg]
@@ -159,18 +164,27 @@ def requests(run: dict) -> list[RequestSpec]:  # type: ignore[type-arg]
 
 
 def run_one(run: dict) -> Result:  # type: ignore[type-arg]
+    """The run simulated as its server was started: the run's `async_scheduling` when it set
+    the flag (None: the version's default as kvplan reads it). A run kvplan refuses (its
+    plan or the simulator raises) comes back with the reason in `refused`, not guessed."""
     spec = load_spec(str(REPO / run["model"]))
-    inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=run["tp"],
-                             engine_version=run["vllm"],
-                             mem_fraction=run["gpu_memory_utilization"])
     figures = []
-    for frontend in (False, True):
-        sim, _ = setup(spec, inputs, frontend=frontend)
-        m = simulate(sim, requests(run)).metrics
-        figures.append({f"{metric}.{stat}": getattr(m, metric)[stat]
-                        for _, metric, stat in PAIRS})
-        if not frontend:
-            preemptions, hit = m.preemptions, m.prefix_hit_rate
+    try:
+        inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
+                                 tp=run["tp"], engine_version=run["vllm"],
+                                 mem_fraction=run["gpu_memory_utilization"])
+        for frontend in (False, True):
+            sim, _ = setup(spec, inputs, frontend=frontend,
+                           async_scheduling=run.get("async_scheduling"))
+            m = simulate(sim, requests(run)).metrics
+            figures.append({f"{metric}.{stat}": getattr(m, metric)[stat]
+                            for _, metric, stat in (*PAIRS, MEDIAN_TPOT)})
+            if not frontend:
+                preemptions, hit = m.preemptions, m.prefix_hit_rate
+    except KvplanError as exc:
+        return Result(run_id=run["id"], source=run["source"], measured=run["measured"],
+                      simulated={}, served={}, preemptions=0, prefix_hit_rate=0.0,
+                      refused=str(exc))
     return Result(run_id=run["id"], source=run["source"], measured=run["measured"],
                   simulated=figures[0], served=figures[1], preemptions=preemptions,
                   prefix_hit_rate=hit or 0.0)
@@ -188,8 +202,10 @@ def _err(r: Result, measured: str, metric: str, stat: str, *, served: bool = Fal
 
 def _median(part: list[Result], measured: str, metric: str, stat: str, *,
             served: bool = False) -> str:
-    errors = [abs(_err(r, measured, metric, stat, served=served)) for r in part]
-    return f"{statistics.median(errors):.1%}"
+    """The median absolute error over the runs kvplan simulated (refused runs left out)."""
+    errors = [abs(_err(r, measured, metric, stat, served=served)) for r in part
+              if not r.refused]
+    return f"{statistics.median(errors):.1%}" if errors else "-"
 
 
 def split_of(run_id: str) -> str:
