@@ -84,14 +84,17 @@ def test_deepseek_v3_h200_dp8_decode_streams_an_eighth_by_hand() -> None:
         pytest.approx(429.02 * US, abs=0.01 * US), pytest.approx(171.25 * US, abs=0.01 * US))
     # Bytes a rank streams a step: 7 / 8 of the dense MLPs and shared experts (3,743,416,320 ->
     # 467,927,040, with their scales) and of the lm_head (1,853,358,080 -> 231,669,760) fewer:
-    # 4.898 GB of 110.24; the FLOPs the same. The step: 42.46 -> 41.95 ms.
+    # 4.898 GB of 110.24; the FLOPs the same. The step: 42.46 -> 41.95 ms. (The split lm_head's
+    # logits gather, priced since (tests/test_logits_gather.py), copies the gathered [512,
+    # 129,280] bf16 logits once, 2 x 132,382,720 B, and adds its collectives: left out here.)
+    copy = 2 * 512 * 129280 * 2
     dense_bytes = 3_743_416_320 * scale_1 - 467_927_040 * (1 + scale_8)
-    assert before.bytes - after.bytes == pytest.approx(
+    assert before.bytes - (after.bytes - copy) == pytest.approx(
         dense_bytes + 1_853_358_080 - 231_669_760, rel=1e-12)
-    assert before.bytes - after.bytes == pytest.approx(4_897_878_828, abs=1)
+    assert before.bytes - (after.bytes - copy) == pytest.approx(4_897_878_828, abs=1)
     assert after.flops == pytest.approx(before.flops, rel=1e-12)
-    assert (before.seconds, after.seconds) == (pytest.approx(42.4615e-3, abs=1e-7),
-                                               pytest.approx(41.9545e-3, abs=1e-7))
+    assert (before.seconds, after.seconds - after.by_op["logits_gather"]) == (
+        pytest.approx(42.4615e-3, abs=1e-7), pytest.approx(41.9545e-3, abs=1e-7))
     # The same without EP (routed experts TP over the 8): the same two groups move alike.
     b2, a2 = _steps(spec, Layout(tp=8, dp_attention=True), tokens=64, context=2048,
                     requests=64)
@@ -114,7 +117,10 @@ def test_glm_45_folded_shared_expert_and_lm_head_split_by_hand() -> None:
                                              ("prefill", 2048, 1, 2048)):
         before, after = _steps(spec, lay, tokens=tokens, context=context, requests=requests,
                                phase=phase)
-        assert before.bytes - after.bytes == pytest.approx(saved, abs=1e-3)
+        # A decode step's logits gather (tests/test_logits_gather.py) copies the gathered
+        # [8 x 32, 151,552] bf16 logits once: 2 x 77,594,624 B, left out here.
+        copy = 2 * 8 * tokens * 151552 * 2 if phase == "decode" else 0
+        assert before.bytes - (after.bytes - copy) == pytest.approx(saved, abs=1e-3)
         assert after.flops == pytest.approx(before.flops, rel=1e-12)  # DP8 over TP 8
     # The folded shared expert's bytes left the decode step's experts op: 89 x 47,185,920 x
     # 7 / 8 B fewer (the op memory-bound: 20,481.9 -> 19,631.3 us over the 89 layers).

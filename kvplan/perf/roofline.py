@@ -96,6 +96,18 @@ TP group) and, after the MLP, `dp_reduce_scatter_tensor` (one reduce_scatter_ten
 the output's all-reduce (deepseek_v2.py skips it under `use_reduce_scatter`,
 communicator.py `should_use_reduce_scatter` / `_scatter_hidden_states`): each a ring half,
 latency + (n - 1) / n x the gathered bytes / bandwidth; no all-to-all, TP attention as above.
+The logits gather: an lm_head split over the TP group under DP attention (SGLang without
+--enable-dp-lm-head) runs on every DP rank's rows and hands each rank back whole logits of its
+own (layers/logits_processor.py, 0.5.8.post1 :845-946, 0.5.5.post2 :794-895 the same): the
+rows' hidden states gathered by `dp_gather_replicate` at SUM_LEN (LogitsMetadata always takes
+it, :198), one all-reduce of the summed buffer; the GEMM on them (above); the vocabulary shards
+(the padded vocabulary / tp columns each, :258 `do_tensor_parallel_all_gather_dp_attn`, the
+lm_head's dtype) joined by `tensor_model_parallel_all_gather` (distributed/parallel_state.py
+:758-825: an all_gather_into_tensor, a ring half, then a movedim + reshape copy of the whole
+[rows, vocabulary]), then `dp_scatter` of the rank's rows. In a decode CUDA graph the buffer
+holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589-596; the
+captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
+rows x DP size. Priced on decode steps.
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
@@ -119,8 +131,10 @@ from dataclasses import dataclass
 
 from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import GPU
+from kvplan.hardware.interconnect import Interconnect
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
 from kvplan.model.attention import LatentAttention
+from kvplan.model.quant import round_up
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.attention_kernel import decode_flop_factor, varlen_kernel
 from kvplan.perf.efficiency import Efficiency, device_efficiency
@@ -153,6 +167,7 @@ from kvplan.perf.op_counts import (
     topk_kernels,
 )
 from kvplan.perf.weight_bytes import bytes_per_param
+from kvplan.weights.base import VOCAB_PADDING
 from kvplan.weights.params import count_params, recurrent_params
 
 
@@ -234,6 +249,20 @@ def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
         return 2  # fused qkv_proj, o_proj
     extra = 2 if absorb else 1 if form is MLAForm.decompressed else 0
     return 3 + extra  # fused q_a + kv_a, q_b, o_proj (+ W_UK / W_UV bmm, or kv_b)
+
+
+def _logits_gather(s: _Step, spec: ModelSpec, ring: Interconnect, *, ranks: int, rows: int,
+                   act_bytes: int) -> None:
+    """The split lm_head's gathers under DP attention (module docstring, `logits gather`):
+    `rows` = every DP rank's logit rows, through the lm_head on each of `ranks` GPUs."""
+    # dp_gather_replicate at SUM_LEN: one all-reduce of the zeroed, summed buffer of rows.
+    s.collective("logits_gather", ring.all_reduce_s(ranks, rows * spec.hidden_size * act_bytes))
+    # tensor_model_parallel_all_gather of the vocabulary shards (the lm_head's dtype, bf16): a
+    # ring all-gather of rows x the padded vocabulary, then one copy of it to row order.
+    logits_bytes = rows * round_up(spec.vocab_size, VOCAB_PADDING) * act_bytes
+    s.collective("logits_gather", ring.latency_s
+                 + (ranks - 1) / ranks * logits_bytes / ring.bytes_per_s)
+    s.op("logits_gather", flops=0.0, nbytes=2 * logits_bytes)
 
 
 def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests: int,
@@ -440,6 +469,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     head = counts.lm_head or counts.embedding
     s.op("lm_head", flops=rows * head_gather * 2 * head / head_tp,
          nbytes=head * bpp_head["lm_head"], math=math["lm_head"])
+    if head_gather > 1 and phase == "decode":
+        _logits_gather(s, spec, link(layout, gpu, layout.world), ranks=layout.world,
+                       rows=rows * head_gather, act_bytes=act_bytes)
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
         s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,

@@ -26,6 +26,7 @@ from kvplan.analysis.plan_types import Layout
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
+from tests.benches.disagg_logits import section as logits_gather_section
 from tests.benches.disagg_public import section as public_runs_section
 from tests.benches.disagg_rows import (
     ADMISSION_COMMIT,
@@ -220,6 +221,7 @@ def _prospective_rows() -> list[str]:
            *_admission(done), "",
            *_gather(done), "",
            *_decode_gather(done), "",
+           *logits_gather_section(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",

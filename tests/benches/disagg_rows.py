@@ -70,6 +70,7 @@ BAND = (0.75, 1.33)
 # the simulation's hold before the prefill), which every replayed prospective row shaped.
 ADMISSION_COMMIT = "abc0049"
 DECODE_GATHER_COMMIT = "ca77c7a"  # SGLang's decode gather without DeepEP (kvplan.perf.roofline)
+LOGITS_GATHER_COMMIT = "11904b0"  # SGLang's split lm_head's logits gather (roofline)
 PREFIX = "aiconfigurator "
 
 # (model_path, precision) -> (config kvplan sizes, KV dtype, what it is).
@@ -301,11 +302,22 @@ def _no_gather(prefill: bool, decode: bool) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def _no_logits_gather() -> Iterator[None]:
+    """SGLang's decode steps priced as before LOGITS_GATHER_COMMIT (the split lm_head on every
+    DP rank's rows, its hidden-row and logits gathers not priced: kvplan.perf.roofline
+    `_logits_gather`), for the bench's counterfactual only."""
+    from kvplan.perf import roofline
+
+    with patch.object(roofline, "_logits_gather", lambda *args, **kwargs: None):
+        yield
+
+
 @cache
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
-           decode_gather: bool = True) -> _Setup:
-    """`gather` / `decode_gather` False: a setup whose times are only ever taken under
-    `_no_gather`."""
+           decode_gather: bool = True, logits_gather: bool = True) -> _Setup:
+    """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
+    taken under `_no_gather` / `_no_logits_gather`."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']}"
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
@@ -327,8 +339,8 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
 
 
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
-            admission: bool = True, gather: bool = True, decode_gather: bool = True
-            ) -> tuple[float | None, float | None, float]:
+            admission: bool = True, gather: bool = True, decode_gather: bool = True,
+            logits_gather: bool = True) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -338,15 +350,19 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     its KV holds, as kvplan.analysis.disagg.prefill_batching bounds them for a connector
     without one; the bench's counterfactual only. `gather` False: SGLang's prefill MLP
     layers priced as before 6084616 (`_no_gather`); `decode_gather` False: its decode MLP
-    layers priced as before DECODE_GATHER_COMMIT; the bench's counterfactuals only."""
-    with nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather):
+    layers priced as before DECODE_GATHER_COMMIT; `logits_gather` False: its decode steps
+    without the split lm_head's gathers (`_no_logits_gather`); the bench's counterfactuals
+    only."""
+    with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
+          nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
-                        decode_gather=decode_gather)
+                        decode_gather=decode_gather, logits_gather=logits_gather)
 
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
-             gather: bool, decode_gather: bool) -> tuple[float | None, float | None, float]:
-    st = _setup(_setup_key(row), fp4, gather, decode_gather)
+             gather: bool, decode_gather: bool, logits_gather: bool
+             ) -> tuple[float | None, float | None, float]:
+    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather)
     batching = st.batching
     if not admission and batching is not None and batching.decode_admission is not None:
         batching = replace(batching, decode_admission=None, decode_max_seqs=max(
@@ -391,7 +407,7 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
-           decode_gather: bool = True) -> Replay:
+           decode_gather: bool = True, logits_gather: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -404,7 +420,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
     assert conc is not None
     try:
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
-                                      gather=gather, decode_gather=decode_gather)
+                                      gather=gather, decode_gather=decode_gather,
+                                      logits_gather=logits_gather)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -465,6 +482,32 @@ def without_decode_gather(rows: list[Replay]) -> list[Replay]:
     DECODE_GATHER_COMMIT (`predict`'s `decode_gather`): the counterfactual the bench prints."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, decode_gather=False) for r in rows]
+
+
+def without_logits_gather(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again with SGLang's decode steps priced as before LOGITS_GATHER_COMMIT
+    (`predict`'s `logits_gather`): the counterfactual the bench prints beside the rule."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, logits_gather=False) for r in rows]
+
+
+def decode_occupancy(replayed: Replay) -> tuple[float, int, float] | None:
+    """(requests decoding on each decode rank by Little's law over the measured times, the
+    requests a rank that kvplan's step is then timed at, kvplan's TPOT ms there) for a replayed
+    row: of a request's measured TTFT + (O - 1) x TPOT in flight, the (O - 1) x TPOT share is
+    spent decoding, so conc x that share over the decode ranks decode at once (the rest wait
+    for or run their prefill); kvplan's simulation instead holds the requests its own TTFT
+    leaves in decode. None where not replayed."""
+    if not replayed.replayed or replayed.concurrency is None:
+        return None
+    row = {PREFIX + r["id"]: r for r in prospective_rows()}[replayed.id]
+    st = _setup(_setup_key(row))
+    decode_s = (replayed.output_len - 1) * replayed.measured_tpot_ms
+    users = replayed.concurrency * decode_s / (replayed.measured_ttft_ms + decode_s)
+    per_rank = users / int(row["decode_num_workers"]) / st.req.decode.replicas
+    batch = max(1, round(per_rank))
+    tpot = st.tpot_ms(batch)
+    return (per_rank, batch, tpot) if tpot is not None else None
 
 
 def admits_all(replayed: Replay) -> bool:

@@ -395,6 +395,15 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "on every DP rank's gathered tokens, written after these rows were read (the "
                 "capacity side's rule, sgldpw, applied to the step time)",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="11904b0",
+           rule="SGLang's split lm_head under DP attention (no --enable-dp-lm-head, its "
+                "default): a decode step gathers every DP rank's hidden rows (an all-reduce at "
+                "SUM_LEN), all-gathers the bf16 logits of the vocabulary shards over the TP "
+                "group and copies them to row order (kvplan.perf.roofline `_logits_gather`), "
+                "read from SGLang 0.5.5.post2 / 0.5.8.post1 (layers/logits_processor.py) after "
+                "the wide DP32 rows' TPOT came out above the measured at high load (cfg483 "
+                "c8192: 1.51x)",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -671,7 +680,10 @@ LAST_RULE_CHANGE = {
     # sgltime's SGLang DP-attention weight placement in the time model (f25f433:
     # kvplan/perf/roofline.py, efficiency.py, engine_traits.py): every replayed prospective
     # SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed became replayable with it.
-    "disagg": RuleChange(commit="f25f4334fb1f", time="2026-12-04T23:25:34+00:00",
+    # tpot29's SGLang logits gather under DP attention (11904b0: kvplan/perf/roofline.py): every
+    # replayed prospective SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed
+    # became replayable with it.
+    "disagg": RuleChange(commit="11904b0f7cec", time="2026-12-05T01:25:25+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "
