@@ -502,7 +502,12 @@ def without_decode_gather(rows: list[Replay]) -> list[Replay]:
 
 def with_generator_flags(rows: list[Replay]) -> list[Replay]:
     """`rows` replayed again with the prefill at aiconfigurator's generated SGLang flags
-    (`generator_prefill`): the counterfactual the bench prints (issue 29, prefill29b)."""
+    (`generator_prefill`): the counterfactual the bench prints (issue 29, prefill29b).
+    Measured at ed7b9cf3 over the 92 replayed prospective rows (52 of them change): both
+    27 -> 20, TTFT 32 -> 23, TPOT 66 -> 66 inside [0.75, 1.33], median TTFT ratio 0.81 ->
+    0.80; TP-attention prefill median TTFT ratio 0.75 -> 0.60 (ISL 1,024, 11 rows) and 0.51
+    -> 0.41 (8,192, 26), DP-attention ISL 1,024 0.78 -> 1.34 (28; cfg483 c4096 0.32 -> 2.39),
+    DP-attention ISL 8,192 unchanged: the flags do not close the gap."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     return [replay(by_id[r.id], prospective=True, generator=True) for r in rows]
 
