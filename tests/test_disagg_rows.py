@@ -95,3 +95,32 @@ def test_the_prospective_set_is_the_frozen_file() -> None:
     assert Counter(r["backend"] for r in rows) == {"sglang": 534, "trtllm": 1051}
     vllm = {r["id"] for r in disagg_rows.rows() if r["backend"] == "vllm"}
     assert not vllm & {r["id"] for r in rows}
+
+
+def test_generator_prefill_flags_by_hand() -> None:
+    # aiconfigurator's generated SGLang prefill flags (GENERATOR_PREFILL_PAD), the bench's
+    # counterfactual (issue 29, prefill29b). --max-prefill-tokens = ISL + 1,500: SGLang
+    # 0.5.8.post1 schedule_policy.py:715-716 admits a prompt after the first only while its
+    # input is below what is left: ISL 1,024: 2,524 -> 1,500 -> 476, so 2 prompts (2,048
+    # tokens) a step; ISL 8,192: 9,692 -> 1,500, 1 prompt (8,192). --max-running-requests 1
+    # seats 1 on a TP-attention worker; a DP-attention one keeps its default seats.
+    def rows(suffix: str) -> dict[str, str]:
+        return next(r for r in disagg_rows.prospective_rows() if r["id"].endswith(suffix))
+
+    # cfg527: DeepSeek-R1 NVFP4 on B200, prefill DP4 EP4, 1,024-token prompts: SGLang's chunk
+    # 16,384 (B200, >= 160 GiB) // dp 4 = 4,096 a rank -> 2,048 at the generator's flags.
+    dp = rows("_c512_cfg527")
+    key = disagg_rows._setup_key(dp)
+    base = disagg_rows._setup(key).batching
+    gen = disagg_rows._setup(key, generator=True).batching
+    assert base is not None and gen is not None
+    assert (base.token_budget, gen.token_budget) == (4096, 2048)
+    assert gen.max_seqs == base.max_seqs > 1
+    # cfg455: DeepSeek-R1 FP8 on B200, prefill TP8, 8,192-token prompts: chunk 16,384 ->
+    # 8,192 (one prompt), one seat.
+    tp = rows("8192x1024_c4_cfg455")
+    key = disagg_rows._setup_key(tp)
+    base = disagg_rows._setup(key).batching
+    gen = disagg_rows._setup(key, generator=True).batching
+    assert base is not None and gen is not None
+    assert (base.token_budget, gen.token_budget, gen.max_seqs) == (16384, 8192, 1)

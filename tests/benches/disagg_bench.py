@@ -17,6 +17,7 @@ public measurements (issue 29). Two parts, nothing fitted to either:
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,7 @@ from tests.benches.disagg_rows import (
     prospective_rows,
     replays,
     rows,
+    with_generator_flags,
     without_admission,
     without_decode_gather,
     without_flow,
@@ -222,6 +224,7 @@ def _prospective_rows() -> list[str]:
            *_gather(done), "",
            *_decode_gather(done), "",
            *logits_gather_section(done), "",
+           *_generator(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
@@ -453,6 +456,81 @@ def _decode_gather(done: list[Replay]) -> list[str]:
             "- So the code read does not show the measured prefill workers ran one request at "
             "a time (nor at the generator's --max-prefill-tokens): kvplan keeps SGLang's "
             "defaults, and the prefill rate gap above stays unexplained."]
+    return out
+
+
+def _generator(done: list[Replay]) -> list[str]:
+    """Both cohorts at SGLang's defaults and at aiconfigurator's generated prefill flags (not a
+    rule: the rows' flags are not recorded, 3f), and what else a PD prefill worker does, read in
+    SGLang (issue 29, prefill29b)."""
+    gen = {r.id: r for r in with_generator_flags(done) if r.replayed}
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+
+    def dp(r: Replay) -> bool:
+        return int(by_id[r.id]["prefill_attention_dp_size"] or 1) > 1
+
+    def line(rows: list[Replay]) -> str:
+        ratios = [r.ratios[0] for r in rows if r.ratios]
+        return (f"both {share(rows, lambda r: r.inside)}; TTFT {share(rows, inside(0))}; "
+                f"TPOT {share(rows, inside(1))}; median TTFT ratio "
+                f"{_median(ratios) if ratios else math.nan:.2f}")
+
+    new = [gen[r.id] for r in done if r.id in gen]
+    tp_rows = [r for r in done if not dp(r)]
+    out = ["### 3h. Counterfactual: aiconfigurator's generated prefill flags (prefill29b), "
+           "both cohorts", "",
+           "Not a rule: kvplan keeps SGLang's defaults (the rows' launch flags are not "
+           "recorded, 3f). The prefill at the flags aiconfigurator's generator writes for an "
+           "SGLang prefill worker (generator/rule_plugin/sglang.rule at 095f58a5; "
+           "tests/benches/disagg_rows.py generator_prefill): --max-prefill-tokens ISL + 1,500, "
+           "which SGLang's PrefillAdder reads as a step of whole prompts while each is below "
+           "what is left (0.5.8.post1 managers/schedule_policy.py:715-716, 732-735; "
+           "0.5.5.post2 :584-585, 601-604): 2 prompts of 1,024 tokens a step, 1 of 8,192, "
+           "within the chunk; and --max-running-requests 1 on the "
+           f"{len(tp_rows)} rows whose prefill worker has TP attention (one prompt a step: "
+           "0.5.8.post1 managers/scheduler.py:556-560, 2016-2018), the "
+           f"{len(done) - len(tp_rows)} DP-attention ones keeping SGLang's default seats (it "
+           "does not start with 1, 3f). Its 2 metadata buffers a worker (scheduler.py:910-912) "
+           "would also hold a TP worker to 2 prompts between bootstrap and the KV sent: not "
+           "modelled. Computed beside the rows, not used to set anything.", "",
+           f"At SGLang's defaults (above, both cohorts): {line(done)}.",
+           f"At the generator's flags: {line(new)}."]
+    for name, test in (("TP-attention prefill", lambda r: not dp(r)),
+                       ("DP-attention prefill", dp)):
+        for isl in (1024, 8192):
+            a = [r for r in done if test(r) and r.input_len == isl]
+            b = [r for r in new if test(r) and r.input_len == isl]
+            if a:
+                out += [f"- {name}, ISL {isl:,}: defaults {line(a)}; generator's flags "
+                        f"{line(b)}"]
+    pairs = {r.id: r.ratios for r in done if r.ratios is not None}
+    moved = [(r, pairs[r.id]) for r in new if r.ratios is not None and r.id in pairs
+             and abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05]
+    out += ["", f"TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
+    out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
+            f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
+    out += ["", "What else a PD prefill worker does, read in SGLang 0.5.8.post1 (0.5.5.post2 "
+            "the same where checked; issue 29, prefill29b), with no rule written:", "",
+            "- Its loop: a prefill server keeps the overlap schedule (disaggregation_mode "
+            "prefill turns off only CUDA graphs, server_args.py:2328-2341, piecewise graphs off "
+            "by default, :579): event_loop_overlap_disagg_prefill "
+            "(disaggregation/prefill.py:364-401) launches step k + 1 before it processes step "
+            "k's result (kvplan's prefill lookahead, 3c), each step eager (kvplan's launch "
+            "time, 3e). Each iteration polls the bootstrap queue (pop_bootstrapped, :227) and "
+            "the sent prompts (process_disagg_prefill_inflight_queue, :524) with an all-reduce "
+            "over the TP group's gloo (CPU) group: not priced.",
+            "- The KV send: process_batch_result_disagg_prefill (:403) hands each finished "
+            "prompt to send_kv_chunk (:652; chunks as they finish, :517, :629), which posts the "
+            "transfer and returns (NIXL add_transfer_request, nixl/conn.py:562; Mooncake's "
+            "transfer queue, mooncake/conn.py:978): the next step does not wait for it; the "
+            "prompt keeps its pages until the poll says Success (3e: not binding at the "
+            "measured rates).",
+            "- The first token: the prefill samples it from one position a prompt (the last: "
+            "layers/logits_processor.py:426-440); DeepSeek-R1's lm_head is 2 x 7,168 x "
+            "129,280 = 1.85 GFLOPs a prompt, under 0.01 % of a 1,024-token prompt's.",
+            "- The chunk and --max-prefill-tokens defaults, DeepEP and the MLA prefill kernels: "
+            "3e and 3f. The TTFT's client: the rows' source records none (a DB dump, 3f); "
+            "kvplan counts from the send to the first token on the decode side (3c)."]
     return out
 
 

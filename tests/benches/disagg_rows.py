@@ -313,11 +313,39 @@ def _no_logits_gather() -> Iterator[None]:
         yield
 
 
+# aiconfigurator's generator writes an SGLang prefill worker's --max-prefill-tokens as the
+# workload's ISL + 1,500 (generator/rule_plugin/sglang.rule at 095f58a5: `agg_prefill_decode
+# max_prefill_tokens = SlaConfig.isl + 1500`) and its --max-running-requests as the row's
+# prefill batch size, 1 where none is given (`prefill max_batch_size = (max_batch_size if
+# max_batch_size else 1)`). Whether the measured rows ran them is not recorded (3f).
+GENERATOR_PREFILL_PAD = 1500
+
+
+def generator_prefill(batching: PrefillBatching, *, dp_attention: bool) -> PrefillBatching:
+    """A prefill rank's batching as SGLang runs it at aiconfigurator's generated prefill flags
+    (GENERATOR_PREFILL_PAD), for the bench's counterfactual only. SGLang 0.5.8.post1
+    managers/schedule_policy.py:715-716, 732-735 (0.5.5.post2 :584-585, 601-604): a prompt
+    after the first joins the step only while its page-rounded input is below the
+    --max-prefill-tokens left, so a step takes 1 + (1,500 - 1) // ISL whole prompts (ISL
+    1,024: 2, 2,048 tokens; ISL 8,192: 1), and no more than the chunk (kvplan's budget
+    already). --max-running-requests 1 seats one prompt a step (managers/scheduler.py:556-560
+    pp_max_micro_batch_size = max_running_requests, :2016-2018 the batch full at it;
+    running_bs is 0 on a prefill worker); a DP-attention worker cannot start with it
+    (model_runner.py:558-566, tp_worker.py:281), so its seats stay the default. Not
+    modelled: that worker's 2 metadata buffers (scheduler.py:910-912, 2 x
+    max_running_requests) bounding the prompts between bootstrap and the KV sent."""
+    whole = 1 + (GENERATOR_PREFILL_PAD - 1) // batching.input_len
+    return replace(batching, token_budget=min(batching.token_budget, whole * batching.input_len),
+                   max_seqs=batching.max_seqs if dp_attention else 1)
+
+
 @cache
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
-           decode_gather: bool = True, logits_gather: bool = True) -> _Setup:
+           decode_gather: bool = True, logits_gather: bool = True,
+           generator: bool = False) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
-    taken under `_no_gather` / `_no_logits_gather`."""
+    taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
+    aiconfigurator's generated flags (`generator_prefill`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']}"
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
@@ -326,6 +354,10 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     rec = recipe(row)
+    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
+        rec.prefill_max_num_batched_tokens if rec is not None else None))
+    if generator and batching is not None:
+        batching = generator_prefill(batching, dp_attention=prefill.layout.dp_attention)
 
     @cache
     def tpot_ms(batch: int) -> float | None:
@@ -333,14 +365,13 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
 
     return _Setup(req=req, prefill=prefill, decode=decode,
                   handover=handover_for(spec, req, decode), prefill_ms=p_ms or math.nan,
-                  batching=prefill_batching(spec, p_req, prefill, decode, token_budget=(
-                      rec.prefill_max_num_batched_tokens if rec is not None else None)),
-                  tpot_ms=tpot_ms)
+                  batching=batching, tpot_ms=tpot_ms)
 
 
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
-            logits_gather: bool = True) -> tuple[float | None, float | None, float]:
+            logits_gather: bool = True, generator: bool = False
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -351,18 +382,20 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     without one; the bench's counterfactual only. `gather` False: SGLang's prefill MLP
     layers priced as before 6084616 (`_no_gather`); `decode_gather` False: its decode MLP
     layers priced as before DECODE_GATHER_COMMIT; `logits_gather` False: its decode steps
-    without the split lm_head's gathers (`_no_logits_gather`); the bench's counterfactuals
+    without the split lm_head's gathers (`_no_logits_gather`); `generator`: the prefill at
+    aiconfigurator's generated flags (`generator_prefill`); the bench's counterfactuals
     only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
-                        decode_gather=decode_gather, logits_gather=logits_gather)
+                        decode_gather=decode_gather, logits_gather=logits_gather,
+                        generator=generator)
 
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
-             gather: bool, decode_gather: bool, logits_gather: bool
+             gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False
              ) -> tuple[float | None, float | None, float]:
-    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather)
+    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator)
     batching = st.batching
     if not admission and batching is not None and batching.decode_admission is not None:
         batching = replace(batching, decode_admission=None, decode_max_seqs=max(
@@ -407,7 +440,8 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
-           decode_gather: bool = True, logits_gather: bool = True) -> Replay:
+           decode_gather: bool = True, logits_gather: bool = True,
+           generator: bool = False) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -421,7 +455,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
     try:
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
                                       gather=gather, decode_gather=decode_gather,
-                                      logits_gather=logits_gather)
+                                      logits_gather=logits_gather, generator=generator)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -508,6 +542,18 @@ def decode_occupancy(replayed: Replay) -> tuple[float, int, float] | None:
     batch = max(1, round(per_rank))
     tpot = st.tpot_ms(batch)
     return (per_rank, batch, tpot) if tpot is not None else None
+
+
+def with_generator_flags(rows: list[Replay]) -> list[Replay]:
+    """`rows` replayed again with the prefill at aiconfigurator's generated SGLang flags
+    (`generator_prefill`): the counterfactual the bench prints (issue 29, prefill29b).
+    Measured at ed7b9cf3 over the 92 replayed prospective rows (52 of them change): both
+    27 -> 20, TTFT 32 -> 23, TPOT 66 -> 66 inside [0.75, 1.33], median TTFT ratio 0.81 ->
+    0.80; TP-attention prefill median TTFT ratio 0.75 -> 0.60 (ISL 1,024, 11 rows) and 0.51
+    -> 0.41 (8,192, 26), DP-attention ISL 1,024 0.78 -> 1.34 (28; cfg483 c4096 0.32 -> 2.39),
+    DP-attention ISL 8,192 unchanged: the flags do not close the gap."""
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+    return [replay(by_id[r.id], prospective=True, generator=True) for r in rows]
 
 
 def admits_all(replayed: Replay) -> bool:
