@@ -99,6 +99,12 @@ MODELS = {
                                          "DeepSeek-R1 NVFP4 (ModelOpt layout)"),
     ("deepseek-ai/DeepSeek-R1", "fp4"): ("tests/data/disagg/deepseek-r1-nvfp4.json", "fp8",
                                          "DeepSeek-R1 NVFP4 (ModelOpt layout)"),
+    # The llm-d study's runs (public_disagg_runs.json, logs31; stated with those rows, before
+    # they were replayed): Llama-3.1-70B's config (Llama-3.3-70B's architecture) with the
+    # checkpoint's compressed-tensors FP8-dynamic quantization_config; KV in bf16 (auto).
+    ("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "fp8"): (
+        "tests/data/disagg/llama-3.3-70b-fp8-dynamic.json", "bf16",
+        "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic (Llama-3.1-70B's config)"),
 }
 # When each prospective row was first replayed, by its checkpoint: the rule that chose the
 # prospective rows a session replays for the first time is fixed before their results are

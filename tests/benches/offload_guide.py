@@ -136,7 +136,8 @@ def logs_section() -> list[str]:
                      f"{tokens:,} tokens: `{predicted}` {'(equal)' if ok else '(DIFFERS)'} | "
                      f"{source} |")
     lines += ["", f"{matched['sglang']} of the {found['sglang']} HiCache lines found match to "
-              "the print's rounding (the third lacks its device pool). "
+              "the print's rounding (the others lack their device pool, model or config: the "
+              "table says which). "
               f"{matched['vllm']} of the {found['vllm']} vLLM native 'Created mmap file' lines "
               "found match to the print's rounding (GB = bytes / 1e9, 2 decimals: "
               "vllm/v1/kv_offload/cpu/shared_offload_region.py); the others are DeepSeek-V4's "
@@ -153,6 +154,8 @@ def logs_section() -> list[str]:
               "GPUs`, vllm/v1/kv_offload/cpu/spec.py get_worker, tried 2026-12-03 on the "
               "qwen3-8b shrink); vLLM's own CPUOffloadingSpec sizing is run directly by "
               "tests/oracle/vllm_offload_check.py.", ""]
+    if logs.get("searched"):
+        lines += [f"Searched: {logs['searched']}", ""]
     return lines
 
 
