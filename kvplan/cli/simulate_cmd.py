@@ -231,10 +231,9 @@ def simulate_cmd(
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
             skip_mm_profiling=skip_mm_profiling)
         if schedule_policy not in POLICIES:
-            from kvplan._util.errors import InputError
+            from kvplan._util.errors import unknown_choice
 
-            raise InputError(f"--schedule-policy: expected one of {', '.join(POLICIES)}, got "
-                             f"{schedule_policy!r}")
+            raise unknown_choice("--schedule-policy", POLICIES, schedule_policy)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
                            frontend=frontend,
                            sglang=SglangOptionsSim(
