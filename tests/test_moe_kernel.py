@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from kvplan.capacity.weights import routed_expert_bits
 from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_MOE
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
@@ -24,6 +25,7 @@ from kvplan.perf.moe_kernel import (
     sum_bytes,
 )
 from kvplan.perf.roofline import step_time
+from kvplan.perf.weight_bytes import bytes_per_param
 from kvplan.sources.resolve import load_model
 
 
@@ -115,3 +117,31 @@ def test_quantized_experts_keep_the_old_charge() -> None:
     # (and the checkpoint is read as FP8: its experts move half the bf16 bytes)
     bf16 = step_time(load_model("mixtral-8x7b")[0], gpu, eff=replace(eff, moe_kernel=None), **kw)
     assert fp8_step.bytes < 0.6 * bf16.bytes
+
+
+def test_expert_dtype_read_from_the_quantization() -> None:
+    # The rule asks whether a layer's routed experts load as 16-bit weights
+    # (kvplan.capacity.weights.routed_expert_bits), read by the experts' module name from the
+    # quantization the engine loads. Mixtral-8x7B's config.json (torch_dtype bfloat16, no
+    # quantization_config): 16 on all 32 layers; load-time bitsandbytes quantizes them: None.
+    mixtral = load_model("mixtral-8x7b")[0]
+    assert set(routed_expert_bits(mixtral, range(32)).values()) == {16}
+    assert set(routed_expert_bits(mixtral, range(32), "bitsandbytes").values()) == {None}
+    # DeepSeek-V3's config.json (quant_method fp8, weight_block_size [128, 128], no ignore list):
+    # its 58 MoE layers (first_k_dense_replace 3 of 61) hold FP8 experts.
+    dsv3 = load_model("tests/data/configs/deepseek-v3.json")[0]
+    moe_layers = [i for i in range(61) if dsv3.moe is not None and dsv3.moe.is_moe_layer(i)]
+    assert len(moe_layers) == 58
+    assert set(routed_expert_bits(dsv3, moe_layers).values()) == {None}
+
+
+def test_expert_dtype_is_not_a_product_of_floats() -> None:
+    # hf-internal-testing's tiny-random DeepSeek-V2 (hidden 8, 160 experts of width 4, gated, one
+    # MoE layer of 2, torch_dtype bfloat16, no quantization_config): at TP 8 a rank holds
+    # cdiv(4, 8) = 1 column of each expert, 160 x 3 x 8 x 1 x 2 B = 7,680 B, and the router whole,
+    # 160 x 8 x 2 B = 2,560 B: 10,240 B over 160 x 3 x 8 x 4 + 1,280 = 16,640 parameters. The
+    # former test, round(bytes per parameter x ranks) == 2, read 0.615 x 8 = 4.92 as not 16-bit;
+    # the experts are bf16.
+    spec = load_model("tests/data/blind26/real/deepseek-v2-tiny-random.json")[0]
+    assert bytes_per_param(spec, 8)[0]["experts"] * 8 == pytest.approx(10_240 / 16_640 * 8)
+    assert routed_expert_bits(spec, (1,)) == {1: 16}

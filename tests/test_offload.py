@@ -414,3 +414,20 @@ def test_host_presets_carry_their_sources() -> None:
         assert host is not None, name
         assert host.link.source and host.link_source
         assert host.node is None or host.node.source
+
+
+def test_commands_share_the_offload_defaults() -> None:
+    # Typer reads a default from each command's parameter, so estimate, plan and report repeat
+    # the offload options' defaults; offload_ask's signature holds the one copy (the asks at
+    # every default build nothing), and this holds the commands to it.
+    import inspect
+
+    from kvplan.cli import offload_opts as oo
+    from kvplan.cli.app import estimate_cmd
+    from kvplan.cli.plan_cmd import plan_cmd
+    from kvplan.cli.report_cmd import report_cmd
+
+    assert oo.offload_ask(**oo._DEFAULTS) is None
+    for command in (estimate_cmd, plan_cmd, report_cmd):
+        params = inspect.signature(command).parameters
+        assert {k: params[k].default for k in oo.ASK_KEYS} == oo._DEFAULTS, command.__name__

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+_Value = TypeVar("_Value")
+
 
 class KvplanError(Exception):
     """Base class. ``exit_code`` 2 means bad user input, 1 a runtime failure."""
@@ -37,3 +42,17 @@ class DeviceError(KvplanError):
     """The requested device is unavailable or a measurement failed."""
 
     exit_code = 1
+
+
+def unknown_choice(option: str, choices: Iterable[str], got: str) -> InputError:
+    """The one line for a name that is none of `choices`: ``OPTION: expected one of A, B, got
+    'x'``."""
+    return InputError(f"{option}: expected one of {', '.join(choices)}, got {got!r}")
+
+
+def one_of(table: Mapping[str, _Value], name: str, option: str) -> _Value:
+    """`table[name]`, or `unknown_choice` naming `option` and the table's keys."""
+    try:
+        return table[name]
+    except KeyError:
+        raise unknown_choice(option, table, name) from None

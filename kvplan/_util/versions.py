@@ -13,16 +13,22 @@ from kvplan._util.errors import InputError
 _Row = TypeVar("_Row")
 
 _RELEASE = re.compile(r"v?(\d+(?:\.\d+){1,3})(?:(?:rc|a|b|\.?post|\.?dev)\d*)*(?:\+[\w.]+)?")
+NEWEST = (99,)  # the key of no version given: the newest release's rules
+
+
+def _matched(pattern: re.Pattern[str], text: str, expected: str) -> re.Match[str]:
+    """`text` as `pattern` reads it whole; one line naming --engine-version on anything else."""
+    found = pattern.fullmatch(text.strip())
+    if found is None:
+        raise InputError(f"--engine-version: expected {expected}, got {text!r}")
+    return found
 
 
 def version_key(text: str | None) -> tuple[int, ...]:
     """The release as a tuple of ints (None: the newest, (99,)). One line on anything else."""
     if text is None:
-        return (99,)
-    found = _RELEASE.fullmatch(text.strip())
-    if found is None:
-        raise InputError(f"--engine-version: expected X.Y[.Z] (e.g. 0.19, 0.10.1.1, "
-                         f"0.11.0rc1), got {text!r}")
+        return NEWEST
+    found = _matched(_RELEASE, text, "X.Y[.Z] (e.g. 0.19, 0.10.1.1, 0.11.0rc1)")
     return tuple(int(p) for p in found.group(1).split("."))
 
 
@@ -54,11 +60,9 @@ def prerelease_key(text: str | None) -> tuple[int, ...]:
     `release_post_key` treat alike). A local suffix (+g065ff9e) is ignored. None: the newest,
     (99,). One line on anything else."""
     if text is None:
-        return (99,)
-    found = _PEP440.fullmatch(text.strip())
-    if found is None:
-        raise InputError(f"--engine-version: expected X.Y[.Z] with at most aN, bN or rcN, then "
-                         f".postN and .devN (e.g. 1.3.0rc10, 0.5.5.post1), got {text!r}")
+        return NEWEST
+    found = _matched(_PEP440, text, "X.Y[.Z] with at most aN, bN or rcN, then .postN and .devN "
+                                    "(e.g. 1.3.0rc10, 0.5.5.post1)")
     release, phase, number, post, dev = found.groups()
     parts = tuple(int(p) for p in release.split("."))
     rank = _PHASE[phase]

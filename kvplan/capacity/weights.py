@@ -3,13 +3,63 @@ dtype, tensor, expert and data parallelism, and the pipeline stage's layers."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.model.quant_config import QuantConfig
     from kvplan.weights.base import DpAttentionWeights, WeightBreakdown
+
+
+def loaded_formats(spec: ModelSpec, quantization: str | None = None, dtype: str | None = None
+                   ) -> tuple[QuantConfig | None, str]:
+    """The quantization config the engine loads `spec` with (the checkpoint's
+    quantization_config, or load-time --quantization bitsandbytes; None: none) and the compute
+    dtype of every weight it leaves plain (--dtype, else the engines' auto rule)."""
+    from kvplan.weights.base import engine_dtype
+
+    # Load-time quantization re-quantizes a 16-bit checkpoint only: the engines take a quantized
+    # checkpoint's own method and refuse another --quantization (each engine's quant_methods),
+    # so a bitsandbytes checkpoint given --quantization bitsandbytes keeps its own config.
+    quant = None
+    if spec.quantization_json is not None:
+        from kvplan.model.quant_config import parse_quantization_config
+
+        quant = parse_quantization_config(spec.quantization_config, spec.path)
+    elif quantization == "bitsandbytes":
+        from kvplan.model.quant_config import (
+            bitsandbytes_config,  # the quantized formats: for these only
+        )
+
+        quant = bitsandbytes_config()
+    if dtype is None:
+        # Legacy specs that state a quantized dtype (torch_dtype: float8) keep it for every
+        # weight; a floating checkpoint dtype follows the engines' auto rule.
+        dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
+            engine_dtype(spec.weight_dtype))
+    return quant, dtype
+
+
+def routed_expert_bits(spec: ModelSpec, layers: Iterable[int], quantization: str | None = None
+                       ) -> dict[int, int | None]:
+    """Bits per element of each of `layers`' routed-expert weights as the engine loads them
+    (kvplan.weights.breakdown prices them so): the compute dtype's where no quantization scheme
+    covers the layer's experts (kvplan.weights.base.experts_module: the config's rules and
+    ignore list), None where a format holds them, as DeepSeek-V4's MXFP4 / FP8 experts always
+    are (kvplan.weights.csa)."""
+    from kvplan._util.dtypes import get_dtype
+    from kvplan.model.attention import CompressedSparseAttention
+    from kvplan.weights.base import experts_module
+
+    if isinstance(spec.attention, CompressedSparseAttention):
+        return dict.fromkeys(layers)
+    quant, dtype = loaded_formats(spec, quantization)
+    bits = get_dtype(dtype).element_bits
+    return {i: None if quant is not None and quant.scheme_for(experts_module(spec, i))
+            is not None else bits for i in layers}
 
 
 def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
@@ -31,30 +81,11 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
-    from kvplan.weights.base import engine_dtype
     from kvplan.weights.breakdown import weight_breakdown
 
-    # Load-time quantization re-quantizes a 16-bit checkpoint only: the engines take a quantized
-    # checkpoint's own method and refuse another --quantization (each engine's quant_methods),
-    # so a bitsandbytes checkpoint given --quantization bitsandbytes keeps its own config.
     if spec.quantization_json is not None:
-        quantization = None
-    quant = None
-    if quantization == "bitsandbytes":
-        from kvplan.model.quant_config import (
-            bitsandbytes_config,  # the quantized formats: for these only
-        )
-
-        quant = bitsandbytes_config()
-    elif spec.quantization_json is not None:
-        from kvplan.model.quant_config import parse_quantization_config
-
-        quant = parse_quantization_config(spec.quantization_config, spec.path)
-    if dtype is None:
-        # Legacy specs that state a quantized dtype (torch_dtype: float8) keep it for every
-        # weight; a floating checkpoint dtype follows the engines' auto rule.
-        dtype = spec.weight_dtype if spec.weight_dtype in ("fp8", "int8", "int4") else (
-            engine_dtype(spec.weight_dtype))
+        quantization = None  # the checkpoint's own (loaded_formats)
+    quant, dtype = loaded_formats(spec, quantization, dtype)
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision,
           "lm_head": lm_head}
     if spec.checkpoint is not None and quantization != "bitsandbytes":

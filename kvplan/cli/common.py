@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from kvplan._util.dtypes import KVDType
-from kvplan._util.errors import InputError, KvplanError
+from kvplan._util.errors import InputError, KvplanError, unknown_choice
 from kvplan._util.validate import MAX_SIZE
 from kvplan.cli.vocab import SGLANG_PANEL, VLLM_PANEL, tokens_option, tokens_or_zero_option
 from kvplan.model.spec import ModelSpec
@@ -462,8 +462,7 @@ def take_model_options(argv: list[str]) -> list[str]:
         i += 1
         if name == "--weights-from":
             if value not in WEIGHTS_FROM:
-                raise InputError(f"--weights-from: expected one of {', '.join(WEIGHTS_FROM)}, "
-                                 f"got {value!r}")
+                raise unknown_choice("--weights-from", WEIGHTS_FROM, value)
             _model_options["weights_from"] = value
             continue
         try:

@@ -2,6 +2,7 @@
 own flags, spelled as its CLI spells them, the host side, and the prefix reuse. One builder,
 `offload_ask`, turns them into the library's `OffloadAsk`."""
 
+import inspect
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
@@ -63,14 +64,6 @@ PrefixHitOpt = Annotated[float, typer.Option(
          "blocks first, the rest reloaded from the offload tiers.")]
 
 
-_DEFAULTS = {"kv_offloading_size": None, "kv_offloading_backend": OffloadBackend.native,
-             "lmcache_chunk_size": 256, "lmcache_cpu_gib": None, "lmcache_disk_gib": None,
-             "hierarchical_cache": False, "hicache_ratio": 2.0, "hicache_size": 0.0,
-             "hicache_storage_backend": None, "host_cache_size": None, "host_mem_gib": None,
-             "host_link": None, "disk_read_gbps": None, "prefix_hit_rate": 0.0}
-ASK_KEYS = tuple(_DEFAULTS)  # the commands' parameter names for these options
-
-
 def offload_ask(*, kv_offloading_size: float | None = None,
                 kv_offloading_backend: OffloadBackend = OffloadBackend.native,
                 lmcache_chunk_size: int = 256, lmcache_cpu_gib: float | None = None,
@@ -99,3 +92,9 @@ def offload_ask(*, kv_offloading_size: float | None = None,
             host_cache_size_gib=host_cache_size),
         host_mem_gib=host_mem_gib, host_link=host_link, disk_read_gbps=disk_read_gbps,
         prefix_hit_rate=prefix_hit_rate)
+
+
+# Each option's default, as offload_ask's signature writes it (the commands' signatures repeat
+# them: typer reads a default from the parameter), and the commands' parameter names.
+_DEFAULTS = {k: p.default for k, p in inspect.signature(offload_ask).parameters.items()}
+ASK_KEYS = tuple(_DEFAULTS)

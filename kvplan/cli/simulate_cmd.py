@@ -236,10 +236,9 @@ def simulate_cmd(
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
             mamba_full_memory_ratio=mamba_full_memory_ratio)
         if schedule_policy not in POLICIES:
-            from kvplan._util.errors import InputError
+            from kvplan._util.errors import unknown_choice
 
-            raise InputError(f"--schedule-policy: expected one of {', '.join(POLICIES)}, got "
-                             f"{schedule_policy!r}")
+            raise unknown_choice("--schedule-policy", POLICIES, schedule_policy)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
                            frontend=frontend,
                            sglang=SglangOptionsSim(

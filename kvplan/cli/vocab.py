@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, unknown_choice
 from kvplan.engines.base import ENGINE_AUTO, asked_kv_dtype
 
 __all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_AUTO", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
@@ -45,8 +45,7 @@ def parse_kv_dtype(option: str, text: str) -> str:
     try:
         return KV_DTYPE_ALIASES[text.strip().lower()]
     except KeyError:
-        raise InputError(f"{option}: expected one of {', '.join(KV_DTYPE_ALIASES)}, got "
-                         f"{text!r}") from None
+        raise unknown_choice(option, KV_DTYPE_ALIASES, text) from None
 
 
 def _tokens(value: str | int, minimum: int) -> int:

@@ -3,7 +3,7 @@ served spec, its recurrent-state dtypes, and the draft layers speculative decodi
 
 from __future__ import annotations
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, unknown_choice
 from kvplan.engines.base import PlanInputs
 from kvplan.kv.cache import layer_caches
 from kvplan.kv.kinds import LayerCaches
@@ -21,8 +21,7 @@ def draft_layers(spec: ModelSpec, inputs: PlanInputs) -> int:
             raise InputError("--num-speculative-tokens: needs --speculative-method")
         return 0
     if method not in SPECULATIVE_METHODS:
-        raise InputError(f"--speculative-method: expected one of {', '.join(SPECULATIVE_METHODS)}"
-                         f", got {method!r}")
+        raise unknown_choice("--speculative-method", SPECULATIVE_METHODS, method)
     if inputs.num_speculative_tokens < 1:
         raise InputError("--num-speculative-tokens: must be >= 1 with --speculative-method")
     if method == "mtp":

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from kvplan._util.dtypes import DTYPES, DType
-from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.errors import InputError, UnmodelledError, one_of
 from kvplan.kv.compressed import v4_rank_layers
 from kvplan.kv.kinds import (
     FP8_DS_MLA_ROW_BYTES,
@@ -79,11 +79,7 @@ def check_token_sized(spec: ModelSpec, what: str) -> None:
 
 def resolve_kv_dtype(name: str) -> DType:
     """The KV-cache dtype named `name`; a one-line InputError if kvplan does not know it."""
-    try:
-        return DTYPES[name]
-    except KeyError:
-        raise InputError(f"--kv-dtype: expected one of {', '.join(DTYPES)}, got {name!r}"
-                         ) from None
+    return one_of(DTYPES, name, "--kv-dtype")
 
 
 @dataclass(frozen=True, kw_only=True)

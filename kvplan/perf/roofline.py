@@ -130,6 +130,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvplan._util.dtypes import GemmMath
+from kvplan.capacity.weights import routed_expert_bits
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import Interconnect
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
@@ -341,6 +342,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         rec_weights = recurrent_params(spec)
         rec_proj_flops = 2 * rec_weights
         rec_state_flops = recurrent_state_flops_per_token(spec, phase)
+    # The routed experts' weight dtype per layer, where the fused MoE kernel may run (below).
+    expert_bits = routed_expert_bits(spec, chosen, quantization) if (
+        spec.moe is not None and layout.ep == 1) else {}
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
@@ -415,9 +419,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # GEMMs compute padded rows and move the activations; the gated activation and the
             # top-k sum, counted at a floor each (MLP_KERNELS and MOE_EXTRA_KERNELS), take their
             # bytes' time where it is longer.
-            # (16-bit: 2 B per parameter, the rank's share times its TP ranks.)
-            moe_kernel = (eff.moe_kernel if layout.ep == 1
-                          and round(bpp_exp["experts"] * expert_ranks) == 2 else None)
+            # (16-bit: the layer's routed experts held in a 16-bit compute dtype, no
+            # quantization format over them: capacity.weights.routed_expert_bits.)
+            moe_kernel = (eff.moe_kernel if layout.ep == 1 and expert_bits.get(i) == 16
+                          else None)
             pad, extra = 1.0, 0
             if moe_kernel is not None:
                 width = moe.moe_intermediate_size // expert_ranks

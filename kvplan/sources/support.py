@@ -29,7 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kvplan._util.errors import InputError, SpecError
+from kvplan._util.errors import SpecError, unknown_choice
 
 EXACT = "exact"
 REFUSED = "refused"
@@ -200,7 +200,7 @@ def find_support(*, status: str | None = None, term: str | None = None) -> list[
     with `term` (case-insensitive) in the architecture, a model_type, the example repo, the
     registry group or the reason."""
     if status is not None and status not in STATUSES:
-        raise InputError(f"--status: expected one of {', '.join(STATUSES)}, got {status!r}")
+        raise unknown_choice("--status", STATUSES, status)
     needle = term.lower() if term else None
     rows = []
     for row in support_table().values():

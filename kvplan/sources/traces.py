@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, unknown_choice
 
 TRACE_FORMATS = ("mooncake", "burstgpt", "azure", "sharegpt")
 MOONCAKE_BLOCK_TOKENS = 512
@@ -190,8 +190,7 @@ def read_trace(path: Path, fmt: str, *, block_tokens: int = MOONCAKE_BLOCK_TOKEN
                count_tokens: Callable[[str], int] | None = None) -> Iterator[TraceRow]:
     """The rows of `path` in format `fmt`, as a stream."""
     if fmt not in TRACE_FORMATS:
-        raise InputError(f"--trace-format: expected one of {', '.join(TRACE_FORMATS)}, "
-                         f"got {fmt!r}")
+        raise unknown_choice("--trace-format", TRACE_FORMATS, fmt)
     if not path.is_file():
         raise InputError(f"{path}: --trace: no such file")
     if fmt == "mooncake":

@@ -290,13 +290,21 @@ def _admission(done: list[Replay]) -> list[str]:
             + (f"(cfg527: kvplan {c527:.2f}x the measured) " if c527 is not None else "")
             + "are not the decode side's admission: kvplan's prefill serves more prompts a "
             "second than the rows' measured rate (the lines below 'Where 3a misses').", ""]
+    out += _moved(done, old, (0,))
+    return out
+
+
+def _moved(done: list[Replay], old: list[Replay], which: tuple[int, ...]) -> list[str]:
+    """The rows of `done` whose ratio `which` names (0 TTFT, 1 TPOT; any of them) moves by
+    more than 5 % from the same row in `old` (the rule left out), each with both ratios."""
+    names = ("TTFT", "TPOT")
     pairs = {r.id: r.ratios for r in old if r.ratios is not None}
     moved = [(r, pairs[r.id]) for r in done if r.ratios is not None and r.id in pairs
-             and abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05]
-    out += [f"TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
-    out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
-            f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
-    return out
+             and any(abs(r.ratios[i] / pairs[r.id][i] - 1) > 0.05 for i in which)]
+    return [f"{' or '.join(names[i] for i in which)} moves by more than 5% on {len(moved)} of "
+            f"{len(done)} rows:",
+            *(f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
+              f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios)]
 
 
 GATHER_COMMIT = "6084616"  # SGLang's prefill gather without DeepEP (kvplan.perf.roofline)
@@ -334,12 +342,7 @@ def _gather(done: list[Replay]) -> list[str]:
            f"attention without EP), computed beside it: both {share(old, lambda r: r.inside)}; "
            f"TTFT {share(old, inside(0))}; TPOT {share(old, inside(1))}; median TTFT ratio "
            f"{med(old)}.", ""]
-    pairs = {r.id: r.ratios for r in old if r.ratios is not None}
-    moved = [(r, pairs[r.id]) for r in done if r.ratios is not None and r.id in pairs
-             and abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05]
-    out += [f"TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
-    out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
-            f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
+    out += _moved(done, old, (0,))
     out += ["", "What else a DeepSeek-R1 prefill worker was checked for against SGLang "
             "0.5.8.post1's code and the cards' datasheets (issue 29, disagg29), with no rule "
             "written (numbers at 6084616):", "",
@@ -424,13 +427,7 @@ def _decode_gather(done: list[Replay]) -> list[str]:
            f"all-reduce on the MoE layers under DP attention without EP), computed beside it: "
            f"both {share(old, lambda r: r.inside)}; TTFT {share(old, inside(0))}; TPOT "
            f"{share(old, inside(1))}; median TPOT ratio {med(old)}.", ""]
-    pairs = {r.id: r.ratios for r in old if r.ratios is not None}
-    moved = [(r, pairs[r.id]) for r in done if r.ratios is not None and r.id in pairs
-             and (abs(r.ratios[1] / pairs[r.id][1] - 1) > 0.05
-                  or abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05)]
-    out += [f"TPOT or TTFT moves by more than 5% on {len(moved)} of {len(done)} rows:"]
-    out += [f"- {r.id.removeprefix(PREFIX)}: TTFT ratio {b[0]:.2f} -> {r.ratios[0]:.2f}, "
-            f"TPOT ratio {b[1]:.2f} -> {r.ratios[1]:.2f}" for r, b in moved if r.ratios]
+    out += _moved(done, old, (1, 0))
     out += ["", "The prefill rate (issue 29, disagg29): whether the measured prefill workers "
             "ran one request at a time, read in ai-dynamo/aiconfigurator (095f58a5, and its "
             "history to the rows' measurement dates) and SGLang 0.5.5.post2 / 0.5.8.post1; no "

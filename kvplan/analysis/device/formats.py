@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import DeviceError, InputError
+from kvplan._util.errors import DeviceError, InputError, unknown_choice
 from kvplan.kv.kinds import (
     FP8_DS_MLA_LATENT,
     FP8_DS_MLA_ROPE,
@@ -74,7 +74,7 @@ def storage(kv_dtype: str) -> Storage:
                                       "per 16 values"),
     }
     if kv_dtype not in table:
-        raise InputError(f"--kv-dtype: expected one of {', '.join(table)}, got {kv_dtype!r}")
+        raise unknown_choice("--kv-dtype", table, kv_dtype)
     dtype, pack, group, text = table[kv_dtype]
     return Storage(kv_dtype=kv_dtype, dtype=dtype, pack=pack, scale_group=group,
                    description=text)

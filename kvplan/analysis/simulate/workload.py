@@ -15,7 +15,7 @@ import random
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 
-from kvplan._util.errors import InputError
+from kvplan._util.errors import InputError, unknown_choice
 from kvplan.sources.traces import TraceRow
 
 ARRIVALS = ("poisson", "constant", "gamma")
@@ -94,7 +94,7 @@ def arrival_gaps(rate: float | None, arrival: str, burstiness: float,
                  rng: random.Random) -> Iterator[float]:
     """Gaps between successive requests (the first is sent at 0); rate None: all at once."""
     if arrival not in ARRIVALS:
-        raise InputError(f"--arrival: expected one of {', '.join(ARRIVALS)}, got {arrival!r}")
+        raise unknown_choice("--arrival", ARRIVALS, arrival)
     if rate is not None and not (rate > 0 and math.isfinite(rate)):
         raise InputError(f"--rate: must be a positive number, got {rate}")
     if burstiness <= 0:

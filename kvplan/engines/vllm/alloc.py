@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.errors import InputError, UnmodelledError, one_of
 from kvplan._util.units import GiB, cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.vllm.in_flight import vllm_max_concurrent_batches
@@ -137,11 +137,7 @@ PLATFORMS: dict[str, Platform] = {
 
 
 def get_platform(name: str) -> Platform:
-    try:
-        return PLATFORMS[name]
-    except KeyError:
-        raise InputError(f"--platform: expected one of {', '.join(PLATFORMS)}, got {name!r}"
-                         ) from None
+    return one_of(PLATFORMS, name, "--platform")
 
 
 @dataclass(frozen=True, kw_only=True)

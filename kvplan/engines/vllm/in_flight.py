@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvplan._util.versions import newest_at, version_key
+from kvplan._util.versions import NEWEST, newest_at, version_key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +95,7 @@ def in_flight_text() -> str:
 def in_flight_span(since: str, until: str | None) -> str:
     """The batches kept by the releases from `since` up to (not including) `until`, for
     `kvplan engines`' profile rows."""
-    lo, hi = version_key(since), version_key(until) if until else (99,)
+    lo, hi = version_key(since), version_key(until) if until else NEWEST
     kinds = [r for r in VLLM_IN_FLIGHT_RULES if r.since < hi]
     start = in_flight_rule(since)
     kinds = [start] + [r for r in kinds if r.since > lo]
