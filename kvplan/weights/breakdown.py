@@ -12,6 +12,7 @@ from config.json match them the way vLLM's ``is_layer_skipped`` and compressed-t
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from kvplan._util.dtypes import get_dtype
@@ -393,6 +394,17 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     as `checkpoint_breakdown` counts it (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds
     the tower on every pipeline rank; vLLM loads it unless --limit-mm-per-prompt is 0). ``mtp``:
     the MTP draft layers (--speculative-method mtp), on the last stage (`_mtp_layers`)."""
+    # The cost model asks this for every step it times (kvplan.perf), the same few layouts
+    # thousands of times in one simulation: the answer is a pure function of these arguments
+    # (frozen, hashable specs; `spec.checkpoint`, left out of a spec's equality, is never read
+    # here: `weights_breakdown` measures checkpoints apart), so it is cached on all of them.
+    return _weight_breakdown(spec, quant, dtype, tp, layers, first, last, vision, mtp, lm_head)
+
+
+@lru_cache(maxsize=512)
+def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp: int,
+                      layers: range | None, first: bool, last: bool, vision: bool, mtp: bool,
+                      lm_head: bool | None) -> WeightBreakdown:
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     if isinstance(spec.attention, CompressedSparseAttention):

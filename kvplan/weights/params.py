@@ -17,6 +17,7 @@ norms over all heads. DeepSeek-V4
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kvplan._util.errors import UnmodelledError
 from kvplan.model.attention import (
@@ -278,6 +279,10 @@ def recurrent_float32_params(spec: ModelSpec) -> int:
         a_log_in_model_dtype=spec.model_type in _GDN_A_LOG_IN_MODEL_DTYPE)
 
 
+# The cost model counts the same spec's parameters for every step it times (kvplan.perf): a
+# pure function of the frozen, hashable spec (its `checkpoint`, outside its equality, is not
+# read), so cached.
+@lru_cache(maxsize=256)
 def count_params(spec: ModelSpec) -> ParamCount:
     if isinstance(spec.attention, CompressedSparseAttention):
         return csa_params(spec)

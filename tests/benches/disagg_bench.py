@@ -41,14 +41,9 @@ from tests.benches.disagg_rows import (
     prefill_capacity,
     prospective_replays,
     prospective_rows,
+    replayed_with,
     replays,
     rows,
-    with_generator_flags,
-    without_admission,
-    without_decode_gather,
-    without_flow,
-    without_fp4,
-    without_gather,
 )
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
@@ -238,7 +233,7 @@ def _flow(done: list[Replay]) -> list[str]:
     """Both cohorts with and without SGLang's disaggregated time side (63c3946), a rule every
     one of them shaped: the before and after, not a blind test."""
     rule = next(s for s in SHAPED_BY if s.commit == "63c3946")
-    old = [r for r in without_flow(done) if r.replayed]
+    old = [r for r in replayed_with(done, flow=False) if r.replayed]
     n = sum(r.id in rule.rows for r in done)
     out = [f"### 3c. Shaped: SGLang's disaggregated time side ({rule.commit}), both cohorts", "",
            f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
@@ -265,7 +260,7 @@ def _admission(done: list[Replay]) -> list[str]:
     """Both cohorts with and without SGLang's decode-side admission (ADMISSION_COMMIT), a rule
     every one of them shaped: the before and after, not a blind test."""
     rule = next(s for s in SHAPED_BY if s.commit == ADMISSION_COMMIT)
-    old = [r for r in without_admission(done) if r.replayed]
+    old = [r for r in replayed_with(done, admission=False) if r.replayed]
     n = sum(r.id in rule.rows for r in done)
     out = [f"### 3d. Shaped: SGLang's decode-side admission ({rule.commit}), both cohorts", "",
            f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
@@ -320,7 +315,7 @@ def _gather(done: list[Replay]) -> list[str]:
     """Both cohorts with and without SGLang's prefill gather (GATHER_COMMIT), a rule every one
     of them shaped, and what else the prefill's cost was checked for (issue 29, disagg29)."""
     rule = next(s for s in SHAPED_BY if s.commit == GATHER_COMMIT)
-    old = [r for r in without_gather(done) if r.replayed]
+    old = [r for r in replayed_with(done, gather=False) if r.replayed]
     n = sum(r.id in rule.rows for r in done)
 
     def med(rows: list[Replay]) -> str:
@@ -401,7 +396,7 @@ def _decode_gather(done: list[Replay]) -> list[str]:
     every one of them shaped, and what aiconfigurator's code says of the prefill's launch
     (issue 29, disagg29)."""
     rule = next(s for s in SHAPED_BY if s.commit == DECODE_GATHER_COMMIT)
-    old = [r for r in without_decode_gather(done) if r.replayed]
+    old = [r for r in replayed_with(done, decode_gather=False) if r.replayed]
     n = sum(r.id in rule.rows for r in done)
 
     def med(rows: list[Replay]) -> str:
@@ -461,7 +456,7 @@ def _generator(done: list[Replay]) -> list[str]:
     """Both cohorts at SGLang's defaults and at aiconfigurator's generated prefill flags (not a
     rule: the rows' flags are not recorded, 3f), and what else a PD prefill worker does, read in
     SGLang (issue 29, prefill29b)."""
-    gen = {r.id: r for r in with_generator_flags(done) if r.replayed}
+    gen = {r.id: r for r in replayed_with(done, generator=True) if r.replayed}
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
 
     def dp(r: Replay) -> bool:
@@ -545,7 +540,7 @@ def _still_blind(done: list[Replay], shaped: set[str]) -> list[str]:
 def _counterfactual(done: list[Replay]) -> list[str]:
     """The same rows under the rule before bc725f6 (NVFP4 at bf16 math): what the rule did to
     the blind rows, measured once with it (not a tuning target)."""
-    old = [r for r in without_fp4(done) if r.replayed]
+    old = [r for r in replayed_with(done, fp4=False) if r.replayed]
     return [f"The same {len(old)} rows with the cards' FP4 peak removed (NVFP4 GEMMs at bf16 "
             "math and one kernel each, the rule before bc725f6), computed beside it, not used "
             f"to choose it: both {share(old, lambda r: r.inside)}; TTFT "

@@ -15,7 +15,7 @@ from tests.benches.disagg_rows import (
     PREFIX,
     Replay,
     decode_occupancy,
-    without_logits_gather,
+    replayed_with,
 )
 from tests.benches.fitted_rows import SHAPED_BY
 
@@ -46,7 +46,7 @@ def _counts(rows: list[Replay]) -> str:
 def section(done: list[Replay]) -> list[str]:
     """3g: `done` are the replayed prospective rows (both cohorts)."""
     rule = next(s for s in SHAPED_BY if s.commit == LOGITS_GATHER_COMMIT)
-    old = [r for r in without_logits_gather(done) if r.replayed]
+    old = [r for r in replayed_with(done, logits_gather=False) if r.replayed]
     n = sum(r.id in rule.rows for r in done)
     out = [f"### 3g. Shaped: SGLang's logits gather under DP attention ({rule.commit}), both "
            "cohorts", "",

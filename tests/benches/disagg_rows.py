@@ -488,47 +488,30 @@ def prospective_replays() -> list[Replay]:
     return list(_prospective())
 
 
-def without_fp4(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again with the cards' FP4 peak removed (NVFP4 GEMMs at bf16 math, the
-    rule before bc725f6): the counterfactual the bench prints beside the prospective cohort."""
+# The switches `replayed_with` takes (`predict`'s counterfactuals, each set to its non-default):
+# `fp4`=False, the cards' FP4 peak removed (NVFP4 GEMMs at bf16 math, the rule before bc725f6);
+# `flow`=False, without the connector's time side (63c3946); `admission`=False, without the
+# decode side's admission before the prefill (ADMISSION_COMMIT); `gather`=False, SGLang's
+# prefill MLP layers priced as before 6084616; `decode_gather`=False, its decode MLP layers as
+# before DECODE_GATHER_COMMIT; `logits_gather`=False, its decode steps as before
+# LOGITS_GATHER_COMMIT; `generator`=True, the prefill at aiconfigurator's generated SGLang flags
+# (`generator_prefill`; issue 29, prefill29b: measured at ed7b9cf3 over the 92 replayed
+# prospective rows, 52 of them change: both 27 -> 20, TTFT 32 -> 23, TPOT 66 -> 66 inside
+# [0.75, 1.33], median TTFT ratio 0.81 -> 0.80; TP-attention prefill median TTFT ratio 0.75 ->
+# 0.60 (ISL 1,024, 11 rows) and 0.51 -> 0.41 (8,192, 26), DP-attention ISL 1,024 0.78 -> 1.34
+# (28; cfg483 c4096 0.32 -> 2.39), DP-attention ISL 8,192 unchanged: the flags do not close the
+# gap).
+SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator")
+
+
+def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:
+    """The prospective `rows` replayed again with one or more of `predict`'s counterfactual
+    switches (SWITCHES) set: the before and after the bench prints beside a rule."""
+    unknown = sorted(set(switch) - set(SWITCHES))
+    if unknown:
+        raise TypeError(f"replayed_with: unknown switch {', '.join(unknown)}")
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, fp4=False) for r in rows]
-
-
-def without_flow(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again without the connector's time side (`predict`'s `flow`): the
-    counterfactual the bench prints beside SGLang's (63c3946)."""
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, flow=False) for r in rows]
-
-
-def without_admission(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again without the decode side's admission before the prefill
-    (`predict`'s `admission`): the counterfactual the bench prints beside SGLang's
-    (ADMISSION_COMMIT)."""
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, admission=False) for r in rows]
-
-
-def without_gather(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again with SGLang's prefill MLP layers priced as before 6084616
-    (`predict`'s `gather`): the counterfactual the bench prints beside the rule."""
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, gather=False) for r in rows]
-
-
-def without_decode_gather(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again with SGLang's decode MLP layers priced as before
-    DECODE_GATHER_COMMIT (`predict`'s `decode_gather`): the counterfactual the bench prints."""
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, decode_gather=False) for r in rows]
-
-
-def without_logits_gather(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again with SGLang's decode steps priced as before LOGITS_GATHER_COMMIT
-    (`predict`'s `logits_gather`): the counterfactual the bench prints beside the rule."""
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, logits_gather=False) for r in rows]
+    return [replay(by_id[r.id], prospective=True, **switch) for r in rows]
 
 
 def decode_occupancy(replayed: Replay) -> tuple[float, int, float] | None:
@@ -548,18 +531,6 @@ def decode_occupancy(replayed: Replay) -> tuple[float, int, float] | None:
     batch = max(1, round(per_rank))
     tpot = st.tpot_ms(batch)
     return (per_rank, batch, tpot) if tpot is not None else None
-
-
-def with_generator_flags(rows: list[Replay]) -> list[Replay]:
-    """`rows` replayed again with the prefill at aiconfigurator's generated SGLang flags
-    (`generator_prefill`): the counterfactual the bench prints (issue 29, prefill29b).
-    Measured at ed7b9cf3 over the 92 replayed prospective rows (52 of them change): both
-    27 -> 20, TTFT 32 -> 23, TPOT 66 -> 66 inside [0.75, 1.33], median TTFT ratio 0.81 ->
-    0.80; TP-attention prefill median TTFT ratio 0.75 -> 0.60 (ISL 1,024, 11 rows) and 0.51
-    -> 0.41 (8,192, 26), DP-attention ISL 1,024 0.78 -> 1.34 (28; cfg483 c4096 0.32 -> 2.39),
-    DP-attention ISL 8,192 unchanged: the flags do not close the gap."""
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    return [replay(by_id[r.id], prospective=True, generator=True) for r in rows]
 
 
 def admits_all(replayed: Replay) -> bool:
