@@ -12,11 +12,11 @@ from config.json match them the way vLLM's ``is_layer_skipped`` and compressed-t
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from kvplan._util.dtypes import get_dtype
 from kvplan._util.errors import UnmodelledError
+from kvplan._util.memo import pure_cache
 from kvplan._util.units import cdiv
 from kvplan.model.attention import CompressedSparseAttention, HeadAttention, LatentAttention
 from kvplan.model.quant import MatrixBytes, QuantScheme, Unquantized, round_up
@@ -401,7 +401,7 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     return _weight_breakdown(spec, quant, dtype, tp, layers, first, last, vision, mtp, lm_head)
 
 
-@lru_cache(maxsize=512)
+@pure_cache(maxsize=512)
 def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp: int,
                       layers: range | None, first: bool, last: bool, vision: bool, mtp: bool,
                       lm_head: bool | None) -> WeightBreakdown:

@@ -17,9 +17,9 @@ norms over all heads. DeepSeek-V4
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from kvplan._util.errors import UnmodelledError
+from kvplan._util.memo import pure_cache
 from kvplan.model.attention import (
     Attention,
     CompressedSparseAttention,
@@ -282,7 +282,7 @@ def recurrent_float32_params(spec: ModelSpec) -> int:
 # The cost model counts the same spec's parameters for every step it times (kvplan.perf): a
 # pure function of the frozen, hashable spec (its `checkpoint`, outside its equality, is not
 # read), so cached.
-@lru_cache(maxsize=256)
+@pure_cache(maxsize=256)
 def count_params(spec: ModelSpec) -> ParamCount:
     if isinstance(spec.attention, CompressedSparseAttention):
         return csa_params(spec)
