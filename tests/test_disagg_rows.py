@@ -4,6 +4,7 @@ on (issue 29): concurrency read from the row, layouts from the row or its public
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 
 import pytest
@@ -124,3 +125,13 @@ def test_generator_prefill_flags_by_hand() -> None:
     gen = disagg_rows._setup(key, generator=True).batching
     assert base is not None and gen is not None
     assert (base.token_budget, gen.token_budget, gen.max_seqs) == (16384, 8192, 1)
+
+
+def test_replayed_with_takes_predicts_switches_only() -> None:
+    # One replay for every counterfactual of the bench (speed52): its switches are `predict`'s
+    # keyword flags, and a misspelt one is refused rather than ignored.
+    flags = [p for p, v in inspect.signature(disagg_rows.predict).parameters.items()
+             if v.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert sorted(disagg_rows.SWITCHES) == sorted(flags)
+    with pytest.raises(TypeError, match="unknown switch fp8"):
+        disagg_rows.replayed_with([], fp8=False)
