@@ -89,6 +89,9 @@ their own threads or only bound failures. Together at most a decode step or two 
 `first_token_steps` and the transfer already price. At concurrency 4 the FP4 rows are inside
 the band (cfg535 / 481 / 569: 1.14, 1.02, 1.00) and the FP8 rows are not (cfg455 / 536 / 519:
 0.60, 0.60, 0.58), which a flow cost would hit alike: the gap is the FP8 prefill's time, unread.
+Nor the prefill's CUDA graphs or logits: a prefill server runs eager unless piecewise graphs
+are on (server_args.py:2337-2341), so no capture rounding; its lm_head runs on each prompt's last
+position only (logits_processor.py:421-440), one row of 7,168 x 129,280 a prompt.
 """
 
 from __future__ import annotations
