@@ -68,6 +68,30 @@ same on B200, GB200 and GB300 (all >= 160 GiB), whose DEP4 workers served 15.6 a
 (B200, cfg527 / cfg532, 122 and 131 prompts in flight), 41.5 (GB200 0.5.8, cfg483) and 42.7
 (GB300, cfg576, 105 each at c4096) 1,024-token prompts a second (Little's law over the measured
 times): the gap is the deployment's, not a rule of this code.
+
+Read in 0.5.8.post1 for one request at low load (issue 29, pd52: the TP-attention prefill rows
+at ISL 8,192, median TTFT ratio 0.51) and ruled out as the missing ~200 ms, so nothing more is
+modelled: no loop sleeps (`--sleep-on-idle` off, server_args.py:352; an idle loop only checks
+memory, scheduler_runtime_checker_mixin.py:317-335, scheduler.py:2791-2793) and input is read
+without blocking (scheduler.py:1197, 1206), so an idle loop spins; the decode worker polls its
+preallocation and transfer queues every iteration (decode.py:1001-1026,
+`disaggregation_decode_polling_interval` 1, server_args.py:642), preallocating the request's
+pages on its first iteration after arrival (the handshake is immediate once the receiver has
+not started, nixl/conn.py:814-822) and sending the page indices in one ZMQ message
+(nixl/conn.py:775-812); the bootstrap HTTP lookups happen once per prefill address
+(common/conn.py:254-433, `connection_pool`); the prefill's polls are one gloo all-reduce of a
+uint8 a queued request per iteration (prefill.py:249, :536, utils.py:39-52); its overlap loop
+posts the send on the iteration after the forward, at once when no batch follows
+(prefill.py:364-399, :427, :478); completion is a NIXL notification read without blocking
+(nixl/conn.py:631-665, :836-851) or mooncake's status message (mooncake/conn.py:890-975,
+1271-1295); the heartbeat (5 s, environ.py:233) and the 300 s timeouts (:232, :235) run on
+their own threads or only bound failures. Together at most a decode step or two beyond what
+`first_token_steps` and the transfer already price. At concurrency 4 the FP4 rows are inside
+the band (cfg535 / 481 / 569: 1.14, 1.02, 1.00) and the FP8 rows are not (cfg455 / 536 / 519:
+0.60, 0.60, 0.58), which a flow cost would hit alike: the gap is the FP8 prefill's time, unread.
+Nor the prefill's CUDA graphs or logits: a prefill server runs eager unless piecewise graphs
+are on (server_args.py:2337-2341), so no capture rounding; its lm_head runs on each prompt's last
+position only (logits_processor.py:421-440), one row of 7,168 x 129,280 a prompt.
 """
 
 from __future__ import annotations
