@@ -39,6 +39,16 @@ def _pct(x: float) -> str:
     return f"{x:+.1%}"
 
 
+def chunk_step_bound_s(*, itl_err_s: tuple[float, float], chunk_share: tuple[float, float],
+                       running: tuple[float, float], growth_s: float, kv_floor_s: float
+                       ) -> float:
+    """dX's bound (module docstring) from two stages' ITL errors (measured - simulated, s),
+    shares of chunk-holding steps, running requests, kvplan's decode growth and the KV-read
+    floor per running request (s)."""
+    (e0, e1), (f0, f1), (b0, b1) = itl_err_s, chunk_share, running
+    return (e1 - e0 + (growth_s - kv_floor_s) * (b1 - b0)) / (f1 - f0)
+
+
 def prefill_step_bound_ms(row0: Any, row1: Any, run_inputs: Callable[..., Any]
                           ) -> tuple[float, float, float]:
     """(dX bound ms, kvplan's decode growth us per request, the KV floor us per request) for
@@ -57,7 +67,8 @@ def prefill_step_bound_ms(row0: Any, row1: Any, run_inputs: Callable[..., Any]
     s_kv = context * per_token / cost.gpu.hbm_bytes_per_s
     e = [(r.measured["itl_mean"] - r.simulated["itl_mean"]) / 1e3 for r in (row0, row1)]
     f = [r.rate * r.measured["itl_mean"] / 1e3 for r in (row0, row1)]
-    bound = (e[1] - e[0] + (s_k - s_kv) * (b[1] - b[0])) / (f[1] - f[0])
+    bound = chunk_step_bound_s(itl_err_s=(e[0], e[1]), chunk_share=(f[0], f[1]),
+                               running=(b[0], b[1]), growth_s=s_k, kv_floor_s=s_kv)
     return bound * 1e3, s_k * 1e6, s_kv * 1e6
 
 
