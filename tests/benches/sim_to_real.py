@@ -506,7 +506,7 @@ def print_section() -> None:
           "(CodeLlama-34B, Llama-2-70B) 12-31 % high on ITL and E2E, their TTFT 21-41 % high. "
           "Peak KV use at most 12 % of the pool, no preemption; without the 4 GiB the stage "
           "figures are the same (checked on runs 6, 9 and 24).")
-    mixtral_ttft.print_section(ahead + blind + offload, run_inputs)
+    mixtral_ttft.print_section(ahead + blind + offload, run_inputs, first_set=stages)
     tp_breakdown.print_section({r.id: r for r in load_runs()[1] + offloaded}, load_records(),
                                run_inputs)
     print("\n### kvplan per set\n")
