@@ -56,7 +56,7 @@ from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import plan_capacity
 from kvplan.model.spec import ModelSpec
-from tests.benches import accelmark_runs, tp_breakdown
+from tests.benches import accelmark_runs, mixtral_ttft, tp_breakdown
 from tests.benches.fitted_rows import SHAPED_BY
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
@@ -506,6 +506,7 @@ def print_section() -> None:
           "(CodeLlama-34B, Llama-2-70B) 12-31 % high on ITL and E2E, their TTFT 21-41 % high. "
           "Peak KV use at most 12 % of the pool, no preemption; without the 4 GiB the stage "
           "figures are the same (checked on runs 6, 9 and 24).")
+    mixtral_ttft.print_section(ahead + blind + offload, run_inputs, first_set=stages)
     tp_breakdown.print_section({r.id: r for r in load_runs()[1] + offloaded}, load_records(),
                                run_inputs)
     print("\n### kvplan per set\n")
