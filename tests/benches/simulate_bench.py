@@ -31,7 +31,7 @@ from kvplan.engines.base import Engine
 from tests.benches import accelmark_runs, prospective31_runs, prospective_runs, sim_to_real
 from tests.benches.cost_bench import TTFT_CASES, case_spec
 from tests.benches.cost_cases import CASES, Case
-from tests.benches.fitted_rows import FITTED, SHAPED_BY, SIM_REPLAY_SHAPED
+from tests.benches.fitted_rows import FITTED, SHAPED_BY, SIM_LAUNCH_SHAPED, SIM_REPLAY_SHAPED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +61,8 @@ def _split(case: Case, fitted: frozenset[str]) -> str:
         return "same configuration"
     if any(case.label in shaped.rows for shaped in SHAPED_BY):
         return "held out, shaped a cost-model rule"
+    if any(case.label in shaped.rows for shaped in SIM_LAUNCH_SHAPED):
+        return "held out, shaped the eager launch"
     if any(case.label in shaped.rows for shaped in SIM_REPLAY_SHAPED):
         return "held out, shaped the replay"
     return "held out"
@@ -173,11 +175,13 @@ def _median_error(values: list[tuple[float, float]]) -> str:  # type: ignore[typ
 
 
 def _print_runs(table: list[Row]) -> None:
-    for split in ("held out", "held out, shaped a cost-model rule", "held out, shaped the replay",
+    for split in ("held out", "held out, shaped a cost-model rule",
+                  "held out, shaped the eager launch", "held out, shaped the replay",
                   "same configuration", "fitted"):
         part = [r for r in table if r.split == split]
-        if split == "held out, shaped the replay" and not part:
-            continue  # only the SGLang section replays bench_serving's draw
+        if split in ("held out, shaped the replay", "held out, shaped the eager launch"
+                     ) and not part:
+            continue  # only the SGLang section has these (simulator rules, not the cost model)
         tpot = [(r.measured_tpot_ms, r.simulated_tpot_ms) for r in part
                 if r.simulated_tpot_ms is not None]
         ttft = [(r.measured_ttft_ms, r.simulated_ttft_ms) for r in part
