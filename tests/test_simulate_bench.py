@@ -6,8 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tests.benches.cost_cases import CASES
-from tests.benches.fitted_rows import SIM_REPLAY_SHAPED
-from tests.benches.simulate_bench import bench_serving_random
+from tests.benches.fitted_rows import SHAPED_BY, SIM_LAUNCH_SHAPED, SIM_REPLAY_SHAPED
+from tests.benches.simulate_bench import (
+    _fitted_labels,
+    _split,
+    bench_serving_random,
+    sglang_serving_cases,
+)
 
 
 def test_draw_reproduces_the_published_totals() -> None:
@@ -49,3 +54,18 @@ def test_the_replay_record_names_exactly_the_random_rows() -> None:
     # (SIM_REPLAY_SHAPED), and the record names no other row.
     random_rows = {c.label for c in CASES if c.bench_random is not None}
     assert {r for shaped in SIM_REPLAY_SHAPED for r in shaped.rows} == random_rows
+
+
+def test_the_eager_launch_record_names_simulated_sglang_rows() -> None:
+    # The rows whose TTFT (or DeepSeek-R1's ITL at 100) was read before the SGLang simulator's
+    # prefill steps paid the eager launch (SIM_LAUNCH_SHAPED): SGLang serving rows of the page,
+    # split apart from the held-out ones unless a cost-model rule already took them (SHAPED_BY).
+    cases = {c.label: c for c in sglang_serving_cases()}
+    fitted = _fitted_labels()
+    named = [r for shaped in SIM_LAUNCH_SHAPED for r in shaped.rows]
+    assert len(named) == len(set(named)) == 24 and set(named) <= set(cases)
+    cost_shaped = {r for shaped in SHAPED_BY for r in shaped.rows}
+    for label in named:
+        want = ("held out, shaped a cost-model rule" if label in cost_shaped
+                else "held out, shaped the eager launch")
+        assert _split(cases[label], fitted) == want

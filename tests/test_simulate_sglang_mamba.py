@@ -92,8 +92,10 @@ def test_mamba_slots_run_out_requests_queue_and_more_slots_do_not() -> None:
     assert many.sglang is not None and many.sglang.max_running_requests == 100
     assert max(rec.running for _, rec in ample.timeline) == 40
     assert ample.metrics.preemptions == 0
-    # Queued behind three waves of 10, the short-slot run's mean TTFT is far longer.
-    assert short.metrics.ttft_ms["mean"] > 5 * ample.metrics.ttft_ms["mean"]
+    # Queued behind three waves of 10, the short-slot run's mean TTFT is far longer: 4.6 x (22 x
+    # before the simulator charged SGLang's eager prefill launch, 2,129 ops x 70 us = 149 ms a
+    # prefill step, which the ample run's two chunks of 8,192 and 2,048 tokens pay as well).
+    assert short.metrics.ttft_ms["mean"] > 4 * ample.metrics.ttft_ms["mean"]
 
 
 def test_cli_simulates_the_mamba_pool_and_refuses_what_it_does_not() -> None:

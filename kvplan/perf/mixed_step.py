@@ -27,6 +27,17 @@ costs, nothing fitted here:
 
 A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
 (`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
+
+`eager_prefill`: the engine runs every step that holds a prefill chunk eagerly, each op
+launched from Python (SGLang 0.5.6 / 0.5.9: model_executor/cuda_graph_runner.py:272 / 276
+captures decode batches only; server_args.py:508 / 604 `enable_piecewise_cuda_graph = False`),
+so such a step adds the launch time `roofline.step_time` charges a prefill step
+(`prefill_launch`: kvplan.perf.op_counts.eager_prefill_ops x `eff.prefill_launch_s`, once per
+step however many prompts it holds; the overlap scheduler hides no part of it in the
+simulator). The engine's efficiency says what it pays (kvplan.perf.engine_traits.
+engine_efficiency: 0 for vLLM and TensorRT-LLM). Off by default (callers outside the
+simulator's set-up, kvplan.analysis.simulate.run, build it without the flag).
+
 Not modelled: vLLM's async scheduling (the CPU's
 scheduling overlapped with the GPU step); MLA's prefill tokens are charged the decode
 (absorbed) form's projections.
@@ -42,8 +53,10 @@ from kvplan.kv.cache import attention_token_bytes
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.attention_kernel import decode_flop_factor, varlen_kernel
 from kvplan.perf.efficiency import Efficiency, device_efficiency
+from kvplan.perf.engine_traits import fuses_allreduce_norm
 from kvplan.perf.flops import MLAForm, attention_flops
 from kvplan.perf.layout import ONE_GPU, Layout
+from kvplan.perf.op_counts import eager_prefill_ops
 from kvplan.perf.roofline import step_time
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
@@ -96,8 +109,11 @@ class MixedStepCost:
                  layout: Layout = ONE_GPU, eff: Efficiency | None = None,
                  quantization: str | None = None, conv_dtype: str | None = None,
                  ssm_dtype: str = "auto", mla_form: MLAForm = MLAForm.absorbed,
-                 graph_sizes: tuple[int, ...] = ()) -> None:
+                 graph_sizes: tuple[int, ...] = (), eager_prefill: bool = False) -> None:
         self.spec, self.gpu, self.layout = spec, gpu, layout
+        self.quantization = quantization
+        self.eager_prefill = eager_prefill
+        self._launch: dict[bool, float] = {}
         self.eff = eff if eff is not None else device_efficiency(gpu)
         self._common = {"kv_dtype": kv_dtype, "layout": layout, "eff": self.eff,
                         "quantization": quantization, "conv_dtype": conv_dtype,
@@ -177,6 +193,20 @@ class MixedStepCost:
                 base = low + (high - low) * (tokens - lo) / GRID_TOKENS
         return base + self.head_seconds(requests)
 
+    def launch_seconds(self, tokens: int) -> float:
+        """The launch time of an eager prefill step of `tokens` tokens (module docstring): what
+        `roofline.step_time` adds as `prefill_launch` (its op count depends on the tokens only
+        through the fused all-reduce + RMSNorm); 0 unless `eager_prefill`."""
+        if not self.eager_prefill or not self.eff.prefill_launch_s:
+            return 0.0
+        fused = fuses_allreduce_norm(self.spec, self.gpu, self.layout, tokens, self.eff)
+        hit = self._launch.get(fused)
+        if hit is None:
+            hit = self._launch[fused] = eager_prefill_ops(
+                self.spec, self.layout, self.quantization, platform=self.gpu.platform,
+                fused_norms=fused, gpu=self.gpu) * self.eff.prefill_launch_s
+        return hit
+
     def head_seconds(self, rows: int) -> float:
         """The lm_head over `rows` rows (no decoder layer)."""
         hit = self._head.get(rows)
@@ -247,7 +277,8 @@ class MixedStepCost:
         for kind in self.kinds:
             factor = self._decode_factor[(kind.window, single)]
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor)
-        return self.dense_seconds(tokens, decodes + len(chunks)) + attention
+        launch = self.launch_seconds(tokens) if chunks else 0.0
+        return self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
         """One step: `decode_contexts` (keys attended by each decode, its new token included)
@@ -256,5 +287,6 @@ class MixedStepCost:
         if tokens == 0:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
+        launch = self.launch_seconds(tokens) if chunks else 0.0
         return (self.dense_seconds(tokens, requests)
-                + self.attention_seconds(decode_contexts, chunks))
+                + self.attention_seconds(decode_contexts, chunks) + launch)

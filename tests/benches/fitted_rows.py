@@ -618,6 +618,38 @@ SIM_REPLAY_SHAPED: tuple[Shaped, ...] = (
 )
 
 
+# The SGLang simulator's prefill step with the cost model's eager launch time (kvplan.perf.
+# mixed_step `eager_prefill`; commit f56b322), applied after these rows' measured TTFT (100-150 ms
+# at concurrency 1-4 above the simulated) and DeepSeek-R1's P95 ITL at concurrency 100 had been
+# read on simulate-bench.md: the rows that led to it. Not a cost-model rule (the cost bench
+# already charged the launch: its predictions do not move), so apart from SHAPED_BY: only
+# simulate-bench.md's split reads it ("held out, shaped the eager launch", before the replay's).
+_SGLANG_TTFT_READ = (
+    *(f"Llama-3.1-70B bf16 TP8, SGLang 0.5.6, {isl} in, conc. 1" for isl in ("1000", "8000")),
+    *(f"DeepSeek-R1 FP8 TP8, SGLang 0.5.7, {name}, conc. 4" for name in ("1k/1k", "1k/8k",
+                                                                         "8k/1k")),
+    *(f"{model}, {name}, conc. 1"
+      for model in ("Qwen3-235B-A22B bf16 TP8, SGLang 0.5.6", "DeepSeek-R1 FP8 TP8, SGLang "
+                    "0.5.6.post1", "GLM-4.6 bf16 TP8, SGLang 0.5.6.post1",
+                    "Qwen3-Coder-Next bf16 TP2, SGLang 0.5.8")
+      for name in ("1k/1k", "1k/8k", "8k/1k")),
+    "Qwen3-Next-80B-A3B bf16 TP8, SGLang 0.5.6, ShareGPT, conc. 1",
+    "gpt-oss-120b TP8, SGLang 0.5.6, ShareGPT, conc. 1",
+    *(f"MiniMax-M2.5 FP8 TP8 EP8, SGLang 0.5.8, {name}, conc. 1" for name in ("1k/1k", "8k/1k")),
+    "MiniMax-M2.5 FP8 TP8 EP8, SGLang 0.5.9, 1k/1k, conc. 1",
+    "Kimi-K2 FP8 TP8, SGLang 0.5.7 ROCm, 1k/1k, conc. 1",
+    "DeepSeek-R1 FP8 TP8, SGLang 0.5.6.post1, 1k/1k, conc. 100",
+)
+SIM_LAUNCH_SHAPED: tuple[Shaped, ...] = (
+    Shaped(commit="f56b322",
+           rule="SGLang's prefill steps in `simulate --engine sglang` pay the cost model's eager "
+                "launch time (ops x 70 us, fitted on engine-timed prefills; SGLang 0.5.6 / 0.5.9 "
+                "capture decode CUDA graphs only, piecewise graphs off), read after these rows' "
+                "TTFT came out 100-150 ms short at concurrency 1-4",
+           rows=_SGLANG_TTFT_READ),
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RuleChange:
     """The last commit, before issue 25's restructure, that changed a rule the bench's rows are

@@ -31,7 +31,7 @@ from kvplan.engines.base import Engine
 from tests.benches import accelmark_runs, prospective31_runs, prospective_runs, sim_to_real
 from tests.benches.cost_bench import TTFT_CASES, case_spec
 from tests.benches.cost_cases import CASES, Case
-from tests.benches.fitted_rows import FITTED, SHAPED_BY, SIM_REPLAY_SHAPED
+from tests.benches.fitted_rows import FITTED, SHAPED_BY, SIM_LAUNCH_SHAPED, SIM_REPLAY_SHAPED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +61,8 @@ def _split(case: Case, fitted: frozenset[str]) -> str:
         return "same configuration"
     if any(case.label in shaped.rows for shaped in SHAPED_BY):
         return "held out, shaped a cost-model rule"
+    if any(case.label in shaped.rows for shaped in SIM_LAUNCH_SHAPED):
+        return "held out, shaped the eager launch"
     if any(case.label in shaped.rows for shaped in SIM_REPLAY_SHAPED):
         return "held out, shaped the replay"
     return "held out"
@@ -173,11 +175,13 @@ def _median_error(values: list[tuple[float, float]]) -> str:  # type: ignore[typ
 
 
 def _print_runs(table: list[Row]) -> None:
-    for split in ("held out", "held out, shaped a cost-model rule", "held out, shaped the replay",
+    for split in ("held out", "held out, shaped a cost-model rule",
+                  "held out, shaped the eager launch", "held out, shaped the replay",
                   "same configuration", "fitted"):
         part = [r for r in table if r.split == split]
-        if split == "held out, shaped the replay" and not part:
-            continue  # only the SGLang section replays bench_serving's draw
+        if split in ("held out, shaped the replay", "held out, shaped the eager launch"
+                     ) and not part:
+            continue  # only the SGLang section has these (simulator rules, not the cost model)
         tpot = [(r.measured_tpot_ms, r.simulated_tpot_ms) for r in part
                 if r.simulated_tpot_ms is not None]
         ttft = [(r.measured_ttft_ms, r.simulated_ttft_ms) for r in part
@@ -274,11 +278,28 @@ def print_sglang_section() -> None:
           "replay' (tests/benches/fitted_rows.py SIM_REPLAY_SHAPED, commit 17439c3; not a "
           "cost-model rule, so not SHAPED_BY). At the mean lengths (before it) the medians "
           "were: held out 8.8 % TPOT (18 runs), 72.3 % TTFT (6); held out, shaped a "
-          "cost-model rule 22.9 % (39), 81.1 % (13). The rest of the high-concurrency gap is "
-          "not explained: the decode CUDA graphs cover these batches (cuda_graph_max_bs 512 at "
-          "TP 8 on 80-GiB and larger GPUs, server_args.py 776-803), and the measured TTFT at "
-          "concurrency 1 holds 100-150 ms that neither the prompt length nor kvplan's "
-          "prefill explains. The same splits as above. A hybrid recurrent model (Qwen3-Next, "
+          "cost-model rule 22.9 % (39), 81.1 % (13). The decode CUDA graphs cover these "
+          "batches (cuda_graph_max_bs 512 at TP 8 on 80-GiB and larger GPUs, server_args.py "
+          "776-803), but a prefill (extend) batch runs eagerly (SGLang 0.5.6 / 0.5.9 "
+          "cuda_graph_runner.py:272 / 276 captures decode batches only, server_args.py:508 / "
+          "604 enable_piecewise_cuda_graph False): each simulated prefill step pays the cost "
+          "model's eager launch time, the ops SGLang's model code launches x 70 us (fitted on "
+          "cost-bench.md's engine-timed prefills, none of these rows; 1,986 ops, 139 ms, for "
+          "DeepSeek-R1 at TP 8 on B200), as the cost bench's prefill already did. Before the "
+          "simulator charged it (commit f56b322) the TTFT at concurrency 1-4 came out 100-150 "
+          "ms short and the TPOT at 64-100 short; the rows whose TTFT (and DeepSeek-R1 "
+          "0.5.6.post1's P95 ITL at 100) had been read are 'held out, shaped the eager "
+          "launch' (tests/benches/fitted_rows.py SIM_LAUNCH_SHAPED) unless a cost-model rule "
+          "already took them. Before it the medians (TPOT, TTFT) were: held out 4.8 % (7), -; "
+          "shaped a cost-model rule 16.5 % (41), 82.1 % (14); shaped the eager launch 12.7 % "
+          "(9), 78.2 % (9); shaped the replay 22.5 % (11), -; fitted 1.0 % (2), 22.8 % (1). "
+          "Nothing else on the request's path adds a time the code gives: bench_serving's TTFT "
+          "is the first streamed chunk with text (bench_serving.py 578-586), --stream-interval "
+          "1 streams the first token with the prefill's result (server_args.py:289, "
+          "scheduler_output_processor_mixin.py 808-817), the scheduler polls without sleeping "
+          "(sleep_on_idle False, server_args.py:299; scheduler.py:1077 zmq.NOBLOCK), and no "
+          "tokenizer batch waits (enable_dynamic_batch_tokenizer False, server_args.py:542). "
+          "The same splits as above. A hybrid recurrent model (Qwen3-Next, "
           "Qwen3-Coder-Next) runs its full-attention token pool with the mamba pool's slots "
           "capping the running requests (max_mamba_cache_size // 3, "
           "kvplan.analysis.simulate.sglang_pools; no prefix hits simulated there): its 11 rows "

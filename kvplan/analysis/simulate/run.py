@@ -207,7 +207,9 @@ def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: boo
 
 def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
                ) -> MixedStepCost:
-    """The cost model's step time for the engine `inputs` name (its traits, its GPU)."""
+    """The cost model's step time for the engine `inputs` name (its traits, its GPU), a
+    prefill step with its eager launch time where the engine pays one (SGLang:
+    MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's and TensorRT-LLM's 0)."""
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     att = spec.attention
@@ -218,7 +220,7 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu)),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
-                         mla_form=form, graph_sizes=graphs)
+                         mla_form=form, graph_sizes=graphs, eager_prefill=True)
 
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
