@@ -70,10 +70,12 @@ def results() -> tuple[Result, ...]:
     return tuple(run_one(run) for run in load(DATA)["runs"])
 
 
-def _line(label: str, part: list[Result], *, served: bool = False) -> str:
+def _line(label: str, part: list[Result], *, served: bool = False,
+          pairs: tuple[tuple[str, str, str], ...] = PAIRS31) -> str:
+    """A medians row: the runs simulated of `part`, then each of `pairs`' median error."""
     done = [r for r in part if not r.refused]
     return (f"| {label} | {len(done)} of {len(part)} | "
-            + " | ".join(_median(part, *p, served=served) for p in PAIRS31) + " |")
+            + " | ".join(_median(part, *p, served=served) for p in pairs) + " |")
 
 
 def _figures(f: dict[str, float]) -> str:

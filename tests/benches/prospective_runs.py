@@ -31,6 +31,7 @@ from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec, arrival_gaps
+from kvplan.engines.base import Engine
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_S_PER_REQUEST_FIT
 
 # The rows the --frontend stage's constants were fitted on (tests/benches/frontend_fit.py).
@@ -43,6 +44,8 @@ PAIRS = (("mean_ttft_ms", "ttft_ms", "mean"), ("median_ttft_ms", "ttft_ms", "p50
          ("mean_tpot_ms", "tpot_ms", "mean"), ("mean_itl_ms", "itl_ms", "mean"))
 # Also simulated for every run (prospective31 compares it; prospective30's section does not).
 MEDIAN_TPOT = ("median_tpot_ms", "tpot_ms", "p50")
+# Also simulated for every run (prospective52's bench_serving runs print E2E; the others do not).
+E2E = (("mean_e2e_ms", "e2e_ms", "mean"), ("median_e2e_ms", "e2e_ms", "p50"))
 
 
 # Read after the set was first evaluated (no rule or constant changed; the figures are the
@@ -150,9 +153,44 @@ def load(path: Path = DATA) -> dict:  # type: ignore[type-arg]
     return json.loads(path.read_text())
 
 
+def bench_serving_random(requests: int, input_len: int, output_len: int, *,
+                         output_low: int = 0) -> list[RequestSpec]:
+    """The requests `python -m sglang.bench_serving --dataset-name random --num-prompts
+    requests --random-input-len input_len --random-output-len output_len` sends at its defaults
+    (--random-range-ratio 0.0, --seed 1), all at t = 0 for a closed loop: every prompt length
+    drawn first, uniform in 1..input_len, then every output length, uniform in
+    output_low..output_len (an output of 0 is sent as 1: the simulator needs a token;
+    bench_serving leaves a request of one output token out of TPOT). SGLang 0.5.6
+    python/sglang/bench_serving.py: main seeds `np.random.seed(args.seed)` (2334-2335, --seed
+    default 1 at 2683, --random-range-ratio default 0.0 at 2605-2608); sample_random_requests
+    draws `np.random.randint(max(int(input_len x ratio), 1), input_len + 1)`, then
+    `np.random.randint(int(output_len x ratio), output_len + 1)` (1227-1236): output_low 0.
+    SGLang 0.5.7 (the 0.5.7 wheel's python/sglang/bench_serving.py: np.random.seed at 2585,
+    --seed default 1 at 2949) draws both through compute_random_lens, `np.random.randint(
+    max(int(full_len x ratio), 1), full_len + 1)` (1384-1389, 1402-1411): output_low 1. Each
+    is sent as max_new_tokens with ignore_eos (0.5.6 533-535; 0.5.7 206-226). The draws
+    reproduce the cookbook's "Total input tokens" and "Total generated tokens" (6,101 and
+    4,210 (0.5.6) / 4,220 (0.5.7) for 10 prompts at 1000 / 1000; test_simulate_bench,
+    test_prospective52)."""
+    import numpy as np  # lazy: a bench dependency (pandas')
+
+    draw = np.random.RandomState(1)  # the legacy global state np.random.seed(1) sets
+    prompts = draw.randint(1, input_len + 1, size=requests)
+    outputs = draw.randint(output_low, output_len + 1, size=requests)
+    return [RequestSpec(arrival_s=0.0, prompt_len=int(p), output_len=max(1, int(o)))
+            for p, o in zip(prompts, outputs, strict=True)]
+
+
 def requests(run: dict) -> list[RequestSpec]:  # type: ignore[type-arg]
-    """The run's requests: fixed lengths, arrivals at its rate (None: all at t = 0)."""
+    """The run's requests: fixed lengths, arrivals at its rate (None: all at t = 0); an SGLang
+    bench_serving random run (its workload names `random_range_ratio`, only 0.0 here): the
+    lengths that client draws for the run's SGLang release (`bench_serving_random`)."""
     w = run["workload"]
+    if "random_range_ratio" in w:
+        assert w["random_range_ratio"] == 0.0 and w["seed"] == 1 and run["engine"] == "sglang"
+        low = 0 if tuple(map(int, run["sglang"].split(".")[:3])) < (0, 5, 7) else 1
+        return bench_serving_random(w["num_prompts"], w["input_len"], w["output_len"],
+                                    output_low=low)
     gaps = arrival_gaps(w["request_rate"], "poisson", 1.0, random.Random(w["seed"]))
     prompt = w["input_len"] + run["chat_template_tokens"]
     out, t = [], 0.0
@@ -163,31 +201,62 @@ def requests(run: dict) -> list[RequestSpec]:  # type: ignore[type-arg]
     return out
 
 
+def incomplete(doc: dict) -> list[str]:  # type: ignore[type-arg]
+    """What a frozen set's runs lack (empty: every run is complete): each names a source with
+    a GitHub URL, a model config in the stores, a GPU preset, its engine's release (x.y.z:
+    `vllm`, or `sglang` for an SGLang run), --async-scheduling exactly when its id says so,
+    and every measured figure it keeps positive."""
+    from kvplan.hardware.gpus import get_gpu
+
+    missing = []
+    for run in doc["runs"]:
+        rid, release = run["id"], run.get(run.get("engine", "vllm"), "")
+        checks = {
+            "source": run["source"] in doc["sources"] and doc["sources"][run["source"]][
+                "url"].startswith("https://github.com/"),
+            "model": (REPO / run["model"]).is_file(),
+            "gpu": bool(get_gpu(run["gpu"]).name),
+            "release": release.count(".") == 2,
+            "async_scheduling": bool(run.get("async_scheduling"))
+            if "--async-scheduling" in rid else "async_scheduling" not in run,
+            "measured": all(run["measured"].get(k, 0) > 0 for k in
+                            ("mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms",
+                             "median_tpot_ms", "mean_itl_ms"))
+            and all(v > 0 for v in run["measured"].values())}
+        missing += [f"{rid}: {what}" for what, ok in checks.items() if not ok]
+    return missing
+
+
 def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     """The run simulated as its server was started: the run's `async_scheduling` when it set
-    the flag (None: the version's default as kvplan reads it). A run kvplan refuses (its
-    plan or the simulator raises) comes back with the reason in `refused`, not guessed."""
+    the flag (None: the version's default as kvplan reads it); its engine (`engine`, vLLM
+    unless it names SGLang, whose release is `sglang`) and, for a closed loop, the client's
+    `max_concurrency`. A run kvplan refuses (its plan or the simulator raises) comes back
+    with the reason in `refused`, not guessed. `served` (the --frontend stage, vLLM's only)
+    is empty for an SGLang run."""
     spec = load_spec(str(REPO / run["model"]))
+    engine = Engine(run.get("engine", "vllm"))
     figures = []
     try:
         inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
-                                 tp=run["tp"], engine_version=run["vllm"],
-                                 mem_fraction=run["gpu_memory_utilization"])
-        for frontend in (False, True):
+                                 tp=run["tp"], engine=engine, engine_version=run[engine.value],
+                                 mem_fraction=run.get("gpu_memory_utilization"))
+        for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
                            async_scheduling=run.get("async_scheduling"))
-            m = simulate(sim, requests(run)).metrics
+            m = simulate(sim, requests(run),
+                         concurrency=run["workload"].get("max_concurrency")).metrics
             figures.append({f"{metric}.{stat}": getattr(m, metric)[stat]
-                            for _, metric, stat in (*PAIRS, MEDIAN_TPOT)})
+                            for _, metric, stat in (*PAIRS, MEDIAN_TPOT, *E2E)})
             if not frontend:
                 preemptions, hit = m.preemptions, m.prefix_hit_rate
     except KvplanError as exc:
         return Result(run_id=run["id"], source=run["source"], measured=run["measured"],
                       simulated={}, served={}, preemptions=0, prefix_hit_rate=0.0,
-                      refused=str(exc))
+                      refused=str(exc).replace(f"{REPO}/", ""))  # a path the same anywhere
     return Result(run_id=run["id"], source=run["source"], measured=run["measured"],
-                  simulated=figures[0], served=figures[1], preemptions=preemptions,
-                  prefix_hit_rate=hit or 0.0)
+                  simulated=figures[0], served=figures[1] if len(figures) > 1 else {},
+                  preemptions=preemptions, prefix_hit_rate=hit or 0.0)
 
 
 @functools.cache
