@@ -16,12 +16,12 @@ from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
-from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.sglang_scheduler import (
     SglangOptionsSim,
     SglangSchedule,
     SglangSimulator,
 )
+from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.engines.base import Scheduler
@@ -267,7 +267,8 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     overlap = True if overlap is None else overlap
     # A sliding-window pool's rules for this release (refused where not read).
     swa = pool.window_pool(radix=cap.prefix_caching is not False, chunk=chunk,
-                           overlap=overlap, version=cap.engine_version)
+                           overlap=overlap, version=cap.engine_version,
+                           model_type=spec.model_type)
     swa_rules = None if swa is None else {
         "tokens": swa.tokens, "window": swa.window, "page": swa.page, "radix": swa.radix,
         "decode_evicts": swa.decode_evicts, "chunk": swa.chunk, "overlap": swa.overlap}

@@ -54,6 +54,11 @@ from kvplan.capacity.plan import CapacityPlan
 SWA_DECODE_EVICT_SINCE = (0, 5, 9)
 # The releases whose SWA eviction kvplan read: 0.5.6 (none with the radix cache) and 0.5.9.
 SWA_READ_FROM = (0, 5, 6)
+# The window SGLang's tree cache and maybe_evict_swa count with (model_runner.py 0.5.9:1021-
+# 1033, `sliding_window_size`): the model's get_attention_sliding_window_size where it has one,
+# gpt-oss's being config.sliding_window - 1 ("SGLang assumes exclusive", models/gpt_oss.py
+# 0.5.9:99-102); else the config's window, else Llama-4's attention_chunk_size.
+SGLANG_WINDOW_EXCLUSIVE = frozenset({"gpt_oss"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +85,7 @@ class SglangTokenPoolSim:
         return f"{self.plan.token_capacity:,} tokens"
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
-                    version: str | None) -> SwaWindow | None:
+                    version: str | None, model_type: str) -> SwaWindow | None:
         """The sliding-window pool's tracker for one engine (None: the pool has none)."""
         return None
 
@@ -158,7 +163,7 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
         return _swa_caching(asked)
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
-                    version: str | None) -> SwaWindow | None:
+                    version: str | None, model_type: str) -> SwaWindow | None:
         key = version_key(version)
         if key < SWA_READ_FROM or (key < SWA_DECODE_EVICT_SINCE and (key[:3] != (0, 5, 6)
                                                                      or not radix)):
@@ -166,7 +171,8 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
                 f"simulate --engine sglang: SGLang {version}'s eviction of out-of-window tokens "
                 "from the sliding-window pool is not read (kvplan reads 0.5.6 with the radix "
                 "cache and 0.5.9 on); use --engine-version 0.5.9")
-        return SwaWindow(tokens=self.swa_tokens, window=self.window, page=self.plan.block_size,
+        window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
+        return SwaWindow(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
                          radix=radix, decode_evicts=key >= SWA_DECODE_EVICT_SINCE,
                          chunk=chunk, overlap=overlap)
 
