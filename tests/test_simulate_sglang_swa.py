@@ -173,3 +173,20 @@ def test_cli_json_keys_and_refusals() -> None:
     hits = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching"])
     assert hits.exit_code == 2 and hits.stderr.count("\n") == 1
     assert "SWA radix cache" in hits.stderr
+
+
+def test_chunked_prompt_keeps_only_its_locked_nodes_in_a_run() -> None:
+    """One request of 3,000 + 8 tokens, --chunked-prefill-size 1,024, on the hand-sized pools
+    above (window 127): chunk 1 holds 1,024; before chunk 2 the tree takes [0, 1,024), locked
+    (1,024 >= 127), so 2,048 held after it; before chunk 3 it takes [1,024, 2,048), whose lock
+    frees [0, 1,024): 3,000 - 1,024 = 1,976; after the prefill it takes [2,048, 3,000) (952 >=
+    127): 952 held, then one a decode (none freed before decode_batch_idx 128). The most the
+    SWA pool holds is 2,048 of 19,417."""
+    spec, inputs = _gpt_oss()
+    sim, _ = setup(spec, inputs)
+    sim = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=1_024))
+    assert sim.swa_rules is not None
+    sim = replace(sim, swa_rules={**sim.swa_rules, "chunk": 1_024})
+    run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
+    assert run.metrics.swa_usage is not None
+    assert run.metrics.swa_usage["max"] == 2_048 / 19_417

@@ -121,11 +121,16 @@ class SglangSimulator(Simulator):
 
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
                      seconds: float) -> int:
+        if self.swa is None:
+            return super()._finish_step(scheduled, start, seconds)
+        outs = [r.num_output for r, _ in scheduled]
         done = super()._finish_step(scheduled, start, seconds)
-        if done and self.swa is not None:
-            for req, _ in scheduled:
-                if req.finish_s >= 0:
-                    self.swa.release(req.rid)
+        for (req, n), out in zip(scheduled, outs, strict=True):
+            if req.finish_s >= 0:
+                self.swa.release(req.rid)
+            elif n > 1 or req.num_output == 1:
+                if req.num_output > out:  # its prefill has ended: the tree takes the prompt
+                    self.swa.prompt_done(req.rid, req.num_computed)
         return done
 
     def _free_tokens(self) -> int:

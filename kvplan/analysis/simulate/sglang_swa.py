@@ -141,13 +141,22 @@ class SwaWindow:
             h.evicted = max(h.evicted, self._floor(pre - self.window))
         self._update(rid, evict)
 
-    def before_decode(self, rid: int, computed: int) -> None:
-        """A decode of request `rid` (`computed` tokens with KV) is prepared: the prompt's last
-        insertion (radix), then maybe_evict_swa's decode rule; decode_batch_idx counts it."""
-        def step(h: _Held) -> None:
+    def prompt_done(self, rid: int, computed: int) -> None:
+        """Request `rid`'s prefill ended with `computed` tokens of KV: with the radix cache the
+        tree takes the prompt (cache_unfinished_req after the prefill's result,
+        scheduler_output_processor_mixin.py 0.5.9:183), once."""
+        def done(h: _Held) -> None:
             if self.radix and not h.prefilled:
                 self._insert(h, computed)
             h.prefilled = True
+        self._update(rid, done)
+
+    def before_decode(self, rid: int, computed: int) -> None:
+        """A decode of request `rid` (`computed` tokens with KV) is prepared: maybe_evict_swa's
+        decode rule; decode_batch_idx counts it."""
+        self.prompt_done(rid, computed)
+
+        def step(h: _Held) -> None:
             if self.decode_evicts and h.decode_idx % self.window == 1:
                 prot = h.bounds[-1] if (self.radix and h.bounds) else 0
                 h.evicted = max(h.evicted, prot, self._floor(computed - self.window))
