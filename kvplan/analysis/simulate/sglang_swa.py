@@ -20,9 +20,15 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at 0.5.9 (and 0.5.6 where 
   here: their hits are not simulated). The tokens after the prompt stay with the request until
   ``ScheduleBatch.maybe_evict_swa`` (0.5.9:2268-2327): at a decode with ``decode_batch_idx %
   window == 1`` it frees ``[max(swa_evicted_seqlen, cache_protected_len), seqlen - 1 -
-  window)``, floored to the page. 0.5.6 has no such eviction with the radix cache (its
+  window)``, floored to the page (skipped under ``--enable-piecewise-cuda-graph``, off by
+  default, server_args.py 0.5.9:604; not simulated). 0.5.6 locks the same way
+  (swa_radix_cache.py 0.5.6 ``inc_lock_ref``; the prompt enters at scheduler.py:1644 and
+  scheduler_output_processor_mixin.py:119) but has no such eviction with the radix cache (its
   ``evict_swa`` runs only in ``SWAChunkCache``, 0.5.6 ``mem_cache/common.py``:331-337,
-  428-433): the decoded tokens stay until the request ends.
+  428-433): the decoded tokens stay until the request ends. Releases after 0.5.9 are taken
+  as 0.5.9 (not read).
+* The window is SGLang's ``sliding_window_size`` (model_runner.py 0.5.9:1021-1033; gpt-oss's
+  is the config's minus one, kvplan.analysis.simulate.sglang_pools).
 * Radix cache off (``SWAChunkCache``, 0.5.9): the same decode rule from 0 (no protected
   prefix), and at each extend ``[swa_evicted_seqlen, pre_len - window)`` (with the overlap
   scheduler from the third chunk on, ``pre_len - chunked_prefill_size``).
