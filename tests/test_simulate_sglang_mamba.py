@@ -122,6 +122,7 @@ def test_cli_simulates_the_mamba_pool_and_refuses_what_it_does_not() -> None:
     # window, model_runner.py 0.5.9:1030): simulated since issue 30's sglswa52.
     swa = runner.invoke(app, ["simulate", "llama-4-scout", "--engine", "sglang", "--gpu",
                               "H200", "--tp", "8", "--max-model-len", "8192",
+                              "--engine-version", "0.5.9",
                               "--num-requests", "4", "--rate", "1", "--format", "json"])
     assert swa.exit_code == 0, swa.output
     assert json.loads(swa.stdout)["swa_window"] == 8192

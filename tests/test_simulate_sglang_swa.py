@@ -170,6 +170,9 @@ def test_cli_json_keys_and_refusals() -> None:
     assert old.exit_code == 2 and old.stdout == ""
     assert "eviction of out-of-window tokens" in old.stderr
     assert old.stderr.count("\n") == 1
+    # The newest release (0.5.23's token-gated eviction) is not read: refused, not guessed.
+    new = runner.invoke(app, args)
+    assert new.exit_code == 2 and "SGLang newest's eviction" in new.stderr
     hits = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching"])
     assert hits.exit_code == 2 and hits.stderr.count("\n") == 1
     assert "SWA radix cache" in hits.stderr

@@ -36,9 +36,9 @@ in all three):
 ``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
     Llama-4; sized by ``estimate``, kvplan.engines.sglang.pools.HybridSwaPool): what a request
     holds in it and when SGLang frees it, kvplan.analysis.simulate.sglang_swa (0.5.6 with the
-    radix cache on, 0.5.9 and newer; 0.5.7-0.5.8 and older releases refused, their eviction
-    not read). The SWA radix cache's hits (a match must keep ``window`` tokens of swa KV,
-    ``swa_radix_cache.py: _match_prefix_helper``) are not simulated, as for the mamba pool.
+    radix cache on, and 0.5.9; other releases refused, their eviction not read). The SWA
+    radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
+    _match_prefix_helper``) are not simulated, as for the mamba pool.
 """
 
 from __future__ import annotations
@@ -53,7 +53,10 @@ from kvplan.capacity.plan import CapacityPlan
 # ScheduleBatch.maybe_evict_swa (managers/schedule_batch.py 0.5.9:2268): decode-time eviction.
 SWA_DECODE_EVICT_SINCE = (0, 5, 9)
 # The releases whose SWA eviction kvplan read: 0.5.6 (none with the radix cache) and 0.5.9.
-SWA_READ_FROM = (0, 5, 6)
+# 0.5.23 evicts by another rule (schedule_batch.py _swa_eviction_trigger: once
+# SGLANG_SWA_EVICTION_INTERVAL tokens have slid out, plus release_swa_prefix_lock), so the
+# releases between are not assumed to be 0.5.9's.
+SWA_READ = frozenset({(0, 5, 6), (0, 5, 9)})
 # The window SGLang's tree cache and maybe_evict_swa count with (model_runner.py 0.5.9:1021-
 # 1033, `sliding_window_size`): the model's get_attention_sliding_window_size where it has one,
 # gpt-oss's being config.sliding_window - 1 ("SGLang assumes exclusive", models/gpt_oss.py
@@ -164,13 +167,12 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
                     version: str | None, model_type: str) -> SwaWindow | None:
-        key = version_key(version)
-        if key < SWA_READ_FROM or (key < SWA_DECODE_EVICT_SINCE and (key[:3] != (0, 5, 6)
-                                                                     or not radix)):
+        key = version_key(version)[:3]
+        if key not in SWA_READ or (key < SWA_DECODE_EVICT_SINCE and not radix):
             raise InputError(
-                f"simulate --engine sglang: SGLang {version}'s eviction of out-of-window tokens "
-                "from the sliding-window pool is not read (kvplan reads 0.5.6 with the radix "
-                "cache and 0.5.9 on); use --engine-version 0.5.9")
+                f"simulate --engine sglang: SGLang {version or 'newest'}'s eviction of "
+                "out-of-window tokens from the sliding-window pool is not read (kvplan reads "
+                "0.5.6 with the radix cache and 0.5.9); use --engine-version 0.5.9")
         window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
         return SwaWindow(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
                          radix=radix, decode_evicts=key >= SWA_DECODE_EVICT_SINCE,

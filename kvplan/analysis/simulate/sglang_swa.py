@@ -25,8 +25,8 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at 0.5.9 (and 0.5.6 where 
   (swa_radix_cache.py 0.5.6 ``inc_lock_ref``; the prompt enters at scheduler.py:1644 and
   scheduler_output_processor_mixin.py:119) but has no such eviction with the radix cache (its
   ``evict_swa`` runs only in ``SWAChunkCache``, 0.5.6 ``mem_cache/common.py``:331-337,
-  428-433): the decoded tokens stay until the request ends. Releases after 0.5.9 are taken
-  as 0.5.9 (not read).
+  428-433): the decoded tokens stay until the request ends. Other releases are refused
+  (kvplan.analysis.simulate.sglang_pools: 0.5.23 evicts by another rule).
 * The window is SGLang's ``sliding_window_size`` (model_runner.py 0.5.9:1021-1033; gpt-oss's
   is the config's minus one, kvplan.analysis.simulate.sglang_pools).
 * Radix cache off (``SWAChunkCache``, 0.5.9): the same decode rule from 0 (no protected
