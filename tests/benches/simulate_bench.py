@@ -287,11 +287,8 @@ def print_sglang_section() -> None:
           "(the Qwen3-Next rows' 'shaped a cost-model rule' is the cost model's earlier "
           "recurrent-layer rule, SHAPED_BY; the Qwen3-Coder-Next random rows carry the "
           "drawn-length replay's record like every cookbook random row, though they had no "
-          "simulated figure when it was written). SGLang's sliding-window pool (gpt-oss from "
-          "0.5.8, Llama-4; kvplan.analysis.simulate.sglang_swa) is simulated too, but no row "
-          "here runs it (the gpt-oss-120b rows are SGLang 0.5.6, whose pool for gpt-oss is one "
-          "token pool). Any other pool that is not one plain token pool is refused, not "
-          "guessed.\n")
+          "simulated figure when it was written). Any other pool that is not one plain token "
+          "pool is refused, not guessed.\n")
     _print_runs(rows("sglang"))
 
 
