@@ -115,10 +115,16 @@ def test_cli_simulates_the_mamba_pool_and_refuses_what_it_does_not() -> None:
     assert hits.stderr.startswith("kvplan: error: --enable-prefix-caching: SGLang's mamba "
                                   "radix cache")
     assert hits.stderr.count("\n") == 1
-    # Llama-4's chunked layers in SGLang's sliding-window pool: refused, not guessed.
+    # The mamba pool's slots as JSON keys: 2,106 slots, the running requests hold one each
+    # (at most the 8 of --concurrency 8).
+    assert data["mamba_slots"] == 2_106
+    assert 0 < data["mamba_slots_used"]["mean"] <= data["mamba_slots_used"]["max"] <= 8
+    assert "swa_tokens" not in data
+    # Llama-4's chunked layers in SGLang's sliding-window pool (attention_chunk_size as the
+    # window, model_runner.py 0.5.9:1030): simulated since issue 30's sglswa52.
     swa = runner.invoke(app, ["simulate", "llama-4-scout", "--engine", "sglang", "--gpu",
                               "H200", "--tp", "8", "--max-model-len", "8192",
-                              "--num-requests", "4", "--rate", "1"])
-    assert swa.exit_code == 2
-    assert "only SGLang's plain token pool and its mamba pool are simulated (this model's is " \
-           "hybrid_swa)" in swa.stderr
+                              "--engine-version", "0.5.9",
+                              "--num-requests", "4", "--rate", "1", "--format", "json"])
+    assert swa.exit_code == 0, swa.output
+    assert json.loads(swa.stdout)["swa_window"] == 8192

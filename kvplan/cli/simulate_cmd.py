@@ -183,7 +183,10 @@ def simulate_cmd(
     chunked prefill, FCFS, preemption, prefix caching; or SGLang's: prefill first,
     new-token-ratio admission, retraction, radix cache) over the KV pool `estimate` computes,
     each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
-    preemptions, KV usage, prefix hit rate and goodput."""
+    preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
+    swa_tokens, swa_window, swa_usage (mean, max) for the sliding-window pool (gpt-oss,
+    Llama-4); mamba_slots, mamba_slots_used (mean, max: held by running requests) for the
+    mamba pool."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate
     from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim

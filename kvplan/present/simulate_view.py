@@ -52,7 +52,23 @@ def simulate_records(result: SimResult, *, model: str, gpu: str) -> dict[str, An
         "max_num_batched_tokens": s.scheduler.max_num_batched_tokens,
         "max_model_len": s.scheduler.max_model_len,
         "prefix_caching": s.caching,
+        **_hybrid_pool_records(result),
     }
+
+
+def _hybrid_pool_records(result: SimResult) -> dict[str, Any]:
+    """SGLang's hybrid pools, only where the run has one: the sliding-window pool's tokens
+    (swa_max_total_num_tokens) and use, the mamba pool's slots and those running requests
+    hold."""
+    s, m = result.setup, result.metrics
+    out: dict[str, Any] = {}
+    if s.swa_rules is not None:
+        out |= {"swa_tokens": s.swa_rules["tokens"], "swa_window": s.swa_rules["window"],
+                "swa_usage": m.swa_usage}
+    slots = s.sglang_pool.mamba_slots() if s.sglang_pool is not None else None
+    if slots is not None:
+        out |= {"mamba_slots": slots, "mamba_slots_used": m.mamba_slots_used}
+    return out
 
 
 def simulate_view(result: SimResult, *, model: str, gpu: str, notes: list[str],

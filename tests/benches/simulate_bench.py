@@ -297,8 +297,10 @@ def print_sglang_section() -> None:
           "(the Qwen3-Next rows' 'shaped a cost-model rule' is the cost model's earlier "
           "recurrent-layer rule, SHAPED_BY; the Qwen3-Coder-Next random rows carry the "
           "drawn-length replay's record like every cookbook random row, though they had no "
-          "simulated figure when it was written). Any other pool that is not one plain token "
-          "pool is refused, not guessed.\n")
+          "simulated figure when it was written). SGLang's sliding-window pool (gpt-oss from "
+          "0.5.8, Llama-4's chunked layers; kvplan.analysis.simulate.sglang_swa) is simulated "
+          "at 0.5.6 and 0.5.9 and refused at the releases not read; no row above runs it. Any "
+          "other pool that is not one plain token pool is refused, not guessed.\n")
     _print_runs(rows("sglang"))
 
 

@@ -73,6 +73,10 @@ class SimMetrics:
     input_tokens: int
     output_tokens: int
     slo: dict[str, float | None] = field(default_factory=dict)
+    # SGLang's hybrid pools (None for the others): the sliding-window pool's use per step
+    # (held / its tokens) and the mamba slots the running requests hold, mean and max.
+    swa_usage: dict[str, float] | None = None
+    mamba_slots_used: dict[str, float] | None = None
 
 
 def metrics(states: Sequence[SimState], *, slo_ttft_ms: float | None = None,

@@ -15,12 +15,13 @@ from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refu
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
-from kvplan.analysis.simulate.sglang_pools import sglang_sim_pool
+from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import (
     SglangOptionsSim,
     SglangSchedule,
     SglangSimulator,
 )
+from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.engines.base import Scheduler
@@ -59,6 +60,8 @@ class SimSetup:
     cost: MixedStepCost
     dp: int
     sglang: SglangSchedule | None = None  # SGLang's scheduler (None: vLLM V1's)
+    sglang_pool: SglangTokenPoolSim | None = None  # SGLang's pool kind (hybrid pools' keys)
+    swa_rules: dict[str, object] | None = None  # SwaWindow's settings (None: no SWA pool)
     pool_blocks: int = 0  # blocks of the simulated pool (0: the plan's)
 
 
@@ -264,6 +267,13 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                         policy=opts.schedule_policy)
     caching, radix, cache_note = pool.caching(cap.prefix_caching)
     overlap = True if overlap is None else overlap
+    # A sliding-window pool's rules for this release (refused where not read).
+    swa = pool.window_pool(radix=cap.prefix_caching is not False, chunk=chunk,
+                           overlap=overlap, version=cap.engine_version,
+                           model_type=spec.model_type)
+    swa_rules = None if swa is None else {
+        "tokens": swa.tokens, "window": swa.window, "page": swa.page, "radix": swa.radix,
+        "decode_evicts": swa.decode_evicts, "chunk": swa.chunk, "overlap": swa.overlap}
     notes = [f"scheduler: SGLang (prefill first, chunked prefill {chunk or 'off'}, "
              f"new-token ratio admission and retraction, {opts.schedule_policy}, radix cache "
              f"{radix}, overlap {'on' if overlap else 'off'}); pool: "
@@ -275,8 +285,8 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                             max_model_len=cap.context, async_scheduling=overlap)
     groups = (GroupRule(kind="full", block_size=plan.block_size),)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching,
-                    cost=_step_cost(spec, inputs, ()), dp=dp, sglang=sg,
-                    pool_blocks=tokens // plan.block_size + 1), notes
+                    cost=_step_cost(spec, inputs, ()), dp=dp, sglang=sg, sglang_pool=pool,
+                    swa_rules=swa_rules, pool_blocks=tokens // plan.block_size + 1), notes
 
 
 # Each engine's scheduler (EngineRules.scheduler) and the set-up that simulates it.
@@ -288,9 +298,26 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
     pool: KVPool | HybridPool = (HybridPool(blocks, sim.groups) if sim.caching and not one_full
                                  else KVPool(blocks, sim.groups, caching=sim.caching))
     if sim.sglang is not None:
+        swa = None if sim.swa_rules is None else SwaWindow(**sim.swa_rules)  # type: ignore[arg-type]
+        mamba = sim.sglang_pool is not None and sim.sglang_pool.mamba_slots() is not None
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
-                               bulk_decode=bulk_decode)
+                               bulk_decode=bulk_decode, swa=swa, mamba=mamba)
     return Simulator(pool, sim.scheduler, sim.cost, timeline=timeline, bulk_decode=bulk_decode)
+
+
+def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
+    """The SGLang hybrid pools' per-step use over the replicas (mean over steps, max)."""
+    sg = [s for s in sims if isinstance(s, SglangSimulator)]
+    steps = m.steps
+    if not sg or not steps:
+        return m
+    if sg[0].swa is not None:
+        m = replace(m, swa_usage={"mean": sum(s.swa_usage_sum for s in sg) / steps,
+                                  "max": max(s.swa_usage_max for s in sg)})
+    if sg[0].mamba:
+        m = replace(m, mamba_slots_used={"mean": sum(s.slots_sum for s in sg) / steps,
+                                         "max": max(s.slots_max for s in sg)})
+    return m
 
 
 def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int | None = None,
@@ -311,5 +338,6 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
         states = [s.run(itertools.islice(stream, i, None, sim.dp), concurrency=shares[i])
                   for i, (s, stream) in enumerate(zip(sims, streams, strict=True))]
     m = metrics(states, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
+    m = _hybrid_pool_metrics(m, sims)
     rows = tuple((i, rec) for i, st in enumerate(states) for rec in (st.timeline or ()))
     return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=())

@@ -33,6 +33,12 @@ in all three):
     ``_match_prefix_helper``: a finished request's whole sequence or a chunk's end) are not
     simulated: with the radix cache on the run has no prefix hits; an explicit
     ``--enable-prefix-caching`` is refused.
+``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
+    Llama-4; sized by ``estimate``, kvplan.engines.sglang.pools.HybridSwaPool): what a request
+    holds in it and when SGLang frees it, kvplan.analysis.simulate.sglang_swa (0.5.6 with the
+    radix cache on, and 0.5.9; other releases refused, their eviction not read). The SWA
+    radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
+    _match_prefix_helper``) are not simulated, as for the mamba pool.
 """
 
 from __future__ import annotations
@@ -40,7 +46,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
+from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.capacity.plan import CapacityPlan
+
+# ScheduleBatch.maybe_evict_swa (managers/schedule_batch.py 0.5.9:2268): decode-time eviction.
+SWA_DECODE_EVICT_SINCE = (0, 5, 9)
+# The releases whose SWA eviction kvplan read: 0.5.6 (none with the radix cache) and 0.5.9.
+# 0.5.23 evicts by another rule (schedule_batch.py _swa_eviction_trigger: once
+# SGLANG_SWA_EVICTION_INTERVAL tokens have slid out, plus release_swa_prefix_lock), so the
+# releases between are not assumed to be 0.5.9's.
+SWA_READ = frozenset({(0, 5, 6), (0, 5, 9)})
+# The window SGLang's tree cache and maybe_evict_swa count with (model_runner.py 0.5.9:1021-
+# 1033, `sliding_window_size`): the model's get_attention_sliding_window_size where it has one,
+# gpt-oss's being config.sliding_window - 1 ("SGLang assumes exclusive", models/gpt_oss.py
+# 0.5.9:99-102); else the config's window, else Llama-4's attention_chunk_size.
+SGLANG_WINDOW_EXCLUSIVE = frozenset({"gpt_oss"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +86,15 @@ class SglangTokenPoolSim:
 
     def pool_text(self) -> str:
         return f"{self.plan.token_capacity:,} tokens"
+
+    def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
+                    version: str | None, model_type: str) -> SwaWindow | None:
+        """The sliding-window pool's tracker for one engine (None: the pool has none)."""
+        return None
+
+    def mamba_slots(self) -> int | None:
+        """The mamba pool's slots (None: the pool has none)."""
+        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,17 +131,70 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.slots:,} mamba "
                 f"slots, {self.per_request} per running request")
 
+    def mamba_slots(self) -> int | None:
+        return self.slots
+
+
+def _swa_caching(asked: bool | None) -> tuple[bool, str, str]:
+    if asked:
+        raise InputError("--enable-prefix-caching: SGLang's SWA radix cache (a hit must keep "
+                         "the window's sliding-layer KV, swa_radix_cache.py) is not simulated")
+    if asked is False:
+        return False, "off", ""
+    return False, "on without hits", (
+        "the SWA radix cache is on (a running request's last nodes holding >= the window are "
+        "locked in the sliding-window pool) but its prefix hits are not simulated (SGLang "
+        "matches only where the window's sliding-layer KV is kept, swa_radix_cache.py): no "
+        "prefix hits")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SglangSwaPoolSim(SglangTokenPoolSim):
+    """The full-attention token pool and a sliding-window pool of `swa_tokens` tokens, each
+    request keeping there the tokens kvplan.analysis.simulate.sglang_swa counts."""
+
+    swa_tokens: int
+    window: int
+
+    @classmethod
+    def from_plan(cls, plan: CapacityPlan) -> SglangTokenPoolSim:
+        window = plan.sglang_pool.get("sliding_window")
+        assert isinstance(window, int) and plan.swa_max_total_num_tokens is not None
+        return cls(plan=plan, swa_tokens=plan.swa_max_total_num_tokens, window=window)
+
+    def caching(self, asked: bool | None) -> tuple[bool, str, str]:
+        return _swa_caching(asked)
+
+    def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
+                    version: str | None, model_type: str) -> SwaWindow | None:
+        key = version_key(version)[:3]
+        if key not in SWA_READ or (key < SWA_DECODE_EVICT_SINCE and not radix):
+            raise InputError(
+                f"simulate --engine sglang: SGLang {version or 'newest'}'s eviction of "
+                "out-of-window tokens from the sliding-window pool is not read (kvplan reads "
+                "0.5.6 with the radix cache and 0.5.9); use --engine-version 0.5.9")
+        window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
+        return SwaWindow(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
+                         radix=radix, decode_evicts=key >= SWA_DECODE_EVICT_SINCE,
+                         chunk=chunk, overlap=overlap)
+
+    def pool_text(self) -> str:
+        return (f"{self.plan.token_capacity:,} full-attention tokens, {self.swa_tokens:,} "
+                f"sliding-window tokens, window {self.window:,}")
+
 
 # The pool kinds `estimate` names (SglangPool.kind) that the simulator runs.
 _SIM_POOLS: dict[str, type[SglangTokenPoolSim]] = {"token": SglangTokenPoolSim,
-                                                    "mamba": SglangMambaPoolSim}
+                                                    "mamba": SglangMambaPoolSim,
+                                                    "hybrid_swa": SglangSwaPoolSim}
 
 
 def sglang_sim_pool(plan: CapacityPlan) -> SglangTokenPoolSim:
-    """The simulated pool for the kind `estimate` sized (refused for the others: hybrid_swa)."""
+    """The simulated pool for the kind `estimate` sized (refused for any other)."""
     kinds = sorted({str(g.get("kind")) for g in plan.kv_cache_groups})
     pool = _SIM_POOLS.get(kinds[0]) if len(kinds) == 1 else None
     if pool is None:
-        raise InputError(f"simulate --engine sglang: only SGLang's plain token pool and its "
-                         f"mamba pool are simulated (this model's is {', '.join(kinds)})")
+        raise InputError(f"simulate --engine sglang: only SGLang's plain token pool, its "
+                         f"mamba pool and its sliding-window pool are simulated (this model's "
+                         f"is {', '.join(kinds)})")
     return pool.from_plan(plan)

@@ -39,6 +39,7 @@ from kvplan.analysis.simulate.scheduler import (
     Simulator,
     StepCost,
 )
+from kvplan.analysis.simulate.sglang_swa import SwaWindow
 
 # python/sglang/srt/managers/schedule_policy.py
 CLIP_MAX_NEW_TOKENS = 4096
@@ -78,9 +79,18 @@ class SglangSimulator(Simulator):
 
     def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
                  schedule: SglangSchedule, *, timeline: bool = False,
-                 bulk_decode: bool = True) -> None:
+                 bulk_decode: bool = True, swa: SwaWindow | None = None,
+                 mamba: bool = False) -> None:
         super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
-        self.decode_runs = bulk_decode
+        # A sliding-window pool beside the token pool (kvplan.analysis.simulate.sglang_swa):
+        # every allocation takes its tokens in both, the budgets see the smaller free count.
+        self.swa = swa
+        self.decode_runs = bulk_decode and swa is None
+        # The hybrid pools' per-step use: SWA tokens held, mamba slots held by the running
+        # requests (one each; the radix tree's are not counted).
+        self.mamba = mamba
+        self.swa_usage_sum = self.swa_usage_max = 0.0
+        self.slots_sum = self.slots_max = 0
         self.schedule_cfg = schedule
         self.init_ratio = min(INIT_NEW_TOKEN_RATIO * schedule.schedule_conservativeness, 1.0)
         self.min_ratio = min(self.init_ratio * MIN_NEW_TOKEN_RATIO_FACTOR, 1.0)
@@ -100,6 +110,46 @@ class SglangSimulator(Simulator):
                 usage: float | None = None) -> None:
         super()._record(start, seconds, tokens, usage)
         self._last_end = start + seconds
+        if self.swa is not None:
+            u = self.swa.usage()
+            self.swa_usage_sum += u
+            self.swa_usage_max = max(self.swa_usage_max, u)
+        if self.mamba:
+            n = len(self.running) + (self.chunked is not None)
+            self.slots_sum += n
+            self.slots_max = max(self.slots_max, n)
+
+    def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
+                     seconds: float) -> int:
+        if self.swa is None:
+            return super()._finish_step(scheduled, start, seconds)
+        outs = [r.num_output for r, _ in scheduled]
+        done = super()._finish_step(scheduled, start, seconds)
+        for (req, n), out in zip(scheduled, outs, strict=True):
+            if req.finish_s >= 0:
+                self.swa.release(req.rid)
+            elif n > 1 or req.num_output == 1:
+                if req.num_output > out:  # its prefill has ended: the tree takes the prompt
+                    self.swa.prompt_done(req.rid, req.num_computed)
+        return done
+
+    def _free_tokens(self) -> int:
+        """The free tokens the budgets see: the token pool's, or the smaller of the two pools'
+        (SWATokenToKVPoolAllocator.available_size)."""
+        free = self._tokens(self.pool.num_free)
+        return free if self.swa is None else min(free, self.swa.free)
+
+    def _allocate(self, req: SimRequest, n: int, hit: list[list[object]] | None = None) -> bool:
+        """`n` tokens of `req` in the token pool and the sliding-window pool (both or none)."""
+        swa = self.swa
+        if swa is not None:
+            swa.before_chunk(req.rid, req.num_computed)
+            if not swa.can_take(req.rid, n):
+                return False
+        ok = self.pool.allocate(req, n) if hit is None else self.pool.allocate(req, n, hit=hit)
+        if ok and swa is not None:
+            swa.take(req.rid, n)
+        return ok
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
         if self._last_end < self.state.clock_s:
@@ -122,7 +172,7 @@ class SglangSimulator(Simulator):
         running_bs = len(self.running)
         if running_bs >= cfg.max_running_requests or (not self.waiting and self.chunked is None):
             return []
-        free = self._tokens(pool.num_free)
+        free = self._free_tokens()
         # rem_total_tokens: free and evictable tokens less the running requests' expected decode.
         rem_total = free - sum(min(r.output_len - r.num_output, CLIP_MAX_NEW_TOKENS)
                                * self.new_token_ratio for r in self.running)
@@ -132,7 +182,7 @@ class SglangSimulator(Simulator):
             req = self.chunked
             left = req.num_tokens - req.num_computed
             n = left if rem_chunk is None else min(left, rem_chunk, int(rem_total))
-            if n > 0 and pool.allocate(req, n):
+            if n > 0 and self._allocate(req, n):
                 scheduled.append((req, n))
                 truncated = n < left
                 rem_total -= n + (0 if truncated else min(req.output_len - req.num_output,
@@ -164,7 +214,7 @@ class SglangSimulator(Simulator):
             whole = rem_chunk is None or extend <= rem_chunk
             n = extend if whole else rem_chunk
             assert n is not None
-            if n <= 0 or not pool.allocate(req, n, hit=hit):
+            if n <= 0 or not self._allocate(req, n, hit=hit):
                 break
             if pool.caching and req.preemptions == 0:
                 self.state.prefix_queries += req.num_tokens
@@ -246,18 +296,22 @@ class SglangSimulator(Simulator):
         running = self.running
         if not running:
             return []
-        pool = self.pool
-        if sum(pool.blocks_needed(r, r.num_computed + 1) for r in running) > pool.num_free:
+        pool, swa = self.pool, self.swa
+        short = sum(pool.blocks_needed(r, r.num_computed + 1) for r in running) > pool.num_free
+        if swa is not None and not short:
+            short = sum(swa.pages_needed(r.rid, 1) for r in running) > swa.free
+        if short:
             # retract_decode: least output (then longest prompt) goes first.
             running.sort(key=lambda r: (r.num_output, -r.prompt_len), reverse=True)
             first = True
-            while first or (self._tokens(pool.num_free)
-                            < RETRACT_DECODE_STEPS * len(running)):
+            while first or (self._free_tokens() < RETRACT_DECODE_STEPS * len(running)):
                 first = False
                 if len(running) == 1:
                     break
                 victim = running.pop()
                 pool.free(victim)
+                if swa is not None:
+                    swa.release(victim.rid)
                 victim.num_computed = 0
                 victim.preemptions += 1
                 self.state.preemptions += 1
@@ -270,7 +324,13 @@ class SglangSimulator(Simulator):
             self.new_token_ratio = max(self.new_token_ratio - self.decay, self.min_ratio)
         scheduled = []
         for r in running:
+            if swa is not None:  # prepare_for_decode: maybe_evict_swa, then the allocation
+                swa.before_decode(r.rid, r.num_computed)
+                if not swa.can_take(r.rid, 1):
+                    break
             if not pool.allocate(r, 1):
                 break  # the last request left alone cannot grow: the pool is too small
+            if swa is not None:
+                swa.take(r.rid, 1)
             scheduled.append((r, 1))
         return scheduled

@@ -1,0 +1,195 @@
+"""`kvplan simulate --engine sglang` over SGLang's sliding-window pool (issue 30): the full pool
+beside the SWA pool (kvplan.analysis.simulate.sglang_swa, after SGLang 0.5.9
+managers/schedule_batch.py, managers/schedule_policy.py, mem_cache/swa_radix_cache.py and
+mem_cache/swa_memory_pool.py; 0.5.6 where named), and the hybrid pools' JSON keys."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.cli import app
+from kvplan.engines.base import Engine
+from kvplan.sources.resolve import load_model
+
+runner = CliRunner()
+
+
+def _gpt_oss(version: str = "0.5.9", **options: object):  # type: ignore[no-untyped-def]
+    spec = load_model("gpt-oss-20b")[0]
+    inputs = estimate_inputs(spec, context=4096, gpu="H200", tp=1, kv_budget_gib=1,
+                             engine=Engine("sglang"), engine_version=version, **options)
+    return spec, inputs
+
+
+def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
+    """openai/gpt-oss-20b's config.json (tests/data/configs/gpt-oss-20b.json): 24 layers
+    alternating sliding_attention (window 128) and full_attention, 8 KV heads of head_dim 64.
+    SGLang 0.5.9 on one H200, TP 1, 1 GiB for the KV cache (rest = 1,073,741,824 B):
+    - F (full layers' cell) = 12 x 2 (K, V) x 8 x 64 x 2 B = 24,576 B; S (sliding) = 24,576 B.
+    - model_runner_kv_cache_mixin.py set_num_tokens_hybrid_swa (0.5.9): full =
+      rest // (F + 0.8 x S) = 1,073,741,824 // 44,236.8 = 24,272 tokens (page 1); swa =
+      int(24,272 x 0.8) = int(19,417.6) = 19,417 tokens (--swa-full-tokens-ratio 0.8,
+      server_args.py).
+    - max_running_requests: clamp(24,272 / 4,096 x 512, 2,048, 4,096) = 3,034, under
+      24,272 // 2 (tp_worker.py).
+    - The window the tree cache and maybe_evict_swa count with: model_runner.py
+      sliding_window_size = the model's get_attention_sliding_window_size, gpt-oss's being
+      config.sliding_window - 1 = 127 (models/gpt_oss.py 0.5.9:99-102)."""
+    spec, inputs = _gpt_oss()
+    sim, notes = setup(spec, inputs)
+    assert sim.plan.token_capacity == 24_272
+    assert sim.plan.swa_max_total_num_tokens == 19_417
+    assert sim.swa_rules is not None
+    assert sim.swa_rules["tokens"] == 19_417 and sim.swa_rules["window"] == 127
+    assert sim.swa_rules["radix"] and sim.swa_rules["decode_evicts"]
+    assert sim.sglang is not None and sim.sglang.max_running_requests == 3_034
+    assert ("24,272 full-attention tokens, 19,417 sliding-window tokens, window 128"
+            in notes[0])
+    assert not sim.caching  # the SWA radix cache's hits are not simulated
+
+
+def test_a_request_holds_the_locked_nodes_and_the_window_by_hand() -> None:
+    """SwaWindow against swa_radix_cache.py / schedule_batch.py 0.5.9, window 128, page 1,
+    radix cache on, chunked prefill 8,192: a 20,000-token prompt enters the tree as nodes
+    [0, 8,192), [8,192, 16,384), [16,384, 20,000) (cache_unfinished_req per chunk,
+    scheduler.py:1873, and after the last, scheduler_output_processor_mixin.py:183);
+    inc_lock_ref (:692-731) locks the last node (3,616 >= 128): the first two are evictable,
+    the request holds 3,616 of the prompt. Decodes: decode_batch_idx 1 frees [max(20,000,
+    cache_protected_len 20,000), 20,001 - 128) = nothing; after 129 decodes, idx 129 frees
+    [20,000, 20,129 - 128 = 20,001): 1 token. 0.5.6 frees no decoded token (no
+    maybe_evict_swa with the radix cache)."""
+    for evicts, held_after in ((True, 3_616 + 130 - 1), (False, 3_616 + 130)):
+        w = SwaWindow(tokens=100_000, window=128, page=1, radix=True, decode_evicts=evicts,
+                      chunk=8_192, overlap=True)
+        for done in (0, 8_192, 16_384):
+            w.before_chunk(1, done)
+            w.take(1, min(8_192, 20_000 - done))
+        # Before the third chunk the tree holds [0, 8,192), [8,192, 16,384); the lock takes
+        # the second (8,192 >= 128), the first is evictable; the third is the request's.
+        assert w.used == 20_000 - 8_192
+        for i in range(130):
+            w.before_decode(1, 20_000 + i)
+            w.take(1, 1)
+            if i == 0:
+                assert w.used == 3_616 + 1  # the prompt's last insertion, then its token
+        assert w.used == held_after
+        w.release(1)
+        assert w.used == 0
+
+
+def test_chunk_cache_keeps_the_window_by_hand() -> None:
+    """--disable-radix-cache (SWAChunkCache, 0.5.9 maybe_evict_swa): with the overlap
+    scheduler the third chunk (extend_batch_idx 2) frees [0, 16,384 - 8,192 - 128) = 8,064
+    tokens; decode_batch_idx 1 frees up to 20,001 - 128 = 19,873."""
+    w = SwaWindow(tokens=100_000, window=128, page=1, radix=False, decode_evicts=True,
+                  chunk=8_192, overlap=True)
+    for done in (0, 8_192, 16_384):
+        w.before_chunk(1, done)
+        w.take(1, min(8_192, 20_000 - done))
+    assert w.used == 20_000 - 8_064
+    w.before_decode(1, 20_000)
+    w.take(1, 1)
+    w.before_decode(1, 20_001)
+    w.take(1, 1)
+    assert w.used == 20_002 - 19_873
+
+
+def _run(sim, specs, **kw):  # type: ignore[no-untyped-def]
+    return simulate(sim, specs, timeline=True, **kw)
+
+
+def test_the_window_pool_limits_concurrency_by_hand() -> None:
+    """40 requests at once of 1,000 + 64 tokens, chunked prefill off, on the hand-sized pools
+    above. With the radix cache on, each prompt is one tree node of 1,000 >= 127 tokens, locked
+    whole while its request runs, and no decoded token is freed before decode_batch_idx 128:
+    a request holds 1,000 + its outputs in both pools. The first prefill batch takes 16
+    (max_prefill_tokens 16,384: the 17th's 1,000 >= 16,384 - 16,000); the second sees
+    rem_total = min(24,272, 19,417) - 16,000 - 16 x 63 x 0.7 = 3,417 - 705.6 = 2,711.4 and
+    admits 2 (1,064 < 2,711.4, 1,064 < 1,647.4, 1,064 >= 583.4): 18 run at a time, 18 x 1,064 =
+    19,152 <= 19,417 (no retraction). Without the SWA pool (the full pool alone), the same
+    second batch sees 24,272 - 16,000 - 705.6 = 7,566.4 and admits 7: 23."""
+    spec, inputs = _gpt_oss()
+    sim, _ = setup(spec, inputs)
+    sim = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=None))
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=1_000, output_len=64) for _ in range(40)]
+    swa = _run(sim, specs, concurrency=40)
+    assert max(rec.running for _, rec in swa.timeline) == 18
+    assert swa.metrics.preemptions == 0
+    assert swa.metrics.swa_usage is not None
+    assert swa.metrics.swa_usage["max"] <= 19_152 / 19_417
+    assert swa.metrics.swa_usage["max"] > swa.metrics.kv_usage["max"]
+    full = _run(replace(sim, swa_rules=None), specs, concurrency=40)
+    assert max(rec.running for _, rec in full.timeline) == 23
+    assert full.metrics.swa_usage is None
+
+
+@settings(max_examples=8, deadline=None)
+@given(lens=st.lists(st.tuples(st.integers(1, 1_500), st.integers(1, 200)), min_size=1,
+                     max_size=12),
+       radix=st.booleans())
+def test_a_window_at_least_the_context_runs_as_full_attention(
+        lens: list[tuple[int, int]], radix: bool) -> None:
+    """A window >= every context frees nothing early (no node set reaches the window; the
+    decode rule's seqlen - 1 - window is below 0); with as many SWA tokens as full ones the
+    SWA pool is the full pool's twin and the run equals the full-attention run."""
+    spec, inputs = _gpt_oss()
+    sim, _ = setup(spec, inputs)
+    assert sim.swa_rules is not None
+    twin = replace(sim, swa_rules={**sim.swa_rules, "window": 10**6, "radix": radix,
+                                   "tokens": sim.plan.token_capacity})
+    specs = [RequestSpec(arrival_s=0.01 * i, prompt_len=p, output_len=o)
+             for i, (p, o) in enumerate(lens)]
+    a = asdict(simulate(twin, specs, bulk_decode=False).metrics)
+    b = asdict(simulate(replace(sim, swa_rules=None), specs, bulk_decode=False).metrics)
+    a.pop("swa_usage")
+    b.pop("swa_usage")
+    assert a == b
+
+
+def test_cli_json_keys_and_refusals() -> None:
+    args = ["simulate", "gpt-oss-20b", "--engine", "sglang", "--gpu", "H200",
+            "--kv-budget-gib", "1", "--max-model-len", "4096", "--concurrency", "4",
+            "--num-requests", "8", "--input-len", "512", "--output-len", "16",
+            "--format", "json"]
+    ok = runner.invoke(app, [*args, "--engine-version", "0.5.9"])
+    assert ok.exit_code == 0, ok.output
+    data = json.loads(ok.stdout)
+    assert data["swa_tokens"] == 19_417 and data["swa_window"] == 127
+    assert 0 < data["swa_usage"]["mean"] <= data["swa_usage"]["max"] <= 1
+    assert "mamba_slots" not in data
+    old = runner.invoke(app, [*args, "--engine-version", "0.5.8"])
+    assert old.exit_code == 2 and old.stdout == ""
+    assert "eviction of out-of-window tokens" in old.stderr
+    assert old.stderr.count("\n") == 1
+    # The newest release (0.5.23's token-gated eviction) is not read: refused, not guessed.
+    new = runner.invoke(app, args)
+    assert new.exit_code == 2 and "SGLang newest's eviction" in new.stderr
+    hits = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching"])
+    assert hits.exit_code == 2 and hits.stderr.count("\n") == 1
+    assert "SWA radix cache" in hits.stderr
+
+
+def test_chunked_prompt_keeps_only_its_locked_nodes_in_a_run() -> None:
+    """One request of 3,000 + 8 tokens, --chunked-prefill-size 1,024, on the hand-sized pools
+    above (window 127): chunk 1 holds 1,024; before chunk 2 the tree takes [0, 1,024), locked
+    (1,024 >= 127), so 2,048 held after it; before chunk 3 it takes [1,024, 2,048), whose lock
+    frees [0, 1,024): 3,000 - 1,024 = 1,976; after the prefill it takes [2,048, 3,000) (952 >=
+    127): 952 held, then one a decode (none freed before decode_batch_idx 128). The most the
+    SWA pool holds is 2,048 of 19,417."""
+    spec, inputs = _gpt_oss()
+    sim, _ = setup(spec, inputs)
+    sim = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=1_024))
+    assert sim.swa_rules is not None
+    sim = replace(sim, swa_rules={**sim.swa_rules, "chunk": 1_024})
+    run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
+    assert run.metrics.swa_usage is not None
+    assert run.metrics.swa_usage["max"] == 2_048 / 19_417
