@@ -26,6 +26,7 @@ from tests.benches.prospective_runs import (
     _err,
     _median,
     load,
+    print_sources,
     run_one,
 )
 
@@ -125,14 +126,7 @@ def print_section() -> None:
               f"{_err(r, *PAIRS[2], served=True):+.1%} |")
     if FINDING:
         print(f"\n{FINDING}")
-    print("\nSources:\n")
-    for key, src in doc["sources"].items():
-        print(f"- {key}: {src['url']}. Stated: {src['stated']} Assumed: {src['assumed']}")
-    print("\nLeft out, and why (prospective31.json \"skipped\"):\n")
-    print("| runs | why left out |")
-    print("|---|---|")
-    for skip in doc["skipped"]:
-        print(f"| {skip['runs']} | {skip['why']} |")
+    print_sources(doc, "prospective31.json")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import functools
 from pathlib import Path
 
 from tests.benches.prospective31_runs import PAIRS31, _line
-from tests.benches.prospective_runs import E2E, Result, _err, load, run_one
+from tests.benches.prospective_runs import E2E, Result, _err, load, print_sources, run_one
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective52.json"
 # The figures compared, in the table's order: TTFT mean and median, TPOT mean and median, ITL
@@ -143,15 +143,7 @@ def print_section() -> None:
               + f" | {r.preemptions:,} |")
     print(f"\n{FINDING}")
     print(f"\n{MERGED}")
-    print("\nSources:\n")
-    for key, src in doc["sources"].items():
-        print(f"- {key}: {src['url']}. Publisher: {src['publisher']}. Stated: {src['stated']} "
-              f"Assumed: {src['assumed']}")
-    print("\nLeft out, and why (prospective52.json \"skipped\"):\n")
-    print("| runs | why left out |")
-    print("|---|---|")
-    for skip in doc["skipped"]:
-        print(f"| {skip['runs']} | {skip['why']} |")
+    print_sources(doc, "prospective52.json")
 
 
 if __name__ == "__main__":

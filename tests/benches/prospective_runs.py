@@ -327,10 +327,17 @@ def print_section() -> None:
               f" | {split_of(r.run_id)} |")
     print(f"\n{FINDING}")
     print(f"\n{SETTLED}")
+    print_sources(doc, "prospective30.json")
+
+
+def print_sources(doc: dict, name: str) -> None:  # type: ignore[type-arg]
+    """A frozen set's sources (with the publisher where the file names one) and the runs it
+    left out, as the simulate-bench page prints them under every prospective section."""
     print("\nSources:\n")
     for key, src in doc["sources"].items():
-        print(f"- {key}: {src['url']}. Stated: {src['stated']} Assumed: {src['assumed']}")
-    print("\nLeft out, and why (prospective30.json \"skipped\"):\n")
+        by = f" Publisher: {src['publisher']}." if "publisher" in src else ""
+        print(f"- {key}: {src['url']}.{by} Stated: {src['stated']} Assumed: {src['assumed']}")
+    print(f"\nLeft out, and why ({name} \"skipped\"):\n")
     print("| runs | why left out |")
     print("|---|---|")
     for skip in doc["skipped"]:
