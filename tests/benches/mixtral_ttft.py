@@ -151,7 +151,7 @@ def print_section(rows: list[Any], run_inputs: Callable[..., Any], *,
           f"{min(gaps):.2f}-{max(gaps):.2f} measured ITLs without offload (kvplan's TTFT "
           f"{_pct(err(later, 'ttft_mean'))} mean, {_pct(err(later, 'ttft_p90'))} p90, "
           "medians over the Mixtral stages after the first), within the dense runs' own "
-          f"{min(dense_gaps):.2f}-{max(dense_gaps):.2f} after their first stage (the first "
+          f"{min(dense_gaps):.2f} to {max(dense_gaps):.2f} after their first stage (the first "
           "set above: Llama-3.1-8B, Qwen3-14B): counted in steps it is no Mixtral outlier. "
           "Is it the chunk-holding step's "
           "GPU time? From each run's two stages' ITL errors (the bound of "

@@ -117,12 +117,9 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
         return min(cap, self.slots // self.per_request)
 
     def caching(self, asked: bool | None) -> tuple[bool, str, str]:
-        if asked:
-            raise InputError("--enable-prefix-caching: SGLang's mamba radix cache (hits only at "
-                             "a cached node holding a recurrent state) is not simulated")
-        if asked is False:
-            return False, "off", ""
-        return False, "on without hits", (
+        return _radix_without_hits(
+            asked, "--enable-prefix-caching: SGLang's mamba radix cache (hits only at a cached "
+            "node holding a recurrent state) is not simulated",
             "the mamba radix cache is on (3 mamba slots per running request) but its prefix "
             "hits are not simulated (SGLang matches only a node holding a recurrent state, "
             "mamba_radix_cache.py): no prefix hits")
@@ -135,13 +132,21 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
         return self.slots
 
 
-def _swa_caching(asked: bool | None) -> tuple[bool, str, str]:
+def _radix_without_hits(asked: bool | None, refusal: str, note: str
+                        ) -> tuple[bool, str, str]:
+    """A hybrid pool's radix cache whose hits kvplan does not simulate: asked for, refused in
+    one line (`refusal`); off when turned off; by default on with no hits (`note` says so)."""
     if asked:
-        raise InputError("--enable-prefix-caching: SGLang's SWA radix cache (a hit must keep "
-                         "the window's sliding-layer KV, swa_radix_cache.py) is not simulated")
+        raise InputError(refusal)
     if asked is False:
         return False, "off", ""
-    return False, "on without hits", (
+    return False, "on without hits", note
+
+
+def _swa_caching(asked: bool | None) -> tuple[bool, str, str]:
+    return _radix_without_hits(
+        asked, "--enable-prefix-caching: SGLang's SWA radix cache (a hit must keep the "
+        "window's sliding-layer KV, swa_radix_cache.py) is not simulated",
         "the SWA radix cache is on (a running request's last nodes holding >= the window are "
         "locked in the sliding-window pool) but its prefix hits are not simulated (SGLang "
         "matches only where the window's sliding-layer KV is kept, swa_radix_cache.py): no "
