@@ -121,11 +121,17 @@ class TokenGatedDecodes(SwaRule):
       0.5.9's) pins one window, not the whole last chunk.
     The SGLANG_OPT_RELEASE_PREFILL_SWA prefix-lock release is off by default (environ.py:743),
     not simulated. With --disable-radix-cache 0.5.23 runs a ``UnifiedRadixCache`` without
-    prefix sharing (mem_cache/registry.py:83-96), not read: refused."""
+    prefix sharing (mem_cache/registry.py:83-96), not read: refused.
+    0.5.22 is the same (schedule_batch.py:3873-3955, environ.py:677, swa.py:584 and :826-),
+    but for the frontier, ``pre_len - max(window, page)`` not rounded up to the page
+    (common.py:100): ``page_rounded=False``."""
 
     interval: int = 128
+    page_rounded: bool = True
 
     def keep(self, window: int, page: int) -> int:
+        if not self.page_rounded:
+            return max(window, page)
         return _ceil_page(max(window, page), page)
 
     def leaf_cap(self, window: int, page: int) -> int | None:
