@@ -118,13 +118,18 @@ class TokenGatedDecodes(SwaRule):
     * an insertion's fresh leaf longer than ``ceil_page(window)`` is split so its tail is that
       long (unified_cache/components/swa.py ``_maybe_split_leaf_for_swa_lock``:593-624, from
       ``commit_insert_component_data``), so the lock (``inc_lock_ref`` walk, :855-902, as
-      0.5.9's) pins one window, not the whole last chunk.
+      0.5.9's) pins one window, not the whole last chunk. The prompt enters the tree as in
+      0.5.9: per chunk (scheduler.py:3772-3776 ``stash_chunked_request`` -> mem_cache/common.py
+      ``checkpoint_kv_cache``:271-280) and after the prefill's result
+      (scheduler_components/batch_result_processor.py:394).
     The SGLANG_OPT_RELEASE_PREFILL_SWA prefix-lock release is off by default (environ.py:743),
     not simulated. With --disable-radix-cache 0.5.23 runs a ``UnifiedRadixCache`` without
     prefix sharing (mem_cache/registry.py:83-96), not read: refused.
-    0.5.22 is the same (schedule_batch.py:3873-3955, environ.py:677, swa.py:584 and :826-),
-    but for the frontier, ``pre_len - max(window, page)`` not rounded up to the page
-    (common.py:100): ``page_rounded=False``."""
+    0.5.21 - 0.5.22 are the same (0.5.22 schedule_batch.py:3873-3955, environ.py:677, swa.py
+    :584 and :826-; 0.5.21 :3867-, :679, :556 and :798-, the radix cache a ``UnifiedRadixCache``,
+    registry.py), but for the frontier, ``pre_len - max(window, page)`` not rounded up to the
+    page (common.py 0.5.22:100, 0.5.21:97): ``page_rounded=False``. 0.5.21's
+    --disable-radix-cache runs ``SWAChunkCache`` (registry.py), not read: refused."""
 
     interval: int = 128
     page_rounded: bool = True
