@@ -173,9 +173,9 @@ def test_cli_json_keys_and_refusals() -> None:
     assert data["swa_tokens"] == 19_417 and data["swa_window"] == 127
     assert 0 < data["swa_usage"]["mean"] <= data["swa_usage"]["max"] <= 1
     assert "mamba_slots" not in data
-    # 0.5.14 - 0.5.20 (a forward-iteration cadence, then token gating over trees not read in
+    # 0.5.14 - 0.5.19 (a forward-iteration cadence, then token gating over trees not read in
     # full) are refused in one line, not guessed; so is 0.5.23 without the radix cache.
-    for refused in (["--engine-version", "0.5.14"], ["--engine-version", "0.5.20"],
+    for refused in (["--engine-version", "0.5.14"], ["--engine-version", "0.5.19"],
                     ["--no-enable-prefix-caching"]):
         old = runner.invoke(app, [*args, *refused])
         assert old.exit_code == 2 and old.stdout == "", refused
@@ -212,16 +212,16 @@ def test_every_modelled_release_maps_to_a_rule_it_was_read_by() -> None:
     """SGLang wheels 0.5.6 - 0.5.23 read (managers/schedule_batch.py maybe_evict_swa and
     _evict_swa, mem_cache/swa_radix_cache.py inc_lock_ref and cache_unfinished_req, environ.py):
     0.5.7's are 0.5.6's (no maybe_evict_swa); 0.5.8 and 0.5.10 evict as 0.5.9; 0.5.11 - 0.5.13
-    every floor_page(max(page, window)) decodes to one page further back; 0.5.14 - 0.5.20 are
-    refused (None); 0.5.21 - 0.5.23 and later (and the newest) gate on tokens."""
+    every floor_page(max(page, window)) decodes to one page further back; 0.5.14 - 0.5.19 are
+    refused (None); 0.5.20 - 0.5.23 and later (and the newest) gate on tokens."""
     assert type(swa_rule("0.5.6")) is SwaRule and type(swa_rule("0.5.7")) is SwaRule
     for v in ("0.5.8", "0.5.8.post1", "0.5.9", "0.5.10"):
         assert type(swa_rule(v)) is EveryWindowDecodes
     for v in ("0.5.11", "0.5.13"):
         assert type(swa_rule(v)) is EveryIntervalDecodes
-    for v in ("0.5.5", "0.5.14", "0.5.16", "0.5.17", "0.5.20"):
+    for v in ("0.5.5", "0.5.14", "0.5.16", "0.5.17", "0.5.19"):
         assert swa_rule(v) is None
-    for v in ("0.5.21", "0.5.22", "0.5.23", "0.5.24", None):
+    for v in ("0.5.20", "0.5.21", "0.5.22", "0.5.23", "0.5.24", None):
         assert type(swa_rule(v)) is TokenGatedDecodes
     # 0.5.11's interval and frontier at page 16, window 127: max(16, 127) // 16 x 16 = 112
     # decodes; pre_len - 127 - 16 (schedule_batch.py 0.5.11:2613-2680).
@@ -229,8 +229,9 @@ def test_every_modelled_release_maps_to_a_rule_it_was_read_by() -> None:
     # 0.5.23's at page 16: ceil_align(max(127, 16), 16) = 128 (common.py:116-118).
     assert TokenGatedDecodes().keep(127, 16) == 128
     assert TokenGatedDecodes().leaf_cap(127, 16) == 128
-    # 0.5.21 - 0.5.22's not rounded: max(127, 16) = 127 (common.py 0.5.22:100, 0.5.21:97).
-    assert swa_rule("0.5.21") == swa_rule("0.5.22") == TokenGatedDecodes(page_rounded=False)
+    # 0.5.20 - 0.5.22's not rounded: max(127, 16) = 127 (common.py 0.5.22:100, 0.5.20:86).
+    for v in ("0.5.20", "0.5.21", "0.5.22"):
+        assert swa_rule(v) == TokenGatedDecodes(page_rounded=False)
     assert TokenGatedDecodes(page_rounded=False).keep(127, 16) == 127
 
 

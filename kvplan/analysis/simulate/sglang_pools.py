@@ -36,8 +36,8 @@ in all three):
 ``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
     Llama-4; sized by ``estimate``, kvplan.engines.sglang.pools.HybridSwaPool): what a request
     holds in it and when SGLang frees it, kvplan.analysis.simulate.sglang_swa (one rule per
-    release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.21+ with the radix cache on, 0.5.8 -
-    0.5.13; 0.5.14 - 0.5.20 refused, their eviction not read in full). The SWA
+    release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.20+ with the radix cache on, 0.5.8 -
+    0.5.13; 0.5.14 - 0.5.19 refused, their eviction not read in full). The SWA
     radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
     _match_prefix_helper``) are not simulated, as for the mamba pool.
 """
@@ -62,13 +62,13 @@ from kvplan.capacity.plan import CapacityPlan
 # srt/managers/schedule_batch.py, mem_cache/, environ.py): (first, last, rule), last None: and
 # every later release. Refused, their eviction not read in full: 0.5.14 - 0.5.16 (a batch's
 # forward-iteration cadence, ``forward_iter % SGLANG_SWA_EVICTION_INTERVAL == 0``, 0.5.14
-# schedule_batch.py maybe_evict_swa), 0.5.17 - 0.5.20 (0.5.18 gates on tokens as 0.5.22, beside
-# the older SWARadixCache; 0.5.17, 0.5.19 - 0.5.20 unread), and everything before 0.5.6.
+# schedule_batch.py maybe_evict_swa; 0.5.17 too, :3218), 0.5.18 - 0.5.19 (they gate on tokens
+# as 0.5.20, over trees not read in full), and everything before 0.5.6.
 SWA_RULES: tuple[tuple[tuple[int, ...], tuple[int, ...] | None, SwaRule], ...] = (
     ((0, 5, 6), (0, 5, 7), SwaRule()),
     ((0, 5, 8), (0, 5, 10), EveryWindowDecodes()),
     ((0, 5, 11), (0, 5, 13), EveryIntervalDecodes()),
-    ((0, 5, 21), (0, 5, 22), TokenGatedDecodes(page_rounded=False)),
+    ((0, 5, 20), (0, 5, 22), TokenGatedDecodes(page_rounded=False)),
     ((0, 5, 23), None, TokenGatedDecodes()),
 )
 
@@ -197,7 +197,7 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
             raise InputError(
                 f"simulate --engine sglang: SGLang {version or 'newest'}'s eviction of "
                 "out-of-window tokens from the sliding-window pool is not read (kvplan reads "
-                "0.5.6 - 0.5.7 and 0.5.21+ with the radix cache, 0.5.8 - 0.5.13); use "
+                "0.5.6 - 0.5.7 and 0.5.20+ with the radix cache, 0.5.8 - 0.5.13); use "
                 "--engine-version 0.5.9")
         window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
         return SwaWindow(tokens=self.swa_tokens, window=window, page=self.plan.block_size,

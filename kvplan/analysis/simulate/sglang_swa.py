@@ -128,8 +128,13 @@ class TokenGatedDecodes(SwaRule):
     0.5.21 - 0.5.22 are the same (0.5.22 schedule_batch.py:3873-3955, environ.py:677, swa.py
     :584 and :826-; 0.5.21 :3867-, :679, :556 and :798-, the radix cache a ``UnifiedRadixCache``,
     registry.py), but for the frontier, ``pre_len - max(window, page)`` not rounded up to the
-    page (common.py 0.5.22:100, 0.5.21:97): ``page_rounded=False``. 0.5.21's
-    --disable-radix-cache runs ``SWAChunkCache`` (registry.py), not read: refused."""
+    page (common.py 0.5.22:100, 0.5.21:97): ``page_rounded=False``. 0.5.20 too: the same
+    token gate written inline (schedule_batch.py 0.5.20:3721-3781, environ.py:666), the same
+    frontier (common.py:73-108, :86), the fresh leaf capped as 0.5.21 (unified_cache/
+    components/swa.py ``commit_insert_component_data``:509-556, cap :559-), the lock walk as
+    0.5.21's; the prompt enters through ``maybe_cache_unfinished_req`` (scheduler.py:3456).
+    0.5.20 - 0.5.21's --disable-radix-cache runs ``SWAChunkCache`` (registry.py), not read:
+    refused."""
 
     interval: int = 128
     page_rounded: bool = True
