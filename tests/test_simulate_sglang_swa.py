@@ -14,7 +14,14 @@ from typer.testing import CliRunner
 
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
-from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.analysis.simulate.sglang_pools import swa_rule
+from kvplan.analysis.simulate.sglang_swa import (
+    EveryIntervalDecodes,
+    EveryWindowDecodes,
+    SwaRule,
+    SwaWindow,
+    TokenGatedDecodes,
+)
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.cli import app
 from kvplan.engines.base import Engine
@@ -166,13 +173,19 @@ def test_cli_json_keys_and_refusals() -> None:
     assert data["swa_tokens"] == 19_417 and data["swa_window"] == 127
     assert 0 < data["swa_usage"]["mean"] <= data["swa_usage"]["max"] <= 1
     assert "mamba_slots" not in data
-    old = runner.invoke(app, [*args, "--engine-version", "0.5.8"])
-    assert old.exit_code == 2 and old.stdout == ""
-    assert "eviction of out-of-window tokens" in old.stderr
-    assert old.stderr.count("\n") == 1
-    # The newest release (0.5.23's token-gated eviction) is not read: refused, not guessed.
-    new = runner.invoke(app, args)
-    assert new.exit_code == 2 and "SGLang newest's eviction" in new.stderr
+    # 0.5.14 - 0.5.19 (a forward-iteration cadence, then token gating over trees not read in
+    # full) are refused in one line, not guessed; so is 0.5.23 without the radix cache.
+    for refused in (["--engine-version", "0.5.14"], ["--engine-version", "0.5.19"],
+                    ["--no-enable-prefix-caching"]):
+        old = runner.invoke(app, [*args, *refused])
+        assert old.exit_code == 2 and old.stdout == "", refused
+        assert "eviction of out-of-window tokens" in old.stderr
+        assert old.stderr.count("\n") == 1
+    # The newest release runs by 0.5.23's token-gated rule; 0.5.8 by 0.5.9's.
+    for ran in ([], ["--engine-version", "0.5.8"]):
+        new = runner.invoke(app, [*args, *ran])
+        assert new.exit_code == 0, new.output
+        assert json.loads(new.stdout)["swa_window"] == 127
     hits = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching"])
     assert hits.exit_code == 2 and hits.stderr.count("\n") == 1
     assert "SWA radix cache" in hits.stderr
@@ -193,3 +206,83 @@ def test_chunked_prompt_keeps_only_its_locked_nodes_in_a_run() -> None:
     run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
     assert run.metrics.swa_usage is not None
     assert run.metrics.swa_usage["max"] == 2_048 / 19_417
+
+
+def test_every_modelled_release_maps_to_a_rule_it_was_read_by() -> None:
+    """SGLang wheels 0.5.6 - 0.5.23 read (managers/schedule_batch.py maybe_evict_swa and
+    _evict_swa, mem_cache/swa_radix_cache.py inc_lock_ref and cache_unfinished_req, environ.py):
+    0.5.7's are 0.5.6's (no maybe_evict_swa); 0.5.8 and 0.5.10 evict as 0.5.9; 0.5.11 - 0.5.13
+    every floor_page(max(page, window)) decodes to one page further back; 0.5.14 - 0.5.19 are
+    refused (None); 0.5.20 - 0.5.23 and later (and the newest) gate on tokens."""
+    assert type(swa_rule("0.5.6")) is SwaRule and type(swa_rule("0.5.7")) is SwaRule
+    for v in ("0.5.8", "0.5.8.post1", "0.5.9", "0.5.10"):
+        assert type(swa_rule(v)) is EveryWindowDecodes
+    for v in ("0.5.11", "0.5.13"):
+        assert type(swa_rule(v)) is EveryIntervalDecodes
+    for v in ("0.5.5", "0.5.14", "0.5.16", "0.5.17", "0.5.19"):
+        assert swa_rule(v) is None
+    for v in ("0.5.20", "0.5.21", "0.5.22", "0.5.23", "0.5.24", None):
+        assert type(swa_rule(v)) is TokenGatedDecodes
+    # 0.5.11's interval and frontier at page 16, window 127: max(16, 127) // 16 x 16 = 112
+    # decodes; pre_len - 127 - 16 (schedule_batch.py 0.5.11:2613-2680).
+    assert EveryIntervalDecodes().keep(127, 16) == 143
+    # 0.5.23's at page 16: ceil_align(max(127, 16), 16) = 128 (common.py:116-118).
+    assert TokenGatedDecodes().keep(127, 16) == 128
+    assert TokenGatedDecodes().leaf_cap(127, 16) == 128
+    # 0.5.20 - 0.5.22's not rounded: max(127, 16) = 127 (common.py 0.5.22:100, 0.5.20:86).
+    for v in ("0.5.20", "0.5.21", "0.5.22"):
+        assert swa_rule(v) == TokenGatedDecodes(page_rounded=False)
+    assert TokenGatedDecodes(page_rounded=False).keep(127, 16) == 127
+
+
+def test_newest_release_holds_one_window_and_frees_every_128_by_hand() -> None:
+    """SwaWindow under 0.5.23's rule (TokenGatedDecodes) for openai/gpt-oss-20b's window
+    (config sliding_window 128, SGLang's 127, models/gpt_oss.py), page 1, radix cache on: a
+    3,000-token prompt in one chunk enters the tree as one fresh leaf [0, 3,000), longer than
+    ceil_page(127) = 127, so it is split at 2,873 (swa.py _maybe_split_leaf_for_swa_lock) and
+    the lock takes [2,873, 3,000) (127 >= 127): the request holds 127 of the prompt (0.5.9: the
+    whole leaf, 3,000). Decodes (decode i at seqlen - 1 = 3,000 + i, decode_batch_idx i):
+    - i = 1: 3,001 - 127 = 2,874 >= 0 + 128: fires; evicted seqlen := cache_protected_len
+      3,000 (swa_dead_lo), 3,001 - 127 = 2,874 below it: nothing freed;
+    - next when 3,000 + i - 127 >= 3,000 + 128, i = 255: frees [3,000, 3,128), 128 tokens;
+      before it the request held 127 + 255 = 382 (its peak);
+    - i = 383 (3,383 - 127 = 3,256 >= 3,128 + 128): frees [3,128, 3,256)."""
+    w = SwaWindow(tokens=100_000, window=127, page=1, radix=True, decode_evicts=True,
+                  chunk=None, overlap=True, rule=TokenGatedDecodes())
+    w.before_chunk(1, 0)
+    w.take(1, 3_000)
+    assert w.used == 3_000
+    peak = 0
+    for i in range(300):
+        w.before_decode(1, 3_000 + i)
+        if i == 0:
+            assert w.used == 127  # the prompt's insertion: one window locked
+        if i == 255:
+            assert w.used == 382 - 128
+        peak = max(peak, w.used)
+        w.take(1, 1)
+        peak = max(peak, w.used)
+    assert peak == 382
+    assert w.used == 127 + 300 - 128
+    w.release(1)
+    assert w.used == 0
+
+
+def test_newest_release_chunked_prompt_keeps_one_window_in_a_run() -> None:
+    """The run above (3,000 + 8 tokens, --chunked-prefill-size 1,024) at 0.5.23 on the same
+    hand-sized pools (24,272 full / 19,417 SWA tokens, window 127, page 1: 0.5.23 sizes them as
+    0.5.9, the estimate's pools.py 0.5.14 - 0.5.23 DefaultPoolConfigurator): each insertion's
+    fresh leaf (1,024, 1,024, 952 tokens) is split to a 127-token tail, so after chunk 1 the
+    lock keeps [897, 1,024) and chunk 2 adds 1,024: the peak is 127 + 1,024 = 1,151 (0.5.9:
+    2,048)."""
+    spec, inputs = _gpt_oss("0.5.23")
+    sim, _ = setup(spec, inputs)
+    assert sim.plan.token_capacity == 24_272
+    assert sim.plan.swa_max_total_num_tokens == 19_417
+    sim = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=1_024))
+    assert sim.swa_rules is not None
+    assert type(sim.swa_rules["rule"]) is TokenGatedDecodes
+    sim = replace(sim, swa_rules={**sim.swa_rules, "chunk": 1_024})
+    run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
+    assert run.metrics.swa_usage is not None
+    assert run.metrics.swa_usage["max"] == 1_151 / 19_417

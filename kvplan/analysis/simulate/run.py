@@ -273,7 +273,8 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                            model_type=spec.model_type)
     swa_rules = None if swa is None else {
         "tokens": swa.tokens, "window": swa.window, "page": swa.page, "radix": swa.radix,
-        "decode_evicts": swa.decode_evicts, "chunk": swa.chunk, "overlap": swa.overlap}
+        "decode_evicts": swa.decode_evicts, "chunk": swa.chunk, "overlap": swa.overlap,
+        "rule": swa.rule}
     notes = [f"scheduler: SGLang (prefill first, chunked prefill {chunk or 'off'}, "
              f"new-token ratio admission and retraction, {opts.schedule_policy}, radix cache "
              f"{radix}, overlap {'on' if overlap else 'off'}); pool: "

@@ -35,8 +35,9 @@ in all three):
     ``--enable-prefix-caching`` is refused.
 ``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
     Llama-4; sized by ``estimate``, kvplan.engines.sglang.pools.HybridSwaPool): what a request
-    holds in it and when SGLang frees it, kvplan.analysis.simulate.sglang_swa (0.5.6 with the
-    radix cache on, and 0.5.9; other releases refused, their eviction not read). The SWA
+    holds in it and when SGLang frees it, kvplan.analysis.simulate.sglang_swa (one rule per
+    release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.20+ with the radix cache on, 0.5.8 -
+    0.5.13; 0.5.14 - 0.5.19 refused, their eviction not read in full). The SWA
     radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
     _match_prefix_helper``) are not simulated, as for the mamba pool.
 """
@@ -47,16 +48,40 @@ from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
 from kvplan._util.versions import version_key
-from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.analysis.simulate.sglang_swa import (
+    EveryIntervalDecodes,
+    EveryWindowDecodes,
+    SwaRule,
+    SwaWindow,
+    TokenGatedDecodes,
+)
 from kvplan.capacity.plan import CapacityPlan
 
-# ScheduleBatch.maybe_evict_swa (managers/schedule_batch.py 0.5.9:2268): decode-time eviction.
-SWA_DECODE_EVICT_SINCE = (0, 5, 9)
-# The releases whose SWA eviction kvplan read: 0.5.6 (none with the radix cache) and 0.5.9.
-# 0.5.23 evicts by another rule (schedule_batch.py _swa_eviction_trigger: once
-# SGLANG_SWA_EVICTION_INTERVAL tokens have slid out, plus release_swa_prefix_lock), so the
-# releases between are not assumed to be 0.5.9's.
-SWA_READ = frozenset({(0, 5, 6), (0, 5, 9)})
+# The rule by which each release frees a running request's out-of-window tokens from the
+# sliding-window pool (kvplan.analysis.simulate.sglang_swa; sglang wheels read, python/sglang/
+# srt/managers/schedule_batch.py, mem_cache/, environ.py): (first, last, rule), last None: and
+# every later release. Refused, their eviction not read in full: 0.5.14 - 0.5.16 (a batch's
+# forward-iteration cadence, ``forward_iter % SGLANG_SWA_EVICTION_INTERVAL == 0``, 0.5.14
+# schedule_batch.py maybe_evict_swa; 0.5.17 too, :3218), 0.5.18 - 0.5.19 (they gate on tokens
+# as 0.5.20, over trees not read in full), and everything before 0.5.6.
+SWA_RULES: tuple[tuple[tuple[int, ...], tuple[int, ...] | None, SwaRule], ...] = (
+    ((0, 5, 6), (0, 5, 7), SwaRule()),
+    ((0, 5, 8), (0, 5, 10), EveryWindowDecodes()),
+    ((0, 5, 11), (0, 5, 13), EveryIntervalDecodes()),
+    ((0, 5, 20), (0, 5, 22), TokenGatedDecodes(page_rounded=False)),
+    ((0, 5, 23), None, TokenGatedDecodes()),
+)
+
+
+def swa_rule(version: str | None) -> SwaRule | None:
+    """The SWA eviction rule of SGLang `version` (None: the newest); None where not read."""
+    key = version_key(version)[:3]
+    for first, last, rule in SWA_RULES:
+        if first <= key and (last is None or key <= last):
+            return rule
+    return None
+
+
 # The window SGLang's tree cache and maybe_evict_swa count with (model_runner.py 0.5.9:1021-
 # 1033, `sliding_window_size`): the model's get_attention_sliding_window_size where it has one,
 # gpt-oss's being config.sliding_window - 1 ("SGLang assumes exclusive", models/gpt_oss.py
@@ -172,16 +197,17 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
                     version: str | None, model_type: str) -> SwaWindow | None:
-        key = version_key(version)[:3]
-        if key not in SWA_READ or (key < SWA_DECODE_EVICT_SINCE and not radix):
+        rule = swa_rule(version)
+        if rule is None or not (radix or rule.chunk_cache):
             raise InputError(
                 f"simulate --engine sglang: SGLang {version or 'newest'}'s eviction of "
                 "out-of-window tokens from the sliding-window pool is not read (kvplan reads "
-                "0.5.6 with the radix cache and 0.5.9); use --engine-version 0.5.9")
+                "0.5.6 - 0.5.7 and 0.5.20+ with the radix cache, 0.5.8 - 0.5.13); use "
+                "--engine-version 0.5.9")
         window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
         return SwaWindow(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
-                         radix=radix, decode_evicts=key >= SWA_DECODE_EVICT_SINCE,
-                         chunk=chunk, overlap=overlap)
+                         radix=radix, decode_evicts=type(rule) is not SwaRule,
+                         chunk=chunk, overlap=overlap, rule=rule)
 
     def pool_text(self) -> str:
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.swa_tokens:,} "

@@ -25,8 +25,8 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at 0.5.9 (and 0.5.6 where 
   (swa_radix_cache.py 0.5.6 ``inc_lock_ref``; the prompt enters at scheduler.py:1644 and
   scheduler_output_processor_mixin.py:119) but has no such eviction with the radix cache (its
   ``evict_swa`` runs only in ``SWAChunkCache``, 0.5.6 ``mem_cache/common.py``:331-337,
-  428-433): the decoded tokens stay until the request ends. Other releases are refused
-  (kvplan.analysis.simulate.sglang_pools: 0.5.23 evicts by another rule).
+  428-433): the decoded tokens stay until the request ends. How each release frees them is one
+  rule type below (`SwaRule`), picked by version in kvplan.analysis.simulate.sglang_pools.
 * The window is SGLang's ``sliding_window_size`` (model_runner.py 0.5.9:1021-1033; gpt-oss's
   is the config's minus one, kvplan.analysis.simulate.sglang_pools).
 * Radix cache off (``SWAChunkCache``, 0.5.9): the same decode rule from 0 (no protected
@@ -43,6 +43,117 @@ from dataclasses import dataclass, field
 from kvplan._util.units import cdiv
 
 
+def _ceil_page(tokens: int, page: int) -> int:
+    return cdiv(tokens, page) * page
+
+
+@dataclass(frozen=True)
+class SwaRule:
+    """SGLang 0.5.6 - 0.5.7 with the radix cache: no decoded token leaves the SWA pool while its
+    request runs (no ``maybe_evict_swa``; 0.5.7 swa_radix_cache.py ``inc_lock_ref`` and
+    ``cache_unfinished_req`` are 0.5.6's). Each subclass is one later release's rule."""
+
+    # Whether kvplan read this rule's --disable-radix-cache path (the chunk cache).
+    chunk_cache: bool = False
+
+    def keep(self, window: int, page: int) -> int:
+        """How far behind ``pre_len`` the eviction frontier stops (``_evict_swa``)."""
+        return window
+
+    def leaf_cap(self, window: int, page: int) -> int | None:
+        """The longest fresh tree leaf an insertion leaves before the lock (None: uncapped)."""
+        return None
+
+    def due(self, h: _Held, computed: int, window: int, page: int) -> bool:
+        """Whether this decode of the request frees its out-of-window tokens."""
+        return False
+
+    def decode(self, h: _Held, computed: int, window: int, page: int, prot: int) -> None:
+        if self.due(h, computed, window, page):
+            h.evicted = max(h.evicted, prot,
+                            max(0, computed - self.keep(window, page)) // page * page)
+
+
+@dataclass(frozen=True)
+class EveryWindowDecodes(SwaRule):
+    """0.5.8 - 0.5.10: ``maybe_evict_swa`` frees [max(swa_evicted_seqlen, cache_protected_len),
+    seqlen - 1 - window) at ``decode_batch_idx % window == 1`` (0.5.9 managers/schedule_batch.py
+    :2268-2327; 0.5.8 and 0.5.10 the same but for the piecewise-CUDA-graph skip, not simulated;
+    their ``_evict_swa`` is 0.5.9's, 0.5.8 :2129, 0.5.10 :2459)."""
+
+    chunk_cache: bool = True
+
+    def due(self, h: _Held, computed: int, window: int, page: int) -> bool:
+        return h.decode_idx % window == 1
+
+
+@dataclass(frozen=True)
+class EveryIntervalDecodes(EveryWindowDecodes):
+    """0.5.11 - 0.5.13: every ``eviction_interval`` decodes, ``max(page, int(window x
+    SGLANG_SWA_EVICTION_INTERVAL_MULTIPLIER = 1.0))`` floored to the page (0.5.11 managers/
+    schedule_batch.py:2613-2650, environ.py:267), and the frontier one page further back:
+    ``pre_len - window - page_size`` (0.5.11 ``_evict_swa`` :2651-2680; 0.5.13's
+    SGLANG_OPT_SWA_EVICT_DROP_PAGE_MARGIN, off by default, environ.py:774, not simulated).
+    0.5.12 - 0.5.13's SGLANG_OPT_SWA_RELEASE_LEAF_LOCK_AFTER_WINDOW is off by default
+    (environ.py 0.5.12:598), not simulated."""
+
+    def keep(self, window: int, page: int) -> int:
+        return window + page
+
+    def due(self, h: _Held, computed: int, window: int, page: int) -> bool:
+        return h.decode_idx % (max(page, window) // page * page) == 1
+
+
+@dataclass(frozen=True)
+class TokenGatedDecodes(SwaRule):
+    """0.5.23 (radix cache on; ``UnifiedRadixCache`` with its SWA component):
+    * a decode (``decode_batch_idx >= 1``) frees once ``interval`` tokens have slid out of the
+      window since the request's last free: ``seqlen - 1 - window >= swa evicted seqlen +
+      SGLANG_SWA_EVICTION_INTERVAL`` (128, environ.py:730; ``_swa_eviction_trigger``,
+      managers/schedule_batch.py:4047-4066, ``maybe_evict_swa`` :4068-4123); the evicted
+      seqlen is then raised to ``cache_protected_len`` (``swa_dead_lo``, :994-1000; gpt-oss has
+      no ``swa_evict_floor``: only ``is_prefill_aware_swa`` models set it, scheduler.py:4359)
+      and on to ``pre_len - ceil_page(max(window, page))``, floored to the page
+      (mem_cache/common.py ``free_swa_out_of_window_slots``:75-138);
+    * an insertion's fresh leaf longer than ``ceil_page(window)`` is split so its tail is that
+      long (unified_cache/components/swa.py ``_maybe_split_leaf_for_swa_lock``:593-624, from
+      ``commit_insert_component_data``), so the lock (``inc_lock_ref`` walk, :855-902, as
+      0.5.9's) pins one window, not the whole last chunk. The prompt enters the tree as in
+      0.5.9: per chunk (scheduler.py:3772-3776 ``stash_chunked_request`` -> mem_cache/common.py
+      ``checkpoint_kv_cache``:271-280) and after the prefill's result
+      (scheduler_components/batch_result_processor.py:394).
+    The SGLANG_OPT_RELEASE_PREFILL_SWA prefix-lock release is off by default (environ.py:743),
+    not simulated. With --disable-radix-cache 0.5.23 runs a ``UnifiedRadixCache`` without
+    prefix sharing (mem_cache/registry.py:83-96), not read: refused.
+    0.5.21 - 0.5.22 are the same (0.5.22 schedule_batch.py:3873-3955, environ.py:677, swa.py
+    :584 and :826-; 0.5.21 :3867-, :679, :556 and :798-, the radix cache a ``UnifiedRadixCache``,
+    registry.py), but for the frontier, ``pre_len - max(window, page)`` not rounded up to the
+    page (common.py 0.5.22:100, 0.5.21:97): ``page_rounded=False``. 0.5.20 too: the same
+    token gate written inline (schedule_batch.py 0.5.20:3721-3781, environ.py:666), the same
+    frontier (common.py:73-108, :86), the fresh leaf capped as 0.5.21 (unified_cache/
+    components/swa.py ``commit_insert_component_data``:509-556, cap :559-), the lock walk as
+    0.5.21's; the prompt enters through ``maybe_cache_unfinished_req`` (scheduler.py:3456).
+    0.5.20 - 0.5.21's --disable-radix-cache runs ``SWAChunkCache`` (registry.py), not read:
+    refused."""
+
+    interval: int = 128
+    page_rounded: bool = True
+
+    def keep(self, window: int, page: int) -> int:
+        if not self.page_rounded:
+            return max(window, page)
+        return _ceil_page(max(window, page), page)
+
+    def leaf_cap(self, window: int, page: int) -> int | None:
+        return _ceil_page(window, page)
+
+    def decode(self, h: _Held, computed: int, window: int, page: int, prot: int) -> None:
+        if h.decode_idx >= 1 and computed - window >= h.cursor + self.interval:
+            h.cursor = max(h.cursor, prot,
+                           max(0, computed - self.keep(window, page)) // page * page)
+            h.evicted = max(h.evicted, h.cursor)
+
+
 @dataclass(kw_only=True)
 class _Held:
     """One request's place in the SWA pool."""
@@ -54,15 +165,19 @@ class _Held:
     decode_idx: int = 0  # decode_batch_idx
     extend_idx: int = 0  # extend_batch_idx
     prefilled: bool = False  # the prompt's last insertion is done
+    cursor: int = 0  # 0.5.23: the request's own SWA evicted seqlen (insertions leave it)
 
 
 class SwaWindow:
     """The SWA pool of one engine: `tokens` tokens in pages of `page`."""
 
     def __init__(self, *, tokens: int, window: int, page: int, radix: bool,
-                 decode_evicts: bool, chunk: int | None, overlap: bool) -> None:
+                 decode_evicts: bool, chunk: int | None, overlap: bool,
+                 rule: SwaRule | None = None) -> None:
         self.tokens, self.window, self.page = tokens, window, page
         self.radix, self.decode_evicts = radix, decode_evicts
+        # The release's rule (None: 0.5.9's where `decode_evicts`, else 0.5.6's).
+        self.rule = rule or (EveryWindowDecodes() if decode_evicts else SwaRule())
         self.chunk, self.overlap = chunk, overlap
         self.used = 0
         self._reqs: dict[int, _Held] = {}
@@ -115,6 +230,10 @@ class SwaWindow:
         """cache_unfinished_req: a node up to `computed` (page-aligned), then the lock."""
         end = self._floor(computed)
         if not h.bounds or end > h.bounds[-1]:
+            cap = self.rule.leaf_cap(self.window, self.page)
+            start = h.bounds[-1] if h.bounds else 0
+            if cap is not None and end - start > cap:
+                h.bounds.append(end - cap)  # the leaf split before the lock
             h.bounds.append(end)
         acc, start = 0, 0
         for i in range(len(h.bounds) - 1, -1, -1):
@@ -144,7 +263,7 @@ class SwaWindow:
                     return
                 pre = computed - (self.chunk or 0)
             h.extend_idx += 1
-            h.evicted = max(h.evicted, self._floor(pre - self.window))
+            h.evicted = max(h.evicted, self._floor(pre - self.rule.keep(self.window, self.page)))
         self._update(rid, evict)
 
     def prompt_done(self, rid: int, computed: int) -> None:
@@ -163,8 +282,7 @@ class SwaWindow:
         self.prompt_done(rid, computed)
 
         def step(h: _Held) -> None:
-            if self.decode_evicts and h.decode_idx % self.window == 1:
-                prot = h.bounds[-1] if (self.radix and h.bounds) else 0
-                h.evicted = max(h.evicted, prot, self._floor(computed - self.window))
+            prot = h.bounds[-1] if (self.radix and h.bounds) else 0
+            self.rule.decode(h, computed, self.window, self.page, prot)
             h.decode_idx += 1
         self._update(rid, step)
