@@ -19,6 +19,7 @@ from kvplan.analysis.simulate.sglang_swa import (
     EveryIntervalDecodes,
     EveryWindowDecodes,
     SwaRule,
+    SwaSettings,
     SwaWindow,
     TokenGatedDecodes,
 )
@@ -55,9 +56,9 @@ def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
     sim, notes = setup(spec, inputs)
     assert sim.plan.token_capacity == 24_272
     assert sim.plan.swa_max_total_num_tokens == 19_417
-    assert sim.swa_rules is not None
-    assert sim.swa_rules["tokens"] == 19_417 and sim.swa_rules["window"] == 127
-    assert sim.swa_rules["radix"] and sim.swa_rules["decode_evicts"]
+    assert sim.swa is not None
+    assert sim.swa.tokens == 19_417 and sim.swa.window == 127
+    assert sim.swa.radix and sim.swa.decode_evicts
     assert sim.sglang is not None and sim.sglang.max_running_requests == 3_034
     assert ("24,272 full-attention tokens, 19,417 sliding-window tokens, window 128"
             in notes[0])
@@ -74,9 +75,9 @@ def test_a_request_holds_the_locked_nodes_and_the_window_by_hand() -> None:
     cache_protected_len 20,000), 20,001 - 128) = nothing; after 129 decodes, idx 129 frees
     [20,000, 20,129 - 128 = 20,001): 1 token. 0.5.6 frees no decoded token (no
     maybe_evict_swa with the radix cache)."""
-    for evicts, held_after in ((True, 3_616 + 130 - 1), (False, 3_616 + 130)):
-        w = SwaWindow(tokens=100_000, window=128, page=1, radix=True, decode_evicts=evicts,
-                      chunk=8_192, overlap=True)
+    for rule, held_after in ((EveryWindowDecodes(), 3_616 + 130 - 1), (SwaRule(), 3_616 + 130)):
+        w = SwaWindow(SwaSettings(tokens=100_000, window=128, page=1, radix=True, chunk=8_192,
+                                  overlap=True, rule=rule))
         for done in (0, 8_192, 16_384):
             w.before_chunk(1, done)
             w.take(1, min(8_192, 20_000 - done))
@@ -97,8 +98,8 @@ def test_chunk_cache_keeps_the_window_by_hand() -> None:
     """--disable-radix-cache (SWAChunkCache, 0.5.9 maybe_evict_swa): with the overlap
     scheduler the third chunk (extend_batch_idx 2) frees [0, 16,384 - 8,192 - 128) = 8,064
     tokens; decode_batch_idx 1 frees up to 20,001 - 128 = 19,873."""
-    w = SwaWindow(tokens=100_000, window=128, page=1, radix=False, decode_evicts=True,
-                  chunk=8_192, overlap=True)
+    w = SwaWindow(SwaSettings(tokens=100_000, window=128, page=1, radix=False, chunk=8_192,
+                              overlap=True, rule=EveryWindowDecodes()))
     for done in (0, 8_192, 16_384):
         w.before_chunk(1, done)
         w.take(1, min(8_192, 20_000 - done))
@@ -134,7 +135,7 @@ def test_the_window_pool_limits_concurrency_by_hand() -> None:
     assert swa.metrics.swa_usage is not None
     assert swa.metrics.swa_usage["max"] <= 19_152 / 19_417
     assert swa.metrics.swa_usage["max"] > swa.metrics.kv_usage["max"]
-    full = _run(replace(sim, swa_rules=None), specs, concurrency=40)
+    full = _run(replace(sim, swa=None), specs, concurrency=40)
     assert max(rec.running for _, rec in full.timeline) == 23
     assert full.metrics.swa_usage is None
 
@@ -150,13 +151,13 @@ def test_a_window_at_least_the_context_runs_as_full_attention(
     SWA pool is the full pool's twin and the run equals the full-attention run."""
     spec, inputs = _gpt_oss()
     sim, _ = setup(spec, inputs)
-    assert sim.swa_rules is not None
-    twin = replace(sim, swa_rules={**sim.swa_rules, "window": 10**6, "radix": radix,
-                                   "tokens": sim.plan.token_capacity})
+    assert sim.swa is not None
+    twin = replace(sim, swa=replace(sim.swa, window=10**6, radix=radix,
+                                    tokens=sim.plan.token_capacity))
     specs = [RequestSpec(arrival_s=0.01 * i, prompt_len=p, output_len=o)
              for i, (p, o) in enumerate(lens)]
     a = asdict(simulate(twin, specs, bulk_decode=False).metrics)
-    b = asdict(simulate(replace(sim, swa_rules=None), specs, bulk_decode=False).metrics)
+    b = asdict(simulate(replace(sim, swa=None), specs, bulk_decode=False).metrics)
     a.pop("swa_usage")
     b.pop("swa_usage")
     assert a == b
@@ -201,8 +202,8 @@ def test_chunked_prompt_keeps_only_its_locked_nodes_in_a_run() -> None:
     spec, inputs = _gpt_oss()
     sim, _ = setup(spec, inputs)
     sim = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=1_024))
-    assert sim.swa_rules is not None
-    sim = replace(sim, swa_rules={**sim.swa_rules, "chunk": 1_024})
+    assert sim.swa is not None
+    sim = replace(sim, swa=replace(sim.swa, chunk=1_024))
     run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
     assert run.metrics.swa_usage is not None
     assert run.metrics.swa_usage["max"] == 2_048 / 19_417
@@ -247,8 +248,8 @@ def test_newest_release_holds_one_window_and_frees_every_128_by_hand() -> None:
     - next when 3,000 + i - 127 >= 3,000 + 128, i = 255: frees [3,000, 3,128), 128 tokens;
       before it the request held 127 + 255 = 382 (its peak);
     - i = 383 (3,383 - 127 = 3,256 >= 3,128 + 128): frees [3,128, 3,256)."""
-    w = SwaWindow(tokens=100_000, window=127, page=1, radix=True, decode_evicts=True,
-                  chunk=None, overlap=True, rule=TokenGatedDecodes())
+    w = SwaWindow(SwaSettings(tokens=100_000, window=127, page=1, radix=True, chunk=None,
+                              overlap=True, rule=TokenGatedDecodes()))
     w.before_chunk(1, 0)
     w.take(1, 3_000)
     assert w.used == 3_000
@@ -280,9 +281,9 @@ def test_newest_release_chunked_prompt_keeps_one_window_in_a_run() -> None:
     assert sim.plan.token_capacity == 24_272
     assert sim.plan.swa_max_total_num_tokens == 19_417
     sim = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=1_024))
-    assert sim.swa_rules is not None
-    assert type(sim.swa_rules["rule"]) is TokenGatedDecodes
-    sim = replace(sim, swa_rules={**sim.swa_rules, "chunk": 1_024})
+    assert sim.swa is not None
+    assert type(sim.swa.rule) is TokenGatedDecodes
+    sim = replace(sim, swa=replace(sim.swa, chunk=1_024))
     run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
     assert run.metrics.swa_usage is not None
     assert run.metrics.swa_usage["max"] == 1_151 / 19_417

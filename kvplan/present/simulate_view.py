@@ -62,8 +62,8 @@ def _hybrid_pool_records(result: SimResult) -> dict[str, Any]:
     hold."""
     s, m = result.setup, result.metrics
     out: dict[str, Any] = {}
-    if s.swa_rules is not None:
-        out |= {"swa_tokens": s.swa_rules["tokens"], "swa_window": s.swa_rules["window"],
+    if s.swa is not None:
+        out |= {"swa_tokens": s.swa.tokens, "swa_window": s.swa.window,
                 "swa_usage": m.swa_usage}
     slots = s.sglang_pool.mamba_slots() if s.sglang_pool is not None else None
     if slots is not None:

@@ -21,7 +21,7 @@ from kvplan.analysis.simulate.sglang_scheduler import (
     SglangSchedule,
     SglangSimulator,
 )
-from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.engines.base import Scheduler
@@ -61,7 +61,7 @@ class SimSetup:
     dp: int
     sglang: SglangSchedule | None = None  # SGLang's scheduler (None: vLLM V1's)
     sglang_pool: SglangTokenPoolSim | None = None  # SGLang's pool kind (hybrid pools' keys)
-    swa_rules: dict[str, object] | None = None  # SwaWindow's settings (None: no SWA pool)
+    swa: SwaSettings | None = None  # SGLang's sliding-window pool (None: none)
     pool_blocks: int = 0  # blocks of the simulated pool (0: the plan's)
 
 
@@ -271,10 +271,6 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     swa = pool.window_pool(radix=cap.prefix_caching is not False, chunk=chunk,
                            overlap=overlap, version=cap.engine_version,
                            model_type=spec.model_type)
-    swa_rules = None if swa is None else {
-        "tokens": swa.tokens, "window": swa.window, "page": swa.page, "radix": swa.radix,
-        "decode_evicts": swa.decode_evicts, "chunk": swa.chunk, "overlap": swa.overlap,
-        "rule": swa.rule}
     notes = [f"scheduler: SGLang (prefill first, chunked prefill {chunk or 'off'}, "
              f"new-token ratio admission and retraction, {opts.schedule_policy}, radix cache "
              f"{radix}, overlap {'on' if overlap else 'off'}); pool: "
@@ -287,7 +283,7 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     groups = (GroupRule(kind="full", block_size=plan.block_size),)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching,
                     cost=_step_cost(spec, inputs, ()), dp=dp, sglang=sg, sglang_pool=pool,
-                    swa_rules=swa_rules, pool_blocks=tokens // plan.block_size + 1), notes
+                    swa=swa, pool_blocks=tokens // plan.block_size + 1), notes
 
 
 # Each engine's scheduler (EngineRules.scheduler) and the set-up that simulates it.
@@ -299,7 +295,7 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
     pool: KVPool | HybridPool = (HybridPool(blocks, sim.groups) if sim.caching and not one_full
                                  else KVPool(blocks, sim.groups, caching=sim.caching))
     if sim.sglang is not None:
-        swa = None if sim.swa_rules is None else SwaWindow(**sim.swa_rules)  # type: ignore[arg-type]
+        swa = None if sim.swa is None else SwaWindow(sim.swa)
         mamba = sim.sglang_pool is not None and sim.sglang_pool.mamba_slots() is not None
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
                                bulk_decode=bulk_decode, swa=swa, mamba=mamba)

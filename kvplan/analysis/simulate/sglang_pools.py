@@ -52,7 +52,7 @@ from kvplan.analysis.simulate.sglang_swa import (
     EveryIntervalDecodes,
     EveryWindowDecodes,
     SwaRule,
-    SwaWindow,
+    SwaSettings,
     TokenGatedDecodes,
 )
 from kvplan.capacity.plan import CapacityPlan
@@ -113,8 +113,8 @@ class SglangTokenPoolSim:
         return f"{self.plan.token_capacity:,} tokens"
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
-                    version: str | None, model_type: str) -> SwaWindow | None:
-        """The sliding-window pool's tracker for one engine (None: the pool has none)."""
+                    version: str | None, model_type: str) -> SwaSettings | None:
+        """The sliding-window pool's settings for one engine (None: the pool has none)."""
         return None
 
     def mamba_slots(self) -> int | None:
@@ -196,7 +196,7 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
         return _swa_caching(asked)
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
-                    version: str | None, model_type: str) -> SwaWindow | None:
+                    version: str | None, model_type: str) -> SwaSettings | None:
         rule = swa_rule(version)
         if rule is None or not (radix or rule.chunk_cache):
             raise InputError(
@@ -205,9 +205,8 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
                 "0.5.6 - 0.5.7 and 0.5.20+ with the radix cache, 0.5.8 - 0.5.13); use "
                 "--engine-version 0.5.9")
         window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
-        return SwaWindow(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
-                         radix=radix, decode_evicts=type(rule) is not SwaRule,
-                         chunk=chunk, overlap=overlap, rule=rule)
+        return SwaSettings(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
+                           radix=radix, chunk=chunk, overlap=overlap, rule=rule)
 
     def pool_text(self) -> str:
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.swa_tokens:,} "

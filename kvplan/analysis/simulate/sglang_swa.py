@@ -168,34 +168,48 @@ class _Held:
     cursor: int = 0  # 0.5.23: the request's own SWA evicted seqlen (insertions leave it)
 
 
-class SwaWindow:
-    """The SWA pool of one engine: `tokens` tokens in pages of `page`."""
+@dataclass(frozen=True, kw_only=True)
+class SwaSettings:
+    """One engine's SWA pool as set up: `tokens` tokens in pages of `page`, SGLang's `window`,
+    the radix cache (else the chunk cache), the chunked prefill size and overlap scheduler (the
+    chunk cache's extend rule) and the release's eviction rule."""
 
-    def __init__(self, *, tokens: int, window: int, page: int, radix: bool,
-                 decode_evicts: bool, chunk: int | None, overlap: bool,
-                 rule: SwaRule | None = None) -> None:
-        self.tokens, self.window, self.page = tokens, window, page
-        self.radix, self.decode_evicts = radix, decode_evicts
-        # The release's rule (None: 0.5.9's where `decode_evicts`, else 0.5.6's).
-        self.rule = rule or (EveryWindowDecodes() if decode_evicts else SwaRule())
-        self.chunk, self.overlap = chunk, overlap
+    tokens: int
+    window: int
+    page: int
+    radix: bool
+    chunk: int | None
+    overlap: bool
+    rule: SwaRule
+
+    @property
+    def decode_evicts(self) -> bool:
+        """Whether the release frees decoded tokens while the request runs (0.5.8 on)."""
+        return type(self.rule) is not SwaRule
+
+
+class SwaWindow:
+    """The SWA pool of one engine, as `settings` describe it, and what each request holds."""
+
+    def __init__(self, settings: SwaSettings) -> None:
+        self.settings = settings
         self.used = 0
         self._reqs: dict[int, _Held] = {}
 
     @property
     def free(self) -> int:
-        return self.tokens - self.used
+        return self.settings.tokens - self.used
 
     def usage(self) -> float:
-        return self.used / self.tokens if self.tokens else 0.0
+        return self.used / self.settings.tokens if self.settings.tokens else 0.0
 
     def _held(self, h: _Held) -> int:
-        if self.radix:
+        if self.settings.radix:
             prot = h.bounds[-1] if h.bounds else 0
             freed = h.lock_start + max(0, h.evicted - prot)
         else:
             freed = h.evicted
-        return cdiv(h.alloc, self.page) * self.page - freed
+        return cdiv(h.alloc, self.settings.page) * self.settings.page - freed
 
     def _state(self, rid: int) -> _Held:
         return self._reqs.setdefault(rid, _Held())
@@ -210,7 +224,8 @@ class SwaWindow:
         """Tokens (whole pages) that `n` more tokens of request `rid` take."""
         h = self._reqs.get(rid)
         alloc = h.alloc if h is not None else 0
-        return (cdiv(alloc + n, self.page) - cdiv(alloc, self.page)) * self.page
+        page = self.settings.page
+        return (cdiv(alloc + n, page) - cdiv(alloc, page)) * page
 
     def can_take(self, rid: int, n: int) -> bool:
         return self.pages_needed(rid, n) <= self.free
@@ -224,13 +239,13 @@ class SwaWindow:
             self.used -= self._held(h)
 
     def _floor(self, tokens: int) -> int:
-        return max(0, tokens) // self.page * self.page
+        return max(0, tokens) // self.settings.page * self.settings.page
 
     def _insert(self, h: _Held, computed: int) -> None:
         """cache_unfinished_req: a node up to `computed` (page-aligned), then the lock."""
         end = self._floor(computed)
         if not h.bounds or end > h.bounds[-1]:
-            cap = self.rule.leaf_cap(self.window, self.page)
+            cap = self.settings.rule.leaf_cap(self.settings.window, self.settings.page)
             start = h.bounds[-1] if h.bounds else 0
             if cap is not None and end - start > cap:
                 h.bounds.append(end - cap)  # the leaf split before the lock
@@ -239,7 +254,7 @@ class SwaWindow:
         for i in range(len(h.bounds) - 1, -1, -1):
             start = h.bounds[i - 1] if i else 0
             acc += h.bounds[i] - start
-            if acc >= self.window:
+            if acc >= self.settings.window:
                 break
         else:
             start = 0
@@ -250,20 +265,21 @@ class SwaWindow:
         """A prefill chunk of request `rid` is scheduled with `computed` tokens done: the radix
         tree takes the previous chunk (scheduler.py:1873); the chunk cache evicts (0.5.9
         maybe_evict_swa, extend)."""
-        if self.radix:
+        if self.settings.radix:
             if computed:
                 self._update(rid, lambda h: self._insert(h, computed))
             return
 
         def evict(h: _Held) -> None:
             pre = computed
-            if self.overlap:
+            if self.settings.overlap:
                 if h.extend_idx < 2:
                     h.extend_idx += 1
                     return
-                pre = computed - (self.chunk or 0)
+                pre = computed - (self.settings.chunk or 0)
             h.extend_idx += 1
-            h.evicted = max(h.evicted, self._floor(pre - self.rule.keep(self.window, self.page)))
+            keep = self.settings.rule.keep(self.settings.window, self.settings.page)
+            h.evicted = max(h.evicted, self._floor(pre - keep))
         self._update(rid, evict)
 
     def prompt_done(self, rid: int, computed: int) -> None:
@@ -271,7 +287,7 @@ class SwaWindow:
         tree takes the prompt (cache_unfinished_req after the prefill's result,
         scheduler_output_processor_mixin.py 0.5.9:183), once."""
         def done(h: _Held) -> None:
-            if self.radix and not h.prefilled:
+            if self.settings.radix and not h.prefilled:
                 self._insert(h, computed)
             h.prefilled = True
         self._update(rid, done)
@@ -282,7 +298,7 @@ class SwaWindow:
         self.prompt_done(rid, computed)
 
         def step(h: _Held) -> None:
-            prot = h.bounds[-1] if (self.radix and h.bounds) else 0
-            self.rule.decode(h, computed, self.window, self.page, prot)
+            prot = h.bounds[-1] if (self.settings.radix and h.bounds) else 0
+            self.settings.rule.decode(h, computed, self.settings.window, self.settings.page, prot)
             h.decode_idx += 1
         self._update(rid, step)
