@@ -121,16 +121,25 @@ def _mamba2_fields(c: ConfigReader, hidden: int, *, heads_key: str, d_inner: int
             "n_groups": _need(c, "mamba_n_groups"), "num_heads": heads, "head_dim": head_dim}
 
 
-def _granite_hybrid(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
-    types = c.data.get("layer_types")
+def _mapped_types(c: ConfigReader, types: object, layers: int, mapping: dict[str, str], *,
+                  wrong_length: str) -> list[str]:
+    """The config's layer_types as kvplan's layer kinds: a list of `layers` names, each one of
+    `mapping`'s (`wrong_length` says what is wrong otherwise); a name kvplan does not know is
+    refused, never sized as the engine's default for it."""
     if not isinstance(types, list) or len(types) != layers:
-        raise SpecError(c.path, "layer_types", f"missing: a list of {layers} entries "
-                                               "('mamba' or 'attention') is needed")
-    mapping = {"mamba": RECURRENT, "attention": FULL}
+        raise SpecError(c.path, "layer_types", wrong_length)
     bad = [t for t in types if t not in mapping]
     if bad:
         raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
-    return LayerPlan(layer_types=[mapping[t] for t in types],
+    return [mapping[t] for t in types]
+
+
+def _granite_hybrid(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
+    types = _mapped_types(c, c.data.get("layer_types"), layers,
+                          {"mamba": RECURRENT, "attention": FULL},
+                          wrong_length=f"missing: a list of {layers} entries ('mamba' or "
+                                       "'attention') is needed")
+    return LayerPlan(layer_types=types,
                      recurrent=_mamba2_fields(c, hidden, heads_key="mamba_n_heads"))
 
 
@@ -197,14 +206,9 @@ def _gdn_fields(c: ConfigReader) -> dict[str, Any]:
 def _qwen_linear(c: ConfigReader, layers: int) -> LayerPlan:
     types = c.data.get("layer_types")
     if isinstance(types, list):
-        mapping = {"linear_attention": RECURRENT, "full_attention": FULL}
-        if len(types) != layers:
-            raise SpecError(c.path, "layer_types", f"expected {layers} entries, got {len(types)}")
-        bad = [t for t in types if t not in mapping]
-        if bad:
-            raise SpecError(c.path, "layer_types",
-                            f"layer type {bad[0]!r} is not one kvplan models")
-        plan_types = [mapping[t] for t in types]
+        plan_types = _mapped_types(c, types, layers,
+                                   {"linear_attention": RECURRENT, "full_attention": FULL},
+                                   wrong_length=f"expected {layers} entries, got {len(types)}")
     else:
         # Qwen3-Next: every full_attention_interval-th layer (1-based) is full attention.
         interval = _need(c, "full_attention_interval")
@@ -229,14 +233,11 @@ def _olmo_hybrid(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
         if "full_attention" not in types:
             types[-1] = "full_attention"
         c.warn("layer_types absent: OlmoHybridConfig default (full attention every 4th layer)")
-    if not isinstance(types, list) or len(types) != layers:
-        raise SpecError(c.path, "layer_types", f"expected a list of {layers} entries")
-    mapping = {"linear_attention": RECURRENT, "full_attention": FULL}
-    bad = [t for t in types if t not in mapping]
-    if bad:
-        # vLLM builds full attention for any entry but "linear_attention"; a name kvplan does
-        # not know (a sliding layer?) is refused rather than sized as vLLM's full attention.
-        raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
+    # vLLM builds full attention for any entry but "linear_attention"; a name kvplan does not
+    # know (a sliding layer?) is refused rather than sized as vLLM's full attention.
+    plan_types = _mapped_types(c, types, layers,
+                               {"linear_attention": RECURRENT, "full_attention": FULL},
+                               wrong_length=f"expected a list of {layers} entries")
     k_heads = c.int_or("linear_num_key_heads", heads, minimum=1)
     v_heads = c.int_or("linear_num_value_heads", heads, minimum=1)
     k_dim = c.int("linear_key_head_dim")
@@ -244,7 +245,7 @@ def _olmo_hybrid(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
         k_dim = int(0.75 * hidden / k_heads)
         c.warn(f"linear_key_head_dim absent: OlmoHybridConfig default {k_dim}")
     v_dim = c.int_or("linear_value_head_dim", 2 * k_dim, minimum=1)
-    return LayerPlan(layer_types=[mapping[t] for t in types], recurrent={
+    return LayerPlan(layer_types=plan_types, recurrent={
         "kind": "gated_delta_net", "conv_kernel": c.int_or("linear_conv_kernel_dim", 4,
                                                            minimum=2),
         "num_key_heads": k_heads, "num_value_heads": v_heads, "key_head_dim": k_dim,
@@ -307,16 +308,11 @@ def _lfm2(c: ConfigReader, layers: int, hidden: int) -> LayerPlan:
         if any(i >= layers for i in full):
             raise SpecError(c.path, "full_attn_idxs", f"expected layer indices below {layers}")
         types = ["full_attention" if i in full else "conv" for i in range(layers)]
-    if not isinstance(types, list) or len(types) != layers:
-        raise SpecError(c.path, "layer_types", f"expected a list of {layers} entries")
-    mapping = {"conv": RECURRENT, "full_attention": FULL}
-    bad = [t for t in types if t not in mapping]
-    if bad:
-        raise SpecError(c.path, "layer_types", f"layer type {bad[0]!r} is not one kvplan models")
+    plan_types = _mapped_types(c, types, layers, {"conv": RECURRENT, "full_attention": FULL},
+                               wrong_length=f"expected a list of {layers} entries")
     # vLLM sizes the conv state from conv_dim (lfm2.py get_mamba_state_shape_from_config:
     # short_conv_state_shape(intermediate_size=hf_config.conv_dim)); every LFM2 sets it to
     # hidden_size.
-    plan_types = [mapping[t] for t in types]
     if RECURRENT not in plan_types:
         return LayerPlan(layer_types=plan_types)
     # lfm2_moe.py sizes the conv state from hidden_size itself (conv_dim is not read), and so
