@@ -8,18 +8,28 @@ import resource
 from pathlib import Path
 
 
-def _meminfo_available() -> int | None:
-    """MemAvailable of /proc/meminfo, in bytes (the kernel's estimate of what can be allocated
-    without swapping); os.sysconf's free pages where /proc is missing."""
+def meminfo_bytes() -> dict[str, int]:
+    """/proc/meminfo's numeric fields in bytes (MemTotal, MemAvailable, ...; it counts in kB);
+    empty where it cannot be read."""
+    values: dict[str, int] = {}
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 key, _, rest = line.partition(":")
                 parts = rest.split()
-                if key == "MemAvailable" and parts and parts[0].isdigit():
-                    return int(parts[0]) * 1024  # kB
+                if parts and parts[0].isdigit():
+                    values[key] = int(parts[0]) * 1024  # kB
     except OSError:
         pass
+    return values
+
+
+def _meminfo_available() -> int | None:
+    """MemAvailable of /proc/meminfo, in bytes (the kernel's estimate of what can be allocated
+    without swapping); os.sysconf's free pages where /proc is missing."""
+    available = meminfo_bytes().get("MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, AttributeError):

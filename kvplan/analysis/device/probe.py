@@ -19,6 +19,7 @@ from typing import Any
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB, MiB
+from kvplan.sources.machine import meminfo_bytes
 
 CPU_DEFAULT_CAP_BYTES = 1 * GiB
 CPU_DEFAULT_AVAILABLE_SHARE = 0.25  # of MemAvailable, when --budget-gib is not given
@@ -115,16 +116,7 @@ class Device:
 
 def _meminfo() -> tuple[int, int]:
     """(MemTotal, MemAvailable) in bytes; os.sysconf where /proc/meminfo is missing."""
-    values: dict[str, int] = {}
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                key, _, rest = line.partition(":")
-                parts = rest.split()
-                if parts and parts[0].isdigit():
-                    values[key] = int(parts[0]) * 1024  # kB
-    except OSError:
-        pass
+    values = meminfo_bytes()
     page = os.sysconf("SC_PAGE_SIZE")
     total = values.get("MemTotal") or os.sysconf("SC_PHYS_PAGES") * page
     available = values.get("MemAvailable") or os.sysconf("SC_AVPHYS_PAGES") * page
