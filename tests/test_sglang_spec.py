@@ -1,4 +1,4 @@
-"""SGLang's speculative-decoding draft worker (kvplan.engines.sglang.pools.SglangDraft): the
+"""SGLang's speculative-decoding draft worker (kvplan.engines.sglang.draft.SglangDraft): the
 target's pool, the draft's pool and the running-request cap by release, derived by hand from
 real configs and the SGLang source each rule names (wheels of sglang 0.4.3-0.5.23 read)."""
 

@@ -77,7 +77,7 @@ class CapacityPlan:
     mamba_conv_state_bytes: int | None = None
     mamba_ssm_state_bytes: int | None = None
     # SGLang's speculative draft worker: its own pool's tokens and bytes (its "KV Cache is
-    # allocated" line; kvplan.engines.sglang.pools.SglangDraft).
+    # allocated" line; kvplan.engines.sglang.draft.SglangDraft).
     draft_max_total_num_tokens: int | None = None
     draft_kv_bytes: int | None = None
     sglang_pool: dict[str, object] = field(default_factory=dict)

@@ -171,7 +171,7 @@ def sglang_cli_args(log: dict[str, Any]) -> list[str]:
     if log.get("vision_tower"):  # a multimodal checkpoint's encoder (SGLang's VLM fraction)
         args += ["--vision-tower", ",".join(map(str, log["vision_tower"]))]
     spec = log.get("speculative")
-    if spec:  # the ServerArgs' speculative_* (kvplan.engines.sglang.pools.SglangDraft)
+    if spec:  # the ServerArgs' speculative_* (kvplan.engines.sglang.draft.SglangDraft)
         args += ["--speculative-method", spec["method"], "--speculative-num-steps",
                  str(spec["num_steps"]), "--speculative-eagle-topk", str(spec["eagle_topk"]),
                  "--speculative-num-draft-tokens", str(spec["num_draft_tokens"])]

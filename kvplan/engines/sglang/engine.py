@@ -233,7 +233,7 @@ class SglangEngine:
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         """The target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads
         them after the target's pool is sized (before 0.5.14: outside the budget) or before it
-        (0.5.14+: kvplan then needs --weights-gib, pools.check_draft_weights_known)."""
+        (0.5.14+: kvplan then needs --weights-gib, draft.check_draft_weights_known)."""
         return False
 
     def check_loadable(self, spec: ModelSpec, inputs: PlanInputs) -> None:

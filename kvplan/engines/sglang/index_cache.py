@@ -20,7 +20,7 @@ releases: on which layers the DSA pool keeps the indexer's index-K cache. Read f
   index_topk_freq / index_skip_topk_offset (default 2) when the file has none: the same layers.
 - the draft worker keeps every draft layer's indexer (``is_draft_worker``, 0.5.18
   kv_cache_configurator.py:94-101); from 0.5.18 the target budgets it apart
-  (pool_configurator.py:186-209, kvplan.engines.sglang.pools.SglangDraft.budget_cell).
+  (pool_configurator.py:186-209, kvplan.engines.sglang.draft.SglangDraft.budget_cell).
 
 Not modelled: HiSparse (--enable-hisparse, every release: the pool keeps every indexer; kvplan
 has no such option). HiCache and PD disaggregation with an IndexCache model from 0.5.18 are

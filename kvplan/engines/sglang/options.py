@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class SglangOptions(EngineOptions):
-    # The speculative tree (kvplan.engines.sglang.pools.SglangDraft): None: topk 1 (a chain),
+    # The speculative tree (kvplan.engines.sglang.draft.SglangDraft): None: topk 1 (a chain),
     # and num_draft_tokens = steps + 1, what SGLang sets with topk 1.
     speculative_eagle_topk: int | None = None
     speculative_num_draft_tokens: int | None = None
