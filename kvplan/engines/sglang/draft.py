@@ -54,14 +54,6 @@ SGLANG_NEXTN_AUTO_DRAFT_TYPES = ("deepseek_v3", "deepseek_v32", "glm4_moe", "glm
                                  "glm_moe_dsa")
 
 
-def spec_default_running(v: tuple[int, ...]) -> int | None:
-    """--max-running-requests when unset with EAGLE-family speculative decoding (server_args.py,
-    release `v` as version_key gives it): 32 in 0.4.4-0.4.5, 48 from 0.4.6; None before 0.4.4."""
-    if v < SPEC_HEADROOM_SINCE:
-        return None
-    return 32 if v < (0, 4, 6) else 48
-
-
 @dataclass(frozen=True, kw_only=True)
 class SglangDraft:
     """The EAGLE-family draft worker of one rank: its KV layers and cell, and the

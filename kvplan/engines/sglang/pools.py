@@ -64,10 +64,10 @@ from kvplan._util.versions import version_key
 from kvplan.engines.sglang.draft import (
     SGLANG_NEXTN_AUTO_DRAFT_TYPES,
     SPEC_BUDGETED_SINCE,
+    SPEC_HEADROOM_SINCE,
     SPEC_SINCE,
     SglangDraft,
     check_draft_weights_known,
-    spec_default_running,
 )
 from kvplan.engines.sglang.dsa_page import sglang_page_size
 from kvplan.engines.sglang.index_cache import dsa_indexer_cells
@@ -78,6 +78,14 @@ from kvplan.model.attention import AttentionKind
 if TYPE_CHECKING:
     from kvplan.engines.base import PlanInputs
     from kvplan.model.spec import ModelSpec
+
+def spec_default_running(v: tuple[int, ...]) -> int | None:
+    """--max-running-requests when unset with EAGLE-family speculative decoding (server_args.py,
+    release `v` as version_key gives it): 32 in 0.4.4-0.4.5, 48 from 0.4.6; None before 0.4.4."""
+    if v < SPEC_HEADROOM_SINCE:
+        return None
+    return 32 if v < (0, 4, 6) else 48
+
 
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py swa_full_tokens_ratio
 MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
