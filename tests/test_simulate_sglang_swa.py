@@ -42,12 +42,14 @@ def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
     alternating sliding_attention (window 128) and full_attention, 8 KV heads of head_dim 64.
     SGLang 0.5.9 on one H200, TP 1, 1 GiB for the KV cache (rest = 1,073,741,824 B):
     - F (full layers' cell) = 12 x 2 (K, V) x 8 x 64 x 2 B = 24,576 B; S (sliding) = 24,576 B.
-    - model_runner_kv_cache_mixin.py set_num_tokens_hybrid_swa (0.5.9): full =
-      rest // (F + 0.8 x S) = 1,073,741,824 // 44,236.8 = 24,272 tokens (page 1); swa =
-      int(24,272 x 0.8) = int(19,417.6) = 19,417 tokens (--swa-full-tokens-ratio 0.8,
-      server_args.py).
-    - max_running_requests: clamp(24,272 / 4,096 x 512, 2,048, 4,096) = 3,034, under
-      24,272 // 2 (tp_worker.py).
+    - model_runner_kv_cache_mixin.py (0.5.9): profile_max_num_token T = rest // (F + S) =
+      1,073,741,824 // 49,152 = 21,845 (:143-149); set_num_tokens_hybrid_swa (:251-336):
+      full = int(21,845 x 49,152 / (F + 0.8 x S = 44,236.8)) = int(24,272.2) = 24,272 tokens
+      (page 1); swa = int(24,272 x 0.8) = int(19,417.6) = 19,417 tokens
+      (--swa-full-tokens-ratio 0.8, server_args.py).
+    - max_running_requests: init_memory_pool's default (:340-352) runs before the split, over
+      T: clamp(int(21,845 / 4,096 x 512) = 2,730, 2,048, 4,096) = 2,730, under 24,272 // 2
+      (tp_worker.py). (0.5.10+ read the full pool's tokens: 3,034.)
     - The window the tree cache and maybe_evict_swa count with: model_runner.py
       sliding_window_size = the model's get_attention_sliding_window_size, gpt-oss's being
       config.sliding_window - 1 = 127 (models/gpt_oss.py 0.5.9:99-102)."""
@@ -58,7 +60,7 @@ def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
     assert sim.swa_rules is not None
     assert sim.swa_rules["tokens"] == 19_417 and sim.swa_rules["window"] == 127
     assert sim.swa_rules["radix"] and sim.swa_rules["decode_evicts"]
-    assert sim.sglang is not None and sim.sglang.max_running_requests == 3_034
+    assert sim.sglang is not None and sim.sglang.max_running_requests == 2_730
     assert ("24,272 full-attention tokens, 19,417 sliding-window tokens, window 128"
             in notes[0])
     assert not sim.caching  # the SWA radix cache's hits are not simulated
