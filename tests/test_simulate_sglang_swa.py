@@ -288,3 +288,54 @@ def test_newest_release_chunked_prompt_keeps_one_window_in_a_run() -> None:
     run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
     assert run.metrics.swa_usage is not None
     assert run.metrics.swa_usage["max"] == 1_151 / 19_417
+
+
+SIM = ["simulate", "gpt-oss-20b", "--engine", "sglang", "--gpu", "H200", "--kv-budget-gib", "1",
+       "--max-model-len", "4096", "--format", "json"]
+
+
+def test_cli_swa_full_tokens_ratio_and_disable_by_hand() -> None:
+    """SGLang's own flags on simulate, sized by estimate's rule (kvplan.engines.sglang.swa_split)
+    for openai/gpt-oss-20b at 1 GiB, 0.5.9 (F = S = 24,576 B, T = 1 GiB // 49,152 = 21,845):
+    - --swa-full-tokens-ratio 0.5: full = int(21,845 x 49,152 / 36,864) = 29,126, swa =
+      int(29,126 x 0.5) = 14,563; max_running_requests over T: int(21,845 / 4,096 x 512) = 2,730;
+    - --disable-hybrid-swa-memory: one pool of every layer, 21,845 tokens, no SWA keys;
+    - --swa-full-tokens-ratio outside (0, 1] is refused (server_args.py 0.5.9:2703)."""
+    args = [*SIM, "--engine-version", "0.5.9", "--num-requests", "4", "--concurrency", "2",
+            "--input-len", "256", "--output-len", "8"]
+    half = runner.invoke(app, [*args, "--swa-full-tokens-ratio", "0.5"])
+    assert half.exit_code == 0, half.output
+    data = json.loads(half.stdout)
+    assert data["swa_tokens"] == 14_563 and data["swa_window"] == 127
+    assert (data["num_blocks"], data["max_num_seqs"]) == (29_126, 2_730)
+    flat = runner.invoke(app, [*args, "--disable-hybrid-swa-memory"])
+    assert flat.exit_code == 0, flat.output
+    data = json.loads(flat.stdout)
+    assert "swa_tokens" not in data and "swa_usage" not in data
+    # 0.5.9's default over 21,845 tokens: 2,730, under 21,845 // 2.
+    assert (data["num_blocks"], data["max_num_seqs"]) == (21_845, 2_730)
+    for bad in ("0", "1.5"):
+        out = runner.invoke(app, [*args, "--swa-full-tokens-ratio", bad])
+        assert out.exit_code == 2 and out.stdout == ""
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=1_000),
+       version=st.sampled_from(["0.5.9", "0.5.23"]),
+       radix=st.sampled_from([[], ["--no-enable-prefix-caching"]]))
+def test_ratio_one_runs_as_the_disabled_pool(seed: int, version: str, radix: list[str]) -> None:
+    """At ratio 1.0 the SWA pool has the full pool's tokens (= the disabled pool's) and a
+    request never holds more there than in the full pool, so it never binds: a run without
+    shared prefixes serves as with --disable-hybrid-swa-memory, metric for metric."""
+    if version == "0.5.23" and radix:
+        return  # 0.5.23's chunk cache is not read (refused above)
+    args = [*SIM, "--engine-version", version, "--num-requests", "40", "--input-len", "1500",
+            "--output-len", "200", "--rate", "40", "--seed", str(seed), *radix]
+    one = runner.invoke(app, [*args, "--swa-full-tokens-ratio", "1.0"])
+    flat = runner.invoke(app, [*args, "--disable-hybrid-swa-memory"])
+    assert one.exit_code == 0 and flat.exit_code == 0, one.output + flat.output
+    a, b = json.loads(one.stdout), json.loads(flat.stdout)
+    assert a["swa_tokens"] == 21_845
+    for key in ("ttft_ms", "tpot_ms", "e2e_ms", "preemptions", "output_throughput",
+                "kv_usage"):
+        assert a.get(key) == b.get(key), key
