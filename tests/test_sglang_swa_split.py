@@ -109,11 +109,13 @@ def test_too_small_swa_pool_is_refused_from_0_5_16() -> None:
     """0.5.16+ refuse at start an SWA pool of sliding_window_size + page tokens or fewer
     (pool_configurator.py 0.5.16:427-436, 0.5.23 validate_swa_pool_size :198-216): 8 MiB at
     ratio 0.01 gives full = 8,388,608 // (24,576 + 245.76) = 337, swa = int(3.37) = 3 <= 127 + 1.
-    0.5.14 has no such check: sized."""
+    0.5.14 - 0.5.15 have no such check: sized."""
     tiny = {"kv_budget_bytes": 8 << 20, "swa_full_tokens_ratio": 0.01}
-    with pytest.raises(InputError, match=r"SWA pool \(3 tokens\) cannot hold even one request"):
-        _plan("0.5.23", **tiny)
-    assert _plan("0.5.14", **tiny).swa_max_total_num_tokens == 3
+    for version in ("0.5.16", "0.5.23"):
+        with pytest.raises(InputError, match=r"SWA pool \(3 tokens\) cannot hold even one"):
+            _plan(version, **tiny)
+    for version in ("0.5.14", "0.5.15"):
+        assert _plan(version, **tiny).swa_max_total_num_tokens == 3
 
 
 def test_request_cap_pool_is_refused_from_0_5_14() -> None:

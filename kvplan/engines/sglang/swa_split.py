@@ -11,10 +11,12 @@ be in range (0, 1.0]", 0.5.9:2703), ``page`` the page size; every floor to the p
     (``init_memory_pool`` 0.5.9:377-392; 0.5.10 ``_resolve_token_capacity`` :807-838), then
     ``full = int(T x (F + S) / (F + r x S))`` and ``swa = int(full x r)``, each floored to the
     page (``set_num_tokens_hybrid_swa`` 0.5.9:251-336; 0.5.10 ``_resolve_hybrid_swa_tokens``
-    :287-371). 0.5.0 - 0.5.8 write it per layer, ``full = int(T x layers / (r x n_swa +
-    n_full))`` (0.5.8:206-250), the same number where full and sliding layers are as wide
-    (gpt-oss, Llama-4). The default ``max_running_requests`` rule takes ``T`` before the cap
-    in 0.5.9 and earlier (``init_memory_pool`` 0.5.9:340-352 runs before the split, :407-408)
+    :287-371). 0.5.3 - 0.5.8 write it per layer, ``full = int(T x layers / (r x n_swa +
+    n_full))`` (0.5.8:206-250; 0.5.6 model_runner.py ``set_num_token_hybrid`` :1526-1610), the
+    same number where full and sliding layers are as wide (gpt-oss, Llama-4); before 0.5.3 not
+    read, taken as 0.5.3. The default ``max_running_requests`` rule takes ``T`` before the cap
+    in 0.5.9 and earlier (``init_memory_pool`` 0.5.9:340-352 runs before the split, :407-408;
+    0.5.8 :257-266 and :325; 0.5.6 model_runner.py :1677 and :1746)
     and ``full`` in 0.5.10 (``_resolve_max_num_reqs(token_capacity)``, :887).
 0.5.11 - 0.5.23, split in the budget (``pool_configurator.py: HybridSWAPoolConfigurator``):
     ``full = int(rest // (F + r x S))`` (``calculate_pool_sizes`` 0.5.12:287-291, 0.5.23:
@@ -25,7 +27,7 @@ be in range (0, 1.0]", 0.5.9:2703), ``page`` the page size; every floor to the p
     (``_resolve_max_num_reqs``).
     From 0.5.16 a SWA pool of ``sliding_window_size + page`` tokens or fewer is refused at start
     ("SWA pool (N tokens) cannot hold even one request", 0.5.16 pool_configurator.py:427-436;
-    0.5.23 ``validate_swa_pool_size`` :198-216; 0.5.14 has no such check, 0.5.15 not read).
+    0.5.23 ``validate_swa_pool_size`` :198-216; 0.5.14 - 0.5.15 have no such check).
     From 0.5.14, with ``--disable-radix-cache`` and ``--max-running-requests`` (and a chunked
     prefill size), ``SWAChunkCapPoolConfigurator`` (0.5.14:339-, ``is_applicable`` :389-400;
     0.5.23 ``SWARequestCapPoolConfigurator`` :971-1041) sizes the SWA pool from the running
