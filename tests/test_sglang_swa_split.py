@@ -159,3 +159,14 @@ def test_estimate_cli_takes_the_options() -> None:
     off = runner.invoke(app, [*base, "--disable-hybrid-swa-memory"])
     assert off.exit_code == 0, off.output
     assert '"swa_max_total_num_tokens": 14563' not in json.dumps(json.loads(off.stdout))
+
+
+def test_refusals_are_one_line_exit_2() -> None:
+    base = ["estimate", GPT_OSS, "--engine", "sglang", "--engine-version", "0.5.23"]
+    for extra, words in ((["--kv-budget-gib", "0.008", "--swa-full-tokens-ratio", "0.01"],
+                          "cannot hold even one request"),
+                         (["--kv-budget-gib", "1", "--disable-radix-cache",
+                           "--max-running-requests", "64"], "SWAChunkCapPoolConfigurator")):
+        out = runner.invoke(app, [*base, *extra])
+        assert out.exit_code == 2 and out.stdout == "", out.output
+        assert words in out.stderr and out.stderr.count("\n") == 1

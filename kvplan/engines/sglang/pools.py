@@ -352,7 +352,7 @@ class HybridSwaPool(SglangPool):
                           page=self.page_size, max_total_tokens=self.max_total_tokens,
                           version=self.version)
         check_swa_split(split, window=sglang_window(self.window, self.model_type),
-                        page=self.page_size, version=self.version, label=self.model_type)
+                        page=self.page_size, version=self.version)
         return SglangPoolSizes(max_total_num_tokens=split.full,
                                full_max_total_num_tokens=split.full,
                                swa_max_total_num_tokens=split.swa,

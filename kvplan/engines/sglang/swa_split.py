@@ -114,13 +114,13 @@ def swa_rest_needed(full: float, *, cell: int, swa_cell: int, ratio: float,
     return float(tokens * (cell + swa_cell))
 
 
-def check_swa_split(split: SwaSplit, *, window: int, page: int, version: tuple[int, ...],
-                    label: str) -> None:
+def check_swa_split(split: SwaSplit, *, window: int, page: int, version: tuple[int, ...]
+                    ) -> None:
     """Refuse, in SGLang's words, a SWA pool that version will not start with (no full pool at
     all is left to the callers' "does not fit")."""
     if version >= SWA_FLOOR_CHECK_SINCE and split.full > 0 and window + page >= split.swa:
         raise InputError(
-            f"--engine sglang {label}: SWA pool ({split.swa} tokens) cannot hold even one "
+            f"--engine sglang: SWA pool ({split.swa} tokens) cannot hold even one "
             f"request: the prefill admission floor is sliding_window_size ({window}) + "
             f"page_size ({page}) (pool_configurator.py); raise --swa-full-tokens-ratio or the "
             "KV budget")
@@ -134,4 +134,4 @@ def check_swa_cap_pool(*, radix_cache: bool, max_running_requests: int | None,
             f"--engine sglang: {model}: with --disable-radix-cache and --max-running-requests "
             "SGLang 0.5.14+ sizes the sliding-window pool from the running requests' worst "
             "case (pool_configurator.py SWAChunkCapPoolConfigurator), which kvplan does not "
-            "model; drop --max-num-seqs or keep the radix cache")
+            "model; drop --max-running-requests or keep the radix cache")
