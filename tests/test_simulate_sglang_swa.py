@@ -43,12 +43,14 @@ def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
     alternating sliding_attention (window 128) and full_attention, 8 KV heads of head_dim 64.
     SGLang 0.5.9 on one H200, TP 1, 1 GiB for the KV cache (rest = 1,073,741,824 B):
     - F (full layers' cell) = 12 x 2 (K, V) x 8 x 64 x 2 B = 24,576 B; S (sliding) = 24,576 B.
-    - model_runner_kv_cache_mixin.py set_num_tokens_hybrid_swa (0.5.9): full =
-      rest // (F + 0.8 x S) = 1,073,741,824 // 44,236.8 = 24,272 tokens (page 1); swa =
-      int(24,272 x 0.8) = int(19,417.6) = 19,417 tokens (--swa-full-tokens-ratio 0.8,
-      server_args.py).
-    - max_running_requests: clamp(24,272 / 4,096 x 512, 2,048, 4,096) = 3,034, under
-      24,272 // 2 (tp_worker.py).
+    - model_runner_kv_cache_mixin.py (0.5.9): profile_max_num_token T = rest // (F + S) =
+      1,073,741,824 // 49,152 = 21,845 (:143-149); set_num_tokens_hybrid_swa (:251-336):
+      full = int(21,845 x 49,152 / (F + 0.8 x S = 44,236.8)) = int(24,272.2) = 24,272 tokens
+      (page 1); swa = int(24,272 x 0.8) = int(19,417.6) = 19,417 tokens
+      (--swa-full-tokens-ratio 0.8, server_args.py).
+    - max_running_requests: init_memory_pool's default (:340-352) runs before the split, over
+      T: clamp(int(21,845 / 4,096 x 512) = 2,730, 2,048, 4,096) = 2,730, under 24,272 // 2
+      (tp_worker.py). (0.5.10+ read the full pool's tokens: 3,034.)
     - The window the tree cache and maybe_evict_swa count with: model_runner.py
       sliding_window_size = the model's get_attention_sliding_window_size, gpt-oss's being
       config.sliding_window - 1 = 127 (models/gpt_oss.py 0.5.9:99-102)."""
@@ -59,7 +61,7 @@ def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
     assert sim.swa is not None
     assert sim.swa.tokens == 19_417 and sim.swa.window == 127
     assert sim.swa.radix and sim.swa.decode_evicts
-    assert sim.sglang is not None and sim.sglang.max_running_requests == 3_034
+    assert sim.sglang is not None and sim.sglang.max_running_requests == 2_730
     assert ("24,272 full-attention tokens, 19,417 sliding-window tokens, window 128"
             in notes[0])
     assert not sim.caching  # the SWA radix cache's hits are not simulated
@@ -287,3 +289,54 @@ def test_newest_release_chunked_prompt_keeps_one_window_in_a_run() -> None:
     run = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=3_000, output_len=8)])
     assert run.metrics.swa_usage is not None
     assert run.metrics.swa_usage["max"] == 1_151 / 19_417
+
+
+SIM = ["simulate", "gpt-oss-20b", "--engine", "sglang", "--gpu", "H200", "--kv-budget-gib", "1",
+       "--max-model-len", "4096", "--format", "json"]
+
+
+def test_cli_swa_full_tokens_ratio_and_disable_by_hand() -> None:
+    """SGLang's own flags on simulate, sized by estimate's rule (kvplan.engines.sglang.swa_split)
+    for openai/gpt-oss-20b at 1 GiB, 0.5.9 (F = S = 24,576 B, T = 1 GiB // 49,152 = 21,845):
+    - --swa-full-tokens-ratio 0.5: full = int(21,845 x 49,152 / 36,864) = 29,126, swa =
+      int(29,126 x 0.5) = 14,563; max_running_requests over T: int(21,845 / 4,096 x 512) = 2,730;
+    - --disable-hybrid-swa-memory: one pool of every layer, 21,845 tokens, no SWA keys;
+    - --swa-full-tokens-ratio outside (0, 1] is refused (server_args.py 0.5.9:2703)."""
+    args = [*SIM, "--engine-version", "0.5.9", "--num-requests", "4", "--concurrency", "2",
+            "--input-len", "256", "--output-len", "8"]
+    half = runner.invoke(app, [*args, "--swa-full-tokens-ratio", "0.5"])
+    assert half.exit_code == 0, half.output
+    data = json.loads(half.stdout)
+    assert data["swa_tokens"] == 14_563 and data["swa_window"] == 127
+    assert (data["num_blocks"], data["max_num_seqs"]) == (29_126, 2_730)
+    flat = runner.invoke(app, [*args, "--disable-hybrid-swa-memory"])
+    assert flat.exit_code == 0, flat.output
+    data = json.loads(flat.stdout)
+    assert "swa_tokens" not in data and "swa_usage" not in data
+    # 0.5.9's default over 21,845 tokens: 2,730, under 21,845 // 2.
+    assert (data["num_blocks"], data["max_num_seqs"]) == (21_845, 2_730)
+    for bad in ("0", "1.5"):
+        out = runner.invoke(app, [*args, "--swa-full-tokens-ratio", bad])
+        assert out.exit_code == 2 and out.stdout == ""
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=1_000),
+       version=st.sampled_from(["0.5.9", "0.5.23"]),
+       radix=st.sampled_from([[], ["--no-enable-prefix-caching"]]))
+def test_ratio_one_runs_as_the_disabled_pool(seed: int, version: str, radix: list[str]) -> None:
+    """At ratio 1.0 the SWA pool has the full pool's tokens (= the disabled pool's) and a
+    request never holds more there than in the full pool, so it never binds: a run without
+    shared prefixes serves as with --disable-hybrid-swa-memory, metric for metric."""
+    if version == "0.5.23" and radix:
+        return  # 0.5.23's chunk cache is not read (refused above)
+    args = [*SIM, "--engine-version", version, "--num-requests", "40", "--input-len", "1500",
+            "--output-len", "200", "--rate", "40", "--seed", str(seed), *radix]
+    one = runner.invoke(app, [*args, "--swa-full-tokens-ratio", "1.0"])
+    flat = runner.invoke(app, [*args, "--disable-hybrid-swa-memory"])
+    assert one.exit_code == 0 and flat.exit_code == 0, one.output + flat.output
+    a, b = json.loads(one.stdout), json.loads(flat.stdout)
+    assert a["swa_tokens"] == 21_845
+    for key in ("ttft_ms", "tpot_ms", "e2e_ms", "preemptions", "output_throughput",
+                "kv_usage"):
+        assert a.get(key) == b.get(key), key

@@ -27,6 +27,7 @@ from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
     DisableHybridOpt,
+    DisableHybridSwaMemoryOpt,
     DTypeOpt,
     EngineVersionOpt,
     ExplainOpt,
@@ -53,6 +54,7 @@ from kvplan.cli.common import (
     SpecTokensOpt,
     StateDType,
     StateDTypeOpt,
+    SwaFullTokensRatioOpt,
     TorchCommand,
     TrtllmBackend,
     WeightDType,
@@ -261,13 +263,8 @@ def estimate_cmd(
         "--reserve-gib or --kv-budget-gib).")] = TrtllmBackend.pytorch,
     max_mamba_cache_size: MaxMambaCacheSizeOpt = None,
     mamba_full_memory_ratio: MambaFullMemoryRatioOpt = None,
-    swa_full_tokens_ratio: Annotated[float | None, typer.Option(
-        "--swa-full-tokens-ratio", rich_help_panel=SGLANG_PANEL, min=0.001, max=1.0,
-        help="SGLang: sliding-window pool tokens / full pool tokens (0.8).")] = None,
-    disable_hybrid_swa_memory: Annotated[bool, typer.Option(
-        "--disable-hybrid-swa-memory", rich_help_panel=SGLANG_PANEL,
-        help="SGLang: no separate sliding-window pool (every layer as full attention).")
-    ] = False,
+    swa_full_tokens_ratio: SwaFullTokensRatioOpt = None,
+    disable_hybrid_swa_memory: DisableHybridSwaMemoryOpt = False,
     disable_radix_cache: Annotated[bool, typer.Option(
         "--disable-radix-cache", rich_help_panel=SGLANG_PANEL,
         help="SGLang without its prefix cache (alias of --no-enable-prefix-caching): a "

@@ -127,6 +127,12 @@ MaxMambaCacheSizeOpt = Annotated[int | None, typer.Option(
 MambaFullMemoryRatioOpt = Annotated[float | None, typer.Option(
     "--mamba-full-memory-ratio", rich_help_panel=SGLANG_PANEL, min=0.001,
     help="SGLang: recurrent-state memory / KV memory (0.9; 0.2 before 0.5.4).")]
+SwaFullTokensRatioOpt = Annotated[float | None, typer.Option(
+    "--swa-full-tokens-ratio", rich_help_panel=SGLANG_PANEL, min=0.001, max=1.0,
+    help="SGLang: sliding-window pool tokens / full pool tokens (0.8).")]
+DisableHybridSwaMemoryOpt = Annotated[bool, typer.Option(
+    "--disable-hybrid-swa-memory", rich_help_panel=SGLANG_PANEL,
+    help="SGLang: no separate sliding-window pool (every layer as full attention).")]
 StateDTypeOpt = Annotated[StateDType, typer.Option(
     "--mamba-ssm-cache-dtype", "--mamba-ssm-dtype",
     help="dtype of the recurrent (SSM) state (vLLM --mamba-ssm-cache-dtype, SGLang "

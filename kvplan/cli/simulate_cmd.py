@@ -10,6 +10,7 @@ import typer
 from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
+    DisableHybridSwaMemoryOpt,
     EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
@@ -20,6 +21,7 @@ from kvplan.cli.common import (
     PlatformOpt,
     PrefixCachingOpt,
     SkipMmProfilingOpt,
+    SwaFullTokensRatioOpt,
     handle_errors,
     load_spec,
     with_keys_after,
@@ -118,6 +120,8 @@ def simulate_cmd(
         help="SGLang --chunked-prefill-size (default: its for the GPU; -1: off).")] = None,
     max_mamba_cache_size: MaxMambaCacheSizeOpt = None,
     mamba_full_memory_ratio: MambaFullMemoryRatioOpt = None,
+    swa_full_tokens_ratio: SwaFullTokensRatioOpt = None,
+    disable_hybrid_swa_memory: DisableHybridSwaMemoryOpt = False,
     mem_fraction: Annotated[float | None, typer.Option(
         "--mem-fraction", "--gpu-memory-utilization", min=0.01, max=1.0,
         help="vLLM gpu_memory_utilization (default: that version's).")] = None,
@@ -185,8 +189,8 @@ def simulate_cmd(
     each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
     preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
     swa_tokens, swa_window, swa_usage (mean, max) for the sliding-window pool (gpt-oss,
-    Llama-4); mamba_slots, mamba_slots_used (mean, max: held by running requests) for the
-    mamba pool."""
+    Llama-4; split by --swa-full-tokens-ratio, or none with --disable-hybrid-swa-memory);
+    mamba_slots, mamba_slots_used (mean, max: held by running requests) for the mamba pool."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate
     from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim
@@ -237,7 +241,9 @@ def simulate_cmd(
             expert_parallel=ep > 1, platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
-            mamba_full_memory_ratio=mamba_full_memory_ratio)
+            mamba_full_memory_ratio=mamba_full_memory_ratio,
+            swa_full_tokens_ratio=swa_full_tokens_ratio,
+            disable_hybrid_swa_memory=disable_hybrid_swa_memory)
         if schedule_policy not in POLICIES:
             from kvplan._util.errors import unknown_choice
 

@@ -255,8 +255,13 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     opts = schedule or SglangOptionsSim()
     tokens = plan.token_capacity
     # ModelRunner._resolve_max_num_reqs: min(clamp(tokens / context x 512, 2048, 4096),
-    # tokens // 2), or --max-running-requests capped at tokens // 2.
+    # tokens // 2), or --max-running-requests capped at tokens // 2; the clamp over the tokens
+    # `estimate`'s pool gives the rule (a SWA pool before 0.5.10: the profiled tokens before
+    # the split, kvplan.engines.sglang.swa_split).
     estimated = max(min(int(tokens / cap.context * 512), 4096), 2048)
+    if plan.sglang_pool.get("kind") == "hybrid_swa" and max_running is None:
+        assert plan.max_running_requests is not None
+        estimated = plan.max_running_requests
     # A mamba pool also caps it by its slots (kvplan.analysis.simulate.sglang_pools).
     cap_running = pool.running_cap(min(estimated if max_running is None else max_running,
                                        tokens // 2))

@@ -56,6 +56,7 @@ from kvplan.analysis.simulate.sglang_swa import (
     TokenGatedDecodes,
 )
 from kvplan.capacity.plan import CapacityPlan
+from kvplan.engines.sglang.swa_split import sglang_window
 
 # The rule by which each release frees a running request's out-of-window tokens from the
 # sliding-window pool (kvplan.analysis.simulate.sglang_swa; sglang wheels read, python/sglang/
@@ -80,13 +81,6 @@ def swa_rule(version: str | None) -> SwaRule | None:
         if first <= key and (last is None or key <= last):
             return rule
     return None
-
-
-# The window SGLang's tree cache and maybe_evict_swa count with (model_runner.py 0.5.9:1021-
-# 1033, `sliding_window_size`): the model's get_attention_sliding_window_size where it has one,
-# gpt-oss's being config.sliding_window - 1 ("SGLang assumes exclusive", models/gpt_oss.py
-# 0.5.9:99-102); else the config's window, else Llama-4's attention_chunk_size.
-SGLANG_WINDOW_EXCLUSIVE = frozenset({"gpt_oss"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,7 +198,7 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
                 "out-of-window tokens from the sliding-window pool is not read (kvplan reads "
                 "0.5.6 - 0.5.7 and 0.5.20+ with the radix cache, 0.5.8 - 0.5.13); use "
                 "--engine-version 0.5.9")
-        window = self.window - (model_type in SGLANG_WINDOW_EXCLUSIVE)
+        window = sglang_window(self.window, model_type)  # SGLang's sliding_window_size
         return SwaSettings(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
                            radix=radix, chunk=chunk, overlap=overlap, rule=rule)
 

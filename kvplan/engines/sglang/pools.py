@@ -14,17 +14,12 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at the versions named:
     ``index_head_dim + index_head_dim // 128 * 4`` uint8 per layer, and with an fp8 KV cache
     store the latent as ``calculate_mla_kv_cache_dim``'s 656-byte fp8_ds_mla row
     (``kv_lora_rank + kv_lora_rank // 128 * 4 + qk_rope_head_dim * 2``; kvplan.kv.cache).
-``HybridSwaPool`` -- a full pool and a sliding-window pool (gpt-oss, Llama-4's chunked layers)
-    ``model_runner_kv_cache_mixin.py: set_num_tokens_hybrid_swa`` (0.5.9),
-    ``pool_configurator.py: HybridSWAPoolConfigurator`` (2026 main):
-    ``full = rest // (F x n_full + r x S x n_swa)`` floored to the page, ``swa = int(full x r)``
-    floored to the page, ``r = --swa-full-tokens-ratio`` (0.8); "Use sliding window memory pool.
-    full_layer_tokens=..., swa_layer_tokens=...". 0.5.0-0.5.8 (``model_runner.py``) split
-    ``rest // (F x n_layers)`` tokens per layer over the layers in the same proportion, which
-    is the same number when full and sliding layers have the same width (every model here).
-    Only the architectures in ``model_config.py: is_hybrid_swa_model`` get it: Llama-4 and
-    gpt-oss, not gemma-2/3 (``server_args.py`` sets ``disable_hybrid_swa_memory`` for them),
-    whose sliding layers SGLang sizes as full attention.
+``HybridSwaPool`` -- a full pool and a sliding-window pool (gpt-oss, Llama-4's chunked layers),
+    split by ``--swa-full-tokens-ratio`` (0.8) as each release does it (0.5.0-0.5.10 after the
+    profile, 0.5.11+ in the budget): kvplan.engines.sglang.swa_split. Only the architectures in
+    ``model_config.py: is_hybrid_swa_model`` get it: Llama-4 and gpt-oss, not gemma-2/3
+    (``server_args.py`` sets ``disable_hybrid_swa_memory`` for them), whose sliding layers
+    SGLang sizes as full attention, as ``--disable-hybrid-swa-memory`` does for any model.
 ``MambaPool`` -- a recurrent-state pool and the full-attention token pool (Qwen3-Next, Qwen3.5,
     Nemotron-H, Falcon-H1, granite-4.0-h (sglang PR #18040), Kimi-Linear, LFM2)
     ``model_runner.py`` / ``model_runner_kv_cache_mixin.py: handle_max_mamba_cache`` (0.5.2-0.5.9)
@@ -72,6 +67,16 @@ from kvplan.engines.sglang.draft import (
 from kvplan.engines.sglang.dsa_page import sglang_page_size
 from kvplan.engines.sglang.index_cache import dsa_indexer_cells
 from kvplan.engines.sglang.options import sglang_options
+from kvplan.engines.sglang.swa_split import (
+    SGLANG_HYBRID_SWA,
+    SGLANG_UNREAD_HYBRID_SWA,
+    SWA_FULL_TOKENS_RATIO,
+    check_swa_cap_pool,
+    check_swa_split,
+    sglang_window,
+    swa_rest_needed,
+    swa_split,
+)
 from kvplan.kv.kinds import ChunkedLocalCache, LayerCaches, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import AttentionKind
 
@@ -87,22 +92,11 @@ def spec_default_running(v: tuple[int, ...]) -> int | None:
     return 32 if v < (0, 4, 6) else 48
 
 
-SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py swa_full_tokens_ratio
 MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
 # Recurrent kinds SGLang runs with a mamba pool whose state kvplan shapes (configs/mamba_utils.py:
 # Mamba2CacheParams for Mamba-2 and Gated DeltaNet, KimiLinearCacheParams for KDA, the conv-only
 # state of LFM2's short convolutions: "ssm_state size: 0.00GB").
 SGLANG_STATE_KINDS = ("mamba2", "gated_delta_net", "kda", "short_conv")
-# model_config.py is_hybrid_swa_model: (model_type, the first release kvplan applies it to).
-# gpt-oss: 0.5.0-0.5.3's server_args.py disables the hybrid pool for GptOssForCausalLM; by
-# January 2026 it is on (sglang PR #17517 turns it off only with speculative decoding).
-SGLANG_HYBRID_SWA = {"llama4": (0,), "gpt_oss": (0, 5, 8)}
-# Architectures with sliding layers that SGLang 0.5.23's model_config.py is_hybrid_swa_model
-# (its hybrid_swa_archs and SWA_SINK_ARCHS) gives the separate sliding-window pool, whose sizing
-# kvplan has not read for them (the release each joined the list is not read either): refused
-# rather than sized as full attention (sliding layers at full length, the non-hybrid pool).
-SGLANG_UNREAD_HYBRID_SWA = frozenset({"GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
-    "IQuestQ1ForCausalLM", "BeamForCausalLM", "LagunaForCausalLM", "MellumForCausalLM"})
 # Architectures whose sliding windows kvplan reads from a per-layer list as vLLM's model code
 # reads them (kvplan.sources.hf_layer_windows); SGLang's model code for them is not read.
 SGLANG_UNREAD_WINDOW_LISTS = frozenset({"ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM",
@@ -256,14 +250,15 @@ class SglangPool:
 
 @dataclass(frozen=True, kw_only=True)
 class HybridSwaPool(SglangPool):
-    """Full-attention layers in the full pool; sliding (Llama-4: chunked) layers in a pool of
-    `ratio` x as many tokens. `cell` is the full layers' bytes per token, `swa_cell` the
-    sliding layers'; a request keeps at most window + one page in the sliding pool (SGLang
-    frees the tokens that leave the window, SWARadixCache / SWAChunkCache)."""
+    """Full-attention layers (`cell` bytes per token) in the full pool, sliding (Llama-4:
+    chunked) layers (`swa_cell`) in a pool of `ratio` x as many tokens, where a request keeps
+    at most window + one page (SGLang frees what leaves the window, SWARadixCache)."""
 
     swa_cell: int
     ratio: float
     window: int
+    model_type: str
+    version: tuple[int, ...]  # the release, as version_key gives it (swa_split's rules)
     kind: str = "hybrid_swa"
 
     @property
@@ -271,15 +266,15 @@ class HybridSwaPool(SglangPool):
         return self.cell + self.swa_cell
 
     def size(self, rest: int) -> SglangPoolSizes:
-        full = max(0, rest) // (self.cell + self.ratio * self.swa_cell)
-        full = int(full)
-        if self.max_total_tokens is not None:
-            full = min(full, self.max_total_tokens)
-        full = full // self.page_size * self.page_size
-        swa = int(full * self.ratio) // self.page_size * self.page_size
-        return SglangPoolSizes(max_total_num_tokens=full, full_max_total_num_tokens=full,
-                               swa_max_total_num_tokens=swa,
-                               max_running_requests=self._running(full))
+        split = swa_split(rest, cell=self.cell, swa_cell=self.swa_cell, ratio=self.ratio,
+                          page=self.page_size, max_total_tokens=self.max_total_tokens,
+                          version=self.version)
+        check_swa_split(split, window=sglang_window(self.window, self.model_type),
+                        page=self.page_size, version=self.version)
+        return SglangPoolSizes(max_total_num_tokens=split.full,
+                               full_max_total_num_tokens=split.full,
+                               swa_max_total_num_tokens=split.swa,
+                               max_running_requests=self._running(split.running_tokens))
 
     def _swa_pages(self, context: int) -> int:
         return cdiv(min(context, self.window + self.page_size), self.page_size)
@@ -291,7 +286,8 @@ class HybridSwaPool(SglangPool):
     def rest_needed(self, requests: int, context: int, shared_tokens: int = 0) -> float:
         full = super().rest_needed(requests, context, shared_tokens) / self.cell
         swa = requests * self._swa_pages(context) * self.page_size / self.ratio
-        return max(full, swa) * (self.cell + self.ratio * self.swa_cell)
+        return swa_rest_needed(max(full, swa), cell=self.cell, swa_cell=self.swa_cell,
+                               ratio=self.ratio, version=self.version)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "cell_bytes": self.cell, "swa_cell_bytes": self.swa_cell,
@@ -496,10 +492,14 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
             raise UnmodelledError(
                 f"--engine sglang: {spec.id}'s stage holds only sliding layers "
                 "(SGLang's all-SWA pool), which kvplan does not model")
+        check_swa_cap_pool(radix_cache=inputs.prefix_caching is not False,
+                           max_running_requests=inputs.max_num_seqs,
+                           version=version_key(inputs.engine_version), model=spec.id)
         return HybridSwaPool(cell=full, swa_cell=swa, window=_window(caches),
                              ratio=(opts.swa_full_tokens_ratio
                                     if opts.swa_full_tokens_ratio is not None
-                                    else SWA_FULL_TOKENS_RATIO), **common)
+                                    else SWA_FULL_TOKENS_RATIO), model_type=spec.model_type,
+                             version=version_key(inputs.engine_version), **common)
     cell = _token_cell(caches)
     if cell == 0:
         return None
