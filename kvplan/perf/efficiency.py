@@ -115,6 +115,7 @@ from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.hardware.gpus import GPU
+from kvplan.perf.gemm_shape import GemmShapeEfficiency
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.weights.base import DpAttentionWeights
@@ -189,6 +190,9 @@ class Efficiency:
     # attention (kvplan.engines.base.EngineRules.dp_attention_weights, priced by
     # kvplan.perf.roofline); None: whole on every rank, as DpAttentionWeights().
     dp_attention_weights: DpAttentionWeights | None = None
+    # OPT-IN counterfactual (issue 30): the bf16 weight GEMMs' fraction by shape, in place of
+    # `gemm` (kvplan.perf.gemm_shape; a preset's in DEVICE_GEMM_SHAPE). None: `gemm`, today's.
+    gemm_shape: GemmShapeEfficiency | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

@@ -1,0 +1,180 @@
+"""The shape-aware GEMM fraction as a counterfactual (issue 30): every vLLM set's median errors
+with kvplan's default (one `Efficiency.gemm` 0.70 for every GEMM) beside the same runs with the
+H100's bf16 weight GEMMs charged by shape (kvplan.perf.gemm_shape, OpenXLA's measured sm_90
+table). Printed only, on no generated page:
+
+    PYTHONPATH=. python -m tests.benches.gemm_shape_bench [sets ...]
+
+sets: table, cost, offload, main, prospective, blind, p30, p31 (default: all). Only the
+H100-80GB preset owns a table: rows on any other GPU are the same in both columns (their count
+is printed). The per-layer overhead (35 us) was fitted with gemm 0.70 on the dense 1-GPU cost
+cases and is NOT refitted here: under the table those cases' GEMMs are charged differently, so
+a refit would move it (the 'cost' set prints the fit cases' default and shape-aware errors).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+from kvplan.perf import efficiency
+from kvplan.perf.gemm_shape import DEVICE_GEMM_SHAPE, H100_BF16_GEMM_SHAPE
+
+H100 = "H100-80GB"
+
+
+@contextmanager
+def shape_aware() -> Iterator[None]:
+    """Every caller of device_efficiency on the H100 gets its table (the rest: unchanged)."""
+    table = efficiency.DEVICE_EFFICIENCY
+    saved = dict(table)
+    for name, shape in DEVICE_GEMM_SHAPE.items():
+        table[name] = replace(table.get(name, efficiency.DEFAULT_EFFICIENCY), gemm_shape=shape)
+    try:
+        yield
+    finally:
+        table.clear()
+        table.update(saved)
+
+
+def _both(compute: Callable[[], object]) -> tuple[object, object]:
+    default = compute()
+    with shape_aware():
+        shaped = compute()
+    return default, shaped
+
+
+def _med(errors: list[float]) -> str:
+    return f"{statistics.median(abs(e) for e in errors):.1%}" if errors else "-"
+
+
+def print_table() -> None:
+    g = H100_BF16_GEMM_SHAPE
+    print("## The table: fraction of 989.5 TFLOPS by M (rows) and N x K (columns, 2^16 .. 2^24)\n")
+    print("| M | " + " | ".join(f"2^{w.bit_length() - 1}" for w in g.weights) + " |")
+    print("|---:|" + "---:|" * len(g.weights))
+    for m, line in zip(g.rows, g.fractions, strict=True):
+        print(f"| {m} | " + " | ".join(f"{f:.3f}" for f in line) + " |")
+    print()
+
+
+def print_sim_to_real(name: str, **which: bool) -> None:
+    from tests.benches import sim_to_real as s
+
+    _, runs = s.load_runs(**which)
+    records = s.load_records()
+    keys = ("ttft_mean", "itl_mean", "e2e_mean")
+
+    def compute() -> dict[str, list[float]]:
+        errs: dict[str, list[float]] = {k: [] for k in keys}
+        for run in runs:
+            sim = s.simulate_run(run)
+            for stage, figures in sim.stages.items():
+                for k in keys:
+                    rec = records.get((run.id, stage, k))
+                    if stage >= 0 and rec is not None and k in figures:
+                        errs[k].append(figures[k] / rec["measured"] - 1)
+        return errs
+
+    default, shaped = _both(compute)
+    h100 = sum(1 for r in runs if s.run_inputs(r)[1].gpu.name == H100)
+    print(f"| {name} ({len(runs)} runs, {h100} on H100) | "
+          + " | ".join(f"{_med(default[k])} -> {_med(shaped[k])}" for k in keys)  # type: ignore[index]
+          + " | " + " | ".join(
+              f"{statistics.median(default[k]):+.1%} -> {statistics.median(shaped[k]):+.1%}"  # type: ignore[index]
+              for k in keys) + " |")
+
+
+def print_prospective(name: str, path: object | None = None) -> None:
+    from tests.benches import prospective_runs as p
+
+    doc = p.load() if path is None else p.load(path)  # type: ignore[arg-type]
+    pairs = (*p.PAIRS, p.MEDIAN_TPOT)
+
+    def compute() -> list[object]:
+        return [p.run_one(run) for run in doc["runs"]]
+
+    default, shaped = _both(compute)
+    h100 = sum(1 for r in doc["runs"] if "H100" in r["gpu"] and "PCIe" not in r["gpu"])
+    cells = []
+    for measured, metric, stat in pairs:
+        d = [r.simulated[f"{metric}.{stat}"] / r.measured[measured] - 1  # type: ignore[attr-defined]
+             for r in default if not r.refused]  # type: ignore[attr-defined]
+        s_ = [r.simulated[f"{metric}.{stat}"] / r.measured[measured] - 1  # type: ignore[attr-defined]
+              for r in shaped if not r.refused]  # type: ignore[attr-defined]
+        cells.append(f"{_med(d)} -> {_med(s_)}")
+    print(f"| {name} ({len(doc['runs'])} runs, {h100} naming an H100) | " + " | ".join(cells)
+          + " |")
+    for rd, rs in zip(default, shaped, strict=True):
+        if rd.refused:  # type: ignore[attr-defined]
+            continue
+        row = " | ".join(
+            f"{rd.simulated[f'{m}.{st}'] / rd.measured[ms] - 1:+.1%} -> "  # type: ignore[attr-defined]
+            f"{rs.simulated[f'{m}.{st}'] / rs.measured[ms] - 1:+.1%}"  # type: ignore[attr-defined]
+            for ms, m, st in pairs)
+        print(f"|   {rd.run_id} | {row} |")  # type: ignore[attr-defined]
+
+
+def print_cost() -> None:
+    from tests.benches import cost_bench as c
+
+    split = c.cost_split()
+    tweak = {"gemm_shape": H100_BF16_GEMM_SHAPE}
+    print("| case | split | GPU | measured | default ratio | shape-aware ratio |")
+    print("|---|---|---|---:|---:|---:|")
+    held: list[tuple[float, float]] = []
+    for case in c.all_cases():
+        if isinstance(case, c.Case):
+            measured, predict = case.measured_tpot_ms, c.predicted_tpot_ms
+        elif isinstance(case, c.PrefillCase):
+            measured, predict = case.measured_ms, c.predicted_prefill_ms  # type: ignore[assignment]
+        else:
+            measured, predict = case.measured_ttft_ms, c.predicted_ttft_ms  # type: ignore[assignment]
+        part = ("held out" if case.label in split.held_out else "fitted"
+                if case.label in split.fitted else "same config" if case.label in
+                split.same_config else "other")
+        if case.gpu != H100 and part != "fitted":
+            continue
+        d = measured / predict(case)  # type: ignore[arg-type]
+        s_ = measured / predict(case, tweak if case.gpu == H100 else None)  # type: ignore[arg-type]
+        if part == "held out":
+            held.append((d, s_))
+        print(f"| {case.label} | {part} | {case.gpu} | {measured:,.2f} | {d:.3f} | {s_:.3f} |")
+    print(f"\nH100 held-out cases: {len(held)}; median |measured / predicted - 1| "
+          f"{_med([d - 1 for d, _ in held])} -> {_med([s - 1 for _, s in held])}\n")
+
+
+def main(argv: list[str]) -> None:
+    sets = set(argv) or {"table", "cost", "offload", "main", "prospective", "blind", "p30",
+                         "p31"}
+    if "table" in sets:
+        print_table()
+    if "cost" in sets:
+        print("## Cost bench (measured / predicted; H100 rows and the fit rows)\n")
+        print_cost()
+    if sets & {"main", "prospective", "blind", "offload"}:
+        print("## Sim-to-real sets: median |error| default -> shape-aware; then median signed\n")
+        print("| set | TTFT mean | ITL mean | E2E mean | TTFT signed | ITL signed | E2E signed |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, which in (("main (held out, shaped)", {}), ("prospective", {"prospective": True}),
+                            ("blind", {"blind": True}), ("offload", {"offload": True})):
+            if name.split()[0] in sets:
+                print_sim_to_real(name, **which)
+        print()
+    if sets & {"p30", "p31"}:
+        from tests.benches import prospective31_runs
+
+        print("## Prospective 30 / 31: median |error| default -> shape-aware\n")
+        print("| set | TTFT mean | TTFT median | TPOT mean | ITL mean | TPOT median |")
+        print("|---|---:|---:|---:|---:|---:|")
+        if "p30" in sets:
+            print_prospective("prospective30")
+        if "p31" in sets:
+            print_prospective("prospective31", prospective31_runs.DATA)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
