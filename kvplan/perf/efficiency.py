@@ -100,6 +100,9 @@ gfx950 rows (cu_num 256, 257 experts, top-9, 128 tokens: 5,844 GB/s at inter_dim
 77.5 us at inter_dim 256); no MI355X STREAM or MAF figure was found, so hbm and gemm are the
 MI300X's.
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
+`Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
+fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
+`gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
 An explicit `Efficiency` replaces the device's whole; `replace(device_efficiency(gpu), ...)`
 changes one field.
 """

@@ -5,7 +5,7 @@ table). Printed only, on no generated page:
 
     PYTHONPATH=. python -m tests.benches.gemm_shape_bench [sets ...]
 
-sets: table, cost, offload, main, prospective, blind, p30, p31 (default: all). Only the
+sets: table, tp, cost, offload, main, prospective, blind, p30, p31 (default: all). Only the
 H100-80GB preset owns a table: rows on any other GPU are the same in both columns (their count
 is printed). The per-layer overhead (35 us) was fitted with gemm 0.70 on the dense 1-GPU cost
 cases and is NOT refitted here: under the table those cases' GEMMs are charged differently, so
@@ -147,11 +147,29 @@ def print_cost() -> None:
           f"{_med([d - 1 for d, _ in held])} -> {_med([s - 1 for _, s in held])}\n")
 
 
+def print_tp() -> None:
+    """tests/benches/tp_breakdown.py's steps (the dense TP miss), default and shape-aware."""
+    from tests.benches import sim_to_real as s
+    from tests.benches import tp_breakdown as tp
+
+    runs = {r.id: r for which in ({}, {"offload": True}) for r in s.load_runs(**which)[1]}
+    default, shaped = _both(lambda: tp.rows(runs, s.run_inputs))
+    print("| run | step | kvplan ms | GEMMs ms | shape-aware ms | GEMMs ms |")
+    print("|---|---|---:|---:|---:|---:|")
+    for d, a in zip(default, shaped, strict=True):  # type: ignore[call-overload]
+        print(f"| {d.label} | {d.step} | {d.total_ms:.2f} | {d.ms['GEMMs']:.2f} | "
+              f"{a.total_ms:.2f} | {a.ms['GEMMs']:.2f} |")
+    print()
+
+
 def main(argv: list[str]) -> None:
-    sets = set(argv) or {"table", "cost", "offload", "main", "prospective", "blind", "p30",
-                         "p31"}
+    sets = set(argv) or {"table", "tp", "cost", "offload", "main", "prospective", "blind",
+                         "p30", "p31"}
     if "table" in sets:
         print_table()
+    if "tp" in sets:
+        print("## The dense TP steps (tests/benches/tp_breakdown.py)\n")
+        print_tp()
     if "cost" in sets:
         print("## Cost bench (measured / predicted; H100 rows and the fit rows)\n")
         print_cost()
