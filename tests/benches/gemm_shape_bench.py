@@ -69,6 +69,7 @@ def print_sim_to_real(name: str, **which: bool) -> None:
     keys = ("ttft_mean", "itl_mean", "e2e_mean")
 
     def compute() -> dict[str, list[float]]:
+        # metric -> errors over every stage; (folder, metric) -> the run's own
         errs: dict[str, list[float]] = {k: [] for k in keys}
         for run in runs:
             sim = s.simulate_run(run)
@@ -77,6 +78,8 @@ def print_sim_to_real(name: str, **which: bool) -> None:
                     rec = records.get((run.id, stage, k))
                     if stage >= 0 and rec is not None and k in figures:
                         errs[k].append(figures[k] / rec["measured"] - 1)
+                        errs.setdefault(f"{run.folder}|{k}", []).append(
+                            figures[k] / rec["measured"] - 1)
         return errs
 
     default, shaped = _both(compute)
@@ -86,6 +89,14 @@ def print_sim_to_real(name: str, **which: bool) -> None:
           + " | " + " | ".join(
               f"{statistics.median(default[k]):+.1%} -> {statistics.median(shaped[k]):+.1%}"  # type: ignore[index]
               for k in keys) + " |")
+    for run in runs:
+        mine = [f"{run.folder}|{k}" for k in keys]
+        if all(m in default for m in mine):  # type: ignore[operator]
+            print(f"|   {run.folder} | " + " | ".join(
+                f"{_med(default[m])} -> {_med(shaped[m])}" for m in mine)  # type: ignore[index]
+                  + " | " + " | ".join(
+                      f"{statistics.median(default[m]):+.1%} -> "  # type: ignore[index]
+                      f"{statistics.median(shaped[m]):+.1%}" for m in mine) + " |")  # type: ignore[index]
 
 
 def print_prospective(name: str, path: object | None = None) -> None:
@@ -145,6 +156,10 @@ def print_cost() -> None:
         print(f"| {case.label} | {part} | {case.gpu} | {measured:,.2f} | {d:.3f} | {s_:.3f} |")
     print(f"\nH100 held-out cases: {len(held)}; median |measured / predicted - 1| "
           f"{_med([d - 1 for d, _ in held])} -> {_med([s - 1 for _, s in held])}\n")
+    # What a refit of the per-layer overhead would give (not applied: the constant stays 35 us).
+    d_fit, s_fit = _both(c.fitted_layer_overhead_s)
+    print(f"The per-layer overhead refitted on its 8 cases: {d_fit * 1e6:.1f} us as fitted "  # type: ignore[operator]
+          f"(gemm 0.70) -> {s_fit * 1e6:.1f} us under the table (not applied).\n")  # type: ignore[operator]
 
 
 def print_tp() -> None:
