@@ -110,3 +110,16 @@ def test_fp8_gemms_keep_their_fraction() -> None:
     b = step_time(spec, gpu, tokens=4096, context=4096, requests=1, phase="prefill",
                   eff=replace(base, gemm_shape=G))
     assert a.by_op["mlp"] == b.by_op["mlp"]
+
+
+def test_the_bench_opts_in_for_the_h100_only_and_restores() -> None:
+    # tests/benches/gemm_shape_bench.py's counterfactual switch: inside it every caller of
+    # device_efficiency on the H100 gets the table; other presets and, after it, the H100 don't.
+    from tests.benches.gemm_shape_bench import shape_aware
+
+    with shape_aware():
+        assert device_efficiency(get_gpu("H100")).gemm_shape is G
+        assert device_efficiency(get_gpu("H200")).gemm_shape is None
+        assert device_efficiency(get_gpu("MI300X")).gemm == 0.54  # its own preset kept
+    assert device_efficiency(get_gpu("H100")).gemm_shape is None
+    assert device_efficiency(get_gpu("H100")) is DEFAULT_EFFICIENCY
