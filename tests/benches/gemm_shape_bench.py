@@ -10,6 +10,22 @@ H100-80GB preset owns a table: rows on any other GPU are the same in both column
 is printed). The per-layer overhead (35 us) was fitted with gemm 0.70 on the dense 1-GPU cost
 cases and is NOT refitted here: under the table those cases' GEMMs are charged differently, so
 a refit would move it (the 'cost' set prints the fit cases' default and shape-aware errors).
+
+Measured at branch gemmshape53 (median |predicted / measured - 1|, default -> shape-aware; every
+row below is on the H100, so every one is a counterfactual of the table):
+- sim-to-real main (held out, shaped; 11 runs) TTFT / ITL / E2E 3.8 / 3.6 / 2.5 % -> 5.0 / 3.0 /
+  3.4 %; prospective (3) 16.2 / 1.9 / 1.6 -> 15.4 / 1.7 / 2.2; blind (4) 14.0 / 2.5 / 1.9 ->
+  13.6 / 2.9 / 2.4; offload (9) 21.2 / 1.8 / 2.7 -> 20.8 / 1.7 / 3.2. The dense TP miss grows:
+  run 2 (CodeLlama-34B TP 2) +22.4 / +18.4 / +17.3 % -> +25.8 / +19.9 / +18.8 %, run 6
+  (Llama-2-70B TP 4) +27.2 / +24.5 / +25.6 -> +29.5 / +26.2 / +27.3: a 490-token step's hidden
+  8,192 GEMMs sit at M ~ 500 x N K >= 2^24, where the table measures 0.65 (< 0.70), and beyond
+  2^24 it cannot say more (tp_breakdown's chunk step: 29.36 -> 31.05 ms, 36.74 -> 38.48 ms).
+- prospective30 (10) TTFT mean / median, TPOT mean, ITL mean 79.4 / 77.7 / 49.0 / 48.7 % ->
+  77.6 / 75.6 / 53.1 / 52.7 %; prospective31 (24) 69.3 / 69.0 / 63.3 / 65.6 -> 69.7 / 69.5 /
+  63.6 / 65.9 (gpustack's rows, measured 2-3x slower than kvplan, move 0.2-4 points further:
+  their long prefills' GEMMs get 0.76-0.79 > 0.70).
+- cost bench, the 25 held-out H100 cases: 5.1 % -> 5.1 % (decode-bound; unchanged to 0.1 %);
+  the layer overhead refitted on its 8 cases: 35.9 us -> 35.5 us (not applied).
 """
 
 from __future__ import annotations
