@@ -100,6 +100,9 @@ gfx950 rows (cu_num 256, 257 experts, top-9, 128 tokens: 5,844 GB/s at inter_dim
 77.5 us at inter_dim 256); no MI355X STREAM or MAF figure was found, so hbm and gemm are the
 MI300X's.
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
+`Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
+fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
+`gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
 An explicit `Efficiency` replaces the device's whole; `replace(device_efficiency(gpu), ...)`
 changes one field.
 """
@@ -115,6 +118,7 @@ from kvplan.engines.attention_kernel import VarlenAttentionKernel
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.hardware.gpus import GPU
+from kvplan.perf.gemm_shape import GemmShapeEfficiency
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.weights.base import DpAttentionWeights
@@ -189,6 +193,9 @@ class Efficiency:
     # attention (kvplan.engines.base.EngineRules.dp_attention_weights, priced by
     # kvplan.perf.roofline); None: whole on every rank, as DpAttentionWeights().
     dp_attention_weights: DpAttentionWeights | None = None
+    # OPT-IN counterfactual (issue 30): the bf16 weight GEMMs' fraction by shape, in place of
+    # `gemm` (kvplan.perf.gemm_shape; a preset's in DEVICE_GEMM_SHAPE). None: `gemm`, today's.
+    gemm_shape: GemmShapeEfficiency | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):

@@ -200,13 +200,18 @@ class _Step:
         self.flops = self.bytes = self.comm = 0.0
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
-           attention: bool = False, kernels: int = 1, least_s: float | None = None) -> None:
+           attention: bool = False, kernels: int = 1, least_s: float | None = None,
+           rows: int = 0) -> None:
         """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
         GPU.runs). `least_s`: the operation's measured least time, in place of its kernels'
-        floors."""
+        floors. `rows`: a weight GEMM's M, for `Efficiency.gemm_shape` (0: not one)."""
         ran = self.gpu.runs(math)
         peak = self.gpu.peak_flops(math)
         frac = self.eff.attention if attention else self.eff.gemm
+        if self.eff.gemm_shape is not None and rows and flops and ran is GemmMath.bf16:
+            # Opt-in (kvplan.perf.gemm_shape): the fraction of its mean kernel's shape, N x K =
+            # the weight elements (flops / 2 M) / kernels.
+            frac = self.eff.gemm_shape.fraction(rows, flops / (2 * rows) / kernels)
         if ran is GemmMath.fp8 and not attention and self.eff.fp8_gemm is not None:
             frac = self.eff.fp8_gemm
         hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
@@ -356,7 +361,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.op("attention_proj", flops=tokens * proj / att_tp,
                  nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
                  * bpp_attn["attention"], math=math["attention"],
-                 kernels=_projection_kernels(latent, form, f.absorb))
+                 kernels=_projection_kernels(latent, form, f.absorb), rows=tokens)
             core = (f.scores + f.values) / att_tp
             if kernel is not None:
                 core *= decode_flop_factor(
@@ -396,7 +401,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # state dtypes the engine keeps (`conv_dtype`, `ssm_dtype`).
             s.op("recurrent", flops=tokens * rec_proj_flops / att_tp,
                  nbytes=rec_weights * bpp_attn["attention"],
-                 kernels=recurrent_mixer_ops(spec.recurrent).decode_gemm_kernels)
+                 kernels=recurrent_mixer_ops(spec.recurrent).decode_gemm_kernels, rows=tokens)
             s.op("recurrent_state", flops=tokens * rec_state_flops / att_tp,
                  nbytes=requests * 2 * state.state_bytes, attention=True)
             s.kernels("small_kernels", RECURRENT_KERNELS)
@@ -408,7 +413,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         folded = bool(lp.routed_experts) and fused_shared_expert(spec, layout, gpu.platform)
         if lp.mlp and not folded:
             s.op("mlp", flops=mlp_tokens * 2 * lp.mlp / mlp_tp,
-                 nbytes=lp.mlp * bpp_mlp["dense_mlp"], math=math["dense_mlp"], kernels=2)
+                 nbytes=lp.mlp * bpp_mlp["dense_mlp"], math=math["dense_mlp"], kernels=2,
+                 rows=mlp_tokens)
         if lp.routed_experts and spec.moe is not None:
             moe = spec.moe
             n, k = moe.n_routed_experts, moe.num_experts_per_tok
@@ -473,7 +479,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     rows = requests if logits is None else logits
     head = counts.lm_head or counts.embedding
     s.op("lm_head", flops=rows * head_gather * 2 * head / head_tp,
-         nbytes=head * bpp_head["lm_head"], math=math["lm_head"])
+         nbytes=head * bpp_head["lm_head"], math=math["lm_head"], rows=rows * head_gather)
     if head_gather > 1 and phase == "decode":
         _logits_gather(s, spec, link(layout, gpu, layout.world), ranks=layout.world,
                        rows=rows * head_gather, act_bytes=act_bytes)
