@@ -107,6 +107,12 @@ def simulate_cmd(
         help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
              "(an ingestion ceiling) and a fixed per-request latency, with constants fitted on "
              "one H100 host's vLLM 0.19 (another host differs).")] = False,
+    moe_jit_compile_ms: Annotated[float | None, typer.Option(
+        "--moe-jit-compile-ms", min=0.0,
+        help="Stall a vLLM step this long for each Triton compile of the fused-MoE GEMM that "
+             "start-up did not make (a step's tokens above the CUDA-graph sizes meeting a new "
+             "config or size class; rule read in vLLM 0.15.1, 16-bit experts, H100 tables). "
+             "No default: no published compile time.")] = None,
     schedule_policy: Annotated[str, typer.Option(
         "--schedule-policy", metavar="fcfs|lpm", rich_help_panel=SGLANG_PANEL,
         help="SGLang --schedule-policy (fcfs, or lpm: longest cached prefix first).")
@@ -250,6 +256,8 @@ def simulate_cmd(
             raise unknown_choice("--schedule-policy", POLICIES, schedule_policy)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
                            frontend=frontend,
+                           moe_jit_compile_s=(None if moe_jit_compile_ms is None
+                                              else moe_jit_compile_ms / 1e3),
                            sglang=SglangOptionsSim(
                                chunked_prefill_size=chunked_prefill_size,
                                schedule_conservativeness=schedule_conservativeness,

@@ -587,6 +587,13 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "after every Mixtral stage of the sim-to-real study came out 11-26 % low on TTFT "
                 "(medians before: prospective 17.8 %, blind 16.2 %, offload 22.0 %)",
            rows=_SIM_TO_REAL_MIXTRAL),
+    Shaped(commit="d9ac0f2",
+           rule="vLLM's Triton fused-MoE JIT compiles (`simulate --moe-jit-compile-ms`, opt-in, "
+                "no default: kvplan.engines.vllm.moe_jit, the keys read in vLLM 0.15.1's "
+                "fused_moe.py and Triton 3.5.1's specialization; no compile time published, "
+                "none set): written after these stages' TTFT stayed 14-21 % low with their ITL "
+                "within 3 % (medians: prospective 16.2 %, blind 14.0 %, offload 21.2 %)",
+           rows=_SIM_TO_REAL_MIXTRAL),
 )
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew
@@ -715,6 +722,8 @@ LAST_RULE_CHANGE = {
     # tpot29's SGLang logits gather under DP attention (11904b0: kvplan/perf/roofline.py): every
     # replayed prospective SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed
     # became replayable with it.
+    # mixjit53's fused-MoE JIT stall (d9ac0f2: kvplan/analysis/simulate/moe_jit.py, run.py) is
+    # opt-in with no default compile time: no default prediction moves, no rule change here.
     "disagg": RuleChange(commit="11904b0f7cec", time="2026-12-05T01:25:25+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "

@@ -51,6 +51,7 @@ from kvplan._util.units import GiB
 from kvplan.analysis.inputs import EstimateInputs, estimate_inputs
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.metrics import metrics, summary_ms
+from kvplan.analysis.simulate.moe_jit import replica_cost
 from kvplan.analysis.simulate.run import setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
@@ -149,6 +150,7 @@ class Simulated:
     preemptions: int
     prefix_hit_rate: float | None
     kv_usage_max: float
+    jit_compiles: int = 0  # fused-MoE Triton compiles met (simulate --moe-jit-compile-ms)
 
 
 def row_id(run: Run, stage: int) -> str:
@@ -197,14 +199,16 @@ def run_inputs(run: Run) -> tuple[ModelSpec, EstimateInputs]:
 
 
 def simulate_run(run: Run, *, async_scheduling: bool | None = None,
-                 api_server: bool = True, frontend: bool = False) -> Simulated:
+                 api_server: bool = True, frontend: bool = False,
+                 moe_jit_compile_s: float | None = None) -> Simulated:
     spec, inputs = run_inputs(run)
     sim, _ = setup(spec, inputs, async_scheduling=async_scheduling, api_server=api_server,
-                   frontend=frontend)
+                   frontend=frontend, moe_jit_compile_s=moe_jit_compile_s)
     # One replica (dp 1), as kvplan.analysis.simulate.run.simulate runs it, keeping the
     # finished requests to split them by the stage they were sent in.
+    cost = replica_cost(sim.cost, sim.moe_jit)
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
-                       sim.scheduler, sim.cost)
+                       sim.scheduler, cost)
     state = engine.run(requests(run))
     whole = metrics([state])
     stages: dict[int, dict[str, float]] = {-1: _stage_figures(state.finished)}
@@ -214,7 +218,8 @@ def simulate_run(run: Run, *, async_scheduling: bool | None = None,
         stages[index] = _stage_figures(part)
         start += seconds
     return Simulated(stages=stages, preemptions=whole.preemptions,
-                     prefix_hit_rate=whole.prefix_hit_rate, kv_usage_max=whole.kv_usage["max"])
+                     prefix_hit_rate=whole.prefix_hit_rate, kv_usage_max=whole.kv_usage["max"],
+                     jit_compiles=getattr(cost, "compiles", 0))
 
 
 def median_error(pairs: list[tuple[float, float]]) -> float | None:

@@ -14,6 +14,7 @@ from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
+from kvplan.analysis.simulate.moe_jit import MoeJitStall, replica_cost
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import (
@@ -24,6 +25,7 @@ from kvplan.analysis.simulate.sglang_scheduler import (
 from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
+from kvplan.capacity.weights import routed_expert_bits
 from kvplan.engines.base import Scheduler
 from kvplan.engines.vllm.alloc import (
     VllmKVConfig,
@@ -33,6 +35,7 @@ from kvplan.engines.vllm.alloc import (
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
 from kvplan.engines.vllm.frontend import VLLM_API_SERVER_COST, vllm_api_tokenizer_batching
+from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.cache import check_token_sized
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
@@ -63,6 +66,8 @@ class SimSetup:
     sglang_pool: SglangTokenPoolSim | None = None  # SGLang's pool kind (hybrid pools' keys)
     swa: SwaSettings | None = None  # SGLang's sliding-window pool (None: none)
     pool_blocks: int = 0  # blocks of the simulated pool (0: the plan's)
+    # vLLM's Triton fused-MoE JIT stalls (`simulate --moe-jit-compile-ms`; None: not simulated).
+    moe_jit: MoeJitStall | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,7 +104,8 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           max_num_seqs: int | None = None, async_scheduling: bool | None = None,
           sglang: SglangOptionsSim | None = None, api_server: bool = True,
-          frontend: bool = False) -> tuple[SimSetup, list[str]]:
+          frontend: bool = False, moe_jit_compile_s: float | None = None
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -107,7 +113,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     `vllm serve`'s OpenAI server (its tokenizer batcher, kvplan.engines.vllm.frontend), not to
     an engine run in process. `frontend`: the API server's serial CPU stage before the engine,
     with its fitted constants (`kvplan simulate --frontend`; vLLM only:
-    kvplan.engines.vllm.frontend.VLLM_API_SERVER_COST). Returns it and the notes to show."""
+    kvplan.engines.vllm.frontend.VLLM_API_SERVER_COST). `moe_jit_compile_s`: the seconds one
+    Triton compile of vLLM's fused-MoE GEMM stalls a step (kvplan.analysis.simulate.moe_jit;
+    None: not simulated). Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -120,9 +128,45 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
     if cap.num_speculative_tokens:
         raise InputError("simulate: speculative decoding is not simulated")
-    return _SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
-                                    async_scheduling=async_scheduling, sglang=sglang,
-                                    api_server=api_server, frontend=frontend)
+    if moe_jit_compile_s is not None and rules.scheduler is not Scheduler.mixed_token_budget:
+        raise InputError("simulate --moe-jit-compile-ms: only vLLM's Triton fused MoE is "
+                         "modelled (--engine vllm)")
+    sim, notes = _SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
+                                          async_scheduling=async_scheduling, sglang=sglang,
+                                          api_server=api_server, frontend=frontend)
+    if moe_jit_compile_s is None:
+        return sim, notes
+    stall = _moe_jit(inputs, sim, moe_jit_compile_s)
+    if stall is None:
+        return sim, [*notes, "--moe-jit-compile-ms: no 16-bit Triton fused MoE on TP ranks in "
+                             "this model: no compile stall"]
+    return replace(sim, moe_jit=stall), [
+        *notes, f"fused-MoE JIT: {moe_jit_compile_s * 1e3:g} ms a step per Triton compile not "
+                "made at start-up (vLLM 0.15.1 rule, kvplan.engines.vllm.moe_jit; the time is "
+                "the option's)"]
+
+
+def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitStall | None:
+    """The JIT rule for the engine, or None where the model runs no 16-bit Triton fused MoE
+    on TP ranks (kvplan.perf.roofline: the engine's moe_kernel on 16-bit experts, no EP)."""
+    cap, spec = inputs.capacity, inputs.spec
+    assert cap is not None and inputs.gpu is not None
+    moe = spec.moe
+    bits = {} if moe is None else routed_expert_bits(
+        spec, [i for i in range(spec.num_hidden_layers) if moe.is_moe_layer(i)],
+        cap.quantization)
+    if (moe is None or cap.ep > 1 or cap.engine.rules.cost_traits.moe_kernel is None
+            or not bits or any(b != 16 for b in bits.values())):
+        return None
+    graphs = () if cap.enforce_eager else vllm_cuda_graph_sizes(
+        max_num_seqs=sim.scheduler.max_num_seqs,
+        max_num_batched_tokens=sim.scheduler.max_num_batched_tokens)
+    rule = vllm_triton_moe_jit(
+        gpu=inputs.gpu.name, engine_version=cap.engine_version,
+        num_experts=moe.n_routed_experts, top_k=moe.num_experts_per_tok,
+        intermediate_per_rank=moe.moe_intermediate_size // cap.tp, graph_sizes=graphs,
+        max_num_batched_tokens=sim.scheduler.max_num_batched_tokens)
+    return MoeJitStall(rule=rule, compile_s=compile_s)
 
 
 def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
@@ -304,7 +348,8 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
         mamba = sim.sglang_pool is not None and sim.sglang_pool.mamba_slots() is not None
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
                                bulk_decode=bulk_decode, swa=swa, mamba=mamba)
-    return Simulator(pool, sim.scheduler, sim.cost, timeline=timeline, bulk_decode=bulk_decode)
+    return Simulator(pool, sim.scheduler, replica_cost(sim.cost, sim.moe_jit), timeline=timeline,
+                     bulk_decode=bulk_decode)
 
 
 def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
