@@ -771,10 +771,52 @@ def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaul
     from kvplan.hardware.gpus import GPUS
     from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
 
-    assert set(DEVICE_EFFICIENCY) == {g.name for g in GPUS.values() if g.platform == "rocm"}
+    # CUDA: only the SM 10.0 Blackwell presets have a measured fraction of their own.
+    blackwell = {"B200", "GB200"}
+    assert set(DEVICE_EFFICIENCY) == {
+        g.name for g in GPUS.values() if g.platform == "rocm"} | blackwell
     for gpu in GPUS.values():
-        if gpu.platform == "cuda":
+        if gpu.platform == "cuda" and gpu.name not in blackwell:
             assert device_efficiency(gpu) is DEFAULT_EFFICIENCY
+
+
+def test_blackwell_fp8_gemm_fraction_comes_from_sglangs_gb200_deepgemm_benchmark() -> None:
+    from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, device_efficiency
+
+    b200, gb200 = (device_efficiency(get_gpu(n)) for n in ("B200", "GB200"))
+    # sglang PR 13528, benchmark_deepgemm_fp8_gemm_blackwell.py on GB200 (--tp-size 4):
+    # DeepGEMM at M 2,048, N 24,576, K 7,168 in 260.38 us -> 2 x M x N x K / t = 2,771 TFLOPS
+    # of the GB200's 5,000 dense FP8 (its M 1,024 row: 146.03 us, 2,471 TFLOPS, 0.494).
+    tflops = 2 * 2048 * 24576 * 7168 / 260.38e-6 / 1e12
+    assert tflops == pytest.approx(2771, abs=1)
+    assert gb200.fp8_gemm == round(tflops / 5000, 2) == 0.55
+    assert 2 * 1024 * 24576 * 7168 / 146.03e-6 / 1e12 / 5000 == pytest.approx(0.494, abs=5e-4)
+    assert b200 == gb200  # carried over: no B200 measurement
+    # Nothing else measured: the CUDA defaults, and bf16 GEMMs keep `gemm`.
+    assert replace(gb200, fp8_gemm=None) == DEFAULT_EFFICIENCY
+    for name in ("H100", "H200", "B300", "GB300"):
+        assert device_efficiency(get_gpu(name)) is DEFAULT_EFFICIENCY
+
+
+def test_blackwell_fp8_gemms_run_at_the_measured_fraction_of_the_fp8_peak() -> None:
+    from kvplan.perf.efficiency import DEFAULT_EFFICIENCY
+
+    # DeepSeek-V3's FP8 (block-scaled) dense MLPs in one 8,192-token prefill on a GB200 at TP 8,
+    # compute-bound: the 3 dense layers' 3 x 7,168 x 18,432 and the 58 MoE layers' shared
+    # expert 3 x 7,168 x 2,048 parameters, 3.744e9, x 2 x 8,192 tokens / 8 ranks = 7.67e12 FLOPs
+    # at 0.55 x 5,000 TFLOPS = 2.788 ms (at the default 0.70: 2.191 ms).
+    spec = load_spec("deepseek-v3")
+    kw = {"tokens": 8192, "context": 8192, "requests": 1, "phase": "prefill",
+          "layout": Layout(tp=8)}
+    gb200 = get_gpu("GB200")
+    params = 3 * (3 * 7168 * 18432) + 58 * (3 * 7168 * 2048)
+    mlp_flops = params * 2 * 8192 / 8
+    own = step_time(spec, gb200, **kw).by_op
+    assert own["mlp"] == pytest.approx(mlp_flops / (0.55 * 5000e12), rel=1e-9)
+    assert own["mlp"] == pytest.approx(2.788e-3, abs=1e-6)
+    default = step_time(spec, gb200, eff=DEFAULT_EFFICIENCY, **kw).by_op
+    assert default["mlp"] == pytest.approx(mlp_flops / (0.70 * 5000e12), rel=1e-9)
+    assert own["attention"] == default["attention"]  # bf16 attention keeps its fraction
 
 
 def test_predict_uses_the_gpus_efficiencies_unless_given() -> None:

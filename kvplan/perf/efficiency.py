@@ -54,9 +54,9 @@ Defaults and where they come from (all overridable with `Efficiency`):
   `Efficiency(layer_overhead_s=0)` removes it.
 
 The fractions above are NVIDIA kernels' (FlashMLA, DeepGEMM, CUDA graphs) and are the defaults of
-every CUDA preset. AMD Instinct presets get their own (`device_efficiency`, `DEVICE_EFFICIENCY`),
-from ROCm kernel measurements; nothing in them is fitted to the bench, whose MI300X rows stay held
-out. MI300X (CDNA 3, 304 CUs):
+every CUDA preset but B200 / GB200's FP8 GEMMs (below). AMD Instinct presets get their own
+(`device_efficiency`, `DEVICE_EFFICIENCY`), from ROCm kernel measurements; nothing in them is
+fitted to the bench, whose MI300X rows stay held out. MI300X (CDNA 3, 304 CUs):
 
 - hbm 0.80: STREAM on Azure ND MI300X v5 reaches Copy 4.11, Mul 4.26, Add 4.14, Triad 4.09 TB/s
   of 5.3 (0.78-0.80; the same harness on ND H100 v5: 2.90-2.97 of 3.35, 0.87-0.89), index file
@@ -99,6 +99,25 @@ gfx950 rows (cu_num 256, 257 experts, top-9, 128 tokens: 5,844 GB/s at inter_dim
 512, of 8 TB/s) and the moe floor 56.8 us, the least `us` of those rows (inter_dim 512, 1 token;
 77.5 us at inter_dim 256); no MI355X STREAM or MAF figure was found, so hbm and gemm are the
 MI300X's.
+Blackwell B200 / GB200 (SM 10.0): fp8_gemm 0.55, the FP8 block-scaled GEMM SGLang runs there
+measured on a GB200 by SGLang itself. SGLang 0.5.8.post1 picks DeepGEMM first for a w8a8 block-FP8
+linear layer (layers/quantization/fp8_utils.py:239-253 `_dispatch_auto_backend`; on Blackwell with
+the weights' scales requantized to UE8M0, layers/deep_gemm_wrapper/configurer.py:24-25), and its
+benchmark/kernels/deepseek/benchmark_deepgemm_fp8_gemm_blackwell.py times that call
+(`w8a8_block_fp8_matmul_deepgemm`), run on GB200 at --tp-size 4 in
+https://github.com/sgl-project/sglang/pull/13528 (merged): N 24,576, K 7,168, 146.03 us at M 1,024
+and 260.38 us at M 2,048, i.e. 2 x M x N x K / t = 2,471 and 2,771 TFLOPS of the GB200's 5,000
+dense FP8 (0.494, 0.554). The best is kept, as 0.70 is DeepGEMM's best on H800. What this rests on:
+the rows of that table readable here are those of one weight shape up to M 2,048 (its M 4,096 rows
+and other shapes were not), so a prefill's larger GEMMs may run faster; its smaller rows sit on a
+~60 us floor of the benchmark's eager launches and measure no FLOPs. The same table's FlashInfer
+trtllm groupwise GEMM (not SGLang's default there) took 1,632.54 us at M 2,048 (442 TFLOPS).
+B200 (the same die at 1,000 W, its own 4,500 TFLOPS peak) carries the GB200's fraction: no B200
+measurement of DeepGEMM was found. The fused FP8 MoE SGLang runs on SM 10.0
+(--moe-runner-backend flashinfer_trtllm, server_args.py:1225-1234, flashinfer's
+`trtllm_fp8_block_scale_moe`) has no published measurement that was found: the dense fraction
+stands for it, as for every w8a8 GEMM. The rest are the CUDA defaults; B300 / GB300 (SM 10.3) keep
+them all (no measurement). Nothing in it is fitted to a bench row.
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
@@ -215,15 +234,19 @@ class Efficiency:
 
 DEFAULT_EFFICIENCY = Efficiency()
 
-# AMD Instinct presets: achievable fractions from ROCm kernel measurements (module docstring:
-# sources, and which values are carried over from the MI300X). Every other preset (CUDA) gets
-# DEFAULT_EFFICIENCY.
+# AMD Instinct presets: achievable fractions from ROCm kernel measurements, and Blackwell SM 10.0
+# ones from SGLang's GB200 DeepGEMM benchmark (module docstring: sources, and which values are
+# carried over). Every other preset gets DEFAULT_EFFICIENCY.
 MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49,
                                moe_floor_s=67.4 * US)
+# GB200 DeepGEMM: 2,771 of 5,000 dense FP8 TFLOPS (sglang PR 13528), carried to the B200.
+BLACKWELL_EFFICIENCY = Efficiency(fp8_gemm=0.55)
 DEVICE_EFFICIENCY: dict[str, Efficiency] = {
     "MI300X": MI300X_EFFICIENCY,
     "MI325X": replace(MI300X_EFFICIENCY, gemm=0.645, fp8_gemm=0.581),
     "MI355X": replace(MI300X_EFFICIENCY, fp8_gemm_hbm=0.74, moe_floor_s=56.8 * US),
+    "B200": BLACKWELL_EFFICIENCY,
+    "GB200": BLACKWELL_EFFICIENCY,
 }
 
 

@@ -395,7 +395,8 @@ def print_device_table() -> None:
     """The AMD Instinct rows under their own (ROCm) efficiencies, under the CUDA presets'
     fractions, and under those over PCIe 5 (what the bench charged before the xGMI preset)."""
     amd = {name: eff for name, eff in DEVICE_EFFICIENCY.items()
-           if any(c.gpu == name for c in (*CASES, *PREFILL_CASES, *TTFT_CASES))}
+           if get_gpu(name).platform == "rocm"
+           and any(c.gpu == name for c in (*CASES, *PREFILL_CASES, *TTFT_CASES))}
     print("\n## AMD Instinct rows: ROCm efficiencies against the CUDA ones (held out)\n")
     print("kvplan.perf.efficiency.device_efficiency gives the AMD presets the fractions measured "
           "on ROCm kernels (kvplan/perf/efficiency.py names each source; nothing here is fitted to "
@@ -432,6 +433,30 @@ def print_device_table() -> None:
             band_ok = in_band(own, band_kind or c.kind)
             print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
                   f"{pcie_cuda:.2f} | {'yes' if band_ok else 'no'} |")
+    print_blackwell_table(groups)
+
+
+def print_blackwell_table(groups: tuple) -> None:
+    """The B200 / GB200 rows that their measured FP8 GEMM fraction (DEVICE_EFFICIENCY, SGLang's
+    GB200 DeepGEMM benchmark) moves, against the CUDA default's."""
+    names = [n for n in DEVICE_EFFICIENCY if get_gpu(n).platform == "cuda"]
+    fp8 = sorted({DEVICE_EFFICIENCY[n].fp8_gemm or 0.0 for n in names})
+    print(f"\n{' / '.join(names)}: FP8 (w8a8) GEMMs at {', '.join(f'{f:.2f}' for f in fp8)} of "
+          "the FP8 peak, SGLang's DeepGEMM on a GB200 (kvplan/perf/efficiency.py; nothing here "
+          "is fitted to these rows), against the CUDA default "
+          f"{DEFAULT_EFFICIENCY.gemm:.2f} (before). The rows it moves by 0.005 or more:\n")
+    print("| row | GPU | measured / predicted | with the CUDA fractions (before) | in band |")
+    print("|---|---|---:|---:|---|")
+    for cases, measured_field, predict_ms, what, band_kind in groups:
+        for c in cases:
+            if c.gpu not in names:
+                continue
+            measured = getattr(c, measured_field)
+            own = measured / predict_ms(c)
+            cuda = measured / predict_ms(c, CUDA_FRACTIONS)
+            if abs(own - cuda) >= 0.005:
+                print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
+                      f"{'yes' if in_band(own, band_kind or c.kind) else 'no'} |")
 
 
 def _model_key(case: Case | PrefillCase | TtftCase) -> str:

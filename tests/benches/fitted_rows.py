@@ -404,6 +404,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "the wide DP32 rows' TPOT came out above the measured at high load (cfg483 "
                 "c8192: 1.51x)",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="76916cb",
+           rule="B200 / GB200 FP8 (w8a8) GEMMs at 0.55 of the FP8 peak (kvplan.perf.efficiency "
+                "DEVICE_EFFICIENCY: SGLang's GB200 DeepGEMM benchmark, sglang PR 13528, 2,771 of "
+                "5,000 TFLOPS; not fitted), looked for after these TP-attention ISL 8,192 rows at "
+                "4 in flight came out with TTFT 0.58-0.60x the measured (the FP4 rows at 4 in "
+                "flight 1.00-1.14x): it moves their prefill by 1-2 %",
+           rows=tuple(f"aiconfigurator {run}" for run in (
+               "dsr1_b200_sglang_fp8_disagg_8192x1024_c4_cfg455",
+               "dsr1_gb200_sglang_fp8_disagg_8192x1024_c4_cfg536",
+               "dsr1_gb300_sglang_fp8_disagg_8192x1024_c4_cfg519"))),
     Shaped(commit="a571d7e",
            rule="Llama-4's vision model (bf16 weights, vLLM's encoder profile) and quantization "
                 "ignore lists under a multimodal wrapper's language_model. prefix (issue #26's "
@@ -682,8 +692,10 @@ LAST_RULE_CHANGE = {
     "engine": RuleChange(commit="45ef05084e90", time="2026-12-03T07:27:33+00:00",
                          paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
     # disagg-rows' vLLM EP and --enforce-eager prefill rules (ff02f27, ce9cfae on its branch),
-    # landed by this merge.
-    "cost": RuleChange(commit="ef67085f15da", time="2026-12-02T18:19:27+00:00",
+    # landed by this merge. Then bwfp853's B200 / GB200 FP8 GEMM fraction (76916cb,
+    # kvplan/perf/efficiency.py), which moves the B200 / GB200 FP8 rows of cost-bench.md (no row
+    # had been added since ef67085: none was prospective before it either).
+    "cost": RuleChange(commit="76916cbb0dc8", time="2026-12-05T07:02:01+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
     # that touched kvplan/ (the merge that lands it replaces it): the disagg bench's prospective
@@ -724,7 +736,10 @@ LAST_RULE_CHANGE = {
     # became replayable with it.
     # mixjit53's fused-MoE JIT stall (d9ac0f2: kvplan/analysis/simulate/moe_jit.py, run.py) is
     # opt-in with no default compile time: no default prediction moves, no rule change here.
-    "disagg": RuleChange(commit="11904b0f7cec", time="2026-12-05T01:25:25+00:00",
+    # bwfp853's B200 / GB200 FP8 GEMM fraction (76916cb: kvplan/perf/efficiency.py), measured
+    # on no bench row: the 3 FP8 rows that led to it shaped it (SHAPED_BY); no frozen row not
+    # yet replayed became replayable with it.
+    "disagg": RuleChange(commit="76916cbb0dc8", time="2026-12-05T07:02:01+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "
