@@ -40,6 +40,7 @@ from kvplan.analysis.simulate.scheduler import (
     StepCost,
 )
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py
 CLIP_MAX_NEW_TOKENS = 4096
@@ -57,7 +58,7 @@ class SglangSchedule:
     """SGLang's scheduler settings (server_args.py)."""
 
     chunked_prefill_size: int | None  # None: chunked prefill off (-1)
-    max_prefill_tokens: int = 16384
+    max_prefill_tokens: int = MAX_PREFILL_TOKENS
     max_running_requests: int
     schedule_conservativeness: float = 1.0
     policy: str = "fcfs"
