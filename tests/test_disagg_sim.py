@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, _Run, simulate_disagg
 from kvplan.analysis.simulate.scheduler import SchedulerConfig
@@ -150,3 +152,77 @@ def test_decode_admission_pages_are_all_returned() -> None:
     assert res.measured == 16
     assert run.d_alloc == [0] and run.d_tokens == [0] and run.d_pending == [0]
     assert run.d_by_phase == [[0, 0, 0, 0]]
+
+
+# SGLang's input budget (kvplan.engines.sglang.options.MAX_PREFILL_TOKENS: --max-prefill-tokens
+# 16,384, server_args.py:316 in 0.5.8.post1), beside the chunk a B200 prefill rank with TP
+# attention takes (--chunked-prefill-size 16,384: cards of 160 GiB or more), for DeepSeek-R1's
+# rows of 8,192- and 1,024-token prompts (tests/benches/disagg_rows.py).
+def _sglang_tp_prefill(input_len: int, concurrency: int, *, input_budget: bool
+                       ) -> DisaggSimInputs:
+    from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS, sglang_chunked_prefill_tokens
+    from kvplan.hardware.gpus import get_gpu
+
+    chunk = sglang_chunked_prefill_tokens(get_gpu("B200"))
+    assert chunk == 16384 == MAX_PREFILL_TOKENS
+    return replace(_inputs(concurrency=concurrency, budget=chunk), input_len=input_len,
+                   prefill=replace(_inputs().prefill, max_num_seqs=1 << 30,
+                                   max_num_batched_tokens=chunk, max_model_len=input_len),
+                   prefill_input_budget=MAX_PREFILL_TOKENS if input_budget else None)
+
+
+def test_sglang_input_budget_one_8192_prompt_a_step_by_hand() -> None:
+    # Two prompts of 8,192 tokens fit the chunk of 16,384 together, and without the input
+    # budget run in one step: test_two_users_one_step_by_hand's timeline, TTFT 125 ms. SGLang's
+    # PrefillAdder takes the first (budget 16,384 -> 8,192 left) and refuses the second, its
+    # 8,192 tokens >= the 8,192 left (schedule_policy.py 0.5.8.post1:715): one prompt a step,
+    # test_one_prompt_per_step_by_hand's timeline, TTFT 175 ms.
+    without = _fixed(_sglang_tp_prefill(8192, 2, input_budget=False))
+    assert without.ttft_ms == pytest.approx(125.0)
+    assert without.prefill_prompts_per_step == 2.0
+    with_budget = _fixed(_sglang_tp_prefill(8192, 2, input_budget=True))
+    assert with_budget.ttft_ms == pytest.approx(175.0)
+    assert with_budget.tpot_ms == pytest.approx(12.5)
+    assert with_budget.prefill_prompts_per_step == 1.0
+
+
+def _first_step(inp: DisaggSimInputs, queued: int) -> list[int]:
+    """The tokens each prompt takes in the first step of a worker with `queued` prompts."""
+    run = _Run(inp, lambda tokens, prompts: 0.1, lambda batch: 0.01)
+    for user in range(queued):
+        run._send(user, 0, 0.0)
+    run.events.clear()
+    run._prefill_step(0, 0.0)
+    (_, _, _, _, taken), = run.events
+    return [n for _, sched in taken for _, n in sched]  # type: ignore[attr-defined]
+
+
+def test_sglang_input_budget_fifteen_1024_prompts_a_step_by_hand() -> None:
+    # 16 prompts of 1,024 tokens queued: the chunk alone takes all 16 (16,384 tokens); SGLang
+    # takes prompts while each is below the budget left: the k-th joins while 1,024 < 16,384 -
+    # (k - 1) x 1,024, i.e. k <= 15: 15,360 tokens, the 16th waits for the next step.
+    assert _first_step(_sglang_tp_prefill(1024, 16, input_budget=False), 16) == [1024] * 16
+    assert _first_step(_sglang_tp_prefill(1024, 16, input_budget=True), 16) == [1024] * 15
+    # A prompt longer than the chunk still runs, chunked, as the step's first (16,384 of
+    # 20,000), and no second prompt is cut to fill what is left.
+    long = replace(_sglang_tp_prefill(20000, 2, input_budget=True), chunked_prefill=True)
+    assert _first_step(long, 2) == [16384]
+
+
+@given(input_len=st.integers(1, 20000), chunk=st.integers(1, 20000),
+       extra=st.integers(0, 20000), queued=st.integers(1, 40))
+def test_input_budget_property(input_len: int, chunk: int, extra: int, queued: int) -> None:
+    # SGLang's budget is never below the chunk (16,384 against the chunk // dp-size): with it a
+    # step takes no more than without, at least one prompt, every prompt after the first below
+    # what was left of it, and it stops only where the next prompt is not (or the chunk ends).
+    inp = replace(_sglang_tp_prefill(input_len, queued, input_budget=False),
+                  prefill=replace(_inputs().prefill, max_num_seqs=1 << 30,
+                                  max_num_batched_tokens=chunk, max_model_len=input_len))
+    budget = chunk + extra
+    free = _first_step(inp, queued)
+    taken = _first_step(replace(inp, prefill_input_budget=budget), queued)
+    assert 1 <= len(taken) <= len(free) and sum(taken) <= sum(free)
+    for j in range(1, len(taken)):
+        assert input_len < budget - sum(taken[:j])
+    if len(taken) < len(free):
+        assert input_len >= budget - sum(taken)

@@ -281,3 +281,20 @@ def test_sglang_prefill_step_pays_its_eager_launch() -> None:
     vllm, _ = setup(spec, estimate_inputs(spec, context=4096, gpu="H100-80GB",
                                           engine=Engine("vllm")))
     assert vllm.cost.launch_seconds(1000) == 0.0
+
+
+def test_sglang_input_budget_binds_with_chunked_prefill() -> None:
+    """--max-prefill-tokens 16,384 beside a chunk of 16,384 (SGLang's defaults on a card of 160
+    GiB or more; kvplan.engines.sglang.options.MAX_PREFILL_TOKENS): two 8,192-token prompts at
+    0 would fit the chunk together, but PrefillAdder.add_one_req refuses the second, its 8,192
+    tokens >= the 8,192 left of the input budget (schedule_policy.py 0.5.8.post1:715, chunked
+    prefill on): A prefilled 0-10 ms, B 10-20 ms (prefill first), their first tokens at 10 and
+    20 ms rather than both at 10."""
+    pool = KVPool(40_001, (GroupRule(kind="full", block_size=1),), caching=False)
+    sim = SglangSimulator(pool, SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=16384,
+                                                max_model_len=8192 + 2),
+                          _FixedCost(), SglangSchedule(chunked_prefill_size=16384,
+                                                       max_running_requests=64))
+    state = sim.run([RequestSpec(arrival_s=0.0, prompt_len=8192, output_len=2)
+                     for _ in range(2)])
+    assert sorted(round(r.first_token_s, 9) for r in state.finished) == [0.01, 0.02]

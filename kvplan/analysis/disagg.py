@@ -24,6 +24,7 @@ from kvplan.engines.base import (
     DEFAULT_ENGINE,
     ENGINE_AUTO,
     Engine,
+    Scheduler,
     check_kv_dtype,
     known_auto_kv_dtype,
     run_kv_dtype,
@@ -32,6 +33,7 @@ from kvplan.engines.caches import stage_caches
 from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.handover import Handover
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
+from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.kv_links import KvLink
 from kvplan.kv.cache import check_token_sized
@@ -203,6 +205,9 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     chunked prefill size per rank (divided by the --dp-size under DP attention), seats bounded by
     the KV. Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked
     prefill).
+    SGLang's steps also stop at its input budget (--max-prefill-tokens' default, a prompt after
+    the first joining only below what is left of it: kvplan.engines.sglang.options
+    MAX_PREFILL_TOKENS); vLLM's scheduler has none besides its token budget.
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
     rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds; where the
     connector's decode side admits a prompt before its prefill (SGLang's preallocation,
@@ -232,7 +237,8 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
                else min(seqs, decode.requests // d_lay.replicas))
     return PrefillBatching(
         input_len=req.input_len, token_budget=token_budget or tokens, max_seqs=seqs, chunked=True,
-        decode_max_seqs=max(1, running), step_ms=step_ms, decode_admission=admission)
+        decode_max_seqs=max(1, running), step_ms=step_ms, decode_admission=admission,
+        input_budget=MAX_PREFILL_TOKENS if rules.scheduler is Scheduler.prefill_first else None)
 
 
 def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Handover:

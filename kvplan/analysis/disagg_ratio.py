@@ -71,6 +71,9 @@ class PrefillBatching:
     # The decode rank's admission before the prefill, where the connector's flow has one
     # (kvplan.engines.handover.DecodeAdmission; the simulation holds each prompt until then).
     decode_admission: DecodeAdmission | None = None
+    # The engine's input budget per prefill step besides the token budget (SGLang's
+    # --max-prefill-tokens: kvplan.analysis.simulate.disagg_sim); None: none.
+    input_budget: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,7 +274,7 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         chunked_prefill=batching.chunked, decode_max_seqs=batching.decode_max_seqs,
         transfer_s=model.transfer_s, first_token_steps=model.first_token_steps,
         prefill_lookahead=prefill_flow[0], prefill_random_rank=prefill_flow[1],
-        decode_admission=batching.decode_admission),
+        decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget),
         prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None

@@ -33,6 +33,7 @@ from tests.benches.disagg_rows import (
     ADMISSION_COMMIT,
     DECODE_GATHER_COMMIT,
     FIRST_COHORT,
+    INPUT_BUDGET_COMMIT,
     PREFIX,
     RECIPES,
     Replay,
@@ -221,6 +222,7 @@ def _prospective_rows() -> list[str]:
            *_decode_gather(done), "",
            *logits_gather_section(done), "",
            *_generator(done), "",
+           *_input_budget(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
@@ -364,7 +366,9 @@ def _gather(done: list[Replay]) -> list[str]:
             "charged, under 2 %.",
             "- The chunk: --chunked-prefill-size 16,384 on cards of 160 GiB or more, // "
             "--dp-size under DP attention (4da0407), --max-prefill-tokens 16,384: the "
-            "simulation's budget already. Two-batch and single-batch overlap are off by default "
+            "simulation's budget already (the latter binding where it equals the chunk, a "
+            f"prompt after the first joining only below what is left of it: {INPUT_BUDGET_COMMIT}, "
+            "3i). Two-batch and single-batch overlap are off by default "
             "(server_args.py:575-576) and the rows state neither; on, they hide communication "
             "(faster). Had the rows run DeepEP (not stated), its normal-mode dispatch sends a "
             "token once to each rank holding one of its experts, at most min(8, EP) copies, "
@@ -524,6 +528,56 @@ def _generator(done: list[Replay]) -> list[str]:
             "- The chunk and --max-prefill-tokens defaults, DeepEP and the MLA prefill kernels: "
             "3e and 3f. The TTFT's client: the rows' source records none (a DB dump, 3f); "
             "kvplan counts from the send to the first token on the decode side (3c)."]
+    return out
+
+
+def _input_budget(done: list[Replay]) -> list[str]:
+    """Both cohorts with and without SGLang's prefill input budget (INPUT_BUDGET_COMMIT), a rule
+    every one of them shaped (issue 29, pdload53): the before and after, not a blind test."""
+    rule = next(s for s in SHAPED_BY if s.commit == INPUT_BUDGET_COMMIT)
+    old = [r for r in replayed_with(done, input_budget=False) if r.replayed]
+    n = sum(r.id in rule.rows for r in done)
+    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
+
+    def dp(r: Replay) -> bool:
+        return int(by_id[r.id]["prefill_attention_dp_size"] or 1) > 1
+
+    def line(rows: list[Replay]) -> str:
+        ratios = [r.ratios[0] for r in rows if r.ratios]
+        return (f"both {share(rows, lambda r: r.inside)}; TTFT {share(rows, inside(0))}; "
+                f"TPOT {share(rows, inside(1))}; median TTFT ratio "
+                f"{_median(ratios) if ratios else math.nan:.2f}")
+
+    new_by = {r.id: r for r in done}
+    out = [f"### 3i. Shaped: SGLang's prefill input budget ({rule.commit}), both cohorts", "",
+           f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
+           "(all were read before it); no blind test of it. It changes times, not what kvplan "
+           "sizes: no frozen row not yet replayed becomes replayable, so no new cohort was "
+           "evaluated. Under DP attention the chunk (16,384 // --dp-size) binds first and the "
+           "budget moves nothing; on the H200 (chunk 8,192) an 8,192-token prompt fills the "
+           "chunk alone either way.", "",
+           f"With it (above, both cohorts): {line(done)}.",
+           f"Without it (the chunk alone, the prompt crossing it cut to what is left), computed "
+           f"beside it: {line(old)}."]
+    for name, test in (("TP-attention prefill", lambda r: not dp(r)),
+                       ("DP-attention prefill", dp)):
+        for isl in (1024, 8192):
+            a = [r for r in old if test(r) and r.input_len == isl]
+            b = [new_by[r.id] for r in a if r.id in new_by]
+            if a:
+                out += [f"- {name}, ISL {isl:,}: without {line(a)}; with {line(b)}"]
+    out += ["", "Read: one 8,192-token prompt a step lowers kvplan's TTFT at low load (a "
+            "prompt no longer waits for a second one's tokens: cfg535 / 481 / 569 at 4 in "
+            "flight 1.14 / 1.02 / 1.00 -> about 0.8 / 0.74 / 0.74) and raises it where the "
+            "prefill saturates (cfg489 / 575, 10 TP4 prefill workers at 2,048 in flight: 0.88 "
+            "/ 0.99 -> 1.78 / 2.16). Those two rows' workers served 5.7 and 6.3 prompts of "
+            "8,192 tokens a second each (Little's law over the measured times): 177 and 158 ms "
+            "a prompt, against kvplan's 236 and 235 ms for one prompt alone (eager launches "
+            "and GPU time added), while at 4 in flight the measured TTFT is about 1.3x "
+            "kvplan's one prompt plus handover: the prefill's own time, not its batching, is "
+            "what is left (the overlap loop launching step k + 1 while step k runs on the GPU "
+            "is not priced: kvplan adds each step's launches to its GPU time).", ""]
+    out += _moved(done, old, (0,))
     return out
 
 

@@ -71,6 +71,8 @@ BAND = (0.75, 1.33)
 ADMISSION_COMMIT = "abc0049"
 DECODE_GATHER_COMMIT = "ca77c7a"  # SGLang's decode gather without DeepEP (kvplan.perf.roofline)
 LOGITS_GATHER_COMMIT = "11904b0"  # SGLang's split lm_head's logits gather (roofline)
+# SGLang's prefill input budget (--max-prefill-tokens: kvplan.analysis.simulate.disagg_sim).
+INPUT_BUDGET_COMMIT = "80acbcc"
 PREFIX = "aiconfigurator "
 
 # (model_path, precision) -> (config kvplan sizes, KV dtype, what it is).
@@ -376,7 +378,7 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
 
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
-            logits_gather: bool = True, generator: bool = False
+            logits_gather: bool = True, generator: bool = False, input_budget: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -389,20 +391,23 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     layers priced as before 6084616 (`_no_gather`); `decode_gather` False: its decode MLP
     layers priced as before DECODE_GATHER_COMMIT; `logits_gather` False: its decode steps
     without the split lm_head's gathers (`_no_logits_gather`); `generator`: the prefill at
-    aiconfigurator's generated flags (`generator_prefill`); the bench's counterfactuals
-    only."""
+    aiconfigurator's generated flags (`generator_prefill`); `input_budget` False: the prefill
+    steps without SGLang's --max-prefill-tokens budget (before INPUT_BUDGET_COMMIT); the bench's
+    counterfactuals only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
-                        generator=generator)
+                        generator=generator, input_budget=input_budget)
 
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
-             gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False
-             ) -> tuple[float | None, float | None, float]:
+             gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
+             input_budget: bool = True) -> tuple[float | None, float | None, float]:
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator)
     batching = st.batching
+    if not input_budget and batching is not None:
+        batching = replace(batching, input_budget=None)
     if not admission and batching is not None and batching.decode_admission is not None:
         batching = replace(batching, decode_admission=None, decode_max_seqs=max(
             1, min(batching.max_seqs, st.decode.requests // st.req.decode.replicas)))
@@ -447,7 +452,7 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
-           generator: bool = False) -> Replay:
+           generator: bool = False, input_budget: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -461,7 +466,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
     try:
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
                                       gather=gather, decode_gather=decode_gather,
-                                      logits_gather=logits_gather, generator=generator)
+                                      logits_gather=logits_gather, generator=generator,
+                                      input_budget=input_budget)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -500,8 +506,10 @@ def prospective_replays() -> list[Replay]:
 # [0.75, 1.33], median TTFT ratio 0.81 -> 0.80; TP-attention prefill median TTFT ratio 0.75 ->
 # 0.60 (ISL 1,024, 11 rows) and 0.51 -> 0.41 (8,192, 26), DP-attention ISL 1,024 0.78 -> 1.34
 # (28; cfg483 c4096 0.32 -> 2.39), DP-attention ISL 8,192 unchanged: the flags do not close the
-# gap).
-SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator")
+# gap); `input_budget`=False, the prefill steps without SGLang's --max-prefill-tokens budget
+# (INPUT_BUDGET_COMMIT).
+SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
+            "input_budget")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

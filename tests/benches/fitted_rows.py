@@ -363,6 +363,17 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "0.5.8.post1 after these rows' TTFT came out below the measured on 53 of the "
                 "56 under 1,024 in flight (median 0.46x)",
            rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
+    Shaped(commit="80acbcc",
+           rule="SGLang's prefill input budget (kvplan.analysis.simulate.disagg_sim, "
+                "kvplan.engines.sglang.options.MAX_PREFILL_TOKENS): a prompt after the first of "
+                "a prefill step joins only while its tokens are below what is left of "
+                "--max-prefill-tokens (16,384, not divided by --dp-size), so a TP-attention "
+                "prefill on a card of 160 GiB or more (chunk 16,384) takes one 8,192-token prompt "
+                "a step, not two, and 15 of 1,024, not 16; read from SGLang 0.5.5.post2 / 0.5.8 / "
+                "0.5.8.post1 (managers/schedule_policy.py PrefillAdder.add_one_req) after these "
+                "rows' TTFT under load came out below the measured (issue 29, pdload53: median "
+                "ratio 0.51 on the TP-attention prefill rows at ISL 8,192)",
+           rows=(*_AIC_PROSPECTIVE_BC0CFEC, *_AIC_PROSPECTIVE_DIS29)),
     Shaped(commit="abc0049",
            rule="SGLang's decode-side admission (kvplan.engines.sglang.decode_admission): a "
                 "prompt joins the prefill queue once the decode rank preallocates it "
@@ -739,9 +750,13 @@ LAST_RULE_CHANGE = {
     # bwfp853's B200 / GB200 FP8 GEMM fraction (76916cb: kvplan/perf/efficiency.py), measured
     # on no bench row: the 3 FP8 rows that led to it shaped it (SHAPED_BY); no frozen row not
     # yet replayed became replayable with it.
-    "disagg": RuleChange(commit="76916cbb0dc8", time="2026-12-05T07:02:01+00:00",
+    # pdload53's SGLang prefill input budget (80acbcc: kvplan/analysis/simulate/disagg_sim.py,
+    # kvplan/analysis/disagg*.py, kvplan/engines/sglang/options.py): every replayed prospective
+    # SGLang row shaped it (SHAPED_BY); no frozen row not yet replayed became replayable with it.
+    "disagg": RuleChange(commit="80acbcc9d017", time="2026-12-05T07:06:41+00:00",
                          paths="kvplan/analysis/disagg*.py, kvplan/analysis/simulate/"
                                "disagg_sim.py, kvplan/perf/, kvplan/hardware/gpus.json, "
                                "kvplan/model/quant*.py, kvplan/engines/*/connectors.py, "
-                               "kvplan/engines/sglang/decode_admission.py"),
+                               "kvplan/engines/sglang/decode_admission.py, "
+                               "kvplan/engines/sglang/options.py"),
 }

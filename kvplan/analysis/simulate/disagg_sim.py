@@ -14,7 +14,13 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
   (`SchedulerConfig.max_num_batched_tokens`: vLLM's max_num_batched_tokens, SGLang's chunked
   prefill size) and seats (`max_num_seqs`) last, as kvplan.analysis.simulate.scheduler admits
   (step 2 of its docstring); with chunked prefill the prompt crossing the budget takes what is
-  left and continues next step, without it admission stops there. The step takes
+  left and continues next step, without it admission stops there. Where the engine has an
+  input budget besides (`prefill_input_budget`: SGLang's --max-prefill-tokens,
+  kvplan.engines.sglang.options.MAX_PREFILL_TOKENS), a prompt after the first of the step joins
+  only while its tokens left are below what is left of that budget (the first always, the
+  chunked one included), and stops admission otherwise, as SGLang's PrefillAdder.add_one_req
+  does; each prompt taken lowers it by the tokens it takes. (SGLang rounds both sides up to the
+  page; prompts here are whole pages where it matters, not rounded.) The step takes
   `prefill_step_s(tokens, prompts)` of the busiest rank (most tokens).
 - Handover: a prompt done at t is assigned to the decode rank holding the fewest requests
   (running or arriving); its KV is there at t + transfer. Where the connector's flow is read
@@ -78,6 +84,7 @@ class DisaggSimInputs:
     prefill_lookahead: bool = False  # module docstring
     prefill_random_rank: bool = False
     decode_admission: DecodeAdmission | None = None  # module docstring
+    prefill_input_budget: int | None = None  # per rank and step (module docstring); None: none
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,9 +199,12 @@ class _Run:
         most = (0, 0)
         for rank in range(lo, hi):
             budget, seats, sched = cfg.max_num_batched_tokens, cfg.max_num_seqs, []
+            left = self.inp.prefill_input_budget  # SGLang's rem_input_tokens (docstring)
             for req in self.p_queue[rank]:
                 if budget <= 0 or seats <= 0 or req.queued_s > cutoff:
                     break
+                if left is not None and sched and req.remaining >= left:
+                    break  # schedule_policy.py add_one_req: OTHER, the step ends
                 take = min(req.remaining, budget)
                 if take < req.remaining and not self.inp.chunked_prefill and sched:
                     break  # without chunked prefill a prompt runs whole (the first always)
@@ -202,6 +212,8 @@ class _Run:
                 sched.append((req, take))
                 budget -= take
                 seats -= 1
+                if left is not None:
+                    left -= take
             if sched:
                 taken.append((rank, sched))
                 tokens = sum(n for _, n in sched)

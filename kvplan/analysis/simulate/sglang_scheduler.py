@@ -40,6 +40,7 @@ from kvplan.analysis.simulate.scheduler import (
     StepCost,
 )
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py
 CLIP_MAX_NEW_TOKENS = 4096
@@ -57,7 +58,7 @@ class SglangSchedule:
     """SGLang's scheduler settings (server_args.py)."""
 
     chunked_prefill_size: int | None  # None: chunked prefill off (-1)
-    max_prefill_tokens: int = 16384
+    max_prefill_tokens: int = MAX_PREFILL_TOKENS
     max_running_requests: int
     schedule_conservativeness: float = 1.0
     policy: str = "fcfs"
@@ -209,8 +210,11 @@ class SglangSimulator(Simulator):
             max_new = min(req.output_len - req.num_output, CLIP_MAX_NEW_TOKENS)
             if extend + max_new >= rem_total:
                 break  # NO_TOKEN
-            if rem_chunk is None and scheduled and extend >= rem_input:
-                break  # OTHER: the input budget (without chunking)
+            if scheduled and extend >= rem_input:
+                # OTHER: the input budget, chunked prefill on or off (schedule_policy.py
+                # add_one_req, 0.5.8.post1:715-716; kvplan.engines.sglang.options
+                # MAX_PREFILL_TOKENS)
+                break
             whole = rem_chunk is None or extend <= rem_chunk
             n = extend if whole else rem_chunk
             assert n is not None

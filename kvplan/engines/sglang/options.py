@@ -33,6 +33,19 @@ class SglangOptions(EngineOptions):
 
 OPTIONS = SglangOptions
 
+# --max-prefill-tokens' default (server_args.py:316 in 0.5.8 / 0.5.8.post1, :270 in 0.5.5.post2;
+# the scheduler takes it unchanged, managers/tp_worker.py:279-280), the input budget of one
+# prefill step per scheduler (one per attention-DP rank; not divided by --dp-size). SGLang's
+# PrefillAdder (managers/schedule_policy.py `add_one_req`, 0.5.8.post1:715-716 and :734-735;
+# 0.5.5.post2 :584, :603) refuses a prompt once the step holds one and its page-rounded input is
+# >= the budget left (`real_input_tokens >= self.rem_input_tokens and len(self.can_run_list) !=
+# 0`: OTHER, which ends the step), whether or not chunked prefill is on; each prompt taken lowers
+# the budget by its (page-rounded) tokens (`_update_prefill_budget`). With the chunk at the same
+# 16,384 (cards of 160 GiB or more, TP attention) a step so takes whole prompts only while their
+# sum stays below 16,384: one prompt of 8,192 (not two), fifteen of 1,024 (not sixteen), and
+# never cuts a second prompt to the chunk left.
+MAX_PREFILL_TOKENS = 16384
+
 
 def sglang_options(inputs: PlanInputs) -> SglangOptions:
     opts: SglangOptions = options_of(inputs, SglangOptions, "sglang")
@@ -50,7 +63,9 @@ def sglang_chunked_prefill_tokens(gpu: GPU, *, dp_attention: int = 1) -> int:
     "DP attention is enabled. The chunked prefill size is adjusted to N to avoid MoE kernel
     issues."), run after `_handle_gpu_memory_settings` in `__post_init__`, so the default is
     divided too (0.4.x: the same division in `__post_init__`). `max_prefill_tokens` (default
-    16,384, not divided) bounds the step too; it binds only where it is the smaller."""
+    16,384, not divided: MAX_PREFILL_TOKENS) bounds the step too, and binds even where it equals
+    the chunk: a prompt after the first joins only while its input is below what is left of it
+    (MAX_PREFILL_TOKENS)."""
     if gpu.memory_bytes < 35 * 2**30:
         tokens = 2048
     else:
