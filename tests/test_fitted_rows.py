@@ -23,6 +23,7 @@ from tests.benches import (
     kv_token_runs,
     prospective31_runs,
     prospective52_runs,
+    prospective53_runs,
     prospective_runs,
     sim_to_real,
     trtllm_bench,
@@ -90,6 +91,7 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load()["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective31_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective52_runs.DATA)["runs"]]
+            + [run["id"] for run in prospective_runs.load(prospective53_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
 
 
