@@ -200,6 +200,32 @@ def test_max_running_requests_default_matches_the_dense_logs() -> None:
     assert default_max_running_requests(2_658_165, 32_768) == 4096  # the ceiling
 
 
+# meta-llama/Llama-3.1-8B's config.json (model_specs/llama-3.1-8b.yaml): 32 layers, 8 KV heads of
+# head_dim 128, bf16: cell = 32 x 2 (K, V) x 8 x 128 x 2 B = 131,072 B per token (TP 1).
+LLAMA_CELL = 131_072
+
+
+@pytest.mark.parametrize(("version", "capped", "floored"), [
+    ("0.5.9", 3_072, 3_071), ("0.5.10", 2_500, 3_068), ("0.5.23", 2_500, 3_068)])
+def test_max_running_requests_reads_the_profiled_tokens_to_0_5_9_by_hand(
+        version: str, capped: int, floored: int) -> None:
+    """Context 8,192. To 0.5.9 init_memory_pool takes the default rule over the profiled
+    rest // cell before the --max-total-tokens cap and the page floor (0.5.9 mixin:340-352, the
+    cap :377-384, the floor :386-388); from 0.5.10 _resolve_max_num_reqs reads the pool's tokens
+    after them (0.5.10 mixin:874-887).
+    - 6 GiB, --max-total-tokens 40,000: profiled 6 x 2^30 // 131,072 = 49,152, pool 40,000;
+      0.5.9 int(49,152 / 8,192 x 512) = 3,072, 0.5.10+ int(40,000 / 8,192 x 512) = int(2,500.0).
+    - 49,150 x 131,072 B, page 64: profiled 49,150, pool 49,150 // 64 x 64 = 49,088; 0.5.9
+      int(49,150 / 16) = int(3,071.875) = 3,071, 0.5.10+ 49,088 / 16 = 3,068."""
+    spec = load_spec("llama-3.1-8b")
+    cap = plan_capacity(spec, sglang(context=8192, engine_version=version,
+                                     kv_budget_bytes=6 * GiB, max_total_tokens=40_000))
+    assert (cap.token_capacity, cap.max_running_requests) == (40_000, capped)
+    page = plan_capacity(spec, sglang(context=8192, engine_version=version, block_size=64,
+                                      kv_budget_bytes=49_150 * LLAMA_CELL))
+    assert (page.token_capacity, page.max_running_requests) == (49_088, floored)
+
+
 def test_mamba_pool_caps_requests_in_the_plan() -> None:
     plan = plan_capacity(load_spec("qwen3.5-9b"), sglang(context=8192, kv_budget_bytes=20 * GiB))
     assert plan.sglang_pool["kind"] == "mamba"
