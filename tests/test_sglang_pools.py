@@ -210,8 +210,8 @@ LLAMA_CELL = 131_072
 def test_max_running_requests_reads_the_profiled_tokens_to_0_5_9_by_hand(
         version: str, capped: int, floored: int) -> None:
     """Context 8,192. To 0.5.9 init_memory_pool takes the default rule over the profiled
-    rest // cell before the --max-total-tokens cap and the page floor (0.5.9 mixin:340-352, the
-    cap :377-384, the floor :386-388); from 0.5.10 _resolve_max_num_reqs reads the pool's tokens
+    rest // cell before the --max-total-tokens cap and the page floor (0.5.9 mixin:342-353, the
+    cap :378-384, the floor :387-391); from 0.5.10 _resolve_max_num_reqs reads the pool's tokens
     after them (0.5.10 mixin:874-887).
     - 6 GiB, --max-total-tokens 40,000: profiled 6 x 2^30 // 131,072 = 49,152, pool 40,000;
       0.5.9 int(49,152 / 8,192 x 512) = 3,072, 0.5.10+ int(40,000 / 8,192 x 512) = int(2,500.0).

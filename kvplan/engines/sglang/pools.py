@@ -47,9 +47,9 @@ Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_n
 takes 3 slots with the radix cache on (``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``,
 ``mamba_scheduler_strategy`` no_buffer, the default) and 1 with ``--disable-radix-cache``.
 ``tokens`` there is, to 0.5.9, the profiled ``rest // cell`` before the ``--max-total-tokens``
-cap and the page floor (``init_memory_pool``: the rule at 0.5.9 mixin:340-352, the cap and
-floor after it at :377-388; 0.5.6 model_runner.py:1676-1685 and :1717-1729; 0.5.3
-model_runner.py:1427-1440 and :1467-1474; 0.4.6 model_runner.py:734-745 and :773-780); from
+cap and the page floor (``init_memory_pool``: the profile and the rule at 0.5.9 mixin:342-353,
+the cap and the floor after them at :378-391; 0.5.6 model_runner.py:1672-1685 and :1720-1733;
+0.5.3 model_runner.py:1427-1440 and :1467-1480; 0.4.6 model_runner.py:734-745 and :773-786); from
 0.5.10 the pool's tokens after them (``_resolve_memory_pool_config`` runs
 ``_resolve_token_capacity`` first, 0.5.10 mixin:874-887; ``_resolve_max_num_reqs`` :840-851;
 the same in 0.5.23 mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``:3119-3132).
