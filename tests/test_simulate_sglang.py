@@ -150,6 +150,15 @@ def test_simulate_takes_estimates_max_running_requests(version: str, running: in
     assert f"max_running_requests {running:,}" in notes[0]
     given, _ = setup(spec, estimate_inputs(spec, max_num_seqs=8, **kw))
     assert given.sglang.max_running_requests == 8
+    # 3,000 tokens, context 1,024 (tests/test_sglang_pools.py): the scheduler takes at most
+    # tokens // 2 = 1,500 by default at every release; --max-running-requests 3,000 is taken
+    # as given to 0.5.9 (model_runner.py 0.5.9:593-600: min(given // dp, max_num_reqs = given)),
+    # capped at 1,500 from 0.5.14.
+    tiny = {**kw, "context": 1024, "kv_budget_gib": 3_000 / 8192, "block_size": 1}
+    default, _ = setup(spec, estimate_inputs(spec, **tiny))
+    assert default.sglang.max_running_requests == 1_500
+    mine, _ = setup(spec, estimate_inputs(spec, max_num_seqs=3_000, **tiny))
+    assert mine.sglang.max_running_requests == (3_000 if version == "0.5.9" else 1_500)
 
 
 def test_cli_sglang_and_refusals() -> None:

@@ -298,14 +298,17 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                          f"does not fit SGLang's pool of {plan.token_capacity:,} tokens")
     opts = schedule or SglangOptionsSim()
     tokens = plan.token_capacity
-    # The scheduler's max_running_requests: min(tokens // 2, max_num_reqs) (model_runner.py
-    # 0.5.9:592-600; _resolve_max_num_reqs from 0.5.10), max_num_reqs as `estimate`'s pool
-    # gives it (kvplan.engines.sglang.pools: --max-running-requests, else the default rule over
-    # that release's tokens); `max_running` (a caller's own) in its place. A mamba pool also
-    # caps it by its slots (kvplan.analysis.simulate.sglang_pools).
+    # The scheduler's max_running_requests: max_num_reqs as `estimate`'s pool gives it
+    # (kvplan.engines.sglang.pools: --max-running-requests capped by release, else the default
+    # rule over that release's tokens), by default at most tokens // 2 (model_runner.py
+    # 0.5.9:593-600; inside _resolve_max_num_reqs from 0.5.10); `max_running` (a caller's own)
+    # in its place, at most tokens // 2. A mamba pool also caps it by its slots
+    # (kvplan.analysis.simulate.sglang_pools).
     assert plan.max_running_requests is not None
-    reqs = plan.max_running_requests if max_running is None else max_running
-    cap_running = pool.running_cap(min(reqs, tokens // 2))
+    reqs = plan.max_running_requests
+    if max_running is not None or cap.max_num_seqs is None:
+        reqs = min(reqs if max_running is None else max_running, tokens // 2)
+    cap_running = pool.running_cap(reqs)
     chunk = (sglang_chunked_prefill_tokens(inputs.gpu) if opts.chunked_prefill_size is None
              else (None if opts.chunked_prefill_size <= 0 else opts.chunked_prefill_size))
     sg = SglangSchedule(chunked_prefill_size=chunk, max_running_requests=cap_running,

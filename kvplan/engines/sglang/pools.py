@@ -52,7 +52,11 @@ the cap and the floor after them at :378-391; 0.5.6 model_runner.py:1672-1685 an
 0.5.3 model_runner.py:1427-1440 and :1467-1480; 0.4.6 model_runner.py:734-745 and :773-786); from
 0.5.10 the pool's tokens after them (``_resolve_memory_pool_config`` runs
 ``_resolve_token_capacity`` first, 0.5.10 mixin:874-887; ``_resolve_max_num_reqs`` :840-851;
-the same in 0.5.23 mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``:3119-3132).
+the same in 0.5.23 mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``:3119-3132),
+where the default is also at most ``tokens // 2``. ``--max-running-requests`` is taken as given
+to 0.5.9, capped by the clamp above in 0.5.10 - 0.5.13 and by ``tokens // 2`` from 0.5.14
+(``GIVEN_RUNNING_HALF_POOL_SINCE``). The scheduler runs at most ``min(tokens // 2, that)`` by
+default at every release (kvplan.analysis.simulate.run).
 """
 
 from __future__ import annotations
@@ -102,6 +106,11 @@ def spec_default_running(v: tuple[int, ...]) -> int | None:
 # The release from which the default max_running_requests rule reads the pool's tokens after
 # the --max-total-tokens cap and the page floor, not the profiled ones (module docstring).
 RUNNING_FROM_POOL_SINCE = (0, 5, 10)
+# --max-running-requests as given to 0.5.9 (init_memory_pool 0.5.9 mixin:340); from 0.5.10
+# capped by the default rule's clamp, min(given, estimated) (_resolve_max_num_reqs 0.5.10
+# mixin:844-849, 0.5.13 :880-885); from 0.5.14 by the pool's tokens // 2 instead (0.5.14
+# mixin:988-991; 0.5.23 mem_cache/kv_cache_configurator.py:3126-3129).
+GIVEN_RUNNING_HALF_POOL_SINCE = (0, 5, 14)
 MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
 # Recurrent kinds SGLang runs with a mamba pool whose state kvplan shapes (configs/mamba_utils.py:
 # Mamba2CacheParams for Mamba-2 and Gated DeltaNet, KimiLinearCacheParams for KDA, the conv-only
@@ -204,13 +213,20 @@ class SglangPool:
         return default_max_running_requests(raw_tokens, self.context_len)
 
     def _running(self, *, tokens: int, profiled: int) -> int:
-        """max_num_reqs: --max-running-requests, else the default rule over the `profiled`
-        tokens (before the --max-total-tokens cap and the page floor) to 0.5.9, over the
-        pool's `tokens` from 0.5.10 (module docstring)."""
-        if self.user_max_running_requests is not None:
-            return self.user_max_running_requests
-        read = tokens if self.version >= RUNNING_FROM_POOL_SINCE else profiled
-        return default_max_running_requests(read, self.context_len)
+        """max_num_reqs: the default rule over the `profiled` tokens (before the
+        --max-total-tokens cap and the page floor) to 0.5.9, over the pool's `tokens` from
+        0.5.10 and there at most tokens // 2 (_resolve_max_num_reqs 0.5.10 mixin:851; to 0.5.9
+        only the scheduler takes that, model_runner.py 0.5.9:593-600); --max-running-requests
+        in its place, capped from 0.5.10 (GIVEN_RUNNING_HALF_POOL_SINCE)."""
+        new = self.version >= RUNNING_FROM_POOL_SINCE
+        estimated = default_max_running_requests(tokens if new else profiled, self.context_len)
+        given = self.user_max_running_requests
+        if given is None:
+            return min(estimated, tokens // 2) if new else estimated
+        if not new:
+            return given
+        return min(given, tokens // 2 if self.version >= GIVEN_RUNNING_HALF_POOL_SINCE
+                   else estimated)
 
     def size(self, rest: int) -> SglangPoolSizes:
         if self.draft is None:
@@ -239,11 +255,12 @@ class SglangPool:
         sweep takes no --max-total-tokens or --max-running-requests)."""
         import numpy as np
 
-        raw = np.maximum(0, np.asarray(rests, dtype=np.int64)) // self.cell
-        page = self.page_size
-        read = raw if self.version < RUNNING_FROM_POOL_SINCE else raw // page * page
-        return default_max_running_requests(read[:, None],
-                                            np.asarray(contexts, dtype=np.int64)[None, :])
+        raw = np.maximum(0, np.asarray(rests, dtype=np.int64))[:, None] // self.cell
+        tokens = raw // self.page_size * self.page_size
+        contexts = np.asarray(contexts, dtype=np.int64)[None, :]
+        if self.version < RUNNING_FROM_POOL_SINCE:
+            return default_max_running_requests(raw, contexts)
+        return np.minimum(default_max_running_requests(tokens, contexts), tokens // 2)
 
     def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
         """(pages the pool has, pages one request takes) for pools besides the full one."""
