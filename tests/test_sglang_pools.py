@@ -8,6 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
@@ -198,6 +200,71 @@ def test_max_running_requests_default_matches_the_dense_logs() -> None:
     assert default_max_running_requests(298_447, 40_960) == 3730
     assert default_max_running_requests(105_531, 131_072) == 2048  # the floor
     assert default_max_running_requests(2_658_165, 32_768) == 4096  # the ceiling
+
+
+# meta-llama/Llama-3.1-8B's config.json (model_specs/llama-3.1-8b.yaml): 32 layers, 8 KV heads of
+# head_dim 128, bf16: cell = 32 x 2 (K, V) x 8 x 128 x 2 B = 131,072 B per token (TP 1).
+LLAMA_CELL = 131_072
+
+
+@pytest.mark.parametrize(("version", "capped", "floored"), [
+    ("0.5.9", 3_072, 3_071), ("0.5.10", 2_500, 3_068), ("0.5.23", 2_500, 3_068)])
+def test_max_running_requests_reads_the_profiled_tokens_to_0_5_9_by_hand(
+        version: str, capped: int, floored: int) -> None:
+    """Context 8,192. To 0.5.9 init_memory_pool takes the default rule over the profiled
+    rest // cell before the --max-total-tokens cap and the page floor (0.5.9 mixin:342-353, the
+    cap :378-384, the floor :387-391); from 0.5.10 _resolve_max_num_reqs reads the pool's tokens
+    after them (0.5.10 mixin:874-887).
+    - 6 GiB, --max-total-tokens 40,000: profiled 6 x 2^30 // 131,072 = 49,152, pool 40,000;
+      0.5.9 int(49,152 / 8,192 x 512) = 3,072, 0.5.10+ int(40,000 / 8,192 x 512) = int(2,500.0).
+    - 49,150 x 131,072 B, page 64: profiled 49,150, pool 49,150 // 64 x 64 = 49,088; 0.5.9
+      int(49,150 / 16) = int(3,071.875) = 3,071, 0.5.10+ 49,088 / 16 = 3,068."""
+    spec = load_spec("llama-3.1-8b")
+    cap = plan_capacity(spec, sglang(context=8192, engine_version=version,
+                                     kv_budget_bytes=6 * GiB, max_total_tokens=40_000))
+    assert (cap.token_capacity, cap.max_running_requests) == (40_000, capped)
+    page = plan_capacity(spec, sglang(context=8192, engine_version=version, block_size=64,
+                                      kv_budget_bytes=49_150 * LLAMA_CELL))
+    assert (page.token_capacity, page.max_running_requests) == (49_088, floored)
+
+
+@pytest.mark.parametrize(("version", "given", "tiny", "tiny_given"), [
+    ("0.5.9", 5_000, 2_048, 3_000), ("0.5.10", 3_072, 1_500, 2_048),
+    ("0.5.13", 3_072, 1_500, 2_048), ("0.5.14", 5_000, 1_500, 1_500),
+    ("0.5.23", 5_000, 1_500, 1_500)])
+def test_max_running_requests_given_and_half_pool_by_release_by_hand(
+        version: str, given: int, tiny: int, tiny_given: int) -> None:
+    """Llama-3.1-8B (LLAMA_CELL). --max-running-requests is taken as given to 0.5.9
+    (init_memory_pool 0.5.9 mixin:340), capped by the default rule's clamp in 0.5.10 - 0.5.13
+    (min(given, estimated), 0.5.10 mixin:844-849) and by tokens // 2 from 0.5.14 (0.5.14
+    mixin:988-991); from 0.5.10 the default is at most tokens // 2 too (0.5.10 mixin:851).
+    - 6 GiB, context 8,192, given 5,000: 49,152 tokens, estimated int(49,152 / 16) = 3,072,
+      half 24,576: 5,000 / 3,072 / 5,000.
+    - 3,000 tokens, context 1,024: estimated int(3,000 / 1,024 x 512) = 1,500 -> 2,048, half
+      1,500: default 2,048 to 0.5.9, 1,500 after; given 3,000: 3,000 / 2,048 / 1,500."""
+    spec = load_spec("llama-3.1-8b")
+    big = plan_capacity(spec, sglang(context=8192, engine_version=version,
+                                     kv_budget_bytes=6 * GiB, max_num_seqs=5_000))
+    assert big.max_running_requests == given
+    small = {"context": 1024, "engine_version": version, "kv_budget_bytes": 3_000 * LLAMA_CELL}
+    assert plan_capacity(spec, sglang(**small)).max_running_requests == tiny
+    assert plan_capacity(spec, sglang(max_num_seqs=3_000, **small)).max_running_requests == (
+        tiny_given)
+
+
+@settings(max_examples=25, deadline=None)
+@given(budget=st.integers(min_value=0, max_value=40 << 30),
+       version=st.sampled_from(["0.5.3", "0.5.9", "0.5.10", "0.5.14", "0.5.23"]),
+       page=st.sampled_from([1, 16, 64]), context=st.sampled_from([512, 1000, 8192, 131_072]))
+def test_sweep_grid_running_is_the_pools_rule(budget: int, version: str, page: int,
+                                              context: int) -> None:
+    """The sweep's request cap over a grid (SglangPool.grid_running) is `size`'s, point by
+    point: one rule for estimate, plan, sweep and simulate."""
+    p = pool("llama-3.1-8b", context=context, engine_version=version, block_size=page)
+    grid = p.grid_running([budget, budget + 12_345], [context, 2 * context])
+    for i, rest in enumerate((budget, budget + 12_345)):
+        for j, ctx in enumerate((context, 2 * context)):
+            assert int(grid[i, j]) == replace(p, context_len=ctx).size(rest).max_running_requests
 
 
 def test_mamba_pool_caps_requests_in_the_plan() -> None:

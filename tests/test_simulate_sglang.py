@@ -134,6 +134,33 @@ def test_engine_answers_its_scheduler_and_setup_follows_it() -> None:
     assert result.metrics.num_requests == 20
 
 
+@pytest.mark.parametrize(("version", "running"), [("0.5.9", 3_071), ("0.5.23", 3_068)])
+def test_simulate_takes_estimates_max_running_requests(version: str, running: int) -> None:
+    """One rule for estimate, plan and simulate (kvplan.engines.sglang.pools): Llama-3.1-8B,
+    49,150 tokens of 131,072 B (tests/test_sglang_pools.py), page 64, context 8,192: 0.5.9 reads
+    the profiled 49,150 tokens, int(49,150 / 8,192 x 512) = 3,071, 0.5.23 the pool's 49,088,
+    3,068; the scheduler's min(tokens // 2 = 24,544, that) is the same. --max-running-requests
+    given (inputs.max_num_seqs) is the cap itself."""
+    spec = load_model("llama-3.1-8b")[0]
+    kw = {"context": 8192, "gpu": "H100-80GB", "engine": Engine("sglang"),
+          "engine_version": version, "kv_budget_gib": 49_150 / 8192, "block_size": 64}
+    sim, notes = setup(spec, estimate_inputs(spec, **kw))
+    assert sim.plan.token_capacity == 49_088
+    assert sim.sglang.max_running_requests == sim.plan.max_running_requests == running
+    assert f"max_running_requests {running:,}" in notes[0]
+    given, _ = setup(spec, estimate_inputs(spec, max_num_seqs=8, **kw))
+    assert given.sglang.max_running_requests == 8
+    # 3,000 tokens, context 1,024 (tests/test_sglang_pools.py): the scheduler takes at most
+    # tokens // 2 = 1,500 by default at every release; --max-running-requests 3,000 is taken
+    # as given to 0.5.9 (model_runner.py 0.5.9:593-600: min(given // dp, max_num_reqs = given)),
+    # capped at 1,500 from 0.5.14.
+    tiny = {**kw, "context": 1024, "kv_budget_gib": 3_000 / 8192, "block_size": 1}
+    default, _ = setup(spec, estimate_inputs(spec, **tiny))
+    assert default.sglang.max_running_requests == 1_500
+    mine, _ = setup(spec, estimate_inputs(spec, max_num_seqs=3_000, **tiny))
+    assert mine.sglang.max_running_requests == (3_000 if version == "0.5.9" else 1_500)
+
+
 def test_cli_sglang_and_refusals() -> None:
     ok = runner.invoke(app, ["simulate", "llama-3.1-8b", "--engine", "sglang", "--gpu",
                              "H100-80GB", "--max-model-len", "4096", "--rate", "5",

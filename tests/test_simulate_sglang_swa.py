@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
-from kvplan.analysis.simulate.sglang_pools import swa_rule
+from kvplan.analysis.simulate.sglang_pools import swa_releases_text, swa_rule
 from kvplan.analysis.simulate.sglang_swa import (
     EveryIntervalDecodes,
     EveryWindowDecodes,
@@ -184,6 +184,10 @@ def test_cli_json_keys_and_refusals() -> None:
         assert old.exit_code == 2 and old.stdout == "", refused
         assert "eviction of out-of-window tokens" in old.stderr
         assert old.stderr.count("\n") == 1
+    # The releases read, in words written from SWA_RULES (the refusal and simulate-bench.md).
+    assert swa_releases_text() == ("0.5.6 - 0.5.7 and 0.5.20+ with the radix cache, "
+                                   "0.5.8 - 0.5.13")
+    assert f"(kvplan reads {swa_releases_text()})" in old.stderr
     # The newest release runs by 0.5.23's token-gated rule; 0.5.8 by 0.5.9's.
     for ran in ([], ["--engine-version", "0.5.8"]):
         new = runner.invoke(app, [*args, *ran])

@@ -519,7 +519,7 @@ def _capacity(sized: ModelSpec, contexts: Any, grid: SweepGrid, *, dtype: str, t
     num_blocks = np.maximum(0, budgets) // pages.bytes_per_slot
     token_capacity = num_blocks // pages.num_groups * pages.block_size
     # The engine's own cap on running requests (SGLang's), as plan_capacity caps max_requests.
-    cap = grid.engine.rules.request_cap(token_capacity, contexts)
+    cap = grid.engine.rules.request_cap(stage, budgets, contexts)
     # The plan at the first fraction is the reference: the arrays must reproduce it exactly.
     assert (int(budgets[0]), int(num_blocks[0]), int(token_capacity[0])) == (
         stage.kv_budget_bytes, stage.num_blocks, stage.token_capacity)

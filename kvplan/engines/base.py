@@ -415,8 +415,8 @@ class EngineRules(Protocol):
         sweep's per sequence): the block asked (`resolved_block_size`) or the engine's own
         (vLLM's raised for recurrent state or MLA; SGLang's 64 for DeepSeek's sparse attention)."""
 
-    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
-        """The engine's own cap on running requests over the sweep's grid (None: none)."""
+    def request_cap(self, stage: StageFacts, budgets: Any, contexts: Any) -> Any:
+        """The engine's own cap on running requests over the sweep's budgets x contexts."""
 
     def reported_version(self, inputs: PlanInputs) -> str | None:
         """The engine version the plan reports (None: the newest, unnamed)."""

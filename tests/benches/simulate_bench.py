@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
+from kvplan.analysis.simulate.sglang_pools import swa_releases_text
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from tests.benches import (
@@ -302,8 +303,9 @@ def print_sglang_section() -> None:
           "drawn-length replay's record like every cookbook random row, though they had no "
           "simulated figure when it was written). SGLang's sliding-window pool (gpt-oss from "
           "0.5.8, Llama-4's chunked layers; kvplan.analysis.simulate.sglang_swa) is simulated "
-          "at 0.5.6 and 0.5.9 and refused at the releases not read; no row above runs it. Any "
-          "other pool that is not one plain token pool is refused, not guessed.\n")
+          f"at {swa_releases_text()} (with it on or off) and refused at the releases whose "
+          "eviction of out-of-window tokens is not read; no row above runs it. Any other pool "
+          "that is not one plain token pool is refused, not guessed.\n")
     _print_runs(rows("sglang"))
 
 

@@ -298,17 +298,17 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                          f"does not fit SGLang's pool of {plan.token_capacity:,} tokens")
     opts = schedule or SglangOptionsSim()
     tokens = plan.token_capacity
-    # ModelRunner._resolve_max_num_reqs: min(clamp(tokens / context x 512, 2048, 4096),
-    # tokens // 2), or --max-running-requests capped at tokens // 2; the clamp over the tokens
-    # `estimate`'s pool gives the rule (a SWA pool before 0.5.10: the profiled tokens before
-    # the split, kvplan.engines.sglang.swa_split).
-    estimated = max(min(int(tokens / cap.context * 512), 4096), 2048)
-    if plan.sglang_pool.get("kind") == "hybrid_swa" and max_running is None:
-        assert plan.max_running_requests is not None
-        estimated = plan.max_running_requests
-    # A mamba pool also caps it by its slots (kvplan.analysis.simulate.sglang_pools).
-    cap_running = pool.running_cap(min(estimated if max_running is None else max_running,
-                                       tokens // 2))
+    # The scheduler's max_running_requests: max_num_reqs as `estimate`'s pool gives it
+    # (kvplan.engines.sglang.pools: --max-running-requests capped by release, else the default
+    # rule over that release's tokens), by default at most tokens // 2 (model_runner.py
+    # 0.5.9:593-600; inside _resolve_max_num_reqs from 0.5.10); `max_running` (a caller's own)
+    # in its place, at most tokens // 2. A mamba pool also caps it by its slots
+    # (kvplan.analysis.simulate.sglang_pools).
+    assert plan.max_running_requests is not None
+    reqs = plan.max_running_requests
+    if max_running is not None or cap.max_num_seqs is None:
+        reqs = min(reqs if max_running is None else max_running, tokens // 2)
+    cap_running = pool.running_cap(reqs)
     chunk = (sglang_chunked_prefill_tokens(inputs.gpu) if opts.chunked_prefill_size is None
              else (None if opts.chunked_prefill_size <= 0 else opts.chunked_prefill_size))
     sg = SglangSchedule(chunked_prefill_size=chunk, max_running_requests=cap_running,

@@ -74,6 +74,36 @@ SWA_RULES: tuple[tuple[tuple[int, ...], tuple[int, ...] | None, SwaRule], ...] =
 )
 
 
+def _release(v: tuple[int, ...]) -> str:
+    return ".".join(map(str, v))
+
+
+def _spans(spans: list[tuple[tuple[int, ...], tuple[int, ...] | None]]) -> list[str]:
+    """Release spans, one after the next merged ((0, 5, 8)-(0, 5, 10) and (0, 5, 11)-(0, 5, 13):
+    "0.5.8 - 0.5.13"), the last open one "X+"."""
+    merged: list[list[tuple[int, ...] | None]] = []
+    for first, last in spans:
+        prev = merged[-1][1] if merged else None
+        if prev is not None and (*prev[:2], prev[2] + 1) == first:
+            merged[-1][1] = last
+        else:
+            merged.append([first, last])
+    out = []
+    for lo, hi in merged:
+        assert lo is not None
+        out.append(f"{_release(lo)}+" if hi is None else _release(lo) if hi == lo
+                   else f"{_release(lo)} - {_release(hi)}")
+    return out
+
+
+def swa_releases_text() -> str:
+    """The releases whose SWA eviction kvplan reads (`SWA_RULES`), in words: "0.5.6 - 0.5.7 and
+    0.5.20+ with the radix cache, 0.5.8 - 0.5.13" (the latter with it on or off)."""
+    radix = _spans([(f, last) for f, last, rule in SWA_RULES if not rule.chunk_cache])
+    both = _spans([(f, last) for f, last, rule in SWA_RULES if rule.chunk_cache])
+    return f"{' and '.join(radix)} with the radix cache, {', '.join(both)}"
+
+
 def swa_rule(version: str | None) -> SwaRule | None:
     """The SWA eviction rule of SGLang `version` (None: the newest); None where not read."""
     key = version_key(version)[:3]
@@ -196,8 +226,7 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
             raise InputError(
                 f"simulate --engine sglang: SGLang {version or 'newest'}'s eviction of "
                 "out-of-window tokens from the sliding-window pool is not read (kvplan reads "
-                "0.5.6 - 0.5.7 and 0.5.20+ with the radix cache, 0.5.8 - 0.5.13); use "
-                "--engine-version 0.5.9")
+                f"{swa_releases_text()}); use --engine-version 0.5.9")
         window = sglang_window(self.window, model_type)  # SGLang's sliding_window_size
         return SwaSettings(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
                            radix=radix, chunk=chunk, overlap=overlap, rule=rule)

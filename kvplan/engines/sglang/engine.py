@@ -42,7 +42,6 @@ from kvplan.engines.sglang.launch import sglang_launch
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
     check_sglang_served,
-    default_max_running_requests,
     sglang_pool,
     sglang_state_dtypes,
 )
@@ -300,12 +299,10 @@ class SglangEngine:
         kvplan.engines.sglang.dsa_page)."""
         return sglang_page_size(spec, inputs)
 
-    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
-        """max_running_requests over the grid, as plan_capacity caps max_requests."""
-        import numpy as np
-
-        return default_max_running_requests(token_capacity[:, None],
-                                            np.asarray(contexts, dtype=np.int64)[None, :])
+    def request_cap(self, stage: StageFacts, budgets: Any, contexts: Any) -> Any:
+        """max_running_requests over the grid, as plan_capacity caps max_requests (the pool's
+        own rule, kvplan.engines.sglang.pools.SglangPool.grid_running)."""
+        return stage.sglang_pool.grid_running(budgets, contexts)
 
     def reported_version(self, inputs: PlanInputs) -> str | None:
         return inputs.engine_version

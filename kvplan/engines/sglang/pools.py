@@ -46,6 +46,17 @@ Every version caps the running requests (``init_memory_pool`` / ``_resolve_max_n
 4096)``; with a mamba pool also ``max_mamba_cache_size // slots``, where a running request
 takes 3 slots with the radix cache on (``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``,
 ``mamba_scheduler_strategy`` no_buffer, the default) and 1 with ``--disable-radix-cache``.
+``tokens`` there is, to 0.5.9, the profiled ``rest // cell`` before the ``--max-total-tokens``
+cap and the page floor (``init_memory_pool``: the profile and the rule at 0.5.9 mixin:342-353,
+the cap and the floor after them at :378-391; 0.5.6 model_runner.py:1672-1685 and :1720-1733;
+0.5.3 model_runner.py:1427-1440 and :1467-1480; 0.4.6 model_runner.py:734-745 and :773-786); from
+0.5.10 the pool's tokens after them (``_resolve_memory_pool_config`` runs
+``_resolve_token_capacity`` first, 0.5.10 mixin:874-887; ``_resolve_max_num_reqs`` :840-851;
+the same in 0.5.23 mem_cache/kv_cache_configurator.py ``resolve_max_num_reqs``:3119-3132),
+where the default is also at most ``tokens // 2``. ``--max-running-requests`` is taken as given
+to 0.5.9, capped by the clamp above in 0.5.10 - 0.5.13 and by ``tokens // 2`` from 0.5.14
+(``GIVEN_RUNNING_HALF_POOL_SINCE``). The scheduler runs at most ``min(tokens // 2, that)`` by
+default at every release (kvplan.analysis.simulate.run).
 """
 
 from __future__ import annotations
@@ -92,6 +103,14 @@ def spec_default_running(v: tuple[int, ...]) -> int | None:
     return 32 if v < (0, 4, 6) else 48
 
 
+# The release from which the default max_running_requests rule reads the pool's tokens after
+# the --max-total-tokens cap and the page floor, not the profiled ones (module docstring).
+RUNNING_FROM_POOL_SINCE = (0, 5, 10)
+# --max-running-requests as given to 0.5.9 (init_memory_pool 0.5.9 mixin:340); from 0.5.10
+# capped by the default rule's clamp, min(given, estimated) (_resolve_max_num_reqs 0.5.10
+# mixin:844-849, 0.5.13 :880-885); from 0.5.14 by the pool's tokens // 2 instead (0.5.14
+# mixin:988-991; 0.5.23 mem_cache/kv_cache_configurator.py:3126-3129).
+GIVEN_RUNNING_HALF_POOL_SINCE = (0, 5, 14)
 MAMBA_SLOTS_PER_REQUEST = 3  # model_runner_kv_cache_mixin.py MAMBA_CACHE_SIZE_MAX_RUNNING_...
 # Recurrent kinds SGLang runs with a mamba pool whose state kvplan shapes (configs/mamba_utils.py:
 # Mamba2CacheParams for Mamba-2 and Gated DeltaNet, KimiLinearCacheParams for KDA, the conv-only
@@ -154,6 +173,7 @@ class SglangPool:
     max_total_tokens: int | None  # --max-total-tokens
     user_max_running_requests: int | None  # --max-running-requests
     context_len: int
+    version: tuple[int, ...]  # the release, as version_key gives it
     kind: str = "token"
     draft: SglangDraft | None = None  # speculative decoding's draft worker
 
@@ -181,9 +201,6 @@ class SglangPool:
             tokens = min(tokens, self.max_total_tokens)
         return tokens // self.page_size * self.page_size
 
-    def _tokens(self, rest: int) -> int:
-        return self._floor(self._raw_tokens(rest))
-
     def _max_num_reqs(self, raw_tokens: int) -> int:
         """init_memory_pool's max_num_reqs: --max-running-requests (with speculative decoding
         server_args.py's 48 when unset), else the default rule over the profiled tokens."""
@@ -195,16 +212,29 @@ class SglangPool:
                 return fixed
         return default_max_running_requests(raw_tokens, self.context_len)
 
-    def _running(self, tokens: int) -> int:
-        if self.user_max_running_requests is not None:
-            return self.user_max_running_requests
-        return default_max_running_requests(tokens, self.context_len)
+    def _running(self, *, tokens: int, profiled: int) -> int:
+        """max_num_reqs: the default rule over the `profiled` tokens (before the
+        --max-total-tokens cap and the page floor) to 0.5.9, over the pool's `tokens` from
+        0.5.10 and there at most tokens // 2 (_resolve_max_num_reqs 0.5.10 mixin:851; to 0.5.9
+        only the scheduler takes that, model_runner.py 0.5.9:593-600); --max-running-requests
+        in its place, capped from 0.5.10 (GIVEN_RUNNING_HALF_POOL_SINCE)."""
+        new = self.version >= RUNNING_FROM_POOL_SINCE
+        estimated = default_max_running_requests(tokens if new else profiled, self.context_len)
+        given = self.user_max_running_requests
+        if given is None:
+            return min(estimated, tokens // 2) if new else estimated
+        if not new:
+            return given
+        return min(given, tokens // 2 if self.version >= GIVEN_RUNNING_HALF_POOL_SINCE
+                   else estimated)
 
     def size(self, rest: int) -> SglangPoolSizes:
         if self.draft is None:
-            tokens = self._tokens(rest)
+            raw = self._raw_tokens(rest)
+            tokens = self._floor(raw)
             return SglangPoolSizes(max_total_num_tokens=tokens,
-                                   max_running_requests=self._running(tokens))
+                                   max_running_requests=self._running(tokens=tokens,
+                                                                      profiled=raw))
         raw = self._raw_tokens(rest)
         reqs = self._max_num_reqs(raw)
         extra = self.draft.headroom(reqs)
@@ -218,6 +248,19 @@ class SglangPool:
         return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=reqs,
                                draft_max_total_num_tokens=draft_tokens,
                                draft_kv_bytes=draft_tokens * self.draft.cell)
+
+    def grid_running(self, rests: Any, contexts: Any) -> Any:
+        """`size`'s default max_running_requests over the sweep's grid (numpy: one rest per
+        memory fraction by `contexts`), for the plain pool the sweep grids (no draft; the
+        sweep takes no --max-total-tokens or --max-running-requests)."""
+        import numpy as np
+
+        raw = np.maximum(0, np.asarray(rests, dtype=np.int64))[:, None] // self.cell
+        tokens = raw // self.page_size * self.page_size
+        contexts = np.asarray(contexts, dtype=np.int64)[None, :]
+        if self.version < RUNNING_FROM_POOL_SINCE:
+            return default_max_running_requests(raw, contexts)
+        return np.minimum(default_max_running_requests(tokens, contexts), tokens // 2)
 
     def extra_limits(self, sizes: SglangPoolSizes, context: int) -> tuple[tuple[int, int], ...]:
         """(pages the pool has, pages one request takes) for pools besides the full one."""
@@ -258,7 +301,6 @@ class HybridSwaPool(SglangPool):
     ratio: float
     window: int
     model_type: str
-    version: tuple[int, ...]  # the release, as version_key gives it (swa_split's rules)
     kind: str = "hybrid_swa"
 
     @property
@@ -274,7 +316,8 @@ class HybridSwaPool(SglangPool):
         return SglangPoolSizes(max_total_num_tokens=split.full,
                                full_max_total_num_tokens=split.full,
                                swa_max_total_num_tokens=split.swa,
-                               max_running_requests=self._running(split.running_tokens))
+                               max_running_requests=self._running(tokens=split.full,
+                                                                  profiled=split.profiled))
 
     def _swa_pages(self, context: int) -> int:
         return cdiv(min(context, self.window + self.page_size), self.page_size)
@@ -339,8 +382,10 @@ class MambaPool(SglangPool):
             raise InputError("--engine sglang: not one recurrent-state slot fits (SGLang: 'Not "
                              "enough GPU memory for hybrid (mamba/linear-attention) state cache')"
                              "; raise --mem-fraction or lower --max-mamba-cache-size")
-        tokens = self._tokens(rest - slots * self.per_req)
-        running = min(self._running(tokens), slots // self.slots_per_request)
+        raw = self._raw_tokens(rest - slots * self.per_req)
+        tokens = self._floor(raw)
+        running = min(self._running(tokens=tokens, profiled=raw),
+                      slots // self.slots_per_request)
         return SglangPoolSizes(max_total_num_tokens=tokens, max_running_requests=running,
                                max_mamba_cache_size=slots,
                                mamba_conv_state_bytes=(slots + 1) * self.conv_per_req,
@@ -469,7 +514,8 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
     caches = tuple(lc for lc in caches if not lc.draft)
     common = {"page_size": sglang_page_size(spec, inputs),
               "max_total_tokens": opts.max_total_tokens,
-              "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context}
+              "user_max_running_requests": inputs.max_num_seqs, "context_len": inputs.context,
+              "version": version_key(inputs.engine_version)}
     states = [c for lc in caches for c in lc.caches if isinstance(c, RecurrentState)]
     local = any(isinstance(c, (SlidingWindowCache, ChunkedLocalCache))
                 for lc in caches for c in lc.caches)
@@ -499,7 +545,7 @@ def sglang_pool(spec: ModelSpec, inputs: PlanInputs, caches: tuple[LayerCaches, 
                              ratio=(opts.swa_full_tokens_ratio
                                     if opts.swa_full_tokens_ratio is not None
                                     else SWA_FULL_TOKENS_RATIO), model_type=spec.model_type,
-                             version=version_key(inputs.engine_version), **common)
+                             **common)
     cell = _token_cell(caches)
     if cell == 0:
         return None

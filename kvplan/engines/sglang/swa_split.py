@@ -47,7 +47,6 @@ from kvplan._util.errors import InputError, UnmodelledError
 
 SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py swa_full_tokens_ratio
 SPLIT_IN_BUDGET_SINCE = (0, 5, 11)  # pool_configurator.py's HybridSWAPoolConfigurator
-RUNNING_FROM_FULL_SINCE = (0, 5, 10)  # _resolve_max_num_reqs(the full pool's tokens)
 SWA_FLOOR_CHECK_SINCE = (0, 5, 16)  # "SWA pool (N tokens) cannot hold even one request"
 SWA_CAP_POOL_SINCE = (0, 5, 14)  # SWAChunkCapPoolConfigurator (radix off, running cap given)
 # model_config.py is_hybrid_swa_model: (model_type, the first release kvplan applies it to).
@@ -74,12 +73,14 @@ def sglang_window(window: int, model_type: str) -> int:
 
 @dataclass(frozen=True)
 class SwaSplit:
-    """One rank's two pools: `full` and `swa` tokens, and the tokens the default
-    max_running_requests rule reads (`running_tokens`)."""
+    """One rank's two pools: `full` and `swa` tokens, and the `profiled` tokens before the
+    --max-total-tokens cap (``rest // (F + S)`` before 0.5.11), which the default
+    max_running_requests rule reads before 0.5.10 (kvplan.engines.sglang.pools,
+    RUNNING_FROM_POOL_SINCE)."""
 
     full: int
     swa: int
-    running_tokens: int
+    profiled: int
 
 
 def swa_split(rest: int, *, cell: int, swa_cell: int, ratio: float, page: int,
@@ -87,18 +88,16 @@ def swa_split(rest: int, *, cell: int, swa_cell: int, ratio: float, page: int,
     """SGLang `version`'s full and SWA pool tokens from `rest` bytes (module docstring)."""
     rest = max(0, rest)
     if version >= SPLIT_IN_BUDGET_SINCE:
-        full = int(rest // (cell + ratio * swa_cell))
-        if max_total_tokens is not None:
-            full = min(full, max_total_tokens)
+        profiled = int(rest // (cell + ratio * swa_cell))
+        full = profiled if max_total_tokens is None else min(profiled, max_total_tokens)
         full = full // page * page
-        return SwaSplit(full=full, swa=int(full * ratio) // page * page, running_tokens=full)
+        return SwaSplit(full=full, swa=int(full * ratio) // page * page, profiled=profiled)
     profiled = rest // (cell + swa_cell)
     tokens = profiled if max_total_tokens is None else min(profiled, max_total_tokens)
     tokens = tokens // page * page
     full = int(tokens * (cell + swa_cell) / (cell + ratio * swa_cell)) // page * page
     swa = int(full * ratio) // page * page
-    return SwaSplit(full=full, swa=swa,
-                    running_tokens=full if version >= RUNNING_FROM_FULL_SINCE else profiled)
+    return SwaSplit(full=full, swa=swa, profiled=profiled)
 
 
 def swa_rest_needed(full: float, *, cell: int, swa_cell: int, ratio: float,

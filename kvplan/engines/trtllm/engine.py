@@ -268,7 +268,7 @@ class TrtllmEngine:
     def sequence_block_size(self, spec: ModelSpec, inputs: PlanInputs) -> int:
         return inputs.resolved_block_size  # tokens_per_block as given
 
-    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
+    def request_cap(self, stage: StageFacts, budgets: Any, contexts: Any) -> Any:
         return None
 
     def reported_version(self, inputs: PlanInputs) -> str | None:

@@ -324,7 +324,7 @@ class VllmEngine:
             return inputs.resolved_block_size
         return vllm_stage_config(spec, inputs).block_size
 
-    def request_cap(self, token_capacity: Any, contexts: Any) -> Any:
+    def request_cap(self, stage: StageFacts, budgets: Any, contexts: Any) -> Any:
         return None
 
     def reported_version(self, inputs: PlanInputs) -> str | None:
