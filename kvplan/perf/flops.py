@@ -7,6 +7,9 @@ Conventions (stated in every output):
 - Per layer, per token. Decode at context L attends to L cached tokens; prefill counts one prompt
   token of a causal prompt of length L, which attends to (L + 1) / 2 tokens on average.
 
+DeepSeek's sparse attention (kvplan.perf.attention_cost): the main attention over at most
+index_topk keys, MLA absorbed in prefill too; the lightning indexer apart (`indexer_flops`).
+
 MLA (DeepSeek-V2, arXiv 2405.04434 sec. 2.1) in three forms:
 - naive: cache the latent c_kv; at every decode step up-project every cached latent with W_UK and
   W_UV to per-head K_nope and V, then attend (the up-projection grows with L);

@@ -25,6 +25,12 @@ costs, nothing fitted here:
   a decode token's FLOPs are its kernel's query tiles': 64 rows per query head when a prefill
   chunk shares the step, ceil(g / 64) x 64 rows per KV head in a decode-only step.
 
+DeepSeek's sparse attention (kvplan.perf.attention_cost): a decode's main attention computes
+over min(its keys, index_topk), a chunk's tokens over min(position + 1, index_topk) each (the
+pairs of a window of index_topk), in the absorbed form, times the engine's sparse-kernel head
+padding; each layer with an indexer adds its logits kernel (every pair of the whole context, at
+the FP8 peak) and its top-k (`indexer_seconds`), as `roofline.step_time` charges them.
+
 A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
 (`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
 

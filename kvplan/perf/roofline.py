@@ -43,6 +43,14 @@ Kernels:
   between its kernels besides the weights; the gated activation and the top-k sum are kernels
   of their bytes. Engines that declare none keep the weights and exact FLOPs.
 
+DeepSeek's sparse attention (DSA; kvplan.perf.attention_cost, read in vLLM 0.13.0): each layer
+with an indexer adds its replicated projections (`indexer_proj`, 3 GEMMs of the whole weights on
+every rank), the FP8 logits of every token over every key it sees (`indexer`: the attention
+fraction of the FP8 peak; the 132-B keys read and the fp32 logits written) and the top-k reading
+the logits back (`indexer_topk`); the main attention computes over min(seen, index_topk) keys,
+MLA absorbed in prefill too, its FLOPs times the engine's sparse-kernel head padding
+(kvplan.perf.attention_kernel.sparse_head_factor).
+
 Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of
 kvplan.model.recurrent.RECURRENT_KINDS): the mixer's projections are GEMMs over its weights
 (kvplan.perf.op_counts.RecurrentMixerOps.decode_gemm_kernels kernels in a decode step), and its
