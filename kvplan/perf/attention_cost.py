@@ -27,8 +27,9 @@ flashmla_sparse.py). Per layer and query token:
    them), in the absorbed MQA 576 / 512 form for every token, prefill included
    (flashmla_sparse.py:960 "MQA 576/512 approach for both prefill and decode"), so with
    index_topk or fewer keys in sight it is dense MLA's absorbed attention, key for key. (The
-   kernel loops over index_topk index slots whatever the context, -1 ones masked; kvplan counts
-   the keys, not the slots.) The kernel's head padding is the engine's
+   kernel is handed index_topk index slots a token whatever the context, -1 where fewer keys
+   are seen, :659; whether it skips those was not read: kvplan counts the keys, not the
+   slots.) The kernel's head padding is the engine's
    (kvplan.perf.attention_kernel.sparse_head_factor).
 
 SGLang (python/sglang/srt/layers/attention/dsa_backend.py, 0.5.23; nsa_indexer.py) runs the same
