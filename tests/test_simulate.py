@@ -31,8 +31,9 @@ from kvplan.analysis.simulate.workload import (
 from kvplan.cli import app
 from kvplan.engines.vllm.alloc import vllm_async_scheduling_default
 from kvplan.hardware.gpus import get_gpu
+from kvplan.perf.attention_cost import causal_pairs
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY
-from kvplan.perf.mixed_step import MixedStepCost, _window_pairs
+from kvplan.perf.mixed_step import MixedStepCost
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_model
 from kvplan.sources.traces import read_trace
@@ -51,13 +52,13 @@ def _llama_setup(**kw: object):  # type: ignore[no-untyped-def]
 
 def test_window_pairs_by_hand() -> None:
     # Positions 2..6; a token at position p attends p + 1 keys (itself and those before).
-    assert _window_pairs(2, 5, None, None) == 3 + 4 + 5 + 6 + 7
+    assert causal_pairs(2, 5, None, None) == 3 + 4 + 5 + 6 + 7
     # Window 4: min(p + 1, 4) = 3, 4, 4, 4, 4.
-    assert _window_pairs(2, 5, 4, None) == 19
+    assert causal_pairs(2, 5, 4, None) == 19
     # Chunk 4: (p mod 4) + 1 = 3, 4, 1, 2, 3.
-    assert _window_pairs(2, 5, None, 4) == 13
-    assert _window_pairs(10, 3, 4, None) == 12
-    assert _window_pairs(0, 0, None, None) == 0
+    assert causal_pairs(2, 5, None, 4) == 13
+    assert causal_pairs(10, 3, 4, None) == 12
+    assert causal_pairs(0, 0, None, None) == 0
 
 
 def test_mixed_step_equals_roofline_for_pure_decode_and_one_prefill() -> None:

@@ -25,3 +25,21 @@ class VarlenAttentionKernel:
     kv_dtypes: tuple[str, ...]
     max_head_dim: int
     source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparseMlaKernel:
+    """A sparse MLA kernel (DeepSeek's sparse attention: a spec with an indexer) that computes
+    a whole multiple of `head_multiple` query heads per rank, whatever the rank holds: the heads
+    beyond the rank's own are padding, computed and dropped (kvplan.perf.attention_kernel
+    prices them). Where: GPUs of the compute-capability majors in `head_multiple` (major ->
+    multiple), these KV dtypes."""
+
+    name: str
+    head_multiple: tuple[tuple[int, int], ...]
+    kv_dtypes: tuple[str, ...]
+    source: str
+
+    def multiple(self, major: int) -> int | None:
+        """The head multiple on a GPU of compute-capability `major`; None: not run there."""
+        return dict(self.head_multiple).get(major)

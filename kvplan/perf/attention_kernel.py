@@ -16,11 +16,17 @@ packed) is charged 64x its exact FLOPs; in a decode-only step (packed), ceil(g /
 query heads' thread blocks of one sequence re-read the same rows, and kvplan counts them as
 served by L2 (an assumption: nothing read here measures it). Prefill chunks keep their exact
 pairs (a chunk wastes less than one tile of rows, and the causal diagonal's masked half-tile).
+
+A sparse MLA kernel (kvplan.engines.attention_kernel.SparseMlaKernel, DeepSeek's sparse
+attention) computes the rank's query heads padded to a whole multiple: its FLOPs are the exact
+pairs' times ceil(heads / m) x m / heads (`sparse_head_factor`; vLLM's FlashMLA sparse prefill
+kernel on a 16-bit cache, m = 64 on Hopper: DeepSeek-V3.2 at TP 8, 16 heads per rank, 4x). The
+bytes stay the latent rows read once (the padded heads share them).
 """
 
 from __future__ import annotations
 
-from kvplan.engines.attention_kernel import VarlenAttentionKernel
+from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -36,6 +42,8 @@ def varlen_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU,
         return None
     major = gpu.compute_capability[0]
     for kernel in eff.attention_kernels:
+        if not isinstance(kernel, VarlenAttentionKernel):
+            continue
         if major not in kernel.compute_capability_majors:
             continue
         dims = (att.head_dim, att.v_head_dim)
@@ -63,3 +71,23 @@ def decode_flop_factor(kernel: VarlenAttentionKernel | None, spec: ModelSpec, at
         kernel.packs_gqa == "single_token_steps" and single_token_call and not windowed)
     rows = query_len * groups if packs else query_len
     return _ceil_to(rows, tile) / rows
+
+
+def sparse_head_factor(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
+                       att_tp: int) -> float:
+    """The heads `eff`'s sparse MLA kernel computes on a rank over the rank's own (module
+    docstring): 1.0 for a model without the indexer or where the engine declares no such kernel
+    for the GPU and KV dtype."""
+    att = spec.attention
+    if spec.indexer is None or not isinstance(att, LatentAttention) \
+            or gpu.compute_capability is None:
+        return 1.0
+    major = gpu.compute_capability[0]
+    for kernel in eff.attention_kernels:
+        if not isinstance(kernel, SparseMlaKernel) or kv_dtype not in kernel.kv_dtypes:
+            continue
+        multiple = kernel.multiple(major)
+        if multiple is not None:
+            heads = max(1, att.num_attention_heads // att_tp)
+            return _ceil_to(heads, multiple) / heads
+    return 1.0

@@ -133,7 +133,7 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
-from kvplan.engines.attention_kernel import VarlenAttentionKernel
+from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.hardware.gpus import GPU
@@ -204,7 +204,7 @@ class Efficiency:
     decode_mlp_gather: bool = False
     # The engine's varlen attention kernels by GPU (kvplan.engines.base.CostTraits.
     # attention_kernels, priced by kvplan.perf.attention_kernel); (): exact pairs.
-    attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
+    attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()
     # The engine's fused MoE for 16-bit experts (kvplan.engines.base.CostTraits.moe_kernel,
     # priced by kvplan.perf.moe_kernel); None: the experts' GEMM FLOPs and weights only.
     moe_kernel: FusedMoeKernel | None = None

@@ -7,6 +7,9 @@ Conventions (stated in every output):
 - Per layer, per token. Decode at context L attends to L cached tokens; prefill counts one prompt
   token of a causal prompt of length L, which attends to (L + 1) / 2 tokens on average.
 
+DeepSeek's sparse attention (kvplan.perf.attention_cost): the main attention over at most
+index_topk keys, MLA absorbed in prefill too; the lightning indexer apart (`indexer_flops`).
+
 MLA (DeepSeek-V2, arXiv 2405.04434 sec. 2.1) in three forms:
 - naive: cache the latent c_kv; at every decode step up-project every cached latent with W_UK and
   W_UV to per-head K_nope and V, then attend (the up-projection grows with L);
@@ -33,6 +36,7 @@ from kvplan.kv.cache import (
 from kvplan.kv.kinds import RequestShape
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.spec import ModelSpec
+from kvplan.perf.attention_cost import attention_cost
 from kvplan.weights.params import count_params, recurrent_params
 
 
@@ -119,15 +123,38 @@ def attention_flops(spec: ModelSpec, *, context: int, phase: str = "decode",
                     mla_form: MLAForm = MLAForm.absorbed) -> AttentionFlops:
     """One layer, one token. decode: attend to `context` cached tokens; prefill: one token of a
     causal prompt of length `context` (attends to (context + 1) / 2 tokens on average; the naive
-    MLA form up-projects each prompt token once, as prefill kernels do)."""
+    MLA form up-projects each prompt token once, as prefill kernels do). The keys are those the
+    attention kind computes over (kvplan.perf.attention_cost: DeepSeek's sparse attention, at
+    most index_topk); its indexer is not in here (`indexer_flops`)."""
     if phase not in ("decode", "prefill"):
         raise ValueError(phase)
-    keys = context if phase == "decode" else (context + 1) / 2
+    cost = attention_cost(spec)
+    keys = cost.main_keys(context) if phase == "decode" else cost.prompt_mean_keys(context)
     att = spec.attention
     if isinstance(att, LatentAttention):
         up_tokens = context if phase == "decode" else 1
         return _mla_flops(spec.hidden_size, att, keys, mla_form, up_tokens=up_tokens)
     return _head_flops(spec.hidden_size, att, keys)
+
+
+def prefill_form(spec: ModelSpec, mla_form: MLAForm) -> MLAForm:
+    """The MLA form a prefill runs when decode runs `mla_form`: naive for absorbed
+    (compute-bound; each prompt token up-projected once), unless the attention kind runs absorbed
+    in prefill too (kvplan.perf.attention_cost: DeepSeek's sparse attention)."""
+    if mla_form is MLAForm.absorbed and not attention_cost(spec).absorbed_prefill:
+        return MLAForm.naive
+    return mla_form
+
+
+def indexer_flops(spec: ModelSpec, layer: int, *, context: int, phase: str = "decode") -> int:
+    """Layer `layer`'s lightning indexer for one token (kvplan.perf.attention_cost): its
+    replicated projections plus the FP8 logits over every key seen (decode: `context`; prefill:
+    (context + 1) / 2 on average). 0 for an attention kind without one."""
+    ind = attention_cost(spec).layer_indexer(layer)
+    if ind is None:
+        return 0
+    keys = context if phase == "decode" else (context + 1) / 2
+    return 2 * ind.proj_params + round(ind.pair_flops * keys)
 
 
 def recurrent_flops_per_token(spec: ModelSpec) -> int:
@@ -220,7 +247,7 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     read per rank as the cache is laid out (MLA's latent is read whole by every rank)."""
     # Attention layers only (hybrids: the recurrent layers are counted below), each over the
     # tokens it attends: its sliding window or local chunk, else the whole context.
-    prefill_form = MLAForm.naive if mla_form is MLAForm.absorbed else mla_form
+    pre_form = prefill_form(spec, mla_form)
     owners = spec.kv_owner_flags
     att_total = att_prefill_total = 0
     for i in range(spec.num_hidden_layers):
@@ -229,11 +256,14 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
         span = attended_tokens(spec, i, context)
         dec = attention_flops(spec, context=span, mla_form=mla_form)
         # Prefill uses the naive form for MLA (compute-bound; up-project each prompt token once).
-        pre = attention_flops(spec, context=span, phase="prefill", mla_form=prefill_form)
+        pre = attention_flops(spec, context=span, phase="prefill", mla_form=pre_form)
         # Layers that reuse an earlier layer's cache (cross-layer sharing) skip their K/V
-        # projection.
-        att_total += dec.total - (0 if owners[i] else dec.kv_proj)
-        att_prefill_total += pre.total - (0 if owners[i] else pre.kv_proj)
+        # projection. The indexer (DeepSeek's sparse attention) is replicated over TP ranks:
+        # its FLOPs are counted tp times in the sum split below.
+        att_total += dec.total - (0 if owners[i] else dec.kv_proj) + tp * indexer_flops(
+            spec, i, context=span)
+        att_prefill_total += pre.total - (0 if owners[i] else pre.kv_proj) + tp * indexer_flops(
+            spec, i, context=span, phase="prefill")
     recurrent = spec.num_recurrent_layers * recurrent_flops_per_token(spec)
     rest = mlp_flops_per_token(spec) + lm_head_flops_per_token(spec) + recurrent
     decode = (att_total + rest) // tp
@@ -244,8 +274,16 @@ def decode_cost(spec: ModelSpec, *, context: int, batch: int = 1, kv_dtype: str 
     # Every layer reads the cache it attends over, its own or (cross-layer sharing) an earlier
     # layer's: sharing saves capacity, not bandwidth. Sliding and chunked layers read their span;
     # a recurrent layer reads and writes its whole state once per token.
-    kv_read = sum(attended_tokens(spec, i, context) for i in range(spec.num_hidden_layers)
-                  if spec.has_attention(i)) * per_layer
+    # The attention kind's main keys (DeepSeek's sparse attention: at most index_topk) and its
+    # indexer's keys, every one seen (kvplan.perf.attention_cost).
+    cost = attention_cost(spec)
+    kv_read = 0
+    for i in range(spec.num_hidden_layers):
+        if spec.has_attention(i):
+            span = attended_tokens(spec, i, context)
+            ind = cost.layer_indexer(i)
+            kv_read += round(cost.main_keys(span)) * per_layer + (
+                0 if ind is None else span * ind.key_bytes)
     if spec.recurrent is not None:
         state = recurrent_state(spec.recurrent, tp=tp, conv_dtype=activation_dtype(spec))
         kv_read += 2 * spec.num_recurrent_layers * state.state_bytes

@@ -25,6 +25,12 @@ costs, nothing fitted here:
   a decode token's FLOPs are its kernel's query tiles': 64 rows per query head when a prefill
   chunk shares the step, ceil(g / 64) x 64 rows per KV head in a decode-only step.
 
+DeepSeek's sparse attention (kvplan.perf.attention_cost): a decode's main attention computes
+over min(its keys, index_topk), a chunk's tokens over min(position + 1, index_topk) each (the
+pairs of a window of index_topk), in the absorbed form, times the engine's sparse-kernel head
+padding; each layer with an indexer adds its logits kernel (every pair of the whole context, at
+the FP8 peak) and its top-k (`indexer_seconds`), as `roofline.step_time` charges them.
+
 A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
 (`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
 
@@ -48,13 +54,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import attention_token_bytes
 from kvplan.model.spec import ModelSpec
-from kvplan.perf.attention_kernel import decode_flop_factor, varlen_kernel
+from kvplan.perf.attention_cost import LOGIT_BYTES, attention_cost, causal_pairs
+from kvplan.perf.attention_kernel import decode_flop_factor, sparse_head_factor, varlen_kernel
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm
-from kvplan.perf.flops import MLAForm, attention_flops
+from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.op_counts import eager_prefill_ops
 from kvplan.perf.roofline import step_time
@@ -62,34 +70,11 @@ from kvplan.perf.roofline import step_time
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
 # depend on the number of requests rather than tokens (the lm_head, the recurrent state).
-_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "recurrent_state")
+_OWN_OPS = ("attention", "mla_up_proj", "lm_head", "recurrent_state", "indexer", "indexer_topk")
 # Steps of up to EXACT_TOKENS tokens are timed by roofline.step_time itself; larger ones
 # interpolate between its values at multiples of GRID_TOKENS (`MixedStepCost.dense_seconds`).
 EXACT_TOKENS = 512
 GRID_TOKENS = 64
-
-
-def _window_pairs(start: int, count: int, window: int | None, chunk: int | None) -> int:
-    """Query-key pairs of tokens at positions start .. start + count - 1 (each attends to
-    itself and the keys before it), within a window of `window` keys or the current chunk of
-    `chunk` tokens; neither: the whole prefix."""
-    if count <= 0:
-        return 0
-    end = start + count  # token at position p attends min(p + 1, W) keys
-    if chunk is not None:
-        # Position p attends (p mod C) + 1 keys: sum over whole and partial chunks.
-        def upto(n: int) -> int:  # pairs of positions 0 .. n - 1
-            full, rest = divmod(n, chunk)
-            return full * chunk * (chunk + 1) // 2 + rest * (rest + 1) // 2
-
-        return upto(end) - upto(start)
-    if window is None or end <= window:
-        return (start + 1 + end) * count // 2
-    if start >= window:
-        return count * window
-    # Positions start .. window - 1 grow, window .. end - 1 are capped.
-    grow = window - start
-    return (start + 1 + window) * grow // 2 + (count - grow) * window
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,10 +105,20 @@ class MixedStepCost:
                         "ssm_dtype": ssm_dtype, "mla_form": mla_form}
         att_tp = layout.attention_tp
         # Per attended key per query token, one layer on this rank (scores + values).
+        # The attention kind (kvplan.perf.attention_cost: its keys, its prefill's MLA form, its
+        # indexer) and the heads its sparse kernel computes (attention_kernel.sparse_head_factor).
+        self.cost = attention_cost(spec)
+        heads = sparse_head_factor(self.eff, spec, gpu, kv_dtype, att_tp)
         dec = attention_flops(spec, context=1, phase="decode", mla_form=mla_form)
-        pre = attention_flops(spec, context=1, phase="prefill", mla_form=MLAForm.naive)
-        self.decode_pair_flops = (dec.scores + dec.values) / att_tp
-        self.prefill_pair_flops = (pre.scores + pre.values) / att_tp
+        pre = attention_flops(spec, context=1, phase="prefill",
+                              mla_form=prefill_form(spec, MLAForm.absorbed))
+        self.decode_pair_flops = (dec.scores + dec.values) / att_tp * heads
+        self.prefill_pair_flops = (pre.scores + pre.values) / att_tp * heads
+        # Layers running an indexer (IndexCache's skipped ones do not), and its one.
+        indexed = [i for i in range(spec.num_hidden_layers)
+                   if spec.has_attention(i) and self.cost.layer_indexer(i) is not None]
+        self.indexer = self.cost.layer_indexer(indexed[0]) if indexed else None
+        self.indexer_layers = len(indexed)
         self.kv_row_bytes = attention_token_bytes(spec, kv_dtype, att_tp)
         kinds: dict[tuple[int | None, int | None], int] = {}
         for i in range(spec.num_hidden_layers):
@@ -158,6 +153,7 @@ class MixedStepCost:
         self._per_request_state = spec.recurrent is not None
         peak = gpu.peak_bf16_flops_per_s
         self._flops_rate = peak * self.eff.attention
+        self._fp8_rate = gpu.peak_flops(GemmMath.fp8) * self.eff.attention
         self._byte_rate = gpu.hbm_bytes_per_s * self.eff.hbm
         self._floor = self.eff.kernel_floor_s
 
@@ -218,8 +214,10 @@ class MixedStepCost:
 
     @property
     def full_attention_only(self) -> bool:
-        """Every attention layer attends the whole context (no window, no chunk)."""
-        return all(k.window is None and k.chunk is None for k in self.kinds)
+        """Every attention layer attends the whole context (no window, no chunk, no selection
+        of keys)."""
+        return not self.cost.selects_keys and all(
+            k.window is None and k.chunk is None for k in self.kinds)
 
     def _layer_seconds(self, dec_pairs: int, pre_pairs: int, rows: int,
                        decode_factor: float = 1.0) -> float:
@@ -240,7 +238,7 @@ class MixedStepCost:
         total = 0.0
         for kind in self.kinds:
             if kind.window is None and kind.chunk is None:
-                dec_pairs = sum(decodes)
+                dec_pairs = round(sum(self.cost.main_keys(c) for c in decodes))
                 earlier = sum(s for s, _ in parts)
             elif kind.window is not None:
                 w = kind.window
@@ -251,13 +249,31 @@ class MixedStepCost:
                 assert ch is not None
                 dec_pairs = sum((c - 1) % ch + 1 for c in decodes)
                 earlier = sum(s % ch for s, _ in parts)
-            pre_pairs = sum(_window_pairs(s, n, kind.window, kind.chunk) for s, n in parts)
+            pre_pairs = sum(
+                self.cost.chunk_pairs(s, n) if kind.window is None and kind.chunk is None
+                else causal_pairs(s, n, kind.window, kind.chunk) for s, n in parts)
             # Rows read: every attended key of a decode; a chunk's earlier keys in its span,
             # once, and its own rows written.
             rows = dec_pairs + earlier + sum(n for _, n in parts)
             factor = self._decode_factor[(kind.window, single)]
             total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows, factor)
-        return total
+        return total + self.indexer_seconds(decodes, parts)
+
+    def indexer_seconds(self, decodes: list[int], chunks: list[tuple[int, int]]) -> float:
+        """The lightning indexer's logits and top-k kernels in every layer that runs one
+        (kvplan.perf.attention_cost; roofline._indexer_ops): every decode over all the keys it
+        sees, each chunk causally over its prefix (its earlier keys gathered once, its own
+        written), fp32 logits written and read back; 0 without an indexer."""
+        ind = self.indexer
+        if ind is None:
+            return 0.0
+        pairs = sum(decodes) + sum(causal_pairs(s, n) for s, n in chunks)
+        keys = sum(decodes) + sum(s + n for s, n in chunks)
+        logits = pairs * LOGIT_BYTES
+        logit_s = max(pairs * ind.pair_flops / self._fp8_rate,
+                      (keys * ind.key_bytes + logits) / self._byte_rate, self._floor)
+        topk_s = max(logits / self._byte_rate, self._floor)
+        return self.indexer_layers * (logit_s + topk_s)
 
     def seconds_from_sums(self, decodes: int, decode_keys: int,
                           chunks: list[tuple[int, int]]) -> float:
@@ -270,7 +286,7 @@ class MixedStepCost:
         if tokens == 0:
             return 0.0
         earlier = sum(s for s, _ in chunks)
-        pre_pairs = sum(_window_pairs(s, n, None, None) for s, n in chunks)
+        pre_pairs = sum(causal_pairs(s, n, None, None) for s, n in chunks)
         rows = decode_keys + earlier + sum(n for _, n in chunks)
         single = all(n <= 1 for _, n in chunks)
         attention = 0.0

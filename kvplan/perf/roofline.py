@@ -43,6 +43,14 @@ Kernels:
   between its kernels besides the weights; the gated activation and the top-k sum are kernels
   of their bytes. Engines that declare none keep the weights and exact FLOPs.
 
+DeepSeek's sparse attention (DSA; kvplan.perf.attention_cost, read in vLLM 0.13.0): each layer
+with an indexer adds its replicated projections (`indexer_proj`, 3 GEMMs of the whole weights on
+every rank), the FP8 logits of every token over every key it sees (`indexer`: the attention
+fraction of the FP8 peak; the 132-B keys read and the fp32 logits written) and the top-k reading
+the logits back (`indexer_topk`); the main attention computes over min(seen, index_topk) keys,
+MLA absorbed in prefill too, its FLOPs times the engine's sparse-kernel head padding
+(kvplan.perf.attention_kernel.sparse_head_factor).
+
 Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of
 kvplan.model.recurrent.RECURRENT_KINDS): the mixer's projections are GEMMs over its weights
 (kvplan.perf.op_counts.RecurrentMixerOps.decode_gemm_kernels kernels in a decode step), and its
@@ -137,13 +145,15 @@ from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_s
 from kvplan.model.attention import LatentAttention
 from kvplan.model.quant import round_up
 from kvplan.model.spec import ModelSpec
-from kvplan.perf.attention_kernel import decode_flop_factor, varlen_kernel
+from kvplan.perf.attention_cost import LOGIT_BYTES, IndexerCost, attention_cost
+from kvplan.perf.attention_kernel import decode_flop_factor, sparse_head_factor, varlen_kernel
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm
 from kvplan.perf.flops import (
     MLAForm,
     attended_tokens,
     attention_flops,
+    prefill_form,
     recurrent_state_flops_per_token,
 )
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
@@ -257,6 +267,27 @@ def _projection_kernels(latent: bool, form: MLAForm, absorb: int) -> int:
     return 3 + extra  # fused q_a + kv_a, q_b, o_proj (+ W_UK / W_UV bmm, or kv_b)
 
 
+def _indexer_ops(s: _Step, ind: IndexerCost, *, span: int, tokens: int, requests: int,
+                 phase: str, bpp: float, math: GemmMath) -> None:
+    """One layer's lightning indexer on a rank (kvplan.perf.attention_cost, steps 1-4), whole
+    on every rank: its projections (`bpp`: the whole model's bytes per parameter); the FP8
+    logits of every token over every key it sees (decode: `span` per request, each request's
+    keys read; prefill: one causal prompt of `tokens`, its keys gathered once), fp32 logits
+    written; the top-k reading them back."""
+    s.op("indexer_proj", flops=tokens * 2 * ind.proj_params, nbytes=ind.proj_params * bpp,
+         math=math, kernels=ind.proj_kernels, rows=tokens)
+    if phase == "decode":
+        pairs = tokens * span
+        keys = requests * span
+    else:
+        pairs = tokens * (span + 1) / 2
+        keys = tokens
+    logits = pairs * LOGIT_BYTES
+    s.op("indexer", flops=pairs * ind.pair_flops, nbytes=keys * ind.key_bytes + logits,
+         attention=True, math=GemmMath.fp8)
+    s.op("indexer_topk", flops=0.0, nbytes=logits)
+
+
 def _logits_gather(s: _Step, spec: ModelSpec, ring: Interconnect, *, ranks: int, rows: int,
                    act_bytes: int) -> None:
     """The split lm_head's gathers under DP attention (module docstring, `logits gather`):
@@ -298,8 +329,13 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     bpp_exp, math_exp = bytes_per_param(spec, expert_ranks, quantization)
     att = spec.attention
     latent = isinstance(att, LatentAttention)
-    form = mla_form if phase == "decode" else (
-        MLAForm.naive if mla_form is MLAForm.absorbed else mla_form)
+    form = mla_form if phase == "decode" else prefill_form(spec, mla_form)
+    # The attention kind's keys and indexer (kvplan.perf.attention_cost), and the heads its
+    # sparse kernel computes per rank (kvplan.perf.attention_kernel.sparse_head_factor).
+    cost = attention_cost(spec)
+    heads_factor = sparse_head_factor(eff, spec, gpu, kv_dtype, att_tp)
+    # Replicated projections (the indexer's) stream the whole model's bytes per parameter.
+    bpp_whole = bytes_per_param(spec, 1, quantization)[0] if cost.indexer is not None else bpp_attn
     # KV bytes one request reads per attended token per layer, on this rank.
     kv_layer = attention_token_bytes(spec, kv_dtype, att_tp)
     if latent and form is MLAForm.decompressed and not att.decompressed_cache:
@@ -362,13 +398,13 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
                  * bpp_attn["attention"], math=math["attention"],
                  kernels=_projection_kernels(latent, form, f.absorb), rows=tokens)
-            core = (f.scores + f.values) / att_tp
+            core = (f.scores + f.values) / att_tp * heads_factor
             if kernel is not None:
                 core *= decode_flop_factor(
                     kernel, spec, att_tp, query_len=query_len, single_token_call=query_len == 1,
                     windowed=bool(spec.layer_windows) and spec.layer_windows[i] is not None)
             if phase == "decode":
-                kv_read = requests * span * kv_layer
+                kv_read = requests * cost.main_keys(span) * kv_layer
             else:
                 kv_read = tokens * kv_layer  # prefill writes the cache once
             if f.kv_up_proj:
@@ -384,6 +420,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 kv_read += up_bytes
             s.op("attention", flops=tokens * core, nbytes=kv_read, attention=True,
                  math=GemmMath.fp8 if fp8_attention else GemmMath.bf16)
+            ind = cost.layer_indexer(i)
+            if ind is not None:
+                _indexer_ops(s, ind, span=span, tokens=tokens, requests=requests, phase=phase,
+                             bpp=bpp_whole["attention"], math=math["attention"])
             s.kernels("small_kernels", ATTN_KERNELS + (MLA_EXTRA_KERNELS if latent else 0)
                       + output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
             if spec.full_width_qk_norm:

@@ -615,6 +615,17 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "none set): written after these stages' TTFT stayed 14-21 % low with their ITL "
                 "within 3 % (medians: prospective 16.2 %, blind 14.0 %, offload 21.2 %)",
            rows=_SIM_TO_REAL_MIXTRAL),
+    Shaped(commit="47fc144",
+           rule="DeepSeek's sparse attention (DSA) in the time model (kvplan.perf.attention_cost, "
+                "read in vLLM 0.13.0 deepseek_v2.py / flashmla_sparse.py; nothing fitted): the "
+                "lightning indexer's replicated projections, FP8 q.k logits over every key seen "
+                "and top-k; the main MLA attention over min(seen, index_topk) keys, absorbed in "
+                "prefill too; vLLM's FlashMLA sparse kernel on a 16-bit cache computing the "
+                "rank's heads padded to 64 (Hopper) / 128 (Blackwell); read after these rows "
+                "priced DeepSeek-V3.2 a little cheaper than DeepSeek-R1 on the same host (32K "
+                "mean ITL 167.3 against 183.1 ms) where it measured 477.7 against 362.2 ms",
+           rows=tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
+               "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))),
 )
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew

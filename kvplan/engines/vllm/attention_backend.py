@@ -32,7 +32,7 @@ attention FLOPs to HBM bytes at kvplan's fractions (989.5 x 0.60 / (3.35 x 0.90)
 
 from __future__ import annotations
 
-from kvplan.engines.attention_kernel import VarlenAttentionKernel
+from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
 
 FLASH_ATTENTION_2 = VarlenAttentionKernel(
     name="FlashAttention 2 (vllm-flash-attn split-KV kernel)",
@@ -47,4 +47,20 @@ FLASH_ATTENTION_2 = VarlenAttentionKernel(
            "vllm 0.19.1 / 0.20.2 fa_utils.get_flash_attn_version, platforms/cuda.py",
 )
 
-VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2,)
+# DeepSeek's sparse attention (a spec with an indexer) on a 16-bit cache: FlashMLA's sparse
+# prefill kernel runs every token, prefill and decode, as MQA over the 576 / 512 latent
+# (vllm 0.13.0 v1/attention/backends/mla/flashmla_sparse.py:960 "MQA 576/512 approach for both
+# prefill and decode", :1009 `_forward_bf16_kv` when the cache is not fp8_ds_mla), and pads the
+# rank's query heads to 64 on Hopper, 128 on Blackwell (:722 `self.padding`, :930-937: "kernel
+# requires num_local_head to be a multiple of 64 on hopper and 128 on blackwell"; q_padded
+# holds `self.padding` heads, the output keeps the rank's own). DeepSeek-V3.2 at TP 8: 16 heads
+# per rank computed as 64. The fp8_ds_mla cache runs FlashMLA's fp8 decode kernel instead (not
+# declared: exact heads).
+FLASHMLA_SPARSE_BF16 = SparseMlaKernel(
+    name="FlashMLA sparse prefill kernel (flash_mla_sparse_prefill), 16-bit latent cache",
+    head_multiple=((9, 64), (10, 128)),
+    kv_dtypes=("bf16", "fp16"),
+    source="vllm 0.13.0 v1/attention/backends/mla/flashmla_sparse.py:722, :930-945, :960, :1009",
+)
+
+VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2, FLASHMLA_SPARSE_BF16)
