@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import prerelease_key
-from kvplan.engines.attention_kernel import VarlenAttentionKernel
+from kvplan.engines.attention_kernel import KvDtypeAttention, VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.model.spec import Assumption
@@ -233,8 +233,8 @@ class CostTraits:
     ep_all_to_all_needs_dp: bool = False
     prefill_mlp_all_reduce: bool = False  # prefill MLPs gather by all-reduce (SGLang), no a2a
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
-    # Varlen attention kernels on full-attention layers, by GPU (first matching major); (): pairs.
-    attention_kernels: tuple[VarlenAttentionKernel, ...] = ()
+    attention_kernels: tuple[VarlenAttentionKernel, ...] = ()  # varlen, by GPU; (): exact pairs
+    kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
     moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
 
 
