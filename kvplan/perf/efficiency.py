@@ -107,11 +107,18 @@ benchmark/kernels/deepseek/benchmark_deepgemm_fp8_gemm_blackwell.py times that c
 (`w8a8_block_fp8_matmul_deepgemm`), run on GB200 at --tp-size 4 in
 https://github.com/sgl-project/sglang/pull/13528 (merged): N 24,576, K 7,168, 146.03 us at M 1,024
 and 260.38 us at M 2,048, i.e. 2 x M x N x K / t = 2,471 and 2,771 TFLOPS of the GB200's 5,000
-dense FP8 (0.494, 0.554). The best is kept, as 0.70 is DeepGEMM's best on H800. What this rests on:
-the rows of that table readable here are those of one weight shape up to M 2,048 (its M 4,096 rows
-and other shapes were not), so a prefill's larger GEMMs may run faster; its smaller rows sit on a
-~60 us floor of the benchmark's eager launches and measure no FLOPs. The same table's FlashInfer
-trtllm groupwise GEMM (not SGLang's default there) took 1,632.54 us at M 2,048 (442 TFLOPS).
+dense FP8 (0.494, 0.554). The best is kept, as 0.70 is DeepGEMM's best on H800. The same table's
+FlashInfer trtllm groupwise GEMM (not SGLang's default there) took 1,632.54 us at M 2,048 (442
+TFLOPS). What this rests on: the stored copy of the PR's table (the issues index) holds its first
+17 rows and is cut off at row 17 (M 4,096 of N 24,576) in every excerpt, so no row above M 2,048
+was read and a prefill's larger GEMMs may run faster. Rows 0-8 are the other shape read, N 576,
+K 7,168, M 8 to 4,096: 58.3-65.1 us throughout (M 4,096: 62.21 us, 2 x 4096 x 576 x 7168 / t =
+544 TFLOPS, 0.11), the ~60 us floor of the benchmark's eager launches, like N 24,576's rows up
+to M 256: they measure no FLOPs. The other Blackwell block-FP8 tables are cut off as early there:
+vllm PR 31185's "Performance Blackwell" table holds one row (Out 2,048, In 1,024, batch 128:
+FlashInfer TRT-LLM 5.09 us, 105 TFLOPS), CUTLASS issue 2923's reproduction of FlashInfer issue
+2146 (B200) rows of Out 2,048 x In 1,024, batch 8 to 1,024, all under 10 us (launch-bound). None
+reaches an M above 2,048 or a compute-bound shape besides the two rows above: 0.55 stands.
 B200 (the same die at 1,000 W, its own 4,500 TFLOPS peak) carries the GB200's fraction: no B200
 measurement of DeepGEMM was found. The fused FP8 MoE SGLang runs on SM 10.0
 (--moe-runner-backend flashinfer_trtllm, server_args.py:1225-1234, flashinfer's
