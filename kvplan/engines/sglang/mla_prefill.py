@@ -13,13 +13,17 @@ MHA_CHUNKED_KV) is layers/attention/trtllm_mla_backend.py `forward_extend`: with
 (:1133-1134, `_quantize_fp8_qkv` :199-226: three `.to(torch.float8_e4m3fn)`, or
 `scaled_fp8_quant` where the layer has a k / v scale other than 1) and
 flashinfer.prefill.trtllm_ragged_attention_deepseek computes in FP8 (:1166-1196, both the new
-tokens and the chunked prefix). fp8_e5m2 and fp4_e2m1 caches are not cast (bf16 attention).
-Releases: 0.5.7 (trtllm_mla_backend.py:1074) and 0.5.8 (:1134) do the same; 0.5.6.post2 (:256)
-and 0.5.5.post2 and 0.5.4 (forward_extend passes the bf16 q, k, v to the same kernel) do not,
-nor does SGLang's flashinfer_mla backend (flashinfer_mla_backend.py:81-82: data_type and
-q_data_type are the model dtype) or vLLM 0.32's MLA prefill by default
+tokens and the chunked prefix). fp8_e5m2 and fp4_e2m1 caches are not cast (bf16 attention);
+kvplan's "fp8" cache stands for e4m3, the dtype a checkpoint's FP8 kv_cache_scheme gives.
+Releases: 0.5.7 (trtllm_mla_backend.py:1073-1074) and 0.5.8 (:1133-1134) do the same;
+0.5.6.post2 (:1048, :1069), 0.5.5.post2 (:1052, :1073) and 0.5.4 (:1019, :1040) pass the bf16
+q, k, v to the same kernel (their only FP8 extend path is target_verify's, e.g. 0.5.6.post2 :933).
+Not in FP8 either: SGLang's flashinfer_mla backend (flashinfer_mla_backend.py:81-82: data_type
+and q_data_type are the model dtype) and vLLM 0.32's MLA prefill by default
 (model_executor/layers/attention/mla_attention.py:2323-2360: FP8 prefill queries only with
 --attention-config use_prefill_query_quantization, default False, config/attention.py:85).
+Not declared: trtllm_mla's decode, which with an fp8 cache casts its query to FP8 too (:843) and
+runs trtllm_batch_decode_with_kv_cache_mla on FP8 operands (no FP8 MLA decode measurement read).
 """
 
 from __future__ import annotations
