@@ -771,8 +771,8 @@ def test_every_rocm_preset_has_device_efficiencies_and_cuda_ones_keep_the_defaul
     from kvplan.hardware.gpus import GPUS
     from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, DEVICE_EFFICIENCY, device_efficiency
 
-    # CUDA: only the SM 10.0 Blackwell presets have a measured fraction of their own.
-    blackwell = {"B200", "GB200"}
+    # CUDA: only the SM 10.x Blackwell presets have a measured fraction of their own.
+    blackwell = {"B200", "GB200", "B300", "GB300"}
     assert set(DEVICE_EFFICIENCY) == {
         g.name for g in GPUS.values() if g.platform == "rocm"} | blackwell
     for gpu in GPUS.values():
@@ -791,11 +791,16 @@ def test_blackwell_fp8_gemm_fraction_comes_from_sglangs_gb200_deepgemm_benchmark
     assert tflops == pytest.approx(2771, abs=1)
     assert gb200.fp8_gemm == round(tflops / 5000, 2) == 0.55
     assert 2 * 1024 * 24576 * 7168 / 146.03e-6 / 1e12 / 5000 == pytest.approx(0.494, abs=5e-4)
+    # The other shape of the table read (N 576, K 7,168): 58.3-65.1 us from M 8 to M 4,096, the
+    # benchmark's launch floor; at M 4,096, 62.21 us is 544 TFLOPS (0.11): no FLOPs measured.
+    assert 2 * 4096 * 576 * 7168 / 62.208e-6 / 1e12 == pytest.approx(544, abs=1)
     assert b200 == gb200  # carried over: no B200 measurement
-    # Nothing else measured: the CUDA defaults, and bf16 GEMMs keep `gemm`.
-    assert replace(gb200, fp8_gemm=None) == DEFAULT_EFFICIENCY
-    for name in ("H100", "H200", "B300", "GB300"):
+    # Nothing else measured but FP8 attention: the CUDA defaults, bf16 GEMMs keep `gemm`.
+    assert replace(gb200, fp8_gemm=None, fp8_attention=None) == DEFAULT_EFFICIENCY
+    for name in ("H100", "H200"):
         assert device_efficiency(get_gpu(name)) is DEFAULT_EFFICIENCY
+    for name in ("B300", "GB300"):
+        assert replace(device_efficiency(get_gpu(name)), fp8_attention=None) == DEFAULT_EFFICIENCY
 
 
 def test_blackwell_fp8_gemms_run_at_the_measured_fraction_of_the_fp8_peak() -> None:

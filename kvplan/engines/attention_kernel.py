@@ -43,3 +43,22 @@ class SparseMlaKernel:
     def multiple(self, major: int) -> int | None:
         """The head multiple on a GPU of compute-capability `major`; None: not run there."""
         return dict(self.head_multiple).get(major)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KvDtypeAttention:
+    """An attention kernel an engine runs in its KV cache's dtype, not the model's, as plain data
+    (kvplan.perf.attention_kernel.attention_math prices it): in `phases` of dense latent-attention
+    (MLA, no sparse indexer) models whose config.json names one of `architectures` first, on
+    GPUs of these compute-capability majors, with a cache of one of `kv_dtypes`, from engine
+    version `since` on. Before it the engine launches one elementwise cast to that dtype of each
+    of its bf16 inputs named in `casts` ("q", "k", "v"), per attention layer."""
+
+    name: str
+    phases: tuple[str, ...]
+    architectures: tuple[str, ...]
+    compute_capability_majors: tuple[int, ...]
+    kv_dtypes: tuple[str, ...]
+    since: str
+    casts: tuple[str, ...]
+    source: str

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import prerelease_key
-from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
+from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.model.spec import Assumption
@@ -233,8 +233,8 @@ class CostTraits:
     ep_all_to_all_needs_dp: bool = False
     prefill_mlp_all_reduce: bool = False  # prefill MLPs gather by all-reduce (SGLang), no a2a
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
-    # Attention kernels by GPU: varlen ones (first matching major), sparse MLA's; (): pairs.
-    attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()
+    attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
+    kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
     moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
 
 

@@ -22,11 +22,22 @@ attention) computes the rank's query heads padded to a whole multiple: its FLOPs
 pairs' times ceil(heads / m) x m / heads (`sparse_head_factor`; vLLM's FlashMLA sparse prefill
 kernel on a 16-bit cache, m = 64 on Hopper: DeepSeek-V3.2 at TP 8, 16 heads per rank, 4x). The
 bytes stay the latent rows read once (the padded heads share them).
+
+The math attention runs in (`attention_math`): bf16, unless the engine declares a kernel that
+computes in the KV cache's dtype for the step (CostTraits.kv_dtype_attention: SGLang's
+trtllm_mla prefill with an fp8 cache on SM 10.x, kvplan.engines.sglang.mla_prefill) or the
+user asks for FP8 attention (--fp8-attention). FP8 attention runs at `Efficiency.fp8_attention`
+of the FP8 peak where the device preset sets it (kvplan.perf.efficiency).
 """
 
 from __future__ import annotations
 
-from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
+from kvplan._util.dtypes import GemmMath
+from kvplan.engines.attention_kernel import (
+    KvDtypeAttention,
+    SparseMlaKernel,
+    VarlenAttentionKernel,
+)
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -91,3 +102,31 @@ def sparse_head_factor(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str
             heads = max(1, att.num_attention_heads // att_tp)
             return _ceil_to(heads, multiple) / heads
     return 1.0
+
+
+_KV_MATH = {"fp8": GemmMath.fp8}  # the KV dtypes a kernel can compute in, as the GEMM math
+
+
+def kv_dtype_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
+                    phase: str) -> KvDtypeAttention | None:
+    """The kernel `eff`'s engine computes `spec`'s attention with in the `kv_dtype` cache's
+    dtype in a `phase` step on `gpu` (CostTraits.kv_dtype_attention), or None: bf16."""
+    if not isinstance(spec.attention, LatentAttention) or spec.indexer is not None:
+        return None
+    if gpu.compute_capability is None or kv_dtype not in _KV_MATH:
+        return None
+    major = gpu.compute_capability[0]
+    arch = spec.architectures[0] if spec.architectures else None
+    return next((k for k in eff.kv_dtype_attention
+                 if phase in k.phases and major in k.compute_capability_majors
+                 and kv_dtype in k.kv_dtypes and arch in k.architectures), None)
+
+
+def attention_math(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str, phase: str, *,
+                   fp8_attention: bool = False) -> GemmMath:
+    """The math a `phase` step's attention runs in (module docstring): FP8 where the user asks
+    for it (`fp8_attention`) or the engine's kernel computes in the fp8 cache's dtype."""
+    if fp8_attention:
+        return GemmMath.fp8
+    kernel = kv_dtype_kernel(eff, spec, gpu, kv_dtype, phase)
+    return GemmMath.bf16 if kernel is None else _KV_MATH[kv_dtype]

@@ -107,17 +107,36 @@ benchmark/kernels/deepseek/benchmark_deepgemm_fp8_gemm_blackwell.py times that c
 (`w8a8_block_fp8_matmul_deepgemm`), run on GB200 at --tp-size 4 in
 https://github.com/sgl-project/sglang/pull/13528 (merged): N 24,576, K 7,168, 146.03 us at M 1,024
 and 260.38 us at M 2,048, i.e. 2 x M x N x K / t = 2,471 and 2,771 TFLOPS of the GB200's 5,000
-dense FP8 (0.494, 0.554). The best is kept, as 0.70 is DeepGEMM's best on H800. What this rests on:
-the rows of that table readable here are those of one weight shape up to M 2,048 (its M 4,096 rows
-and other shapes were not), so a prefill's larger GEMMs may run faster; its smaller rows sit on a
-~60 us floor of the benchmark's eager launches and measure no FLOPs. The same table's FlashInfer
-trtllm groupwise GEMM (not SGLang's default there) took 1,632.54 us at M 2,048 (442 TFLOPS).
+dense FP8 (0.494, 0.554). The best is kept, as 0.70 is DeepGEMM's best on H800. The same table's
+FlashInfer trtllm groupwise GEMM (not SGLang's default there) took 1,632.54 us at M 2,048 (442
+TFLOPS). What this rests on: the stored copy of the PR's table (the issues index) holds its first
+17 rows and is cut off at row 17 (M 4,096 of N 24,576) in every excerpt, so no row above M 2,048
+was read and a prefill's larger GEMMs may run faster. Rows 0-8 are the other shape read, N 576,
+K 7,168, M 8 to 4,096: 58.3-65.1 us throughout (M 4,096: 62.21 us, 2 x 4096 x 576 x 7168 / t =
+544 TFLOPS, 0.11), the ~60 us floor of the benchmark's eager launches, like N 24,576's rows up
+to M 256: they measure no FLOPs. The other Blackwell block-FP8 tables are cut off as early there:
+vllm PR 31185's "Performance Blackwell" table holds one row (Out 2,048, In 1,024, batch 128:
+FlashInfer TRT-LLM 5.09 us, 105 TFLOPS), CUTLASS issue 2923's reproduction of FlashInfer issue
+2146 (B200) rows of Out 2,048 x In 1,024, batch 8 to 1,024, all under 10 us (launch-bound). None
+reaches an M above 2,048 or a compute-bound shape besides the two rows above: 0.55 stands.
 B200 (the same die at 1,000 W, its own 4,500 TFLOPS peak) carries the GB200's fraction: no B200
 measurement of DeepGEMM was found. The fused FP8 MoE SGLang runs on SM 10.0
 (--moe-runner-backend flashinfer_trtllm, server_args.py:1225-1234, flashinfer's
 `trtllm_fp8_block_scale_moe`) has no published measurement that was found: the dense fraction
 stands for it, as for every w8a8 GEMM. The rest are the CUDA defaults; B300 / GB300 (SM 10.3) keep
-them all (no measurement). Nothing in it is fitted to a bench row.
+them all (no measurement) but the FP8 attention fraction. Nothing in it is fitted to a bench row.
+FP8 attention on SM 10.x (B200, GB200, B300, GB300): fp8_attention 0.45 of the FP8 peak, the
+fraction attention runs at where it computes in FP8 (SGLang's trtllm_mla prefill with an fp8
+cache, kvplan.engines.sglang.mla_prefill; --fp8-attention). vLLM PR 31195 ("[SM100] Resubmit
+FMHA FP8 prefill for MLA", https://github.com/vllm-project/vllm/pull/31195, merged Dec 2025;
+the same FlashInfer trtllm_ragged_attention_deepseek kernel SGLang calls): the FP8 path's
+"kernel level performance is about ~1.5x better" than its BF16 one on SM100 (its serving runs
+were a little slower end to end, from the casts and quantizations around it, which kvplan
+charges apart). kvplan charges that BF16 kernel `attention` 0.60 of the bf16 peak, so FP8 runs
+at 1.5 x 0.60 of it, 0.90 of the bf16 peak, i.e. 0.45 of the FP8 peak (twice the bf16 one on
+every SM 10.x preset). The ~1.5x is a rounded kernel-level figure, not a table; it is carried
+to B300 / GB300 (SM 10.3: the same FP8 tensor-core rate as SM 10.0 in gpus.json). Other presets
+keep `attention` for FP8 attention (None).
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
@@ -133,7 +152,11 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
-from kvplan.engines.attention_kernel import SparseMlaKernel, VarlenAttentionKernel
+from kvplan.engines.attention_kernel import (
+    KvDtypeAttention,
+    SparseMlaKernel,
+    VarlenAttentionKernel,
+)
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.hardware.gpus import GPU
@@ -183,6 +206,9 @@ class Efficiency:
     gemm: float = 0.70
     fp8_gemm: float | None = None  # FP8 (w8a8) GEMMs' fraction of the FP8 peak; None: `gemm`
     attention: float = 0.60
+    # FP8 attention's fraction of the FP8 peak (an FP8 KV-dtype kernel, --fp8-attention);
+    # None: `attention`.
+    fp8_attention: float | None = None
     kernel_floor_s: float = 4 * US
     # Least time of one fused-MoE call at decode sizes, measured; None: its kernels' floors.
     moe_floor_s: float | None = None
@@ -205,6 +231,10 @@ class Efficiency:
     # The engine's varlen attention kernels by GPU (kvplan.engines.base.CostTraits.
     # attention_kernels, priced by kvplan.perf.attention_kernel); (): exact pairs.
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()
+    # The engine's attention kernels that compute in the KV cache's dtype, for its version
+    # (kvplan.engines.base.CostTraits.kv_dtype_attention, kvplan.perf.attention_kernel.
+    # attention_math); (): bf16 attention.
+    kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()
     # The engine's fused MoE for 16-bit experts (kvplan.engines.base.CostTraits.moe_kernel,
     # priced by kvplan.perf.moe_kernel); None: the experts' GEMM FLOPs and weights only.
     moe_kernel: FusedMoeKernel | None = None
@@ -221,8 +251,10 @@ class Efficiency:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
-        if self.fp8_gemm is not None and not 0 < self.fp8_gemm <= 1:
-            raise InputError(f"fp8_gemm efficiency must be in (0, 1], got {self.fp8_gemm}")
+        for name in ("fp8_gemm", "fp8_attention"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 1:
+                raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
         if self.moe_floor_s is not None and self.moe_floor_s < 0:
             raise InputError(f"moe_floor_s must be >= 0, got {self.moe_floor_s}")
         for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
@@ -239,14 +271,20 @@ DEFAULT_EFFICIENCY = Efficiency()
 # carried over). Every other preset gets DEFAULT_EFFICIENCY.
 MI300X_EFFICIENCY = Efficiency(hbm=0.80, fp8_gemm_hbm=0.77, gemm=0.54, fp8_gemm=0.49,
                                moe_floor_s=67.4 * US)
+# FP8 attention on SM 10.x: TRT-LLM's FP8 FMHA ~1.5x its BF16 one (vllm PR 31195), over the
+# FP8 peak (2x bf16): 0.60 x 1.5 / 2.
+SM100_FP8_ATTENTION = 0.45
 # GB200 DeepGEMM: 2,771 of 5,000 dense FP8 TFLOPS (sglang PR 13528), carried to the B200.
-BLACKWELL_EFFICIENCY = Efficiency(fp8_gemm=0.55)
+BLACKWELL_EFFICIENCY = Efficiency(fp8_gemm=0.55, fp8_attention=SM100_FP8_ATTENTION)
+BLACKWELL_ULTRA_EFFICIENCY = Efficiency(fp8_attention=SM100_FP8_ATTENTION)
 DEVICE_EFFICIENCY: dict[str, Efficiency] = {
     "MI300X": MI300X_EFFICIENCY,
     "MI325X": replace(MI300X_EFFICIENCY, gemm=0.645, fp8_gemm=0.581),
     "MI355X": replace(MI300X_EFFICIENCY, fp8_gemm_hbm=0.74, moe_floor_s=56.8 * US),
     "B200": BLACKWELL_EFFICIENCY,
     "GB200": BLACKWELL_EFFICIENCY,
+    "B300": BLACKWELL_ULTRA_EFFICIENCY,
+    "GB300": BLACKWELL_ULTRA_EFFICIENCY,
 }
 
 

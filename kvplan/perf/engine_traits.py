@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kvplan._util.versions import version_key
 from kvplan.engines.base import AllReduceNormFusion, Engine
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
@@ -36,7 +37,7 @@ def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
 
 
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
-                      enforce_eager: bool = False) -> Efficiency:
+                      enforce_eager: bool = False, version: str | None = None) -> Efficiency:
     """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
     all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
     from Python, outside CUDA graphs (SGLang), pay `prefill_launch_s` per launched prefill op
@@ -46,7 +47,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     (vLLM's / TensorRT-LLM's --enforce-eager, PlanInputs.enforce_eager): no graphs and no
     compiled code, every prefill op launched from Python as SGLang's are, so the launch time
     applies; the ops are counted from SGLang's model code (kvplan.perf.op_counts), which stands
-    in for the other engine's."""
+    in for the other engine's. `version`: the engine release (None: the newest), which picks
+    the attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention,
+    each from its `since` release on)."""
     rules = Engine(engine).rules
     traits = rules.cost_traits
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
@@ -54,6 +57,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   prefill_mlp_all_reduce=traits.prefill_mlp_all_reduce,
                   decode_mlp_gather=traits.decode_mlp_gather,
                   attention_kernels=traits.attention_kernels, moe_kernel=traits.moe_kernel,
+                  kv_dtype_attention=tuple(
+                      k for k in traits.kv_dtype_attention
+                      if version_key(version) >= version_key(k.since)),
                   dp_attention_weights=rules.dp_attention_weights())
     eager = traits.eager_prefill or enforce_eager
     return eff if eager else replace(eff, prefill_launch_s=0.0)

@@ -59,7 +59,12 @@ from kvplan.hardware.gpus import GPU
 from kvplan.kv.cache import attention_token_bytes
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.attention_cost import LOGIT_BYTES, attention_cost, causal_pairs
-from kvplan.perf.attention_kernel import decode_flop_factor, sparse_head_factor, varlen_kernel
+from kvplan.perf.attention_kernel import (
+    decode_flop_factor,
+    kv_dtype_kernel,
+    sparse_head_factor,
+    varlen_kernel,
+)
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm
 from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
@@ -156,6 +161,23 @@ class MixedStepCost:
         self._fp8_rate = gpu.peak_flops(GemmMath.fp8) * self.eff.attention
         self._byte_rate = gpu.hbm_bytes_per_s * self.eff.hbm
         self._floor = self.eff.kernel_floor_s
+        # A prefill chunk's attention in the KV cache's dtype where the engine's kernel computes
+        # so (kvplan.perf.attention_kernel.kv_dtype_kernel: SGLang's trtllm_mla prefill, FP8 on
+        # SM 10.x): its FLOPs at that rate, over the bf16 rate; and the casts of q, k and v it
+        # launches first, a floor each (plus, eager, their launch) per attention layer in every
+        # step with a chunk (the casts' bytes are not charged here: roofline.step_time does).
+        in_kv = kv_dtype_kernel(self.eff, spec, gpu, kv_dtype, "prefill")
+        self._prefill_scale = 1.0
+        self._cast_s = 0.0
+        if in_kv is not None:
+            ran = gpu.runs(GemmMath.fp8)  # roofline._Step.op's peak and fraction
+            frac = self.eff.fp8_attention if ran is GemmMath.fp8 else None
+            rate = gpu.peak_flops(ran) * (frac or self.eff.attention)
+            self._prefill_scale = self._flops_rate / rate
+            casts = len(in_kv.casts) * sum(map(spec.has_attention,
+                                               range(spec.num_hidden_layers)))
+            self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
+                                                   if eager_prefill else 0.0))
 
     def _dense_exact(self, tokens: int, requests: int) -> float:
         key = (tokens, requests)
@@ -224,7 +246,7 @@ class MixedStepCost:
         """One attention layer's kernel over the mix (roofline._Step.op's charge), the decodes'
         FLOPs times the kernel's `decode_factor`."""
         flops = (dec_pairs * self.decode_pair_flops * decode_factor
-                 + pre_pairs * self.prefill_pair_flops)
+                 + pre_pairs * self.prefill_pair_flops * self._prefill_scale)
         return max(flops / self._flops_rate, rows * self.kv_row_bytes / self._byte_rate,
                    self._floor)
 
@@ -293,7 +315,7 @@ class MixedStepCost:
         for kind in self.kinds:
             factor = self._decode_factor[(kind.window, single)]
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor)
-        launch = self.launch_seconds(tokens) if chunks else 0.0
+        launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
         return self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
@@ -303,6 +325,6 @@ class MixedStepCost:
         if tokens == 0:
             return 0.0
         requests = len(decode_contexts) + len(chunks)
-        launch = self.launch_seconds(tokens) if chunks else 0.0
+        launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
         return (self.dense_seconds(tokens, requests)
                 + self.attention_seconds(decode_contexts, chunks) + launch)

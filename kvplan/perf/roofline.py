@@ -71,7 +71,10 @@ without FP4 tensor cores, which the engines run with the FP4 Marlin kernel) at t
 W4A4 GEMMs are two kernels as w8a8 ones (the activations quantized first: scaled_fp4_quant) and
 stream at `hbm` (NVFP4's block scales are native to Blackwell's tensor cores; `fp8_gemm_hbm` is
 DeepGEMM's Hopper FP8 measurement). Attention runs in bf16 (DeepSeek runs MLA in bf16) unless
-`fp8_attention`.
+`fp8_attention` or the engine's kernel computes in the KV cache's dtype
+(kvplan.perf.attention_kernel.attention_math: SGLang's trtllm_mla prefill with an fp8 cache on
+SM 10.x, which first casts q, k and v, one small kernel each, launched eagerly too); FP8
+attention runs at `Efficiency.fp8_attention` of the FP8 peak where the preset sets it.
 
 Layouts (kvplan.perf.layout.Layout): `tp` splits attention, dense MLP and (without `ep`)
 experts over ranks, with two all-reduces per layer; `dp_attention` gives each rank its own
@@ -146,7 +149,13 @@ from kvplan.model.attention import LatentAttention
 from kvplan.model.quant import round_up
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.attention_cost import LOGIT_BYTES, IndexerCost, attention_cost
-from kvplan.perf.attention_kernel import decode_flop_factor, sparse_head_factor, varlen_kernel
+from kvplan.perf.attention_kernel import (
+    attention_math,
+    decode_flop_factor,
+    kv_dtype_kernel,
+    sparse_head_factor,
+    varlen_kernel,
+)
 from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import fuses_allreduce_norm
 from kvplan.perf.flops import (
@@ -218,6 +227,8 @@ class _Step:
         ran = self.gpu.runs(math)
         peak = self.gpu.peak_flops(math)
         frac = self.eff.attention if attention else self.eff.gemm
+        if attention and ran is GemmMath.fp8 and self.eff.fp8_attention is not None:
+            frac = self.eff.fp8_attention
         if self.eff.gemm_shape is not None and rows and flops and ran is GemmMath.bf16:
             # Opt-in (kvplan.perf.gemm_shape): the fraction of its mean kernel's shape, N x K =
             # the weight elements (flops / 2 M) / kernels.
@@ -368,6 +379,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # The engine's varlen attention kernel (kvplan.perf.attention_kernel): a decode step's
     # queries are `tokens / requests` tokens per request (1: single-token calls).
     kernel = varlen_kernel(eff, spec, gpu, kv_dtype) if phase == "decode" else None
+    # The math attention runs in, and the engine's kernel that computes in the KV cache's
+    # dtype, with the casts of q, k and v it launches before it (kvplan.perf.attention_kernel).
+    att_math = attention_math(eff, spec, gpu, kv_dtype, phase, fp8_attention=fp8_attention)
+    in_kv = kv_dtype_kernel(eff, spec, gpu, kv_dtype, phase)
     # A step whose MLP layers gather every DP rank's tokens, no all-to-all (module docstring).
     gather = layout.world > 1 and (eff.prefill_mlp_all_reduce if phase == "prefill"
                                    else eff.decode_mlp_gather)
@@ -419,11 +434,19 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.op("mla_up_proj", flops=up_flops, nbytes=up_bytes)
                 kv_read += up_bytes
             s.op("attention", flops=tokens * core, nbytes=kv_read, attention=True,
-                 math=GemmMath.fp8 if fp8_attention else GemmMath.bf16)
+                 math=att_math)
             ind = cost.layer_indexer(i)
             if ind is not None:
                 _indexer_ops(s, ind, span=span, tokens=tokens, requests=requests, phase=phase,
                              bpp=bpp_whole["attention"], math=math["attention"])
+            for cast in in_kv.casts if in_kv is not None else ():
+                # A kernel each, reading its bf16 tensor and writing it in the KV dtype (1 byte):
+                # q and k of qk_nope + qk_rope values per head per token, v of v_head_dim.
+                width = att.v_head_dim if cast == "v" else (
+                    att.qk_nope_head_dim + att.qk_rope_head_dim)
+                s.kernels("small_kernels", 1)
+                s.over_floor("small_kernels", tokens * att.num_attention_heads // att_tp * width
+                             * (act_bytes + 1))
             s.kernels("small_kernels", ATTN_KERNELS + (MLA_EXTRA_KERNELS if latent else 0)
                       + output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
             if spec.full_width_qk_norm:
@@ -525,8 +548,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                        rows=rows * head_gather, act_bytes=act_bytes)
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
-        s.fixed("prefill_launch", eager_prefill_ops(spec, layout, quantization,
-                                                    platform=gpu.platform, fused_norms=fused,
-                                                    gpu=gpu)
+        # (The KV-dtype kernel's casts are launched too, per attention layer.)
+        casts = len(in_kv.casts) * sum(map(spec.has_attention, chosen)) if in_kv else 0
+        s.fixed("prefill_launch", (eager_prefill_ops(spec, layout, quantization,
+                                                     platform=gpu.platform, fused_norms=fused,
+                                                     gpu=gpu) + casts)
                 * eff.prefill_launch_s)
     return s.result()

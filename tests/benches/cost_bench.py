@@ -439,7 +439,8 @@ def print_device_table() -> None:
 def print_blackwell_table(groups: tuple) -> None:
     """The B200 / GB200 rows that their measured FP8 GEMM fraction (DEVICE_EFFICIENCY, SGLang's
     GB200 DeepGEMM benchmark) moves, against the CUDA default's."""
-    names = [n for n in DEVICE_EFFICIENCY if get_gpu(n).platform == "cuda"]
+    names = [n for n in DEVICE_EFFICIENCY
+             if get_gpu(n).platform == "cuda" and DEVICE_EFFICIENCY[n].fp8_gemm is not None]
     fp8 = sorted({DEVICE_EFFICIENCY[n].fp8_gemm or 0.0 for n in names})
     print(f"\n{' / '.join(names)}: FP8 (w8a8) GEMMs at {', '.join(f'{f:.2f}' for f in fp8)} of "
           "the FP8 peak, SGLang's DeepGEMM on a GB200 (kvplan/perf/efficiency.py; nothing here "

@@ -39,6 +39,7 @@ from kvplan.engines.sglang.kv_dtype import (
     sglang_runnable_kv_dtypes,
 )
 from kvplan.engines.sglang.launch import sglang_launch
+from kvplan.engines.sglang.mla_prefill import SGLANG_KV_DTYPE_ATTENTION
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
     check_sglang_served,
@@ -117,9 +118,12 @@ class SglangEngine:
     # MLP layers gather by all-reduce, with no all-to-all (kvplan.perf.roofline, `prefill_gather`);
     # a decode step's (CUDA graphs, MAX_LEN) by all-gather and reduce-scatter, no all-to-all
     # either (layers/dp_attention.py:76-82, :478-495, :552-561; communicator.py:566-576, :920-936).
+    # An MLA prefill on SM 10.x with an fp8 cache computes in FP8 (kvplan.engines.sglang.
+    # mla_prefill: trtllm_mla_backend.py:1133-1134, 0.5.7 on).
     cost_traits = CostTraits(eager_prefill=True, prefill_mlp_all_reduce=True,
                              decode_mlp_gather=True,
-                             allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION)
+                             allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
+                             kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
     # `_derive_context_length` from 0.5.3 (0.5.6 lines 286-315, 0.5.10 379-408): a
