@@ -364,6 +364,9 @@ def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
     if sg[0].swa is not None:
         m = replace(m, swa_usage={"mean": sum(s.swa_usage_sum for s in sg) / steps,
                                   "max": max(s.swa_usage_max for s in sg)})
+        if isinstance(sg[0].swa, SwaRadixWindow):
+            m = replace(m, swa_tombstoned_tokens=sum(
+                s.swa.tombstoned_tokens for s in sg if isinstance(s.swa, SwaRadixWindow)))
     if sg[0].mamba:
         m = replace(m, mamba_slots_used={"mean": sum(s.slots_sum for s in sg) / steps,
                                          "max": max(s.slots_max for s in sg)})

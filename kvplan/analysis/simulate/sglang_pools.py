@@ -39,7 +39,9 @@ in all three):
     release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.20+ with the radix cache on, 0.5.8 -
     0.5.13; 0.5.14 - 0.5.19 refused, their eviction not read in full). The SWA
     radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
-    _match_prefix_helper``) are not simulated, as for the mamba pool.
+    _match_prefix_helper``) are simulated for 0.5.8 - 0.5.10 (`SWA_HITS`,
+    kvplan.analysis.simulate.sglang_swa_radix); elsewhere the radix cache runs without hits,
+    as for the mamba pool, and an explicit ``--enable-prefix-caching`` is refused.
 """
 
 from __future__ import annotations

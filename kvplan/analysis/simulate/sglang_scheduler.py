@@ -145,13 +145,20 @@ class SglangSimulator(Simulator):
         swa = self.swa
         if swa is not None:
             swa.before_chunk(req.rid, req.num_computed)
+            if hit is not None:
+                # Admission: the SWA radix tree's lock on the hit comes first, and what is free
+                # is checked after it (add_one_req, schedule_policy.py 0.5.9:750-753).
+                swa.admitted(req, req.rid, hit)
             if not swa.can_take(req.rid, n):
+                if hit is not None:
+                    swa.release(req.rid)
                 return False
         ok = self.pool.allocate(req, n) if hit is None else self.pool.allocate(req, n, hit=hit)
-        if ok and swa is not None:
-            if hit is not None:  # admission: the SWA radix tree's match and lock
-                swa.admitted(req, req.rid, hit)
-            swa.take(req.rid, n)
+        if swa is not None:
+            if ok:
+                swa.take(req.rid, n)
+            elif hit is not None:
+                swa.release(req.rid)
         return ok
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
