@@ -51,16 +51,32 @@ def test_match_keeps_the_last_tombstone_free_window_by_hand() -> None:
     assert swa_hit_pages(keys[:5], {"p3"}, 4, 2) == 3
 
 
-@settings(max_examples=200, deadline=None)
+def _sglang_match(tomb: list[bool], window: int, page: int) -> int:
+    """SGLang 0.5.9's walk (_match_prefix_helper :841-870), one node a page, as written."""
+    since: float = float("inf")
+    best = 0
+    for j, dead in enumerate(tomb):
+        if dead:
+            if since >= window:
+                best = j
+            since = 0
+        else:
+            since += page
+    return len(tomb) if since >= window else best
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.booleans(), max_size=40), st.integers(1, 50), st.sampled_from([1, 16]))
 def test_a_hit_never_exceeds_the_full_match_and_ends_on_a_kept_window(
         tomb: list[bool], window: int, page: int) -> None:
     """Whatever the tombstones: the hit is at most the full-attention match, all of it when
     there is no tombstone, and it ends on a kept page, either on a path with no tombstone from
-    the root or after >= window tombstone-free tokens."""
+    the root or after >= window tombstone-free tokens; and it is what SGLang's forward walk
+    gives (kvplan reads the match from its end, which stops early)."""
     keys = list(range(len(tomb)))
     dead = {k for k, t in zip(keys, tomb, strict=True) if t}
     hit = swa_hit_pages(keys, dead, window, page)
+    assert hit == _sglang_match(tomb, window, page)  # read from the end, the same
     assert 0 <= hit <= len(keys)
     if not dead:
         assert hit == len(keys)

@@ -151,14 +151,14 @@ class SglangSimulator(Simulator):
                 swa.admitted(req, req.rid, hit)
             if not swa.can_take(req.rid, n):
                 if hit is not None:
-                    swa.release(req.rid)
+                    swa.refused(req.rid)
                 return False
         ok = self.pool.allocate(req, n) if hit is None else self.pool.allocate(req, n, hit=hit)
         if swa is not None:
             if ok:
                 swa.take(req.rid, n)
             elif hit is not None:
-                swa.release(req.rid)
+                swa.refused(req.rid)
         return ok
 
     def schedule(self) -> list[tuple[SimRequest, int]]:

@@ -252,6 +252,9 @@ class SwaWindow:
         """Request `rid` joins with prefix `hit` (the radix tree's, kvplan.analysis.simulate.
         sglang_swa_radix)."""
 
+    def refused(self, rid: int) -> None:
+        """Request `rid`'s admission failed after `admitted`: its lock goes (the radix tree's)."""
+
     def _floor(self, tokens: int) -> int:
         return max(0, tokens) // self.settings.page * self.settings.page
 

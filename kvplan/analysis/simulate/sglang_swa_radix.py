@@ -63,19 +63,43 @@ def page_key(block: list[object]) -> object | None:
 def swa_hit_pages(keys: Sequence[object | None], tombstoned: set[object] | frozenset[object],
                   window: int, page: int) -> int:
     """The pages of a full-attention match of `keys` (root first) that SGLang keeps
-    (``_match_prefix_helper``, 0.5.9 swa_radix_cache.py:841-870): up to a tombstone run's start
-    when >= `window` tokens were matched since the previous tombstone (or none was met), or
-    all of them when the count ends >= `window`."""
-    since = float("inf")
-    best = 0
-    for j, key in enumerate(keys):
-        if key in tombstoned:
-            if since >= window:
-                best = j
-            since = 0
-        else:
-            since += page
-    return len(keys) if since >= window else best
+    (``_match_prefix_helper``, 0.5.9 swa_radix_cache.py:841-870: the count of matched tokens
+    since the last tombstone starts at infinity; at a tombstone the match so far is kept if the
+    count is >= `window`, and the count restarts at 0; at the end all of it is kept if the
+    count is >= `window`). The same read from the end: all of it if no tombstone is within
+    `window` tokens of it, else the last tombstone preceded by >= `window` tombstone-free tokens
+    (or by none at all, from the root) ends the hit."""
+    n = len(keys)
+    if not tombstoned:
+        return n
+    j, run = n - 1, 0
+    while j >= 0 and keys[j] not in tombstoned:
+        run += page
+        j -= 1
+    if j < 0 or run >= window:
+        return n
+    while j >= 0:  # keys[j] is a tombstone: kept up to it if the run before it is long enough
+        i, before = j - 1, 0
+        while i >= 0 and keys[i] not in tombstoned and before < window:
+            before += page
+            i -= 1
+        if before >= window or i < 0:
+            return j
+        j = i
+    return 0
+
+
+class _Keys(Sequence[object | None]):
+    """The page keys of a hit, read as the match reads them (from the end, a few)."""
+
+    def __init__(self, blocks: list[list[object]]) -> None:
+        self.blocks = blocks
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def __getitem__(self, j):  # type: ignore[no-untyped-def, override]
+        return page_key(self.blocks[j])
 
 
 class SwaRadixWindow(SwaWindow):
@@ -131,8 +155,7 @@ class SwaRadixWindow(SwaWindow):
     # -- the tree ---------------------------------------------------------------------------
 
     def match(self, hit: list[list[object]]) -> list[list[object]]:
-        keys = [page_key(b) for b in hit]
-        return hit[:swa_hit_pages(keys, self.tombstoned, self.settings.window,
+        return hit[:swa_hit_pages(_Keys(hit), self.tombstoned, self.settings.window,
                                   self.settings.page)]
 
     def _keys(self, blocks: Sequence[list[object]], start: int, end: int) -> list[object]:
@@ -170,13 +193,14 @@ class SwaRadixWindow(SwaWindow):
         page, window = self.settings.page, self.settings.window
         new: list[object] = []
         acc = 0
+        key = page_key(blocks[end // page - 1]) if end >= page else None
         for j in range(end // page - 1, -1, -1):
-            key = page_key(blocks[j])
             if key is None or key in self.tombstoned:
                 break
             new.append(key)
             acc += page
-            if acc >= window and (j == 0 or page_key(blocks[j - 1]) in self.ends):
+            key = page_key(blocks[j - 1]) if j else None
+            if acc >= window and (j == 0 or key in self.ends):
                 break
         new.reverse()
         for key in new:
@@ -209,6 +233,11 @@ class SwaRadixWindow(SwaWindow):
             h.bounds = [tokens]
         self._update(rid, start)
         self._relock(rid, hit, tokens)
+
+    def refused(self, rid: int) -> None:
+        # add_one_req's NO_TOKEN after the lock: ``_lock_node`` unlocks on leaving (0.5.9
+        # schedule_policy.py:750-753); the request holds nothing yet.
+        self.release(rid)
 
     def _insert(self, h: _Held, computed: int) -> None:
         rid = h.rid
