@@ -5,7 +5,9 @@ kvplan.analysis.simulate.sglang_swa_radix against SGLang 0.5.9 mem_cache/swa_rad
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,9 +16,10 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.sglang_pools import swa_hits
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow, swa_hit_pages
-from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.analysis.simulate.workload import RequestSpec, from_trace
 from kvplan.engines.base import Engine
 from kvplan.sources.resolve import load_model
+from kvplan.sources.traces import read_trace
 
 
 def _gpt_oss_sim(version: str = "0.5.9"):  # type: ignore[no-untyped-def]
@@ -90,21 +93,28 @@ def test_a_hit_never_exceeds_the_full_match_and_ends_on_a_kept_window(
         assert keys[hit - 1] not in dead
 
 
-def _three_requests() -> list[RequestSpec]:
-    """A shared-prefix trace (Mooncake hash_ids as segments): A sends s1's 1,000 tokens; D, 5 s
-    later, s1's first 900 and 100 of its own; C, 10 s later, s1's 1,000 and 50 of its own.
-    Two output tokens each: each request ends before the next comes."""
-    return [RequestSpec(arrival_s=0.0, prompt_len=1_000, output_len=2,
-                        segments=(("s1", 1_000),)),
-            RequestSpec(arrival_s=5.0, prompt_len=1_000, output_len=2,
-                        segments=(("s1", 900),)),
-            RequestSpec(arrival_s=10.0, prompt_len=1_050, output_len=2,
-                        segments=(("s1", 1_000),))]
+# A Mooncake trace (kvplan.sources.traces, blocks of 100 tokens here): A sends blocks 1 - 10
+# (s1's 1,000 tokens); D, 5 s later, s1's first 900 (blocks 1 - 9) and 100 of its own (21); C,
+# 10 s later, s1's 1,000 and 50 of its own (31, partial). Two output tokens each: each request
+# ends before the next comes.
+TRACE = "\n".join(json.dumps(row) for row in (
+    {"timestamp": 0, "input_length": 1_000, "output_length": 2, "hash_ids": list(range(1, 11))},
+    {"timestamp": 5_000, "input_length": 1_000, "output_length": 2,
+     "hash_ids": [*range(1, 10), 21]},
+    {"timestamp": 10_000, "input_length": 1_050, "output_length": 2,
+     "hash_ids": [*range(1, 11), 31]}))
 
 
-def test_a_prefix_whose_window_was_evicted_hits_up_to_its_last_kept_window_by_hand() -> None:
+def _three_requests(tmp_path: Path) -> list[RequestSpec]:
+    path = tmp_path / "trace.jsonl"
+    path.write_text(TRACE + "\n", encoding="utf-8")
+    return list(from_trace(read_trace(path, "mooncake", block_tokens=100)))
+
+
+def test_a_prefix_whose_window_was_evicted_hits_up_to_its_last_kept_window_by_hand(
+        tmp_path: Path) -> None:
     """SGLang 0.5.9, gpt-oss-20b (window 127, page 1), the sliding-window pool cut to 1,051
-    tokens (the full pool's 24,272 never evict), the trace above:
+    tokens (the full pool's 24,272 never evict), the Mooncake trace above (s1: blocks 1 - 10):
     - A: no hit; its prompt enters the tree (s1[0, 1,000)), then at its end its one decoded
       token (page 1,000, its own): 1,001 unlocked pages in the SWA LRU, root first.
     - D: full match s1[0, 900) (no tombstone: the count is infinite): hit 900. Its match
@@ -128,10 +138,10 @@ def test_a_prefix_whose_window_was_evicted_hits_up_to_its_last_kept_window_by_ha
     3,050, the full-attention radix cache's."""
     sim = _gpt_oss_sim()
     assert sim.swa is not None
-    cut = simulate(replace(sim, swa=replace(sim.swa, tokens=1_051)), _three_requests())
+    cut = simulate(replace(sim, swa=replace(sim.swa, tokens=1_051)), _three_requests(tmp_path))
     assert cut.metrics.prefix_hit_rate == 1_800 / 3_050
     assert cut.metrics.swa_tombstoned_tokens == 202
-    whole = simulate(sim, _three_requests())
+    whole = simulate(sim, _three_requests(tmp_path))
     assert whole.metrics.prefix_hit_rate == 1_900 / 3_050
     assert whole.metrics.swa_tombstoned_tokens == 0
 
