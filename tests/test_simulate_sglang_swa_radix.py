@@ -197,10 +197,11 @@ def test_every_hit_is_at_most_the_full_pools_match(draws: list[tuple[int, int, i
 
     SwaRadixWindow.match = match  # type: ignore[method-assign]
     try:
-        simulate(replace(sim, swa=replace(sim.swa, tokens=swa_tokens)), _trace(draws))
+        run = simulate(replace(sim, swa=replace(sim.swa, tokens=swa_tokens)), _trace(draws))
     finally:
         SwaRadixWindow.match = original  # type: ignore[method-assign]
     assert seen and all(kept <= full for kept, full in seen)
+    assert run.metrics.swa_usage is not None and run.metrics.swa_usage["max"] <= 1
 
 
 def test_hits_are_simulated_for_the_releases_read() -> None:

@@ -38,7 +38,9 @@ kept where SGLang's nodes end (each insertion's end, a match's end) for the lock
 modelled: SWA eviction frees whole nodes (here pages: no overshoot), and a leaf evicted for
 its sliding-layer KV keeps its full KV here (tombstoned: a match stops before it all the same;
 its full tokens stay cached, which the budgets count free either way). The full pool's
-eviction order is `KVPool`'s (least recently freed blocks), as for SGLang's plain radix cache.
+eviction order is `KVPool`'s (least recently freed blocks), and a retracted request finds its
+own cached blocks again (its decoded ones too, which SGLang does not insert), as for SGLang's
+plain radix cache in kvplan.analysis.simulate.sglang_scheduler.
 """
 
 from __future__ import annotations
