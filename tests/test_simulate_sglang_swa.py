@@ -64,7 +64,7 @@ def test_gpt_oss_20b_full_and_swa_tokens_by_hand() -> None:
     assert sim.sglang is not None and sim.sglang.max_running_requests == 2_730
     assert ("24,272 full-attention tokens, 19,417 sliding-window tokens, window 128"
             in notes[0])
-    assert not sim.caching  # the SWA radix cache's hits are not simulated
+    assert sim.caching and sim.swa.hits  # 0.5.9: the SWA radix cache's hits are simulated
 
 
 def test_a_request_holds_the_locked_nodes_and_the_window_by_hand() -> None:
@@ -154,14 +154,17 @@ def test_a_window_at_least_the_context_runs_as_full_attention(
     spec, inputs = _gpt_oss()
     sim, _ = setup(spec, inputs)
     assert sim.swa is not None
-    twin = replace(sim, swa=replace(sim.swa, window=10**6, radix=radix,
+    # The radix cache's hits as setup gives them (0.5.9: on with it, none without).
+    sim = replace(sim, caching=radix)
+    twin = replace(sim, swa=replace(sim.swa, window=10**6, radix=radix, hits=radix,
                                     tokens=sim.plan.token_capacity))
     specs = [RequestSpec(arrival_s=0.01 * i, prompt_len=p, output_len=o)
              for i, (p, o) in enumerate(lens)]
     a = asdict(simulate(twin, specs, bulk_decode=False).metrics)
     b = asdict(simulate(replace(sim, swa=None), specs, bulk_decode=False).metrics)
-    a.pop("swa_usage")
-    b.pop("swa_usage")
+    for key in ("swa_usage", "swa_tombstoned_tokens"):
+        a.pop(key)
+        b.pop(key)
     assert a == b
 
 
@@ -193,9 +196,15 @@ def test_cli_json_keys_and_refusals() -> None:
         new = runner.invoke(app, [*args, *ran])
         assert new.exit_code == 0, new.output
         assert json.loads(new.stdout)["swa_window"] == 127
+    # The SWA radix cache's hits: simulated for 0.5.8 - 0.5.10 (swa_radix_cache.py read at
+    # 0.5.9), refused in one line for the rest.
     hits = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching"])
-    assert hits.exit_code == 2 and hits.stderr.count("\n") == 1
-    assert "SWA radix cache" in hits.stderr
+    assert hits.exit_code == 0, hits.output
+    assert "prefix_hit_rate" in json.loads(hits.stdout)
+    for version in ("0.5.11", "0.5.23"):
+        hits = runner.invoke(app, [*args, "--engine-version", version, "--enable-prefix-caching"])
+        assert hits.exit_code == 2 and hits.stderr.count("\n") == 1, version
+        assert "SWA radix cache hits are not simulated" in hits.stderr
 
 
 def test_chunked_prompt_keeps_only_its_locked_nodes_in_a_run() -> None:

@@ -195,7 +195,8 @@ def simulate_cmd(
     each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
     preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
     swa_tokens, swa_window, swa_usage (mean, max) for the sliding-window pool (gpt-oss,
-    Llama-4; split by --swa-full-tokens-ratio, or none with --disable-hybrid-swa-memory);
+    Llama-4; split by --swa-full-tokens-ratio, or none with --disable-hybrid-swa-memory),
+    and swa_tombstoned_tokens where its radix cache's hits are simulated (0.5.8 - 0.5.10);
     mamba_slots, mamba_slots_used (mean, max: held by running requests) for the mamba pool."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate

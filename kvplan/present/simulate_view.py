@@ -58,13 +58,16 @@ def simulate_records(result: SimResult, *, model: str, gpu: str) -> dict[str, An
 
 def _hybrid_pool_records(result: SimResult) -> dict[str, Any]:
     """SGLang's hybrid pools, only where the run has one: the sliding-window pool's tokens
-    (swa_max_total_num_tokens) and use, the mamba pool's slots and those running requests
-    hold."""
+    (swa_max_total_num_tokens) and use (and, with the SWA radix cache's hits simulated, the
+    sliding-layer tokens its eviction tombstoned), the mamba pool's slots and those running
+    requests hold."""
     s, m = result.setup, result.metrics
     out: dict[str, Any] = {}
     if s.swa is not None:
         out |= {"swa_tokens": s.swa.tokens, "swa_window": s.swa.window,
                 "swa_usage": m.swa_usage}
+        if m.swa_tombstoned_tokens is not None:
+            out["swa_tombstoned_tokens"] = m.swa_tombstoned_tokens
     slots = s.sglang_pool.mamba_slots() if s.sglang_pool is not None else None
     if slots is not None:
         out |= {"mamba_slots": slots, "mamba_slots_used": m.mamba_slots_used}

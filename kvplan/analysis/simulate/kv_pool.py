@@ -32,6 +32,7 @@ get_usage):
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -103,6 +104,9 @@ class KVPool:
         self.cached_free: OrderedDict[int, list[object]] = OrderedDict()
         # hash -> blocks holding it (vLLM's BlockHashToBlockMap may hold several).
         self.by_hash: dict[int, list[list[object]]] = {}
+        # Told each cached page that leaves the cache (its hash, or id() of a request's own
+        # block): SGLang's SWA radix tree keeps its pages' sliding-layer state beside them.
+        self.on_evict: Callable[[object], None] | None = None
 
     @property
     def num_free(self) -> int:
@@ -156,8 +160,12 @@ class KVPool:
                 holders = by_hash[h]  # type: ignore[index]
                 if len(holders) == 1:
                     del by_hash[h]  # type: ignore[arg-type]
+                    if self.on_evict is not None:
+                        self.on_evict(h)
                 else:
                     holders.remove(evicted)
+            elif self.on_evict is not None:
+                self.on_evict(id(evicted))
             evicted[0] = None
             out.append([None, 1])
         return out

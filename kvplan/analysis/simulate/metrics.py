@@ -77,6 +77,9 @@ class SimMetrics:
     # (held / its tokens) and the mamba slots the running requests hold, mean and max.
     swa_usage: dict[str, float] | None = None
     mamba_slots_used: dict[str, float] | None = None
+    # The SWA radix cache's prefix hits simulated (SGLang 0.5.8 - 0.5.10): the sliding-layer
+    # tokens its eviction took from cached pages (tombstones), over the replicas.
+    swa_tombstoned_tokens: int | None = None
 
 
 def metrics(states: Sequence[SimState], *, slo_ttft_ms: float | None = None,

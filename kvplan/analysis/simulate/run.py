@@ -23,6 +23,7 @@ from kvplan.analysis.simulate.sglang_scheduler import (
     SglangSimulator,
 )
 from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
+from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.capacity.weights import routed_expert_bits
@@ -315,7 +316,7 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     sg = SglangSchedule(chunked_prefill_size=chunk, max_running_requests=cap_running,
                         schedule_conservativeness=opts.schedule_conservativeness,
                         policy=opts.schedule_policy)
-    caching, radix, cache_note = pool.caching(cap.prefix_caching)
+    caching, radix, cache_note = pool.caching(cap.prefix_caching, cap.engine_version)
     overlap = True if overlap is None else overlap
     # A sliding-window pool's rules for this release (refused where not read).
     swa = pool.window_pool(radix=cap.prefix_caching is not False, chunk=chunk,
@@ -345,7 +346,9 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
     pool: KVPool | HybridPool = (HybridPool(blocks, sim.groups) if sim.caching and not one_full
                                  else KVPool(blocks, sim.groups, caching=sim.caching))
     if sim.sglang is not None:
-        swa = None if sim.swa is None else SwaWindow(sim.swa)
+        swa = (None if sim.swa is None
+               else SwaRadixWindow(sim.swa, pool) if sim.swa.hits and isinstance(pool, KVPool)
+               else SwaWindow(sim.swa))
         mamba = sim.sglang_pool is not None and sim.sglang_pool.mamba_slots() is not None
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
                                bulk_decode=bulk_decode, swa=swa, mamba=mamba)
@@ -362,6 +365,9 @@ def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
     if sg[0].swa is not None:
         m = replace(m, swa_usage={"mean": sum(s.swa_usage_sum for s in sg) / steps,
                                   "max": max(s.swa_usage_max for s in sg)})
+        if isinstance(sg[0].swa, SwaRadixWindow):
+            m = replace(m, swa_tombstoned_tokens=sum(
+                s.swa.tombstoned_tokens for s in sg if isinstance(s.swa, SwaRadixWindow)))
     if sg[0].mamba:
         m = replace(m, mamba_slots_used={"mean": sum(s.slots_sum for s in sg) / steps,
                                          "max": max(s.slots_max for s in sg)})

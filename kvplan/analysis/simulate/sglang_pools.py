@@ -39,7 +39,9 @@ in all three):
     release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.20+ with the radix cache on, 0.5.8 -
     0.5.13; 0.5.14 - 0.5.19 refused, their eviction not read in full). The SWA
     radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
-    _match_prefix_helper``) are not simulated, as for the mamba pool.
+    _match_prefix_helper``) are simulated for 0.5.8 - 0.5.10 (`SWA_HITS`,
+    kvplan.analysis.simulate.sglang_swa_radix); elsewhere the radix cache runs without hits,
+    as for the mamba pool, and an explicit ``--enable-prefix-caching`` is refused.
 """
 
 from __future__ import annotations
@@ -104,6 +106,19 @@ def swa_releases_text() -> str:
     return f"{' and '.join(radix)} with the radix cache, {', '.join(both)}"
 
 
+# The releases whose SWA radix cache's prefix hits kvplan simulates (kvplan.analysis.simulate.
+# sglang_swa_radix): swa_radix_cache.py's match, lock, eviction and insertion read at 0.5.9 and
+# the same at 0.5.8 and 0.5.10 (but for return types). 0.5.6 - 0.5.7 and 0.5.11 on differ in
+# _match_prefix_helper, _insert_helper or evict, not read in full: refused.
+SWA_HITS = ((0, 5, 8), (0, 5, 10))
+
+
+def swa_hits(version: str | None) -> bool:
+    """Whether kvplan simulates SGLang `version`'s SWA radix cache hits (None: the newest)."""
+    first, last = SWA_HITS
+    return first <= version_key(version)[:3] <= last
+
+
 def swa_rule(version: str | None) -> SwaRule | None:
     """The SWA eviction rule of SGLang `version` (None: the newest); None where not read."""
     key = version_key(version)[:3]
@@ -127,9 +142,10 @@ class SglangTokenPoolSim:
         """The scheduler's max_running_requests, given the token pool's cap `cap`."""
         return cap
 
-    def caching(self, asked: bool | None) -> tuple[bool, str, str]:
+    def caching(self, asked: bool | None, version: str | None = None
+                ) -> tuple[bool, str, str]:
         """(radix cache simulated, its word in the scheduler's note, a note of its own): on
-        unless turned off."""
+        unless turned off (SGLang `version`)."""
         on = asked is not False
         return on, "on" if on else "off", ""
 
@@ -165,7 +181,8 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
         # scheduler takes min(its cap, req_to_token_pool.size) (tp_worker.py).
         return min(cap, self.slots // self.per_request)
 
-    def caching(self, asked: bool | None) -> tuple[bool, str, str]:
+    def caching(self, asked: bool | None, version: str | None = None
+                ) -> tuple[bool, str, str]:
         return _radix_without_hits(
             asked, "--enable-prefix-caching: SGLang's mamba radix cache (hits only at a cached "
             "node holding a recurrent state) is not simulated",
@@ -192,14 +209,17 @@ def _radix_without_hits(asked: bool | None, refusal: str, note: str
     return False, "on without hits", note
 
 
-def _swa_caching(asked: bool | None) -> tuple[bool, str, str]:
+def _swa_caching(asked: bool | None, version: str | None) -> tuple[bool, str, str]:
+    if swa_hits(version):
+        on = asked is not False
+        return on, "on" if on else "off", ""
     return _radix_without_hits(
-        asked, "--enable-prefix-caching: SGLang's SWA radix cache (a hit must keep the "
-        "window's sliding-layer KV, swa_radix_cache.py) is not simulated",
+        asked, f"--enable-prefix-caching: SGLang {version or 'newest'}'s SWA radix cache hits "
+        "are not simulated (kvplan reads swa_radix_cache.py's match and eviction at 0.5.8 - "
+        "0.5.10); use --engine-version 0.5.9",
         "the SWA radix cache is on (a running request's last nodes holding >= the window are "
-        "locked in the sliding-window pool) but its prefix hits are not simulated (SGLang "
-        "matches only where the window's sliding-layer KV is kept, swa_radix_cache.py): no "
-        "prefix hits")
+        "locked in the sliding-window pool) but its prefix hits are simulated for SGLang "
+        "0.5.8 - 0.5.10 only (swa_radix_cache.py): no prefix hits")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,8 +236,9 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
         assert isinstance(window, int) and plan.swa_max_total_num_tokens is not None
         return cls(plan=plan, swa_tokens=plan.swa_max_total_num_tokens, window=window)
 
-    def caching(self, asked: bool | None) -> tuple[bool, str, str]:
-        return _swa_caching(asked)
+    def caching(self, asked: bool | None, version: str | None = None
+                ) -> tuple[bool, str, str]:
+        return _swa_caching(asked, version)
 
     def window_pool(self, *, radix: bool, chunk: int | None, overlap: bool,
                     version: str | None, model_type: str) -> SwaSettings | None:
@@ -229,7 +250,8 @@ class SglangSwaPoolSim(SglangTokenPoolSim):
                 f"{swa_releases_text()}); use --engine-version 0.5.9")
         window = sglang_window(self.window, model_type)  # SGLang's sliding_window_size
         return SwaSettings(tokens=self.swa_tokens, window=window, page=self.plan.block_size,
-                           radix=radix, chunk=chunk, overlap=overlap, rule=rule)
+                           radix=radix, chunk=chunk, overlap=overlap, rule=rule,
+                           hits=radix and swa_hits(version))
 
     def pool_text(self) -> str:
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.swa_tokens:,} "

@@ -128,7 +128,7 @@ class SglangSimulator(Simulator):
         done = super()._finish_step(scheduled, start, seconds)
         for (req, n), out in zip(scheduled, outs, strict=True):
             if req.finish_s >= 0:
-                self.swa.release(req.rid)
+                self.swa.release(req.rid, finished=True)
             elif n > 1 or req.num_output == 1:
                 if req.num_output > out:  # its prefill has ended: the tree takes the prompt
                     self.swa.prompt_done(req.rid, req.num_computed)
@@ -145,11 +145,20 @@ class SglangSimulator(Simulator):
         swa = self.swa
         if swa is not None:
             swa.before_chunk(req.rid, req.num_computed)
+            if hit is not None:
+                # Admission: the SWA radix tree's lock on the hit comes first, and what is free
+                # is checked after it (add_one_req, schedule_policy.py 0.5.9:750-753).
+                swa.admitted(req, req.rid, hit)
             if not swa.can_take(req.rid, n):
+                if hit is not None:
+                    swa.refused(req.rid)
                 return False
         ok = self.pool.allocate(req, n) if hit is None else self.pool.allocate(req, n, hit=hit)
-        if ok and swa is not None:
-            swa.take(req.rid, n)
+        if swa is not None:
+            if ok:
+                swa.take(req.rid, n)
+            elif hit is not None:
+                swa.refused(req.rid)
         return ok
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
@@ -166,6 +175,8 @@ class SglangSimulator(Simulator):
 
     def _prefix(self, req: SimRequest) -> tuple[list[list[object]], int]:
         hit = self.pool.find_hit(req)
+        if self.swa is not None:  # what the SWA radix cache's match keeps of it
+            hit = self.swa.match(hit)
         return hit, self._tokens(len(hit))
 
     def _prefill_batch(self) -> list[tuple[SimRequest, int]]:

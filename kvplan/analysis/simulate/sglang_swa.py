@@ -17,7 +17,9 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at 0.5.9 (and 0.5.6 where 
   page-aligned; while the request runs, ``inc_lock_ref`` (0.5.9 swa_radix_cache.py:692-731)
   locks the swa side of its nodes from the last back until they hold >= ``window`` tokens;
   the earlier nodes' swa tokens are evictable (the tree frees them on demand, counted free
-  here: their hits are not simulated). The tokens after the prompt stay with the request until
+  here; with the prefix hits simulated, 0.5.8 - 0.5.10, kvplan.analysis.simulate.
+  sglang_swa_radix keeps which pages lost them). The tokens after the prompt stay with the
+  request until
   ``ScheduleBatch.maybe_evict_swa`` (0.5.9:2268-2327): at a decode with ``decode_batch_idx %
   window == 1`` it frees ``[max(swa_evicted_seqlen, cache_protected_len), seqlen - 1 -
   window)``, floored to the page (skipped under ``--enable-piecewise-cuda-graph``, off by
@@ -166,6 +168,7 @@ class _Held:
     extend_idx: int = 0  # extend_batch_idx
     prefilled: bool = False  # the prompt's last insertion is done
     cursor: int = 0  # 0.5.23: the request's own SWA evicted seqlen (insertions leave it)
+    rid: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,6 +184,8 @@ class SwaSettings:
     chunk: int | None
     overlap: bool
     rule: SwaRule
+    # The radix cache's prefix hits simulated (kvplan.analysis.simulate.sglang_swa_radix).
+    hits: bool = False
 
     @property
     def decode_evicts(self) -> bool:
@@ -212,7 +217,7 @@ class SwaWindow:
         return cdiv(h.alloc, self.settings.page) * self.settings.page - freed
 
     def _state(self, rid: int) -> _Held:
-        return self._reqs.setdefault(rid, _Held())
+        return self._reqs.setdefault(rid, _Held(rid=rid))
 
     def _update(self, rid: int, change: object) -> None:
         h = self._state(rid)
@@ -233,10 +238,22 @@ class SwaWindow:
     def take(self, rid: int, n: int) -> None:
         self._update(rid, lambda h: setattr(h, "alloc", h.alloc + n))
 
-    def release(self, rid: int) -> None:
+    def release(self, rid: int, finished: bool = False) -> None:
+        """Request `rid` ends (`finished`) or is retracted: it gives back all it holds."""
         h = self._reqs.pop(rid, None)
         if h is not None:
             self.used -= self._held(h)
+
+    def match(self, hit: list[list[object]]) -> list[list[object]]:
+        """The part of a full-attention prefix hit SGLang keeps (all: hits off here)."""
+        return hit
+
+    def admitted(self, req: object, rid: int, hit: list[list[object]]) -> None:
+        """Request `rid` joins with prefix `hit` (the radix tree's, kvplan.analysis.simulate.
+        sglang_swa_radix)."""
+
+    def refused(self, rid: int) -> None:
+        """Request `rid`'s admission failed after `admitted`: its lock goes (the radix tree's)."""
 
     def _floor(self, tokens: int) -> int:
         return max(0, tokens) // self.settings.page * self.settings.page
