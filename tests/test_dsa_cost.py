@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvplan._util.dtypes import GemmMath
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.attention_cost import FULL_ATTENTION, SparseIndexedCost, attention_cost
-from kvplan.perf.attention_kernel import sparse_head_factor
+from kvplan.perf.attention_kernel import sparse_head_factor, sparse_slots
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.flops import MLAForm, attention_flops, indexer_flops, prefill_form
@@ -97,9 +98,7 @@ def test_vllm_flashmla_sparse_head_padding() -> None:
     assert sparse_head_factor(vllm, V32, H200, "bf16", 16) == 8.0
     assert sparse_head_factor(vllm, V32, H200, "bf16", 1) == 1.0
     assert sparse_head_factor(_eff("vllm", "B200"), V32, get_gpu("B200"), "bf16", 8) == 8.0
-    # fp8_ds_mla runs the fp8 decode kernel (not declared); SGLang declares no padding; a
-    # model without the indexer runs no sparse kernel.
-    assert sparse_head_factor(vllm, V32, H200, "fp8", 8) == 1.0
+    # SGLang declares no padding; a model without the indexer runs no sparse kernel.
     assert sparse_head_factor(_eff("sglang"), V32, H200, "bf16", 8) == 1.0
     assert sparse_head_factor(vllm, DENSE, H200, "bf16", 8) == 1.0
 
@@ -150,3 +149,46 @@ def test_mixed_step_main_attention_is_dense_up_to_topk() -> None:
     far = [100_000] * 4
     main_far = sparse.attention_seconds(far, []) - sparse.indexer_seconds(far, [])
     assert main_far == pytest.approx(dense.attention_seconds([2_048] * 4, []))
+
+
+def test_vllm_fp8_ds_mla_mixed_batch_head_padding() -> None:
+    # vllm 0.13.0 flashmla_sparse.py:56 / :663: fewer than 32 heads a rank with the fp8_ds_mla
+    # cache: every token runs FlashMLA's sparse FP8 decode kernel, on Hopper two 64-row CTAs a
+    # query token (FlashMLA 46d64a8 sm90/decode/sparse_fp8/splitkv_mla.cu:587, config.h:14
+    # BLOCK_M = 64): 128 / 16 = 8x at TP 8; TP 16: 8 heads -> 128, 16x.
+    vllm = _eff("vllm")
+    assert sparse_head_factor(vllm, V32, H200, "fp8", 8) == 8.0
+    assert sparse_head_factor(vllm, V32, H200, "fp8", 16) == 16.0
+    # 32 heads (TP 4) and up: the separate prefill / decode path, not declared; SM 10.x fp8
+    # not declared.
+    assert sparse_head_factor(vllm, V32, H200, "fp8", 4) == 1.0
+    assert sparse_head_factor(_eff("vllm", "B200"), V32, get_gpu("B200"), "fp8", 8) == 1.0
+    assert sparse_slots(vllm, V32, H200, "fp8", 8) == 2048
+    assert sparse_slots(vllm, V32, H200, "fp8", 4) is None
+
+
+def test_vllm_flashmla_sparse_computes_every_index_slot() -> None:
+    # vllm 0.13.0 attention/ops/flashmla.py:237 passes no valid length; FlashMLA 46d64a8
+    # sm90/prefill/sparse/fwd.cu:172 loops over topk / 64 = 32 blocks for every query token,
+    # the -1 slots (deepseek_v2.py:659) masked, not skipped: 2,048 keys' FLOPs at any context.
+    vllm = _eff("vllm")
+    assert sparse_slots(vllm, V32, H200, "bf16", 8) == 2048
+    assert sparse_slots(_eff("sglang"), V32, H200, "bf16", 8) is None
+    assert sparse_slots(vllm, DENSE, H200, "bf16", 8) is None
+    # 64 decodes at 1,000 keys on one H200 of TP 8, one layer: FLOPs per token 64 padded heads
+    # x (2 x 576 + 2 x 512) x 2,048 slots = 285,212,672; x 64 = 18,253,611,008 at 989.5 TFLOPS
+    # x 0.60 = 30.7 us. Bytes: the keys seen, 64 x 1,000 x 576 x 2 B = 73,728,000 at 4.8 TB/s x
+    # 0.90 = 17.1 us: compute-bound (at 1,000 keys' FLOPs, 15.0 us, it was memory-bound).
+    st_ = step_time(V32, H200, tokens=64, context=1_000, requests=64, layout=Layout(tp=8),
+                    eff=vllm)
+    rate = H200.peak_flops(GemmMath.bf16) * vllm.attention
+    assert 73_728_000 / (4.8e12 * 0.9) < 18_253_611_008 / rate
+    assert st_.by_op["attention"] == pytest.approx(61 * 18_253_611_008 / rate)
+    # The mixed step agrees: 2,048 pairs a decode and a prompt token.
+    mixed = MixedStepCost(V32, H200, layout=Layout(tp=8), eff=vllm)
+    assert mixed.slots == 2048
+    at_1000 = mixed.attention_seconds([1_000] * 64, []) - mixed.indexer_seconds([1_000] * 64, [])
+    assert at_1000 == pytest.approx(61 * 18_253_611_008 / rate)
+    # A 128-token chunk: 128 x 2,048 pairs, not 128 x 129 / 2.
+    chunk = mixed.attention_seconds([], [(0, 128)]) - mixed.indexer_seconds([], [(0, 128)])
+    assert chunk == pytest.approx(61 * max(128 * 285_212_672 / rate, mixed._floor))

@@ -33,12 +33,17 @@ class SparseMlaKernel:
     a whole multiple of `head_multiple` query heads per rank, whatever the rank holds: the heads
     beyond the rank's own are padding, computed and dropped (kvplan.perf.attention_kernel
     prices them). Where: GPUs of the compute-capability majors in `head_multiple` (major ->
-    multiple), these KV dtypes."""
+    multiple), these KV dtypes, ranks holding fewer than `below_heads` query heads (None: any).
+    `all_slots`: the kernel computes every one of the index_topk index slots a token is handed,
+    the -1 ones (fewer keys seen than index_topk) masked, not skipped: its FLOPs are index_topk
+    keys' a token whatever the context, its bytes the keys seen (no load for a -1 slot)."""
 
     name: str
     head_multiple: tuple[tuple[int, int], ...]
     kv_dtypes: tuple[str, ...]
     source: str
+    all_slots: bool = False
+    below_heads: int | None = None
 
     def multiple(self, major: int) -> int | None:
         """The head multiple on a GPU of compute-capability `major`; None: not run there."""

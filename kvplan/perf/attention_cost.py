@@ -22,20 +22,38 @@ flashmla_sparse.py). Per layer and query token:
    cu_seqlen_ks / ke; decode: `fp8_paged_mqa_logits` :737 over the cache pages): O(n^2) over a
    prompt, O(n) per decode token, on every rank alike (the heads are not split);
 4. the top-k: `top_k_per_row_prefill` / `_decode` (:696 / :749) read the logits and keep
-   index_topk indices per token;
+   index_topk indices per token. The decode logits tensor is max_model_len wide per token
+   (163,840 for V3.2; :744 `max_model_len=max_model_len`), but allocated, not filled:
+   DeepGEMM's `fp8_paged_mqa_logits` makes it with torch::empty, its work planned over each
+   row's context_lens (the kernel body was not read), and its `clean_logits` (the -inf fill
+   of the rest) defaults to false, not passed by vLLM (deepseek-ai/DeepGEMM csrc/apis/
+   attention.hpp:203 / :217 / :237 at 239112c, :234 / :248 / :273 at 38f8ef7; the ref vLLM
+   0.13 installs was not read); the top-k takes `seq_lens` for each row's end (its CUDA source
+   is not in the wheel; read in a later vLLM's csrc/sampler.cu, where only the sort algorithm
+   depends on the width). So the logits' bytes are the pairs', 4 B each, written once and read
+   once, whatever max_model_len;
 5. the main attention: MLA over those keys only, min(seen, index_topk) (fewer seen: all of
    them), in the absorbed MQA 576 / 512 form for every token, prefill included
    (flashmla_sparse.py:960 "MQA 576/512 approach for both prefill and decode"), so with
-   index_topk or fewer keys in sight it is dense MLA's absorbed attention, key for key. (The
+   index_topk or fewer keys in sight it is dense MLA's absorbed attention, key for key. The
    kernel is handed index_topk index slots a token whatever the context, -1 where fewer keys
-   are seen, :659; whether it skips those was not read: kvplan counts the keys, not the
-   slots.) The kernel's head padding is the engine's
-   (kvplan.perf.attention_kernel.sparse_head_factor).
+   are seen (:659); whether it computes those is the kernel's (vLLM 0.13's FlashMLA sparse
+   kernels do: kvplan.perf.attention_kernel.sparse_slots, kvplan.engines.vllm.
+   attention_backend), as is its head padding (kvplan.perf.attention_kernel.sparse_head_factor).
 
 SGLang (python/sglang/srt/layers/attention/dsa_backend.py, 0.5.23; nsa_indexer.py) runs the same
-indexer (DeepGEMM's fp8 logits, a top-k of index_topk) and sparse MLA kernels; its choice among
-several prefill implementations (flashmla_sparse, flashmla_auto, a dense MHA pass for short
-prefixes) was not read to the end: kvplan prices its steps with the same rule and no head padding.
+indexer (DeepGEMM's fp8 logits, a top-k of index_topk) and sparse MLA kernels. Its default
+kernels in 0.5.23 (arg_groups/overrides.py:601-741 `_dsa_split_backend_resolution`, after
+:491 `_dsa_kv_cache_dtype_default`: an auto KV dtype is fp8_e4m3 on SM 10.x and up, bfloat16
+below): a bf16 cache runs flashmla_sparse for prefill, fa3 for decode on Hopper (trtllm on
+SM 10.x); an fp8_e4m3 cache runs flashmla_kv on Hopper, trtllm on SM 10.x, prefill and decode.
+Its flashmla_sparse prefill pads the rank's heads to 64 on Hopper, 128 on SM 10.x
+(dsa_backend.py:2819-2837) and passes each row's valid length (`topk_length`, :2853-2858: the
+kernel skips the -1 tail, unlike vLLM 0.13's). Not declared: the defaults differ by release
+(0.5.4-0.5.8 server_args.py `nsa_prefill_backend` "flashmla_sparse", switched to flashmla_kv
+or flashmla_auto by the KV dtype and device; 0.5.3 "flashmla_prefill") and kvplan's
+SparseMlaKernel has no release bound nor phase; kvplan prices SGLang's steps with the keys
+seen and no head padding.
 
 Efficiencies: the logits kernel runs at the GPU's FP8 peak x the attention fraction (as an FP8
 attention), its bytes at the HBM fraction; nothing fitted here.

@@ -21,7 +21,11 @@ A sparse MLA kernel (kvplan.engines.attention_kernel.SparseMlaKernel, DeepSeek's
 attention) computes the rank's query heads padded to a whole multiple: its FLOPs are the exact
 pairs' times ceil(heads / m) x m / heads (`sparse_head_factor`; vLLM's FlashMLA sparse prefill
 kernel on a 16-bit cache, m = 64 on Hopper: DeepSeek-V3.2 at TP 8, 16 heads per rank, 4x). The
-bytes stay the latent rows read once (the padded heads share them).
+bytes stay the latent rows read once (the padded heads share them). A kernel that computes
+every index slot (`SparseMlaKernel.all_slots`: FlashMLA's sparse kernels as vLLM 0.13 calls
+them, with no valid-length per row) costs index_topk keys' FLOPs a token whatever the context
+(`sparse_slots`): a decode at 1,000 keys computes 2,048 slots, a prompt's every token 2,048; the
+bytes stay the keys seen.
 
 The math attention runs in (`attention_math`): bf16, unless the engine declares a kernel that
 computes in the KV cache's dtype for the step (CostTraits.kv_dtype_attention: SGLang's
@@ -84,24 +88,48 @@ def decode_flop_factor(kernel: VarlenAttentionKernel | None, spec: ModelSpec, at
     return _ceil_to(rows, tile) / rows
 
 
+def _sparse_kernel(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
+                   att_tp: int) -> tuple[SparseMlaKernel, int, int] | None:
+    """`eff`'s sparse MLA kernel for `spec` on `gpu` with a `kv_dtype` cache, its head multiple
+    there and the rank's heads; None: none declared (or no indexer)."""
+    att = spec.attention
+    if spec.indexer is None or not isinstance(att, LatentAttention) \
+            or gpu.compute_capability is None:
+        return None
+    major = gpu.compute_capability[0]
+    heads = max(1, att.num_attention_heads // att_tp)
+    for kernel in eff.attention_kernels:
+        if not isinstance(kernel, SparseMlaKernel) or kv_dtype not in kernel.kv_dtypes:
+            continue
+        if kernel.below_heads is not None and heads >= kernel.below_heads:
+            continue
+        multiple = kernel.multiple(major)
+        if multiple is not None:
+            return kernel, multiple, heads
+    return None
+
+
 def sparse_head_factor(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
                        att_tp: int) -> float:
     """The heads `eff`'s sparse MLA kernel computes on a rank over the rank's own (module
     docstring): 1.0 for a model without the indexer or where the engine declares no such kernel
-    for the GPU and KV dtype."""
-    att = spec.attention
-    if spec.indexer is None or not isinstance(att, LatentAttention) \
-            or gpu.compute_capability is None:
+    for the GPU, KV dtype and heads per rank."""
+    found = _sparse_kernel(eff, spec, gpu, kv_dtype, att_tp)
+    if found is None:
         return 1.0
-    major = gpu.compute_capability[0]
-    for kernel in eff.attention_kernels:
-        if not isinstance(kernel, SparseMlaKernel) or kv_dtype not in kernel.kv_dtypes:
-            continue
-        multiple = kernel.multiple(major)
-        if multiple is not None:
-            heads = max(1, att.num_attention_heads // att_tp)
-            return _ceil_to(heads, multiple) / heads
-    return 1.0
+    _, multiple, heads = found
+    return _ceil_to(heads, multiple) / heads
+
+
+def sparse_slots(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str,
+                 att_tp: int) -> int | None:
+    """The keys a token's main attention computes over whatever the context, where `eff`'s
+    sparse MLA kernel computes every index slot (module docstring): index_topk; None: the keys
+    the attention kind selects (kvplan.perf.attention_cost)."""
+    found = _sparse_kernel(eff, spec, gpu, kv_dtype, att_tp)
+    if found is None or not found[0].all_slots or spec.indexer is None:
+        return None
+    return spec.indexer.index_topk
 
 
 _KV_MATH = {"fp8": GemmMath.fp8}  # the KV dtypes a kernel can compute in, as the GEMM math

@@ -28,8 +28,10 @@ costs, nothing fitted here:
 DeepSeek's sparse attention (kvplan.perf.attention_cost): a decode's main attention computes
 over min(its keys, index_topk), a chunk's tokens over min(position + 1, index_topk) each (the
 pairs of a window of index_topk), in the absorbed form, times the engine's sparse-kernel head
-padding; each layer with an indexer adds its logits kernel (every pair of the whole context, at
-the FP8 peak) and its top-k (`indexer_seconds`), as `roofline.step_time` charges them.
+padding (index_topk a token, decode and chunk alike, where the kernel computes every index slot:
+kvplan.perf.attention_kernel.sparse_slots; the rows read stay the keys seen); each layer with an
+indexer adds its logits kernel (every pair of the whole context, at the FP8 peak) and its top-k
+(`indexer_seconds`), as `roofline.step_time` charges them.
 
 A step of up to the largest CUDA-graph capture size runs its GEMMs at the next captured size
 (`graph_sizes`: vLLM pads the batch to the graph it replays; the padding rows attend nothing).
@@ -63,6 +65,7 @@ from kvplan.perf.attention_kernel import (
     decode_flop_factor,
     kv_dtype_kernel,
     sparse_head_factor,
+    sparse_slots,
     varlen_kernel,
 )
 from kvplan.perf.efficiency import Efficiency, device_efficiency
@@ -114,6 +117,8 @@ class MixedStepCost:
         # indexer) and the heads its sparse kernel computes (attention_kernel.sparse_head_factor).
         self.cost = attention_cost(spec)
         heads = sparse_head_factor(self.eff, spec, gpu, kv_dtype, att_tp)
+        # A sparse kernel computing every index slot: index_topk keys' FLOPs a token.
+        self.slots = sparse_slots(self.eff, spec, gpu, kv_dtype, att_tp)
         dec = attention_flops(spec, context=1, phase="decode", mla_form=mla_form)
         pre = attention_flops(spec, context=1, phase="prefill",
                               mla_form=prefill_form(spec, MLAForm.absorbed))
@@ -277,6 +282,11 @@ class MixedStepCost:
             # Rows read: every attended key of a decode; a chunk's earlier keys in its span,
             # once, and its own rows written.
             rows = dec_pairs + earlier + sum(n for _, n in parts)
+            if self.slots is not None and kind.window is None and kind.chunk is None:
+                # Every index slot computed (attention_kernel.sparse_slots): the FLOPs'
+                # pairs are index_topk a token; the rows read stay the keys seen.
+                dec_pairs = len(decodes) * self.slots
+                pre_pairs = sum(n for _, n in parts) * self.slots
             factor = self._decode_factor[(kind.window, single)]
             total += kind.layers * self._layer_seconds(dec_pairs, pre_pairs, rows, factor)
         return total + self.indexer_seconds(decodes, parts)

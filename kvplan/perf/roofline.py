@@ -49,7 +49,8 @@ every rank), the FP8 logits of every token over every key it sees (`indexer`: th
 fraction of the FP8 peak; the 132-B keys read and the fp32 logits written) and the top-k reading
 the logits back (`indexer_topk`); the main attention computes over min(seen, index_topk) keys,
 MLA absorbed in prefill too, its FLOPs times the engine's sparse-kernel head padding
-(kvplan.perf.attention_kernel.sparse_head_factor).
+(kvplan.perf.attention_kernel.sparse_head_factor), or index_topk keys' FLOPs a token where the
+kernel computes every index slot (`sparse_slots`; the bytes stay the keys seen).
 
 Recurrent layers (Gated DeltaNet, Mamba2 and the other kinds of
 kvplan.model.recurrent.RECURRENT_KINDS): the mixer's projections are GEMMs over its weights
@@ -154,6 +155,7 @@ from kvplan.perf.attention_kernel import (
     decode_flop_factor,
     kv_dtype_kernel,
     sparse_head_factor,
+    sparse_slots,
     varlen_kernel,
 )
 from kvplan.perf.efficiency import Efficiency, device_efficiency
@@ -345,6 +347,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # sparse kernel computes per rank (kvplan.perf.attention_kernel.sparse_head_factor).
     cost = attention_cost(spec)
     heads_factor = sparse_head_factor(eff, spec, gpu, kv_dtype, att_tp)
+    # A sparse kernel computing every index slot: index_topk keys' FLOPs a token, any context.
+    slots = sparse_slots(eff, spec, gpu, kv_dtype, att_tp)
     # Replicated projections (the indexer's) stream the whole model's bytes per parameter.
     bpp_whole = bytes_per_param(spec, 1, quantization)[0] if cost.indexer is not None else bpp_attn
     # KV bytes one request reads per attended token per layer, on this rank.
@@ -413,7 +417,11 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  nbytes=(lp.attention - (rec_weights if spec.has_recurrent(i) else 0))
                  * bpp_attn["attention"], math=math["attention"],
                  kernels=_projection_kernels(latent, form, f.absorb), rows=tokens)
-            core = (f.scores + f.values) / att_tp * heads_factor
+            if slots is not None:
+                f_slots = attention_flops(spec, context=slots, mla_form=form)
+                core = (f_slots.scores + f_slots.values) / att_tp * heads_factor
+            else:
+                core = (f.scores + f.values) / att_tp * heads_factor
             if kernel is not None:
                 core *= decode_flop_factor(
                     kernel, spec, att_tp, query_len=query_len, single_token_call=query_len == 1,

@@ -626,6 +626,18 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "mean ITL 167.3 against 183.1 ms) where it measured 477.7 against 362.2 ms",
            rows=tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
                "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))),
+    Shaped(commit="a7928a7",
+           rule="vLLM 0.13's FlashMLA sparse kernels compute every one of the index_topk slots "
+                "(the -1 ones masked, not skipped: FlashMLA 46d64a8 sm90/prefill/sparse/"
+                "fwd.cu:172), index_topk keys' FLOPs a token at any context; the fp8_ds_mla "
+                "cache below 32 heads a rank runs the sparse FP8 decode kernel, heads padded "
+                "to 128 on Hopper (nothing fitted): read after dsa53 left these rows 1.2-4.4x "
+                "under their measured ITL with a host factor of about 2 shared with R1. After "
+                "it the V3.2 / R1 ratio of kvplan's figures on the same host overshoots the "
+                "measured one (TPOT 32000/100 1.62 vs 1.29, 4000/200 1.85 vs 1.38, 2000/100 "
+                "2.27 vs 1.50, 128/4 2.88 vs 2.22; dsa53 alone: 1.60 / 1.63 / 1.65 / 1.14)",
+           rows=tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
+               "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))),
 )
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew

@@ -9,11 +9,12 @@ The runs, their settings, what each page does not state (and the replay assumes)
 measured figures are in tests/data/sim_to_real/prospective53.json, committed (0ba05758, branch
 prosp53) before any of them was simulated, on 87c9f866. No constant was changed after seeing
 them; one rule was: DeepSeek-V3.2's five rows led to pricing DeepSeek's sparse attention
-(kvplan.perf.attention_cost, branch dsa53), so they are "shaped" by it (fitted_rows.py SHAPED_BY)
-and no blind test of it; the FINDING's figures are those of the first evaluation. Before that,
-none of their (model, GPU, TP) was a cost-model row that a fitted constant names or a rule was
-shaped by (tests/benches/fitted_rows.py); for the --frontend stage (fitted on prospective30's
-kvcached rows) they are held out too.
+(kvplan.perf.attention_cost, branch dsa53; vLLM's FlashMLA sparse kernels computing every index
+slot and the fp8_ds_mla kernel's head padding, branch dsa53b), so they are "shaped" by it
+(fitted_rows.py SHAPED_BY) and no blind test of it; the FINDING's figures are those of the
+first evaluation. Before that, none of their (model, GPU, TP) was a cost-model row that a
+fitted constant names or a rule was shaped by (tests/benches/fitted_rows.py); for the
+--frontend stage (fitted on prospective30's kvcached rows) they are held out too.
 
 Run: python -m tests.benches.prospective53_runs (the section of examples/simulate-bench.md).
 """

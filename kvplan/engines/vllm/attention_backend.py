@@ -54,13 +54,54 @@ FLASH_ATTENTION_2 = VarlenAttentionKernel(
 # rank's query heads to 64 on Hopper, 128 on Blackwell (:722 `self.padding`, :930-937: "kernel
 # requires num_local_head to be a multiple of 64 on hopper and 128 on blackwell"; q_padded
 # holds `self.padding` heads, the output keeps the rank's own). DeepSeek-V3.2 at TP 8: 16 heads
-# per rank computed as 64. The fp8_ds_mla cache runs FlashMLA's fp8 decode kernel instead (not
-# declared: exact heads).
+# per rank computed as 64.
+#
+# Every index slot is computed (`all_slots`): vLLM hands the kernel index_topk slots a token,
+# -1 in those beyond the keys seen (deepseek_v2.py:659), and calls it with no valid length per
+# row (attention/ops/flashmla.py:237 `sparse_prefill_fwd(q, kv, indices, sm_scale, d_v)`).
+# The kernel (vllm-project/FlashMLA 46d64a8, the fork vLLM builds; the pin itself is in vLLM's
+# cmake, not in the wheel, and was not read) loops over all topk / 64 blocks of slots for every
+# query token (csrc/sm90/prefill/sparse/fwd.cu:172 `num_topk_blocks = params.topk / B_TOPK`,
+# :391; sm100/prefill/sparse/fwd.cu:207 `num_k_blocks`) and masks the invalid ones after the
+# q.k and before p.v (:565 `is_token_valid = t >= 0 && t < params.s_kv` only predicates the
+# load: no bytes for them, the MMAs run). So a token's main attention costs 2,048 keys' FLOPs at
+# any context (a decode at 1,000 keys as at 100,000), its bytes the keys seen.
 FLASHMLA_SPARSE_BF16 = SparseMlaKernel(
     name="FlashMLA sparse prefill kernel (flash_mla_sparse_prefill), 16-bit latent cache",
     head_multiple=((9, 64), (10, 128)),
     kv_dtypes=("bf16", "fp16"),
-    source="vllm 0.13.0 v1/attention/backends/mla/flashmla_sparse.py:722, :930-945, :960, :1009",
+    all_slots=True,
+    source="vllm 0.13.0 v1/attention/backends/mla/flashmla_sparse.py:722, :930-945, :960, "
+           ":1009; attention/ops/flashmla.py:237; vllm-project/FlashMLA 46d64a8 "
+           "csrc/sm90/prefill/sparse/fwd.cu:172, :391, :565; sm100/prefill/sparse/fwd.cu:207",
 )
 
-VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2, FLASHMLA_SPARSE_BF16)
+# The fp8_ds_mla cache with fewer than 32 query heads a rank (flashmla_sparse.py:56
+# MIN_HEADS_FOR_BF16_PREFILL = 32, :663 `fp8_use_mixed_batch`; DeepSeek-V3.2 at TP 8 and up):
+# every token, prefill and decode, runs FlashMLA's sparse FP8 decode kernel as one batch
+# (:858 `_forward_fp8_kv_mixed_batch`, :897 `flash_mla_with_kvcache(..., is_fp8_kvcache=True,
+# indices=...)`), the docstring's "avoids the BF16 prefill kernel which has head padding
+# overhead" notwithstanding: on Hopper the kernel (FlashMLA 46d64a8 csrc/sm90/decode/
+# sparse_fp8/splitkv_mla.cu:587 `num_m_block = ceil_div(q_head_per_hk, 2*BLOCK_M) * 2`,
+# components/config.h:14 BLOCK_M = 64; grid (num_m_block, s_q, num_sm_parts), :602) runs a
+# cluster of two 64-row CTAs per query token, each token's rank heads padded to 128 (16 -> 128
+# at TP 8: 8x), both CTAs computing (they share the K loads). It computes every slot too: the
+# scheduler is planned on cache_seqlens = index_topk for every token (flashmla_sparse.py:607)
+# and :195 runs ceil(topk / 64) blocks, the -1 slots masked (:484, :522). Bf16 MMAs on the
+# dequantized latent (components/dequant.h). Declared on Hopper only: SM 10.x's fp8 path is
+# release-dependent (0.32 runs FLASHINFER_MLA_SPARSE there, kvplan.engines.vllm.kv_dtype) and
+# was not priced; with 32 or more heads a rank the decode tokens run this kernel and the prefill
+# tokens the 16-bit kernel above on an upconverted copy (:757, :838): not declared (exact heads).
+FLASHMLA_SPARSE_FP8_MIXED = SparseMlaKernel(
+    name="FlashMLA sparse FP8 decode kernel (flash_mla_with_kvcache), fp8_ds_mla cache, "
+         "mixed batch",
+    head_multiple=((9, 128),),
+    kv_dtypes=("fp8",),
+    all_slots=True,
+    below_heads=32,
+    source="vllm 0.13.0 v1/attention/backends/mla/flashmla_sparse.py:56, :607, :663, :858, "
+           ":897; vllm-project/FlashMLA 46d64a8 csrc/sm90/decode/sparse_fp8/splitkv_mla.cu:195, "
+           ":484, :587, :602; components/config.h:14",
+)
+
+VLLM_ATTENTION_KERNELS = (FLASH_ATTENTION_2, FLASHMLA_SPARSE_BF16, FLASHMLA_SPARSE_FP8_MIXED)
