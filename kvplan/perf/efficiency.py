@@ -214,6 +214,9 @@ class Efficiency:
     moe_floor_s: float | None = None
     # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
     prefill_launch_s: float = PREFILL_LAUNCH_FIT.value
+    # How that launch time joins the step's GPU time (kvplan.perf.launch_model.LAUNCH_MODELS):
+    # "sum", the fitted rule; the others are counterfactuals for tests/benches/launch_models.py.
+    prefill_launch_model: str = "sum"
     layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one
@@ -257,6 +260,9 @@ class Efficiency:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
         if self.moe_floor_s is not None and self.moe_floor_s < 0:
             raise InputError(f"moe_floor_s must be >= 0, got {self.moe_floor_s}")
+        if self.prefill_launch_model not in ("sum", "op_max", "stream"):
+            raise InputError(f"prefill_launch_model must be sum, op_max or stream, got "
+                             f"{self.prefill_launch_model!r}")
         for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
                      "step_overhead_s"):
             value = getattr(self, name)
