@@ -23,7 +23,8 @@ fit is the same as without it (bench_one_batch runs no overlap: bench_one_batch.
 overlap53 merged (the launchfit53 report gives them).
 
 Run: PYTHONPATH=. python -m tests.benches.launch_models [fit] [section3] [simulate]
-[prospective52] (none: fit only; the others take minutes each).
+[prospective52] (none: fit only; the others take minutes each); `section3:op_max,stream`: those
+models only.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from kvplan.perf.launch_model import LAUNCH_MODELS
 from tests.benches import cost_bench
 
 US = 1e-6
+MODELS = list(LAUNCH_MODELS)  # the models a run prints (main: `part:model,model`)
 
 
 def exact_launch_s(case: cost_bench.PrefillCase, model: str) -> float:
@@ -95,7 +97,7 @@ def print_fit() -> None:
     print("| model | constant us | " + " | ".join(c.label for c in fit_cases())
           + " | spread (max / min exact) |")
     print("|---|---:|" + "---:|" * len(fit_cases()) + "---:|")
-    for model in LAUNCH_MODELS:
+    for model in MODELS:
         exact = [exact_launch_s(c, model) for c in fit_cases()]
         fit = fitted_launch_s(model)
         cells = []
@@ -124,7 +126,7 @@ def print_section3() -> None:
                 f"TPOT {within(1)}, median TTFT ratio {med:.2f}")
 
     print("\n## Section 3 (replayed prospective rows) under each launch model\n")
-    for model in LAUNCH_MODELS:
+    for model in MODELS:
         fit = fitted_launch_s(model)
         disagg_rows._setup.cache_clear()  # its prefill times are the model's (not the last's)
         with launch_model(model, fit):
@@ -143,7 +145,7 @@ def print_simulate() -> None:
     from tests.benches import simulate_bench
 
     print("\n## simulate-bench SGLang serving rows under each launch model\n")
-    for model in LAUNCH_MODELS:
+    for model in MODELS:
         fit = fitted_launch_s(model)
         with launch_model(model, fit):
             table = simulate_bench.rows("sglang")
@@ -163,7 +165,7 @@ def print_prospective52() -> None:
     from tests.benches import prospective52_runs as p52
 
     print("\n## prospective52 under each launch model\n")
-    for model in LAUNCH_MODELS:
+    for model in MODELS:
         fit = fitted_launch_s(model)
         with launch_model(model, fit):
             part = [p52.run_one(run) for run in p52.load(p52.DATA)["runs"]]
@@ -176,8 +178,10 @@ PARTS = {"fit": print_fit, "section3": print_section3, "simulate": print_simulat
 
 
 def main(argv: list[str]) -> None:
-    for name in argv or ["fit"]:
-        if name not in PARTS:
+    for arg in argv or ["fit"]:
+        name, _, models = arg.partition(":")
+        MODELS[:] = models.split(",") if models else LAUNCH_MODELS
+        if name not in PARTS or not set(MODELS) <= set(LAUNCH_MODELS):
             raise SystemExit(f"launch_models: unknown part {name!r} (one of {', '.join(PARTS)})")
         PARTS[name]()
         sys.stdout.flush()
