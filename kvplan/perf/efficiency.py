@@ -33,9 +33,12 @@ Defaults and where they come from (all overridable with `Efficiency`):
   median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
   1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact
-  (`PREFILL_LAUNCH_FIT`). No other prefill or TTFT is in this fit; the benches' split holds out
-  the Qwen3 / Llama ones, less the Qwen3-8B H100 TTFTs (the layer overhead's configuration),
-  but not the DeepSeek-V3/R1 TP-8 H200 cases (these prefills' configuration). vLLM replays
+  (`PREFILL_LAUNCH_FIT`). How the launch joins the GPU time is `prefill_launch_model`: "sum"
+  here; "op_max" and "stream" (kvplan.perf.launch_model) are counterfactuals, refitted on the
+  same 4 rows by tests/benches/launch_models.py (88 / 89 us). No other prefill or TTFT is in
+  this fit; the benches' split holds out the Qwen3 / Llama ones, less the Qwen3-8B H100 TTFTs
+  (the layer overhead's configuration), but not the DeepSeek-V3/R1 TP-8 H200 cases (these
+  prefills' configuration). vLLM replays
   batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512):
   vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs
   its compiled engine: `Efficiency(prefill_launch_s=0)`
