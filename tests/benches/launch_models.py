@@ -22,6 +22,17 @@ fit is the same as without it (bench_one_batch runs no overlap: bench_one_batch.
 (kvplan.perf.launch_model docstring), so its figures come from this script run on a tree with
 overlap53 merged (the launchfit53 report gives them).
 
+Measured at launchfit53 (on branch merge + this; "+ overlap": the same on a scratch merge of
+overlap53, not committed). Fit (exact us per row: R1 1 x 128 / V3 1 x 1000 / V3 bmm 1 x 1000 /
+V3.1 16 x 512; max / min): sum 76.7 / 64.7 / 58.6 / 74.5, 1.31 -> 70 us; op_max 92.2 / 83.5 /
+76.5 / 110.1, 1.44 -> 88 us; stream 93.2 / 85.2 / 79.1 / 136.9, 1.73 -> 89 us. Section 3, 92
+rows, both / TTFT / TPOT in band, median TTFT ratio (TP 1k / TP 8k / DP 1k / DP 8k):
+sum 24 / 30 / 67, 0.80 (0.82 / 0.42 / 0.76 / 1.14); op_max 13 / 17 / 69, 0.69 (0.76 / 0.35 /
+0.69 / 0.96); stream 12 / 13 / 72, 0.45 (0.70 / 0.30 / 0.45 / 0.50); + overlap: sum 12 / 17 / 73,
+0.46 (0.82 / 0.50 / 0.30 / 0.45); op_max 9 / 13 / 73, 0.41 (0.75 / 0.41 / 0.25 / 0.44); stream
+7 / 8 / 72, 0.38 (0.68 / 0.33 / 0.24 / 0.44). The report of launchfit53 has the simulate-bench
+and prospective52 medians.
+
 Run: PYTHONPATH=. python -m tests.benches.launch_models [fit] [section3] [simulate]
 [prospective52] (none: fit only; the others take minutes each); `section3:op_max,stream`: those
 models only.
