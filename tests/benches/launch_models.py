@@ -30,8 +30,15 @@ rows, both / TTFT / TPOT in band, median TTFT ratio (TP 1k / TP 8k / DP 1k / DP 
 sum 24 / 30 / 67, 0.80 (0.82 / 0.42 / 0.76 / 1.14); op_max 13 / 17 / 69, 0.69 (0.76 / 0.35 /
 0.69 / 0.96); stream 12 / 13 / 72, 0.45 (0.70 / 0.30 / 0.45 / 0.50); + overlap: sum 12 / 17 / 73,
 0.46 (0.82 / 0.50 / 0.30 / 0.45); op_max 9 / 13 / 73, 0.41 (0.75 / 0.41 / 0.25 / 0.44); stream
-7 / 8 / 72, 0.38 (0.68 / 0.33 / 0.24 / 0.44). The report of launchfit53 has the simulate-bench
-and prospective52 medians.
+7 / 8 / 72, 0.38 (0.68 / 0.33 / 0.24 / 0.44). simulate-bench SGLang rows, median |err| TPOT
+(held out 7 / shaped a rule 41 / shaped the launch 9 / shaped the replay 11 runs) and TTFT
+(shaped a rule 14 / shaped the launch 9): sum 5.8 / 12.2 / 12.7 / 8.7 %, 7.2 / 20.6 %; op_max
+5.6 / 12.1 / 12.7 / 10.2, 13.4 / 24.4; stream 5.2 / 12.1 / 12.7 / 9.1, 13.9 / 32.0; + overlap:
+sum 4.8 / 13.1 / 12.7 / 7.4, 7.2 / 17.1; op_max 4.8 / 13.1 / 12.7 / 7.0, 13.4 / 24.4; stream
+4.8 / 13.2 / 12.7 / 7.0, 13.9 / 32.0. prospective52 (15 runs), TTFT mean / median, TPOT mean /
+median, E2E mean: sum 25.0 / 28.6 / 12.6 / 12.5 / 12.5 %; op_max 22.4 / 32.5 / 12.9 / 12.5 /
+12.9; stream 35.7 / 31.6 / 13.1 / 12.7 / 16.7; + overlap: sum 17.0 / 35.5 / 13.1 / 13.9 / 17.2;
+op_max 17.6 / 38.6 / 13.1 / 13.9 / 19.1; stream 35.7 / 40.4 / 13.1 / 13.9 / 19.5.
 
 Run: PYTHONPATH=. python -m tests.benches.launch_models [fit] [section3] [simulate]
 [prospective52] (none: fit only; the others take minutes each); `section3:op_max,stream`: those
