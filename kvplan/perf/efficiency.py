@@ -33,9 +33,12 @@ Defaults and where they come from (all overridable with `Efficiency`):
   median, over the 4 engine-timed prefills of examples/cost-bench.md (SGLang
   `bench_one_batch` "Prefill. latency", DeepSeek-V3/R1 on 8x H200, Feb / Apr / Dec 2025:
   1 x 128, 1 x 1000 twice, 16 x 512 tokens), of the value that makes each exact
-  (`PREFILL_LAUNCH_FIT`). No other prefill or TTFT is in this fit; the benches' split holds out
-  the Qwen3 / Llama ones, less the Qwen3-8B H100 TTFTs (the layer overhead's configuration),
-  but not the DeepSeek-V3/R1 TP-8 H200 cases (these prefills' configuration). vLLM replays
+  (`PREFILL_LAUNCH_FIT`). How the launch joins the GPU time is `prefill_launch_model`: "sum"
+  here; "op_max" and "stream" (kvplan.perf.launch_model) are counterfactuals, refitted on the
+  same 4 rows by tests/benches/launch_models.py (88 / 89 us). No other prefill or TTFT is in
+  this fit; the benches' split holds out the Qwen3 / Llama ones, less the Qwen3-8B H100 TTFTs
+  (the layer overhead's configuration), but not the DeepSeek-V3/R1 TP-8 H200 cases (these
+  prefills' configuration). vLLM replays
   batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512):
   vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs
   its compiled engine: `Efficiency(prefill_launch_s=0)`
@@ -214,6 +217,9 @@ class Efficiency:
     moe_floor_s: float | None = None
     # CPU time per op of a prefill step launched from Python (SGLang): FITTED (docstring).
     prefill_launch_s: float = PREFILL_LAUNCH_FIT.value
+    # How that launch time joins the step's GPU time (kvplan.perf.launch_model.LAUNCH_MODELS):
+    # "sum", the fitted rule; the others are counterfactuals for tests/benches/launch_models.py.
+    prefill_launch_model: str = "sum"
     layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one
@@ -257,6 +263,9 @@ class Efficiency:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
         if self.moe_floor_s is not None and self.moe_floor_s < 0:
             raise InputError(f"moe_floor_s must be >= 0, got {self.moe_floor_s}")
+        if self.prefill_launch_model not in ("sum", "op_max", "stream"):
+            raise InputError(f"prefill_launch_model must be sum, op_max or stream, got "
+                             f"{self.prefill_launch_model!r}")
         for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
                      "step_overhead_s"):
             value = getattr(self, name)

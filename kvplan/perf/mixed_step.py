@@ -107,6 +107,7 @@ class MixedStepCost:
         self.quantization = quantization
         self.eager_prefill = eager_prefill
         self._launch: dict[bool, float] = {}
+        self._spill: dict[int, float] = {}
         self.eff = eff if eff is not None else device_efficiency(gpu)
         self._common = {"kv_dtype": kv_dtype, "layout": layout, "eff": self.eff,
                         "quantization": quantization, "conv_dtype": conv_dtype,
@@ -181,8 +182,9 @@ class MixedStepCost:
             self._prefill_scale = self._flops_rate / rate
             casts = len(in_kv.casts) * sum(map(spec.has_attention,
                                                range(spec.num_hidden_layers)))
+            summed = eager_prefill and self.eff.prefill_launch_model == "sum"
             self._cast_s = casts * (self._floor + (self.eff.prefill_launch_s
-                                                   if eager_prefill else 0.0))
+                                                   if summed else 0.0))
 
     def _dense_exact(self, tokens: int, requests: int) -> float:
         key = (tokens, requests)
@@ -222,6 +224,14 @@ class MixedStepCost:
         through the fused all-reduce + RMSNorm); 0 unless `eager_prefill`."""
         if not self.eager_prefill or not self.eff.prefill_launch_s:
             return 0.0
+        if self.eff.prefill_launch_model != "sum":
+            # Counterfactual (kvplan.perf.launch_model): the spill of one prompt of `tokens`.
+            spill = self._spill.get(tokens)
+            if spill is None:
+                spill = self._spill[tokens] = step_time(
+                    self.spec, self.gpu, tokens=tokens, context=tokens, requests=1,
+                    phase="prefill", logits=1, **self._common).by_op["prefill_launch"]
+            return spill
         fused = fuses_allreduce_norm(self.spec, self.gpu, self.layout, tokens, self.eff)
         hit = self._launch.get(fused)
         if hit is None:

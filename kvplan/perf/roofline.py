@@ -167,6 +167,7 @@ from kvplan.perf.flops import (
     prefill_form,
     recurrent_state_flops_per_token,
 )
+from kvplan.perf.launch_model import launch_spill_s
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
 from kvplan.perf.moe_kernel import (
     activation_bytes,
@@ -219,6 +220,7 @@ class _Step:
         self.gpu, self.eff, self.floor_s = gpu, eff, floor_s
         self.by_op: dict[str, float] = {}
         self.flops = self.bytes = self.comm = 0.0
+        self.events: list[tuple[float, int]] = []  # (seconds, kernels) in order: launch_model
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
            attention: bool = False, kernels: int = 1, least_s: float | None = None,
@@ -245,9 +247,11 @@ class _Step:
         self.flops += flops
         self.bytes += nbytes
         self.by_op[name] = self.by_op.get(name, 0.0) + t
+        self.events.append((t, kernels))
 
     def kernels(self, name: str, n: int) -> None:
         self.by_op[name] = self.by_op.get(name, 0.0) + n * self.floor_s
+        self.events.append((n * self.floor_s, n))
 
     def over_floor(self, name: str, nbytes: float) -> None:
         """A small kernel already counted at the floor moves `nbytes`: the time beyond it."""
@@ -255,16 +259,19 @@ class _Step:
         self.bytes += nbytes
         if t > self.floor_s:
             self.by_op[name] = self.by_op.get(name, 0.0) + (t - self.floor_s)
+            self.events.append((t - self.floor_s, 0))
 
     def fixed(self, name: str, seconds: float) -> None:
         """Time that depends on neither FLOPs nor bytes (the per-layer overhead)."""
         self.by_op[name] = self.by_op.get(name, 0.0) + seconds
+        self.events.append((seconds, 0))
 
     def collective(self, name: str, seconds: float) -> None:
         if seconds > 0:  # a collective is a kernel too: at least one floor
             seconds = max(seconds, self.floor_s)
         self.comm += seconds
         self.by_op[name] = self.by_op.get(name, 0.0) + seconds
+        self.events.append((seconds, 1))
 
     def result(self) -> StepTime:
         total = sum(self.by_op.values()) + self.eff.step_overhead_s
@@ -557,9 +564,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
         # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
         # (The KV-dtype kernel's casts are launched too, per attention layer.)
+        # (Efficiency.prefill_launch_model: the counterfactual models, kvplan.perf.launch_model.)
         casts = len(in_kv.casts) * sum(map(spec.has_attention, chosen)) if in_kv else 0
-        s.fixed("prefill_launch", (eager_prefill_ops(spec, layout, quantization,
-                                                     platform=gpu.platform, fused_norms=fused,
-                                                     gpu=gpu) + casts)
-                * eff.prefill_launch_s)
+        ops = eager_prefill_ops(spec, layout, quantization, platform=gpu.platform,
+                                fused_norms=fused, gpu=gpu) + casts
+        s.fixed("prefill_launch", launch_spill_s(s.events, ops, eff.prefill_launch_s,
+                                                 eff.prefill_launch_model))
     return s.result()
