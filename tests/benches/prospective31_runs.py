@@ -84,6 +84,27 @@ def _figures(f: dict[str, float]) -> str:
             f"{f['tpot_ms.p50']:.2f} / {f['itl_ms.mean']:.2f}")
 
 
+def print_run_table(part: list[Result]) -> None:
+    """The per-run table of a `vllm bench serve` prospective set (31, 53, 53b): measured and
+    simulated figures, the errors, preemptions and the --frontend errors."""
+    print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL ms | simulated | "
+          "TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | ITL err | "
+          "preemptions | --frontend: TTFT mean err | TPOT mean err |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in part:
+        m = r.measured
+        measured = (f"{m['mean_ttft_ms']:,.1f} / {m['median_ttft_ms']:,.1f} / "
+                    f"{m['mean_tpot_ms']:.2f} / {m['median_tpot_ms']:.2f} / "
+                    f"{m['mean_itl_ms']:.2f}")
+        if r.refused:
+            print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
+            continue
+        print(f"| {r.run_id} | {measured} | {_figures(r.simulated)} | "
+              + " | ".join(f"{_err(r, *p):+.1%}" for p in PAIRS31)
+              + f" | {r.preemptions:,} | {_err(r, *PAIRS[0], served=True):+.1%} | "
+              f"{_err(r, *PAIRS[2], served=True):+.1%} |")
+
+
 def print_section() -> None:
     """The prospective31 set as a Markdown section of examples/simulate-bench.md."""
     doc = load(DATA)
@@ -108,22 +129,7 @@ def print_section() -> None:
     for case in CASES:
         print(_line(f"prospective31, random {case} (all sources)",
                     [r for r in part if r.run_id.endswith(f"random {case}")]))
-    print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL ms | simulated | "
-          "TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | ITL err | "
-          "preemptions | --frontend: TTFT mean err | TPOT mean err |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in part:
-        m = r.measured
-        measured = (f"{m['mean_ttft_ms']:,.1f} / {m['median_ttft_ms']:,.1f} / "
-                    f"{m['mean_tpot_ms']:.2f} / {m['median_tpot_ms']:.2f} / "
-                    f"{m['mean_itl_ms']:.2f}")
-        if r.refused:
-            print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
-            continue
-        print(f"| {r.run_id} | {measured} | {_figures(r.simulated)} | "
-              + " | ".join(f"{_err(r, *p):+.1%}" for p in PAIRS31)
-              + f" | {r.preemptions:,} | {_err(r, *PAIRS[0], served=True):+.1%} | "
-              f"{_err(r, *PAIRS[2], served=True):+.1%} |")
+    print_run_table(part)
     if FINDING:
         print(f"\n{FINDING}")
     print_sources(doc, "prospective31.json")

@@ -24,8 +24,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import PAIRS31, _figures, _line
-from tests.benches.prospective_runs import PAIRS, Result, _err, load, print_sources, run_one
+from tests.benches.prospective31_runs import _line, print_run_table
+from tests.benches.prospective_runs import Result, load, print_sources, run_one
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53.json"
 # The workload shapes the pages ran (the run id's last word).
@@ -125,22 +125,7 @@ def print_section() -> None:
     for case in CASES:
         print(_line(f"prospective53, random {case} (all sources)",
                     [r for r in part if r.run_id.endswith(f"random {case}")]))
-    print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL ms | simulated | "
-          "TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | ITL err | "
-          "preemptions | --frontend: TTFT mean err | TPOT mean err |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in part:
-        m = r.measured
-        measured = (f"{m['mean_ttft_ms']:,.1f} / {m['median_ttft_ms']:,.1f} / "
-                    f"{m['mean_tpot_ms']:.2f} / {m['median_tpot_ms']:.2f} / "
-                    f"{m['mean_itl_ms']:.2f}")
-        if r.refused:
-            print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
-            continue
-        print(f"| {r.run_id} | {measured} | {_figures(r.simulated)} | "
-              + " | ".join(f"{_err(r, *p):+.1%}" for p in PAIRS31)
-              + f" | {r.preemptions:,} | {_err(r, *PAIRS[0], served=True):+.1%} | "
-              f"{_err(r, *PAIRS[2], served=True):+.1%} |")
+    print_run_table(part)
     if FINDING:
         print(f"\n{FINDING}")
     print_sources(doc, "prospective53.json")
