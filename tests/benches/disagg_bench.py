@@ -16,6 +16,7 @@ public measurements (issue 29). Two parts, nothing fitted to either:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections import Counter
@@ -406,8 +407,7 @@ def _decode_gather(done: list[Replay]) -> list[str]:
     def med(rows: list[Replay]) -> str:
         return f"{_median([r.ratios[1] for r in rows if r.ratios]):.2f}"
 
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-    dp = sum(int(by_id[r.id]["prefill_attention_dp_size"] or 1) > 1 for r in done)
+    dp = sum(map(_prefill_dp, done))
     out = [f"### 3f. Shaped: SGLang's decode gather without DeepEP ({rule.commit}), both "
            "cohorts", "",
            f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
@@ -456,24 +456,33 @@ def _decode_gather(done: list[Replay]) -> list[str]:
     return out
 
 
+@functools.cache
+def _prefill_dp_size() -> dict[str, int]:
+    """Each prospective row's prefill DP-attention size, by replay id."""
+    return {PREFIX + row["id"]: int(row["prefill_attention_dp_size"] or 1)
+            for row in prospective_rows()}
+
+
+def _prefill_dp(r: Replay) -> bool:
+    """Whether the row's prefill workers run DP attention."""
+    return _prefill_dp_size()[r.id] > 1
+
+
+def _group_line(rows: list[Replay]) -> str:
+    """Counts in band (both, TTFT, TPOT) and the median TTFT ratio of `rows`."""
+    ratios = [r.ratios[0] for r in rows if r.ratios]
+    return (f"both {share(rows, lambda r: r.inside)}; TTFT {share(rows, inside(0))}; "
+            f"TPOT {share(rows, inside(1))}; median TTFT ratio "
+            f"{_median(ratios) if ratios else math.nan:.2f}")
+
+
 def _generator(done: list[Replay]) -> list[str]:
     """Both cohorts at SGLang's defaults and at aiconfigurator's generated prefill flags (not a
     rule: the rows' flags are not recorded, 3f), and what else a PD prefill worker does, read in
     SGLang (issue 29, prefill29b)."""
     gen = {r.id: r for r in replayed_with(done, generator=True) if r.replayed}
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-
-    def dp(r: Replay) -> bool:
-        return int(by_id[r.id]["prefill_attention_dp_size"] or 1) > 1
-
-    def line(rows: list[Replay]) -> str:
-        ratios = [r.ratios[0] for r in rows if r.ratios]
-        return (f"both {share(rows, lambda r: r.inside)}; TTFT {share(rows, inside(0))}; "
-                f"TPOT {share(rows, inside(1))}; median TTFT ratio "
-                f"{_median(ratios) if ratios else math.nan:.2f}")
-
     new = [gen[r.id] for r in done if r.id in gen]
-    tp_rows = [r for r in done if not dp(r)]
+    tp_rows = [r for r in done if not _prefill_dp(r)]
     out = ["### 3h. Counterfactual: aiconfigurator's generated prefill flags (prefill29b), "
            "both cohorts", "",
            "Not a rule: kvplan keeps SGLang's defaults (the rows' launch flags are not "
@@ -490,16 +499,16 @@ def _generator(done: list[Replay]) -> list[str]:
            "does not start with 1, 3f). Its 2 metadata buffers a worker (scheduler.py:910-912) "
            "would also hold a TP worker to 2 prompts between bootstrap and the KV sent: not "
            "modelled. Computed beside the rows, not used to set anything.", "",
-           f"At SGLang's defaults (above, both cohorts): {line(done)}.",
-           f"At the generator's flags: {line(new)}."]
-    for name, test in (("TP-attention prefill", lambda r: not dp(r)),
-                       ("DP-attention prefill", dp)):
+           f"At SGLang's defaults (above, both cohorts): {_group_line(done)}.",
+           f"At the generator's flags: {_group_line(new)}."]
+    for name, test in (("TP-attention prefill", lambda r: not _prefill_dp(r)),
+                       ("DP-attention prefill", _prefill_dp)):
         for isl in (1024, 8192):
             a = [r for r in done if test(r) and r.input_len == isl]
             b = [r for r in new if test(r) and r.input_len == isl]
             if a:
-                out += [f"- {name}, ISL {isl:,}: defaults {line(a)}; generator's flags "
-                        f"{line(b)}"]
+                out += [f"- {name}, ISL {isl:,}: defaults {_group_line(a)}; "
+                        f"generator's flags {_group_line(b)}"]
     pairs = {r.id: r.ratios for r in done if r.ratios is not None}
     moved = [(r, pairs[r.id]) for r in new if r.ratios is not None and r.id in pairs
              and abs(r.ratios[0] / pairs[r.id][0] - 1) > 0.05]
@@ -537,17 +546,6 @@ def _input_budget(done: list[Replay]) -> list[str]:
     rule = next(s for s in SHAPED_BY if s.commit == INPUT_BUDGET_COMMIT)
     old = [r for r in replayed_with(done, input_budget=False) if r.replayed]
     n = sum(r.id in rule.rows for r in done)
-    by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
-
-    def dp(r: Replay) -> bool:
-        return int(by_id[r.id]["prefill_attention_dp_size"] or 1) > 1
-
-    def line(rows: list[Replay]) -> str:
-        ratios = [r.ratios[0] for r in rows if r.ratios]
-        return (f"both {share(rows, lambda r: r.inside)}; TTFT {share(rows, inside(0))}; "
-                f"TPOT {share(rows, inside(1))}; median TTFT ratio "
-                f"{_median(ratios) if ratios else math.nan:.2f}")
-
     new_by = {r.id: r for r in done}
     out = [f"### 3i. Shaped: SGLang's prefill input budget ({rule.commit}), both cohorts", "",
            f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
@@ -556,16 +554,17 @@ def _input_budget(done: list[Replay]) -> list[str]:
            "evaluated. Under DP attention the chunk (16,384 // --dp-size) binds first and the "
            "budget moves nothing; on the H200 (chunk 8,192) an 8,192-token prompt fills the "
            "chunk alone either way.", "",
-           f"With it (above, both cohorts): {line(done)}.",
+           f"With it (above, both cohorts): {_group_line(done)}.",
            f"Without it (the chunk alone, the prompt crossing it cut to what is left), computed "
-           f"beside it: {line(old)}."]
-    for name, test in (("TP-attention prefill", lambda r: not dp(r)),
-                       ("DP-attention prefill", dp)):
+           f"beside it: {_group_line(old)}."]
+    for name, test in (("TP-attention prefill", lambda r: not _prefill_dp(r)),
+                       ("DP-attention prefill", _prefill_dp)):
         for isl in (1024, 8192):
             a = [r for r in old if test(r) and r.input_len == isl]
             b = [new_by[r.id] for r in a if r.id in new_by]
             if a:
-                out += [f"- {name}, ISL {isl:,}: without {line(a)}; with {line(b)}"]
+                out += [f"- {name}, ISL {isl:,}: without {_group_line(a)}; "
+                        f"with {_group_line(b)}"]
     out += ["", "Read: one 8,192-token prompt a step lowers kvplan's TTFT at low load (a "
             "prompt no longer waits for a second one's tokens: cfg535 / 481 / 569 at 4 in "
             "flight 1.14 / 1.02 / 1.00 -> about 0.8 / 0.74 / 0.74) and raises it where the "
