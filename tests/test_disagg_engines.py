@@ -12,6 +12,10 @@ SGLang, read from sgl-project/sglang main as stored in 2026 (python/sglang/srt/d
 - common/conn.py `CommonKVReceiver`: MLA from one prefill rank; MHA with prefill TP larger
   from all P / D ranks; mooncake/conn.py `send_kvcache_slice`: each sends its max(1, H / P)
   heads into the decode rank's max(1, H / D)-head token slots (no deduplication).
+- The hybrid payloads by release, and between unequal TP sizes (read in the 0.5.2-0.5.23
+  wheels, kvplan.engines.sglang.state_transfer): none before 0.5.4, NIXL's from 0.5.9; the
+  Mamba slot cut on its TP axis (mooncake 0.5.9+, NIXL 0.5.11+), the SWA pool's pages
+  head-sliced (0.5.22+); Llama 4's chunked layers send the last attention_chunk_size tokens.
 
 TensorRT-LLM, read from NVIDIA/TensorRT-LLM main as stored in 2026
 (cpp/tensorrt_llm/batch_manager/cacheFormatter.cpp, mlaCacheFormatter.cpp, kvCacheUtils.h):
@@ -148,16 +152,101 @@ def test_sglang_mamba_state_slot() -> None:
                   engine=SG)
     assert h.tokens_moved == 8192
     assert h.bytes_per_rank == (12 * 8192 * 1024 + 36 * 1_073_152,) * 2
-    with pytest.raises(InputError, match="unequal TP"):
-        _handover("qwen3-next-80b-a3b", Layout(tp=4), Layout(tp=2), 8192, gpu="H200",
+
+
+def test_sglang_mamba_state_between_unequal_tp() -> None:
+    # Qwen3-Next-80B-A3B (48 layers: 12 full of 2 KV heads x 256, 36 Gated DeltaNet of 16 key
+    # and 32 value heads x 128, conv kernel 4), 8,192 tokens, SGLang's dtypes (conv bf16, SSM
+    # float32). Slot per rank at TP t: conv 3 x (2 x 16 x 128 + 32 x 128) / t x 2 B + SSM
+    # (32 / t) x 128 x 128 x 4 B: TP 2 1,073,152 B; TP 4 3 x 2,048 x 2 + 8 x 65,536 =
+    # 536,576 B. Newest release (0.5.9+ mooncake): _send_mamba_state_slice
+    # (state_transfer.py).
+    # Prefill TP 4 -> decode TP 2 (aggregation): each of prefill ranks 2d, 2d + 1 writes its
+    # whole 536,576 B slot into decode rank d's 1,073,152 B one; the full layers: both write
+    # their max(1, 2 / 4) = 1 head (1,024 B/token) into the rank's 1-head slots (no dedup).
+    # Per decode rank: 2 x 12 x 8,192 x 1,024 + 36 x 1,073,152 = 239,960,064 B.
+    h = _handover("qwen3-next-80b-a3b", Layout(tp=4), Layout(tp=2), 8192, gpu="H200",
                   engine=SG)
+    assert h.bytes_per_rank == (2 * 12 * 8192 * 1024 + 36 * 1_073_152,) * 2 == (
+        239_960_064,) * 2
+    assert h.transfer_bytes == (12 * 8192 * 1024 + 36 * 536_576,) * 4 == (119_980_032,) * 4
+    # Prefill TP 2 -> decode TP 4 (scatter): decode rank d's 536,576 B slot and its 1 head
+    # (1,024 B/token) from prefill rank d x 2 / 4: 12 x 8,192 x 1,024 + 36 x 536,576 =
+    # 119,980,032 B; each prefill rank sends twice that.
+    h = _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=4), 8192, gpu="H200",
+                  engine=SG)
+    assert h.bytes_per_rank == h.transfer_bytes == (119_980_032,) * 4
+    assert h.sender_bytes == (2 * 119_980_032,) * 2
+    # The same on NIXL from 0.5.11; refused where the release refuses (or drops the state).
+    nixl = _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=4), 8192, gpu="H200",
+                     engine=SG, engine_version="0.5.11", connector="nixl")
+    assert nixl.bytes_per_rank == h.bytes_per_rank
+    for version, connector, match in (
+            ("0.5.8.post1", "mooncake", "sliced from 0.5.9"),
+            ("0.5.10", "nixl", "sliced from 0.5.11")):
+        with pytest.raises(InputError, match=match):
+            _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=4), 8192, gpu="H200",
+                      engine=SG, engine_version=version, connector=connector)
+    # Equal TP: 0.5.3 sends no state at all (prefill.py), NIXL drops it before 0.5.9.
+    for version, connector, match in (("0.5.3", "mooncake", "0.5.4"),
+                                      ("0.5.8.post1", "nixl", "drops")):
+        with pytest.raises(InputError, match=match):
+            _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=2), 8192, gpu="H200",
+                      engine=SG, engine_version=version, connector=connector)
+
+
+def test_sglang_mamba2_state_between_unequal_tp() -> None:
+    # NVIDIA-Nemotron-Nano-9B-v2 (56 layers: 4 attention of 8 KV heads x 128 = 4,096 B/token,
+    # 27 Mamba2 of 128 heads x 80, state 128, 8 groups, conv kernel 4), prefill TP 2 ->
+    # decode TP 1, 8,192 tokens. Decode slot: conv 3 x (128 x 80 + 2 x 8 x 128 = 12,288) x 2 B
+    # = 73,728 + SSM 128 x 80 x 128 x 4 B = 5,242,880 -> 5,316,608 B, half from each prefill
+    # rank: 4 x 8,192 x 4,096 + 27 x 5,316,608 = 277,766,144 B.
+    h = _handover("nemotron-nano-9b-v2", Layout(tp=2), Layout(tp=1), 8192, engine=SG)
+    assert h.bytes_per_rank == (4 * 8192 * 4096 + 27 * 5_316_608,) == (277_766_144,)
+    assert h.sender_bytes == (277_766_144 // 2,) * 2
+    # Falcon-H1-34B (2 groups): at TP 4 each rank replicates the groups (n_groups % 4 != 0),
+    # 4 x slot(4) != 2 x slot(2): SGLang's even slicing does not fit, refused.
+    with pytest.raises(InputError, match="partly replicated"):
+        _handover("falcon-h1-34b", Layout(tp=4), Layout(tp=2), 8192, gpu="H200", engine=SG)
+
+
+def test_sglang_swa_pool_between_unequal_tp() -> None:
+    # gpt-oss-20b (12 window-128 + 12 full layers, 8 KV heads x 64), --page-size 16, 8,192
+    # tokens, 0.5.23 (_send_swa_state_slice, from 0.5.22): the window pages [8064, 8192) = 8,
+    # head-sliced as the full pages are. Decode TP 2 <- prefill TP 1: the rank's 4 heads
+    # (1,024 B/token) from prefill rank 0: 12 x 512 x 16 x 1,024 + 12 x 8 x 16 x 1,024 =
+    # 102,236,160 B each.
+    h = _handover("gpt-oss-20b", Layout(tp=1), Layout(tp=2), 8192, engine=SG,
+                  engine_version="0.5.23", extra={"block_size": 16})
+    assert h.bytes_per_rank == (12 * 512 * 16 * 1024 + 12 * 8 * 16 * 1024,) * 2 == (
+        102_236_160,) * 2
+    # Prefill TP 2 -> decode TP 1: each prefill rank writes its 4 heads: half each of the
+    # rank's 204,472,320 B (the TP 1 -> 1 figure).
+    h = _handover("gpt-oss-20b", Layout(tp=2), Layout(tp=1), 8192, engine=SG,
+                  engine_version="0.5.23", extra={"block_size": 16})
+    assert h.bytes_per_rank == (204_472_320,) and h.sender_bytes == (102_236_160,) * 2
+    with pytest.raises(InputError, match="head-sliced from 0.5.22"):
+        _handover("gpt-oss-20b", Layout(tp=2), Layout(tp=1), 8192, engine=SG,
+                  engine_version="0.5.21", extra={"block_size": 16})
+
+
+def test_sglang_llama4_chunked_layers_in_the_swa_pool() -> None:
+    # Llama-4-Scout (48 layers: 36 chunked of attention_chunk_size 8,192, 12 global NoPE; 8 KV
+    # heads x 128), TP 4 -> 4 (2 heads: 1,024 B/token), 20,000 tokens. SGLang's window for
+    # the SWA pool is the chunk size (Llama4 has no get_attention_sliding_window_size), so
+    # _swa_payload sends the pages of the last 8,192 tokens. Page 1: 12 x 20,000 x 1,024 +
+    # 36 x 8,192 x 1,024 = 547,749,888 B. Page 64: start floor(11,808 / 64) x 64 = 11,776,
+    # cdiv(8,224, 64) = 129 pages; the full layers cdiv(20,000, 64) = 313: 12 x 313 x 65,536
+    # + 36 x 129 x 65,536 = 550,502,400 B. (On H200: with its vision tower counted, Scout in
+    # bf16 leaves 4 x H100 no room for one request.)
+    h = _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 20000, gpu="H200", engine=SG)
+    assert h.bytes_per_rank == (12 * 20000 * 1024 + 36 * 8192 * 1024,) * 4 == (547_749_888,) * 4
+    h = _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 20000, gpu="H200", engine=SG,
+                  extra={"block_size": 64})
+    assert h.bytes_per_rank == (12 * 313 * 65536 + 36 * 129 * 65536,) * 4 == (550_502_400,) * 4
 
 
 def test_sglang_refusals() -> None:
-    with pytest.raises(InputError, match="Llama 4"):
-        # On H200: with its vision tower counted (and SGLang's multimodal memory fraction),
-        # Scout in bf16 no longer leaves 4 x H100 room for one request.
-        _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 8192, gpu="H200", engine=SG)
     with pytest.raises(InputError, match="0.5"):
         _handover("llama-3.1-8b", Layout(tp=1), Layout(tp=1), 100, engine=SG,
                   engine_version="0.4.9")

@@ -112,7 +112,8 @@ def main() -> None:
         "## SGLang and TensorRT-LLM",
         "",
         "`--engine sglang` sizes SGLang's `--disaggregation-mode` (`--connector mooncake`, the "
-        "default, or `nixl`: the same buffers move), read from sgl-project/sglang's "
+        "default, or `nixl`: the same buffers move, NIXL's Mamba and SWA-pool ones from "
+        "0.5.9), read from sgl-project/sglang's "
         "srt/disaggregation/ (2026 main; named versions before 0.5 refused); `--engine trtllm` "
         "sizes TensorRT-LLM's cache transceiver (`--connector default|ucx|nixl|mpi`, written "
         "into each role's options file as `cache_transceiver_config`), read from "
@@ -129,11 +130,15 @@ def main() -> None:
         "w) / page) x page, I), w = window - 1 (_swa_payload); without it (gemma) every page "
         "| with several window sizes: the last window // 32 + 1 blocks; one window size: every "
         "block |",
-        "| recurrent (Mamba, GDN) | one state slot, T = I; equal TP only | refused (not "
-        "sized) |",
+        "| chunked local (Llama 4) | in SGLang's SWA pool: the same, w = attention_chunk_size "
+        "(the last chunk-size tokens' pages) | refused (not sized) |",
+        "| recurrent (Mamba, GDN) | one state slot, T = I (mooncake 0.5.4+, NIXL 0.5.9+) | "
+        "refused (not sized) |",
         "| TP mismatch, prefill larger | every one of the P / D prefill ranks writes its "
         "max(1, H / P) heads: replicated GQA heads are sent once per replica "
-        "(send_kvcache_slice) | only one rank per distinct head sends (needSendCache) |",
+        "(send_kvcache_slice); SWA-pool pages alike from 0.5.22; the Mamba slot cut on its "
+        "TP axis, each prefill rank its own slot (mooncake 0.5.9+, NIXL 0.5.11+) | only one "
+        "rank per distinct head sends (needSendCache) |",
         "",
         "Bytes one decode rank receives per request, each engine's default block:",
         "",
@@ -170,8 +175,11 @@ def main() -> None:
         "",
         "- vLLM: the NixlConnector (pull) only, from vLLM 0.11; the sliding-window, recurrent "
         "and indexer rules from 0.32; P2P NCCL, Mooncake and LMCache connectors are refused "
-        "(exit 2). SGLang: Llama 4's chunked layers in its SWA pool, and SWA / Mamba state "
-        "between unequal TP sizes, are refused. TensorRT-LLM: what its sizing refuses "
+        "(exit 2). SGLang: Mamba state and SWA-pool pages before 0.5.4 (none sent) or on "
+        "NIXL before 0.5.9 (dropped), and between unequal TP sizes where the release refuses "
+        "them (Mamba: mooncake before 0.5.9, NIXL before 0.5.11; SWA pool: before 0.5.22, or "
+        "with pipeline stages) or where a rank's state is partly replicated (Mamba2 groups "
+        "when n_groups % TP != 0), are refused. TensorRT-LLM: what its sizing refuses "
         "(recurrent state, chunked attention, the sparse indexer).",
         "- The aux buffers SGLang sends beside the KV (output ids, logprobs) are not counted.",
         "- Prefill and decode take the same pipeline depth and block size; one TP size must "

@@ -1,7 +1,8 @@
 """SGLang's disaggregated prefill/decode (`--disaggregation-mode prefill|decode`): what one
 request's handover moves, as python/sglang/srt/disaggregation/ selects it, read from
 sgl-project/sglang main as stored in 2026 (prefill.py, common/conn.py, mooncake/conn.py; the
-NIXL backend, nixl/conn.py, moves the same buffers). Push mode: the prefill ranks WRITE into
+NIXL backend, nixl/conn.py, moves the same buffers, its Mamba and SWA-pool ones from
+0.5.9). Push mode: the prefill ranks WRITE into
 the pages the decode rank allocated and registered.
 
 - What is registered (prefill.py `_init_kv_manager`): the token pool's
@@ -18,16 +19,21 @@ the pages the decode rank allocated and registered.
   sends the pages of [floor(max(0, T - w) / page) x page, T), w = the model's
   `get_attention_sliding_window_size` (gpt-oss: sliding_window - 1, "SGLang assumes
   exclusive"). Without that pool (gemma-2/3) the sliding layers live in the full pool: every
-  page. Llama 4's chunked layers in the SWA pool: refused (its window rule not read).
+  page. Llama 4's chunked layers are that pool's local layers, w = attention_chunk_size (the
+  pages of the last chunk-size tokens; kvplan.engines.sglang.state_transfer).
 - Mamba (`_mamba_payload`): the request's one state slot per layer, conv + SSM, whole.
+- These hybrid payloads from 0.5.4 (mooncake) and 0.5.9 (NIXL) only: refused before
+  (kvplan.engines.sglang.state_transfer).
 - NSA indexer keys (`_nsa_payload`): every page of the prompt, like the latent.
 - Heterogeneous TP (common/conn.py `CommonKVReceiver`, mooncake/conn.py
   `send_kvcache_slice`): MLA (and the indexer) from one prefill rank, the rest dummies;
   MHA/GQA with decode TP larger: from prefill rank `d x P / D`, the decode rank's
   `max(1, H / D)` heads of every token slot of every page; with prefill TP larger: from
   every one of the P / D prefill ranks, each its `max(1, H / P)` heads -- no deduplication,
-  so when H < P replicated heads are written once per replica. The SWA and Mamba state paths
-  with unequal TP are refused here (not read).
+  so when H < P replicated heads are written once per replica. The SWA pool's pages likewise
+  from 0.5.22 (refused before); the Mamba slot cut on its TP axis, each decode rank its own
+  slot's bytes (from one prefill rank, or 1 / (P / D) from each of P / D), from 0.5.9 on
+  mooncake and 0.5.11 on NIXL (refused before): kvplan.engines.sglang.state_transfer.
 
 The time side (`Handover.first_token_steps`, `prefill_lookahead`, `prefill_random_rank`), read
 in the releases the measured rows ran (0.5.5.post2, 0.5.8, 0.5.8.post1; the same code in
@@ -99,7 +105,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kvplan._util.errors import InputError, UnmodelledError
+from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.handover import Handover, assemble, handover_tps, pick_connector
@@ -107,12 +113,15 @@ from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission, sglang_decode_admission
 from kvplan.engines.sglang.index_cache import check_index_cache_offload
 from kvplan.engines.sglang.pools import hybrid_swa
+from kvplan.engines.sglang.state_transfer import check_hybrid_transfer, check_state_slices
+from kvplan.engines.sglang.swa_split import sglang_window
 from kvplan.kv.kinds import (
     CacheKind,
     ChunkedLocalCache,
     IndexerCache,
     LayerCaches,
     MLACache,
+    RecurrentState,
     SlidingWindowCache,
 )
 from kvplan.model.spec import ModelSpec
@@ -126,12 +135,6 @@ BACKENDS = ("mooncake", "nixl")
 FIRST_TOKEN_STEPS = 1.0
 # The last release whose prefill overlap loop forms one step ahead as read (module docstring).
 PREFILL_LOOKAHEAD_UNTIL = (0, 5, 21)
-
-
-def _window(cache: SlidingWindowCache) -> int:
-    # get_attention_sliding_window_size (models/gpt_oss.py): HF's window is inclusive of the
-    # last token, SGLang's exclusive.
-    return cache.window - 1
 
 
 @dataclass(frozen=True)
@@ -178,15 +181,15 @@ class SglangDisagg:
         p_tp, d_tp = handover_tps(input_len, prefill, decode, "SGLang's disaggregation")
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
         swa_pool = inputs is not None and hybrid_swa(spec, inputs)
-        if swa_pool and any(isinstance(c, ChunkedLocalCache) for c in caches):
-            raise UnmodelledError("--disagg --engine sglang: the chunked layers' pages in "
-                                  "SGLang's SWA pool (Llama 4) are not modelled")
-        state = any(c.is_state for c in caches) or (
-            swa_pool and any(isinstance(c, SlidingWindowCache) for c in caches))
-        if state and p_tp != d_tp:
-            raise UnmodelledError(f"--prefill-tp {p_tp} / --decode-tp {d_tp}: SGLang's "
-                                  "sliding-window and Mamba state transfers between unequal "
-                                  "TP sizes are not modelled; give equal TP sizes")
+        local = (SlidingWindowCache, ChunkedLocalCache)
+        states = [c for c in caches if isinstance(c, RecurrentState)]
+        # Which releases send the Mamba slot and the SWA pool's pages, and between unequal TP
+        # sizes how (kvplan.engines.sglang.state_transfer).
+        check_hybrid_transfer(backend=self.backend, version=version, p_tp=p_tp, d_tp=d_tp,
+                              pp=decode.pp, mamba=bool(states),
+                              swa_pool=swa_pool and any(isinstance(c, local) for c in caches))
+        for state in set(states):
+            check_state_slices(spec, state, p_tp, d_tp)
         tokens = input_len
         page = block_size
         heads = getattr(spec.attention, "num_key_value_heads", None) or p_tp
@@ -194,18 +197,27 @@ class SglangDisagg:
         def units(cache: CacheKind) -> tuple[int, str]:
             if cache.is_state:
                 return 1, "the request's state slot (_mamba_payload)"
-            if swa_pool and isinstance(cache, SlidingWindowCache):
-                w = _window(cache)
+            if swa_pool and isinstance(cache, local):
+                # _swa_payload: the pages of the last w tokens, w = the runner's
+                # sliding_window_size (Llama 4's chunked layers: attention_chunk_size).
+                w = sglang_window(cache.window if isinstance(cache, SlidingWindowCache)
+                                  else cache.chunk, spec.model_type)
                 start = max(0, tokens - w) // page * page
                 return cdiv(tokens - start, page), (
                     f"pages of tokens [{start:,}, {tokens:,}): window {w} (_swa_payload)")
             return cdiv(tokens, page), f"cdiv({tokens}, {page}) pages, the last whole"
 
         def sources(cache: CacheKind, d_rank: int, nbytes: int) -> list[tuple[int, int]]:
+            if cache.is_state and p_tp > d_tp:
+                # _send_mamba_state_slice, aggregation: each of the P / D prefill ranks writes
+                # its whole slot, 1 / (P / D) of the decode rank's (check_state_slices).
+                ratio = p_tp // d_tp
+                return [(d_rank * ratio + k, nbytes // ratio) for k in range(ratio)]
             if cache.is_state or isinstance(cache, (MLACache, IndexerCache)) or p_tp <= d_tp:
                 return [(d_rank * p_tp // d_tp, nbytes)]
-            # send_kvcache_slice: each of the P / D prefill ranks writes its own
-            # max(1, H / P) heads into the decode rank's max(1, H / D)-head slots.
+            # send_kvcache_slice (the SWA pool's pages alike from 0.5.22, _send_swa_state_slice):
+            # each of the P / D prefill ranks writes its own max(1, H / P) heads into the
+            # decode rank's max(1, H / D)-head slots.
             ratio = p_tp // d_tp
             src_heads, dst_heads = max(1, heads // p_tp), max(1, heads // d_tp)
             return [(d_rank * ratio + k, nbytes * src_heads // dst_heads)
