@@ -177,16 +177,24 @@ def test_sglang_mamba_state_between_unequal_tp() -> None:
                   engine=SG)
     assert h.bytes_per_rank == h.transfer_bytes == (119_980_032,) * 4
     assert h.sender_bytes == (2 * 119_980_032,) * 2
+    assert "conv state per q / k / v sub-block" in h.notes[-1]
     # The same on NIXL from 0.5.11; refused where the release refuses (or drops the state).
     nixl = _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=4), 8192, gpu="H200",
                      engine=SG, engine_version="0.5.11", connector="nixl")
     assert nixl.bytes_per_rank == h.bytes_per_rank
+    assert "as one block of channels" in nixl.notes[-1]  # GDN's sub-blocks from 0.5.16
     for version, connector, match in (
             ("0.5.8.post1", "mooncake", "sliced from 0.5.9"),
             ("0.5.10", "nixl", "sliced from 0.5.11")):
         with pytest.raises(InputError, match=match):
             _handover("qwen3-next-80b-a3b", Layout(tp=2), Layout(tp=4), 8192, gpu="H200",
                       engine=SG, engine_version=version, connector=connector)
+    # 0.5.9's aggregation offsets a writer by its rank in the whole prefill group
+    # (mooncake/conn.py 0.5.9:744): past decode rank 1's slot, refused; one decode rank is
+    # fine (Nemotron below).
+    with pytest.raises(InputError, match="fixed in 0.5.10"):
+        _handover("qwen3-next-80b-a3b", Layout(tp=4), Layout(tp=2), 8192, gpu="H200",
+                  engine=SG, engine_version="0.5.9")
     # Equal TP: 0.5.3 sends no state at all (prefill.py), NIXL drops it before 0.5.9.
     for version, connector, match in (("0.5.3", "mooncake", "0.5.4"),
                                       ("0.5.8.post1", "nixl", "drops")):
@@ -201,9 +209,11 @@ def test_sglang_mamba2_state_between_unequal_tp() -> None:
     # decode TP 1, 8,192 tokens. Decode slot: conv 3 x (128 x 80 + 2 x 8 x 128 = 12,288) x 2 B
     # = 73,728 + SSM 128 x 80 x 128 x 4 B = 5,242,880 -> 5,316,608 B, half from each prefill
     # rank: 4 x 8,192 x 4,096 + 27 x 5,316,608 = 277,766,144 B.
-    h = _handover("nemotron-nano-9b-v2", Layout(tp=2), Layout(tp=1), 8192, engine=SG)
-    assert h.bytes_per_rank == (4 * 8192 * 4096 + 27 * 5_316_608,) == (277_766_144,)
-    assert h.sender_bytes == (277_766_144 // 2,) * 2
+    for version in (None, "0.5.9"):
+        h = _handover("nemotron-nano-9b-v2", Layout(tp=2), Layout(tp=1), 8192, engine=SG,
+                      engine_version=version)
+        assert h.bytes_per_rank == (4 * 8192 * 4096 + 27 * 5_316_608,) == (277_766_144,)
+        assert h.sender_bytes == (277_766_144 // 2,) * 2
     # Falcon-H1-34B (2 groups): at TP 4 each rank replicates the groups (n_groups % 4 != 0),
     # 4 x slot(4) != 2 x slot(2): SGLang's even slicing does not fit, refused.
     with pytest.raises(InputError, match="partly replicated"):

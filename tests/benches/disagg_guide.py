@@ -178,8 +178,9 @@ def main() -> None:
         "(exit 2). SGLang: Mamba state and SWA-pool pages before 0.5.4 (none sent) or on "
         "NIXL before 0.5.9 (dropped), and between unequal TP sizes where the release refuses "
         "them (Mamba: mooncake before 0.5.9, NIXL before 0.5.11; SWA pool: before 0.5.22, or "
-        "with pipeline stages) or where a rank's state is partly replicated (Mamba2 groups "
-        "when n_groups % TP != 0), are refused. TensorRT-LLM: what its sizing refuses "
+        "with pipeline stages), where 0.5.9 writes past the decode slot (prefill TP larger, "
+        "decode TP > 1) or where a rank's state is partly replicated (Mamba2 groups when "
+        "n_groups % TP != 0), are refused. TensorRT-LLM: what its sizing refuses "
         "(recurrent state, chunked attention, the sparse indexer).",
         "- The aux buffers SGLang sends beside the KV (output ids, logprobs) are not counted.",
         "- Prefill and decode take the same pipeline depth and block size; one TP size must "

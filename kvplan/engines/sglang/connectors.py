@@ -1,9 +1,8 @@
 """SGLang's disaggregated prefill/decode (`--disaggregation-mode prefill|decode`): what one
 request's handover moves, as python/sglang/srt/disaggregation/ selects it, read from
 sgl-project/sglang main as stored in 2026 (prefill.py, common/conn.py, mooncake/conn.py; the
-NIXL backend, nixl/conn.py, moves the same buffers, its Mamba and SWA-pool ones from
-0.5.9). Push mode: the prefill ranks WRITE into
-the pages the decode rank allocated and registered.
+NIXL backend, nixl/conn.py, moves the same buffers, its Mamba and SWA-pool ones from 0.5.9).
+Push mode: the prefill ranks WRITE into the pages the decode rank allocated and registered.
 
 - What is registered (prefill.py `_init_kv_manager`): the token pool's
   `get_contiguous_buf_infos()`: one buffer per layer for K and one for V (MLA: one latent
@@ -113,7 +112,11 @@ from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission, sglang_decode_admission
 from kvplan.engines.sglang.index_cache import check_index_cache_offload
 from kvplan.engines.sglang.pools import hybrid_swa
-from kvplan.engines.sglang.state_transfer import check_hybrid_transfer, check_state_slices
+from kvplan.engines.sglang.state_transfer import (
+    check_hybrid_transfer,
+    check_state_slices,
+    state_slice_note,
+)
 from kvplan.engines.sglang.swa_split import sglang_window
 from kvplan.kv.kinds import (
     CacheKind,
@@ -188,7 +191,7 @@ class SglangDisagg:
         check_hybrid_transfer(backend=self.backend, version=version, p_tp=p_tp, d_tp=d_tp,
                               pp=decode.pp, mamba=bool(states),
                               swa_pool=swa_pool and any(isinstance(c, local) for c in caches))
-        for state in set(states):
+        for state in dict.fromkeys(states):
             check_state_slices(spec, state, p_tp, d_tp)
         tokens = input_len
         page = block_size
@@ -224,7 +227,9 @@ class SglangDisagg:
                     for k in range(ratio)]
 
         notes = (f"SGLang ({self.backend}): the prefill ranks write {tokens:,} prompt tokens' "
-                 f"pages of {page} into the decode rank's pages.",)
+                 f"pages of {page} into the decode rank's pages.",) + tuple(
+            state_slice_note(state, version) for state in dict.fromkeys(states)
+            if p_tp != d_tp)
         handover = assemble(connector=self.name, version=version, input_len=input_len,
                             tokens=tokens, block_size=page, decode_stages=decode_stages,
                             d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes,

@@ -22,8 +22,14 @@ release between, plus 0.5.5.post2 and 0.5.8.post1):
   larger ("scatter"), prefill rank d x P / D writes the decode rank's `dst_dim` of its own
   slot, i.e. the decode rank's whole slot; prefill TP larger ("aggregation"), each of the
   P / D prefill ranks writes its whole slot at its offset in the decode rank's. So a decode
-  rank receives its own slot's bytes either way. From 0.5.16 a GDN conv state is cut per
-  q / k / v sub-block (`conv_shard_groups`): more blocks, the same bytes. SGLang's cut
+  rank receives its own slot's bytes either way. 0.5.9's aggregation writes prefill rank r's
+  slot at r x its size in the decode slot (mooncake/conn.py 0.5.9:744, the rank in the whole
+  prefill group, not in the decode rank's P / D writers: 0.5.10:1103-1105), past the slot of
+  every decode rank but the first: refused where D > 1. From 0.5.16 a GDN conv state is cut
+  per q / k / v sub-block (`conv_shard_groups`, set for GDN only: configs/qwen3_next.py
+  0.5.23:308); before, and for Mamba2's x / B / C conv channels in every release, the conv
+  state is cut as one block, which moves the same bytes but not the channels each rank's
+  weights expect (a note on the handover). SGLang's cut
   assumes every dim splits evenly over both TP sizes; where the rank's state replicates part
   of itself (Mamba2's groups when n_groups % TP != 0), P x slot(P) != D x slot(D), the
   aggregation writes past the decode slot: refused. (`--enable-unified-memory`, off by default,
@@ -58,6 +64,8 @@ STATE_PAYLOAD_SINCE = (0, 5, 4)  # prefill.py sends the Mamba slot and the SWA p
 NIXL_STATE_SINCE = (0, 5, 9)  # NIXL's maybe_send_extra
 MAMBA_SLICE_SINCE = {"mooncake": (0, 5, 9), "nixl": (0, 5, 11)}  # _send_mamba_state_slice
 SWA_SLICE_SINCE = (0, 5, 22)  # _send_swa_state_slice (both backends)
+AGGREGATION_OFFSET_FIXED = (0, 5, 10)  # the writer's offset within its decode rank's slot
+CONV_GROUPS_SINCE = (0, 5, 16)  # GDN conv state cut per q / k / v sub-block
 
 
 def check_hybrid_transfer(*, backend: str, version: str | None, p_tp: int, d_tp: int, pp: int,
@@ -86,6 +94,11 @@ def check_hybrid_transfer(*, backend: str, version: str | None, p_tp: int, d_tp:
             f"{tps}: {named} ({backend}) refuses Mamba state between unequal TP sizes "
             f"(\"does NOT support PD different TP sizes\"; sliced from {since}); give equal "
             "TP sizes")
+    if mamba and p_tp > d_tp > 1 and key < AGGREGATION_OFFSET_FIXED:
+        raise UnmodelledError(
+            f"{tps}: {named} writes each prefill rank's Mamba slot at its rank in the whole "
+            "prefill group, past every decode rank's slot but the first (mooncake/conn.py "
+            "0.5.9:744; fixed in 0.5.10); give 0.5.10 or newer, or --decode-tp 1")
     if swa_pool and key < SWA_SLICE_SINCE:
         raise UnmodelledError(
             f"{tps}: {named} refuses its SWA pool's pages between unequal TP sizes (\"does NOT "
@@ -120,3 +133,13 @@ def check_state_slices(spec: ModelSpec, state: RecurrentState, p_tp: int, d_tp: 
             f"partly replicated over the ranks ({p_tp} x {per_p:,} B != {d_tp} x {per_d:,} B), "
             "which SGLang's even TP slicing (disaggregation/utils.py "
             "compute_mamba_state_slice_blocks) does not fit; give equal TP sizes")
+
+
+def state_slice_note(state: RecurrentState, version: str | None) -> str:
+    """What the handover's notes say of a Mamba slot cut between unequal TP sizes."""
+    grouped = state.kind == "gated_delta_net" and version_key(version) >= CONV_GROUPS_SINCE
+    return ("SGLang cuts each Mamba state tensor on its TP axis (_send_mamba_state_slice): "
+            "each decode rank receives its own slot's bytes" + (
+                "; the conv state per q / k / v sub-block." if grouped else
+                "; the conv state as one block of channels, not per sub-block as each "
+                "rank's weights hold them (GDN: per sub-block from 0.5.16)."))
