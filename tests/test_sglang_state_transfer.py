@@ -10,8 +10,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvplan.analysis.disagg import DisaggRequest, plan_disagg
+from kvplan.analysis.plan_types import Layout
+from kvplan.engines.base import Engine
 from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.connectors import SglangDisagg
+from kvplan.hardware.gpus import get_gpu
+from kvplan.hardware.kv_links import get_kv_link
 from kvplan.kv.cache import layer_caches
 from kvplan.kv.kinds import LayerCaches
 from kvplan.sources.resolve import load_model
@@ -68,6 +73,22 @@ def test_head_sliced_pages_summed_over_ranks_are_the_requests_kv(p, d, n, page) 
     h = _handover(GPT_OSS, p, d, n, page, states_only=False)
     pages = -(-n // page)
     whole = 24 * pages * page * 8 * 64 * 2 * 2
+    assert sum(h.bytes_per_rank) == sum(h.sender_bytes) == whole
+
+
+@settings(max_examples=12, deadline=None)
+@given(p=TPS, d=TPS, n=st.integers(1, 20_000), page=st.sampled_from([1, 16, 64]))
+def test_swa_pool_pages_summed_over_ranks_are_the_requests_window(p, d, n, page) -> None:
+    # gpt-oss-20b in SGLang's SWA pool (0.5.23, head-sliced from 0.5.22): the decode ranks
+    # together receive each full layer's cdiv(n, page) pages and each window layer's pages of
+    # [floor(max(0, n - 127) / page) x page, n), all 8 heads once (2,048 B/token at TP 1).
+    h = plan_disagg(GPT_OSS, DisaggRequest(
+        prefill=Layout(tp=p), decode=Layout(tp=d), input_len=n, output_len=64,
+        gpu=get_gpu("H100"), link=get_kv_link("ib-ndr"), engine=Engine.sglang,
+        engine_version="0.5.23", extra={"block_size": page})).handover
+    start = max(0, n - 127) // page * page
+    window_pages = -(-(n - start) // page)
+    whole = 12 * (-(-n // page) + window_pages) * page * 2048
     assert sum(h.bytes_per_rank) == sum(h.sender_bytes) == whole
 
 
