@@ -238,6 +238,10 @@ def test_sglang_swa_pool_between_unequal_tp() -> None:
     with pytest.raises(InputError, match="head-sliced from 0.5.22"):
         _handover("gpt-oss-20b", Layout(tp=2), Layout(tp=1), 8192, engine=SG,
                   engine_version="0.5.21", extra={"block_size": 16})
+    # With pipeline stages SGLang's SWA head slicing raises (common/conn.py 0.5.23:1763-1767).
+    with pytest.raises(InputError, match="pipeline stages"):
+        _handover("gpt-oss-20b", Layout(tp=2, pp=2), Layout(tp=1, pp=2), 8192, engine=SG,
+                  engine_version="0.5.23", extra={"block_size": 16})
 
 
 def test_sglang_llama4_chunked_layers_in_the_swa_pool() -> None:
@@ -254,6 +258,12 @@ def test_sglang_llama4_chunked_layers_in_the_swa_pool() -> None:
     h = _handover("llama-4-scout", Layout(tp=4), Layout(tp=4), 20000, gpu="H200", engine=SG,
                   extra={"block_size": 64})
     assert h.bytes_per_rank == (12 * 313 * 65536 + 36 * 129 * 65536,) * 4 == (550_502_400,) * 4
+    # Prefill TP 4 -> decode TP 8 (the SWA pool head-sliced from 0.5.22, the newest here):
+    # decode rank d's 1 head (512 B/token) from prefill rank d x 4 / 8, both kinds:
+    # 12 x 20,000 x 512 + 36 x 8,192 x 512 = 273,874,944 B.
+    h = _handover("llama-4-scout", Layout(tp=4), Layout(tp=8), 20000, gpu="H200", engine=SG)
+    assert h.bytes_per_rank == (12 * 20000 * 512 + 36 * 8192 * 512,) * 8 == (273_874_944,) * 8
+    assert h.sender_bytes == (2 * 273_874_944,) * 4
 
 
 def test_sglang_refusals() -> None:
