@@ -29,10 +29,10 @@ release between, plus 0.5.5.post2 and 0.5.8.post1):
   per q / k / v sub-block (`conv_shard_groups`, set for GDN only: configs/qwen3_next.py
   0.5.23:308); before, and for Mamba2's x / B / C conv channels in every release, the conv
   state is cut as one block, which moves the same bytes but not the channels each rank's
-  weights expect (a note on the handover). SGLang's cut
-  assumes every dim splits evenly over both TP sizes; where the rank's state replicates part
-  of itself (Mamba2's groups when n_groups % TP != 0), P x slot(P) != D x slot(D), the
-  aggregation writes past the decode slot: refused. (`--enable-unified-memory`, off by default,
+  weights expect (a note on the handover). SGLang's cut assumes every dim splits evenly over
+  both TP sizes; where the rank's state replicates part of itself (Mamba2's groups when
+  n_groups % TP != 0), P x slot(P) != D x slot(D), the aggregation writes past the decode
+  slot: refused. (`--enable-unified-memory`, off by default,
   refuses unequal TP from 0.5.18: mooncake/conn.py 0.5.23:1300-1311; not modelled.)
 - The SWA pool between unequal TP sizes: raised through 0.5.21 in both backends (mooncake/
   conn.py 0.5.9:636-645, 0.5.21:1767; nixl/conn.py 0.5.9:737-741, 0.5.21:2676). From 0.5.22
@@ -47,7 +47,8 @@ release between, plus 0.5.5.post2 and 0.5.8.post1):
   `get_attention_sliding_window_size`, so the runner's `sliding_window_size` is the config's
   attention_chunk_size (model_runner.py 0.5.4:921-928, 0.5.9:1021-1034;
   model_runner_components/load_model_utils.py 0.5.23:144-156), and `_swa_payload` (prefill.py
-  0.5.23:1588-1612, the same formula since 0.5.4) sends the pages of
+  0.5.23:1588-1612, the same formula since 0.5.4; 0.5.23 starts it no earlier than the decode
+  worker's prefix hit, which kvplan takes as none) sends the pages of
   [floor(max(0, T - c) / page) x page, T): the last c tokens, not the current chunk's
   [floor(T / c) x c, T) that the layer attends (a superset of it).
 """
