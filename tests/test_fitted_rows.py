@@ -25,6 +25,7 @@ from tests.benches import (
     prospective52_runs,
     prospective53_runs,
     prospective53b_runs,
+    prospective54_runs,
     prospective_runs,
     sim_to_real,
     trtllm_bench,
@@ -94,6 +95,7 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load(prospective52_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective53_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective53b_runs.DATA)["runs"]]
+            + [run["id"] for run in prospective_runs.load(prospective54_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
 
 

@@ -85,8 +85,8 @@ def _figures(f: dict[str, float]) -> str:
 
 
 def print_run_table(part: list[Result]) -> None:
-    """The per-run table of a `vllm bench serve` prospective set (31, 53, 53b): measured and
-    simulated figures, the errors, preemptions and the --frontend errors."""
+    """The per-run table of a prospective set (31, 53, 53b, 54): measured and simulated
+    figures, the errors, preemptions and the --frontend errors ("-" for an SGLang run)."""
     print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL ms | simulated | "
           "TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | ITL err | "
           "preemptions | --frontend: TTFT mean err | TPOT mean err |")
@@ -99,10 +99,12 @@ def print_run_table(part: list[Result]) -> None:
         if r.refused:
             print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
             continue
+        # An SGLang run has no --frontend stage (vLLM's only): "-" in its two columns.
+        frontend = (f"{_err(r, *PAIRS[0], served=True):+.1%} | "
+                    f"{_err(r, *PAIRS[2], served=True):+.1%}" if r.served else "- | -")
         print(f"| {r.run_id} | {measured} | {_figures(r.simulated)} | "
               + " | ".join(f"{_err(r, *p):+.1%}" for p in PAIRS31)
-              + f" | {r.preemptions:,} | {_err(r, *PAIRS[0], served=True):+.1%} | "
-              f"{_err(r, *PAIRS[2], served=True):+.1%} |")
+              + f" | {r.preemptions:,} | {frontend} |")
 
 
 def print_section() -> None:
