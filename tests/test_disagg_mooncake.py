@@ -219,3 +219,42 @@ def test_cli_connector_mooncake_and_the_refused_names() -> None:
     assert r.exit_code == 2
     assert "nixl, mooncake" in r.stderr and "0.24.0" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+# --- the public Mooncake benchmark (tests/data/disagg/nixl_logs.json, not held) ---------------
+
+# kvcache-ai/Mooncake docs/source/performance/vllm-v1-support-benchmark.md: Qwen3-8B, 1P1D,
+# TP 8 on both (H800), vLLM 0.11.2.dev358's MooncakeConnector, --no-enable-prefix-caching,
+# `vllm bench serve --backend openai-chat --dataset-name random --random-input-len N`; its "KV
+# Size" per prompt length, MB / GB as printed (MiB / GiB: 4.50 GB / 31.65 ms = 142.2, its
+# stated GB/s).
+MOONCAKE_PAGE = {128: "20 MB", 256: "38 MB", 512: "74 MB", 1024: "146 MB", 2048: "290 MB",
+                 4096: "578 MB", 8192: "1.13 GB", 16384: "2.25 GB", 32768: "4.50 GB"}
+
+
+def _page_size(nbytes: int) -> str:
+    return f"{nbytes / 2**20:.0f} MB" if nbytes < 2**30 else f"{nbytes / 2**30:.2f} GB"
+
+
+@pytest.mark.parametrize("n", sorted(MOONCAKE_PAGE))
+def test_mooncake_benchmark_page_is_its_prompt_plus_a_chat_template(n: int) -> None:
+    # Not a replay: the page ran a 0.11.2 dev build (kvplan reads the connector from 0.13.0,
+    # the first release carrying it) and does not print the prompt's token count after the
+    # chat endpoint's template. Qwen3-8B at TP 8 (1 KV head a rank: 36 x 2 x 128 x 2 B =
+    # 18,432 B a token, 147,456 B = 144 KiB over the 8 ranks), block 16: the page's sizes are
+    # cdiv(N + k, 16) blocks for every k in 1-16 (Qwen3's template wraps a user message in 8
+    # tokens: <|im_start|>user\n ... <|im_end|>\n<|im_start|>assistant\n), and not N / 16
+    # blocks (k = 0) for N <= 8,192 (18, 36, 72, 144, 288, 576 MB, 1.12 GB).
+    spec, _ = load_model(QWEN3_8B)
+
+    def size(prompt: int) -> str:
+        h = plan_disagg(spec, DisaggRequest(
+            prefill=Layout(tp=8), decode=Layout(tp=8), input_len=prompt, output_len=128,
+            gpu=get_gpu("H800"), link=get_kv_link("roce-400"), connector="mooncake",
+            engine_version="0.13.0")).handover
+        assert h.block_size == 16 and len(h.transfer_bytes) == 8
+        assert h.bytes_per_request == math.ceil(prompt / 16) * 16 * 147_456
+        return _page_size(h.bytes_per_request)
+
+    assert {size(n + k) for k in (1, 8, 16)} == {MOONCAKE_PAGE[n]}
+    assert (size(n) == MOONCAKE_PAGE[n]) == (n >= 16384)
