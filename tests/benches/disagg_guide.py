@@ -131,7 +131,7 @@ def main() -> None:
         "Push: the prefill ranks write into the blocks the decode ranks name "
         "(mooncake/mooncake_connector.py `send_kv_to_decode`, one `batch_transfer_sync_write` "
         "per prefill / decode rank pair: a \"transfer\" of its stats line, which the prefill "
-        "worker prints, from vLLM 0.24.0). The launch lines name the roles "
+        "worker prints, from vLLM 0.22.0). The launch lines name the roles "
         "(`\"kv_role\":\"kv_producer\"` on prefill, `\"kv_consumer\"` on decode). What moves is "
         "NIXL's, rule for rule (the same functions in kvplan/engines/vllm/connectors.py): every "
         "block of the prompt, the last whole; a sliding-window group's `cdiv(window, block) + "

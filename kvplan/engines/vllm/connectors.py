@@ -224,7 +224,7 @@ class MooncakeConnector:
       `batch_transfer_sync_write`). Stats (stats.py :101-146) are recorded on the prefill
       worker: one transfer per `batch_transfer_sync_write`, i.e. per (prefill rank, decode
       rank) pair and batch of ready requests; "Avg MB per transfer" = mean bytes / 2**20,
-      3 decimals (the stats line exists from 0.24.0; 0.13.0-0.23.0 print none).
+      3 decimals (the stats line is in 0.22.0, not in 0.20.0; 0.21.0 not read).
     - Which blocks: the same as NIXL. The decode side allocates the prompt's blocks and names
       its unhashed ones (`update_state_after_alloc` :1033-1080), clipped per group by
       `get_sw_clipped_blocks` (:928-944: `blocks_per_sw = cdiv(window, block) + 1` for a
@@ -248,9 +248,10 @@ class MooncakeConnector:
     - Since: in vLLM from 0.13.0 (not in 0.12.0's wheel; vLLM PR 24718). 0.13.0-0.15.1 pair
       decode rank r with prefill rank r only (`remote_port + self.tp_rank`, 0.15.1 :850) and
       are not SupportsHMA (the hybrid manager is turned off); heterogeneous TP and the
-      sliding-window clip are in 0.20.0, the stats in 0.24.0, the Mamba path in 0.28.0, the GQA
-      head branch in 0.30.0. kvplan: full attention and MLA at equal TP from 0.13; TP
-      mismatches, sliding-window, recurrent and indexer groups from 0.32 (read there only).
+      sliding-window clip are in 0.20.0 (0.16.0-0.19.1 not read), the stats in 0.22.0, the
+      Mamba path in 0.28.0 (not in 0.24.0), the GQA head branch in 0.30.0 (not in 0.28.0).
+      kvplan: full attention and MLA at equal TP from 0.13; TP mismatches, sliding-window,
+      recurrent and indexer groups from 0.32 (read there only).
     - The decode side of TTFT: the scheduler's flow is NIXL's (vllm/v1/core/sched/
       scheduler.py, WAITING_FOR_REMOTE_KVS, finished receives reported by `get_finished` at a
       step's end, the last prompt token recomputed): `first_token_steps` 1.5.
