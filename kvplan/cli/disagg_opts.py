@@ -43,8 +43,8 @@ RailsOpt = Annotated[int | None, typer.Option(
     "--rails", min=1, help="--disagg: NICs (rails) per GPU, over the link preset's.")]
 ConnectorOpt = Annotated[str | None, typer.Option(
     "--connector", help="--disagg: the engine's KV connector or transfer backend (vLLM: "
-                        "nixl; SGLang: mooncake or nixl; TensorRT-LLM: default, ucx, nixl or "
-                        "mpi; the first is the default).")]
+                        "nixl or mooncake; SGLang: mooncake or nixl; TensorRT-LLM: default, ucx, "
+                        "nixl or mpi; the first is the default).")]
 DisaggBlockOpt = Annotated[int | None, typer.Option(
     "--block-size", min=1, help="--disagg: tokens per KV block on both roles (they must "
                                 "match); default the engine's.")]

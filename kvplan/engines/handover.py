@@ -197,10 +197,13 @@ def unique_head_sources(d_rank: int, d_tp: int, p_tp: int, kv_heads: int | None)
 def assemble(*, connector: str, version: str | None, input_len: int, tokens: int,
              block_size: int, decode_stages: tuple[tuple[LayerCaches, ...], ...], d_tp: int,
              p_tp: int, units: Units, sources: Sources, notes: tuple[str, ...],
-             first_token_steps: float | None = None) -> Handover:
+             first_token_steps: float | None = None,
+             unit_bytes: Callable[[CacheKind], int] | None = None) -> Handover:
     """A handover from the connector's two rules: blocks (or state slots) per layer of each
     cache kind (`units`), and which prefill ranks send a decode rank's bytes of a kind, how
-    many each (`sources`). One transfer per (source, decode rank) pair."""
+    many each (`sources`). One transfer per (source, decode rank) pair. `unit_bytes`: the
+    bytes of one block (or state slot) of a kind, where the connector does not move the
+    cache's own page (or the state's own bytes)."""
     per_rank: list[int] = []
     transfers: list[int] = []
     senders = [0] * (p_tp * len(decode_stages))
@@ -213,7 +216,8 @@ def assemble(*, connector: str, version: str | None, input_len: int, tokens: int
         moves = []
         for cache, count in kinds.items():
             n, rule = units(cache)
-            unit = cache.state_bytes if cache.is_state else cache.page_bytes(block_size)
+            unit = (unit_bytes(cache) if unit_bytes is not None else
+                    cache.state_bytes if cache.is_state else cache.page_bytes(block_size))
             moves.append(LayerMove(kind=cache.describe(), layers=count, units=n,
                                    unit_bytes=unit, rule=rule))
         if stage == 0:

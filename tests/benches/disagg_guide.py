@@ -44,6 +44,23 @@ def main() -> None:
             per = out["kv_transfer_bytes_per_rank"][0]
             cells.append(f"{per / 2**20:,.1f} MiB (block {out['handover']['block_size']})")
         engines.append(f"| {model}, TP {ptp} -> {dtp} | " + " | ".join(cells) + " |")
+    # MooncakeConnector beside NIXL: the same model and layouts, each connector's numbers.
+    connectors = ["| model, P / D TP, prompt | NixlConnector | MooncakeConnector |",
+                  "|---|---|---|"]
+    for model, ptp, dtp, prompt in (("qwen3-8b", "2", "1", "8k"),
+                                    ("qwen3-30b-a3b", "8", "2", "4k"),
+                                    ("granite-4.0-h-micro", "1", "1", "1000")):
+        cells = []
+        for connector in ("nixl", "mooncake"):
+            config = f"tests/data/configs/{model}.json"  # the published config.json
+            out = json.loads(_run(["plan", config, "--disagg", "--connector", connector,
+                                   "--prefill-tp", ptp, "--decode-tp", dtp, "--input-len",
+                                   prompt, "--output-len", "1k", "--gpu", "H100", "-f",
+                                   "json"]))
+            sizes = out["handover"]["transfer_bytes"]
+            cells.append(f"{out['kv_transfer_bytes_per_rank'][0] / 2**20:,.3f} MiB a decode "
+                         f"rank; {len(sizes)} x {sizes[0] / 2**20:,.3f} MiB")
+        connectors.append(f"| {model}, {ptp} / {dtp}, {prompt} | " + " | ".join(cells) + " |")
     links = ["| --link | what | GB/s per GPU | line rate x rails x reached |",
              "|---|---|---|---|"]
     for name in kv_link_names():
@@ -109,6 +126,28 @@ def main() -> None:
         "\"handover\": {\"moves\": " + json.dumps(moves, indent=2) + "}",
         "```",
         "",
+        "## vLLM MooncakeConnector (`--connector mooncake`, read from vLLM 0.32.0)",
+        "",
+        "Push: the prefill ranks write into the blocks the decode ranks name "
+        "(mooncake/mooncake_connector.py `send_kv_to_decode`, one `batch_transfer_sync_write` "
+        "per prefill / decode rank pair: a \"transfer\" of its stats line, which the prefill "
+        "worker prints, from vLLM 0.22.0). The launch lines name the roles "
+        "(`\"kv_role\":\"kv_producer\"` on prefill, `\"kv_consumer\"` on decode). What moves is "
+        "NIXL's, rule for rule (the same functions in kvplan/engines/vllm/connectors.py): every "
+        "block of the prompt, the last whole; a sliding-window group's `cdiv(window, block) + "
+        "1` tail (`get_sw_clipped_blocks`); MLA and indexer blocks replicated, written by one "
+        "prefill rank; with prefill TP larger, each prefill rank holding a distinct head "
+        "writes its slice (replicated heads once); T = I - 1 with recurrent layers. Where it "
+        "differs: a recurrent state moves as its padded page (the attention page, "
+        "MambaSpec.page_size_bytes), not its own bytes; a TP mismatch with recurrent layers is "
+        "refused (the state page is written at a byte offset, with no conv / SSM re-layout). "
+        "In vLLM from 0.13.0 (not 0.12.0): kvplan takes full attention and MLA at equal TP "
+        "from 0.13, TP mismatches and sliding-window, recurrent and indexer groups from 0.32 "
+        "(0.13.0-0.15.1 pair rank r with rank r only). P2P NCCL left vLLM in 0.24.0 (PR "
+        "44854); LMCache is not modelled.",
+        "",
+        *connectors,
+        "",
         "## SGLang and TensorRT-LLM",
         "",
         "`--engine sglang` sizes SGLang's `--disaggregation-mode` (`--connector mooncake`, the "
@@ -163,8 +202,10 @@ def main() -> None:
         "- A prefill worker serves one I-token prompt per prefill time on each replica; TTFT = "
         "M/D/1 queue + prefill + handover. `--slo-ttft-ms` adds prefill workers until it holds; "
         "`--slo-tpot-ms` rules out decode batches that miss it.",
-        "- The handover, with vLLM's NixlConnector (vllm/v1/core/sched/scheduler.py): the decode "
-        "worker posts the reads as a step starts and sees them finished at a step's end, so "
+        "- The handover, with vLLM's NixlConnector or MooncakeConnector (the scheduler's flow, "
+        "vllm/v1/core/sched/scheduler.py): the decode "
+        "worker posts the reads (Mooncake: its block ids, for the prefill to write) as a step "
+        "starts and sees them finished at a step's end, so "
         "the transfer takes ceil(transfer / step) decode steps (at least one); half a step "
         "passes before the request is scheduled, and one more step recomputes the last prompt "
         "token and samples the first output token: (ceil + 1.5) x the decode step.",
@@ -173,15 +214,16 @@ def main() -> None:
         "",
         "## Limits",
         "",
-        "- vLLM: the NixlConnector (pull) only, from vLLM 0.11; the sliding-window, recurrent "
-        "and indexer rules from 0.32; P2P NCCL, Mooncake and LMCache connectors are refused "
-        "(exit 2). SGLang: Mamba state and SWA-pool pages before 0.5.4 (none sent) or on "
-        "NIXL before 0.5.9 (dropped), and between unequal TP sizes where the release refuses "
-        "them (Mamba: mooncake before 0.5.9, NIXL before 0.5.11; SWA pool: before 0.5.22, or "
-        "with pipeline stages), where 0.5.9 writes past the decode slot (prefill TP larger, "
-        "decode TP > 1) or where a rank's state is partly replicated (Mamba2 groups when "
-        "n_groups % TP != 0), are refused. TensorRT-LLM: what its sizing refuses "
-        "(recurrent state, chunked attention, the sparse indexer).",
+        "- vLLM: the NixlConnector (pull) from vLLM 0.11 and the MooncakeConnector (push) from "
+        "0.13 (its TP mismatches from 0.32); the sliding-window, recurrent and indexer rules "
+        "from 0.32; Mooncake's recurrent state between unequal TP sizes, P2P NCCL (removed in "
+        "0.24.0) and LMCache are refused (exit 2). SGLang: Mamba state and SWA-pool pages "
+        "before 0.5.4 (none sent) or on NIXL before 0.5.9 (dropped), and between unequal TP "
+        "sizes where the release refuses them (Mamba: mooncake before 0.5.9, NIXL before "
+        "0.5.11; SWA pool: before 0.5.22, or with pipeline stages), where 0.5.9 writes past the "
+        "decode slot (prefill TP larger, decode TP > 1) or where a rank's state is partly "
+        "replicated (Mamba2 groups when n_groups % TP != 0), are refused. TensorRT-LLM: what "
+        "its sizing refuses (recurrent state, chunked attention, the sparse indexer).",
         "- The aux buffers SGLang sends beside the KV (output ids, logprobs) are not counted.",
         "- Prefill and decode take the same pipeline depth and block size; one TP size must "
         "divide the other.",

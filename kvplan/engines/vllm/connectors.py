@@ -1,6 +1,8 @@
 """vLLM's KV connectors for disaggregated prefill/decode: what one request's handover moves, as
 the connector's own code selects it (read from vLLM 0.32.0's
-vllm/distributed/kv_transfer/kv_connector/v1/nixl/).
+vllm/distributed/kv_transfer/kv_connector/v1/nixl/ and mooncake/). The rules the two share
+(which blocks, how many tokens, which prefill ranks hold a decode rank's heads) are the
+functions below, written once; each connector class says where it differs.
 
 NixlConnector (pull mode, the default): the decode worker's ranks READ the prompt's blocks from
 the prefill worker's ranks once the prefill finishes.
@@ -80,6 +82,10 @@ if TYPE_CHECKING:  # pragma: no cover
 # slot and the recurrent backoff are read from 0.32.0 only.
 NIXL_SINCE = (0, 11)
 HYBRID_RULES_SINCE = (0, 32)
+# MooncakeConnector (class docstring): in vLLM from 0.13.0; its per-rank slices for unequal TP
+# sizes read from 0.32.0 only.
+MOONCAKE_SINCE = (0, 13)
+HETERO_TP_SINCE = (0, 32)
 # Decode steps beside the transfer before the first token (module docstring): half a step to
 # be scheduled, one to recompute the last prompt token.
 FIRST_TOKEN_STEPS = 0.5 + 1
@@ -104,6 +110,54 @@ def _units(cache: CacheKind, tokens: int, block: int) -> tuple[int, str]:
         return blocks, (f"cdiv({tokens}, {block}): chunked local runs as full attention "
                         "(hybrid manager off by default to 0.13)")
     return blocks, f"cdiv({tokens}, {block}), the last block whole"
+
+
+def _check_layer_kinds(spec: ModelSpec, caches: list[CacheKind], version: str | None,
+                       connector: str, short: str) -> None:
+    """The layer kinds both connectors' rules are read for, by version: sliding-window,
+    recurrent and indexer groups from 0.32 only; chunked local attention to 0.13 (run as full
+    attention), refused from 0.14.1 (the hybrid manager keeps its groups, whose handover is not
+    read: both connectors clip sliding groups only)."""
+    hybrid = any(c.is_state or isinstance(c, (SlidingWindowCache, IndexerCache))
+                 for c in caches)
+    if hybrid and version_key(version) < HYBRID_RULES_SINCE:
+        raise InputError(f"--engine-version {version}: kvplan reads {short}'s sliding-window, "
+                         "recurrent and indexer rules from vLLM 0.32 only; give 0.32 or newer")
+    if (any(isinstance(c, ChunkedLocalCache) for c in caches)
+            and vllm_profile(version).chunked_local_hybrid):
+        # From 0.14.1 chunked local attention keeps the hybrid manager on, and both connectors
+        # are SupportsHMA (config/vllm.py 0.32.0 :2148-2185): their chunked groups are handed
+        # over by rules (get_exchange_clipped_blocks / get_sw_clipped_blocks clip sliding
+        # groups only) not read.
+        raise UnmodelledError(
+            f"--disagg: {spec.id}'s chunked local attention layers keep vLLM's hybrid "
+            f"KV-cache manager on (vLLM {version or 'default'}, from 0.14.1), and what "
+            f"{connector} hands over for a chunked group is not read; give "
+            "--engine-version 0.13 or older")
+
+
+def _tokens_moved(input_len: int, caches: list[CacheKind]) -> int:
+    """T: with recurrent layers the prefill stops one token short and the decode worker
+    recomputes it (NIXL base_scheduler.py `_prefill_backoff`; Mooncake mooncake_connector.py
+    0.32.0:946-953 `_get_remote_prefill_token_count`, "N-1 for Mamba models")."""
+    recurrent = any(c.is_state for c in caches)
+    return input_len - 1 if recurrent and input_len > 1 else input_len
+
+
+def _sources(cache: CacheKind, d_rank: int, nbytes: int, d_tp: int, p_tp: int,
+             kv_heads: int | None) -> list[tuple[int, int]]:
+    """The prefill ranks a decode rank's `nbytes` of `cache` come from, and how many each:
+    heads deduplicated when prefill TP is larger, MLA / indexer regions replicated (one rank),
+    recurrent state from every one of the P / D ranks when prefill TP is larger (each holds a
+    slice of the heads), else from one."""
+    if cache.is_state:
+        ranks = ([d_rank * (p_tp // d_tp) + k for k in range(p_tp // d_tp)]
+                 if p_tp > d_tp else [d_rank * p_tp // d_tp])
+    elif _replicated(cache):
+        ranks = [d_rank * p_tp // d_tp]
+    else:
+        ranks = unique_head_sources(d_rank, d_tp, p_tp, kv_heads)
+    return [(r, nbytes // len(ranks)) for r in ranks]
 
 
 @dataclass(frozen=True)
@@ -142,37 +196,9 @@ class NixlConnector:
         p_tp, d_tp = handover_tps(input_len, prefill, decode,
                                   "vLLM's NIXL (kv_connector/utils.py tp_ratio)")
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
-        hybrid = any(c.is_state or isinstance(c, (SlidingWindowCache, IndexerCache))
-                     for c in caches)
-        if hybrid and version_key(version) < HYBRID_RULES_SINCE:
-            raise InputError(f"--engine-version {version}: kvplan reads NIXL's sliding-window, "
-                             "recurrent and indexer rules from vLLM 0.32 only; give 0.32 or "
-                             "newer")
-        if (any(isinstance(c, ChunkedLocalCache) for c in caches)
-                and vllm_profile(version).chunked_local_hybrid):
-            # From 0.14.1 chunked local attention keeps the hybrid manager on, and NixlConnector
-            # is SupportsHMA (config/vllm.py 0.32.0 :2148-2185): its chunked groups are handed
-            # over by rules (get_exchange_clipped_blocks clips sliding groups only) not read.
-            raise UnmodelledError(
-                f"--disagg: {spec.id}'s chunked local attention layers keep vLLM's hybrid "
-                f"KV-cache manager on (vLLM {version or 'default'}, from 0.14.1), and what "
-                "NixlConnector hands over for a chunked group is not read; give "
-                "--engine-version 0.13 or older")
-        recurrent = any(c.is_state for c in caches)
-        tokens = input_len - 1 if recurrent and input_len > 1 else input_len
+        _check_layer_kinds(spec, caches, version, self.name, "NIXL")
+        tokens = _tokens_moved(input_len, caches)
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
-
-        def sources(cache: CacheKind, d_rank: int, nbytes: int) -> list[tuple[int, int]]:
-            if cache.is_state:
-                # Recurrent state: read from every one of the P / D ranks when prefill TP is
-                # larger (each holds a slice of the heads), else from one.
-                ranks = ([d_rank * (p_tp // d_tp) + k for k in range(p_tp // d_tp)]
-                         if p_tp > d_tp else [d_rank * p_tp // d_tp])
-            elif _replicated(cache):
-                ranks = [d_rank * p_tp // d_tp]
-            else:
-                ranks = unique_head_sources(d_rank, d_tp, p_tp, kv_heads)
-            return [(r, nbytes // len(ranks)) for r in ranks]
 
         notes = (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
                  + (" (the last token is recomputed on decode: recurrent layers)"
@@ -180,14 +206,133 @@ class NixlConnector:
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=tokens, block_size=block_size, decode_stages=decode_stages,
                         d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
-                        sources=sources, notes=notes,
-                        first_token_steps=FIRST_TOKEN_STEPS)
+                        sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
+                        notes=notes, first_token_steps=FIRST_TOKEN_STEPS)
 
 
-CONNECTORS = {"nixl": NixlConnector()}  # the first is the default
+@dataclass(frozen=True)
+class MooncakeConnector:
+    """vLLM's MooncakeConnector (push), with `--kv-transfer-config '{"kv_connector":
+    "MooncakeConnector","kv_role":"kv_producer"}'` on the prefill worker and "kv_consumer" on
+    the decode worker (docs/features/mooncake_connector_usage.md; `pip install
+    mooncake-transfer-engine` on both). Read from vLLM 0.32.0's
+    distributed/kv_transfer/kv_connector/v1/mooncake/ (mooncake_connector.py, stats.py):
+
+    - Push: the decode worker sends its block ids to the prefill ranks it pairs with
+      (`receive_kv` :2493, kv_connector/utils.py `handshake_target_ranks`), and each prefill
+      rank WRITES its share into them (`send_kv_to_decode` :1498, `_send_blocks` :1946:
+      `batch_transfer_sync_write`). Stats (stats.py :101-146) are recorded on the prefill
+      worker: one transfer per `batch_transfer_sync_write`, i.e. per (prefill rank, decode
+      rank) pair and batch of ready requests; "Avg MB per transfer" = mean bytes / 2**20,
+      3 decimals (the stats line is in 0.22.0, not in 0.20.0; 0.21.0 not read).
+    - Which blocks: the same as NIXL. The decode side allocates the prompt's blocks and names
+      its unhashed ones (`update_state_after_alloc` :1033-1080), clipped per group by
+      `get_sw_clipped_blocks` (:928-944: `blocks_per_sw = cdiv(window, block) + 1` for a
+      sliding-window group when the hybrid manager is on; the connector is `SupportsHMA`,
+      :703); the prefill sends the last n_remote of its own (`_build_transfer_params` :1823),
+      each block a layer's whole page (`kv_block_len = layer_spec.page_size_bytes`, :2128-2139):
+      cdiv(T, block) blocks, the last partly filled one whole. T = I, or I - 1 with recurrent
+      layers (:946-953).
+    - Recurrent state (Mamba / GDN groups): the group's non-null blocks (:1789-1806), one
+      state slot a request (no speculative blocks, no prefill checkpoint), each the PADDED page
+      (MambaSpec.page_size_bytes returns page_size_padded: the attention page, :2138-2139),
+      not the state's own bytes as NIXL moves. "Mamba2 is not validated yet" (:898).
+    - Heterogeneous TP (`_compute_sender_transfer_plan` :236-288, from 0.30 with its GQA head
+      branch): a decode rank receives its own block length, from one prefill rank when decode
+      TP >= prefill TP, else from each of the P / D prefill ranks holding a distinct head
+      (replicated heads written once: `local_tp_rank % local_replica_count == 0`); MLA and the
+      indexer (replicated) from one. The same bytes and sources as NIXL's pull. A prefill rank
+      that writes nothing posts no transfer. Recurrent state between unequal TP sizes: the
+      prefill rank's page is written at a byte offset of the decode page (:284-288), with no
+      conv / SSM re-layout (NIXL's ssm_conv_transfer_utils): refused here.
+    - Since: in vLLM from 0.13.0 (not in 0.12.0's wheel; vLLM PR 24718). 0.13.0-0.15.1 pair
+      decode rank r with prefill rank r only (`remote_port + self.tp_rank`, 0.15.1 :850) and
+      are not SupportsHMA (the hybrid manager is turned off); heterogeneous TP and the
+      sliding-window clip are in 0.20.0 (0.16.0-0.19.1 not read), the stats in 0.22.0, the
+      Mamba path in 0.28.0 (not in 0.24.0), the GQA head branch in 0.30.0 (not in 0.28.0).
+      kvplan: full attention and MLA at equal TP from 0.13; TP mismatches, sliding-window,
+      recurrent and indexer groups from 0.32 (read there only).
+    - The decode side of TTFT: the scheduler's flow is NIXL's (vllm/v1/core/sched/
+      scheduler.py, WAITING_FOR_REMOTE_KVS, finished receives reported by `get_finished` at a
+      step's end, the last prompt token recomputed): `first_token_steps` 1.5.
+    """
+
+    name: str = "MooncakeConnector"
+
+    def launch_groups(self, role: str, version: str | None, block_size: int | None
+                      ) -> tuple[tuple[str, ...], ...]:
+        self._check_version(version)
+        kv_role = "kv_producer" if role == "prefill" else "kv_consumer"
+        config = json.dumps({"kv_connector": self.name, "kv_role": kv_role},
+                            separators=(",", ":"))
+        block = (("--block-size", str(block_size)),) if block_size is not None else ()
+        return block + (("--kv-transfer-config", config),)
+
+    def _check_version(self, version: str | None) -> None:
+        if version_key(version) < MOONCAKE_SINCE:
+            raise InputError(f"--disagg: vLLM's MooncakeConnector is in vLLM from 0.13.0 (not in "
+                             f"0.12.0; kvplan reads 0.32.0's source), not {version}")
+
+    def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
+        return ""
+
+    def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
+                         dp_attention: int, user_max_running: int | None) -> None:
+        # The request reaches the decode scheduler after its prefill (the proxy's flow).
+        return None
+
+    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
+                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                 block_size: int, version: str | None, inputs: PlanInputs | None = None
+                 ) -> Handover:
+        self._check_version(version)
+        p_tp, d_tp = handover_tps(input_len, prefill, decode,
+                                  "vLLM's MooncakeConnector (mooncake_connector.py "
+                                  "_get_tp_ratio)")
+        caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
+        _check_layer_kinds(spec, caches, version, self.name, self.name)
+        if p_tp != d_tp and version_key(version) < HETERO_TP_SINCE:
+            raise InputError(
+                f"--prefill-tp {p_tp} / --decode-tp {d_tp}: kvplan reads MooncakeConnector's "
+                "per-rank slices from vLLM 0.32 only (0.13.0-0.15.1 pair decode rank r with "
+                "prefill rank r alone); give --engine-version 0.32 or newer")
+        if p_tp != d_tp and any(c.is_state for c in caches):
+            raise UnmodelledError(
+                f"--prefill-tp {p_tp} / --decode-tp {d_tp}: {spec.id}'s recurrent state: vLLM's "
+                "MooncakeConnector writes each prefill rank's state page at a byte offset of "
+                "the decode rank's (mooncake_connector.py 0.32.0 _compute_sender_transfer_plan) "
+                "with no conv / SSM re-layout, so kvplan does not size it; give equal TP sizes")
+        tokens = _tokens_moved(input_len, caches)
+        kv_heads = getattr(spec.attention, "num_key_value_heads", None)
+        # The allocator pads a recurrent state's page to the attention page (the widest
+        # attention layer's, the indexer's aside: kvplan.engines.vllm.alloc, pad_state_to).
+        attention_page = block_size * max(
+            (c.bytes_per_token for c in caches
+             if not c.is_state and not isinstance(c, IndexerCache)), default=0)
+
+        def unit_bytes(cache: CacheKind) -> int:
+            if cache.is_state:
+                return max(cache.state_bytes, attention_page)
+            return cache.page_bytes(block_size)
+
+        notes = (f"{self.name}: the prefill ranks write {tokens:,} prompt tokens' blocks into "
+                 "the decode ranks' (push)"
+                 + (" (the last token is recomputed on decode: recurrent layers; each state "
+                    "moves as its padded page)" if tokens != input_len else "") + ".",)
+        return assemble(connector=self.name, version=version, input_len=input_len,
+                        tokens=tokens, block_size=block_size, decode_stages=decode_stages,
+                        d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
+                        sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
+                        notes=notes, first_token_steps=FIRST_TOKEN_STEPS,
+                        unit_bytes=unit_bytes)
 
 
-def vllm_connector(name: str | None) -> NixlConnector:
+CONNECTORS: dict[str, NixlConnector | MooncakeConnector] = {
+    "nixl": NixlConnector(), "mooncake": MooncakeConnector()}  # the first is the default
+
+
+def vllm_connector(name: str | None) -> NixlConnector | MooncakeConnector:
     return CONNECTORS[pick_connector(
         name, tuple(CONNECTORS), "vLLM connectors kvplan models", strip="connector",
-        suffix="; P2P NCCL, Mooncake and LMCache are not modelled yet")]
+        suffix="; LMCache is not modelled yet, and P2P NCCL left vLLM in 0.24.0 (PR 44854; "
+               "in 0.23.0's wheel, not in 0.24.0's)")]
