@@ -30,8 +30,9 @@ in all three):
       ``is_hybrid_gdn_cache``: the allocator's free tokens plus ``full_evictable_size``,
       ``managers/schedule_policy.py`` 0.5.6:384-397).
     The mamba radix cache's hits (only a cached node that holds a state matches,
-    ``_match_prefix_helper``: a finished request's whole sequence or a chunk's end) are not
-    simulated: with the radix cache on the run has no prefix hits; an explicit
+    ``_match_prefix_helper``: a prompt chunk's end, a prompt's end, a finished request's
+    committed tokens) are simulated for 0.5.8 - 0.5.10 (`MAMBA_HITS`, kvplan.analysis.
+    simulate.sglang_mamba_radix); elsewhere the radix cache runs without hits and an explicit
     ``--enable-prefix-caching`` is refused.
 ``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
     Llama-4; sized by ``estimate``, kvplan.engines.sglang.pools.HybridSwaPool): what a request
@@ -119,6 +120,21 @@ def swa_hits(version: str | None) -> bool:
     return first <= version_key(version)[:3] <= last
 
 
+# The releases whose mamba radix cache's prefix hits kvplan simulates (kvplan.analysis.simulate.
+# sglang_mamba_radix): mamba_radix_cache.py's match, insertion, eviction and locks read at 0.5.9,
+# the same rules at 0.5.8 (the match's refresh and copy not yet split out of
+# _match_prefix_helper) and 0.5.10 (an insertion's duplicate KV freed inside _insert_helper).
+# 0.5.6 - 0.5.7 and 0.5.11 on differ in those functions' code, their scheduler hooks not
+# re-read: refused. The default --mamba-scheduler-strategy ("auto": "no_buffer") only.
+MAMBA_HITS = ((0, 5, 8), (0, 5, 10))
+
+
+def mamba_hits(version: str | None) -> bool:
+    """Whether kvplan simulates SGLang `version`'s mamba radix cache hits (None: the newest)."""
+    first, last = MAMBA_HITS
+    return first <= version_key(version)[:3] <= last
+
+
 def swa_rule(version: str | None) -> SwaRule | None:
     """The SWA eviction rule of SGLang `version` (None: the newest); None where not read."""
     key = version_key(version)[:3]
@@ -183,12 +199,18 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
 
     def caching(self, asked: bool | None, version: str | None = None
                 ) -> tuple[bool, str, str]:
+        # mamba_radix_cache.py asserts page size 1 without the extra buffer (0.5.9:383-386).
+        if mamba_hits(version) and self.plan.block_size == 1:
+            on = asked is not False
+            return on, "on" if on else "off", ""
         return _radix_without_hits(
-            asked, "--enable-prefix-caching: SGLang's mamba radix cache (hits only at a cached "
-            "node holding a recurrent state) is not simulated",
+            asked, f"--enable-prefix-caching: SGLang {version or 'newest'}'s mamba radix cache "
+            "hits (only at a cached node holding a recurrent state) are not simulated (kvplan "
+            "reads mamba_radix_cache.py at 0.5.8 - 0.5.10, page size 1); use --engine-version "
+            "0.5.9",
             "the mamba radix cache is on (3 mamba slots per running request) but its prefix "
-            "hits are not simulated (SGLang matches only a node holding a recurrent state, "
-            "mamba_radix_cache.py): no prefix hits")
+            "hits are simulated for SGLang 0.5.8 - 0.5.10 only (SGLang matches only a node "
+            "holding a recurrent state, mamba_radix_cache.py): no prefix hits")
 
     def pool_text(self) -> str:
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.slots:,} mamba "
