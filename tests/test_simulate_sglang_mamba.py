@@ -55,7 +55,7 @@ def test_qwen3_next_slots_and_running_cap_by_hand() -> None:
     assert sim.scheduler.max_num_seqs == 702
     assert "2,106 mamba slots, 3 per running request, max_running_requests 702" in notes[0]
     assert "radix cache on without hits" in notes[0]
-    assert not sim.caching  # the mamba radix cache's hits are simulated at 0.5.8 - 0.5.10 only
+    assert not sim.caching  # the mamba radix cache's hits are simulated at 0.5.7 - 0.5.12 only
 
 
 def test_without_the_radix_cache_a_request_takes_one_slot() -> None:

@@ -190,22 +190,23 @@ def test_with_slots_for_every_state_the_hits_are_the_rules_closed_form(
 
 
 def test_hits_are_simulated_for_the_releases_read_and_refused_elsewhere() -> None:
-    """mamba_radix_cache.py's match, insertion, eviction and locks are 0.5.9's at 0.5.8 and
-    0.5.10; 0.5.6 - 0.5.7 and 0.5.11 on are not read: the radix cache runs without hits, and
-    --enable-prefix-caching is refused in one line naming what is simulated."""
-    for v in ("0.5.8", "0.5.8.post1", "0.5.9", "0.5.10"):
+    """mamba_radix_cache.py's match, insertion, eviction and locks are 0.5.9's at 0.5.7 -
+    0.5.12 (diffed function by function); 0.5.6 and 0.5.13 on are not read: the radix cache
+    runs without hits, and --enable-prefix-caching is refused in one line naming what is
+    simulated."""
+    for v in ("0.5.7", "0.5.8", "0.5.8.post1", "0.5.9", "0.5.10", "0.5.11", "0.5.12"):
         assert mamba_hits(v)
-    for v in ("0.5.6", "0.5.7", "0.5.11", "0.5.23", None):
+    for v in ("0.5.6", "0.5.6.post2", "0.5.13", "0.5.23", None):
         assert not mamba_hits(v)
     args = ["simulate", "qwen3-next-80b-a3b", "--engine", "sglang", "--gpu", "H200", "--tp",
             "8", "--kv-budget-gib", "40", "--max-model-len", "2064", "--num-requests", "8",
             "--concurrency", "4", "--input-len", "256", "--output-len", "16"]
-    refused = runner.invoke(app, [*args, "--engine-version", "0.5.11",
+    refused = runner.invoke(app, [*args, "--engine-version", "0.5.13",
                                   "--enable-prefix-caching"])
     assert refused.exit_code == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1
-    assert "SGLang 0.5.11's mamba radix cache hits" in refused.stderr
-    assert "0.5.8 - 0.5.10" in refused.stderr
+    assert "SGLang 0.5.13's mamba radix cache hits" in refused.stderr
+    assert "0.5.7 - 0.5.12" in refused.stderr
     ok = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching",
                              "--format", "json"])
     assert ok.exit_code == 0, ok.output

@@ -299,7 +299,7 @@ def print_sglang_section() -> None:
           "Qwen3-Coder-Next) runs its full-attention token pool with the mamba pool's slots "
           "capping the running requests (max_mamba_cache_size // 3, "
           "kvplan.analysis.simulate.sglang_pools; the mamba radix cache's prefix hits are "
-          "simulated at 0.5.8 - 0.5.10, none on these rows' random prompts, and not at 0.5.6): "
+          "simulated at 0.5.7 - 0.5.12, none on these rows' random prompts, and not at 0.5.6): "
           "its 11 rows "
           "were first simulated after their measured TPOTs were on this page, so they are "
           "held out, read after the figures were published, and no rule was written from them "

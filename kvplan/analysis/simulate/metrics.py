@@ -80,7 +80,7 @@ class SimMetrics:
     # The SWA radix cache's prefix hits simulated (SGLang 0.5.8 - 0.5.10): the sliding-layer
     # tokens its eviction took from cached pages (tombstones), over the replicas.
     swa_tombstoned_tokens: int | None = None
-    # The mamba radix cache's prefix hits simulated (SGLang 0.5.8 - 0.5.10): the recurrent
+    # The mamba radix cache's prefix hits simulated (SGLang 0.5.7 - 0.5.12): the recurrent
     # states its eviction took from the tree for slots (evict_mamba), over the replicas.
     mamba_states_evicted: int | None = None
 

@@ -351,7 +351,7 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
                else SwaRadixWindow(sim.swa, pool) if sim.swa.hits and isinstance(pool, KVPool)
                else SwaWindow(sim.swa))
         slots = sim.sglang_pool.mamba_slots() if sim.sglang_pool is not None else None
-        # The mamba radix cache's hits (SGLang 0.5.8 - 0.5.10: kvplan.analysis.simulate.
+        # The mamba radix cache's hits (SGLang 0.5.7 - 0.5.12: kvplan.analysis.simulate.
         # sglang_pools.SglangMambaPoolSim.caching turns prefix caching on only there).
         tree = (MambaRadixTree(slots, pool) if slots is not None and sim.caching
                 and isinstance(pool, KVPool) else None)

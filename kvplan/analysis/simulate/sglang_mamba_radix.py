@@ -1,13 +1,17 @@
 """SGLang's mamba radix cache with its prefix hits (`kvplan simulate --engine sglang` on
-Qwen3-Next, Nemotron-H, Granite-4.0-H, ..., SGLang 0.5.8 - 0.5.10): a tree whose pages keep their
+Qwen3-Next, Nemotron-H, Granite-4.0-H, ..., SGLang 0.5.7 - 0.5.12): a tree whose pages keep their
 full-attention KV (kvplan's `KVPool`, prefix caching on) and, at some node ends only, a
 recurrent state in one of ``MambaPool``'s slots.
 
 Read from sgl-project/sglang, ``python/sglang/srt/mem_cache/mamba_radix_cache.py`` at 0.5.9
-(0.5.8 and 0.5.10 the same rules: 0.5.8 matches in ``_match_prefix_helper`` what 0.5.9 splits
-into ``_match_post_processor``, and 0.5.10 frees an insertion's duplicate KV inside
-``_insert_helper``, ``prev_prefix_len``), with ``--mamba-scheduler-strategy`` "auto", which is
-"no_buffer" (server_args.py 0.5.9:874-877; 0.5.8:842-845, 0.5.10:964-967), page size 1
+(0.5.7 - 0.5.12 the same rules, function by function: 0.5.7 - 0.5.8 match in
+``_match_prefix_helper`` what 0.5.9 splits into ``_match_post_processor``; 0.5.10 frees an
+insertion's duplicate KV inside ``_insert_helper``, ``prev_prefix_len``; 0.5.11 reads keys
+through ``RadixKey.match`` / ``child_key`` and inserts through ``maybe_cache_unfinished_req``,
+which skips only a disaggregation warm-up request; 0.5.12 adds KV-cache events. 0.5.13 defers
+the match's state copy, ``mamba_cow_src_index``, and allocates the fork through
+``_alloc_mamba_slot``: not read), with ``--mamba-scheduler-strategy`` "auto", which is
+"no_buffer" (server_args.py 0.5.9:874-877; 0.5.7:766-769, 0.5.12:1184-1187), page size 1
 (``MambaRadixCache.__init__`` :383-386 asserts it without the extra buffer):
 
 * The radix cache is on by default (``--disable-radix-cache`` turns it off; kvplan.engines.

@@ -31,7 +31,7 @@ in all three):
       ``managers/schedule_policy.py`` 0.5.6:384-397).
     The mamba radix cache's hits (only a cached node that holds a state matches,
     ``_match_prefix_helper``: a prompt chunk's end, a prompt's end, a finished request's
-    committed tokens) are simulated for 0.5.8 - 0.5.10 (`MAMBA_HITS`, kvplan.analysis.
+    committed tokens) are simulated for 0.5.7 - 0.5.12 (`MAMBA_HITS`, kvplan.analysis.
     simulate.sglang_mamba_radix); elsewhere the radix cache runs without hits and an explicit
     ``--enable-prefix-caching`` is refused.
 ``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
@@ -122,11 +122,12 @@ def swa_hits(version: str | None) -> bool:
 
 # The releases whose mamba radix cache's prefix hits kvplan simulates (kvplan.analysis.simulate.
 # sglang_mamba_radix): mamba_radix_cache.py's match, insertion, eviction and locks read at 0.5.9,
-# the same rules at 0.5.8 (the match's refresh and copy not yet split out of
-# _match_prefix_helper) and 0.5.10 (an insertion's duplicate KV freed inside _insert_helper).
-# 0.5.6 - 0.5.7 and 0.5.11 on differ in those functions' code, their scheduler hooks not
-# re-read: refused. The default --mamba-scheduler-strategy ("auto": "no_buffer") only.
-MAMBA_HITS = ((0, 5, 8), (0, 5, 10))
+# the same rules at 0.5.7 - 0.5.12 (diffed function by function; the scheduler's hooks --
+# stash_chunked_request, the prefill result's cache_unfinished_req, init_next_round_input's
+# max_prefix_len, a retraction's is_insert=False -- the same). 0.5.6 (no strategy, another
+# match) and 0.5.13 on (the state copy deferred, a new slot allocator) not read: refused. The
+# default --mamba-scheduler-strategy ("auto": "no_buffer") only.
+MAMBA_HITS = ((0, 5, 7), (0, 5, 12))
 
 
 def mamba_hits(version: str | None) -> bool:
@@ -206,10 +207,10 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
         return _radix_without_hits(
             asked, f"--enable-prefix-caching: SGLang {version or 'newest'}'s mamba radix cache "
             "hits (only at a cached node holding a recurrent state) are not simulated (kvplan "
-            "reads mamba_radix_cache.py at 0.5.8 - 0.5.10, page size 1); use --engine-version "
+            "reads mamba_radix_cache.py at 0.5.7 - 0.5.12, page size 1); use --engine-version "
             "0.5.9",
             "the mamba radix cache is on (3 mamba slots per running request) but its prefix "
-            "hits are simulated for SGLang 0.5.8 - 0.5.10 only (SGLang matches only a node "
+            "hits are simulated for SGLang 0.5.7 - 0.5.12 only (SGLang matches only a node "
             "holding a recurrent state, mamba_radix_cache.py): no prefix hits")
 
     def pool_text(self) -> str:
