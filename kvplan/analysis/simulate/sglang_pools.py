@@ -40,7 +40,7 @@ in all three):
     release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.20+ with the radix cache on, 0.5.8 -
     0.5.13; 0.5.14 - 0.5.19 refused, their eviction not read in full). The SWA
     radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
-    _match_prefix_helper``) are simulated for 0.5.8 - 0.5.10 (`SWA_HITS`,
+    _match_prefix_helper``) are simulated for 0.5.8 - 0.5.11 (`SWA_HITS`,
     kvplan.analysis.simulate.sglang_swa_radix); elsewhere the radix cache runs without hits,
     as for the mamba pool, and an explicit ``--enable-prefix-caching`` is refused.
 """
@@ -109,9 +109,14 @@ def swa_releases_text() -> str:
 
 # The releases whose SWA radix cache's prefix hits kvplan simulates (kvplan.analysis.simulate.
 # sglang_swa_radix): swa_radix_cache.py's match, lock, eviction and insertion read at 0.5.9 and
-# the same at 0.5.8 and 0.5.10 (but for return types). 0.5.6 - 0.5.7 and 0.5.11 on differ in
-# _match_prefix_helper, _insert_helper or evict, not read in full: refused.
-SWA_HITS = ((0, 5, 8), (0, 5, 10))
+# the same at 0.5.8 and 0.5.10 (but for return types) and 0.5.11 (RadixKey.match / child_key;
+# _insert_helper's new case 3, a tail wholly swa-evicted left out of the tree, never fires:
+# 0.5.11 schedule_batch.py _evict_swa keeps the window and one page more before the insert
+# boundary, "the defensive counterpart"; evict_from_tree_cache and add_one_req's lock as
+# 0.5.9's). 0.5.6 - 0.5.7 differ; 0.5.12 on evict a leaf's swa KV under a full lock, compact
+# single-child chains and split leaves on insert (env-gated), and release a prefix's swa lock
+# early (swa_prefix_lock_released), not read in full: refused.
+SWA_HITS = ((0, 5, 8), (0, 5, 11))
 
 
 def swa_hits(version: str | None) -> bool:
@@ -239,10 +244,10 @@ def _swa_caching(asked: bool | None, version: str | None) -> tuple[bool, str, st
     return _radix_without_hits(
         asked, f"--enable-prefix-caching: SGLang {version or 'newest'}'s SWA radix cache hits "
         "are not simulated (kvplan reads swa_radix_cache.py's match and eviction at 0.5.8 - "
-        "0.5.10); use --engine-version 0.5.9",
+        "0.5.11); use --engine-version 0.5.9",
         "the SWA radix cache is on (a running request's last nodes holding >= the window are "
         "locked in the sliding-window pool) but its prefix hits are simulated for SGLang "
-        "0.5.8 - 0.5.10 only (swa_radix_cache.py): no prefix hits")
+        "0.5.8 - 0.5.11 only (swa_radix_cache.py): no prefix hits")
 
 
 @dataclass(frozen=True, kw_only=True)
