@@ -76,11 +76,11 @@ def test_a_hit_ends_on_a_node_holding_a_state_by_hand(tmp_path: Path) -> None:
     - Chunks of 400: A's states at 400, 800, 1,000: B's match of 900 is cut back to 800; C
       hits 1,000: 1,800.
     - 3 mamba slots (--max-mamba-cache-size 3: 3 // 3 = one running request, chunks 8,192):
-      A ends with 2 states in the tree (A1000 then A1001, most recent last). B runs (3 slots
-      taken); its prompt's fork finds none free: evict_mamba takes the least recently used
-      unlocked state, A1000; B1000 enters, then B1001 (B's own slot). C's admission finds
-      3 + 1 > 3: A1001 goes; C's match (s1[0, 1,000)) has no state left: hit 0; its prompt's
-      fork evicts B1000. Hits 0, 3 states evicted."""
+      A's batch finds 3 free (alloc_req_slots wants 3 x 1); A ends with 2 states in the tree
+      (A1000 then A1001, most recent last). B's batch finds 1 free < 3: evict_mamba takes the
+      two least recently used unlocked states, A1000 and A1001; B1000 and B1001 enter. C's
+      match (s1[0, 1,000)) has no state left: hit 0; its batch evicts B1000 and B1001. Hits
+      0, 4 states evicted."""
     sim, notes = _qwen3_next_sim()
     assert "radix cache on," in notes[0] and len(notes) == 1
     assert sim.sglang is not None and sim.sglang.chunked_prefill_size == 8_192
@@ -94,7 +94,7 @@ def test_a_hit_ends_on_a_node_holding_a_state_by_hand(tmp_path: Path) -> None:
     assert few.sglang is not None and few.sglang.max_running_requests == 1
     short = simulate(few, _three_requests(tmp_path))
     assert short.metrics.prefix_hit_rate == 0.0
-    assert short.metrics.mamba_states_evicted == 3
+    assert short.metrics.mamba_states_evicted == 4
 
 
 def _trace(draws: list[tuple[int, int, int, int]]) -> list[RequestSpec]:
@@ -174,7 +174,8 @@ def test_the_closed_form_by_hand() -> None:
 def test_with_slots_for_every_state_the_hits_are_the_rules_closed_form(
         draws: list[tuple[int, int, int, int]]) -> None:
     """Requests 30 s apart (each ends before the next: at most 1,503 + 200 tokens, a few
-    seconds), 2,106 slots (never short: at most 2 x 24 states and one running request), no
+    seconds), 2,106 slots (never short: at most 2 x 24 states, one running request and 3
+    kept free for a batch), no
     prompt cut (8,192 > 1,503): the hits are `_closed_form`'s, and at most the
     full-attention radix cache's on the same trace (the plain token pool, SGLang's
     RadixCache: every earlier prefix)."""

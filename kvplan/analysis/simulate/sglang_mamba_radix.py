@@ -33,11 +33,13 @@ the match's state copy, ``mamba_cow_src_index``, and allocates the fork through
   into the request's slot (``cow_mamba``).
 * Lock (``inc_lock_ref`` :788-814): a running request's last node's state (the hit's end, then
   each insertion's end) cannot be evicted; the full KV of the whole path is held.
-* Eviction (``evict_mamba`` :728-761): when the mamba pool has no free slot for a fork
-  (``cache_unfinished_req`` :613-619) or for admitted requests (``alloc_req_slots``,
-  mem_cache/common.py), the least recently used unlocked state goes (an inner node is
-  tombstoned, a leaf deleted with its full KV). The full pool's eviction (``evict_full``
-  :763-786) of a node drops its state too.
+* Eviction (``evict_mamba`` :728-761): the least recently used unlocked state goes (an inner
+  node is tombstoned, a leaf deleted with its full KV) when the mamba pool has no free slot
+  for a fork (``cache_unfinished_req`` :613-619) and when a prefill batch of ``bs`` requests
+  (the chunked one included) finds fewer than 3 x ``bs`` free before its requests take theirs
+  (``alloc_req_slots``, mem_cache/common.py 0.5.9:303-315, ``MAMBA_STATE_PER_REQ_PREFIX_CACHE``
+  = 3, 0.5.7 - 0.5.12 alike). The full pool's eviction (``evict_full`` :763-786) of a node
+  drops its state too.
 
 Modelled a page (one token) at a time over `KVPool`'s cached blocks, as kvplan.analysis.
 simulate.sglang_swa_radix: a state is keyed by the page that ends it (a shared page's block hash
@@ -143,6 +145,14 @@ class MambaRadixTree:
         self._relock(rid, end if path and path[-1] == end else None)
         if self.free_slots < 0:
             self._evict(-self.free_slots)
+
+    def prefill_batch(self, size: int, new: int) -> None:
+        """A prefill batch of `size` requests, `new` of them admitted in it (their slots
+        taken here already): alloc_req_slots evicts until 3 x `size` slots were free before
+        the new ones took theirs."""
+        short = 3 * size - (self.free_slots + new)
+        if short > 0:
+            self._evict(short)
 
     def _add(self, rid: int, req: PoolRequest, end: int, *, forked: bool) -> object | None:
         """Insert the request's tokens [0, `end`) with a state at `end`: forked from the

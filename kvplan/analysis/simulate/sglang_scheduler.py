@@ -225,6 +225,8 @@ class SglangSimulator(Simulator):
             else:
                 return []
         if self.chunked is not None:
+            if self.mamba_tree is not None:
+                self.mamba_tree.prefill_batch(len(scheduled), 0)
             return scheduled
         order = list(self.waiting)
         if cfg.policy == "lpm" and pool.caching and len(order) <= LPM_QUEUE_LIMIT:
@@ -269,6 +271,8 @@ class SglangSimulator(Simulator):
                 break  # OTHER
         if admitted:
             self.waiting = type(self.waiting)(r for r in self.waiting if r.rid not in admitted)
+        if scheduled and self.mamba_tree is not None:
+            self.mamba_tree.prefill_batch(len(scheduled), len(admitted))
         return scheduled
 
     # -- decode (update_running_batch) ----------------------------------------------------
