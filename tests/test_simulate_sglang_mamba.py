@@ -55,7 +55,7 @@ def test_qwen3_next_slots_and_running_cap_by_hand() -> None:
     assert sim.scheduler.max_num_seqs == 702
     assert "2,106 mamba slots, 3 per running request, max_running_requests 702" in notes[0]
     assert "radix cache on without hits" in notes[0]
-    assert not sim.caching  # the mamba radix cache's hits are not simulated (no hits)
+    assert not sim.caching  # the mamba radix cache's hits are simulated at 0.5.7 - 0.5.12 only
 
 
 def test_without_the_radix_cache_a_request_takes_one_slot() -> None:
@@ -112,8 +112,8 @@ def test_cli_simulates_the_mamba_pool_and_refuses_what_it_does_not() -> None:
     assert json.loads(small.stdout)["max_num_seqs"] == 4
     hits = runner.invoke(app, [*args, "--enable-prefix-caching"])
     assert hits.exit_code == 2 and hits.stdout == ""
-    assert hits.stderr.startswith("kvplan: error: --enable-prefix-caching: SGLang's mamba "
-                                  "radix cache")
+    assert hits.stderr.startswith("kvplan: error: --enable-prefix-caching: SGLang 0.5.6's "
+                                  "mamba radix cache")
     assert hits.stderr.count("\n") == 1
     # The mamba pool's slots as JSON keys: 2,106 slots, the running requests hold one each
     # (at most the 8 of --concurrency 8).

@@ -196,12 +196,12 @@ def test_cli_json_keys_and_refusals() -> None:
         new = runner.invoke(app, [*args, *ran])
         assert new.exit_code == 0, new.output
         assert json.loads(new.stdout)["swa_window"] == 127
-    # The SWA radix cache's hits: simulated for 0.5.8 - 0.5.10 (swa_radix_cache.py read at
+    # The SWA radix cache's hits: simulated for 0.5.8 - 0.5.11 (swa_radix_cache.py read at
     # 0.5.9), refused in one line for the rest.
     hits = runner.invoke(app, [*args, "--engine-version", "0.5.9", "--enable-prefix-caching"])
     assert hits.exit_code == 0, hits.output
     assert "prefix_hit_rate" in json.loads(hits.stdout)
-    for version in ("0.5.11", "0.5.23"):
+    for version in ("0.5.12", "0.5.23"):
         hits = runner.invoke(app, [*args, "--engine-version", version, "--enable-prefix-caching"])
         assert hits.exit_code == 2 and hits.stderr.count("\n") == 1, version
         assert "SWA radix cache hits are not simulated" in hits.stderr

@@ -146,6 +146,22 @@ def test_a_prefix_whose_window_was_evicted_hits_up_to_its_last_kept_window_by_ha
     assert whole.metrics.swa_tombstoned_tokens == 0
 
 
+def test_0_5_11_hits_as_0_5_9_on_the_hand_trace(tmp_path: Path) -> None:
+    """SGLang 0.5.11 (its tree's rules 0.5.9's, kvplan.analysis.simulate.sglang_pools
+    SWA_HITS; the same pools, 24,272 and 19,417 tokens): the trace above gives the same hits
+    and tombstones, its decoded tokens (one a request) too few for either release's
+    maybe_evict_swa to free any: 1,800 and 202 with the sliding-window pool cut to 1,051,
+    1,900 and 0 as estimate sizes it."""
+    sim = _gpt_oss_sim("0.5.11")
+    assert sim.swa is not None and type(sim.swa.rule).__name__ == "EveryIntervalDecodes"
+    cut = simulate(replace(sim, swa=replace(sim.swa, tokens=1_051)), _three_requests(tmp_path))
+    assert cut.metrics.prefix_hit_rate == 1_800 / 3_050
+    assert cut.metrics.swa_tombstoned_tokens == 202
+    whole = simulate(sim, _three_requests(tmp_path))
+    assert whole.metrics.prefix_hit_rate == 1_900 / 3_050
+    assert whole.metrics.swa_tombstoned_tokens == 0
+
+
 def _trace(draws: list[tuple[int, int, int, int]]) -> list[RequestSpec]:
     """Requests sharing prefixes of three system prompts (keys 0 - 2), a user segment each."""
     out = []
@@ -206,8 +222,9 @@ def test_every_hit_is_at_most_the_full_pools_match(draws: list[tuple[int, int, i
 
 def test_hits_are_simulated_for_the_releases_read() -> None:
     """swa_radix_cache.py's match, eviction, insertion and lock walk are 0.5.9's at 0.5.8 and
-    0.5.10 (return types aside); 0.5.6 - 0.5.7 and 0.5.11 on differ, not read: no hits."""
-    for v in ("0.5.8", "0.5.8.post1", "0.5.9", "0.5.10"):
+    0.5.10 (return types aside) and 0.5.11 (RadixKey's methods; an insert case its eviction never
+    reaches); 0.5.6 - 0.5.7 and 0.5.12 on differ, not read: no hits."""
+    for v in ("0.5.8", "0.5.8.post1", "0.5.9", "0.5.10", "0.5.11"):
         assert swa_hits(v)
-    for v in ("0.5.6", "0.5.7", "0.5.11", "0.5.23", None):
+    for v in ("0.5.6", "0.5.7", "0.5.12", "0.5.23", None):
         assert not swa_hits(v)

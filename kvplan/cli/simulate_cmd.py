@@ -196,8 +196,9 @@ def simulate_cmd(
     preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
     swa_tokens, swa_window, swa_usage (mean, max) for the sliding-window pool (gpt-oss,
     Llama-4; split by --swa-full-tokens-ratio, or none with --disable-hybrid-swa-memory),
-    and swa_tombstoned_tokens where its radix cache's hits are simulated (0.5.8 - 0.5.10);
-    mamba_slots, mamba_slots_used (mean, max: held by running requests) for the mamba pool."""
+    and swa_tombstoned_tokens where its radix cache's hits are simulated (0.5.8 - 0.5.11);
+    mamba_slots, mamba_slots_used (mean, max: held by running requests) for the mamba pool,
+    and mamba_states_evicted where its radix cache's hits are simulated (0.5.7 - 0.5.12)."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate
     from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim

@@ -60,7 +60,8 @@ def _hybrid_pool_records(result: SimResult) -> dict[str, Any]:
     """SGLang's hybrid pools, only where the run has one: the sliding-window pool's tokens
     (swa_max_total_num_tokens) and use (and, with the SWA radix cache's hits simulated, the
     sliding-layer tokens its eviction tombstoned), the mamba pool's slots and those running
-    requests hold."""
+    requests hold (and, with the mamba radix cache's hits simulated, the states its eviction
+    took from the tree)."""
     s, m = result.setup, result.metrics
     out: dict[str, Any] = {}
     if s.swa is not None:
@@ -71,6 +72,8 @@ def _hybrid_pool_records(result: SimResult) -> dict[str, Any]:
     slots = s.sglang_pool.mamba_slots() if s.sglang_pool is not None else None
     if slots is not None:
         out |= {"mamba_slots": slots, "mamba_slots_used": m.mamba_slots_used}
+        if m.mamba_states_evicted is not None:
+            out["mamba_states_evicted"] = m.mamba_states_evicted
     return out
 
 

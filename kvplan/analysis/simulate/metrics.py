@@ -77,9 +77,12 @@ class SimMetrics:
     # (held / its tokens) and the mamba slots the running requests hold, mean and max.
     swa_usage: dict[str, float] | None = None
     mamba_slots_used: dict[str, float] | None = None
-    # The SWA radix cache's prefix hits simulated (SGLang 0.5.8 - 0.5.10): the sliding-layer
+    # The SWA radix cache's prefix hits simulated (SGLang 0.5.8 - 0.5.11): the sliding-layer
     # tokens its eviction took from cached pages (tombstones), over the replicas.
     swa_tombstoned_tokens: int | None = None
+    # The mamba radix cache's prefix hits simulated (SGLang 0.5.7 - 0.5.12): the recurrent
+    # states its eviction took from the tree for slots (evict_mamba), over the replicas.
+    mamba_states_evicted: int | None = None
 
 
 def metrics(states: Sequence[SimState], *, slo_ttft_ms: float | None = None,

@@ -16,6 +16,7 @@ from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.moe_jit import MoeJitStall, replica_cost
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
+from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import (
     SglangOptionsSim,
@@ -349,9 +350,14 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
         swa = (None if sim.swa is None
                else SwaRadixWindow(sim.swa, pool) if sim.swa.hits and isinstance(pool, KVPool)
                else SwaWindow(sim.swa))
-        mamba = sim.sglang_pool is not None and sim.sglang_pool.mamba_slots() is not None
+        slots = sim.sglang_pool.mamba_slots() if sim.sglang_pool is not None else None
+        # The mamba radix cache's hits (SGLang 0.5.7 - 0.5.12: kvplan.analysis.simulate.
+        # sglang_pools.SglangMambaPoolSim.caching turns prefix caching on only there).
+        tree = (MambaRadixTree(slots, pool) if slots is not None and sim.caching
+                and isinstance(pool, KVPool) else None)
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
-                               bulk_decode=bulk_decode, swa=swa, mamba=mamba)
+                               bulk_decode=bulk_decode, swa=swa, mamba=slots is not None,
+                               mamba_tree=tree)
     return Simulator(pool, sim.scheduler, replica_cost(sim.cost, sim.moe_jit), timeline=timeline,
                      bulk_decode=bulk_decode)
 
@@ -371,6 +377,9 @@ def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
     if sg[0].mamba:
         m = replace(m, mamba_slots_used={"mean": sum(s.slots_sum for s in sg) / steps,
                                          "max": max(s.slots_max for s in sg)})
+        if sg[0].mamba_tree is not None:
+            m = replace(m, mamba_states_evicted=sum(
+                s.mamba_tree.states_evicted for s in sg if s.mamba_tree is not None))
     return m
 
 

@@ -30,8 +30,9 @@ in all three):
       ``is_hybrid_gdn_cache``: the allocator's free tokens plus ``full_evictable_size``,
       ``managers/schedule_policy.py`` 0.5.6:384-397).
     The mamba radix cache's hits (only a cached node that holds a state matches,
-    ``_match_prefix_helper``: a finished request's whole sequence or a chunk's end) are not
-    simulated: with the radix cache on the run has no prefix hits; an explicit
+    ``_match_prefix_helper``: a prompt chunk's end, a prompt's end, a finished request's
+    committed tokens) are simulated for 0.5.7 - 0.5.12 (`MAMBA_HITS`, kvplan.analysis.
+    simulate.sglang_mamba_radix); elsewhere the radix cache runs without hits and an explicit
     ``--enable-prefix-caching`` is refused.
 ``SglangSwaPoolSim`` -- the full-attention token pool beside the sliding-window pool (gpt-oss,
     Llama-4; sized by ``estimate``, kvplan.engines.sglang.pools.HybridSwaPool): what a request
@@ -39,7 +40,7 @@ in all three):
     release range, `SWA_RULES`: 0.5.6 - 0.5.7 and 0.5.20+ with the radix cache on, 0.5.8 -
     0.5.13; 0.5.14 - 0.5.19 refused, their eviction not read in full). The SWA
     radix cache's hits (a match must keep ``window`` tokens of swa KV, ``swa_radix_cache.py:
-    _match_prefix_helper``) are simulated for 0.5.8 - 0.5.10 (`SWA_HITS`,
+    _match_prefix_helper``) are simulated for 0.5.8 - 0.5.11 (`SWA_HITS`,
     kvplan.analysis.simulate.sglang_swa_radix); elsewhere the radix cache runs without hits,
     as for the mamba pool, and an explicit ``--enable-prefix-caching`` is refused.
 """
@@ -108,14 +109,35 @@ def swa_releases_text() -> str:
 
 # The releases whose SWA radix cache's prefix hits kvplan simulates (kvplan.analysis.simulate.
 # sglang_swa_radix): swa_radix_cache.py's match, lock, eviction and insertion read at 0.5.9 and
-# the same at 0.5.8 and 0.5.10 (but for return types). 0.5.6 - 0.5.7 and 0.5.11 on differ in
-# _match_prefix_helper, _insert_helper or evict, not read in full: refused.
-SWA_HITS = ((0, 5, 8), (0, 5, 10))
+# the same at 0.5.8 and 0.5.10 (but for return types) and 0.5.11 (RadixKey.match / child_key;
+# _insert_helper's new case 3, a tail wholly swa-evicted left out of the tree, never fires:
+# 0.5.11 schedule_batch.py _evict_swa keeps the window and one page more before the insert
+# boundary, "the defensive counterpart"; evict_from_tree_cache and add_one_req's lock as
+# 0.5.9's). 0.5.6 - 0.5.7 differ; 0.5.12 on evict a leaf's swa KV under a full lock, compact
+# single-child chains and split leaves on insert (env-gated), and release a prefix's swa lock
+# early (swa_prefix_lock_released), not read in full: refused.
+SWA_HITS = ((0, 5, 8), (0, 5, 11))
 
 
 def swa_hits(version: str | None) -> bool:
     """Whether kvplan simulates SGLang `version`'s SWA radix cache hits (None: the newest)."""
     first, last = SWA_HITS
+    return first <= version_key(version)[:3] <= last
+
+
+# The releases whose mamba radix cache's prefix hits kvplan simulates (kvplan.analysis.simulate.
+# sglang_mamba_radix): mamba_radix_cache.py's match, insertion, eviction and locks read at 0.5.9,
+# the same rules at 0.5.7 - 0.5.12 (diffed function by function; the scheduler's hooks --
+# stash_chunked_request, the prefill result's cache_unfinished_req, init_next_round_input's
+# max_prefix_len, a retraction's is_insert=False -- the same). 0.5.6 (no strategy, another
+# match) and 0.5.13 on (the state copy deferred, a new slot allocator) not read: refused. The
+# default --mamba-scheduler-strategy ("auto": "no_buffer") only.
+MAMBA_HITS = ((0, 5, 7), (0, 5, 12))
+
+
+def mamba_hits(version: str | None) -> bool:
+    """Whether kvplan simulates SGLang `version`'s mamba radix cache hits (None: the newest)."""
+    first, last = MAMBA_HITS
     return first <= version_key(version)[:3] <= last
 
 
@@ -183,12 +205,18 @@ class SglangMambaPoolSim(SglangTokenPoolSim):
 
     def caching(self, asked: bool | None, version: str | None = None
                 ) -> tuple[bool, str, str]:
+        # mamba_radix_cache.py asserts page size 1 without the extra buffer (0.5.9:383-386).
+        if mamba_hits(version) and self.plan.block_size == 1:
+            on = asked is not False
+            return on, "on" if on else "off", ""
         return _radix_without_hits(
-            asked, "--enable-prefix-caching: SGLang's mamba radix cache (hits only at a cached "
-            "node holding a recurrent state) is not simulated",
+            asked, f"--enable-prefix-caching: SGLang {version or 'newest'}'s mamba radix cache "
+            "hits (only at a cached node holding a recurrent state) are not simulated (kvplan "
+            "reads mamba_radix_cache.py at 0.5.7 - 0.5.12, page size 1); use --engine-version "
+            "0.5.9",
             "the mamba radix cache is on (3 mamba slots per running request) but its prefix "
-            "hits are not simulated (SGLang matches only a node holding a recurrent state, "
-            "mamba_radix_cache.py): no prefix hits")
+            "hits are simulated for SGLang 0.5.7 - 0.5.12 only (SGLang matches only a node "
+            "holding a recurrent state, mamba_radix_cache.py): no prefix hits")
 
     def pool_text(self) -> str:
         return (f"{self.plan.token_capacity:,} full-attention tokens, {self.slots:,} mamba "
@@ -216,10 +244,10 @@ def _swa_caching(asked: bool | None, version: str | None) -> tuple[bool, str, st
     return _radix_without_hits(
         asked, f"--enable-prefix-caching: SGLang {version or 'newest'}'s SWA radix cache hits "
         "are not simulated (kvplan reads swa_radix_cache.py's match and eviction at 0.5.8 - "
-        "0.5.10); use --engine-version 0.5.9",
+        "0.5.11); use --engine-version 0.5.9",
         "the SWA radix cache is on (a running request's last nodes holding >= the window are "
         "locked in the sliding-window pool) but its prefix hits are simulated for SGLang "
-        "0.5.8 - 0.5.10 only (swa_radix_cache.py): no prefix hits")
+        "0.5.8 - 0.5.11 only (swa_radix_cache.py): no prefix hits")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -39,6 +39,7 @@ from kvplan.analysis.simulate.scheduler import (
     Simulator,
     StepCost,
 )
+from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
@@ -81,7 +82,7 @@ class SglangSimulator(Simulator):
     def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
                  schedule: SglangSchedule, *, timeline: bool = False,
                  bulk_decode: bool = True, swa: SwaWindow | None = None,
-                 mamba: bool = False) -> None:
+                 mamba: bool = False, mamba_tree: MambaRadixTree | None = None) -> None:
         super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
         # A sliding-window pool beside the token pool (kvplan.analysis.simulate.sglang_swa):
         # every allocation takes its tokens in both, the budgets see the smaller free count.
@@ -90,6 +91,9 @@ class SglangSimulator(Simulator):
         # The hybrid pools' per-step use: SWA tokens held, mamba slots held by the running
         # requests (one each; the radix tree's are not counted).
         self.mamba = mamba
+        # The mamba radix cache's states (kvplan.analysis.simulate.sglang_mamba_radix), with
+        # its prefix hits simulated.
+        self.mamba_tree = mamba_tree
         self.swa_usage_sum = self.swa_usage_max = 0.0
         self.slots_sum = self.slots_max = 0
         self.schedule_cfg = schedule
@@ -122,16 +126,23 @@ class SglangSimulator(Simulator):
 
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
                      seconds: float) -> int:
-        if self.swa is None:
+        swa, tree = self.swa, self.mamba_tree
+        if swa is None and tree is None:
             return super()._finish_step(scheduled, start, seconds)
         outs = [r.num_output for r, _ in scheduled]
         done = super()._finish_step(scheduled, start, seconds)
         for (req, n), out in zip(scheduled, outs, strict=True):
             if req.finish_s >= 0:
-                self.swa.release(req.rid, finished=True)
+                if swa is not None:
+                    swa.release(req.rid, finished=True)
+                if tree is not None:
+                    tree.release(req.rid, finished=True)
             elif n > 1 or req.num_output == 1:
                 if req.num_output > out:  # its prefill has ended: the tree takes the prompt
-                    self.swa.prompt_done(req.rid, req.num_computed)
+                    if swa is not None:
+                        swa.prompt_done(req.rid, req.num_computed)
+                    if tree is not None:  # scheduler_output_processor_mixin.py 0.5.9:183
+                        tree.insert(req.rid, req.num_computed)
         return done
 
     def _free_tokens(self) -> int:
@@ -154,6 +165,8 @@ class SglangSimulator(Simulator):
                     swa.refused(req.rid)
                 return False
         ok = self.pool.allocate(req, n) if hit is None else self.pool.allocate(req, n, hit=hit)
+        if ok and hit is not None and self.mamba_tree is not None:
+            self.mamba_tree.admitted(req, req.rid, hit)
         if swa is not None:
             if ok:
                 swa.take(req.rid, n)
@@ -177,6 +190,8 @@ class SglangSimulator(Simulator):
         hit = self.pool.find_hit(req)
         if self.swa is not None:  # what the SWA radix cache's match keeps of it
             hit = self.swa.match(hit)
+        if self.mamba_tree is not None:  # up to its last node holding a recurrent state
+            hit = self.mamba_tree.match(hit)
         return hit, self._tokens(len(hit))
 
     def _prefill_batch(self) -> list[tuple[SimRequest, int]]:
@@ -192,6 +207,8 @@ class SglangSimulator(Simulator):
         scheduled: list[tuple[SimRequest, int]] = []
         if self.chunked is not None:  # add_chunked_req
             req = self.chunked
+            if self.mamba_tree is not None:  # stash_chunked_request: the last chunk's state
+                self.mamba_tree.insert(req.rid, req.num_computed)
             left = req.num_tokens - req.num_computed
             n = left if rem_chunk is None else min(left, rem_chunk, int(rem_total))
             if n > 0 and self._allocate(req, n):
@@ -208,6 +225,8 @@ class SglangSimulator(Simulator):
             else:
                 return []
         if self.chunked is not None:
+            if self.mamba_tree is not None:
+                self.mamba_tree.prefill_batch(len(scheduled), 0)
             return scheduled
         order = list(self.waiting)
         if cfg.policy == "lpm" and pool.caching and len(order) <= LPM_QUEUE_LIMIT:
@@ -252,6 +271,8 @@ class SglangSimulator(Simulator):
                 break  # OTHER
         if admitted:
             self.waiting = type(self.waiting)(r for r in self.waiting if r.rid not in admitted)
+        if scheduled and self.mamba_tree is not None:
+            self.mamba_tree.prefill_batch(len(scheduled), len(admitted))
         return scheduled
 
     # -- decode (update_running_batch) ----------------------------------------------------
@@ -327,6 +348,8 @@ class SglangSimulator(Simulator):
                 pool.free(victim)
                 if swa is not None:
                     swa.release(victim.rid)
+                if self.mamba_tree is not None:
+                    self.mamba_tree.release(victim.rid)
                 victim.num_computed = 0
                 victim.preemptions += 1
                 self.state.preemptions += 1

@@ -17,7 +17,7 @@ Read from sgl-project/sglang, ``python/sglang/srt/``, at 0.5.9 (and 0.5.6 where 
   page-aligned; while the request runs, ``inc_lock_ref`` (0.5.9 swa_radix_cache.py:692-731)
   locks the swa side of its nodes from the last back until they hold >= ``window`` tokens;
   the earlier nodes' swa tokens are evictable (the tree frees them on demand, counted free
-  here; with the prefix hits simulated, 0.5.8 - 0.5.10, kvplan.analysis.simulate.
+  here; with the prefix hits simulated, 0.5.8 - 0.5.11, kvplan.analysis.simulate.
   sglang_swa_radix keeps which pages lost them). The tokens after the prompt stay with the
   request until
   ``ScheduleBatch.maybe_evict_swa`` (0.5.9:2268-2327): at a decode with ``decode_batch_idx %

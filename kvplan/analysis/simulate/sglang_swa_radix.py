@@ -1,11 +1,15 @@
 """SGLang's SWA radix cache with its prefix hits (`kvplan simulate --engine sglang` on gpt-oss,
-Llama-4, SGLang 0.5.8 - 0.5.10): the sliding-window pool of kvplan.analysis.simulate.sglang_swa
+Llama-4, SGLang 0.5.8 - 0.5.11): the sliding-window pool of kvplan.analysis.simulate.sglang_swa
 beside a tree whose pages keep their full-attention KV (kvplan's `KVPool`, prefix caching on)
 and, unless tombstoned, their sliding-layer KV.
 
 Read from sgl-project/sglang, ``python/sglang/srt/mem_cache/swa_radix_cache.py`` at 0.5.9
-(0.5.8 and 0.5.10 the same rules: ``_match_prefix_helper``, ``evict``, ``_insert_helper`` and
-the lock walk differ only in their return types; 0.5.8 refreshes the path inside the helper):
+(0.5.8, 0.5.10 and 0.5.11 the same rules: ``_match_prefix_helper``, ``evict``, ``_insert_helper``
+and the lock walk differ only in their return types and 0.5.11's ``RadixKey`` methods; 0.5.8
+refreshes the path inside the helper; 0.5.11's ``_insert_helper`` adds a case for a tail wholly
+swa-evicted, freed rather than inserted, that its ``_evict_swa`` never lets happen (it keeps the
+window and a page before the insert boundary, schedule_batch.py 0.5.11:2661-2669); 0.5.11 frees
+decoded tokens by its own rule, kvplan.analysis.simulate.sglang_swa.EveryIntervalDecodes):
 
 * Match (``_match_prefix_helper`` :821-872, ``_match_post_processor`` :888-921): the walk
   counts ``match_len_since_tombstone`` from infinity (a path from the root with no tombstone
