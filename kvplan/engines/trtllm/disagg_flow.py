@@ -32,9 +32,13 @@ defaults (tensorrt_llm/llmapi/llm_args.py).
   None, the running requests bounded by requests of I + O tokens the pool holds (the
   reservation) and by max_batch_size. (The simulation transfers first and seats second;
   with a free seat, as at every replayed row's load, the two orders agree.)
-- Attention DP (d): a new request goes to the rank with the fewest active requests
-  (executor_request_queue's balance across ranks), the ranks stepping together (a dummy
-  request on an idle one): the simulation's least-loaded pick and lockstep ranks.
+- Attention DP (d): new requests go to the ranks by a heap on their active tokens, then
+  requests (executor_request_queue.py `_balance_requests_across_ranks`: "prioritizing ranks
+  with fewer tokens"), each up to an even share of the active requests, the ranks stepping
+  together (a dummy request on an idle one): near the simulation's least-loaded pick (prompt
+  tokens queued on a prefill rank, requests held on a decode rank) and lockstep ranks. No
+  replayed row runs attention DP (kvplan refuses TensorRT-LLM's attention DP with an MoE
+  model), so this part is not tested by the rows.
 Not read here: MTP / speculative decoding (kvplan times a decode step without a draft),
 CUDA-graph padding of the decode batch, the overlap scheduler's one step of
 lookahead on the generation server (its step time is the cost model's).
