@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -407,3 +408,35 @@ def test_vllm_nixl_refuses_llama4_chunked_groups_from_0_14_1() -> None:
     # 48 layers as full attention, 8 KV heads / TP 4 = 2 per rank x 128 x 2 (K, V) x 2 B =
     # 1,024 B a token and layer; 8,192 tokens = 512 blocks of 16: 48 x 512 x 16 x 1,024 B.
     assert old.bytes_per_rank == (48 * 512 * 16 * 1024,) * 4
+
+
+def test_trtllm_disaggregated_flow() -> None:
+    # kvplan.engines.trtllm.disagg_flow, read from tensorrt_llm/_torch/pyexecutor/py_executor.py
+    # and llmapi/llm_args.py (the 1.2 line). The first token: the generation server returns the
+    # context server's token when it first schedules the request (`_handle_first_token_response`
+    # before the forward): 0 steps past the boundary. The context rank's step: the LLM API's
+    # defaults, max_num_tokens 8,192, max_batch_size 2,048, no chunked prefill. The generation
+    # server admits after the prefill: no hold before it.
+    from kvplan.analysis.disagg import _candidate, prefill_batching
+
+    v3 = str(CONFIGS / "deepseek-v3.json")
+    spec, _ = load_model(v3)
+    tp8 = Layout(tp=8, ep=8)
+    req = DisaggRequest(prefill=tp8, decode=tp8, input_len=1024, output_len=1024,
+                        gpu=get_gpu("H200"), link=get_kv_link("ib-ndr"), engine=TRT,
+                        engine_version="1.2.0rc6.post1", kv_dtype="bf16")
+    assert plan_disagg(spec, req).handover.first_token_steps == 0.0
+    p = _candidate(spec, req, "prefill", tp8)
+    d = _candidate(spec, req, "decode", tp8)
+    b = prefill_batching(spec, req, p, d)
+    assert b is not None
+    assert (b.token_budget, b.max_seqs, b.chunked) == (8192, 2048, False)
+    assert b.decode_admission is None and b.input_budget is None
+    # Seats per decode rank: max_batch_size, under the requests of I + O tokens its pool
+    # reserves (GUARANTEED_NO_EVICT); a deployment's own flags where it states them.
+    assert b.decode_max_seqs == min(2048, d.requests)
+    b = prefill_batching(spec, req, p, d, max_seqs=1, decode_max_seqs=16)
+    assert b is not None and (b.max_seqs, b.decode_max_seqs) == (1, min(16, d.requests))
+    # Before 1.0 the transceiver is refused (connectors.py TRANSCEIVER_SINCE).
+    with pytest.raises(InputError, match="1.0"):
+        prefill_batching(spec, replace(req, engine_version="0.21.0"), p, d)

@@ -135,3 +135,21 @@ def test_replayed_with_takes_predicts_switches_only() -> None:
     assert sorted(disagg_rows.SWITCHES) == sorted(flags)
     with pytest.raises(TypeError, match="unknown switch fp8"):
         disagg_rows.replayed_with([], fp8=False)
+
+
+def test_trtllm_rows_release_seats_and_cohort() -> None:
+    # The image's TensorRT-LLM release by aiconfigurator's dynamo matrix (facts/runtimes/
+    # dynamo.yaml at 095f58a5: 0.8.1.post1 -> 1.2.0rc6.post1); an image it does not list is
+    # not replayed. The engines' max_batch_size as the generator writes them: the context
+    # server's the row's prefill batch size (1), the generation server's its decode batch size.
+    by_id = {r["id"]: r for r in disagg_rows.prospective_rows()}
+    h200 = by_id["dsr1_h200_trtllm_fp8_disagg_1024x1024_c36_cfg303"]
+    assert disagg_rows.trtllm_release(h200) == "1.2.0rc6.post1"
+    assert disagg_rows._trtllm_seats(h200) == (1, 4)
+    old = by_id["dsr1_gb200_trtllm_fp4_disagg_1024x1024_c16_cfg237"]
+    assert disagg_rows.trtllm_release(old) is None
+    assert "release it ships is not stated" in disagg_rows._why_not(old, 16, prospective=True)
+    assert disagg_rows._why_not(h200, 36, prospective=True) == ""
+    sg = next(r for r in by_id.values() if r["backend"] == "sglang")
+    assert disagg_rows.trtllm_release(sg) == sg["backend_version"]
+    assert disagg_rows._trtllm_seats(sg) == (None, None)

@@ -226,3 +226,17 @@ def test_input_budget_property(input_len: int, chunk: int, extra: int, queued: i
         assert input_len < budget - sum(taken[:j])
     if len(taken) < len(free):
         assert input_len >= budget - sum(taken)
+
+
+def test_first_token_at_the_join_boundary_by_hand() -> None:
+    # first_token_steps 0 (TensorRT-LLM's generation server returns the context server's
+    # token when it first schedules the request: kvplan.engines.trtllm.disagg_flow). Round 1
+    # of 3: both users resend at 0.13 s (round 0's last token); the prefill step 0.13-0.23;
+    # the KV is there at 0.235; the idle decode worker steps from 0.23 (empty, to 0.24) and
+    # takes both in at 0.24, their first token then: TTFT 0.11 s = 0.1 + max(1, ceil(0.005 /
+    # 0.01)) x 0.01 + 0 steps (disagg_ratio.handover_s). That step makes token 2 (0.25), the
+    # next token 3 (0.26): TPOT (0.26 - 0.24) / 2 = one step, 10 ms (1.5 steps: 12.5 above).
+    res = _fixed(_inputs(fts=0.0))
+    assert res.measured == 2
+    assert res.ttft_ms == pytest.approx(110.0)
+    assert res.tpot_ms == pytest.approx(10.0)

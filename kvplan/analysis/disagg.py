@@ -195,29 +195,43 @@ def role_times(spec: ModelSpec, req: DisaggRequest, cand: Candidate, *, batch: i
 
 
 def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
-                     decode: Candidate, *, token_budget: int | None = None
+                     decode: Candidate, *, token_budget: int | None = None,
+                     max_seqs: int | None = None, decode_max_seqs: int | None = None
                      ) -> PrefillBatching | None:
     """How the engine's scheduler batches prompts on a prefill rank, for the closed-loop
-    simulation (kvplan.analysis.simulate.disagg_sim), or None where kvplan does not simulate
-    the engine's scheduler (`EngineRules.scheduler` None: TensorRT-LLM). Per step, as the engine
-    answers it (EngineRules.prefill_step_defaults): vLLM max_num_batched_tokens and max_num_seqs
-    (`vllm serve`'s defaults by version and device, EngineArgs.get_batch_defaults); SGLang its
-    chunked prefill size per rank (divided by the --dp-size under DP attention), seats bounded by
-    the KV. Both chunk the prompt crossing the budget (vLLM V1 and SGLang default to chunked
-    prefill).
+    simulation (kvplan.analysis.simulate.disagg_sim), or None where kvplan neither simulates
+    the engine's scheduler (`EngineRules.scheduler`) nor reads its context server's. Per
+    step, as the engine answers it (EngineRules.prefill_step_defaults): vLLM
+    max_num_batched_tokens and max_num_seqs (`vllm serve`'s defaults by version and device,
+    EngineArgs.get_batch_defaults); SGLang its chunked prefill size per rank (divided by the
+    --dp-size under DP attention), seats bounded by the KV. Both chunk the prompt crossing the
+    budget (vLLM V1 and SGLang default to chunked prefill).
     SGLang's steps also stop at its input budget (--max-prefill-tokens' default, a prompt after
     the first joining only below what is left of it: kvplan.engines.sglang.options
     MAX_PREFILL_TOKENS); vLLM's scheduler has none besides its token budget.
     `token_budget`: the launch's own max_num_batched_tokens where a recipe states it. A decode
     rank runs at most max_num_seqs requests (vLLM) and at most what its KV holds; where the
     connector's decode side admits a prompt before its prefill (SGLang's preallocation,
-    `KvConnector.decode_admission`), that rule and its running cap instead."""
+    `KvConnector.decode_admission`), that rule and its running cap instead.
+    Where the engine's scheduler is not simulated but its context server's is read
+    (`KvConnector.context_scheduler`: TensorRT-LLM's max_num_tokens, max_batch_size and
+    enable_chunked_prefill per rank, kvplan.engines.trtllm.disagg_flow), those limits, and
+    the decode rank's seats its max_batch_size. `max_seqs` / `decode_max_seqs`: the launch's
+    own prompts per prefill step / running requests per decode rank, where a deployment
+    states them."""
     rules = req.engine.rules
-    if rules.scheduler is None:
+    conn = rules.kv_connector(req.connector)
+    context = None if rules.scheduler is not None else conn.context_scheduler(
+        req.engine_version)
+    if rules.scheduler is None and context is None:
         return None
     p_lay = prefill.layout
-    tokens, seqs = rules.prefill_step_defaults(
-        req.gpu, req.engine_version, dp_attention=p_lay.dp if p_lay.dp_attention else 1)
+    if context is not None:
+        tokens, seqs, chunked = context.max_num_tokens, context.max_batch_size, context.chunked
+    else:
+        tokens, seqs = rules.prefill_step_defaults(
+            req.gpu, req.engine_version, dp_attention=p_lay.dp if p_lay.dp_attention else 1)
+        chunked = True
     d_lay = decode.layout
     p_req = _role_request(req, prefill.layout.replicas)
     p_cand = replace(prefill, context=req.input_len)
@@ -227,16 +241,17 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
         return prefill_step_ms(spec, p_req, p_cand, prompts=prompts, tokens=tokens_)
 
     cap = decode.capacity
-    admission = req.engine.rules.kv_connector(req.connector).decode_admission(
+    admission = conn.decode_admission(
         pool_tokens=cap.token_capacity, max_num_reqs=cap.max_running_requests or 0,
         page_tokens=cap.block_size, dp_attention=d_lay.dp if d_lay.dp_attention else 1,
         user_max_running=req.extra.get("max_num_seqs"))
     # Where the decode rank admits by its own rule, that rule bounds its running batch (its
     # pages, not requests of I + O tokens, limit what it holds).
     running = (admission.max_running if admission is not None
-               else min(seqs, decode.requests // d_lay.replicas))
+               else min(decode_max_seqs or seqs, decode.requests // d_lay.replicas))
     return PrefillBatching(
-        input_len=req.input_len, token_budget=token_budget or tokens, max_seqs=seqs, chunked=True,
+        input_len=req.input_len, token_budget=token_budget or tokens, max_seqs=max_seqs or seqs,
+        chunked=chunked,
         decode_max_seqs=max(1, running), step_ms=step_ms, decode_admission=admission,
         input_budget=MAX_PREFILL_TOKENS if rules.scheduler is Scheduler.prefill_first else None)
 

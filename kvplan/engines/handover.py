@@ -117,6 +117,17 @@ class DecodeAdmission(Protocol):
         it admits now."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ContextScheduler:
+    """A prefill (context) rank's step limits where the engine's own scheduler is not
+    simulated but its disaggregated context server's is read (TensorRT-LLM:
+    kvplan.engines.trtllm.disagg_flow), for the closed-loop simulation."""
+
+    max_num_tokens: int  # prompt tokens per step
+    max_batch_size: int  # prompts per step
+    chunked: bool  # a prompt longer than what is left of the tokens continues next step
+
+
 class KvConnector(Protocol):
     """One engine's connector (by version): which caches move, and the flags that turn it on."""
 
@@ -146,6 +157,11 @@ class KvConnector(Protocol):
         from its pool's tokens, request slots and page size, and the launch's running-request
         flag (None: unset); None where the connector's flow admits on the decode side only
         after the handover (or it is not read)."""
+
+    def context_scheduler(self, version: str | None) -> ContextScheduler | None:
+        """The context server's default step limits, where the engine's scheduler is not
+        simulated (`EngineRules.scheduler` None) but its disaggregated flow is read; None
+        where the engine's scheduler answers (`EngineRules.prefill_step_defaults`)."""
 
 
 # One decode rank's share of one cache kind, by prefill rank: (source rank, bytes) pairs.

@@ -32,6 +32,7 @@ from tests.benches.disagg_logits import section as logits_gather_section
 from tests.benches.disagg_public import section as public_runs_section
 from tests.benches.disagg_rows import (
     ADMISSION_COMMIT,
+    BACKEND_COHORTS,
     DECODE_GATHER_COMMIT,
     FIRST_COHORT,
     INPUT_BUDGET_COMMIT,
@@ -47,6 +48,7 @@ from tests.benches.disagg_rows import (
     replays,
     rows,
 )
+from tests.benches.disagg_trtllm import section as trtllm_section
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
 from tests.benches.nixl_cpu_record import kvplan_inputs
@@ -54,6 +56,7 @@ from tests.benches.nixl_cpu_record import kvplan_inputs
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
 BAND = (0.75, 1.33)
+TRTLLM_COHORT = BACKEND_COHORTS["trtllm"]
 QWEN3_32B_VLLM = "qwen3_32b_qwen3_32b_h100_sxm_vllm_disagg_4000x1000_c_tp_epnone_2"
 
 
@@ -191,7 +194,8 @@ def _counts(done: list[Replay]) -> list[str]:
 def _prospective_rows() -> list[str]:
     """Section 3: the frozen prospective rows, by the session that first replayed them."""
     all_rows = prospective_replays()
-    done = [r for r in all_rows if r.replayed]
+    # The TensorRT-LLM cohort is reported in its own section (3j, tests/benches/disagg_trtllm).
+    done = [r for r in all_rows if r.replayed and r.cohort != TRTLLM_COHORT]
     why = Counter(r.why_not for r in all_rows if not r.replayed)
     first = [r for r in done if r.cohort == FIRST_COHORT]
     new = [r for r in done if r.cohort != FIRST_COHORT]
@@ -228,7 +232,7 @@ def _prospective_rows() -> list[str]:
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
             "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
-            *_table(first)]
+            *_table(first), "", *trtllm_section(all_rows)]
     return out
 
 

@@ -116,6 +116,21 @@ MODELS = {
 # other frozen rows lack worker counts or are TensorRT-LLM's, whose scheduler is not simulated).
 COHORTS = {("deepseek-ai/DeepSeek-V3", "fp4"): "dis29", ("deepseek-ai/DeepSeek-R1", "fp4"): "dis29"}
 FIRST_COHORT = "bc0cfec"
+# By engine, ahead of COHORTS: trtdis54 (TensorRT-LLM's disaggregated flow,
+# kvplan.engines.trtllm.disagg_flow) made every frozen TensorRT-LLM row replayable that kvplan
+# sizes, whose image's TensorRT-LLM release is known (`trtllm_release`), with full worker
+# layouts and a stated concurrency. The rule and this choice were committed before any of
+# these rows was replayed.
+BACKEND_COHORTS = {"trtllm": "trtdis54"}
+# The TensorRT-LLM release each dynamo runtime image ships, by aiconfigurator's matrix at
+# 095f58a5 (src/aiconfigurator/generator/facts/runtimes/dynamo.yaml: 0.8.1 and 0.8.1.post1 ->
+# 1.2.0rc6.post1). The matrix lists no 0.8.1.post2 / post3: patch images of dynamo 0.8.1,
+# taken as its release (kvplan's TensorRT-LLM rules differ by major.minor only; aiconfigurator
+# carries a 1.2.0rc6.post2 template, the same 1.2 line). It lists no 0.5.1 and no 1.1.0
+# pre-release (1.1.0-dev.2): their rows are not replayed. A row naming `dynamo_version=`
+# instead of an image states TensorRT-LLM's release as its backend_version.
+DYNAMO_TRTLLM = {"0.8.1": "1.2.0rc6.post1", "0.8.1.post1": "1.2.0rc6.post1",
+                 "0.8.1.post2": "1.2.0rc6.post1", "0.8.1.post3": "1.2.0rc6.post1"}
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
 # The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
@@ -237,6 +252,17 @@ def layout(row: dict[str, str], role: str) -> Layout:
                   gpus_per_node=GPUS_PER_NODE.get(row["system"], 8))
 
 
+def trtllm_release(row: dict[str, str]) -> str | None:
+    """The TensorRT-LLM release a row ran (`DYNAMO_TRTLLM`), None where unknown; a row of
+    another engine: its backend_version."""
+    if row["backend"] != "trtllm":
+        return row["backend_version"]
+    m = re.search(r"tensorrtllm-runtime:(\S+)", row["silicon_data_source"])
+    if m:
+        return DYNAMO_TRTLLM.get(m.group(1))
+    return row["backend_version"] if "dynamo_version=" in row["silicon_data_source"] else None
+
+
 def _label(row: dict[str, str], conc: int | None) -> str:
     def role(r: str) -> str:
         lay = layout(row, r)
@@ -263,7 +289,7 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
         prefill=layout(row, "prefill"), decode=layout(row, "decode"),
         input_len=int(row["isl"]), output_len=int(row["osl"]),
         gpu=gpu, link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
-        engine=Engine(row["backend"]), engine_version=row["backend_version"],
+        engine=Engine(row["backend"]), engine_version=trtllm_release(row),
         kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
 
 
@@ -273,11 +299,32 @@ _SETUP_FIELDS = ("model_path", "precision", "system", "backend", "backend_versio
                  *(f"{r}_{f}" for r in ("prefill", "decode")
                    for f in ("num_workers", "tp_size", "pp_size", "attention_dp_size",
                              "moe_ep_size")))
+# TensorRT-LLM's rows also by their engines' batch sizes and image (`_trtllm_seats`,
+# `trtllm_release`): aiconfigurator's generator writes each role's max_batch_size from them.
+_TRTLLM_FIELDS = ("prefill_batch_size", "decode_batch_size")
 
 
 def _setup_key(row: dict[str, str]) -> tuple[tuple[str, str], ...]:
     m = re.search(r"config_id=(\d+)", row["silicon_data_source"])
-    return (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""))
+    key = (*((f, row[f]) for f in _SETUP_FIELDS), ("config_id", m.group(1) if m else ""))
+    if row["backend"] != "trtllm":
+        return key
+    return (*key, *((f, row[f]) for f in _TRTLLM_FIELDS),
+            ("silicon_data_source", row["silicon_data_source"].split(";")[-1]))
+
+
+def _trtllm_seats(row: dict[str, str]) -> tuple[int | None, int | None]:
+    """(prompts per context step, running requests per generation rank) a TensorRT-LLM row's
+    engines ran: aiconfigurator's generator (generator/rule_plugin/trtllm.rule at 095f58a5)
+    writes the context server's max_batch_size as the row's prefill batch size (`prefill
+    max_batch_size = (max_batch_size if max_batch_size else 1)`; every such row states 1) and
+    the generation server's as its decode batch size (`decode max_batch_size`). Its
+    max_num_tokens (ISL + 500, or + 1,500 in benchmark/trtllm.rule, rounded up to 32) is at
+    least the prompt either way, so a step takes one whole prompt at the default 8,192 too
+    (every replayed row's ISL is at most 8,192): not passed. Other engines: (None, None)."""
+    if row["backend"] != "trtllm":
+        return None, None
+    return _int(row["prefill_batch_size"]), _int(row["decode_batch_size"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -355,15 +402,18 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
     aiconfigurator's generated flags (`generator_prefill`)."""
     row = dict(key)
-    row["silicon_data_source"] = f"config_id={row['config_id']}"
+    row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
+        "silicon_data_source", "")
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
     req, p_req = _request(row, 1, fp4=fp4), _request(row, 1, "prefill", fp4=fp4)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     rec = recipe(row)
+    seats, decode_seats = _trtllm_seats(row)
     batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
-        rec.prefill_max_num_batched_tokens if rec is not None else None))
+        rec.prefill_max_num_batched_tokens if rec is not None else None), max_seqs=seats,
+        decode_max_seqs=decode_seats)
     if generator and batching is not None:
         batching = generator_prefill(batching, dp_attention=prefill.layout.dp_attention)
 
@@ -438,7 +488,8 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
         # side and role budgets at these layouts are not checked yet, so not replayed.
         return (f"{row['backend']}: handover modelled, its disaggregated timing not yet checked "
                 "(in the prospective set, section 3)")
-    if Engine(row["backend"]).rules.scheduler is None:
+    rules = Engine(row["backend"]).rules
+    if rules.scheduler is None and rules.kv_connector(None).context_scheduler(None) is None:
         return f"{row['backend']}: kvplan does not simulate its scheduler (prefill batching)"
     unstated = [f for r in ("prefill", "decode") for f in (f"{r}_num_workers", f"{r}_tp_size")
                 if not row[f].strip()]
@@ -446,6 +497,10 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
         return f"layout not stated ({', '.join(unstated)} empty)"
     if conc is None:
         return "concurrency unstated (gtl row: decode_batch_size is the engine's max batch)"
+    if trtllm_release(row) is None:
+        image = row["silicon_data_source"].split(";")[-1].strip()
+        return (f"{image}: the TensorRT-LLM release it ships is not stated (aiconfigurator's "
+                "dynamo matrix lists none)")
     return ""
 
 
@@ -458,7 +513,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
             "input_len": int(row["isl"]), "output_len": int(row["osl"]),
-            "cohort": COHORTS.get((row["model_path"], row["precision"]), FIRST_COHORT)}
+            "cohort": BACKEND_COHORTS.get(row["backend"]) or COHORTS.get(
+                (row["model_path"], row["precision"]), FIRST_COHORT)}
     why = _why_not(row, conc, prospective=prospective)
     if why:
         return Replay(**base, why_not=why)

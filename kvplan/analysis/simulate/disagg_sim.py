@@ -27,7 +27,8 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
   (`first_token_steps`, e.g. vLLM NIXL's 1.5): the decode worker sees the KV on its first step
   boundary at or after that (it steps while any request is on its way), the request joins that
   step's batch and its first token comes first_token_steps x that step's time later
-  (kvplan.analysis.disagg_ratio.handover_s, the same rule on real step boundaries). Without it:
+  (kvplan.analysis.disagg_ratio.handover_s, the same rule on real step boundaries; 0: the
+  first token at that boundary, the request decoding its second in that step). Without it:
   the first token at t + transfer (the prefill samples it), the request decoding from the next
   boundary.
 - Decode admission, where the engine's flow is read (`decode_admission`, e.g. SGLang's
@@ -308,7 +309,9 @@ class _Run:
         dur = self.d_cost(max(1, batch))
         fts = inp.first_token_steps
         # Steps the request is in the batch for: to its first token, then O - 1 more tokens.
-        to_first = 0 if fts is None else max(1, math.ceil(fts))
+        # (0: the first token at the boundary it joins, that step making the second:
+        # TensorRT-LLM's generation server, kvplan.engines.trtllm.disagg_flow.)
+        to_first = 0 if fts is None else math.ceil(fts)
         for req in joined:
             if fts is not None:
                 req.first_s = t + fts * dur

@@ -176,6 +176,9 @@ class SglangDisagg:
                                        page_tokens=page_tokens, dp_attention=dp_attention,
                                        user_max_running=user_max_running)
 
+    def context_scheduler(self, version: str | None) -> None:
+        return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
+
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: Any = None) -> Handover:

@@ -33,6 +33,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.handover import (
+    ContextScheduler,
     Handover,
     assemble,
     handover_tps,
@@ -40,6 +41,7 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.trtllm.disagg_flow import FIRST_TOKEN_STEPS, context_scheduler
 from kvplan.kv.kinds import CacheKind, LayerCaches, MLACache, SlidingWindowCache
 from kvplan.model.spec import ModelSpec
 
@@ -82,8 +84,13 @@ class TrtllmTransceiver:
 
     def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
                          dp_attention: int, user_max_running: int | None) -> None:
-        # Its decode-side admission is not read.
+        # The generation server admits a request after its prefill, with its whole
+        # reservation (kvplan.engines.trtllm.disagg_flow, (c)): no hold before the prefill.
         return None
+
+    def context_scheduler(self, version: str | None) -> ContextScheduler:
+        self._check_version(version)
+        return context_scheduler()  # kvplan.engines.trtllm.disagg_flow, (a)
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
@@ -114,7 +121,8 @@ class TrtllmTransceiver:
                  f"{input_len:,} prompt tokens' blocks of {block_size}.",)
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=input_len, block_size=block_size, decode_stages=decode_stages,
-                        d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes)
+                        d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes,
+                        first_token_steps=FIRST_TOKEN_STEPS)
 
 
 def trtllm_connector(name: str | None) -> TrtllmTransceiver:

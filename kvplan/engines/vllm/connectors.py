@@ -188,6 +188,9 @@ class NixlConnector:
         # The request reaches the decode scheduler after its prefill (the proxy's flow).
         return None
 
+    def context_scheduler(self, version: str | None) -> None:
+        return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
+
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: PlanInputs | None = None

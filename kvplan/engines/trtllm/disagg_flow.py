@@ -1,0 +1,63 @@
+"""TensorRT-LLM's disaggregated flow, the time side (issue 29): how a context (prefill) server
+batches prompts, where the client's first token comes from, and how a generation (decode)
+server takes a transferred request in, for the closed-loop simulation
+(kvplan.analysis.simulate.disagg_sim). Read from the PyTorch backend's executor
+(tensorrt_llm/_torch/pyexecutor/py_executor.py, the 1.2 line as GitHub stores it: the
+release aiconfigurator's dynamo matrix pins to dynamo 0.8.1, 1.2.0rc6.post1,
+src/aiconfigurator/generator/facts/runtimes/dynamo.yaml at 095f58a5) and its LLM API
+defaults (tensorrt_llm/llmapi/llm_args.py).
+
+- The context server (a): each rank's scheduler (one per attention-DP rank) takes, per
+  step, waiting prompts up to `max_batch_size` requests and `max_num_tokens` tokens (the
+  micro-batch scheduler), the capacity scheduler's GUARANTEED_NO_EVICT admitting a prompt
+  only with its KV; without `enable_chunked_prefill` (llm_args default False) a prompt runs
+  whole. Defaults: max_batch_size 2048, max_num_tokens 8192 (llm_args BaseLlmArgs). The
+  context servers run `disable_overlap_scheduler: true` (aiconfigurator's generator,
+  generator/rule_plugin/trtllm.rule at 095f58a5: `prefill disable_overlap_scheduler =
+  true`): `_executor_loop`, the next step formed after the last one ends (no lookahead).
+- The first token (b): the context server samples it (a context-only request's step), and
+  the KV and that token go to the generation server; the generation server returns it to the
+  client when it first schedules the request after the transfer completes:
+  `_executor_loop_overlap` calls `_prepare_disagg_gen_transmission_complete` then
+  `_handle_first_token_response(scheduled_batch)` ("Return the first token to the client":
+  each generation request with py_decoding_iter == 1 gets a response) before that step's
+  forward, which makes the second token. So the first token comes at the generation
+  server's first step boundary at or after the KV is there: `FIRST_TOKEN_STEPS` 0 (the
+  request decodes from that step: O - 1 steps to its last token).
+- The generation server's admission (c): a transferred request enters as
+  DISAGG_GENERATION_INIT; the capacity scheduler (GUARANTEED_NO_EVICT) admits it only with
+  the KV for its whole prompt + max_tokens and a seat under max_batch_size, then the
+  transfer runs (DISAGG_GENERATION_TRANS_IN_PROGRESS). It is admitted after its prefill
+  (no hold before the context server, unlike SGLang's preallocation): `decode_admission`
+  None, the running requests bounded by requests of I + O tokens the pool holds (the
+  reservation) and by max_batch_size. (The simulation transfers first and seats second;
+  with a free seat, as at every replayed row's load, the two orders agree.)
+- Attention DP (d): new requests go to the ranks by a heap on their active tokens, then
+  requests (executor_request_queue.py `_balance_requests_across_ranks`: "prioritizing ranks
+  with fewer tokens"), each up to an even share of the active requests, the ranks stepping
+  together (a dummy request on an idle one): near the simulation's least-loaded pick (prompt
+  tokens queued on a prefill rank, requests held on a decode rank) and lockstep ranks. No
+  replayed row runs attention DP (kvplan refuses TensorRT-LLM's attention DP with an MoE
+  model), so this part is not tested by the rows.
+Not read here: MTP / speculative decoding (kvplan times a decode step without a draft),
+CUDA-graph padding of the decode batch, the overlap scheduler's one step of
+lookahead on the generation server (its step time is the cost model's).
+"""
+
+from __future__ import annotations
+
+from kvplan.engines.handover import ContextScheduler
+from kvplan.engines.trtllm.budget import TRTLLM_MAX_NUM_TOKENS
+
+# py_executor.py `_handle_first_token_response` before the forward (module docstring, (b)).
+FIRST_TOKEN_STEPS = 0.0
+# llm_args.py BaseLlmArgs: max_batch_size default 2048, enable_chunked_prefill False;
+# max_num_tokens 8192 (kvplan.engines.trtllm.budget TRTLLM_MAX_NUM_TOKENS).
+MAX_BATCH_SIZE = 2048
+CHUNKED_PREFILL = False
+
+
+def context_scheduler() -> ContextScheduler:
+    """A context rank's default step limits (module docstring, (a))."""
+    return ContextScheduler(max_num_tokens=TRTLLM_MAX_NUM_TOKENS, max_batch_size=MAX_BATCH_SIZE,
+                            chunked=CHUNKED_PREFILL)
