@@ -56,6 +56,7 @@ from kvplan._util.units import cdiv
 from kvplan._util.versions import version_key
 from kvplan.engines.handover import (
     Handover,
+    KvConnector,
     assemble,
     handover_tps,
     pick_connector,
@@ -161,24 +162,29 @@ def _sources(cache: CacheKind, d_rank: int, nbytes: int, d_tp: int, p_tp: int,
 
 
 @dataclass(frozen=True)
-class NixlConnector:
-    """vLLM's NixlConnector (pull), with `--kv-transfer-config '{"kv_connector":
-    "NixlConnector","kv_role":"kv_both"}'` on both roles (docs/features/nixl_connector_usage.md)."""
+class _VllmConnector:
+    """What vLLM's connectors share: the launch flags (`--kv-transfer-config` with each role's
+    kv_role, the shared block size), no options file, the decode scheduler reached after the
+    prefill (the proxy's flow), and vLLM's own scheduler on the prefill side. A connector
+    names its roles, its first release and how it refuses an older one."""
 
-    name: str = "NixlConnector"
+    name: str
+    roles: tuple[str, str]  # kv_role on the prefill worker, on the decode worker
+    since: tuple[int, int]
+    since_text: str
 
     def launch_groups(self, role: str, version: str | None, block_size: int | None
                       ) -> tuple[tuple[str, ...], ...]:
         self._check_version(version)
-        config = json.dumps({"kv_connector": self.name, "kv_role": "kv_both"},
+        kv_role = self.roles[0] if role == "prefill" else self.roles[1]
+        config = json.dumps({"kv_connector": self.name, "kv_role": kv_role},
                             separators=(",", ":"))
         block = (("--block-size", str(block_size)),) if block_size is not None else ()
         return block + (("--kv-transfer-config", config),)
 
     def _check_version(self, version: str | None) -> None:
-        if version_key(version) < NIXL_SINCE:
-            raise InputError(f"--disagg: kvplan models vLLM's NixlConnector from 0.11 (read from "
-                             f"0.32.0's source), not {version}")
+        if version_key(version) < self.since:
+            raise InputError(f"--disagg: {self.since_text}, not {version}")
 
     def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
         return ""
@@ -190,6 +196,18 @@ class NixlConnector:
 
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
+
+
+@dataclass(frozen=True)
+class NixlConnector(_VllmConnector):
+    """vLLM's NixlConnector (pull), with `--kv-transfer-config '{"kv_connector":
+    "NixlConnector","kv_role":"kv_both"}'` on both roles (docs/features/nixl_connector_usage.md)."""
+
+    name: str = "NixlConnector"
+    roles: tuple[str, str] = ("kv_both", "kv_both")
+    since: tuple[int, int] = NIXL_SINCE
+    since_text: str = ("kvplan models vLLM's NixlConnector from 0.11 (read from 0.32.0's "
+                       "source)")
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
@@ -214,7 +232,7 @@ class NixlConnector:
 
 
 @dataclass(frozen=True)
-class MooncakeConnector:
+class MooncakeConnector(_VllmConnector):
     """vLLM's MooncakeConnector (push), with `--kv-transfer-config '{"kv_connector":
     "MooncakeConnector","kv_role":"kv_producer"}'` on the prefill worker and "kv_consumer" on
     the decode worker (docs/features/mooncake_connector_usage.md; `pip install
@@ -261,28 +279,10 @@ class MooncakeConnector:
     """
 
     name: str = "MooncakeConnector"
-
-    def launch_groups(self, role: str, version: str | None, block_size: int | None
-                      ) -> tuple[tuple[str, ...], ...]:
-        self._check_version(version)
-        kv_role = "kv_producer" if role == "prefill" else "kv_consumer"
-        config = json.dumps({"kv_connector": self.name, "kv_role": kv_role},
-                            separators=(",", ":"))
-        block = (("--block-size", str(block_size)),) if block_size is not None else ()
-        return block + (("--kv-transfer-config", config),)
-
-    def _check_version(self, version: str | None) -> None:
-        if version_key(version) < MOONCAKE_SINCE:
-            raise InputError(f"--disagg: vLLM's MooncakeConnector is in vLLM from 0.13.0 (not in "
-                             f"0.12.0; kvplan reads 0.32.0's source), not {version}")
-
-    def launch_yaml(self, role: str, version: str | None, block_size: int | None) -> str:
-        return ""
-
-    def decode_admission(self, *, pool_tokens: int, max_num_reqs: int, page_tokens: int,
-                         dp_attention: int, user_max_running: int | None) -> None:
-        # The request reaches the decode scheduler after its prefill (the proxy's flow).
-        return None
+    roles: tuple[str, str] = ("kv_producer", "kv_consumer")
+    since: tuple[int, int] = MOONCAKE_SINCE
+    since_text: str = ("vLLM's MooncakeConnector is in vLLM from 0.13.0 (not in 0.12.0; "
+                       "kvplan reads 0.32.0's source)")
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
@@ -330,11 +330,11 @@ class MooncakeConnector:
                         unit_bytes=unit_bytes)
 
 
-CONNECTORS: dict[str, NixlConnector | MooncakeConnector] = {
+CONNECTORS: dict[str, KvConnector] = {
     "nixl": NixlConnector(), "mooncake": MooncakeConnector()}  # the first is the default
 
 
-def vllm_connector(name: str | None) -> NixlConnector | MooncakeConnector:
+def vllm_connector(name: str | None) -> KvConnector:
     return CONNECTORS[pick_connector(
         name, tuple(CONNECTORS), "vLLM connectors kvplan models", strip="connector",
         suffix="; LMCache is not modelled yet, and P2P NCCL left vLLM in 0.24.0 (PR 44854; "
