@@ -108,7 +108,7 @@ def plan(model: str | ModelSpec, *, concurrency: int = 1, context: int | str | N
     dtypes = None
     if kv_dtype is not None:  # "auto": the engine's own for the model, as `kvplan estimate`
         from kvplan._util.dtypes import KV_DTYPE_ALIASES
-        from kvplan.engines.base import asked_kv_dtype
+        from kvplan.engines.kv_dtype import asked_kv_dtype
 
         asked = asked_kv_dtype(kv_dtype)
         if asked is None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,19 @@ def write_spec(tmp_path: Path):
         return path
 
     return _write
+
+
+@pytest.fixture
+def presets_read():
+    """How many times gpus.json was read (0 or 1: kvplan.hardware.gpus reads it once, on first
+    use) after each of `steps`, Python run one after the other in a fresh interpreter."""
+
+    def _run(*steps: str) -> list[int]:
+        probe = ("import kvplan.hardware.gpus as g\n"
+                 "print(g._table.cache_info().currsize, file=sys.stderr)\n")
+        code = "import sys\n" + "".join(step + "\n" + probe for step in steps)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, timeout=60)
+        return [int(line) for line in proc.stderr.split()]
+
+    return _run

@@ -263,7 +263,8 @@ def test_import_writes_position_fields_only_where_they_say_more() -> None:
     # `kvplan import` keeps config.json's position fields (engine-neutral) where they say more
     # than max_position_embeddings: Gemma-3-12B's linear x8, Llama-3.1-8B's llama3 scaling;
     # Mistral-7B-v0.1 (max_position_embeddings 32768, no rope_scaling) states none.
-    from kvplan.sources.hf_config import read_config, spec_mapping_from_config
+    from kvplan.sources.hf_config import spec_mapping_from_config
+    from kvplan.sources.hf_files import read_config
 
     def fields(name: str) -> object:
         data, shown = read_config(DATA / "configs" / f"{name}.json")

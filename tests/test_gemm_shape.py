@@ -25,6 +25,15 @@ PEAK = 989.5e12  # H100 SXM dense bf16 (gpus.json H100-80GB)
 G = H100_BF16_GEMM_SHAPE
 
 
+def test_the_peak_is_the_h100_preset_read_on_first_use(presets_read) -> None:
+    # The fractions' denominator is gpus.json's H100-80GB bf16_dense (989.5 TFLOPS), written once
+    # there; the table is built from it on first use, so importing the time model's efficiencies
+    # (kvplan.perf.efficiency, which imports GemmShapeEfficiency) reads no preset.
+    assert get_gpu("H100-80GB").peak_bf16_flops_per_s == PEAK
+    assert presets_read("import kvplan.perf.efficiency, kvplan.perf.gemm_shape",
+                        "from kvplan.perf.gemm_shape import H100_BF16_GEMM_SHAPE") == [0, 1]
+
+
 def test_grid_points_are_the_table_rows() -> None:
     # default_matmul_perf_table.txtpb, key "sm_90", b: 1, "bf16xbf16->bf16" (flops / s):
     # m 4096 n 4096 k 4096: 780.2 TFLOPS, the only shape of N x K = 2^24 -> 780.2 / 989.5.

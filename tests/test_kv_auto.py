@@ -1,5 +1,5 @@
 """Issue 26's spirit: every command takes the same KV dtype by default, the engine's auto
-(kvplan.engines.base.run_kv_dtype), so none disagrees with `kvplan estimate`.
+(kvplan.engines.kv_dtype.run_kv_dtype), so none disagrees with `kvplan estimate`.
 
 nvidia/Kimi-K2.6-NVFP4 (tests/data/blind26/real, verbatim) declares an fp8 KV cache (ModelOpt
 kv_cache_scheme {num_bits: 8, type: float}); vLLM 0.32's default --kv-cache-dtype auto takes it

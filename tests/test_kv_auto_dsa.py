@@ -33,7 +33,8 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.cli import app
-from kvplan.engines.base import Engine, run_kv_dtype
+from kvplan.engines.base import Engine
+from kvplan.engines.kv_dtype import run_kv_dtype
 from kvplan.engines.sglang.kv_dtype import sglang_kv_dtype_flag
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.hf_config import load_config

@@ -62,7 +62,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kvplan.cli import app
-from kvplan.engines.base import Engine, run_kv_dtype
+from kvplan.engines.base import Engine
+from kvplan.engines.kv_dtype import run_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.hf_config import load_config
 

@@ -36,7 +36,8 @@ from typer.testing import CliRunner
 
 from kvplan._util.errors import InputError
 from kvplan.cli import app
-from kvplan.engines.base import Engine, planned_kv_dtypes, run_kv_dtype
+from kvplan.engines.base import Engine
+from kvplan.engines.kv_dtype import planned_kv_dtypes, run_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.resolve import load_spec
 

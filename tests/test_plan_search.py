@@ -20,7 +20,8 @@ from kvplan.analysis.plan_search import _tp_degrees, evaluate
 from kvplan.analysis.plan_types import Layout, PlanRequest
 from kvplan.cli import app
 from kvplan.engines.accuracy import measured_error
-from kvplan.engines.base import Engine, supported_kv_dtypes
+from kvplan.engines.base import Engine
+from kvplan.engines.kv_dtype import supported_kv_dtypes
 from kvplan.hardware.gpus import GPUS, get_gpu
 from kvplan.sources.resolve import bundled_spec_ids, load_spec
 

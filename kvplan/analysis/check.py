@@ -20,8 +20,8 @@ from kvplan._util.units import GiB
 from kvplan._util.versions import version_key
 from kvplan.analysis.estimate_run import run_estimate
 from kvplan.analysis.inputs import estimate_inputs
-from kvplan.engines.base import ENGINE_AUTO, run_kv_dtype
 from kvplan.engines.context import default_context
+from kvplan.engines.kv_dtype import ENGINE_AUTO, run_kv_dtype
 from kvplan.engines.live import EXACT, QUANTITIES, LiveDeployment, MeasuredError, live_reader
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -188,7 +188,7 @@ def compare(live_q: Mapping[str, float], predicted: Mapping[str, float], *,
 def _auto_resolved(spec: ModelSpec, live: LiveDeployment, stated: Mapping[str, Any],
                    options: Mapping[str, Any]) -> LiveDeployment:
     """`live` with a server's cache dtype ``auto`` as its engine runs it for `spec`
-    (kvplan.engines.base.run_kv_dtype: fp16 for a float16 checkpoint, the declared dtype where
+    (kvplan.engines.kv_dtype.run_kv_dtype: fp16 for a float16 checkpoint, the declared dtype where
     one is), so that a stated --kv-dtype is compared with what the server runs; left ``auto``
     where that is refused (the estimate then refuses it in one line)."""
     if live.settings.get("kv_dtype") != ENGINE_AUTO:

@@ -20,18 +20,11 @@ from kvplan.analysis.plan_search import evaluate, plan_inputs_for, predict, pref
 from kvplan.analysis.plan_types import Candidate, Layout, PlanRequest
 from kvplan.capacity.plan import plan_capacity
 from kvplan.capacity.stages import pp_layer_ranges
-from kvplan.engines.base import (
-    DEFAULT_ENGINE,
-    ENGINE_AUTO,
-    Engine,
-    Scheduler,
-    check_kv_dtype,
-    known_auto_kv_dtype,
-    run_kv_dtype,
-)
+from kvplan.engines.base import DEFAULT_ENGINE, Engine, Scheduler
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.handover import Handover
+from kvplan.engines.kv_dtype import ENGINE_AUTO, check_kv_dtype, known_auto_kv_dtype, run_kv_dtype
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.hardware.gpus import GPU

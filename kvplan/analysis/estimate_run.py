@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
-from kvplan.engines.base import check_kv_dtype
 from kvplan.engines.caches import draft_layers
 from kvplan.engines.context import max_context_tokens
+from kvplan.engines.kv_dtype import check_kv_dtype
 from kvplan.kv.cache import Estimate, estimate
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -23,8 +23,8 @@ from kvplan.engines.base import (
     default_max_num_batched_tokens,
     gpu_inputs,
     plan_inputs,
-    run_kv_dtype,
 )
+from kvplan.engines.kv_dtype import run_kv_dtype
 from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -139,7 +139,7 @@ def estimate_inputs(
     checking (GiB to bytes, a GPU name, --kv-cache-memory vs --kv-budget-gib, the speculative
     and prefix-caching flags, --limit-mm-per-prompt and --vision-tower text); `engine_options`
     are PlanInputs fields, passed on as given. `kv_dtype` None or ENGINE_AUTO: the engine's
-    default (kvplan.engines.base.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
+    default (kvplan.engines.kv_dtype.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
     else the model dtype)."""
     if gpu is not None and gpu_mem_gib is not None:
         raise InputError("--gpu and --gpu-mem-gib: give one, not both")

@@ -14,7 +14,8 @@ from kvplan.analysis.inputs import build_inputs
 from kvplan.analysis.plan_types import Alternative, Candidate, Layout, Margin, PlanRequest
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.accuracy import measured_error
-from kvplan.engines.base import PlanInputs, planned_kv_dtypes, supported_kv_dtypes
+from kvplan.engines.base import PlanInputs
+from kvplan.engines.kv_dtype import planned_kv_dtypes, supported_kv_dtypes
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import scale_up_gpus
 from kvplan.model.attention import LatentAttention

@@ -40,13 +40,13 @@ from kvplan.analysis.plan_types import (
     PlanRequest,
     ServingPlan,
 )
-from kvplan.engines.base import (
+from kvplan.engines.context import check_context, long_context_env
+from kvplan.engines.kv_dtype import (
     check_kv_dtype,
     known_auto_kv_dtype,
     run_kv_dtype,
     supported_kv_dtypes,
 )
-from kvplan.engines.context import check_context, long_context_env
 from kvplan.engines.launch import LaunchPlan, LaunchSettings, declared_kv_dtype
 from kvplan.hardware.gpus import GPU, GPUS
 from kvplan.model.spec import ModelSpec

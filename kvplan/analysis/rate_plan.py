@@ -14,8 +14,9 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
 from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
-from kvplan.engines.base import DEFAULT_ENGINE, ENGINE_AUTO, Engine, run_kv_dtype
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.context import default_context
+from kvplan.engines.kv_dtype import ENGINE_AUTO, run_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.kv.cache import check_token_sized
 from kvplan.model.spec import ModelSpec

@@ -51,7 +51,7 @@ def build_report(spec: ModelSpec, *, context: int, gpu: GPU, concurrency: int | 
     capacity; without: `kvplan estimate --gpu`'s (run_estimate) at `tp`. `curves`: also the
     capacity against context (kvplan.analysis.curves; loads pandas). `kv_dtype` ENGINE_AUTO,
     and None for an estimate: the engine's own for the model, as `kvplan estimate` takes it
-    (kvplan.engines.base.run_kv_dtype); None for a plan: every dtype the engine runs."""
+    (kvplan.engines.kv_dtype.run_kv_dtype); None for a plan: every dtype the engine runs."""
     from kvplan.analysis.curves import candidate_tps, capacity_curves, plan_curves
     from kvplan.analysis.estimate_run import run_estimate
     from kvplan.analysis.inputs import estimate_inputs

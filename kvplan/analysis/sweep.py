@@ -32,14 +32,9 @@ from kvplan._util.validate import MAX_SIZE
 from kvplan.analysis.compare import check_gqa_groups, scheme_variants
 from kvplan.analysis.inputs import build_inputs, platform_fields
 from kvplan.capacity.plan import plan_capacity
-from kvplan.engines.base import (
-    DEFAULT_ENGINE,
-    ENGINE_AUTO,
-    Engine,
-    PlanInputs,
-    run_kv_dtype,
-)
+from kvplan.engines.base import DEFAULT_ENGINE, Engine, PlanInputs
 from kvplan.engines.context import above_max_context, context_refusal
+from kvplan.engines.kv_dtype import ENGINE_AUTO, run_kv_dtype
 from kvplan.hardware.gpus import GPU, get_gpu
 from kvplan.kv.cache import check_token_sized, check_tp, rank_caches
 from kvplan.model.attention import HeadAttention, LatentAttention

@@ -361,7 +361,8 @@ def import_cmd(
 ) -> None:
     """Convert a HuggingFace config.json into a kvplan spec YAML to review and edit."""
     with handle_errors():
-        from kvplan.sources.hf_config import read_config, spec_mapping_from_config, spec_yaml_text
+        from kvplan.sources.hf_config import spec_mapping_from_config, spec_yaml_text
+        from kvplan.sources.hf_files import read_config
         from kvplan.sources.spec_yaml import parse_spec
 
         data, shown = read_config(Path(config))

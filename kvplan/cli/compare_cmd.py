@@ -25,7 +25,8 @@ from kvplan.cli.vocab import (
     tokens_option,
     tokens_or_zero_option,
 )
-from kvplan.engines.base import DEFAULT_ENGINE, run_kv_dtype
+from kvplan.engines.base import DEFAULT_ENGINE
+from kvplan.engines.kv_dtype import run_kv_dtype
 from kvplan.hardware.interconnect import InterconnectName
 from kvplan.present.render import OutputFormat, emit, warn
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from kvplan._util.errors import InputError
-from kvplan.engines.base import ENGINE_AUTO
+from kvplan.engines.kv_dtype import ENGINE_AUTO
 
 DisaggOpt = Annotated[bool, typer.Option(
     "--disagg", help="Plan a disaggregated deployment: prefill workers handing each request's "

@@ -32,8 +32,9 @@ from kvplan.cli.common import (
 )
 from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, ENGINE_AUTO
-from kvplan.engines.base import DEFAULT_ENGINE, Engine, check_kv_dtype
+from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.context import context_refusal, max_context_tokens
+from kvplan.engines.kv_dtype import check_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit, warn

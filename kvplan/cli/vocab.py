@@ -9,7 +9,7 @@ import re
 
 from kvplan._util.dtypes import KV_DTYPE_ALIASES
 from kvplan._util.errors import InputError, unknown_choice
-from kvplan.engines.base import ENGINE_AUTO, asked_kv_dtype
+from kvplan.engines.kv_dtype import ENGINE_AUTO, asked_kv_dtype
 
 __all__ = ["CONCURRENCY_FLAGS", "CONTEXT_FLAGS", "ENGINE_AUTO", "ENGINE_PANELS", "KV_DTYPE_ALIASES",
            "SGLANG_PANEL", "TRTLLM_PANEL", "VLLM_PANEL", "kv_dtype_option",
@@ -85,8 +85,8 @@ def kv_dtype_option(value: str) -> str:
 
 def parse_kv_dtype_or_auto(option: str, text: str) -> str:
     """A --kv-dtype whose `auto` is the engine's own (vLLM: the KV dtype the checkpoint
-    declares, else the model's; kvplan.engines.base.run_kv_dtype): `auto` stays ENGINE_AUTO,
-    the rest as parse_kv_dtype (kvplan.engines.base.asked_kv_dtype)."""
+    declares, else the model's; kvplan.engines.kv_dtype.run_kv_dtype): `auto` stays ENGINE_AUTO,
+    the rest as parse_kv_dtype (kvplan.engines.kv_dtype.asked_kv_dtype)."""
     asked = asked_kv_dtype(text)
     return parse_kv_dtype(option, text) if asked is None else asked
 

@@ -102,7 +102,7 @@ class LaunchSettings:
     # default may take (vLLM's --kv-cache-dtype auto): a 16-bit plan then says so.
     declared_kv_dtype: str | None = None
     # What the engine's --kv-cache-dtype auto runs for the model on the plan's GPU (None: not
-    # known; kvplan.engines.base.known_auto_kv_dtype): a plan at another dtype names its own.
+    # known; kvplan.engines.kv_dtype.known_auto_kv_dtype): a plan at another dtype names its own.
     auto_kv_dtype: str | None = None
     # The config's model classes and whether its auto_map names remote code (ModelSpec.
     # architectures, .remote_code; kvplan.analysis.launch.launch_for fills them): whether the

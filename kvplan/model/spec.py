@@ -323,7 +323,7 @@ class ModelSpec:
     # kvplan.model.quant_config.parse_quantization_config); None: weights in weight_dtype.
     quantization_json: str | None = None
     # The file quantization_json was read from when not config.json's quantization_config:
-    # "hf_quant_config.json" (ModelOpt 0.29 and older; kvplan.sources.hf_config.read_quant_file),
+    # "hf_quant_config.json" (ModelOpt 0.29 and older; kvplan.sources.hf_files.read_quant_file),
     # so that what names a field of it names that file. None: config.json or the spec file.
     quantization_file: str | None = None
     # The safetensors headers of the checkpoint the spec was loaded with (a local folder or a

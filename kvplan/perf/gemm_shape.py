@@ -39,10 +39,13 @@ elements / kernels.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
+from kvplan._util.lazy import LazyMapping
 
 # OpenXLA's sm_90 "bf16xbf16->bf16" entries with b = 1, in TFLOPS (the table's flops / s / 1e12,
 # rounded to 0.1): [m][n][k], each of m, n, k = 256, 512, 1024, 2048, 4096 (module docstring).
@@ -85,7 +88,9 @@ _SM90_BF16_TFLOPS: tuple[tuple[tuple[float, ...], ...], ...] = (
     ),
 )
 
-H100_BF16_PEAK_FLOPS = 989.5e12  # gpus.json H100-80GB bf16_dense, the fractions' denominator
+# The preset the table was measured on (an assumption: the module docstring); its dense bf16 peak
+# (gpus.json H100-80GB bf16_dense, 989.5 TFLOPS) is the fractions' denominator.
+_H100 = "H100-80GB"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,8 +154,28 @@ def _by_weight(tflops: tuple[tuple[tuple[float, ...], ...], ...], sizes: tuple[i
                                source="OpenXLA default_matmul_perf_table sm_90 bf16, b = 1")
 
 
-H100_BF16_GEMM_SHAPE = _by_weight(_SM90_BF16_TFLOPS, _SIZES, H100_BF16_PEAK_FLOPS)
+@functools.cache
+def h100_bf16_gemm_shape() -> GemmShapeEfficiency:
+    """OpenXLA's sm_90 bf16 table as fractions of the H100-80GB preset's dense bf16 peak, built
+    on first use (also as `H100_BF16_GEMM_SHAPE`): the table is opt-in, so importing
+    kvplan.perf.efficiency reads neither gpus.json nor the table."""
+    from kvplan.hardware.gpus import get_gpu
+
+    return _by_weight(_SM90_BF16_TFLOPS, _SIZES, get_gpu(_H100).peak_bf16_flops_per_s)
+
+
+@functools.cache
+def _device_gemm_shape() -> dict[str, GemmShapeEfficiency]:
+    return {_H100: h100_bf16_gemm_shape()}
+
 
 # The device presets that own a shape table (kvplan.hardware gpus.json names). Only the H100 SXM
 # is measured here; no other preset gets one.
-DEVICE_GEMM_SHAPE: dict[str, GemmShapeEfficiency] = {"H100-80GB": H100_BF16_GEMM_SHAPE}
+DEVICE_GEMM_SHAPE: Mapping[str, GemmShapeEfficiency] = LazyMapping(_device_gemm_shape,
+                                                                   "DEVICE_GEMM_SHAPE")
+
+
+def __getattr__(name: str) -> GemmShapeEfficiency:
+    if name == "H100_BF16_GEMM_SHAPE":  # the table, built on first use (h100_bf16_gemm_shape)
+        return h100_bf16_gemm_shape()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

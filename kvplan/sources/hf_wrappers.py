@@ -26,6 +26,10 @@ from kvplan._util.errors import SpecError
 from kvplan.sources.hf_defaults import class_defaults
 from kvplan.sources.hf_reader import config_model_type
 
+# Sub-configs that hold a multimodal checkpoint's language model, as vLLM's get_hf_text_config
+# looks for them (text_config, then llm_config / language_config of some wrappers).
+TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+
 
 @dataclass(frozen=True, kw_only=True)
 class Wrapper:

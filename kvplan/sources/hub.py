@@ -45,7 +45,8 @@ from kvplan.sources.checkpoint import (
     read_checkpoint,
 )
 from kvplan.sources.files import parse_json, path_kind, shown_path
-from kvplan.sources.hf_config import QUANT_FILE, load_config
+from kvplan.sources.hf_config import load_config
+from kvplan.sources.hf_files import QUANT_FILE
 from kvplan.sources.hub_http import HubGaveUp, bounded_hub, gave_up
 
 if TYPE_CHECKING:
@@ -231,7 +232,7 @@ def _config_path(model_id: str, hint: str = "") -> Path:
 
 def _fetch_quant_file(model_id: str, revision: str | None) -> None:
     """Make sure the snapshot holding config.json also holds the repo's hf_quant_config.json
-    when it has one, for kvplan.sources.hf_config.read_config to read beside config.json (as
+    when it has one, for kvplan.sources.hf_files.read_config to read beside config.json (as
     vLLM 0.32's get_config does: transformers_utils/repo_utils.py file_or_path_exists, the cache
     first, then the Hub). Nothing to do when the cache holds it, or records that the repo has
     none (huggingface_hub's .no_exist, written when the Hub answered 404), or HF_HUB_OFFLINE

@@ -16,7 +16,7 @@ lengths (SGLang's `--random-range-ratio`, ShareGPT) the lengths used are the run
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import replace
 from functools import cache
 from statistics import median
@@ -422,18 +422,21 @@ def print_device_table() -> None:
               (PREFILL_CASES, "measured_ms", predicted_prefill_ms, "engine-timed prefill",
                "prefill"),
               (TTFT_CASES, "measured_ttft_ms", predicted_ttft_ms, "client TTFT", "ttft"))
+    for c, what, band, measured, predict_ms in _rows_on(groups, amd):
+        own, cuda = measured / predict_ms(c), measured / predict_ms(c, CUDA_FRACTIONS)
+        pcie_cuda = measured / predict_ms(over_pcie(c), CUDA_FRACTIONS)
+        print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
+              f"{pcie_cuda:.2f} | {'yes' if in_band(own, band) else 'no'} |")
+    print_blackwell_table(groups)
+
+
+def _rows_on(groups: tuple, gpus: Collection[str]) -> Iterator[tuple]:
+    """Each case of `groups` (cases, measured field, predictor, what is timed, band kind) on one
+    of `gpus`: the case, what is timed, its band's kind, its measured ms and its predictor."""
     for cases, measured_field, predict_ms, what, band_kind in groups:
         for c in cases:
-            if c.gpu not in amd:
-                continue
-            measured = getattr(c, measured_field)
-            own = measured / predict_ms(c)
-            cuda = measured / predict_ms(c, CUDA_FRACTIONS)
-            pcie_cuda = measured / predict_ms(over_pcie(c), CUDA_FRACTIONS)
-            band_ok = in_band(own, band_kind or c.kind)
-            print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
-                  f"{pcie_cuda:.2f} | {'yes' if band_ok else 'no'} |")
-    print_blackwell_table(groups)
+            if c.gpu in gpus:
+                yield c, what, band_kind or c.kind, getattr(c, measured_field), predict_ms
 
 
 def print_blackwell_table(groups: tuple) -> None:
@@ -448,16 +451,11 @@ def print_blackwell_table(groups: tuple) -> None:
           f"{DEFAULT_EFFICIENCY.gemm:.2f} (before). The rows it moves by 0.005 or more:\n")
     print("| row | GPU | measured / predicted | with the CUDA fractions (before) | in band |")
     print("|---|---|---:|---:|---|")
-    for cases, measured_field, predict_ms, what, band_kind in groups:
-        for c in cases:
-            if c.gpu not in names:
-                continue
-            measured = getattr(c, measured_field)
-            own = measured / predict_ms(c)
-            cuda = measured / predict_ms(c, CUDA_FRACTIONS)
-            if abs(own - cuda) >= 0.005:
-                print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
-                      f"{'yes' if in_band(own, band_kind or c.kind) else 'no'} |")
+    for c, what, band, measured, predict_ms in _rows_on(groups, names):
+        own, cuda = measured / predict_ms(c), measured / predict_ms(c, CUDA_FRACTIONS)
+        if abs(own - cuda) >= 0.005:
+            print(f"| {c.label} ({what}) | {c.gpu} | {own:.2f} | {cuda:.2f} | "
+                  f"{'yes' if in_band(own, band) else 'no'} |")
 
 
 def _model_key(case: Case | PrefillCase | TtftCase) -> str:

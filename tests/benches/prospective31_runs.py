@@ -107,6 +107,30 @@ def print_run_table(part: list[Result]) -> None:
               + f" | {r.preemptions:,} | {frontend} |")
 
 
+def print_results(name: str, doc: dict, part: list[Result],  # type: ignore[type-arg]
+                  finding: str, *, cases: tuple[str, ...] = (),
+                  held_out: list[Result] | None = None) -> None:
+    """A `vllm bench serve` prospective set's section (31, 53, 53b) after its text: the medians
+    table (the set, with --frontend, its held-out runs where some shaped a rule, each source,
+    each random case of `cases`), the per-run table, the finding and the sources."""
+    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
+          "ITL mean |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(_line(name, part))
+    print(_line(f"{name}, with --frontend", part, served=True))
+    if held_out is not None:
+        print(_line(f"{name}, held out (no rule changed since their evaluation)", held_out))
+    for source in dict.fromkeys(r.source for r in part):
+        print(_line(f"{name}, {source}", [r for r in part if r.source == source]))
+    for case in cases:
+        print(_line(f"{name}, random {case} (all sources)",
+                    [r for r in part if r.run_id.endswith(f"random {case}")]))
+    print_run_table(part)
+    if finding:
+        print(f"\n{finding}")
+    print_sources(doc, f"{name}.json")
+
+
 def print_section() -> None:
     """The prospective31 set as a Markdown section of examples/simulate-bench.md."""
     doc = load(DATA)
@@ -121,21 +145,7 @@ def print_section() -> None:
           "runs kvplan simulated. The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %; no E2E "
           "was printed by these runs. Every run is held out (for the cost model and for the "
           "--frontend stage alike).\n")
-    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
-          "ITL mean |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(_line("prospective31", part))
-    print(_line("prospective31, with --frontend", part, served=True))
-    for source in dict.fromkeys(r.source for r in part):
-        print(_line(f"prospective31, {source}", [r for r in part if r.source == source]))
-    for case in CASES:
-        print(_line(f"prospective31, random {case} (all sources)",
-                    [r for r in part if r.run_id.endswith(f"random {case}")]))
-    print_run_table(part)
-    if FINDING:
-        print(f"\n{FINDING}")
-    print_sources(doc, "prospective31.json")
-
+    print_results("prospective31", doc, part, FINDING, cases=CASES)
 
 if __name__ == "__main__":
     print_section()

@@ -24,8 +24,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import _line, print_run_table
-from tests.benches.prospective_runs import Result, load, print_sources, run_one
+from tests.benches.prospective31_runs import print_results
+from tests.benches.prospective_runs import Result, load, run_one
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53.json"
 # The workload shapes the pages ran (the run id's last word).
@@ -113,23 +113,8 @@ def print_section() -> None:
           "TTFT <= 15 %, TPOT / ITL <= 10 %; no E2E was printed by these runs. The DeepSeek-R1 "
           "and GLM-4.6 runs are held out (for the cost model and for the --frontend stage "
           "alike); the DeepSeek-V3.2 runs shaped the sparse-attention rule (module docstring).\n")
-    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
-          "ITL mean |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(_line("prospective53", part))
-    print(_line("prospective53, with --frontend", part, served=True))
-    print(_line("prospective53, held out (no rule changed since their evaluation)",
-                [r for r in part if r.run_id not in SHAPED_RUNS]))
-    for source in dict.fromkeys(r.source for r in part):
-        print(_line(f"prospective53, {source}", [r for r in part if r.source == source]))
-    for case in CASES:
-        print(_line(f"prospective53, random {case} (all sources)",
-                    [r for r in part if r.run_id.endswith(f"random {case}")]))
-    print_run_table(part)
-    if FINDING:
-        print(f"\n{FINDING}")
-    print_sources(doc, "prospective53.json")
-
+    print_results("prospective53", doc, part, FINDING, cases=CASES,
+                  held_out=[r for r in part if r.run_id not in SHAPED_RUNS])
 
 if __name__ == "__main__":
     print_section()

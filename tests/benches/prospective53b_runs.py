@@ -20,8 +20,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import _line, print_run_table
-from tests.benches.prospective_runs import Result, load, print_sources, run_one
+from tests.benches.prospective31_runs import print_results
+from tests.benches.prospective_runs import Result, load, run_one
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53b.json"
 
@@ -68,18 +68,7 @@ def print_section() -> None:
           "simulated. The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %; no E2E was printed "
           "by these runs. Every run is held out (for the cost model and for the --frontend "
           "stage alike).\n")
-    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
-          "ITL mean |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(_line("prospective53b", part))
-    print(_line("prospective53b, with --frontend", part, served=True))
-    for source in dict.fromkeys(r.source for r in part):
-        print(_line(f"prospective53b, {source}", [r for r in part if r.source == source]))
-    print_run_table(part)
-    if FINDING:
-        print(f"\n{FINDING}")
-    print_sources(doc, "prospective53b.json")
-
+    print_results("prospective53b", doc, part, FINDING)
 
 if __name__ == "__main__":
     print_section()

@@ -302,20 +302,26 @@ def _med(name: str, metric: str, part: list[StageRow]) -> float | None:
     return median_error([(m, p) for m, p in pairs if p is not None])
 
 
+# kvplan's variants beside its default in the medians tables: the label's suffix, the figures.
+_VARIANTS = ((", no tokenizer batcher", "unbatched"), (", --frontend", "frontend"))
+
+
+def _med_row(label: str, name: str, part: list[StageRow],
+             keys: tuple[str, ...] = _KEYS) -> str:
+    """A medians row: `label`, the stages in `part`, `name`'s median error on each of `keys`."""
+    return (f"| {label} | {len(part)} | "
+            + " | ".join(_fmt(_med(name, k, part)) for k in keys) + " |")
+
+
 def _summary(stages: list[StageRow], *, synchronous: bool) -> None:
     """Median errors of kvplan and of each of the study's simulators (kvplan on the same
     stages in brackets)."""
     print("| simulator | stages | TTFT mean | TTFT p90 | ITL mean | E2E mean | E2E p90 |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    print(f"| kvplan simulate | {len(stages)} | "
-          + " | ".join(_fmt(_med("kvplan", k, stages)) for k in _KEYS) + " |")
-    print(f"| kvplan, no tokenizer batcher | {len(stages)} | "
-          + " | ".join(_fmt(_med("unbatched", k, stages)) for k in _KEYS) + " |")
-    print(f"| kvplan, --frontend | {len(stages)} | "
-          + " | ".join(_fmt(_med("frontend", k, stages)) for k in _KEYS) + " |")
-    if synchronous:
-        print(f"| kvplan, synchronous | {len(stages)} | "
-              + " | ".join(_fmt(_med("sync", k, stages)) for k in _KEYS) + " |")
+    print(_med_row("kvplan simulate", "kvplan", stages))
+    variants = (*_VARIANTS, (", synchronous", "sync")) if synchronous else _VARIANTS
+    for label, name in variants:
+        print(_med_row(f"kvplan{label}", name, stages))
     for name in OTHERS:
         part = [r for r in stages if name in r.others]
         if not part:
@@ -368,16 +374,11 @@ def _per_set(sets: tuple[tuple[str, list[StageRow]], ...]) -> None:
     print("| set | run | stages | TTFT mean | ITL mean | E2E mean |")
     print("|---|---|---:|---:|---:|---:|")
     for name, part in sets:
-        print(f"| {name} | all | {len(part)} | "
-              + " | ".join(_fmt(_med("kvplan", k, part)) for k in keys) + " |")
-        print(f"| {name}, no tokenizer batcher | all | {len(part)} | "
-              + " | ".join(_fmt(_med("unbatched", k, part)) for k in keys) + " |")
-        print(f"| {name}, --frontend | all | {len(part)} | "
-              + " | ".join(_fmt(_med("frontend", k, part)) for k in keys) + " |")
+        for label, sim in (("", "kvplan"), *_VARIANTS):
+            print(_med_row(f"{name}{label} | all", sim, part, keys))
         for folder in dict.fromkeys(r.run.folder for r in part):
             mine = [r for r in part if r.run.folder == folder]
-            print(f"| {name} | {folder} | {len(mine)} | "
-                  + " | ".join(_fmt(_med("kvplan", k, mine)) for k in keys) + " |")
+            print(_med_row(f"{name} | {folder}", "kvplan", mine, keys))
 
 
 def print_section() -> None:

@@ -26,7 +26,8 @@ from typing import Any
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import GiB
-from kvplan.engines.base import Engine, asked_kv_dtype
+from kvplan.engines.base import Engine
+from kvplan.engines.kv_dtype import asked_kv_dtype
 from kvplan.engines.live import (
     CapacityFacts,
     LiveDeployment,

@@ -33,7 +33,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvplan._util.errors import InputError
-from kvplan.engines.base import Engine, asked_kv_dtype
+from kvplan.engines.base import Engine
+from kvplan.engines.kv_dtype import asked_kv_dtype
 from kvplan.engines.live import (
     CapacityFacts,
     LiveDeployment,
@@ -143,7 +144,7 @@ class VllmLive:
             setting("context", max_len, str(max_len), "/v1/models max_model_len")
         dtype = labels.get("cache_dtype")
         if dtype is not None:
-            # auto: the engine's own, resolved for the model (kvplan.engines.base.run_kv_dtype:
+            # auto: the engine's own, resolved for the model (kvplan.engines.kv_dtype.run_kv_dtype:
             # the checkpoint's declared dtype, else the model dtype), not bf16.
             kv = asked_kv_dtype(dtype)
             if kv is None:
