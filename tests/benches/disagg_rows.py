@@ -290,7 +290,20 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
         input_len=int(row["isl"]), output_len=int(row["osl"]),
         gpu=gpu, link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
         engine=Engine(row["backend"]), engine_version=trtllm_release(row),
-        kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
+        kv_dtype=kv_dtype, concurrency=conc, extra={
+            **({"enforce_eager": True} if eager else {}), **_trtllm_tokens(row, role)})
+
+
+def _trtllm_tokens(row: dict[str, str], role: str) -> dict[str, int]:
+    """A TensorRT-LLM row's max_num_tokens per role as aiconfigurator's generator writes it
+    (generator/rule_plugin/trtllm.rule at 095f58a5: prefill ((ISL + 500) rounded up to
+    tokens_per_block 32), decode (max_batch_size rounded up to 32)); it sizes the estimation
+    run and, under attention DP, the MoE all-to-all workspace (kvplan.engines.trtllm.
+    moe_alltoall). Other engines: nothing (their default)."""
+    if row["backend"] != "trtllm":
+        return {}
+    tokens = int(row["isl"]) + 500 if role == "prefill" else _int(row["decode_batch_size"])
+    return {"max_num_batched_tokens": -(-tokens // 32) * 32}
 
 
 # The fields a row's deployment is set by (not its load): rows differing only in concurrency
@@ -320,8 +333,8 @@ def _trtllm_seats(row: dict[str, str]) -> tuple[int | None, int | None]:
     max_batch_size = (max_batch_size if max_batch_size else 1)`; every such row states 1) and
     the generation server's as its decode batch size (`decode max_batch_size`). Its
     max_num_tokens (ISL + 500, or + 1,500 in benchmark/trtllm.rule, rounded up to 32) is at
-    least the prompt either way, so a step takes one whole prompt at the default 8,192 too
-    (every replayed row's ISL is at most 8,192): not passed. Other engines: (None, None)."""
+    least the prompt either way, so a step takes one whole prompt; it is passed (since
+    trtdep54, `_trtllm_tokens`) for what it sizes in memory. Other engines: (None, None)."""
     if row["backend"] != "trtllm":
         return None, None
     return _int(row["prefill_batch_size"]), _int(row["decode_batch_size"])
