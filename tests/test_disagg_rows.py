@@ -158,3 +158,8 @@ def test_trtllm_rows_release_seats_and_cohort() -> None:
     assert disagg_rows._request(h200, 36, "prefill").extra == {"max_num_batched_tokens": 1536}
     assert disagg_rows._request(h200, 36).extra == {"max_num_batched_tokens": 32}
     assert "max_num_batched_tokens" not in disagg_rows._request(sg, 1).extra
+    # Section 3j's second cohort: the full rows with an attention-DP role (113 with a known
+    # release, replayed since trtdep54, and 16 without).
+    from tests.benches import disagg_trtllm
+    assert len(disagg_trtllm.dp_attention_rows()) == 129
+    assert disagg_rows.PREFIX + h200["id"] not in disagg_trtllm.dp_attention_rows()

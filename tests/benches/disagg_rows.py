@@ -124,13 +124,15 @@ FIRST_COHORT = "bc0cfec"
 BACKEND_COHORTS = {"trtllm": "trtdis54"}
 # The TensorRT-LLM release each dynamo runtime image ships, by aiconfigurator's matrix at
 # 095f58a5 (src/aiconfigurator/generator/facts/runtimes/dynamo.yaml: 0.8.1 and 0.8.1.post1 ->
-# 1.2.0rc6.post1). The matrix lists no 0.8.1.post2 / post3: patch images of dynamo 0.8.1,
-# taken as its release (kvplan's TensorRT-LLM rules differ by major.minor only; aiconfigurator
-# carries a 1.2.0rc6.post2 template, the same 1.2 line). It lists no 0.5.1 and no 1.1.0
-# pre-release (1.1.0-dev.2): their rows are not replayed. A row naming `dynamo_version=`
-# instead of an image states TensorRT-LLM's release as its backend_version.
+# 1.2.0rc6.post1). The matrix lists no 0.8.1.post2 / post3; Dynamo's own support matrix
+# (https://docs.nvidia.com/dynamo/getting-started/support-matrix, "Backend Dependencies":
+# v0.8.1.post2 -> 1.2.0rc6.post2, v0.8.1.post3 -> 1.2.0rc6.post3, experimental TRT-LLM-container
+# releases; trtdep54) does (before trtdep54 taken as 0.8.1's: the same 1.2 line, and kvplan's
+# TensorRT-LLM rules differ by major.minor only, so no number moved). Neither lists 0.5.1 nor
+# the 1.1.0 pre-release (1.1.0-dev.2): their rows are not replayed. A row naming
+# `dynamo_version=` instead of an image states TensorRT-LLM's release as its backend_version.
 DYNAMO_TRTLLM = {"0.8.1": "1.2.0rc6.post1", "0.8.1.post1": "1.2.0rc6.post1",
-                 "0.8.1.post2": "1.2.0rc6.post1", "0.8.1.post3": "1.2.0rc6.post1"}
+                 "0.8.1.post2": "1.2.0rc6.post2", "0.8.1.post3": "1.2.0rc6.post3"}
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
 # The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
