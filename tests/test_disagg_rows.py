@@ -153,3 +153,13 @@ def test_trtllm_rows_release_seats_and_cohort() -> None:
     sg = next(r for r in by_id.values() if r["backend"] == "sglang")
     assert disagg_rows.trtllm_release(sg) == sg["backend_version"]
     assert disagg_rows._trtllm_seats(sg) == (None, None)
+    # Their max_num_tokens (trtllm.rule at 095f58a5): prefill ISL 1,024 + 500 = 1,524 -> 1,536;
+    # decode max_batch_size 4 -> 32 (tokens_per_block); SGLang's rows: none passed.
+    assert disagg_rows._request(h200, 36, "prefill").extra == {"max_num_batched_tokens": 1536}
+    assert disagg_rows._request(h200, 36).extra == {"max_num_batched_tokens": 32}
+    assert "max_num_batched_tokens" not in disagg_rows._request(sg, 1).extra
+    # Section 3j's second cohort: the full rows with an attention-DP role (113 with a known
+    # release, replayed since trtdep54, and 16 without).
+    from tests.benches import disagg_trtllm
+    assert len(disagg_trtllm.dp_attention_rows()) == 129
+    assert disagg_rows.PREFIX + h200["id"] not in disagg_trtllm.dp_attention_rows()

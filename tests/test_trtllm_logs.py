@@ -341,11 +341,12 @@ def test_cuda_graph_options_price_the_graphs_on_the_cli() -> None:
     assert abs(padded - eager - 240.9866 * (1 << 20)) < 2
 
 
-def test_moe_attention_dp_is_refused_without_a_reserve() -> None:
-    # select_alltoall_method_type: the MoE all-to-all workspaces exist only with attention DP,
-    # and kvplan does not size them.
+def test_moe_attention_dp_is_refused_before_1_2_without_a_reserve() -> None:
+    # select_alltoall_method_type: the MoE all-to-all workspaces exist only with attention DP;
+    # kvplan sizes the 1.2 line's (tests/test_trtllm_alltoall.py), not the MNNVL two-sided ones
+    # before it.
     base = ["estimate", "deepseek-v3", "--engine", "trtllm", "--gpu", "B200", "--tp", "8",
-            "--dp-attention"]
+            "--dp-attention", "--engine-version", "1.1"]
     result = runner.invoke(app, base)
     assert result.exit_code == 2 and "all-to-all" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -131,11 +131,14 @@ class DisaggPlan:
 
 
 def _role_request(req: DisaggRequest, concurrency: int) -> PlanRequest:
+    """`req.extra`'s max_num_batched_tokens (a role's own, where given) as the request's."""
+    extra = dict(req.extra)
+    tokens = extra.pop("max_num_batched_tokens", None)
     return PlanRequest(concurrency=max(1, concurrency), context=req.context, gpu=req.gpu,
                        gpus_per_node=req.prefill.gpus_per_node, engine=req.engine,
                        engine_version=req.engine_version, kv_dtypes=(req.kv_dtype,),
                        mem_fraction=req.mem_fraction, model_ref=req.model_ref,
-                       extra=dict(req.extra), prices=dict(req.prices))
+                       max_num_batched_tokens=tokens, extra=extra, prices=dict(req.prices))
 
 
 def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -> Candidate:

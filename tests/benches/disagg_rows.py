@@ -124,13 +124,15 @@ FIRST_COHORT = "bc0cfec"
 BACKEND_COHORTS = {"trtllm": "trtdis54"}
 # The TensorRT-LLM release each dynamo runtime image ships, by aiconfigurator's matrix at
 # 095f58a5 (src/aiconfigurator/generator/facts/runtimes/dynamo.yaml: 0.8.1 and 0.8.1.post1 ->
-# 1.2.0rc6.post1). The matrix lists no 0.8.1.post2 / post3: patch images of dynamo 0.8.1,
-# taken as its release (kvplan's TensorRT-LLM rules differ by major.minor only; aiconfigurator
-# carries a 1.2.0rc6.post2 template, the same 1.2 line). It lists no 0.5.1 and no 1.1.0
-# pre-release (1.1.0-dev.2): their rows are not replayed. A row naming `dynamo_version=`
-# instead of an image states TensorRT-LLM's release as its backend_version.
+# 1.2.0rc6.post1). The matrix lists no 0.8.1.post2 / post3; Dynamo's own support matrix
+# (https://docs.nvidia.com/dynamo/getting-started/support-matrix, "Backend Dependencies":
+# v0.8.1.post2 -> 1.2.0rc6.post2, v0.8.1.post3 -> 1.2.0rc6.post3, experimental TRT-LLM-container
+# releases; trtdep54) does (before trtdep54 taken as 0.8.1's: the same 1.2 line, and kvplan's
+# TensorRT-LLM rules differ by major.minor only, so no number moved). Neither lists 0.5.1 nor
+# the 1.1.0 pre-release (1.1.0-dev.2): their rows are not replayed. A row naming
+# `dynamo_version=` instead of an image states TensorRT-LLM's release as its backend_version.
 DYNAMO_TRTLLM = {"0.8.1": "1.2.0rc6.post1", "0.8.1.post1": "1.2.0rc6.post1",
-                 "0.8.1.post2": "1.2.0rc6.post1", "0.8.1.post3": "1.2.0rc6.post1"}
+                 "0.8.1.post2": "1.2.0rc6.post2", "0.8.1.post3": "1.2.0rc6.post3"}
 GPUS = {"h100_sxm": "H100", "h200_sxm": "H200", "b200_sxm": "B200", "gb200": "GB200",
         "gb300": "GB300"}
 # The link the handover crosses: the NVL72 domain's NVLink on GB200 / GB300 (prefill and
@@ -290,7 +292,20 @@ def _request(row: dict[str, str], conc: int | None, role: str = "decode", *,
         input_len=int(row["isl"]), output_len=int(row["osl"]),
         gpu=gpu, link=get_kv_link(LINKS.get(row["system"], "ib-ndr")),
         engine=Engine(row["backend"]), engine_version=trtllm_release(row),
-        kv_dtype=kv_dtype, concurrency=conc, extra={"enforce_eager": True} if eager else {})
+        kv_dtype=kv_dtype, concurrency=conc, extra={
+            **({"enforce_eager": True} if eager else {}), **_trtllm_tokens(row, role)})
+
+
+def _trtllm_tokens(row: dict[str, str], role: str) -> dict[str, int]:
+    """A TensorRT-LLM row's max_num_tokens per role as aiconfigurator's generator writes it
+    (generator/rule_plugin/trtllm.rule at 095f58a5: prefill ((ISL + 500) rounded up to
+    tokens_per_block 32), decode (max_batch_size rounded up to 32)); it sizes the estimation
+    run and, under attention DP, the MoE all-to-all workspace (kvplan.engines.trtllm.
+    moe_alltoall). Other engines: nothing (their default)."""
+    if row["backend"] != "trtllm":
+        return {}
+    tokens = int(row["isl"]) + 500 if role == "prefill" else _int(row["decode_batch_size"])
+    return {"max_num_batched_tokens": -(-tokens // 32) * 32}
 
 
 # The fields a row's deployment is set by (not its load): rows differing only in concurrency
@@ -320,8 +335,8 @@ def _trtllm_seats(row: dict[str, str]) -> tuple[int | None, int | None]:
     max_batch_size = (max_batch_size if max_batch_size else 1)`; every such row states 1) and
     the generation server's as its decode batch size (`decode max_batch_size`). Its
     max_num_tokens (ISL + 500, or + 1,500 in benchmark/trtllm.rule, rounded up to 32) is at
-    least the prompt either way, so a step takes one whole prompt at the default 8,192 too
-    (every replayed row's ISL is at most 8,192): not passed. Other engines: (None, None)."""
+    least the prompt either way, so a step takes one whole prompt; it is passed (since
+    trtdep54, `_trtllm_tokens`) for what it sizes in memory. Other engines: (None, None)."""
     if row["backend"] != "trtllm":
         return None, None
     return _int(row["prefill_batch_size"]), _int(row["decode_batch_size"])

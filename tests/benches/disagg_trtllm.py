@@ -17,7 +17,23 @@ TTFT ratios 0.08-0.11 -> 0.13-0.44; ISL 8,192 unchanged). Where it misses: TTFT 
 above kvplan's at 28-288 requests in flight (Little's law gives every prefill worker there a
 load kvplan's one-prompt time, 69.5 ms at ISL 1,024 and 365 ms at 8,192, serves with room),
 and at 576 in flight the measured worker served 17.2 prompts/s (58 ms each), above kvplan's
-14.4/s at one prompt a step: kvplan saturates (TTFT 3.68 x)."""
+14.4/s at one prompt a step: kvplan saturates (TTFT 3.68 x).
+
+The second cohort (blind; trtdep54, the rule frozen at 70b6de89, replayed once after): the 113
+rows with an attention-DP role, refused until kvplan sized TensorRT-LLM's MoE all-to-all
+workspace (kvplan.engines.trtllm.moe_alltoall: NVLinkOneSided on Blackwell where EP = TP, none
+on Hopper or with MoE TP), each role at the max_num_tokens aiconfigurator's generator writes
+(disagg_rows._trtllm_tokens; the 10 rows above unchanged by it). Inside [0.75, 1.33] on both:
+1 of 113; TTFT alone 6 of 113; TPOT alone 63 of 113; median ratio TTFT 0.18, TPOT 1.27. By
+card and precision (TTFT / TPOT inside, median ratios): B200 FP4 2 / 6 of 15 (0.50, 1.38),
+B200 FP8 1 / 13 of 17 (0.25, 0.89), GB200 FP4 0 / 7 of 16 (0.19, 1.35), GB200 FP8 0 / 3 of 11
+(0.06, 1.30), GB300 FP4 2 / 4 of 17 (0.12, 1.40), GB300 FP8 0 / 6 of 13 (0.07, 1.28), H100
+FP8 0 / 8 of 8 (0.14, 1.10), H200 FP8 1 / 16 of 16 (0.17, 1.04). No code error was found
+after it; nothing changed (SHAPED_BY holds no record from these rows). Measured beside it, not
+used: without the workspace 3 of the 113 rows move (KV-bound decode at 4,096-8,192 in flight:
+TTFT ratio 0.86 -> 0.84, 1.89 -> 1.88, 17.62 -> 17.46), none across the band. Where it misses:
+as above, TTFT far below the measured under load, and TPOT above it on Blackwell FP4 (B200 /
+GB200 / GB300 FP4 medians 1.35-1.40) where Hopper FP8 holds (1.04-1.10)."""
 
 from __future__ import annotations
 
@@ -29,12 +45,14 @@ from tests.benches.disagg_rows import (
     BAND,
     PREFIX,
     Replay,
+    layout,
     prospective_rows,
     replay,
     stated_concurrency,
 )
 
 COHORT = BACKEND_COHORTS["trtllm"]
+LATER = "trtdep54"
 
 
 def _share(rows: list[Replay], test: Callable[[Replay], bool]) -> str:
@@ -73,6 +91,36 @@ def full_rows() -> list[str]:
             and r["decode_num_workers"].strip() and stated_concurrency(r) is not None]
 
 
+def dp_attention_rows() -> set[str]:
+    """Ids of the full rows with an attention-DP role: refused (the MoE all-to-all workspace not
+    sized) until trtdep54 (kvplan.engines.trtllm.moe_alltoall), first replayed there."""
+    full = set(full_rows())
+    return {PREFIX + r["id"] for r in prospective_rows() if PREFIX + r["id"] in full
+            and any(layout(r, role).dp_attention for role in ("prefill", "decode"))}
+
+
+def _split(done: list[Replay]) -> list[str]:
+    dep = dp_attention_rows()
+    later = [r for r in done if r.id in dep]
+    first = [r for r in done if r.id not in dep]
+    out = [f"Of these, {len(first)} first replayed at trtdis54 and {len(later)} at {LATER} "
+           "(an attention-DP role: kvplan sized the MoE all-to-all workspace from then, "
+           "kvplan.engines.trtllm.moe_alltoall; rule frozen at 70b6de89, rows replayed once "
+           "after, their first evaluation, blind):", ""]
+    for name, rows in ((f"trtdis54 ({len(first)})", first), (f"{LATER} ({len(later)})", later)):
+        out.append(f"- {name}: both {_share(rows, lambda r: r.inside)}; TTFT "
+                   f"{_share(rows, _inside(0))}; TPOT {_share(rows, _inside(1))}; "
+                   f"{_medians(rows)}")
+    groups: dict[str, list[Replay]] = {}
+    for r in later:
+        groups.setdefault(_group(r), []).append(r)
+    for name, group in sorted(groups.items()):
+        out.append(f"  - {LATER} {name}: both {_share(group, lambda r: r.inside)}; TTFT "
+                   f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
+                   f"{_medians(group)}")
+    return out
+
+
 def section(all_rows: list[Replay] | None = None) -> list[str]:
     """The section over the bench's replays (`all_rows`), or these rows replayed alone."""
     full = set(full_rows())
@@ -105,6 +153,7 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
         out.append(f"- {name}: both {_share(group, lambda r: r.inside)}; TTFT "
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
+    out += ["", *_split(done)]
     out += ["", "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", "| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "

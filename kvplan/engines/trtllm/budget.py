@@ -12,7 +12,7 @@ reserve part is reported with the rule that set it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan._util.errors import InputError, UnmodelledError
@@ -27,6 +27,11 @@ from kvplan.engines.reserve import (
     compute_element_bytes,
     moe_workspace_bytes,
     trunc,
+)
+from kvplan.engines.trtllm.moe_alltoall import (
+    alltoall_method,
+    alltoall_modelled,
+    one_sided_workspace_bytes,
 )
 from kvplan.engines.trtllm.options import trtllm_options
 from kvplan.engines.vllm.budget import vllm_layers_per_stage
@@ -252,8 +257,9 @@ TRTLLM_NCCL_GIB_FIT = Fitted(
 # workspace (MNNVL / DeepEP): ``select_alltoall_method_type`` (``_torch/modules/fused_moe/``)
 # returns NotEnabled without attention DP, at TP 1, or with moe_ep_size <= top_k, and every log
 # here runs without attention DP (the 1.2.0rc6.post2 TP-8 / EP-8 log prints "TRTLLMGenFusedMoE
-# selects alltoall_method_type <AlltoallMethodType.NotEnabled: 0>"); kvplan refuses attention DP
-# for TRT-LLM MoE models without a given reserve (TrtllmBudget.reserve). Every MoE log is on
+# selects alltoall_method_type <AlltoallMethodType.NotEnabled: 0>"); with attention DP the
+# all-to-all's own workspace is a part of its own (kvplan.engines.trtllm.moe_alltoall; before 1.2
+# refused, TrtllmBudget.reserve). Every MoE log is on
 # Blackwell and every dense TP >= 2 point on H100, so what is MoE here may partly be the GPU.
 # What the fitted DeepSeek-R1 logs leave beyond the parts above grows with TP and jumps with
 # expert parallelism: 3.35 GiB at TP 8 / EP 1 (FP8, 1.2.0rc6.post3, CUDA graphs to batch 1),
@@ -309,11 +315,12 @@ class TrtllmNonTorch:
     moe_extra: int
     cuda_graphs: int = 0
     cuda_graph_count: int = 0
+    moe_alltoall: int = 0  # NVLinkOneSided's workspace (kvplan.engines.trtllm.moe_alltoall)
 
     @property
     def total(self) -> int:
         return (self.base + self.allreduce_workspace + self.nccl + self.moe_extra
-                + self.cuda_graphs)
+                + self.cuda_graphs + self.moe_alltoall)
 
     def rule(self, tp: int) -> str:
         parts = [f"TP-1 base {self.base / GiB:.2f} GiB (CUDA context, kernels; public logs)"]
@@ -328,6 +335,9 @@ class TrtllmNonTorch:
         if self.moe_extra:
             parts.append(f"MoE extra {self.moe_extra / GiB:.2f} (per TP rank + EP; "
                          "DeepSeek-R1 logs, Blackwell)")
+        if self.moe_alltoall:
+            parts.append(f"MoE all-to-all workspace {self.moe_alltoall / GiB:.2f} (attention DP: "
+                         "NVLinkOneSided, moe_alltoall.py calculate_required_workspace_size)")
         return f"outside torch at TP {tp}: " + " + ".join(parts)
 
 
@@ -371,11 +381,12 @@ class TrtllmBudget:
 
     def reserve(self, spec: ModelSpec, inputs: PlanInputs) -> Reserve:
         given = inputs.reserve_bytes is not None or inputs.kv_budget_bytes is not None
-        if inputs.dp_attention and spec.moe is not None and not given:
-            raise InputError("--engine trtllm --dp-attention with an MoE model: the MoE "
-                             "all-to-all workspaces (MNNVL / DeepEP, enabled only with "
-                             "attention DP) are not modelled; give --reserve-gib or "
-                             "--kv-budget-gib")
+        if inputs.dp_attention and spec.moe is not None and not given \
+                and not alltoall_modelled(inputs.engine_version):
+            raise InputError(f"--engine trtllm --engine-version {inputs.engine_version} "
+                             "--dp-attention with an MoE model: before 1.2 the MoE all-to-all "
+                             "workspaces (MNNVL two-sided, enabled only with attention DP) are "
+                             "not modelled; give --reserve-gib or --kv-budget-gib")
         opts = trtllm_options(inputs)
         tokens = inputs.max_num_batched_tokens
         width = compute_element_bytes(inputs.dtype)
@@ -389,6 +400,12 @@ class TrtllmBudget:
             inputs.tp, inputs.engine_version, moe=spec.moe is not None, ep=inputs.ep,
             layers=vllm_layers_per_stage(spec.num_hidden_layers, inputs.pp),
             cuda_graph_batch_sizes=graphs)
+        if spec.moe is not None and alltoall_method(
+                dp_attention=inputs.dp_attention, tp=inputs.tp, ep=inputs.ep,
+                capability=inputs.compute_capability, nvlink=inputs.nvlink) == "NVLinkOneSided":
+            non_torch = replace(non_torch, moe_alltoall=one_sided_workspace_bytes(
+                ep=inputs.ep, top_k=spec.moe.num_experts_per_tok, max_num_tokens=tokens,
+                hidden=spec.hidden_size, element_bytes=width))
         return Reserve(parts=(
             ReservePart(name="activation", bytes=forward + moe,
                         rule=f"estimation run over max_num_tokens {tokens:,} (estimate"
