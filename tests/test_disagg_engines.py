@@ -425,7 +425,14 @@ def test_trtllm_disaggregated_flow() -> None:
     req = DisaggRequest(prefill=tp8, decode=tp8, input_len=1024, output_len=1024,
                         gpu=get_gpu("H200"), link=get_kv_link("ib-ndr"), engine=TRT,
                         engine_version="1.2.0rc6.post1", kv_dtype="bf16")
-    assert plan_disagg(spec, req).handover.first_token_steps == 0.0
+    h = plan_disagg(spec, req).handover
+    assert h.first_token_steps == 0.0
+    # The generation server takes a request in at a step boundary, its transfer starting there,
+    # and polls it done at the next boundaries (`_prepare_disagg_gen_init`,
+    # `_check_disagg_gen_transfer_status`: disagg_flow (b), trtgap54); SGLang's does not.
+    assert h.transfer_polled and h.to_dict()["transfer_polled"] is True
+    sg = plan_disagg(spec, replace(req, engine=SG, engine_version="0.5.8.post1")).handover
+    assert not sg.transfer_polled and sg.to_dict()["transfer_polled"] is False
     p = _candidate(spec, req, "prefill", tp8)
     d = _candidate(spec, req, "decode", tp8)
     b = prefill_batching(spec, req, p, d)

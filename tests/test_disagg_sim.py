@@ -240,3 +240,42 @@ def test_first_token_at_the_join_boundary_by_hand() -> None:
     assert res.measured == 2
     assert res.ttft_ms == pytest.approx(110.0)
     assert res.tpot_ms == pytest.approx(10.0)
+
+
+def _polled_run(polled: bool) -> _Run:
+    # One prompt a prefill step (budget 100), 20 output tokens, one round: user 0's prompt
+    # 0-0.1 s, user 1's 0.1-0.2, both handed to the one decode worker (transfer 5 ms).
+    inp = replace(_inputs(budget=100, fts=0.0, rounds=1), output_len=20, transfer_polled=polled)
+    run = _Run(inp, lambda tokens, prompts: 0.1, lambda batch: 0.01)
+    run.run()
+    return run
+
+
+def test_polled_transfer_by_hand() -> None:
+    # TensorRT-LLM's generation server (kvplan.engines.trtllm.disagg_flow (b), py_executor.py
+    # `_prepare_disagg_gen_init` / `_check_disagg_gen_transfer_status`). User 0 reaches the
+    # idle worker at 0.1: taken in there, nothing else active, so the check blocks for the
+    # transfer and the request is scheduled as it ends: first token 0.105. Its steps run from
+    # 0.105 every 10 ms (step 1 at 0.105, step 11 at 0.205). User 1 arrives at 0.2 while it
+    # runs: taken in at the boundary 0.205, its transfer done at 0.21, seen at the next
+    # boundary, 0.215: its first token then. Its 19 more tokens end at 0.405: TPOT 10 ms.
+    firsts = sorted(r.first_s for r in _polled_run(True).done)
+    assert firsts == pytest.approx([0.105, 0.215])
+    # Counted from the handover (transfer_polled False): the idle worker steps empty from 0.1
+    # and takes user 0 in at 0.11; user 1's KV is there at 0.205, joined at that boundary
+    # (the worker's steps run 0.11, 0.12, ... 0.21, 0.22, so at 0.21).
+    firsts = sorted(r.first_s for r in _polled_run(False).done)
+    assert firsts == pytest.approx([0.11, 0.21])
+    last = max(_polled_run(True).done, key=lambda r: r.first_s)
+    assert (last.last_s - last.first_s) / 19 == pytest.approx(0.01)
+
+
+def test_polled_transfer_blocks_an_idle_worker_by_hand() -> None:
+    # The fts 0 case above (test_first_token_at_the_join_boundary_by_hand) with the transfer
+    # polled: every request reaches an idle worker, which waits 5 ms for the transfer instead
+    # of a 10 ms empty step. Round 0: first token 0.105, last 0.125; round 1 sent at 0.125,
+    # prefill 0.125-0.225, first token 0.23: TTFT 0.105 = prefill + transfer; TPOT one step.
+    res = _fixed(replace(_inputs(fts=0.0), transfer_polled=True))
+    assert res.measured == 2
+    assert res.ttft_ms == pytest.approx(105.0)
+    assert res.tpot_ms == pytest.approx(10.0)

@@ -226,11 +226,12 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
                 decode_tpot_ms: Callable[[int], float | None],
                 first_token_steps: float | None = None,
                 batching: PrefillBatching | None = None,
-                prefill_flow: tuple[bool, bool] = (False, False)) -> RatioOption | None:
+                prefill_flow: tuple[bool, bool] = (False, False),
+                transfer_polled: bool = False) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it): simulated
     (module docstring) at a concurrency with `batching`, else the formulas. `prefill_flow`:
-    the connector's (`Handover.prefill_lookahead`, `Handover.prefill_random_rank`), for the
-    simulation."""
+    the connector's (`Handover.prefill_lookahead`, `Handover.prefill_random_rank`), and
+    `transfer_polled` its `Handover.transfer_polled`, for the simulation."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
     state = model.decode_state(y)
@@ -238,12 +239,12 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
         return None
     if batching is None or req.concurrency is None:
         return model.option(x, y, state)
-    return _simulated(model, x, y, state, batching, prefill_flow)
+    return _simulated(model, x, y, state, batching, prefill_flow, transfer_polled)
 
 
 def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, float],
-               batching: PrefillBatching, prefill_flow: tuple[bool, bool]
-               ) -> RatioOption | None:
+               batching: PrefillBatching, prefill_flow: tuple[bool, bool],
+               transfer_polled: bool = False) -> RatioOption | None:
     """`model.option` with TTFT / TPOT from the two-role closed-loop simulation."""
     req = model.req
     assert req.concurrency is not None
@@ -274,7 +275,8 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         chunked_prefill=batching.chunked, decode_max_seqs=batching.decode_max_seqs,
         transfer_s=model.transfer_s, first_token_steps=model.first_token_steps,
         prefill_lookahead=prefill_flow[0], prefill_random_rank=prefill_flow[1],
-        decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget),
+        decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget,
+        transfer_polled=transfer_polled),
         prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None

@@ -67,6 +67,10 @@ class Handover:
     # attention-DP rank by a random id rather than by load (`prefill_random_rank`).
     prefill_lookahead: bool = False
     prefill_random_rank: bool = False
+    # The decode worker takes a request in at a step boundary, its transfer starting there, and
+    # sees it done at a later boundary (`transfer_polled`: TensorRT-LLM's generation server,
+    # kvplan.engines.trtllm.disagg_flow (b); the simulation's rule).
+    transfer_polled: bool = False
 
     @property
     def bytes_per_request(self) -> int:
@@ -84,7 +88,8 @@ class Handover:
                 "moves": [m.to_dict() for m in self.moves], "notes": list(self.notes),
                 "first_token_steps": self.first_token_steps,
                 "prefill_lookahead": self.prefill_lookahead,
-                "prefill_random_rank": self.prefill_random_rank}
+                "prefill_random_rank": self.prefill_random_rank,
+                "transfer_polled": self.transfer_polled}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -483,7 +483,8 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
                       prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
                       first_token_steps=h.first_token_steps if flow else None,
                       batching=batching, prefill_flow=(
-                          flow and h.prefill_lookahead, flow and h.prefill_random_rank))
+                          flow and h.prefill_lookahead, flow and h.prefill_random_rank),
+                      transfer_polled=flow and h.transfer_polled)
     if opt is None:
         n = -(-conc // y)
         return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms

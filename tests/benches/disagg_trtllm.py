@@ -33,7 +33,24 @@ after it; nothing changed (SHAPED_BY holds no record from these rows). Measured 
 used: without the workspace 3 of the 113 rows move (KV-bound decode at 4,096-8,192 in flight:
 TTFT ratio 0.86 -> 0.84, 1.89 -> 1.88, 17.62 -> 17.46), none across the band. Where it misses:
 as above, TTFT far below the measured under load, and TPOT above it on Blackwell FP4 (B200 /
-GB200 / GB300 FP4 medians 1.35-1.40) where Hopper FP8 holds (1.04-1.10)."""
+GB200 / GB300 FP4 medians 1.35-1.40) where Hopper FP8 holds (1.04-1.10).
+
+
+Shaped since (trtgap54, dc15ac9; SHAPED_BY): the generation server's polled transfer
+(kvplan.engines.trtllm.disagg_flow (b)): a request is taken in at a decode step boundary, its
+transfer started there, and seen done at a later boundary; an idle server waits for the
+transfer. About one decode step more on the H200 rows (c36 76.7 -> 89.4 ms, c72 78.5 -> 94.2,
+c144 82.9 -> 103.7, c288 84.9 -> 113.2, 8,192 c48 cfg347 408.9 -> 425.9; c28 cfg297 388.7
+unchanged: its arrivals fall just before a boundary), the c1 B200 row 106.6 -> 98.9 (prefill
+86.1 + the 12.8 ms transfer the idle server waits for, not two empty 10.3 ms steps): TTFT
+still 0 of 10, median 0.28. Read and ruled out in the same pass (trtgap54's report): the
+context server does not hold a seat or wait for the send (a context-only request leaves
+active_requests for ctx_in_transmission_requests after its step; the send is checked
+non-blocking); Dynamo's frontend routes round-robin by default (--router-mode), measured
+beside it in the simulation, not used: the closed loop at the rows' equal prompt and output
+lengths keeps it balanced (ISL 1,024 rows within 0.2 ms of the least-loaded pick; ISL 8,192
+lower, cfg301 c48 1,145.1 -> 1,035.4 ms, cfg347 408.9 -> 391.4, cfg305 c160 1,475.0 ->
+1,465.1): no part of the gap."""
 
 from __future__ import annotations
 
@@ -53,6 +70,22 @@ from tests.benches.disagg_rows import (
 
 COHORT = BACKEND_COHORTS["trtllm"]
 LATER = "trtdep54"
+# Since the first evaluation (trtgap54; tests/benches/fitted_rows.py SHAPED_BY), and that
+# evaluation's figures (trtdis54, b3e22112, the rules frozen at f9d32f28), kept beside them.
+SHAPED_TEXT = (
+    "Shaped since (trtgap54, dc15ac9): the generation server's polled transfer "
+    "(kvplan.engines.trtllm.disagg_flow (b): a request taken in at a decode step boundary, its "
+    "transfer started there and seen done at a later boundary, an idle server waiting for it), "
+    "read after the first evaluation of the trtdis54 rows, which all shaped it; the trtdep54 "
+    "rows were not read when it was written (held out for it). The figures above are with it.",
+    "",
+    "The trtdis54 rows' first (blind) evaluation, before it: both 0 of 10 (0%); TTFT alone 0 of "
+    "10 (0%); TPOT alone 9 of 10 (90%); median ratio TTFT 0.28, TPOT 1.07 (dsr1 b200 fp8 TTFT "
+    "0.28, TPOT 1.41; dsr1 h200 fp8 TTFT 0.28, TPOT 1.05).",
+    "",
+    "The trtdep54 rows' first (blind) evaluation, before it: both 1 of 113; TTFT alone 6 of 113; "
+    "TPOT alone 63 of 113; median ratio TTFT 0.18, TPOT 1.27.",
+    "")
 
 
 def _share(rows: list[Replay], test: Callable[[Replay], bool]) -> str:
@@ -106,7 +139,7 @@ def _split(done: list[Replay]) -> list[str]:
     out = [f"Of these, {len(first)} first replayed at trtdis54 and {len(later)} at {LATER} "
            "(an attention-DP role: kvplan sized the MoE all-to-all workspace from then, "
            "kvplan.engines.trtllm.moe_alltoall; rule frozen at 70b6de89, rows replayed once "
-           "after, their first evaluation, blind):", ""]
+           "after: blind; each cohort's first evaluation is below):", ""]
     for name, rows in ((f"trtdis54 ({len(first)})", first), (f"{LATER} ({len(later)})", later)):
         out.append(f"- {name}: both {_share(rows, lambda r: r.inside)}; TTFT "
                    f"{_share(rows, _inside(0))}; TPOT {_share(rows, _inside(1))}; "
@@ -141,8 +174,9 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
            "steps past that boundary) and seats it under its max_batch_size (the row's decode "
            "batch size) and its pool's I + O reservation. The image's TensorRT-LLM release "
            "from aiconfigurator's dynamo matrix (disagg_rows.DYNAMO_TRTLLM). The rule and the "
-           "choice of rows were committed before any row was replayed; this is the first "
-           f"evaluation. Replayed {len(done)}; the rest counted with why (below).", "",
+           "choice of rows were committed before any row was replayed; the first "
+           f"evaluation's figures follow the current ones. Replayed {len(done)}; the rest "
+           "counted with why (below).", "",
            f"Inside [{BAND[0]}, {BAND[1]}] on both TTFT and TPOT: "
            f"{_share(done, lambda r: r.inside)}; TTFT alone {_share(done, _inside(0))}; TPOT "
            f"alone {_share(done, _inside(1))}; {_medians(done)}.", ""]
@@ -154,7 +188,7 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
     out += ["", *_split(done)]
-    out += ["", "| not replayed: why | rows |", "|---|---|"]
+    out += ["", *SHAPED_TEXT, "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", "| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "
             "ratio TTFT / TPOT | |", "|---|---|---|---|---|---|"]

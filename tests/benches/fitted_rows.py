@@ -300,6 +300,17 @@ _ACCELMARK_BLIND2 = tuple(
     for suite in ("A", "C-bf16", "D", "F"))
 
 
+# The 10 prospective TensorRT-LLM rows (tests/benches/disagg_trtllm.py, cohort trtdis54) whose
+# first (blind) evaluation was read before trtgap54's polled transfer was written.
+_AIC_PROSPECTIVE_TRTDIS54 = tuple(f"aiconfigurator {run}" for run in (
+    "dsr1_b200_trtllm_fp8_disagg_8192x1024_c1_cfg662",
+    *(f"dsr1_h200_trtllm_fp8_disagg_1024x1024_c{c}_cfg303" for c in (36, 72, 144, 288, 576)),
+    "dsr1_h200_trtllm_fp8_disagg_8192x1024_c160_cfg305",
+    "dsr1_h200_trtllm_fp8_disagg_8192x1024_c28_cfg297",
+    "dsr1_h200_trtllm_fp8_disagg_8192x1024_c48_cfg301",
+    "dsr1_h200_trtllm_fp8_disagg_8192x1024_c48_cfg347"))
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="297958c",
            rule="vLLM's FlashAttention 2 query tiles (SM 8.x / 12.x, 16-bit cache): a decode "
@@ -638,6 +649,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "2.27 vs 1.50, 128/4 2.88 vs 2.22; dsa53 alone: 1.60 / 1.63 / 1.65 / 1.14)",
            rows=tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
                "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))),
+    Shaped(commit="dc15ac9",
+           rule="TensorRT-LLM's generation server polls the KV transfer "
+                "(kvplan.engines.trtllm.disagg_flow (b), Handover.transfer_polled): a request "
+                "is taken in at a decode step boundary, its transfer started there "
+                "(py_executor.py _prepare_disagg_gen_init -> request_and_receive_async) and "
+                "seen done at a later boundary (_check_disagg_gen_transfer_status, "
+                "non-blocking), an idle server blocking for it; read after these rows' first "
+                "(blind) evaluation left TTFT 0 of 10 inside (median ratio 0.28); about one "
+                "decode step, the median unchanged",
+           rows=_AIC_PROSPECTIVE_TRTDIS54),
 )
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew

@@ -42,6 +42,12 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
 - Decode worker: `ranks` ranks in lockstep; each holds at most `decode_max_seqs` running
   requests (more wait, ready, for a seat); a step takes `decode_step_s(batch)` at the largest
   rank's batch, and each running request gains one token.
+- Polled transfer (`transfer_polled`, e.g. TensorRT-LLM's generation server:
+  kvplan.engines.trtllm.disagg_flow, (b)): the decode worker takes a handed-over request in at
+  its first step boundary at or after the handover, its transfer starting there, and sees it
+  done at a later boundary (at or after start + transfer), where the request joins. A worker
+  with nothing running waits for the transfer instead of stepping, the request joining as it
+  ends.
 
 Measured: TTFT (sent -> first token) and TPOT ((last - first) / (O - 1)) averaged over the
 requests of every round but each user's first (the start-up burst) and last (the drain), as a
@@ -86,6 +92,7 @@ class DisaggSimInputs:
     prefill_random_rank: bool = False
     decode_admission: DecodeAdmission | None = None  # module docstring
     prefill_input_budget: int | None = None  # per rank and step (module docstring); None: none
+    transfer_polled: bool = False  # module docstring
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +115,7 @@ class _Req:
     join_step: int = 0  # the decode step it joined the running batch at
     rank: int = -1  # decode rank
     ready_s: float = 0.0
+    join_from: float = 0.0  # the decode step it may join from (`transfer_polled`)
     end_step: int = 0
     first_s: float = -1.0
     last_s: float = -1.0
@@ -275,6 +283,8 @@ class _Run:
         else:
             rank = req.rank
         req.rank, req.ready_s = rank, t + self.inp.transfer_s
+        if self.inp.transfer_polled:  # taken in (and its transfer started) at a boundary
+            req.ready_s = req.join_from = math.inf
         if self.inp.first_token_steps is None:
             req.first_s = req.ready_s
         w = rank // self.inp.decode_ranks
@@ -289,7 +299,8 @@ class _Run:
         keep: list[_Req] = []
         step = self.d_step[w]
         for req in self.d_wait[w]:
-            if req.ready_s <= t and self.d_running[req.rank] < inp.decode_max_seqs:
+            if (req.ready_s <= t and req.join_from <= step
+                    and self.d_running[req.rank] < inp.decode_max_seqs):
                 self.d_running[req.rank] += 1
                 joined.append(req)
                 if self.admission is not None:
@@ -300,13 +311,20 @@ class _Run:
             else:
                 keep.append(req)
         self.d_wait[w] = keep
+        if inp.transfer_polled:  # module docstring: taken in here, seen done from the next step
+            for req in keep:
+                if req.join_from == math.inf:
+                    req.join_from, req.ready_s = step + 1, t + inp.transfer_s
         lo = w * inp.decode_ranks
         batch = max(self.d_running[lo:lo + inp.decode_ranks])
         if batch == 0 and not keep:
             self.d_busy[w] = False
             return
         self.d_busy[w] = True
-        dur = self.d_cost(max(1, batch))
+        if batch == 0 and inp.transfer_polled:  # nothing runs: it waits for the first transfer
+            dur = max(0.0, min(req.ready_s for req in keep) - t)
+        else:
+            dur = self.d_cost(max(1, batch))
         fts = inp.first_token_steps
         # Steps the request is in the batch for: to its first token, then O - 1 more tokens.
         # (0: the first token at the boundary it joins, that step making the second:

@@ -26,7 +26,7 @@ kvplan's TensorRT-LLM sizing before this runs (TrtllmRules.refuse_unmodelled).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvplan._util.errors import InputError
@@ -41,7 +41,11 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
-from kvplan.engines.trtllm.disagg_flow import FIRST_TOKEN_STEPS, context_scheduler
+from kvplan.engines.trtllm.disagg_flow import (
+    FIRST_TOKEN_STEPS,
+    TRANSFER_POLLED,
+    context_scheduler,
+)
 from kvplan.kv.kinds import CacheKind, LayerCaches, MLACache, SlidingWindowCache
 from kvplan.model.spec import ModelSpec
 
@@ -119,10 +123,11 @@ class TrtllmTransceiver:
 
         notes = (f"TensorRT-LLM cache transceiver ({self.backend}): the context ranks send "
                  f"{input_len:,} prompt tokens' blocks of {block_size}.",)
-        return assemble(connector=self.name, version=version, input_len=input_len,
-                        tokens=input_len, block_size=block_size, decode_stages=decode_stages,
-                        d_tp=d_tp, p_tp=p_tp, units=units, sources=sources, notes=notes,
-                        first_token_steps=FIRST_TOKEN_STEPS)
+        handover = assemble(connector=self.name, version=version, input_len=input_len,
+                            tokens=input_len, block_size=block_size,
+                            decode_stages=decode_stages, d_tp=d_tp, p_tp=p_tp, units=units,
+                            sources=sources, notes=notes, first_token_steps=FIRST_TOKEN_STEPS)
+        return replace(handover, transfer_polled=TRANSFER_POLLED)  # disagg_flow, (b)
 
 
 def trtllm_connector(name: str | None) -> TrtllmTransceiver:

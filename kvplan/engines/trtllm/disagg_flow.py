@@ -24,6 +24,24 @@ defaults (tensorrt_llm/llmapi/llm_args.py).
   forward, which makes the second token. So the first token comes at the generation
   server's first step boundary at or after the KV is there: `FIRST_TOKEN_STEPS` 0 (the
   request decodes from that step: O - 1 steps to its last token).
+  When the KV is there is polled (trtgap54, issue 29; the 1.1 / 1.2 line's py_executor.py
+  as GitHub stores it, with ctx_in_transmission_requests a dict and batch_wait_timeout_iters,
+  the nearest to 1.2.0rc6.post1 found): a new generation-only request enters at a step
+  boundary (`_prepare_and_schedule_batch` -> `_fetch_and_activate_new_requests`), the
+  capacity scheduler fits it (`fitting_disagg_gen_init_requests`) and
+  `_prepare_disagg_gen_init` allocates its blocks and starts the transfer there
+  (`_recv_disagg_gen_cache` -> `request_and_receive_async`); its completion is checked at the
+  start of each later iteration (`_check_disagg_gen_transfer_status` before `_schedule`,
+  at_least_num 0 while any active request is not in transmission: non-blocking), so the
+  request joins at the first boundary after the one that took it in, at or after start +
+  transfer: `TRANSFER_POLLED` (the simulation's `transfer_polled`, about one decode step
+  more than a transfer counted from the handover). With nothing else active the check blocks
+  (`_recv_disagg_gen_cache`: `block_transfer`, at_least_num 1) and the request is scheduled
+  as the transfer ends. The context server does not wait for the send: after its step a
+  context-only request's response goes out (`_handle_responses`), it leaves
+  active_requests for ctx_in_transmission_requests (its blocks held, its seat and sequence
+  slot freed: `_send_disagg_ctx_cache`), and the send is checked non-blocking
+  (`check_context_transfer_status(0)`); it blocks (at least one) only when no request fits.
 - The generation server's admission (c): a transferred request enters as
   DISAGG_GENERATION_INIT; the capacity scheduler (GUARANTEED_NO_EVICT) admits it only with
   the KV for its whole prompt + max_tokens and a seat under max_batch_size, then the
@@ -51,6 +69,9 @@ from kvplan.engines.trtllm.budget import TRTLLM_MAX_NUM_TOKENS
 
 # py_executor.py `_handle_first_token_response` before the forward (module docstring, (b)).
 FIRST_TOKEN_STEPS = 0.0
+# py_executor.py `_prepare_disagg_gen_init` / `_check_disagg_gen_transfer_status` (module
+# docstring, (b)): the transfer starts at a boundary and is seen done at a later one.
+TRANSFER_POLLED = True
 # llm_args.py BaseLlmArgs: max_batch_size default 2048, enable_chunked_prefill False;
 # max_num_tokens 8192 (kvplan.engines.trtllm.budget TRTLLM_MAX_NUM_TOKENS).
 MAX_BATCH_SIZE = 2048
