@@ -3,9 +3,10 @@
 Follows the 1.2 line as GitHub stores it (the defaults of tensorrt_llm/llmapi/llm_args.py; the
 executor's SimpleScheduler = a capacity scheduler, then a micro-batch scheduler, each step,
 tensorrt_llm/_torch/pyexecutor/scheduler.py `SimpleScheduler.schedule_request`; the C++ rules
-it binds, cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp, microBatchScheduler.cpp,
-scheduledBlocksManager.cpp, kvCacheManager.cpp; scheduler.py's Python port of both,
-PyCapacityScheduler / PyMicroBatchScheduler at 034fffb0, says the same), over kvplan's
+it binds, cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp (read at 02a10fed),
+microBatchScheduler.cpp (0a949d31), scheduledBlocksManager.cpp (ca64fd93), kvCacheManager.cpp;
+scheduler.py's Python port of both, PyCapacityScheduler / PyMicroBatchScheduler at 034fffb0,
+says the same; the overlap loop, py_executor.py `_executor_loop_overlap`), over kvplan's
 TensorRT-LLM pool (one pool of `tokens_per_block` blocks, kvplan.engines.trtllm.budget; no
 null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
 
