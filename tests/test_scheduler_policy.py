@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from kvplan._util.errors import UnmodelledError
 from kvplan.engines.base import Engine, Scheduler
 from kvplan.hardware.gpus import get_gpu
 
@@ -17,7 +14,7 @@ from kvplan.hardware.gpus import get_gpu
 def test_each_engine_names_its_scheduler() -> None:
     assert Engine.vllm.rules.scheduler is Scheduler.mixed_token_budget
     assert Engine.sglang.rules.scheduler is Scheduler.prefill_first
-    assert Engine.trtllm.rules.scheduler is None
+    assert Engine.trtllm.rules.scheduler is Scheduler.capacity_micro_batch
     # The names the JSON and docs used stay (a str Enum).
     assert Scheduler.prefill_first == "prefill-first"
 
@@ -32,8 +29,9 @@ def test_prefill_step_defaults() -> None:
     # no cap on prompts per step but the KV.
     assert Engine.sglang.rules.prefill_step_defaults(h100, None) == (8192, 1 << 30)
     assert Engine.sglang.rules.prefill_step_defaults(b200, None) == (16384, 1 << 30)
-    with pytest.raises(UnmodelledError, match="TensorRT-LLM's scheduler is not modelled"):
-        Engine.trtllm.rules.prefill_step_defaults(h100, None)
+    # TensorRT-LLM llm_args.py: max_num_tokens 8192, max_batch_size 2048, whatever the GPU.
+    assert Engine.trtllm.rules.prefill_step_defaults(h100, None) == (8192, 2048)
+    assert Engine.trtllm.rules.prefill_step_defaults(b200, "1.2.0") == (8192, 2048)
 
 
 def test_no_call_site_compares_scheduler_names() -> None:

@@ -217,8 +217,9 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
     states them."""
     rules = req.engine.rules
     conn = rules.kv_connector(req.connector)
-    context = None if rules.scheduler is not None else conn.context_scheduler(
-        req.engine_version)
+    # The context server's own limits where the connector reads them (TensorRT-LLM's), else
+    # the engine's scheduler's.
+    context = conn.context_scheduler(req.engine_version)
     if rules.scheduler is None and context is None:
         return None
     p_lay = prefill.layout

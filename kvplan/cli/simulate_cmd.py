@@ -31,6 +31,7 @@ from kvplan.cli.vocab import (
     CONTEXT_FLAGS,
     ENGINE_AUTO,
     SGLANG_PANEL,
+    TRTLLM_PANEL,
     kv_dtype_or_auto_option,
     tokens_option,
     tokens_or_off_option,
@@ -71,8 +72,8 @@ def simulate_cmd(
         "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel)."
     )] = 1,
     engine: Annotated[Engine, typer.Option(
-        "--engine", help="Whose scheduler to simulate: vLLM's V1 or SGLang's (TensorRT-LLM's "
-                         "is not modelled).")] = DEFAULT_ENGINE,
+        "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
+                         "TensorRT-LLM's PyTorch executor (1.2 - 1.3).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
     cpu_amx: CpuAmxOpt = None,
@@ -92,16 +93,18 @@ def simulate_cmd(
     max_num_seqs: Annotated[int | None, typer.Option(
         "--max-num-seqs", min=1,
         help="Running requests at most (vLLM --max-num-seqs, default 1024 or 256 by GPU; "
-             "SGLang --max-running-requests, default by its pool).")] = None,
+             "SGLang --max-running-requests, default by its pool; TensorRT-LLM "
+             "max_batch_size, default 2048).")] = None,
     max_num_batched_tokens: Annotated[int | None, typer.Option(
         "--max-num-batched-tokens", min=1, parser=tokens_option, metavar="TOKENS",
-        help="Token budget per step (default: vLLM's for the GPU, 8192 or 2048).")] = None,
+        help="Token budget per step (default: vLLM's for the GPU, 8192 or 2048; "
+             "TensorRT-LLM's max_num_tokens 8192).")] = None,
     prefix_caching: PrefixCachingOpt = None,
     async_scheduling: Annotated[bool | None, typer.Option(
         "--async-scheduling/--no-async-scheduling",
         help="vLLM's async scheduling (default: the version's; on from 0.14) or SGLang's "
-             "overlap scheduler (default on): a request arriving during a step waits one more "
-             "step.")] = None,
+             "or TensorRT-LLM's overlap scheduler (default on): a request arriving during a "
+             "step waits one more step.")] = None,
     frontend: Annotated[bool, typer.Option(
         "--frontend",
         help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
@@ -124,6 +127,16 @@ def simulate_cmd(
         "--chunked-prefill-size", parser=tokens_or_off_option, metavar="TOKENS",
         rich_help_panel=SGLANG_PANEL,
         help="SGLang --chunked-prefill-size (default: its for the GPU; -1: off).")] = None,
+    capacity_scheduler_policy: Annotated[str, typer.Option(
+        "--capacity-scheduler-policy", metavar="guaranteed_no_evict|max_utilization",
+        rich_help_panel=TRTLLM_PANEL,
+        help="TensorRT-LLM's capacity_scheduler_policy (default guaranteed_no_evict: a request "
+             "starts only with the blocks of its prompt + max tokens free).")
+    ] = "guaranteed_no_evict",
+    enable_chunked_prefill: Annotated[bool, typer.Option(
+        "--enable-chunked-prefill", rich_help_panel=TRTLLM_PANEL,
+        help="TensorRT-LLM's enable_chunked_prefill (default off: a prompt runs whole, at "
+             "most max_num_tokens).")] = False,
     max_mamba_cache_size: MaxMambaCacheSizeOpt = None,
     mamba_full_memory_ratio: MambaFullMemoryRatioOpt = None,
     swa_full_tokens_ratio: SwaFullTokensRatioOpt = None,
@@ -189,19 +202,18 @@ def simulate_cmd(
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
 ) -> None:
-    """Serve a stream of requests in a simulation of vLLM V1's scheduler (token budget,
-    chunked prefill, FCFS, preemption, prefix caching; or SGLang's: prefill first,
-    new-token-ratio admission, retraction, radix cache) over the KV pool `estimate` computes,
-    each step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
-    preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
-    swa_tokens, swa_window, swa_usage (mean, max) for the sliding-window pool (gpt-oss,
-    Llama-4; split by --swa-full-tokens-ratio, or none with --disable-hybrid-swa-memory),
-    and swa_tombstoned_tokens where its radix cache's hits are simulated (0.5.8 - 0.5.11);
-    mamba_slots, mamba_slots_used (mean, max: held by running requests) for the mamba pool,
-    and mamba_states_evicted where its radix cache's hits are simulated (0.5.7 - 0.5.12)."""
+    """Serve a stream of requests in a simulation of the engine's scheduler (vLLM V1's,
+    SGLang's or TensorRT-LLM's PyTorch executor) over the KV pool `estimate` computes, each
+    step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
+    preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys
+    (examples/simulate.md): swa_tokens, swa_window, swa_usage, swa_tombstoned_tokens for the
+    sliding-window pool; mamba_slots, mamba_slots_used, mamba_states_evicted for the mamba
+    pool."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.run import setup, simulate
     from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim
+    from kvplan.analysis.simulate.trtllm_scheduler import POLICIES as TRTLLM_POLICIES
+    from kvplan.analysis.simulate.trtllm_scheduler import TrtllmOptionsSim
     from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
     from kvplan.present.simulate_view import simulate_view, timeline_csv, write_timeline_plot
 
@@ -256,8 +268,15 @@ def simulate_cmd(
             from kvplan._util.errors import unknown_choice
 
             raise unknown_choice("--schedule-policy", POLICIES, schedule_policy)
+        if capacity_scheduler_policy not in TRTLLM_POLICIES:
+            from kvplan._util.errors import unknown_choice
+
+            raise unknown_choice("--capacity-scheduler-policy", TRTLLM_POLICIES,
+                                 capacity_scheduler_policy)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
                            frontend=frontend,
+                           trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
+                                                   policy=capacity_scheduler_policy),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
                            sglang=SglangOptionsSim(

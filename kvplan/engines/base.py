@@ -80,6 +80,7 @@ class Scheduler(str, Enum):
     mixed_token_budget = "mixed-token-budget"
     # SGLang (python/sglang/srt/managers/scheduler.py): prefill batches before decode batches.
     prefill_first = "prefill-first"
+    capacity_micro_batch = "capacity-micro-batch"  # TensorRT-LLM: pyexecutor/scheduler.py
 
 
 @dataclass(frozen=True, kw_only=True)

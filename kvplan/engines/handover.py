@@ -164,9 +164,9 @@ class KvConnector(Protocol):
         after the handover (or it is not read)."""
 
     def context_scheduler(self, version: str | None) -> ContextScheduler | None:
-        """The context server's default step limits, where the engine's scheduler is not
-        simulated (`EngineRules.scheduler` None) but its disaggregated flow is read; None
-        where the engine's scheduler answers (`EngineRules.prefill_step_defaults`)."""
+        """The context server's default step limits, where the engine's disaggregated flow
+        is read for them (TensorRT-LLM's context server: its own flags); None where the
+        engine's scheduler answers (`EngineRules.prefill_step_defaults`)."""
 
 
 # One decode rank's share of one cache kind, by prefill rank: (source rank, bytes) pairs.

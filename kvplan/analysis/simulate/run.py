@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
 from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
@@ -25,10 +26,16 @@ from kvplan.analysis.simulate.sglang_scheduler import (
 )
 from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
+from kvplan.analysis.simulate.trtllm_scheduler import (
+    TrtllmOptionsSim,
+    TrtllmSchedule,
+    TrtllmSimulator,
+)
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.capacity.weights import routed_expert_bits
 from kvplan.engines.base import Scheduler
+from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.vllm.alloc import (
     VllmKVConfig,
     vllm_async_scheduling_default,
@@ -65,6 +72,7 @@ class SimSetup:
     cost: MixedStepCost
     dp: int
     sglang: SglangSchedule | None = None  # SGLang's scheduler (None: vLLM V1's)
+    trtllm: TrtllmSchedule | None = None  # TensorRT-LLM's scheduler (None: not it)
     sglang_pool: SglangTokenPoolSim | None = None  # SGLang's pool kind (hybrid pools' keys)
     swa: SwaSettings | None = None  # SGLang's sliding-window pool (None: none)
     pool_blocks: int = 0  # blocks of the simulated pool (0: the plan's)
@@ -106,8 +114,8 @@ def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
 def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           max_num_seqs: int | None = None, async_scheduling: bool | None = None,
           sglang: SglangOptionsSim | None = None, api_server: bool = True,
-          frontend: bool = False, moe_jit_compile_s: float | None = None
-          ) -> tuple[SimSetup, list[str]]:
+          frontend: bool = False, moe_jit_compile_s: float | None = None,
+          trtllm: TrtllmOptionsSim | None = None) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -117,7 +125,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     with its fitted constants (`kvplan simulate --frontend`; vLLM only:
     kvplan.engines.vllm.frontend.VLLM_API_SERVER_COST). `moe_jit_compile_s`: the seconds one
     Triton compile of vLLM's fused-MoE GEMM stalls a step (kvplan.analysis.simulate.moe_jit;
-    None: not simulated). Returns it and the notes to show."""
+    None: not simulated). `trtllm`: TensorRT-LLM's chunked prefill and capacity scheduler
+    policy (None: its defaults). Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -125,7 +134,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     rules = cap.engine.rules
     if rules.scheduler is None:
         raise InputError(f"simulate: {rules.display_name}'s scheduler is not modelled "
-                         "(--engine vllm or sglang)")
+                         "(--engine vllm, sglang or trtllm)")
     if cap.pp > 1:
         raise InputError("simulate: --pp > 1 is not simulated (pipeline micro-batches)")
     if cap.num_speculative_tokens:
@@ -133,9 +142,14 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if moe_jit_compile_s is not None and rules.scheduler is not Scheduler.mixed_token_budget:
         raise InputError("simulate --moe-jit-compile-ms: only vLLM's Triton fused MoE is "
                          "modelled (--engine vllm)")
+    if (trtllm is not None and trtllm != TrtllmOptionsSim()
+            and rules.scheduler is not Scheduler.capacity_micro_batch):
+        raise InputError("simulate --capacity-scheduler-policy / --enable-chunked-prefill: "
+                         "TensorRT-LLM's options (--engine trtllm)")
     sim, notes = _SETUPS[rules.scheduler](inputs.spec, inputs, dp=dp, max_num_seqs=max_num_seqs,
                                           async_scheduling=async_scheduling, sglang=sglang,
-                                          api_server=api_server, frontend=frontend)
+                                          api_server=api_server, frontend=frontend,
+                                          trtllm=trtllm)
     if moe_jit_compile_s is None:
         return sim, notes
     stall = _moe_jit(inputs, sim, moe_jit_compile_s)
@@ -173,7 +187,8 @@ def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitS
 
 def _vllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
                 async_scheduling: bool | None, sglang: SglangOptionsSim | None,
-                api_server: bool, frontend: bool) -> tuple[SimSetup, list[str]]:
+                api_server: bool, frontend: bool, trtllm: TrtllmOptionsSim | None = None
+                ) -> tuple[SimSetup, list[str]]:
     """vLLM V1's engine (kvplan.analysis.simulate.scheduler): its KV-cache groups and pool as
     `estimate` sizes them, its batch defaults, prefix caching and async scheduling by version,
     the API server's tokenizer batching. (`sglang`: SGLang's options, not read here.)"""
@@ -275,7 +290,8 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
 
 def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_seqs: int | None,
                   async_scheduling: bool | None, sglang: SglangOptionsSim | None,
-                  api_server: bool, frontend: bool) -> tuple[SimSetup, list[str]]:
+                  api_server: bool, frontend: bool, trtllm: TrtllmOptionsSim | None = None
+                  ) -> tuple[SimSetup, list[str]]:
     """SGLang's engine (kvplan.analysis.simulate.sglang_scheduler): its token pool as
     `estimate` sizes it (max_total_num_tokens in pages, one full-attention pool; a mamba
     pool's slots beside it cap the running requests, kvplan.analysis.simulate.sglang_pools),
@@ -338,8 +354,60 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                     swa=swa, pool_blocks=tokens // plan.block_size + 1), notes
 
 
+# The TensorRT-LLM releases whose PyTorch-backend scheduler and defaults were read
+# (kvplan.analysis.simulate.trtllm_scheduler): the 1.2 line, and 1.3's pre-releases.
+_TRTLLM_SCHEDULER_LINES = ((1, 2), (1, 4))
+
+
+def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
+                  max_num_seqs: int | None, async_scheduling: bool | None,
+                  sglang: SglangOptionsSim | None, api_server: bool, frontend: bool,
+                  trtllm: TrtllmOptionsSim | None = None) -> tuple[SimSetup, list[str]]:
+    """TensorRT-LLM's PyTorch executor (kvplan.analysis.simulate.trtllm_scheduler): its pool
+    as `estimate` sizes it (the plan's blocks; no null block), max_batch_size (`max_num_seqs`,
+    default 2048), max_num_tokens (the plan's max_num_batched_tokens, default 8192), block
+    reuse (on unless turned off), the overlap scheduler (`async_scheduling`; on unless turned
+    off), chunked prefill and the capacity policy (`trtllm`). (`api_server`, `sglang`: not
+    read.)"""
+    if frontend:
+        raise InputError("simulate --frontend: only vLLM's API server is modelled "
+                         "(--engine vllm)")
+    cap = inputs.capacity
+    assert cap is not None
+    lo, hi = _TRTLLM_SCHEDULER_LINES
+    if cap.engine_version is not None and not lo <= version_key(cap.engine_version) < hi:
+        raise InputError(f"simulate --engine trtllm: the PyTorch-backend scheduler is simulated "
+                         f"for TensorRT-LLM 1.2 - 1.3 (the line read); --engine-version "
+                         f"{cap.engine_version} is not")
+    opts = trtllm or TrtllmOptionsSim()
+    plan = plan_capacity(spec, cap)
+    if plan.max_concurrency < 1:
+        raise InputError(f"simulate: one request of --max-model-len {cap.context:,} tokens needs "
+                         f"{plan.blocks_per_request:,} blocks, the pool has {plan.num_blocks:,}")
+    batch = max_num_seqs or cap.max_num_seqs or MAX_BATCH_SIZE
+    tokens = cap.max_num_batched_tokens
+    overlap = True if async_scheduling is None else async_scheduling
+    caching = cap.prefix_caching is not False
+    sched = TrtllmSchedule(max_batch_size=batch, max_num_tokens=tokens,
+                           chunked_prefill=opts.chunked_prefill, policy=opts.policy)
+    notes = [f"scheduler: TensorRT-LLM 1.2 PyTorch executor (capacity {opts.policy.upper()}, "
+             f"max_batch_size {batch:,}, max_num_tokens {tokens:,}, chunked prefill "
+             f"{'on' if opts.chunked_prefill else 'off'}, block reuse "
+             f"{'on' if caching else 'off'}, overlap scheduler {'on' if overlap else 'off'}); "
+             f"pool: TensorRT-LLM {cap.engine.rules.reported_version(cap) or 'newest'} rules as "
+             f"`estimate` ({plan.num_blocks:,} blocks of {plan.block_size} tokens)"]
+    config = SchedulerConfig(max_num_seqs=batch, max_num_batched_tokens=tokens,
+                             max_model_len=cap.context, async_scheduling=overlap)
+    groups = (GroupRule(kind="full", block_size=plan.block_size),)
+    # CUDA graphs without padding (enable_padding False): the step is not padded (no sizes).
+    return SimSetup(plan=plan, groups=groups, scheduler=config, caching=caching,
+                    cost=_step_cost(spec, inputs, ()), dp=dp, trtllm=sched,
+                    pool_blocks=plan.num_blocks + 1), notes
+
+
 # Each engine's scheduler (EngineRules.scheduler) and the set-up that simulates it.
-_SETUPS = {Scheduler.mixed_token_budget: _vllm_setup, Scheduler.prefill_first: _sglang_setup}
+_SETUPS = {Scheduler.mixed_token_budget: _vllm_setup, Scheduler.prefill_first: _sglang_setup,
+           Scheduler.capacity_micro_batch: _trtllm_setup}
 
 
 def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) -> Simulator:
@@ -358,6 +426,8 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
         return SglangSimulator(pool, sim.scheduler, sim.cost, sim.sglang, timeline=timeline,
                                bulk_decode=bulk_decode, swa=swa, mamba=slots is not None,
                                mamba_tree=tree)
+    if sim.trtllm is not None:
+        return TrtllmSimulator(pool, sim.scheduler, sim.cost, sim.trtllm, timeline=timeline)
     return Simulator(pool, sim.scheduler, replica_cost(sim.cost, sim.moe_jit), timeline=timeline,
                      bulk_decode=bulk_decode)
 

@@ -16,6 +16,7 @@ from kvplan.engines.base import (
     LongContext,
     PlanFacts,
     PlanInputs,
+    Scheduler,
     StageFacts,
     StagePool,
     block_pool_kv_bytes,
@@ -34,6 +35,7 @@ from kvplan.engines.trtllm.budget import (
 )
 from kvplan.engines.trtllm.connectors import trtllm_connector
 from kvplan.engines.trtllm.context import OVERRIDE_ENV, trtllm_context_limit
+from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.trtllm.kv_dtype import (
     check_trtllm_float32,
     trtllm_auto_kv_dtype,
@@ -104,7 +106,9 @@ class TrtllmEngine:
     # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
-    scheduler = None  # its C++ batch manager is not simulated
+    # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
+    # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler, the 1.2 - 1.3 line).
+    scheduler = Scheduler.capacity_micro_batch
     # tensorrt_llm/_torch/pyexecutor/model_engine.py PyTorchModelEngine._init_max_seq_len: a
     # max_seq_len above the model's infer_max_seq_len is lowered to it with a warning
     # ("Specified self.max_seq_len=... is larger than what the model can support"; the executor
@@ -119,8 +123,9 @@ class TrtllmEngine:
 
     def prefill_step_defaults(self, gpu: GPU, version: str | None, *,
                               dp_attention: int = 1) -> tuple[int, int]:
-        raise UnmodelledError(f"{self.display_name}'s scheduler is not modelled (--engine vllm "
-                              "or sglang)")
+        """max_num_tokens (8192) and max_batch_size (2048), llm_args.py's defaults whatever the
+        GPU (kvplan.engines.trtllm.disagg_flow; prompts run whole: no chunked prefill)."""
+        return TRTLLM_MAX_NUM_TOKENS, MAX_BATCH_SIZE
 
     def options(self, inputs: PlanInputs) -> EngineOptions:
         return trtllm_options(inputs)

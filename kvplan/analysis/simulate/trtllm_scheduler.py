@@ -1,0 +1,265 @@
+"""A discrete-event simulation of TensorRT-LLM's PyTorch-backend scheduler (`--engine trtllm`).
+
+Follows the 1.2 line as GitHub stores it (the defaults of tensorrt_llm/llmapi/llm_args.py; the
+executor's SimpleScheduler = a capacity scheduler, then a micro-batch scheduler, each step,
+tensorrt_llm/_torch/pyexecutor/scheduler.py `SimpleScheduler.schedule_request`; the C++ rules
+it binds, cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp (read at 02a10fed),
+microBatchScheduler.cpp (0a949d31), scheduledBlocksManager.cpp (ca64fd93), kvCacheManager.cpp;
+scheduler.py's Python port of both, PyCapacityScheduler / PyMicroBatchScheduler at 034fffb0,
+says the same; the overlap loop, py_executor.py `_executor_loop_overlap`), over kvplan's
+TensorRT-LLM pool (one pool of `tokens_per_block` blocks, kvplan.engines.trtllm.budget; no
+null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
+
+1. The capacity scheduler, over the active requests in arrival order (a paused one keeps its
+   place), at most `max_batch_size` of them (max_num_sequences = max_batch_size x pp).
+   GUARANTEED_NO_EVICT (CapacitySchedulerPolicy default, llm_args SchedulerConfig;
+   `GuaranteedNoEvictScheduler::impl`): the pool's free blocks (a cached block with no user
+   counts free: NoEvictScheduledBlocksManager from getNumFreeBlocksPerWindowSize) less, for
+   every request in generation, its remaining blocks to completion
+   (KVCacheManager::getRemainingBlocksToCompletion: cdiv(prompt + max_new_tokens, block)
+   less the blocks it holds); then the other requests (a prompt mid-chunk, then the new ones)
+   in order, each taken while its remaining blocks to completion fit what is left, the first
+   that does not stopping the rest (FCFS). Nothing is ever evicted. A prefix hit is not
+   subtracted from the reservation (getRemainingBlocksToCompletion ignores reuse).
+   MAX_UTILIZATION (`MaxUtilizationScheduler::operator()`): each request in order takes the
+   blocks of its next step only (getNeededBlocksOneStep: a new prompt its prompt's blocks, a
+   generation request the block its next token opens); one that does not fit pauses the last
+   started request from the end of the list (its blocks freed, recomputed with its tokens so
+   far as a prompt when it is scheduled again) and is retried; with none left to pause, the
+   step stops there.
+2. The micro-batch scheduler (`MicroBatchScheduler::operator()`) over those, in the same order:
+   a generation request takes 1 token, a prompt without chunked prefill (enable_chunked_prefill
+   False by default) all its tokens (getNumTokens: the whole prompt, a prefix hit included),
+   the first that would pass `max_num_tokens` (8192) stopping the step; `max_batch_size`
+   requests at most. A prompt longer than max_num_tokens is rejected (TLLM_CHECK "The number of
+   context tokens exceeds the limit value": maxContextLength is max_num_tokens). With chunked
+   prefill the prompts are taken whole first, then, where they pass what the generation
+   requests left, chunked FIRST_COME_FIRST_SERVED (the PyTorch executor's policy, unit
+   tokens_per_block): each in order gets min(remaining, capacity left), cut down to a multiple
+   of the unit where cut.
+3. Block reuse (KvCacheConfig.enable_block_reuse, default True): a new prompt's hit is the
+   longest run of cached full blocks over its first prompt - 1 tokens (loadOrAllocateBlocks:
+   usableSize = input length - 1), kvplan.analysis.simulate.kv_pool's lookup, LRU eviction of
+   free cached blocks. Partial-block reuse (enable_partial_reuse) is not simulated: a hit
+   falls short of TensorRT-LLM's by less than one block.
+4. The overlap scheduler (on: disable_overlap_scheduler False) is SchedulerConfig.
+   async_scheduling (py_executor.py `_executor_loop_overlap` forms step k+1 while step k runs:
+   it sees the requests that arrived before step k began). A context step's requests decode
+   from the next step (`_update_request_states` right after the forward). Not simulated: the
+   step after a request's last token still carries it (its finish is read from the previous
+   batch), one token and its blocks for one step more.
+5. CUDA graphs (cuda_graph_config on, enable_padding False by default): a generation-only batch
+   is not padded to a captured size (the cost model's step time, no padding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan._util.errors import InputError
+from kvplan._util.units import cdiv
+from kvplan.analysis.simulate.kv_pool import KVPool
+from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest, Simulator, StepCost
+
+GUARANTEED_NO_EVICT = "guaranteed_no_evict"
+MAX_UTILIZATION = "max_utilization"
+POLICIES = (GUARANTEED_NO_EVICT, MAX_UTILIZATION)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrtllmSchedule:
+    """TensorRT-LLM's scheduler settings (llm_args.py)."""
+
+    max_batch_size: int  # requests a step (and requests scheduled), default 2048
+    max_num_tokens: int  # tokens a step, default 8192
+    chunked_prefill: bool = False  # enable_chunked_prefill
+    policy: str = GUARANTEED_NO_EVICT  # scheduler_config.capacity_scheduler_policy
+
+
+class TrtllmSimulator(Simulator):
+    """One TensorRT-LLM executor (a DP replica): the module docstring's rules."""
+
+    def __init__(self, pool: KVPool, config: SchedulerConfig, step_cost: StepCost,
+                 schedule: TrtllmSchedule, *, timeline: bool = False) -> None:
+        super().__init__(pool, config, step_cost, timeline=timeline, bulk_decode=False)
+        if schedule.policy not in POLICIES:
+            raise ValueError(f"unknown capacity scheduler policy {schedule.policy!r}")
+        self.schedule_cfg = schedule
+
+    def _batch_ok(self) -> bool:
+        return False
+
+    # -- the capacity scheduler ---------------------------------------------------------
+
+    @staticmethod
+    def _generating(req: SimRequest) -> bool:
+        return req.num_output >= 1 and req.num_computed == req.num_tokens - 1
+
+    def _remaining_to_completion(self, req: SimRequest) -> int:
+        """getRemainingBlocksToCompletion: the blocks of prompt + max new tokens less held."""
+        bs = self.pool.groups[0].block_size
+        return cdiv(req.prompt_len + req.output_len, bs) - req.alloc[0]
+
+    def _active(self) -> list[SimRequest]:
+        """The active requests in arrival order (a paused request keeps its place)."""
+        active = [*self.running, *self.waiting]
+        if self.state.preemptions:
+            active.sort(key=lambda r: r.rid)
+        return active
+
+    def _no_evict(self, active: list[SimRequest]) -> list[SimRequest]:
+        cap = self.schedule_cfg.max_batch_size
+        available = self.pool.num_free
+        fitting: list[SimRequest] = []
+        pending: list[SimRequest] = []
+        for req in active:
+            if len(fitting) >= cap:
+                break
+            if self._generating(req):
+                fitting.append(req)
+                available -= self._remaining_to_completion(req)
+            else:
+                pending.append(req)
+        for req in pending:
+            if len(fitting) >= cap:
+                break
+            need = self._remaining_to_completion(req)
+            if need > available:
+                break
+            fitting.append(req)
+            available -= need
+        fitting.sort(key=lambda r: r.rid)
+        return fitting
+
+    def _one_step_blocks(self, req: SimRequest) -> int:
+        """getNeededBlocksOneStep: a new prompt's blocks, or the block its next token opens
+        (a prompt mid-chunk: the blocks its next chunk opens, kvplan allocating by chunk)."""
+        bs = self.pool.groups[0].block_size
+        if self._generating(req):
+            return cdiv(req.num_computed + 1, bs) - req.alloc[0]
+        return max(cdiv(req.num_tokens, bs) - req.alloc[0], 0)
+
+    def _max_utilization(self, active: list[SimRequest]) -> list[SimRequest]:
+        cap = self.schedule_cfg.max_batch_size
+        fitting: list[SimRequest] = []
+        scheduled_blocks = 0
+        end = len(active)
+        i = 0
+        while i < end:
+            req = active[i]
+            need = self._one_step_blocks(req)
+            if len(fitting) < cap and scheduled_blocks + need <= self.pool.num_free:
+                fitting.append(req)
+                scheduled_blocks += need
+                i += 1
+                continue
+            # Pause the last started request in active[i:end] (schedulingRemoveSequence).
+            j = end - 1
+            while j >= i and not active[j].admitted:
+                j -= 1
+            if j < i:
+                break
+            victim = active[j]
+            self.running.remove(victim)
+            self.pool.free(victim)
+            victim.num_computed = 0
+            victim.admitted = False
+            victim.preemptions += 1
+            self.state.preemptions += 1
+            self.waiting.appendleft(victim)
+            end = j
+        return fitting
+
+    # -- the micro-batch scheduler ------------------------------------------------------
+
+    def _micro_batch(self, fitting: list[SimRequest]) -> list[tuple[SimRequest, int]]:
+        cfg = self.schedule_cfg
+        budget = cfg.max_num_tokens
+        used = count = 0
+        picked: list[tuple[SimRequest, int]] = []
+        to_chunk: list[SimRequest] = []
+        chunk_tokens = 0
+        for req in fitting:
+            if self._generating(req):
+                if used + 1 > budget:
+                    break
+                picked.append((req, 1))
+                used += 1
+            elif not cfg.chunked_prefill:
+                tokens = req.num_tokens  # getNumTokens: the whole prompt
+                if tokens > budget:
+                    raise InputError(
+                        f"request {req.rid}: {tokens:,} prompt tokens exceed max_num_tokens "
+                        f"({budget:,}) without chunked prefill: TensorRT-LLM rejects it "
+                        "(raise --max-num-batched-tokens or --enable-chunked-prefill)")
+                if used + tokens > budget:
+                    break
+                picked.append((req, tokens))
+                used += tokens
+            else:
+                to_chunk.append(req)
+                chunk_tokens += req.num_tokens - req.num_computed
+            count += 1
+            if count >= cfg.max_batch_size:
+                break
+        if to_chunk:
+            capacity = budget - used
+            unit = self.pool.groups[0].block_size
+            fits = chunk_tokens <= capacity
+            for req in to_chunk:
+                left = req.num_tokens - req.num_computed
+                n = left if fits else min(left, capacity)
+                if n < left:
+                    n = n // unit * unit  # FIRST_COME_FIRST_SERVED: cut to the chunk unit
+                capacity -= n
+                if n > 0:
+                    picked.append((req, n))
+        return picked
+
+    # -- one step --------------------------------------------------------------------------
+
+    def schedule(self) -> list[tuple[SimRequest, int]]:
+        active = self._active()
+        fitting = (self._no_evict(active) if self.schedule_cfg.policy == GUARANTEED_NO_EVICT
+                   else self._max_utilization(active))
+        scheduled: list[tuple[SimRequest, int]] = []
+        pool, waiting = self.pool, self.waiting
+        started: set[int] = set()
+        for req, n in self._micro_batch(fitting):
+            if req.admitted:  # running: a seat held since its first step
+                if self._generating(req):
+                    ok = pool.allocate(req, 1)
+                else:
+                    n = min(n, req.num_tokens - req.num_computed)
+                    ok = pool.allocate(req, n)
+                if not ok:  # the reservation holds under GUARANTEED_NO_EVICT
+                    break
+                scheduled.append((req, n))
+                continue
+            # A new (or paused) prompt: its prefix hit, then its blocks (addSequence).
+            hit = pool.find_hit(req)
+            hit_tokens = pool.hit_tokens(hit)
+            n = min(n, req.num_tokens - hit_tokens)
+            if n <= 0 or not pool.allocate(req, n, hit=hit):
+                break
+            if pool.caching and req.preemptions == 0:
+                self.state.prefix_queries += req.num_tokens
+                self.state.prefix_hits += hit_tokens
+            req.num_computed = hit_tokens
+            req.admitted = True
+            self.running.append(req)
+            started.add(req.rid)
+            scheduled.append((req, n))
+        if started:
+            self.waiting = type(waiting)(r for r in waiting if r.rid not in started)
+            self.running.sort(key=lambda r: r.rid)
+        return scheduled
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrtllmOptionsSim:
+    """What a user sets of TensorRT-LLM's scheduler (`kvplan simulate --engine trtllm`):
+    enable_chunked_prefill and scheduler_config.capacity_scheduler_policy (llm_args.py)."""
+
+    chunked_prefill: bool = False
+    policy: str = GUARANTEED_NO_EVICT
