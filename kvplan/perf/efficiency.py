@@ -162,6 +162,7 @@ from kvplan.engines.attention_kernel import (
 )
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 
@@ -220,6 +221,10 @@ class Efficiency:
     # How that launch time joins the step's GPU time (kvplan.perf.launch_model.LAUNCH_MODELS):
     # "sum", the fitted rule; the others are counterfactuals for tests/benches/launch_models.py.
     prefill_launch_model: str = "sum"
+    # The engine replays prefill steps from piecewise CUDA graphs (SGLang 0.5.10 on by default,
+    # kvplan.engines.sglang.prefill_graph): a step it captures launches only the ops
+    # kvplan.perf.op_counts.graph_prefill_ops counts. None: every prefill op is launched.
+    prefill_graph: PrefillGraph | None = None
     layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one

@@ -268,7 +268,8 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
     layout = Layout(tp=cap.tp, ep=cap.ep if cap.ep > 1 else 1)
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu),
-                                               version=cap.engine_version),
+                                               version=cap.engine_version,
+                                               prefill_graph=False if cap.dp_attention else None),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs, eager_prefill=True)
 
