@@ -92,3 +92,24 @@ def test_where_sglang_turns_it_off() -> None:
     assert not graph_prefill_applies(eff, v3, h200, Layout(tp=8), 2049)
     assert prefill_launch_ops(v3, h200, Layout(tp=8), 2049, eff) == eager_prefill_ops(
         v3, Layout(tp=8), platform="cuda", gpu=h200)
+
+
+def test_disaggregated_prefill_server_runs_eagerly() -> None:
+    # server_args.py:1113-1114 (0.5.10.post1): `disaggregation_mode != "null"` turns the graphs
+    # off, so a disaggregated role's prefill keeps every launch (kvplan.analysis.disagg marks
+    # its role requests `disaggregated`).
+    from dataclasses import replace
+
+    from kvplan.analysis.plan_search import _cost_setup, evaluate
+    from kvplan.analysis.plan_types import Layout as PlanLayout
+    from kvplan.analysis.plan_types import PlanRequest
+    from kvplan.engines.base import Engine
+
+    spec = load_spec("minimax-m2")
+    req = PlanRequest(concurrency=1, context=4096, gpu=GB300, engine=Engine("sglang"),
+                      engine_version="0.5.10")
+    cand = evaluate(spec, req, GB300, PlanLayout(tp=2), "bf16", None, 4096)
+    assert cand is not None
+    assert _cost_setup(spec, req, cand)[2].efficiency.prefill_graph is SGLANG_PIECEWISE_PREFILL
+    role = replace(req, disaggregated=True)
+    assert _cost_setup(spec, role, cand)[2].efficiency.prefill_graph is None
