@@ -113,3 +113,23 @@ def test_disaggregated_prefill_server_runs_eagerly() -> None:
     assert _cost_setup(spec, req, cand)[2].efficiency.prefill_graph is SGLANG_PIECEWISE_PREFILL
     role = replace(req, disaggregated=True)
     assert _cost_setup(spec, role, cand)[2].efficiency.prefill_graph is None
+
+
+
+def test_simulate_option() -> None:
+    # `simulate --engine sglang` (kvplan.analysis.simulate.run): 0.5.10's default, and SGLang's
+    # own flags either way (SglangOptionsSim.piecewise_cuda_graph; no CLI option: simulate's
+    # --help is at its 80 lines).
+    from kvplan.analysis.inputs import estimate_inputs
+    from kvplan.analysis.simulate.run import setup
+    from kvplan.analysis.simulate.sglang_scheduler import SglangOptionsSim
+    from kvplan.engines.base import Engine
+
+    spec = load_spec("minimax-m2")
+    for version, flag, on in (("0.5.10", None, True), ("0.5.10", False, False),
+                              ("0.5.8.post1", None, False), ("0.5.8.post1", True, True)):
+        inputs = estimate_inputs(spec, context=8192, gpu="GB300", tp=2,
+                                 engine=Engine("sglang"), engine_version=version)
+        sim, notes = setup(spec, inputs, sglang=SglangOptionsSim(piecewise_cuda_graph=flag))
+        assert (sim.cost.eff.prefill_graph is SGLANG_PIECEWISE_PREFILL) is on
+        assert any("piecewise CUDA graphs" in n for n in notes) is on
