@@ -133,3 +133,17 @@ def test_simulate_option() -> None:
         sim, notes = setup(spec, inputs, sglang=SglangOptionsSim(piecewise_cuda_graph=flag))
         assert (sim.cost.eff.prefill_graph is SGLANG_PIECEWISE_PREFILL) is on
         assert any("piecewise CUDA graphs" in n for n in notes) is on
+
+
+def test_sm100_trtllm_moe_turns_it_off() -> None:
+    # server_args.py (0.5.10.post1) sets --moe-runner-backend flashinfer_trtllm on SM 10.x for
+    # DeepSeek-V3 FP8 (:1614-1657) and Qwen3 MoE unquantized (:1952-1976), and that runner turns
+    # the graphs off (:2722-2731); on SM 9.0 it does not. MiniMax-M2 is on no such list.
+    eff = engine_efficiency("sglang", version="0.5.10")
+    b200, h200 = get_gpu("B200"), get_gpu("H200")
+    v3 = load_spec("tests/data/configs/deepseek-v3.json")  # DeepseekV3ForCausalLM, fp8
+    qwen = load_spec("tests/data/configs/qwen3-30b-a3b.json")  # Qwen3MoeForCausalLM, bf16
+    for spec in (v3, qwen):
+        assert not graph_prefill_applies(eff, spec, b200, Layout(tp=8), 1000)
+        assert graph_prefill_applies(eff, spec, h200, Layout(tp=8), 1000)
+    assert graph_prefill_applies(eff, load_spec("minimax-m2"), GB300, Layout(tp=2), 1000)

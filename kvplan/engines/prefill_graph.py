@@ -5,7 +5,11 @@ decides whether a step replays it; kvplan.perf.op_counts.graph_prefill_ops count
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from kvplan.hardware.gpus import GPU
+from kvplan.model.spec import ModelSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,3 +26,6 @@ class PrefillGraph:
     mla_max_tokens: int
     attention_split_ops: int  # ops launched per attention layer by the eager split op
     prepare_ops: int  # ops launched before the replay (the static input buffers' copies)
+    # The engine's own further rule: True where it turns the graphs off for this model on this
+    # GPU (SGLang: a MoE runner it picks by default that the graphs do not take).
+    turned_off: Callable[[ModelSpec, GPU], bool] | None = None

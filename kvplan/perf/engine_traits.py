@@ -42,7 +42,8 @@ def graph_prefill_applies(eff: Efficiency, spec: ModelSpec, gpu: GPU, layout: La
                           tokens: int) -> bool:
     """Whether a prefill step of `tokens` tokens replays `eff`'s piecewise CUDA graphs
     (kvplan.engines.sglang.prefill_graph names the lines): on a CUDA GPU, without DP attention
-    or an expert-parallel all-to-all, for an architecture not turned off, not multimodal and
+    or an expert-parallel all-to-all, for an architecture not turned off (by name, or by the
+    engine's `turned_off` rule for the model on this GPU), not multimodal and
     with no recurrent layers (their split ops are not counted: the eager count stays), and for
     steps of at most `mla_max_tokens` tokens on an MLA model (others: any step, each at most
     the chunked prefill size the graphs are captured up to)."""
@@ -52,6 +53,8 @@ def graph_prefill_applies(eff: Efficiency, spec: ModelSpec, gpu: GPU, layout: La
     if graph.disabled_architectures.intersection(spec.architectures):
         return False
     if spec.vision is not None or spec.recurrent is not None:
+        return False
+    if graph.turned_off is not None and graph.turned_off(spec, gpu):
         return False
     mla = isinstance(spec.attention, LatentAttention)
     return 0 < tokens and (not mla or tokens <= graph.mla_max_tokens)

@@ -19,9 +19,9 @@ from the pip wheels (sglang==X, sglang/srt/):
   hierarchical cache, deterministic inference, PD disaggregation (`disaggregation_mode !=
   "null"`: a prefill server runs eagerly, and its decode CUDA graphs are turned off too,
   :3251-3254), symmetric memory, EPLB, context parallelism; and for the flashinfer_trtllm /
-  flashinfer_mxfp4 MoE runners (:2722-2731), which SGLang picks on SM 10.x for some
-  architectures (Kimi K2 int4, DeepSeek-V3 FP4, Llama 4, GLM-4.x MoE: :1633-1657, :1861,
-  :1971, :2022; not modelled: kvplan keeps the graph there).
+  flashinfer_mxfp4 MoE runners (:2722-2731, "bypassed topk is incompatible with
+  torch.compile"), which SGLang picks by default on SM 10.x (is_sm100_supported: capability
+  major 10, utils/common.py:259-262) with no MoE all-to-all (`_sm100_trtllm_moe`).
 - Captured steps: up to `piecewise_cuda_graph_max_tokens`, by default the chunked prefill size,
   or 2,048 with an MLA backend (server_args.py:1254-1261); a step is padded to the next
   captured size (model_executor/piecewise_cuda_graph_runner.py:752-759 `replay`) and runs
@@ -46,10 +46,50 @@ from the pip wheels (sglang==X, sglang/srt/):
 from __future__ import annotations
 
 from kvplan.engines.prefill_graph import PrefillGraph
+from kvplan.engines.sglang.quant_methods import sglang_method
+from kvplan.hardware.gpus import GPU
+from kvplan.model.spec import ModelSpec
+
+# Where SGLang 0.5.10.post1 sets --moe-runner-backend flashinfer_trtllm by default on SM 10.x
+# (server_args.py `_handle_model_specific_adjustments`), by config.json architecture: the
+# quantizations (SGLang's name for the checkpoint's method, None: unquantized) it does so for.
+# DeepSeek-V3 family (:1507-1512, :1614-1657): fp8, modelopt_fp8, modelopt_fp4, modelopt_mixed,
+# and an unquantized DeepseekV3ForCausalLM checkpoint is taken as fp8 (:1634-1638; the Kimi
+# K2 / K2.5 thinking int4 checkpoints it also picks it for are not told apart here); Llama 4
+# (:1859-1864): fp8, modelopt_fp8; Qwen3 MoE / Qwen3.5 (:1952-1976): fp8, modelopt_fp4 or
+# none; GLM-4.5 / 4.6 MoE (:2007-2024): modelopt_fp4.
+_DEEPSEEK_QUANT = frozenset({"fp8", "modelopt_fp8", "modelopt_fp4", "modelopt_mixed"})
+_SM100_TRTLLM_MOE: dict[str, frozenset[str | None]] = {
+    "DeepseekV3ForCausalLM": _DEEPSEEK_QUANT | {None},
+    **dict.fromkeys(("KimiK25ForConditionalGeneration", "MistralLarge3ForCausalLM",
+                     "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM"),
+                    _DEEPSEEK_QUANT),
+    "Llama4ForConditionalGeneration": frozenset({"fp8", "modelopt_fp8"}),
+    **dict.fromkeys(("Qwen3MoeForCausalLM", "Qwen3VLMoeForConditionalGeneration",
+                     "Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+                     "Qwen3_5ForConditionalGeneration"),
+                    frozenset({"fp8", "modelopt_fp4", None})),
+    "Glm4MoeForCausalLM": frozenset({"modelopt_fp4"}),
+}
+
+
+def _sm100_trtllm_moe(spec: ModelSpec, gpu: GPU) -> bool:
+    """Whether SGLang runs `spec`'s MoE with flashinfer_trtllm by default on `gpu` (SM 10.x),
+    which turns the piecewise prefill graphs off (server_args.py:2722-2731, 0.5.10.post1). The
+    architecture is config.json's first (`hf_config.architectures[0]`)."""
+    cap = gpu.compute_capability
+    if cap is None or cap[0] != 10 or spec.moe is None or not spec.architectures:
+        return False
+    quants = _SM100_TRTLLM_MOE.get(spec.architectures[0])
+    if quants is None:
+        return False
+    qc = spec.quantization_config
+    return (sglang_method(qc) if qc else None) in quants
+
 
 SGLANG_PIECEWISE_PREFILL = PrefillGraph(
     since="0.5.4", default_since="0.5.10",
     disabled_architectures=frozenset({
         "DeepseekV32ForCausalLM", "Qwen3NextForCausalLM", "GlmMoeDsaForCausalLM",
         "BailingMoeV2_5ForCausalLM", "LLaDAModelLM"}),
-    mla_max_tokens=2048, attention_split_ops=3, prepare_ops=6)
+    mla_max_tokens=2048, attention_split_ops=3, prepare_ops=6, turned_off=_sm100_trtllm_moe)
