@@ -43,10 +43,10 @@ def graph_prefill_applies(eff: Efficiency, spec: ModelSpec, gpu: GPU, layout: La
     """Whether a prefill step of `tokens` tokens replays `eff`'s piecewise CUDA graphs
     (kvplan.engines.sglang.prefill_graph names the lines): on a CUDA GPU, without DP attention
     or an expert-parallel all-to-all, for an architecture not turned off (by name, or by the
-    engine's `turned_off` rule for the model on this GPU), not multimodal and
-    with no recurrent layers (their split ops are not counted: the eager count stays), and for
-    steps of at most `mla_max_tokens` tokens on an MLA model (others: any step, each at most
-    the chunked prefill size the graphs are captured up to)."""
+    engine's `turned_off` rule for the model on this GPU), not multimodal and with no
+    recurrent layers (their split ops are not counted: the eager count stays), and for steps
+    of 1 to `mla_max_tokens` tokens on an MLA model (others: any step of at least one token,
+    each at most the chunked prefill size the graphs are captured up to)."""
     graph = eff.prefill_graph
     if graph is None or gpu.platform != "cuda" or layout.dp_attention or layout.ep > 1:
         return False
