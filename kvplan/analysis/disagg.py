@@ -138,7 +138,8 @@ def _role_request(req: DisaggRequest, concurrency: int) -> PlanRequest:
                        gpus_per_node=req.prefill.gpus_per_node, engine=req.engine,
                        engine_version=req.engine_version, kv_dtypes=(req.kv_dtype,),
                        mem_fraction=req.mem_fraction, model_ref=req.model_ref,
-                       max_num_batched_tokens=tokens, extra=extra, prices=dict(req.prices))
+                       max_num_batched_tokens=tokens, extra=extra, prices=dict(req.prices),
+                       disaggregated=True)
 
 
 def _candidate(spec: ModelSpec, req: DisaggRequest, role: str, layout: Layout) -> Candidate:

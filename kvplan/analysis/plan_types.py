@@ -93,6 +93,10 @@ class PlanRequest:
     # A context above the model's maximum is planned (the launch line then carries the engine's
     # override) rather than refused (kvplan.engines.context).
     allow_long_context: bool = False
+    # One role of a PD-disaggregated deployment (kvplan.analysis.disagg): SGLang runs such a
+    # prefill server without its piecewise prefill CUDA graphs (kvplan.engines.sglang.
+    # prefill_graph, `disaggregation_mode != "null"`).
+    disaggregated: bool = False
 
     @property
     def gpu_list(self) -> tuple[GPU, ...]:

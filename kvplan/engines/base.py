@@ -22,6 +22,7 @@ from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -237,6 +238,7 @@ class CostTraits:
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
     moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
+    prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,8 +41,12 @@ Defaults and where they come from (all overridable with `Efficiency`):
   prefills' configuration). vLLM replays
   batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512):
   vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs
-  its compiled engine: `Efficiency(prefill_launch_s=0)`
-  (kvplan.perf.engine_traits.engine_efficiency). vLLM's longer prefills run its torch.compile'd
+  its compiled engine: `Efficiency(prefill_launch_s=0)`. From SGLang 0.5.10 on, prefill steps
+  replay piecewise CUDA graphs by default (server_args.py:637 `disable_piecewise_cuda_graph =
+  False`; kvplan.engines.sglang.prefill_graph, `Efficiency.prefill_graph`): a captured step
+  pays the same 70 us only for the ops launched outside its graphs
+  (kvplan.perf.op_counts.graph_prefill_ops); the fit's rows ran earlier releases (both set
+  by kvplan.perf.engine_traits.engine_efficiency). vLLM's longer prefills run its torch.compile'd
   code outside graphs, with fused ops; no measurement here times their launches, so they get
   none.
 - layer overhead 35 us per decoder layer per step: FITTED, not read from a kernel table. It is
@@ -162,6 +166,7 @@ from kvplan.engines.attention_kernel import (
 )
 from kvplan.engines.base import AllReduceNormFusion
 from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 
@@ -220,6 +225,10 @@ class Efficiency:
     # How that launch time joins the step's GPU time (kvplan.perf.launch_model.LAUNCH_MODELS):
     # "sum", the fitted rule; the others are counterfactuals for tests/benches/launch_models.py.
     prefill_launch_model: str = "sum"
+    # The engine replays prefill steps from piecewise CUDA graphs (SGLang 0.5.10 on by default,
+    # kvplan.engines.sglang.prefill_graph): a step it captures launches only the ops
+    # kvplan.perf.op_counts.graph_prefill_ops counts. None: every prefill op is launched.
+    prefill_graph: PrefillGraph | None = None
     layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one

@@ -10,9 +10,11 @@ from dataclasses import replace
 from kvplan._util.versions import version_key
 from kvplan.engines.base import AllReduceNormFusion, Engine
 from kvplan.hardware.gpus import GPU
+from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.layout import Layout
+from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops
 
 
 def fusion_applies(fusion: AllReduceNormFusion, spec: ModelSpec, gpu: GPU, layout: Layout,
@@ -36,8 +38,43 @@ def fuses_allreduce_norm(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int,
     return fusion is not None and fusion_applies(fusion, spec, gpu, layout, tokens)
 
 
+def graph_prefill_applies(eff: Efficiency, spec: ModelSpec, gpu: GPU, layout: Layout,
+                          tokens: int) -> bool:
+    """Whether a prefill step of `tokens` tokens replays `eff`'s piecewise CUDA graphs
+    (kvplan.engines.sglang.prefill_graph names the lines): on a CUDA GPU, without DP attention
+    or an expert-parallel all-to-all, for an architecture not turned off (by name, or by the
+    engine's `turned_off` rule for the model on this GPU), not multimodal and with no
+    recurrent layers (their split ops are not counted: the eager count stays), and for steps
+    of 1 to `mla_max_tokens` tokens on an MLA model (others: any step of at least one token,
+    each at most the chunked prefill size the graphs are captured up to)."""
+    graph = eff.prefill_graph
+    if graph is None or gpu.platform != "cuda" or layout.dp_attention or layout.ep > 1:
+        return False
+    if graph.disabled_architectures.intersection(spec.architectures):
+        return False
+    if spec.vision is not None or spec.recurrent is not None:
+        return False
+    if graph.turned_off is not None and graph.turned_off(spec, gpu):
+        return False
+    mla = isinstance(spec.attention, LatentAttention)
+    return 0 < tokens and (not mla or tokens <= graph.mla_max_tokens)
+
+
+def prefill_launch_ops(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int, eff: Efficiency,
+                       quantization: str | None = None, *, fused_norms: bool = False) -> int:
+    """Ops a prefill step of `tokens` tokens launches from Python, each paying
+    `eff.prefill_launch_s`: a captured step's (`graph_prefill_applies`,
+    kvplan.perf.op_counts.graph_prefill_ops), else every op (eager_prefill_ops)."""
+    if graph_prefill_applies(eff, spec, gpu, layout, tokens):
+        assert eff.prefill_graph is not None
+        return graph_prefill_ops(spec, layout, eff.prefill_graph)
+    return eager_prefill_ops(spec, layout, quantization, platform=gpu.platform,
+                             fused_norms=fused_norms, gpu=gpu)
+
+
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
-                      enforce_eager: bool = False, version: str | None = None) -> Efficiency:
+                      enforce_eager: bool = False, version: str | None = None,
+                      prefill_graph: bool | None = None) -> Efficiency:
     """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
     all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
     from Python, outside CUDA graphs (SGLang), pay `prefill_launch_s` per launched prefill op
@@ -49,7 +86,12 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     applies; the ops are counted from SGLang's model code (kvplan.perf.op_counts), which stands
     in for the other engine's. `version`: the engine release (None: the newest), which picks
     the attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention,
-    each from its `since` release on)."""
+    each from its `since` release on). `prefill_graph`: whether the engine's piecewise prefill
+    CUDA graphs (CostTraits.prefill_graph) are on: None, the release's default -- on from its
+    `default_since` release, and off where no release is named, as the launch time's fit rows
+    name none (PREFILL_LAUNCH_FIT); True, turned on (SGLang's --enable-piecewise-cuda-graph,
+    from `since`); False, off (a disaggregated prefill server, DP attention, its
+    --disable-piecewise-cuda-graph)."""
     rules = Engine(engine).rules
     traits = rules.cost_traits
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
@@ -62,4 +104,13 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                       if version_key(version) >= version_key(k.since)),
                   dp_attention_weights=rules.dp_attention_weights())
     eager = traits.eager_prefill or enforce_eager
-    return eff if eager else replace(eff, prefill_launch_s=0.0)
+    if not eager:
+        return replace(eff, prefill_launch_s=0.0)
+    graph = traits.prefill_graph
+    if graph is None or enforce_eager or prefill_graph is False:
+        return eff
+    if prefill_graph is None:
+        on = version is not None and version_key(version) >= version_key(graph.default_since)
+    else:
+        on = version_key(version) >= version_key(graph.since)
+    return replace(eff, prefill_graph=graph) if on else eff

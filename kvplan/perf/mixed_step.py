@@ -41,10 +41,12 @@ launched from Python (SGLang 0.5.6 / 0.5.9: model_executor/cuda_graph_runner.py:
 captures decode batches only; server_args.py:508 / 604 `enable_piecewise_cuda_graph = False`),
 so such a step adds the launch time `roofline.step_time` charges a prefill step
 (`prefill_launch`: kvplan.perf.op_counts.eager_prefill_ops x `eff.prefill_launch_s`, once per
-step however many prompts it holds; the overlap scheduler hides no part of it in the
-simulator). The engine's efficiency says what it pays (kvplan.perf.engine_traits.
-engine_efficiency: 0 for vLLM and TensorRT-LLM). Off by default (callers outside the
-simulator's set-up, kvplan.analysis.simulate.run, build it without the flag).
+step however many prompts it holds; from SGLang 0.5.10 a step it replays from piecewise CUDA
+graphs launches only graph_prefill_ops, kvplan.perf.engine_traits.prefill_launch_ops; the
+overlap scheduler hides no part of it in the simulator). The engine's efficiency says what it
+pays (kvplan.perf.engine_traits.engine_efficiency: 0 for vLLM and TensorRT-LLM). Off by
+default (callers outside the simulator's set-up, kvplan.analysis.simulate.run, build it without
+the flag).
 
 Not modelled: vLLM's async scheduling (the CPU's
 scheduling overlapped with the GPU step); MLA's prefill tokens are charged the decode
@@ -69,10 +71,13 @@ from kvplan.perf.attention_kernel import (
     varlen_kernel,
 )
 from kvplan.perf.efficiency import Efficiency, device_efficiency
-from kvplan.perf.engine_traits import fuses_allreduce_norm
+from kvplan.perf.engine_traits import (
+    fuses_allreduce_norm,
+    graph_prefill_applies,
+    prefill_launch_ops,
+)
 from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
 from kvplan.perf.layout import ONE_GPU, Layout
-from kvplan.perf.op_counts import eager_prefill_ops
 from kvplan.perf.roofline import step_time
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
@@ -106,7 +111,7 @@ class MixedStepCost:
         self.spec, self.gpu, self.layout = spec, gpu, layout
         self.quantization = quantization
         self.eager_prefill = eager_prefill
-        self._launch: dict[bool, float] = {}
+        self._launch: dict[tuple[bool, bool], float] = {}
         self._spill: dict[int, float] = {}
         self.eff = eff if eff is not None else device_efficiency(gpu)
         self._common = {"kv_dtype": kv_dtype, "layout": layout, "eff": self.eff,
@@ -221,7 +226,8 @@ class MixedStepCost:
     def launch_seconds(self, tokens: int) -> float:
         """The launch time of an eager prefill step of `tokens` tokens (module docstring): what
         `roofline.step_time` adds as `prefill_launch` (its op count depends on the tokens only
-        through the fused all-reduce + RMSNorm); 0 unless `eager_prefill`."""
+        through the fused all-reduce + RMSNorm and the piecewise graphs' token limit); 0 unless
+        `eager_prefill`."""
         if not self.eager_prefill or not self.eff.prefill_launch_s:
             return 0.0
         if self.eff.prefill_launch_model != "sum":
@@ -233,11 +239,12 @@ class MixedStepCost:
                     phase="prefill", logits=1, **self._common).by_op["prefill_launch"]
             return spill
         fused = fuses_allreduce_norm(self.spec, self.gpu, self.layout, tokens, self.eff)
-        hit = self._launch.get(fused)
+        key = (fused, graph_prefill_applies(self.eff, self.spec, self.gpu, self.layout, tokens))
+        hit = self._launch.get(key)
         if hit is None:
-            hit = self._launch[fused] = eager_prefill_ops(
-                self.spec, self.layout, self.quantization, platform=self.gpu.platform,
-                fused_norms=fused, gpu=self.gpu) * self.eff.prefill_launch_s
+            hit = self._launch[key] = prefill_launch_ops(
+                self.spec, self.gpu, self.layout, tokens, self.eff, self.quantization,
+                fused_norms=fused) * self.eff.prefill_launch_s
         return hit
 
     def head_seconds(self, rows: int) -> float:

@@ -8,6 +8,7 @@ ModelSpec field (kvplan.sources.features names the code behind each)."""
 from __future__ import annotations
 
 from kvplan._util.dtypes import GemmMath
+from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.recurrent import RecurrentSpec
@@ -351,3 +352,16 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
             total -= sum(absorbed_norms(spec, i, 0))
     head = 3 + (2 if att_tp > 1 else 0)
     return total + head
+
+
+def graph_prefill_ops(spec: ModelSpec, layout: Layout, graph: PrefillGraph) -> int:
+    """Ops a prefill step of `spec` launches from Python on one rank of `layout` when it
+    replays `graph`'s piecewise CUDA graphs (kvplan.engines.sglang.prefill_graph reads them):
+    the static buffers' copies (`prepare_ops`), per attention layer its eager split op
+    (`attention_split_ops`: KV write, attention, the copy into the graph's buffer) and one graph
+    launch, one more graph launch for the last piece, then the lm_head (+ its all-gather under
+    TP) outside the graph."""
+    check_layout(spec, layout)
+    attention = sum(map(spec.has_attention, range(spec.num_hidden_layers)))
+    head = 1 + (1 if layout.attention_tp > 1 else 0)
+    return graph.prepare_ops + attention * (graph.attention_split_ops + 1) + 1 + head

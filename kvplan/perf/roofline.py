@@ -159,7 +159,7 @@ from kvplan.perf.attention_kernel import (
     varlen_kernel,
 )
 from kvplan.perf.efficiency import Efficiency, device_efficiency
-from kvplan.perf.engine_traits import fuses_allreduce_norm
+from kvplan.perf.engine_traits import fuses_allreduce_norm, prefill_launch_ops
 from kvplan.perf.flops import (
     MLAForm,
     attended_tokens,
@@ -183,7 +183,6 @@ from kvplan.perf.op_counts import (
     MOE_EXTRA_KERNELS,
     RECURRENT_KERNELS,
     absorbed_norms,
-    eager_prefill_ops,
     fused_shared_expert,
     output_gate_ops,
     recurrent_mixer_ops,
@@ -562,12 +561,13 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         _logits_gather(s, spec, link(layout, gpu, layout.world), ranks=layout.world,
                        rows=rows * head_gather, act_bytes=act_bytes)
     if phase == "prefill" and eff.prefill_launch_s and layers is None:
-        # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring).
+        # Launched eagerly (SGLang): the CPU time of every op, added to the GPU time (docstring);
+        # a step replayed from piecewise CUDA graphs launches fewer (prefill_launch_ops).
         # (The KV-dtype kernel's casts are launched too, per attention layer.)
         # (Efficiency.prefill_launch_model: the counterfactual models, kvplan.perf.launch_model.)
         casts = len(in_kv.casts) * sum(map(spec.has_attention, chosen)) if in_kv else 0
-        ops = eager_prefill_ops(spec, layout, quantization, platform=gpu.platform,
-                                fused_norms=fused, gpu=gpu) + casts
+        ops = prefill_launch_ops(spec, gpu, layout, tokens, eff, quantization,
+                                 fused_norms=fused) + casts
         s.fixed("prefill_launch", launch_spill_s(s.events, ops, eff.prefill_launch_s,
                                                  eff.prefill_launch_model))
     return s.result()

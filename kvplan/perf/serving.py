@@ -18,7 +18,7 @@ from kvplan.engines.sglang.options import (
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
-from kvplan.perf.engine_traits import fuses_allreduce_norm
+from kvplan.perf.engine_traits import fuses_allreduce_norm, prefill_launch_ops
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.op_counts import eager_prefill_ops
 
@@ -122,6 +122,7 @@ def prefill_launch_ms(spec: ModelSpec, layout: Layout = ONE_GPU,
     (`gpu` None: no fused all-reduce + norm)."""
     fused = gpu is not None and fuses_allreduce_norm(spec, gpu, layout, tokens, eff)
     if gpu is not None:
-        platform = gpu.platform
+        return prefill_launch_ops(spec, gpu, layout, tokens, eff, quantization,
+                                  fused_norms=fused) * eff.prefill_launch_s * 1e3
     return (eager_prefill_ops(spec, layout, quantization, platform=platform, fused_norms=fused,
                               gpu=gpu) * eff.prefill_launch_s * 1e3)

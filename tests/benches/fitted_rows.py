@@ -659,6 +659,18 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "(blind) evaluation left TTFT 0 of 10 inside (median ratio 0.28); about one "
                 "decode step, the median unchanged",
            rows=_AIC_PROSPECTIVE_TRTDIS54),
+    Shaped(commit="36468964",
+           rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
+                "(server_args.py:637 disable_piecewise_cuda_graph = False; "
+                "kvplan.engines.sglang.prefill_graph): a captured step pays the launch time "
+                "only for the ops outside the graphs (MiniMax-M2 TP 2: 257, not 1,617; the "
+                "70 us constant unchanged, nothing fitted), read after prospective54's "
+                "MiniMax-M2.7 TTFT came out 141.4 against 50.3 ms at concurrency 1. After it: "
+                "conc. 1 TTFT 46.23 ms (-8.1 %), TPOT 9.01 (unmoved); conc. 100 TPOT 49.48 -> "
+                "35.41 ms (measured 35.75), mean TTFT 227.18 -> 99.81 ms (measured 247.94), "
+                "median 171.28 -> 76.08 ms (measured 92.05)",
+           rows=tuple(f"sgl-cookbook MiniMax-M2.7 GB300 TP2 random 1000/1000 conc {c}"
+                      for c in (1, 100))),
 )
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew

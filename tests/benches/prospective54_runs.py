@@ -8,8 +8,10 @@ SGLang runs at the lengths bench_serving's seed-1 draw sends).
 
 The runs, their settings, what each source does not state (and the replay assumes) and their
 measured figures are in tests/data/sim_to_real/prospective54.json, committed (711edce1, branch
-prosp54) before any of them was simulated, on 093b8416. No rule or constant was changed after
-seeing them. The set is short of the issue's 8-20 runs from 3 publishers: 5 runs, 2 publishers
+prosp54) before any of them was simulated, on 093b8416. No constant was changed after seeing
+them; one rule was written after reading them (`SHAPED`: SGLang's piecewise prefill CUDA graphs,
+36468964), so the two MiniMax-M2.7 runs are no test of it (tests/benches/fitted_rows.py
+SHAPED_BY). The set is short of the issue's 8-20 runs from 3 publishers: 5 runs, 2 publishers
 (CloudRift, two repositories; one new SGLang cookbook contributor); the sources read and left
 out are in its "skipped".
 
@@ -65,6 +67,34 @@ FINDING = (
     "(see 'Left out' below: most public runs serve quantized checkpoints whose configs are "
     "not in the stores, run speculative decoding, or print no TPOT).")
 
+# Read after FINDING (36468964, tests/benches/fitted_rows.py SHAPED_BY): the rule the MiniMax-M2.7
+# TTFT led to, with the figures before and after it.
+SHAPED = (
+    "Shaped by these runs after the evaluation above (tests/benches/fitted_rows.py SHAPED_BY): "
+    "SGLang 0.5.10 turned piecewise CUDA graphs for prefill on by default "
+    "(server_args.py:637, `disable_piecewise_cuda_graph: bool = False`), so a captured "
+    "prefill step launches only what runs outside its graphs (kvplan.engines.sglang."
+    "prefill_graph: MiniMax-M2 on a TP-2 rank 257 ops, not 1,617, at the unchanged 70 us). "
+    "MiniMax-M2.7 at concurrency 1: TTFT 141.43 -> 46.23 ms (measured 50.28, +181 % -> "
+    "-8.1 %); at 100: TPOT 49.48 -> 35.41 ms (measured 35.75, +38.4 % -> -1.0 %), mean TTFT "
+    "227.18 -> 99.81 ms (measured 247.94, -8.4 % -> -59.7 %), median 171.28 -> 76.08 ms "
+    "(measured 92.05). Both runs are no test of the rule; the figures in the tables above are "
+    "after it.")
+
+# Read after FINDING (36468964, tests/benches/fitted_rows.py SHAPED_BY): the rule the MiniMax-M2.7
+# TTFT led to, with the figures before and after it.
+SHAPED = (
+    "Shaped by these runs after the evaluation above (tests/benches/fitted_rows.py SHAPED_BY): "
+    "SGLang 0.5.10 turned piecewise CUDA graphs for prefill on by default "
+    "(server_args.py:637, `disable_piecewise_cuda_graph: bool = False`), so a captured "
+    "prefill step launches only what runs outside its graphs (kvplan.engines.sglang."
+    "prefill_graph: MiniMax-M2 on a TP-2 rank 257 ops, not 1,617, at the unchanged 70 us). "
+    "MiniMax-M2.7 at concurrency 1: TTFT 141.43 -> 46.23 ms (measured 50.28, +181 % -> "
+    "-8.1 %); at 100: TPOT 49.48 -> 35.41 ms (measured 35.75, +38.4 % -> -1.0 %), mean TTFT "
+    "227.18 -> 99.81 ms (measured 247.94, -8.4 % -> -59.7 %), median 171.28 -> 76.08 ms "
+    "(measured 92.05). Both runs are no test of the rule; the figures in the tables above are "
+    "after it.")
+
 
 @functools.cache
 def results() -> tuple[Result, ...]:
@@ -102,6 +132,8 @@ def print_section() -> None:
     print_run_table(part)
     if FINDING:
         print(f"\n{FINDING}")
+    print(f"\n{SHAPED}")
+    print(f"\n{SHAPED}")
     print_sources(doc, "prospective54.json")
 
 

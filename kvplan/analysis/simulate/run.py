@@ -269,8 +269,8 @@ def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: boo
                 "end and shared-prefix junctions)" if on else "")
 
 
-def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
-               ) -> MixedStepCost:
+def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
+               prefill_graph: bool | None = None) -> MixedStepCost:
     """The cost model's step time for the engine `inputs` name (its traits, its GPU), a
     prefill step with its eager launch time where the engine pays one (SGLang:
     MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's and TensorRT-LLM's 0)."""
@@ -281,9 +281,12 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...]
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
     layout = Layout(tp=cap.tp, ep=cap.ep if cap.ep > 1 else 1)
+    # SGLang turns its piecewise prefill graphs off under DP attention and pipeline stages
+    # (kvplan.engines.sglang.prefill_graph); the layout here does not carry them.
+    graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu),
-                                               version=cap.engine_version),
+                                               version=cap.engine_version, prefill_graph=graph),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs, eager_prefill=True)
 
@@ -346,11 +349,16 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
              " rules as `estimate` "
              f"({pool.pool_text()}, max_running_requests {cap_running:,})"]
     notes += [cache_note] if cache_note else []
+    cost = _step_cost(spec, inputs, (), opts.piecewise_cuda_graph)
+    if cost.eff.prefill_graph is not None:
+        notes.append("prefill: piecewise CUDA graphs (on by default from SGLang "
+                     f"{cost.eff.prefill_graph.default_since}), each captured step launching "
+                     "only the ops outside them")
     sched = SchedulerConfig(max_num_seqs=cap_running, max_num_batched_tokens=chunk or tokens,
                             max_model_len=cap.context, async_scheduling=overlap)
     groups = (GroupRule(kind="full", block_size=plan.block_size),)
     return SimSetup(plan=plan, groups=groups, scheduler=sched, caching=caching,
-                    cost=_step_cost(spec, inputs, ()), dp=dp, sglang=sg, sglang_pool=pool,
+                    cost=cost, dp=dp, sglang=sg, sglang_pool=pool,
                     swa=swa, pool_blocks=tokens // plan.block_size + 1), notes
 
 

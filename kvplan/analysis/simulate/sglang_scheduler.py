@@ -69,11 +69,14 @@ class SglangSchedule:
 class SglangOptionsSim:
     """What a user sets of SGLang's scheduler (`kvplan simulate --engine sglang`):
     --chunked-prefill-size (None: SGLang's default for the GPU; <= 0: off),
-    --schedule-conservativeness, --schedule-policy."""
+    --schedule-conservativeness, --schedule-policy, and its piecewise prefill CUDA graphs
+    (--enable- / --disable-piecewise-cuda-graph; None: the release's default,
+    kvplan.engines.sglang.prefill_graph)."""
 
     chunked_prefill_size: int | None = None
     schedule_conservativeness: float = 1.0
     schedule_policy: str = "fcfs"
+    piecewise_cuda_graph: bool | None = None
 
 
 class SglangSimulator(Simulator):

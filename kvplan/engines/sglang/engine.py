@@ -46,6 +46,7 @@ from kvplan.engines.sglang.pools import (
     sglang_pool,
     sglang_state_dtypes,
 )
+from kvplan.engines.sglang.prefill_graph import SGLANG_PIECEWISE_PREFILL
 from kvplan.engines.sglang.quant_methods import check_sglang_quantization
 from kvplan.engines.vllm.alloc import vllm_batch_defaults
 from kvplan.model.attention import AttentionKind
@@ -113,7 +114,8 @@ class SglangEngine:
     # The default fraction depends on TP and memory (kvplan.engines.sglang.budget).
     launch = Launch(fractions=(None, 0.9), context_flag="context-length")
     # Prefill ops launched one by one from Python (model_executor/cuda_graph_runner.py captures
-    # decode batches only); the fused all-reduce + RMSNorm above. Without DeepEP
+    # decode batches only) before 0.5.10; from 0.5.10 on, piecewise CUDA graphs by default
+    # (kvplan.engines.sglang.prefill_graph); the fused all-reduce + RMSNorm above. Without DeepEP
     # (--moe-a2a-backend none, the default: server_args.py:472, 0.5.8.post1) an extend step's
     # MLP layers gather by all-reduce, with no all-to-all (kvplan.perf.roofline, `prefill_gather`);
     # a decode step's (CUDA graphs, MAX_LEN) by all-gather and reduce-scatter, no all-to-all
@@ -123,7 +125,8 @@ class SglangEngine:
     cost_traits = CostTraits(eager_prefill=True, prefill_mlp_all_reduce=True,
                              decode_mlp_gather=True,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
-                             kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION)
+                             kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
+                             prefill_graph=SGLANG_PIECEWISE_PREFILL)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
     # `_derive_context_length` from 0.5.3 (0.5.6 lines 286-315, 0.5.10 379-408): a
