@@ -7,7 +7,7 @@ plus the configs aiconfigurator bundles at the same commit: AGG_MODELS), GPU, TP
 and engine release, set up as `kvplan simulate` does (kvplan.analysis.simulate.run.setup, every
 engine flag at its default as kvplan reads it), fed a closed loop at the row's concurrency
 (`silicon_concurrency=N`) of requests at the row's fixed ISL / OSL: ROUNDS requests per user
-(3 where that passes MAX_REQUESTS), the first `concurrency` sent (each user's first: the
+(WORK_BOUND caps the rows replayed), the first `concurrency` sent (each user's first: the
 start-up burst) and the last `concurrency` sent (the drain) not measured; the mean TTFT (sent
 -> first token) and TPOT ((finish - first) / (O - 1)) of the rest, as disagg_sim measures a
 benchmark's steady state. Assumed, not stated by the rows: --max-model-len ISL + OSL + 1,500
@@ -51,8 +51,11 @@ ROOT = Path(__file__).resolve().parents[2]
 FILE = ROOT / "tests" / "data" / "sim_to_real" / "aiconfigurator_agg.csv.gz"
 CONFIGS = "tests/data/sim_to_real/aiconfig_configs"
 COHORT = "aggmeas54"  # the session that first replayed these rows
-ROUNDS = 4  # requests per user in the closed loop (disagg_sim's default)
-MAX_REQUESTS = 4096  # past this, 3 per user (one measured round)
+ROUNDS = 3  # requests per user in the closed loop: the second is measured
+# The bench's CPU bound: a row whose ROUNDS x concurrency x OSL decode tokens pass it is not
+# replayed (the simulator takes some 10-40 us of CPU a decode token; a hybrid pool, gpt-oss's,
+# the most); set before any row was replayed, from the rows' loads alone.
+WORK_BOUND = 1 << 19
 # The generator's max_seq_len pad (rule_plugin/vllm.rule at 095f58a5), as --max-model-len.
 CONTEXT_PAD = 1500
 
@@ -141,6 +144,10 @@ def why_not(row: dict[str, str]) -> str:
         return f"attention DP {dp} (EP {ep} across it): not simulated"
     if ep not in (1, tp):
         return f"EP {ep} with MoE TP {moe_tp} under TP {tp}: simulate takes EP 1 or the TP"
+    conc = stated_concurrency(row) or 0
+    if ROUNDS * conc * int(row["osl"]) > WORK_BOUND:
+        return (f"{ROUNDS} x concurrency x OSL over the bench's CPU bound ({WORK_BOUND:,} "
+                "decode tokens)")
     return ""
 
 
@@ -187,12 +194,11 @@ def replay(row: dict[str, str]) -> Replay:
     tp, _, _, ep = layout(row)
     version = release(row)
     assert version is not None
-    per_user = ROUNDS if ROUNDS * conc <= MAX_REQUESTS else 3
     try:
         sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
                      version, tp, ep, isl + osl + CONTEXT_PAD)
         result = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=isl, output_len=osl)
-                                for _ in range(per_user * conc)], concurrency=conc)
+                                for _ in range(ROUNDS * conc)], concurrency=conc)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses: {str(e).splitlines()[0]}")
     ttft, tpot, _ = steady(list(result.finished), conc)
@@ -278,8 +284,9 @@ def print_section() -> None:
           "tests/data/sim_to_real/aiconfigurator_agg.csv.gz, frozen with its selection rule "
           "(tests/data/sim_to_real/SOURCES.md) before kvplan was run on any of them), each "
           "replayed once by tests/benches/aiconfig_agg_runs.py in `kvplan simulate`'s machinery "
-          f"as a closed loop at the row's concurrency ({ROUNDS} requests per user, 3 past "
-          f"{MAX_REQUESTS:,} requests; each user's first and last not measured), every engine "
+          f"as a closed loop at the row's concurrency ({ROUNDS} requests per user; each user's "
+          f"first and last not measured; rows past {WORK_BOUND:,} decode tokens not replayed, "
+          "the bench's CPU bound), every engine "
           "flag at its default, --max-model-len ISL + OSL + 1,500 (aiconfigurator's generator). "
           f"Replayed: {len(done):,}, in {b.seconds:,.0f} s of one CPU core. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
