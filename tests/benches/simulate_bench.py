@@ -217,7 +217,8 @@ def main() -> None:
           "(a fourth, gpustack's H200 pages: prospective31's figures), prospective53b (a fifth, "
           "other publishers' `vllm bench serve` runs: the same figures), prospective54 (a "
           "sixth, other publishers' `vllm bench serve` and `sglang.bench_serving` runs: the "
-          "same figures), then the cost "
+          "same figures), aiconfigurator's measured aggregated rows (held out, frozen before "
+          "kvplan was run on them: TTFT and TPOT at a stated concurrency), then the cost "
           "bench's vLLM runs and "
           "its SGLang runs at a fixed concurrency (TPOT).\n")
     print("The API server's CPU stage, `kvplan simulate --frontend` (opt-in; "
