@@ -31,6 +31,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from tests.benches import (
     accelmark_runs,
+    aiconfig_agg_runs,
     prospective31_runs,
     prospective52_runs,
     prospective53_runs,
@@ -229,7 +230,8 @@ def main() -> None:
           "(a fourth, gpustack's H200 pages: prospective31's figures), prospective53b (a fifth, "
           "other publishers' `vllm bench serve` runs: the same figures), prospective54 (a "
           "sixth, other publishers' `vllm bench serve` and `sglang.bench_serving` runs: the "
-          "same figures), then the cost "
+          "same figures), aiconfigurator's measured aggregated rows (held out, frozen before "
+          "kvplan was run on them: TTFT and TPOT at a stated concurrency), then the cost "
           "bench's vLLM runs, "
           "its SGLang runs and its TensorRT-LLM run at a fixed concurrency (TPOT).\n")
     print("The API server's CPU stage, `kvplan simulate --frontend` (opt-in; "
@@ -256,6 +258,7 @@ def main() -> None:
     prospective53_runs.print_section()
     prospective53b_runs.print_section()
     prospective54_runs.print_section()
+    aiconfig_agg_runs.print_section()
     print("\n## The cost bench's vLLM serving runs (fixed concurrency)\n")
     print("Each run of the cost bench (tests/benches/cost_cases.py) that served "
           "vLLM to a client at a fixed concurrency with its request count published, replayed "

@@ -16,7 +16,12 @@ from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refu
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.moe_jit import MoeJitStall, replica_cost
-from kvplan.analysis.simulate.scheduler import SchedulerConfig, Simulator, StepRecord
+from kvplan.analysis.simulate.scheduler import (
+    SchedulerConfig,
+    SimRequest,
+    Simulator,
+    StepRecord,
+)
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import (
@@ -86,6 +91,9 @@ class SimResult:
     metrics: SimMetrics
     timeline: tuple[tuple[int, StepRecord], ...]  # (replica, step)
     notes: tuple[str, ...]
+    # Every finished request (sent_s, first_token_s, finish_s, lengths), over the replicas in
+    # replica order: for a caller's own statistics (a bench's steady state).
+    finished: tuple[SimRequest, ...] = ()
 
 
 def group_rules(config: VllmKVConfig) -> tuple[GroupRule, ...]:
@@ -481,4 +489,5 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
     m = metrics(states, slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms)
     m = _hybrid_pool_metrics(m, sims)
     rows = tuple((i, rec) for i, st in enumerate(states) for rec in (st.timeline or ()))
-    return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=())
+    return SimResult(setup=replace(sim), metrics=m, timeline=rows, notes=(),
+                     finished=tuple(r for st in states for r in st.finished))

@@ -1,0 +1,94 @@
+"""The frozen aggregated rows of aiconfigurator (tests/data/sim_to_real/aiconfigurator_agg.csv.gz,
+issue 30): complete by the selection rule of tests/data/sim_to_real/SOURCES.md, each either
+replayable or counted with why; the replay's steady state worked by hand (the full replay is
+tests.benches.aiconfig_agg_runs)."""
+
+from __future__ import annotations
+
+import collections
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from kvplan.sources.resolve import load_model
+from tests.benches import aiconfig_agg_runs, disagg_rows
+
+# aiconfigurator's silicon CSV header at 095f58a5 (both files share it).
+HEADER = ["id", "silicon_data_source", "backend", "backend_version", "model_path", "system",
+          "precision", "mode", "isl", "osl", "gemm_quant_mode", "moe_quant_mode", "batch_size",
+          "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
+          *(f"{role}_{field}" for role in ("prefill", "decode")
+            for field in ("batch_size", "num_workers", "tp_size", "pp_size",
+                          "attention_dp_size", "moe_tp_size", "moe_ep_size")),
+          "silicon_ttft_ms", "silicon_tpot_ms"]
+STATED = ("backend", "backend_version", "model_path", "system", "precision", "isl", "osl",
+          "tp_size", "pp_size")
+
+
+def test_frozen_file_is_complete() -> None:
+    rows = aiconfig_agg_runs.rows()
+    assert list(rows[0]) == HEADER
+    # 2,482 of the 3,619 agg rows: vLLM 986, SGLang 747, TensorRT-LLM 749 (SOURCES.md).
+    assert len(rows) == 2482
+    assert collections.Counter(r["backend"] for r in rows) == {
+        "vllm": 986, "sglang": 747, "trtllm": 749}
+    ids = [r["id"] for r in rows]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    for r in rows:
+        assert r["mode"] == "agg"
+        assert all(r[f].strip() for f in STATED), r["id"]
+        assert re.search(r"silicon_concurrency=\d+", r["silicon_data_source"]), r["id"]
+        assert float(r["silicon_ttft_ms"]) > 0 and float(r["silicon_tpot_ms"]) > 0
+        # No disaggregated field is set on an aggregated row.
+        assert not any(r[f] for f in HEADER if f.startswith(("prefill_", "decode_")))
+
+
+def test_no_row_is_a_disaggregated_bench_row() -> None:
+    agg = {r["id"] for r in aiconfig_agg_runs.rows()}
+    disagg = {r["id"] for r in (*disagg_rows.rows(), *disagg_rows.prospective_rows())}
+    assert not agg & disagg
+
+
+def test_every_row_is_replayable_or_says_why() -> None:
+    whys = collections.Counter(aiconfig_agg_runs.why_not(r) for r in aiconfig_agg_runs.rows())
+    # TensorRT-LLM's rows wait for its aggregated scheduler (the hook: EngineRules.scheduler).
+    assert whys["TensorRT-LLM: its aggregated scheduler is not simulated"] == 749
+    # Replayable: 706 (vLLM 540, SGLang 166); 118 more pass every kvplan check but the bench's
+    # CPU bound (3 x concurrency x OSL decode tokens over 2^19).
+    assert whys[""] == 706
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 118
+
+
+@pytest.mark.parametrize("key", sorted(set(aiconfig_agg_runs.AGG_MODELS)
+                                       - set(disagg_rows.MODELS)))
+def test_added_checkpoints_load(key: tuple[str, str]) -> None:
+    config, _, _ = aiconfig_agg_runs.AGG_MODELS[key]
+    spec, _ = load_model(str(aiconfig_agg_runs.ROOT / config))
+    assert spec.num_hidden_layers > 0
+
+
+def test_layout_reads_empty_as_one() -> None:
+    row = {"tp_size": "8", "attention_dp_size": "", "moe_tp_size": "0", "moe_ep_size": "8"}
+    assert aiconfig_agg_runs.layout(row) == (8, 1, 1, 8)
+
+
+def test_release() -> None:
+    for version, expected in (("0.19.0", "0.19.0"), ("0.5.10.post1", "0.5.10.post1"),
+                              ("1.2.0rc6.post3", "1.2.0rc6.post3"), ("nightly-dev", None),
+                              ("glm5-hopper", None), ("nightly-5b8c30d62b754b57", None)):
+        assert aiconfig_agg_runs.release({"backend_version": version}) == expected
+
+
+def test_steady_state_drops_each_users_first_and_last() -> None:
+    # Two users, three requests each (ROUNDS), sent at 0, 0 (the burst), 1, 1.5, then 2, 2.5
+    # (the drain): only the middle two are measured. TTFT 0.1 and 0.3 s -> 200 ms; TPOT over
+    # 11 output tokens: (1.1 - 0.1) / 10 = 0.1 s and (2.3 - 0.3) / 10 = 0.2 s -> 150 ms.
+    def req(rid: int, sent: float, first: float, finish: float) -> SimpleNamespace:
+        return SimpleNamespace(rid=rid, sent_s=sent, first_token_s=sent + first,
+                               finish_s=sent + finish, output_len=11)
+    done = [req(0, 0.0, 9.0, 9.0), req(1, 0.0, 9.0, 9.0), req(2, 1.0, 0.1, 1.1),
+            req(3, 1.5, 0.3, 2.3), req(4, 2.0, 9.0, 9.0), req(5, 2.5, 9.0, 9.0)]
+    ttft, tpot, n = aiconfig_agg_runs.steady(done, 2)
+    assert n == 2
+    assert ttft == pytest.approx(200.0) and tpot == pytest.approx(150.0)
