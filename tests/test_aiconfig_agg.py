@@ -52,12 +52,14 @@ def test_no_row_is_a_disaggregated_bench_row() -> None:
 
 def test_every_row_is_replayable_or_says_why() -> None:
     whys = collections.Counter(aiconfig_agg_runs.why_not(r) for r in aiconfig_agg_runs.rows())
-    # TensorRT-LLM's rows wait for its aggregated scheduler (the hook: EngineRules.scheduler).
-    assert whys["TensorRT-LLM: its aggregated scheduler is not simulated"] == 749
-    # Replayable: 706 (vLLM 540, SGLang 166); 118 more pass every kvplan check but the bench's
-    # CPU bound (3 x concurrency x OSL decode tokens over 2^19).
-    assert whys[""] == 706
-    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 118
+    # Replayable: 1,193 (vLLM 540, SGLang 166, and from the stop-54 merge, with `simulate
+    # --engine trtllm`, TensorRT-LLM 487, of which simulate refuses the 319 of releases outside
+    # its 1.2 - 1.3 line); 161 more pass every kvplan check but the bench's CPU bound (3 x
+    # concurrency x OSL decode tokens over 2^19): 118 vLLM / SGLang, 43 TensorRT-LLM.
+    assert whys[""] == 1193
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 161
+    trt = [r for r in aiconfig_agg_runs.rows() if r["backend"] == "trtllm"]
+    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487
 
 
 @pytest.mark.parametrize("key", sorted(set(aiconfig_agg_runs.AGG_MODELS)
