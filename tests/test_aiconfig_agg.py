@@ -117,3 +117,27 @@ def test_qwen35_fp8_config_is_the_bf16_one_plus_its_quantization() -> None:
     assert fp8 == bf16
     assert (qc["quant_method"], qc["weight_block_size"]) == ("fp8", [128, 128])
     assert len(qc["modules_to_not_convert"]) == 372
+
+
+def test_cohort_lines_split_the_new_checkpoints() -> None:
+    # One row of the first cohort and one of aggmore54's (a Kimi-K2.5 INT4 row), made-up
+    # predictions: TTFT ratio 1.0 and 2.0, TPOT 1.0 and 1.0.
+    rows = aiconfig_agg_runs.rows()
+    old = next(r for r in rows if r["model_path"] == "Qwen/Qwen3-32B")
+    new = next(r for r in rows if (r["model_path"], r["precision"]) == ("moonshotai/Kimi-K2.5",
+                                                                         "int4"))
+
+    def rep(row: dict[str, str], cohort: str, factor: float) -> disagg_rows.Replay:
+        ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+        return disagg_rows.Replay(id=disagg_rows.PREFIX + row["id"], label="", cohort=cohort,
+                                  measured_ttft_ms=ttft, measured_tpot_ms=tpot, concurrency=1,
+                                  input_len=1, output_len=2, ttft_ms=factor * ttft,
+                                  tpot_ms=tpot)
+    lines = aiconfig_agg_runs.cohort_lines([rep(old, "aggmeas54", 1.0),
+                                            rep(new, "aggmore54", 2.0)])
+    assert lines == [
+        "| cohort aggmeas54 | 1 | 1 | 1 | 1 | 1 | 0.0% | 0.0% | 1.00 | 1.00 |",
+        "| cohort aggmore54 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort aggmore54: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort aggmore54: moonshotai/Kimi-K2.5 int4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | "
+        "2.00 | 1.00 |"]

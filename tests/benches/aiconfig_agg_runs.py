@@ -365,6 +365,22 @@ TRTLLM_FINDING = (
     "48, both 6; median |TTFT err| 58.7 %, |TPOT err| 37.6 %; median ratios 0.42 / 1.38.")
 
 
+def cohort_lines(part: list[Replay]) -> list[str]:
+    """The table's lines by cohort (the session that first replayed the rows: COHORT, then
+    `COHORTS`'), each later cohort also by backend and by checkpoint."""
+    lines = [_line(f"cohort {c}", [r for r in part if r.cohort == c])
+             for c in (COHORT, *sorted(set(COHORTS.values())))]
+    for c in sorted(set(COHORTS.values())):
+        mine = [r for r in part if r.cohort == c]
+        for backend in sorted({row_of(r)["backend"] for r in mine}):
+            lines.append(_line(f"cohort {c}: backend {backend}",
+                               [r for r in mine if row_of(r)["backend"] == backend]))
+        for key in sorted({(row_of(r)["model_path"], row_of(r)["precision"]) for r in mine}):
+            lines.append(_line(f"cohort {c}: {key[0]} {key[1]}", [
+                r for r in mine if (row_of(r)["model_path"], row_of(r)["precision"]) == key]))
+    return lines
+
+
 def print_section() -> None:
     """The frozen aggregated rows as a Markdown section of examples/simulate-bench.md."""
     part = list(bench().replays)
@@ -398,6 +414,8 @@ def print_section() -> None:
     for field, name in (("backend", "backend"), ("system", "GPU"), ("model_path", "model")):
         for value in sorted({row_of(r)[field] for r in part}):
             print(_line(f"{name} {value}", [r for r in part if row_of(r)[field] == value]))
+    for line in cohort_lines(part):
+        print(line)
     print("\nNot replayed, and why:\n")
     print("| why | rows |")
     print("|---|---:|")
