@@ -6,6 +6,7 @@ tests.benches.aiconfig_agg_runs)."""
 from __future__ import annotations
 
 import collections
+import json
 import re
 from types import SimpleNamespace
 
@@ -52,14 +53,23 @@ def test_no_row_is_a_disaggregated_bench_row() -> None:
 
 def test_every_row_is_replayable_or_says_why() -> None:
     whys = collections.Counter(aiconfig_agg_runs.why_not(r) for r in aiconfig_agg_runs.rows())
-    # Replayable: 1,193 (vLLM 540, SGLang 166, and from the stop-54 merge, with `simulate
+    # Replayable: 1,513 (vLLM 687, SGLang 339, and from the stop-54 merge, with `simulate
     # --engine trtllm`, TensorRT-LLM 487, of which simulate refuses the 319 of releases outside
-    # its 1.2 - 1.3 line); 161 more pass every kvplan check but the bench's CPU bound (3 x
-    # concurrency x OSL decode tokens over 2^19): 118 vLLM / SGLang, 43 TensorRT-LLM.
-    assert whys[""] == 1193
-    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 161
-    trt = [r for r in aiconfig_agg_runs.rows() if r["backend"] == "trtllm"]
+    # its 1.2 - 1.3 line); 217 more pass every kvplan check but the bench's CPU bound (3 x
+    # concurrency x OSL decode tokens over 2^19): 174 vLLM / SGLang, 43 TensorRT-LLM.
+    # aggmore54's checkpoints (`COHORTS`) made 320 of the 1,513 replayable (Qwen3.5-397B FP8
+    # 161 and NVFP4 12 on SGLang, MiniMax-M2.5 NVFP4 69 and Kimi-K2.5 INT4 78 on vLLM) and 56
+    # of the 217 (31 / 13 / 12); 93 rows of 7 checkpoints stay unsized (NOT_SIZED says why).
+    assert whys[""] == 1513
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 217
+    assert sum(n for why, n in whys.items() if "not sized" in why) == 93
+    rows = aiconfig_agg_runs.rows()
+    trt = [r for r in rows if r["backend"] == "trtllm"]
     assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487
+    cohort = collections.Counter(
+        r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
+        and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS)
+    assert cohort == {"sglang": 173, "vllm": 147}
 
 
 @pytest.mark.parametrize("key", sorted(set(aiconfig_agg_runs.AGG_MODELS)
@@ -94,3 +104,40 @@ def test_steady_state_drops_each_users_first_and_last() -> None:
     ttft, tpot, n = aiconfig_agg_runs.steady(done, 2)
     assert n == 2
     assert ttft == pytest.approx(200.0) and tpot == pytest.approx(150.0)
+
+
+def test_qwen35_fp8_config_is_the_bf16_one_plus_its_quantization() -> None:
+    # aggmore54: Qwen/Qwen3.5-397B-A17B-FP8's config.json (HF revision ea5b4f81) is the bf16
+    # checkpoint's (aiconfigurator's bundled copy) field for field, plus a block-FP8
+    # quantization_config (SOURCES.md).
+    base = aiconfig_agg_runs.ROOT / aiconfig_agg_runs.CONFIGS
+    fp8 = json.loads((base / "Qwen--Qwen3.5-397B-A17B-FP8.json").read_text())
+    bf16 = json.loads((base / "Qwen--Qwen3.5-397B-A17B.json").read_text())
+    qc = fp8.pop("quantization_config")
+    assert fp8 == bf16
+    assert (qc["quant_method"], qc["weight_block_size"]) == ("fp8", [128, 128])
+    assert len(qc["modules_to_not_convert"]) == 372
+
+
+def test_cohort_lines_split_the_new_checkpoints() -> None:
+    # One row of the first cohort and one of aggmore54's (a Kimi-K2.5 INT4 row), made-up
+    # predictions: TTFT ratio 1.0 and 2.0, TPOT 1.0 and 1.0.
+    rows = aiconfig_agg_runs.rows()
+    old = next(r for r in rows if r["model_path"] == "Qwen/Qwen3-32B")
+    new = next(r for r in rows if (r["model_path"], r["precision"]) == ("moonshotai/Kimi-K2.5",
+                                                                         "int4"))
+
+    def rep(row: dict[str, str], cohort: str, factor: float) -> disagg_rows.Replay:
+        ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+        return disagg_rows.Replay(id=disagg_rows.PREFIX + row["id"], label="", cohort=cohort,
+                                  measured_ttft_ms=ttft, measured_tpot_ms=tpot, concurrency=1,
+                                  input_len=1, output_len=2, ttft_ms=factor * ttft,
+                                  tpot_ms=tpot)
+    lines = aiconfig_agg_runs.cohort_lines([rep(old, "aggmeas54", 1.0),
+                                            rep(new, "aggmore54", 2.0)])
+    assert lines == [
+        "| cohort aggmeas54 | 1 | 1 | 1 | 1 | 1 | 0.0% | 0.0% | 1.00 | 1.00 |",
+        "| cohort aggmore54 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort aggmore54: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort aggmore54: moonshotai/Kimi-K2.5 int4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | "
+        "2.00 | 1.00 |"]

@@ -21,6 +21,12 @@ trtllm` exists its rows replay through the same code), a checkpoint not sized he
 tag that is not a version, attention DP or an EP that is neither 1 nor the TP degree (not
 simulated), kvplan's refusal.
 
+The checkpoints added at aggmore54 (AGG_MODELS, `COHORTS`: Qwen3.5-397B-A17B FP8 and NVFP4,
+MiniMax-M2.5 NVFP4, Kimi-K2.5 INT4) were stated and committed before any of their rows was
+replayed; their rows are a cohort of their own (`cohort_lines`). Run time (aggmore54): 502 s of
+CPU for the cohort's 520 rows (320 replayable; two shards of 253 and 249 s in parallel), the
+most a row 23 s; the Qwen3.5-397B FP8 rows (hybrid pool) 436 s of it.
+
 Run: python -m tests.benches.aiconfig_agg_runs (the section of examples/simulate-bench.md).
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
@@ -64,9 +70,9 @@ CONTEXT_PAD = 1500
 # (model_path, precision) -> (config, KV dtype (None: the engine's default), what it is): the
 # disaggregated rows' map, plus aiconfigurator's own bundled config.json of the checkpoint the
 # row names (aic-core/src/aiconfigurator_core/model_configs/ at 095f58a5, copied verbatim into
-# CONFIGS). Stated before any row was replayed. Not sized (no config read here): the NVFP4
-# MiniMax-M2.5 and Qwen3.5 checkpoints, Qwen3.5-397B's FP8 one, Kimi-K2.5's INT4 one, GLM-5's
-# NVFP4, Llama-3.1-8B in fp8 (online quantization, or nvidia's checkpoint).
+# CONFIGS). Stated before any row was replayed. The checkpoints added at aggmore54 (`COHORTS`:
+# stated and committed before any of their rows was replayed) follow; the ones still not sized
+# say why in NOT_SIZED.
 AGG_MODELS = {
     **disagg_rows.MODELS,
     # MiniMaxAI/MiniMax-M2.5: MiniMax-M2's shapes (tests/data/configs/minimax-m2.json, the
@@ -81,6 +87,42 @@ AGG_MODELS = {
                                          "Qwen/Qwen3.5-397B-A17B (bf16; its text model)"),
     ("zhipuai/GLM-5", "fp8"): (f"{CONFIGS}/zai-org--GLM-5-FP8.json", None,
                                "zai-org/GLM-5-FP8 (block FP8)"),
+    # aggmore54 (issue 30), every KV dtype the engine's default as kvplan reads it:
+    # Qwen/Qwen3.5-397B-A17B-FP8 at HF revision ea5b4f81 (the bf16 config above, field for
+    # field, plus its quantization_config: fp8, weight_block_size [128, 128], dynamic
+    # activations, 372 modules_to_not_convert: the GDN conv1d / in_proj_a / in_proj_b, the
+    # routers and shared-expert gates, embeddings, lm_head, the vision tower, MTP).
+    ("Qwen/Qwen3.5-397B-A17B", "fp8"): (f"{CONFIGS}/Qwen--Qwen3.5-397B-A17B-FP8.json", None,
+                                        "Qwen/Qwen3.5-397B-A17B-FP8 (block FP8)"),
+    # nvidia/MiniMax-M2.5-NVFP4 (aiconfigurator's bundled config.json: ModelOpt NVFP4, group
+    # 16, attention and routers bf16, kv_cache_scheme 8-bit float).
+    ("MiniMaxAI/MiniMax-M2.5", "fp4"): (f"{CONFIGS}/nvidia--MiniMax-M2.5-NVFP4.json", None,
+                                        "nvidia/MiniMax-M2.5-NVFP4 (ModelOpt NVFP4)"),
+    # moonshotai/Kimi-K2.5 itself (aiconfigurator's bundled config.json): the wrapper whose
+    # text_config carries the compressed-tensors pack-quantized INT4 (W4A16, group 32,
+    # symmetric) routed experts; attention, shared experts, the dense MLP and lm_head bf16.
+    ("moonshotai/Kimi-K2.5", "int4"): (f"{CONFIGS}/moonshotai--Kimi-K2.5.json", None,
+                                       "moonshotai/Kimi-K2.5 (INT4 W4A16 experts)"),
+    # nvidia/Qwen3.5-397B-A17B-NVFP4 (aiconfigurator's bundled config.json: ModelOpt NVFP4,
+    # GDN, shared experts and lm_head bf16, kv_cache_scheme 8-bit float).
+    ("Qwen/Qwen3.5-397B-A17B", "fp4"): (f"{CONFIGS}/nvidia--Qwen3.5-397B-A17B-NVFP4.json",
+                                        None, "nvidia/Qwen3.5-397B-A17B-NVFP4 (ModelOpt NVFP4)"),
+}
+# The session that first replayed a checkpoint's rows, where it is not COHORT.
+COHORTS = dict.fromkeys((
+    ("Qwen/Qwen3.5-397B-A17B", "fp8"), ("MiniMaxAI/MiniMax-M2.5", "fp4"),
+    ("moonshotai/Kimi-K2.5", "int4"), ("Qwen/Qwen3.5-397B-A17B", "fp4")), "aggmore54")
+# The checkpoints the rows name that stay unsized (aggmore54), and why: never a guessed format.
+NOT_SIZED = {
+    ("meta-llama/Llama-3.1-8B-Instruct", "fp8"): (
+        "a bf16 checkpoint quantized at start-up, by flags the rows do not record"),
+    ("nvidia/Llama-3.1-8B-Instruct-FP8", "fp8"): (
+        "its hf_quant_config.json (KV cache algorithm) not found in the stores"),
+    ("zhipuai/GLM-5", "fp4"): "not added: every row runs a nightly release",
+    ("nvidia/DeepSeek-R1-NVFP4", "fp4"): "its hf_quant_config.json not found in the stores",
+    ("nvidia/DeepSeek-V3.1-NVFP4", "fp4"): "not added: all its rows are over WORK_BOUND",
+    ("nvidia/Qwen3-32B-NVFP4", "fp4"): "not added: all its rows are over WORK_BOUND",
+    ("openai/gpt-oss-120b", "fp8"): "no fp8 checkpoint of it is published (MXFP4 experts)",
 }
 GPUS = {**disagg_rows.GPUS, "b300_sxm": "B300"}
 _RELEASE = re.compile(r"\d+\.\d+\.\d+(\.post\d+|rc\d+(\.post\d+)?)?")
@@ -134,7 +176,9 @@ def why_not(row: dict[str, str]) -> str:
         return f"{engine.rules.display_name}: its aggregated scheduler is not simulated"
     key = (row["model_path"], row["precision"])
     if key not in AGG_MODELS:
-        return f"{row['model_path']} ({row['precision']}): checkpoint not sized here"
+        why = NOT_SIZED.get(key)
+        return (f"{row['model_path']} ({row['precision']}): checkpoint not sized here"
+                + (f" ({why})" if why else ""))
     if row["system"] not in GPUS:
         return f"{row['system']}: no GPU preset"
     if release(row) is None:
@@ -189,7 +233,8 @@ def replay(row: dict[str, str]) -> Replay:
     base = {"id": PREFIX + row["id"], "label": label(row),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
-            "input_len": isl, "output_len": osl, "cohort": COHORT}
+            "input_len": isl, "output_len": osl,
+            "cohort": COHORTS.get((row["model_path"], row["precision"]), COHORT)}
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
@@ -322,6 +367,39 @@ TRTLLM_FINDING = (
     "48, both 6; median |TTFT err| 58.7 %, |TPOT err| 37.6 %; median ratios 0.42 / 1.38.")
 
 
+# aggmore54's cohort, read after its one replay (2026-12-05); no rule or constant changed.
+AGGMORE_FINDING = (
+    "Cohort aggmore54: the checkpoints added after the first evaluation (Qwen3.5-397B-A17B FP8 "
+    "and NVFP4, MiniMax-M2.5 NVFP4, Kimi-K2.5 INT4; configs in "
+    "tests/data/sim_to_real/aiconfig_configs/, SOURCES.md), stated and committed before any "
+    "of their rows was replayed, then replayed once: 520 frozen rows, 320 past every check, "
+    "308 replayed (12 refused: nvidia/Qwen3.5-397B-A17B-NVFP4 on SGLang 0.5.10.post1 declares "
+    "an fp8 KV cache that SGLang's --kv-cache-dtype auto takes only where the model class "
+    "keeps its quant_config, which kvplan does not model). TTFT inside 115, TPOT inside 252, "
+    "both 101; median |TTFT err| 37.2 %, |TPOT err| 17.2 %; median ratios 0.83 / 0.91. "
+    "Read after that run (no rule or constant changed): vLLM's TTFT comes out low again (147 "
+    "rows, median 0.72; the first cohort's vLLM rows 0.69); SGLang's Qwen3.5-397B-A17B FP8 "
+    "(161 rows) sits at 1.15 / 0.93, but its 12 rows on 0.5.10.post1 (B300) at a TTFT ratio "
+    "of 2.63 (TPOT 1.04); Kimi-K2.5 INT4 on B200 (vLLM 0.15.1, 39 rows) is the weakest, "
+    "0.51 / 0.74 (both inside 3), against 0.92 / 0.80 on H200 (vLLM 0.16.0, both inside 22).")
+
+
+def cohort_lines(part: list[Replay]) -> list[str]:
+    """The table's lines by cohort (the session that first replayed the rows: COHORT, then
+    `COHORTS`'), each later cohort also by backend and by checkpoint."""
+    lines = [_line(f"cohort {c}", [r for r in part if r.cohort == c])
+             for c in (COHORT, *sorted(set(COHORTS.values())))]
+    for c in sorted(set(COHORTS.values())):
+        mine = [r for r in part if r.cohort == c]
+        for backend in sorted({row_of(r)["backend"] for r in mine}):
+            lines.append(_line(f"cohort {c}: backend {backend}",
+                               [r for r in mine if row_of(r)["backend"] == backend]))
+        for key in sorted({(row_of(r)["model_path"], row_of(r)["precision"]) for r in mine}):
+            lines.append(_line(f"cohort {c}: {key[0]} {key[1]}", [
+                r for r in mine if (row_of(r)["model_path"], row_of(r)["precision"]) == key]))
+    return lines
+
+
 def print_section() -> None:
     """The frozen aggregated rows as a Markdown section of examples/simulate-bench.md."""
     part = list(bench().replays)
@@ -355,6 +433,8 @@ def print_section() -> None:
     for field, name in (("backend", "backend"), ("system", "GPU"), ("model_path", "model")):
         for value in sorted({row_of(r)[field] for r in part}):
             print(_line(f"{name} {value}", [r for r in part if row_of(r)[field] == value]))
+    for line in cohort_lines(part):
+        print(line)
     print("\nNot replayed, and why:\n")
     print("| why | rows |")
     print("|---|---:|")
@@ -377,6 +457,7 @@ def print_section() -> None:
               f"{t:.2f} | {split_of(r)} |")
     if FINDING:
         print(f"\n{FINDING}")
+    print(f"\n{AGGMORE_FINDING}")
     print(f"\n{TRTLLM_FINDING}")
 
 
