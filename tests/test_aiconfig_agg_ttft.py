@@ -15,7 +15,8 @@ from tests.benches.disagg_rows import stated_concurrency
 
 def test_subset_follows_its_load_rule() -> None:
     rows = ttft.studied()
-    # Every row is a vLLM row of the bench's first cohort (aggmeas54's checkpoints); 304 of its 540 (275 by the load cut, 29 more as the
+    # Every row is a vLLM row of the bench's first cohort (aggmeas54's checkpoints); 304 of its
+    # 540 (275 by the load cut, 29 more as the
     # cheapest row of each (model, release, GPU, concurrency capped at 64) stratum).
     assert all(r["backend"] == "vllm" and aiconfig_agg_runs.why_not(r) == "" for r in rows)
     assert len(rows) == 304
