@@ -89,3 +89,20 @@ def test_replay_engines_take_the_flags(backend: str) -> None:
             f.max_num_seqs, f.max_num_batched_tokens)
         assert not sim.caching and sim.plan.mem_fraction == 0.80
         assert sim.cost.graph_sizes == f.cuda_graph_batch_sizes
+
+
+def test_compare_line_and_moved() -> None:
+    from tests.benches.disagg_rows import Replay
+
+    def rep(rid: str, ttft: float, tpot: float) -> Replay:
+        return Replay(id=rid, label="", measured_ttft_ms=100.0, measured_tpot_ms=10.0,
+                      concurrency=1, input_len=1, output_len=2, ttft_ms=ttft, tpot_ms=tpot)
+    # Row a: frozen TTFT ratio 400 (starved) -> 0.9; TPOT 0.6 -> 1.1. Row b: 0.5 -> 0.5,
+    # TPOT 1.0 -> 1.0. Inside [0.75, 1.33] (BAND): a with the flags both, b its TPOT only;
+    # medians of two are their means: |TTFT err| (399 + 0.5) / 2 = 199.75 -> (0.1 + 0.5) / 2.
+    pairs = [(rep("a", 40000.0, 6.0), rep("a", 90.0, 11.0)), (rep("b", 50.0, 10.0),
+                                                              rep("b", 50.0, 10.0))]
+    assert fl.compare_line("x", pairs) == (
+        "| x | 2 | 0 -> 1 | 0 -> 1 | 1 -> 2 | 19975.0% -> 30.0% | 20.0% -> 5.0% | "
+        "200.25 -> 0.70 | 0.80 -> 1.05 |")
+    assert [f.id for f, _ in fl.moved(pairs, 1)] == ["a"]

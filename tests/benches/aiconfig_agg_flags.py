@@ -183,24 +183,22 @@ def _inside(x: float) -> bool:
 
 
 def compare_line(name: str, pairs: list[tuple[Replay, Replay]]) -> str:
-    """One table line: the rows both replays ran, frozen -> with the generator's flags."""
+    """One table line over the rows both replays ran: each cell frozen -> with the generator's
+    flags (both inside, TTFT inside, TPOT inside, median |TTFT err|, |TPOT err|, median ratios)."""
     both = [(f.ratios, c.ratios) for f, c in pairs if f.ratios and c.ratios]
     if not both:
-        return f"| {name} | 0 | - | - | - | - | - | - |"
+        return f"| {name} | 0 | - | - | - | - | - | - | - |"
 
-    def stats(k: int) -> tuple[int, int, str, str, str, str]:
-        rs = [p[k] for p in both]
-        assert all(r is not None for r in rs)
-        a = [r[0] for r in rs if r]
-        b = [r[1] for r in rs if r]
-        return (sum(_inside(x) and _inside(y) for x, y in zip(a, b, strict=True)),
-                sum(_inside(x) for x in a),
+    def stats(k: int) -> list[str]:
+        a = [p[k][0] for p in both if p[k]]
+        b = [p[k][1] for p in both if p[k]]
+        return [str(sum(_inside(x) and _inside(y) for x, y in zip(a, b, strict=True))),
+                str(sum(_inside(x) for x in a)), str(sum(_inside(y) for y in b)),
                 f"{statistics.median(abs(x - 1) for x in a):.1%}",
                 f"{statistics.median(abs(y - 1) for y in b):.1%}",
-                f"{statistics.median(a):.2f}", f"{statistics.median(b):.2f}")
-    f, c = stats(0), stats(1)
-    return (f"| {name} | {len(both):,} | {f[0]} -> {c[0]} | {f[1]} -> {c[1]} | {f[2]} -> {c[2]} "
-            f"| {f[3]} -> {c[3]} | {f[4]} -> {c[4]} | {f[5]} -> {c[5]} |")
+                f"{statistics.median(a):.2f}", f"{statistics.median(b):.2f}"]
+    cells = [f"{x} -> {y}" for x, y in zip(stats(0), stats(1), strict=True)]
+    return f"| {name} | {len(both):,} | " + " | ".join(cells) + " |"
 
 
 def moved(pairs: list[tuple[Replay, Replay]], n: int = 8) -> list[tuple[Replay, Replay]]:
@@ -233,9 +231,9 @@ def print_section() -> None:
           "padded CUDA graphs; tests/benches/aiconfig_agg_flags.py). Whether the measured runs "
           "used them is not recorded. Each cell: frozen -> with the generator's flags, over the "
           f"rows both replayed ({cf.seconds:,.0f} s of CPU for the counterfactual).\n")
-    print("| rows | both replayed | both inside | TTFT inside | median TTFT err | "
+    print("| rows | both replayed | both inside | TTFT inside | TPOT inside | median TTFT err | "
           "median TPOT err | median TTFT ratio | median TPOT ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for backend in ("vllm", "sglang", "trtllm"):
         part = [p for p in pairs if agg.row_of(p[0])["backend"] == backend]
         print(compare_line(f"backend {backend}", part))

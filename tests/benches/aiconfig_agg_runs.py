@@ -22,6 +22,9 @@ tag that is not a version, attention DP or an EP that is neither 1 nor the TP de
 simulated), kvplan's refusal.
 
 Run: python -m tests.benches.aiconfig_agg_runs (the section of examples/simulate-bench.md).
+A counterfactual read after the evaluation (the engine flags aiconfigurator's generator writes,
+not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed after this
+section; `python -m tests.benches.aiconfig_agg_flags` prints both.
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
 """
