@@ -164,17 +164,17 @@ def replay(row: dict[str, str]) -> Replay:
 
 @dataclass(frozen=True, kw_only=True)
 class Counterfactual:
-    replays: tuple[Replay, ...]  # in agg.rows() order, for the rows the frozen bench replayed
+    replays: tuple[Replay, ...]  # in agg.rows() order, the rows the frozen bench ran kvplan on
     seconds: float
 
 
 @cache
 def counterfactual() -> Counterfactual:
-    """The counterfactual for every row the frozen evaluation replayed (its refusals and the
-    rows it does not replay are not re-run: their flags change no refusal reason of theirs)."""
-    frozen = agg.bench().replays
+    """The counterfactual for every row the frozen evaluation ran kvplan on (replayed, or
+    refused by kvplan: the flags may move a refusal); the rows it counts out before kvplan (a
+    checkpoint, GPU, release, layout or the CPU bound) are not re-run, no flag moves those."""
     start = time.perf_counter()
-    out = tuple(replay(agg.row_of(r)) for r in frozen if r.replayed)
+    out = tuple(replay(r) for r in agg.rows() if not agg.why_not(r))
     return Counterfactual(replays=out, seconds=time.perf_counter() - start)
 
 
@@ -221,7 +221,7 @@ def print_section() -> None:
     pairs = [(frozen[c.id], c) for c in cf.replays]
     print("\n### Counterfactual (read after the evaluation): the generator's flags\n")
     print("NOT the set's evaluation (the frozen replay above is): the rows the frozen bench "
-          "replayed, replayed again with the engine flags aiconfigurator's generator writes for "
+          "ran kvplan on, replayed again with the engine flags aiconfigurator's generator writes for "
           "an aggregated worker of the row's batch size (095f58a5 generator/rule_plugin/"
           "<backend>.rule and its templates: vLLM --max-num-seqs 512 (2x the batch from 512) "
           "and --max-num-batched-tokens that + ISL + 1,500; SGLang --max-running-requests "
@@ -237,10 +237,13 @@ def print_section() -> None:
     for backend in ("vllm", "sglang", "trtllm"):
         part = [p for p in pairs if agg.row_of(p[0])["backend"] == backend]
         print(compare_line(f"backend {backend}", part))
-    refused = [c for c in cf.replays if not c.replayed]
-    if refused:
-        print(f"\nRefused with the generator's flags: {len(refused):,} "
-              + "; ".join(sorted({c.why_not for c in refused})[:4]) + ".")
+    moves = [(f, c) for f, c in pairs if f.replayed != c.replayed]
+    print(f"\nkvplan refuses {sum(not c.replayed for c in cf.replays):,} of the "
+          f"{len(cf.replays):,} rows with the generator's flags, "
+          f"{sum(not f.replayed for f, _ in pairs):,} at the defaults; "
+          f"{len(moves):,} change"
+          + "".join(f"; {f.id.removeprefix(agg.PREFIX)}: {f.why_not or 'replayed'} -> "
+                    f"{c.why_not or 'replayed'}" for f, c in moves[:4]) + ".")
     print("\nThe rows the flags move most (predicted TTFT / TPOT ms, frozen -> flags; "
           "measured):\n")
     print("| row | layout and load | measured | frozen | generator's flags |")
