@@ -221,8 +221,8 @@ def print_section() -> None:
     pairs = [(frozen[c.id], c) for c in cf.replays]
     print("\n### Counterfactual (read after the evaluation): the generator's flags\n")
     print("NOT the set's evaluation (the frozen replay above is): the rows the frozen bench "
-          "ran kvplan on, replayed again with the engine flags aiconfigurator's generator writes for "
-          "an aggregated worker of the row's batch size (095f58a5 generator/rule_plugin/"
+          "ran kvplan on, replayed again with the engine flags aiconfigurator's generator "
+          "writes for an aggregated worker of the row's batch size (095f58a5 generator/rule_plugin/"
           "<backend>.rule and its templates: vLLM --max-num-seqs 512 (2x the batch from 512) "
           "and --max-num-batched-tokens that + ISL + 1,500; SGLang --max-running-requests "
           "likewise and --max-prefill-tokens ISL + 1,500 (its --enable-mixed-chunk and "
