@@ -34,7 +34,9 @@ ISL from the row; the templates it renders (generator/config/backend_templates/)
   tokens_per_block 32; kv_cache_config.free_gpu_memory_fraction 0.80 (the template's default:
   the SDK passes none unless asked; TensorRT-LLM's own is 0.9) and enable_block_reuse false;
   enable_chunked_prefill false and the overlap scheduler on (the defaults, as frozen);
-  cuda_graph_config enable_padding true over the list below.
+  cuda_graph_config enable_padding true over the list below (a release without a template of
+  its own renders the newest at or below it, rendering/engine.py:102-108: 1.2.0rc6.post3
+  renders post2's).
 
 Not changed (the rows do not say, or kvplan does not simulate it): the KV dtype (the generator
 writes the SDK's kvcache quant mode, which the rows do not state), --max-model-len / max_seq_len
