@@ -28,6 +28,9 @@ CPU for the cohort's 520 rows (320 replayable; two shards of 253 and 249 s in pa
 most a row 23 s; the Qwen3.5-397B FP8 rows (hybrid pool) 436 s of it.
 
 Run: python -m tests.benches.aiconfig_agg_runs (the section of examples/simulate-bench.md).
+A counterfactual read after the evaluation (the engine flags aiconfigurator's generator writes,
+not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed after this
+section; `python -m tests.benches.aiconfig_agg_flags` prints both.
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
 """

@@ -31,6 +31,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from tests.benches import (
     accelmark_runs,
+    aiconfig_agg_flags,
     aiconfig_agg_runs,
     prospective31_runs,
     prospective52_runs,
@@ -259,6 +260,7 @@ def main() -> None:
     prospective53b_runs.print_section()
     prospective54_runs.print_section()
     aiconfig_agg_runs.print_section()
+    aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
     print("\n## The cost bench's vLLM serving runs (fixed concurrency)\n")
     print("Each run of the cost bench (tests/benches/cost_cases.py) that served "
           "vLLM to a client at a fixed concurrency with its request count published, replayed "
