@@ -198,7 +198,7 @@ def counterfactual() -> Counterfactual:
     refused by kvplan: the flags may move a refusal); the rows it counts out before kvplan (a
     checkpoint, GPU, release, layout or the CPU bound) are not re-run, no flag moves those."""
     start = time.perf_counter()
-    out = tuple(replay(r) for r in agg.rows() if not agg.why_not(r))
+    out = tuple(agg.replay_all(replay, (r for r in agg.rows() if not agg.why_not(r))))
     return Counterfactual(replays=out, seconds=time.perf_counter() - start)
 
 

@@ -40,15 +40,18 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import os
 import re
 import statistics
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.run import SimSetup, setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
@@ -264,8 +267,15 @@ class Bench:
 @cache
 def bench() -> Bench:
     start = time.perf_counter()
-    out = tuple(replay(r) for r in rows())
+    out = tuple(replay_all(replay, rows()))
     return Bench(replays=out, seconds=time.perf_counter() - start)
+
+
+def replay_all(fn: Callable[[dict[str, str]], Replay], part: Iterable[dict[str, str]]
+               ) -> Iterator[Replay]:
+    """fn over the rows, in order, in a pool of one process per CPU (the simulate search's
+    executor: results in the order given, so the page does not depend on the machine)."""
+    return map_ordered(fn, part, executor=Executor.process, jobs=os.cpu_count() or 1)
 
 
 # DeepSeek-R1 is DeepSeek-V3's architecture (disagg_rows.MODELS): one model for the hosts.
@@ -348,26 +358,26 @@ FINDING = (
 TRTLLM_FINDING = (
     "TensorRT-LLM's rows were first replayed at the stop-54 merge, once `simulate --engine "
     "trtllm` (TensorRT-LLM 1.2's PyTorch executor: GUARANTEED_NO_EVICT admission, "
-    "max_num_tokens 8,192 and max_batch_size 2,048 by default, no chunked prefill, the overlap "
-    "scheduler; kvplan.analysis.simulate.trtllm_scheduler, written from TensorRT-LLM's code, "
-    "not from these rows) landed; the rows and the bench's assumptions as frozen, so they are "
-    "held out for it too. That one evaluation: 168 of the 749 replayed (319 refused: releases "
-    "1.0.0rc3 and 1.1.0rc2.post2 are outside the scheduler's 1.2 - 1.3 line); TTFT inside 13, "
-    "TPOT inside 72, both 6; median |TTFT err| 76.8 %, |TPOT err| 37.8 %; median ratios 0.72 / "
-    "1.22. Read after it (no rule or constant changed): (1) all 69 replayed rows of 8,192-token "
-    "prompts (B200: DeepSeek-R1 / V3 45, gpt-oss-120b 24) come out with TTFT 46-1,109x the "
-    "measured (TPOT 0.16-2.10x): at the default max_num_tokens 8,192 such a prompt fits a "
-    "step only with no generation request in it, so kvplan's scheduler holds the prompts back "
-    "until the running requests drain, where the measured runs did not: they must have run a "
-    "larger max_num_tokens (or chunked prefill) than the default the bench assumed, which the "
-    "rows do "
-"not record; (2) 18 pairs of rows differ only in the Dynamo image (TensorRT-LLM "
-    "1.2.0rc6.post2 vs post3: the same model, GPU, layout, lengths and concurrency), and the "
-    "post3 row's measured TPOT is a median 0.65x (0.43-0.83x) the post2 row's, a difference the "
-    "rows' fields do not explain (speculative decoding or other flags not recorded); kvplan "
-    "gives both the same, so its TPOT ratio is 1.75 (median) on the 52 post3 rows against 1.10 "
-    "on the 62 post2 rows. The 99 rows of shorter prompts alone: TTFT inside 13, TPOT inside "
-    "48, both 6; median |TTFT err| 58.7 %, |TPOT err| 37.6 %; median ratios 0.42 / 1.38.")
+    "max_num_tokens 8,192 and max_batch_size 2,048 by default, no chunked prefill, the "
+    "overlap scheduler; kvplan.analysis.simulate.trtllm_scheduler, written from "
+    "TensorRT-LLM's code, not from these rows) landed; the rows and the bench's assumptions "
+    "as frozen, so they are held out for it too. That one evaluation: 168 of the 749 replayed "
+    "(319 refused: releases 1.0.0rc3 and 1.1.0rc2.post2 are outside the scheduler's 1.2 - 1.3 "
+    "line); TTFT inside 13, TPOT inside 72, both 6; median |TTFT err| 76.8 %, |TPOT err| 37.8 "
+    "%; median ratios 0.72 / 1.22. Read after it (no rule or constant changed): (1) all 69 "
+    "replayed rows of 8,192-token prompts (B200: DeepSeek-R1 / V3 45, gpt-oss-120b 24) come "
+    "out with TTFT 46-1,109x the measured (TPOT 0.16-2.10x): at the default max_num_tokens "
+    "8,192 such a prompt fits a step only with no generation request in it, so kvplan's "
+    "scheduler holds the prompts back until the running requests drain, where the measured "
+    "runs did not: they must have run a larger max_num_tokens (or chunked prefill) than the "
+    "default the bench assumed, which the rows do not record; (2) 18 pairs of rows differ "
+    "only in the image (nvcr.io/nvidia/tensorrt-llm/release 1.2.0rc6.post2 vs .post3: the "
+    "same model, GPU, layout, lengths and concurrency), and the post3 row's measured TPOT is "
+    "a median 0.65x (0.43-0.83x) the post2 row's, a difference the rows' fields do not "
+    "explain (speculative decoding or other flags not recorded); kvplan gives both the same, "
+    "so its TPOT ratio is 1.75 (median) on the 52 post3 rows against 1.10 on the 62 post2 "
+    "rows. The 99 rows of shorter prompts alone: TTFT inside 13, TPOT inside 48, both 6; "
+    "median |TTFT err| 58.7 %, |TPOT err| 37.6 %; median ratios 0.42 / 1.38.")
 
 
 # aggmore54's cohort, read after its one replay (2026-12-05); no rule or constant changed.
