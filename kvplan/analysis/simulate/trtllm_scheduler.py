@@ -20,19 +20,37 @@ null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
    less the blocks it holds); then the other requests (a prompt mid-chunk, then the new ones)
    in order, each taken while its remaining blocks to completion fit what is left, the first
    that does not stopping the rest (FCFS). Nothing is ever evicted. A prefix hit is not
-   subtracted from the reservation (getRemainingBlocksToCompletion ignores reuse).
+   subtracted from the reservation (getRemainingBlocksToCompletion ignores reuse). Its result
+   lists the generation requests first, then the prompts taken (impl fills scheduledRequests
+   in those two passes): the micro-batch scheduler sees them in that order. Not simulated:
+   beneficialToSkip (block reuse on) skips, for a step, a new prompt whose first uncached full
+   block (findNewContextBlock) a prompt taken before it this step or one mid-chunk is
+   contributing (`continue`, not a stop), so it reuses that block the step after; kvplan's
+   pool shares such a block within the step.
    MAX_UTILIZATION (`MaxUtilizationScheduler::operator()`): each request in order takes the
    blocks of its next step only (getNeededBlocksOneStep: a new prompt its prompt's blocks, a
    generation request the block its next token opens); one that does not fit pauses the last
    started request from the end of the list (its blocks freed, recomputed with its tokens so
    far as a prompt when it is scheduled again) and is retried; with none left to pause, the
    step stops there.
-2. The micro-batch scheduler (`MicroBatchScheduler::operator()`) over those, in the same order:
-   a generation request takes 1 token, a prompt without chunked prefill (enable_chunked_prefill
-   False by default) all its tokens (getNumTokens: the whole prompt, a prefix hit included),
-   the first that would pass `max_num_tokens` (8192) stopping the step; `max_batch_size`
-   requests at most. A prompt longer than max_num_tokens is rejected (TLLM_CHECK "The number of
-   context tokens exceeds the limit value": maxContextLength is max_num_tokens). With chunked
+2. The micro-batch scheduler (`MicroBatchScheduler::operator()`) over those, in that order
+   (the C++ schedulers are the PyTorch executor's default: _torch/pyexecutor/_util.py builds
+   BindCapacityScheduler / BindMicroBatchScheduler unless SchedulerConfig.use_python_scheduler
+   (TLLM_USE_PYTHON_SCHEDULER, off by default) picks the Python port, SimpleUnifiedScheduler,
+   whose loop is the same): a generation request takes 1 token, a prompt without chunked
+   prefill (enable_chunked_prefill False by default, llmapi/llm_args.py) all its tokens
+   (getNumTokens: the whole prompt, a prefix hit included); the first request of either kind
+   that would pass `max_num_tokens` (8192) ends the step (`break`: no later request is looked
+   at, however short). So at the defaults a prompt of 8,192 tokens runs only in a step with no
+   generation request: it waits until the requests ahead of it have finished, and the
+   requests behind it wait too. `max_batch_size` requests at most. A prompt longer than
+   max_num_tokens is refused: at submission (llmapi/llm.py `LLM._check_arguments`, PyTorch
+   backend without chunked prefill: prompt + query tokens > max_num_tokens raises; max_seq_len
+   is checked there only on the TensorRT-engine path) and by the scheduler (TLLM_CHECK "The
+   number of context tokens exceeds the limit value": maxContextLength is max_num_tokens);
+   kvplan refuses the run. py_executor.py `_schedule` keeps the scheduler's picks: batch
+   waiting (batch_wait_timeout_iters, 0 by default) and the attention-DP balance (off) hold
+   none back. With chunked
    prefill the prompts are taken whole first, then, where they pass what the generation
    requests left, chunked FIRST_COME_FIRST_SERVED (the PyTorch executor's policy, unit
    tokens_per_block): each in order gets min(remaining, capacity left), cut down to a multiple
@@ -43,8 +61,9 @@ null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
    free cached blocks. Partial-block reuse (enable_partial_reuse) is not simulated: a hit
    falls short of TensorRT-LLM's by less than one block.
 4. The overlap scheduler (on: disable_overlap_scheduler False) is SchedulerConfig.
-   async_scheduling (py_executor.py `_executor_loop_overlap` forms step k+1 while step k runs:
-   it sees the requests that arrived before step k began). A context step's requests decode
+   async_scheduling (py_executor.py `_executor_loop_overlap` forms step k+1 while step k runs,
+   with the same `_schedule` over active_requests, so the same order: it sees the requests
+   that arrived before step k began). A context step's requests decode
    from the next step (`_update_request_states` right after the forward). Not simulated: the
    step after a request's last token still carries it (its finish is read from the previous
    batch), one token and its blocks for one step more.
@@ -128,7 +147,9 @@ class TrtllmSimulator(Simulator):
                 break
             fitting.append(req)
             available -= need
-        fitting.sort(key=lambda r: r.rid)
+        # The generation requests first, then the prompts taken (GuaranteedNoEvictScheduler::
+        # impl fills scheduledRequests in these two passes): the micro-batch scheduler sees
+        # them in this order, not in arrival order.
         return fitting
 
     def _one_step_blocks(self, req: SimRequest) -> int:
