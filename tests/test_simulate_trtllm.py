@@ -197,6 +197,66 @@ def test_block_reuse_hits_full_cached_blocks_of_the_prompt() -> None:
     assert (state.prefix_queries, state.prefix_hits) == (200, 64)
 
 
+
+def test_a_prompt_whose_first_new_block_another_is_writing_waits_a_step_to_reuse_it() -> None:
+    # beneficialToSkip (capacityScheduler.cpp at 02a10fed, block reuse on): r0 and r1 share
+    # their first 64 tokens (2 blocks of 32), r2 shares nothing; all three sent at 0, 100-token
+    # prompts. Step 1: r0 is taken and contributes its first uncached full block (block 0,
+    # findNewContextBlock); r1's first uncached block is the same: r1 is skipped (`continue`),
+    # and r2 (its own block 0) is still taken: first tokens 10, 20, 10 ms. Step 2: r0's blocks
+    # are cached; r1's first uncached block is its own third: it runs, hitting 64 tokens. The
+    # hits are the same as without the skip (64 of 300 prompt tokens).
+    seg = (("doc", 64),)
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=100, output_len=3, segments=seg),
+             RequestSpec(arrival_s=0.0, prompt_len=100, output_len=3, segments=seg),
+             RequestSpec(arrival_s=0.0, prompt_len=100, output_len=3)]
+    for policy in (GUARANTEED_NO_EVICT, MAX_UTILIZATION):
+        state = _engine(100, caching=True, policy=policy).run(specs, concurrency=3)
+        done = {r.rid: r for r in state.finished}
+        assert [done[i].first_token_s for i in range(3)] == pytest.approx(
+            [0.010, 0.020, 0.010]), policy
+        assert (state.prefix_queries, state.prefix_hits) == (300, 64)
+    # Block reuse off: nothing to wait for, all three in step 1.
+    done = {r.rid: r for r in _engine(100).run(specs, concurrency=3).finished}
+    assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010] * 3)
+
+
+
+def test_max_utilization_skips_a_new_prompt_on_the_retry_after_it_paused_a_request() -> None:
+    # MaxUtilizationScheduler::operator() (capacityScheduler.cpp at 02a10fed) asks
+    # beneficialToSkip at the top of each try, the retry after a pause included; a new
+    # prompt's first uncached block went into the set at its first try, so the retry finds
+    # it there and skips the prompt. 8 blocks of 32, block reuse on: x (a 100-token prompt
+    # to recompute, 4 blocks: paused before, so it keeps its place ahead) and y (started, in
+    # generation, 150 tokens: 5 blocks held). x's 4 > 3 free: y (the last started) is paused
+    # and freed, then x is skipped: nothing fits this round. Block reuse off: x is retried
+    # and taken.
+    for caching, taken in ((True, []), (False, [0])):
+        sim = _engine(8, policy=MAX_UTILIZATION, caching=caching)
+        x = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=100, output_len=4), 0.0, 1)
+        y = SimRequest(1, RequestSpec(arrival_s=0.0, prompt_len=150, output_len=4), 0.0, 1)
+        assert sim.pool.allocate(y, 150)
+        y.admitted, y.num_computed, y.num_output = True, 150, 1
+        sim.running.append(y)
+        sim.waiting.append(x)
+        x.preemptions = sim.state.preemptions = 1
+        assert sim.pool.num_free == 3
+        assert [r.rid for r in sim._max_utilization([x, y])] == taken, caching
+        assert y.preemptions == 1 and not y.admitted
+    # Where such a round schedules nothing the executor loops again at once (schedule): x
+    # and y are both new now; x (4 blocks) is taken, y (5 more) does not fit the 4 left.
+    sim = _engine(8, policy=MAX_UTILIZATION, caching=True)
+    x = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=100, output_len=4), 0.0, 1)
+    y = SimRequest(1, RequestSpec(arrival_s=0.0, prompt_len=150, output_len=4), 0.0, 1)
+    assert sim.pool.allocate(y, 150)
+    y.admitted, y.num_computed, y.num_output = True, 150, 1
+    sim.running.append(y)
+    sim.waiting.append(x)
+    x.preemptions = sim.state.preemptions = 1
+    assert [(r.rid, n) for r, n in sim.schedule()] == [(0, 100)]
+    assert sim.state.preemptions == 2 and y.preemptions == 1
+
+
 _workloads = st.fixed_dictionaries({
     "n": st.integers(1, 25),
     "prompt": st.tuples(st.integers(1, 300), st.integers(0, 300)),

@@ -22,11 +22,14 @@ null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
    that does not stopping the rest (FCFS). Nothing is ever evicted. A prefix hit is not
    subtracted from the reservation (getRemainingBlocksToCompletion ignores reuse). Its result
    lists the generation requests first, then the prompts taken (impl fills scheduledRequests
-   in those two passes): the micro-batch scheduler sees them in that order. Not simulated:
-   beneficialToSkip (block reuse on) skips, for a step, a new prompt whose first uncached full
-   block (findNewContextBlock) a prompt taken before it this step or one mid-chunk is
-   contributing (`continue`, not a stop), so it reuses that block the step after; kvplan's
-   pool shares such a block within the step.
+   in those two passes): the micro-batch scheduler sees them in that order. With block reuse
+   on, beneficialToSkip skips for the step a new prompt whose first uncached full block
+   (findNewContextBlock) a prompt taken before it this step, or one mid-chunk, is contributing
+   (`continue`, not a stop: the prompts behind it are still looked at), so that it reuses the
+   block the step after. MAX_UTILIZATION asks the same (`MaxUtilizationScheduler::
+   operator()`), again each time it retries a request after pausing one: a new prompt that
+   paused a request to fit is then skipped itself (its block is in the set since its first
+   try), and the requests behind it are looked at.
    MAX_UTILIZATION (`MaxUtilizationScheduler::operator()`): each request in order takes the
    blocks of its next step only (getNeededBlocksOneStep: a new prompt its prompt's blocks, a
    generation request the block its next token opens); one that does not fit pauses the last
@@ -77,7 +80,7 @@ from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
-from kvplan.analysis.simulate.kv_pool import KVPool
+from kvplan.analysis.simulate.kv_pool import OWN, KVPool
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest, Simulator, StepCost
 
 GUARANTEED_NO_EVICT = "guaranteed_no_evict"
@@ -139,7 +142,18 @@ class TrtllmSimulator(Simulator):
                 available -= self._remaining_to_completion(req)
             else:
                 pending.append(req)
+        # beneficialToSkip (block reuse on): the blocks prompts mid-chunk are contributing
+        # (prefillWithChunkedContextsAlreadyExecuting), then each new prompt's in turn.
+        reuse = self.pool.caching
+        contributed = {h for r in active if reuse and r.admitted and not self._generating(r)
+                       if (h := self._new_context_block(r)) is not None}
         for req in pending:
+            if reuse and not req.admitted:
+                h = self._new_context_block(req)
+                if h is not None:
+                    if h in contributed:
+                        continue  # skipped for this step, not a stop: the next is looked at
+                    contributed.add(h)
             if len(fitting) >= cap:
                 break
             need = self._remaining_to_completion(req)
@@ -151,6 +165,25 @@ class TrtllmSimulator(Simulator):
         # impl fills scheduledRequests in these two passes): the micro-batch scheduler sees
         # them in this order, not in arrival order.
         return fitting
+
+    def _new_context_block(self, req: SimRequest) -> int | None:
+        """findNewContextBlock (kvCacheManager.cpp): the chained hash of the first full block
+        of the request's tokens not in the cache, None where every one is. A block past the
+        shared segments holds the request's own tokens (cached only as a paused request's
+        kept blocks, as kv_pool.find_hit reads them): its key is the request's alone, so it
+        makes only the request itself skip, on a retry."""
+        bs = self.pool.groups[0].block_size
+        by_hash = self.pool.by_hash
+        own = req.own_from(bs)
+        kept = req.kept
+        for j in range(req.num_tokens // bs):
+            if j < own:
+                h = req.block_hash(j, bs)
+                if h not in by_hash:
+                    return h
+            elif not (j < len(kept) and kept[j][0] is OWN):
+                return req.block_hash(j, bs)
+        return None
 
     def _one_step_blocks(self, req: SimRequest) -> int:
         """getNeededBlocksOneStep: a new prompt's blocks, or the block its next token opens
@@ -166,8 +199,18 @@ class TrtllmSimulator(Simulator):
         scheduled_blocks = 0
         end = len(active)
         i = 0
+        reuse = self.pool.caching
+        contributed = {h for r in active if reuse and r.admitted and not self._generating(r)
+                       if (h := self._new_context_block(r)) is not None}
         while i < end:
             req = active[i]
+            if reuse and not req.admitted:  # beneficialToSkip, asked again on each retry
+                h = self._new_context_block(req)
+                if h is not None:
+                    if h in contributed:
+                        i += 1
+                        continue
+                    contributed.add(h)
             need = self._one_step_blocks(req)
             if len(fitting) < cap and scheduled_blocks + need <= self.pool.num_free:
                 fitting.append(req)
@@ -240,6 +283,16 @@ class TrtllmSimulator(Simulator):
     # -- one step --------------------------------------------------------------------------
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
+        # An iteration that only paused requests (MAX_UTILIZATION: the prompt that paused one
+        # then skipped, beneficialToSkip) runs nothing; the executor loops again at once.
+        # Each such round leaves fewer requests started, so it ends.
+        while True:
+            paused = self.state.preemptions
+            scheduled = self._schedule_once()
+            if scheduled or self.state.preemptions == paused:
+                return scheduled
+
+    def _schedule_once(self) -> list[tuple[SimRequest, int]]:
         active = self._active()
         fitting = (self._no_evict(active) if self.schedule_cfg.policy == GUARANTEED_NO_EVICT
                    else self._max_utilization(active))
