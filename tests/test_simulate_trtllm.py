@@ -17,7 +17,7 @@ from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.run import setup, simulate
-from kvplan.analysis.simulate.scheduler import SchedulerConfig
+from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest
 from kvplan.analysis.simulate.trtllm_scheduler import (
     GUARANTEED_NO_EVICT,
     MAX_UTILIZATION,
@@ -109,7 +109,60 @@ def test_a_step_takes_at_most_max_num_tokens_and_stops_at_the_first_prompt_past_
     assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010, 0.010, 0.030])
 
 
+def test_a_prompt_as_long_as_max_num_tokens_waits_for_the_generation_requests_to_drain() -> None:
+    # MicroBatchScheduler::operator() (microBatchScheduler.cpp at 0a949d31) walks the capacity
+    # scheduler's list, the generation requests first (GuaranteedNoEvictScheduler::impl,
+    # capacityScheduler.cpp at 02a10fed), and `break`s at the first request of either kind
+    # that would pass max_num_tokens: a request behind it is not looked at. The aggregated
+    # set's 8,192-token prompts at the default max_num_tokens 8,192, at 100 / 100: r0, r1
+    # 100-token prompts, r2 a 10-token one, 5 output tokens each, sent at 0, 10 ms a step.
+    # Step 1 (0-10 ms): r0's prompt (100 = the budget); r1's would make 200: break. Steps 2-5:
+    # r0 decodes (1 token), r1's prompt would make 101: break, and r2's 10 tokens, which
+    # would fit (11), are not taken (a stop, not a skip). r0's 5th token ends step 5 (50 ms);
+    # step 6: r1's prompt alone (r2's would make 110); step 7: r1 decodes and r2's prompt
+    # (1 + 10 = 11): first tokens 10, 60, 70 ms.
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=n, output_len=5) for n in (100, 100, 10)]
+    done = {r.rid: r for r in _engine(1000, tokens=100).run(specs, concurrency=3).finished}
+    assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010, 0.060, 0.070])
+    assert done[0].finish_s == pytest.approx(0.050)
+    # One token more of budget (101): step 2 takes r0's token and r1's prompt (101), r2's
+    # would make 111: break; step 3: r0, r1 decode (2) and r2's prompt (12): 10, 20, 30 ms.
+    done = {r.rid: r for r in _engine(1000, tokens=101).run(specs, concurrency=3).finished}
+    assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010, 0.020, 0.030])
+
+
+def test_generation_requests_are_capped_by_max_num_tokens_too() -> None:
+    # A generation request takes 1 token and the first that would pass max_num_tokens ends
+    # the step, as a prompt does (microBatchScheduler.cpp, the generation branch: `break`).
+    # Chunked prefill, unit 1 (tokens_per_block 1), budget 2, three 1-token prompts with 3
+    # output tokens: step 1 chunks FIRST_COME_FIRST_SERVED r0 1, r1 1, r2 0 (no capacity
+    # left). Steps 2-3: r0 and r1 decode (2 tokens, the budget), r2 gets no chunk. r0 and r1
+    # end at step 3 (30 ms); r2's prompt runs in step 4: first token at 40 ms. With a budget
+    # of 3 all three start in step 1.
+    specs = _same(3, 1, 3)
+    done = {r.rid: r for r in _engine(100, tokens=2, chunked=True, block_size=1)
+            .run(specs, concurrency=3).finished}
+    assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010, 0.010, 0.040])
+    assert [done[i].finish_s for i in range(2)] == pytest.approx([0.030, 0.030])
+    done = {r.rid: r for r in _engine(100, tokens=3, chunked=True, block_size=1)
+            .run(specs, concurrency=3).finished}
+    assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010] * 3)
+
+
+def test_no_evict_hands_the_micro_batch_scheduler_the_generation_requests_first() -> None:
+    # GuaranteedNoEvictScheduler::impl fills scheduledRequests with the requests in
+    # generation (first pass), then the prompts that fit (second pass): r1, in generation,
+    # comes before r0's prompt though r0 arrived first (a prompt mid-chunk, say).
+    sim = _engine(100)
+    r0 = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=50, output_len=4), 0.0, 1)
+    r1 = SimRequest(1, RequestSpec(arrival_s=0.0, prompt_len=10, output_len=4), 0.0, 1)
+    r1.num_output, r1.num_computed = 1, 10  # its prompt done, its first token out
+    assert [r.rid for r in sim._no_evict([r0, r1])] == [1, 0]
+
+
 def test_a_prompt_past_max_num_tokens_is_rejected_unless_chunked() -> None:
+    # Refused at submission too (llmapi/llm.py LLM._check_arguments: the PyTorch backend
+    # without chunked prefill raises where prompt + query tokens pass max_num_tokens).
     with pytest.raises(InputError, match="exceed max_num_tokens"):
         _engine(1000, tokens=64).run(_same(1, 100, 2), concurrency=1)
     # Chunked FIRST_COME_FIRST_SERVED, unit 32 (tokens_per_block): a budget of 50 cuts the
@@ -142,6 +195,66 @@ def test_block_reuse_hits_full_cached_blocks_of_the_prompt() -> None:
              RequestSpec(arrival_s=1.0, prompt_len=100, output_len=2, segments=seg)]
     state = _engine(100, caching=True).run(specs)
     assert (state.prefix_queries, state.prefix_hits) == (200, 64)
+
+
+
+def test_a_prompt_whose_first_new_block_another_is_writing_waits_a_step_to_reuse_it() -> None:
+    # beneficialToSkip (capacityScheduler.cpp at 02a10fed, block reuse on): r0 and r1 share
+    # their first 64 tokens (2 blocks of 32), r2 shares nothing; all three sent at 0, 100-token
+    # prompts. Step 1: r0 is taken and contributes its first uncached full block (block 0,
+    # findNewContextBlock); r1's first uncached block is the same: r1 is skipped (`continue`),
+    # and r2 (its own block 0) is still taken: first tokens 10, 20, 10 ms. Step 2: r0's blocks
+    # are cached; r1's first uncached block is its own third: it runs, hitting 64 tokens. The
+    # hits are the same as without the skip (64 of 300 prompt tokens).
+    seg = (("doc", 64),)
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=100, output_len=3, segments=seg),
+             RequestSpec(arrival_s=0.0, prompt_len=100, output_len=3, segments=seg),
+             RequestSpec(arrival_s=0.0, prompt_len=100, output_len=3)]
+    for policy in (GUARANTEED_NO_EVICT, MAX_UTILIZATION):
+        state = _engine(100, caching=True, policy=policy).run(specs, concurrency=3)
+        done = {r.rid: r for r in state.finished}
+        assert [done[i].first_token_s for i in range(3)] == pytest.approx(
+            [0.010, 0.020, 0.010]), policy
+        assert (state.prefix_queries, state.prefix_hits) == (300, 64)
+    # Block reuse off: nothing to wait for, all three in step 1.
+    done = {r.rid: r for r in _engine(100).run(specs, concurrency=3).finished}
+    assert [done[i].first_token_s for i in range(3)] == pytest.approx([0.010] * 3)
+
+
+
+def test_max_utilization_skips_a_new_prompt_on_the_retry_after_it_paused_a_request() -> None:
+    # MaxUtilizationScheduler::operator() (capacityScheduler.cpp at 02a10fed) asks
+    # beneficialToSkip at the top of each try, the retry after a pause included; a new
+    # prompt's first uncached block went into the set at its first try, so the retry finds
+    # it there and skips the prompt. 8 blocks of 32, block reuse on: x (a 100-token prompt
+    # to recompute, 4 blocks: paused before, so it keeps its place ahead) and y (started, in
+    # generation, 150 tokens: 5 blocks held). x's 4 > 3 free: y (the last started) is paused
+    # and freed, then x is skipped: nothing fits this round. Block reuse off: x is retried
+    # and taken.
+    for caching, taken in ((True, []), (False, [0])):
+        sim = _engine(8, policy=MAX_UTILIZATION, caching=caching)
+        x = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=100, output_len=4), 0.0, 1)
+        y = SimRequest(1, RequestSpec(arrival_s=0.0, prompt_len=150, output_len=4), 0.0, 1)
+        assert sim.pool.allocate(y, 150)
+        y.admitted, y.num_computed, y.num_output = True, 150, 1
+        sim.running.append(y)
+        sim.waiting.append(x)
+        x.preemptions = sim.state.preemptions = 1
+        assert sim.pool.num_free == 3
+        assert [r.rid for r in sim._max_utilization([x, y])] == taken, caching
+        assert y.preemptions == 1 and not y.admitted
+    # Where such a round schedules nothing the executor loops again at once (schedule): x
+    # and y are both new now; x (4 blocks) is taken, y (5 more) does not fit the 4 left.
+    sim = _engine(8, policy=MAX_UTILIZATION, caching=True)
+    x = SimRequest(0, RequestSpec(arrival_s=0.0, prompt_len=100, output_len=4), 0.0, 1)
+    y = SimRequest(1, RequestSpec(arrival_s=0.0, prompt_len=150, output_len=4), 0.0, 1)
+    assert sim.pool.allocate(y, 150)
+    y.admitted, y.num_computed, y.num_output = True, 150, 1
+    sim.running.append(y)
+    sim.waiting.append(x)
+    x.preemptions = sim.state.preemptions = 1
+    assert [(r.rid, n) for r, n in sim.schedule()] == [(0, 100)]
+    assert sim.state.preemptions == 2 and y.preemptions == 1
 
 
 _workloads = st.fixed_dictionaries({

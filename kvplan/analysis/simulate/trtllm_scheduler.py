@@ -20,19 +20,40 @@ null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
    less the blocks it holds); then the other requests (a prompt mid-chunk, then the new ones)
    in order, each taken while its remaining blocks to completion fit what is left, the first
    that does not stopping the rest (FCFS). Nothing is ever evicted. A prefix hit is not
-   subtracted from the reservation (getRemainingBlocksToCompletion ignores reuse).
+   subtracted from the reservation (getRemainingBlocksToCompletion ignores reuse). Its result
+   lists the generation requests first, then the prompts taken (impl fills scheduledRequests
+   in those two passes): the micro-batch scheduler sees them in that order. With block reuse
+   on, beneficialToSkip skips for the step a new prompt whose first uncached full block
+   (findNewContextBlock) a prompt taken before it this step, or one mid-chunk, is contributing
+   (`continue`, not a stop: the prompts behind it are still looked at), so that it reuses the
+   block the step after. MAX_UTILIZATION asks the same (`MaxUtilizationScheduler::
+   operator()`), again each time it retries a request after pausing one: a new prompt that
+   paused a request to fit is then skipped itself (its block is in the set since its first
+   try), and the requests behind it are looked at.
    MAX_UTILIZATION (`MaxUtilizationScheduler::operator()`): each request in order takes the
    blocks of its next step only (getNeededBlocksOneStep: a new prompt its prompt's blocks, a
    generation request the block its next token opens); one that does not fit pauses the last
    started request from the end of the list (its blocks freed, recomputed with its tokens so
    far as a prompt when it is scheduled again) and is retried; with none left to pause, the
    step stops there.
-2. The micro-batch scheduler (`MicroBatchScheduler::operator()`) over those, in the same order:
-   a generation request takes 1 token, a prompt without chunked prefill (enable_chunked_prefill
-   False by default) all its tokens (getNumTokens: the whole prompt, a prefix hit included),
-   the first that would pass `max_num_tokens` (8192) stopping the step; `max_batch_size`
-   requests at most. A prompt longer than max_num_tokens is rejected (TLLM_CHECK "The number of
-   context tokens exceeds the limit value": maxContextLength is max_num_tokens). With chunked
+2. The micro-batch scheduler (`MicroBatchScheduler::operator()`) over those, in that order
+   (the C++ schedulers are the PyTorch executor's default: _torch/pyexecutor/_util.py builds
+   BindCapacityScheduler / BindMicroBatchScheduler unless SchedulerConfig.use_python_scheduler
+   (TLLM_USE_PYTHON_SCHEDULER, off by default) picks the Python port, SimpleUnifiedScheduler,
+   whose loop is the same): a generation request takes 1 token, a prompt without chunked
+   prefill (enable_chunked_prefill False by default, llmapi/llm_args.py) all its tokens
+   (getNumTokens: the whole prompt, a prefix hit included); the first request of either kind
+   that would pass `max_num_tokens` (8192) ends the step (`break`: no later request is looked
+   at, however short). So at the defaults a prompt of 8,192 tokens runs only in a step with no
+   generation request: it waits until the requests ahead of it have finished, and the
+   requests behind it wait too. `max_batch_size` requests at most. A prompt longer than
+   max_num_tokens is refused: at submission (llmapi/llm.py `LLM._check_arguments`, PyTorch
+   backend without chunked prefill: prompt + query tokens > max_num_tokens raises; max_seq_len
+   is checked there only on the TensorRT-engine path) and by the scheduler (TLLM_CHECK "The
+   number of context tokens exceeds the limit value": maxContextLength is max_num_tokens);
+   kvplan refuses the run. py_executor.py `_schedule` keeps the scheduler's picks: batch
+   waiting (batch_wait_timeout_iters, 0 by default) and the attention-DP balance (off) hold
+   none back. With chunked
    prefill the prompts are taken whole first, then, where they pass what the generation
    requests left, chunked FIRST_COME_FIRST_SERVED (the PyTorch executor's policy, unit
    tokens_per_block): each in order gets min(remaining, capacity left), cut down to a multiple
@@ -43,8 +64,9 @@ null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
    free cached blocks. Partial-block reuse (enable_partial_reuse) is not simulated: a hit
    falls short of TensorRT-LLM's by less than one block.
 4. The overlap scheduler (on: disable_overlap_scheduler False) is SchedulerConfig.
-   async_scheduling (py_executor.py `_executor_loop_overlap` forms step k+1 while step k runs:
-   it sees the requests that arrived before step k began). A context step's requests decode
+   async_scheduling (py_executor.py `_executor_loop_overlap` forms step k+1 while step k runs,
+   with the same `_schedule` over active_requests, so the same order: it sees the requests
+   that arrived before step k began). A context step's requests decode
    from the next step (`_update_request_states` right after the forward). Not simulated: the
    step after a request's last token still carries it (its finish is read from the previous
    batch), one token and its blocks for one step more.
@@ -58,7 +80,7 @@ from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
-from kvplan.analysis.simulate.kv_pool import KVPool
+from kvplan.analysis.simulate.kv_pool import OWN, KVPool
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest, Simulator, StepCost
 
 GUARANTEED_NO_EVICT = "guaranteed_no_evict"
@@ -120,7 +142,18 @@ class TrtllmSimulator(Simulator):
                 available -= self._remaining_to_completion(req)
             else:
                 pending.append(req)
+        # beneficialToSkip (block reuse on): the blocks prompts mid-chunk are contributing
+        # (prefillWithChunkedContextsAlreadyExecuting), then each new prompt's in turn.
+        reuse = self.pool.caching
+        contributed = {h for r in active if reuse and r.admitted and not self._generating(r)
+                       if (h := self._new_context_block(r)) is not None}
         for req in pending:
+            if reuse and not req.admitted:
+                h = self._new_context_block(req)
+                if h is not None:
+                    if h in contributed:
+                        continue  # skipped for this step, not a stop: the next is looked at
+                    contributed.add(h)
             if len(fitting) >= cap:
                 break
             need = self._remaining_to_completion(req)
@@ -128,8 +161,29 @@ class TrtllmSimulator(Simulator):
                 break
             fitting.append(req)
             available -= need
-        fitting.sort(key=lambda r: r.rid)
+        # The generation requests first, then the prompts taken (GuaranteedNoEvictScheduler::
+        # impl fills scheduledRequests in these two passes): the micro-batch scheduler sees
+        # them in this order, not in arrival order.
         return fitting
+
+    def _new_context_block(self, req: SimRequest) -> int | None:
+        """findNewContextBlock (kvCacheManager.cpp): the chained hash of the first full block
+        of the request's tokens not in the cache, None where every one is. A block past the
+        shared segments holds the request's own tokens (cached only as a paused request's
+        kept blocks, as kv_pool.find_hit reads them): its key is the request's alone, so it
+        makes only the request itself skip, on a retry."""
+        bs = self.pool.groups[0].block_size
+        by_hash = self.pool.by_hash
+        own = req.own_from(bs)
+        kept = req.kept
+        for j in range(req.num_tokens // bs):
+            if j < own:
+                h = req.block_hash(j, bs)
+                if h not in by_hash:
+                    return h
+            elif not (j < len(kept) and kept[j][0] is OWN):
+                return req.block_hash(j, bs)
+        return None
 
     def _one_step_blocks(self, req: SimRequest) -> int:
         """getNeededBlocksOneStep: a new prompt's blocks, or the block its next token opens
@@ -145,8 +199,18 @@ class TrtllmSimulator(Simulator):
         scheduled_blocks = 0
         end = len(active)
         i = 0
+        reuse = self.pool.caching
+        contributed = {h for r in active if reuse and r.admitted and not self._generating(r)
+                       if (h := self._new_context_block(r)) is not None}
         while i < end:
             req = active[i]
+            if reuse and not req.admitted:  # beneficialToSkip, asked again on each retry
+                h = self._new_context_block(req)
+                if h is not None:
+                    if h in contributed:
+                        i += 1
+                        continue
+                    contributed.add(h)
             need = self._one_step_blocks(req)
             if len(fitting) < cap and scheduled_blocks + need <= self.pool.num_free:
                 fitting.append(req)
@@ -219,6 +283,16 @@ class TrtllmSimulator(Simulator):
     # -- one step --------------------------------------------------------------------------
 
     def schedule(self) -> list[tuple[SimRequest, int]]:
+        # An iteration that only paused requests (MAX_UTILIZATION: the prompt that paused one
+        # then skipped, beneficialToSkip) runs nothing; the executor loops again at once.
+        # Each such round leaves fewer requests started, so it ends.
+        while True:
+            paused = self.state.preemptions
+            scheduled = self._schedule_once()
+            if scheduled or self.state.preemptions == paused:
+                return scheduled
+
+    def _schedule_once(self) -> list[tuple[SimRequest, int]]:
         active = self._active()
         fitting = (self._no_evict(active) if self.schedule_cfg.policy == GUARANTEED_NO_EVICT
                    else self._max_utilization(active))
