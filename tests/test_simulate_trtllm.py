@@ -284,8 +284,10 @@ def _run(w: dict, policy: str, *, ample: bool = False):  # type: ignore[no-untyp
                            rate=w["rate"], prefix_len=w["prefix"], seed=w["seed"]))
     longest = max(-(-(s.prompt_len + s.output_len) // 16) for s in specs)
     blocks = 10_000 if ample else max(w["blocks"], longest)
-    tokens = max(w["tokens"], max(s.prompt_len for s in specs)) if not w["chunked"] else w[
-        "tokens"]
+    # Without chunking every (re)computed prompt must fit a step: under MAX_UTILIZATION a
+    # paused request recomputes its prompt and output so far (the refusal is tested apart).
+    tokens = (max(w["tokens"], max(s.prompt_len + s.output_len for s in specs))
+              if not w["chunked"] else w["tokens"])
     sim = _engine(blocks, policy=policy, tokens=tokens, batch=w["batch"],
                   chunked=w["chunked"], overlap=w["overlap"], caching=w["caching"],
                   block_size=16)
@@ -362,3 +364,16 @@ def test_cli_json_keys_as_vllm_and_bad_input_exit_2() -> None:
         assert result.exit_code == 2, (args, result.output)
         assert text in result.stderr and len(result.stderr.strip().splitlines()) == 1
         assert result.stdout == ""
+
+
+def test_a_paused_request_whose_recompute_passes_the_budget_is_refused() -> None:
+    # MAX_UTILIZATION, 9 blocks of 16, max_num_tokens 64, no chunking: three requests of 60
+    # prompt + 30 output tokens. Each prompt (60 <= 64) runs alone in a step and takes 4 blocks;
+    # two hold 8 of 9 blocks, the third waits. As they decode, a running request needs a 5th
+    # block at token 65 (cdiv(65, 16) = 5) and only one is free: the last started is paused,
+    # freeing its blocks, and must later recompute its prompt and the output it had (> 64
+    # tokens), which no step can hold without chunking: refused, naming the tokens.
+    sim = _engine(9, policy=MAX_UTILIZATION, tokens=64, block_size=16)
+    with pytest.raises(InputError, match=r"tokens \(prompt and output, recomputed after a "
+                                         r"pause\) exceed max_num_tokens \(64\)"):
+        sim.run(_same(3, 60, 30), concurrency=None)

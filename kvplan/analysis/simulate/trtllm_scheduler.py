@@ -252,8 +252,12 @@ class TrtllmSimulator(Simulator):
             elif not cfg.chunked_prefill:
                 tokens = req.num_tokens  # getNumTokens: the whole prompt
                 if tokens > budget:
+                    # A request paused by MAX_UTILIZATION recomputes its prompt and the tokens
+                    # it had generated: past the budget, it never fits a step again.
+                    what = ("prompt tokens" if tokens == req.prompt_len
+                            else "tokens (prompt and output, recomputed after a pause)")
                     raise InputError(
-                        f"request {req.rid}: {tokens:,} prompt tokens exceed max_num_tokens "
+                        f"request {req.rid}: {tokens:,} {what} exceed max_num_tokens "
                         f"({budget:,}) without chunked prefill: TensorRT-LLM rejects it "
                         "(raise --max-num-batched-tokens or --enable-chunked-prefill)")
                 if used + tokens > budget:
