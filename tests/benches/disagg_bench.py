@@ -44,6 +44,7 @@ from tests.benches.disagg_rows import (
     prefill_capacity,
     prospective_replays,
     prospective_rows,
+    replay_table,
     replayed_with,
     replays,
     rows,
@@ -127,20 +128,6 @@ def _measured_here_rows() -> list[str]:
     return out + ["", f"{equal} of {n} equal (size and number of transfers)."]
 
 
-def _table(done: list[Replay]) -> list[str]:
-    out = ["| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "
-           "ratio TTFT / TPOT | |", "|---|---|---|---|---|---|"]
-    for r in done:
-        assert r.tpot_ms is not None
-        rt = "prefill saturated" if r.ttft_ms is None else f"{r.ttft_ms:,.1f}"
-        ratio = ("- / " + f"{r.tpot_ms / r.measured_tpot_ms:.2f}" if r.ratios is None
-                 else " / ".join(f"{x:.2f}" for x in r.ratios))
-        out.append(f"| {r.id.removeprefix(PREFIX)} | {r.label} | {r.measured_ttft_ms:,.1f} / "
-                   f"{r.measured_tpot_ms:,.2f} | {rt} / {r.tpot_ms:,.2f} | {ratio} | "
-                   f"{'in' if r.inside else 'out'} |")
-    return out
-
-
 def share(rows: list[Replay], test: Callable[[Replay], bool]) -> str:
     n = sum(test(r) for r in rows)
     return f"{n} of {len(rows)}" + (f" ({n / len(rows):.0%})" if rows else "")
@@ -156,7 +143,7 @@ def _silicon_rows() -> list[str]:
     fits = fitted_ids()
     shaped = {row for s in SHAPED_BY for row in s.rows}
     held = [r for r in done if r.id not in fits]
-    out = _table(done)
+    out = replay_table(done)
 
     unshaped = [r for r in held if r.id not in shaped]
     out += ["", f"Replayed: {len(done)} of {len(all_rows)} rows. Fitted: "
@@ -231,8 +218,8 @@ def _prospective_rows() -> list[str]:
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
-            "Prospective rows (3a):", "", *_table(new), "", "Shaped rows (3b):", "",
-            *_table(first), "", *trtllm_section(all_rows)]
+            "Prospective rows (3a):", "", *replay_table(new), "", "Shaped rows (3b):", "",
+            *replay_table(first), "", *trtllm_section(all_rows)]
     return out
 
 

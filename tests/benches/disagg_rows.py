@@ -212,6 +212,21 @@ class Replay:
         return r is not None and all(BAND[0] <= x <= BAND[1] for x in r)
 
 
+def replay_table(done: list[Replay]) -> list[str]:
+    """The per-row table of replayed rows (sections 2, 3a/3b and 3j)."""
+    out = ["| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "
+           "ratio TTFT / TPOT | |", "|---|---|---|---|---|---|"]
+    for r in done:
+        assert r.tpot_ms is not None
+        rt = "prefill saturated" if r.ttft_ms is None else f"{r.ttft_ms:,.1f}"
+        ratio = ("- / " + f"{r.tpot_ms / r.measured_tpot_ms:.2f}" if r.ratios is None
+                 else " / ".join(f"{x:.2f}" for x in r.ratios))
+        out.append(f"| {r.id.removeprefix(PREFIX)} | {r.label} | {r.measured_ttft_ms:,.1f} / "
+                   f"{r.measured_tpot_ms:,.2f} | {rt} / {r.tpot_ms:,.2f} | {ratio} | "
+                   f"{'in' if r.inside else 'out'} |")
+    return out
+
+
 def rows() -> list[dict[str, str]]:
     """Every row of the CSV files, each id once (the sample repeats one of the refs)."""
     seen: dict[str, dict[str, str]] = {}

@@ -65,6 +65,7 @@ from tests.benches.disagg_rows import (
     layout,
     prospective_rows,
     replay,
+    replay_table,
     stated_concurrency,
 )
 
@@ -190,16 +191,7 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
     out += ["", *_split(done)]
     out += ["", *SHAPED_TEXT, "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
-    out += ["", "| row | layout and load | measured TTFT / TPOT ms | kvplan TTFT / TPOT ms | "
-            "ratio TTFT / TPOT | |", "|---|---|---|---|---|---|"]
-    for r in done:
-        assert r.tpot_ms is not None
-        rt = "prefill saturated" if r.ttft_ms is None else f"{r.ttft_ms:,.1f}"
-        ratio = ("- / " + f"{r.tpot_ms / r.measured_tpot_ms:.2f}" if r.ratios is None
-                 else " / ".join(f"{x:.2f}" for x in r.ratios))
-        out.append(f"| {r.id.removeprefix(PREFIX)} | {r.label} | {r.measured_ttft_ms:,.1f} / "
-                   f"{r.measured_tpot_ms:,.2f} | {rt} / {r.tpot_ms:,.2f} | {ratio} | "
-                   f"{'in' if r.inside else 'out'} |")
+    out += ["", *replay_table(done)]
     return out
 
 
