@@ -67,19 +67,10 @@ FINDING = (
     "(see 'Left out' below: most public runs serve quantized checkpoints whose configs are "
     "not in the stores, run speculative decoding, or print no TPOT).")
 
-# Read after FINDING (36468964, tests/benches/fitted_rows.py SHAPED_BY): the rule the MiniMax-M2.7
-# TTFT led to, with the figures before and after it.
-SHAPED = (
-    "Shaped by these runs after the evaluation above (tests/benches/fitted_rows.py SHAPED_BY): "
-    "SGLang 0.5.10 turned piecewise CUDA graphs for prefill on by default "
-    "(server_args.py:637, `disable_piecewise_cuda_graph: bool = False`), so a captured "
-    "prefill step launches only what runs outside its graphs (kvplan.engines.sglang."
-    "prefill_graph: MiniMax-M2 on a TP-2 rank 257 ops, not 1,617, at the unchanged 70 us). "
-    "MiniMax-M2.7 at concurrency 1: TTFT 141.43 -> 46.23 ms (measured 50.28, +181 % -> "
-    "-8.1 %); at 100: TPOT 49.48 -> 35.41 ms (measured 35.75, +38.4 % -> -1.0 %), mean TTFT "
-    "227.18 -> 99.81 ms (measured 247.94, -8.4 % -> -59.7 %), median 171.28 -> 76.08 ms "
-    "(measured 92.05). Both runs are no test of the rule; the figures in the tables above are "
-    "after it.")
+# The set's first evaluation (9556e0d5), before the rule the MiniMax-M2.7 rows led to (SHAPED).
+FIRST_EVALUATION = ("the first evaluation's medians, 4 of 5 simulated: TTFT mean / median 56.1 / "
+                    "80.1 %, TPOT mean / median 25.4 / 26.5 %, ITL 25.1 %; the tables are after "
+                    "it")
 
 # Read after FINDING (36468964, tests/benches/fitted_rows.py SHAPED_BY): the rule the MiniMax-M2.7
 # TTFT led to, with the figures before and after it.
@@ -111,7 +102,8 @@ def print_section() -> None:
     print("\n## Prospective 54: other publishers' `vllm bench serve` and `sglang.bench_serving` "
           "runs, frozen before kvplan was run on them\n")
     print(f"{doc['what']}\n")
-    print(f"{len(part)} runs, each evaluated once with no change to any rule "
+    print(f"{len(part)} runs, each evaluated once with no change to any rule (one rule was "
+          f"written after, below: {FIRST_EVALUATION}) "
           "(tests/benches/prospective54_runs.py replays them with prospective30's machinery; "
           "a closed loop at the client's --max-concurrency, vLLM runs at their stated lengths, "
           "SGLang runs at the lengths bench_serving's seed-1 draw sends). Errors are "
@@ -132,7 +124,6 @@ def print_section() -> None:
     print_run_table(part)
     if FINDING:
         print(f"\n{FINDING}")
-    print(f"\n{SHAPED}")
     print(f"\n{SHAPED}")
     print_sources(doc, "prospective54.json")
 
