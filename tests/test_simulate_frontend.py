@@ -19,6 +19,7 @@ from kvplan.engines.vllm.frontend import (
     vllm_api_tokenizer_batching,
 )
 from kvplan.sources.resolve import load_model
+from tests.test_simulate import _FixedCost  # 10 ms a step
 
 
 @dataclass
@@ -67,19 +68,6 @@ def test_setup_puts_the_batcher_only_in_front_of_vllm_serve() -> None:
     assert setup(spec, inputs, api_server=False)[0].scheduler.tokenizer_batching is None
     newest = estimate_inputs(spec, context=8192, gpu="H100-80GB")
     assert setup(spec, newest)[0].scheduler.tokenizer_batching is None
-
-
-class _FixedCost:
-    """Every step takes 10 ms, whatever it holds."""
-
-    full_attention_only = True
-
-    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
-        return 0.010
-
-    def seconds_from_sums(self, decodes: int, decode_keys: int,
-                          chunks: list[tuple[int, int]]) -> float:
-        return 0.010
 
 
 @pytest.mark.parametrize("bulk", [True, False])

@@ -19,21 +19,9 @@ from kvplan.analysis.simulate.workload import LengthDist, RequestSpec, synthetic
 from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.sources.resolve import load_model
+from tests.test_simulate import _FixedCost  # 10 ms a step
 
 runner = CliRunner()
-
-
-class _FixedCost:
-    """Every step takes 10 ms, whatever it holds."""
-
-    full_attention_only = True
-
-    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
-        return 0.010
-
-    def seconds_from_sums(self, decodes: int, decode_keys: int,
-                          chunks: list[tuple[int, int]]) -> float:
-        return 0.010
 
 
 class _Recording(SglangSimulator):
