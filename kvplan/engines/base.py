@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
@@ -459,6 +459,39 @@ class EngineRules(Protocol):
 
     def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
         """`kvplan engines`: a row and a record per modelled version, and notes on the rules."""
+
+
+class EngineDefaults:
+    """Answers of `EngineRules` that SGLang and TensorRT-LLM give alike, written once: a base
+    their rules classes extend, overriding what their code answers otherwise (vLLM answers each
+    of these its own way and does not extend it). The version reported is the one asked (no
+    table of profiles picks it); no rule depends on the platform; the layout is the TP size over
+    its attention-DP ranks (`tp_layout_text`: SGLang's `--tp T --dp-size D
+    --enable-dp-attention`, TensorRT-LLM's tp_size T with `enable_attention_dp: true`); the
+    running-request flag is the concurrency served (each engine's note on why at its class);
+    its log prints the pool in tokens, so the capacity view adds no max-concurrency line, no
+    table of KV-cache groups and no rows of its own."""
+
+    def reported_version(self, inputs: PlanInputs) -> str | None:
+        return inputs.engine_version
+
+    def reported_platform(self, inputs: PlanInputs) -> str | None:
+        return None
+
+    def layout_text(self, layout: LaunchLayout) -> str:
+        return tp_layout_text(layout)
+
+    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
+        return concurrency
+
+    def view_rows(self, plan: PlanFacts) -> list[tuple[str, int, str]]:
+        return []
+
+    def prints_max_concurrency(self) -> bool:
+        return False  # it prints the pool in tokens
+
+    def shows_groups(self, plan: PlanFacts) -> bool:
+        return False
 
 
 def block_pool_kv_bytes(stage: StageFacts, requests: int) -> int:

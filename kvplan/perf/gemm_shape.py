@@ -10,19 +10,19 @@ the bf16 weight GEMMs (attention projections, dense MLP, recurrent projections, 
 it. None (the default everywhere) is today's behaviour, so every output is unchanged unless a
 caller opts in (tests/benches/gemm_shape_bench.py does, as a counterfactual).
 
-The table (`H100_BF16_GEMM_SHAPE`): OpenXLA's default matmul performance table, key "sm_90",
-entries b = 1, "bf16xbf16->bf16" (xla/service/gpu/model/default_matmul_perf_table.txtpb at
-ROCm/xla dc66032216, 2026-08-19; the sm_90 rows unchanged since openxla/xla 71feeddf7c,
-2025-10-21, "Update latency hiding scheduler cost models for B200/H100 FP8 matmul", and before
-it the bf16 ones of b2766086ec, 2025-08-12). Each value is flops / s = 2 M N K / the median
-CUPTI kernel time of 5 runs of the XLA-compiled (autotuned cuBLAS / Triton) dot, launch time
-excluded (xla/tools/matmul_perf_table_gen.cc: kNumProfilingRuns = 5,
-KernelTracer::getMedianKernelTimeNs). M, N, K each 256 .. 4096 in powers of 2, 125 shapes; the
-card is "sm_90" (Google's H100 machines, A3, are H100 SXM 80GB: an assumption, the table does
-not name the SKU). Its fractions of the H100 SXM's 989.5 dense bf16 TFLOPS run from 0.007
-(256^3, 5.0 us) to 0.788 (4096^3: 780.2 TFLOPS). Its FP8 column ("f8e4m3fnxf8e4m3fn->bf16")
-reaches 2,425 TFLOPS at 4096^3, 1.23 x the 1,979 dense FP8 peak, which no kernel can: it is not
-used, and FP8 (w8a8) GEMMs keep `Efficiency.fp8_gemm` / `gemm`.
+The table (`H100_BF16_GEMM_SHAPE`, its numbers in gemm_shape.json beside this module): OpenXLA's
+default matmul performance table, key "sm_90", entries b = 1, "bf16xbf16->bf16"
+(xla/service/gpu/model/default_matmul_perf_table.txtpb at ROCm/xla dc66032216, 2026-08-19; the sm_90
+rows unchanged since openxla/xla 71feeddf7c, 2025-10-21, "Update latency hiding scheduler cost
+models for B200/H100 FP8 matmul", and before it the bf16 ones of b2766086ec, 2025-08-12). Each value
+is flops / s = 2 M N K / the median CUPTI kernel time of 5 runs of the XLA-compiled (autotuned
+cuBLAS / Triton) dot, launch time excluded (xla/tools/matmul_perf_table_gen.cc: kNumProfilingRuns =
+5, KernelTracer::getMedianKernelTimeNs). M, N, K each 256 .. 4096 in powers of 2, 125 shapes; the
+card is "sm_90" (Google's H100 machines, A3, are H100 SXM 80GB: an assumption, the table does not
+name the SKU). Its fractions of the H100 SXM's 989.5 dense bf16 TFLOPS run from 0.007 (256^3, 5.0
+us) to 0.788 (4096^3: 780.2 TFLOPS). Its FP8 column ("f8e4m3fnxf8e4m3fn->bf16") reaches 2,425 TFLOPS
+at 4096^3, 1.23 x the 1,979 dense FP8 peak, which no kernel can: it is not used, and FP8 (w8a8)
+GEMMs keep `Efficiency.fp8_gemm` / `gemm`.
 
 Reading it by (M, N x K): for each M, the shapes with the same N x K (up to five N : K aspects)
 are merged as the mean of their kernel times (the harmonic mean of their throughputs), a grid of
@@ -40,53 +40,19 @@ elements / kernels.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from kvplan._util.errors import InputError
 from kvplan._util.lazy import LazyMapping
 
 # OpenXLA's sm_90 "bf16xbf16->bf16" entries with b = 1, in TFLOPS (the table's flops / s / 1e12,
-# rounded to 0.1): [m][n][k], each of m, n, k = 256, 512, 1024, 2048, 4096 (module docstring).
-_SIZES = (256, 512, 1024, 2048, 4096)
-_SM90_BF16_TFLOPS: tuple[tuple[tuple[float, ...], ...], ...] = (
-    (  # m = 256; rows n = 256 .. 4096, columns k = 256 .. 4096
-        (6.7, 11.5, 18.9, 31.9, 90.9),
-        (12.4, 23.0, 41.1, 63.9, 93.1),
-        (23.7, 43.8, 75.1, 119.6, 177.1),
-        (43.8, 83.1, 141.6, 222.6, 296.3),
-        (82.6, 146.2, 237.6, 345.9, 418.4),
-    ),
-    (  # m = 512; rows n = 256 .. 4096, columns k = 256 .. 4096
-        (12.3, 23.0, 41.5, 61.7, 92.8),
-        (23.6, 43.6, 73.4, 116.3, 187.5),
-        (45.7, 85.4, 146.5, 231.0, 300.9),
-        (84.5, 147.5, 241.8, 342.8, 460.4),
-        (141.3, 243.6, 381.3, 530.0, 661.6),
-    ),
-    (  # m = 1024; rows n = 256 .. 4096, columns k = 256 .. 4096
-        (23.6, 43.7, 69.8, 116.1, 187.2),
-        (45.5, 84.3, 144.0, 235.5, 312.1),
-        (80.9, 149.1, 252.8, 359.8, 472.6),
-        (144.3, 244.0, 384.0, 529.5, 665.7),
-        (219.7, 347.7, 494.4, 639.1, 751.9),
-    ),
-    (  # m = 2048; rows n = 256 .. 4096, columns k = 256 .. 4096
-        (45.3, 79.0, 142.8, 231.4, 333.9),
-        (84.3, 150.1, 257.6, 354.1, 458.1),
-        (145.6, 244.9, 386.8, 535.3, 663.6),
-        (219.7, 348.6, 498.0, 641.0, 752.2),
-        (303.3, 449.3, 596.5, 725.5, 752.3),
-    ),
-    (  # m = 4096; rows n = 256 .. 4096, columns k = 256 .. 4096
-        (84.5, 144.9, 229.0, 314.3, 398.9),
-        (141.9, 240.1, 377.5, 531.0, 662.0),
-        (223.0, 354.6, 497.6, 643.7, 751.7),
-        (308.2, 449.6, 604.6, 727.5, 759.4),
-        (398.6, 551.8, 685.2, 735.6, 780.2),
-    ),
-)
+# rounded to 0.1): `tflops[m][n][k]` over `sizes` (256 .. 4096) in the data file beside this
+# module, with its source (module docstring); read on first use.
+DATA_FILE = Path(__file__).with_name("gemm_shape.json")
 
 # The preset the table was measured on (an assumption: the module docstring); its dense bf16 peak
 # (gpus.json H100-80GB bf16_dense, 989.5 TFLOPS) is the fractions' denominator.
@@ -136,8 +102,8 @@ def _locate(points: tuple[int, ...], x: float) -> tuple[int, float]:
     return i, (math.log2(x) - lo) / (hi - lo)
 
 
-def _by_weight(tflops: tuple[tuple[tuple[float, ...], ...], ...], sizes: tuple[int, ...],
-               peak_flops: float) -> GemmShapeEfficiency:
+def _by_weight(tflops: list[list[list[float]]], sizes: tuple[int, ...], peak_flops: float,
+               source: str) -> GemmShapeEfficiency:
     """The (M, N x K) grid of a [m][n][k] table: each N x K's aspects merged as the mean of
     their kernel times (module docstring)."""
     weights = tuple(sorted({n * k for n in sizes for k in sizes}))
@@ -151,7 +117,7 @@ def _by_weight(tflops: tuple[tuple[tuple[float, ...], ...], ...], sizes: tuple[i
             line.append(len(times) / sum(times) / peak_flops)
         fractions.append(tuple(line))
     return GemmShapeEfficiency(rows=sizes, weights=weights, fractions=tuple(fractions),
-                               source="OpenXLA default_matmul_perf_table sm_90 bf16, b = 1")
+                               source=source)
 
 
 @functools.cache
@@ -161,7 +127,9 @@ def h100_bf16_gemm_shape() -> GemmShapeEfficiency:
     kvplan.perf.efficiency reads neither gpus.json nor the table."""
     from kvplan.hardware.gpus import get_gpu
 
-    return _by_weight(_SM90_BF16_TFLOPS, _SIZES, get_gpu(_H100).peak_bf16_flops_per_s)
+    table = json.loads(DATA_FILE.read_text())
+    return _by_weight(table["tflops"], tuple(table["sizes"]),
+                      get_gpu(_H100).peak_bf16_flops_per_s, table["source"])
 
 
 @functools.cache

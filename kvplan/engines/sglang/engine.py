@@ -11,6 +11,7 @@ from kvplan._util.units import cdiv
 from kvplan.engines.base import (
     AllReduceNormFusion,
     CostTraits,
+    EngineDefaults,
     EngineOptions,
     GridPages,
     Launch,
@@ -24,7 +25,7 @@ from kvplan.engines.base import (
     flag_unread_version,
 )
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
@@ -103,7 +104,11 @@ SGLANG_FRACTION_RULES = (
 )
 
 
-class SglangEngine:
+class SglangEngine(EngineDefaults):
+    # EngineDefaults' answers stand (the version as asked, no platform, the TP layout text, no
+    # view rows); its running cap is the concurrency because `--max-running-requests` is the
+    # server's total: each DP rank's model runner takes server_args.max_running_requests //
+    # dp_size (sglang/srt/model_executor/model_runner.py, "Init max running requests").
     name = "sglang"
     display_name = "SGLang"
     # The newest release whose sizing code kvplan has read: 0.5.23 (pools.py: 0.5.14-0.5.23
@@ -311,12 +316,6 @@ class SglangEngine:
         own rule, kvplan.engines.sglang.pools.SglangPool.grid_running)."""
         return stage.sglang_pool.grid_running(budgets, contexts)
 
-    def reported_version(self, inputs: PlanInputs) -> str | None:
-        return inputs.engine_version
-
-    def reported_platform(self, inputs: PlanInputs) -> str | None:
-        return None
-
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return sglang_launch(ref, layout, settings)
@@ -324,25 +323,10 @@ class SglangEngine:
     def kv_connector(self, name: str | None) -> KvConnector:
         return sglang_connector(name)
 
-    def layout_text(self, layout: LaunchLayout) -> str:
-        return tp_layout_text(layout)  # `--tp T --dp-size D --enable-dp-attention` (launch.py)
-
-    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
-        # `--max-running-requests` is the server's total: each DP rank's model runner takes
-        # server_args.max_running_requests // dp_size (sglang/srt/model_executor/
-        # model_runner.py, "Init max running requests").
-        return concurrency
-
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
         return "page (all layers)", (f"{plan.block_size} tokens x the "
                                      f"{plan.sglang_pool.get('kind', 'token')} pool's cell")
-
-    def view_rows(self, plan: PlanFacts) -> list[tuple[str, int, str]]:
-        return []
-
-    def prints_max_concurrency(self) -> bool:
-        return False  # it prints the pool in tokens
 
     def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
         notes = dsa_settings_notes(spec, plan.engine_version)
@@ -365,9 +349,6 @@ class SglangEngine:
             return [f"{self.display_name} sizing here treats sliding-window layers as full "
                     "attention."]
         return []
-
-    def shows_groups(self, plan: PlanFacts) -> bool:
-        return False
 
     def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
         rows: list[list[str]] = []

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kvplan._util.errors import UnmodelledError
 from kvplan.engines.base import (
     CostTraits,
+    EngineDefaults,
     EngineOptions,
     GridPages,
     Launch,
@@ -25,7 +26,7 @@ from kvplan.engines.base import (
 )
 from kvplan.engines.caches import stage_caches
 from kvplan.engines.handover import KvConnector
-from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
+from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.trtllm.architectures import trtllm_served_architecture
 from kvplan.engines.trtllm.budget import (
     BUDGET,
@@ -94,7 +95,10 @@ def token_pool(caches: tuple[LayerCaches, ...], block_size: int) -> TokenPool | 
                      num_layers=len(owned), block_size=block_size)
 
 
-class TrtllmEngine:
+class TrtllmEngine(EngineDefaults):
+    # EngineDefaults' answers stand (the version as asked, no platform, the TP layout text, no
+    # view rows); its running cap is the concurrency: `--max_batch_size` as the launch writes it
+    # (not re-read here).
     name = "trtllm"
     display_name = "TensorRT-LLM"
     # The newest release whose sizing code kvplan has read: 1.3.0rc10 (budget.py: KvCacheCreator
@@ -276,12 +280,6 @@ class TrtllmEngine:
     def request_cap(self, stage: StageFacts, budgets: Any, contexts: Any) -> Any:
         return None
 
-    def reported_version(self, inputs: PlanInputs) -> str | None:
-        return inputs.engine_version
-
-    def reported_platform(self, inputs: PlanInputs) -> str | None:
-        return None
-
     def launch_plan(self, ref: str, layout: LaunchLayout, settings: LaunchSettings
                     ) -> LaunchPlan:
         return trtllm_launch(ref, layout, settings)
@@ -289,32 +287,17 @@ class TrtllmEngine:
     def kv_connector(self, name: str | None) -> KvConnector:
         return trtllm_connector(name)
 
-    def layout_text(self, layout: LaunchLayout) -> str:
-        return tp_layout_text(layout)  # tp_size T, `enable_attention_dp: true` (launch.py)
-
-    def running_cap(self, layout: LaunchLayout, concurrency: int) -> int:
-        return concurrency  # `--max_batch_size` as the launch writes it (not re-read here)
-
     def page_row(self, plan: PlanFacts, page_bytes: int, group_size: int,
                  num_groups: int) -> tuple[str, str]:
         return "page (block per layer)", (
             f"{plan.block_size} tokens; {group_size} layers share a block slot"
             + (f", {num_groups} groups" if num_groups > 1 else ""))
 
-    def view_rows(self, plan: PlanFacts) -> list[tuple[str, int, str]]:
-        return []
-
-    def prints_max_concurrency(self) -> bool:
-        return False  # it prints the pool in tokens
-
     def capacity_notes(self, spec: ModelSpec, plan: PlanFacts) -> list[str]:
         if spec.is_hybrid or spec.sliding_window:
             return [f"{self.display_name} sizing here treats sliding-window layers as full "
                     "attention."]
         return []
-
-    def shows_groups(self, plan: PlanFacts) -> bool:
-        return False
 
     def profile_view(self) -> tuple[list[list[str]], list[dict[str, object]], list[str]]:
         rows: list[list[str]] = []
