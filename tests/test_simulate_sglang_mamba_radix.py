@@ -18,11 +18,10 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_pools import mamba_hits
-from kvplan.analysis.simulate.workload import RequestSpec, from_trace
 from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.sources.resolve import load_model
-from kvplan.sources.traces import read_trace
+from tests.sglang_radix import recorded_matches, shared_prefix_requests, three_requests
 
 runner = CliRunner()
 
@@ -39,31 +38,14 @@ def _qwen3_next_sim(version: str = "0.5.9", **options: object):  # type: ignore[
     return sim, notes
 
 
-# A Mooncake trace (kvplan.sources.traces, blocks of 100 tokens here): A sends blocks 1 - 10
-# (s1's 1,000 tokens); B, 5 s later, s1's first 900 (blocks 1 - 9) and 100 of its own (21); C,
-# 10 s later, s1's 1,000 and 50 of its own (31, partial). Two output tokens each: each request
-# ends before the next comes.
-TRACE = "\n".join(json.dumps(row) for row in (
-    {"timestamp": 0, "input_length": 1_000, "output_length": 2, "hash_ids": list(range(1, 11))},
-    {"timestamp": 5_000, "input_length": 1_000, "output_length": 2,
-     "hash_ids": [*range(1, 10), 21]},
-    {"timestamp": 10_000, "input_length": 1_050, "output_length": 2,
-     "hash_ids": [*range(1, 11), 31]}))
-
-
-def _three_requests(tmp_path: Path) -> list[RequestSpec]:
-    path = tmp_path / "trace.jsonl"
-    path.write_text(TRACE + "\n", encoding="utf-8")
-    return list(from_trace(read_trace(path, "mooncake", block_tokens=100)))
-
-
 def _hits(run) -> int:  # type: ignore[no-untyped-def]
     return round(run.metrics.prefix_hit_rate * 3_050)
 
 
 def test_a_hit_ends_on_a_node_holding_a_state_by_hand(tmp_path: Path) -> None:
-    """SGLang 0.5.9, Qwen3-Next (page 1), the trace above; queried 1,000 + 1,000 + 1,050 =
-    3,050 tokens. The full-attention radix cache would hit 0 + 900 + 1,000 = 1,900.
+    """SGLang 0.5.9, Qwen3-Next (page 1), tests/sglang_radix.py's TRACE (A, B, C); queried
+    1,000 + 1,000 + 1,050 = 3,050 tokens. The full-attention radix cache would hit 0 + 900 +
+    1,000 = 1,900.
     - Chunked prefill 8,192 (no prompt is cut): A's state enters the tree at its prompt's end,
       s1[0, 1,000) (cache_unfinished_req after the prefill), and at its end after its
       committed tokens (1,001: cache_finished_req hands its slot over). B's full match s1[0,
@@ -84,30 +66,21 @@ def test_a_hit_ends_on_a_node_holding_a_state_by_hand(tmp_path: Path) -> None:
     sim, notes = _qwen3_next_sim()
     assert "radix cache on," in notes[0] and len(notes) == 1
     assert sim.sglang is not None and sim.sglang.chunked_prefill_size == 8_192
-    whole = simulate(sim, _three_requests(tmp_path))
+    whole = simulate(sim, three_requests(tmp_path))
     assert _hits(whole) == 1_000
     assert whole.metrics.mamba_states_evicted == 0
     for chunk, hits in ((300, 1_900), (400, 1_800)):
         cut = replace(sim, sglang=replace(sim.sglang, chunked_prefill_size=chunk))
-        assert _hits(simulate(cut, _three_requests(tmp_path))) == hits, chunk
+        assert _hits(simulate(cut, three_requests(tmp_path))) == hits, chunk
     few, _ = _qwen3_next_sim(max_mamba_cache_size=3)
     assert few.sglang is not None and few.sglang.max_running_requests == 1
-    short = simulate(few, _three_requests(tmp_path))
+    short = simulate(few, three_requests(tmp_path))
     assert short.metrics.prefix_hit_rate == 0.0
     assert short.metrics.mamba_states_evicted == 4
 
 
-def _trace(draws: list[tuple[int, int, int, int]]) -> list[RequestSpec]:
-    """Requests sharing prefixes of three system prompts (keys 0 - 2), a user segment each
-    (none for some: a prompt that is all shared prefix ends where a later one can match)."""
-    out = []
-    for i, (sys_key, shared, own, out_len) in enumerate(draws):
-        segments = ((("sys", sys_key), shared),)
-        out.append(RequestSpec(arrival_s=0.05 * i, prompt_len=shared + own, output_len=out_len,
-                               segments=segments))
-    return out
-
-
+# Draws of shared_prefix_requests: a user segment of 0 - 3 tokens (none for some: a prompt
+# that is all shared prefix ends where a later one can match).
 _DRAWS = st.lists(st.tuples(st.integers(0, 2), st.integers(100, 1_500), st.integers(0, 3),
                             st.integers(1, 200)), min_size=2, max_size=24)
 
@@ -121,19 +94,13 @@ def test_every_hit_is_at_most_the_full_attention_match(
     holding a state (per match, recorded at each call: runs' schedules differ)."""
     sim, _ = _qwen3_next_sim(max_mamba_cache_size=slots)
     seen: list[tuple[int, int, bool]] = []
-    original = MambaRadixTree.match
 
-    def match(self: MambaRadixTree, hit: list[list[object]]) -> list[list[object]]:
-        kept = original(self, hit)
+    def record(hit: list[object], kept: list[object]) -> None:
         ends = not kept or any(kept[-1] is b for b in hit)
         seen.append((len(kept), len(hit), ends))
-        return kept
 
-    MambaRadixTree.match = match  # type: ignore[method-assign]
-    try:
-        run = simulate(sim, _trace(draws))
-    finally:
-        MambaRadixTree.match = original  # type: ignore[method-assign]
+    with recorded_matches(MambaRadixTree, record):
+        run = simulate(sim, shared_prefix_requests(draws))
     assert seen and all(kept <= full and ends for kept, full, ends in seen)
     assert run.metrics.mamba_slots_used is not None
     assert run.metrics.mamba_slots_used["max"] <= slots // 3
@@ -180,7 +147,7 @@ def test_with_slots_for_every_state_the_hits_are_the_rules_closed_form(
     full-attention radix cache's on the same trace (the plain token pool, SGLang's
     RadixCache: every earlier prefix)."""
     sim, _ = _qwen3_next_sim()
-    reqs = [replace(r, arrival_s=30.0 * i) for i, r in enumerate(_trace(draws))]
+    reqs = [replace(r, arrival_s=30.0 * i) for i, r in enumerate(shared_prefix_requests(draws))]
     run = simulate(sim, reqs)
     queried = sum(r.prompt_len for r in reqs)
     assert run.metrics.mamba_states_evicted == 0

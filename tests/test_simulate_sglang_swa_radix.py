@@ -5,9 +5,9 @@ kvplan.analysis.simulate.sglang_swa_radix against SGLang 0.5.9 mem_cache/swa_rad
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,10 +16,9 @@ from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.sglang_pools import swa_hits
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow, swa_hit_pages
-from kvplan.analysis.simulate.workload import RequestSpec, from_trace
 from kvplan.engines.base import Engine
 from kvplan.sources.resolve import load_model
-from kvplan.sources.traces import read_trace
+from tests.sglang_radix import recorded_matches, shared_prefix_requests, three_requests
 
 
 def _gpt_oss_sim(version: str = "0.5.9"):  # type: ignore[no-untyped-def]
@@ -93,28 +92,23 @@ def test_a_hit_never_exceeds_the_full_match_and_ends_on_a_kept_window(
         assert keys[hit - 1] not in dead
 
 
-# A Mooncake trace (kvplan.sources.traces, blocks of 100 tokens here): A sends blocks 1 - 10
-# (s1's 1,000 tokens); D, 5 s later, s1's first 900 (blocks 1 - 9) and 100 of its own (21); C,
-# 10 s later, s1's 1,000 and 50 of its own (31, partial). Two output tokens each: each request
-# ends before the next comes.
-TRACE = "\n".join(json.dumps(row) for row in (
-    {"timestamp": 0, "input_length": 1_000, "output_length": 2, "hash_ids": list(range(1, 11))},
-    {"timestamp": 5_000, "input_length": 1_000, "output_length": 2,
-     "hash_ids": [*range(1, 10), 21]},
-    {"timestamp": 10_000, "input_length": 1_050, "output_length": 2,
-     "hash_ids": [*range(1, 11), 31]}))
-
-
-def _three_requests(tmp_path: Path) -> list[RequestSpec]:
-    path = tmp_path / "trace.jsonl"
-    path.write_text(TRACE + "\n", encoding="utf-8")
-    return list(from_trace(read_trace(path, "mooncake", block_tokens=100)))
+def _assert_hand_trace_hits(sim: Any, tmp_path: Path) -> None:
+    """The derivation below: 1,800 of 3,050 tokens hit and 202 tombstoned with the
+    sliding-window pool cut to 1,051 tokens; 1,900 and none with the pool estimate sizes."""
+    assert sim.swa is not None
+    cut = simulate(replace(sim, swa=replace(sim.swa, tokens=1_051)), three_requests(tmp_path))
+    assert cut.metrics.prefix_hit_rate == 1_800 / 3_050
+    assert cut.metrics.swa_tombstoned_tokens == 202
+    whole = simulate(sim, three_requests(tmp_path))
+    assert whole.metrics.prefix_hit_rate == 1_900 / 3_050
+    assert whole.metrics.swa_tombstoned_tokens == 0
 
 
 def test_a_prefix_whose_window_was_evicted_hits_up_to_its_last_kept_window_by_hand(
         tmp_path: Path) -> None:
     """SGLang 0.5.9, gpt-oss-20b (window 127, page 1), the sliding-window pool cut to 1,051
-    tokens (the full pool's 24,272 never evict), the Mooncake trace above (s1: blocks 1 - 10):
+    tokens (the full pool's 24,272 never evict), tests/sglang_radix.py's TRACE (A, D, C; s1:
+    blocks 1 - 10):
     - A: no hit; its prompt enters the tree (s1[0, 1,000)), then at its end its one decoded
       token (page 1,000, its own): 1,001 unlocked pages in the SWA LRU, root first.
     - D: full match s1[0, 900) (no tombstone: the count is infinite): hit 900. Its match
@@ -136,42 +130,21 @@ def test_a_prefix_whose_window_was_evicted_hits_up_to_its_last_kept_window_by_ha
     Hits 0 + 900 + 900 = 1,800 of 1,000 + 1,000 + 1,050 = 3,050 queried. With the
     sliding-window pool as estimate sizes it (19,417: no eviction) C hits all 1,000: 1,900 /
     3,050, the full-attention radix cache's."""
-    sim = _gpt_oss_sim()
-    assert sim.swa is not None
-    cut = simulate(replace(sim, swa=replace(sim.swa, tokens=1_051)), _three_requests(tmp_path))
-    assert cut.metrics.prefix_hit_rate == 1_800 / 3_050
-    assert cut.metrics.swa_tombstoned_tokens == 202
-    whole = simulate(sim, _three_requests(tmp_path))
-    assert whole.metrics.prefix_hit_rate == 1_900 / 3_050
-    assert whole.metrics.swa_tombstoned_tokens == 0
+    _assert_hand_trace_hits(_gpt_oss_sim(), tmp_path)
 
 
 def test_0_5_11_hits_as_0_5_9_on_the_hand_trace(tmp_path: Path) -> None:
     """SGLang 0.5.11 (its tree's rules 0.5.9's, kvplan.analysis.simulate.sglang_pools
-    SWA_HITS; the same pools, 24,272 and 19,417 tokens): the trace above gives the same hits
+    SWA_HITS; the same pools, 24,272 and 19,417 tokens): that trace gives the same hits
     and tombstones, its decoded tokens (one a request) too few for either release's
     maybe_evict_swa to free any: 1,800 and 202 with the sliding-window pool cut to 1,051,
     1,900 and 0 as estimate sizes it."""
     sim = _gpt_oss_sim("0.5.11")
     assert sim.swa is not None and type(sim.swa.rule).__name__ == "EveryIntervalDecodes"
-    cut = simulate(replace(sim, swa=replace(sim.swa, tokens=1_051)), _three_requests(tmp_path))
-    assert cut.metrics.prefix_hit_rate == 1_800 / 3_050
-    assert cut.metrics.swa_tombstoned_tokens == 202
-    whole = simulate(sim, _three_requests(tmp_path))
-    assert whole.metrics.prefix_hit_rate == 1_900 / 3_050
-    assert whole.metrics.swa_tombstoned_tokens == 0
+    _assert_hand_trace_hits(sim, tmp_path)
 
 
-def _trace(draws: list[tuple[int, int, int, int]]) -> list[RequestSpec]:
-    """Requests sharing prefixes of three system prompts (keys 0 - 2), a user segment each."""
-    out = []
-    for i, (sys_key, shared, own, out_len) in enumerate(draws):
-        segments = ((("sys", sys_key), shared),)
-        out.append(RequestSpec(arrival_s=0.05 * i, prompt_len=shared + own, output_len=out_len,
-                               segments=segments))
-    return out
-
-
+# Draws of shared_prefix_requests: a user segment of 1 - 400 tokens each.
 _DRAWS = st.lists(st.tuples(st.integers(0, 2), st.integers(100, 1_500), st.integers(1, 400),
                             st.integers(1, 200)), min_size=2, max_size=24)
 
@@ -188,8 +161,8 @@ def test_a_window_as_long_as_the_context_hits_as_the_full_attention_radix_cache(
     assert sim.swa is not None
     long = replace(sim, swa=replace(sim.swa, window=10**6, tokens=sim.plan.token_capacity))
     plain = replace(sim, swa=None)
-    a = simulate(long, _trace(draws), num_blocks=3_001)
-    b = simulate(plain, _trace(draws), num_blocks=3_001)
+    a = simulate(long, shared_prefix_requests(draws), num_blocks=3_001)
+    b = simulate(plain, shared_prefix_requests(draws), num_blocks=3_001)
     assert a.metrics.prefix_hit_rate == b.metrics.prefix_hit_rate
     assert a.metrics.ttft_ms == b.metrics.ttft_ms
 
@@ -204,18 +177,9 @@ def test_every_hit_is_at_most_the_full_pools_match(draws: list[tuple[int, int, i
     sim = _gpt_oss_sim()
     assert sim.swa is not None
     seen: list[tuple[int, int]] = []
-    original = SwaRadixWindow.match
-
-    def match(self: SwaRadixWindow, hit: list[list[object]]) -> list[list[object]]:
-        kept = original(self, hit)
-        seen.append((len(kept), len(hit)))
-        return kept
-
-    SwaRadixWindow.match = match  # type: ignore[method-assign]
-    try:
-        run = simulate(replace(sim, swa=replace(sim.swa, tokens=swa_tokens)), _trace(draws))
-    finally:
-        SwaRadixWindow.match = original  # type: ignore[method-assign]
+    with recorded_matches(SwaRadixWindow, lambda hit, kept: seen.append((len(kept), len(hit)))):
+        run = simulate(replace(sim, swa=replace(sim.swa, tokens=swa_tokens)),
+                       shared_prefix_requests(draws))
     assert seen and all(kept <= full for kept, full in seen)
     assert run.metrics.swa_usage is not None and run.metrics.swa_usage["max"] <= 1
 

@@ -48,6 +48,7 @@ the prefill worker's ranks once the prefill finishes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -197,6 +198,34 @@ class _VllmConnector:
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
 
+    def _decode_caches(self, spec: ModelSpec, input_len: int, prefill: LaunchLayout,
+                       decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                       version: str | None, tp_rule: str, short: str
+                       ) -> tuple[int, int, list[CacheKind]]:
+        """What both connectors check first: the release, the two TP sizes (`tp_rule`: the
+        code that pairs them) and the layer kinds read for that release (`short`: the
+        connector as the refusal names it); the (prefill, decode) TP sizes and the decode
+        ranks' caches."""
+        self._check_version(version)
+        p_tp, d_tp = handover_tps(input_len, prefill, decode, tp_rule)
+        caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
+        _check_layer_kinds(spec, caches, version, self.name, short)
+        return p_tp, d_tp, caches
+
+    def _assemble(self, spec: ModelSpec, *, version: str | None, input_len: int, tokens: int,
+                  block_size: int, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                  p_tp: int, d_tp: int, notes: tuple[str, ...],
+                  unit_bytes: Callable[[CacheKind], int] | None = None) -> Handover:
+        """The handover by the blocks both connectors move (`_units`) from the ranks both
+        read or write them (`_sources`), first token 1.5 steps after (module docstring)."""
+        kv_heads = getattr(spec.attention, "num_key_value_heads", None)
+        return assemble(connector=self.name, version=version, input_len=input_len,
+                        tokens=tokens, block_size=block_size, decode_stages=decode_stages,
+                        d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
+                        sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
+                        notes=notes, first_token_steps=FIRST_TOKEN_STEPS,
+                        unit_bytes=unit_bytes)
+
 
 @dataclass(frozen=True)
 class NixlConnector(_VllmConnector):
@@ -213,22 +242,16 @@ class NixlConnector(_VllmConnector):
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: PlanInputs | None = None
                  ) -> Handover:
-        self._check_version(version)
-        p_tp, d_tp = handover_tps(input_len, prefill, decode,
-                                  "vLLM's NIXL (kv_connector/utils.py tp_ratio)")
-        caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
-        _check_layer_kinds(spec, caches, version, self.name, "NIXL")
+        p_tp, d_tp, caches = self._decode_caches(
+            spec, input_len, prefill, decode, decode_stages, version,
+            "vLLM's NIXL (kv_connector/utils.py tp_ratio)", "NIXL")
         tokens = _tokens_moved(input_len, caches)
-        kv_heads = getattr(spec.attention, "num_key_value_heads", None)
-
         notes = (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
                  + (" (the last token is recomputed on decode: recurrent layers)"
                     if tokens != input_len else "") + ".",)
-        return assemble(connector=self.name, version=version, input_len=input_len,
-                        tokens=tokens, block_size=block_size, decode_stages=decode_stages,
-                        d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
-                        sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
-                        notes=notes, first_token_steps=FIRST_TOKEN_STEPS)
+        return self._assemble(spec, version=version, input_len=input_len, tokens=tokens,
+                              block_size=block_size, decode_stages=decode_stages, p_tp=p_tp,
+                              d_tp=d_tp, notes=notes)
 
 
 @dataclass(frozen=True)
@@ -288,12 +311,9 @@ class MooncakeConnector(_VllmConnector):
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
                  block_size: int, version: str | None, inputs: PlanInputs | None = None
                  ) -> Handover:
-        self._check_version(version)
-        p_tp, d_tp = handover_tps(input_len, prefill, decode,
-                                  "vLLM's MooncakeConnector (mooncake_connector.py "
-                                  "_get_tp_ratio)")
-        caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
-        _check_layer_kinds(spec, caches, version, self.name, self.name)
+        p_tp, d_tp, caches = self._decode_caches(
+            spec, input_len, prefill, decode, decode_stages, version,
+            "vLLM's MooncakeConnector (mooncake_connector.py _get_tp_ratio)", self.name)
         if p_tp != d_tp and version_key(version) < HETERO_TP_SINCE:
             raise InputError(
                 f"--prefill-tp {p_tp} / --decode-tp {d_tp}: kvplan reads MooncakeConnector's "
@@ -306,7 +326,6 @@ class MooncakeConnector(_VllmConnector):
                 "the decode rank's (mooncake_connector.py 0.32.0 _compute_sender_transfer_plan) "
                 "with no conv / SSM re-layout, so kvplan does not size it; give equal TP sizes")
         tokens = _tokens_moved(input_len, caches)
-        kv_heads = getattr(spec.attention, "num_key_value_heads", None)
         # The allocator pads a recurrent state's page to the attention page (the widest
         # attention layer's, the indexer's aside: kvplan.engines.vllm.alloc, pad_state_to).
         attention_page = block_size * max(
@@ -322,12 +341,9 @@ class MooncakeConnector(_VllmConnector):
                  "the decode ranks' (push)"
                  + (" (the last token is recomputed on decode: recurrent layers; each state "
                     "moves as its padded page)" if tokens != input_len else "") + ".",)
-        return assemble(connector=self.name, version=version, input_len=input_len,
-                        tokens=tokens, block_size=block_size, decode_stages=decode_stages,
-                        d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
-                        sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
-                        notes=notes, first_token_steps=FIRST_TOKEN_STEPS,
-                        unit_bytes=unit_bytes)
+        return self._assemble(spec, version=version, input_len=input_len, tokens=tokens,
+                              block_size=block_size, decode_stages=decode_stages, p_tp=p_tp,
+                              d_tp=d_tp, notes=notes, unit_bytes=unit_bytes)
 
 
 CONNECTORS: dict[str, KvConnector] = {
