@@ -4,11 +4,12 @@ are the run's stated lengths (the full replay is tests.benches.prospective31_run
 
 from __future__ import annotations
 
+import functools
+
 from tests.benches import prospective31_runs, prospective_runs
 
-
-def _runs() -> dict[str, dict]:  # type: ignore[type-arg]
-    return {r["id"]: r for r in prospective_runs.load(prospective31_runs.DATA)["runs"]}
+# The set's runs by id.
+_runs = functools.partial(prospective_runs.runs_by_id, prospective31_runs.DATA)
 
 
 def test_every_run_is_complete() -> None:

@@ -5,6 +5,7 @@ reported, not simulated (the full replay is tests.benches.prospective52_runs).""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from tests.benches import prospective31_runs, prospective52_runs, prospective_runs
@@ -12,8 +13,8 @@ from tests.benches import prospective31_runs, prospective52_runs, prospective_ru
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _runs() -> dict[str, dict]:  # type: ignore[type-arg]
-    return {r["id"]: r for r in prospective_runs.load(prospective52_runs.DATA)["runs"]}
+# The set's runs by id.
+_runs = functools.partial(prospective_runs.runs_by_id, prospective52_runs.DATA)
 
 
 def test_every_run_is_complete() -> None:
@@ -26,7 +27,7 @@ def test_every_run_is_complete() -> None:
                     "total_generated_tokens"):
             assert run["measured"][key] > 0, (run["id"], key)
     # Three publishers, none of prospective30's or 31's, no page another bench already uses.
-    assert len({prospective52_runs.publisher(doc, prospective_runs.Result(
+    assert len({prospective_runs.publisher(doc, prospective_runs.Result(
         run_id=r["id"], source=r["source"], measured={}, simulated={}, served={},
         preemptions=0, prefix_hit_rate=0.0)) for r in doc["runs"]}) == 3
     old = ({r["source"] for r in prospective_runs.load()["runs"]}

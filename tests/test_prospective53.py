@@ -4,6 +4,8 @@ are the run's stated lengths (the full replay is tests.benches.prospective53_run
 
 from __future__ import annotations
 
+import functools
+
 from tests.benches import (
     prospective31_runs,
     prospective52_runs,
@@ -11,9 +13,8 @@ from tests.benches import (
     prospective_runs,
 )
 
-
-def _runs() -> dict[str, dict]:  # type: ignore[type-arg]
-    return {r["id"]: r for r in prospective_runs.load(prospective53_runs.DATA)["runs"]}
+# The set's runs by id.
+_runs = functools.partial(prospective_runs.runs_by_id, prospective53_runs.DATA)
 
 
 def test_every_run_is_complete() -> None:

@@ -5,6 +5,8 @@ tests.benches.prospective53b_runs)."""
 
 from __future__ import annotations
 
+import functools
+
 from tests.benches import (
     prospective31_runs,
     prospective52_runs,
@@ -13,9 +15,8 @@ from tests.benches import (
     prospective_runs,
 )
 
-
-def _runs() -> dict[str, dict]:  # type: ignore[type-arg]
-    return {r["id"]: r for r in prospective_runs.load(prospective53b_runs.DATA)["runs"]}
+# The set's runs by id.
+_runs = functools.partial(prospective_runs.runs_by_id, prospective53b_runs.DATA)
 
 
 def test_every_run_is_complete() -> None:

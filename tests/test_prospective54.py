@@ -7,6 +7,7 @@ is tests.benches.prospective54_runs)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 
 from tests.benches import (
@@ -22,8 +23,8 @@ EARLIER = (prospective_runs.DATA, prospective31_runs.DATA, prospective52_runs.DA
            prospective53_runs.DATA, prospective53b_runs.DATA)
 
 
-def _runs() -> dict[str, dict]:  # type: ignore[type-arg]
-    return {r["id"]: r for r in prospective_runs.load(prospective54_runs.DATA)["runs"]}
+# The set's runs by id.
+_runs = functools.partial(prospective_runs.runs_by_id, prospective54_runs.DATA)
 
 
 def test_every_run_is_complete() -> None:
@@ -97,7 +98,7 @@ def test_the_run_table_prints_no_frontend_figures_for_an_sglang_run() -> None:
                                      prefix_hit_rate=0.0)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        prospective31_runs.print_run_table([result])
+        prospective_runs.print_run_table([result])
     # 100 / 50 - 1 = +100 %, 10 / 8 - 1 = +25 %; the two --frontend columns "-".
     assert out.getvalue().splitlines()[-1] == (
         "| x | 50.0 / 50.0 / 8.00 / 8.00 / 8.00 | 100.0 / 100.0 / 10.00 / 10.00 / 10.00 | "

@@ -181,6 +181,7 @@ def print_simulate() -> None:
 
 def print_prospective52() -> None:
     from tests.benches import prospective52_runs as p52
+    from tests.benches.prospective_runs import PAIRS52, medians_line
 
     print("\n## prospective52 under each launch model\n")
     for model in MODELS:
@@ -188,7 +189,7 @@ def print_prospective52() -> None:
         with launch_model(model, fit):
             part = [p52.run_one(run) for run in p52.load(p52.DATA)["runs"]]
         print(f"- {model} ({fit / US:.0f} us): "
-              + p52._line("prospective52", part, pairs=p52.PAIRS52))
+              + medians_line("prospective52", part, pairs=PAIRS52))
 
 
 PARTS = {"fit": print_fit, "section3": print_section3, "simulate": print_simulate,

@@ -16,23 +16,11 @@ Run: python -m tests.benches.prospective31_runs (the section of examples/simulat
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from tests.benches.prospective_runs import (
-    MEDIAN_TPOT,
-    PAIRS,
-    Result,
-    _err,
-    _median,
-    load,
-    print_sources,
-    run_one,
-)
+from tests.benches.prospective_runs import Result, open_section, print_results, set_results
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective31.json"
-# The figures compared, in the table's order: TTFT mean and median, TPOT mean and median, ITL.
-PAIRS31 = (*PAIRS[:3], MEDIAN_TPOT, PAIRS[3])
 # The workload shapes every source ran (the run id's last word).
 CASES = ("32000/100", "4000/200", "2000/100", "128/4")
 
@@ -65,79 +53,15 @@ FINDING = (
     "overshoots the gpt-oss rows (+88 % to +114 %) while lifting GLM from -93.8 % to -63.9 %.")
 
 
-@functools.cache
 def results() -> tuple[Result, ...]:
     """Every prospective31 run, simulated (once per process)."""
-    return tuple(run_one(run) for run in load(DATA)["runs"])
-
-
-def _line(label: str, part: list[Result], *, served: bool = False,
-          pairs: tuple[tuple[str, str, str], ...] = PAIRS31) -> str:
-    """A medians row: the runs simulated of `part`, then each of `pairs`' median error."""
-    done = [r for r in part if not r.refused]
-    return (f"| {label} | {len(done)} of {len(part)} | "
-            + " | ".join(_median(part, *p, served=served) for p in pairs) + " |")
-
-
-def _figures(f: dict[str, float]) -> str:
-    return (f"{f['ttft_ms.mean']:,.1f} / {f['ttft_ms.p50']:,.1f} / {f['tpot_ms.mean']:.2f} / "
-            f"{f['tpot_ms.p50']:.2f} / {f['itl_ms.mean']:.2f}")
-
-
-def print_run_table(part: list[Result]) -> None:
-    """The per-run table of a prospective set (31, 53, 53b, 54): measured and simulated
-    figures, the errors, preemptions and the --frontend errors ("-" for an SGLang run)."""
-    print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL ms | simulated | "
-          "TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | ITL err | "
-          "preemptions | --frontend: TTFT mean err | TPOT mean err |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in part:
-        m = r.measured
-        measured = (f"{m['mean_ttft_ms']:,.1f} / {m['median_ttft_ms']:,.1f} / "
-                    f"{m['mean_tpot_ms']:.2f} / {m['median_tpot_ms']:.2f} / "
-                    f"{m['mean_itl_ms']:.2f}")
-        if r.refused:
-            print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
-            continue
-        # An SGLang run has no --frontend stage (vLLM's only): "-" in its two columns.
-        frontend = (f"{_err(r, *PAIRS[0], served=True):+.1%} | "
-                    f"{_err(r, *PAIRS[2], served=True):+.1%}" if r.served else "- | -")
-        print(f"| {r.run_id} | {measured} | {_figures(r.simulated)} | "
-              + " | ".join(f"{_err(r, *p):+.1%}" for p in PAIRS31)
-              + f" | {r.preemptions:,} | {frontend} |")
-
-
-def print_results(name: str, doc: dict, part: list[Result],  # type: ignore[type-arg]
-                  finding: str, *, cases: tuple[str, ...] = (),
-                  held_out: list[Result] | None = None) -> None:
-    """A `vllm bench serve` prospective set's section (31, 53, 53b) after its text: the medians
-    table (the set, with --frontend, its held-out runs where some shaped a rule, each source,
-    each random case of `cases`), the per-run table, the finding and the sources."""
-    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
-          "ITL mean |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(_line(name, part))
-    print(_line(f"{name}, with --frontend", part, served=True))
-    if held_out is not None:
-        print(_line(f"{name}, held out (no rule changed since their evaluation)", held_out))
-    for source in dict.fromkeys(r.source for r in part):
-        print(_line(f"{name}, {source}", [r for r in part if r.source == source]))
-    for case in cases:
-        print(_line(f"{name}, random {case} (all sources)",
-                    [r for r in part if r.run_id.endswith(f"random {case}")]))
-    print_run_table(part)
-    if finding:
-        print(f"\n{finding}")
-    print_sources(doc, f"{name}.json")
+    return set_results(DATA)
 
 
 def print_section() -> None:
     """The prospective31 set as a Markdown section of examples/simulate-bench.md."""
-    doc = load(DATA)
-    part = list(results())
-    print("\n## Prospective 31: a second set of public `vllm bench serve` runs frozen before "
-          "kvplan was run on them\n")
-    print(f"{doc['what']}\n")
+    doc, part = open_section(DATA, "Prospective 31: a second set of public `vllm bench serve` "
+                                   "runs frozen before kvplan was run on them")
     print(f"{len(part)} runs, each evaluated once with no change to any rule "
           "(tests/benches/prospective31_runs.py replays them with prospective30's machinery; "
           "every request of a run sent at t = 0, as the client did). Errors are predicted / "

@@ -17,16 +17,21 @@ Run: python -m tests.benches.prospective52_runs (the section of examples/simulat
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import PAIRS31, _line
-from tests.benches.prospective_runs import E2E, Result, _err, load, print_sources, run_one
+from tests.benches.prospective_runs import (
+    PAIRS52,
+    Result,
+    medians_line,
+    open_section,
+    print_medians_head,
+    print_run_table,
+    print_sources,
+    publisher,
+    set_results,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective52.json"
-# The figures compared, in the table's order: TTFT mean and median, TPOT mean and median, ITL
-# mean, E2E mean and median.
-PAIRS52 = (*PAIRS31, *E2E)
 # The workload shapes every page ran (input / output; the run id's words before "conc").
 CASES = ("1000/1000", "1000/8000", "8000/1000")
 
@@ -80,30 +85,15 @@ MERGED = (
     "Llama-4-Scout's 3 runs be simulated. Still refused: GLM-4.7-Flash's 9 (above).")
 
 
-@functools.cache
 def results() -> tuple[Result, ...]:
     """Every prospective52 run, simulated (once per process)."""
-    return tuple(run_one(run) for run in load(DATA)["runs"])
-
-
-def publisher(doc: dict, result: Result) -> str:  # type: ignore[type-arg]
-    """The run's publisher: its page's benchmark author (the name before the parenthesis)."""
-    return str(doc["sources"][result.source]["publisher"]).split(" (")[0]
-
-
-def _figures(f: dict[str, float]) -> str:
-    return (f"{f['ttft_ms.mean']:,.1f} / {f['ttft_ms.p50']:,.1f} / {f['tpot_ms.mean']:.2f} / "
-            f"{f['tpot_ms.p50']:.2f} / {f['itl_ms.mean']:.2f} / {f['e2e_ms.mean']:,.0f} / "
-            f"{f['e2e_ms.p50']:,.0f}")
+    return set_results(DATA)
 
 
 def print_section() -> None:
     """The prospective52 set as a Markdown section of examples/simulate-bench.md."""
-    doc = load(DATA)
-    part = list(results())
-    print("\n## Prospective 52: public `sglang.bench_serving` runs of other publishers frozen "
-          "before kvplan was run on them\n")
-    print(f"{doc['what']}\n")
+    doc, part = open_section(DATA, "Prospective 52: public `sglang.bench_serving` runs of other "
+                                   "publishers frozen before kvplan was run on them")
     print(f"{len(part)} runs, evaluated once when frozen and once more on the merged tree of "
           "the same stop (the figures below; both evaluations after the text), no rule changed "
           "after either "
@@ -112,35 +102,19 @@ def print_section() -> None:
           "lengths bench_serving drew). Errors are predicted / measured - 1; the medians are of "
           "their absolute values, this set alone, over the runs kvplan simulated. The issue's "
           "target: TTFT <= 15 %, TPOT / ITL and E2E <= 10 %. Every run is held out.\n")
-    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
-          "ITL mean | E2E mean | E2E median |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    print(_line("prospective52", part, pairs=PAIRS52))
+    print_medians_head(e2e=True)
+    print(medians_line("prospective52", part, pairs=PAIRS52))
     for name in dict.fromkeys(publisher(doc, r) for r in part):
-        print(_line(f"prospective52, publisher {name}",
-                    [r for r in part if publisher(doc, r) == name], pairs=PAIRS52))
+        print(medians_line(f"prospective52, publisher {name}",
+                           [r for r in part if publisher(doc, r) == name], pairs=PAIRS52))
     for source in dict.fromkeys(r.source for r in part):
-        print(_line(f"prospective52, {source}", [r for r in part if r.source == source],
-                    pairs=PAIRS52))
+        print(medians_line(f"prospective52, {source}", [r for r in part if r.source == source],
+                           pairs=PAIRS52))
     for case in CASES:
-        print(_line(f"prospective52, random {case} (all sources)",
-                    [r for r in part if f"random {case} conc" in r.run_id], pairs=PAIRS52))
-    print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL, E2E mean / median ms "
-          "| simulated | TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | "
-          "ITL err | E2E mean err | E2E median err | preemptions |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in part:
-        m = r.measured
-        measured = (f"{m['mean_ttft_ms']:,.1f} / {m['median_ttft_ms']:,.1f} / "
-                    f"{m['mean_tpot_ms']:.2f} / {m['median_tpot_ms']:.2f} / "
-                    f"{m['mean_itl_ms']:.2f} / {m['mean_e2e_ms']:,.0f} / "
-                    f"{m['median_e2e_ms']:,.0f}")
-        if r.refused:
-            print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
-            continue
-        print(f"| {r.run_id} | {measured} | {_figures(r.simulated)} | "
-              + " | ".join(f"{_err(r, *p):+.1%}" for p in PAIRS52)
-              + f" | {r.preemptions:,} |")
+        print(medians_line(f"prospective52, random {case} (all sources)",
+                           [r for r in part if f"random {case} conc" in r.run_id],
+                           pairs=PAIRS52))
+    print_run_table(part, e2e=True)
     print(f"\n{FINDING}")
     print(f"\n{MERGED}")
     print_sources(doc, "prospective52.json")

@@ -21,11 +21,9 @@ Run: python -m tests.benches.prospective53_runs (the section of examples/simulat
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import print_results
-from tests.benches.prospective_runs import Result, load, run_one
+from tests.benches.prospective_runs import Result, open_section, print_results, set_results
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53.json"
 # The workload shapes the pages ran (the run id's last word).
@@ -93,19 +91,15 @@ FINDING = (
     "under-priced), not resolved.")
 
 
-@functools.cache
 def results() -> tuple[Result, ...]:
     """Every prospective53 run, simulated (once per process)."""
-    return tuple(run_one(run) for run in load(DATA)["runs"])
+    return set_results(DATA)
 
 
 def print_section() -> None:
     """The prospective53 set as a Markdown section of examples/simulate-bench.md."""
-    doc = load(DATA)
-    part = list(results())
-    print("\n## Prospective 53: gpustack's H200 pages, `vllm bench serve` runs frozen before "
-          "kvplan was run on them\n")
-    print(f"{doc['what']}\n")
+    doc, part = open_section(DATA, "Prospective 53: gpustack's H200 pages, `vllm bench serve` "
+                                   "runs frozen before kvplan was run on them")
     print(f"{len(part)} runs (tests/benches/prospective53_runs.py replays them with "
           "prospective30's machinery; every request of a run sent at t = 0, as the client did). "
           f"{FIRST_EVALUATION} Errors are predicted / measured - 1; the medians are of their "

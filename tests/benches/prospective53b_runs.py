@@ -17,11 +17,9 @@ Run: python -m tests.benches.prospective53b_runs (the section of examples/simula
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import print_results
-from tests.benches.prospective_runs import Result, load, run_one
+from tests.benches.prospective_runs import Result, open_section, print_results, set_results
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53b.json"
 
@@ -48,19 +46,15 @@ FINDING = (
     "size, the release, or a model config in the stores).")
 
 
-@functools.cache
 def results() -> tuple[Result, ...]:
     """Every prospective53b run, simulated (once per process)."""
-    return tuple(run_one(run) for run in load(DATA)["runs"])
+    return set_results(DATA)
 
 
 def print_section() -> None:
     """The prospective53b set as a Markdown section of examples/simulate-bench.md."""
-    doc = load(DATA)
-    part = list(results())
-    print("\n## Prospective 53b: other publishers' `vllm bench serve` runs, frozen before "
-          "kvplan was run on them\n")
-    print(f"{doc['what']}\n")
+    doc, part = open_section(DATA, "Prospective 53b: other publishers' `vllm bench serve` runs, "
+                                   "frozen before kvplan was run on them")
     print(f"{len(part)} runs, each evaluated once with no change to any rule "
           "(tests/benches/prospective53b_runs.py replays them with prospective30's machinery; "
           "a closed loop at the client's --max-concurrency). Errors are predicted / measured - "

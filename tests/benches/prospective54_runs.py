@@ -20,12 +20,18 @@ Run: python -m tests.benches.prospective54_runs (the section of examples/simulat
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
-from tests.benches.prospective31_runs import _line, print_run_table
-from tests.benches.prospective52_runs import publisher
-from tests.benches.prospective_runs import Result, load, print_sources, run_one
+from tests.benches.prospective_runs import (
+    Result,
+    medians_line,
+    open_section,
+    print_medians_head,
+    print_run_table,
+    print_sources,
+    publisher,
+    set_results,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective54.json"
 
@@ -87,21 +93,18 @@ SHAPED = (
     "after it.")
 
 
-@functools.cache
 def results() -> tuple[Result, ...]:
     """Every prospective54 run, simulated (once per process)."""
-    return tuple(run_one(run) for run in load(DATA)["runs"])
+    return set_results(DATA)
 
 
 def print_section() -> None:
     """The prospective54 set as a Markdown section of examples/simulate-bench.md."""
-    doc = load(DATA)
-    part = list(results())
+    doc, part = open_section(DATA, "Prospective 54: other publishers' `vllm bench serve` and "
+                                   "`sglang.bench_serving` runs, frozen before kvplan was run on "
+                                   "them")
     engine = {run["id"]: run.get("engine", "vllm") for run in doc["runs"]}
     vllm = [r for r in part if engine[r.run_id] == "vllm"]
-    print("\n## Prospective 54: other publishers' `vllm bench serve` and `sglang.bench_serving` "
-          "runs, frozen before kvplan was run on them\n")
-    print(f"{doc['what']}\n")
     print(f"{len(part)} runs, each evaluated once with no change to any rule (one rule was "
           f"written after, below: {FIRST_EVALUATION}) "
           "(tests/benches/prospective54_runs.py replays them with prospective30's machinery; "
@@ -111,16 +114,14 @@ def print_section() -> None:
           "alone, over the runs kvplan simulated. The issue's target: TTFT <= 15 %, TPOT / "
           "ITL <= 10 %. Every run is held out (for the cost model and for the --frontend "
           "stage, which is vLLM's only: its line covers the vLLM runs).\n")
-    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
-          "ITL mean |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(_line("prospective54", part))
-    print(_line("prospective54, vLLM runs, with --frontend", vllm, served=True))
+    print_medians_head()
+    print(medians_line("prospective54", part))
+    print(medians_line("prospective54, vLLM runs, with --frontend", vllm, served=True))
     for name in dict.fromkeys(publisher(doc, r) for r in part):
-        print(_line(f"prospective54, publisher {name}",
-                    [r for r in part if publisher(doc, r) == name]))
+        print(medians_line(f"prospective54, publisher {name}",
+                           [r for r in part if publisher(doc, r) == name]))
     for source in dict.fromkeys(r.source for r in part):
-        print(_line(f"prospective54, {source}", [r for r in part if r.source == source]))
+        print(medians_line(f"prospective54, {source}", [r for r in part if r.source == source]))
     print_run_table(part)
     if FINDING:
         print(f"\n{FINDING}")

@@ -46,6 +46,11 @@ PAIRS = (("mean_ttft_ms", "ttft_ms", "mean"), ("median_ttft_ms", "ttft_ms", "p50
 MEDIAN_TPOT = ("median_tpot_ms", "tpot_ms", "p50")
 # Also simulated for every run (prospective52's bench_serving runs print E2E; the others do not).
 E2E = (("mean_e2e_ms", "e2e_ms", "mean"), ("median_e2e_ms", "e2e_ms", "p50"))
+# The figures the later sets compare, in their tables' order: TTFT mean and median, TPOT mean
+# and median, ITL mean (prospective31 on); with E2E mean and median where the runs print them
+# (sglang.bench_serving: prospective52).
+PAIRS31 = (*PAIRS[:3], MEDIAN_TPOT, PAIRS[3])
+PAIRS52 = (*PAIRS31, *E2E)
 
 
 # Read after the set was first evaluated (no rule or constant changed; the figures are the
@@ -151,6 +156,11 @@ class Result:
 def load(path: Path = DATA) -> dict:  # type: ignore[type-arg]
     """A frozen set: prospective30.json unless `path` names another (prospective31.json)."""
     return json.loads(path.read_text())
+
+
+def runs_by_id(path: Path = DATA) -> dict[str, dict]:  # type: ignore[type-arg]
+    """A frozen set's runs by their ids."""
+    return {r["id"]: r for r in load(path)["runs"]}
 
 
 def bench_serving_random(requests: int, input_len: int, output_len: int, *,
@@ -260,9 +270,15 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
 
 
 @functools.cache
+def set_results(path: Path = DATA) -> tuple[Result, ...]:
+    """Every run of the frozen set at `path`, simulated (once per process): each set's
+    `results()`."""
+    return tuple(run_one(run) for run in load(path)["runs"])
+
+
 def results() -> tuple[Result, ...]:
     """Every prospective30 run, simulated (once per process)."""
-    return tuple(run_one(run) for run in load()["runs"])
+    return set_results(DATA)
 
 
 def _err(r: Result, measured: str, metric: str, stat: str, *, served: bool = False) -> float:
@@ -277,6 +293,98 @@ def _median(part: list[Result], measured: str, metric: str, stat: str, *,
     return f"{statistics.median(errors):.1%}" if errors else "-"
 
 
+def open_section(path: Path, heading: str) -> tuple[dict, list[Result]]:  # type: ignore[type-arg]
+    """A set's section of examples/simulate-bench.md begun: the set at `path` and its runs
+    simulated, then its heading and its 'what' printed."""
+    doc = load(path)
+    part = list(set_results(path))
+    print(f"\n## {heading}\n")
+    print(f"{doc['what']}\n")
+    return doc, part
+
+
+def publisher(doc: dict, result: Result) -> str:  # type: ignore[type-arg]
+    """The run's publisher: its page's benchmark author (the name before the parenthesis)."""
+    return str(doc["sources"][result.source]["publisher"]).split(" (")[0]
+
+
+def medians_line(label: str, part: list[Result], *, served: bool = False,
+                 pairs: tuple[tuple[str, str, str], ...] = PAIRS31) -> str:
+    """A medians row: the runs simulated of `part`, then each of `pairs`' median error."""
+    done = [r for r in part if not r.refused]
+    return (f"| {label} | {len(done)} of {len(part)} | "
+            + " | ".join(_median(part, *p, served=served) for p in pairs) + " |")
+
+
+def print_medians_head(*, e2e: bool = False) -> None:
+    """The medians table's head (PAIRS31's columns; with `e2e`, PAIRS52's)."""
+    print("| set | runs simulated | TTFT mean | TTFT median | TPOT mean | TPOT median | "
+          "ITL mean |" + (" E2E mean | E2E median |" if e2e else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if e2e else ""))
+
+
+# How the run table prints each of PAIRS52's figures (ms), in its order.
+_FORMATS = (",.1f", ",.1f", ".2f", ".2f", ".2f", ",.0f", ",.0f")
+
+
+def _figures(values: list[float]) -> str:
+    return " / ".join(f"{v:{fmt}}" for v, fmt in zip(values, _FORMATS, strict=False))
+
+
+def print_run_table(part: list[Result], *, e2e: bool = False) -> None:
+    """The per-run table of a later set (31, 53, 53b, 54): measured and simulated figures, the
+    errors, preemptions and the --frontend errors ("-" for an SGLang run); with `e2e` (52's
+    bench_serving runs) the E2E figures and errors too and no --frontend columns."""
+    if e2e:
+        print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL, E2E mean / "
+              "median ms | simulated | TTFT mean err | TTFT median err | TPOT mean err | TPOT "
+              "median err | ITL err | E2E mean err | E2E median err | preemptions |")
+    else:
+        print("\n| run | measured TTFT mean / median, TPOT mean / median, ITL ms | simulated | "
+              "TTFT mean err | TTFT median err | TPOT mean err | TPOT median err | ITL err | "
+              "preemptions | --frontend: TTFT mean err | TPOT mean err |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    pairs = PAIRS52 if e2e else PAIRS31
+    for r in part:
+        measured = _figures([r.measured[key] for key, _, _ in pairs])
+        if r.refused:
+            print(f"| {r.run_id} | {measured} | refused: {r.refused} | | | | | | | | |")
+            continue
+        row = (f"| {r.run_id} | {measured} | "
+               f"{_figures([r.simulated[f'{metric}.{stat}'] for _, metric, stat in pairs])} | "
+               + " | ".join(f"{_err(r, *p):+.1%}" for p in pairs) + f" | {r.preemptions:,} |")
+        if e2e:
+            print(row)
+            continue
+        # An SGLang run has no --frontend stage (vLLM's only): "-" in its two columns.
+        frontend = (f"{_err(r, *PAIRS[0], served=True):+.1%} | "
+                    f"{_err(r, *PAIRS[2], served=True):+.1%}" if r.served else "- | -")
+        print(f"{row} {frontend} |")
+
+
+def print_results(name: str, doc: dict, part: list[Result],  # type: ignore[type-arg]
+                  finding: str, *, cases: tuple[str, ...] = (),
+                  held_out: list[Result] | None = None) -> None:
+    """A `vllm bench serve` later set's section (31, 53, 53b) after its text: the medians
+    table (the set, with --frontend, its held-out runs where some shaped a rule, each source,
+    each random case of `cases`), the per-run table, the finding and the sources."""
+    print_medians_head()
+    print(medians_line(name, part))
+    print(medians_line(f"{name}, with --frontend", part, served=True))
+    if held_out is not None:
+        print(medians_line(f"{name}, held out (no rule changed since their evaluation)",
+                           held_out))
+    for source in dict.fromkeys(r.source for r in part):
+        print(medians_line(f"{name}, {source}", [r for r in part if r.source == source]))
+    for case in cases:
+        print(medians_line(f"{name}, random {case} (all sources)",
+                           [r for r in part if r.run_id.endswith(f"random {case}")]))
+    print_run_table(part)
+    if finding:
+        print(f"\n{finding}")
+    print_sources(doc, f"{name}.json")
+
+
 def split_of(run_id: str) -> str:
     """The run's part in the --frontend stage's fit (kvplan.engines.vllm.frontend)."""
     if run_id in FRONTEND_FIT_ROWS:
@@ -286,11 +394,8 @@ def split_of(run_id: str) -> str:
 
 def print_section() -> None:
     """The prospective30 set as a Markdown section of examples/simulate-bench.md."""
-    doc = load()
-    part = list(results())
-    print("\n## Prospective 30: public `vllm bench serve` runs frozen before kvplan was run on "
-          "them\n")
-    print(f"{doc['what']}\n")
+    doc, part = open_section(
+        DATA, "Prospective 30: public `vllm bench serve` runs frozen before kvplan was run on them")
     print(f"{len(part)} runs, each evaluated once with no change to any rule "
           "(tests/benches/prospective_runs.py replays them). Errors are predicted / measured - "
           "1; the medians are of their absolute values, this set alone. The issue's target: "
