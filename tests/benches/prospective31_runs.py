@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.benches.prospective_runs import Result, open_section, print_results, set_results
+from tests.benches.prospective_runs import open_section, print_results
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective31.json"
 # The workload shapes every source ran (the run id's last word).
@@ -52,10 +52,6 @@ FINDING = (
     "short on TTFT, and --frontend (its fitted 84 requests/s ceiling, one other host) "
     "overshoots the gpt-oss rows (+88 % to +114 %) while lifting GLM from -93.8 % to -63.9 %.")
 
-
-def results() -> tuple[Result, ...]:
-    """Every prospective31 run, simulated (once per process)."""
-    return set_results(DATA)
 
 
 def print_section() -> None:

@@ -21,14 +21,12 @@ from pathlib import Path
 
 from tests.benches.prospective_runs import (
     PAIRS52,
-    Result,
     medians_line,
     open_section,
     print_medians_head,
     print_run_table,
     print_sources,
     publisher,
-    set_results,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective52.json"
@@ -84,10 +82,6 @@ MERGED = (
     "SGLang's sliding-window pool (kvplan.analysis.simulate.sglang_swa), which lets "
     "Llama-4-Scout's 3 runs be simulated. Still refused: GLM-4.7-Flash's 9 (above).")
 
-
-def results() -> tuple[Result, ...]:
-    """Every prospective52 run, simulated (once per process)."""
-    return set_results(DATA)
 
 
 def print_section() -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.benches.prospective_runs import Result, open_section, print_results, set_results
+from tests.benches.prospective_runs import open_section, print_results
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53.json"
 # The workload shapes the pages ran (the run id's last word).
@@ -90,10 +90,6 @@ FINDING = (
     "against 1.40 / 1.50x): on the same host V3.2 is over-priced against R1 (or R1 "
     "under-priced), not resolved.")
 
-
-def results() -> tuple[Result, ...]:
-    """Every prospective53 run, simulated (once per process)."""
-    return set_results(DATA)
 
 
 def print_section() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.benches.prospective_runs import Result, open_section, print_results, set_results
+from tests.benches.prospective_runs import open_section, print_results
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective53b.json"
 
@@ -45,10 +45,6 @@ FINDING = (
     "runs from 3 publishers (see 'Left out' below: most public runs lack the GPU's memory "
     "size, the release, or a model config in the stores).")
 
-
-def results() -> tuple[Result, ...]:
-    """Every prospective53b run, simulated (once per process)."""
-    return set_results(DATA)
 
 
 def print_section() -> None:

@@ -23,14 +23,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.benches.prospective_runs import (
-    Result,
     medians_line,
     open_section,
     print_medians_head,
     print_run_table,
     print_sources,
     publisher,
-    set_results,
 )
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / "prospective54.json"
@@ -92,10 +90,6 @@ SHAPED = (
     "(measured 92.05). Both runs are no test of the rule; the figures in the tables above are "
     "after it.")
 
-
-def results() -> tuple[Result, ...]:
-    """Every prospective54 run, simulated (once per process)."""
-    return set_results(DATA)
 
 
 def print_section() -> None:

@@ -14,6 +14,12 @@ the chat template's tokens where the client went through /v1/chat/completions), 
 own (random prompts share no prefix), sent all at once (rate inf) or at Poisson arrivals drawn by
 kvplan's generator (kvplan.analysis.simulate.workload.arrival_gaps, the run's seed).
 
+The later sets (tests/benches/prospective31_runs.py, 52, 53, 53b, 54) replay with this machinery
+and print with its helpers, written once here: a set's runs simulated once per process
+(`set_results`), its section's opening (`open_section`), the medians rows (`medians_line`,
+`print_medians_head`), the per-run table (`print_run_table`), a `vllm bench serve` set's summary
+(`print_results`) and its sources (`print_sources`).
+
 Run: python -m tests.benches.prospective_runs (the section of examples/simulate-bench.md).
 """
 
@@ -271,14 +277,9 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
 
 @functools.cache
 def set_results(path: Path = DATA) -> tuple[Result, ...]:
-    """Every run of the frozen set at `path`, simulated (once per process): each set's
-    `results()`."""
+    """Every run of the frozen set at `path`, simulated (once per process)."""
     return tuple(run_one(run) for run in load(path)["runs"])
 
-
-def results() -> tuple[Result, ...]:
-    """Every prospective30 run, simulated (once per process)."""
-    return set_results(DATA)
 
 
 def _err(r: Result, measured: str, metric: str, stat: str, *, served: bool = False) -> float:

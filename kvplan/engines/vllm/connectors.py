@@ -166,13 +166,17 @@ def _sources(cache: CacheKind, d_rank: int, nbytes: int, d_tp: int, p_tp: int,
 class _VllmConnector:
     """What vLLM's connectors share: the launch flags (`--kv-transfer-config` with each role's
     kv_role, the shared block size), no options file, the decode scheduler reached after the
-    prefill (the proxy's flow), and vLLM's own scheduler on the prefill side. A connector
-    names its roles, its first release and how it refuses an older one."""
+    prefill (the proxy's flow), vLLM's own scheduler on the prefill side, and the handover's
+    rules (which blocks, how many tokens, from which ranks: the functions above). A connector
+    names its roles, its first release, how it refuses an older one, the code that pairs its
+    TP sizes, and where its handover differs (`_refuse`, `_notes`, `_unit_bytes`)."""
 
     name: str
     roles: tuple[str, str]  # kv_role on the prefill worker, on the decode worker
     since: tuple[int, int]
     since_text: str
+    tp_rule: str  # the code that pairs prefill and decode TP sizes (handover_tps' refusals)
+    short: str  # the connector as the refusal of an unread layer kind names it
 
     def launch_groups(self, role: str, version: str | None, block_size: int | None
                       ) -> tuple[tuple[str, ...], ...]:
@@ -198,33 +202,44 @@ class _VllmConnector:
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
 
-    def _decode_caches(self, spec: ModelSpec, input_len: int, prefill: LaunchLayout,
-                       decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
-                       version: str | None, tp_rule: str, short: str
-                       ) -> tuple[int, int, list[CacheKind]]:
-        """What both connectors check first: the release, the two TP sizes (`tp_rule`: the
-        code that pairs them) and the layer kinds read for that release (`short`: the
-        connector as the refusal names it); the (prefill, decode) TP sizes and the decode
-        ranks' caches."""
+    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
+                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
+                 block_size: int, version: str | None, inputs: PlanInputs | None = None
+                 ) -> Handover:
+        """The release, the two TP sizes and the layer kinds read for that release checked
+        (with the connector's own refusals), then the blocks both connectors move
+        (`_units`) from the ranks both read or write them (`_sources`), the first token 1.5
+        steps after (module docstring)."""
         self._check_version(version)
-        p_tp, d_tp = handover_tps(input_len, prefill, decode, tp_rule)
+        p_tp, d_tp = handover_tps(input_len, prefill, decode, self.tp_rule)
         caches = [c for stage in decode_stages for lc in stage for c in lc.caches]
-        _check_layer_kinds(spec, caches, version, self.name, short)
-        return p_tp, d_tp, caches
-
-    def _assemble(self, spec: ModelSpec, *, version: str | None, input_len: int, tokens: int,
-                  block_size: int, decode_stages: tuple[tuple[LayerCaches, ...], ...],
-                  p_tp: int, d_tp: int, notes: tuple[str, ...],
-                  unit_bytes: Callable[[CacheKind], int] | None = None) -> Handover:
-        """The handover by the blocks both connectors move (`_units`) from the ranks both
-        read or write them (`_sources`), first token 1.5 steps after (module docstring)."""
+        _check_layer_kinds(spec, caches, version, self.name, self.short)
+        self._refuse(spec, caches, p_tp, d_tp, version)
+        tokens = _tokens_moved(input_len, caches)
         kv_heads = getattr(spec.attention, "num_key_value_heads", None)
         return assemble(connector=self.name, version=version, input_len=input_len,
                         tokens=tokens, block_size=block_size, decode_stages=decode_stages,
                         d_tp=d_tp, p_tp=p_tp, units=lambda c: _units(c, tokens, block_size),
                         sources=lambda c, r, n: _sources(c, r, n, d_tp, p_tp, kv_heads),
-                        notes=notes, first_token_steps=FIRST_TOKEN_STEPS,
-                        unit_bytes=unit_bytes)
+                        notes=(self._notes(tokens, recomputed=tokens != input_len),),
+                        first_token_steps=FIRST_TOKEN_STEPS,
+                        unit_bytes=self._unit_bytes(caches, block_size))
+
+    def _refuse(self, spec: ModelSpec, caches: list[CacheKind], p_tp: int, d_tp: int,
+                version: str | None) -> None:
+        """What this connector's handover is not read for, beyond `_check_layer_kinds`."""
+        return None
+
+    def _notes(self, tokens: int, *, recomputed: bool) -> str:
+        """The handover's note: `tokens` prompt tokens' blocks moved (`recomputed`: one short,
+        recurrent layers)."""
+        raise NotImplementedError
+
+    def _unit_bytes(self, caches: list[CacheKind], block_size: int
+                    ) -> Callable[[CacheKind], int] | None:
+        """The bytes of one block or state slot, where the connector moves not the cache's own
+        page (or the state's own bytes): None."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -237,21 +252,13 @@ class NixlConnector(_VllmConnector):
     since: tuple[int, int] = NIXL_SINCE
     since_text: str = ("kvplan models vLLM's NixlConnector from 0.11 (read from 0.32.0's "
                        "source)")
+    tp_rule: str = "vLLM's NIXL (kv_connector/utils.py tp_ratio)"
+    short: str = "NIXL"
 
-    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
-                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
-                 block_size: int, version: str | None, inputs: PlanInputs | None = None
-                 ) -> Handover:
-        p_tp, d_tp, caches = self._decode_caches(
-            spec, input_len, prefill, decode, decode_stages, version,
-            "vLLM's NIXL (kv_connector/utils.py tp_ratio)", "NIXL")
-        tokens = _tokens_moved(input_len, caches)
-        notes = (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
-                 + (" (the last token is recomputed on decode: recurrent layers)"
-                    if tokens != input_len else "") + ".",)
-        return self._assemble(spec, version=version, input_len=input_len, tokens=tokens,
-                              block_size=block_size, decode_stages=decode_stages, p_tp=p_tp,
-                              d_tp=d_tp, notes=notes)
+    def _notes(self, tokens: int, *, recomputed: bool) -> str:
+        return (f"{self.name}: the decode ranks read {tokens:,} prompt tokens' blocks"
+                + (" (the last token is recomputed on decode: recurrent layers)"
+                   if recomputed else "") + ".")
 
 
 @dataclass(frozen=True)
@@ -306,14 +313,11 @@ class MooncakeConnector(_VllmConnector):
     since: tuple[int, int] = MOONCAKE_SINCE
     since_text: str = ("vLLM's MooncakeConnector is in vLLM from 0.13.0 (not in 0.12.0; "
                        "kvplan reads 0.32.0's source)")
+    tp_rule: str = "vLLM's MooncakeConnector (mooncake_connector.py _get_tp_ratio)"
+    short: str = "MooncakeConnector"
 
-    def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
-                 decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],
-                 block_size: int, version: str | None, inputs: PlanInputs | None = None
-                 ) -> Handover:
-        p_tp, d_tp, caches = self._decode_caches(
-            spec, input_len, prefill, decode, decode_stages, version,
-            "vLLM's MooncakeConnector (mooncake_connector.py _get_tp_ratio)", self.name)
+    def _refuse(self, spec: ModelSpec, caches: list[CacheKind], p_tp: int, d_tp: int,
+                version: str | None) -> None:
         if p_tp != d_tp and version_key(version) < HETERO_TP_SINCE:
             raise InputError(
                 f"--prefill-tp {p_tp} / --decode-tp {d_tp}: kvplan reads MooncakeConnector's "
@@ -325,7 +329,15 @@ class MooncakeConnector(_VllmConnector):
                 "MooncakeConnector writes each prefill rank's state page at a byte offset of "
                 "the decode rank's (mooncake_connector.py 0.32.0 _compute_sender_transfer_plan) "
                 "with no conv / SSM re-layout, so kvplan does not size it; give equal TP sizes")
-        tokens = _tokens_moved(input_len, caches)
+
+    def _notes(self, tokens: int, *, recomputed: bool) -> str:
+        return (f"{self.name}: the prefill ranks write {tokens:,} prompt tokens' blocks into "
+                "the decode ranks' (push)"
+                + (" (the last token is recomputed on decode: recurrent layers; each state "
+                   "moves as its padded page)" if recomputed else "") + ".")
+
+    def _unit_bytes(self, caches: list[CacheKind], block_size: int
+                    ) -> Callable[[CacheKind], int]:
         # The allocator pads a recurrent state's page to the attention page (the widest
         # attention layer's, the indexer's aside: kvplan.engines.vllm.alloc, pad_state_to).
         attention_page = block_size * max(
@@ -337,13 +349,7 @@ class MooncakeConnector(_VllmConnector):
                 return max(cache.state_bytes, attention_page)
             return cache.page_bytes(block_size)
 
-        notes = (f"{self.name}: the prefill ranks write {tokens:,} prompt tokens' blocks into "
-                 "the decode ranks' (push)"
-                 + (" (the last token is recomputed on decode: recurrent layers; each state "
-                    "moves as its padded page)" if tokens != input_len else "") + ".",)
-        return self._assemble(spec, version=version, input_len=input_len, tokens=tokens,
-                              block_size=block_size, decode_stages=decode_stages, p_tp=p_tp,
-                              d_tp=d_tp, notes=notes, unit_bytes=unit_bytes)
+        return unit_bytes
 
 
 CONNECTORS: dict[str, KvConnector] = {
