@@ -29,6 +29,7 @@ from kvplan.sources.support import (
     support_table,
     vllm_registry,
 )
+from tests.support_refusal import estimate_refusal
 from tests.test_dsv4_wire import GOLDEN_DSV4
 from tests.test_longcat import GOLDEN_LONGCAT
 from tests.test_support_hybrid import GOLDEN as HYBRID_GOLDEN
@@ -458,6 +459,10 @@ def test_golden_configs_equal_the_hand_derived_bytes(golden: str) -> None:
     path, token_bytes, _url = GOLDEN[golden]
     spec, _ = load_config(path)
     assert _kv_size(spec) == token_bytes
+    if golden in GOLDEN_SHAPES or golden in GOLDEN_WINDOWS:
+        # Shapes or windows read per layer (tests/test_support_layer_shapes.py,
+        # tests/test_support_layer_windows.py): read whole, nothing assumed.
+        assert spec.exact
 
 
 # The rows of the multimodal wrappers (tests/test_support_mm.py), of the published configs found
@@ -647,10 +652,7 @@ def test_nemotron_nas_block_configs_by_hand(tmp_path: Path) -> None:
     # A block vLLM's nemotron_nas.py would build as plain attention although it says otherwise
     # (replace_with_linear): refused, one line.
     config["block_configs"][2]["attention"]["replace_with_linear"] = True
-    path.write_text(json.dumps(config))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, config)
     assert "block_configs[2].attention.replace_with_linear" in line
 
 

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from kvplan.cli import app
 from kvplan.kv.cache import rank_caches
 from kvplan.sources.hf_config import load_config
+from tests.support_refusal import estimate_refusal
 
 DATA = Path(__file__).parent / "data"
 MM = DATA / "configs" / "mm"
@@ -224,11 +225,7 @@ def test_a_text_class_kvplan_does_not_hold_is_refused(tmp_path: Path) -> None:
     # a text_config leaving a KV field to them is refused, one line naming it.
     config = json.loads((MM / "qwen3-vl-30b-a3b.json").read_text())
     del config["text_config"]["num_key_value_heads"]
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, config)
     assert "text_config.num_key_value_heads" in line
 
 
@@ -323,11 +320,7 @@ def test_ovis_without_a_text_model_type_is_refused(tmp_path: Path) -> None:
     # no default, so a file without it does not load in vLLM; kvplan says so in one line.
     config = json.loads((MM / "ovis2-8b.json").read_text())
     del config["llm_config"]["model_type"]
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, config)
     assert "llm_config.model_type" in line and "ovis.py" in line
 
 
@@ -384,11 +377,7 @@ def test_glmasr_other_text_model_is_refused(tmp_path: Path) -> None:
     # config would be read by llama.py, not qwen2.py; kvplan refuses it in one line.
     config = json.loads((MM / "glm-asr-nano-2512.json").read_text())
     config["text_config"]["model_type"] = "qwen2"
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, config)
     assert "text_config.model_type" in line and "glmasr.py" in line
 
 

@@ -24,6 +24,7 @@ from kvplan.sources.hf_reader import config_model_type
 from kvplan.sources.hf_text import TEXT_FAMILIES
 from kvplan.sources.spec_yaml import parse_spec
 from kvplan.sources.support import EXACT, support_table
+from tests.support_refusal import estimate_refusal
 
 DATA = Path(__file__).parent / "data"
 CONFIGS = DATA / "configs"
@@ -247,11 +248,7 @@ def test_layer_types_on_a_family_that_ignores_them_is_refused(tmp_path: Path) ->
     # vLLM's CacheConfig keeps no window, and no layer slides -- refused, one line.
     config = json.loads(PHIMOE_SHRINK.read_text())
     config["layer_types"] = ["sliding_attention", "full_attention"] * 2
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, config)
     assert "layer_types" in line and "models/phimoe.py" in line
 
 
@@ -302,11 +299,7 @@ def test_deepseek_v1_with_mla_fields_is_refused(tmp_path: Path) -> None:
     # says; kvplan would read a kv_lora_rank as MLA: refused, one line naming the field.
     config = json.loads(TEXT_GOLDEN["deepseek-moe-16b"][0].read_text())
     config["kv_lora_rank"] = 512
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, config)
     assert "kv_lora_rank" in line and "DeepseekAttention" in line
 
 
@@ -339,11 +332,7 @@ def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
     # (exit 2, one line naming max_window_layers).
     dense = json.loads((CONFIGS / "qwen2.5-7b.json").read_text())
     dense.update(use_sliding_window=True, sliding_window=4096, max_window_layers=20)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(dense))
-    result = CliRunner().invoke(app, ["estimate", str(path), "--context", "8192"])
-    assert result.exit_code == 2 and result.stdout == ""
-    (line,) = result.stderr.splitlines()
+    line = estimate_refusal(tmp_path, dense)
     assert "max_window_layers" in line and "qwen2.py" in line
 
 
