@@ -50,8 +50,10 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def estimate(model: str, *extra: str) -> tuple[str, int]:
-    code, out, err = run("estimate", model, "--engine", "sglang", "-c", "4096", "-f", "json",
+def estimate(model: str, *extra: str, engine: str = "sglang") -> tuple[str, int]:
+    """The KV dtype and bytes per token `kvplan estimate` gives at 4,096 tokens (exit 0);
+    tests/test_kv_auto_vllm_dsa.py asks it with engine vllm."""
+    code, out, err = run("estimate", model, "--engine", engine, "-c", "4096", "-f", "json",
                          *extra)
     assert code == 0, err
     plan = json.loads(out)

@@ -55,17 +55,18 @@ fp8 on SM 10.x (B200), FLASHINFER_MLA_SPARSE (vLLM 0.32, each step's file):
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvplan.cli import app
 from kvplan.engines.base import Engine
 from kvplan.engines.kv_dtype import run_kv_dtype
 from kvplan.hardware.gpus import get_gpu
 from kvplan.sources.hf_config import load_config
+from tests.test_kv_auto_dsa import estimate as sglang_estimate
+from tests.test_kv_auto_dsa import run
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 GLM = str(CONFIGS / "glm-5.1.json")
@@ -76,17 +77,8 @@ SM10_ROW = 512 + 64  # standard fp8 row, 1 B a value (steps 1-2 above)
 SM10_LAYER_BLOCK = 64 * SM10_ROW + 64 * 132  # 36,864 + 8,448 = 45,312 (steps 3-6)
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def estimate(model: str, *extra: str) -> tuple[str, int]:
-    code, out, err = run("estimate", model, "--engine", "vllm", "-c", "4096", "-f", "json",
-                         *extra)
-    assert code == 0, err
-    plan = json.loads(out)
-    return plan["kv_dtype"], plan["bytes_per_token"]
+# The KV dtype and bytes per token vLLM's `kvplan estimate` gives at 4,096 tokens (exit 0).
+estimate = functools.partial(sglang_estimate, engine="vllm")
 
 
 def refused(model: str, *extra: str) -> str:
