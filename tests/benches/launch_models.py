@@ -169,13 +169,8 @@ def print_simulate() -> None:
             table = simulate_bench.rows("sglang")
         print(f"### {model} ({fit / US:.0f} us)\n")
         for split in dict.fromkeys(r.split for r in table):
-            part = [r for r in table if r.split == split]
-            tpot = [(r.measured_tpot_ms, r.simulated_tpot_ms) for r in part
-                    if r.simulated_tpot_ms is not None]
-            ttft = [(r.measured_ttft_ms, r.simulated_ttft_ms) for r in part
-                    if r.measured_ttft_ms is not None and r.simulated_ttft_ms is not None]
-            print(f"- {split}: TPOT {simulate_bench._median_error(tpot)}, TTFT "
-                  f"{simulate_bench._median_error(ttft)}")
+            tpot, ttft = simulate_bench.tpot_ttft_errors([r for r in table if r.split == split])
+            print(f"- {split}: TPOT {tpot}, TTFT {ttft}")
         print()
 
 

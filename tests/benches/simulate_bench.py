@@ -179,6 +179,16 @@ def _median_error(values: list[tuple[float, float]]) -> str:  # type: ignore[typ
     return f"{statistics.median(abs(s / m - 1) for m, s in values):.1%} ({len(values)} runs)"
 
 
+def tpot_ttft_errors(part: list[Row]) -> tuple[str, str]:
+    """The median |simulated / measured - 1| of mean TPOT and of mean TTFT over `part`'s
+    simulated rows (TTFT: those that measured one)."""
+    tpot = [(r.measured_tpot_ms, r.simulated_tpot_ms) for r in part
+            if r.simulated_tpot_ms is not None]
+    ttft = [(r.measured_ttft_ms, r.simulated_ttft_ms) for r in part
+            if r.measured_ttft_ms is not None and r.simulated_ttft_ms is not None]
+    return _median_error(tpot), _median_error(ttft)
+
+
 def _print_runs(table: list[Row]) -> None:
     for split in ("held out", "held out, shaped a cost-model rule",
                   "held out, shaped the eager launch", "held out, shaped the replay",
@@ -187,12 +197,9 @@ def _print_runs(table: list[Row]) -> None:
         if split in ("held out, shaped the replay", "held out, shaped the eager launch"
                      ) and not part:
             continue  # only the SGLang section has these (simulator rules, not the cost model)
-        tpot = [(r.measured_tpot_ms, r.simulated_tpot_ms) for r in part
-                if r.simulated_tpot_ms is not None]
-        ttft = [(r.measured_ttft_ms, r.simulated_ttft_ms) for r in part
-                if r.measured_ttft_ms is not None and r.simulated_ttft_ms is not None]
-        print(f"- {split}: median |simulated / measured - 1| of mean TPOT "
-              f"{_median_error(tpot)}, of mean TTFT {_median_error(ttft)}")
+        tpot_error, ttft_error = tpot_ttft_errors(part)
+        print(f"- {split}: median |simulated / measured - 1| of mean TPOT {tpot_error}, of "
+              f"mean TTFT {ttft_error}")
         served = [r for r in part if r.served is not None]
         if served:
             tpot = [(r.measured_tpot_ms, r.served[0]) for r in served if r.served]
