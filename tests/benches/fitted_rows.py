@@ -293,6 +293,12 @@ _PRESET_TOTALS = ("index-67592774702", "kimi-k2.5-8xmi355x", "qwen2.5-0.5b-h100n
                   "glm-5-fp8-8xmi355x", "qwen3-0.6b-mi355x-rocm-shim", *_GB300_TRTLLM_POINTS)
 
 
+# prospective53's five DeepSeek-V3.2 runs on gpustack's H200 (tests/benches/prospective53_runs.py):
+# they shaped both sparse-attention rules (dsa53, dsa53b).
+_GPUSTACK_V32_RUNS = tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
+    "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))
+
+
 # AccelMark's blind2 runs (tests/benches/accelmark_runs.py, every QPS level of each): their A100
 # TPOT, short by 1.2-1.6x, led to reading vLLM's attention backend and FlashAttention 2's kernel.
 _ACCELMARK_BLIND2 = tuple(
@@ -635,8 +641,7 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rank's heads padded to 64 (Hopper) / 128 (Blackwell); read after these rows "
                 "priced DeepSeek-V3.2 a little cheaper than DeepSeek-R1 on the same host (32K "
                 "mean ITL 167.3 against 183.1 ms) where it measured 477.7 against 362.2 ms",
-           rows=tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
-               "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))),
+           rows=_GPUSTACK_V32_RUNS),
     Shaped(commit="a7928a7",
            rule="vLLM 0.13's FlashMLA sparse kernels compute every one of the index_topk slots "
                 "(the -1 ones masked, not skipped: FlashMLA 46d64a8 sm90/prefill/sparse/"
@@ -647,8 +652,7 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "it the V3.2 / R1 ratio of kvplan's figures on the same host overshoots the "
                 "measured one (TPOT 32000/100 1.62 vs 1.29, 4000/200 1.85 vs 1.38, 2000/100 "
                 "2.27 vs 1.50, 128/4 2.88 vs 2.22; dsa53 alone: 1.60 / 1.63 / 1.65 / 1.14)",
-           rows=tuple(f"gpustack DeepSeek-V3.2 H200 TP8 random {case}" for case in (
-               "32000/100", "4000/200", "2000/100", "128/4", "1000/2000"))),
+           rows=_GPUSTACK_V32_RUNS),
     Shaped(commit="dc15ac9",
            rule="TensorRT-LLM's generation server polls the KV transfer "
                 "(kvplan.engines.trtllm.disagg_flow (b), Handover.transfer_polled): a request "
