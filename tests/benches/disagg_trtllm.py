@@ -151,12 +151,12 @@ def _setup_of(r: Replay) -> str:
 
 
 def gap_lines(done: list[Replay]) -> list[str]:
-    """What the measured rows say the TTFT gap is not (trtdisttft55): the gap in each row's own
+    """What the measured rows show of the TTFT gap (trtdisttft55): the gap in each row's own
     decode steps, measured TTFT falling as the load rises within one deployment (no closed-loop
     queue does that), and the rows at one to four users. Read from the replays; nothing fitted."""
     rows = [r for r in done if r.ttft_ms is not None and r.concurrency is not None]
     steps = sorted((r.measured_ttft_ms - r.ttft_ms) / r.measured_tpot_ms for r in rows)
-    out = ["What the measured rows say the gap is not (computed from the replays above):", ""]
+    out = ["What the measured rows show of the gap (computed from the replays above):", ""]
     if steps:
         n = len(steps)
         out.append(f"- The gap in each row's own decode steps ((measured - kvplan TTFT) / "
