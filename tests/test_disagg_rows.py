@@ -163,3 +163,37 @@ def test_trtllm_rows_release_seats_and_cohort() -> None:
     from tests.benches import disagg_trtllm
     assert len(disagg_trtllm.dp_attention_rows()) == 129
     assert disagg_rows.PREFIX + h200["id"] not in disagg_trtllm.dp_attention_rows()
+
+
+def test_trtllm_gap_lines_by_hand() -> None:
+    """Section 3j's gap diagnostics (trtdisttft55) on three made-up rows of one deployment (an
+    attention-DP context server) and one of another (TP8 context server), worked by hand."""
+    from tests.benches.disagg_trtllm import gap_lines
+
+    def row(name: str, conc: int, osl: int, ttft: float, tpot: float, ours: float, label: str
+            ) -> disagg_rows.Replay:
+        return disagg_rows.Replay(
+            id=f"{disagg_rows.PREFIX}dsr1_x_trtllm_fp8_disagg_1024x{osl}_c{conc}_{name}",
+            label=label, measured_ttft_ms=ttft, measured_tpot_ms=tpot, concurrency=conc,
+            input_len=1024, output_len=osl, ttft_ms=ours, tpot_ms=tpot)
+
+    adp, tp = "1P DP8 EP8 : 3D TP8 EP8, ...", "1P TP8 EP8 : 9D TP8 EP8, ..."
+    rows = [row("cfg1", 4, 1024, 500.0, 10.0, 100.0, adp),    # (500 - 100) / 10 = 40 steps
+            row("cfg1", 8, 1024, 250.0, 10.0, 110.0, adp),    # 14 steps; 500 -> 250: a fall of 2
+            row("cfg1", 16, 1024, 300.0, 12.0, 120.0, adp),   # 15 steps; 250 -> 300: a rise
+            row("cfg1", 4, 8192, 900.0, 10.0, 100.0, adp),    # alone in its lengths: no pair
+            row("cfg2", 36, 1024, 200.0, 10.0, 250.0, tp),    # -5 steps: kvplan above
+            row("cfg2", 72, 1024, 300.0, 20.0, 260.0, tp)]    # 2 steps; rises only
+    text = "\n".join(gap_lines(rows))
+    # Steps sorted: -5, 2, 14, 15, 40, 80 (the OSL 8,192 row: (900 - 100) / 10); median
+    # (14 + 15) / 2 = 14.5 -> "14" (round half to even), quartiles steps[1] = 2, steps[4] = 40.
+    assert ("median 14 over 6 rows (quartiles 2 and 40); kvplan above the measured TTFT "
+            "on 1.") in text
+    # The largest fall of cfg1 (1024x1024) is c4 500 -> c8 250; cfg2 never falls; cfg1's OSL
+    # 8,192 row is a deployment of one row, not counted.
+    assert ("1 of 2 deployments with two or more rows (the largest falls: "
+            "dsr1_x_trtllm_fp8_disagg_1024x1024_cfg1 c4 500 ms -> c8 250 ms); 1 of these 1 have "
+            "an attention-DP context server, as 1 of the 2 do.") in text
+    # The two c4 rows of cfg1 differ only in OSL: measured 500 vs 900, kvplan 100 and 100.
+    assert ("Same deployment, ISL 1,024 and 4 users, OSL 1,024 vs 8,192: measured TTFT 500 vs "
+            "900 ms (kvplan 100 vs 100, one prefill and one transfer each).") in text

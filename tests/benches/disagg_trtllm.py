@@ -54,6 +54,7 @@ lower, cfg301 c48 1,145.1 -> 1,035.4 ms, cfg347 408.9 -> 391.4, cfg305 c160 1,47
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -87,6 +88,135 @@ SHAPED_TEXT = (
     "The trtdep54 rows' first (blind) evaluation, before it: both 1 of 113; TTFT alone 6 of 113; "
     "TPOT alone 63 of 113; median ratio TTFT 0.18, TPOT 1.27.",
     "")
+
+# trtdisttft55 (issue 29): the TTFT gap looked for in code after the 123 rows were read; nothing
+# found that the rows' settings turn on, so no rule was written and no figure above moved. What
+# was read, for the next reader (the TensorRT-LLM files are the 1.1 / 1.2 line as GitHub's index
+# stores them, the nearest to 1.2.0rc6.post1 found; no tagged copy could be fetched).
+CHECKED_TEXT = (
+    "Looked for in code after these 123 rows were read (trtdisttft55; no rule written, nothing "
+    "above moved, SHAPED_BY holds nothing from it):",
+    "",
+    "- TensorRT-LLM tensorrt_llm/_torch/pyexecutor/py_executor.py (the 1.1 / 1.2 line, "
+    "ctx_in_transmission_requests a dict): `_prepare_and_schedule_batch` checks the transfers "
+    "each iteration (`_check_disagg_gen_transfer_status`: blocking for one only while every "
+    "active request is in transmission); `_prepare_disagg_gen_init` -> `_recv_disagg_gen_cache` "
+    "starts a fitting request's transfer where it is scheduled; `_executor_loop_overlap` calls "
+    "`_prepare_disagg_gen_transmission_complete` and `_handle_first_token_response` (the context "
+    "server's token, py_decoding_iter 1) before that iteration's forward; `_handle_responses` "
+    "applies `stream_interval` from the second token only; `_send_disagg_ctx_cache` frees the "
+    "context request's sequence slot as its send starts and `_handle_responses` moves it from "
+    "active_requests to ctx_in_transmission_requests; `_schedule` waits for context requests "
+    "only with attention_dp_config.enable_balance (`_balance_adp_requests`, timeout_iters) or "
+    "batch_wait_timeout_iters / batch_wait_max_tokens_ratio > 0 (`_waiting_requests`), none of "
+    "which aiconfigurator's generator writes. executor_request_queue.py "
+    "`_fetch_and_process_requests` / `_get_from_request_queue`: new requests are taken every "
+    "iteration up to max_num_active_requests less the active ones (x the ranks under attention "
+    "DP), with no wait at batch_wait_timeout_ms 0. Nothing there holds a transferred request "
+    "for more than the boundary rule (b) already models.",
+    "- TensorRT-LLM cpp/tensorrt_llm/batch_manager/cacheTransceiver.cpp: "
+    "`checkGenTransferStatus` allgathers the ready request ids over the rank group and "
+    "completes those every rank has (a non-blocking poll at at-least 0); cacheTransBuffer.cpp: "
+    "one pre-allocated receive buffer per generation rank (unless "
+    "TRTLLM_REQUEST_KV_CACHE_CONCURRENT) and one send buffer per context rank (unless "
+    "TRTLLM_PARALLEL_CACHE_SEND), and dataTransceiver's DataResponder answers from one response "
+    "thread, so at most one rank's transfers run one after another. Not a part of "
+    "the gap: a context rank finishes at most one prompt a step (the generator's max_batch_size "
+    "1), and kvplan's one-prompt step is longer than its transfer on every setup here (the "
+    "transfer at most about a fifth of it; it already counts a rank sending to "
+    "several decode ranks: disagg.transfer_seconds), so no queue of transfers forms at these "
+    "rows' rates.",
+    "- aiconfigurator at 095f58a5, generator/config/backend_templates/trtllm/extra_engine_args."
+    "1.2.0rc6.post1.yaml.j2 and rule_plugin/benchmark/trtllm.rule: no stream_interval, "
+    "attention_dp_config or batch_wait setting; cache_transceiver max_tokens_in_buffer ISL + OSL "
+    "+ 500 (or + 1,500) rounded to 32, above one prompt (no buffer allocated per transfer); "
+    "backend_templates/benchmark/bench_run.sh.j2: aiperf --concurrency C --num-requests 20 x C "
+    "--warmup-request-count 2 x C --streaming, ignore_eos. aiperf's TTFT is its first non-empty "
+    "content response, reasoning text included (docs/metrics_reference.md: "
+    "content_responses[0].perf_ns - request.start_perf_ns). Whether the rows ran these "
+    "templates is not recorded (their silicon_data_source names an image and a workflow run, "
+    "not the engine config).",
+    "- Dynamo (components/src/dynamo/trtllm/request_handlers/handlers.py as the index stores "
+    "it, not the 0.8.1 release): the frontend sends to a prefill worker first and then to a "
+    "decode worker (PrefillHandler yields its one response; the decode worker's stream is the "
+    "client's); the first token the client sees is the decode worker's first response, as "
+    "kvplan has it.",
+    "")
+
+
+def _setup_of(r: Replay) -> str:
+    """A row's deployment and lengths without its load (..._1024x1024_c36_cfg303 ->
+    ..._1024x1024_cfg303)."""
+    return re.sub(r"_c\d+_", "_", r.id.removeprefix(PREFIX))
+
+
+def gap_lines(done: list[Replay]) -> list[str]:
+    """What the measured rows show of the TTFT gap (trtdisttft55): the gap in each row's own
+    decode steps, measured TTFT falling as the load rises within one deployment (no closed-loop
+    queue does that), and the rows at one to four users. Read from the replays; nothing fitted."""
+    rows = [r for r in done if r.ttft_ms is not None and r.concurrency is not None]
+    steps = sorted((r.measured_ttft_ms - r.ttft_ms) / r.measured_tpot_ms for r in rows)
+    out = ["What the measured rows show of the gap (computed from the replays above):", ""]
+    if steps:
+        n = len(steps)
+        out.append(f"- The gap in each row's own decode steps ((measured - kvplan TTFT) / "
+                   f"measured TPOT): median {_median(steps):.0f} over {n} rows (quartiles "
+                   f"{steps[n // 4]:.0f} and {steps[3 * n // 4]:.0f}); kvplan above the "
+                   f"measured TTFT on {sum(x < 0 for x in steps)}.")
+    setups: dict[str, list[Replay]] = {}
+    for r in done:
+        if r.concurrency is not None:
+            setups.setdefault(_setup_of(r), []).append(r)
+    multi = {k: sorted(v, key=lambda r: r.concurrency or 0) for k, v in setups.items()
+             if len(v) > 1}
+    drops: list[tuple[float, str, Replay, Replay]] = []
+    for key, group in multi.items():
+        worst = max(((a.measured_ttft_ms / b.measured_ttft_ms, a, b)
+                     for i, a in enumerate(group) for b in group[i + 1:]),
+                    key=lambda x: x[0])
+        if worst[0] > 1:
+            drops.append((worst[0], key, worst[1], worst[2]))
+    drops.sort(key=lambda x: (-x[0], x[1]))
+    shown = "; ".join(f"{key} c{a.concurrency} {a.measured_ttft_ms:,.0f} ms -> "
+                      f"c{b.concurrency} {b.measured_ttft_ms:,.0f} ms"
+                      for _, key, a, b in drops[:4])
+    # The context server's layout as the label spells it ("1P DP8 EP8 : ..." under attention DP).
+    def adp(key: str) -> bool:
+        return re.match(r"\d+P DP\d+", multi[key][0].label) is not None
+
+    fall_adp = sum(adp(key) for _, key, _, _ in drops)
+    all_adp = sum(adp(key) for key in multi)
+    out.append(f"- Measured TTFT lower at a higher concurrency, within one deployment and "
+               f"lengths: {len(drops)} of {len(multi)} deployments with two or more rows"
+               + (f" (the largest falls: {shown})" if drops else "")
+               + f"; {fall_adp} of these {len(drops)} have an attention-DP context server, "
+               f"as {all_adp} of the {len(multi)} do. The mean wait of a closed loop's queue "
+               "does not fall as users are added; a wait for a batch to fill, up to a timeout, "
+               "does (the attention-DP balance of `_balance_adp_requests`, which, as read, "
+               "releases a context-only server's prompts at once: the rank holding one holds no "
+               "generation request; `_waiting_requests` is off under attention DP). Which of the "
+               "rows' engines ran such a setting is not recorded.")
+    low = sorted((r for r in rows if (r.concurrency or 0) <= 4), key=lambda r: r.id)
+    if low:
+        shown = "; ".join(f"{r.id.removeprefix(PREFIX)} {r.measured_ttft_ms:,.0f} vs "
+                          f"{r.ttft_ms:,.0f} ms" for r in low if r.ttft_ms is not None)
+        out.append(f"- At one to four users, measured vs kvplan TTFT: {shown}.")
+        # Rows of one deployment, ISL and load that differ only in OSL: kvplan's TTFT is the
+        # same prefill and transfer for both.
+        pairs: dict[tuple[str, int, int | None], list[Replay]] = {}
+        for r in low:
+            key = (re.sub(r"_\d+x\d+_", "_", _setup_of(r)), r.input_len, r.concurrency)
+            pairs.setdefault(key, []).append(r)
+        for (_, isl, conc), group in sorted(pairs.items(), key=lambda x: str(x[0])):
+            if len({r.output_len for r in group}) > 1:
+                short, long_ = min(group, key=lambda r: r.output_len), max(
+                    group, key=lambda r: r.output_len)
+                out.append(f"- Same deployment, ISL {isl:,} and {conc} users, OSL "
+                           f"{short.output_len:,} vs {long_.output_len:,}: measured TTFT "
+                           f"{short.measured_ttft_ms:,.0f} vs {long_.measured_ttft_ms:,.0f} ms "
+                           f"(kvplan {short.ttft_ms:,.0f} vs {long_.ttft_ms:,.0f}, one prefill "
+                           "and one transfer each).")
+    return [*out, ""]
 
 
 def _share(rows: list[Replay], test: Callable[[Replay], bool]) -> str:
@@ -189,7 +319,8 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
     out += ["", *_split(done)]
-    out += ["", *SHAPED_TEXT, "| not replayed: why | rows |", "|---|---|"]
+    out += ["", *SHAPED_TEXT, *CHECKED_TEXT, *gap_lines(done), "| not replayed: why | rows |",
+            "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *replay_table(done)]
     return out

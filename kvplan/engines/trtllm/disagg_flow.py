@@ -57,6 +57,15 @@ defaults (tensorrt_llm/llmapi/llm_args.py).
   tokens queued on a prefill rank, requests held on a decode rank) and lockstep ranks. No
   replayed row runs attention DP (kvplan refuses TensorRT-LLM's attention DP with an MoE
   model), so this part is not tested by the rows.
+Read and not modelled (trtdisttft55, looking for the TTFT gap of disagg-bench section 3j): the
+cache transceiver's buffers (cpp/tensorrt_llm/batch_manager/cacheTransBuffer.cpp: one receive
+buffer per generation rank unless TRTLLM_REQUEST_KV_CACHE_CONCURRENT, one send buffer per
+context rank unless TRTLLM_PARALLEL_CACHE_SEND; dataTransceiver's DataResponder answers from
+one thread), which can put one rank's transfers one after another: a context rank here ends at
+most one prompt a step, and a step outlasts a transfer, so no such queue forms; the
+attention-DP balance (`_balance_adp_requests`, only with attention_dp_config.enable_balance,
+releasing a context-only server's prompts at once) and batch waiting (`_waiting_requests`,
+batch_wait_*; off under attention DP, and unset by aiconfigurator's generator).
 Not read here: MTP / speculative decoding (kvplan times a decode step without a draft),
 CUDA-graph padding of the decode batch, the overlap scheduler's one step of
 lookahead on the generation server (its step time is the cost model's).
