@@ -70,77 +70,93 @@ HARNESS = (
     "How these rows were measured (aggvllmttft55, read after the rows' TTFT was seen; no rule "
     "or constant changed). They are not aiconfigurator's own runs: its silicon_sample.csv is "
     "'a 2026-04 dump of the internal benchmark DB' "
-    '(docs/design/prediction_regression_gate_design.md:143-145) and that database is '
+    "(docs/design/prediction_regression_gate_design.md:143-145) and that database is "
     "InferenceX's (SemiAnalysis; github.com/SemiAnalysisAI/InferenceX): aiconfigurator's "
     "adapter reads 'InferenceX DB config/benchmark pairs' "
-    '(src/aiconfigurator/sdk/config_adapter/inferencex.py, docs/config_adapter.md:177-189), '
+    "(src/aiconfigurator/sdk/config_adapter/inferencex.py, docs/config_adapter.md:177-189), "
     "the rows' db-dump fields config_id and workflow_run_id are the keys of InferenceX's "
-    'benchmark_results table (SemiAnalysisAI/InferenceX-app '
-    'packages/db/migrations/001_initial_schema.sql:99-119), and the images the others name are '
+    "benchmark_results table (SemiAnalysisAI/InferenceX-app "
+    "packages/db/migrations/001_initial_schema.sql:99-119), and the images the others name are "
     "those of InferenceX's configs (.github/configs/nvidia-master.yaml, e.g. 3168-3180 "
-    'gptoss-fp4-b200-vllm on vllm/vllm-openai:v0.15.1, TP 1 from concurrency 4; 1721 '
+    "gptoss-fp4-b200-vllm on vllm/vllm-openai:v0.15.1, TP 1 from concurrency 4; 1721 "
     "nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3, the '#' its Slurm launchers write, "
     "runners/launch_h200-dgxc-slurm.sh:70-72). The other rows come from aiconfigurator's "
-    'gap-analysis files (source_file .../aic-auto-gap-analysis/... or *-gap-analysis.csv): 16 '
-    'TensorRT-LLM rows name a Dynamo runtime image '
-    '(nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.9.0), the rest no image, so no harness: '
+    "gap-analysis files (source_file .../aic-auto-gap-analysis/... or *-gap-analysis.csv): 16 "
+    "TensorRT-LLM rows name a Dynamo runtime image "
+    "(nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.9.0), the rest no image, so no harness: "
     "the provenance lines keep them apart. The InferenceX harness: the engine's own server in "
     "the engine's own image, no Dynamo "
-    '(benchmarks/single_node/<model>_<precision>_<gpu>[_trt].sh: `vllm serve`, `python3 -m '
-    'sglang.launch_server`, `trtllm-serve`), each script with flags of its own that the rows '
-    'do not record (gptoss_fp4_b200.sh:32-39: fp8 KV cache, no prefix caching, '
-    '--max-num-batched-tokens 8192, --max-cudagraph-capture-size 2048; dsr1_fp8_b200.sh:73: '
+    "(benchmarks/single_node/<model>_<precision>_<gpu>[_trt].sh: `vllm serve`, `python3 -m "
+    "sglang.launch_server`, `trtllm-serve`), each script with flags of its own that the rows "
+    "do not record (gptoss_fp4_b200.sh:32-39: fp8 KV cache, no prefix caching, "
+    "--max-num-batched-tokens 8192, --max-cudagraph-capture-size 2048; dsr1_fp8_b200.sh:73: "
     "SGLang's --mem-fraction-static, --chunked-prefill-size, --max-prefill-tokens; "
-    'dsr1_fp4_b200_trt.sh:76-78: max_num_tokens the larger of 8,192 and concurrency + ISL + 64 '
-    'rounded up to 64, so an 8,192-token prompt shares a step with the running decodes; and '
+    "dsr1_fp4_b200_trt.sh:76-78: max_num_tokens the larger of 8,192 and concurrency + ISL + 64 "
+    "rounded up to 64, so an 8,192-token prompt shares a step with the running decodes; and "
     "they change between the rows' releases: minimaxm2.5_fp8_b200.sh at bddbf4031, 2026-04-03, "
-    'moved from Triton MoE (FlashInfer and DeepGEMM MoE off) with expert parallelism always on '
-    'to FlashInfer MoE, fp8 KV cache, --max-num-batched-tokens 2 x ISL and --stream-interval '
+    "moved from Triton MoE (FlashInfer and DeepGEMM MoE off) with expert parallelism always on "
+    "to FlashInfer MoE, fp8 KV cache, --max-num-batched-tokens 2 x ISL and --stream-interval "
     "20, between its vLLM 0.17.0 and 0.19.0 rows). The client: InferenceX's copy of vLLM's "
-    'benchmark_serving.py (benchmarks/benchmark_lib.sh:317-335; before 2026-01-21, d053ae24e, '
-    'a clone of kimbochen/bench_serving and no warm-up), --backend vllm for vLLM and SGLang '
-    'and openai for TensorRT-LLM, both the /v1/completions endpoint with stream true '
-    '(utils/bench_serving/backend_request_func.py:234-330, 476-483; benchmark_serving.py:786), '
-    'no chat template; --dataset-name random with --random-range-ratio 0.8 '
+    "benchmark_serving.py (benchmarks/benchmark_lib.sh:317-335; before 2026-01-21, d053ae24e, "
+    "a clone of kimbochen/bench_serving and no warm-up), --backend vllm for vLLM and SGLang "
+    "and openai for TensorRT-LLM, both the /v1/completions endpoint with stream true "
+    "(utils/bench_serving/backend_request_func.py:234-330, 476-483; benchmark_serving.py:786), "
+    "no chat template; --dataset-name random with --random-range-ratio 0.8 "
     "(.github/workflows/benchmark-tmpl.yml:67): each prompt's length uniform in [0.8 ISL, ISL] "
     "and each output's in [0.8 OSL, OSL], random token ids decoded to text on the client and "
-    'tokenized again by the server (benchmark_serving.py:91-169); --ignore-eos; --request-rate '
-    'inf under --max-concurrency C (a semaphore: a closed loop whose first C requests start '
+    "tokenized again by the server (benchmark_serving.py:91-169); --ignore-eos; --request-rate "
+    "inf under --max-concurrency C (a semaphore: a closed loop whose first C requests start "
     "together, benchmark_serving.py:425-434); 10 x C prompts (the scripts' --num-prompts), "
-    'every one measured, the start-up burst and the drain included; 2 x C warm-up requests '
-    'first, each the first prompt again (benchmark_lib.sh:332, benchmark_serving.py:352-386). '
-    'TTFT is the first SSE chunk carrying `choices` (its text may be empty) minus the time '
-    'taken just before the POST, each request in a new aiohttp ClientSession, so a new TCP '
-    'connection (backend_request_func.py:243, 270-299); TPOT is (latency - TTFT) / (output '
+    "every one measured, the start-up burst and the drain included; 2 x C warm-up requests "
+    "first, each the first prompt again (benchmark_lib.sh:332, benchmark_serving.py:352-386). "
+    "TTFT is the first SSE chunk carrying `choices` (its text may be empty) minus the time "
+    "taken just before the POST, each request in a new aiohttp ClientSession, so a new TCP "
+    "connection (backend_request_func.py:243, 270-299); TPOT is (latency - TTFT) / (output "
     "tokens - 1) per request (benchmark_serving.py:248-253). The run's JSON holds the mean, "
-    'median and p99 of each (benchmark_serving.py:298-303; utils/process_result.py:117-119 '
-    'copies every *_ms key); which one silicon_ttft_ms is, aiconfigurator does not say. Ruled '
+    "median and p99 of each (benchmark_serving.py:298-303; utils/process_result.py:117-119 "
+    "copies every *_ms key); which one silicon_ttft_ms is, aiconfigurator does not say. Ruled "
     "out by code: the servers' stream intervals (vLLM --stream-interval, TensorRT-LLM "
-    'stream_interval 10-20 in the scripts) send the first token at once (vLLM '
+    "stream_interval 10-20 in the scripts) send the first token at once (vLLM "
     "v1/engine/output_processor.py:324-337, read in the 0.32 wheel: 'It is the first token'; "
-    'TensorRT-LLM PyExecutor._handle_responses: py_decoding_iter == 1), so they cannot delay '
-    'TTFT.')
+    "TensorRT-LLM PyExecutor._handle_responses: py_decoding_iter == 1), so they cannot delay "
+    "TTFT.")
 
 # Read after the provenance and offset tables were first printed (aggvllmttft55); no rule or
 # constant changed.
 FINDING = (
-    "What it says about vLLM's low TTFT (read after the tables above; nothing fitted, no rule "
-    'changed, so every row stays held out and none is shaped). The measuring path has no '
-    'component kvplan lacks that an outside number prices: no Dynamo frontend, request plane '
-    "or router (the engine's own server), no chat template, and the server-side tokenizing, "
-    "detokenizing and SSE are the path the sim-to-real study's runs also took (vLLM's own "
-    'server, another client), where kvplan without --frontend is within 3.8 % (median) of the '
-    "measured TTFT. The same client, on the same GPUs, against SGLang's server shows no offset "
-    "at low load (the table: SGLang's InferenceX rows at concurrency <= 4), so a fixed "
-    'client-side cost (the new TCP connection per request, the Python event loop) would have '
-    "to hide exactly in kvplan's SGLang error to explain vLLM's; and vLLM's offset is not one "
-    'number: by (model, precision, release) at concurrency 4 and 1,024-token prompts it runs '
-    'from 16 ms (gpt-oss-120b, 0.15.1) to 82 ms (MiniMax-M2.5 FP8, 0.17.0: Triton MoE with EP '
-    "forced on by the script) and 34 ms for the same model on 0.19.0 after the script's flags "
-    "changed, so it follows the engine's configuration, not the harness. No published "
-    'measurement of a per-request cost of this path was found to set a constant from (the '
-    'nearest, tenstorrent/tt-inference-server#259, is a batch-synchronisation artefact of '
-    "another accelerator's server). What would settle it: replaying the rows at the flags "
-    "their InferenceX script states at the row's date (a per-row mapping, script by commit), "
-    "with the harness's workload (10 x C requests of lengths uniform in [0.8, 1] x ISL / OSL, "
-    'all measured), and knowing whether silicon_ttft_ms is the mean or the median.')
+    "What it says about the low TTFT (read after the tables above; nothing fitted and no rule "
+    "changed, so every row stays held out and none is shaped). (1) vLLM: the measuring path "
+    "holds no component that kvplan lacks and an outside number prices: no Dynamo frontend, "
+    "request plane or router (the engine's own server), no chat template; the server's "
+    "tokenizing, detokenizing and SSE are the path the sim-to-real study's runs took too "
+    "(vLLM's own server, another client), where kvplan without --frontend is within 3.8 % "
+    "(median) of the measured TTFT. What the harness adds beyond that is on the client (a new "
+    "TCP connection per request, random-token text) or in the statistic (the start-up burst "
+    "and the drain measured; mean or median not stated), none of which code or a published "
+    "measurement prices at tens of ms (the nearest report, "
+    "tenstorrent/tt-inference-server#259, is a batch-synchronisation artefact of another "
+    "accelerator's server). (2) At 1,024-token prompts and concurrency <= 4 all three engines' "
+    "InferenceX rows sit above kvplan (medians in the table: vLLM and SGLang about 33 ms, "
+    "TensorRT-LLM about 120 ms), which a harness-wide cost would explain; but within vLLM the "
+    "offset follows the model, release and script (by (model, precision, release), 1,024-token "
+    "prompts, concurrency 4: gpt-oss-120b 16 ms on 0.15.1 and 20 ms on 0.18.0; MiniMax-M2.5 "
+    "FP8 82 ms on 0.17.0, whose script forced expert parallelism on (`-ge 1`) and turned "
+    "FlashInfer and DeepGEMM MoE off, then 34 ms on 0.19.0 after the script changed), and at "
+    "8,192-token prompts SGLang's sign flips (kvplan 201 ms above, median), so most of it is "
+    "the engine as each script configured it, not a fixed cost of the path; a harness cost of "
+    "up to the smallest offset (16 ms) cannot be told apart from kvplan's own error without a "
+    "measurement. (3) SGLang: InferenceX's B200 DeepSeek-R1 and Qwen3.5 scripts pass "
+    "--scheduler-recv-interval 10 below concurrency 16 and 30 from it (dsr1_fp8_b200.sh:28-59, "
+    "74; qwen3.5_fp8_b200.sh:33-35, 66): SGLang's scheduler then takes new requests only once "
+    "a counter reaches the interval, a decode step adding 1 and any other step 1,000 "
+    "(sglang/srt/managers/scheduler_recv_skipper.py SchedulerRecvSkipper.handle, "
+    "_WEIGHT_OF_FORWARD_MODE), so between prefills an arrival waits up to 10 (30) decode steps "
+    "before it is scheduled: a per-request delay from code and a stated value, which kvplan's "
+    "SGLang scheduler (interval 1) does not simulate; a bench setting per script would, and "
+    "its rows would then be shaped by it. Not done here: it needs each row's script at the "
+    "row's date. (4) What would settle the rest: replaying the InferenceX rows at the flags "
+    "their script states at the row's date (fp8 KV caches, --max-num-batched-tokens, "
+    "TensorRT-LLM's max_num_tokens above the prompt, SGLang's memory fraction and chunk sizes, "
+    "the layouts the scripts really ran) with the harness's workload (10 x C requests, lengths "
+    "uniform in [0.8, 1] x ISL / OSL, all measured), and knowing whether silicon_ttft_ms is "
+    "the mean or the median.")
