@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import collections
+import random
 import re
 
-from tests.benches import aiconfig_agg_runs, aiconfig_harness
+from tests.benches import aiconfig_agg_runs, aiconfig_harness, aiconfig_harness_replay
 from tests.benches.disagg_rows import Replay
 
 
@@ -70,3 +71,19 @@ def test_offset_line_by_hand() -> None:
             _replay(90.0, None, 4)]
     assert aiconfig_harness.offset_line("t", part) == "| t | 3 | 20.0 | 15.0 | 30.0 |"
     assert aiconfig_harness.offset_line("t", part[:1]) == "| t | 1 | - | - | - |"
+
+
+def test_harness_workload_follows_the_client() -> None:
+    # InferenceX's client (benchmark_serving.py:112-117): lengths uniform over
+    # [int(0.8 x L), L], both ends included; 10 x C requests (the scripts' --num-prompts).
+    # int(0.8 x 1,024) = int(819.2) = 819; int(0.8 x 8,192) = int(6,553.6) = 6,553.
+    reqs = aiconfig_harness_replay.workload(8192, 1024, 4)
+    assert len(reqs) == 40
+    assert all(r.arrival_s == 0.0 for r in reqs)
+    assert all(6553 <= r.prompt_len <= 8192 and 819 <= r.output_len <= 1024 for r in reqs)
+    # Spread, not one length (the point: the users fall out of step), and seeded.
+    assert len({r.output_len for r in reqs}) > 30
+    assert reqs == aiconfig_harness_replay.workload(8192, 1024, 4)
+    # Both ends are reachable: a 2-token range gives both values.
+    got = set(aiconfig_harness_replay.sample_uniform(5, 200, random.Random(1)))
+    assert got == {4, 5}  # int(0.8 x 5) = 4
