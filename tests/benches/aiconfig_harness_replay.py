@@ -93,14 +93,16 @@ def main() -> None:
         print(row["id"], *(f"{x:.1f}" for x in lines[-1][1:]), file=sys.stderr, flush=True)
     med = statistics.median
     print("| rows | n | median measured - kvplan, frozen | the same, harness mean | "
-          "the same, harness median |")
-    print("|---|---:|---:|---:|---:|")
+          "the same, harness median | median ratio, frozen | the same, harness mean |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for isl in sorted({int(r["isl"]) for r, *_ in lines}) + [0]:
         part = [x for x in lines if isl in (0, int(x[0]["isl"]))]
         name = "all" if isl == 0 else f"ISL {isl:,}"
         print(f"| {name} | {len(part)} | {med(m - f for _, m, f, _, _ in part):.1f} | "
               f"{med(m - a for _, m, _, a, _ in part):.1f} | "
-              f"{med(m - b for _, m, _, _, b in part):.1f} |")
+              f"{med(m - b for _, m, _, _, b in part):.1f} | "
+              f"{med(f / m for _, m, f, _, _ in part):.2f} | "
+              f"{med(a / m for _, m, _, a, _ in part):.2f} |")
 
 
 if __name__ == "__main__":
