@@ -8,7 +8,9 @@ silicon_sample.csv is "a 2026-04 dump of the internal benchmark DB",
 docs/design/prediction_regression_gate_design.md:143-145; its rows name the engine's own image,
 e.g. vllm/vllm-openai:v0.19.0, lmsysorg/sglang:v0.5.9-cu130, nvcr.io tensorrt-llm/release:
 1.2.0rc6.post3, and a few Dynamo runtimes; the generator's benchmark client is aiperf,
-generator/config/backend_templates/benchmark/bench_run.sh.j2:79).
+generator/config/backend_templates/benchmark/bench_run.sh.j2:79). Read later (aggvllmttft55,
+tests.benches.aiconfig_harness): most rows are InferenceX's runs, whose own scripts state their
+flags; they did not run the generator's.
 
 The generator's default rule plugin (generator/rule_plugin/<backend>.rule; the "benchmark"
 plugin only when a user asks `rule: benchmark`, rendering/rule_engine.py:14-29,176-182) applied

@@ -13,7 +13,9 @@ start-up burst) and the last `concurrency` sent (the drain) not measured; the me
 benchmark's steady state. Assumed, not stated by the rows: --max-model-len ISL + OSL + 1,500
 (aiconfigurator's generator, rule_plugin/vllm.rule at 095f58a5: `agg max_seq_len =
 isl + osl + 1500`); every other flag the engine's default (whether the rows ran the generator's
-flags is not recorded, as for the disaggregated rows).
+flags is not recorded, as for the disaggregated rows). Read later (aggvllmttft55,
+tests.benches.aiconfig_harness): most rows are InferenceX's runs, the engine's own server at
+flags each InferenceX script states, not the generator's; the bench's assumptions stay frozen.
 
 A row is counted with why where kvplan does not replay it: TensorRT-LLM (its aggregated
 scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate --engine
@@ -57,7 +59,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
-from tests.benches import disagg_rows
+from tests.benches import aiconfig_harness, disagg_rows
 from tests.benches.disagg_rows import BAND, PREFIX, Replay, stated_concurrency
 from tests.benches.fitted_rows import SHAPED_BY
 
@@ -498,6 +500,32 @@ def print_section() -> None:
     print(f"\n{AGGMORE_FINDING}")
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
+    print_harness(part)
+
+
+def print_harness(part: list[Replay]) -> None:
+    """How the rows were measured (tests.benches.aiconfig_harness): the figures above by the
+    provenance each row's silicon_data_source states, and measured - kvplan TTFT at low load."""
+    h = aiconfig_harness
+    print(f"\n{h.HARNESS}\n")
+    print("| rows | frozen | replayed | TTFT inside | TPOT inside | both inside | "
+          "median TTFT err | median TPOT err | median TTFT ratio | median TPOT ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    groups: dict[tuple[str, str], list[Replay]] = {}
+    for r in part:
+        groups.setdefault((h.provenance(row_of(r)), row_of(r)["backend"]), []).append(r)
+    for (prov, backend), mine in sorted(groups.items()):
+        print(_line(f"provenance {prov}: backend {backend}", mine))
+    print(f"\nmeasured - kvplan TTFT (ms) at concurrency <= {h.LOW_LOAD}, by provenance, "
+          "backend and prompt length:\n")
+    print("| rows | n | median | lower quartile | upper quartile |")
+    print("|---|---:|---:|---:|---:|")
+    for (prov, backend), mine in sorted(groups.items()):
+        print(h.offset_line(f"{prov}: {backend}", mine))
+        for isl in sorted({r.input_len for r in mine}):
+            print(h.offset_line(f"{prov}: {backend}, ISL {isl:,}",
+                                [r for r in mine if r.input_len == isl]))
+    print(f"\n{h.FINDING}")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from kvplan.analysis.simulate.run import SimSetup, setup, simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from tests.benches import aiconfig_agg_runs as agg
+from tests.benches import aiconfig_harness
 from tests.benches.disagg_rows import stated_concurrency
 
 # The subset's load cut (decode tokens a replay simulates): the median load of the 540 vLLM rows
@@ -174,11 +175,14 @@ def print_breakdown(pairs: Iterable[Pair]) -> None:
             if summary(groups[value])[0]:
                 print(_line(name.format(*value), groups[value]))
     print(f"\n{MEASURING_PATH}")
+    print(f"\nLater: {aiconfig_harness.HARNESS}")
     if FINDING:
         print(f"\n{FINDING}")
 
 
-# How the rows were measured, as far as code says (read at aiconfigurator 095f58a5 unless named).
+# How the rows were measured, as far as code says (read at aiconfigurator 095f58a5 unless named;
+# aggttft54's reading, kept as written: the rows turned out to be InferenceX's runs, not the
+# generator's, aiconfig_harness.HARNESS, printed after it).
 MEASURING_PATH = (
     "How the rows were measured: the harness that produced them is not in aiconfigurator's "
     "repository (docs/design/prediction_regression_gate_design.md:144-146: silicon_sample.csv is "
