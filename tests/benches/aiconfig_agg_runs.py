@@ -50,6 +50,7 @@ from functools import cache
 from pathlib import Path
 
 from kvplan._util.errors import KvplanError
+from kvplan._util.versions import version_key
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.run import SimSetup, setup, simulate
@@ -118,6 +119,20 @@ AGG_MODELS = {
 COHORTS = dict.fromkeys((
     ("Qwen/Qwen3.5-397B-A17B", "fp8"), ("MiniMaxAI/MiniMax-M2.5", "fp4"),
     ("moonshotai/Kimi-K2.5", "int4"), ("Qwen/Qwen3.5-397B-A17B", "fp4")), "aggmore54")
+# TensorRT-LLM's rows of the 1.0 and 1.1 lines (1.0.0rc3, 1.1.0rc2.post2), refused by `simulate
+# --engine trtllm` until trt10 (stop 55) read those lines (kvplan.analysis.simulate.
+# trtllm_lines): a cohort of their own, first replayed at stop 55.
+TRTLLM_LINES_COHORT = "trt10"
+
+
+def cohort_of(row: dict[str, str]) -> str:
+    """The session that first replayed the row."""
+    version = release(row)
+    if row["backend"] == "trtllm" and version is not None and version_key(version) < (1, 2):
+        return TRTLLM_LINES_COHORT
+    return COHORTS.get((row["model_path"], row["precision"]), COHORT)
+
+
 # The checkpoints the rows name that stay unsized (aggmore54), and why: never a guessed format.
 NOT_SIZED = {
     ("meta-llama/Llama-3.1-8B-Instruct", "fp8"): (
@@ -240,7 +255,7 @@ def replay(row: dict[str, str]) -> Replay:
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
             "input_len": isl, "output_len": osl,
-            "cohort": COHORTS.get((row["model_path"], row["precision"]), COHORT)}
+            "cohort": cohort_of(row)}
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
@@ -400,9 +415,10 @@ AGGMORE_FINDING = (
 def cohort_lines(part: list[Replay]) -> list[str]:
     """The table's lines by cohort (the session that first replayed the rows: COHORT, then
     `COHORTS`'), each later cohort also by backend and by checkpoint."""
+    later = sorted({*COHORTS.values(), TRTLLM_LINES_COHORT})
     lines = [_line(f"cohort {c}", [r for r in part if r.cohort == c])
-             for c in (COHORT, *sorted(set(COHORTS.values())))]
-    for c in sorted(set(COHORTS.values())):
+             for c in (COHORT, *later)]
+    for c in later:
         mine = [r for r in part if r.cohort == c]
         for backend in sorted({row_of(r)["backend"] for r in mine}):
             lines.append(_line(f"cohort {c}: backend {backend}",
