@@ -31,6 +31,9 @@ Run: python -m tests.benches.aiconfig_agg_runs (the section of examples/simulate
 A counterfactual read after the evaluation (the engine flags aiconfigurator's generator writes,
 not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed after this
 section; `python -m tests.benches.aiconfig_agg_flags` prints both.
+Run time (trt10, stop 55): 57 s of CPU for the 319 TensorRT-LLM 1.0 / 1.1 rows it made
+replayable (one process on the shared 2-core host; the most a row 2.7 s, DeepSeek-R1 8,192 /
+1,024 at concurrency 32); the counterfactual (aiconfig_agg_flags) replays them again.
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
 """
@@ -454,6 +457,34 @@ TRTLLM_SINCE = (
     "17676b35), which the bench, its assumptions frozen, does not assume.")
 
 
+# trt10's cohort, first replayed at stop 55 (2026-12-05), once `simulate --engine trtllm`
+# accepted the 1.0 and 1.1 lines; its figures as that first evaluation printed them. Read after
+# it; no rule or constant changed.
+TRTLLM_LINES_FIRST = (
+    "First replayed at stop 55: TensorRT-LLM 1.0 / 1.1 (cohort trt10). `simulate --engine "
+    "trtllm` refused releases 1.0.0rc3 and 1.1.0rc2.post2 until trt10 read those lines "
+    "(kvplan.analysis.simulate.trtllm_lines: their release notes and the pull requests behind "
+    "them, not the source at their tags, which no store here holds): they run as 1.2 but for "
+    "the overlap scheduler's early exit, which came in 1.2 (PR #8587), so a request is "
+    "scheduled once more after its last token. The rule was written before any of these rows "
+    "was replayed, the rows and the bench's assumptions as frozen: held out (19 share a host "
+    "with shaped disaggregated rows). That first evaluation: 414 frozen rows, 319 replayed "
+    "(95 counted out before kvplan: an EP neither 1 nor the TP 70, attention DP 20, the CPU "
+    "bound 5; kvplan refused none); TTFT inside 100, TPOT inside 201, both 73; median |TTFT "
+    "err| 48.0 %, |TPOT err| 24.2 %; median ratios 0.88 / 1.04. By release: 1.0.0rc3, 300 "
+    "rows, all on H100 (Qwen3-32B FP8 176, Qwen3-235B-A22B-FP8 124): 95 / 195 / 73, 47.2 % / "
+    "22.2 %, 0.88 / 1.04; 1.1.0rc2.post2, 19 rows, DeepSeek-R1 on H200 / B200: 5 / 6 / 0, "
+    "60.8 % / 52.4 %, 0.81 / 1.44. Read after it (no rule or constant changed): by model, "
+    "Qwen3-32B's TPOT sits near (0.85, |err| 16.1 %) and its TTFT low (0.72), "
+    "Qwen3-235B-A22B-FP8 high on both (1.35 / 1.30); the 56 rows of 4,096-token prompts "
+    "come out at a TTFT ratio of 0.41 (none inside) and the 7 rows of 8,192-token prompts "
+    "at 61-548x, the held-back prompts of the stop-54 finding above (max_num_tokens 8,192). "
+    "The early exit is not what moves them: the same rows replayed with 1.2's early exit "
+    "(a sensitivity run, not a rule) give TTFT inside 100, TPOT 202, both 76, median ratios "
+    "0.84 / 1.04 (per row TTFT 0.77-1.00x, median 1.00x; TPOT within 1 %). Cost: 57 s of CPU "
+    "for the 319 rows (one process).")
+
+
 def print_section() -> None:
     """The frozen aggregated rows as a Markdown section of examples/simulate-bench.md."""
     part = list(bench().replays)
@@ -514,6 +545,7 @@ def print_section() -> None:
     print(f"\n{AGGMORE_FINDING}")
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
+    print(f"\n{TRTLLM_LINES_FIRST}")
 
 
 if __name__ == "__main__":
