@@ -10,12 +10,13 @@ What was read, by line:
 - 1.0 (the aggregated rows run 1.0.0rc3) and 1.1 (1.1.0rc2.post2): NOT the source at their
   tags, which no store here holds (the GitHub snapshot is 2.5 GB, over the 500 MB a fetch may
   bring; PyPI's 1.0.0rc3 / 1.1.0rc2 sdists are wheel stubs that download from pypi.nvidia.com,
-  which does not resolve here; the code index holds no file of the repository at those tags).
+  which does not resolve here; the code index's stored versions of the scheduler files could
+  not be tied to those tags).
   Read instead: the release notes (docs/source/release-notes.md at 001eaec, as
   kvplan.engines.trtllm.architectures reads them) for every release from 0.20 to 1.2, and the
   pull requests behind the scheduling changes they name:
   * 0.20, "API Changes": "[Breaking Change]:Enable scheduling overlap by default" (PR #4174,
-    merged 2025-05: `enable_overlap_scheduler` renamed `disable_overlap_scheduler`, False by
+    2025-05: `enable_overlap_scheduler` renamed `disable_overlap_scheduler`, False by
     default): the overlap scheduler is on in 1.0 and 1.1 as in 1.2.
   * 1.2, "Highlights / Performance": "Enabled early exit with overlap scheduler" (PR #8587,
     TRTLLM-8831, opened 2025-10-22): "Usually with overlap scheduler we schedule one
@@ -33,15 +34,19 @@ What was read, by line:
   enable ngram with concurrency <= 32" (speculative decoding, which kvplan does not simulate;
   whether it is on unasked was not read) and 1.1's "Enabled KV cache reuse for MLA" (0.20's
   notes already say "Supported KV cache reuse for MLA"; the hits differ only where prompts
-  share blocks). Nothing else in them changes the capacity or micro-batch scheduler, their policies
-  and defaults (GUARANTEED_NO_EVICT, max_batch_size 2048, max_num_tokens 8192, chunked prefill
-  off, block reuse on) or the pool: the pool's per-release sizing (blocks rounded up to 1.1,
+  share blocks). Nothing else in them changes the capacity or micro-batch scheduler (attention
+  DP's balancing, 1.0, aside: not simulated), their policies and defaults
+  (GUARANTEED_NO_EVICT, max_batch_size 2048, max_num_tokens 8192, chunked prefill off, block
+  reuse on) or the pool: the pool's per-release sizing (blocks rounded up to 1.1,
   the all-reduce workspace) is kvplan.engines.trtllm.budget's, by version already. So 1.0 and
   1.1 are simulated as 1.2 but for the early exit, an assumption where the notes are silent;
   a run at those versions says so (`TrtllmLine.read`).
 
-A pre- or post-release belongs to its release's line (1.0.0rc3 to 1.0, 1.1.0rc2.post2 to 1.1);
-which 1.2 pre-release first carries PR #8587 was not read: the whole 1.2 line takes it.
+The notes describe the final releases: what of them a pre-release carries was not read (e.g.
+CUDA graphs on by default, PR #5480, reviewed 2025-07-02, and 1.0.0rc3; kvplan's TensorRT-LLM
+step cost has no launch time either way). A pre- or post-release belongs to its release's line
+(1.0.0rc3 to 1.0, 1.1.0rc2.post2 to 1.1); which 1.2 pre-release first carries PR #8587 was
+not read: the whole 1.2 line takes it.
 """
 
 from __future__ import annotations
