@@ -33,7 +33,7 @@ not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed
 section; `python -m tests.benches.aiconfig_agg_flags` prints both.
 Run time (trt10, stop 55): 57 s of CPU for the 319 TensorRT-LLM 1.0 / 1.1 rows it made
 replayable (one process on the shared 2-core host; the most a row 2.7 s, DeepSeek-R1 8,192 /
-1,024 at concurrency 32); the counterfactual (aiconfig_agg_flags) replays them again.
+1,024 at concurrency 32); the counterfactual (aiconfig_agg_flags) replays them again, 43 s more.
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
 """
