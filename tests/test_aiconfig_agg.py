@@ -54,8 +54,9 @@ def test_no_row_is_a_disaggregated_bench_row() -> None:
 def test_every_row_is_replayable_or_says_why() -> None:
     whys = collections.Counter(aiconfig_agg_runs.why_not(r) for r in aiconfig_agg_runs.rows())
     # Replayable: 1,513 (vLLM 687, SGLang 339, and from the stop-54 merge, with `simulate
-    # --engine trtllm`, TensorRT-LLM 487, of which simulate refuses the 319 of releases outside
-    # its 1.2 - 1.3 line); 217 more pass every kvplan check but the bench's CPU bound (3 x
+    # --engine trtllm`, TensorRT-LLM 487, of which simulate refused the 319 of releases 1.0.0rc3
+    # and 1.1.0rc2.post2 until trt10 (stop 55) read the 1.0 and 1.1 lines); 217 more pass
+    # every kvplan check but the bench's CPU bound (3 x
     # concurrency x OSL decode tokens over 2^19): 174 vLLM / SGLang, 43 TensorRT-LLM.
     # aggmore54's checkpoints (`COHORTS`) made 320 of the 1,513 replayable (Qwen3.5-397B FP8
     # 161 and NVFP4 12 on SGLang, MiniMax-M2.5 NVFP4 69 and Kimi-K2.5 INT4 78 on vLLM) and 56
@@ -70,6 +71,12 @@ def test_every_row_is_replayable_or_says_why() -> None:
         r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
         and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS)
     assert cohort == {"sglang": 173, "vllm": 147}
+    # trt10's cohort: TensorRT-LLM's 1.0.0rc3 (302) and 1.1.0rc2.post2 (112) rows, 319 of them
+    # past every check of the bench (simulate's line gate is not one of them).
+    lines = [r for r in rows if aiconfig_agg_runs.cohort_of(r) == "trt10"]
+    assert collections.Counter(r["backend_version"] for r in lines) == {
+        "1.0.0rc3": 302, "1.1.0rc2.post2": 112}
+    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in lines) == 319
 
 
 @pytest.mark.parametrize("key", sorted(set(aiconfig_agg_runs.AGG_MODELS)
@@ -133,11 +140,18 @@ def test_cohort_lines_split_the_new_checkpoints() -> None:
                                   measured_ttft_ms=ttft, measured_tpot_ms=tpot, concurrency=1,
                                   input_len=1, output_len=2, ttft_ms=factor * ttft,
                                   tpot_ms=tpot)
+    # trt10's cohort (a TensorRT-LLM 1.0.0rc3 row), TTFT ratio 0.5.
+    trt = next(r for r in rows if r["backend_version"] == "1.0.0rc3")
+    assert aiconfig_agg_runs.cohort_of(trt) == "trt10"
     lines = aiconfig_agg_runs.cohort_lines([rep(old, "aggmeas54", 1.0),
-                                            rep(new, "aggmore54", 2.0)])
+                                            rep(new, "aggmore54", 2.0), rep(trt, "trt10", 0.5)])
     assert lines == [
         "| cohort aggmeas54 | 1 | 1 | 1 | 1 | 1 | 0.0% | 0.0% | 1.00 | 1.00 |",
         "| cohort aggmore54 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort trt10 | 1 | 1 | 0 | 1 | 0 | 50.0% | 0.0% | 0.50 | 1.00 |",
         "| cohort aggmore54: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
         "| cohort aggmore54: moonshotai/Kimi-K2.5 int4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | "
-        "2.00 | 1.00 |"]
+        "2.00 | 1.00 |",
+        "| cohort trt10: backend trtllm | 1 | 1 | 0 | 1 | 0 | 50.0% | 0.0% | 0.50 | 1.00 |",
+        f"| cohort trt10: {trt['model_path']} {trt['precision']} | 1 | 1 | 0 | 1 | 0 | 50.0% | "
+        "0.0% | 0.50 | 1.00 |"]

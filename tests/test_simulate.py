@@ -465,7 +465,7 @@ def test_cli_json_contract(tmp_path: Path) -> None:
 
 def test_cli_refusals() -> None:
     for args, text in (
-        (["--engine", "trtllm", "--rate", "1", "--engine-version", "1.0"], "1.2 - 1.3"),
+        (["--engine", "trtllm", "--rate", "1", "--engine-version", "0.21"], "1.0 - 1.3"),
         (["--rate", "1", "--pp", "2"], "--pp"),
         ([], "--rate"),
         (["--rate", "1", "--trace-format", "azure"], "--trace"),

@@ -339,7 +339,7 @@ def test_cli_json_keys_as_vllm_and_bad_input_exit_2() -> None:
     assert SIMULATE_KEYS <= data.keys()
     assert data["num_requests"] == 12 and data["preemptions"] == 0
     for args, text in (
-        (["--engine", "trtllm", "--rate", "1", "--engine-version", "1.0"], "1.2 - 1.3"),
+        (["--engine", "trtllm", "--rate", "1", "--engine-version", "0.21"], "1.0 - 1.3"),
         (["--engine", "trtllm", "--rate", "1", "--capacity-scheduler-policy", "lifo"],
          "--capacity-scheduler-policy"),
         (["--engine", "trtllm", "--rate", "1", "--input-len", "9000", "--max-model-len",

@@ -73,7 +73,7 @@ def simulate_cmd(
     )] = 1,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
-                         "TensorRT-LLM's PyTorch executor (1.2 - 1.3).")] = DEFAULT_ENGINE,
+                         "TensorRT-LLM's PyTorch executor (1.0 - 1.3).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
     platform: PlatformOpt = None,
     cpu_amx: CpuAmxOpt = None,

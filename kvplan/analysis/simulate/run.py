@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from kvplan._util.errors import InputError
-from kvplan._util.versions import version_key
 from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
@@ -31,6 +30,7 @@ from kvplan.analysis.simulate.sglang_scheduler import (
 )
 from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
+from kvplan.analysis.simulate.trtllm_lines import trtllm_line
 from kvplan.analysis.simulate.trtllm_scheduler import (
     TrtllmOptionsSim,
     TrtllmSchedule,
@@ -370,11 +370,6 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
                     swa=swa, pool_blocks=tokens // plan.block_size + 1), notes
 
 
-# The TensorRT-LLM releases whose PyTorch-backend scheduler and defaults were read
-# (kvplan.analysis.simulate.trtllm_scheduler): the 1.2 line, and 1.3's pre-releases.
-_TRTLLM_SCHEDULER_LINES = ((1, 2), (1, 4))
-
-
 def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
                   max_num_seqs: int | None, async_scheduling: bool | None,
                   sglang: SglangOptionsSim | None, api_server: bool, frontend: bool,
@@ -390,11 +385,8 @@ def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
                          "(--engine vllm)")
     cap = inputs.capacity
     assert cap is not None
-    lo, hi = _TRTLLM_SCHEDULER_LINES
-    if cap.engine_version is not None and not lo <= version_key(cap.engine_version) < hi:
-        raise InputError(f"simulate --engine trtllm: the PyTorch-backend scheduler is simulated "
-                         f"for TensorRT-LLM 1.2 - 1.3 (the line read); --engine-version "
-                         f"{cap.engine_version} is not")
+    # The release lines read (1.0 - 1.3) and the rule that differs between them.
+    line = trtllm_line(cap.engine_version)
     opts = trtllm or TrtllmOptionsSim()
     plan = plan_capacity(spec, cap)
     if plan.max_concurrency < 1:
@@ -405,13 +397,19 @@ def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
     overlap = True if async_scheduling is None else async_scheduling
     caching = cap.prefix_caching is not False
     sched = TrtllmSchedule(max_batch_size=batch, max_num_tokens=tokens,
-                           chunked_prefill=opts.chunked_prefill, policy=opts.policy)
-    notes = [f"scheduler: TensorRT-LLM 1.2 PyTorch executor (capacity {opts.policy.upper()}, "
+                           chunked_prefill=opts.chunked_prefill, policy=opts.policy,
+                           early_exit=line.early_exit)
+    notes = [f"scheduler: TensorRT-LLM {line.name} PyTorch executor (capacity "
+             f"{opts.policy.upper()}, "
              f"max_batch_size {batch:,}, max_num_tokens {tokens:,}, chunked prefill "
              f"{'on' if opts.chunked_prefill else 'off'}, block reuse "
              f"{'on' if caching else 'off'}, overlap scheduler {'on' if overlap else 'off'}); "
              f"pool: TensorRT-LLM {cap.engine.rules.reported_version(cap) or 'newest'} rules as "
              f"`estimate` ({plan.num_blocks:,} blocks of {plan.block_size} tokens)"]
+    if not line.early_exit:
+        notes.append(f"scheduler: {line.read}; a request is scheduled once more after its last "
+                     "token (the overlap scheduler's early exit came in 1.2)"
+                     + ("" if overlap else ", which needs the overlap scheduler (off here)"))
     config = SchedulerConfig(max_num_seqs=batch, max_num_batched_tokens=tokens,
                              max_model_len=cap.context, async_scheduling=overlap)
     groups = (GroupRule(kind="full", block_size=plan.block_size),)

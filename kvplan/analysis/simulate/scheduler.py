@@ -269,6 +269,10 @@ class Simulator:
         returns the start of the last, or None when the engine takes its next step alone."""
         return None
 
+    def _release(self, req: SimRequest) -> None:
+        """A finished request's blocks go back to the pool (an engine may hold them longer)."""
+        self.pool.free(req)
+
     def _busy(self) -> bool:
         """Whether the engine holds a request to step (running or waiting)."""
         return bool(self.running or self.waiting)
@@ -316,7 +320,7 @@ class Simulator:
             req.num_output += 1
             if req.num_output >= req.output_len:
                 req.finish_s = end
-                self.pool.free(req)
+                self._release(req)
                 st.finished.append(req)
                 done += 1
         if prev_count:

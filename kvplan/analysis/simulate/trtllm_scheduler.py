@@ -8,7 +8,9 @@ microBatchScheduler.cpp (0a949d31), scheduledBlocksManager.cpp (ca64fd93), kvCac
 scheduler.py's Python port of both, PyCapacityScheduler / PyMicroBatchScheduler at 034fffb0,
 says the same; the overlap loop, py_executor.py `_executor_loop_overlap`), over kvplan's
 TensorRT-LLM pool (one pool of `tokens_per_block` blocks, kvplan.engines.trtllm.budget; no
-null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
+null block). No speculative decoding, beam width 1, no attention DP, pipeline 1. The 1.0 and
+1.1 lines: kvplan.analysis.simulate.trtllm_lines (what was read for them; the one rule that
+differs, 4).
 
 1. The capacity scheduler, over the active requests in arrival order (a paused one keeps its
    place), at most `max_batch_size` of them (max_num_sequences = max_batch_size x pp).
@@ -67,9 +69,14 @@ null block). No speculative decoding, beam width 1, no attention DP, pipeline 1.
    async_scheduling (py_executor.py `_executor_loop_overlap` forms step k+1 while step k runs,
    with the same `_schedule` over active_requests, so the same order: it sees the requests
    that arrived before step k began). A context step's requests decode
-   from the next step (`_update_request_states` right after the forward). Not simulated: the
-   step after a request's last token still carries it (its finish is read from the previous
-   batch), one token and its blocks for one step more.
+   from the next step (`_update_request_states` right after the forward). From 1.2 a request
+   that reaches its max_tokens is not scheduled after its last token (the early exit, PR
+   #8587: GENERATION_TO_COMPLETE; not simulated: its blocks are still held while the next
+   step is scheduled). In 1.0 and 1.1 (`TrtllmSchedule.early_exit` False) the step after its
+   last token still carries it: the capacity scheduler counts it as a generation request, the
+   micro-batch scheduler gives it one token (its slot allocated, a new block where that token
+   opens one), the step's cost counts it, and its blocks go back after that step; its client
+   saw the last token when the step before ended. Only with the overlap scheduler on.
 5. CUDA graphs (cuda_graph_config on, enable_padding False by default): a generation-only batch
    is not padded to a captured size (the cost model's step time, no padding).
 """
@@ -96,6 +103,9 @@ class TrtllmSchedule:
     max_num_tokens: int  # tokens a step, default 8192
     chunked_prefill: bool = False  # enable_chunked_prefill
     policy: str = GUARANTEED_NO_EVICT  # scheduler_config.capacity_scheduler_policy
+    # The overlap scheduler's early exit (kvplan.analysis.simulate.trtllm_lines, from 1.2);
+    # False: a request is scheduled once more after its last token (1.0, 1.1).
+    early_exit: bool = True
 
 
 class TrtllmSimulator(Simulator):
@@ -107,9 +117,39 @@ class TrtllmSimulator(Simulator):
         if schedule.policy not in POLICIES:
             raise ValueError(f"unknown capacity scheduler policy {schedule.policy!r}")
         self.schedule_cfg = schedule
+        # Requests whose last token the previous step sampled, still active for this step (the
+        # overlap scheduler without its early exit: module docstring, 4).
+        self._carry: list[SimRequest] = []
+        self._carries = config.async_scheduling and not schedule.early_exit
 
     def _batch_ok(self) -> bool:
         return False
+
+    # -- the step after a request's last token (overlap scheduler, no early exit) --------
+
+    def _release(self, req: SimRequest) -> None:
+        if self._carries:
+            self._carry.append(req)  # its blocks held, itself scheduled once more
+        else:
+            self.pool.free(req)
+
+    def _busy(self) -> bool:
+        return bool(self._carry) or super()._busy()
+
+    def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
+                     seconds: float) -> int:
+        """The carried requests' extra token computes nothing the client sees; their blocks
+        go back once the step that carried them ran (step k's results handled after step k+1
+        is launched)."""
+        if not self._carry:
+            return super()._finish_step(scheduled, start, seconds)
+        carried = {r.rid for r in self._carry}
+        previous, self._carry = self._carry, []
+        done = super()._finish_step([(r, n) for r, n in scheduled if r.rid not in carried],
+                                    start, seconds)
+        for req in previous:
+            self.pool.free(req)
+        return done
 
     # -- the capacity scheduler ---------------------------------------------------------
 
@@ -123,9 +163,10 @@ class TrtllmSimulator(Simulator):
         return cdiv(req.prompt_len + req.output_len, bs) - req.alloc[0]
 
     def _active(self) -> list[SimRequest]:
-        """The active requests in arrival order (a paused request keeps its place)."""
-        active = [*self.running, *self.waiting]
-        if self.state.preemptions:
+        """The active requests in arrival order (a paused request keeps its place; a carried
+        one too, generating)."""
+        active = [*self.running, *self._carry, *self.waiting]
+        if self.state.preemptions or self._carry:
             active.sort(key=lambda r: r.rid)
         return active
 
@@ -218,8 +259,10 @@ class TrtllmSimulator(Simulator):
                 i += 1
                 continue
             # Pause the last started request in active[i:end] (schedulingRemoveSequence).
+            # (A carried request, done but for its extra step, is not paused: kvplan's choice,
+            # not read.)
             j = end - 1
-            while j >= i and not active[j].admitted:
+            while j >= i and (not active[j].admitted or active[j].finish_s >= 0):
                 j -= 1
             if j < i:
                 break

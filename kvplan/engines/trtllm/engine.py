@@ -111,7 +111,7 @@ class TrtllmEngine(EngineDefaults):
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
     # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
-    # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler, the 1.2 - 1.3 line).
+    # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler; 1.0 - 1.3, trtllm_lines).
     scheduler = Scheduler.capacity_micro_batch
     # tensorrt_llm/_torch/pyexecutor/model_engine.py PyTorchModelEngine._init_max_seq_len: a
     # max_seq_len above the model's infer_max_seq_len is lowered to it with a warning
