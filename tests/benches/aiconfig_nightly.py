@@ -195,7 +195,8 @@ FINDING = (
     "under two ids in aiconfigurator's file), all held out; TTFT inside 10, TPOT inside "
     "62, both 10; median |TTFT err| 43.7 %, |TPOT err| 12.5 %; median ratios 0.56 / 1.10 "
     "(B200 NVFP4, 46 rows: 0.55 / 1.08; B300 FP8, 16 rows: 0.71 / 1.14). Read after it (no "
-    "rule or constant changed): TPOT holds as on the vLLM 0.15-0.19 release rows, TTFT comes "
-    "out low as there (the earlier cohorts' vLLM TTFT medians 0.69 and 0.72), lower still "
-    "here. The 53 MiniMax-M2.5 NVFP4 nightly rows were counted in aggmore54's 520 frozen "
-    "rows; the 46 placed now are this cohort's.")
+    "rule or constant changed): TPOT is inside on every row, as on most release rows; TTFT "
+    "comes out low as on the release rows' vLLM replays (the earlier cohorts' vLLM TTFT "
+    "medians 0.69 and 0.72), lower still here. The placed rows were counted frozen in their "
+    "checkpoint's cohort before (MiniMax-M2.5 NVFP4: 46 of aggmore54's 520; FP8: 16 of "
+    "aggmeas54's); they are this cohort's now.")
