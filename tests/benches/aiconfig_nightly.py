@@ -43,9 +43,10 @@ class Nightly:
 
 
 # vLLM tags main with vX.Y.1rc0 where the X.Y.0 release branch is cut (its nightlies print
-# X.Y.1rc1.devN after the cut: 0.18.1rc1.dev20+gb3e846017, 0.19.1rc1.dev46+gc5e3454e5 in public
-# build notes), so a nightly's describe names the release branch cut it follows and, by the
-# next cut's tag not being reachable, the one it precedes.
+# X.Y.1rc1.devN after the cut; public build notes quote 0.18.1rc1.dev20 for a Dockerfile pinned
+# to b3e846017 and 0.19.1rc1.dev46+gc5e3454e5, none 0.19.0rc1.devN), so a nightly's describe
+# names the release branch cut it follows and, the next cut's tag being nearer when reachable
+# (main is linear), the one it precedes.
 _VLLM_5B8C = Nightly(
     engine="vllm", commit="5b8c30d62b754b575e043ce2fc0dcbf8a64f6306",
     image="vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306",
