@@ -27,6 +27,7 @@ def test_subset_follows_its_load_rule() -> None:
                 min(stated_concurrency(r) or 0, 64))
     bench = [r for r in aiconfig_agg_runs.rows()
              if r["backend"] == "vllm" and aiconfig_agg_runs.why_not(r) == ""
+             and aiconfig_agg_runs.release(r) is not None
              and (r["model_path"], r["precision"]) not in aiconfig_agg_runs.COHORTS]
     assert {stratum(r) for r in bench} == {stratum(r) for r in rows}
     # The load: ROUNDS (3) users' requests x concurrency x OSL, 3 x 16 x 1,024 = 49,152.

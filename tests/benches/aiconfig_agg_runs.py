@@ -19,9 +19,11 @@ flags each InferenceX script states, not the generator's; the bench's assumption
 
 A row is counted with why where kvplan does not replay it: TensorRT-LLM (its aggregated
 scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate --engine
-trtllm` exists its rows replay through the same code), a checkpoint not sized here, a release
-tag that is not a version, attention DP or an EP that is neither 1 nor the TP degree (not
-simulated), kvplan's refusal.
+trtllm` exists its rows replay through the same code), a checkpoint not sized here, a nightly
+or special build kvplan cannot place on a release line (tests.benches.aiconfig_nightly: the
+builds it places are replayed at each release whose rules their code may hold, and kept where
+those agree; cohort nightly55, 10.8 s of CPU for its 62 rows' four replays each), attention
+DP or an EP that is neither 1 nor the TP degree (not simulated), kvplan's refusal.
 
 The checkpoints added at aggmore54 (AGG_MODELS, `COHORTS`: Qwen3.5-397B-A17B FP8 and NVFP4,
 MiniMax-M2.5 NVFP4, Kimi-K2.5 INT4) were stated and committed before any of their rows was
@@ -42,12 +44,14 @@ parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most 
 
 from __future__ import annotations
 
+import collections
 import csv
 import gzip
 import io
 import os
 import re
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -63,7 +67,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
-from tests.benches import aiconfig_harness, disagg_rows
+from tests.benches import aiconfig_harness, aiconfig_nightly, disagg_rows
 from tests.benches.disagg_rows import BAND, PREFIX, Replay, stated_concurrency
 from tests.benches.fitted_rows import SHAPED_BY
 
@@ -207,8 +211,8 @@ def why_not(row: dict[str, str]) -> str:
                 + (f" ({why})" if why else ""))
     if row["system"] not in GPUS:
         return f"{row['system']}: no GPU preset"
-    if release(row) is None:
-        return f"release {row['backend_version']!r}: not a version kvplan reads"
+    if release(row) is None and (why := aiconfig_nightly.why_not(row)):
+        return why
     tp, dp, moe_tp, ep = layout(row)
     if int(row["pp_size"]) > 1:
         return "pipeline parallel: not simulated"
@@ -253,6 +257,16 @@ def steady(finished: list, concurrency: int) -> tuple[float, float, int]:  # typ
 
 
 def replay(row: dict[str, str]) -> Replay:
+    """The row replayed at its release; a nightly build's (aiconfig_nightly) at each release
+    kvplan reads that its code may hold, kept where they agree."""
+    if release(row) is None and not why_not(row):
+        return aiconfig_nightly.replay(row, replay_at)
+    return replay_at(row, release(row) or "")
+
+
+def replay_at(row: dict[str, str], version: str) -> Replay:
+    """The row replayed with `version`'s rules (the release the row states, or one a nightly
+    build's code may hold)."""
     conc = stated_concurrency(row)
     assert conc is not None  # the selection rule keeps only rows that state it
     isl, osl = int(row["isl"]), int(row["osl"])
@@ -265,8 +279,6 @@ def replay(row: dict[str, str]) -> Replay:
     if why:
         return Replay(**base, why_not=why)
     tp, _, _, ep = layout(row)
-    version = release(row)
-    assert version is not None
     try:
         sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
                      version, tp, ep, isl + osl + CONTEXT_PAD)
@@ -419,10 +431,10 @@ AGGMORE_FINDING = (
 
 def cohort_lines(part: list[Replay]) -> list[str]:
     """The table's lines by cohort (the session that first replayed the rows: COHORT, then
-    `COHORTS`'), each later cohort also by backend and by checkpoint."""
-    later = sorted({*COHORTS.values(), TRTLLM_LINES_COHORT})
-    lines = [_line(f"cohort {c}", [r for r in part if r.cohort == c])
-             for c in (COHORT, *later)]
+    `COHORTS`', then the nightly builds' where `part` has them: aiconfig_nightly.COHORT), each
+    later cohort also by backend and by checkpoint."""
+    later = sorted({*COHORTS.values(), TRTLLM_LINES_COHORT, *(r.cohort for r in part)} - {COHORT})
+    lines = [_line(f"cohort {c}", [r for r in part if r.cohort == c]) for c in (COHORT, *later)]
     for c in later:
         mine = [r for r in part if r.cohort == c]
         for backend in sorted({row_of(r)["backend"] for r in mine}):
@@ -487,6 +499,14 @@ TRTLLM_LINES_FIRST = (
     "for the 319 rows (one process).")
 
 
+def _row_line(r: Replay) -> str:
+    """A replayed row's line of the section's per-row table."""
+    a, t = r.ratios or (float("nan"), float("nan"))
+    return (f"| {r.id.removeprefix(PREFIX)} | {r.label} | {r.measured_ttft_ms:,.1f} / "
+            f"{r.measured_tpot_ms:.2f} | {r.ttft_ms:,.1f} / {r.tpot_ms:.2f} | {a:.2f} | "
+            f"{t:.2f} | {split_of(r)} |")
+
+
 def print_section() -> None:
     """The frozen aggregated rows as a Markdown section of examples/simulate-bench.md."""
     part = list(bench().replays)
@@ -538,13 +558,11 @@ def print_section() -> None:
           "TPOT ratio | split |")
     print("|---|---|---|---|---:|---:|---|")
     for r in done:
-        a, t = r.ratios or (float("nan"), float("nan"))
-        print(f"| {r.id.removeprefix(PREFIX)} | {r.label} | {r.measured_ttft_ms:,.1f} / "
-              f"{r.measured_tpot_ms:.2f} | {r.ttft_ms:,.1f} / {r.tpot_ms:.2f} | {a:.2f} | "
-              f"{t:.2f} | {split_of(r)} |")
+        print(_row_line(r))
     if FINDING:
         print(f"\n{FINDING}")
     print(f"\n{AGGMORE_FINDING}")
+    print(f"\n{aiconfig_nightly.FINDING}")
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
@@ -576,5 +594,25 @@ def print_harness(part: list[Replay]) -> None:
     print(f"\n{h.FINDING}")
 
 
+def print_nightly() -> None:
+    """The section's lines that the non-release rows make (cohort nightly55: aiconfig_nightly),
+    from those rows alone (some 11 s of CPU, not the section's ~7 minutes): their cohort lines,
+    their refusals and their table rows; `python -m tests.benches.aiconfig_agg_runs --nightly`."""
+    part = [replay(r) for r in rows() if release(r) is None]
+    for line in cohort_lines(part)[1:]:
+        if line.startswith(f"| cohort {aiconfig_nightly.COHORT}"):
+            print(line)
+    whys = collections.Counter(r.why_not for r in part if not r.replayed)
+    for why, n in sorted(whys.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"| {why} | {n:,} |")
+    for r in part:
+        if r.replayed:
+            print(_row_line(r))
+    print(f"\n{aiconfig_nightly.FINDING}")
+
+
 if __name__ == "__main__":
-    print_section()
+    if sys.argv[1:] == ["--nightly"]:
+        print_nightly()
+    else:
+        print_section()
