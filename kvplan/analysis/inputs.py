@@ -139,9 +139,9 @@ def estimate_inputs(
     checking (GiB to bytes, a GPU name, --kv-cache-memory vs --kv-budget-gib, the speculative
     and prefix-caching flags, --limit-mm-per-prompt and --vision-tower text); `engine_options`
     are PlanInputs fields, passed on as given. `ep`: the expert-parallel ranks where they are
-    not the TP group (vLLM's EP over TP x DP; None: --tp with `expert_parallel`, else 1). `kv_dtype` None or ENGINE_AUTO: the engine's
-    default (kvplan.engines.kv_dtype.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
-    else the model dtype)."""
+    not the TP group (vLLM's EP over TP x DP; None: --tp with `expert_parallel`, else 1).
+    `kv_dtype` None or ENGINE_AUTO: the engine's default (kvplan.engines.kv_dtype.run_kv_dtype:
+    vLLM's is the checkpoint's declared KV dtype, else the model dtype)."""
     if gpu is not None and gpu_mem_gib is not None:
         raise InputError("--gpu and --gpu-mem-gib: give one, not both")
     if kv_cache_memory is not None:

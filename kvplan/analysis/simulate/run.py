@@ -490,7 +490,8 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
              timeline: bool = False, bulk_decode: bool = True,
              num_blocks: int | None = None) -> SimResult:
     """Serve `requests` on `sim.dp` replicas (round-robin; a closed loop's concurrency is
-    shared out the same way), or on `sim.dp` attention-DP ranks in lockstep (`dp_balance`). `num_blocks`: another pool size (tests, what-ifs)."""
+    shared out the same way), or on `sim.dp` attention-DP ranks in lockstep (`dp_balance`).
+    `num_blocks`: another pool size (tests, what-ifs)."""
     blocks = (sim.pool_blocks or sim.plan.num_blocks) if num_blocks is None else num_blocks
     lockstep = sim.dp_balance is not None
     sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode and not lockstep)
