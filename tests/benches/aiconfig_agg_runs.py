@@ -57,7 +57,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
-from tests.benches import disagg_rows
+from tests.benches import aiconfig_agg_dp, disagg_rows
 from tests.benches.disagg_rows import BAND, PREFIX, Replay, stated_concurrency
 from tests.benches.fitted_rows import SHAPED_BY
 
@@ -192,9 +192,11 @@ def why_not(row: dict[str, str]) -> str:
     tp, dp, moe_tp, ep = layout(row)
     if int(row["pp_size"]) > 1:
         return "pipeline parallel: not simulated"
-    if dp > 1:
-        return f"attention DP {dp} (EP {ep} across it): not simulated"
-    if ep not in (1, tp):
+    if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp)
+        why = aiconfig_agg_dp.why_not(row["backend"], tp, dp, moe_tp, ep)
+        if why:
+            return why
+    elif ep not in (1, tp):
         return f"EP {ep} with MoE TP {moe_tp} under TP {tp}: simulate takes EP 1 or the TP"
     conc = stated_concurrency(row) or 0
     if ROUNDS * conc * int(row["osl"]) > WORK_BOUND:
@@ -211,13 +213,17 @@ def _spec(config: str) -> ModelSpec:
 
 @cache
 def _setup(model: str, precision: str, system: str, backend: str, version: str, tp: int,
-           ep: int, context: int) -> SimSetup:
+           ep: int, context: int, dp: int = 1) -> SimSetup:
+    """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp)."""
     config, kv_dtype, _ = AGG_MODELS[(model, precision)]
     spec = _spec(config)
+    rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
     inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype, engine=Engine(backend),
-                             gpu=GPUS[system], tp=tp, engine_version=version,
-                             expert_parallel=ep > 1)
-    sim, _ = setup(spec, inputs)
+                             gpu=GPUS[system], tp=tp if rank is None else rank.tp,
+                             engine_version=version, expert_parallel=ep > 1,
+                             **({} if rank is None else {"ep": rank.ep,
+                                                         "dp_attention": rank.dp_attention}))
+    sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1)
     return sim
 
 
@@ -240,16 +246,17 @@ def replay(row: dict[str, str]) -> Replay:
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
             "input_len": isl, "output_len": osl,
-            "cohort": COHORTS.get((row["model_path"], row["precision"]), COHORT)}
+            "cohort": aiconfig_agg_dp.COHORT if layout(row)[1] > 1
+            else COHORTS.get((row["model_path"], row["precision"]), COHORT)}
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
-    tp, _, _, ep = layout(row)
+    tp, dp, _, ep = layout(row)
     version = release(row)
     assert version is not None
     try:
         sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
-                     version, tp, ep, isl + osl + CONTEXT_PAD)
+                     version, tp, ep, isl + osl + CONTEXT_PAD, dp)
         result = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=isl, output_len=osl)
                                 for _ in range(ROUNDS * conc)], concurrency=conc)
     except KvplanError as e:

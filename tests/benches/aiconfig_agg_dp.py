@@ -1,0 +1,45 @@
+"""aiconfigurator's aggregated rows run with attention data parallelism (attention_dp_size > 1),
+replayed by tests/benches/aiconfig_agg_runs.py through `kvplan simulate --dp-attention`
+(kvplan.analysis.simulate.dp_lockstep, aggdp55): the row's DP ranks in lockstep, each its own
+scheduler and KV pool, requests dealt by the engine's balancer, every step the slowest rank's.
+
+The rows' layout fields, as aiconfigurator writes them: tp_size the attention TP of one DP
+rank, attention_dp_size the ranks, moe_tp_size x moe_ep_size the MoE layout over all GPUs. So
+vLLM's `TP 4, attention DP 4, MoE EP 16` is `--tensor-parallel-size 4 --data-parallel-size 4
+--enable-expert-parallel` (16 GPUs: `kvplan simulate --tp 4 --dp 4 --ep 16 --dp-attention`),
+TensorRT-LLM's `TP 1, attention DP 8, MoE EP 8` is tp_size 8 with enable_attention_dp and
+moe_expert_parallel_size 8 (`--tp 1 --dp 8 --ep 8 --dp-attention`). A row whose MoE TP is
+above 1 under attention DP (an MoE TP x EP hybrid) is not replayed (the cost model's EP splits
+whole experts only). The bench's assumptions are the other rows' (aiconfig_agg_runs: every
+engine flag at its default, the closed loop, WORK_BOUND), set before these rows were replayed;
+their first replay is cohort `COHORT`, kept in the page beside any later figure.
+"""
+
+from __future__ import annotations
+
+from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, dp_attention_layout
+from kvplan.engines.base import Engine
+
+COHORT = "aggdp55"  # the session that first replayed the attention-DP rows
+
+
+def rank_layout(backend: str, tp: int, dp: int, moe_tp: int, ep: int) -> DpAttentionLayout:
+    """One rank's capacity layout for the row's fields, or InputError saying why not."""
+    if moe_tp > 1:
+        raise InputError(f"MoE TP {moe_tp} x EP {ep} under attention DP {dp}: an MoE TP x EP "
+                         "hybrid, not simulated")
+    return dp_attention_layout(Engine(backend).rules, tp=tp, dp=dp, ep=ep)
+
+
+def why_not(backend: str, tp: int, dp: int, moe_tp: int, ep: int) -> str:
+    """Why an attention-DP row is not replayed ("" where it is)."""
+    try:
+        rank_layout(backend, tp, dp, moe_tp, ep)
+    except InputError as e:
+        return f"attention DP {dp}: {e}"
+    return ""
+
+
+# Read after the one evaluation (aggdp55); filled in from that run, no rule or constant changed.
+FINDING = ""
