@@ -17,6 +17,8 @@ their first replay is cohort `COHORT`, kept in the page beside any later figure.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, dp_attention_layout
 from kvplan.engines.base import Engine
@@ -39,6 +41,30 @@ def why_not(backend: str, tp: int, dp: int, moe_tp: int, ep: int) -> str:
     except InputError as e:
         return f"attention DP {dp}: {e}"
     return ""
+
+
+def layout_name(backend: str, tp: int, dp: int, ep: int) -> str:
+    return f"{backend} TP{tp} x DP{dp} EP{ep}"
+
+
+def cohort_lines(part: list, row_of: Callable, layout: Callable,  # type: ignore[type-arg]
+                 line: Callable) -> list[str]:
+    """The table's lines of the attention-DP cohort: all, by backend, by layout (the rows'
+    first replay at stop 55)."""
+    mine = [r for r in part if r.cohort == COHORT]
+    if not mine:
+        return []
+    out = [line(f"cohort {COHORT} (first replayed at stop 55: attention DP)", mine)]
+    for backend in sorted({row_of(r)["backend"] for r in mine}):
+        out.append(line(f"cohort {COHORT}: backend {backend}",
+                        [r for r in mine if row_of(r)["backend"] == backend]))
+
+    def name(r) -> str:  # type: ignore[no-untyped-def]
+        tp, dp, _, ep = layout(row_of(r))
+        return layout_name(row_of(r)["backend"], tp, dp, ep)
+    for lay in sorted({name(r) for r in mine}):
+        out.append(line(f"cohort {COHORT}: {lay}", [r for r in mine if name(r) == lay]))
+    return out
 
 
 # Read after the one evaluation (aggdp55); filled in from that run, no rule or constant changed.

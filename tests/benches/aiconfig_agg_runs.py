@@ -417,7 +417,7 @@ def cohort_lines(part: list[Replay]) -> list[str]:
         for key in sorted({(row_of(r)["model_path"], row_of(r)["precision"]) for r in mine}):
             lines.append(_line(f"cohort {c}: {key[0]} {key[1]}", [
                 r for r in mine if (row_of(r)["model_path"], row_of(r)["precision"]) == key]))
-    return lines
+    return lines + aiconfig_agg_dp.cohort_lines(part, row_of, layout, _line)
 
 
 # Since the first evaluation (kept above as it was), each later change to TensorRT-LLM's
@@ -505,6 +505,8 @@ def print_section() -> None:
     print(f"\n{AGGMORE_FINDING}")
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
+    if aiconfig_agg_dp.FINDING:
+        print(f"\n{aiconfig_agg_dp.FINDING}")
 
 
 if __name__ == "__main__":
