@@ -67,5 +67,27 @@ def cohort_lines(part: list, row_of: Callable, layout: Callable,  # type: ignore
     return out
 
 
-# Read after the one evaluation (aggdp55); filled in from that run, no rule or constant changed.
-FINDING = ""
+# Read after the one evaluation (aggdp55, 2026-12-05); no rule or constant changed.
+FINDING = (
+    "Cohort aggdp55 (first replayed at stop 55: attention DP): the 169 frozen rows that run "
+    "attention DP, held out (the lockstep ranks, vLLM's balancer (4 x waiting + running, "
+    "core_client.py, 0.19.0) and TensorRT-LLM's (active prompt tokens under the expected "
+    "count, executor_request_queue.py) and vLLM's all-to-all over EP = TP x DP were written "
+    "from the engines' code before any of these rows was replayed). 76 pass every check, 46 "
+    "more only the CPU bound; 47 TensorRT-LLM rows run an MoE TP x EP hybrid under attention "
+    "DP (not simulated). That one evaluation: 73 replayed (3 refused: TensorRT-LLM "
+    "1.1.0rc2.post2, outside the scheduler's 1.2 - 1.3 line); TTFT inside 12, TPOT inside 58, "
+    "both 11; median |TTFT err| 283.7 %, |TPOT err| 17.7 %; median ratios 3.84 / 1.02. Read "
+    "after it (no rule or constant changed): TPOT holds (vLLM 1.03 over 67 rows); TTFT splits "
+    "by node count. vLLM TP 2 x DP 2 EP 4 (4 GPUs, one node; 16 rows) sits at 0.88 / 0.86, "
+    "10 rows both inside; TP 4 x DP 4 EP 16 (16 GPUs, two HGX nodes; 51 rows) at 5.46 / 1.10 "
+    "(ISL 1,024: 5.08, 36 rows; 8,192: 7.27, 15): the cost model prices the EP all-to-all "
+    "(dispatch FP8, combine bf16, (EP - 1) / EP of every routed copy) on the scale-out link "
+    "once EP passes the 8 GPUs of a node, so one 1,024-token prefill step of MiniMax-M2.5 FP8 "
+    "on B200 takes 114 ms, 101 of them the all-to-all at InfiniBand NDR's 50 GB/s a GPU, where "
+    "the measured TTFT of four such prompts a rank is 76 ms: the cross-node all-to-all is the "
+    "miss (vLLM's default all2all backend at 0.19 is allgather_reducescatter, "
+    "config/parallel.py:160, and half the EP peers share the node), not checked further here. "
+    "TensorRT-LLM's 6 rows: the 3 of 8,192-token prompts are held back at the default "
+    "max_num_tokens 8,192 as in the other TensorRT-LLM rows (TTFT 43-78x); the 3 of 1,024 "
+    "tokens 0.28-0.52 / 0.81-1.31.")

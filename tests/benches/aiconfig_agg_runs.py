@@ -18,8 +18,10 @@ flags is not recorded, as for the disaggregated rows).
 A row is counted with why where kvplan does not replay it: TensorRT-LLM (its aggregated
 scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate --engine
 trtllm` exists its rows replay through the same code), a checkpoint not sized here, a release
-tag that is not a version, attention DP or an EP that is neither 1 nor the TP degree (not
-simulated), kvplan's refusal.
+tag that is not a version, an EP that is neither 1 nor the TP degree (not simulated),
+kvplan's refusal. Attention-DP rows (attention_dp_size > 1) replay through `simulate
+--dp-attention` since aggdp55 (tests.benches.aiconfig_agg_dp: the layout, the cohort), but an
+MoE TP x EP hybrid under attention DP.
 
 The checkpoints added at aggmore54 (AGG_MODELS, `COHORTS`: Qwen3.5-397B-A17B FP8 and NVFP4,
 MiniMax-M2.5 NVFP4, Kimi-K2.5 INT4) were stated and committed before any of their rows was
