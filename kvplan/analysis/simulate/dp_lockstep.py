@@ -8,7 +8,7 @@ forward; new requests are dealt to the ranks by the engine's own balancing rule.
   D x TP GPUs (EP = TP x DP: kvplan.engines.base.Launch.ep_over_dp). A request goes to the rank
   the API server's client picks (kvplan.engines.vllm.dp_balance: lowest 4 x waiting +
   running). Every step is one forward on every rank, an idle rank running a dummy batch while
-  any rank has work (vllm/v1/engine/core.py DPEngineCoreProc.run_busy_loop,
+  any rank has work (vllm/v1/engine/core.py:1696-1723 DPEngineCoreProc.run_busy_loop,
   `execute_dummy_batch`), and the ranks pad their batches to the most tokens of any rank
   (vllm/v1/worker/dp_utils.py:102-160 `_synchronize_dp_ranks`, 0.19.0: DP padding whenever
   the synced CUDA-graph mode is not NONE), so a step lasts as long as the slowest rank's.
