@@ -39,7 +39,7 @@ def why_not(backend: str, tp: int, dp: int, moe_tp: int, ep: int) -> str:
     try:
         rank_layout(backend, tp, dp, moe_tp, ep)
     except InputError as e:
-        return f"attention DP {dp}: {e}"
+        return str(e) if "attention DP" in str(e) else f"attention DP {dp}: {e}"
     return ""
 
 

@@ -53,7 +53,8 @@ def studied() -> list[dict[str, str]]:
     """The vLLM rows studied (module docstring), in file order: the first cohort's (aggmeas54's
     checkpoints; the ones added later, aiconfig_agg_runs.COHORTS, were not studied)."""
     rows = [r for r in agg.rows() if r["backend"] == "vllm" and not agg.why_not(r)
-            and (r["model_path"], r["precision"]) not in agg.COHORTS]
+            and (r["model_path"], r["precision"]) not in agg.COHORTS
+            and agg.layout(r)[1] == 1]  # attention DP replayable since aggdp55: not studied
     keep = {r["id"] for r in rows if load(r) <= SUBSET_BOUND}
     cheapest: dict[tuple[str, str, str, int], dict[str, str]] = {}
     for r in rows:
