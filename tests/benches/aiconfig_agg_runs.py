@@ -35,6 +35,10 @@ not the frozen defaults): tests.benches.aiconfig_agg_flags (aggflags54), printed
 section; `python -m tests.benches.aiconfig_agg_flags` prints both.
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
+Run time (aggdp55): the 169 attention-DP rows (73 replayed, their ranks stepped one by one in
+lockstep) add 44 s of CPU (one process), the most a row 7 s (TensorRT-LLM DeepSeek-R1 DP 8,
+8,192 / 1,024 at concurrency 128); the whole section then took 773 s of CPU (two processes,
+1,534 s wall on a loaded shared 2-core host).
 """
 
 from __future__ import annotations
