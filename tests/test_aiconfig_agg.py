@@ -61,28 +61,38 @@ def test_every_row_is_replayable_or_says_why() -> None:
     # aggmore54's checkpoints (`COHORTS`) made 320 of the 1,513 replayable (Qwen3.5-397B FP8
     # 161 and NVFP4 12 on SGLang, MiniMax-M2.5 NVFP4 69 and Kimi-K2.5 INT4 78 on vLLM) and 56
     # of the 217 (31 / 13 / 12); 93 rows of 7 checkpoints stay unsized (NOT_SIZED says why).
+    # aggdp55 (attention DP through `simulate --dp-attention`, tests.benches.aiconfig_agg_dp)
+    # made 76 of the 169 attention-DP rows replayable (vLLM TP x DP EP 67, TensorRT-LLM DP x
+    # EP 9) and 46 more pass every check but the CPU bound (30 / 16); the other 47 run an MoE
+    # TP x EP hybrid under attention DP (not simulated).
     # nightly55 placed vLLM's nightly 5b8c30d6 (tests.benches.aiconfig_nightly): 62 more
     # replayable (MiniMax-M2.5 NVFP4 46, FP8 16), 1,575 in all; its 7 other rows are over the
     # CPU bound, 224 in all.
-    assert whys[""] == 1575
+    assert whys[""] == 1575 + 76
     assert sum(aiconfig_agg_runs.release(r) is None for r in aiconfig_agg_runs.rows()
                if not aiconfig_agg_runs.why_not(r)) == 62
-    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 224
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 224 + 46
+    assert sum(n for why, n in whys.items() if "MoE TP x EP hybrid" in why) == 47
     assert sum(n for why, n in whys.items() if "not sized" in why) == 93
     rows = aiconfig_agg_runs.rows()
     trt = [r for r in rows if r["backend"] == "trtllm"]
-    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487
+    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 9
     cohort = collections.Counter(
         r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
         and aiconfig_agg_runs.release(r) is not None
-        and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS)
+        and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS
+        and aiconfig_agg_runs.layout(r)[1] == 1)
     assert cohort == {"sglang": 173, "vllm": 147}
     # trt10's cohort: TensorRT-LLM's 1.0.0rc3 (302) and 1.1.0rc2.post2 (112) rows, 319 of them
-    # past every check of the bench (simulate's line gate is not one of them).
+    # past every check of the bench (simulate's line gate is not one of them); the 20
+    # 1.1.0rc2.post2 rows under attention DP are aggdp55's (3 of them replayable).
     lines = [r for r in rows if aiconfig_agg_runs.cohort_of(r) == "trt10"]
     assert collections.Counter(r["backend_version"] for r in lines) == {
-        "1.0.0rc3": 302, "1.1.0rc2.post2": 112}
+        "1.0.0rc3": 302, "1.1.0rc2.post2": 92}
     assert sum(aiconfig_agg_runs.why_not(r) == "" for r in lines) == 319
+    dp = collections.Counter(r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
+                             and aiconfig_agg_runs.layout(r)[1] > 1)
+    assert dp == {"vllm": 67, "trtllm": 9}
 
 
 @pytest.mark.parametrize("key", sorted(set(aiconfig_agg_runs.AGG_MODELS)
@@ -161,3 +171,27 @@ def test_cohort_lines_split_the_new_checkpoints() -> None:
         "| cohort trt10: backend trtllm | 1 | 1 | 0 | 1 | 0 | 50.0% | 0.0% | 0.50 | 1.00 |",
         f"| cohort trt10: {trt['model_path']} {trt['precision']} | 1 | 1 | 0 | 1 | 0 | 50.0% | "
         "0.0% | 0.50 | 1.00 |"]
+
+
+def test_attention_dp_rows_are_a_cohort_of_their_own() -> None:
+    # aggdp55: a vLLM TP 2 x DP 2 EP 4 row (MiniMax-M2.5 fp8) replays through `simulate
+    # --dp-attention` and is reported as its own cohort, by backend and by layout; made-up
+    # predictions: TTFT ratio 2.0, TPOT 1.0.
+    row = next(r for r in aiconfig_agg_runs.rows() if aiconfig_agg_runs.layout(r) == (2, 2, 1, 4)
+               and aiconfig_agg_runs.why_not(r) == "")
+    assert "DP2 x TP2 EP4" in aiconfig_agg_runs.label(row)
+    ttft, tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+    rep = disagg_rows.Replay(id=disagg_rows.PREFIX + row["id"], label="", cohort="aggdp55",
+                             measured_ttft_ms=ttft, measured_tpot_ms=tpot, concurrency=1,
+                             input_len=1, output_len=2, ttft_ms=2 * ttft, tpot_ms=tpot)
+    lines = aiconfig_agg_runs.cohort_lines([rep])
+    assert lines[-3:] == [
+        "| cohort aggdp55 (first replayed at stop 55: attention DP) | 1 | 1 | 0 | 1 | 0 | "
+        "100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort aggdp55: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort aggdp55: vllm TP2 x DP2 EP4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | "
+        "1.00 |"]
+    # The TensorRT-LLM rows whose MoE runs TP x EP under attention DP say so.
+    hybrid = next(r for r in aiconfig_agg_runs.rows() if aiconfig_agg_runs.layout(r)[1:] ==
+                  (64, 8, 8))
+    assert "MoE TP 8 x EP 8 under attention DP 64" in aiconfig_agg_runs.why_not(hybrid)

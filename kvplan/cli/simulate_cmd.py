@@ -69,8 +69,15 @@ def simulate_cmd(
         help="Data-parallel replicas, each its own scheduler and pool; requests dealt out "
              "round-robin.")] = 1,
     ep: Annotated[int, typer.Option(
-        "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel)."
+        "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel; "
+                            "with --dp-attention the engine's EP over the ranks)."
     )] = 1,
+    dp_attention: Annotated[bool, typer.Option(
+        "--dp-attention", "--enable-dp-attention",
+        help="The --dp ranks are one MoE engine's attention data-parallel ranks, stepping in "
+             "lockstep, requests dealt by the engine's balancer (vLLM --data-parallel-size "
+             "with --enable-expert-parallel: --tp GPUs a rank, --ep TP x DP; TensorRT-LLM "
+             "enable_attention_dp: --tp 1, --ep the ranks).")] = False,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
                          "TensorRT-LLM's PyTorch executor (1.0 - 1.3).")] = DEFAULT_ENGINE,
@@ -210,6 +217,7 @@ def simulate_cmd(
     sliding-window pool; mamba_slots, mamba_slots_used, mamba_states_evicted for the mamba
     pool."""
     from kvplan.analysis.inputs import estimate_inputs
+    from kvplan.analysis.simulate.dp_lockstep import dp_attention_layout
     from kvplan.analysis.simulate.run import setup, simulate
     from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim
     from kvplan.analysis.simulate.trtllm_scheduler import POLICIES as TRTLLM_POLICIES
@@ -248,13 +256,19 @@ def simulate_cmd(
             prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),
             trace_format=trace_format, trace_block_tokens=trace_block_tokens,
             tokenizer=None if tokenizer is None else str(tokenizer)))
-        if ep not in (1, tp):
+        rank_tp, rank_dp_attention, rank_ep = tp, False, None
+        if dp_attention:
+            lay = dp_attention_layout(engine.rules, tp=tp, dp=dp, ep=ep)
+            rank_tp, rank_dp_attention, rank_ep = lay.tp, lay.dp_attention, lay.ep
+        elif ep not in (1, tp):
             from kvplan._util.errors import InputError
 
-            raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated")
+            raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated "
+                             "(or --dp-attention)")
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
-            engine=engine, gpu=gpu, tp=tp, pp=pp,
+            engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
+            dp_attention=rank_dp_attention,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
@@ -274,7 +288,7 @@ def simulate_cmd(
             raise unknown_choice("--capacity-scheduler-policy", TRTLLM_POLICIES,
                                  capacity_scheduler_policy)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
-                           frontend=frontend,
+                           frontend=frontend, dp_attention=dp_attention,
                            trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
                                                    policy=capacity_scheduler_policy),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None

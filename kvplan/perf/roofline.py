@@ -365,8 +365,10 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         kv_layer = heads * (att.qk_nope_head_dim + att.qk_rope_head_dim + att.v_head_dim) * (
             2 if kv_dtype in ("bf16", "fp16") else 1 if kv_dtype in ("fp8", "int8") else 4)
     attn_link = link(layout, gpu, layout.tp)
-    # Tokens entering a MoE layer across the ranks that share its experts.
-    moe_tokens = tokens * (layout.world if layout.dp_attention else 1)
+    # Tokens entering a MoE layer across the ranks that share its experts: every
+    # data-parallel rank's (`Layout.dp_ranks`: the DP-attention ranks, or the TP groups an EP
+    # wider than TP spans, vLLM's EP = TP x DP), as many as this rank's (balanced or padded).
+    moe_tokens = tokens * layout.dp_ranks
     # Under DP attention the engine keeps the dense MLPs (with the shared experts) and the
     # lm_head whole on every rank or split over the TP group (`Efficiency.dp_attention_weights`,
     # the engine's EngineRules.dp_attention_weights; module docstring): split, a rank streams
@@ -525,10 +527,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
             if gather:
                 pass  # the gather's all-reduces below; TP attention: the TP all-reduce
-            elif layout.ep > 1 and (layout.dp_attention or not eff.ep_all_to_all_needs_dp):
+            elif layout.ep > 1 and (layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp):
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks. (An
-                # engine that runs it only under DP attention, e.g. vLLM, reduces TP-attention
-                # EP's expert outputs in the TP all-reduce after the layer, counted below.)
+                # engine that runs it only with DP ranks, e.g. vLLM, reduces TP-attention EP's
+                # expert outputs in the TP all-reduce after the layer, counted below; vLLM
+                # 0.19.0 fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and
+                # use_ep`, so an EP over TP x DP runs it.)
                 ep_link = link(layout, gpu, layout.ep)
                 sent = tokens * k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep
                 s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)

@@ -200,10 +200,13 @@ def counterfactual() -> Counterfactual:
     refused by kvplan: the flags may move a refusal); the rows it counts out before kvplan (a
     checkpoint, GPU, release, layout or the CPU bound) are not re-run, no flag moves those."""
     start = time.perf_counter()
-    # Rows at a release only: the nightly builds' (aiconfig_nightly, first replayed at
-    # nightly55) came after this counterfactual and are not part of it.
+    # The rows as at aggflags54, at a release: the nightly builds' (aiconfig_nightly, first
+    # replayed at nightly55) and the attention-DP rows replayable since aggdp55 (through
+    # `simulate --dp-attention`, tests.benches.aiconfig_agg_dp) came after this counterfactual
+    # and are not part of it.
     out = tuple(agg.replay_all(replay, (r for r in agg.rows()
-                                        if not agg.why_not(r) and agg.release(r) is not None)))
+                                        if not agg.why_not(r) and agg.release(r) is not None
+                                        and agg.layout(r)[1] == 1)))
     return Counterfactual(replays=out, seconds=time.perf_counter() - start)
 
 

@@ -22,8 +22,11 @@ scheduler is not simulated: `why_not` asks the engine's rules, so once `simulate
 trtllm` exists its rows replay through the same code), a checkpoint not sized here, a nightly
 or special build kvplan cannot place on a release line (tests.benches.aiconfig_nightly: the
 builds it places are replayed at each release whose rules their code may hold, and kept where
-those agree; cohort nightly55, 10.8 s of CPU for its 62 rows' four replays each), attention
-DP or an EP that is neither 1 nor the TP degree (not simulated), kvplan's refusal.
+those agree; cohort nightly55, 10.8 s of CPU for its 62 rows' four replays each), an EP that is
+neither 1 nor the TP degree (not simulated), kvplan's refusal. Attention-DP rows
+(attention_dp_size > 1) replay through `simulate --dp-attention` since aggdp55
+(tests.benches.aiconfig_agg_dp: the layout, the cohort), but an MoE TP x EP hybrid under
+attention DP.
 
 The checkpoints added at aggmore54 (AGG_MODELS, `COHORTS`: Qwen3.5-397B-A17B FP8 and NVFP4,
 MiniMax-M2.5 NVFP4, Kimi-K2.5 INT4) were stated and committed before any of their rows was
@@ -40,6 +43,10 @@ replayable (one process on the shared 2-core host; the most a row 2.7 s, DeepSee
 1,024 at concurrency 32); the counterfactual (aiconfig_agg_flags) replays them again, 43 s more.
 Run time (aggmeas54): 424 s of CPU for the 706 replayable rows (two shards of 222 and 203 s in
 parallel on a shared 2-core host); the gpt-oss rows' hybrid pool takes the most a token.
+Run time (aggdp55): the 169 attention-DP rows (73 replayed, their ranks stepped one by one in
+lockstep) add 44 s of CPU (one process), the most a row 7 s (TensorRT-LLM DeepSeek-R1 DP 8,
+8,192 / 1,024 at concurrency 128); the whole section then took 773 s of CPU (two processes,
+1,534 s wall on a loaded shared 2-core host).
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
-from tests.benches import aiconfig_harness, aiconfig_nightly, disagg_rows
+from tests.benches import aiconfig_agg_dp, aiconfig_harness, aiconfig_nightly, disagg_rows
 from tests.benches.disagg_rows import BAND, PREFIX, Replay, stated_concurrency
 from tests.benches.fitted_rows import SHAPED_BY
 
@@ -136,6 +143,8 @@ TRTLLM_LINES_COHORT = "trt10"
 
 def cohort_of(row: dict[str, str]) -> str:
     """The session that first replayed the row."""
+    if layout(row)[1] > 1:  # attention DP, replayable since aggdp55
+        return aiconfig_agg_dp.COHORT
     version = release(row)
     if row["backend"] == "trtllm" and version is not None and version_key(version) < (1, 2):
         return TRTLLM_LINES_COHORT
@@ -216,9 +225,11 @@ def why_not(row: dict[str, str]) -> str:
     tp, dp, moe_tp, ep = layout(row)
     if int(row["pp_size"]) > 1:
         return "pipeline parallel: not simulated"
-    if dp > 1:
-        return f"attention DP {dp} (EP {ep} across it): not simulated"
-    if ep not in (1, tp):
+    if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp)
+        why = aiconfig_agg_dp.why_not(row["backend"], tp, dp, moe_tp, ep)
+        if why:
+            return why
+    elif ep not in (1, tp):
         return f"EP {ep} with MoE TP {moe_tp} under TP {tp}: simulate takes EP 1 or the TP"
     conc = stated_concurrency(row) or 0
     if ROUNDS * conc * int(row["osl"]) > WORK_BOUND:
@@ -235,13 +246,17 @@ def _spec(config: str) -> ModelSpec:
 
 @cache
 def _setup(model: str, precision: str, system: str, backend: str, version: str, tp: int,
-           ep: int, context: int) -> SimSetup:
+           ep: int, context: int, dp: int = 1) -> SimSetup:
+    """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp)."""
     config, kv_dtype, _ = AGG_MODELS[(model, precision)]
     spec = _spec(config)
+    rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
     inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype, engine=Engine(backend),
-                             gpu=GPUS[system], tp=tp, engine_version=version,
-                             expert_parallel=ep > 1)
-    sim, _ = setup(spec, inputs)
+                             gpu=GPUS[system], tp=tp if rank is None else rank.tp,
+                             engine_version=version, expert_parallel=ep > 1,
+                             **({} if rank is None else {"ep": rank.ep,
+                                                         "dp_attention": rank.dp_attention}))
+    sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1)
     return sim
 
 
@@ -278,10 +293,10 @@ def replay_at(row: dict[str, str], version: str) -> Replay:
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
-    tp, _, _, ep = layout(row)
+    tp, dp, _, ep = layout(row)
     try:
         sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
-                     version, tp, ep, isl + osl + CONTEXT_PAD)
+                     version, tp, ep, isl + osl + CONTEXT_PAD, dp)
         result = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=isl, output_len=osl)
                                 for _ in range(ROUNDS * conc)], concurrency=conc)
     except KvplanError as e:
@@ -443,7 +458,7 @@ def cohort_lines(part: list[Replay]) -> list[str]:
         for key in sorted({(row_of(r)["model_path"], row_of(r)["precision"]) for r in mine}):
             lines.append(_line(f"cohort {c}: {key[0]} {key[1]}", [
                 r for r in mine if (row_of(r)["model_path"], row_of(r)["precision"]) == key]))
-    return lines
+    return lines + aiconfig_agg_dp.cohort_lines(part, row_of, layout, _line)
 
 
 # Since the first evaluation (kept above as it was), each later change to TensorRT-LLM's
@@ -566,6 +581,8 @@ def print_section() -> None:
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
+    if aiconfig_agg_dp.FINDING:
+        print(f"\n{aiconfig_agg_dp.FINDING}")
     print_harness(part)
 
 

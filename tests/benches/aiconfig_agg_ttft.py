@@ -55,7 +55,8 @@ def studied() -> list[dict[str, str]]:
     checkpoints; the ones added later, aiconfig_agg_runs.COHORTS, were not studied)."""
     rows = [r for r in agg.rows() if r["backend"] == "vllm" and not agg.why_not(r)
             and agg.release(r) is not None  # not the nightly builds' (nightly55)
-            and (r["model_path"], r["precision"]) not in agg.COHORTS]
+            and (r["model_path"], r["precision"]) not in agg.COHORTS
+            and agg.layout(r)[1] == 1]  # attention DP replayable since aggdp55: not studied
     keep = {r["id"] for r in rows if load(r) <= SUBSET_BOUND}
     cheapest: dict[tuple[str, str, str, int], dict[str, str]] = {}
     for r in rows:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
+from kvplan.analysis.simulate.dp_lockstep import Balance, balance_for, run_lockstep
 from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
@@ -83,6 +84,10 @@ class SimSetup:
     pool_blocks: int = 0  # blocks of the simulated pool (0: the plan's)
     # vLLM's Triton fused-MoE JIT stalls (`simulate --moe-jit-compile-ms`; None: not simulated).
     moe_jit: MoeJitStall | None = None
+    # The `dp` ranks as attention-DP ranks of one engine, in lockstep, requests dealt by this
+    # rule (kvplan.analysis.simulate.dp_lockstep; `simulate --dp-attention`); None: `dp`
+    # independent replicas, round-robin.
+    dp_balance: Balance | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,7 +128,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           max_num_seqs: int | None = None, async_scheduling: bool | None = None,
           sglang: SglangOptionsSim | None = None, api_server: bool = True,
           frontend: bool = False, moe_jit_compile_s: float | None = None,
-          trtllm: TrtllmOptionsSim | None = None) -> tuple[SimSetup, list[str]]:
+          trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -134,7 +140,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     kvplan.engines.vllm.frontend.VLLM_API_SERVER_COST). `moe_jit_compile_s`: the seconds one
     Triton compile of vLLM's fused-MoE GEMM stalls a step (kvplan.analysis.simulate.moe_jit;
     None: not simulated). `trtllm`: TensorRT-LLM's chunked prefill and capacity scheduler
-    policy (None: its defaults). Returns it and the notes to show."""
+    policy (None: its defaults). `dp_attention`: the `dp` ranks are one engine's attention-DP
+    ranks (`inputs` one rank's layout: kvplan.analysis.simulate.dp_lockstep.
+    dp_attention_layout), stepped in lockstep. Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -158,6 +166,14 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm)
+    if dp_attention:
+        if moe_jit_compile_s is not None:
+            raise InputError("simulate --moe-jit-compile-ms: not simulated with --dp-attention")
+        sim = replace(sim, dp_balance=balance_for(rules))
+        notes = [*notes, f"attention DP: {dp} ranks in lockstep, each its own scheduler and KV "
+                         "pool, every step as long as the slowest rank's; requests dealt by "
+                         f"{rules.display_name}'s balancer (kvplan.analysis.simulate."
+                         "dp_lockstep)"]
     if moe_jit_compile_s is None:
         return sim, notes
     stall = _moe_jit(inputs, sim, moe_jit_compile_s)
@@ -288,7 +304,7 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
     form = (MLAForm.decompressed if isinstance(att, LatentAttention) and att.decompressed_cache
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
-    layout = Layout(tp=cap.tp, ep=cap.ep if cap.ep > 1 else 1)
+    layout = Layout(tp=cap.tp, dp_attention=cap.dp_attention, ep=cap.ep if cap.ep > 1 else 1)
     # SGLang turns its piecewise prefill graphs off under DP attention and pipeline stages
     # (kvplan.engines.sglang.prefill_graph); the layout here does not carry them.
     graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph
@@ -472,11 +488,15 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
              timeline: bool = False, bulk_decode: bool = True,
              num_blocks: int | None = None) -> SimResult:
     """Serve `requests` on `sim.dp` replicas (round-robin; a closed loop's concurrency is
-    shared out the same way). `num_blocks`: another pool size (tests, what-ifs)."""
+    shared out the same way), or on `sim.dp` attention-DP ranks in lockstep (`dp_balance`).
+    `num_blocks`: another pool size (tests, what-ifs)."""
     blocks = (sim.pool_blocks or sim.plan.num_blocks) if num_blocks is None else num_blocks
-    sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode)
+    lockstep = sim.dp_balance is not None
+    sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode and not lockstep)
             for _ in range(sim.dp)]
-    if sim.dp == 1:
+    if sim.dp_balance is not None:
+        states = run_lockstep(sims, sim.dp_balance, requests, concurrency=concurrency)
+    elif sim.dp == 1:
         states = [sims[0].run(requests, concurrency=concurrency)]
     else:
         streams = [itertools.islice(s, 0, None) for s in itertools.tee(requests, sim.dp)]

@@ -8,7 +8,8 @@ microBatchScheduler.cpp (0a949d31), scheduledBlocksManager.cpp (ca64fd93), kvCac
 scheduler.py's Python port of both, PyCapacityScheduler / PyMicroBatchScheduler at 034fffb0,
 says the same; the overlap loop, py_executor.py `_executor_loop_overlap`), over kvplan's
 TensorRT-LLM pool (one pool of `tokens_per_block` blocks, kvplan.engines.trtllm.budget; no
-null block). No speculative decoding, beam width 1, no attention DP, pipeline 1. The 1.0 and
+null block). No speculative decoding, beam width 1, pipeline 1; one attention-DP rank (its
+ranks in lockstep and the ADP balance: kvplan.analysis.simulate.dp_lockstep). The 1.0 and
 1.1 lines: kvplan.analysis.simulate.trtllm_lines (what was read for them; the one rule that
 differs, 4).
 

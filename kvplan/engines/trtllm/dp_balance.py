@@ -1,0 +1,40 @@
+"""TensorRT-LLM's attention-DP request balancing: which attention-DP rank each new request goes
+to (`enable_attention_dp: true`; the 1.2 line's PyTorch executor).
+
+Each executor iteration fetches the new requests and gives every rank its share
+(tensorrt_llm/_torch/pyexecutor/executor_request_queue.py, `_fetch_new_requests_attention_dp`,
+`_schedule_attention_dp_requests`, `_balance_requests_across_ranks`, as GitHub stores the 1.1 -
+1.2 line): the ranks' active requests and active tokens (the sum of their requests'
+`py_orig_prompt_len`) are all-gathered; at most max_num_active_requests x ranks - the active
+requests are taken from the queue (max_num_active_requests: max_batch_size); a request naming a
+rank (scheduling params, none here) goes there; the others are balanced: expected = max(ceil(
+(active + new) / ranks), the most active on a rank); the ranks below `expected` go on a heap
+keyed (active tokens, active requests, rank); the new requests, sorted by prompt length
+(longest first, a stable sort), each go to the heap's top, which takes its tokens and one
+request and goes back while still below `expected`. The attention-DP balance that holds context
+requests back (attention_dp_config.enable_balance) is off by default: not modelled.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+
+def trtllm_adp_ranks(active_requests: Sequence[int], active_tokens: Sequence[int],
+                     prompt_lens: Sequence[int]) -> list[int]:
+    """The rank each new request (prompt lengths in queue order) goes to; the caller takes
+    no more than the free seats (`_get_from_waiting_queue`). Every request is placed: the
+    ranks below `expected` have room for all of them (expected x ranks >= active + new)."""
+    n = len(active_requests)
+    expected = max(-(-(sum(active_requests) + len(prompt_lens)) // n), max(active_requests))
+    heap = [(active_tokens[r], active_requests[r], r) for r in range(n)
+            if active_requests[r] < expected]
+    heapq.heapify(heap)
+    out = [-1] * len(prompt_lens)
+    for i in sorted(range(len(prompt_lens)), key=lambda i: -prompt_lens[i]):
+        tokens, reqs, rank = heapq.heappop(heap)
+        out[i] = rank
+        if reqs + 1 < expected:
+            heapq.heappush(heap, (tokens + prompt_lens[i], reqs + 1, rank))
+    return out
