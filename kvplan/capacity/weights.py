@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.expert_layout import moe_tp_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -101,13 +102,16 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **kw)
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
-        # ceil(E / ep) routed experts whole instead of a 1/tp slice of every expert
-        # (vLLM FusedMoE: determine_expert_map); the busiest rank sets the memory.
-        # The experts group also holds the routers, whole on every rank: from the whole model
-        # (experts + routers) and a 1/ep slice (experts / ep + routers), the routed experts are
-        # (whole - slice) x ep / (ep - 1).
-        whole = weight_breakdown(spec, quant, tp=1, **kw)
-        sliced = weight_breakdown(spec, quant, tp=ep, **kw)
+        # ceil(E / ep) routed experts instead of a 1/tp slice of every expert
+        # (vLLM FusedMoE: determine_expert_map); the busiest rank sets the memory. Each held
+        # expert is whole, or under MoE TP x EP (EP below the ranks sharing the experts:
+        # kvplan.weights.expert_layout) a 1/moe_tp slice of it.
+        # The experts group also holds the routers, whole on every rank: from the experts at
+        # moe_tp (experts / moe_tp + routers) and a further 1/ep slice (experts / (moe_tp x
+        # ep) + routers), the routed experts at moe_tp are (whole - slice) x ep / (ep - 1).
+        moe_tp = moe_tp_size(max(tp, ep), ep)
+        whole = weight_breakdown(spec, quant, tp=moe_tp, **kw)
+        sliced = weight_breakdown(spec, quant, tp=moe_tp * ep, **kw)
         routed = (whole.experts - sliced.experts) * ep // (ep - 1)
         routed_scales = (whole.expert_scales - sliced.expert_scales) * ep // (ep - 1)
         per_rank = -(-spec.moe.n_routed_experts // ep)

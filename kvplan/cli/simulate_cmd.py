@@ -69,8 +69,10 @@ def simulate_cmd(
         help="Data-parallel replicas, each its own scheduler and pool; requests dealt out "
              "round-robin.")] = 1,
     ep: Annotated[int, typer.Option(
-        "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel)."
-    )] = 1,
+        "--ep", min=1,
+        help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel; a divisor of "
+             "--tp between: MoE TP x EP, each expert split over tp / ep ranks, SGLang "
+             "--ep-size, TensorRT-LLM --ep_size).")] = 1,
     engine: Annotated[Engine, typer.Option(
         "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
                          "TensorRT-LLM's PyTorch executor (1.2 - 1.3).")] = DEFAULT_ENGINE,
@@ -248,17 +250,18 @@ def simulate_cmd(
             prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),
             trace_format=trace_format, trace_block_tokens=trace_block_tokens,
             tokenizer=None if tokenizer is None else str(tokenizer)))
-        if ep not in (1, tp):
+        if ep > tp or tp % ep:
             from kvplan._util.errors import InputError
 
-            raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated")
+            raise InputError(f"--ep {ep}: 1, the --tp degree ({tp}) or a divisor of it between "
+                             "(MoE TP x EP) is simulated")
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=tp, pp=pp,
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
-            expert_parallel=ep > 1, platform=None if platform is None else platform.value,
+            ep=ep, platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
             mamba_full_memory_ratio=mamba_full_memory_ratio,
