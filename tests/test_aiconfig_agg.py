@@ -60,15 +60,25 @@ def test_every_row_is_replayable_or_says_why() -> None:
     # aggmore54's checkpoints (`COHORTS`) made 320 of the 1,513 replayable (Qwen3.5-397B FP8
     # 161 and NVFP4 12 on SGLang, MiniMax-M2.5 NVFP4 69 and Kimi-K2.5 INT4 78 on vLLM) and 56
     # of the 217 (31 / 13 / 12); 93 rows of 7 checkpoints stay unsized (NOT_SIZED says why).
-    assert whys[""] == 1513
-    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 217
+    # moehybrid55 (MoE TP x EP, `HYBRID_COHORT`) made 187 more replayable (SGLang 122,
+    # TensorRT-LLM 65, of which simulate refuses the 56 of releases before its 1.2 line) and 34
+    # more pass every check but the CPU bound (SGLang 20, TensorRT-LLM 14): the 221 rows
+    # refused until then for "EP e with MoE TP m under TP t".
+    assert whys[""] == 1513 + 187
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 217 + 34
     assert sum(n for why, n in whys.items() if "not sized" in why) == 93
     rows = aiconfig_agg_runs.rows()
     trt = [r for r in rows if r["backend"] == "trtllm"]
-    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487
+    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 65
+    hybrid = collections.Counter(
+        (r["backend"], aiconfig_agg_runs.why_not(r) == "") for r in rows
+        if aiconfig_agg_runs.cohort_of(r) == aiconfig_agg_runs.HYBRID_COHORT)
+    assert hybrid == {("sglang", True): 122, ("trtllm", True): 65, ("sglang", False): 20,
+                      ("trtllm", False): 14}
     cohort = collections.Counter(
         r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
-        and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS)
+        and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS
+        and aiconfig_agg_runs.cohort_of(r) != aiconfig_agg_runs.HYBRID_COHORT)
     assert cohort == {"sglang": 173, "vllm": 147}
 
 
@@ -138,6 +148,8 @@ def test_cohort_lines_split_the_new_checkpoints() -> None:
     assert lines == [
         "| cohort aggmeas54 | 1 | 1 | 1 | 1 | 1 | 0.0% | 0.0% | 1.00 | 1.00 |",
         "| cohort aggmore54 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort moehybrid55 (first replayed at stop 55: MoE TP x EP) | 0 | 0 | 0 | 0 | 0 | - | "
+        "- | - | - |",
         "| cohort aggmore54: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
         "| cohort aggmore54: moonshotai/Kimi-K2.5 int4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | "
         "2.00 | 1.00 |"]
