@@ -60,21 +60,22 @@ def test_every_row_is_replayable_or_says_why() -> None:
     # aggmore54's checkpoints (`COHORTS`) made 320 of the 1,513 replayable (Qwen3.5-397B FP8
     # 161 and NVFP4 12 on SGLang, MiniMax-M2.5 NVFP4 69 and Kimi-K2.5 INT4 78 on vLLM) and 56
     # of the 217 (31 / 13 / 12); 93 rows of 7 checkpoints stay unsized (NOT_SIZED says why).
-    # moehybrid55 (MoE TP x EP, `HYBRID_COHORT`) made 187 more replayable (SGLang 122,
-    # TensorRT-LLM 65, of which simulate refuses the 56 of releases before its 1.2 line) and 34
-    # more pass every check but the CPU bound (SGLang 20, TensorRT-LLM 14): the 221 rows
-    # refused until then for "EP e with MoE TP m under TP t".
-    assert whys[""] == 1513 + 187
-    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 217 + 34
+    # moehybrid55 (MoE TP x EP, `HYBRID_COHORT`: the 221 rows refused until then for "EP e
+    # with MoE TP m under TP t") made 58 more replayable (SGLang 33, TensorRT-LLM 25, all of
+    # whose releases are before simulate's 1.2 line) and 4 more pass every check but the CPU
+    # bound; 159 are TP m, EP m runs written with tp_size m x m (`tp_times_ep`).
+    assert whys[""] == 1513 + 58
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 217 + 4
     assert sum(n for why, n in whys.items() if "not sized" in why) == 93
+    assert sum(n for why, n in whys.items() if "written as tp_size" in why) == 159
     rows = aiconfig_agg_runs.rows()
     trt = [r for r in rows if r["backend"] == "trtllm"]
-    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 65
+    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 25
     hybrid = collections.Counter(
         (r["backend"], aiconfig_agg_runs.why_not(r) == "") for r in rows
         if aiconfig_agg_runs.cohort_of(r) == aiconfig_agg_runs.HYBRID_COHORT)
-    assert hybrid == {("sglang", True): 122, ("trtllm", True): 65, ("sglang", False): 20,
-                      ("trtllm", False): 14}
+    assert hybrid == {("sglang", True): 33, ("trtllm", True): 25, ("sglang", False): 109,
+                      ("trtllm", False): 54}
     cohort = collections.Counter(
         r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
         and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS
@@ -153,3 +154,23 @@ def test_cohort_lines_split_the_new_checkpoints() -> None:
         "| cohort aggmore54: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
         "| cohort aggmore54: moonshotai/Kimi-K2.5 int4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | "
         "2.00 | 1.00 |"]
+
+
+def test_a_tp_ep_run_written_as_tp_times_ep_is_not_moe_tp_x_ep() -> None:
+    # The same SGLang 0.5.9 DeepSeek-R1 NVFP4 B200 measurement (759.947... / 25.288... ms at
+    # 128 users, 1024/1024) twice: ..._tp4_0_ep4_0_291 states TP 4, EP 4; ..._tp4_ep4_1035
+    # tp_size 16, MoE TP 4, EP 4 -- the TP 4 EP 4 run with tp_size written 4 x 4.
+    by_id = {r["id"]: r for r in aiconfig_agg_runs.rows()}
+    plain = next(r for i, r in by_id.items() if i.endswith("_c128_tp4_0_ep4_0_291"))
+    written = next(r for i, r in by_id.items() if i.endswith("_c128_tp4_ep4_1035"))
+    assert (plain["silicon_ttft_ms"], plain["silicon_tpot_ms"]) == (
+        written["silicon_ttft_ms"], written["silicon_tpot_ms"])
+    assert aiconfig_agg_runs.layout(plain) == (4, 1, 1, 4)
+    assert aiconfig_agg_runs.layout(written) == (16, 1, 4, 4)
+    assert aiconfig_agg_runs.tp_times_ep(written)
+    assert aiconfig_agg_runs.why_not(written).startswith("TP 4 x EP 4 written as tp_size 16")
+    assert aiconfig_agg_runs.cohort_of(written) == aiconfig_agg_runs.HYBRID_COHORT
+    # A B300 row of a MoE TP x EP layout with no such twin is replayed.
+    b300 = next(r for i, r in by_id.items()
+                if i.endswith("b300_sglang_fp4_agg_1024x1024_c16_cfg717"))
+    assert not aiconfig_agg_runs.tp_times_ep(b300) and aiconfig_agg_runs.why_not(b300) == ""

@@ -89,11 +89,13 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
 
 
 def _ep(ep: int, tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
-    """The EP flag: --ep-size (EP below the TP group: MoE TP x EP, kvplan.engines.moe_layout),
-    or before 0.5 --enable-ep-moe, which sets ep_size = tp_size: refused for any other EP."""
+    """The EP flag: --ep-size, the TP degree (EP within the TP group; a layout's EP over
+    replicas too, vLLM's, is the TP group's here), or below it (MoE TP x EP,
+    kvplan.engines.moe_layout); before 0.5 --enable-ep-moe, which sets ep_size = tp_size:
+    refused for an EP below the TP."""
     if version >= EP_SIZE_ALONE_SINCE:
-        return ("--ep-size", str(ep))
-    if ep != tp:
+        return ("--ep-size", str(min(ep, tp)))
+    if ep < tp:
         raise InputError(f"--ep {ep} under --tp {tp}: SGLang before 0.5 sets EP to the TP "
                          "(--enable-ep-moe)")
     return ("--enable-ep-moe",)
