@@ -68,27 +68,39 @@ def test_every_row_is_replayable_or_says_why() -> None:
     # nightly55 placed vLLM's nightly 5b8c30d6 (tests.benches.aiconfig_nightly): 62 more
     # replayable (MiniMax-M2.5 NVFP4 46, FP8 16), 1,575 in all; its 7 other rows are over the
     # CPU bound, 224 in all.
-    assert whys[""] == 1575 + 76
+    # moehybrid55 (MoE TP x EP, `HYBRID_COHORT`: the 221 rows refused until then for "EP e
+    # with MoE TP m under TP t") made 58 more replayable (SGLang 33, TensorRT-LLM 25, all of
+    # whose releases are before simulate's 1.2 line) and 4 more pass every check but the CPU
+    # bound; 159 are TP m, EP m runs written with tp_size m x m (`tp_times_ep`).
+    assert whys[""] == 1575 + 76 + 58
     assert sum(aiconfig_agg_runs.release(r) is None for r in aiconfig_agg_runs.rows()
                if not aiconfig_agg_runs.why_not(r)) == 62
-    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 224 + 46
+    assert sum(n for why, n in whys.items() if "CPU bound" in why) == 224 + 46 + 4
     assert sum(n for why, n in whys.items() if "MoE TP x EP hybrid" in why) == 47
     assert sum(n for why, n in whys.items() if "not sized" in why) == 93
+    assert sum(n for why, n in whys.items() if "written as tp_size" in why) == 159
     rows = aiconfig_agg_runs.rows()
     trt = [r for r in rows if r["backend"] == "trtllm"]
-    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 9
+    assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 9 + 25
+    hybrid = collections.Counter(
+        (r["backend"], aiconfig_agg_runs.why_not(r) == "") for r in rows
+        if aiconfig_agg_runs.cohort_of(r) == aiconfig_agg_runs.HYBRID_COHORT)
+    assert hybrid == {("sglang", True): 33, ("trtllm", True): 25, ("sglang", False): 109,
+                      ("trtllm", False): 54}
     cohort = collections.Counter(
         r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
         and aiconfig_agg_runs.release(r) is not None
         and (r["model_path"], r["precision"]) in aiconfig_agg_runs.COHORTS
-        and aiconfig_agg_runs.layout(r)[1] == 1)
+        and aiconfig_agg_runs.layout(r)[1] == 1
+        and aiconfig_agg_runs.cohort_of(r) != aiconfig_agg_runs.HYBRID_COHORT)
     assert cohort == {"sglang": 173, "vllm": 147}
     # trt10's cohort: TensorRT-LLM's 1.0.0rc3 (302) and 1.1.0rc2.post2 (112) rows, 319 of them
     # past every check of the bench (simulate's line gate is not one of them); the 20
-    # 1.1.0rc2.post2 rows under attention DP are aggdp55's (3 of them replayable).
+    # 1.1.0rc2.post2 rows under attention DP are aggdp55's (3 of them replayable) and the 70
+    # stating a MoE TP x EP layout moehybrid55's (2 of 1.0.0rc3, 68 of 1.1.0rc2.post2).
     lines = [r for r in rows if aiconfig_agg_runs.cohort_of(r) == "trt10"]
     assert collections.Counter(r["backend_version"] for r in lines) == {
-        "1.0.0rc3": 302, "1.1.0rc2.post2": 92}
+        "1.0.0rc3": 300, "1.1.0rc2.post2": 24}
     assert sum(aiconfig_agg_runs.why_not(r) == "" for r in lines) == 319
     dp = collections.Counter(r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
                              and aiconfig_agg_runs.layout(r)[1] > 1)
@@ -164,6 +176,8 @@ def test_cohort_lines_split_the_new_checkpoints() -> None:
     assert lines == [
         "| cohort aggmeas54 | 1 | 1 | 1 | 1 | 1 | 0.0% | 0.0% | 1.00 | 1.00 |",
         "| cohort aggmore54 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
+        "| cohort moehybrid55 (first replayed at stop 55: MoE TP x EP) | 0 | 0 | 0 | 0 | 0 | - | "
+        "- | - | - |",
         "| cohort trt10 | 1 | 1 | 0 | 1 | 0 | 50.0% | 0.0% | 0.50 | 1.00 |",
         "| cohort aggmore54: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
         "| cohort aggmore54: moonshotai/Kimi-K2.5 int4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | "
@@ -195,3 +209,23 @@ def test_attention_dp_rows_are_a_cohort_of_their_own() -> None:
     hybrid = next(r for r in aiconfig_agg_runs.rows() if aiconfig_agg_runs.layout(r)[1:] ==
                   (64, 8, 8))
     assert "MoE TP 8 x EP 8 under attention DP 64" in aiconfig_agg_runs.why_not(hybrid)
+
+
+def test_a_tp_ep_run_written_as_tp_times_ep_is_not_moe_tp_x_ep() -> None:
+    # The same SGLang 0.5.9 DeepSeek-R1 NVFP4 B200 measurement (759.947... / 25.288... ms at
+    # 128 users, 1024/1024) twice: ..._tp4_0_ep4_0_291 states TP 4, EP 4; ..._tp4_ep4_1035
+    # tp_size 16, MoE TP 4, EP 4 -- the TP 4 EP 4 run with tp_size written 4 x 4.
+    by_id = {r["id"]: r for r in aiconfig_agg_runs.rows()}
+    plain = next(r for i, r in by_id.items() if i.endswith("_c128_tp4_0_ep4_0_291"))
+    written = next(r for i, r in by_id.items() if i.endswith("_c128_tp4_ep4_1035"))
+    assert (plain["silicon_ttft_ms"], plain["silicon_tpot_ms"]) == (
+        written["silicon_ttft_ms"], written["silicon_tpot_ms"])
+    assert aiconfig_agg_runs.layout(plain) == (4, 1, 1, 4)
+    assert aiconfig_agg_runs.layout(written) == (16, 1, 4, 4)
+    assert aiconfig_agg_runs.tp_times_ep(written)
+    assert aiconfig_agg_runs.why_not(written).startswith("TP 4 x EP 4 written as tp_size 16")
+    assert aiconfig_agg_runs.cohort_of(written) == aiconfig_agg_runs.HYBRID_COHORT
+    # A B300 row of a MoE TP x EP layout with no such twin is replayed.
+    b300 = next(r for i, r in by_id.items()
+                if i.endswith("b300_sglang_fp4_agg_1024x1024_c16_cfg717"))
+    assert not aiconfig_agg_runs.tp_times_ep(b300) and aiconfig_agg_runs.why_not(b300) == ""

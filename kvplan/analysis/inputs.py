@@ -25,6 +25,7 @@ from kvplan.engines.base import (
     plan_inputs,
 )
 from kvplan.engines.kv_dtype import run_kv_dtype
+from kvplan.engines.moe_layout import check_moe_tp_x_ep
 from kvplan.model.spec import ModelSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,21 +128,28 @@ def estimate_inputs(
     cpu_amx: bool | None = None,
     weights_gib: float | None = None, reserve_gib: float | None = None,
     kv_budget_gib: float | None = None, kv_cache_memory: int | None = None,
-    expert_parallel: bool = False, hybrid_manager: str = "auto", disable_hybrid: bool = False,
+    expert_parallel: bool = False, ep: int | None = None, hybrid_manager: str = "auto",
+    disable_hybrid: bool = False,
     disable_radix_cache: bool = False, limit_mm_per_prompt: str | None = None,
     vision_tower: str | None = None, block_size: int | None = None, tp: int = 1, pp: int = 1,
     mem_fraction: float | None = None, max_num_batched_tokens: int | None = None,
     shared_prefix: int = 0, dp_attention: bool = False, max_num_seqs: int | None = None,
     engine_version: str | None = None, speculative_method: str | None = None,
-    num_speculative_tokens: int = 0, ep: int | None = None, **engine_options: Any,
+    num_speculative_tokens: int = 0, **engine_options: Any,
 ) -> EstimateInputs:
     """`kvplan estimate`'s options as PlanInputs. The options named here need converting or
     checking (GiB to bytes, a GPU name, --kv-cache-memory vs --kv-budget-gib, the speculative
     and prefix-caching flags, --limit-mm-per-prompt and --vision-tower text); `engine_options`
-    are PlanInputs fields, passed on as given. `ep`: the expert-parallel ranks where they are
-    not the TP group (vLLM's EP over TP x DP; None: --tp with `expert_parallel`, else 1).
-    `kv_dtype` None or ENGINE_AUTO: the engine's default (kvplan.engines.kv_dtype.run_kv_dtype:
-    vLLM's is the checkpoint's declared KV dtype, else the model dtype)."""
+    are PlanInputs fields, passed on as given. `kv_dtype` None or ENGINE_AUTO: the engine's
+    default (kvplan.engines.kv_dtype.run_kv_dtype: vLLM's is the checkpoint's declared KV dtype,
+    else the model dtype). `ep`: the expert-parallel ranks (1, the TP degree, a divisor of it
+    between: MoE TP x EP, where the engine launches it, kvplan.engines.moe_layout; or above the
+    TP group: vLLM's EP over TP x DP); None: the TP degree with `expert_parallel`, else 1."""
+    if ep is None:
+        ep = tp if expert_parallel else 1
+    elif expert_parallel and ep == 1:
+        raise InputError("--expert-parallel and --ep 1: give one")
+    check_moe_tp_x_ep(engine.rules, spec, tp=tp, ep=ep, version=engine_version)
     if gpu is not None and gpu_mem_gib is not None:
         raise InputError("--gpu and --gpu-mem-gib: give one, not both")
     if kv_cache_memory is not None:
@@ -206,6 +214,6 @@ def estimate_inputs(
         reserve_bytes=None if reserve_gib is None else gib_to_bytes(reserve_gib),
         kv_budget_bytes=None if kv_budget_gib is None else gib_to_bytes(kv_budget_gib),
         shared_prefix=shared_prefix, dp_attention=dp_attention,
-        ep=ep if ep is not None else tp if expert_parallel else 1, max_num_seqs=max_num_seqs)
+        ep=ep, max_num_seqs=max_num_seqs)
     return EstimateInputs(spec=spec, sizing=sizing, capacity=capacity, gpu=preset, device=device,
                           kv_dtype_note=kv_dtype_note)

@@ -16,6 +16,7 @@ from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.accuracy import measured_error
 from kvplan.engines.base import PlanInputs
 from kvplan.engines.kv_dtype import planned_kv_dtypes, supported_kv_dtypes
+from kvplan.engines.moe_layout import check_moe_tp_x_ep
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import scale_up_gpus
 from kvplan.model.attention import LatentAttention
@@ -61,6 +62,9 @@ def plan_inputs_for(req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
 def evaluate(spec: ModelSpec, req: PlanRequest, gpu: GPU, layout: Layout, kv_dtype: str,
              fraction: float | None, context: int) -> Candidate | None:
     try:
+        # EP below the TP group: only where the engine launches it (kvplan.engines.moe_layout).
+        check_moe_tp_x_ep(req.engine.rules, spec, tp=layout.tp, ep=layout.ep,
+                          version=req.engine_version)
         cap = plan_capacity(spec, plan_inputs_for(req, gpu, layout, kv_dtype, fraction,
                                                   context))
     except UnmodelledError:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.expert_layout import moe_tp_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -103,6 +104,17 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
         # ceil(E / ep) routed experts whole instead of a 1/tp slice of every expert
         # (vLLM FusedMoE: determine_expert_map); the busiest rank sets the memory.
+        moe_tp = moe_tp_size(max(tp, ep), ep)
+        if moe_tp > 1:
+            # MoE TP x EP (EP below the ranks sharing the experts, kvplan.weights.expert_layout):
+            # E / ep experts, each a 1/moe_tp slice (SGLang FusedMoE: num_local_experts,
+            # intermediate_size_per_partition), the router whole; the MTP block as `split`.
+            held = weight_breakdown(spec, quant, tp=moe_tp,
+                                    held_experts=-(-spec.moe.n_routed_experts // ep), **kw)
+            return _dp_weights(spec, quant, kw, replace(
+                split, experts=held.experts, expert_scales=held.expert_scales,
+                quantization_scales=split.quantization_scales - split.expert_scales
+                + held.expert_scales), tp=tp, dp_attention=dp_attention, dp_split=dp_split)
         # The experts group also holds the routers, whole on every rank: from the whole model
         # (experts + routers) and a 1/ep slice (experts / ep + routers), the routed experts are
         # (whole - slice) x ep / (ep - 1).
@@ -117,6 +129,16 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         split = replace(split, experts=experts, expert_scales=scales,
                         quantization_scales=split.quantization_scales - split.expert_scales
                         + scales)
+    return _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
+                       dp_split=dp_split)
+
+
+def _dp_weights(spec: ModelSpec, quant: QuantConfig | None, kw: dict[str, Any],
+                split: WeightBreakdown, *, tp: int, dp_attention: bool,
+                dp_split: DpAttentionWeights | None) -> WeightBreakdown:
+    """`split` (one rank's weights, TP- or EP-split) as data-parallel attention holds them."""
+    from kvplan.weights.breakdown import weight_breakdown
+
     if not dp_attention or tp == 1:
         return split
     # The MTP block keeps `split`'s count: its experts split over the ranks (its attention,

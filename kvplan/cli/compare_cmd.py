@@ -70,7 +70,8 @@ def compare_cmd(
     ep: Annotated[int, typer.Option(
         "--ep", min=1, help="Expert-parallel ranks: routed experts spread whole over N GPUs "
                             "(an all-to-all per MoE layer where the engine runs one: vLLM only "
-                            "with --dp-attention).")] = 1,
+                            "with --dp-attention); below --tp, each expert also split over "
+                            "tp / ep ranks (MoE TP x EP, no all-to-all).")] = 1,
     platform: PlatformOpt = None,
     cpu_amx: CpuAmxOpt = None,
     interconnect: Annotated[InterconnectName | None, typer.Option(

@@ -69,9 +69,11 @@ def simulate_cmd(
         help="Data-parallel replicas, each its own scheduler and pool; requests dealt out "
              "round-robin.")] = 1,
     ep: Annotated[int, typer.Option(
-        "--ep", min=1, help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel; "
-                            "with --dp-attention the engine's EP over the ranks)."
-    )] = 1,
+        "--ep", min=1,
+        help="Expert-parallel ranks (1, or --tp: vLLM --enable-expert-parallel; a divisor of "
+             "--tp between: MoE TP x EP, each expert split over tp / ep ranks, SGLang "
+             "--ep-size, TensorRT-LLM --ep_size; with --dp-attention the engine's EP over the "
+             "ranks).")] = 1,
     dp_attention: Annotated[bool, typer.Option(
         "--dp-attention", "--enable-dp-attention",
         help="The --dp ranks are one MoE engine's attention data-parallel ranks, stepping in "
@@ -256,15 +258,15 @@ def simulate_cmd(
             prefix_len=prefix_len, seed=seed, trace=None if trace is None else str(trace),
             trace_format=trace_format, trace_block_tokens=trace_block_tokens,
             tokenizer=None if tokenizer is None else str(tokenizer)))
-        rank_tp, rank_dp_attention, rank_ep = tp, False, None
+        rank_tp, rank_dp_attention, rank_ep = tp, False, ep
         if dp_attention:
             lay = dp_attention_layout(engine.rules, tp=tp, dp=dp, ep=ep)
             rank_tp, rank_dp_attention, rank_ep = lay.tp, lay.dp_attention, lay.ep
-        elif ep not in (1, tp):
+        elif ep > tp or tp % ep:
             from kvplan._util.errors import InputError
 
-            raise InputError(f"--ep {ep}: 1 or the --tp degree ({tp}) is simulated "
-                             "(or --dp-attention)")
+            raise InputError(f"--ep {ep}: 1, the --tp degree ({tp}) or a divisor of it between "
+                             "(MoE TP x EP) is simulated (or --dp-attention)")
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
@@ -272,7 +274,7 @@ def simulate_cmd(
             mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
             max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
             engine_version=engine_version, prefix_caching=prefix_caching,
-            expert_parallel=ep > 1, platform=None if platform is None else platform.value,
+            platform=None if platform is None else platform.value,
             cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
             mamba_full_memory_ratio=mamba_full_memory_ratio,

@@ -108,7 +108,9 @@ class PlanInputs:
     max_num_batched_tokens: int = 8192
     shared_prefix: int = 0
     dp_attention: bool = False
-    ep: int = 1  # expert-parallel ranks: routed experts whole, ceil(E / ep) per rank
+    # expert-parallel ranks: ceil(E / ep) routed experts per rank, whole, or below the TP group
+    # each split over tp / ep ranks (MoE TP x EP, kvplan.weights.expert_layout)
+    ep: int = 1
     engine_version: str | None = None  # None: the newest modelled
     platform: str = "cuda"  # cuda | rocm | cpu
     cpu_amx: bool | None = None  # --platform cpu host has AMX (None: unknown; vllm.block_size)
@@ -250,6 +252,9 @@ class Launch:
     context_flag: str
     dp_attention: bool = True  # runs dp_attention on an MLA model (each rank its own requests)
     ep_over_dp: bool = False  # EP spans the DP replicas (vLLM: EP = TP x DP), not one TP group
+    # The first release read to launch EP below the TP group, each expert split over tp / ep
+    # ranks (MoE TP x EP, kvplan.engines.moe_layout); None: the engine cannot launch it.
+    moe_tp_under_ep: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,7 +4,9 @@ which link its collectives take.
 `tp` splits attention, dense MLP and (without `ep`) experts over ranks, with two all-reduces per
 layer; `dp_attention` gives each rank its own requests and whole attention (the dense MLPs and
 lm_head whole or split over the TP group as the engine keeps them: kvplan.perf.roofline); `ep`
-spreads whole experts over ranks, with an all-to-all dispatch and combine per MoE layer.
+spreads whole experts over ranks, with an all-to-all dispatch and combine per MoE layer; an `ep`
+below the ranks sharing the experts (MoE TP x EP: `moe_tp`, kvplan.weights.expert_layout) also
+splits each expert's GEMMs over `moe_tp` ranks inside its group, with no all-to-all.
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one
 (`link`; the domain: kvplan.hardware.interconnect.scale_up_gpus).
 """
@@ -22,6 +24,7 @@ from kvplan.hardware.interconnect import (
     scale_up_gpus,
 )
 from kvplan.model.spec import ModelSpec
+from kvplan.weights.expert_layout import moe_tp_size
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +38,17 @@ class Layout:
     @property
     def world(self) -> int:
         return max(self.tp, self.ep)
+
+    @property
+    def moe_tp(self) -> int:
+        """The ranks each routed expert's GEMMs are split over (kvplan.weights.expert_layout):
+        the world without EP, 1 with EP over every rank, world // ep in between."""
+        return moe_tp_size(self.world, self.ep)
+
+    @property
+    def expert_shards(self) -> int:
+        """The ranks the routed experts' weights and FLOPs are spread over: ep x moe_tp."""
+        return self.ep * self.moe_tp
 
     @property
     def attention_tp(self) -> int:

@@ -169,8 +169,8 @@ def _moe_block_ops(spec: ModelSpec, layout: Layout, *, fp8: bool, shared_fp8: bo
         shared = 0
     elif spec.moe.n_shared_experts or spec.moe.shared_expert_intermediate_size:
         shared = 2 * _gemm_ops(shared_fp8) + 1 + 1 + _shared_expert_gate_ops(spec)
-    if layout.ep > 1:
-        reduce = 2  # dispatch and combine
+    if layout.ep > 1 and layout.moe_tp == 1:
+        reduce = 2  # dispatch and combine (MoE TP x EP: none, the TP all-reduce as below)
     elif layout.dp_attention and layout.tp > 1:
         reduce = 2  # gather every rank's tokens, reduce-scatter after
     else:
@@ -326,7 +326,7 @@ def eager_prefill_ops(spec: ModelSpec, layout: Layout = ONE_GPU,
     forward_with_allreduce_fusion) for each all-reduce and the norm after it."""
     check_layout(spec, layout)
     att_tp = layout.attention_tp
-    expert_ranks = layout.ep if layout.ep > 1 else layout.tp
+    expert_ranks = layout.expert_shards  # ep x moe_tp (kvplan.perf.layout.Layout)
     # A GEMM that quantizes its activations first (w8a8, w4a4 where the card runs it so:
     # `gpu`; without one, as its format asks) launches that op too.
     fp8, fp8_exp = ({g: m is not GemmMath.bf16 for g, m in (

@@ -344,7 +344,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     att_tp = layout.attention_tp
     counts = count_params(spec)
     bpp_attn, math = bytes_per_param(spec, att_tp, quantization)
-    expert_ranks = layout.ep if layout.ep > 1 else layout.tp
+    # The ranks the routed experts spread over (Layout.expert_shards: ep x moe_tp; the TP group
+    # without EP, the EP ranks with whole experts, both under MoE TP x EP).
+    expert_ranks = layout.expert_shards
     bpp_exp, math_exp = bytes_per_param(spec, expert_ranks, quantization)
     att = spec.attention
     latent = isinstance(att, LatentAttention)
@@ -510,7 +512,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                           else None)
             pad, extra = 1.0, 0
             if moe_kernel is not None:
-                width = moe.moe_intermediate_size // expert_ranks
+                width = moe.moe_intermediate_size // layout.moe_tp
                 pad = padded_rows_factor(moe_kernel, moe_tokens, n, k)
                 extra = gemm_activation_bytes(moe_tokens, k, h, width, act_bytes)
                 s.over_floor("small_kernels", activation_bytes(moe_tokens, k, width, act_bytes))
@@ -527,7 +529,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
             if gather:
                 pass  # the gather's all-reduces below; TP attention: the TP all-reduce
-            elif layout.ep > 1 and (layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp):
+            elif (layout.ep > 1 and layout.moe_tp == 1
+                  and (layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks. (An
                 # engine that runs it only with DP ranks, e.g. vLLM, reduces TP-attention EP's
                 # expert outputs in the TP all-reduce after the layer, counted below; vLLM
@@ -536,6 +539,12 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 ep_link = link(layout, gpu, layout.ep)
                 sent = tokens * k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep
                 s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)
+            # MoE TP x EP (moe_tp > 1) runs no all-to-all in any engine: SGLang's all-to-all
+            # backends set ep_size = tp_size (server_args.py `_handle_a2a_moe`, 0.5.9), so with
+            # EP below the TP group FusedMoE all-reduces its output over the TP group
+            # (fused_moe_triton/layer.py 0.5.9 lines 1010-1011), the TP all-reduce below;
+            # TensorRT-LLM's CutlassFusedMoE selects NotEnabled where moe_tp_size != 1
+            # (kvplan.engines.trtllm.moe_alltoall).
             elif layout.dp_attention and layout.tp > 1:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
                 s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(

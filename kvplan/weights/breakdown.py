@@ -375,7 +375,8 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
                      last: bool = True, vision: bool = True, mtp: bool = False,
-                     lm_head: bool | None = None) -> WeightBreakdown:
+                     lm_head: bool | None = None, held_experts: int | None = None
+                     ) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
@@ -393,18 +394,23 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     ``vision``: a vision tower the spec describes (`VisionTowerSpec`) is counted on every stage,
     as `checkpoint_breakdown` counts it (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds
     the tower on every pipeline rank; vLLM loads it unless --limit-mm-per-prompt is 0). ``mtp``:
-    the MTP draft layers (--speculative-method mtp), on the last stage (`_mtp_layers`)."""
+    the MTP draft layers (--speculative-method mtp), on the last stage (`_mtp_layers`).
+    ``held_experts``: the routed experts a decoder layer's rank holds, each split over ``tp``
+    (MoE TP x EP: E / ep of them over moe_tp ranks, kvplan.weights.expert_layout; the router
+    whole); None: all of them."""
     # The cost model asks this for every step it times (kvplan.perf), the same few layouts
     # thousands of times in one simulation: the answer is a pure function of these arguments
     # (frozen, hashable specs; `spec.checkpoint`, left out of a spec's equality, is never read
     # here: `weights_breakdown` measures checkpoints apart), so it is cached on all of them.
-    return _weight_breakdown(spec, quant, dtype, tp, layers, first, last, vision, mtp, lm_head)
+    return _weight_breakdown(spec, quant, dtype, tp, layers, first, last, vision, mtp, lm_head,
+                             held_experts)
 
 
 @pure_cache(maxsize=512)
 def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp: int,
                       layers: range | None, first: bool, last: bool, vision: bool, mtp: bool,
-                      lm_head: bool | None) -> WeightBreakdown:
+                      lm_head: bool | None, held_experts: int | None = None
+                      ) -> WeightBreakdown:
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     if isinstance(spec.attention, CompressedSparseAttention):
@@ -452,11 +458,12 @@ def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp
             continue
         if moe is not None and moe.is_moe_layer(i):
             scheme = t.scheme(experts_module(spec, i))
-            t.add("experts", scheme.experts_bytes(moe.n_routed_experts, h,
+            held = moe.n_routed_experts if held_experts is None else held_experts
+            t.add("experts", scheme.experts_bytes(held, h,
                                                   _split(moe.moe_intermediate_size, tp),
                                                   spec.mlp.gated))
             if not getattr(scheme, "expert_bias", False):  # Mxfp4 prices its padded biases
-                t.vector("experts", moe.n_routed_experts * expert_bias_params(
+                t.vector("experts", held * expert_bias_params(
                     spec, _split(moe.moe_intermediate_size, tp)))
             # The router (gate) stays unquantized, in the dtype vLLM builds it in.
             t.add("experts", MatrixBytes(weight=router_bytes(spec, t.bits)))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kvplan._util.dtypes import get_dtype
-from kvplan._util.errors import SpecError
+from kvplan._util.errors import SpecError, UnmodelledError
 from kvplan._util.units import cdiv
 from kvplan.model.attention import HeadAttention, LatentAttention
 from kvplan.model.checkpoint import CheckpointWeights, TensorInfo
@@ -27,6 +27,7 @@ from kvplan.weights.base import (
     rope_cache_bytes,
     stage_has_attention,
 )
+from kvplan.weights.expert_layout import moe_tp_size
 from kvplan.weights.params import count_params
 from kvplan.weights.routers import FLOAT32_BITS, router_build, router_columns
 
@@ -206,6 +207,11 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
     ``engine_added``, and named in the notes."""
     if tp < 1 or ep < 1:
         raise ValueError(f"tp and ep must be >= 1, got tp={tp}, ep={ep}")
+    if ep > 1 and moe_tp_size(max(tp, ep), ep) > 1:
+        # Held experts split over MoE TP too (kvplan.weights.expert_layout): the per-expert
+        # tensors' split under it is not read from vLLM's loader, which cannot launch it.
+        raise UnmodelledError(f"--ep {ep} under --tp {tp}: a checkpoint's experts under MoE TP "
+                              "x EP are not measured; size it from its config.json")
     compute = get_dtype(dtype)
     num_layers = spec.num_hidden_layers
     where = _Placement(spec=spec, tp=1 if dp_attention else tp,

@@ -151,7 +151,7 @@ def _setup(row: dict[str, str], flags: GeneratorFlags) -> SimSetup:
     extra = {} if flags.block_reuse is None else {"prefix_caching": flags.block_reuse}
     inputs = estimate_inputs(spec, context=isl + osl + agg.CONTEXT_PAD, kv_dtype=kv_dtype,
                              engine=Engine(row["backend"]), gpu=agg.GPUS[row["system"]], tp=tp,
-                             engine_version=agg.release(row), expert_parallel=ep > 1,
+                             engine_version=agg.release(row), ep=ep,
                              max_num_batched_tokens=flags.max_num_batched_tokens,
                              max_num_seqs=flags.max_num_seqs, mem_fraction=flags.mem_fraction,
                              **extra)

@@ -117,7 +117,8 @@ class SglangEngine(EngineDefaults):
     fraction_name = "mem_fraction_static"
     kv_dtypes = ("bf16", "fp8")
     # The default fraction depends on TP and memory (kvplan.engines.sglang.budget).
-    launch = Launch(fractions=(None, 0.9), context_flag="context-length")
+    launch = Launch(fractions=(None, 0.9), context_flag="context-length",
+                    moe_tp_under_ep="0.5.9")  # kvplan.engines.moe_layout
     # Prefill ops launched one by one from Python (model_executor/cuda_graph_runner.py captures
     # decode batches only) before 0.5.10; from 0.5.10 on, piecewise CUDA graphs by default
     # (kvplan.engines.sglang.prefill_graph); the fused all-reduce + RMSNorm above. Without DeepEP

@@ -88,8 +88,17 @@ def _settings(s: LaunchSettings) -> tuple[tuple[str, ...], ...]:
     return tuple(groups) + _speculative(s) + s.extra_groups
 
 
-def _ep(tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
-    return ("--ep-size", str(tp)) if version >= EP_SIZE_ALONE_SINCE else ("--enable-ep-moe",)
+def _ep(ep: int, tp: int, version: tuple[int, ...]) -> tuple[str, ...]:
+    """The EP flag: --ep-size, the TP degree (EP within the TP group; a layout's EP over
+    replicas too, vLLM's, is the TP group's here), or below it (MoE TP x EP,
+    kvplan.engines.moe_layout); before 0.5 --enable-ep-moe, which sets ep_size = tp_size:
+    refused for an EP below the TP."""
+    if version >= EP_SIZE_ALONE_SINCE:
+        return ("--ep-size", str(min(ep, tp)))
+    if ep < tp:
+        raise InputError(f"--ep {ep} under --tp {tp}: SGLang before 0.5 sets EP to the TP "
+                         "(--enable-ep-moe)")
+    return ("--enable-ep-moe",)
 
 
 def sglang_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
@@ -109,7 +118,7 @@ def _launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
                          "(--pp-size); plan on one node or with a newer --engine-version")
     server = (("python", "-m", "sglang.launch_server", "--model-path", ref),)
     size = ("--tp-size", str(lay.tp)) + (("--pp-size", str(lay.pp)) if lay.pp > 1 else ())
-    ep = (_ep(lay.tp, version),) if lay.ep > 1 else ()
+    ep = (_ep(lay.ep, lay.tp, version),) if lay.ep > 1 else ()
     tail = _settings(s)
     gpn = lay.gpus_per_node
 

@@ -108,7 +108,8 @@ class TrtllmEngine(EngineDefaults):
     kv_dtypes = ("bf16", "fp8")
     # The default: the budget's (KvCacheConfig.free_gpu_memory_fraction, 0.9), as `kvplan
     # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
-    launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False)
+    launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False,
+                    moe_tp_under_ep="1.2")  # kvplan.engines.moe_layout
     cost_traits = CostTraits()  # it runs its engine: no prefill launch time
     # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
     # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler; 1.0 - 1.3, trtllm_lines).

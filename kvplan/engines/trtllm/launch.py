@@ -95,7 +95,8 @@ def _merge(text: str, extra: str) -> str:
 def trtllm_launch(ref: str, lay: LaunchLayout, s: LaunchSettings) -> LaunchPlan:
     check_trtllm_load_quantization(s.load_quantization)
     size = ("--tp_size", str(lay.tp), "--pp_size", str(lay.pp)) + (
-        ("--ep_size", str(lay.tp)) if lay.ep > 1 else ())
+        # EP within the TP group, or below it (MoE TP x EP, kvplan.engines.moe_layout)
+        ("--ep_size", str(min(lay.ep, lay.tp))) if lay.ep > 1 else ())
     options = _yaml(lay, s)
     tail: tuple[tuple[str, ...], ...] = (
         ("--max_seq_len", str(s.context), "--max_batch_size",
