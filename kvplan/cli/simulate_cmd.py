@@ -211,13 +211,12 @@ def simulate_cmd(
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
 ) -> None:
-    """Serve a stream of requests in a simulation of the engine's scheduler (vLLM V1's,
-    SGLang's or TensorRT-LLM's PyTorch executor) over the KV pool `estimate` computes, each
-    step timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
-    preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys
-    (examples/simulate.md): swa_tokens, swa_window, swa_usage, swa_tombstoned_tokens for the
-    sliding-window pool; mamba_slots, mamba_slots_used, mamba_states_evicted for the mamba
-    pool."""
+    """Simulate the engine's scheduler (vLLM V1's, SGLang's or TensorRT-LLM's PyTorch
+    executor) serving a stream of requests over the KV pool `estimate` computes, each step
+    timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
+    preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
+    swa_* for the sliding-window pool, mamba_* for the mamba pool (examples/simulate.md names
+    each)."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.dp_lockstep import dp_attention_layout
     from kvplan.analysis.simulate.run import setup, simulate
