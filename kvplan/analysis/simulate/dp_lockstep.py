@@ -215,12 +215,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
                 head = r.waiting[0]
                 raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
                                  f"the KV pool even alone ({r.pool.usable} blocks)")
-            decodes = [q.num_computed + 1 for q, n in scheduled
-                       if n == 1 and q.num_computed == q.num_tokens - 1]
-            chunks = [(q.num_computed, n) for q, n in scheduled
-                      if not (n == 1 and q.num_computed == q.num_tokens - 1)]
-            steps.append((r, scheduled, r.step_cost.seconds(decode_contexts=decodes,
-                                                            chunks=chunks)))
+            steps.append((r, scheduled, r.step_seconds(scheduled)))
         if not steps:
             raise InputError("attention DP: no rank could schedule a step")
         seconds = max(s for _, _, s in steps)

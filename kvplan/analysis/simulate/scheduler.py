@@ -212,6 +212,14 @@ class Simulator:
         self.state.preemptions += 1
         self.waiting.appendleft(req)
 
+    def step_seconds(self, scheduled: list[tuple[SimRequest, int]]) -> float:
+        """The cost model's time for a step: its decodes at their contexts, its prompt chunks."""
+        def decode(r: SimRequest, n: int) -> bool:
+            return n == 1 and r.num_computed == r.num_tokens - 1
+        return self.step_cost.seconds(
+            decode_contexts=[r.num_computed + 1 for r, n in scheduled if decode(r, n)],
+            chunks=[(r.num_computed, n) for r, n in scheduled if not decode(r, n)])
+
     def schedule(self) -> list[tuple[SimRequest, int]]:
         """Scheduler.schedule: the requests of the next step and their tokens."""
         pool, running = self.pool, self.running
@@ -580,11 +588,7 @@ class Simulator:
                 head = self.waiting[0]
                 raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "
                                  f"the KV pool even alone ({self.pool.usable} blocks)")
-            decodes = [r.num_computed + 1 for r, n in scheduled
-                       if n == 1 and r.num_computed == r.num_tokens - 1]
-            chunks = [(r.num_computed, n) for r, n in scheduled
-                      if not (n == 1 and r.num_computed == r.num_tokens - 1)]
-            seconds = self.step_cost.seconds(decode_contexts=decodes, chunks=chunks)
+            seconds = self.step_seconds(scheduled)
             start = st.clock_s
             st.clock_s = start + seconds
             done = self._finish_step(scheduled, start, seconds)
