@@ -200,13 +200,14 @@ def counterfactual() -> Counterfactual:
     refused by kvplan: the flags may move a refusal); the rows it counts out before kvplan (a
     checkpoint, GPU, release, layout or the CPU bound) are not re-run, no flag moves those."""
     start = time.perf_counter()
-    # The rows as at aggflags54, at a release: the nightly builds' (aiconfig_nightly, first
-    # replayed at nightly55) and the attention-DP rows replayable since aggdp55 (through
-    # `simulate --dp-attention`, tests.benches.aiconfig_agg_dp) came after this counterfactual
-    # and are not part of it.
+    # The rows of the cohorts replayed when it was run (aggflags54: aggmeas54, aggmore54), at a
+    # release: the cohorts first replayed at stop 55 (trt10's TensorRT-LLM 1.0 / 1.1 lines,
+    # moehybrid55's MoE TP x EP, aggdp55's attention DP, the nightly builds') came after it and
+    # are not part of it.
     out = tuple(agg.replay_all(replay, (r for r in agg.rows()
                                         if not agg.why_not(r) and agg.release(r) is not None
-                                        and agg.layout(r)[1] == 1)))
+                                        and agg.cohort_of(r) in (agg.COHORT,
+                                                                 *agg.COHORTS.values()))))
     return Counterfactual(replays=out, seconds=time.perf_counter() - start)
 
 
@@ -253,9 +254,11 @@ def print_section() -> None:
     pairs = [(frozen[c.id], c) for c in cf.replays]
     print("\n### Counterfactual (read after the evaluation): the generator's flags\n")
     print("NOT the set's evaluation (the frozen replay above is): the rows the frozen bench "
-          "ran kvplan on, replayed again with the engine flags aiconfigurator's generator "
-          "writes for an aggregated worker of the row's batch size (095f58a5 generator/rule_plugin/"
-          "<backend>.rule and its templates: vLLM --max-num-seqs 512 (2x the batch from 512) "
+          "ran kvplan on when it was run (cohorts aggmeas54 and aggmore54; the cohorts first "
+          "replayed at stop 55 are not in it), replayed again with the engine flags "
+          "aiconfigurator's generator writes for an aggregated worker of the row's batch size "
+          "(095f58a5 generator/rule_plugin/<backend>.rule and its templates: vLLM "
+          "--max-num-seqs 512 (2x the batch from 512) "
           "and --max-num-batched-tokens that + ISL + 1,500; SGLang --max-running-requests "
           "likewise and --max-prefill-tokens ISL + 1,500 (its --enable-mixed-chunk and "
           "--cuda-graph-bs not simulated); TensorRT-LLM max_batch_size the batch, max_num_tokens "
