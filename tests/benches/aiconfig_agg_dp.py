@@ -17,13 +17,81 @@ their first replay is cohort `COHORT`, kept in the page beside any later figure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, dp_attention_layout
 from kvplan.engines.base import Engine
+from tests.benches.aiconfig_harness import INFERENCEX_ROWS, provenance
 
 COHORT = "aggdp55"  # the session that first replayed the attention-DP rows
+
+# The layout an InferenceX single-node vLLM run launched, where aiconfigurator's row states
+# another (vllmdpep56, read after this cohort's first evaluation, so the rows it moves are
+# SHAPED: tests/benches/fitted_rows.py). InferenceX records a single-node run as its `tp`, `ep`
+# and `dp_attention` only, its GPUs being the TP (SemiAnalysisAI/InferenceX 1cb92d21
+# utils/process_result.py:100-112: throughput per GPU = total / tp_size); its database fills
+# num_prefill_gpu = num_decode_gpu = tp x ep for such a row (SemiAnalysisAI/InferenceX-app
+# 77ca49a packages/db/src/etl/benchmark-mapper.ts:150-158); aiconfigurator's vLLM adapter then
+# takes attention DP = GPUs / tp and, with ep > 1, MoE EP = every GPU (ai-dynamo/aiconfigurator
+# 095f58a5 src/aiconfigurator/sdk/config_adapter/inferencex.py:139-143, 156-159; dp_attention
+# unread for vLLM). So InferenceX's `tp 4, ep 4` reads as TP 4 x DP 4 EP 16 (16 GPUs) and
+# `tp 2, ep 2` as TP 2 x DP 2 EP 4, where the run was `vllm serve --tensor-parallel-size 4`
+# on 4 GPUs of one node.
+# What the scripts launch (benchmarks/single_node/, at the commit the row's image and date
+# match): `--enable-expert-parallel` where EP_SIZE > 1 (minimaxm2.5_fp8_b200.sh bddbf4031
+# :29-30, 44; minimaxm2.5_fp8_h100.sh 626932a11 :34-35, 45), so EP = TP x DP = TP (no
+# all-to-all: vLLM runs it only with DP ranks, kvplan.perf.roofline); with DP_ATTENTION true
+# `--tensor-parallel-size=1 --data-parallel-size=$TP --enable-expert-parallel`
+# (minimaxm2.5_fp4_b200.sh 79bd988e9 :28-33, minimaxm2.5_fp4_b300.sh 633fd2377 :34-39); the
+# Kimi-K2.5 NVFP4 B200 script of the rows' date passes no EP flag at all (NO_EP_FLAG).
+NO_EP_FLAG = {
+    # kimik2.5_fp4_b200.sh at 79a42e20a / 626932a11 (2026-03-27, the rows' measured date, image
+    # v0.17.0): `vllm serve --tensor-parallel-size=$TP` (:34 / :38), no --enable-expert-parallel:
+    # the experts split TP-wise (MoE TP = TP).
+    ("moonshotai/Kimi-K2.5", "fp4", "b200_sxm"),
+}
+# The InferenceX configs (.github/configs/nvidia-master.yaml) that list one (tp, ep) with and
+# without dp-attn: true in the rows' weeks (2026-04-08 .. 04-21: 79bd988e9, 22d0f12f7,
+# 633fd2377, 0c2467c15), keyed (model_path, precision, system, tp); a row of one says which by
+# its config_id, read from the concurrencies each config_id's rows hold against each entry's
+# range (706 / 726: the 1k/1k 128-256 and 8k/1k 128-512 entries; 707 / 727: dp-attn, 1k/1k
+# 256-2048, and 8k/1k 512 at 633fd2377). The others' config_id is not read: refused.
+DP_ATTENTION_SPLIT = {
+    ("MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", 2),
+    ("MiniMaxAI/MiniMax-M2.5", "fp4", "b300_sxm", 2),
+    ("MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", 2)}
+DP_ATTENTION_CONFIG = {706: False, 707: True, 726: False, 727: True}
+_CONFIG_ID = re.compile(r"config_id=(\d+)")
+
+
+def inferencex_single_node(row: dict[str, str], stated: tuple[int, int, int, int]) -> bool:
+    """Whether the row is an InferenceX single-node vLLM run that aiconfigurator states as
+    attention DP (the adapter's signature: DP = InferenceX's ep, MoE EP = tp x that)."""
+    tp, dp, moe_tp, ep = stated
+    return (row["backend"] == "vllm" and provenance(row) == INFERENCEX_ROWS and dp > 1
+            and moe_tp == 1 and ep == tp * dp)
+
+
+def as_run(row: dict[str, str], stated: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """(TP, attention DP, MoE TP, EP) the row's run launched: `stated` (the row's fields) but
+    for an InferenceX single-node vLLM row (`inferencex_single_node`); InputError where the
+    run's attention DP is not read."""
+    if not inferencex_single_node(row, stated):
+        return stated
+    tp, ep = stated[0], stated[1]  # InferenceX's tp, and its ep (the adapter's GPUs / tp)
+    if (row["model_path"], row["precision"], row["system"]) in NO_EP_FLAG:
+        return tp, 1, tp, 1
+    if (row["model_path"], row["precision"], row["system"], tp) in DP_ATTENTION_SPLIT:
+        found = _CONFIG_ID.search(row["silicon_data_source"])
+        dp_attention = DP_ATTENTION_CONFIG.get(int(found.group(1))) if found else None
+        if dp_attention is None:
+            raise InputError(f"InferenceX TP {tp} EP {ep}: its config lists it with and without "
+                             "attention DP and the row's config_id is not read")
+        if dp_attention:
+            return 1, tp, 1, tp
+    return tp, 1, 1, tp
 
 
 def rank_layout(backend: str, tp: int, dp: int, moe_tp: int, ep: int) -> DpAttentionLayout:

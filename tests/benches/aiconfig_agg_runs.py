@@ -207,10 +207,19 @@ def layout(row: dict[str, str]) -> tuple[int, int, int, int]:
     return n("tp_size"), n("attention_dp_size"), n("moe_tp_size"), n("moe_ep_size")
 
 
+def run_layout(row: dict[str, str]) -> tuple[int, int, int, int]:
+    """(TP, attention DP, MoE TP, EP) the row's run launched: `layout` but for an InferenceX
+    single-node vLLM row (vllmdpep56: tests.benches.aiconfig_agg_dp.as_run); InputError where
+    that is not read. The cohort and its lines keep the layout as stated."""
+    return aiconfig_agg_dp.as_run(row, layout(row))
+
+
 def label(row: dict[str, str]) -> str:
     tp, dp, _, ep = layout(row)
     text = f"DP{dp} x TP{tp}" if dp > 1 else f"TP{tp}"
     text += f" EP{ep}" if ep > 1 else ""
+    if aiconfig_agg_dp.inferencex_single_node(row, layout(row)):
+        text += f" (InferenceX TP{tp} EP{dp} on {tp} GPUs)"
     return (f"{row['backend']} {row['backend_version']}, {row['model_path']} "
             f"{row['precision']}, {row['system']}, {text}, {row['isl']}/{row['osl']}, "
             f"conc. {stated_concurrency(row)}")
@@ -252,7 +261,10 @@ def why_not(row: dict[str, str]) -> str:
         return f"{row['system']}: no GPU preset"
     if release(row) is None and (why := aiconfig_nightly.why_not(row)):
         return why
-    tp, dp, moe_tp, ep = layout(row)
+    try:
+        tp, dp, moe_tp, ep = run_layout(row)
+    except KvplanError as e:
+        return str(e)
     if int(row["pp_size"]) > 1:
         return "pipeline parallel: not simulated"
     if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp)
@@ -358,7 +370,7 @@ def replay_at(row: dict[str, str], version: str) -> Replay:
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
-    tp, dp, _, ep = layout(row)
+    tp, dp, _, ep = run_layout(row)
     try:
         sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
                      version, tp, ep, isl + osl + CONTEXT_PAD, dp)
