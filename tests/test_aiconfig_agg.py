@@ -236,6 +236,10 @@ def test_a_tp_ep_run_written_as_tp_times_ep_is_not_moe_tp_x_ep() -> None:
     assert not aiconfig_agg_runs.tp_times_ep(b300) and aiconfig_agg_runs.why_not(b300) == ""
 
 
+def _as_run(row: dict[str, str]) -> tuple[int, int, int, int]:
+    return aiconfig_agg_dp.as_run(row, aiconfig_agg_runs.layout(row))
+
+
 def _row(row_id: str) -> dict[str, str]:
     return next(r for r in aiconfig_agg_runs.rows() if r["id"] == row_id)
 
@@ -248,27 +252,27 @@ def test_inferencex_single_node_vllm_rows_at_the_layout_they_ran() -> None:
     # = TP x DP = 4.
     row = _row("minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_cfg691")
     assert aiconfig_agg_runs.layout(row) == (4, 4, 1, 16)
-    assert aiconfig_agg_runs.run_layout(row) == (4, 1, 1, 4)
+    assert _as_run(row) == (4, 1, 1, 4)
     assert "(InferenceX TP4 EP4 on 4 GPUs)" in aiconfig_agg_runs.label(row)
     assert aiconfig_agg_runs.cohort_of(row) == aiconfig_agg_dp.COHORT  # first replayed there
     # The same measurement in the 2026-04-06 export (its id names tp4_ep4): the same reading.
     same = _row("2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c16_tp4_ep4_1397")
-    assert aiconfig_agg_runs.run_layout(same) == (4, 1, 1, 4)
+    assert _as_run(same) == (4, 1, 1, 4)
     # Kimi-K2.5 NVFP4 B200 (v0.17.0, 2026-03-27): the script passes no --enable-expert-parallel,
     # so the experts split TP-wise over the 4 GPUs: MoE TP 4, EP 1.
     kimi = _row("kimik2_5_b200_vllm_fp4_agg_1024x1024_c16_cfg635")
     assert aiconfig_agg_runs.layout(kimi) == (4, 4, 1, 16)
-    assert aiconfig_agg_runs.run_layout(kimi) == (4, 1, 4, 1)
+    assert _as_run(kimi) == (4, 1, 4, 1)
     # `tp 2, ep 2` stated (2, 2, 1, 4): config 706 is the entry without dp-attn (TP 2 EP 2 on
     # 2 GPUs), 707 the one with it (`--tensor-parallel-size=1 --data-parallel-size=2
     # --enable-expert-parallel`: TP 1 x DP 2, EP 2); 735 / 827 (FP8 B300) are not read.
-    assert aiconfig_agg_runs.run_layout(
+    assert _as_run(
         _row("minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c128_cfg706")) == (2, 1, 1, 2)
-    assert aiconfig_agg_runs.run_layout(
+    assert _as_run(
         _row("minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c256_cfg707")) == (1, 2, 1, 2)
     refused = _row("minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg735")
     with pytest.raises(InputError, match="config_id is not read"):
-        aiconfig_agg_runs.run_layout(refused)
+        _as_run(refused)
     assert "config_id is not read" in aiconfig_agg_runs.why_not(refused)
 
 
@@ -277,11 +281,11 @@ def test_other_attention_dp_rows_keep_their_stated_layout() -> None:
     # the layout they state; so does every row without attention DP.
     trt = next(r for r in aiconfig_agg_runs.rows() if r["backend"] == "trtllm"
                and aiconfig_agg_runs.layout(r)[1] > 1)
-    assert aiconfig_agg_runs.run_layout(trt) == aiconfig_agg_runs.layout(trt)
+    assert _as_run(trt) == aiconfig_agg_runs.layout(trt)
     gap = dict(_row("minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_cfg691"),
                silicon_data_source="source_file=x-gap-analysis.csv")
-    assert aiconfig_agg_runs.run_layout(gap) == (4, 4, 1, 16)
-    assert all(aiconfig_agg_runs.run_layout(r) == aiconfig_agg_runs.layout(r)
+    assert _as_run(gap) == (4, 4, 1, 16)
+    assert all(_as_run(r) == aiconfig_agg_runs.layout(r)
                for r in aiconfig_agg_runs.rows() if aiconfig_agg_runs.layout(r)[1] == 1)
     # The rows it moves: aggdp55's 97 vLLM rows, every one an InferenceX run.
     moved = [r for r in aiconfig_agg_runs.rows() if aiconfig_agg_runs.layout(r)[1] > 1

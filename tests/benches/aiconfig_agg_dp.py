@@ -74,6 +74,13 @@ def inferencex_single_node(row: dict[str, str], stated: tuple[int, int, int, int
             and moe_tp == 1 and ep == tp * dp)
 
 
+def as_run_note(row: dict[str, str], stated: tuple[int, int, int, int]) -> str:
+    """The run's InferenceX layout where `as_run` reads one, for the row's label."""
+    tp, dp = stated[0], stated[1]
+    return (f" (InferenceX TP{tp} EP{dp} on {tp} GPUs)" if inferencex_single_node(row, stated)
+            else "")
+
+
 def as_run(row: dict[str, str], stated: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
     """(TP, attention DP, MoE TP, EP) the row's run launched: `stated` (the row's fields) but
     for an InferenceX single-node vLLM row (`inferencex_single_node`); InputError where the
@@ -159,3 +166,52 @@ FINDING = (
     "TensorRT-LLM's 6 rows: the 3 of 8,192-token prompts are held back at the default "
     "max_num_tokens 8,192 as in the other TensorRT-LLM rows (TTFT 43-78x); the 3 of 1,024 "
     "tokens 0.28-0.52 / 0.81-1.31.")
+
+
+# Read after that evaluation (vllmdpep56): the rows' layout as run (`as_run`), SHAPED.
+AS_RUN_FINDING = (
+    "Read after that evaluation (vllmdpep56; the 97 vLLM rows are SHAPED since, "
+    "tests/benches/fitted_rows.py SHAPED_BY b8b24713, split column 'shaped'): none of them ran "
+    "attention DP. They are InferenceX single-node runs: InferenceX records one as tp, ep and "
+    "dp_attention, its GPUs the TP (utils/process_result.py:100-112 at 1cb92d21), its database "
+    "fills the GPU count as tp x ep (InferenceX-app packages/db/src/etl/benchmark-mapper.ts:"
+    "150-158), and aiconfigurator's vLLM adapter reads that as attention DP = GPUs / tp and MoE "
+    "EP = GPUs (sdk/config_adapter/inferencex.py:139-159 at 095f58a5). So InferenceX's `tp 4, "
+    "ep 4` became TP 4 x DP 4 EP 16 on 16 GPUs where the script ran `vllm serve "
+    "--tensor-parallel-size 4 --enable-expert-parallel` on 4 GPUs of one node (benchmarks/"
+    "single_node/minimaxm2.5_fp8_b200.sh bddbf4031 :29-30, 44): EP = TP, which vLLM 0.17 - 0.19 "
+    "reduces in the TP all-reduce with no all-to-all (use_all2all_kernels needs DP ranks); "
+    "Kimi-K2.5 NVFP4's script of the rows' date passes no EP flag (MoE TP 4); InferenceX's "
+    "dp-attn configs (707 / 727 here) ran TP 1 x DP t. One 1,024-token prefill step of "
+    "MiniMax-M2.5 FP8 on B200 cost 114.3 ms as stated (all-to-all 100.6 ms at InfiniBand NDR) "
+    "and costs 21.3 ms as run (experts 10.2, TP all-reduce 4.0). Replayed as run (`as_run`; "
+    "the cohort's lines keep the stated layout's names): TP 4 x DP 4 EP 16, 51 rows: TTFT "
+    "inside 2 -> 22, TPOT 40 -> 50, median |TTFT err| 446.5 -> 29.3 %, |TPOT err| 19.9 -> "
+    "9.5 %, ratios 5.46 / 1.10 -> 0.76 / 1.07; TP 2 x DP 2 EP 4, 16 rows: TTFT inside 10 -> "
+    "6, TPOT 14 -> 16, ratios 0.88 / 0.86 -> 0.65 / 1.13 (as stated each GPU had carried half "
+    "the run's load); 3 MiniMax-M2.5 FP8 B300 rows (configs 735 / 827, listed with and "
+    "without dp-attn) are refused for it. Left as found: those 2-GPU rows' TTFT now short at "
+    "128 users (0.48 - 0.52), where InferenceX's scripts set --max-num-batched-tokens 2 x ISL, "
+    "--kv-cache-dtype fp8 and more that the frozen bench's defaults do not; and the cost "
+    "model's all-to-all bytes (top-k copies, FP8 out, bf16 back) beside vLLM 0.19's default "
+    "allgather_reducescatter backend (every DP rank's tokens all-gathered, then "
+    "reduce-scattered), which no row here tests.")
+
+
+def print_cohort(lines: Callable, row_line: Callable, part: list) -> None:  # type: ignore[type-arg]
+    """This cohort's part of the section from its rows alone (`part`: their replays; `lines`:
+    the section's cohort_lines): `python -m tests.benches.aiconfig_agg_runs --dp`."""
+    for line in lines(part):
+        if line.startswith(f"| cohort {COHORT}"):
+            print(line)
+    mine = [r for r in part if r.cohort == COHORT]
+    whys: dict[str, int] = {}
+    for r in mine:
+        if not r.replayed:
+            whys[r.why_not] = whys.get(r.why_not, 0) + 1
+    for why, n in sorted(whys.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"| {why} | {n:,} |")
+    for r in mine:
+        if r.replayed:
+            print(row_line(r))
+    print(f"\n{FINDING}\n\n{AS_RUN_FINDING}")

@@ -207,19 +207,12 @@ def layout(row: dict[str, str]) -> tuple[int, int, int, int]:
     return n("tp_size"), n("attention_dp_size"), n("moe_tp_size"), n("moe_ep_size")
 
 
-def run_layout(row: dict[str, str]) -> tuple[int, int, int, int]:
-    """(TP, attention DP, MoE TP, EP) the row's run launched: `layout` but for an InferenceX
-    single-node vLLM row (vllmdpep56: tests.benches.aiconfig_agg_dp.as_run); InputError where
-    that is not read. The cohort and its lines keep the layout as stated."""
-    return aiconfig_agg_dp.as_run(row, layout(row))
-
 
 def label(row: dict[str, str]) -> str:
     tp, dp, _, ep = layout(row)
     text = f"DP{dp} x TP{tp}" if dp > 1 else f"TP{tp}"
     text += f" EP{ep}" if ep > 1 else ""
-    if aiconfig_agg_dp.inferencex_single_node(row, layout(row)):
-        text += f" (InferenceX TP{tp} EP{dp} on {tp} GPUs)"
+    text += aiconfig_agg_dp.as_run_note(row, layout(row))
     return (f"{row['backend']} {row['backend_version']}, {row['model_path']} "
             f"{row['precision']}, {row['system']}, {text}, {row['isl']}/{row['osl']}, "
             f"conc. {stated_concurrency(row)}")
@@ -262,7 +255,7 @@ def why_not(row: dict[str, str]) -> str:
     if release(row) is None and (why := aiconfig_nightly.why_not(row)):
         return why
     try:
-        tp, dp, moe_tp, ep = run_layout(row)
+        tp, dp, moe_tp, ep = aiconfig_agg_dp.as_run(row, layout(row))  # vllmdpep56
     except KvplanError as e:
         return str(e)
     if int(row["pp_size"]) > 1:
@@ -370,7 +363,7 @@ def replay_at(row: dict[str, str], version: str) -> Replay:
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
-    tp, dp, _, ep = run_layout(row)
+    tp, dp, _, ep = aiconfig_agg_dp.as_run(row, layout(row))  # the layout as run
     try:
         sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
                      version, tp, ep, isl + osl + CONTEXT_PAD, dp)
@@ -427,6 +420,8 @@ def shaped_hosts() -> dict[tuple[str, str, str], tuple[str, ...]]:
 
 
 def split_of(replayed: Replay) -> str:
+    if any(replayed.id in s.rows for s in SHAPED_BY):  # vllmdpep56's: aiconfig_agg_dp.as_run
+        return "shaped (the layout as run, vllmdpep56)"
     if _host(row_of(replayed)) in shaped_hosts():
         return "held out, host of shaped disagg rows"
     return "held out"
@@ -503,7 +498,9 @@ def print_section() -> None:
           f"Replayed: {len(done):,}. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
           "measured - 1| over the replayed rows.\n")
-    print("Held out: no constant was fitted and no rule written on these rows. The same "
+    print("Held out: no constant was fitted and no rule written on these rows but the 97 vLLM "
+          "rows stated as attention DP, which shaped how their layout is read (vllmdpep56, "
+          "split 'shaped'; aggdp55's finding below). The same "
           "publisher's DISAGGREGATED rows shaped rules (tests/benches/fitted_rows.py SHAPED_BY: "
           + "; ".join(f"{backend} {model} on {system}: {', '.join(c)}" for (backend, model,
                       system), c in sorted(shaped_hosts().items()))
@@ -546,8 +543,7 @@ def print_section() -> None:
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
-    if aiconfig_agg_dp.FINDING:
-        print(f"\n{aiconfig_agg_dp.FINDING}")
+    print(f"\n{aiconfig_agg_dp.FINDING}\n\n{aiconfig_agg_dp.AS_RUN_FINDING}")
     print_harness(part)
 
 
@@ -596,5 +592,8 @@ def print_nightly() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--nightly"]:
         print_nightly()
+    elif sys.argv[1:] == ["--dp"]:  # aggdp55's rows alone (aiconfig_agg_dp.print_cohort)
+        aiconfig_agg_dp.print_cohort(cohort_lines, _row_line,
+                                     [replay(r) for r in rows() if layout(r)[1] > 1])
     else:
         print_section()

@@ -317,6 +317,111 @@ _AIC_PROSPECTIVE_TRTDIS54 = tuple(f"aiconfigurator {run}" for run in (
     "dsr1_h200_trtllm_fp8_disagg_8192x1024_c48_cfg347"))
 
 
+# aiconfigurator's aggregated vLLM rows stated as attention DP (tests/benches/aiconfig_agg_runs.py,
+# cohort aggdp55: TP 4 x DP 4 EP 16, 61 rows, and TP 2 x DP 2 EP 4, 36), read after their first
+# evaluation (the 16-GPU rows' TTFT 5.46x the measured): every one is an InferenceX single-node
+# run whose layout aiconfigurator's adapter restated (tests.benches.aiconfig_agg_dp.as_run).
+_AIC_AGG_VLLM_DP = tuple(f"aiconfigurator {run}" for run in (
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c16_tp4_ep4_1317",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c32_tp4_ep4_1295",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c4_tp4_ep4_1294",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c64_tp4_ep4_1313",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c8_tp4_ep4_1296",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x8192_c16_tp4_ep4_1298",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x8192_c32_tp4_ep4_1318",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x8192_c4_tp4_ep4_1304",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x8192_c64_tp4_ep4_1308",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x8192_c8_tp4_ep4_1309",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_8192x1024_c16_tp4_ep4_1306",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_8192x1024_c32_tp4_ep4_1291",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_8192x1024_c4_tp4_ep4_1301",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_8192x1024_c64_tp4_ep4_1290",
+    "2026_04_06_kimi_k2_5_b200_sxm_vllm_fp4_agg_8192x1024_c8_tp4_ep4_1303",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c128_tp2_ep2_1401",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c16_tp2_ep2_1387",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c16_tp4_ep4_1397",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c256_tp2_ep2_1390",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c32_tp2_ep2_1384",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c32_tp4_ep4_1393",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c4_tp2_ep2_1389",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c64_tp2_ep2_1395",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c64_tp4_ep4_1392",
+    "2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c8_tp2_ep2_1399",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c16_tp4_ep4_1377",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c32_tp4_ep4_1342",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c4_tp4_ep4_1357",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c64_tp4_ep4_1327",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c8_tp4_ep4_1344",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x8192_c16_tp4_ep4_1325",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x8192_c32_tp4_ep4_1354",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x8192_c4_tp4_ep4_1338",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x8192_c64_tp4_ep4_1339",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x8192_c8_tp4_ep4_1360",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_8192x1024_c16_tp4_ep4_1358",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_8192x1024_c32_tp4_ep4_1322",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_8192x1024_c4_tp4_ep4_1323",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_8192x1024_c64_tp4_ep4_1359",
+    "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_8192x1024_c8_tp4_ep4_1383",
+    "kimik2_5_b200_vllm_fp4_agg_1024x1024_c16_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x1024_c32_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x1024_c64_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x1024_c8_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x8192_c16_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x8192_c32_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x8192_c4_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x8192_c64_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_1024x8192_c8_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_8192x1024_c16_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_8192x1024_c32_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_8192x1024_c4_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_8192x1024_c64_cfg635",
+    "kimik2_5_b200_vllm_fp4_agg_8192x1024_c8_cfg635",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c1024_cfg707",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c128_cfg703",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c128_cfg706",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c256_cfg706",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c256_cfg707",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c32_cfg703",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c512_cfg707",
+    "minimaxm2_5_b200_vllm_fp4_agg_1024x1024_c64_cfg703",
+    "minimaxm2_5_b200_vllm_fp4_agg_8192x1024_c128_cfg706",
+    "minimaxm2_5_b200_vllm_fp4_agg_8192x1024_c256_cfg706",
+    "minimaxm2_5_b200_vllm_fp4_agg_8192x1024_c512_cfg706",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c128_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_cfg691",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c256_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c256_cfg691",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c32_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c32_cfg691",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c4_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c512_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c512_cfg691",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c64_cfg690",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c64_cfg691",
+    "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c8_cfg690",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c1024_cfg727",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c128_cfg726",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c128_cfg729",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c2048_cfg727",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c256_cfg726",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c256_cfg727",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c32_cfg729",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c512_cfg727",
+    "minimaxm2_5_b300_vllm_fp4_agg_1024x1024_c64_cfg729",
+    "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c128_cfg726",
+    "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c256_cfg726",
+    "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c512_cfg726",
+    "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c512_cfg727",
+    "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c1024_cfg735",
+    "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c1024_cfg827",
+    "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c256_cfg734",
+    "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg734",
+    "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg735",
+))
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="297958c",
            rule="vLLM's FlashAttention 2 query tiles (SM 8.x / 12.x, 16-bit cache): a decode "
@@ -675,7 +780,21 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "median 171.28 -> 76.08 ms (measured 92.05)",
            rows=tuple(f"sgl-cookbook MiniMax-M2.7 GB300 TP2 random 1000/1000 conc {c}"
                       for c in (1, 100))),
+    Shaped(commit="b8b24713",
+           rule="aiconfigurator's InferenceX single-node vLLM rows replayed at the layout the "
+                "run launched, not the one the row states (tests.benches.aiconfig_agg_dp.as_run: "
+                "InferenceX's database fills a single-node run's GPUs as tp x ep, "
+                "InferenceX-app benchmark-mapper.ts:150-158, and aiconfigurator's vLLM adapter "
+                "makes that attention DP = GPUs / tp, MoE EP = GPUs, inferencex.py:139-159 at "
+                "095f58a5; the scripts ran `vllm serve --tensor-parallel-size t` on t GPUs, "
+                "EP = TP where --enable-expert-parallel is passed, none for Kimi-K2.5 NVFP4 "
+                "B200, TP 1 x DP t for the dp-attn configs 707 / 727), read after the stated "
+                "TP 4 x DP 4 EP 16 rows' TTFT came out 5.46x the measured (51 replayed; TPOT "
+                "1.10): after it 0.76 / 1.07; the TP 2 x DP 2 EP 4 rows (16) 0.88 / 0.86 -> "
+                "0.65 / 1.13",
+           rows=_AIC_AGG_VLLM_DP),
 )
+
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew
 # (tests.benches.simulate_bench.bench_serving_random), written after every such row's TPOT had
