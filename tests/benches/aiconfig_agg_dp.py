@@ -191,11 +191,15 @@ AS_RUN_FINDING = (
     "6, TPOT 14 -> 16, ratios 0.88 / 0.86 -> 0.65 / 1.13 (as stated each GPU had carried half "
     "the run's load); 3 MiniMax-M2.5 FP8 B300 rows (configs 735 / 827, listed with and "
     "without dp-attn) are refused for it. Left as found: those 2-GPU rows' TTFT now short at "
-    "128 users (0.48 - 0.52), where InferenceX's scripts set --max-num-batched-tokens 2 x ISL, "
-    "--kv-cache-dtype fp8 and more that the frozen bench's defaults do not; and the cost "
+    "128 users (0.48 - 0.52), which the scripts' --max-num-batched-tokens 2 x ISL and "
+    "--kv-cache-dtype fp8 (not in the frozen bench) do not close (MiniMax-M2.5 FP8 B200 1k/1k "
+    "at 128 users replayed with both, not kept: 0.52 -> 0.52, TPOT 1.13 -> 1.07); and the cost "
     "model's all-to-all bytes (top-k copies, FP8 out, bf16 back) beside vLLM 0.19's default "
     "allgather_reducescatter backend (every DP rank's tokens all-gathered, then "
-    "reduce-scattered), which no row here tests.")
+    "reduce-scattered), which no row here tests. The same GPU count (tp x ep) is in the other "
+    "engines' InferenceX rows, not read here: TensorRT-LLM's 45 stated 'MoE TP t x EP e under "
+    "attention DP t x e' (a dp-attn run of tp_size t, ep_size e on t GPUs: "
+    "dsr1_fp4_b200_trt.sh :51, :100 at 1cb92d21) and moehybrid55's 159 `tp_times_ep` rows.")
 
 
 def print_cohort(lines: Callable, row_line: Callable, part: list) -> None:  # type: ignore[type-arg]
