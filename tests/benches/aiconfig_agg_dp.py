@@ -13,6 +13,11 @@ above 1 under attention DP (an MoE TP x EP hybrid) is not replayed (the cost mod
 whole experts only). The bench's assumptions are the other rows' (aiconfig_agg_runs: every
 engine flag at its default, the closed loop, WORK_BOUND), set before these rows were replayed;
 their first replay is cohort `COHORT`, kept in the page beside any later figure.
+
+Read after that first replay (vllmdpep56): every vLLM row here is an InferenceX single-node run
+that aiconfigurator's adapter restated (InferenceX's `tp 4, ep 4`, 4 GPUs, written as the TP 4 x
+DP 4 EP 16 above); `as_run` reads the layout the run launched, and the bench replays that since
+(the rows SHAPED; the cohort's lines keep the stated layout's names).
 """
 
 from __future__ import annotations
