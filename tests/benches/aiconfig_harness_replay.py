@@ -27,8 +27,8 @@ import sys
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.simulate.run import simulate
 from kvplan.analysis.simulate.workload import RequestSpec
+from tests.benches import aiconfig_agg_dp, aiconfig_harness
 from tests.benches import aiconfig_agg_runs as agg
-from tests.benches import aiconfig_harness
 from tests.benches.disagg_rows import stated_concurrency
 
 RANGE_RATIO = 0.8  # .github/workflows/benchmark-tmpl.yml:67 RANDOM_RANGE_RATIO
@@ -58,12 +58,13 @@ def harness_ttft(row: dict[str, str]) -> tuple[float, float] | None:
     conc = stated_concurrency(row)
     assert conc is not None
     isl, osl = int(row["isl"]), int(row["osl"])
-    tp, _, _, ep = agg.layout(row)
+    # The layout as run (vllmdpep56: aiconfig_agg_dp.as_run), as the frozen bench's replay.
+    tp, dp, _, ep = aiconfig_agg_dp.as_run(row, agg.layout(row))
     version = agg.release(row)
     assert version is not None
     try:
         sim = agg._setup(row["model_path"], row["precision"], row["system"], row["backend"],
-                         version, tp, ep, isl + osl + agg.CONTEXT_PAD)
+                         version, tp, ep, isl + osl + agg.CONTEXT_PAD, dp)
         result = simulate(sim, workload(isl, osl, conc), concurrency=conc)
     except KvplanError:
         return None
