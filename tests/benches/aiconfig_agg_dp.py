@@ -17,7 +17,8 @@ their first replay is cohort `COHORT`, kept in the page beside any later figure.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 
 from kvplan._util.errors import InputError
 from kvplan.analysis.simulate.dp_lockstep import DpAttentionLayout, dp_attention_layout
@@ -40,6 +41,28 @@ def why_not(backend: str, tp: int, dp: int, moe_tp: int, ep: int) -> str:
         rank_layout(backend, tp, dp, moe_tp, ep)
     except InputError as e:
         return str(e) if "attention DP" in str(e) else f"attention DP {dp}: {e}"
+    return ""
+
+
+def dp_times_ep(row: dict[str, str], layout: Callable, same: Sequence[dict[str, str]],
+                layout_id: re.Pattern[str]) -> str:
+    """Why an attention-DP row stating an MoE TP x EP hybrid (MoE TP m > 1, EP e > 1, attention
+    DP m x e) is an attention-DP m, EP e run written with attention_dp_size m x e and MoE TP m
+    ("" where nothing says so; trtdp56, read after the cohort's first evaluation, as
+    moehybrid55's `tp_times_ep` for the rows without attention DP): its id names `tp{m}_ep{e}`
+    (InferenceX's TP m, EP e with DP attention: m GPUs, m attention-DP ranks), or a row of the
+    same measured TTFT and TPOT (`same`, to the last digit written) states TP 1 x DP m, EP e.
+    E.g. ..._8192x1024_c128_tp8_ep8_942 (attention DP 64, MoE TP 8, EP 8) states the
+    measurement of ..._8192x1024_c128_tp8_0_ep8_0_987 (TP 1 x DP 8, EP 8)."""
+    tp, dp, moe_tp, ep = layout(row)
+    if not (tp == 1 and moe_tp > 1 and ep > 1 and dp == moe_tp * ep):
+        return ""
+    named = layout_id.search(row["id"])
+    if (named is not None and (int(named.group(1)), int(named.group(2))) == (moe_tp, ep)) or any(
+            r is not row and layout(r) == (1, moe_tp, 1, ep) for r in same):
+        return (f"attention DP {moe_tp} x EP {ep} written as attention_dp_size {dp} with MoE TP "
+                f"{moe_tp} (its id, or a row of the same measurement, names that layout): not "
+                "an MoE TP x EP hybrid")
     return ""
 
 

@@ -255,8 +255,10 @@ def why_not(row: dict[str, str]) -> str:
     tp, dp, moe_tp, ep = layout(row)
     if int(row["pp_size"]) > 1:
         return "pipeline parallel: not simulated"
-    if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp)
-        why = aiconfig_agg_dp.why_not(row["backend"], tp, dp, moe_tp, ep)
+    if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp; written-as, trtdp56)
+        why = (aiconfig_agg_dp.dp_times_ep(row, layout, _same_measurement()[(
+            row["silicon_ttft_ms"], row["silicon_tpot_ms"])], _LAYOUT_ID)
+            or aiconfig_agg_dp.why_not(row["backend"], tp, dp, moe_tp, ep))
         if why:
             return why
     elif ep not in (1, tp) and moe_tp * ep != tp:
