@@ -188,7 +188,9 @@ def summary_line(name: str, pairs: list[tuple[float, float] | None]) -> str:
 
 
 def print_section() -> None:
-    rows = studied()
+    """The counterfactual's lines, after aiconfig_agg_flags' (tests.benches.simulate_bench)."""
+    rows = [r for r in studied() if flags_of(r) is not None]
+    unread = [r for r in studied() if flags_of(r) is None]
     frozen = {r.id.removeprefix(agg.PREFIX): r for r in map(agg.replay, rows)}
     res = results()
     print("\n### Counterfactual (trtdp56, read after the evaluation): TensorRT-LLM attention "
@@ -200,7 +202,9 @@ def print_section() -> None:
           "pool's flags, attention_dp_config enable_balance), under the bench's workload and "
           "under InferenceX's (10 x C requests, lengths uniform in [0.8, 1] x ISL / OSL, every "
           "request measured, means). `tokens`: the script's flags but the balance; `script`: "
-          "all of them. Ratios are kvplan / measured.\n")
+          "all of them. Ratios are kvplan / measured. Not in it: "
+          + ", ".join(f"{r['id']} ({agg.replay(r).why_not or 'replayed'})" for r in unread)
+          + ".\n")
     print("| variant | replayed | TTFT inside | TPOT inside | both inside | median TTFT ratio | "
           "median TPOT ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")

@@ -537,7 +537,7 @@ def print_section() -> None:
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
     if aiconfig_agg_dp.FINDING:
-        print(f"\n{aiconfig_agg_dp.FINDING}")
+        print(f"\n{aiconfig_agg_dp.FINDING}\n\n{aiconfig_agg_dp.TRTDP_FINDING}")
     print_harness(part)
 
 

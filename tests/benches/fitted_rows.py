@@ -317,6 +317,16 @@ _AIC_PROSPECTIVE_TRTDIS54 = tuple(f"aiconfigurator {run}" for run in (
     "dsr1_h200_trtllm_fp8_disagg_8192x1024_c48_cfg347"))
 
 
+# aiconfigurator's aggregated TensorRT-LLM attention-DP rows the frozen bench replays (cohort
+# aggdp55, tests/benches/aiconfig_agg_dp.py), read before the balance rule below was written.
+_AIC_AGG_TRT_DP = tuple(f"aiconfigurator 2026_03_25_{run}" for run in (
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c128_tp8_0_ep8_0_1085",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_0_ep8_0_1089",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_0_ep8_0_987",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c64_tp8_0_ep8_0_981",
+    "gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp4_0_ep4_0_1007"))
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="297958c",
            rule="vLLM's FlashAttention 2 query tiles (SM 8.x / 12.x, 16-bit cache): a decode "
@@ -675,6 +685,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "median 171.28 -> 76.08 ms (measured 92.05)",
            rows=tuple(f"sgl-cookbook MiniMax-M2.7 GB300 TP2 random 1000/1000 conc {c}"
                       for c in (1, 100))),
+    Shaped(commit="c7cccdf",
+           rule="TensorRT-LLM's attention-DP balance of context requests (attention_dp_config "
+                "enable_balance, timeout_iters, batching_wait_iters; py_executor.py _schedule / "
+                "_balance_adp_requests: a context request runs when every rank has one or the "
+                "wait counter reaches timeout_iters or a rank has no generation request), off "
+                "by default as in the engine, so the frozen replay does not move; written after "
+                "these rows' first evaluation (aggdp55: TTFT median ratio 21.91, the 1,024-token "
+                "rows 0.28-0.52) and read with InferenceX's scripts, which turn it on "
+                "(tests/benches/aiconfig_agg_dp_script.py, the counterfactual that uses it)",
+           rows=_AIC_AGG_TRT_DP),
 )
 
 # The simulate bench's replay of SGLang bench_serving random runs at the lengths each run drew
