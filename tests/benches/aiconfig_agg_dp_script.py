@@ -196,7 +196,7 @@ def print_section() -> None:
     print("\n### Counterfactual (trtdp56, read after the evaluation): TensorRT-LLM attention "
           "DP at its InferenceX script's flags\n")
     print("NOT the set's evaluation (the frozen replay above is; these rows shaped the "
-          "attention-DP balance rule, SHAPED_BY trtdp56): the TensorRT-LLM attention-DP rows "
+          "attention-DP balance rule, SHAPED_BY c7cccdf): the TensorRT-LLM attention-DP rows "
           "the frozen bench replays, again with the flags their InferenceX script states "
           "(tests/benches/aiconfig_agg_dp_script.py: max_num_tokens, max_batch_size, the KV "
           "pool's flags, attention_dp_config enable_balance), under the bench's workload and "
