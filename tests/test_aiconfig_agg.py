@@ -82,6 +82,13 @@ def test_every_row_is_replayable_or_says_why() -> None:
     assert sum(n for why, n in whys.items() if "CPU bound" in why) == 224 + 46 + 4 - 3
     assert sum(n for why, n in whys.items() if "config_id is not read" in why) == 3
     assert sum(n for why, n in whys.items() if "MoE TP x EP hybrid" in why) == 47
+    # trtdp56 (read after aggdp55's first evaluation): 40 of those 47 are attention-DP m, EP e
+    # runs written with attention_dp_size m x e and MoE TP m (`aiconfig_agg_dp.dp_times_ep`:
+    # the id names tp{m}_ep{e}, or a TP 1 x DP m EP e row states the same measurement); 7
+    # remain stated hybrids (2 of MoE TP 4 x EP 1, a real MoE TP under attention DP; 5
+    # db-dump rows with nothing saying otherwise).
+    assert sum(n for why, n in whys.items() if "written as attention_dp_size" in why) == 40
+    assert sum(n for why, n in whys.items() if "hybrid, not simulated" in why) == 7
     assert sum(n for why, n in whys.items() if "not sized" in why) == 93
     assert sum(n for why, n in whys.items() if "written as tp_size" in why) == 159
     rows = aiconfig_agg_runs.rows()
@@ -210,10 +217,33 @@ def test_attention_dp_rows_are_a_cohort_of_their_own() -> None:
         "| cohort aggdp55: backend vllm | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | 1.00 |",
         "| cohort aggdp55: vllm TP2 x DP2 EP4 | 1 | 1 | 0 | 1 | 0 | 100.0% | 0.0% | 2.00 | "
         "1.00 |"]
-    # The TensorRT-LLM rows whose MoE runs TP x EP under attention DP say so.
-    hybrid = next(r for r in aiconfig_agg_runs.rows() if aiconfig_agg_runs.layout(r)[1:] ==
-                  (64, 8, 8))
+    # The TensorRT-LLM rows whose MoE runs TP x EP under attention DP say so (a db-dump row
+    # with no twin and no layout in its id).
+    by_id = {r["id"]: r for r in aiconfig_agg_runs.rows()}
+    hybrid = by_id["dsr1_h200_trtllm_fp8_agg_8192x1024_c64_cfg183"]
+    assert aiconfig_agg_runs.layout(hybrid)[1:] == (64, 8, 8)
     assert "MoE TP 8 x EP 8 under attention DP 64" in aiconfig_agg_runs.why_not(hybrid)
+
+
+def test_an_attention_dp_run_written_as_dp_times_ep_is_not_a_hybrid() -> None:
+    # trtdp56: the same TensorRT-LLM 1.2.0rc6.post3 DeepSeek-R1 NVFP4 B200 measurement
+    # (8192/1024 at 128 users) twice: ..._tp8_0_ep8_0_987 states TP 1 x DP 8, EP 8;
+    # ..._tp8_ep8_942 attention DP 64, MoE TP 8, EP 8 -- InferenceX's TP 8 EP 8 run with DP
+    # attention (8 GPUs) with attention_dp_size written 8 x 8.
+    by_id = {r["id"]: r for r in aiconfig_agg_runs.rows()}
+    plain = by_id["2026_03_25_deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_0_ep8_0_987"]
+    written = by_id["2026_04_06_deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_ep8_942"]
+    assert (plain["silicon_ttft_ms"], plain["silicon_tpot_ms"]) == (
+        written["silicon_ttft_ms"], written["silicon_tpot_ms"])
+    assert aiconfig_agg_runs.layout(plain) == (1, 8, 1, 8)
+    assert aiconfig_agg_runs.layout(written) == (1, 64, 8, 8)
+    assert aiconfig_agg_runs.why_not(plain) == ""
+    assert aiconfig_agg_runs.why_not(written).startswith(
+        "attention DP 8 x EP 8 written as attention_dp_size 64 with MoE TP 8")
+    # MoE TP 4, EP 1 under attention DP 4 (tp4_ep1: InferenceX's TP 4, EP 1, DP attention, 4
+    # GPUs) is what it says: an MoE TP under attention DP, still refused as one.
+    tp4 = by_id["2026_04_06_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c32_tp4_ep1_296"]
+    assert "MoE TP 4 x EP 1 under attention DP 4" in aiconfig_agg_runs.why_not(tp4)
 
 
 def test_a_tp_ep_run_written_as_tp_times_ep_is_not_moe_tp_x_ep() -> None:

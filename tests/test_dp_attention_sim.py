@@ -24,7 +24,7 @@ from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSchedule, TrtllmSimu
 from kvplan.analysis.simulate.workload import LengthDist, RequestSpec, synthetic
 from kvplan.cli import app
 from kvplan.engines.base import Engine
-from kvplan.engines.trtllm.dp_balance import trtllm_adp_ranks
+from kvplan.engines.trtllm.dp_balance import AdpBalance, AdpContextGate, trtllm_adp_ranks
 from kvplan.engines.vllm.dp_balance import vllm_dp_engine
 
 
@@ -262,3 +262,61 @@ def test_vllm_ep_over_dp_ranks_prices_every_ranks_tokens_and_its_all_to_all() ->
     # 32 tokens a rank x 4 ranks = 128 tokens through the experts: more expert FLOPs than one
     # TP-4 group's 32 at the same expert split.
     assert ep_over_dp["experts"] > tep["experts"]
+
+
+def test_trtllm_adp_balance_gate_worked_by_hand() -> None:
+    # py_executor.py `_balance_adp_requests` (attention_dp_enable_balance), timeout_iters 3,
+    # batching_wait_iters 2, max_batch_size 8; each call one iteration's (context, generation)
+    # counts of two ranks.
+    gate = AdpContextGate(AdpBalance(timeout_iters=3, batching_wait_iters=2), max_batch_size=8)
+    # Rank 1 has no context request, both ranks generate: held while the wait counter (1, 2)
+    # is below 3; at 3 they run and it goes back to 0.
+    assert [gate.release([1, 0], [1, 1]) for _ in range(3)] == [False, False, True]
+    # A rank without a generation request: they run at once.
+    assert gate.release([1, 0], [0, 1]) is True
+    # Every rank has a context request and a generation request: held batching_wait_iters
+    # (2) iterations, then run (the batching counter back to 0).
+    assert [gate.release([1, 1], [1, 1]) for _ in range(3)] == [False, False, True]
+    # Every rank has a context request, one has no generation request: run.
+    assert gate.release([1, 1], [0, 1]) is True
+    # A rank whose generation requests fill max_batch_size: no free slot, the wait counter
+    # counts (1) and they are held.
+    assert gate.release([1, 1], [8, 1]) is False
+    # The defaults (llm_args.py AttentionDpConfig): timeout 50, batching wait 10.
+    assert AdpBalance() == AdpBalance(timeout_iters=50, batching_wait_iters=10)
+
+
+def _trt_rank() -> TrtllmSimulator:
+    pool = _CheckedPool(100, (GroupRule(kind="full", block_size=16),), caching=False)
+    config = SchedulerConfig(max_num_seqs=8, max_num_batched_tokens=512, max_model_len=128,
+                             async_scheduling=False)
+    return TrtllmSimulator(pool, config, _TokenCost(),
+                           TrtllmSchedule(max_batch_size=8, max_num_tokens=512))
+
+
+def test_trtllm_adp_balance_holds_a_prompt_worked_by_hand() -> None:
+    """Two TensorRT-LLM ranks, synchronous, 1 ms per token scheduled; A and B (16-token
+    prompts, 10 outputs) at t = 0, C (16, 2) at 16.5 ms; attention_dp_config enable_balance
+    with timeout_iters 3, batching_wait_iters 0. Step 1 (0 - 16 ms): A on rank 0, B on rank 1
+    (the balancer's heap), both ranks have a context request and neither a generation
+    request: they run. Step 2 (16 - 17 ms): decodes only, and the wait counter counts it
+    (1): not every rank has a context request (none has), every rank generates. At 17 ms C
+    goes to rank 0 (active [1, 1], tokens [16, 16], the lower rank): rank 0 picks (1 context,
+    1 generation), rank 1 (0, 1): held (counter 2), decodes only, 1 ms; at 18 ms the counter
+    reaches 3 and C runs: rank 0's step 16 + 1 = 17 ms, C's first token at 35 ms. Without
+    the balance (the default) C runs at 17 ms: first token at 34 ms. (The counter runs
+    through decode-only iterations too, so a new prompt waits timeout_iters less the
+    iterations since the counter last went back to 0.)"""
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=16, output_len=10),
+             RequestSpec(arrival_s=0.0, prompt_len=16, output_len=10),
+             RequestSpec(arrival_s=0.0165, prompt_len=16, output_len=2)]
+    gate = AdpContextGate(AdpBalance(timeout_iters=3, batching_wait_iters=0), max_batch_size=8)
+    held = run_lockstep([_trt_rank(), _trt_rank()], trtllm_balance, specs, gate=gate)
+    free = run_lockstep([_trt_rank(), _trt_rank()], trtllm_balance, specs)
+    for states, first in ((held, 0.035), (free, 0.034)):
+        done = {r.rid: r for s in states for r in s.finished}
+        assert [r.rid for r in states[0].finished if r.rid == 2] == [2]  # C on rank 0
+        assert done[0].first_token_s == pytest.approx(0.016)
+        assert done[2].first_token_s == pytest.approx(first)
+    with pytest.raises(InputError, match="TensorRT-LLM's ranks only"):
+        run_lockstep([_vllm_rank(), _vllm_rank()], vllm_balance, specs, gate=gate)

@@ -260,8 +260,10 @@ def why_not(row: dict[str, str]) -> str:
         return str(e)
     if int(row["pp_size"]) > 1:
         return "pipeline parallel: not simulated"
-    if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp)
-        why = aiconfig_agg_dp.why_not(row["backend"], tp, dp, moe_tp, ep)
+    if dp > 1:  # attention DP (aggdp55: tests.benches.aiconfig_agg_dp; written-as, trtdp56)
+        why = (aiconfig_agg_dp.dp_times_ep(row, layout, _same_measurement()[(
+            row["silicon_ttft_ms"], row["silicon_tpot_ms"])], _LAYOUT_ID)
+            or aiconfig_agg_dp.why_not(row["backend"], tp, dp, moe_tp, ep))
         if why:
             return why
     elif ep not in (1, tp) and moe_tp * ep != tp:
@@ -543,7 +545,8 @@ def print_section() -> None:
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
-    print(f"\n{aiconfig_agg_dp.FINDING}\n\n{aiconfig_agg_dp.AS_RUN_FINDING}")
+    print(f"\n{aiconfig_agg_dp.FINDING}\n\n{aiconfig_agg_dp.AS_RUN_FINDING}"
+          f"\n\n{aiconfig_agg_dp.TRTDP_FINDING}")
     print_harness(part)
 
 

@@ -421,6 +421,15 @@ _AIC_AGG_VLLM_DP = tuple(f"aiconfigurator {run}" for run in (
     "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg735",
 ))
 
+# aiconfigurator's aggregated TensorRT-LLM attention-DP rows the frozen bench replays (cohort
+# aggdp55, tests/benches/aiconfig_agg_dp.py), read before the balance rule below was written.
+_AIC_AGG_TRT_DP = tuple(f"aiconfigurator 2026_03_25_{run}" for run in (
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c128_tp8_0_ep8_0_1085",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp8_0_ep8_0_976",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_0_ep8_0_1089",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_0_ep8_0_987",
+    "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c64_tp8_0_ep8_0_981",
+    "gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp4_0_ep4_0_1007"))
 
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="297958c",
@@ -793,6 +802,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "1.10): after it 0.76 / 1.07; the TP 2 x DP 2 EP 4 rows (16) 0.88 / 0.86 -> "
                 "0.65 / 1.13",
            rows=_AIC_AGG_VLLM_DP),
+    Shaped(commit="c7cccdf",
+           rule="TensorRT-LLM's attention-DP balance of context requests (attention_dp_config "
+                "enable_balance, timeout_iters, batching_wait_iters; py_executor.py _schedule / "
+                "_balance_adp_requests: a context request runs when every rank has one or the "
+                "wait counter reaches timeout_iters or a rank has no generation request), off "
+                "by default as in the engine, so the frozen replay does not move; written after "
+                "these rows' first evaluation (aggdp55: TTFT median ratio 21.91, the 1,024-token "
+                "rows 0.28-0.52) and read with InferenceX's scripts, which turn it on "
+                "(tests/benches/aiconfig_agg_dp_script.py, the counterfactual that uses it)",
+           rows=_AIC_AGG_TRT_DP),
 )
 
 

@@ -31,6 +31,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from tests.benches import (
     accelmark_runs,
+    aiconfig_agg_dp_script,
     aiconfig_agg_flags,
     aiconfig_agg_runs,
     prospective31_runs,
@@ -268,6 +269,7 @@ def main() -> None:
     prospective54_runs.print_section()
     aiconfig_agg_runs.print_section()
     aiconfig_agg_flags.print_section()  # the counterfactual, after the frozen evaluation
+    aiconfig_agg_dp_script.print_section()  # TensorRT-LLM attention DP at its scripts' flags
     print("\n## The cost bench's vLLM serving runs (fixed concurrency)\n")
     print("Each run of the cost bench (tests/benches/cost_cases.py) that served "
           "vLLM to a client at a fixed concurrency with its request count published, replayed "

@@ -28,8 +28,11 @@ rule as one engine (a request seen by step k + 1 arrived before step k started);
 tokenizer batcher and API server stage (where on) are one, in front of the balancer. A closed
 loop's concurrency is global (the benchmark client's), not per rank. The decodes are stepped
 one by one (the exact path of the scheduler, not its collective batch: a rank's step depends
-on the others'). Not modelled: the DP coordinator's 100 ms snapshot lag (vLLM), TensorRT-LLM's
-attention-DP balance waits (attention_dp_config, off by default).
+on the others'). TensorRT-LLM's attention-DP balance (attention_dp_config.enable_balance, off by
+default; `gate`): each iteration, after every rank's scheduler has picked, the ranks' (context,
+generation) counts decide whether the context requests run or wait
+(kvplan.engines.trtllm.dp_balance.AdpContextGate). Not modelled: the DP coordinator's 100 ms
+snapshot lag (vLLM).
 """
 
 from __future__ import annotations
@@ -42,9 +45,10 @@ from kvplan._util.errors import InputError
 from kvplan._util.progress import report
 from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
 from kvplan.analysis.simulate.scheduler import SimRequest, SimState, Simulator
+from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import EngineRules, Scheduler
-from kvplan.engines.trtllm.dp_balance import trtllm_adp_ranks
+from kvplan.engines.trtllm.dp_balance import AdpContextGate, trtllm_adp_ranks
 from kvplan.engines.vllm.dp_balance import vllm_dp_engine
 
 # How a set of new requests (in the order the engine sees them) is dealt to the ranks: the rank
@@ -120,12 +124,27 @@ def balance_for(rules: EngineRules) -> Balance:
     return rule
 
 
+def _released(gate: AdpContextGate, ranks: Sequence[TrtllmSimulator]) -> bool:
+    """Whether this iteration's context requests run: every rank's picks, a rank without an
+    active request counted as its one dummy generation request (py_executor.py
+    `_pad_attention_dp_dummy_request`)."""
+    counts = [r.picked_counts() if (r.running or r.waiting) else (0, 1) for r in ranks]
+    return gate.release([c for c, _ in counts], [g for _, g in counts])
+
+
 def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[RequestSpec], *,
-                 concurrency: int | None = None) -> list[SimState]:
+                 concurrency: int | None = None,
+                 gate: AdpContextGate | None = None) -> list[SimState]:
     """Serve `specs` (in arrival order) on the ranks in lockstep (module docstring); each
-    rank's state as Simulator.run leaves it (its clock the last step's end)."""
+    rank's state as Simulator.run leaves it (its clock the last step's end). `gate`:
+    TensorRT-LLM's attention-DP balance of context requests (ranks of TrtllmSimulator)."""
     first = ranks[0]
     config = first.config
+    gated: list[TrtllmSimulator] = []
+    if gate is not None:
+        gated = [r for r in ranks if isinstance(r, TrtllmSimulator)]
+        if len(gated) != len(ranks):
+            raise InputError("attention_dp_config.enable_balance: TensorRT-LLM's ranks only")
     source: Iterator[RequestSpec] = iter(specs)
     upcoming: deque[RequestSpec] = deque()
     sent: deque[SimRequest] = deque()
@@ -205,12 +224,15 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
             continue
         if config.async_scheduling:
             prev_start = clock
+        hold = gate is not None and not _released(gate, gated)
+        for g in gated:
+            g.hold_context = hold
         steps = []
         for r in busy:
             r.state.clock_s = clock
             scheduled = r.schedule()
             if not scheduled:
-                if r.running or not r.waiting:
+                if r.running or not r.waiting or hold:
                     continue  # nothing of its own this step: a dummy batch
                 head = r.waiting[0]
                 raise InputError(f"request {head.rid}: {head.num_tokens} tokens do not fit in "

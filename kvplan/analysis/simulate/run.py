@@ -42,6 +42,7 @@ from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.capacity.weights import routed_expert_bits
 from kvplan.engines.base import Scheduler
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
+from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.alloc import (
     VllmKVConfig,
     vllm_async_scheduling_default,
@@ -166,6 +167,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm)
+    if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
+        raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
     if dp_attention:
         if moe_jit_compile_s is not None:
             raise InputError("simulate --moe-jit-compile-ms: not simulated with --dp-attention")
@@ -414,7 +417,7 @@ def _trtllm_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int,
     caching = cap.prefix_caching is not False
     sched = TrtllmSchedule(max_batch_size=batch, max_num_tokens=tokens,
                            chunked_prefill=opts.chunked_prefill, policy=opts.policy,
-                           early_exit=line.early_exit)
+                           early_exit=line.early_exit, adp_balance=opts.adp_balance)
     notes = [f"scheduler: TensorRT-LLM {line.name} PyTorch executor (capacity "
              f"{opts.policy.upper()}, "
              f"max_batch_size {batch:,}, max_num_tokens {tokens:,}, chunked prefill "
@@ -495,7 +498,11 @@ def simulate(sim: SimSetup, requests: Iterable[RequestSpec], *, concurrency: int
     sims = [_engine(sim, blocks, timeline=timeline, bulk_decode=bulk_decode and not lockstep)
             for _ in range(sim.dp)]
     if sim.dp_balance is not None:
-        states = run_lockstep(sims, sim.dp_balance, requests, concurrency=concurrency)
+        adp = sim.trtllm.adp_balance if sim.trtllm is not None else None
+        gate = (None if adp is None or sim.trtllm is None
+                else AdpContextGate(adp, sim.trtllm.max_batch_size))
+        states = run_lockstep(sims, sim.dp_balance, requests, concurrency=concurrency,
+                              gate=gate)
     elif sim.dp == 1:
         states = [sims[0].run(requests, concurrency=concurrency)]
     else:

@@ -55,8 +55,9 @@ differs, 4).
    is checked there only on the TensorRT-engine path) and by the scheduler (TLLM_CHECK "The
    number of context tokens exceeds the limit value": maxContextLength is max_num_tokens);
    kvplan refuses the run. py_executor.py `_schedule` keeps the scheduler's picks: batch
-   waiting (batch_wait_timeout_iters, 0 by default) and the attention-DP balance (off) hold
-   none back. With chunked
+   waiting (batch_wait_timeout_iters, 0 by default) holds none back, nor does the
+   attention-DP balance where it is off (the default; on: `hold_context`, set by
+   kvplan.analysis.simulate.dp_lockstep, drops the step's context requests). With chunked
    prefill the prompts are taken whole first, then, where they pass what the generation
    requests left, chunked FIRST_COME_FIRST_SERVED (the PyTorch executor's policy, unit
    tokens_per_block): each in order gets min(remaining, capacity left), cut down to a multiple
@@ -90,6 +91,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan.analysis.simulate.kv_pool import OWN, KVPool
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest, Simulator, StepCost
+from kvplan.engines.trtllm.dp_balance import AdpBalance
 
 GUARANTEED_NO_EVICT = "guaranteed_no_evict"
 MAX_UTILIZATION = "max_utilization"
@@ -107,6 +109,9 @@ class TrtllmSchedule:
     # The overlap scheduler's early exit (kvplan.analysis.simulate.trtllm_lines, from 1.2);
     # False: a request is scheduled once more after its last token (1.0, 1.1).
     early_exit: bool = True
+    # attention_dp_config.enable_balance (None: off, the default): the attention-DP ranks'
+    # context requests held back (kvplan.engines.trtllm.dp_balance.AdpContextGate).
+    adp_balance: AdpBalance | None = None
 
 
 class TrtllmSimulator(Simulator):
@@ -122,6 +127,9 @@ class TrtllmSimulator(Simulator):
         # overlap scheduler without its early exit: module docstring, 4).
         self._carry: list[SimRequest] = []
         self._carries = config.async_scheduling and not schedule.early_exit
+        # This iteration's context requests held by the attention-DP balance (set by the
+        # lockstep, kvplan.analysis.simulate.dp_lockstep): the step runs its generation only.
+        self.hold_context = False
 
     def _batch_ok(self) -> bool:
         return False
@@ -340,6 +348,17 @@ class TrtllmSimulator(Simulator):
             if scheduled or self.state.preemptions == paused:
                 return scheduled
 
+    def picked_counts(self) -> tuple[int, int]:
+        """(context, generation) requests the schedulers would pick this iteration, nothing
+        changed: what py_executor.py `_balance_adp_requests` all-gathers (GUARANTEED_NO_EVICT
+        only: MAX_UTILIZATION pauses requests as it picks)."""
+        if self.schedule_cfg.policy != GUARANTEED_NO_EVICT:
+            raise InputError("attention_dp_config.enable_balance: simulated under the "
+                             "GUARANTEED_NO_EVICT capacity policy only")
+        picks = self._micro_batch(self._no_evict(self._active()))
+        generation = sum(1 for req, _ in picks if self._generating(req))
+        return len(picks) - generation, generation
+
     def _schedule_once(self) -> list[tuple[SimRequest, int]]:
         active = self._active()
         fitting = (self._no_evict(active) if self.schedule_cfg.policy == GUARANTEED_NO_EVICT
@@ -347,7 +366,10 @@ class TrtllmSimulator(Simulator):
         scheduled: list[tuple[SimRequest, int]] = []
         pool, waiting = self.pool, self.waiting
         started: set[int] = set()
-        for req, n in self._micro_batch(fitting):
+        picks = self._micro_batch(fitting)
+        if self.hold_context:  # py_executor.py `_schedule`: the context requests dropped
+            picks = [(req, n) for req, n in picks if self._generating(req)]
+        for req, n in picks:
             if req.admitted:  # running: a seat held since its first step
                 if self._generating(req):
                     ok = pool.allocate(req, 1)
@@ -381,7 +403,10 @@ class TrtllmSimulator(Simulator):
 @dataclass(frozen=True, kw_only=True)
 class TrtllmOptionsSim:
     """What a user sets of TensorRT-LLM's scheduler (`kvplan simulate --engine trtllm`):
-    enable_chunked_prefill and scheduler_config.capacity_scheduler_policy (llm_args.py)."""
+    enable_chunked_prefill and scheduler_config.capacity_scheduler_policy (llm_args.py);
+    attention_dp_config.enable_balance with its iteration counts (`adp_balance`; the library
+    only, with attention DP)."""
 
     chunked_prefill: bool = False
     policy: str = GUARANTEED_NO_EVICT
+    adp_balance: AdpBalance | None = None

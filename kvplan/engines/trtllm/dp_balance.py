@@ -12,13 +12,15 @@ rank (scheduling params, none here) goes there; the others are balanced: expecte
 keyed (active tokens, active requests, rank); the new requests, sorted by prompt length
 (longest first, a stable sort), each go to the heap's top, which takes its tokens and one
 request and goes back while still below `expected`. The attention-DP balance that holds context
-requests back (attention_dp_config.enable_balance) is off by default: not modelled.
+requests back (attention_dp_config.enable_balance) is off by default; where a run turns it on,
+`AdpContextGate` holds them as py_executor.py does (trtdp56).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 def trtllm_adp_ranks(active_requests: Sequence[int], active_tokens: Sequence[int],
@@ -38,3 +40,57 @@ def trtllm_adp_ranks(active_requests: Sequence[int], active_tokens: Sequence[int
         if reqs + 1 < expected:
             heapq.heappush(heap, (tokens + prompt_lens[i], reqs + 1, rank))
     return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdpBalance:
+    """`attention_dp_config` with `enable_balance: true` (llmapi/llm_args.py AttentionDpConfig:
+    enable_balance False, timeout_iters 50, batching_wait_iters 10 by default; the 1.2 line as
+    GitHub stores it). None in its place (the default): no context request is held back."""
+
+    timeout_iters: int = 50
+    batching_wait_iters: int = 10
+
+
+class AdpContextGate:
+    """TensorRT-LLM's attention-DP balance of context requests, one executor iteration at a
+    time (tensorrt_llm/_torch/pyexecutor/py_executor.py `_schedule`, which calls
+    `_balance_adp_requests` only when enable_attention_dp and attention_dp_enable_balance; a
+    1.2-line py_executor.py as GitHub stores it). After every rank's scheduler has picked its
+    step, the ranks all-gather (context requests picked, generation requests picked); a rank
+    with no active request joins with one dummy generation request
+    (`_pad_attention_dp_dummy_request`, padded before `_schedule`). Then, with the counters
+    every rank keeps alike (the same all-gathered numbers):
+    - every rank has a context request and every rank fewer than max_batch_size generation
+      requests: the wait counter goes back to 0; if every rank also has a generation request,
+      the context requests are held while the batching counter is below batching_wait_iters
+      (it counts up; at the limit it goes back to 0 and they run);
+    - otherwise the context requests are held and the wait counter counts up, unless it has
+      reached timeout_iters or some rank has no generation request: then they run and it goes
+      back to 0.
+    Held: every rank's step runs its generation requests only; the context requests stay
+    active for the next iteration."""
+
+    def __init__(self, balance: AdpBalance, max_batch_size: int) -> None:
+        self.balance = balance
+        self.max_batch_size = max_batch_size
+        self.waiting_iters = 0  # adp_ctx_waiting_iters_count
+        self.batching_iters = 0  # adp_ctx_batching_wait_iters_count
+
+    def release(self, context: Sequence[int], generation: Sequence[int]) -> bool:
+        """Whether this iteration's context requests run (each rank's picked counts)."""
+        all_context = all(n > 0 for n in context)
+        all_generation = all(n > 0 for n in generation)
+        if all(n < self.max_batch_size for n in generation) and all_context:
+            self.waiting_iters = 0
+            if all_generation:
+                if self.batching_iters < self.balance.batching_wait_iters:
+                    self.batching_iters += 1
+                    return False
+                self.batching_iters = 0
+            return True
+        self.waiting_iters += 1
+        if self.waiting_iters >= self.balance.timeout_iters or not all_generation:
+            self.waiting_iters = 0
+            return True
+        return False
