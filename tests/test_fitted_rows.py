@@ -16,6 +16,7 @@ import pytest
 
 from tests.benches import (
     accelmark_runs,
+    aiconfig_agg_runs,
     cost_bench,
     disagg_rows,
     engine_bench,
@@ -96,7 +97,8 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load(prospective53_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective53b_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective54_runs.DATA)["runs"]]
-            + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()])
+            + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()]
+            + [disagg_rows.PREFIX + r["id"] for r in aiconfig_agg_runs.rows()])
 
 
 def test_every_fitted_constant_has_its_record() -> None:
