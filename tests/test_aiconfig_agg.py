@@ -288,7 +288,7 @@ def test_inferencex_single_node_vllm_rows_at_the_layout_they_ran() -> None:
     rep = disagg_rows.Replay(id=disagg_rows.PREFIX + row["id"], label="", cohort="aggdp55",
                              measured_ttft_ms=1.0, measured_tpot_ms=1.0, concurrency=16,
                              input_len=1024, output_len=1024, ttft_ms=1.0, tpot_ms=1.0)
-    assert aiconfig_agg_runs.split_of(rep) == "shaped (the layout as run, vllmdpep56)"
+    assert aiconfig_agg_runs.split_of(rep) == "shaped by b8b24713"  # the layout as run
     # The same measurement in the 2026-04-06 export (its id names tp4_ep4): the same reading.
     same = _row("2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c16_tp4_ep4_1397")
     assert _as_run(same) == (4, 1, 1, 4)

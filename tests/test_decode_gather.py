@@ -20,6 +20,8 @@ writes no --moe-a2a-backend, so its SGLang rows ran this default."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kvplan import load_spec
@@ -86,4 +88,28 @@ def test_sglang_tp_attention_ep_decode_has_no_all_to_all() -> None:
     step = _decode("sglang", Layout(tp=8, ep=8), requests=16)
     assert "ep_all_to_all" not in step.by_op and "dp_gather_all_gather" not in step.by_op
     assert step.by_op["tp_all_reduce"] > 0
-    assert _decode("trtllm", Layout(tp=8, ep=8), requests=16).by_op["ep_all_to_all"] > 0
+
+
+def test_trtllm_tp_attention_ep_has_no_all_to_all() -> None:
+    # TensorRT-LLM (1.2 line, _torch/modules/fused_moe/fused_moe_cutlass.py
+    # `select_alltoall_method_type`): NotEnabled where mapping.dp_size == 1 ("If no attention
+    # DP, no need to use AlltoAll"); fused_moe/interface.py `reducescatter_or_allreduce` then
+    # all-reduces the experts' output over the TP group, kvplan's TP all-reduce after the layer
+    # (unchanged). TP 8 EP 8 on B200 at 16 requests drops, on each of the 58 MoE layers, the
+    # all-to-all it was charged before: 2 x 8 us + 16 tokens x top-8 x 7,168 x (1 B FP8
+    # dispatch + 2 B bf16 combine) x 7/8 / 720e9 s = 16 + 3.345 = 19.345 us; 58 x = 1.122 ms.
+    eff = engine_efficiency("trtllm")
+    assert eff.ep_all_to_all_needs_dp
+    tep = step_time(load_spec("deepseek-v3"), B200, tokens=16, context=2048, requests=16,
+                    layout=Layout(tp=8, ep=8), eff=eff)
+    before = step_time(load_spec("deepseek-v3"), B200, tokens=16, context=2048, requests=16,
+                       layout=Layout(tp=8, ep=8), eff=replace(eff, ep_all_to_all_needs_dp=False))
+    a2a = 58 * (2 * 8e-6 + 16 * 8 * 7168 * 3 * 7 / 8 / 720e9)
+    assert a2a == pytest.approx(1.122e-3, abs=1e-6)
+    assert "ep_all_to_all" not in tep.by_op and before.by_op["ep_all_to_all"] == pytest.approx(a2a)
+    assert before.seconds - tep.seconds == pytest.approx(a2a)
+    assert tep.by_op["tp_all_reduce"] == pytest.approx(before.by_op["tp_all_reduce"])
+    assert tep.by_op["tp_all_reduce"] > 0
+    # Under attention DP (DEP8) it still runs one (NVLinkOneSided on Blackwell).
+    dep = _decode("trtllm", Layout(tp=8, ep=8, dp_attention=True), requests=16)
+    assert dep.by_op["ep_all_to_all"] == pytest.approx(a2a)

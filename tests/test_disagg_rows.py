@@ -73,11 +73,12 @@ def test_enforce_eager_prefill_pays_the_launch_time() -> None:
 def test_vllm_ep_without_dp_attention_has_no_all_to_all() -> None:
     # vllm FusedMoEParallelConfig.use_all2all_kernels = use_ep and dp_size > 1: TEP4 reduces
     # the experts in the TP all-reduce; SGLang's without DeepEP too (its decode gather,
-    # tests/test_decode_gather.py); TensorRT-LLM's trait keeps the all-to-all.
+    # tests/test_decode_gather.py); TensorRT-LLM's too (CutlassFusedMoE's
+    # select_alltoall_method_type: NotEnabled where dp_size == 1, the 1.2 line).
     spec, _ = load_model(KIMI)
     gpu = get_gpu("GB200")
     tep = CostInputs(context=1536, kv_dtype="fp8", layout=Layout(tp=4, ep=4))
-    for engine, has_a2a in (("vllm", False), ("sglang", False), ("trtllm", True)):
+    for engine, has_a2a in (("vllm", False), ("sglang", False), ("trtllm", False)):
         eff = engine_efficiency(engine, device_efficiency(gpu))
         by_op = predict(spec, gpu, replace(tep, efficiency=eff)).decode_ms_by_op
         assert ("ep_all_to_all" in by_op) is has_a2a

@@ -73,5 +73,10 @@ def test_sglang_tp_attention_ep_prefill_has_no_all_to_all() -> None:
     step = _prefill("sglang", Layout(tp=8, ep=8), tokens=2048, prompts=2)
     assert "ep_all_to_all" not in step.by_op and "dp_gather_all_reduce" not in step.by_op
     assert step.by_op["tp_all_reduce"] > 0
-    vllm_like = _prefill("trtllm", Layout(tp=8, ep=8), tokens=2048, prompts=2)
-    assert vllm_like.by_op["ep_all_to_all"] > 0
+    # TensorRT-LLM's fused MoE neither (CutlassFusedMoE.select_alltoall_method_type, 1.2 line:
+    # NotEnabled where dp_size == 1; tests/test_decode_gather.py); under DP attention it runs one.
+    trtllm = _prefill("trtllm", Layout(tp=8, ep=8), tokens=2048, prompts=2)
+    assert "ep_all_to_all" not in trtllm.by_op
+    assert trtllm.by_op["tp_all_reduce"] == pytest.approx(step.by_op["tp_all_reduce"])
+    dep = _prefill("trtllm", Layout(tp=8, ep=8, dp_attention=True), tokens=2048, prompts=2)
+    assert dep.by_op["ep_all_to_all"] > 0

@@ -88,7 +88,8 @@ rows: layers/logits_processor.py:576-582 `dp_gather_replicate`, 0.5.4), so their
 rank are the gathered tokens x 2 x params / tp; `ep` spreads whole experts over ranks, with an
 all-to-all dispatch (FP8, as DeepEP's low-latency kernels) and combine (bf16) per MoE layer
 (an engine that runs it only under DP attention, `Efficiency.ep_all_to_all_needs_dp`: vLLM's
-FusedMoE, reduces TP-attention EP in the TP all-reduce instead).
+FusedMoE, TensorRT-LLM's fused MoE modules, reduces TP-attention EP in the TP all-reduce
+instead).
 An engine whose prefill (extend) step runs its MLP layers without an all-to-all
 (`Efficiency.prefill_mlp_all_reduce`: SGLang with --moe-a2a-backend none, its default, read in
 0.5.8.post1) pays instead, under DP attention, two all-reduces over the TP group of every rank's
@@ -532,7 +533,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             elif (layout.ep > 1 and layout.moe_tp == 1
                   and (layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
                 # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks. (An
-                # engine that runs it only with DP ranks, e.g. vLLM, reduces TP-attention EP's
+                # engine that runs it only with DP ranks, e.g. vLLM or TensorRT-LLM
+                # (kvplan.engines.trtllm.engine: cost_traits), reduces TP-attention EP's
                 # expert outputs in the TP all-reduce after the layer, counted below; vLLM
                 # 0.19.0 fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and
                 # use_ep`, so an EP over TP x DP runs it.)

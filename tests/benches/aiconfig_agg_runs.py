@@ -83,11 +83,18 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
-from tests.benches import aiconfig_agg_dp, aiconfig_harness, aiconfig_nightly, disagg_rows
+from tests.benches import (
+    aiconfig_agg_dp,
+    aiconfig_agg_trtep,
+    aiconfig_harness,
+    aiconfig_nightly,
+    disagg_rows,
+)
 from tests.benches.aiconfig_agg_text import (
     AGGMORE_FINDING,
     FINDING,
     HYBRID_FINDING,
+    TRTLLM_EP_FINDING,
     TRTLLM_FINDING,
     TRTLLM_LINES_FIRST,
     TRTLLM_SINCE,
@@ -421,9 +428,21 @@ def shaped_hosts() -> dict[tuple[str, str, str], tuple[str, ...]]:
     return {k: tuple(v) for k, v in hosts.items()}
 
 
+@cache
+def shaped_rows() -> dict[str, tuple[str, ...]]:
+    """Row id -> the SHAPED_BY commits that name the aggregated row (read before a rule
+    written for it: trta2a56's TensorRT-LLM EP rows, tests.benches.aiconfig_agg_trtep)."""
+    ids = {PREFIX + r["id"] for r in rows()}
+    out: dict[str, list[str]] = {}
+    for s in SHAPED_BY:
+        for rid in set(s.rows) & ids:
+            out.setdefault(rid, []).append(s.commit)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def split_of(replayed: Replay) -> str:
-    if any(replayed.id in s.rows for s in SHAPED_BY):  # vllmdpep56's: aiconfig_agg_dp.as_run
-        return "shaped (the layout as run, vllmdpep56)"
+    if replayed.id in shaped_rows():
+        return f"shaped by {', '.join(shaped_rows()[replayed.id])}"
     if _host(row_of(replayed)) in shaped_hosts():
         return "held out, host of shaped disagg rows"
     return "held out"
@@ -500,9 +519,10 @@ def print_section() -> None:
           f"Replayed: {len(done):,}. Inside means "
           f"predicted / measured within [{BAND[0]}, {BAND[1]}]; the medians are of |predicted / "
           "measured - 1| over the replayed rows.\n")
-    print("Held out: no constant was fitted and no rule written on these rows but the 97 vLLM "
-          "rows stated as attention DP, which shaped how their layout is read (vllmdpep56, "
-          "split 'shaped'; aggdp55's finding below). The same "
+    shaped = sorted({c for commits in shaped_rows().values() for c in commits})
+    print("Held out: no constant was fitted on these rows and no rule written on them but "
+          f"where the split column says `shaped by` ({', '.join(shaped)}: rows read before "
+          "that rule was written, SHAPED_BY; no test of it). The same "
           "publisher's DISAGGREGATED rows shaped rules (tests/benches/fitted_rows.py SHAPED_BY: "
           + "; ".join(f"{backend} {model} on {system}: {', '.join(c)}" for (backend, model,
                       system), c in sorted(shaped_hosts().items()))
@@ -545,6 +565,8 @@ def print_section() -> None:
     print(f"\n{TRTLLM_FINDING}")
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
+    aiconfig_agg_trtep.print_split(_representative)
+    print(f"\n{TRTLLM_EP_FINDING}")
     print(f"\n{aiconfig_agg_dp.FINDING}\n\n{aiconfig_agg_dp.AS_RUN_FINDING}"
           f"\n\n{aiconfig_agg_dp.TRTDP_FINDING}")
     print_harness(part)
@@ -575,6 +597,26 @@ def print_harness(part: list[Replay]) -> None:
     print(f"\n{h.FINDING}")
 
 
+def _representative() -> SimSetup:
+    """The setup of aiconfig_agg_trtep's representative row (its prefill split), a 1,024 / 128
+    row's."""
+    t = aiconfig_agg_trtep
+    return _setup(t.MODEL, t.PRECISION, t.SYSTEM, "trtllm", t.VERSION, t.TP, t.EP,
+                  t.PROMPT + 128 + CONTEXT_PAD)
+
+
+def print_trt_ep() -> None:
+    """The section's lines for TensorRT-LLM's EP = TP rows under TP attention (the 142 that
+    shaped trta2a56's rule) from those rows alone (some 40 s of CPU): their split line, the
+    prefill split and the finding; `python -m tests.benches.aiconfig_agg_runs --trt-ep`."""
+    part = [replay(r) for r in rows() if aiconfig_agg_trtep.is_tp_attention_ep(r)]
+    done = [r for r in part if r.replayed]
+    for split in sorted({split_of(r) for r in done}):
+        print(_line(f"split: {split}", [r for r in done if split_of(r) == split]))
+    aiconfig_agg_trtep.print_split(_representative)
+    print(f"\n{TRTLLM_EP_FINDING}")
+
+
 def print_nightly() -> None:
     """The section's lines that the non-release rows make (cohort nightly55: aiconfig_nightly),
     from those rows alone (some 11 s of CPU, not the section's ~7 minutes): their cohort lines,
@@ -598,5 +640,7 @@ if __name__ == "__main__":
     elif sys.argv[1:] == ["--dp"]:  # aggdp55's rows alone (aiconfig_agg_dp.print_cohort)
         aiconfig_agg_dp.print_cohort(cohort_lines, _row_line,
                                      [replay(r) for r in rows() if layout(r)[1] > 1])
+    elif sys.argv[1:] == ["--trt-ep"]:
+        print_trt_ep()
     else:
         print_section()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from kvplan._util.fitted import Fitted
 
@@ -430,6 +431,19 @@ _AIC_AGG_TRT_DP = tuple(f"aiconfigurator 2026_03_25_{run}" for run in (
     "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c128_tp8_0_ep8_0_987",
     "deepseek_r1_b200_sxm_trtllm_fp4_agg_8192x1024_c64_tp8_0_ep8_0_981",
     "gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c64_tp4_0_ep4_0_1007"))
+def _listed_rows(name: str) -> tuple[str, ...]:
+    """The bench row ids a file of tests/data/sim_to_real/ lists, one a line ('#': a comment),
+    with the bench's "aiconfigurator " prefix."""
+    path = Path(__file__).resolve().parents[1] / "data" / "sim_to_real" / name
+    return tuple(f"aiconfigurator {line}" for line in path.read_text().splitlines()
+                 if line.strip() and not line.startswith("#"))
+
+
+# The 142 TensorRT-LLM aggregated rows with EP = TP under TP attention (tests/benches/
+# aiconfig_agg_runs.py; tests.benches.aiconfig_agg_trtep), replayed and read before trta2a56's
+# all-to-all rule was written.
+_AIC_AGG_TRT_TP_EP = _listed_rows("aiconfig_agg_trta2a56_rows.txt")
+
 
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="297958c",
@@ -812,6 +826,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows 0.28-0.52) and read with InferenceX's scripts, which turn it on "
                 "(tests/benches/aiconfig_agg_dp_script.py, the counterfactual that uses it)",
            rows=_AIC_AGG_TRT_DP),
+    Shaped(commit="bcea93d",
+           rule="TensorRT-LLM's fused MoE runs no EP all-to-all without attention DP "
+                "(CutlassFusedMoE.select_alltoall_method_type: NotEnabled where dp_size == 1, "
+                "the 1.2 line; enable_alltoall required enable_attention_dp in 1.0 / 1.1), its "
+                "experts' outputs reduced in the TP all-reduce: Efficiency."
+                "ep_all_to_all_needs_dp for TensorRT-LLM (kvplan.engines.trtllm.engine "
+                "cost_traits), read after these rows' replay (TPOT inside 71, median ratio "
+                "1.308) charged the all-to-all; after it TPOT inside 100 (1.157), TTFT inside "
+                "40 -> 20 (median 1.341 -> 0.522)",
+           rows=_AIC_AGG_TRT_TP_EP),
 )
 
 

@@ -110,7 +110,15 @@ class TrtllmEngine(EngineDefaults):
     # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False,
                     moe_tp_under_ep="1.2")  # kvplan.engines.moe_layout
-    cost_traits = CostTraits()  # it runs its engine: no prefill launch time
+    # It runs its engine: no prefill launch time. EP's all-to-all only under attention DP:
+    # _torch/modules/fused_moe/fused_moe_cutlass.py `CutlassFusedMoE.select_alltoall_method_type`
+    # (the 1.2 line, NVIDIA/TensorRT-LLM PR #8950; fused_moe_trtllm_gen.py's the same) returns
+    # NotEnabled where `mapping.dp_size == 1` ("If no attention DP, no need to use AlltoAll"),
+    # and before it `enable_alltoall` required `mapping.enable_attention_dp` (1.0 / 1.1); with
+    # TP attention `MoE.reducescatter_or_allreduce` (fused_moe/interface.py) all-reduces the
+    # experts' output over the TP group (`reduce_results`, or the model's fused all-reduce +
+    # norm after the MoE), the TP all-reduce kvplan.perf.roofline already counts.
+    cost_traits = CostTraits(ep_all_to_all_needs_dp=True)
     # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
     # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler; 1.0 - 1.3, trtllm_lines).
     scheduler = Scheduler.capacity_micro_batch
