@@ -421,7 +421,7 @@ def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp
         from kvplan.weights.csa import csa_weight_breakdown  # V4 only: keeps start-up lean
 
         return csa_weight_breakdown(spec, dtype=dtype, tp=tp, layers=layers, first=first,
-                                    last=last)
+                                    last=last, held_experts=held_experts)
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
     if vision and spec.vision is not None:
