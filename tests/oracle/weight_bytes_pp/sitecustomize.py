@@ -1,6 +1,7 @@
 """Put on the PYTHONPATH of the stage workers vLLM spawns when tests/oracle/vllm_weight_bytes.py
-runs with WEIGHT_BYTES_PP=N or WEIGHT_BYTES_TP=N (it does so itself): each worker installs the probe's spy at start-up,
-so that every pipeline stage prints the bytes of the model it loaded."""
+runs with WEIGHT_BYTES_PP=N or WEIGHT_BYTES_TP=N (it does so itself): each worker installs the
+probe's spy at start-up, so that every pipeline stage (or TP rank) prints the bytes of the model
+it loaded."""
 
 import os
 
