@@ -32,7 +32,7 @@ from tests.test_checkpoint_weights import make_folder
 
 DATA = Path(__file__).parent / "data"
 EP_ORACLE = DATA / "oracle" / "ep-weights"
-ORACLE = json.loads((EP_ORACLE / "results.json").read_text())["cases"]
+ORACLE = json.loads((EP_ORACLE / "weight-bytes.json").read_text())["cases"]
 
 
 def _routed(spec: ModelSpec, held: int, tp: int = 1) -> tuple[int, int]:
@@ -312,3 +312,16 @@ def test_whole_experts_over_ep_weigh_a_tp_slice(model: str, ep: int) -> None:
     assert spec.moe is not None and spec.moe.n_routed_experts % ep == 0
     assert spec.moe.moe_intermediate_size % ep == 0
     assert weights_breakdown(spec, tp=ep, ep=ep).experts == weights_breakdown(spec, tp=ep).experts
+
+
+def test_mtp_block_holds_the_ranks_experts() -> None:
+    # DeepSeek-V3's MTP layer (--speculative-method mtp) is a decoder layer of the target's
+    # parallel config (models/deepseek_mtp.py: a DeepseekV2DecoderLayer, its FusedMoE under
+    # EP): at EP 16 a rank holds 16 of its 256 experts whole, at TP 4 without EP a 1/4 slice
+    # of each, 64 experts' worth: 48 x 44,040,192 B (FP8 weights; scales counted apart) less.
+    # Until eptpw56 the MTP block kept the TP slice under any EP (the same bytes).
+    spec = load_spec("deepseek-v3")
+    tp4 = weights_breakdown(spec, tp=4, mtp=True).mtp
+    for dp in (False, True):
+        ep16 = weights_breakdown(spec, tp=4, ep=16, mtp=True, dp_attention=dp).mtp
+        assert tp4 - ep16 == 48 * 44_040_192

@@ -99,23 +99,19 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
                                     dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
                                     **kw)
-    split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **kw)
+    held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
         # --ep_size): the busiest rank holds ceil(E / ep) routed experts
         # (`busiest_rank_experts`), each split over the moe_tp ranks of its EP group (1, whole,
         # unless MoE TP x EP: kvplan.weights.expert_layout), with what each held expert brings
-        # (its biases, the kernel's padding of its width: `weight_breakdown`'s held_experts),
-        # and the router whole. The shared experts are no routed experts: they stay in
-        # `split`'s dense MLP, split over the TP group like a dense MLP (vLLM 0.32
-        # models/deepseek_v2.py:243-276 DeepseekV2MLP and :359-372; whole under DP attention
-        # as `_dp_weights` places them); the MTP block as `split` counts it.
-        held = weight_breakdown(spec, quant, tp=moe_tp_size(max(tp, ep), ep),
-                                held_experts=busiest_rank_experts(spec.moe.n_routed_experts, ep),
-                                **kw)
-        split = replace(split, experts=held.experts, expert_scales=held.expert_scales,
-                        quantization_scales=split.quantization_scales - split.expert_scales
-                        + held.expert_scales)
+        # (its biases, the kernel's padding of its width), and the router whole; the MTP
+        # block's experts likewise. The shared experts are no routed experts: they stay in the
+        # dense MLP, split over the TP group (vLLM 0.32 models/deepseek_v2.py:243-276
+        # DeepseekV2MLP and :359-372; whole under DP attention as `_dp_weights` places them).
+        held = {"held_experts": busiest_rank_experts(spec.moe.n_routed_experts, ep),
+                "expert_tp": moe_tp_size(max(tp, ep), ep)}
+    split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **held, **kw)
     return _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
                        dp_split=dp_split)
 
