@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kvplan.model.spec import ModelSpec
-from kvplan.weights.expert_layout import moe_tp_size
+from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
@@ -99,36 +99,19 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
                                     dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
                                     **kw)
-    split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **kw)
+    held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
-        # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size): each rank holds
-        # ceil(E / ep) routed experts whole instead of a 1/tp slice of every expert
-        # (vLLM FusedMoE: determine_expert_map); the busiest rank sets the memory.
-        moe_tp = moe_tp_size(max(tp, ep), ep)
-        if moe_tp > 1:
-            # MoE TP x EP (EP below the ranks sharing the experts, kvplan.weights.expert_layout):
-            # E / ep experts, each a 1/moe_tp slice (SGLang FusedMoE: num_local_experts,
-            # intermediate_size_per_partition), the router whole; the MTP block as `split`.
-            held = weight_breakdown(spec, quant, tp=moe_tp,
-                                    held_experts=-(-spec.moe.n_routed_experts // ep), **kw)
-            return _dp_weights(spec, quant, kw, replace(
-                split, experts=held.experts, expert_scales=held.expert_scales,
-                quantization_scales=split.quantization_scales - split.expert_scales
-                + held.expert_scales), tp=tp, dp_attention=dp_attention, dp_split=dp_split)
-        # The experts group also holds the routers, whole on every rank: from the whole model
-        # (experts + routers) and a 1/ep slice (experts / ep + routers), the routed experts are
-        # (whole - slice) x ep / (ep - 1).
-        whole = weight_breakdown(spec, quant, tp=1, **kw)
-        sliced = weight_breakdown(spec, quant, tp=ep, **kw)
-        routed = (whole.experts - sliced.experts) * ep // (ep - 1)
-        routed_scales = (whole.expert_scales - sliced.expert_scales) * ep // (ep - 1)
-        per_rank = -(-spec.moe.n_routed_experts // ep)
-        experts = (whole.experts - routed) + routed * per_rank // spec.moe.n_routed_experts
-        scales = (whole.expert_scales - routed_scales) + (
-            routed_scales * per_rank // spec.moe.n_routed_experts)
-        split = replace(split, experts=experts, expert_scales=scales,
-                        quantization_scales=split.quantization_scales - split.expert_scales
-                        + scales)
+        # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
+        # --ep_size): the busiest rank holds ceil(E / ep) routed experts
+        # (`busiest_rank_experts`), each split over the moe_tp ranks of its EP group (1, whole,
+        # unless MoE TP x EP: kvplan.weights.expert_layout), with what each held expert brings
+        # (its biases, the kernel's padding of its width), and the router whole; the MTP
+        # block's experts likewise. The shared experts are no routed experts: they stay in the
+        # dense MLP, split over the TP group (vLLM 0.32 models/deepseek_v2.py:243-276
+        # DeepseekV2MLP and :359-372; whole under DP attention as `_dp_weights` places them).
+        held = {"held_experts": busiest_rank_experts(spec.moe.n_routed_experts, ep),
+                "expert_tp": moe_tp_size(max(tp, ep), ep)}
+    split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **held, **kw)
     return _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
                        dp_split=dp_split)
 

@@ -321,7 +321,8 @@ def _qwen2_vit(t: _Tally, vit: Qwen2ViTSpec, tp: int) -> None:
     t.vector("vision", _split(merged, tp) + vit.out_hidden_size)  # biases
 
 
-def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
+def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int, held_experts: int | None = None,
+                expert_tp: int | None = None) -> int:
     """The MTP draft's weights on one rank, as vLLM loads them with --speculative-method mtp.
     Per MTP layer: a whole decoder layer like the target's last (attention and MoE, quantized
     like the target's) and three hidden-size norms; then, by architecture
@@ -336,9 +337,11 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
 
     The draft's own embedding is dropped for the target's when there is one pipeline stage
     (v1/spec_decode/eagle.py load_model: "Detected MTP model. Sharing target model embedding
-    weights"; read at the 0.11-0.12 line), so it is not counted. Routed experts are counted
-    split over TP (the same bytes as whole experts over EP when EP divides them). Quantization
-    scales go to `t`'s scales, as the checkpoint path counts them."""
+    weights"; read at the 0.11-0.12 line), so it is not counted. Routed experts are held as
+    the target's layers hold theirs (``held_experts``, each split over ``expert_tp``, as
+    `weight_breakdown` takes them: the draft builds a DeepseekV2DecoderLayer, its FusedMoE
+    under the same parallel config). Quantization scales go to `t`'s scales, as the checkpoint
+    path counts them."""
     n = spec.num_nextn_predict_layers
     if not n:
         return 0
@@ -353,9 +356,10 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
         m.vector("mtp", counts.layers[like].norms + 3 * h)
         if moe is not None and moe.is_moe_layer(like):
             scheme = m.scheme(experts_module(spec, i))
-            m.add("mtp", scheme.experts_bytes(moe.n_routed_experts, h,
-                                              _split(moe.moe_intermediate_size, tp),
-                                              spec.mlp.gated))
+            m.add("mtp", scheme.experts_bytes(
+                moe.n_routed_experts if held_experts is None else held_experts, h,
+                _split(moe.moe_intermediate_size, tp if expert_tp is None else expert_tp),
+                spec.mlp.gated))
             m.add("mtp", MatrixBytes(weight=router_bytes(spec, m.bits)))
             _ffn(m, spec, "mtp", f"model.layers.{i}.mlp.shared_experts",
                  moe.n_shared_experts * moe.moe_intermediate_size, tp)
@@ -375,8 +379,8 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int) -> int:
 def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
                      tp: int = 1, layers: range | None = None, first: bool = True,
                      last: bool = True, vision: bool = True, mtp: bool = False,
-                     lm_head: bool | None = None, held_experts: int | None = None
-                     ) -> WeightBreakdown:
+                     lm_head: bool | None = None, held_experts: int | None = None,
+                     expert_tp: int | None = None) -> WeightBreakdown:
     """Weight bytes as vLLM holds them, by group, for one tensor-parallel rank.
 
     ``dtype``: the compute dtype (kvplan name or config spelling; see `engine_dtype`), used for
@@ -395,22 +399,24 @@ def weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, *, dtype: str,
     as `checkpoint_breakdown` counts it (gemma3_mm.py, like qwen2_5_vl.py and its peers, builds
     the tower on every pipeline rank; vLLM loads it unless --limit-mm-per-prompt is 0). ``mtp``:
     the MTP draft layers (--speculative-method mtp), on the last stage (`_mtp_layers`).
-    ``held_experts``: the routed experts a decoder layer's rank holds, each split over ``tp``
-    (MoE TP x EP: E / ep of them over moe_tp ranks, kvplan.weights.expert_layout; the router
-    whole); None: all of them."""
+    ``held_experts``: the routed experts a MoE layer's rank holds (expert parallelism: the
+    busiest rank's, kvplan.weights.expert_layout.busiest_rank_experts; the router whole); None:
+    all of them. ``expert_tp``: the ranks each routed expert's GEMMs and biases are split over
+    (expert parallelism: kvplan.weights.expert_layout.moe_tp_size, 1 unless MoE TP x EP); None:
+    ``tp``."""
     # The cost model asks this for every step it times (kvplan.perf), the same few layouts
     # thousands of times in one simulation: the answer is a pure function of these arguments
     # (frozen, hashable specs; `spec.checkpoint`, left out of a spec's equality, is never read
     # here: `weights_breakdown` measures checkpoints apart), so it is cached on all of them.
     return _weight_breakdown(spec, quant, dtype, tp, layers, first, last, vision, mtp, lm_head,
-                             held_experts)
+                             held_experts, expert_tp)
 
 
 @pure_cache(maxsize=512)
 def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp: int,
                       layers: range | None, first: bool, last: bool, vision: bool, mtp: bool,
-                      lm_head: bool | None, held_experts: int | None = None
-                      ) -> WeightBreakdown:
+                      lm_head: bool | None, held_experts: int | None = None,
+                      expert_tp: int | None = None) -> WeightBreakdown:
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
     if isinstance(spec.attention, CompressedSparseAttention):
@@ -421,7 +427,7 @@ def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp
         from kvplan.weights.csa import csa_weight_breakdown  # V4 only: keeps start-up lean
 
         return csa_weight_breakdown(spec, dtype=dtype, tp=tp, layers=layers, first=first,
-                                    last=last)
+                                    last=last, held_experts=held_experts, expert_tp=expert_tp)
     bits = get_dtype(dtype).element_bits
     t = _Tally(quant, bits)
     if vision and spec.vision is not None:
@@ -459,12 +465,10 @@ def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp
         if moe is not None and moe.is_moe_layer(i):
             scheme = t.scheme(experts_module(spec, i))
             held = moe.n_routed_experts if held_experts is None else held_experts
-            t.add("experts", scheme.experts_bytes(held, h,
-                                                  _split(moe.moe_intermediate_size, tp),
-                                                  spec.mlp.gated))
+            width = _split(moe.moe_intermediate_size, tp if expert_tp is None else expert_tp)
+            t.add("experts", scheme.experts_bytes(held, h, width, spec.mlp.gated))
             if not getattr(scheme, "expert_bias", False):  # Mxfp4 prices its padded biases
-                t.vector("experts", held * expert_bias_params(
-                    spec, _split(moe.moe_intermediate_size, tp)))
+                t.vector("experts", held * expert_bias_params(spec, width))
             # The router (gate) stays unquantized, in the dtype vLLM builds it in.
             t.add("experts", MatrixBytes(weight=router_bytes(spec, t.bits)))
             shared = f"model.layers.{i}.mlp.shared_experts"
@@ -486,7 +490,7 @@ def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp
         else:
             t.add("lm_head", scheme.matrix_bytes(vocab_rank, h))
         t.vector("lm_head", lm_head_bias_rows(spec, vocab_rank))
-    mtp_bytes = _mtp_layers(t, spec, tp) if mtp and last else 0
+    mtp_bytes = _mtp_layers(t, spec, tp, held_experts, expert_tp) if mtp and last else 0
     g = t.groups
     return WeightBreakdown(
         embeddings=g.get("embeddings", 0), attention=g.get("attention", 0),

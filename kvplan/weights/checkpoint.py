@@ -27,7 +27,7 @@ from kvplan.weights.base import (
     rope_cache_bytes,
     stage_has_attention,
 )
-from kvplan.weights.expert_layout import moe_tp_size
+from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 from kvplan.weights.params import count_params
 from kvplan.weights.routers import FLOAT32_BITS, router_build, router_columns
 
@@ -110,7 +110,7 @@ def _tensor_rank_bytes(t: TensorInfo, bits: int, where: _Placement, expert: bool
             # are counted by `checkpoint_breakdown`; fused ones hold E/ep of their first axis.
             if module == "experts" and where.spec.moe is not None and (
                     shape[0] == where.spec.moe.n_routed_experts):
-                return _shard(shape, 0, cdiv(shape[0], where.ep), bits)
+                return _shard(shape, 0, busiest_rank_experts(shape[0], where.ep), bits)
             return whole
         tp = where.expert_tp
         if module == "experts" and where.spec.moe is not None:
@@ -222,7 +222,7 @@ def checkpoint_breakdown(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantC
     placed = {"dense_mlp": split if dp_split.mlp_split else where,
               "lm_head": split if dp_split.lm_head_split else where}
     moe = spec.moe
-    experts_per_rank = cdiv(moe.n_routed_experts, ep) if moe is not None else 0
+    experts_per_rank = busiest_rank_experts(moe.n_routed_experts, ep) if moe is not None else 0
     groups = dict.fromkeys(("embeddings", "attention", "dense_mlp", "experts", "lm_head",
                             "norms", "vision", "mtp"), 0)
     scales = expert_scales = 0
@@ -327,7 +327,7 @@ def _engine_added(ckpt: CheckpointWeights, spec: ModelSpec, quant: QuantConfig |
                 continue
             # Mxfp4MoEMethod.create_weights pads the expert shapes for the backend's kernel;
             # the checkpoint holds them unpadded.
-            experts = cdiv(moe.n_routed_experts, where.ep)
+            experts = busiest_rank_experts(moe.n_routed_experts, where.ep)
             inter = cdiv(moe.moe_intermediate_size, where.expert_tp)
             args = (experts, spec.hidden_size, inter, spec.mlp.gated)
             pad += (scheme.experts_bytes(*args).total

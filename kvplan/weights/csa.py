@@ -111,7 +111,8 @@ def _shared_width(spec: ModelSpec, f: CsaFormats, tp: int) -> int:
     return cdiv(width, tp)
 
 
-def _layer(t: _Tally, spec: ModelSpec, f: CsaFormats, i: int, tp: int) -> None:
+def _layer(t: _Tally, spec: ModelSpec, f: CsaFormats, i: int, tp: int,
+           held: int | None, expert_tp: int) -> None:
     att = _att(spec)
     moe = spec.moe
     if moe is None:
@@ -142,13 +143,13 @@ def _layer(t: _Tally, spec: ModelSpec, f: CsaFormats, i: int, tp: int) -> None:
         t.raw("experts", spec.vocab_size * moe.num_experts_per_tok * INT32_BYTES)  # tid2eid
     elif moe.score_bias:
         t.raw("experts", e * FP32_BYTES)  # e_score_correction_bias
-    inter = cdiv(moe.moe_intermediate_size, tp)
+    inter = cdiv(moe.moe_intermediate_size, expert_tp)
     if f.mxfp4 and (h % MXFP4_PAD_HIDDEN or inter % MXFP4_PAD_INTERMEDIATE):
         raise UnmodelledError(
             f"{spec.source}: DeepSeek-V4's MXFP4 experts of hidden {h} and width {inter} per "
-            f"rank (tp {tp}): the MoE kernel's padding (to {MXFP4_PAD_HIDDEN} / "
+            f"rank (tp {expert_tp}): the MoE kernel's padding (to {MXFP4_PAD_HIDDEN} / "
             f"{MXFP4_PAD_INTERMEDIATE}, by kernel) is not modelled")
-    t.add("experts", f.experts.experts_bytes(e, h, inter, True))
+    t.add("experts", f.experts.experts_bytes(e if held is None else held, h, inter, True))
     shared = _shared_width(spec, f, tp)
     t.add("dense_mlp", f.linear.matrix_bytes(2 * shared, h) + f.linear.matrix_bytes(h, shared))
     # Norms and hyper-connections (nvidia/model.py:1091-1141).
@@ -180,9 +181,13 @@ def rope_tables_bytes(spec: ModelSpec) -> int:
 
 def csa_weight_breakdown(spec: ModelSpec, *, dtype: str, tp: int = 1,
                          layers: range | None = None, first: bool = True,
-                         last: bool = True) -> WeightBreakdown:
+                         last: bool = True, held_experts: int | None = None,
+                         expert_tp: int | None = None) -> WeightBreakdown:
     """DeepSeek-V4's weights on one tensor-parallel rank (the module docstring), in the
-    checkpoint's quantization (spec.quantization_config) or the compute dtype ``dtype``."""
+    checkpoint's quantization (spec.quantization_config) or the compute dtype ``dtype``.
+    ``held_experts``: the routed experts a MoE layer's rank holds, each split over
+    ``expert_tp`` (expert parallelism, as `weight_breakdown` takes them); None: all of them,
+    over ``tp``."""
     att = _att(spec)
     if att.num_attention_heads % tp or att.o_groups % tp:
         raise UnmodelledError(f"{spec.source}: tp {tp} does not divide DeepSeek-V4's "
@@ -197,7 +202,7 @@ def csa_weight_breakdown(spec: ModelSpec, *, dtype: str, tp: int = 1,
         t.raw("embeddings", cdiv(vocab_rank * h * bits, 8))
     for i in range(spec.num_hidden_layers):
         if layers is None or i in layers:
-            _layer(t, spec, f, i, tp)
+            _layer(t, spec, f, i, tp, held_experts, tp if expert_tp is None else expert_tp)
     if last:
         t.raw("norms", cdiv(h * bits, 8) + head_hyper_connection_params(spec) * FP32_BYTES)
         t.raw("lm_head", cdiv(vocab_rank * h * bits, 8))

@@ -38,3 +38,19 @@ def moe_tp_size(ranks: int, ep: int) -> int:
         raise InputError(f"--ep {ep}: MoE TP x EP needs EP to divide the {ranks} ranks "
                          "sharing the experts")
     return ranks // ep
+
+
+def experts_on_rank(n_experts: int, ep: int, rank: int) -> int:
+    """The routed experts EP rank `rank` of `ep` holds: E // ep, one more on the first E % ep
+    ranks (vLLM 0.32 layers/fused_moe/expert_map_manager.py:66-69 `determine_expert_map`, the
+    same count under its linear and round-robin placements; SGLang asserts that ep divides E).
+    Over the ranks every expert is held once."""
+    if n_experts < 0 or ep < 1 or not 0 <= rank < ep:
+        raise ValueError(f"need n_experts >= 0 and 0 <= rank < ep, got {n_experts}, {rank}, {ep}")
+    return n_experts // ep + (rank < n_experts % ep)
+
+
+def busiest_rank_experts(n_experts: int, ep: int) -> int:
+    """The most routed experts one EP rank holds, ceil(E / ep): rank 0's (`experts_on_rank`),
+    which sets the memory every rank is sized by."""
+    return experts_on_rank(n_experts, ep, 0)

@@ -20,6 +20,10 @@ tests/oracle/gemma4_processor_files.py) and run with WEIGHT_BYTES_TOKENIZER=1 an
 PYTHONPATH=../shared/tools/vllm-oracle-stubs (torchvision); weight-bytes.json's cases say which.
 WEIGHT_BYTES_PP=N (with VLLM_CPU_OMP_THREADS_BIND="0|1"...): N pipeline stages, one JSON line a
 stage (its `pp_rank`, the parameters it holds outside the decoder layers as `outer`).
+WEIGHT_BYTES_TP=N (with VLLM_CPU_OMP_THREADS_BIND=nobind on a one-NUMA-node machine): N
+tensor-parallel ranks, with WEIGHT_BYTES_EP=1 --enable-expert-parallel, one JSON line a rank (its
+`tp_rank`, and the bytes of its routed experts' tensors, `experts`, and of its shared experts',
+`shared_experts`): tests/data/oracle/ep-weights/.
 """
 
 import json
@@ -76,6 +80,11 @@ def install_spy() -> None:
 
     def spy(model, *args, **kwargs):
         out = measure(model)
+        if os.environ.get("WEIGHT_BYTES_TP"):
+            from vllm.distributed import get_tensor_model_parallel_rank
+
+            out["tp_rank"] = get_tensor_model_parallel_rank()
+            out.update(_expert_bytes(model))
         if os.environ.get("WEIGHT_BYTES_PP"):
             from vllm.distributed import get_pp_group
 
@@ -85,6 +94,22 @@ def install_spy() -> None:
         return after(model, *args, **kwargs)
 
     base_loader.process_weights_after_loading = spy
+
+
+def _expert_bytes(model) -> dict:
+    """One rank's bytes of routed-expert tensors (FusedMoE's w13 / w2 weights and biases and its
+    expert map, `.experts.` in the name) and of shared-expert tensors (their gate excluded)."""
+    out = {"experts": 0, "shared_experts": 0}
+    for name, p in model.named_parameters():
+        n = p.numel() * p.element_size()
+        if ".experts." in name:
+            out["experts"] += n
+        elif "shared_expert" in name and "shared_expert_gate" not in name:
+            out["shared_experts"] += n
+    for name, b in model.named_buffers():
+        if ".experts." in name:
+            out["experts"] += b.numel() * b.element_size()
+    return out
 
 
 def main() -> None:
@@ -101,8 +126,13 @@ def main() -> None:
     # PYTHONPATH here. vLLM's CPU build binds each worker's threads to a core:
     # VLLM_CPU_OMP_THREADS_BIND="0|1" on a one-NUMA-node machine.
     pp = int(os.environ.get("WEIGHT_BYTES_PP") or 1)
+    tp = int(os.environ.get("WEIGHT_BYTES_TP") or 1)
+    if tp > 1:
+        limits.update(tensor_parallel_size=tp, distributed_executor_backend="mp",
+                      enable_expert_parallel=bool(os.environ.get("WEIGHT_BYTES_EP")))
     if pp > 1:
         limits.update(pipeline_parallel_size=pp, distributed_executor_backend="mp")
+    if pp > 1 or tp > 1:
         here = os.path.dirname(os.path.abspath(__file__))
         os.environ["PYTHONPATH"] = os.pathsep.join(
             [os.path.join(here, "weight_bytes_pp"), here]
