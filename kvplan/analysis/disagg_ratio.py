@@ -38,7 +38,7 @@ from typing import Any
 
 from kvplan.analysis.plan_types import Candidate
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
-from kvplan.analysis.simulate.scheduler import SchedulerConfig
+from kvplan.analysis.simulate.sim_types import SchedulerConfig
 from kvplan.engines.handover import DecodeAdmission
 
 

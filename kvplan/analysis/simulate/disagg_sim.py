@@ -64,7 +64,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvplan._util.units import cdiv
-from kvplan.analysis.simulate.scheduler import SchedulerConfig
+from kvplan.analysis.simulate.sim_types import SchedulerConfig
 from kvplan.engines.handover import DecodeAdmission, DecodeRankState
 
 # Events. A kick starts an idle worker's step; it is queued rather than run inline so that every
