@@ -25,10 +25,10 @@ import statistics
 import sys
 
 from kvplan._util.errors import KvplanError
-from kvplan.analysis.simulate.run import simulate
 from kvplan.analysis.simulate.workload import RequestSpec
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_harness
+from tests.benches.aiconfig_agg_loop import row_run
 from tests.benches.disagg_rows import stated_concurrency
 
 RANGE_RATIO = 0.8  # .github/workflows/benchmark-tmpl.yml:67 RANDOM_RANGE_RATIO
@@ -57,14 +57,11 @@ def harness_ttft(row: dict[str, str]) -> tuple[float, float] | None:
     the frozen bench's setup; None where kvplan refuses."""
     conc = stated_concurrency(row)
     assert conc is not None
-    isl, osl = int(row["isl"]), int(row["osl"])
-    tp, _, _, ep = agg.layout(row)
     version = agg.release(row)
     assert version is not None
     try:
-        sim = agg._setup(row["model_path"], row["precision"], row["system"], row["backend"],
-                         version, tp, ep, isl + osl + agg.CONTEXT_PAD)
-        result = simulate(sim, workload(isl, osl, conc), concurrency=conc)
+        result = row_run(row, agg.row_setup(row, version),
+                         workload(int(row["isl"]), int(row["osl"]), conc))
     except KvplanError:
         return None
     ttfts = [(r.first_token_s - r.sent_s) * 1e3 for r in result.finished]
