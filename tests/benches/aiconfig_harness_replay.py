@@ -71,12 +71,15 @@ def harness_ttft(row: dict[str, str]) -> tuple[float, float] | None:
 def studied() -> list[dict[str, str]]:
     """The vLLM InferenceX rows the frozen bench replays at concurrency <= LOW_LOAD with
     1,024-token outputs (the 8,192-token outputs cost 8x the CPU and were left out before any
-    row was run), in file order."""
+    row was run), in file order: the 107 the FINDING quotes, at a release and without
+    attention DP (the nightly builds' rows, nightly55, and the attention-DP rows, aggdp55, that
+    the bench replays since were not studied)."""
     h = aiconfig_harness
     return [r for r in agg.rows()
             if r["backend"] == "vllm" and h.provenance(r) == h.INFERENCEX_ROWS
             and not agg.why_not(r) and (stated_concurrency(r) or 0) <= h.LOW_LOAD
-            and r["osl"] == "1024"]
+            and r["osl"] == "1024"
+            and agg.release(r) is not None and agg.layout(r)[1] == 1]
 
 
 def main() -> None:
