@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,6 +43,10 @@ from kvplan.analysis.disagg import DisaggRequest, plan_disagg
 from kvplan.analysis.plan_types import Layout
 from kvplan.cli import app
 from kvplan.engines.base import Engine
+from kvplan.engines.handover import PrefillRankState
+from kvplan.engines.sglang.dp_balance import BOOTSTRAP_ROOM
+from kvplan.engines.trtllm.dp_balance import TRTLLM_ADP_BALANCE
+from kvplan.engines.vllm.dp_balance import VLLM_DP_BALANCE
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
@@ -124,6 +129,32 @@ def test_sglang_time_side_of_the_handover() -> None:
     d = h.to_dict()
     assert (d["first_token_steps"], d["prefill_lookahead"], d["prefill_random_rank"]) == (
         1.0, False, True)
+
+
+def test_each_connector_answers_its_engines_prefill_balance() -> None:
+    # The prefill worker's DP rank, one rule per engine (kvplan.engines.<engine>.dp_balance):
+    # vLLM's API server client and TensorRT-LLM's executor balance by load, whichever
+    # connector; SGLang's disaggregated prefill follows the bootstrap room, not by load (the
+    # Handover's `prefill_random_rank`).
+    names = {"vllm": ("nixl", "mooncake"), "sglang": ("mooncake", "nixl"), "trtllm": (None,)}
+    rules = {"vllm": VLLM_DP_BALANCE, "sglang": BOOTSTRAP_ROOM, "trtllm": TRTLLM_ADP_BALANCE}
+    for engine, connectors in names.items():
+        for name in connectors:
+            rule = Engine(engine).rules.kv_connector(name).prefill_balance()
+            assert rule is rules[engine]
+            assert rule.by_load == (engine != "sglang")
+
+
+def test_sglang_bootstrap_room_is_a_uniform_rank() -> None:
+    # bootstrap_room % dp_size of a uniform random room: each of 4 ranks about a quarter of
+    # 4,000 draws (a binomial's sd is ~27: within 150), the same draws from the same seed.
+    idle = [PrefillRankState(waiting=0, running=0, prompt_tokens=0)] * 4
+    draws = [BOOTSTRAP_ROOM.rank(idle, 100, rng) for rng in [random.Random(0)]
+             for _ in range(4000)]
+    counts = [draws.count(r) for r in range(4)]
+    assert sum(counts) == 4000 and all(abs(c - 1000) < 150 for c in counts)
+    again = random.Random(0)
+    assert draws[:50] == [BOOTSTRAP_ROOM.rank(idle, 100, again) for _ in range(50)]
 
 
 def test_sglang_sliding_window_pool_sends_its_window_pages() -> None:

@@ -9,8 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, _Run, simulate_disagg
+from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, _Req, _Run, simulate_disagg
 from kvplan.analysis.simulate.scheduler import SchedulerConfig
+from kvplan.engines.sglang.dp_balance import BOOTSTRAP_ROOM
+from kvplan.engines.trtllm.dp_balance import TRTLLM_ADP_BALANCE
+from kvplan.engines.vllm.dp_balance import VLLM_DP_BALANCE
 
 
 def _inputs(*, concurrency: int = 2, budget: int = 1000, fts: float | None = 1.5,
@@ -110,10 +113,53 @@ def test_prefill_lookahead_by_hand() -> None:
 def test_random_rank_pick_is_reproducible_and_moot_on_one_rank() -> None:
     # One rank a worker: the random pick (SGLang's bootstrap_room % dp_size) is that rank.
     base = _inputs(concurrency=4, budget=200, fts=1.0)
-    assert _fixed(replace(base, prefill_random_rank=True)) == _fixed(base)
+    assert _fixed(replace(base, prefill_balance=BOOTSTRAP_ROOM)) == _fixed(base)
     # Four DP ranks: a fixed-seed draw, the same result run after run.
-    dp = replace(base, prefill_ranks=4, prefill_random_rank=True, concurrency=16)
+    dp = replace(base, prefill_ranks=4, prefill_balance=BOOTSTRAP_ROOM, concurrency=16)
     assert _fixed(dp) == _fixed(dp)
+
+
+def _queued(run: _Run, rank: int, remaining: list[int], running: int) -> None:
+    """Prompts on a prefill rank's queue (`remaining` tokens each), the first `running` of
+    them scheduled already."""
+    for n in remaining:
+        req = _Req(rid=run.next_rid, user=0, round=0, sent_s=0.0, remaining=n)
+        run.next_rid += 1
+        run.p_queue[rank].append(req)
+        run.p_tokens[rank] += n
+    run.p_running[rank] += running
+
+
+def test_prefill_rank_by_the_engines_balancer() -> None:
+    # One prefill worker of two DP ranks, prompts of 100 tokens. Rank 0: one prompt waiting
+    # (100 tokens); rank 1: three running, part-prefilled to 40 tokens left each (120).
+    # Least loaded (no engine rule): rank 0, 100 < 120 tokens. vLLM's client
+    # (vllm/v1/engine/core_client.py:1354, 4 x waiting + running): rank 0 scores 4, rank 1 3:
+    # rank 1. TensorRT-LLM's heap (active tokens are whole prompts: 100 vs 300): rank 0.
+    def pick(rule) -> int:
+        run = _Run(replace(_inputs(), prefill_ranks=2, prefill_balance=rule),
+                   lambda tokens, prompts: 0.1, lambda batch: 0.01)
+        _queued(run, 0, [100], running=0)
+        _queued(run, 1, [40, 40, 40], running=3)
+        req = _Req(rid=run.next_rid, user=0, round=0, sent_s=0.0, remaining=100)
+        run._enqueue_prefill(req, 0.0)
+        return next(r for r, q in enumerate(run.p_queue) if req in q)
+
+    assert pick(None) == 0
+    assert pick(VLLM_DP_BALANCE) == 1
+    assert pick(TRTLLM_ADP_BALANCE) == 0
+
+
+def test_balancers_count_running_prompts_by_hand() -> None:
+    # Four users on one worker of two ranks, a step of 150 tokens a rank (1.5 prompts of 100):
+    # the counts the balancer reads stay those of the queues (every prompt done leaves them).
+    inp = replace(_inputs(concurrency=4, budget=150), prefill_ranks=2,
+                  prefill_balance=VLLM_DP_BALANCE)
+    run = _Run(inp, lambda tokens, prompts: 0.1, lambda batch: 0.01)
+    res = run.run()
+    assert run.p_running == [0, 0] and all(not q for q in run.p_queue)
+    # The vLLM balancer and the least-loaded pick agree here (every rank alike each time).
+    assert res == _fixed(replace(inp, prefill_balance=None))
 
 
 class _OneAtATime:

@@ -251,7 +251,8 @@ def prefill_batching(spec: ModelSpec, req: DisaggRequest, prefill: Candidate,
         input_len=req.input_len, token_budget=token_budget or tokens, max_seqs=max_seqs or seqs,
         chunked=chunked,
         decode_max_seqs=max(1, running), step_ms=step_ms, decode_admission=admission,
-        input_budget=MAX_PREFILL_TOKENS if rules.scheduler is Scheduler.prefill_first else None)
+        input_budget=MAX_PREFILL_TOKENS if rules.scheduler is Scheduler.prefill_first else None,
+        prefill_balance=conn.prefill_balance())
 
 
 def handover_for(spec: ModelSpec, req: DisaggRequest, decode: Candidate) -> Handover:

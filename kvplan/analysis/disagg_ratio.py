@@ -38,8 +38,8 @@ from typing import Any
 
 from kvplan.analysis.plan_types import Candidate
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
-from kvplan.analysis.simulate.scheduler import SchedulerConfig
-from kvplan.engines.handover import DecodeAdmission
+from kvplan.analysis.simulate.sim_types import SchedulerConfig
+from kvplan.engines.handover import DecodeAdmission, PrefillBalance
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +74,10 @@ class PrefillBatching:
     # The engine's input budget per prefill step besides the token budget (SGLang's
     # --max-prefill-tokens: kvplan.analysis.simulate.disagg_sim); None: none.
     input_budget: int | None = None
+    # Which attention-DP rank of a prefill worker takes a prompt, as the engine picks it
+    # (kvplan.engines.handover.PrefillBalance, the connector's `prefill_balance`); None: the
+    # simulation's least-loaded rank.
+    prefill_balance: PrefillBalance | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,7 +234,8 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
                 transfer_polled: bool = False) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it): simulated
     (module docstring) at a concurrency with `batching`, else the formulas. `prefill_flow`:
-    the connector's (`Handover.prefill_lookahead`, `Handover.prefill_random_rank`), and
+    the connector's `Handover.prefill_lookahead`, and whether the prefill's DP rank is the
+    engine's pick (`PrefillBatching.prefill_balance`; False: the least-loaded rank), and
     `transfer_polled` its `Handover.transfer_polled`, for the simulation."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
@@ -274,7 +279,8 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
                                 max_model_len=input_len),
         chunked_prefill=batching.chunked, decode_max_seqs=batching.decode_max_seqs,
         transfer_s=model.transfer_s, first_token_steps=model.first_token_steps,
-        prefill_lookahead=prefill_flow[0], prefill_random_rank=prefill_flow[1],
+        prefill_lookahead=prefill_flow[0],
+        prefill_balance=batching.prefill_balance if prefill_flow[1] else None,
         decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget,
         transfer_polled=transfer_polled),
         prefill_step_s=prefill_s, decode_step_s=decode_s)

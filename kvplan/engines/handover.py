@@ -11,7 +11,8 @@ module only says which of them move.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -107,6 +108,29 @@ class DecodeRankState:
         return self.running + self.pending
 
 
+@dataclass(frozen=True, kw_only=True)
+class PrefillRankState:
+    """One attention-DP rank of a prefill worker as its engine's balancer sees it (for the
+    closed-loop simulation, kvplan.analysis.simulate.disagg_sim)."""
+
+    waiting: int  # prompts queued, never scheduled
+    running: int  # prompts scheduled (in the running step, or part-prefilled), not done
+    prompt_tokens: int  # the whole prompts of both
+
+
+class PrefillBalance(Protocol):
+    """The engine's rule for which attention-DP rank of a prefill worker takes a new prompt:
+    its DP balancer, from the ranks' queues (`by_load`), or a draw of its own whatever the
+    queues (SGLang's bootstrap room)."""
+
+    by_load: bool
+
+    def rank(self, ranks: Sequence[PrefillRankState], prompt_len: int,
+             rng: random.Random) -> int:
+        """The index in `ranks` of the rank that takes a prompt of `prompt_len` tokens (`rng`:
+        the simulation's seeded draws, for a rule that draws)."""
+
+
 class DecodeAdmission(Protocol):
     """A decode worker's admission of a prompt before its prefill runs (the engine's
     disaggregated flow, where read): the prompt waits until the decode rank takes it, which
@@ -167,6 +191,10 @@ class KvConnector(Protocol):
         """The context server's default step limits, where the engine's disaggregated flow
         is read for them (TensorRT-LLM's context server: its own flags); None where the
         engine's scheduler answers (`EngineRules.prefill_step_defaults`)."""
+
+    def prefill_balance(self) -> PrefillBalance:
+        """Which attention-DP rank of a prefill worker takes a new prompt (`PrefillBalance`):
+        the engine's DP balancer, or its disaggregated prefill's own rule."""
 
 
 # One decode rank's share of one cache kind, by prefill rank: (source rank, bytes) pairs.

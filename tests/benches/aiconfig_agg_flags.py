@@ -53,14 +53,12 @@ import time
 from dataclasses import dataclass, replace
 from functools import cache
 
-from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate import run as sim_run
-from kvplan.analysis.simulate.run import SimSetup, setup, simulate
-from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.analysis.simulate.run import SimSetup, setup
 from kvplan.engines.base import Engine
 from tests.benches import aiconfig_agg_runs as agg
-from tests.benches.disagg_rows import BAND, Replay, stated_concurrency
+from tests.benches.disagg_rows import BAND, Replay
 
 # trtllm.rule:15 `tokens_per_block = 32` (max_num_tokens a multiple of it).
 TOKENS_PER_BLOCK = 32
@@ -168,24 +166,7 @@ def _setup(row: dict[str, str], flags: GeneratorFlags) -> SimSetup:
 def replay(row: dict[str, str]) -> Replay:
     """The row replayed as tests.benches.aiconfig_agg_runs.replay does, with the generator's
     flags; rows the frozen bench does not replay are not replayed here either (same why)."""
-    conc = stated_concurrency(row)
-    assert conc is not None
-    isl, osl = int(row["isl"]), int(row["osl"])
-    base = {"id": agg.PREFIX + row["id"], "label": agg.label(row),
-            "measured_ttft_ms": float(row["silicon_ttft_ms"]),
-            "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
-            "input_len": isl, "output_len": osl, "cohort": "aggflags54"}
-    why = agg.why_not(row)
-    if why:
-        return Replay(**base, why_not=why)
-    try:
-        sim = _setup(row, generator_flags(row))
-        result = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=isl, output_len=osl)
-                                for _ in range(agg.ROUNDS * conc)], concurrency=conc)
-    except KvplanError as e:
-        return Replay(**base, why_not=f"kvplan refuses: {str(e).splitlines()[0]}")
-    ttft, tpot, _ = agg.steady(list(result.finished), conc)
-    return Replay(**base, ttft_ms=ttft, tpot_ms=tpot)
+    return agg.replay_on(row, lambda: _setup(row, generator_flags(row)), "aggflags54")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,8 +78,7 @@ from kvplan._util.errors import KvplanError
 from kvplan._util.versions import version_key
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.executor import Executor, map_ordered
-from kvplan.analysis.simulate.run import SimSetup, setup, simulate
-from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.analysis.simulate.run import SimSetup, setup
 from kvplan.engines.base import Engine
 from kvplan.model.spec import ModelSpec
 from kvplan.sources.resolve import load_model
@@ -90,6 +89,7 @@ from tests.benches import (
     aiconfig_nightly,
     disagg_rows,
 )
+from tests.benches.aiconfig_agg_loop import ROUNDS, row_run, steady
 from tests.benches.aiconfig_agg_text import (
     AGGMORE_FINDING,
     FINDING,
@@ -106,7 +106,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FILE = ROOT / "tests" / "data" / "sim_to_real" / "aiconfigurator_agg.csv.gz"
 CONFIGS = "tests/data/sim_to_real/aiconfig_configs"
 COHORT = "aggmeas54"  # the session that first replayed these rows
-ROUNDS = 3  # requests per user in the closed loop: the second is measured
 # The bench's CPU bound: a row whose ROUNDS x concurrency x OSL decode tokens pass it is not
 # replayed (the simulator takes some 10-40 us of CPU a decode token; a hybrid pool, gpt-oss's,
 # the most); set before any row was replayed, from the rows' loads alone.
@@ -325,8 +324,9 @@ def _spec(config: str) -> ModelSpec:
 
 @cache
 def _setup(model: str, precision: str, system: str, backend: str, version: str, tp: int,
-           ep: int, context: int, dp: int = 1) -> SimSetup:
-    """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp)."""
+           ep: int, context: int, dp: int = 1, frontend: bool = False) -> SimSetup:
+    """`dp` > 1: that many attention-DP ranks of `tp` GPUs (tests.benches.aiconfig_agg_dp);
+    `frontend`: with the API server's fitted CPU stage (`simulate --frontend`)."""
     config, kv_dtype, _ = AGG_MODELS[(model, precision)]
     spec = _spec(config)
     rank = (aiconfig_agg_dp.rank_layout(backend, tp, dp, 1, ep) if dp > 1 else None)
@@ -335,19 +335,16 @@ def _setup(model: str, precision: str, system: str, backend: str, version: str, 
                              engine_version=version,
                              **({"ep": ep} if rank is None else {"ep": rank.ep,
                                                                 "dp_attention": rank.dp_attention}))
-    sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1)
+    sim, _ = setup(spec, inputs, dp=dp, dp_attention=dp > 1, frontend=frontend)
     return sim
 
 
-def steady(finished: list, concurrency: int) -> tuple[float, float, int]:  # type: ignore[type-arg]
-    """(mean TTFT ms, mean TPOT ms, requests measured): the requests in send order less the
-    first and the last `concurrency` (each user's first and last)."""
-    order = sorted(finished, key=lambda r: (r.sent_s, r.rid))
-    part = order[concurrency:len(order) - concurrency] or order
-    ttft = statistics.fmean(r.first_token_s - r.sent_s for r in part) * 1e3
-    tpot = statistics.fmean((r.finish_s - r.first_token_s) / (r.output_len - 1)
-                            for r in part if r.output_len > 1) * 1e3
-    return ttft, tpot, len(part)
+def row_setup(row: dict[str, str], version: str, *, frontend: bool = False) -> SimSetup:
+    """The bench's engine for the row: its checkpoint, GPU and layout, `version`'s rules, a
+    max model length of ISL + OSL + CONTEXT_PAD (module docstring)."""
+    tp, dp, _, ep = aiconfig_agg_dp.as_run(row, layout(row))  # the layout as run (vllmdpep56)
+    return _setup(row["model_path"], row["precision"], row["system"], row["backend"], version,
+                  tp, ep, int(row["isl"]) + int(row["osl"]) + CONTEXT_PAD, dp, frontend)
 
 
 def replay(row: dict[str, str]) -> Replay:
@@ -361,23 +358,23 @@ def replay(row: dict[str, str]) -> Replay:
 def replay_at(row: dict[str, str], version: str) -> Replay:
     """The row replayed with `version`'s rules (the release the row states, or one a nightly
     build's code may hold)."""
+    return replay_on(row, lambda: row_setup(row, version), cohort_of(row))
+
+
+def replay_on(row: dict[str, str], sim: Callable[[], SimSetup], cohort: str) -> Replay:
+    """The row's Replay (for `cohort`): why_not's reason, or the closed loop (row_run) on the
+    engine `sim` sets up, or kvplan's refusal."""
     conc = stated_concurrency(row)
     assert conc is not None  # the selection rule keeps only rows that state it
-    isl, osl = int(row["isl"]), int(row["osl"])
     base = {"id": PREFIX + row["id"], "label": label(row),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
             "measured_tpot_ms": float(row["silicon_tpot_ms"]), "concurrency": conc,
-            "input_len": isl, "output_len": osl,
-            "cohort": cohort_of(row)}
+            "input_len": int(row["isl"]), "output_len": int(row["osl"]), "cohort": cohort}
     why = why_not(row)
     if why:
         return Replay(**base, why_not=why)
-    tp, dp, _, ep = aiconfig_agg_dp.as_run(row, layout(row))  # the layout as run
     try:
-        sim = _setup(row["model_path"], row["precision"], row["system"], row["backend"],
-                     version, tp, ep, isl + osl + CONTEXT_PAD, dp)
-        result = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=isl, output_len=osl)
-                                for _ in range(ROUNDS * conc)], concurrency=conc)
+        result = row_run(row, sim())
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses: {str(e).splitlines()[0]}")
     ttft, tpot, _ = steady(list(result.finished), conc)

@@ -26,15 +26,11 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
 
 from kvplan._util.errors import KvplanError
-from kvplan.analysis.inputs import estimate_inputs
-from kvplan.analysis.simulate.run import SimSetup, setup, simulate
-from kvplan.analysis.simulate.workload import RequestSpec
-from kvplan.engines.base import Engine
 from tests.benches import aiconfig_agg_runs as agg
 from tests.benches import aiconfig_harness
+from tests.benches.aiconfig_agg_loop import row_run, steady
 from tests.benches.disagg_rows import stated_concurrency
 
 # The subset's load cut (decode tokens a replay simulates): the median load of the 540 vLLM rows
@@ -69,19 +65,6 @@ def studied() -> list[dict[str, str]]:
     return [r for r in rows if r["id"] in keep]
 
 
-@cache
-def _frontend_setup(model: str, precision: str, system: str, version: str, tp: int, ep: int,
-                    context: int) -> SimSetup:
-    """aiconfig_agg_runs._setup with the API server's fitted CPU stage (`--frontend`)."""
-    config, kv_dtype, _ = agg.AGG_MODELS[(model, precision)]
-    spec = agg._spec(config)
-    inputs = estimate_inputs(spec, context=context, kv_dtype=kv_dtype, engine=Engine("vllm"),
-                             gpu=agg.GPUS[system], tp=tp, engine_version=version,
-                             expert_parallel=ep > 1)
-    sim, _ = setup(spec, inputs, frontend=True)
-    return sim
-
-
 @dataclass(frozen=True, kw_only=True)
 class Pair:
     """One row's measured TTFT / TPOT and kvplan's, as the bench replays it and with
@@ -102,16 +85,12 @@ def replay_pair(row: dict[str, str]) -> Pair:
     if base.replayed:
         conc = stated_concurrency(row)
         assert conc is not None
-        isl, osl = int(row["isl"]), int(row["osl"])
-        tp, _, _, ep = agg.layout(row)
         version = agg.release(row)
         assert version is not None
         try:
-            sim = _frontend_setup(row["model_path"], row["precision"], row["system"], version,
-                                  tp, ep, isl + osl + agg.CONTEXT_PAD)
-            result = simulate(sim, [RequestSpec(arrival_s=0.0, prompt_len=isl, output_len=osl)
-                                    for _ in range(agg.ROUNDS * conc)], concurrency=conc)
-            f_ttft, f_tpot, _ = agg.steady(list(result.finished), conc)
+            # The bench's setup with the API server's fitted CPU stage (`--frontend`).
+            result = row_run(row, agg.row_setup(row, version, frontend=True))
+            f_ttft, f_tpot, _ = steady(list(result.finished), conc)
         except KvplanError:
             pass
     return Pair(id=row["id"], measured_ttft_ms=float(row["silicon_ttft_ms"]),

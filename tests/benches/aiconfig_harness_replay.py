@@ -25,10 +25,10 @@ import statistics
 import sys
 
 from kvplan._util.errors import KvplanError
-from kvplan.analysis.simulate.run import simulate
 from kvplan.analysis.simulate.workload import RequestSpec
-from tests.benches import aiconfig_agg_dp, aiconfig_harness
 from tests.benches import aiconfig_agg_runs as agg
+from tests.benches import aiconfig_harness
+from tests.benches.aiconfig_agg_loop import row_run
 from tests.benches.disagg_rows import stated_concurrency
 
 RANGE_RATIO = 0.8  # .github/workflows/benchmark-tmpl.yml:67 RANDOM_RANGE_RATIO
@@ -57,15 +57,11 @@ def harness_ttft(row: dict[str, str]) -> tuple[float, float] | None:
     the frozen bench's setup; None where kvplan refuses."""
     conc = stated_concurrency(row)
     assert conc is not None
-    isl, osl = int(row["isl"]), int(row["osl"])
-    # The layout as run (vllmdpep56: aiconfig_agg_dp.as_run), as the frozen bench's replay.
-    tp, dp, _, ep = aiconfig_agg_dp.as_run(row, agg.layout(row))
     version = agg.release(row)
     assert version is not None
     try:
-        sim = agg._setup(row["model_path"], row["precision"], row["system"], row["backend"],
-                         version, tp, ep, isl + osl + agg.CONTEXT_PAD, dp)
-        result = simulate(sim, workload(isl, osl, conc), concurrency=conc)
+        result = row_run(row, agg.row_setup(row, version),
+                         workload(int(row["isl"]), int(row["osl"]), conc))
     except KvplanError:
         return None
     ttfts = [(r.first_token_s - r.sent_s) * 1e3 for r in result.finished]
@@ -75,12 +71,15 @@ def harness_ttft(row: dict[str, str]) -> tuple[float, float] | None:
 def studied() -> list[dict[str, str]]:
     """The vLLM InferenceX rows the frozen bench replays at concurrency <= LOW_LOAD with
     1,024-token outputs (the 8,192-token outputs cost 8x the CPU and were left out before any
-    row was run), in file order."""
+    row was run), in file order: the 107 the FINDING quotes, at a release and without
+    attention DP (the nightly builds' rows, nightly55, and the attention-DP rows, aggdp55, that
+    the bench replays since were not studied)."""
     h = aiconfig_harness
     return [r for r in agg.rows()
             if r["backend"] == "vllm" and h.provenance(r) == h.INFERENCEX_ROWS
             and not agg.why_not(r) and (stated_concurrency(r) or 0) <= h.LOW_LOAD
-            and r["osl"] == "1024"]
+            and r["osl"] == "1024"
+            and agg.release(r) is not None and agg.layout(r)[1] == 1]
 
 
 def main() -> None:

@@ -497,8 +497,7 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
                       st.decode, transfer_seconds(h, st.req.link), x, y,
                       prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
                       first_token_steps=h.first_token_steps if flow else None,
-                      batching=batching, prefill_flow=(
-                          flow and h.prefill_lookahead, flow and h.prefill_random_rank),
+                      batching=batching, prefill_flow=(flow and h.prefill_lookahead, flow),
                       transfer_polled=flow and h.transfer_polled)
     if opt is None:
         n = -(-conc // y)

@@ -6,8 +6,13 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
 
 - Prefill worker: `ranks` ranks (attention-DP ranks or DP engines) stepping in lockstep (a MoE
   model's DP ranks run each forward together, an idle one a dummy batch: vLLM's
-  DPEngineCoreProc, SGLang's DP attention), each with its own FCFS queue (a new request goes to
-  the rank with the fewest prompt tokens queued, the DP load balancer's least-loaded pick). A
+  DPEngineCoreProc, SGLang's DP attention), each with its own FCFS queue. A new request goes to
+  the rank with the fewest prompt tokens queued, over every worker's ranks; where the engine's
+  rule is given (`prefill_balance`: kvplan.engines.handover.PrefillBalance), that rank's
+  worker takes it and the engine's DP balancer picks its rank there (vLLM's and TensorRT-LLM's
+  from the ranks' waiting and running prompts: on the bench's rows the least-loaded rank at
+  every pick), or, for a rule not by load (SGLang's bootstrap room), the least-loaded worker
+  takes it (the router) and the engine's rule draws the rank. A
   step starts when the worker is idle and a prompt arrives (with every prompt arriving at that
   instant), or when its last step ends and one waits (synchronous scheduling). Each rank
   takes waiting prompts in order while its token budget
@@ -64,8 +69,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvplan._util.units import cdiv
-from kvplan.analysis.simulate.scheduler import SchedulerConfig
-from kvplan.engines.handover import DecodeAdmission, DecodeRankState
+from kvplan.analysis.simulate.sim_types import SchedulerConfig
+from kvplan.engines.handover import (
+    DecodeAdmission,
+    DecodeRankState,
+    PrefillBalance,
+    PrefillRankState,
+)
 
 # Events. A kick starts an idle worker's step; it is queued rather than run inline so that every
 # request arriving at the same instant (a closed loop's resends after one decode step, the
@@ -89,7 +99,7 @@ class DisaggSimInputs:
     first_token_steps: float | None
     rounds: int = 4  # requests per user (the first and last are not measured)
     prefill_lookahead: bool = False  # module docstring
-    prefill_random_rank: bool = False
+    prefill_balance: PrefillBalance | None = None  # module docstring; None: least loaded
     decode_admission: DecodeAdmission | None = None  # module docstring
     prefill_input_budget: int | None = None  # per rank and step (module docstring); None: none
     transfer_polled: bool = False  # module docstring
@@ -137,9 +147,10 @@ class _Run:
         np, nd = inp.prefill_workers * inp.prefill_ranks, inp.decode_workers * inp.decode_ranks
         self.p_queue: list[deque[_Req]] = [deque() for _ in range(np)]
         self.p_tokens = [0] * np  # prompt tokens queued per prefill rank
+        self.p_running = [0] * np  # queued prompts scheduled at least once, per prefill rank
         self.p_busy = [False] * inp.prefill_workers
         self.p_started = [0.0] * inp.prefill_workers  # when each worker's running step began
-        self.rng = random.Random(0)  # the request ids a random rank pick reads
+        self.rng = random.Random(0)  # the draws of a rank rule not by load
         self.d_held = [0] * nd  # requests per decode rank (running, arriving or seated-waiting)
         self.d_running = [0] * nd
         self.d_wait: list[list[_Req]] = [[] for _ in range(inp.decode_workers)]  # by ready_s
@@ -184,17 +195,29 @@ class _Run:
 
     def _enqueue_prefill(self, req: _Req, t: float) -> None:
         req.queued_s = t
-        ranks = self.inp.prefill_ranks
-        if self.inp.prefill_random_rank:
-            # The worker as the router picks it (least loaded), the rank by the request's id.
+        ranks, rule = self.inp.prefill_ranks, self.inp.prefill_balance
+        if rule is not None and not rule.by_load:
+            # The worker as the router picks it (least loaded), the rank by the engine's draw.
             w = min(range(self.inp.prefill_workers),
                     key=lambda w: (sum(self.p_tokens[w * ranks:(w + 1) * ranks]), w))
-            rank = w * ranks + self.rng.randrange(ranks)
+            rank = w * ranks + rule.rank(self._rank_states(w), req.remaining, self.rng)
         else:
             rank = min(range(len(self.p_queue)), key=lambda r: (self.p_tokens[r], r))
+            if rule is not None and ranks > 1:
+                # That rank's worker; its engine's DP balancer picks the rank.
+                w = rank // ranks
+                rank = w * ranks + rule.rank(self._rank_states(w), req.remaining, self.rng)
         self.p_queue[rank].append(req)
         self.p_tokens[rank] += req.remaining
         self._push(t, _PREFILL_KICK, rank // self.inp.prefill_ranks, None)
+
+    def _rank_states(self, w: int) -> list[PrefillRankState]:
+        """Worker w's ranks as the engine's balancer sees them (whole prompts of I tokens)."""
+        lo = w * self.inp.prefill_ranks
+        return [PrefillRankState(waiting=len(self.p_queue[r]) - self.p_running[r],
+                                 running=self.p_running[r],
+                                 prompt_tokens=len(self.p_queue[r]) * self.inp.input_len)
+                for r in range(lo, lo + self.inp.prefill_ranks)]
 
     def _prefill_step(self, w: int, t: float, cutoff: float = math.inf) -> None:
         """Form and start worker w's next step at t from the prompts sent by `cutoff` (the
@@ -218,6 +241,8 @@ class _Run:
                 if take < req.remaining and not self.inp.chunked_prefill and sched:
                     break  # without chunked prefill a prompt runs whole (the first always)
                 take = take if self.inp.chunked_prefill else req.remaining
+                if req.remaining == self.inp.input_len:
+                    self.p_running[rank] += 1  # its first step: running from here
                 sched.append((req, take))
                 budget -= take
                 seats -= 1
@@ -245,6 +270,7 @@ class _Run:
                 self.p_tokens[rank] -= n
             queue = self.p_queue[rank]
             while queue and queue[0].remaining == 0:
+                self.p_running[rank] -= 1
                 self._handover(queue.popleft(), t)
         self._prefill_step(w, t, self.p_started[w] if self.inp.prefill_lookahead else math.inf)
 

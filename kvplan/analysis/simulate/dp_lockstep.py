@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
 from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
-from kvplan.analysis.simulate.scheduler import SimRequest, SimState, Simulator
+from kvplan.analysis.simulate.scheduler import Simulator
+from kvplan.analysis.simulate.sim_types import SimRequest, SimState
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.engines.base import EngineRules, Scheduler

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kvplan.analysis.simulate.scheduler import SimState
+from kvplan.analysis.simulate.sim_types import SimState
 
 PERCENTILES = (50, 90, 99)
 

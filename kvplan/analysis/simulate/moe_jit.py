@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kvplan.analysis.simulate.scheduler import StepCost
+from kvplan.analysis.simulate.sim_types import StepCost
 from kvplan.engines.vllm.moe_jit import CompileKey, TritonMoeJit
 
 

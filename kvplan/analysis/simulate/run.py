@@ -16,12 +16,7 @@ from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refu
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.moe_jit import MoeJitStall, replica_cost
-from kvplan.analysis.simulate.scheduler import (
-    SchedulerConfig,
-    SimRequest,
-    Simulator,
-    StepRecord,
-)
+from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
 from kvplan.analysis.simulate.sglang_scheduler import (
@@ -31,6 +26,7 @@ from kvplan.analysis.simulate.sglang_scheduler import (
 )
 from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
+from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepRecord
 from kvplan.analysis.simulate.trtllm_lines import trtllm_line
 from kvplan.analysis.simulate.trtllm_scheduler import (
     TrtllmOptionsSim,

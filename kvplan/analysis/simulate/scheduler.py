@@ -41,145 +41,24 @@ join, leave or take a block in it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Iterable, Iterator
 
 from kvplan._util.errors import InputError
 from kvplan._util.progress import report
 from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
-from kvplan.analysis.simulate.hybrid_pool import HybridHold, HybridPool
+from kvplan.analysis.simulate.hybrid_pool import HybridPool
 from kvplan.analysis.simulate.kv_pool import KVPool
+
+# The request, settings, run-state and step-cost types live in sim_types; the engines, the
+# runner and the tests import them from here too.
+from kvplan.analysis.simulate.sim_types import (
+    SchedulerConfig,
+    SimRequest,
+    SimState,
+    StepCost,
+    StepRecord,
+)
 from kvplan.analysis.simulate.workload import RequestSpec
-from kvplan.engines.vllm.frontend import ApiServerCost, TokenizerBatching
-
-
-class SimRequest:
-    """A request inside the simulator (vllm/v1/request.py Request, the fields the scheduler
-    reads)."""
-
-    __slots__ = ("rid", "sent_s", "prompt_len", "output_len", "segments", "num_computed",
-                 "num_output", "alloc", "freed", "blocks", "cached_blocks", "first_token_s",
-                 "last_token_s", "finish_s", "preemptions", "_hashes", "admitted", "in_batch",
-                 "anchor_step", "anchor_computed", "anchor_output", "_shared_tokens", "kept",
-                 "hybrid", "seen_s")
-
-    def __init__(self, rid: int, spec: RequestSpec, sent_s: float, groups: int) -> None:
-        self.rid = rid
-        self.sent_s = sent_s
-        self.seen_s = sent_s  # when the engine core can first schedule it (the server's batcher)
-        self.prompt_len = spec.prompt_len
-        self.output_len = spec.output_len
-        self.segments = spec.segments
-        self.num_computed = 0
-        self.num_output = 0
-        self.alloc = [0] * groups
-        self.freed = [0] * groups
-        self.blocks: list[list[object]] = []
-        self.cached_blocks = 0
-        self.kept: list[list[object]] = []
-        self.hybrid: HybridHold | None = None  # its blocks in a hybrid caching pool
-        self.first_token_s = -1.0
-        self.last_token_s = -1.0
-        self.finish_s = -1.0
-        self.preemptions = 0
-        self.admitted = False
-        self._hashes: list[int] = []
-        self._shared_tokens = sum(n for _, n in spec.segments)
-        # In the collective decode batch (kvplan.analysis.simulate.scheduler, `_batch_step`):
-        # num_computed / num_output are anchor + steps since `anchor_step`.
-        self.in_batch = False
-        self.anchor_step = self.anchor_computed = self.anchor_output = 0
-
-    @property
-    def num_tokens(self) -> int:
-        return self.prompt_len + self.num_output
-
-    def own_from(self, block_size: int) -> int:
-        """The first block wholly past the shared segments (its tokens are this request's)."""
-        return -(-self._shared_tokens // block_size)
-
-    def block_hash(self, index: int, block_size: int) -> int:
-        """The chained hash of full block `index` (vllm/v1/core/kv_cache_utils.py
-        hash_block_tokens: hash(parent hash, the block's tokens)). A block's tokens are named
-        by the shared segments they come from (key, offset); a block wholly past them (the
-        rest of the prompt, the output) holds this request's own tokens, so its chained hash is
-        unique to (request, index): it is that pair, packed into a negative int."""
-        if index * block_size >= self._shared_tokens:
-            return -1 - ((self.rid << 24) | index)
-        hashes = self._hashes
-        while len(hashes) <= index:
-            j = len(hashes)
-            start, end = j * block_size, (j + 1) * block_size
-            content: list[Hashable] = []
-            offset = 0
-            for key, length in self.segments:
-                lo, hi = max(start, offset), min(end, offset + length)
-                if lo < hi:
-                    content.append((key, lo - offset, hi - offset))
-                offset += length
-                if offset >= end:
-                    break
-            if end > offset:
-                content.append(("own", self.rid, max(start, offset)))
-            hashes.append(hash((hashes[-1] if hashes else 0, tuple(content))))
-        return hashes[index]
-
-
-@dataclass(frozen=True, kw_only=True)
-class SchedulerConfig:
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    max_model_len: int
-    async_scheduling: bool = False
-    # The server's tokenizer batcher in front of the engine (kvplan.analysis.simulate.frontend);
-    # None: the engine sees a request when it is sent.
-    tokenizer_batching: TokenizerBatching | None = None
-    # The API server's serial CPU stage before the batcher (kvplan.analysis.simulate.frontend
-    # ServerQueue); None: not simulated (the default).
-    api_server: ApiServerCost | None = None
-
-
-@dataclass(kw_only=True)
-class StepRecord:
-    """One step, for the timeline."""
-
-    start_s: float
-    seconds: float
-    tokens: int
-    running: int
-    waiting: int
-    kv_usage: float
-
-
-@dataclass(kw_only=True)
-class SimState:
-    """What a run leaves: the finished requests and the counters."""
-
-    finished: list[SimRequest] = field(default_factory=list)
-    itl_values: list[float] = field(default_factory=list)
-    itl_weights: list[int] = field(default_factory=list)
-    steps: int = 0
-    preemptions: int = 0
-    usage_sum: float = 0.0
-    usage_max: float = 0.0
-    prefix_queries: int = 0
-    prefix_hits: int = 0
-    clock_s: float = 0.0
-    first_arrival_s: float = 0.0
-    timeline: list[StepRecord] | None = None
-
-
-class StepCost(Protocol):
-    """The time of one step (kvplan.perf.mixed_step.MixedStepCost)."""
-
-    @property
-    def full_attention_only(self) -> bool: ...
-
-    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float: ...
-
-    def seconds_from_sums(self, decodes: int, decode_keys: int,
-                          chunks: list[tuple[int, int]]) -> float: ...
 
 
 class Simulator:

@@ -33,14 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvplan.analysis.simulate.kv_pool import KVPool
-from kvplan.analysis.simulate.scheduler import (
-    SchedulerConfig,
-    SimRequest,
-    Simulator,
-    StepCost,
-)
+from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_swa import SwaWindow
+from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
 from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 
 # python/sglang/srt/managers/schedule_policy.py

@@ -90,7 +90,8 @@ from dataclasses import dataclass
 from kvplan._util.errors import InputError
 from kvplan._util.units import cdiv
 from kvplan.analysis.simulate.kv_pool import OWN, KVPool
-from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest, Simulator, StepCost
+from kvplan.analysis.simulate.scheduler import Simulator
+from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepCost
 from kvplan.engines.trtllm.dp_balance import AdpBalance
 
 GUARANTEED_NO_EVICT = "guaranteed_no_evict"

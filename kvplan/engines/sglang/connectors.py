@@ -55,6 +55,7 @@ in the releases the measured rows ran (0.5.5.post2, 0.5.8, 0.5.8.post1; the same
   `bootstrap_room % dp_size` (0.5.0-0.5.5: `round_robin_scheduler` under disaggregation; from
   0.5.8 `load_balance_method` auto -> "follow_bootstrap_room" in prefill mode), the room a
   random 63-bit id the router draws: a uniform random rank, whatever the ranks' queues.
+  (kvplan.engines.sglang.dp_balance, `prefill_balance` below.)
 The bootstrap (a prompt enters the prefill's waiting queue once the decode worker has
 preallocated its pages, `pop_bootstrapped`) and the decode worker's admission by free pages
 (`pop_preallocated`): kvplan.engines.sglang.decode_admission (`decode_admission` below).
@@ -110,6 +111,7 @@ from kvplan._util.versions import version_key
 from kvplan.engines.handover import Handover, assemble, handover_tps, pick_connector
 from kvplan.engines.launch import LaunchLayout
 from kvplan.engines.sglang.decode_admission import SglangDecodeAdmission, sglang_decode_admission
+from kvplan.engines.sglang.dp_balance import BOOTSTRAP_ROOM, SglangBootstrapRoom
 from kvplan.engines.sglang.index_cache import check_index_cache_offload
 from kvplan.engines.sglang.pools import hybrid_swa
 from kvplan.engines.sglang.state_transfer import (
@@ -178,6 +180,9 @@ class SglangDisagg:
 
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
+
+    def prefill_balance(self) -> SglangBootstrapRoom:
+        return BOOTSTRAP_ROOM  # the prefill's DP rank by the bootstrap room (dp_balance)
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],

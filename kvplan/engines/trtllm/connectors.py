@@ -46,6 +46,7 @@ from kvplan.engines.trtllm.disagg_flow import (
     TRANSFER_POLLED,
     context_scheduler,
 )
+from kvplan.engines.trtllm.dp_balance import TRTLLM_ADP_BALANCE, TrtllmAdpBalance
 from kvplan.kv.kinds import CacheKind, LayerCaches, MLACache, SlidingWindowCache
 from kvplan.model.spec import ModelSpec
 
@@ -95,6 +96,9 @@ class TrtllmTransceiver:
     def context_scheduler(self, version: str | None) -> ContextScheduler:
         self._check_version(version)
         return context_scheduler()  # kvplan.engines.trtllm.disagg_flow, (a)
+
+    def prefill_balance(self) -> TrtllmAdpBalance:
+        return TRTLLM_ADP_BALANCE  # the executor's attention-DP balancing (dp_balance)
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],

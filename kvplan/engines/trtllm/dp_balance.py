@@ -19,8 +19,11 @@ requests back (attention_dp_config.enable_balance) is off by default; where a ru
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from kvplan.engines.handover import PrefillRankState
 
 
 def trtllm_adp_ranks(active_requests: Sequence[int], active_tokens: Sequence[int],
@@ -94,3 +97,19 @@ class AdpContextGate:
             self.waiting_iters = 0
             return True
         return False
+@dataclass(frozen=True)
+class TrtllmAdpBalance:
+    """The balancing above as a disaggregated context server's (`enable_attention_dp` on the
+    context workers: the same executor fetches their requests), for the closed-loop simulation
+    (kvplan.analysis.simulate.disagg_sim): each rank's active requests (waiting and running)
+    and their prompts' tokens, one new request at a time."""
+
+    by_load: bool = True
+
+    def rank(self, ranks: Sequence[PrefillRankState], prompt_len: int,
+             rng: random.Random) -> int:
+        return trtllm_adp_ranks([r.waiting + r.running for r in ranks],
+                                [r.prompt_tokens for r in ranks], [prompt_len])[0]
+
+
+TRTLLM_ADP_BALANCE = TrtllmAdpBalance()

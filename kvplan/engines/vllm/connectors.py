@@ -64,6 +64,7 @@ from kvplan.engines.handover import (
     unique_head_sources,
 )
 from kvplan.engines.launch import LaunchLayout
+from kvplan.engines.vllm.dp_balance import VLLM_DP_BALANCE, VllmDpBalance
 from kvplan.engines.vllm.profiles import vllm_profile
 from kvplan.kv.kinds import (
     CacheKind,
@@ -201,6 +202,9 @@ class _VllmConnector:
 
     def context_scheduler(self, version: str | None) -> None:
         return None  # its scheduler is simulated (EngineRules.prefill_step_defaults)
+
+    def prefill_balance(self) -> VllmDpBalance:
+        return VLLM_DP_BALANCE  # the API server's DP balancer, connector or not (dp_balance)
 
     def handover(self, spec: ModelSpec, *, input_len: int, prefill: LaunchLayout,
                  decode: LaunchLayout, decode_stages: tuple[tuple[LayerCaches, ...], ...],

@@ -18,7 +18,11 @@ one API server (vLLM 0.19 defaults `--api-server-count` to the DP size, entrypoi
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kvplan.engines.handover import PrefillRankState
 
 # vllm/v1/engine/core_client.py:1354 `score = waiting * 4 + running` (0.19.0).
 WAITING_WEIGHT = 4
@@ -35,3 +39,20 @@ def vllm_dp_engine(waiting: Sequence[int], running: Sequence[int], start: int = 
         if best_score is None or score < best_score:
             best, best_score = idx, score
     return best
+
+
+@dataclass(frozen=True)
+class VllmDpBalance:
+    """vLLM's balancer as a disaggregated prefill worker's (`vllm serve --data-parallel-size D`
+    with a KV connector: the same API server client routes its requests), for the closed-loop
+    simulation (kvplan.analysis.simulate.disagg_sim): each rank's waiting and running prompts,
+    the new one counted waiting where it goes (the simulation queues it at once)."""
+
+    by_load: bool = True
+
+    def rank(self, ranks: Sequence[PrefillRankState], prompt_len: int,
+             rng: random.Random) -> int:
+        return vllm_dp_engine([r.waiting for r in ranks], [r.running for r in ranks])
+
+
+VLLM_DP_BALANCE = VllmDpBalance()
