@@ -272,6 +272,11 @@ class Simulator:
             budget -= n
         return budget
 
+    def _receives(self) -> bool:
+        """Whether the scheduler takes the requests sent to it before this step (once per
+        step scheduled; SGLang's --scheduler-recv-interval skips some: SglangSimulator)."""
+        return True
+
     def _decode_run(self, horizon_s: float) -> float | None:
         """Several decode-only steps at once, each starting before `horizon_s` (an arrival);
         returns the start of the last, or None when the engine takes its next step alone."""
@@ -553,8 +558,9 @@ class Simulator:
         while True:
             admit_arrivals(st.clock_s)
             cutoff = st.clock_s if prev_start is None else prev_start
-            while sent and sent[0].seen_s <= cutoff:
-                self.waiting.append(sent.popleft())
+            if self._receives():
+                while sent and sent[0].seen_s <= cutoff:
+                    self.waiting.append(sent.popleft())
             if not self._busy():
                 prev_start = None  # the engine idles: the next step sees every arrival
                 if sent:  # still in the server's tokenizer batch: idle until it is released
