@@ -277,9 +277,11 @@ class Simulator:
         step scheduled; SGLang's --scheduler-recv-interval skips some: SglangSimulator)."""
         return True
 
-    def _decode_run(self, horizon_s: float) -> float | None:
-        """Several decode-only steps at once, each starting before `horizon_s` (an arrival);
-        returns the start of the last, or None when the engine takes its next step alone."""
+    def _decode_run(self, horizon_s: float, arrival_s: float) -> float | None:
+        """Several decode-only steps at once, each starting before `horizon_s` (an arrival,
+        or -1 while a request sent is not yet taken) and `arrival_s` (the next request to
+        send); returns the start of the last, or None when the engine takes its next step
+        alone."""
         return None
 
     def _release(self, req: SimRequest) -> None:
@@ -573,9 +575,10 @@ class Simulator:
                 continue
             # Steps that can only be decodes, up to the next arrival the scheduler could see
             # (SGLang: `_decode_run`); the start of the last one taken, or None.
-            horizon = (-1.0 if sent else upcoming[0][0] if upcoming and (
+            arrival = (upcoming[0][0] if upcoming and (
                 concurrency is None or in_flight < concurrency) else float("inf"))
-            last = self._decode_run(horizon)
+            horizon = -1.0 if sent else arrival
+            last = self._decode_run(horizon, arrival)
             if last is not None:
                 prev_start = last if lookahead else None
                 continue

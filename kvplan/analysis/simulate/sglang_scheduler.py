@@ -321,7 +321,7 @@ class SglangSimulator(Simulator):
 
     # -- decode (update_running_batch) ----------------------------------------------------
 
-    def _decode_run(self, horizon_s: float) -> float | None:
+    def _decode_run(self, horizon_s: float, arrival_s: float) -> float | None:
         """The decode steps that follow while nothing waits (no prefill batch is formed), no
         request finishes, the pool gives every request its token (no retraction) and no
         arrival reaches the scheduler (each step starts before `horizon_s`), taken at once:
@@ -332,7 +332,9 @@ class SglangSimulator(Simulator):
         after a prefill (their gaps differ). With a recv interval (rule 3) each step after the
         first passes the skipper, counted here while it takes nothing; the run stops before the
         step at which the counter would reach the interval with a request sent that it may
-        see (the loop takes that step's receive). Returns the last step's start, or None."""
+        see (the loop takes that step's receive), and before any step at or after the next
+        request's sending (`arrival_s`: the loop sends it). Returns the last step's start, or
+        None."""
         running, pool, st = self.running, self.pool, self.state
         n = len(running)
         now = st.clock_s
@@ -357,6 +359,8 @@ class SglangSimulator(Simulator):
             if interval <= 1:
                 if start >= horizon_s:
                     break
+            elif start >= arrival_s:
+                break
             elif taken:  # this step's receive point (the first's was the loop's)
                 if self._recv_counter + RECV_WEIGHT_DECODE >= interval:
                     if start >= horizon_s:
