@@ -8,10 +8,10 @@ code: kvplan.analysis.simulate.sglang_scheduler rule 3, written after these rows
 fitted_rows.AGG_RECV_SHAPED) adds.
 
 The rows: those of tests.benches.aiconfig_agg_runs that are SGLang DeepSeek-V3 / R1, that the
-frozen bench replays or kvplan refuses at replay (10 B200 FP8 TP 4 rows: no KV pool at the
-default memory fraction), and whose provenance is InferenceX (all of them,
-tests.benches.aiconfig_harness.provenance), less the one SGLang 0.5.6 row (measured 2025-12-31:
-its script, benchmarks/dsr1_fp8_b200_docker.sh at that date, was not read).
+frozen bench replays (or replayed until sglmoe56: the 21 below) or kvplan refuses at replay
+(10 B200 FP8 TP 4 rows: no KV pool at the default memory fraction), and whose provenance is
+InferenceX (all of them, tests.benches.aiconfig_harness.provenance), less the one SGLang 0.5.6
+row (measured 2025-12-31: its script, benchmarks/dsr1_fp8_b200_docker.sh then, was not read).
 
 The flags (SemiAnalysisAI/InferenceX; the last commit touching each script before the row's
 `measured=` date): SCRIPTS. Taken: --chunked-prefill-size, --max-prefill-tokens,
@@ -22,7 +22,8 @@ for them): --attention-backend, --moe-runner-backend, --enable-flashinfer-allred
 (scheduler_output_processor_mixin.py 0.5.9:969-978: `len(output_ids) % interval == 1`).
 
 The layout: the row's, but for the B300 NVFP4 rows written as tp_size m x m with MoE TP m, EP m
-(cohort moehybrid55's 21 rows): InferenceX's config for them, dsr1-fp4-b300-sglang
+(cohort moehybrid55's 21 rows, refused by the frozen bench since sglmoe56 for this reason,
+aiconfig_agg_runs.INFERENCEX_TP_EP): InferenceX's config for them, dsr1-fp4-b300-sglang
 (.github/configs/nvidia-master.yaml at 9ebeafb4e, the commit that added the config and its
 script on 2026-04-17, the rows' date), runs `{ tp: 4, ep: 4, conc 4-128 }` and
 `{ tp: 8, ep: 8, conc 4-16 }` at 8,192 / 1,024 (both at 1,024 / 1,024 from 4 to 128), which is
@@ -125,13 +126,21 @@ def script_flags(row: dict[str, str]) -> ScriptFlags | str:
     return f"{script} refuses TP {tp} at {isl} / {osl}"
 
 
+def _config_layout(row: dict[str, str]) -> bool:
+    """Whether the frozen bench refuses the row only as a TP m EP m run that InferenceX's
+    config names (aiconfig_agg_runs.INFERENCEX_TP_EP; replayed here at that layout)."""
+    key = (row["backend"], row["backend_version"], row["model_path"], row["system"],
+           row["precision"])
+    return key in agg.INFERENCEX_TP_EP and agg.tp_times_ep(row)
+
+
 def studied() -> list[dict[str, str]]:
     """The module docstring's rows, in file order."""
     h = aiconfig_harness
     return [r for r in agg.rows()
             if r["backend"] == "sglang" and r["model_path"].startswith("deepseek-ai/DeepSeek-")
-            and not agg.why_not(r) and h.provenance(r) == h.INFERENCEX_ROWS
-            and agg.release(r) != "0.5.6"]
+            and (not agg.why_not(r) or _config_layout(r))
+            and h.provenance(r) == h.INFERENCEX_ROWS and agg.release(r) != "0.5.6"]
 
 
 def recv_shaped() -> Shaped:
