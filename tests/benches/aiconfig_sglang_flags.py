@@ -29,8 +29,8 @@ script on 2026-04-17, the rows' date), runs `{ tp: 4, ep: 4, conc 4-128 }` and
 `{ tp: 8, ep: 8, conc 4-16 }` at 8,192 / 1,024 (both at 1,024 / 1,024 from 4 to 128), which is
 every such row's (MoE TP, EP, concurrency): replayed here at TP m, EP m (`real_layout`).
 
-Run: python -m tests.benches.aiconfig_sglang_flags (some 8 minutes of CPU on the shared host;
-prints the table by ISL x concurrency and by GPU / layout).
+Run: python -m tests.benches.aiconfig_sglang_flags (22 minutes wall, one process on the loaded
+shared 2-core host at sglmoe56; prints the table by ISL x concurrency and by GPU / layout).
 """
 
 from __future__ import annotations
