@@ -72,8 +72,10 @@ def test_every_row_is_replayable_or_says_why() -> None:
     # moehybrid55 (MoE TP x EP, `HYBRID_COHORT`: the 221 rows refused until then for "EP e
     # with MoE TP m under TP t") made 58 more replayable (SGLang 33, TensorRT-LLM 25, all of
     # whose releases are before simulate's 1.2 line) and 4 more pass every check but the CPU
-    # bound; 159 are TP m, EP m runs written with tp_size m x m (`tp_times_ep`).
-    assert whys[""] == 1575 + 76 + 58
+    # bound; 159 are TP m, EP m runs written with tp_size m x m (`tp_times_ep`). sglmoe56: 21
+    # more are (SGLang 0.5.10.post1 DeepSeek NVFP4 B300, InferenceX's config: INFERENCEX_TP_EP),
+    # leaving 37 replayable (SGLang 12, TensorRT-LLM 25).
+    assert whys[""] == 1575 + 76 + 37
     assert sum(aiconfig_agg_runs.release(r) is None for r in aiconfig_agg_runs.rows()
                if not aiconfig_agg_runs.why_not(r)) == 62
     # vllmdpep56 (the InferenceX single-node vLLM rows at the layout they ran: aiconfig_agg_dp.
@@ -90,14 +92,14 @@ def test_every_row_is_replayable_or_says_why() -> None:
     assert sum(n for why, n in whys.items() if "written as attention_dp_size" in why) == 40
     assert sum(n for why, n in whys.items() if "hybrid, not simulated" in why) == 7
     assert sum(n for why, n in whys.items() if "not sized" in why) == 93
-    assert sum(n for why, n in whys.items() if "written as tp_size" in why) == 159
+    assert sum(n for why, n in whys.items() if "written as tp_size" in why) == 159 + 21
     rows = aiconfig_agg_runs.rows()
     trt = [r for r in rows if r["backend"] == "trtllm"]
     assert sum(aiconfig_agg_runs.why_not(r) == "" for r in trt) == 487 + 9 + 25
     hybrid = collections.Counter(
         (r["backend"], aiconfig_agg_runs.why_not(r) == "") for r in rows
         if aiconfig_agg_runs.cohort_of(r) == aiconfig_agg_runs.HYBRID_COHORT)
-    assert hybrid == {("sglang", True): 33, ("trtllm", True): 25, ("sglang", False): 109,
+    assert hybrid == {("sglang", True): 12, ("trtllm", True): 25, ("sglang", False): 130,
                       ("trtllm", False): 54}
     cohort = collections.Counter(
         r["backend"] for r in rows if aiconfig_agg_runs.why_not(r) == ""
@@ -260,10 +262,20 @@ def test_a_tp_ep_run_written_as_tp_times_ep_is_not_moe_tp_x_ep() -> None:
     assert aiconfig_agg_runs.tp_times_ep(written)
     assert aiconfig_agg_runs.why_not(written).startswith("TP 4 x EP 4 written as tp_size 16")
     assert aiconfig_agg_runs.cohort_of(written) == aiconfig_agg_runs.HYBRID_COHORT
-    # A B300 row of a MoE TP x EP layout with no such twin is replayed.
+    # A B300 row of a MoE TP x EP layout with no such twin: InferenceX's config for its runs
+    # (dsr1-fp4-b300-sglang at 9ebeafb4e) lists TP 4 EP 4 and TP 8 EP 8 only (sglmoe56).
     b300 = next(r for i, r in by_id.items()
                 if i.endswith("b300_sglang_fp4_agg_1024x1024_c16_cfg717"))
-    assert not aiconfig_agg_runs.tp_times_ep(b300) and aiconfig_agg_runs.why_not(b300) == ""
+    assert aiconfig_agg_runs.layout(b300) == (16, 1, 4, 4)
+    assert aiconfig_agg_runs.tp_times_ep(b300)
+    assert aiconfig_agg_runs.why_not(b300).startswith("TP 4 x EP 4 written as tp_size 16")
+    assert aiconfig_agg_runs.cohort_of(b300) == aiconfig_agg_runs.HYBRID_COHORT
+    # A MoE TP x EP layout that config does not list is still replayed (Qwen3.5-397B NVFP4,
+    # TP 4 = MoE TP 2 x EP 2, on the same image and GPU: another config).
+    qwen = next(r for r in by_id.values() if r["system"] == "b300_sxm"
+                and r["model_path"] == "Qwen/Qwen3.5-397B-A17B" and r["precision"] == "fp4"
+                and aiconfig_agg_runs.layout(r) == (4, 1, 2, 2))
+    assert not aiconfig_agg_runs.tp_times_ep(qwen) and aiconfig_agg_runs.why_not(qwen) == ""
 
 
 def _as_run(row: dict[str, str]) -> tuple[int, int, int, int]:

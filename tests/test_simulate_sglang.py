@@ -9,12 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import summary_ms
 from kvplan.analysis.simulate.run import setup, simulate
 from kvplan.analysis.simulate.scheduler import SchedulerConfig, SimRequest
-from kvplan.analysis.simulate.sglang_scheduler import SglangSchedule, SglangSimulator
+from kvplan.analysis.simulate.sglang_scheduler import (
+    SglangOptionsSim,
+    SglangSchedule,
+    SglangSimulator,
+)
 from kvplan.analysis.simulate.workload import LengthDist, RequestSpec, synthetic
 from kvplan.cli import app
 from kvplan.engines.base import Engine
@@ -197,6 +202,7 @@ _sg_workloads = st.fixed_dictionaries({
     "prefix": st.integers(0, 64),
     "overlap": st.booleans(),
     "full": st.booleans(),
+    "recv": st.sampled_from((1, 1, 2, 3, 30)),  # --scheduler-recv-interval
 })
 
 
@@ -217,7 +223,8 @@ def _sg_run(w: dict, *, bulk: bool):  # type: ignore[no-untyped-def,type-arg]
                                                 async_scheduling=w["overlap"]),
                           _LinearCost(w["full"]),
                           SglangSchedule(chunked_prefill_size=w["chunk"],
-                                         max_running_requests=w["running"]),
+                                         max_running_requests=w["running"],
+                                         recv_interval=w["recv"]),
                           timeline=True, bulk_decode=bulk)
     return specs, sim.run(specs, concurrency=concurrency), pool
 
@@ -312,3 +319,65 @@ def test_sglang_input_budget_binds_with_chunked_prefill() -> None:
     state = sim.run([RequestSpec(arrival_s=0.0, prompt_len=8192, output_len=2)
                      for _ in range(2)])
     assert sorted(round(r.first_token_s, 9) for r in state.finished) == [0.01, 0.02]
+
+
+def _recv_engine(interval: int) -> SglangSimulator:
+    pool = KVPool(10_001, (GroupRule(kind="full", block_size=1),), caching=False)
+    return SglangSimulator(pool, SchedulerConfig(max_num_seqs=64, max_num_batched_tokens=16384,
+                                                 max_model_len=4096),
+                           _FixedCost(), SglangSchedule(chunked_prefill_size=None,
+                                                        max_running_requests=64,
+                                                        recv_interval=interval))
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_sglang_recv_interval_takes_requests_every_n_decode_steps(bulk: bool) -> None:
+    """--scheduler-recv-interval 3 (SGLang 0.5.9 managers/scheduler.py:1222-1227,
+    scheduler_recv_skipper.py; weights environ.py:232-235), 10 ms a step, overlap off. A (100
+    in, 10 out) arrives at 0 on an idle engine: taken at once, prefilled 0-10 ms. B (100 in, 3
+    out) is sent at 15 ms. Before the step at 10 ms the counter takes the prefill's weight,
+    1,000 >= 3: a receive (nothing sent yet), back to 0. A decodes 10-20. At 20 ms the counter
+    is 0 + 1 (a decode step) < 3: B is not taken; at 30 ms 2 < 3; at 40 ms 3: B is taken and
+    prefilled 40-50 ms (prefill first): TTFT 35 ms, not the 15 ms of interval 1 (taken at 20,
+    prefilled 20-30). A: first token 10 ms, decodes at 20, 30, 40 (4 tokens), waits out B's
+    prefill, then 6 more with B from 50 ms: finishes at 110 ms (interval 1: 4 tokens by 20,
+    B's prefill 20-30, 8 more: 110 ms too). B decodes 50-60 and 60-70: finishes at 70 ms."""
+    specs = [RequestSpec(arrival_s=0.0, prompt_len=100, output_len=10),
+             RequestSpec(arrival_s=0.015, prompt_len=100, output_len=3)]
+    sim = _recv_engine(3)
+    sim.decode_runs = bulk
+    done = {r.rid: r for r in sim.run(specs).finished}
+    assert done[0].first_token_s == pytest.approx(0.010)
+    assert done[1].first_token_s - done[1].sent_s == pytest.approx(0.035)
+    assert done[1].finish_s == pytest.approx(0.070)
+    assert done[0].finish_s == pytest.approx(0.110)
+    one = {r.rid: r for r in _recv_engine(1).run(specs).finished}
+    assert one[1].first_token_s - one[1].sent_s == pytest.approx(0.015)
+    assert one[0].finish_s == pytest.approx(0.110)
+
+
+def test_sglang_recv_interval_after_a_prefill_and_when_idle() -> None:
+    """--scheduler-recv-interval 30: an idle engine takes a request at once (its loop spins
+    with no last batch), and after an extend step the counter gains 1,000 >= 30, so B, sent at
+    5 ms while A's prefill runs (0-10 ms), is taken at 10 ms and prefilled 10-20 ms: TTFT
+    15 ms, as with interval 1."""
+    state = _recv_engine(30).run([RequestSpec(arrival_s=0.0, prompt_len=100, output_len=5),
+                                  RequestSpec(arrival_s=0.005, prompt_len=100, output_len=5)])
+    done = {r.rid: r for r in state.finished}
+    assert done[0].first_token_s == pytest.approx(0.010)
+    assert done[1].first_token_s - done[1].sent_s == pytest.approx(0.015)
+
+
+def test_sglang_recv_interval_options_reach_the_scheduler() -> None:
+    spec = load_model("llama-3.1-8b")[0]
+    inputs = estimate_inputs(spec, context=4096, gpu="H100-80GB", engine=Engine("sglang"))
+    sim, _ = setup(spec, inputs, sglang=SglangOptionsSim(scheduler_recv_interval=30,
+                                                         max_prefill_tokens=32768))
+    assert sim.sglang is not None
+    assert (sim.sglang.recv_interval, sim.sglang.max_prefill_tokens) == (30, 32768)
+    default, _ = setup(spec, inputs)
+    assert default.sglang is not None
+    assert (default.sglang.recv_interval, default.sglang.max_prefill_tokens) == (1, 16384)
+    with pytest.raises(InputError, match="DP attention"):
+        setup(spec, inputs, dp=2, dp_attention=True,
+              sglang=SglangOptionsSim(scheduler_recv_interval=10))

@@ -276,8 +276,8 @@ def why_not(row: dict[str, str]) -> str:
         # MoE TP x EP (moehybrid55) replays where moe_tp x ep is the TP, as the engines build it.
         return f"EP {ep} with MoE TP {moe_tp} under TP {tp}: moe_tp x ep is not the TP"
     if dp <= 1 and 1 < ep < tp and tp_times_ep(row):
-        return (f"TP {moe_tp} x EP {ep} written as tp_size {tp} (its id, or a row of the "
-                "same measurement, names that layout): not MoE TP x EP")
+        return (f"TP {moe_tp} x EP {ep} written as tp_size {tp} (its id, a row of the same "
+                "measurement or InferenceX's config names that layout): not MoE TP x EP")
     conc = stated_concurrency(row) or 0
     if ROUNDS * conc * int(row["osl"]) > WORK_BOUND:
         return (f"{ROUNDS} x concurrency x OSL over the bench's CPU bound ({WORK_BOUND:,} "
@@ -285,6 +285,12 @@ def why_not(row: dict[str, str]) -> str:
     return ""
 
 
+# (backend, release, model, GPU, precision) -> the (TP, EP) layouts InferenceX's config lists
+# for rows of a MoE TP x EP layout that no twin row names (sglmoe56, read after moehybrid55's
+# evaluation): dsr1-fp4-b300-sglang (.github/configs/nvidia-master.yaml:1675-1693 at 9ebeafb4e,
+# added on the rows' date, 2026-04-17: lmsysorg/sglang:v0.5.10.post1-cu130, tp 4 ep 4, tp 8 ep 8).
+INFERENCEX_TP_EP = {("sglang", "0.5.10.post1", "deepseek-ai/DeepSeek-V3", "b300_sxm", "fp4"):
+                    ((4, 4), (8, 8))}
 _LAYOUT_ID = re.compile(r"_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_\d+$")
 
 
@@ -304,8 +310,13 @@ def tp_times_ep(row: dict[str, str]) -> bool:
     same run exported twice) names it in its id or states TP m, EP e. E.g. SGLang 0.5.9
     DeepSeek-R1 NVFP4 B200 1024/1024 at 128 users: 759.947... / 25.288... ms in
     ..._c128_tp4_ep4_1035 (tp_size 16, MoE TP 4, EP 4) and ..._c128_tp4_0_ep4_0_291 (TP 4,
-    EP 4)."""
+    EP 4). Or (sglmoe56) InferenceX's config for the row's runs lists TP m EP m and no MoE TP x
+    EP layout (INFERENCEX_TP_EP)."""
     tp, _, moe_tp, ep = layout(row)
+    config = INFERENCEX_TP_EP.get((row["backend"], row["backend_version"], row["model_path"],
+                                   row["system"], row["precision"]), ())
+    if moe_tp == ep and (moe_tp, ep) in config:
+        return True
     same = _same_measurement()[(row["silicon_ttft_ms"], row["silicon_tpot_ms"])]
     for r in same:
         named = _LAYOUT_ID.search(r["id"])

@@ -94,7 +94,18 @@ HYBRID_FINDING = (
     "written the same way, with no duplicate to show it), so the cohort does not test the "
     "MoE TP x EP rule; why kvplan's TTFT comes out 2.8 - 3.8x the measured on them was not "
     "read. Run time: 65 s of CPU for the 221 rows at the first evaluation, 9 s with the "
-    "check.")
+    "check. Since (sglmoe56, read after that evaluation; no rule changed): those 21 are TP m, "
+    "EP m runs too. InferenceX's config for them, dsr1-fp4-b300-sglang "
+    "(.github/configs/nvidia-master.yaml:1675-1693 at 9ebeafb4e, added with its script on "
+    "the rows' date, 2026-04-17, image lmsysorg/sglang:v0.5.10.post1-cu130), lists only "
+    "{ tp: 4, ep: 4 } and { tp: 8, ep: 8 }, and every one of the 21 rows' MoE TP, EP, "
+    "lengths and concurrency is among them; the bench refuses them with the twin rows' reason "
+    "(`INFERENCEX_TP_EP`), so the cohort replays none of its SGLang rows and this set does "
+    "not test the MoE TP x EP rule. Their 2.8 - 3.8x TTFT was kvplan simulating 16 or 64 "
+    "GPUs; replayed at TP 4 EP 4 / TP 8 EP 8 under InferenceX's workload and their script's "
+    "flags (tests.benches.aiconfig_sglang_flags, a counterfactual) their median TTFT ratio "
+    "is 0.32 / 0.56, below the measured as every B300 SGLang DeepSeek row is there "
+    "(FP8 TP 4 0.11, TP 8 0.48): not read.")
 
 # Since the first evaluation (kept above as it was), each later change to TensorRT-LLM's
 # simulated scheduler and the rows replayed again after it.

@@ -900,6 +900,12 @@ SIM_LAUNCH_SHAPED: tuple[Shaped, ...] = (
 )
 
 
+# SGLang's --scheduler-recv-interval in the simulator (commit 20138f6e) was written after the
+# SGLang DeepSeek aggregated rows' TTFT under InferenceX's workload had been read: its record is
+# tests.benches.aiconfig_sglang_flags.recv_shaped() (its rows are chosen there; not a cost-model
+# rule, and no frozen replay moves with it, the interval's default being 1).
+
+
 @dataclass(frozen=True, kw_only=True)
 class RuleChange:
     """The last commit, before issue 25's restructure, that changed a rule the bench's rows are

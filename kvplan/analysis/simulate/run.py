@@ -37,6 +37,7 @@ from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import CapacityPlan, plan_capacity
 from kvplan.capacity.weights import routed_expert_bits
 from kvplan.engines.base import Scheduler
+from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS
 from kvplan.engines.trtllm.disagg_flow import MAX_BATCH_SIZE
 from kvplan.engines.trtllm.dp_balance import AdpContextGate
 from kvplan.engines.vllm.alloc import (
@@ -166,6 +167,11 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
     if dp_attention:
+        if sglang is not None and sglang.scheduler_recv_interval > 1:
+            # SGLang's SchedulerRecvSkipper.__init__ asserts `not enable_dp_attention`
+            # (managers/scheduler_recv_skipper.py, 0.5.9 / 0.5.10.post1).
+            raise InputError("simulate --scheduler-recv-interval above 1: SGLang refuses it "
+                             "with DP attention")
         if moe_jit_compile_s is not None:
             raise InputError("simulate --moe-jit-compile-ms: not simulated with --dp-attention")
         sim = replace(sim, dp_balance=balance_for(rules))
@@ -356,9 +362,15 @@ def _sglang_setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int, max_num_s
     cap_running = pool.running_cap(reqs)
     chunk = (sglang_chunked_prefill_tokens(inputs.gpu) if opts.chunked_prefill_size is None
              else (None if opts.chunked_prefill_size <= 0 else opts.chunked_prefill_size))
+    if opts.max_prefill_tokens is not None and opts.max_prefill_tokens < 1:
+        raise InputError(f"simulate: --max-prefill-tokens {opts.max_prefill_tokens}: expected "
+                         "a positive token count")
     sg = SglangSchedule(chunked_prefill_size=chunk, max_running_requests=cap_running,
                         schedule_conservativeness=opts.schedule_conservativeness,
-                        policy=opts.schedule_policy)
+                        policy=opts.schedule_policy,
+                        max_prefill_tokens=(MAX_PREFILL_TOKENS if opts.max_prefill_tokens is None
+                                            else opts.max_prefill_tokens),
+                        recv_interval=opts.scheduler_recv_interval)
     caching, radix, cache_note = pool.caching(cap.prefix_caching, cap.engine_version)
     overlap = True if overlap is None else overlap
     # A sliding-window pool's rules for this release (refused where not read).

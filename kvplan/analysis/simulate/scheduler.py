@@ -11,11 +11,10 @@ speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_t
    preempted itself, and then no further running request is scheduled this step.
 2. Only if nothing was preempted, waiting requests are admitted in order while budget is left
    and fewer than max_num_seqs run: a prefix-cache lookup (first admission and after a
-   preemption alike), the whole-sequence fit check, then its first chunk. The first that does
-   not fit stops admission (FCFS).
-3. After the step (its time from kvplan.perf.mixed_step), every scheduled request advances by
-   its tokens; one whose computed tokens reach its length samples a token (the first one is
-   its TTFT), and a request with all its output tokens finishes and frees its blocks.
+   preemption alike), the whole-sequence fit check, its first chunk; the first that does not
+   fit stops admission (FCFS).
+3. After the step (its time: kvplan.perf.mixed_step) each scheduled request advances by its tokens;
+   at its length it samples a token (the first: TTFT); at its last it finishes, freeing its blocks.
 
 The step's time is the forward pass. Async scheduling (`SchedulerConfig.async_scheduling`, vLLM's
 default from 0.14: kvplan.engines.vllm.alloc.vllm_async_scheduling_default) schedules step k+1 as
@@ -28,14 +27,14 @@ modelled: a request finished in step k keeps its seat and blocks while step k+1 
 
 Before the engine: a server whose tokenizer batches prompts (`SchedulerConfig.tokenizer_batching`,
 vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a request to the engine
-core only when its batch is released (kvplan.analysis.simulate.frontend); its TTFT and E2E still
-count from when it was sent. With `SchedulerConfig.api_server` (`kvplan simulate --frontend`),
-the API server's serial CPU stage comes first (kvplan.analysis.simulate.frontend.ServerQueue):
-the batcher, or the engine, takes the request when it leaves that stage.
+core only when its batch is released (kvplan.analysis.simulate.frontend); its TTFT and E2E count
+from when it was sent. With `SchedulerConfig.api_server` (`kvplan simulate --frontend`), the API
+server's serial CPU stage (frontend.ServerQueue) comes first: the batcher, or the engine, takes
+the request when it leaves it.
 
-For speed the decodes are kept as one collective batch whenever the scheduler's outcome for them
-is known without looking at each (`_batch_step`): a step then costs O(1) plus the requests that
-join, leave or take a block in it.
+For speed the decodes are one collective batch whenever the scheduler's outcome for them is known
+without looking at each (`_batch_step`): a step costs O(1) plus the requests joining, leaving or
+taking a block in it.
 """
 
 from __future__ import annotations
@@ -151,9 +150,11 @@ class Simulator:
             budget -= n
         return budget
 
-    def _decode_run(self, horizon_s: float) -> float | None:
-        """Several decode-only steps at once, each starting before `horizon_s` (an arrival);
-        returns the start of the last, or None when the engine takes its next step alone."""
+    def _receives(self) -> bool:  # the requests sent taken before this step (SGLang: not all)
+        return True
+
+    def _decode_run(self, horizon_s: float, arrival_s: float) -> float | None:
+        """Decode-only steps at once, before `horizon_s` and `arrival_s`: the last start or None."""
         return None
 
     def _release(self, req: SimRequest) -> None:
@@ -432,8 +433,9 @@ class Simulator:
         while True:
             admit_arrivals(st.clock_s)
             cutoff = st.clock_s if prev_start is None else prev_start
-            while sent and sent[0].seen_s <= cutoff:
-                self.waiting.append(sent.popleft())
+            if self._receives():  # once an iteration (SGLang's skipper counts them)
+                while sent and sent[0].seen_s <= cutoff:
+                    self.waiting.append(sent.popleft())
             if not self._busy():
                 prev_start = None  # the engine idles: the next step sees every arrival
                 if sent:  # still in the server's tokenizer batch: idle until it is released
@@ -444,11 +446,10 @@ class Simulator:
                     break
                 st.clock_s = max(st.clock_s, upcoming[0][0])
                 continue
-            # Steps that can only be decodes, up to the next arrival the scheduler could see
-            # (SGLang: `_decode_run`); the start of the last one taken, or None.
-            horizon = (-1.0 if sent else upcoming[0][0] if upcoming and (
+            # Decode-only steps up to the next arrival it could see (SGLang: `_decode_run`).
+            arrival = (upcoming[0][0] if upcoming and (
                 concurrency is None or in_flight < concurrency) else float("inf"))
-            last = self._decode_run(horizon)
+            last = self._decode_run(-1.0 if sent else arrival, arrival)
             if last is not None:
                 prev_start = last if lookahead else None
                 continue

@@ -23,6 +23,17 @@ no mixed chunks (`--enable-mixed-chunk` off), no priority scheduling, no specula
    step without retraction lowers new_token_ratio by (init - min) / 600, to min; an idle engine
    resets it to init. init = min(0.7 x --schedule-conservativeness, 1), min = 0.14 x init.
 
+3. --scheduler-recv-interval N (default 1: every step) takes the requests sent to the scheduler
+   only at some steps (SGLang 0.5.9 / 0.5.10.post1 managers/scheduler.py `recv_requests`
+   (0.5.9:1222-1227): `recv_skipper.handle(last_batch.forward_mode)` or nothing;
+   managers/scheduler_recv_skipper.py): before each step a counter grows by the weight of the
+   last step's forward mode, 1 after a decode step or with no last batch, 1,000 after any other
+   (an extend), and the requests are taken when it reaches N (then it restarts from 0).
+   So after a prefill step they are taken at once, and while only decodes run, every N
+   decode steps. An idle engine's loop spins with no last batch (weight 1): it takes them
+   after N spins of no work, at once here. SGLang refuses it under DP attention
+   (SchedulerRecvSkipper.__init__: `assert not server_args.enable_dp_attention`).
+
 A prefill step's first tokens are sampled at its end (TTFT); its requests decode from the next
 step. The overlap scheduler (on by default) is SchedulerConfig.async_scheduling: the next batch
 is formed while the current one runs (kvplan.analysis.simulate.scheduler).
@@ -48,6 +59,12 @@ MIN_NEW_TOKEN_RATIO_FACTOR = 0.14
 NEW_TOKEN_RATIO_DECAY_STEPS = 600
 RETRACT_DECODE_STEPS = 20
 POLICIES = ("fcfs", "lpm")
+# python/sglang/srt/environ.py (0.5.9:232-235, 0.5.10.post1:230-233)
+# SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_*: what a step adds to the recv skipper's counter by its
+# forward mode: DEFAULT (an extend or mixed batch), DECODE, NONE (no last batch).
+RECV_WEIGHT_EXTEND = 1000
+RECV_WEIGHT_DECODE = 1
+RECV_WEIGHT_NONE = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,20 +76,25 @@ class SglangSchedule:
     max_running_requests: int
     schedule_conservativeness: float = 1.0
     policy: str = "fcfs"
+    # --scheduler-recv-interval (server_args.py 0.5.9:630, default 1: the skipper is not made)
+    recv_interval: int = 1
 
 
 @dataclass(frozen=True, kw_only=True)
 class SglangOptionsSim:
     """What a user sets of SGLang's scheduler (`kvplan simulate --engine sglang`):
     --chunked-prefill-size (None: SGLang's default for the GPU; <= 0: off),
-    --schedule-conservativeness, --schedule-policy, and its piecewise prefill CUDA graphs
+    --schedule-conservativeness, --schedule-policy, its piecewise prefill CUDA graphs
     (--enable- / --disable-piecewise-cuda-graph; None: the release's default,
-    kvplan.engines.sglang.prefill_graph)."""
+    kvplan.engines.sglang.prefill_graph), --max-prefill-tokens (None: its default,
+    MAX_PREFILL_TOKENS) and --scheduler-recv-interval (the module docstring's rule 3)."""
 
     chunked_prefill_size: int | None = None
     schedule_conservativeness: float = 1.0
     schedule_policy: str = "fcfs"
     piecewise_cuda_graph: bool | None = None
+    max_prefill_tokens: int | None = None
+    scheduler_recv_interval: int = 1
 
 
 class SglangSimulator(Simulator):
@@ -102,6 +124,9 @@ class SglangSimulator(Simulator):
         self.new_token_ratio = self.init_ratio
         self.chunked: SimRequest | None = None
         self._last_end = -1.0
+        # The recv skipper (rule 3): its counter, and the weight the last step adds to it.
+        self._recv_counter = 0
+        self._recv_weight = RECV_WEIGHT_NONE
 
     def _batch_ok(self) -> bool:
         return False
@@ -173,11 +198,27 @@ class SglangSimulator(Simulator):
                 swa.refused(req.rid)
         return ok
 
+    def _receives(self) -> bool:
+        """SchedulerRecvSkipper.handle before this step (rule 3); an engine with no work takes
+        the requests at once (its idle loop's spins)."""
+        interval = self.schedule_cfg.recv_interval
+        if interval <= 1:
+            return True  # SchedulerRecvSkipper.maybe_create: no skipper
+        if not self._busy():
+            self._recv_counter = 0
+            return True
+        self._recv_counter += self._recv_weight
+        if self._recv_counter >= interval:
+            self._recv_counter = 0
+            return True
+        return False
+
     def schedule(self) -> list[tuple[SimRequest, int]]:
         if self._last_end < self.state.clock_s:
             # The engine idled since its last step (self_check_during_idle).
             self.new_token_ratio = self.init_ratio
         prefill = self._prefill_batch()
+        self._recv_weight = RECV_WEIGHT_EXTEND if prefill else RECV_WEIGHT_DECODE
         return prefill if prefill else self._decode_batch()
 
     # -- prefill (get_new_batch_prefill, PrefillAdder) ------------------------------------
@@ -276,7 +317,7 @@ class SglangSimulator(Simulator):
 
     # -- decode (update_running_batch) ----------------------------------------------------
 
-    def _decode_run(self, horizon_s: float) -> float | None:
+    def _decode_run(self, horizon_s: float, arrival_s: float) -> float | None:
         """The decode steps that follow while nothing waits (no prefill batch is formed), no
         request finishes, the pool gives every request its token (no retraction) and no
         arrival reaches the scheduler (each step starts before `horizon_s`), taken at once:
@@ -284,7 +325,12 @@ class SglangSimulator(Simulator):
         the pool's usage per step as `_decode_batch` and `_finish_step` give them, and each
         request's slots allocated in one call at the end (page size 1: one block a token, so
         every step takes one block per request). The exact path takes the rest, and the steps
-        after a prefill (their gaps differ). Returns the last step's start, or None."""
+        after a prefill (their gaps differ). With a recv interval (rule 3) each step after the
+        first passes the skipper, counted here while it takes nothing; the run stops before the
+        step at which the counter would reach the interval with a request sent that it may
+        see (the loop takes that step's receive), and before any step at or after the next
+        request's sending (`arrival_s`: the loop sends it). Returns the last step's start, or
+        None."""
         running, pool, st = self.running, self.pool, self.state
         n = len(running)
         now = st.clock_s
@@ -304,7 +350,20 @@ class SglangSimulator(Simulator):
         cost, full = self.step_cost, self.step_cost.full_attention_only
         free0, usable = pool.num_free, pool.usable
         taken, start = 0, now
-        while taken < steps and start < horizon_s:
+        interval = self.schedule_cfg.recv_interval
+        while taken < steps:
+            if interval <= 1:
+                if start >= horizon_s:
+                    break
+            elif start >= arrival_s:
+                break
+            elif taken:  # this step's receive point (the first's was the loop's)
+                if self._recv_counter + RECV_WEIGHT_DECODE >= interval:
+                    if start >= horizon_s:
+                        break
+                    self._recv_counter = 0
+                else:
+                    self._recv_counter += RECV_WEIGHT_DECODE
             if full:
                 seconds = cost.seconds_from_sums(n, keys + n * taken, [])
             else:
@@ -319,6 +378,7 @@ class SglangSimulator(Simulator):
             start = st.clock_s
         if not taken:
             return None
+        self._recv_weight = RECV_WEIGHT_DECODE
         for r in running:
             if not pool.allocate(r, taken):
                 raise AssertionError("decode run: the pool was counted short")
