@@ -24,8 +24,11 @@ from kvplan.engines.sglang.decode_admission import (
 POOL = 67_049_699_089 // (61 * (512 + 64))
 # With the dense MLP, shared experts and lm_head split over the TP group (SGLang 0.5.x
 # deepseek_v2.py under --enable-dp-attention) the decode rank holds fewer weight bytes and
-# kvplan's pool grows 1,908,290 -> 2,006,883 tokens (+5.2 %).
-BENCH_POOL = 2_006_883
+# kvplan's pool grows 1,908,290 -> 2,006,883 tokens (+5.2 %). Since eptpw56 (each EP rank
+# holds its ceil(E / ep) routed experts whole, kvplan.weights.expert_layout.experts_on_rank,
+# instead of a whole-minus-slice derivation that kept other ranks' NVFP4 scale padding) the
+# rank holds about 0.2 MB fewer weight bytes: 6 more tokens of 35,136 B in its KV budget.
+BENCH_POOL = 2_006_889
 ROW = sglang_decode_admission(pool_tokens=POOL, max_num_reqs=4096, page_tokens=1,
                               dp_attention=8, user_max_running=None)
 
