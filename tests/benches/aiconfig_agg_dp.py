@@ -231,23 +231,6 @@ AS_RUN_FINDING = (
     "dsr1_fp4_b200_trt.sh :51, :100 at 1cb92d21) and moehybrid55's 159 `tp_times_ep` rows.")
 
 
-def print_cohort(lines: Callable, row_line: Callable, part: list) -> None:  # type: ignore[type-arg]
-    """This cohort's part of the section from its rows alone (`part`: their replays; `lines`:
-    the section's cohort_lines): `python -m tests.benches.aiconfig_agg_runs --dp`."""
-    for line in lines(part):
-        if line.startswith(f"| cohort {COHORT}"):
-            print(line)
-    mine = [r for r in part if r.cohort == COHORT]
-    whys: dict[str, int] = {}
-    for r in mine:
-        if not r.replayed:
-            whys[r.why_not] = whys.get(r.why_not, 0) + 1
-    for why, n in sorted(whys.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"| {why} | {n:,} |")
-    for r in mine:
-        if r.replayed:
-            print(row_line(r))
-    print(f"\n{FINDING}\n\n{AS_RUN_FINDING}\n\n{TRTDP_FINDING}")
 # trtdp56 (stop 56), read after the cohort's first evaluation (kept above as it ran): the
 # TensorRT-LLM rows traced, the engine's code and the rows' scripts read; these rows SHAPED the
 # attention-DP balance rule (tests/benches/fitted_rows.py SHAPED_BY, c7cccdf), which is off by

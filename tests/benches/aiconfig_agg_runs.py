@@ -60,7 +60,6 @@ lockstep) add 44 s of CPU (one process), the most a row 7 s (TensorRT-LLM DeepSe
 
 from __future__ import annotations
 
-import collections
 import csv
 import gzip
 import io
@@ -613,42 +612,10 @@ def _representative() -> SimSetup:
                   t.PROMPT + 128 + CONTEXT_PAD)
 
 
-def print_trt_ep() -> None:
-    """The section's lines for TensorRT-LLM's EP = TP rows under TP attention (the 142 that
-    shaped trta2a56's rule) from those rows alone (some 40 s of CPU): their split line, the
-    prefill split and the finding; `python -m tests.benches.aiconfig_agg_runs --trt-ep`."""
-    part = [replay(r) for r in rows() if aiconfig_agg_trtep.is_tp_attention_ep(r)]
-    done = [r for r in part if r.replayed]
-    for split in sorted({split_of(r) for r in done}):
-        print(_line(f"split: {split}", [r for r in done if split_of(r) == split]))
-    aiconfig_agg_trtep.print_split(_representative)
-    print(f"\n{TRTLLM_EP_FINDING}")
-
-
-def print_nightly() -> None:
-    """The section's lines that the non-release rows make (cohort nightly55: aiconfig_nightly),
-    from those rows alone (some 11 s of CPU, not the section's ~7 minutes): their cohort lines,
-    their refusals and their table rows; `python -m tests.benches.aiconfig_agg_runs --nightly`."""
-    part = [replay(r) for r in rows() if release(r) is None]
-    for line in cohort_lines(part)[1:]:
-        if line.startswith(f"| cohort {aiconfig_nightly.COHORT}"):
-            print(line)
-    whys = collections.Counter(r.why_not for r in part if not r.replayed)
-    for why, n in sorted(whys.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"| {why} | {n:,} |")
-    for r in part:
-        if r.replayed:
-            print(_row_line(r))
-    print(f"\n{aiconfig_nightly.FINDING}")
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--nightly"]:
-        print_nightly()
-    elif sys.argv[1:] == ["--dp"]:  # aggdp55's rows alone (aiconfig_agg_dp.print_cohort)
-        aiconfig_agg_dp.print_cohort(cohort_lines, _row_line,
-                                     [replay(r) for r in rows() if layout(r)[1] > 1])
-    elif sys.argv[1:] == ["--trt-ep"]:
-        print_trt_ep()
+    if sys.argv[1:]:  # one part alone (--nightly, --dp, --trt-ep): aiconfig_agg_parts
+        from tests.benches import aiconfig_agg_parts
+
+        aiconfig_agg_parts.main(sys.argv[1:])
     else:
         print_section()
