@@ -98,7 +98,7 @@ def print_compact_help(command: Any, ctx: Any) -> None:
     ordered = [(t, panels[t]) for t in panels if t not in ENGINE_PANELS]
     ordered += [(f"{t} options", panels[t]) for t in ENGINE_PANELS if t in panels]
     usage = "Usage: " + " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])
-    footer = f"Every option and alias: kvplan help {command.name}"
+    footer = f"Options in full: kvplan help {command.name}"
     if any(t in panels for t in ENGINE_PANELS):
         footer += "; engine options: kvplan help engines"
     render(usage=usage, description=(command.help or "").replace("\\[", "["),

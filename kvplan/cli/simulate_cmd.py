@@ -11,6 +11,7 @@ from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
     DisableHybridSwaMemoryOpt,
+    EngineArgOpt,
     EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
@@ -84,6 +85,7 @@ def simulate_cmd(
         "--engine", help="Whose scheduler to simulate: vLLM's V1, SGLang's or "
                          "TensorRT-LLM's PyTorch executor (1.0 - 1.3).")] = DEFAULT_ENGINE,
     engine_version: EngineVersionOpt = None,
+    engine_arg: EngineArgOpt = None,
     platform: PlatformOpt = None,
     cpu_amx: CpuAmxOpt = None,
     limit_mm_per_prompt: LimitMmOpt = None,
@@ -219,6 +221,7 @@ def simulate_cmd(
     each)."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.dp_lockstep import dp_attention_layout
+    from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
     from kvplan.analysis.simulate.run import setup, simulate
     from kvplan.analysis.simulate.sglang_scheduler import POLICIES, SglangOptionsSim
     from kvplan.analysis.simulate.trtllm_scheduler import POLICIES as TRTLLM_POLICIES
@@ -266,19 +269,6 @@ def simulate_cmd(
 
             raise InputError(f"--ep {ep}: 1, the --tp degree ({tp}) or a divisor of it between "
                              "(MoE TP x EP) is simulated (or --dp-attention)")
-        inputs = estimate_inputs(
-            spec, context=context, kv_dtype=kv_dtype,
-            engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
-            dp_attention=rank_dp_attention,
-            mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
-            max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs,
-            engine_version=engine_version, prefix_caching=prefix_caching,
-            platform=None if platform is None else platform.value,
-            cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
-            skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
-            mamba_full_memory_ratio=mamba_full_memory_ratio,
-            swa_full_tokens_ratio=swa_full_tokens_ratio,
-            disable_hybrid_swa_memory=disable_hybrid_swa_memory)
         if schedule_policy not in POLICIES:
             from kvplan._util.errors import unknown_choice
 
@@ -288,18 +278,40 @@ def simulate_cmd(
 
             raise unknown_choice("--capacity-scheduler-policy", TRTLLM_POLICIES,
                                  capacity_scheduler_policy)
-        sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
+        # kvplan's own options, then the engine's flags (--engine-arg) over them.
+        settings = with_engine_args(EngineSettings(
+            max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens,
+            prefix_caching=prefix_caching, async_scheduling=async_scheduling,
+            trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
+                                    policy=capacity_scheduler_policy),
+            sglang=SglangOptionsSim(chunked_prefill_size=chunked_prefill_size,
+                                    schedule_conservativeness=schedule_conservativeness,
+                                    schedule_policy=schedule_policy)),
+            engine, engine_arg or ())
+        inputs = estimate_inputs(
+            spec, context=context, kv_dtype=kv_dtype,
+            engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,
+            dp_attention=rank_dp_attention,
+            mem_fraction=mem_fraction, kv_budget_gib=kv_budget_gib, block_size=block_size,
+            max_num_batched_tokens=settings.max_num_batched_tokens,
+            max_num_seqs=settings.max_num_seqs,
+            engine_version=engine_version, prefix_caching=settings.prefix_caching,
+            platform=None if platform is None else platform.value,
+            cpu_amx=cpu_amx, limit_mm_per_prompt=limit_mm_per_prompt,
+            skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
+            mamba_full_memory_ratio=mamba_full_memory_ratio,
+            swa_full_tokens_ratio=swa_full_tokens_ratio,
+            disable_hybrid_swa_memory=disable_hybrid_swa_memory)
+        sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
                            frontend=frontend, dp_attention=dp_attention,
-                           trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
-                                                   policy=capacity_scheduler_policy),
+                           trtllm=settings.trtllm,
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
-                           sglang=SglangOptionsSim(
-                               chunked_prefill_size=chunked_prefill_size,
-                               schedule_conservativeness=schedule_conservativeness,
-                               schedule_policy=schedule_policy))
+                           sglang=settings.sglang)
         if inputs.kv_dtype_note is not None:
             notes = [*notes, inputs.kv_dtype_note]
+        if settings.applied:
+            notes = [*notes, "engine flags: " + ", ".join(a.text for a in settings.applied)]
         with progress_shown():
             result = simulate(sim, requests, concurrency=concurrency, slo_ttft_ms=slo_ttft_ms,
                               slo_tpot_ms=slo_tpot_ms, timeline=bool(timeline or plot))
@@ -309,6 +321,9 @@ def simulate_cmd(
         # The context and the closed-loop request count under every command's names.
         view = replace(view, records=with_keys_after(view.records, "max_model_len",
                                                      context=context, concurrency=concurrency))
+        if settings.applied:  # the engine's flags as applied (only where given)
+            view = replace(view, records={**view.records,
+                                          "engine_args": settings.applied_dicts()})
         if timeline is not None:
             text = timeline_csv(result)
             atomic_write("--timeline", timeline,

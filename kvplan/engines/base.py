@@ -5,7 +5,8 @@ engine implements (`EngineRules`, its `Budget`), with the typed pool a stage get
 Each engine is one package, ``kvplan.engines.<name>``: ``engine.py`` defines ``ENGINE`` (its
 `EngineRules`: dtypes, block size, state dtypes, refusals, pools, launch flags, cost traits,
 view notes), ``budget.py`` defines ``BUDGET`` (its `Budget`: the KV budget, its inverse, the
-reserve) and ``options.py`` ``OPTIONS`` (its own settings). The registry loads each on first
+reserve), ``options.py`` ``OPTIONS`` (its own settings) and ``engine_args.py`` ``FLAGS`` (its
+launch flags the simulator reads). The registry loads each on first
 use, so `kvplan estimate` without a device never builds a budget rule
 (examples/startup-bench.md). Adding an engine is one package plus one line in `Engine`.
 """
@@ -26,6 +27,7 @@ from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.engine_args import EngineFlags
     from kvplan.engines.handover import KvConnector
     from kvplan.engines.offload import OffloadRule
     from kvplan.engines.reserve import Reserve
@@ -68,6 +70,14 @@ class Engine(str, Enum):
         kind: type[EngineOptions] = importlib.import_module(
             f"kvplan.engines.{self.value}.options").OPTIONS
         return kind
+
+    @property
+    def engine_flags(self) -> EngineFlags:
+        """The engine's own flags the simulator reads, by its spelling (``kvplan.engines.
+        <name>.engine_args.FLAGS``: `simulate --engine-arg`)."""
+        flags: EngineFlags = importlib.import_module(
+            f"kvplan.engines.{self.value}.engine_args").FLAGS
+        return flags
 
 
 DEFAULT_ENGINE = Engine.vllm

@@ -1,0 +1,54 @@
+"""The SGLang launch flags `kvplan simulate --engine sglang --engine-arg` takes, as SGLang spells
+them (python/sglang/srt/server_args.py: the ServerArgs field, then its argparse line, in the
+sglang 0.5.9 and 0.5.10.post1 sdists; kvplan.engines.engine_args parses them)."""
+
+from __future__ import annotations
+
+from kvplan.engines.engine_args import EngineFlag, EngineFlags, Kind
+
+_SA = "python/sglang/srt/server_args.py"
+
+FLAGS = EngineFlags("SGLang", (
+    EngineFlag(flag="--max-running-requests", kind=Kind.int, minimum=1, sets="max_num_seqs",
+               kvplan_option="--max-num-seqs",
+               source=f"{_SA}:325,3145 (0.5.9), :344,3922 (0.5.10.post1)",
+               help="Running requests at most."),
+    EngineFlag(flag="--chunked-prefill-size", kind=Kind.int, minimum=-1,
+               sets="sglang.chunked_prefill_size", kvplan_option="--chunked-prefill-size",
+               source=f"{_SA}:328,3164 (0.5.9), :347,3942 (0.5.10.post1)",
+               help="Prefill chunk per step (-1: off)."),
+    EngineFlag(flag="--max-prefill-tokens", kind=Kind.int, minimum=1,
+               sets="sglang.max_prefill_tokens",
+               source=f"{_SA}:330,3182 (0.5.9), :349,3960 (0.5.10.post1)",
+               help="Input tokens a prefill step takes at most (default 16384)."),
+    EngineFlag(flag="--schedule-policy", kind=Kind.choice, choices=("fcfs", "lpm"),
+               sets="sglang.schedule_policy", kvplan_option="--schedule-policy",
+               source=f"{_SA}:332,3188 (0.5.9), :351,3967 (0.5.10.post1)",
+               help="Queue order (SGLang's random, dfs-weight, lof, priority and routing-key "
+                    "are not simulated)."),
+    EngineFlag(flag="--schedule-conservativeness", kind=Kind.float, minimum=0.0,
+               sets="sglang.schedule_conservativeness",
+               kvplan_option="--schedule-conservativeness",
+               source=f"{_SA}:337,3227 (0.5.9), :358,4018 (0.5.10.post1)",
+               help="Scales the new-token ratio of admission."),
+    EngineFlag(flag="--disable-overlap-schedule", kind=Kind.switch, value=False,
+               sets="async_scheduling", kvplan_option="--no-async-scheduling",
+               source=f"{_SA}:596,4560 (0.5.9), :629,5428 (0.5.10.post1)",
+               help="The overlap scheduler off."),
+    EngineFlag(flag="--disable-radix-cache", kind=Kind.switch, value=False,
+               sets="prefix_caching", kvplan_option="--no-enable-prefix-caching",
+               source=f"{_SA}:579,4473 (0.5.9), :609,5336 (0.5.10.post1)",
+               help="No prefix reuse."),
+    EngineFlag(flag="--enable-piecewise-cuda-graph", kind=Kind.switch, value=True,
+               sets="sglang.piecewise_cuda_graph",
+               source=f"{_SA}:604,4606 (0.5.9; deprecated at :5479 in 0.5.10.post1, on there)",
+               help="Piecewise CUDA graphs for prefill steps (opt-in to 0.5.9)."),
+    EngineFlag(flag="--disable-piecewise-cuda-graph", kind=Kind.switch, value=False,
+               sets="sglang.piecewise_cuda_graph",
+               source=f"{_SA}:637,5474 (0.5.10.post1)",
+               help="Prefill steps eager (piecewise graphs on by default from 0.5.10)."),
+    EngineFlag(flag="--scheduler-recv-interval", kind=Kind.int, minimum=1,
+               sets="sglang.scheduler_recv_interval",
+               source=f"{_SA}:630,4743 (0.5.9), :664,5621 (0.5.10.post1)",
+               help="New requests taken every N decode steps (not with DP attention)."),
+))
