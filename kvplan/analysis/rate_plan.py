@@ -6,11 +6,13 @@ layouts of fewer GPUs that were simulated and missed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
 from kvplan.analysis.simulate.executor import Executor
 from kvplan.analysis.simulate.rate_search import LayoutTrial, RateSearch, fewest_gpus
 from kvplan.analysis.simulate.workload import WorkloadOptions, requests_from
@@ -38,6 +40,8 @@ class RatePlan:
     max_gpus: int
     search: RateSearch
     workload: dict[str, Any] = field(default_factory=dict)
+    # The engine's own flags applied (--engine-arg: flag, value, the setting it set).
+    engine_args: tuple[dict[str, Any], ...] = ()
 
     @property
     def best(self) -> LayoutTrial | None:
@@ -73,15 +77,22 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   executor: Executor = Executor.process, jobs: int | None = None,
                   platform: str | None = None, cpu_amx: bool | None = None,
                   limit_mm_per_prompt: str | None = None,
-                  skip_mm_profiling: bool = False) -> RatePlan:
+                  skip_mm_profiling: bool = False, engine_args: Sequence[str] = ()
+                  ) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
     stream). `executor`, `jobs`: where the layouts are simulated and how many at once (default
     the usable CPUs); the answer is the same with any. `kv_dtype` ENGINE_AUTO: the engine's own
     for the model, as `kvplan estimate` takes it (run_kv_dtype). `platform`, `cpu_amx`: as
     estimate's --platform and --cpu-amx; `limit_mm_per_prompt`, `skip_mm_profiling`: as its
-    --limit-mm-per-prompt and --skip-mm-profiling."""
+    --limit-mm-per-prompt and --skip-mm-profiling. `engine_args`: the engine's own flags as it
+    spells them (`--engine-arg`, kvplan.analysis.simulate.engine_args), on every layout."""
     check_token_sized(spec, "plan --rate")
+    settings = with_engine_args(EngineSettings(), engine, engine_args)
+    if settings.trtllm.adp_balance is not None:
+        raise InputError("--engine-arg attention_dp_config.enable_balance=true: needs attention "
+                         "DP, which plan --rate does not search (kvplan simulate "
+                         "--dp-attention takes it)")
     if "," in gpu:
         raise InputError("--gpu: one GPU type with --rate (the simulator times one)")
     kv_dtype, _ = run_kv_dtype(engine, spec, kv_dtype, engine_version, get_gpu(gpu))
@@ -100,6 +111,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                          platform=platform, cpu_amx=cpu_amx,
                          limit_mm_per_prompt=limit_mm_per_prompt,
                          skip_mm_profiling=skip_mm_profiling, executor=executor,
+                         settings=settings,
                          jobs=usable_cpus() if jobs is None else jobs)
     return RatePlan(model=model, gpu=gpu, engine=engine.value, rate=rate,
                     slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, percentile=percentile,
@@ -107,4 +119,5 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                     workload={"num_requests": options.num_requests,
                               "input_len": options.input_len,
                               "output_len": options.output_len, "trace": options.trace,
-                              "trace_format": options.trace_format, "seed": options.seed})
+                              "trace_format": options.trace_format, "seed": options.seed},
+                    engine_args=tuple(settings.applied_dicts()))

@@ -127,6 +127,24 @@ def engine_options(group: Any, ctx: Any, only: str | None = None) -> list[Any]:
             for (p, _), e in sorted(found.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]
 
 
+def engine_flag_rows(only: str | None = None) -> list[Any]:
+    """Each engine's own flags `--engine-arg` takes (its table, `Engine.engine_flags`), or only
+    the engine `only` names (its display name)."""
+    from kvplan.engines.base import Engine
+    from kvplan.present.help_view import EngineFlagRow
+
+    rows = []
+    for e in Engine:
+        name = e.rules.display_name
+        if only is not None and name != only:
+            continue
+        for f in e.engine_flags.flags:
+            same = f" (as kvplan's {f.kvplan_option})" if f.kvplan_option else ""
+            rows.append(EngineFlagRow(panel=name, flag=f"{f.flag}: {f.expected}",
+                                      help=f"{f.help} Sets {f.sets}{same}.", source=f.source))
+    return rows
+
+
 def help_cmd(
     ctx: typer.Context,
     topic: Annotated[str | None, typer.Argument(
@@ -137,7 +155,8 @@ def help_cmd(
         show_default=False)] = None,
 ) -> None:
     """Help in full: `kvplan help estimate` (every option and alias of estimate), `kvplan help
-    engines` (the vLLM, SGLang and TensorRT-LLM options of every command)."""
+    engines` (the vLLM, SGLang and TensorRT-LLM options of every command, and the engine flags
+    `--engine-arg` takes)."""
     from kvplan.present.help_view import print_engine_options
 
     root = ctx.parent
@@ -161,7 +180,8 @@ def help_cmd(
         if engine is not None and wanted is None:
             _refuse(f"ENGINE: expected one of {', '.join(topics)}, got {engine!r}")
         options = engine_options(group, root, wanted)
-        print_engine_options(options, title="Engine-specific options, in full:")
+        print_engine_options(options, title="Engine-specific options, in full:",
+                             flags=engine_flag_rows(wanted))
         return
     command = group.get_command(root, topic)
     if command is None:

@@ -13,6 +13,7 @@ from kvplan.cli.common import (
     AllowLongContextOpt,
     CpuAmxOpt,
     DTypeOpt,
+    EngineArgOpt,
     EngineVersionOpt,
     ExplainOpt,
     FormatOpt,
@@ -169,6 +170,7 @@ def plan_cmd(
     engine: Annotated[Engine | None, typer.Option(
         "--engine", help="The serving engine (default vllm).")] = None,
     engine_version: EngineVersionOpt = None,
+    engine_arg: EngineArgOpt = None,
     platform: PlatformOpt = None,
     cpu_amx: CpuAmxOpt = None,
     kv_dtype: Annotated[str | None, typer.Option(
@@ -241,9 +243,8 @@ def plan_cmd(
 ) -> None:
     """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
     (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
-    exact launch command, and what to change. Exit 0 fits or borderline, 3 does not. With
-    --rate and --slo-ttft-ms / --slo-tpot-ms: the fewest GPUs that serve that request rate
-    within the SLOs in the simulator (`kvplan simulate`), and that one fewer misses."""
+    launch command, what to change; exit 0 fits or borderline, 3 does not. With --rate and
+    SLOs: the fewest GPUs meeting them in the simulator, and that one fewer misses."""
     from kvplan.analysis.offload_run import plan_offload
     from kvplan.analysis.planner import PlanRequest, plan_serving, planned_spec
     from kvplan.present.capacity_view import plan_view
@@ -261,7 +262,9 @@ def plan_cmd(
             "--num-requests": num_requests, "--plot": plot, "--platform": platform,
             "--cpu-amx/--no-cpu-amx": cpu_amx,
             "--limit-mm-per-prompt": limit_mm_per_prompt,
-            "--skip-mm-profiling": skip_mm_profiling or None}, {
+            "--skip-mm-profiling": skip_mm_profiling or None,
+            # The disaggregated plan's ratio is the formulas', not a simulation.
+            "--engine-arg": engine_arg}, {
             "--prefill-tp": prefill_tp != 1, "--decode-tp": decode_tp != 1,
             "--prefill-pp": prefill_pp != 1, "--decode-pp": decode_pp != 1,
             "--prefill-dp": prefill_dp != 1, "--decode-dp": decode_dp != 1,
@@ -303,16 +306,17 @@ def plan_cmd(
                    platform=None if platform is None else platform.value, cpu_amx=cpu_amx,
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
+                   engine_args=tuple(engine_arg or ()),
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
                              "trace_format": trace_format}, fmt=fmt, explain=explain)
         return
     with handle_errors():
         if (slo_ttft_ms is not None or slo_tpot_ms is not None or trace is not None
-                or jobs is not None or executor is not Executor.process):
-            raise InputError("--slo-ttft-ms / --slo-tpot-ms / --trace / --jobs / --executor: "
-                             "need --rate (plan then searches the fewest GPUs that meet the "
-                             "SLOs)")
+                or jobs is not None or executor is not Executor.process or engine_arg):
+            raise InputError("--slo-ttft-ms / --slo-tpot-ms / --trace / --jobs / --executor / "
+                             "--engine-arg: need --rate (plan then searches the fewest GPUs "
+                             "that meet the SLOs in the simulator)")
         given: dict[str, Any] = {}
         if scenario is not None:
             from kvplan.sources.files import shown_path
@@ -446,7 +450,8 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                 **{k: options[k] for k in ("percentile", "gpu", "gpus_per_node", "nodes",
                                            "engine", "engine_version", "kv_dtype", "jobs",
                                            "executor", "platform", "cpu_amx",
-                                           "limit_mm_per_prompt", "skip_mm_profiling")
+                                           "limit_mm_per_prompt", "skip_mm_profiling",
+                                           "engine_args")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))

@@ -41,7 +41,7 @@ _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 class EngineFlag:
     """One engine flag kvplan's simulator reads."""
 
-    flag: str  # as the engine spells it: "--max-prefill-tokens", "attention_dp_config.timeout_iters"
+    flag: str  # as the engine spells it: "--max-prefill-tokens", "max_batch_size"
     kind: Kind
     sets: str  # the EngineSettings path it sets: "sglang.max_prefill_tokens"
     source: str  # where the engine defines it: "python/sglang/srt/server_args.py:330 (0.5.9)"

@@ -38,6 +38,16 @@ class EngineOption:
     commands: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class EngineFlagRow:
+    """One engine flag `--engine-arg` takes (kvplan.engines.<name>.engine_args), as shown."""
+
+    panel: str  # the engine's display name
+    flag: str  # the flag as the engine spells it, with what its value must be
+    help: str  # what it sets in the simulator
+    source: str  # the engine source defining it
+
+
 def one_line(text: str, width: int) -> str:
     """`text` cut to `width` cells where it reads best: after whole sentences, else after
     whole clauses ("; "), else at a word with an ellipsis."""
@@ -116,9 +126,10 @@ def print_compact_help(*, usage: str, description: str,
     console.print(Padding(Text(footer, style="dim"), (0, 1)))
 
 
-def print_engine_options(options: Sequence[EngineOption], *, title: str) -> None:
+def print_engine_options(options: Sequence[EngineOption], *, title: str,
+                         flags: Sequence[EngineFlagRow] = ()) -> None:
     """`kvplan help engines`: each engine's options, every spelling and the whole help, with the
-    commands that take them."""
+    commands that take them; then the engine's own flags `--engine-arg` takes."""
     from rich.box import ROUNDED
     from rich.padding import Padding
     from rich.panel import Panel
@@ -137,4 +148,13 @@ def print_engine_options(options: Sequence[EngineOption], *, title: str) -> None
                                   (0, 0, 0, 2)))
         console.print(Panel(table, title=f"{panel} options", title_align="left", box=ROUNDED,
                             border_style="dim", expand=True))
+    for panel in dict.fromkeys(f.panel for f in flags):
+        table = Table.grid(padding=(0, 1))
+        table.add_column()
+        for row in (f for f in flags if f.panel == panel):
+            table.add_row(Text(row.flag, style="bold cyan"))
+            table.add_row(Padding(Text(row.help), (0, 0, 0, 2)))
+            table.add_row(Padding(Text("source: " + row.source, style="dim"), (0, 0, 0, 2)))
+        console.print(Panel(table, title=f"{panel} flags: --engine-arg (simulate, plan --rate)",
+                            title_align="left", box=ROUNDED, border_style="dim", expand=True))
     sys.stdout.flush()

@@ -28,6 +28,8 @@ def _trial(plan: RatePlan, t: LayoutTrial) -> dict[str, Any]:
 def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
     best = plan.best
     fewer = plan.fewer
+    # The engine's flags as applied, only where --engine-arg gave some.
+    flags = {"engine_args": list(plan.engine_args)} if plan.engine_args else {}
     return {
         "rate": plan.rate,
         "slo": {"ttft_ms": plan.slo_ttft_ms, "tpot_ms": plan.slo_tpot_ms,
@@ -42,7 +44,7 @@ def rate_plan_records(plan: RatePlan) -> dict[str, Any]:
         "one_fewer": _trial(plan, fewer[-1]) if best is not None and fewer else None,
         "trials": [_trial(plan, t) for t in plan.search.trials],
         "model": plan.model, "gpu": plan.gpu, "engine": plan.engine, "context": plan.context,
-        "max_gpus": plan.max_gpus, "workload": plan.workload,
+        "max_gpus": plan.max_gpus, "workload": plan.workload, **flags,
     }
 
 

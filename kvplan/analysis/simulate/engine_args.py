@@ -96,9 +96,8 @@ def with_engine_args(settings: EngineSettings, engine: Engine, texts: Sequence[s
             raise InputError(f"{OPTION} {arg.text!r}: {earlier.flag.flag} "
                              f"({earlier.text!r}) sets the same setting otherwise; give one")
         if earlier is None and current != _get(_DEFAULT, path) and current != value:
-            given = arg.flag.kvplan_option or path
-            raise InputError(f"{OPTION} {arg.text!r}: {given} already sets it to {current!r}; "
-                             "give one")
+            raise InputError(f"{OPTION} {arg.text!r}: {arg.flag.flag} sets {path}, which "
+                             f"kvplan's own option already set to {current!r}; give one")
         set_by[path] = arg
         settings = _set(settings, path, value)
     return replace(settings, applied=settings.applied + args)

@@ -11,12 +11,13 @@ model).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvplan._util.errors import InputError, KvplanError, UnmodelledError
 from kvplan._util.progress import report
 from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.engine_args import EngineSettings
 from kvplan.analysis.simulate.executor import Executor, map_ordered
 from kvplan.analysis.simulate.metrics import PERCENTILES, SimMetrics
 from kvplan.analysis.simulate.run import setup, simulate
@@ -74,6 +75,8 @@ class TrialTask:
     slo_tpot_ms: float | None
     key: str
     estimate_options: dict[str, Any]
+    # The engine's own flags (plan --rate --engine-arg), on every layout alike.
+    settings: EngineSettings = field(default_factory=EngineSettings)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,10 +87,13 @@ class TrialOutcome:
 
 def run_trial(task: TrialTask) -> TrialOutcome:
     """Simulate one layout (pure: the same task gives the same outcome, in any process)."""
-    tp, dp = task.tp, task.dp
+    tp, dp, given = task.tp, task.dp, task.settings
     try:
         sim, _ = setup(task.spec, estimate_inputs(task.spec, context=task.context, gpu=task.gpu,
-                                                  tp=tp, **task.estimate_options), dp=dp)
+                                                  tp=tp, **task.estimate_options,
+                                                  **given.estimate_options()), dp=dp,
+                       async_scheduling=given.async_scheduling, sglang=given.sglang,
+                       trtllm=given.trtllm)
     except UnmodelledError as exc:
         return TrialOutcome(trial=LayoutTrial(tp=tp, dp=dp, meets=False, metrics=None,
                                               refused=str(exc)), unmodelled=str(exc))
@@ -104,13 +110,14 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
                 context: int, slo_ttft_ms: float | None, slo_tpot_ms: float | None,
                 percentile: int = 90, tps: tuple[int, ...] = (1, 2, 4, 8), max_gpus: int = 16,
                 executor: Executor = Executor.local, jobs: int = 1,
-                **estimate_options: Any) -> RateSearch:
+                settings: EngineSettings | None = None, **estimate_options: Any) -> RateSearch:
     """Try layouts of up to `max_gpus` GPUs, fewest first, on `requests()` (a fresh stream
     each time), stopping at the first that meets the SLOs at `percentile` (50, 90 or 99).
     `executor` / `jobs`: where the layouts are simulated, and how many at once (the next
     layouts run while the first is simulated; the answer and the trials are the serial run's,
     the layouts simulated past the answer are dropped). Other than `local`, `requests` must be
-    picklable."""
+    picklable. `settings`: the engine's own flags, the same on every layout (None: its
+    defaults)."""
     if slo_ttft_ms is None and slo_tpot_ms is None:
         raise InputError("give --slo-ttft-ms and/or --slo-tpot-ms")
     if percentile not in PERCENTILES:
@@ -123,7 +130,8 @@ def fewest_gpus(spec: ModelSpec, requests: Callable[[], Iterable[RequestSpec]], 
     max_dp = sum(1 for _ in requests())
     tasks = (TrialTask(spec=spec, requests=requests, tp=tp, dp=dp, gpu=gpu, context=context,
                        slo_ttft_ms=slo_ttft_ms, slo_tpot_ms=slo_tpot_ms, key=key,
-                       estimate_options=estimate_options)
+                       estimate_options=estimate_options,
+                       settings=settings or EngineSettings())
              for tp, dp in _layouts(tps, max_gpus, max_dp))
     trials = []
     outcomes = map_ordered(run_trial, tasks, executor=executor, jobs=jobs)
