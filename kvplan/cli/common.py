@@ -123,9 +123,9 @@ PrefixCachingOpt = Annotated[bool | None, typer.Option(
          "mamba cache mode: align with, none without).", show_default=False)]
 EngineArgOpt = Annotated[list[str] | None, typer.Option(
     "--engine-arg", metavar="FLAG[=VALUE]",
-    help="One engine flag as the engine spells it, repeatable: --engine-arg=--max-prefill-"
-         "tokens=8192 (SGLang), --engine-arg attention_dp_config.enable_balance=true "
-         "(TensorRT-LLM YAML key); each engine's in `kvplan help engines`.",
+    help="An engine's own flag as it spells it: --engine-arg=--max-prefill-tokens=8192 "
+         "(SGLang), --engine-arg attention_dp_config.enable_balance=true (TensorRT-LLM YAML "
+         "key); each engine's in `kvplan help engines`.",
     show_default=False)]
 MaxMambaCacheSizeOpt = Annotated[int | None, typer.Option(
     "--max-mamba-cache-size", rich_help_panel=SGLANG_PANEL, min=1,
