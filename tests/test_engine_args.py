@@ -131,6 +131,28 @@ def test_bad_flags_are_refused(engine: Engine, texts: list[str], message: str) -
         with_engine_args(EngineSettings(), engine, texts)
 
 
+@pytest.mark.parametrize(("text", "version", "ok"), [
+    # Read in PyPI's sdists: no scheduler_recv_interval in 0.4.10.post2's server_args.py, one
+    # at :273 in 0.5.1's (0.5.0 has no sdist).
+    ("--scheduler-recv-interval=2", "0.4.10.post2", False),
+    ("--scheduler-recv-interval=2", "0.5.1", True),
+    ("--scheduler-recv-interval=2", None, True),
+    # --enable-piecewise-cuda-graph: 0.5.4 (prefill_graph.py) until 0.5.14 dropped it.
+    ("--enable-piecewise-cuda-graph", "0.5.3", False),
+    ("--enable-piecewise-cuda-graph", "0.5.9", True),
+    ("--enable-piecewise-cuda-graph", "0.5.14", False),
+    ("--enable-piecewise-cuda-graph", None, False),
+    ("--disable-piecewise-cuda-graph", "0.5.9", False),
+    ("--disable-piecewise-cuda-graph", "0.5.10.post1", True),
+])
+def test_a_flag_the_release_lacks_is_refused(text: str, version: str | None, ok: bool) -> None:
+    if ok:
+        assert with_engine_args(EngineSettings(), Engine.sglang, [text], version).applied
+    else:
+        with pytest.raises(InputError, match="has no --"):
+            with_engine_args(EngineSettings(), Engine.sglang, [text], version)
+
+
 def test_a_kvplan_option_and_a_flag_that_disagree_are_refused() -> None:
     given = EngineSettings(sglang=SglangOptionsSim(schedule_policy="lpm"))
     with pytest.raises(InputError, match="kvplan's own option already set to 'lpm'"):
@@ -164,6 +186,9 @@ def test_simulate_refusals_are_one_line() -> None:
     # The balance needs attention-DP ranks (kvplan.analysis.simulate.run.setup).
     _refused([*SIM, "--engine", "trtllm", "--engine-arg",
               "attention_dp_config.enable_balance=true"], "needs --dp-attention")
+    _refused([*SIM, "--engine", "sglang", "--engine-version", "0.4.9",
+              "--engine-arg=--scheduler-recv-interval=2"],
+             "SGLang 0.4.9 has no --scheduler-recv-interval (releases from 0.5.1")
     _refused([*SIM, "--engine", "sglang", "--schedule-policy", "lpm",
               "--engine-arg=--schedule-policy=fcfs"], "already set to 'lpm'")
 

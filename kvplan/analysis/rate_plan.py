@@ -88,7 +88,7 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     --limit-mm-per-prompt and --skip-mm-profiling. `engine_args`: the engine's own flags as it
     spells them (`--engine-arg`, kvplan.analysis.simulate.engine_args), on every layout."""
     check_token_sized(spec, "plan --rate")
-    settings = with_engine_args(EngineSettings(), engine, engine_args)
+    settings = with_engine_args(EngineSettings(), engine, engine_args, engine_version)
     if settings.trtllm.adp_balance is not None:
         raise InputError("--engine-arg attention_dp_config.enable_balance=true: needs attention "
                          "DP, which plan --rate does not search (kvplan simulate "

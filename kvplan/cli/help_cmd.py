@@ -140,6 +140,7 @@ def engine_flag_rows(only: str | None = None) -> list[Any]:
             continue
         for f in e.engine_flags.flags:
             same = f" (as kvplan's {f.kvplan_option})" if f.kvplan_option else ""
+            same += f"; releases {f.releases}" if f.releases else ""
             rows.append(EngineFlagRow(panel=name, flag=f"{f.flag}: {f.expected}",
                                       help=f"{f.help} Sets {f.sets}{same}.", source=f.source))
     return rows

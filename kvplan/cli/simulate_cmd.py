@@ -287,7 +287,7 @@ def simulate_cmd(
             sglang=SglangOptionsSim(chunked_prefill_size=chunked_prefill_size,
                                     schedule_conservativeness=schedule_conservativeness,
                                     schedule_policy=schedule_policy)),
-            engine, engine_arg or ())
+            engine, engine_arg or (), engine_version)
         inputs = estimate_inputs(
             spec, context=context, kv_dtype=kv_dtype,
             engine=engine, gpu=gpu, tp=rank_tp, pp=pp, ep=rank_ep,

@@ -20,6 +20,7 @@ from enum import Enum
 from typing import Any
 
 from kvplan._util.errors import InputError
+from kvplan._util.versions import version_key
 
 OPTION = "--engine-arg"
 
@@ -50,6 +51,25 @@ class EngineFlag:
     choices: tuple[str, ...] = ()  # choice: the values simulated (the engine's spelling)
     value: Any = None  # switch: the value it sets; bool: None (as given) or "not" (negated)
     kvplan_option: str | None = None  # kvplan's own option for the same setting, if any
+    # The releases that have the flag: from `since`, before `before` (None: no bound read).
+    since: str | None = None
+    before: str | None = None
+
+    @property
+    def releases(self) -> str:
+        """The releases that have it, in words ("" where no bound was read)."""
+        if self.since is None and self.before is None:
+            return ""
+        if self.before is None:
+            return f"from {self.since}"
+        return (f"before {self.before}" if self.since is None
+                else f"{self.since} to before {self.before}")
+
+    def missing_in(self, version: str | None) -> bool:
+        """Whether `version` (None: the newest) has no such flag."""
+        key = version_key(version)
+        return ((self.since is not None and key < version_key(self.since))
+                or (self.before is not None and key >= version_key(self.before)))
 
     @property
     def expected(self) -> str:
@@ -124,9 +144,11 @@ class EngineFlags:
     def known(self) -> str:
         return ", ".join(f.flag for f in self.flags)
 
-    def parse(self, texts: Iterable[str], option: str = OPTION) -> tuple[EngineArg, ...]:
+    def parse(self, texts: Iterable[str], option: str = OPTION, *, version: str | None = None
+              ) -> tuple[EngineArg, ...]:
         """Each text (`--flag=value`, `--flag value`, `--flag`, `key=value`) parsed by the
-        table; an unknown flag, a bad value or a flag given twice is one line."""
+        table for the engine's `version` (None: its newest); an unknown flag, one that release
+        lacks, a bad value or a flag given twice is one line."""
         by_name = {f.flag: f for f in self.flags}
         out: list[EngineArg] = []
         for text in texts:
@@ -135,6 +157,10 @@ class EngineFlags:
             if flag is None:
                 raise InputError(f"{option} {text!r}: {name or '(empty)'} is not a "
                                  f"{self.engine} flag kvplan simulates (known: {self.known()})")
+            if flag.missing_in(version):
+                which = version or "(the newest; --engine-version picks another)"
+                raise InputError(f"{option} {text!r}: {self.engine} {which} has no "
+                                 f"{flag.flag} (releases {flag.releases}; {flag.source})")
             try:
                 parsed = flag.parse(value)
             except ValueError:

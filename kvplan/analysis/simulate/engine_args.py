@@ -78,13 +78,14 @@ def _set(settings: EngineSettings, path: str, value: Any) -> EngineSettings:
     return replace(settings, **{head: replace(getattr(settings, head), **{rest: value})})
 
 
-def with_engine_args(settings: EngineSettings, engine: Engine, texts: Sequence[str]
-                     ) -> EngineSettings:
-    """`settings` (kvplan's own options) with the engine's flags `texts` applied."""
+def with_engine_args(settings: EngineSettings, engine: Engine, texts: Sequence[str],
+                     version: str | None = None) -> EngineSettings:
+    """`settings` (kvplan's own options) with the engine's flags `texts` applied, as the
+    engine's `version` (None: the newest kvplan models) takes them."""
     if not texts:
         return settings
     table = engine.engine_flags
-    args = table.parse(texts)
+    args = table.parse(texts, version=version)
     set_by: dict[str, EngineArg] = {}
     for arg, path, value in table.settings(args):
         if path not in setting_paths():  # a table naming a setting that is not there

@@ -1,6 +1,13 @@
 """The SGLang launch flags `kvplan simulate --engine sglang --engine-arg` takes, as SGLang spells
 them (python/sglang/srt/server_args.py: the ServerArgs field, then its argparse line, in the
-sglang 0.5.9 and 0.5.10.post1 sdists; kvplan.engines.engine_args parses them)."""
+sglang 0.5.9 and 0.5.10.post1 sdists; kvplan.engines.engine_args parses them).
+
+The releases that have them, read in the sdists / wheels of PyPI: --scheduler-recv-interval is
+in none of 0.4.0 - 0.4.10.post2 and from 0.5.1 (server_args.py:273; 0.5.0 has no sdist); the
+piecewise CUDA-graph switches as kvplan.engines.sglang.prefill_graph reads them, and
+--enable-piecewise-cuda-graph is gone from 0.5.14's server_args.py (its --disable-... kept,
+:6390). The others are in every release read, 0.4.0 to 0.5.14 (0.5.23 builds its flags from
+field names, sglang/srt/arg_groups: scheduler_recv_interval in field_order.py:69)."""
 
 from __future__ import annotations
 
@@ -42,13 +49,14 @@ FLAGS = EngineFlags("SGLang", (
     EngineFlag(flag="--enable-piecewise-cuda-graph", kind=Kind.switch, value=True,
                sets="sglang.piecewise_cuda_graph",
                source=f"{_SA}:604,4606 (0.5.9; deprecated at :5479 in 0.5.10.post1, on there)",
+               since="0.5.4", before="0.5.14",
                help="Piecewise CUDA graphs for prefill steps (opt-in to 0.5.9)."),
     EngineFlag(flag="--disable-piecewise-cuda-graph", kind=Kind.switch, value=False,
                sets="sglang.piecewise_cuda_graph",
-               source=f"{_SA}:637,5474 (0.5.10.post1)",
+               source=f"{_SA}:637,5474 (0.5.10.post1)", since="0.5.10",
                help="Prefill steps eager (piecewise graphs on by default from 0.5.10)."),
     EngineFlag(flag="--scheduler-recv-interval", kind=Kind.int, minimum=1,
                sets="sglang.scheduler_recv_interval",
-               source=f"{_SA}:630,4743 (0.5.9), :664,5621 (0.5.10.post1)",
+               source=f"{_SA}:630,4743 (0.5.9), :664,5621 (0.5.10.post1)", since="0.5.1",
                help="New requests taken every N decode steps (not with DP attention)."),
 ))
