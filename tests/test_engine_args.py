@@ -79,7 +79,7 @@ def test_the_engines_spellings_parse(text: str) -> None:
 def test_switches_and_booleans() -> None:
     sg = with_engine_args(EngineSettings(), Engine.sglang,
                           ["--disable-overlap-schedule", "--disable-radix-cache",
-                           "--enable-piecewise-cuda-graph"])
+                           "--enable-piecewise-cuda-graph"], "0.5.9")
     assert (sg.async_scheduling, sg.prefix_caching, sg.sglang.piecewise_cuda_graph) == (
         False, False, True)
     # disable_overlap_scheduler: true is the overlap scheduler off (the flag negated).
@@ -117,7 +117,7 @@ def test_trtllm_attention_dp_keys_make_one_balance() -> None:
     (Engine.sglang, ["--disable-radix-cache=true"], "expects no value (a switch)"),
     (Engine.sglang, ["--max-prefill-tokens"], "got no value"),
     (Engine.sglang, ["--max-prefill-tokens=8", "--max-prefill-tokens=9"], "given twice"),
-    (Engine.sglang, ["--enable-piecewise-cuda-graph", "--disable-piecewise-cuda-graph"],
+    (Engine.vllm, ["--async-scheduling", "--no-async-scheduling"],
      "sets the same setting otherwise"),
     (Engine.vllm, ["--max-num-seqs=-1"], "expects an integer >= 1"),
     (Engine.vllm, ["--scheduler-recv-interval=4"], "not a vLLM flag"),
