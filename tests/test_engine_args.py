@@ -73,7 +73,7 @@ def test_the_engines_spellings_parse(text: str) -> None:
     got = with_engine_args(EngineSettings(), Engine.sglang, [text])
     assert got.sglang.max_prefill_tokens == 8192
     assert got.applied_dicts() == [{"flag": "--max-prefill-tokens", "value": 8192,
-                                    "sets": "sglang.max_prefill_tokens"}]
+                                    "sets": "sglang.max_prefill_tokens", "given": text}]
 
 
 def test_switches_and_booleans() -> None:
@@ -169,8 +169,9 @@ def test_simulate_sglang_flags_are_applied_and_echoed() -> None:
                   "--engine-arg", "--max-prefill-tokens=16384"])
     assert data["engine_args"] == [
         {"flag": "--scheduler-recv-interval", "value": 4,
-         "sets": "sglang.scheduler_recv_interval"},
-        {"flag": "--max-prefill-tokens", "value": 16384, "sets": "sglang.max_prefill_tokens"}]
+         "sets": "sglang.scheduler_recv_interval", "given": "--scheduler-recv-interval=4"},
+        {"flag": "--max-prefill-tokens", "value": 16384, "sets": "sglang.max_prefill_tokens",
+         "given": "--max-prefill-tokens=16384"}]
     assert "engine_args" not in _json([*SIM, "--engine", "sglang"])  # none given: no key
 
 
@@ -242,7 +243,8 @@ def test_trtllm_attention_dp_balance_holds_context_requests() -> None:
     base = _json(DSV3_DEP8)
     held = _json([*DSV3_DEP8, "--engine-arg", "attention_dp_config.enable_balance=true"])
     assert held["engine_args"] == [{"flag": "attention_dp_config.enable_balance",
-                                    "value": True, "sets": "trtllm.adp_balance"}]
+                                    "value": True, "sets": "trtllm.adp_balance",
+                                    "given": "attention_dp_config.enable_balance=true"}]
     assert held["ttft_ms"]["mean"] > base["ttft_ms"]["mean"]
     assert held["tpot_ms"]["mean"] < base["tpot_ms"]["mean"]
 
@@ -257,7 +259,11 @@ PLAN_RATE = ["plan", "llama-3.1-8b", "--rate", "2", "--slo-ttft-ms", "2000", "--
 def test_plan_rate_takes_the_flags() -> None:
     data = _json([*PLAN_RATE, "--engine", "sglang", "--engine-arg=--max-running-requests=2"])
     assert data["engine_args"] == [{"flag": "--max-running-requests", "value": 2,
-                                    "sets": "max_num_seqs"}]
+                                    "sets": "max_num_seqs",
+                                    "given": "--max-running-requests=2"}]
+    table = runner.invoke(app, [*PLAN_RATE[:-2], "--engine", "sglang",
+                                "--engine-arg=--disable-radix-cache"], env={"COLUMNS": "80"})
+    assert "Engine flags on every layout: --disable-radix-cache." in table.stdout
     assert data["gpus"] is not None
     assert "engine_args" not in _json(PLAN_RATE)
 

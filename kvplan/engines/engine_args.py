@@ -131,7 +131,8 @@ class EngineArg:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"flag": self.flag.flag, "value": self.value, "sets": self.flag.sets}
+        return {"flag": self.flag.flag, "value": self.value, "sets": self.flag.sets,
+                "given": self.text}
 
 
 @dataclass(frozen=True)

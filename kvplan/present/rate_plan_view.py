@@ -81,6 +81,9 @@ def rate_plan_view(plan: RatePlan) -> View:
                          f"({why}).")
     notes.append("Each layout simulated on the same request stream (`kvplan simulate`'s "
                  "scheduler and cost model); fewest GPUs first.")
+    if plan.engine_args:
+        notes.append("Engine flags on every layout: "
+                     + ", ".join(a["given"] for a in plan.engine_args) + ".")
     return View(
         answer=rate_plan_answer(rate_plan_headline(plan)),
         title=f"{plan.model} at {plan.rate:g} req/s on {plan.gpu}: fewest GPUs within the SLOs",
