@@ -286,3 +286,19 @@ def test_help_engines_lists_every_flag() -> None:
             assert f.flag in text and f.source in text
     only = runner.invoke(app, ["help", "engines", "trtllm"], env={"COLUMNS": "200"}).stdout
     assert "attention_dp_config.enable_balance" in only and "--max-prefill-tokens" not in only
+
+
+def test_plan_rate_takes_max_num_seqs_from_either_spelling() -> None:
+    """plan --rate --max-num-seqs reaches every layout's simulation (before engopt57 the search
+    left it out: the answer was the default's). One running request a replica at 4 req/s of
+    1,024 + 128 tokens cannot keep p90 TTFT under 300 ms on one H100; the default (256 or 1,024
+    seats) can."""
+    args = ["plan", "llama-3.1-8b", "--rate", "4", "--slo-ttft-ms", "300", "--num-requests",
+            "40", "--executor", "local", "-j", "1", "-f", "json"]
+    default = _json(args)
+    own = _json([*args, "--max-num-seqs", "1"])
+    flag = _json([*args, "--engine-arg=--max-num-seqs=1"])
+    assert default["gpus"] == 1 and own["gpus"] > 1
+    assert own["trials"] == flag["trials"]
+    _refused([*args, "--max-num-seqs", "2", "--engine-arg=--max-num-seqs=1"],
+             "already set to 2")

@@ -77,7 +77,8 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
                   executor: Executor = Executor.process, jobs: int | None = None,
                   platform: str | None = None, cpu_amx: bool | None = None,
                   limit_mm_per_prompt: str | None = None,
-                  skip_mm_profiling: bool = False, engine_args: Sequence[str] = ()
+                  skip_mm_profiling: bool = False, engine_args: Sequence[str] = (),
+                  max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None
                   ) -> RatePlan:
     """The fewest GPUs of `gpu`, up to `gpus_per_node` x `nodes`, that serve `rate` requests
     per second of `workload` within the SLOs at `percentile` (each layout simulated on the same
@@ -86,9 +87,13 @@ def plan_for_rate(spec: ModelSpec, *, model: str, rate: float, slo_ttft_ms: floa
     for the model, as `kvplan estimate` takes it (run_kv_dtype). `platform`, `cpu_amx`: as
     estimate's --platform and --cpu-amx; `limit_mm_per_prompt`, `skip_mm_profiling`: as its
     --limit-mm-per-prompt and --skip-mm-profiling. `engine_args`: the engine's own flags as it
-    spells them (`--engine-arg`, kvplan.analysis.simulate.engine_args), on every layout."""
+    spells them (`--engine-arg`, kvplan.analysis.simulate.engine_args), on every layout;
+    `max_num_seqs`, `max_num_batched_tokens`: kvplan's own options of those names (None: the
+    engine's defaults), on every layout too."""
     check_token_sized(spec, "plan --rate")
-    settings = with_engine_args(EngineSettings(), engine, engine_args, engine_version)
+    settings = with_engine_args(EngineSettings(max_num_seqs=max_num_seqs,
+                                               max_num_batched_tokens=max_num_batched_tokens),
+                                engine, engine_args, engine_version)
     if settings.trtllm.adp_balance is not None:
         raise InputError("--engine-arg attention_dp_config.enable_balance=true: needs attention "
                          "DP, which plan --rate does not search (kvplan simulate "

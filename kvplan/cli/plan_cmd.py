@@ -306,7 +306,8 @@ def plan_cmd(
                    platform=None if platform is None else platform.value, cpu_amx=cpu_amx,
                    limit_mm_per_prompt=limit_mm_per_prompt,
                    skip_mm_profiling=skip_mm_profiling or None, jobs=jobs, executor=executor,
-                   engine_args=tuple(engine_arg or ()),
+                   engine_args=tuple(engine_arg or ()), max_num_seqs=max_num_seqs,
+                   max_num_batched_tokens=max_num_batched_tokens,
                    workload={"num_requests": num_requests, "input_len": input_len,
                              "output_len": output_len, "seed": seed, "trace": trace,
                              "trace_format": trace_format}, fmt=fmt, explain=explain)
@@ -451,7 +452,8 @@ def _rate_plan(model: str | None, *, workload: dict[str, Any], fmt: OutputFormat
                                            "engine", "engine_version", "kv_dtype", "jobs",
                                            "executor", "platform", "cpu_amx",
                                            "limit_mm_per_prompt", "skip_mm_profiling",
-                                           "engine_args")
+                                           "engine_args", "max_num_seqs",
+                                           "max_num_batched_tokens")
                    if k in options},
                 workload=WorkloadOptions(**{**workload, "rate": given["rate"],
                                             "trace": None if trace is None else str(trace)}))
