@@ -207,6 +207,33 @@ def test_a_flag_gives_what_kvplans_own_option_gives() -> None:
     assert trt["ttft_ms"] == trt_own["ttft_ms"] and trt["tpot_ms"] == trt_own["tpot_ms"]
 
 
+# Open loop: requests arrive during steps, where the overlap scheduler delays them a step.
+SIM_OPEN = [a if a != "--concurrency" else "--rate" for a in SIM]
+SIM_OPEN[SIM_OPEN.index("--rate") + 1] = "50"
+
+
+@pytest.mark.parametrize(("engine", "flag", "own"), [
+    ("trtllm", "max_batch_size=1", ["--max-num-seqs", "1"]),
+    ("trtllm", "max_num_tokens=256", ["--max-num-batched-tokens", "256"]),
+    ("trtllm", "disable_overlap_scheduler=true", ["--no-async-scheduling"]),
+    ("sglang", "--max-running-requests=1", ["--max-num-seqs", "1"]),
+    ("sglang", "--chunked-prefill-size=128", ["--chunked-prefill-size", "128"]),
+    ("sglang", "--disable-overlap-schedule", ["--no-async-scheduling"]),
+    ("sglang", "--disable-radix-cache", ["--no-enable-prefix-caching"]),
+    ("vllm", "--max-num-batched-tokens=128", ["--max-num-batched-tokens", "128"]),
+    ("vllm", "--no-enable-prefix-caching", ["--no-enable-prefix-caching"]),
+])
+def test_each_flag_with_a_kvplan_option_runs_as_that_option(engine: str, flag: str,
+                                                             own: list[str]) -> None:
+    base = SIM_OPEN if "overlap" in flag else SIM
+    by_flag = _json([*base, "--engine", engine, "--engine-arg", flag])
+    by_own = _json([*base, "--engine", engine, *own])
+    by_flag.pop("engine_args")
+    assert by_flag == by_own
+    # Not vacuous: the option changes this run.
+    assert by_own != _json([*base, "--engine", engine])
+
+
 def test_max_num_seqs_one_queues_the_requests() -> None:
     """Direction, vLLM: 4 users in a closed loop, 12 requests of 256 + 16 tokens. With
     --max-num-seqs 1 one request runs at a time, so each waits for those ahead of it to finish
