@@ -20,10 +20,11 @@ FLAGS = EngineFlags("SGLang", (
                kvplan_option="--max-num-seqs",
                source=f"{_SA}:325,3145 (0.5.9), :344,3922 (0.5.10.post1)",
                help="Running requests at most."),
-    EngineFlag(flag="--chunked-prefill-size", kind=Kind.int, minimum=-1,
+    EngineFlag(flag="--chunked-prefill-size", kind=Kind.int,
                sets="sglang.chunked_prefill_size", kvplan_option="--chunked-prefill-size",
                source=f"{_SA}:328,3164 (0.5.9), :347,3942 (0.5.10.post1)",
-               help="Prefill chunk per step (-1: off)."),
+               help="Prefill chunk per step (-1, any value <= 0: off, managers/scheduler.py:765 "
+                    "0.5.9)."),
     EngineFlag(flag="--max-prefill-tokens", kind=Kind.int, minimum=1,
                sets="sglang.max_prefill_tokens",
                source=f"{_SA}:330,3182 (0.5.9), :349,3960 (0.5.10.post1)",
