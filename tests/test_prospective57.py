@@ -1,0 +1,88 @@
+"""The frozen prospective57 set (tests/data/sim_to_real/prospective57.json): every run names its
+source and its own URL, a model config, a GPU preset, a vLLM release and measured figures, none is
+in an earlier set or from an earlier set's publisher, and the replay's requests are the run's
+stated lengths, checked against the saved results' totals (the full replay is
+tests.benches.prospective57_runs)."""
+
+from __future__ import annotations
+
+import functools
+
+from tests.benches import (
+    prospective31_runs,
+    prospective52_runs,
+    prospective53_runs,
+    prospective53b_runs,
+    prospective54_runs,
+    prospective56_runs,
+    prospective57_runs,
+    prospective_runs,
+)
+
+EARLIER = (prospective_runs.DATA, prospective31_runs.DATA, prospective52_runs.DATA,
+           prospective53_runs.DATA, prospective53b_runs.DATA, prospective54_runs.DATA,
+           prospective56_runs.DATA)
+
+_runs = functools.partial(prospective_runs.runs_by_id, prospective57_runs.DATA)
+
+
+def test_every_run_is_complete_and_new() -> None:
+    doc = prospective_runs.load(prospective57_runs.DATA)
+    # Anyscale: the archived TP8 sweep (6), three TP2 runs and the TP4 baseline; the vLLM
+    # perf-dashboard: one H200 TP8 run.
+    assert len(doc["runs"]) == 11
+    assert not prospective_runs.incomplete(doc)
+    assert all(run["url"].startswith("https://github.com/") and run["url"].endswith(".json")
+               for run in doc["runs"])
+    old = [prospective_runs.load(data) for data in EARLIER]
+    urls = {src["url"] for src in doc["sources"].values()}
+    assert not urls & {src["url"] for d in old for src in d["sources"].values()}
+    assert not {run["id"] for d in old for run in d["runs"]} & set(_runs())
+    mine = {str(src["publisher"]).split(" (")[0] for src in doc["sources"].values()}
+    theirs = {str(src.get("publisher", "")).split(" (")[0] for d in old
+              for src in d["sources"].values()}
+    assert mine == {"Anyscale", "vLLM perf-dashboard"} and not mine & theirs
+    assert all(src["assumed"] and src["stated"] for src in doc["sources"].values())
+    assert len(doc["skipped"]) == 11
+
+
+def test_requests_follow_the_run() -> None:
+    # The TP4 baseline: 2,560,000 / 320 = 8,000 prompt tokens and 320,000 / 320 = 1,000 out per
+    # request (--ignore-eos), all available at t = 0 (rate 1e9) under --max-concurrency 64; no
+    # chat template (/v1/completions).
+    run = _runs()["anyscale Ray Serve vLLM gpt-oss-120b H100 TP4 1 replica 8000/1000 conc 64 "
+                  "(320 prompts)"]
+    reqs = prospective_runs.requests(run)
+    assert len(reqs) == 320 and run["workload"]["max_concurrency"] == 64
+    assert {(r.prompt_len, r.output_len, r.arrival_s) for r in reqs} == {(8000, 1000, 0.0)}
+    for run in _runs().values():
+        reqs = prospective_runs.requests(run)
+        assert len(reqs) == run["workload"]["num_prompts"]
+        assert sum(r.prompt_len for r in reqs) == run["measured"]["total_input_tokens"]
+        assert sum(r.output_len for r in reqs) == run["measured"]["total_generated_tokens"]
+        assert {r.arrival_s for r in reqs} == {0.0}
+
+
+def test_anyscale_prompt_counts_are_the_clients_rule() -> None:
+    # prefill_decode/run_bm.sh: NUM_PROMPTS = 5 x the concurrency for a concurrency sweep.
+    for rid, run in _runs().items():
+        if rid.startswith("anyscale"):
+            assert run["workload"]["num_prompts"] == 5 * run["workload"]["max_concurrency"]
+
+
+def test_the_first_evaluation_names_every_run() -> None:
+    # The record typed in at the freeze's commit covers exactly the frozen runs.
+    assert set(prospective57_runs.FIRST_ROWS) == set(_runs())
+    assert prospective57_runs.DASHBOARD in _runs()
+
+
+def test_the_dashboard_pool_with_the_servers_max_num_seqs() -> None:
+    # The server log: 115.89 GiB of KV cache per GPU, 13,502,608 tokens (max_num_seqs 64). kvplan
+    # with the same max_num_seqs sizes within 2 % of it; the replay (vLLM's default max_num_seqs)
+    # sizes less, and neither pool binds 64 requests of 2,048 tokens (131,072 tokens).
+    run = _runs()[prospective57_runs.DASHBOARD]
+    gib, tokens = prospective57_runs.kv_pool(run, 64)
+    assert abs(tokens / prospective57_runs.LOGGED_KV_TOKENS - 1) < 0.02
+    assert abs(gib / prospective57_runs.LOGGED_KV_GIB - 1) < 0.02
+    _, default_tokens = prospective57_runs.kv_pool(run, None)
+    assert 64 * 2048 < default_tokens < tokens
