@@ -9,6 +9,9 @@ import statistics
 
 import pytest
 
+from kvplan.engines.sglang.budget import sglang_graph_defaults
+from kvplan.engines.sglang.options import MAX_PREFILL_TOKENS, sglang_chunked_prefill_tokens
+from kvplan.hardware.gpus import get_gpu
 from tests.benches.prospective56_served import (
     FROZEN,
     Batch,
@@ -77,8 +80,8 @@ def test_gpt_oss_servers_held_bf16_weights(run_id: str) -> None:
     # 8.65 GiB. The bf16 copy is within 0.4 %, the MXFP4 one a third of it.
     served, run = SERVED[run_id], FROZEN_RUNS[run_id]
     published = served["memory_usage_gib"]["weight"]
-    frozen_gib, _ = sizing(run)
-    served_gib, pool = sizing(served_run(run, served))
+    frozen_gib, _, _ = sizing(run)
+    served_gib, pool, _ = sizing(served_run(run, served))
     assert served_gib == pytest.approx(published, rel=0.004)
     assert frozen_gib < 0.35 * published
     # And the pool SGLang then built, within 1.5 % (A100's 5,519,745 against 5,441,275).
@@ -90,10 +93,42 @@ def test_other_servers_pool_at_their_fraction(run_id: str) -> None:
     # The four bf16 models' pools at --mem-fraction-static 0.9 and --context-length 12000,
     # within 0.5 % of the servers' max_total_num_tokens (the frozen default fraction: 10 % low).
     served, run = SERVED[run_id], FROZEN_RUNS[run_id]
-    _, frozen_pool = sizing(run)
-    _, pool = sizing(served_run(run, served))
+    _, frozen_pool, _ = sizing(run)
+    _, pool, _ = sizing(served_run(run, served))
     assert pool == pytest.approx(served["max_total_num_tokens"], rel=0.005)
     assert frozen_pool < 0.92 * served["max_total_num_tokens"]
+
+
+@pytest.mark.parametrize("run_id", list(SERVED))
+def test_kvplans_sglang_settings_are_the_servers(run_id: str) -> None:
+    # The defaults kvplan's SGLang rules give these GPUs at TP 8 are what every server ran:
+    # chunked prefill 8,192 and CUDA graphs to batch 512 below 160 GiB at TP >= 4
+    # (server_args.py _handle_gpu_memory_settings), max_prefill_tokens 16,384.
+    served, run = SERVED[run_id], FROZEN_RUNS[run_id]
+    gpu = get_gpu(run["gpu"])
+    assert sglang_chunked_prefill_tokens(gpu) == served["server"]["chunked_prefill_size"]
+    chunk, graph_bs = sglang_graph_defaults(gpu.memory_bytes // 2**20, run["tp"])
+    assert (chunk, graph_bs) == (served["server"]["chunked_prefill_size"],
+                                 served["server"]["cuda_graph_max_bs"])
+    assert MAX_PREFILL_TOKENS == served["server"]["max_prefill_tokens"]
+    assert not served["server"]["disable_radix_cache"]
+    assert not served["server"]["disable_cuda_graph"]
+    # Overlap scheduling on, as kvplan simulates it, except on Qwen3.5-27B: SGLang 0.5.9 turns
+    # it off for a mamba model with the radix cache on (server_args.py:1746-1752, "mamba
+    # no_buffer is not compatible with overlap schedule"), which kvplan's SGLang setup does not
+    # do yet (kvplan.analysis.simulate.run, `overlap`).
+    assert served["server"]["disable_overlap_schedule"] == ("Qwen3.5" in run_id)
+
+
+def test_max_running_requests_as_served() -> None:
+    # The servers' effective_max_running_requests_per_dp: 4,096 (the cap) for the six
+    # full-attention / sliding-window models; Qwen3.5-27B's mamba slots give 552, kvplan 554.
+    got = {i: sizing(served_run(FROZEN_RUNS[i], SERVED[i]))[2] for i in SERVED}
+    want = {i: SERVED[i]["effective_max_running_requests_per_dp"] for i in SERVED}
+    assert {i: got[i] for i in SERVED if "Qwen3.5" not in i} == {
+        i: want[i] for i in SERVED if "Qwen3.5" not in i}
+    qwen35 = next(i for i in SERVED if "Qwen3.5" in i)
+    assert (want[qwen35], got[qwen35]) == (552, 554)
 
 
 def test_only_the_gpt_oss_runs_stall() -> None:

@@ -26,12 +26,14 @@ inter-token latencies. What it shows, each part printed from that file by the fu
    the radix cache and CUDA graphs (to batch 512) stay on, chunked prefill 8192.
 3. The steady state holds with the bf16 checkpoint: kvplan's median ITL against the runs'
    printed median ITL (the decode steps between the stalls).
-4. The stalls: every gpt-oss run has engine-wide gaps, stretches of 0.4-2.9 s in which no
-   request gets a token (decode waits: SGLang runs a prefill before decode while requests
-   wait), at the first prefill and before the last two prefill batches; the four other models'
-   runs on the same pod type have none over 0.4 s. No rule in SGLang's code was found that
-   costs seconds at those steps (`print_section`'s text says what was read and what would
-   measure it); kvplan does not simulate them.
+4. The stalls: every gpt-oss run has three engine-wide waits of 0.4-2.9 s in which no request
+   gets a token (decode waits: SGLang runs a prefill before decode while requests wait); with
+   overlap scheduling a step's tokens go out after the next step is launched, so they sit in
+   launching the first full 8,192-token prefill chunk, the last (remainder) chunk and the first
+   decode. The four other models' runs have none over 0.4 s. A Triton JIT compile at a token
+   count start-up did not meet (triton_kernels' matmul_ogs, eager prefill) fits the first two,
+   but neither which triton_kernels release ran nor any compile time is recorded or in code
+   (`FINDING` says what would measure it); kvplan does not simulate them.
 
 Run: python -m tests.benches.prospective56_served (printed inside prospective56's section).
 """
@@ -145,6 +147,7 @@ class Replay:
     metrics: SimMetrics
     weights_gib: float
     pool_tokens: int
+    max_running_requests: int
     prefill_8192_ms: float  # one step prefilling 8,192 prompt tokens of a new request
 
 
@@ -156,13 +159,15 @@ def _inputs(run: dict) -> EstimateInputs:  # type: ignore[type-arg]
                            mem_fraction=run.get("gpu_memory_utilization"))
 
 
-def sizing(run: dict) -> tuple[float, int]:  # type: ignore[type-arg]
-    """kvplan's weights per GPU (GiB) and token pool (SGLang's max_total_num_tokens: the full
-    pool where there are two) for the run."""
+def sizing(run: dict) -> tuple[float, int, int]:  # type: ignore[type-arg]
+    """kvplan's weights per GPU (GiB), token pool (SGLang's max_total_num_tokens: the full pool
+    where there are two) and max_running_requests for the run."""
     inputs = _inputs(run)
     assert inputs.capacity is not None
     plan = plan_capacity(inputs.spec, inputs.capacity, context=run["max_model_len"])
-    return plan.weights_bytes / (1 << 30), plan.full_max_total_num_tokens or plan.token_capacity
+    assert plan.max_running_requests is not None
+    return (plan.weights_bytes / (1 << 30), plan.full_max_total_num_tokens or plan.token_capacity,
+            plan.max_running_requests)
 
 
 def replay(run: dict) -> Replay:  # type: ignore[type-arg]
@@ -172,8 +177,9 @@ def replay(run: dict) -> Replay:  # type: ignore[type-arg]
     sim, _ = setup(inputs.spec, inputs)
     metrics = simulate(sim, requests(run),
                        concurrency=run["workload"]["max_concurrency"]).metrics
-    weights_gib, pool = sizing(run)
+    weights_gib, pool, running = sizing(run)
     return Replay(metrics=metrics, weights_gib=weights_gib, pool_tokens=pool,
+                  max_running_requests=running,
                   prefill_8192_ms=sim.cost.seconds(decode_contexts=[],
                                                    chunks=[(0, 8192)]) * 1e3)
 
@@ -204,8 +210,9 @@ def print_section() -> None:
           "evaluation above are unchanged; the replay below is no blind test: it was made "
           "after reading the gpt-oss misses.\n")
     print("| run | release | attention / MoE runner | weights GiB per GPU: server / kvplan as "
-          "frozen / as served | pool tokens: server / kvplan as frozen / as served |")
-    print("|---|---|---|---:|---:|")
+          "frozen / as served | pool tokens: server / kvplan as frozen / as served | max "
+          "running requests: server / kvplan as served |")
+    print("|---|---|---|---:|---:|---:|")
     replays = {}
     for served in doc["runs"]:
         run = frozen[served["id"]]
@@ -216,7 +223,8 @@ def print_section() -> None:
               f"{served['server']['attention_backend']} / {served['server']['moe_runner_backend']}"
               f" | {mem['weight']:.2f} / {before.weights_gib:.2f} / {after.weights_gib:.2f} | "
               f"{served['max_total_num_tokens']:,} / {before.pool_tokens:,} / "
-              f"{after.pool_tokens:,} |")
+              f"{after.pool_tokens:,} | {served['effective_max_running_requests_per_dp']:,} / "
+              f"{after.max_running_requests:,} |")
     print("\nEvery server ran --context-length 12000 and --mem-fraction-static 0.9 (the "
           "publisher's config; the set assumed the model's context and the release's default "
           "fraction). 'As served' replays each run with those two and, for gpt-oss-120b, the "
@@ -281,20 +289,28 @@ FINDING = (
     "new prefill batch before the running decode batch whenever one can be formed "
     "(managers/scheduler.py:1855-1876, get_next_batch_to_run, 'Run prefill first if "
     "possible'), which kvplan's scheduler does too, so every early request's second token "
-    "waits 3.1-4.3 s: the mean / median TPOT split. The three GPUs stall at the same batches "
-    "for about as long (A100, triton attention, a little longer than H100 / H200, fa3), a "
-    "cost that does not scale with the GPU; the same servers' later runs in the same "
-    "directories (2,048- to 8,192-token prompts, not in the set) stall 1.0-2.7 s again. SGLang "
-    "0.5.8 runs gpt-oss's experts, bf16 here, through triton_kernels' matmul_ogs "
+    "waits 3.1-4.3 s: the mean / median TPOT split. With overlap scheduling on (its default), "
+    "SGLang sends a batch's tokens only after launching the next batch "
+    "(managers/scheduler.py:1106-1133, event_loop_overlap; consecutive prefills overlap "
+    "unless SGLANG_DISABLE_CONSECUTIVE_PREFILL_OVERLAP, 1148-1157, environ.py:239): the "
+    "first stall is in launching the first 8,192-token prefill, the second in launching the "
+    "last, 1,371-token one (50,523 prompt tokens after the first request: six full chunks and "
+    "a remainder), and the third in launching the step after that, the first decode (a CUDA "
+    "graph since start-up: no cause for this one was found). The three GPUs "
+    "stall at the same steps for about as long (A100, triton attention, a little longer than "
+    "H100 / H200, fa3): a cost that does not scale with the GPU; the same servers' later runs "
+    "in the same directories (2,048- to 8,192-token prompts, not in the set) stall 1.0-2.7 s "
+    "again. SGLang 0.5.8 runs gpt-oss's experts, bf16 here, through triton_kernels' matmul_ogs "
     "(layers/quantization/unquant.py:340-341, moe_runner/triton_kernels.py:115, "
     "fused_moe_triton/triton_kernels_moe.py:220-314, triton_kernel_fused_experts_with_bias), "
     "JIT-compiled Triton whose launch flags triton_kernels picks from the call's token count, "
-    "and prefill runs eagerly (enable_piecewise_cuda_graph false): a compile at a token count "
+    "and prefill runs eagerly (enable_piecewise_cuda_graph false): compiles at token counts "
     "that start-up's decode CUDA-graph capture (batches 1-512) and the warm-ups did not meet "
-    "fits the stalls, but triton_kernels is no dependency of the 0.5.8.post1 wheel (which "
-    "release ran is not recorded) and the H100 and H200 servers, given identical batches in "
-    "the 1,024-token run, stalled at different requests of the 2,048-token one, which a "
-    "compile keyed on shapes alone would not do. So kvplan does not simulate the stalls and "
+    "fit the first two stalls (a first full chunk, a first remainder), as vLLM's fused-MoE "
+    "compiles do (kvplan simulate --moe-jit-compile-ms, vLLM only). But triton_kernels is no "
+    "dependency of the 0.5.8.post1 wheel, so which release ran, and so which token counts "
+    "compile, is not recorded, and no compile time is in any code. So kvplan does not simulate "
+    "the stalls and "
     "sets no time for them: a time fitted on these three rows would be tuned to the rows it is "
     "judged on. What would measure it: a fresh SGLang 0.5.8.post1 server of this bf16 "
     "checkpoint with --moe-runner-backend triton_kernel on one of these GPUs, the same "
