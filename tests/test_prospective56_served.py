@@ -75,9 +75,12 @@ def test_every_server_ran_the_publishers_context_and_fraction() -> None:
 
 @pytest.mark.parametrize("run_id", GPT_OSS)
 def test_gpt_oss_servers_held_bf16_weights(run_id: str) -> None:
-    # memory_usage.weight 27.37-27.38 GiB a GPU at TP 8. gpt-oss-120b in bf16: kvplan sizes
-    # 29,287,849,664 B = 27.28 GiB a rank (experts 28.73 GB, the rest 0.56 GB); the MXFP4 file
-    # 8.65 GiB. The bf16 copy is within 0.4 %, the MXFP4 one a third of it.
+    # memory_usage.weight 27.37-27.38 GiB a GPU at TP 8 (54.62 at TP 4 in the same directories).
+    # By hand: the routed experts alone are 36 layers x 128 experts x 3 x 2,880^2 weights x 2 B
+    # / 8 ranks = 28,665,446,400 B = 26.70 GiB in bf16; in MXFP4 (4.25 bits a weight with its
+    # scales) 7.09 GiB. kvplan: 27.28 GiB a rank for the bf16 copy (29,287,849,664 B, experts
+    # with their biases 28.73 GB), 8.65 GiB for the MXFP4 file: the bf16 copy within 0.4 % of
+    # the server's, the MXFP4 one under a third of it.
     served, run = SERVED[run_id], FROZEN_RUNS[run_id]
     published = served["memory_usage_gib"]["weight"]
     frozen_gib, _, _ = sizing(run)
