@@ -12,6 +12,10 @@ of them was simulated, on 27a85642. The set was replayed once, at 0001080e, with
 rule or constant before or after: the tables are that first evaluation (FIRST_EVALUATION). No row
 is fitted, shaped or refused (35 of 35 simulated).
 
+After the sources, the SGLang runs as their servers ran (tests/benches/prospective56_served.py,
+read after the first evaluation from the JSONL beside each SGLang run's log: the gpt-oss servers
+held a bf16 checkpoint, and stalled; the first evaluation above it is unchanged).
+
 Run: python -m tests.benches.prospective56_runs (the section of examples/simulate-bench.md).
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.benches import prospective56_served as served
 from tests.benches.prospective_runs import (
     PAIRS52,
     medians_line,
@@ -124,6 +129,7 @@ def print_section() -> None:
     print(f"\n{FINDING}")
     print(f"\n{VERSION_CHECK}")
     print_sources(doc, "prospective56.json")
+    served.print_section()
 
 
 if __name__ == "__main__":
