@@ -119,6 +119,11 @@ def simulate_cmd(
         help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
              "(an ingestion ceiling) and a fixed per-request latency, with constants fitted on "
              "one H100 host's vLLM 0.19 (another host differs).")] = False,
+    api_output: Annotated[bool, typer.Option(
+        "--api-output",
+        help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
+             "each request's token (time per request measured with vLLM's own code on one "
+             "CPU; a serving host differs), before the tokens reach the client.")] = False,
     moe_jit_compile_ms: Annotated[float | None, typer.Option(
         "--moe-jit-compile-ms", min=0.0,
         help="Stall a vLLM step this long for each Triton compile of the fused-MoE GEMM that "
@@ -289,7 +294,7 @@ def simulate_cmd(
             raise unknown_choice("--capacity-scheduler-policy", TRTLLM_POLICIES,
                                  capacity_scheduler_policy)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=async_scheduling,
-                           frontend=frontend, dp_attention=dp_attention,
+                           frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=TrtllmOptionsSim(chunked_prefill=enable_chunked_prefill,
                                                    policy=capacity_scheduler_policy),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None

@@ -13,13 +13,22 @@ In front of the batcher, with `kvplan simulate --frontend`: the API server's ser
 (kvplan.engines.vllm.frontend.ApiServerCost; `ServerQueue`): a request reaches the server
 `latency_s` after it was sent, waits for the requests before it, and leaves `service_s` later;
 the batcher then takes it at that time.
+
+With `kvplan simulate --api-output` (kvplan.engines.vllm.frontend.ApiOutputCost): the same loop,
+after every engine step, takes that step's outputs (`ServerQueue.deliver_s`), in the same FIFO
+as the ingestion; the step's tokens reach the client when it is done. Work is booked when the
+simulator reaches it: a step's output work is booked at the step's end, a request's ingestion
+when the scheduler loop next looks at arrivals, so an open-loop request sent during a step can
+queue behind that step's outputs although it reached the loop first (at most one step's output
+work; a closed loop's next request is sent after the outputs that finished its predecessor, so
+its order is the code's).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from kvplan.engines.vllm.frontend import ApiServerCost, TokenizerBatching
+from kvplan.engines.vllm.frontend import ApiOutputCost, ApiServerCost, TokenizerBatching
 
 
 class Released(Protocol):
@@ -55,15 +64,28 @@ class TokenizerBatcher:
 
 class ServerQueue:
     """The API server's serial stage over the requests sent to it, in arrival order: one server,
-    first come first served (the asyncio loop runs one request's work at a time)."""
+    first come first served (the asyncio loop runs one request's work at a time). `cost`: the
+    ingestion's (None: no time of its own, but a request still waits for the loop to be free);
+    `output`: each engine step's output work (None: not simulated)."""
 
-    def __init__(self, cost: ApiServerCost) -> None:
+    def __init__(self, cost: ApiServerCost | None, output: ApiOutputCost | None = None) -> None:
         self.cost = cost
+        self.output = output
         self._free_s = float("-inf")
 
     def leave_s(self, sent_s: float, prompt_len: int) -> float:
         """When a request sent at `sent_s` leaves the stage: it reaches the server `latency_s`
         later, starts when the server is free and takes its service time."""
-        start = max(sent_s + self.cost.latency_s, self._free_s)
-        self._free_s = start + self.cost.service_s(prompt_len)
+        cost = self.cost
+        start = max(sent_s + (cost.latency_s if cost else 0.0), self._free_s)
+        self._free_s = start + (cost.service_s(prompt_len) if cost else 0.0)
+        return self._free_s
+
+    def deliver_s(self, end_s: float, outputs: int) -> float:
+        """When the tokens of an engine step that ended at `end_s`, with `outputs` requests given
+        a token, reach the client: the loop takes the step's outputs when it is free."""
+        if self.output is None:
+            return end_s
+        start = max(end_s, self._free_s)
+        self._free_s = start + self.output.step_s(outputs)
         return self._free_s
