@@ -8,6 +8,9 @@ prospective56's high-concurrency misses (Qwen3-8B, Qwen3-14B and gpt-oss-120b TP
 to 48 % at concurrency 100-200) shaped the stage (tests/benches/fitted_rows.py SHAPED_BY): they
 are no test of it; the other sets' vLLM runs are held out for it.
 
+The sim-to-real study's stages (tests/benches/sim_to_real.py: the main runs, the prospective
+and blind sets), without and with the stage: `sim-to-real` as SET.
+
 Run: python -m tests.benches.api_output_runs [SET ...] (default: every set below).
 """
 
@@ -74,6 +77,42 @@ def print_set(name: str) -> None:
             f"{statistics.median(abs(r[v[0]][1]) for r in done):.1%}" for v in VARIANTS) + " |")
 
 
+def print_sim_to_real() -> None:
+    """The sim-to-real study's stage medians (|error| on each metric the study reports),
+    kvplan's default beside --api-output, per set."""
+    from tests.benches.sim_to_real import _KEYS, load_records, load_runs, median_error, simulate_run
+
+    records = load_records()
+    print("\n### sim-to-real study stages: default / --api-output\n")
+    print("| set | stages | " + " | ".join(_KEYS) + " |")
+    print("|---|---:|" + "---:|" * len(_KEYS))
+    for label, flags in (("study runs", {}), ("prospective", {"prospective": True}),
+                         ("blind", {"blind": True})):
+        _, runs = load_runs(**flags)
+        pairs: dict[str, dict[str, list[tuple[float, float]]]] = {"base": {}, "out": {}}
+        stages = 0
+        for run in runs:
+            sims = {"base": simulate_run(run), "out": simulate_run(run, api_output=True)}
+            for stage in sims["base"].stages:
+                stages += 1
+                for key in _KEYS:
+                    rec = records.get((run.id, stage, key))
+                    if rec is None:
+                        continue
+                    for name, sim in sims.items():
+                        value = sim.stages[stage].get(key)
+                        if value is not None:
+                            pairs[name].setdefault(key, []).append((rec["measured"], value))
+        cells = []
+        for key in _KEYS:
+            a, b = (median_error(pairs[n].get(key, [])) for n in ("base", "out"))
+            cells.append("-" if a is None or b is None else f"{a:.1%} / {b:.1%}")
+        print(f"| {label} | {stages} | " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
+    if "sim-to-real" in sys.argv[1:]:
+        print_sim_to_real()
+        sys.exit(0)
     for set_name in sys.argv[1:] or SETS:
         print_set(set_name)
