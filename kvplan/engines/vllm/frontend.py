@@ -73,9 +73,10 @@ bound), and a serving host's core may be slower or faster.
 kvplan's ingestion stage: a FIFO single server in front of the tokenizer batcher (ApiServerCost:
 `s_per_request` + `s_per_prompt_token` x prompt tokens per request) and a fixed `latency_s`
 every request pays outside the queue (the HTTP round trip, the ZMQ hops, the first token's
-output path). The per-output-token work is not simulated as such: no row separates it from the
+output path). The per-output-token work is not in this stage: no row separates it from the
 per-request time (the fitted rows' output work while requests queue is inside the fitted
-service time), so ITL carries none of it. The constants are host- and version-dependent and are
+service time); `--api-output` adds it as the measured output stage above, and with both
+options that work is counted twice where the fitted rows held it. The constants are host- and version-dependent and are
 fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with its source): an assumption
 wherever the stage is used, which the output states.
 """
