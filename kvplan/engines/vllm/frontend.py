@@ -76,9 +76,9 @@ every request pays outside the queue (the HTTP round trip, the ZMQ hops, the fir
 output path). The per-output-token work is not in this stage: no row separates it from the
 per-request time (the fitted rows' output work while requests queue is inside the fitted
 service time); `--api-output` adds it as the measured output stage above, and with both
-options that work is counted twice where the fitted rows held it. The constants are host- and version-dependent and are
-fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with its source): an assumption
-wherever the stage is used, which the output states.
+options that work is counted twice where the fitted rows held it. The constants are host- and
+version-dependent and are fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with
+its source): an assumption wherever the stage is used, which the output states.
 """
 
 from __future__ import annotations
