@@ -40,6 +40,11 @@ def test_a_step_s_outputs_wait_for_the_loop() -> None:
     assert [round(loop.deliver_s(t / 1e3, 20) * 1e3, 9) for t in (30, 31)] == [41, 52]
     assert round(loop.leave_s(0.032, 1024) * 1e3, 9) == 52
     assert round(loop.deliver_s(0.060, 0) * 1e3, 9) == 60
+    # Booked out of order: a step ending at 70 ms (20 outputs, 70-81) booked before the
+    # requests sent at 65 and 75 ms are: the first reached the loop before that work and
+    # leaves at once, the second waits for it (81 ms).
+    assert round(loop.deliver_s(0.070, 20) * 1e3, 9) == 81
+    assert [round(loop.leave_s(t / 1e3, 1024) * 1e3, 9) for t in (65, 75)] == [65, 81]
     # Without the output stage a step's tokens are delivered at its end.
     assert ServerQueue(None).deliver_s(0.010, 200) == 0.010
 

@@ -16,16 +16,17 @@ the batcher then takes it at that time.
 
 With `kvplan simulate --api-output` (kvplan.engines.vllm.frontend.ApiOutputCost): the same loop,
 after every engine step, takes that step's outputs (`ServerQueue.deliver_s`), in the same FIFO
-as the ingestion; the step's tokens reach the client when it is done. Work is booked when the
-simulator reaches it: a step's output work is booked at the step's end, a request's ingestion
-when the scheduler loop next looks at arrivals, so an open-loop request sent during a step can
-queue behind that step's outputs although it reached the loop first (at most one step's output
-work; a closed loop's next request is sent after the outputs that finished its predecessor, so
-its order is the code's).
+as the ingestion; the step's tokens reach the client when it is done. The simulator books a
+step's output work at the step's end and a request's ingestion when it next looks at arrivals,
+which can be after a later step's outputs were booked: the ingestion then waits only for the
+output work that reached the loop before the request did (`leave_s` looks through the recent
+output work), in the code's FIFO order. With both stages, output work already booked is not
+pushed back by the ingestion of a request that reached the loop before it (the two overlap).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Protocol
 
 from kvplan.engines.vllm.frontend import ApiOutputCost, ApiServerCost, TokenizerBatching
@@ -72,14 +73,29 @@ class ServerQueue:
         self.cost = cost
         self.output = output
         self._free_s = float("-inf")
+        self._ingest_free_s = float("-inf")
+        # The recent output work: (when it reached the loop, start, end), in order.
+        self._work: deque[tuple[float, float, float]] = deque(maxlen=256)
 
     def leave_s(self, sent_s: float, prompt_len: int) -> float:
         """When a request sent at `sent_s` leaves the stage: it reaches the server `latency_s`
-        later, starts when the server is free and takes its service time."""
+        later, starts when the server is free and takes its service time. With the output
+        stage, the server is busy for it only with the requests before it and the output work
+        that reached the loop before it did."""
         cost = self.cost
-        start = max(sent_s + (cost.latency_s if cost else 0.0), self._free_s)
-        self._free_s = start + (cost.service_s(prompt_len) if cost else 0.0)
-        return self._free_s
+        arrive = sent_s + (cost.latency_s if cost else 0.0)
+        service = cost.service_s(prompt_len) if cost else 0.0
+        if self.output is None:
+            start = max(arrive, self._free_s)
+            self._free_s = start + service
+            return self._free_s
+        start = max(arrive, self._ingest_free_s)
+        for ready, begin, end in self._work:
+            if ready <= arrive and begin <= start < end:
+                start = end
+        self._ingest_free_s = start + service
+        self._free_s = max(self._free_s, self._ingest_free_s)
+        return self._ingest_free_s
 
     def deliver_s(self, end_s: float, outputs: int) -> float:
         """When the tokens of an engine step that ended at `end_s`, with `outputs` requests given
@@ -88,4 +104,6 @@ class ServerQueue:
             return end_s
         start = max(end_s, self._free_s)
         self._free_s = start + self.output.step_s(outputs)
+        if self._free_s > start:
+            self._work.append((end_s, start, self._free_s))
         return self._free_s
