@@ -121,6 +121,11 @@ def simulate_cmd(
         help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
              "(an ingestion ceiling) and a fixed per-request latency, with constants fitted on "
              "one H100 host's vLLM 0.19 (another host differs).")] = False,
+    api_output: Annotated[bool, typer.Option(
+        "--api-output",
+        help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
+             "each request's token (time per request measured with vLLM's own code on one "
+             "CPU; a serving host differs), before the tokens reach the client.")] = False,
     moe_jit_compile_ms: Annotated[float | None, typer.Option(
         "--moe-jit-compile-ms", min=0.0,
         help="Stall a vLLM step this long for each Triton compile of the fused-MoE GEMM that "
@@ -303,7 +308,7 @@ def simulate_cmd(
             swa_full_tokens_ratio=swa_full_tokens_ratio,
             disable_hybrid_swa_memory=disable_hybrid_swa_memory)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
-                           frontend=frontend, dp_attention=dp_attention,
+                           frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),

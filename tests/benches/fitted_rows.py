@@ -445,6 +445,22 @@ def _listed_rows(name: str) -> tuple[str, ...]:
 _AIC_AGG_TRT_TP_EP = _listed_rows("aiconfig_agg_trta2a56_rows.txt")
 
 
+# prospective56's Scicom vLLM 0.15.0 runs (tests/data/sim_to_real/prospective56.json), whose
+# first evaluation (TPOT short at concurrency 100-200 on the small models, TTFT short growing
+# with concurrency) led to reading vLLM's per-step output path and writing the API server's
+# output stage (`simulate --api-output`, kvplan.engines.vllm.frontend ApiOutputCost).
+_PROSPECTIVE56_SCICOM_VLLM = tuple(
+    f"scicom vLLM {model} H100 TP8 random {isl}/128 conc {c} (1000 prompts)"
+    for model, isl, concs in (("Llama-3.1-70B", 1023, (10, 25, 50, 100, 200)),
+                              ("Qwen3-14B", 1024, (10, 25, 50, 100, 200)),
+                              ("Qwen3-32B", 1024, (10, 25, 50, 200)),
+                              ("Qwen3-8B", 1024, (10, 25, 50, 100, 200)),
+                              ("gpt-oss-120b", 1024, (10, 25, 50, 200)))
+    for c in concs) + tuple(
+    f"scicom vLLM Qwen3-32B {gpu} TP8 random 1024/128 conc 100 (100 prompts)"
+    for gpu in ("B200", "H100", "H200"))
+
+
 SHAPED_BY: tuple[Shaped, ...] = (
     Shaped(commit="297958c",
            rule="vLLM's FlashAttention 2 query tiles (SM 8.x / 12.x, 16-bit cache): a decode "
@@ -826,6 +842,23 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "rows 0.28-0.52) and read with InferenceX's scripts, which turn it on "
                 "(tests/benches/aiconfig_agg_dp_script.py, the counterfactual that uses it)",
            rows=_AIC_AGG_TRT_DP),
+    Shaped(commit="72dfef14",
+           rule="vLLM's API server loop takes each engine step's outputs after the step "
+                "(`simulate --api-output`, opt-in: the default replay does not move): "
+                "17.0 us per request given a token, measured with vLLM's own classes on one "
+                "CPU (tests/benches/api_output_cost.py), written after these rows' first "
+                "evaluation (TPOT -18 to -48 % at concurrency 100-200 on Qwen3-8B, Qwen3-14B, "
+                "gpt-oss-120b; TTFT -36 to -85 %); with it (and 2b25c6c8) no run's TPOT moves "
+                "and no TTFT by more than 0.1 point (tests/benches/api_output_runs.py)",
+           rows=_PROSPECTIVE56_SCICOM_VLLM),
+    Shaped(commit="2b25c6c8",
+           rule="`simulate --api-output`: a request's ingestion waits only for the output work "
+                "that reached the API server loop before it (frontend.ServerQueue.leave_s), "
+                "written after these stages' first evaluation with the stage, where an "
+                "open-loop arrival waited behind the outputs of the step it arrived in and "
+                "so one step too many (median |error| of the study runs' mean TTFT 5.0 % "
+                "without the stage, 22.5 % with it; 4.3 % after the fix)",
+           rows=_SIM_TO_REAL_ALL),
     Shaped(commit="bcea93d",
            rule="TensorRT-LLM's fused MoE runs no EP all-to-all without attention DP "
                 "(CutlassFusedMoE.select_alltoall_method_type: NotEnabled where dp_size == 1, "

@@ -13,13 +13,23 @@ In front of the batcher, with `kvplan simulate --frontend`: the API server's ser
 (kvplan.engines.vllm.frontend.ApiServerCost; `ServerQueue`): a request reaches the server
 `latency_s` after it was sent, waits for the requests before it, and leaves `service_s` later;
 the batcher then takes it at that time.
+
+With `kvplan simulate --api-output` (kvplan.engines.vllm.frontend.ApiOutputCost): the same loop,
+after every engine step, takes that step's outputs (`ServerQueue.deliver_s`), in the same FIFO
+as the ingestion; the step's tokens reach the client when it is done. The simulator books a
+step's output work at the step's end and a request's ingestion when it next looks at arrivals,
+which can be after a later step's outputs were booked: the ingestion then waits only for the
+output work that reached the loop before the request did (`leave_s` looks through the recent
+output work), in the code's FIFO order. With both stages, output work already booked is not
+pushed back by the ingestion of a request that reached the loop before it (the two overlap).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Protocol
 
-from kvplan.engines.vllm.frontend import ApiServerCost, TokenizerBatching
+from kvplan.engines.vllm.frontend import ApiOutputCost, ApiServerCost, TokenizerBatching
 
 
 class Released(Protocol):
@@ -55,15 +65,45 @@ class TokenizerBatcher:
 
 class ServerQueue:
     """The API server's serial stage over the requests sent to it, in arrival order: one server,
-    first come first served (the asyncio loop runs one request's work at a time)."""
+    first come first served (the asyncio loop runs one request's work at a time). `cost`: the
+    ingestion's (None: no time of its own, but a request still waits for the loop to be free);
+    `output`: each engine step's output work (None: not simulated)."""
 
-    def __init__(self, cost: ApiServerCost) -> None:
+    def __init__(self, cost: ApiServerCost | None, output: ApiOutputCost | None = None) -> None:
         self.cost = cost
+        self.output = output
         self._free_s = float("-inf")
+        self._ingest_free_s = float("-inf")
+        # The recent output work: (when it reached the loop, start, end), in order.
+        self._work: deque[tuple[float, float, float]] = deque(maxlen=256)
 
     def leave_s(self, sent_s: float, prompt_len: int) -> float:
         """When a request sent at `sent_s` leaves the stage: it reaches the server `latency_s`
-        later, starts when the server is free and takes its service time."""
-        start = max(sent_s + self.cost.latency_s, self._free_s)
-        self._free_s = start + self.cost.service_s(prompt_len)
+        later, starts when the server is free and takes its service time. With the output
+        stage, the server is busy for it only with the requests before it and the output work
+        that reached the loop before it did."""
+        cost = self.cost
+        arrive = sent_s + (cost.latency_s if cost else 0.0)
+        service = cost.service_s(prompt_len) if cost else 0.0
+        if self.output is None:
+            start = max(arrive, self._free_s)
+            self._free_s = start + service
+            return self._free_s
+        start = max(arrive, self._ingest_free_s)
+        for ready, begin, end in self._work:
+            if ready <= arrive and begin <= start < end:
+                start = end
+        self._ingest_free_s = start + service
+        self._free_s = max(self._free_s, self._ingest_free_s)
+        return self._ingest_free_s
+
+    def deliver_s(self, end_s: float, outputs: int) -> float:
+        """When the tokens of an engine step that ended at `end_s`, with `outputs` requests given
+        a token, reach the client: the loop takes the step's outputs when it is free."""
+        if self.output is None:
+            return end_s
+        start = max(end_s, self._free_s)
+        self._free_s = start + self.output.step_s(outputs)
+        if self._free_s > start:
+            self._work.append((end_s, start, self._free_s))
         return self._free_s

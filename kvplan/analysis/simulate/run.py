@@ -47,7 +47,11 @@ from kvplan.engines.vllm.alloc import (
 )
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
-from kvplan.engines.vllm.frontend import VLLM_API_SERVER_COST, vllm_api_tokenizer_batching
+from kvplan.engines.vllm.frontend import (
+    VLLM_API_OUTPUT_COST,
+    VLLM_API_SERVER_COST,
+    vllm_api_tokenizer_batching,
+)
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.kv.cache import check_token_sized
@@ -126,8 +130,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           max_num_seqs: int | None = None, async_scheduling: bool | None = None,
           sglang: SglangOptionsSim | None = None, api_server: bool = True,
           frontend: bool = False, moe_jit_compile_s: float | None = None,
-          trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False
-          ) -> tuple[SimSetup, list[str]]:
+          trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
+          api_output: bool = False) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -140,7 +144,10 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     None: not simulated). `trtllm`: TensorRT-LLM's chunked prefill and capacity scheduler
     policy (None: its defaults). `dp_attention`: the `dp` ranks are one engine's attention-DP
     ranks (`inputs` one rank's layout: kvplan.analysis.simulate.dp_lockstep.
-    dp_attention_layout), stepped in lockstep. Returns it and the notes to show."""
+    dp_attention_layout), stepped in lockstep. `api_output`: the API server loop's work after
+    each step (`kvplan simulate --api-output`; vLLM only, one replica:
+    kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). Returns it and the notes to
+    show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -164,6 +171,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           async_scheduling=async_scheduling, sglang=sglang,
                                           api_server=api_server, frontend=frontend,
                                           trtllm=trtllm)
+    if api_output:
+        sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
     if dp_attention:
@@ -189,6 +198,22 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         *notes, f"fused-MoE JIT: {moe_jit_compile_s * 1e3:g} ms a step per Triton compile not "
                 "made at start-up (vLLM 0.15.1 rule, kvplan.engines.vllm.moe_jit; the time is "
                 "the option's)"]
+
+
+def _with_api_output(sim: SimSetup, notes: list[str], scheduler: Scheduler, dp: int
+                     ) -> tuple[SimSetup, list[str]]:
+    """The vLLM API server's output stage added to `sim` (kvplan.engines.vllm.frontend)."""
+    if scheduler is not Scheduler.mixed_token_budget:
+        raise InputError("simulate --api-output: only vLLM's API server is modelled "
+                         "(--engine vllm)")
+    if dp > 1:
+        raise InputError("simulate --api-output: one API server over --dp replicas is not "
+                         "modelled (give --dp 1)")
+    cost = VLLM_API_OUTPUT_COST
+    note = (f"API server outputs (--api-output): {cost.s_per_output * 1e6:.1f} us per request "
+            f"given a token, + {cost.s_per_step * 1e6:.1f} us, after each step on the loop that "
+            f"also takes the requests; {cost.source}")
+    return replace(sim, scheduler=replace(sim.scheduler, api_output=cost)), [*notes, note]
 
 
 def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitStall | None:

