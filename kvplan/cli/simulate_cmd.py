@@ -50,8 +50,10 @@ from kvplan.cli.workload_opts import (
     TraceOpt,
 )
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
+from kvplan.engines.vllm.sampler import SamplingParams
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
+from kvplan.sources.generation_config import read_generation_config
 
 PLOT_HINT = "pip install 'kvplan[plot]'"
 
@@ -126,6 +128,13 @@ def simulate_cmd(
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
              "each request's token (time per request measured with vLLM's own code on one "
              "CPU; a serving host differs), before the tokens reach the client.")] = False,
+    generation_config: Annotated[Path | None, typer.Option(
+        "--generation-config",
+        help="Charge vLLM 0.15's sampler in each step (memory-bound kernels over every "
+             "request's logits: a full-vocabulary sort where top_p < 1), every request sampling "
+             "with this generation_config.json's temperature / top_p / top_k, as the server "
+             "fills a request that sets none (vllm bench serve from 0.15); a file with "
+             "temperature 0 for a greedy client.")] = None,
     moe_jit_compile_ms: Annotated[float | None, typer.Option(
         "--moe-jit-compile-ms", min=0.0,
         help="Stall a vLLM step this long for each Triton compile of the fused-MoE GEMM that "
@@ -310,6 +319,8 @@ def simulate_cmd(
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
+                           sampling=(None if generation_config is None else SamplingParams.resolve(
+                               {}, read_generation_config(generation_config))),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
                            sglang=settings.sglang)

@@ -16,6 +16,7 @@ from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refu
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
 from kvplan.analysis.simulate.moe_jit import MoeJitStall, replica_cost
+from kvplan.analysis.simulate.sampling import SampledStepCost
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sglang_mamba_radix import MambaRadixTree
 from kvplan.analysis.simulate.sglang_pools import SglangTokenPoolSim, sglang_sim_pool
@@ -26,7 +27,12 @@ from kvplan.analysis.simulate.sglang_scheduler import (
 )
 from kvplan.analysis.simulate.sglang_swa import SwaSettings, SwaWindow
 from kvplan.analysis.simulate.sglang_swa_radix import SwaRadixWindow
-from kvplan.analysis.simulate.sim_types import SchedulerConfig, SimRequest, StepRecord
+from kvplan.analysis.simulate.sim_types import (
+    SchedulerConfig,
+    SimRequest,
+    StepCost,
+    StepRecord,
+)
 from kvplan.analysis.simulate.trtllm_lines import trtllm_line
 from kvplan.analysis.simulate.trtllm_scheduler import (
     TrtllmOptionsSim,
@@ -54,6 +60,7 @@ from kvplan.engines.vllm.frontend import (
 )
 from kvplan.engines.vllm.moe_jit import vllm_triton_moe_jit
 from kvplan.engines.vllm.options import vllm_options
+from kvplan.engines.vllm.sampler import SamplingParams, VllmSampler
 from kvplan.kv.cache import check_token_sized
 from kvplan.kv.kinds import ChunkedLocalCache, RecurrentState, SlidingWindowCache
 from kvplan.model.attention import LatentAttention
@@ -63,6 +70,7 @@ from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.flops import MLAForm
 from kvplan.perf.layout import Layout
 from kvplan.perf.mixed_step import MixedStepCost
+from kvplan.perf.sampler_cost import SamplerCost
 from kvplan.perf.serving import sglang_chunked_prefill_tokens
 
 # The vLLM release whose scheduler (vllm/v1/core/sched/scheduler.py) the simulator follows.
@@ -90,6 +98,8 @@ class SimSetup:
     # rule (kvplan.analysis.simulate.dp_lockstep; `simulate --dp-attention`); None: `dp`
     # independent replicas, round-robin.
     dp_balance: Balance | None = None
+    # vLLM's sampler in each step (`simulate --generation-config`; None: not charged).
+    sampler: SamplerCost | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,7 +141,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           sglang: SglangOptionsSim | None = None, api_server: bool = True,
           frontend: bool = False, moe_jit_compile_s: float | None = None,
           trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
-          api_output: bool = False) -> tuple[SimSetup, list[str]]:
+          api_output: bool = False, sampling: SamplingParams | None = None
+          ) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -146,8 +157,10 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     ranks (`inputs` one rank's layout: kvplan.analysis.simulate.dp_lockstep.
     dp_attention_layout), stepped in lockstep. `api_output`: the API server loop's work after
     each step (`kvplan simulate --api-output`; vLLM only, one replica:
-    kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). Returns it and the notes to
-    show."""
+    kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). `sampling`: the parameters
+    every request samples with, vLLM's sampler charged in each step over the step's requests
+    (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
+    Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -173,6 +186,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
                                           trtllm=trtllm)
     if api_output:
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
+    if sampling is not None:
+        sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
     if dp_attention:
@@ -214,6 +229,25 @@ def _with_api_output(sim: SimSetup, notes: list[str], scheduler: Scheduler, dp: 
             f"given a token, + {cost.s_per_step * 1e6:.1f} us, after each step on the loop that "
             f"also takes the requests; {cost.source}")
     return replace(sim, scheduler=replace(sim.scheduler, api_output=cost)), [*notes, note]
+
+
+def _with_sampler(sim: SimSetup, notes: list[str], scheduler: Scheduler, inputs: EstimateInputs,
+                  sampling: SamplingParams) -> tuple[SimSetup, list[str]]:
+    """vLLM's sampler charged in each step (kvplan.analysis.simulate.sampling)."""
+    if scheduler is not Scheduler.mixed_token_budget:
+        raise InputError("simulate --generation-config: only vLLM's sampler is modelled "
+                         "(--engine vllm)")
+    cap = inputs.capacity
+    assert cap is not None and inputs.gpu is not None
+    sampler = VllmSampler(params=sampling, version=cap.engine_version)
+    cost = SamplerCost(sampler, vocab=inputs.spec.vocab_size, gpu=inputs.gpu, eff=sim.cost.eff)
+    kind = ("greedy (argmax)" if sampling.greedy else
+            f"temperature {sampling.temperature:g}, top_p {sampling.top_p:g}, top_k "
+            f"{sampling.top_k}" + (" (full-vocabulary sort)" if sampling.top_p < 1 else ""))
+    note = (f"sampler (--generation-config): vLLM 0.15's native sampler, {kind}, over "
+            f"{inputs.spec.vocab_size:,} logits a request each step, memory-bound at the HBM "
+            "rate (kvplan.engines.vllm.sampler)")
+    return replace(sim, sampler=cost), [*notes, note]
 
 
 def _moe_jit(inputs: EstimateInputs, sim: SimSetup, compile_s: float) -> MoeJitStall | None:
@@ -494,8 +528,10 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
                                mamba_tree=tree)
     if sim.trtllm is not None:
         return TrtllmSimulator(pool, sim.scheduler, sim.cost, sim.trtllm, timeline=timeline)
-    return Simulator(pool, sim.scheduler, replica_cost(sim.cost, sim.moe_jit), timeline=timeline,
-                     bulk_decode=bulk_decode)
+    cost: StepCost = replica_cost(sim.cost, sim.moe_jit)
+    if sim.sampler is not None:
+        cost = SampledStepCost(inner=cost, sampler=sim.sampler)
+    return Simulator(pool, sim.scheduler, cost, timeline=timeline, bulk_decode=bulk_decode)
 
 
 def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
