@@ -851,6 +851,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "gpt-oss-120b; TTFT -36 to -85 %); with it (and 2b25c6c8) no run's TPOT moves "
                 "and no TTFT by more than 0.1 point (tests/benches/api_output_runs.py)",
            rows=_PROSPECTIVE56_SCICOM_VLLM),
+    Shaped(commit="70bdd3b0",
+           rule="vLLM 0.15's native sampler charged in each step (`simulate "
+                "--generation-config`, opt-in: the default replay does not move; "
+                "kvplan.engines.vllm.sampler, kvplan.perf.sampler_cost): its kernels' bytes over "
+                "every scheduled request's [rows, vocab] logits (a full-vocabulary radix sort "
+                "where top_p < 1) at the HBM rate, nothing fitted; read after these rows' "
+                "TPOT miss at concurrency 200 followed the vocabulary (tests/benches/"
+                "sampler_runs.py: with it TPOT mean median |error| 6.6 -> 6.6 %, Qwen3-8B at "
+                "200 -27.8 -> -10.7 %, at 10 +2.1 -> +6.3 %)",
+           rows=_PROSPECTIVE56_SCICOM_VLLM),
     Shaped(commit="2b25c6c8",
            rule="`simulate --api-output`: a request's ingestion waits only for the output work "
                 "that reached the API server loop before it (frontend.ServerQueue.leave_s), "

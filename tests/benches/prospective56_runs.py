@@ -128,6 +128,29 @@ API_OUTPUT = (
     "GPU).")
 
 
+SAMPLER = (
+    "That lead was then read and priced (kvplan.engines.vllm.sampler, kvplan.perf."
+    "sampler_cost; opt-in, `kvplan simulate --generation-config FILE`; rule frozen at 70bdd3b0 "
+    "before any row was replayed with it). `vllm bench serve` 0.15.0 sends no temperature / "
+    "top_p / top_k (vllm-project/vllm PR 32723), so the server samples with the checkpoint's "
+    "generation_config.json: Qwen3 temperature 0.6, top-p 0.95, top-k 20; Llama-3.1-70B(-"
+    "Instruct) temperature 0.6, top-p 0.9 (the base checkpoint's assumed alike); gpt-oss-120b "
+    "none (temperature 1.0, no top-p / top-k). vLLM 0.15.0's CUDA sampler is the PyTorch-native "
+    "one unless VLLM_USE_FLASHINFER_SAMPLER=1: a top-p sorts every request's whole vocabulary "
+    "(CUB's segmented radix sort from 128 rows: 6 passes of 28 bytes an element), then softmax, "
+    "cumsum, masks, a scatter back, a softmax and the exponential-noise argmax: 302 bytes an "
+    "element of the [requests, vocabulary] float32 logits for Qwen3, 288 for Llama, 50 for "
+    "gpt-oss-120b (no sort), charged each step at the HBM rate with the kernel floor, nothing "
+    "fitted (3.0 ms a step for Qwen3-8B at 200 requests on H100). These 26 runs shaped it "
+    "(tests/benches/fitted_rows.py SHAPED_BY 70bdd3b0): with it the TPOT misses at "
+    "concurrency 100-200 shrink (Qwen3-8B at 200 -27.8 -> -10.7 %, Qwen3-14B -21.6 -> -8.7 %, "
+    "Qwen3-32B -12.7 -> -5.2 %, Llama-3.1-70B -5.1 -> -1.7 %) but the low-concurrency runs, "
+    "already slow, get slower (Qwen3-8B at 10 +2.1 -> +6.3 %), and the median |error| of the "
+    "mean TPOT stays 6.6 % (TTFT 39.6 -> 39.3 %; tests/benches/sampler_runs.py). gpt-oss-120b "
+    "is not explained: no sort runs for it, and its TPOT at 200 moves -47.7 -> -44.8 %. Held "
+    "out, the sim-to-real study's vLLM 0.15.1 runs (inference-perf sends no sampling key) get "
+    "worse: SIM_TO_REAL_MOVES. The sampler stays opt-in.")
+
 def _engine(doc: dict, run_id: str) -> str:  # type: ignore[type-arg]
     return next(run.get("engine", "vllm") for run in doc["runs"] if run["id"] == run_id)
 
@@ -166,6 +189,7 @@ def print_section() -> None:
     print(f"\n{FINDING}")
     print(f"\n{VERSION_CHECK}")
     print(f"\n{API_OUTPUT}")
+    print(f"\n{SAMPLER}")
     print_sources(doc, "prospective56.json")
     served.print_section()
 

@@ -53,9 +53,12 @@ from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.metrics import metrics, summary_ms
 from kvplan.analysis.simulate.moe_jit import replica_cost
 from kvplan.analysis.simulate.run import setup
+from kvplan.analysis.simulate.sampling import SampledStepCost
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
+from kvplan.analysis.simulate.sim_types import StepCost
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import plan_capacity
+from kvplan.engines.vllm.sampler import SamplingParams
 from kvplan.model.spec import ModelSpec
 from tests.benches import accelmark_runs, mixtral_ttft, tp_breakdown
 from tests.benches.fitted_rows import SHAPED_BY
@@ -200,15 +203,17 @@ def run_inputs(run: Run) -> tuple[ModelSpec, EstimateInputs]:
 
 def simulate_run(run: Run, *, async_scheduling: bool | None = None,
                  api_server: bool = True, frontend: bool = False,
-                 moe_jit_compile_s: float | None = None, api_output: bool = False
-                 ) -> Simulated:
+                 moe_jit_compile_s: float | None = None, api_output: bool = False,
+                 sampling: SamplingParams | None = None) -> Simulated:
     spec, inputs = run_inputs(run)
     sim, _ = setup(spec, inputs, async_scheduling=async_scheduling, api_server=api_server,
                    frontend=frontend, moe_jit_compile_s=moe_jit_compile_s,
-                   api_output=api_output)
+                   api_output=api_output, sampling=sampling)
     # One replica (dp 1), as kvplan.analysis.simulate.run.simulate runs it, keeping the
     # finished requests to split them by the stage they were sent in.
-    cost = replica_cost(sim.cost, sim.moe_jit)
+    cost: StepCost = replica_cost(sim.cost, sim.moe_jit)
+    if sim.sampler is not None:  # vLLM's sampler (tests/benches/sampler_runs.py)
+        cost = SampledStepCost(inner=cost, sampler=sim.sampler)
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
                        sim.scheduler, cost)
     state = engine.run(requests(run))
