@@ -149,7 +149,12 @@ SAMPLER = (
     "mean TPOT stays 6.6 % (TTFT 39.6 -> 39.3 %; tests/benches/sampler_runs.py). gpt-oss-120b "
     "is not explained: no sort runs for it, and its TPOT at 200 moves -47.7 -> -44.8 %. Held "
     "out, the sim-to-real study's vLLM 0.15.1 runs (inference-perf sends no sampling key) get "
-    "worse: SIM_TO_REAL_MOVES. The sampler stays opt-in.")
+    "worse where a sort runs: the study runs (Qwen3-14B, already slow by 2-15 % in ITL, and "
+    "Llama-3.1-8B-Instruct, taken as the checkpoint) move mean TTFT 5.0 -> 7.5 %, ITL 3.7 -> "
+    "4.4 %, E2E 2.7 -> 5.3 % (median |error| over 30 stages); the prospective and blind "
+    "Mixtral runs (no sampling key, no sort) move by at most 0.4 point; prospective57's one "
+    "vLLM 0.15 run (a greedy client: the cast and an argmax) TPOT -9.0 -> -8.5 %. The sampler "
+    "stays opt-in; what else makes these TP-8 runs' steps longer at 200 requests is open.")
 
 def _engine(doc: dict, run_id: str) -> str:  # type: ignore[type-arg]
     return next(run.get("engine", "vllm") for run in doc["runs"] if run["id"] == run_id)
