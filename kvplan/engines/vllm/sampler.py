@@ -10,10 +10,10 @@ Read in vLLM 0.15.0 (the wheel's source; line numbers are its):
   checkpoint's generation_config.json (config/model.py:261 `generation_config = "auto"`;
   `get_diff_sampling_param`, :1327-1380, keeps repetition_penalty, temperature, top_k, top_p,
   min_p, max_new_tokens) and else its own defaults, temperature 1.0, top_p 1.0, top_k 0
-  (entrypoints/openai/completion/protocol.py:184-186, :226-238). `SamplingParams.resolve`.
+  (entrypoints/openai/completion/protocol.py:182-188, :226-238). `SamplingParams.resolve`.
 - the sampler (v1/sample/sampler.py `Sampler.forward`): the logits (the model's dtype, 16-bit)
-  to float32 (:87); no penalties unless set; a greedy-only batch takes the argmax and returns
-  (`sample`, :160-168); otherwise the temperature divides in place (:172, `apply_temperature`),
+  to float32 (:90); no penalties unless set; a greedy-only batch takes the argmax and returns
+  (`sample`, :160-172); otherwise the temperature divides in place (:177, `apply_temperature`),
   then `TopKTopPSampler`. Its CUDA path at 0.15.0 is `forward_native` unless
   VLLM_USE_FLASHINFER_SAMPLER=1 (v1/sample/ops/topk_topp_sampler.py:33-57: the env var is unset
   by default, envs.py:691, and FlashInfer is opt-in). `forward_native` (:92-111):
@@ -53,7 +53,7 @@ from kvplan._util.versions import version_key
 # vLLM's threshold below which a temperature means greedy (v1/sample/sampler.py:17).
 SAMPLING_EPS = 1e-5
 # The server's defaults for what neither the request nor generation_config.json sets
-# (entrypoints/openai/completion/protocol.py:184-186, 0.15.0).
+# (entrypoints/openai/completion/protocol.py:182-188, 0.15.0).
 _SERVER_DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "top_k": 0}
 # Rows longer than this are sorted by SortStable.cu's radix sorts (aten/src/ATen/native/cuda/
 # Sort.cpp: `should_use_small_sort` takes rows of up to 4,096 to the bitonic sort in shared
