@@ -71,6 +71,9 @@ def test_load_lines_by_hand() -> None:
     assert ("in 1 of the 1 deployments measured at three or more loads "
             "(dsr1_x_trtllm_fp8_disagg_1024x1024_cfg1 30-30 steps at c10-c20 (167 at c40))"
             ) in text
+    # At 64 or fewer users (c10, c20, c40; c100 is not): 30, 30 and 166.7 steps, median 30.
+    assert ("The same count at 64 or fewer users, by lengths: ISL 1,024 / OSL 1,024: median 30 "
+            "over 3 (from 30 to 167).") in text
     assert "| dsr1_x_trtllm_fp8_disagg_1024x1024_c100_cfg2 | 100 | 3.93 / 3.93 | 4.00 | 0.98 |" \
         in text
 

@@ -96,10 +96,11 @@ READ_TEXT = (
     "",
     "So at these settings a context rank serves one prompt a step, as kvplan has it, and the "
     "rates above show the measured context servers were not saturated where the TTFT gap is "
-    "largest. The gap is a per-request delay elsewhere; the rows that hold a count of decode "
-    "steps at every load point at the generation server's side (its intake: the decode "
-    "request's arrival, `_prepare_disagg_gen_init` and the polled transfer), not read further "
-    "here.",
+    "largest. The gap is a per-request delay elsewhere, counted in decode steps: at the "
+    "generation server's intake (the decode request's arrival, `_prepare_disagg_gen_init`, the "
+    "polled transfer: rule (b), read by trtgap54 and trtdisttft55, about one step) or in what "
+    "the measured TTFT counts, which at light load grows with the output length asked for "
+    "(above); neither read further here.",
     "")
 
 # The share of kvplan's context-server capacity at and above which a measured rate counts as
@@ -113,6 +114,9 @@ TRACKS = 0.8
 # A deployment's measured TTFT "holds a count of decode steps" where TTFT / TPOT at each of its
 # loads but the highest lies within this share of their median.
 STEADY = 0.25
+# Users at or below which a row counts as lightly loaded (every replayed row's context servers
+# below half of kvplan's capacity there).
+LIGHT = 64
 
 
 def little_rps(concurrency: int, ttft_ms: float, tpot_ms: float, output_len: int) -> float:
@@ -315,6 +319,23 @@ def load_lines(done: list[Replay], rates: dict[str, RoleRates] | None = None) ->
                "at three or more loads" + (f" ({'; '.join(steady)})" if steady else "")
                + ": a delay that grows with the generation server's step, not with the "
                "context servers' load.")
+    light: dict[tuple[int, int], list[float]] = {}
+    for r in rows:
+        if (r.concurrency or 0) <= LIGHT:
+            light.setdefault((r.input_len, r.output_len), []).append(
+                r.measured_ttft_ms / r.measured_tpot_ms)
+    if light:
+        by_len = "; ".join(f"ISL {i:,} / OSL {o:,}: median {_median(v):,.0f} over {len(v)} "
+                           f"(from {min(v):,.0f} to {max(v):,.0f})"
+                           for (i, o), v in sorted(light.items()))
+        out.append(f"- The same count at {LIGHT} or fewer users, by lengths: {by_len}. At light "
+                   "load a server's TTFT (a prefill without a queue, the transfer, one step) "
+                   "does not depend on the output length asked for; rows that differ in it "
+                   "differ here by hundreds of decode steps, as if the measured TTFT counted "
+                   "generated tokens (a first token taken after the reasoning text, as aiperf's "
+                   "time to first output token is, where its TTFT as documented is not). Which "
+                   "metric and frontend settings the rows recorded is not stated; nothing in "
+                   "the engine's code read here explains it.")
     out += ["", "| row | C | measured / kvplan req/s | kvplan prefill role prompts/s | "
             "measured / that | per-prompt ms if prefill-bound / kvplan step | kvplan decode "
             "role req/s |", "|---|---|---|---|---|---|---|"]
