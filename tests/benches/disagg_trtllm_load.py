@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from tests.benches.disagg_rows import (
     BAND,
@@ -168,12 +169,17 @@ class RoleRates:
         return self.prefill_slots * 1e3 / self.measured_rps
 
 
+@cache
+def _rows_by_id() -> dict[str, dict[str, str]]:
+    return {PREFIX + x["id"]: x for x in prospective_rows()}
+
+
 def role_rates(r: Replay) -> RoleRates | None:
     """The rates of a replayed prospective TensorRT-LLM row (module docstring); None where it
     was not replayed or a role's time is not modelled."""
     if r.ttft_ms is None or r.tpot_ms is None or r.concurrency is None:
         return None
-    row = next(x for x in prospective_rows() if PREFIX + x["id"] == r.id)
+    row = _rows_by_id()[r.id]
     st = _setup(_setup_key(row))
     b = st.batching
     if b is None:
