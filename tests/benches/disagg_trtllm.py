@@ -54,7 +54,11 @@ lower, cfg301 c48 1,145.1 -> 1,035.4 ms, cfg347 408.9 -> 391.4, cfg305 c160 1,47
 
 Since trta2a56 (bcea93d, issue 30; held out for it, `A2A_TEXT`): no EP all-to-all in a TP 8
 EP 8 role without attention DP; TPOT inside 72 -> 90 of 123 (median 1.17 -> 1.11), TTFT inside
-8 -> 7 (median 0.19 -> 0.16)."""
+8 -> 7 (median 0.19 -> 0.16).
+
+trtdis57 (issue 29) approached the TTFT gap from the measured side: Little's law on each row
+(tests.benches.disagg_trtllm_load, a counterfactual table; nothing fitted, no rule, no figure
+above moved) and a read of what limits a context server's rate (`READ_TEXT` there)."""
 
 from __future__ import annotations
 
@@ -73,6 +77,7 @@ from tests.benches.disagg_rows import (
     replay_table,
     stated_concurrency,
 )
+from tests.benches.disagg_trtllm_load import READ_TEXT, load_lines
 
 COHORT = BACKEND_COHORTS["trtllm"]
 LATER = "trtdep54"
@@ -346,7 +351,8 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
     out += ["", *_split(done)]
-    out += ["", *SHAPED_TEXT, *A2A_TEXT, *CHECKED_TEXT, *gap_lines(done),
+    out += ["", *SHAPED_TEXT, *A2A_TEXT, *CHECKED_TEXT, *gap_lines(done), *load_lines(done),
+            *READ_TEXT,
             "| not replayed: why | rows |",
             "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]

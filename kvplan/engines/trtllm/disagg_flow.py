@@ -66,6 +66,15 @@ most one prompt a step, and a step outlasts a transfer, so no such queue forms; 
 attention-DP balance (`_balance_adp_requests`, only with attention_dp_config.enable_balance,
 releasing a context-only server's prompts at once) and batch waiting (`_waiting_requests`,
 batch_wait_*; off under attention DP, and unset by aiconfigurator's generator).
+Read and not modelled (trtdis57, the same section, from the measured side): the context server
+holds a prompt's KV blocks after its step until `check_context_transfer_status` sees the send
+done (`_terminate_disagg_ctx_finished_requests` frees them; its seat and sequence slot are free
+at once), so a pool full of prompts awaiting transfer would stop its capacity scheduler; at the
+rows' rates the prompts so held (Little's law, at most X x TTFT a rank) are under 1% of the pool
+at the median row (tests.benches.disagg_trtllm_load). Taking prompts in under attention DP
+(executor_request_queue.py `_fetch_new_requests_attention_dp`: up to ranks x
+max_num_active_requests, the engine's max_batch_size a rank, less the active ones, each
+iteration, waiting on the queue only when every rank is idle) is rule (a) per rank.
 Not read here: MTP / speculative decoding (kvplan times a decode step without a draft),
 CUDA-graph padding of the decode batch, the overlap scheduler's one step of
 lookahead on the generation server (its step time is the cost model's).
