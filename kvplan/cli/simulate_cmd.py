@@ -227,12 +227,10 @@ def simulate_cmd(
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
 ) -> None:
-    """Simulate the engine's scheduler (vLLM V1's, SGLang's or TensorRT-LLM's PyTorch
-    executor) serving a stream of requests over the KV pool `estimate` computes, each step
-    timed by the cost model: TTFT, TPOT, ITL and E2E percentiles, throughput,
-    preemptions, KV usage, prefix hit rate and goodput. SGLang's hybrid pools add JSON keys:
-    swa_* for the sliding-window pool, mamba_* for the mamba pool (examples/simulate.md names
-    each)."""
+    """Simulate the engine's scheduler (vLLM's, SGLang's or TensorRT-LLM's) serving a request
+    stream over the KV pool `estimate` computes, each step timed by the cost model: TTFT, TPOT,
+    ITL and E2E percentiles, throughput, preemptions, KV usage, prefix hits and goodput
+    (every key: examples/simulate.md)."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.dp_lockstep import dp_attention_layout
     from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
