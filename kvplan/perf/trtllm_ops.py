@@ -4,10 +4,11 @@ each op `Efficiency.prefill_launch_s`, as it charges SGLang's (kvplan.perf.op_co
 
 Why the step is eager: the executor replays CUDA graphs for generation-only batches alone.
 _torch/pyexecutor/model_engine.py `_maybe_get_cuda_graph` returns None unless
-`batch.is_generation_only` (read at the stored versions of the 1.0 line, search-index file ids
-5661567389 and 1034563403; from 1.1 on the same test reads `batch.can_run_cuda_graph`, which
-the scheduler sets only for a generation-only batch), so any step that holds a context
-request runs the model's forward from Python, op by op. Nothing compiles it by default:
+`batch.is_generation_only` (an earlier stored version, search-index file id 5661567389) or,
+at the 1.0-era version (id 1034563403), unless `batch.can_run_cuda_graph`, which
+_torch/pyexecutor/scheduler.py ScheduledRequests defines as `not self.context_requests` (ids
+43209202335, 3881317923): any step that holds a context request runs the model's forward from
+Python, op by op. Nothing compiles it by default:
 llmapi/llm_args.py `torch_compile_config: Optional[TorchCompileConfig] = None`, and
 TorchCompileConfig's `enable_piecewise_cuda_graph` defaults to False (index ids 292162234,
 1520735490, 1090804222: the 1.0 - 1.2 lines' llm_args.py), so no piecewise graph captures a
