@@ -58,12 +58,13 @@ def test_is_tp_attention_ep_reads_the_layout_fields() -> None:
 def test_split_column_names_the_rule_the_rows_shaped() -> None:
     shaped = {i: c for i, c in aiconfig_agg_runs.shaped_rows().items() if "bcea93d" in c}
     assert set(shaped) == {PREFIX + r["id"] for r in _selection()}
-    assert set(shaped.values()) == {("bcea93d",)}
+    # trtprefill57's eager-prefill rule (08aee189) was shaped by every TensorRT-LLM row.
+    assert set(shaped.values()) == {("bcea93d", "08aee189")}
     row = _selection()[0]
     rep = aiconfig_agg_runs.Replay(id=PREFIX + row["id"], label="", measured_ttft_ms=1.0,
                                    measured_tpot_ms=1.0, concurrency=1, input_len=1,
                                    output_len=2)
-    assert aiconfig_agg_runs.split_of(rep) == "shaped by bcea93d"
+    assert aiconfig_agg_runs.split_of(rep) == "shaped by bcea93d, 08aee189"
 
 
 def test_prefill_split_drops_the_all_to_all_and_nothing_else() -> None:
@@ -73,7 +74,7 @@ def test_prefill_split_drops_the_all_to_all_and_nothing_else() -> None:
     # bf16 combine) x 7/8 / 360e9 B/s = 20 + 244.668 us; x 94 = 24.879 ms.
     sim = aiconfig_agg_runs._representative()
     before = aiconfig_agg_trtep.prefill_split(sim, all_to_all=True)
-    now = aiconfig_agg_trtep.prefill_split(sim, all_to_all=False)  # asserts the simulator's sum
+    now = aiconfig_agg_trtep.prefill_split(sim, all_to_all=False, launch=False)
     a2a = 94 * (2 * 10e-6 + 1024 * 8 * 4096 * 3 * 7 / 8 / 360e9) * 1e3
     assert a2a == pytest.approx(24.879, abs=1e-3)
     assert before.ms["EP all-to-all"] == pytest.approx(a2a) and now.ms["EP all-to-all"] == 0
@@ -88,6 +89,12 @@ def test_prefill_split_drops_the_all_to_all_and_nothing_else() -> None:
     assert experts == pytest.approx(12.32, abs=0.01)
     assert now.ms["experts"] == pytest.approx(experts, rel=1e-3)
     assert now.total_ms == pytest.approx(31.06, abs=0.01)
+    # Since 08aee189 the eager step's launch: 1,040 ops (tests/test_trtllm_prefill_ops.py) x
+    # 70 us = 72.8 ms, on top of the same 31.06 ms of GPU work (asserts the simulator's sum).
+    simulated = aiconfig_agg_trtep.prefill_split(sim, all_to_all=False)
+    assert simulated.ms["prefill launch"] == pytest.approx(72.8)
+    assert simulated.total_ms == pytest.approx(31.06 + 72.8, abs=0.01)
+    assert before.ms["prefill launch"] == now.ms["prefill launch"] == 0
 
 
 def test_low_load_ttft_is_flat_in_prompt_and_tp() -> None:

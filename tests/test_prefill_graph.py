@@ -41,7 +41,10 @@ def test_default_by_release(version: str | None, flag: bool | None, on: bool) ->
 
 def test_other_engines_and_enforce_eager() -> None:
     assert engine_efficiency("vllm", version="0.19.0").prefill_graph is None
-    assert engine_efficiency("trtllm").prefill_launch_s == 0.0
+    # TensorRT-LLM's PyTorch backend runs prefill steps eagerly (kvplan.perf.trtllm_ops):
+    # the fitted launch time, no piecewise prefill graph.
+    trt = engine_efficiency("trtllm")
+    assert trt.prefill_launch_s == PREFILL_LAUNCH_FIT.value and trt.prefill_graph is None
     assert engine_efficiency("sglang", version="0.5.10", enforce_eager=True).prefill_graph is None
 
 

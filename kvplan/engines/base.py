@@ -223,6 +223,16 @@ class GridPages:
     block_size: int
 
 
+class PrefillOpCount(str, Enum):
+    """Whose model code counts the ops an engine's eager prefill step launches from Python
+    (kvplan.perf.engine_traits.prefill_launch_ops): SGLang's (kvplan.perf.op_counts, which
+    stands in for vLLM's under --enforce-eager) or TensorRT-LLM's PyTorch backend's
+    (kvplan.perf.trtllm_ops)."""
+
+    sglang = "sglang"
+    trtllm = "trtllm"
+
+
 @dataclass(frozen=True, kw_only=True)
 class AllReduceNormFusion:
     """An engine's fused TP all-reduce + residual add + RMSNorm, as plain data: the
@@ -242,6 +252,7 @@ class CostTraits:
 
     # Prefill ops launched one by one from Python, outside CUDA graphs (each pays the launch).
     eager_prefill: bool = False
+    prefill_op_count: PrefillOpCount = PrefillOpCount.sglang  # whose code counts those ops
     allreduce_norm_fusion: AllReduceNormFusion | None = None
     # EP's all-to-all only under DP attention (TP attention: the sums join the TP all-reduce).
     ep_all_to_all_needs_dp: bool = False

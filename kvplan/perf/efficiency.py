@@ -40,8 +40,11 @@ Defaults and where they come from (all overridable with `Efficiency`):
   (the layer overhead's configuration), but not the DeepSeek-V3/R1 TP-8 H200 cases (these
   prefills' configuration). vLLM replays
   batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512):
-  vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs, and TensorRT-LLM runs
-  its compiled engine: `Efficiency(prefill_launch_s=0)`. From SGLang 0.5.10 on, prefill steps
+  vllm/config/vllm.py `_set_cudagraph_sizes`) from piecewise CUDA graphs:
+  `Efficiency(prefill_launch_s=0)`. TensorRT-LLM's PyTorch backend runs every step with a
+  context request eagerly (CUDA graphs for generation-only batches only): it pays the same
+  70 us per op, its ops counted from its own model code (kvplan.perf.trtllm_ops; not
+  refitted). From SGLang 0.5.10 on, prefill steps
   replay piecewise CUDA graphs by default (server_args.py:637 `disable_piecewise_cuda_graph =
   False`; kvplan.engines.sglang.prefill_graph, `Efficiency.prefill_graph`): a captured step
   pays the same 70 us only for the ops launched outside its graphs
@@ -164,7 +167,7 @@ from kvplan.engines.attention_kernel import (
     SparseMlaKernel,
     VarlenAttentionKernel,
 )
-from kvplan.engines.base import AllReduceNormFusion
+from kvplan.engines.base import AllReduceNormFusion, PrefillOpCount
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
@@ -229,6 +232,9 @@ class Efficiency:
     # kvplan.engines.sglang.prefill_graph): a step it captures launches only the ops
     # kvplan.perf.op_counts.graph_prefill_ops counts. None: every prefill op is launched.
     prefill_graph: PrefillGraph | None = None
+    # Whose model code counts an eager prefill step's ops (kvplan.engines.base.PrefillOpCount;
+    # set by kvplan.perf.engine_traits.engine_efficiency).
+    prefill_op_count: PrefillOpCount = PrefillOpCount.sglang
     layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one

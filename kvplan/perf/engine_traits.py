@@ -8,13 +8,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvplan._util.versions import version_key
-from kvplan.engines.base import AllReduceNormFusion, Engine
+from kvplan.engines.base import AllReduceNormFusion, Engine, PrefillOpCount
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.op_counts import eager_prefill_ops, graph_prefill_ops
+from kvplan.perf.trtllm_ops import trtllm_eager_prefill_ops
 
 
 def fusion_applies(fusion: AllReduceNormFusion, spec: ModelSpec, gpu: GPU, layout: Layout,
@@ -68,7 +69,20 @@ def prefill_launch_ops(spec: ModelSpec, gpu: GPU, layout: Layout, tokens: int, e
     if graph_prefill_applies(eff, spec, gpu, layout, tokens):
         assert eff.prefill_graph is not None
         return graph_prefill_ops(spec, layout, eff.prefill_graph)
-    return eager_prefill_ops(spec, layout, quantization, platform=gpu.platform,
+    return eager_ops(spec, layout, eff, quantization, platform=gpu.platform,
+                     fused_norms=fused_norms, gpu=gpu)
+
+
+def eager_ops(spec: ModelSpec, layout: Layout, eff: Efficiency, quantization: str | None = None,
+              *, platform: str = "cuda", fused_norms: bool = False, gpu: GPU | None = None
+              ) -> int:
+    """Every op an eager prefill step launches, counted from the code `eff.prefill_op_count`
+    names: SGLang's (kvplan.perf.op_counts.eager_prefill_ops, with its fused all-reduce +
+    RMSNorm where `fused_norms`) or TensorRT-LLM's PyTorch backend's
+    (kvplan.perf.trtllm_ops.trtllm_eager_prefill_ops, whose own fusions are in its count)."""
+    if eff.prefill_op_count is PrefillOpCount.trtllm:
+        return trtllm_eager_prefill_ops(spec, layout, quantization, gpu=gpu)
+    return eager_prefill_ops(spec, layout, quantization, platform=platform,
                              fused_norms=fused_norms, gpu=gpu)
 
 
@@ -77,17 +91,19 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                       prefill_graph: bool | None = None) -> Efficiency:
     """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
     all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
-    from Python, outside CUDA graphs (SGLang), pay `prefill_launch_s` per launched prefill op
-    (kvplan.perf.op_counts.eager_prefill_ops); vLLM replays prefills of up to 512 tokens (by
-    default) from piecewise CUDA graphs and TensorRT-LLM runs its engine: no launch time (vLLM's
-    longer, torch.compile'd prefills are not measured here: none either). `enforce_eager`
-    (vLLM's / TensorRT-LLM's --enforce-eager, PlanInputs.enforce_eager): no graphs and no
-    compiled code, every prefill op launched from Python as SGLang's are, so the launch time
-    applies; the ops are counted from SGLang's model code (kvplan.perf.op_counts), which stands
-    in for the other engine's. `version`: the engine release (None: the newest), which picks
-    the attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention,
-    each from its `since` release on). `prefill_graph`: whether the engine's piecewise prefill
-    CUDA graphs (CostTraits.prefill_graph) are on: None, the release's default -- on from its
+    from Python, outside CUDA graphs, pay `prefill_launch_s` per launched prefill op, counted
+    from the code CostTraits.prefill_op_count names (`eager_ops`): SGLang
+    (kvplan.perf.op_counts.eager_prefill_ops) and TensorRT-LLM's PyTorch backend, which replays
+    CUDA graphs for generation-only steps only (kvplan.perf.trtllm_ops names the lines); vLLM
+    replays prefills of up to 512 tokens (by default) from piecewise CUDA graphs: no launch time
+    (vLLM's longer, torch.compile'd prefills are not measured here: none either).
+    `enforce_eager` (vLLM's / TensorRT-LLM's --enforce-eager, PlanInputs.enforce_eager): no
+    graphs and no compiled code, every prefill op launched from Python, so the launch time
+    applies; vLLM's ops are counted from SGLang's model code (kvplan.perf.op_counts), which
+    stands in for vLLM's. `version`: the engine release (None: the newest), which picks the
+    attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention, each
+    from its `since` release on). `prefill_graph`: whether the engine's piecewise prefill CUDA
+    graphs (CostTraits.prefill_graph) are on: None, the release's default -- on from its
     `default_since` release, and off where no release is named, as the launch time's fit rows
     name none (PREFILL_LAUNCH_FIT); True, turned on (SGLang's --enable-piecewise-cuda-graph,
     from `since`); False, off (a disaggregated prefill server, DP attention, its
@@ -102,7 +118,8 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   kv_dtype_attention=tuple(
                       k for k in traits.kv_dtype_attention
                       if version_key(version) >= version_key(k.since)),
-                  dp_attention_weights=rules.dp_attention_weights())
+                  dp_attention_weights=rules.dp_attention_weights(),
+                  prefill_op_count=traits.prefill_op_count)
     eager = traits.eager_prefill or enforce_eager
     if not eager:
         return replace(eff, prefill_launch_s=0.0)

@@ -44,7 +44,8 @@ so such a step adds the launch time `roofline.step_time` charges a prefill step
 step however many prompts it holds; from SGLang 0.5.10 a step it replays from piecewise CUDA
 graphs launches only graph_prefill_ops, kvplan.perf.engine_traits.prefill_launch_ops; the
 overlap scheduler hides no part of it in the simulator). The engine's efficiency says what it
-pays (kvplan.perf.engine_traits.engine_efficiency: 0 for vLLM and TensorRT-LLM). Off by
+pays (kvplan.perf.engine_traits.engine_efficiency: 0 for vLLM; TensorRT-LLM's ops counted from
+its own code, kvplan.perf.trtllm_ops). Off by
 default (callers outside the simulator's set-up, kvplan.analysis.simulate.run, build it without
 the flag).
 

@@ -18,9 +18,8 @@ from kvplan.engines.sglang.options import (
 from kvplan.hardware.gpus import GPU
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
-from kvplan.perf.engine_traits import fuses_allreduce_norm, prefill_launch_ops
+from kvplan.perf.engine_traits import eager_ops, fuses_allreduce_norm, prefill_launch_ops
 from kvplan.perf.layout import ONE_GPU, Layout
-from kvplan.perf.op_counts import eager_prefill_ops
 
 
 def _poisson(mean: float) -> list[float]:
@@ -124,5 +123,5 @@ def prefill_launch_ms(spec: ModelSpec, layout: Layout = ONE_GPU,
     if gpu is not None:
         return prefill_launch_ops(spec, gpu, layout, tokens, eff, quantization,
                                   fused_norms=fused) * eff.prefill_launch_s * 1e3
-    return (eager_prefill_ops(spec, layout, quantization, platform=platform, fused_norms=fused,
-                              gpu=gpu) * eff.prefill_launch_s * 1e3)
+    return (eager_ops(spec, layout, eff, quantization, platform=platform, fused_norms=fused,
+                      gpu=gpu) * eff.prefill_launch_s * 1e3)

@@ -5,6 +5,7 @@ without regenerating the page: each prints the lines that part's rows make on th
     python -m tests.benches.aiconfig_agg_parts --nightly   # cohort nightly55 (aiconfig_nightly)
     python -m tests.benches.aiconfig_agg_parts --dp        # cohort aggdp55 (aiconfig_agg_dp)
     python -m tests.benches.aiconfig_agg_parts --trt-ep    # trta2a56 (aiconfig_agg_trtep)
+    python -m tests.benches.aiconfig_agg_parts --trt-prefill  # trtprefill57: every TRT-LLM row
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 
 from tests.benches import aiconfig_agg_dp, aiconfig_agg_trtep, aiconfig_nightly
 from tests.benches import aiconfig_agg_runs as agg
-from tests.benches.aiconfig_agg_text import TRTLLM_EP_FINDING
+from tests.benches.aiconfig_agg_text import TRTLLM_EP_FINDING, TRTLLM_PREFILL_FINDING
 from tests.benches.disagg_rows import Replay
 
 
@@ -45,6 +46,21 @@ def print_trt_ep() -> None:
     print(f"\n{TRTLLM_EP_FINDING}")
 
 
+def print_trt_prefill() -> None:
+    """Every TensorRT-LLM row (the 493 replayed that trtprefill57's eager-prefill rule moves;
+    some 5 minutes of CPU): their line, by split and by checkpoint, then the finding."""
+    part = [agg.replay(r) for r in agg.rows() if r["backend"] == "trtllm"]
+    done = [r for r in part if r.replayed]
+    print(agg._line("backend trtllm", part))
+    for split in sorted({agg.split_of(r) for r in done}):
+        print(agg._line(f"backend trtllm, split: {split}",
+                        [r for r in done if agg.split_of(r) == split]))
+    for key in sorted({(agg.row_of(r)["model_path"], agg.row_of(r)["precision"]) for r in done}):
+        print(agg._line(f"backend trtllm: {key[0]} {key[1]}", [
+            r for r in done if (agg.row_of(r)["model_path"], agg.row_of(r)["precision"]) == key]))
+    print(f"\n{TRTLLM_PREFILL_FINDING}")
+
+
 def main(argv: list[str]) -> None:
     if argv == ["--nightly"]:  # the non-release rows (some 11 s of CPU)
         print_cohort(aiconfig_nightly.COHORT,
@@ -57,8 +73,11 @@ def main(argv: list[str]) -> None:
                      aiconfig_agg_dp.TRTDP_FINDING)
     elif argv == ["--trt-ep"]:
         print_trt_ep()
+    elif argv == ["--trt-prefill"]:
+        print_trt_prefill()
     else:
-        sys.exit("usage: python -m tests.benches.aiconfig_agg_parts --nightly | --dp | --trt-ep")
+        sys.exit("usage: python -m tests.benches.aiconfig_agg_parts --nightly | --dp | --trt-ep"
+                 " | --trt-prefill")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ from tests.benches.aiconfig_agg_text import (
     TRTLLM_EP_FINDING,
     TRTLLM_FINDING,
     TRTLLM_LINES_FIRST,
+    TRTLLM_PREFILL_FINDING,
     TRTLLM_SINCE,
 )
 from tests.benches.disagg_rows import BAND, PREFIX, Replay, stated_concurrency
@@ -573,7 +574,7 @@ def print_section() -> None:
     print(f"\n{TRTLLM_SINCE}")
     print(f"\n{TRTLLM_LINES_FIRST}")
     aiconfig_agg_trtep.print_split(_representative)
-    print(f"\n{TRTLLM_EP_FINDING}")
+    print(f"\n{TRTLLM_EP_FINDING}\n\n{TRTLLM_PREFILL_FINDING}")
     print(f"\n{aiconfig_agg_dp.FINDING}\n\n{aiconfig_agg_dp.AS_RUN_FINDING}"
           f"\n\n{aiconfig_agg_dp.TRTDP_FINDING}")
     print_harness(part)

@@ -33,7 +33,7 @@ _COLUMNS = {"experts": ("experts",), "EP all-to-all": ("ep_all_to_all",),
             "TP all-reduce": ("tp_all_reduce",), "other GEMMs": ("attention_proj", "mlp",
                                                                  "lm_head"),
             "attention": ("attention",), "kernel floors": ("small_kernels",),
-            "layer overhead": ("layer_overhead",)}
+            "layer overhead": ("layer_overhead",), "prefill launch": ("prefill_launch",)}
 
 
 def is_tp_attention_ep(row: dict[str, str]) -> bool:
@@ -52,10 +52,12 @@ class PrefillSplit:
     ms: dict[str, float]  # column -> ms
 
 
-def prefill_split(sim: SimSetup, *, all_to_all: bool) -> PrefillSplit:
+def prefill_split(sim: SimSetup, *, all_to_all: bool, launch: bool = True) -> PrefillSplit:
     """One `PROMPT`-token prompt alone in a step of `sim`'s cost (the row's setup as
     aiconfig_agg_runs builds it), split by term. all_to_all: as before trta2a56's rule (the EP
-    all-to-all charged under TP attention), else as the simulator charges it now (asserted)."""
+    all-to-all charged under TP attention, and no launch time), else as the simulator charges
+    it now (asserted); launch False: without trtprefill57's eager launch time (as at
+    bcea93d)."""
     cost = sim.cost
     eff = replace(cost.eff, ep_all_to_all_needs_dp=False) if all_to_all else cost.eff
     st = step_time(cost.spec, cost.gpu, tokens=PROMPT, context=1, requests=1, logits=1,
@@ -63,14 +65,19 @@ def prefill_split(sim: SimSetup, *, all_to_all: bool) -> PrefillSplit:
     by_op = {k: v for k, v in st.by_op.items() if k not in ("attention", "lm_head")}
     by_op["lm_head"] = cost.head_seconds(1)
     by_op["attention"] = cost.attention_seconds([], [(0, PROMPT)])
+    # The eager step's launch time (trtprefill57, 08aee189: kvplan.perf.trtllm_ops), as the
+    # simulator adds it to a step with a prefill chunk.
+    with_launch = launch and not all_to_all
+    by_op["prefill_launch"] = cost.launch_seconds(PROMPT) if with_launch else 0.0
     total = sum(by_op.values()) + eff.step_overhead_s
-    if not all_to_all:
+    if with_launch:
         expected = cost.seconds(decode_contexts=[], chunks=[(0, PROMPT)])
         assert abs(total - expected) < 1e-9, (total, expected)
     ms = {col: sum(by_op.get(k, 0.0) for k in names) * 1e3 for col, names in _COLUMNS.items()}
     assert abs(sum(ms.values()) + eff.step_overhead_s * 1e3 - total * 1e3) < 1e-6, by_op
     label = ("before bcea93d (EP all-to-all charged)" if all_to_all
-             else "since bcea93d (as simulated)")
+             else "since 08aee189 (as simulated)" if with_launch
+             else "bcea93d (no all-to-all, no launch time)")
     return PrefillSplit(label=label, total_ms=total * 1e3, ms=ms)
 
 
@@ -82,7 +89,9 @@ def print_split(sim_of: Callable[[], SimSetup]) -> None:
           f"the simulator's step split by term, checked against its total): {MODEL} on "
           f"{SYSTEM}, TensorRT-LLM {VERSION}, TP {TP} EP {EP}, one {PROMPT:,}-token prompt "
           "alone in a step, ms.\n")
-    rows = [prefill_split(sim, all_to_all=True), prefill_split(sim, all_to_all=False)]
+    rows = [prefill_split(sim, all_to_all=True),
+            prefill_split(sim, all_to_all=False, launch=False),
+            prefill_split(sim, all_to_all=False)]
     print("| step | total | " + " | ".join(_COLUMNS) + " |")
     print("|---|---:|" + "---:|" * len(_COLUMNS))
     for r in rows:

@@ -444,6 +444,10 @@ def _listed_rows(name: str) -> tuple[str, ...]:
 # all-to-all rule was written.
 _AIC_AGG_TRT_TP_EP = _listed_rows("aiconfig_agg_trta2a56_rows.txt")
 
+# The 493 TensorRT-LLM aggregated rows replayed at stop 56's end, read (TTFT median ratio 0.616,
+# median |error| 55.8 %) before trtprefill57's eager-prefill rule was written.
+_AIC_AGG_TRT_ALL = _listed_rows("aiconfig_agg_trtprefill57_rows.txt")
+
 
 # prospective56's Scicom vLLM 0.15.0 runs (tests/data/sim_to_real/prospective56.json), whose
 # first evaluation (TPOT short at concurrency 100-200 on the small models, TTFT short growing
@@ -879,6 +883,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "1.308) charged the all-to-all; after it TPOT inside 100 (1.157), TTFT inside "
                 "40 -> 20 (median 1.341 -> 0.522)",
            rows=_AIC_AGG_TRT_TP_EP),
+    Shaped(commit="08aee189",
+           rule="TensorRT-LLM's PyTorch backend replays CUDA graphs for generation-only steps "
+                "only (_torch/pyexecutor/model_engine.py _maybe_get_cuda_graph; no "
+                "torch.compile or piecewise prefill graphs by default, 1.0 - 1.2): a step with "
+                "a context request launches every op from Python, each at the fitted "
+                "prefill_launch_s (70 us, SGLang's fit, not refitted), the ops counted from "
+                "TensorRT-LLM's model code (kvplan.perf.trtllm_ops; CostTraits."
+                "prefill_op_count), read after these rows' TTFT (median ratio 0.616, median "
+                "|error| 55.8 %) showed the gap",
+           rows=_AIC_AGG_TRT_ALL),
 )
 
 

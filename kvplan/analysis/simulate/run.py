@@ -360,8 +360,8 @@ def _vllm_caching(groups: tuple[GroupRule, ...], stage: VllmKVConfig, asked: boo
 def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
                prefill_graph: bool | None = None) -> MixedStepCost:
     """The cost model's step time for the engine `inputs` name (its traits, its GPU), a
-    prefill step with its eager launch time where the engine pays one (SGLang:
-    MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's and TensorRT-LLM's 0)."""
+    prefill step with its eager launch time where the engine pays one (SGLang, TensorRT-LLM:
+    MixedStepCost's `eager_prefill`; engine_efficiency gives vLLM's 0)."""
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     att = spec.attention

@@ -17,6 +17,7 @@ from kvplan.engines.base import (
     LongContext,
     PlanFacts,
     PlanInputs,
+    PrefillOpCount,
     Scheduler,
     StageFacts,
     StagePool,
@@ -110,7 +111,13 @@ class TrtllmEngine(EngineDefaults):
     # estimate` takes it; up to 0.95 as in its examples; attention DP is not planned for it.
     launch = Launch(fractions=(None, 0.95), context_flag="max_seq_len", dp_attention=False,
                     moe_tp_under_ep="1.2")  # kvplan.engines.moe_layout
-    # It runs its engine: no prefill launch time. EP's all-to-all only under attention DP:
+    # Its PyTorch backend replays CUDA graphs for generation-only steps only
+    # (_torch/pyexecutor/model_engine.py `_maybe_get_cuda_graph`: None unless the batch is
+    # generation-only) and compiles nothing by default (llm_args.py `torch_compile_config =
+    # None`; TorchCompileConfig `enable_piecewise_cuda_graph = False`, 1.0 - 1.2): a step with a
+    # context request launches every op from Python, counted from its model code
+    # (kvplan.perf.trtllm_ops), each at the fitted `prefill_launch_s`. EP's all-to-all only
+    # under attention DP:
     # _torch/modules/fused_moe/fused_moe_cutlass.py `CutlassFusedMoE.select_alltoall_method_type`
     # (the 1.2 line, NVIDIA/TensorRT-LLM PR #8950; fused_moe_trtllm_gen.py's the same) returns
     # NotEnabled where `mapping.dp_size == 1` ("If no attention DP, no need to use AlltoAll"),
@@ -118,7 +125,8 @@ class TrtllmEngine(EngineDefaults):
     # TP attention `MoE.reducescatter_or_allreduce` (fused_moe/interface.py) all-reduces the
     # experts' output over the TP group (`reduce_results`, or the model's fused all-reduce +
     # norm after the MoE), the TP all-reduce kvplan.perf.roofline already counts.
-    cost_traits = CostTraits(ep_all_to_all_needs_dp=True)
+    cost_traits = CostTraits(ep_all_to_all_needs_dp=True, eager_prefill=True,
+                             prefill_op_count=PrefillOpCount.trtllm)
     # The PyTorch backend's capacity + micro-batch scheduler (tensorrt_llm/_torch/pyexecutor/
     # scheduler.py; kvplan.analysis.simulate.trtllm_scheduler; 1.0 - 1.3, trtllm_lines).
     scheduler = Scheduler.capacity_micro_batch
