@@ -58,8 +58,9 @@ READ_TEXT = (
     "so TTFT counts the first reasoning token. The first *content* token is a separate "
     "metric, time_to_first_output_token (metrics/types/time_to_first_output_token_metric.py:"
     "11-39, :65-73, flagged NO_CONSOLE). aiperf v0.1.1 (ai-dynamo/aiperf tag v0.1.1) "
-    "aiperf/metrics/types/ttft_metric.py:47 takes `record.responses[0]`, the first response "
-    "of any kind. Neither version's TTFT waits for content.",
+    "aiperf/metrics/types/ttft_metric.py:47 takes `record.responses[0]`, the first parsed "
+    "response, and its parsers/openai_parsers.py:124-135 parse a reasoning-only chunk as 0.3.0 "
+    "does. Neither version's TTFT waits for content.",
     "- Dynamo's reasoning parser (lib/parsers/src/reasoning/deepseek_r1_parser.rs as the index "
     "stores it, commit 1795815b, not the 0.8.1 release the rows ran): BasicReasoningParser "
     "with force_reasoning and stream_reasoning true; base_parser.rs (commit 074fa895) "
