@@ -80,6 +80,8 @@ def test_frontend_lines_by_hand() -> None:
     assert "| agg | trtllm | DeepSeek-R1 | trtllm-serve | 1 / 1 | 20 | 22 | 1.10 |" in text
     assert "| disagg | trtllm | DeepSeek-R1 | Dynamo | 2 / 1 | 40 | 900 | 22.50 |" in text
     assert "Qwen3-32B" not in text
+    # The groups other than Dynamo's: trtllm-serve's alone, 1.10.
+    assert "(8,192 over 1,024 from 1.10 to 1.10 x over 1 groups)" in text
 
 
 def test_model_run() -> None:

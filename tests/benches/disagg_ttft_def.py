@@ -168,14 +168,19 @@ def frontend_lines(rows: Iterable[dict[str, str]]) -> list[str]:
         steps.setdefault(key, {}).setdefault(int(row["osl"]), []).append(
             float(row["silicon_ttft_ms"]) / float(row["silicon_tpot_ms"]))
     both = sorted((k, v) for k, v in steps.items() if all(o in v for o in OSLS))
+    ratio = {k: _median(v[OSLS[1]]) / _median(v[OSLS[0]]) for k, v in both}
+    others = [x for k, x in ratio.items() if k[3] != "Dynamo"]
+    spread = (f" (8,192 over 1,024 from {min(others):.2f} to {max(others):.2f} x over "
+              f"{len(others)} groups)" if others else "")
     out = [f"- The measured rows alone (no kvplan figure): TTFT / TPOT at {LIGHT} or fewer "
            f"users, ISL {ISL:,}, OSL {OSLS[0]:,} against {OSLS[1]:,}, every frozen "
            "aiconfigurator row with both (aggregated: tests/data/sim_to_real/"
            "aiconfigurator_agg.csv.gz; disaggregated: the prospective set; a measurement "
            "stored twice counted once; every row labelled DeepSeek-V3 has a dsr1_ id and is "
            "counted as DeepSeek-R1; the frontend is the image named in silicon_data_source). "
-           "DeepSeek-R1 served by trtllm-serve or SGLang, aggregated or disaggregated, keeps "
-           "its TTFT in steps at either OSL, as every other model here does; only the "
+           "DeepSeek-R1 served by trtllm-serve or SGLang, aggregated or disaggregated, does "
+           "not add steps to its TTFT at the longer OSL, as no other model here does"
+           f"{spread}; only the "
            "Dynamo + TensorRT-LLM disaggregated rows grow with it. They are the only Dynamo "
            "rows measured at both lengths and no non-reasoning model is among them, so these "
            "rows cannot tell Dynamo's frontend from the reasoning model; the same model "
@@ -184,9 +189,9 @@ def frontend_lines(rows: Iterable[dict[str, str]]) -> list[str]:
            "| mode | backend | model | frontend | rows at OSL 1,024 / 8,192 | median TTFT / "
            "TPOT at 1,024 | at 8,192 | ratio |", "|---|---|---|---|---|---|---|---|"]
     for (mode, backend, model, fe), v in both:
-        lo, hi = _median(v[OSLS[0]]), _median(v[OSLS[1]])
         out.append(f"| {mode} | {backend} | {model} | {fe} | {len(v[OSLS[0]])} / "
-                   f"{len(v[OSLS[1]])} | {lo:,.0f} | {hi:,.0f} | {hi / lo:.2f} |")
+                   f"{len(v[OSLS[1]])} | {_median(v[OSLS[0]]):,.0f} | "
+                   f"{_median(v[OSLS[1]]):,.0f} | {ratio[(mode, backend, model, fe)]:.2f} |")
     return [*out, ""]
 
 
