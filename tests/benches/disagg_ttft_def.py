@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from tests.benches.disagg_rows import Replay, prospective_rows, stated_concurrency
+from tests.benches.disagg_rows import Replay, prospective_rows, replay, stated_concurrency
 
 ROOT = Path(__file__).resolve().parents[2]
 AGG_FILE = ROOT / "tests" / "data" / "sim_to_real" / "aiconfigurator_agg.csv.gz"
@@ -207,10 +207,27 @@ CONCLUSION_TEXT = (
     "parser streams the reasoning, the rows name no metric, client version or frontend flag "
     "that would make their TTFT a time to first output token, the gap in steps is no fixed "
     "share of the output length and grows with it where a think length would not, and "
-    "DeepSeek-R1 behind the other frontends shows none of it. No row is flagged as not "
+    "DeepSeek-R1 behind the other frontends shows none of it (the replayed SGLang rows of "
+    "sections 3a-3i, the same client and model: k at 64 or fewer users a median 7 over 14 "
+    "rows at ISL / OSL 1,024 / 1,024 and 38 over 23 at 8,192 / 1,024, measured at 8afbe855 "
+    "by `python -m tests.benches.disagg_ttft_def`; no replayed SGLang row asks 8,192 out). "
+    "No row is flagged as not "
     "comparable; the figures above stand. Left open: what the Dynamo + TensorRT-LLM "
     "disaggregated runs add that grows with the output length asked for. Not read: Dynamo "
     "at the rows' 0.8.1 release (its snapshot too large to fetch here; the index's copies "
     "are later) and the rows' own client logs (not published).",
     "",
 )
+
+
+def sglang_lines() -> list[str]:
+    """The implied k over the replayed SGLang prospective rows (sections 3a-3i's DeepSeek-R1,
+    the same client and model behind SGLang's own frontend): `python -m
+    tests.benches.disagg_ttft_def` (some minutes of CPU: every SGLang row replayed)."""
+    done = [r for r in (replay(x, prospective=True) for x in prospective_rows()
+                        if x["backend"] == "sglang") if r.replayed]
+    return [f"SGLang prospective rows replayed: {len(done)}", "", *implied_lines(done)]
+
+
+if __name__ == "__main__":
+    print("\n".join(sglang_lines()))
