@@ -209,7 +209,7 @@ CONCLUSION_TEXT = (
     "share of the output length and grows with it where a think length would not, and "
     "DeepSeek-R1 behind the other frontends shows none of it (the replayed SGLang rows of "
     "sections 3a-3i, the same client and model: k at 64 or fewer users a median 7 over 14 "
-    "rows at ISL / OSL 1,024 / 1,024 and 38 over 23 at 8,192 / 1,024, measured at 8afbe855 "
+    "rows at ISL / OSL 1,024 / 1,024 and 38 over 23 at 8,192 / 1,024, measured at 8a6878b7 "
     "by `python -m tests.benches.disagg_ttft_def`; no replayed SGLang row asks 8,192 out). "
     "No row is flagged as not "
     "comparable; the figures above stand. Left open: what the Dynamo + TensorRT-LLM "
