@@ -78,6 +78,7 @@ from tests.benches.disagg_rows import (
     stated_concurrency,
 )
 from tests.benches.disagg_trtllm_load import READ_TEXT, load_lines
+from tests.benches.disagg_ttft_def import section_lines as ttft_def_lines
 
 COHORT = BACKEND_COHORTS["trtllm"]
 LATER = "trtdep54"
@@ -352,7 +353,7 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_medians(group)}")
     out += ["", *_split(done)]
     out += ["", *SHAPED_TEXT, *A2A_TEXT, *CHECKED_TEXT, *gap_lines(done), *load_lines(done),
-            *READ_TEXT,
+            *READ_TEXT, *ttft_def_lines(done),
             "| not replayed: why | rows |",
             "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
