@@ -233,11 +233,28 @@ def test_checkpoint_and_architecture_agree_gpt_oss_mxfp4(tmp_path: Path, tp: int
     # The checkpoint path adds the kernel's padding to the experts' group (engine_added); the
     # architecture path prices padded weights and scales: the same bytes.
     assert c.experts + c.expert_scales == a.experts + a.expert_scales
-    # Under TP the checkpoint path holds gpt-oss's attention sinks whole on every rank (vLLM
-    # splits them by head, as the architecture path does): compared whole at TP 1.
-    if tp == 1:
-        assert c.total == a.total
-    assert c.total - c.attention == a.total - a.attention
+    # Both paths split gpt-oss's attention sinks by head (until sizefix57 the checkpoint path
+    # held them whole on every rank and agreed at TP 1 only).
+    assert c.total == a.total
+    assert c.attention == a.attention
+
+
+def test_gpt_oss_sinks_split_by_head_on_the_checkpoint_path(tmp_path: Path) -> None:
+    # vLLM 0.32 models/gpt_oss.py:130-132: OAIAttention.sinks = torch.empty(num_attention_heads
+    # // tp_size), the default (model) dtype; the loader narrows the stored (heads,) vector to
+    # the rank's heads (:723-729). The oracle measured it (tests/data/oracle/ep-weights,
+    # gpt-oss-e5-bf16 at TP 2: "sinks": 8 on each rank = 4 heads / 2 x 2 layers x 2 B).
+    # By hand at TP 2: 2 layers x (4 // 2) heads x 2 B = 8 B; whole (the old rule) 16 B, so the
+    # attention group loses 8 B; at TP 4: 2 x 1 x 2 = 4 B.
+    config = _config("gpt-oss-e5-bf16")
+    ckpt, _ = _both_paths(tmp_path, "gpt-oss", config, _gpt_oss_mxfp4_tensors(config))
+    assert config["num_attention_heads"] == 4 and config["num_hidden_layers"] == 2
+    assert ORACLE["gpt-oss-e5-bf16"]["ranks"][0]["sinks"] == 8
+    no_sinks = replace(ckpt, checkpoint=replace(ckpt.checkpoint, tensors=tuple(
+        t for t in ckpt.checkpoint.tensors if not t.name.endswith(".sinks"))))
+    for tp, sink_bytes in ((1, 16), (2, 8), (4, 4)):
+        with_sinks = weights_breakdown(ckpt, tp=tp).attention
+        assert with_sinks - weights_breakdown(no_sinks, tp=tp).attention == sink_bytes
 
 
 # --- properties -----------------------------------------------------------------------------------
