@@ -48,6 +48,18 @@ SWEEP57_TEXT = [
     "warns the same), and are compared at 4096. Step1 (step-audio-tts-3b) did not run: vLLM's "
     "CPU attention has no ALiBi with square-root slopes (\"use_alibi_sqrt is not supported by "
     "backend CPU_ATTN\"), so its numbers stay held by the golden test only.",
+    "",
+    "Weights, the same ten shrinks at TP 1 (tests/oracle/vllm_weight_bytes.py; "
+    "tests/data/oracle/weight-bytes.json): kvplan's parameter bytes equalled vLLM's on 9 of "
+    "10 at the first evaluation; olmo-2-0325-32b was 49,152 B short (555,837,440 against "
+    "555,886,592): OLMo-2's q_norm and k_norm over all query and all KV heads (transformers' "
+    "Olmo2Attention, which vLLM 0.32 runs on its Transformers backend), 6,144 weights a layer. "
+    "That row shaped the rule (OLMo-2 and OLMo-3 norms counted whole); olmo2-7b and olmo3-7b, "
+    "measured after, were 131,072 B short each and now equal. The rotary tables equal vLLM's "
+    "on 8 of 10; on starcoder2-15b and olmo-2-0325-32b vLLM's Transformers backend builds no "
+    "cos/sin table (512 B of inv_freq instead), where kvplan counts 4,194,304 and 1,048,576 B: "
+    "left as known gaps, like phi-2's and pythia-410m's. vLLM's other buffers, four float32 "
+    "scalars per attention layer (16 B), are not counted.",
 ]
 
 
