@@ -233,11 +233,28 @@ def test_checkpoint_and_architecture_agree_gpt_oss_mxfp4(tmp_path: Path, tp: int
     # The checkpoint path adds the kernel's padding to the experts' group (engine_added); the
     # architecture path prices padded weights and scales: the same bytes.
     assert c.experts + c.expert_scales == a.experts + a.expert_scales
-    # Under TP the checkpoint path holds gpt-oss's attention sinks whole on every rank (vLLM
-    # splits them by head, as the architecture path does): compared whole at TP 1.
-    if tp == 1:
-        assert c.total == a.total
-    assert c.total - c.attention == a.total - a.attention
+    # Both paths split gpt-oss's attention sinks by head (until sizefix57 the checkpoint path
+    # held them whole on every rank and agreed at TP 1 only).
+    assert c.total == a.total
+    assert c.attention == a.attention
+
+
+def test_gpt_oss_sinks_split_by_head_on_the_checkpoint_path(tmp_path: Path) -> None:
+    # vLLM 0.32 models/gpt_oss.py:130-132: OAIAttention.sinks = torch.empty(num_attention_heads
+    # // tp_size), the default (model) dtype; the loader narrows the stored (heads,) vector to
+    # the rank's heads (:723-729). The oracle measured it (tests/data/oracle/ep-weights,
+    # gpt-oss-e5-bf16 at TP 2: "sinks": 8 on each rank = 4 heads / 2 x 2 layers x 2 B).
+    # By hand at TP 2: 2 layers x (4 // 2) heads x 2 B = 8 B; whole (the old rule) 16 B, so the
+    # attention group loses 8 B; at TP 4: 2 x 1 x 2 = 4 B.
+    config = _config("gpt-oss-e5-bf16")
+    ckpt, _ = _both_paths(tmp_path, "gpt-oss", config, _gpt_oss_mxfp4_tensors(config))
+    assert config["num_attention_heads"] == 4 and config["num_hidden_layers"] == 2
+    assert ORACLE["gpt-oss-e5-bf16"]["ranks"][0]["sinks"] == 8
+    no_sinks = replace(ckpt, checkpoint=replace(ckpt.checkpoint, tensors=tuple(
+        t for t in ckpt.checkpoint.tensors if not t.name.endswith(".sinks"))))
+    for tp, sink_bytes in ((1, 16), (2, 8), (4, 4)):
+        with_sinks = weights_breakdown(ckpt, tp=tp).attention
+        assert with_sinks - weights_breakdown(no_sinks, tp=tp).attention == sink_bytes
 
 
 # --- properties -----------------------------------------------------------------------------------
@@ -325,3 +342,79 @@ def test_mtp_block_holds_the_ranks_experts() -> None:
     for dp in (False, True):
         ep16 = weights_breakdown(spec, tp=4, ep=16, mtp=True, dp_attention=dp).mtp
         assert tp4 - ep16 == 48 * 44_040_192
+
+
+# --- vLLM's int32 expert map under EP (sizefix57) ---------------------------------------------
+# vLLM 0.32 layers/fused_moe/expert_map_manager.py:72 builds torch.full((E,), -1, int32) for
+# every FusedMoE when ep_size > 1 and routed_experts.py:133 / :262-268 registers it as the
+# `_expert_map` buffer inside the loader's device context (model_loader/base_loader.py:72-74),
+# so the load's DeviceMemoryProfiler counts it as weights (gpu_model_runner.py:5050-5137).
+# The oracle saw it (tests/data/oracle/ep-weights/weight-bytes.json): each case's rank buffers
+# are its rotary table plus 2 MoE layers x 5 entries x 4 B = 40 B.
+
+
+@pytest.mark.parametrize(("case", "moe_layers"), [("qwen2-moe-e5", 2), ("gpt-oss-e5-bf16", 2),
+                                                  ("deepseek-v2-lite-e5", 2)])
+def test_expert_map_is_the_buffers_beyond_the_rotary_table(case: str, moe_layers: int) -> None:
+    # By hand: qwen2-moe-e5 and gpt-oss-e5-bf16 have 2 layers, both MoE; deepseek-v2-lite-e5 3,
+    # the first dense (first_k_dense_replace 1): 2 MoE layers x 5 entries x 4 B = 40 B each.
+    from kvplan.capacity.weights import expert_map_bytes
+
+    spec = load_spec(str(EP_ORACLE / case / "config.json"))
+    w = weights_breakdown(spec, tp=2, ep=2, expert_map_entry_bytes=4)
+    assert w.expert_map == moe_layers * 5 * 4 == 40
+    # vLLM's other buffers: the rotary table (kvplan's rope_cache) and each attention layer's
+    # four float32 scalars _k_scale, _v_scale, _q_scale, _prob_scale (16 B a layer:
+    # model_executor/layers/attention/attention.py:136-139; seen in the oracle's tensor list,
+    # WEIGHT_BYTES_LIST=1), which kvplan does not count.
+    scalars = 16 * spec.num_hidden_layers
+    for rank in ORACLE[case]["ranks"]:
+        assert rank["buffers"] - w.rope_cache - scalars == w.expert_map
+    # The busiest rank, parameters and buffers, is vLLM's to the byte but for those scalars.
+    rank0 = ORACLE[case]["ranks"][0]
+    assert w.total + scalars == rank0["params"] + rank0["buffers"]
+    assert expert_map_bytes(spec, 1, 4) == 0  # no EP: vLLM builds no map (expert_map None)
+    assert weights_breakdown(spec, tp=2, ep=2).expert_map == 0  # an engine that holds none
+
+
+def test_deepseek_v3_expert_map_by_hand() -> None:
+    # DeepSeek-V3 at EP 8 on vLLM: 58 MoE layers (61 less first_k_dense_replace 3) x 256
+    # experts x 4 B = 59,392 B; with the MTP layer (a MoE decoder layer like the last): 59 x
+    # 1,024 = 60,416 B; a stage of layers 0-29: 27 MoE layers. In vLLM's plan it is in the
+    # rank's weights; SGLang's plan counts none.
+    from kvplan.capacity.stages import stage_weights
+    from kvplan.engines.base import PlanInputs
+
+    spec = load_spec("deepseek-v3")
+    assert weights_breakdown(spec, tp=8, ep=8, expert_map_entry_bytes=4).expert_map == 59_392
+    assert weights_breakdown(spec, tp=8, ep=8, mtp=True,
+                             expert_map_entry_bytes=4).expert_map == 60_416
+    assert weights_breakdown(spec, tp=8, ep=8, layers=range(0, 30),
+                             expert_map_entry_bytes=4).expert_map == 27 * 1_024
+    for engine, entry in (("vllm", 4), ("sglang", 0)):
+        inputs = PlanInputs(context=4096, engine=Engine(engine), tp=8, ep=8)
+        w = stage_weights(spec, inputs, range(61), pp_first=True, pp_last=True)
+        assert w.expert_map == 58 * 256 * entry
+
+
+# --- the MTP block's scales under DP attention (sizefix57) ----------------------------------------
+# `_dp_weights` rebuilds a rank's weights from a TP-1 breakdown without the MTP block and kept
+# the split breakdown's MTP bytes, but not its quantization scales. DeepSeek-V3 (FP8, [128, 128]
+# blocks, one float32 scale each) at TP 8 = EP 8 with DP attention, the MTP layer (layer 61, a
+# MoE decoder layer; its attention counted split, as `_dp_weights` keeps it), per rank:
+#   q_a_proj 1536 x 7168: 12 x 56 = 672 blocks; q_b_proj 16 heads x 192 = 3072 x 1536: 24 x 12 =
+#   288; kv_a_proj_with_mqa 576 x 7168: 5 x 56 = 280; kv_b_proj 16 x 256 = 4096 x 512: 32 x 4 =
+#   128; o_proj 7168 x 2048: 56 x 16 = 896 -> 2,264 blocks = 9,056 B;
+#   32 of 256 experts, 10,752 B each (test_deepseek_v3_ep72_holds_what_ep64_holds) = 344,064 B;
+#   the shared expert, width 2048 / 8 = 256: gate_up 512 x 7168: 4 x 56 = 224, down 7168 x 256:
+#   56 x 2 = 112 -> 336 blocks = 1,344 B; eh_proj and the head are plain (no scales).
+#   Total 9,056 + 344,064 + 1,344 = 354,464 B (0 before the fix).
+
+
+def test_mtp_scales_kept_under_dp_attention() -> None:
+    spec = load_spec("deepseek-v3")
+    for dp in (False, True):
+        with_mtp = weights_breakdown(spec, tp=8, ep=8, mtp=True, dp_attention=dp)
+        without = weights_breakdown(spec, tp=8, ep=8, dp_attention=dp)
+        assert with_mtp.mtp_scales == 354_464
+        assert with_mtp.quantization_scales - without.quantization_scales == 354_464

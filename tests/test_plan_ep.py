@@ -34,7 +34,9 @@ def test_vllm_tp2_dp4_ep8_weights_per_gpu_by_hand() -> None:
     x 32 = 6,309,543,936. Embedding and lm_head 32000 / 2 x 4096 = 65,536,000 each, final
     norm 4,096: 6,440,620,032 params x 2 B = 12,881,240,064 B, plus the rotary cos/sin cache
     32768 positions x 128 x 2 B = 8,388,608 (vllm/model_executor/layers/rotary_embedding):
-    12,889,628,672 B per GPU. Sized at TP 2 without EP (before), each GPU held half of every
+    12,889,628,672 B per GPU, and FusedMoE's int32 expert map under EP, 8 entries x 4 B in
+    each of the 32 layers = 1,024 B (kvplan.capacity.weights.expert_map_bytes; sizefix57):
+    12,889,629,696 B. Sized at TP 2 without EP (before), each GPU held half of every
     expert: 43.50 GiB."""
     spec = load_spec("mixtral-8x7b")
     gpu = get_gpu("H100")
@@ -43,7 +45,7 @@ def test_vllm_tp2_dp4_ep8_weights_per_gpu_by_hand() -> None:
     assert lay.ep == 8
     cand = evaluate(spec, req, gpu, lay, "fp8", None, 32768)
     assert cand is not None
-    assert cand.capacity.weights_bytes == 12_889_628_672
+    assert cand.capacity.weights_bytes == 12_889_628_672 + 1_024
     assert weights_breakdown(spec, tp=2, ep=8).total == 12_889_628_672
 
 
@@ -95,4 +97,6 @@ def test_plan_replicas_are_sized_with_their_ep() -> None:
     assert lay["dp"] > 1 and lay["ep"] == lay["tp"] * lay["dp"], lay
     assert "--enable-expert-parallel" in plan["command"]
     spec = load_spec(str(CONFIGS / "dsv4" / "deepseek-v4-flash.json"))
-    assert plan["weights_bytes"] == weights_breakdown(spec, tp=lay["tp"], ep=lay["ep"]).total
+    # vLLM's int32 expert map under EP (sizefix57): 256 entries x 4 B in each MoE layer.
+    assert plan["weights_bytes"] == weights_breakdown(spec, tp=lay["tp"], ep=lay["ep"],
+                                                      expert_map_entry_bytes=4).total

@@ -78,7 +78,12 @@ def test_every_family_has_oracle_runs() -> None:
             "hermes-4.3-36b-4.3test2",
             # issue 26's ninth verbatim pass: published files of the class's other checkpoints
             "gemma-3-4b-it-bf16-mlx", "gemma-3n-e2b-it-3n-server",
-            "minicpm3-4b-gptq-int4"} <= families
+            "minicpm3-4b-gptq-int4",
+            # task sizefix57's blind sweep: published files no case had used, frozen before
+            # kvplan ran on them (tests/data/oracle/SOURCES-sweep57.md); all agreed first time
+            "codellama-70b", "granite-3.0-8b", "gemma-2-27b-it", "granite-4.0-h-350m",
+            "command-a-03-2025", "starcoder2-15b", "qwen3-0.6b", "mamba-130m",
+            "nemotron-h-8b-base-8k", "olmo-2-0325-32b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
@@ -127,7 +132,12 @@ ORACLE_TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "vllm-o
                     reason="opt-in: set VLLM_ORACLE_PYTHON to the python of vLLM's CPU build")
 @pytest.mark.parametrize(("name", "kv_gib", "max_model_len"), [
     ("nemotron-nano-9b-v2", 3, 16384), ("qwen3-next-80b-a3b", 2, 24576),
-    ("gpt-oss-20b", 2, 65536), ("lfm2-1.2b", 3, 16384)])
+    ("gpt-oss-20b", 2, 65536), ("lfm2-1.2b", 3, 16384),
+    # the sizefix57 sweep's published shrinks, at settings their recorded runs did not use
+    ("gemma-2-27b-it", 2, 8000), ("command-a-03-2025", 2, 16384),
+    ("starcoder2-15b", 3, 12288), ("granite-4.0-h-350m", 2, 20000),
+    ("nemotron-h-8b-base-8k", 2, 6000), ("mamba-130m", 1, 2048), ("qwen3-0.6b", 2, 10000),
+    ("codellama-70b", 2, 12000)])
 def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len: int) -> None:
     # Settings no recorded run used: vLLM is asked now, kvplan must agree.
     result = subprocess.run(

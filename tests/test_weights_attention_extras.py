@@ -98,3 +98,25 @@ def test_gpt_oss_rope_table_in_float32() -> None:
     # [131072, 64]); bf16 pricing gave 16,777,216.
     spec, _ = load_config(DATA / "configs" / "gpt-oss-20b.json")
     assert weight_breakdown(spec, None, dtype="bf16").rope_cache == 33_554_432
+
+
+@pytest.mark.parametrize(("case", "measured", "layers", "per_layer"), [
+    ("olmo-2-0325-32b", "olmo-2-0325-32b", 4, (40 + 8) * 128),
+    ("olmo2-7b", "olmo2-7b-sweep57", 8, (32 + 32) * 128),
+    ("olmo3-7b", "olmo3-7b-sweep57", 8, (32 + 32) * 128)])
+def test_olmo2_olmo3_full_width_qk_norms(case: str, measured: str, layers: int,
+                                         per_layer: int) -> None:
+    # vLLM 0.32 serves Olmo2ForCausalLM / Olmo3ForCausalLM with the Transformers backend
+    # (registry.py _TRANSFORMERS_SUPPORTED_MODELS), i.e. transformers 5.19's Olmo2Attention
+    # (modeling_olmo2.py:213-214; Olmo3: modeling_olmo3.py:161-162): q_norm over
+    # num_attention_heads x head_dim, k_norm over num_key_value_heads x head_dim, whole.
+    # By hand, OLMo-2-0325-32B (40 heads, 8 KV heads of 128): 5,120 + 1,024 = 6,144 bf16 weights
+    # a layer, 4 layers of the shrink = 49,152 B, which kvplan missed until sizefix57 (the sweep's
+    # weight probe found it); olmo2-7b / olmo3-7b (32 and 32 heads): 8,192 a layer, 131,072 B.
+    spec = load_spec(str(DATA / "oracle" / case))
+    assert spec.replicated_qk_norm
+    b = weight_breakdown(spec, None, dtype=engine_dtype(spec.weight_dtype))
+    assert b.total - b.rope_cache == MEASURED[measured]["params"]
+    without = weight_breakdown(replace(spec, replicated_qk_norm=False), None,
+                               dtype=engine_dtype(spec.weight_dtype))
+    assert b.total - without.total == layers * per_layer * 2

@@ -154,6 +154,10 @@ KNOWN_GAPS = {
     # wgap26: their parallel blocks' one LayerNorm, GPT-J's lm_head bias;
     # tests/test_weights_family_gaps.py.)
     "phi-2": (0, 131_072), "pythia-410m": (0, 65_536),
+    # The same for Starcoder2ForCausalLM and Olmo2ForCausalLM (registry.py:723, :728; the
+    # sizefix57 sweep): transformers' inv_freq and original_inv_freq (2 x 64 float32) instead
+    # of starcoder2-15b's 16,384 x 128 x 2 B and olmo-2-0325-32b's 4,096 x 128 x 2 B tables.
+    "starcoder2-15b": (0, 4_194_304), "olmo-2-0325-32b": (0, 1_048_576),
     # The derived text config states no max_position_embeddings: vLLM builds Qwen3_5MoeTextConfig's
     # default 32,768 rows (x 64 x 2 B); kvplan builds none.
     "qwen3.6-35b-a3b-text": (0, -4_194_304),

@@ -68,7 +68,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       first: bool = True, last: bool = True, dp_attention: bool = False,
                       ep: int = 1, mtp: bool = False, vision: bool = True,
                       lm_head: bool | None = None,
-                      dp_split: DpAttentionWeights | None = None) -> WeightBreakdown:
+                      dp_split: DpAttentionWeights | None = None,
+                      expert_map_entry_bytes: int = 0) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -80,7 +81,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     the tensor headers (`checkpoint_breakdown`, source "checkpoint"): experts held whole over
     ``ep`` ranks when ``ep`` > 1, the vision tower when ``vision``, MTP layers when ``mtp``.
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
-    model."""
+    model. ``expert_map_entry_bytes``: what the engine holds per routed expert and MoE layer to
+    map global to local experts under EP (the engine's `expert_map_entry_bytes`;
+    `expert_map_bytes`)."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
     from kvplan.weights.breakdown import weight_breakdown
 
@@ -96,9 +99,11 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         )
 
         check_parameter_count(spec.checkpoint, spec)
-        return checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
-                                    dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
-                                    **kw)
+        measured = checkpoint_breakdown(spec.checkpoint, spec, quant, tp=tp, ep=ep,
+                                        dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
+                                        **kw)
+        return replace(measured, expert_map=expert_map_bytes(
+            spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last))
     held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
@@ -112,8 +117,39 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
         held = {"held_experts": busiest_rank_experts(spec.moe.n_routed_experts, ep),
                 "expert_tp": moe_tp_size(max(tp, ep), ep)}
     split = weight_breakdown(spec, quant, tp=tp, mtp=mtp, **held, **kw)
-    return _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
-                       dp_split=dp_split)
+    placed = _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
+                         dp_split=dp_split)
+    return replace(placed, expert_map=expert_map_bytes(
+        spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last))
+
+
+def expert_map_bytes(spec: ModelSpec, ep: int, entry_bytes: int, *,
+                     layers: Iterable[int] | None = None, mtp: bool = False) -> int:
+    """The expert maps one rank holds under expert parallelism (`ep` > 1): `entry_bytes` per
+    routed expert (E entries, the global experts, whatever the rank holds) for every MoE layer
+    of `layers` (all when None) and, with `mtp`, of the MTP draft layers (a decoder layer like
+    the last: its FusedMoE builds its own map).
+
+    vLLM 0.32 (entry 4 B, `expert_map_entry_bytes`): FusedMoE's expert map manager builds
+    ``torch.full((global_num_experts,), -1, dtype=torch.int32)`` (layers/fused_moe/
+    expert_map_manager.py:72, `determine_expert_map`, when ep_size > 1) and the layer registers
+    it as the ``_expert_map`` buffer at construction (layers/fused_moe/routed_experts.py:133,
+    :262-268), inside the model loader's target-device context (model_loader/base_loader.py:
+    72-74), so it is on the GPU and in the bytes the loading measures as the weights
+    (v1/worker/gpu_model_runner.py:5050-5137 DeviceMemoryProfiler -> model_memory_usage,
+    v1/worker/gpu_worker.py:681 weights_memory). Its ``expert_mask`` is None unless ROCm's AITER
+    is on, and round-robin routing tables are built only for the DeepEP low-latency / NIXL EP
+    backends with round-robin placement (expert_map_manager.py:458-470): neither is counted.
+    The CUDA caching allocator's rounding of each map up to 512 B is not counted either (as
+    for every other tensor)."""
+    moe = spec.moe
+    if ep <= 1 or moe is None or not entry_bytes:
+        return 0
+    chosen = range(spec.num_hidden_layers) if layers is None else layers
+    count = sum(spec.has_mlp(i) and moe.is_moe_layer(i) for i in chosen)
+    if mtp and spec.num_nextn_predict_layers and moe.is_moe_layer(spec.num_hidden_layers - 1):
+        count += spec.num_nextn_predict_layers
+    return count * moe.n_routed_experts * entry_bytes
 
 
 def _dp_weights(spec: ModelSpec, quant: QuantConfig | None, kw: dict[str, Any],
@@ -127,7 +163,10 @@ def _dp_weights(spec: ModelSpec, quant: QuantConfig | None, kw: dict[str, Any],
     # The MTP block keeps `split`'s count: its experts split over the ranks (its attention,
     # whole on each rank with DP attention, is counted split: at most its share of one layer).
     whole = weight_breakdown(spec, quant, tp=1, **kw)
-    kept = {"experts": split.experts, "mtp": split.mtp, "expert_scales": split.expert_scales}
+    # Its scales likewise (`mtp_scales`): `whole` is built without the MTP block, so without
+    # them its scales lacked the block's (until sizefix57).
+    kept = {"experts": split.experts, "mtp": split.mtp, "expert_scales": split.expert_scales,
+            "mtp_scales": split.mtp_scales}
     if dp_split is not None and dp_split.mlp_split:
         kept.update(dense_mlp=split.dense_mlp, dense_mlp_scales=split.dense_mlp_scales)
     if dp_split is not None and dp_split.lm_head_split:

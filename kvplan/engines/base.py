@@ -423,6 +423,11 @@ class EngineRules(Protocol):
     def dp_attention_weights(self) -> DpAttentionWeights:
         """Which weights it keeps split over the TP group under data-parallel attention."""
 
+    def expert_map_entry_bytes(self) -> int:
+        """Bytes it holds on the GPU, counted with the weights, per routed expert of each MoE
+        layer to map global to local experts under expert parallelism (0: none counted;
+        kvplan.capacity.weights.expert_map_bytes)."""
+
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
         KV-cache groups), after refusing what the engine's pools do not model."""

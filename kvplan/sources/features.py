@@ -225,6 +225,16 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
     #   RMSNorm(total_num_kv_heads x head_dim); _apply_qk_norm (:190-202) all-gathers q and k
     #   under TP, so each rank holds both norms whole.
     "olmoe": {"replicated_qk_norm": True},
+    # - OLMo-2 and OLMo-3 run on vLLM 0.32's Transformers modeling backend (registry.py
+    #   _TRANSFORMERS_SUPPORTED_MODELS: Olmo2ForCausalLM, Olmo3ForCausalLM), which builds
+    #   transformers' own attention: transformers 5.19 models/olmo2/modeling_olmo2.py:213-214
+    #   (olmo3/modeling_olmo3.py:161-162) q_norm = RMSNorm(num_attention_heads x head_dim),
+    #   k_norm = RMSNorm(num_key_value_heads x head_dim), and its TP plan (configuration_olmo2.py:
+    #   55-63) gathers q / k / v to full width for them, so each rank holds both norms whole.
+    #   Found by the sweep57 weight probe: OLMo-2-0325-32B's shrink held 6,144 more parameters a
+    #   layer than kvplan counted (49,152 B over 4 layers), olmo2-7b's and olmo3-7b's 8,192.
+    "olmo2": {"replicated_qk_norm": True},
+    "olmo3": {"replicated_qk_norm": True},
     # - hy_v3.py:260 `self.use_qk_norm = getattr(config, "qk_norm", False)`, :301-306 q_norm and
     #   k_norm = RMSNorm(head_dim) (float32 only with the HPC attention backend, chosen by hand:
     #   layers/hpc/rope_norm.py:177-182); config.json's qk_norm: `config_features`.

@@ -82,19 +82,25 @@ class WeightBreakdown:
     # vLLM's rotary cos/sin table (`rope_cache_elements`): held on the GPU, but a lookup table,
     # not a weight a decode step streams, so kept out of the groups the cost model reads.
     rope_cache: int = 0
+    # The part of quantization_scales that belongs to the MTP draft layers (`mtp`; the
+    # architecture path's, which `DpAttentionWeights` placement keeps as split).
+    mtp_scales: int = 0
+    # vLLM's int32 expert maps under expert parallelism (kvplan.capacity.weights
+    # `expert_map_bytes`): a buffer on the GPU like the rotary table, never streamed by a step.
+    expert_map: int = 0
 
     @property
     def total(self) -> int:
         return (self.embeddings + self.attention + self.dense_mlp + self.experts + self.lm_head
                 + self.norms + self.quantization_scales + self.vision + self.mtp
-                + self.rope_cache)
+                + self.rope_cache + self.expert_map)
 
     def as_dict(self) -> dict[str, int]:
         return {"embeddings": self.embeddings, "attention": self.attention,
                 "dense_mlp": self.dense_mlp, "experts": self.experts, "lm_head": self.lm_head,
                 "norms": self.norms, "vision": self.vision, "mtp": self.mtp,
                 "quantization_scales": self.quantization_scales, "rope_cache": self.rope_cache,
-                "total": self.total}
+                "expert_map": self.expert_map, "total": self.total}
 
 
 def rope_cache_elements(spec: ModelSpec) -> int:

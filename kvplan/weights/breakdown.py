@@ -373,6 +373,7 @@ def _mtp_layers(t: _Tally, spec: ModelSpec, tp: int, held_experts: int | None = 
         else:
             m.linear("mtp", "mtp.fc", _split(h, tp), 2 * h)
     t.scales += m.scales
+    t.group_scales["mtp"] = t.group_scales.get("mtp", 0) + m.scales
     return sum(m.groups.values())
 
 
@@ -502,6 +503,7 @@ def _weight_breakdown(spec: ModelSpec, quant: QuantConfig | None, dtype: str, tp
         expert_scales=t.group_scales.get("experts", 0),
         dense_mlp_scales=t.group_scales.get("dense_mlp", 0),
         lm_head_scales=t.group_scales.get("lm_head", 0),
+        mtp_scales=t.group_scales.get("mtp", 0),
         rope_cache=rope_cache_bytes(spec, bits)
         if stage_has_attention(spec, layers) else 0,
     )

@@ -132,6 +132,11 @@ def _tensor_rank_bytes(t: TensorInfo, bits: int, where: _Placement, expert: bool
         return whole if column else _shard(shape, 0, cdiv(shape[0], tp), bits)
     if leaf in _HEAD_VECTORS:
         return _shard(shape, 0, cdiv(shape[0], tp), bits)
+    if leaf == "sinks" and where.spec.attention_sinks and len(shape) == 1:
+        # gpt-oss's attention sinks, one logit per query head: vLLM 0.32 models/gpt_oss.py:130-132
+        # builds `torch.empty(num_attention_heads // tp_size)` and its loader narrows the stored
+        # vector to the rank's heads (:723-729), as `sink_params` counts them.
+        return _shard(shape, 0, shape[0] // tp, bits)
     if not column and module not in _ROW:
         return whole  # norms, routers, MLA's q_a / kv_a, MTP's eh_proj: replicated
     if leaf in _TRANSPOSED and len(shape) == 2:

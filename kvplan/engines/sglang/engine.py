@@ -225,6 +225,12 @@ class SglangEngine(EngineDefaults):
         is not read (vLLM's Gemma-4 does: kvplan.engines.vllm.stage_weights)."""
         return StageOuter()
 
+    def expert_map_entry_bytes(self) -> int:
+        """Not read for the SGLang versions kvplan follows (an EP MoE layer seen in SGLang's
+        code builds expert_map_cpu and copies it to the GPU in its first forward, after the
+        weights are measured): none counted."""
+        return 0
+
     def dp_attention_weights(self) -> DpAttentionWeights:
         """Under --enable-dp-attention only the attention and the token embeddings are built
         on the attention-TP group (size tp / dp: 1 with dp = tp, so whole on every GPU); the

@@ -234,6 +234,10 @@ class TrtllmEngine(EngineDefaults):
         is not read (vLLM's Gemma-4 does: kvplan.engines.vllm.stage_weights)."""
         return StageOuter()
 
+    def expert_map_entry_bytes(self) -> int:
+        """Not read in TensorRT-LLM's MoE: none counted."""
+        return 0
+
     def dp_attention_weights(self) -> DpAttentionWeights:
         """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held
         whole, as kvplan counted them before reading SGLang's."""

@@ -267,6 +267,12 @@ class VllmEngine:
         """DP + EP: each DP rank a replica of all but the routed experts (its own TP group)."""
         return DpAttentionWeights()
 
+    def expert_map_entry_bytes(self) -> int:
+        """FusedMoE's int32 expert map, a GPU buffer built with the model (vLLM 0.32
+        layers/fused_moe/expert_map_manager.py:72, routed_experts.py:133 and :262-268; read in
+        kvplan.capacity.weights.expert_map_bytes)."""
+        return 4
+
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
         return vllm_stage_config(spec, inputs)
 
