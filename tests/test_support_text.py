@@ -357,15 +357,16 @@ def test_qwen_windows_as_vllm_sizes_them(tmp_path: Path) -> None:
 # - OLMo-2-1124-7B (Olmo2Config; hidden 4096, 32 layers, MHA, intermediate 11008, vocab
 #   100352, untied, RMSNorm): attention 4 x 4096^2 = 67,108,864; SwiGLU 3 x 4096 x 11008 =
 #   135,266,304; norms 8,192; per layer 202,383,360, x 32 = 6,476,267,520; embeddings and
-#   lm_head 2 x 100352 x 4096 = 822,083,584; final norm 4,096: 7,298,355,200 (HF's 7.30B; q/k
-#   norms are not counted: 262,144 short of the checkpoint).
+#   lm_head 2 x 100352 x 4096 = 822,083,584; final norm 4,096: 7,298,355,200; and the q_norm
+#   and k_norm over all 32 heads x 128 each (transformers' Olmo2Attention, counted since
+#   sizefix57: kvplan.sources.features) 32 x 8,192 = 262,144: 7,298,617,344 (HF's 7.30B).
 @pytest.mark.parametrize(("golden", "params"), [
     ("phi-2", 32 * (4 * 2560 * 2560 + 4 * 2560 + 2 * 2560 * 10240 + 10240 + 2560 + 2 * 2560)
      + 2 * 51200 * 2560 + 2 * 2560),
     ("starcoder2-3b", 30 * (2 * (3072 * 3072 + 3072) + 2 * (3072 * 256 + 256)
                             + 2 * 3072 * 12288 + 12288 + 3072 + 2 * 2 * 3072)
      + 49152 * 3072 + 2 * 3072),
-    ("olmo-2-1124-7b", 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096)
+    ("olmo-2-1124-7b", 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096 + 2 * 4096)
      + 2 * 100352 * 4096 + 4096),
 ])
 def test_backend_families_read_field_by_field(golden: str, params: int) -> None:
