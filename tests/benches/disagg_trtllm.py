@@ -122,6 +122,25 @@ A2A_TEXT = (
     "step where kvplan's experts take 0.52).",
     "")
 
+# trtprefill57's rule (commit 08aee189, issue 30), written from TensorRT-LLM's code after the
+# aggregated rows were read (tests.benches.aiconfig_agg_trtep), not these: held out for it. The
+# figures before it are this page's at its parent (stop 55's main, a86cb96f).
+PREFILL_TEXT = (
+    "Since trtprefill57 (commit 08aee189; written from TensorRT-LLM's code after "
+    "aiconfigurator's aggregated rows were read, not these, so a blind test of it): the PyTorch "
+    "backend replays CUDA graphs for generation-only batches only (model_engine.py "
+    "_maybe_get_cuda_graph; no torch.compile or piecewise graphs by default at 1.0-1.2), so a "
+    "context step runs eagerly and pays each kernel's launch (kvplan.perf.trtllm_ops: the ops "
+    "a layer counted from the model files, at kvplan's existing per-op time, PREFILL_LAUNCH_FIT, "
+    "fitted on SGLang rows, not refitted). The figures above are with it; before it: both 4 of "
+    "123; TTFT alone 7 of 123; TPOT alone 90 of 123; median ratio TTFT 0.16, TPOT 1.11 "
+    "(trtdis54: 0 / 0 / 9 of 10, 0.09 / 0.99; trtdep54: 4 / 7 / 81 of 113, 0.17 / 1.17). "
+    "TTFT moves toward the measured on every card (b200 fp4 median 0.49 -> 1.14, h200 fp8 "
+    "0.10 -> 0.22) but stays far below it on most; TPOT inside 90 -> 83 (the decode role's "
+    "steps are graphed and do not pay it; the closed loop's occupancy moves with the context "
+    "side).",
+    "")
+
 # trtdisttft55 (issue 29): the TTFT gap looked for in code after the 123 rows were read; nothing
 # found that the rows' settings turn on, so no rule was written and no figure above moved. What
 # was read, for the next reader (the TensorRT-LLM files are the 1.1 / 1.2 line as GitHub's index
@@ -352,7 +371,8 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
     out += ["", *_split(done)]
-    out += ["", *SHAPED_TEXT, *A2A_TEXT, *CHECKED_TEXT, *gap_lines(done), *load_lines(done),
+    out += ["", *SHAPED_TEXT, *A2A_TEXT, *PREFILL_TEXT, *CHECKED_TEXT, *gap_lines(done),
+            *load_lines(done),
             *READ_TEXT, *ttft_def_lines(done),
             "| not replayed: why | rows |",
             "|---|---|"]
