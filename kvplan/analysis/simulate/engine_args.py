@@ -10,7 +10,7 @@ pick between them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from kvplan._util.errors import InputError
@@ -57,7 +57,7 @@ def setting_paths() -> set[str]:
         if f.name == "applied":
             continue
         value = getattr(_DEFAULT, f.name)
-        if f.name in ("sglang", "trtllm"):
+        if is_dataclass(value):  # an engine's own option group: each of its fields
             out |= {f"{f.name}.{g.name}" for g in fields(value)}
         else:
             out.add(f.name)
