@@ -80,7 +80,13 @@ def print_set(name: str) -> None:
 def print_sim_to_real() -> None:
     """The sim-to-real study's stage medians (|error| on each metric the study reports),
     kvplan's default beside --api-output, per set."""
-    from tests.benches.sim_to_real import _KEYS, load_records, load_runs, median_error, simulate_run
+    from tests.benches.sim_to_real import (
+        _KEYS,
+        load_records,
+        load_runs,
+        medians_beside,
+        simulate_run,
+    )
 
     records = load_records()
     print("\n### sim-to-real study stages: default / --api-output\n")
@@ -89,24 +95,10 @@ def print_sim_to_real() -> None:
     for label, flags in (("study runs", {}), ("prospective", {"prospective": True}),
                          ("blind", {"blind": True})):
         _, runs = load_runs(**flags)
-        pairs: dict[str, dict[str, list[tuple[float, float]]]] = {"base": {}, "out": {}}
-        stages = 0
-        for run in runs:
-            sims = {"base": simulate_run(run), "out": simulate_run(run, api_output=True)}
-            for stage in sims["base"].stages:
-                stages += 1
-                for key in _KEYS:
-                    rec = records.get((run.id, stage, key))
-                    if rec is None:
-                        continue
-                    for name, sim in sims.items():
-                        value = sim.stages[stage].get(key)
-                        if value is not None:
-                            pairs[name].setdefault(key, []).append((rec["measured"], value))
-        cells = []
-        for key in _KEYS:
-            a, b = (median_error(pairs[n].get(key, [])) for n in ("base", "out"))
-            cells.append("-" if a is None or b is None else f"{a:.1%} / {b:.1%}")
+        stages, medians = medians_beside(
+            ((run, simulate_run(run), simulate_run(run, api_output=True)) for run in runs),
+            records)
+        cells = ["-" if a is None or b is None else f"{a:.1%} / {b:.1%}" for a, b in medians]
         print(f"| {label} | {stages} | " + " | ".join(cells) + " |")
 
 

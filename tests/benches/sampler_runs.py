@@ -125,7 +125,13 @@ def print_set(name: str) -> None:
 def print_sim_to_real() -> None:
     """The sim-to-real study's stage medians (|error| per metric the study reports), kvplan's
     default beside the sampler, per set; runs of another release than 0.15 left out."""
-    from tests.benches.sim_to_real import _KEYS, load_records, load_runs, median_error, simulate_run
+    from tests.benches.sim_to_real import (
+        _KEYS,
+        load_records,
+        load_runs,
+        medians_beside,
+        simulate_run,
+    )
 
     records = load_records()
     print("\n### sim-to-real study stages: default -> with the sampler\n")
@@ -134,29 +140,14 @@ def print_sim_to_real() -> None:
     for label, flags in (("study runs", {}), ("prospective", {"prospective": True}),
                          ("blind", {"blind": True})):
         _, runs = load_runs(**flags)
-        pairs: dict[str, dict[str, list[tuple[float, float]]]] = {"base": {}, "out": {}}
-        stages = used = 0
-        for run in runs:
-            name = STUDY_GENERATION.get(Path(run.model).name)
-            if name is None or not str(run.vllm).startswith("0.15"):
-                continue
-            used += 1
-            sims = {"base": simulate_run(run), "out": simulate_run(run, sampling=_params(name))}
-            for stage in sims["base"].stages:
-                stages += 1
-                for key in _KEYS:
-                    rec = records.get((run.id, stage, key))
-                    if rec is None:
-                        continue
-                    for which, sim in sims.items():
-                        value = sim.stages[stage].get(key)
-                        if value is not None:
-                            pairs[which].setdefault(key, []).append((rec["measured"], value))
-        cells = []
-        for key in _KEYS:
-            a, b = (median_error(pairs[n].get(key, [])) for n in ("base", "out"))
-            cells.append("-" if a is None or b is None else f"{a:.1%} -> {b:.1%}")
-        print(f"| {label} | {used} | {stages} | " + " | ".join(cells) + " |")
+        named = ((run, STUDY_GENERATION.get(Path(run.model).name)) for run in runs)
+        chosen = [(run, name) for run, name in named
+                  if name is not None and str(run.vllm).startswith("0.15")]
+        stages, medians = medians_beside(
+            ((run, simulate_run(run), simulate_run(run, sampling=_params(name)))
+             for run, name in chosen), records)
+        cells = ["-" if a is None or b is None else f"{a:.1%} -> {b:.1%}" for a, b in medians]
+        print(f"| {label} | {len(chosen)} | {stages} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from __future__ import annotations
 import csv
 import json
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -51,11 +51,8 @@ from kvplan._util.units import GiB
 from kvplan.analysis.inputs import EstimateInputs, estimate_inputs
 from kvplan.analysis.simulate.kv_pool import KVPool
 from kvplan.analysis.simulate.metrics import metrics, summary_ms
-from kvplan.analysis.simulate.moe_jit import replica_cost
-from kvplan.analysis.simulate.run import setup
-from kvplan.analysis.simulate.sampling import SampledStepCost
+from kvplan.analysis.simulate.run import replica_step_cost, setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
-from kvplan.analysis.simulate.sim_types import StepCost
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.capacity.plan import plan_capacity
 from kvplan.engines.vllm.sampler import SamplingParams
@@ -211,9 +208,7 @@ def simulate_run(run: Run, *, async_scheduling: bool | None = None,
                    api_output=api_output, sampling=sampling)
     # One replica (dp 1), as kvplan.analysis.simulate.run.simulate runs it, keeping the
     # finished requests to split them by the stage they were sent in.
-    cost: StepCost = replica_cost(sim.cost, sim.moe_jit)
-    if sim.sampler is not None:  # vLLM's sampler (tests/benches/sampler_runs.py)
-        cost = SampledStepCost(inner=cost, sampler=sim.sampler)
+    cost = replica_step_cost(sim)
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
                        sim.scheduler, cost)
     state = engine.run(requests(run))
@@ -234,6 +229,29 @@ def median_error(pairs: list[tuple[float, float]]) -> float | None:
     if not pairs:
         return None
     return statistics.median(abs(p / m - 1) for m, p in pairs)
+
+
+def medians_beside(runs: Iterable[tuple[Run, Simulated, Simulated]],
+                   records: dict[tuple[int, int, str], dict[str, float]]
+                   ) -> tuple[int, list[tuple[float | None, float | None]]]:
+    """Two simulations of each run (kvplan's default, a variant) against the study's records:
+    the stages simulated, and per metric of `_KEYS` both median |errors| over the stages the
+    study measured (the opt-in benches' tables: api_output_runs, sampler_runs)."""
+    pairs: tuple[dict[str, list[tuple[float, float]]], ...] = ({}, {})
+    stages = 0
+    for run, *sims in runs:
+        for stage in sims[0].stages:
+            stages += 1
+            for key in _KEYS:
+                rec = records.get((run.id, stage, key))
+                if rec is None:
+                    continue
+                for side, sim in zip(pairs, sims, strict=True):
+                    value = sim.stages[stage].get(key)
+                    if value is not None:
+                        side.setdefault(key, []).append((rec["measured"], value))
+    return stages, [(median_error(pairs[0].get(k, [])), median_error(pairs[1].get(k, [])))
+                    for k in _KEYS]
 
 
 @dataclass(frozen=True, kw_only=True)

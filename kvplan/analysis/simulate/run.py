@@ -528,10 +528,15 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
                                mamba_tree=tree)
     if sim.trtllm is not None:
         return TrtllmSimulator(pool, sim.scheduler, sim.cost, sim.trtllm, timeline=timeline)
-    cost: StepCost = replica_cost(sim.cost, sim.moe_jit)
-    if sim.sampler is not None:
-        cost = SampledStepCost(inner=cost, sampler=sim.sampler)
-    return Simulator(pool, sim.scheduler, cost, timeline=timeline, bulk_decode=bulk_decode)
+    return Simulator(pool, sim.scheduler, replica_step_cost(sim), timeline=timeline,
+                     bulk_decode=bulk_decode)
+
+
+def replica_step_cost(sim: SimSetup) -> StepCost:
+    """One vLLM replica's step time: the cost model's, with the fused-MoE JIT stalls
+    (`sim.moe_jit`) and the sampler (`sim.sampler`) where the set-up asked for them."""
+    cost = replica_cost(sim.cost, sim.moe_jit)
+    return cost if sim.sampler is None else SampledStepCost(inner=cost, sampler=sim.sampler)
 
 
 def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:
