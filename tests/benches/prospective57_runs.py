@@ -24,6 +24,7 @@ from kvplan._util.units import GiB
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.engines.base import Engine
+from tests.benches.dashboard_log57 import log_note
 from tests.benches.prospective_runs import (
     PAIRS,
     PAIRS52,
@@ -229,6 +230,11 @@ def print_section() -> None:
         print(f"\nMedian measured / simulated mean TTFT over the simulated runs: {ratio:.2f}x.")
     print(f"\n{finding(part)}")
     print(f"\n{kv_note()}")
+    dash = [r for r in done if r.run_id == DASHBOARD]
+    if dash:
+        # The server log's steps beside kvplan's (tests.benches.dashboard_log57; gptoss58).
+        print("\n" + log_note(runs_by_id(DATA)[DASHBOARD], dash[0].measured["mean_ttft_ms"],
+                              dash[0].simulated["ttft_ms.mean"]))
     print(f"\n{SAMPLER}")
     print_sources(doc, "prospective57.json")
 
