@@ -177,6 +177,32 @@ def table(pairs: list[tuple[Row, float]], key, label) -> list[str]:
             for k, v in sorted(groups.items())]
 
 
+def moe_layers(shape: tuple[int, int, int, int]) -> int:
+    """Decoder layers with routed experts in the checkpoint of `shape`."""
+    from kvplan.weights.params import count_params
+
+    return sum(1 for lp in count_params(model_spec(shape, "bfloat16")).layers
+               if lp.routed_experts)
+
+
+def step_gap_lines(pairs: list[tuple[Row, float]], gpu: str = "H100",
+                   quant: str = "fp8_block") -> list[str]:
+    """What the per-layer gap is worth over a whole step: (measured - kvplan) x the
+    checkpoint's MoE layers, in ms, at 2,048 and 8,192 tokens a rank, on `gpu`, MoE TP 8 or
+    EP 8 (the layouts of an 8-GPU serving row)."""
+    gap: dict[tuple, dict[int, float]] = defaultdict(dict)
+    for r, x in pairs:
+        if (r.gpu == gpu and r.quant == quant and r.tokens in (2048, 8192)
+                and (r.moe_tp, r.moe_ep) in ((8, 1), (1, 8))):
+            layers = moe_layers(r.shape)
+            key = (r.model, layers, f"{r.engine} {r.version}",
+                   "EP 8" if r.moe_ep == 8 else "MoE TP 8")
+            gap[key][r.tokens] = (r.measured_ms - r.measured_ms * x) * layers
+    return [f"| {m} | {n} | {e} | {lay} | "
+            + " | ".join(f"{g[t]:+.1f}" if t in g else "-" for t in (2048, 8192)) + " |"
+            for (m, n, e, lay), g in sorted(gap.items())]
+
+
 INTRO = (
     "kvplan's price of one MoE layer (kvplan.perf.roofline.step_time of that layer, on the "
     "engine's efficiency as `simulate` builds it) against the fused-MoE op aiconfigurator "
@@ -210,7 +236,11 @@ FINDINGS = (
     "than 2x over bf16. This is the "
     "cause the aggregated rows' low TTFT pointed at (trtmoe56: TensorRT-LLM's CUTLASS FP8 "
     "block MoE at 0.2 of the FP8 peak at 4,096 / 8,192 tokens); these tables show it for "
-    "every engine, not TensorRT-LLM alone. Not made a rule: the fraction is an efficiency "
+    "every engine, not TensorRT-LLM alone. Over a whole step (the table above: H100, "
+    "block FP8, 8 ranks) it is 3-29 ms at 2,048 tokens a rank and 32-123 ms at 8,192 for "
+    "the 58-94-layer checkpoints (TensorRT-LLM's MoE TP 8: 65-76 and 291-329 ms), the "
+    "order of the prefill time the aggregated rows' low TTFT lacks. Not made a rule: the "
+    "fraction is an efficiency "
     "of the kernels' tile configurations, not a count read in their code, and a constant "
     "fitted on these tables would be fitted on the publisher whose serving rows "
     "(every aiconfigurator aggregated and disaggregated row) it would then be judged on.\n"
@@ -228,9 +258,13 @@ FINDINGS = (
     "GEMMs' outputs, the activation, moe_sum: about 2.3 GB, 0.78 ms at 0.9 of H100's "
     "3.35 TB/s). SGLang's Triton table falls less (bf16 0.34 -> 0.26), TensorRT-LLM's "
     "CUTLASS hardly (0.78 -> 0.72); their EP paths were not read here. A candidate rule "
-    "read in code (vLLM's activation bytes over all pairs under "
-    "TP-attention EP), left for a session that can evaluate it on held-out serving rows: "
-    "not written here.\n"
+    "read in code (kvplan.perf.moe_kernel's activations over all pairs under vLLM's "
+    "TP-attention EP), not written: the vLLM rows of aiconfigurator's aggregated table that "
+    "run EP under TP attention and replay hold block-FP8 or NVFP4 experts (37 and 34 "
+    "rows), none bf16, so a rule for 16-bit experts would move no serving row, and one for "
+    "FP8 / NVFP4 needs those backends' EP paths read first (vLLM picks them per card and "
+    "release). The activations scale with the tokens: at 2,048 an eighth of the 16,384 "
+    "tokens' figure, about 0.1 ms a layer for Qwen3-30B-A3B.\n"
     "3. **TensorRT-LLM's MoE TP narrows the GEMMs.** Its bf16 ratio at 4k-16k tokens falls "
     "0.78 / 0.67 / 0.50 / 0.36 at MoE TP 1 / 2 / 4 / 8 (block FP8 0.36 -> 0.19): an "
     "expert's intermediate split 8 ways is 192 columns for Qwen3-235B-A22B, 96 for "
@@ -272,6 +306,15 @@ def main() -> None:
                       lambda r: (r.engine, r.quant, r.moe_ep, r.moe_tp),
                       lambda r: (f"{r.engine} {r.version}", QUANT[r.quant], r.moe_tp,
                                  r.moe_ep)):
+        print(line)
+    print("\n## What the gap is worth over a prefill step (H100, block-FP8 experts)\n")
+    print("Measured minus kvplan's price, times the checkpoint's MoE layers: the ms a whole "
+          "step's routed experts ran beyond kvplan's price, at 2,048 and 8,192 tokens a "
+          "rank, on the layouts of an 8-GPU row (a table's missing case: -).\n")
+    print("| checkpoint | MoE layers | engine | layout | ms at 2,048 tokens "
+          "| ms at 8,192 tokens |")
+    print("|---|---:|---|---|---:|---:|")
+    for line in step_gap_lines(pairs):
         print(line)
     print("\n## By checkpoint and tokens (every engine and GPU)\n")
     print("| checkpoint | experts | tokens | " + cells)
