@@ -251,7 +251,7 @@ FINDINGS = (
     "its activation and moe_sum likewise. kvplan charges those activation bytes only where "
     "EP is 1 (roofline: `moe_kernel` only for `layout.ep == 1`), so its vLLM ratio at "
     "4k-16k tokens falls with EP: bf16 0.72 / 0.53 / 0.47 / 0.36 at EP 1 / 2 / 4 / 8 (block "
-    "FP8 0.35 -> 0.16), where MoE TP of the same width stays at 0.62-0.71. Qwen3-30B-A3B's "
+    "FP8 0.35 -> 0.16), where MoE TP over as many ranks stays at 0.62-0.71. Qwen3-30B-A3B's "
     "experts on H100 at 16,384 tokens: measured 3.02 / 1.89 / 1.30 / 1.00 ms at EP 1 / 2 / "
     "4 / 8 against 3.02 / EP = 1.51 / 0.75 / 0.38 ms; the excess (0.38-0.62 ms) is of the size "
     "of the activations kvplan.perf.moe_kernel counts for all 131,072 pairs (the two "
@@ -279,12 +279,17 @@ FINDINGS = (
     "one (two with FP8's activation quantization), not the alignment sort "
     "(moe_align_block_size) of the Triton path. The balanced routing "
     "also touches min(1, T x top-k / experts) of the experts where kvplan's binomial expects "
-    "1 - (1 - top-k / experts)^T, up to 37 % fewer at T = experts / top-k; real routing sits "
-    "between them.\n\n"
+    "1 - (1 - top-k / experts)^T, up to 37 % fewer at T = experts / top-k, and the ratios "
+    "dip there: on one H100 (no TP, no EP; the five shapes whose experts / top-k is a "
+    "token count of the table, every engine and dtype) a median 0.73 (0.63-0.89, 30 "
+    "cases) at T = experts / top-k against 0.89 (0.70-1.15, 60 cases) at half and twice "
+    "it. Real routing is neither exactly balanced nor independent (the tables' power-law "
+    "rows, not read here, model its skew).\n\n"
     "Which serving rows share the publisher: every aiconfigurator row in "
     "examples/simulate-bench.md's aggregated section and examples/disagg-bench.md's "
-    "aiconfigurator runs comes from the same project as these tables (its collector, its "
-    "machines); none of this page's numbers fed a constant or a rule.\n")
+    "aiconfigurator rows comes from the same publisher and commit as these tables "
+    "(ai-dynamo/aiconfigurator at 095f58a5); none of this page's numbers fed a constant or "
+    "a rule.\n")
 
 
 def main() -> None:
