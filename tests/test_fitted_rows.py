@@ -29,6 +29,7 @@ from tests.benches import (
     prospective54_runs,
     prospective56_runs,
     prospective57_runs,
+    prospective58_runs,
     prospective_runs,
     sim_to_real,
     trtllm_bench,
@@ -101,6 +102,7 @@ def all_row_ids() -> list[str]:
             + [run["id"] for run in prospective_runs.load(prospective54_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective56_runs.DATA)["runs"]]
             + [run["id"] for run in prospective_runs.load(prospective57_runs.DATA)["runs"]]
+            + [run["id"] for run in prospective_runs.load(prospective58_runs.DATA)["runs"]]
             + [i for i in disagg_rows.prospective_row_ids() if i not in disagg_rows.row_ids()]
             + [disagg_rows.PREFIX + r["id"] for r in aiconfig_agg_runs.rows()])
 

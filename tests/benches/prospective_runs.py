@@ -247,16 +247,21 @@ def run_one(run: dict) -> Result:  # type: ignore[type-arg]
     """The run simulated as its server was started: the run's `async_scheduling` when it set
     the flag (None: the version's default as kvplan reads it); its engine (`engine`, vLLM
     unless it names SGLang, whose release is `sglang`) and, for a closed loop, the client's
-    `max_concurrency`. A run kvplan refuses (its plan or the simulator raises) comes back
-    with the reason in `refused`, not guessed. `served` (the --frontend stage, vLLM's only)
-    is empty for an SGLang run."""
+    `max_concurrency`; the engine flags a run states (`max_num_seqs`, `max_num_batched_tokens`,
+    `expert_parallel`: vLLM's --enable-expert-parallel over the TP group; absent: the
+    release's defaults as kvplan reads them, EP off). A run kvplan refuses (its plan or the
+    simulator raises) comes back with the reason in `refused`, not guessed. `served` (the
+    --frontend stage, vLLM's only) is empty for an SGLang run."""
     spec = load_spec(str(REPO / run["model"]))
     engine = Engine(run.get("engine", "vllm"))
     figures = []
     try:
         inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
                                  tp=run["tp"], engine=engine, engine_version=run[engine.value],
-                                 mem_fraction=run.get("gpu_memory_utilization"))
+                                 mem_fraction=run.get("gpu_memory_utilization"),
+                                 max_num_seqs=run.get("max_num_seqs"),
+                                 max_num_batched_tokens=run.get("max_num_batched_tokens"),
+                                 expert_parallel=run.get("expert_parallel", False))
         for frontend in (False, True) if engine is Engine.vllm else (False,):
             sim, _ = setup(spec, inputs, frontend=frontend,
                            async_scheduling=run.get("async_scheduling"))
