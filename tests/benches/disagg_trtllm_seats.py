@@ -120,8 +120,13 @@ def summary_lines(done: list[Replay]) -> list[str]:
                    if s.recipe is not None})
     prompts = min((s.recipe.decode.max_tokens_in_buffer // _isl(s) for s in matched
                    if s.recipe is not None), default=0)
-    tokens_eq = all(s.recipe.decode.max_num_tokens >= s.recipe.decode.max_batch_size
-                    for s in matched if s.recipe is not None)
+    # A generation step takes at most max_num_tokens tokens, one a request without MTP.
+    short = [s for s in matched if s.recipe is not None
+             and s.recipe.decode.max_num_tokens < s.recipe.decode.max_batch_size]
+    short_text = "; ".join(
+        f"{s.id.removeprefix(PREFIX)}: {s.recipe.decode.max_num_tokens} tokens against "
+        f"{s.recipe.decode.max_batch_size} seats, {s.users_per_rank:,.0f} users a rank"
+        for s in short if s.recipe is not None)
     none = sorted({_deployment(s) for s in rows if s.recipe is None and s.later is None})
     fracs = sorted({s.recipe.decode.free_gpu_memory_fraction for s in matched
                     if s.recipe is not None})
@@ -153,10 +158,13 @@ def summary_lines(done: list[Replay]) -> list[str]:
         f"{_fit(matched, 'f')}). Below the users a rank on {len(bound)} of the {len(matched)} "
         f"matched rows, where S over the batch is {_fit(bound, 'f')}: {shown}. At or above "
         f"them on {len(free)}: S over C per rank {_fit(free, 'a')}.",
-        "- (c) the recipe's decode max_num_tokens is "
-        + ("at least its max_batch_size on every matched row (one token a request a step "
-           "without MTP: no tighter)" if tokens_eq else "below its max_batch_size on some "
-           "matched rows") + "; (d) its cache-transceiver max_tokens_in_buffer "
+        "- (c) the recipe's decode max_num_tokens (a step's tokens, one a request without "
+        "MTP) is at least its max_batch_size on every matched row"
+        + (f" but {len(short)} ({short_text}), where it is still above the users a rank"
+           if short and all(s.recipe is not None and s.recipe.decode.max_num_tokens
+                            >= s.users_per_rank for s in short)
+           else f" but {len(short)} ({short_text})" if short else "")
+        + ": no tighter; (d) its cache-transceiver max_tokens_in_buffer "
         f"({', '.join(f'{b:,}' for b in bufs)} tokens) holds at least {prompts} whole "
         "prompt(s), a transfer buffer and not a seat (trtdisttft55 read it); (e) its decode "
         f"free_gpu_memory_fraction ({', '.join(str(f) for f in fracs)}) sizes the pool (b), "
