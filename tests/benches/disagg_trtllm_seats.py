@@ -206,13 +206,14 @@ def sglang_lines() -> list[str]:
     low = 1 - 0.15
     parts = "; ".join(f"ISL {isl:,}: {len(xs)} rows, median {_median(xs):.2f}, below {low:.2f} "
                       f"on {sum(x < low for x in xs)}" for isl, xs in sorted(by_isl.items()))
+    n_low = sum(x < low for x in every)
     return [f"- The same lens on the SGLang rows of sections 3a-3i ({len(every)} replayable "
             "rows, measured numbers only): S over the users a rank, a median "
-            f"{_median(every):.2f} ({parts}). Their decode batch size is the same adapter's "
-            "C over the ranks, so it is no engine setting there either; where S falls far "
-            "below it the rows are the prefill-bound ISL 8,192 ones, whose TTFT is a queue at "
-            "the prefill (SGLang's decode side admits before the prefill, section 3d). Their "
-            "srt-slurm SGLang recipes (--max-running-requests per rank) were not read here.",
+            f"{_median(every):.2f} ({parts}; {n_low} below {low:.2f} in all). Their decode "
+            "batch size is the same adapter's C over the ranks, so it is no engine setting "
+            "there either; "
+            "whether a seat limit explains the rows below was not checked: their srt-slurm "
+            "SGLang recipes (--max-running-requests) were not read here.",
             ""]
 
 
