@@ -177,7 +177,13 @@ SEATS_TEXT = (
     "Untouched: the rows whose users a rank are within the recipe's seats (the H200 rows' "
     "recipes seat 16-512, at or above their users), the rows matched to no recipe in force at"
     " their measured date (the H100 rows' recipes are committed after it), and what else the "
-    "recipes set (the context server's max_batch_size, stream_interval: below).",
+    "recipes set (the context server's max_batch_size, stream_interval: below)."
+    " Left open: at one to four users the recipes seat exactly the users a worker (gb200 fp8 "
+    "cfg378 c4 and cfg386 c3, one seat a worker), where kvplan's handover to the "
+    "least-loaded rank never waits, yet the measured TTFT is 5,126 and 669 of their decode "
+    "steps (38,597 and 4,963 ms): a request sent to a full worker while another has a free "
+    "seat waits a whole generation, as with a frontend that does not route by load; Dynamo's "
+    "routing at 0.8.1 was not read.",
     "")
 
 # trtdisttft55 (issue 29): the TTFT gap looked for in code after the 123 rows were read; nothing
