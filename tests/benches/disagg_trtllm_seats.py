@@ -172,8 +172,10 @@ def summary_lines(done: list[Replay]) -> list[str]:
         f"- Only a version after the measurement: {late or 'none'}.",
         f"- Also in the recipes and not applied (no rule here reads them): the context server's "
         f"max_batch_size {', '.join(str(b) for b in p_bs)} prompts a step (the replay keeps "
-        "the row's 1, aiconfigurator's generator's), and the generation server's "
-        f"stream_interval {', '.join(str(x) for x in streams)}.",
+        "the row's 1, aiconfigurator's generator's), the generation server's "
+        f"stream_interval {', '.join(str(x) for x in streams)}, and the client: every "
+        "TensorRT-LLM recipe at 75f6e32a runs benchmark type sa-bench, not the aiperf "
+        "whose TTFT ttftdef57 read (below).",
         *sglang_lines(),
     ]
 
