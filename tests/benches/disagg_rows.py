@@ -51,6 +51,7 @@ from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
+from tests.benches import srt_slurm_recipes
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -458,8 +459,8 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
 
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
-            logits_gather: bool = True, generator: bool = False, input_budget: bool = True
-            ) -> tuple[float | None, float | None, float]:
+            logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
+            recipe_seats: bool = True) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -473,19 +474,53 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     without the split lm_head's gathers (`_no_logits_gather`); `generator`: the prefill at
     aiconfigurator's generated flags (`generator_prefill`); `input_budget` False: the prefill
     steps without SGLang's --max-prefill-tokens budget (before INPUT_BUDGET_COMMIT); the bench's
-    counterfactuals only."""
+    counterfactuals only. `recipe_seats` False: a TensorRT-LLM row's generation ranks seated
+    at its decode batch size as before trtseat58 (`recipe_decode_seats`), the bench's
+    counterfactual only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
-                        generator=generator, input_budget=input_budget)
+                        generator=generator, input_budget=input_budget,
+                        recipe_seats=recipe_seats)
+
+
+def recipe_decode_seats(row: dict[str, str]) -> int | None:
+    """The max_batch_size a TensorRT-LLM row's generation server ran, per rank, where its run is
+    matched to an srt-slurm recipe (tests.benches.srt_slurm_recipes), else None (trtseat58).
+    The row's decode batch size is not it: aiconfigurator's InferenceX adapter
+    (sdk/config_adapter/inferencex.py `_worker` at 095f58a5) writes the concurrency over the
+    decode workers and attention-DP ranks there. TensorRT-LLM applies max_batch_size per rank
+    (tensorrt_llm/_torch/pyexecutor/executor_request_queue.py, as GitHub's index stores it at
+    007a7508: `_fetch_new_requests_attention_tp` activates at most max_num_active_requests,
+    `_fetch_new_requests_attention_dp` tp_size x that over the ranks, the rest left in
+    `waiting_queue`; max_num_active_requests is the engine's max_batch_size, and each rank's
+    capacity scheduler seats at most it), as the simulation's decode_max_seqs per rank: a
+    request handed over to a full rank waits for a seat, its wait in its TTFT."""
+    rec = srt_slurm_recipes.for_row(row, stated_concurrency(row), layout(row, "prefill"),
+                                    layout(row, "decode"))
+    return rec.decode.max_batch_size if rec is not None else None
+
+
+def decode_max_seqs(row: dict[str, str], st: _Setup) -> int:
+    """Running requests per decode rank the replay seats: a TensorRT-LLM row's recipe
+    max_batch_size (`recipe_decode_seats`) within the pool's requests of I + O tokens, as
+    kvplan.analysis.disagg.prefill_batching bounds the row's own; else the setup's."""
+    assert st.batching is not None
+    seats = recipe_decode_seats(row) if row["backend"] == "trtllm" else None
+    if seats is None:
+        return st.batching.decode_max_seqs
+    return max(1, min(seats, st.decode.requests // st.req.decode.replicas))
 
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
-             input_budget: bool = True) -> tuple[float | None, float | None, float]:
+             input_budget: bool = True, recipe_seats: bool = True
+             ) -> tuple[float | None, float | None, float]:
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator)
     batching = st.batching
+    if recipe_seats and batching is not None:
+        batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
     if not input_budget and batching is not None:
         batching = replace(batching, input_budget=None)
     if not admission and batching is not None and batching.decode_admission is not None:
@@ -537,7 +572,8 @@ def _why_not(row: dict[str, str], conc: int | None, *, prospective: bool = False
 def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
-           generator: bool = False, input_budget: bool = True) -> Replay:
+           generator: bool = False, input_budget: bool = True,
+           recipe_seats: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -553,7 +589,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
                                       gather=gather, decode_gather=decode_gather,
                                       logits_gather=logits_gather, generator=generator,
-                                      input_budget=input_budget)
+                                      input_budget=input_budget, recipe_seats=recipe_seats)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -593,9 +629,11 @@ def prospective_replays() -> list[Replay]:
 # 0.60 (ISL 1,024, 11 rows) and 0.51 -> 0.41 (8,192, 26), DP-attention ISL 1,024 0.78 -> 1.34
 # (28; cfg483 c4096 0.32 -> 2.39), DP-attention ISL 8,192 unchanged: the flags do not close the
 # gap); `input_budget`=False, the prefill steps without SGLang's --max-prefill-tokens budget
-# (INPUT_BUDGET_COMMIT).
+# (INPUT_BUDGET_COMMIT); `recipe_seats`=False, a TensorRT-LLM row's generation ranks at its
+# decode batch size instead of its srt-slurm recipe's max_batch_size (trtseat58,
+# `recipe_decode_seats`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
-            "input_budget")
+            "input_budget", "recipe_seats")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

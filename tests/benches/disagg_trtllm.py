@@ -58,7 +58,14 @@ EP 8 role without attention DP; TPOT inside 72 -> 90 of 123 (median 1.17 -> 1.11
 
 trtdis57 (issue 29) approached the TTFT gap from the measured side: Little's law on each row
 (tests.benches.disagg_trtllm_load, a counterfactual table; nothing fitted, no rule, no figure
-above moved) and a read of what limits a context server's rate (`READ_TEXT` there)."""
+above moved) and a read of what limits a context server's rate (`READ_TEXT` there).
+
+Shaped since trtseat58 (306a8a89, issue 29; SHAPED_BY): the rows are InferenceX runs of
+NVIDIA's srt-slurm recipes, whose decode max_batch_size (per rank) seats fewer than the row's
+users on 24 of the 98 rows matched to one (tests.benches.srt_slurm_recipes); the measured
+seated count sits at it there (tests.benches.disagg_trtllm_seats). The replay seats at it
+(disagg_rows.recipe_decode_seats): both inside 9 -> 24 of 123, TTFT 12 -> 27, TPOT 83 -> 88,
+median ratio TTFT 0.33 -> 0.68, TPOT 1.10 -> 1.10 (`SEATS_TEXT`)."""
 
 from __future__ import annotations
 
@@ -78,6 +85,7 @@ from tests.benches.disagg_rows import (
     stated_concurrency,
 )
 from tests.benches.disagg_trtllm_load import READ_TEXT, load_lines
+from tests.benches.disagg_trtllm_seats import summary_lines as seat_lines
 from tests.benches.disagg_ttft_def import section_lines as ttft_def_lines
 
 COHORT = BACKEND_COHORTS["trtllm"]
@@ -139,6 +147,43 @@ PREFILL_TEXT = (
     "0.10 -> 0.22) but stays far below it on most; TPOT inside 90 -> 83 (the decode role's "
     "steps are graphed and do not pay it; the closed loop's occupancy moves with the context "
     "side).",
+    "")
+
+# trtseat58's rule (commit 306a8a89, issue 29): written after these rows' misses were read
+# (the measured seated counts of tests.benches.disagg_trtllm_seats), so they shaped it
+# (tests/benches/fitted_rows.py SHAPED_BY). The figures before it are this page's at its parent
+# (f517c36b), recomputed by `replayed_with(..., recipe_seats=False)`.
+SEATS_TEXT = (
+    "Shaped since trtseat58 (commit 306a8a89; written after these rows' misses were read, so "
+    "they are no test of it; tests/benches/fitted_rows.py SHAPED_BY): each generation rank "
+    "seats at most the decode max_batch_size of the srt-slurm recipe the run is matched to "
+    "(below; disagg_rows.recipe_decode_seats), per rank as TensorRT-LLM applies it, where it "
+    "seated the row's decode batch size before (the concurrency over the decode ranks, "
+    "aiconfigurator's InferenceX adapter's, never below the users); a request handed to a "
+    "full rank waits for a seat, in its TTFT. The figures above are with it; before it: both "
+    "9 of 123; TTFT alone 12 of 123; TPOT alone 83 of 123; median ratio TTFT 0.33, TPOT 1.10 "
+    "(trtdis54: 0 / 0 / 7 of 10, 0.27 / 0.92; trtdep54: 9 / 12 / 76 of 113, 0.35 / 1.15). 21 "
+    "rows move, those whose recipe seats fewer than their users a rank (gb200 / gb300 at 2-48"
+    " users a worker against 1-32 seats, b200 fp4 cfg320 c100 / c180 and cfg335 c450): median"
+    " TTFT ratio 0.15 -> 1.20, TPOT 1.28 -> 1.17 over them; 15 of them into the band on both,"
+    " none out of it. Three more rows have fewer seats than users (b200 fp4 cfg346 c2192, "
+    "cfg315 c370, gb300 fp4 cfg412 c3228) and do not move: kvplan's context servers bound "
+    "them first (one prompt a rank a step, the generator's, where their recipes step 8 or 2),"
+    " so their generation ranks never fill. Where kvplan overshoots now (gb200 cfg388 and "
+    "gb300 cfg417 at 192 users, TTFT 1.47; gb300 cfg417 8,192 c12 1.57; gb200 fp8 cfg386 "
+    "8,192 c6 1.49), the measured seated count sits at or a little above the recipe's seats "
+    "(33.3 a worker against 32), so the engine seated as many as the recipe allows and "
+    "kvplan's waits are the longer (its decode steps the slower: TPOT 1.30-1.39 there). "
+    "Untouched: the rows whose users a rank are within the recipe's seats (the H200 rows' "
+    "recipes seat 16-512, at or above their users), the rows matched to no recipe in force at"
+    " their measured date (the H100 rows' recipes are committed after it), and what else the "
+    "recipes set (the context server's max_batch_size, stream_interval: below)."
+    " Left open: at one to four users the recipes seat exactly the users a worker (gb200 fp8 "
+    "cfg378 c4 and cfg386 c3, one seat a worker), where kvplan's handover to the "
+    "least-loaded rank never waits, yet the measured TTFT is 5,126 and 669 of their decode "
+    "steps (38,597 and 4,963 ms): a request sent to a full worker while another has a free "
+    "seat waits a whole generation, as with a frontend that does not route by load; Dynamo's "
+    "routing at 0.8.1 was not read.",
     "")
 
 # trtdisttft55 (issue 29): the TTFT gap looked for in code after the 123 rows were read; nothing
@@ -354,7 +399,8 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
            "row-stated max_batch_size of whole prompts per rank (the generator's 1; no chunked "
            "prefill; overlap scheduler off), the generation server returns the context "
            "server's first token when it first schedules the request after the KV is there (0 "
-           "steps past that boundary) and seats it under its max_batch_size (the row's decode "
+           "steps past that boundary) and seats it under its max_batch_size (the srt-slurm "
+           "recipe's where the run is matched to one, since trtseat58, else the row's decode "
            "batch size) and its pool's I + O reservation. The image's TensorRT-LLM release "
            "from aiconfigurator's dynamo matrix (disagg_rows.DYNAMO_TRTLLM). The rule and the "
            "choice of rows were committed before any row was replayed; the first "
@@ -371,7 +417,8 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
     out += ["", *_split(done)]
-    out += ["", *SHAPED_TEXT, *A2A_TEXT, *PREFILL_TEXT, *CHECKED_TEXT, *gap_lines(done),
+    out += ["", *SHAPED_TEXT, *A2A_TEXT, *PREFILL_TEXT, *SEATS_TEXT, *seat_lines(done),
+            *CHECKED_TEXT, *gap_lines(done),
             *load_lines(done),
             *READ_TEXT, *ttft_def_lines(done),
             "| not replayed: why | rows |",

@@ -11,7 +11,8 @@ are much faster. A counterfactual table, not a fit: no rule or constant comes fr
   500: kvplan.engines.trtllm.disagg_flow (a)), over the time of that full step
   (PrefillBatching.step_ms at those prompts; the ranks step together).
 - kvplan's decode role: y generation servers x ranks x n requests each, n the row's users per
-  rank (C / (y x ranks) rounded up) within the rank's seats (PrefillBatching.decode_max_seqs),
+  rank (C / (y x ranks) rounded up) within the rank's seats (disagg_rows.decode_max_seqs: the
+  srt-slurm recipe's max_batch_size where matched, since trtseat58),
   each taking (O - 1) decode steps of kvplan's TPOT at n: the most requests a second the
   decode role ends with every request in flight decoding.
 - The context server holds a prompt's KV blocks after its step until the transfer to the
@@ -40,6 +41,7 @@ from tests.benches.disagg_rows import (
     Replay,
     _setup,
     _setup_key,
+    decode_max_seqs,
     prospective_rows,
 )
 
@@ -189,7 +191,7 @@ def role_rates(r: Replay) -> RoleRates | None:
     d_ranks = int(row["decode_num_workers"]) * st.decode.layout.replicas
     prompts = max(1, min(b.max_seqs, b.token_budget // r.input_len))
     step = b.step_ms(prompts * r.input_len, prompts)
-    per_rank = min(-(-r.concurrency // d_ranks), b.decode_max_seqs)
+    per_rank = min(-(-r.concurrency // d_ranks), decode_max_seqs(row, st))
     tpot = st.tpot_ms(per_rank)
     if step is None or tpot is None:
         return None

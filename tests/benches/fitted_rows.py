@@ -318,6 +318,23 @@ _AIC_PROSPECTIVE_TRTDIS54 = tuple(f"aiconfigurator {run}" for run in (
     "dsr1_h200_trtllm_fp8_disagg_8192x1024_c48_cfg347"))
 
 
+# The 21 prospective TensorRT-LLM rows (tests/benches/disagg_trtllm.py, 3j) that trtseat58's
+# recipe seats moved: their measured seated counts (tests.benches.disagg_trtllm_seats) were read
+# before the srt-slurm recipes were looked for.
+_AIC_PROSPECTIVE_TRTSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    "b200_trtllm_fp4_disagg_1024x1024_c180_cfg320", "b200_trtllm_fp4_disagg_1024x1024_c450_cfg335",
+    "b200_trtllm_fp4_disagg_8192x1024_c100_cfg320", "gb200_trtllm_fp4_disagg_1024x1024_c192_cfg388",
+    "gb200_trtllm_fp4_disagg_1024x8192_c135_cfg374", "gb200_trtllm_fp4_disagg_8192x1024_c76_cfg388",
+    "gb200_trtllm_fp8_disagg_1024x1024_c27_cfg386", "gb200_trtllm_fp8_disagg_1024x8192_c36_cfg378",
+    "gb200_trtllm_fp8_disagg_8192x1024_c18_cfg386", "gb200_trtllm_fp8_disagg_8192x1024_c63_cfg386",
+    "gb200_trtllm_fp8_disagg_8192x1024_c6_cfg386", "gb300_trtllm_fp4_disagg_1024x1024_c192_cfg417",
+    "gb300_trtllm_fp4_disagg_1024x8192_c245_cfg404", "gb300_trtllm_fp4_disagg_8192x1024_c12_cfg417",
+    "gb300_trtllm_fp4_disagg_8192x1024_c30_cfg437", "gb300_trtllm_fp4_disagg_8192x1024_c72_cfg385",
+    "gb300_trtllm_fp8_disagg_1024x1024_c24_cfg392", "gb300_trtllm_fp8_disagg_1024x1024_c84_cfg392",
+    "gb300_trtllm_fp8_disagg_1024x8192_c36_cfg392", "gb300_trtllm_fp8_disagg_8192x1024_c24_cfg392",
+    "gb300_trtllm_fp8_disagg_8192x1024_c36_cfg392"))
+
+
 # aiconfigurator's aggregated vLLM rows stated as attention DP (tests/benches/aiconfig_agg_runs.py,
 # cohort aggdp55: TP 4 x DP 4 EP 16, 61 rows, and TP 2 x DP 2 EP 4, 36), read after their first
 # evaluation (the 16-GPU rows' TTFT 5.46x the measured): every one is an InferenceX single-node
@@ -811,6 +828,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "(blind) evaluation left TTFT 0 of 10 inside (median ratio 0.28); about one "
                 "decode step, the median unchanged",
            rows=_AIC_PROSPECTIVE_TRTDIS54),
+    Shaped(commit="306a8a89",
+           rule="TensorRT-LLM disaggregated rows' generation ranks seated at the decode "
+                "max_batch_size of the NVIDIA/srt-slurm recipe each InferenceX run is matched "
+                "to (tests.benches.srt_slurm_recipes, disagg_rows.recipe_decode_seats; per "
+                "rank, executor_request_queue.py), not at the row's decode batch size "
+                "(aiconfigurator's InferenceX adapter's C over the ranks); read after the "
+                "rows' measured seated counts sat at 32 / 64 where their users a rank were "
+                "more; 21 rows move, 3j both inside 9 -> 24 of 123, median TTFT ratio 0.33 -> "
+                "0.68",
+           rows=_AIC_PROSPECTIVE_TRTSEAT58),
     Shaped(commit="36468964",
            rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
                 "(server_args.py:637 disable_piecewise_cuda_graph = False; "

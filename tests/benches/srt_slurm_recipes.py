@@ -1,0 +1,123 @@
+"""The engine settings aiconfigurator's TensorRT-LLM disaggregated rows ran (trtseat58, issue 29):
+NVIDIA's srt-slurm recipes (tests/data/disagg/srt_slurm_trtllm_recipes.json, with provenance).
+
+The rows are InferenceX runs (aiconfigurator at 095f58a5, src/aiconfigurator/sdk/config_adapter/
+inferencex.py: `FRAMEWORK_TO_BACKEND` "dynamo-trt" -> trtllm, `point_id` config_id:isl:osl:conc),
+and that adapter writes a role's batch size as the concurrency over its workers and attention-DP
+ranks (`_worker`: `batch_size = concurrency // (replicas * attention_dp)`; the prefill's 1), not
+the engine's max_batch_size. InferenceX runs each DeepSeek-R1 dynamo-trt point from an srt-slurm
+recipe its master config names by file (SemiAnalysisAI/InferenceX 48f302cc,
+.github/configs/nvidia-master.yaml: `CONFIG_FILE=recipes/trtllm/<gpu>-<precision>/<isl>k<osl>k/
+stp/ctx{x}_gen{y}_{tep|dep}{n}_batch{b}_....yaml` beside the point's conc-list), and the recipe
+states each role's trtllm_config (max_batch_size, max_num_tokens, kv_cache_config, the cache
+transceiver's buffer, stream_interval) and its benchmark concurrencies.
+
+A row is matched to a recipe (`for_row`) by GPU, precision, ISL, OSL, both roles' worker counts
+and layouts (tensor_parallel_size, moe_expert_parallel_size, enable_attention_dp) and its
+concurrency in the recipe's list; of the recipe's versions, the one in force at the row's
+`measured=` date (the latest committed on or before it). STP recipes only (no
+speculative_config): the rows' TPOT is per token of a one-token decode step in kvplan. A row
+with no match, or whose only matching versions postdate its measurement, gets None (`later`
+says which)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from kvplan.analysis.plan_types import Layout
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg" / \
+    "srt_slurm_trtllm_recipes.json"
+SOURCE_REPO = "NVIDIA/srt-slurm"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoleSettings:
+    """One role's trtllm_config as the recipe states it (per rank where TensorRT-LLM applies it
+    per rank: max_batch_size under enable_attention_dp)."""
+
+    workers: int
+    tensor_parallel_size: int
+    moe_expert_parallel_size: int
+    enable_attention_dp: bool
+    max_batch_size: int
+    max_num_tokens: int
+    free_gpu_memory_fraction: float
+    max_tokens_in_buffer: int
+    stream_interval: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SrtRecipe:
+    path: str
+    commit: str
+    date: str  # the first commit holding this version
+    gpu_type: str
+    precision: str
+    isl: int
+    osl: int
+    concurrencies: tuple[int, ...]
+    prefill: RoleSettings
+    decode: RoleSettings
+
+    @property
+    def cite(self) -> str:
+        return f"{SOURCE_REPO} {self.path} at {self.commit[:8]} ({self.date})"
+
+
+@cache
+def recipes() -> tuple[SrtRecipe, ...]:
+    doc = json.loads(DATA.read_text())
+    return tuple(SrtRecipe(**{**r, "concurrencies": tuple(r["concurrencies"]),
+                              "prefill": RoleSettings(**r["prefill"]),
+                              "decode": RoleSettings(**r["decode"])})
+                 for r in doc["recipes"])
+
+
+def _same_layout(role: RoleSettings, workers: int, lay: Layout) -> bool:
+    return (role.workers == workers and role.tensor_parallel_size == lay.tp
+            and role.moe_expert_parallel_size == lay.ep
+            and role.enable_attention_dp == lay.dp_attention)
+
+
+def _matching(row: dict[str, str], concurrency: int, prefill: Layout,
+              decode: Layout) -> list[SrtRecipe]:
+    if row["backend"] != "trtllm" or "DeepSeek" not in row["model_path"]:
+        return []
+    gpu = row["system"].split("_")[0]
+    return [r for r in recipes()
+            if r.gpu_type == gpu and r.precision == row["precision"]
+            and r.isl == int(row["isl"]) and r.osl == int(row["osl"])
+            and concurrency in r.concurrencies
+            and _same_layout(r.prefill, int(row["prefill_num_workers"]), prefill)
+            and _same_layout(r.decode, int(row["decode_num_workers"]), decode)]
+
+
+def measured_date(row: dict[str, str]) -> str:
+    m = re.search(r"measured=(\d{4}-\d\d-\d\d)", row["silicon_data_source"])
+    return m.group(1) if m else ""
+
+
+def for_row(row: dict[str, str], concurrency: int | None, prefill: Layout,
+            decode: Layout) -> SrtRecipe | None:
+    """The recipe version the row ran (module docstring), or None."""
+    if concurrency is None:
+        return None
+    when = measured_date(row)
+    found = [r for r in _matching(row, concurrency, prefill, decode) if r.date <= when]
+    if len({r.path for r in found}) != 1:
+        return None  # none, or two recipes that fit: not guessed
+    return max(found, key=lambda r: r.date)
+
+
+def later(row: dict[str, str], concurrency: int | None, prefill: Layout,
+          decode: Layout) -> SrtRecipe | None:
+    """A matching recipe whose every version postdates the row's measurement (not applied)."""
+    if concurrency is None or for_row(row, concurrency, prefill, decode) is not None:
+        return None
+    found = _matching(row, concurrency, prefill, decode)
+    return min(found, key=lambda r: r.date) if len({r.path for r in found}) == 1 else None
