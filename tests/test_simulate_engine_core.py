@@ -1,4 +1,4 @@
-"""`kvplan simulate --engine-core-cpu`: vLLM's engine-core host work per step
+"""`kvplan simulate`'s vLLM engine-core host work per step (on by default, --engine-core-cpu)
 (kvplan.engines.vllm.engine_core EngineCoreCost; kvplan.analysis.simulate.engine_core
 HostStepCost), serial with the GPU step without async scheduling, beside it with it; worked by
 hand."""
@@ -88,17 +88,22 @@ def test_async_step_is_the_host_where_it_is_longer() -> None:
     assert [round(r.finish_s * 1e3, 9) for r in st.finished] == [36, 36]
 
 
-def test_setup_wraps_vllms_step_and_refuses_other_engines() -> None:
+def test_setup_wraps_vllms_step_by_default_and_refuses_other_engines() -> None:
     spec = load_model("llama-3-8b")[0]
     inputs = estimate_inputs(spec, context=4096, gpu="H100", engine_version="0.11.0")
-    sim, notes = setup(spec, inputs, engine_core_cpu=True)
-    assert not sim.scheduler.async_scheduling  # 0.11.0: async scheduling off by default
-    cost = replica_step_cost(sim)
-    assert isinstance(cost, HostStepCost) and not cost.async_scheduling
-    assert any("--engine-core-cpu" in n and "after each GPU step" in n for n in notes)
-    plain, _ = setup(spec, inputs)
-    assert plain.engine_core is None and not isinstance(replica_step_cost(plain), HostStepCost)
+    for asked in (None, True):  # vLLM: on by default
+        sim, notes = setup(spec, inputs, engine_core_cpu=asked)
+        assert not sim.scheduler.async_scheduling  # 0.11.0: async scheduling off by default
+        cost = replica_step_cost(sim)
+        assert isinstance(cost, HostStepCost) and not cost.async_scheduling
+        assert any("engine core CPU" in n and "after each GPU step" in n for n in notes)
+    newest, notes = setup(spec, estimate_inputs(spec, context=4096, gpu="H100"))
+    assert newest.scheduler.async_scheduling and any("beside each GPU step" in n for n in notes)
+    off, notes = setup(spec, inputs, engine_core_cpu=False)
+    assert off.engine_core is None and not isinstance(replica_step_cost(off), HostStepCost)
+    assert not any("engine core CPU" in n for n in notes)
     sg = estimate_inputs(spec, context=4096, gpu="H100", engine=Engine.sglang)
+    assert setup(spec, sg)[0].engine_core is None  # not modelled for SGLang: not charged
     with pytest.raises(InputError, match="--engine-core-cpu: only vLLM"):
         setup(spec, sg, engine_core_cpu=True)
 

@@ -128,11 +128,12 @@ def simulate_cmd(
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
              "each request's token (time per request measured with vLLM's own code on one "
              "CPU; a serving host differs), before the tokens reach the client.")] = False,
-    engine_core_cpu: Annotated[bool, typer.Option(
-        "--engine-core-cpu",
+    engine_core_cpu: Annotated[bool | None, typer.Option(
+        "--engine-core-cpu/--no-engine-core-cpu",
         help="Charge vLLM's engine-core CPU per step (scheduler, broadcast to the workers: "
              "time per request measured with vLLM's own code on one CPU, a serving host "
-             "differs): after the GPU step, or beside it with async scheduling.")] = False,
+             "differs) after the GPU step, or beside it with async scheduling (default on).")
+    ] = None,
     generation_config: Annotated[Path | None, typer.Option(
         "--generation-config",
         help="Charge vLLM 0.15's sampler in each step (memory-bound kernels over every "

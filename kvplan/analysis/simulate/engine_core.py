@@ -1,5 +1,5 @@
-"""vLLM's engine-core host work in the simulated step (`kvplan simulate --engine-core-cpu`,
-off by default): each step's time with the engine core's CPU per step
+"""vLLM's engine-core host work in the simulated step (`kvplan simulate`, on by default for
+vLLM; `--no-engine-core-cpu` turns it off): each step's time with the engine core's CPU per step
 (kvplan.engines.vllm.engine_core.EngineCoreCost, measured with vLLM's own classes) after the
 GPU step without async scheduling, or beside it (the longer of the two) with it. The requests
 it counts are the step's scheduled requests, decodes and prompt chunks alike."""
@@ -40,17 +40,22 @@ class HostStepCost:
 
 
 
-def engine_core_stage(scheduler: Scheduler, async_scheduling: bool
-                      ) -> tuple[EngineCoreCost, str]:
-    """The engine core's host cost for `scheduler`'s engine and the note to show; refused
-    where it is not vLLM's."""
+def engine_core_stage(scheduler: Scheduler, async_scheduling: bool, asked: bool | None
+                      ) -> tuple[EngineCoreCost | None, str]:
+    """The engine core's host cost for `scheduler`'s engine and the note to show: on by
+    default for vLLM (`asked` None), off where asked so (None, no note); asked for another
+    engine, refused (only vLLM's engine core is modelled), else None."""
     if scheduler is not Scheduler.mixed_token_budget:
-        raise InputError("simulate --engine-core-cpu: only vLLM's engine core is modelled "
-                         "(--engine vllm)")
+        if asked:
+            raise InputError("simulate --engine-core-cpu: only vLLM's engine core is modelled "
+                             "(--engine vllm)")
+        return None, ""
+    if asked is False:
+        return None, ""
     cost = VLLM_ENGINE_CORE_COST
     how = ("beside each GPU step (async scheduling: the longer of the two)" if async_scheduling
            else "after each GPU step (synchronous scheduling)")
-    return cost, (f"engine core CPU (--engine-core-cpu): {cost.s_per_step * 1e6:.1f} us + "
+    return cost, (f"engine core CPU: {cost.s_per_step * 1e6:.1f} us + "
                   f"{cost.s_per_request * 1e6:.2f} us per scheduled request, {how}; "
                   f"{cost.source}")
 

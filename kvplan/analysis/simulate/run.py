@@ -145,7 +145,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           frontend: bool = False, moe_jit_compile_s: float | None = None,
           trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
           api_output: bool = False, sampling: SamplingParams | None = None,
-          engine_core_cpu: bool = False) -> tuple[SimSetup, list[str]]:
+          engine_core_cpu: bool | None = None) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -163,7 +163,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). `sampling`: the parameters
     every request samples with, vLLM's sampler charged in each step over the step's requests
     (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
-    `engine_core_cpu`: vLLM's engine-core CPU per step. Returns it and the notes to show."""
+    `engine_core_cpu`: vLLM's engine-core CPU (None: on). Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -191,9 +191,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
-    if engine_core_cpu:
-        host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling)
-        sim, notes = replace(sim, engine_core=host), [*notes, note]
+    host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling,
+                                   engine_core_cpu)
+    sim, notes = replace(sim, engine_core=host), [*notes, note] if host else notes
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
     if dp_attention:

@@ -30,16 +30,27 @@ numbers are theirs):
   0.15.1 :197) and takes the previous step's ids on the device. The host work of step k+1
   overlaps the GPU work of step k: a step lasts the longer of the two.
 
-kvplan's stage (`EngineCoreCost`, opt-in: `kvplan simulate --engine-core-cpu`): per step
-`s_per_step` + `s_per_request` x the step's scheduled requests of host time, added to the GPU
-step without async scheduling, max(GPU step, host time) with it. The constants are measured,
-not fitted to serving rows: tests/benches/engine_core_cost.py times vLLM's own Scheduler
-(`schedule` + `update_from_output` over R running decode requests in a hand-built KVCacheConfig
-of gpt-oss-120b's two groups) and the shm broadcast of its SchedulerOutput (the writer and one
-reader), in the 0.32 CPU wheel on this repository's build host (VLLM_ENGINE_CORE_HOST), which is
-not a serving host's CPU. Not in them (a lower bound): the worker's input preparation, the
-sampler's host side, the device-to-host wait, the reply queue, a prefill's block hashing, and
-Ray's executor (Ray Serve LLM's) in place of the multiprocessing one.
+kvplan's stage (`EngineCoreCost`; `kvplan simulate` charges it for vLLM by default,
+`--no-engine-core-cpu` turns it off): per step `s_per_step` + `s_per_request` x the step's
+scheduled requests of host time, added to the GPU step without async scheduling, max(GPU step,
+host time) with it. It was frozen opt-in (commit 2d9ccc00) and made the default after its first
+evaluation, where it improved every held-out set's median errors or left them unchanged
+(tests/benches/engine_core_runs.py FIRST_EVALUATION; prospective57's runs, which prompted it,
+are no test of it). The constants are measured, not fitted to serving rows:
+tests/benches/engine_core_cost.py times vLLM's own Scheduler (`schedule` + `update_from_output`
+over R running decode requests in a hand-built KVCacheConfig of gpt-oss-120b's two groups) and
+the shm broadcast of its SchedulerOutput (the writer and one reader), in the 0.32 CPU wheel on
+this repository's build host (VLLM_ENGINE_CORE_HOST), which is not a serving host's CPU. Not in
+them (a lower bound): the worker's input preparation, the sampler's host side, the
+device-to-host wait, the reply queue, a prefill's block hashing, and Ray's executor in place
+of the multiprocessing one (Ray Serve LLM starts vLLM with `distributed_executor_backend`
+"ray": ray.llm's vllm_engine.py `_get_async_engine_args`, an early-2025 version read in the
+code index; the prospective57 runs' Ray release not read). The Scheduler timed is 0.32's; the
+0.11.0 and 0.15.1 ones were read, not timed. The worker's input preparation, timed apart in the
+CPU runner, which inherits it from the GPU runner (`engine_core_cost.py --worker`: the
+`synchronize_input_prep` block of execute_model, a 2-layer model), took 224, 231, 298, 513, 646
+and 827 us a step at R = 1, 4, 16, 64, 128 and 256 on the same host; it is not charged, its
+attention metadata being the CPU backend's builder's and its device copies host copies.
 """
 
 from __future__ import annotations
