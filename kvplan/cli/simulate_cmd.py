@@ -128,6 +128,12 @@ def simulate_cmd(
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
              "each request's token (time per request measured with vLLM's own code on one "
              "CPU; a serving host differs), before the tokens reach the client.")] = False,
+    engine_core_cpu: Annotated[bool | None, typer.Option(
+        "--engine-core-cpu/--no-engine-core-cpu",
+        help="Charge vLLM's engine-core CPU per step (scheduler, broadcast to the workers: "
+             "time per request measured with vLLM's own code on one CPU, a serving host "
+             "differs) after the GPU step, or beside it with async scheduling (default on).")
+    ] = None,
     generation_config: Annotated[Path | None, typer.Option(
         "--generation-config",
         help="Charge vLLM 0.15's sampler in each step (memory-bound kernels over every "
@@ -227,10 +233,9 @@ def simulate_cmd(
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
 ) -> None:
-    """Simulate the engine's scheduler (vLLM's, SGLang's or TensorRT-LLM's) serving a request
-    stream over the KV pool `estimate` computes, each step timed by the cost model: TTFT, TPOT,
-    ITL and E2E percentiles, throughput, preemptions, KV usage, prefix hits and goodput
-    (every key: examples/simulate.md)."""
+    """Simulate the engine's scheduler serving requests over the KV pool `estimate` computes,
+    steps timed by the cost model: TTFT, TPOT, ITL, E2E percentiles, throughput, preemptions,
+    KV use, prefix hits, goodput (examples/simulate.md)."""
     from kvplan.analysis.inputs import estimate_inputs
     from kvplan.analysis.simulate.dp_lockstep import dp_attention_layout
     from kvplan.analysis.simulate.engine_args import EngineSettings, with_engine_args
@@ -321,7 +326,7 @@ def simulate_cmd(
                                {}, read_generation_config(generation_config))),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
-                           sglang=settings.sglang)
+                           sglang=settings.sglang, engine_core_cpu=engine_core_cpu)
         if inputs.kv_dtype_note is not None:
             notes = [*notes, inputs.kv_dtype_note]
         if settings.applied:

@@ -31,7 +31,7 @@ from pathlib import Path
 from kvplan import load_spec
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.kv_pool import KVPool
-from kvplan.analysis.simulate.run import setup
+from kvplan.analysis.simulate.run import replica_step_cost, setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
 from kvplan.analysis.simulate.workload import RequestSpec
 from kvplan.hardware.gpus import get_gpu
@@ -186,7 +186,7 @@ def _figures(done: list[SimRequest]) -> dict[str, float]:
 
 
 def simulate(run: dict, doc: dict, *,  # type: ignore[type-arg]
-             frontend: bool = False) -> list[Level]:
+             frontend: bool = False, engine_core_cpu: bool | None = None) -> list[Level]:
     spec = load_spec(str(REPO / run["model"]))
     inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=run["tp"],
                              engine_version=run["vllm"],
@@ -196,9 +196,12 @@ def simulate(run: dict, doc: dict, *,  # type: ignore[type-arg]
     # In process: AsyncLLMEngine, no server. `frontend`: the API server's CPU stage all the same
     # (`simulate --frontend`, its constants fitted on an HTTP server's rows), for the bench's
     # with / without line.
-    sim, _ = setup(spec, inputs, api_server=False, frontend=frontend)
+    # `engine_core_cpu`: vLLM's engine-core host work per step (None: simulate's default, on;
+    # tests/benches/engine_core_runs.py compares it off).
+    sim, _ = setup(spec, inputs, api_server=False, frontend=frontend,
+                   engine_core_cpu=engine_core_cpu)
     engine = Simulator(KVPool(sim.plan.num_blocks, sim.groups, caching=sim.caching),
-                       sim.scheduler, sim.cost)
+                       sim.scheduler, replica_step_cost(sim))
     tagged = list(requests(run, doc))
     state = engine.run(spec for _, spec in tagged)
     level_of = {round(spec.arrival_s, 9): level for level, spec in tagged}

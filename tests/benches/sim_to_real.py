@@ -201,11 +201,12 @@ def run_inputs(run: Run) -> tuple[ModelSpec, EstimateInputs]:
 def simulate_run(run: Run, *, async_scheduling: bool | None = None,
                  api_server: bool = True, frontend: bool = False,
                  moe_jit_compile_s: float | None = None, api_output: bool = False,
-                 sampling: SamplingParams | None = None) -> Simulated:
+                 sampling: SamplingParams | None = None, engine_core_cpu: bool | None = None
+                 ) -> Simulated:
     spec, inputs = run_inputs(run)
     sim, _ = setup(spec, inputs, async_scheduling=async_scheduling, api_server=api_server,
                    frontend=frontend, moe_jit_compile_s=moe_jit_compile_s,
-                   api_output=api_output, sampling=sampling)
+                   api_output=api_output, sampling=sampling, engine_core_cpu=engine_core_cpu)
     # One replica (dp 1), as kvplan.analysis.simulate.run.simulate runs it, keeping the
     # finished requests to split them by the stage they were sent in.
     cost = replica_step_cost(sim)

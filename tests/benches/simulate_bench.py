@@ -268,6 +268,15 @@ def main() -> None:
           "work on the same loop is not simulated, the constants belong to one host, and on "
           "the sim-to-real study's runs (another host, vLLM 0.15.1) the stage's fixed time "
           "makes TTFT worse (below), so it stays opt-in.\n")
+    print("vLLM's engine-core host work (kvplan.engines.vllm.engine_core; on by default, "
+          "`--no-engine-core-cpu` turns it off): 71.1 us + 11.98 us per scheduled request a "
+          "step, measured with vLLM's own Scheduler and shm MessageQueue on one CPU "
+          "(tests/benches/engine_core_cost.py; no serving row fitted, not a serving host's "
+          "CPU), after the GPU step without async scheduling (vLLM before 0.14, or "
+          "--no-async-scheduling), the longer of the two with it. prospective57's runs shaped "
+          "it (SHAPED_BY); frozen opt-in, it was made the default after its first evaluation "
+          "on the held-out sets (tests/benches/engine_core_runs.py: every synchronous set's "
+          "medians fell, the async sets did not move), so every figure below includes it.\n")
     sim_to_real.print_section()
     accelmark_runs.print_section()
     prospective_runs.print_section()

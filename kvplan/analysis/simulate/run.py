@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from kvplan._util.errors import InputError
 from kvplan.analysis.inputs import EstimateInputs
 from kvplan.analysis.simulate.dp_lockstep import Balance, balance_for, run_lockstep
+from kvplan.analysis.simulate.engine_core import engine_core_stage, with_host
 from kvplan.analysis.simulate.hybrid_pool import HybridPool, hybrid_caching_refusal
 from kvplan.analysis.simulate.kv_pool import GroupRule, KVPool
 from kvplan.analysis.simulate.metrics import SimMetrics, metrics
@@ -53,6 +54,7 @@ from kvplan.engines.vllm.alloc import (
 )
 from kvplan.engines.vllm.budget import vllm_cuda_graph_sizes
 from kvplan.engines.vllm.engine import vllm_stage_config
+from kvplan.engines.vllm.engine_core import EngineCoreCost
 from kvplan.engines.vllm.frontend import (
     VLLM_API_OUTPUT_COST,
     VLLM_API_SERVER_COST,
@@ -100,6 +102,7 @@ class SimSetup:
     dp_balance: Balance | None = None
     # vLLM's sampler in each step (`simulate --generation-config`; None: not charged).
     sampler: SamplerCost | None = None
+    engine_core: EngineCoreCost | None = None  # vLLM's host work a step (--engine-core-cpu)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,8 +144,8 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
           sglang: SglangOptionsSim | None = None, api_server: bool = True,
           frontend: bool = False, moe_jit_compile_s: float | None = None,
           trtllm: TrtllmOptionsSim | None = None, dp_attention: bool = False,
-          api_output: bool = False, sampling: SamplingParams | None = None
-          ) -> tuple[SimSetup, list[str]]:
+          api_output: bool = False, sampling: SamplingParams | None = None,
+          engine_core_cpu: bool | None = None) -> tuple[SimSetup, list[str]]:
     """The engine `inputs` describe (a capacity question: --gpu or a KV budget), as simulated
     by its engine's scheduler (EngineRules.scheduler). `async_scheduling`: vLLM's async
     scheduling / SGLang's overlap scheduler (None: the default). `max_num_seqs`: vLLM
@@ -160,7 +163,7 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
     kvplan.engines.vllm.frontend.VLLM_API_OUTPUT_COST, measured). `sampling`: the parameters
     every request samples with, vLLM's sampler charged in each step over the step's requests
     (`kvplan simulate --generation-config`; vLLM 0.15 only: kvplan.engines.vllm.sampler).
-    Returns it and the notes to show."""
+    `engine_core_cpu`: vLLM's engine-core CPU (None: on). Returns it and the notes to show."""
     check_token_sized(spec, "simulate")
     cap = inputs.capacity
     if cap is None or inputs.gpu is None:
@@ -188,6 +191,9 @@ def setup(spec: ModelSpec, inputs: EstimateInputs, *, dp: int = 1,
         sim, notes = _with_api_output(sim, notes, rules.scheduler, dp)
     if sampling is not None:
         sim, notes = _with_sampler(sim, notes, rules.scheduler, inputs, sampling)
+    host, note = engine_core_stage(rules.scheduler, sim.scheduler.async_scheduling,
+                                   engine_core_cpu)
+    sim, notes = replace(sim, engine_core=host), [*notes, note] if host else notes
     if trtllm is not None and trtllm.adp_balance is not None and not dp_attention:
         raise InputError("simulate: attention_dp_config.enable_balance needs --dp-attention")
     if dp_attention:
@@ -534,9 +540,11 @@ def _engine(sim: SimSetup, blocks: int, *, timeline: bool, bulk_decode: bool) ->
 
 def replica_step_cost(sim: SimSetup) -> StepCost:
     """One vLLM replica's step time: the cost model's, with the fused-MoE JIT stalls
-    (`sim.moe_jit`) and the sampler (`sim.sampler`) where the set-up asked for them."""
+    (`sim.moe_jit`), the sampler (`sim.sampler`) and the engine core's host work
+    (`sim.engine_core`) where the set-up asked for them."""
     cost = replica_cost(sim.cost, sim.moe_jit)
-    return cost if sim.sampler is None else SampledStepCost(inner=cost, sampler=sim.sampler)
+    cost = cost if sim.sampler is None else SampledStepCost(inner=cost, sampler=sim.sampler)
+    return with_host(cost, sim.engine_core, async_scheduling=sim.scheduler.async_scheduling)
 
 
 def _hybrid_pool_metrics(m: SimMetrics, sims: list[Simulator]) -> SimMetrics:

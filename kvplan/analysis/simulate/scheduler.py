@@ -16,9 +16,11 @@ speculative decoding, no KV connector, chunked prefill on, `long_prefill_token_t
 3. After the step (its time: kvplan.perf.mixed_step) each scheduled request advances by its tokens;
    at its length it samples a token (the first: TTFT); at its last it finishes, freeing its blocks.
 
-The step's time is the forward pass. Async scheduling (`SchedulerConfig.async_scheduling`, vLLM's
-default from 0.14: kvplan.engines.vllm.alloc.vllm_async_scheduling_default) schedules step k+1 as
-soon as step k is launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two
+The step's time is the forward pass, with vLLM's engine-core host work after it or beside it
+(kvplan.analysis.simulate.engine_core, in the step cost `run` builds). Async scheduling
+(`SchedulerConfig.async_scheduling`, vLLM's default from 0.14:
+kvplan.engines.vllm.alloc.vllm_async_scheduling_default) schedules step k+1 as soon as step k is
+launched (vllm/v1/engine/core.py `step_with_batch_queue`, a queue of two
 batches): step k+1 sees only the requests that arrived before step k started, so a request that
 arrives while step k runs is first scheduled in step k+2, one step later than synchronously. A
 step scheduled after the engine was idle sees every arrival up to its own start. Its tokens
