@@ -20,6 +20,7 @@ from kvplan._util.dtypes import KVDType
 from kvplan._util.errors import InputError, KvplanError, unknown_choice
 from kvplan._util.validate import MAX_SIZE
 from kvplan.cli.vocab import SGLANG_PANEL, VLLM_PANEL, tokens_option, tokens_or_zero_option
+from kvplan.model.quant_formats import Mxfp4Backend
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import OutputFormat, warn
 from kvplan.sources.resolve import load_model
@@ -171,6 +172,12 @@ DTypeOpt = Annotated[WeightDType, typer.Option(
                     "as bfloat16, as vLLM and SGLang do).")]
 QuantizationOpt = Annotated[LoadQuantization | None, typer.Option(
     "--quantization", help="Quantization applied at load time (bitsandbytes: NF4).")]
+Mxfp4BackendOpt = Annotated[Mxfp4Backend | None, typer.Option(
+    "--mxfp4-backend", rich_help_panel=VLLM_PANEL,
+    help="vLLM: the MoE kernel MXFP4 experts (gpt-oss) run on, whose padding sets the "
+         "weights: marlin as VLLM_MXFP4_USE_MARLIN=1 or --moe-backend marlin picks it; "
+         "default: that release's on that GPU (Hopper: triton from 0.11.1, whose wheel "
+         "vendors triton_kernels; marlin before and elsewhere).")]
 
 
 GpuMemGibOpt = Annotated[float | None, typer.Option(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
+    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
     from kvplan.weights.base import DpAttentionWeights, StageOuter
 
@@ -427,6 +428,11 @@ class EngineRules(Protocol):
         """Bytes it holds on the GPU, counted with the weights, per routed expert of each MoE
         layer to map global to local experts under expert parallelism (0: none counted;
         kvplan.capacity.weights.expert_map_bytes)."""
+
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str] | None:
+        """The MoE kernel it runs MXFP4 experts with on the inputs' GPU and release, and why
+        (its padding of the expert shapes sets the weights); None: not modelled, Marlin's
+        layout (kvplan.model.quant_formats.Mxfp4Backend)."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its

@@ -69,8 +69,10 @@ class Mxfp4Backend(str, Enum):
     """The MoE kernel vLLM picks for MXFP4 (vllm/model_executor/layers/quantization/mxfp4.py,
     get_mxfp4_backend); each pads the expert shapes differently in Mxfp4MoEMethod.create_weights."""
 
-    marlin = "marlin"  # GPUs without native FP4 (Ampere, Ada; Hopper when VLLM_MXFP4_USE_MARLIN)
-    triton = "triton"  # Hopper with triton_kernels installed
+    # GPUs without native FP4 (Ampere, Ada); Hopper before vLLM 0.11.1 or with
+    # VLLM_MXFP4_USE_MARLIN=1 / --moe-backend marlin (kvplan.engines.vllm.mxfp4_backend)
+    marlin = "marlin"
+    triton = "triton"  # Hopper with triton_kernels (vendored in vLLM's wheel from 0.11.1)
     flashinfer_sm90 = "flashinfer_sm90"  # SM90_FI_MXFP4_BF16
     flashinfer_sm100 = "flashinfer_sm100"  # SM100 TRTLLM / BF16 paths
 
@@ -89,17 +91,6 @@ _MXFP4_PADDING: dict[Mxfp4Backend, tuple[int, int]] = {
     Mxfp4Backend.flashinfer_sm90: (128, 128),
     Mxfp4Backend.flashinfer_sm100: (256, 256),
 }
-
-
-def default_mxfp4_backend(compute_capability: tuple[int, int] | None) -> Mxfp4Backend:
-    """vLLM's choice by GPU generation: Blackwell (10.x) FlashInfer; everything else Marlin.
-
-    Hopper picks Triton only when the ``triton_kernels`` package is installed, which the
-    logs kvplan was checked against did not have (vllm issue #23278 shows the Marlin warning on
-    an H100), so Marlin, the larger layout, is the default there too."""
-    if compute_capability is not None and compute_capability[0] >= 10:
-        return Mxfp4Backend.flashinfer_sm100
-    return Mxfp4Backend.marlin
 
 
 class MixedPrecisionKernel(str, Enum):

@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
+    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
 
 # Fused all-reduce + residual + RMSNorm (kvplan.perf.costmodel: a step that takes it pays no
@@ -230,6 +231,10 @@ class SglangEngine(EngineDefaults):
         code builds expert_map_cpu and copies it to the GPU in its first forward, after the
         weights are measured): none counted."""
         return 0
+
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str] | None:
+        """Not read for SGLang: Marlin's layout, as kvplan counted it before reading vLLM's."""
+        return None
 
     def dp_attention_weights(self) -> DpAttentionWeights:
         """Under --enable-dp-attention only the attention and the token embeddings are built

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
+    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
 
 # Architectures whose sliding windows kvplan reads from a per-layer list as vLLM's model code
@@ -237,6 +238,11 @@ class TrtllmEngine(EngineDefaults):
     def expert_map_entry_bytes(self) -> int:
         """Not read in TensorRT-LLM's MoE: none counted."""
         return 0
+
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str] | None:
+        """Not read for TensorRT-LLM: Marlin's layout, as kvplan counted it before reading
+        vLLM's."""
+        return None
 
     def dp_attention_weights(self) -> DpAttentionWeights:
         """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held
