@@ -33,14 +33,14 @@ H100, A100, B200 = (9, 0), (8, 0), (10, 0)
 ])
 def test_default_backend_by_release_and_gpu(version, capability, expected) -> None:
     backend, reason = vllm_mxfp4_backend(version, capability)
-    assert backend is expected
+    assert Mxfp4Backend(backend) is expected
     assert reason
 
 
 def test_user_choice_wins_and_is_said() -> None:
     # VLLM_MXFP4_USE_MARLIN=1 (0.15.1 mxfp4.py:152-165) / --moe-backend marlin (0.32).
     backend, reason = vllm_mxfp4_backend(None, H100, chosen="marlin")
-    assert backend is Mxfp4Backend.marlin and "given" in reason
+    assert backend == "marlin" and "given" in reason
     assert TRITON_KERNELS_VENDORED == "0.11.1"
     assert "0.11.1" in vllm_mxfp4_backend("0.15.1", H100)[1]
 
@@ -86,7 +86,7 @@ def test_gpt_oss_120b_tp8_expert_bytes_per_gpu() -> None:
 def test_triton_held_out_log_is_sized_by_marlins_layout() -> None:
     spec = load_spec("gpt-oss-20b")
     kernel = vllm_mxfp4_backend("0.19.0", H100)
-    assert kernel[0] is Mxfp4Backend.triton
+    assert kernel[0] == "triton"
     w = weights_breakdown(spec, tp=2, mxfp4=kernel)
     assert w.total == 7_618_795_136
     logged = 7.01

@@ -12,18 +12,17 @@ from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.quant_config import QuantConfig
-    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.weights.base import DpAttentionWeights, WeightBreakdown
 
 
 def loaded_formats(spec: ModelSpec, quantization: str | None = None, dtype: str | None = None,
-                   mxfp4: tuple[Mxfp4Backend, str] | None = None
+                   mxfp4: tuple[str, str] | None = None
                    ) -> tuple[QuantConfig | None, str]:
     """The quantization config the engine loads `spec` with (the checkpoint's
     quantization_config, or load-time --quantization bitsandbytes; None: none) and the compute
     dtype of every weight it leaves plain (--dtype, else the engines' auto rule). `mxfp4`: the
-    MXFP4 MoE kernel the engine runs and why (EngineRules.mxfp4_backend; None: Marlin's
-    layout, the parser's default)."""
+    MXFP4 MoE kernel the engine runs (an Mxfp4Backend value) and why (EngineRules.mxfp4_backend;
+    None: Marlin's layout, the parser's default)."""
     from kvplan.weights.base import engine_dtype
 
     # Load-time quantization re-quantizes a 16-bit checkpoint only: the engines take a quantized
@@ -32,8 +31,10 @@ def loaded_formats(spec: ModelSpec, quantization: str | None = None, dtype: str 
     quant = None
     if spec.quantization_json is not None:
         from kvplan.model.quant_config import parse_quantization_config
+        from kvplan.model.quant_formats import Mxfp4Backend
 
-        kernel = {} if mxfp4 is None else {"mxfp4_backend": mxfp4[0], "mxfp4_reason": mxfp4[1]}
+        kernel = {} if mxfp4 is None else {"mxfp4_backend": Mxfp4Backend(mxfp4[0]),
+                                           "mxfp4_reason": mxfp4[1]}
         quant = parse_quantization_config(spec.quantization_config, spec.path, **kernel)
     elif quantization == "bitsandbytes":
         from kvplan.model.quant_config import (
@@ -75,7 +76,7 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       lm_head: bool | None = None,
                       dp_split: DpAttentionWeights | None = None,
                       expert_map_entry_bytes: int = 0,
-                      mxfp4: tuple[Mxfp4Backend, str] | None = None) -> WeightBreakdown:
+                      mxfp4: tuple[str, str] | None = None) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every

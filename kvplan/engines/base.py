@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
-    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
     from kvplan.weights.base import DpAttentionWeights, StageOuter
 
@@ -429,10 +428,8 @@ class EngineRules(Protocol):
         layer to map global to local experts under expert parallelism (0: none counted;
         kvplan.capacity.weights.expert_map_bytes)."""
 
-    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str] | None:
-        """The MoE kernel it runs MXFP4 experts with on the inputs' GPU and release, and why
-        (its padding of the expert shapes sets the weights); None: not modelled, Marlin's
-        layout (kvplan.model.quant_formats.Mxfp4Backend)."""
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
+        """The MXFP4 MoE kernel on the inputs' GPU and release, and why; None: Marlin's."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its

@@ -57,7 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
-    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
 
 # Fused all-reduce + residual + RMSNorm (kvplan.perf.costmodel: a step that takes it pays no
@@ -232,7 +231,7 @@ class SglangEngine(EngineDefaults):
         weights are measured): none counted."""
         return 0
 
-    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str] | None:
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
         """Not read for SGLang: Marlin's layout, as kvplan counted it before reading vLLM's."""
         return None
 

@@ -56,7 +56,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
-    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
 
 # Architectures whose sliding windows kvplan reads from a per-layer list as vLLM's model code
@@ -239,7 +238,7 @@ class TrtllmEngine(EngineDefaults):
         """Not read in TensorRT-LLM's MoE: none counted."""
         return 0
 
-    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str] | None:
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
         """Not read for TensorRT-LLM: Marlin's layout, as kvplan counted it before reading
         vLLM's."""
         return None

@@ -69,7 +69,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.hardware.gpus import GPU
     from kvplan.kv.kinds import LayerCaches
     from kvplan.model.context_limit import ContextLimit
-    from kvplan.model.quant_formats import Mxfp4Backend
     from kvplan.model.spec import ModelSpec
     from kvplan.weights.base import StageOuter
 
@@ -275,7 +274,7 @@ class VllmEngine:
         kvplan.capacity.weights.expert_map_bytes)."""
         return 4
 
-    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[Mxfp4Backend, str]:
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str]:
         """By GPU generation and release, or --mxfp4-backend (kvplan.engines.vllm.mxfp4_backend:
         Hopper runs Triton from 0.11.1, whose wheel vendors triton_kernels)."""
         return vllm_mxfp4_backend(inputs.engine_version, inputs.compute_capability,

@@ -45,7 +45,6 @@ FlashInfer TRT-LLM kernel pads gpt-oss as Marlin does in 0.32 (oracle/mxfp4.py:8
 from __future__ import annotations
 
 from kvplan._util.versions import version_key
-from kvplan.model.quant_formats import Mxfp4Backend
 
 # The first release whose CUDA wheel vendors triton_kernels (vllm PR #27370): from it Hopper
 # runs the Triton kernel by default.
@@ -54,24 +53,24 @@ TRITON_KERNELS_VENDORED = "0.11.1"
 
 def vllm_mxfp4_backend(version: str | None, capability: tuple[int, int] | None,
                        platform: str = "cuda", chosen: str | None = None
-                       ) -> tuple[Mxfp4Backend, str]:
+                       ) -> tuple[str, str]:
     """The MXFP4 MoE kernel vLLM `version` (None: the newest) picks on a GPU of `capability`
-    (None: unknown), and why. `chosen`: the user's (--mxfp4-backend, as vLLM's
-    VLLM_MXFP4_USE_MARLIN=1 or --moe-backend)."""
+    (None: unknown), as a kvplan.model.quant_formats.Mxfp4Backend value (not imported here: a
+    model without MXFP4 never loads the quantized formats), and why. `chosen`: the user's
+    (--mxfp4-backend, as vLLM's VLLM_MXFP4_USE_MARLIN=1 or --moe-backend)."""
     if chosen is not None:
-        backend = Mxfp4Backend(chosen)
-        return backend, f"given (--mxfp4-backend {backend.value})"
+        return chosen, f"given (--mxfp4-backend {chosen})"
     if platform != "cuda" or capability is None:
-        return Mxfp4Backend.marlin, "GPU generation unknown: Marlin's layout, the larger"
+        return "marlin", "GPU generation unknown: Marlin's layout"
     shown = "the newest vLLM" if version is None else f"vLLM {version}"
     if capability[0] == 9:
         if version_key(version) >= version_key(TRITON_KERNELS_VENDORED):
-            return Mxfp4Backend.triton, (
+            return "triton", (
                 f"{shown}: triton_kernels vendored (from {TRITON_KERNELS_VENDORED}), Hopper "
                 "runs Triton, sized with Marlin's padding (its swizzled layout not read); "
                 "VLLM_MXFP4_USE_MARLIN=1 / --moe-backend marlin: --mxfp4-backend marlin")
-        return Mxfp4Backend.marlin, (
+        return "marlin", (
             f"{shown}: no triton_kernels in the wheel (before {TRITON_KERNELS_VENDORED}), "
             "Hopper runs Marlin")
-    return Mxfp4Backend.marlin, (
+    return "marlin", (
         f"{shown} on SM{capability[0]}{capability[1]}: Marlin's layout")
