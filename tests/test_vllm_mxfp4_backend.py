@@ -96,6 +96,25 @@ def test_triton_held_out_log_is_sized_by_marlins_layout() -> None:
     assert create_layout / GiB / logged - 1 < -0.06
 
 
+# Read after that choice (commit 6ef65a3b), so a first evaluation of it, not used to shape it: the
+# same lab's TP 1 run, https://github.com/llm-d-incubation/llm-d-planner/blob/d3121e059da88662db
+# 39a926a3ead964be97359b/accuracy/results/v0.19.0/logs/openai-gpt-oss-20b--h100-80gb--tp1pp1dp1
+# --8192.FAILED.log (it failed after loading): "Using 'TRITON' Mxfp4 MoE backend.", "Peak GPU
+# memory after loading weights: 12.92 GiB", "Model loading took 13.64 GiB memory". At TP 1
+# (I = 2880): Marlin's layout I -> 2944, H -> 3072: w13 5888 x 3072 / 2 = 9,043,968 + 565,248;
+# w2 3072 x 2944 / 2 = 4,521,984 + 282,624; biases 2 x (5888 + 3072) = 17,920: 14,431,744 per
+# expert and layer; Triton's create_weights layout (I 2880, H 2880): 8,294,400 + 518,400 +
+# 4,147,200 + 259,200 + 2 x (5760 + 2880) = 13,236,480, 1,195,264 less, x 768 = 917,962,752 B.
+# kvplan 14,712,781,952 B = 13.70 GiB, +0.45 % on 13.64; the create_weights layout 12.85, -5.8 %.
+def test_triton_tp1_log_read_after_the_choice() -> None:
+    w = weights_breakdown(load_spec("gpt-oss-20b"), tp=1, mxfp4=vllm_mxfp4_backend("0.19.0", H100))
+    assert w.total == 14_712_781_952
+    logged = 13.64
+    assert abs(w.total / GiB / logged - 1) < 0.006
+    create_layout = w.total - (14_431_744 - 13_236_480) * 32 * 24
+    assert create_layout / GiB / logged - 1 < -0.05
+
+
 def _estimate(*extra: str) -> dict:
     result = CliRunner().invoke(app, ["estimate", "gpt-oss-120b", "--tp", "8", "--gpu", "h100",
                                       "--context", "8192", "--format", "json", *extra])
