@@ -110,13 +110,18 @@ def test_gpt_oss_20b_mxfp4_a100() -> None:
 
 
 def test_mxfp4_backend_padding() -> None:
-    # 2880 is a multiple of 64: the Triton path pads nothing; Marlin pads to 2944 x 3072.
-    plain = Mxfp4(backend=Mxfp4Backend.triton, expert_bias=False).experts_bytes(1, 2880, 2880, True)
-    assert plain.weight == 3 * 2880 * 2880 // 2
-    assert plain.scales == 3 * 2880 * 2880 // 32
+    # Marlin pads 2880 to 2944 (intermediate, x128) by 3072 (hidden, x256); the SM90 FlashInfer
+    # kernel to 2944 x 2944 (x128 both). Triton is sized as Marlin (its swizzled layout not read;
+    # the measured stand-in: tests/test_vllm_mxfp4_backend.py).
+    plain = Mxfp4(backend=Mxfp4Backend.flashinfer_sm90, expert_bias=False
+                  ).experts_bytes(1, 2880, 2880, True)
+    assert plain.weight == 3 * 2944 * 2944 // 2
+    assert plain.scales == 3 * 2944 * 2944 // 32
     marlin = Mxfp4(backend=Mxfp4Backend.marlin, expert_bias=False).experts_bytes(1, 2880, 2880,
                                                                                  True)
     assert marlin.weight == 3 * 2944 * 3072 // 2
+    assert Mxfp4(backend=Mxfp4Backend.triton, expert_bias=False).experts_bytes(
+        1, 2880, 2880, True) == marlin
 
 
 # --- bitsandbytes 4-bit (fp4), Llama-3-8B, vLLM 0.5.x ------------------------------------------

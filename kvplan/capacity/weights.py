@@ -15,11 +15,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from kvplan.weights.base import DpAttentionWeights, WeightBreakdown
 
 
-def loaded_formats(spec: ModelSpec, quantization: str | None = None, dtype: str | None = None
+def loaded_formats(spec: ModelSpec, quantization: str | None = None, dtype: str | None = None,
+                   mxfp4: tuple[str, str] | None = None
                    ) -> tuple[QuantConfig | None, str]:
     """The quantization config the engine loads `spec` with (the checkpoint's
     quantization_config, or load-time --quantization bitsandbytes; None: none) and the compute
-    dtype of every weight it leaves plain (--dtype, else the engines' auto rule)."""
+    dtype of every weight it leaves plain (--dtype, else the engines' auto rule). `mxfp4`: the
+    MXFP4 MoE kernel the engine runs (an Mxfp4Backend value) and why (EngineRules.mxfp4_backend;
+    None: Marlin's layout, the parser's default)."""
     from kvplan.weights.base import engine_dtype
 
     # Load-time quantization re-quantizes a 16-bit checkpoint only: the engines take a quantized
@@ -28,8 +31,11 @@ def loaded_formats(spec: ModelSpec, quantization: str | None = None, dtype: str 
     quant = None
     if spec.quantization_json is not None:
         from kvplan.model.quant_config import parse_quantization_config
+        from kvplan.model.quant_formats import Mxfp4Backend
 
-        quant = parse_quantization_config(spec.quantization_config, spec.path)
+        kernel = {} if mxfp4 is None else {"mxfp4_backend": Mxfp4Backend(mxfp4[0]),
+                                           "mxfp4_reason": mxfp4[1]}
+        quant = parse_quantization_config(spec.quantization_config, spec.path, **kernel)
     elif quantization == "bitsandbytes":
         from kvplan.model.quant_config import (
             bitsandbytes_config,  # the quantized formats: for these only
@@ -69,7 +75,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       ep: int = 1, mtp: bool = False, vision: bool = True,
                       lm_head: bool | None = None,
                       dp_split: DpAttentionWeights | None = None,
-                      expert_map_entry_bytes: int = 0) -> WeightBreakdown:
+                      expert_map_entry_bytes: int = 0,
+                      mxfp4: tuple[str, str] | None = None) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -83,13 +90,14 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model. ``expert_map_entry_bytes``: what the engine holds per routed expert and MoE layer to
     map global to local experts under EP (the engine's `expert_map_entry_bytes`;
-    `expert_map_bytes`)."""
+    `expert_map_bytes`). ``mxfp4``: the MXFP4 MoE kernel and why (`loaded_formats`), whose
+    padding of the expert shapes the weights follow."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
     from kvplan.weights.breakdown import weight_breakdown
 
     if spec.quantization_json is not None:
         quantization = None  # the checkpoint's own (loaded_formats)
-    quant, dtype = loaded_formats(spec, quantization, dtype)
+    quant, dtype = loaded_formats(spec, quantization, dtype, mxfp4)
     kw = {"dtype": dtype, "layers": layers, "first": first, "last": last, "vision": vision,
           "lm_head": lm_head}
     if spec.checkpoint is not None and quantization != "bitsandbytes":

@@ -45,6 +45,7 @@ from kvplan.cli.common import (
     MaxNumSeqsOpt,
     MmEncoderTpMode,
     ModelArg,
+    Mxfp4BackendOpt,
     PlatformOpt,
     PrefixCachingOpt,
     QuantizationOpt,
@@ -228,6 +229,7 @@ def estimate_cmd(
              "spec).")] = None,
     dtype: DTypeOpt = WeightDType.auto,
     quantization: QuantizationOpt = None,
+    mxfp4_backend: Mxfp4BackendOpt = None,
     enforce_eager: Annotated[bool, typer.Option(
         "--enforce-eager", rich_help_panel=VLLM_PANEL,
         help="vLLM without CUDA graphs (TRT-LLM: cuda_graph_config null): "
@@ -307,6 +309,7 @@ def estimate_cmd(
             quantization=None if quantization is None else quantization.value,
             enforce_eager=enforce_eager, cuda_graph_max_batch_size=cuda_graph_max_batch_size,
             cuda_graph_padding=cuda_graph_padding, flashinfer_sampler=flashinfer_sampler,
+            mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value,
             skip_mm_profiling=skip_mm_profiling, mm_encoder_tp_mode=mm_encoder_tp_mode.value,
             disable_custom_all_reduce=disable_custom_all_reduce,
             max_total_tokens=max_total_tokens, trtllm_backend=trtllm_backend.value,

@@ -166,11 +166,25 @@ class LoadQuantization(str, Enum):
     bitsandbytes = "bitsandbytes"
 
 
+class Mxfp4Kernel(str, Enum):
+    """The MXFP4 MoE kernels a vLLM user picks on CUDA (kvplan.model.quant_formats.Mxfp4Backend's
+    values; the FlashInfer ones' padding is not read by release)."""
+
+    marlin = "marlin"
+    triton = "triton"
+
+
 DTypeOpt = Annotated[WeightDType, typer.Option(
     "--dtype", help="Compute dtype of unquantized weights (auto: the config's, float32 served "
                     "as bfloat16, as vLLM and SGLang do).")]
 QuantizationOpt = Annotated[LoadQuantization | None, typer.Option(
     "--quantization", help="Quantization applied at load time (bitsandbytes: NF4).")]
+Mxfp4BackendOpt = Annotated[Mxfp4Kernel | None, typer.Option(
+    "--mxfp4-backend", rich_help_panel=VLLM_PANEL,
+    help="vLLM: the MoE kernel MXFP4 experts (gpt-oss) run on: marlin as "
+         "VLLM_MXFP4_USE_MARLIN=1 or --moe-backend marlin picks it; default: that release's on "
+         "that GPU (Hopper: triton from 0.11.1, whose wheel vendors triton_kernels, sized as "
+         "marlin until its swizzled layout is read; marlin before and elsewhere).")]
 
 
 GpuMemGibOpt = Annotated[float | None, typer.Option(

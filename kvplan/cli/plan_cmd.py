@@ -22,6 +22,7 @@ from kvplan.cli.common import (
     LoadQuantization,
     MaxNumBatchedTokensOpt,
     MaxNumSeqsOpt,
+    Mxfp4BackendOpt,
     PlatformOpt,
     QuantizationOpt,
     ReserveGibOpt,
@@ -187,6 +188,7 @@ def plan_cmd(
     speculative_method: SpecMethodOpt = None,
     num_speculative_tokens: SpecTokensOpt = 0,
     quantization: QuantizationOpt = None,
+    mxfp4_backend: Mxfp4BackendOpt = None,
     dtype: DTypeOpt = WeightDType.auto,
     gpu_mem_gib: GpuMemGibOpt = None,
     weights_gib: WeightsGibOpt = None,
@@ -334,6 +336,7 @@ def plan_cmd(
             else speculative_method.value,
             "num_speculative_tokens": num_speculative_tokens or None,
             "quantization": None if quantization is None else quantization.value,
+            "mxfp4_backend": None if mxfp4_backend is None else mxfp4_backend.value,
             "dtype": None if dtype is WeightDType.auto else dtype,
             "gpu_mem_gib": gpu_mem_gib, "weights_gib": weights_gib, "reserve_gib": reserve_gib,
             "context": context,
@@ -402,7 +405,7 @@ def _plan(opts: dict[str, Any], request: Any, plan_serving: Any) -> tuple[Any, A
             extra[field] = gib_to_bytes(opts[key])
     extra.update(platform_fields(opts.get("platform"), opts.get("cpu_amx")))
     extra.update(mm_fields(opts.get("limit_mm_per_prompt"), bool(opts.get("skip_mm_profiling"))))
-    for key in ("speculative_method", "quantization", "shared_prefix"):
+    for key in ("speculative_method", "quantization", "shared_prefix", "mxfp4_backend"):
         if opts.get(key) is not None:
             extra[key] = opts[key]
     if opts.get("dtype") not in (None, WeightDType.auto):

@@ -19,6 +19,7 @@ from kvplan.cli.common import (
     MambaFullMemoryRatioOpt,
     MaxMambaCacheSizeOpt,
     ModelArg,
+    Mxfp4BackendOpt,
     PlatformOpt,
     PrefixCachingOpt,
     SkipMmProfilingOpt,
@@ -229,6 +230,7 @@ def simulate_cmd(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --timeline / --plot.")
                      ] = False,
+    mxfp4_backend: Mxfp4BackendOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
@@ -318,7 +320,8 @@ def simulate_cmd(
             skip_mm_profiling=skip_mm_profiling, max_mamba_cache_size=max_mamba_cache_size,
             mamba_full_memory_ratio=mamba_full_memory_ratio,
             swa_full_tokens_ratio=swa_full_tokens_ratio,
-            disable_hybrid_swa_memory=disable_hybrid_swa_memory)
+            disable_hybrid_swa_memory=disable_hybrid_swa_memory,
+            mxfp4_backend=None if mxfp4_backend is None else mxfp4_backend.value)
         sim, notes = setup(spec, inputs, dp=dp, async_scheduling=settings.async_scheduling,
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,

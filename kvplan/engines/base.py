@@ -428,6 +428,9 @@ class EngineRules(Protocol):
         layer to map global to local experts under expert parallelism (0: none counted;
         kvplan.capacity.weights.expert_map_bytes)."""
 
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
+        """The MXFP4 MoE kernel on the inputs' GPU and release, and why; None: Marlin's."""
+
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
         KV-cache groups), after refusing what the engine's pools do not model."""

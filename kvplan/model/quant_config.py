@@ -175,13 +175,16 @@ def _parse_fp8(qc: Mapping[str, Any], path: str) -> QuantConfig:
                        ignore=ignore)
 
 
-def _parse_mxfp4(qc: Mapping[str, Any], path: str, backend: Mxfp4Backend) -> QuantConfig:
+def _parse_mxfp4(qc: Mapping[str, Any], path: str, backend: Mxfp4Backend,
+                 reason: str | None = None) -> QuantConfig:
     # vLLM's Mxfp4Config quantizes FusedMoE layers only; linear layers stay unquantized.
     ignore = _str_list(qc, ("modules_to_not_convert", "ignore"), path)
+    why = "" if reason is None else f" ({reason})"
     return QuantConfig(method="mxfp4",
                        rules=(Rule(targets=_EXPERTS_ONLY, scheme=Mxfp4(backend=backend)),),
                        ignore=ignore,
-                       notes=(f"mxfp4 experts laid out for vLLM's {backend.value} MoE kernel",))
+                       notes=(f"mxfp4 experts laid out for vLLM's {backend.value} MoE "
+                              f"kernel{why}",))
 
 
 def modelopt_unquantized(qc: Mapping[str, Any]) -> bool:
@@ -451,10 +454,12 @@ QUANT_METHODS = ("fp8", "mxfp4", "modelopt", "modelopt_fp4", "compressed-tensors
 def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
                               mxfp4_backend: Mxfp4Backend = Mxfp4Backend.marlin,
                               mp_kernel: MixedPrecisionKernel = MixedPrecisionKernel.marlin,
+                              mxfp4_reason: str | None = None,
                               ) -> QuantConfig:
     """A config.json ``quantization_config`` (or hf_quant_config.json) as a `QuantConfig`.
     ``mxfp4_backend`` / ``mp_kernel``: the kernels vLLM picks for the GPU (their layouts differ;
-    kvplan's planner does not know the GPU generation and keeps the Marlin defaults).
+    the planner asks the engine for the MXFP4 one, EngineRules.mxfp4_backend, and says why in
+    the notes with ``mxfp4_reason``; the mixed-precision kernel keeps the Marlin default).
 
     Unknown methods raise SpecError naming ``quantization_config.quant_method``."""
     if not isinstance(qc, Mapping):
@@ -465,7 +470,7 @@ def parse_quantization_config(qc: Mapping[str, Any], path: str, *,
     if method == "fp8":
         return _parse_fp8(qc, path)
     if method == "mxfp4":
-        return _parse_mxfp4(qc, path, mxfp4_backend)
+        return _parse_mxfp4(qc, path, mxfp4_backend, mxfp4_reason)
     if method in ("modelopt", "modelopt-fp4"):
         return _parse_modelopt(qc, path)
     if method == "compressed-tensors":

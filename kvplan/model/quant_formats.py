@@ -69,8 +69,10 @@ class Mxfp4Backend(str, Enum):
     """The MoE kernel vLLM picks for MXFP4 (vllm/model_executor/layers/quantization/mxfp4.py,
     get_mxfp4_backend); each pads the expert shapes differently in Mxfp4MoEMethod.create_weights."""
 
-    marlin = "marlin"  # GPUs without native FP4 (Ampere, Ada; Hopper when VLLM_MXFP4_USE_MARLIN)
-    triton = "triton"  # Hopper with triton_kernels installed
+    # GPUs without native FP4 (Ampere, Ada); Hopper before vLLM 0.11.1 or with
+    # VLLM_MXFP4_USE_MARLIN=1 / --moe-backend marlin (kvplan.engines.vllm.mxfp4_backend)
+    marlin = "marlin"
+    triton = "triton"  # Hopper with triton_kernels (vendored in vLLM's wheel from 0.11.1)
     flashinfer_sm90 = "flashinfer_sm90"  # SM90_FI_MXFP4_BF16
     flashinfer_sm100 = "flashinfer_sm100"  # SM100 TRTLLM / BF16 paths
 
@@ -82,24 +84,22 @@ class Mxfp4Backend(str, Enum):
 
 # mxfp4.py, Mxfp4MoEMethod.create_weights: Marlin needs n % 256 == 0 and k % 128 == 0
 # (intermediate -> 128, hidden -> 256); SM100 TRTLLM/BF16 pad both to 256; SM90 FlashInfer and
-# SM100 CUTLASS to 128; the other (Triton) path pads the intermediate size to 64 only.
+# SM100 CUTLASS to 128; the other (Triton) path pads the intermediate size to 64 only (vLLM 0.32
+# fused_moe/oracle/mxfp4.py:894-895), but that is not what it holds once loaded: its
+# process_weights_after_loading swizzles the experts into triton_kernels' Hopper layouts
+# (HopperMXValueLayout / HopperMXScaleLayout, padded again, triton_kernels tensor_details/
+# layout_details/hopper_value.py) and which tensors it frees varies by release (0.32: "TRITON
+# backends free w13/w2_weight_scale after swizzling", quantization/mxfp4.py:411-412). Measured on
+# the one Triton log read (llm-d-planner, vLLM 0.19.0, H100, TP 2, gpt-oss-20b, "Using 'TRITON'
+# Mxfp4 MoE backend", "Model loading took 7.01 GiB"): create_weights' layout gives 6.55 GiB
+# (-6.6 %), Marlin's 7.10 (+1.2 %). Until the swizzled bytes are read, Triton is sized with
+# Marlin's padding, the measured stand-in (tests/benches/fitted_rows.py SHAPED_BY: mxfp4be58).
 _MXFP4_PADDING: dict[Mxfp4Backend, tuple[int, int]] = {
     Mxfp4Backend.marlin: (128, 256),
-    Mxfp4Backend.triton: (64, 1),
+    Mxfp4Backend.triton: (128, 256),
     Mxfp4Backend.flashinfer_sm90: (128, 128),
     Mxfp4Backend.flashinfer_sm100: (256, 256),
 }
-
-
-def default_mxfp4_backend(compute_capability: tuple[int, int] | None) -> Mxfp4Backend:
-    """vLLM's choice by GPU generation: Blackwell (10.x) FlashInfer; everything else Marlin.
-
-    Hopper picks Triton only when the ``triton_kernels`` package is installed, which the
-    logs kvplan was checked against did not have (vllm issue #23278 shows the Marlin warning on
-    an H100), so Marlin, the larger layout, is the default there too."""
-    if compute_capability is not None and compute_capability[0] >= 10:
-        return Mxfp4Backend.flashinfer_sm100
-    return Mxfp4Backend.marlin
 
 
 class MixedPrecisionKernel(str, Enum):

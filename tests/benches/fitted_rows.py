@@ -499,6 +499,13 @@ _PROSPECTIVE57_ALL = (
 
 
 SHAPED_BY: tuple[Shaped, ...] = (
+    Shaped(commit="6ef65a3b",
+           rule="vLLM's Triton MXFP4 MoE kernel (Hopper from 0.11.1) sized with Marlin's "
+                "padding (kvplan/model/quant_formats.py _MXFP4_PADDING), not its create_weights "
+                "layout: this log (0.19.0, H100, TP 2, 'Using TRITON Mxfp4 MoE backend') "
+                "loads 7.01 GiB, Marlin's layout +1.2 %, the create_weights layout -6.6 %; its "
+                "weights stay pinned in the engine bench, so its budget does not move",
+           rows=("openai-gpt-oss-20b--h100-80gb--tp2pp1dp1--8192",)),
     Shaped(commit="297958c",
            rule="vLLM's FlashAttention 2 query tiles (SM 8.x / 12.x, 16-bit cache): a decode "
                 "token beside a prefill chunk computes a 64-row tile per query head, in a "

@@ -122,7 +122,10 @@ def kv_pool(run: dict, max_num_seqs: int | None) -> tuple[float, int]:  # type: 
     inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"], tp=run["tp"],
                              engine=Engine.vllm, engine_version=run["vllm"],
                              mem_fraction=run.get("gpu_memory_utilization"),
-                             max_num_seqs=max_num_seqs)
+                             max_num_seqs=max_num_seqs,
+                             # run.sh:142 VLLM_MXFP4_USE_MARLIN=1 (vLLM 0.15.1's Hopper default
+                             # is Triton: kvplan.engines.vllm.mxfp4_backend; sized alike)
+                             mxfp4_backend="marlin")
     plan = setup(spec, inputs)[0].plan
     return plan.kv_budget_bytes / GiB, plan.reported_kv_cache_tokens
 

@@ -231,6 +231,10 @@ class SglangEngine(EngineDefaults):
         weights are measured): none counted."""
         return 0
 
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
+        """Not read for SGLang: Marlin's layout, as kvplan counted it before reading vLLM's."""
+        return None
+
     def dp_attention_weights(self) -> DpAttentionWeights:
         """Under --enable-dp-attention only the attention and the token embeddings are built
         on the attention-TP group (size tp / dp: 1 with dp = tp, so whole on every GPU); the

@@ -238,6 +238,11 @@ class TrtllmEngine(EngineDefaults):
         """Not read in TensorRT-LLM's MoE: none counted."""
         return 0
 
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
+        """Not read for TensorRT-LLM: Marlin's layout, as kvplan counted it before reading
+        vLLM's."""
+        return None
+
     def dp_attention_weights(self) -> DpAttentionWeights:
         """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held
         whole, as kvplan counted them before reading SGLang's."""

@@ -55,6 +55,7 @@ from kvplan.engines.vllm.kv_dtype import (
 )
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
 from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_MOE
+from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
 from kvplan.engines.vllm.runner import vllm_runs_v2
@@ -272,6 +273,12 @@ class VllmEngine:
         layers/fused_moe/expert_map_manager.py:72, routed_experts.py:133 and :262-268; read in
         kvplan.capacity.weights.expert_map_bytes)."""
         return 4
+
+    def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str]:
+        """By GPU generation and release, or --mxfp4-backend (kvplan.engines.vllm.mxfp4_backend:
+        Hopper runs Triton from 0.11.1, whose wheel vendors triton_kernels)."""
+        return vllm_mxfp4_backend(inputs.engine_version, inputs.compute_capability,
+                                  inputs.platform, vllm_options(inputs).mxfp4_backend)
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
         return vllm_stage_config(spec, inputs)

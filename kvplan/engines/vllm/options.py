@@ -27,6 +27,10 @@ class VllmOptions(EngineOptions):
     # the batches in flight, which sliding and chunked layers reserve tokens for
     # (alloc.vllm_max_concurrent_batches); `kvplan simulate` passes the scheduling it runs.
     async_scheduling: bool | None = None
+    # The MXFP4 MoE kernel (kvplan.model.quant_formats.Mxfp4Backend value), as vLLM's
+    # VLLM_MXFP4_USE_MARLIN=1 or --moe-backend picks it; None: that release's on that GPU
+    # (kvplan.engines.vllm.mxfp4_backend).
+    mxfp4_backend: str | None = None
 
 
 OPTIONS = VllmOptions
