@@ -243,10 +243,9 @@ def plan_cmd(
     explain: ExplainOpt = False,
     allow_long_context: AllowLongContextOpt = False,
 ) -> None:
-    """Can MODEL serve N concurrent requests of L tokens on this hardware? FITS, BORDERLINE
-    (the margin is inside kvplan's measured error) or DOES NOT FIT, the margin, the layout, the
-    launch command, what to change; exit 0 fits or borderline, 3 does not. With --rate and
-    SLOs: the fewest GPUs meeting them in the simulator, and that one fewer misses."""
+    """Can MODEL serve N requests of L tokens on this hardware? FITS, BORDERLINE (inside
+    kvplan's measured error) or DOES NOT FIT (exit 3), the margin, layout, launch command and
+    what to change. With --rate and SLOs: the fewest GPUs meeting them in the simulator."""
     from kvplan.analysis.offload_run import plan_offload
     from kvplan.analysis.planner import PlanRequest, plan_serving, planned_spec
     from kvplan.present.capacity_view import plan_view

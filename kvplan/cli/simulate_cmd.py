@@ -32,6 +32,7 @@ from kvplan.cli.outputs import atomic_write, check_output
 from kvplan.cli.vocab import (
     CONTEXT_FLAGS,
     ENGINE_AUTO,
+    HOST_STAGES_PANEL,
     SGLANG_PANEL,
     TRTLLM_PANEL,
     kv_dtype_or_auto_option,
@@ -120,30 +121,30 @@ def simulate_cmd(
              "or TensorRT-LLM's overlap scheduler (default on): a request arriving during a "
              "step waits one more step.")] = None,
     frontend: Annotated[bool, typer.Option(
-        "--frontend",
+        "--frontend", rich_help_panel=HOST_STAGES_PANEL,
         help="Simulate vLLM's API server CPU before the engine: a serial per-request stage "
              "(an ingestion ceiling) and a fixed per-request latency, with constants fitted on "
              "one H100 host's vLLM 0.19 (another host differs).")] = False,
     api_output: Annotated[bool, typer.Option(
-        "--api-output",
+        "--api-output", rich_help_panel=HOST_STAGES_PANEL,
         help="Simulate vLLM's API server loop after each step: detokenizing and streaming "
              "each request's token (time per request measured with vLLM's own code on one "
              "CPU; a serving host differs), before the tokens reach the client.")] = False,
     engine_core_cpu: Annotated[bool | None, typer.Option(
-        "--engine-core-cpu/--no-engine-core-cpu",
+        "--engine-core-cpu/--no-engine-core-cpu", rich_help_panel=HOST_STAGES_PANEL,
         help="Charge vLLM's engine-core CPU per step (scheduler, broadcast to the workers: "
              "time per request measured with vLLM's own code on one CPU, a serving host "
              "differs) after the GPU step, or beside it with async scheduling (default on).")
     ] = None,
     generation_config: Annotated[Path | None, typer.Option(
-        "--generation-config",
+        "--generation-config", rich_help_panel=HOST_STAGES_PANEL,
         help="Charge vLLM 0.15's sampler in each step (memory-bound kernels over every "
              "request's logits: a full-vocabulary sort where top_p < 1), every request sampling "
              "with this generation_config.json's temperature / top_p / top_k, as the server "
              "fills a request that sets none (vllm bench serve from 0.15); a file with "
              "temperature 0 for a greedy client.")] = None,
     moe_jit_compile_ms: Annotated[float | None, typer.Option(
-        "--moe-jit-compile-ms", min=0.0,
+        "--moe-jit-compile-ms", min=0.0, rich_help_panel=HOST_STAGES_PANEL,
         help="Stall a vLLM step this long for each Triton compile of the fused-MoE GEMM that "
              "start-up did not make (a step's tokens above the CUDA-graph sizes meeting a new "
              "config or size class; rule read in vLLM 0.15.1, 16-bit experts, H100 tables). "
