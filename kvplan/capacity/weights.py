@@ -69,7 +69,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       ep: int = 1, mtp: bool = False, vision: bool = True,
                       lm_head: bool | None = None,
                       dp_split: DpAttentionWeights | None = None,
-                      expert_map_entry_bytes: int = 0) -> WeightBreakdown:
+                      expert_map_entry_bytes: int = 0,
+                      attention_scale_bytes: int = 0) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -83,7 +84,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model. ``expert_map_entry_bytes``: what the engine holds per routed expert and MoE layer to
     map global to local experts under EP (the engine's `expert_map_entry_bytes`;
-    `expert_map_bytes`)."""
+    `expert_map_bytes`); ``attention_scale_bytes``: what it holds per attention layer in
+    scale buffers (the engine's `attention_scale_bytes`; `attention_scales_bytes`)."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
     from kvplan.weights.breakdown import weight_breakdown
 
@@ -103,7 +105,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                                         dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
                                         **kw)
         return replace(measured, expert_map=expert_map_bytes(
-            spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last))
+            spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
+            attention_scales=attention_scales_bytes(spec, attention_scale_bytes,
+                                                    layers=layers, mtp=mtp and last))
     held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
@@ -120,7 +124,43 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     placed = _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
                          dp_split=dp_split)
     return replace(placed, expert_map=expert_map_bytes(
-        spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last))
+        spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
+        attention_scales=attention_scales_bytes(spec, attention_scale_bytes, layers=layers,
+                                                mtp=mtp and last))
+
+
+def attention_scales_bytes(spec: ModelSpec, per_layer: int, *,
+                           layers: Iterable[int] | None = None, mtp: bool = False) -> int:
+    """The scale buffers one rank holds: `per_layer` bytes (the engine's
+    `attention_scale_bytes`) for every attention layer of `layers` (all when None) and, with
+    `mtp`, for each MTP draft layer (a decoder layer with its own attention). Whole on every
+    tensor-parallel rank: one scalar each, whatever the heads.
+
+    vLLM 0.32 (16 B): every Attention and MLAAttention layer runs _init_kv_cache_quant
+    (model_executor/layers/attention/attention.py:465, mla_attention.py:547), which registers
+    four float32 scalar buffers, _k_scale, _v_scale, _q_scale and _prob_scale
+    (attention.py:133-139, set_default_quant_scales(register_buffer=True) at :188), built
+    inside the loader's target-device context, so on the GPU and in the bytes the loading
+    measures (v1/worker/gpu_model_runner.py:5050-5137). The same function's _k_scale_cpu /
+    _v_scale_cpu (:152-153) are replaced by host tensors in process_weights_after_loading
+    (:589-601) before the loading is measured; not counted. Releases before 0.32 (0.13 read:
+    vllm/attention/layer.py) also kept q_range / k_range / v_range float32 scalars as plain
+    attributes (12 B a layer more), not counted. The CUDA caching allocator gives each
+    tensor a block of at least 512 B (c10/cuda/CUDACachingAllocator.cpp round_size,
+    kMinBlockSize), and torch.cuda.max_memory_allocated, vLLM's weights figure
+    (platforms/cuda.py:367-372), counts blocks: these four scalars take 2,048 B of it a layer.
+    kvplan counts tensor bytes, as the oracle's probe does, and no rounding anywhere: from 0.27
+    the KV budget does not read that figure (utils/mem_utils.py:312-321: non_kv_cache_memory =
+    the free-memory delta, total_consumed, + the transient peak; weights_memory is printed
+    only, :206-225), and the free-memory delta sees the allocator's segments (2 MiB and more),
+    not its 512-B blocks; the log prints it to 0.01 GiB (mem_utils.py:30-31 format_gib)."""
+    if not per_layer:
+        return 0
+    chosen = range(spec.num_hidden_layers) if layers is None else layers
+    count = sum(spec.has_attention(i) for i in chosen)
+    if mtp:
+        count += spec.num_nextn_predict_layers
+    return count * per_layer
 
 
 def expert_map_bytes(spec: ModelSpec, ep: int, entry_bytes: int, *,

@@ -428,6 +428,10 @@ class EngineRules(Protocol):
         layer to map global to local experts under expert parallelism (0: none counted;
         kvplan.capacity.weights.expert_map_bytes)."""
 
+    def attention_scale_bytes(self) -> int:
+        """Bytes it holds on the GPU, counted with the weights, in scale buffers of each
+        attention layer (0: none; kvplan.capacity.weights.attention_scales_bytes)."""
+
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its
         KV-cache groups), after refusing what the engine's pools do not model."""
