@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan.model.attention import CompressedSparseAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 
@@ -154,7 +155,9 @@ def attention_scales_bytes(spec: ModelSpec, per_layer: int, *,
     the free-memory delta, total_consumed, + the transient peak; weights_memory is printed
     only, :206-225), and the free-memory delta sees the allocator's segments (2 MiB and more),
     not its 512-B blocks; the log prints it to 0.01 GiB (mem_utils.py:30-31 format_gib)."""
-    if not per_layer:
+    if not per_layer or isinstance(spec.attention, CompressedSparseAttention):
+        # DeepSeek-V4's DeepseekV4Attention (vLLM 0.32 models/deepseek_v4/attention.py:131) is
+        # no Attention / MLAAttention and registers no such scalars.
         return 0
     chosen = range(spec.num_hidden_layers) if layers is None else layers
     count = sum(spec.has_attention(i) for i in chosen)

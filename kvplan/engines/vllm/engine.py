@@ -201,8 +201,8 @@ class VllmEngine:
         IndexCache's indexer on the layers this release builds it on
         (kvplan.engines.vllm.index_cache), transformers' rotary buffers instead of cos/sin
         tables where its Transformers backend builds the model
-        (kvplan.engines.vllm.architectures.transformers_backend_rotary); a class without SupportsPP refused at --pp > 1
-        (kvplan.engines.vllm.stage_weights)."""
+        (kvplan.engines.vllm.architectures.transformers_backend_rotary); a class without
+        SupportsPP refused at --pp > 1 (kvplan.engines.vllm.stage_weights)."""
         spec = alloc.vllm_cached_spec(spec)
         if inputs is None:
             return spec
