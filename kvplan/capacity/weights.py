@@ -144,17 +144,27 @@ def attention_scales_bytes(spec: ModelSpec, per_layer: int, *,
     inside the loader's target-device context, so on the GPU and in the bytes the loading
     measures (v1/worker/gpu_model_runner.py:5050-5137). The same function's _k_scale_cpu /
     _v_scale_cpu (:152-153) are replaced by host tensors in process_weights_after_loading
-    (:589-601) before the loading is measured; not counted. Releases before 0.32 (0.13 read:
-    vllm/attention/layer.py) also kept q_range / k_range / v_range float32 scalars as plain
-    attributes (12 B a layer more), not counted. The CUDA caching allocator gives each
-    tensor a block of at least 512 B (c10/cuda/CUDACachingAllocator.cpp round_size,
-    kMinBlockSize), and torch.cuda.max_memory_allocated, vLLM's weights figure
-    (platforms/cuda.py:367-372), counts blocks: these four scalars take 2,048 B of it a layer.
-    kvplan counts tensor bytes, as the oracle's probe does, and no rounding anywhere: from 0.27
-    the KV budget does not read that figure (utils/mem_utils.py:312-321: non_kv_cache_memory =
-    the free-memory delta, total_consumed, + the transient peak; weights_memory is printed
-    only, :206-225), and the free-memory delta sees the allocator's segments (2 MiB and more),
-    not its 512-B blocks; the log prints it to 0.01 GiB (mem_utils.py:30-31 format_gib)."""
+    (:589-601) before the loading is measured; not counted. Older releases'
+    vllm/attention/layer.py (read at two commits of the 0.1x line, not every release) build
+    the same four float32 scalars, first as plain `torch.tensor(1.0)` attributes of
+    Attention.__init__, then as these buffers, both under the loader's device context (so on
+    the GPU): the same 16 B, taken for every release kvplan follows (0.10.0 on); some also kept
+    q_range / k_range / v_range scalars (12 B a layer more), not counted.
+
+    The CUDA caching allocator's 512-B rounding is not modelled, here or for any tensor. It
+    gives each allocation a block of round_size(n) bytes, at least kMinBlockSize 512 and a
+    multiple of 512 (c10/cuda/CUDACachingAllocator.cpp), and its `allocated_bytes` statistic
+    counts blocks (`requested_bytes` the sizes asked), so torch.cuda.max_memory_allocated,
+    vLLM's weights figure (platforms/cuda.py:367-372 -> DeviceMemoryProfiler ->
+    "Model loading took X GiB"), holds these four scalars as 2,048 B a layer. But that figure
+    is printed to 0.01 GiB (utils/mem_utils.py:30-31 format_gib), and from 0.27 the KV budget
+    does not read it: non_kv_cache_memory is the free-memory delta since start-up
+    (total_consumed) plus the transient peak (mem_utils.py:312-321; weights_memory is only
+    printed, :206-225), and that delta sees the allocator's segments (2 MiB for small
+    blocks, 2 MiB-rounded or 20 MiB for large ones), not its 512-B blocks. Before 0.27 the
+    budget subtracted weights_memory itself, rounding included: on Llama-3.1-8B, whose
+    parameter tensors are all multiples of 512 B, 32 layers x 4 x (512 - 4) B = 65,024 B,
+    3 % of one 16-token block (2 MiB)."""
     if not per_layer or isinstance(spec.attention, CompressedSparseAttention):
         # DeepSeek-V4's DeepseekV4Attention (vLLM 0.32 models/deepseek_v4/attention.py:131) is
         # no Attention / MLAAttention and registers no such scalars.
