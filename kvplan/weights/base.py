@@ -172,7 +172,9 @@ def transformers_rotary_bytes(spec: ModelSpec) -> int:
     `f"{layer_type}_inv_freq"`). vLLM builds the HF model with `init_on_device_without_buffers
     ("meta")` (models/transformers/base.py:173-179): parameters on meta, buffers on the load
     device, so they are on the GPU. Starcoder2-15B (head_dim 128): 2 x 64 x 4 B = 512 B, where
-    its cos/sin table would be 16,384 x 128 x 2 B = 4 MiB. No rope: 0."""
+    its cos/sin table would be 16,384 x 128 x 2 B = 4 MiB. No rope: 0. (transformers 4.x,
+    installed with the older vLLM releases, kept original_inv_freq as an alias of inv_freq,
+    one buffer, 256 B less on Starcoder2: the 5.19 pair is taken for every release.)"""
     return spec.rotary_inv_freq_pairs * 2 * cdiv(_rotary_width(spec), 2) * 4
 
 
