@@ -60,6 +60,22 @@ SWEEP57_TEXT = [
     "cos/sin table (512 B of inv_freq instead), where kvplan counts 4,194,304 and 1,048,576 B: "
     "left as known gaps, like phi-2's and pythia-410m's. vLLM's other buffers, four float32 "
     "scalars per attention layer (16 B), are not counted.",
+    "",
+    "Task sizefix58 (after the sweep, so no blind figure): kvplan now counts, for vLLM, "
+    "transformers' inv_freq and original_inv_freq buffers instead of a cos/sin table where "
+    "vLLM's Transformers backend builds the model (Starcoder2, OLMo, OLMo-2, OLMo-3, Phi, "
+    "GPT-NeoX, Seed-OSS, ... at the releases registry.py maps them there), each attention "
+    "layer's four float32 scale buffers (16 B), Granite's attention sinks (granite.py / "
+    "granitemoe.py, split by head under TP) and Seed-OSS's o_proj without bias. On the shrinks "
+    "measured with their buffers (tests/test_weights_vllm_buffers.py) kvplan's parameters and "
+    "buffers then equal vLLM's on 16 of 17 (gemma-2-27b-it's 2-byte normalizer buffer is not "
+    "counted): starcoder2-15b and olmo-2-0325-32b buffers +4,193,728 and +1,048,000 B -> 0, "
+    "phi-2 +130,880 -> 0, pythia-410m +65,408 -> 0, olmo2-7b +1,047,936 -> 0, olmo3-7b "
+    "+16,776,064 -> 0 (those six rows shaped the rotary rule), the native families' buffers "
+    "-16 B a layer -> 0, granite-swash-3b-a600m params -320 -> 0 (it shaped the sinks rule). "
+    "First evaluations after the rules: granite-swash-2b at TP 1 and TP 2 (160 B of sinks a "
+    "rank) equal; seed-oss-36b buffers equal, params +40,960 B (an o_proj bias transformers "
+    "builds only with attention_out_bias) -> 0 after the rule it shaped.",
 ]
 
 

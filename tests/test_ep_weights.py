@@ -361,18 +361,18 @@ def test_expert_map_is_the_buffers_beyond_the_rotary_table(case: str, moe_layers
     from kvplan.capacity.weights import expert_map_bytes
 
     spec = load_spec(str(EP_ORACLE / case / "config.json"))
-    w = weights_breakdown(spec, tp=2, ep=2, expert_map_entry_bytes=4)
+    w = weights_breakdown(spec, tp=2, ep=2, expert_map_entry_bytes=4, attention_scale_bytes=16)
     assert w.expert_map == moe_layers * 5 * 4 == 40
     # vLLM's other buffers: the rotary table (kvplan's rope_cache) and each attention layer's
     # four float32 scalars _k_scale, _v_scale, _q_scale, _prob_scale (16 B a layer:
     # model_executor/layers/attention/attention.py:136-139; seen in the oracle's tensor list,
-    # WEIGHT_BYTES_LIST=1), which kvplan does not count.
-    scalars = 16 * spec.num_hidden_layers
+    # WEIGHT_BYTES_LIST=1), counted since sizefix58 (`attention_scales`).
+    assert w.attention_scales == 16 * spec.num_hidden_layers
     for rank in ORACLE[case]["ranks"]:
-        assert rank["buffers"] - w.rope_cache - scalars == w.expert_map
-    # The busiest rank, parameters and buffers, is vLLM's to the byte but for those scalars.
+        assert rank["buffers"] - w.rope_cache - w.attention_scales == w.expert_map
+    # The busiest rank, parameters and buffers, is vLLM's to the byte.
     rank0 = ORACLE[case]["ranks"][0]
-    assert w.total + scalars == rank0["params"] + rank0["buffers"]
+    assert w.total == rank0["params"] + rank0["buffers"]
     assert expert_map_bytes(spec, 1, 4) == 0  # no EP: vLLM builds no map (expert_map None)
     assert weights_breakdown(spec, tp=2, ep=2).expert_map == 0  # an engine that holds none
 

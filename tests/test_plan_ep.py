@@ -36,8 +36,9 @@ def test_vllm_tp2_dp4_ep8_weights_per_gpu_by_hand() -> None:
     32768 positions x 128 x 2 B = 8,388,608 (vllm/model_executor/layers/rotary_embedding):
     12,889,628,672 B per GPU, and FusedMoE's int32 expert map under EP, 8 entries x 4 B in
     each of the 32 layers = 1,024 B (kvplan.capacity.weights.expert_map_bytes; sizefix57):
-    12,889,629,696 B. Sized at TP 2 without EP (before), each GPU held half of every
-    expert: 43.50 GiB."""
+    12,889,629,696 B, and each of the 32 attention layers' four float32 scale buffers, 16 B
+    (vLLM 0.32 attention.py:133-139; sizefix58): 512 B more, 12,889,630,208 B. Sized at TP 2
+    without EP (before), each GPU held half of every expert: 43.50 GiB."""
     spec = load_spec("mixtral-8x7b")
     gpu = get_gpu("H100")
     req = PlanRequest(concurrency=1, context=32768, gpu=gpu)
@@ -45,7 +46,7 @@ def test_vllm_tp2_dp4_ep8_weights_per_gpu_by_hand() -> None:
     assert lay.ep == 8
     cand = evaluate(spec, req, gpu, lay, "fp8", None, 32768)
     assert cand is not None
-    assert cand.capacity.weights_bytes == 12_889_628_672 + 1_024
+    assert cand.capacity.weights_bytes == 12_889_628_672 + 1_024 + 32 * 16
     assert weights_breakdown(spec, tp=2, ep=8).total == 12_889_628_672
 
 

@@ -59,7 +59,7 @@ def test_e2b_every_stage_holds_the_embeddings_and_head_by_hand() -> None:
     # The towers (951,459,352 B) and rotary tables (201,326,592 B) are on both stages either way.
     spec = load_spec(str(REAL / "gemma-4-e2b.json"))
     first, last = _stages(spec)
-    assert [b.total - b.vision - b.rope_cache for b in (first, last)] == [
+    assert [b.total - b.vision - b.rope_cache - b.attention_scales for b in (first, last)] == [
         7_040_701_440, 7_746_892_800]
     assert first.embeddings == last.embeddings == 2 * (402_653_184 + 2_348_810_240 + 13_762_560)
     assert first.lm_head == last.lm_head == 0
@@ -110,7 +110,8 @@ def test_mixtral_every_stage_holds_the_embeddings_and_head_by_hand() -> None:
     # the final norm's 8,192 B less on stage 0, the embeddings' 262,144,000 B less on stage 1.
     spec = load_spec(str(DATA / "configs" / "mixtral-8x7b.json"))
     stages = _stages(spec)
-    assert [b.total - b.rope_cache for b in stages] == [46_964_940_800, 46_964_940_800]
+    assert [b.total - b.rope_cache - b.attention_scales for b in stages] == [
+        46_964_940_800, 46_964_940_800]
     assert [(b.embeddings, b.lm_head) for b in stages] == [(262_144_000, 262_144_000)] * 2
 
 
@@ -186,6 +187,13 @@ def test_supports_pp_is_vllm_032s_own_flag() -> None:
     with pytest.raises(InputError, match="SupportsPP"):
         plan_capacity(load_spec(str(DATA / "oracle" / "gemma-3n-e4b-text")),
                       PlanInputs(context=4096, pp=2, kv_budget_bytes=10 * GiB))
+
+
+# Buffers vLLM holds on each stage that kvplan does not count: the Gemma families' bf16
+# `normalizer` scalar (2 B; Gemma-4's layer scalars too: 18 B), MiniCPM3's longrope short / long
+# table pair (kvplan.weights.base.rope_cache_elements counts one).
+PP_BUFFER_GAPS = {"gemma-2-9b-pp2": -2, "gemma-7b-pp2": -2, "gemma-3-27b-pp2": -2,
+                  "gemma-4-e2b-text-pp2": -18, "minicpm3-4b-pp2": -2_097_152}
 
 
 @pytest.mark.parametrize(("case", "config"), [
@@ -317,7 +325,12 @@ def test_every_stage_equals_vllm_on_the_pp2_shrinks(case: str, config: str) -> N
         case]["stages"]
     spec = load_spec(str(DATA / "oracle" / config))
     stages = _stages(spec)
-    assert [b.total - b.rope_cache for b in stages] == [s["params"] for s in measured]
+    assert [b.total - b.rope_cache - b.attention_scales for b in stages] == [
+        s["params"] for s in measured]
+    # Each stage's buffers: its rotary tables and its attention layers' four float32 scales
+    # (16 B a layer, sizefix58), but for what kvplan does not count (`PP_BUFFER_GAPS`).
+    assert [b.rope_cache + b.attention_scales - s["buffers"] for b, s in zip(
+        stages, measured, strict=True)] == [PP_BUFFER_GAPS.get(case, 0)] * len(measured)
     # The token embeddings on both stages; the head's tensors too where the rule says so.
     assert all(any("emb" in n or n.endswith("wte.weight") for n in s["outer"])
                for s in measured)
@@ -341,7 +354,7 @@ def test_cohere_builds_its_embeddings_and_norm_on_every_stage() -> None:
     assert [s["outer"] for s in measured] == [["model.embed_tokens.weight",
                                                "model.norm.weight"]] * 2
     stages = _stages(load_spec(str(DATA / "oracle" / "command-r7b")))
-    assert [b.total - b.rope_cache for b in stages] == [107_913_472] * 2
+    assert [b.total - b.rope_cache - b.attention_scales for b in stages] == [107_913_472] * 2
     assert [s["params"] for s in measured] == [107_913_472 + 4 * 18] * 2
 
 

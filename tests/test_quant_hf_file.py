@@ -50,12 +50,14 @@ def test_llama_3_1_70b_instruct_fp8_golden() -> None:
     #   norms bf16: (80 x 2 + 1) x 8,192 x 2 = 2,637,824
     #   scales: 80 x 4 matrices (qkv, o, gate_up, down) x 2 x 4 B = 2,560
     #   rope cache (vLLM rotary_embedding cos_sin_cache): 131,072 x 128 x 2 B = 33,554,432
-    # = 72,689,928,704 B (67.70 GiB; read as bf16 before: 141.40e9).
+    # = 72,689,928,704 B (67.70 GiB; read as bf16 before: 141.40e9), and vLLM's four float32
+    # scale buffers in each attention layer (attention.py:133-139): 80 x 16 = 1,280 B more,
+    # 72,689,929,984 B.
     b = plan["weights_breakdown"]
     assert (b["embeddings"], b["lm_head"]) == (2101346304, 2101346304)
     assert (b["attention"], b["dense_mlp"]) == (12079595520, 56371445760)
     assert (b["norms"], b["quantization_scales"], b["rope_cache"]) == (2637824, 2560, 33554432)
-    assert plan["weights_bytes"] == 72689928704
+    assert plan["weights_bytes"] == 72689928704 + 80 * 16
     # Where it came from, said once among the warnings, and the KV note names the file's field.
     assert "hf_quant_config.json: modelopt fp8 (fp8 per-tensor)" in err
     assert "KV cache fp8: hf_quant_config.json quantization.kv_cache_quant_algo declares it" in err
@@ -172,7 +174,7 @@ def test_import_writes_it_into_the_spec(tmp_path: Path) -> None:
     # The spec YAML holds the file's content as quantization_config: the same answer from it.
     code, plan, err = run("estimate", str(out), "-c", "8192", "--gpu", "H200")
     assert code == 0 and plan["kv_dtype"] == "fp8" and plan["bytes_per_token"] == 163840, err
-    assert plan["weights_bytes"] == 72689928704
+    assert plan["weights_bytes"] == 72689928704 + 80 * 16
 
 
 def test_quant_method_follows_vllm() -> None:

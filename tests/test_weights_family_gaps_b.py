@@ -27,7 +27,7 @@ def _stages(spec, pp: int = 1, tp: int = 1):
 
 
 def _params(b) -> int:
-    return b.total - b.rope_cache
+    return b.total - b.rope_cache - b.attention_scales
 
 
 def test_command_r7b_w4a16_weight_actorder_holds_no_g_idx_by_hand() -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvplan._util.errors import SpecError
+from kvplan.engines.vllm.architectures import transformers_backend_rotary
 from kvplan.model.quant_config import parse_quantization_config
 from kvplan.sources.hf_config import load_config, spec_mapping_from_config
 from kvplan.sources.resolve import load_spec
@@ -148,16 +149,11 @@ ROTARY = sorted(case for case, row in MEASURED.items() if "rotary" in row)
 KNOWN_GAPS = {
     # MiMo-V2's sink logits on its sliding layers (mimo_v2.py:290-294 attention_sink_bias).
     "mimo-v2-flash": (-512, 0), "mimo-v2.5-pro": (-192, 0),
-    # vLLM 0.32 serves PhiForCausalLM with the Transformers backend (registry.py:725), which
-    # builds no cos/sin table; GPTNeoXForCausalLM likewise (registry.py:716): pythia-410m's 2,048
-    # x 16 x 2 B table. (GPT-J's and Phi-2's parameters were 63,488 and 40,960 B over until
-    # wgap26: their parallel blocks' one LayerNorm, GPT-J's lm_head bias;
-    # tests/test_weights_family_gaps.py.)
-    "phi-2": (0, 131_072), "pythia-410m": (0, 65_536),
-    # The same for Starcoder2ForCausalLM and Olmo2ForCausalLM (registry.py:723, :728; the
-    # sizefix57 sweep): transformers' inv_freq and original_inv_freq (2 x 64 float32) instead
-    # of starcoder2-15b's 16,384 x 128 x 2 B and olmo-2-0325-32b's 4,096 x 128 x 2 B tables.
-    "starcoder2-15b": (0, 4_194_304), "olmo-2-0325-32b": (0, 1_048_576),
+    # (Phi-2, Pythia, Starcoder2 and OLMo-2 run on vLLM 0.32's Transformers backend, which builds
+    # no cos/sin table but transformers' inv_freq pairs: kvplan's rope_cache there is those,
+    # held against the measured buffers below since sizefix58; tests/test_weights_vllm_buffers.
+    # GPT-J's and Phi-2's parameters were 63,488 and 40,960 B over until wgap26: their parallel
+    # blocks' one LayerNorm, GPT-J's lm_head bias; tests/test_weights_family_gaps.py.)
     # The derived text config states no max_position_embeddings: vLLM builds Qwen3_5MoeTextConfig's
     # default 32,768 rows (x 64 x 2 B); kvplan builds none.
     "qwen3.6-35b-a3b-text": (0, -4_194_304),
@@ -173,12 +169,19 @@ KNOWN_GAPS = {
 
 @pytest.mark.parametrize("case", ROTARY)
 def test_weights_and_rotary_tables_equal_vllm(case: str) -> None:
-    spec = load_spec(str(DATA / "oracle" / case))
+    # As vLLM 0.32 builds it: transformers' inv_freq pairs where its Transformers backend
+    # serves the class (kvplan.engines.vllm.architectures.transformers_backend_rotary), which
+    # the probe's `rotary` (cos_sin_cache buffers alone) does not list: held against its
+    # `buffers` less the 16 B of scales a layer.
+    spec = transformers_backend_rotary(load_spec(str(DATA / "oracle" / case)), "0.32")
+    measured = MEASURED[case]["rotary"]
+    if spec.rotary_inv_freq_pairs:
+        measured = MEASURED[case]["buffers"] - 16 * spec.num_attention_layers
     # gemma-4-26b-a4b was started with every modality's prompt limit 0: no tower built.
     quant = (None if spec.quantization_json is None else
              parse_quantization_config(json.loads(spec.quantization_json), spec.path))
     b = weight_breakdown(spec, quant, dtype=engine_dtype(spec.weight_dtype),
                          vision=case != "gemma-4-26b-a4b")
     params, rotary = KNOWN_GAPS.get(case, (0, 0))
-    assert b.rope_cache - MEASURED[case]["rotary"] == rotary
+    assert b.rope_cache - measured == rotary
     assert b.total - b.rope_cache - MEASURED[case]["params"] == params

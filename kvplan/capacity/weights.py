@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kvplan.model.attention import CompressedSparseAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 
@@ -76,7 +77,8 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                       lm_head: bool | None = None,
                       dp_split: DpAttentionWeights | None = None,
                       expert_map_entry_bytes: int = 0,
-                      mxfp4: tuple[str, str] | None = None) -> WeightBreakdown:
+                      mxfp4: tuple[str, str] | None = None,
+                      attention_scale_bytes: int = 0) -> WeightBreakdown:
     """Weights one GPU holds, as the engine loads them (kvplan.weights.breakdown): the checkpoint's
     quantization_config (or --quantization bitsandbytes), the rest in the compute dtype (--dtype,
     else the engines' auto rule: float32 is served in bf16). With data-parallel attention every
@@ -90,8 +92,10 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     Load-time bitsandbytes re-quantizes the stored weights, so it keeps the architecture
     model. ``expert_map_entry_bytes``: what the engine holds per routed expert and MoE layer to
     map global to local experts under EP (the engine's `expert_map_entry_bytes`;
-    `expert_map_bytes`). ``mxfp4``: the MXFP4 MoE kernel and why (`loaded_formats`), whose
-    padding of the expert shapes the weights follow."""
+    `expert_map_bytes`); ``mxfp4``: the MXFP4 MoE kernel and why (`loaded_formats`), whose
+    padding of the expert shapes the weights follow; ``attention_scale_bytes``: what it
+    holds per attention layer in scale buffers (the engine's `attention_scale_bytes`;
+    `attention_scales_bytes`)."""
     # The weight rules load on first use: `kvplan estimate` without a GPU never needs them.
     from kvplan.weights.breakdown import weight_breakdown
 
@@ -111,7 +115,9 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
                                         dp_attention=dp_attention, dp_split=dp_split, mtp=mtp,
                                         **kw)
         return replace(measured, expert_map=expert_map_bytes(
-            spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last))
+            spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
+            attention_scales=attention_scales_bytes(spec, attention_scale_bytes,
+                                                    layers=layers, mtp=mtp and last))
     held: dict[str, int] = {}
     if ep > 1 and spec.moe is not None:
         # Expert parallelism (vLLM --enable-expert-parallel, SGLang --ep-size, TensorRT-LLM
@@ -128,7 +134,55 @@ def weights_breakdown(spec: ModelSpec, *, tp: int, dtype: str | None = None,
     placed = _dp_weights(spec, quant, kw, split, tp=tp, dp_attention=dp_attention,
                          dp_split=dp_split)
     return replace(placed, expert_map=expert_map_bytes(
-        spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last))
+        spec, ep, expert_map_entry_bytes, layers=layers, mtp=mtp and last),
+        attention_scales=attention_scales_bytes(spec, attention_scale_bytes, layers=layers,
+                                                mtp=mtp and last))
+
+
+def attention_scales_bytes(spec: ModelSpec, per_layer: int, *,
+                           layers: Iterable[int] | None = None, mtp: bool = False) -> int:
+    """The scale buffers one rank holds: `per_layer` bytes (the engine's
+    `attention_scale_bytes`) for every attention layer of `layers` (all when None) and, with
+    `mtp`, for each MTP draft layer (a decoder layer with its own attention). Whole on every
+    tensor-parallel rank: one scalar each, whatever the heads.
+
+    vLLM 0.32 (16 B): every Attention and MLAAttention layer runs _init_kv_cache_quant
+    (model_executor/layers/attention/attention.py:465, mla_attention.py:547), which registers
+    four float32 scalar buffers, _k_scale, _v_scale, _q_scale and _prob_scale
+    (attention.py:133-139, set_default_quant_scales(register_buffer=True) at :188), built
+    inside the loader's target-device context, so on the GPU and in the bytes the loading
+    measures (v1/worker/gpu_model_runner.py:5050-5137). The same function's _k_scale_cpu /
+    _v_scale_cpu (:152-153) are replaced by host tensors in process_weights_after_loading
+    (:589-601) before the loading is measured; not counted. Older releases'
+    vllm/attention/layer.py (read at two commits of the 0.1x line, not every release) build
+    the same four float32 scalars, first as plain `torch.tensor(1.0)` attributes of
+    Attention.__init__, then as these buffers, both under the loader's device context (so on
+    the GPU): the same 16 B, taken for every release kvplan follows (0.10.0 on); some also kept
+    q_range / k_range / v_range scalars (12 B a layer more), not counted.
+
+    The CUDA caching allocator's 512-B rounding is not modelled, here or for any tensor. It
+    gives each allocation a block of round_size(n) bytes, at least kMinBlockSize 512 and a
+    multiple of 512 (c10/cuda/CUDACachingAllocator.cpp), and its `allocated_bytes` statistic
+    counts blocks (`requested_bytes` the sizes asked), so torch.cuda.max_memory_allocated,
+    vLLM's weights figure (platforms/cuda.py:367-372 -> DeviceMemoryProfiler ->
+    "Model loading took X GiB"), holds these four scalars as 2,048 B a layer. But that figure
+    is printed to 0.01 GiB (utils/mem_utils.py:30-31 format_gib), and from 0.27 the KV budget
+    does not read it: non_kv_cache_memory is the free-memory delta since start-up
+    (total_consumed) plus the transient peak (mem_utils.py:312-321; weights_memory is only
+    printed, :206-225), and that delta sees the allocator's segments (2 MiB for small
+    blocks, 2 MiB-rounded or 20 MiB for large ones), not its 512-B blocks. Before 0.27 the
+    budget subtracted weights_memory itself, rounding included: on Llama-3.1-8B, whose
+    parameter tensors are all multiples of 512 B, 32 layers x 4 x (512 - 4) B = 65,024 B,
+    3 % of one 16-token block (2 MiB)."""
+    if not per_layer or isinstance(spec.attention, CompressedSparseAttention):
+        # DeepSeek-V4's DeepseekV4Attention (vLLM 0.32 models/deepseek_v4/attention.py:131) is
+        # no Attention / MLAAttention and registers no such scalars.
+        return 0
+    chosen = range(spec.num_hidden_layers) if layers is None else layers
+    count = sum(spec.has_attention(i) for i in chosen)
+    if mtp:
+        count += spec.num_nextn_predict_layers
+    return count * per_layer
 
 
 def expert_map_bytes(spec: ModelSpec, ep: int, entry_bytes: int, *,

@@ -6,9 +6,9 @@ Each engine is one package, ``kvplan.engines.<name>``: ``engine.py`` defines ``E
 `EngineRules`: dtypes, block size, state dtypes, refusals, pools, launch flags, cost traits,
 view notes), ``budget.py`` defines ``BUDGET`` (its `Budget`: the KV budget, its inverse, the
 reserve), ``options.py`` ``OPTIONS`` (its own settings) and ``engine_args.py`` ``FLAGS`` (its
-launch flags the simulator reads). The registry loads each on first
-use, so `kvplan estimate` without a device never builds a budget rule
-(examples/startup-bench.md). Adding an engine is one package plus one line in `Engine`.
+launch flags the simulator reads). The registry loads each on first use, so `kvplan estimate`
+without a device never builds a budget rule (examples/startup-bench.md). Adding an engine is one
+package plus one line in `Engine`.
 """
 
 from __future__ import annotations
@@ -407,9 +407,8 @@ class EngineRules(Protocol):
 
     def runnable_kv_dtypes(self, spec: ModelSpec, version: str | None = None,
                            gpu: GPU | None = None) -> tuple[str, ...] | None:
-        """The KV dtypes the engine (`version`) can be told to run `spec` at on `gpu`, where the
-        checkpoint or the engine's rule for the model narrows them (None: every one in
-        `kv_dtypes`): `kvplan plan` searches only these, so its launch line runs what it planned."""
+        """The KV dtypes the engine (`version`) can run `spec` at on `gpu` where the checkpoint or
+        its rule narrows them (None: all `kv_dtypes`); `plan` searches only these."""
 
     def default_speculative_tokens(self) -> int:
         """Draft tokens per step for a speculative method given without a count (or refused)."""
@@ -424,12 +423,14 @@ class EngineRules(Protocol):
         """Which weights it keeps split over the TP group under data-parallel attention."""
 
     def expert_map_entry_bytes(self) -> int:
-        """Bytes it holds on the GPU, counted with the weights, per routed expert of each MoE
-        layer to map global to local experts under expert parallelism (0: none counted;
-        kvplan.capacity.weights.expert_map_bytes)."""
+        """Bytes per routed expert of each MoE layer it holds, with the weights, to map global
+        to local experts under EP (0: none; kvplan.capacity.weights.expert_map_bytes)."""
 
     def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
         """The MXFP4 MoE kernel on the inputs' GPU and release, and why; None: Marlin's."""
+
+    def attention_scale_bytes(self) -> int:
+        """Scale-buffer bytes per attention layer, with the weights (0: none; weights.py)."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:
         """What `estimate` shows of the engine's own allocator for the whole model (vLLM: its

@@ -308,6 +308,11 @@ class ModelSpec:
     # rotary_dim: head_dim x partial_rotary_factor, or the family's rotary_dim; read by
     # kvplan.sources.hf_rotary). None: the attention's head_dim (MLA: qk_rope_head_dim).
     rotary_dim: int | None = None
+    # Set by vLLM's served_spec where its Transformers modeling backend builds the model
+    # (kvplan.engines.vllm.architectures.transformers_backend_rotary): transformers' rotary
+    # modules hold this many pairs of float32 inv_freq / original_inv_freq buffers instead of
+    # vLLM's cos/sin tables (kvplan.weights.base.rope_cache_bytes). 0: vLLM's get_rope tables.
+    rotary_inv_freq_pairs: int = 0
     # A multimodal checkpoint's vision encoder, counted in its weights (no KV cache). None: a
     # text-only model, or a tower kvplan does not describe (flagged where it matters).
     vision: VisionTowerSpec | None = None

@@ -244,7 +244,8 @@ ARCHITECTURE_FEATURES: dict[str, dict[str, bool | str]] = {
 
 def config_features(c: ConfigReader) -> dict[str, bool]:
     """The spec fields a config.json states beside its model_type's table entry: `qk_norm` (the
-    config's use_qk_norm; Hy3's qk_norm, hy_v3.py:260) and Falcon's parallel_block_norm. vLLM
+    config's use_qk_norm; Hy3's qk_norm, hy_v3.py:260), Granite's attention_sinks
+    (`GRANITE_SINK_TYPES`) and Falcon's parallel_block_norm. vLLM
     0.32 models/falcon.py:284-303 FalconDecoderLayer: without parallel_attn an input and a
     post-attention LayerNorm; with it ln_attn and ln_mlp when num_ln_in_parallel_attn is 2 (its
     default under new_decoder_architecture, :287-288: Falcon-40B / 180B), else one
@@ -258,7 +259,27 @@ def config_features(c: ConfigReader) -> dict[str, bool]:
             2 if c.bool("new_decoder_architecture", False) else None)
         if lns != 2:
             out["parallel_block_norm"] = True
+    if c.model_type in GRANITE_SINK_TYPES and c.bool(
+            "attention_sinks", c.model_type in _GRANITE_SWA_TYPES or c.has("layer_types")):
+        out["attention_sinks"] = True
     return out
+
+
+# Granite's learned sink logits (vLLM 0.32 models/granite.py:83-110 granite_layer_attn_params:
+# `has_sink = getattr(config, "attention_sinks", layer_types is not None)`; granite.py:219-221
+# and granitemoe.py:208-210 `self.sinks = nn.Parameter(torch.empty(self.num_heads))`, the
+# rank's heads, in the model dtype, on every attention layer; granitemoeshared.py:37, :91 builds
+# granitemoe.py's GraniteMoeAttention). GraniteSWAConfig and GraniteMoeSWAConfig (transformers
+# 5.19 configuration_granitemoe_swa.py:112-117) fill layer_types when the file has none, so
+# their layers hold sinks unless `attention_sinks` is false; GraniteConfig, GraniteMoeConfig and
+# GraniteMoeSharedConfig define no layer_types: sinks only where the file states layer_types or
+# attention_sinks. Granite-4.0-H (granitemoehybrid.py) builds none. The SWA classes are
+# registered from vLLM 0.29 (arrivals.json), the release that brought these lines. Found by the
+# granite-swash-3b-a600m shrink (tests/data/oracle/weight-bytes.json): vLLM held 8 layers x 20
+# heads x 2 B = 320 B more parameters than kvplan counted.
+GRANITE_SINK_TYPES = frozenset({"granite", "granitemoe", "granitemoeshared", "granite_swa",
+                                "granitemoe_swa"})
+_GRANITE_SWA_TYPES = frozenset({"granite_swa", "granitemoe_swa"})
 
 
 def architecture_features(model_type: str, *, qk_norm: bool) -> dict[str, bool]:

@@ -190,6 +190,15 @@ def head_attention(c: ConfigReader, heads: int, hidden: int, layers: int, *,
         qkv_bias = c.bool("qkv_bias", False) if "qkv_bias" in c.data else o_bias
     elif mt == "stablelm":
         qkv_bias, o_bias = c.bool("use_qkv_bias", False), False  # stablelm.py: o_proj bias=False
+    elif mt == "seed_oss":
+        # vLLM 0.32 serves SeedOssForCausalLM with its Transformers backend (registry.py:726):
+        # transformers 5.19 models/seed_oss/modeling_seed_oss.py:169-180 q/k/v bias
+        # attention_bias, o_proj bias attention_out_bias (SeedOssConfig: true, false,
+        # configuration_seed_oss.py:79-80); vLLM's own seed_oss.py (0.10.2-0.31) builds
+        # qkv_proj bias=True and o_proj bias=False whatever the config says. Found by the
+        # seed-oss-36b shrink's weight probe (sizefix58): kvplan counted o_proj's bias, 4 layers
+        # x 5,120 x 2 B = 40,960 B over.
+        qkv_bias, o_bias = c.bool("attention_bias", True), c.bool("attention_out_bias", False)
     elif mt in ("glm4", "glm4_moe"):
         # glm4.py, glm4_moe.py:272-278: o_proj bias=False whatever attention_bias says
         qkv_bias, o_bias = c.bool("attention_bias", False), False

@@ -88,19 +88,23 @@ class WeightBreakdown:
     # vLLM's int32 expert maps under expert parallelism (kvplan.capacity.weights
     # `expert_map_bytes`): a buffer on the GPU like the rotary table, never streamed by a step.
     expert_map: int = 0
+    # vLLM's float32 scalar scale buffers of each attention layer (kvplan.capacity.weights
+    # `attention_scales_bytes`): on the GPU with the weights, never streamed by a step.
+    attention_scales: int = 0
 
     @property
     def total(self) -> int:
         return (self.embeddings + self.attention + self.dense_mlp + self.experts + self.lm_head
                 + self.norms + self.quantization_scales + self.vision + self.mtp
-                + self.rope_cache + self.expert_map)
+                + self.rope_cache + self.expert_map + self.attention_scales)
 
     def as_dict(self) -> dict[str, int]:
         return {"embeddings": self.embeddings, "attention": self.attention,
                 "dense_mlp": self.dense_mlp, "experts": self.experts, "lm_head": self.lm_head,
                 "norms": self.norms, "vision": self.vision, "mtp": self.mtp,
                 "quantization_scales": self.quantization_scales, "rope_cache": self.rope_cache,
-                "expert_map": self.expert_map, "total": self.total}
+                "expert_map": self.expert_map, "attention_scales": self.attention_scales,
+                "total": self.total}
 
 
 def rope_cache_elements(spec: ModelSpec) -> int:
@@ -127,16 +131,22 @@ def rope_cache_elements(spec: ModelSpec) -> int:
     262,144 x 64, not x 256), else head_dim (MLA: qk_rope_head_dim); longrope's short/long pair
     is not modelled. No rope (learned or ALiBi positions, or "none": attention without a rotary
     table, as Nemotron-H's) or no max_position_embeddings: 0."""
-    if spec.position_embedding != "rope" or not spec.max_position_embeddings:
+    if not spec.max_position_embeddings:
+        return 0
+    return sum(spec.rope_tables or (spec.max_position_embeddings,)) * _rotary_width(spec)
+
+
+def _rotary_width(spec: ModelSpec) -> int:
+    """Values each position rotates: ModelSpec.rotary_dim, else head_dim (MLA:
+    qk_rope_head_dim); 0 without rope."""
+    if spec.position_embedding != "rope":
         return 0
     att = spec.attention
     if isinstance(att, LatentAttention):
-        rotary_dim = att.qk_rope_head_dim
-    elif isinstance(att, HeadAttention):
-        rotary_dim = spec.rotary_dim or att.head_dim
-    else:
-        return 0
-    return sum(spec.rope_tables or (spec.max_position_embeddings,)) * rotary_dim
+        return att.qk_rope_head_dim
+    if isinstance(att, HeadAttention):
+        return spec.rotary_dim or att.head_dim
+    return 0
 
 
 def rope_cache_bytes(spec: ModelSpec, compute_bits: int) -> int:
@@ -144,8 +154,28 @@ def rope_cache_bytes(spec: ModelSpec, compute_bits: int) -> int:
     ``compute_bits``, or float32 where the family asks get_rope for it
     (ModelSpec.rope_table_float32: vLLM 0.32 models/gpt_oss.py:110-113 `get_rope(...,
     dtype=torch.float32)`; gpt-oss-20b 131,072 x 64 x 4 B = 32 MiB, where bf16 gave 16 MiB)."""
+    if spec.rotary_inv_freq_pairs:
+        return transformers_rotary_bytes(spec)
     bits = 32 if spec.rope_table_float32 else compute_bits
     return cdiv(rope_cache_elements(spec) * bits, 8)
+
+
+def transformers_rotary_bytes(spec: ModelSpec) -> int:
+    """What transformers' rotary modules hold where vLLM builds the model through its
+    Transformers modeling backend (ModelSpec.rotary_inv_freq_pairs), instead of get_rope's
+    cos/sin tables: no table, but per rotary configuration a float32 ``inv_freq`` and its
+    ``original_inv_freq`` clone of ceil(rotary_dim / 2) values each. transformers 5.19 (vLLM
+    0.32 CPU build's) models/starcoder2/modeling_starcoder2.py:276-279 (`rope_init_fn`,
+    :297 `torch.arange(0, dim, 2, dtype=torch.float)`, `nn.Buffer(inv_freq)`,
+    `nn.Buffer(inv_freq.clone())`), one module per model (:323 `self.rotary_emb`); OLMo-3's
+    and Mellum's a pair per layer type (models/olmo3/modeling_olmo3.py Olmo3RotaryEmbedding:
+    `f"{layer_type}_inv_freq"`). vLLM builds the HF model with `init_on_device_without_buffers
+    ("meta")` (models/transformers/base.py:173-179): parameters on meta, buffers on the load
+    device, so they are on the GPU. Starcoder2-15B (head_dim 128): 2 x 64 x 4 B = 512 B, where
+    its cos/sin table would be 16,384 x 128 x 2 B = 4 MiB. No rope: 0. (transformers 4.x,
+    installed with the older vLLM releases, kept original_inv_freq as an alias of inv_freq,
+    one buffer, 256 B less on Starcoder2: the 5.19 pair is taken for every release.)"""
+    return spec.rotary_inv_freq_pairs * 2 * cdiv(_rotary_width(spec), 2) * 4
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -235,6 +235,10 @@ class SglangEngine(EngineDefaults):
         """Not read for SGLang: Marlin's layout, as kvplan counted it before reading vLLM's."""
         return None
 
+    def attention_scale_bytes(self) -> int:
+        """Not read for SGLang's attention layers: none counted."""
+        return 0
+
     def dp_attention_weights(self) -> DpAttentionWeights:
         """Under --enable-dp-attention only the attention and the token embeddings are built
         on the attention-TP group (size tp / dp: 1 with dp = tp, so whole on every GPU); the

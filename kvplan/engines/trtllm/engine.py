@@ -243,6 +243,10 @@ class TrtllmEngine(EngineDefaults):
         vLLM's."""
         return None
 
+    def attention_scale_bytes(self) -> int:
+        """Not read for TensorRT-LLM's attention layers: none counted."""
+        return 0
+
     def dp_attention_weights(self) -> DpAttentionWeights:
         """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held
         whole, as kvplan counted them before reading SGLang's."""

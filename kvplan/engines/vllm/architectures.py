@@ -417,3 +417,48 @@ def vllm_served_architecture(spec: ModelSpec, version: str | None, shown: str) -
                 f"is_backend_compatible / _can_set_attn_implementation){advice}")
     return replace(spec, assumptions=spec.assumptions + (
         Assumption(field="architectures", value=name, why=why),))
+
+
+# transformers 5.19's rotary modules that hold one inv_freq pair per layer type (OLMo-3's and
+# Mellum's `f"{layer_type}_inv_freq"`: models/olmo3/modeling_olmo3.py Olmo3RotaryEmbedding,
+# models/mellum/modeling_mellum.py); every other class the backend serves in vLLM 0.32 builds
+# one module of one pair (`self.rotary_emb = ...RotaryEmbedding(config)` in its Model).
+_ROTARY_PER_LAYER_TYPE = frozenset({"olmo3", "mellum"})
+
+
+def via_transformers_backend(spec: ModelSpec, version: str | None) -> bool:
+    """Whether vLLM `version` builds `spec` with its Transformers modeling backend: the first
+    registered name maps to module "transformers" then (0.32 registry.py:709-729
+    _TRANSFORMERS_SUPPORTED_MODELS: Starcoder2 and GPTBigCode from 0.25.1, OLMo and OLMo-2 from
+    0.26, OLMo-3 from 0.29, Phi, GPT-NeoX, GLM, Seed-OSS from 0.32, ...: arrivals.json
+    `renamed`), or no name is registered (`vllm_served_architecture` serves it only through
+    the backend). A name never renamed keeps the module vllm_registry.json gives it; before its
+    first rename a renamed name was native (arrivals.json records none leaving the backend)."""
+    names = spec.architectures
+    if not names:
+        return False
+    chosen = next((n for n in names if registered(n, version)), None)
+    if chosen is None:
+        return True
+    renamed = _arrivals()["architectures"].get(chosen, {}).get("renamed", {})
+    if renamed:
+        at = _key(release_read(version))
+        modules = [entry[0] for release, entry in sorted(renamed.items(), key=lambda r: _key(r[0]))
+                   if _key(release) <= at]
+        return bool(modules) and modules[-1] == "transformers"
+    entry = vllm_registry()["architectures"].get(chosen)
+    return entry is not None and entry.get("module") == "transformers"
+
+
+def transformers_backend_rotary(spec: ModelSpec, version: str | None) -> ModelSpec:
+    """`spec` with the rotary buffers vLLM `version` really holds where its Transformers backend
+    builds the model (`via_transformers_backend`): transformers' inv_freq pairs, no get_rope
+    cos/sin table (ModelSpec.rotary_inv_freq_pairs; kvplan.weights.base.
+    transformers_rotary_bytes). Found by the sizefix57 sweep's weight probe: Starcoder2-15B's
+    and OLMo-2-0325-32B's shrinks hold 512 B of rotary buffers, not the 4 MiB / 1 MiB tables
+    kvplan counted (tests/data/oracle/weight-bytes.json)."""
+    if spec.rotary_inv_freq_pairs or not via_transformers_backend(spec, version):
+        return spec
+    pairs = (len({w is None for w in spec.layer_windows}) or 1
+             if spec.model_type in _ROTARY_PER_LAYER_TYPE else 1)
+    return replace(spec, rotary_inv_freq_pairs=pairs)

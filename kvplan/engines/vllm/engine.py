@@ -30,7 +30,10 @@ from kvplan.engines.launch import (
     LaunchSettings,
     layout_text,
 )
-from kvplan.engines.vllm.architectures import vllm_served_architecture
+from kvplan.engines.vllm.architectures import (
+    transformers_backend_rotary,
+    vllm_served_architecture,
+)
 from kvplan.engines.vllm.attention_backend import VLLM_ATTENTION_KERNELS
 from kvplan.engines.vllm.block_size import (
     check_block_size,
@@ -197,12 +200,15 @@ class VllmEngine:
         (kvplan.engines.vllm.kv_dtype.sparse_mla_served), a multimodal wrapper without the
         towers its --limit-mm-per-prompt leaves unbuilt (kvplan.engines.vllm.towers), and
         IndexCache's indexer on the layers this release builds it on
-        (kvplan.engines.vllm.index_cache); a class without SupportsPP refused at --pp > 1
-        (kvplan.engines.vllm.stage_weights)."""
+        (kvplan.engines.vllm.index_cache), transformers' rotary buffers instead of cos/sin
+        tables where its Transformers backend builds the model
+        (kvplan.engines.vllm.architectures.transformers_backend_rotary); a class without
+        SupportsPP refused at --pp > 1 (kvplan.engines.vllm.stage_weights)."""
         spec = alloc.vllm_cached_spec(spec)
         if inputs is None:
             return spec
         spec = self.served_architecture(spec, inputs.engine_version)
+        spec = transformers_backend_rotary(spec, inputs.engine_version)
         check_vllm_pipeline(spec, inputs.pp)
         opts = vllm_options(inputs)
         spec = without_skipped_towers(spec, opts.limit_mm_per_prompt,
@@ -279,6 +285,12 @@ class VllmEngine:
         Hopper runs Triton from 0.11.1, whose wheel vendors triton_kernels)."""
         return vllm_mxfp4_backend(inputs.engine_version, inputs.compute_capability,
                                   inputs.platform, vllm_options(inputs).mxfp4_backend)
+
+    def attention_scale_bytes(self) -> int:
+        """Each Attention / MLAAttention layer's four float32 scale buffers, _k_scale, _v_scale,
+        _q_scale, _prob_scale (vLLM 0.32 model_executor/layers/attention/attention.py:133-139,
+        :188, :465; mla_attention.py:547; kvplan.capacity.weights.attention_scales_bytes)."""
+        return 16
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
         return vllm_stage_config(spec, inputs)
