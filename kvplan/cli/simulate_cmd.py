@@ -53,6 +53,7 @@ from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.vllm.sampler import SamplingParams
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
+from kvplan.sources.files import shown_path
 from kvplan.sources.generation_config import read_generation_config
 
 PLOT_HINT = "pip install 'kvplan[plot]'"
@@ -323,7 +324,8 @@ def simulate_cmd(
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
                            sampling=(None if generation_config is None else SamplingParams.resolve(
-                               {}, read_generation_config(generation_config))),
+                               {}, read_generation_config(generation_config),
+                               source=shown_path(generation_config))),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
                            sglang=settings.sglang)
