@@ -461,3 +461,23 @@ def test_an_sglang_servers_nan_is_one_line(sglang_server: tuple[str, dict[str, s
     files["/get_server_info"] = json.dumps(info)
     result = _run(["check", url, "--gpu", "H100", "--timeout", "10"], codes=(2,))
     assert result.stderr == f"kvplan: error: {where}: {named}\n"
+
+
+@pytest.mark.parametrize(("fmt", "line", "arrives", "before"), [
+    ("mooncake", 2, "40", "50"),   # 6 rows reversed: line 2 holds the 40 s row after 50 s
+    ("burstgpt", 3, "-37", "0"),   # times since the first row (now 220 s): 183 s is -37 s
+])
+def test_a_trace_out_of_order_names_the_file_and_line(tmp_path: Path, fmt: str, line: int,
+                                                       arrives: str, before: str) -> None:
+    """Was "request 1: arrives at ... before the one before it", naming neither the file nor
+    the line; with --rate the trace's own times are not used, and it runs."""
+    lines = (TRACES / TRACE_FILES[fmt]).read_text().splitlines()
+    head = [] if fmt == "mooncake" else lines[:1]
+    body = lines if fmt == "mooncake" else lines[1:]
+    path = tmp_path / "reversed"
+    path.write_text("\n".join([*head, *reversed(body)]) + "\n")
+    result = _run([*SIM, "--trace", str(path), "--trace-format", fmt], codes=(2,))
+    assert result.stderr == (f"kvplan: error: {path}: line {line}: arrives at {arrives} s, "
+                             f"before the row before it ({before} s): a trace's rows must be in "
+                             "arrival order (or give --rate)\n")
+    assert _run([*SIM, "--trace", str(path), "--trace-format", fmt, "--rate", "2"]).exit_code == 0

@@ -141,6 +141,11 @@ def from_trace(rows: Iterable[TraceRow], *, num_requests: int | None = None,
         if num_requests is not None and i >= num_requests:
             return
         if rate is None and row.arrival_s is not None:
+            if row.arrival_s < t:  # said here, with the file and line (fuzz58: the scheduler
+                # said only "request N"); with --rate the trace's times are not used
+                raise InputError(f"{row.where or f'trace row {i}'}: arrives at "
+                                 f"{row.arrival_s:g} s, before the row before it ({t:g} s): a "
+                                 "trace's rows must be in arrival order (or give --rate)")
             t = row.arrival_s
         elif i:
             t += next(gaps)
