@@ -481,3 +481,19 @@ def test_a_trace_out_of_order_names_the_file_and_line(tmp_path: Path, fmt: str, 
                              f"before the row before it ({before} s): a trace's rows must be in "
                              "arrival order (or give --rate)\n")
     assert _run([*SIM, "--trace", str(path), "--trace-format", fmt, "--rate", "2"]).exit_code == 0
+
+
+def test_a_request_too_long_names_its_row_or_options() -> None:
+    """Was "request 1: 396 prompt + 109 output tokens exceed ..." for a trace row too; one rule
+    for vLLM's scheduler and the data-parallel lockstep (workload.check_pulled)."""
+    trace = TRACES / TRACE_FILES["azure"]  # line 3: 396 prompt + 109 output tokens
+    result = _run([*SIM, "--trace", str(trace), "--trace-format", "azure", "-c", "500"],
+                  codes=(2,))
+    assert result.stderr == (f"kvplan: error: {trace}: line 3: 396 prompt + 109 output tokens "
+                             "exceed the max model length (500)\n")
+    for dp in ("1", "2"):
+        result = _run([*SIM, "--concurrency", "2", "--input-len", "600", "-c", "500", "--dp", dp],
+                      codes=(2,))
+        assert result.stderr == ("kvplan: error: request 0: 600 prompt + 5 output tokens exceed "
+                                 "the max model length (500) (--input-len / --output-len against "
+                                 "-c/--context)\n")
