@@ -17,7 +17,17 @@ from typing import Any
 from kvplan._util.errors import InputError
 from kvplan.sources.files import shown_path
 
-__all__ = ["atomic_write", "check_output"]
+__all__ = ["atomic_write", "check_output", "file_format"]
+
+
+def file_format(option: str, path: str, formats: dict[str, str]) -> str:
+    """The format `path`'s extension names in `formats` ({".png": "png", ...}), or one line
+    naming the option and the extensions it takes."""
+    ext = Path(path).suffix.lower()
+    if ext not in formats:
+        raise InputError(f"{option}: {path!r}: unknown extension {ext or '(none)'!r} "
+                         f"(use {', '.join(formats)})")
+    return formats[ext]
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kvplan.cli.sweep_cmd import PLOT_FORMATS, _matplotlib_figure, file_format, write_plot
+from kvplan.cli.outputs import file_format
+from kvplan.cli.sweep_cmd import PLOT_FORMATS, _matplotlib_figure, write_plot
 from kvplan.engines.context import max_context_tokens
 from kvplan.model.spec import ModelSpec
 from kvplan.present.render import warn

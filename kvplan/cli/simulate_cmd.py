@@ -28,7 +28,7 @@ from kvplan.cli.common import (
     load_spec,
     with_keys_after,
 )
-from kvplan.cli.outputs import atomic_write, check_output
+from kvplan.cli.outputs import atomic_write, check_output, file_format
 from kvplan.cli.vocab import (
     CONTEXT_FLAGS,
     ENGINE_AUTO,
@@ -55,9 +55,13 @@ from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.vllm.sampler import SamplingParams
 from kvplan.present.progress_view import progress_shown
 from kvplan.present.render import OutputFormat, emit
+from kvplan.sources.files import shown_path
 from kvplan.sources.generation_config import read_generation_config
 
 PLOT_HINT = "pip install 'kvplan[plot]'"
+# --plot's formats, told by the extension before the run: any other (.csv, .md, none) reached
+# matplotlib's savefig after the simulation, an internal error (fuzz58).
+TIMELINE_PLOT_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 
 def simulate_cmd(
@@ -253,6 +257,8 @@ def simulate_cmd(
         spec = load_spec(model)
         outputs = [(o, p) for o, p in (("--timeline", timeline), ("--plot", plot)) if p]
         inputs_files = tuple(p for p in (trace, tokenizer) if p is not None)
+        plot_fmt = None if plot is None else file_format("--plot", str(plot),
+                                                         TIMELINE_PLOT_FORMATS)
         for option, path in outputs:
             check_output(option, path, force=force, inputs=inputs_files)
         if plot is not None:
@@ -327,7 +333,8 @@ def simulate_cmd(
                            frontend=frontend, dp_attention=dp_attention, api_output=api_output,
                            trtllm=settings.trtllm,
                            sampling=(None if generation_config is None else SamplingParams.resolve(
-                               {}, read_generation_config(generation_config))),
+                               {}, read_generation_config(generation_config),
+                               source=shown_path(generation_config))),
                            moe_jit_compile_s=(None if moe_jit_compile_ms is None
                                               else moe_jit_compile_ms / 1e3),
                            sglang=settings.sglang, engine_core_cpu=engine_core_cpu)
@@ -354,6 +361,6 @@ def simulate_cmd(
         if plot is not None:
             atomic_write("--plot", plot,
                          lambda tmp: write_timeline_plot(result, tmp, view.title,
-                                                         plot.suffix.lstrip(".") or "png"),
+                                                         plot_fmt or "png"),
                          inputs=inputs_files)
         emit(view, fmt, explain=explain)

@@ -30,7 +30,7 @@ from kvplan.cli.common import (
     load_spec,
     written_flag,
 )
-from kvplan.cli.outputs import atomic_write, check_output
+from kvplan.cli.outputs import atomic_write, check_output, file_format
 from kvplan.cli.vocab import CONCURRENCY_FLAGS, CONTEXT_FLAGS, ENGINE_AUTO
 from kvplan.engines.base import DEFAULT_ENGINE, Engine
 from kvplan.engines.context import context_refusal, max_context_tokens
@@ -52,14 +52,6 @@ PLOT_FORMATS = {".png": "png", ".svg": "svg"}
 PLOT_HINT = "pip install 'kvplan[plot]'"
 # The same in --help text, where rich would take [plot] for markup and print `kvplan`.
 PLOT_HINT_HELP = PLOT_HINT.replace("[", "\\[")
-
-
-def file_format(option: str, path: str, formats: dict[str, str]) -> str:
-    ext = Path(path).suffix.lower()
-    if ext not in formats:
-        raise InputError(f"{option}: {path!r}: unknown extension {ext or '(none)'!r} "
-                         f"(use {', '.join(formats)})")
-    return formats[ext]
 
 
 def write_table(df: pd.DataFrame, path: Path, fmt: str, *, force: bool = True,

@@ -12,6 +12,7 @@ version), not a failure.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import time
 import urllib.error
@@ -32,6 +33,17 @@ MAX_BODY_BYTES = 32 << 20
 
 class ServerError(InputError):
     """The server could not be read: refused, timed out, not HTTP, not the expected format."""
+
+
+def finite(value: float | None, where: str) -> float | None:
+    """A number a server stated for a quantity kvplan reads (a count, a size, a fraction), or
+    None where it stated none; NaN or an infinity is refused naming `where`. Neither vLLM nor
+    SGLang prints one for these (their Prometheus gauges and cache-config labels are counts and
+    sizes; their JSON is written with allow_nan=False), and `int()` of one was an internal error
+    (fuzz58)."""
+    if value is not None and not math.isfinite(value):
+        raise ServerError(f"{where}: expected a finite number, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,7 +28,7 @@ import csv
 import json
 import math
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -47,6 +47,8 @@ class TraceRow:
     prompt_len: int
     output_len: int
     segments: tuple[tuple[Hashable, int], ...] = ()
+    where: str = field(default="", compare=False)
+    """The file and line (or entry) the row was read from, for errors found downstream."""
 
 
 def _count(path: Path, where: str, field: str, value: object, *, least: int = 1) -> int:
@@ -106,7 +108,7 @@ def read_mooncake(path: Path, *, block_tokens: int = MOONCAKE_BLOCK_TOKENS
                 size = min(block_tokens, prompt - i * block_tokens)
                 segments.append((("mooncake", h), size))
             yield TraceRow(arrival_s=t, prompt_len=prompt, output_len=output,
-                           segments=tuple(segments))
+                           segments=tuple(segments), where=f"{path}: {where}")
 
 
 def _csv_rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[str, dict[str, str]]]:
@@ -133,7 +135,7 @@ def read_burstgpt(path: Path) -> Iterator[TraceRow]:
         first = t if first is None else first
         yield TraceRow(arrival_s=t - first,
                        prompt_len=_count(path, where, "Request tokens", row["Request tokens"]),
-                       output_len=output)
+                       output_len=output, where=f"{path}: {where}")
 
 
 def _azure_time(path: Path, where: str, text: str) -> float:
@@ -159,7 +161,7 @@ def read_azure(path: Path) -> Iterator[TraceRow]:
         yield TraceRow(arrival_s=t - first,
                        prompt_len=_count(path, where, "ContextTokens", row["ContextTokens"]),
                        output_len=_count(path, where, "GeneratedTokens",
-                                         row["GeneratedTokens"]))
+                                         row["GeneratedTokens"]), where=f"{path}: {where}")
 
 
 def read_sharegpt(path: Path, count_tokens: Callable[[str], int] | None) -> Iterator[TraceRow]:
@@ -183,7 +185,8 @@ def read_sharegpt(path: Path, count_tokens: Callable[[str], int] | None) -> Iter
         prompt, output = count_tokens(texts[0]), count_tokens(texts[1])
         if prompt < 1 or output < 1:
             continue
-        yield TraceRow(arrival_s=None, prompt_len=prompt, output_len=output)
+        yield TraceRow(arrival_s=None, prompt_len=prompt, output_len=output,
+                       where=f"{path}: entry {i}")
 
 
 def read_trace(path: Path, fmt: str, *, block_tokens: int = MOONCAKE_BLOCK_TOKENS,

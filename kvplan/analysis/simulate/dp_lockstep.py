@@ -47,7 +47,7 @@ from kvplan.analysis.simulate.frontend import ServerQueue, TokenizerBatcher
 from kvplan.analysis.simulate.scheduler import Simulator
 from kvplan.analysis.simulate.sim_types import SimRequest, SimState
 from kvplan.analysis.simulate.trtllm_scheduler import TrtllmSimulator
-from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 from kvplan.engines.base import EngineRules, Scheduler
 from kvplan.engines.trtllm.dp_balance import AdpContextGate, trtllm_adp_ranks
 from kvplan.engines.vllm.dp_balance import vllm_dp_engine
@@ -164,14 +164,7 @@ def run_lockstep(ranks: Sequence[Simulator], balance: Balance, specs: Iterable[R
         spec = next(source, None)
         if spec is None:
             return
-        if spec.arrival_s < last_arrival:
-            raise InputError(f"request {next_id}: arrives at {spec.arrival_s} s, before the "
-                             f"one before it ({last_arrival} s): requests must be in "
-                             "arrival order")
-        if spec.prompt_len + spec.output_len > config.max_model_len:
-            raise InputError(f"request {next_id}: {spec.prompt_len} prompt + "
-                             f"{spec.output_len} output tokens exceed the max model length "
-                             f"({config.max_model_len})")
+        check_pulled(spec, next_id, last_arrival, config.max_model_len)
         last_arrival = spec.arrival_s
         upcoming.append(spec)
 

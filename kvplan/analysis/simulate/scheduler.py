@@ -62,7 +62,7 @@ from kvplan.analysis.simulate.sim_types import (
     StepCost,
     StepRecord,
 )
-from kvplan.analysis.simulate.workload import RequestSpec
+from kvplan.analysis.simulate.workload import RequestSpec, check_pulled
 
 
 class Simulator:
@@ -443,15 +443,8 @@ class Simulator:
             if spec is None:
                 exhausted = True
                 return
-            if spec.arrival_s < last_arrival:
-                raise InputError(f"request {next_id}: arrives at {spec.arrival_s} s, before the "
-                                 f"one before it ({last_arrival} s): requests must be in "
-                                 "arrival order")
+            check_pulled(spec, next_id, last_arrival, self.config.max_model_len)
             last_arrival = spec.arrival_s
-            if spec.prompt_len + spec.output_len > self.config.max_model_len:
-                raise InputError(
-                    f"request {next_id}: {spec.prompt_len} prompt + {spec.output_len} output "
-                    f"tokens exceed the max model length ({self.config.max_model_len})")
             upcoming.append((spec.arrival_s, spec))
 
         def finished(done: int) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kvplan._util.errors import InputError, unknown_choice
 from kvplan.sources.traces import TraceRow
@@ -31,6 +31,24 @@ class RequestSpec:
     prompt_len: int
     output_len: int
     segments: tuple[tuple[Hashable, int], ...] = ()
+    where: str = field(default="", compare=False)
+    """Where it came from, for errors: a trace's file and line; "" for a synthetic request."""
+
+
+def check_pulled(spec: RequestSpec, number: int, last_arrival: float,
+                 max_model_len: int) -> None:
+    """The two rules a scheduler applies to each request it pulls from the stream (vLLM's and
+    the data-parallel lockstep alike): arrivals in order, and prompt + output within the max
+    model length (vLLM refuses a longer request). Said naming the trace's file and line, or for
+    synthetic requests the options that set the lengths."""
+    where = spec.where or f"request {number}"
+    if spec.arrival_s < last_arrival:
+        raise InputError(f"{where}: arrives at {spec.arrival_s} s, before the one before it "
+                         f"({last_arrival} s): requests must be in arrival order")
+    if spec.prompt_len + spec.output_len > max_model_len:
+        given = "" if spec.where else " (--input-len / --output-len against -c/--context)"
+        raise InputError(f"{where}: {spec.prompt_len} prompt + {spec.output_len} output tokens "
+                         f"exceed the max model length ({max_model_len}){given}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,11 +159,16 @@ def from_trace(rows: Iterable[TraceRow], *, num_requests: int | None = None,
         if num_requests is not None and i >= num_requests:
             return
         if rate is None and row.arrival_s is not None:
+            if row.arrival_s < t:  # said here, with the file and line (fuzz58: the scheduler
+                # said only "request N"); with --rate the trace's times are not used
+                raise InputError(f"{row.where or f'trace row {i}'}: arrives at "
+                                 f"{row.arrival_s:g} s, before the row before it ({t:g} s): a "
+                                 "trace's rows must be in arrival order (or give --rate)")
             t = row.arrival_s
         elif i:
             t += next(gaps)
         yield RequestSpec(arrival_s=t, prompt_len=row.prompt_len, output_len=row.output_len,
-                          segments=row.segments)
+                          segments=row.segments, where=row.where)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,7 @@ Not exposed: the GPU (its total memory): `kvplan check` takes --gpu or --gpu-mem
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,16 +36,17 @@ from kvplan.engines.live import (
     MeasuredError,
     derived_budget_error,
 )
-from kvplan.sources.server import Sample, ServerReplies, parse_metrics
+from kvplan.sources.server import Sample, ServerError, ServerReplies, finite, parse_metrics
 
 INFO_PATHS = ("/get_server_info", "/server_info")
 
-def _gauge(samples: Mapping[str, list[Sample]], name: str, how: str = "sum") -> float | None:
+def _gauge(samples: Mapping[str, list[Sample]], name: str, where: str,
+           how: str = "sum") -> float | None:
     rows = samples.get(name)
     if not rows:
         return None
     values = [s.value for s in rows]
-    return max(values) if how == "max" else sum(values)
+    return finite(max(values) if how == "max" else sum(values), f"{where}: {name}")
 
 
 def _info(replies: ServerReplies) -> tuple[str, dict[str, Any]] | None:
@@ -134,6 +136,9 @@ class SglangLive:
                 shown["weights_gib"] = f"memory_usage.weight {weight} GiB"
                 sources["weights_gib"] = f"{path} internal_states[0].memory_usage.weight"
             if isinstance(kv, (int, float)) and kv > 0:
+                if not math.isfinite(kv * GiB):  # inf, or 1e308 GiB: round() raised (fuzz58)
+                    raise ServerError(f"{replies.url}{path}: internal_states[0].memory_usage"
+                                      f".kvcache: expected a size in GiB, got {kv!r}")
                 capacity["kv_cache_memory_bytes"] = round(kv * GiB)
                 sources["kv_cache_memory_bytes"] = (f"{path} internal_states[0].memory_usage"
                                                     ".kvcache (GiB, 2 decimals)")
@@ -146,12 +151,13 @@ class SglangLive:
             samples = parse_metrics(text, where=f"{replies.url}/metrics")
         else:
             notes.append("no sglang: metrics (start SGLang with --enable-metrics for the load)")
-        running, waiting = (_gauge(samples, "sglang:num_running_reqs"),
-                            _gauge(samples, "sglang:num_queue_reqs"))
-        load = LiveLoad(kv_usage=_gauge(samples, "sglang:token_usage", "max"),
+        page = f"{replies.url}/metrics"
+        running, waiting = (_gauge(samples, "sglang:num_running_reqs", page),
+                            _gauge(samples, "sglang:num_queue_reqs", page))
+        load = LiveLoad(kv_usage=_gauge(samples, "sglang:token_usage", page, "max"),
                         running=None if running is None else int(running),
                         waiting=None if waiting is None else int(waiting),
-                        prefix_hit_rate=_gauge(samples, "sglang:cache_hit_rate", "max"))
+                        prefix_hit_rate=_gauge(samples, "sglang:cache_hit_rate", page, "max"))
         model_id = info.get("model_path") if isinstance(info.get("model_path"), str) else (
             card.get("root") or card.get("id"))
         return LiveDeployment(engine=Engine.sglang, version=version if isinstance(

@@ -43,7 +43,7 @@ from kvplan.engines.live import (
     derived_budget_error,
     given_budget_error,
 )
-from kvplan.sources.server import Sample, ServerReplies, parse_metrics
+from kvplan.sources.server import Sample, ServerReplies, finite, parse_metrics
 
 PREFIX = "vllm:"
 CACHE_INFO = "vllm:cache_config_info"
@@ -56,20 +56,20 @@ PREFIX_HIT_RATE = ("vllm:gpu_prefix_cache_hit_rate",)  # V0
 RUNNING = ("vllm:num_requests_running",)
 WAITING = ("vllm:num_requests_waiting",)
 
-def _label_int(labels: Mapping[str, str], key: str) -> int | None:
+def _label_int(labels: Mapping[str, str], key: str, where: str) -> int | None:
+    value = _label_float(labels, key, where)
+    return None if value is None else int(value)
+
+
+def _label_float(labels: Mapping[str, str], key: str, where: str) -> float | None:
+    """The label as a number; None where absent or not a number ("None"); NaN or an infinity
+    refused naming the metric and label (`where`)."""
     text = labels.get(key)
     try:
-        return None if text is None else int(float(text))
+        value = None if text is None else float(text)
     except ValueError:  # "None"
         return None
-
-
-def _label_float(labels: Mapping[str, str], key: str) -> float | None:
-    text = labels.get(key)
-    try:
-        return None if text is None else float(text)
-    except ValueError:
-        return None
+    return finite(value, f"{where} {key}")
 
 
 def _label_bool(labels: Mapping[str, str], key: str) -> bool | None:
@@ -118,6 +118,7 @@ class VllmLive:
                              "--disable-log-stats exports none)")
         samples = parse_metrics(text, where=f"{url}/metrics")
         where, labels, engines = _cache_labels(samples)
+        at = f"{url}/metrics: {where}"
         if not labels:
             raise InputError(f"{url}/metrics: no {CACHE_INFO} (a vLLM server before 0.4?)")
         version = replies.json("/version")
@@ -150,18 +151,18 @@ class VllmLive:
             if kv is None:
                 notes.append(f"cache_dtype {dtype!r} is not one kvplan models: give --kv-dtype")
             setting("kv_dtype", kv, f"cache_dtype {dtype}", f"{where} cache_dtype")
-        fraction = _label_float(labels, "gpu_memory_utilization")
+        fraction = _label_float(labels, "gpu_memory_utilization", at)
         setting("mem_fraction", fraction,
                 f"gpu_memory_utilization {labels.get('gpu_memory_utilization')}",
                 f"{where} gpu_memory_utilization")
-        budget = _label_int(labels, "kv_cache_memory_bytes")
+        budget = _label_int(labels, "kv_cache_memory_bytes", at)
         if budget is not None:
             setting("kv_cache_memory", budget, f"kv_cache_memory_bytes {budget}",
                     f"{where} kv_cache_memory_bytes")
         # The CPU worker's KV budget is cpu_kvcache_space_bytes (VLLM_CPU_KVCACHE_SPACE):
         # CPUWorker.determine_available_memory returns it (vllm/v1/worker/cpu_worker.py,
         # 0.11.2, 0.13.0, 0.15.1); releases that leave kv_cache_memory_bytes None export only it.
-        space = _label_int(labels, "cpu_kvcache_space_bytes")
+        space = _label_int(labels, "cpu_kvcache_space_bytes", at)
         if budget is None and space is not None:
             setting("kv_cache_memory", space, f"cpu_kvcache_space_bytes {space}",
                     f"{where} cpu_kvcache_space_bytes")
@@ -178,8 +179,8 @@ class VllmLive:
         # user_specified_block_size: a block other than the CUDA default 16 was the user's.
         # With _block_size_resolved (and no user_specified_block_size) the label is already
         # the resolved size, whoever chose it.
-        configured = _label_int(labels, "block_size")
-        resolved = _label_int(labels, "effective_attention_block_size")
+        configured = _label_int(labels, "block_size", at)
+        resolved = _label_int(labels, "effective_attention_block_size", at)
         chosen = _label_bool(labels, "user_specified_block_size")
         if chosen is None and _label_bool(labels, "_block_size_resolved"):
             chosen, resolved = False, resolved or configured
@@ -194,7 +195,7 @@ class VllmLive:
                            ("kv_cache_tokens", "kv_cache_size_tokens"),
                            ("max_concurrency", "kv_cache_max_concurrency"),
                            ("kv_cache_memory_bytes", "kv_cache_memory_bytes")):
-            value = _label_float(labels, label)
+            value = _label_float(labels, label, at)
             if value is not None:
                 capacity[key] = int(value) if label != "kv_cache_max_concurrency" else value
                 sources[key] = f"{where} {label}"
@@ -207,20 +208,22 @@ class VllmLive:
             notes.append(f"{engines} engines (data parallel) report: engine 0 read")
         return LiveDeployment(engine=Engine.vllm, version=None if version is None
                               else str(version), model_id=model_id, settings=settings,
-                              shown=shown, capacity=capacity, load=self._load(samples),
+                              shown=shown, capacity=capacity, load=self._load(samples, url),
                               sources=sources, notes=tuple(notes))
 
     @staticmethod
-    def _load(samples: Mapping[str, list[Sample]]) -> LiveLoad:
+    def _load(samples: Mapping[str, list[Sample]], url: str) -> LiveLoad:
         def total(names: tuple[str, ...]) -> float | None:
             found = _first(samples, names)
-            return None if found is None else sum(s.value for s in found[1])
+            return None if found is None else finite(sum(s.value for s in found[1]),
+                                                     f"{url}/metrics: {found[0]}")
 
         usage = _first(samples, USAGE)
         rate = _first(samples, PREFIX_HIT_RATE)
         running, waiting = total(RUNNING), total(WAITING)
         return LiveLoad(
-            kv_usage=None if usage is None else max(s.value for s in usage[1]),
+            kv_usage=None if usage is None else finite(max(s.value for s in usage[1]),
+                                                        f"{url}/metrics: {usage[0]}"),
             running=None if running is None else int(running),
             waiting=None if waiting is None else int(waiting),
             prefix_cache_hits=total(PREFIX_HITS), prefix_cache_queries=total(PREFIX_QUERIES),

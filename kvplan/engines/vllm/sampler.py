@@ -45,6 +45,7 @@ pass (outside the CUDA graphs), once per step, on every TP rank over the whole v
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from kvplan._util.errors import InputError
@@ -67,6 +68,23 @@ SEGMENTED_BITS = 6
 KEY_BITS = 32  # float32 keys, all 32 bits sorted
 
 
+def _problem(name: str, value: object) -> str | None:
+    """What is wrong with `value` for sampling parameter `name`, as vLLM's
+    SamplingParams._verify_args refuses it (vllm/sampling_params.py:401-420, 0.15.1: temperature
+    >= 0, 0 < top_p <= 1, top_k >= -1 and an integer; a whole float such as 20.0 is taken as
+    before), or None. NaN and infinities fail every bound."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "expected a number"
+    if name == "temperature" and not value >= 0:
+        return "expected >= 0"
+    if name == "top_p" and not 0 < value <= 1:
+        return "expected in (0, 1]"
+    if name == "top_k" and not (value == int(value) and value >= -1
+                                if math.isfinite(value) else False):
+        return "expected -1, 0 or a count"
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class SamplingParams:
     """The sampling parameters every request of a run samples with (one set for the run)."""
@@ -76,27 +94,29 @@ class SamplingParams:
     top_k: int = 0  # 0 or -1: off
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise InputError(f"sampling: temperature {self.temperature}: expected >= 0")
-        if not 0 < self.top_p <= 1:
-            raise InputError(f"sampling: top_p {self.top_p}: expected in (0, 1]")
-        if self.top_k < -1:
-            raise InputError(f"sampling: top_k {self.top_k}: expected -1, 0 or a count")
+        for name in _SERVER_DEFAULTS:
+            value = getattr(self, name)
+            problem = _problem(name, value)
+            if problem:
+                raise InputError(f"sampling: {name} {value}: {problem}")
 
     @classmethod
     def resolve(cls, request: dict[str, float | int | None],
-                generation_config: dict[str, object]) -> SamplingParams:
+                generation_config: dict[str, object], *,
+                source: str = "generation_config") -> SamplingParams:
         """What vLLM 0.15's completion endpoint samples with: each of temperature / top_p /
-        top_k from the request, else generation_config.json, else the server's default."""
+        top_k from the request, else generation_config.json (named `source` in errors: the
+        file), else the server's default."""
         values: dict[str, float | int] = {}
         for name, default in _SERVER_DEFAULTS.items():
-            value = request.get(name)
+            value, where = request.get(name), "sampling"
             if value is None:
-                value = generation_config.get(name)  # type: ignore[assignment]
+                value, where = generation_config.get(name), source  # type: ignore[assignment]
             if value is None:
                 value = default
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise InputError(f"generation_config: {name}: expected a number, got {value!r}")
+            problem = _problem(name, value)
+            if problem:  # the file and field named (fuzz58: the file was not)
+                raise InputError(f"{where}: {name}: {problem}, got {value!r}")
             values[name] = value
         return cls(temperature=float(values["temperature"]), top_p=float(values["top_p"]),
                    top_k=int(values["top_k"]))
