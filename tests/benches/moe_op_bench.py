@@ -126,11 +126,15 @@ def moe_layer(spec: ModelSpec) -> int:
     return next(i for i, lp in enumerate(count_params(spec).layers) if lp.routed_experts)
 
 
-def moe_price_s(row: Row) -> float:
-    """kvplan's price of the row's MoE call (module docstring)."""
+def moe_price_s(row: Row, **fractions: float | None) -> float:
+    """kvplan's price of the row's MoE call (module docstring); `fractions`: Efficiency fields
+    set in place of the engine's (moe_gemm / fp8_moe_gemm, for the fit and the page's
+    columns)."""
     spec = model_spec(row.shape, row.quant)
     gpu = get_gpu(row.gpu)
     eff = engine_efficiency(row.engine, device_efficiency(gpu), version=row.version)
+    if fractions:
+        eff = replace(eff, **fractions)
     layout = Layout(tp=row.moe_tp * row.moe_ep, ep=row.moe_ep)
     i = moe_layer(spec)
     step = step_time(spec, gpu, tokens=row.tokens, context=row.tokens, requests=1,
@@ -144,6 +148,35 @@ def moe_price_s(row: Row) -> float:
         for nbytes in (activation_bytes(row.tokens, k, width), sum_bytes(row.tokens, k, h)):
             seconds += max(0.0, nbytes / (gpu.hbm_bytes_per_s * eff.hbm) - eff.kernel_floor_s)
     return seconds
+
+
+# The fit of Efficiency.moe_gemm / fp8_moe_gemm (kvplan.perf.efficiency.MOE_GEMM_FIT): the
+# H100 tables' prefill-sized cases; H200 and B200 held out.
+FIT_GPU = "H100"
+FIT_MIN_TOKENS = 4096
+FIT_FIELD = {"bfloat16": "moe_gemm", "fp8_block": "fp8_moe_gemm"}
+
+
+def fit_rows(rows: list[Row], quant: str) -> list[Row]:
+    """The cases the `quant` experts' fraction is fitted on."""
+    return [r for r in rows
+            if r.gpu == FIT_GPU and r.tokens >= FIT_MIN_TOKENS and r.quant == quant]
+
+
+def _median_ratio(rows: list[Row], **fractions: float | None) -> float:
+    return statistics.median(moe_price_s(r, **fractions) * 1e3 / r.measured_ms for r in rows)
+
+
+def fit_moe_gemm(rows: list[Row], quant: str) -> float:
+    """The experts' fraction (of the peak their math runs at) at which the median ratio of
+    the fit cases is 1, by bisection (a lower fraction prices the compute-bound calls higher,
+    so the median ratio falls as the fraction rises)."""
+    cases, field = fit_rows(rows, quant), FIT_FIELD[quant]
+    lo, hi = 0.01, 1.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _median_ratio(cases, **{field: mid}) > 1 else (lo, mid)
+    return (lo + hi) / 2
 
 
 def bucket(tokens: int) -> str:
