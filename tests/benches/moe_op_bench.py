@@ -39,7 +39,7 @@ from pathlib import Path
 
 from kvplan.hardware.gpus import get_gpu
 from kvplan.model.spec import ModelSpec
-from kvplan.perf.efficiency import device_efficiency
+from kvplan.perf.efficiency import FP8_MOE_GEMM, MOE_GEMM, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
 from kvplan.perf.moe_kernel import activation_bytes, sum_bytes
@@ -173,7 +173,7 @@ def fit_moe_gemm(rows: list[Row], quant: str) -> float:
     so the median ratio falls as the fraction rises)."""
     cases, field = fit_rows(rows, quant), FIT_FIELD[quant]
     lo, hi = 0.01, 1.0
-    for _ in range(30):
+    for _ in range(20):  # to 1e-6
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if _median_ratio(cases, **{field: mid}) > 1 else (lo, mid)
     return (lo + hi) / 2
@@ -187,21 +187,38 @@ def bucket_order(tokens: int) -> int:
     return next(i for i, (_, lo, hi) in enumerate(BUCKETS) if lo <= tokens <= hi)
 
 
-def ratios(rows: list[Row]) -> list[tuple[Row, float]]:
-    """Each row with kvplan's price over its measured latency."""
-    return [(r, moe_price_s(r) * 1e3 / r.measured_ms) for r in rows]
+# The two prices the page sets beside each other: the experts' GEMMs at the dense fractions
+# (`gemm` / `fp8_gemm`, 0.70 but B200's FP8 0.55: kvplan before moefit58) and at the fitted
+# ones (kvplan.perf.efficiency.MOE_GEMM / FP8_MOE_GEMM), whichever the default is.
+BEFORE = {"moe_gemm": None, "fp8_moe_gemm": None}
+FITTED = {"moe_gemm": MOE_GEMM, "fp8_moe_gemm": FP8_MOE_GEMM}
 
 
-def _summary(values: list[float]) -> str:
-    values = sorted(values)
-    q = statistics.quantiles(values, n=10, method="inclusive")
-    return f"{len(values):,} | {statistics.median(values):.2f} | {q[0]:.2f} - {q[-1]:.2f}"
+def ratios(rows: list[Row]) -> list[tuple[Row, tuple[float, float]]]:
+    """Each row with kvplan's price over its measured latency: before, and with the fitted
+    experts' fractions."""
+    return [(r, (moe_price_s(r, **BEFORE) * 1e3 / r.measured_ms,
+                 moe_price_s(r, **FITTED) * 1e3 / r.measured_ms)) for r in rows]
 
 
-def table(pairs: list[tuple[Row, float]], key, label) -> list[str]:
+def split(row: Row) -> str:
+    """The row's part in the fit of the experts' fractions."""
+    return "fitted" if row.gpu == FIT_GPU and row.tokens >= FIT_MIN_TOKENS else "held out"
+
+
+def _summary(pairs: list[tuple[float, float]]) -> str:
+    cells = [f"{len(pairs):,}"]
+    for side in (0, 1):
+        values = sorted(p[side] for p in pairs)
+        q = statistics.quantiles(values, n=10, method="inclusive")
+        cells += [f"{statistics.median(values):.2f}", f"{q[0]:.2f} - {q[-1]:.2f}"]
+    return " | ".join(cells)
+
+
+def table(pairs: list[tuple[Row, tuple[float, float]]], key, label) -> list[str]:
     """Rows of a markdown table: the ratios grouped by `key` (a sortable tuple), each group's
-    cells `label(row)`: rows, median, 10th - 90th percentile."""
-    groups: dict[tuple, list[float]] = defaultdict(list)
+    cells `label(row)`: rows, then median and 10th - 90th percentile before and fitted."""
+    groups: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
     labels: dict[tuple, tuple] = {}
     for r, x in pairs:
         groups[key(r)].append(x)
@@ -218,21 +235,22 @@ def moe_layers(shape: tuple[int, int, int, int]) -> int:
                if lp.routed_experts)
 
 
-def step_gap_lines(pairs: list[tuple[Row, float]], gpu: str = "H100",
+def step_gap_lines(pairs: list[tuple[Row, tuple[float, float]]], gpu: str = "H100",
                    quant: str = "fp8_block") -> list[str]:
     """What the per-layer gap is worth over a whole step: (measured - kvplan) x the
     checkpoint's MoE layers, in ms, at 2,048 and 8,192 tokens a rank, on `gpu`, MoE TP 8 or
-    EP 8 (the layouts of an 8-GPU serving row)."""
-    gap: dict[tuple, dict[int, float]] = defaultdict(dict)
-    for r, x in pairs:
+    EP 8 (the layouts of an 8-GPU serving row); before and with the fitted fractions."""
+    gap: dict[tuple, dict[int, str]] = defaultdict(dict)
+    for r, (x, y) in pairs:
         if (r.gpu == gpu and r.quant == quant and r.tokens in (2048, 8192)
                 and (r.moe_tp, r.moe_ep) in ((8, 1), (1, 8))):
             layers = moe_layers(r.shape)
             key = (r.model, layers, f"{r.engine} {r.version}",
                    "EP 8" if r.moe_ep == 8 else "MoE TP 8")
-            gap[key][r.tokens] = (r.measured_ms - r.measured_ms * x) * layers
+            gap[key][r.tokens] = (f"{(r.measured_ms - r.measured_ms * x) * layers:+.1f} / "
+                                  f"{(r.measured_ms - r.measured_ms * y) * layers:+.1f}")
     return [f"| {m} | {n} | {e} | {lay} | "
-            + " | ".join(f"{g[t]:+.1f}" if t in g else "-" for t in (2048, 8192)) + " |"
+            + " | ".join(g.get(t, "-") for t in (2048, 8192)) + " |"
             for (m, n, e, lay), g in sorted(gap.items())]
 
 
@@ -247,9 +265,30 @@ INTRO = (
     "and B200, bf16 or block-FP8 experts, the expert shapes of six checkpoints kvplan has, "
     "MoE TP or EP up to 8 ranks, 1 to 16,384 tokens a rank: 10,324 cases (11,794 rows) "
     "(tests/data/moe_op/SOURCES.md; tests/benches/moe_op_bench.py says what kvplan's price "
-    "holds). Kernel tables, not serving rows: no kvplan constant was fitted on them or "
-    "shaped by them, and this page is their first evaluation. A ratio below 1 is kvplan "
-    "pricing the op cheaper than it ran.")
+    "holds). Kernel tables, not serving rows. The page's first evaluation (df6b6154-d48f7124, "
+    "the findings below) fitted nothing; since moefit58 two constants are fitted on the H100 "
+    "tables' prefill-sized cases (the next paragraph), and every table sets the price before "
+    "(the experts' GEMMs at the dense fractions) beside the price with them. A ratio below 1 "
+    "is kvplan pricing the op cheaper than it ran.")
+
+FIT_TEXT = (
+    "**The experts' compute fractions (moefit58, FITTED here).** `Efficiency.moe_gemm` and "
+    "`fp8_moe_gemm` (kvplan.perf.efficiency.MOE_GEMM_FIT / FP8_MOE_GEMM_FIT) price the routed "
+    "experts' grouped GEMMs at their own fraction of the peak their math runs at, in place of "
+    "the dense GEMMs' 0.70 (B200's FP8 0.55). Each is the fraction at which the median ratio "
+    "of the fit cases is 1 (fit_moe_gemm, by bisection): the H100 tables' cases of 4,096-16,384 "
+    "tokens a rank, all three engines and seven layouts, bf16 (369 cases) -> 0.333 of the bf16 "
+    "peak, kept as 0.33, and block FP8 (351) -> 0.203 of the FP8 peak, kept as 0.20; the "
+    "column `fit` marks those rows. The H200 and B200 tables are held out: their 4k-16k medians "
+    "move bf16 0.59 -> 1.09 (H200) and 0.39 -> 0.65 (B200), block FP8 0.37 -> 1.12 (H200) "
+    "and 0.26 -> 0.58 (B200) (every engine together; the tables below by engine). Decode-sized "
+    "calls (1-256 tokens) are memory-bound at both fractions and do not move. One fraction "
+    "per format for every engine leaves the engines' spread (the fit rows' medians with the "
+    "fitted fractions, bf16: SGLang 0.61, vLLM 1.15, TensorRT-LLM 1.24; block FP8: SGLang "
+    "1.25, vLLM 0.92, TensorRT-LLM 0.93), and B200's block-FP8 MoE stays under-priced most "
+    "under vLLM (0.16 -> 0.39). Whether it is kvplan's default was "
+    "decided on serving rows after the constants were committed (tests/benches/"
+    "moe_gemm_bench.py, kvplan.perf.efficiency's docstring).")
 
 FINDINGS = (
     "## Findings (first evaluation, kvplan at f517c36b; no rule or constant changed)\n\n"
@@ -329,17 +368,19 @@ def main() -> None:
     pairs = ratios(read_rows())
     print("# kvplan's MoE op price against measured kernels (aiconfigurator's tables)\n")
     print(INTRO + "\n")
-    cells = "rows | median kvplan / measured | 10th - 90th percentile |"
+    print(FIT_TEXT + "\n")
+    cells = ("rows | median kvplan / measured, before | 10th - 90th, before "
+             "| median, fitted fractions | 10th - 90th, fitted |")
     print("## By engine, GPU, experts' dtype and tokens a rank\n")
-    print("| engine | GPU | experts | tokens | " + cells)
-    print("|---|---|---|---|---:|---:|---:|")
+    print("| engine | GPU | experts | tokens | fit | " + cells)
+    print("|---|---|---|---|---|---:|---:|---:|---:|---:|")
     for line in table(pairs, lambda r: (r.engine, r.gpu, r.quant, bucket_order(r.tokens)),
                       lambda r: (f"{r.engine} {r.version}", r.gpu, QUANT[r.quant],
-                                 bucket(r.tokens))):
+                                 bucket(r.tokens), split(r))):
         print(line)
     print("\n## Prefill-sized calls (4,096-16,384 tokens) by expert layout\n")
     print("| engine | experts | MoE TP | MoE EP | " + cells)
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for line in table([(r, x) for r, x in pairs if r.tokens >= 4096],
                       lambda r: (r.engine, r.quant, r.moe_ep, r.moe_tp),
                       lambda r: (f"{r.engine} {r.version}", QUANT[r.quant], r.moe_tp,
@@ -348,7 +389,8 @@ def main() -> None:
     print("\n## What the gap is worth over a prefill step (H100, block-FP8 experts)\n")
     print("Measured minus kvplan's price, times the checkpoint's MoE layers: the ms a whole "
           "step's routed experts ran beyond kvplan's price, at 2,048 and 8,192 tokens a "
-          "rank, on the layouts of an 8-GPU row (a table's missing case: -).\n")
+          "rank, on the layouts of an 8-GPU row, before / with the fitted fractions (a "
+          "table's missing case: -; the 8,192-token cells are fit rows).\n")
     print("| checkpoint | MoE layers | engine | layout | ms at 2,048 tokens "
           "| ms at 8,192 tokens |")
     print("|---|---:|---|---|---:|---:|")
@@ -356,7 +398,7 @@ def main() -> None:
         print(line)
     print("\n## By checkpoint and tokens (every engine and GPU)\n")
     print("| checkpoint | experts | tokens | " + cells)
-    print("|---|---|---|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
     for line in table(pairs, lambda r: (r.model, r.quant, bucket_order(r.tokens)),
                       lambda r: (r.model, QUANT[r.quant], bucket(r.tokens))):
         print(line)
