@@ -94,8 +94,9 @@ def _prospective() -> Ratios:
             m = r.measured
             if r.refused or "median_ttft_ms" not in m or "median_tpot_ms" not in m:
                 continue
-            out[run["id"]] = (r.simulated["ttft_ms.p50"] / m["median_ttft_ms"],
-                              r.simulated["tpot_ms.p50"] / m["median_tpot_ms"])
+            key = f"{mod.DATA.stem}|{run['id']}"  # keyed by its set (prospective30, ...)
+            out[key] = (r.simulated["ttft_ms.p50"] / m["median_ttft_ms"],
+                        r.simulated["tpot_ms.p50"] / m["median_tpot_ms"])
     return out
 
 
@@ -130,8 +131,9 @@ def _agg() -> Ratios:
     out: Ratios = {}
     for row in agg_rows():
         r = g.replay(row)
-        if r.ratios is not None:
-            out[r.id] = r.ratios
+        if r.ratios is not None:  # keyed by the bench's split: held out or shaped
+            out[f"{'held' if g.split_of(r).startswith('held out') else 'shaped'}|{r.id}"] = (
+                r.ratios)
     return out
 
 
@@ -159,6 +161,8 @@ def collect(sets: list[str], fitted: bool) -> dict[str, Ratios]:
 def _line(name: str, default: Ratios, fitted: Ratios) -> str:
     ids = sorted(set(default) & set(fitted))
     moved = sum(1 for i in ids if default[i] != fitted[i])
+    if not ids:
+        return f"| {name} | 0 | 0 | no MoE row | | | |"
     cells = []
     for k in (0, 1):
         d, f = [default[i][k] for i in ids], [fitted[i][k] for i in ids]
@@ -181,6 +185,14 @@ def main(argv: list[str]) -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in sets:
         print(_line(name, both[0][name], both[1][name]))
+        if name == "agg":
+            held = [{k: v for k, v in side[name].items() if k.startswith("held|")}
+                    for side in both]
+            print(_line("agg, held out", *held))
+        if name == "prospective":
+            for part in sorted({k.split("|")[0] for k in both[0][name]}):
+                print(_line(f"  {part}", *({k: v for k, v in side[name].items()
+                                            if k.startswith(part + "|")} for side in both)))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -177,6 +178,39 @@ def fit_moe_gemm(rows: list[Row], quant: str) -> float:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if _median_ratio(cases, **{field: mid}) > 1 else (lo, mid)
     return (lo + hi) / 2
+
+
+def implied_fraction(row: Row) -> float | None:
+    """The experts' fraction that makes kvplan's price of `row` its measured latency: the
+    GEMMs' compute time at the whole peak, C (from two prices deep in the compute-bound
+    regime, at 0.01 and 0.02: 100 C and 50 C plus the rest), over the measured time less the
+    rest; None where the rest alone outlasts the measured op. Below the compute-bound regime it
+    is a lower bound only (the op's time there is its bytes)."""
+    field = FIT_FIELD[row.quant]
+    p1, p2 = moe_price_s(row, **{field: 0.01}), moe_price_s(row, **{field: 0.02})
+    compute = (p1 - p2) / 50
+    need = row.measured_ms / 1e3 - (p1 - 100 * compute)
+    return compute / need if need > 0 else None
+
+
+def implied_lines(rows: list[Row], gpu: str = FIT_GPU, least_tokens: int = 512) -> list[str]:
+    """Median implied fraction on `gpu` by experts' dtype and rows per expert (T x top-k /
+    experts, in powers of two), every engine and each."""
+    groups: dict[tuple[str, int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r.gpu != gpu or r.tokens < least_tokens:
+            continue
+        f = implied_fraction(r)
+        if f is not None:
+            per_expert = 2 ** int(math.log2(r.tokens * r.shape[3] / r.shape[2]))
+            groups[(r.quant, per_expert)][r.engine].append(f)
+    out = []
+    for (quant, m), by in sorted(groups.items()):
+        every = [f for fs in by.values() for f in fs]
+        out.append(f"| {QUANT[quant]} | {m:,} | {len(every)} | {statistics.median(every):.2f} | "
+                   + " | ".join(f"{statistics.median(by[e]):.2f}" if by.get(e) else "-"
+                                for e in ("sglang", "trtllm", "vllm")) + " |")
+    return out
 
 
 def bucket(tokens: int) -> str:
@@ -364,8 +398,23 @@ FINDINGS = (
     "a rule.\n")
 
 
+IMPLIED_TEXT = (
+    "The fraction of the peak (bf16 or FP8, as the experts' math runs) at which kvplan's "
+    "price of each case would be its measured latency (`implied_fraction`), by the rows each "
+    "expert receives (T x top-k / experts, balanced routing; the power of two at or below). "
+    "Below about 256 rows an expert the op is bound by its weights' bytes and the figure is a "
+    "lower bound only. It rises with the rows an expert computes: one fraction per format "
+    "(0.33 / 0.20) is the fit cases' median, too low for few large experts (Mixtral-8x7B's 8 "
+    "experts of 14,336 columns: 512-4,096 rows each at 2,048-16,384 tokens; vLLM's Triton "
+    "fused_moe prices at a median 0.89 of its measured op with the dense 0.70 there and "
+    "1.79 with the fitted 0.33, MoE TP 2-8, 12 cases) and too high for many small ones at the same "
+    "tokens. The rule the tables point at is a fraction by the experts' GEMM shape (rows and "
+    "width), as kvplan.perf.gemm_shape does for dense bf16 GEMMs; not written here.")
+
+
 def main() -> None:
-    pairs = ratios(read_rows())
+    rows = read_rows()
+    pairs = ratios(rows)
     print("# kvplan's MoE op price against measured kernels (aiconfigurator's tables)\n")
     print(INTRO + "\n")
     print(FIT_TEXT + "\n")
@@ -395,6 +444,13 @@ def main() -> None:
           "| ms at 8,192 tokens |")
     print("|---|---:|---|---|---:|---:|")
     for line in step_gap_lines(pairs):
+        print(line)
+    print("\n## What the fraction depends on: rows per expert (H100, 512-16,384 tokens)\n")
+    print(IMPLIED_TEXT + "\n")
+    print("| experts | rows per expert | cases | implied fraction, median | sglang 0.5.9 "
+          "| trtllm 1.2.0rc5 | vllm 0.19.0 |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for line in implied_lines(rows):
         print(line)
     print("\n## By checkpoint and tokens (every engine and GPU)\n")
     print("| checkpoint | experts | tokens | " + cells)
