@@ -164,7 +164,15 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   TensorRT-LLM 0.70; FP8: 0.52 / 0.33 / 0.32), which one constant per format leaves as spread.
   Weight-only formats (experts dequantized to bf16 in the GEMM) take the bf16 one, unmeasured;
   FP4 (w4a4) experts keep `gemm`. The memory-bound regime (decode) is unchanged: only a step
-  whose experts' FLOPs outlast their bytes at the lower fraction moves.
+  whose experts' FLOPs outlast their bytes at the lower fraction moves. OPT-IN (default None):
+  judged after the constants were committed, on MoE serving rows (tests/benches/
+  moe_gemm_bench.py, its docstring's figures), it brings TTFT closer on every set (the other
+  publishers' prospective MoE runs' median |error| 66.7 -> 44.6 %, aiconfigurator's held-out
+  aggregated MoE rows 36.5 -> 32.4 %, TPOT 14.5 -> 14.9 %) but makes the sim-to-real study's
+  Mixtral stages' ITL worse (1.7 -> 7.8 %): the kernel tables say why, the fraction
+  rises with the rows each expert computes, and Mixtral's 8 wide experts run near the dense
+  0.70 (examples/moe-op-bench.md, "rows per expert"). A rule by the experts' GEMM shape is
+  what the tables point at; one fraction per format is not made the default.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.

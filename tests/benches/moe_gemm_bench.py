@@ -14,6 +14,22 @@ replayable one in the bench's order: a rule fixed before any was replayed), disa
 in separate processes (the benches cache their engines' setups, built with the efficiency of
 their first call). Sets (a) are other publishers' rows; agg and disagg are aiconfigurator's,
 the publisher of the kernel tables the fractions were fitted on.
+
+Measured at branch moefit58 (the constants committed at 025ca10b before any of these rows was
+replayed with them; kvplan / measured medians and median |error|, default -> fitted):
+- s2r, the Mixtral-8x7B / 8x22B stages (prospective, blind, offload; 20 stages): TTFT mean
+  0.814 -> 0.982 (18.6 -> 14.3 %), ITL mean 1.005 -> 1.078 (1.7 -> 7.8 %): WORSE on ITL;
+- prospective30-57's MoE runs (69, 50 moved), median TTFT 0.333 -> 0.566 (66.7 -> 44.6 %),
+  median TPOT 0.633 -> 0.725 (36.9 -> 27.6 %); prospective54's 4 runs TTFT 14.9 -> 24.8 %;
+- accelmark: no MoE run (its blind2 runs are Llama / Qwen2.5);
+- agg (every 4th replayable MoE row, 362 with ratios, 283 moved): TTFT 0.807 -> 0.990 (35.0 ->
+  33.8 %), TPOT 1.058 -> 1.065 (15.7 -> 15.7 %); its 266 held-out rows TTFT 0.741 -> 0.965
+  (36.5 -> 32.4 %), TPOT 1.036 -> 1.045 (14.5 -> 14.9 %);
+- disagg (229 rows with ratios, 120 moved): TTFT 0.627 -> 0.720 (70.0 -> 64.9 %), TPOT
+  1.084 -> 1.084 (20.6 -> 21.2 %).
+Not the default (the rule set before evaluating: other publishers' rows must not get worse):
+the Mixtral stages' ITL does, and the kernel tables show why (examples/moe-op-bench.md, "rows
+per expert": Mixtral's few wide experts run near the dense 0.70).
 """
 
 from __future__ import annotations
@@ -25,6 +41,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 from kvplan.perf import efficiency
 
@@ -94,7 +111,8 @@ def _prospective() -> Ratios:
             m = r.measured
             if r.refused or "median_ttft_ms" not in m or "median_tpot_ms" not in m:
                 continue
-            key = f"{mod.DATA.stem}|{run['id']}"  # keyed by its set (prospective30, ...)
+            # keyed by its set (prospective30, ...) and checkpoint
+            key = f"{mod.DATA.stem}|{Path(run['model']).stem}|{run['id']}"
             out[key] = (r.simulated["ttft_ms.p50"] / m["median_ttft_ms"],
                         r.simulated["tpot_ms.p50"] / m["median_tpot_ms"])
     return out
@@ -190,9 +208,10 @@ def main(argv: list[str]) -> None:
                     for side in both]
             print(_line("agg, held out", *held))
         if name == "prospective":
-            for part in sorted({k.split("|")[0] for k in both[0][name]}):
-                print(_line(f"  {part}", *({k: v for k, v in side[name].items()
-                                            if k.startswith(part + "|")} for side in both)))
+            for at in (0, 1):  # by set, then by checkpoint
+                for part in sorted({k.split("|")[at] for k in both[0][name]}):
+                    print(_line(f"  {part}", *({k: v for k, v in side[name].items()
+                                                if k.split("|")[at] == part} for side in both)))
 
 
 if __name__ == "__main__":

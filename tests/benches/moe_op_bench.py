@@ -322,7 +322,12 @@ FIT_TEXT = (
     "1.25, vLLM 0.92, TensorRT-LLM 0.93), and B200's block-FP8 MoE stays under-priced most "
     "under vLLM (0.16 -> 0.39). Whether it is kvplan's default was "
     "decided on serving rows after the constants were committed (tests/benches/"
-    "moe_gemm_bench.py, kvplan.perf.efficiency's docstring).")
+    "moe_gemm_bench.py, its docstring's figures): it is NOT, an opt-in field. TTFT comes "
+    "closer on every set (other publishers' prospective MoE runs, 69: median |error| 66.7 -> "
+    "44.6 %; aiconfigurator's held-out aggregated MoE rows, every 4th, 266: 36.5 -> 32.4 %, "
+    "TPOT 14.5 -> 14.9 %; disagg rows, 229: 70.0 -> 64.9 %), but the sim-to-real study's "
+    "Mixtral stages' ITL, 20 stages, goes 1.7 -> 7.8 % (ratio 1.005 -> 1.078), which the "
+    "rows-per-expert table below explains.")
 
 FINDINGS = (
     "## Findings (first evaluation, kvplan at f517c36b; no rule or constant changed)\n\n"
