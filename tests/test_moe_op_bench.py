@@ -153,3 +153,31 @@ def test_moe_op_bench_md_is_current() -> None:
     out = subprocess.run([sys.executable, "-m", "tests.benches.moe_op_bench"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "moe-op-bench.md").read_text()
+
+
+def test_moe_fractions_are_checked_and_opt_in() -> None:
+    from kvplan._util.errors import InputError
+    from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
+
+    # Opt-in (tests/benches/moe_gemm_bench.py: not the default).
+    assert DEFAULT_EFFICIENCY.moe_gemm is None and DEFAULT_EFFICIENCY.fp8_moe_gemm is None
+    for bad in (0.0, 1.5):
+        with pytest.raises(InputError, match="moe_gemm"):
+            Efficiency(moe_gemm=bad)
+        with pytest.raises(InputError, match="fp8_moe_gemm"):
+            Efficiency(fp8_moe_gemm=bad)
+
+
+def test_moe_fitted_sets_the_cuda_presets_only_and_restores() -> None:
+    from kvplan.hardware.gpus import get_gpu
+    from kvplan.perf.efficiency import device_efficiency
+    from tests.benches.moe_gemm_bench import moe_fitted
+
+    h100, b200, mi300x = (get_gpu(n) for n in ("H100", "B200", "MI300X"))
+    with moe_fitted():
+        assert device_efficiency(h100).moe_gemm == MOE_GEMM
+        assert device_efficiency(b200).fp8_moe_gemm == FP8_MOE_GEMM
+        assert device_efficiency(b200).fp8_gemm == 0.55  # the rest of the preset kept
+        assert device_efficiency(mi300x).moe_gemm is None  # AMD: NVIDIA kernels' fit
+    assert device_efficiency(h100).moe_gemm is None
+    assert device_efficiency(b200).fp8_moe_gemm is None
