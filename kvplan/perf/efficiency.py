@@ -242,13 +242,13 @@ MOE_GEMM_FIT = Fitted(
     value=MOE_GEMM,
     source=f"bf16 experts, 369 cases of {_MOE_TABLES}: the fraction at which the median "
            "kvplan / measured is 1 (tests.benches.moe_op_bench.fit_moe_gemm: 0.333); H200 and "
-           "B200 tables held out; commit moefit58",
+           "B200 tables held out; commit 025ca10b",
     fitted_on=())
 FP8_MOE_GEMM_FIT = Fitted(
     value=FP8_MOE_GEMM,
     source=f"block-FP8 experts, 351 cases of {_MOE_TABLES}: the fraction at which the median "
            "kvplan / measured is 1 (tests.benches.moe_op_bench.fit_moe_gemm: 0.203); H200 and "
-           "B200 tables held out; commit moefit58",
+           "B200 tables held out; commit 025ca10b",
     fitted_on=())
 
 
