@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.benches.moe_op_bench import moe_price_s, read_csv, read_rows
+from kvplan.perf.efficiency import FP8_MOE_GEMM, MOE_GEMM
+from tests.benches.moe_op_bench import (
+    BEFORE,
+    FITTED,
+    fit_moe_gemm,
+    fit_rows,
+    moe_price_s,
+    read_csv,
+    read_rows,
+)
 from tests.benches.moe_op_extract import COLUMNS, LAYOUTS, SHAPES, TOKENS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +99,85 @@ def test_price_by_hand_memory_bound() -> None:
     assert moe_price_s(row) == pytest.approx(nbytes / (0.9 * 3.35e12) + 4 * 4e-6, rel=1e-9)
 
 
+def test_fitted_price_by_hand_block_fp8() -> None:
+    # DeepSeek-V3's experts, block FP8, vLLM 0.19.0 on one H100 rank of EP 8 (32 of the 256
+    # experts), 16,384 tokens: each token's 8 experts x 3 x 7,168 x 2,048 weights x 2 FLOPs,
+    # over 8 ranks = 16,384 x 8 x 2 x 3 x 7,168 x 2,048 / 8 = 1.44312e12 FLOPs. At the fitted
+    # 0.20 of H100's 1,979 dense FP8 TFLOPS: 3.6460 ms (at the dense 0.70: 1.0418 ms), plus the
+    # 4 small kernels at 4 us: 3.6620 ms (1.0578 ms). The weights, 32 x 3 x 7,168 x 2,048 B =
+    # 1.41 GB at 0.69 x 3.35 TB/s = 0.61 ms, are not the bound. Measured 5.264 ms (a fit row).
+    row = next(c for c in read_rows() if c.engine == "vllm" and c.gpu == "H100"
+               and c.quant == "fp8_block" and c.shape == (7168, 2048, 256, 8)
+               and c.moe_tp == 1 and c.moe_ep == 8 and c.tokens == 16384)
+    flops = 16384 * 8 * 2 * 3 * 7168 * 2048 / 8
+    assert FITTED["fp8_moe_gemm"] == FP8_MOE_GEMM == 0.20
+    assert moe_price_s(row, **FITTED) == pytest.approx(flops / (0.20 * 1979e12) + 4 * 4e-6,
+                                                       rel=1e-9)
+    assert moe_price_s(row, **FITTED) * 1e3 == pytest.approx(3.6620, abs=1e-4)
+    assert moe_price_s(row, **BEFORE) * 1e3 == pytest.approx(1.0578, abs=1e-4)
+    assert row.measured_ms == pytest.approx(5.2643, abs=1e-4)
+
+
+def test_fitted_price_by_hand_bf16() -> None:
+    # The Mixtral case of test_price_by_hand_compute_bound at the fitted 0.33 of the bf16 peak:
+    # 1.15449e13 FLOPs / (0.33 x 989.5 TFLOPS) = 35.3556 ms + 4 x 4 us = 35.3716 ms. Measured
+    # 14.52 ms: TensorRT-LLM's CUTLASS runs Mixtral's wide experts on one rank at 0.80 of the
+    # bf16 peak, and the one fraction per format over-prices it 2.4x (the engines' spread).
+    row = _mixtral_trtllm_h100(16384)
+    flops = 16384 * 2 * 2 * 3 * 4096 * 14336
+    assert MOE_GEMM == 0.33
+    assert moe_price_s(row, **FITTED) == pytest.approx(flops / (0.33 * 989.5e12) + 4 * 4e-6,
+                                                       rel=1e-9)
+    assert moe_price_s(row, **FITTED) * 1e3 == pytest.approx(35.3716, abs=1e-4)
+
+
+def test_memory_bound_calls_do_not_move() -> None:
+    # One token is memory-bound at either fraction (test_price_by_hand_memory_bound).
+    row = _mixtral_trtllm_h100(1)
+    assert moe_price_s(row, **FITTED) == moe_price_s(row, **BEFORE)
+
+
+def test_the_fit_gives_the_constants() -> None:
+    # kvplan.perf.efficiency.MOE_GEMM_FIT / FP8_MOE_GEMM_FIT: the median ratio of the H100
+    # 4k-16k cases is 1 at 0.333 (bf16, 369 cases) and 0.203 (block FP8, 351), kept to two
+    # places.
+    rows = read_rows()
+    assert (len(fit_rows(rows, "bfloat16")), len(fit_rows(rows, "fp8_block"))) == (369, 351)
+    assert {r.gpu for r in fit_rows(rows, "bfloat16")} == {"H100"}
+    bf16, fp8 = fit_moe_gemm(rows, "bfloat16"), fit_moe_gemm(rows, "fp8_block")
+    assert bf16 == pytest.approx(0.333, abs=5e-4) and round(bf16, 2) == MOE_GEMM
+    assert fp8 == pytest.approx(0.203, abs=5e-4) and round(fp8, 2) == FP8_MOE_GEMM
+
+
 def test_moe_op_bench_md_is_current() -> None:
     out = subprocess.run([sys.executable, "-m", "tests.benches.moe_op_bench"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "moe-op-bench.md").read_text()
+
+
+def test_moe_fractions_are_checked_and_opt_in() -> None:
+    from kvplan._util.errors import InputError
+    from kvplan.perf.efficiency import DEFAULT_EFFICIENCY, Efficiency
+
+    # Opt-in (tests/benches/moe_gemm_bench.py: not the default).
+    assert DEFAULT_EFFICIENCY.moe_gemm is None and DEFAULT_EFFICIENCY.fp8_moe_gemm is None
+    for bad in (0.0, 1.5):
+        with pytest.raises(InputError, match="moe_gemm"):
+            Efficiency(moe_gemm=bad)
+        with pytest.raises(InputError, match="fp8_moe_gemm"):
+            Efficiency(fp8_moe_gemm=bad)
+
+
+def test_moe_fitted_sets_the_cuda_presets_only_and_restores() -> None:
+    from kvplan.hardware.gpus import get_gpu
+    from kvplan.perf.efficiency import device_efficiency
+    from tests.benches.moe_gemm_bench import moe_fitted
+
+    h100, b200, mi300x = (get_gpu(n) for n in ("H100", "B200", "MI300X"))
+    with moe_fitted():
+        assert device_efficiency(h100).moe_gemm == MOE_GEMM
+        assert device_efficiency(b200).fp8_moe_gemm == FP8_MOE_GEMM
+        assert device_efficiency(b200).fp8_gemm == 0.55  # the rest of the preset kept
+        assert device_efficiency(mi300x).moe_gemm is None  # AMD: NVIDIA kernels' fit
+    assert device_efficiency(h100).moe_gemm is None
+    assert device_efficiency(b200).fp8_moe_gemm is None

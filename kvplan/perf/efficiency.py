@@ -148,6 +148,31 @@ every SM 10.x preset). The ~1.5x is a rounded kernel-level figure, not a table; 
 to B300 / GB300 (SM 10.3: the same FP8 tensor-core rate as SM 10.0 in gpus.json). Other presets
 keep `attention` for FP8 attention (None).
 The engine and fitted constants (prefill launch, layer overhead) are the same for every device.
+- moe_gemm 0.33 / fp8_moe_gemm 0.20: FITTED, the routed experts' grouped GEMMs where they are
+  compute-bound (a prefill's thousands of tokens a rank), of the bf16 and the FP8 peak. The
+  engines' fused MoE kernels reach far less than a dense GEMM's 0.70 there (the measured op
+  scales linearly with the tokens at 4k-16k a rank: examples/moe-op-bench.md), and block-FP8
+  experts gain far less than the FP8 peak's 2x over bf16 ones. Fitted on aiconfigurator's
+  measured fused-MoE tables (github.com/ai-dynamo/aiconfigurator at 095f58a51, tests/data/moe_op/
+  SOURCES.md), the H100 ones only (vLLM 0.19.0 Triton fused_moe, SGLang 0.5.9 Triton, TensorRT-LLM
+  1.2.0rc5 CUTLASS; balanced routing, six checkpoints' expert shapes, MoE TP or EP <= 8):
+  every case of 4,096-16,384 tokens a rank with bf16 (369) or block-FP8 (351) experts, the
+  fraction at which the median of kvplan's price over the measured latency is 1
+  (tests.benches.moe_op_bench.fit_moe_gemm: 0.333 / 0.203, kept to two places). The H200 and
+  B200 tables are held out (moe-op-bench.md gives both columns). One fraction per format, for
+  every engine: the engines' medians differ (at 0.70, H100 4k-16k bf16: SGLang 0.32, vLLM 0.67,
+  TensorRT-LLM 0.70; FP8: 0.52 / 0.33 / 0.32), which one constant per format leaves as spread.
+  Weight-only formats (experts dequantized to bf16 in the GEMM) take the bf16 one, unmeasured;
+  FP4 (w4a4) experts keep `gemm`. The memory-bound regime (decode) is unchanged: only a step
+  whose experts' FLOPs outlast their bytes at the lower fraction moves. OPT-IN (default None):
+  judged after the constants were committed, on MoE serving rows (tests/benches/
+  moe_gemm_bench.py, its docstring's figures), it brings TTFT closer on every set (the other
+  publishers' prospective MoE runs' median |error| 66.7 -> 44.6 %, aiconfigurator's held-out
+  aggregated MoE rows 36.5 -> 32.4 %, TPOT 14.5 -> 14.9 %) but makes the sim-to-real study's
+  Mixtral stages' ITL worse (1.7 -> 7.8 %): the kernel tables say why, the fraction
+  rises with the rows each expert computes, and Mixtral's 8 wide experts run near the dense
+  0.70 (examples/moe-op-bench.md, "rows per expert"). A rule by the experts' GEMM shape is
+  what the tables point at; one fraction per format is not made the default.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
@@ -206,6 +231,25 @@ PREFILL_LAUNCH_FIT = Fitted(
     source="median launch time that makes each engine-timed SGLang prefill marked fit exact "
            "(cost_bench.fitted_prefill_launch_s); commit 458205f",
     fitted_on=_COST_PREFILL_LAUNCH)
+
+# The routed experts' compute-bound fractions (module docstring), fitted on kernel tables that
+# are no bench row: fitted_on=(), the tables named in the source.
+MOE_GEMM = 0.33
+FP8_MOE_GEMM = 0.20
+_MOE_TABLES = ("aiconfigurator 095f58a51 systems/data/h100_sxm/moe/{vllm/0.19.0, sglang/0.5.9, "
+               "trtllm/1.2.0rc5}/moe_perf.parquet, balanced, 4,096-16,384 tokens a rank")
+MOE_GEMM_FIT = Fitted(
+    value=MOE_GEMM,
+    source=f"bf16 experts, 369 cases of {_MOE_TABLES}: the fraction at which the median "
+           "kvplan / measured is 1 (tests.benches.moe_op_bench.fit_moe_gemm: 0.333); H200 and "
+           "B200 tables held out; commit 025ca10b",
+    fitted_on=())
+FP8_MOE_GEMM_FIT = Fitted(
+    value=FP8_MOE_GEMM,
+    source=f"block-FP8 experts, 351 cases of {_MOE_TABLES}: the fraction at which the median "
+           "kvplan / measured is 1 (tests.benches.moe_op_bench.fit_moe_gemm: 0.203); H200 and "
+           "B200 tables held out; commit 025ca10b",
+    fitted_on=())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,13 +310,19 @@ class Efficiency:
     # OPT-IN counterfactual (issue 30): the bf16 weight GEMMs' fraction by shape, in place of
     # `gemm` (kvplan.perf.gemm_shape; a preset's in DEVICE_GEMM_SHAPE). None: `gemm`, today's.
     gemm_shape: GemmShapeEfficiency | None = None
+    # The routed experts' grouped GEMMs' fraction of the peak where they compute at bf16
+    # (`moe_gemm`) or FP8 (`fp8_moe_gemm`, w8a8 block-FP8 experts), FITTED on measured fused-MoE
+    # kernel tables (MOE_GEMM_FIT / FP8_MOE_GEMM_FIT, module docstring). None: `gemm` /
+    # `fp8_gemm`, the dense GEMMs' fractions. FP4 experts keep `gemm`.
+    moe_gemm: float | None = None
+    fp8_moe_gemm: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
-        for name in ("fp8_gemm", "fp8_attention"):
+        for name in ("fp8_gemm", "fp8_attention", "moe_gemm", "fp8_moe_gemm"):
             value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
