@@ -51,7 +51,7 @@ from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
-from tests.benches import srt_slurm_recipes
+from tests.benches import srt_slurm_recipes, srt_slurm_sglang
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -428,15 +428,20 @@ def generator_prefill(batching: PrefillBatching, *, dp_attention: bool) -> Prefi
 @cache
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
-           generator: bool = False) -> _Setup:
+           generator: bool = False, sglang_recipe: tuple[str, str] | None = None) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
-    aiconfigurator's generated flags (`generator_prefill`)."""
+    aiconfigurator's generated flags (`generator_prefill`). `sglang_recipe`: (path, commit) of
+    the srt-slurm recipe version an SGLang row ran, whose settings both roles take
+    (`sglang_recipe_settings`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
         "silicon_data_source", "")
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
     req, p_req = _request(row, 1, fp4=fp4), _request(row, 1, "prefill", fp4=fp4)
+    srt = srt_slurm_sglang.by_version(*sglang_recipe) if sglang_recipe is not None else None
+    if srt is not None:
+        req, p_req = _with_role(req, srt.decode), _with_role(p_req, srt.prefill)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
@@ -445,6 +450,8 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
         rec.prefill_max_num_batched_tokens if rec is not None else None), max_seqs=seats,
         decode_max_seqs=decode_seats)
+    if srt is not None and batching is not None:
+        batching = _recipe_batching(batching, srt, req, decode)
     if generator and batching is not None:
         batching = generator_prefill(batching, dp_attention=prefill.layout.dp_attention)
 
@@ -457,10 +464,63 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
                   batching=batching, tpot_ms=tpot_ms)
 
 
+def _with_role(req: DisaggRequest, role: srt_slurm_sglang.SglangRole) -> DisaggRequest:
+    """A role's request at its recipe's --mem-fraction-static, --max-running-requests (the
+    pool's request slots and, on a decode server, its running cap: kvplan.engines.sglang.pools
+    and decode_admission divide it by --dp-size) and --max-total-tokens (the pool's tokens),
+    where the recipe sets them; else as before (SGLang's defaults, kvplan's rules)."""
+    extra = {**req.extra,
+             **({"max_num_seqs": role.max_running_requests}
+                if role.max_running_requests is not None else {}),
+             **({"max_total_tokens": role.max_total_tokens}
+                if role.max_total_tokens is not None else {})}
+    fraction = role.mem_fraction_static
+    return replace(req, extra=extra,
+                   mem_fraction=fraction if fraction is not None else req.mem_fraction)
+
+
+def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangRecipe,
+                     req: DisaggRequest, decode: Candidate) -> PrefillBatching:
+    """The prefill steps and the decode rank's admission at an SGLang row's recipe: each prefill
+    rank's token budget its --chunked-prefill-size and its prompts a step its
+    --max-running-requests (both // --dp-size under DP attention: SglangRole.per_rank), the
+    input budget its --max-prefill-tokens (not divided: kvplan.engines.sglang.options
+    MAX_PREFILL_TOKENS); the decode rank's admission (kvplan.engines.sglang.decode_admission)
+    from the decode role's pool and --max-running-requests (prefill_batching reads the
+    request it is given, the prefill's). A flag the recipe leaves unset keeps its default."""
+    p = srt.prefill
+    budget, seats = p.per_rank(p.chunked_prefill_size), p.per_rank(p.max_running_requests)
+    out = replace(batching, token_budget=budget or batching.token_budget,
+                  max_seqs=seats or batching.max_seqs,
+                  input_budget=p.max_prefill_tokens or batching.input_budget)
+    if batching.decode_admission is None:
+        return out
+    cap, lay = decode.capacity, decode.layout
+    adm = req.engine.rules.kv_connector(req.connector).decode_admission(
+        pool_tokens=cap.token_capacity, max_num_reqs=cap.max_running_requests or 0,
+        page_tokens=cap.block_size, dp_attention=lay.dp if lay.dp_attention else 1,
+        user_max_running=req.extra.get("max_num_seqs"))
+    if adm is None:
+        return out
+    return replace(out, decode_admission=adm, decode_max_seqs=max(1, adm.max_running))
+
+
+def sglang_recipe_settings(row: dict[str, str]) -> srt_slurm_sglang.SglangRecipe | None:
+    """The srt-slurm recipe version an SGLang row ran (tests.benches.srt_slurm_sglang), else
+    None (sglseat58): the rows' prefill / decode batch sizes are aiconfigurator's InferenceX
+    adapter's concurrency over ranks (sdk/config_adapter/inferencex.py `_worker` at 095f58a5),
+    not the engine's flags, and the replay otherwise runs SGLang's defaults."""
+    if row["backend"] != "sglang":
+        return None
+    return srt_slurm_sglang.for_row(row, stated_concurrency(row), layout(row, "prefill"),
+                                    layout(row, "decode"))
+
+
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
-            recipe_seats: bool = True) -> tuple[float | None, float | None, float]:
+            recipe_seats: bool = True, sglang_recipe: bool = True
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -476,13 +536,14 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     steps without SGLang's --max-prefill-tokens budget (before INPUT_BUDGET_COMMIT); the bench's
     counterfactuals only. `recipe_seats` False: a TensorRT-LLM row's generation ranks seated
     at its decode batch size as before trtseat58 (`recipe_decode_seats`), the bench's
-    counterfactual only."""
+    counterfactual only. `sglang_recipe` False: an SGLang row at SGLang's defaults as before
+    sglseat58 (`sglang_recipe_settings`), the bench's counterfactual only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
                         generator=generator, input_budget=input_budget,
-                        recipe_seats=recipe_seats)
+                        recipe_seats=recipe_seats, sglang_recipe=sglang_recipe)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -515,9 +576,11 @@ def decode_max_seqs(row: dict[str, str], st: _Setup) -> int:
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
-             input_budget: bool = True, recipe_seats: bool = True
+             input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True
              ) -> tuple[float | None, float | None, float]:
-    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator)
+    srt = sglang_recipe_settings(row) if sglang_recipe else None
+    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
+                (srt.path, srt.commit) if srt is not None else None)
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
@@ -573,7 +636,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, input_budget: bool = True,
-           recipe_seats: bool = True) -> Replay:
+           recipe_seats: bool = True, sglang_recipe: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -589,7 +652,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
                                       gather=gather, decode_gather=decode_gather,
                                       logits_gather=logits_gather, generator=generator,
-                                      input_budget=input_budget, recipe_seats=recipe_seats)
+                                      input_budget=input_budget, recipe_seats=recipe_seats,
+                                      sglang_recipe=sglang_recipe)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -631,9 +695,10 @@ def prospective_replays() -> list[Replay]:
 # gap); `input_budget`=False, the prefill steps without SGLang's --max-prefill-tokens budget
 # (INPUT_BUDGET_COMMIT); `recipe_seats`=False, a TensorRT-LLM row's generation ranks at its
 # decode batch size instead of its srt-slurm recipe's max_batch_size (trtseat58,
-# `recipe_decode_seats`).
+# `recipe_decode_seats`); `sglang_recipe`=False, an SGLang row at SGLang's defaults instead of
+# its srt-slurm recipe's flags (sglseat58, `sglang_recipe_settings`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
-            "input_budget", "recipe_seats")
+            "input_budget", "recipe_seats", "sglang_recipe")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:
