@@ -428,12 +428,15 @@ def generator_prefill(batching: PrefillBatching, *, dp_attention: bool) -> Prefi
 @cache
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
-           generator: bool = False, sglang_recipe: tuple[str, str] | None = None) -> _Setup:
+           generator: bool = False, sglang_recipe: tuple[str, str] | None = None,
+           trt_context: tuple[str, str] | None = None) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
     aiconfigurator's generated flags (`generator_prefill`). `sglang_recipe`: (path, commit) of
     the srt-slurm recipe version an SGLang row ran, whose settings both roles take
-    (`sglang_recipe_settings`)."""
+    (`sglang_recipe_settings`). `trt_context`: (path, commit) of the srt-slurm recipe version a
+    TensorRT-LLM row ran, whose context server's max_batch_size / max_num_tokens set the prefill
+    steps and whose roles' max_num_tokens size the memory (`_trt_recipe_tokens`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
         "silicon_data_source", "")
@@ -442,14 +445,19 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     srt = srt_slurm_sglang.by_version(*sglang_recipe) if sglang_recipe is not None else None
     if srt is not None:
         req, p_req = _with_role(req, srt.decode), _with_role(p_req, srt.prefill)
+    trt = srt_slurm_recipes.by_version(*trt_context) if trt_context is not None else None
+    if trt is not None:
+        req, p_req = _trt_recipe_tokens(req, trt.decode), _trt_recipe_tokens(p_req, trt.prefill)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     rec = recipe(row)
     seats, decode_seats = _trtllm_seats(row)
-    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
-        rec.prefill_max_num_batched_tokens if rec is not None else None), max_seqs=seats,
-        decode_max_seqs=decode_seats)
+    budget = rec.prefill_max_num_batched_tokens if rec is not None else None
+    if trt is not None:
+        seats, budget = trt.prefill.max_batch_size, trt.prefill.max_num_tokens
+    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=budget,
+                                max_seqs=seats, decode_max_seqs=decode_seats)
     if srt is not None and batching is not None:
         batching = _recipe_batching(batching, srt, req, decode)
     if generator and batching is not None:
@@ -479,6 +487,14 @@ def _with_role(req: DisaggRequest, role: srt_slurm_sglang.SglangRole) -> DisaggR
                    mem_fraction=fraction if fraction is not None else req.mem_fraction)
 
 
+def _trt_recipe_tokens(req: DisaggRequest, role: srt_slurm_recipes.RoleSettings
+                       ) -> DisaggRequest:
+    """A TensorRT-LLM role's request at its recipe's max_num_tokens (in place of the generator's
+    rounding, `_trtllm_tokens`): it sizes the estimation run and, under attention DP, the MoE
+    all-to-all workspace (kvplan.engines.trtllm.moe_alltoall)."""
+    return replace(req, extra={**req.extra, "max_num_batched_tokens": role.max_num_tokens})
+
+
 def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangRecipe,
                      req: DisaggRequest, decode: Candidate) -> PrefillBatching:
     """The prefill steps and the decode rank's admission at an SGLang row's recipe: each prefill
@@ -505,6 +521,18 @@ def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangReci
     return replace(out, decode_admission=adm, decode_max_seqs=max(1, adm.max_running))
 
 
+def trt_context_recipe(row: dict[str, str]) -> srt_slurm_recipes.SrtRecipe | None:
+    """The srt-slurm recipe version a TensorRT-LLM row ran (as `recipe_decode_seats` finds it),
+    else None (sglseat58): its context server's max_batch_size and max_num_tokens per rank
+    (kvplan.engines.trtllm.disagg_flow (a): each rank's micro-batch scheduler takes waiting
+    prompts up to both) in place of the generator's one prompt a step, and both roles'
+    max_num_tokens (`_trt_recipe_tokens`)."""
+    if row["backend"] != "trtllm":
+        return None
+    return srt_slurm_recipes.for_row(row, stated_concurrency(row), layout(row, "prefill"),
+                                     layout(row, "decode"))
+
+
 def sglang_recipe_settings(row: dict[str, str]) -> srt_slurm_sglang.SglangRecipe | None:
     """The srt-slurm recipe version an SGLang row ran (tests.benches.srt_slurm_sglang), else
     None (sglseat58): the rows' prefill / decode batch sizes are aiconfigurator's InferenceX
@@ -519,7 +547,7 @@ def sglang_recipe_settings(row: dict[str, str]) -> srt_slurm_sglang.SglangRecipe
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
-            recipe_seats: bool = True, sglang_recipe: bool = True
+            recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -537,13 +565,16 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     counterfactuals only. `recipe_seats` False: a TensorRT-LLM row's generation ranks seated
     at its decode batch size as before trtseat58 (`recipe_decode_seats`), the bench's
     counterfactual only. `sglang_recipe` False: an SGLang row at SGLang's defaults as before
-    sglseat58 (`sglang_recipe_settings`), the bench's counterfactual only."""
+    sglseat58 (`sglang_recipe_settings`); `recipe_context` False: a TensorRT-LLM row's context
+    server at one prompt a step and both roles' max_num_tokens at the generator's rounding, as
+    before sglseat58 (`trt_context_recipe`); the bench's counterfactuals only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
                         generator=generator, input_budget=input_budget,
-                        recipe_seats=recipe_seats, sglang_recipe=sglang_recipe)
+                        recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
+                        recipe_context=recipe_context)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -576,11 +607,13 @@ def decode_max_seqs(row: dict[str, str], st: _Setup) -> int:
 
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
-             input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True
-             ) -> tuple[float | None, float | None, float]:
+             input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
+             recipe_context: bool = True) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
+    trt = trt_context_recipe(row) if recipe_context else None
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
-                (srt.path, srt.commit) if srt is not None else None)
+                (srt.path, srt.commit) if srt is not None else None,
+                (trt.path, trt.commit) if trt is not None else None)
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
@@ -636,7 +669,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, input_budget: bool = True,
-           recipe_seats: bool = True, sglang_recipe: bool = True) -> Replay:
+           recipe_seats: bool = True, sglang_recipe: bool = True,
+           recipe_context: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -653,7 +687,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       gather=gather, decode_gather=decode_gather,
                                       logits_gather=logits_gather, generator=generator,
                                       input_budget=input_budget, recipe_seats=recipe_seats,
-                                      sglang_recipe=sglang_recipe)
+                                      sglang_recipe=sglang_recipe,
+                                      recipe_context=recipe_context)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -696,9 +731,11 @@ def prospective_replays() -> list[Replay]:
 # (INPUT_BUDGET_COMMIT); `recipe_seats`=False, a TensorRT-LLM row's generation ranks at its
 # decode batch size instead of its srt-slurm recipe's max_batch_size (trtseat58,
 # `recipe_decode_seats`); `sglang_recipe`=False, an SGLang row at SGLang's defaults instead of
-# its srt-slurm recipe's flags (sglseat58, `sglang_recipe_settings`).
+# its srt-slurm recipe's flags (sglseat58, `sglang_recipe_settings`); `recipe_context`=False, a
+# TensorRT-LLM row's context server at the generator's one prompt a step and its roles'
+# max_num_tokens at the generator's rounding (sglseat58, `trt_context_recipe`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
-            "input_budget", "recipe_seats", "sglang_recipe")
+            "input_budget", "recipe_seats", "sglang_recipe", "recipe_context")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

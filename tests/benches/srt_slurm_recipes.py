@@ -90,6 +90,10 @@ def recipes() -> tuple[SrtRecipe, ...]:
                  for r in doc["recipes"])
 
 
+def by_version(path: str, commit: str) -> SrtRecipe:
+    return next(r for r in recipes() if r.path == path and r.commit == commit)
+
+
 def _same_layout(role: RoleSettings, workers: int, lay: Layout) -> bool:
     return (role.workers == workers and role.tensor_parallel_size == lay.tp
             and role.moe_expert_parallel_size == lay.ep
