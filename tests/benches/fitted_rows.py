@@ -335,6 +335,51 @@ _AIC_PROSPECTIVE_TRTSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     "gb300_trtllm_fp8_disagg_8192x1024_c36_cfg392"))
 
 
+# The 40 prospective SGLang rows (disagg-bench section 3) whose replay sglseat58's srt-slurm
+# recipe flags moved: every replayed SGLang row was read before (sections 3a-3i), and the lead
+# (trtseat58's S / users-per-rank lens, median 0.91) came from their measured times. The two
+# rows the recipe made replayable (gb200 fp8 cfg502 c4 / c8: prefill --mem-fraction-static 0.95
+# where kvplan's default fraction held no KV) had not been evaluated: first evaluation, not here.
+_AIC_PROSPECTIVE_SGLSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    "gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c32_cfg486",
+    "gb200_sglang_fp4_disagg_1024x1024_c4096_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c512_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c8192_cfg483",
+    "gb200_sglang_fp4_disagg_8192x1024_c2048_cfg489",
+    "gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c2048_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c4096_cfg508",
+    "gb200_sglang_fp8_disagg_1024x1024_c4096_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c6144_cfg523",
+    "gb200_sglang_fp8_disagg_8192x1024_c1024_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c2048_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c512_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c6144_cfg533",
+    "gb300_sglang_fp4_disagg_1024x1024_c2048_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c32_cfg571",
+    "gb300_sglang_fp4_disagg_1024x1024_c4096_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c512_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c8192_cfg576",
+    "gb300_sglang_fp4_disagg_8192x1024_c2048_cfg575",
+    "gb300_sglang_fp8_disagg_1024x1024_c1024_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c16_cfg517",
+    "gb300_sglang_fp8_disagg_1024x1024_c2048_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c32_cfg517",
+    "gb300_sglang_fp8_disagg_1024x1024_c4096_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c4096_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c6144_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c7168_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c7680_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c8_cfg517",
+    "gb300_sglang_fp8_disagg_8192x1024_c1024_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c128_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c256_cfg505", "gb300_sglang_fp8_disagg_8192x1024_c4_cfg519",
+    "gb300_sglang_fp8_disagg_8192x1024_c512_cfg505", "gb300_sglang_fp8_disagg_8192x1024_c8_cfg519",
+    "h200_sglang_fp8_disagg_8192x1024_c128_cfg434", "h200_sglang_fp8_disagg_8192x1024_c256_cfg434",
+    "h200_sglang_fp8_disagg_8192x1024_c64_cfg434"))
+
+
 # aiconfigurator's aggregated vLLM rows stated as attention DP (tests/benches/aiconfig_agg_runs.py,
 # cohort aggdp55: TP 4 x DP 4 EP 16, 61 rows, and TP 2 x DP 2 EP 4, 36), read after their first
 # evaluation (the 16-GPU rows' TTFT 5.46x the measured): every one is an InferenceX single-node
@@ -838,6 +883,17 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "more; 21 rows move, 3j both inside 9 -> 24 of 123, median TTFT ratio 0.33 -> "
                 "0.68",
            rows=_AIC_PROSPECTIVE_TRTSEAT58),
+    Shaped(commit="b52ea450",
+           rule="SGLang disaggregated rows at the flags of the NVIDIA/srt-slurm recipe each "
+                "InferenceX run is matched to (tests.benches.srt_slurm_sglang, "
+                "disagg_rows.sglang_recipe_settings): both roles' --mem-fraction-static, "
+                "--max-running-requests, --max-total-tokens, the prefill's "
+                "--chunked-prefill-size and --max-running-requests per DP rank and its "
+                "--max-prefill-tokens, the decode admission at its own --max-running-requests; "
+                "read after trtseat58's lens put the rows' S / users-per-rank at median 0.91; "
+                "40 rows move, section 3's SGLang rows both inside 24 -> 34 of 92 (+2 first "
+                "evaluated, both inside)",
+           rows=_AIC_PROSPECTIVE_SGLSEAT58),
     Shaped(commit="36468964",
            rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
                 "(server_args.py:637 disable_piecewise_cuda_graph = False; "
