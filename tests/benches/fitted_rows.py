@@ -981,7 +981,7 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "--chunked-prefill-size and --max-running-requests per DP rank and its "
                 "--max-prefill-tokens, the decode admission at its own --max-running-requests; "
                 "read after trtseat58's lens put the rows' S / users-per-rank at median 0.91; "
-                "40 rows move, section 3's SGLang rows both inside 24 -> 34 of 92 (+2 first "
+                "40 rows move, section 3's SGLang rows both inside 24 -> 32 of 92 (+2 first "
                 "evaluated, both inside)",
            rows=_AIC_PROSPECTIVE_SGLSEAT58),
     Shaped(commit="07479aa1",
