@@ -605,6 +605,14 @@ def decode_max_seqs(row: dict[str, str], st: _Setup) -> int:
     return max(1, min(seats, st.decode.requests // st.req.decode.replicas))
 
 
+def replay_setup(row: dict[str, str]) -> _Setup:
+    """The setup the default replay runs the row at (its srt-slurm recipe's settings where
+    matched: `sglang_recipe_settings`, `trt_context_recipe`), for the bench's lenses."""
+    srt, trt = sglang_recipe_settings(row), trt_context_recipe(row)
+    return _setup(_setup_key(row), sglang_recipe=(srt.path, srt.commit) if srt else None,
+                  trt_context=(trt.path, trt.commit) if trt else None)
+
+
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
@@ -758,7 +766,7 @@ def decode_occupancy(replayed: Replay) -> tuple[float, int, float] | None:
     if not replayed.replayed or replayed.concurrency is None:
         return None
     row = {PREFIX + r["id"]: r for r in prospective_rows()}[replayed.id]
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     decode_s = (replayed.output_len - 1) * replayed.measured_tpot_ms
     users = replayed.concurrency * decode_s / (replayed.measured_ttft_ms + decode_s)
     per_rank = users / int(row["decode_num_workers"]) / st.req.decode.replicas
@@ -772,7 +780,7 @@ def admits_all(replayed: Replay) -> bool:
     the row's load (their prompts plus the reservation within its pool, within its slots)."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     row = by_id[replayed.id]
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     adm = st.batching.decode_admission if st.batching is not None else None
     if adm is None or replayed.concurrency is None:
         return False
@@ -788,7 +796,7 @@ def prefill_capacity(replayed: Replay) -> tuple[int, int, float, int] | None:
     prompt longer than the token budget runs in `chunks` steps of up to the budget each (one
     prompt a rank, `ms` their sum), as the simulation chunks it."""
     row = next(r for r in prospective_rows() if PREFIX + r["id"] == replayed.id)
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     if st.batching is None:
         return None
     budget, isl = st.batching.token_budget, replayed.input_len
