@@ -168,7 +168,10 @@ CONTEXT_TEXT = (
     "fewer a prompt now waits for the step it shares (32 rows moved, median 0.72 -> 1.20: "
     "b200 fp4 cfg320 c45 / c90 leave the band, 1.20 / 0.86 -> 1.63 / 1.67). The overshooting "
     "rows trtseat58 named do not come down (gb200 cfg388 and gb300 cfg417 at 192 users stay "
-    "1.47; gb300 cfg417 8,192 c12 1.57; gb200 fp8 cfg386 at most +6%).",
+    "1.47; gb300 cfg417 8,192 c12 1.57; gb200 fp8 cfg386 at most +6%). The seat and load "
+    "lines below are at the replay's setup (the recipe's step where matched); the text of "
+    "trtdis57 / trtdisttft55 below that speaks of kvplan's one-prompt context step predates "
+    "this rule.",
     "")
 
 # trtseat58's rule (commit 306a8a89, issue 29): written after these rows' misses were read
