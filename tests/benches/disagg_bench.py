@@ -49,6 +49,7 @@ from tests.benches.disagg_rows import (
     replays,
     rows,
 )
+from tests.benches.disagg_sglang_recipe import section as sglang_recipe_section
 from tests.benches.disagg_trtllm import section as trtllm_section
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
@@ -215,6 +216,7 @@ def _prospective_rows() -> list[str]:
            *logits_gather_section(done), "",
            *_generator(done), "",
            *_input_budget(done), "",
+           *sglang_recipe_section(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",

@@ -51,7 +51,7 @@ from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
-from tests.benches import srt_slurm_recipes
+from tests.benches import srt_slurm_recipes, srt_slurm_sglang
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -428,23 +428,38 @@ def generator_prefill(batching: PrefillBatching, *, dp_attention: bool) -> Prefi
 @cache
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
-           generator: bool = False) -> _Setup:
+           generator: bool = False, sglang_recipe: tuple[str, str] | None = None,
+           trt_context: tuple[str, str] | None = None) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
-    aiconfigurator's generated flags (`generator_prefill`)."""
+    aiconfigurator's generated flags (`generator_prefill`). `sglang_recipe`: (path, commit) of
+    the srt-slurm recipe version an SGLang row ran, whose settings both roles take
+    (`sglang_recipe_settings`). `trt_context`: (path, commit) of the srt-slurm recipe version a
+    TensorRT-LLM row ran, whose context server's max_batch_size / max_num_tokens set the prefill
+    steps and whose roles' max_num_tokens size the memory (`_trt_recipe_tokens`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
         "silicon_data_source", "")
     spec, _ = load_model(str(ROOT / MODELS[(row["model_path"], row["precision"])][0]))
     req, p_req = _request(row, 1, fp4=fp4), _request(row, 1, "prefill", fp4=fp4)
+    srt = srt_slurm_sglang.by_version(*sglang_recipe) if sglang_recipe is not None else None
+    if srt is not None:
+        req, p_req = _with_role(req, srt.decode), _with_role(p_req, srt.prefill)
+    trt = srt_slurm_recipes.by_version(*trt_context) if trt_context is not None else None
+    if trt is not None:
+        req, p_req = _trt_recipe_tokens(req, trt.decode), _trt_recipe_tokens(p_req, trt.prefill)
     prefill = _candidate(spec, p_req, "prefill", req.prefill)
     decode = _candidate(spec, req, "decode", req.decode)
     p_ms, _ = role_times(spec, p_req, prefill, batch=1)
     rec = recipe(row)
     seats, decode_seats = _trtllm_seats(row)
-    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=(
-        rec.prefill_max_num_batched_tokens if rec is not None else None), max_seqs=seats,
-        decode_max_seqs=decode_seats)
+    budget = rec.prefill_max_num_batched_tokens if rec is not None else None
+    if trt is not None:
+        seats, budget = trt.prefill.max_batch_size, trt.prefill.max_num_tokens
+    batching = prefill_batching(spec, p_req, prefill, decode, token_budget=budget,
+                                max_seqs=seats, decode_max_seqs=decode_seats)
+    if srt is not None and batching is not None:
+        batching = _recipe_batching(batching, srt, req, decode)
     if generator and batching is not None:
         batching = generator_prefill(batching, dp_attention=prefill.layout.dp_attention)
 
@@ -457,10 +472,83 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
                   batching=batching, tpot_ms=tpot_ms)
 
 
+def _with_role(req: DisaggRequest, role: srt_slurm_sglang.SglangRole) -> DisaggRequest:
+    """A role's request at its recipe's --mem-fraction-static, --max-running-requests (the
+    pool's request slots and, on a decode server, its running cap: kvplan.engines.sglang.pools
+    and decode_admission divide it by --dp-size) and --max-total-tokens (the pool's tokens),
+    where the recipe sets them; else as before (SGLang's defaults, kvplan's rules)."""
+    extra = {**req.extra,
+             **({"max_num_seqs": role.max_running_requests}
+                if role.max_running_requests is not None else {}),
+             **({"max_total_tokens": role.max_total_tokens}
+                if role.max_total_tokens is not None else {})}
+    fraction = role.mem_fraction_static
+    return replace(req, extra=extra,
+                   mem_fraction=fraction if fraction is not None else req.mem_fraction)
+
+
+def _trt_recipe_tokens(req: DisaggRequest, role: srt_slurm_recipes.RoleSettings
+                       ) -> DisaggRequest:
+    """A TensorRT-LLM role's request at its recipe's max_num_tokens (in place of the generator's
+    rounding, `_trtllm_tokens`): it sizes the estimation run and, under attention DP, the MoE
+    all-to-all workspace (kvplan.engines.trtllm.moe_alltoall)."""
+    return replace(req, extra={**req.extra, "max_num_batched_tokens": role.max_num_tokens})
+
+
+def _recipe_batching(batching: PrefillBatching, srt: srt_slurm_sglang.SglangRecipe,
+                     req: DisaggRequest, decode: Candidate) -> PrefillBatching:
+    """The prefill steps and the decode rank's admission at an SGLang row's recipe: each prefill
+    rank's token budget its --chunked-prefill-size and its prompts a step its
+    --max-running-requests (both // --dp-size under DP attention: SglangRole.per_rank), the
+    input budget its --max-prefill-tokens (not divided: kvplan.engines.sglang.options
+    MAX_PREFILL_TOKENS); the decode rank's admission (kvplan.engines.sglang.decode_admission)
+    from the decode role's pool and --max-running-requests (prefill_batching reads the
+    request it is given, the prefill's). A flag the recipe leaves unset keeps its default."""
+    p = srt.prefill
+    budget, seats = p.per_rank(p.chunked_prefill_size), p.per_rank(p.max_running_requests)
+    out = replace(batching, token_budget=budget or batching.token_budget,
+                  max_seqs=seats or batching.max_seqs,
+                  input_budget=p.max_prefill_tokens or batching.input_budget)
+    if batching.decode_admission is None:
+        return out
+    cap, lay = decode.capacity, decode.layout
+    adm = req.engine.rules.kv_connector(req.connector).decode_admission(
+        pool_tokens=cap.token_capacity, max_num_reqs=cap.max_running_requests or 0,
+        page_tokens=cap.block_size, dp_attention=lay.dp if lay.dp_attention else 1,
+        user_max_running=req.extra.get("max_num_seqs"))
+    if adm is None:
+        return out
+    return replace(out, decode_admission=adm, decode_max_seqs=max(1, adm.max_running))
+
+
+def trt_context_recipe(row: dict[str, str]) -> srt_slurm_recipes.SrtRecipe | None:
+    """The srt-slurm recipe version a TensorRT-LLM row ran (as `recipe_decode_seats` finds it),
+    else None (sglseat58): its context server's max_batch_size and max_num_tokens per rank
+    (kvplan.engines.trtllm.disagg_flow (a): each rank's micro-batch scheduler takes waiting
+    prompts up to both) in place of the generator's one prompt a step, and both roles'
+    max_num_tokens (`_trt_recipe_tokens`)."""
+    if row["backend"] != "trtllm":
+        return None
+    return srt_slurm_recipes.for_row(row, stated_concurrency(row), layout(row, "prefill"),
+                                     layout(row, "decode"))
+
+
+def sglang_recipe_settings(row: dict[str, str]) -> srt_slurm_sglang.SglangRecipe | None:
+    """The srt-slurm recipe version an SGLang row ran (tests.benches.srt_slurm_sglang), else
+    None (sglseat58): the rows' prefill / decode batch sizes are aiconfigurator's InferenceX
+    adapter's concurrency over ranks (sdk/config_adapter/inferencex.py `_worker` at 095f58a5),
+    not the engine's flags, and the replay otherwise runs SGLang's defaults."""
+    if row["backend"] != "sglang":
+        return None
+    return srt_slurm_sglang.for_row(row, stated_concurrency(row), layout(row, "prefill"),
+                                    layout(row, "decode"))
+
+
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
-            recipe_seats: bool = True) -> tuple[float | None, float | None, float]:
+            recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -476,13 +564,17 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     steps without SGLang's --max-prefill-tokens budget (before INPUT_BUDGET_COMMIT); the bench's
     counterfactuals only. `recipe_seats` False: a TensorRT-LLM row's generation ranks seated
     at its decode batch size as before trtseat58 (`recipe_decode_seats`), the bench's
-    counterfactual only."""
+    counterfactual only. `sglang_recipe` False: an SGLang row at SGLang's defaults as before
+    sglseat58 (`sglang_recipe_settings`); `recipe_context` False: a TensorRT-LLM row's context
+    server at one prompt a step and both roles' max_num_tokens at the generator's rounding, as
+    before sglseat58 (`trt_context_recipe`); the bench's counterfactuals only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
                         generator=generator, input_budget=input_budget,
-                        recipe_seats=recipe_seats)
+                        recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
+                        recipe_context=recipe_context)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -513,11 +605,23 @@ def decode_max_seqs(row: dict[str, str], st: _Setup) -> int:
     return max(1, min(seats, st.decode.requests // st.req.decode.replicas))
 
 
+def replay_setup(row: dict[str, str]) -> _Setup:
+    """The setup the default replay runs the row at (its srt-slurm recipe's settings where
+    matched: `sglang_recipe_settings`, `trt_context_recipe`), for the bench's lenses."""
+    srt, trt = sglang_recipe_settings(row), trt_context_recipe(row)
+    return _setup(_setup_key(row), sglang_recipe=(srt.path, srt.commit) if srt else None,
+                  trt_context=(trt.path, trt.commit) if trt else None)
+
+
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
-             input_budget: bool = True, recipe_seats: bool = True
-             ) -> tuple[float | None, float | None, float]:
-    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator)
+             input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
+             recipe_context: bool = True) -> tuple[float | None, float | None, float]:
+    srt = sglang_recipe_settings(row) if sglang_recipe else None
+    trt = trt_context_recipe(row) if recipe_context else None
+    st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
+                (srt.path, srt.commit) if srt is not None else None,
+                (trt.path, trt.commit) if trt is not None else None)
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
@@ -573,7 +677,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            flow: bool = True, admission: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, input_budget: bool = True,
-           recipe_seats: bool = True) -> Replay:
+           recipe_seats: bool = True, sglang_recipe: bool = True,
+           recipe_context: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -589,7 +694,9 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
         ttft, tpot, prefill = predict(row, conc, fp4=fp4, flow=flow, admission=admission,
                                       gather=gather, decode_gather=decode_gather,
                                       logits_gather=logits_gather, generator=generator,
-                                      input_budget=input_budget, recipe_seats=recipe_seats)
+                                      input_budget=input_budget, recipe_seats=recipe_seats,
+                                      sglang_recipe=sglang_recipe,
+                                      recipe_context=recipe_context)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -631,9 +738,12 @@ def prospective_replays() -> list[Replay]:
 # gap); `input_budget`=False, the prefill steps without SGLang's --max-prefill-tokens budget
 # (INPUT_BUDGET_COMMIT); `recipe_seats`=False, a TensorRT-LLM row's generation ranks at its
 # decode batch size instead of its srt-slurm recipe's max_batch_size (trtseat58,
-# `recipe_decode_seats`).
+# `recipe_decode_seats`); `sglang_recipe`=False, an SGLang row at SGLang's defaults instead of
+# its srt-slurm recipe's flags (sglseat58, `sglang_recipe_settings`); `recipe_context`=False, a
+# TensorRT-LLM row's context server at the generator's one prompt a step and its roles'
+# max_num_tokens at the generator's rounding (sglseat58, `trt_context_recipe`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
-            "input_budget", "recipe_seats")
+            "input_budget", "recipe_seats", "sglang_recipe", "recipe_context")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:
@@ -656,7 +766,7 @@ def decode_occupancy(replayed: Replay) -> tuple[float, int, float] | None:
     if not replayed.replayed or replayed.concurrency is None:
         return None
     row = {PREFIX + r["id"]: r for r in prospective_rows()}[replayed.id]
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     decode_s = (replayed.output_len - 1) * replayed.measured_tpot_ms
     users = replayed.concurrency * decode_s / (replayed.measured_ttft_ms + decode_s)
     per_rank = users / int(row["decode_num_workers"]) / st.req.decode.replicas
@@ -670,7 +780,7 @@ def admits_all(replayed: Replay) -> bool:
     the row's load (their prompts plus the reservation within its pool, within its slots)."""
     by_id = {PREFIX + r["id"]: r for r in prospective_rows()}
     row = by_id[replayed.id]
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     adm = st.batching.decode_admission if st.batching is not None else None
     if adm is None or replayed.concurrency is None:
         return False
@@ -686,7 +796,7 @@ def prefill_capacity(replayed: Replay) -> tuple[int, int, float, int] | None:
     prompt longer than the token budget runs in `chunks` steps of up to the budget each (one
     prompt a rank, `ms` their sum), as the simulation chunks it."""
     row = next(r for r in prospective_rows() if PREFIX + r["id"] == replayed.id)
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     if st.batching is None:
         return None
     budget, isl = st.batching.token_budget, replayed.input_len

@@ -149,6 +149,31 @@ PREFILL_TEXT = (
     "side).",
     "")
 
+# sglseat58's rule (commit 07479aa1, issue 29): trtseat58's lead (the context servers binding
+# cfg346 / cfg315 / cfg412 first) came from these rows, so they shaped it (SHAPED_BY). The
+# figures before it are this page's at trtseat58 (41481410); the same figures came out of
+# `replay(..., recipe_context=False)` at 07479aa1, run beside the rule.
+CONTEXT_TEXT = (
+    "Shaped since sglseat58 (commit 07479aa1, frozen before the rows were replayed with it; "
+    "tests/benches/fitted_rows.py SHAPED_BY): each context rank steps up to the prefill "
+    "max_batch_size prompts within the prefill max_num_tokens of the run's srt-slurm recipe "
+    "(2-8 prompts, 8,320-16,896 tokens; disagg_rows.trt_context_recipe) where it took the "
+    "generator's one prompt a step, and both roles' max_num_tokens (the estimation run, the "
+    "decode all-to-all workspace) are the recipe's, not the generator's rounding. The "
+    "figures above are with it; before it (trtseat58, 41481410): both 24 of 123; TTFT alone "
+    "27 of 123; TPOT alone 88 of 123; median ratio TTFT 0.68, TPOT 1.10. 65 rows move by "
+    "more than 5%; 9 into the band on both, 9 out of it. Where the context servers bound the "
+    "load (20 rows with TTFT ratio over 2 before it), the median TTFT ratio falls 13.7 -> 1.89 "
+    "(9 still over 2, 6 now under 0.75: their generation ranks bind instead); at 100 users or "
+    "fewer a prompt now waits for the step it shares (32 rows moved, median 0.72 -> 1.20: "
+    "b200 fp4 cfg320 c45 / c90 leave the band, 1.20 / 0.86 -> 1.63 / 1.67). The overshooting "
+    "rows trtseat58 named do not come down (gb200 cfg388 and gb300 cfg417 at 192 users stay "
+    "1.47; gb300 cfg417 8,192 c12 1.57; gb200 fp8 cfg386 at most +6%). The seat and load "
+    "lines below are at the replay's setup (the recipe's step where matched); the text of "
+    "trtdis57 / trtdisttft55 below that speaks of kvplan's one-prompt context step predates "
+    "this rule.",
+    "")
+
 # trtseat58's rule (commit 306a8a89, issue 29): written after these rows' misses were read
 # (the measured seated counts of tests.benches.disagg_trtllm_seats), so they shaped it
 # (tests/benches/fitted_rows.py SHAPED_BY). The figures before it are this page's at its parent
@@ -395,14 +420,16 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
            f"The frozen set's TensorRT-LLM rows with both worker counts and a stated concurrency: "
            f"{len(mine)}. Replayed with TensorRT-LLM's disaggregated flow "
            "(kvplan.engines.trtllm.disagg_flow, read from tensorrt_llm/_torch/pyexecutor/"
-           "py_executor.py and llmapi/llm_args.py, the 1.2 line): the context server steps one "
-           "row-stated max_batch_size of whole prompts per rank (the generator's 1; no chunked "
-           "prefill; overlap scheduler off), the generation server returns the context "
-           "server's first token when it first schedules the request after the KV is there (0 "
-           "steps past that boundary) and seats it under its max_batch_size (the srt-slurm "
-           "recipe's where the run is matched to one, since trtseat58, else the row's decode "
-           "batch size) and its pool's I + O reservation. The image's TensorRT-LLM release "
-           "from aiconfigurator's dynamo matrix (disagg_rows.DYNAMO_TRTLLM). The rule and the "
+           "py_executor.py and llmapi/llm_args.py, the 1.2 line): the context server steps up "
+           "to max_batch_size whole prompts within max_num_tokens per rank (the srt-slurm "
+           "recipe's where the run is matched to one, since sglseat58, else the generator's 1 "
+           "prompt; no chunked prefill; overlap scheduler off), the generation server returns "
+           "the context server's first token when it first schedules the request after the "
+           "KV is there (0 steps past that boundary) and seats it under its max_batch_size "
+           "(the srt-slurm recipe's where the run is matched to one, since trtseat58, else the "
+           "row's decode batch size) and its pool's I + O reservation. The image's "
+           "TensorRT-LLM release from aiconfigurator's dynamo matrix "
+           "(disagg_rows.DYNAMO_TRTLLM). The rule and the "
            "choice of rows were committed before any row was replayed; the first "
            f"evaluation's figures follow the current ones. Replayed {len(done)}; the rest "
            "counted with why (below).", "",
@@ -417,7 +444,8 @@ def section(all_rows: list[Replay] | None = None) -> list[str]:
                    f"{_share(group, _inside(0))}; TPOT {_share(group, _inside(1))}; "
                    f"{_medians(group)}")
     out += ["", *_split(done)]
-    out += ["", *SHAPED_TEXT, *A2A_TEXT, *PREFILL_TEXT, *SEATS_TEXT, *seat_lines(done),
+    out += ["", *SHAPED_TEXT, *A2A_TEXT, *PREFILL_TEXT, *SEATS_TEXT, *CONTEXT_TEXT,
+            *seat_lines(done),
             *CHECKED_TEXT, *gap_lines(done),
             *load_lines(done),
             *READ_TEXT, *ttft_def_lines(done),

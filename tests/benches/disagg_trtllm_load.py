@@ -39,10 +39,9 @@ from tests.benches.disagg_rows import (
     BAND,
     PREFIX,
     Replay,
-    _setup,
-    _setup_key,
     decode_max_seqs,
     prospective_rows,
+    replay_setup,
 )
 
 # What limits a TensorRT-LLM context server's rate at the rows' settings, read after the rows
@@ -182,7 +181,7 @@ def role_rates(r: Replay) -> RoleRates | None:
     if r.ttft_ms is None or r.tpot_ms is None or r.concurrency is None:
         return None
     row = _rows_by_id()[r.id]
-    st = _setup(_setup_key(row))
+    st = replay_setup(row)
     b = st.batching
     if b is None:
         return None

@@ -27,11 +27,10 @@ from tests.benches import srt_slurm_recipes
 from tests.benches.disagg_rows import (
     PREFIX,
     Replay,
-    _setup,
-    _setup_key,
     _why_not,
     layout,
     prospective_rows,
+    replay_setup,
     stated_concurrency,
 )
 
@@ -69,7 +68,7 @@ def seat_rows(done: list[Replay]) -> list[SeatRow]:
         conc = stated_concurrency(row)
         if conc is None:
             continue
-        st = _setup(_setup_key(row))
+        st = replay_setup(row)
         ranks = int(row["decode_num_workers"]) * st.req.decode.replicas
         lays = layout(row, "prefill"), layout(row, "decode")
         out.append(SeatRow(

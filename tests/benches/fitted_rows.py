@@ -336,6 +336,141 @@ _AIC_PROSPECTIVE_TRTSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     "gb300_trtllm_fp8_disagg_8192x1024_c36_cfg392"))
 
 
+# The 40 prospective SGLang rows (disagg-bench section 3) whose replay sglseat58's srt-slurm
+# recipe flags moved: every replayed SGLang row was read before (sections 3a-3i), and the lead
+# (trtseat58's S / users-per-rank lens, median 0.91) came from their measured times. The two
+# rows the recipe made replayable (gb200 fp8 cfg502 c4 / c8: prefill --mem-fraction-static 0.95
+# where kvplan's default fraction held no KV) had not been evaluated: first evaluation, not here.
+_AIC_PROSPECTIVE_SGLSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    "gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c32_cfg486",
+    "gb200_sglang_fp4_disagg_1024x1024_c4096_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c512_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c8192_cfg483",
+    "gb200_sglang_fp4_disagg_8192x1024_c2048_cfg489",
+    "gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c2048_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c4096_cfg508",
+    "gb200_sglang_fp8_disagg_1024x1024_c4096_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c6144_cfg523",
+    "gb200_sglang_fp8_disagg_8192x1024_c1024_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c2048_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c512_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c6144_cfg533",
+    "gb300_sglang_fp4_disagg_1024x1024_c2048_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c32_cfg571",
+    "gb300_sglang_fp4_disagg_1024x1024_c4096_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c512_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c8192_cfg576",
+    "gb300_sglang_fp4_disagg_8192x1024_c2048_cfg575",
+    "gb300_sglang_fp8_disagg_1024x1024_c1024_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c16_cfg517",
+    "gb300_sglang_fp8_disagg_1024x1024_c2048_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c32_cfg517",
+    "gb300_sglang_fp8_disagg_1024x1024_c4096_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c4096_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c6144_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c7168_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c7680_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c8_cfg517",
+    "gb300_sglang_fp8_disagg_8192x1024_c1024_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c128_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c256_cfg505", "gb300_sglang_fp8_disagg_8192x1024_c4_cfg519",
+    "gb300_sglang_fp8_disagg_8192x1024_c512_cfg505", "gb300_sglang_fp8_disagg_8192x1024_c8_cfg519",
+    "h200_sglang_fp8_disagg_8192x1024_c128_cfg434", "h200_sglang_fp8_disagg_8192x1024_c256_cfg434",
+    "h200_sglang_fp8_disagg_8192x1024_c64_cfg434"))
+
+
+# The 84 prospective TensorRT-LLM rows (3j) whose replay sglseat58's context-server recipe
+# settings changed: the lead (trtseat58's, the context servers binding cfg346 / cfg315 / cfg412
+# first) came from their replays, read before the rule.
+_AIC_PROSPECTIVE_TRTCTX58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    "b200_trtllm_fp4_disagg_1024x1024_c10_cfg320",
+    "b200_trtllm_fp4_disagg_1024x1024_c15_cfg320",
+    "b200_trtllm_fp4_disagg_1024x1024_c180_cfg320",
+    "b200_trtllm_fp4_disagg_1024x1024_c2192_cfg346",
+    "b200_trtllm_fp4_disagg_1024x1024_c25_cfg320",
+    "b200_trtllm_fp4_disagg_1024x1024_c4096_cfg309",
+    "b200_trtllm_fp4_disagg_1024x1024_c450_cfg335",
+    "b200_trtllm_fp4_disagg_1024x1024_c45_cfg320",
+    "b200_trtllm_fp4_disagg_1024x1024_c90_cfg320",
+    "b200_trtllm_fp4_disagg_8192x1024_c100_cfg320",
+    "b200_trtllm_fp4_disagg_8192x1024_c10_cfg320",
+    "b200_trtllm_fp4_disagg_8192x1024_c15_cfg320",
+    "b200_trtllm_fp4_disagg_8192x1024_c25_cfg320",
+    "b200_trtllm_fp4_disagg_8192x1024_c370_cfg315",
+    "b200_trtllm_fp4_disagg_8192x1024_c50_cfg320",
+    "b200_trtllm_fp8_disagg_1024x1024_c1920_cfg564",
+    "b200_trtllm_fp8_disagg_1024x1024_c4096_cfg549",
+    "gb200_trtllm_fp4_disagg_1024x1024_c12_cfg388",
+    "gb200_trtllm_fp4_disagg_1024x1024_c192_cfg388",
+    "gb200_trtllm_fp4_disagg_1024x1024_c24_cfg388",
+    "gb200_trtllm_fp4_disagg_1024x1024_c48_cfg388",
+    "gb200_trtllm_fp4_disagg_1024x1024_c6144_cfg411",
+    "gb200_trtllm_fp4_disagg_1024x1024_c96_cfg388",
+    "gb200_trtllm_fp4_disagg_1024x8192_c135_cfg374",
+    "gb200_trtllm_fp4_disagg_1024x8192_c2048_cfg239",
+    "gb200_trtllm_fp4_disagg_1024x8192_c4096_cfg239",
+    "gb200_trtllm_fp4_disagg_1024x8192_c60_cfg374",
+    "gb200_trtllm_fp4_disagg_1024x8192_c7_cfg423",
+    "gb200_trtllm_fp4_disagg_1024x8192_c8192_cfg239",
+    "gb200_trtllm_fp4_disagg_8192x1024_c12_cfg388",
+    "gb200_trtllm_fp4_disagg_8192x1024_c4096_cfg362",
+    "gb200_trtllm_fp4_disagg_8192x1024_c44_cfg388",
+    "gb200_trtllm_fp4_disagg_8192x1024_c76_cfg388",
+    "gb200_trtllm_fp8_disagg_1024x1024_c256_cfg375",
+    "gb200_trtllm_fp8_disagg_1024x1024_c27_cfg386",
+    "gb200_trtllm_fp8_disagg_1024x1024_c6144_cfg416",
+    "gb200_trtllm_fp8_disagg_1024x8192_c2048_cfg375",
+    "gb200_trtllm_fp8_disagg_1024x8192_c36_cfg378",
+    "gb200_trtllm_fp8_disagg_1024x8192_c8192_cfg435",
+    "gb200_trtllm_fp8_disagg_8192x1024_c18_cfg386",
+    "gb200_trtllm_fp8_disagg_8192x1024_c63_cfg386",
+    "gb300_trtllm_fp4_disagg_1024x1024_c12_cfg417",
+    "gb300_trtllm_fp4_disagg_1024x1024_c192_cfg417",
+    "gb300_trtllm_fp4_disagg_1024x1024_c48_cfg417",
+    "gb300_trtllm_fp4_disagg_1024x1024_c8192_cfg387",
+    "gb300_trtllm_fp4_disagg_1024x1024_c96_cfg417",
+    "gb300_trtllm_fp4_disagg_1024x8192_c1024_cfg373",
+    "gb300_trtllm_fp4_disagg_1024x8192_c245_cfg404",
+    "gb300_trtllm_fp4_disagg_1024x8192_c4096_cfg373",
+    "gb300_trtllm_fp4_disagg_1024x8192_c60_cfg421",
+    "gb300_trtllm_fp4_disagg_1024x8192_c7_cfg404",
+    "gb300_trtllm_fp4_disagg_1024x8192_c8192_cfg373",
+    "gb300_trtllm_fp4_disagg_8192x1024_c12_cfg417",
+    "gb300_trtllm_fp4_disagg_8192x1024_c15_cfg437",
+    "gb300_trtllm_fp4_disagg_8192x1024_c30_cfg437",
+    "gb300_trtllm_fp4_disagg_8192x1024_c3228_cfg412",
+    "gb300_trtllm_fp4_disagg_8192x1024_c5_cfg437",
+    "gb300_trtllm_fp4_disagg_8192x1024_c72_cfg385",
+    "gb300_trtllm_fp8_disagg_1024x1024_c12288_cfg418",
+    "gb300_trtllm_fp8_disagg_1024x1024_c24_cfg392",
+    "gb300_trtllm_fp8_disagg_1024x1024_c84_cfg392",
+    "gb300_trtllm_fp8_disagg_1024x8192_c1024_cfg462",
+    "gb300_trtllm_fp8_disagg_1024x8192_c36_cfg392",
+    "gb300_trtllm_fp8_disagg_1024x8192_c4096_cfg488",
+    "gb300_trtllm_fp8_disagg_1024x8192_c8192_cfg488",
+    "gb300_trtllm_fp8_disagg_8192x1024_c24_cfg392",
+    "gb300_trtllm_fp8_disagg_8192x1024_c36_cfg392",
+    "gb300_trtllm_fp8_disagg_8192x1024_c512_cfg436",
+    "h200_trtllm_fp8_disagg_1024x1024_c1152_cfg321",
+    "h200_trtllm_fp8_disagg_1024x1024_c144_cfg590",
+    "h200_trtllm_fp8_disagg_1024x1024_c1536_cfg336",
+    "h200_trtllm_fp8_disagg_1024x1024_c288_cfg590",
+    "h200_trtllm_fp8_disagg_1024x1024_c3584_cfg328",
+    "h200_trtllm_fp8_disagg_1024x1024_c36_cfg590",
+    "h200_trtllm_fp8_disagg_1024x1024_c576_cfg590",
+    "h200_trtllm_fp8_disagg_1024x1024_c72_cfg590",
+    "h200_trtllm_fp8_disagg_8192x1024_c128_cfg675",
+    "h200_trtllm_fp8_disagg_8192x1024_c160_cfg305",
+    "h200_trtllm_fp8_disagg_8192x1024_c192_cfg674",
+    "h200_trtllm_fp8_disagg_8192x1024_c28_cfg297",
+    "h200_trtllm_fp8_disagg_8192x1024_c48_cfg301",
+    "h200_trtllm_fp8_disagg_8192x1024_c48_cfg347",
+    "h200_trtllm_fp8_disagg_8192x1024_c512_cfg673",
+    "h200_trtllm_fp8_disagg_8192x1024_c768_cfg679"))
+
+
 # aiconfigurator's aggregated vLLM rows stated as attention DP (tests/benches/aiconfig_agg_runs.py,
 # cohort aggdp55: TP 4 x DP 4 EP 16, 61 rows, and TP 2 x DP 2 EP 4, 36), read after their first
 # evaluation (the 16-GPU rows' TTFT 5.46x the measured): every one is an InferenceX single-node
@@ -861,6 +996,26 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "more; 21 rows move, 3j both inside 9 -> 24 of 123, median TTFT ratio 0.33 -> "
                 "0.68",
            rows=_AIC_PROSPECTIVE_TRTSEAT58),
+    Shaped(commit="b52ea450",
+           rule="SGLang disaggregated rows at the flags of the NVIDIA/srt-slurm recipe each "
+                "InferenceX run is matched to (tests.benches.srt_slurm_sglang, "
+                "disagg_rows.sglang_recipe_settings): both roles' --mem-fraction-static, "
+                "--max-running-requests, --max-total-tokens, the prefill's "
+                "--chunked-prefill-size and --max-running-requests per DP rank and its "
+                "--max-prefill-tokens, the decode admission at its own --max-running-requests; "
+                "read after trtseat58's lens put the rows' S / users-per-rank at median 0.91; "
+                "40 rows move, section 3's SGLang rows both inside 24 -> 32 of 92 (+2 first "
+                "evaluated, both inside)",
+           rows=_AIC_PROSPECTIVE_SGLSEAT58),
+    Shaped(commit="07479aa1",
+           rule="TensorRT-LLM disaggregated rows' context servers at the prefill "
+                "max_batch_size / max_num_tokens per rank of the NVIDIA/srt-slurm recipe each "
+                "run is matched to (disagg_rows.trt_context_recipe; 2-8 prompts, 8,320-16,896 "
+                "tokens a step where the generator's flags took one prompt), both roles' "
+                "max_num_tokens from it; read after trtseat58 found the context servers "
+                "binding first; 3j both inside 24 -> 24 of 123, TTFT 27 -> 28, TPOT 88 -> 94, "
+                "median TTFT ratio 0.68 -> 0.80",
+           rows=_AIC_PROSPECTIVE_TRTCTX58),
     Shaped(commit="36468964",
            rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
                 "(server_args.py:637 disable_piecewise_cuda_graph = False; "

@@ -24,11 +24,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from kvplan.analysis.plan_types import Layout
+
+
+class _Version(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def date(self) -> str: ...
+
+
+_V = TypeVar("_V", bound=_Version)
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg" / \
     "srt_slurm_trtllm_recipes.json"
@@ -78,6 +90,10 @@ def recipes() -> tuple[SrtRecipe, ...]:
                  for r in doc["recipes"])
 
 
+def by_version(path: str, commit: str) -> SrtRecipe:
+    return next(r for r in recipes() if r.path == path and r.commit == commit)
+
+
 def _same_layout(role: RoleSettings, workers: int, lay: Layout) -> bool:
     return (role.workers == workers and role.tensor_parallel_size == lay.tp
             and role.moe_expert_parallel_size == lay.ep
@@ -107,11 +123,19 @@ def for_row(row: dict[str, str], concurrency: int | None, prefill: Layout,
     """The recipe version the row ran (module docstring), or None."""
     if concurrency is None:
         return None
-    when = measured_date(row)
-    found = [r for r in _matching(row, concurrency, prefill, decode) if r.date <= when]
-    if len({r.path for r in found}) != 1:
-        return None  # none, or two recipes that fit: not guessed
-    return max(found, key=lambda r: r.date)
+    picked = in_force(_matching(row, concurrency, prefill, decode), measured_date(row))
+    return picked[0] if len(picked) == 1 else None  # none, or two that fit: not guessed
+
+
+def in_force(found: Sequence[_V], when: str) -> list[_V]:
+    """Of recipe versions (`path`, `date`: the first commit holding each), each file's version
+    in force on `when` (the latest dated on or before it), one a file, by path; a file whose
+    every version postdates `when` is left out."""
+    latest: dict[str, _V] = {}
+    for r in found:
+        if r.date <= when and (r.path not in latest or r.date > latest[r.path].date):
+            latest[r.path] = r
+    return [latest[p] for p in sorted(latest)]
 
 
 def later(row: dict[str, str], concurrency: int | None, prefill: Layout,
