@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from kvplan.analysis.plan_types import Layout
 
@@ -41,6 +41,7 @@ class _Version(Protocol):
 
 
 _V = TypeVar("_V", bound=_Version)
+_R = TypeVar("_R")
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg" / \
     "srt_slurm_trtllm_recipes.json"
@@ -64,7 +65,10 @@ class RoleSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SrtRecipe:
+class Recipe(Generic[_R]):
+    """One version of a recipe file: its key fields and each role's settings (`_R`: the
+    engine's role type, RoleSettings or srt_slurm_sglang.SglangRole)."""
+
     path: str
     commit: str
     date: str  # the first commit holding this version
@@ -73,21 +77,44 @@ class SrtRecipe:
     isl: int
     osl: int
     concurrencies: tuple[int, ...]
-    prefill: RoleSettings
-    decode: RoleSettings
+    prefill: _R
+    decode: _R
 
     @property
     def cite(self) -> str:
         return f"{SOURCE_REPO} {self.path} at {self.commit[:8]} ({self.date})"
 
 
+SrtRecipe = Recipe[RoleSettings]
+
+
+def load(data: Path, role: Callable[..., _R]) -> tuple[Recipe[_R], ...]:
+    """Every recipe version of a data file, each role built by `role`."""
+    doc = json.loads(data.read_text())
+    return tuple(Recipe(**{**r, "concurrencies": tuple(r["concurrencies"]),
+                           "prefill": role(**r["prefill"]), "decode": role(**r["decode"])})
+                 for r in doc["recipes"])
+
+
+def matching(found: Iterable[Recipe[_R]], row: dict[str, str], backend: str, concurrency: int,
+             fits: Callable[[_R, int, Layout], bool], prefill: Layout,
+             decode: Layout) -> list[Recipe[_R]]:
+    """The versions whose key fields are the row's and whose roles `fits` the row's worker
+    counts and layouts (DeepSeek rows of `backend` only)."""
+    if row["backend"] != backend or "DeepSeek" not in row["model_path"]:
+        return []
+    gpu = row["system"].split("_")[0]
+    return [r for r in found
+            if r.gpu_type == gpu and r.precision == row["precision"]
+            and r.isl == int(row["isl"]) and r.osl == int(row["osl"])
+            and concurrency in r.concurrencies
+            and fits(r.prefill, int(row["prefill_num_workers"]), prefill)
+            and fits(r.decode, int(row["decode_num_workers"]), decode)]
+
+
 @cache
 def recipes() -> tuple[SrtRecipe, ...]:
-    doc = json.loads(DATA.read_text())
-    return tuple(SrtRecipe(**{**r, "concurrencies": tuple(r["concurrencies"]),
-                              "prefill": RoleSettings(**r["prefill"]),
-                              "decode": RoleSettings(**r["decode"])})
-                 for r in doc["recipes"])
+    return load(DATA, RoleSettings)
 
 
 def by_version(path: str, commit: str) -> SrtRecipe:
@@ -102,15 +129,7 @@ def _same_layout(role: RoleSettings, workers: int, lay: Layout) -> bool:
 
 def _matching(row: dict[str, str], concurrency: int, prefill: Layout,
               decode: Layout) -> list[SrtRecipe]:
-    if row["backend"] != "trtllm" or "DeepSeek" not in row["model_path"]:
-        return []
-    gpu = row["system"].split("_")[0]
-    return [r for r in recipes()
-            if r.gpu_type == gpu and r.precision == row["precision"]
-            and r.isl == int(row["isl"]) and r.osl == int(row["osl"])
-            and concurrency in r.concurrencies
-            and _same_layout(r.prefill, int(row["prefill_num_workers"]), prefill)
-            and _same_layout(r.decode, int(row["decode_num_workers"]), decode)]
+    return matching(recipes(), row, "trtllm", concurrency, _same_layout, prefill, decode)
 
 
 def measured_date(row: dict[str, str]) -> str:

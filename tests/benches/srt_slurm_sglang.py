@@ -22,13 +22,12 @@ speculative-algorithm)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from kvplan.analysis.plan_types import Layout
-from tests.benches.srt_slurm_recipes import SOURCE_REPO, in_force, measured_date
+from tests.benches.srt_slurm_recipes import Recipe, in_force, load, matching, measured_date
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "disagg" / \
     "srt_slurm_sglang_recipes.json"
@@ -72,31 +71,12 @@ class SglangRole:
         return tuple(v for k, v in vars(self).items())
 
 
-@dataclass(frozen=True, kw_only=True)
-class SglangRecipe:
-    path: str
-    commit: str
-    date: str  # the first commit holding this version
-    gpu_type: str
-    precision: str
-    isl: int
-    osl: int
-    concurrencies: tuple[int, ...]
-    prefill: SglangRole
-    decode: SglangRole
-
-    @property
-    def cite(self) -> str:
-        return f"{SOURCE_REPO} {self.path} at {self.commit[:8]} ({self.date})"
+SglangRecipe = Recipe[SglangRole]
 
 
 @cache
 def recipes() -> tuple[SglangRecipe, ...]:
-    doc = json.loads(DATA.read_text())
-    return tuple(SglangRecipe(**{**r, "concurrencies": tuple(r["concurrencies"]),
-                                 "prefill": SglangRole(**r["prefill"]),
-                                 "decode": SglangRole(**r["decode"])})
-                 for r in doc["recipes"])
+    return load(DATA, SglangRole)
 
 
 def by_version(path: str, commit: str) -> SglangRecipe:
@@ -107,19 +87,13 @@ def _layout_key(lay: Layout) -> tuple[int, int, bool, int]:
     return lay.tp, lay.dp if lay.dp_attention else 1, lay.dp_attention, lay.ep
 
 
+def _fits(role: SglangRole, workers: int, lay: Layout) -> bool:
+    return role.workers == workers and role.layout_key() == _layout_key(lay)
+
+
 def _matching(row: dict[str, str], concurrency: int, prefill: Layout,
               decode: Layout) -> list[SglangRecipe]:
-    if row["backend"] != "sglang" or "DeepSeek" not in row["model_path"]:
-        return []
-    gpu = row["system"].split("_")[0]
-    return [r for r in recipes()
-            if r.gpu_type == gpu and r.precision == row["precision"]
-            and r.isl == int(row["isl"]) and r.osl == int(row["osl"])
-            and concurrency in r.concurrencies
-            and r.prefill.workers == int(row["prefill_num_workers"])
-            and r.decode.workers == int(row["decode_num_workers"])
-            and r.prefill.layout_key() == _layout_key(prefill)
-            and r.decode.layout_key() == _layout_key(decode)]
+    return matching(recipes(), row, "sglang", concurrency, _fits, prefill, decode)
 
 
 def for_row(row: dict[str, str], concurrency: int | None, prefill: Layout,
