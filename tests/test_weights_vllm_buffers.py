@@ -101,7 +101,7 @@ def test_attention_scale_buffers_by_hand() -> None:
     # its 16 layers' (256 B).
     llama = _config("llama-3.1-8b")
     _, inputs = _served(llama)
-    assert inputs.engine.rules.attention_scale_bytes() == 4 * 4
+    assert inputs.engine.rules.attention_scale_bytes(llama) == 4 * 4
     for tp in (1, 4):
         w = weights_breakdown(llama, tp=tp, attention_scale_bytes=16)
         assert w.attention_scales == 32 * 16 == 512
@@ -110,9 +110,14 @@ def test_attention_scale_buffers_by_hand() -> None:
     # nvidia/NVIDIA-Nemotron-Nano-9B-v2: hybrid_override_pattern has 4 '*' (attention) of 56
     # layers: 4 x 16 = 64 B; the Mamba and MLP layers build no Attention.
     assert attention_scales_bytes(_config("nemotron-nano-9b-v2"), 16) == 4 * 16
+    # DeepSeek-V4's own attention class (vLLM 0.32 models/deepseek_v4/attention.py:131) is no
+    # Attention / MLAAttention: vLLM registers none of these scalars for it.
+    v4 = load_config(DATA / "configs" / "dsv4" / "deepseek-v4-flash.json")[0]
+    assert inputs.engine.rules.attention_scale_bytes(v4) == 0
     # SGLang and TensorRT-LLM: not read, none counted.
     for engine, version in (("sglang", "0.5.6"), ("trtllm", "1.1")):
-        assert _served(llama, version, engine=engine)[1].engine.rules.attention_scale_bytes() == 0
+        rules = _served(llama, version, engine=engine)[1].engine.rules
+        assert rules.attention_scale_bytes(llama) == 0
 
 
 # --- 3. Granite's attention sinks ---------------------------------------------------------------

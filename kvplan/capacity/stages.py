@@ -86,7 +86,7 @@ def stage_weights(spec: ModelSpec, inputs: PlanInputs, stage: range, *, pp_first
                              dp_split=inputs.engine.rules.dp_attention_weights(),
                              expert_map_entry_bytes=inputs.engine.rules.expert_map_entry_bytes(),
                              mxfp4=inputs.engine.rules.mxfp4_backend(inputs),
-                             attention_scale_bytes=inputs.engine.rules.attention_scale_bytes(),
+                             attention_scale_bytes=inputs.engine.rules.attention_scale_bytes(spec),
                              mtp=pp_last and inputs.speculative_method == "mtp"
                              and inputs.engine.rules.loads_draft_weights(inputs))
 

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kvplan.model.attention import CompressedSparseAttention
 from kvplan.model.spec import ModelSpec
 from kvplan.weights.expert_layout import busiest_rank_experts, moe_tp_size
 
@@ -174,9 +173,7 @@ def attention_scales_bytes(spec: ModelSpec, per_layer: int, *,
     budget subtracted weights_memory itself, rounding included: on Llama-3.1-8B, whose
     parameter tensors are all multiples of 512 B, 32 layers x 4 x (512 - 4) B = 65,024 B,
     3 % of one 16-token block (2 MiB)."""
-    if not per_layer or isinstance(spec.attention, CompressedSparseAttention):
-        # DeepSeek-V4's DeepseekV4Attention (vLLM 0.32 models/deepseek_v4/attention.py:131) is
-        # no Attention / MLAAttention and registers no such scalars.
+    if not per_layer:
         return 0
     chosen = range(spec.num_hidden_layers) if layers is None else layers
     count = sum(spec.has_attention(i) for i in chosen)

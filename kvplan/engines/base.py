@@ -429,7 +429,7 @@ class EngineRules(Protocol):
     def mxfp4_backend(self, inputs: PlanInputs) -> tuple[str, str] | None:
         """The MXFP4 MoE kernel on the inputs' GPU and release, and why; None: Marlin's."""
 
-    def attention_scale_bytes(self) -> int:
+    def attention_scale_bytes(self, spec: ModelSpec) -> int:
         """Scale-buffer bytes per attention layer, with the weights (0: none; weights.py)."""
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> object | None:

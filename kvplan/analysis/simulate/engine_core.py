@@ -39,7 +39,6 @@ class HostStepCost:
                                 async_scheduling=self.async_scheduling)
 
 
-
 def engine_core_stage(scheduler: Scheduler, async_scheduling: bool, asked: bool | None
                       ) -> tuple[EngineCoreCost | None, str]:
     """The engine core's host cost for `scheduler`'s engine and the note to show: on by

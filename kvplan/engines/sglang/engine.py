@@ -235,7 +235,7 @@ class SglangEngine(EngineDefaults):
         """Not read for SGLang: Marlin's layout, as kvplan counted it before reading vLLM's."""
         return None
 
-    def attention_scale_bytes(self) -> int:
+    def attention_scale_bytes(self, spec: ModelSpec) -> int:
         """Not read for SGLang's attention layers: none counted."""
         return 0
 

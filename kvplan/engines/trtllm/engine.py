@@ -243,7 +243,7 @@ class TrtllmEngine(EngineDefaults):
         vLLM's."""
         return None
 
-    def attention_scale_bytes(self) -> int:
+    def attention_scale_bytes(self, spec: ModelSpec) -> int:
         """Not read for TensorRT-LLM's attention layers: none counted."""
         return 0
 

@@ -286,11 +286,13 @@ class VllmEngine:
         return vllm_mxfp4_backend(inputs.engine_version, inputs.compute_capability,
                                   inputs.platform, vllm_options(inputs).mxfp4_backend)
 
-    def attention_scale_bytes(self) -> int:
+    def attention_scale_bytes(self, spec: ModelSpec) -> int:
         """Each Attention / MLAAttention layer's four float32 scale buffers, _k_scale, _v_scale,
         _q_scale, _prob_scale (vLLM 0.32 model_executor/layers/attention/attention.py:133-139,
-        :188, :465; mla_attention.py:547; kvplan.capacity.weights.attention_scales_bytes)."""
-        return 16
+        :188, :465; mla_attention.py:547; kvplan.capacity.weights.attention_scales_bytes).
+        DeepSeek-V4's DeepseekV4Attention (models/deepseek_v4/attention.py:131) is neither
+        class and registers none."""
+        return 0 if isinstance(spec.attention, CompressedSparseAttention) else 16
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> alloc.VllmKVConfig:
         return vllm_stage_config(spec, inputs)
