@@ -32,8 +32,10 @@ from tests.benches.prospective_runs import (
     PAIRS52,
     REPO,
     Result,
+    _err,
     medians_line,
     open_section,
+    print_first_rows,
     print_medians_head,
     print_run_table,
     print_sources,
@@ -147,10 +149,6 @@ def kv_note() -> str:
             "difference does not reach its figures.")
 
 
-def _err(r: Result, measured: str, metric: str, stat: str) -> float:
-    return r.simulated[f"{metric}.{stat}"] / r.measured[measured] - 1
-
-
 def _sweep(part: list[Result]) -> list[Result]:
     """Anyscale's single-replica TP8 5,000 / 250 runs, by concurrency."""
     return sorted((r for r in part if " TP8 1 replica 5000/250 " in r.run_id and not r.refused),
@@ -195,19 +193,6 @@ def finding(part: list[Result]) -> str:
     return text
 
 
-def print_first_rows(part: list[Result]) -> None:
-    """Each run's first-evaluation errors (the record) beside the replay's current ones."""
-    print(f"\nThe first evaluation per run ({FREEZE}, the record) beside this replay:\n")
-    print("| run | first evaluation: TTFT mean err | TPOT mean err | now: TTFT mean err | "
-          "TPOT mean err |")
-    print("|---|---:|---:|---:|---:|")
-    for r in part:
-        ttft, tpot = FIRST_ROWS[r.run_id]
-        now = ("refused | refused" if r.refused else
-               f"{_err(r, *PAIRS[0]):+.1%} | {_err(r, *PAIRS[2]):+.1%}")
-        print(f"| {r.run_id} | {ttft:+.1%} | {tpot:+.1%} | {now} |")
-
-
 def print_section() -> None:
     """The prospective57 set as a Markdown section of examples/simulate-bench.md."""
     doc, part = open_section(DATA, "Prospective 57: Anyscale's Ray Serve LLM runs and the vLLM "
@@ -245,7 +230,7 @@ def print_section() -> None:
     print_medians_head(e2e=True)
     print(medians_line("prospective57, runs with E2E", with_e2e, pairs=PAIRS52))
     print_run_table(with_e2e, e2e=True)
-    print_first_rows(part)
+    print_first_rows(part, FREEZE, FIRST_ROWS)
     done = [r for r in part if not r.refused]
     if done:
         ratio = statistics.median(r.measured["mean_ttft_ms"] / r.simulated["ttft_ms.mean"]

@@ -26,8 +26,10 @@ from pathlib import Path
 from tests.benches.prospective_runs import (
     PAIRS,
     Result,
+    _err,
     medians_line,
     open_section,
+    print_first_rows,
     print_medians_head,
     print_run_table,
     print_sources,
@@ -102,10 +104,6 @@ def concurrency(r: Result) -> int:
     return int(r.run_id.split(" conc ")[1].split(" ")[0])
 
 
-def _err(r: Result, measured: str, metric: str, stat: str) -> float:
-    return r.simulated[f"{metric}.{stat}"] / r.measured[measured] - 1
-
-
 def prompt_len(r: Result) -> int:
     """Tokens a prompt (the requested length plus the chat template): input total / prompts."""
     prompts = int(r.run_id.split("(")[1].split(" ")[0])
@@ -147,19 +145,6 @@ def finding(part: list[Result]) -> str:
     return text
 
 
-def print_first_rows(part: list[Result]) -> None:
-    """Each run's first-evaluation errors (the record) beside the replay's current ones."""
-    print(f"\nThe first evaluation per run ({FIRST}, the record) beside this replay:\n")
-    print("| run | first evaluation: TTFT mean err | TPOT mean err | now: TTFT mean err | "
-          "TPOT mean err |")
-    print("|---|---:|---:|---:|---:|")
-    for r in part:
-        ttft, tpot = FIRST_ROWS[r.run_id.removeprefix(ID_PREFIX)]
-        now = ("refused | refused" if r.refused else
-               f"{_err(r, *PAIRS[0]):+.1%} | {_err(r, *PAIRS[2]):+.1%}")
-        print(f"| {r.run_id} | {ttft:+.1%} | {tpot:+.1%} | {now} |")
-
-
 def print_section() -> None:
     """The prospective58 set as a Markdown section of examples/simulate-bench.md."""
     doc, part = open_section(DATA, "Prospective 58: Wentao274's vLLM runs of MiniMax-M2.5 on "
@@ -190,7 +175,7 @@ def print_section() -> None:
         if mine:
             print(medians_line(f"prospective58, {name}", mine))
     print_run_table(part)
-    print_first_rows(part)
+    print_first_rows(part, FIRST, FIRST_ROWS, ID_PREFIX)
     done = [r for r in part if not r.refused]
     if done:
         ratio = statistics.median(r.measured["mean_ttft_ms"] / r.simulated["ttft_ms.mean"]
