@@ -50,6 +50,7 @@ BASE = "llama-3.1-8b"  # the GQA rows' host spec (its attention rewritten per ro
 MLA_MODEL = "deepseek-v3"
 GPUS = {"NVIDIA H100 80GB HBM3": "H100", "NVIDIA H200": "H200", "NVIDIA B200": "B200"}
 ENGINES = {"VLLM": "vllm", "SGLang": "sglang", "TRTLLM": "trtllm"}
+KV = {"bfloat16": "bf16", "fp8": "fp8"}
 PHASE = {"context_attention": "context", "generation_attention": "generation",
          "mla_context": "context", "mla_generation": "generation"}
 # Context rows by prompt length; generation rows by the keys each decode attends.
@@ -76,6 +77,7 @@ class Row:
     heads: int  # GQA: the rank's query heads; MLA: the model's (128)
     kv_heads: int  # GQA: the rank's KV heads; MLA: 1
     tp: int  # MLA: the TP the heads split over; GQA: 1
+    kv_dtype: str  # kvplan's name of the cache's dtype: bf16 | fp8
     measured_ms: float
 
     @property
@@ -96,7 +98,7 @@ def _cases(raw: list[tuple[tuple, float]]) -> list[Row]:
     for key, ms in raw:
         cases[key].append(ms)
     fields = ("kind", "engine", "version", "gpu", "kernel_source", "phase", "batch", "isl",
-              "step", "heads", "kv_heads", "tp")
+              "step", "heads", "kv_heads", "tp", "kv_dtype")
     return [Row(**dict(zip(fields, key, strict=True)), measured_ms=statistics.fmean(ms))
             for key, ms in cases.items()]
 
@@ -107,7 +109,8 @@ def read_rows(path: Path = ROWS) -> list[Row]:
     return _cases([(("GQA", ENGINES[r["framework"]], r["version"], GPUS[r["device"]],
                      r["kernel_source"], PHASE[r["op_name"]], int(r["batch_size"]),
                      int(r["isl"]), int(r["step"]), int(r["num_heads"]),
-                     int(r["num_key_value_heads"]), 1), float(r["latency"]))
+                     int(r["num_key_value_heads"]), 1, KV[r["kv_cache_dtype"]]),
+                    float(r["latency"]))
                     for r in read_csv(path)])
 
 
@@ -116,7 +119,7 @@ def read_mla_rows(path: Path = MLA_ROWS) -> list[Row]:
     return _cases([(("MLA", ENGINES[r["framework"]], r["version"], GPUS[r["device"]],
                      r["kernel_source"], PHASE[r["op_name"]], int(r["batch_size"]),
                      int(r["isl"]), int(r["step"]), int(r["num_heads"]), 1,
-                     int(r["tp_size"])), float(r["latency"]))
+                     int(r["tp_size"]), KV[r["kv_cache_dtype"]]), float(r["latency"]))
                     for r in read_csv(path)])
 
 
@@ -130,7 +133,8 @@ def gqa_spec(heads: int, kv_heads: int) -> ModelSpec:
 
 @cache
 def step_cost(kind: str, engine: str, version: str, gpu: str, heads: int, kv_heads: int,
-              tp: int, bound: bool = False) -> tuple[MixedStepCost, int]:
+              tp: int, kv_dtype: str = "bf16", bound: bool = False
+              ) -> tuple[MixedStepCost, int]:
     """The simulator's step cost for a row's model, engine and card, and its attention
     layers; `bound`: at the whole peak and bandwidth, no floor (`price_s`)."""
     g = get_gpu(gpu)
@@ -141,7 +145,7 @@ def step_cost(kind: str, engine: str, version: str, gpu: str, heads: int, kv_hea
         spec, layout = gqa_spec(heads, kv_heads), Layout(tp=1)
     else:
         spec, layout = load_spec(MLA_MODEL), Layout(tp=tp)
-    cost = MixedStepCost(spec, g, kv_dtype="bf16", layout=layout, eff=eff,
+    cost = MixedStepCost(spec, g, kv_dtype=kv_dtype, layout=layout, eff=eff,
                          mla_form=MLAForm.absorbed)
     assert cost.full_attention_only
     layers = sum(map(spec.has_attention, range(spec.num_hidden_layers)))
@@ -154,7 +158,7 @@ def price_s(row: Row, *, bound: bool = False) -> float:
     HBM bandwidth, no kernel floor (the least time the card can run the op's FLOPs and
     bytes in)."""
     cost, layers = step_cost(row.kind, row.engine, row.version, row.gpu, row.heads,
-                             row.kv_heads, row.tp, bound)
+                             row.kv_heads, row.tp, row.kv_dtype, bound)
     if row.phase == "context":
         seconds = cost.attention_seconds([], [(0, row.isl)] * row.batch)
     else:
@@ -169,8 +173,10 @@ def ratio(row: Row) -> float:
 def below_bound(row: Row) -> bool:
     """The row ran faster than the card can move its bytes or compute its FLOPs (`price_s`'s
     bound): not a measurement of the op kvplan prices (SOURCES.md: H200's vLLM context
-    table)."""
-    return row.measured_ms < price_s(row, bound=True) * 1e3
+    table). An fp8 cache's kernel may compute in FP8, at up to twice the bf16 peak: its bound
+    is halved (max(F / 2, B) >= max(F, B) / 2 for FLOPs time F and bytes time B)."""
+    least = price_s(row, bound=True) * 1e3
+    return row.measured_ms < (least / 2 if row.kv_dtype == "fp8" else least)
 
 
 def bucket(row: Row) -> tuple[int, str]:
@@ -202,7 +208,7 @@ def table(pairs: list[tuple[Row, float]], key, label) -> list[str]:
             for k, v in sorted(groups.items())]
 
 
-# H200's vLLM 0.19 context table (both its version labels): 1,083 of its 2,486 rows ran faster
+# H200's vLLM 0.19 context table (both its version labels): 1,083 of its 2,486 bf16 rows ran faster
 # than the card's bound (`below_bound`; a 16,384-token prompt of 64 heads in 0.47 ms where H100's
 # table has 6.11 ms and the card's peak alone needs 4.4 ms): the table is left out whole.
 BROKEN_TABLES = (("vllm", "H200", "GQA", "context"),)
@@ -220,7 +226,7 @@ def exclusion_lines(rows: list[Row]) -> list[str]:
     out: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
     for r in rows:
         why = excluded(r)
-        key = (f"{r.engine} {r.version}", r.gpu, r.kind, r.phase)
+        key = (f"{r.engine} {r.version}", r.gpu, r.kind, r.phase, r.kv_dtype)
         out[key][2] += 1
         if why is not None:
             out[key][0 if why == "table left out" else 1] += 1
@@ -238,7 +244,8 @@ def implied_lines(pairs: list[tuple[Row, float]]) -> list[str]:
     groups: dict[tuple, list[float]] = defaultdict(list)
     for r, x in pairs:
         if r.phase == "context" and r.keys >= IMPLIED_MIN_KEYS:
-            eff = step_cost(r.kind, r.engine, r.version, r.gpu, r.heads, r.kv_heads, r.tp)[0].eff
+            eff = step_cost(r.kind, r.engine, r.version, r.gpu, r.heads, r.kv_heads, r.tp,
+                            r.kv_dtype)[0].eff
             groups[(r.engine, r.version, r.gpu, r.kind, r.kernel_source)].append(eff.attention * x)
     return [f"| {e} {v} | {g} | {k} | {src} | {len(fs)} | {statistics.median(fs):.2f} | "
             f"{min(fs):.2f} - {max(fs):.2f} |"
@@ -296,15 +303,18 @@ def served_lines(pairs: list[tuple[Row, float]]) -> list[str]:
 def main() -> None:
     rows = read_rows() + read_mla_rows()
     kept = [r for r in rows if excluded(r) is None]
-    pairs = [(r, ratio(r)) for r in kept]
+    every = [(r, ratio(r)) for r in kept]
+    pairs = [(r, x) for r, x in every if r.kv_dtype == "bf16"]
+    fp8 = [(r, x) for r, x in every if r.kv_dtype == "fp8"]
     cells = "rows | median kvplan / measured | 10th - 90th |"
     print("# kvplan's attention price against measured attention kernels "
           "(aiconfigurator's tables)\n")
     print(INTRO + "\n")
     print("## Rows left out\n")
     print(EXCLUDED_TEXT + "\n")
-    print("| engine | GPU | op | phase | rows | below the card's bound | table left out |")
-    print("|---|---|---|---|---:|---:|---:|")
+    print("| engine | GPU | op | phase | cache | rows | below the card's bound "
+          "| table left out |")
+    print("|---|---|---|---|---|---:|---:|---:|")
     for line in exclusion_lines(rows):
         print(line)
     print("\n## By engine, GPU, op and keys\n")
@@ -312,7 +322,8 @@ def main() -> None:
           "row's cached tokens plus its own.\n")
     print("| engine | GPU | op | phase | keys | " + cells)
     print("|---|---|---|---|---|---:|---:|---:|")
-    for line in table(pairs, lambda r: (r.engine, r.gpu, r.kind, r.phase, bucket(r)[0]),
+    for line in table(pairs, lambda r: (r.engine, r.version, r.gpu, r.kind, r.phase,
+                                        bucket(r)[0]),
                       lambda r: (f"{r.engine} {r.version}", r.gpu, r.kind, r.phase,
                                  bucket(r)[1])):
         print(line)
@@ -320,9 +331,17 @@ def main() -> None:
     print("| engine | GPU | keys | batch | " + cells)
     print("|---|---|---|---|---:|---:|---:|")
     for line in table([(r, x) for r, x in pairs if r.kind == "GQA" and r.phase == "context"],
-                      lambda r: (r.engine, r.gpu, bucket(r)[0], batch_bucket(r)[0]),
+                      lambda r: (r.engine, r.version, r.gpu, bucket(r)[0],
+                                 batch_bucket(r)[0]),
                       lambda r: (f"{r.engine} {r.version}", r.gpu, bucket(r)[1],
                                  batch_bucket(r)[1])):
+        print(line)
+    print("\n## An fp8 KV cache (GQA)\n")
+    print(FP8_TEXT + "\n")
+    print("| engine | GPU | phase | keys | " + cells)
+    print("|---|---|---|---|---:|---:|---:|")
+    for line in table(fp8, lambda r: (r.engine, r.version, r.gpu, r.phase, bucket(r)[0]),
+                      lambda r: (f"{r.engine} {r.version}", r.gpu, r.phase, bucket(r)[1])):
         print(line)
     print("\n## The fraction of the bf16 peak the context kernels ran at "
           f"(prompts of {IMPLIED_MIN_KEYS:,} tokens or more)\n")
@@ -353,8 +372,8 @@ INTRO = (
     "causal prompts of 1 to 16,384 tokens (MLA: 32,768) with no cached prefix; generation: one "
     "query token a sequence over 1 to 131,071 cached tokens; vLLM 0.19.0, SGLang 0.5.9 and "
     "TensorRT-LLM 1.2.0rc5 on H100, H200 and B200; GQA with 128-wide heads, 4, 6 or 8 query "
-    "heads a KV head, bf16 cache; MLA: DeepSeek-V3's 128 heads over TP 1-8 (SGLang and "
-    "TensorRT-LLM; vLLM's MLA tables time the whole module), bf16: 28,305 rows "
+    "heads a KV head, a bf16 or fp8 cache; MLA: DeepSeek-V3's 128 heads over TP 1-8 (SGLang and "
+    "TensorRT-LLM; vLLM's MLA tables time the whole module), bf16 cache: 54,955 rows "
     "(tests/data/attention_op/SOURCES.md; tests/benches/attention_op_bench.py says what "
     "kvplan's price holds). Kernel tables, not serving rows. This page is a first evaluation "
     "(kvplan at 113e3005): nothing was fitted and no rule or constant changed. A ratio below 1 "
@@ -366,7 +385,8 @@ EXCLUDED_TEXT = (
     "A row is left out where it ran faster than the card can compute its FLOPs at the whole "
     "bf16 peak and move its bytes at the whole HBM bandwidth (`below_bound`: kvplan's own "
     "price at fractions 1 and no floor). H200's vLLM context table (both its version labels, "
-    "0.19.0 and 0.19.1) is left out whole: 1,083 of its 2,486 rows are below that bound (a "
+    "0.19.0 and 0.19.1, both caches) is left out whole: 1,083 of its 2,486 bf16-cache rows "
+    "are below that bound, 719 of the fp8 ones below half of it (a "
     "16,384-token prompt of 64 query heads in 0.47 ms, where H100's table has 6.11 ms and the "
     "card's peak alone needs 4.4 ms). TensorRT-LLM's generation rows below it are the calls "
     "with the most KV bytes (from 0.27 GB a call on H100 and B200, 0.54 GB on H200; 256 to "
@@ -374,6 +394,15 @@ EXCLUDED_TEXT = (
     "1.64x the card's bandwidth, as if part of the cache were not read from HBM (the 1.2.0rc5 "
     "collector's KV-cache set-up was not stored; not read); the rest of those calls is "
     "suspect too.")
+
+FP8_TEXT = (
+    "The same cases with an fp8 (e4m3) KV cache, bf16 queries asked (`attn_dtype` "
+    "bfloat16): kvplan prices them as the bf16 rows with the cache rows at one byte an "
+    "element, the attention in bf16 (kvplan.perf.attention_kernel.attention_math: FP8 only "
+    "with --fp8-attention or an engine kernel declared to compute in the cache's dtype, none "
+    "for GQA). The tables' kernels may compute in FP8 (vLLM's FlashAttention 3 quantizes the "
+    "query where `supports_quant_query_input`, collector/vllm/collect_attn.py); the bound "
+    "that leaves rows out is halved for them (`below_bound`).")
 
 IMPLIED_TEXT = (
     "kvplan's attention fraction (0.60) times the median ratio: the fraction of the bf16 peak "
@@ -412,17 +441,17 @@ FINDINGS = (
     "elsewhere (the MoE experts' GEMMs of examples/moe-op-bench.md are the measured candidate). "
     "Not made a rule: the fraction differs by engine (0.50-0.71 on one card), an efficiency of "
     "each kernel, not a count read in its code; one constant would move the engines apart.\n"
-    "2. **Short calls run 1.6-7x kvplan's price, a fixed cost a call.** GQA prompts of 1-256 "
-    "tokens price at a median 0.14-0.31 of the measured op, 512-2,048 at 0.26-0.62, and GQA "
-    "generation over 2-256 cached tokens at 0.31-0.55 (MLA: 0.07-0.13 and 0.15-0.29): one "
-    "sequence's call takes 11-15 us on Hopper (context of up to 64 tokens) and 9-12 us "
-    "(generation over up to 63), B200 7-15 us, where kvplan charges its 4 us kernel floor. "
-    "The timed calls hold more than one kernel (vLLM's KV-cache write, `do_kv_cache_update`, "
-    "besides the attention; TensorRT-LLM's op applies RoPE and writes the cache itself), which "
-    "kvplan counts apart (ATTN_KERNELS' floors, and `layer_overhead_s`, fitted on serving "
-    "rows); the rest is 5-11 us a layer, 0.3-0.7 ms a step of a 62-layer model. Not changed: "
-    "the per-layer overhead already stands for such fixed costs in the simulator, and "
-    "splitting it needs the kernels' own timings.\n"
+    "2. **Short calls run 1.6-7x kvplan's attention price, mostly kernels kvplan counts "
+    "apart.** GQA prompts of 1-256 tokens price at a median 0.14-0.31 of the measured op, "
+    "512-2,048 at 0.26-0.62, and GQA generation over 2-256 cached tokens at 0.31-0.55 (MLA: "
+    "0.07-0.13 and 0.15-0.29): one sequence's call takes 11-15 us on Hopper (context of up to "
+    "64 tokens) and 9-12 us (generation over up to 63 cached tokens), B200 7-15 us, where the "
+    "attention core alone is kvplan's 4 us kernel floor. The timed calls hold more than the "
+    "attention kernel: vLLM's KV-cache write (`do_kv_cache_update`), TensorRT-LLM's RoPE and "
+    "cache write inside its op; kvplan charges those as kernels of their own "
+    "(kvplan.perf.op_counts.ATTN_KERNELS: input norm, RoPE, KV-cache write, residual add, a "
+    "floor each), 8 us with the write and 12 us with RoPE besides, which leaves 0-4 us a call "
+    "(0-0.25 ms a step of a 62-layer model). Not changed.\n"
     "3. **Decode over long caches is under-priced where few sequences and KV heads feed the "
     "kernel.** Generation over 64k-128k cached tokens prices at 0.74-0.86 (GQA, H100 / B200) "
     "and 0.80-1.04 (MLA); one sequence with one KV head at 64k-128k tokens ran 30-48 us on "
@@ -436,7 +465,17 @@ FINDINGS = (
     "every backend but trtllm_mla (SOURCES.md), so the rows are of the absorbed kernel, at "
     "about 1.0 by its own FLOPs, not of the naive prefill SGLang serves without a prefix "
     "(whether SGLang 0.5.9 serves it so on Hopper was not read here); kvplan is not changed "
-    "by them.\n\n"
+    "by them.\n"
+    "5. **An fp8 cache: kvplan halves a decode's bytes, the kernels gain less.** GQA "
+    "generation over 8k-128k cached tokens prices at 0.52-0.71 with an fp8 cache on H100 "
+    "(SGLang, vLLM; bf16: 0.74-0.86) and 0.56-0.62 on B200 (bf16: 0.64-0.75): the kernels "
+    "read half the bytes but do not run in half the time (the cache's dequantization; "
+    "H200's vLLM table, 0.14 at 64k-128k, is the odd one again). In prefill, where kvplan "
+    "keeps the bf16 math, SGLang's FlashAttention 3 with an fp8 cache runs faster than with a "
+    "bf16 one (1.12-1.14 at 10k-16k tokens on Hopper, against 0.95-0.97), vLLM's a little "
+    "slower (1.09 on H100, against 1.19), TensorRT-LLM's FMHA the same (0.84-0.85). Not "
+    "changed: what the fp8 decode kernels spend beyond their bytes was not read in their "
+    "code.\n\n"
     "Which serving rows share the publisher: every aiconfigurator row in "
     "examples/simulate-bench.md's aggregated section and examples/disagg-bench.md's "
     "aiconfigurator rows comes from the same publisher and commit as these tables; none of "

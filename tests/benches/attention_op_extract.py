@@ -12,9 +12,9 @@ aic-core/src/aiconfigurator_core/systems/data/<gpu>/attention/<backend>/<version
 {context,generation}_attention_perf.parquet and .../mla/<backend>/<version>/
 {context,generation}_mla_perf.parquet, are `TABLES` / `MLA_TABLES` below; what their columns
 mean and how the latency was measured: tests/data/attention_op/SOURCES.md. The rows kept
-(`keep`, `keep_mla`): full attention (no window), 128-wide heads, bf16 queries and a bf16 KV
-cache, the GQA groups of the checkpoints kvplan prices (4, 6 or 8 query heads a KV head); MLA:
-DeepSeek-V3's 128 heads over TP 1 to 8, bf16.
+(`keep`, `keep_mla`): full attention (no window), 128-wide heads, bf16 queries and a bf16 or
+fp8 KV cache, the GQA groups of the checkpoints kvplan prices (4, 6 or 8 query heads a KV
+head); MLA: DeepSeek-V3's 128 heads over TP 1 to 8, bf16.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ COLUMNS = ("framework", "version", "device", "op_name", "kernel_source", "batch_
 MLA_COLUMNS = ("framework", "version", "device", "op_name", "kernel_source", "mla_dtype",
                "kv_cache_dtype", "num_heads", "batch_size", "isl", "tp_size", "step", "latency")
 MLA_TP = (1, 2, 4, 8)
+KV_DTYPES = ("bfloat16", "fp8")  # GQA rows; MLA rows: bf16 only
 OUT = Path(__file__).resolve().parents[1] / "data" / "attention_op"
 
 
@@ -60,7 +61,7 @@ def keep(row: dict) -> bool:
     n, kv = row["num_heads"], row["num_key_value_heads"]
     return (row.get("window_size", 0) == 0 and row.get("beam_width", 1) == 1
             and row["head_dim"] == 128 and row["attn_dtype"] == "bfloat16"
-            and row["kv_cache_dtype"] == "bfloat16" and n % kv == 0 and n // kv in GROUPS)
+            and row["kv_cache_dtype"] in KV_DTYPES and n % kv == 0 and n // kv in GROUPS)
 
 
 def keep_mla(row: dict) -> bool:
