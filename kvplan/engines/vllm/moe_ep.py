@@ -55,6 +55,20 @@ Found, not made a rule here (the report of vllmep59): 0.20.0's unquantized oracl
 TRITON on CUDA with no environment variable, and FlashInferExperts takes 16-bit experts on SM 9.0
 and up: from 0.20 the 16-bit default on Hopper is no longer the Triton kernel that
 kvplan.engines.vllm.moe_kernel declares for every release.
+
+Nor its workspace (kvplan.engines.vllm.moe sizes TritonExperts' buffers for FP8 experts too):
+under FlashInfer CUTLASS the modular kernel's workspace manager holds only (M, K) (0.20.0
+flashinfer_cutlass_moe.py:203-236 workspace_shapes, modular_kernel.py:1094-1100: one common
+buffer of max(workspace13, output), workspace2 empty), and FlashInfer allocates its own
+workspace on every call (flashinfer_cutlass_fused_moe_binding.cu:845-861 getWorkspaceInfo ->
+alloc_tensor, freed after the call), sized by CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes
+(cutlass_fused_moe_kernels.cuh:2474-2640) for all top-k x M pairs, not the rank's. MiniMax-M2.5
+at 8,192 tokens, block FP8 (bf16 activations, T = bf16): permuted inputs and the block-scale
+GEMM outputs 2 x 65,536 x 3,072 x 2 B = 0.75 GiB, the FP8 copy of the GEMM input the block-scale
+runner makes (fp8_blockscale_gemm.cu:216-246) 65,536 x 3,072 B = 0.19 GiB: about 0.95 GiB a
+call, in the profile forward's peak, against TritonExperts' 0.75 GiB kept through the sampler
+warm-up; the persistent part 0.05 GiB. Whether that per-call allocation reaches torch's peak
+statistics (tvm-ffi's allocator) was not checked and no log of the path is held: not modelled.
 """
 
 from __future__ import annotations
