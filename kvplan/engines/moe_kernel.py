@@ -15,9 +15,16 @@ class FusedMoeKernel:
     whose MMAs run over whole blocks; the w13 GEMM writes its output for every pair, an
     activation kernel reads it and writes the half-width gated product, the w2 GEMM reads that
     and writes one hidden-size row per pair, and a sum kernel reduces the top-k rows of each
-    token into its output row."""
+    token into its output row.
+
+    `ep_all_pairs`: under expert parallelism on TP ranks (no DP, every rank holding every
+    token) the kernel still walks every (token, expert) pair of the step, computing only its own
+    experts' and writing zeros for the others' rows of both GEMMs' outputs, so the activations
+    between its kernels are EP 1's while the FLOPs and weights are the rank's (vLLM's Triton
+    fused_moe: kvplan.engines.vllm.moe_ep). False: not priced under EP."""
 
     name: str
     small_block_rows: int
     block_rows: int
     source: str
+    ep_all_pairs: bool = False

@@ -23,9 +23,13 @@ EP), hidden size H:
     moe_sum     reads P x H, writes T x H                      (the layer's output)
 
 Under vLLM's TP-attention EP every rank holds every token and its GEMMs write zeros for the
-pairs of other ranks' experts (fused_moe.py write_zeros_to_output), so P is all T k pairs
-either way. The two GEMMs' bytes join their weights (`gemm_activation_bytes`); the activation
-and the sum are kernels of their own (`activation_bytes`, `sum_bytes`), each at least a floor.
+pairs of other ranks' experts (fused_moe.py write_zeros_to_output; kvplan.engines.vllm.moe_ep,
+read in 0.12.0-0.20.0), so P is all T k pairs either way (a kernel that declares it,
+FusedMoeKernel.ep_all_pairs; `priced_kernel`): only the w2 GEMM's read of the gated product is
+the rank's own pairs', P / EP of them on average (every expert equally likely), and the FLOPs
+are the rank's experts' padded rows (the same factor: every expert's list is padded alike).
+The two GEMMs' bytes join their weights (`gemm_activation_bytes`); the activation and the sum
+are kernels of their own (`activation_bytes`, `sum_bytes`), each at least a floor.
 """
 
 from __future__ import annotations
@@ -34,6 +38,19 @@ import math
 from functools import lru_cache
 
 from kvplan.engines.moe_kernel import FusedMoeKernel
+
+
+def priced_kernel(kernel: FusedMoeKernel | None, *, bits: int | None, ep: int,
+                  dp_ranks: int) -> FusedMoeKernel | None:
+    """The engine's fused MoE where this module prices a layer: 16-bit experts (`bits`, the
+    layer's routed experts' weight bits: capacity.weights.routed_expert_bits), on TP ranks, or
+    under EP on TP ranks alone (no DP ranks: every rank holds every token, no all-to-all) where
+    the kernel walks every pair (`ep_all_pairs`). EP over DP ranks is not priced here."""
+    if kernel is None or bits != 16:
+        return None
+    if ep == 1 or (kernel.ep_all_pairs and dp_ranks == 1):
+        return kernel
+    return None
 
 
 def block_rows(kernel: FusedMoeKernel, tokens: int, experts: int) -> int:
@@ -73,12 +90,13 @@ def padded_rows_factor(kernel: FusedMoeKernel, tokens: int, experts: int, top_k:
 
 
 def gemm_activation_bytes(tokens: int, top_k: int, hidden: int, width: int,
-                          act_bytes: int = 2) -> int:
+                          act_bytes: int = 2, ep: int = 1) -> float:
     """Activation bytes the two grouped GEMMs move besides their weights, `width` the experts'
-    intermediate columns on the rank: the input read once, P x 2I written, P x I read, P x H
-    written."""
+    intermediate columns on the rank: the input read once, P x 2I written, P x I read (the
+    rank's own pairs, P / `ep`, under EP), P x H written (zeros for other ranks' pairs)."""
     pairs = tokens * top_k
-    return act_bytes * (tokens * hidden + pairs * 2 * width + pairs * width + pairs * hidden)
+    return act_bytes * (tokens * hidden + pairs * 2 * width + pairs * width / ep
+                        + pairs * hidden)
 
 
 def activation_bytes(tokens: int, top_k: int, width: int, act_bytes: int = 2) -> int:

@@ -38,7 +38,8 @@ Kernels:
   2k floors.
 - A collective is a kernel too: at least one floor.
 - An engine's fused MoE (Efficiency.moe_kernel, kvplan.perf.moe_kernel; vLLM's Triton fused_moe
-  on 16-bit experts on TP ranks, read in 0.15.1): its grouped GEMMs compute each expert's rows
+  on 16-bit experts on TP ranks, read in 0.15.1, and under EP on TP ranks, zeros for the other
+  ranks' pairs, kvplan.engines.vllm.moe_ep): its grouped GEMMs compute each expert's rows
   padded to the kernel's block (FLOPs times `padded_rows_factor`) and move the activations
   between its kernels besides the weights; the gated activation and the top-k sum are kernels
   of their bytes. Engines that declare none keep the weights and exact FLOPs.
@@ -174,6 +175,7 @@ from kvplan.perf.moe_kernel import (
     activation_bytes,
     gemm_activation_bytes,
     padded_rows_factor,
+    priced_kernel,
     sum_bytes,
 )
 from kvplan.perf.op_counts import (
@@ -420,7 +422,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         rec_state_flops = recurrent_state_flops_per_token(spec, phase)
     # The routed experts' weight dtype per layer, where the fused MoE kernel may run (below).
     expert_bits = routed_expert_bits(spec, chosen, quantization) if (
-        spec.moe is not None and layout.ep == 1) else {}
+        spec.moe is not None and eff.moe_kernel is not None) else {}
     for i in chosen:
         lp = counts.layers[i]
         s.fixed("layer_overhead", eff.layer_overhead_s)
@@ -514,13 +516,14 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # bytes' time where it is longer.
             # (16-bit: the layer's routed experts held in a 16-bit compute dtype, no
             # quantization format over them: capacity.weights.routed_expert_bits.)
-            moe_kernel = (eff.moe_kernel if layout.ep == 1 and expert_bits.get(i) == 16
-                          else None)
-            pad, extra = 1.0, 0
+            # Under TP-attention EP (priced_kernel) vLLM's walks every pair, zeros for others'.
+            moe_kernel = priced_kernel(eff.moe_kernel, bits=expert_bits.get(i), ep=layout.ep,
+                                       dp_ranks=layout.dp_ranks)
+            pad, extra = 1.0, 0.0
             if moe_kernel is not None:
                 width = moe.moe_intermediate_size // layout.moe_tp
                 pad = padded_rows_factor(moe_kernel, moe_tokens, n, k)
-                extra = gemm_activation_bytes(moe_tokens, k, h, width, act_bytes)
+                extra = gemm_activation_bytes(moe_tokens, k, h, width, act_bytes, layout.ep)
                 s.over_floor("small_kernels", activation_bytes(moe_tokens, k, width, act_bytes))
                 s.over_floor("small_kernels", sum_bytes(moe_tokens, k, h, act_bytes))
             s.op("experts",

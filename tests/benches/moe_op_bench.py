@@ -43,7 +43,7 @@ from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import FP8_MOE_GEMM, MOE_GEMM, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
-from kvplan.perf.moe_kernel import activation_bytes, sum_bytes
+from kvplan.perf.moe_kernel import activation_bytes, priced_kernel, sum_bytes
 from kvplan.perf.op_counts import MOE_EXTRA_KERNELS, topk_kernels
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_spec
@@ -142,7 +142,11 @@ def moe_price_s(row: Row, **fractions: float | None) -> float:
                      phase="prefill", layout=layout, eff=eff, layers=range(i, i + 1))
     small = 1 + MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform)
     seconds = step.by_op["experts"] + small * eff.kernel_floor_s
-    if eff.moe_kernel is not None and row.quant == "bfloat16" and row.moe_ep == 1:
+    # The activation and moe_sum kernels where the roofline prices the engine's fused MoE
+    # (kvplan.perf.moe_kernel.priced_kernel: 16-bit experts, and under EP where vLLM's Triton
+    # kernel walks every pair, the collector's one physical rank holding every token).
+    if priced_kernel(eff.moe_kernel, bits=16 if row.quant == "bfloat16" else None,
+                     ep=row.moe_ep, dp_ranks=1) is not None:
         assert spec.moe is not None
         width = spec.moe.moe_intermediate_size // layout.moe_tp
         k, h = spec.moe.num_experts_per_tok, spec.hidden_size
@@ -375,7 +379,7 @@ FINDINGS = (
     "rows), none bf16, so a rule for 16-bit experts would move no serving row, and one for "
     "FP8 / NVFP4 needs those backends' EP paths read first (vLLM picks them per card and "
     "release). The activations scale with the tokens: at 2,048 an eighth of the 16,384 "
-    "tokens' figure, about 0.1 ms a layer for Qwen3-30B-A3B.\n"
+    "tokens' figure, about 0.1 ms a layer for Qwen3-30B-A3B. {ep_rule}\n"
     "3. **TensorRT-LLM's MoE TP narrows the GEMMs.** Its bf16 ratio at 4k-16k tokens falls "
     "0.78 / 0.67 / 0.50 / 0.36 at MoE TP 1 / 2 / 4 / 8 (block FP8 0.36 -> 0.19): an "
     "expert's intermediate split 8 ways is 192 columns for Qwen3-235B-A22B, 96 for "
@@ -422,7 +426,7 @@ def main() -> None:
     pairs = ratios(rows)
     print("# kvplan's MoE op price against measured kernels (aiconfigurator's tables)\n")
     print(INTRO + "\n")
-    print(FIT_TEXT + "\n")
+    print(FIT_TEXT + " " + refit_text(rows) + "\n")
     cells = ("rows | median kvplan / measured, before | 10th - 90th, before "
              "| median, fitted fractions | 10th - 90th, fitted |")
     print("## By engine, GPU, experts' dtype and tokens a rank\n")
@@ -464,7 +468,35 @@ def main() -> None:
                       lambda r: (r.model, QUANT[r.quant], bucket(r.tokens))):
         print(line)
     print()
-    print(FINDINGS, end="")
+    print(FINDINGS.replace("{ep_rule}", ep_rule_text(pairs)), end="")
+
+
+def refit_text(rows: list[Row]) -> str:
+    """The fit run again on kvplan's price today (the constants stay as fitted, 025ca10b)."""
+    bf16, fp8 = fit_moe_gemm(rows, "bfloat16"), fit_moe_gemm(rows, "fp8_block")
+    return ("Since vllmep59 priced vLLM's Triton walk over every pair under TP-attention EP "
+            "for 16-bit experts (finding 2), the same fit over the same cases gives "
+            f"{bf16:.3f} for bf16 (block FP8 {fp8:.3f}); the constants are kept as fitted, "
+            "opt-in.")
+
+
+def ep_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
+    """Finding 2's rule (vllmep59), with vLLM's bf16 ratios by EP computed under it."""
+    def median(ep: int) -> str:
+        before = [x[0] for r, x in pairs if r.engine == "vllm" and r.quant == "bfloat16"
+                  and r.moe_tp == 1 and r.moe_ep == ep and r.tokens >= 4096]
+        return f"{statistics.median(before):.2f}"
+    return ("Made a rule since (vllmep59: kvplan.engines.vllm.moe_ep, the walk read in vLLM "
+            "0.12.0-0.20.0; the figures above are this page's first evaluation, before it, and "
+            "these vLLM bf16 EP rows shaped it): kvplan.perf.moe_kernel prices the activations "
+            "of every pair and the rank's own padded rows for 16-bit experts under "
+            "TP-attention EP, and vLLM's bf16 ratio at 4k-16k tokens (before the fitted "
+            f"fractions) is now {' / '.join(median(ep) for ep in (1, 2, 4, 8))} at EP 1 / 2 / "
+            "4 / 8. Block-FP8 experts keep the 1 / EP charge: in serving, vLLM 0.17-0.20 runs "
+            "them under EP on Hopper with FlashInfer's CUTLASS MoE, which computes and moves "
+            "the rank's own pairs only (moe_ep); these tables' FP8 rows ran the Triton kernel "
+            "(kernel_source vllm_fused_moe), whose walk over every pair kvplan does not price "
+            "for FP8 experts, as it prices no activations of FP8 experts at EP 1.")
 
 
 if __name__ == "__main__":

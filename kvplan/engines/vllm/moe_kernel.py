@@ -25,11 +25,14 @@
   i.e. 8x7B at TP 2 / TP 4 and 8x22B at TP 8) agree with it at the sizes of a chunked prefill
   step (64 at their 256 / 512 entries but N=3584's 256: 128) and pick 128 from 1,024 tokens
   (N=3584: from 1,536), 16 or 32 at decode sizes.
+- Under expert parallelism on TP ranks (kvplan.engines.vllm.moe_ep, read in 0.12.0-0.20.0):
+  the same kernels over every pair of the step, other ranks' experts' blocks writing zeros.
 """
 
 from __future__ import annotations
 
 from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.vllm.moe_ep import TRITON_EP
 
 VLLM_TRITON_MOE = FusedMoeKernel(
     name="vLLM fused_moe (Triton, TritonExperts)",
@@ -38,4 +41,6 @@ VLLM_TRITON_MOE = FusedMoeKernel(
     source="vllm 0.15.1 model_executor/layers/fused_moe/fused_moe.py get_default_config "
            "(1223-1287), fused_moe_kernel (315-572), TritonExperts.apply (1984-2125); "
            "oracle/unquantized.py select_unquantized_moe_backend (50-104)",
+    # Under TP-attention EP: every pair walked, zeros for other ranks' (moe_ep.TRITON_EP).
+    ep_all_pairs=TRITON_EP.all_pairs,
 )

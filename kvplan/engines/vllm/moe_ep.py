@@ -1,0 +1,122 @@
+"""What one rank of vLLM's expert-parallel MoE computes and writes for the tokens routed to
+other ranks' experts, by expert format, release and GPU (issues 29 / 30). The layout is the one
+kvplan replays for `--enable-expert-parallel` on TP ranks without DP: FusedMoEParallelConfig
+flattens the TP group into EP (use_ep: tp_size 1, ep_size = TP), no all-to-all (`use_all2all_
+kernels` needs dp_size > 1), so the prepare / finalize is MoEPrepareAndFinalizeNoEP: every rank
+holds every token of the step, runs its own experts through an expert map (-1 for the others'),
+and the layer's output partial sums are all-reduced over the TP group (FusedMoE
+`reduce_results`), the TP all-reduce kvplan already prices (kvplan.perf.roofline). What
+differs by kernel is whether the rank walks every (token, expert) pair or only its own.
+
+Read in the wheels' code (vllm/model_executor/layers/fused_moe/ of 0.12.0, 0.17.0, 0.18.0,
+0.19.0 and 0.20.0; flashinfer-python 0.6.8.post1, vLLM 0.20.0's pin, for its CUTLASS MoE):
+
+- Triton (TritonExperts, the modular kernel; fused_experts_impl the functional path before it).
+  0.20.0 fused_moe.py:2029-2042 `_prepare_expert_assignment(topk_ids, config, ..., expert_map)`
+  with ignore_invalid_experts left False, so moe_align_block_size (moe_align_block_size.py:
+  85-101) sorts and pads ALL T x top-k pairs by global expert, every expert to a multiple of
+  BLOCK_SIZE_M, then maps the blocks' expert ids through the expert map: other ranks' blocks
+  get -1. fused_moe_kernel (fused_moe.py:435-446) returns early for a -1 block after
+  `write_zeros_to_output`: no weight read, no MMA, but its rows of the GEMM's output written as
+  zeros. So the w13 GEMM writes all T x top-k rows of intermediate_cache1 (2 I wide), the
+  activation reads and writes all of them, the w2 GEMM reads only its own pairs' rows but writes
+  all T x top-k rows of intermediate_cache3 (H wide), and moe_sum reads them all: the
+  activations are EP 1's, the FLOPs and weights the rank's own experts'. The same in 0.12.0
+  (fused_moe.py:422-426, moe_align_block_size.py:82-83 `expert_ids = expert_map[expert_ids]`),
+  the 16-bit path of every release read here (0.12-0.19: Triton by default,
+  oracle/unquantized.py, FlashInfer only with VLLM_USE_FLASHINFER_MOE_FP16=1) and FP8 where the
+  FP8 oracle picks TRITON. (0.20.0's functional fused_experts_impl, fused_moe.py:1805-1816,
+  passes ignore_invalid_experts=True and zeroes cache 3 once instead; the modular TritonExperts
+  above is what the oracles build.)
+- FlashInfer CUTLASS (FlashInferExperts: TensorRT-LLM's CUTLASS MoE through
+  flashinfer.cutlass_fused_moe, ep_size / ep_rank passed, flashinfer_cutlass_moe.py:380-390 in
+  0.20.0). Its routing kernel sends other ranks' experts past the local ones (flashinfer
+  csrc/fused_moe/cutlass_backend/cutlass_fused_moe_kernels.cuh:323-330: expert id
+  num_experts_per_node), the grouped GEMMs run over the local experts' permuted rows only
+  (expert_first_token_offset), and the finalize kernel skips the others' pairs (:1693-1697)
+  while writing each token's output row: the rank computes and moves its own pairs only, the
+  1 / EP kvplan charges. Block-FP8 experts on SM 9.0 under EP run it from 0.17.0 (oracle/fp8.py
+  0.17.0-0.20.0 `_get_priority_backends`: "On Hopper for Block Fp8, prefer Triton for TP and FI
+  CUTLASS for EP", FLASHINFER_CUTLASS moved to the front when ep_size > 1; FlashInferExperts.
+  _supports_quant_scheme takes (kFp8Static128BlockSym, kFp8Dynamic128Sym) on 9.0 only), where
+  FlashInfer is usable (utils/flashinfer.py has_flashinfer: flashinfer-cubin installed, a
+  dependency of the 0.19 / 0.20 wheels, or nvcc on the path). 0.12.0 had no such rule
+  (quantization/fp8.py:126-203 get_fp8_moe_backend: FlashInfer only with
+  VLLM_USE_FLASHINFER_MOE_FP8, DeepGEMM where deep_gemm is installed and TP < 8, else Triton).
+- On SM 10.0 block-FP8 experts take FlashInfer's TRT-LLM-gen kernel first (oracle/fp8.py
+  0.19.0 order AITER, FLASHINFER_TRTLLM, ...; TrtLlmFp8ExpertsModular takes block FP8 on the
+  SM 10.x family), whose expert range is its own (`supports_expert_map` False, local experts
+  given to the kernel); NVFP4 experts run FlashInfer's TRT-LLM, CuteDSL or CUTLASS kernels
+  first (oracle/nvfp4.py 0.19.0:140-146), none taking an expert map. Not read to the line: they
+  are left at kvplan's 1 / EP charge, which is what a kernel given only its local experts does.
+
+Found, not made a rule here (the report of vllmep59): 0.20.0's unquantized oracle
+(oracle/unquantized.py:47-80, 279-289) tries FLASHINFER_TRTLLM and FLASHINFER_CUTLASS before
+TRITON on CUDA with no environment variable, and FlashInferExperts takes 16-bit experts on SM 9.0
+and up: from 0.20 the 16-bit default on Hopper is no longer the Triton kernel that
+kvplan.engines.vllm.moe_kernel declares for every release.
+
+Nor its workspace (kvplan.engines.vllm.moe sizes TritonExperts' buffers for FP8 experts too):
+under FlashInfer CUTLASS the modular kernel's workspace manager holds only (M, K) (0.20.0
+flashinfer_cutlass_moe.py:203-236 workspace_shapes, modular_kernel.py:1094-1100: one common
+buffer of max(workspace13, output), workspace2 empty), and FlashInfer allocates its own
+workspace on every call (flashinfer_cutlass_fused_moe_binding.cu:845-861 getWorkspaceInfo ->
+alloc_tensor, freed after the call), sized by CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes
+(cutlass_fused_moe_kernels.cuh:2474-2640) for all top-k x M pairs, not the rank's. MiniMax-M2.5
+at 8,192 tokens, block FP8 (bf16 activations, T = bf16): permuted inputs and the block-scale
+GEMM outputs 2 x 65,536 x 3,072 x 2 B = 0.75 GiB, the FP8 copy of the GEMM input the block-scale
+runner makes (fp8_blockscale_gemm.cu:216-246) 65,536 x 3,072 B = 0.19 GiB: about 0.95 GiB a
+call, in the profile forward's peak, against TritonExperts' 0.75 GiB kept through the sampler
+warm-up; the persistent part 0.05 GiB. Whether that per-call allocation reaches torch's peak
+statistics (tvm-ffi's allocator) was not checked and no log of the path is held: not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvplan._util.versions import version_key
+
+# The first release whose FP8 oracle puts FlashInfer CUTLASS first for block-FP8 experts under
+# EP on SM 9.0 (oracle/fp8.py `_get_priority_backends`; read in 0.17.0-0.20.0, absent in 0.12.0).
+FI_CUTLASS_EP_SINCE = "0.17.0"
+
+
+@dataclass(frozen=True, kw_only=True)
+class VllmEpExperts:
+    """The experts kernel one EP rank runs, and whether it walks every (token, expert) pair of
+    the step (writing zeros for other ranks' pairs) or only its own."""
+
+    kernel: str
+    all_pairs: bool
+    source: str
+
+
+TRITON_EP = VllmEpExperts(
+    kernel="Triton fused_moe (TritonExperts)", all_pairs=True,
+    source="vllm 0.20.0 fused_moe.py:2029-2042, :435-446 write_zeros_to_output; "
+           "moe_align_block_size.py:85-101 (0.12.0: fused_moe.py:422-426)")
+FI_CUTLASS_EP = VllmEpExperts(
+    kernel="FlashInfer CUTLASS MoE (FlashInferExperts)", all_pairs=False,
+    source="vllm 0.17.0-0.20.0 oracle/fp8.py _get_priority_backends; flashinfer 0.6.8.post1 "
+           "cutlass_fused_moe_kernels.cuh:323-330, :1693-1697")
+
+
+def vllm_ep_experts(fmt: str, *, version: str | None,
+                    capability: tuple[int, int] | None) -> VllmEpExperts | None:
+    """The kernel an EP rank of vLLM `version` (None: the newest) runs on a GPU of
+    `capability` for routed experts of format `fmt` ("16-bit" or "fp8-block"), by the default
+    selection (no --moe-backend, no VLLM_USE_* override); None where this module did not read
+    the choice (another format, another generation, 16-bit from 0.20)."""
+    if capability is None:
+        return None
+    key = version_key(version)
+    if fmt == "16-bit":
+        return TRITON_EP if key < (0, 20) else None
+    if fmt == "fp8-block" and capability == (9, 0):
+        if key >= version_key(FI_CUTLASS_EP_SINCE):
+            return FI_CUTLASS_EP
+        # 0.12.0 (quantization/fp8.py:126-203): Triton, the plain wheel's choice (no deep_gemm
+        # in it, no VLLM_USE_FLASHINFER_MOE_FP8); 0.13-0.16 not read.
+        return TRITON_EP if key < (0, 13) else None
+    return None
