@@ -118,3 +118,32 @@ def test_page_is_current() -> None:
     out = subprocess.run([sys.executable, "-m", "tests.benches.dense_op_bench"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     assert out == (ROOT / "examples" / "dense-op-bench.md").read_text()
+
+
+def test_custom_ar_fit_reproduces_its_constants() -> None:
+    from kvplan.hardware.interconnect import INTERCONNECTS
+    from tests.benches.allreduce_fit import (
+        FIT_T1_S,
+        FIT_T2_S,
+        fit_custom_ar,
+        fitted_custom_ar,
+        one_shot,
+    )
+
+    t1, t2, n1, n2 = fit_custom_ar(read_ar_rows())
+    assert (n1, n2) == (68, 10)  # 2 engines x (13 + 11 + 10 one-shot, 0 + 2 + 3 two-shot)
+    assert t1 == pytest.approx(FIT_T1_S, abs=0.005e-6)
+    assert t2 == pytest.approx(FIT_T2_S, abs=0.005e-6)
+    # The dispatch, by hand: 2 ranks always one-shot; 4 ranks from 512 KiB, 8 from 256 KiB
+    # two-shot.
+    assert one_shot(2, 1 << 20) and one_shot(4, 256 << 10) and not one_shot(4, 512 << 10)
+    assert one_shot(8, 128 << 10) and not one_shot(8, 256 << 10)
+    # One fit row by hand: vLLM, H100, 8 GPUs, 1 MiB (two-shot), 14.823 us measured less
+    # 2 x 7 / 8 x 1 MiB / 360 GB/s = 5.097 us: 9.73 us, above the median.
+    assert 0.014823360443115236e-3 - 1.75 * (1 << 20) / 360e9 == pytest.approx(9.726e-6,
+                                                                                abs=1e-9)
+    nv4 = INTERCONNECTS["nvlink4"]
+    with fitted_custom_ar():
+        assert INTERCONNECTS["nvlink4"].custom_all_reduce_latency_s == FIT_T1_S
+        assert INTERCONNECTS["nvlink4"].two_shot_latency_s == FIT_T2_S
+    assert INTERCONNECTS["nvlink4"] is nv4

@@ -20,9 +20,12 @@ import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from kvplan._util.units import KiB, MiB
-from tests.benches.dense_op_bench import ArRow
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tests.benches.dense_op_bench import ArRow
 
 FIT_GPU = "H100-80GB"
 FIT_SOURCES = ("vllm graph", "sglang graph")

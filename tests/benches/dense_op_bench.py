@@ -44,6 +44,14 @@ from kvplan.perf.efficiency import Efficiency, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout, link
 from kvplan.perf.roofline import _Step
+from tests.benches.allreduce_fit import (
+    FIT_GPU,
+    FIT_MAX_BYTES,
+    FIT_SOURCES,
+    FIT_T1_S,
+    FIT_T2_S,
+    fitted_custom_ar,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "dense_op"
@@ -351,6 +359,28 @@ def shape_lines(rows: list[GemmRow], gpu: str, dtype: str = "bfloat16") -> list[
         for w in range(len(WEIGHT_BUCKETS))) + " |" for m in SHAPE_M]
 
 
+def fit_lines(rows: list[ArRow]) -> list[str]:
+    """The graph rows up to FIT_MAX_BYTES on the NVLink 4 cards: median ratio with nvlink4's
+    values, then with the fitted t1 / t2 (tests/benches/allreduce_fit.py), by GPU, engine and
+    ranks; which rows the fit used."""
+    part = [r for r in rows if r.gpu in ("H100-80GB", "H200") and r.nbytes <= FIT_MAX_BYTES
+            and r.source.endswith("graph")]
+    before = [ar_ratio(r) for r in part]
+    with fitted_custom_ar():
+        after = [ar_ratio(r) for r in part]
+    groups: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    for r, x, y in zip(part, before, after, strict=True):
+        groups[(GPU_ORDER[r.gpu], SOURCE_ORDER[r.source], r.version, r.ranks)].append((x, y))
+    out = []
+    for (g, src, v, n), pairs in sorted(groups.items()):
+        gpu = next(k for k, i in GPU_ORDER.items() if i == g)
+        source = next(k for k, i in SOURCE_ORDER.items() if i == src)
+        fit = "fitted" if gpu == FIT_GPU and source in FIT_SOURCES else "held out"
+        out.append(f"| {SHORT[gpu]} | {source} {v} | {n} | {fit} | {len(pairs)} | "
+                   f"{_cell([x for x, _ in pairs])} | {_cell([y for _, y in pairs])} |")
+    return out
+
+
 INTRO = (
     "kvplan's price of one dense GEMM and of one TP all-reduce against the ops aiconfigurator "
     "measured (github.com/ai-dynamo/aiconfigurator at 095f58a51, aic-core/src/"
@@ -398,6 +428,18 @@ AR_TEXT = (
 
 AR_US_TEXT = (
     "H100, microseconds measured / kvplan at six buffer sizes (CUDA-graph rows and NCCL).")
+
+FIT_TEXT = (
+    "The one-shot and two-shot fixed parts (t1, t2 of kvplan.hardware.interconnect) FITTED "
+    f"on the H100 tables (tests/benches/allreduce_fit.py, committed at 22073c05 before any "
+    f"serving row was run with them): the median, over vLLM's and SGLang's graph rows up to "
+    f"1 MiB, of the time less the bytes term at 360 GB/s, split by the engines' dispatch "
+    f"(68 one-shot, 10 two-shot rows): t1 {FIT_T1_S * 1e6:.2f} us, t2 {FIT_T2_S * 1e6:.2f} us, "
+    "in place of nvlink4's 5.72 / 13.10 (vLLM PR 24111's benchmark). H200 (the same NVLink 4 "
+    "preset) and TensorRT-LLM's rows are held out (H200's rows alone would give 4.57 / 8.55 "
+    "us); B200's nvlink5 is not touched (its rows give t1 7.4 us beside nvlink5's 7.0). "
+    "Buffers up to 1 MiB in a CUDA graph; whether it becomes kvplan's default is judged on "
+    "serving rows (tests/benches/allreduce_fit_bench.py).")
 
 WORTH_TEXT = (
     "Per layer, kvplan's time (step_time of one layer: attention_proj + mlp; tp_all_reduce) "
@@ -506,6 +548,13 @@ def main() -> None:
     print("| ranks | implementation | 16 KiB | 256 KiB | 1 MiB | 4 MiB | 16 MiB | 128 MiB |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for line in ar_us_lines(ar):
+        print(line)
+    print("\n### The custom all-reduce's fixed parts fitted on the H100 tables\n")
+    print(FIT_TEXT + "\n")
+    print("| GPU | implementation | ranks | fit | rows | kvplan / measured, nvlink4 "
+          "| with the fitted t1 / t2 |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for line in fit_lines(ar):
         print(line)
     print("\n## What it is worth: Llama-3.1-70B on H100 (vLLM 0.19.0)\n")
     print(WORTH_TEXT + "\n")
