@@ -10,8 +10,21 @@ sets (default: all): s2r (the sim-to-real study's TP runs, every stage of its ma
 prospective / blind / offload sets), prospective (the TP runs of prospective30-58), agg
 (aiconfigurator's aggregated TP rows on H100 / H200, every AGG_EVERY-th replayable one in the
 bench's order; the publisher of the kernel tables the values were fitted on). The two modes run
-in separate processes (the benches cache their setups). The figures: this module's docstring
-once measured (below), after the constants were committed (22073c05).
+in separate processes (the benches cache their setups).
+
+Measured at branch gemmcomm59, after the constants were committed (22073c05); kvplan / measured
+medians and median |error|, default -> fitted:
+- s2r, the TP stages on H100 (28 stages of 17 runs, all moved): TTFT 0.861 -> 0.853 (20.2 ->
+  20.5 %), ITL 1.012 -> 1.000 (2.0 -> 2.2 %): WORSE on both medians. The dense runs come
+  closer (Llama-2-70B TP 4, run 6: TTFT 27.2 -> 24.1 %, ITL 24.5 -> 20.6 %; run 7 TTFT 40.6 ->
+  38.7 %; CodeLlama-34B TP 2, run 2: ITL 18.4 -> 17.4 %), the Mixtral stages, whose TTFT is
+  already low, move lower (Mixtral-8x22B TP 8, run 49: 17.6 -> 19.4 %).
+- prospective, a subset run for CPU's sake (prospective31, 53b, 54, 57: every TP run on an
+  NVLink 4 card, 21 with both figures, 18 moved): TTFT 0.213 -> 0.213 (78.7 -> 78.7 %), TPOT
+  0.699 -> 0.686 (30.1 -> 31.4 %): WORSE on TPOT (GLM-4.5 / gpt-oss-120b, whose decode kvplan
+  already prices low); prospective53 / 56 / 58 not run.
+- agg: not run (CPU; the publisher of the tables).
+Not the default (the rule set before evaluating: other publishers' rows must not get worse).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ import csv
 import gzip
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -359,6 +359,27 @@ def shape_lines(rows: list[GemmRow], gpu: str, dtype: str = "bfloat16") -> list[
         for w in range(len(WEIGHT_BUCKETS))) + " |" for m in SHAPE_M]
 
 
+def gemm_shape_lines(rows: list[GemmRow]) -> list[str]:
+    """bf16 rows on the Hopper cards: median ratio and median |ratio - 1| by M bucket with
+    `Efficiency.gemm` (0.70) and with the opt-in shape table (kvplan.perf.gemm_shape, OpenXLA's
+    sm_90 table; DEVICE_GEMM_SHAPE gives it to the H100 preset only, set here on H200 too)."""
+    from kvplan.perf.gemm_shape import h100_bf16_gemm_shape
+
+    shape = h100_bf16_gemm_shape()
+    out = []
+    for gpu in ("H100-80GB", "H200"):
+        for name, lo, hi in M_BUCKETS:
+            part = [r for r in rows if r.gpu == gpu and r.dtype == "bfloat16" and lo <= r.m <= hi]
+            flat = [gemm_ratio(r) for r in part]
+            shaped = [gemm_price_s(r, replace(efficiency(r.engine, r.version, r.gpu),
+                                              gemm_shape=shape)) * 1e3 / r.measured_ms
+                      for r in part]
+            cells = [f"{statistics.median(x):.2f} / {statistics.median(abs(v - 1) for v in x):.1%}"
+                     for x in (flat, shaped)]
+            out.append(f"| {SHORT[gpu]} | {name} | {len(part)} | " + " | ".join(cells) + " |")
+    return out
+
+
 def fit_lines(rows: list[ArRow]) -> list[str]:
     """The graph rows up to FIT_MAX_BYTES on the NVLink 4 cards: median ratio with nvlink4's
     values, then with the fitted t1 / t2 (tests/benches/allreduce_fit.py), by GPU, engine and
@@ -395,9 +416,11 @@ INTRO = (
     "2 / 4 / 8 GPUs, 256 B to 1 GiB: 1,224 rows (tests/data/dense_op/SOURCES.md says what "
     "was timed; tests/benches/dense_op_bench.py what kvplan's price holds: the roofline's "
     "weight-GEMM op and the all-reduce step_time charges, on the engine's efficiency as "
-    "`simulate` builds it). Kernel tables, not serving rows. First evaluation; nothing on "
-    "this page fitted a constant or shaped a rule. A ratio below 1 is kvplan pricing the op "
-    "cheaper than it ran. Cells: median (10th-90th percentile).")
+    "`simulate` builds it). Kernel tables, not serving rows. First evaluation (the findings "
+    "below): no rule shaped, no default changed; one counterfactual fitted after it on the "
+    "H100 all-reduce rows (its section, H200 held out), not kvplan's default. A ratio "
+    "below 1 is kvplan pricing the op cheaper than it ran. Cells: median (10th-90th "
+    "percentile).")
 
 GEMM_TEXT = (
     "By GPU, weight dtype and engine, in four M buckets: decode-sized (1-16, 32-256 rows) "
@@ -419,6 +442,13 @@ SHAPE_TEXT = (
     "and more (hidden 8,192 models' per-rank GEMMs at TP <= 4) on H100 and H200, never on "
     "B200.")
 
+GEMM_SHAPE_TEXT = (
+    "kvplan's opt-in bf16 fraction by GEMM shape (`Efficiency.gemm_shape`, "
+    "kvplan.perf.gemm_shape: OpenXLA's sm_90 table of XLA-compiled dots) against these "
+    "tables, which are another publisher's measurements of the engines' own linear layers: "
+    "it brings the 512-2,048-row GEMMs closer and the 4k-16k ones a little further, and "
+    "cannot help decode sizes (bytes-bound).")
+
 AR_TEXT = (
     "By GPU, implementation and ranks, in five buffer-size buckets. Decode steps' buffers are "
     "tokens x hidden x 2 B: 64 requests x 8,192 = 1 MiB; a prefill step's of 8,192 tokens "
@@ -438,8 +468,8 @@ FIT_TEXT = (
     "in place of nvlink4's 5.72 / 13.10 (vLLM PR 24111's benchmark). H200 (the same NVLink 4 "
     "preset) and TensorRT-LLM's rows are held out (H200's rows alone would give 4.57 / 8.55 "
     "us); B200's nvlink5 is not touched (its rows give t1 7.4 us beside nvlink5's 7.0). "
-    "Buffers up to 1 MiB in a CUDA graph; whether it becomes kvplan's default is judged on "
-    "serving rows (tests/benches/allreduce_fit_bench.py).")
+    "Buffers up to 1 MiB in a CUDA graph. Judged on serving rows after "
+    "(tests/benches/allreduce_fit_bench.py; the findings): not kvplan's default.")
 
 WORTH_TEXT = (
     "Per layer, kvplan's time (step_time of one layer: attention_proj + mlp; tp_all_reduce) "
@@ -450,25 +480,27 @@ WORTH_TEXT = (
     "0.19.0.")
 
 FINDINGS = (
-    "## Findings (first evaluation; no rule or constant changed)\n\n"
+    "## Findings (first evaluation, kvplan at 113e3005; no rule or default changed)\n\n"
     "1. **bf16 GEMMs at prefill sizes run a little faster than kvplan's 0.70 on Hopper, "
     "slower on B200.** H100 / H200 512-16,384 rows: medians 0.96-1.08 (measured 0.66-0.76 "
-    "of the bf16 peak on the large shapes), rising to 0.73-0.80 at 512-2,048 rows on weights "
-    "of 32-256 Mi elements. The sim-to-real study's dense TP runs (examples/simulate-bench.md: "
-    "CodeLlama-34B TP 2 and Llama-2-70B TP 4 on H100, TTFT +22 / +27 % high) are exactly "
-    "these shapes: at 0.77-0.79 of the peak their GEMMs take about 10 % less than kvplan's, "
-    "a part of the gap, not all of it (the page's section there says 23.6 of the 29.4 ms "
-    "of run 2's prefill step are GEMMs at 0.70: 0.78 would take about 2.4 ms off). B200 "
-    "bf16 prefill: 0.82-0.96, the measured fraction 0.63-0.68.\n"
+    "of the bf16 peak on the large shapes), the fraction rising to 0.73-0.80 at 512-2,048 "
+    "rows on weights of 32-256 Mi elements. The sim-to-real study's dense TP runs "
+    "(examples/simulate-bench.md: CodeLlama-34B TP 2 and Llama-2-70B TP 4 on H100, TTFT "
+    "+22 / +27 % high) are these shapes: at 0.77-0.79 of the peak their GEMMs take about "
+    "10 % less than kvplan's, a part of the gap, not all of it (that page says 23.6 of the "
+    "29.4 ms of run 2's prefill step are GEMMs at 0.70: 0.78 would take about 2.4 ms off). "
+    "kvplan's opt-in shape table (OpenXLA's, the table above) agrees with these measurements "
+    "at 512-2,048 rows (median |error| 10.6 -> 7.4 % on H100) and is a little low at "
+    "4k-16k. B200 bf16 prefill: 0.82-0.96, the measured fraction 0.63-0.68.\n"
     "2. **FP8 GEMMs are priced too cheap at prefill sizes, by engine.** kvplan runs them at "
     "0.70 of the FP8 peak on Hopper (0.55 on B200); the tables reach 0.54-0.62 on H100 / H200 "
     "(per-tensor FP8 and block FP8 alike, each engine's medians 0.48-0.72) and 0.40-0.45 on "
     "B200, NVFP4 0.46 of the FP4 peak. The ratios at 4k-16k rows: H100 per-tensor FP8 "
     "0.56 (TensorRT-LLM) to 0.84 (vLLM), block FP8 0.62-0.81; B200 block FP8 0.29-0.74, "
     "NVFP4 0.46-0.58. FP8's gain over bf16 at prefill is about 1.5x, not the 2x the FP8 "
-    "peak at one fraction implies. Decode-sized FP8 rows spread widely (medians 0.30-1.00) where "
-    "the two kernels' floors (kvplan counts the activation quantization as a kernel) meet "
-    "eager timing (vLLM's block-FP8 rows are timed without a CUDA graph: SOURCES.md).\n"
+    "peak at one fraction implies. Decode-sized FP8 rows spread widely (medians 0.30-1.00) "
+    "where the two kernels' floors (kvplan counts the activation quantization as a kernel) "
+    "meet eager timing (vLLM's block-FP8 rows are timed without a CUDA graph: SOURCES.md).\n"
     "3. **Decode-sized GEMMs run 20-35 % over kvplan's price** (bf16 medians 0.64-0.80 at "
     "1-256 rows): the weights stream at less than 0.90 of the HBM bandwidth in one GEMM "
     "kernel, most on the smallest weights. kvplan's fitted per-layer overhead (35 us, "
@@ -477,16 +509,21 @@ FINDINGS = (
     "4. **Small all-reduces in a CUDA graph are priced 18-34 % high (H100 / H200), large "
     "ones at 8 ranks 22-27 % high, at 2 ranks 13-31 % low.** Up to 64 KiB the engines' "
     "custom kernels take 4.4-5.4 us in a graph where kvplan charges the 5.7 us one-shot "
-    "fixed part (vLLM PR 24111's timings) and more (TensorRT-LLM's AUTO strategy, "
-    "1.5-1.7, has a larger spread). 16-64 MiB at 2 ranks is 0.69-0.76: the measured 2-rank "
+    "fixed part (vLLM PR 24111's timings), and the two-shot rows' fixed part is 8.3-13.7 "
+    "us (median 9.4) where kvplan takes 13.1 (TensorRT-LLM's AUTO strategy, 1.5-1.7 at "
+    "small sizes, has a larger spread). 16-64 MiB at 2 ranks is 0.69-0.76: the measured 2-rank "
     "all-reduce moves about 200-290 GB/s, where kvplan's one NVLink figure is 360. "
     "From 128 MiB at 8 ranks every implementation (the engines hand such buffers to NCCL) "
     "reaches 410-470 GB/s of bus bandwidth on H100 / H200, above the 360 GB/s of the "
     "ring kvplan charges: NCCL's NVLink SHARP (NVLS) all-reduce on the NVSwitch, which "
     "reduces in the switch; kvplan has no such rule. On B200 (nvlink5, 720 GB/s charged) "
-    "the large buffers run 0.73-0.95: kvplan is the faster there. Eager rows run 3-5x "
-    "a graph's at small sizes (launch time), which kvplan does not charge a collective "
-    "apart from the eager prefill's per-op launch time (SGLang, TensorRT-LLM).\n"
+    "the large buffers run 0.73-0.95: kvplan is the faster there. The switch point: the "
+    "custom kernels beat NCCL up to 8 MiB at 8 ranks on H100 (4 MiB: 30.6-34.3 us "
+    "against NCCL's 50.5), and from 16 MiB the engines' rows are NCCL's or vLLM's "
+    "symmetric-memory path (8 ranks, 16 MiB: SGLang 122.5 us = NCCL's 121.9, vLLM 92.4); "
+    "kvplan's switch to the ring above 8 MiB stands. Eager rows run 3-5x a graph's at "
+    "small sizes (launch time), which kvplan does not charge a collective apart from the "
+    "eager prefill's per-op launch time (SGLang, TensorRT-LLM).\n"
     "5. **What it is worth in a served dense model** (the table above, Llama-3.1-70B on "
     "H100, vLLM): a decode step of 64 requests is under-priced by 0.9-1.4 ms (6 % of "
     "kvplan's step: the GEMMs' streaming, partly offset by the all-reduces priced high); "
@@ -494,17 +531,26 @@ FINDINGS = (
     "(12 %: 14 ms of it the 160 all-reduces of 128 MiB at 360 GB/s against NVLS's rate, "
     "24 ms the GEMMs at 0.70 against 0.74-0.79). Both point the way the dense TP runs' "
     "TTFT errs (high).\n\n"
-    "Not changed, and why. A bf16 fraction by GEMM shape (kvplan.perf.gemm_shape, opt-in, "
-    "from OpenXLA's H100 table) is what finding 1 asks for; these tables would be the "
-    "second source for it, not done in this stop. An FP8 fraction of ~0.57 fitted on the "
-    "H100 tables (finding 2) holds out on H200 (0.54-0.62) but would be judged on FP8 "
-    "serving rows from the same publisher (aiconfigurator's aggregated rows), and moves "
-    "in the direction that makes the dense TP runs' TTFT no better. The all-reduce's "
-    "NVLS bandwidth at 8 ranks and the lower 2-rank rate are structural (NCCL picks NVLS "
-    "on NVSwitch systems) but read here only from the measurements, not in NCCL's code; "
-    "the one-shot fixed part measured here (4.4-5.4 us in a graph) is below the 5.7 us "
-    "kvplan takes from PR 24111, a constant a later stop can refit on the H100 rows and "
-    "hold out on H200's.\n")
+    "**The custom all-reduce fit, judged on serving rows (NOT the default).** With nvlink4's "
+    "t1 / t2 at the fitted 4.62 / 9.37 us (tests/benches/allreduce_fit_bench.py, run after "
+    "the constants were committed), the sim-to-real study's TP stages on H100 (28 stages "
+    "of 17 runs: its main, prospective, blind and offload sets) go TTFT median |error| "
+    "20.2 -> 20.5 % (ratio 0.861 -> 0.853) and ITL 2.0 -> 2.2 % (1.012 -> 1.000): the dense "
+    "runs come closer (Llama-2-70B TP 4, run 6: TTFT 27.2 -> 24.1 %, ITL 24.5 -> 20.6 %; "
+    "CodeLlama-34B TP 2, run 2: ITL 18.4 -> 17.4 %), the Mixtral stages, already low on "
+    "TTFT, move lower (Mixtral-8x22B TP 8: 17.6 -> 19.4 %); the prospective sets' TP runs "
+    "on NVLink 4 (prospective31, 53b, 54, 57: 21 runs) keep TTFT (78.7 %) and go TPOT "
+    "30.1 -> 31.4 % (MoE checkpoints whose decode kvplan already prices low). Other "
+    "publishers' rows get worse on the median, so it stays a counterfactual "
+    "(allreduce_fit.fitted_custom_ar), with the kernel tables' figures on this page.\n\n"
+    "Not changed, and why. A bf16 fraction by GEMM shape (kvplan.perf.gemm_shape, opt-in) "
+    "is what finding 1 asks for; these tables are a second source that agrees with it at "
+    "512-2,048 rows. An FP8 fraction of ~0.57 fitted on the H100 tables (finding 2) holds "
+    "out on H200 (0.54-0.62) but would be judged on FP8 serving rows from the same "
+    "publisher (aiconfigurator's aggregated rows), and moves in the direction that makes "
+    "the dense TP runs' TTFT no better. The all-reduce's NVLS bandwidth at 8 ranks and the "
+    "lower 2-rank rate are structural (NCCL picks NVLS on NVSwitch systems) but read here "
+    "only from the measurements, not in NCCL's code.\n")
 
 
 def main() -> None:
@@ -535,6 +581,13 @@ def main() -> None:
     for gpu in GPU_ORDER:
         for line in shape_lines(gemm, gpu):
             print(line)
+    print("\n### bf16 with the opt-in shape table\n")
+    print(GEMM_SHAPE_TEXT + "\n")
+    print("| GPU | M | rows | gemm 0.70: median ratio / median abs error "
+          "| gemm_shape: median ratio / median abs error |")
+    print("|---|---|---:|---:|---:|")
+    for line in gemm_shape_lines(gemm):
+        print(line)
     print("\n## Part 2: all-reduce\n")
     print("### kvplan / measured by GPU, implementation, ranks and buffer size\n")
     print(AR_TEXT + "\n")
