@@ -95,6 +95,11 @@ SWEEP59_TEXT = [
     "model_type ministral3 vLLM does not start on; refused since) and two refusals were right "
     "(a Falcon-H1-0.5B dict without mamba_d_ssm, which vLLM stops on too; GLM-5.3-FP8, sparse "
     "MLA, not run on CPU).",
+    "",
+    "Blind batch 17, frozen after that: four more mlc-llm presets near no case by their cache "
+    "fields, all answered and all equal at the first evaluation: phi-3.5-mini-instruct (longrope "
+    "and a 262,144-token window), qwen2.5-3b, stablelm-3b (partial rotary 0.25) and "
+    "redpajama-incite-3b (GPT-NeoX, fp16).",
 ]
 
 

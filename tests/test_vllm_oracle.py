@@ -87,7 +87,9 @@ def test_every_family_has_oracle_runs() -> None:
             # task sizefix59: blind batch 16's rows kvplan answered and vLLM ran, equal at the
             # first evaluation (tests/data/blind26/frozen.json batch 16; shrunk copies)
             "phi-4-mini-instruct", "gemma-2-2b-jpn-it", "minicpm-moe-8x2b",
-            "qwen3-vl-235b-a22b-thinking", "qwen3.5-397b-a17b-rev1b7cfb1"} <= families
+            "qwen3-vl-235b-a22b-thinking", "qwen3.5-397b-a17b-rev1b7cfb1",
+            # and blind batch 17's four (mlc-llm presets), equal at the first evaluation too
+            "phi-3.5-mini-instruct", "qwen2.5-3b", "stablelm-3b", "redpajama-incite-3b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,

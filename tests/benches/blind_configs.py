@@ -429,7 +429,13 @@ def main(table: list[Row] | None = None) -> str:
              "answered 106,496 B/token; refused since, and the row is marked. The refusals: "
              "Falcon-H1-0.5B (the dict leaves out mamba_d_ssm, so FalconH1Config's 1,024 is not "
              "24 heads x 64; vLLM stops on it too) and GLM-5.3-FP8 (auto KV dtype depends on the "
-             "GPU; with --gpu H100 92,628 B/token, not asked of the CPU build).",
+             "GPU; with --gpu H100 92,628 B/token, not asked of the CPU build). "
+             "Batch 17 (commit bf2aea5) was frozen after batch 16's runs and its rule, before "
+             "kvplan or vLLM ran on its files: four more mlc-llm presets near no file under "
+             "tests/data by their cache fields (Phi-3.5-mini-instruct with longrope and a "
+             "262,144-token window, Qwen2.5-3B, a StableLM 3B with partial rotary 0.25, "
+             "RedPajama-INCITE 3B). First evaluation: all 4 answered and equal on vLLM's CPU "
+             "build; no rule was written after its runs.",
              "",
              "| config (Hub) | architecture | kvplan | KV dtype kvplan / vLLM auto | "
              "blocks kvplan / vLLM | "
