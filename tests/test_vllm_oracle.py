@@ -149,7 +149,10 @@ ORACLE_TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "vllm-o
     ("phi-4-mini-instruct", 2, 12000, ()), ("gemma-2-2b-jpn-it", 2, 6000, ()),
     ("minicpm-moe-8x2b", 1, 3000, ("--env", "PYTHONPATH=tests/oracle/remote_configs")),
     ("qwen3-vl-235b-a22b-thinking", 2, 16384, ("--stub-torchvision", "--limit-mm")),
-    ("qwen3.5-397b-a17b-rev1b7cfb1", 2, 12288, ("--stub-torchvision", "--limit-mm"))])
+    ("qwen3.5-397b-a17b-rev1b7cfb1", 2, 12288, ("--stub-torchvision", "--limit-mm")),
+    # and blind batch 17's four
+    ("phi-3.5-mini-instruct", 2, 10000, ()), ("qwen2.5-3b", 2, 20000, ()),
+    ("stablelm-3b", 2, 3000, ()), ("redpajama-incite-3b", 1, 1500, ())])
 def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len: int,
                                           extra: tuple[str, ...]) -> None:
     # Settings no recorded run used: vLLM is asked now, kvplan must agree.
