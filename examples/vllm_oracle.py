@@ -78,6 +78,30 @@ SWEEP57_TEXT = [
     "builds only with attention_out_bias) -> 0 after the rule it shaped.",
 ]
 
+# Task sizefix59: blind batch 16 (tests/data/blind26/frozen.json, frozen before kvplan or vLLM ran
+# on its files); the five rows kvplan answered and vLLM's CPU build ran are oracle cases too.
+SWEEP59_TEXT = [
+    "", "## Blind batch 16, task sizefix59 (first evaluation)", "",
+    "Eight files of families and variants no case had shown, frozen before kvplan or vLLM ran "
+    "on them (examples/blind-configs.md, batch 16: sources and verdicts). Five kvplan answered "
+    "and vLLM ran, and all five agreed exactly at the first evaluation; they are cases here "
+    "since: phi-4-mini-instruct (mlc-llm's preset: Phi-3's class with a 262,144-token "
+    "sliding_window, which vLLM keeps as a sliding group above an 8,192-token context), "
+    "gemma-2-2b-jpn-it (mlc-llm), minicpm-moe-8x2b (mlc-llm; run with the oracle's "
+    "MiniCPMConfig stand-in), qwen3-vl-235b-a22b-thinking (aiconfigurator's trimmed copy) and "
+    "qwen3.5-397b-a17b-rev1b7cfb1 (an earlier aiconfigurator revision without "
+    "mamba_ssm_dtype; the CPU build resets the SSM state to float32 either way). Of the other "
+    "three, one was a wrong answer with exit 0 (a Ministral-3 preset whose top-level "
+    "model_type ministral3 vLLM does not start on; refused since) and two refusals were right "
+    "(a Falcon-H1-0.5B dict without mamba_d_ssm, which vLLM stops on too; GLM-5.3-FP8, sparse "
+    "MLA, not run on CPU).",
+    "",
+    "Blind batch 17, frozen after that: four more mlc-llm presets near no case by their cache "
+    "fields, all answered and all equal at the first evaluation: phi-3.5-mini-instruct (longrope "
+    "and a 262,144-token window), qwen2.5-3b, stablelm-3b (partial rotary 0.25) and "
+    "redpajama-incite-3b (GPT-NeoX, fp16).",
+]
+
 
 def live(name: str, argv: list[str]) -> dict:
     python = os.environ.get("VLLM_ORACLE_PYTHON")
@@ -118,7 +142,7 @@ def main() -> int:
             f"{plan.max_concurrency:.2f} | {output.get('attention_block_size', '-')} | "
             f"{plan.block_size} | {'yes' if ok else 'NO'} |")
     lines += ["", f"{matched} of {total} runs match exactly (tokens and two-decimal "
-                  "concurrency).", *SWEEP57_TEXT]
+                  "concurrency).", *SWEEP57_TEXT, *SWEEP59_TEXT]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

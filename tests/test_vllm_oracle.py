@@ -83,7 +83,13 @@ def test_every_family_has_oracle_runs() -> None:
             # kvplan ran on them (tests/data/oracle/SOURCES-sweep57.md); all agreed first time
             "codellama-70b", "granite-3.0-8b", "gemma-2-27b-it", "granite-4.0-h-350m",
             "command-a-03-2025", "starcoder2-15b", "qwen3-0.6b", "mamba-130m",
-            "nemotron-h-8b-base-8k", "olmo-2-0325-32b"} <= families
+            "nemotron-h-8b-base-8k", "olmo-2-0325-32b",
+            # task sizefix59: blind batch 16's rows kvplan answered and vLLM ran, equal at the
+            # first evaluation (tests/data/blind26/frozen.json batch 16; shrunk copies)
+            "phi-4-mini-instruct", "gemma-2-2b-jpn-it", "minicpm-moe-8x2b",
+            "qwen3-vl-235b-a22b-thinking", "qwen3.5-397b-a17b-rev1b7cfb1",
+            # and blind batch 17's four (mlc-llm presets), equal at the first evaluation too
+            "phi-3.5-mini-instruct", "qwen2.5-3b", "stablelm-3b", "redpajama-incite-3b"} <= families
 
 
 @pytest.mark.parametrize(("name", "output"), RUNS,
@@ -130,24 +136,34 @@ ORACLE_TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "vllm-o
 
 @pytest.mark.skipif(not LIVE_PYTHON or not ORACLE_TOOL.is_file(),
                     reason="opt-in: set VLLM_ORACLE_PYTHON to the python of vLLM's CPU build")
-@pytest.mark.parametrize(("name", "kv_gib", "max_model_len"), [
-    ("nemotron-nano-9b-v2", 3, 16384), ("qwen3-next-80b-a3b", 2, 24576),
-    ("gpt-oss-20b", 2, 65536), ("lfm2-1.2b", 3, 16384),
+@pytest.mark.parametrize(("name", "kv_gib", "max_model_len", "extra"), [
+    ("nemotron-nano-9b-v2", 3, 16384, ()), ("qwen3-next-80b-a3b", 2, 24576, ()),
+    ("gpt-oss-20b", 2, 65536, ()), ("lfm2-1.2b", 3, 16384, ()),
     # the sizefix57 sweep's published shrinks, at settings their recorded runs did not use
-    ("gemma-2-27b-it", 2, 8000), ("command-a-03-2025", 2, 16384),
-    ("starcoder2-15b", 3, 12288), ("granite-4.0-h-350m", 2, 20000),
-    ("nemotron-h-8b-base-8k", 2, 6000), ("mamba-130m", 1, 2048), ("qwen3-0.6b", 2, 10000),
-    ("codellama-70b", 2, 12000)])
-def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len: int) -> None:
+    ("gemma-2-27b-it", 2, 8000, ()), ("command-a-03-2025", 2, 16384, ()),
+    ("starcoder2-15b", 3, 12288, ()), ("granite-4.0-h-350m", 2, 20000, ()),
+    ("nemotron-h-8b-base-8k", 2, 6000, ()), ("mamba-130m", 1, 2048, ()),
+    ("qwen3-0.6b", 2, 10000, ()), ("codellama-70b", 2, 12000, ()),
+    # task sizefix59: blind batch 16's equal rows (MiniCPM's config is remote code: the
+    # oracle's stand-in; the multimodal wrappers need the import-only torchvision)
+    ("phi-4-mini-instruct", 2, 12000, ()), ("gemma-2-2b-jpn-it", 2, 6000, ()),
+    ("minicpm-moe-8x2b", 1, 3000, ("--env", "PYTHONPATH=tests/oracle/remote_configs")),
+    ("qwen3-vl-235b-a22b-thinking", 2, 16384, ("--stub-torchvision", "--limit-mm")),
+    ("qwen3.5-397b-a17b-rev1b7cfb1", 2, 12288, ("--stub-torchvision", "--limit-mm")),
+    # and blind batch 17's four
+    ("phi-3.5-mini-instruct", 2, 10000, ()), ("qwen2.5-3b", 2, 20000, ()),
+    ("stablelm-3b", 2, 3000, ()), ("redpajama-incite-3b", 1, 1500, ())])
+def test_live_vllm_at_unrecorded_settings(name: str, kv_gib: int, max_model_len: int,
+                                          extra: tuple[str, ...]) -> None:
     # Settings no recorded run used: vLLM is asked now, kvplan must agree.
     result = subprocess.run(
         [sys.executable, str(ORACLE_TOOL), str(ORACLE / name), "--kv-gib", str(kv_gib),
-         "--max-model-len", str(max_model_len)], capture_output=True, text=True, check=False,
-        env=dict(os.environ), timeout=600)
+         "--max-model-len", str(max_model_len), *extra], capture_output=True, text=True,
+        check=False, env=dict(os.environ), timeout=600)
     output = json.loads(result.stdout)
     assert output["ok"], output.get("error")
     spec, _ = load_config(ORACLE / name / "config.json")
-    plan = plan_capacity(spec, plan_inputs(output))
+    plan = plan_capacity(spec, oracle_inputs(output, extra))
     assert plan.reported_kv_cache_tokens == output["kv_cache_tokens"]
     assert f"{plan.max_concurrency:.2f}" == f"{output['max_concurrency']:.2f}"
 
