@@ -393,3 +393,18 @@ def test_qwen_style_mtp_shares_the_head_and_splits_fc() -> None:
     draft = out["weights_breakdown"]["mtp"]
     assert 805_306_368 + 4_194_304 < draft < 805_306_368 + 4_194_304 + 60 * 2**20
     assert draft < 805_306_368 + 155_582_464
+
+
+def test_plan_json_says_which_mxfp4_kernel_the_weights_assumed() -> None:
+    """gpt-oss-20b (MXFP4 experts) on an H100 with vLLM's newest release: vLLM runs the Triton
+    MoE kernel on Hopper from 0.11.1 (kvplan.engines.vllm.mxfp4_backend), and plan's JSON says so
+    in `weights_notes`, as estimate's weights breakdown does; --mxfp4-backend marlin says Marlin."""
+    config = str(Path(__file__).parent / "data" / "configs" / "gpt-oss-20b.json")
+    _, plan = plan_json(config, "--gpu", "h100-80gb")
+    assert plan["quantization"].startswith("mxfp4")
+    assert any("triton MoE kernel" in note for note in plan["weights_notes"])
+    _, marlin = plan_json(config, "--gpu", "h100-80gb", "--mxfp4-backend", "marlin")
+    assert any("marlin moe kernel" in note.lower() for note in marlin["weights_notes"])
+    llama = Path(__file__).parents[1] / "model_specs" / "llama-3.1-8b.yaml"
+    _, dense = plan_json(str(llama), "--gpu", "h100-80gb")
+    assert dense["quantization"] == "none" and dense["weights_notes"] == []

@@ -144,6 +144,10 @@ class ServingPlan:
             "dp_attention": c.layout.dp_attention if c else False,
             "kv_budget_bytes": c.capacity.kv_budget_bytes if c else None,
             "weights_bytes": c.capacity.weights_bytes if c else None,
+            # The checkpoint's format and what the weights figure assumed of it (estimate's
+            # stages[].weights_breakdown notes: e.g. the MXFP4 kernel vLLM picks, and why).
+            "quantization": c.capacity.quantization if c else None,
+            "weights_notes": _weights_notes(c.capacity) if c else [],
             "num_blocks": c.capacity.num_blocks if c else None,
             "block_size": c.capacity.block_size if c else None,
             "margin_bytes": m.margin_bytes if m else None,
@@ -164,3 +168,12 @@ class ServingPlan:
             "ttft_ms": p.ttft_ms if p else None,
             "output_tokens_per_s_per_gpu": p.output_tokens_per_s_per_gpu if p else None,
         }
+
+
+def _weights_notes(capacity: CapacityPlan) -> list[str]:
+    """The notes of each pipeline stage's weights breakdown, each once, in stage order."""
+    notes: dict[str, None] = {}
+    for stage in capacity.stages:
+        if stage.weights_breakdown is not None:
+            notes.update(dict.fromkeys(stage.weights_breakdown.notes))
+    return list(notes)

@@ -80,26 +80,12 @@ def print_set(name: str) -> None:
 def print_sim_to_real() -> None:
     """The sim-to-real study's stage medians (|error| on each metric the study reports),
     kvplan's default beside --api-output, per set."""
-    from tests.benches.sim_to_real import (
-        _KEYS,
-        load_records,
-        load_runs,
-        medians_beside,
-        simulate_run,
-    )
+    from tests.benches.sim_to_real import print_stages_beside, simulate_run
 
-    records = load_records()
-    print("\n### sim-to-real study stages: default / --api-output\n")
-    print("| set | stages | " + " | ".join(_KEYS) + " |")
-    print("|---|---:|" + "---:|" * len(_KEYS))
-    for label, flags in (("study runs", {}), ("prospective", {"prospective": True}),
-                         ("blind", {"blind": True})):
-        _, runs = load_runs(**flags)
-        stages, medians = medians_beside(
-            ((run, simulate_run(run), simulate_run(run, api_output=True)) for run in runs),
-            records)
-        cells = ["-" if a is None or b is None else f"{a:.1%} / {b:.1%}" for a, b in medians]
-        print(f"| {label} | {stages} | " + " | ".join(cells) + " |")
+    print_stages_beside(
+        "sim-to-real study stages: default / --api-output",
+        lambda run: (simulate_run(run), simulate_run(run, api_output=True)),
+        arrow=" / ", runs_column=False)
 
 
 if __name__ == "__main__":

@@ -140,28 +140,13 @@ def print_set(name: str, *, rows: bool = False) -> None:
 def print_sim_to_real() -> None:
     """The sim-to-real study's stage medians (|error| per metric the study reports), without ->
     with the stage, per set."""
-    from tests.benches.sim_to_real import (
-        _KEYS,
-        load_records,
-        load_runs,
-        medians_beside,
-        simulate_run,
-    )
+    from tests.benches.sim_to_real import print_stages_beside, simulate_run
 
-    records = load_records()
-    print("\n### sim-to-real study stages (held out; vLLM 0.15.1, async scheduling): "
-          "--no-engine-core-cpu -> default\n")
-    print("| set | runs | stages | " + " | ".join(_KEYS) + " |")
-    print("|---|---:|---:|" + "---:|" * len(_KEYS))
-    for label, flags in (("study runs", {}), ("prospective", {"prospective": True}),
-                         ("blind", {"blind": True}), ("offload", {"offload": True})):
-        _, runs = load_runs(**flags)
-        stages, medians = medians_beside(
-            ((run, simulate_run(run, engine_core_cpu=False), simulate_run(run))
-             for run in runs),
-            records)
-        cells = ["-" if a is None or b is None else f"{a:.1%} -> {b:.1%}" for a, b in medians]
-        print(f"| {label} | {len(runs)} | {stages} | " + " | ".join(cells) + " |")
+    print_stages_beside(
+        "sim-to-real study stages (held out; vLLM 0.15.1, async scheduling): "
+        "--no-engine-core-cpu -> default",
+        lambda run: (simulate_run(run, engine_core_cpu=False), simulate_run(run)),
+        sets=("study runs", "prospective", "blind", "offload"))
 
 
 def print_blind2() -> None:

@@ -125,29 +125,15 @@ def print_set(name: str) -> None:
 def print_sim_to_real() -> None:
     """The sim-to-real study's stage medians (|error| per metric the study reports), kvplan's
     default beside the sampler, per set; runs of another release than 0.15 left out."""
-    from tests.benches.sim_to_real import (
-        _KEYS,
-        load_records,
-        load_runs,
-        medians_beside,
-        simulate_run,
-    )
+    from tests.benches.sim_to_real import print_stages_beside, simulate_run
 
-    records = load_records()
-    print("\n### sim-to-real study stages: default -> with the sampler\n")
-    print("| set | runs | stages | " + " | ".join(_KEYS) + " |")
-    print("|---|---:|---:|" + "---:|" * len(_KEYS))
-    for label, flags in (("study runs", {}), ("prospective", {"prospective": True}),
-                         ("blind", {"blind": True})):
-        _, runs = load_runs(**flags)
-        named = ((run, STUDY_GENERATION.get(Path(run.model).name)) for run in runs)
-        chosen = [(run, name) for run, name in named
-                  if name is not None and str(run.vllm).startswith("0.15")]
-        stages, medians = medians_beside(
-            ((run, simulate_run(run), simulate_run(run, sampling=_params(name)))
-             for run, name in chosen), records)
-        cells = ["-" if a is None or b is None else f"{a:.1%} -> {b:.1%}" for a, b in medians]
-        print(f"| {label} | {len(chosen)} | {stages} | " + " | ".join(cells) + " |")
+    def generation(run) -> str | None:
+        return STUDY_GENERATION.get(Path(run.model).name)
+
+    print_stages_beside(
+        "sim-to-real study stages: default -> with the sampler",
+        lambda run: (simulate_run(run), simulate_run(run, sampling=_params(generation(run)))),
+        keep=lambda run: generation(run) is not None and str(run.vllm).startswith("0.15"))
 
 
 if __name__ == "__main__":

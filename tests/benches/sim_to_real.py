@@ -42,7 +42,7 @@ from __future__ import annotations
 import csv
 import json
 import statistics
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -253,6 +253,32 @@ def medians_beside(runs: Iterable[tuple[Run, Simulated, Simulated]],
                         side.setdefault(key, []).append((rec["measured"], value))
     return stages, [(median_error(pairs[0].get(k, [])), median_error(pairs[1].get(k, [])))
                     for k in _KEYS]
+
+
+STUDY_SETS = {"study runs": {}, "prospective": {"prospective": True}, "blind": {"blind": True},
+              "offload": {"offload": True}}
+
+
+def print_stages_beside(title: str, variant: Callable[[Run], tuple[Simulated, Simulated]], *,
+                        sets: Sequence[str] = ("study runs", "prospective", "blind"),
+                        keep: Callable[[Run], bool] = lambda run: True,
+                        arrow: str = " -> ", runs_column: bool = True) -> None:
+    """The opt-in benches' sim-to-real table (engine_core_runs, sampler_runs, api_output_runs):
+    per set of the study (`STUDY_SETS`), the stages simulated and each metric's median |error|
+    with kvplan's default beside a variant; `variant(run)` gives the two simulations, `keep`
+    picks the runs a stage applies to."""
+    records = load_records()
+    print(f"\n### {title}\n")
+    head = "| set | runs | stages | " if runs_column else "| set | stages | "
+    print(head + " | ".join(_KEYS) + " |")
+    print("|---|---:|" + ("---:|" if runs_column else "") + "---:|" * len(_KEYS))
+    for label in sets:
+        _, runs = load_runs(**STUDY_SETS[label])
+        chosen = [run for run in runs if keep(run)]
+        stages, medians = medians_beside(((run, *variant(run)) for run in chosen), records)
+        cells = ["-" if a is None or b is None else f"{a:.1%}{arrow}{b:.1%}" for a, b in medians]
+        count = f"{len(chosen)} | " if runs_column else ""
+        print(f"| {label} | {count}{stages} | " + " | ".join(cells) + " |")
 
 
 @dataclass(frozen=True, kw_only=True)
