@@ -38,7 +38,10 @@ What a token sends (`bytes_per_token`, expected over routing):
   other rank holds none of a token's experts with probability C(n - n/ep, k) / C(n, k). Not
   modelled: DeepSeek's group-limited routing (top-4 of 8 groups) and the redundant experts'
   placement (--ep-num-redundant-experts, EPLB), which both concentrate a token's experts on
-  fewer ranks; uneven loads.
+  fewer ranks; uneven loads. Normal mode above 8 ranks runs DeepEP's internode kernels (a token
+  once per node, forwarded over NVLink inside it): priced with the same per-rank count (the
+  srt-slurm recipes' normal-mode roles are EP 8). Not checked: the low-latency batch bound
+  SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (deepep.py:320-325, at most 1,024).
 
 Time (kvplan.perf.roofline): each of dispatch and combine one collective over the EP link (its
 latency, then the bytes at its bandwidth), as the generic all-to-all is priced. DeepEP's own
