@@ -319,7 +319,8 @@ def _cost_setup(spec: ModelSpec, req: PlanRequest, cand: Candidate) -> Any:
         efficiency=engine_efficiency(req.engine.value, device_efficiency(cand.gpu),
                                      enforce_eager=bool(req.extra.get("enforce_eager")),
                                      version=req.engine_version,
-                                     prefill_graph=False if req.disaggregated else None),
+                                     prefill_graph=False if req.disaggregated else None,
+                                     options=inputs.options, spec=spec),
         conv_dtype=conv, ssm_dtype=ssm, gpu_hour_usd=req.prices.get(cand.gpu.name))
 
 

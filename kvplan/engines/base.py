@@ -22,6 +22,7 @@ from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
+from kvplan.engines.moe_comm import MoeAllToAllRule
 from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
@@ -224,10 +225,9 @@ class GridPages:
 
 
 class PrefillOpCount(str, Enum):
-    """Whose model code counts the ops an engine's eager prefill step launches from Python
-    (kvplan.perf.engine_traits.prefill_launch_ops): SGLang's (kvplan.perf.op_counts, which
-    stands in for vLLM's under --enforce-eager) or TensorRT-LLM's PyTorch backend's
-    (kvplan.perf.trtllm_ops)."""
+    """Whose model code counts an eager prefill step's ops (kvplan.perf.engine_traits.
+    prefill_launch_ops): SGLang's (kvplan.perf.op_counts; vLLM's under --enforce-eager too) or
+    TensorRT-LLM's PyTorch backend's (kvplan.perf.trtllm_ops)."""
 
     sglang = "sglang"
     trtllm = "trtllm"
@@ -254,13 +254,13 @@ class CostTraits:
     eager_prefill: bool = False
     prefill_op_count: PrefillOpCount = PrefillOpCount.sglang  # whose code counts those ops
     allreduce_norm_fusion: AllReduceNormFusion | None = None
-    # EP's all-to-all only under DP attention (TP attention: the sums join the TP all-reduce).
-    ep_all_to_all_needs_dp: bool = False
+    ep_all_to_all_needs_dp: bool = False  # EP's all-to-all only under DP attention
     prefill_mlp_all_reduce: bool = False  # prefill MLPs gather by all-reduce (SGLang), no a2a
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
     moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
+    moe_all_to_all: MoeAllToAllRule | None = None  # the all-to-all a launch selects (moe_comm)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release
 
 
@@ -419,8 +419,8 @@ class EngineRules(Protocol):
     def stage_outer(self, spec: ModelSpec) -> StageOuter:
         """Outer weights (embeddings, head) it builds on stages not the first / last too."""
 
-    def dp_attention_weights(self) -> DpAttentionWeights:
-        """Which weights it keeps split over the TP group under data-parallel attention."""
+    def dp_attention_weights(self, options: EngineOptions | None = None) -> DpAttentionWeights:
+        """Which weights it keeps split over the TP group under DP attention, at `options`."""
 
     def expert_map_entry_bytes(self) -> int:
         """Bytes per routed expert of each MoE layer it holds, with the weights, to map global

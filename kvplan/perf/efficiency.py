@@ -199,6 +199,7 @@ from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.moe_comm import MoeAllToAll
     from kvplan.weights.base import DpAttentionWeights
 
 US = 1e-6
@@ -307,6 +308,9 @@ class Efficiency:
     # attention (kvplan.engines.base.EngineRules.dp_attention_weights, priced by
     # kvplan.perf.roofline); None: whole on every rank, as DpAttentionWeights().
     dp_attention_weights: DpAttentionWeights | None = None
+    # The MoE all-to-all the engine's launch selects (kvplan.engines.moe_comm; SGLang's DeepEP),
+    # priced on the MoE layers in place of the engine's default (kvplan.perf.roofline).
+    moe_a2a: MoeAllToAll | None = None
     # OPT-IN counterfactual (issue 30): the bf16 weight GEMMs' fraction by shape, in place of
     # `gemm` (kvplan.perf.gemm_shape; a preset's in DEVICE_GEMM_SHAPE). None: `gemm`, today's.
     gemm_shape: GemmShapeEfficiency | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvplan._util.versions import version_key
-from kvplan.engines.base import AllReduceNormFusion, Engine, PrefillOpCount
+from kvplan.engines.base import AllReduceNormFusion, Engine, EngineOptions, PrefillOpCount
 from kvplan.hardware.gpus import GPU
 from kvplan.model.attention import LatentAttention
 from kvplan.model.spec import ModelSpec
@@ -88,7 +88,8 @@ def eager_ops(spec: ModelSpec, layout: Layout, eff: Efficiency, quantization: st
 
 def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                       enforce_eager: bool = False, version: str | None = None,
-                      prefill_graph: bool | None = None) -> Efficiency:
+                      prefill_graph: bool | None = None, options: EngineOptions | None = None,
+                      spec: ModelSpec | None = None) -> Efficiency:
     """`eff` as `engine` (an --engine name) launches its prefill kernels and fuses its
     all-reduces (kvplan.engines.base.CostTraits). Engines that launch prefill ops one by one
     from Python, outside CUDA graphs, pay `prefill_launch_s` per launched prefill op, counted
@@ -107,7 +108,10 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     `default_since` release, and off where no release is named, as the launch time's fit rows
     name none (PREFILL_LAUNCH_FIT); True, turned on (SGLang's --enable-piecewise-cuda-graph,
     from `since`); False, off (a disaggregated prefill server, DP attention, its
-    --disable-piecewise-cuda-graph)."""
+    --disable-piecewise-cuda-graph). `options` / `spec`: the launch's engine options and the
+    model, from which the engine answers where it keeps its dense MLPs and lm_head under DP
+    attention (EngineRules.dp_attention_weights) and the MoE all-to-all it runs
+    (CostTraits.moe_all_to_all; None, either: its defaults)."""
     rules = Engine(engine).rules
     traits = rules.cost_traits
     eff = replace(eff, allreduce_norm_fusion=traits.allreduce_norm_fusion,
@@ -118,7 +122,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   kv_dtype_attention=tuple(
                       k for k in traits.kv_dtype_attention
                       if version_key(version) >= version_key(k.since)),
-                  dp_attention_weights=rules.dp_attention_weights(),
+                  dp_attention_weights=rules.dp_attention_weights(options),
+                  moe_a2a=(traits.moe_all_to_all(options, spec)
+                           if traits.moe_all_to_all is not None and spec is not None else None),
                   prefill_op_count=traits.prefill_op_count)
     eager = traits.eager_prefill or enforce_eager
     if not eager:

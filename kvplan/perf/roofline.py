@@ -122,6 +122,8 @@ lm_head's dtype) joined by `tensor_model_parallel_all_gather` (distributed/paral
 holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589-596; the
 captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
 rows x DP size. Priced on decode steps.
+A launch's own all-to-all (`Efficiency.moe_a2a`: SGLang's DeepEP, kvplan.engines.sglang.deepep)
+replaces the MoE layers' gathers (its bytes; dense layers gather while their MLP is split).
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
@@ -408,6 +410,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # A step whose MLP layers gather every DP rank's tokens, no all-to-all (module docstring).
     gather = layout.world > 1 and (eff.prefill_mlp_all_reduce if phase == "prefill"
                                    else eff.decode_mlp_gather)
+    a2a = eff.moe_a2a if layout.ep > 1 and layout.moe_tp == 1 else None
+    dense_split = split is None or split.mlp_split  # an engine that gathers: unless said whole
     query_len = max(1, tokens // max(1, requests))
     state = None
     rec_weights = rec_proj_flops = rec_state_flops = 0
@@ -536,19 +540,20 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             # current stream while the router and the routed experts run on alt_stream
             # (models/qwen2_moe.py forward_normal_dual_stream), so its kernels overlap them.
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
-            if gather:
-                pass  # the gather's all-reduces below; TP attention: the TP all-reduce
-            elif (layout.ep > 1 and layout.moe_tp == 1
-                  and (layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
-                # Dispatch in FP8 (1 B/element) and combine in bf16, to the other ranks. (An
-                # engine that runs it only with DP ranks, e.g. vLLM or TensorRT-LLM
-                # (kvplan.engines.trtllm.engine: cost_traits), reduces TP-attention EP's
-                # expert outputs in the TP all-reduce after the layer, counted below; vLLM
-                # 0.19.0 fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and
-                # use_ep`, so an EP over TP x DP runs it.)
+            if a2a is not None or (not gather and layout.ep > 1 and layout.moe_tp == 1 and (
+                    layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
+                # The launch's own all-to-all (`a2a`, no gather: docstring), else dispatch in FP8
+                # (1 B/element) and combine in bf16, to the other ranks. (An engine that runs it
+                # only with DP ranks, e.g. vLLM or TensorRT-LLM (kvplan.engines.trtllm.engine:
+                # cost_traits), reduces TP-attention EP's expert outputs in the TP all-reduce
+                # after the layer, counted below; vLLM 0.19.0 fused_moe/config.py:945-946
+                # `use_all2all_kernels = dp_size > 1 and use_ep`, so an EP over TP x DP runs it.)
                 ep_link = link(layout, gpu, layout.ep)
-                sent = tokens * k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep
+                sent = tokens * (a2a.bytes_per_token(moe, h, layout.ep, phase) if a2a else
+                                 k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep)
                 s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)
+            elif gather:
+                pass  # the gather's all-reduces below; TP attention: the TP all-reduce
             # MoE TP x EP (moe_tp > 1) runs no all-to-all in any engine: SGLang's all-to-all
             # backends set ep_size = tp_size (server_args.py `_handle_a2a_moe`, 0.5.9), so with
             # EP below the TP group FusedMoE all-reduces its output over the TP group
@@ -559,7 +564,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # TP-MoE under DP attention: gather every rank's tokens, reduce-scatter after.
                 s.collective("dp_gather_scatter", link(layout, gpu, layout.tp).all_reduce_s(
                     layout.tp, moe_tokens * h * act_bytes))
-        if gather and layout.dp_attention and (lp.mlp or lp.routed_experts):
+        gathers = a2a is None if lp.routed_experts else dense_split and bool(lp.mlp)  # docstring
+        if gather and layout.dp_attention and gathers:
             gather_link = link(layout, gpu, layout.world)
             if phase == "prefill":
                 # SUM_LEN gather of every rank's tokens, then the output's all-reduce (docstring).

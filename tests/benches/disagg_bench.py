@@ -28,6 +28,7 @@ from kvplan.analysis.plan_types import Layout
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
+from tests.benches.disagg_deepep import section as deepep_section
 from tests.benches.disagg_logits import section as logits_gather_section
 from tests.benches.disagg_public import section as public_runs_section
 from tests.benches.disagg_rows import (
@@ -217,6 +218,7 @@ def _prospective_rows() -> list[str]:
            *_generator(done), "",
            *_input_budget(done), "",
            *sglang_recipe_section(done), "",
+           *deepep_section(done), "",
            "| not replayed: why | rows |", "|---|---|"]
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
@@ -322,9 +324,11 @@ def _gather(done: list[Replay]) -> list[str]:
            f"{rule.rule[0].upper()}{rule.rule[1:]}: {n} of these {len(done)} rows shaped it "
            "(all were read before it); no blind test of it. It changes times, not what kvplan "
            "sizes: no frozen row not yet replayed becomes replayable, so no new cohort was "
-           "evaluated. The rows name no --moe-a2a-backend: SGLang's default (none) is taken; "
-           "on SM 10.x its MoE runner defaults to flashinfer_trtllm for these checkpoints "
-           "(server_args.py:1226-1234).", "",
+           "evaluated. The rows name no --moe-a2a-backend: SGLang's default (none) is taken "
+           "(since sgldeepep59, 3l, the DeepEP roles of the rows matched to an srt-slurm "
+           "recipe run DeepEP instead, with and without this rule); on SM 10.x its MoE runner "
+           "defaults to flashinfer_trtllm for these checkpoints (server_args.py:1226-1234).",
+           "",
            f"With it (above, both cohorts): both {share(done, lambda r: r.inside)}; TTFT "
            f"{share(done, inside(0))}; TPOT {share(done, inside(1))}; median TTFT ratio "
            f"{med(done)}.",
@@ -408,7 +412,8 @@ def _decode_gather(done: list[Replay]) -> list[str]:
            "sizes: no frozen row not yet replayed becomes replayable, so no new cohort was "
            "evaluated. The rows name no --moe-a2a-backend and aiconfigurator's generator "
            "writes none (generator/config/backend_templates/sglang/cli_args.0.5.8.j2 at "
-           "095f58a5 and at f90534bc, 2026-02-11): SGLang's default (none) is taken. SGLang's "
+           "095f58a5 and at f90534bc, 2026-02-11): SGLang's default (none) is taken (the "
+           "srt-slurm recipes' DeepEP roles excepted since sgldeepep59, 3l). SGLang's "
            "decode CUDA graphs are captured at MAX_LEN; kvplan times the ranks even (the "
            "busiest rank's batch on each).", "",
            f"With it (above, both cohorts): both {share(done, lambda r: r.inside)}; TTFT "

@@ -429,14 +429,15 @@ def generator_prefill(batching: PrefillBatching, *, dp_attention: bool) -> Prefi
 def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, sglang_recipe: tuple[str, str] | None = None,
-           trt_context: tuple[str, str] | None = None) -> _Setup:
+           trt_context: tuple[str, str] | None = None, deepep: bool = True) -> _Setup:
     """`gather` / `decode_gather` / `logits_gather` False: a setup whose times are only ever
     taken under `_no_gather` / `_no_logits_gather`. `generator`: the prefill batching at
     aiconfigurator's generated flags (`generator_prefill`). `sglang_recipe`: (path, commit) of
     the srt-slurm recipe version an SGLang row ran, whose settings both roles take
     (`sglang_recipe_settings`). `trt_context`: (path, commit) of the srt-slurm recipe version a
     TensorRT-LLM row ran, whose context server's max_batch_size / max_num_tokens set the prefill
-    steps and whose roles' max_num_tokens size the memory (`_trt_recipe_tokens`)."""
+    steps and whose roles' max_num_tokens size the memory (`_trt_recipe_tokens`). `deepep`
+    False: an SGLang recipe's DeepEP roles without their DeepEP flags (`_with_role`)."""
     row = dict(key)
     row["silicon_data_source"] = f"config_id={row['config_id']};" + row.get(
         "silicon_data_source", "")
@@ -444,7 +445,7 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
     req, p_req = _request(row, 1, fp4=fp4), _request(row, 1, "prefill", fp4=fp4)
     srt = srt_slurm_sglang.by_version(*sglang_recipe) if sglang_recipe is not None else None
     if srt is not None:
-        req, p_req = _with_role(req, srt.decode), _with_role(p_req, srt.prefill)
+        req, p_req = _with_role(req, srt.decode, deepep), _with_role(p_req, srt.prefill, deepep)
     trt = srt_slurm_recipes.by_version(*trt_context) if trt_context is not None else None
     if trt is not None:
         req, p_req = _trt_recipe_tokens(req, trt.decode), _trt_recipe_tokens(p_req, trt.prefill)
@@ -472,12 +473,16 @@ def _setup(key: tuple[tuple[str, str], ...], fp4: bool = True, gather: bool = Tr
                   batching=batching, tpot_ms=tpot_ms)
 
 
-def _with_role(req: DisaggRequest, role: srt_slurm_sglang.SglangRole) -> DisaggRequest:
+def _with_role(req: DisaggRequest, role: srt_slurm_sglang.SglangRole, deepep: bool = True
+               ) -> DisaggRequest:
     """A role's request at its recipe's --mem-fraction-static, --max-running-requests (the
     pool's request slots and, on a decode server, its running cap: kvplan.engines.sglang.pools
     and decode_admission divide it by --dp-size) and --max-total-tokens (the pool's tokens),
-    where the recipe sets them; else as before (SGLang's defaults, kvplan's rules)."""
-    extra = {**req.extra,
+    where the recipe sets them; else as before (SGLang's defaults, kvplan's rules). `deepep`:
+    a DeepEP role's --moe-a2a-backend deepep with its --deepep-mode, --moe-dense-tp-size,
+    --enable-dp-lm-head and SGLANG_MOE_NVFP4_DISPATCH (sgldeepep59, kvplan.engines.sglang.
+    deepep; SglangRole.deepep_settings); False: without them, as before DEEPEP_COMMIT."""
+    extra = {**req.extra, **(role.deepep_settings() if deepep else {}),
              **({"max_num_seqs": role.max_running_requests}
                 if role.max_running_requests is not None else {}),
              **({"max_total_tokens": role.max_total_tokens}
@@ -547,8 +552,8 @@ def sglang_recipe_settings(row: dict[str, str]) -> srt_slurm_sglang.SglangRecipe
 def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = True,
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
-            recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True
-            ) -> tuple[float | None, float | None, float]:
+            recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
+            deepep: bool = True) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -567,14 +572,15 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     counterfactual only. `sglang_recipe` False: an SGLang row at SGLang's defaults as before
     sglseat58 (`sglang_recipe_settings`); `recipe_context` False: a TensorRT-LLM row's context
     server at one prompt a step and both roles' max_num_tokens at the generator's rounding, as
-    before sglseat58 (`trt_context_recipe`); the bench's counterfactuals only."""
+    before sglseat58 (`trt_context_recipe`); `deepep` False: an SGLang recipe's DeepEP roles
+    without their DeepEP flags, as before sgldeepep59; the bench's counterfactuals only."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
                         generator=generator, input_budget=input_budget,
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
-                        recipe_context=recipe_context)
+                        recipe_context=recipe_context, deepep=deepep)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -616,12 +622,13 @@ def replay_setup(row: dict[str, str]) -> _Setup:
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
-             recipe_context: bool = True) -> tuple[float | None, float | None, float]:
+             recipe_context: bool = True, deepep: bool = True
+             ) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
     st = _setup(_setup_key(row), fp4, gather, decode_gather, logits_gather, generator,
                 (srt.path, srt.commit) if srt is not None else None,
-                (trt.path, trt.commit) if trt is not None else None)
+                (trt.path, trt.commit) if trt is not None else None, deepep)
     batching = st.batching
     if recipe_seats and batching is not None:
         batching = replace(batching, decode_max_seqs=decode_max_seqs(row, st))
@@ -678,7 +685,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, input_budget: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
-           recipe_context: bool = True) -> Replay:
+           recipe_context: bool = True, deepep: bool = True) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -696,7 +703,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       logits_gather=logits_gather, generator=generator,
                                       input_budget=input_budget, recipe_seats=recipe_seats,
                                       sglang_recipe=sglang_recipe,
-                                      recipe_context=recipe_context)
+                                      recipe_context=recipe_context, deepep=deepep)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -741,9 +748,10 @@ def prospective_replays() -> list[Replay]:
 # `recipe_decode_seats`); `sglang_recipe`=False, an SGLang row at SGLang's defaults instead of
 # its srt-slurm recipe's flags (sglseat58, `sglang_recipe_settings`); `recipe_context`=False, a
 # TensorRT-LLM row's context server at the generator's one prompt a step and its roles'
-# max_num_tokens at the generator's rounding (sglseat58, `trt_context_recipe`).
+# max_num_tokens at the generator's rounding (sglseat58, `trt_context_recipe`); `deepep`=False,
+# an SGLang recipe's DeepEP roles without their DeepEP flags (sgldeepep59, `_with_role`).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
-            "input_budget", "recipe_seats", "sglang_recipe", "recipe_context")
+            "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

@@ -341,6 +341,40 @@ _AIC_PROSPECTIVE_TRTSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
 # (trtseat58's S / users-per-rank lens, median 0.91) came from their measured times. The two
 # rows the recipe made replayable (gb200 fp8 cfg502 c4 / c8: prefill --mem-fraction-static 0.95
 # where kvplan's default fraction held no KV) had not been evaluated: first evaluation, not here.
+# The SGLang rows whose srt-slurm recipe runs --moe-a2a-backend deepep (sgldeepep59): read in
+# 3k (sglseat58 named the flag as read and not fed), their DeepEP roles priced as DeepEP after.
+_AIC_PROSPECTIVE_SGLDEEPEP59 = tuple(f"aiconfigurator dsr1_{run}" for run in (
+    "gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c4096_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c512_cfg483",
+    "gb200_sglang_fp4_disagg_1024x1024_c8192_cfg483",
+    "gb200_sglang_fp4_disagg_8192x1024_c2048_cfg489",
+    "gb200_sglang_fp8_disagg_1024x1024_c1024_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c2048_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c4096_cfg508",
+    "gb200_sglang_fp8_disagg_1024x1024_c4096_cfg523",
+    "gb200_sglang_fp8_disagg_1024x1024_c6144_cfg523",
+    "gb200_sglang_fp8_disagg_8192x1024_c1024_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c2048_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c512_cfg533",
+    "gb200_sglang_fp8_disagg_8192x1024_c6144_cfg533",
+    "gb300_sglang_fp4_disagg_1024x1024_c2048_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c4096_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c512_cfg576",
+    "gb300_sglang_fp4_disagg_1024x1024_c8192_cfg576",
+    "gb300_sglang_fp4_disagg_8192x1024_c2048_cfg575",
+    "gb300_sglang_fp8_disagg_1024x1024_c1024_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c2048_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c4096_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c4096_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c6144_cfg528",
+    "gb300_sglang_fp8_disagg_1024x1024_c7168_cfg526",
+    "gb300_sglang_fp8_disagg_1024x1024_c7680_cfg526",
+    "gb300_sglang_fp8_disagg_8192x1024_c1024_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c128_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c256_cfg505",
+    "gb300_sglang_fp8_disagg_8192x1024_c512_cfg505"))
+
 _AIC_PROSPECTIVE_SGLSEAT58 = tuple(f"aiconfigurator dsr1_{run}" for run in (
     "gb200_sglang_fp4_disagg_1024x1024_c2048_cfg483",
     "gb200_sglang_fp4_disagg_1024x1024_c32_cfg486",
@@ -1007,6 +1041,18 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "40 rows move, section 3's SGLang rows both inside 24 -> 32 of 92 (+2 first "
                 "evaluated, both inside)",
            rows=_AIC_PROSPECTIVE_SGLSEAT58),
+    Shaped(commit="97d4ed27",
+           rule="SGLang's --moe-a2a-backend deepep priced as DeepEP (kvplan.engines.sglang."
+                "deepep: normal-mode prefill, one FP8 copy a token per rank holding one of its "
+                "experts, bf16 combine; low-latency decode, one FP8 / NVFP4 message per (token, "
+                "expert), bf16 combine; over the EP link in place of SGLang's gathers) with the "
+                "DeepEP roles' --moe-dense-tp-size 1 and --enable-dp-lm-head (dense MLPs, "
+                "shared experts, lm_head whole on each DP rank), fed from the srt-slurm recipes "
+                "(disagg_rows._with_role); read after sglseat58 listed the flag as read and not "
+                "fed (3k); 30 rows move, all faster: the 30 DeepEP rows both inside 16 -> 9, "
+                "median TTFT / TPOT ratio 0.96 / 0.99 -> 0.65 / 0.81; section 3's SGLang rows "
+                "both inside 34 -> 27 of 94",
+           rows=_AIC_PROSPECTIVE_SGLDEEPEP59),
     Shaped(commit="07479aa1",
            rule="TensorRT-LLM disaggregated rows' context servers at the prefill "
                 "max_batch_size / max_num_tokens per rank of the NVIDIA/srt-slurm recipe each "

@@ -52,6 +52,22 @@ class SglangRole:
     context_length: int | None
     cuda_graph_max_bs: int | None
     moe_a2a_backend: str | None
+    # Read on DeepEP roles only (None elsewhere; sgldeepep59): --deepep-mode,
+    # --moe-dense-tp-size, --enable-dp-lm-head and the role's SGLANG_MOE_NVFP4_DISPATCH.
+    deepep_mode: str | None = None
+    moe_dense_tp_size: int | None = None
+    enable_dp_lm_head: bool | None = None
+    moe_nvfp4_dispatch: bool | None = None
+
+    def deepep_settings(self) -> dict[str, object]:
+        """The role's DeepEP flags as kvplan's SGLang options (kvplan.engines.sglang.deepep),
+        {} on a role without --moe-a2a-backend deepep."""
+        if self.moe_a2a_backend != "deepep":
+            return {}
+        return {"moe_a2a_backend": "deepep", "deepep_mode": self.deepep_mode or "auto",
+                "moe_dense_tp_size": self.moe_dense_tp_size,
+                "enable_dp_lm_head": bool(self.enable_dp_lm_head),
+                "moe_nvfp4_dispatch": bool(self.moe_nvfp4_dispatch)}
 
     def layout_key(self) -> tuple[int, int, bool, int]:
         dp = self.dp_size if self.enable_dp_attention else 1

@@ -375,12 +375,12 @@ def _step_cost(spec: ModelSpec, inputs: EstimateInputs, graphs: tuple[int, ...],
             else MLAForm.absorbed)
     conv, ssm = cap.engine.rules.state_dtypes(spec, cap)
     layout = Layout(tp=cap.tp, dp_attention=cap.dp_attention, ep=cap.ep if cap.ep > 1 else 1)
-    # SGLang turns its piecewise prefill graphs off under DP attention and pipeline stages
-    # (kvplan.engines.sglang.prefill_graph); the layout here does not carry them.
+    # SGLang's piecewise prefill graphs: off under DP attention and PP (sglang.prefill_graph).
     graph = False if cap.dp_attention or cap.pp > 1 else prefill_graph
     return MixedStepCost(spec, inputs.gpu, kv_dtype=cap.kv_dtype, layout=layout,
                          eff=engine_efficiency(cap.engine.value, device_efficiency(inputs.gpu),
-                                               version=cap.engine_version, prefill_graph=graph),
+                                               version=cap.engine_version, prefill_graph=graph,
+                                               options=cap.options, spec=spec),
                          quantization=cap.quantization, conv_dtype=conv, ssm_dtype=ssm,
                          mla_form=form, graph_sizes=graphs, eager_prefill=True)
 

@@ -29,6 +29,11 @@ from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings
 from kvplan.engines.sglang.architectures import sglang_served_architecture
 from kvplan.engines.sglang.connectors import sglang_connector
 from kvplan.engines.sglang.context import OVERRIDE_ENV, sglang_context_limit
+from kvplan.engines.sglang.deepep import (
+    check_moe_a2a,
+    sglang_dp_attention_weights,
+    sglang_moe_all_to_all,
+)
 from kvplan.engines.sglang.dsa_page import sglang_page_size
 from kvplan.engines.sglang.dsa_settings import dsa_settings_notes, sglang_dsa_inputs
 from kvplan.engines.sglang.index_cache import index_cache_served
@@ -128,8 +133,10 @@ class SglangEngine(EngineDefaults):
     # either (layers/dp_attention.py:76-82, :478-495, :552-561; communicator.py:566-576, :920-936).
     # An MLA prefill on SM 10.x with an fp8 cache computes in FP8 (kvplan.engines.sglang.
     # mla_prefill: trtllm_mla_backend.py:1133-1134, 0.5.7 on).
+    # --moe-a2a-backend deepep: DeepEP's dispatch and combine on the MoE layers in place of
+    # the gathers (kvplan.engines.sglang.deepep).
     cost_traits = CostTraits(eager_prefill=True, prefill_mlp_all_reduce=True,
-                             decode_mlp_gather=True,
+                             decode_mlp_gather=True, moe_all_to_all=sglang_moe_all_to_all,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
                              kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
                              prefill_graph=SGLANG_PIECEWISE_PREFILL)
@@ -239,7 +246,7 @@ class SglangEngine(EngineDefaults):
         """Not read for SGLang's attention layers: none counted."""
         return 0
 
-    def dp_attention_weights(self) -> DpAttentionWeights:
+    def dp_attention_weights(self, options: EngineOptions | None = None) -> DpAttentionWeights:
         """Under --enable-dp-attention only the attention and the token embeddings are built
         on the attention-TP group (size tp / dp: 1 with dp = tp, so whole on every GPU); the
         dense MLP layers, the shared experts and the lm_head keep the whole TP group (SGLang
@@ -252,9 +259,10 @@ class SglangEngine(EngineDefaults):
         same: :466-483, :2302-2313, :2531-2535 (use_attn_tp_group=is_dp_attention_enabled()),
         :2818-2824; 0.4.6 :1377 and :1446-1451, no --enable-dp-lm-head yet). The other DP
         attention families build the same way (qwen2_moe.py:175-183 and :527, qwen3_moe.py:680,
-        glm4_moe.py:694 / :738, gpt_oss.py:499 / :594, 0.5.4). kvplan models the defaults:
-        --moe-a2a-backend none, no --moe-dense-tp-size, no --enable-dp-lm-head."""
-        return DpAttentionWeights(mlp_split=True, lm_head_split=True)
+        glm4_moe.py:694 / :738, gpt_oss.py:499 / :594, 0.5.4). Those are the defaults
+        (--moe-a2a-backend none, no --moe-dense-tp-size, no --enable-dp-lm-head); `options`
+        may keep them whole (kvplan.engines.sglang.deepep.sglang_dp_attention_weights)."""
+        return sglang_dp_attention_weights(options)
 
     def loads_draft_weights(self, inputs: PlanInputs) -> bool:
         """The target model skips the MTP layers (DeepseekV3ForCausalLM); its draft worker loads
@@ -264,9 +272,11 @@ class SglangEngine(EngineDefaults):
 
     def check_loadable(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         """Refuse, in one line, a checkpoint quantization this SGLang release stops on at
-        start-up: every command passes here (estimate_config, stage_pool)."""
+        start-up, and MoE communication settings kvplan does not price (sglang.deepep): every
+        command passes here (estimate_config, stage_pool)."""
         check_sglang_quant_file(spec, inputs.engine_version)
         check_sglang_quantization(spec, inputs.quantization, inputs.engine_version)
+        check_moe_a2a(inputs)
 
     def estimate_config(self, spec: ModelSpec, inputs: PlanInputs) -> None:
         self.check_loadable(spec, inputs)

@@ -29,6 +29,13 @@ class SglangOptions(EngineOptions):
     # computed (which then holds no DP-attention reserve), and 0.5.3's fraction.
     forced_dp_attention: bool = False
     forced_mem_fraction: float | None = None
+    # The MoE layers' communication (kvplan.engines.sglang.deepep): --moe-a2a-backend,
+    # --deepep-mode, --moe-dense-tp-size, --enable-dp-lm-head and SGLANG_MOE_NVFP4_DISPATCH.
+    moe_a2a_backend: str = "none"
+    deepep_mode: str = "auto"
+    moe_dense_tp_size: int | None = None
+    enable_dp_lm_head: bool = False
+    moe_nvfp4_dispatch: bool = False
 
 
 OPTIONS = SglangOptions

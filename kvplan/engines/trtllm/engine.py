@@ -247,7 +247,7 @@ class TrtllmEngine(EngineDefaults):
         """Not read for TensorRT-LLM's attention layers: none counted."""
         return 0
 
-    def dp_attention_weights(self) -> DpAttentionWeights:
+    def dp_attention_weights(self, options: EngineOptions | None = None) -> DpAttentionWeights:
         """enable_attention_dp's placement of the dense MLPs and lm_head is not read: held
         whole, as kvplan counted them before reading SGLang's."""
         return DpAttentionWeights()

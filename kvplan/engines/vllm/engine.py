@@ -270,7 +270,7 @@ class VllmEngine:
         """The embeddings and head a class builds on every stage (stage_weights._STAGE_OUTER)."""
         return vllm_stage_outer(spec)
 
-    def dp_attention_weights(self) -> DpAttentionWeights:
+    def dp_attention_weights(self, options: EngineOptions | None = None) -> DpAttentionWeights:
         """DP + EP: each DP rank a replica of all but the routed experts (its own TP group)."""
         return DpAttentionWeights()
 
