@@ -180,6 +180,10 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   1,024 / 2,048+ rows, block FP8 0.18 / 0.22 / 0.23 / 0.35 at 256 / 512 / 1,024 / 2,048+, the
   first point's below it. Fitted on the same H100 tables (H200 and B200 held out), every engine
   together. When set, it replaces `moe_gemm` / `fp8_moe_gemm`; never above the dense fraction.
+  OPT-IN (default None): judged after the tables were committed (tests/benches/
+  moe_gemm_bench.py --compare shape), TTFT comes closer on the other publishers' prospective MoE
+  runs (66.5 -> 52.3 %) but the sim-to-real Mixtral stages' ITL gets worse (1.7 -> 7.2 %), five
+  of them saturating: Mixtral's wide experts run faster than the table pooled over narrower ones.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
