@@ -38,10 +38,18 @@ routing; tests/data/moe_op/SOURCES.md), every engine together, by tests.benches.
 
 One table for every engine: the engines' kernels differ (at 1,024 rows, bf16: SGLang 0.24,
 vLLM 0.46, TensorRT-LLM 0.62 of the peak), and the rule leaves that as spread, as the
-one-fraction fit did. The expert's width (N = its intermediate / MoE TP, K = hidden) is not
-a dimension: over the bf16 fit cases, log2(fraction) on log2(rows) alone leaves an rms
-residual of 0.60, with log2 N and log2 K 0.60 (block FP8: 0.64 and 0.54, the engines' spread
-dominating both).
+one-fraction fit did. The expert's width (N = its intermediate / MoE TP, K = hidden) is not a
+dimension: over the fit cases, a least-squares line of log2(fraction) on log2(rows) leaves an
+rms residual of 0.65 (bf16) and 0.64 (block FP8), with log2 N and log2 K added 0.64 and 0.53;
+FP8's gain is no one pattern across engines (fitted per engine, the N slope is TensorRT-LLM's,
+whose MoE TP narrows its GEMMs, the K slope SGLang's and vLLM's), so one width rule for all
+would carry one engine's kernel onto the others.
+
+OPT-IN (`Efficiency(moe_gemm_shape=...)`; no preset sets it): judged on serving rows after the
+tables were committed (tests/benches/moe_gemm_bench.py --compare shape), it makes the
+sim-to-real study's Mixtral stages' ITL worse (1.7 -> 7.2 %), five stages saturating: Mixtral's
+wide experts under MoE TP run at 0.53-0.80 at 512-2,048 rows in the same H100 tables, above this
+table pooled over narrower experts.
 """
 
 from __future__ import annotations

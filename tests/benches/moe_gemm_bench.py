@@ -38,7 +38,9 @@ moefit58, 66.7 -> 66.5 %):
 - s2r (20 Mixtral stages): TTFT 0.814 -> 0.971 (18.6 -> 15.1 %), ITL 1.005 -> 1.072 (1.7 ->
   7.2 %): WORSE on ITL, and five stages saturate (Mixtral-8x7B TP 2 on H100 at the second
   rate: TTFT 94-109x the measured, ITL 1.27-1.28x; the largest TTFT ratio 0.96 -> 109.23),
-  which the medians hide;
+  which the medians hide. The one fraction (`--compare fitted`, re-run here: its medians as at
+  moefit58, 14.3 % and 7.8 %) saturates the same five stages, TTFT 158-183x, ITL 1.29-1.30x;
+  its figures above hid that too;
 - prospective (69, 50 moved): TTFT 0.335 -> 0.485 (66.5 -> 52.3 %), TPOT 0.639 -> 0.740 (36.4
   -> 28.0 %); prospective54's 4 runs TTFT 14.9 -> 25.1 % (GLM-4.6 on 8 H200s at concurrency
   512: 1.02 -> 1.33);
