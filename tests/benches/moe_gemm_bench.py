@@ -44,11 +44,15 @@ moefit58, 66.7 -> 66.5 %):
 - prospective (69, 50 moved): TTFT 0.335 -> 0.485 (66.5 -> 52.3 %), TPOT 0.639 -> 0.740 (36.4
   -> 28.0 %); prospective54's 4 runs TTFT 14.9 -> 25.1 % (GLM-4.6 on 8 H200s at concurrency
   512: 1.02 -> 1.33);
-- agg, disagg: not yet measured here.
+- agg (aiconfigurator's aggregated MoE rows, every 4th: the publisher of the kernel tables
+  the tables were fitted on; 362 with ratios, 289 moved): TTFT 0.807 -> 1.008 (35.0 -> 32.8 %),
+  TPOT 1.058 -> 1.065 (15.7 -> 15.8 %); its 266 held-out rows TTFT 0.741 -> 0.989 (36.5 ->
+  32.6 %), TPOT 1.036 -> 1.047 (14.5 -> 14.8 %), as the one fraction did (32.4 %, 14.9 %);
+- disagg: not run (two modes of 229 rows did not fit the session on 2 shared cores).
 Not the default, by the rule above: (a) gets worse (the Mixtral stages' ITL, and prospective54's
-TTFT). Mixtral's wide experts under MoE TP run at 0.53-0.80 at 512-2,048 rows an expert in the
-H100 kernel tables, where the table pooled over the narrower experts says 0.34-0.59
-(examples/moe-op-bench.md).
+TTFT), though (b) alone would pass (TTFT closer, TPOT 0.3 points worse). Mixtral's wide
+experts under MoE TP run at 0.53-0.80 at 512-2,048 rows an expert in the H100 kernel tables,
+where the table pooled over the narrower experts says 0.34-0.59 (examples/moe-op-bench.md).
 """
 
 from __future__ import annotations
