@@ -173,6 +173,17 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   rises with the rows each expert computes, and Mixtral's 8 wide experts run near the dense
   0.70 (examples/moe-op-bench.md, "rows per expert"). A rule by the experts' GEMM shape is
   what the tables point at; one fraction per format is not made the default.
+- moe_gemm_shape (MOE_GEMM_SHAPE; moeshape59): FITTED, the same experts' fraction by the rows
+  each expert computes (T x top-k / experts, the grouped GEMM's M), a table per format in log2
+  of the rows (kvplan.perf.moe_gemm_shape, its docstring: the fit cases, compute-bound by the
+  measured latency's growth with the tokens, and the points): bf16 0.34 / 0.44 / 0.59 at 512 /
+  1,024 / 2,048+ rows, block FP8 0.18 / 0.22 / 0.23 / 0.35 at 256 / 512 / 1,024 / 2,048+, the
+  first point's below it. Fitted on the same H100 tables (H200 and B200 held out), every engine
+  together. When set, it replaces `moe_gemm` / `fp8_moe_gemm`; never above the dense fraction.
+  OPT-IN (default None): judged after the tables were committed (tests/benches/
+  moe_gemm_bench.py --compare shape), TTFT comes closer on the other publishers' prospective MoE
+  runs (66.5 -> 52.3 %) but the sim-to-real Mixtral stages' ITL gets worse (1.7 -> 7.2 %), five
+  of them saturating: Mixtral's wide experts run faster than the table pooled over narrower ones.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
@@ -185,6 +196,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from kvplan._util.dtypes import GemmMath
 from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
 from kvplan.engines.attention_kernel import (
@@ -197,6 +209,7 @@ from kvplan.engines.moe_kernel import FusedMoeKernel
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
+from kvplan.perf.moe_gemm_shape import ExpertsShapeFraction, MoeGemmShape
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.moe_comm import MoeAllToAll
@@ -251,6 +264,35 @@ FP8_MOE_GEMM_FIT = Fitted(
            "kvplan / measured is 1 (tests.benches.moe_op_bench.fit_moe_gemm: 0.203); H200 and "
            "B200 tables held out; commit 025ca10b",
     fitted_on=())
+
+# The routed experts' fraction by rows per expert (kvplan.perf.moe_gemm_shape, its docstring):
+# (rows per expert, fraction of the bf16 / FP8 peak) per point, fitted on the same H100 tables'
+# compute-bound cases (tests.benches.moe_shape_fit), kept to two places. OPT-IN (module
+# docstring): `Efficiency(moe_gemm_shape=MOE_GEMM_SHAPE)`.
+MOE_GEMM_SHAPE_BF16 = ((512, 0.34), (1024, 0.44), (2048, 0.59), (4096, 0.59))
+MOE_GEMM_SHAPE_FP8 = ((256, 0.18), (512, 0.22), (1024, 0.23), (2048, 0.35), (4096, 0.35))
+_MOE_SHAPE_TABLES = ("aiconfigurator 095f58a51 systems/data/h100_sxm/moe/{vllm/0.19.0, "
+                     "sglang/0.5.9, trtllm/1.2.0rc5}/moe_perf.parquet, balanced, the cases "
+                     "compute-bound by the measured latency's growth with the tokens")
+MOE_GEMM_SHAPE_BF16_FIT = Fitted(
+    value=MOE_GEMM_SHAPE_BF16,
+    source=f"bf16 experts, 183 cases of {_MOE_SHAPE_TABLES}: per power of two of rows per "
+           "expert the median fraction at which kvplan's price is the measured latency "
+           "(tests.benches.moe_shape_fit.fit_table: 0.339, 0.436, 0.589, 0.589); H200 and B200 "
+           "tables held out",
+    fitted_on=())
+MOE_GEMM_SHAPE_FP8_FIT = Fitted(
+    value=MOE_GEMM_SHAPE_FP8,
+    source=f"block-FP8 experts, 266 cases of {_MOE_SHAPE_TABLES}: per power of two of rows "
+           "per expert the median fraction at which kvplan's price is the measured latency "
+           "(tests.benches.moe_shape_fit.fit_table: 0.184, 0.218, 0.231, 0.346, 0.346, the "
+           "last two pooled); H200 and B200 tables held out",
+    fitted_on=())
+MOE_GEMM_SHAPE = MoeGemmShape(
+    bf16=ExpertsShapeFraction(rows=tuple(m for m, _ in MOE_GEMM_SHAPE_BF16),
+                              fractions=tuple(f for _, f in MOE_GEMM_SHAPE_BF16)),
+    fp8=ExpertsShapeFraction(rows=tuple(m for m, _ in MOE_GEMM_SHAPE_FP8),
+                             fractions=tuple(f for _, f in MOE_GEMM_SHAPE_FP8)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -320,6 +362,9 @@ class Efficiency:
     # `fp8_gemm`, the dense GEMMs' fractions. FP4 experts keep `gemm`.
     moe_gemm: float | None = None
     fp8_moe_gemm: float | None = None
+    # The routed experts' fraction by rows per expert (kvplan.perf.moe_gemm_shape; MOE_GEMM_SHAPE,
+    # FITTED on kernel tables), in place of `moe_gemm` / `fp8_moe_gemm`. None: those.
+    moe_gemm_shape: MoeGemmShape | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):
@@ -340,6 +385,20 @@ class Efficiency:
             value = getattr(self, name)
             if value < 0:
                 raise InputError(f"{name} must be >= 0, got {value}")
+
+    def experts_fraction(self, ran: GemmMath, rows: float, dense: float) -> float:
+        """The fraction the routed experts' grouped GEMMs run at, computing in `ran` with
+        `rows` rows per expert, where a dense GEMM would run at `dense`: the shape table
+        (`moe_gemm_shape`, never above `dense`) where set, else the one fraction per format
+        (`moe_gemm` / `fp8_moe_gemm`) where set, else `dense`. FP4 experts: `dense`."""
+        shape = self.moe_gemm_shape
+        if shape is not None and ran in (GemmMath.bf16, GemmMath.fp8):
+            return min(dense, (shape.bf16 if ran is GemmMath.bf16 else shape.fp8).fraction(rows))
+        if ran is GemmMath.bf16 and self.moe_gemm is not None:
+            return self.moe_gemm
+        if ran is GemmMath.fp8 and self.fp8_moe_gemm is not None:
+            return self.fp8_moe_gemm
+        return dense
 
 
 DEFAULT_EFFICIENCY = Efficiency()

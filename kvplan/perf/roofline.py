@@ -228,11 +228,12 @@ class _Step:
 
     def op(self, name: str, *, flops: float, nbytes: float, math: GemmMath = GemmMath.bf16,
            attention: bool = False, kernels: int = 1, least_s: float | None = None,
-           rows: int = 0, experts: bool = False) -> None:
+           rows: int = 0, expert_rows: float = 0.0) -> None:
         """`math`: the type the checkpoint asks its GEMMs to run at (the device's answer:
         GPU.runs). `least_s`: the operation's measured least time, in place of its kernels'
         floors. `rows`: a weight GEMM's M, for `Efficiency.gemm_shape` (0: not one).
-        `experts`: the routed experts' grouped GEMMs (`Efficiency.moe_gemm` / `fp8_moe_gemm`)."""
+        `expert_rows`: the routed experts' grouped GEMMs, with that many rows per expert
+        (Efficiency.experts_fraction; 0: not them)."""
         ran = self.gpu.runs(math)
         peak = self.gpu.peak_flops(math)
         frac = self.eff.attention if attention else self.eff.gemm
@@ -244,10 +245,8 @@ class _Step:
             frac = self.eff.gemm_shape.fraction(rows, flops / (2 * rows) / kernels)
         if ran is GemmMath.fp8 and not attention and self.eff.fp8_gemm is not None:
             frac = self.eff.fp8_gemm
-        if experts and ran is GemmMath.bf16 and self.eff.moe_gemm is not None:
-            frac = self.eff.moe_gemm
-        if experts and ran is GemmMath.fp8 and self.eff.fp8_moe_gemm is not None:
-            frac = self.eff.fp8_moe_gemm
+        if expert_rows:
+            frac = self.eff.experts_fraction(ran, expert_rows, frac)
         hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm
         if ran is not GemmMath.bf16 and not attention:
             kernels *= 2  # each w8a8 / w4a4 GEMM quantizes its activations first (docstring)
@@ -534,7 +533,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                  flops=moe_tokens * 2 * lp.routed_active / expert_ranks * pad + shared_flops,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched
                  + shared_bytes + extra, math=math_exp["experts"], kernels=2,
-                 least_s=eff.moe_floor_s, experts=True)
+                 least_s=eff.moe_floor_s, expert_rows=moe_tokens * k / n)
             # Not Qwen2-MoE's shared-expert gate (ModelSpec.shared_expert_gate): a decode step
             # (CUDA-graph capture, <= 1,024 tokens) runs the shared expert and its gate on the
             # current stream while the router and the routed experts run on alt_stream

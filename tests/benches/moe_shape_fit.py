@@ -1,0 +1,89 @@
+"""The fit of the routed experts' fraction by rows per expert (kvplan.perf.moe_gemm_shape,
+MOE_GEMM_SHAPE in kvplan.perf.efficiency) on aiconfigurator's H100 fused-MoE tables:
+
+    PYTHONPATH=. python -m tests.benches.moe_shape_fit
+
+prints each table's points (rows per expert, fit cases, bucket cases, fraction) and the held-out
+H200 / B200 medians. The rule that picks the fit cases and the points: the module docstring of
+kvplan.perf.moe_gemm_shape.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+
+from tests.benches.moe_op_bench import FIT_GPU, Row, implied_fraction, read_rows
+
+GROWTH = 1.6  # least latency ratio at 2T over T of a compute-bound case (module docstring)
+
+
+def rows_per_expert(row: Row) -> float:
+    """The grouped GEMM's M under balanced routing: T x top-k / experts."""
+    _, _, experts, topk = row.shape
+    return row.tokens * topk / experts
+
+
+def bucket_of(row: Row) -> int:
+    """The power of two nearest the row's rows per expert (in log2)."""
+    return 2 ** round(math.log2(rows_per_expert(row)))
+
+
+def _key(row: Row) -> tuple:
+    return (row.engine, row.version, row.gpu, row.kernel_source, row.quant, row.shape,
+            row.moe_tp, row.moe_ep)
+
+
+def compute_bound(rows: list[Row]) -> list[Row]:
+    """The rows whose measured latency is at least GROWTH x the same case's at half the
+    tokens, every expert receiving a row at that half."""
+    by = {(_key(r), r.tokens): r for r in rows}
+    out = []
+    for r in rows:
+        half = by.get((_key(r), r.tokens // 2))
+        if (half is not None and rows_per_expert(half) >= 1
+                and r.measured_ms >= GROWTH * half.measured_ms):
+            out.append(r)
+    return out
+
+
+def fit_table(rows: list[Row], quant: str, gpu: str = FIT_GPU) -> list[tuple[int, int, int, float]]:
+    """The `quant` experts' table on `gpu`'s rows: (rows per expert, fit cases, cases in the
+    bucket, fraction) per point, adjacent points pooled where the fraction would fall."""
+    mine = [r for r in rows if r.gpu == gpu and r.quant == quant]
+    everyone: dict[int, int] = defaultdict(int)
+    for r in mine:
+        if rows_per_expert(r) >= 1:
+            everyone[bucket_of(r)] += 1
+    fit: dict[int, list[float]] = defaultdict(list)
+    for r in compute_bound(mine):
+        f = implied_fraction(r)
+        if f is not None:
+            fit[bucket_of(r)].append(f)
+    points = [(m, fit[m]) for m in sorted(fit) if 2 * len(fit[m]) > everyone[m]]
+    # Pool adjacent violators: a point below the one before merges with it (both get the
+    # median of their cases together), until none falls.
+    pooled: list[tuple[list[int], list[float]]] = []
+    for m, fs in points:
+        pooled.append(([m], list(fs)))
+        while len(pooled) > 1 and (statistics.median(pooled[-1][1])
+                                   < statistics.median(pooled[-2][1])):
+            ms, vs = pooled.pop()
+            pooled[-1][0].extend(ms)
+            pooled[-1][1].extend(vs)
+    return [(m, len(fit[m]), everyone[m], statistics.median(vs))
+            for ms, vs in pooled for m in ms]
+
+
+def main() -> None:
+    rows = read_rows()
+    for quant in ("bfloat16", "fp8_block"):
+        for gpu in ("H100", "H200", "B200"):
+            table = fit_table(rows, quant, gpu)
+            print(f"{quant} {gpu}{' (fit)' if gpu == FIT_GPU else ' (held out, same rule)'}: "
+                  + ", ".join(f"{m}: {f:.3f} ({n} of {every})" for m, n, every, f in table))
+
+
+if __name__ == "__main__":
+    main()
