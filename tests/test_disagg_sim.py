@@ -325,3 +325,19 @@ def test_polled_transfer_blocks_an_idle_worker_by_hand() -> None:
     assert res.measured == 2
     assert res.ttft_ms == pytest.approx(105.0)
     assert res.tpot_ms == pytest.approx(10.0)
+
+
+def test_ttft_phases_by_hand() -> None:
+    # The two hand cases above, their TTFT split (disagg_sim.TtftPhases). One step for both
+    # prompts: sent at 0.15, the step starts at once (queue 0) and ends at 0.25 (prefill 100 ms),
+    # the KV there at 0.255 (transfer 5 ms), the first token at 0.275 (decode side 20 ms: the
+    # boundary at 0.26, then 1.5 steps of 10 ms). One prompt per step: user 0 waits 0.15 -> 0.2
+    # and user 1 0.25 -> 0.3 (queue 50 ms each), then the same 100 + 5 + 20 ms.
+    for budget, queue in ((1000, 0.0), (100, 50.0)):
+        res = _fixed(_inputs(budget=budget))
+        ph = res.phases
+        assert ph is not None
+        assert (ph.admission_ms, ph.prefill_queue_ms, ph.prefill_ms, ph.transfer_ms,
+                ph.decode_side_ms) == pytest.approx((0.0, queue, 100.0, 5.0, 20.0))
+        assert (ph.admission_ms + ph.prefill_queue_ms + ph.prefill_ms + ph.transfer_ms
+                + ph.decode_side_ms) == pytest.approx(res.ttft_ms)

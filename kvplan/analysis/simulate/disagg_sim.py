@@ -56,7 +56,8 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
 
 Measured: TTFT (sent -> first token) and TPOT ((last - first) / (O - 1)) averaged over the
 requests of every round but each user's first (the start-up burst) and last (the drain), as a
-benchmark's steady state. Step times are given (callables): nothing here is fitted.
+benchmark's steady state; the same requests' TTFT split into its phases (`TtftPhases`).
+Step times are given (callables): nothing here is fitted.
 """
 
 from __future__ import annotations
@@ -106,12 +107,29 @@ class DisaggSimInputs:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TtftPhases:
+    """The measured requests' mean TTFT, ms, by where it went (they sum to `ttft_ms`): the
+    wait for the decode side's admission before the prefill (`decode_admission`), the wait in
+    the prefill rank's queue until its first step starts, the prefill steps to its last
+    (chunks and the step it shares included), the transfer, and the decode side from the KV's
+    arrival to the first token (the step boundary, a seat, `first_token_steps`). For the
+    forensic of the replayed rows (tests/benches/disagg_forensic.py)."""
+
+    admission_ms: float
+    prefill_queue_ms: float
+    prefill_ms: float
+    transfer_ms: float
+    decode_side_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class DisaggSimResult:
     ttft_ms: float
     tpot_ms: float
     measured: int  # requests averaged
     prefill_prompts_per_step: float  # mean prompts finishing per busiest-rank step
     decode_batch: float  # mean largest-rank batch per decode step
+    phases: TtftPhases | None = None  # TTFT by phase (None: built by hand, not simulated)
 
 
 @dataclass(eq=False)
@@ -122,6 +140,8 @@ class _Req:
     sent_s: float
     remaining: int  # prompt tokens not yet prefilled
     queued_s: float = 0.0  # when it joined the prefill queue
+    started_s: float = 0.0  # when its first prefill step started
+    handed_s: float = 0.0  # when its last prefill step ended (the handover)
     join_step: int = 0  # the decode step it joined the running batch at
     rank: int = -1  # decode rank
     ready_s: float = 0.0
@@ -243,6 +263,7 @@ class _Run:
                 take = take if self.inp.chunked_prefill else req.remaining
                 if req.remaining == self.inp.input_len:
                     self.p_running[rank] += 1  # its first step: running from here
+                    req.started_s = t
                 sched.append((req, take))
                 budget -= take
                 seats -= 1
@@ -308,7 +329,7 @@ class _Run:
             self.d_held[rank] += 1
         else:
             rank = req.rank
-        req.rank, req.ready_s = rank, t + self.inp.transfer_s
+        req.rank, req.ready_s, req.handed_s = rank, t + self.inp.transfer_s, t
         if self.inp.transfer_polled:  # taken in (and its transfer started) at a boundary
             req.ready_s = req.join_from = math.inf
         if self.inp.first_token_steps is None:
@@ -425,7 +446,14 @@ class _Run:
         ttft = sum(r.first_s - r.sent_s for r in measured) / len(measured)
         tpot = (sum((r.last_s - r.first_s) / (o - 1) for r in measured) / len(measured)
                 if o > 1 else 0.0)
+        n, xfer = len(measured), self.inp.transfer_s
+        phases = TtftPhases(
+            admission_ms=sum(r.queued_s - r.sent_s for r in measured) / n * 1e3,
+            prefill_queue_ms=sum(r.started_s - r.queued_s for r in measured) / n * 1e3,
+            prefill_ms=sum(r.handed_s - r.started_s for r in measured) / n * 1e3,
+            transfer_ms=xfer * 1e3,
+            decode_side_ms=sum(r.first_s - r.handed_s - xfer for r in measured) / n * 1e3)
         return DisaggSimResult(
             ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3, measured=len(measured),
             prefill_prompts_per_step=self.p_prompts / max(1, self.p_steps),
-            decode_batch=self.d_batch_sum / max(1, self.d_steps))
+            decode_batch=self.d_batch_sum / max(1, self.d_steps), phases=phases)
