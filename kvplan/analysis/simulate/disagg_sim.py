@@ -58,6 +58,14 @@ Measured: TTFT (sent -> first token) and TPOT ((last - first) / (O - 1)) average
 requests of every round but each user's first (the start-up burst) and last (the drain), as a
 benchmark's steady state; the same requests' TTFT split into its phases (`TtftPhases`).
 Step times are given (callables): nothing here is fitted.
+
+Client and frontend (both off by default): `measure_all_rounds` averages every request, each
+user's first included: a client whose measured run starts with all its users at once and
+averages all of them, as sa-bench does (kvplan.analysis.simulate.bench_client). With
+`random_workers` the worker of each role a request goes to is drawn uniformly (seeded), not
+the least loaded: a frontend that does not route by load (kvplan.engines.dynamo_frontend);
+within the drawn worker the rank is chosen as without it (the engine's DP rule, else the
+least loaded rank).
 """
 
 from __future__ import annotations
@@ -104,6 +112,11 @@ class DisaggSimInputs:
     decode_admission: DecodeAdmission | None = None  # module docstring
     prefill_input_budget: int | None = None  # per rank and step (module docstring); None: none
     transfer_polled: bool = False  # module docstring
+    # The client's measurement and the frontend's routing (module docstring, "Client and
+    # frontend"): every round averaged, the first burst included (sa-bench); the worker of
+    # each role drawn uniformly (a frontend not routing by load).
+    measure_all_rounds: bool = False
+    random_workers: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +184,7 @@ class _Run:
         self.p_busy = [False] * inp.prefill_workers
         self.p_started = [0.0] * inp.prefill_workers  # when each worker's running step began
         self.rng = random.Random(0)  # the draws of a rank rule not by load
+        self.route_rng = random.Random(1)  # the frontend's draws (`random_workers`)
         self.d_held = [0] * nd  # requests per decode rank (running, arriving or seated-waiting)
         self.d_running = [0] * nd
         self.d_wait: list[list[_Req]] = [[] for _ in range(inp.decode_workers)]  # by ready_s
@@ -216,7 +230,14 @@ class _Run:
     def _enqueue_prefill(self, req: _Req, t: float) -> None:
         req.queued_s = t
         ranks, rule = self.inp.prefill_ranks, self.inp.prefill_balance
-        if rule is not None and not rule.by_load:
+        if self.inp.random_workers:
+            # The frontend's draw of the worker; its rank as the engine picks it.
+            w = self.route_rng.randrange(self.inp.prefill_workers)
+            if rule is not None and ranks > 1:
+                rank = w * ranks + rule.rank(self._rank_states(w), req.remaining, self.rng)
+            else:
+                rank = min(range(w * ranks, (w + 1) * ranks), key=lambda r: (self.p_tokens[r], r))
+        elif rule is not None and not rule.by_load:
             # The worker as the router picks it (least loaded), the rank by the engine's draw.
             w = min(range(self.inp.prefill_workers),
                     key=lambda w: (sum(self.p_tokens[w * ranks:(w + 1) * ranks]), w))
@@ -297,7 +318,11 @@ class _Run:
 
     # handover and decode role
     def _decode_rank(self) -> int:
-        return min(range(len(self.d_held)), key=lambda r: (self.d_held[r], r))
+        ranks = range(len(self.d_held))
+        if self.inp.random_workers:  # the frontend's draw; the least-held rank within it
+            w, n = self.route_rng.randrange(self.inp.decode_workers), self.inp.decode_ranks
+            ranks = range(w * n, (w + 1) * n)
+        return min(ranks, key=lambda r: (self.d_held[r], r))
 
     def _admit(self, w: int, t: float) -> None:
         """Each of worker w's ranks admits from its queue's head what its rule allows."""
@@ -440,8 +465,9 @@ class _Run:
             elif kind == _DECODE_KICK and not self.d_busy[w]:
                 self._decode_step(w, t)
         rounds = self.inp.rounds
-        measured = [r for r in self.done if 0 < r.round < rounds - 1] or [
-            r for r in self.done if r.round > 0] or self.done
+        measured = self.done if self.inp.measure_all_rounds else (
+            [r for r in self.done if 0 < r.round < rounds - 1] or [
+                r for r in self.done if r.round > 0] or self.done)
         o = self.inp.output_len
         ttft = sum(r.first_s - r.sent_s for r in measured) / len(measured)
         tpot = (sum((r.last_s - r.first_s) / (o - 1) for r in measured) / len(measured)
