@@ -27,3 +27,5 @@ def test_rows_through_srt_slurm_only() -> None:
     assert r is not None and not r.by_load
     vllm = dict(row, backend="vllm")
     assert client(vllm) is None and routing(vllm) is None
+    public = dict(row, silicon_data_source="")  # disagg-bench section 4: not srt-slurm's
+    assert client(public) is None and routing(public) is None

@@ -27,16 +27,20 @@ def measured_date(row: dict[str, str]) -> dt.date | None:
     return dt.date(*map(int, m.groups())) if m else None
 
 
+def _srt_slurm(row: dict[str, str]) -> bool:
+    """An InferenceX run of the prospective set: an SGLang / TensorRT-LLM row with a measured
+    date (section 4's public runs and section 2's vLLM rows are not)."""
+    return row["backend"] in ENGINES and measured_date(row) is not None
+
+
 def client(row: dict[str, str]) -> BenchClient | None:
     """sa-bench as srt-slurm's bench.sh ran it at the row's measured date, for the rows run
     through srt-slurm; None otherwise (the simulation's default measurement)."""
     day = measured_date(row)
-    if row["backend"] not in ENGINES or day is None:
-        return None
-    return sa_bench(day)
+    return sa_bench(day) if _srt_slurm(row) and day is not None else None
 
 
 def routing(row: dict[str, str]) -> FrontendRouting | None:
     """srt-slurm's Dynamo frontends for the rows run through srt-slurm; None otherwise (the
     least-loaded worker)."""
-    return DYNAMO_SRT_SLURM if row["backend"] in ENGINES else None
+    return DYNAMO_SRT_SLURM if _srt_slurm(row) else None
