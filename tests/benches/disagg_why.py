@@ -48,12 +48,17 @@ def _groups(rows: list[Replay]) -> dict[str, list[Replay]]:
             "3j (TensorRT-LLM)": [r for r in rows if r.cohort == trt]}
 
 
-def section(all_rows: list[Replay] | None = None) -> list[str]:
+def section(all_rows: list[Replay] | None = None, before: list[Replay] | None = None,
+            client_only: list[Replay] | None = None) -> list[str]:
+    """`before` / `client_only`: the same rows replayed with both switches off / routing off,
+    where already computed (else replayed here)."""
     rows = [r for r in (all_rows if all_rows is not None else prospective_replays())
             if r.replayed]
     rule = next(s for s in SHAPED_BY if s.commit == RULE_COMMIT)
-    before = [r for r in replayed_with(rows, client=False, routing=False) if r.replayed]
-    client_only = [r for r in replayed_with(rows, routing=False) if r.replayed]
+    before = [r for r in (before if before is not None else
+                          replayed_with(rows, client=False, routing=False)) if r.replayed]
+    client_only = [r for r in (client_only if client_only is not None else
+                               replayed_with(rows, routing=False)) if r.replayed]
     ids = {r.id for r in before}
     out = [f"### 3l. Shaped: the client's measurement and the frontend's routing ({RULE_COMMIT}), "
            "both engines", "",
