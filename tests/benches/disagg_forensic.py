@@ -286,8 +286,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", help="also write the per-row table to this file")
     ap.add_argument("--off", nargs="*", default=[], choices=SWITCHES,
-                    help="replay with these of disagg_rows.predict's switches off (`client`, "
-                         "`routing`: the rows before disaggwhy59's rule)")
+                    help="replay with these of disagg_rows.predict's switches off (`client`: "
+                         "the rows before disaggwhy59's rule)")
     args = ap.parse_args()
     done = run(**dict.fromkeys(args.off, False))
     out = summary(done)

@@ -548,7 +548,7 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
-            client: bool = True, routing: bool = True
+            client: bool = True, routing: bool = False
             ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
@@ -568,11 +568,11 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     counterfactual only. `sglang_recipe` False: an SGLang row at SGLang's defaults as before
     sglseat58 (`sglang_recipe_settings`); `recipe_context` False: a TensorRT-LLM row's context
     server at one prompt a step and both roles' max_num_tokens at the generator's rounding, as
-    before sglseat58 (`trt_context_recipe`); the bench's counterfactuals only. `client` /
-    `routing` False: the simulation's own measurement (four rounds, the first and last not
-    averaged) and the least-loaded worker, as before disaggwhy59 (tests.benches.disagg_client:
-    sa-bench's rounds, its first burst averaged in, and srt-slurm's Dynamo frontends' choice
-    of worker not by load); the bench's counterfactuals only."""
+    before sglseat58 (`trt_context_recipe`); the bench's counterfactuals only. `client`
+    False: the simulation's own measurement (four rounds, the first and last not averaged), as
+    before disaggwhy59 (tests.benches.disagg_client: sa-bench's rounds, its first burst averaged
+    in); `routing` True: srt-slurm's Dynamo frontends' choice of worker not by load, drawn
+    uniformly (frozen on at 4121cdc6, off since: its evaluation refuted it, disagg_why.py 3l)."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
@@ -621,7 +621,7 @@ def replay_setup(row: dict[str, str]) -> _Setup:
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
-             recipe_context: bool = True, client: bool = True, routing: bool = True
+             recipe_context: bool = True, client: bool = True, routing: bool = False
              ) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
@@ -686,7 +686,7 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, input_budget: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
-           recipe_context: bool = True, client: bool = True, routing: bool = True) -> Replay:
+           recipe_context: bool = True, client: bool = True, routing: bool = False) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -752,8 +752,8 @@ def prospective_replays() -> list[Replay]:
 # TensorRT-LLM row's context server at the generator's one prompt a step and its roles'
 # max_num_tokens at the generator's rounding (sglseat58, `trt_context_recipe`); `client`=False,
 # the simulation's own measurement instead of sa-bench's (disaggwhy59, disagg_client.client);
-# `routing`=False, the least-loaded worker instead of srt-slurm's Dynamo frontends' draw
-# (disaggwhy59, disagg_client.routing).
+# `routing`=True, srt-slurm's Dynamo frontends' uniform draw of the worker instead of the
+# least-loaded one (disaggwhy59, disagg_client.routing; default at 4121cdc6, off since).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
             "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "client",
             "routing")

@@ -1247,7 +1247,10 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "behind nginx choosing each role's worker not by load (round-robin per frontend: "
                 "kvplan.engines.dynamo_frontend, drawn uniformly), where the simulation "
                 "averaged rounds 1-2 of 4 and handed to the least-loaded worker; read after "
-                "disaggwhy59's forensic of these rows",
+                "disaggwhy59's forensic of these rows. Both on as frozen: 3a / 3b / 3j both "
+                "inside 12 / 22 / 24 -> 16 / 24 / 28; the frontend's draw then turned off (it "
+                "put gb300 fp8 cfg392 c4 at 24-43x the measured TTFT): the client alone, the "
+                "default since, 18 / 26 / 28, chosen after these figures were seen",
            rows=_AIC_PROSPECTIVE_WHY59),
     Shaped(commit="36468964",
            rule="SGLang 0.5.10 on replays prefill steps from piecewise CUDA graphs by default "
