@@ -325,3 +325,48 @@ def test_polled_transfer_blocks_an_idle_worker_by_hand() -> None:
     assert res.measured == 2
     assert res.ttft_ms == pytest.approx(105.0)
     assert res.tpot_ms == pytest.approx(10.0)
+
+
+def test_ttft_phases_by_hand() -> None:
+    # The two hand cases above, their TTFT split (disagg_sim.TtftPhases). One step for both
+    # prompts: sent at 0.15, the step starts at once (queue 0) and ends at 0.25 (prefill 100 ms),
+    # the KV there at 0.255 (transfer 5 ms), the first token at 0.275 (decode side 20 ms: the
+    # boundary at 0.26, then 1.5 steps of 10 ms). One prompt per step: user 0 waits 0.15 -> 0.2
+    # and user 1 0.25 -> 0.3 (queue 50 ms each), then the same 100 + 5 + 20 ms.
+    for budget, queue in ((1000, 0.0), (100, 50.0)):
+        res = _fixed(_inputs(budget=budget))
+        ph = res.phases
+        assert ph is not None
+        assert (ph.admission_ms, ph.prefill_queue_ms, ph.prefill_ms, ph.transfer_ms,
+                ph.decode_side_ms) == pytest.approx((0.0, queue, 100.0, 5.0, 20.0))
+        assert (ph.admission_ms + ph.prefill_queue_ms + ph.prefill_ms + ph.transfer_ms
+                + ph.decode_side_ms) == pytest.approx(res.ttft_ms)
+
+
+def test_sa_bench_burst_averaged_by_hand() -> None:
+    # sa-bench averages every request of its measured run (kvplan.analysis.simulate.
+    # bench_client), the users' first burst included. Three users, one prompt a step (budget
+    # 100), one round: the prompts' steps end at 0.1, 0.2, 0.3 s; each then waits 5 ms for the
+    # KV, the idle decode worker's empty 10 ms step and 1.5 steps: first tokens at 0.125,
+    # 0.225, 0.325 (user 0 has left the decode worker by 0.15, user 1 by 0.25): TTFT 225 ms,
+    # 100 ms of it in the prefill queue (0, 0.1, 0.2 s).
+    inp = replace(_inputs(concurrency=3, budget=100, rounds=1), measure_all_rounds=True)
+    res = _fixed(inp)
+    assert res.measured == 3
+    assert res.ttft_ms == pytest.approx(225.0)
+    assert res.phases is not None and res.phases.prefill_queue_ms == pytest.approx(100.0)
+
+
+def test_frontend_not_by_load_by_hand() -> None:
+    # Three users, three single-seat decode workers. Least loaded: one each, every first token
+    # at 0.125 s (the one-step case above). Drawn uniformly (random_workers; the draws of
+    # Random(1): three prefill workers of one, then decode workers 0, 1, 1): users 1 and 2 share
+    # worker 1; user 1 joins at 0.11 and ends with the step ending 0.15 (its 3 tokens: steps to
+    # 0.12, 0.13, 0.14, 0.15), when user 2 joins: its first token at 0.165. Mean TTFT
+    # (0.125 + 0.125 + 0.165) / 3.
+    inp = replace(_inputs(concurrency=3, rounds=1), decode_workers=3, decode_max_seqs=1)
+    assert _fixed(inp).ttft_ms == pytest.approx(125.0)
+    assert _fixed(replace(inp, random_workers=True)).ttft_ms == pytest.approx(415.0 / 3)
+    # One worker a role: nothing to draw between, the same as by load.
+    one = replace(inp, decode_workers=1, decode_max_seqs=3)
+    assert _fixed(replace(one, random_workers=True)) == _fixed(one)

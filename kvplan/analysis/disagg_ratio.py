@@ -37,8 +37,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvplan.analysis.plan_types import Candidate
+from kvplan.analysis.simulate.bench_client import BenchClient
 from kvplan.analysis.simulate.disagg_sim import DisaggSimInputs, simulate_disagg
 from kvplan.analysis.simulate.sim_types import SchedulerConfig
+from kvplan.engines.dynamo_frontend import FrontendRouting
 from kvplan.engines.handover import DecodeAdmission, PrefillBalance
 
 
@@ -231,12 +233,16 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
                 first_token_steps: float | None = None,
                 batching: PrefillBatching | None = None,
                 prefill_flow: tuple[bool, bool] = (False, False),
-                transfer_polled: bool = False) -> RatioOption | None:
+                transfer_polled: bool = False, client: BenchClient | None = None,
+                routing: FrontendRouting | None = None) -> RatioOption | None:
     """One given xPyD at the target (the bench replays published layouts with it): simulated
     (module docstring) at a concurrency with `batching`, else the formulas. `prefill_flow`:
     the connector's `Handover.prefill_lookahead`, and whether the prefill's DP rank is the
     engine's pick (`PrefillBatching.prefill_balance`; False: the least-loaded rank), and
-    `transfer_polled` its `Handover.transfer_polled`, for the simulation."""
+    `transfer_polled` its `Handover.transfer_polled`, for the simulation. `client`: the
+    benchmark client's rounds and what it averages (kvplan.analysis.simulate.bench_client);
+    `routing`: the frontend's choice of worker (kvplan.engines.dynamo_frontend); None: four
+    rounds, the first and last not averaged, the least-loaded worker."""
     model = _Model(req, prefill, decode, transfer_s, prefill_ms, decode_tpot_ms,
                    first_token_steps)
     state = model.decode_state(y)
@@ -244,12 +250,14 @@ def evaluate_xy(req: RatioTarget, prefill: Candidate, decode: Candidate, transfe
         return None
     if batching is None or req.concurrency is None:
         return model.option(x, y, state)
-    return _simulated(model, x, y, state, batching, prefill_flow, transfer_polled)
+    return _simulated(model, x, y, state, batching, prefill_flow, transfer_polled, client,
+                      routing)
 
 
 def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, float],
                batching: PrefillBatching, prefill_flow: tuple[bool, bool],
-               transfer_polled: bool = False) -> RatioOption | None:
+               transfer_polled: bool = False, client: BenchClient | None = None,
+               routing: FrontendRouting | None = None) -> RatioOption | None:
     """`model.option` with TTFT / TPOT from the two-role closed-loop simulation."""
     req = model.req
     assert req.concurrency is not None
@@ -282,7 +290,9 @@ def _simulated(model: _Model, x: int, y: int, state: tuple[int, int, float, floa
         prefill_lookahead=prefill_flow[0],
         prefill_balance=batching.prefill_balance if prefill_flow[1] else None,
         decode_admission=batching.decode_admission, prefill_input_budget=batching.input_budget,
-        transfer_polled=transfer_polled),
+        transfer_polled=transfer_polled, rounds=client.rounds if client is not None else 4,
+        measure_all_rounds=client is not None and client.measures_first_round,
+        random_workers=routing is not None and not routing.by_load),
         prefill_step_s=prefill_s, decode_step_s=decode_s)
     if missing or not math.isfinite(res.ttft_ms):
         return None

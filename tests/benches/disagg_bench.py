@@ -52,6 +52,7 @@ from tests.benches.disagg_rows import (
 )
 from tests.benches.disagg_sglang_recipe import section as sglang_recipe_section
 from tests.benches.disagg_trtllm import section as trtllm_section
+from tests.benches.disagg_why import section as why_section
 from tests.benches.fitted_rows import SHAPED_BY
 from tests.benches.honest import fitted_ids
 from tests.benches.nixl_cpu_record import kvplan_inputs
@@ -223,7 +224,7 @@ def _prospective_rows() -> list[str]:
     out += [f"| {reason} | {n} |" for reason, n in sorted(why.items(), key=lambda x: -x[1])]
     out += ["", *_saturation(new, "3a"), "", *_saturation(first, "3b"), "",
             "Prospective rows (3a):", "", *replay_table(new), "", "Shaped rows (3b):", "",
-            *replay_table(first), "", *trtllm_section(all_rows)]
+            *replay_table(first), "", *trtllm_section(all_rows), "", *why_section(all_rows)]
     return out
 
 

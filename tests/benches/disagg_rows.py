@@ -51,7 +51,7 @@ from kvplan.engines.handover import DecodeRankState, Handover
 from kvplan.hardware.gpus import get_gpu
 from kvplan.hardware.kv_links import get_kv_link
 from kvplan.sources.resolve import load_model
-from tests.benches import srt_slurm_recipes, srt_slurm_sglang
+from tests.benches import disagg_client, srt_slurm_recipes, srt_slurm_sglang
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "disagg"
@@ -553,7 +553,8 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
             admission: bool = True, gather: bool = True, decode_gather: bool = True,
             logits_gather: bool = True, generator: bool = False, input_budget: bool = True,
             recipe_seats: bool = True, sglang_recipe: bool = True, recipe_context: bool = True,
-            deepep: bool = True) -> tuple[float | None, float | None, float]:
+            deepep: bool = True, client: bool = True, routing: bool = False
+            ) -> tuple[float | None, float | None, float]:
     """(TTFT ms, TPOT ms, one prompt's prefill ms) kvplan predicts for the row at `conc`
     requests in flight (TTFT None: the prefill workers are saturated). `flow` False: the
     connector's time side left out (first token at the transfer's end, no prefill lookahead,
@@ -573,14 +574,19 @@ def predict(row: dict[str, str], conc: int, *, fp4: bool = True, flow: bool = Tr
     sglseat58 (`sglang_recipe_settings`); `recipe_context` False: a TensorRT-LLM row's context
     server at one prompt a step and both roles' max_num_tokens at the generator's rounding, as
     before sglseat58 (`trt_context_recipe`); `deepep` False: an SGLang recipe's DeepEP roles
-    without their DeepEP flags, as before sgldeepep59; the bench's counterfactuals only."""
+    without their DeepEP flags, as before sgldeepep59; the bench's counterfactuals only. `client`
+    False: the simulation's own measurement (four rounds, the first and last not averaged), as
+    before disaggwhy59 (tests.benches.disagg_client: sa-bench's rounds, its first burst averaged
+    in); `routing` True: srt-slurm's Dynamo frontends' choice of worker not by load, drawn
+    uniformly (frozen on at 4121cdc6, off since: its evaluation refuted it, disagg_why.py)."""
     with (nullcontext() if gather and decode_gather else _no_gather(gather, decode_gather),
           nullcontext() if logits_gather else _no_logits_gather()):
         return _predict(row, conc, fp4=fp4, flow=flow, admission=admission, gather=gather,
                         decode_gather=decode_gather, logits_gather=logits_gather,
                         generator=generator, input_budget=input_budget,
                         recipe_seats=recipe_seats, sglang_recipe=sglang_recipe,
-                        recipe_context=recipe_context, deepep=deepep)
+                        recipe_context=recipe_context, deepep=deepep, client=client,
+                        routing=routing)
 
 
 def recipe_decode_seats(row: dict[str, str]) -> int | None:
@@ -622,7 +628,8 @@ def replay_setup(row: dict[str, str]) -> _Setup:
 def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission: bool,
              gather: bool, decode_gather: bool, logits_gather: bool, generator: bool = False,
              input_budget: bool = True, recipe_seats: bool = True, sglang_recipe: bool = True,
-             recipe_context: bool = True, deepep: bool = True
+             recipe_context: bool = True, deepep: bool = True, client: bool = True,
+             routing: bool = False
              ) -> tuple[float | None, float | None, float]:
     srt = sglang_recipe_settings(row) if sglang_recipe else None
     trt = trt_context_recipe(row) if recipe_context else None
@@ -644,7 +651,9 @@ def _predict(row: dict[str, str], conc: int, *, fp4: bool, flow: bool, admission
                       prefill_ms=st.prefill_ms, decode_tpot_ms=st.tpot_ms,
                       first_token_steps=h.first_token_steps if flow else None,
                       batching=batching, prefill_flow=(flow and h.prefill_lookahead, flow),
-                      transfer_polled=flow and h.transfer_polled)
+                      transfer_polled=flow and h.transfer_polled,
+                      client=disagg_client.client(row) if client else None,
+                      routing=disagg_client.routing(row) if routing else None)
     if opt is None:
         n = -(-conc // y)
         return None, st.tpot_ms(-(-n // st.req.decode.replicas)), st.prefill_ms
@@ -685,7 +694,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
            decode_gather: bool = True, logits_gather: bool = True,
            generator: bool = False, input_budget: bool = True,
            recipe_seats: bool = True, sglang_recipe: bool = True,
-           recipe_context: bool = True, deepep: bool = True) -> Replay:
+           recipe_context: bool = True, deepep: bool = True, client: bool = True,
+           routing: bool = False) -> Replay:
     conc = stated_concurrency(row)
     base = {"id": PREFIX + row["id"], "label": _label(row, conc),
             "measured_ttft_ms": float(row["silicon_ttft_ms"]),
@@ -703,7 +713,8 @@ def replay(row: dict[str, str], *, prospective: bool = False, fp4: bool = True,
                                       logits_gather=logits_gather, generator=generator,
                                       input_budget=input_budget, recipe_seats=recipe_seats,
                                       sglang_recipe=sglang_recipe,
-                                      recipe_context=recipe_context, deepep=deepep)
+                                      recipe_context=recipe_context, deepep=deepep,
+                                      client=client, routing=routing)
     except KvplanError as e:
         return Replay(**base, why_not=f"kvplan refuses a role: {str(e).splitlines()[0]}")
     if tpot is None:
@@ -749,9 +760,14 @@ def prospective_replays() -> list[Replay]:
 # its srt-slurm recipe's flags (sglseat58, `sglang_recipe_settings`); `recipe_context`=False, a
 # TensorRT-LLM row's context server at the generator's one prompt a step and its roles'
 # max_num_tokens at the generator's rounding (sglseat58, `trt_context_recipe`); `deepep`=False,
-# an SGLang recipe's DeepEP roles without their DeepEP flags (sgldeepep59, `_with_role`).
+# an SGLang recipe's DeepEP roles without their DeepEP flags (sgldeepep59, `_with_role`);
+# `client`=False, the simulation's own measurement instead of sa-bench's (disaggwhy59,
+# disagg_client.client); `routing`=True, srt-slurm's Dynamo frontends' uniform draw of the
+# worker instead of the least-loaded one (disaggwhy59, disagg_client.routing; default at
+# 4121cdc6, off since).
 SWITCHES = ("fp4", "flow", "admission", "gather", "decode_gather", "logits_gather", "generator",
-            "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep")
+            "input_budget", "recipe_seats", "sglang_recipe", "recipe_context", "deepep", "client",
+            "routing")
 
 
 def replayed_with(rows: list[Replay], **switch: bool) -> list[Replay]:

@@ -56,7 +56,16 @@ concurrency: aiperf / genai-perf / vllm bench's closed loop).
 
 Measured: TTFT (sent -> first token) and TPOT ((last - first) / (O - 1)) averaged over the
 requests of every round but each user's first (the start-up burst) and last (the drain), as a
-benchmark's steady state. Step times are given (callables): nothing here is fitted.
+benchmark's steady state; the same requests' TTFT split into its phases (`TtftPhases`).
+Step times are given (callables): nothing here is fitted.
+
+Client and frontend (both off by default): `measure_all_rounds` averages every request, each
+user's first included: a client whose measured run starts with all its users at once and
+averages all of them, as sa-bench does (kvplan.analysis.simulate.bench_client). With
+`random_workers` the worker of each role a request goes to is drawn uniformly (seeded), not
+the least loaded: a frontend that does not route by load (kvplan.engines.dynamo_frontend);
+within the drawn worker the rank is chosen as without it (the engine's DP rule, else the
+least loaded rank).
 """
 
 from __future__ import annotations
@@ -103,6 +112,27 @@ class DisaggSimInputs:
     decode_admission: DecodeAdmission | None = None  # module docstring
     prefill_input_budget: int | None = None  # per rank and step (module docstring); None: none
     transfer_polled: bool = False  # module docstring
+    # The client's measurement and the frontend's routing (module docstring, "Client and
+    # frontend"): every round averaged, the first burst included (sa-bench); the worker of
+    # each role drawn uniformly (a frontend not routing by load).
+    measure_all_rounds: bool = False
+    random_workers: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class TtftPhases:
+    """The measured requests' mean TTFT, ms, by where it went (they sum to `ttft_ms`): the
+    wait for the decode side's admission before the prefill (`decode_admission`), the wait in
+    the prefill rank's queue until its first step starts, the prefill steps to its last
+    (chunks and the step it shares included), the transfer, and the decode side from the KV's
+    arrival to the first token (the step boundary, a seat, `first_token_steps`). For the
+    forensic of the replayed rows (tests/benches/disagg_forensic.py)."""
+
+    admission_ms: float
+    prefill_queue_ms: float
+    prefill_ms: float
+    transfer_ms: float
+    decode_side_ms: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,6 +142,7 @@ class DisaggSimResult:
     measured: int  # requests averaged
     prefill_prompts_per_step: float  # mean prompts finishing per busiest-rank step
     decode_batch: float  # mean largest-rank batch per decode step
+    phases: TtftPhases | None = None  # TTFT by phase (None: built by hand, not simulated)
 
 
 @dataclass(eq=False)
@@ -122,6 +153,8 @@ class _Req:
     sent_s: float
     remaining: int  # prompt tokens not yet prefilled
     queued_s: float = 0.0  # when it joined the prefill queue
+    started_s: float = 0.0  # when its first prefill step started
+    handed_s: float = 0.0  # when its last prefill step ended (the handover)
     join_step: int = 0  # the decode step it joined the running batch at
     rank: int = -1  # decode rank
     ready_s: float = 0.0
@@ -151,6 +184,7 @@ class _Run:
         self.p_busy = [False] * inp.prefill_workers
         self.p_started = [0.0] * inp.prefill_workers  # when each worker's running step began
         self.rng = random.Random(0)  # the draws of a rank rule not by load
+        self.route_rng = random.Random(1)  # the frontend's draws (`random_workers`)
         self.d_held = [0] * nd  # requests per decode rank (running, arriving or seated-waiting)
         self.d_running = [0] * nd
         self.d_wait: list[list[_Req]] = [[] for _ in range(inp.decode_workers)]  # by ready_s
@@ -196,7 +230,14 @@ class _Run:
     def _enqueue_prefill(self, req: _Req, t: float) -> None:
         req.queued_s = t
         ranks, rule = self.inp.prefill_ranks, self.inp.prefill_balance
-        if rule is not None and not rule.by_load:
+        if self.inp.random_workers:
+            # The frontend's draw of the worker; its rank as the engine picks it.
+            w = self.route_rng.randrange(self.inp.prefill_workers)
+            if rule is not None and ranks > 1:
+                rank = w * ranks + rule.rank(self._rank_states(w), req.remaining, self.rng)
+            else:
+                rank = min(range(w * ranks, (w + 1) * ranks), key=lambda r: (self.p_tokens[r], r))
+        elif rule is not None and not rule.by_load:
             # The worker as the router picks it (least loaded), the rank by the engine's draw.
             w = min(range(self.inp.prefill_workers),
                     key=lambda w: (sum(self.p_tokens[w * ranks:(w + 1) * ranks]), w))
@@ -243,6 +284,7 @@ class _Run:
                 take = take if self.inp.chunked_prefill else req.remaining
                 if req.remaining == self.inp.input_len:
                     self.p_running[rank] += 1  # its first step: running from here
+                    req.started_s = t
                 sched.append((req, take))
                 budget -= take
                 seats -= 1
@@ -276,7 +318,11 @@ class _Run:
 
     # handover and decode role
     def _decode_rank(self) -> int:
-        return min(range(len(self.d_held)), key=lambda r: (self.d_held[r], r))
+        ranks = range(len(self.d_held))
+        if self.inp.random_workers:  # the frontend's draw; the least-held rank within it
+            w, n = self.route_rng.randrange(self.inp.decode_workers), self.inp.decode_ranks
+            ranks = range(w * n, (w + 1) * n)
+        return min(ranks, key=lambda r: (self.d_held[r], r))
 
     def _admit(self, w: int, t: float) -> None:
         """Each of worker w's ranks admits from its queue's head what its rule allows."""
@@ -308,7 +354,7 @@ class _Run:
             self.d_held[rank] += 1
         else:
             rank = req.rank
-        req.rank, req.ready_s = rank, t + self.inp.transfer_s
+        req.rank, req.ready_s, req.handed_s = rank, t + self.inp.transfer_s, t
         if self.inp.transfer_polled:  # taken in (and its transfer started) at a boundary
             req.ready_s = req.join_from = math.inf
         if self.inp.first_token_steps is None:
@@ -419,13 +465,21 @@ class _Run:
             elif kind == _DECODE_KICK and not self.d_busy[w]:
                 self._decode_step(w, t)
         rounds = self.inp.rounds
-        measured = [r for r in self.done if 0 < r.round < rounds - 1] or [
-            r for r in self.done if r.round > 0] or self.done
+        measured = self.done if self.inp.measure_all_rounds else (
+            [r for r in self.done if 0 < r.round < rounds - 1] or [
+                r for r in self.done if r.round > 0] or self.done)
         o = self.inp.output_len
         ttft = sum(r.first_s - r.sent_s for r in measured) / len(measured)
         tpot = (sum((r.last_s - r.first_s) / (o - 1) for r in measured) / len(measured)
                 if o > 1 else 0.0)
+        n, xfer = len(measured), self.inp.transfer_s
+        phases = TtftPhases(
+            admission_ms=sum(r.queued_s - r.sent_s for r in measured) / n * 1e3,
+            prefill_queue_ms=sum(r.started_s - r.queued_s for r in measured) / n * 1e3,
+            prefill_ms=sum(r.handed_s - r.started_s for r in measured) / n * 1e3,
+            transfer_ms=xfer * 1e3,
+            decode_side_ms=sum(r.first_s - r.handed_s - xfer for r in measured) / n * 1e3)
         return DisaggSimResult(
             ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3, measured=len(measured),
             prefill_prompts_per_step=self.p_prompts / max(1, self.p_steps),
-            decode_batch=self.d_batch_sum / max(1, self.d_steps))
+            decode_batch=self.d_batch_sum / max(1, self.d_steps), phases=phases)

@@ -1,0 +1,35 @@
+"""How the frontend in front of a disaggregated deployment picks each role's worker, for the
+simulation (kvplan.analysis.simulate.disagg_sim, `random_workers`).
+
+Dynamo's frontend routes round-robin unless --router-mode says otherwise
+(components/src/dynamo/frontend/main.py as GitHub's index stores it, the early-2026 line with
+--request-plane / --event-plane: `--router-mode` choices round-robin / random / kv, default
+DYN_ROUTER_MODE or "round-robin"; "Router, defaulting to round-robin"): by count, not by load.
+srt-slurm, which launches the InferenceX disaggregated runs, starts on a multi-node job nginx
+on the head node in front of up to 10 Dynamo frontends, one per other node
+(NVIDIA/srt-slurm cc158081 src/srtctl/cli/mixins/frontend_stage.py
+`_compute_frontend_topology`; core/schema.py FrontendConfig: enable_multiple_frontends True,
+num_additional_frontends 9), nginx cycling over them (templates/nginx.conf.j2: an upstream
+of the frontends, round-robin, `worker_processes auto`, each worker process its own cycle), and
+each frontend keeps its own round-robin over the workers. The TensorRT-LLM recipes read
+(recipes/trtllm/*, `frontend: type: "dynamo"`) pass the frontend no router arguments. A
+request's worker is then set by several independent counters, none of which sees a worker's
+load: kvplan draws it uniformly, the nearest rule that needs no count it cannot know (how many
+frontends and nginx processes there were, where their counters stood).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrontendRouting:
+    by_load: bool  # False: each role's worker drawn uniformly in the simulation
+    source: str
+
+
+DYNAMO_SRT_SLURM = FrontendRouting(
+    by_load=False,
+    source="Dynamo frontend --router-mode default round-robin, behind srt-slurm's nginx over "
+           "up to 10 frontends (cc158081 frontend_stage.py)")

@@ -1,0 +1,46 @@
+"""The benchmark client and frontend each prospective disaggregated row ran behind
+(disaggwhy59; the rules: kvplan.analysis.simulate.bench_client, kvplan.engines.dynamo_frontend).
+
+The SGLang and TensorRT-LLM rows of disagg-bench sections 3a-3k are InferenceX runs
+(aiconfigurator 095f58a5 sdk/config_adapter/inferencex.py), which InferenceX launches through
+srt-slurm (SemiAnalysisAI/InferenceX runners/launch_gb200-nv.sh: srtctl apply of the recipe,
+srt-slurm branch sa-submission-q1-2026): the client is the recipe's `benchmark: type:
+"sa-bench"` (every TensorRT-LLM recipe read at 75f6e32a; the SGLang recipes of
+tests/data/disagg/srt_slurm_sglang_recipes.json likewise) and the frontend srt-slurm's Dynamo
+frontends behind nginx (their `frontend: type: dynamo`, or the default "dynamo" where the
+recipe names none: srt-slurm core/schema.py FrontendConfig).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from kvplan.analysis.simulate.bench_client import BenchClient, sa_bench
+from kvplan.engines.dynamo_frontend import DYNAMO_SRT_SLURM, FrontendRouting
+
+ENGINES = ("sglang", "trtllm")  # the prospective rows' engines (InferenceX through srt-slurm)
+
+
+def measured_date(row: dict[str, str]) -> dt.date | None:
+    m = re.search(r"measured=(\d{4})-(\d{2})-(\d{2})", row["silicon_data_source"])
+    return dt.date(*map(int, m.groups())) if m else None
+
+
+def _srt_slurm(row: dict[str, str]) -> bool:
+    """An InferenceX run of the prospective set: an SGLang / TensorRT-LLM row with a measured
+    date (section 4's public runs and section 2's vLLM rows are not)."""
+    return row["backend"] in ENGINES and measured_date(row) is not None
+
+
+def client(row: dict[str, str]) -> BenchClient | None:
+    """sa-bench as srt-slurm's bench.sh ran it at the row's measured date, for the rows run
+    through srt-slurm; None otherwise (the simulation's default measurement)."""
+    day = measured_date(row)
+    return sa_bench(day) if _srt_slurm(row) and day is not None else None
+
+
+def routing(row: dict[str, str]) -> FrontendRouting | None:
+    """srt-slurm's Dynamo frontends for the rows run through srt-slurm; None otherwise (the
+    least-loaded worker)."""
+    return DYNAMO_SRT_SLURM if _srt_slurm(row) else None
