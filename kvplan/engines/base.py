@@ -22,7 +22,7 @@ from kvplan._util.errors import InputError, UnmodelledError
 from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
-from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
 
@@ -260,7 +260,7 @@ class CostTraits:
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
-    moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
+    moe_kernel: MoeKernels | None = None  # its fused MoE by format, release, GPU (padding, bytes)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release
 
 

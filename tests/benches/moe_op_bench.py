@@ -38,12 +38,18 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_ONLY
 from kvplan.hardware.gpus import get_gpu
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import FP8_MOE_GEMM, MOE_GEMM, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
-from kvplan.perf.moe_kernel import activation_bytes, priced_kernel, sum_bytes
+from kvplan.perf.moe_kernel import (
+    activation_bytes,
+    priced_kernel,
+    routed_expert_formats,
+    sum_bytes,
+)
 from kvplan.perf.op_counts import MOE_EXTRA_KERNELS, topk_kernels
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_spec
@@ -136,6 +142,11 @@ def moe_price_s(row: Row, **fractions: float | None) -> float:
     eff = engine_efficiency(row.engine, device_efficiency(gpu), version=row.version)
     if fractions:
         eff = replace(eff, **fractions)
+    if row.kernel_source == "vllm_fused_moe":
+        # The collector calls vLLM's Triton fused_moe itself (SOURCES.md), whatever kernel the
+        # release's oracle would pick for the format and GPU in serving (FlashInfer's block-FP8
+        # kernels on Hopper under EP, on B200): price the kernel the row ran.
+        eff = replace(eff, moe_kernel=VLLM_TRITON_ONLY)
     layout = Layout(tp=row.moe_tp * row.moe_ep, ep=row.moe_ep)
     i = moe_layer(spec)
     step = step_time(spec, gpu, tokens=row.tokens, context=row.tokens, requests=1,
@@ -143,10 +154,12 @@ def moe_price_s(row: Row, **fractions: float | None) -> float:
     small = 1 + MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform)
     seconds = step.by_op["experts"] + small * eff.kernel_floor_s
     # The activation and moe_sum kernels where the roofline prices the engine's fused MoE
-    # (kvplan.perf.moe_kernel.priced_kernel: 16-bit experts, and under EP where vLLM's Triton
-    # kernel walks every pair, the collector's one physical rank holding every token).
-    if priced_kernel(eff.moe_kernel, bits=16 if row.quant == "bfloat16" else None,
-                     ep=row.moe_ep, dp_ranks=1) is not None:
+    # (kvplan.perf.moe_kernel.priced_kernel: 16-bit and block-FP8 experts, and under EP where
+    # vLLM's Triton kernel walks every pair, the collector's one physical rank holding every
+    # token); the quantize kernels' bytes are in the experts op.
+    fmt = routed_expert_formats(spec, [i])[i]
+    if priced_kernel(eff.moe_kernel, fmt=fmt, version=row.version, gpu=gpu, ep=row.moe_ep,
+                     dp_ranks=1) is not None:
         assert spec.moe is not None
         width = spec.moe.moe_intermediate_size // layout.moe_tp
         k, h = spec.moe.num_experts_per_tok, spec.hidden_size
