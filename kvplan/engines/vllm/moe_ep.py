@@ -138,7 +138,9 @@ def vllm_moe_experts(fmt: str | None, *, version: str | None, platform: str = "c
         if key >= version_key(FI_CUTLASS_EP_SINCE):
             return FI_CUTLASS_EP if ep > 1 else TRITON_EP
         # 0.12.0 (quantization/fp8.py:126-203): Triton, the plain wheel's choice (no deep_gemm
-        # in it, no VLLM_USE_FLASHINFER_MOE_FP8); 0.13-0.16 not read.
+        # in it, no VLLM_USE_FLASHINFER_MOE_FP8); 0.11.0 the same (quantization/fp8.py:440-466:
+        # FlashInfer only with VLLM_USE_FLASHINFER_MOE_FP8, DeepGEMM only where deep_gemm
+        # imports; :1069-1083 fused_experts -> Triton's fused_experts_impl); 0.13-0.16 not read.
         return TRITON_EP if key < (0, 13) else None
     return None
 

@@ -79,9 +79,12 @@ VLLM_TRITON_FP8_BLOCK_MOE = replace(
     source="vllm 0.19.0 fused_moe.py get_default_config (1244-1257), TritonExperts.apply "
            "(2062-2134); prepare_finalize/no_dp_ep.py:14-36; utils.py:125-148; "
            "quantization/utils/fp8_utils.py:905-932")
-# 0.12.0: BLOCK_SIZE_M 64 at every size (fused_moe.py:996-1002), the same quantization.
-VLLM_TRITON_FP8_BLOCK_MOE_0_12 = replace(VLLM_TRITON_FP8_BLOCK_MOE, small_block_rows=64,
-                                         source="vllm 0.12.0 fused_moe.py:996-1002")
+# 0.12.0: BLOCK_SIZE_M 64 at every size (fused_moe.py:996-1002), the same quantization; 0.11.0
+# the same (fused_moe.py:883; its functional fused_experts_impl quantizes the chunk's input at
+# :1621 and the gated product at :1674 alike, moe_sum :1703).
+VLLM_TRITON_FP8_BLOCK_MOE_0_12 = replace(
+    VLLM_TRITON_FP8_BLOCK_MOE, small_block_rows=64,
+    source="vllm 0.12.0 fused_moe.py:996-1002; 0.11.0 fused_moe.py:883, 1621-1703")
 
 
 @dataclass(frozen=True)
