@@ -488,7 +488,8 @@ def refit_text(rows: list[Row]) -> str:
     """The fit run again on kvplan's price today (the constants stay as fitted, 025ca10b)."""
     bf16, fp8 = fit_moe_gemm(rows, "bfloat16"), fit_moe_gemm(rows, "fp8_block")
     return ("Since vllmep59 priced vLLM's Triton walk over every pair under TP-attention EP "
-            "for 16-bit experts (finding 2), the same fit over the same cases gives "
+            "for 16-bit experts and vllmmoe59 its block-FP8 activations and quantize kernels "
+            "(finding 2), the same fit over the same cases gives "
             f"{bf16:.3f} for bf16 (block FP8 {fp8:.3f}); the constants are kept as fitted, "
             "opt-in.")
 
@@ -505,11 +506,33 @@ def ep_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
             "of every pair and the rank's own padded rows for 16-bit experts under "
             "TP-attention EP, and vLLM's bf16 ratio at 4k-16k tokens (before the fitted "
             f"fractions) is now {' / '.join(median(ep) for ep in (1, 2, 4, 8))} at EP 1 / 2 / "
-            "4 / 8. Block-FP8 experts keep the 1 / EP charge: in serving, vLLM 0.17-0.20 runs "
-            "them under EP on Hopper with FlashInfer's CUTLASS MoE, which computes and moves "
-            "the rank's own pairs only (moe_ep); these tables' FP8 rows ran the Triton kernel "
-            "(kernel_source vllm_fused_moe), whose walk over every pair kvplan does not price "
-            "for FP8 experts, as it prices no activations of FP8 experts at EP 1.")
+            "4 / 8. " + fp8_rule_text(pairs))
+
+
+def fp8_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
+    """vllmmoe59's rule for block-FP8 experts on vLLM's Triton kernel, with vLLM's FP8 ratios by
+    EP computed under it (before / with the fitted fractions)."""
+    def medians(side: int) -> str:
+        return " / ".join(
+            f"{statistics.median(x[side] for r, x in pairs if r.engine == 'vllm' and r.quant == 'fp8_block' and r.moe_tp == 1 and r.moe_ep == ep and r.tokens >= 4096):.2f}"  # noqa: E501
+            for ep in (1, 2, 4, 8))
+    return ("Block-FP8 experts on vLLM's Triton kernel are priced since (vllmmoe59, read in "
+            "0.11.0, 0.12.0, 0.17.0 and 0.19.0-0.20.0: kvplan.engines.vllm.moe_kernel): the "
+            "layer's input and every pair's gated product are quantized to FP8 by a kernel of "
+            "their own (per 128-element group, a float32 scale each), the GEMMs read the FP8 "
+            "copies and write bf16, the activation and moe_sum as for bf16, every pair walked "
+            "under EP, the rows padded by the block-FP8 default config. The rows that led to "
+            "it are these tables' vLLM block-FP8 rows at MoE EP 1-8 (H100, H200, B200, every "
+            "token count; kernel_source vllm_fused_moe): their 4k-16k median before it, at "
+            "the dense fractions, was 0.35 / 0.30 / 0.23 / 0.16 at EP 1 / 2 / 4 / 8 (1.08 / "
+            "0.86 / 0.67 / 0.45 with the fitted fractions; kvplan at fa10f602), now "
+            f"{medians(0)} ({medians(1)}). The price follows the kernel the row ran: in "
+            "serving, vLLM picks by release, GPU and layout (kvplan.engines.vllm.moe_ep."
+            "vllm_moe_experts): Triton for block FP8 on Hopper without EP (0.11-0.12, 0.17+), "
+            "FlashInfer's CUTLASS MoE under EP there (0.17+, the rank's own pairs: kvplan's "
+            "1 / EP, no activations priced) and its TRT-LLM-gen kernels on B200 (not "
+            "priced); and from 0.20 FlashInfer for 16-bit experts on Hopper and Blackwell "
+            "(not priced; Triton on Ampere / Ada).")
 
 
 if __name__ == "__main__":
