@@ -73,6 +73,9 @@ runner makes (fp8_blockscale_gemm.cu:216-246) 65,536 x 3,072 B = 0.19 GiB: about
 call, in the profile forward's peak, against TritonExperts' 0.75 GiB kept through the sampler
 warm-up; the persistent part 0.05 GiB. Whether that per-call allocation reaches torch's peak
 statistics (tvm-ffi's allocator) was not checked and no log of the path is held: not modelled.
+The same holds for 16-bit experts from 0.20 on Hopper (FlashInferExperts, the same
+workspace_shapes): kvplan.engines.vllm.moe still sizes TritonExperts' buffers there (vllmmoe59;
+the CPU oracle does not run FlashInfer's CUDA kernels, so it cannot check this path).
 """
 
 from __future__ import annotations
