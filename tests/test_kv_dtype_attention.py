@@ -114,7 +114,8 @@ def test_mixed_step_prices_a_prefill_chunk_as_the_step_does() -> None:
     assert new.seconds(decode_contexts=[], chunks=chunk) - old.seconds(
         decode_contexts=[], chunks=chunk) == pytest.approx(
         61 * per_layer * (1 / 2.25e15 - 1 / 1.5e15) + 3 * 61 * (4e-6 + 70e-6))
-    assert replace(_sglang("GB200"), kv_dtype_attention=()) == _sglang("GB200", "0.5.6.post2")
+    assert replace(_sglang("GB200"), kv_dtype_attention=(),
+                   engine_version="0.5.6.post2") == _sglang("GB200", "0.5.6.post2")
 
 
 def test_a_short_prefills_casts_sit_on_the_floor() -> None:

@@ -11,7 +11,12 @@ from dataclasses import replace
 import pytest
 
 from kvplan.capacity.weights import routed_expert_bits
-from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_MOE
+from kvplan.engines.vllm.moe_kernel import (
+    VLLM_MOE_KERNELS,
+    VLLM_TRITON_FP8_BLOCK_MOE,
+    VLLM_TRITON_FP8_BLOCK_MOE_0_12,
+    VLLM_TRITON_MOE,
+)
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
@@ -22,6 +27,7 @@ from kvplan.perf.moe_kernel import (
     expected_blocks,
     gemm_activation_bytes,
     padded_rows_factor,
+    quantize_bytes,
     sum_bytes,
 )
 from kvplan.perf.roofline import step_time
@@ -33,7 +39,12 @@ def test_block_rows_follow_vllm_default_config() -> None:
     # vllm 0.15.1 fused_moe.py get_default_config:1270: BLOCK_SIZE_M 16 when M <= E, else 64.
     assert block_rows(VLLM_TRITON_MOE, 8, 8) == 16
     assert block_rows(VLLM_TRITON_MOE, 9, 8) == 64
-    assert engine_efficiency("vllm").moe_kernel is VLLM_TRITON_MOE
+    assert engine_efficiency("vllm").moe_kernel is VLLM_MOE_KERNELS
+    # Block FP8 (get_default_config's block branch, 0.17.0-0.20.0): 16 up to 64 tokens
+    # whatever the experts, else 64; 0.12.0: 64 at every size.
+    assert block_rows(VLLM_TRITON_FP8_BLOCK_MOE, 64, 256) == 16
+    assert block_rows(VLLM_TRITON_FP8_BLOCK_MOE, 65, 256) == 64
+    assert block_rows(VLLM_TRITON_FP8_BLOCK_MOE_0_12, 8, 256) == 64
     assert engine_efficiency("sglang").moe_kernel is None
     assert engine_efficiency("trtllm").moe_kernel is None
 
@@ -71,11 +82,12 @@ def test_activation_bytes_by_hand() -> None:
 
 
 def test_prefill_step_of_mixtral_tp2_by_hand() -> None:
-    # vLLM on one H100 rank of TP 2 (989.5 dense bf16 TFLOPS x 0.70, 3.35 TB/s x 0.90), a
-    # 491-token prefill step (study run 28's 451-token chunk and 40 decodes).
+    # vLLM 0.19 (Triton for 16-bit experts; 0.20 runs FlashInfer on Hopper) on one H100 rank
+    # of TP 2 (989.5 dense bf16 TFLOPS x 0.70, 3.35 TB/s x 0.90), a 491-token prefill step
+    # (study run 28's 451-token chunk and 40 decodes).
     spec = load_model("mixtral-8x7b")[0]
     gpu = get_gpu("H100-80GB")
-    with_kernel = engine_efficiency("vllm", device_efficiency(gpu))
+    with_kernel = engine_efficiency("vllm", device_efficiency(gpu), version="0.19.0")
     without = replace(with_kernel, moe_kernel=None)
     kw = {"tokens": 491, "context": 1, "requests": 1, "logits": 1, "layout": Layout(tp=2)}
     new = step_time(spec, gpu, eff=with_kernel, **kw)
@@ -103,20 +115,54 @@ def test_prefill_step_of_mixtral_tp2_by_hand() -> None:
     assert delta == pytest.approx(32 * gemm_activation_bytes(40, 2, 4096, 7168) / bw, rel=1e-6)
 
 
-def test_quantized_experts_keep_the_old_charge() -> None:
-    # The rule is vLLM's 16-bit path (TritonExperts on unquantized weights); FP8 experts run
-    # other kernels (oracle/fp8.py) and keep the weights-and-FLOPs charge.
+def test_block_fp8_experts_quantize_their_activations_by_hand() -> None:
+    # vLLM 0.19 runs TritonExperts for block-FP8 experts on Hopper without EP (oracle/fp8.py
+    # moves TRITON to the front, ep_size 1): the layer's input and every pair's gated product
+    # are quantized to FP8 per 128-element group (kvplan.engines.vllm.moe_kernel).
     fp8 = json.dumps({"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
                       "weight_block_size": [128, 128]})
     spec = replace(load_model("mixtral-8x7b")[0], quantization_json=fp8)
     gpu = get_gpu("H100-80GB")
-    eff = engine_efficiency("vllm", device_efficiency(gpu))
+    eff = engine_efficiency("vllm", device_efficiency(gpu), version="0.19.0")
     kw = {"tokens": 491, "context": 1, "requests": 1, "logits": 1, "layout": Layout(tp=2)}
-    fp8_step = step_time(spec, gpu, eff=eff, **kw)
-    assert fp8_step.seconds == step_time(spec, gpu, eff=replace(eff, moe_kernel=None), **kw).seconds
+    # Mixtral-8x7B at TP 2: H 4,096, I 7,168 a rank, 491 tokens, top-2: P = 982 pairs.
+    # Quantize a1: 491 x (4,096 x 2 B read + 4,096 x 1 B + 32 scales x 4 B written) =
+    # 491 x 12,416 = 6,096,256 B; a2: 982 x (7,168 x 2 + 7,168 + 56 x 4) = 982 x 21,728 =
+    # 21,336,896 B.
+    assert quantize_bytes(491, 2, 4096, 7168, 2, 128) == (6_096_256, 21_336_896)
+    # The GEMMs: the FP8 input and its scales 491 x 4,224 = 2,073,984; cache1 (bf16)
+    # 982 x 14,336 x 2 = 28,155,904; the FP8 cache2 and its scales 982 x 7,392 = 7,258,944;
+    # cache3 (bf16) 982 x 4,096 x 2 = 8,044,544: 45,533,376 B.
+    assert gemm_activation_bytes(491, 2, 4096, 7168, 2, 1, 128) == 45_533_376
+    new = step_time(spec, gpu, eff=eff, **kw)
+    old = step_time(spec, gpu, eff=replace(eff, moe_kernel=None), **kw)
+    # Experts a layer: 8 x 3 x 4,096 x 7,168 x 1 B = 704,643,072 B of weights, memory-bound
+    # (205 GFLOP of padded rows at 0.70 x 1,979 FP8 TFLOPS: 148 us; the bytes ~306 us at
+    # 0.69 x 3.35 TB/s): the GEMMs' activations add 45,533,376 B at that rate, and the a2
+    # quantize 21,336,896 B / (0.90 x 3.35 TB/s) = 7.077 us, 3.077 us past its floor (a1's
+    # 2.02 us stays under its floor).
+    bw, fp8_bw = 3.35e12 * 0.90, 3.35e12 * 0.69
+    assert new.by_op["experts"] - old.by_op["experts"] == pytest.approx(
+        32 * (45_533_376 / fp8_bw + 21_336_896 / bw - 4e-6), rel=1e-6)
+    # silu_and_mul and moe_sum as for 16-bit experts (test_prefill_step_of_mixtral_tp2).
+    extra = 32 * (42_233_856 / bw - 4e-6 + 12_066_816 / bw - 4e-6)
+    assert new.by_op["small_kernels"] - old.by_op["small_kernels"] == pytest.approx(extra)
     # (and the checkpoint is read as FP8: its experts move half the bf16 bytes)
     bf16 = step_time(load_model("mixtral-8x7b")[0], gpu, eff=replace(eff, moe_kernel=None), **kw)
-    assert fp8_step.bytes < 0.6 * bf16.bytes
+    assert old.bytes < 0.6 * bf16.bytes
+
+
+def test_vllm_020_runs_flashinfer_for_16_bit_experts_on_hopper() -> None:
+    # 0.20.0's unquantized oracle tries FlashInfer first (kvplan.engines.vllm.moe_ep): on an
+    # H100 the 16-bit step is priced as the bare weights and FLOPs (FlashInfer's activations
+    # not read); on an A100 (SM 8.0, no FlashInfer CUTLASS) Triton still runs and is priced.
+    spec = load_model("mixtral-8x7b")[0]
+    kw = {"tokens": 491, "context": 1, "requests": 1, "logits": 1, "layout": Layout(tp=2)}
+    for gpu_name, priced in (("H100-80GB", False), ("A100-80GB", True)):
+        gpu = get_gpu(gpu_name)
+        eff = engine_efficiency("vllm", device_efficiency(gpu), version="0.20.0")
+        bare = step_time(spec, gpu, eff=replace(eff, moe_kernel=None), **kw).seconds
+        assert (step_time(spec, gpu, eff=eff, **kw).seconds > bare) is priced
 
 
 def test_expert_dtype_read_from_the_quantization() -> None:

@@ -9,8 +9,20 @@ from dataclasses import replace
 
 import pytest
 
-from kvplan.engines.vllm.moe_ep import FI_CUTLASS_EP, TRITON_EP, vllm_ep_experts
-from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_MOE
+from kvplan.engines.moe_kernel import BF16_EXPERTS, FP8_BLOCK_EXPERTS, FixedMoeKernels
+from kvplan.engines.vllm.moe_ep import (
+    FI_CUTLASS_EP,
+    FI_TRTLLM_EP,
+    TRITON_EP,
+    vllm_ep_experts,
+    vllm_moe_experts,
+)
+from kvplan.engines.vllm.moe_kernel import (
+    VLLM_MOE_KERNELS,
+    VLLM_TRITON_FP8_BLOCK_MOE,
+    VLLM_TRITON_FP8_BLOCK_MOE_0_12,
+    VLLM_TRITON_MOE,
+)
 from kvplan.hardware.gpus import get_gpu
 from kvplan.perf.efficiency import device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
@@ -25,9 +37,9 @@ H100_BW = 3.35e12
 
 def test_kernel_by_format_release_and_gpu() -> None:
     # 16-bit experts: Triton (every pair walked) in every release read before 0.20, whose
-    # unquantized oracle tries FlashInfer first (not modelled: None).
+    # unquantized oracle tries FlashInfer first: CUTLASS on Hopper (its own pairs).
     assert vllm_ep_experts("16-bit", version="0.19.0", capability=(9, 0)) is TRITON_EP
-    assert vllm_ep_experts("16-bit", version="0.20.0", capability=(9, 0)) is None
+    assert vllm_ep_experts("16-bit", version="0.20.0", capability=(9, 0)) is FI_CUTLASS_EP
     # Block FP8 on Hopper under EP: FlashInfer CUTLASS from 0.17.0 (oracle/fp8.py moves it to
     # the front when ep_size > 1), the rank's own pairs only; 0.12.0 Triton; 0.13-0.16 unread.
     for version in ("0.17.0", "0.18.0", "0.19.0", "0.20.0", None):
@@ -41,13 +53,51 @@ def test_kernel_by_format_release_and_gpu() -> None:
     assert VLLM_TRITON_MOE.ep_all_pairs
 
 
+def test_kernel_by_release_gpu_and_layout_without_ep() -> None:
+    # oracle/unquantized.py 0.20.0:47-80: FLASHINFER_TRTLLM (SM 10.x family only), then
+    # FLASHINFER_CUTLASS (SM 9.0+, moved behind TRITON with DP ranks), then TRITON.
+    def bf16(version: str | None, cap: tuple[int, int], **kw: object) -> object:
+        return vllm_moe_experts("16-bit", version=version, capability=cap, **kw)
+
+    assert bf16("0.19.0", (9, 0)) is TRITON_EP
+    assert bf16("0.20.0", (9, 0)) is FI_CUTLASS_EP
+    assert bf16(None, (9, 0)) is FI_CUTLASS_EP
+    assert bf16("0.20.0", (9, 0), dp_ranks=2) is TRITON_EP
+    assert bf16("0.20.0", (10, 0)) is FI_TRTLLM_EP
+    assert bf16("0.20.0", (8, 0)) is TRITON_EP  # A100: FlashInfer's kernels want SM 9.0+
+    assert bf16("0.20.0", (9, 4), platform="rocm") is TRITON_EP  # MI300X: as before
+    # Block FP8 on Hopper, 0.17.0+: "prefer Triton for TP and FI CUTLASS for EP".
+    fp8 = {"version": "0.19.0", "capability": (9, 0)}
+    assert vllm_moe_experts("fp8-block", **fp8) is TRITON_EP
+    assert vllm_moe_experts("fp8-block", **fp8, ep=8) is FI_CUTLASS_EP
+    # The priced kernels, by release and GPU.
+    h100, b200 = get_gpu("H100-80GB"), get_gpu("B200")
+    k = VLLM_MOE_KERNELS.kernel
+    assert k(BF16_EXPERTS, version="0.19.0", gpu=h100, ep=1, dp_ranks=1) is VLLM_TRITON_MOE
+    assert k(BF16_EXPERTS, version="0.20.0", gpu=h100, ep=1, dp_ranks=1) is None
+    assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=h100, ep=1,
+             dp_ranks=1) is VLLM_TRITON_FP8_BLOCK_MOE
+    assert k(FP8_BLOCK_EXPERTS, version="0.12.0", gpu=h100, ep=8,
+             dp_ranks=1) is VLLM_TRITON_FP8_BLOCK_MOE_0_12
+    assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=h100, ep=8, dp_ranks=1) is None
+    assert k(FP8_BLOCK_EXPERTS, version="0.19.0", gpu=b200, ep=1, dp_ranks=1) is None
+
+
 def test_where_the_kernel_is_priced() -> None:
+    kernels = FixedMoeKernels(((BF16_EXPERTS, VLLM_TRITON_MOE),))
+    h100 = get_gpu("H100-80GB")
+
+    def priced(fmt: str | None, ep: int, dp_ranks: int, ks: object = kernels) -> object:
+        return priced_kernel(ks, fmt=fmt, version="0.19.0", gpu=h100, ep=ep,
+                             dp_ranks=dp_ranks)
+
     k = VLLM_TRITON_MOE
-    assert priced_kernel(k, bits=16, ep=1, dp_ranks=1) is k
-    assert priced_kernel(k, bits=16, ep=8, dp_ranks=1) is k  # TP-attention EP: every pair
-    assert priced_kernel(k, bits=16, ep=8, dp_ranks=2) is None  # EP over DP ranks: not read
-    assert priced_kernel(k, bits=None, ep=8, dp_ranks=1) is None  # FP8 experts
-    assert priced_kernel(replace(k, ep_all_pairs=False), bits=16, ep=2, dp_ranks=1) is None
+    assert priced(BF16_EXPERTS, 1, 1) is k
+    assert priced(BF16_EXPERTS, 8, 1) is k  # TP-attention EP: every pair
+    assert priced(BF16_EXPERTS, 8, 2) is None  # EP over DP ranks: not read
+    assert priced(None, 8, 1) is None  # another format
+    no_walk = FixedMoeKernels(((BF16_EXPERTS, replace(k, ep_all_pairs=False)),))
+    assert priced(BF16_EXPERTS, 2, 1, no_walk) is None
 
 
 def test_ep_activation_bytes_by_hand() -> None:

@@ -23,7 +23,7 @@ from kvplan._util.versions import prerelease_key
 from kvplan.engines.attention_kernel import KvDtypeAttention, SparseMlaKernel, VarlenAttentionKernel
 from kvplan.engines.launch import LaunchLayout, LaunchPlan, LaunchSettings, tp_layout_text
 from kvplan.engines.moe_comm import MoeAllToAllRule
-from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
 
@@ -259,7 +259,7 @@ class CostTraits:
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
-    moe_kernel: FusedMoeKernel | None = None  # its bf16 fused MoE's padding and activations
+    moe_kernel: MoeKernels | None = None  # its fused MoE by format, release, GPU (padding, bytes)
     moe_all_to_all: MoeAllToAllRule | None = None  # the all-to-all a launch selects (moe_comm)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release
 

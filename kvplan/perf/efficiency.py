@@ -205,7 +205,7 @@ from kvplan.engines.attention_kernel import (
     VarlenAttentionKernel,
 )
 from kvplan.engines.base import AllReduceNormFusion, PrefillOpCount
-from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan.engines.moe_kernel import MoeKernels
 from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.hardware.gpus import GPU
 from kvplan.perf.gemm_shape import GemmShapeEfficiency
@@ -343,9 +343,11 @@ class Efficiency:
     # (kvplan.engines.base.CostTraits.kv_dtype_attention, kvplan.perf.attention_kernel.
     # attention_math); (): bf16 attention.
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()
-    # The engine's fused MoE for 16-bit experts (kvplan.engines.base.CostTraits.moe_kernel,
-    # priced by kvplan.perf.moe_kernel); None: the experts' GEMM FLOPs and weights only.
-    moe_kernel: FusedMoeKernel | None = None
+    # The engine's choice of fused MoE by experts' format, release, GPU and layout
+    # (kvplan.engines.base.CostTraits.moe_kernel, priced by kvplan.perf.moe_kernel) and the
+    # release it answers for (None: the newest); None: the experts' GEMM FLOPs and weights only.
+    moe_kernel: MoeKernels | None = None
+    engine_version: str | None = None
     # Where the engine keeps its dense MLPs (with the shared experts) and lm_head under DP
     # attention (kvplan.engines.base.EngineRules.dp_attention_weights, priced by
     # kvplan.perf.roofline); None: whole on every rank, as DpAttentionWeights().

@@ -30,23 +30,78 @@ the rank's own pairs', P / EP of them on average (every expert equally likely), 
 are the rank's experts' padded rows (the same factor: every expert's list is padded alike).
 The two GEMMs' bytes join their weights (`gemm_activation_bytes`); the activation and the sum
 are kernels of their own (`activation_bytes`, `sum_bytes`), each at least a floor.
+
+Block-FP8 experts (a kernel with `act_quant_group`, q = 128: vLLM's TritonExperts on block FP8,
+kvplan.engines.vllm.moe_kernel): each GEMM reads an FP8 copy of its activations, 1 B an element
+and a 4-B float32 scale a group of q, made by a quantize kernel of its own that reads the bf16
+tensor and writes the copy (`quantize_bytes`):
+
+    quantize a1  reads T x H (bf16), writes T x H (fp8) + T x H / q scales
+    w13 GEMM     reads the T x H FP8 input and scales once, writes P x 2I (bf16)
+    activation   as above (bf16)
+    quantize a2  reads P x I (bf16), writes P x I (fp8) + P x I / q scales (every pair's)
+    w2 GEMM      reads P x I FP8 and scales (the rank's own pairs under EP), writes P x H
+    moe_sum      as above
+
+The two quantize kernels' floors are the experts op's (a w8a8 GEMM counts two kernels:
+kvplan.perf.roofline); their bytes beyond a floor each join the experts op (`fused_moe_traffic`).
+Which kernel runs, by format, release, GPU and layout, is the engine's answer
+(kvplan.engines.moe_kernel.MoeKernels; `priced_kernel`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Protocol
 
-from kvplan.engines.moe_kernel import FusedMoeKernel
+from kvplan._util.units import cdiv
+from kvplan.capacity.weights import loaded_formats, routed_expert_bits
+from kvplan.engines.moe_kernel import (
+    BF16_EXPERTS,
+    FP8_BLOCK_EXPERTS,
+    FusedMoeKernel,
+    MoeKernels,
+)
+from kvplan.hardware.gpus import GPU
+from kvplan.model.quant import FP32_BYTES
+from kvplan.model.quant_formats import Fp8Block
+from kvplan.model.spec import ModelSpec
+
+FP8_BYTES = 1  # an FP8 e4m3 activation
 
 
-def priced_kernel(kernel: FusedMoeKernel | None, *, bits: int | None, ep: int,
-                  dp_ranks: int) -> FusedMoeKernel | None:
-    """The engine's fused MoE where this module prices a layer: 16-bit experts (`bits`, the
-    layer's routed experts' weight bits: capacity.weights.routed_expert_bits), on TP ranks, or
-    under EP on TP ranks alone (no DP ranks: every rank holds every token, no all-to-all) where
-    the kernel walks every pair (`ep_all_pairs`). EP over DP ranks is not priced here."""
-    if kernel is None or bits != 16:
+def routed_expert_formats(spec: ModelSpec, layers: Iterable[int],
+                          quantization: str | None = None) -> dict[int, str | None]:
+    """Each layer's routed experts' format as a MoeKernels selection takes it: BF16_EXPERTS in
+    a 16-bit compute dtype (capacity.weights.routed_expert_bits), FP8_BLOCK_EXPERTS under a
+    128 x 128 block-FP8 scheme with float32 scales, None otherwise."""
+    from kvplan.weights.base import experts_module
+
+    layers = list(layers)
+    bits = routed_expert_bits(spec, layers, quantization)
+    quant = loaded_formats(spec, quantization)[0] if None in bits.values() else None
+    out: dict[int, str | None] = {}
+    for i in layers:
+        scheme = quant.scheme_for(experts_module(spec, i)) if quant and bits[i] is None else None
+        block = isinstance(scheme, Fp8Block) and (
+            scheme.block_n, scheme.block_k, scheme.scale_bytes) == (128, 128, FP32_BYTES)
+        out[i] = BF16_EXPERTS if bits[i] == 16 else FP8_BLOCK_EXPERTS if block else None
+    return out
+
+
+def priced_kernel(kernels: MoeKernels | None, *, fmt: str | None, version: str | None,
+                  gpu: GPU | None, ep: int, dp_ranks: int) -> FusedMoeKernel | None:
+    """The engine's fused MoE where this module prices a layer: the kernel the engine runs for
+    experts of format `fmt` (routed_expert_formats) at `version` on `gpu`
+    (kvplan.engines.moe_kernel.MoeKernels), on TP ranks, or under EP on TP ranks alone (no DP
+    ranks: every rank holding every token, no all-to-all) where the kernel walks every pair
+    (`ep_all_pairs`). EP over DP ranks is not priced here."""
+    if kernels is None or fmt is None:
+        return None
+    kernel = kernels.kernel(fmt, version=version, gpu=gpu, ep=ep, dp_ranks=dp_ranks)
+    if kernel is None:
         return None
     if ep == 1 or (kernel.ep_all_pairs and dp_ranks == 1):
         return kernel
@@ -55,7 +110,8 @@ def priced_kernel(kernel: FusedMoeKernel | None, *, bits: int | None, ep: int,
 
 def block_rows(kernel: FusedMoeKernel, tokens: int, experts: int) -> int:
     """The BLOCK_SIZE_M of a call of `tokens` tokens over `experts` routed experts."""
-    return kernel.small_block_rows if tokens <= experts else kernel.block_rows
+    limit = experts if kernel.small_up_to_tokens is None else kernel.small_up_to_tokens
+    return kernel.small_block_rows if tokens <= limit else kernel.block_rows
 
 
 @lru_cache(maxsize=4096)
@@ -89,14 +145,36 @@ def padded_rows_factor(kernel: FusedMoeKernel, tokens: int, experts: int, top_k:
     return block * expected_blocks(tokens, p, block) / (tokens * p)
 
 
+def input_row_bytes(cols: int, act_bytes: int, quant_group: int | None) -> float:
+    """One row of a GEMM's activation input as the GEMM reads it: `cols` elements of
+    `act_bytes`, or (`quant_group`) their FP8 copy and a float32 scale a group."""
+    if quant_group is None:
+        return act_bytes * cols
+    return FP8_BYTES * cols + cdiv(cols, quant_group) * FP32_BYTES
+
+
 def gemm_activation_bytes(tokens: int, top_k: int, hidden: int, width: int,
-                          act_bytes: int = 2, ep: int = 1) -> float:
+                          act_bytes: int = 2, ep: int = 1,
+                          quant_group: int | None = None) -> float:
     """Activation bytes the two grouped GEMMs move besides their weights, `width` the experts'
     intermediate columns on the rank: the input read once, P x 2I written, P x I read (the
-    rank's own pairs, P / `ep`, under EP), P x H written (zeros for other ranks' pairs)."""
+    rank's own pairs, P / `ep`, under EP), P x H written (zeros for other ranks' pairs); the
+    reads of an FP8 copy where the kernel quantizes (`quant_group`)."""
     pairs = tokens * top_k
-    return act_bytes * (tokens * hidden + pairs * 2 * width + pairs * width / ep
-                        + pairs * hidden)
+    return (tokens * input_row_bytes(hidden, act_bytes, quant_group)
+            + act_bytes * pairs * 2 * width
+            + pairs / ep * input_row_bytes(width, act_bytes, quant_group)
+            + act_bytes * pairs * hidden)
+
+
+def quantize_bytes(tokens: int, top_k: int, hidden: int, width: int, act_bytes: int,
+                   quant_group: int) -> tuple[int, int]:
+    """The two quantize kernels' bytes: the layer's input (T x H) and the gated product of
+    every pair (P x I), each read in bf16 and written as FP8 with its scales."""
+    def one(rows: int, cols: int) -> int:
+        return rows * (act_bytes * cols + FP8_BYTES * cols + cdiv(cols, quant_group) * FP32_BYTES)
+
+    return one(tokens, hidden), one(tokens * top_k, width)
 
 
 def activation_bytes(tokens: int, top_k: int, width: int, act_bytes: int = 2) -> int:
@@ -107,3 +185,23 @@ def activation_bytes(tokens: int, top_k: int, width: int, act_bytes: int = 2) ->
 def sum_bytes(tokens: int, top_k: int, hidden: int, act_bytes: int = 2) -> int:
     """moe_sum: P x H read, T x H written."""
     return act_bytes * (tokens * top_k * hidden + tokens * hidden)
+
+
+class _Step(Protocol):
+    def over_floor(self, name: str, nbytes: float) -> None: ...
+
+
+def fused_moe_traffic(step: _Step, kernel: FusedMoeKernel, *, tokens: int, experts: int,
+                      top_k: int, hidden: int, width: int, act_bytes: int, ep: int
+                      ) -> tuple[float, float]:
+    """Charge `step` (kvplan.perf.roofline's) with the kernel's activation, sum and quantize
+    kernels' bytes beyond their floors, and return the GEMMs' padded-rows factor and their
+    activation bytes (module docstring)."""
+    step.over_floor("small_kernels", activation_bytes(tokens, top_k, width, act_bytes))
+    step.over_floor("small_kernels", sum_bytes(tokens, top_k, hidden, act_bytes))
+    q = kernel.act_quant_group
+    if q is not None:
+        for nbytes in quantize_bytes(tokens, top_k, hidden, width, act_bytes, q):
+            step.over_floor("experts", nbytes)
+    return (padded_rows_factor(kernel, tokens, experts, top_k),
+            gemm_activation_bytes(tokens, top_k, hidden, width, act_bytes, ep, q))

@@ -38,9 +38,11 @@ Kernels:
   2k floors.
 - A collective is a kernel too: at least one floor.
 - An engine's fused MoE (Efficiency.moe_kernel, kvplan.perf.moe_kernel; vLLM's Triton fused_moe
-  on 16-bit experts on TP ranks, read in 0.15.1, and under EP on TP ranks, zeros for the other
-  ranks' pairs, kvplan.engines.vllm.moe_ep): its grouped GEMMs compute each expert's rows
-  padded to the kernel's block (FLOPs times `padded_rows_factor`) and move the activations
+  where the release runs it for the experts' format and GPU, kvplan.engines.vllm.moe_kernel:
+  16-bit experts before 0.20 or below SM 9.0, block FP8 on Hopper without EP with its quantize
+  kernels; under EP on TP ranks, zeros for the other ranks' pairs, kvplan.engines.vllm.moe_ep;
+  FlashInfer's kernels, from 0.20 for 16-bit on Hopper, not priced): its GEMMs compute each
+  expert's rows padded to its block (FLOPs times `padded_rows_factor`) and move the activations
   between its kernels besides the weights; the gated activation and the top-k sum are kernels
   of their bytes. Engines that declare none keep the weights and exact FLOPs.
 
@@ -146,7 +148,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvplan._util.dtypes import GemmMath
-from kvplan.capacity.weights import routed_expert_bits
 from kvplan.hardware.gpus import GPU
 from kvplan.hardware.interconnect import Interconnect
 from kvplan.kv.cache import activation_dtype, attention_token_bytes, recurrent_state
@@ -173,13 +174,7 @@ from kvplan.perf.flops import (
 )
 from kvplan.perf.launch_model import launch_spill_s
 from kvplan.perf.layout import ONE_GPU, Layout, check_layout, link
-from kvplan.perf.moe_kernel import (
-    activation_bytes,
-    gemm_activation_bytes,
-    padded_rows_factor,
-    priced_kernel,
-    sum_bytes,
-)
+from kvplan.perf.moe_kernel import fused_moe_traffic, priced_kernel, routed_expert_formats
 from kvplan.perf.op_counts import (
     ATTN_KERNELS,
     FULL_WIDTH_QK_NORM_KERNELS,
@@ -423,8 +418,8 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
         rec_weights = recurrent_params(spec)
         rec_proj_flops = 2 * rec_weights
         rec_state_flops = recurrent_state_flops_per_token(spec, phase)
-    # The routed experts' weight dtype per layer, where the fused MoE kernel may run (below).
-    expert_bits = routed_expert_bits(spec, chosen, quantization) if (
+    # The routed experts' format per layer, where the fused MoE kernel may run (below).
+    expert_fmt = routed_expert_formats(spec, chosen, quantization) if (
         spec.moe is not None and eff.moe_kernel is not None) else {}
     for i in chosen:
         lp = counts.layers[i]
@@ -513,22 +508,21 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             touched = 1 - (1 - k / n) ** moe_tokens
             shared_flops = moe_tokens * 2 * lp.mlp / expert_ranks if folded else 0.0
             shared_bytes = lp.mlp * bpp_mlp["dense_mlp"] if folded else 0.0
-            # The engine's fused MoE on 16-bit experts on TP ranks (kvplan.perf.moe_kernel): its
+            # The engine's fused MoE, as its release runs it for the experts' format on this GPU
+            # (kvplan.perf.moe_kernel: 16-bit, and block FP8 with its quantize kernels), on TP
+            # ranks or TP-attention EP (priced_kernel: vLLM's Triton walks every pair): its
             # GEMMs compute padded rows and move the activations; the gated activation and the
             # top-k sum, counted at a floor each (MLP_KERNELS and MOE_EXTRA_KERNELS), take their
             # bytes' time where it is longer.
-            # (16-bit: the layer's routed experts held in a 16-bit compute dtype, no
-            # quantization format over them: capacity.weights.routed_expert_bits.)
-            # Under TP-attention EP (priced_kernel) vLLM's walks every pair, zeros for others'.
-            moe_kernel = priced_kernel(eff.moe_kernel, bits=expert_bits.get(i), ep=layout.ep,
+            moe_kernel = priced_kernel(eff.moe_kernel, fmt=expert_fmt.get(i),
+                                       version=eff.engine_version, gpu=gpu, ep=layout.ep,
                                        dp_ranks=layout.dp_ranks)
             pad, extra = 1.0, 0.0
             if moe_kernel is not None:
-                width = moe.moe_intermediate_size // layout.moe_tp
-                pad = padded_rows_factor(moe_kernel, moe_tokens, n, k)
-                extra = gemm_activation_bytes(moe_tokens, k, h, width, act_bytes, layout.ep)
-                s.over_floor("small_kernels", activation_bytes(moe_tokens, k, width, act_bytes))
-                s.over_floor("small_kernels", sum_bytes(moe_tokens, k, h, act_bytes))
+                pad, extra = fused_moe_traffic(
+                    s, moe_kernel, tokens=moe_tokens, experts=n, top_k=k, hidden=h,
+                    width=moe.moe_intermediate_size // layout.moe_tp, act_bytes=act_bytes,
+                    ep=layout.ep)
             s.op("experts",
                  flops=moe_tokens * 2 * lp.routed_active / expert_ranks * pad + shared_flops,
                  nbytes=(lp.routed_experts + lp.router) * bpp_exp["experts"] * touched

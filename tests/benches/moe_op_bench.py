@@ -38,12 +38,18 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_ONLY
 from kvplan.hardware.gpus import get_gpu
 from kvplan.model.spec import ModelSpec
 from kvplan.perf.efficiency import FP8_MOE_GEMM, MOE_GEMM, MOE_GEMM_SHAPE, device_efficiency
 from kvplan.perf.engine_traits import engine_efficiency
 from kvplan.perf.layout import Layout
-from kvplan.perf.moe_kernel import activation_bytes, priced_kernel, sum_bytes
+from kvplan.perf.moe_kernel import (
+    activation_bytes,
+    priced_kernel,
+    routed_expert_formats,
+    sum_bytes,
+)
 from kvplan.perf.op_counts import MOE_EXTRA_KERNELS, topk_kernels
 from kvplan.perf.roofline import step_time
 from kvplan.sources.resolve import load_spec
@@ -136,6 +142,11 @@ def moe_price_s(row: Row, **fractions: object) -> float:
     eff = engine_efficiency(row.engine, device_efficiency(gpu), version=row.version)
     if fractions:
         eff = replace(eff, **fractions)
+    if row.kernel_source == "vllm_fused_moe":
+        # The collector calls vLLM's Triton fused_moe itself (SOURCES.md), whatever kernel the
+        # release's oracle would pick for the format and GPU in serving (FlashInfer's block-FP8
+        # kernels on Hopper under EP, on B200): price the kernel the row ran.
+        eff = replace(eff, moe_kernel=VLLM_TRITON_ONLY)
     layout = Layout(tp=row.moe_tp * row.moe_ep, ep=row.moe_ep)
     i = moe_layer(spec)
     step = step_time(spec, gpu, tokens=row.tokens, context=row.tokens, requests=1,
@@ -143,10 +154,12 @@ def moe_price_s(row: Row, **fractions: object) -> float:
     small = 1 + MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform)
     seconds = step.by_op["experts"] + small * eff.kernel_floor_s
     # The activation and moe_sum kernels where the roofline prices the engine's fused MoE
-    # (kvplan.perf.moe_kernel.priced_kernel: 16-bit experts, and under EP where vLLM's Triton
-    # kernel walks every pair, the collector's one physical rank holding every token).
-    if priced_kernel(eff.moe_kernel, bits=16 if row.quant == "bfloat16" else None,
-                     ep=row.moe_ep, dp_ranks=1) is not None:
+    # (kvplan.perf.moe_kernel.priced_kernel: 16-bit and block-FP8 experts, and under EP where
+    # vLLM's Triton kernel walks every pair, the collector's one physical rank holding every
+    # token); the quantize kernels' bytes are in the experts op.
+    fmt = routed_expert_formats(spec, [i])[i]
+    if priced_kernel(eff.moe_kernel, fmt=fmt, version=row.version, gpu=gpu, ep=row.moe_ep,
+                     dp_ranks=1) is not None:
         assert spec.moe is not None
         width = spec.moe.moe_intermediate_size // layout.moe_tp
         k, h = spec.moe.num_experts_per_tok, spec.hidden_size
@@ -550,7 +563,8 @@ def refit_text(rows: list[Row]) -> str:
     """The fit run again on kvplan's price today (the constants stay as fitted, 025ca10b)."""
     bf16, fp8 = fit_moe_gemm(rows, "bfloat16"), fit_moe_gemm(rows, "fp8_block")
     return ("Since vllmep59 priced vLLM's Triton walk over every pair under TP-attention EP "
-            "for 16-bit experts (finding 2), the same fit over the same cases gives "
+            "for 16-bit experts and vllmmoe59 its block-FP8 activations and quantize kernels "
+            "(finding 2), the same fit over the same cases gives "
             f"{bf16:.3f} for bf16 (block FP8 {fp8:.3f}); the constants are kept as fitted, "
             "opt-in.")
 
@@ -561,7 +575,8 @@ def shape_refit_text(rows: list[Row]) -> str:
 
     def points(quant: str) -> str:
         return " / ".join(f"{f:.2f}" for _, _, _, f in fit_table(rows, quant))
-    return ("Fitted at e846422e, before vllmep59's EP walk was priced; the same fit over the same "
+    return ("Fitted at e846422e, before vllmep59's EP walk and vllmmoe59's FP8 activations were "
+            "priced; the same fit over the same "
             f"cases on today's price gives bf16 {points('bfloat16')} and block FP8 "
             f"{points('fp8_block')}; the tables are kept as fitted, opt-in.")
 
@@ -578,11 +593,33 @@ def ep_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
             "of every pair and the rank's own padded rows for 16-bit experts under "
             "TP-attention EP, and vLLM's bf16 ratio at 4k-16k tokens (before the fitted "
             f"fractions) is now {' / '.join(median(ep) for ep in (1, 2, 4, 8))} at EP 1 / 2 / "
-            "4 / 8. Block-FP8 experts keep the 1 / EP charge: in serving, vLLM 0.17-0.20 runs "
-            "them under EP on Hopper with FlashInfer's CUTLASS MoE, which computes and moves "
-            "the rank's own pairs only (moe_ep); these tables' FP8 rows ran the Triton kernel "
-            "(kernel_source vllm_fused_moe), whose walk over every pair kvplan does not price "
-            "for FP8 experts, as it prices no activations of FP8 experts at EP 1.")
+            "4 / 8. " + fp8_rule_text(pairs))
+
+
+def fp8_rule_text(pairs: list[tuple[Row, tuple[float, float]]]) -> str:
+    """vllmmoe59's rule for block-FP8 experts on vLLM's Triton kernel, with vLLM's FP8 ratios by
+    EP computed under it (before / with the fitted fractions)."""
+    def medians(side: int) -> str:
+        return " / ".join(
+            f"{statistics.median(x[side] for r, x in pairs if r.engine == 'vllm' and r.quant == 'fp8_block' and r.moe_tp == 1 and r.moe_ep == ep and r.tokens >= 4096):.2f}"  # noqa: E501
+            for ep in (1, 2, 4, 8))
+    return ("Block-FP8 experts on vLLM's Triton kernel are priced since (vllmmoe59, read in "
+            "0.11.0, 0.12.0, 0.17.0 and 0.19.0-0.20.0: kvplan.engines.vllm.moe_kernel): the "
+            "layer's input and every pair's gated product are quantized to FP8 by a kernel of "
+            "their own (per 128-element group, a float32 scale each), the GEMMs read the FP8 "
+            "copies and write bf16, the activation and moe_sum as for bf16, every pair walked "
+            "under EP, the rows padded by the block-FP8 default config. The rows that led to "
+            "it are these tables' vLLM block-FP8 rows at MoE EP 1-8 (H100, H200, B200, every "
+            "token count; kernel_source vllm_fused_moe): their 4k-16k median before it, at "
+            "the dense fractions, was 0.35 / 0.30 / 0.23 / 0.16 at EP 1 / 2 / 4 / 8 (1.08 / "
+            "0.86 / 0.67 / 0.45 with the fitted fractions; kvplan at fa10f602), now "
+            f"{medians(0)} ({medians(1)}). The price follows the kernel the row ran: in "
+            "serving, vLLM picks by release, GPU and layout (kvplan.engines.vllm.moe_ep."
+            "vllm_moe_experts): Triton for block FP8 on Hopper without EP (0.11-0.12, 0.17+), "
+            "FlashInfer's CUTLASS MoE under EP there (0.17+, the rank's own pairs: kvplan's "
+            "1 / EP, no activations priced) and its TRT-LLM-gen kernels on B200 (not "
+            "priced); and from 0.20 FlashInfer for 16-bit experts on Hopper and Blackwell "
+            "(not priced; Triton on Ampere / Ada).")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ from kvplan.engines.vllm.kv_dtype import (
     vllm_runnable_kv_dtypes,
 )
 from kvplan.engines.vllm.launch import vllm_launch, vllm_running_cap
-from kvplan.engines.vllm.moe_kernel import VLLM_TRITON_MOE
+from kvplan.engines.vllm.moe_kernel import VLLM_MOE_KERNELS
 from kvplan.engines.vllm.mxfp4_backend import vllm_mxfp4_backend
 from kvplan.engines.vllm.options import vllm_options
 from kvplan.engines.vllm.quant_methods import check_quantization_loadable
@@ -153,10 +153,10 @@ class VllmEngine:
     # default); with --enable-expert-parallel on TP ranks alone, FusedMoE reduces the experts'
     # output with the TP all-reduce (`reduce_results`), as without EP.
     # Its attention kernel by GPU: FlashAttention 2's 64-row query tiles on SM 8.x / 12.x
-    # (kvplan.engines.vllm.attention_backend). Its bf16 experts: the Triton fused_moe
-    # (kvplan.engines.vllm.moe_kernel).
+    # (kvplan.engines.vllm.attention_backend). Its experts: the Triton fused_moe where the
+    # release runs it for the format and GPU (kvplan.engines.vllm.moe_kernel.VllmMoeKernels).
     cost_traits = CostTraits(ep_all_to_all_needs_dp=True, attention_kernels=VLLM_ATTENTION_KERNELS,
-                             moe_kernel=VLLM_TRITON_MOE)
+                             moe_kernel=VLLM_MOE_KERNELS)
     scheduler = Scheduler.mixed_token_budget  # vllm/v1/core/sched/scheduler.py
     # vllm/config/model.py _get_and_verify_max_len, lines 2639-2665: ValueError "User-specified
     # max_model_len (...) is greater than the derived max_model_len" unless the variable is 1.

@@ -50,11 +50,15 @@ Read in the wheels' code (vllm/model_executor/layers/fused_moe/ of 0.12.0, 0.17.
   first (oracle/nvfp4.py 0.19.0:140-146), none taking an expert map. Not read to the line: they
   are left at kvplan's 1 / EP charge, which is what a kernel given only its local experts does.
 
-Found, not made a rule here (the report of vllmep59): 0.20.0's unquantized oracle
-(oracle/unquantized.py:47-80, 279-289) tries FLASHINFER_TRTLLM and FLASHINFER_CUTLASS before
-TRITON on CUDA with no environment variable, and FlashInferExperts takes 16-bit experts on SM 9.0
-and up: from 0.20 the 16-bit default on Hopper is no longer the Triton kernel that
-kvplan.engines.vllm.moe_kernel declares for every release.
+16-bit experts from 0.20 (issue 30, vllmmoe59): 0.20.0's unquantized oracle
+(oracle/unquantized.py:47-80 `_get_priority_backends`, :279-289) tries FLASHINFER_TRTLLM,
+FLASHINFER_CUTLASS, TRITON in that order on CUDA with no environment variable, FLASHINFER_CUTLASS
+moved behind TRITON where dp_size > 1 (:77-78). TrtLlmBf16Experts runs on the SM 10.x family only
+(experts/trtllm_bf16_moe.py:46-53), FlashInferExperts on SM 9.0, 10.x, 11.x and 12.x
+(flashinfer_cutlass_moe.py:125-136), taking unquantized experts on SM 9.0 and up (:150-159):
+Hopper's 16-bit default is FlashInfer CUTLASS, Blackwell's TRT-LLM-gen, Ampere's and Ada's
+Triton. 0.12-0.19 took FlashInfer only with VLLM_USE_FLASHINFER_MOE_FP16=1 (vllmep59's reading,
+kvplan.engines.vllm.moe_kernel). `vllm_moe_experts` is the one choice, with and without EP.
 
 Nor its workspace (kvplan.engines.vllm.moe sizes TritonExperts' buffers for FP8 experts too):
 under FlashInfer CUTLASS the modular kernel's workspace manager holds only (M, K) (0.20.0
@@ -69,6 +73,9 @@ runner makes (fp8_blockscale_gemm.cu:216-246) 65,536 x 3,072 B = 0.19 GiB: about
 call, in the profile forward's peak, against TritonExperts' 0.75 GiB kept through the sampler
 warm-up; the persistent part 0.05 GiB. Whether that per-call allocation reaches torch's peak
 statistics (tvm-ffi's allocator) was not checked and no log of the path is held: not modelled.
+The same holds for 16-bit experts from 0.20 on Hopper (FlashInferExperts, the same
+workspace_shapes): kvplan.engines.vllm.moe still sizes TritonExperts' buffers there (vllmmoe59;
+the CPU oracle does not run FlashInfer's CUDA kernels, so it cannot check this path).
 """
 
 from __future__ import annotations
@@ -78,14 +85,17 @@ from dataclasses import dataclass
 from kvplan._util.versions import version_key
 
 # The first release whose FP8 oracle puts FlashInfer CUTLASS first for block-FP8 experts under
-# EP on SM 9.0 (oracle/fp8.py `_get_priority_backends`; read in 0.17.0-0.20.0, absent in 0.12.0).
+# EP on SM 9.0, and Triton first without EP (oracle/fp8.py `_get_priority_backends`: 0.17.0:85,
+# 0.19.0:85-95, 0.20.0:88; absent in 0.12.0).
 FI_CUTLASS_EP_SINCE = "0.17.0"
+# The first release whose unquantized oracle tries FlashInfer before Triton (above).
+FI_BF16_SINCE = "0.20.0"
 
 
 @dataclass(frozen=True, kw_only=True)
 class VllmEpExperts:
-    """The experts kernel one EP rank runs, and whether it walks every (token, expert) pair of
-    the step (writing zeros for other ranks' pairs) or only its own."""
+    """The experts kernel a rank runs, and whether under EP it walks every (token, expert) pair
+    of the step (writing zeros for other ranks' pairs) or only its own."""
 
     kernel: str
     all_pairs: bool
@@ -100,23 +110,48 @@ FI_CUTLASS_EP = VllmEpExperts(
     kernel="FlashInfer CUTLASS MoE (FlashInferExperts)", all_pairs=False,
     source="vllm 0.17.0-0.20.0 oracle/fp8.py _get_priority_backends; flashinfer 0.6.8.post1 "
            "cutlass_fused_moe_kernels.cuh:323-330, :1693-1697")
+# Its expert range its own (`supports_expert_map` False: the local experts given to the kernel).
+FI_TRTLLM_EP = VllmEpExperts(
+    kernel="FlashInfer TRT-LLM-gen MoE (TrtLlmBf16Experts / TrtLlmFp8Experts)", all_pairs=False,
+    source="vllm 0.20.0 oracle/unquantized.py:47-80, experts/trtllm_bf16_moe.py:46-53; "
+           "0.19.0 oracle/fp8.py:68-80")
+
+
+def vllm_moe_experts(fmt: str | None, *, version: str | None, platform: str = "cuda",
+                     capability: tuple[int, int] | None, ep: int = 1, dp_ranks: int = 1
+                     ) -> VllmEpExperts | None:
+    """The kernel a rank of vLLM `version` (None: the newest) runs on a GPU of `platform` and
+    `capability` for routed experts of format `fmt` ("16-bit" or "fp8-block") at expert
+    parallelism `ep` over `dp_ranks` DP ranks, by the default selection (no --moe-backend, no
+    VLLM_USE_* override); None where this module did not read the choice (another format, FP8
+    on another generation, 0.13-0.16's FP8)."""
+    key = version_key(version)
+    if fmt == "16-bit":
+        if platform != "cuda" or capability is None or capability < (9, 0):
+            # Ampere / Ada run Triton in every release (FlashInfer wants SM 9.0+); ROCm and a GPU
+            # of unknown capability keep the Triton kvplan priced before (not re-read).
+            return TRITON_EP
+        if key < version_key(FI_BF16_SINCE):
+            return TRITON_EP
+        if capability[0] == 10:
+            return FI_TRTLLM_EP
+        # FLASHINFER_CUTLASS behind TRITON with DP ranks (oracle/unquantized.py:77-78).
+        return TRITON_EP if dp_ranks > 1 else FI_CUTLASS_EP
+    if fmt == "fp8-block" and platform == "cuda" and capability == (9, 0):
+        if key >= version_key(FI_CUTLASS_EP_SINCE):
+            return FI_CUTLASS_EP if ep > 1 else TRITON_EP
+        # 0.12.0 (quantization/fp8.py:126-203): Triton, the plain wheel's choice (no deep_gemm
+        # in it, no VLLM_USE_FLASHINFER_MOE_FP8); 0.11.0 the same (quantization/fp8.py:440-466:
+        # FlashInfer only with VLLM_USE_FLASHINFER_MOE_FP8, DeepGEMM only where deep_gemm
+        # imports; :1069-1083 fused_experts -> Triton's fused_experts_impl); 0.13-0.16 not read.
+        return TRITON_EP if key < (0, 13) else None
+    return None
 
 
 def vllm_ep_experts(fmt: str, *, version: str | None,
                     capability: tuple[int, int] | None) -> VllmEpExperts | None:
-    """The kernel an EP rank of vLLM `version` (None: the newest) runs on a GPU of
-    `capability` for routed experts of format `fmt` ("16-bit" or "fp8-block"), by the default
-    selection (no --moe-backend, no VLLM_USE_* override); None where this module did not read
-    the choice (another format, another generation, 16-bit from 0.20)."""
+    """`vllm_moe_experts` of an EP rank on TP ranks (ep > 1, no DP ranks); None where the
+    capability is not known."""
     if capability is None:
         return None
-    key = version_key(version)
-    if fmt == "16-bit":
-        return TRITON_EP if key < (0, 20) else None
-    if fmt == "fp8-block" and capability == (9, 0):
-        if key >= version_key(FI_CUTLASS_EP_SINCE):
-            return FI_CUTLASS_EP
-        # 0.12.0 (quantization/fp8.py:126-203): Triton, the plain wheel's choice (no deep_gemm
-        # in it, no VLLM_USE_FLASHINFER_MOE_FP8); 0.13-0.16 not read.
-        return TRITON_EP if key < (0, 13) else None
-    return None
+    return vllm_moe_experts(fmt, version=version, capability=capability, ep=2)

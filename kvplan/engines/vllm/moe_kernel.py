@@ -27,12 +27,40 @@
   (N=3584: from 1,536), 16 or 32 at decode sizes.
 - Under expert parallelism on TP ranks (kvplan.engines.vllm.moe_ep, read in 0.12.0-0.20.0):
   the same kernels over every pair of the step, other ranks' experts' blocks writing zeros.
+
+Block-FP8 experts on the same TritonExperts (issue 30, vllmmoe59; read in 0.12.0, 0.17.0,
+0.19.0 and 0.20.0, the lines below 0.19.0's): the prepare step quantizes the layer's input
+(prepare_finalize/no_dp_ep.py:14-36, :76 `_quantize_input` -> utils.py:241-270
+moe_kernel_quantize_input -> :125-148 `_fp8_quantize` -> per_token_group_quant_fp8 with group
+block_shape[1] = 128: quantization/utils/fp8_utils.py:905-932, an FP8 copy of the tensor and one
+float32 scale per 128 elements); the w13 GEMM reads the FP8 rows and their scales and writes
+intermediate_cache1 in bf16 (compute_type bfloat16 for FP8 inputs, fused_moe.py:2053-2057, 2073);
+the activation as for 16-bit experts; then moe_kernel_quantize_input over all T x top-k rows of
+intermediate_cache2 (2102-2108, every pair's, other ranks' zeros included under EP), the w2 GEMM
+reading that FP8 copy (2110-2131) and writing intermediate_cache3 in bf16; moe_sum as before.
+BLOCK_SIZE_M by get_default_config's block-FP8 branch (1244-1257): 16 for a call of at most 64
+tokens, else 64 (0.17.0-0.20.0; 0.12.0: 64 always, fused_moe.py:996-1002). The kernel is the
+one vLLM runs for block FP8 on Hopper without EP from 0.17.0, and in 0.12.0 (moe_ep).
+
+Which kernel a release runs (`VllmMoeKernels`, from kvplan.engines.vllm.moe_ep.vllm_moe_experts):
+Triton for 16-bit experts before 0.20 and on GPUs below SM 9.0, FlashInfer's kernels from 0.20
+on Hopper and Blackwell (not priced: their activations were not read to the byte), Triton for
+block FP8 on Hopper without EP (0.12.0, 0.17.0+), FlashInfer CUTLASS with EP (0.17.0+).
 """
 
 from __future__ import annotations
 
-from kvplan.engines.moe_kernel import FusedMoeKernel
-from kvplan.engines.vllm.moe_ep import TRITON_EP
+from dataclasses import dataclass, replace
+
+from kvplan._util.versions import version_key
+from kvplan.engines.moe_kernel import (
+    BF16_EXPERTS,
+    FP8_BLOCK_EXPERTS,
+    FixedMoeKernels,
+    FusedMoeKernel,
+)
+from kvplan.engines.vllm.moe_ep import FI_CUTLASS_EP_SINCE, TRITON_EP, vllm_moe_experts
+from kvplan.hardware.gpus import GPU
 
 VLLM_TRITON_MOE = FusedMoeKernel(
     name="vLLM fused_moe (Triton, TritonExperts)",
@@ -44,3 +72,44 @@ VLLM_TRITON_MOE = FusedMoeKernel(
     # Under TP-attention EP: every pair walked, zeros for other ranks' (moe_ep.TRITON_EP).
     ep_all_pairs=TRITON_EP.all_pairs,
 )
+# Block FP8 (0.17.0-0.20.0): activations quantized per 128-element group before each GEMM.
+VLLM_TRITON_FP8_BLOCK_MOE = replace(
+    VLLM_TRITON_MOE, name="vLLM fused_moe (Triton, TritonExperts), block FP8",
+    small_up_to_tokens=64, act_quant_group=128,
+    source="vllm 0.19.0 fused_moe.py get_default_config (1244-1257), TritonExperts.apply "
+           "(2062-2134); prepare_finalize/no_dp_ep.py:14-36; utils.py:125-148; "
+           "quantization/utils/fp8_utils.py:905-932")
+# 0.12.0: BLOCK_SIZE_M 64 at every size (fused_moe.py:996-1002), the same quantization; 0.11.0
+# the same (fused_moe.py:883; its functional fused_experts_impl quantizes the chunk's input at
+# :1621 and the gated product at :1674 alike, moe_sum :1703).
+VLLM_TRITON_FP8_BLOCK_MOE_0_12 = replace(
+    VLLM_TRITON_FP8_BLOCK_MOE, small_block_rows=64,
+    source="vllm 0.12.0 fused_moe.py:996-1002; 0.11.0 fused_moe.py:883, 1621-1703")
+
+
+@dataclass(frozen=True)
+class VllmMoeKernels:
+    """vLLM's default choice of fused-MoE kernel (kvplan.engines.moe_kernel.MoeKernels): the
+    Triton kernels above where vllm_moe_experts answers Triton, None (weights and exact FLOPs
+    only) where it answers a FlashInfer kernel or was not read."""
+
+    def kernel(self, fmt: str | None, *, version: str | None, gpu: GPU | None, ep: int,
+               dp_ranks: int) -> FusedMoeKernel | None:
+        chosen = vllm_moe_experts(fmt, version=version,
+                                  platform=gpu.platform if gpu is not None else "cuda",
+                                  capability=gpu.compute_capability if gpu is not None else None,
+                                  ep=ep, dp_ranks=dp_ranks)
+        if chosen is not TRITON_EP:
+            return None
+        if fmt == BF16_EXPERTS:
+            return VLLM_TRITON_MOE
+        if version_key(version) >= version_key(FI_CUTLASS_EP_SINCE):
+            return VLLM_TRITON_FP8_BLOCK_MOE
+        return VLLM_TRITON_FP8_BLOCK_MOE_0_12
+
+
+VLLM_MOE_KERNELS = VllmMoeKernels()
+# `--moe-backend triton`, or a benchmark that calls fused_moe itself (aiconfigurator's vLLM
+# collector: tests/data/moe_op/SOURCES.md), on 0.17.0+.
+VLLM_TRITON_ONLY = FixedMoeKernels(((BF16_EXPERTS, VLLM_TRITON_MOE),
+                                    (FP8_BLOCK_EXPERTS, VLLM_TRITON_FP8_BLOCK_MOE)))
