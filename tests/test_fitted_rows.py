@@ -108,12 +108,12 @@ def all_row_ids() -> list[str]:
 
 
 def test_every_fitted_constant_has_its_record() -> None:
-    # The 27 records: vLLM 8, SGLang 4, TensorRT-LLM 6, the cost model 4 (two of them the MoE
-    # experts' fractions, fitted on kernel tables: fitted_on=()), vLLM's API-server stage 2
-    # (`simulate --frontend`) and its output stage 1 (`simulate --api-output`, measured on a
-    # CPU, fitted_on=()), vLLM's engine-core host work 2 (`simulate --engine-core-cpu`, measured
-    # on a CPU, fitted_on=()).
-    assert len(FITTED) == 27
+    # The 28 records: vLLM 8, SGLang 4, TensorRT-LLM 6, the cost model 5 (three of them the MoE
+    # experts' fractions and the dense FP8 GEMMs', fitted on kernel tables: fitted_on=()),
+    # vLLM's API-server stage 2 (`simulate --frontend`) and its output stage 1 (`simulate
+    # --api-output`, measured on a CPU, fitted_on=()), vLLM's engine-core host work 2
+    # (`simulate --engine-core-cpu`, measured on a CPU, fitted_on=()).
+    assert len(FITTED) == 28
     assert set(CONSTANT_OF) <= set(FITTED)
     assert all(name.endswith("_FIT") for name in FITTED)
 

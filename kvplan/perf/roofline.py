@@ -240,6 +240,8 @@ class _Step:
             frac = self.eff.gemm_shape.fraction(rows, flops / (2 * rows) / kernels)
         if ran is GemmMath.fp8 and not attention and self.eff.fp8_gemm is not None:
             frac = self.eff.fp8_gemm
+        if ran is GemmMath.fp8 and not (attention or experts) and self.eff.fp8_dense_gemm:
+            frac = self.eff.fp8_dense_gemm  # opt-in: dense FP8 GEMMs' fitted fraction
         if experts and ran is GemmMath.bf16 and self.eff.moe_gemm is not None:
             frac = self.eff.moe_gemm
         if experts and ran is GemmMath.fp8 and self.eff.fp8_moe_gemm is not None:
