@@ -64,3 +64,20 @@ def test_only_dense_fp8_gemms_move() -> None:
         assert price(eff, **kw) == price(DEFAULT_EFFICIENCY, **kw)
     with pytest.raises(Exception, match="fp8_dense_gemm"):
         Efficiency(fp8_dense_gemm=1.5)
+
+
+def test_the_serving_bench_selects_fp8_checkpoints_and_hopper_presets() -> None:
+    from kvplan.hardware.gpus import get_gpu as gpu_of
+    from kvplan.perf.efficiency import device_efficiency
+    from kvplan.sources.resolve import load_spec
+    from tests.benches.fp8_gemm_bench import dense_fp8, fp8_fitted
+
+    # MiniMax-M2's block-FP8 checkpoint quantizes its attention projections; Qwen3-8B is bf16.
+    assert dense_fp8(load_spec("tests/data/configs/minimax-m2.json"))
+    assert not dense_fp8(load_spec("tests/data/configs/qwen3-8b.json"))
+    with fp8_fitted():
+        assert device_efficiency(gpu_of("H100-80GB")).fp8_dense_gemm == FP8_DENSE_GEMM
+        assert device_efficiency(gpu_of("H200")).fp8_dense_gemm == FP8_DENSE_GEMM
+        b200 = device_efficiency(gpu_of("B200"))
+        assert b200.fp8_dense_gemm is None and b200.fp8_gemm == 0.55
+    assert device_efficiency(gpu_of("H100-80GB")).fp8_dense_gemm is None
