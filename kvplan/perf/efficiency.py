@@ -186,7 +186,10 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   removes. The H200 and B200 tables are held out (tests.benches.fp8_gemm_fit; the H200 alone
   would give 0.512); B200 keeps its preset's 0.55 (its tables' 0.31: no held-out card to fit
   it on). The routed experts keep `fp8_moe_gemm` / `fp8_gemm`. OPT-IN (default None: `fp8_gemm`,
-  or `gemm`): judged on serving rows after it was committed (tests/benches/fp8_gemm_bench.py).
+  or `gemm`): judged on FP8 serving rows after it was committed (tests/benches/fp8_gemm_bench.py,
+  on every SM 9.0 preset): the other publishers' prospective FP8 runs (46) TTFT |error| 44.6 ->
+  43.0 %, TPOT 17.1 -> 17.1 %; aiconfigurator's aggregated FP8 rows (249, every 4th) TTFT 38.0 ->
+  37.3 %, TPOT 15.2 -> 15.7 % (worse; its 147 held-out rows 13.1 -> 13.1 %): not the default.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
