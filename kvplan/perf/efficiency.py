@@ -184,6 +184,23 @@ The engine and fitted constants (prefill launch, layer overhead) are the same fo
   moe_gemm_bench.py --compare shape), TTFT comes closer on the other publishers' prospective MoE
   runs (66.5 -> 52.3 %) but the sim-to-real Mixtral stages' ITL gets worse (1.7 -> 7.2 %), five
   of them saturating: Mixtral's wide experts run faster than the table pooled over narrower ones.
+- fp8_dense_gemm 0.48: FITTED, the dense (non-expert) w8a8 FP8 GEMMs' fraction of the FP8
+  peak where they are compute-bound, on aiconfigurator's measured GEMM tables (095f58a51,
+  tests/data/dense_op/SOURCES.md: the engines' own linear layer, its activation quantization
+  included), the H100 ones only: vLLM 0.19.0, SGLang 0.5.9 and TensorRT-LLM 1.2.0rc5, per-tensor
+  and block FP8 together, every row of M 4,096-16,384 (522: 29 weight shapes x 3 M x 2 formats x
+  3 engines; every one compute-bound in kvplan's price at the fitted fraction), the fraction at
+  which the median kvplan / measured is 1 (tests.benches.fp8_gemm_fit.fit_fp8_dense_gemm:
+  0.483). One constant for both formats: the H100 tables' own (0.520 per-tensor, 0.468 block)
+  differ by vLLM's block-FP8 kernel only (SGLang 0.54 / 0.57, TensorRT-LLM 0.40 / 0.44, vLLM
+  0.59 / 0.44, medians of the achieved fraction), an engine x format spread no format rule
+  removes. The H200 and B200 tables are held out (tests.benches.fp8_gemm_fit; the H200 alone
+  would give 0.512); B200 keeps its preset's 0.55 (its tables' 0.31: no held-out card to fit
+  it on). The routed experts keep `fp8_moe_gemm` / `fp8_gemm`. OPT-IN (default None: `fp8_gemm`,
+  or `gemm`): judged on FP8 serving rows after it was committed (tests/benches/fp8_gemm_bench.py,
+  on every SM 9.0 preset): the other publishers' prospective FP8 runs (46) TTFT |error| 44.6 ->
+  43.0 %, TPOT 17.1 -> 17.1 %; aiconfigurator's aggregated FP8 rows (249, every 4th) TTFT 38.0 ->
+  37.3 %, TPOT 15.2 -> 15.7 % (worse; its 147 held-out rows 13.1 -> 13.1 %): not the default.
 `Efficiency.gemm_shape` (default None) is an OPT-IN counterfactual: the bf16 weight GEMMs'
 fraction by shape, from OpenXLA's measured H100 table (kvplan.perf.gemm_shape), in place of
 `gemm`. No preset sets it; the layer overhead above was fitted with `gemm` 0.70.
@@ -293,6 +310,16 @@ MOE_GEMM_SHAPE = MoeGemmShape(
                               fractions=tuple(f for _, f in MOE_GEMM_SHAPE_BF16)),
     fp8=ExpertsShapeFraction(rows=tuple(m for m, _ in MOE_GEMM_SHAPE_FP8),
                              fractions=tuple(f for _, f in MOE_GEMM_SHAPE_FP8)))
+# The dense FP8 GEMMs' compute-bound fraction (module docstring): kernel tables, no bench row.
+FP8_DENSE_GEMM = 0.48
+FP8_DENSE_GEMM_FIT = Fitted(
+    value=FP8_DENSE_GEMM,
+    source="per-tensor and block FP8 dense GEMMs, 522 rows of M 4,096-16,384 of aiconfigurator "
+           "095f58a51 systems/data/h100_sxm/gemm/{vllm/0.19.0, sglang/0.5.9, trtllm/1.2.0rc5}/"
+           "gemm_perf.parquet (tests/data/dense_op): the fraction at which the median kvplan / "
+           "measured is 1 (tests.benches.fp8_gemm_fit.fit_fp8_dense_gemm: 0.483); H200 and "
+           "B200 tables held out",
+    fitted_on=())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -367,13 +394,17 @@ class Efficiency:
     # The routed experts' fraction by rows per expert (kvplan.perf.moe_gemm_shape; MOE_GEMM_SHAPE,
     # FITTED on kernel tables), in place of `moe_gemm` / `fp8_moe_gemm`. None: those.
     moe_gemm_shape: MoeGemmShape | None = None
+    # OPT-IN (issue 30): the dense (non-expert) FP8 GEMMs' fraction of the FP8 peak, FITTED on
+    # measured GEMM tables (FP8_DENSE_GEMM_FIT, module docstring). None: `fp8_gemm`, today's.
+    fp8_dense_gemm: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("hbm", "fp8_gemm_hbm", "gemm", "attention"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")
-        for name in ("fp8_gemm", "fp8_attention", "moe_gemm", "fp8_moe_gemm"):
+        for name in ("fp8_gemm", "fp8_attention", "moe_gemm", "fp8_moe_gemm",
+                     "fp8_dense_gemm"):
             value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
                 raise InputError(f"{name} efficiency must be in (0, 1], got {value}")

@@ -240,6 +240,8 @@ class _Step:
             frac = self.eff.gemm_shape.fraction(rows, flops / (2 * rows) / kernels)
         if ran is GemmMath.fp8 and not attention and self.eff.fp8_gemm is not None:
             frac = self.eff.fp8_gemm
+        if ran is GemmMath.fp8 and not (attention or expert_rows) and self.eff.fp8_dense_gemm:
+            frac = self.eff.fp8_dense_gemm  # opt-in: dense FP8 GEMMs' fitted fraction
         if expert_rows:
             frac = self.eff.experts_fraction(ran, expert_rows, frac)
         hbm = self.eff.fp8_gemm_hbm if ran is GemmMath.fp8 and not attention else self.eff.hbm

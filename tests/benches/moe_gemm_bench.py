@@ -57,20 +57,16 @@ where the table pooled over the narrower experts says 0.34-0.59 (examples/moe-op
 
 from __future__ import annotations
 
-import json
-import statistics
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 
 from kvplan.perf import efficiency
+from tests.benches import fraction_counterfactual as fc
 
 AGG_EVERY = 4  # the agg set's subsample: every 4th replayable MoE row (fixed before replaying)
-SETS = ("s2r", "prospective", "accelmark", "agg", "disagg")
-Ratios = dict[str, tuple[float, float]]  # row id -> (TTFT, TPOT) kvplan / measured
+SETS = fc.SETS
 
 
 # The modes beside kvplan's default: the one fraction per format (moefit58) and the fraction by
@@ -98,26 +94,17 @@ def moe_fitted(mode: str = "fitted") -> Iterator[None]:
         table.update(saved)
 
 
-def _s2r() -> Ratios:
-    from tests.benches import sim_to_real as s
-
-    records = s.load_records()
-    out: Ratios = {}
-    for which in ({}, {"prospective": True}, {"blind": True}, {"offload": True}):
-        for run in s.load_runs(**which)[1]:
-            if s.run_inputs(run)[0].moe is None:
-                continue
-            sim = s.simulate_run(run)
-            for stage, fig in sim.stages.items():
-                ttft, itl = (records.get((run.id, stage, k)) for k in ("ttft_mean", "itl_mean"))
-                if stage >= 0 and ttft and itl and "ttft_mean" in fig and "itl_mean" in fig:
-                    out[f"{run.folder}/{stage}"] = (fig["ttft_mean"] / ttft["measured"],
-                                                    fig["itl_mean"] / itl["measured"])
-    return out
+def is_moe(spec: object) -> bool:
+    return getattr(spec, "moe", None) is not None
 
 
-def _prospective() -> Ratios:
-    from kvplan.sources.resolve import load_spec
+def agg_rows() -> list[dict[str, str]]:
+    """The agg set: every AGG_EVERY-th aggregated row with an MoE checkpoint that the bench
+    replays (why_not empty), in aiconfig_agg_runs.rows() order."""
+    return fc.agg_rows(is_moe, AGG_EVERY)
+
+
+def collect_one(name: str) -> fc.Ratios:
     from tests.benches import (
         prospective31_runs,
         prospective52_runs,
@@ -129,125 +116,22 @@ def _prospective() -> Ratios:
     )
     from tests.benches import prospective_runs as p
 
-    out: Ratios = {}
-    for mod in (p, prospective31_runs, prospective52_runs, prospective53_runs,
-                prospective53b_runs, prospective54_runs, prospective56_runs,
-                prospective57_runs):
-        for run in p.load(mod.DATA)["runs"]:
-            if load_spec(str(p.REPO / run["model"])).moe is None:
-                continue
-            r = p.run_one(run)
-            m = r.measured
-            if r.refused or "median_ttft_ms" not in m or "median_tpot_ms" not in m:
-                continue
-            # keyed by its set (prospective30, ...) and checkpoint
-            key = f"{mod.DATA.stem}|{Path(run['model']).stem}|{run['id']}"
-            out[key] = (r.simulated["ttft_ms.p50"] / m["median_ttft_ms"],
-                        r.simulated["tpot_ms.p50"] / m["median_tpot_ms"])
-    return out
-
-
-def _accelmark() -> Ratios:
-    from kvplan.sources.resolve import load_spec
-    from tests.benches import accelmark_runs as a
-
-    doc, runs = a.load()
-    out: Ratios = {}
-    for run in runs:
-        if load_spec(str(a.REPO / run["model"])).moe is None:
-            continue
-        for lv in a.simulate(run, doc):
-            out[f"{run['id']}@{lv.qps}"] = (lv.simulated["ttft_p50"] / lv.measured["ttft_ms_p50"],
-                                            lv.simulated["tpot_p50"] / lv.measured["tpot_ms_p50"])
-    return out
-
-
-def agg_rows() -> list[dict[str, str]]:
-    """The agg set: every AGG_EVERY-th aggregated row with an MoE checkpoint that the bench
-    replays (why_not empty), in aiconfig_agg_runs.rows() order."""
-    from tests.benches import aiconfig_agg_runs as g
-
-    moe = [r for r in g.rows() if not g.why_not(r)
-           and g._spec(g.AGG_MODELS[(r["model_path"], r["precision"])][0]).moe is not None]
-    return moe[::AGG_EVERY]
-
-
-def _agg() -> Ratios:
-    from tests.benches import aiconfig_agg_runs as g
-
-    out: Ratios = {}
-    for row in agg_rows():
-        r = g.replay(row)
-        if r.ratios is not None:  # keyed by the bench's split: held out or shaped
-            out[f"{'held' if g.split_of(r).startswith('held out') else 'shaped'}|{r.id}"] = (
-                r.ratios)
-    return out
-
-
-def _disagg() -> Ratios:
-    from tests.benches import disagg_rows as d
-
-    out: Ratios = {}
-    for r in (*d.replays(), *d.prospective_replays()):
-        if r.ratios is not None:
-            out[r.id] = r.ratios
-    return out
-
-
-COLLECT = {"s2r": _s2r, "prospective": _prospective, "accelmark": _accelmark, "agg": _agg,
-           "disagg": _disagg}
-
-
-def collect(sets: list[str], mode: str) -> dict[str, Ratios]:
-    if mode == "default":
-        return {name: COLLECT[name]() for name in sets}
-    with moe_fitted(mode):
-        return {name: COLLECT[name]() for name in sets}
-
-
-def _line(name: str, default: Ratios, fitted: Ratios) -> str:
-    ids = sorted(set(default) & set(fitted))
-    moved = sum(1 for i in ids if default[i] != fitted[i])
-    if not ids:
-        return f"| {name} | 0 | 0 | no MoE row | | | | |"
-    cells = []
-    for k in (0, 1):
-        d, f = [default[i][k] for i in ids], [fitted[i][k] for i in ids]
-        cells.append(f"{statistics.median(d):.3f} -> {statistics.median(f):.3f}")
-        cells.append(f"{statistics.median(abs(x - 1) for x in d):.1%} -> "
-                     f"{statistics.median(abs(x - 1) for x in f):.1%}")
-    # A median hides a run the simulator saturates (its queue grows without bound): the
-    # largest TTFT ratio.
-    cells.append(f"{max(default[i][0] for i in ids):.2f} -> {max(fitted[i][0] for i in ids):.2f}")
-    return f"| {name} | {len(ids)} | {moved} | " + " | ".join(cells) + " |"
+    if name == "prospective":  # prospective30-57, the sets this bench's figures were taken on
+        return fc.prospective(is_moe, (p, prospective31_runs, prospective52_runs,
+                                       prospective53_runs, prospective53b_runs,
+                                       prospective54_runs, prospective56_runs,
+                                       prospective57_runs))
+    if name == "agg":
+        return fc.agg(is_moe, AGG_EVERY)
+    if name == "disagg":
+        return fc.disagg()
+    return {"s2r": fc.s2r, "accelmark": fc.accelmark}[name](is_moe)
 
 
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["--mode"]:  # one mode, in its own process: JSON on stdout
-        print(json.dumps(collect(argv[2:] or list(SETS), argv[1])))
-        return
-    other = "fitted"  # `--compare shape`: default against the fraction by rows per expert
-    if argv[:1] == ["--compare"]:
-        other, argv = argv[1], argv[2:]
-    sets = argv or list(SETS)
-    both = [json.loads(subprocess.run(
-        [sys.executable, "-m", "tests.benches.moe_gemm_bench", "--mode", mode, *sets],
-        check=True, capture_output=True, text=True).stdout) for mode in ("default", other)]
-    print(f"default -> {other}")
-    print("| set | rows | moved | TTFT ratio median | TTFT median abs error "
-          "| TPOT ratio median | TPOT median abs error | TTFT ratio max |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name in sets:
-        print(_line(name, both[0][name], both[1][name]))
-        if name == "agg":
-            held = [{k: v for k, v in side[name].items() if k.startswith("held|")}
-                    for side in both]
-            print(_line("agg, held out", *held))
-        if name == "prospective":
-            for at in (0, 1):  # by set, then by checkpoint
-                for part in sorted({k.split("|")[at] for k in both[0][name]}):
-                    print(_line(f"  {part}", *({k: v for k, v in side[name].items()
-                                                if k.split("|")[at] == part} for side in both)))
+    # `--compare shape`: default against the fraction by rows per expert (MODES)
+    fc.main(argv, module="tests.benches.moe_gemm_bench", collect=collect_one,
+            fitted=moe_fitted, none="no MoE row", modes=tuple(MODES))
 
 
 if __name__ == "__main__":
