@@ -1,0 +1,346 @@
+"""Why kvplan's TTFT is low on the prospective sets (issue 30): a forensic, run by run.
+
+Every run of the prospective sets (tests/benches/prospective*_runs.py, all replayed by
+tests.benches.prospective_runs.run_one) simulated again exactly as run_one simulates it (the same
+`estimate` inputs, `setup` and requests), with the simulated engine's step hook wrapped so that
+each request's TTFT splits into what kvplan charges for it:
+
+- `host`: sent -> the engine core can see it (the API server's tokenizer batcher, vLLM 0.11 -
+  0.23's 2 ms wait; with --frontend the server's serial stage too);
+- `queue`: seen -> the start of the first step that schedules a chunk of its prompt (waiting for
+  a seat: max_num_seqs, the token budget, the KV pool, FCFS behind earlier prompts; and for the
+  step in flight, one more under async scheduling);
+- `own`: its prompt chunks priced alone (the step cost of a step holding only that chunk);
+- `behind`: the rest of the steps its chunks ran in (the other requests' decodes and chunks
+  sharing those steps);
+- `rest`: TTFT less the four (steps between its chunks that did not schedule it, and the
+  --api-output stage's delivery of its first token).
+
+Nothing here changes a rule: the counterfactuals (`COUNTERFACTUALS`) re-run the same replay with
+`setup`'s existing opt-in stages and print each set's medians before -> after.
+
+Measured TTFT, as the clients define it (vLLM 0.11.0 vllm/benchmarks/lib/
+endpoint_request_func.py:154 `st = time.perf_counter()` just before `session.post`, :189-194 the
+first SSE chunk with `choices` on /v1/completions; :287, :311-319 the first chunk with `choices`
+on /v1/chat/completions, the role-only chunk included): from the request's send to its first
+streamed chunk, so it holds the HTTP round trip, the server's parsing, templating and
+tokenizing, the engine core's hops and the first token's output path besides the engine's steps.
+
+Run: python -m tests.benches.ttft_forensic [SET ...] (prints Markdown tables to stdout; SET: a
+set's name as in SETS, default all).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kvplan import load_spec
+from kvplan._util.errors import KvplanError
+from kvplan.analysis.inputs import estimate_inputs
+from kvplan.analysis.simulate.metrics import metrics
+from kvplan.analysis.simulate.run import SimSetup, _engine, setup
+from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
+from kvplan.engines.base import Engine
+from tests.benches.prospective_runs import REPO, load, requests
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
+# The prospective sets, in the page's order.
+SETS = ("prospective30", "prospective31", "prospective52", "prospective53", "prospective53b",
+        "prospective54", "prospective56", "prospective57", "prospective58")
+PARTS = ("host", "queue", "own", "behind", "rest")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """The opt-in stages of `setup` a replay runs with (all None / False: run_one's baseline)."""
+
+    frontend: bool = False
+    api_output: bool = False
+    engine_core_cpu: bool | None = None
+
+
+# The counterfactuals: existing opt-in stages (vLLM only), one at a time.
+COUNTERFACTUALS: dict[str, Options] = {
+    "--frontend": Options(frontend=True),
+    "--api-output": Options(api_output=True),
+    "--no-engine-core-cpu": Options(engine_core_cpu=False),
+}
+
+
+@dataclass(kw_only=True)
+class Trace:
+    """Per request (by id): the first step scheduling its prompt, and its prefill steps' time
+    priced alone and in full."""
+
+    first_start: dict[int, float] = field(default_factory=dict)
+    own: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    steps: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+
+    def watch(self, engine: Simulator) -> None:
+        """Wrap `engine`'s step hook (Simulator._finish_step: every step's non-batched
+        requests, before they advance) on this instance only."""
+        inner, cost = engine._finish_step, engine.step_cost
+
+        def finish_step(scheduled: list[tuple[SimRequest, int]], start: float,
+                        seconds: float, *rest: float | None) -> int:
+            for req, n in scheduled:
+                if req.num_output == 0 and req.num_computed < req.num_tokens:
+                    self.first_start.setdefault(req.rid, start)
+                    self.own[req.rid] += cost.seconds(decode_contexts=[],
+                                                      chunks=[(req.num_computed, n)])
+                    self.steps[req.rid] += seconds
+            return inner(scheduled, start, seconds, *rest)
+
+        engine._finish_step = finish_step  # type: ignore[method-assign]
+
+    def parts(self, r: SimRequest) -> dict[str, float]:
+        """`r`'s TTFT split (seconds), PARTS' order; they sum to its TTFT."""
+        start = self.first_start[r.rid]
+        host, queue = r.seen_s - r.sent_s, start - r.seen_s
+        own, steps = self.own[r.rid], self.steps[r.rid]
+        rest = (r.first_token_s - r.sent_s) - host - queue - steps
+        return {"host": host, "queue": queue, "own": own, "behind": steps - own, "rest": rest}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Row:
+    """One run: its settings, the measured TTFT and TPOT, kvplan's, and the split (means, ms)."""
+
+    set_name: str
+    run: dict  # type: ignore[type-arg]
+    dense: bool
+    async_scheduling: bool
+    ttft_mean_ms: float
+    ttft_p50_ms: float
+    tpot_mean_ms: float
+    parts_ms: dict[str, float]
+    refused: str = ""
+
+    @property
+    def measured(self) -> dict[str, float]:
+        return self.run["measured"]  # type: ignore[no-any-return]
+
+    @property
+    def ttft_err(self) -> float:
+        return self.ttft_mean_ms / self.measured["mean_ttft_ms"] - 1
+
+    @property
+    def tpot_err(self) -> float:
+        return self.tpot_mean_ms / self.measured["mean_tpot_ms"] - 1
+
+    @property
+    def gap_ms(self) -> float:
+        """Measured less simulated mean TTFT (positive: kvplan low)."""
+        return self.measured["mean_ttft_ms"] - self.ttft_mean_ms
+
+
+def engine_of(run: dict) -> Engine:  # type: ignore[type-arg]
+    return Engine(run.get("engine", "vllm"))
+
+
+def chat(run: dict) -> bool:  # type: ignore[type-arg]
+    """The run went through /v1/chat/completions: its totals hold a chat template's tokens, or
+    its id says so (a template of 0 tokens is not told apart from /v1/completions)."""
+    return bool(run["chat_template_tokens"]) or " chat " in run["id"]
+
+
+def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type: ignore[type-arg]
+    """`run` simulated as prospective_runs.run_one simulates it (its baseline: `opts` empty),
+    with every request's TTFT split (Trace)."""
+    spec = load_spec(str(REPO / run["model"]))
+    engine = engine_of(run)
+    dense = spec.moe is None
+    try:
+        inputs = estimate_inputs(spec, context=run["max_model_len"], gpu=run["gpu"],
+                                 tp=run["tp"], engine=engine, engine_version=run[engine.value],
+                                 mem_fraction=run.get("gpu_memory_utilization"),
+                                 max_num_seqs=run.get("max_num_seqs"),
+                                 max_num_batched_tokens=run.get("max_num_batched_tokens"),
+                                 expert_parallel=run.get("expert_parallel", False))
+        sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
+                       engine_core_cpu=opts.engine_core_cpu,
+                       async_scheduling=run.get("async_scheduling"))
+        return _traced(set_name, run, sim, dense)
+    except KvplanError as exc:
+        return Row(set_name=set_name, run=run, dense=dense, async_scheduling=False,
+                   ttft_mean_ms=0.0, ttft_p50_ms=0.0, tpot_mean_ms=0.0, parts_ms={},
+                   refused=str(exc).replace(f"{REPO}/", ""))
+
+
+def _traced(set_name: str, run: dict, sim: SimSetup, dense: bool) -> Row:  # type: ignore[type-arg]
+    """One replica (run_one's runs are all dp 1), as kvplan.analysis.simulate.run.simulate
+    builds and runs it, its step hook traced."""
+    assert sim.dp == 1 and sim.dp_balance is None
+    engine = _engine(sim, sim.pool_blocks or sim.plan.num_blocks, timeline=False,
+                     bulk_decode=True)
+    trace = Trace()
+    trace.watch(engine)
+    state = engine.run(requests(run), concurrency=run["workload"].get("max_concurrency"))
+    m = metrics([state])
+    done = state.finished
+    parts = {p: sum(trace.parts(r)[p] for r in done) / len(done) * 1e3 for p in PARTS}
+    return Row(set_name=set_name, run=run, dense=dense,
+               async_scheduling=sim.scheduler.async_scheduling,
+               ttft_mean_ms=float(m.ttft_ms["mean"] or 0.0),
+               ttft_p50_ms=float(m.ttft_ms["p50"] or 0.0),
+               tpot_mean_ms=float(m.tpot_ms["mean"] or 0.0), parts_ms=parts)
+
+
+def set_rows(set_name: str, opts: Options = Options()) -> list[Row]:
+    """Every run of the set replayed with `opts`."""
+    return [replay(set_name, run, opts) for run in load(DATA / f"{set_name}.json")["runs"]]
+
+
+# -- the regimes ----------------------------------------------------------------------------
+
+def load_kind(row: Row) -> str:
+    """How the client sent the requests: one at a time, a closed loop of C, all at once, or at
+    a Poisson rate."""
+    w = row.run["workload"]
+    c = w.get("max_concurrency")
+    if c == 1:
+        return "concurrency 1"
+    if c is not None:
+        return "closed loop, C > 1"
+    return "all at once (rate inf)" if w["request_rate"] is None else "Poisson rate"
+
+
+def prompt_kind(row: Row) -> str:
+    w = row.run["workload"]
+    return "prompt <= 2,048" if w["input_len"] <= 2048 else "prompt > 2,048"
+
+
+REGIMES: dict[str, Callable[[Row], str]] = {
+    "load": load_kind,
+    "prompt": prompt_kind,
+    "scheduling": lambda r: "async" if r.async_scheduling else "sync",
+    "endpoint": lambda r: "chat" if chat(r.run) else "completions / generate",
+    "model": lambda r: "dense" if r.dense else "MoE",
+    "engine": lambda r: engine_of(r.run).value,
+}
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def print_runs(rows: list[Row]) -> None:
+    """The per-run table: settings, measured and kvplan's TTFT, the split."""
+    print("| set | run | model | GPU x TP | engine | async | endpoint | in / out | load | "
+          "prompts | rounds | measured TTFT mean / median ms | kvplan mean / median | err | "
+          "host | queue | own prefill | behind others | rest | TPOT err |")
+    print("|---|---|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|")
+    for r in rows:
+        run, w = r.run, r.run["workload"]
+        c = w.get("max_concurrency")
+        load_ = (f"C {c}" if c else "rate inf" if w["request_rate"] is None
+                 else f"{w['request_rate']:g} req/s")
+        rounds = f"{w['num_prompts'] / c:.0f}" if c else "-"
+        eng = f"{engine_of(run).value} {run[engine_of(run).value]}"
+        head = (f"| {r.set_name} | {run['id']} | {'dense' if r.dense else 'MoE'} | "
+                f"{run['gpu']} x {run['tp']} | {eng} | {'on' if r.async_scheduling else 'off'} | "
+                f"{'chat' if chat(run) else 'completions'} | {w['input_len']:,} / "
+                f"{w['output_len']:,} | {load_} | {w['num_prompts']:,} | {rounds} | "
+                f"{r.measured['mean_ttft_ms']:,.1f} / {r.measured['median_ttft_ms']:,.1f} | ")
+        if r.refused:
+            print(f"{head}refused: {r.refused} | | | | | | | | |")
+            continue
+        p = r.parts_ms
+        print(f"{head}{r.ttft_mean_ms:,.1f} / {r.ttft_p50_ms:,.1f} | {r.ttft_err:+.1%} | "
+              + " | ".join(f"{p[k]:,.1f}" for k in PARTS) + f" | {r.tpot_err:+.1%} |")
+
+
+def print_regimes(rows: list[Row]) -> None:
+    """Which regimes carry the miss: per regime, the runs, the median signed and absolute mean
+    TTFT error, the median gap (measured - kvplan, ms) and its share of kvplan's split."""
+    done = [r for r in rows if not r.refused]
+    print("\n| regime | runs | median TTFT err | median abs err | median gap ms | median "
+          "measured / kvplan | kvplan's split, median share: host / queue / own / behind / "
+          "rest |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name, key in REGIMES.items():
+        groups: dict[str, list[Row]] = defaultdict(list)
+        for r in done:
+            groups[key(r)].append(r)
+        for label, mine in sorted(groups.items()):
+            shares = " / ".join(
+                f"{_median([r.parts_ms[p] / r.ttft_mean_ms for r in mine if r.ttft_mean_ms]):.0%}"
+                for p in PARTS)
+            print(f"| {name}: {label} | {len(mine)} | "
+                  f"{_median([r.ttft_err for r in mine]):+.1%} | "
+                  f"{_median([abs(r.ttft_err) for r in mine]):.1%} | "
+                  f"{_median([r.gap_ms for r in mine]):,.1f} | "
+                  f"{_median([r.measured['mean_ttft_ms'] / r.ttft_mean_ms for r in mine]):.2f}x"
+                  f" | {shares} |")
+
+
+def print_alone(rows: list[Row]) -> None:
+    """Concurrency 1: the measured TTFT against kvplan's one prefill (no queue), by prompt."""
+    lone = sorted((r for r in rows if not r.refused and load_kind(r) == "concurrency 1"),
+                  key=lambda r: r.run["workload"]["input_len"])
+    if not lone:
+        return
+    print("\n| concurrency 1 run | prompt tokens | measured TTFT ms | kvplan | gap ms | gap / "
+          "prompt token us | kvplan own prefill | host | measured / kvplan |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in lone:
+        tokens = r.run["workload"]["input_len"] + r.run["chat_template_tokens"]
+        print(f"| {r.set_name}: {r.run['id']} | {tokens:,} | {r.measured['mean_ttft_ms']:,.1f} | "
+              f"{r.ttft_mean_ms:,.1f} | {r.gap_ms:,.1f} | {r.gap_ms / tokens * 1e3:,.2f} | "
+              f"{r.parts_ms['own']:,.1f} | {r.parts_ms['host']:,.2f} | "
+              f"{r.measured['mean_ttft_ms'] / r.ttft_mean_ms:.2f}x |")
+
+
+def set_medians(rows: list[Row]) -> tuple[float, float, int]:
+    """Median |error| of mean TTFT and mean TPOT over the simulated runs, and their count."""
+    done = [r for r in rows if not r.refused]
+    return (_median([abs(r.ttft_err) for r in done]), _median([abs(r.tpot_err) for r in done]),
+            len(done))
+
+
+def print_counterfactuals(base: dict[str, list[Row]],
+                          alt: dict[str, dict[str, list[Row]]]) -> None:
+    """Each counterfactual's set medians beside the baseline's (vLLM runs only)."""
+    print("\n| set (vLLM runs) | runs | baseline TTFT mean / TPOT mean median abs err | "
+          + " | ".join(f"{name}: TTFT / TPOT" for name in alt) + " |")
+    print("|---|---:|---:|" + "---:|" * len(alt))
+    for set_name, rows in base.items():
+        vllm = [r for r in rows if engine_of(r.run) is Engine.vllm]
+        if not vllm:
+            continue
+        ttft, tpot, n = set_medians(vllm)
+        cells = []
+        for name in alt:
+            t2, p2, _ = set_medians(alt[name][set_name])
+            cells.append(f"{t2:.1%} / {p2:.1%}")
+        print(f"| {set_name} | {n} | {ttft:.1%} / {tpot:.1%} | " + " | ".join(cells) + " |")
+
+
+def main(names: list[str]) -> None:
+    base = {name: set_rows(name) for name in names}
+    rows = [r for name in names for r in base[name]]
+    print("## TTFT forensic: kvplan's TTFT split, run by run\n")
+    print("Means over each run's requests, ms; err = kvplan / measured - 1 (mean TTFT); host, "
+          "queue, own prefill, behind others and rest sum to kvplan's mean TTFT "
+          "(tests/benches/ttft_forensic.py's docstring). rounds: prompts / concurrency.\n")
+    print_runs(rows)
+    print_regimes(rows)
+    print_alone(rows)
+    alt: dict[str, dict[str, list[Row]]] = {}
+    for cf, opts in COUNTERFACTUALS.items():
+        alt[cf] = {}
+        for name in names:
+            vllm = [run for run in load(DATA / f"{name}.json")["runs"]
+                    if engine_of(run) is Engine.vllm]
+            alt[cf][name] = [replay(name, run, opts) for run in vllm]
+    print_counterfactuals(base, alt)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or list(SETS))
