@@ -221,9 +221,17 @@ def load_kind(row: Row) -> str:
     return "all at once (rate inf)" if w["request_rate"] is None else "Poisson rate"
 
 
+def prompt_tokens(run: dict) -> float:  # type: ignore[type-arg]
+    """A prompt's mean tokens as sent: the measured input total over the prompts where the run
+    printed it (SGLang's random lengths draw 1..input_len), else input_len plus the chat
+    template's tokens."""
+    w = run["workload"]
+    total = run["measured"].get("total_input_tokens")
+    return total / w["num_prompts"] if total else w["input_len"] + run["chat_template_tokens"]
+
+
 def prompt_kind(row: Row) -> str:
-    w = row.run["workload"]
-    return "prompt <= 2,048" if w["input_len"] <= 2048 else "prompt > 2,048"
+    return "prompt <= 2,048" if prompt_tokens(row.run) <= 2048 else "prompt > 2,048"
 
 
 REGIMES: dict[str, Callable[[Row], str]] = {
@@ -296,17 +304,17 @@ def print_regimes(rows: list[Row]) -> None:
 def print_alone(rows: list[Row]) -> None:
     """Concurrency 1: the measured TTFT against kvplan's one prefill (no queue), by prompt."""
     lone = sorted((r for r in rows if not r.refused and load_kind(r) == "concurrency 1"),
-                  key=lambda r: r.run["workload"]["input_len"])
+                  key=lambda r: prompt_tokens(r.run))
     if not lone:
         return
-    print("\n| concurrency 1 run | prompt tokens | measured TTFT mean / median ms | kvplan | "
-          "gap ms (mean) | gap / prompt token us | kvplan own prefill | host | measured / kvplan "
-          "(mean, median) | TPOT err |")
+    print("\n| concurrency 1 run | prompt tokens (mean) | measured TTFT mean / median ms | "
+          "kvplan | gap ms (mean) | gap / prompt token us | kvplan own prefill | host | "
+          "measured / kvplan (mean, median) | TPOT err |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in lone:
-        tokens = r.run["workload"]["input_len"] + r.run["chat_template_tokens"]
-        print(f"| {r.set_name}: {r.run['id']} | {tokens:,} | {r.measured['mean_ttft_ms']:,.1f} / "
-              f"{r.measured['median_ttft_ms']:,.1f} | "
+        tokens = prompt_tokens(r.run)
+        print(f"| {r.set_name}: {r.run['id']} | {tokens:,.0f} | "
+              f"{r.measured['mean_ttft_ms']:,.1f} / {r.measured['median_ttft_ms']:,.1f} | "
               f"{r.ttft_mean_ms:,.1f} | {r.gap_ms:,.1f} | {r.gap_ms / tokens * 1e3:,.2f} | "
               f"{r.parts_ms['own']:,.1f} | {r.parts_ms['host']:,.2f} | "
               f"{r.measured['mean_ttft_ms'] / r.ttft_mean_ms:.2f}x, "
