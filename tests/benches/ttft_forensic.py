@@ -36,6 +36,7 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,8 @@ from kvplan.analysis.simulate.metrics import metrics
 from kvplan.analysis.simulate.run import SimSetup, _engine, setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
 from kvplan.engines.base import Engine
-from tests.benches.prospective_runs import REPO, load, requests
+from tests.benches.moe_gemm_bench import moe_fitted
+from tests.benches.prospective_runs import REPO, load, requests, split_of
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sim_to_real"
 # The prospective sets, in the page's order.
@@ -62,13 +64,24 @@ class Options:
     frontend: bool = False
     api_output: bool = False
     engine_core_cpu: bool | None = None
+    # The routed experts' fitted compute fractions on every CUDA preset (opt-in since moefit58:
+    # tests.benches.moe_gemm_bench.moe_fitted; fitted on kernel tables, no serving row).
+    moe_gemm: bool = False
+
+    @property
+    def vllm_only(self) -> bool:
+        """Whether a stage here is vLLM's alone (refused for another engine)."""
+        return self.frontend or self.api_output or self.engine_core_cpu is not None
 
 
-# The counterfactuals: existing opt-in stages (vLLM only), one at a time.
+# The counterfactuals: existing opt-in stages and fractions, alone and the two that act on
+# separate parts of the split together (the API server's per request, the MoE prefill's price).
 COUNTERFACTUALS: dict[str, Options] = {
     "--frontend": Options(frontend=True),
     "--api-output": Options(api_output=True),
     "--no-engine-core-cpu": Options(engine_core_cpu=False),
+    "moe_gemm fitted": Options(moe_gemm=True),
+    "--frontend + moe_gemm fitted": Options(frontend=True, moe_gemm=True),
 }
 
 
@@ -173,10 +186,11 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False))
-        sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
-                       engine_core_cpu=opts.engine_core_cpu,
-                       async_scheduling=run.get("async_scheduling"))
-        return _traced(set_name, run, sim, dense)
+        with moe_fitted() if opts.moe_gemm else nullcontext():
+            sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
+                           engine_core_cpu=opts.engine_core_cpu,
+                           async_scheduling=run.get("async_scheduling"))
+            return _traced(set_name, run, sim, dense)
     except KvplanError as exc:
         return Row(set_name=set_name, run=run, dense=dense, async_scheduling=False,
                    ttft_mean_ms=0.0, ttft_p50_ms=0.0, tpot_mean_ms=0.0, parts_ms={},
@@ -328,22 +342,63 @@ def set_medians(rows: list[Row]) -> tuple[float, float, int]:
             len(done))
 
 
+def _cf_runs(name: str, opts: Options) -> list[dict]:  # type: ignore[type-arg]
+    """The set's runs a counterfactual moves: vLLM's for vLLM's stages, MoE models' for the
+    experts' fractions."""
+    runs = load(DATA / f"{name}.json")["runs"]
+    if opts.vllm_only:
+        runs = [run for run in runs if engine_of(run) is Engine.vllm]
+    return runs
+
+
+def counterfactual(name: str, opts: Options, base: list[Row]) -> list[Row]:
+    """The set's runs `opts` applies to, replayed with it (a dense run under the experts'
+    fractions alone: its baseline row, which they do not move)."""
+    ids = {run["id"] for run in _cf_runs(name, opts)}
+    return [r if opts.moe_gemm and not opts.vllm_only and r.dense
+            else replay(name, r.run, opts) for r in base if r.run["id"] in ids]
+
+
 def print_counterfactuals(base: dict[str, list[Row]],
                           alt: dict[str, dict[str, list[Row]]]) -> None:
-    """Each counterfactual's set medians beside the baseline's (vLLM runs only)."""
-    print("\n| set (vLLM runs) | runs | baseline TTFT mean / TPOT mean median abs err | "
-          + " | ".join(f"{name}: TTFT / TPOT" for name in alt) + " |")
-    print("|---|---:|---:|" + "---:|" * len(alt))
+    """Each counterfactual's set medians beside the baseline's over the same runs, and on
+    prospective30 the --frontend fit's held-out runs alone (prospective_runs.split_of)."""
+    print("\n| set | counterfactual | runs simulated | TTFT mean median abs err: baseline -> "
+          "counterfactual | TPOT mean: baseline -> counterfactual |")
+    print("|---|---|---:|---:|---:|")
     for set_name, rows in base.items():
-        vllm = [r for r in rows if engine_of(r.run) is Engine.vllm]
-        if not vllm:
-            continue
-        ttft, tpot, n = set_medians(vllm)
-        cells = []
-        for name in alt:
-            t2, p2, _ = set_medians(alt[name][set_name])
-            cells.append(f"{t2:.1%} / {p2:.1%}")
-        print(f"| {set_name} | {n} | {ttft:.1%} / {tpot:.1%} | " + " | ".join(cells) + " |")
+        for cf, by_set in alt.items():
+            moved = by_set.get(set_name, [])
+            parts = [("", moved)]
+            if set_name == "prospective30" and "frontend" in cf:
+                parts.append((" (held out of its fit)",
+                              [r for r in moved if split_of(r.run["id"]) == "held out"]))
+            for label, mine in parts:
+                ids = {r.run["id"] for r in mine if not r.refused}
+                if not ids:
+                    continue
+                before = set_medians([r for r in rows if r.run["id"] in ids])
+                after = set_medians([r for r in mine if r.run["id"] in ids])
+                print(f"| {set_name}{label} | {cf} | {len(ids)} | {before[0]:.1%} -> "
+                      f"{after[0]:.1%} | {before[1]:.1%} -> {after[1]:.1%} |")
+
+
+def print_cf_runs(base: dict[str, list[Row]], alt: dict[str, dict[str, list[Row]]]) -> None:
+    """Per run: the mean TTFT and mean TPOT errors, baseline and under each counterfactual."""
+    print("\n| set | run | baseline TTFT / TPOT err | "
+          + " | ".join(f"{cf}: TTFT / TPOT err" for cf in alt) + " |")
+    print("|---|---|---:|" + "---:|" * len(alt))
+    for set_name, rows in base.items():
+        for r in rows:
+            if r.refused:
+                continue
+            cells = []
+            for by_set in alt.values():
+                hit = [a for a in by_set.get(set_name, []) if a.run["id"] == r.run["id"]]
+                cells.append(f"{hit[0].ttft_err:+.1%} / {hit[0].tpot_err:+.1%}"
+                             if hit and not hit[0].refused else "-")
+            print(f"| {set_name} | {r.run['id']} | {r.ttft_err:+.1%} / {r.tpot_err:+.1%} | "
+                  + " | ".join(cells) + " |")
 
 
 def main(names: list[str]) -> None:
@@ -356,14 +411,10 @@ def main(names: list[str]) -> None:
     print_runs(rows)
     print_regimes(rows)
     print_alone(rows)
-    alt: dict[str, dict[str, list[Row]]] = {}
-    for cf, opts in COUNTERFACTUALS.items():
-        alt[cf] = {}
-        for name in names:
-            vllm = [run for run in load(DATA / f"{name}.json")["runs"]
-                    if engine_of(run) is Engine.vllm]
-            alt[cf][name] = [replay(name, run, opts) for run in vllm]
+    alt = {cf: {name: counterfactual(name, opts, base[name]) for name in names}
+           for cf, opts in COUNTERFACTUALS.items()}
     print_counterfactuals(base, alt)
+    print_cf_runs(base, alt)
 
 
 if __name__ == "__main__":
