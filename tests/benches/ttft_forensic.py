@@ -35,10 +35,11 @@ from __future__ import annotations
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kvplan import load_spec
 from kvplan._util.errors import KvplanError
@@ -67,11 +68,41 @@ class Options:
     # The routed experts' fitted compute fractions on every CUDA preset (opt-in since moefit58:
     # tests.benches.moe_gemm_bench.moe_fitted; fitted on kernel tables, no serving row).
     moe_gemm: bool = False
+    # vLLM's prefill steps charged the eager launch time (`eager_launch`): an upper bound.
+    vllm_prefill_launch: bool = False
 
     @property
     def vllm_only(self) -> bool:
         """Whether a stage here is vLLM's alone (refused for another engine)."""
-        return self.frontend or self.api_output or self.engine_core_cpu is not None
+        return (self.frontend or self.api_output or self.engine_core_cpu is not None
+                or self.vllm_prefill_launch)
+
+
+@contextmanager
+def eager_launch() -> Iterator[None]:
+    """vLLM's prefill steps priced with the eager launch time, as kvplan prices them under
+    --enforce-eager (kvplan.perf.engine_traits.engine_efficiency: each op of SGLang's model code
+    x the 70 us PREFILL_LAUNCH_FIT, added to the GPU time), decode graphs kept. vLLM replays
+    steps of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512)) from
+    CUDA graphs; a larger step, every prompt chunk above that size, runs the torch.compile'd
+    model without a graph (vLLM 0.15.1 vllm/v1/cudagraph_dispatcher.py `dispatch`: no key
+    above the largest captured size, CUDAGraphMode.NONE), its kernels launched from Python,
+    which kvplan charges 0 (engine_efficiency's docstring: "not measured here"). Inductor fuses
+    the elementwise ops SGLang's eager count holds, so this is an upper bound, not a price."""
+    from kvplan.analysis.simulate import run
+
+    inner = run.engine_efficiency
+
+    def eager(engine: str, *args: Any, **kwargs: Any) -> Any:
+        if engine == Engine.vllm.value:
+            kwargs["enforce_eager"] = True
+        return inner(engine, *args, **kwargs)
+
+    run.engine_efficiency = eager  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        run.engine_efficiency = inner
 
 
 # The counterfactuals: existing opt-in stages and fractions, alone and the two that act on
@@ -82,6 +113,7 @@ COUNTERFACTUALS: dict[str, Options] = {
     "--no-engine-core-cpu": Options(engine_core_cpu=False),
     "moe_gemm fitted": Options(moe_gemm=True),
     "--frontend + moe_gemm fitted": Options(frontend=True, moe_gemm=True),
+    "vLLM prefill launched eagerly (upper bound)": Options(vllm_prefill_launch=True),
 }
 
 
@@ -186,7 +218,8 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False))
-        with moe_fitted() if opts.moe_gemm else nullcontext():
+        with (moe_fitted() if opts.moe_gemm else nullcontext(),
+              eager_launch() if opts.vllm_prefill_launch else nullcontext()):
             sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
                            engine_core_cpu=opts.engine_core_cpu,
                            async_scheduling=run.get("async_scheduling"))
@@ -401,7 +434,11 @@ def print_cf_runs(base: dict[str, list[Row]], alt: dict[str, dict[str, list[Row]
                   + " | ".join(cells) + " |")
 
 
-def main(names: list[str]) -> None:
+def main(argv: list[str]) -> None:
+    """argv: set names (default all); `--cf=NAME` (repeatable): only these counterfactuals."""
+    names = [a for a in argv if not a.startswith("--cf=")] or list(SETS)
+    chosen = [a.removeprefix("--cf=") for a in argv if a.startswith("--cf=")]
+    cfs = {k: v for k, v in COUNTERFACTUALS.items() if not chosen or k in chosen}
     base = {name: set_rows(name) for name in names}
     rows = [r for name in names for r in base[name]]
     print("## TTFT forensic: kvplan's TTFT split, run by run\n")
@@ -412,10 +449,10 @@ def main(names: list[str]) -> None:
     print_regimes(rows)
     print_alone(rows)
     alt = {cf: {name: counterfactual(name, opts, base[name]) for name in names}
-           for cf, opts in COUNTERFACTUALS.items()}
+           for cf, opts in cfs.items()}
     print_counterfactuals(base, alt)
     print_cf_runs(base, alt)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(SETS))
+    main(sys.argv[1:])
