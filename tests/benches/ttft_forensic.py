@@ -37,7 +37,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.metrics import metrics
 from kvplan.analysis.simulate.run import SimSetup, _engine, setup
-from kvplan.analysis.simulate.scheduler import SimRequest, Simulator
+from kvplan.analysis.simulate.scheduler import SimRequest, Simulator, StepCost
 from kvplan.engines.base import Engine
 from tests.benches.moe_gemm_bench import moe_fitted
 from tests.benches.prospective_runs import REPO, load, requests, split_of
@@ -68,7 +68,7 @@ class Options:
     # The routed experts' fitted compute fractions on every CUDA preset (opt-in since moefit58:
     # tests.benches.moe_gemm_bench.moe_fitted; fitted on kernel tables, no serving row).
     moe_gemm: bool = False
-    # vLLM's prefill steps charged the eager launch time (`eager_launch`): an upper bound.
+    # vLLM's steps above its largest CUDA graph charged the eager launch time (AboveGraphs).
     vllm_prefill_launch: bool = False
 
     @property
@@ -80,15 +80,10 @@ class Options:
 
 @contextmanager
 def eager_launch() -> Iterator[None]:
-    """vLLM's prefill steps priced with the eager launch time, as kvplan prices them under
-    --enforce-eager (kvplan.perf.engine_traits.engine_efficiency: each op of SGLang's model code
-    x the 70 us PREFILL_LAUNCH_FIT, added to the GPU time), decode graphs kept. vLLM replays
-    steps of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512)) from
-    CUDA graphs; a larger step, every prompt chunk above that size, runs the torch.compile'd
-    model without a graph (vLLM 0.15.1 vllm/v1/cudagraph_dispatcher.py `dispatch`: no key
-    above the largest captured size, CUDAGraphMode.NONE), its kernels launched from Python,
-    which kvplan charges 0 (engine_efficiency's docstring: "not measured here"). Inductor fuses
-    the elementwise ops SGLang's eager count holds, so this is an upper bound, not a price."""
+    """Every vLLM step cost built inside it priced with the eager launch time, as kvplan prices
+    steps under --enforce-eager (kvplan.perf.engine_traits.engine_efficiency: each op of
+    SGLang's model code, which stands in for vLLM's, x the 70 us PREFILL_LAUNCH_FIT, added to
+    a step holding a prompt chunk)."""
     from kvplan.analysis.simulate import run
 
     inner = run.engine_efficiency
@@ -105,15 +100,49 @@ def eager_launch() -> Iterator[None]:
         run.engine_efficiency = inner
 
 
+@dataclass(frozen=True, kw_only=True)
+class AboveGraphs:
+    """A vLLM step of more tokens than its largest CUDA graph priced `eager`, else `graphed`.
+    vLLM replays a step of up to max_cudagraph_capture_size tokens (default min(2 x
+    max_num_seqs, 512)) from its graphs; a larger one, any step with a prompt chunk above that
+    size, runs the torch.compile'd model with no graph (vLLM 0.15.1
+    vllm/v1/cudagraph_dispatcher.py:207-211 `dispatch`: num_tokens > max_cudagraph_capture_size
+    -> CUDAGraphMode.NONE), its kernels launched from Python, which kvplan charges 0
+    (engine_efficiency's docstring: "not measured here"). Inductor fuses elementwise ops that
+    SGLang's eager count holds, so `eager` is an upper bound, not a price."""
+
+    graphed: StepCost
+    eager: StepCost
+    max_graph_tokens: int
+
+    @property
+    def full_attention_only(self) -> bool:
+        return self.graphed.full_attention_only
+
+    def _pick(self, tokens: int) -> StepCost:
+        return self.eager if tokens > self.max_graph_tokens else self.graphed
+
+    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
+        tokens = len(decode_contexts) + sum(n for _, n in chunks)
+        return self._pick(tokens).seconds(decode_contexts=decode_contexts, chunks=chunks)
+
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float:
+        tokens = decodes + sum(n for _, n in chunks)
+        return self._pick(tokens).seconds_from_sums(decodes, decode_keys, chunks)
+
+
 # The counterfactuals: existing opt-in stages and fractions, alone and the two that act on
-# separate parts of the split together (the API server's per request, the MoE prefill's price).
+# separate parts of the split together (the API server's per request, the MoE prefill's price),
+# and vLLM's ungraphed steps' launch (an upper bound).
 COUNTERFACTUALS: dict[str, Options] = {
     "--frontend": Options(frontend=True),
     "--api-output": Options(api_output=True),
     "--no-engine-core-cpu": Options(engine_core_cpu=False),
     "moe_gemm fitted": Options(moe_gemm=True),
     "--frontend + moe_gemm fitted": Options(frontend=True, moe_gemm=True),
-    "vLLM prefill launched eagerly (upper bound)": Options(vllm_prefill_launch=True),
+    "vLLM steps above the graphs launched eagerly (upper bound)": Options(
+        vllm_prefill_launch=True),
 }
 
 
@@ -218,11 +247,18 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False))
-        with (moe_fitted() if opts.moe_gemm else nullcontext(),
-              eager_launch() if opts.vllm_prefill_launch else nullcontext()):
+        with moe_fitted() if opts.moe_gemm else nullcontext():
             sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
                            engine_core_cpu=opts.engine_core_cpu,
                            async_scheduling=run.get("async_scheduling"))
+            if opts.vllm_prefill_launch and sim.cost.graph_sizes:
+                with eager_launch():
+                    eager, _ = setup(spec, inputs, frontend=opts.frontend,
+                                     api_output=opts.api_output,
+                                     engine_core_cpu=opts.engine_core_cpu,
+                                     async_scheduling=run.get("async_scheduling"))
+                sim = replace(sim, cost=AboveGraphs(  # type: ignore[arg-type]
+                    graphed=sim.cost, eager=eager.cost, max_graph_tokens=sim.cost.graph_sizes[-1]))
             return _traced(set_name, run, sim, dense)
     except KvplanError as exc:
         return Row(set_name=set_name, run=run, dense=dense, async_scheduling=False,
