@@ -57,3 +57,29 @@ def test_replay_is_run_ones() -> None:
     assert sum(row.parts_ms.values()) == pytest.approx(row.ttft_mean_ms, rel=1e-9)
     # vLLM 0.19's tokenizer batcher: a request alone at 16 req/s waits its whole 2 ms.
     assert row.parts_ms["host"] == pytest.approx(2.0, abs=0.05)
+
+
+class _Fixed:
+    """A step of `s` seconds whatever it holds."""
+
+    full_attention_only = True
+
+    def __init__(self, s: float) -> None:
+        self.s = s
+
+    def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
+        return self.s
+
+    def seconds_from_sums(self, decodes: int, decode_keys: int,
+                          chunks: list[tuple[int, int]]) -> float:
+        return self.s
+
+
+def test_above_graphs_prices_only_steps_past_the_largest_graph() -> None:
+    # Largest graph 512 tokens: 500 decodes + a 12-token chunk (512) replay a graph (1 s);
+    # 500 decodes + a 13-token chunk (513) do not (2 s); so does one 513-token chunk.
+    cost = tf.AboveGraphs(graphed=_Fixed(1.0), eager=_Fixed(2.0), max_graph_tokens=512)
+    assert cost.seconds_from_sums(500, 10_000, [(0, 12)]) == 1.0
+    assert cost.seconds_from_sums(500, 10_000, [(0, 13)]) == 2.0
+    assert cost.seconds(decode_contexts=[], chunks=[(0, 513)]) == 2.0
+    assert cost.seconds(decode_contexts=[5] * 512, chunks=[]) == 1.0

@@ -17,7 +17,11 @@ each request's TTFT splits into what kvplan charges for it:
   --api-output stage's delivery of its first token).
 
 Nothing here changes a rule: the counterfactuals (`COUNTERFACTUALS`) re-run the same replay with
-`setup`'s existing opt-in stages and print each set's medians before -> after.
+`setup`'s existing opt-in stages (--frontend, --api-output, --no-engine-core-cpu), the experts'
+fitted fractions (moefit58's opt-in `Efficiency.moe_gemm` / `fp8_moe_gemm`, fitted on kernel
+tables: no serving row), and one bench-only price, vLLM's steps above its largest CUDA graph
+launched eagerly (`AboveGraphs`, an upper bound), and print each set's medians before -> after
+over the same runs, and each run's errors.
 
 Measured TTFT, as the clients define it (vLLM 0.11.0 vllm/benchmarks/lib/
 endpoint_request_func.py:154 `st = time.perf_counter()` just before `session.post`, :189-194 the
@@ -26,8 +30,9 @@ on /v1/chat/completions, the role-only chunk included): from the request's send 
 streamed chunk, so it holds the HTTP round trip, the server's parsing, templating and
 tokenizing, the engine core's hops and the first token's output path besides the engine's steps.
 
-Run: python -m tests.benches.ttft_forensic [SET ...] (prints Markdown tables to stdout; SET: a
-set's name as in SETS, default all).
+Run: python -m tests.benches.ttft_forensic [SET ...] [--cf=NAME ...] (prints Markdown tables to
+stdout; SET: a set's name as in SETS, default all; NAME: a key of COUNTERFACTUALS, default all).
+All sets and counterfactuals: about 25 CPU minutes.
 """
 
 from __future__ import annotations
