@@ -30,6 +30,24 @@ on /v1/chat/completions, the role-only chunk included): from the request's send 
 streamed chunk, so it holds the HTTP round trip, the server's parsing, templating and
 tokenizing, the engine core's hops and the first token's output path besides the engine's steps.
 
+Measured at branch ttftwhy59 (e51fee0a; no rule changed; 138 of 157 runs simulated, 19 refused
+as before). By regime, median mean-TTFT error (kvplan / measured - 1) and the median of kvplan's
+TTFT ratio over its TPOT ratio (near 1: the whole timeline scaled, a step-time miss TTFT
+inherits; well below 1: TTFT's own miss): all at once (rate inf, 36 runs) -67.2 %, 0.87, kvplan's
+TTFT 98 % queue; closed loop C > 1 (88) -48.3 %, 0.59; concurrency 1 (11) -61.9 % (the median
+TTFT's -29.5 %: SGLang's 10-prompt runs hold one cold request), 0.42, kvplan's TTFT 100 % its own
+prefill; Poisson (3, Qwen3-0.6B) -79.4 %, 0.21 (31 ms a request missing at 16 req/s). vLLM's 114
+runs -59.1 % (0.59), SGLang's 24 -8.0 % (0.87); MoE (102) -65.1 %, dense (36) -41.0 %. vLLM at
+concurrency 1, TPOT within -7 .. +17 %: GLM-4.6 (998 prompt tokens) 3.82x measured / kvplan,
+MiniMax-M2.5 EP8 at 1,063 / 10,279 / 70,039 / 194,599 tokens 3.25 / 2.62 / 1.80 / 1.41x. The
+counterfactual `AboveGraphs` (its code committed at 78c7e673 before the all-set run; the
+hypothesis read in vLLM's code after prospective54's GLM-4.6 and prospective58's concurrency-1
+rows: those two sets shaped it) moves the median |error| of mean TTFT / mean TPOT: 30 79.4 ->
+46.4 / 48.3 -> 57.3 %, 31 68.8 -> 56.8 / 62.8 -> 47.4, 53 45.7 -> 25.3 / 45.2 -> 19.4, 53b 82.7
+-> 18.8 / 43.5 -> 13.4, 56 39.8 -> 17.1 / 7.4 -> 13.8, 57 72.0 -> 38.8 / 23.1 -> 16.7 (held out);
+54 55.4 -> 6.9 / 16.5 -> 9.0, 58 54.4 -> 15.7 / 14.2 -> 13.1 (shaped). TPOT worse on 30 and 56,
+short prompts overshot (58 test_05 +14 .. +66 %): an upper bound, not a default.
+
 Run: python -m tests.benches.ttft_forensic [SET ...] [--cf=NAME ...] (prints Markdown tables to
 stdout; SET: a set's name as in SETS, default all; NAME: a key of COUNTERFACTUALS, default all).
 All sets and counterfactuals: about 25 CPU minutes.
