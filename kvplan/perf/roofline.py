@@ -546,9 +546,9 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 # after the layer, counted below; vLLM 0.19.0 fused_moe/config.py:945-946
                 # `use_all2all_kernels = dp_size > 1 and use_ep`, so an EP over TP x DP runs it.)
                 ep_link = link(layout, gpu, layout.ep)
-                sent = tokens * (a2a.bytes_per_token(moe, h, layout.ep, phase) if a2a else
-                                 k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep)
-                s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)
+                s.collective("ep_all_to_all", a2a.seconds(tokens, moe, h, layout.ep, phase,
+                             gpu.name, ep_link) if a2a else 2 * ep_link.latency_s + tokens * k * h
+                             * (1 + act_bytes) * (layout.ep - 1) / layout.ep / ep_link.bytes_per_s)
             elif gather:
                 pass  # the gather's all-reduces below; TP attention: the TP all-reduce
             # MoE TP x EP (moe_tp > 1) runs no all-to-all in any engine: SGLang's all-to-all
