@@ -122,7 +122,7 @@ holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589
 captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
 rows x DP size. Priced on decode steps.
 A launch's own all-to-all (`Efficiency.moe_a2a`: SGLang's DeepEP, kvplan.engines.sglang.deepep)
-replaces the MoE layers' gathers (its bytes; dense layers gather while their MLP is split).
+replaces the MoE layers' gathers (timed by `MoeAllToAll.seconds`; dense layers gather if split).
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom

@@ -14,7 +14,9 @@ and per SM count). Both at `node_num` 1, "the full node: 4 on GB200" (collect_de
 :7-8), so EP 4 over one tray's NVLink 5; SGLang 0.5.12's image, DeepEP 1.2.1+d28bd67
 (PR 1314's text). kvplan reads the rows of DeepSeek-V3/R1's shape (hidden 7,168, 256 experts,
 top-8) and, for normal mode, 20 SMs (DeepEP's default, deep_ep/buffers/legacy.py:31
-`num_sms: int = 20` at dd758ca, which SGLang keeps without --deepep-config).
+`num_sms: int = 20` at dd758ca, which SGLang keeps without --deepep-config; the srt-slurm
+recipes pass a --deepep-config file whose SM counts kvplan does not read, so the 20-SM rows
+stand in for them).
 
 What a row gives kvplan: the time at 1 token a rank is the call's fixed cost (`latency_s`);
 the bytes between 1 token and the table's last row kvplan uses (LL: 1,024, its largest;
