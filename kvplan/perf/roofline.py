@@ -539,16 +539,16 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
             if a2a is not None or (not gather and layout.ep > 1 and layout.moe_tp == 1 and (
                     layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
-                # The launch's own all-to-all (`a2a`, no gather: docstring), else dispatch in FP8
-                # (1 B/element) and combine in bf16, to the other ranks. (An engine that runs it
-                # only with DP ranks, e.g. vLLM or TensorRT-LLM (kvplan.engines.trtllm.engine:
-                # cost_traits), reduces TP-attention EP's expert outputs in the TP all-reduce
-                # after the layer, counted below; vLLM 0.19.0 fused_moe/config.py:945-946
-                # `use_all2all_kernels = dp_size > 1 and use_ep`, so an EP over TP x DP runs it.)
+                # The launch's own all-to-all (`a2a`, its own time; no gather: docstring), else
+                # FP8 dispatch (1 B/element) and bf16 combine to the other ranks. (An engine that
+                # runs it only with DP ranks, e.g. vLLM or TensorRT-LLM (trtllm.engine:cost_traits),
+                # reduces TP-attention EP's expert outputs in the TP all-reduce below; vLLM 0.19.0
+                # fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and use_ep`.)
                 ep_link = link(layout, gpu, layout.ep)
-                s.collective("ep_all_to_all", a2a.seconds(tokens, moe, h, layout.ep, phase,
-                             gpu.name, ep_link) if a2a else 2 * ep_link.latency_s + tokens * k * h
-                             * (1 + act_bytes) * (layout.ep - 1) / layout.ep / ep_link.bytes_per_s)
+                sent = tokens * (k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep)
+                s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s
+                             if a2a is None else a2a.seconds(tokens, moe, h, layout.ep, phase,
+                                                             gpu.name, ep_link))
             elif gather:
                 pass  # the gather's all-reduces below; TP attention: the TP all-reduce
             # MoE TP x EP (moe_tp > 1) runs no all-to-all in any engine: SGLang's all-to-all
