@@ -139,8 +139,13 @@ def test_refused(settings: dict[str, object], dp: bool, ep: int, says: str) -> N
 
 def test_priced_step_decode_ep32(r1) -> None:  # type: ignore[no-untyped-def]
     # A GB200 decode rank of DP 32 / EP 32 at 64 requests: with DeepEP low latency each of the
-    # 58 MoE layers pays dispatch + combine, 2 x 8 us (NVLink 5's latency) + 64 x 168,516 B /
-    # 720 GB/s = 16 us + 14.98 us = 30.98 us, 58 x that = 1.797 ms; no gather, no logits gather.
+    # 58 MoE layers pays dispatch + combine at DeepEP's measured GB200 speed
+    # (kvplan.engines.sglang.deepep_speed: aiconfigurator's gb200 wideep_deepep_ll_perf rows at
+    # 1 and 1,024 tokens). The logical bytes of 64 tokens are 64 / 1,023 of those between the
+    # rows (8 messages a token either way), so each call is the rows' line at 64 tokens:
+    # dispatch 16.570 + 64 / 1,023 x (112.921 - 16.570) = 22.5978 us, combine 18.129 + 64 /
+    # 1,023 x (168.290 - 18.129) = 27.5232 us; 58 x 50.1211 us = 2.907 ms (the measured row at
+    # 64 tokens: 21.642 + 25.969 = 47.611 us). No gather, no logits gather.
     gpu = GPUS["GB200"]
     lay = Layout(tp=32, dp_attention=True, ep=32)
     opts = plan_inputs(context=2048, engine=Engine.sglang, **DEEPEP).options
@@ -148,7 +153,8 @@ def test_priced_step_decode_ep32(r1) -> None:  # type: ignore[no-untyped-def]
                             options=opts, spec=r1)
     with_deepep = step_time(r1, gpu, tokens=64, context=2048, requests=64, layout=lay, eff=eff,
                             kv_dtype="fp8")
-    per_layer = 2 * 8e-6 + 64 * 168_516 / 720e9
+    per_layer = (16.570 + 64 / 1023 * (112.921 - 16.570)
+                 + 18.129 + 64 / 1023 * (168.290 - 18.129)) * 1e-6
     assert with_deepep.by_op["ep_all_to_all"] == pytest.approx(58 * per_layer, rel=1e-9)
     assert not any(k.startswith(("dp_gather", "logits_gather")) for k in with_deepep.by_op)
     default = engine_efficiency("sglang", device_efficiency(gpu), version="0.5.8.post1")

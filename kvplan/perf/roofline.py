@@ -125,7 +125,7 @@ holds the captured batch x DP size rows (model_executor/cuda_graph_runner.py:589
 captured batch is the least capture size >= the busiest rank's, :785-793): kvplan's ranks even,
 rows x DP size. Priced on decode steps.
 A launch's own all-to-all (`Efficiency.moe_a2a`: SGLang's DeepEP, kvplan.engines.sglang.deepep)
-replaces the MoE layers' gathers (its bytes; dense layers gather while their MLP is split).
+replaces the MoE layers' gathers (timed by `MoeAllToAll.seconds`; dense layers gather if split).
 Collectives inside one NVLink domain use the scale-up interconnect, beyond it the scale-out one;
 the domain is an 8-GPU node, or a 72-GPU NVL72 rack for the GB200 / GB300 presets
 (kvplan.hardware.interconnect.scale_up_gpus). A TP all-reduce on NVLink is the engines' custom
@@ -537,14 +537,15 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
             s.kernels("small_kernels", MOE_EXTRA_KERNELS + topk_kernels(spec, gpu.platform))
             if a2a is not None or (not gather and layout.ep > 1 and layout.moe_tp == 1 and (
                     layout.dp_ranks > 1 or not eff.ep_all_to_all_needs_dp)):
-                # The launch's own all-to-all (`a2a`, no gather: docstring), else FP8 dispatch and
-                # bf16 combine. An engine that runs it only with DP ranks (vLLM 0.19.0
+                # The launch's own all-to-all (`a2a`, its own time; no gather: docstring), else FP8
+                # dispatch and bf16 combine. An engine that runs it only with DP ranks (vLLM 0.19.0
                 # fused_moe/config.py:945-946 `use_all2all_kernels = dp_size > 1 and use_ep`;
                 # TensorRT-LLM) reduces TP-attention EP's outputs in the TP all-reduce below.
                 ep_link = link(layout, gpu, layout.ep)
-                sent = tokens * (a2a.bytes_per_token(moe, h, layout.ep, phase) if a2a else
-                                 k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep)
-                s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s)
+                sent = tokens * (k * h * (1 + act_bytes) * (layout.ep - 1) / layout.ep)
+                s.collective("ep_all_to_all", 2 * ep_link.latency_s + sent / ep_link.bytes_per_s
+                             if a2a is None else a2a.seconds(tokens, moe, h, layout.ep, phase,
+                                                             gpu.name, ep_link))
             elif gather:
                 pass  # the gather's all-reduces below; TP attention: the TP all-reduce
             # MoE TP x EP (moe_tp > 1) runs no all-to-all in any engine: SGLang's all-to-all

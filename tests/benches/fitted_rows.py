@@ -1276,6 +1276,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "median TTFT / TPOT ratio 0.96 / 0.99 -> 0.65 / 0.81; section 3's SGLang rows "
                 "both inside 34 -> 27 of 94",
            rows=_AIC_PROSPECTIVE_SGLDEEPEP59),
+    Shaped(commit="3cc77652",
+           rule="SGLang's DeepEP dispatch and combine timed by DeepEP's measured kernels "
+                "(kvplan.engines.sglang.deepep_speed: aiconfigurator 095f58a51's GB200 / GB300 "
+                "wideep_deepep_ll / _normal tables, EP 4 on one tray, a call's time at 1 token "
+                "plus its logical bytes at the bandwidth between 1 and 1,024 / 16,384 tokens) "
+                "in place of NVLink 5's 720 GB/s and an estimated 8 us; read after 97d4ed27 "
+                "moved these rows faster than measured; the 30 DeepEP rows both inside 9 -> 15, "
+                "median TTFT / TPOT ratio 0.65 / 0.81 -> 0.81 / 0.87; section 3's SGLang rows "
+                "both inside 27 -> 33 of 94",
+           rows=_AIC_PROSPECTIVE_SGLDEEPEP59),
     Shaped(commit="07479aa1",
            rule="TensorRT-LLM disaggregated rows' context servers at the prefill "
                 "max_batch_size / max_num_tokens per rank of the NVIDIA/srt-slurm recipe each "

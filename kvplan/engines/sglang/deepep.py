@@ -43,11 +43,11 @@ What a token sends (`bytes_per_token`, expected over routing):
   srt-slurm recipes' normal-mode roles are EP 8). Not checked: the low-latency batch bound
   SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (deepep.py:320-325, at most 1,024).
 
-Time (kvplan.perf.roofline): each of dispatch and combine one collective over the EP link (its
-latency, then the bytes at its bandwidth), as the generic all-to-all is priced. DeepEP's own
-measurements put its kernels at the link's bandwidth: V1 normal kernels 153 / 158 GB/s of H800's
-~160 GB/s NVLink (docs/legacy.md:21-26 at dd758ca), V2's 726 / 740 GB/s on SM100 over NVLink
-(README.md at dd758ca), against kvplan's 720 GB/s NVLink 5 (kvplan/hardware/interconnects.json).
+Time (`DeepEp.seconds`, asked by kvplan.perf.roofline): dispatch and combine, each its
+measured fixed time per call plus its bytes at its measured bandwidth, from DeepEP's own
+benchmarks on the GPU as aiconfigurator's tables record them (kvplan.engines.sglang.deepep_speed,
+GB200 / GB300; deepepbw59). Before deepepbw59 (97d4ed27): the EP link's latency (8 us on NVLink
+5, an estimate) and the bytes at the link's 720 GB/s, still the rule on a GPU with no measurement.
 
 Weights (`dp_attention_weights`): under DeepEP the shared experts are built whole on every rank
 (models/deepseek_v2.py:455-473, `tp_rank=0, tp_size=1` when `is_deepep()`); --moe-dense-tp-size
@@ -74,12 +74,14 @@ from math import comb
 from typing import TYPE_CHECKING
 
 from kvplan._util.errors import UnmodelledError
+from kvplan.engines.sglang.deepep_speed import measured_speed
 from kvplan.model.quant_config import quant_method
 from kvplan.model.spec import ModelSpec, MoESpec
 from kvplan.weights.base import DpAttentionWeights
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.engines.base import EngineOptions, PlanInputs
+    from kvplan.hardware.interconnect import Interconnect
 
 DEEPEP_MODES = ("auto", "normal", "low_latency")
 A2A_BACKENDS = ("none", "deepep")  # read; mooncake / ascend_fuseep are refused
@@ -131,13 +133,33 @@ class DeepEp:
     nvfp4_dispatch: bool = False
     name: str = "deepep"
 
-    def bytes_per_token(self, moe: MoESpec, hidden: int, ep: int, phase: str) -> float:
+    def remote_bytes(self, moe: MoESpec, hidden: int, ep: int, phase: str) -> tuple[float, float]:
+        """(dispatch, combine) bytes one rank sends to the other ranks per token it holds."""
         k = moe.num_experts_per_tok
         if resolve_mode(self.mode, phase) == "normal":
             dispatch, combine = normal_pair_bytes(hidden, k)
-            return (ep - 1) * remote_rank_probability(moe, ep) * (dispatch + combine)
+            pairs = (ep - 1) * remote_rank_probability(moe, ep)
+            return pairs * dispatch, pairs * combine
         dispatch, combine = low_latency_message_bytes(hidden, nvfp4=self.nvfp4_dispatch)
-        return k * (ep - 1) / ep * (dispatch + combine)
+        return k * (ep - 1) / ep * dispatch, k * (ep - 1) / ep * combine
+
+    def bytes_per_token(self, moe: MoESpec, hidden: int, ep: int, phase: str) -> float:
+        return sum(self.remote_bytes(moe, hidden, ep, phase))
+
+    def seconds(self, tokens: float, moe: MoESpec, hidden: int, ep: int, phase: str,
+                gpu_name: str, link: Interconnect) -> float:
+        """One MoE layer's dispatch + combine for `tokens` tokens a rank: each call's measured
+        fixed time, then its logical bytes (the remote ones x ep / (ep - 1)) at the measured
+        bandwidth (kvplan.engines.sglang.deepep_speed); on a GPU with no measurement, the EP
+        link's latency twice and the remote bytes at its bandwidth."""
+        dispatch, combine = self.remote_bytes(moe, hidden, ep, phase)
+        speed = measured_speed(gpu_name, resolve_mode(self.mode, phase))
+        if speed is None:
+            return 2 * link.latency_s + tokens * (dispatch + combine) / link.bytes_per_s
+        d, c = speed
+        logical = tokens * ep / (ep - 1)
+        return (d.latency_s + logical * dispatch / d.bytes_per_s
+                + c.latency_s + logical * combine / c.bytes_per_s)
 
 
 def _options(options: EngineOptions | None) -> tuple[str, str, int | None, bool, bool]:
