@@ -19,14 +19,11 @@ head); MLA: DeepSeek-V3's 128 heads over TP 1 to 8, bf16.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
-import subprocess
 import sys
 from pathlib import Path
 
-COMMIT = "095f58a51"
+from tests.benches.aic_tables import read_table, write_rows
+
 DATA = "aic-core/src/aiconfigurator_core/systems/data"
 GPUS = ("h100_sxm", "h200_sxm", "b200_sxm")
 # The releases of the MoE op page (tests/benches/moe_op_extract.py): each engine's release with
@@ -69,28 +66,10 @@ def keep_mla(row: dict) -> bool:
             and row["mla_dtype"] == "bfloat16" and row["kv_cache_dtype"] == "bfloat16")
 
 
-def _read(git_dir: str, path: str) -> list[dict]:
-    import pyarrow.parquet as pq  # only here: the project does not depend on pyarrow
-
-    blob = subprocess.run(["git", "--git-dir", git_dir, "show", f"{COMMIT}:{path}"],
-                          capture_output=True, check=True).stdout
-    return pq.read_table(io.BytesIO(blob)).to_pylist()
-
-
-def _write(path: Path, columns: tuple[str, ...], rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.GzipFile(path, "wb", mtime=0) as raw:
-        with io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
-            w = csv.writer(text, lineterminator="\n")
-            w.writerow(columns)
-            for r in rows:
-                w.writerow([repr(r[c]) if c == "latency" else r[c] for c in columns])
-
-
 def _extract(git_dir: str, tables, path_of, kept, columns) -> list[dict]:
     rows = []
     for gpu, backend, version, phase in tables:
-        table = _read(git_dir, path_of(gpu, backend, version, phase))
+        table = read_table(git_dir, path_of(gpu, backend, version, phase))
         keep_rows = sorted((r for r in table if kept(r)),
                            key=lambda r: tuple(r[c] for c in columns[:-1]) + (r["latency"],))
         print(f"{gpu} {backend} {version} {phase}: {len(keep_rows)} of {len(table)} rows",
@@ -100,9 +79,9 @@ def _extract(git_dir: str, tables, path_of, kept, columns) -> list[dict]:
 
 
 def main(git_dir: str) -> None:
-    _write(OUT / "attention_perf_rows.csv.gz", COLUMNS,
+    write_rows(OUT / "attention_perf_rows.csv.gz", COLUMNS,
            _extract(git_dir, TABLES, table_path, keep, COLUMNS))
-    _write(OUT / "mla_perf_rows.csv.gz", MLA_COLUMNS,
+    write_rows(OUT / "mla_perf_rows.csv.gz", MLA_COLUMNS,
            _extract(git_dir, MLA_TABLES, mla_table_path, keep_mla, MLA_COLUMNS))
 
 

@@ -19,14 +19,11 @@ half precision (`keep_nccl`).
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
-import subprocess
 import sys
 from pathlib import Path
 
-COMMIT = "095f58a51"
+from tests.benches.aic_tables import read_table, write_rows
+
 DATA = "aic-core/src/aiconfigurator_core/systems/data"
 GPUS = ("h100_sxm", "h200_sxm", "b200_sxm")
 # The release of each engine with a table on all three cards (as tests/benches/moe_op_extract).
@@ -69,24 +66,6 @@ def keep_nccl(row: dict) -> bool:
     return row["op_name"] == "all_reduce" and row["nccl_dtype"] == "half"
 
 
-def _read(git_dir: str, path: str) -> list[dict]:
-    import pyarrow.parquet as pq  # only here: the project does not depend on pyarrow
-
-    blob = subprocess.run(["git", "--git-dir", git_dir, "show", f"{COMMIT}:{path}"],
-                          capture_output=True, check=True).stdout
-    return pq.read_table(io.BytesIO(blob)).to_pylist()
-
-
-def _write(path: Path, columns: tuple[str, ...], rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.GzipFile(path, "wb", mtime=0) as raw:
-        with io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
-            w = csv.writer(text, lineterminator="\n")
-            w.writerow(columns)
-            for r in rows:
-                w.writerow([repr(r[c]) if c == "latency" else r[c] for c in columns])
-
-
 def _sorted(rows: list[dict], columns: tuple[str, ...]) -> list[dict]:
     return sorted(rows, key=lambda r: tuple(r[c] for c in columns[:-1]))
 
@@ -94,24 +73,25 @@ def _sorted(rows: list[dict], columns: tuple[str, ...]) -> list[dict]:
 def main(git_dir: str) -> None:
     gemm: list[dict] = []
     for gpu, backend, version in GEMM_TABLES:
-        table = _read(git_dir, table_path(gpu, "gemm", backend, version, "gemm_perf"))
+        table = read_table(git_dir, table_path(gpu, "gemm", backend, version, "gemm_perf"))
         kept = _sorted([r for r in table if keep_gemm(r)], GEMM_COLUMNS)
         print(f"gemm {gpu} {backend} {version}: {len(kept)} of {len(table)} rows", file=sys.stderr)
         gemm.extend(kept)
-    _write(GEMM_OUT, GEMM_COLUMNS, gemm)
+    write_rows(GEMM_OUT, GEMM_COLUMNS, gemm)
     comm: list[dict] = []
     for gpu, backend, version in CUSTOM_AR_TABLES:
-        table = _read(git_dir, table_path(gpu, "comm", backend, version, "custom_allreduce_perf"))
+        table = read_table(git_dir,
+                           table_path(gpu, "comm", backend, version, "custom_allreduce_perf"))
         kept = [dict(r, dtype=r["allreduce_dtype"]) for r in table]
         print(f"custom all-reduce {gpu} {backend} {version}: {len(kept)} of {len(table)} rows",
               file=sys.stderr)
         comm.extend(_sorted(kept, AR_COLUMNS))
     for gpu, backend, version in NCCL_TABLES:
-        table = _read(git_dir, table_path(gpu, "comm", backend, version, "nccl_perf"))
+        table = read_table(git_dir, table_path(gpu, "comm", backend, version, "nccl_perf"))
         kept = [dict(r, dtype=r["nccl_dtype"]) for r in table if keep_nccl(r)]
         print(f"nccl {gpu} {version}: {len(kept)} of {len(table)} rows", file=sys.stderr)
         comm.extend(_sorted(kept, AR_COLUMNS))
-    _write(AR_OUT, AR_COLUMNS, comm)
+    write_rows(AR_OUT, AR_COLUMNS, comm)
 
 
 if __name__ == "__main__":

@@ -42,9 +42,7 @@ fitted_prefill_launch_s under fp8_fitted), and would have to be refitted with it
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from kvplan.perf import efficiency
@@ -57,22 +55,11 @@ AGG_EVERY = 4  # every 4th replayable FP8 row (fixed before replaying, as moe_ge
 FIT_ARCH = (9, 0)  # the fit's tables are Hopper's (H100; H200 held out)
 
 
-@contextmanager
-def fp8_fitted() -> Iterator[None]:
+def fp8_fitted() -> AbstractContextManager[None]:
     """Every SM 9.0 preset's efficiency with the fitted dense FP8 fraction (the rest unchanged)."""
-    from kvplan.hardware.gpus import GPUS
-
-    table = efficiency.DEVICE_EFFICIENCY
-    saved = dict(table)
-    for gpu in GPUS.values():
-        if gpu.platform == "cuda" and gpu.compute_capability == FIT_ARCH:
-            table[gpu.name] = replace(table.get(gpu.name, efficiency.DEFAULT_EFFICIENCY),
-                                      fp8_dense_gemm=efficiency.FP8_DENSE_GEMM)
-    try:
-        yield
-    finally:
-        table.clear()
-        table.update(saved)
+    return fc.patched_presets(
+        lambda gpu: gpu.platform == "cuda" and gpu.compute_capability == FIT_ARCH,
+        fp8_dense_gemm=efficiency.FP8_DENSE_GEMM)
 
 
 def dense_fp8(spec: ModelSpec) -> bool:

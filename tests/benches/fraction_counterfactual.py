@@ -19,18 +19,40 @@ import json
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.hardware.gpus import GPU
     from kvplan.model.spec import ModelSpec
 
 SETS = ("s2r", "prospective", "accelmark", "agg", "disagg")
 Ratios = dict[str, tuple[float, float]]  # row id -> (TTFT, TPOT) kvplan / measured
 Keep = Callable[["ModelSpec"], bool]
+
+
+@contextmanager
+def patched_presets(which: Callable[[GPU], bool], **fields: object) -> Iterator[None]:
+    """Every preset `which` picks with its efficiency's `fields` replaced (the rest unchanged),
+    restored after: a counterfactual's context."""
+    from kvplan.hardware.gpus import GPUS
+    from kvplan.perf import efficiency
+
+    table = efficiency.DEVICE_EFFICIENCY
+    saved = dict(table)
+    for gpu in GPUS.values():
+        if which(gpu):
+            table[gpu.name] = replace(table.get(gpu.name, efficiency.DEFAULT_EFFICIENCY),
+                                      **fields)
+    try:
+        yield
+    finally:
+        table.clear()
+        table.update(saved)
 
 
 def s2r(keep: Keep) -> Ratios:

@@ -58,9 +58,7 @@ where the table pooled over the narrower experts says 0.34-0.59 (examples/moe-op
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
+from contextlib import AbstractContextManager
 
 from kvplan.perf import efficiency
 from tests.benches import fraction_counterfactual as fc
@@ -75,23 +73,10 @@ MODES = {"fitted": {"moe_gemm": efficiency.MOE_GEMM, "fp8_moe_gemm": efficiency.
          "shape": {"moe_gemm_shape": efficiency.MOE_GEMM_SHAPE}}
 
 
-@contextmanager
-def moe_fitted(mode: str = "fitted") -> Iterator[None]:
+def moe_fitted(mode: str = "fitted") -> AbstractContextManager[None]:
     """Every CUDA preset's efficiency with the experts' fractions of `mode` (MODES; the rest
     unchanged)."""
-    from kvplan.hardware.gpus import GPUS
-
-    table = efficiency.DEVICE_EFFICIENCY
-    saved = dict(table)
-    for gpu in GPUS.values():
-        if gpu.platform == "cuda":
-            table[gpu.name] = replace(table.get(gpu.name, efficiency.DEFAULT_EFFICIENCY),
-                                      **MODES[mode])
-    try:
-        yield
-    finally:
-        table.clear()
-        table.update(saved)
+    return fc.patched_presets(lambda gpu: gpu.platform == "cuda", **MODES[mode])
 
 
 def is_moe(spec: object) -> bool:

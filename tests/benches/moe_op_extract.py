@@ -16,13 +16,11 @@ experts, the expert shapes of checkpoints kvplan has (`SHAPES`), MoE TP x EP lay
 
 from __future__ import annotations
 
-import csv
-import gzip
-import subprocess
 import sys
 from pathlib import Path
 
-COMMIT = "095f58a51"
+from tests.benches.aic_tables import read_table, write_rows
+
 DATA = "aic-core/src/aiconfigurator_core/systems/data"
 # (gpu, backend, version): the release of each engine with a balanced-routing table on all
 # three cards (vLLM 0.19.0, SGLang 0.5.9, TensorRT-LLM 1.2.0rc5).
@@ -55,28 +53,15 @@ def keep(row: dict) -> bool:
 
 
 def main(git_dir: str) -> None:
-    import io
-
-    import pyarrow.parquet as pq  # only here: the project does not depend on pyarrow
-
     rows = []
     for gpu, backend, version in TABLES:
-        blob = subprocess.run(["git", "--git-dir", git_dir, "show",
-                               f"{COMMIT}:{table_path(gpu, backend, version)}"],
-                              capture_output=True, check=True).stdout
-        table = pq.read_table(io.BytesIO(blob)).to_pylist()
+        table = read_table(git_dir, table_path(gpu, backend, version))
         kept = sorted((r for r in table if keep(r)),
                       key=lambda r: tuple(str(r[c]) if isinstance(r[c], str) else r[c]
                                           for c in COLUMNS[:-1]))
         print(f"{gpu} {backend} {version}: {len(kept)} of {len(table)} rows", file=sys.stderr)
         rows.extend(kept)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.GzipFile(OUT, "wb", mtime=0) as raw:
-        with io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
-            w = csv.writer(text, lineterminator="\n")
-            w.writerow(COLUMNS)
-            for r in rows:
-                w.writerow([repr(r[c]) if c == "latency" else r[c] for c in COLUMNS])
+    write_rows(OUT, COLUMNS, rows)
 
 
 if __name__ == "__main__":
