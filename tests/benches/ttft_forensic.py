@@ -71,6 +71,7 @@ from kvplan.analysis.simulate.metrics import metrics
 from kvplan.analysis.simulate.run import SimSetup, _engine, setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator, StepCost
 from kvplan.engines.base import Engine
+from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 from tests.benches.moe_gemm_bench import moe_fitted
 from tests.benches.prospective_runs import REPO, load, requests, split_of
 
@@ -93,12 +94,15 @@ class Options:
     moe_gemm: bool = False
     # vLLM's steps above its largest CUDA graph charged the eager launch time (AboveGraphs).
     vllm_prefill_launch: bool = False
+    # vLLM's steps above its largest CUDA graph charged kvplan's rule for them, opt-in
+    # (kvplan.perf.vllm_ungraphed: the compiled model's kernels x VLLM_UNGRAPHED_LAUNCH_S).
+    vllm_ungraphed: bool = False
 
     @property
     def vllm_only(self) -> bool:
         """Whether a stage here is vLLM's alone (refused for another engine)."""
         return (self.frontend or self.api_output or self.engine_core_cpu is not None
-                or self.vllm_prefill_launch)
+                or self.vllm_prefill_launch or self.vllm_ungraphed)
 
 
 @contextmanager
@@ -117,6 +121,25 @@ def eager_launch() -> Iterator[None]:
         return inner(engine, *args, **kwargs)
 
     run.engine_efficiency = eager  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        run.engine_efficiency = inner
+
+
+@contextmanager
+def ungraphed_launch(price: float = VLLM_UNGRAPHED_LAUNCH_S) -> Iterator[None]:
+    """Every vLLM step cost built inside it with kvplan's opt-in price of a step above the
+    largest CUDA graph (`Efficiency.ungraphed_launch_s`; kvplan.perf.vllm_ungraphed)."""
+    from kvplan.analysis.simulate import run
+
+    inner = run.engine_efficiency
+
+    def priced(engine: str, *args: Any, **kwargs: Any) -> Any:
+        eff = inner(engine, *args, **kwargs)
+        return replace(eff, ungraphed_launch_s=price) if engine == Engine.vllm.value else eff
+
+    run.engine_efficiency = priced  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -166,6 +189,8 @@ COUNTERFACTUALS: dict[str, Options] = {
     "--frontend + moe_gemm fitted": Options(frontend=True, moe_gemm=True),
     "vLLM steps above the graphs launched eagerly (upper bound)": Options(
         vllm_prefill_launch=True),
+    "vLLM steps above the graphs, compiled kernels x 4.4 us (opt-in rule)": Options(
+        vllm_ungraphed=True),
 }
 
 
@@ -270,7 +295,8 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False))
-        with moe_fitted() if opts.moe_gemm else nullcontext():
+        with (moe_fitted() if opts.moe_gemm else nullcontext(),
+              ungraphed_launch() if opts.vllm_ungraphed else nullcontext()):
             sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
                            engine_core_cpu=opts.engine_core_cpu,
                            async_scheduling=run.get("async_scheduling"))
