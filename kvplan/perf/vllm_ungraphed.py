@@ -49,6 +49,22 @@ launches against 1: (0.33 .. 0.40 ms) / 84 = 3.9 .. 4.8 us a launch, 4.4 us take
 midpoint). That is a launch from compiled code / a torch custom op with no Python module
 around it; SGLang's 70 us per op (PREFILL_LAUNCH_FIT) holds the Python module calls of its
 eager model code, which Inductor's wrapper does not run.
+
+Why opt-in (evaluated at commit e1abab3f, frozen before any serving row was run with it;
+first evaluation, median |error| default -> with the price). Prospective sets' mean TTFT / mean
+TPOT (tests.benches.ttft_forensic): held out 30 79.4 -> 75.6 / 48.3 -> 48.0 %, 31 68.8 -> 68.0 /
+62.8 -> 61.9, 53 45.7 -> 45.7 / 45.2 -> 43.5, 53b 82.7 -> 82.7 / 43.5 -> 43.5, 56 39.8 -> 38.3 /
+7.4 -> 7.9, 57 72.0 -> 69.6 / 23.1 -> 21.9; 54 55.4 -> 52.4 / 16.5 -> 16.0 and 58 54.4 -> 49.7 /
+14.2 -> 14.2 (shaped the hypothesis: ttftwhy59). The sim-to-real sets (vLLM 0.15.1, every stage
+and the whole run) get worse: the study's 30 rows TTFT mean 5.0 -> 5.5 %, E2E mean 2.7 -> 5.0 %
+(ITL 3.7 -> 2.7); prospective 9 rows ITL 1.8 -> 6.2, E2E 1.2 -> 7.1 (TTFT 16.9 -> 12.1); blind 11
+ITL 2.5 -> 6.0, E2E 1.9 -> 5.6 (TTFT 14.0 -> 8.7); offload 24 ITL 1.9 -> 5.5, E2E 2.7 -> 6.9
+(TTFT 21.3 -> 18.4). AccelMark (24 levels) unchanged (p50 TTFT 55.0 %, p50 TPOT 19.9 -> 20.1 %).
+The launches are also added to the step's GPU time here, though a step this large keeps the GPU
+busier than its host: Llama-3.1-8B's 8,192-token step on an H100 is 197 ms of GPU time against
+1.4 ms of launches (600 tokens: 14.5 ms), so the CPU runs ahead and the launches hide behind
+the kernels; the sum is itself an upper bound of this price. The TTFT gap ttftwhy59 measured
+is not vLLM's ungraphed launches, priced as its compiled code launches them.
 """
 
 from __future__ import annotations

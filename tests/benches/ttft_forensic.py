@@ -46,7 +46,13 @@ rows: those two sets shaped it) moves the median |error| of mean TTFT / mean TPO
 46.4 / 48.3 -> 57.3 %, 31 68.8 -> 56.8 / 62.8 -> 47.4, 53 45.7 -> 25.3 / 45.2 -> 19.4, 53b 82.7
 -> 18.8 / 43.5 -> 13.4, 56 39.8 -> 17.1 / 7.4 -> 13.8, 57 72.0 -> 38.8 / 23.1 -> 16.7 (held out);
 54 55.4 -> 6.9 / 16.5 -> 9.0, 58 54.4 -> 15.7 / 14.2 -> 13.1 (shaped). TPOT worse on 30 and 56,
-short prompts overshot (58 test_05 +14 .. +66 %): an upper bound, not a default.
+short prompts overshot (58 test_05 +14 .. +66 %): an upper bound, not a default. The price
+read from vLLM's compiled code (kvplan.perf.vllm_ungraphed, opt-in `Efficiency.
+ungraphed_launch_s`, frozen at e1abab3f before this run: the same kernels, 4.4 us a launch, not
+70) moves them little: 30 79.4 -> 75.6 / 48.3 -> 48.0 %, 31 68.8 -> 68.0 / 62.8 -> 61.9, 53 45.7
+-> 45.7 / 45.2 -> 43.5, 53b 82.7 -> 82.7, 56 39.8 -> 38.3 / 7.4 -> 7.9, 57 72.0 -> 69.6 / 23.1 ->
+21.9, 54 55.4 -> 52.4, 58 54.4 -> 49.7 / 14.2 -> 14.2; it worsens sim_to_real's ITL and E2E
+(kvplan.perf.vllm_ungraphed has the numbers): opt-in.
 
 Run: python -m tests.benches.ttft_forensic [SET ...] [--cf=NAME ...] (prints Markdown tables to
 stdout; SET: a set's name as in SETS, default all; NAME: a key of COUNTERFACTUALS, default all).
