@@ -83,3 +83,15 @@ def test_above_graphs_prices_only_steps_past_the_largest_graph() -> None:
     assert cost.seconds_from_sums(500, 10_000, [(0, 13)]) == 2.0
     assert cost.seconds(decode_contexts=[], chunks=[(0, 513)]) == 2.0
     assert cost.seconds(decode_contexts=[5] * 512, chunks=[]) == 1.0
+
+
+def test_ungraphed_launch_prices_vllm_only() -> None:
+    # The opt-in price set only for vLLM's step costs, and restored after.
+    from kvplan.analysis.simulate import run
+    from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
+    from tests.benches.ttft_forensic import ungraphed_launch
+
+    with ungraphed_launch():
+        assert run.engine_efficiency("vllm").ungraphed_launch_s == VLLM_UNGRAPHED_LAUNCH_S
+        assert run.engine_efficiency("sglang").ungraphed_launch_s == 0.0
+    assert run.engine_efficiency("vllm").ungraphed_launch_s == 0.0

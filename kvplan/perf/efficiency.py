@@ -349,6 +349,10 @@ class Efficiency:
     # Whose model code counts an eager prefill step's ops (kvplan.engines.base.PrefillOpCount;
     # set by kvplan.perf.engine_traits.engine_efficiency).
     prefill_op_count: PrefillOpCount = PrefillOpCount.sglang
+    # Host time per kernel of a vLLM step above its largest CUDA graph (the compiled model run
+    # with no graph: kvplan.perf.vllm_ungraphed); 0, off (the default: opt-in, not a default
+    # rule until serving rows held out say so; VLLM_UNGRAPHED_LAUNCH_S is the derived price).
+    ungraphed_launch_s: float = 0.0
     layer_overhead_s: float = LAYER_OVERHEAD_FIT.value  # fitted on the dense 1-GPU bench cases
     step_overhead_s: float = 0.0  # engine time per step outside the GPU (scheduling, sampling)
     # The engine's fused all-reduce + RMSNorm, where it has one
@@ -414,7 +418,7 @@ class Efficiency:
             raise InputError(f"prefill_launch_model must be sum, op_max or stream, got "
                              f"{self.prefill_launch_model!r}")
         for name in ("kernel_floor_s", "prefill_launch_s", "layer_overhead_s",
-                     "step_overhead_s"):
+                     "step_overhead_s", "ungraphed_launch_s"):
             value = getattr(self, name)
             if value < 0:
                 raise InputError(f"{name} must be >= 0, got {value}")

@@ -80,6 +80,7 @@ from kvplan.perf.engine_traits import (
 from kvplan.perf.flops import MLAForm, attention_flops, prefill_form
 from kvplan.perf.layout import ONE_GPU, Layout
 from kvplan.perf.roofline import step_time
+from kvplan.perf.vllm_ungraphed import vllm_ungraphed_ops
 
 # by_op entries of roofline.step_time that a mixed step charges itself (the attention core over
 # the whole mix; the naive MLA up-projection, whose share is in the prefill form's FLOPs) or that
@@ -157,6 +158,12 @@ class MixedStepCost:
         # CUDA-graph capture sizes (ascending): a step of up to the largest runs its GEMMs padded
         # to the next size (vLLM: kvplan.engines.vllm.budget.vllm_cuda_graph_sizes); () none.
         self.graph_sizes = tuple(sorted(graph_sizes))
+        # A step of more tokens than the largest graph runs ungraphed: its kernels' host time
+        # (opt-in `eff.ungraphed_launch_s`; kvplan.perf.vllm_ungraphed; None ops: not counted).
+        self._ungraphed_s = 0.0
+        if self.graph_sizes and self.eff.ungraphed_launch_s:
+            ops = vllm_ungraphed_ops(spec, layout, quantization)
+            self._ungraphed_s = (ops or 0) * self.eff.ungraphed_launch_s
         self._padded: dict[int, int] = {}
         if self.graph_sizes:
             size_iter = iter(self.graph_sizes)
@@ -247,6 +254,14 @@ class MixedStepCost:
                 self.spec, self.gpu, self.layout, tokens, self.eff, self.quantization,
                 fused_norms=fused) * self.eff.prefill_launch_s
         return hit
+
+    def ungraphed_seconds(self, tokens: int) -> float:
+        """The host launch time of a step of `tokens` tokens above the largest CUDA graph
+        (`eff.ungraphed_launch_s` per kernel of kvplan.perf.vllm_ungraphed.vllm_ungraphed_ops);
+        0 at or below it, with no graphs, or with the price off."""
+        if self.graph_sizes and tokens > self.graph_sizes[-1]:
+            return self._ungraphed_s
+        return 0.0
 
     def head_seconds(self, rows: int) -> float:
         """The lm_head over `rows` rows (no decoder layer)."""
@@ -344,7 +359,8 @@ class MixedStepCost:
             factor = self._decode_factor[(kind.window, single)]
             attention += kind.layers * self._layer_seconds(decode_keys, pre_pairs, rows, factor)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
-        return self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
+        return (self.dense_seconds(tokens, decodes + len(chunks)) + attention + launch
+                + self.ungraphed_seconds(tokens))
 
     def seconds(self, *, decode_contexts: list[int], chunks: list[tuple[int, int]]) -> float:
         """One step: `decode_contexts` (keys attended by each decode, its new token included)
@@ -355,4 +371,5 @@ class MixedStepCost:
         requests = len(decode_contexts) + len(chunks)
         launch = self.launch_seconds(tokens) + self._cast_s if chunks else 0.0
         return (self.dense_seconds(tokens, requests)
-                + self.attention_seconds(decode_contexts, chunks) + launch)
+                + self.attention_seconds(decode_contexts, chunks) + launch
+                + self.ungraphed_seconds(tokens))

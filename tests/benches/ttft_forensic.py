@@ -46,7 +46,13 @@ rows: those two sets shaped it) moves the median |error| of mean TTFT / mean TPO
 46.4 / 48.3 -> 57.3 %, 31 68.8 -> 56.8 / 62.8 -> 47.4, 53 45.7 -> 25.3 / 45.2 -> 19.4, 53b 82.7
 -> 18.8 / 43.5 -> 13.4, 56 39.8 -> 17.1 / 7.4 -> 13.8, 57 72.0 -> 38.8 / 23.1 -> 16.7 (held out);
 54 55.4 -> 6.9 / 16.5 -> 9.0, 58 54.4 -> 15.7 / 14.2 -> 13.1 (shaped). TPOT worse on 30 and 56,
-short prompts overshot (58 test_05 +14 .. +66 %): an upper bound, not a default.
+short prompts overshot (58 test_05 +14 .. +66 %): an upper bound, not a default. The price
+read from vLLM's compiled code (kvplan.perf.vllm_ungraphed, opt-in `Efficiency.
+ungraphed_launch_s`, frozen at e1abab3f before this run: the same kernels, 4.4 us a launch, not
+70) moves them little: 30 79.4 -> 75.6 / 48.3 -> 48.0 %, 31 68.8 -> 68.0 / 62.8 -> 61.9, 53 45.7
+-> 45.7 / 45.2 -> 43.5, 53b 82.7 -> 82.7, 56 39.8 -> 38.3 / 7.4 -> 7.9, 57 72.0 -> 69.6 / 23.1 ->
+21.9, 54 55.4 -> 52.4, 58 54.4 -> 49.7 / 14.2 -> 14.2; it worsens sim_to_real's ITL and E2E
+(kvplan.perf.vllm_ungraphed has the numbers): opt-in.
 
 Run: python -m tests.benches.ttft_forensic [SET ...] [--cf=NAME ...] (prints Markdown tables to
 stdout; SET: a set's name as in SETS, default all; NAME: a key of COUNTERFACTUALS, default all).
@@ -71,6 +77,7 @@ from kvplan.analysis.simulate.metrics import metrics
 from kvplan.analysis.simulate.run import SimSetup, _engine, setup
 from kvplan.analysis.simulate.scheduler import SimRequest, Simulator, StepCost
 from kvplan.engines.base import Engine
+from kvplan.perf.vllm_ungraphed import VLLM_UNGRAPHED_LAUNCH_S
 from tests.benches.moe_gemm_bench import moe_fitted
 from tests.benches.prospective_runs import REPO, load, requests, split_of
 
@@ -93,12 +100,15 @@ class Options:
     moe_gemm: bool = False
     # vLLM's steps above its largest CUDA graph charged the eager launch time (AboveGraphs).
     vllm_prefill_launch: bool = False
+    # vLLM's steps above its largest CUDA graph charged kvplan's rule for them, opt-in
+    # (kvplan.perf.vllm_ungraphed: the compiled model's kernels x VLLM_UNGRAPHED_LAUNCH_S).
+    vllm_ungraphed: bool = False
 
     @property
     def vllm_only(self) -> bool:
         """Whether a stage here is vLLM's alone (refused for another engine)."""
         return (self.frontend or self.api_output or self.engine_core_cpu is not None
-                or self.vllm_prefill_launch)
+                or self.vllm_prefill_launch or self.vllm_ungraphed)
 
 
 @contextmanager
@@ -117,6 +127,25 @@ def eager_launch() -> Iterator[None]:
         return inner(engine, *args, **kwargs)
 
     run.engine_efficiency = eager  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        run.engine_efficiency = inner
+
+
+@contextmanager
+def ungraphed_launch(price: float = VLLM_UNGRAPHED_LAUNCH_S) -> Iterator[None]:
+    """Every vLLM step cost built inside it with kvplan's opt-in price of a step above the
+    largest CUDA graph (`Efficiency.ungraphed_launch_s`; kvplan.perf.vllm_ungraphed)."""
+    from kvplan.analysis.simulate import run
+
+    inner = run.engine_efficiency
+
+    def priced(engine: str, *args: Any, **kwargs: Any) -> Any:
+        eff = inner(engine, *args, **kwargs)
+        return replace(eff, ungraphed_launch_s=price) if engine == Engine.vllm.value else eff
+
+    run.engine_efficiency = priced  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -166,6 +195,8 @@ COUNTERFACTUALS: dict[str, Options] = {
     "--frontend + moe_gemm fitted": Options(frontend=True, moe_gemm=True),
     "vLLM steps above the graphs launched eagerly (upper bound)": Options(
         vllm_prefill_launch=True),
+    "vLLM steps above the graphs, compiled kernels x 4.4 us (opt-in rule)": Options(
+        vllm_ungraphed=True),
 }
 
 
@@ -270,7 +301,8 @@ def replay(set_name: str, run: dict, opts: Options = Options()) -> Row:  # type:
                                  max_num_seqs=run.get("max_num_seqs"),
                                  max_num_batched_tokens=run.get("max_num_batched_tokens"),
                                  expert_parallel=run.get("expert_parallel", False))
-        with moe_fitted() if opts.moe_gemm else nullcontext():
+        with (moe_fitted() if opts.moe_gemm else nullcontext(),
+              ungraphed_launch() if opts.vllm_ungraphed else nullcontext()):
             sim, _ = setup(spec, inputs, frontend=opts.frontend, api_output=opts.api_output,
                            engine_core_cpu=opts.engine_core_cpu,
                            async_scheduling=run.get("async_scheduling"))
