@@ -51,6 +51,10 @@ from tests.benches import fraction_counterfactual as fc
 if TYPE_CHECKING:  # pragma: no cover
     from kvplan.model.spec import ModelSpec
 
+PROSPECTIVE_SETS = (
+    "prospective_runs", "prospective31_runs", "prospective52_runs", "prospective53_runs",
+    "prospective53b_runs", "prospective54_runs", "prospective56_runs", "prospective57_runs",
+    "prospective58_runs")
 AGG_EVERY = 4  # every 4th replayable FP8 row (fixed before replaying, as moe_gemm_bench's)
 FIT_ARCH = (9, 0)  # the fit's tables are Hopper's (H100; H200 held out)
 
@@ -72,28 +76,8 @@ def dense_fp8(spec: ModelSpec) -> bool:
 
 
 def collect_one(name: str) -> fc.Ratios:
-    from tests.benches import (
-        prospective31_runs,
-        prospective52_runs,
-        prospective53_runs,
-        prospective53b_runs,
-        prospective54_runs,
-        prospective56_runs,
-        prospective57_runs,
-        prospective58_runs,
-    )
-    from tests.benches import prospective_runs as p
-
-    if name == "prospective":
-        return fc.prospective(dense_fp8, (p, prospective31_runs, prospective52_runs,
-                                          prospective53_runs, prospective53b_runs,
-                                          prospective54_runs, prospective56_runs,
-                                          prospective57_runs, prospective58_runs))
-    if name == "agg":
-        return fc.agg(dense_fp8, AGG_EVERY)
-    if name == "disagg":
-        return fc.disagg()
-    return {"s2r": fc.s2r, "accelmark": fc.accelmark}[name](dense_fp8)
+    # prospective30-58: the sets this bench's figures were taken on
+    return fc.collect(name, dense_fp8, AGG_EVERY, PROSPECTIVE_SETS)
 
 
 def main(argv: list[str]) -> None:

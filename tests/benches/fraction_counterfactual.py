@@ -141,6 +141,21 @@ def disagg() -> Ratios:
     return out
 
 
+def collect(name: str, keep: Keep, every: int, prospective_sets: tuple[str, ...]) -> Ratios:
+    """One set's ratios by name (SETS): `prospective_sets` the prospective bench modules to
+    read (tests.benches.<name>; prospective_runs is prospective30's), `every` the agg subsample."""
+    import importlib
+
+    if name == "prospective":
+        return prospective(keep, tuple(importlib.import_module(f"tests.benches.{m}")
+                                       for m in prospective_sets))
+    if name == "agg":
+        return agg(keep, every)
+    if name == "disagg":
+        return disagg()
+    return {"s2r": s2r, "accelmark": accelmark}[name](keep)
+
+
 def line(name: str, default: Ratios, fitted: Ratios, none: str = "no row") -> str:
     ids = sorted(set(default) & set(fitted))
     moved = sum(1 for i in ids if default[i] != fitted[i])

@@ -63,6 +63,9 @@ from contextlib import AbstractContextManager
 from kvplan.perf import efficiency
 from tests.benches import fraction_counterfactual as fc
 
+PROSPECTIVE_SETS = (
+    "prospective_runs", "prospective31_runs", "prospective52_runs", "prospective53_runs",
+    "prospective53b_runs", "prospective54_runs", "prospective56_runs", "prospective57_runs")
 AGG_EVERY = 4  # the agg set's subsample: every 4th replayable MoE row (fixed before replaying)
 SETS = fc.SETS
 
@@ -90,27 +93,8 @@ def agg_rows() -> list[dict[str, str]]:
 
 
 def collect_one(name: str) -> fc.Ratios:
-    from tests.benches import (
-        prospective31_runs,
-        prospective52_runs,
-        prospective53_runs,
-        prospective53b_runs,
-        prospective54_runs,
-        prospective56_runs,
-        prospective57_runs,
-    )
-    from tests.benches import prospective_runs as p
-
-    if name == "prospective":  # prospective30-57, the sets this bench's figures were taken on
-        return fc.prospective(is_moe, (p, prospective31_runs, prospective52_runs,
-                                       prospective53_runs, prospective53b_runs,
-                                       prospective54_runs, prospective56_runs,
-                                       prospective57_runs))
-    if name == "agg":
-        return fc.agg(is_moe, AGG_EVERY)
-    if name == "disagg":
-        return fc.disagg()
-    return {"s2r": fc.s2r, "accelmark": fc.accelmark}[name](is_moe)
+    # prospective30-57: the sets this bench's figures were taken on
+    return fc.collect(name, is_moe, AGG_EVERY, PROSPECTIVE_SETS)
 
 
 def main(argv: list[str]) -> None:
