@@ -67,3 +67,24 @@ class KvDtypeAttention:
     since: str
     casts: tuple[str, ...]
     source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MlaDecodeLaunches:
+    """Kernels an engine's absorbed-MLA decode layer launches beyond the ones kvplan.perf.roofline
+    counts for it (its projections' GEMMs, one RoPE kernel, the KV write, one attention kernel),
+    as plain data: on `platform` GPUs of these compute capabilities, for models whose config.json
+    names one of `architectures` first and states a rope_scaling (the engine's YaRN rotary
+    class), where the rank holds one of `heads_per_rank` query heads (the attention backend the
+    engine picks by it), from engine version `since` on. `extra_kernels` per attention layer,
+    each charged at the kernel floor in a decode step (kvplan.perf.attention_kernel.
+    mla_decode_extra_kernels); the engine's declaration names the code of each."""
+
+    name: str
+    platform: str
+    compute_capabilities: tuple[tuple[int, int], ...]
+    architectures: tuple[str, ...]
+    heads_per_rank: tuple[int, ...]
+    since: str
+    extra_kernels: int
+    source: str

@@ -28,6 +28,7 @@ from kvplan.engines.prefill_graph import PrefillGraph
 from kvplan.model.spec import Assumption
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kvplan.engines.attention_kernel import MlaDecodeLaunches
     from kvplan.engines.engine_args import EngineFlags
     from kvplan.engines.handover import KvConnector
     from kvplan.engines.offload import OffloadRule
@@ -225,9 +226,8 @@ class GridPages:
 
 
 class PrefillOpCount(str, Enum):
-    """Whose model code counts an eager prefill step's ops (kvplan.perf.engine_traits.
-    prefill_launch_ops): SGLang's (kvplan.perf.op_counts; vLLM's under --enforce-eager too) or
-    TensorRT-LLM's PyTorch backend's (kvplan.perf.trtllm_ops)."""
+    """Whose code counts an eager prefill step's ops (kvplan.perf.engine_traits): SGLang's
+    (kvplan.perf.op_counts; vLLM's under --enforce-eager) or TensorRT-LLM's (perf.trtllm_ops)."""
 
     sglang = "sglang"
     trtllm = "trtllm"
@@ -235,10 +235,9 @@ class PrefillOpCount(str, Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class AllReduceNormFusion:
-    """An engine's fused TP all-reduce + residual add + RMSNorm, as plain data: the
-    architectures (`model_types`) and GPU presets where the engine turns it on by default, for
-    steps of at most `max_tokens` tokens on 2 to `max_ranks` GPUs (kvplan.perf.costmodel
-    decides whether a step takes it)."""
+    """An engine's fused TP all-reduce + residual add + RMSNorm, as plain data: the architectures
+    (`model_types`) and GPU presets where the engine turns it on by default, for steps of at most
+    `max_tokens` tokens on 2 to `max_ranks` GPUs (kvplan.perf.engine_traits decides)."""
 
     model_types: frozenset[str]
     gpus: frozenset[str]
@@ -259,6 +258,7 @@ class CostTraits:
     decode_mlp_gather: bool = False  # decode MLPs: all-gather + reduce-scatter (SGLang), no a2a
     attention_kernels: tuple[VarlenAttentionKernel | SparseMlaKernel, ...] = ()  # by GPU; ()=pairs
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()  # attention in the KV dtype, by GPU
+    mla_decode_launches: tuple[MlaDecodeLaunches, ...] = ()  # MLA decode's extra kernels, by GPU
     moe_kernel: MoeKernels | None = None  # its fused MoE by format, release, GPU (padding, bytes)
     moe_all_to_all: MoeAllToAllRule | None = None  # the all-to-all a launch selects (moe_comm)
     prefill_graph: PrefillGraph | None = None  # prefill steps replayed from CUDA graphs, by release

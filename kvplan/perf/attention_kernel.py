@@ -32,6 +32,10 @@ computes in the KV cache's dtype for the step (CostTraits.kv_dtype_attention: SG
 trtllm_mla prefill with an fp8 cache on SM 10.x, kvplan.engines.sglang.mla_prefill) or the
 user asks for FP8 attention (--fp8-attention). FP8 attention runs at `Efficiency.fp8_attention`
 of the FP8 peak where the device preset sets it (kvplan.perf.efficiency).
+
+An engine whose absorbed-MLA decode launches more kernels per layer than kvplan.perf.roofline
+counts declares them (kvplan.engines.attention_kernel.MlaDecodeLaunches; SGLang on gfx942,
+kvplan.engines.sglang.mla_decode): `mla_decode_extra_kernels`, each charged at the floor.
 """
 
 from __future__ import annotations
@@ -158,3 +162,22 @@ def attention_math(eff: Efficiency, spec: ModelSpec, gpu: GPU, kv_dtype: str, ph
         return GemmMath.fp8
     kernel = kv_dtype_kernel(eff, spec, gpu, kv_dtype, phase)
     return GemmMath.bf16 if kernel is None else _KV_MATH[kv_dtype]
+
+
+def mla_decode_extra_kernels(eff: Efficiency, spec: ModelSpec, gpu: GPU, att_tp: int,
+                             phase: str) -> int:
+    """Kernels a `phase` step's absorbed-MLA attention layer launches on a rank of `att_tp` beyond
+    kvplan.perf.roofline's count, per `eff`'s engine (CostTraits.mla_decode_launches, already
+    filtered to its release): a decode step of a dense latent-attention model (no indexer)
+    whose first architecture, rope_scaling, GPU (platform and compute capability) and query
+    heads per rank the declaration names; else 0."""
+    att = spec.attention
+    if phase != "decode" or not isinstance(att, LatentAttention) or spec.indexer is not None:
+        return 0
+    fields = spec.position_fields
+    if fields is None or fields.rope_scaling is None or not spec.architectures:
+        return 0
+    heads = att.num_attention_heads // att_tp
+    return sum(k.extra_kernels for k in eff.mla_decode_launches
+               if k.platform == gpu.platform and gpu.compute_capability in k.compute_capabilities
+               and spec.architectures[0] in k.architectures and heads in k.heads_per_rank)

@@ -218,6 +218,7 @@ from kvplan._util.errors import InputError
 from kvplan._util.fitted import Fitted
 from kvplan.engines.attention_kernel import (
     KvDtypeAttention,
+    MlaDecodeLaunches,
     SparseMlaKernel,
     VarlenAttentionKernel,
 )
@@ -374,6 +375,10 @@ class Efficiency:
     # (kvplan.engines.base.CostTraits.kv_dtype_attention, kvplan.perf.attention_kernel.
     # attention_math); (): bf16 attention.
     kv_dtype_attention: tuple[KvDtypeAttention, ...] = ()
+    # The kernels the engine's absorbed-MLA decode launches per layer beyond kvplan's count, by
+    # GPU, architecture and heads per rank, for its version (kvplan.engines.base.CostTraits.
+    # mla_decode_launches, kvplan.perf.attention_kernel.mla_decode_extra_kernels); (): none.
+    mla_decode_launches: tuple[MlaDecodeLaunches, ...] = ()
     # The engine's choice of fused MoE by experts' format, release, GPU and layout
     # (kvplan.engines.base.CostTraits.moe_kernel, priced by kvplan.perf.moe_kernel) and the
     # release it answers for (None: the newest); None: the experts' GEMM FLOPs and weights only.

@@ -102,11 +102,12 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
     graphs and no compiled code, every prefill op launched from Python, so the launch time
     applies; vLLM's ops are counted from SGLang's model code (kvplan.perf.op_counts), which
     stands in for vLLM's. `version`: the engine release (None: the newest), which picks the
-    attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention, each
-    from its `since` release on). `prefill_graph`: whether the engine's piecewise prefill CUDA
-    graphs (CostTraits.prefill_graph) are on: None, the release's default -- on from its
-    `default_since` release, and off where no release is named, as the launch time's fit rows
-    name none (PREFILL_LAUNCH_FIT); True, turned on (SGLang's --enable-piecewise-cuda-graph,
+    attention kernels that compute in the KV cache's dtype (CostTraits.kv_dtype_attention) and
+    its MLA decode's extra kernels (CostTraits.mla_decode_launches), each from its `since` on.
+    `prefill_graph`: whether the engine's piecewise prefill CUDA graphs (CostTraits.
+    prefill_graph) are on: None, the release's default -- on from its `default_since` release,
+    and off where no release is named, as the launch time's fit rows name none
+    (PREFILL_LAUNCH_FIT); True, turned on (SGLang's --enable-piecewise-cuda-graph,
     from `since`); False, off (a disaggregated prefill server, DP attention, its
     --disable-piecewise-cuda-graph). `options` / `spec`: the launch's engine options and the
     model, from which the engine answers where it keeps its dense MLPs and lm_head under DP
@@ -122,6 +123,9 @@ def engine_efficiency(engine: str, eff: Efficiency = DEFAULT_EFFICIENCY, *,
                   engine_version=version,
                   kv_dtype_attention=tuple(
                       k for k in traits.kv_dtype_attention
+                      if version_key(version) >= version_key(k.since)),
+                  mla_decode_launches=tuple(
+                      k for k in traits.mla_decode_launches
                       if version_key(version) >= version_key(k.since)),
                   dp_attention_weights=rules.dp_attention_weights(options),
                   moe_a2a=(traits.moe_all_to_all(options, spec)

@@ -159,6 +159,7 @@ from kvplan.perf.attention_kernel import (
     attention_math,
     decode_flop_factor,
     kv_dtype_kernel,
+    mla_decode_extra_kernels,
     sparse_head_factor,
     sparse_slots,
     varlen_kernel,
@@ -403,6 +404,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
     # dtype, with the casts of q, k and v it launches before it (kvplan.perf.attention_kernel).
     att_math = attention_math(eff, spec, gpu, kv_dtype, phase, fp8_attention=fp8_attention)
     in_kv = kv_dtype_kernel(eff, spec, gpu, kv_dtype, phase)
+    extra_mla = mla_decode_extra_kernels(eff, spec, gpu, att_tp, phase)  # the engine's, a layer
     # A step whose MLP layers gather every DP rank's tokens, no all-to-all (module docstring).
     gather = layout.world > 1 and (eff.prefill_mlp_all_reduce if phase == "prefill"
                                    else eff.decode_mlp_gather)
@@ -474,7 +476,7 @@ def step_time(spec: ModelSpec, gpu: GPU, *, tokens: int, context: int, requests:
                 s.over_floor("small_kernels", tokens * att.num_attention_heads // att_tp * width
                              * (act_bytes + 1))
             s.kernels("small_kernels", ATTN_KERNELS + (MLA_EXTRA_KERNELS if latent else 0)
-                      + output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
+                      + extra_mla + output_gate_ops(spec, att_tp) - (1 if fused_input else 0))
             if spec.full_width_qk_norm:
                 s.kernels("small_kernels", FULL_WIDTH_QK_NORM_KERNELS)
                 # fp32 sums of squares of q and k, one each per token

@@ -45,6 +45,7 @@ from kvplan.engines.sglang.kv_dtype import (
     sglang_runnable_kv_dtypes,
 )
 from kvplan.engines.sglang.launch import sglang_launch
+from kvplan.engines.sglang.mla_decode import SGLANG_MLA_DECODE_LAUNCHES
 from kvplan.engines.sglang.mla_prefill import SGLANG_KV_DTYPE_ATTENTION
 from kvplan.engines.sglang.options import sglang_chunked_prefill_tokens, sglang_options
 from kvplan.engines.sglang.pools import (
@@ -139,6 +140,7 @@ class SglangEngine(EngineDefaults):
                              decode_mlp_gather=True, moe_all_to_all=sglang_moe_all_to_all,
                              allreduce_norm_fusion=SGLANG_ALLREDUCE_NORM_FUSION,
                              kv_dtype_attention=SGLANG_KV_DTYPE_ATTENTION,
+                             mla_decode_launches=SGLANG_MLA_DECODE_LAUNCHES,
                              prefill_graph=SGLANG_PIECEWISE_PREFILL)
     scheduler = Scheduler.prefill_first  # python/sglang/srt/managers/scheduler.py
     # python/sglang/srt/configs/model_config.py: ModelConfig.__init__ (0.5.2 lines 177-198),
