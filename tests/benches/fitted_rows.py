@@ -880,6 +880,14 @@ _PROSPECTIVE56_SCICOM_VLLM = tuple(
 # scheduling), led to reading vLLM's engine core and writing its host stage
 # (`simulate --engine-core-cpu`, kvplan.engines.vllm.engine_core EngineCoreCost); the whole set
 # is counted as shaping it (the perf-dashboard run's figures were read with the rest).
+# prospective59's nine DeepSeek-V3.1 runs on 8 x MI300X (SGLang 0.5.7): their TPOT, 20-54 % fast
+# at the first evaluation, led to reading SGLang's gfx942 MLA decode (tests/benches/
+# mi300x_forensic.py) and to the rule below.
+_PROSPECTIVE59_DEEPSEEK = tuple(
+    f"sgl-cookbook DeepSeek-V3.1 MI300X TP8 random {case} conc {c}"
+    for case, cs in (("1000/1000", (1, 16, 100)), ("1000/8000", (1, 16, 64)),
+                     ("8000/1000", (1, 16, 64))) for c in cs)
+
 _PROSPECTIVE57_ALL = (
     *(f"anyscale Ray Serve vLLM gpt-oss-120b H100 TP8 1 replica 5000/250 conc {c} "
       f"({5 * c} prompts)" for c in (4, 8, 16, 32, 48, 64)),
@@ -1401,6 +1409,16 @@ SHAPED_BY: tuple[Shaped, ...] = (
                 "(vLLM 0.11.0, synchronous); with it their TPOT mean median |error| 26.5 -> "
                 "23.1 %, TTFT 72.0 -> 72.0 % (tests/benches/engine_core_runs.py)",
            rows=_PROSPECTIVE57_ALL),
+    Shaped(commit="8da032bf",
+           rule="SGLang's absorbed-MLA decode on gfx942 (MI300X / MI325X) launches 18 kernels a "
+                "layer kvplan did not count, from 0.5.7, where aiter runs (16 or 128 heads a "
+                "rank, DeepseekV2/V3 with rope_scaling): the YaRN RoPE as PyTorch ops on HIP, "
+                "the FP8 W_UK / W_UV cast + scale before a bf16 bmm, q / k torch.cat "
+                "(kvplan.engines.sglang.mla_decode), each at the 4 us floor, read after these "
+                "rows' TPOT came out 20-54 % fast; with it their TPOT mean median |error| "
+                "43.7 -> 28.5 %, E2E mean 44.1 -> 29.3 %, TTFT mean 56.0 -> 55.0 % "
+                "(tests/benches/prospective59_runs.py, tests/benches/mi300x_forensic.py)",
+           rows=_PROSPECTIVE59_DEEPSEEK),
 )
 
 

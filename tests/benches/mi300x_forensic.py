@@ -14,29 +14,33 @@ on the same GPUs is within 6 %. Nothing here changes a rule, a constant or the h
 3. aiter's own measured block-FP8 GEMM times at DeepSeek-V3's TP-8 decode shapes (`AITER_GEMM`,
    ROCm/aiter e4048607a5 aiter/configs/model_configs/a8w8_blockscale_tuned_gemm_ds_v3.csv, the
    gfx942 / 304-CU rows at M = 16) beside kvplan's charge for the same GEMM kernel.
-4. A counterfactual replay (`counterfactual`): the nine DeepSeek-V3.1 runs replayed with the
-   code-read kernels charged at kvplan's kernel floor on every MLA layer (as a per-layer time:
-   `Efficiency.layer_overhead_s` + kernels x floor, the MI300X preset patched for the replay
-   only). Not a rule and not a fit: the kernel count is the code's, the floor kvplan's own.
+4. The rule these runs shaped (commit 8da032bf, kvplan.engines.sglang.mla_decode: the first
+   three `CODE_READ` items, 18 kernels a layer at kvplan's 4 us floor): each DeepSeek-V3.1
+   run's TPOT error at the first evaluation (prospective59's record) beside the replay with it.
+   Before the rule, this forensic's own counterfactual (commit be438df2: all 19 kernels as a
+   per-layer time, the MI300X preset patched for the replay) read a TPOT mean median |error|
+   of 43.7 -> 27.6 % over the nine runs; no constant is fitted.
+5. What is left at concurrency 1, and the time per kernel that would close it (a lead).
 
 Run: python -m tests.benches.mi300x_forensic (prints the Markdown section; not a page of
-examples/, no test compares it byte for byte).
+examples/, no test compares it byte for byte; tests/test_mla_decode_rocm.py checks its parts).
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, replace
-from unittest import mock
 
 from kvplan import load_spec
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.engines.base import Engine
+from kvplan.engines.sglang.mla_decode import SGLANG_GFX942_MLA_DECODE
+from kvplan.hardware.gpus import get_gpu
 from kvplan.perf import efficiency
 from kvplan.perf.roofline import StepTime, step_time
 from tests.benches import prospective_runs
-from tests.benches.prospective59_runs import DATA, ID_PREFIX
+from tests.benches.prospective59_runs import DATA, FIRST_ROWS, ID_PREFIX
 
 US = 1e-6
 # The operations the decomposition prints, in this order (kvplan.perf.roofline's names); any
@@ -53,6 +57,7 @@ class Lead:
     what: str
     kernels: int
     source: str
+    in_rule: bool = True  # charged by kvplan.engines.sglang.mla_decode (commit 8da032bf)
 
 
 # Read in the sglang 0.5.7 sdist (PyPI, python/sglang/srt/...), the launch the page states
@@ -79,16 +84,19 @@ CODE_READ = (
     Lead("q and k concatenated before the aiter backend (torch.cat twice): aiter is not in "
          "FORWARD_ABSORB_CORE_ATTENTION_BACKENDS and the fused rope + cat + cache kernel is "
          "gfx95 only in 0.5.7", 2,
-         "models/deepseek_v2.py:2057-2104 (`if _use_aiter_gfx95: fused_qk_rope_cat_and_cache_"
+         "models/deepseek_v2.py:2057-2107 (`if _use_aiter_gfx95: fused_qk_rope_cat_and_cache_"
          "mla ... else: q = torch.cat(...); k = torch.cat(...)`); sglang PR 18242 (merged "
          "2026-02) later enables the fused kernel on every HIP GPU, '~11%' decode throughput"),
     Lead("aiter's MLA decode is two kernels (stage 1, then the split reduce) where kvplan "
          "counts 1", 1,
          "ROCm/aiter e4048607a5 aiter/mla.py mla_decode_fwd (:668 mla_decode_stage1_asm_fwd, "
          ":724 the stage-2 reduce); sglang layers/attention/aiter_backend.py (persistent "
-         "kernel, SGLANG_AITER_MLA_PERSIST default True, :50)"),
+         "kernel, SGLANG_AITER_MLA_PERSIST default True, :50); not in the rule: kvplan "
+         "counts one kernel for every split-KV decode kernel, CUDA's too", in_rule=False),
 )
 CODE_READ_KERNELS = sum(lead.kernels for lead in CODE_READ)  # per decoder layer: 19
+RULE_KERNELS = sum(lead.kernels for lead in CODE_READ if lead.in_rule)  # 18, the rule's
+assert RULE_KERNELS == SGLANG_GFX942_MLA_DECODE.extra_kernels
 
 # aiter's tuned block-FP8 GEMMs at DeepSeek-V3's TP-8 decode shapes, gfx942, 304 CUs, M = 16
 # (ROCm/aiter e4048607a5 aiter/configs/model_configs/a8w8_blockscale_tuned_gemm_ds_v3.csv,
@@ -115,6 +123,7 @@ class Point:
     layers: int
     measured_tpot_ms: float
     step: StepTime
+    before_rule: StepTime  # the same step without the engine's MLA decode kernels (8da032bf)
 
 
 def steady_point(run: dict) -> tuple[int, int]:  # type: ignore[type-arg]
@@ -138,13 +147,14 @@ def decompose(run: dict, eff: efficiency.Efficiency | None = None) -> Point:  # 
     cap = inputs.capacity
     assert cap is not None and inputs.gpu is not None
     batch, context = steady_point(run)
-    st = step_time(spec, inputs.gpu, tokens=batch, context=context, requests=batch,
-                   kv_dtype=cap.kv_dtype, layout=sim.cost.layout,
-                   eff=eff if eff is not None else sim.cost.eff,
-                   quantization=cap.quantization)
+    used = eff if eff is not None else sim.cost.eff
+    st, before = (step_time(spec, inputs.gpu, tokens=batch, context=context, requests=batch,
+                            kv_dtype=cap.kv_dtype, layout=sim.cost.layout, eff=e,
+                            quantization=cap.quantization)
+                  for e in (used, replace(used, mla_decode_launches=())))
     return Point(run_id=run["id"].removeprefix(ID_PREFIX), model=run["model_id"], batch=batch,
                  context=context, layers=spec.num_hidden_layers,
-                 measured_tpot_ms=run["measured"]["mean_tpot_ms"], step=st)
+                 measured_tpot_ms=run["measured"]["mean_tpot_ms"], step=st, before_rule=before)
 
 
 def points() -> list[Point]:
@@ -156,15 +166,16 @@ def _ms(seconds: float) -> str:
 
 
 def print_decomposition(pts: list[Point]) -> None:
-    print("| run | batch | context | measured TPOT ms | kvplan step ms | "
-          + " | ".join(COLUMNS) + " | other | measured - step ms | per layer us |")
-    print("|---|---:|---:|---:|---:|" + "---:|" * len(COLUMNS) + "---:|---:|---:|")
+    print("| run | batch | context | measured TPOT ms | kvplan step before the rule ms | "
+          "kvplan step ms | " + " | ".join(COLUMNS) + " | other | measured - step ms | "
+          "per layer us |")
+    print("|---|---:|---:|---:|---:|---:|" + "---:|" * len(COLUMNS) + "---:|---:|---:|")
     for p in pts:
         by = p.step.by_op
         other = sum(v for k, v in by.items() if k not in COLUMNS)
         gap = p.measured_tpot_ms / 1e3 - p.step.seconds
         print(f"| {p.run_id} | {p.batch} | {p.context:,} | {p.measured_tpot_ms:.2f} | "
-              f"{_ms(p.step.seconds)} | "
+              f"{_ms(p.before_rule.seconds)} | {_ms(p.step.seconds)} | "
               + " | ".join(_ms(by.get(k, 0.0)) for k in COLUMNS)
               + f" | {_ms(other)} | {_ms(gap)} | {gap / p.layers / US:.0f} |")
 
@@ -178,28 +189,13 @@ def floor_kernels_per_layer(p: Point, floor_s: float) -> float:
                                         "attention")) / floor_s / p.layers
 
 
-def counterfactual_efficiency(eff: efficiency.Efficiency) -> efficiency.Efficiency:
-    """`eff` with the code-read kernels (CODE_READ) at its own floor on every decoder layer."""
-    return replace(eff, layer_overhead_s=eff.layer_overhead_s
-                   + CODE_READ_KERNELS * eff.kernel_floor_s)
-
-
-def counterfactual(model_id: str = "deepseek-ai/DeepSeek-V3.1") -> list[tuple[str, float, float]]:
-    """(run id, TPOT error as replayed, TPOT error with the code-read kernels) for `model_id`'s
-    runs: the MI300X preset patched for these replays only (every DeepSeek-V3.1 layer is an MLA
-    layer, so the per-layer time is the per-MLA-layer one)."""
-    runs = [r for r in prospective_runs.load(DATA)["runs"] if r["model_id"] == model_id]
-    base = {r.run_id: r for r in prospective_runs.set_results(DATA)}
-    patched = {"MI300X": counterfactual_efficiency(efficiency.DEVICE_EFFICIENCY["MI300X"])}
-    out = []
-    with mock.patch.dict(efficiency.DEVICE_EFFICIENCY, patched):
-        for run in runs:
-            after = prospective_runs.run_one(run)
-            before = base[run["id"]]
-            err = [r.simulated["tpot_ms.mean"] / run["measured"]["mean_tpot_ms"] - 1
-                   for r in (before, after)]
-            out.append((run["id"].removeprefix(ID_PREFIX), err[0], err[1]))
-    return out
+def rule_rows(model_id: str = "deepseek-ai/DeepSeek-V3.1") -> list[tuple[str, float, float]]:
+    """(run id, TPOT mean error at the first evaluation, TPOT mean error as replayed now) for
+    `model_id`'s runs: the record (prospective59's FIRST_ROWS) beside the replay with the rule."""
+    now = {r.run_id: r for r in prospective_runs.set_results(DATA)}
+    return [(run["id"].removeprefix(ID_PREFIX), FIRST_ROWS[run["id"].removeprefix(ID_PREFIX)][1],
+             now[run["id"]].simulated["tpot_ms.mean"] / run["measured"]["mean_tpot_ms"] - 1)
+            for run in prospective_runs.load(DATA)["runs"] if run["model_id"] == model_id]
 
 
 def print_section() -> None:
@@ -213,29 +209,34 @@ def print_section() -> None:
           "operation (kvplan.perf.roofline names; ms per step on one rank), against the "
           "measured mean TPOT. Concurrency-1 rows: the TPOT is the step. Above it the "
           "measured TPOT also holds other requests' prefills, so 'measured - step' bounds "
-          "the step's miss from above. No rule, constant or harness changed.\n")
+          "the step's miss from above. The step is priced with the rule these runs shaped "
+          "(commit 8da032bf, kvplan.engines.sglang.mla_decode); 'before the rule' is the same "
+          "step without it.\n")
     print_decomposition(pts)
     lone = [p for p in pts if p.batch == 1]
     print("\nAt concurrency 1, DeepSeek-V3.1's measured TPOT barely moves with the context "
           + ", ".join(f"{p.context:,} tokens {p.measured_tpot_ms:.2f} ms" for p in lone
                       if "DeepSeek" in p.model)
           + ": a fixed step of ~23.5 ms on one rank, against kvplan's "
+          + ", ".join(_ms(p.before_rule.seconds) for p in lone if "DeepSeek" in p.model)
+          + " ms before the rule ("
           + ", ".join(_ms(p.step.seconds) for p in lone if "DeepSeek" in p.model)
-          + " ms. Maverick's ("
+          + " with it). Maverick's ("
           + ", ".join(f"{p.measured_tpot_ms:.2f} measured, {_ms(p.step.seconds)} kvplan"
                       for p in lone if "Maverick" in p.model)
           + ") shares the GPU preset, the xGMI all-reduce and the 4 us floor, so the miss is in "
           "what DeepSeek's layers launch on gfx942.\n")
     print("What SGLang 0.5.7 launches per DeepSeek-V3 decoder layer on gfx942 that kvplan "
           "does not count (read in the sglang 0.5.7 sdist, python/sglang/srt/; not profiled):\n")
-    print("| what | kernels per layer beyond kvplan's | at the 4 us floor, ms per step "
-          "(61 layers) | source |")
-    print("|---|---:|---:|---|")
+    print("| what | kernels per layer beyond kvplan's count before the rule | at the 4 us "
+          "floor, ms per step (61 layers) | in the rule (8da032bf) | source |")
+    print("|---|---:|---:|---|---|")
     layers = next(p.layers for p in pts if "DeepSeek" in p.model)
     for lead in CODE_READ:
         print(f"| {lead.what} | {lead.kernels} | {_ms(lead.kernels * floor * layers)} | "
-              f"{lead.source} |")
-    print(f"| all | {CODE_READ_KERNELS} | {_ms(CODE_READ_KERNELS * floor * layers)} | |")
+              f"{'yes' if lead.in_rule else 'no'} | {lead.source} |")
+    print(f"| all | {CODE_READ_KERNELS} | {_ms(CODE_READ_KERNELS * floor * layers)} | "
+          f"{RULE_KERNELS} | |")
     print(f"\naiter's measured block-FP8 GEMM kernels at the TP-8 decode shapes, M = 16 "
           f"({AITER_GEMM_SOURCE}), against kvplan's charge for the GEMM kernel (its "
           "quantize kernel is a second floor in both):\n")
@@ -254,31 +255,45 @@ def print_section() -> None:
           "aiter's glm5_1 table's 257-expert top-9 rows are that shape), where kvplan charges "
           "it apart (the `mlp` column on MoE layers, 4 floors) -- that error runs the other "
           "way (kvplan ~0.9 ms a step too slow) and roughly cancels the projections' one.\n")
-    rows = counterfactual()
-    print(f"Counterfactual (not a rule, nothing fitted): the {CODE_READ_KERNELS} code-read "
-          "kernels per layer charged at kvplan's 4 us floor on every DeepSeek-V3.1 layer "
-          "(Efficiency.layer_overhead_s + kernels x floor, the MI300X preset patched for this "
-          "replay only), mean TPOT error predicted / measured - 1:\n")
-    print("| run | as replayed | with the code-read kernels |")
+    rows = rule_rows()
+    print("The rule these runs shaped (commit 8da032bf; the first three items above, "
+          f"{RULE_KERNELS} kernels a layer at the 4 us floor, decode steps of SGLang 0.5.7 "
+          "and later on gfx942 where aiter runs), mean TPOT error predicted / measured - 1 "
+          "(the first evaluation at 25b47b7e is prospective59's record; this forensic's "
+          "counterfactual before the rule, commit be438df2, all 19 kernels: median 43.7 -> "
+          "27.6 %):\n")
+    print("| run | first evaluation (record) | replayed with the rule |")
     print("|---|---:|---:|")
     for run_id, before, after in rows:
         print(f"| {run_id} | {before:+.1%} | {after:+.1%} |")
     print(f"| median abs, {len(rows)} runs | "
           f"{statistics.median(abs(b) for _, b, _ in rows):.1%} | "
           f"{statistics.median(abs(a) for *_, a in rows):.1%} |")
-    print("\nWhat is left at concurrency 1 after them, and the time per kernel that would "
-          "close it over every kernel kvplan charges at the floor plus the code-read ones "
-          "(a lead, not a measurement: no HIP-graph kernel spacing on MI300X was found):\n")
+    deep = [p for p in lone if "DeepSeek" in p.model]
+    spec = load_spec(str(prospective_runs.REPO / "tests/data/configs/deepseek-v3.1.json"))
+    row_bytes = (spec.attention.kv_lora_rank + spec.attention.qk_rope_head_dim) * 2  # bf16
+    lo, hi = deep[0], deep[-1]
+    grown = (hi.measured_tpot_ms - lo.measured_tpot_ms) / 1e3
+    streamed = (hi.context - lo.context) * row_bytes * hi.layers / grown
+    print(f"\nThe step's growth with the context at concurrency 1: measured +{grown * 1e3:.2f} "
+          f"ms from {lo.context:,} to {hi.context:,} tokens, kvplan's "
+          f"+{_ms(hi.step.seconds - lo.step.seconds)} ms (one request's MLA attention sits at "
+          f"the floor): the extra cache rows ({row_bytes} B a token a layer, bf16) stream at "
+          f"{streamed / 1e9:,.0f} GB/s, {streamed / get_gpu('MI300X').hbm_bytes_per_s:.0%} of "
+          "the MI300X's HBM: aiter's MLA decode with one request reads the cache far below "
+          "the HBM rate (a lead; no batch-1 aiter MLA timing was found).\n")
+    others = CODE_READ_KERNELS - RULE_KERNELS
+    print("What is left at concurrency 1 after the rule (and the aiter reduce kernel, not in "
+          "it, at the floor), and the time per kernel that would close it over every kernel "
+          "kvplan now charges at the floor (a lead, not a measurement: no HIP-graph kernel "
+          "spacing on MI300X was found):\n")
     print("| run | left ms per step | left us per layer | floor that closes it us |")
     print("|---|---:|---:|---:|")
-    for p in lone:
-        if "DeepSeek" not in p.model:
-            continue
-        left = p.measured_tpot_ms / 1e3 - p.step.seconds - CODE_READ_KERNELS * floor * p.layers
-        kernels = floor_kernels_per_layer(p, floor) + CODE_READ_KERNELS
+    for p in deep:
+        left = p.measured_tpot_ms / 1e3 - p.step.seconds - others * floor * p.layers
+        kernels = floor_kernels_per_layer(p, floor) + others
         print(f"| {p.run_id} | {_ms(left)} | {left / p.layers / US:.0f} | "
               f"{(floor + left / p.layers / kernels) / US:.1f} |")
-
 
 if __name__ == "__main__":
     print_section()
