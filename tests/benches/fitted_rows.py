@@ -1511,12 +1511,19 @@ LAST_RULE_CHANGE = {
     # and examples/engine-bench.md came out byte-identical after each merge, so no row's
     # prediction moved; the commit stays the one before the rows. The one row a later change
     # was written for (the H100 NVL log, gpusmi's preset totals) is SHAPED_BY.
+    # mi300x60's SGLang gfx942 MLA decode kernels (8da032bf: a CostTraits field, kvplan/engines/
+    # sglang/mla_decode.py) price time only: examples/engine-bench.md came out byte-identical.
     "engine": RuleChange(commit="45ef05084e90", time="2026-12-03T07:27:33+00:00",
                          paths="kvplan/engines/, kvplan/weights/, kvplan/model/"),
     # disagg-rows' vLLM EP and --enforce-eager prefill rules (ff02f27, ce9cfae on its branch),
     # landed by this merge. Then bwfp853's B200 / GB200 FP8 GEMM fraction (76916cb,
     # kvplan/perf/efficiency.py), which moves the B200 / GB200 FP8 rows of cost-bench.md (no row
     # had been added since ef67085: none was prospective before it either).
+    # mi300x60's SGLang gfx942 MLA decode kernels (8da032bf: kvplan/perf/roofline.py,
+    # attention_kernel.py, efficiency.py, engine_traits.py): examples/cost-bench.md came out
+    # byte-identical (its MI300X rows: Kimi-K2 at 8 heads a rank runs triton, DeepSeek-V3's Feb
+    # 2025 row is priced with vLLM's traits); prospective59's 9 DeepSeek-V3.1 rows shaped it
+    # (SHAPED_BY); no frozen row not yet replayed became replayable with it.
     "cost": RuleChange(commit="76916cbb0dc8", time="2026-12-05T07:02:01+00:00",
                        paths="kvplan/perf/ (was kvplan/costmodel.py, kvplan/flops.py)"),
     # disagg-sim's closed-loop disaggregated simulation (issue 29), the last commit on its branch
