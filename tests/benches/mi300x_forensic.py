@@ -112,6 +112,12 @@ AITER_GEMM = (
 )
 
 
+# aiter's ASM MLA decode with one request on an MI300 (nhead 128, the bf16 cache; ROCm/aiter
+# PR 2039's table, the ASM column): (batch, context, us).
+AITER_MLA_SOURCE = "https://github.com/ROCm/aiter/pull/2039, ASM, nhead 128, batch 1, 21-64 keys"
+AITER_MLA_BATCH1 = ((1, 21, 15.491), (1, 64, 14.717))
+
+
 @dataclass(frozen=True)
 class Point:
     """One run's steady decode point and kvplan's step there."""
@@ -294,6 +300,22 @@ def print_section() -> None:
         kernels = floor_kernels_per_layer(p, floor) + others
         print(f"| {p.run_id} | {_ms(left)} | {left / p.layers / US:.0f} | "
               f"{(floor + left / p.layers / kernels) / US:.1f} |")
+    mla_least_us = min(us for *_, us in AITER_MLA_BATCH1)
+    print("\nOther leads, measured by AMD and not applied (each of another shape than this "
+          f"launch's): aiter's MLA decode at one request takes {mla_least_us:.1f}-"
+          f"{max(us for *_, us in AITER_MLA_BATCH1):.1f} us on an MI300 "
+          f"({AITER_MLA_SOURCE}), against kvplan's {floor / US:.0f} us attention kernel: "
+          f"+{_ms((mla_least_us * US - floor) * layers)} ms a step at 61 layers; the same "
+          "kernel family on an MI355X (nhead 32, https://github.com/ROCm/aiter/pull/3003) "
+          "grows from 15.8 us at 21 keys to 33.0 us at 8,192 with one request (the measured "
+          "TPOT's growth above is the same kind, not the HBM rate). The attention projections' "
+          "aiter GEMMs (above) add "
+          f"{_ms((attn / 1e6 - 3 * floor) * layers)} ms a step, the fused shared expert takes "
+          "about as much away. SGLang PR 18242 (merged 2026-02, after 0.5.7) puts gfx942 on "
+          "the fused rope + cat + KV-write kernel and aiter's tuned gfx942 GEMMs for '~11%' "
+          "decode throughput (its batch not stated): of the order of the rule's RoPE and cat "
+          f"kernels ({_ms(16 * floor * layers)} ms of the ~24 ms one-request step at the "
+          "floor), not a measurement of them.")
 
 if __name__ == "__main__":
     print_section()
