@@ -297,18 +297,21 @@ def _err(r: Result, measured: str, metric: str, stat: str, *, served: bool = Fal
 
 
 def print_first_rows(part: list[Result], commit: str,
-                     first_rows: dict[str, tuple[float, float]], prefix: str = "") -> None:
+                     first_rows: dict[str, tuple[float, float] | None],
+                     prefix: str = "") -> None:
     """Each run's first-evaluation errors (the record `first_rows`: mean TTFT and mean TPOT
-    errors by run id less `prefix`, evaluated at `commit`) beside the replay's current ones."""
+    errors by run id less `prefix`, evaluated at `commit`; None: refused then) beside the
+    replay's current ones."""
     print(f"\nThe first evaluation per run ({commit}, the record) beside this replay:\n")
     print("| run | first evaluation: TTFT mean err | TPOT mean err | now: TTFT mean err | "
           "TPOT mean err |")
     print("|---|---:|---:|---:|---:|")
     for r in part:
-        ttft, tpot = first_rows[r.run_id.removeprefix(prefix)]
+        first = first_rows[r.run_id.removeprefix(prefix)]
+        then = "refused | refused" if first is None else f"{first[0]:+.1%} | {first[1]:+.1%}"
         now = ("refused | refused" if r.refused else
                f"{_err(r, *PAIRS[0]):+.1%} | {_err(r, *PAIRS[2]):+.1%}")
-        print(f"| {r.run_id} | {ttft:+.1%} | {tpot:+.1%} | {now} |")
+        print(f"| {r.run_id} | {then} | {now} |")
 
 
 def _median(part: list[Result], measured: str, metric: str, stat: str, *,
