@@ -8,13 +8,16 @@ trtllm-serve's --enable_chunked_prefill (the full replay is tests.benches.prospe
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from kvplan import load_spec
 from kvplan._util.errors import KvplanError
 from kvplan.analysis.inputs import estimate_inputs
 from kvplan.analysis.simulate.run import setup
 from kvplan.engines.base import Engine
+from kvplan.hardware.gpus import get_gpu
 from tests.benches import (
+    cost_bench,
     prospective31_runs,
     prospective52_runs,
     prospective53_runs,
@@ -27,6 +30,7 @@ from tests.benches import (
     prospective60_runs,
     prospective_runs,
 )
+from tests.benches.fitted_rows import FITTED
 
 EARLIER = (prospective_runs.DATA, prospective31_runs.DATA, prospective52_runs.DATA,
            prospective53_runs.DATA, prospective53b_runs.DATA, prospective54_runs.DATA,
@@ -145,3 +149,20 @@ def test_the_replay_takes_the_launch_line(monkeypatch) -> None:  # type: ignore[
     run = _runs()["gpustack DeepSeek-R1-0528 H200 TP8 SGLang --enable-dp-attention random "
                   "128/4"]
     assert run["max_model_len"] == 163_840 and not {"dp", "dp_attention"} & set(run)
+
+
+def test_only_the_deepseek_rows_share_a_fitted_rows_configuration() -> None:
+    # The cost bench's fitted rows (a record's fitted_on) by model config, GPU, TP and engine:
+    # DeepSeek-V3 / R1 FP8 SGLang TP 8 on 8 x H200 (PREFILL_LAUNCH_FIT's prefill rows) is the
+    # one this set meets, in the DeepSeek-R1-0528 SGLang rows (deepseek-v3.json stands in).
+    fitted = {r for f in FITTED.values() for r in f.fitted_on}
+    engines = {"SGLang": "sglang", "TensorRT-LLM": "trtllm", "vLLM": "vllm"}
+    keys = {(c.model, get_gpu(c.gpu).name, c.layout.tp,
+             next((v for k, v in engines.items() if k in c.label), None))
+            for c in (*cost_bench.PREFILL_CASES, *cost_bench.all_cases()) if c.label in fitted}
+    shared = {rid for rid, run in _runs().items()
+              if (Path(run["model"]).stem, get_gpu(run["gpu"]).name, run["tp"],
+                  run.get("engine", "vllm")) in keys}
+    group = prospective60_runs.ID_PREFIX + prospective60_runs.SAME_CONFIGURATION + " "
+    assert shared == {rid for rid in _runs() if rid.startswith(group)}
+    assert len(shared) == 4

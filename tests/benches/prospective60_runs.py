@@ -18,8 +18,9 @@ run's enable_chunked_prefill to the simulator; no earlier run names it). The set
 once on 2cff61ed with no rule or constant changed: FIRST_EVALUATION and FIRST_ROWS are that
 evaluation, typed in as the record; every other figure of the section is computed by the
 replay, so the page follows later rule changes while the record stays. No row is fitted or
-shaped; the lab's other rows shaped two rules and the cost bench fits constants on its Qwen3-8B
-H100 rows (the section says so).
+shaped; the DeepSeek-R1-0528 rows share a fitted row's configuration (SAME_CONFIGURATION), the
+other 28 are held out; the lab's other rows shaped two rules and fit cost-model constants (the
+section says so).
 
 Run: python -m tests.benches.prospective60_runs (the section of examples/simulate-bench.md).
 """
@@ -55,7 +56,9 @@ FIRST_EVALUATION = (
     "--enable_chunked_prefill; no rule or constant changed), 28 of 32 runs simulated, 4 refused "
     "(the Qwen3-32B vLLM A100 runs: 'one request of --max-model-len 40,960 tokens needs 2,560 "
     "blocks, the pool has 2,223 (vLLM refuses to start)'): median |error| TTFT mean / median "
-    "36.9 / 39.2 %, TPOT mean / median 41.2 / 38.3 %, ITL 46.5 %; vLLM (16 of 20) TTFT mean "
+    "36.9 / 39.2 %, TPOT mean / median 41.2 / 38.3 %, ITL 46.5 %; held out (24 of 28 "
+    "simulated, all but the DeepSeek-R1-0528 rows) TTFT mean 38.3 %, TPOT mean 45.1 %, ITL "
+    "48.9 %; vLLM (16 of 20) TTFT mean "
     "38.3 %, TPOT mean 47.5 % (with --frontend 39.6 / 58.5 %); TensorRT-LLM (8 of 8) TTFT mean "
     "30.3 %, TPOT mean 28.5 % (Qwen3-32B bf16 on the A100 5.8 / 10.4 %, Qwen3-32B-FP8 on the "
     "H100 56.2 / 52.4 %); SGLang (4 of 4) TTFT mean 28.1 %, TPOT mean 6.0 %")
@@ -106,6 +109,11 @@ GROUPS = ("Qwen3-32B A100 vLLM", "Qwen3-32B A100 TensorRT-LLM", "gpt-oss-20b A10
           "gpt-oss-120b A100 vLLM", "Qwen3-32B-FP8 H100 TensorRT-LLM",
           "DeepSeek-R1-0528 H200 TP8 SGLang")
 ENGINES = ("vLLM", "TensorRT-LLM", "SGLang")
+# The runs that share a fitted row's configuration (model config, GPU, TP, engine): the
+# DeepSeek-R1-0528 SGLang TP 8 H200 rows and the cost bench's DeepSeek-V3 / R1 FP8 SGLang TP 8
+# 8 x H200 prefill rows that kvplan.perf.efficiency.PREFILL_LAUNCH_FIT is fitted on
+# (tests/benches/cost_bench.py PREFILL_CASES). Every other run is held out.
+SAME_CONFIGURATION = "DeepSeek-R1-0528 H200 TP8 SGLang"
 
 
 def engine_of(r: Result) -> str:
@@ -185,19 +193,26 @@ def print_section() -> None:
           f"({len(part) - len(refused)} of {len(part)}; "
           + (f"{len(refused)} refused, each with its reason in the tables" if refused
              else "none refused") + "). The issue's target: TTFT <= 15 %, TPOT / ITL <= 10 %; "
-          "no E2E was printed by these runs. Every run is held out: no constant was fitted on "
-          "and no rule shaped by any of them (tests/benches/fitted_rows.py), and none shares a "
-          "fitted row's model and GPU; but all are one publisher's, whose other rows did shape "
-          "rules (prospective30's Qwen3-14B H100 rows the --frontend stage, prospective53's "
-          "DeepSeek-V3.2 H200 rows the sparse-attention rules) and fit cost-model constants "
-          "(the cost bench's gpustack Qwen3-8B H100 rows, TensorRT-LLM 1.2.0rc1 among them), "
-          "and the H100 and H200 rows come from pages prospective31 / 53 replayed (other "
-          "engines' rows of them). NVIDIA only, dense and MoE, vLLM, TensorRT-LLM and SGLang, "
+          "no E2E was printed by these runs. No constant was fitted on and no rule shaped by "
+          "any of them (tests/benches/fitted_rows.py). The four DeepSeek-R1-0528 SGLang rows "
+          "share a fitted row's configuration (DeepSeek-V3 / R1 FP8, SGLang, TP 8 on 8 x H200: "
+          "the cost bench's prefill rows that PREFILL_LAUNCH_FIT is fitted on), and rows of the "
+          "same model and GPU shaped rules (aiconfigurator's DeepSeek-R1 H200 SGLang "
+          "disaggregated rows); the other 28 are held out, though AccelMark's A100 vLLM rows "
+          "shaped the FlashAttention 2 query-tile rule the A100 vLLM rows run under. All are "
+          "one publisher's, whose other rows shaped rules (prospective30's Qwen3-14B H100 rows "
+          "the --frontend stage, prospective53's DeepSeek-V3.2 H200 rows the sparse-attention "
+          "rules) and fit cost-model constants (the cost bench's gpustack Qwen3-8B H100 rows, "
+          "TensorRT-LLM 1.2.0rc1 among them), and the H100 and H200 rows come from pages "
+          "prospective31 / 53 replayed (other engines' rows of them). NVIDIA only, dense and "
+          "MoE, vLLM, TensorRT-LLM and SGLang, "
           "one publisher: no other publisher's SGLang or TensorRT-LLM run on an NVIDIA GPU met "
           "the selection rule in this search (the issue asked for two); the 'skipped' list says "
           "what else was read and why it was left out.\n")
     print_medians_head()
     print(medians_line("prospective60", part))
+    print(medians_line("prospective60, held out (all but the DeepSeek-R1-0528 rows)",
+                       [r for r in part if not in_group(r, SAME_CONFIGURATION)]))
     vllm = [r for r in part if engine_of(r) == "vLLM"]
     print(medians_line("prospective60, vLLM runs with --frontend", vllm, served=True))
     for engine in ENGINES:
